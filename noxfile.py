@@ -1,0 +1,49 @@
+"""Every check runs here, the same for developers and CI: ``uv run nox -s tests``."""
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+def _sync(session: nox.Session, *groups: str) -> None:
+	session.env["UV_PROJECT_ENVIRONMENT"] = session.virtualenv.location  # sync into nox's venv
+	args = ["uv", "sync", "--all-packages", "--all-extras"]
+	args += [f"--group={g}" for g in groups]
+	session.run_install(*args, silent=True)
+
+
+@nox.session(python="3.11")
+def tests(session: nox.Session) -> None:
+	"""Run the test suite (pass pytest options after --)."""
+	_sync(session, "test")
+	session.run("pytest", "-n", "2", *session.posargs)
+
+
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+	"""Ruff lint and format check."""
+	_sync(session, "lint")
+	session.run("ruff", "check", ".")
+	session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python="3.11")
+def typing(session: nox.Session) -> None:
+	"""mypy --strict on the packages."""
+	_sync(session, "lint", "test")
+	session.run(
+		"mypy",
+		"openmolt_core/src/openmolt_core",
+		"openmolt_core/src/openmolt",
+		"openmolt_providers/src/openmolt_providers",
+		"openmolt_integrations/src/openmolt_integrations",
+	)
+
+
+@nox.session(python="3.11")
+def docs(session: nox.Session) -> None:
+	"""Build the documentation site (strict)."""
+	_sync(session, "docs")
+	session.run("mkdocs", "build", "--strict")

@@ -1,0 +1,7 @@
+"""``python -m openmolt``: the same as the ``openmolt`` command."""
+
+from __future__ import annotations
+
+from openmolt_core.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,239 @@
+"""Bind an agent's integrations: pick the credential, grant scopes, and wrap tools for the loop."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core._jsonschema import JsonSchemaValidator
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.tools import Tool, ToolContext
+
+if TYPE_CHECKING:
+	import httpx
+
+	from openmolt_core.integrations.model import Integration
+
+__all__ = ["BoundTool", "IntegrationBinding", "bind_integration", "parse_binding", "secret_values"]
+
+_SECRET_HINTS = ("key", "token", "secret", "password", "auth", "credential", "sid", "signature")
+
+
+@dataclass(slots=True)
+class IntegrationBinding:
+	"""An agent's use of one integration, as given to ``create_agent(integrations=[...])``.
+
+	Args:
+		integration: The integration id.
+		credential_type: The credential type to use (None: the integration's first).
+		config: The credential config (API keys, OAuth tokens...), merged over the instance's.
+		scopes: The granted scopes; None means all.
+		on_token_refresh: Called with the new config after an OAuth2 refresh.
+	"""
+
+	integration: str
+	credential_type: str | None = None
+	config: dict[str, Any] = field(default_factory=dict)
+	scopes: list[str] | None = None
+	on_token_refresh: Callable[[dict[str, Any]], Any] | None = None
+
+
+def parse_binding(value: str | Mapping[str, Any]) -> IntegrationBinding:
+	"""Read one entry of ``create_agent(integrations=[...])`` (a str id or the spec's dict form).
+
+	Raises:
+		ConfigurationError: The entry is malformed; the message names the field.
+	"""
+	if isinstance(value, str):
+		return IntegrationBinding(integration=value)
+	if not isinstance(value, Mapping):
+		raise ConfigurationError(
+			f"integrations: each entry must be an id or a dict with 'integration', got {value!r}"
+		)
+	known = {"integration", "credential", "scopes"}
+	unknown = set(value) - known
+	if unknown:
+		raise ConfigurationError(
+			f"integrations: unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}"
+		)
+	if "integration" not in value:
+		raise ConfigurationError(
+			"integrations: an entry is missing 'integration' (the integration id)"
+		)
+	cred = value.get("credential") or {}
+	if not isinstance(cred, Mapping):
+		raise ConfigurationError(
+			f"integrations[{value['integration']}].credential must be a dict with 'type' and 'config'"
+		)
+	scopes = value.get("scopes")
+	if scopes == "all" or scopes is None:
+		granted = None
+	elif isinstance(scopes, (list, tuple)) and all(isinstance(s, str) for s in scopes):
+		granted = list(scopes)
+	else:
+		raise ConfigurationError(
+			f"integrations[{value['integration']}].scopes must be a list of scope names or 'all'"
+		)
+	refresh = cred.get("on_token_refresh", cred.get("onTokenRefresh"))
+	return IntegrationBinding(
+		integration=value["integration"],
+		credential_type=cred.get("type"),
+		config=dict(cred.get("config") or {}),
+		scopes=granted,
+		on_token_refresh=refresh,
+	)
+
+
+def secret_values(config: Mapping[str, Any]) -> set[str]:
+	"""The values of a credential config that must never be shown (all strings of 6+ chars).
+
+	Every string in a credential config is treated as a secret except short ones and plain
+	numbers, so nothing leaks because its key had an unusual name.
+	"""
+	out: set[str] = set()
+	for key, value in config.items():
+		if isinstance(value, str) and len(value) >= 6:
+			if value.isdigit() and not any(h in key.lower() for h in _SECRET_HINTS):
+				continue
+			out.add(value)
+		elif isinstance(value, Mapping):
+			out |= secret_values(value)
+	return out
+
+
+@dataclass(slots=True)
+class BoundTool:
+	"""A tool as one agent sees it: full handle, validator, and the context it runs in."""
+
+	handle: str
+	tool: Any
+	context: ToolContext
+	allowed: bool
+	missing_scopes: list[str]
+	integration: Integration | None = None
+	_validator: JsonSchemaValidator | None = None
+	_description: dict[str, Any] | None = None
+
+	def validator(self) -> JsonSchemaValidator:
+		"""The input validator, compiled on first use."""
+		if self._validator is None:
+			self._validator = JsonSchemaValidator(self.tool.input_schema or {"type": "object"})
+		return self._validator
+
+	def describe(self) -> dict[str, Any]:
+		"""The tool as listed for the model."""
+		if self._description is None:
+			desc: dict[str, Any] = {
+				"tool": self.handle,
+				"description": self.tool.description,
+				"inputSchema": self.tool.input_schema,
+			}
+			if self.tool.output_schema:
+				desc["outputSchema"] = self.tool.output_schema
+			self._description = desc
+		return self._description
+
+	async def execute(self, input: dict[str, Any]) -> Any:
+		"""Run the tool in its context (HTTP tools go through the engine)."""
+		from openmolt_core.integrations.model import HttpTool
+
+		if isinstance(self.tool, HttpTool):
+			from openmolt_core.integrations.http import execute_http_tool
+
+			assert self.integration is not None
+			return await execute_http_tool(self.tool, self.integration, input, self.context)
+		return await self.tool.execute(input, self.context)
+
+
+def bind_integration(
+	spec: Integration,
+	binding: IntegrationBinding,
+	*,
+	agent: str,
+	instance_config: Mapping[str, Any],
+	http: Callable[[], httpx.AsyncClient],
+) -> list[BoundTool]:
+	"""Bind one integration for an agent: credential, auth, and which tools the scopes allow.
+
+	Args:
+		spec: The integration.
+		binding: The agent's entry for it.
+		agent: The agent's name.
+		instance_config: Config from ``OpenMolt(integrations={id: {...}})``; the agent's wins.
+		http: Getter for the shared HTTP client.
+
+	Raises:
+		ConfigurationError: Unknown scope or credential type.
+	"""
+	iid = binding.integration
+	if binding.scopes is not None:
+		unknown = [s for s in binding.scopes if s not in spec.scopes]
+		if unknown:
+			raise ConfigurationError(
+				f"integrations[{iid}].scopes: unknown scope(s) {unknown}; "
+				f"{iid} defines: {', '.join(sorted(spec.scopes)) or '(none)'}"
+			)
+	config = {**instance_config, **binding.config}
+	credential = spec.credential(binding.credential_type)
+	if binding.credential_type and credential is None:
+		types = [c.type for c in spec.credential_setup]
+		raise ConfigurationError(
+			f"integrations[{iid}].credential.type {binding.credential_type!r} is not accepted by "
+			f"{iid}; use one of: {', '.join(types) or '(none: it needs no credential)'}"
+		)
+	auth = None
+	if credential is not None and any(_is_http(t) for t in spec.tools):
+		from openmolt_core.integrations.credentials import make_auth
+
+		auth = make_auth(
+			spec, credential, config, on_token_refresh=binding.on_token_refresh, http=http
+		)
+	context = ToolContext(
+		agent=agent,
+		integration=iid,
+		config=config,
+		http=http,
+		auth=auth,
+		redact=frozenset(secret_values(config)),
+	)
+	granted = None if binding.scopes is None else set(binding.scopes)
+	out = []
+	for tool in spec.tools:
+		missing = [] if granted is None else [s for s in tool.scopes if s not in granted]
+		out.append(
+			BoundTool(
+				handle=f"{iid}.{tool.handle}",
+				tool=tool,
+				context=context,
+				allowed=not missing,
+				missing_scopes=missing,
+				integration=spec,
+			)
+		)
+	return out
+
+
+def bind_tools(tools: Sequence[Tool], *, agent: str, prefix: str = "local") -> list[BoundTool]:
+	"""Bind plain `Tool` objects given straight to ``create_agent(tools=[...])``."""
+	context = ToolContext(agent=agent, integration=prefix)
+	return [
+		BoundTool(
+			handle=f"{prefix}.{t.handle}", tool=t, context=context, allowed=True, missing_scopes=[]
+		)
+		for t in tools
+	]
+
+
+def _is_http(tool: Any) -> bool:
+	from openmolt_core.integrations.model import HttpTool
+
+	return isinstance(tool, HttpTool)
+
+
+def describe_tools(tools: Sequence[BoundTool]) -> str:
+	"""The visible tools as deterministic JSON, for the first message."""
+	return json.dumps(
+		[t.describe() for t in tools if t.allowed], ensure_ascii=False, separators=(",", ":")
+	)

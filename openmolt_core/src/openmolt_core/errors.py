@@ -1,0 +1,146 @@
+"""The errors OpenMolt raises on purpose.
+
+```
+OpenMoltError
+├── ConfigurationError      bad options, a missing key, an unknown model or integration
+├── PluginError             a plugin is missing, broken, or registered something invalid
+├── ProviderError           a model provider failed (carries provider and status_code)
+├── IntegrationError        an integration definition or credential is invalid
+├── ToolError               a tool failed; the loop turns it into a result the model sees
+└── RunError                a run stopped on an error; carries the partial result to resume from
+```
+
+Messages say what to do next, and never contain a secret.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+	from openmolt_core.result import RunResult
+
+__all__ = [
+	"ConfigurationError",
+	"IntegrationError",
+	"OpenMoltError",
+	"PluginError",
+	"ProviderError",
+	"RunError",
+	"ToolError",
+]
+
+
+class OpenMoltError(Exception):
+	"""Base class for every error OpenMolt raises on purpose."""
+
+
+class ConfigurationError(OpenMoltError):
+	"""An option is missing or wrong; the message names the option and the fix."""
+
+
+class PluginError(OpenMoltError):
+	"""A plugin is missing, broken, or registered something invalid.
+
+	Args:
+		message: What went wrong and what to do.
+		plugin: The plugin's qualified name, e.g. ``integrations:notion``.
+	"""
+
+	def __init__(self, message: str, *, plugin: str) -> None:
+		super().__init__(f"{plugin}: {message}")
+		self.plugin = plugin
+
+
+class ProviderError(OpenMoltError):
+	"""A model provider refused or failed a request.
+
+	Args:
+		message: What went wrong and what to do.
+		provider: The provider name (``openai``).
+		model: The model id, when known.
+		status_code: The HTTP status, when there was a reply.
+		retryable: Whether trying again later may succeed.
+	"""
+
+	def __init__(
+		self,
+		message: str,
+		*,
+		provider: str,
+		model: str | None = None,
+		status_code: int | None = None,
+		retryable: bool = False,
+	) -> None:
+		where = f"{provider}:{model}" if model else provider
+		super().__init__(f"{where}: {message}")
+		self.provider = provider
+		self.model = model
+		self.status_code = status_code
+		self.retryable = retryable
+
+
+class IntegrationError(OpenMoltError):
+	"""An integration's definition or credential is invalid.
+
+	Args:
+		message: What went wrong and what to do.
+		integration: The integration id.
+	"""
+
+	def __init__(self, message: str, *, integration: str) -> None:
+		super().__init__(f"{integration}: {message}")
+		self.integration = integration
+
+
+class ToolError(OpenMoltError):
+	"""A tool could not do its work. The agent loop reports it to the model as an error result.
+
+	Args:
+		message: A message for the model: what failed and, when known, how to call the tool right.
+		tool: The tool handle.
+		status_code: The HTTP status of the service's reply, for HTTP tools.
+		details: JSON-serializable details (the service's error body, trimmed).
+		retryable: Whether the same call may succeed later.
+	"""
+
+	def __init__(
+		self,
+		message: str,
+		*,
+		tool: str = "",
+		status_code: int | None = None,
+		details: Any = None,
+		retryable: bool = False,
+	) -> None:
+		super().__init__(message)
+		self.message = message
+		self.tool = tool
+		self.status_code = status_code
+		self.details = details
+		self.retryable = retryable
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The error as the JSON object the model sees."""
+		out: dict[str, Any] = {"message": self.message}
+		if self.status_code is not None:
+			out["status"] = self.status_code
+		if self.details is not None:
+			out["details"] = self.details
+		return out
+
+
+class RunError(OpenMoltError):
+	"""A run stopped because of an error it could not feed back to the model (e.g. the provider).
+
+	The partial result keeps the whole state, so the run can be resumed with
+	``agent.run(input, history=error.result.state)``.
+
+	Args:
+		message: What went wrong.
+		result: The run's result up to the failure.
+	"""
+
+	def __init__(self, message: str, *, result: RunResult) -> None:
+		super().__init__(message)
+		self.result = result

@@ -1,0 +1,219 @@
+"""Events an agent emits while it runs, and the emitter behind ``agent.on`` / ``agent.off``.
+
+| name | class | when |
+| --- | --- | --- |
+| ``llmOutput`` | `LLMOutputEvent` | a model replied (text, raw response, usage) |
+| ``commandsQueued`` | `CommandsQueuedEvent` | the reply parsed into commands, before they run |
+| ``tool:call`` | `ToolCallEvent` | a tool is about to run |
+| ``tool:response`` | `ToolResponseEvent` | a tool returned (or failed) |
+| ``planUpdate`` | `PlanUpdateEvent` | the plan changed |
+| ``memoryUpdate`` | `MemoryUpdateEvent` | long- or short-term memory changed |
+| ``humanInput`` | `HumanInputEvent` | the agent asked a person and got an answer |
+| ``error`` | `ErrorEvent` | a mistake was fed back to the model, or the run failed |
+| ``finish`` | `FinishEvent` | the run ended (same data as ``run()``'s result) |
+
+Handlers may be sync or async. A handler that raises is logged and never breaks the run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import Usage
+	from openmolt_core.result import RunResult
+
+__all__ = [
+	"EVENT_NAMES",
+	"CommandsQueuedEvent",
+	"ErrorEvent",
+	"Event",
+	"EventEmitter",
+	"EventName",
+	"FinishEvent",
+	"Handler",
+	"HumanInputEvent",
+	"LLMOutputEvent",
+	"MemoryUpdateEvent",
+	"PlanUpdateEvent",
+	"ToolCallEvent",
+	"ToolResponseEvent",
+]
+
+log = logging.getLogger("openmolt")
+
+EventName = Literal[
+	"llmOutput",
+	"commandsQueued",
+	"tool:call",
+	"tool:response",
+	"planUpdate",
+	"memoryUpdate",
+	"humanInput",
+	"error",
+	"finish",
+]
+EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True, kw_only=True)
+class Event:
+	"""Fields every event has.
+
+	Args:
+		agent: The agent's name.
+		step: The step number (1-based) the event belongs to.
+	"""
+
+	agent: str
+	step: int
+	name: str = ""
+
+
+@dataclass(slots=True, kw_only=True)
+class LLMOutputEvent(Event):
+	"""The model replied. ``output`` is the reply text; ``raw`` the provider's response."""
+
+	output: str
+	raw: Any
+	usage: Usage
+	name: str = "llmOutput"
+
+
+@dataclass(slots=True, kw_only=True)
+class CommandsQueuedEvent(Event):
+	"""The reply parsed into commands (as JSON dicts), about to run in order."""
+
+	commands: list[dict[str, Any]]
+	name: str = "commandsQueued"
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallEvent(Event):
+	"""A tool is about to run with this input."""
+
+	tool: str
+	input: dict[str, Any]
+	name: str = "tool:call"
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolResponseEvent(Event):
+	"""A tool returned. ``response`` is the full value (the model may see a trimmed one)."""
+
+	tool: str
+	input: dict[str, Any]
+	response: Any
+	error: bool = False
+	duration: float = 0.0
+	name: str = "tool:response"
+
+
+@dataclass(slots=True, kw_only=True)
+class PlanUpdateEvent(Event):
+	"""The plan changed; ``plan`` is the new plan as JSON dicts."""
+
+	plan: list[dict[str, Any]]
+	name: str = "planUpdate"
+
+
+@dataclass(slots=True, kw_only=True)
+class MemoryUpdateEvent(Event):
+	"""Memory changed: which one, how, and its new content."""
+
+	memory: Literal["longTerm", "shortTerm"]
+	mode: Literal["replace", "append"]
+	data: str
+	name: str = "memoryUpdate"
+
+
+@dataclass(slots=True, kw_only=True)
+class HumanInputEvent(Event):
+	"""The agent asked a person; ``response`` is the answer."""
+
+	message: str
+	response: str
+	name: str = "humanInput"
+
+
+@dataclass(slots=True, kw_only=True)
+class ErrorEvent(Event):
+	"""Something went wrong: ``kind`` says what (``invalid_json``, ``tool``, ``provider``...)."""
+
+	kind: str
+	message: str
+	fatal: bool = False
+	name: str = "error"
+
+
+@dataclass(slots=True, kw_only=True)
+class FinishEvent(Event):
+	"""The run ended; ``result`` is what ``run()`` returns."""
+
+	result: RunResult
+	name: str = "finish"
+
+	@property
+	def plan(self) -> list[dict[str, Any]]:
+		"""The final plan."""
+		return self.result.plan
+
+	@property
+	def output(self) -> Any:
+		"""The validated output (None when the run did not finish)."""
+		return self.result.output
+
+	@property
+	def status(self) -> str:
+		"""The run's status."""
+		return self.result.status
+
+
+Handler = Callable[[Any], Awaitable[None] | None]
+"""An event handler: takes the event, may be async."""
+
+
+@dataclass(slots=True)
+class EventEmitter:
+	"""Keeps handlers per event name and calls them, sync or async, without letting them fail a run."""
+
+	handlers: dict[str, list[Handler]] = field(default_factory=dict)
+
+	def on(self, name: str, handler: Handler) -> None:
+		"""Add a handler for an event name.
+
+		Raises:
+			ValueError: The event name is unknown.
+		"""
+		if name not in EVENT_NAMES:
+			raise ValueError(
+				f"unknown event {name!r}; use one of: {', '.join(sorted(EVENT_NAMES))}"
+			)
+		self.handlers.setdefault(name, []).append(handler)
+
+	def off(self, name: str, handler: Handler | None = None) -> None:
+		"""Remove one handler, or every handler of the event when ``handler`` is None."""
+		if handler is None:
+			self.handlers.pop(name, None)
+			return
+		handlers = self.handlers.get(name, [])
+		if handler in handlers:
+			handlers.remove(handler)
+
+	def wants(self, name: str) -> bool:
+		"""Whether anything listens to an event (so callers can skip building it)."""
+		return bool(self.handlers.get(name))
+
+	async def emit(self, event: Event) -> None:
+		"""Call every handler of the event in order; a failing handler is logged and skipped."""
+		for handler in tuple(self.handlers.get(event.name, ())):
+			try:
+				result = handler(event)
+				if inspect.isawaitable(result):
+					await result
+			except Exception:
+				log.exception("event handler for %r failed; the run goes on", event.name)

@@ -1,0 +1,44 @@
+"""The hooks a plugin can implement. They run while an OpenMolt instance loads its plugins.
+
+A plugin is a module (or object) with functions marked ``@hookimpl``, found through the
+``openmolt.providers`` or ``openmolt.integrations`` entry-point group (the entry-point name is the id
+users type: ``openai``, ``notion``) or passed as ``OpenMolt(plugins=[...])``.
+
+Registration hooks are synchronous and do no I/O: they hand factories or declarative specs to
+``register``. Network work happens later, in the provider's ``generate`` and the tools' ``execute``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+	from openmolt_core.plugins import IntegrationRegistrar, ProviderRegistrar
+
+__all__ = ["hookimpl", "hookspec", "register_integrations", "register_providers"]
+
+hookspec = pluggy.HookspecMarker("openmolt")
+hookimpl = pluggy.HookimplMarker("openmolt")
+
+
+@hookspec
+def register_providers(register: ProviderRegistrar) -> None:
+	"""Register model providers.
+
+	Called once per plugin per OpenMolt instance, when a model id first names one of the plugin's
+	providers. Call ``register(factory, name="openai")`` once per provider: ``name`` is the prefix
+	users write in model ids (``openai:gpt-5``), and ``factory(settings, http)`` builds the provider
+	from the user's ``llm_providers[name]`` dict and a getter for the shared ``httpx.AsyncClient``.
+	"""
+
+
+@hookspec
+def register_integrations(register: IntegrationRegistrar) -> None:
+	"""Register integrations.
+
+	Called once per plugin per OpenMolt instance, when an agent first uses one of the plugin's
+	integrations. Call ``register(integration)`` with an ``Integration`` (or the spec's dict form);
+	its id defaults to the entry-point name. A plugin may register several integrations.
+	"""

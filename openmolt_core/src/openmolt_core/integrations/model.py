@@ -1,0 +1,256 @@
+"""Integrations as plain data: the spec's ``registerIntegration`` shape, as pydantic models.
+
+Every built-in integration and every user integration is an `Integration`: an API setup shared by
+its tools, the credential types it accepts, the scopes it defines, and its tools. A tool is either
+an `HttpTool` (an HTTP request described as data and rendered with Liquid) or a Python function
+(the spec's ``execute`` form, see `openmolt_core.tools.FunctionTool`).
+
+Dicts in the spec's camelCase (``apiSetup``, ``baseUrl``, ``inputSchema``) are accepted everywhere,
+as are snake_case names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from openmolt_core.tools import FunctionTool, ToolContext, schema_of
+
+__all__ = [
+	"ApiSetup",
+	"Credential",
+	"CredentialType",
+	"HttpTool",
+	"Integration",
+	"RequestFormat",
+	"ResponseFormat",
+]
+
+RequestFormat = Literal["json", "form-data", "multipart", "text", "binary"]
+"""How a request body is encoded.
+
+``json``: a JSON body. ``form-data``: application/x-www-form-urlencoded with nested keys the way
+Stripe expects (``metadata[key]=v``, ``items[0][price]=p``); becomes multipart when a file is sent.
+``multipart``: multipart/form-data. ``text``: the rendered body as text. ``binary``: raw bytes (the
+body is a file reference or base64 data).
+"""
+
+ResponseFormat = Literal["json", "text", "xml", "binary"]
+"""How a response body is read. ``binary`` saves the body as a file reference, never as text."""
+
+CredentialType = Literal["bearer", "custom", "oauth2", "basic", "aws_sigv4"]
+"""The credential types an integration can accept."""
+
+
+class _Spec(BaseModel):
+	model_config = ConfigDict(
+		extra="forbid", populate_by_name=True, frozen=True, arbitrary_types_allowed=True
+	)
+
+
+class ApiSetup(_Spec):
+	"""What every HTTP tool of an integration shares.
+
+	Args:
+		base_url: Prefix of every tool endpoint (Liquid with ``config.*``, e.g. a shop domain).
+		headers: Headers sent with every request (Liquid with ``config.*``).
+		query_params: Query parameters sent with every request.
+		request_format: Default body encoding.
+		response_format: Default response decoding.
+		timeout: Seconds before a request is abandoned.
+	"""
+
+	base_url: str = Field(default="", alias="baseUrl")
+	headers: dict[str, str] = Field(default_factory=dict)
+	query_params: dict[str, Any] = Field(default_factory=dict, alias="queryParams")
+	request_format: RequestFormat = Field(default="json", alias="requestFormat")
+	response_format: ResponseFormat = Field(default="json", alias="responseFormat")
+	timeout: float = Field(default=60.0, gt=0)
+
+
+class Credential(_Spec):
+	"""One way to authenticate with the service; values are Liquid templates over ``config.*``.
+
+	Args:
+		type: ``bearer``, ``custom``, ``oauth2``, ``basic`` or ``aws_sigv4``.
+		headers: Headers added to each request (bearer, custom, oauth2).
+		query_params: Query parameters added to each request (custom).
+		auth_url: OAuth2 authorization URL (for getting a first token; shown in docs).
+		token_url: OAuth2 token URL, used to refresh.
+		client_id: OAuth2 client id.
+		client_secret: OAuth2 client secret.
+		refresh_token: OAuth2 refresh token.
+		scopes: OAuth2 scope strings the token needs (not the tool scopes).
+		auth_params: Extra authorization-URL parameters (``access_type=offline``).
+		token_auth: How the client authenticates at the token URL: in the ``body`` or with ``basic``.
+		client_id_param: The token request's name for the client id (TikTok uses ``client_key``).
+		username: Basic-auth user (Twilio account SID, a Stripe key).
+		password: Basic-auth password.
+		access_key_id: AWS access key id.
+		secret_access_key: AWS secret access key.
+		session_token: AWS session token, if temporary.
+		region: AWS region for signing.
+		service: AWS service name for signing (``s3``).
+	"""
+
+	type: CredentialType
+	headers: dict[str, str] = Field(default_factory=dict)
+	query_params: dict[str, str] = Field(default_factory=dict, alias="queryParams")
+	auth_url: str | None = Field(default=None, alias="authUrl")
+	token_url: str | None = Field(default=None, alias="tokenUrl")
+	client_id: str | None = Field(default=None, alias="clientId")
+	client_secret: str | None = Field(default=None, alias="clientSecret")
+	refresh_token: str | None = Field(default=None, alias="refreshToken")
+	scopes: list[str] = Field(default_factory=list)
+	auth_params: dict[str, str] = Field(default_factory=dict, alias="authParams")
+	token_auth: Literal["body", "basic"] = Field(default="body", alias="tokenAuth")
+	client_id_param: str = Field(default="client_id", alias="clientIdParam")
+	username: str | None = None
+	password: str | None = None
+	access_key_id: str | None = Field(default=None, alias="accessKeyId")
+	secret_access_key: str | None = Field(default=None, alias="secretAccessKey")
+	session_token: str | None = Field(default=None, alias="sessionToken")
+	region: str | None = None
+	service: str | None = None
+
+
+class HttpTool(_Spec):
+	"""A tool that is one HTTP request, described as data.
+
+	Every string is a Liquid template over ``input.*`` (the validated tool input) and ``config.*``
+	(the credential config). A value that is exactly ``"{{ input.field }}"`` is replaced by the
+	input value itself, keeping its type; a missing optional field drops its key.
+
+	Args:
+		handle: The tool's name inside its integration.
+		description: What the tool does, written for a model.
+		scopes: Scopes an agent needs to see and call this tool.
+		method: The HTTP method.
+		endpoint: The path after ``base_url`` (or a full URL).
+		query_params: Query parameters.
+		body: The request body (dict, list or string).
+		headers: Extra headers for this tool.
+		input_schema: JSON Schema of the input (a pydantic model class is converted).
+		output_schema: JSON Schema of the output, a guide for the model.
+		request_format: Overrides the integration's request format.
+		response_format: Overrides the integration's response format.
+		base_url: Overrides the integration's base URL (e.g. a separate upload host).
+		files: Multipart file fields: field name to a template giving a file reference.
+		follow_redirects: Whether to follow redirects (never across origins with credentials).
+	"""
+
+	handle: str
+	description: str
+	scopes: list[str] = Field(default_factory=list)
+	method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET"
+	endpoint: str
+	query_params: dict[str, Any] = Field(default_factory=dict, alias="queryParams")
+	body: Any = None
+	headers: dict[str, str] = Field(default_factory=dict)
+	input_schema: dict[str, Any] = Field(
+		default_factory=lambda: {"type": "object", "properties": {}}, alias="inputSchema"
+	)
+	output_schema: dict[str, Any] | None = Field(default=None, alias="outputSchema")
+	request_format: RequestFormat | None = Field(default=None, alias="requestFormat")
+	response_format: ResponseFormat | None = Field(default=None, alias="responseFormat")
+	base_url: str | None = Field(default=None, alias="baseUrl")
+	files: dict[str, str] = Field(default_factory=dict)
+	follow_redirects: bool = Field(default=True, alias="followRedirects")
+
+	@field_validator("method", mode="before")
+	@classmethod
+	def _upper(cls, value: Any) -> Any:
+		return value.upper() if isinstance(value, str) else value
+
+	@field_validator("input_schema", "output_schema", mode="before")
+	@classmethod
+	def _schema(cls, value: Any) -> Any:
+		return schema_of(value) if value is not None else None
+
+
+ToolSpec = HttpTool | FunctionTool
+
+
+def _tool_from(value: Any) -> ToolSpec:
+	if isinstance(value, (HttpTool, FunctionTool)):
+		return value
+	if not isinstance(value, dict):
+		raise TypeError(
+			f"a tool must be a dict, an HttpTool or a FunctionTool, got {type(value).__name__}"
+		)
+	if "execute" in value:
+		execute: Callable[[dict[str, Any], ToolContext], Any] = value["execute"]
+		schema = value.get("inputSchema", value.get("input_schema"))
+		out = value.get("outputSchema", value.get("output_schema"))
+		return FunctionTool(
+			handle=value["handle"],
+			description=value.get("description", ""),
+			function=execute,
+			input_schema=schema_of(schema) or {"type": "object", "properties": {}},
+			output_schema=schema_of(out),
+			scopes=tuple(value.get("scopes", ())),
+		)
+	return HttpTool.model_validate(value)
+
+
+class Integration(_Spec):
+	"""A service an agent can use: API setup, credential types, scopes and tools.
+
+	Args:
+		id: The id agents use (``notion``); set by ``register_integration`` when omitted.
+		name: A display name (``Notion``).
+		description: One line on what the integration does.
+		api_version: The API version the tools target, for docs and errors.
+		api_setup: What all HTTP tools share (base URL, headers, formats).
+		credential_setup: The credential types the integration accepts, first is the default.
+		scopes: Scope name to description; tools list the scopes they need.
+		tools: The tools.
+		docs: Markdown with how to get a token, for the generated docs.
+	"""
+
+	id: str | None = None
+	name: str
+	description: str = ""
+	api_version: str | None = Field(default=None, alias="apiVersion")
+	api_setup: ApiSetup = Field(default_factory=ApiSetup, alias="apiSetup")
+	credential_setup: list[Credential] = Field(default_factory=list, alias="credentialSetup")
+	scopes: dict[str, str] = Field(default_factory=dict)
+	tools: list[Any] = Field(default_factory=list)
+	docs: str = ""
+
+	@field_validator("tools", mode="before")
+	@classmethod
+	def _tools(cls, value: Any) -> Any:
+		return [_tool_from(v) for v in value]
+
+	@model_validator(mode="after")
+	def _check(self) -> Integration:
+		seen: set[str] = set()
+		for tool in self.tools:
+			if tool.handle in seen:
+				raise ValueError(f"tool handle {tool.handle!r} is defined twice")
+			seen.add(tool.handle)
+			unknown = [s for s in tool.scopes if s not in self.scopes]
+			if unknown and self.scopes:
+				raise ValueError(
+					f"tool {tool.handle!r} needs scopes {unknown} that the integration does not "
+					f"define; define them in scopes={{...}} (known: {sorted(self.scopes)})"
+				)
+		return self
+
+	def credential(self, type: str | None) -> Credential | None:
+		"""Return the credential setup of a type (the first one when ``type`` is None).
+
+		Args:
+			type: The credential type the agent chose, or None for the default.
+		"""
+		if not self.credential_setup:
+			return None
+		if type is None:
+			return self.credential_setup[0]
+		for cred in self.credential_setup:
+			if cred.type == type:
+				return cred
+		return None

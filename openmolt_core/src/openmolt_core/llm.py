@@ -1,0 +1,196 @@
+"""The model-provider contract: what the loop sends a model, and what it gets back.
+
+A provider is any object with an async ``generate(request)`` (see `LLMProvider`). Providers come from
+plugins (``openai``, ``anthropic``, ``google``) or are passed directly as ``model=`` (like
+`openmolt_core.testing.ScriptedModel`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+	"Attachment",
+	"LLMProvider",
+	"Message",
+	"ModelConfig",
+	"ModelRequest",
+	"ModelResponse",
+	"Usage",
+]
+
+
+class ModelConfig(BaseModel):
+	"""One model configuration for every provider, so an agent can switch provider unchanged.
+
+	Providers map each key onto their own API. A key a model cannot honour is dropped with a
+	warning or refused with a clear error before the request is sent.
+	"""
+
+	model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+	thinking: bool | Literal["low", "medium", "high"] | None = Field(
+		default=None, description="Reasoning: True/False, or an effort level."
+	)
+	search: bool = Field(default=False, description="Let the model use the provider's web search.")
+	temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature.")
+	max_output_tokens: int | None = Field(
+		default=None, gt=0, alias="maxOutputTokens", description="Cap on tokens per reply."
+	)
+	top_p: float | None = Field(
+		default=None, ge=0, le=1, alias="topP", description="Nucleus sampling."
+	)
+	stop: list[str] | None = Field(default=None, description="Stop sequences.")
+	provider_options: dict[str, Any] = Field(
+		default_factory=dict,
+		alias="providerOptions",
+		description="Passed through to the provider's request body as is.",
+	)
+
+
+@dataclass(slots=True)
+class Attachment:
+	"""A file sent to the model with the input: an image or a PDF, as base64.
+
+	Args:
+		media_type: The MIME type, e.g. ``image/png`` or ``application/pdf``.
+		data: The content, base64-encoded.
+		name: An optional file name.
+	"""
+
+	media_type: str
+	data: str
+	name: str | None = None
+
+
+@dataclass(slots=True)
+class Message:
+	"""One turn of the conversation.
+
+	Args:
+		role: ``user`` for what the runtime tells the model, ``assistant`` for the model's replies.
+		content: The text of the turn (JSON for everything the loop writes).
+		attachments: Files sent with a user turn.
+	"""
+
+	role: Literal["user", "assistant"]
+	content: str
+	attachments: list[Attachment] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ModelRequest:
+	"""Everything a provider needs for one call.
+
+	The system prompt and the first messages stay byte-identical from step to step, so provider
+	prompt caches keep hitting; new turns are only ever appended.
+
+	Args:
+		model: The model name without the provider prefix (``gpt-5-mini``).
+		system: The maestro (system) prompt.
+		messages: The conversation so far, oldest first.
+		response_schema: JSON Schema of the reply envelope, for structured output where supported.
+		config: The agent's model configuration.
+		cache_key: A stable key for the static prefix (agent identity), for providers that use one.
+	"""
+
+	model: str
+	system: str
+	messages: list[Message]
+	response_schema: dict[str, Any] | None = None
+	config: ModelConfig = field(default_factory=ModelConfig)
+	cache_key: str | None = None
+
+
+@dataclass(slots=True)
+class Usage:
+	"""Tokens used by one call or summed over a run.
+
+	Args:
+		input_tokens: Prompt tokens, cached ones included.
+		output_tokens: Completion tokens, reasoning included.
+		cached_tokens: Prompt tokens served from the provider's cache.
+		reasoning_tokens: Output tokens spent on reasoning.
+		cost_usd: Estimated cost in US dollars, when the price is known.
+		calls: How many model calls this covers.
+	"""
+
+	input_tokens: int = 0
+	output_tokens: int = 0
+	cached_tokens: int = 0
+	reasoning_tokens: int = 0
+	cost_usd: float | None = None
+	calls: int = 0
+
+	@property
+	def total_tokens(self) -> int:
+		"""Input plus output tokens."""
+		return self.input_tokens + self.output_tokens
+
+	def add(self, other: Usage) -> None:
+		"""Add another usage to this one in place."""
+		self.input_tokens += other.input_tokens
+		self.output_tokens += other.output_tokens
+		self.cached_tokens += other.cached_tokens
+		self.reasoning_tokens += other.reasoning_tokens
+		self.calls += other.calls or 1
+		if other.cost_usd is not None:
+			self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The usage as a JSON-serializable dict."""
+		return {
+			"input_tokens": self.input_tokens,
+			"output_tokens": self.output_tokens,
+			"cached_tokens": self.cached_tokens,
+			"reasoning_tokens": self.reasoning_tokens,
+			"cost_usd": self.cost_usd,
+			"calls": self.calls,
+		}
+
+	@classmethod
+	def from_dict(cls, data: dict[str, Any]) -> Usage:
+		"""Build a usage from `to_dict`'s output."""
+		return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass(slots=True)
+class ModelResponse:
+	"""What a provider returns for one call.
+
+	Args:
+		text: The model's reply text (the JSON commands).
+		usage: Tokens used by this call.
+		raw: The provider's raw response, JSON-serializable, for the ``llmOutput`` event.
+		finish_reason: Why the model stopped (``stop``, ``max_tokens``, ``refusal``...), if known.
+	"""
+
+	text: str
+	usage: Usage = field(default_factory=Usage)
+	raw: Any = None
+	finish_reason: str | None = None
+
+
+@runtime_checkable
+class LLMProvider(Protocol):
+	"""A language-model provider: one async call per agent step."""
+
+	name: str
+	"""The prefix users write in model ids (``openai`` in ``openai:gpt-5``)."""
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		"""Send one request to the model and return its reply.
+
+		Args:
+			request: The prompt, the conversation and the configuration.
+
+		Returns:
+			The reply text, usage and raw response.
+
+		Raises:
+			ProviderError: The provider refused or failed after retries.
+		"""
+		...

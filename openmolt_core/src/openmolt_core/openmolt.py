@@ -1,0 +1,307 @@
+"""`OpenMolt`: the instance that holds configuration, plugins, integrations and agents."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core._binding import BoundTool, bind_integration, bind_tools, parse_binding
+from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.llm import LLMProvider, ModelConfig
+from openmolt_core.plugins import Plugins
+
+if TYPE_CHECKING:
+	from types import TracebackType
+
+	import httpx
+	from pydantic import BaseModel
+
+	from openmolt_core.integrations.model import Integration
+	from openmolt_core.tools import Tool
+
+__all__ = ["OpenMolt"]
+
+log = logging.getLogger("openmolt")
+
+
+def _pick(options: Mapping[str, Any], snake: str, camel: str, default: Any = None) -> Any:
+	return options.get(snake, options.get(camel, default))
+
+
+class OpenMolt:
+	"""The entry point: configure providers and integrations once, then create agents.
+
+	Args:
+		llm_providers: Settings per provider name, e.g. ``{"openai": {"api_key": "..."}}``. Keys
+			default to ``OPENMOLT_OPENAI_API_KEY``, ``OPENMOLT_ANTHROPIC_API_KEY`` and
+			``OPENMOLT_GOOGLE_API_KEY``.
+		integrations: Config per integration id (API keys and the like), shared by all agents;
+			an agent's own credential config wins.
+		max_steps: Default step budget of each agent.
+		verbose: Log each step and tool call to stderr.
+		plugins: Plugin modules or objects to use besides (or instead of) installed ones.
+		entry_points: Whether to find installed plugins through entry points.
+		http_client: An ``httpx.AsyncClient`` to use for every request (tests pass a mock one).
+	"""
+
+	def __init__(
+		self,
+		llm_providers: Mapping[str, Mapping[str, Any]] | None = None,
+		integrations: Mapping[str, Mapping[str, Any]] | None = None,
+		*,
+		max_steps: int = 10,
+		verbose: bool = False,
+		plugins: Sequence[object] = (),
+		entry_points: bool = True,
+		http_client: httpx.AsyncClient | None = None,
+	) -> None:
+		if max_steps < 1:
+			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
+		self.llm_providers = {k: dict(v) for k, v in (llm_providers or {}).items()}
+		self.integration_configs = {k: dict(v) for k, v in (integrations or {}).items()}
+		self.max_steps = max_steps
+		self.verbose = verbose
+		self.plugins = Plugins(plugins, entry_points=entry_points)
+		self._http = http_client
+		self._own_http = http_client is None
+		self._providers: dict[str, LLMProvider] = {}
+		if verbose:
+			_enable_verbose()
+
+	# HTTP ---------------------------------------------------------------------------------
+
+	def http(self) -> httpx.AsyncClient:
+		"""The shared HTTP client, created on first use."""
+		if self._http is None:
+			from openmolt_core._http import new_client
+
+			self._http = new_client()
+		return self._http
+
+	async def aclose(self) -> None:
+		"""Close the HTTP client if OpenMolt created it."""
+		if self._own_http and self._http is not None:
+			await self._http.aclose()
+			self._http = None
+
+	async def __aenter__(self) -> OpenMolt:
+		return self
+
+	async def __aexit__(
+		self,
+		exc_type: type[BaseException] | None,
+		exc: BaseException | None,
+		tb: TracebackType | None,
+	) -> None:
+		await self.aclose()
+
+	# integrations and providers -----------------------------------------------------------
+
+	def register_integration(self, id: str, integration: Integration | Mapping[str, Any]) -> None:
+		"""Make an integration available to agents under ``id`` (the spec's ``registerIntegration``).
+
+		Args:
+			id: The id agents use in ``integrations=[...]`` and tool handles (``id.tool``).
+			integration: An `Integration` or the spec's dict (camelCase keys accepted).
+
+		Raises:
+			ConfigurationError: The definition is invalid; the message names the field.
+		"""
+		from pydantic import ValidationError
+
+		from openmolt_core.integrations.model import Integration
+
+		if not id or "." in id:
+			raise ConfigurationError(f"integration id {id!r} must be non-empty and contain no '.'")
+		try:
+			spec = (
+				integration
+				if isinstance(integration, Integration)
+				else Integration.model_validate(integration)
+			)
+		except ValidationError as exc:
+			raise ConfigurationError(f"register_integration({id!r}): {exc}") from exc
+		self.plugins.add_integration(spec, id=id)
+
+	def provider(self, name: str) -> LLMProvider:
+		"""The provider instance for a name (``openai``), created on first use.
+
+		Raises:
+			PluginError: No plugin provides it.
+		"""
+		provider = self._providers.get(name)
+		if provider is None:
+			factory = self.plugins.provider(name)
+			provider = factory(self.llm_providers.get(name, {}), self.http)
+			self._providers[name] = provider
+		return provider
+
+	# agents -------------------------------------------------------------------------------
+
+	def create_agent(
+		self,
+		*,
+		name: str,
+		model: str | LLMProvider,
+		instructions: str | None = None,
+		instructions_path: str | Path | None = None,
+		model_config: ModelConfig | Mapping[str, Any] | None = None,
+		config: Mapping[str, Any] | None = None,
+		integrations: Sequence[str | Mapping[str, Any]] = (),
+		tools: Sequence[Tool] = (),
+		memory: MemoryConfig | None = None,
+		on_human_input_request: HumanInputHandler | bool | None = None,
+		output_schema: type[BaseModel] | dict[str, Any] | None = None,
+		max_steps: int | None = None,
+		max_tokens: int | None = None,
+		timeout: float | None = None,
+	) -> Agent:
+		"""Create an agent. Creating one never touches the network.
+
+		Args:
+			name: The agent's name.
+			model: ``"provider:model"`` (``"openai:gpt-5-mini"``), or a provider object.
+			instructions: What the agent must do.
+			instructions_path: A file to read the instructions from instead.
+			model_config: Standard model settings: thinking, search, temperature, max_output_tokens,
+				top_p, stop, provider_options.
+			config: Free-form settings shown to the model with the instructions.
+			integrations: Integration ids, or dicts ``{"integration", "credential", "scopes"}``.
+			tools: Extra `Tool` objects, visible as ``local.<handle>``.
+			memory: ``{"long_term": {"data", "on_update"}, "short_term": {...}}``.
+			on_human_input_request: Answers the agent's questions (sync or async, takes the
+				question, returns the answer); None or False disables ``requestHumanInput``.
+			output_schema: A pydantic model class or JSON Schema the final output must match.
+			max_steps: Step budget (default: the instance's).
+			max_tokens: Token budget over the run (input + output).
+			timeout: Time budget in seconds.
+
+		Raises:
+			ConfigurationError: An option is wrong; the message names it and the fix.
+			PluginError: The provider or an integration is not installed.
+		"""
+		if not name:
+			raise ConfigurationError("create_agent: 'name' must not be empty")
+		if instructions is not None and instructions_path is not None:
+			raise ConfigurationError(
+				"create_agent: give 'instructions' or 'instructions_path', not both"
+			)
+		if instructions_path is not None:
+			try:
+				instructions = Path(instructions_path).read_text(encoding="utf-8")
+			except OSError as exc:
+				raise ConfigurationError(
+					f"create_agent: instructions_path {str(instructions_path)!r} cannot be read: {exc.strerror}"
+				) from exc
+		try:
+			mc = (
+				model_config
+				if isinstance(model_config, ModelConfig)
+				else ModelConfig.model_validate(model_config or {})
+			)
+		except Exception as exc:
+			raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
+		provider_name, model_name, provider_factory = self._resolve_model(model)
+		bound: list[BoundTool] = []
+		for entry in integrations:
+			binding = parse_binding(entry)
+			spec = self.plugins.integration(binding.integration)
+			bound.extend(
+				bind_integration(
+					spec,
+					binding,
+					agent=name,
+					instance_config=self.integration_configs.get(binding.integration, {}),
+					http=self.http,
+				)
+			)
+		if tools:
+			bound.extend(bind_tools(tools, agent=name))
+		handles = [t.handle for t in bound]
+		duplicates = {h for h in handles if handles.count(h) > 1}
+		if duplicates:
+			raise ConfigurationError(
+				f"create_agent: tool handle(s) {sorted(duplicates)} given twice"
+			)
+		if output_schema is not None and not isinstance(output_schema, dict):
+			from pydantic import BaseModel
+
+			if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
+				raise ConfigurationError(
+					"create_agent: output_schema must be a pydantic model class or a JSON Schema dict"
+				)
+		handler = on_human_input_request if callable(on_human_input_request) else None
+		if on_human_input_request is True:
+			raise ConfigurationError(
+				"create_agent: on_human_input_request must be a function that answers, or False"
+			)
+		del provider_name
+		return Agent(
+			self,
+			name=name,
+			provider=provider_factory,
+			model=model_name,
+			model_config=mc,
+			instructions=instructions or "",
+			tools=bound,
+			output_schema=output_schema,
+			memory=memory,
+			on_human_input_request=handler,
+			config=config,
+			max_steps=max_steps if max_steps is not None else self.max_steps,
+			max_tokens=max_tokens,
+			timeout=timeout,
+		)
+
+	def _resolve_model(self, model: str | LLMProvider) -> tuple[str, str, Any]:
+		if not isinstance(model, str):
+			if not hasattr(model, "generate"):
+				raise ConfigurationError(
+					"create_agent: model must be 'provider:model' (e.g. 'openai:gpt-5-mini') or a provider object"
+				)
+			name = getattr(model, "name", "custom")
+			return name, getattr(model, "model", name), lambda: model
+		provider_name, sep, model_name = model.partition(":")
+		if not sep or not provider_name or not model_name:
+			raise ConfigurationError(
+				f"create_agent: model {model!r} must read 'provider:model', e.g. 'openai:gpt-5-mini', "
+				"'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
+			)
+		self.plugins.provider(provider_name)  # fail early when the plugin is missing
+		return provider_name, model_name, lambda: self.provider(provider_name)
+
+	# built-in integrations ----------------------------------------------------------------
+
+	@staticmethod
+	def FileSystemIntegration(
+		paths: str | Path | Sequence[str | Path], **options: Any
+	) -> Integration:  # the spec's name
+		"""A local file-system integration confined to the given directories.
+
+		Not available by default: register it with
+		``om.register_integration("fileSystem", OpenMolt.FileSystemIntegration("./data"))``.
+
+		Args:
+			paths: One directory or several; every path the agent uses must stay inside them.
+			**options: See `openmolt_core.integrations.filesystem.file_system_integration`.
+		"""
+		from openmolt_core.integrations.filesystem import file_system_integration
+
+		return file_system_integration(paths, **options)
+
+	def __repr__(self) -> str:
+		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"
+
+
+def _enable_verbose() -> None:
+	if any(getattr(h, "_openmolt", False) for h in log.handlers):
+		return
+	handler = logging.StreamHandler(sys.stderr)
+	handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
+	handler._openmolt = True  # type: ignore[attr-defined]  # marks our handler, to add it once
+	log.addHandler(handler)
+	log.setLevel(logging.INFO)

@@ -1,0 +1,250 @@
+"""Find, load and query plugins: pluggy, driven by entry points, loaded lazily.
+
+Each `OpenMolt` instance owns one `Plugins`. Nothing is imported until a model id or an integration
+id asks for it; then only the entry point with that name is loaded, registered with pluggy as
+``providers:<name>`` or ``integrations:<name>``, and its hook called once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import pluggy
+
+from openmolt_core import hookspecs
+from openmolt_core.errors import PluginError
+
+if TYPE_CHECKING:
+	import httpx
+
+	from openmolt_core.integrations.model import Integration
+	from openmolt_core.llm import LLMProvider
+
+__all__ = [
+	"IntegrationRegistrar",
+	"PluginInfo",
+	"Plugins",
+	"ProviderFactory",
+	"ProviderRegistrar",
+	"extra_for",
+]
+
+Group = Literal["providers", "integrations"]
+
+ProviderFactory = Callable[[Mapping[str, Any], "Callable[[], httpx.AsyncClient]"], "LLMProvider"]
+"""Builds a provider from the user's settings for it and a getter for the shared HTTP client."""
+
+
+class ProviderRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_providers``."""
+
+	def __call__(self, factory: ProviderFactory, *, name: str) -> None:
+		"""Register a provider factory under the prefix users write in model ids."""
+		...
+
+
+class IntegrationRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_integrations``."""
+
+	def __call__(
+		self, integration: Integration | Mapping[str, Any], *, id: str | None = None
+	) -> None:
+		"""Register an integration; ``id`` defaults to its own id, then the entry-point name."""
+		...
+
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+	"""An installed plugin entry point.
+
+	Args:
+		group: ``providers`` or ``integrations``.
+		name: The entry-point name: the id users type.
+		value: What the entry point loads (``module:object``).
+		distribution: The distribution that provides it.
+		version: That distribution's version.
+	"""
+
+	group: Group
+	name: str
+	value: str
+	distribution: str
+	version: str
+
+
+def extra_for(integration_id: str) -> str:
+	"""The ``openmolt[...]`` extra that installs a built-in integration (``googleDrive`` → ``google-drive``)."""
+	return re.sub(r"(?<!^)(?=[A-Z])", "-", integration_id).lower()
+
+
+class Plugins:
+	"""The plugins of one OpenMolt instance.
+
+	Args:
+		plugins: Plugin modules or objects to use directly (tests, embedding applications).
+		entry_points: Whether to look up installed plugins through entry points.
+	"""
+
+	def __init__(self, plugins: Sequence[object] = (), *, entry_points: bool = True) -> None:
+		self._pm = pluggy.PluginManager("openmolt")
+		self._pm.add_hookspecs(hookspecs)
+		self._explicit = list(plugins)
+		self._explicit_loaded = False
+		self._entry_points = entry_points
+		self._called: set[object] = set()
+		self._providers: dict[str, ProviderFactory] = {}
+		self._integrations: dict[str, Integration] = {}
+		self._sources: dict[str, str] = {}
+		self._index: dict[Group, dict[str, metadata.EntryPoint]] | None = None
+
+	# registration -------------------------------------------------------------------------
+
+	def add_integration(self, integration: Integration, *, id: str) -> None:
+		"""Register an integration under an id (``register_integration`` calls this)."""
+		self._integrations[id] = integration.model_copy(update={"id": id})
+
+	def _registrars(self, default_id: str | None) -> tuple[ProviderRegistrar, IntegrationRegistrar]:
+		def register_provider(factory: ProviderFactory, *, name: str) -> None:
+			if not callable(factory):
+				raise PluginError(f"provider {name!r}: the factory is not callable", plugin=name)
+			self._providers[name] = factory
+
+		def register_integration(
+			integration: Integration | Mapping[str, Any], *, id: str | None = None
+		) -> None:
+			from openmolt_core.integrations.model import Integration
+
+			spec = (
+				integration
+				if isinstance(integration, Integration)
+				else Integration.model_validate(integration)
+			)
+			key = id or spec.id or default_id
+			if not key:
+				raise PluginError("registered an integration without an id", plugin=str(default_id))
+			self.add_integration(spec, id=key)
+
+		return register_provider, register_integration
+
+	def _call(self, plugin: object, default_id: str | None) -> None:
+		if plugin in self._called:
+			return
+		self._called.add(plugin)
+		others = [p for p in self._pm.get_plugins() if p is not plugin]
+		provider, integration = self._registrars(default_id)
+		self._pm.subset_hook_caller("register_providers", others)(register=provider)
+		self._pm.subset_hook_caller("register_integrations", others)(register=integration)
+
+	def _load_explicit(self) -> None:
+		if self._explicit_loaded:
+			return
+		self._explicit_loaded = True
+		for plugin in self._explicit:
+			if self._pm.is_registered(plugin):
+				continue
+			self._pm.register(plugin)
+			self._pm.check_pending()
+			self._call(plugin, getattr(plugin, "OPENMOLT_ID", None))
+
+	def _entry_index(self) -> dict[Group, dict[str, metadata.EntryPoint]]:
+		if self._index is None:
+			self._index = {"providers": {}, "integrations": {}}
+			if self._entry_points:
+				for group in ("providers", "integrations"):
+					for ep in metadata.entry_points(group=f"openmolt.{group}"):
+						self._index[group].setdefault(ep.name, ep)  # type: ignore[index]
+		return self._index
+
+	def _load_entry_point(self, group: Group, name: str) -> bool:
+		ep = self._entry_index()[group].get(name)
+		if ep is None:
+			return False
+		qualified = f"{group}:{name}"
+		if self._pm.get_plugin(qualified) is not None:
+			return True
+		dist = ep.dist.name if ep.dist else "unknown distribution"
+		try:
+			plugin = ep.load()
+		except Exception as exc:
+			raise PluginError(
+				f"could not be loaded from {dist} ({type(exc).__name__}: {exc}); reinstall it",
+				plugin=qualified,
+			) from exc
+		self._sources[qualified] = dist
+		try:
+			self._pm.register(plugin, name=qualified)
+			self._pm.check_pending()
+		except pluggy.PluginValidationError as exc:
+			raise PluginError(f"invalid hook in {dist}: {exc}", plugin=qualified) from exc
+		self._call(plugin, name)
+		return True
+
+	# lookup -------------------------------------------------------------------------------
+
+	def provider(self, name: str) -> ProviderFactory:
+		"""Return the factory of a provider, loading its plugin on first use.
+
+		Raises:
+			PluginError: No installed plugin provides it.
+		"""
+		if name not in self._providers:
+			self._load_explicit()
+		if name not in self._providers:
+			self._load_entry_point("providers", name)
+		factory = self._providers.get(name)
+		if factory is None:
+			known = sorted({*self._providers, *self._entry_index()["providers"]})
+			raise PluginError(
+				"no such model provider is installed; run: pip install openmolt-providers"
+				+ (f" (installed: {', '.join(known)})" if known else ""),
+				plugin=f"providers:{name}",
+			)
+		return factory
+
+	def integration(self, id: str) -> Integration:
+		"""Return an integration, loading its plugin on first use.
+
+		Raises:
+			PluginError: No installed plugin provides it.
+		"""
+		if id not in self._integrations:
+			self._load_explicit()
+		if id not in self._integrations:
+			self._load_entry_point("integrations", id)
+		spec = self._integrations.get(id)
+		if spec is None:
+			known = sorted({*self._integrations, *self._entry_index()["integrations"]})
+			hint = f"pip install 'openmolt[{extra_for(id)}]'"
+			if id == "fileSystem":
+				hint = 'om.register_integration("fileSystem", OpenMolt.FileSystemIntegration("./data"))'
+			raise PluginError(
+				f"no such integration; register it or run: {hint}"
+				+ (f" (available: {', '.join(known)})" if known else ""),
+				plugin=f"integrations:{id}",
+			)
+		return spec
+
+	def installed(self) -> list[PluginInfo]:
+		"""List every plugin entry point installed, without loading any."""
+		out = []
+		for group, entries in self._entry_index().items():
+			for name, ep in sorted(entries.items()):
+				dist = ep.dist
+				out.append(
+					PluginInfo(
+						group=group,
+						name=name,
+						value=ep.value,
+						distribution=dist.name if dist else "",
+						version=dist.version if dist else "",
+					)
+				)
+		return out
+
+	def source(self, qualified: str) -> str | None:
+		"""The distribution a loaded plugin came from, for error messages."""
+		return self._sources.get(qualified)

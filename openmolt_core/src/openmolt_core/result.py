@@ -1,0 +1,146 @@
+"""What a run returns, and the run state that can be saved as JSON and resumed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from openmolt_core.llm import Message, Usage
+
+__all__ = ["RunResult", "RunState", "RunStatus"]
+
+RunStatus = Literal["success", "failure", "limit_reached", "human_input_required", "error"]
+"""How a run ended.
+
+``success`` / ``failure``: the model finished and said so. ``limit_reached``: a step, token or time
+budget ran out before it finished. ``human_input_required``: it asked a person and nobody could
+answer (no handler, or a non-interactive terminal). ``error``: the provider failed for good.
+"""
+
+
+@dataclass(slots=True)
+class RunState:
+	"""Everything needed to resume a run: the conversation, plan, memory, usage and step count.
+
+	All of it serializes to JSON with `to_dict`, so a durable engine can store it after every step
+	and restore it with ``agent.run(input, history=state)``.
+
+	Args:
+		messages: The conversation after the system prompt, oldest first.
+		plan: The current plan, as JSON dicts.
+		memory: ``{"longTerm": ..., "shortTerm": ...}``.
+		usage: Tokens used so far.
+		steps: Model calls made so far.
+	"""
+
+	messages: list[Message] = field(default_factory=list)
+	plan: list[dict[str, Any]] = field(default_factory=list)
+	memory: dict[str, str] = field(default_factory=lambda: {"longTerm": "", "shortTerm": ""})
+	usage: Usage = field(default_factory=Usage)
+	steps: int = 0
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The state as a JSON-serializable dict."""
+		return {
+			"messages": [
+				{
+					"role": m.role,
+					"content": m.content,
+					**(
+						{
+							"attachments": [
+								{"media_type": a.media_type, "data": a.data, "name": a.name}
+								for a in m.attachments
+							]
+						}
+						if m.attachments
+						else {}
+					),
+				}
+				for m in self.messages
+			],
+			"plan": self.plan,
+			"memory": dict(self.memory),
+			"usage": self.usage.to_dict(),
+			"steps": self.steps,
+		}
+
+	@classmethod
+	def from_dict(cls, data: dict[str, Any]) -> RunState:
+		"""Rebuild a state from `to_dict`'s output.
+
+		Raises:
+			ValueError: The data is not a saved run state.
+		"""
+		from openmolt_core.llm import Attachment
+
+		try:
+			messages = [
+				Message(
+					role=m["role"],
+					content=m["content"],
+					attachments=[Attachment(**a) for a in m.get("attachments", ())],
+				)
+				for m in data["messages"]
+			]
+			return cls(
+				messages=messages,
+				plan=list(data.get("plan", [])),
+				memory={"longTerm": "", "shortTerm": "", **data.get("memory", {})},
+				usage=Usage.from_dict(data.get("usage", {})),
+				steps=int(data.get("steps", 0)),
+			)
+		except (KeyError, TypeError) as exc:
+			raise ValueError(f"not a saved run state: {exc}") from exc
+
+
+@dataclass(slots=True)
+class RunResult:
+	"""The result of ``agent.run()``.
+
+	Args:
+		output: The validated output: an instance of the output schema's model, a dict for a JSON
+			Schema, or None when the run did not finish.
+		status: How the run ended (see `RunStatus`).
+		human_message: The model's message for a person, if it gave one.
+		plan: The final plan.
+		steps: Model calls made.
+		usage: Tokens used over the run (and estimated cost, when known).
+		state: The full state, to save or resume from.
+		error: What went wrong, for ``error`` and ``limit_reached``.
+	"""
+
+	output: Any
+	status: RunStatus
+	human_message: str
+	plan: list[dict[str, Any]]
+	steps: int
+	usage: Usage
+	state: RunState
+	error: str | None = None
+
+	@property
+	def history(self) -> list[Message]:
+		"""The whole conversation after the system prompt."""
+		return self.state.messages
+
+	@property
+	def ok(self) -> bool:
+		"""Whether the model finished with status ``success``."""
+		return self.status == "success"
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The result as a JSON-serializable dict (output dumped with pydantic when a model)."""
+		output = self.output
+		dump = getattr(output, "model_dump", None)
+		if callable(dump):
+			output = dump(mode="json")
+		return {
+			"status": self.status,
+			"output": output,
+			"human_message": self.human_message,
+			"plan": self.plan,
+			"steps": self.steps,
+			"usage": self.usage.to_dict(),
+			"error": self.error,
+		}

@@ -1,0 +1,140 @@
+"""Test doubles for OpenMolt and for plugin authors: a scripted model and a mock HTTP client.
+
+```python
+model = ScriptedModel([call_tool("weather.getForecast", city="Oslo"), finish(result="Umbrella.")])
+agent = om.create_agent(name="Umbrella", model=model, integrations=["weather"])
+result = await agent.run("Do I need an umbrella?")
+model.assert_consumed()
+```
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.llm import ModelRequest, ModelResponse, Usage
+
+if TYPE_CHECKING:
+	import httpx
+
+__all__ = [
+	"ScriptedModel",
+	"ScriptedModelError",
+	"ask_human",
+	"call_tool",
+	"finish",
+	"mock_http",
+	"update_memory",
+	"update_plan",
+	"wait",
+]
+
+Reply = str | dict[str, Any] | list[dict[str, Any]] | Callable[[ModelRequest], Any]
+"""A scripted reply: raw text, one command, a list of commands, or a function of the request."""
+
+
+class ScriptedModelError(AssertionError):
+	"""The scripted model was called more often than scripted, or not as often."""
+
+
+def call_tool(tool: str, /, **input: Any) -> dict[str, Any]:
+	"""A ``callTool`` command for ``tool`` (``integration.handle``) with keyword input."""
+	return {"type": "callTool", "tool": tool, "input": input}
+
+
+def finish(
+	output: Any = None, /, *, status: str = "success", human_message: str = "", **fields: Any
+) -> dict[str, Any]:
+	"""A ``finish`` command; give the output positionally or as keyword fields."""
+	value = output if output is not None else (fields or None)
+	return {"type": "finish", "status": status, "output": value, "humanMessage": human_message}
+
+
+def wait(seconds: float) -> dict[str, Any]:
+	"""A ``wait`` command."""
+	return {"type": "wait", "seconds": seconds}
+
+
+def update_plan(*steps: dict[str, Any] | str) -> dict[str, Any]:
+	"""An ``updatePlan`` command; a str step becomes ``{"name": step, "status": "pending"}``."""
+	plan = [{"name": s, "status": "pending"} if isinstance(s, str) else s for s in steps]
+	return {"type": "updatePlan", "plan": plan}
+
+
+def update_memory(data: str, *, memory: str = "shortTerm", mode: str = "append") -> dict[str, Any]:
+	"""An ``updateMemory`` command."""
+	return {"type": "updateMemory", "memory": memory, "mode": mode, "data": data}
+
+
+def ask_human(message: str) -> dict[str, Any]:
+	"""A ``requestHumanInput`` command."""
+	return {"type": "requestHumanInput", "message": message}
+
+
+class ScriptedModel:
+	"""A fake model that answers with scripted replies, in order, and records every request.
+
+	Args:
+		replies: One reply per expected call (see `Reply`).
+		usage: Usage reported for each call.
+		name: The provider name it reports.
+	"""
+
+	def __init__(
+		self, replies: Sequence[Reply], *, usage: Usage | None = None, name: str = "scripted"
+	) -> None:
+		self.replies = list(replies)
+		self.requests: list[ModelRequest] = []
+		self.usage = usage or Usage(input_tokens=10, output_tokens=5)
+		self.name = name
+		self.model = "scripted"
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		"""Return the next scripted reply."""
+		index = len(self.requests)
+		self.requests.append(request)
+		if index >= len(self.replies):
+			raise ScriptedModelError(
+				f"the model was called {index + 1} times but only {len(self.replies)} replies were scripted"
+			)
+		reply = self.replies[index]
+		if callable(reply):
+			reply = reply(request)
+		if isinstance(reply, str):
+			text = reply
+		else:
+			commands = [reply] if isinstance(reply, dict) and "commands" not in reply else reply
+			body = commands if isinstance(commands, dict) else {"commands": commands}
+			text = json.dumps(body)
+		usage = Usage(
+			input_tokens=self.usage.input_tokens,
+			output_tokens=self.usage.output_tokens,
+			cached_tokens=self.usage.cached_tokens,
+			calls=1,
+		)
+		return ModelResponse(text=text, usage=usage, raw={"scripted": index}, finish_reason="stop")
+
+	@property
+	def calls(self) -> int:
+		"""How many times the model was called."""
+		return len(self.requests)
+
+	def assert_consumed(self) -> None:
+		"""Fail unless every scripted reply was used."""
+		if len(self.requests) != len(self.replies):
+			raise ScriptedModelError(
+				f"{len(self.replies)} replies were scripted but the model was called {len(self.requests)} times"
+			)
+
+	def last_turn(self) -> Any:
+		"""The last user turn of the last request, parsed from JSON."""
+		return json.loads(self.requests[-1].messages[-1].content)
+
+
+def mock_http(handler: Callable[[httpx.Request], httpx.Response]) -> httpx.AsyncClient:
+	"""An ``httpx.AsyncClient`` whose requests go to ``handler`` instead of the network."""
+	import httpx
+
+	return httpx.AsyncClient(transport=httpx.MockTransport(handler))
