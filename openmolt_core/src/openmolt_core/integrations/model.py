@@ -28,13 +28,14 @@ __all__ = [
 	"ResponseFormat",
 ]
 
-RequestFormat = Literal["json", "form-data", "multipart", "text", "binary"]
+RequestFormat = Literal["json", "form-data", "multipart", "multipart-related", "text", "binary"]
 """How a request body is encoded.
 
 ``json``: a JSON body. ``form-data``: application/x-www-form-urlencoded with nested keys the way
 Stripe expects (``metadata[key]=v``, ``items[0][price]=p``); becomes multipart when a file is sent.
-``multipart``: multipart/form-data. ``text``: the rendered body as text. ``binary``: raw bytes (the
-body is a file reference or base64 data).
+``multipart``: multipart/form-data (``files`` name the file fields). ``multipart-related``: Google's
+upload form, body ``{"metadata": {...}, "media": <file reference>}``. ``text``: the rendered body as
+text. ``binary``: raw bytes (the body renders to a file reference).
 """
 
 ResponseFormat = Literal["json", "text", "xml", "binary"]
@@ -139,6 +140,7 @@ class HttpTool(_Spec):
 		base_url: Overrides the integration's base URL (e.g. a separate upload host).
 		files: Multipart file fields: field name to a template giving a file reference.
 		follow_redirects: Whether to follow redirects (never across origins with credentials).
+		response_headers: Response headers to include in the tool's output (e.g. ``Location``).
 	"""
 
 	handle: str
@@ -158,6 +160,7 @@ class HttpTool(_Spec):
 	base_url: str | None = Field(default=None, alias="baseUrl")
 	files: dict[str, str] = Field(default_factory=dict)
 	follow_redirects: bool = Field(default=True, alias="followRedirects")
+	response_headers: list[str] = Field(default_factory=list, alias="responseHeaders")
 
 	@field_validator("method", mode="before")
 	@classmethod
