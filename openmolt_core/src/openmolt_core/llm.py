@@ -91,7 +91,8 @@ class ModelRequest:
 	Args:
 		model: The model name without the provider prefix (``gpt-5-mini``).
 		system: The maestro (system) prompt.
-		messages: The conversation so far, oldest first.
+		messages: The conversation so far, oldest first. This is the run's own list: read it during
+			``generate`` but do not keep or modify it.
 		response_schema: JSON Schema of the reply envelope, for structured output where supported.
 		config: The agent's model configuration.
 		cache_key: A stable key for the static prefix (agent identity), for providers that use one.

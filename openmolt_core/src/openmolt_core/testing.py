@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
@@ -94,7 +95,8 @@ class ScriptedModel:
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Return the next scripted reply."""
 		index = len(self.requests)
-		self.requests.append(request)
+		# The loop passes its own growing message list; keep a snapshot of this call.
+		self.requests.append(replace(request, messages=list(request.messages)))
 		if index >= len(self.replies):
 			raise ScriptedModelError(
 				f"the model was called {index + 1} times but only {len(self.replies)} replies were scripted"
