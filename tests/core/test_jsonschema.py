@@ -98,3 +98,11 @@ def test_const_pattern_and_lengths() -> None:
 def test_an_empty_schema_accepts_any_json_value(value: Any) -> None:
 	"""{} accepts every JSON value unchanged."""
 	assert JsonSchemaValidator({}).validate(value) == value
+
+
+def test_a_type_list_of_only_null_accepts_only_null() -> None:
+	"""{"type": ["null"]} accepts None and nothing else."""
+	v = JsonSchemaValidator({"type": ["null"]})
+	assert v.validate(None) is None
+	with pytest.raises(ValidationError):
+		v.validate(1)

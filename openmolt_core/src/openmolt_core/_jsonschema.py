@@ -44,7 +44,7 @@ class _Translator:
 				self.used[name] = core_schema.any_schema()  # a placeholder breaks cycles
 				translated = dict(self.translate(self.defs.get(name, {})))
 				translated["ref"] = name  # every core schema may carry a ref
-				self.used[name] = translated  # type: ignore[assignment]  # still a core schema
+				self.used[name] = translated  # type: ignore[assignment]
 			return core_schema.definition_reference_schema(name)
 		inner = self._translate_plain(schema)
 		if schema.get("nullable") is True:
@@ -61,7 +61,7 @@ class _Translator:
 			return core_schema.literal_schema(list(values))
 		for key in ("anyOf", "oneOf"):
 			if key in schema:
-				choices = [self.translate(s) for s in schema[key]]
+				choices: list[Any] = [self.translate(s) for s in schema[key]]
 				return core_schema.union_schema(choices, mode="left_to_right")
 		if schema.get("allOf"):
 			merged: dict[str, Any] = {}
@@ -81,10 +81,10 @@ class _Translator:
 		if isinstance(kind, list):
 			nullable = "null" in kind
 			kinds = [k for k in kind if k != "null"]
-			choices = [self._typed({**schema, "type": k}, k) for k in kinds]
-			inner = choices[0] if len(choices) == 1 else core_schema.union_schema(choices)
-			if not choices:
+			variants: list[Any] = [self._typed({**schema, "type": k}, k) for k in kinds]
+			if not variants:
 				return core_schema.none_schema()
+			inner = variants[0] if len(variants) == 1 else core_schema.union_schema(variants)
 			return core_schema.nullable_schema(inner) if nullable else inner
 		return self._typed(schema, kind)
 

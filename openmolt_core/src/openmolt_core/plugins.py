@@ -156,7 +156,7 @@ class Plugins:
 			if self._entry_points:
 				for group in ("providers", "integrations"):
 					for ep in metadata.entry_points(group=f"openmolt.{group}"):
-						self._index[group].setdefault(ep.name, ep)  # type: ignore[index]
+						self._index[group].setdefault(ep.name, ep)
 		return self._index
 
 	def _load_entry_point(self, group: Group, name: str) -> bool:

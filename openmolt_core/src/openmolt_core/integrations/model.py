@@ -54,7 +54,7 @@ class _Spec(BaseModel):
 class ApiSetup(_Spec):
 	"""What every HTTP tool of an integration shares.
 
-	Args:
+	Attributes:
 		base_url: Prefix of every tool endpoint (Liquid with ``config.*``, e.g. a shop domain).
 		headers: Headers sent with every request (Liquid with ``config.*``).
 		query_params: Query parameters sent with every request.
@@ -74,7 +74,7 @@ class ApiSetup(_Spec):
 class Credential(_Spec):
 	"""One way to authenticate with the service; values are Liquid templates over ``config.*``.
 
-	Args:
+	Attributes:
 		type: ``bearer``, ``custom``, ``oauth2``, ``basic`` or ``aws_sigv4``.
 		headers: Headers added to each request (bearer, custom, oauth2).
 		query_params: Query parameters added to each request (custom).
@@ -124,7 +124,7 @@ class HttpTool(_Spec):
 	(the credential config). A value that is exactly ``"{{ input.field }}"`` is replaced by the
 	input value itself, keeping its type; a missing optional field drops its key.
 
-	Args:
+	Attributes:
 		handle: The tool's name inside its integration.
 		description: What the tool does, written for a model.
 		scopes: Scopes an agent needs to see and call this tool.
@@ -201,7 +201,7 @@ def _tool_from(value: Any) -> ToolSpec:
 class Integration(_Spec):
 	"""A service an agent can use: API setup, credential types, scopes and tools.
 
-	Args:
+	Attributes:
 		id: The id agents use (``notion``); set by ``register_integration`` when omitted.
 		name: A display name (``Notion``).
 		description: One line on what the integration does.
