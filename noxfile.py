@@ -39,6 +39,7 @@ def typing(session: nox.Session) -> None:
 		"openmolt_core/src/openmolt",
 		"openmolt_providers/src/openmolt_providers",
 		"openmolt_integrations/src/openmolt_integrations",
+		"tests/typing",
 	)
 
 

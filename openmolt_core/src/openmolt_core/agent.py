@@ -318,7 +318,15 @@ class Agent:
 		state.steps += 1
 		state.usage.add(response.usage)
 		if log.isEnabledFor(logging.INFO):
-			log.info("%s step %d: %d chars from the model", self.name, step, len(response.text))
+			u = response.usage
+			log.info(
+				"%s step %d: model replied (%d in, %d out, %d cached tokens)",
+				self.name,
+				step,
+				u.input_tokens,
+				u.output_tokens,
+				u.cached_tokens,
+			)
 		if self._events.wants("llmOutput"):
 			await self._events.emit(
 				LLMOutputEvent(
@@ -343,6 +351,10 @@ class Agent:
 				state, [{"ok": False, "error": e} for e in parsed.errors], started, steps_at_start
 			)
 			return
+		if log.isEnabledFor(logging.INFO):
+			log.info(
+				"%s step %d: %s", self.name, step, ", ".join(_summary(c) for c in parsed.commands)
+			)
 		if self._events.wants("commandsQueued"):
 			await self._events.emit(
 				CommandsQueuedEvent(
@@ -591,6 +603,21 @@ class Agent:
 
 	def __repr__(self) -> str:
 		return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"
+
+
+def _summary(command: Any) -> str:
+	if isinstance(command, CallTool):
+		return f"call {command.tool}"
+	if isinstance(command, Finish):
+		return f"finish ({command.status})"
+	if isinstance(command, Wait):
+		return f"wait {command.seconds:g}s"
+	if isinstance(command, UpdatePlan):
+		done = sum(1 for s in command.plan if s.status == "completed")
+		return f"plan {done}/{len(command.plan)} done"
+	if isinstance(command, UpdateMemory):
+		return f"{command.mode} {command.memory} memory"
+	return "ask a person"
 
 
 def _trim(value: Any) -> Any:
