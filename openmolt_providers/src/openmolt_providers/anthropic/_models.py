@@ -3,8 +3,9 @@
 - Claude 4.6 and later think adaptively (``thinking: {"type": "adaptive"}`` with
   ``output_config.effort``); 4.7 and later reject the older ``budget_tokens`` form, which is the
   only form before 4.6.
-- Claude 4.7 and later reject ``temperature`` and ``top_p``; Claude 4.1 and later take only one
-  of the two; with thinking on, ``temperature`` is not allowed and ``top_p`` must be 0.95 to 1.
+- ``temperature`` and ``top_p`` are deprecated API parameters (the ``anthropic`` SDK 1.0 dropped
+  them from its types; the API still takes them before 4.7). Claude 4.7 and later reject them;
+  Claude 4.1 and later take only one of the two; with thinking on, ``temperature`` is not allowed and ``top_p`` must be 0.95 to 1.
 - Structured outputs (``output_config.format``) exist from Claude Opus 4.1 and the 4.5 models on,
   and do not combine with citations, which web search results always carry.
 """
