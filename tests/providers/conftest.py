@@ -48,7 +48,9 @@ class Server:
 
 	def reply(self, *replies: Any) -> Server:
 		for r in replies:
-			self.replies.append(r if isinstance(r, httpx.Response) or callable(r) else httpx.Response(200, json=r))
+			self.replies.append(
+				r if isinstance(r, httpx.Response) or callable(r) else httpx.Response(200, json=r)
+			)
 		return self
 
 	def _handle(self, request: httpx.Request) -> httpx.Response:

@@ -24,7 +24,9 @@ BASE = {
 
 
 def provider(server, **settings):
-	return AnthropicProvider({"apiKey": "sk-ant-test-0000", **settings}, server.http, sleep=server.sleep)
+	return AnthropicProvider(
+		{"apiKey": "sk-ant-test-0000", **settings}, server.http, sleep=server.sleep
+	)
 
 
 async def test_minimal_request_body_and_headers(server, load, req) -> None:
@@ -49,7 +51,10 @@ async def test_minimal_request_body_and_headers(server, load, req) -> None:
 		({"search": True}, {"tools": [{"type": "web_search_20250305", "name": "web_search"}]}),
 		({"provider_options": {"metadata": {"user_id": "u1"}}}, {"metadata": {"user_id": "u1"}}),
 		({"thinking": True}, {"thinking": {"type": "enabled", "budget_tokens": 8192}}),
-		({"thinking": "high"}, {"thinking": {"type": "enabled", "budget_tokens": 16384}, "max_tokens": 24576}),
+		(
+			{"thinking": "high"},
+			{"thinking": {"type": "enabled", "budget_tokens": 16384}, "max_tokens": 24576},
+		),
 		({"thinking": False}, {}),
 	],
 )
@@ -97,7 +102,9 @@ async def test_small_max_tokens_lowers_budget(server, load, req) -> None:
 	"""A thinking budget must stay under max_tokens: it is lowered with a warning."""
 	server.reply(load("anthropic_text"))
 	with pytest.warns(ModelConfigWarning, match="budget lowered"):
-		await provider(server).generate(req("claude-sonnet-4-5", thinking="high", max_output_tokens=4000))
+		await provider(server).generate(
+			req("claude-sonnet-4-5", thinking="high", max_output_tokens=4000)
+		)
 	assert server.body["thinking"] == {"type": "enabled", "budget_tokens": 2000}
 	assert server.body["max_tokens"] == 4000
 
@@ -129,8 +136,14 @@ async def test_cache_breakpoints_and_attachments(server, load, req) -> None:
 	await provider(server).generate(req("claude-sonnet-4-5", attachments=files, history=True))
 	messages = server.body["messages"]
 	assert messages[0]["content"] == [
-		{"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/4AAQ"}},
-		{"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="}},
+		{
+			"type": "image",
+			"source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/4AAQ"},
+		},
+		{
+			"type": "document",
+			"source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
+		},
 		{"type": "text", "text": FIRST, "cache_control": EPHEMERAL},
 	]
 	assert messages[1] == {"role": "assistant", "content": '{"commands": []}'}

@@ -103,7 +103,9 @@ async def test_attachments_and_roles(server, load, req) -> None:
 	files = [Attachment("image/png", "iVBORw0KGgo=")]
 	await provider(server).generate(req("gemini-2.5-flash", attachments=files, history=True))
 	contents = server.body["contents"]
-	assert contents[0]["parts"][1] == {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+	assert contents[0]["parts"][1] == {
+		"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}
+	}
 	assert [c["role"] for c in contents] == ["user", "model", "user"]
 
 
@@ -115,7 +117,12 @@ async def test_parse_text_usage_and_cost(server, load, req) -> None:
 	assert json.loads(response.text)["commands"][0]["output"] == {"answer": "Oslo"}
 	assert response.finish_reason == "stop" and response.raw == raw
 	u = response.usage
-	assert (u.input_tokens, u.output_tokens, u.cached_tokens, u.reasoning_tokens) == (1300, 260, 1024, 200)
+	assert (u.input_tokens, u.output_tokens, u.cached_tokens, u.reasoning_tokens) == (
+		1300,
+		260,
+		1024,
+		200,
+	)
 	assert u.cost_usd == pytest.approx((276 * 0.3 + 1024 * 0.03 + 260 * 2.5) / 1e6)
 
 
@@ -124,12 +131,18 @@ async def test_parse_grounded_reply(server, load, req) -> None:
 	server.reply(load("gemini_search"))
 	response = await provider(server).generate(req("gemini-2.5-flash", search=True))
 	assert json.loads(response.text)["commands"][0]["type"] == "finish"
-	assert response.raw["candidates"][0]["groundingMetadata"]["webSearchQueries"] == ["capital of Norway"]
+	assert response.raw["candidates"][0]["groundingMetadata"]["webSearchQueries"] == [
+		"capital of Norway"
+	]
 
 
 @pytest.mark.parametrize(
 	("name", "finish"),
-	[("gemini_safety", "safety"), ("gemini_blocked", "safety"), ("gemini_max_tokens", "max_tokens")],
+	[
+		("gemini_safety", "safety"),
+		("gemini_blocked", "safety"),
+		("gemini_max_tokens", "max_tokens"),
+	],
 )
 async def test_parse_safety_blocks_and_truncation(server, load, req, name, finish) -> None:
 	"""Safety stops, blocked prompts and truncation are normalized."""

@@ -62,7 +62,9 @@ async def test_each_config_key_on_a_non_reasoning_model(server, load, req, confi
 		("gpt-5.1", False, "none"),
 	],
 )
-async def test_thinking_maps_to_reasoning_effort(server, load, req, model, thinking, effort) -> None:
+async def test_thinking_maps_to_reasoning_effort(
+	server, load, req, model, thinking, effort
+) -> None:
 	"""thinking becomes reasoning.effort; False is the lowest effort the model has."""
 	server.reply(load("openai_text"))
 	await provider(server).generate(req(model, thinking=thinking))
@@ -135,7 +137,9 @@ async def test_strict_structured_output(server, load, req, schema) -> None:
 async def test_free_form_schema_is_sent_non_strict(server, load, req, schema) -> None:
 	"""A free-form object (a tool's input) has no strict form: the schema goes as is, non-strict."""
 	server.reply(load("openai_text"))
-	schema["properties"]["commands"]["items"]["anyOf"][0]["properties"]["input"] = {"type": "object"}
+	schema["properties"]["commands"]["items"]["anyOf"][0]["properties"]["input"] = {
+		"type": "object"
+	}
 	await provider(server).generate(req("gpt-4.1", schema=schema))
 	assert server.body["text"]["format"] == {
 		"type": "json_schema",
@@ -148,12 +152,23 @@ async def test_free_form_schema_is_sent_non_strict(server, load, req, schema) ->
 async def test_attachments(server, load, req) -> None:
 	"""Images and PDFs become input_image and input_file parts with data URLs."""
 	server.reply(load("openai_text"))
-	files = [Attachment("image/png", "iVBORw0KGgo="), Attachment("application/pdf", "JVBERi0=", "a.pdf")]
+	files = [
+		Attachment("image/png", "iVBORw0KGgo="),
+		Attachment("application/pdf", "JVBERi0=", "a.pdf"),
+	]
 	await provider(server).generate(req("gpt-4.1", attachments=files))
 	assert server.body["input"][0]["content"] == [
 		{"type": "input_text", "text": '{"input": "Capital of Norway?"}'},
-		{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"},
-		{"type": "input_file", "filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0="},
+		{
+			"type": "input_image",
+			"image_url": "data:image/png;base64,iVBORw0KGgo=",
+			"detail": "auto",
+		},
+		{
+			"type": "input_file",
+			"filename": "a.pdf",
+			"file_data": "data:application/pdf;base64,JVBERi0=",
+		},
 	]
 
 
@@ -173,7 +188,12 @@ async def test_parse_text_usage_and_cost(server, load, req) -> None:
 	assert response.finish_reason == "stop"
 	assert response.raw == raw
 	u = response.usage
-	assert (u.input_tokens, u.output_tokens, u.cached_tokens, u.reasoning_tokens) == (1200, 300, 1024, 256)
+	assert (u.input_tokens, u.output_tokens, u.cached_tokens, u.reasoning_tokens) == (
+		1200,
+		300,
+		1024,
+		256,
+	)
 	assert u.cost_usd == pytest.approx((176 * 0.25 + 1024 * 0.025 + 300 * 2.0) / 1e6)
 
 
@@ -201,7 +221,13 @@ async def test_failed_status_raises(server, load, req) -> None:
 	"""A response with status failed raises a ProviderError with the reason."""
 	from openmolt_core.errors import ProviderError
 
-	server.reply({**load("openai_text"), "status": "failed", "error": {"code": "server_error", "message": "boom"}})
+	server.reply(
+		{
+			**load("openai_text"),
+			"status": "failed",
+			"error": {"code": "server_error", "message": "boom"},
+		}
+	)
 	with pytest.raises(ProviderError, match="boom"):
 		await provider(server).generate(req("gpt-5-mini"))
 
@@ -211,7 +237,13 @@ async def test_chat_mode_for_a_local_server(server, load, req) -> None:
 	server.reply(load("openai_chat"))
 	p = OpenAIProvider({"base_url": "http://localhost:11434/v1", "api_mode": "chat"}, server.http)
 	response = await p.generate(
-		req("llama3.2", schema={"type": "object"}, temperature=0.1, max_output_tokens=64, stop=["END"])
+		req(
+			"llama3.2",
+			schema={"type": "object"},
+			temperature=0.1,
+			max_output_tokens=64,
+			stop=["END"],
+		)
 	)
 	sent = server.requests[0]
 	assert str(sent.url) == "http://localhost:11434/v1/chat/completions"

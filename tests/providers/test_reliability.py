@@ -10,17 +10,24 @@ from openmolt_providers.openai import OpenAIProvider
 
 pytestmark = pytest.mark.anyio
 
-OK = {"output": [{"type": "message", "content": [{"type": "output_text", "text": "{}"}]}], "status": "completed"}
+OK = {
+	"output": [{"type": "message", "content": [{"type": "output_text", "text": "{}"}]}],
+	"status": "completed",
+}
 
 
 def openai(server, **settings):
-	return OpenAIProvider({"api_key": "sk-secret-abcdef", **settings}, server.http, sleep=server.sleep)
+	return OpenAIProvider(
+		{"api_key": "sk-secret-abcdef", **settings}, server.http, sleep=server.sleep
+	)
 
 
 async def test_retry_on_429_honours_retry_after(server, req) -> None:
 	"""A 429 with Retry-After waits that long (no real sleep) and the retry succeeds."""
 	server.reply(
-		httpx.Response(429, headers={"retry-after": "2.5"}, json={"error": {"message": "slow down"}}),
+		httpx.Response(
+			429, headers={"retry-after": "2.5"}, json={"error": {"message": "slow down"}}
+		),
 		httpx.Response(503, headers={"retry-after-ms": "150"}),
 		OK,
 	)
@@ -55,7 +62,7 @@ async def test_connection_errors_are_retried(server, req) -> None:
 		raise httpx.ConnectError("refused", request=request)
 
 	server.reply(refuse)
-	with pytest.raises(ProviderError, match="could not reach https://api.openai.com/v1"):
+	with pytest.raises(ProviderError, match=r"could not reach https://api\.openai\.com/v1"):
 		await openai(server, max_retries=1).generate(req("gpt-4.1"))
 	assert len(server.requests) == 2
 
@@ -64,7 +71,9 @@ async def test_connection_errors_are_retried(server, req) -> None:
 async def test_client_errors_are_not_retried(server, req, status) -> None:
 	"""4xx errors fail at once with provider, model and fix, and never the key."""
 	server.reply(
-		httpx.Response(status, json={"error": {"message": "Incorrect API key provided: sk-secret-abcdef"}})
+		httpx.Response(
+			status, json={"error": {"message": "Incorrect API key provided: sk-secret-abcdef"}}
+		)
 	)
 	with pytest.raises(ProviderError) as info:
 		await openai(server).generate(req("gpt-5-mini"))
@@ -77,7 +86,15 @@ async def test_client_errors_are_not_retried(server, req, status) -> None:
 
 async def test_401_names_the_variable(server, req) -> None:
 	"""A rejected key says which variable to set."""
-	server.reply(httpx.Response(401, json={"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}))
+	server.reply(
+		httpx.Response(
+			401,
+			json={
+				"type": "error",
+				"error": {"type": "authentication_error", "message": "invalid x-api-key"},
+			},
+		)
+	)
 	p = AnthropicProvider({"api_key": "k"}, server.http, sleep=server.sleep)
 	with pytest.raises(ProviderError, match="OPENMOLT_ANTHROPIC_API_KEY"):
 		await p.generate(req("claude-sonnet-4-5"))
@@ -85,15 +102,37 @@ async def test_401_names_the_variable(server, req) -> None:
 
 async def test_400_carries_the_provider_message(server, req) -> None:
 	"""A 400 shows the provider's reason and points at model_config."""
-	server.reply(httpx.Response(400, json={"error": {"code": 400, "message": "Invalid JSON payload", "status": "INVALID_ARGUMENT"}}))
+	server.reply(
+		httpx.Response(
+			400,
+			json={
+				"error": {
+					"code": 400,
+					"message": "Invalid JSON payload",
+					"status": "INVALID_ARGUMENT",
+				}
+			},
+		)
+	)
 	p = GeminiProvider({"api_key": "AIzaSyTestKey0000000000"}, server.http, sleep=server.sleep)
-	with pytest.raises(ProviderError, match="Invalid JSON payload.*model_config"):
+	with pytest.raises(ProviderError, match=r"Invalid JSON payload.*model_config"):
 		await p.generate(req("gemini-2.5-flash"))
 
 
 async def test_gemini_invalid_key_400(server, req) -> None:
 	"""Gemini's 400 for a bad key is reported as a key problem, key redacted."""
-	server.reply(httpx.Response(400, json={"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}))
+	server.reply(
+		httpx.Response(
+			400,
+			json={
+				"error": {
+					"code": 400,
+					"message": "API key not valid. Please pass a valid API key.",
+					"status": "INVALID_ARGUMENT",
+				}
+			},
+		)
+	)
 	p = GeminiProvider({"api_key": "AIzaSyTestKey0000000000"}, server.http, sleep=server.sleep)
 	with pytest.raises(ProviderError, match="OPENMOLT_GOOGLE_API_KEY"):
 		await p.generate(req("gemini-2.5-flash"))
@@ -107,7 +146,9 @@ async def test_gemini_invalid_key_400(server, req) -> None:
 		(GeminiProvider, "OPENMOLT_GOOGLE_API_KEY", "gemini-2.5-flash"),
 	],
 )
-async def test_missing_key_is_one_line_before_any_request(server, req, monkeypatch, cls, var, model) -> None:
+async def test_missing_key_is_one_line_before_any_request(
+	server, req, monkeypatch, cls, var, model
+) -> None:
 	"""Without a key, generate raises one line naming the variable, and nothing is sent."""
 	monkeypatch.delenv(var, raising=False)
 	p = cls({}, server.http)  # creating the provider needs no key

@@ -30,7 +30,12 @@ def test_strict_schema_closes_objects_and_rewrites_const() -> None:
 		{"type": "object"},
 		{"type": "object", "properties": {"a": {"type": "string"}}},
 		{"type": "object", "properties": {"a": {}}, "required": ["a"]},
-		{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": True},
+		{
+			"type": "object",
+			"properties": {"a": {"type": "string"}},
+			"required": ["a"],
+			"additionalProperties": True,
+		},
 		{"oneOf": [{"type": "string"}]},
 		{"type": "array"},
 	],
@@ -44,7 +49,10 @@ def test_optional_properties_allowed_without_require_all() -> None:
 	"""Anthropic's dialect allows optional properties; unsupported constraints are dropped."""
 	schema = {
 		"type": "object",
-		"properties": {"n": {"type": "integer", "minimum": 1}, "l": {"type": "array", "items": {"type": "string"}, "minItems": 3}},
+		"properties": {
+			"n": {"type": "integer", "minimum": 1},
+			"l": {"type": "array", "items": {"type": "string"}, "minItems": 3},
+		},
 	}
 	out = strict_schema(schema, require_all=False, drop=frozenset({"minimum"}), max_min_items=1)
 	assert out is not None
@@ -64,7 +72,10 @@ def test_const_to_enum_is_deep() -> None:
 def test_unknown_model_has_no_cost() -> None:
 	"""An unknown model gives None, a dated id finds its base price."""
 	assert cost("openai", "my-finetune", input_tokens=10, output_tokens=10) is None
-	assert price_for("anthropic", "claude-sonnet-4-5-20250929") == PRICES["anthropic"]["claude-sonnet-4-5"]
+	assert (
+		price_for("anthropic", "claude-sonnet-4-5-20250929")
+		== PRICES["anthropic"]["claude-sonnet-4-5"]
+	)
 	assert price_for("openai", "gpt-5-mini-2025-08-07") == PRICES["openai"]["gpt-5-mini"]
 
 

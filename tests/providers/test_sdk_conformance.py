@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import typing
-
-import typing_extensions
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import typing_extensions
 from pydantic import ConfigDict, TypeAdapter
 
 from openmolt_core.llm import Attachment
@@ -16,7 +15,10 @@ from openmolt_providers.anthropic import AnthropicProvider
 from openmolt_providers.gemini import GeminiProvider
 from openmolt_providers.openai import OpenAIProvider
 
-FILES = [Attachment("image/png", "iVBORw0KGgo="), Attachment("application/pdf", "JVBERi0=", "a.pdf")]
+FILES = [
+	Attachment("image/png", "iVBORw0KGgo="),
+	Attachment("application/pdf", "JVBERi0=", "a.pdf"),
+]
 CONFIGS = [
 	{},
 	{"thinking": "high", "search": True, "max_output_tokens": 2000},
@@ -166,7 +168,10 @@ def test_gemini_bodies_match_the_sdk_types(req, schema, model, config) -> None:
 		types.Tool.model_validate(tool)
 	if "generationConfig" in body:
 		config_model = types.GenerationConfig.model_validate(body["generationConfig"])
-		assert config_model.model_dump(by_alias=True, exclude_none=True, mode="json").keys() == body["generationConfig"].keys()
+		assert (
+			config_model.model_dump(by_alias=True, exclude_none=True, mode="json").keys()
+			== body["generationConfig"].keys()
+		)
 
 
 def test_gemini_validator_catches_a_wrong_field() -> None:
@@ -177,7 +182,9 @@ def test_gemini_validator_catches_a_wrong_field() -> None:
 		types.GenerationConfig.model_validate({"maxTokens": 10})
 
 
-@pytest.mark.parametrize("name", ["openai_text", "openai_search", "openai_refusal", "openai_incomplete"])
+@pytest.mark.parametrize(
+	"name", ["openai_text", "openai_search", "openai_refusal", "openai_incomplete"]
+)
 async def test_recorded_openai_replies_parse_with_the_sdk(server, load, req, name) -> None:
 	"""Recorded replies are valid openai Response objects, and we read what the SDK reads."""
 	from openai.types.responses import Response
@@ -201,13 +208,17 @@ async def test_recorded_chat_reply_parses_with_the_sdk(server, load, req) -> Non
 	raw = load("openai_chat")
 	sdk = ChatCompletion.model_validate(raw)
 	server.reply(raw)
-	ours = await OpenAIProvider({"api_key": "k", "api_mode": "chat"}, server.http).generate(req("gpt-4.1"))
+	ours = await OpenAIProvider({"api_key": "k", "api_mode": "chat"}, server.http).generate(
+		req("gpt-4.1")
+	)
 	assert ours.text == sdk.choices[0].message.content
 	assert sdk.usage is not None and sdk.usage.prompt_tokens_details is not None
 	assert ours.usage.cached_tokens == sdk.usage.prompt_tokens_details.cached_tokens
 
 
-@pytest.mark.parametrize("name", ["anthropic_text", "anthropic_search", "anthropic_refusal", "anthropic_max_tokens"])
+@pytest.mark.parametrize(
+	"name", ["anthropic_text", "anthropic_search", "anthropic_refusal", "anthropic_max_tokens"]
+)
 async def test_recorded_anthropic_replies_parse_with_the_sdk(server, load, req, name) -> None:
 	"""Recorded replies are valid anthropic Message objects, and we read what the SDK reads."""
 	from anthropic.types import Message
@@ -218,12 +229,16 @@ async def test_recorded_anthropic_replies_parse_with_the_sdk(server, load, req, 
 	ours = await AnthropicProvider({"api_key": "k"}, server.http).generate(req("claude-sonnet-4-5"))
 	assert ours.text == "".join(b.text for b in sdk.content if b.type == "text")
 	u = sdk.usage
-	assert ours.usage.input_tokens == u.input_tokens + (u.cache_creation_input_tokens or 0) + (u.cache_read_input_tokens or 0)
+	assert ours.usage.input_tokens == u.input_tokens + (u.cache_creation_input_tokens or 0) + (
+		u.cache_read_input_tokens or 0
+	)
 	assert ours.usage.cached_tokens == u.cache_read_input_tokens
 	assert sdk.stop_reason is not None
 
 
-@pytest.mark.parametrize("name", ["gemini_text", "gemini_search", "gemini_safety", "gemini_blocked", "gemini_max_tokens"])
+@pytest.mark.parametrize(
+	"name", ["gemini_text", "gemini_search", "gemini_safety", "gemini_blocked", "gemini_max_tokens"]
+)
 async def test_recorded_gemini_replies_parse_with_the_sdk(server, load, req, name) -> None:
 	"""Recorded replies are valid google-genai GenerateContentResponse objects (unknown fields refused)."""
 	from google.genai import types

@@ -29,20 +29,40 @@ def wire(host: str, text: str) -> dict[str, Any]:
 	if host == "api.openai.com":
 		return {
 			"status": "completed",
-			"output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": []}]}],
-			"usage": {"input_tokens": 100, "output_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 4}},
+			"output": [
+				{
+					"type": "message",
+					"role": "assistant",
+					"content": [{"type": "output_text", "text": text, "annotations": []}],
+				}
+			],
+			"usage": {
+				"input_tokens": 100,
+				"output_tokens": 10,
+				"input_tokens_details": {"cached_tokens": 0},
+				"output_tokens_details": {"reasoning_tokens": 4},
+			},
 		}
 	if host == "api.anthropic.com":
 		return {
 			"type": "message",
 			"role": "assistant",
 			"stop_reason": "end_turn",
-			"content": [{"type": "thinking", "thinking": "...", "signature": "s"}, {"type": "text", "text": text}],
+			"content": [
+				{"type": "thinking", "thinking": "...", "signature": "s"},
+				{"type": "text", "text": text},
+			],
 			"usage": {"input_tokens": 100, "output_tokens": 10},
 		}
 	return {
-		"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}],
-		"usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 6, "thoughtsTokenCount": 4},
+		"candidates": [
+			{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
+		],
+		"usageMetadata": {
+			"promptTokenCount": 100,
+			"candidatesTokenCount": 6,
+			"thoughtsTokenCount": 4,
+		},
 	}
 
 
@@ -77,7 +97,11 @@ async def test_same_agent_same_result_on_every_provider(model, host) -> None:
 		model=model,
 		instructions="Find the capital.",
 		model_config=CONFIG,
-		output_schema={"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]},
+		output_schema={
+			"type": "object",
+			"properties": {"answer": {"type": "string"}},
+			"required": ["answer"],
+		},
 	)
 	result = await agent.run("Capital of Norway?")
 	assert result.status == "success"

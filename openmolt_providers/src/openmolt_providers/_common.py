@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 	from tenacity import RetryCallState
 
 __all__ = [
+	"RETRY_STATUSES",
 	"HTTPProvider",
 	"ModelConfigWarning",
-	"RETRY_STATUSES",
 	"provider_message",
 ]
 
@@ -261,7 +261,7 @@ class HTTPProvider:
 		after = getattr(exc, "retry_after", None)
 		if after is not None:
 			return float(min(after, _MAX_WAIT))
-		return min(0.5 * 2 ** (state.attempt_number - 1), 8.0) + random.uniform(0, 0.25)
+		return float(min(0.5 * 2 ** (state.attempt_number - 1), 8.0)) + random.uniform(0, 0.25)
 
 	# errors -------------------------------------------------------------------------------
 
@@ -299,7 +299,9 @@ class HTTPProvider:
 		if status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
 		elif status == 403:
-			message = f"access denied (403): the key may lack access to this model or feature{suffix}"
+			message = (
+				f"access denied (403): the key may lack access to this model or feature{suffix}"
+			)
 		elif status == 404:
 			message = (
 				f"not found (404): check the model name {model!r} and the base_url setting{suffix}"

@@ -89,20 +89,27 @@ def strict_schema(
 			return None
 		converted = {}
 		for name, sub in props.items():
-			strict = strict_schema(sub, require_all=require_all, drop=drop, max_min_items=max_min_items)
+			strict = strict_schema(
+				sub, require_all=require_all, drop=drop, max_min_items=max_min_items
+			)
 			if strict is None:
 				return None
 			converted[name] = strict
 		out["properties"] = converted
 		out["additionalProperties"] = False
 	if "array" in kinds or "items" in schema:
-		items = strict_schema(schema.get("items"), require_all=require_all, drop=drop, max_min_items=max_min_items)
+		items = strict_schema(
+			schema.get("items"), require_all=require_all, drop=drop, max_min_items=max_min_items
+		)
 		if items is None:
 			return None
 		out["items"] = items
 	for combo in ("anyOf",):
 		if combo in schema:
-			parts = [strict_schema(s, require_all=require_all, drop=drop, max_min_items=max_min_items) for s in schema[combo]]
+			parts = [
+				strict_schema(s, require_all=require_all, drop=drop, max_min_items=max_min_items)
+				for s in schema[combo]
+			]
 			if any(p is None for p in parts):
 				return None
 			out[combo] = parts
@@ -110,7 +117,9 @@ def strict_schema(
 		if defs in schema:
 			converted_defs = {}
 			for name, sub in schema[defs].items():
-				strict = strict_schema(sub, require_all=require_all, drop=drop, max_min_items=max_min_items)
+				strict = strict_schema(
+					sub, require_all=require_all, drop=drop, max_min_items=max_min_items
+				)
 				if strict is None:
 					return None
 				converted_defs[name] = strict

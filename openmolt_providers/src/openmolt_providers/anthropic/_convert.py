@@ -64,9 +64,7 @@ def _format(schema: dict[str, Any]) -> dict[str, Any] | None:
 	return {"type": "json_schema", "schema": strict}
 
 
-def _thinking(
-	provider: AnthropicProvider, request: ModelRequest, body: dict[str, Any]
-) -> bool:
+def _thinking(provider: AnthropicProvider, request: ModelRequest, body: dict[str, Any]) -> bool:
 	"""Set thinking (and effort) in the body; return whether thinking is on."""
 	thinking = request.config.thinking
 	if thinking is None or thinking is False:
@@ -115,7 +113,9 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 	thinking = _thinking(provider, request, body)
 	temperature, top_p = config.temperature, config.top_p
 	if sampling_removed(model) and (temperature is not None or top_p is not None):
-		provider.warn(model, "temperature", "Claude 4.7 and later reject temperature and top_p; dropped")
+		provider.warn(
+			model, "temperature", "Claude 4.7 and later reject temperature and top_p; dropped"
+		)
 		temperature = top_p = None
 	if thinking and temperature is not None:
 		provider.warn(model, "temperature", "temperature cannot be set with thinking on; dropped")
@@ -124,7 +124,9 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 		provider.warn(model, "top_p", "with thinking on, top_p must be 0.95 to 1; dropped")
 		top_p = None
 	if temperature is not None and top_p is not None and one_sampler(model):
-		provider.warn(model, "top_p", "this model takes temperature or top_p, not both; top_p dropped")
+		provider.warn(
+			model, "top_p", "this model takes temperature or top_p, not both; top_p dropped"
+		)
 		top_p = None
 	if temperature is not None:
 		body["temperature"] = temperature
@@ -156,7 +158,9 @@ _STOP = {
 def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Messages API reply into a `ModelResponse` (text blocks joined, thinking skipped)."""
 	text = "".join(
-		block.get("text") or "" for block in data.get("content") or () if block.get("type") == "text"
+		block.get("text") or ""
+		for block in data.get("content") or ()
+		if block.get("type") == "text"
 	)
 	reason = data.get("stop_reason")
 	finish = _STOP.get(reason, reason) if reason else None

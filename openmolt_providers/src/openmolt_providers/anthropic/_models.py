@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["adaptive", "default_max_tokens", "one_sampler", "sampling_removed", "structured", "version"]
+__all__ = [
+	"adaptive",
+	"default_max_tokens",
+	"one_sampler",
+	"sampling_removed",
+	"structured",
+	"version",
+]
 
 _NUMBERS = re.compile(r"(?<![0-9])([0-9]{1,2})(?![0-9])")
 

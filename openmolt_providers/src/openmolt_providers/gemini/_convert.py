@@ -45,7 +45,9 @@ def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, 
 	if family == "3":
 		if thinking is False:
 			if pro:
-				provider.warn(model, "thinking", "Gemini 3 Pro cannot stop thinking; using level LOW")
+				provider.warn(
+					model, "thinking", "Gemini 3 Pro cannot stop thinking; using level LOW"
+				)
 				return {"thinkingLevel": "LOW"}
 			return {"thinkingLevel": "MINIMAL"}
 		level = "HIGH" if thinking is True else _LEVELS[thinking]

@@ -83,7 +83,9 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 		effort = str(thinking)
 	if config.search and effort == "minimal":
 		effort = "low"
-		provider.warn(model, "search", "web search needs reasoning effort 'low' or more; using 'low'")
+		provider.warn(
+			model, "search", "web search needs reasoning effort 'low' or more; using 'low'"
+		)
 	effective = effort if effort is not None else ("none" if none_ok else "medium")
 	temperature, top_p = config.temperature, config.top_p
 	if effective != "none":
