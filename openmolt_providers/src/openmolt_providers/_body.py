@@ -1,0 +1,27 @@
+"""Small helpers to build request bodies from the standard model_config without copying much."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["data_url", "merge_options"]
+
+
+def merge_options(body: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+	"""Merge ``provider_options`` into a body: top-level keys win, nested dicts merge one level.
+
+	So ``{"reasoning": {"summary": "auto"}}`` keeps the effort that ``thinking`` set, and
+	``{"temperature": 0.1}`` replaces the mapped value.
+	"""
+	for key, value in options.items():
+		current = body.get(key)
+		if isinstance(value, dict) and isinstance(current, dict):
+			body[key] = {**current, **value}
+		else:
+			body[key] = value
+	return body
+
+
+def data_url(media_type: str, data: str) -> str:
+	"""A ``data:`` URL for base64 content."""
+	return f"data:{media_type};base64,{data}"

@@ -1,0 +1,326 @@
+"""What the three providers share: settings, the HTTP call with retries, errors and warnings.
+
+Each provider builds its request body as plain dicts, serializes it once with `json.dumps`, and
+hands the bytes to `HTTPProvider.post`. That method sends them with the shared
+``httpx.AsyncClient``, retries what may succeed later (408, 409, 429, 5xx, connection errors)
+with tenacity, honouring ``Retry-After``, and turns every other failure into a
+`openmolt_core.errors.ProviderError` that names the provider, the model and the fix, never the key.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import random
+import re
+import time
+import warnings
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ConfigurationError, ProviderError
+
+if TYPE_CHECKING:
+	import httpx
+	from tenacity import RetryCallState
+
+__all__ = [
+	"RETRY_STATUSES",
+	"HTTPProvider",
+	"ModelConfigWarning",
+	"provider_message",
+]
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+"""Statuses worth another try: timeouts, conflicts, rate limits and server trouble."""
+
+_MAX_WAIT = 60.0
+_KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
+
+
+class ModelConfigWarning(UserWarning):
+	"""A ``model_config`` key the chosen model cannot honour was dropped or adjusted."""
+
+
+class _RetryableError(ProviderError):
+	"""A failure worth retrying; carries the server's ``Retry-After`` when it sent one."""
+
+	def __init__(self, message: str, *, retry_after: float | None, **kwargs: Any) -> None:
+		super().__init__(message, retryable=True, **kwargs)
+		self.detail = message
+		self.retry_after = retry_after
+
+
+def provider_message(body: Any) -> str:
+	"""The human message inside a provider's JSON error body (all three use ``error.message``).
+
+	Args:
+		body: The decoded error body, or its text.
+
+	Returns:
+		The message, or an empty string.
+	"""
+	if isinstance(body, dict):
+		error = body.get("error")
+		if isinstance(error, dict):
+			return str(error.get("message") or error.get("status") or error.get("type") or "")
+		if isinstance(error, str):
+			return error
+		return str(body.get("message") or "")
+	if isinstance(body, list) and body:
+		return provider_message(body[0])
+	return str(body or "")
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+	value = headers.get("retry-after-ms")
+	if value:
+		try:
+			return max(float(value) / 1000.0, 0.0)
+		except ValueError:
+			pass
+	value = headers.get("retry-after")
+	if not value:
+		return None
+	try:
+		return max(float(value), 0.0)
+	except ValueError:
+		pass
+	try:
+		when = email.utils.parsedate_to_datetime(value)
+	except (TypeError, ValueError):
+		return None
+	return max(when.timestamp() - time.time(), 0.0)
+
+
+class HTTPProvider:
+	"""Base of the built-in providers: settings, the key, the HTTP call and the warnings.
+
+	Args:
+		settings: The user's ``llm_providers[name]`` dict: ``api_key`` (or ``apiKey``),
+			``base_url``, ``timeout`` (seconds), ``max_retries``, ``headers`` (extra headers).
+		http: Returns the shared ``httpx.AsyncClient``.
+		sleep: Waits between retries (tests pass a fake one); defaults to ``anyio.sleep``.
+	"""
+
+	name = ""
+	env_var = ""
+	default_base_url = ""
+	key_required = True
+
+	def __init__(
+		self,
+		settings: Mapping[str, Any],
+		http: Callable[[], httpx.AsyncClient],
+		*,
+		sleep: Callable[[float], Awaitable[None]] | None = None,
+	) -> None:
+		self.settings = dict(settings)
+		self._http = http
+		self._sleep = sleep
+		self.base_url = str(
+			settings.get("base_url") or settings.get("baseUrl") or self.default_base_url
+		).rstrip("/")
+		timeout = settings.get("timeout")
+		self.timeout: float | None = float(timeout) if timeout is not None else None
+		retries = settings.get("max_retries", settings.get("maxRetries", 3))
+		if not isinstance(retries, int) or retries < 0:
+			raise ConfigurationError(
+				f"llm_providers[{self.name!r}]['max_retries'] must be a whole number >= 0, got {retries!r}"
+			)
+		self.max_retries = retries
+		self.extra_headers = {str(k): str(v) for k, v in (settings.get("headers") or {}).items()}
+		self._key: str | None = settings.get("api_key") or settings.get("apiKey") or None
+		self._headers: dict[str, str] | None = None
+		self._warned: set[tuple[str, str]] = set()
+
+	# the key and headers ------------------------------------------------------------------
+
+	def api_key(self) -> str | None:
+		"""The API key from the settings or the environment, read on first use.
+
+		Raises:
+			ConfigurationError: No key is set and this provider needs one.
+		"""
+		if self._key is None:
+			self._key = os.environ.get(self.env_var) or None
+			if self._key is None and self.key_required:
+				raise ConfigurationError(
+					f"{self.name}: no API key; set the environment variable {self.env_var} "
+					f"(or pass llm_providers={{'{self.name}': {{'api_key': ...}}}})"
+				)
+		return self._key
+
+	def auth_headers(self, key: str | None) -> dict[str, str]:
+		"""The headers that carry the key; each provider names its own."""
+		raise NotImplementedError
+
+	def headers(self) -> dict[str, str]:
+		"""The request headers, built once: content type, auth, then the user's extra headers."""
+		if self._headers is None:
+			headers = {"content-type": "application/json", "accept": "application/json"}
+			headers.update(self.auth_headers(self.api_key()))
+			headers.update(self.extra_headers)
+			self._headers = headers
+		return self._headers
+
+	# warnings -----------------------------------------------------------------------------
+
+	def warn(self, model: str, key: str, message: str) -> None:
+		"""Warn once per model and key that a setting was dropped or adjusted."""
+		if (model, key) in self._warned:
+			return
+		self._warned.add((model, key))
+		warnings.warn(f"{self.name}:{model}: {message}", ModelConfigWarning, stacklevel=4)
+
+	# HTTP ---------------------------------------------------------------------------------
+
+	async def post(self, url: str, body: bytes, *, model: str) -> dict[str, Any]:
+		"""POST a JSON body and return the decoded JSON reply, retrying what may succeed later.
+
+		Args:
+			url: The full URL.
+			body: The serialized JSON body.
+			model: The model name, for error messages.
+
+		Returns:
+			The reply as a dict.
+
+		Raises:
+			ProviderError: The provider refused the request, or it still failed after the retries.
+		"""
+		from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+		headers = self.headers()
+		sleep = self._sleep
+		if sleep is None:
+			import anyio
+
+			sleep = anyio.sleep
+		retrying = AsyncRetrying(
+			stop=stop_after_attempt(self.max_retries + 1),
+			wait=self._wait,
+			retry=retry_if_exception(_should_retry),
+			sleep=sleep,
+			reraise=True,
+		)
+		try:
+			async for attempt in retrying:
+				with attempt:
+					return await self._send(url, body, headers, model)
+		except _RetryableError as exc:
+			raise ProviderError(
+				f"{exc.detail} (gave up after {self.max_retries + 1} attempts)",
+				provider=self.name,
+				model=model,
+				status_code=exc.status_code,
+				retryable=True,
+			) from exc
+		except _transport_error() as exc:
+			raise ProviderError(
+				f"could not reach {self.base_url} ({type(exc).__name__}) after "
+				f"{self.max_retries + 1} attempts; check the network and the base_url setting",
+				provider=self.name,
+				model=model,
+				retryable=True,
+			) from exc
+		raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
+
+	async def _send(
+		self, url: str, body: bytes, headers: dict[str, str], model: str
+	) -> dict[str, Any]:
+		client = self._http()
+		if self.timeout is None:
+			response = await client.post(url, content=body, headers=headers)
+		else:
+			response = await client.post(url, content=body, headers=headers, timeout=self.timeout)
+		status = response.status_code
+		if status < 300:
+			try:
+				data = json.loads(response.content)
+			except ValueError as exc:
+				raise ProviderError(
+					f"the reply is not JSON ({status}); check the base_url setting",
+					provider=self.name,
+					model=model,
+					status_code=status,
+				) from exc
+			if not isinstance(data, dict):
+				raise ProviderError(
+					"the reply is not a JSON object; check the base_url setting",
+					provider=self.name,
+					model=model,
+					status_code=status,
+				)
+			return data
+		raise self._error(response, model)
+
+	def _wait(self, state: RetryCallState) -> float:
+		exc = state.outcome.exception() if state.outcome else None
+		after = getattr(exc, "retry_after", None)
+		if after is not None:
+			return float(min(after, _MAX_WAIT))
+		return float(min(0.5 * 2 ** (state.attempt_number - 1), 8.0)) + random.uniform(0, 0.25)
+
+	# errors -------------------------------------------------------------------------------
+
+	def _redact(self, text: str) -> str:
+		if self._key:
+			text = text.replace(self._key, "***")
+		return _KEY_PATTERNS.sub("***", text)[:500]
+
+	def _error(self, response: httpx.Response, model: str) -> ProviderError:
+		status = response.status_code
+		try:
+			body: Any = json.loads(response.content)
+		except ValueError:
+			body = response.text
+		detail = self._redact(provider_message(body).strip())
+		suffix = f": {detail}" if detail else ""
+		keyfix = (
+			f"set a valid key in {self.env_var} or llm_providers['{self.name}']['api_key']"
+			if self.key_required or self._key
+			else "this server wants an API key: set llm_providers[...]['api_key']"
+		)
+		if status in RETRY_STATUSES or status >= 500:
+			what = {
+				408: "the request timed out",
+				409: "the request conflicted with another",
+				429: "rate limited or out of quota; wait, lower concurrency or check billing",
+			}.get(status, "the provider had a server error; try again later")
+			return _RetryableError(
+				f"{what} ({status}){suffix}",
+				retry_after=_retry_after(response.headers),
+				provider=self.name,
+				model=model,
+				status_code=status,
+			)
+		if status == 401 or (status in (400, 403) and "api key" in detail.lower()):
+			message = f"the API key was rejected ({status}); {keyfix}"
+		elif status == 403:
+			message = (
+				f"access denied (403): the key may lack access to this model or feature{suffix}"
+			)
+		elif status == 404:
+			message = (
+				f"not found (404): check the model name {model!r} and the base_url setting{suffix}"
+			)
+		elif status == 413:
+			message = f"the request is too large (413): send smaller attachments or history{suffix}"
+		else:
+			message = (
+				f"the request was rejected ({status}){suffix}; check model_config and "
+				"provider_options for settings this model does not support"
+			)
+		return ProviderError(message, provider=self.name, model=model, status_code=status)
+
+
+def _should_retry(exc: BaseException) -> bool:
+	return isinstance(exc, _RetryableError | _transport_error())
+
+
+def _transport_error() -> type[Exception]:
+	import httpx
+
+	return httpx.TransportError

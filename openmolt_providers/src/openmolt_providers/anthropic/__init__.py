@@ -1,0 +1,88 @@
+"""Anthropic Claude models: ``anthropic:<model>``, over the Messages API.
+
+API targeted: ``POST /v1/messages`` with ``anthropic-version: 2023-06-01``
+(https://platform.claude.com/docs/en/api/messages), checked against the ``anthropic`` Python SDK
+2.14 types. Structured outputs use ``output_config.format``; thinking uses adaptive thinking with
+``output_config.effort`` on Claude 4.6 and later, a ``budget_tokens`` budget before; search is the
+``web_search_20250305`` server tool.
+
+Settings: ``api_key`` (default: ``OPENMOLT_ANTHROPIC_API_KEY``), ``base_url``, ``timeout``,
+``max_retries``, ``headers`` (e.g. ``anthropic-beta``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core import hookimpl
+from openmolt_providers._common import HTTPProvider
+from openmolt_providers._schema import SchemaCache
+from openmolt_providers.anthropic import _convert
+
+if TYPE_CHECKING:
+	from collections.abc import Awaitable, Callable, Mapping
+
+	import httpx
+
+	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.plugins import ProviderRegistrar
+
+__all__ = ["API_VERSION", "AnthropicProvider", "register_providers"]
+
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header value."""
+
+
+class AnthropicProvider(HTTPProvider):
+	"""Claude over the Anthropic Messages API.
+
+	Args:
+		settings: The user's ``llm_providers["anthropic"]`` dict (see the module docstring).
+		http: Returns the shared ``httpx.AsyncClient``.
+		sleep: Waits between retries; tests pass a fake one.
+	"""
+
+	name = "anthropic"
+	env_var = "OPENMOLT_ANTHROPIC_API_KEY"
+	default_base_url = "https://api.anthropic.com/v1"
+
+	def __init__(
+		self,
+		settings: Mapping[str, Any],
+		http: Callable[[], httpx.AsyncClient],
+		*,
+		sleep: Callable[[float], Awaitable[None]] | None = None,
+	) -> None:
+		super().__init__(settings, http, sleep=sleep)
+		self.schemas = SchemaCache()
+		self._url = self.base_url + "/messages"
+
+	def auth_headers(self, key: str | None) -> dict[str, str]:
+		"""``x-api-key`` and ``anthropic-version``."""
+		headers = {"anthropic-version": API_VERSION}
+		if key:
+			headers["x-api-key"] = key
+		return headers
+
+	def build(self, request: ModelRequest) -> dict[str, Any]:
+		"""The request body for one call (exposed for tests and debugging)."""
+		return _convert.build(self, request)
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		"""Send one request and return the reply text, usage and raw response.
+
+		Raises:
+			ConfigurationError: No API key is set.
+			ProviderError: The API refused the request or failed after retries.
+		"""
+		self.headers()
+		body = json.dumps(self.build(request), ensure_ascii=False).encode()
+		data = await self.post(self._url, body, model=request.model)
+		return _convert.parse(self, request.model, data)
+
+
+@hookimpl
+def register_providers(register: ProviderRegistrar) -> None:
+	"""Register ``anthropic``."""
+	register(AnthropicProvider, name="anthropic")

@@ -1,0 +1,187 @@
+"""Request body and reply parsing for the Anthropic Messages API (``POST /v1/messages``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._body import merge_options
+from openmolt_providers._prices import cost
+from openmolt_providers._schema import strict_schema
+from openmolt_providers.anthropic._models import (
+	adaptive,
+	default_max_tokens,
+	one_sampler,
+	sampling_removed,
+	structured,
+)
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_providers.anthropic import AnthropicProvider
+
+__all__ = ["BUDGETS", "build", "parse"]
+
+BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
+"""Thinking budgets (tokens) for models that take ``budget_tokens`` (before Claude 4.6)."""
+
+_CACHE = {"type": "ephemeral"}
+_UNSUPPORTED = frozenset(
+	{
+		"minimum",
+		"maximum",
+		"exclusiveMinimum",
+		"exclusiveMaximum",
+		"multipleOf",
+		"minLength",
+		"maxLength",
+		"maxItems",
+		"minProperties",
+		"maxProperties",
+	}
+)
+
+
+def _blocks(message: Message, cache: bool) -> str | list[dict[str, Any]]:
+	if not message.attachments and not cache:
+		return message.content
+	blocks: list[dict[str, Any]] = []
+	for a in message.attachments:
+		source = {"type": "base64", "media_type": a.media_type, "data": a.data}
+		kind = "image" if a.media_type.startswith("image/") else "document"
+		blocks.append({"type": kind, "source": source})
+	text: dict[str, Any] = {"type": "text", "text": message.content}
+	if cache:
+		text["cache_control"] = _CACHE
+	blocks.append(text)
+	return blocks
+
+
+def _format(schema: dict[str, Any]) -> dict[str, Any] | None:
+	strict = strict_schema(schema, require_all=False, drop=_UNSUPPORTED, max_min_items=1)
+	if strict is None or strict.get("type") != "object":
+		return None
+	return {"type": "json_schema", "schema": strict}
+
+
+def _thinking(provider: AnthropicProvider, request: ModelRequest, body: dict[str, Any]) -> bool:
+	"""Set thinking (and effort) in the body; return whether thinking is on."""
+	thinking = request.config.thinking
+	if thinking is None or thinking is False:
+		return False
+	model = request.model
+	if adaptive(model):
+		body["thinking"] = {"type": "adaptive"}
+		if thinking is not True:
+			body.setdefault("output_config", {})["effort"] = thinking
+		return True
+	budget = BUDGETS["medium" if thinking is True else str(thinking)]
+	max_tokens = body["max_tokens"]
+	if request.config.max_output_tokens is None:
+		body["max_tokens"] = max(max_tokens, budget + 8192)
+	elif max_tokens <= 1024:
+		provider.warn(model, "thinking", "needs max_output_tokens above 1024; thinking off")
+		return False
+	elif budget >= max_tokens:
+		budget = max(1024, max_tokens // 2)
+		provider.warn(
+			model, "thinking", f"budget lowered to {budget} tokens to fit max_output_tokens"
+		)
+	body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+	return True
+
+
+def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
+	"""The Messages API body for one call.
+
+	Cache breakpoints go on the system prompt, the first user message (the run's stable start)
+	and the last message, so each step reads the previous steps from the cache.
+	"""
+	config = request.config
+	model = request.model
+	messages = request.messages
+	last = len(messages) - 1
+	body: dict[str, Any] = {
+		"model": model,
+		"max_tokens": config.max_output_tokens or default_max_tokens(model),
+		"system": [{"type": "text", "text": request.system, "cache_control": _CACHE}],
+		"messages": [
+			{"role": m.role, "content": _blocks(m, i == 0 or i == last)}
+			for i, m in enumerate(messages)
+		],
+	}
+	thinking = _thinking(provider, request, body)
+	temperature, top_p = config.temperature, config.top_p
+	if sampling_removed(model) and (temperature is not None or top_p is not None):
+		provider.warn(
+			model, "temperature", "Claude 4.7 and later reject temperature and top_p; dropped"
+		)
+		temperature = top_p = None
+	if thinking and temperature is not None:
+		provider.warn(model, "temperature", "temperature cannot be set with thinking on; dropped")
+		temperature = None
+	if thinking and top_p is not None and top_p < 0.95:
+		provider.warn(model, "top_p", "with thinking on, top_p must be 0.95 to 1; dropped")
+		top_p = None
+	if temperature is not None and top_p is not None and one_sampler(model):
+		provider.warn(
+			model, "top_p", "this model takes temperature or top_p, not both; top_p dropped"
+		)
+		top_p = None
+	if temperature is not None:
+		body["temperature"] = temperature
+	if top_p is not None:
+		body["top_p"] = top_p
+	if config.stop:
+		body["stop_sequences"] = list(config.stop)
+	if config.search:
+		body["tools"] = [{"type": "web_search_20250305", "name": "web_search"}]
+	schema = request.response_schema
+	if schema is not None and not config.search and structured(model):
+		fmt = provider.schemas.get(schema, "anthropic", _format)
+		if fmt is not None:
+			body.setdefault("output_config", {})["format"] = fmt
+	if config.provider_options:
+		merge_options(body, config.provider_options)
+	return body
+
+
+_STOP = {
+	"end_turn": "stop",
+	"stop_sequence": "stop",
+	"max_tokens": "max_tokens",
+	"model_context_window_exceeded": "max_tokens",
+	"refusal": "refusal",
+}
+
+
+def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> ModelResponse:
+	"""Turn a Messages API reply into a `ModelResponse` (text blocks joined, thinking skipped)."""
+	text = "".join(
+		block.get("text") or ""
+		for block in data.get("content") or ()
+		if block.get("type") == "text"
+	)
+	reason = data.get("stop_reason")
+	finish = _STOP.get(reason, reason) if reason else None
+	raw = data.get("usage") or {}
+	fresh = int(raw.get("input_tokens") or 0)
+	written = int(raw.get("cache_creation_input_tokens") or 0)
+	read = int(raw.get("cache_read_input_tokens") or 0)
+	out = int(raw.get("output_tokens") or 0)
+	inp = fresh + written + read
+	usage = Usage(
+		input_tokens=inp,
+		output_tokens=out,
+		cached_tokens=read,
+		cost_usd=cost(
+			"anthropic",
+			model,
+			input_tokens=inp,
+			output_tokens=out,
+			cached_tokens=read,
+			cache_write_tokens=written,
+		),
+		calls=1,
+	)
+	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)

@@ -1,0 +1,64 @@
+"""What Claude models accept, by version (from Anthropic's model, thinking and migration guides).
+
+- Claude 4.6 and later think adaptively (``thinking: {"type": "adaptive"}`` with
+  ``output_config.effort``); 4.7 and later reject the older ``budget_tokens`` form, which is the
+  only form before 4.6.
+- ``temperature`` and ``top_p`` are deprecated API parameters (the ``anthropic`` SDK 1.0 dropped
+  them from its types; the API still takes them before 4.7). Claude 4.7 and later reject them;
+  Claude 4.1 and later take only one of the two; with thinking on, ``temperature`` is not allowed and ``top_p`` must be 0.95 to 1.
+- Structured outputs (``output_config.format``) exist from Claude Opus 4.1 and the 4.5 models on,
+  and do not combine with citations, which web search results always carry.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+	"adaptive",
+	"default_max_tokens",
+	"one_sampler",
+	"sampling_removed",
+	"structured",
+	"version",
+]
+
+_NUMBERS = re.compile(r"(?<![0-9])([0-9]{1,2})(?![0-9])")
+
+
+def version(model: str) -> tuple[int, int]:
+	"""The (major, minor) version in a Claude model id, ignoring a date; (0, 0) when unknown.
+
+	``claude-sonnet-4-5-20250929`` is (4, 5), ``claude-3-7-sonnet-latest`` is (3, 7),
+	``claude-sonnet-4-20250514`` is (4, 0).
+	"""
+	parts = [p for p in model.rsplit("/", 1)[-1].split("-") if p.isdigit() and len(p) <= 2]
+	if not parts:
+		return (0, 0)
+	return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+
+
+def adaptive(model: str) -> bool:
+	"""Whether the model thinks adaptively (Claude 4.6 and later)."""
+	return version(model) >= (4, 6)
+
+
+def sampling_removed(model: str) -> bool:
+	"""Whether the model rejects temperature and top_p (Claude 4.7 and later)."""
+	return version(model) >= (4, 7)
+
+
+def one_sampler(model: str) -> bool:
+	"""Whether the model takes only one of temperature and top_p (Claude 4.1 and later)."""
+	return version(model) >= (4, 1)
+
+
+def structured(model: str) -> bool:
+	"""Whether the model supports structured outputs (Opus 4.1, the 4.5 models and later)."""
+	v = version(model)
+	return v >= (4, 5) or (v == (4, 1) and "opus" in model)
+
+
+def default_max_tokens(model: str) -> int:
+	"""A sensible ``max_tokens`` when the agent sets none (it is required by the API)."""
+	return 8192 if version(model) < (4, 0) else 16384

@@ -1,0 +1,92 @@
+"""Google Gemini models: ``google:<model>``, over the Gemini API.
+
+API targeted: ``POST /v1beta/models/{model}:generateContent``
+(https://ai.google.dev/api/generate-content), checked against the ``google-genai`` 3.6 types. The
+key travels in the ``x-goog-api-key`` header, never in the URL. Structured output uses
+``responseMimeType`` with ``responseJsonSchema``; thinking uses ``thinkingLevel`` on Gemini 3 and
+``thinkingBudget`` on Gemini 2.5; search is the ``googleSearch`` grounding tool.
+
+Settings: ``api_key`` (default: ``OPENMOLT_GOOGLE_API_KEY``), ``base_url``, ``timeout``,
+``max_retries``, ``headers``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from openmolt_core import hookimpl
+from openmolt_providers._common import HTTPProvider
+from openmolt_providers._schema import SchemaCache
+from openmolt_providers.gemini import _convert
+
+if TYPE_CHECKING:
+	from collections.abc import Awaitable, Callable, Mapping
+
+	import httpx
+
+	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.plugins import ProviderRegistrar
+
+__all__ = ["GeminiProvider", "register_providers"]
+
+
+class GeminiProvider(HTTPProvider):
+	"""Gemini over the Gemini API (``generativelanguage.googleapis.com``).
+
+	Args:
+		settings: The user's ``llm_providers["google"]`` dict (see the module docstring).
+		http: Returns the shared ``httpx.AsyncClient``.
+		sleep: Waits between retries; tests pass a fake one.
+	"""
+
+	name = "google"
+	env_var = "OPENMOLT_GOOGLE_API_KEY"
+	default_base_url = "https://generativelanguage.googleapis.com/v1beta"
+
+	def __init__(
+		self,
+		settings: Mapping[str, Any],
+		http: Callable[[], httpx.AsyncClient],
+		*,
+		sleep: Callable[[float], Awaitable[None]] | None = None,
+	) -> None:
+		super().__init__(settings, http, sleep=sleep)
+		self.schemas = SchemaCache()
+		self._urls: dict[str, str] = {}
+
+	def auth_headers(self, key: str | None) -> dict[str, str]:
+		"""``x-goog-api-key``."""
+		return {"x-goog-api-key": key} if key else {}
+
+	def url(self, model: str) -> str:
+		"""The ``generateContent`` URL of a model (no key in it)."""
+		url = self._urls.get(model)
+		if url is None:
+			name = model.removeprefix("models/")
+			url = f"{self.base_url}/models/{quote(name, safe='.-_')}:generateContent"
+			self._urls[model] = url
+		return url
+
+	def build(self, request: ModelRequest) -> dict[str, Any]:
+		"""The request body for one call (exposed for tests and debugging)."""
+		return _convert.build(self, request)
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		"""Send one request and return the reply text, usage and raw response.
+
+		Raises:
+			ConfigurationError: No API key is set.
+			ProviderError: The API refused the request or failed after retries.
+		"""
+		self.headers()
+		body = json.dumps(self.build(request), ensure_ascii=False).encode()
+		data = await self.post(self.url(request.model), body, model=request.model)
+		return _convert.parse(self, request.model, data)
+
+
+@hookimpl
+def register_providers(register: ProviderRegistrar) -> None:
+	"""Register ``google``."""
+	register(GeminiProvider, name="google")

@@ -1,0 +1,152 @@
+"""Request body and reply parsing for the Gemini API ``generateContent`` (``v1beta``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._body import merge_options
+from openmolt_providers._prices import cost
+from openmolt_providers._schema import const_to_enum
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_providers.gemini import GeminiProvider
+
+__all__ = ["BUDGETS", "build", "parse"]
+
+BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
+"""Thinking budgets (tokens) for Gemini 2.5 models, which take ``thinkingBudget``."""
+
+_LEVELS = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH"}
+
+
+def _family(model: str) -> str:
+	m = model.rsplit("/", 1)[-1].lower()
+	if m.startswith("gemini-3"):
+		return "3"
+	if m.startswith("gemini-2.5"):
+		return "2.5"
+	return "old"
+
+
+def _content(message: Message) -> dict[str, Any]:
+	parts: list[dict[str, Any]] = [{"text": message.content}]
+	for a in message.attachments:
+		parts.append({"inlineData": {"mimeType": a.media_type, "data": a.data}})
+	return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
+
+
+def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, Any] | None:
+	if thinking is None:
+		return None
+	family = _family(model)
+	pro = "pro" in model
+	if family == "3":
+		if thinking is False:
+			if pro:
+				provider.warn(
+					model, "thinking", "Gemini 3 Pro cannot stop thinking; using level LOW"
+				)
+				return {"thinkingLevel": "LOW"}
+			return {"thinkingLevel": "MINIMAL"}
+		level = "HIGH" if thinking is True else _LEVELS[thinking]
+		if level == "MEDIUM" and model.startswith("gemini-3-pro"):
+			provider.warn(model, "thinking", "Gemini 3 Pro has no MEDIUM level; using HIGH")
+			level = "HIGH"
+		return {"thinkingLevel": level}
+	if family == "2.5":
+		if thinking is False:
+			if pro:
+				provider.warn(model, "thinking", "Gemini 2.5 Pro cannot stop thinking; budget 128")
+				return {"thinkingBudget": 128}
+			return {"thinkingBudget": 0}
+		return {"thinkingBudget": -1 if thinking is True else BUDGETS[thinking]}
+	if thinking is not False:
+		provider.warn(model, "thinking", "this model does not think; 'thinking' ignored")
+	return None
+
+
+def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
+	"""The ``generateContent`` body for one call.
+
+	The system instruction and the first contents stay identical from step to step, so Gemini's
+	implicit prefix cache keeps hitting (``cachedContentTokenCount`` reports it).
+	"""
+	config = request.config
+	model = request.model
+	generation: dict[str, Any] = {}
+	if config.temperature is not None:
+		generation["temperature"] = config.temperature
+	if config.top_p is not None:
+		generation["topP"] = config.top_p
+	if config.max_output_tokens is not None:
+		generation["maxOutputTokens"] = config.max_output_tokens
+	if config.stop:
+		generation["stopSequences"] = list(config.stop)
+	thinking = _thinking(provider, model, config.thinking)
+	if thinking is not None:
+		generation["thinkingConfig"] = thinking
+	schema = request.response_schema
+	family = _family(model)
+	# Gemini 2.5 and older cannot combine controlled JSON output with Google Search grounding:
+	# then the prompt asks for JSON and the loop validates it.
+	if schema is not None and not (config.search and family != "3"):
+		generation["responseMimeType"] = "application/json"
+		if family != "old":
+			generation["responseJsonSchema"] = provider.schemas.get(schema, "gemini", const_to_enum)
+	body: dict[str, Any] = {
+		"systemInstruction": {"parts": [{"text": request.system}]},
+		"contents": [_content(m) for m in request.messages],
+	}
+	if config.search:
+		body["tools"] = [{"googleSearch": {}}]
+	if generation:
+		body["generationConfig"] = generation
+	if config.provider_options:
+		merge_options(body, config.provider_options)
+	return body
+
+
+_SAFETY = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"})
+
+
+def _finish(reason: str | None) -> str | None:
+	if not reason:
+		return None
+	if reason == "STOP":
+		return "stop"
+	if reason == "MAX_TOKENS":
+		return "max_tokens"
+	if reason in _SAFETY:
+		return "safety"
+	return reason.lower()
+
+
+def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelResponse:
+	"""Turn a ``generateContent`` reply into a `ModelResponse` (thought parts skipped)."""
+	candidates = data.get("candidates") or ()
+	text = ""
+	finish: str | None
+	if candidates:
+		first = candidates[0]
+		parts = (first.get("content") or {}).get("parts") or ()
+		text = "".join(p.get("text") or "" for p in parts if not p.get("thought"))
+		finish = _finish(first.get("finishReason"))
+	else:
+		blocked = (data.get("promptFeedback") or {}).get("blockReason")
+		finish = "safety" if blocked else None
+	raw = data.get("usageMetadata") or {}
+	inp = int(raw.get("promptTokenCount") or 0) + int(raw.get("toolUsePromptTokenCount") or 0)
+	thoughts = int(raw.get("thoughtsTokenCount") or 0)
+	out = int(raw.get("candidatesTokenCount") or 0) + thoughts
+	cached = int(raw.get("cachedContentTokenCount") or 0)
+	usage = Usage(
+		input_tokens=inp,
+		output_tokens=out,
+		cached_tokens=cached,
+		reasoning_tokens=thoughts,
+		cost_usd=cost("google", model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
+		calls=1,
+	)
+	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)

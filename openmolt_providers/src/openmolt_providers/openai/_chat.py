@@ -1,0 +1,123 @@
+"""Request body and reply parsing for OpenAI-compatible Chat Completions (``POST /chat/completions``).
+
+The dialect most local servers and gateways speak (Ollama, vLLM, LM Studio, OpenRouter). Fields only
+api.openai.com knows (``store``, ``prompt_cache_key``) are sent only there, so a strict local server
+does not reject them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._body import data_url, merge_options
+from openmolt_providers._prices import cost
+from openmolt_providers._schema import strict_schema
+from openmolt_providers.openai._models import is_reasoning, sampling
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_providers.openai import OpenAIProvider
+
+__all__ = ["build", "parse"]
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+	if not message.attachments:
+		return message.content
+	parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+	for a in message.attachments:
+		url = data_url(a.media_type, a.data)
+		if a.media_type.startswith("image/"):
+			parts.append({"type": "image_url", "image_url": {"url": url}})
+		else:
+			parts.append(
+				{"type": "file", "file": {"filename": a.name or "attachment.pdf", "file_data": url}}
+			)
+	return parts
+
+
+def _format(schema: dict[str, Any]) -> dict[str, Any]:
+	strict = strict_schema(schema, require_all=True)
+	if strict is not None and strict.get("type") == "object":
+		spec = {"name": "commands", "schema": strict, "strict": True}
+	else:
+		spec = {"name": "commands", "schema": schema, "strict": False}
+	return {"type": "json_schema", "json_schema": spec}
+
+
+def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
+	"""The Chat Completions body for one call."""
+	config = request.config
+	model = request.model
+	messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
+	messages.extend({"role": m.role, "content": _content(m)} for m in request.messages)
+	body: dict[str, Any] = {"model": model, "messages": messages}
+	if provider.official:
+		body["store"] = False
+		if request.cache_key:
+			body["prompt_cache_key"] = request.cache_key
+	s = sampling(provider, model, config)
+	if s.effort is not None:
+		body["reasoning_effort"] = s.effort
+	if s.temperature is not None:
+		body["temperature"] = s.temperature
+	if s.top_p is not None:
+		body["top_p"] = s.top_p
+	if config.max_output_tokens is not None:
+		# Reasoning models accept only max_completion_tokens; many local servers only max_tokens.
+		key = "max_completion_tokens" if is_reasoning(model) else "max_tokens"
+		body[key] = config.max_output_tokens
+	if config.stop:
+		if s.stop_ok:
+			body["stop"] = list(config.stop)
+		else:
+			provider.warn(model, "stop", "reasoning models reject stop sequences; dropped")
+	if config.search:
+		if "search" in model:
+			body["web_search_options"] = {}
+		else:
+			provider.warn(
+				model,
+				"search",
+				"Chat Completions searches only with a '-search' model; dropped (use api_mode 'responses')",
+			)
+	if request.response_schema is not None:
+		body["response_format"] = provider.schemas.get(request.response_schema, "chat", _format)
+	if config.provider_options:
+		merge_options(body, config.provider_options)
+	return body
+
+
+_FINISH = {"stop": "stop", "length": "max_tokens", "content_filter": "safety"}
+
+
+def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
+	"""Turn a Chat Completions reply into a `ModelResponse`."""
+	choices = data.get("choices") or [{}]
+	choice = choices[0]
+	message = choice.get("message") or {}
+	text = message.get("content") or ""
+	reason = choice.get("finish_reason")
+	finish = _FINISH.get(reason, reason) if reason else None
+	if not text and message.get("refusal"):
+		text, finish = message["refusal"], "refusal"
+	raw = data.get("usage") or {}
+	inp = int(raw.get("prompt_tokens") or 0)
+	out = int(raw.get("completion_tokens") or 0)
+	cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+	reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+	price = (
+		cost("openai", model, input_tokens=inp, output_tokens=out, cached_tokens=cached)
+		if provider.official
+		else None
+	)
+	usage = Usage(
+		input_tokens=inp,
+		output_tokens=out,
+		cached_tokens=cached,
+		reasoning_tokens=reasoning,
+		cost_usd=price,
+		calls=1,
+	)
+	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)

@@ -1,0 +1,100 @@
+"""What OpenAI models accept: reasoning effort levels and sampling parameters.
+
+From the reasoning and GPT-5 guides (https://platform.openai.com/docs/guides/reasoning,
+https://platform.openai.com/docs/guides/latest-model): o-series and GPT-5 models are reasoning
+models; ``gpt-5`` accepts effort ``minimal`` and GPT-5.1 and later accept ``none``; temperature
+and top_p are rejected by reasoning models, except GPT-5.1 and later at effort ``none``; web search
+does not run at effort ``minimal``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import ModelConfig
+	from openmolt_providers.openai import OpenAIProvider
+
+__all__ = ["Sampling", "is_reasoning", "sampling"]
+
+_GPT5X = re.compile(r"^gpt-5\.\d")
+
+
+def _base(model: str) -> str:
+	return model.rsplit("/", 1)[-1].lower()
+
+
+def is_reasoning(model: str) -> bool:
+	"""Whether the model is a reasoning model (o-series, GPT-5 family except chat variants)."""
+	m = _base(model)
+	if m.startswith(("o1", "o3", "o4")):
+		return True
+	return m.startswith("gpt-5") and "chat" not in m
+
+
+class Sampling:
+	"""The effort and sampling values to send for a model_config, after the model's rules.
+
+	Args:
+		effort: The reasoning effort to send, or None.
+		temperature: The temperature to send, or None.
+		top_p: The top_p to send, or None.
+		stop_ok: Whether the model accepts stop sequences (Chat Completions).
+	"""
+
+	__slots__ = ("effort", "stop_ok", "temperature", "top_p")
+
+	def __init__(
+		self, effort: str | None, temperature: float | None, top_p: float | None, stop_ok: bool
+	) -> None:
+		self.effort = effort
+		self.temperature = temperature
+		self.top_p = top_p
+		self.stop_ok = stop_ok
+
+
+def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampling:
+	"""Map thinking, temperature, top_p (and whether stop works) onto what the model accepts.
+
+	Dropped or adjusted values warn once per model with `ModelConfigWarning`.
+	"""
+	thinking: Any = config.thinking
+	if not is_reasoning(model):
+		if thinking not in (None, False):
+			provider.warn(model, "thinking", "is not a reasoning model; 'thinking' ignored")
+		return Sampling(None, config.temperature, config.top_p, True)
+	m = _base(model)
+	none_ok = bool(_GPT5X.match(m))
+	effort: str | None
+	if thinking is None:
+		effort = None
+	elif thinking is True:
+		effort = "medium"
+	elif thinking is False:
+		if none_ok:
+			effort = "none"
+		elif m.startswith("gpt-5"):
+			effort = "minimal"
+		else:
+			effort = "low"
+			provider.warn(model, "thinking", "reasoning cannot be turned off; using effort 'low'")
+	else:
+		effort = str(thinking)
+	if config.search and effort == "minimal":
+		effort = "low"
+		provider.warn(
+			model, "search", "web search needs reasoning effort 'low' or more; using 'low'"
+		)
+	effective = effort if effort is not None else ("none" if none_ok else "medium")
+	temperature, top_p = config.temperature, config.top_p
+	if effective != "none":
+		for key, value in (("temperature", temperature), ("top_p", top_p)):
+			if value is not None:
+				provider.warn(
+					model,
+					key,
+					f"reasoning models reject '{key}' unless thinking is False on GPT-5.1 or later; dropped",
+				)
+		temperature = top_p = None
+	return Sampling(effort, temperature, top_p, False)

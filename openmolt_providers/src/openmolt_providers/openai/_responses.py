@@ -1,0 +1,144 @@
+"""Request body and reply parsing for the OpenAI Responses API (``POST /v1/responses``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ProviderError
+from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._body import data_url, merge_options
+from openmolt_providers._prices import cost
+from openmolt_providers._schema import strict_schema
+from openmolt_providers.openai._models import sampling
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_providers.openai import OpenAIProvider
+
+__all__ = ["build", "parse", "text_format"]
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+	if not message.attachments:
+		return message.content
+	parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.content}]
+	for a in message.attachments:
+		url = data_url(a.media_type, a.data)
+		if a.media_type.startswith("image/"):
+			parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
+		else:
+			parts.append(
+				{"type": "input_file", "filename": a.name or "attachment.pdf", "file_data": url}
+			)
+	return parts
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+	strict = strict_schema(schema, require_all=True)
+	if strict is not None and strict.get("type") == "object":
+		return {"type": "json_schema", "name": "commands", "schema": strict, "strict": True}
+	# A free-form part (a tool's input, an output without schema) has no strict form: the schema
+	# still guides the model, and the loop validates the reply.
+	return {"type": "json_schema", "name": "commands", "schema": schema, "strict": False}
+
+
+def text_format(provider: OpenAIProvider, schema: dict[str, Any]) -> dict[str, Any]:
+	"""The ``text.format`` for a reply schema: strict when it converts, else non-strict."""
+	result: dict[str, Any] = provider.schemas.get(schema, "openai", _strict)
+	return result
+
+
+def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
+	"""The Responses API body for one call.
+
+	The instructions (system prompt) come first and the input grows only at the end, so OpenAI's
+	automatic prefix cache keeps hitting; ``prompt_cache_key`` routes the agent's calls together.
+	"""
+	config = request.config
+	model = request.model
+	body: dict[str, Any] = {
+		"model": model,
+		"instructions": request.system,
+		"input": [{"role": m.role, "content": _content(m)} for m in request.messages],
+		"store": False,
+	}
+	if request.cache_key:
+		body["prompt_cache_key"] = request.cache_key
+	s = sampling(provider, model, config)
+	if s.effort is not None:
+		body["reasoning"] = {"effort": s.effort}
+	if s.temperature is not None:
+		body["temperature"] = s.temperature
+	if s.top_p is not None:
+		body["top_p"] = s.top_p
+	if config.max_output_tokens is not None:
+		body["max_output_tokens"] = config.max_output_tokens
+	if config.stop:
+		provider.warn(
+			model, "stop", "the Responses API has no stop sequences; dropped (api_mode 'chat' has)"
+		)
+	if config.search:
+		body["tools"] = [{"type": "web_search"}]
+	if request.response_schema is not None:
+		body["text"] = {"format": text_format(provider, request.response_schema)}
+	if config.provider_options:
+		merge_options(body, config.provider_options)
+	return body
+
+
+_INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "safety"}
+
+
+def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
+	"""Turn a Responses API reply into a `ModelResponse`.
+
+	Raises:
+		ProviderError: The response failed (``status: failed``).
+	"""
+	if data.get("status") == "failed":
+		error = data.get("error") or {}
+		raise ProviderError(
+			f"the response failed: {error.get('message') or error.get('code') or 'no reason given'}",
+			provider=provider.name,
+			model=model,
+		)
+	texts: list[str] = []
+	refusal: str | None = None
+	for item in data.get("output") or ():
+		if item.get("type") != "message":
+			continue
+		for part in item.get("content") or ():
+			kind = part.get("type")
+			if kind == "output_text":
+				texts.append(part.get("text") or "")
+			elif kind == "refusal":
+				refusal = part.get("refusal") or ""
+	text = "".join(texts)
+	if data.get("status") == "incomplete":
+		reason = (data.get("incomplete_details") or {}).get("reason") or ""
+		finish = _INCOMPLETE.get(reason, reason or "incomplete")
+	elif refusal is not None and not text:
+		finish, text = "refusal", refusal
+	else:
+		finish = "stop"
+	return ModelResponse(
+		text=text, usage=usage(data.get("usage"), model), raw=data, finish_reason=finish
+	)
+
+
+def usage(raw: dict[str, Any] | None, model: str) -> Usage:
+	"""Usage from a Responses API ``usage`` object, with the estimated cost."""
+	if not raw:
+		return Usage(calls=1)
+	inp = int(raw.get("input_tokens") or 0)
+	out = int(raw.get("output_tokens") or 0)
+	cached = int((raw.get("input_tokens_details") or {}).get("cached_tokens") or 0)
+	reasoning = int((raw.get("output_tokens_details") or {}).get("reasoning_tokens") or 0)
+	return Usage(
+		input_tokens=inp,
+		output_tokens=out,
+		cached_tokens=cached,
+		reasoning_tokens=reasoning,
+		cost_usd=cost("openai", model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
+		calls=1,
+	)
