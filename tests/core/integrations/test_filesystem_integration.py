@@ -36,7 +36,9 @@ def tools(root: Path, **kw: Any) -> dict[str, Any]:
 
 
 async def call(t: dict[str, Any], handle: str, files: FileStore | None = None, **input: Any) -> Any:
-	return await t[handle].execute(input, ToolContext(agent="a", integration="fileSystem", files=files))
+	return await t[handle].execute(
+		input, ToolContext(agent="a", integration="fileSystem", files=files)
+	)
 
 
 async def test_read_write_append_stat_list_search(tree: tuple[Path, Path]) -> None:
@@ -82,7 +84,17 @@ async def test_mkdir_move_copy_delete(tree: tuple[Path, Path]) -> None:
 
 @pytest.mark.parametrize(
 	"path",
-	["../outside/secret.txt", "sub/../../outside/secret.txt", "link_out/secret.txt", "file_out", "/etc/passwd", "sub/%2e%2e/x", "a\x00b", "sub\\..\\x", "x\ny"],
+	[
+		"../outside/secret.txt",
+		"sub/../../outside/secret.txt",
+		"link_out/secret.txt",
+		"file_out",
+		"/etc/passwd",
+		"sub/%2e%2e/x",
+		"a\x00b",
+		"sub\\..\\x",
+		"x\ny",
+	],
 )
 async def test_escapes_are_refused(tree: tuple[Path, Path], path: str) -> None:
 	"""'..', absolute paths elsewhere, symlinks out and odd encodings are refused."""
@@ -102,7 +114,9 @@ async def test_new_file_under_a_symlinked_directory_cannot_escape(tree: tuple[Pa
 	assert not (outside / "deeper").exists()
 
 
-async def test_write_replaces_a_planted_symlink_instead_of_following_it(tree: tuple[Path, Path]) -> None:
+async def test_write_replaces_a_planted_symlink_instead_of_following_it(
+	tree: tuple[Path, Path],
+) -> None:
 	"""The atomic rename replaces the file; the data never goes through a symlink target."""
 	root, outside = tree
 	box = Sandbox([root])
@@ -132,7 +146,13 @@ async def test_read_only_and_binary_files(tree: tuple[Path, Path]) -> None:
 	assert sorted(tools(root, read_only=True)) == ["list", "read", "search", "stat"]
 	(root / "img.png").write_bytes(b"\x89PNG\xff\xfe")
 	out = await call(tools(root), "read", path="img.png")
-	assert out == {"path": "img.png", "binary": True, "file": "fileSystem:img.png", "mediaType": "image/png", "size": 6}
+	assert out == {
+		"path": "img.png",
+		"binary": True,
+		"file": "fileSystem:img.png",
+		"mediaType": "image/png",
+		"size": 6,
+	}
 
 
 async def test_write_from_a_file_reference(tree: tuple[Path, Path], tmp_path: Path) -> None:
@@ -144,12 +164,34 @@ async def test_write_from_a_file_reference(tree: tuple[Path, Path], tmp_path: Pa
 	assert (root / "dl/out.bin").read_bytes() == b"\x00bytes"
 
 
-SEGMENTS = st.sampled_from(["..", ".", "", "sub", "a.txt", "link_out", "link_in", "file_out", "new", "%2e%2e", "..%2f", "\x00", "~", "secret.txt", "..."])
+SEGMENTS = st.sampled_from(
+	[
+		"..",
+		".",
+		"",
+		"sub",
+		"a.txt",
+		"link_out",
+		"link_in",
+		"file_out",
+		"new",
+		"%2e%2e",
+		"..%2f",
+		"\x00",
+		"~",
+		"secret.txt",
+		"...",
+	]
+)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+	max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(parts=st.lists(SEGMENTS, max_size=6), absolute=st.booleans())
-def test_generated_paths_never_escape(tree: tuple[Path, Path], parts: list[str], absolute: bool) -> None:
+def test_generated_paths_never_escape(
+	tree: tuple[Path, Path], parts: list[str], absolute: bool
+) -> None:
 	"""Whatever the path, it is refused or resolves inside the root (symlinks followed)."""
 	root, _ = tree
 	box = Sandbox([root])
@@ -165,14 +207,27 @@ def test_generated_paths_never_escape(tree: tuple[Path, Path], parts: list[str],
 	assert final == real_root or real_root in final.parents
 
 
-async def test_registered_with_an_agent_and_usable_as_file_reference(tree: tuple[Path, Path]) -> None:
+async def test_registered_with_an_agent_and_usable_as_file_reference(
+	tree: tuple[Path, Path],
+) -> None:
 	"""FileSystem works through an agent, and fileSystem: paths resolve in the file store."""
 	root, _ = tree
-	model = ScriptedModel([call_tool("fileSystem.write", path="out/r.txt", content="report"), finish(result="ok")])
+	model = ScriptedModel(
+		[call_tool("fileSystem.write", path="out/r.txt", content="report"), finish(result="ok")]
+	)
 	om = OpenMolt(entry_points=False)
 	om.register_integration("fileSystem", OpenMolt.FileSystemIntegration(root))
-	agent = om.create_agent(name="W", model=model, integrations=[{"integration": "fileSystem", "scopes": ["write"]}])
-	assert agent.tools == ["fileSystem.write", "fileSystem.append", "fileSystem.mkdir", "fileSystem.delete", "fileSystem.move", "fileSystem.copy"]
+	agent = om.create_agent(
+		name="W", model=model, integrations=[{"integration": "fileSystem", "scopes": ["write"]}]
+	)
+	assert agent.tools == [
+		"fileSystem.write",
+		"fileSystem.append",
+		"fileSystem.mkdir",
+		"fileSystem.delete",
+		"fileSystem.move",
+		"fileSystem.copy",
+	]
 	await agent.run("go")
 	assert (root / "out/r.txt").read_text() == "report"
 	assert (await om.files.open("fileSystem:out/r.txt")).data == b"report"

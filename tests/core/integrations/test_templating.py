@@ -4,8 +4,8 @@ import pytest
 
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations.templating import (
-	MISSING,
 	_ENV,
+	MISSING,
 	render,
 	render_endpoint,
 	render_string,
@@ -58,7 +58,10 @@ def test_nested_dicts_and_lists_are_rendered_and_missing_optionals_dropped() -> 
 
 def test_input_values_are_data_never_templates() -> None:
 	"""A model-provided string holding Liquid syntax is passed through literally."""
-	data = {"input": {"q": "{{ config.apiKey }} {% for i in (1..9) %}x{% endfor %}"}, "config": {"apiKey": "sk"}}
+	data = {
+		"input": {"q": "{{ config.apiKey }} {% for i in (1..9) %}x{% endfor %}"},
+		"config": {"apiKey": "sk"},
+	}
 	assert render_string("{{ input.q }}", data) == data["input"]["q"]
 	assert render_string("q={{ input.q }}", data) == "q=" + data["input"]["q"]
 	assert render({"a": ["{{ input.q }}"]}, data) == {"a": [data["input"]["q"]]}
@@ -67,7 +70,10 @@ def test_input_values_are_data_never_templates() -> None:
 def test_endpoint_values_are_encoded_as_one_path_segment() -> None:
 	"""A / inside a value becomes %2F and spaces are percent-encoded."""
 	data = {"input": {"id": "a/b c?d#e"}}
-	assert render_endpoint("/users/{{ input.id }}/messages", data) == "/users/a%2Fb%20c%3Fd%23e/messages"
+	assert (
+		render_endpoint("/users/{{ input.id }}/messages", data)
+		== "/users/a%2Fb%20c%3Fd%23e/messages"
+	)
 
 
 @pytest.mark.parametrize("value", ["..", ".", "%2e%2e", "%2E%2e", "%2e", ""])
@@ -79,7 +85,9 @@ def test_dot_segments_cannot_climb_the_endpoint(value: str) -> None:
 
 def test_path_segments_filter_keeps_slashes_and_refuses_dot_segments() -> None:
 	"""path_segments encodes each segment, keeps '/', refuses '.' and '..' segments."""
-	ok = render_endpoint("/contents/{{ input.p | path_segments }}", {"input": {"p": "docs/a b/c.md"}})
+	ok = render_endpoint(
+		"/contents/{{ input.p | path_segments }}", {"input": {"p": "docs/a b/c.md"}}
+	)
 	assert ok == "/contents/docs/a%20b/c.md"
 	for bad in ("docs/../secret", "./x", "a/%2e%2e/b"):
 		with pytest.raises(ToolError):
@@ -95,7 +103,18 @@ def test_url_encode_leaves_dots_but_cannot_climb_in_an_endpoint() -> None:
 
 def test_custom_filters() -> None:
 	"""json, base64, base64url and rfc2822 filters produce what the docs say."""
-	data = {"input": {"arg": {"path": "/a é"}, "s": "hi?>", "mail": {"to": ["a@x.io", "b@x.io"], "subject": "Hello", "body": "Body text", "inReplyTo": "<m1@x>"}}}
+	data = {
+		"input": {
+			"arg": {"path": "/a é"},
+			"s": "hi?>",
+			"mail": {
+				"to": ["a@x.io", "b@x.io"],
+				"subject": "Hello",
+				"body": "Body text",
+				"inReplyTo": "<m1@x>",
+			},
+		}
+	}
 	assert render_string("{{ input.arg | json }}", data) == '{"path":"/a \\u00e9"}'
 	assert render_string("{{ input.s | base64 }}", data) == "aGk/Pg=="
 	assert render_string("{{ input.s | base64url }}", data) == "aGk_Pg"
@@ -110,7 +129,10 @@ def test_custom_filters() -> None:
 def test_rfc2822_refuses_header_injection() -> None:
 	"""A subject with a line break cannot add headers."""
 	with pytest.raises((ToolError, ValueError)):
-		render_string("{{ input | rfc2822 }}", {"input": {"to": "a@x.io", "subject": "x\r\nBcc: evil@x.io", "body": "b"}})
+		render_string(
+			"{{ input | rfc2822 }}",
+			{"input": {"to": "a@x.io", "subject": "x\r\nBcc: evil@x.io", "body": "b"}},
+		)
 
 
 def test_resource_limits_are_set() -> None:
@@ -120,7 +142,9 @@ def test_resource_limits_are_set() -> None:
 	with pytest.raises(ToolError, match="limit"):
 		render_string("{% for i in (1..1000000) %}x{% endfor %}", {})
 	with pytest.raises(ToolError, match="limit"):
-		render_string("{% for i in (1..9000) %}{{ input.big }}{% endfor %}", {"input": {"big": "y" * 1000}})
+		render_string(
+			"{% for i in (1..9000) %}{{ input.big }}{% endfor %}", {"input": {"big": "y" * 1000}}
+		)
 
 
 def test_parsed_templates_are_cached() -> None:

@@ -6,13 +6,16 @@ import json
 import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+import httpx
 
 from openmolt_core.errors import ToolError
 
 if TYPE_CHECKING:
 	from openmolt_core.files import FileStore, StoredFile
 
-__all__ = ["EncodedBody", "encode_body", "flatten", "query_pairs"]
+__all__ = ["EncodedBody", "append_query", "encode_body", "flatten", "query_pairs"]
 
 EncodedBody = tuple[bytes | None, str | None]
 """The body bytes (None: no body) and the Content-Type to send (None: leave as is)."""
@@ -60,6 +63,19 @@ def query_pairs(params: Mapping[str, Any]) -> list[tuple[str, str]]:
 		else:
 			out.extend(flatten(value, key))
 	return out
+
+
+def append_query(url: httpx.URL, pairs: list[tuple[str, str]]) -> httpx.URL:
+	"""Append encoded pairs to a URL's query, keeping the existing query byte for byte.
+
+	httpx's ``params=`` replaces the query (0.28) and its merge rewrites a bare ``?delete`` as
+	``?delete=``, which S3 subresources do not accept.
+	"""
+	if not pairs:
+		return url
+	extra = urlencode(pairs)
+	query = url.query.decode("ascii")
+	return url.copy_with(query=f"{query}&{extra}".encode() if query else extra.encode())
 
 
 def _quote_header(value: str) -> str:
@@ -133,8 +149,6 @@ async def encode_body(
 		data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 		return data, "application/json"
 	if fmt == "form-data":
-		from urllib.parse import urlencode
-
 		if not isinstance(body, Mapping):
 			raise ToolError("a form-data body must be an object")
 		return urlencode(flatten(body)).encode(), "application/x-www-form-urlencoded"

@@ -98,7 +98,10 @@ class SsrfGuard:
 			return request
 		host = url.host
 		port = url.port or (443 if url.scheme == "https" else 80)
-		addresses = await self.resolver(host, port)
+		try:
+			addresses = [str(ipaddress.ip_address(host))]
+		except ValueError:
+			addresses = await self.resolver(host, port)
 		if not addresses:
 			raise ToolError(f"could not resolve {host!r}")
 		refused = [a for a in addresses if not is_public_address(a)]

@@ -25,6 +25,7 @@ import anyio
 import httpx
 
 from openmolt_core.errors import IntegrationError, ToolError
+from openmolt_core.integrations._encode import append_query
 from openmolt_core.integrations.templating import MISSING, render_string
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class _StaticAuth(httpx.Auth):
 			_require(template, self.config, self.iid, f"query parameter {name!r}")
 			params[name] = _value(template, self.config, name)
 		if params:
-			request.url = request.url.copy_merge_params({k: v for k, v in params.items() if v})
+			request.url = append_query(request.url, [(k, v) for k, v in params.items() if v])
 		yield request
 
 	def secrets(self) -> set[str]:

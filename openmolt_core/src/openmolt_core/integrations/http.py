@@ -37,7 +37,7 @@ from tenacity import (
 from openmolt_core._redact import Redactor
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
-from openmolt_core.integrations._encode import encode_body, query_pairs
+from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
 from openmolt_core.integrations.templating import MISSING, render, render_endpoint, render_string
 
 if TYPE_CHECKING:
@@ -309,8 +309,7 @@ async def build_request(
 		headers["content-type"] = ("Content-Type", content_type)
 	return client.build_request(
 		tool.method,
-		url,
-		params=query_pairs(query),
+		append_query(httpx.URL(url), query_pairs(query)),
 		headers=[pair for pair in headers.values()],
 		content=content,
 		timeout=httpx.Timeout(setup.timeout, connect=min(10.0, setup.timeout)),

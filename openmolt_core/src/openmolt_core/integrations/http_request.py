@@ -18,7 +18,7 @@ from openmolt_core._redact import Redactor
 from openmolt_core.errors import ToolError
 from openmolt_core.hookspecs import hookimpl
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
-from openmolt_core.integrations._encode import encode_body, query_pairs
+from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
 from openmolt_core.integrations._ssrf import Resolver, SsrfGuard
 from openmolt_core.integrations.http import DEFAULT_RETRY, _check_header, send
 from openmolt_core.integrations.model import Integration
@@ -101,8 +101,7 @@ async def _request(
 	try:
 		request = client.build_request(
 			method,
-			i["url"],
-			params=query_pairs(i.get("query") or {}),
+			append_query(httpx.URL(i["url"]), query_pairs(i.get("query") or {})),
 			headers=headers,
 			content=content,
 			timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
