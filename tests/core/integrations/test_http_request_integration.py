@@ -105,7 +105,7 @@ def tool_and_context(
 async def test_odd_spellings_are_refused_after_real_resolution(url: str) -> None:
 	"""getaddrinfo's odd IPv4 forms and IPv6 wrappings resolve to blocked addresses: refused, nothing sent."""
 	tool, ctx, seen = tool_and_context(lambda r: httpx.Response(200))
-	with pytest.raises(ToolError, match="non-public|resolve"):
+	with pytest.raises(ToolError, match=r"non-public|resolve"):
 		await tool.execute({"url": url}, ctx)
 	assert seen == []
 
@@ -117,7 +117,7 @@ async def test_dns_name_resolving_to_private_is_refused() -> None:
 		return ["93.184.216.34", "10.0.0.5"]
 
 	tool, ctx, seen = tool_and_context(lambda r: httpx.Response(200), resolver=resolver)
-	with pytest.raises(ToolError, match="10.0.0.5"):
+	with pytest.raises(ToolError, match=r"10\.0\.0\.5"):
 		await tool.execute({"url": "https://rebind.example/"}, ctx)
 	assert seen == []
 
@@ -154,7 +154,7 @@ async def test_each_redirect_is_checked_again() -> None:
 		)
 
 	tool, ctx, seen = tool_and_context(handler, resolver=resolver)
-	with pytest.raises(ToolError, match="169.254.169.254"):
+	with pytest.raises(ToolError, match=r"169\.254\.169\.254"):
 		await tool.execute({"url": "http://public.example/"}, ctx)
 	assert len(seen) == 1
 	seen.clear()
