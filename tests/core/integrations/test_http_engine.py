@@ -378,9 +378,10 @@ async def test_429_is_retried_honouring_retry_after() -> None:
 async def test_rate_limit_reset_header_and_bounded_attempts() -> None:
 	"""X-RateLimit-Reset is honoured; after the attempt budget the error reaches the model."""
 	sleeps = Sleeps()
-	handler = lambda r: httpx.Response(
-		503, headers={"X-RateLimit-Reset": "5"}, json={"message": "busy"}
-	)  # noqa: E731
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(503, headers={"X-RateLimit-Reset": "5"}, json={"message": "busy"})
+
 	tool = HttpTool(handle="t", description="d", endpoint="/x")
 	with pytest.raises(ToolError) as info:
 		await execute_http_tool(tool, integration(tool), {}, make(handler, sleeps=sleeps))
