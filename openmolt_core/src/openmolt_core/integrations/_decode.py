@@ -66,10 +66,11 @@ def parse_xml(data: bytes) -> dict[str, Any]:
 		else:
 			parent[name] = value
 
+	# A handler that raises aborts the parse: a DTD or an entity declaration stops it at once.
 	parser.StartDoctypeDeclHandler = refuse
 	parser.EntityDeclHandler = refuse
 	parser.UnparsedEntityDeclHandler = refuse
-	parser.ExternalEntityRefHandler = refuse
+	parser.ExternalEntityRefHandler = refuse  # type: ignore[assignment]  # the stub wants an int return
 	parser.StartElementHandler = start
 	parser.EndElementHandler = end
 	parser.CharacterDataHandler = lambda text: stack[-1][2].append(text)

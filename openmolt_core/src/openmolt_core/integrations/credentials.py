@@ -294,9 +294,10 @@ class _AwsSigV4Auth(httpx.Auth):
 
 	def __init__(self, credential: Credential, config: Mapping[str, Any], iid: str) -> None:
 		try:
-			from botocore.auth import S3SigV4Auth, SigV4Auth
-			from botocore.awsrequest import AWSRequest
-			from botocore.credentials import Credentials
+			# botocore ships no type information.
+			from botocore.auth import S3SigV4Auth, SigV4Auth  # type: ignore[import-untyped]
+			from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+			from botocore.credentials import Credentials  # type: ignore[import-untyped]
 		except ImportError as exc:
 			raise IntegrationError(
 				"the aws_sigv4 credential needs botocore; run: pip install 'openmolt[s3]'",

@@ -33,6 +33,7 @@ from tenacity import (
 	stop_after_attempt,
 	stop_after_delay,
 )
+from tenacity.stop import stop_base
 
 from openmolt_core._redact import Redactor
 from openmolt_core.errors import ToolError
@@ -128,18 +129,21 @@ def _wait_for(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
 		hint = _hint(exc.response) if isinstance(exc, _Retryable) else None
 		if hint is not None:
 			return min(hint, policy.max_wait)
-		return min(policy.backoff * 2 ** (state.attempt_number - 1), policy.max_wait)
+		return min(policy.backoff * 2.0 ** (state.attempt_number - 1), policy.max_wait)
 
 	return wait
 
 
-def _too_long(policy: RetryPolicy) -> Callable[[RetryCallState], bool]:
-	def stop(state: RetryCallState) -> bool:
-		exc = state.outcome.exception() if state.outcome else None
-		hint = _hint(exc.response) if isinstance(exc, _Retryable) else None
-		return hint is not None and hint > policy.max_wait
+class _TooLong(stop_base):
+	"""Stop when the service asks for a wait longer than the policy allows."""
 
-	return stop
+	def __init__(self, policy: RetryPolicy) -> None:
+		self.policy = policy
+
+	def __call__(self, retry_state: RetryCallState) -> bool:
+		exc = retry_state.outcome.exception() if retry_state.outcome else None
+		hint = _hint(exc.response) if isinstance(exc, _Retryable) else None
+		return hint is not None and hint > self.policy.max_wait
 
 
 async def _read(response: httpx.Response) -> bytes:
@@ -166,7 +170,7 @@ async def _send_retrying(
 		sleep=policy.sleep,
 		stop=stop_after_attempt(policy.attempts)
 		| stop_after_delay(policy.max_total)
-		| _too_long(policy),
+		| _TooLong(policy),
 		wait=_wait_for(policy),
 		retry=retry_if_exception_type((_Retryable, *transport_errors)),
 		reraise=True,

@@ -128,9 +128,10 @@ class _PathOutputNode(OutputNode):
 
 	def render_to_output(self, context: Any, buffer: Any) -> int:
 		value = self.expression.evaluate(context)
-		if isinstance(value, _PathSafe):
-			return buffer.write(str(value))
-		return buffer.write(_segment(to_liquid_string(value, False)))
+		text = (
+			str(value) if isinstance(value, _PathSafe) else _segment(to_liquid_string(value, False))
+		)
+		return int(buffer.write(text))
 
 
 class _PathOutput(Output):
