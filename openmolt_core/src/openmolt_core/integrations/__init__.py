@@ -1,4 +1,12 @@
-"""Integrations as data, and the engine that turns their HTTP tools into requests."""
+"""Integrations as data, and the engine that turns their HTTP tools into requests.
+
+- `model`: the data model (`Integration`, `ApiSetup`, `Credential`, `HttpTool`);
+- `templating`: Liquid rendering (type-preserving, bounded, cached; input is data);
+- `http`: the executor of every `HttpTool` (`_encode` and `_decode` do the formats);
+- `credentials`: each credential type as an ``httpx.Auth`` (OAuth2 refresh included);
+- `filesystem`: the FileSystem integration (``_sandbox`` confines its paths);
+- `http_request`: the generic ``httpRequest`` integration (``_ssrf`` guards its addresses).
+"""
 
 from __future__ import annotations
 
