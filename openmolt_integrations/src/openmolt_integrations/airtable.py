@@ -12,7 +12,7 @@ from typing import Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
 
-__all__ = ["INTEGRATION", "MAX_RECORDS_PER_REQUEST", "register_integrations"]
+__all__ = ["INTEGRATION", "MAX_RECORDS_PER_REQUEST", "TOOLS", "register_integrations"]
 
 MAX_RECORDS_PER_REQUEST = 10
 """Airtable's limit on records created, updated or deleted by one request."""

@@ -12,7 +12,7 @@ from typing import Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
 
-__all__ = ["INTEGRATION", "NOTION_VERSION", "register_integrations"]
+__all__ = ["INTEGRATION", "NOTION_VERSION", "TOOLS", "register_integrations"]
 
 NOTION_VERSION = "2026-03-11"
 """The ``Notion-Version`` header every request sends."""

@@ -458,7 +458,7 @@ TOOLS = [
 		),
 		["read_inventory"],
 		"""query GetInventoryItem($id: ID!) { inventoryItem(id: $id) { id sku tracked
-		variant { id displayName } inventoryLevels(first: 50) { nodes { id
+		variants(first: 10) { nodes { id displayName } } inventoryLevels(first: 50) { nodes { id
 		location { id name } quantities(names: ["available", "on_hand", "committed", "incoming"]) {
 		name quantity } } } } }""",
 		{"id": "{{ input.id }}"},

@@ -15,7 +15,14 @@ from typing import Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
 
-__all__ = ["INTEGRATION", "SEARCHABLE", "STRIPE_VERSION", "register_integrations"]
+__all__ = [
+	"INTEGRATION",
+	"RETRIEVABLE",
+	"SEARCHABLE",
+	"STRIPE_VERSION",
+	"TOOLS",
+	"register_integrations",
+]
 
 STRIPE_VERSION = "2026-10-28.endive"
 """The ``Stripe-Version`` header every request sends."""
