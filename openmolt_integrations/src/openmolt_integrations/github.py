@@ -106,7 +106,7 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="createIssue",
-		description="Open an issue.",
+		description="Open an issue, with labels and assignees if given.",
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/issues",

@@ -166,7 +166,7 @@ TOOLS = [
 	),
 	_post(
 		"createCustomer",
-		"Create a customer.",
+		"Create a customer (returns its cus_… id).",
 		["write"],
 		"/v1/customers",
 		body=_CUSTOMER_BODY,
