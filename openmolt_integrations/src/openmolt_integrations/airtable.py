@@ -288,7 +288,7 @@ TOOLS = [
 				"tableIdOrName": _TABLE,
 				"fieldsToMergeOn": _p(
 					"array",
-					"1 to 3 field names or ids whose values identify a record, e.g. [\"Email\"].",
+					'1 to 3 field names or ids whose values identify a record, e.g. ["Email"].',
 					items={"type": "string"},
 					minItems=1,
 					maxItems=3,

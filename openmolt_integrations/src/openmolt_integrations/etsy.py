@@ -15,9 +15,7 @@ from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integrati
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
-_API_KEY = (
-	"{{ config.apiKey }}{% if config.sharedSecret %}:{{ config.sharedSecret }}{% endif %}"
-)
+_API_KEY = "{{ config.apiKey }}{% if config.sharedSecret %}:{{ config.sharedSecret }}{% endif %}"
 
 
 def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
@@ -37,9 +35,7 @@ _PAGED_OUTPUT = {
 		"results": {"type": "array", "items": {"type": "object"}},
 	},
 }
-_WHO_MADE = _p(
-	"string", "Who made the item.", enum=["i_did", "someone_else", "collective"]
-)
+_WHO_MADE = _p("string", "Who made the item.", enum=["i_did", "someone_else", "collective"])
 _WHEN_MADE = _p(
 	"string",
 	"When it was made: made_to_order, 2020_2026, 2010_2019, 2007_2009, before_2007, 2000_2006, "
@@ -56,11 +52,11 @@ _LISTING_FIELDS = {
 	"who_made": _WHO_MADE,
 	"when_made": _WHEN_MADE,
 	"is_supply": _p("boolean", "true for a craft supply, false for a finished product."),
-	"taxonomy_id": _p(
-		"integer", "The seller taxonomy id (see getSellerTaxonomyNodes).", minimum=1
-	),
+	"taxonomy_id": _p("integer", "The seller taxonomy id (see getSellerTaxonomyNodes).", minimum=1),
 	"shipping_profile_id": _p(
-		"integer", "Shipping profile id (see listShippingProfiles); required for physical items.", minimum=1
+		"integer",
+		"Shipping profile id (see listShippingProfiles); required for physical items.",
+		minimum=1,
 	),
 	"return_policy_id": _p("integer", "Return policy id.", minimum=1),
 	"shop_section_id": _p("integer", "Shop section id.", minimum=1),
@@ -135,7 +131,15 @@ TOOLS = [
 					"Associations to include with each listing.",
 					items={
 						"type": "string",
-						"enum": ["Shipping", "Images", "Shop", "User", "Translations", "Inventory", "Videos"],
+						"enum": [
+							"Shipping",
+							"Images",
+							"Shop",
+							"User",
+							"Translations",
+							"Inventory",
+							"Videos",
+						],
 					},
 				),
 			},
@@ -159,7 +163,15 @@ TOOLS = [
 					"Associations to include.",
 					items={
 						"type": "string",
-						"enum": ["Shipping", "Images", "Shop", "User", "Translations", "Inventory", "Videos"],
+						"enum": [
+							"Shipping",
+							"Images",
+							"Shop",
+							"User",
+							"Translations",
+							"Inventory",
+							"Videos",
+						],
 					},
 				),
 			},
@@ -251,7 +263,9 @@ TOOLS = [
 			"properties": {
 				"shop_id": _SHOP,
 				"listing_id": _LISTING,
-				"state": _p("string", "active publishes, inactive hides.", enum=["active", "inactive"]),
+				"state": _p(
+					"string", "active publishes, inactive hides.", enum=["active", "inactive"]
+				),
 				**_LISTING_FIELDS,
 			},
 			"required": ["shop_id", "listing_id"],
@@ -393,7 +407,10 @@ TOOLS = [
 				"limit": _LIMIT,
 				"offset": _OFFSET,
 				"sort_on": _p(
-					"string", "Sort field.", enum=["created", "updated", "receipt_id"], default="created"
+					"string",
+					"Sort field.",
+					enum=["created", "updated", "receipt_id"],
+					default="created",
 				),
 				"sort_order": _SORT_ORDER,
 			},

@@ -52,7 +52,9 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"visibility": _p("string", "Filter by visibility.", enum=["all", "public", "private"]),
+				"visibility": _p(
+					"string", "Filter by visibility.", enum=["all", "public", "private"]
+				),
 				"affiliation": _p(
 					"string",
 					"Comma list of owner, collaborator, organization_member.",
@@ -84,13 +86,26 @@ TOOLS = [
 		method="GET",
 		endpoint=f"{_R}/issues",
 		query_params=_q(
-			["state", "labels", "assignee", "creator", "mentioned", "sort", "direction", "since", "per_page", "page"]
+			[
+				"state",
+				"labels",
+				"assignee",
+				"creator",
+				"mentioned",
+				"sort",
+				"direction",
+				"since",
+				"per_page",
+				"page",
+			]
 		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"state": _p("string", "Issue state.", enum=["open", "closed", "all"], default="open"),
+				"state": _p(
+					"string", "Issue state.", enum=["open", "closed", "all"], default="open"
+				),
 				"labels": _p("string", "Comma-separated label names, e.g. bug,ui."),
 				"assignee": _p("string", "A login, none (unassigned) or * (any)."),
 				"creator": _p("string", "Login of the author."),
@@ -146,7 +161,9 @@ TOOLS = [
 					enum=["completed", "not_planned", "duplicate", "reopened"],
 				),
 				"labels": _p("array", "Replace all labels with these.", items={"type": "string"}),
-				"assignees": _p("array", "Replace all assignees with these.", items={"type": "string"}),
+				"assignees": _p(
+					"array", "Replace all assignees with these.", items={"type": "string"}
+				),
 				"milestone": _p("integer", "Milestone number."),
 			},
 			"required": [*_REPO_REQUIRED, "issue_number"],
@@ -203,7 +220,9 @@ TOOLS = [
 				"head": _p("string", "Source branch as user:branch, e.g. octocat:fix-typo."),
 				"base": _p("string", "Target branch name, e.g. main."),
 				"sort": _p(
-					"string", "Sort field.", enum=["created", "updated", "popularity", "long-running"]
+					"string",
+					"Sort field.",
+					enum=["created", "updated", "popularity", "long-running"],
 				),
 				"direction": _DIRECTION,
 				"per_page": _PER_PAGE,
@@ -315,7 +334,9 @@ TOOLS = [
 				"path": _p("string", "Path of the file, e.g. docs/index.md."),
 				"message": _p("string", "The commit message."),
 				"content": _p("string", "The new file content as text (UTF-8)."),
-				"content_base64": _p("string", "The new file content, base64-encoded (for binary files)."),
+				"content_base64": _p(
+					"string", "The new file content, base64-encoded (for binary files)."
+				),
 				"sha": _p("string", "Blob SHA of the file being replaced; omit to create a file."),
 				"branch": _p("string", "Branch to commit to; default: the default branch."),
 			},
@@ -364,11 +385,13 @@ TOOLS = [
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"workflow_id": _p("string", "The workflow file name (e.g. deploy.yml) or its numeric id."),
+				"workflow_id": _p(
+					"string", "The workflow file name (e.g. deploy.yml) or its numeric id."
+				),
 				"ref": _p("string", "Branch or tag to run on, e.g. main."),
 				"inputs": _p(
 					"object",
-					"Values for the workflow's inputs (at most 25), e.g. {\"environment\": \"staging\"}.",
+					'Values for the workflow\'s inputs (at most 25), e.g. {"environment": "staging"}.',
 				),
 			},
 			"required": [*_REPO_REQUIRED, "workflow_id", "ref"],
@@ -386,7 +409,9 @@ TOOLS = [
 			"properties": {
 				**_REPO_PROPS,
 				"branch": _p("string", "Only runs for this branch."),
-				"event": _p("string", "Only runs triggered by this event, e.g. push, workflow_dispatch."),
+				"event": _p(
+					"string", "Only runs triggered by this event, e.g. push, workflow_dispatch."
+				),
 				"status": _p(
 					"string",
 					"Only runs with this status or conclusion.",
@@ -449,7 +474,9 @@ TOOLS = [
 					"boolean", "Let GitHub write notes from merged pull requests.", default=False
 				),
 				"make_latest": _p(
-					"string", "Whether it becomes the latest release.", enum=["true", "false", "legacy"]
+					"string",
+					"Whether it becomes the latest release.",
+					enum=["true", "false", "legacy"],
 				),
 			},
 			"required": [*_REPO_REQUIRED, "tag_name"],

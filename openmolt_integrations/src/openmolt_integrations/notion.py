@@ -31,7 +31,9 @@ def _id(what: str) -> dict[str, Any]:
 
 
 _CURSOR = _p("string", "Cursor from a previous response's `next_cursor`, to get the next page.")
-_PAGE_SIZE = _p("integer", "How many results to return (1-100).", minimum=1, maximum=100, default=100)
+_PAGE_SIZE = _p(
+	"integer", "How many results to return (1-100).", minimum=1, maximum=100, default=100
+)
 _LIST_OUTPUT = {
 	"type": "object",
 	"properties": {
@@ -215,9 +217,7 @@ TOOLS = [
 					required=["type"],
 				),
 				"properties": _PROPERTIES,
-				"markdown": _p(
-					"string", "Page content as Markdown (instead of `children`)."
-				),
+				"markdown": _p("string", "Page content as Markdown (instead of `children`)."),
 				"children": _BLOCKS,
 				"icon": _ICON,
 				"cover": _COVER,
@@ -284,7 +284,12 @@ TOOLS = [
 				"type": _p(
 					"string",
 					"Which edit to make; the object with this name must be given.",
-					enum=["insert_content", "replace_content_range", "update_content", "replace_content"],
+					enum=[
+						"insert_content",
+						"replace_content_range",
+						"update_content",
+						"replace_content",
+					],
 				),
 				"insert_content": _obj(
 					'{"content": "<markdown>", "position": {"type": "end"}} or '

@@ -238,7 +238,8 @@ TOOLS = [
 	),
 	_graphql(
 		"updateProduct",
-		"Update a product's title, description, vendor, type, tags, status or handle." + _USER_ERRORS_NOTE,
+		"Update a product's title, description, vendor, type, tags, status or handle."
+		+ _USER_ERRORS_NOTE,
 		["write_products"],
 		"""mutation UpdateProduct($product: ProductUpdateInput!) { productUpdate(product: $product) {
 		product { id title handle status tags updatedAt } userErrors { field message } } }""",
@@ -249,7 +250,8 @@ TOOLS = [
 	),
 	_graphql(
 		"updateVariants",
-		"Update prices, compare-at prices, barcodes or SKUs of a product's variants." + _USER_ERRORS_NOTE,
+		"Update prices, compare-at prices, barcodes or SKUs of a product's variants."
+		+ _USER_ERRORS_NOTE,
 		["write_products"],
 		"""mutation UpdateVariants($productId: ID!, $variants: [ProductVariantsBulkInput!]!) {
 		productVariantsBulkUpdate(productId: $productId, variants: $variants) {
@@ -270,7 +272,10 @@ TOOLS = [
 						"barcode": {"type": "string"},
 						"inventoryItem": {
 							"type": "object",
-							"properties": {"sku": {"type": "string"}, "tracked": {"type": "boolean"}},
+							"properties": {
+								"sku": {"type": "string"},
+								"tracked": {"type": "boolean"},
+							},
 						},
 					},
 					"required": ["id"],
@@ -311,7 +316,14 @@ TOOLS = [
 			"sortKey": _p(
 				"string",
 				"Sort field (default PROCESSED_AT).",
-				enum=["CREATED_AT", "ID", "ORDER_NUMBER", "PROCESSED_AT", "TOTAL_PRICE", "UPDATED_AT"],
+				enum=[
+					"CREATED_AT",
+					"ID",
+					"ORDER_NUMBER",
+					"PROCESSED_AT",
+					"TOTAL_PRICE",
+					"UPDATED_AT",
+				],
 			),
 			"reverse": _p("boolean", "Newest first when true (default).", default=True),
 		},

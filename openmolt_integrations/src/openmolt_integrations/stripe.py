@@ -87,8 +87,7 @@ _ADDRESS = _p(
 	"object",
 	"Postal address.",
 	properties={
-		k: {"type": "string"}
-		for k in ("line1", "line2", "city", "state", "postal_code", "country")
+		k: {"type": "string"} for k in ("line1", "line2", "city", "state", "postal_code", "country")
 	},
 )
 _RECURRING = _p(
@@ -230,7 +229,10 @@ TOOLS = [
 			"type": "object",
 			"properties": {
 				"resource": _p("string", "The kind of object.", enum=RETRIEVABLE),
-				"id": _p("string", "The object id (cus_…, pi_…, ch_…, in_…, sub_…, re_…, prod_…, price_…, cs_…)."),
+				"id": _p(
+					"string",
+					"The object id (cus_…, pi_…, ch_…, in_…, sub_…, re_…, prod_…, price_…, cs_…).",
+				),
 				"expand": _p(
 					"array",
 					'Related objects to include in full, e.g. ["customer", "latest_invoice"].',
@@ -412,7 +414,10 @@ TOOLS = [
 					required=["price"],
 				),
 				"quantity": _p("integer", "How many units of the price.", minimum=1),
-				"amount": _p("integer", "A one-off amount in the smallest currency unit (instead of pricing)."),
+				"amount": _p(
+					"integer",
+					"A one-off amount in the smallest currency unit (instead of pricing).",
+				),
 				"currency": _CURRENCY,
 				"description": _p("string", "The line's description (with amount)."),
 				"metadata": _METADATA,
@@ -550,7 +555,9 @@ TOOLS = [
 					"charge_automatically (default) or send_invoice (email invoices).",
 					enum=["charge_automatically", "send_invoice"],
 				),
-				"days_until_due": _p("integer", "Days to pay each invoice (send_invoice).", minimum=0),
+				"days_until_due": _p(
+					"integer", "Days to pay each invoice (send_invoice).", minimum=0
+				),
 				"trial_period_days": _p("integer", "Free trial length in days.", minimum=0),
 				"default_payment_method": _p("string", "Payment method id (pm_…) to charge."),
 				"payment_behavior": _p(

@@ -160,7 +160,9 @@ def test_github_tool_matches_the_openapi(tool, github_openapi, shape) -> None:
 		assert required_query <= s["query"]
 		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
 		schema = _resolve(github_openapi, body.get("schema", {})) if body else {}
-		allowed = set(schema.get("properties", {})) - _removed_in_version(op, github.GITHUB_API_VERSION)
+		allowed = set(schema.get("properties", {})) - _removed_in_version(
+			op, github.GITHUB_API_VERSION
+		)
 		assert s["body"] <= allowed, s["body"] - allowed
 		assert set(schema.get("required", [])) <= s["body"]
 
@@ -196,7 +198,9 @@ def test_shopify_document_is_valid(tool, shopify_schema) -> None:
 @pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
 def test_shopify_variables_match_the_document(tool) -> None:
 	"""The tool sends exactly the document's variables, including every required one."""
-	(op,) = [d for d in parse(tool.body["query"]).definitions if isinstance(d, OperationDefinitionNode)]
+	(op,) = [
+		d for d in parse(tool.body["query"]).definitions if isinstance(d, OperationDefinitionNode)
+	]
 	declared = {v.variable.name.value for v in op.variable_definitions or ()}
 	required = {
 		v.variable.name.value
@@ -235,4 +239,3 @@ def test_shopify_targets_2026_10() -> None:
 	base = shopify.INTEGRATION.api_setup.base_url
 	assert "{{ config.shop" in base and base.endswith("/admin/api/2026-10")
 	assert all(t.endpoint == "/graphql.json" and t.method == "POST" for t in shopify.TOOLS)
-

@@ -31,7 +31,9 @@ def test_module_validates_and_is_complete(iid: str) -> None:
 	assert 5 <= len(integration.tools) <= 17
 	assert all(isinstance(t, HttpTool) for t in integration.tools)
 	assert integration.credential_setup
-	assert any(c.type == "oauth2" and c.auth_url and c.token_url for c in integration.credential_setup)
+	assert any(
+		c.type == "oauth2" and c.auth_url and c.token_url for c in integration.credential_setup
+	)
 
 
 @pytest.mark.parametrize("iid", IDS)
