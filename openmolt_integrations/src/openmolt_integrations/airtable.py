@@ -1,0 +1,501 @@
+"""Airtable Web API v0: bases and their schema, tables and fields, records, record comments.
+
+Airtable writes at most 10 records per request (create, update, upsert, delete); the input
+schemas say so with ``maxItems: 10``. Query arrays use Airtable's bracket form: ``fields[]=Name``,
+``sort[0][field]=Name&sort[0][direction]=asc``, ``records[]=rec1``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+
+__all__ = ["INTEGRATION", "MAX_RECORDS_PER_REQUEST", "TOOLS", "register_integrations"]
+
+MAX_RECORDS_PER_REQUEST = 10
+"""Airtable's limit on records created, updated or deleted by one request."""
+
+
+def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
+	return {"type": type_, "description": description, **extra}
+
+
+_BASE = _p("string", "The base id (starts with `app`), from listBases or the base URL.")
+_TABLE = _p(
+	"string",
+	"The table id (starts with `tbl`, preferred: it survives renames) or the table name.",
+)
+_RECORD = _p("string", "The record id (starts with `rec`).")
+_OFFSET = _p("string", "The `offset` returned by the previous page; omit for the first page.")
+_TYPECAST = _p(
+	"boolean",
+	"Let Airtable convert values (e.g. create missing select options, parse strings).",
+	default=False,
+)
+_FIELDS_BY_ID = _p(
+	"boolean", "Key the returned fields by field id instead of field name.", default=False
+)
+_CELL_VALUES = {
+	"type": "object",
+	"description": (
+		"Cell values keyed by field name (or id), e.g. "
+		'{"Name": "Ada", "Status": "Done", "Tags": ["a", "b"], "Count": 3}.'
+	),
+}
+_RECORDS_OUTPUT = {
+	"type": "object",
+	"properties": {
+		"records": {
+			"type": "array",
+			"items": {
+				"type": "object",
+				"properties": {
+					"id": {"type": "string"},
+					"createdTime": {"type": "string"},
+					"fields": {"type": "object"},
+				},
+			},
+		},
+		"offset": {"type": "string", "description": "Present when more records exist."},
+	},
+}
+
+
+def _batch(description: str, item: dict[str, Any]) -> dict[str, Any]:
+	return _p(
+		"array",
+		f"{description} At most {MAX_RECORDS_PER_REQUEST} per call; split larger batches.",
+		items=item,
+		minItems=1,
+		maxItems=MAX_RECORDS_PER_REQUEST,
+	)
+
+
+TOOLS = [
+	HttpTool(
+		handle="whoami",
+		description="Get the user id and the scopes of the current token.",
+		scopes=["schemaRead"],
+		method="GET",
+		endpoint="/v0/meta/whoami",
+	),
+	HttpTool(
+		handle="listBases",
+		description="List the bases the token can access, with their ids and permission levels.",
+		scopes=["schemaRead"],
+		method="GET",
+		endpoint="/v0/meta/bases",
+		query_params={"offset": "{{ input.offset }}"},
+		input_schema={"type": "object", "properties": {"offset": _OFFSET}},
+	),
+	HttpTool(
+		handle="getBaseSchema",
+		description=(
+			"Get every table of a base with its fields (names, ids, types, options) and views. "
+			"Read this before writing records."
+		),
+		scopes=["schemaRead"],
+		method="GET",
+		endpoint="/v0/meta/bases/{{ input.baseId }}/tables",
+		query_params={"include[]": "{{ input.include }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"include": _p(
+					"array",
+					"Extra data to include: visibleFieldIds lists each view's visible fields.",
+					items={"type": "string", "enum": ["visibleFieldIds"]},
+				),
+			},
+			"required": ["baseId"],
+		},
+	),
+	HttpTool(
+		handle="listRecords",
+		description=(
+			"List records of a table, optionally filtered with a formula, sorted, limited to some "
+			"fields or to a view. Paginated: pass the returned `offset` to get the next page."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
+		query_params={
+			"fields[]": "{{ input.fields }}",
+			"sort": "{{ input.sort }}",
+			"filterByFormula": "{{ input.filterByFormula }}",
+			"view": "{{ input.view }}",
+			"maxRecords": "{{ input.maxRecords }}",
+			"pageSize": "{{ input.pageSize }}",
+			"offset": "{{ input.offset }}",
+			"cellFormat": "{{ input.cellFormat }}",
+			"timeZone": "{{ input.timeZone }}",
+			"userLocale": "{{ input.userLocale }}",
+			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"fields": _p(
+					"array",
+					"Only return these fields (names or ids); default: all non-empty fields.",
+					items={"type": "string"},
+				),
+				"sort": _p(
+					"array",
+					'Sort order, e.g. [{"field": "Due", "direction": "asc"}]. Overrides the view order.',
+					items={
+						"type": "object",
+						"properties": {
+							"field": {"type": "string"},
+							"direction": {"type": "string", "enum": ["asc", "desc"]},
+						},
+						"required": ["field"],
+					},
+				),
+				"filterByFormula": _p(
+					"string",
+					"An Airtable formula; records where it is truthy are returned, e.g. "
+					"AND({Status} = 'Done', {Count} > 3).",
+				),
+				"view": _p("string", "A view name or id: its filters and order apply."),
+				"maxRecords": _p("integer", "Stop after this many records in total.", minimum=1),
+				"pageSize": _p(
+					"integer", "Records per page (1-100).", minimum=1, maximum=100, default=100
+				),
+				"offset": _OFFSET,
+				"cellFormat": _p(
+					"string",
+					"json (default, typed values) or string (as shown in the UI; needs timeZone "
+					"and userLocale).",
+					enum=["json", "string"],
+				),
+				"timeZone": _p("string", "Time zone for cellFormat string, e.g. Europe/Paris."),
+				"userLocale": _p("string", "Locale for cellFormat string, e.g. en-gb."),
+				"returnFieldsByFieldId": _FIELDS_BY_ID,
+			},
+			"required": ["baseId", "tableIdOrName"],
+		},
+		output_schema=_RECORDS_OUTPUT,
+	),
+	HttpTool(
+		handle="getRecord",
+		description="Get one record by id.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}",
+		query_params={"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"recordId": _RECORD,
+				"returnFieldsByFieldId": _FIELDS_BY_ID,
+			},
+			"required": ["baseId", "tableIdOrName", "recordId"],
+		},
+	),
+	HttpTool(
+		handle="createRecords",
+		description=f"Create up to {MAX_RECORDS_PER_REQUEST} records in a table.",
+		scopes=["write"],
+		method="POST",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
+		body={
+			"records": "{{ input.records }}",
+			"typecast": "{{ input.typecast }}",
+			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"records": _batch(
+					'The records to create, each {"fields": {...}}.',
+					{
+						"type": "object",
+						"properties": {"fields": _CELL_VALUES},
+						"required": ["fields"],
+					},
+				),
+				"typecast": _TYPECAST,
+				"returnFieldsByFieldId": _FIELDS_BY_ID,
+			},
+			"required": ["baseId", "tableIdOrName", "records"],
+		},
+		output_schema=_RECORDS_OUTPUT,
+	),
+	HttpTool(
+		handle="updateRecords",
+		description=(
+			f"Update up to {MAX_RECORDS_PER_REQUEST} records by id; only the given fields change "
+			"(other fields keep their values)."
+		),
+		scopes=["write"],
+		method="PATCH",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
+		body={
+			"records": "{{ input.records }}",
+			"typecast": "{{ input.typecast }}",
+			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"records": _batch(
+					'The changes, each {"id": "rec...", "fields": {...}}.',
+					{
+						"type": "object",
+						"properties": {"id": _RECORD, "fields": _CELL_VALUES},
+						"required": ["id", "fields"],
+					},
+				),
+				"typecast": _TYPECAST,
+				"returnFieldsByFieldId": _FIELDS_BY_ID,
+			},
+			"required": ["baseId", "tableIdOrName", "records"],
+		},
+		output_schema=_RECORDS_OUTPUT,
+	),
+	HttpTool(
+		handle="upsertRecords",
+		description=(
+			f"Create or update up to {MAX_RECORDS_PER_REQUEST} records, matching existing ones on "
+			"fieldsToMergeOn: a record whose merge fields match is updated, otherwise one is "
+			"created. The result lists createdRecords and updatedRecords ids."
+		),
+		scopes=["write"],
+		method="PATCH",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
+		body={
+			"performUpsert": {"fieldsToMergeOn": "{{ input.fieldsToMergeOn }}"},
+			"records": "{{ input.records }}",
+			"typecast": "{{ input.typecast }}",
+			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"fieldsToMergeOn": _p(
+					"array",
+					'1 to 3 field names or ids whose values identify a record, e.g. ["Email"].',
+					items={"type": "string"},
+					minItems=1,
+					maxItems=3,
+				),
+				"records": _batch(
+					'The records, each {"fields": {...}} including the merge fields.',
+					{
+						"type": "object",
+						"properties": {"fields": _CELL_VALUES},
+						"required": ["fields"],
+					},
+				),
+				"typecast": _TYPECAST,
+				"returnFieldsByFieldId": _FIELDS_BY_ID,
+			},
+			"required": ["baseId", "tableIdOrName", "fieldsToMergeOn", "records"],
+		},
+	),
+	HttpTool(
+		handle="deleteRecords",
+		description=f"Delete up to {MAX_RECORDS_PER_REQUEST} records by id.",
+		scopes=["delete"],
+		method="DELETE",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
+		query_params={"records[]": "{{ input.records }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"records": _batch("Ids of the records to delete.", _RECORD),
+			},
+			"required": ["baseId", "tableIdOrName", "records"],
+		},
+	),
+	HttpTool(
+		handle="createTable",
+		description="Create a table in a base. The first field becomes the primary field.",
+		scopes=["schemaWrite"],
+		method="POST",
+		endpoint="/v0/meta/bases/{{ input.baseId }}/tables",
+		body={
+			"name": "{{ input.name }}",
+			"description": "{{ input.description }}",
+			"fields": "{{ input.fields }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"name": _p("string", "The table name, unique in the base."),
+				"description": _p("string", "What the table holds."),
+				"fields": _p(
+					"array",
+					'Field definitions, e.g. [{"name": "Name", "type": "singleLineText"}, '
+					'{"name": "Status", "type": "singleSelect", "options": {"choices": [{"name": "Todo"}]}}].',
+					items={
+						"type": "object",
+						"properties": {
+							"name": {"type": "string"},
+							"type": {"type": "string"},
+							"description": {"type": "string"},
+							"options": {"type": "object"},
+						},
+						"required": ["name", "type"],
+					},
+					minItems=1,
+				),
+			},
+			"required": ["baseId", "name", "fields"],
+		},
+	),
+	HttpTool(
+		handle="createField",
+		description="Add a field (column) to a table.",
+		scopes=["schemaWrite"],
+		method="POST",
+		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableId }}/fields",
+		body={
+			"name": "{{ input.name }}",
+			"type": "{{ input.type }}",
+			"description": "{{ input.description }}",
+			"options": "{{ input.options }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableId": _p("string", "The table id (starts with `tbl`)."),
+				"name": _p("string", "The field name."),
+				"type": _p(
+					"string",
+					"The field type, e.g. singleLineText, multilineText, number, checkbox, date, "
+					"singleSelect, multipleSelects, email, url, currency, multipleRecordLinks.",
+				),
+				"description": _p("string", "What the field holds."),
+				"options": {
+					"type": "object",
+					"description": (
+						'Type options, e.g. {"precision": 2} for number or '
+						'{"choices": [{"name": "Todo"}]} for singleSelect.'
+					),
+				},
+			},
+			"required": ["baseId", "tableId", "name", "type"],
+		},
+	),
+	HttpTool(
+		handle="listComments",
+		description="List the comments on a record, newest first (paginated with offset).",
+		scopes=["commentsRead"],
+		method="GET",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}/comments",
+		query_params={"pageSize": "{{ input.pageSize }}", "offset": "{{ input.offset }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"recordId": _RECORD,
+				"pageSize": _p(
+					"integer", "Comments per page (1-100).", minimum=1, maximum=100, default=100
+				),
+				"offset": _OFFSET,
+			},
+			"required": ["baseId", "tableIdOrName", "recordId"],
+		},
+	),
+	HttpTool(
+		handle="createComment",
+		description="Comment on a record. Mention a user with @[usrXXXXXXXXXXXXXX] in the text.",
+		scopes=["commentsWrite"],
+		method="POST",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}/comments",
+		body={"text": "{{ input.text }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"recordId": _RECORD,
+				"text": _p("string", "The comment text."),
+			},
+			"required": ["baseId", "tableIdOrName", "recordId", "text"],
+		},
+	),
+]
+
+INTEGRATION = Integration(
+	id="airtable",
+	name="Airtable",
+	description="Read and write Airtable records, tables, fields and record comments.",
+	api_version="v0",
+	api_setup=ApiSetup(base_url="https://api.airtable.com"),
+	credential_setup=[
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		Credential(
+			type="oauth2",
+			auth_url="https://airtable.com/oauth2/v1/authorize",
+			token_url="https://airtable.com/oauth2/v1/token",
+			client_id="{{ config.clientId }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			scopes=[
+				"data.records:read",
+				"data.records:write",
+				"data.recordComments:read",
+				"data.recordComments:write",
+				"schema.bases:read",
+				"schema.bases:write",
+			],
+			token_auth="basic",
+		),
+	],
+	scopes={
+		"read": "Read records (token scope data.records:read).",
+		"write": "Create, update and upsert records (data.records:write).",
+		"delete": "Delete records (data.records:write).",
+		"schemaRead": "List bases and read table schemas (schema.bases:read).",
+		"schemaWrite": "Create tables and fields (schema.bases:write).",
+		"commentsRead": "Read record comments (data.recordComments:read).",
+		"commentsWrite": "Comment on records (data.recordComments:write).",
+	},
+	tools=TOOLS,
+	docs="""## Get a token
+
+**Personal access token.** Open <https://airtable.com/create/tokens>, choose *Create token*, add
+the scopes the agent needs (`data.records:read`, `data.records:write`, `schema.bases:read`, and
+`schema.bases:write` or `data.recordComments:*` if used) and the bases it may access, then copy the
+token (`pat…`).
+
+```python
+om = OpenMolt(integrations={"airtable": {"apiKey": "pat..."}})
+```
+
+**OAuth 2.0 (with PKCE).** Register an integration at <https://airtable.com/create/oauth>,
+authorize users at `https://airtable.com/oauth2/v1/authorize` with a PKCE `code_challenge`, and
+exchange the code at `https://airtable.com/oauth2/v1/token` (HTTP Basic with client id and secret
+for confidential clients). Give the agent `{"type": "oauth2", "config": {"accessToken",
+"refreshToken", "clientId", "clientSecret"}}`; refresh tokens last 60 days.
+
+Writes take at most 10 records per call. Airtable allows 5 requests per second per base.
+""",
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the Airtable integration."""
+	register(INTEGRATION)

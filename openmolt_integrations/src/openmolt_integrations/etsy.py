@@ -1,0 +1,559 @@
+"""Etsy Open API v3: the user and their shop, listings and their inventory and images, receipts.
+
+Every request carries ``x-api-key: <keystring>:<shared secret>`` (Etsy requires the shared secret
+in the header since 2025) and, for shop data, an OAuth 2.0 bearer token obtained with PKCE.
+Listing writes are form-encoded; inventory updates are JSON. Lists page with ``limit`` and
+``offset`` and answer ``{count, results}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+
+__all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
+
+_API_KEY = "{{ config.apiKey }}{% if config.sharedSecret %}:{{ config.sharedSecret }}{% endif %}"
+
+
+def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
+	return {"type": type_, "description": description, **extra}
+
+
+_SHOP = _p("integer", "The numeric shop id (getMe returns it as shop_id).", minimum=1)
+_LISTING = _p("integer", "The numeric listing id.", minimum=1)
+_RECEIPT = _p("integer", "The numeric receipt (order) id.", minimum=1)
+_LIMIT = _p("integer", "Results per page (1-100).", minimum=1, maximum=100, default=25)
+_OFFSET = _p("integer", "How many results to skip (page × limit).", minimum=0, default=0)
+_SORT_ORDER = _p("string", "Sort direction.", enum=["asc", "desc"], default="desc")
+_PAGED_OUTPUT = {
+	"type": "object",
+	"properties": {
+		"count": {"type": "integer", "description": "Total results across all pages."},
+		"results": {"type": "array", "items": {"type": "object"}},
+	},
+}
+_WHO_MADE = _p("string", "Who made the item.", enum=["i_did", "someone_else", "collective"])
+_WHEN_MADE = _p(
+	"string",
+	"When it was made: made_to_order, 2020_2026, 2010_2019, 2007_2009, before_2007, 2000_2006, "
+	"a decade such as 1990s, 1800s, 1700s, or before_1700.",
+)
+_TAGS = _p(
+	"string",
+	"Comma-separated tags (up to 13), e.g. mug,ceramic,gift for her.",
+)
+_MATERIALS = _p("string", "Comma-separated materials, e.g. stoneware,glaze.")
+_LISTING_FIELDS = {
+	"title": _p("string", "The listing title."),
+	"description": _p("string", "The listing description (plain text)."),
+	"who_made": _WHO_MADE,
+	"when_made": _WHEN_MADE,
+	"is_supply": _p("boolean", "true for a craft supply, false for a finished product."),
+	"taxonomy_id": _p("integer", "The seller taxonomy id (see getSellerTaxonomyNodes).", minimum=1),
+	"shipping_profile_id": _p(
+		"integer",
+		"Shipping profile id (see listShippingProfiles); required for physical items.",
+		minimum=1,
+	),
+	"return_policy_id": _p("integer", "Return policy id.", minimum=1),
+	"shop_section_id": _p("integer", "Shop section id.", minimum=1),
+	"tags": _TAGS,
+	"materials": _MATERIALS,
+	"should_auto_renew": _p("boolean", "Renew the listing automatically when it expires."),
+	"type": _p(
+		"string", "physical, download (digital) or both.", enum=["physical", "download", "both"]
+	),
+}
+
+
+def _body(names: list[str]) -> dict[str, str]:
+	return {name: f"{{{{ input.{name} }}}}" for name in names}
+
+
+TOOLS = [
+	HttpTool(
+		handle="getMe",
+		description="Get the authorized user's user_id and shop_id.",
+		scopes=["shopRead"],
+		method="GET",
+		endpoint="/v3/application/users/me",
+	),
+	HttpTool(
+		handle="getShop",
+		description="Get a shop: name, title, currency, counts, policies and status.",
+		scopes=["shopRead"],
+		method="GET",
+		endpoint="/v3/application/shops/{{ input.shop_id }}",
+		input_schema={
+			"type": "object",
+			"properties": {"shop_id": _SHOP},
+			"required": ["shop_id"],
+		},
+	),
+	HttpTool(
+		handle="listShopListings",
+		description="List a shop's listings in one state (active by default), paginated.",
+		scopes=["listingsRead"],
+		method="GET",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/listings",
+		query_params={
+			"state": "{{ input.state }}",
+			"limit": "{{ input.limit }}",
+			"offset": "{{ input.offset }}",
+			"sort_on": "{{ input.sort_on }}",
+			"sort_order": "{{ input.sort_order }}",
+			"includes": "{{ input.includes | join: ',' }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"state": _p(
+					"string",
+					"Listing state.",
+					enum=["active", "inactive", "sold_out", "draft", "expired"],
+					default="active",
+				),
+				"limit": _LIMIT,
+				"offset": _OFFSET,
+				"sort_on": _p(
+					"string",
+					"Sort field.",
+					enum=["created", "price", "updated", "score"],
+					default="created",
+				),
+				"sort_order": _SORT_ORDER,
+				"includes": _p(
+					"array",
+					"Associations to include with each listing.",
+					items={
+						"type": "string",
+						"enum": [
+							"Shipping",
+							"Images",
+							"Shop",
+							"User",
+							"Translations",
+							"Inventory",
+							"Videos",
+						],
+					},
+				),
+			},
+			"required": ["shop_id"],
+		},
+		output_schema=_PAGED_OUTPUT,
+	),
+	HttpTool(
+		handle="getListing",
+		description="Get one listing, optionally with its images, inventory, shipping and shop.",
+		scopes=["listingsRead"],
+		method="GET",
+		endpoint="/v3/application/listings/{{ input.listing_id }}",
+		query_params={"includes": "{{ input.includes | join: ',' }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"listing_id": _LISTING,
+				"includes": _p(
+					"array",
+					"Associations to include.",
+					items={
+						"type": "string",
+						"enum": [
+							"Shipping",
+							"Images",
+							"Shop",
+							"User",
+							"Translations",
+							"Inventory",
+							"Videos",
+						],
+					},
+				),
+			},
+			"required": ["listing_id"],
+		},
+	),
+	HttpTool(
+		handle="searchActiveListings",
+		description="Search active listings across all of Etsy by keywords, price and category.",
+		scopes=["listingsRead"],
+		method="GET",
+		endpoint="/v3/application/listings/active",
+		query_params={
+			"keywords": "{{ input.keywords }}",
+			"limit": "{{ input.limit }}",
+			"offset": "{{ input.offset }}",
+			"sort_on": "{{ input.sort_on }}",
+			"sort_order": "{{ input.sort_order }}",
+			"min_price": "{{ input.min_price }}",
+			"max_price": "{{ input.max_price }}",
+			"taxonomy_id": "{{ input.taxonomy_id }}",
+			"shop_location": "{{ input.shop_location }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"keywords": _p("string", "Search words."),
+				"limit": _LIMIT,
+				"offset": _OFFSET,
+				"sort_on": _p(
+					"string",
+					"Sort field.",
+					enum=["created", "price", "updated", "score"],
+					default="created",
+				),
+				"sort_order": _SORT_ORDER,
+				"min_price": _p("number", "Lowest price, in the shop currency.", minimum=0),
+				"max_price": _p("number", "Highest price.", minimum=0),
+				"taxonomy_id": _p("integer", "Only this category (seller taxonomy id).", minimum=1),
+				"shop_location": _p("string", "Only shops in this place, e.g. Brooklyn, NY."),
+			},
+		},
+		output_schema=_PAGED_OUTPUT,
+	),
+	HttpTool(
+		handle="createDraftListing",
+		description=(
+			"Create a draft listing (physical by default) in a shop. It stays a draft until it "
+			"has an image (uploadListingImage) and is activated with updateListing state=active."
+		),
+		scopes=["listingsWrite"],
+		method="POST",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/listings",
+		request_format="form-data",
+		body=_body(["quantity", "price", *_LISTING_FIELDS]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"quantity": _p("integer", "How many are for sale.", minimum=1),
+				"price": _p("number", "Price in the shop currency, e.g. 24.5.", exclusiveMinimum=0),
+				**_LISTING_FIELDS,
+			},
+			"required": [
+				"shop_id",
+				"quantity",
+				"title",
+				"description",
+				"price",
+				"who_made",
+				"when_made",
+				"taxonomy_id",
+			],
+		},
+	),
+	HttpTool(
+		handle="updateListing",
+		description=(
+			"Update a listing's details, or publish (state active) / deactivate (state inactive) "
+			"it. Prices and quantities live in the inventory: use updateListingInventory."
+		),
+		scopes=["listingsWrite"],
+		method="PATCH",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/listings/{{ input.listing_id }}",
+		request_format="form-data",
+		body=_body(["state", *_LISTING_FIELDS]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"listing_id": _LISTING,
+				"state": _p(
+					"string", "active publishes, inactive hides.", enum=["active", "inactive"]
+				),
+				**_LISTING_FIELDS,
+			},
+			"required": ["shop_id", "listing_id"],
+		},
+	),
+	HttpTool(
+		handle="deleteListing",
+		description="Delete a listing permanently.",
+		scopes=["listingsDelete"],
+		method="DELETE",
+		endpoint="/v3/application/listings/{{ input.listing_id }}",
+		input_schema={
+			"type": "object",
+			"properties": {"listing_id": _LISTING},
+			"required": ["listing_id"],
+		},
+	),
+	HttpTool(
+		handle="getListingInventory",
+		description="Get a listing's inventory: products (variations), SKUs, prices and quantities.",
+		scopes=["listingsRead"],
+		method="GET",
+		endpoint="/v3/application/listings/{{ input.listing_id }}/inventory",
+		input_schema={
+			"type": "object",
+			"properties": {"listing_id": _LISTING},
+			"required": ["listing_id"],
+		},
+	),
+	HttpTool(
+		handle="updateListingInventory",
+		description=(
+			"Replace a listing's whole inventory (every product must be listed, changed or not). "
+			"Read it with getListingInventory first and send it back edited."
+		),
+		scopes=["listingsWrite"],
+		method="PUT",
+		endpoint="/v3/application/listings/{{ input.listing_id }}/inventory",
+		request_format="json",
+		body=_body(["products", "price_on_property", "quantity_on_property", "sku_on_property"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"listing_id": _LISTING,
+				"products": _p(
+					"array",
+					'Products, e.g. [{"sku": "MUG-1", "property_values": [], "offerings": '
+					'[{"price": 24.5, "quantity": 10, "is_enabled": true}]}].',
+					items={
+						"type": "object",
+						"properties": {
+							"sku": {"type": "string"},
+							"property_values": {"type": "array", "items": {"type": "object"}},
+							"offerings": {
+								"type": "array",
+								"items": {
+									"type": "object",
+									"properties": {
+										"price": {"type": "number"},
+										"quantity": {"type": "integer"},
+										"is_enabled": {"type": "boolean"},
+									},
+									"required": ["price", "quantity", "is_enabled"],
+								},
+							},
+						},
+						"required": ["offerings"],
+					},
+					minItems=1,
+				),
+				"price_on_property": _p(
+					"array", "Property ids that change the price.", items={"type": "integer"}
+				),
+				"quantity_on_property": _p(
+					"array", "Property ids that change the quantity.", items={"type": "integer"}
+				),
+				"sku_on_property": _p(
+					"array", "Property ids that change the SKU.", items={"type": "integer"}
+				),
+			},
+			"required": ["listing_id", "products"],
+		},
+	),
+	HttpTool(
+		handle="uploadListingImage",
+		description="Upload an image to a listing (JPEG, PNG or GIF; rank 1 is the main image).",
+		scopes=["listingsWrite"],
+		method="POST",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/listings/{{ input.listing_id }}/images",
+		request_format="multipart",
+		files={"image": "{{ input.image }}"},
+		body=_body(["rank", "alt_text", "overwrite"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"listing_id": _LISTING,
+				"image": _p(
+					"string", "A file reference: openmolt-file:<id> or a data: URL of the image."
+				),
+				"rank": _p("integer", "Position among the listing's images, 1 = main.", minimum=1),
+				"alt_text": _p("string", "Alt text describing the image (up to 500 characters)."),
+				"overwrite": _p("boolean", "Replace the image already at that rank."),
+			},
+			"required": ["shop_id", "listing_id", "image"],
+		},
+	),
+	HttpTool(
+		handle="listReceipts",
+		description=(
+			"List a shop's receipts (orders), newest first, filtered by paid/shipped status and "
+			"creation time (Unix seconds)."
+		),
+		scopes=["transactionsRead"],
+		method="GET",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts",
+		query_params=_body(
+			[
+				"was_paid",
+				"was_shipped",
+				"was_delivered",
+				"min_created",
+				"max_created",
+				"limit",
+				"offset",
+				"sort_on",
+				"sort_order",
+			]
+		),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"was_paid": _p("boolean", "Only paid (true) or unpaid (false) receipts."),
+				"was_shipped": _p("boolean", "Only shipped (true) or unshipped (false) receipts."),
+				"was_delivered": _p("boolean", "Only delivered (true) or undelivered receipts."),
+				"min_created": _p("integer", "Created at or after this Unix time.", minimum=0),
+				"max_created": _p("integer", "Created at or before this Unix time.", minimum=0),
+				"limit": _LIMIT,
+				"offset": _OFFSET,
+				"sort_on": _p(
+					"string",
+					"Sort field.",
+					enum=["created", "updated", "receipt_id"],
+					default="created",
+				),
+				"sort_order": _SORT_ORDER,
+			},
+			"required": ["shop_id"],
+		},
+		output_schema=_PAGED_OUTPUT,
+	),
+	HttpTool(
+		handle="getReceipt",
+		description="Get one receipt: buyer, address, items (transactions), totals and shipments.",
+		scopes=["transactionsRead"],
+		method="GET",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts/{{ input.receipt_id }}",
+		input_schema={
+			"type": "object",
+			"properties": {"shop_id": _SHOP, "receipt_id": _RECEIPT},
+			"required": ["shop_id", "receipt_id"],
+		},
+	),
+	HttpTool(
+		handle="createReceiptShipment",
+		description="Add tracking to a receipt and mark it shipped; Etsy notifies the buyer.",
+		scopes=["transactionsWrite"],
+		method="POST",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts/{{ input.receipt_id }}/tracking",
+		request_format="form-data",
+		body=_body(["tracking_code", "carrier_name", "send_bcc", "note_to_buyer"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"receipt_id": _RECEIPT,
+				"tracking_code": _p("string", "The carrier's tracking number."),
+				"carrier_name": _p("string", "The carrier, e.g. usps, ups, fedex, royal-mail."),
+				"send_bcc": _p("boolean", "Send a copy of the buyer notification to the seller."),
+				"note_to_buyer": _p("string", "A message included in the shipping notification."),
+			},
+			"required": ["shop_id", "receipt_id"],
+		},
+	),
+	HttpTool(
+		handle="listShopReviews",
+		description="List a shop's reviews (rating, text, listing), newest first.",
+		scopes=["shopRead"],
+		method="GET",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/reviews",
+		query_params=_body(["limit", "offset", "min_created", "max_created"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"limit": _LIMIT,
+				"offset": _OFFSET,
+				"min_created": _p("integer", "Created at or after this Unix time.", minimum=0),
+				"max_created": _p("integer", "Created at or before this Unix time.", minimum=0),
+			},
+			"required": ["shop_id"],
+		},
+		output_schema=_PAGED_OUTPUT,
+	),
+	HttpTool(
+		handle="listShippingProfiles",
+		description="List a shop's shipping profiles (their ids are needed to create physical listings).",
+		scopes=["shopRead"],
+		method="GET",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/shipping-profiles",
+		input_schema={
+			"type": "object",
+			"properties": {"shop_id": _SHOP},
+			"required": ["shop_id"],
+		},
+	),
+	HttpTool(
+		handle="getSellerTaxonomyNodes",
+		description="Get Etsy's seller category tree (ids for taxonomy_id).",
+		scopes=["listingsRead"],
+		method="GET",
+		endpoint="/v3/application/seller-taxonomy/nodes",
+	),
+]
+
+INTEGRATION = Integration(
+	id="etsy",
+	name="Etsy",
+	description="Run an Etsy shop: listings, inventory, images, orders (receipts) and shipments.",
+	api_version="v3",
+	api_setup=ApiSetup(base_url="https://api.etsy.com", request_format="form-data"),
+	credential_setup=[
+		Credential(
+			type="oauth2",
+			auth_url="https://www.etsy.com/oauth/connect",
+			token_url="https://api.etsy.com/v3/public/oauth/token",
+			client_id="{{ config.apiKey }}",
+			refresh_token="{{ config.refreshToken }}",
+			scopes=[
+				"email_r",
+				"listings_r",
+				"listings_w",
+				"listings_d",
+				"shops_r",
+				"shops_w",
+				"transactions_r",
+				"transactions_w",
+			],
+			auth_params={"code_challenge_method": "S256"},
+			headers={"x-api-key": _API_KEY},
+		),
+		Credential(type="custom", headers={"x-api-key": _API_KEY}),
+	],
+	scopes={
+		"shopRead": "Read the user, the shop, its reviews and shipping profiles (shops_r).",
+		"listingsRead": "Read listings, their inventory and categories (listings_r).",
+		"listingsWrite": "Create and edit listings, inventory and images (listings_w).",
+		"listingsDelete": "Delete listings (listings_d).",
+		"transactionsRead": "Read receipts (orders) (transactions_r).",
+		"transactionsWrite": "Add tracking and mark orders shipped (transactions_w).",
+	},
+	tools=TOOLS,
+	docs="""## Get a token
+
+1. Create an app at <https://www.etsy.com/developers/your-apps>. Note its **keystring** (the
+   API key and OAuth client id) and its **shared secret**, and add your callback URL.
+2. Authorize the shop owner with OAuth 2.0 and PKCE: send them to
+   `https://www.etsy.com/oauth/connect?response_type=code&client_id=<keystring>&redirect_uri=…&scope=listings_r%20listings_w%20transactions_r%20transactions_w%20shops_r&state=…&code_challenge=…&code_challenge_method=S256`,
+   then exchange the code at `https://api.etsy.com/v3/public/oauth/token`
+   (`grant_type=authorization_code`, `client_id`, `redirect_uri`, `code`, `code_verifier`).
+   Access tokens last 1 hour, refresh tokens 90 days; the token already has the form
+   `<user id>.<token>`.
+
+```python
+agent = om.create_agent(..., integrations=[{"integration": "etsy", "credential": {
+    "type": "oauth2",
+    "config": {"apiKey": "<keystring>", "sharedSecret": "<shared secret>",
+               "accessToken": "...", "refreshToken": "..."}}}])
+```
+
+Every request sends `x-api-key: <keystring>:<shared secret>`. Public data (searchActiveListings,
+getShop, getListing) also works with the `custom` credential: just `apiKey` and `sharedSecret`.
+""",
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the Etsy integration."""
+	register(INTEGRATION)

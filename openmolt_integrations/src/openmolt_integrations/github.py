@@ -1,0 +1,540 @@
+"""GitHub REST API: repositories, issues and comments, pull requests, files, search, Actions, releases.
+
+Every request sends ``X-GitHub-Api-Version: 2026-03-10`` and ``Accept: application/vnd.github+json``.
+Lists page with ``per_page`` (up to 100) and ``page``. File contents travel base64-encoded: the
+``putFile`` tool encodes text itself (``content``) or takes bytes already encoded
+(``content_base64``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+
+__all__ = ["GITHUB_API_VERSION", "INTEGRATION", "SEARCH_TYPES", "TOOLS", "register_integrations"]
+
+GITHUB_API_VERSION = "2026-03-10"
+"""The ``X-GitHub-Api-Version`` header every request sends."""
+
+SEARCH_TYPES = ["code", "commits", "issues", "repositories", "users"]
+"""What the ``search`` tool can search (``/search/<type>``)."""
+
+
+def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
+	return {"type": type_, "description": description, **extra}
+
+
+def _q(names: list[str]) -> dict[str, str]:
+	return {name: f"{{{{ input.{name} }}}}" for name in names}
+
+
+_OWNER = _p("string", "The account owning the repository (user or organization), e.g. octocat.")
+_REPO = _p("string", "The repository name without the owner, e.g. hello-world.")
+_ISSUE = _p("integer", "The issue (or pull request) number.", minimum=1)
+_PULL = _p("integer", "The pull request number.", minimum=1)
+_PER_PAGE = _p("integer", "Results per page (1-100).", minimum=1, maximum=100, default=30)
+_PAGE = _p("integer", "Page number, from 1.", minimum=1, default=1)
+_DIRECTION = _p("string", "Sort direction.", enum=["asc", "desc"])
+_REPO_PROPS = {"owner": _OWNER, "repo": _REPO}
+_REPO_REQUIRED = ["owner", "repo"]
+_R = "/repos/{{ input.owner }}/{{ input.repo }}"
+
+TOOLS = [
+	HttpTool(
+		handle="listMyRepos",
+		description="List repositories the authenticated user can access (own, collaborator, organization).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/user/repos",
+		query_params=_q(["visibility", "affiliation", "sort", "direction", "per_page", "page"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"visibility": _p(
+					"string", "Filter by visibility.", enum=["all", "public", "private"]
+				),
+				"affiliation": _p(
+					"string",
+					"Comma list of owner, collaborator, organization_member.",
+				),
+				"sort": _p(
+					"string", "Sort field.", enum=["created", "updated", "pushed", "full_name"]
+				),
+				"direction": _DIRECTION,
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+		},
+	),
+	HttpTool(
+		handle="getRepo",
+		description="Get a repository: description, default branch, visibility, counts, topics.",
+		scopes=["read"],
+		method="GET",
+		endpoint=_R,
+		input_schema={"type": "object", "properties": _REPO_PROPS, "required": _REPO_REQUIRED},
+	),
+	HttpTool(
+		handle="listIssues",
+		description=(
+			"List a repository's issues (pull requests are included too; they have a "
+			"`pull_request` key). Filter by state, labels, assignee, creator, since."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/issues",
+		query_params=_q(
+			[
+				"state",
+				"labels",
+				"assignee",
+				"creator",
+				"mentioned",
+				"sort",
+				"direction",
+				"since",
+				"per_page",
+				"page",
+			]
+		),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"state": _p(
+					"string", "Issue state.", enum=["open", "closed", "all"], default="open"
+				),
+				"labels": _p("string", "Comma-separated label names, e.g. bug,ui."),
+				"assignee": _p("string", "A login, none (unassigned) or * (any)."),
+				"creator": _p("string", "Login of the author."),
+				"mentioned": _p("string", "Login of a mentioned user."),
+				"sort": _p("string", "Sort field.", enum=["created", "updated", "comments"]),
+				"direction": _DIRECTION,
+				"since": _p("string", "Only updated at or after this ISO 8601 time."),
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": _REPO_REQUIRED,
+		},
+	),
+	HttpTool(
+		handle="createIssue",
+		description="Open an issue, with labels and assignees if given.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/issues",
+		body=_q(["title", "body", "labels", "assignees", "milestone", "type"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"title": _p("string", "The issue title."),
+				"body": _p("string", "The issue text (Markdown)."),
+				"labels": _p("array", "Label names.", items={"type": "string"}),
+				"assignees": _p("array", "Logins to assign.", items={"type": "string"}),
+				"milestone": _p("integer", "Milestone number."),
+				"type": _p("string", "The organization's issue type name, e.g. Bug."),
+			},
+			"required": [*_REPO_REQUIRED, "title"],
+		},
+	),
+	HttpTool(
+		handle="updateIssue",
+		description="Edit an issue or pull request: title, body, labels, assignees, or close/reopen it.",
+		scopes=["write"],
+		method="PATCH",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}",
+		body=_q(["title", "body", "state", "state_reason", "labels", "assignees", "milestone"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"issue_number": _ISSUE,
+				"title": _p("string", "New title."),
+				"body": _p("string", "New text (Markdown)."),
+				"state": _p("string", "open or closed.", enum=["open", "closed"]),
+				"state_reason": _p(
+					"string",
+					"Why it was closed or reopened.",
+					enum=["completed", "not_planned", "duplicate", "reopened"],
+				),
+				"labels": _p("array", "Replace all labels with these.", items={"type": "string"}),
+				"assignees": _p(
+					"array", "Replace all assignees with these.", items={"type": "string"}
+				),
+				"milestone": _p("integer", "Milestone number."),
+			},
+			"required": [*_REPO_REQUIRED, "issue_number"],
+		},
+	),
+	HttpTool(
+		handle="listIssueComments",
+		description="List the comments of an issue or pull request, oldest first.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
+		query_params=_q(["since", "per_page", "page"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"issue_number": _ISSUE,
+				"since": _p("string", "Only comments updated at or after this ISO 8601 time."),
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": [*_REPO_REQUIRED, "issue_number"],
+		},
+	),
+	HttpTool(
+		handle="createIssueComment",
+		description="Comment on an issue or pull request.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
+		body=_q(["body"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"issue_number": _ISSUE,
+				"body": _p("string", "The comment (Markdown)."),
+			},
+			"required": [*_REPO_REQUIRED, "issue_number", "body"],
+		},
+	),
+	HttpTool(
+		handle="listPulls",
+		description="List pull requests, filtered by state, head (user:branch) and base branch.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/pulls",
+		query_params=_q(["state", "head", "base", "sort", "direction", "per_page", "page"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"state": _p("string", "PR state.", enum=["open", "closed", "all"], default="open"),
+				"head": _p("string", "Source branch as user:branch, e.g. octocat:fix-typo."),
+				"base": _p("string", "Target branch name, e.g. main."),
+				"sort": _p(
+					"string",
+					"Sort field.",
+					enum=["created", "updated", "popularity", "long-running"],
+				),
+				"direction": _DIRECTION,
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": _REPO_REQUIRED,
+		},
+	),
+	HttpTool(
+		handle="getPull",
+		description="Get a pull request: branches, state, mergeability, review and diff counts.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}",
+		input_schema={
+			"type": "object",
+			"properties": {**_REPO_PROPS, "pull_number": _PULL},
+			"required": [*_REPO_REQUIRED, "pull_number"],
+		},
+	),
+	HttpTool(
+		handle="createPull",
+		description="Open a pull request from head into base.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/pulls",
+		body=_q(["title", "head", "base", "body", "draft", "maintainer_can_modify"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"title": _p("string", "The pull request title."),
+				"head": _p(
+					"string", "Branch with the changes; user:branch for a fork, e.g. octocat:fix."
+				),
+				"base": _p("string", "Branch to merge into, e.g. main."),
+				"body": _p("string", "Description (Markdown)."),
+				"draft": _p("boolean", "Open as a draft.", default=False),
+				"maintainer_can_modify": _p("boolean", "Let maintainers push to the head branch."),
+			},
+			"required": [*_REPO_REQUIRED, "title", "head", "base"],
+		},
+	),
+	HttpTool(
+		handle="mergePull",
+		description="Merge a pull request (fails with 405 if it is not mergeable, 409 if head moved).",
+		scopes=["write"],
+		method="PUT",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/merge",
+		body=_q(["merge_method", "commit_title", "commit_message", "sha"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"pull_number": _PULL,
+				"merge_method": _p(
+					"string", "How to merge.", enum=["merge", "squash", "rebase"], default="merge"
+				),
+				"commit_title": _p("string", "Title of the merge commit."),
+				"commit_message": _p("string", "Extra detail for the merge commit."),
+				"sha": _p("string", "Merge only if the head is still this commit SHA."),
+			},
+			"required": [*_REPO_REQUIRED, "pull_number"],
+		},
+	),
+	HttpTool(
+		handle="getContent",
+		description=(
+			"Get a file (base64 `content` plus its `sha`, needed to update it) or list a directory. "
+			"Files up to 1 MB."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
+		query_params=_q(["ref"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"path": _p("string", "Path in the repository, e.g. docs/index.md."),
+				"ref": _p("string", "Branch, tag or commit; default: the default branch."),
+			},
+			"required": [*_REPO_REQUIRED, "path"],
+		},
+	),
+	HttpTool(
+		handle="putFile",
+		description=(
+			"Create a file, or replace one (give its current `sha` from getContent), as one "
+			"commit. Give text as `content` (it is base64-encoded for you) or bytes already "
+			"encoded as `content_base64`."
+		),
+		scopes=["write"],
+		method="PUT",
+		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
+		body={
+			"message": "{{ input.message }}",
+			"content": (
+				"{% if input.content_base64 %}{{ input.content_base64 }}"
+				"{% else %}{{ input.content | base64 }}{% endif %}"
+			),
+			"sha": "{{ input.sha }}",
+			"branch": "{{ input.branch }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"path": _p("string", "Path of the file, e.g. docs/index.md."),
+				"message": _p("string", "The commit message."),
+				"content": _p("string", "The new file content as text (UTF-8)."),
+				"content_base64": _p(
+					"string", "The new file content, base64-encoded (for binary files)."
+				),
+				"sha": _p("string", "Blob SHA of the file being replaced; omit to create a file."),
+				"branch": _p("string", "Branch to commit to; default: the default branch."),
+			},
+			"required": [*_REPO_REQUIRED, "path", "message"],
+		},
+	),
+	HttpTool(
+		handle="search",
+		description=(
+			"Search GitHub with its query syntax: code (e.g. addClass repo:jquery/jquery "
+			"language:js), issues (e.g. is:pr is:open author:octocat repo:o/r), repositories "
+			"(e.g. topic:ml stars:>1000), commits or users. Search allows 30 requests a minute."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint="/search/{{ input.type }}",
+		query_params=_q(["q", "sort", "order", "per_page", "page"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"type": _p("string", "What to search.", enum=SEARCH_TYPES),
+				"q": _p("string", "The search query with qualifiers."),
+				"sort": _p(
+					"string",
+					"Sort field (depends on type: stars, forks, updated, comments, created, "
+					"author-date, followers...); default: best match.",
+				),
+				"order": _p("string", "Sort direction.", enum=["asc", "desc"]),
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": ["type", "q"],
+		},
+	),
+	HttpTool(
+		handle="dispatchWorkflow",
+		description=(
+			"Start a GitHub Actions workflow that has a workflow_dispatch trigger; returns the "
+			"new run's id and URLs."
+		),
+		scopes=["actions"],
+		method="POST",
+		endpoint=f"{_R}/actions/workflows/{{{{ input.workflow_id }}}}/dispatches",
+		body=_q(["ref", "inputs"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"workflow_id": _p(
+					"string", "The workflow file name (e.g. deploy.yml) or its numeric id."
+				),
+				"ref": _p("string", "Branch or tag to run on, e.g. main."),
+				"inputs": _p(
+					"object",
+					'Values for the workflow\'s inputs (at most 25), e.g. {"environment": "staging"}.',
+				),
+			},
+			"required": [*_REPO_REQUIRED, "workflow_id", "ref"],
+		},
+	),
+	HttpTool(
+		handle="listWorkflowRuns",
+		description="List recent GitHub Actions runs, filtered by branch, event, status or actor.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/actions/runs",
+		query_params=_q(["branch", "event", "status", "actor", "head_sha", "per_page", "page"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"branch": _p("string", "Only runs for this branch."),
+				"event": _p(
+					"string", "Only runs triggered by this event, e.g. push, workflow_dispatch."
+				),
+				"status": _p(
+					"string",
+					"Only runs with this status or conclusion.",
+					enum=[
+						"completed",
+						"action_required",
+						"cancelled",
+						"failure",
+						"neutral",
+						"skipped",
+						"stale",
+						"success",
+						"timed_out",
+						"in_progress",
+						"queued",
+						"requested",
+						"waiting",
+						"pending",
+					],
+				),
+				"actor": _p("string", "Only runs started by this login."),
+				"head_sha": _p("string", "Only runs for this commit."),
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": _REPO_REQUIRED,
+		},
+	),
+	HttpTool(
+		handle="createRelease",
+		description="Create a release (and its tag if missing), optionally with generated notes.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/releases",
+		body=_q(
+			[
+				"tag_name",
+				"target_commitish",
+				"name",
+				"body",
+				"draft",
+				"prerelease",
+				"generate_release_notes",
+				"make_latest",
+			]
+		),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"tag_name": _p("string", "The tag, e.g. v1.2.0."),
+				"target_commitish": _p(
+					"string", "Branch or commit the tag is created from if it does not exist."
+				),
+				"name": _p("string", "The release title."),
+				"body": _p("string", "Release notes (Markdown)."),
+				"draft": _p("boolean", "Create an unpublished draft.", default=False),
+				"prerelease": _p("boolean", "Mark as a pre-release.", default=False),
+				"generate_release_notes": _p(
+					"boolean", "Let GitHub write notes from merged pull requests.", default=False
+				),
+				"make_latest": _p(
+					"string",
+					"Whether it becomes the latest release.",
+					enum=["true", "false", "legacy"],
+				),
+			},
+			"required": [*_REPO_REQUIRED, "tag_name"],
+		},
+	),
+]
+
+INTEGRATION = Integration(
+	id="github",
+	name="GitHub",
+	description="Work with GitHub repositories: issues, pull requests, files, search, Actions and releases.",
+	api_version=GITHUB_API_VERSION,
+	api_setup=ApiSetup(
+		base_url="https://api.github.com",
+		headers={
+			"Accept": "application/vnd.github+json",
+			"X-GitHub-Api-Version": GITHUB_API_VERSION,
+		},
+	),
+	credential_setup=[
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		Credential(
+			type="oauth2",
+			auth_url="https://github.com/login/oauth/authorize",
+			token_url="https://github.com/login/oauth/access_token",
+			client_id="{{ config.clientId }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			scopes=["repo", "workflow", "read:user"],
+		),
+	],
+	scopes={
+		"read": "Read repositories, issues, pull requests, files, workflow runs; search.",
+		"write": "Open and edit issues and pull requests, comment, merge, commit files, release.",
+		"actions": "Start GitHub Actions workflows.",
+	},
+	tools=TOOLS,
+	docs="""## Get a token
+
+Create a **fine-grained personal access token** at <https://github.com/settings/personal-access-tokens/new>:
+pick the repositories, then grant *Contents* (read and write for putFile, releases and merges),
+*Issues*, *Pull requests*, *Actions* (read and write to dispatch workflows) and *Metadata* (read).
+A classic token needs the `repo` and `workflow` scopes. A GitHub App installation token works too.
+
+```python
+om = OpenMolt(integrations={"github": {"apiKey": "github_pat_..."}})
+```
+
+For an OAuth App, authorize at `https://github.com/login/oauth/authorize` and exchange the code
+at `https://github.com/login/oauth/access_token`; pass `{"type": "oauth2", "config":
+{"accessToken", "clientId", "clientSecret"}}` (plus `refreshToken` if the app issues expiring tokens).
+
+Requests send `X-GitHub-Api-Version: 2026-03-10`.
+""",
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the GitHub integration."""
+	register(INTEGRATION)

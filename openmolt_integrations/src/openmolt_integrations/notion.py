@@ -1,0 +1,651 @@
+"""Notion: pages (also as Markdown), databases and their data sources, blocks, comments, users, files.
+
+Targets ``Notion-Version: 2026-03-11``, the data-source model: a database holds one or more data
+sources, and rows are pages whose parent is a data source. Version 2026-03-11 uses ``in_trash``
+(not ``archived``) and ``position`` (not ``after``) when appending blocks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+
+__all__ = ["INTEGRATION", "NOTION_VERSION", "TOOLS", "register_integrations"]
+
+NOTION_VERSION = "2026-03-11"
+"""The ``Notion-Version`` header every request sends."""
+
+
+def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
+	return {"type": type_, "description": description, **extra}
+
+
+def _obj(description: str, **extra: Any) -> dict[str, Any]:
+	return {"type": "object", "description": description, **extra}
+
+
+def _id(what: str) -> dict[str, Any]:
+	return _p("string", f"The {what} id (a UUID, with or without dashes, as found in its URL).")
+
+
+_CURSOR = _p("string", "Cursor from a previous response's `next_cursor`, to get the next page.")
+_PAGE_SIZE = _p(
+	"integer", "How many results to return (1-100).", minimum=1, maximum=100, default=100
+)
+_LIST_OUTPUT = {
+	"type": "object",
+	"properties": {
+		"results": {"type": "array", "items": {"type": "object"}},
+		"has_more": {"type": "boolean", "description": "Whether more results exist."},
+		"next_cursor": {"type": ["string", "null"], "description": "Pass as start_cursor."},
+	},
+}
+_RICH_TEXT = _p(
+	"array",
+	'Rich text items, e.g. [{"type": "text", "text": {"content": "Hello"}}].',
+	items={"type": "object"},
+)
+_ICON = _obj(
+	'Page icon: {"type": "emoji", "emoji": "🚀"} or {"type": "external", "external": {"url": "https://..."}} '
+	'or {"type": "file_upload", "file_upload": {"id": "..."}}.'
+)
+_COVER = _obj(
+	'Cover image: {"type": "external", "external": {"url": "https://..."}} or '
+	'{"type": "file_upload", "file_upload": {"id": "..."}}.'
+)
+_PROPERTIES = _obj(
+	"Property values keyed by property name or id, in Notion's property value format, e.g. "
+	'{"Name": {"title": [{"text": {"content": "Task"}}]}, "Status": {"status": {"name": "Done"}}, '
+	'"Due": {"date": {"start": "2026-12-01"}}}. Read the data source first to learn its properties.'
+)
+_BLOCKS = _p(
+	"array",
+	"Block objects, e.g. "
+	'[{"type": "paragraph", "paragraph": {"rich_text": [{"type": "text", "text": {"content": "Hi"}}]}}]. '
+	'Attach an uploaded file with {"type": "image", "image": {"type": "file_upload", "file_upload": {"id": "..."}}}. '
+	"At most 100 blocks per request.",
+	items={"type": "object"},
+	maxItems=100,
+)
+_POSITION = _obj(
+	'Where to insert: {"type": "end"} (default), {"type": "start"}, or '
+	'{"type": "after_block", "after_block": {"id": "<block id>"}}.',
+	properties={
+		"type": {"type": "string", "enum": ["end", "start", "after_block"]},
+		"after_block": {"type": "object", "properties": {"id": {"type": "string"}}},
+	},
+	required=["type"],
+)
+
+
+def _block_content(kind: str) -> dict[str, Any]:
+	return _obj(
+		f"New content of a `{kind}` block (only for a block of that type), e.g. "
+		'{"rich_text": [{"type": "text", "text": {"content": "..."}}]}.'
+	)
+
+
+_BLOCK_TYPES = [
+	"paragraph",
+	"heading_1",
+	"heading_2",
+	"heading_3",
+	"bulleted_list_item",
+	"numbered_list_item",
+	"to_do",
+	"toggle",
+	"quote",
+	"callout",
+	"code",
+]
+
+TOOLS = [
+	HttpTool(
+		handle="search",
+		description=(
+			"Search pages and data sources shared with the integration by title. Use an empty query "
+			"to list everything shared. Results are paginated."
+		),
+		scopes=["read"],
+		method="POST",
+		endpoint="/v1/search",
+		body={
+			"query": "{{ input.query }}",
+			"filter": "{{ input.filter }}",
+			"sort": "{{ input.sort }}",
+			"start_cursor": "{{ input.start_cursor }}",
+			"page_size": "{{ input.page_size }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"query": _p("string", "Text to match against titles; omit to list everything."),
+				"filter": _obj(
+					'Limit to one kind of object: {"property": "object", "value": "page"} or '
+					'{"property": "object", "value": "data_source"}.',
+					properties={
+						"property": {"type": "string", "enum": ["object"]},
+						"value": {"type": "string", "enum": ["page", "data_source"]},
+					},
+					required=["property", "value"],
+				),
+				"sort": _obj(
+					'Order: {"direction": "descending", "timestamp": "last_edited_time"}.',
+					properties={
+						"direction": {"type": "string", "enum": ["ascending", "descending"]},
+						"timestamp": {"type": "string", "enum": ["last_edited_time"]},
+					},
+					required=["direction", "timestamp"],
+				),
+				"start_cursor": _CURSOR,
+				"page_size": _PAGE_SIZE,
+			},
+		},
+		output_schema=_LIST_OUTPUT,
+	),
+	HttpTool(
+		handle="getPage",
+		description="Get a page's properties (not its content; use getPageMarkdown or listBlockChildren).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/pages/{{ input.page_id }}",
+		query_params={"filter_properties": "{{ input.filter_properties }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"page_id": _id("page"),
+				"filter_properties": _p(
+					"array",
+					"Only return these property ids (default: all properties).",
+					items={"type": "string"},
+				),
+			},
+			"required": ["page_id"],
+		},
+	),
+	HttpTool(
+		handle="getPageMarkdown",
+		description="Get a page's content as Markdown (Notion-flavoured), the easiest way to read a page.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/pages/{{ input.page_id }}/markdown",
+		query_params={"include_transcript": "{{ input.include_transcript }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"page_id": _id("page"),
+				"include_transcript": _p(
+					"boolean", "Include meeting-note transcripts.", default=False
+				),
+			},
+			"required": ["page_id"],
+		},
+	),
+	HttpTool(
+		handle="createPage",
+		description=(
+			"Create a page under a page or as a row of a data source. Give the content either as "
+			"`markdown` or as `children` blocks, not both. For a data-source row, `properties` must "
+			"use that data source's property names."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint="/v1/pages",
+		body={
+			"parent": "{{ input.parent }}",
+			"properties": "{{ input.properties }}",
+			"markdown": "{{ input.markdown }}",
+			"children": "{{ input.children }}",
+			"icon": "{{ input.icon }}",
+			"cover": "{{ input.cover }}",
+			"template": "{{ input.template }}",
+			"position": "{{ input.position }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"parent": _obj(
+					'Where the page goes: {"type": "page_id", "page_id": "..."} or '
+					'{"type": "data_source_id", "data_source_id": "..."}.',
+					properties={
+						"type": {"type": "string", "enum": ["page_id", "data_source_id"]},
+						"page_id": {"type": "string"},
+						"data_source_id": {"type": "string"},
+					},
+					required=["type"],
+				),
+				"properties": _PROPERTIES,
+				"markdown": _p("string", "Page content as Markdown (instead of `children`)."),
+				"children": _BLOCKS,
+				"icon": _ICON,
+				"cover": _COVER,
+				"template": _obj(
+					'Apply a data source template: {"type": "default"} or '
+					'{"type": "template_id", "template_id": "..."}. Leave content empty when used.'
+				),
+				"position": _POSITION,
+			},
+			"required": ["parent"],
+		},
+	),
+	HttpTool(
+		handle="updatePage",
+		description=(
+			"Update a page's properties, icon or cover, lock it, or move it to the trash "
+			"(in_trash: true) and back."
+		),
+		scopes=["write"],
+		method="PATCH",
+		endpoint="/v1/pages/{{ input.page_id }}",
+		body={
+			"properties": "{{ input.properties }}",
+			"icon": "{{ input.icon }}",
+			"cover": "{{ input.cover }}",
+			"in_trash": "{{ input.in_trash }}",
+			"is_locked": "{{ input.is_locked }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"page_id": _id("page"),
+				"properties": _PROPERTIES,
+				"icon": _ICON,
+				"cover": _COVER,
+				"in_trash": _p("boolean", "true moves the page to the trash, false restores it."),
+				"is_locked": _p("boolean", "Lock the page against edits in the Notion app."),
+			},
+			"required": ["page_id"],
+		},
+	),
+	HttpTool(
+		handle="updatePageMarkdown",
+		description=(
+			"Edit a page's content with Markdown. Set `type` and give the object of the same name: "
+			"insert_content (add Markdown at the start, end, or after a text snippet), "
+			"replace_content_range (replace the range matching `content_range`), update_content "
+			"(search-and-replace pairs) or replace_content (replace the whole page)."
+		),
+		scopes=["write"],
+		method="PATCH",
+		endpoint="/v1/pages/{{ input.page_id }}/markdown",
+		body={
+			"type": "{{ input.type }}",
+			"insert_content": "{{ input.insert_content }}",
+			"replace_content_range": "{{ input.replace_content_range }}",
+			"update_content": "{{ input.update_content }}",
+			"replace_content": "{{ input.replace_content }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"page_id": _id("page"),
+				"type": _p(
+					"string",
+					"Which edit to make; the object with this name must be given.",
+					enum=[
+						"insert_content",
+						"replace_content_range",
+						"update_content",
+						"replace_content",
+					],
+				),
+				"insert_content": _obj(
+					'{"content": "<markdown>", "position": {"type": "end"}} or '
+					'{"content": "...", "after": "<text snippet to insert after>"}.',
+					properties={
+						"content": {"type": "string"},
+						"after": {"type": "string"},
+						"position": {
+							"type": "object",
+							"properties": {"type": {"type": "string", "enum": ["start", "end"]}},
+						},
+					},
+					required=["content"],
+				),
+				"replace_content_range": _obj(
+					'{"content": "<markdown>", "content_range": "<start text>...<end text>", '
+					'"allow_deleting_content": false}.',
+					properties={
+						"content": {"type": "string"},
+						"content_range": {"type": "string"},
+						"allow_deleting_content": {"type": "boolean"},
+					},
+					required=["content", "content_range"],
+				),
+				"update_content": _obj(
+					'{"content_updates": [{"old_str": "...", "new_str": "...", "replace_all_matches": false}]}.',
+					properties={
+						"content_updates": {
+							"type": "array",
+							"items": {
+								"type": "object",
+								"properties": {
+									"old_str": {"type": "string"},
+									"new_str": {"type": "string"},
+									"replace_all_matches": {"type": "boolean"},
+								},
+								"required": ["old_str", "new_str"],
+							},
+						},
+						"allow_deleting_content": {"type": "boolean"},
+					},
+					required=["content_updates"],
+				),
+				"replace_content": _obj(
+					'{"new_str": "<markdown for the whole page>", "allow_deleting_content": true}.',
+					properties={
+						"new_str": {"type": "string"},
+						"allow_deleting_content": {"type": "boolean"},
+					},
+					required=["new_str"],
+				),
+			},
+			"required": ["page_id", "type"],
+		},
+	),
+	HttpTool(
+		handle="getDatabase",
+		description=(
+			"Get a database: its title and its `data_sources` (id and name). Query rows with "
+			"queryDataSource using one of those data source ids."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/databases/{{ input.database_id }}",
+		input_schema={
+			"type": "object",
+			"properties": {"database_id": _id("database")},
+			"required": ["database_id"],
+		},
+	),
+	HttpTool(
+		handle="getDataSource",
+		description="Get a data source and its property schema (names, types, select options).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/data_sources/{{ input.data_source_id }}",
+		input_schema={
+			"type": "object",
+			"properties": {"data_source_id": _id("data source")},
+			"required": ["data_source_id"],
+		},
+	),
+	HttpTool(
+		handle="queryDataSource",
+		description=(
+			"Query the rows (pages) of a data source with an optional filter and sorts. "
+			"Results are paginated."
+		),
+		scopes=["read"],
+		method="POST",
+		endpoint="/v1/data_sources/{{ input.data_source_id }}/query",
+		query_params={"filter_properties": "{{ input.filter_properties }}"},
+		body={
+			"filter": "{{ input.filter }}",
+			"sorts": "{{ input.sorts }}",
+			"start_cursor": "{{ input.start_cursor }}",
+			"page_size": "{{ input.page_size }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"data_source_id": _id("data source"),
+				"filter": _obj(
+					'A Notion filter, e.g. {"property": "Status", "status": {"equals": "Done"}} or '
+					'{"and": [{...}, {...}]}.'
+				),
+				"sorts": _p(
+					"array",
+					'Sort criteria, e.g. [{"property": "Due", "direction": "ascending"}] or '
+					'[{"timestamp": "created_time", "direction": "descending"}].',
+					items={"type": "object"},
+				),
+				"filter_properties": _p(
+					"array",
+					"Only return these property ids in each row.",
+					items={"type": "string"},
+				),
+				"start_cursor": _CURSOR,
+				"page_size": _PAGE_SIZE,
+			},
+			"required": ["data_source_id"],
+		},
+		output_schema=_LIST_OUTPUT,
+	),
+	HttpTool(
+		handle="listBlockChildren",
+		description="List the child blocks of a page or block (one level; paginated).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/blocks/{{ input.block_id }}/children",
+		query_params={
+			"start_cursor": "{{ input.start_cursor }}",
+			"page_size": "{{ input.page_size }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"block_id": _id("page or block"),
+				"start_cursor": _CURSOR,
+				"page_size": _PAGE_SIZE,
+			},
+			"required": ["block_id"],
+		},
+		output_schema=_LIST_OUTPUT,
+	),
+	HttpTool(
+		handle="appendBlockChildren",
+		description="Append blocks to a page or block, at the end by default.",
+		scopes=["write"],
+		method="PATCH",
+		endpoint="/v1/blocks/{{ input.block_id }}/children",
+		body={"children": "{{ input.children }}", "position": "{{ input.position }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"block_id": _id("page or block"),
+				"children": _BLOCKS,
+				"position": _POSITION,
+			},
+			"required": ["block_id", "children"],
+		},
+	),
+	HttpTool(
+		handle="updateBlock",
+		description=(
+			"Update one block: give the new content under the block's own type (e.g. `paragraph` "
+			"for a paragraph block), or in_trash: true to delete it."
+		),
+		scopes=["write"],
+		method="PATCH",
+		endpoint="/v1/blocks/{{ input.block_id }}",
+		body={
+			**{kind: f"{{{{ input.{kind} }}}}" for kind in _BLOCK_TYPES},
+			"in_trash": "{{ input.in_trash }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"block_id": _id("block"),
+				**{kind: _block_content(kind) for kind in _BLOCK_TYPES},
+				"in_trash": _p("boolean", "true deletes (trashes) the block, false restores it."),
+			},
+			"required": ["block_id"],
+		},
+	),
+	HttpTool(
+		handle="listComments",
+		description="List the open comments on a page or block (paginated).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/comments",
+		query_params={
+			"block_id": "{{ input.block_id }}",
+			"start_cursor": "{{ input.start_cursor }}",
+			"page_size": "{{ input.page_size }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"block_id": _id("page or block"),
+				"start_cursor": _CURSOR,
+				"page_size": _PAGE_SIZE,
+			},
+			"required": ["block_id"],
+		},
+		output_schema=_LIST_OUTPUT,
+	),
+	HttpTool(
+		handle="createComment",
+		description=(
+			"Comment on a page (parent) or reply in an existing discussion (discussion_id). Give the "
+			"text as `markdown` or as `rich_text`."
+		),
+		scopes=["comment"],
+		method="POST",
+		endpoint="/v1/comments",
+		body={
+			"parent": "{{ input.parent }}",
+			"discussion_id": "{{ input.discussion_id }}",
+			"markdown": "{{ input.markdown }}",
+			"rich_text": "{{ input.rich_text }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"parent": _obj(
+					'The page or block to comment on: {"page_id": "..."} or {"block_id": "..."}.',
+					properties={"page_id": {"type": "string"}, "block_id": {"type": "string"}},
+				),
+				"discussion_id": _p("string", "Reply in this discussion thread instead."),
+				"markdown": _p("string", "The comment as Markdown."),
+				"rich_text": _RICH_TEXT,
+			},
+		},
+	),
+	HttpTool(
+		handle="listUsers",
+		description="List the people and bots of the workspace (paginated).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/users",
+		query_params={
+			"start_cursor": "{{ input.start_cursor }}",
+			"page_size": "{{ input.page_size }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {"start_cursor": _CURSOR, "page_size": _PAGE_SIZE},
+		},
+		output_schema=_LIST_OUTPUT,
+	),
+	HttpTool(
+		handle="createFileUpload",
+		description=(
+			"Start a file upload. mode single_part (default, files up to 20 MB): then call "
+			"sendFileUpload with the file. mode external_url: Notion fetches `external_url` itself. "
+			'Use the returned id in a block or property as {"type": "file_upload", "file_upload": {"id": "..."}}.'
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint="/v1/file_uploads",
+		body={
+			"mode": "{{ input.mode }}",
+			"filename": "{{ input.filename }}",
+			"content_type": "{{ input.content_type }}",
+			"external_url": "{{ input.external_url }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"mode": _p(
+					"string",
+					"single_part (send the bytes next) or external_url (Notion downloads them).",
+					enum=["single_part", "external_url"],
+					default="single_part",
+				),
+				"filename": _p("string", "File name with extension, e.g. report.pdf."),
+				"content_type": _p("string", "MIME type, e.g. image/png."),
+				"external_url": _p("string", "Public HTTPS URL to import (mode external_url)."),
+			},
+		},
+	),
+	HttpTool(
+		handle="sendFileUpload",
+		description="Send the bytes of a file for a single_part upload created by createFileUpload.",
+		scopes=["write"],
+		method="POST",
+		endpoint="/v1/file_uploads/{{ input.file_upload_id }}/send",
+		request_format="multipart",
+		files={"file": "{{ input.file }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"file_upload_id": _p("string", "The id returned by createFileUpload."),
+				"file": _p(
+					"string",
+					"A file reference: openmolt-file:<id> from an earlier tool, or a data: URL.",
+				),
+			},
+			"required": ["file_upload_id", "file"],
+		},
+	),
+]
+
+INTEGRATION = Integration(
+	id="notion",
+	name="Notion",
+	description="Read and write Notion pages, databases and data sources, blocks and comments.",
+	api_version=NOTION_VERSION,
+	api_setup=ApiSetup(
+		base_url="https://api.notion.com",
+		headers={"Notion-Version": NOTION_VERSION},
+	),
+	credential_setup=[
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		Credential(
+			type="oauth2",
+			auth_url="https://api.notion.com/v1/oauth/authorize",
+			token_url="https://api.notion.com/v1/oauth/token",
+			client_id="{{ config.clientId }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			auth_params={"owner": "user", "response_type": "code"},
+			token_auth="basic",
+		),
+	],
+	scopes={
+		"read": "Search and read pages, databases, data sources, blocks, comments and users.",
+		"write": "Create and edit pages and blocks, trash them, and upload files.",
+		"comment": "Add comments to pages and discussions.",
+	},
+	tools=TOOLS,
+	docs="""## Get a token
+
+**Internal integration (one workspace).** Open <https://www.notion.so/profile/integrations>,
+choose *New integration*, pick the workspace, and copy the *Internal Integration Secret*
+(`ntn_…`). Under *Capabilities* enable read, update and insert content, and comments if the agent
+should comment. Then share each page or database with the integration (page menu → *Connections*).
+
+```python
+om = OpenMolt(integrations={"notion": {"apiKey": "ntn_..."}})
+```
+
+**Public integration (OAuth 2.0).** Make the integration public, add your redirect URI, and send
+users to `https://api.notion.com/v1/oauth/authorize?client_id=…&response_type=code&owner=user&redirect_uri=…`.
+Exchange the code at `https://api.notion.com/v1/oauth/token` (HTTP Basic with client id and
+secret). Pass `{"type": "oauth2", "config": {"accessToken", "refreshToken", "clientId",
+"clientSecret"}}` as the agent's credential. Notion has no OAuth scopes: access is what the user
+shares during authorization.
+
+Every request sends `Notion-Version: 2026-03-11`.
+""",
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the Notion integration."""
+	register(INTEGRATION)

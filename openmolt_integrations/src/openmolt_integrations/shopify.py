@@ -1,0 +1,718 @@
+"""Shopify Admin GraphQL API: shop, products and variants, orders, customers, inventory, fulfillment.
+
+Every tool is one GraphQL document POSTed as JSON ``{query, variables}`` to
+``https://<shop>.myshopify.com/admin/api/2026-10/graphql.json``; the shop comes from the
+credential config. Shopify answers HTTP 200 even when something went wrong: a mutation reports
+problems in its payload's ``userErrors`` (nothing was changed when it is non-empty), and a query
+error arrives in a top-level ``errors`` list. Every mutation here selects ``userErrors`` and every
+tool's description tells the model to check them. Lists are Relay connections: pass ``after`` =
+``pageInfo.endCursor`` while ``pageInfo.hasNextPage``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+
+__all__ = ["INTEGRATION", "SHOPIFY_API_VERSION", "TOOLS", "register_integrations"]
+
+SHOPIFY_API_VERSION = "2026-10"
+"""The Admin API version in every request URL."""
+
+
+def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
+	return {"type": type_, "description": description, **extra}
+
+
+_USER_ERRORS_NOTE = (
+	" Check `userErrors` in the result: if it is not empty, nothing was changed and each entry "
+	"says which field was wrong and why. A top-level `errors` list means the request itself failed."
+)
+_USER_ERRORS_SCHEMA = {
+	"type": "array",
+	"description": "Validation problems; empty on success.",
+	"items": {
+		"type": "object",
+		"properties": {
+			"field": {"type": ["array", "null"], "items": {"type": "string"}},
+			"message": {"type": "string"},
+		},
+	},
+}
+
+
+def _mutation_output(field: str) -> dict[str, Any]:
+	return {
+		"type": "object",
+		"properties": {
+			"data": {
+				"type": "object",
+				"properties": {
+					field: {
+						"type": "object",
+						"properties": {"userErrors": _USER_ERRORS_SCHEMA},
+					}
+				},
+			},
+			"errors": {
+				"type": "array",
+				"description": "Request-level GraphQL errors (e.g. THROTTLED, access denied).",
+				"items": {"type": "object"},
+			},
+		},
+	}
+
+
+_CONNECTION_OUTPUT = {
+	"type": "object",
+	"properties": {
+		"data": {"type": "object"},
+		"errors": {"type": "array", "items": {"type": "object"}},
+		"extensions": {
+			"type": "object",
+			"description": "cost.throttleStatus shows the remaining query budget.",
+		},
+	},
+}
+
+_FIRST = _p("integer", "How many to return (1-250).", minimum=1, maximum=250, default=20)
+_AFTER = _p("string", "pageInfo.endCursor of the previous page, to get the next page.")
+_REVERSE = _p("boolean", "Reverse the sort order.", default=False)
+
+
+def _gid(kind: str) -> dict[str, Any]:
+	return _p("string", f"The {kind} global id, e.g. gid://shopify/{kind}/1234567890.")
+
+
+def _graphql(
+	handle: str,
+	description: str,
+	scopes: list[str],
+	query: str,
+	variables: dict[str, Any],
+	properties: dict[str, Any],
+	required: list[str] | None = None,
+	output: dict[str, Any] | None = None,
+) -> HttpTool:
+	schema: dict[str, Any] = {"type": "object", "properties": properties}
+	if required:
+		schema["required"] = required
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method="POST",
+		endpoint="/graphql.json",
+		body={"query": " ".join(query.split()), "variables": variables},
+		input_schema=schema,
+		output_schema=output,
+	)
+
+
+_MONEY = "shopMoney { amount currencyCode }"
+_PRODUCT_FIELDS = (
+	"id title handle status vendor productType tags totalInventory createdAt updatedAt "
+	"variants(first: 10) { nodes { id title sku price inventoryQuantity } }"
+)
+_PRODUCT_INPUT = {
+	"title": _p("string", "Product title."),
+	"descriptionHtml": _p("string", "Description, as HTML."),
+	"vendor": _p("string", "Vendor or brand."),
+	"productType": _p("string", "Product type, for grouping and search."),
+	"tags": _p("array", "Tags (replace all existing tags).", items={"type": "string"}),
+	"status": _p(
+		"string",
+		"ACTIVE (sellable), DRAFT (hidden) or ARCHIVED.",
+		enum=["ACTIVE", "DRAFT", "ARCHIVED"],
+	),
+	"handle": _p("string", "URL handle; default: derived from the title."),
+}
+_PRODUCT_VARS = {k: f"{{{{ input.{k} }}}}" for k in _PRODUCT_INPUT}
+
+TOOLS = [
+	_graphql(
+		"getShop",
+		"Get the shop's name, domains, email, currency, time zone and plan.",
+		["read_shop"],
+		"""query GetShop { shop { id name email myshopifyDomain primaryDomain { url }
+		currencyCode ianaTimezone plan { publicDisplayName } } }""",
+		{},
+		{},
+	),
+	_graphql(
+		"listProducts",
+		(
+			"List products with their first variants. Filter with Shopify search syntax in "
+			"`query`, e.g. status:active, title:*shirt*, vendor:Acme, tag:sale, sku:ABC-1, "
+			"updated_at:>2026-11-01."
+		),
+		["read_products"],
+		"""query ListProducts($first: Int = 20, $after: String, $query: String,
+		$sortKey: ProductSortKeys = UPDATED_AT, $reverse: Boolean = false) {
+		products(first: $first, after: $after, query: $query, sortKey: $sortKey, reverse: $reverse) {
+		nodes { """
+		+ _PRODUCT_FIELDS
+		+ """ } pageInfo { hasNextPage endCursor } } }""",
+		{
+			"first": "{{ input.first }}",
+			"after": "{{ input.after }}",
+			"query": "{{ input.query }}",
+			"sortKey": "{{ input.sortKey }}",
+			"reverse": "{{ input.reverse }}",
+		},
+		{
+			"first": _FIRST,
+			"after": _AFTER,
+			"query": _p("string", "Shopify search query, e.g. status:active vendor:Acme."),
+			"sortKey": _p(
+				"string",
+				"Sort field (default UPDATED_AT).",
+				enum=[
+					"CREATED_AT",
+					"ID",
+					"INVENTORY_TOTAL",
+					"PRODUCT_TYPE",
+					"RELEVANCE",
+					"TITLE",
+					"UPDATED_AT",
+					"VENDOR",
+				],
+			),
+			"reverse": _REVERSE,
+		},
+		output=_CONNECTION_OUTPUT,
+	),
+	_graphql(
+		"getProduct",
+		"Get a product with its options, up to 100 variants (price, SKU, stock, inventory item id) and its online store URL.",
+		["read_products"],
+		"""query GetProduct($id: ID!) { product(id: $id) { id title handle descriptionHtml
+		status vendor productType tags totalInventory onlineStoreUrl createdAt updatedAt
+		options { id name values } variants(first: 100) { nodes { id title sku barcode price
+		compareAtPrice inventoryQuantity selectedOptions { name value }
+		inventoryItem { id tracked } } } } }""",
+		{"id": "{{ input.id }}"},
+		{"id": _gid("Product")},
+		["id"],
+	),
+	_graphql(
+		"createProduct",
+		(
+			"Create a product (with one default variant, or with options such as Size and "
+			"Color; set prices with updateVariants)." + _USER_ERRORS_NOTE
+		),
+		["write_products"],
+		"""mutation CreateProduct($product: ProductCreateInput!) { productCreate(product: $product) {
+		product { id title handle status variants(first: 10) { nodes { id title sku price } } }
+		userErrors { field message } } }""",
+		{
+			"product": {
+				**_PRODUCT_VARS,
+				"productOptions": "{{ input.productOptions }}",
+			}
+		},
+		{
+			**_PRODUCT_INPUT,
+			"productOptions": _p(
+				"array",
+				'Options and their values, e.g. [{"name": "Size", "values": [{"name": "S"}, {"name": "M"}]}].',
+				items={
+					"type": "object",
+					"properties": {
+						"name": {"type": "string"},
+						"values": {
+							"type": "array",
+							"items": {
+								"type": "object",
+								"properties": {"name": {"type": "string"}},
+							},
+						},
+					},
+				},
+			),
+		},
+		["title"],
+		_mutation_output("productCreate"),
+	),
+	_graphql(
+		"updateProduct",
+		"Update a product's title, description, vendor, type, tags, status or handle."
+		+ _USER_ERRORS_NOTE,
+		["write_products"],
+		"""mutation UpdateProduct($product: ProductUpdateInput!) { productUpdate(product: $product) {
+		product { id title handle status tags updatedAt } userErrors { field message } } }""",
+		{"product": {"id": "{{ input.id }}", **_PRODUCT_VARS}},
+		{"id": _gid("Product"), **_PRODUCT_INPUT},
+		["id"],
+		_mutation_output("productUpdate"),
+	),
+	_graphql(
+		"updateVariants",
+		"Update prices, compare-at prices, barcodes or SKUs of a product's variants."
+		+ _USER_ERRORS_NOTE,
+		["write_products"],
+		"""mutation UpdateVariants($productId: ID!, $variants: [ProductVariantsBulkInput!]!) {
+		productVariantsBulkUpdate(productId: $productId, variants: $variants) {
+		productVariants { id title sku price compareAtPrice } userErrors { field message } } }""",
+		{"productId": "{{ input.productId }}", "variants": "{{ input.variants }}"},
+		{
+			"productId": _gid("Product"),
+			"variants": _p(
+				"array",
+				'Changes, e.g. [{"id": "gid://shopify/ProductVariant/1", "price": "19.99", '
+				'"compareAtPrice": "24.99", "inventoryItem": {"sku": "TS-S"}}]. Prices are decimal strings.',
+				items={
+					"type": "object",
+					"properties": {
+						"id": {"type": "string"},
+						"price": {"type": "string"},
+						"compareAtPrice": {"type": ["string", "null"]},
+						"barcode": {"type": "string"},
+						"inventoryItem": {
+							"type": "object",
+							"properties": {
+								"sku": {"type": "string"},
+								"tracked": {"type": "boolean"},
+							},
+						},
+					},
+					"required": ["id"],
+				},
+				minItems=1,
+			),
+		},
+		["productId", "variants"],
+		_mutation_output("productVariantsBulkUpdate"),
+	),
+	_graphql(
+		"listOrders",
+		(
+			"List orders, newest first by default. Filter with Shopify search syntax in `query`, "
+			"e.g. financial_status:paid, fulfillment_status:unfulfilled, "
+			"created_at:>2026-11-01, email:ada@example.com, name:#1001. Without the "
+			"read_all_orders access scope, only the last 60 days are visible."
+		),
+		["read_orders"],
+		"""query ListOrders($first: Int = 20, $after: String, $query: String,
+		$sortKey: OrderSortKeys = PROCESSED_AT, $reverse: Boolean = true) {
+		orders(first: $first, after: $after, query: $query, sortKey: $sortKey, reverse: $reverse) {
+		nodes { id name createdAt processedAt cancelledAt displayFinancialStatus
+		displayFulfillmentStatus currentTotalPriceSet { """
+		+ _MONEY
+		+ """ } customer { id displayName } } pageInfo { hasNextPage endCursor } } }""",
+		{
+			"first": "{{ input.first }}",
+			"after": "{{ input.after }}",
+			"query": "{{ input.query }}",
+			"sortKey": "{{ input.sortKey }}",
+			"reverse": "{{ input.reverse }}",
+		},
+		{
+			"first": _FIRST,
+			"after": _AFTER,
+			"query": _p("string", "Shopify search query, e.g. financial_status:paid."),
+			"sortKey": _p(
+				"string",
+				"Sort field (default PROCESSED_AT).",
+				enum=[
+					"CREATED_AT",
+					"ID",
+					"ORDER_NUMBER",
+					"PROCESSED_AT",
+					"TOTAL_PRICE",
+					"UPDATED_AT",
+				],
+			),
+			"reverse": _p("boolean", "Newest first when true (default).", default=True),
+		},
+		output=_CONNECTION_OUTPUT,
+	),
+	_graphql(
+		"getOrder",
+		(
+			"Get an order: totals, customer, shipping address, line items, fulfillments and its "
+			"fulfillment orders (whose ids and line item ids createFulfillment needs)."
+		),
+		["read_orders"],
+		"""query GetOrder($id: ID!) { order(id: $id) { id name email createdAt cancelledAt
+		displayFinancialStatus displayFulfillmentStatus note tags
+		currentTotalPriceSet { """
+		+ _MONEY
+		+ """ } customer { id displayName }
+		shippingAddress { name address1 address2 city provinceCode zip countryCodeV2 phone }
+		lineItems(first: 100) { nodes { id title sku quantity variant { id }
+		originalUnitPriceSet { """
+		+ _MONEY
+		+ """ } } }
+		fulfillments(first: 20) { id status trackingInfo { company number url } }
+		fulfillmentOrders(first: 20) { nodes { id status assignedLocation { name location { id } }
+		lineItems(first: 100) { nodes { id remainingQuantity lineItem { id title } } } } } } }""",
+		{"id": "{{ input.id }}"},
+		{"id": _gid("Order")},
+		["id"],
+	),
+	_graphql(
+		"cancelOrder",
+		(
+			"Cancel an order (cannot be undone), optionally refunding to the original payment "
+			"methods and restocking. Runs as a background job." + _USER_ERRORS_NOTE
+		),
+		["write_orders"],
+		"""mutation CancelOrder($orderId: ID!, $reason: OrderCancelReason!, $restock: Boolean!,
+		$refundMethod: OrderCancelRefundMethodInput, $notifyCustomer: Boolean = false,
+		$staffNote: String) { orderCancel(orderId: $orderId, reason: $reason, restock: $restock,
+		refundMethod: $refundMethod, notifyCustomer: $notifyCustomer, staffNote: $staffNote) {
+		job { id done } orderCancelUserErrors { field message code } } }""",
+		{
+			"orderId": "{{ input.orderId }}",
+			"reason": "{{ input.reason }}",
+			"restock": "{{ input.restock }}",
+			"refundMethod": "{{ input.refundMethod }}",
+			"notifyCustomer": "{{ input.notifyCustomer }}",
+			"staffNote": "{{ input.staffNote }}",
+		},
+		{
+			"orderId": _gid("Order"),
+			"reason": _p(
+				"string",
+				"Why the order is cancelled.",
+				enum=["CUSTOMER", "DECLINED", "FRAUD", "INVENTORY", "OTHER", "STAFF"],
+			),
+			"restock": _p("boolean", "Put the items back in stock."),
+			"refundMethod": _p(
+				"object",
+				'How to refund; {"originalPaymentMethodsRefund": true} refunds to the original '
+				"payment methods. Omit to cancel without a refund.",
+				properties={"originalPaymentMethodsRefund": {"type": "boolean"}},
+			),
+			"notifyCustomer": _p("boolean", "Email the customer.", default=False),
+			"staffNote": _p("string", "Internal note (not shown to the customer)."),
+		},
+		["orderId", "reason", "restock"],
+		{
+			"type": "object",
+			"properties": {
+				"data": {
+					"type": "object",
+					"properties": {
+						"orderCancel": {
+							"type": "object",
+							"properties": {"orderCancelUserErrors": _USER_ERRORS_SCHEMA},
+						}
+					},
+				}
+			},
+		},
+	),
+	_graphql(
+		"listCustomers",
+		(
+			"List customers. Filter with Shopify search syntax in `query`, e.g. "
+			"email:ada@example.com, country:France, tag:vip, orders_count:>5."
+		),
+		["read_customers"],
+		"""query ListCustomers($first: Int = 20, $after: String, $query: String) {
+		customers(first: $first, after: $after, query: $query) { nodes { id displayName firstName
+		lastName defaultEmailAddress { emailAddress } defaultPhoneNumber { phoneNumber }
+		numberOfOrders amountSpent { amount currencyCode } tags createdAt }
+		pageInfo { hasNextPage endCursor } } }""",
+		{"first": "{{ input.first }}", "after": "{{ input.after }}", "query": "{{ input.query }}"},
+		{
+			"first": _FIRST,
+			"after": _AFTER,
+			"query": _p("string", "Shopify search query, e.g. email:ada@example.com."),
+		},
+		output=_CONNECTION_OUTPUT,
+	),
+	_graphql(
+		"createCustomer",
+		"Create a customer. Email or phone must be unique in the shop." + _USER_ERRORS_NOTE,
+		["write_customers"],
+		"""mutation CreateCustomer($input: CustomerInput!) { customerCreate(input: $input) {
+		customer { id displayName defaultEmailAddress { emailAddress } tags }
+		userErrors { field message } } }""",
+		{
+			"input": {
+				"email": "{{ input.email }}",
+				"phone": "{{ input.phone }}",
+				"firstName": "{{ input.firstName }}",
+				"lastName": "{{ input.lastName }}",
+				"note": "{{ input.note }}",
+				"tags": "{{ input.tags }}",
+			}
+		},
+		{
+			"email": _p("string", "Email address."),
+			"phone": _p("string", "Phone number in E.164 format, e.g. +16135551111."),
+			"firstName": _p("string", "First name."),
+			"lastName": _p("string", "Last name."),
+			"note": _p("string", "Internal note about the customer."),
+			"tags": _p("array", "Tags.", items={"type": "string"}),
+		},
+		output=_mutation_output("customerCreate"),
+	),
+	_graphql(
+		"listLocations",
+		"List the shop's locations (warehouses, stores) with their ids, needed for inventory changes.",
+		["read_inventory"],
+		"""query ListLocations($first: Int = 50) { locations(first: $first) { nodes { id name
+		isActive fulfillsOnlineOrders address { city countryCode } } } }""",
+		{"first": "{{ input.first }}"},
+		{"first": _p("integer", "How many locations (1-250).", minimum=1, maximum=250, default=50)},
+	),
+	_graphql(
+		"getInventoryItem",
+		(
+			"Get an inventory item (a variant's stock record: see getProduct) with its "
+			"available, on-hand and committed quantities at each location."
+		),
+		["read_inventory"],
+		"""query GetInventoryItem($id: ID!) { inventoryItem(id: $id) { id sku tracked
+		variants(first: 10) { nodes { id displayName } } inventoryLevels(first: 50) { nodes { id
+		location { id name } quantities(names: ["available", "on_hand", "committed", "incoming"]) {
+		name quantity } } } } }""",
+		{"id": "{{ input.id }}"},
+		{"id": _gid("InventoryItem")},
+		["id"],
+	),
+	_graphql(
+		"adjustInventory",
+		(
+			"Add or remove stock: each change is a delta for one inventory item at one location. "
+			"Give a fresh idempotencyKey (a new UUID) per adjustment; reuse it only to retry the "
+			"same adjustment." + _USER_ERRORS_NOTE
+		),
+		["write_inventory"],
+		"""mutation AdjustInventory($input: InventoryAdjustQuantitiesInput!, $idempotencyKey: String!) {
+		inventoryAdjustQuantities(input: $input) @idempotent(key: $idempotencyKey) {
+		inventoryAdjustmentGroup { createdAt reason changes { name delta quantityAfterChange
+		item { id } location { id name } } } userErrors { field message } } }""",
+		{
+			"idempotencyKey": "{{ input.idempotencyKey }}",
+			"input": {
+				"name": "{{ input.name }}",
+				"reason": "{{ input.reason }}",
+				"referenceDocumentUri": "{{ input.referenceDocumentUri }}",
+				"changes": "{{ input.changes }}",
+			},
+		},
+		{
+			"idempotencyKey": _p(
+				"string", "A new unique key (a UUID) identifying this adjustment.", minLength=1
+			),
+			"name": _p(
+				"string",
+				"Which quantity to change: available (default) or damaged, quality_control, "
+				"reserved, safety_stock.",
+				enum=["available", "damaged", "quality_control", "reserved", "safety_stock"],
+				default="available",
+			),
+			"reason": _p(
+				"string",
+				"Why, e.g. correction, received, restock, damaged, shrinkage, cycle_count_available.",
+			),
+			"referenceDocumentUri": _p(
+				"string", "A URI of your document behind the change, e.g. a purchase order."
+			),
+			"changes": _p(
+				"array",
+				'Changes, e.g. [{"inventoryItemId": "gid://shopify/InventoryItem/1", '
+				'"locationId": "gid://shopify/Location/1", "delta": 5, "changeFromQuantity": null}]. '
+				"changeFromQuantity is the quantity you expect before the change (the change fails "
+				"if it differs) or null to skip that check.",
+				items={
+					"type": "object",
+					"properties": {
+						"inventoryItemId": {"type": "string"},
+						"locationId": {"type": "string"},
+						"delta": {"type": "integer"},
+						"changeFromQuantity": {"type": ["integer", "null"]},
+					},
+					"required": ["inventoryItemId", "locationId", "delta", "changeFromQuantity"],
+				},
+				minItems=1,
+			),
+		},
+		["idempotencyKey", "name", "reason", "changes"],
+		_mutation_output("inventoryAdjustQuantities"),
+	),
+	_graphql(
+		"createFulfillment",
+		(
+			"Mark items of an order as fulfilled (shipped), with optional tracking. Get the "
+			"fulfillment order ids and their line item ids from getOrder; omit "
+			"fulfillmentOrderLineItems to fulfil everything remaining." + _USER_ERRORS_NOTE
+		),
+		["write_fulfillments"],
+		"""mutation CreateFulfillment($fulfillment: FulfillmentInput!, $message: String) {
+		fulfillmentCreate(fulfillment: $fulfillment, message: $message) { fulfillment { id status
+		trackingInfo { company number url } } userErrors { field message } } }""",
+		{
+			"fulfillment": {
+				"lineItemsByFulfillmentOrder": "{{ input.lineItemsByFulfillmentOrder }}",
+				"trackingInfo": "{{ input.trackingInfo }}",
+				"notifyCustomer": "{{ input.notifyCustomer }}",
+			},
+			"message": "{{ input.message }}",
+		},
+		{
+			"lineItemsByFulfillmentOrder": _p(
+				"array",
+				'What to fulfil, e.g. [{"fulfillmentOrderId": "gid://shopify/FulfillmentOrder/1", '
+				'"fulfillmentOrderLineItems": [{"id": "gid://shopify/FulfillmentOrderLineItem/1", "quantity": 1}]}].',
+				items={
+					"type": "object",
+					"properties": {
+						"fulfillmentOrderId": {"type": "string"},
+						"fulfillmentOrderLineItems": {
+							"type": "array",
+							"items": {
+								"type": "object",
+								"properties": {
+									"id": {"type": "string"},
+									"quantity": {"type": "integer", "minimum": 1},
+								},
+								"required": ["id", "quantity"],
+							},
+						},
+					},
+					"required": ["fulfillmentOrderId"],
+				},
+				minItems=1,
+			),
+			"trackingInfo": _p(
+				"object",
+				'Tracking, e.g. {"company": "UPS", "number": "1Z999", "url": "https://..."}.',
+				properties={
+					"company": {"type": "string"},
+					"number": {"type": "string"},
+					"url": {"type": "string"},
+				},
+			),
+			"notifyCustomer": _p("boolean", "Email the customer a shipping confirmation."),
+			"message": _p("string", "An internal message about the fulfillment."),
+		},
+		["lineItemsByFulfillmentOrder"],
+		_mutation_output("fulfillmentCreate"),
+	),
+	_graphql(
+		"addTags",
+		"Add tags to a product, order, customer, draft order or article." + _USER_ERRORS_NOTE,
+		["write_products", "write_orders", "write_customers"],
+		"""mutation AddTags($id: ID!, $tags: [String!]!) { tagsAdd(id: $id, tags: $tags) {
+		node { id } userErrors { field message } } }""",
+		{"id": "{{ input.id }}", "tags": "{{ input.tags }}"},
+		{
+			"id": _p("string", "The global id of the object, e.g. gid://shopify/Order/123."),
+			"tags": _p("array", "Tags to add.", items={"type": "string"}, minItems=1),
+		},
+		["id", "tags"],
+		_mutation_output("tagsAdd"),
+	),
+	HttpTool(
+		handle="graphql",
+		description=(
+			"Run any Admin GraphQL (2026-10) query or mutation, for what the other tools do not "
+			"cover. Use variables for values; select `userErrors { field message }` in mutations."
+			+ _USER_ERRORS_NOTE
+		),
+		scopes=["graphql"],
+		method="POST",
+		endpoint="/graphql.json",
+		body={"query": "{{ input.query }}", "variables": "{{ input.variables }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"query": _p("string", "The GraphQL document."),
+				"variables": _p("object", "Values for the document's variables."),
+			},
+			"required": ["query"],
+		},
+		output_schema=_CONNECTION_OUTPUT,
+	),
+]
+
+INTEGRATION = Integration(
+	id="shopify",
+	name="Shopify",
+	description="Manage a Shopify store through the Admin GraphQL API: products, orders, customers, inventory, fulfillment.",
+	api_version=SHOPIFY_API_VERSION,
+	api_setup=ApiSetup(
+		base_url=(
+			"https://{{ config.shop | remove: 'https://' | remove: '.myshopify.com' }}"
+			f".myshopify.com/admin/api/{SHOPIFY_API_VERSION}"
+		),
+	),
+	credential_setup=[
+		Credential(type="custom", headers={"X-Shopify-Access-Token": "{{ config.accessToken }}"}),
+		Credential(
+			type="oauth2",
+			auth_url="https://{{ config.shop | remove: 'https://' | remove: '.myshopify.com' }}.myshopify.com/admin/oauth/authorize",
+			token_url="https://{{ config.shop | remove: 'https://' | remove: '.myshopify.com' }}.myshopify.com/admin/oauth/access_token",
+			client_id="{{ config.clientId }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			scopes=[
+				"read_products",
+				"write_products",
+				"read_orders",
+				"write_orders",
+				"read_customers",
+				"write_customers",
+				"read_inventory",
+				"write_inventory",
+				"read_merchant_managed_fulfillment_orders",
+				"write_merchant_managed_fulfillment_orders",
+			],
+			auth_params={"expiring": "1"},
+			headers={"X-Shopify-Access-Token": "{{ config.accessToken }}"},
+		),
+	],
+	scopes={
+		"read_shop": "Read the shop's settings.",
+		"read_products": "Read products and variants (Shopify scope read_products).",
+		"write_products": "Create and update products and variants (write_products).",
+		"read_orders": "Read orders (read_orders; read_all_orders for older than 60 days).",
+		"write_orders": "Cancel and tag orders (write_orders).",
+		"read_customers": "Read customers (read_customers).",
+		"write_customers": "Create and tag customers (write_customers).",
+		"read_inventory": "Read locations and stock levels (read_inventory, read_locations).",
+		"write_inventory": "Adjust stock (write_inventory).",
+		"write_fulfillments": "Fulfil orders (write_merchant_managed_fulfillment_orders).",
+		"graphql": "Run arbitrary Admin GraphQL documents (anything the token allows).",
+	},
+	tools=TOOLS,
+	docs="""## Get a token
+
+**Your own store (custom app).** In the Shopify admin open *Settings → Apps and sales channels →
+Develop apps* (or the Dev Dashboard), create an app, choose the Admin API access scopes
+(`read_products`, `write_products`, `read_orders`, `write_orders`, `read_customers`,
+`write_customers`, `read_inventory`, `write_inventory`, `read_locations`,
+`write_merchant_managed_fulfillment_orders`), install it, and copy the Admin API access token
+(`shpat_…`, shown once).
+
+```python
+om = OpenMolt(integrations={"shopify": {"shop": "my-store", "accessToken": "shpat_..."}})
+```
+
+`shop` is the store's myshopify subdomain (`my-store` or `my-store.myshopify.com`).
+
+**Public app (OAuth).** Send the merchant to
+`https://{shop}.myshopify.com/admin/oauth/authorize?client_id=…&scope=…&redirect_uri=…&state=…`
+and exchange the code at `https://{shop}.myshopify.com/admin/oauth/access_token`; with
+`expiring=1` Shopify returns an expiring offline token and a refresh token. Use
+`{"type": "oauth2", "config": {"shop", "accessToken", "refreshToken", "clientId", "clientSecret"}}`.
+The token travels in the `X-Shopify-Access-Token` header, not `Authorization`.
+
+Requests target Admin API version 2026-10. Mutations report problems in `userErrors` with
+HTTP 200; queries are rate-limited by calculated cost (`extensions.cost`).
+""",
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the Shopify integration."""
+	register(INTEGRATION)

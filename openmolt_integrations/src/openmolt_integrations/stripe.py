@@ -1,0 +1,736 @@
+"""Stripe API (``/v1``): customers, products and prices, payments, checkout, invoices, subscriptions.
+
+Every request pins ``Stripe-Version`` so answers do not depend on the account's default version.
+Bodies are form-encoded with Stripe's nested keys (``metadata[plan]=pro``,
+``line_items[0][price]=price_123``). Every POST tool takes an optional ``idempotencyKey``, sent as
+the ``Idempotency-Key`` header so that a retried request is applied only once. Lists paginate with
+``starting_after`` (the last id of the previous page) while ``has_more`` is true; search pages with
+``page`` (the previous ``next_page``). Amounts are integers in the currency's smallest unit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+
+__all__ = [
+	"INTEGRATION",
+	"RETRIEVABLE",
+	"SEARCHABLE",
+	"STRIPE_VERSION",
+	"TOOLS",
+	"register_integrations",
+]
+
+STRIPE_VERSION = "2026-10-28.endive"
+"""The ``Stripe-Version`` header every request sends."""
+
+SEARCHABLE = [
+	"charges",
+	"customers",
+	"invoices",
+	"payment_intents",
+	"prices",
+	"products",
+	"subscriptions",
+]
+"""The resources with a ``/v1/<resource>/search`` endpoint."""
+
+RETRIEVABLE = [
+	"charges",
+	"checkout/sessions",
+	"customers",
+	"invoices",
+	"payment_intents",
+	"prices",
+	"products",
+	"refunds",
+	"subscriptions",
+]
+"""The resources the ``retrieve`` tool reads as ``/v1/<resource>/<id>``."""
+
+
+def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
+	return {"type": type_, "description": description, **extra}
+
+
+_IDEMPOTENCY = {"Idempotency-Key": "{{ input.idempotencyKey }}"}
+_IDEMPOTENCY_INPUT = _p(
+	"string",
+	"A unique key (e.g. a UUID) for this operation: Stripe applies a request with the same key "
+	"only once, so retrying with the same key is safe. Reuse it only for a retry of the same call.",
+	maxLength=255,
+)
+_METADATA = _p(
+	"object",
+	'Your own key-value data, e.g. {"order_id": "1234"} (string values).',
+	additionalProperties={"type": "string"},
+)
+_AMOUNT = _p(
+	"integer", "Amount in the smallest currency unit (cents: 1000 = 10.00 USD).", minimum=0
+)
+_CURRENCY = _p("string", "Three-letter ISO currency code, lowercase, e.g. usd, eur.")
+_LIMIT = _p("integer", "Objects per page (1-100).", minimum=1, maximum=100, default=10)
+_AFTER = _p("string", "Cursor: the id of the last object of the previous page (when has_more).")
+_BEFORE = _p("string", "Cursor: the id of the first object of the previous page, to go back.")
+_CUSTOMER = _p("string", "The customer id (cus_…).")
+_LIST_OUTPUT = {
+	"type": "object",
+	"properties": {
+		"data": {"type": "array", "items": {"type": "object"}},
+		"has_more": {"type": "boolean", "description": "Pass the last id as starting_after."},
+	},
+}
+_ADDRESS = _p(
+	"object",
+	"Postal address.",
+	properties={
+		k: {"type": "string"} for k in ("line1", "line2", "city", "state", "postal_code", "country")
+	},
+)
+_RECURRING = _p(
+	"object",
+	'Billing period for a recurring price, e.g. {"interval": "month"}.',
+	properties={
+		"interval": {"type": "string", "enum": ["day", "week", "month", "year"]},
+		"interval_count": {"type": "integer", "minimum": 1},
+	},
+	required=["interval"],
+)
+_SUB_ITEMS = _p(
+	"array",
+	'Prices to subscribe to, e.g. [{"price": "price_123", "quantity": 1}].',
+	items={
+		"type": "object",
+		"properties": {
+			"price": {"type": "string"},
+			"quantity": {"type": "integer", "minimum": 1},
+		},
+		"required": ["price"],
+	},
+)
+
+
+def _post(handle: str, description: str, scopes: list[str], endpoint: str, **kw: Any) -> HttpTool:
+	"""A POST tool with the optional idempotency key every Stripe write accepts."""
+	schema = kw.pop("input_schema")
+	schema["properties"]["idempotencyKey"] = _IDEMPOTENCY_INPUT
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method="POST",
+		endpoint=endpoint,
+		headers=_IDEMPOTENCY,
+		input_schema=schema,
+		**kw,
+	)
+
+
+_CUSTOMER_FIELDS = {
+	"email": _p("string", "Email address."),
+	"name": _p("string", "Full name or business name."),
+	"phone": _p("string", "Phone number."),
+	"description": _p("string", "An internal note shown in the Dashboard."),
+	"address": _ADDRESS,
+	"metadata": _METADATA,
+}
+_CUSTOMER_BODY = {k: f"{{{{ input.{k} }}}}" for k in _CUSTOMER_FIELDS}
+
+TOOLS = [
+	HttpTool(
+		handle="listCustomers",
+		description="List customers, newest first, optionally by exact email. Cursor-paginated.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/customers",
+		query_params={
+			"email": "{{ input.email }}",
+			"limit": "{{ input.limit }}",
+			"starting_after": "{{ input.starting_after }}",
+			"ending_before": "{{ input.ending_before }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"email": _p("string", "Only customers with this exact email (case-sensitive)."),
+				"limit": _LIMIT,
+				"starting_after": _AFTER,
+				"ending_before": _BEFORE,
+			},
+		},
+		output_schema=_LIST_OUTPUT,
+	),
+	_post(
+		"createCustomer",
+		"Create a customer (returns its cus_… id).",
+		["write"],
+		"/v1/customers",
+		body=_CUSTOMER_BODY,
+		input_schema={"type": "object", "properties": dict(_CUSTOMER_FIELDS)},
+	),
+	_post(
+		"updateCustomer",
+		"Update a customer; only the given fields change (metadata keys merge).",
+		["write"],
+		"/v1/customers/{{ input.customer }}",
+		body=_CUSTOMER_BODY,
+		input_schema={
+			"type": "object",
+			"properties": {"customer": _CUSTOMER, **_CUSTOMER_FIELDS},
+			"required": ["customer"],
+		},
+	),
+	HttpTool(
+		handle="search",
+		description=(
+			"Search a resource with Stripe's query language, e.g. customers: email:'a@b.com', "
+			"payment_intents: status:'succeeded' AND amount>1000, charges: customer:'cus_123', "
+			"subscriptions: status:'active' AND metadata['plan']:'pro'. Results may lag writes by "
+			"about a minute. Paginate with page = the previous next_page."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/{{ input.resource }}/search",
+		query_params={
+			"query": "{{ input.query }}",
+			"limit": "{{ input.limit }}",
+			"page": "{{ input.page }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"resource": _p("string", "What to search.", enum=SEARCHABLE),
+				"query": _p("string", "The search query (Stripe search query language)."),
+				"limit": _LIMIT,
+				"page": _p("string", "The next_page value of the previous result."),
+			},
+			"required": ["resource", "query"],
+		},
+		output_schema={
+			"type": "object",
+			"properties": {
+				"data": {"type": "array", "items": {"type": "object"}},
+				"has_more": {"type": "boolean"},
+				"next_page": {"type": ["string", "null"]},
+			},
+		},
+	),
+	HttpTool(
+		handle="retrieve",
+		description="Get one object by id: a customer, payment intent, charge, invoice, subscription, refund, product, price or checkout session.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/{{ input.resource | path_segments }}/{{ input.id }}",
+		query_params={"expand[]": "{{ input.expand }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"resource": _p("string", "The kind of object.", enum=RETRIEVABLE),
+				"id": _p(
+					"string",
+					"The object id (cus_…, pi_…, ch_…, in_…, sub_…, re_…, prod_…, price_…, cs_…).",
+				),
+				"expand": _p(
+					"array",
+					'Related objects to include in full, e.g. ["customer", "latest_invoice"].',
+					items={"type": "string"},
+				),
+			},
+			"required": ["resource", "id"],
+		},
+	),
+	_post(
+		"createProduct",
+		"Create a product, optionally with a default price in the same call.",
+		["write"],
+		"/v1/products",
+		body={
+			"name": "{{ input.name }}",
+			"description": "{{ input.description }}",
+			"active": "{{ input.active }}",
+			"default_price_data": "{{ input.default_price_data }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"name": _p("string", "The product name shown to customers."),
+				"description": _p("string", "The product description."),
+				"active": _p("boolean", "Whether it can be sold.", default=True),
+				"default_price_data": _p(
+					"object",
+					'A default price, e.g. {"currency": "usd", "unit_amount": 1500} or with '
+					'"recurring": {"interval": "month"}.',
+					properties={
+						"currency": _CURRENCY,
+						"unit_amount": _AMOUNT,
+						"recurring": _RECURRING,
+					},
+					required=["currency"],
+				),
+				"metadata": _METADATA,
+			},
+			"required": ["name"],
+		},
+	),
+	_post(
+		"createPrice",
+		"Create a price for a product: one-time, or recurring when `recurring` is given.",
+		["write"],
+		"/v1/prices",
+		body={
+			"product": "{{ input.product }}",
+			"currency": "{{ input.currency }}",
+			"unit_amount": "{{ input.unit_amount }}",
+			"recurring": "{{ input.recurring }}",
+			"nickname": "{{ input.nickname }}",
+			"lookup_key": "{{ input.lookup_key }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"product": _p("string", "The product id (prod_…)."),
+				"currency": _CURRENCY,
+				"unit_amount": _AMOUNT,
+				"recurring": _RECURRING,
+				"nickname": _p("string", "An internal name for the price."),
+				"lookup_key": _p("string", "A stable key to find the price later."),
+				"metadata": _METADATA,
+			},
+			"required": ["product", "currency", "unit_amount"],
+		},
+	),
+	_post(
+		"createPaymentIntent",
+		"Create a payment intent to collect a payment (confirm it client-side or with a saved payment method).",
+		["payments"],
+		"/v1/payment_intents",
+		body={
+			"amount": "{{ input.amount }}",
+			"currency": "{{ input.currency }}",
+			"customer": "{{ input.customer }}",
+			"description": "{{ input.description }}",
+			"receipt_email": "{{ input.receipt_email }}",
+			"automatic_payment_methods": "{{ input.automatic_payment_methods }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"amount": _AMOUNT,
+				"currency": _CURRENCY,
+				"customer": _CUSTOMER,
+				"description": _p("string", "Shown to the customer and in the Dashboard."),
+				"receipt_email": _p("string", "Email the receipt to this address."),
+				"automatic_payment_methods": _p(
+					"object",
+					'Let Stripe pick payment methods from the Dashboard settings: {"enabled": true}.',
+					properties={"enabled": {"type": "boolean"}},
+					required=["enabled"],
+				),
+				"metadata": _METADATA,
+			},
+			"required": ["amount", "currency"],
+		},
+	),
+	_post(
+		"createCheckoutSession",
+		"Create a hosted Checkout page; send the customer to the returned `url`.",
+		["payments"],
+		"/v1/checkout/sessions",
+		body={
+			"mode": "{{ input.mode }}",
+			"line_items": "{{ input.line_items }}",
+			"success_url": "{{ input.success_url }}",
+			"cancel_url": "{{ input.cancel_url }}",
+			"customer": "{{ input.customer }}",
+			"customer_email": "{{ input.customer_email }}",
+			"client_reference_id": "{{ input.client_reference_id }}",
+			"allow_promotion_codes": "{{ input.allow_promotion_codes }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"mode": _p(
+					"string",
+					"payment (one-time), subscription (recurring prices) or setup (save a card).",
+					enum=["payment", "subscription", "setup"],
+				),
+				"line_items": _p(
+					"array",
+					'What is bought, e.g. [{"price": "price_123", "quantity": 2}].',
+					items={
+						"type": "object",
+						"properties": {
+							"price": {"type": "string"},
+							"quantity": {"type": "integer", "minimum": 1},
+						},
+						"required": ["price"],
+					},
+				),
+				"success_url": _p(
+					"string",
+					"Where to send the customer after paying; may contain {CHECKOUT_SESSION_ID}.",
+				),
+				"cancel_url": _p("string", "Where to send the customer if they go back."),
+				"customer": _CUSTOMER,
+				"customer_email": _p("string", "Prefill the email when there is no customer id."),
+				"client_reference_id": _p("string", "Your own reference, e.g. a cart id."),
+				"allow_promotion_codes": _p("boolean", "Show a promotion code field."),
+				"metadata": _METADATA,
+			},
+			"required": ["mode", "success_url"],
+		},
+	),
+	_post(
+		"createInvoiceItem",
+		"Add a line to a customer's next invoice (or to a draft invoice given by `invoice`), from a price or an amount.",
+		["billing"],
+		"/v1/invoiceitems",
+		body={
+			"customer": "{{ input.customer }}",
+			"invoice": "{{ input.invoice }}",
+			"pricing": "{{ input.pricing }}",
+			"quantity": "{{ input.quantity }}",
+			"amount": "{{ input.amount }}",
+			"currency": "{{ input.currency }}",
+			"description": "{{ input.description }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"customer": _CUSTOMER,
+				"invoice": _p("string", "A draft invoice id (in_…); default: the next invoice."),
+				"pricing": _p(
+					"object",
+					'Bill a price: {"price": "price_123"} (then give quantity, not amount).',
+					properties={"price": {"type": "string"}},
+					required=["price"],
+				),
+				"quantity": _p("integer", "How many units of the price.", minimum=1),
+				"amount": _p(
+					"integer",
+					"A one-off amount in the smallest currency unit (instead of pricing).",
+				),
+				"currency": _CURRENCY,
+				"description": _p("string", "The line's description (with amount)."),
+				"metadata": _METADATA,
+			},
+			"required": ["customer"],
+		},
+	),
+	_post(
+		"createInvoice",
+		(
+			"Create a draft invoice for a customer; pending invoice items are included. Then "
+			"finalizeInvoice. collection_method send_invoice emails it with a due date; "
+			"charge_automatically charges the default payment method."
+		),
+		["billing"],
+		"/v1/invoices",
+		body={
+			"customer": "{{ input.customer }}",
+			"collection_method": "{{ input.collection_method }}",
+			"days_until_due": "{{ input.days_until_due }}",
+			"description": "{{ input.description }}",
+			"auto_advance": "{{ input.auto_advance }}",
+			"pending_invoice_items_behavior": "{{ input.pending_invoice_items_behavior }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"customer": _CUSTOMER,
+				"collection_method": _p(
+					"string",
+					"How the invoice is paid.",
+					enum=["charge_automatically", "send_invoice"],
+					default="charge_automatically",
+				),
+				"days_until_due": _p(
+					"integer", "Days until due (required for send_invoice).", minimum=0
+				),
+				"description": _p("string", "Memo shown on the invoice."),
+				"auto_advance": _p(
+					"boolean", "Let Stripe finalize, send and collect the invoice automatically."
+				),
+				"pending_invoice_items_behavior": _p(
+					"string",
+					"include (default) adds the customer's pending invoice items; exclude leaves them.",
+					enum=["include", "exclude"],
+				),
+				"metadata": _METADATA,
+			},
+			"required": ["customer"],
+		},
+	),
+	_post(
+		"finalizeInvoice",
+		(
+			"Finalize a draft invoice so it can be paid. With auto_advance true, Stripe then "
+			"emails (send_invoice) or charges (charge_automatically) it."
+		),
+		["billing"],
+		"/v1/invoices/{{ input.invoice }}/finalize",
+		body={"auto_advance": "{{ input.auto_advance }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"invoice": _p("string", "The draft invoice id (in_…)."),
+				"auto_advance": _p("boolean", "Let Stripe send or collect it automatically."),
+			},
+			"required": ["invoice"],
+		},
+	),
+	HttpTool(
+		handle="listSubscriptions",
+		description="List subscriptions, by customer, price or status. Cursor-paginated.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/subscriptions",
+		query_params={
+			"customer": "{{ input.customer }}",
+			"price": "{{ input.price }}",
+			"status": "{{ input.status }}",
+			"limit": "{{ input.limit }}",
+			"starting_after": "{{ input.starting_after }}",
+			"ending_before": "{{ input.ending_before }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"customer": _CUSTOMER,
+				"price": _p("string", "Only subscriptions to this price (price_…)."),
+				"status": _p(
+					"string",
+					"Filter by status; default: all but canceled.",
+					enum=[
+						"active",
+						"all",
+						"canceled",
+						"ended",
+						"incomplete",
+						"incomplete_expired",
+						"past_due",
+						"paused",
+						"trialing",
+						"unpaid",
+					],
+				),
+				"limit": _LIMIT,
+				"starting_after": _AFTER,
+				"ending_before": _BEFORE,
+			},
+		},
+		output_schema=_LIST_OUTPUT,
+	),
+	_post(
+		"createSubscription",
+		"Subscribe a customer to recurring prices.",
+		["billing"],
+		"/v1/subscriptions",
+		body={
+			"customer": "{{ input.customer }}",
+			"items": "{{ input.items }}",
+			"collection_method": "{{ input.collection_method }}",
+			"days_until_due": "{{ input.days_until_due }}",
+			"trial_period_days": "{{ input.trial_period_days }}",
+			"default_payment_method": "{{ input.default_payment_method }}",
+			"payment_behavior": "{{ input.payment_behavior }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"customer": _CUSTOMER,
+				"items": _SUB_ITEMS,
+				"collection_method": _p(
+					"string",
+					"charge_automatically (default) or send_invoice (email invoices).",
+					enum=["charge_automatically", "send_invoice"],
+				),
+				"days_until_due": _p(
+					"integer", "Days to pay each invoice (send_invoice).", minimum=0
+				),
+				"trial_period_days": _p("integer", "Free trial length in days.", minimum=0),
+				"default_payment_method": _p("string", "Payment method id (pm_…) to charge."),
+				"payment_behavior": _p(
+					"string",
+					"What to do when the first payment needs action; default_incomplete leaves it "
+					"for the customer to complete.",
+					enum=[
+						"allow_incomplete",
+						"default_incomplete",
+						"error_if_incomplete",
+						"pending_if_incomplete",
+					],
+				),
+				"metadata": _METADATA,
+			},
+			"required": ["customer", "items"],
+		},
+	),
+	_post(
+		"updateSubscription",
+		(
+			"Change a subscription: cancel at period end (cancel_at_period_end true) or undo it, "
+			"change its items, metadata or proration."
+		),
+		["billing"],
+		"/v1/subscriptions/{{ input.subscription_exposed_id }}",
+		body={
+			"cancel_at_period_end": "{{ input.cancel_at_period_end }}",
+			"items": "{{ input.items }}",
+			"proration_behavior": "{{ input.proration_behavior }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"subscription_exposed_id": _p("string", "The subscription id (sub_…)."),
+				"cancel_at_period_end": _p(
+					"boolean", "true cancels when the current period ends; false undoes that."
+				),
+				"items": _p(
+					"array",
+					'Item changes, e.g. [{"id": "si_123", "price": "price_new"}] to switch price, '
+					'[{"id": "si_123", "deleted": true}] to remove one.',
+					items={
+						"type": "object",
+						"properties": {
+							"id": {"type": "string"},
+							"price": {"type": "string"},
+							"quantity": {"type": "integer"},
+							"deleted": {"type": "boolean"},
+						},
+					},
+				),
+				"proration_behavior": _p(
+					"string",
+					"How to charge for the change.",
+					enum=["always_invoice", "create_prorations", "none"],
+				),
+				"metadata": _METADATA,
+			},
+			"required": ["subscription_exposed_id"],
+		},
+	),
+	HttpTool(
+		handle="cancelSubscription",
+		description=(
+			"Cancel a subscription now (to cancel at the end of the period, use "
+			"updateSubscription with cancel_at_period_end)."
+		),
+		scopes=["billing"],
+		method="DELETE",
+		endpoint="/v1/subscriptions/{{ input.subscription_exposed_id }}",
+		query_params={
+			"invoice_now": "{{ input.invoice_now }}",
+			"prorate": "{{ input.prorate }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"subscription_exposed_id": _p("string", "The subscription id (sub_…)."),
+				"invoice_now": _p("boolean", "Invoice pending usage and prorations now."),
+				"prorate": _p("boolean", "Credit the unused time with a proration."),
+			},
+			"required": ["subscription_exposed_id"],
+		},
+	),
+	_post(
+		"createRefund",
+		"Refund a payment, fully or in part, by payment intent (pi_…) or charge (ch_…).",
+		["refunds"],
+		"/v1/refunds",
+		body={
+			"payment_intent": "{{ input.payment_intent }}",
+			"charge": "{{ input.charge }}",
+			"amount": "{{ input.amount }}",
+			"reason": "{{ input.reason }}",
+			"metadata": "{{ input.metadata }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"payment_intent": _p("string", "The payment intent to refund."),
+				"charge": _p("string", "The charge to refund (instead of payment_intent)."),
+				"amount": _p(
+					"integer",
+					"Amount to refund in the smallest currency unit; default: all that is left.",
+					minimum=1,
+				),
+				"reason": _p(
+					"string",
+					"Why, for the records.",
+					enum=["duplicate", "fraudulent", "requested_by_customer"],
+				),
+				"metadata": _METADATA,
+			},
+		},
+	),
+]
+
+INTEGRATION = Integration(
+	id="stripe",
+	name="Stripe",
+	description="Customers, products and prices, payments, checkout, invoices, subscriptions and refunds on Stripe.",
+	api_version=STRIPE_VERSION,
+	api_setup=ApiSetup(
+		base_url="https://api.stripe.com",
+		headers={"Stripe-Version": STRIPE_VERSION, "Stripe-Account": "{{ config.accountId }}"},
+		request_format="form-data",
+	),
+	credential_setup=[
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		Credential(
+			type="oauth2",
+			auth_url="https://connect.stripe.com/oauth/authorize",
+			token_url="https://connect.stripe.com/oauth/token",
+			client_id="{{ config.clientId }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			scopes=["read_write"],
+			auth_params={"response_type": "code"},
+		),
+	],
+	scopes={
+		"read": "Read customers, payments, invoices, subscriptions, products and prices; search.",
+		"write": "Create and update customers, products and prices.",
+		"payments": "Create payment intents and checkout sessions (collect money).",
+		"billing": "Create and finalize invoices; create, change and cancel subscriptions.",
+		"refunds": "Refund payments (money leaves the account).",
+	},
+	tools=TOOLS,
+	docs="""## Get a token
+
+Open <https://dashboard.stripe.com/apikeys> and create a **restricted key** (`rk_…`) with only
+the permissions the agent needs (e.g. Customers write, PaymentIntents write, Checkout Sessions
+write, Invoices write, Subscriptions write, Refunds write, Products and Prices write), or use the
+secret key (`sk_…`). Start with test-mode keys (`sk_test_…`).
+
+```python
+om = OpenMolt(integrations={"stripe": {"apiKey": "rk_test_..."}})
+```
+
+To act on a connected account, add `"accountId": "acct_…"` (sent as `Stripe-Account`).
+Stripe Connect OAuth (`https://connect.stripe.com/oauth/authorize`, scope `read_write`) gives a
+token usable as `{"type": "oauth2", "config": {"accessToken", "refreshToken", "clientId",
+"clientSecret"}}`.
+
+Every request sends `Stripe-Version: 2026-10-28.endive`. Pass `idempotencyKey` on writes so a
+retry never charges twice.
+""",
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the Stripe integration."""
+	register(INTEGRATION)

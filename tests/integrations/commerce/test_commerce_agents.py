@@ -1,0 +1,247 @@
+"""Scripted agents call two tools of each integration; the exact HTTP requests are checked.
+
+These run through the HTTP engine (``openmolt_core.integrations.http``), following the contract
+in docs/integration-authoring.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from urllib.parse import parse_qsl
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_integrations import airtable, etsy, github, notion, shopify, stripe
+
+pytestmark = pytest.mark.anyio
+
+
+def _recorder(replies: list[dict]) -> tuple[list[httpx.Request], Callable]:
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json=replies[len(seen) - 1])
+
+	return seen, handler
+
+
+async def _run(module, config: dict, steps: list[dict], replies: list[dict]) -> list[httpx.Request]:
+	seen, handler = _recorder(replies)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(
+		plugins=[module],
+		entry_points=False,
+		http_client=http,
+		integrations={module.INTEGRATION.id: config},
+	)
+	model = ScriptedModel([*steps, finish(result="done")])
+	agent = om.create_agent(name="Tester", model=model, integrations=[module.INTEGRATION.id])
+	result = await agent.run("Do the job.")
+	assert result.output == {"result": "done"}
+	model.assert_consumed()
+	await http.aclose()
+	return seen
+
+
+def _json(request: httpx.Request) -> object:
+	return json.loads(request.content)
+
+
+async def test_notion_agent_searches_then_appends_blocks() -> None:
+	"""Notion: a search and a block append send the bearer token, the version and exact JSON."""
+	blocks = [{"type": "paragraph", "paragraph": {"rich_text": [{"text": {"content": "Hi"}}]}}]
+	seen = await _run(
+		notion,
+		{"apiKey": "ntn_secret_123"},
+		[
+			call_tool(
+				"notion.search", query="Roadmap", filter={"property": "object", "value": "page"}
+			),
+			call_tool("notion.appendBlockChildren", block_id="abc123", children=blocks),
+		],
+		[{"results": [], "has_more": False}, {"results": []}],
+	)
+	first, second = seen
+	assert (first.method, str(first.url)) == ("POST", "https://api.notion.com/v1/search")
+	assert first.headers["Authorization"] == "Bearer ntn_secret_123"
+	assert first.headers["Notion-Version"] == "2026-03-11"
+	assert _json(first) == {"query": "Roadmap", "filter": {"property": "object", "value": "page"}}
+	assert (second.method, str(second.url)) == (
+		"PATCH",
+		"https://api.notion.com/v1/blocks/abc123/children",
+	)
+	assert _json(second) == {"children": blocks}
+
+
+async def test_airtable_agent_lists_then_deletes_records() -> None:
+	"""Airtable: bracketed fields[]/sort[0][...] and records[] query keys, bearer token."""
+	seen = await _run(
+		airtable,
+		{"apiKey": "patSecret123"},
+		[
+			call_tool(
+				"airtable.listRecords",
+				baseId="appX",
+				tableIdOrName="Tasks",
+				fields=["Name", "Status"],
+				sort=[{"field": "Due", "direction": "desc"}],
+				pageSize=50,
+			),
+			call_tool(
+				"airtable.deleteRecords",
+				baseId="appX",
+				tableIdOrName="Tasks",
+				records=["rec1", "rec2"],
+			),
+		],
+		[{"records": []}, {"records": []}],
+	)
+	first, second = seen
+	assert first.method == "GET" and first.url.path == "/v0/appX/Tasks"
+	assert parse_qsl(first.url.query.decode()) == [
+		("fields[]", "Name"),
+		("fields[]", "Status"),
+		("sort[0][field]", "Due"),
+		("sort[0][direction]", "desc"),
+		("pageSize", "50"),
+	]
+	assert first.headers["Authorization"] == "Bearer patSecret123"
+	assert second.method == "DELETE"
+	assert parse_qsl(second.url.query.decode()) == [("records[]", "rec1"), ("records[]", "rec2")]
+
+
+async def test_shopify_agent_lists_products_then_adds_tags() -> None:
+	"""Shopify: GraphQL JSON bodies to the shop's 2026-10 endpoint with the access token header."""
+	seen = await _run(
+		shopify,
+		{"shop": "acme.myshopify.com", "accessToken": "shpat_secret"},
+		[
+			call_tool("shopify.listProducts", query="status:active", first=5),
+			call_tool("shopify.addTags", id="gid://shopify/Order/1", tags=["vip"]),
+		],
+		[{"data": {"products": {"nodes": []}}}, {"data": {"tagsAdd": {"userErrors": []}}}],
+	)
+	first, second = seen
+	assert str(first.url) == "https://acme.myshopify.com/admin/api/2026-10/graphql.json"
+	assert first.headers["X-Shopify-Access-Token"] == "shpat_secret"
+	body = _json(first)
+	assert body["query"] == shopify.TOOLS[1].body["query"]
+	assert body["variables"] == {"first": 5, "query": "status:active"}
+	assert _json(second)["variables"] == {"id": "gid://shopify/Order/1", "tags": ["vip"]}
+
+
+async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None:
+	"""Stripe: form-encoded nested bodies, version header, idempotency key, bearer key."""
+	seen = await _run(
+		stripe,
+		{"apiKey": "sk_test_secret"},
+		[
+			call_tool(
+				"stripe.createCustomer",
+				email="ada@example.com",
+				metadata={"plan": "pro"},
+				idempotencyKey="key-1",
+			),
+			call_tool(
+				"stripe.createCheckoutSession",
+				mode="payment",
+				line_items=[{"price": "price_1", "quantity": 2}],
+				success_url="https://example.com/ok",
+			),
+		],
+		[{"id": "cus_1"}, {"id": "cs_1", "url": "https://checkout.stripe.com/x"}],
+	)
+	first, second = seen
+	assert (first.method, str(first.url)) == ("POST", "https://api.stripe.com/v1/customers")
+	assert first.headers["Authorization"] == "Bearer sk_test_secret"
+	assert first.headers["Stripe-Version"] == "2026-10-28.endive"
+	assert first.headers["Idempotency-Key"] == "key-1"
+	assert "Stripe-Account" not in first.headers
+	assert first.headers["Content-Type"].startswith("application/x-www-form-urlencoded")
+	assert parse_qsl(first.content.decode()) == [
+		("email", "ada@example.com"),
+		("metadata[plan]", "pro"),
+	]
+	assert str(second.url) == "https://api.stripe.com/v1/checkout/sessions"
+	assert "Idempotency-Key" not in second.headers
+	assert parse_qsl(second.content.decode()) == [
+		("mode", "payment"),
+		("line_items[0][price]", "price_1"),
+		("line_items[0][quantity]", "2"),
+		("success_url", "https://example.com/ok"),
+	]
+
+
+async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:
+	"""Etsy: x-api-key keystring:secret plus the OAuth bearer; the shipment is form-encoded."""
+	config = {
+		"apiKey": "keystring1",
+		"sharedSecret": "secret1",
+		"accessToken": "12345678.tokenabc",
+		"expiryDate": 4102444800000,
+	}
+	seen = await _run(
+		etsy,
+		config,
+		[
+			call_tool("etsy.listReceipts", shop_id=42, was_shipped=False, limit=10),
+			call_tool(
+				"etsy.createReceiptShipment",
+				shop_id=42,
+				receipt_id=7,
+				tracking_code="1Z999",
+				carrier_name="ups",
+			),
+		],
+		[{"count": 0, "results": []}, {"receipt_id": 7}],
+	)
+	first, second = seen
+	assert first.url.path == "/v3/application/shops/42/receipts"
+	assert parse_qsl(first.url.query.decode()) == [("was_shipped", "false"), ("limit", "10")]
+	assert first.headers["x-api-key"] == "keystring1:secret1"
+	assert first.headers["Authorization"] == "Bearer 12345678.tokenabc"
+	assert (second.method, second.url.path) == (
+		"POST",
+		"/v3/application/shops/42/receipts/7/tracking",
+	)
+	assert parse_qsl(second.content.decode()) == [
+		("tracking_code", "1Z999"),
+		("carrier_name", "ups"),
+	]
+
+
+async def test_github_agent_reads_then_writes_a_file() -> None:
+	"""GitHub: version headers, path kept with slashes, text content base64-encoded on PUT."""
+	seen = await _run(
+		github,
+		{"apiKey": "github_pat_secret"},
+		[
+			call_tool(
+				"github.getContent", owner="octo", repo="site", path="docs/index.md", ref="main"
+			),
+			call_tool(
+				"github.putFile",
+				owner="octo",
+				repo="site",
+				path="docs/index.md",
+				message="Update docs",
+				content="Hello",
+				sha="abc",
+			),
+		],
+		[{"sha": "abc", "content": "SGk="}, {"commit": {"sha": "def"}}],
+	)
+	first, second = seen
+	assert (
+		str(first.url) == "https://api.github.com/repos/octo/site/contents/docs/index.md?ref=main"
+	)
+	assert first.headers["X-GitHub-Api-Version"] == "2026-03-10"
+	assert first.headers["Accept"] == "application/vnd.github+json"
+	assert first.headers["Authorization"] == "Bearer github_pat_secret"
+	assert second.method == "PUT"
+	assert _json(second) == {"message": "Update docs", "content": "SGVsbG8=", "sha": "abc"}

@@ -1,0 +1,241 @@
+"""Conformance of Notion, Stripe, GitHub and Shopify tools with the services' official references.
+
+References: @notionhq/client@5.26.0 endpoint definitions, the stripe PyPI package's services and
+params, @octokit/openapi@23.0.2 (GitHub's OpenAPI), @shopify/dev-mcp@1.16.0's Admin API 2026-10
+introspection. The npm ones are read from ``.cache/refs`` (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graphql import OperationDefinitionNode, build_client_schema, parse, validate
+from graphql.validation import NoDeprecatedCustomRule, specified_rules
+
+from openmolt_integrations import github, notion, shopify
+from openmolt_integrations import stripe as stripe_integration
+
+
+def _norm(path: str) -> str:
+	return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+# Notion ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tool", notion.TOOLS, ids=lambda t: t.handle)
+def test_notion_tool_matches_the_sdk(tool, notion_endpoints, shape) -> None:
+	"""Method, path, path/query/body/form params of each Notion tool exist in @notionhq/client."""
+	s = shape(tool)
+	matches = [e for e in notion_endpoints if e["method"] == s["method"] and e["path"] == s["path"]]
+	assert matches, f"{s['method']} {s['path']} is not a Notion endpoint"
+	(ref,) = matches
+	assert set(re.findall(r"\{(\w+)\}", s["path"])) == ref["pathParams"]
+	assert s["query"] <= ref["queryParams"], s["query"] - ref["queryParams"]
+	assert s["body"] <= ref["bodyParams"], s["body"] - ref["bodyParams"]
+	assert s["files"] <= ref["formDataParams"]
+
+
+def test_notion_uses_the_2026_03_11_names() -> None:
+	"""Notion tools target 2026-03-11: in_trash instead of archived, position instead of after."""
+	assert notion.INTEGRATION.api_setup.headers["Notion-Version"] == "2026-03-11"
+	for tool in notion.TOOLS:
+		keys = set(tool.body) if isinstance(tool.body, dict) else set()
+		assert not keys & {"archived", "after", "is_archived"}, tool.handle
+
+
+# Stripe ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stripe_operations() -> dict[tuple[str, str], set[str]]:
+	"""(method, normalized path) → param names, from the stripe package's services and params."""
+	import stripe
+
+	root = Path(stripe.__file__).parent
+	call = re.compile(r'self\._request\(\s*"(get|post|delete)",\s*"(/v1/[^"]+)"')
+	params_cls = re.compile(r'params: "?(?:Optional\[)?"(\w+Params)"')
+	ops: dict[tuple[str, str], set[str]] = {}
+	for path in root.rglob("_*_service.py"):
+		rel = path.relative_to(root).parent.parts
+		module = import_module(".".join(["stripe", "params", *rel]))
+		for chunk in path.read_text().split("\n    def ")[1:]:
+			m = call.search(chunk)
+			if not m:
+				continue
+			keys: set[str] = set()
+			p = params_cls.search(chunk)
+			if p:
+				cls = getattr(module, p.group(1))
+				keys = set(cls.__required_keys__) | set(cls.__optional_keys__)
+			ops.setdefault((m.group(1).upper(), _norm(m.group(2))), set()).update(keys)
+	assert len(ops) > 400
+	return ops
+
+
+def _stripe_paths(tool) -> list[str]:
+	endpoint = re.sub(r"\{\{\s*input\.(\w+)[^}]*\}\}", r"{\1}", tool.endpoint)
+	props = tool.input_schema["properties"]
+	if "{resource}" in endpoint:
+		return [endpoint.replace("{resource}", r) for r in props["resource"]["enum"]]
+	return [endpoint]
+
+
+@pytest.mark.parametrize("tool", stripe_integration.TOOLS, ids=lambda t: t.handle)
+def test_stripe_tool_matches_the_sdk(tool, stripe_operations, shape) -> None:
+	"""Each Stripe tool's method, path and parameter names exist in the stripe package."""
+	s = shape(tool)
+	for path in _stripe_paths(tool):
+		key = (tool.method, _norm(path))
+		assert key in stripe_operations, f"{key} is not a Stripe API operation"
+		params = stripe_operations[key]
+		sent = s["query"] | s["body"]
+		assert sent <= params, f"{tool.handle} {path}: unknown params {sent - params}"
+
+
+def test_stripe_version_is_the_sdk_version() -> None:
+	"""The Stripe-Version header is the API version the stripe package pins."""
+	from stripe._api_version import _ApiVersion
+
+	assert stripe_integration.STRIPE_VERSION == _ApiVersion.CURRENT
+	assert stripe_integration.INTEGRATION.api_setup.headers["Stripe-Version"] == _ApiVersion.CURRENT
+	assert stripe_integration.INTEGRATION.api_setup.request_format == "form-data"
+
+
+# GitHub ------------------------------------------------------------------------------------
+
+
+def _resolve(spec: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+	while "$ref" in node:
+		target: Any = spec
+		for part in node["$ref"].split("/")[1:]:
+			target = target[part]
+		node = target
+	return node
+
+
+def _removed_in_version(op: dict[str, Any], version: str) -> set[str]:
+	"""Body properties a calendar version's breaking changes remove (patch value null)."""
+	removed: set[str] = set()
+	for change in op.get("x-github-breaking-changes", []):
+		if change.get("version") != version:
+			continue
+		patch = change.get("patch")
+		if isinstance(patch, dict):
+			schema = (
+				patch.get("requestBody", {})
+				.get("content", {})
+				.get("application/json", {})
+				.get("schema", {})
+			)
+			removed |= {k for k, v in schema.get("properties", {}).items() if v is None}
+		elif isinstance(patch, list):
+			for item in patch:
+				if item.get("op") == "remove" and "/properties/" in item.get("path", ""):
+					removed.add(item["path"].rsplit("/", 1)[-1])
+	return removed
+
+
+@pytest.mark.parametrize("tool", github.TOOLS, ids=lambda t: t.handle)
+def test_github_tool_matches_the_openapi(tool, github_openapi, shape) -> None:
+	"""Each GitHub tool's method, path, query and body params exist in GitHub's OpenAPI (2026-03-10)."""
+	s = shape(tool)
+	paths = [s["path"]]
+	if "{type}" in s["path"]:
+		paths = [s["path"].replace("{type}", t) for t in github.SEARCH_TYPES]
+	for path in paths:
+		assert path in github_openapi["paths"], f"{path} is not a GitHub path"
+		op = github_openapi["paths"][path].get(tool.method.lower())
+		assert op, f"{tool.method} {path} is not a GitHub operation"
+		params = [_resolve(github_openapi, p) for p in op.get("parameters", [])]
+		path_params = {p["name"] for p in params if p["in"] == "path"}
+		assert set(re.findall(r"\{(\w+)\}", path)) == path_params
+		query = {p["name"] for p in params if p["in"] == "query"}
+		assert s["query"] <= query, s["query"] - query
+		required_query = {p["name"] for p in params if p["in"] == "query" and p.get("required")}
+		assert required_query <= s["query"]
+		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+		schema = _resolve(github_openapi, body.get("schema", {})) if body else {}
+		allowed = set(schema.get("properties", {})) - _removed_in_version(
+			op, github.GITHUB_API_VERSION
+		)
+		assert s["body"] <= allowed, s["body"] - allowed
+		assert set(schema.get("required", [])) <= s["body"]
+
+
+def test_github_sends_the_version_headers() -> None:
+	"""GitHub requests pin X-GitHub-Api-Version to a version the OpenAPI knows and accept JSON."""
+	headers = github.INTEGRATION.api_setup.headers
+	assert headers["X-GitHub-Api-Version"] == "2026-03-10"
+	assert headers["Accept"] == "application/vnd.github+json"
+
+
+# Shopify -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shopify_schema(shopify_introspection):
+	# Shopify's schema breaks a graphql-core rule about deprecated interface fields; the
+	# documents are still checked with every validation rule.
+	return build_client_schema(shopify_introspection["data"], assume_valid=True)
+
+
+DOCUMENT_TOOLS = [t for t in shopify.TOOLS if t.handle != "graphql"]
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_document_is_valid(tool, shopify_schema) -> None:
+	"""Each Shopify document validates against Admin API 2026-10 and uses no deprecated field."""
+	document = parse(tool.body["query"])
+	errors = validate(shopify_schema, document, [*specified_rules, NoDeprecatedCustomRule])
+	assert not errors, [e.message for e in errors]
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_variables_match_the_document(tool) -> None:
+	"""The tool sends exactly the document's variables, including every required one."""
+	(op,) = [
+		d for d in parse(tool.body["query"]).definitions if isinstance(d, OperationDefinitionNode)
+	]
+	declared = {v.variable.name.value for v in op.variable_definitions or ()}
+	required = {
+		v.variable.name.value
+		for v in op.variable_definitions or ()
+		if v.type.kind == "non_null_type" and v.default_value is None
+	}
+	sent = set(tool.body["variables"])
+	assert sent == declared
+	props = tool.input_schema.get("required", [])
+	for name in required:
+		value = tool.body["variables"][name]
+		if isinstance(value, str):
+			inner = re.fullmatch(r"\{\{ input\.(\w+) \}\}", value)
+			assert inner and inner.group(1) in props, f"{name} must come from a required input"
+
+
+def test_shopify_oauth_scopes_cover_the_documents(shopify_introspection) -> None:
+	"""The OAuth credential asks for an access scope each tool's root field needs."""
+	access = {
+		(item["typeName"], item["fieldName"]): item["offlineScopes"]
+		for item in shopify_introspection["offline_scopes"]["items"]
+		if item["type"] == "field" and item["typeName"] in ("QueryRoot", "Mutation")
+	}
+	(oauth,) = [c for c in shopify.INTEGRATION.credential_setup if c.type == "oauth2"]
+	for tool in DOCUMENT_TOOLS:
+		(op,) = parse(tool.body["query"]).definitions
+		root = "Mutation" if op.operation.value == "mutation" else "QueryRoot"
+		for selection in op.selection_set.selections:
+			needed = access.get((root, selection.name.value), [])
+			if needed:
+				assert set(needed) & set(oauth.scopes), (tool.handle, needed)
+
+
+def test_shopify_targets_2026_10() -> None:
+	"""The base URL carries the shop from config and the 2026-10 Admin API version."""
+	base = shopify.INTEGRATION.api_setup.base_url
+	assert "{{ config.shop" in base and base.endswith("/admin/api/2026-10")
+	assert all(t.endpoint == "/graphql.json" and t.method == "POST" for t in shopify.TOOLS)

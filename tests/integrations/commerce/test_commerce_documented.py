@@ -1,0 +1,312 @@
+"""Airtable and Etsy publish no machine-readable reference: their tools are pinned to the official
+documentation's endpoint pages, cited per entry (method, path, query and body parameter names).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from openmolt_integrations import airtable, etsy
+
+AT = "https://airtable.com/developers/web/api/"
+ETSY = "https://developers.etsy.com/documentation/reference#operation/"
+
+# handle: (doc URL, method, path, allowed query params, allowed body params)
+AIRTABLE_DOCS = {
+	"whoami": (AT + "get-user-id-scopes", "GET", "/v0/meta/whoami", set(), set()),
+	"listBases": (AT + "list-bases", "GET", "/v0/meta/bases", {"offset"}, set()),
+	"getBaseSchema": (
+		AT + "get-base-schema",
+		"GET",
+		"/v0/meta/bases/{baseId}/tables",
+		{"include"},
+		set(),
+	),
+	"listRecords": (
+		AT + "list-records",
+		"GET",
+		"/v0/{baseId}/{tableIdOrName}",
+		{
+			"timeZone",
+			"userLocale",
+			"pageSize",
+			"maxRecords",
+			"offset",
+			"view",
+			"sort",
+			"filterByFormula",
+			"cellFormat",
+			"fields",
+			"returnFieldsByFieldId",
+			"recordMetadata",
+		},
+		set(),
+	),
+	"getRecord": (
+		AT + "get-record",
+		"GET",
+		"/v0/{baseId}/{tableIdOrName}/{recordId}",
+		{"cellFormat", "returnFieldsByFieldId"},
+		set(),
+	),
+	"createRecords": (
+		AT + "create-records",
+		"POST",
+		"/v0/{baseId}/{tableIdOrName}",
+		set(),
+		{"fields", "records", "returnFieldsByFieldId", "typecast"},
+	),
+	"updateRecords": (
+		AT + "update-multiple-records",
+		"PATCH",
+		"/v0/{baseId}/{tableIdOrName}",
+		set(),
+		{"performUpsert", "returnFieldsByFieldId", "typecast", "records"},
+	),
+	"upsertRecords": (
+		AT + "update-multiple-records",
+		"PATCH",
+		"/v0/{baseId}/{tableIdOrName}",
+		set(),
+		{"performUpsert", "returnFieldsByFieldId", "typecast", "records"},
+	),
+	"deleteRecords": (
+		AT + "delete-multiple-records",
+		"DELETE",
+		"/v0/{baseId}/{tableIdOrName}",
+		{"records"},
+		set(),
+	),
+	"createTable": (
+		AT + "create-table",
+		"POST",
+		"/v0/meta/bases/{baseId}/tables",
+		set(),
+		{"name", "description", "fields"},
+	),
+	"createField": (
+		AT + "create-field",
+		"POST",
+		"/v0/meta/bases/{baseId}/tables/{tableId}/fields",
+		set(),
+		{"name", "type", "description", "options"},
+	),
+	"listComments": (
+		AT + "list-comments",
+		"GET",
+		"/v0/{baseId}/{tableIdOrName}/{recordId}/comments",
+		{"pageSize", "offset"},
+		set(),
+	),
+	"createComment": (
+		AT + "create-comment",
+		"POST",
+		"/v0/{baseId}/{tableIdOrName}/{recordId}/comments",
+		set(),
+		{"text", "parentCommentId"},
+	),
+}
+
+_LISTING_FORM = {
+	"quantity",
+	"title",
+	"description",
+	"price",
+	"who_made",
+	"when_made",
+	"taxonomy_id",
+	"shipping_profile_id",
+	"return_policy_id",
+	"materials",
+	"shop_section_id",
+	"processing_min",
+	"processing_max",
+	"tags",
+	"styles",
+	"is_supply",
+	"is_customizable",
+	"should_auto_renew",
+	"is_taxable",
+	"type",
+}
+
+ETSY_DOCS = {
+	"getMe": (ETSY + "getMe", "GET", "/v3/application/users/me", set(), set()),
+	"getShop": (ETSY + "getShop", "GET", "/v3/application/shops/{shop_id}", set(), set()),
+	"listShopListings": (
+		ETSY + "getListingsByShop",
+		"GET",
+		"/v3/application/shops/{shop_id}/listings",
+		{"state", "limit", "offset", "sort_on", "sort_order", "includes", "legacy"},
+		set(),
+	),
+	"getListing": (
+		ETSY + "getListing",
+		"GET",
+		"/v3/application/listings/{listing_id}",
+		{"includes", "language", "legacy"},
+		set(),
+	),
+	"searchActiveListings": (
+		ETSY + "findAllListingsActive",
+		"GET",
+		"/v3/application/listings/active",
+		{
+			"limit",
+			"offset",
+			"keywords",
+			"sort_on",
+			"sort_order",
+			"min_price",
+			"max_price",
+			"taxonomy_id",
+			"shop_location",
+			"legacy",
+		},
+		set(),
+	),
+	"createDraftListing": (
+		ETSY + "createDraftListing",
+		"POST",
+		"/v3/application/shops/{shop_id}/listings",
+		{"legacy"},
+		_LISTING_FORM,
+	),
+	"updateListing": (
+		ETSY + "updateListing",
+		"PATCH",
+		"/v3/application/shops/{shop_id}/listings/{listing_id}",
+		{"legacy"},
+		(_LISTING_FORM - {"quantity", "price"}) | {"state", "featured_rank"},
+	),
+	"deleteListing": (
+		ETSY + "deleteListing",
+		"DELETE",
+		"/v3/application/listings/{listing_id}",
+		set(),
+		set(),
+	),
+	"getListingInventory": (
+		ETSY + "getListingInventory",
+		"GET",
+		"/v3/application/listings/{listing_id}/inventory",
+		{"show_deleted", "includes", "legacy"},
+		set(),
+	),
+	"updateListingInventory": (
+		ETSY + "updateListingInventory",
+		"PUT",
+		"/v3/application/listings/{listing_id}/inventory",
+		{"legacy"},
+		{
+			"products",
+			"price_on_property",
+			"quantity_on_property",
+			"sku_on_property",
+			"readiness_state_on_property",
+		},
+	),
+	"uploadListingImage": (
+		ETSY + "uploadListingImage",
+		"POST",
+		"/v3/application/shops/{shop_id}/listings/{listing_id}/images",
+		set(),
+		{"image", "listing_image_id", "rank", "overwrite", "is_watermarked", "alt_text"},
+	),
+	"listReceipts": (
+		ETSY + "getShopReceipts",
+		"GET",
+		"/v3/application/shops/{shop_id}/receipts",
+		{
+			"min_created",
+			"max_created",
+			"min_last_modified",
+			"max_last_modified",
+			"limit",
+			"offset",
+			"sort_on",
+			"sort_order",
+			"was_paid",
+			"was_shipped",
+			"was_delivered",
+			"was_canceled",
+			"legacy",
+		},
+		set(),
+	),
+	"getReceipt": (
+		ETSY + "getShopReceipt",
+		"GET",
+		"/v3/application/shops/{shop_id}/receipts/{receipt_id}",
+		{"legacy"},
+		set(),
+	),
+	"createReceiptShipment": (
+		ETSY + "createReceiptShipment",
+		"POST",
+		"/v3/application/shops/{shop_id}/receipts/{receipt_id}/tracking",
+		{"legacy"},
+		{"tracking_code", "carrier_name", "send_bcc", "note_to_buyer"},
+	),
+	"listShopReviews": (
+		ETSY + "getReviewsByShop",
+		"GET",
+		"/v3/application/shops/{shop_id}/reviews",
+		{"limit", "offset", "min_created", "max_created"},
+		set(),
+	),
+	"listShippingProfiles": (
+		ETSY + "getShopShippingProfiles",
+		"GET",
+		"/v3/application/shops/{shop_id}/shipping-profiles",
+		set(),
+		set(),
+	),
+	"getSellerTaxonomyNodes": (
+		ETSY + "getSellerTaxonomyNodes",
+		"GET",
+		"/v3/application/seller-taxonomy/nodes",
+		set(),
+		set(),
+	),
+}
+
+
+def _check(tool, documented, shape) -> None:
+	url, method, path, query, body = documented
+	s = shape(tool)
+	assert (s["method"], s["path"]) == (method, path), f"{tool.handle} disagrees with {url}"
+	assert s["query"] <= query, f"{tool.handle}: {s['query'] - query} not documented at {url}"
+	assert (s["body"] | s["files"]) <= body, f"{tool.handle}: {s['body'] - body} not at {url}"
+
+
+@pytest.mark.parametrize("tool", airtable.TOOLS, ids=lambda t: t.handle)
+def test_airtable_tool_matches_the_docs(tool, shape) -> None:
+	"""Each Airtable tool's method, path and parameter names match its documentation page."""
+	assert tool.handle in AIRTABLE_DOCS, f"pin {tool.handle} to its documentation page"
+	_check(tool, AIRTABLE_DOCS[tool.handle], shape)
+
+
+@pytest.mark.parametrize("tool", etsy.TOOLS, ids=lambda t: t.handle)
+def test_etsy_tool_matches_the_docs(tool, shape) -> None:
+	"""Each Etsy tool's method, path and parameter names match the Open API v3 reference."""
+	assert tool.handle in ETSY_DOCS, f"pin {tool.handle} to its reference entry"
+	_check(tool, ETSY_DOCS[tool.handle], shape)
+
+
+def test_airtable_uses_bracketed_query_keys() -> None:
+	"""Airtable list params use its bracket syntax: fields[] and records[] keys, sort as dict list."""
+	tools = {t.handle: t for t in airtable.TOOLS}
+	assert "fields[]" in tools["listRecords"].query_params
+	assert tools["listRecords"].query_params["sort"] == "{{ input.sort }}"
+	assert "records[]" in tools["deleteRecords"].query_params
+
+
+def test_etsy_sends_the_api_key_with_the_shared_secret() -> None:
+	"""Every Etsy credential sends x-api-key as keystring:shared_secret next to its auth."""
+	for cred in etsy.INTEGRATION.credential_setup:
+		assert cred.headers["x-api-key"].startswith("{{ config.apiKey }}")
+		assert ":{{ config.sharedSecret }}" in cred.headers["x-api-key"]
+	(oauth,) = [c for c in etsy.INTEGRATION.credential_setup if c.type == "oauth2"]
+	assert oauth.auth_params["code_challenge_method"] == "S256"
+	assert oauth.token_url == "https://api.etsy.com/v3/public/oauth/token"
