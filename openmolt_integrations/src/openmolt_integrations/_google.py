@@ -13,6 +13,7 @@ from typing import Any
 from openmolt_core.integrations import Credential
 
 __all__ = [
+	"GEMINI_API_KEY",
 	"GOOGLE_AUTH_URL",
 	"GOOGLE_TOKEN_URL",
 	"PAGE_TOKEN",
@@ -27,6 +28,9 @@ GOOGLE_AUTH_URL = "https://accounts.google.com/o/oauth2/v2/auth"
 
 GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token"
 """Google's OAuth2 token endpoint (code exchange and refresh)."""
+
+GEMINI_API_KEY = Credential(type="custom", headers={"x-goog-api-key": "{{ config.apiKey }}"})
+"""The Gemini API key credential (``config.apiKey``), sent as ``x-goog-api-key``."""
 
 PAGE_TOKEN: dict[str, Any] = {
 	"type": "string",

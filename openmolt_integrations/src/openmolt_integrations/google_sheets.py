@@ -9,7 +9,7 @@ from openmolt_core.integrations import ApiSetup, HttpTool, Integration
 
 from openmolt_integrations._google import array, google_oauth2, obj, token_guide
 
-__all__ = ["INTEGRATION", "register_integrations"]
+__all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
 _SCOPES = {"https://www.googleapis.com/auth/spreadsheets": "See, edit, create and delete spreadsheets."}
 

@@ -9,7 +9,7 @@ from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integrati
 
 from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
 
-__all__ = ["INTEGRATION", "register_integrations"]
+__all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
 _SCOPES = {
 	"https://www.googleapis.com/auth/youtube.force-ssl": "Manage the YouTube account: videos, playlists, comments, ratings.",
