@@ -15,7 +15,12 @@ _SCOPES = {
 	"https://www.googleapis.com/auth/gmail.modify": "Read, send, draft, label and trash mail (no permanent deletion).",
 }
 
-_USER = "/gmail/v1/users/me"
+_USER = "/gmail/v1/users/{{ input.userId | default: 'me' }}"
+_USER_ID = {
+	"type": "string",
+	"default": "me",
+	"description": "The mailbox: 'me' (default) for the signed-in account, or its email address.",
+}
 _MESSAGE_ID = {"type": "string", "description": "The message id (from listMessages)."}
 _LABEL_IDS = {
 	"type": "array",
@@ -75,6 +80,7 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
+				"userId": _USER_ID,
 				"q": _Q,
 				"labelIds": {**_LABEL_IDS, "description": "Only messages with all these label ids (e.g. ['INBOX', 'UNREAD'])."},
 				"maxResults": _MAX,
@@ -95,6 +101,7 @@ TOOLS = [
 		query_params={"format": "{{ input.format }}", "metadataHeaders": "{{ input.metadataHeaders }}"},
 		input_schema=obj(
 			{
+				"userId": _USER_ID,
 				"id": _MESSAGE_ID,
 				"format": _FORMAT,
 				"metadataHeaders": {
@@ -114,7 +121,7 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/messages/send",
 		body={"raw": _RAW, "threadId": "{{ input.threadId }}"},
-		input_schema=obj(_COMPOSE, "to", "subject"),
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, "to", "subject"),
 		output_schema=obj({"id": {"type": "string"}, "threadId": {"type": "string"}, "labelIds": {"type": "array", "items": {"type": "string"}}}),
 	),
 	HttpTool(
@@ -124,7 +131,7 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/drafts",
 		body={"message": {"raw": _RAW, "threadId": "{{ input.threadId }}"}},
-		input_schema=obj(_COMPOSE, "to", "subject"),
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, "to", "subject"),
 		output_schema=obj({"id": {"type": "string", "description": "The draft id."}, "message": obj({"id": {"type": "string"}, "threadId": {"type": "string"}})}),
 	),
 	HttpTool(
@@ -134,7 +141,7 @@ TOOLS = [
 		method="GET",
 		endpoint=f"{_USER}/drafts",
 		query_params={"q": "{{ input.q }}", "maxResults": "{{ input.maxResults | default: 20 }}", "pageToken": "{{ input.pageToken }}"},
-		input_schema=obj({"q": _Q, "maxResults": _MAX, "pageToken": PAGE_TOKEN}),
+		input_schema=obj({"userId": _USER_ID, "q": _Q, "maxResults": _MAX, "pageToken": PAGE_TOKEN}),
 		output_schema=obj({"drafts": {"type": "array", "items": {"type": "object"}}, "nextPageToken": {"type": "string"}}),
 	),
 	HttpTool(
@@ -144,7 +151,7 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/drafts/send",
 		body={"id": "{{ input.draftId }}"},
-		input_schema=obj({"draftId": {"type": "string", "description": "The draft id (from createDraft or listDrafts)."}}, "draftId"),
+		input_schema=obj({"userId": _USER_ID, "draftId": {"type": "string", "description": "The draft id (from createDraft or listDrafts)."}}, "draftId"),
 		output_schema=obj({"id": {"type": "string"}, "threadId": {"type": "string"}, "labelIds": {"type": "array", "items": {"type": "string"}}}),
 	),
 	HttpTool(
@@ -156,6 +163,7 @@ TOOLS = [
 		body={"addLabelIds": "{{ input.addLabelIds }}", "removeLabelIds": "{{ input.removeLabelIds }}"},
 		input_schema=obj(
 			{
+				"userId": _USER_ID,
 				"id": _MESSAGE_ID,
 				"addLabelIds": {**_LABEL_IDS, "description": "Label ids to add."},
 				"removeLabelIds": {**_LABEL_IDS, "description": "Label ids to remove."},
@@ -173,6 +181,7 @@ TOOLS = [
 		body={"ids": "{{ input.ids }}", "addLabelIds": "{{ input.addLabelIds }}", "removeLabelIds": "{{ input.removeLabelIds }}"},
 		input_schema=obj(
 			{
+				"userId": _USER_ID,
 				"ids": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Message ids."},
 				"addLabelIds": {**_LABEL_IDS, "description": "Label ids to add."},
 				"removeLabelIds": {**_LABEL_IDS, "description": "Label ids to remove."},
@@ -186,7 +195,7 @@ TOOLS = [
 		scopes=["delete"],
 		method="POST",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}/trash",
-		input_schema=obj({"id": _MESSAGE_ID}, "id"),
+		input_schema=obj({"userId": _USER_ID, "id": _MESSAGE_ID}, "id"),
 		output_schema=_MESSAGE_OUT,
 	),
 	HttpTool(
@@ -204,6 +213,7 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
+				"userId": _USER_ID,
 				"q": _Q,
 				"labelIds": {**_LABEL_IDS, "description": "Only threads with all these label ids."},
 				"maxResults": _MAX,
@@ -227,6 +237,7 @@ TOOLS = [
 		query_params={"format": "{{ input.format }}", "metadataHeaders": "{{ input.metadataHeaders }}"},
 		input_schema=obj(
 			{
+				"userId": _USER_ID,
 				"id": {"type": "string", "description": "The thread id."},
 				"format": _FORMAT,
 				"metadataHeaders": {"type": "array", "items": {"type": "string"}, "description": "With format metadata: only these headers."},
@@ -244,6 +255,7 @@ TOOLS = [
 		response_files=["data"],
 		input_schema=obj(
 			{
+				"userId": _USER_ID,
 				"messageId": _MESSAGE_ID,
 				"id": {"type": "string", "description": "The attachment id (body.attachmentId of the part)."},
 			},
@@ -266,6 +278,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/labels",
+		input_schema=obj({"userId": _USER_ID}),
 		output_schema=obj(
 			{"labels": {"type": "array", "items": obj({"id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"}})}}
 		),
@@ -283,6 +296,7 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
+				"userId": _USER_ID,
 				"name": {"type": "string", "description": "The label name."},
 				"labelListVisibility": {
 					"type": "string",
@@ -301,6 +315,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/profile",
+		input_schema=obj({"userId": _USER_ID}),
 		output_schema=obj(
 			{
 				"emailAddress": {"type": "string"},
