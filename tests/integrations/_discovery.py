@@ -38,6 +38,7 @@ __all__ = [
 	"input_vars",
 	"package_file",
 	"rest_rules",
+	"sdk_model_fields",
 	"tool_url",
 ]
 
@@ -287,6 +288,15 @@ def _our_shape_regex(url_path: str) -> re.Pattern[str]:
 	return re.compile(out)
 
 
+def sdk_model_fields(distribution: str, relative: str, class_name: str) -> set[str]:
+	"""Field names of a pydantic model class in an SDK source file (``google-genai`` types)."""
+	text = package_file(distribution, relative).read_text(encoding="utf-8")
+	match = re.search(rf"^class {class_name}\((?:_common\.)?BaseModel\):\n(.*?)(?=^class |\Z)", text, re.M | re.S)
+	if match is None:
+		raise KeyError(f"{class_name} is not a model of {relative}")
+	return set(re.findall(r"^  ([a-z_][a-z0-9_]*): ", match.group(1), re.M))
+
+
 class ProtoIndex:
 	"""Messages and fields of proto-plus modules, read from their source (nothing imported).
 
@@ -313,7 +323,7 @@ class ProtoIndex:
 			chunks = re.split(r"^    (?=[a-z_][a-z0-9_]*: )", body, flags=re.M)
 			for chunk in chunks[1:]:
 				name = chunk.split(":", 1)[0]
-				head = chunk.split("\n    )", 1)[0]
+				head = re.split(r"\n    \)\n", chunk, maxsplit=1)[0]
 				if "proto." not in head:
 					continue
 				ref = re.search(r'message=("?)([\w.]+)\1', head)
@@ -410,6 +420,8 @@ def http_rule_problems(
 	for field, ours in zip(rule_vars, our_vars, strict=False):
 		leaf = field.split(".")[-1]
 		camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), leaf)
+		if leaf == "name":
+			continue  # a resource name: the tool may take it whole or build it from an id
 		if ours != camel and not ours.lower().endswith(camel.lower()):
 			problems.append(f"URL variable {ours} should be named for the reference's {field}")
 	if len(rule_vars) != len(our_vars):
