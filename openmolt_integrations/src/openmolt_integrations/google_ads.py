@@ -111,14 +111,20 @@ TOOLS = [
 		body={
 			"query": "{{ input.query }}",
 			"pageToken": "{{ input.pageToken }}",
-			"searchSettings": {"returnTotalResultsCount": "{{ input.returnTotalResultsCount }}"},
+			"searchSettings": "{{ input.searchSettings }}",
 		},
 		input_schema=obj(
 			{
 				"customerId": _CUSTOMER_ID,
 				"query": _QUERY,
 				"pageToken": PAGE_TOKEN,
-				"returnTotalResultsCount": {"type": "boolean", "description": "Also return the total row count."},
+				"searchSettings": obj(
+					{
+						"returnTotalResultsCount": {"type": "boolean", "description": "Also return the total row count."},
+						"returnSummaryRow": {"type": "boolean", "description": "Also return a summary row of the metrics."},
+					},
+					description="Optional extras, e.g. {'returnTotalResultsCount': true}.",
+				),
 			},
 			"customerId",
 			"query",
