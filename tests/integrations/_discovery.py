@@ -142,7 +142,9 @@ def _schema_problems(
 		items = schema.get("items")
 		if schema.get("type") != "array" or items is None:
 			return [f"{where} is a list but the reference says {schema.get('type')}"]
-		return [p for i, v in enumerate(body) for p in _schema_problems(doc, v, items, f"{where}[{i}]")]
+		return [
+			p for i, v in enumerate(body) for p in _schema_problems(doc, v, items, f"{where}[{i}]")
+		]
 	if isinstance(body, dict):
 		props = schema.get("properties")
 		if props is None:
@@ -160,7 +162,12 @@ def _schema_problems(
 
 
 def discovery_problems(
-	tool: HttpTool, integration: Integration, api: str, method_id: str, *, resumable_session: bool = False
+	tool: HttpTool,
+	integration: Integration,
+	api: str,
+	method_id: str,
+	*,
+	resumable_session: bool = False,
 ) -> list[str]:
 	"""How a tool disagrees with a discovery method (empty when it conforms).
 
@@ -180,10 +187,15 @@ def discovery_problems(
 	query = tool.query_params
 	upload = method.get("mediaUpload", {}).get("protocols", {})
 	root = doc["rootUrl"].rstrip("/")
-	expected_urls = {_normalize(doc["rootUrl"] + doc["servicePath"] + method.get("flatPath", method["path"]))}
+	expected_urls = {
+		_normalize(doc["rootUrl"] + doc["servicePath"] + method.get("flatPath", method["path"]))
+	}
 	if upload:
 		expected_urls |= {_normalize(root + p["path"]) for p in upload.values()}
-		expected_urls |= {_normalize(root + p["path"]).replace("/resumable/upload/", "/upload/") for p in upload.values()}
+		expected_urls |= {
+			_normalize(root + p["path"]).replace("/resumable/upload/", "/upload/")
+			for p in upload.values()
+		}
 	if _normalize(url) not in expected_urls:
 		problems.append(f"URL {url} is none of the reference's {sorted(expected_urls)}")
 	is_upload = "/upload/" in url
@@ -201,7 +213,9 @@ def discovery_problems(
 		if not upload:
 			problems.append(f"{method_id} takes no media upload")
 		if kind not in {"multipart", "media", "resumable"}:
-			problems.append(f"an upload URL needs uploadType multipart, media or resumable, got {kind!r}")
+			problems.append(
+				f"an upload URL needs uploadType multipart, media or resumable, got {kind!r}"
+			)
 		if kind == "multipart" and tool.request_format != "multipart-related":
 			problems.append("uploadType=multipart needs request_format multipart-related")
 		if kind == "media" and tool.request_format != "binary":
@@ -217,7 +231,9 @@ def discovery_problems(
 		if spec.get("location") == "path":
 			if name not in path_vars:
 				problems.append(f"required path parameter {name} is not in the URL")
-			elif name not in props or (name not in required_inputs and "default" not in props[name]):
+			elif name not in props or (
+				name not in required_inputs and "default" not in props[name]
+			):
 				problems.append(f"path parameter {name} is not a required input (nor defaulted)")
 		elif name not in query and not resumable_session:
 			problems.append(f"required query parameter {name} is missing")
@@ -238,7 +254,9 @@ def discovery_problems(
 	if tool.request_format == "multipart-related" and isinstance(body, dict):
 		extra = set(body) - {"metadata", "media"}
 		if extra:
-			problems.append(f"a multipart-related body holds only metadata and media, not {sorted(extra)}")
+			problems.append(
+				f"a multipart-related body holds only metadata and media, not {sorted(extra)}"
+			)
 		body = body.get("metadata")
 	if tool.request_format == "binary" or resumable_session:
 		if not isinstance(body, str) or "input." not in body:
@@ -271,7 +289,9 @@ def _rule_shape(uri: str) -> str:
 		pattern = match.group(2)
 		if pattern is None or pattern == "*":
 			return "{*}"
-		return "/".join("{*}" if seg == "*" else "{**}" if seg == "**" else seg for seg in pattern.split("/"))
+		return "/".join(
+			"{*}" if seg == "*" else "{**}" if seg == "**" else seg for seg in pattern.split("/")
+		)
 
 	return re.sub(r"\{([a-z_.]+)(?:=([^}]+))?\}", repl, uri)
 
@@ -291,7 +311,9 @@ def _our_shape_regex(url_path: str) -> re.Pattern[str]:
 def sdk_model_fields(distribution: str, relative: str, class_name: str) -> set[str]:
 	"""Field names of a pydantic model class in an SDK source file (``google-genai`` types)."""
 	text = package_file(distribution, relative).read_text(encoding="utf-8")
-	match = re.search(rf"^class {class_name}\((?:_common\.)?BaseModel\):\n(.*?)(?=^class |\Z)", text, re.M | re.S)
+	match = re.search(
+		rf"^class {class_name}\((?:_common\.)?BaseModel\):\n(.*?)(?=^class |\Z)", text, re.M | re.S
+	)
 	if match is None:
 		raise KeyError(f"{class_name} is not a model of {relative}")
 	return set(re.findall(r"^  ([a-z_][a-z0-9_]*): ", match.group(1), re.M))
@@ -311,13 +333,17 @@ class ProtoIndex:
 
 	@cache  # noqa: B019 - the index lives as long as the test session
 	def _module(self, module: str) -> tuple[dict[str, dict[str, str | None]], dict[str, str]]:
-		text = package_file(self.distribution, module.replace(".", "/") + ".py").read_text(encoding="utf-8")
+		text = package_file(self.distribution, module.replace(".", "/") + ".py").read_text(
+			encoding="utf-8"
+		)
 		aliases = {
 			alias: f"{pkg}.{mod}"
 			for pkg, mod, alias in re.findall(r"^from ([\w.]+) import (\w+) as (\w+)$", text, re.M)
 		}
 		messages: dict[str, dict[str, str | None]] = {}
-		for match in re.finditer(r"^class (\w+)\(proto\.Message\):\n(.*?)(?=^class |\Z)", text, re.M | re.S):
+		for match in re.finditer(
+			r"^class (\w+)\(proto\.Message\):\n(.*?)(?=^class |\Z)", text, re.M | re.S
+		):
 			fields: dict[str, str | None] = {}
 			body = match.group(2)
 			chunks = re.split(r"^    (?=[a-z_][a-z0-9_]*: )", body, flags=re.M)
@@ -353,7 +379,11 @@ class ProtoIndex:
 	def problems(self, value: Any, module: str, message: str, where: str = "body") -> list[str]:
 		"""How a body template disagrees with a message (keys are camelCase JSON names)."""
 		if isinstance(value, list):
-			return [p for i, v in enumerate(value) for p in self.problems(v, module, message, f"{where}[{i}]")]
+			return [
+				p
+				for i, v in enumerate(value)
+				for p in self.problems(v, module, message, f"{where}[{i}]")
+			]
 		if not isinstance(value, dict):
 			return []
 		fields = self.fields(module, message)

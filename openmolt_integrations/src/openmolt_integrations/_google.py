@@ -118,7 +118,9 @@ when none is given, when it has expired, and after a 401; pass `onTokenRefresh` 
 	return text + ("\n" + notes.strip() + "\n" if notes else "")
 
 
-def obj(properties: dict[str, Any], *required: str, description: str | None = None) -> dict[str, Any]:
+def obj(
+	properties: dict[str, Any], *required: str, description: str | None = None
+) -> dict[str, Any]:
 	"""A JSON Schema object with the given properties and required field names.
 
 	Args:

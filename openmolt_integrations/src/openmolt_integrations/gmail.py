@@ -6,8 +6,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-
-from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
+from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, obj, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -31,7 +30,13 @@ _Q = {
 	"type": "string",
 	"description": "Gmail search query, same syntax as the Gmail search box: 'from:ana@example.com is:unread newer_than:7d has:attachment subject:invoice'.",
 }
-_MAX = {"type": "integer", "minimum": 1, "maximum": 500, "default": 20, "description": "Results per page (max 500)."}
+_MAX = {
+	"type": "integer",
+	"minimum": 1,
+	"maximum": 500,
+	"default": 20,
+	"description": "Results per page (max 500).",
+}
 _FORMAT = {
 	"type": "string",
 	"enum": ["full", "metadata", "minimal", "raw"],
@@ -39,16 +44,34 @@ _FORMAT = {
 	"description": "full: headers and decoded body parts; metadata: headers only (fast); minimal: ids and labels; raw: the whole RFC 2822 message base64url-encoded.",
 }
 _COMPOSE: dict[str, Any] = {
-	"to": {"type": "string", "description": "Recipients, comma-separated: 'Ana <ana@example.com>, bo@example.com'."},
+	"to": {
+		"type": "string",
+		"description": "Recipients, comma-separated: 'Ana <ana@example.com>, bo@example.com'.",
+	},
 	"cc": {"type": "string", "description": "Cc recipients, comma-separated."},
 	"bcc": {"type": "string", "description": "Bcc recipients, comma-separated."},
-	"subject": {"type": "string", "description": "The subject line. For a reply, 'Re: ' plus the original subject."},
+	"subject": {
+		"type": "string",
+		"description": "The subject line. For a reply, 'Re: ' plus the original subject.",
+	},
 	"body": {"type": "string", "description": "The plain-text body."},
 	"html": {"type": "string", "description": "An HTML body (sent alongside the plain-text body)."},
-	"from": {"type": "string", "description": "The sender, only to use a configured send-as alias; defaults to the account."},
-	"inReplyTo": {"type": "string", "description": "For a reply: the Message-ID header of the message answered."},
-	"references": {"type": "string", "description": "For a reply: the References header (the thread's Message-IDs, space-separated)."},
-	"threadId": {"type": "string", "description": "For a reply: the thread id, so the message joins the thread."},
+	"from": {
+		"type": "string",
+		"description": "The sender, only to use a configured send-as alias; defaults to the account.",
+	},
+	"inReplyTo": {
+		"type": "string",
+		"description": "For a reply: the Message-ID header of the message answered.",
+	},
+	"references": {
+		"type": "string",
+		"description": "For a reply: the References header (the thread's Message-IDs, space-separated).",
+	},
+	"threadId": {
+		"type": "string",
+		"description": "For a reply: the thread id, so the message joins the thread.",
+	},
 }
 _RAW = "{{ input | rfc2822 | base64url }}"
 _MESSAGE_OUT = obj(
@@ -58,11 +81,17 @@ _MESSAGE_OUT = obj(
 		"labelIds": {"type": "array", "items": {"type": "string"}},
 		"snippet": {"type": "string"},
 		"internalDate": {"type": "string", "description": "Epoch milliseconds."},
-		"payload": {"type": "object", "description": "headers[] and parts[] (bodies base64url in body.data; attachments have body.attachmentId)."},
+		"payload": {
+			"type": "object",
+			"description": "headers[] and parts[] (bodies base64url in body.data; attachments have body.attachmentId).",
+		},
 		"sizeEstimate": {"type": "integer"},
 	}
 )
-_IDS_OUT = {"type": "array", "items": obj({"id": {"type": "string"}, "threadId": {"type": "string"}})}
+_IDS_OUT = {
+	"type": "array",
+	"items": obj({"id": {"type": "string"}, "threadId": {"type": "string"}}),
+}
 
 TOOLS = [
 	HttpTool(
@@ -82,14 +111,21 @@ TOOLS = [
 			{
 				"userId": _USER_ID,
 				"q": _Q,
-				"labelIds": {**_LABEL_IDS, "description": "Only messages with all these label ids (e.g. ['INBOX', 'UNREAD'])."},
+				"labelIds": {
+					**_LABEL_IDS,
+					"description": "Only messages with all these label ids (e.g. ['INBOX', 'UNREAD']).",
+				},
 				"maxResults": _MAX,
 				"pageToken": PAGE_TOKEN,
 				"includeSpamTrash": {"type": "boolean", "description": "Include spam and trash."},
 			}
 		),
 		output_schema=obj(
-			{"messages": _IDS_OUT, "nextPageToken": {"type": "string"}, "resultSizeEstimate": {"type": "integer"}}
+			{
+				"messages": _IDS_OUT,
+				"nextPageToken": {"type": "string"},
+				"resultSizeEstimate": {"type": "integer"},
+			}
 		),
 	),
 	HttpTool(
@@ -98,7 +134,10 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}",
-		query_params={"format": "{{ input.format }}", "metadataHeaders": "{{ input.metadataHeaders }}"},
+		query_params={
+			"format": "{{ input.format }}",
+			"metadataHeaders": "{{ input.metadataHeaders }}",
+		},
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -122,7 +161,13 @@ TOOLS = [
 		endpoint=f"{_USER}/messages/send",
 		body={"raw": _RAW, "threadId": "{{ input.threadId }}"},
 		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, "to", "subject"),
-		output_schema=obj({"id": {"type": "string"}, "threadId": {"type": "string"}, "labelIds": {"type": "array", "items": {"type": "string"}}}),
+		output_schema=obj(
+			{
+				"id": {"type": "string"},
+				"threadId": {"type": "string"},
+				"labelIds": {"type": "array", "items": {"type": "string"}},
+			}
+		),
 	),
 	HttpTool(
 		handle="createDraft",
@@ -132,7 +177,12 @@ TOOLS = [
 		endpoint=f"{_USER}/drafts",
 		body={"message": {"raw": _RAW, "threadId": "{{ input.threadId }}"}},
 		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, "to", "subject"),
-		output_schema=obj({"id": {"type": "string", "description": "The draft id."}, "message": obj({"id": {"type": "string"}, "threadId": {"type": "string"}})}),
+		output_schema=obj(
+			{
+				"id": {"type": "string", "description": "The draft id."},
+				"message": obj({"id": {"type": "string"}, "threadId": {"type": "string"}}),
+			}
+		),
 	),
 	HttpTool(
 		handle="listDrafts",
@@ -140,9 +190,20 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/drafts",
-		query_params={"q": "{{ input.q }}", "maxResults": "{{ input.maxResults | default: 20 }}", "pageToken": "{{ input.pageToken }}"},
-		input_schema=obj({"userId": _USER_ID, "q": _Q, "maxResults": _MAX, "pageToken": PAGE_TOKEN}),
-		output_schema=obj({"drafts": {"type": "array", "items": {"type": "object"}}, "nextPageToken": {"type": "string"}}),
+		query_params={
+			"q": "{{ input.q }}",
+			"maxResults": "{{ input.maxResults | default: 20 }}",
+			"pageToken": "{{ input.pageToken }}",
+		},
+		input_schema=obj(
+			{"userId": _USER_ID, "q": _Q, "maxResults": _MAX, "pageToken": PAGE_TOKEN}
+		),
+		output_schema=obj(
+			{
+				"drafts": {"type": "array", "items": {"type": "object"}},
+				"nextPageToken": {"type": "string"},
+			}
+		),
 	),
 	HttpTool(
 		handle="sendDraft",
@@ -151,8 +212,23 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/drafts/send",
 		body={"id": "{{ input.draftId }}"},
-		input_schema=obj({"userId": _USER_ID, "draftId": {"type": "string", "description": "The draft id (from createDraft or listDrafts)."}}, "draftId"),
-		output_schema=obj({"id": {"type": "string"}, "threadId": {"type": "string"}, "labelIds": {"type": "array", "items": {"type": "string"}}}),
+		input_schema=obj(
+			{
+				"userId": _USER_ID,
+				"draftId": {
+					"type": "string",
+					"description": "The draft id (from createDraft or listDrafts).",
+				},
+			},
+			"draftId",
+		),
+		output_schema=obj(
+			{
+				"id": {"type": "string"},
+				"threadId": {"type": "string"},
+				"labelIds": {"type": "array", "items": {"type": "string"}},
+			}
+		),
 	),
 	HttpTool(
 		handle="modifyMessageLabels",
@@ -160,7 +236,10 @@ TOOLS = [
 		scopes=["modify"],
 		method="POST",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}/modify",
-		body={"addLabelIds": "{{ input.addLabelIds }}", "removeLabelIds": "{{ input.removeLabelIds }}"},
+		body={
+			"addLabelIds": "{{ input.addLabelIds }}",
+			"removeLabelIds": "{{ input.removeLabelIds }}",
+		},
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -178,11 +257,20 @@ TOOLS = [
 		scopes=["modify"],
 		method="POST",
 		endpoint=f"{_USER}/messages/batchModify",
-		body={"ids": "{{ input.ids }}", "addLabelIds": "{{ input.addLabelIds }}", "removeLabelIds": "{{ input.removeLabelIds }}"},
+		body={
+			"ids": "{{ input.ids }}",
+			"addLabelIds": "{{ input.addLabelIds }}",
+			"removeLabelIds": "{{ input.removeLabelIds }}",
+		},
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
-				"ids": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Message ids."},
+				"ids": {
+					"type": "array",
+					"items": {"type": "string"},
+					"maxItems": 1000,
+					"description": "Message ids.",
+				},
 				"addLabelIds": {**_LABEL_IDS, "description": "Label ids to add."},
 				"removeLabelIds": {**_LABEL_IDS, "description": "Label ids to remove."},
 			},
@@ -223,7 +311,10 @@ TOOLS = [
 		),
 		output_schema=obj(
 			{
-				"threads": {"type": "array", "items": obj({"id": {"type": "string"}, "snippet": {"type": "string"}})},
+				"threads": {
+					"type": "array",
+					"items": obj({"id": {"type": "string"}, "snippet": {"type": "string"}}),
+				},
 				"nextPageToken": {"type": "string"},
 			}
 		),
@@ -234,17 +325,26 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/threads/{{{{ input.id }}}}",
-		query_params={"format": "{{ input.format }}", "metadataHeaders": "{{ input.metadataHeaders }}"},
+		query_params={
+			"format": "{{ input.format }}",
+			"metadataHeaders": "{{ input.metadataHeaders }}",
+		},
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
 				"id": {"type": "string", "description": "The thread id."},
 				"format": _FORMAT,
-				"metadataHeaders": {"type": "array", "items": {"type": "string"}, "description": "With format metadata: only these headers."},
+				"metadataHeaders": {
+					"type": "array",
+					"items": {"type": "string"},
+					"description": "With format metadata: only these headers.",
+				},
 			},
 			"id",
 		),
-		output_schema=obj({"id": {"type": "string"}, "messages": {"type": "array", "items": _MESSAGE_OUT}}),
+		output_schema=obj(
+			{"id": {"type": "string"}, "messages": {"type": "array", "items": _MESSAGE_OUT}}
+		),
 	),
 	HttpTool(
 		handle="getAttachment",
@@ -257,7 +357,10 @@ TOOLS = [
 			{
 				"userId": _USER_ID,
 				"messageId": _MESSAGE_ID,
-				"id": {"type": "string", "description": "The attachment id (body.attachmentId of the part)."},
+				"id": {
+					"type": "string",
+					"description": "The attachment id (body.attachmentId of the part).",
+				},
 			},
 			"messageId",
 			"id",
@@ -265,7 +368,11 @@ TOOLS = [
 		output_schema=obj(
 			{
 				"data": obj(
-					{"file": {"type": "string"}, "mediaType": {"type": "string"}, "size": {"type": "integer"}},
+					{
+						"file": {"type": "string"},
+						"mediaType": {"type": "string"},
+						"size": {"type": "integer"},
+					},
 					description="The saved attachment.",
 				),
 				"size": {"type": "integer"},
@@ -280,7 +387,18 @@ TOOLS = [
 		endpoint=f"{_USER}/labels",
 		input_schema=obj({"userId": _USER_ID}),
 		output_schema=obj(
-			{"labels": {"type": "array", "items": obj({"id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"}})}}
+			{
+				"labels": {
+					"type": "array",
+					"items": obj(
+						{
+							"id": {"type": "string"},
+							"name": {"type": "string"},
+							"type": {"type": "string"},
+						}
+					),
+				}
+			}
 		),
 	),
 	HttpTool(
@@ -303,7 +421,11 @@ TOOLS = [
 					"enum": ["labelShow", "labelShowIfUnread", "labelHide"],
 					"description": "Visibility in the label list.",
 				},
-				"messageListVisibility": {"type": "string", "enum": ["show", "hide"], "description": "Visibility in the message list."},
+				"messageListVisibility": {
+					"type": "string",
+					"enum": ["show", "hide"],
+					"description": "Visibility in the message list.",
+				},
 			},
 			"name",
 		),

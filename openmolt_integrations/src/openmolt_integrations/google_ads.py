@@ -6,7 +6,6 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-
 from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
 
 __all__ = ["API_VERSION", "INTEGRATION", "TOOLS", "register_integrations"]
@@ -14,7 +13,9 @@ __all__ = ["API_VERSION", "INTEGRATION", "TOOLS", "register_integrations"]
 API_VERSION = "v26"
 """The Google Ads API version the tools target (versions are sunset about a year after release)."""
 
-_SCOPES = {"https://www.googleapis.com/auth/adwords": "Manage the Google Ads accounts the user can access."}
+_SCOPES = {
+	"https://www.googleapis.com/auth/adwords": "Manage the Google Ads accounts the user can access."
+}
 
 _CUSTOMER = "/" + API_VERSION + "/customers/{{ input.customerId | remove: '-' }}"
 _CUSTOMER_ID = {
@@ -23,9 +24,12 @@ _CUSTOMER_ID = {
 }
 _QUERY = {
 	"type": "string",
-	"description": "A GAQL query, e.g. \"SELECT campaign.id, campaign.name, campaign.status, metrics.clicks, metrics.cost_micros FROM campaign WHERE segments.date DURING LAST_7_DAYS ORDER BY metrics.clicks DESC LIMIT 50\". Money is in micros (1,000,000 = 1 unit of the account currency).",
+	"description": 'A GAQL query, e.g. "SELECT campaign.id, campaign.name, campaign.status, metrics.clicks, metrics.cost_micros FROM campaign WHERE segments.date DURING LAST_7_DAYS ORDER BY metrics.clicks DESC LIMIT 50". Money is in micros (1,000,000 = 1 unit of the account currency).',
 }
-_VALIDATE_ONLY = {"type": "boolean", "description": "Only validate the request, change nothing (a dry run)."}
+_VALIDATE_ONLY = {
+	"type": "boolean",
+	"description": "Only validate the request, change nothing (a dry run).",
+}
 _PARTIAL = {
 	"type": "boolean",
 	"description": "Apply the valid operations even if some fail (failures are listed in partialFailureError).",
@@ -42,9 +46,18 @@ def _operations(resource: str, example: str) -> dict[str, Any]:
 		obj(
 			{
 				"create": {"type": "object", "description": f"A new {resource} (no resourceName)."},
-				"update": {"type": "object", "description": f"Fields to change on a {resource}; must include resourceName."},
-				"updateMask": {"type": "string", "description": "Comma-separated camelCase field paths changed by update, e.g. 'status,name'."},
-				"remove": {"type": "string", "description": f"Resource name of the {resource} to remove."},
+				"update": {
+					"type": "object",
+					"description": f"Fields to change on a {resource}; must include resourceName.",
+				},
+				"updateMask": {
+					"type": "string",
+					"description": "Comma-separated camelCase field paths changed by update, e.g. 'status,name'.",
+				},
+				"remove": {
+					"type": "string",
+					"description": f"Resource name of the {resource} to remove.",
+				},
 			}
 		),
 		f"Operations, each with exactly one of create, update (with updateMask) or remove. Example: {example}",
@@ -86,8 +99,15 @@ def _mutate(handle: str, path: str, resource: str, example: str, notes: str) -> 
 
 _SEARCH_OUT = obj(
 	{
-		"results": {"type": "array", "items": {"type": "object"}, "description": "Rows keyed by resource: {campaign: {...}, metrics: {...}}."},
-		"nextPageToken": {"type": "string", "description": "Pass as pageToken for the next 10,000 rows."},
+		"results": {
+			"type": "array",
+			"items": {"type": "object"},
+			"description": "Rows keyed by resource: {campaign: {...}, metrics: {...}}.",
+		},
+		"nextPageToken": {
+			"type": "string",
+			"description": "Pass as pageToken for the next 10,000 rows.",
+		},
 		"totalResultsCount": {"type": "string"},
 		"fieldMask": {"type": "string"},
 	}
@@ -120,8 +140,14 @@ TOOLS = [
 				"pageToken": PAGE_TOKEN,
 				"searchSettings": obj(
 					{
-						"returnTotalResultsCount": {"type": "boolean", "description": "Also return the total row count."},
-						"returnSummaryRow": {"type": "boolean", "description": "Also return a summary row of the metrics."},
+						"returnTotalResultsCount": {
+							"type": "boolean",
+							"description": "Also return the total row count.",
+						},
+						"returnSummaryRow": {
+							"type": "boolean",
+							"description": "Also return a summary row of the metrics.",
+						},
 					},
 					description="Optional extras, e.g. {'returnTotalResultsCount': true}.",
 				),
@@ -167,7 +193,12 @@ TOOLS = [
 			"customerId",
 			"mutateOperations",
 		),
-		output_schema=obj({"mutateOperationResponses": {"type": "array", "items": {"type": "object"}}, "partialFailureError": {"type": "object"}}),
+		output_schema=obj(
+			{
+				"mutateOperationResponses": {"type": "array", "items": {"type": "object"}},
+				"partialFailureError": {"type": "object"},
+			}
+		),
 	),
 	HttpTool(
 		handle="setCampaignStatus",
@@ -190,15 +221,24 @@ TOOLS = [
 		input_schema=obj(
 			{
 				"customerId": _CUSTOMER_ID,
-				"campaignId": {"type": "string", "description": "The numeric campaign id (campaign.id)."},
-				"status": {"type": "string", "enum": ["ENABLED", "PAUSED", "REMOVED"], "description": "The new status."},
+				"campaignId": {
+					"type": "string",
+					"description": "The numeric campaign id (campaign.id).",
+				},
+				"status": {
+					"type": "string",
+					"enum": ["ENABLED", "PAUSED", "REMOVED"],
+					"description": "The new status.",
+				},
 				"validateOnly": _VALIDATE_ONLY,
 			},
 			"customerId",
 			"campaignId",
 			"status",
 		),
-		output_schema=obj({"results": {"type": "array", "items": obj({"resourceName": {"type": "string"}})}}),
+		output_schema=obj(
+			{"results": {"type": "array", "items": obj({"resourceName": {"type": "string"}})}}
+		),
 	),
 	_mutate(
 		"mutateCampaigns",
@@ -253,9 +293,17 @@ TOOLS = [
 		input_schema=obj(
 			{
 				"customerId": _CUSTOMER_ID,
-				"keywords": array({"type": "string"}, "Seed keywords (1-20), e.g. ['running shoes']."),
-				"url": {"type": "string", "description": "A page to draw ideas from, e.g. 'https://example.com/shoes'."},
-				"language": {"type": "string", "description": "Language constant resource name, e.g. 'languageConstants/1000' (English)."},
+				"keywords": array(
+					{"type": "string"}, "Seed keywords (1-20), e.g. ['running shoes']."
+				),
+				"url": {
+					"type": "string",
+					"description": "A page to draw ideas from, e.g. 'https://example.com/shoes'.",
+				},
+				"language": {
+					"type": "string",
+					"description": "Language constant resource name, e.g. 'languageConstants/1000' (English).",
+				},
 				"geoTargetConstants": array(
 					{"type": "string"},
 					"Location resource names (max 10), e.g. ['geoTargetConstants/2840'] for the United States.",
@@ -265,15 +313,28 @@ TOOLS = [
 					"enum": ["GOOGLE_SEARCH", "GOOGLE_SEARCH_AND_PARTNERS"],
 					"description": "Network the metrics are for (default GOOGLE_SEARCH_AND_PARTNERS).",
 				},
-				"includeAdultKeywords": {"type": "boolean", "description": "Include adult keywords."},
-				"pageSize": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "Ideas per page."},
+				"includeAdultKeywords": {
+					"type": "boolean",
+					"description": "Include adult keywords.",
+				},
+				"pageSize": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 10000,
+					"description": "Ideas per page.",
+				},
 				"pageToken": PAGE_TOKEN,
 			},
 			"customerId",
 		),
 		output_schema=obj(
 			{
-				"results": {"type": "array", "items": obj({"text": {"type": "string"}, "keywordIdeaMetrics": {"type": "object"}})},
+				"results": {
+					"type": "array",
+					"items": obj(
+						{"text": {"type": "string"}, "keywordIdeaMetrics": {"type": "object"}}
+					),
+				},
 				"nextPageToken": {"type": "string"},
 				"totalSize": {"type": "string"},
 			}

@@ -6,7 +6,6 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-
 from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
@@ -71,11 +70,18 @@ _EVENT_FIELDS: dict[str, Any] = {
 	),
 	"reminders": obj(
 		{
-			"useDefault": {"type": "boolean", "description": "Use the calendar's default reminders."},
+			"useDefault": {
+				"type": "boolean",
+				"description": "Use the calendar's default reminders.",
+			},
 			"overrides": array(
 				obj(
 					{
-						"method": {"type": "string", "enum": ["email", "popup"], "description": "How to remind."},
+						"method": {
+							"type": "string",
+							"enum": ["email", "popup"],
+							"description": "How to remind.",
+						},
 						"minutes": {"type": "integer", "description": "Minutes before the start."},
 					},
 					"method",
@@ -138,7 +144,10 @@ _LIST_WINDOW = {
 		"type": "string",
 		"description": "Only events starting before this RFC 3339 time with offset, e.g. '2026-12-08T00:00:00Z'.",
 	},
-	"timeZone": {**_TIME_ZONE, "description": "Time zone used in the response (default: the calendar's)."},
+	"timeZone": {
+		**_TIME_ZONE,
+		"description": "Time zone used in the response (default: the calendar's).",
+	},
 	"maxResults": {
 		"type": "integer",
 		"minimum": 1,
@@ -163,7 +172,13 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"maxResults": {"type": "integer", "minimum": 1, "maximum": 250, "default": 100, "description": "Calendars per page (max 250)."},
+				"maxResults": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 250,
+					"default": 100,
+					"description": "Calendars per page (max 250).",
+				},
 				"pageToken": PAGE_TOKEN,
 				"minAccessRole": {
 					"type": "string",
@@ -211,7 +226,10 @@ TOOLS = [
 			{
 				"calendarId": _CALENDAR_ID,
 				**_LIST_WINDOW,
-				"q": {"type": "string", "description": "Free-text search in title, description, location and guests."},
+				"q": {
+					"type": "string",
+					"description": "Free-text search in title, description, location and guests.",
+				},
 				"singleEvents": {
 					"type": "boolean",
 					"default": True,
@@ -291,7 +309,12 @@ TOOLS = [
 		},
 		body=_EVENT_BODY,
 		input_schema=obj(
-			{"calendarId": _CALENDAR_ID, "eventId": _EVENT_ID, **_EVENT_FIELDS, "sendUpdates": _SEND_UPDATES},
+			{
+				"calendarId": _CALENDAR_ID,
+				"eventId": _EVENT_ID,
+				**_EVENT_FIELDS,
+				"sendUpdates": _SEND_UPDATES,
+			},
 			"eventId",
 		),
 		output_schema=_EVENT_OUT,
@@ -314,12 +337,21 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}/move",
-		query_params={"destination": "{{ input.destination }}", "sendUpdates": "{{ input.sendUpdates }}"},
+		query_params={
+			"destination": "{{ input.destination }}",
+			"sendUpdates": "{{ input.sendUpdates }}",
+		},
 		input_schema=obj(
 			{
-				"calendarId": {**_CALENDAR_ID, "description": "The calendar the event is in now ('primary' by default)."},
+				"calendarId": {
+					**_CALENDAR_ID,
+					"description": "The calendar the event is in now ('primary' by default).",
+				},
 				"eventId": _EVENT_ID,
-				"destination": {"type": "string", "description": "Id of the calendar to move the event to."},
+				"destination": {
+					"type": "string",
+					"description": "Id of the calendar to move the event to.",
+				},
 				"sendUpdates": _SEND_UPDATES,
 			},
 			"eventId",
@@ -341,7 +373,11 @@ TOOLS = [
 			"pageToken": "{{ input.pageToken }}",
 		},
 		input_schema=obj(
-			{"calendarId": _CALENDAR_ID, "eventId": {**_EVENT_ID, "description": "Id of the recurring event."}, **_LIST_WINDOW},
+			{
+				"calendarId": _CALENDAR_ID,
+				"eventId": {**_EVENT_ID, "description": "Id of the recurring event."},
+				**_LIST_WINDOW,
+			},
 			"eventId",
 		),
 		output_schema=_EVENTS_OUT,
@@ -360,11 +396,28 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"timeMin": {"type": "string", "description": "Start of the window, RFC 3339 with offset, e.g. '2026-12-01T08:00:00+01:00'."},
-				"timeMax": {"type": "string", "description": "End of the window, RFC 3339 with offset."},
-				"timeZone": {**_TIME_ZONE, "description": "Time zone of the response (default UTC)."},
+				"timeMin": {
+					"type": "string",
+					"description": "Start of the window, RFC 3339 with offset, e.g. '2026-12-01T08:00:00+01:00'.",
+				},
+				"timeMax": {
+					"type": "string",
+					"description": "End of the window, RFC 3339 with offset.",
+				},
+				"timeZone": {
+					**_TIME_ZONE,
+					"description": "Time zone of the response (default UTC).",
+				},
 				"items": array(
-					obj({"id": {"type": "string", "description": "A calendar id or an email address."}}, "id"),
+					obj(
+						{
+							"id": {
+								"type": "string",
+								"description": "A calendar id or an email address.",
+							}
+						},
+						"id",
+					),
 					"The calendars to check, e.g. [{'id': 'primary'}, {'id': 'ana@example.com'}].",
 				),
 			},
@@ -402,7 +455,13 @@ TOOLS = [
 			},
 			"summary",
 		),
-		output_schema=obj({"id": {"type": "string"}, "summary": {"type": "string"}, "timeZone": {"type": "string"}}),
+		output_schema=obj(
+			{
+				"id": {"type": "string"},
+				"summary": {"type": "string"},
+				"timeZone": {"type": "string"},
+			}
+		),
 	),
 ]
 

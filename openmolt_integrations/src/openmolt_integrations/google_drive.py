@@ -6,7 +6,6 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-
 from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
@@ -14,7 +13,10 @@ __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 _SCOPES = {"https://www.googleapis.com/auth/drive": "See, edit, create and delete all Drive files."}
 
 _FILE_FIELDS = "id,name,mimeType,size,modifiedTime,createdTime,parents,webViewLink,trashed,owners(emailAddress,displayName)"
-_FILE_ID = {"type": "string", "description": "The file or folder id (from listFiles, or the id in its Drive URL)."}
+_FILE_ID = {
+	"type": "string",
+	"description": "The file or folder id (from listFiles, or the id in its Drive URL).",
+}
 _FIELDS = {
 	"type": "string",
 	"description": f"Which file fields to return, comma-separated (default '{_FILE_FIELDS}'). Add e.g. 'description,md5Checksum,capabilities' when needed.",
@@ -42,7 +44,10 @@ _FILE_OUT = obj(
 )
 _BINARY_OUT = obj(
 	{
-		"file": {"type": "string", "description": "Reference of the saved file ('openmolt-file:<id>')."},
+		"file": {
+			"type": "string",
+			"description": "Reference of the saved file ('openmolt-file:<id>').",
+		},
 		"mediaType": {"type": "string"},
 		"size": {"type": "integer"},
 		"name": {"type": "string"},
@@ -80,17 +85,41 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"q": {"type": "string", "description": "Drive search query (see the tool description). Add \"trashed = false\" to skip the trash."},
-				"pageSize": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100, "description": "Files per page (max 1000)."},
+				"q": {
+					"type": "string",
+					"description": 'Drive search query (see the tool description). Add "trashed = false" to skip the trash.',
+				},
+				"pageSize": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 1000,
+					"default": 100,
+					"description": "Files per page (max 1000).",
+				},
 				"pageToken": PAGE_TOKEN,
-				"orderBy": {"type": "string", "description": "Sort keys, e.g. 'modifiedTime desc', 'name', 'folder,name'."},
+				"orderBy": {
+					"type": "string",
+					"description": "Sort keys, e.g. 'modifiedTime desc', 'name', 'folder,name'.",
+				},
 				"fields": _FIELDS,
-				"corpora": {"type": "string", "enum": ["user", "drive", "domain", "allDrives"], "description": "Where to search (default user; 'drive' needs driveId)."},
-				"driveId": {"type": "string", "description": "Shared drive id, with corpora 'drive'."},
-				"supportsAllDrives": {**_SHARED, "description": "Include shared drives' items (default true)."},
+				"corpora": {
+					"type": "string",
+					"enum": ["user", "drive", "domain", "allDrives"],
+					"description": "Where to search (default user; 'drive' needs driveId).",
+				},
+				"driveId": {
+					"type": "string",
+					"description": "Shared drive id, with corpora 'drive'.",
+				},
+				"supportsAllDrives": {
+					**_SHARED,
+					"description": "Include shared drives' items (default true).",
+				},
 			}
 		),
-		output_schema=obj({"files": {"type": "array", "items": _FILE_OUT}, "nextPageToken": {"type": "string"}}),
+		output_schema=obj(
+			{"files": {"type": "array", "items": _FILE_OUT}, "nextPageToken": {"type": "string"}}
+		),
 	),
 	HttpTool(
 		handle="getFile",
@@ -111,12 +140,19 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files/{{ input.fileId }}",
-		query_params={"alt": "media", "supportsAllDrives": "true", "acknowledgeAbuse": "{{ input.acknowledgeAbuse }}"},
+		query_params={
+			"alt": "media",
+			"supportsAllDrives": "true",
+			"acknowledgeAbuse": "{{ input.acknowledgeAbuse }}",
+		},
 		response_format="binary",
 		input_schema=obj(
 			{
 				"fileId": _FILE_ID,
-				"acknowledgeAbuse": {"type": "boolean", "description": "Download a file flagged as malware anyway (owner only)."},
+				"acknowledgeAbuse": {
+					"type": "boolean",
+					"description": "Download a file flagged as malware anyway (owner only).",
+				},
 			},
 			"fileId",
 		),
@@ -176,7 +212,10 @@ TOOLS = [
 		input_schema=obj(
 			{
 				"name": {"type": "string", "description": "The folder name."},
-				"parents": {**_PARENTS, "description": "Id of the parent folder (default: My Drive root)."},
+				"parents": {
+					**_PARENTS,
+					"description": "Id of the parent folder (default: My Drive root).",
+				},
 				"description": {"type": "string", "description": "A description shown in Drive."},
 			},
 			"name",
@@ -189,7 +228,11 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/upload/drive/v3/files",
-		query_params={"uploadType": "multipart", "supportsAllDrives": "true", "fields": _FILE_FIELDS},
+		query_params={
+			"uploadType": "multipart",
+			"supportsAllDrives": "true",
+			"fields": _FILE_FIELDS,
+		},
 		request_format="multipart-related",
 		body={"metadata": _METADATA_BODY, "media": "{{ input.file }}"},
 		input_schema=obj({**_METADATA, "file": _FILE_REF}, "name", "file"),
@@ -201,7 +244,11 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/upload/drive/v3/files",
-		query_params={"uploadType": "resumable", "supportsAllDrives": "true", "fields": _FILE_FIELDS},
+		query_params={
+			"uploadType": "resumable",
+			"supportsAllDrives": "true",
+			"fields": _FILE_FIELDS,
+		},
 		headers={
 			"X-Upload-Content-Type": "{{ input.contentType }}",
 			"X-Upload-Content-Length": "{{ input.size }}",
@@ -211,12 +258,20 @@ TOOLS = [
 		input_schema=obj(
 			{
 				**_METADATA,
-				"contentType": {"type": "string", "description": "Media type of the content to upload, e.g. 'video/mp4'."},
-				"size": {"type": "integer", "description": "Size of the content in bytes, if known."},
+				"contentType": {
+					"type": "string",
+					"description": "Media type of the content to upload, e.g. 'video/mp4'.",
+				},
+				"size": {
+					"type": "integer",
+					"description": "Size of the content in bytes, if known.",
+				},
 			},
 			"name",
 		),
-		output_schema=obj({"Location": {"type": "string", "description": "The upload session URL."}}),
+		output_schema=obj(
+			{"Location": {"type": "string", "description": "The upload session URL."}}
+		),
 	),
 	HttpTool(
 		handle="uploadResumableContent",
@@ -229,7 +284,10 @@ TOOLS = [
 		body="{{ input.file }}",
 		input_schema=obj(
 			{
-				"uploadUrl": {"type": "string", "description": "The Location URL returned by startResumableUpload (or just its upload_id)."},
+				"uploadUrl": {
+					"type": "string",
+					"description": "The Location URL returned by startResumableUpload (or just its upload_id).",
+				},
 				"file": _FILE_REF,
 			},
 			"uploadUrl",
@@ -261,9 +319,18 @@ TOOLS = [
 				"name": {"type": "string", "description": "New name."},
 				"description": {"type": "string", "description": "New description."},
 				"starred": {"type": "boolean", "description": "Star or unstar."},
-				"trashed": {"type": "boolean", "description": "true moves it to the trash, false restores it."},
-				"addParents": {"type": "string", "description": "Folder id(s) to add, comma-separated (to move: also removeParents)."},
-				"removeParents": {"type": "string", "description": "Folder id(s) to remove, comma-separated."},
+				"trashed": {
+					"type": "boolean",
+					"description": "true moves it to the trash, false restores it.",
+				},
+				"addParents": {
+					"type": "string",
+					"description": "Folder id(s) to add, comma-separated (to move: also removeParents).",
+				},
+				"removeParents": {
+					"type": "string",
+					"description": "Folder id(s) to remove, comma-separated.",
+				},
 			},
 			"fileId",
 		),
@@ -290,7 +357,14 @@ TOOLS = [
 		query_params={"supportsAllDrives": "true", "fields": _FILE_FIELDS},
 		body={"name": "{{ input.name }}", "parents": "{{ input.parents }}"},
 		input_schema=obj(
-			{"fileId": _FILE_ID, "name": {"type": "string", "description": "Name of the copy (default 'Copy of ...')."}, "parents": _PARENTS},
+			{
+				"fileId": _FILE_ID,
+				"name": {
+					"type": "string",
+					"description": "Name of the copy (default 'Copy of ...').",
+				},
+				"parents": _PARENTS,
+			},
 			"fileId",
 		),
 		output_schema=_FILE_OUT,
@@ -324,18 +398,40 @@ TOOLS = [
 		input_schema=obj(
 			{
 				"fileId": _FILE_ID,
-				"role": {"type": "string", "enum": ["reader", "commenter", "writer", "fileOrganizer", "organizer"], "description": "The access to grant."},
-				"type": {"type": "string", "enum": ["user", "group", "domain", "anyone"], "description": "Who gets it; 'anyone' means anyone with the link."},
-				"emailAddress": {"type": "string", "description": "The person's or group's email (type user or group)."},
-				"domain": {"type": "string", "description": "The domain, e.g. 'example.com' (type domain)."},
-				"sendNotificationEmail": {"type": "boolean", "description": "Email the person (default true for users and groups)."},
-				"emailMessage": {"type": "string", "description": "A message for the notification email."},
+				"role": {
+					"type": "string",
+					"enum": ["reader", "commenter", "writer", "fileOrganizer", "organizer"],
+					"description": "The access to grant.",
+				},
+				"type": {
+					"type": "string",
+					"enum": ["user", "group", "domain", "anyone"],
+					"description": "Who gets it; 'anyone' means anyone with the link.",
+				},
+				"emailAddress": {
+					"type": "string",
+					"description": "The person's or group's email (type user or group).",
+				},
+				"domain": {
+					"type": "string",
+					"description": "The domain, e.g. 'example.com' (type domain).",
+				},
+				"sendNotificationEmail": {
+					"type": "boolean",
+					"description": "Email the person (default true for users and groups).",
+				},
+				"emailMessage": {
+					"type": "string",
+					"description": "A message for the notification email.",
+				},
 			},
 			"fileId",
 			"role",
 			"type",
 		),
-		output_schema=obj({"id": {"type": "string"}, "role": {"type": "string"}, "type": {"type": "string"}}),
+		output_schema=obj(
+			{"id": {"type": "string"}, "role": {"type": "string"}, "type": {"type": "string"}}
+		),
 	),
 	HttpTool(
 		handle="listPermissions",
@@ -349,7 +445,12 @@ TOOLS = [
 			"fields": "nextPageToken,permissions(id,type,role,emailAddress,domain,displayName)",
 		},
 		input_schema=obj({"fileId": _FILE_ID, "pageToken": PAGE_TOKEN}, "fileId"),
-		output_schema=obj({"permissions": {"type": "array", "items": {"type": "object"}}, "nextPageToken": {"type": "string"}}),
+		output_schema=obj(
+			{
+				"permissions": {"type": "array", "items": {"type": "object"}},
+				"nextPageToken": {"type": "string"},
+			}
+		),
 	),
 	HttpTool(
 		handle="getAbout",

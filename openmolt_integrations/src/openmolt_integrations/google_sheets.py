@@ -6,12 +6,13 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-
 from openmolt_integrations._google import array, google_oauth2, obj, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
-_SCOPES = {"https://www.googleapis.com/auth/spreadsheets": "See, edit, create and delete spreadsheets."}
+_SCOPES = {
+	"https://www.googleapis.com/auth/spreadsheets": "See, edit, create and delete spreadsheets."
+}
 
 _BASE = "/v4/spreadsheets/{{ input.spreadsheetId }}"
 _SPREADSHEET_ID = {
@@ -75,22 +76,46 @@ TOOLS = [
 		method="POST",
 		endpoint="/v4/spreadsheets",
 		body={
-			"properties": {"title": "{{ input.title }}", "locale": "{{ input.locale }}", "timeZone": "{{ input.timeZone }}"},
+			"properties": {
+				"title": "{{ input.title }}",
+				"locale": "{{ input.locale }}",
+				"timeZone": "{{ input.timeZone }}",
+			},
 			"sheets": "{{ input.sheets }}",
 		},
 		input_schema=obj(
 			{
 				"title": {"type": "string", "description": "The spreadsheet's title."},
-				"locale": {"type": "string", "description": "Locale for number and date formats, e.g. 'en_US', 'fr_FR'."},
-				"timeZone": {"type": "string", "description": "IANA time zone for NOW() and dates, e.g. 'Europe/Paris'."},
+				"locale": {
+					"type": "string",
+					"description": "Locale for number and date formats, e.g. 'en_US', 'fr_FR'.",
+				},
+				"timeZone": {
+					"type": "string",
+					"description": "IANA time zone for NOW() and dates, e.g. 'Europe/Paris'.",
+				},
 				"sheets": array(
-					obj({"properties": obj({"title": {"type": "string", "description": "The tab name."}}, "title")}, "properties"),
+					obj(
+						{
+							"properties": obj(
+								{"title": {"type": "string", "description": "The tab name."}},
+								"title",
+							)
+						},
+						"properties",
+					),
 					"Tabs to create, e.g. [{'properties': {'title': 'Data'}}] (default one 'Sheet1').",
 				),
 			},
 			"title",
 		),
-		output_schema=obj({"spreadsheetId": {"type": "string"}, "spreadsheetUrl": {"type": "string"}, "sheets": {"type": "array"}}),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"spreadsheetUrl": {"type": "string"},
+				"sheets": {"type": "array"},
+			}
+		),
 	),
 	HttpTool(
 		handle="getSpreadsheet",
@@ -106,9 +131,19 @@ TOOLS = [
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
-				"fields": {"type": "string", "description": "Field mask of what to return (default: title and sheet properties)."},
-				"ranges": {"type": "array", "items": {"type": "string"}, "description": "With includeGridData: only these A1 ranges."},
-				"includeGridData": {"type": "boolean", "description": "Include cell data and formatting (large; needs a fields mask containing sheets.data)."},
+				"fields": {
+					"type": "string",
+					"description": "Field mask of what to return (default: title and sheet properties).",
+				},
+				"ranges": {
+					"type": "array",
+					"items": {"type": "string"},
+					"description": "With includeGridData: only these A1 ranges.",
+				},
+				"includeGridData": {
+					"type": "boolean",
+					"description": "Include cell data and formatting (large; needs a fields mask containing sheets.data).",
+				},
 			},
 			"spreadsheetId",
 		),
@@ -160,7 +195,12 @@ TOOLS = [
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
-				"ranges": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "A1 ranges, e.g. ['Sheet1!A1:C5', 'Totals!B2']."},
+				"ranges": {
+					"type": "array",
+					"items": {"type": "string"},
+					"minItems": 1,
+					"description": "A1 ranges, e.g. ['Sheet1!A1:C5', 'Totals!B2'].",
+				},
 				"majorDimension": _MAJOR,
 				"valueRenderOption": _RENDER,
 				"dateTimeRenderOption": _DATE_RENDER,
@@ -168,7 +208,12 @@ TOOLS = [
 			"spreadsheetId",
 			"ranges",
 		),
-		output_schema=obj({"spreadsheetId": {"type": "string"}, "valueRanges": {"type": "array", "items": _VALUE_RANGE_OUT}}),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"valueRanges": {"type": "array", "items": _VALUE_RANGE_OUT},
+			}
+		),
 	),
 	HttpTool(
 		handle="updateValues",
@@ -177,7 +222,11 @@ TOOLS = [
 		method="PUT",
 		endpoint=f"{_BASE}/values/{{{{ input.range }}}}",
 		query_params={"valueInputOption": _INPUT_OPTION_QUERY},
-		body={"range": "{{ input.range }}", "majorDimension": "{{ input.majorDimension }}", "values": "{{ input.values }}"},
+		body={
+			"range": "{{ input.range }}",
+			"majorDimension": "{{ input.majorDimension }}",
+			"values": "{{ input.values }}",
+		},
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -202,11 +251,18 @@ TOOLS = [
 			"valueInputOption": _INPUT_OPTION_QUERY,
 			"insertDataOption": "{{ input.insertDataOption | default: 'INSERT_ROWS' }}",
 		},
-		body={"range": "{{ input.range }}", "majorDimension": "{{ input.majorDimension }}", "values": "{{ input.values }}"},
+		body={
+			"range": "{{ input.range }}",
+			"majorDimension": "{{ input.majorDimension }}",
+			"values": "{{ input.values }}",
+		},
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
-				"range": {**_RANGE, "description": "A range inside the table to append to, e.g. 'Sheet1!A1' or 'Sheet1!A:D'."},
+				"range": {
+					**_RANGE,
+					"description": "A range inside the table to append to, e.g. 'Sheet1!A1' or 'Sheet1!A:D'.",
+				},
 				"values": _VALUES,
 				"valueInputOption": _INPUT_OPTION,
 				"insertDataOption": {
@@ -221,7 +277,13 @@ TOOLS = [
 			"range",
 			"values",
 		),
-		output_schema=obj({"spreadsheetId": {"type": "string"}, "tableRange": {"type": "string"}, "updates": _UPDATE_OUT}),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"tableRange": {"type": "string"},
+				"updates": _UPDATE_OUT,
+			}
+		),
 	),
 	HttpTool(
 		handle="batchUpdateValues",
@@ -234,7 +296,11 @@ TOOLS = [
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
 				"data": array(
-					obj({"range": _RANGE, "values": _VALUES, "majorDimension": _MAJOR}, "range", "values"),
+					obj(
+						{"range": _RANGE, "values": _VALUES, "majorDimension": _MAJOR},
+						"range",
+						"values",
+					),
 					"The ranges and their values.",
 				),
 				"valueInputOption": _INPUT_OPTION,
@@ -242,7 +308,13 @@ TOOLS = [
 			"spreadsheetId",
 			"data",
 		),
-		output_schema=obj({"spreadsheetId": {"type": "string"}, "totalUpdatedCells": {"type": "integer"}, "responses": {"type": "array"}}),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"totalUpdatedCells": {"type": "integer"},
+				"responses": {"type": "array"},
+			}
+		),
 	),
 	HttpTool(
 		handle="clearValues",
@@ -251,8 +323,12 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_BASE}/values/{{{{ input.range }}}}:clear",
 		body={},
-		input_schema=obj({"spreadsheetId": _SPREADSHEET_ID, "range": _RANGE}, "spreadsheetId", "range"),
-		output_schema=obj({"spreadsheetId": {"type": "string"}, "clearedRange": {"type": "string"}}),
+		input_schema=obj(
+			{"spreadsheetId": _SPREADSHEET_ID, "range": _RANGE}, "spreadsheetId", "range"
+		),
+		output_schema=obj(
+			{"spreadsheetId": {"type": "string"}, "clearedRange": {"type": "string"}}
+		),
 	),
 	HttpTool(
 		handle="addSheet",
@@ -267,7 +343,10 @@ TOOLS = [
 						"properties": {
 							"title": "{{ input.title }}",
 							"index": "{{ input.index }}",
-							"gridProperties": {"rowCount": "{{ input.rowCount }}", "columnCount": "{{ input.columnCount }}"},
+							"gridProperties": {
+								"rowCount": "{{ input.rowCount }}",
+								"columnCount": "{{ input.columnCount }}",
+							},
 						}
 					}
 				}
@@ -277,14 +356,34 @@ TOOLS = [
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
 				"title": {"type": "string", "description": "The new tab's name."},
-				"index": {"type": "integer", "minimum": 0, "description": "Position among the tabs (0 = first; default last)."},
-				"rowCount": {"type": "integer", "minimum": 1, "description": "Number of rows (default 1000)."},
-				"columnCount": {"type": "integer", "minimum": 1, "description": "Number of columns (default 26)."},
+				"index": {
+					"type": "integer",
+					"minimum": 0,
+					"description": "Position among the tabs (0 = first; default last).",
+				},
+				"rowCount": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "Number of rows (default 1000).",
+				},
+				"columnCount": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "Number of columns (default 26).",
+				},
 			},
 			"spreadsheetId",
 			"title",
 		),
-		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array", "description": "[{addSheet: {properties: {sheetId, title}}}]"}}),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"replies": {
+					"type": "array",
+					"description": "[{addSheet: {properties: {sheetId, title}}}]",
+				},
+			}
+		),
 	),
 	HttpTool(
 		handle="deleteSheet",
@@ -294,7 +393,13 @@ TOOLS = [
 		endpoint=f"{_BASE}:batchUpdate",
 		body={"requests": [{"deleteSheet": {"sheetId": "{{ input.sheetId }}"}}]},
 		input_schema=obj(
-			{"spreadsheetId": _SPREADSHEET_ID, "sheetId": {"type": "integer", "description": "The numeric sheetId (not the title)."}},
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"sheetId": {
+					"type": "integer",
+					"description": "The numeric sheetId (not the title).",
+				},
+			},
 			"spreadsheetId",
 			"sheetId",
 		),
@@ -306,7 +411,10 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_BASE}:batchUpdate",
-		body={"requests": "{{ input.requests }}", "includeSpreadsheetInResponse": "{{ input.includeSpreadsheetInResponse }}"},
+		body={
+			"requests": "{{ input.requests }}",
+			"includeSpreadsheetInResponse": "{{ input.includeSpreadsheetInResponse }}",
+		},
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -314,7 +422,10 @@ TOOLS = [
 					{"type": "object"},
 					"Sheets API Request objects, each with one key, e.g. {'updateSheetProperties': {'properties': {'sheetId': 0, 'title': 'Data'}, 'fields': 'title'}}.",
 				),
-				"includeSpreadsheetInResponse": {"type": "boolean", "description": "Return the updated spreadsheet."},
+				"includeSpreadsheetInResponse": {
+					"type": "boolean",
+					"description": "Return the updated spreadsheet.",
+				},
 			},
 			"spreadsheetId",
 			"requests",

@@ -6,7 +6,6 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-
 from openmolt_integrations._google import GEMINI_API_KEY, PAGE_TOKEN, array, obj
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
@@ -52,7 +51,10 @@ _IMAGE_OUT = obj(
 										"text": {"type": "string"},
 										"inlineData": obj(
 											{
-												"file": {"type": "string", "description": "Reference of the saved image ('openmolt-file:<id>')."},
+												"file": {
+													"type": "string",
+													"description": "Reference of the saved image ('openmolt-file:<id>').",
+												},
 												"mediaType": {"type": "string"},
 												"size": {"type": "integer"},
 											}
@@ -74,8 +76,14 @@ _PART = obj(
 		"text": {"type": "string", "description": "An instruction or description."},
 		"fileData": obj(
 			{
-				"fileUri": {"type": "string", "description": "The file.uri returned by uploadFile."},
-				"mimeType": {"type": "string", "description": "The image's media type, e.g. 'image/png'."},
+				"fileUri": {
+					"type": "string",
+					"description": "The file.uri returned by uploadFile.",
+				},
+				"mimeType": {
+					"type": "string",
+					"description": "The image's media type, e.g. 'image/png'.",
+				},
 			},
 			"fileUri",
 			"mimeType",
@@ -108,7 +116,10 @@ TOOLS = [
 		response_files=[_INLINE],
 		input_schema=obj(
 			{
-				"prompt": {"type": "string", "description": "What to draw, as a descriptive paragraph."},
+				"prompt": {
+					"type": "string",
+					"description": "What to draw, as a descriptive paragraph.",
+				},
 				"aspectRatio": _ASPECT,
 				"imageSize": _SIZE,
 				"model": _MODEL,
@@ -150,7 +161,10 @@ TOOLS = [
 		endpoint="/upload/v1beta/files",
 		query_params={"uploadType": "multipart"},
 		request_format="multipart-related",
-		body={"metadata": {"file": {"displayName": "{{ input.displayName }}"}}, "media": "{{ input.file }}"},
+		body={
+			"metadata": {"file": {"displayName": "{{ input.displayName }}"}},
+			"media": "{{ input.file }}",
+		},
 		input_schema=obj(
 			{
 				"file": {
@@ -169,7 +183,10 @@ TOOLS = [
 		scopes=["files"],
 		method="GET",
 		endpoint="/v1beta/files/{{ input.name | split: 'files/' | last }}",
-		input_schema=obj({"name": {"type": "string", "description": "The file name 'files/<id>' (or its id)."}}, "name"),
+		input_schema=obj(
+			{"name": {"type": "string", "description": "The file name 'files/<id>' (or its id)."}},
+			"name",
+		),
 		output_schema=_FILE_OUT,
 	),
 	HttpTool(
@@ -178,7 +195,10 @@ TOOLS = [
 		scopes=["files"],
 		method="DELETE",
 		endpoint="/v1beta/files/{{ input.name | split: 'files/' | last }}",
-		input_schema=obj({"name": {"type": "string", "description": "The file name 'files/<id>' (or its id)."}}, "name"),
+		input_schema=obj(
+			{"name": {"type": "string", "description": "The file name 'files/<id>' (or its id)."}},
+			"name",
+		),
 	),
 	HttpTool(
 		handle="listModels",
@@ -186,16 +206,34 @@ TOOLS = [
 		scopes=["generate"],
 		method="GET",
 		endpoint="/v1beta/models",
-		query_params={"pageSize": "{{ input.pageSize | default: 100 }}", "pageToken": "{{ input.pageToken }}"},
+		query_params={
+			"pageSize": "{{ input.pageSize | default: 100 }}",
+			"pageToken": "{{ input.pageToken }}",
+		},
 		input_schema=obj(
 			{
-				"pageSize": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100, "description": "Models per page."},
+				"pageSize": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 1000,
+					"default": 100,
+					"description": "Models per page.",
+				},
 				"pageToken": PAGE_TOKEN,
 			}
 		),
 		output_schema=obj(
 			{
-				"models": {"type": "array", "items": obj({"name": {"type": "string"}, "displayName": {"type": "string"}, "supportedGenerationMethods": {"type": "array"}})},
+				"models": {
+					"type": "array",
+					"items": obj(
+						{
+							"name": {"type": "string"},
+							"displayName": {"type": "string"},
+							"supportedGenerationMethods": {"type": "array"},
+						}
+					),
+				},
 				"nextPageToken": {"type": "string"},
 			}
 		),

@@ -6,7 +6,6 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-
 from openmolt_integrations._google import GEMINI_API_KEY, PAGE_TOKEN, obj
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
@@ -29,7 +28,18 @@ _OPERATION_OUT = obj(
 					{
 						"generatedSamples": {
 							"type": "array",
-							"items": obj({"video": obj({"uri": {"type": "string", "description": "Give to downloadVideo."}})}),
+							"items": obj(
+								{
+									"video": obj(
+										{
+											"uri": {
+												"type": "string",
+												"description": "Give to downloadVideo.",
+											}
+										}
+									)
+								}
+							),
 						},
 						"raiMediaFilteredCount": {"type": "integer"},
 						"raiMediaFilteredReasons": {"type": "array", "items": {"type": "string"}},
@@ -64,10 +74,25 @@ TOOLS = [
 					"type": "string",
 					"description": "The scene: subject, action, camera movement, style, and audio (dialogue in quotes, sound effects, ambience).",
 				},
-				"negativePrompt": {"type": "string", "description": "What not to show, e.g. 'cartoon, low quality'."},
-				"aspectRatio": {"type": "string", "enum": ["16:9", "9:16"], "description": "Landscape 16:9 (default) or portrait 9:16."},
-				"durationSeconds": {"type": "integer", "enum": [4, 6, 8], "description": "Length in seconds (default 8; 1080p and 4k need 8)."},
-				"resolution": {"type": "string", "enum": ["720p", "1080p", "4k"], "description": "Resolution (default 720p; 4k on Veo 3.1 models only)."},
+				"negativePrompt": {
+					"type": "string",
+					"description": "What not to show, e.g. 'cartoon, low quality'.",
+				},
+				"aspectRatio": {
+					"type": "string",
+					"enum": ["16:9", "9:16"],
+					"description": "Landscape 16:9 (default) or portrait 9:16.",
+				},
+				"durationSeconds": {
+					"type": "integer",
+					"enum": [4, 6, 8],
+					"description": "Length in seconds (default 8; 1080p and 4k need 8).",
+				},
+				"resolution": {
+					"type": "string",
+					"enum": ["720p", "1080p", "4k"],
+					"description": "Resolution (default 720p; 4k on Veo 3.1 models only).",
+				},
 				"personGeneration": {
 					"type": "string",
 					"enum": ["allow_all", "allow_adult", "dont_allow"],
@@ -75,7 +100,12 @@ TOOLS = [
 				},
 				"seed": {"type": "integer", "description": "Seed for more repeatable results."},
 				"extendVideo": obj(
-					{"uri": {"type": "string", "description": "The earlier video's video.uri from getOperation."}},
+					{
+						"uri": {
+							"type": "string",
+							"description": "The earlier video's video.uri from getOperation.",
+						}
+					},
 					"uri",
 					description="To extend an earlier Veo video by about 7 seconds: {'uri': <its video.uri>} (Veo 3.1, 720p, within 2 days).",
 				),
@@ -87,7 +117,9 @@ TOOLS = [
 			},
 			"prompt",
 		),
-		output_schema=obj({"name": {"type": "string", "description": "The operation name, for getOperation."}}),
+		output_schema=obj(
+			{"name": {"type": "string", "description": "The operation name, for getOperation."}}
+		),
 	),
 	HttpTool(
 		handle="getOperation",
@@ -107,12 +139,25 @@ TOOLS = [
 		query_params={"pageSize": "{{ input.pageSize }}", "pageToken": "{{ input.pageToken }}"},
 		input_schema=obj(
 			{
-				"model": {"type": "string", "default": DEFAULT_MODEL, "description": "The Veo model id."},
-				"pageSize": {"type": "integer", "minimum": 1, "description": "Operations per page."},
+				"model": {
+					"type": "string",
+					"default": DEFAULT_MODEL,
+					"description": "The Veo model id.",
+				},
+				"pageSize": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "Operations per page.",
+				},
 				"pageToken": PAGE_TOKEN,
 			}
 		),
-		output_schema=obj({"operations": {"type": "array", "items": _OPERATION_OUT}, "nextPageToken": {"type": "string"}}),
+		output_schema=obj(
+			{
+				"operations": {"type": "array", "items": _OPERATION_OUT},
+				"nextPageToken": {"type": "string"},
+			}
+		),
 	),
 	HttpTool(
 		handle="downloadVideo",
@@ -133,7 +178,10 @@ TOOLS = [
 		),
 		output_schema=obj(
 			{
-				"file": {"type": "string", "description": "Reference of the saved video ('openmolt-file:<id>')."},
+				"file": {
+					"type": "string",
+					"description": "Reference of the saved video ('openmolt-file:<id>').",
+				},
 				"mediaType": {"type": "string"},
 				"size": {"type": "integer"},
 				"name": {"type": "string"},
@@ -146,16 +194,33 @@ TOOLS = [
 		scopes=["generate"],
 		method="GET",
 		endpoint="/v1beta/models",
-		query_params={"pageSize": "{{ input.pageSize | default: 100 }}", "pageToken": "{{ input.pageToken }}"},
+		query_params={
+			"pageSize": "{{ input.pageSize | default: 100 }}",
+			"pageToken": "{{ input.pageToken }}",
+		},
 		input_schema=obj(
 			{
-				"pageSize": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100, "description": "Models per page."},
+				"pageSize": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 1000,
+					"default": 100,
+					"description": "Models per page.",
+				},
 				"pageToken": PAGE_TOKEN,
 			}
 		),
 		output_schema=obj(
 			{
-				"models": {"type": "array", "items": obj({"name": {"type": "string"}, "supportedGenerationMethods": {"type": "array"}})},
+				"models": {
+					"type": "array",
+					"items": obj(
+						{
+							"name": {"type": "string"},
+							"supportedGenerationMethods": {"type": "array"},
+						}
+					),
+				},
 				"nextPageToken": {"type": "string"},
 			}
 		),
@@ -168,7 +233,9 @@ INTEGRATION = Integration(
 	api_version="v1beta",
 	api_setup=ApiSetup(base_url="https://generativelanguage.googleapis.com", timeout=300.0),
 	credential_setup=[GEMINI_API_KEY],
-	scopes={"generate": "Generate videos, check and list operations, download videos, list models."},
+	scopes={
+		"generate": "Generate videos, check and list operations, download videos, list models."
+	},
 	tools=TOOLS,
 	docs="""## Get a token
 

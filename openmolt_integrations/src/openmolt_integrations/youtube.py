@@ -6,7 +6,6 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
-
 from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
@@ -18,7 +17,13 @@ _SCOPES = {
 
 _V3 = "/youtube/v3"
 _VIDEO_ID = {"type": "string", "description": "The video id (the v= part of a watch URL)."}
-_MAX = {"type": "integer", "minimum": 0, "maximum": 50, "default": 25, "description": "Results per page (max 50)."}
+_MAX = {
+	"type": "integer",
+	"minimum": 0,
+	"maximum": 50,
+	"default": 25,
+	"description": "Results per page (max 50).",
+}
 
 
 def _part(default: str, choices: list[str]) -> dict[str, Any]:
@@ -43,21 +48,42 @@ _PRIVACY = {
 	"description": "Who can watch it (default private). To schedule, upload as private with publishAt.",
 }
 _SNIPPET_FIELDS: dict[str, Any] = {
-	"title": {"type": "string", "maxLength": 100, "description": "The title (max 100 characters, no '<' or '>')."},
-	"description": {"type": "string", "maxLength": 5000, "description": "The description (max 5000 bytes)."},
+	"title": {
+		"type": "string",
+		"maxLength": 100,
+		"description": "The title (max 100 characters, no '<' or '>').",
+	},
+	"description": {
+		"type": "string",
+		"maxLength": 5000,
+		"description": "The description (max 5000 bytes).",
+	},
 	"tags": array({"type": "string"}, "Keyword tags."),
 	"categoryId": {
 		"type": "string",
 		"description": "Video category id, e.g. '22' People & Blogs, '27' Education, '28' Science & Technology, '10' Music, '20' Gaming, '24' Entertainment (default 22).",
 	},
-	"defaultLanguage": {"type": "string", "description": "Language of title and description, e.g. 'en'."},
+	"defaultLanguage": {
+		"type": "string",
+		"description": "Language of title and description, e.g. 'en'.",
+	},
 }
 _STATUS_FIELDS: dict[str, Any] = {
 	"privacyStatus": _PRIVACY,
-	"publishAt": {"type": "string", "description": "RFC 3339 time to publish a private video automatically, e.g. '2026-12-24T09:00:00Z'."},
-	"selfDeclaredMadeForKids": {"type": "boolean", "description": "Whether the video is made for kids (COPPA); required by YouTube policy."},
+	"publishAt": {
+		"type": "string",
+		"description": "RFC 3339 time to publish a private video automatically, e.g. '2026-12-24T09:00:00Z'.",
+	},
+	"selfDeclaredMadeForKids": {
+		"type": "boolean",
+		"description": "Whether the video is made for kids (COPPA); required by YouTube policy.",
+	},
 	"embeddable": {"type": "boolean", "description": "Whether it can be embedded on other sites."},
-	"license": {"type": "string", "enum": ["youtube", "creativeCommon"], "description": "The video's license."},
+	"license": {
+		"type": "string",
+		"enum": ["youtube", "creativeCommon"],
+		"description": "The video's license.",
+	},
 }
 _VIDEO_METADATA = {
 	"snippet": {
@@ -79,7 +105,9 @@ _LIST_OUT = obj(
 	{
 		"items": {"type": "array", "items": {"type": "object"}},
 		"nextPageToken": {"type": "string", "description": "Pass as pageToken for more results."},
-		"pageInfo": obj({"totalResults": {"type": "integer"}, "resultsPerPage": {"type": "integer"}}),
+		"pageInfo": obj(
+			{"totalResults": {"type": "integer"}, "resultsPerPage": {"type": "integer"}}
+		),
 	}
 )
 _VIDEO_OUT = obj(
@@ -115,16 +143,43 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"q": {"type": "string", "description": "Search terms; use | for OR and - to exclude ('cats -dogs')."},
-				"type": {"type": "array", "items": {"type": "string", "enum": ["video", "channel", "playlist"]}, "description": "Resource types to return (default all)."},
+				"q": {
+					"type": "string",
+					"description": "Search terms; use | for OR and - to exclude ('cats -dogs').",
+				},
+				"type": {
+					"type": "array",
+					"items": {"type": "string", "enum": ["video", "channel", "playlist"]},
+					"description": "Resource types to return (default all).",
+				},
 				"channelId": {"type": "string", "description": "Only results from this channel."},
-				"forMine": {"type": "boolean", "description": "Only the authenticated user's videos (type must be video)."},
-				"order": {"type": "string", "enum": ["relevance", "date", "rating", "title", "videoCount", "viewCount"], "description": "Sort order (default relevance)."},
-				"publishedAfter": {"type": "string", "description": "RFC 3339 time, e.g. '2026-11-01T00:00:00Z'."},
+				"forMine": {
+					"type": "boolean",
+					"description": "Only the authenticated user's videos (type must be video).",
+				},
+				"order": {
+					"type": "string",
+					"enum": ["relevance", "date", "rating", "title", "videoCount", "viewCount"],
+					"description": "Sort order (default relevance).",
+				},
+				"publishedAfter": {
+					"type": "string",
+					"description": "RFC 3339 time, e.g. '2026-11-01T00:00:00Z'.",
+				},
 				"publishedBefore": {"type": "string", "description": "RFC 3339 time."},
-				"regionCode": {"type": "string", "description": "ISO 3166-1 country code, e.g. 'US'."},
-				"relevanceLanguage": {"type": "string", "description": "ISO 639-1 language to favour, e.g. 'en'."},
-				"videoDuration": {"type": "string", "enum": ["any", "short", "medium", "long"], "description": "With type video: <4 min, 4-20 min or >20 min."},
+				"regionCode": {
+					"type": "string",
+					"description": "ISO 3166-1 country code, e.g. 'US'.",
+				},
+				"relevanceLanguage": {
+					"type": "string",
+					"description": "ISO 639-1 language to favour, e.g. 'en'.",
+				},
+				"videoDuration": {
+					"type": "string",
+					"enum": ["any", "short", "medium", "long"],
+					"description": "With type video: <4 min, 4-20 min or >20 min.",
+				},
 				"maxResults": _MAX,
 				"pageToken": PAGE_TOKEN,
 			}
@@ -148,15 +203,41 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"id": {"type": "array", "items": {"type": "string"}, "maxItems": 50, "description": "Video ids (give id, chart or myRating)."},
-				"chart": {"type": "string", "enum": ["mostPopular"], "description": "The most popular videos (with regionCode)."},
-				"myRating": {"type": "string", "enum": ["like", "dislike"], "description": "Videos the user rated so."},
+				"id": {
+					"type": "array",
+					"items": {"type": "string"},
+					"maxItems": 50,
+					"description": "Video ids (give id, chart or myRating).",
+				},
+				"chart": {
+					"type": "string",
+					"enum": ["mostPopular"],
+					"description": "The most popular videos (with regionCode).",
+				},
+				"myRating": {
+					"type": "string",
+					"enum": ["like", "dislike"],
+					"description": "Videos the user rated so.",
+				},
 				"regionCode": {"type": "string", "description": "ISO country code for the chart."},
 				"part": _part(
 					"snippet,contentDetails,statistics,status",
-					["snippet", "contentDetails", "statistics", "status", "player", "topicDetails", "recordingDetails", "liveStreamingDetails", "localizations"],
+					[
+						"snippet",
+						"contentDetails",
+						"statistics",
+						"status",
+						"player",
+						"topicDetails",
+						"recordingDetails",
+						"liveStreamingDetails",
+						"localizations",
+					],
 				),
-				"maxResults": {**_MAX, "description": "With chart or myRating: results per page (max 50)."},
+				"maxResults": {
+					**_MAX,
+					"description": "With chart or myRating: results per page (max 50).",
+				},
 				"pageToken": PAGE_TOKEN,
 			}
 		),
@@ -168,15 +249,25 @@ TOOLS = [
 		scopes=["upload"],
 		method="POST",
 		endpoint="/upload/youtube/v3/videos",
-		query_params={"uploadType": "multipart", "part": "snippet,status", "notifySubscribers": "{{ input.notifySubscribers }}"},
+		query_params={
+			"uploadType": "multipart",
+			"part": "snippet,status",
+			"notifySubscribers": "{{ input.notifySubscribers }}",
+		},
 		request_format="multipart-related",
 		body={"metadata": _VIDEO_METADATA, "media": "{{ input.video }}"},
 		input_schema=obj(
 			{
-				"video": {**_FILE_REF, "description": "The video file (mp4, mov, webm...) as a file reference."},
+				"video": {
+					**_FILE_REF,
+					"description": "The video file (mp4, mov, webm...) as a file reference.",
+				},
 				**_SNIPPET_FIELDS,
 				**_STATUS_FIELDS,
-				"notifySubscribers": {"type": "boolean", "description": "Notify subscribers of a public video (default true)."},
+				"notifySubscribers": {
+					"type": "boolean",
+					"description": "Notify subscribers of a public video (default true).",
+				},
 			},
 			"video",
 			"title",
@@ -189,21 +280,36 @@ TOOLS = [
 		scopes=["upload"],
 		method="POST",
 		endpoint="/upload/youtube/v3/videos",
-		query_params={"uploadType": "resumable", "part": "snippet,status", "notifySubscribers": "{{ input.notifySubscribers }}"},
-		headers={"X-Upload-Content-Type": "{{ input.contentType }}", "X-Upload-Content-Length": "{{ input.size }}"},
+		query_params={
+			"uploadType": "resumable",
+			"part": "snippet,status",
+			"notifySubscribers": "{{ input.notifySubscribers }}",
+		},
+		headers={
+			"X-Upload-Content-Type": "{{ input.contentType }}",
+			"X-Upload-Content-Length": "{{ input.size }}",
+		},
 		body=_VIDEO_METADATA,
 		response_headers=["Location"],
 		input_schema=obj(
 			{
 				**_SNIPPET_FIELDS,
 				**_STATUS_FIELDS,
-				"notifySubscribers": {"type": "boolean", "description": "Notify subscribers of a public video (default true)."},
-				"contentType": {"type": "string", "description": "Media type of the video, e.g. 'video/mp4'."},
+				"notifySubscribers": {
+					"type": "boolean",
+					"description": "Notify subscribers of a public video (default true).",
+				},
+				"contentType": {
+					"type": "string",
+					"description": "Media type of the video, e.g. 'video/mp4'.",
+				},
 				"size": {"type": "integer", "description": "Size of the video in bytes, if known."},
 			},
 			"title",
 		),
-		output_schema=obj({"Location": {"type": "string", "description": "The upload session URL."}}),
+		output_schema=obj(
+			{"Location": {"type": "string", "description": "The upload session URL."}}
+		),
 	),
 	HttpTool(
 		handle="uploadVideoContent",
@@ -216,7 +322,10 @@ TOOLS = [
 		body="{{ input.video }}",
 		input_schema=obj(
 			{
-				"uploadUrl": {"type": "string", "description": "The Location URL from startResumableVideoUpload (or its upload_id)."},
+				"uploadUrl": {
+					"type": "string",
+					"description": "The Location URL from startResumableVideoUpload (or its upload_id).",
+				},
 				"video": {**_FILE_REF, "description": "The video file as a file reference."},
 			},
 			"uploadUrl",
@@ -232,7 +341,9 @@ TOOLS = [
 		endpoint=f"{_V3}/videos",
 		query_params={"part": "snippet,status"},
 		body={"id": "{{ input.id }}", **_VIDEO_METADATA},
-		input_schema=obj({"id": _VIDEO_ID, **_SNIPPET_FIELDS, **_STATUS_FIELDS}, "id", "title", "categoryId"),
+		input_schema=obj(
+			{"id": _VIDEO_ID, **_SNIPPET_FIELDS, **_STATUS_FIELDS}, "id", "title", "categoryId"
+		),
 		output_schema=_VIDEO_OUT,
 	),
 	HttpTool(
@@ -251,7 +362,18 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_V3}/videos/rate",
 		query_params={"id": "{{ input.id }}", "rating": "{{ input.rating }}"},
-		input_schema=obj({"id": _VIDEO_ID, "rating": {"type": "string", "enum": ["like", "dislike", "none"], "description": "The rating."}}, "id", "rating"),
+		input_schema=obj(
+			{
+				"id": _VIDEO_ID,
+				"rating": {
+					"type": "string",
+					"enum": ["like", "dislike", "none"],
+					"description": "The rating.",
+				},
+			},
+			"id",
+			"rating",
+		),
 	),
 	HttpTool(
 		handle="setThumbnail",
@@ -262,7 +384,17 @@ TOOLS = [
 		query_params={"videoId": "{{ input.videoId }}", "uploadType": "media"},
 		request_format="binary",
 		body="{{ input.image }}",
-		input_schema=obj({"videoId": _VIDEO_ID, "image": {**_FILE_REF, "description": "The image (JPEG or PNG) as a file reference."}}, "videoId", "image"),
+		input_schema=obj(
+			{
+				"videoId": _VIDEO_ID,
+				"image": {
+					**_FILE_REF,
+					"description": "The image (JPEG or PNG) as a file reference.",
+				},
+			},
+			"videoId",
+			"image",
+		),
 		output_schema=obj({"items": {"type": "array", "items": {"type": "object"}}}),
 	),
 	HttpTool(
@@ -282,9 +414,27 @@ TOOLS = [
 		input_schema=obj(
 			{
 				"mine": {"type": "boolean", "description": "The authenticated user's channel(s)."},
-				"id": {"type": "array", "items": {"type": "string"}, "description": "Channel ids (UC...)."},
-				"forHandle": {"type": "string", "description": "A channel handle, e.g. '@GoogleDevelopers'."},
-				"part": _part("snippet,contentDetails,statistics", ["snippet", "contentDetails", "statistics", "status", "brandingSettings", "topicDetails", "localizations"]),
+				"id": {
+					"type": "array",
+					"items": {"type": "string"},
+					"description": "Channel ids (UC...).",
+				},
+				"forHandle": {
+					"type": "string",
+					"description": "A channel handle, e.g. '@GoogleDevelopers'.",
+				},
+				"part": _part(
+					"snippet,contentDetails,statistics",
+					[
+						"snippet",
+						"contentDetails",
+						"statistics",
+						"status",
+						"brandingSettings",
+						"topicDetails",
+						"localizations",
+					],
+				),
 				"maxResults": _MAX,
 				"pageToken": PAGE_TOKEN,
 			}
@@ -309,8 +459,15 @@ TOOLS = [
 			{
 				"mine": {"type": "boolean", "description": "The authenticated user's playlists."},
 				"channelId": {"type": "string", "description": "Playlists of this channel."},
-				"id": {"type": "array", "items": {"type": "string"}, "description": "Playlist ids."},
-				"part": _part("snippet,status,contentDetails", ["snippet", "status", "contentDetails", "player", "localizations"]),
+				"id": {
+					"type": "array",
+					"items": {"type": "string"},
+					"description": "Playlist ids.",
+				},
+				"part": _part(
+					"snippet,status,contentDetails",
+					["snippet", "status", "contentDetails", "player", "localizations"],
+				),
 				"maxResults": _MAX,
 				"pageToken": PAGE_TOKEN,
 			}
@@ -325,19 +482,28 @@ TOOLS = [
 		endpoint=f"{_V3}/playlists",
 		query_params={"part": "snippet,status"},
 		body={
-			"snippet": {"title": "{{ input.title }}", "description": "{{ input.description }}", "defaultLanguage": "{{ input.defaultLanguage }}"},
+			"snippet": {
+				"title": "{{ input.title }}",
+				"description": "{{ input.description }}",
+				"defaultLanguage": "{{ input.defaultLanguage }}",
+			},
 			"status": {"privacyStatus": "{{ input.privacyStatus | default: 'private' }}"},
 		},
 		input_schema=obj(
 			{
 				"title": {"type": "string", "maxLength": 150, "description": "The playlist title."},
 				"description": {"type": "string", "description": "The playlist description."},
-				"defaultLanguage": {"type": "string", "description": "Language of title and description, e.g. 'en'."},
+				"defaultLanguage": {
+					"type": "string",
+					"description": "Language of title and description, e.g. 'en'.",
+				},
 				"privacyStatus": {**_PRIVACY, "description": "Who can see it (default private)."},
 			},
 			"title",
 		),
-		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}, "status": {"type": "object"}}),
+		output_schema=obj(
+			{"id": {"type": "string"}, "snippet": {"type": "object"}, "status": {"type": "object"}}
+		),
 	),
 	HttpTool(
 		handle="listPlaylistItems",
@@ -353,8 +519,13 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"playlistId": {"type": "string", "description": "The playlist id (PL..., or UU... for a channel's uploads)."},
-				"part": _part("snippet,contentDetails", ["snippet", "contentDetails", "status", "id"]),
+				"playlistId": {
+					"type": "string",
+					"description": "The playlist id (PL..., or UU... for a channel's uploads).",
+				},
+				"part": _part(
+					"snippet,contentDetails", ["snippet", "contentDetails", "status", "id"]
+				),
 				"maxResults": _MAX,
 				"pageToken": PAGE_TOKEN,
 			},
@@ -380,7 +551,11 @@ TOOLS = [
 			{
 				"playlistId": {"type": "string", "description": "The playlist id."},
 				"videoId": _VIDEO_ID,
-				"position": {"type": "integer", "minimum": 0, "description": "0-based position (default: the end)."},
+				"position": {
+					"type": "integer",
+					"minimum": 0,
+					"description": "0-based position (default: the end).",
+				},
 			},
 			"playlistId",
 			"videoId",
@@ -405,11 +580,30 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"videoId": {**_VIDEO_ID, "description": "Comments of this video (give videoId or channelId)."},
-				"channelId": {"type": "string", "description": "Comments on all videos of this channel."},
-				"searchTerms": {"type": "string", "description": "Only comments containing these words."},
-				"order": {"type": "string", "enum": ["time", "relevance"], "description": "Sort order (default time)."},
-				"maxResults": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Threads per page (max 100)."},
+				"videoId": {
+					**_VIDEO_ID,
+					"description": "Comments of this video (give videoId or channelId).",
+				},
+				"channelId": {
+					"type": "string",
+					"description": "Comments on all videos of this channel.",
+				},
+				"searchTerms": {
+					"type": "string",
+					"description": "Only comments containing these words.",
+				},
+				"order": {
+					"type": "string",
+					"enum": ["time", "relevance"],
+					"description": "Sort order (default time).",
+				},
+				"maxResults": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 100,
+					"default": 20,
+					"description": "Threads per page (max 100).",
+				},
 				"pageToken": PAGE_TOKEN,
 			}
 		),
@@ -422,8 +616,17 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_V3}/commentThreads",
 		query_params={"part": "snippet"},
-		body={"snippet": {"videoId": "{{ input.videoId }}", "topLevelComment": {"snippet": {"textOriginal": "{{ input.text }}"}}}},
-		input_schema=obj({"videoId": _VIDEO_ID, "text": {"type": "string", "description": "The comment text."}}, "videoId", "text"),
+		body={
+			"snippet": {
+				"videoId": "{{ input.videoId }}",
+				"topLevelComment": {"snippet": {"textOriginal": "{{ input.text }}"}},
+			}
+		},
+		input_schema=obj(
+			{"videoId": _VIDEO_ID, "text": {"type": "string", "description": "The comment text."}},
+			"videoId",
+			"text",
+		),
 		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
 	),
 ]

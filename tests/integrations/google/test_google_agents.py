@@ -58,7 +58,9 @@ async def run_agent(
 		request.read()
 		seen.append(request)
 		if len(seen) > len(routes):
-			return httpx.Response(500, json={"error": {"message": f"unexpected request {request.url}"}})
+			return httpx.Response(
+				500, json={"error": {"message": f"unexpected request {request.url}"}}
+			)
 		return routes[len(seen) - 1](request)
 
 	model = ScriptedModel([*calls, finish(result="done")])
@@ -79,7 +81,9 @@ async def run_agent(
 
 
 def ok(payload: Any = None, **headers: str) -> Handler:
-	return lambda request: httpx.Response(200, json=payload if payload is not None else {}, headers=headers)
+	return lambda request: httpx.Response(
+		200, json=payload if payload is not None else {}, headers=headers
+	)
 
 
 def bearer(request: httpx.Request) -> None:
@@ -112,14 +116,22 @@ async def test_google_calendar_agent() -> None:
 		OAUTH,
 		[
 			call_tool("googleCalendar.createEvent", **event, sendUpdates="all"),
-			call_tool("googleCalendar.listEvents", calendarId="team@example.com", timeMin="2026-12-01T00:00:00Z", timeMax="2026-12-08T00:00:00Z"),
+			call_tool(
+				"googleCalendar.listEvents",
+				calendarId="team@example.com",
+				timeMin="2026-12-01T00:00:00Z",
+				timeMax="2026-12-08T00:00:00Z",
+			),
 		],
 		[ok({"id": "evt1", "status": "confirmed"}), ok({"items": [], "nextPageToken": "p2"})],
 	)
 	create, listing = seen
 	bearer(create)
 	assert create.method == "POST"
-	assert str(create.url) == "https://www.googleapis.com/calendar/v3/calendars/primary/events?sendUpdates=all"
+	assert (
+		str(create.url)
+		== "https://www.googleapis.com/calendar/v3/calendars/primary/events?sendUpdates=all"
+	)
 	assert body(create) == event
 	bearer(listing)
 	assert listing.method == "GET"
@@ -141,7 +153,11 @@ async def test_gmail_agent() -> None:
 		"gmail",
 		OAUTH,
 		[
-			call_tool("gmail.listMessages", q="from:bo@example.com is:unread", labelIds=["INBOX", "UNREAD"]),
+			call_tool(
+				"gmail.listMessages",
+				q="from:bo@example.com is:unread",
+				labelIds=["INBOX", "UNREAD"],
+			),
 			call_tool(
 				"gmail.sendMessage",
 				to="bo@example.com",
@@ -152,7 +168,10 @@ async def test_gmail_agent() -> None:
 				references="<m1@example.com>",
 			),
 		],
-		[ok({"messages": [{"id": "m1", "threadId": "t-42"}]}), ok({"id": "m2", "threadId": "t-42"})],
+		[
+			ok({"messages": [{"id": "m1", "threadId": "t-42"}]}),
+			ok({"id": "m2", "threadId": "t-42"}),
+		],
 	)
 	listing, send = seen
 	bearer(listing)
@@ -167,12 +186,16 @@ async def test_gmail_agent() -> None:
 	assert payload["threadId"] == "t-42"
 	raw = payload["raw"]
 	assert "=" not in raw and "+" not in raw and "/" not in raw
-	message = email.message_from_bytes(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)), policy=email.policy.default)
+	message = email.message_from_bytes(
+		base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)), policy=email.policy.default
+	)
 	assert message["To"] == "bo@example.com"
 	assert message["Subject"] == "Re: Invoice"
 	assert message["In-Reply-To"] == "<m1@example.com>"
 	assert message["References"] == "<m1@example.com>"
-	assert message.get_body(preferencelist=("plain",)).get_content().strip() == "Paid today — thanks!"
+	assert (
+		message.get_body(preferencelist=("plain",)).get_content().strip() == "Paid today — thanks!"
+	)
 
 
 async def test_google_drive_agent() -> None:
@@ -184,12 +207,20 @@ async def test_google_drive_agent() -> None:
 		"googleDrive",
 		OAUTH,
 		[
-			call_tool("googleDrive.uploadFile", name="totals.csv", mimeType="text/csv", parents=["folder9"], file=ref),
+			call_tool(
+				"googleDrive.uploadFile",
+				name="totals.csv",
+				mimeType="text/csv",
+				parents=["folder9"],
+				file=ref,
+			),
 			call_tool("googleDrive.downloadFile", fileId="file7"),
 		],
 		[
 			ok({"id": "new1", "name": "totals.csv"}),
-			lambda request: httpx.Response(200, content=b"%PDF-1.7 bytes", headers={"content-type": "application/pdf"}),
+			lambda request: httpx.Response(
+				200, content=b"%PDF-1.7 bytes", headers={"content-type": "application/pdf"}
+			),
 		],
 	)
 	upload, download = seen
@@ -199,7 +230,11 @@ async def test_google_drive_agent() -> None:
 	assert upload.url.params["uploadType"] == "multipart"
 	metadata, media = multipart_parts(upload)
 	assert metadata.get_content_type() == "application/json"
-	assert json.loads(metadata.get_payload(decode=True)) == {"name": "totals.csv", "mimeType": "text/csv", "parents": ["folder9"]}
+	assert json.loads(metadata.get_payload(decode=True)) == {
+		"name": "totals.csv",
+		"mimeType": "text/csv",
+		"parents": ["folder9"],
+	}
 	assert media.get_content_type() == "text/csv"
 	assert media.get_payload(decode=True) == data
 	bearer(download)
@@ -220,16 +255,32 @@ async def test_google_sheets_agent() -> None:
 		"googleSheets",
 		OAUTH,
 		[
-			call_tool("googleSheets.appendValues", spreadsheetId="sheet123", range="Sheet1!A1", values=rows),
-			call_tool("googleSheets.getValues", spreadsheetId="sheet123", range="'Q4 sales'!A1:C10", valueRenderOption="UNFORMATTED_VALUE"),
+			call_tool(
+				"googleSheets.appendValues",
+				spreadsheetId="sheet123",
+				range="Sheet1!A1",
+				values=rows,
+			),
+			call_tool(
+				"googleSheets.getValues",
+				spreadsheetId="sheet123",
+				range="'Q4 sales'!A1:C10",
+				valueRenderOption="UNFORMATTED_VALUE",
+			),
 		],
-		[ok({"updates": {"updatedRows": 1}}), ok({"range": "'Q4 sales'!A1:C10", "values": [["x"]]})],
+		[
+			ok({"updates": {"updatedRows": 1}}),
+			ok({"range": "'Q4 sales'!A1:C10", "values": [["x"]]}),
+		],
 	)
 	append, get = seen
 	bearer(append)
 	assert append.method == "POST"
 	assert append.url.path == "/v4/spreadsheets/sheet123/values/Sheet1!A1:append"
-	assert dict(append.url.params) == {"valueInputOption": "USER_ENTERED", "insertDataOption": "INSERT_ROWS"}
+	assert dict(append.url.params) == {
+		"valueInputOption": "USER_ENTERED",
+		"insertDataOption": "INSERT_ROWS",
+	}
 	assert body(append) == {"range": "Sheet1!A1", "values": rows}
 	bearer(get)
 	assert get.url.path == "/v4/spreadsheets/sheet123/values/'Q4 sales'!A1:C10"
@@ -246,10 +297,21 @@ async def test_youtube_agent() -> None:
 		"youtube",
 		OAUTH,
 		[
-			call_tool("youtube.uploadVideo", video=ref, title="Launch", description="Our launch.", tags=["launch"], privacyStatus="unlisted", selfDeclaredMadeForKids=False),
+			call_tool(
+				"youtube.uploadVideo",
+				video=ref,
+				title="Launch",
+				description="Our launch.",
+				tags=["launch"],
+				privacyStatus="unlisted",
+				selfDeclaredMadeForKids=False,
+			),
 			call_tool("youtube.rateVideo", id="vid42", rating="like"),
 		],
-		[ok({"id": "vid99", "status": {"uploadStatus": "uploaded"}}), lambda request: httpx.Response(204)],
+		[
+			ok({"id": "vid99", "status": {"uploadStatus": "uploaded"}}),
+			lambda request: httpx.Response(204),
+		],
 	)
 	upload, rate = seen
 	bearer(upload)
@@ -257,29 +319,54 @@ async def test_youtube_agent() -> None:
 	assert dict(upload.url.params) == {"uploadType": "multipart", "part": "snippet,status"}
 	metadata, media = multipart_parts(upload)
 	assert json.loads(metadata.get_payload(decode=True)) == {
-		"snippet": {"title": "Launch", "description": "Our launch.", "tags": ["launch"], "categoryId": "22"},
+		"snippet": {
+			"title": "Launch",
+			"description": "Our launch.",
+			"tags": ["launch"],
+			"categoryId": "22",
+		},
 		"status": {"privacyStatus": "unlisted", "selfDeclaredMadeForKids": False},
 	}
 	assert media.get_content_type() == "video/mp4"
 	assert media.get_payload(decode=True) == video
 	bearer(rate)
 	assert rate.method == "POST"
-	assert str(rate.url) == "https://youtube.googleapis.com/youtube/v3/videos/rate?id=vid42&rating=like"
+	assert (
+		str(rate.url)
+		== "https://youtube.googleapis.com/youtube/v3/videos/rate?id=vid42&rating=like"
+	)
 
 
 async def test_google_ads_agent() -> None:
 	"""The agent runs a GAQL search and pauses a campaign with developer-token and login-customer-id."""
-	credential = {"type": "oauth2", "config": {**OAUTH["config"], "developerToken": "dev-token-abc", "loginCustomerId": "111-222-3333"}}
-	query = "SELECT campaign.id, metrics.clicks FROM campaign WHERE segments.date DURING LAST_7_DAYS"
+	credential = {
+		"type": "oauth2",
+		"config": {
+			**OAUTH["config"],
+			"developerToken": "dev-token-abc",
+			"loginCustomerId": "111-222-3333",
+		},
+	}
+	query = (
+		"SELECT campaign.id, metrics.clicks FROM campaign WHERE segments.date DURING LAST_7_DAYS"
+	)
 	seen, _ = await run_agent(
 		google_ads,
 		"googleAds",
 		credential,
 		[
 			call_tool("googleAds.search", customerId="123-456-7890", query=query),
-			call_tool("googleAds.setCampaignStatus", customerId="1234567890", campaignId="555", status="PAUSED"),
+			call_tool(
+				"googleAds.setCampaignStatus",
+				customerId="1234567890",
+				campaignId="555",
+				status="PAUSED",
+			),
 		],
-		[ok({"results": [{"campaign": {"id": "555"}}]}), ok({"results": [{"resourceName": "customers/1234567890/campaigns/555"}]})],
+		[
+			ok({"results": [{"campaign": {"id": "555"}}]}),
+			ok({"results": [{"resourceName": "customers/1234567890/campaigns/555"}]}),
+		],
 	)
 	search, pause = seen
 	for request in seen:
@@ -287,12 +374,24 @@ async def test_google_ads_agent() -> None:
 		assert request.headers["developer-token"] == "dev-token-abc"
 		assert request.headers["login-customer-id"] == "1112223333"
 	assert search.method == "POST"
-	assert str(search.url) == "https://googleads.googleapis.com/v26/customers/1234567890/googleAds:search"
+	assert (
+		str(search.url)
+		== "https://googleads.googleapis.com/v26/customers/1234567890/googleAds:search"
+	)
 	assert body(search) == {"query": query}
-	assert str(pause.url) == "https://googleads.googleapis.com/v26/customers/1234567890/campaigns:mutate"
+	assert (
+		str(pause.url)
+		== "https://googleads.googleapis.com/v26/customers/1234567890/campaigns:mutate"
+	)
 	assert body(pause) == {
 		"operations": [
-			{"update": {"resourceName": "customers/1234567890/campaigns/555", "status": "PAUSED"}, "updateMask": "status"}
+			{
+				"update": {
+					"resourceName": "customers/1234567890/campaigns/555",
+					"status": "PAUSED",
+				},
+				"updateMask": "status",
+			}
 		]
 	}
 
@@ -304,7 +403,15 @@ async def test_nano_banana_agent() -> None:
 	generated = base64.b64encode(b"\x89PNG\r\n\x1a\ngenerated").decode()
 	answer = {
 		"candidates": [
-			{"content": {"role": "model", "parts": [{"text": "Here it is."}, {"inlineData": {"mimeType": "image/png", "data": generated}}]}}
+			{
+				"content": {
+					"role": "model",
+					"parts": [
+						{"text": "Here it is."},
+						{"inlineData": {"mimeType": "image/png", "data": generated}},
+					],
+				}
+			}
 		]
 	}
 	seen, responses = await run_agent(
@@ -313,9 +420,23 @@ async def test_nano_banana_agent() -> None:
 		GEMINI_KEY,
 		[
 			call_tool("nanoBanana.uploadFile", file=ref, displayName="logo"),
-			call_tool("nanoBanana.generateImage", prompt="A banana-shaped rocket, watercolor", aspectRatio="16:9"),
+			call_tool(
+				"nanoBanana.generateImage",
+				prompt="A banana-shaped rocket, watercolor",
+				aspectRatio="16:9",
+			),
 		],
-		[ok({"file": {"name": "files/abc", "uri": "https://generativelanguage.googleapis.com/v1beta/files/abc"}}), ok(answer)],
+		[
+			ok(
+				{
+					"file": {
+						"name": "files/abc",
+						"uri": "https://generativelanguage.googleapis.com/v1beta/files/abc",
+					}
+				}
+			),
+			ok(answer),
+		],
 	)
 	upload, generate = seen
 	for request in seen:
@@ -326,10 +447,17 @@ async def test_nano_banana_agent() -> None:
 	metadata, media = multipart_parts(upload)
 	assert json.loads(metadata.get_payload(decode=True)) == {"file": {"displayName": "logo"}}
 	assert media.get_payload(decode=True) == png
-	assert str(generate.url) == f"https://generativelanguage.googleapis.com/v1beta/models/{nano_banana.DEFAULT_MODEL}:generateContent"
+	assert (
+		str(generate.url)
+		== f"https://generativelanguage.googleapis.com/v1beta/models/{nano_banana.DEFAULT_MODEL}:generateContent"
+	)
 	assert body(generate) == {
 		"contents": [{"role": "user", "parts": [{"text": "A banana-shaped rocket, watercolor"}]}],
-		"generationConfig": {"responseModalities": ["TEXT", "IMAGE"], "imageConfig": {"aspectRatio": "16:9"}, "candidateCount": 1},
+		"generationConfig": {
+			"responseModalities": ["TEXT", "IMAGE"],
+			"imageConfig": {"aspectRatio": "16:9"},
+			"candidateCount": 1,
+		},
 	}
 	part = responses[1]["candidates"][0]["content"]["parts"][1]["inlineData"]
 	assert part["file"].startswith("openmolt-file:")
@@ -341,23 +469,42 @@ async def test_veo_agent() -> None:
 	"""The agent starts a Veo generation, polls the operation and downloads the video."""
 	operation = "models/veo-3.1-fast-generate-preview/operations/op123"
 	uri = "https://generativelanguage.googleapis.com/v1beta/files/vid789:download?alt=media"
-	done = {"name": operation, "done": True, "response": {"generateVideoResponse": {"generatedSamples": [{"video": {"uri": uri}}]}}}
+	done = {
+		"name": operation,
+		"done": True,
+		"response": {"generateVideoResponse": {"generatedSamples": [{"video": {"uri": uri}}]}},
+	}
 	seen, responses = await run_agent(
 		veo,
 		"veo",
 		GEMINI_KEY,
 		[
-			call_tool("veo.generateVideo", prompt="A cat surfing at sunset", aspectRatio="9:16", durationSeconds=8, model="veo-3.1-fast-generate-preview"),
+			call_tool(
+				"veo.generateVideo",
+				prompt="A cat surfing at sunset",
+				aspectRatio="9:16",
+				durationSeconds=8,
+				model="veo-3.1-fast-generate-preview",
+			),
 			call_tool("veo.getOperation", operationName=operation),
 			call_tool("veo.downloadVideo", videoUri=uri),
 		],
-		[ok({"name": operation}), ok(done), lambda request: httpx.Response(200, content=b"mp4 bytes", headers={"content-type": "video/mp4"})],
+		[
+			ok({"name": operation}),
+			ok(done),
+			lambda request: httpx.Response(
+				200, content=b"mp4 bytes", headers={"content-type": "video/mp4"}
+			),
+		],
 	)
 	start, poll, download = seen
 	for request in seen:
 		assert request.headers["x-goog-api-key"] == "AIza-test-gemini-key"
 	assert start.method == "POST"
-	assert str(start.url) == "https://generativelanguage.googleapis.com/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning"
+	assert (
+		str(start.url)
+		== "https://generativelanguage.googleapis.com/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning"
+	)
 	assert body(start) == {
 		"instances": [{"prompt": "A cat surfing at sunset"}],
 		"parameters": {"aspectRatio": "9:16", "durationSeconds": 8},

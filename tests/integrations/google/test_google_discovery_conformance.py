@@ -150,6 +150,16 @@ def test_the_checker_rejects_a_wrong_tool() -> None:
 	assert "bogus" in text and "pageSize" in text
 	assert "body.nam" in text
 	wrong_method = bad.model_copy(
-		update={"method": "GET", "endpoint": "/drive/v3/files/{{ input.fileId }}/copy", "query_params": {}, "body": None}
+		update={
+			"method": "GET",
+			"endpoint": "/drive/v3/files/{{ input.fileId }}/copy",
+			"query_params": {},
+			"body": None,
+		}
 	)
-	assert any("method GET" in p for p in discovery_problems(wrong_method, google_drive.INTEGRATION, "drive.v3", "drive.files.copy"))
+	assert any(
+		"method GET" in p
+		for p in discovery_problems(
+			wrong_method, google_drive.INTEGRATION, "drive.v3", "drive.files.copy"
+		)
+	)

@@ -27,23 +27,77 @@ GEMINI = ProtoIndex(GL, extra={"ImageConfig": _genai_image_config()})
 
 # handle -> (service, http rule, request message module, request message, body field)
 NANO_BANANA = {
-	"generateImage": ("generative_service", ("POST", "/v1beta/{model=models/*}:generateContent"), "generative_service", "GenerateContentRequest"),
-	"editImage": ("generative_service", ("POST", "/v1beta/{model=models/*}:generateContent"), "generative_service", "GenerateContentRequest"),
+	"generateImage": (
+		"generative_service",
+		("POST", "/v1beta/{model=models/*}:generateContent"),
+		"generative_service",
+		"GenerateContentRequest",
+	),
+	"editImage": (
+		"generative_service",
+		("POST", "/v1beta/{model=models/*}:generateContent"),
+		"generative_service",
+		"GenerateContentRequest",
+	),
 	"uploadFile": ("file_service", ("POST", "/v1beta/files"), "file_service", "CreateFileRequest"),
-	"getFile": ("file_service", ("GET", "/v1beta/{name=files/*}"), "file_service", "GetFileRequest"),
-	"deleteFile": ("file_service", ("DELETE", "/v1beta/{name=files/*}"), "file_service", "DeleteFileRequest"),
-	"listModels": ("model_service", ("GET", "/v1beta/models"), "model_service", "ListModelsRequest"),
+	"getFile": (
+		"file_service",
+		("GET", "/v1beta/{name=files/*}"),
+		"file_service",
+		"GetFileRequest",
+	),
+	"deleteFile": (
+		"file_service",
+		("DELETE", "/v1beta/{name=files/*}"),
+		"file_service",
+		"DeleteFileRequest",
+	),
+	"listModels": (
+		"model_service",
+		("GET", "/v1beta/models"),
+		"model_service",
+		"ListModelsRequest",
+	),
 }
 VEO = {
-	"generateVideo": ("prediction_service", ("POST", "/v1beta/{model=models/*}:predictLongRunning"), "prediction_service", "PredictLongRunningRequest"),
-	"getOperation": ("prediction_service", ("GET", "/v1beta/{name=models/*/operations/*}"), None, None),
-	"listOperations": ("prediction_service", ("GET", "/v1beta/{name=models/*}/operations"), None, None),
-	"downloadVideo": ("file_service", ("GET", "/v1beta/{name=files/*}:download"), "file_service", "DownloadFileRequest"),
-	"listModels": ("model_service", ("GET", "/v1beta/models"), "model_service", "ListModelsRequest"),
+	"generateVideo": (
+		"prediction_service",
+		("POST", "/v1beta/{model=models/*}:predictLongRunning"),
+		"prediction_service",
+		"PredictLongRunningRequest",
+	),
+	"getOperation": (
+		"prediction_service",
+		("GET", "/v1beta/{name=models/*/operations/*}"),
+		None,
+		None,
+	),
+	"listOperations": (
+		"prediction_service",
+		("GET", "/v1beta/{name=models/*}/operations"),
+		None,
+		None,
+	),
+	"downloadVideo": (
+		"file_service",
+		("GET", "/v1beta/{name=files/*}:download"),
+		"file_service",
+		"DownloadFileRequest",
+	),
+	"listModels": (
+		"model_service",
+		("GET", "/v1beta/models"),
+		"model_service",
+		"ListModelsRequest",
+	),
 }
 
 
-@pytest.mark.parametrize(("integration", "mapping"), [(nano_banana.INTEGRATION, NANO_BANANA), (veo.INTEGRATION, VEO)], ids=["nanoBanana", "veo"])
+@pytest.mark.parametrize(
+	("integration", "mapping"),
+	[(nano_banana.INTEGRATION, NANO_BANANA), (veo.INTEGRATION, VEO)],
+	ids=["nanoBanana", "veo"],
+)
 def test_every_gemini_tool_is_mapped(integration, mapping) -> None:
 	"""Each Gemini tool names the REST rule it calls."""
 	assert {t.handle for t in integration.tools} == set(mapping)
@@ -51,7 +105,10 @@ def test_every_gemini_tool_is_mapped(integration, mapping) -> None:
 
 GEMINI_CASES = [
 	pytest.param(integration, tool.handle, mapping[tool.handle], id=f"{iid}.{tool.handle}")
-	for iid, integration, mapping in [("nanoBanana", nano_banana.INTEGRATION, NANO_BANANA), ("veo", veo.INTEGRATION, VEO)]
+	for iid, integration, mapping in [
+		("nanoBanana", nano_banana.INTEGRATION, NANO_BANANA),
+		("veo", veo.INTEGRATION, VEO),
+	]
 	for tool in integration.tools
 ]
 
@@ -62,14 +119,21 @@ def test_gemini_tool_conforms_to_rest_rules(integration, handle: str, target) ->
 	service, rule, module, message = target
 	tool = next(t for t in integration.tools if t.handle == handle)
 	request = (GEMINI, f"{GL_TYPES}.{module}", message) if message else None
-	assert http_rule_problems(tool, integration, rule, rules=_gl_rules(service), request=request) == []
+	assert (
+		http_rule_problems(tool, integration, rule, rules=_gl_rules(service), request=request) == []
+	)
 
 
 def test_image_response_files_path_exists() -> None:
 	"""The inline image path saved as files is a real path of GenerateContentResponse."""
 	for tool in nano_banana.TOOLS:
 		for path in tool.response_files:
-			assert GEMINI.path_problems(path, f"{GL_TYPES}.generative_service", "GenerateContentResponse") == []
+			assert (
+				GEMINI.path_problems(
+					path, f"{GL_TYPES}.generative_service", "GenerateContentResponse"
+				)
+				== []
+			)
 			assert path.endswith("inlineData")
 
 
@@ -92,7 +156,9 @@ def test_veo_instance_and_parameter_names_are_the_sdks() -> None:
 
 def test_veo_output_schema_matches_the_operation_converter() -> None:
 	"""The operation's response path the tools document is the one google-genai reads."""
-	text = package_file("google-genai", "google/genai/_operations_converters.py").read_text(encoding="utf-8")
+	text = package_file("google-genai", "google/genai/_operations_converters.py").read_text(
+		encoding="utf-8"
+	)
 	assert "['response', 'generateVideoResponse']" in text and "['generatedSamples']" in text
 	tool = next(t for t in veo.TOOLS if t.handle == "getOperation")
 	response = tool.output_schema["properties"]["response"]["properties"]
@@ -101,9 +167,13 @@ def test_veo_output_schema_matches_the_operation_converter() -> None:
 
 def test_default_models_are_known_to_google_genai() -> None:
 	"""The default model ids appear in google-genai (model list or its Veo tests)."""
-	genai = package_file("google-genai", "google/genai/_gaos/types/interactions/model.py").read_text(encoding="utf-8")
+	genai = package_file(
+		"google-genai", "google/genai/_gaos/types/interactions/model.py"
+	).read_text(encoding="utf-8")
 	assert f'"{nano_banana.DEFAULT_MODEL}"' in genai
-	veo_tests = package_file("google-genai", "google/genai/tests/models/test_generate_videos.py").read_text(encoding="utf-8")
+	veo_tests = package_file(
+		"google-genai", "google/genai/tests/models/test_generate_videos.py"
+	).read_text(encoding="utf-8")
 	assert f'"{veo.DEFAULT_MODEL}"' in veo_tests
 
 
@@ -119,17 +189,83 @@ INDEX = ProtoIndex(ADS)
 # types module, request message). google-ads ships gRPC only, so the rules are written down here and
 # the RPC and its request message are checked against the installed package.
 ADS_RPCS = {
-	"listAccessibleCustomers": ("CustomerService", "ListAccessibleCustomers", ("GET", f"/{V}/customers:listAccessibleCustomers"), "customer_service", "ListAccessibleCustomersRequest"),
-	"search": ("GoogleAdsService", "Search", ("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:search"), "google_ads_service", "SearchGoogleAdsRequest"),
-	"searchStream": ("GoogleAdsService", "SearchStream", ("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:searchStream"), "google_ads_service", "SearchGoogleAdsStreamRequest"),
-	"mutate": ("GoogleAdsService", "Mutate", ("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:mutate"), "google_ads_service", "MutateGoogleAdsRequest"),
-	"setCampaignStatus": ("CampaignService", "MutateCampaigns", ("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"), "campaign_service", "MutateCampaignsRequest"),
-	"mutateCampaigns": ("CampaignService", "MutateCampaigns", ("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"), "campaign_service", "MutateCampaignsRequest"),
-	"mutateCampaignBudgets": ("CampaignBudgetService", "MutateCampaignBudgets", ("POST", f"/{V}/customers/{{customer_id=*}}/campaignBudgets:mutate"), "campaign_budget_service", "MutateCampaignBudgetsRequest"),
-	"mutateAdGroups": ("AdGroupService", "MutateAdGroups", ("POST", f"/{V}/customers/{{customer_id=*}}/adGroups:mutate"), "ad_group_service", "MutateAdGroupsRequest"),
-	"mutateAdGroupAds": ("AdGroupAdService", "MutateAdGroupAds", ("POST", f"/{V}/customers/{{customer_id=*}}/adGroupAds:mutate"), "ad_group_ad_service", "MutateAdGroupAdsRequest"),
-	"mutateAdGroupCriteria": ("AdGroupCriterionService", "MutateAdGroupCriteria", ("POST", f"/{V}/customers/{{customer_id=*}}/adGroupCriteria:mutate"), "ad_group_criterion_service", "MutateAdGroupCriteriaRequest"),
-	"generateKeywordIdeas": ("KeywordPlanIdeaService", "GenerateKeywordIdeas", ("POST", f"/{V}/customers/{{customer_id=*}}:generateKeywordIdeas"), "keyword_plan_idea_service", "GenerateKeywordIdeasRequest"),
+	"listAccessibleCustomers": (
+		"CustomerService",
+		"ListAccessibleCustomers",
+		("GET", f"/{V}/customers:listAccessibleCustomers"),
+		"customer_service",
+		"ListAccessibleCustomersRequest",
+	),
+	"search": (
+		"GoogleAdsService",
+		"Search",
+		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:search"),
+		"google_ads_service",
+		"SearchGoogleAdsRequest",
+	),
+	"searchStream": (
+		"GoogleAdsService",
+		"SearchStream",
+		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:searchStream"),
+		"google_ads_service",
+		"SearchGoogleAdsStreamRequest",
+	),
+	"mutate": (
+		"GoogleAdsService",
+		"Mutate",
+		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:mutate"),
+		"google_ads_service",
+		"MutateGoogleAdsRequest",
+	),
+	"setCampaignStatus": (
+		"CampaignService",
+		"MutateCampaigns",
+		("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"),
+		"campaign_service",
+		"MutateCampaignsRequest",
+	),
+	"mutateCampaigns": (
+		"CampaignService",
+		"MutateCampaigns",
+		("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"),
+		"campaign_service",
+		"MutateCampaignsRequest",
+	),
+	"mutateCampaignBudgets": (
+		"CampaignBudgetService",
+		"MutateCampaignBudgets",
+		("POST", f"/{V}/customers/{{customer_id=*}}/campaignBudgets:mutate"),
+		"campaign_budget_service",
+		"MutateCampaignBudgetsRequest",
+	),
+	"mutateAdGroups": (
+		"AdGroupService",
+		"MutateAdGroups",
+		("POST", f"/{V}/customers/{{customer_id=*}}/adGroups:mutate"),
+		"ad_group_service",
+		"MutateAdGroupsRequest",
+	),
+	"mutateAdGroupAds": (
+		"AdGroupAdService",
+		"MutateAdGroupAds",
+		("POST", f"/{V}/customers/{{customer_id=*}}/adGroupAds:mutate"),
+		"ad_group_ad_service",
+		"MutateAdGroupAdsRequest",
+	),
+	"mutateAdGroupCriteria": (
+		"AdGroupCriterionService",
+		"MutateAdGroupCriteria",
+		("POST", f"/{V}/customers/{{customer_id=*}}/adGroupCriteria:mutate"),
+		"ad_group_criterion_service",
+		"MutateAdGroupCriteriaRequest",
+	),
+	"generateKeywordIdeas": (
+		"KeywordPlanIdeaService",
+		"GenerateKeywordIdeas",
+		("POST", f"/{V}/customers/{{customer_id=*}}:generateKeywordIdeas"),
+		"keyword_plan_idea_service",
+		"GenerateKeywordIdeasRequest",
+	),
 }
 
 
@@ -153,10 +289,17 @@ def test_ads_version_is_supported_by_the_client_library() -> None:
 def test_ads_tool_conforms(handle: str) -> None:
 	"""The RPC exists in google-ads, and the tool's path and body match its rule and request."""
 	service, rpc, rule, module, message = ADS_RPCS[handle]
-	grpc = package_file(ADS, f"{ADS_SERVICES}/{_snake(service)}/transports/grpc.py").read_text(encoding="utf-8")
+	grpc = package_file(ADS, f"{ADS_SERVICES}/{_snake(service)}/transports/grpc.py").read_text(
+		encoding="utf-8"
+	)
 	assert f'"/google.ads.googleads.{V}.services.{service}/{rpc}"' in grpc
 	tool: HttpTool = next(t for t in google_ads.TOOLS if t.handle == handle)
-	assert http_rule_problems(tool, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)) == []
+	assert (
+		http_rule_problems(
+			tool, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)
+		)
+		== []
+	)
 
 
 def test_ads_checker_catches_a_wrong_field() -> None:
@@ -164,7 +307,9 @@ def test_ads_checker_catches_a_wrong_field() -> None:
 	tool = next(t for t in google_ads.TOOLS if t.handle == "search")
 	bad = tool.model_copy(update={"body": {"query": "x", "pageSize": 5, "sortOrder": "x"}})
 	_, _, rule, module, message = ADS_RPCS["search"]
-	problems = http_rule_problems(bad, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message))
+	problems = http_rule_problems(
+		bad, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)
+	)
 	assert problems == ["body.sortOrder is not a field of SearchGoogleAdsRequest"]
 
 

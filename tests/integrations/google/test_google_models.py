@@ -166,5 +166,17 @@ def test_read_scope_hides_sending_writing_and_deleting(iid: str) -> None:
 	"""With only the read scope granted, no tool that sends, writes, shares or deletes is visible."""
 	visible = {t.handle for t in integration(iid).tools if set(t.scopes) <= {"read"}}
 	assert visible
-	dangerous = {"sendMessage", "sendDraft", "trashMessage", "uploadFile", "deleteFile", "shareFile", "uploadVideo", "deleteVideo", "mutate", "mutateCampaigns", "setCampaignStatus"}
+	dangerous = {
+		"sendMessage",
+		"sendDraft",
+		"trashMessage",
+		"uploadFile",
+		"deleteFile",
+		"shareFile",
+		"uploadVideo",
+		"deleteVideo",
+		"mutate",
+		"mutateCampaigns",
+		"setCampaignStatus",
+	}
 	assert dangerous.isdisjoint(visible)
