@@ -141,6 +141,9 @@ class HttpTool(_Spec):
 		files: Multipart file fields: field name to a template giving a file reference.
 		follow_redirects: Whether to follow redirects (never across origins with credentials).
 		response_headers: Response headers to include in the tool's output (e.g. ``Location``).
+		response_files: Paths into a JSON response to inline base64 payloads (Gemini
+			``candidates[].content.parts[].inlineData``, Gmail attachment ``data``); each is saved to
+			the file store and replaced by a file reference, so large media never reach the model.
 	"""
 
 	handle: str
@@ -161,6 +164,7 @@ class HttpTool(_Spec):
 	files: dict[str, str] = Field(default_factory=dict)
 	follow_redirects: bool = Field(default=True, alias="followRedirects")
 	response_headers: list[str] = Field(default_factory=list, alias="responseHeaders")
+	response_files: list[str] = Field(default_factory=list, alias="responseFiles")
 
 	@field_validator("method", mode="before")
 	@classmethod

@@ -1,0 +1,146 @@
+"""What the Google integrations share: the OAuth2 credential, the token guide and schema helpers.
+
+Google Calendar, Gmail, Drive, Sheets, YouTube and Google Ads all use Google's OAuth2 endpoints.
+A refresh token is only issued with ``access_type=offline``, and only reissued on a repeated
+consent with ``prompt=consent``; both are set here so that an ``oauth2`` credential refreshes out
+of the box.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core.integrations import Credential
+
+__all__ = [
+	"GEMINI_API_KEY",
+	"GOOGLE_AUTH_URL",
+	"GOOGLE_TOKEN_URL",
+	"PAGE_TOKEN",
+	"array",
+	"google_oauth2",
+	"obj",
+	"token_guide",
+]
+
+GOOGLE_AUTH_URL = "https://accounts.google.com/o/oauth2/v2/auth"
+"""Google's OAuth2 authorization endpoint."""
+
+GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token"
+"""Google's OAuth2 token endpoint (code exchange and refresh)."""
+
+GEMINI_API_KEY = Credential(type="custom", headers={"x-goog-api-key": "{{ config.apiKey }}"})
+"""The Gemini API key credential (``config.apiKey``), sent as ``x-goog-api-key``."""
+
+PAGE_TOKEN: dict[str, Any] = {
+	"type": "string",
+	"description": "The nextPageToken of a previous call, to fetch the next page. Omit for the first page.",
+}
+"""The ``pageToken`` input every paginated Google list tool takes."""
+
+
+def google_oauth2(*scopes: str) -> Credential:
+	"""The Google OAuth2 credential, asking for the given scope strings.
+
+	The config holds ``clientId``, ``clientSecret``, ``refreshToken`` and optionally a current
+	``accessToken`` with its ``expiryDate``; the engine refreshes the access token when needed.
+
+	Args:
+		*scopes: OAuth2 scope strings (``https://www.googleapis.com/auth/drive.file``).
+	"""
+	return Credential(
+		type="oauth2",
+		auth_url=GOOGLE_AUTH_URL,
+		token_url=GOOGLE_TOKEN_URL,
+		client_id="{{ config.clientId }}",
+		client_secret="{{ config.clientSecret }}",
+		refresh_token="{{ config.refreshToken }}",
+		scopes=list(scopes),
+		auth_params={
+			"access_type": "offline",
+			"prompt": "consent",
+			"include_granted_scopes": "true",
+		},
+		token_auth="body",
+	)
+
+
+def token_guide(
+	service: str, api: str, integration_id: str, scopes: dict[str, str], notes: str = ""
+) -> str:
+	"""The "get a token" Markdown guide for a Google OAuth2 integration.
+
+	Args:
+		service: The service name (``Google Drive``).
+		api: The API to enable in the Cloud console (``Google Drive API``).
+		integration_id: The OpenMolt integration id (``googleDrive``).
+		scopes: OAuth2 scope string to what it allows.
+		notes: Extra Markdown appended at the end (quotas, special headers).
+	"""
+	scope_lines = "\n".join(f"- `{scope}`: {what}" for scope, what in scopes.items())
+	text = f"""## Get a token
+
+{service} uses Google OAuth2. You need an OAuth client and a refresh token:
+
+1. In the [Google Cloud console](https://console.cloud.google.com/), create or pick a project and
+   enable the **{api}** (APIs & Services → Library).
+2. Configure the OAuth consent screen (APIs & Services → OAuth consent screen). While the app is in
+   *Testing*, add your Google account as a test user; refresh tokens of apps in testing expire
+   after 7 days, so publish the app for long-lived agents.
+3. Create an OAuth client id (APIs & Services → Credentials → Create credentials → OAuth client
+   ID, type *Desktop app* or *Web application*) and note its client id and secret.
+4. Get a refresh token by authorizing once with `access_type=offline` and `prompt=consent` (the
+   integration sets both), for example with the
+   [OAuth 2.0 Playground](https://developers.google.com/oauthplayground/) (gear icon → *Use your
+   own OAuth credentials*) or `google-auth-oauthlib`'s `InstalledAppFlow`. Request these scopes:
+
+{scope_lines}
+
+5. Give the agent the credential:
+
+```python
+agent = om.create_agent(
+    name="Assistant",
+    model="openai:gpt-5",
+    integrations=[{{
+        "integration": "{integration_id}",
+        "credential": {{
+            "type": "oauth2",
+            "config": {{"clientId": "...", "clientSecret": "...", "refreshToken": "..."}},
+        }},
+    }}],
+)
+```
+
+OpenMolt exchanges the refresh token for an access token (`https://oauth2.googleapis.com/token`)
+when none is given, when it has expired, and after a 401; pass `onTokenRefresh` to store the new one.
+"""
+	return text + ("\n" + notes.strip() + "\n" if notes else "")
+
+
+def obj(
+	properties: dict[str, Any], *required: str, description: str | None = None
+) -> dict[str, Any]:
+	"""A JSON Schema object with the given properties and required field names.
+
+	Args:
+		properties: Property name to schema.
+		*required: The required property names.
+		description: The object's description, if it is a nested field.
+	"""
+	schema: dict[str, Any] = {"type": "object", "properties": properties}
+	if required:
+		schema["required"] = list(required)
+	if description is not None:
+		schema["description"] = description
+	return schema
+
+
+def array(items: dict[str, Any], description: str) -> dict[str, Any]:
+	"""A JSON Schema array of ``items`` with a description.
+
+	Args:
+		items: The schema of each item.
+		description: What the list holds.
+	"""
+	return {"type": "array", "items": items, "description": description}

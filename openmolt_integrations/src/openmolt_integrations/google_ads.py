@@ -1,0 +1,389 @@
+"""Google Ads API (v26): GAQL reporting, accessible accounts, keyword ideas and the common mutates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, HttpTool, Integration
+from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
+
+__all__ = ["API_VERSION", "INTEGRATION", "TOOLS", "register_integrations"]
+
+API_VERSION = "v26"
+"""The Google Ads API version the tools target (versions are sunset about a year after release)."""
+
+_SCOPES = {
+	"https://www.googleapis.com/auth/adwords": "Manage the Google Ads accounts the user can access."
+}
+
+_CUSTOMER = "/" + API_VERSION + "/customers/{{ input.customerId | remove: '-' }}"
+_CUSTOMER_ID = {
+	"type": "string",
+	"description": "The Google Ads account id (10 digits, dashes allowed: '123-456-7890'), from listAccessibleCustomers or the Ads UI.",
+}
+_QUERY = {
+	"type": "string",
+	"description": 'A GAQL query, e.g. "SELECT campaign.id, campaign.name, campaign.status, metrics.clicks, metrics.cost_micros FROM campaign WHERE segments.date DURING LAST_7_DAYS ORDER BY metrics.clicks DESC LIMIT 50". Money is in micros (1,000,000 = 1 unit of the account currency).',
+}
+_VALIDATE_ONLY = {
+	"type": "boolean",
+	"description": "Only validate the request, change nothing (a dry run).",
+}
+_PARTIAL = {
+	"type": "boolean",
+	"description": "Apply the valid operations even if some fail (failures are listed in partialFailureError).",
+}
+_RESPONSE_TYPE = {
+	"type": "string",
+	"enum": ["RESOURCE_NAME_ONLY", "MUTABLE_RESOURCE"],
+	"description": "Return only resource names (default) or the whole changed resources.",
+}
+
+
+def _operations(resource: str, example: str) -> dict[str, Any]:
+	return array(
+		obj(
+			{
+				"create": {"type": "object", "description": f"A new {resource} (no resourceName)."},
+				"update": {
+					"type": "object",
+					"description": f"Fields to change on a {resource}; must include resourceName.",
+				},
+				"updateMask": {
+					"type": "string",
+					"description": "Comma-separated camelCase field paths changed by update, e.g. 'status,name'.",
+				},
+				"remove": {
+					"type": "string",
+					"description": f"Resource name of the {resource} to remove.",
+				},
+			}
+		),
+		f"Operations, each with exactly one of create, update (with updateMask) or remove. Example: {example}",
+	)
+
+
+def _mutate(handle: str, path: str, resource: str, example: str, notes: str) -> HttpTool:
+	return HttpTool(
+		handle=handle,
+		description=f"Create, update or remove {resource}s. {notes}",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}/{path}:mutate",
+		body={
+			"operations": "{{ input.operations }}",
+			"partialFailure": "{{ input.partialFailure }}",
+			"validateOnly": "{{ input.validateOnly }}",
+			"responseContentType": "{{ input.responseContentType }}",
+		},
+		input_schema=obj(
+			{
+				"customerId": _CUSTOMER_ID,
+				"operations": _operations(resource, example),
+				"partialFailure": _PARTIAL,
+				"validateOnly": _VALIDATE_ONLY,
+				"responseContentType": _RESPONSE_TYPE,
+			},
+			"customerId",
+			"operations",
+		),
+		output_schema=obj(
+			{
+				"results": {"type": "array", "items": obj({"resourceName": {"type": "string"}})},
+				"partialFailureError": {"type": "object"},
+			}
+		),
+	)
+
+
+_SEARCH_OUT = obj(
+	{
+		"results": {
+			"type": "array",
+			"items": {"type": "object"},
+			"description": "Rows keyed by resource: {campaign: {...}, metrics: {...}}.",
+		},
+		"nextPageToken": {
+			"type": "string",
+			"description": "Pass as pageToken for the next 10,000 rows.",
+		},
+		"totalResultsCount": {"type": "string"},
+		"fieldMask": {"type": "string"},
+	}
+)
+
+TOOLS = [
+	HttpTool(
+		handle="listAccessibleCustomers",
+		description="List the Google Ads accounts the signed-in user can access directly (resource names 'customers/<id>'). Use a manager account id as loginCustomerId to reach its client accounts.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"/{API_VERSION}/customers:listAccessibleCustomers",
+		output_schema=obj({"resourceNames": {"type": "array", "items": {"type": "string"}}}),
+	),
+	HttpTool(
+		handle="search",
+		description="Run a GAQL query (reports, campaign settings, account hierarchy through customer_client). Returns up to 10,000 rows per page.",
+		scopes=["read"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}/googleAds:search",
+		body={
+			"query": "{{ input.query }}",
+			"pageToken": "{{ input.pageToken }}",
+			"searchSettings": "{{ input.searchSettings }}",
+		},
+		input_schema=obj(
+			{
+				"customerId": _CUSTOMER_ID,
+				"query": _QUERY,
+				"pageToken": PAGE_TOKEN,
+				"searchSettings": obj(
+					{
+						"returnTotalResultsCount": {
+							"type": "boolean",
+							"description": "Also return the total row count.",
+						},
+						"returnSummaryRow": {
+							"type": "boolean",
+							"description": "Also return a summary row of the metrics.",
+						},
+					},
+					description="Optional extras, e.g. {'returnTotalResultsCount': true}.",
+				),
+			},
+			"customerId",
+			"query",
+		),
+		output_schema=_SEARCH_OUT,
+	),
+	HttpTool(
+		handle="searchStream",
+		description="Run a GAQL query and get all rows in one response (no paging; best for full reports). The response is a list of batches, each with results.",
+		scopes=["read"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}/googleAds:searchStream",
+		body={"query": "{{ input.query }}"},
+		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, "customerId", "query"),
+		output_schema={"type": "array", "items": _SEARCH_OUT},
+	),
+	HttpTool(
+		handle="mutate",
+		description="Apply operations on several resource types in one atomic request (e.g. a budget and the campaign using it, with temporary ids like 'customers/123/campaignBudgets/-1').",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}/googleAds:mutate",
+		body={
+			"mutateOperations": "{{ input.mutateOperations }}",
+			"partialFailure": "{{ input.partialFailure }}",
+			"validateOnly": "{{ input.validateOnly }}",
+			"responseContentType": "{{ input.responseContentType }}",
+		},
+		input_schema=obj(
+			{
+				"customerId": _CUSTOMER_ID,
+				"mutateOperations": array(
+					{"type": "object"},
+					"Operations keyed by type: {'campaignBudgetOperation': {'create': {...}}}, {'campaignOperation': {'update': {...}, 'updateMask': 'status'}}, {'adGroupOperation': ...}, {'adGroupAdOperation': ...}, {'adGroupCriterionOperation': ...}.",
+				),
+				"partialFailure": _PARTIAL,
+				"validateOnly": _VALIDATE_ONLY,
+				"responseContentType": _RESPONSE_TYPE,
+			},
+			"customerId",
+			"mutateOperations",
+		),
+		output_schema=obj(
+			{
+				"mutateOperationResponses": {"type": "array", "items": {"type": "object"}},
+				"partialFailureError": {"type": "object"},
+			}
+		),
+	),
+	HttpTool(
+		handle="setCampaignStatus",
+		description="Pause, enable or remove one campaign.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}/campaigns:mutate",
+		body={
+			"operations": [
+				{
+					"update": {
+						"resourceName": "customers/{{ input.customerId | remove: '-' }}/campaigns/{{ input.campaignId }}",
+						"status": "{{ input.status }}",
+					},
+					"updateMask": "status",
+				}
+			],
+			"validateOnly": "{{ input.validateOnly }}",
+		},
+		input_schema=obj(
+			{
+				"customerId": _CUSTOMER_ID,
+				"campaignId": {
+					"type": "string",
+					"description": "The numeric campaign id (campaign.id).",
+				},
+				"status": {
+					"type": "string",
+					"enum": ["ENABLED", "PAUSED", "REMOVED"],
+					"description": "The new status.",
+				},
+				"validateOnly": _VALIDATE_ONLY,
+			},
+			"customerId",
+			"campaignId",
+			"status",
+		),
+		output_schema=obj(
+			{"results": {"type": "array", "items": obj({"resourceName": {"type": "string"}})}}
+		),
+	),
+	_mutate(
+		"mutateCampaigns",
+		"campaigns",
+		"campaign",
+		"[{'update': {'resourceName': 'customers/123/campaigns/456', 'status': 'PAUSED'}, 'updateMask': 'status'}] or a create with name, advertisingChannelType 'SEARCH', status, campaignBudget (resource name), a bidding strategy such as manualCpc: {} and networkSettings.",
+		"New campaigns should start PAUSED; EU political advertising status must be set on create (containsEuPoliticalAdvertising).",
+	),
+	_mutate(
+		"mutateCampaignBudgets",
+		"campaignBudgets",
+		"campaign budget",
+		"[{'create': {'name': 'Daily 50', 'amountMicros': '50000000', 'deliveryMethod': 'STANDARD', 'explicitlyShared': false}}] or [{'update': {'resourceName': 'customers/123/campaignBudgets/789', 'amountMicros': '80000000'}, 'updateMask': 'amountMicros'}].",
+		"amountMicros is the average daily budget in micros.",
+	),
+	_mutate(
+		"mutateAdGroups",
+		"adGroups",
+		"ad group",
+		"[{'create': {'name': 'Shoes', 'campaign': 'customers/123/campaigns/456', 'status': 'ENABLED', 'type': 'SEARCH_STANDARD', 'cpcBidMicros': '1000000'}}].",
+		"",
+	),
+	_mutate(
+		"mutateAdGroupAds",
+		"adGroupAds",
+		"ad",
+		"[{'create': {'adGroup': 'customers/123/adGroups/321', 'status': 'PAUSED', 'ad': {'finalUrls': ['https://example.com'], 'responsiveSearchAd': {'headlines': [{'text': 'Fast shoes'}, {'text': 'Free returns'}, {'text': 'Shop now'}], 'descriptions': [{'text': 'Run further.'}, {'text': 'Ships in 24h.'}]}}}}].",
+		"Responsive search ads need 3-15 headlines (max 30 characters) and 2-4 descriptions (max 90).",
+	),
+	_mutate(
+		"mutateAdGroupCriteria",
+		"adGroupCriteria",
+		"ad group criterion (keyword, audience...)",
+		"[{'create': {'adGroup': 'customers/123/adGroups/321', 'status': 'ENABLED', 'keyword': {'text': 'running shoes', 'matchType': 'PHRASE'}}}]; negative keywords add 'negative': true.",
+		"Keywords are criteria with keyword {text, matchType EXACT|PHRASE|BROAD}.",
+	),
+	HttpTool(
+		handle="generateKeywordIdeas",
+		description="Keyword ideas with search volume, competition and bid ranges, from seed keywords and/or a URL (Keyword Planner).",
+		scopes=["read"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}:generateKeywordIdeas",
+		body={
+			"keywordAndUrlSeed": {"keywords": "{{ input.keywords }}", "url": "{{ input.url }}"},
+			"language": "{{ input.language }}",
+			"geoTargetConstants": "{{ input.geoTargetConstants }}",
+			"keywordPlanNetwork": "{{ input.keywordPlanNetwork }}",
+			"includeAdultKeywords": "{{ input.includeAdultKeywords }}",
+			"pageSize": "{{ input.pageSize }}",
+			"pageToken": "{{ input.pageToken }}",
+		},
+		input_schema=obj(
+			{
+				"customerId": _CUSTOMER_ID,
+				"keywords": array(
+					{"type": "string"}, "Seed keywords (1-20), e.g. ['running shoes']."
+				),
+				"url": {
+					"type": "string",
+					"description": "A page to draw ideas from, e.g. 'https://example.com/shoes'.",
+				},
+				"language": {
+					"type": "string",
+					"description": "Language constant resource name, e.g. 'languageConstants/1000' (English).",
+				},
+				"geoTargetConstants": array(
+					{"type": "string"},
+					"Location resource names (max 10), e.g. ['geoTargetConstants/2840'] for the United States.",
+				),
+				"keywordPlanNetwork": {
+					"type": "string",
+					"enum": ["GOOGLE_SEARCH", "GOOGLE_SEARCH_AND_PARTNERS"],
+					"description": "Network the metrics are for (default GOOGLE_SEARCH_AND_PARTNERS).",
+				},
+				"includeAdultKeywords": {
+					"type": "boolean",
+					"description": "Include adult keywords.",
+				},
+				"pageSize": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 10000,
+					"description": "Ideas per page.",
+				},
+				"pageToken": PAGE_TOKEN,
+			},
+			"customerId",
+		),
+		output_schema=obj(
+			{
+				"results": {
+					"type": "array",
+					"items": obj(
+						{"text": {"type": "string"}, "keywordIdeaMetrics": {"type": "object"}}
+					),
+				},
+				"nextPageToken": {"type": "string"},
+				"totalSize": {"type": "string"},
+			}
+		),
+	),
+]
+
+INTEGRATION = Integration(
+	name="Google Ads",
+	description="Report on and manage Google Ads accounts: GAQL queries, campaigns, budgets, ad groups, ads, keywords and keyword ideas.",
+	api_version=API_VERSION,
+	api_setup=ApiSetup(
+		base_url="https://googleads.googleapis.com",
+		headers={
+			"developer-token": "{{ config.developerToken }}",
+			"login-customer-id": "{{ config.loginCustomerId | remove: '-' }}",
+		},
+	),
+	credential_setup=[google_oauth2(*_SCOPES)],
+	scopes={
+		"read": "List accounts, run GAQL reports and get keyword ideas.",
+		"write": "Create, change, pause and remove campaigns, budgets, ad groups, ads and keywords.",
+	},
+	tools=TOOLS,
+	docs=token_guide(
+		"Google Ads",
+		"Google Ads API",
+		"googleAds",
+		_SCOPES,
+		notes="""## Developer token and manager accounts
+
+Every request also needs a **developer token**: in a Google Ads *manager* account open Admin →
+API Center and apply for one (a new token works on test accounts only until Google approves
+Basic access). Put it in the config as `developerToken`. When the agent works on client accounts
+through a manager account, also set `loginCustomerId` to the manager's id (dashes are removed):
+
+```python
+"config": {"clientId": "...", "clientSecret": "...", "refreshToken": "...",
+           "developerToken": "...", "loginCustomerId": "123-456-7890"}
+```
+
+Google Ads sunsets each API version about a year after release; this integration targets
+`v26`.""",
+	),
+)
+"""The Google Ads integration."""
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register Google Ads under the id ``googleAds``."""
+	register(INTEGRATION, id="googleAds")

@@ -1,0 +1,468 @@
+"""Google Sheets (API v4): create spreadsheets, read and write cell values, manage sheets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, HttpTool, Integration
+from openmolt_integrations._google import array, google_oauth2, obj, token_guide
+
+__all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
+
+_SCOPES = {
+	"https://www.googleapis.com/auth/spreadsheets": "See, edit, create and delete spreadsheets."
+}
+
+_BASE = "/v4/spreadsheets/{{ input.spreadsheetId }}"
+_SPREADSHEET_ID = {
+	"type": "string",
+	"description": "The spreadsheet id: the part after /d/ in its URL (docs.google.com/spreadsheets/d/<id>/edit).",
+}
+_RANGE = {
+	"type": "string",
+	"description": "A1 notation: 'Sheet1!A1:D10', 'Sheet1!A:A', \"'My sheet'!B2\" (quote names with spaces), or just 'Sheet1' for the whole sheet.",
+}
+_CELL = {"type": ["string", "number", "boolean", "null"]}
+_VALUES = {
+	"type": "array",
+	"items": {"type": "array", "items": _CELL},
+	"description": "Rows of cell values, e.g. [['Name', 'Total'], ['Ana', 42]]. With USER_ENTERED, '=SUM(B2:B9)' is a formula and '2026-12-01' a date.",
+}
+_INPUT_OPTION = {
+	"type": "string",
+	"enum": ["USER_ENTERED", "RAW"],
+	"default": "USER_ENTERED",
+	"description": "USER_ENTERED parses values as if typed in the UI (formulas, numbers, dates); RAW stores them as given strings.",
+}
+_INPUT_OPTION_QUERY = "{{ input.valueInputOption | default: 'USER_ENTERED' }}"
+_MAJOR = {
+	"type": "string",
+	"enum": ["ROWS", "COLUMNS"],
+	"description": "Whether the inner lists are rows (default) or columns.",
+}
+_RENDER = {
+	"type": "string",
+	"enum": ["FORMATTED_VALUE", "UNFORMATTED_VALUE", "FORMULA"],
+	"description": "How to render values: as displayed (default), as raw numbers, or the formulas.",
+}
+_DATE_RENDER = {
+	"type": "string",
+	"enum": ["SERIAL_NUMBER", "FORMATTED_STRING"],
+	"description": "With UNFORMATTED_VALUE: dates as serial numbers (default) or formatted strings.",
+}
+_VALUE_RANGE_OUT = obj(
+	{
+		"range": {"type": "string"},
+		"majorDimension": {"type": "string"},
+		"values": {"type": "array", "items": {"type": "array"}},
+	}
+)
+_UPDATE_OUT = obj(
+	{
+		"spreadsheetId": {"type": "string"},
+		"updatedRange": {"type": "string"},
+		"updatedRows": {"type": "integer"},
+		"updatedColumns": {"type": "integer"},
+		"updatedCells": {"type": "integer"},
+	}
+)
+
+TOOLS = [
+	HttpTool(
+		handle="createSpreadsheet",
+		description="Create a spreadsheet with a title and optionally named sheets (tabs).",
+		scopes=["write"],
+		method="POST",
+		endpoint="/v4/spreadsheets",
+		body={
+			"properties": {
+				"title": "{{ input.title }}",
+				"locale": "{{ input.locale }}",
+				"timeZone": "{{ input.timeZone }}",
+			},
+			"sheets": "{{ input.sheets }}",
+		},
+		input_schema=obj(
+			{
+				"title": {"type": "string", "description": "The spreadsheet's title."},
+				"locale": {
+					"type": "string",
+					"description": "Locale for number and date formats, e.g. 'en_US', 'fr_FR'.",
+				},
+				"timeZone": {
+					"type": "string",
+					"description": "IANA time zone for NOW() and dates, e.g. 'Europe/Paris'.",
+				},
+				"sheets": array(
+					obj(
+						{
+							"properties": obj(
+								{"title": {"type": "string", "description": "The tab name."}},
+								"title",
+							)
+						},
+						"properties",
+					),
+					"Tabs to create, e.g. [{'properties': {'title': 'Data'}}] (default one 'Sheet1').",
+				),
+			},
+			"title",
+		),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"spreadsheetUrl": {"type": "string"},
+				"sheets": {"type": "array"},
+			}
+		),
+	),
+	HttpTool(
+		handle="getSpreadsheet",
+		description="Get a spreadsheet's title and its sheets (tab names, sheetId, row and column counts). Use getValues to read cells.",
+		scopes=["read"],
+		method="GET",
+		endpoint=_BASE,
+		query_params={
+			"fields": "{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties))' }}",
+			"ranges": "{{ input.ranges }}",
+			"includeGridData": "{{ input.includeGridData }}",
+		},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"fields": {
+					"type": "string",
+					"description": "Field mask of what to return (default: title and sheet properties).",
+				},
+				"ranges": {
+					"type": "array",
+					"items": {"type": "string"},
+					"description": "With includeGridData: only these A1 ranges.",
+				},
+				"includeGridData": {
+					"type": "boolean",
+					"description": "Include cell data and formatting (large; needs a fields mask containing sheets.data).",
+				},
+			},
+			"spreadsheetId",
+		),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"spreadsheetUrl": {"type": "string"},
+				"properties": {"type": "object"},
+				"sheets": {"type": "array", "items": {"type": "object"}},
+			}
+		),
+	),
+	HttpTool(
+		handle="getValues",
+		description="Read the cell values of a range.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_BASE}/values/{{{{ input.range }}}}",
+		query_params={
+			"majorDimension": "{{ input.majorDimension }}",
+			"valueRenderOption": "{{ input.valueRenderOption }}",
+			"dateTimeRenderOption": "{{ input.dateTimeRenderOption }}",
+		},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"range": _RANGE,
+				"majorDimension": _MAJOR,
+				"valueRenderOption": _RENDER,
+				"dateTimeRenderOption": _DATE_RENDER,
+			},
+			"spreadsheetId",
+			"range",
+		),
+		output_schema=_VALUE_RANGE_OUT,
+	),
+	HttpTool(
+		handle="batchGetValues",
+		description="Read several ranges at once.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_BASE}/values:batchGet",
+		query_params={
+			"ranges": "{{ input.ranges }}",
+			"majorDimension": "{{ input.majorDimension }}",
+			"valueRenderOption": "{{ input.valueRenderOption }}",
+			"dateTimeRenderOption": "{{ input.dateTimeRenderOption }}",
+		},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"ranges": {
+					"type": "array",
+					"items": {"type": "string"},
+					"minItems": 1,
+					"description": "A1 ranges, e.g. ['Sheet1!A1:C5', 'Totals!B2'].",
+				},
+				"majorDimension": _MAJOR,
+				"valueRenderOption": _RENDER,
+				"dateTimeRenderOption": _DATE_RENDER,
+			},
+			"spreadsheetId",
+			"ranges",
+		),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"valueRanges": {"type": "array", "items": _VALUE_RANGE_OUT},
+			}
+		),
+	),
+	HttpTool(
+		handle="updateValues",
+		description="Write values into a range, overwriting what is there (starting at the range's top-left cell).",
+		scopes=["write"],
+		method="PUT",
+		endpoint=f"{_BASE}/values/{{{{ input.range }}}}",
+		query_params={"valueInputOption": _INPUT_OPTION_QUERY},
+		body={
+			"range": "{{ input.range }}",
+			"majorDimension": "{{ input.majorDimension }}",
+			"values": "{{ input.values }}",
+		},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"range": _RANGE,
+				"values": _VALUES,
+				"valueInputOption": _INPUT_OPTION,
+				"majorDimension": _MAJOR,
+			},
+			"spreadsheetId",
+			"range",
+			"values",
+		),
+		output_schema=_UPDATE_OUT,
+	),
+	HttpTool(
+		handle="appendValues",
+		description="Append rows after the last row of the table found in the range (e.g. range 'Sheet1!A1' appends to the table starting at A1).",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_BASE}/values/{{{{ input.range }}}}:append",
+		query_params={
+			"valueInputOption": _INPUT_OPTION_QUERY,
+			"insertDataOption": "{{ input.insertDataOption | default: 'INSERT_ROWS' }}",
+		},
+		body={
+			"range": "{{ input.range }}",
+			"majorDimension": "{{ input.majorDimension }}",
+			"values": "{{ input.values }}",
+		},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"range": {
+					**_RANGE,
+					"description": "A range inside the table to append to, e.g. 'Sheet1!A1' or 'Sheet1!A:D'.",
+				},
+				"values": _VALUES,
+				"valueInputOption": _INPUT_OPTION,
+				"insertDataOption": {
+					"type": "string",
+					"enum": ["INSERT_ROWS", "OVERWRITE"],
+					"default": "INSERT_ROWS",
+					"description": "INSERT_ROWS inserts new rows; OVERWRITE writes into empty rows below the table.",
+				},
+				"majorDimension": _MAJOR,
+			},
+			"spreadsheetId",
+			"range",
+			"values",
+		),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"tableRange": {"type": "string"},
+				"updates": _UPDATE_OUT,
+			}
+		),
+	),
+	HttpTool(
+		handle="batchUpdateValues",
+		description="Write several ranges at once.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_BASE}/values:batchUpdate",
+		body={"valueInputOption": _INPUT_OPTION_QUERY, "data": "{{ input.data }}"},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"data": array(
+					obj(
+						{"range": _RANGE, "values": _VALUES, "majorDimension": _MAJOR},
+						"range",
+						"values",
+					),
+					"The ranges and their values.",
+				),
+				"valueInputOption": _INPUT_OPTION,
+			},
+			"spreadsheetId",
+			"data",
+		),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"totalUpdatedCells": {"type": "integer"},
+				"responses": {"type": "array"},
+			}
+		),
+	),
+	HttpTool(
+		handle="clearValues",
+		description="Clear the values of a range (formatting stays).",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_BASE}/values/{{{{ input.range }}}}:clear",
+		body={},
+		input_schema=obj(
+			{"spreadsheetId": _SPREADSHEET_ID, "range": _RANGE}, "spreadsheetId", "range"
+		),
+		output_schema=obj(
+			{"spreadsheetId": {"type": "string"}, "clearedRange": {"type": "string"}}
+		),
+	),
+	HttpTool(
+		handle="addSheet",
+		description="Add a sheet (tab) to a spreadsheet.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_BASE}:batchUpdate",
+		body={
+			"requests": [
+				{
+					"addSheet": {
+						"properties": {
+							"title": "{{ input.title }}",
+							"index": "{{ input.index }}",
+							"gridProperties": {
+								"rowCount": "{{ input.rowCount }}",
+								"columnCount": "{{ input.columnCount }}",
+							},
+						}
+					}
+				}
+			]
+		},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"title": {"type": "string", "description": "The new tab's name."},
+				"index": {
+					"type": "integer",
+					"minimum": 0,
+					"description": "Position among the tabs (0 = first; default last).",
+				},
+				"rowCount": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "Number of rows (default 1000).",
+				},
+				"columnCount": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "Number of columns (default 26).",
+				},
+			},
+			"spreadsheetId",
+			"title",
+		),
+		output_schema=obj(
+			{
+				"spreadsheetId": {"type": "string"},
+				"replies": {
+					"type": "array",
+					"description": "[{addSheet: {properties: {sheetId, title}}}]",
+				},
+			}
+		),
+	),
+	HttpTool(
+		handle="deleteSheet",
+		description="Delete a sheet (tab) and its data, by its numeric sheetId (from getSpreadsheet).",
+		scopes=["delete"],
+		method="POST",
+		endpoint=f"{_BASE}:batchUpdate",
+		body={"requests": [{"deleteSheet": {"sheetId": "{{ input.sheetId }}"}}]},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"sheetId": {
+					"type": "integer",
+					"description": "The numeric sheetId (not the title).",
+				},
+			},
+			"spreadsheetId",
+			"sheetId",
+		),
+		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array"}}),
+	),
+	HttpTool(
+		handle="batchUpdateSpreadsheet",
+		description="Apply structural or formatting requests from the Sheets API: renameSheet via updateSheetProperties, repeatCell (formatting), autoResizeDimensions, insertDimension, deleteDimension, sortRange, mergeCells, addConditionalFormatRule, addChart... Ranges use numeric sheetId and 0-based indexes.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_BASE}:batchUpdate",
+		body={
+			"requests": "{{ input.requests }}",
+			"includeSpreadsheetInResponse": "{{ input.includeSpreadsheetInResponse }}",
+		},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"requests": array(
+					{"type": "object"},
+					"Sheets API Request objects, each with one key, e.g. {'updateSheetProperties': {'properties': {'sheetId': 0, 'title': 'Data'}, 'fields': 'title'}}.",
+				),
+				"includeSpreadsheetInResponse": {
+					"type": "boolean",
+					"description": "Return the updated spreadsheet.",
+				},
+			},
+			"spreadsheetId",
+			"requests",
+		),
+		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array"}}),
+	),
+]
+
+INTEGRATION = Integration(
+	name="Google Sheets",
+	description="Create Google Sheets spreadsheets, read and write cell values, add and format sheets.",
+	api_version="v4",
+	api_setup=ApiSetup(base_url="https://sheets.googleapis.com"),
+	credential_setup=[google_oauth2(*_SCOPES)],
+	scopes={
+		"read": "Read spreadsheets and cell values.",
+		"write": "Create spreadsheets, write, append and clear values, add sheets and format.",
+		"delete": "Delete sheets (tabs).",
+	},
+	tools=TOOLS,
+	docs=token_guide(
+		"Google Sheets",
+		"Google Sheets API",
+		"googleSheets",
+		_SCOPES,
+		notes="""## Writing values
+
+Writes use `valueInputOption`: `USER_ENTERED` (default here) parses input like the Sheets UI
+(formulas, numbers, dates), `RAW` stores strings as given. Ranges are A1 notation
+(`'My sheet'!A1:C10`). For read-only agents `spreadsheets.readonly` is enough; to reach only the
+spreadsheets the app creates or opens, use `drive.file`.""",
+	),
+)
+"""The Google Sheets integration."""
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register Google Sheets under the id ``googleSheets``."""
+	register(INTEGRATION, id="googleSheets")

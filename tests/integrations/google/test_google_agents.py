@@ -1,0 +1,518 @@
+"""A scripted agent uses each Google integration: exact requests through httpx.MockTransport."""
+
+from __future__ import annotations
+
+import base64
+import email
+import email.policy
+import json
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_integrations import (
+	gmail,
+	google_ads,
+	google_calendar,
+	google_drive,
+	google_sheets,
+	nano_banana,
+	veo,
+	youtube,
+)
+
+pytestmark = pytest.mark.anyio
+
+TOKEN = "ya29.test-access-token"
+OAUTH = {
+	"type": "oauth2",
+	"config": {
+		"clientId": "client-id-123",
+		"clientSecret": "client-secret-456",
+		"refreshToken": "1//refresh-token-789",
+		"accessToken": TOKEN,
+		"expiryDate": "2099-01-01T00:00:00Z",
+	},
+}
+GEMINI_KEY = {"type": "custom", "config": {"apiKey": "AIza-test-gemini-key"}}
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+async def run_agent(
+	module: ModuleType,
+	iid: str,
+	credential: dict[str, Any],
+	calls: list[dict[str, Any]],
+	routes: list[Handler],
+) -> tuple[list[httpx.Request], list[Any]]:
+	"""Run an agent that makes ``calls`` in order; the n-th HTTP request is answered by ``routes[n]``."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		request.read()
+		seen.append(request)
+		if len(seen) > len(routes):
+			return httpx.Response(
+				500, json={"error": {"message": f"unexpected request {request.url}"}}
+			)
+		return routes[len(seen) - 1](request)
+
+	model = ScriptedModel([*calls, finish(result="done")])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[module], entry_points=False, http_client=http)
+	agent = om.create_agent(
+		name="Tester", model=model, integrations=[{"integration": iid, "credential": credential}]
+	)
+	responses: list[Any] = []
+	agent.on("tool:response", lambda e: responses.append(e))
+	result = await agent.run("Go.")
+	assert result.status == "success"
+	model.assert_consumed()
+	assert [e.error for e in responses] == [False] * len(calls), [e.response for e in responses]
+	assert len(seen) == len(routes)
+	await http.aclose()
+	return seen, [e.response for e in responses]
+
+
+def ok(payload: Any = None, **headers: str) -> Handler:
+	return lambda request: httpx.Response(
+		200, json=payload if payload is not None else {}, headers=headers
+	)
+
+
+def bearer(request: httpx.Request) -> None:
+	assert request.headers["authorization"] == f"Bearer {TOKEN}"
+
+
+def body(request: httpx.Request) -> Any:
+	return json.loads(request.content)
+
+
+def multipart_parts(request: httpx.Request) -> list[email.message.Message]:
+	content_type = request.headers["content-type"]
+	assert content_type.startswith("multipart/related")
+	raw = f"Content-Type: {content_type}\r\n\r\n".encode() + request.content
+	message = email.message_from_bytes(raw, policy=email.policy.HTTP)
+	return list(message.iter_parts())
+
+
+async def test_google_calendar_agent() -> None:
+	"""The agent creates an event with time zones and lists events expanded by start time."""
+	event = {
+		"summary": "Design review",
+		"start": {"dateTime": "2026-12-03T15:00:00", "timeZone": "Europe/Paris"},
+		"end": {"dateTime": "2026-12-03T16:00:00", "timeZone": "Europe/Paris"},
+		"attendees": [{"email": "ana@example.com"}],
+	}
+	seen, responses = await run_agent(
+		google_calendar,
+		"googleCalendar",
+		OAUTH,
+		[
+			call_tool("googleCalendar.createEvent", **event, sendUpdates="all"),
+			call_tool(
+				"googleCalendar.listEvents",
+				calendarId="team@example.com",
+				timeMin="2026-12-01T00:00:00Z",
+				timeMax="2026-12-08T00:00:00Z",
+			),
+		],
+		[ok({"id": "evt1", "status": "confirmed"}), ok({"items": [], "nextPageToken": "p2"})],
+	)
+	create, listing = seen
+	bearer(create)
+	assert create.method == "POST"
+	assert (
+		str(create.url)
+		== "https://www.googleapis.com/calendar/v3/calendars/primary/events?sendUpdates=all"
+	)
+	assert body(create) == event
+	bearer(listing)
+	assert listing.method == "GET"
+	assert listing.url.path == "/calendar/v3/calendars/team@example.com/events"
+	assert dict(listing.url.params) == {
+		"timeMin": "2026-12-01T00:00:00Z",
+		"timeMax": "2026-12-08T00:00:00Z",
+		"singleEvents": "true",
+		"orderBy": "startTime",
+		"maxResults": "50",
+	}
+	assert responses[1] == {"items": [], "nextPageToken": "p2"}
+
+
+async def test_gmail_agent() -> None:
+	"""The agent searches with repeated labelIds and sends an RFC 2822 message as base64url raw."""
+	seen, _ = await run_agent(
+		gmail,
+		"gmail",
+		OAUTH,
+		[
+			call_tool(
+				"gmail.listMessages",
+				q="from:bo@example.com is:unread",
+				labelIds=["INBOX", "UNREAD"],
+			),
+			call_tool(
+				"gmail.sendMessage",
+				to="bo@example.com",
+				subject="Re: Invoice",
+				body="Paid today — thanks!",
+				threadId="t-42",
+				inReplyTo="<m1@example.com>",
+				references="<m1@example.com>",
+			),
+		],
+		[
+			ok({"messages": [{"id": "m1", "threadId": "t-42"}]}),
+			ok({"id": "m2", "threadId": "t-42"}),
+		],
+	)
+	listing, send = seen
+	bearer(listing)
+	assert listing.url.path == "/gmail/v1/users/me/messages"
+	assert listing.url.params.get_list("labelIds") == ["INBOX", "UNREAD"]
+	assert listing.url.params["q"] == "from:bo@example.com is:unread"
+	assert listing.url.params["maxResults"] == "20"
+	bearer(send)
+	assert send.method == "POST"
+	assert str(send.url) == "https://gmail.googleapis.com/gmail/v1/users/me/messages/send"
+	payload = body(send)
+	assert payload["threadId"] == "t-42"
+	raw = payload["raw"]
+	assert "=" not in raw and "+" not in raw and "/" not in raw
+	message = email.message_from_bytes(
+		base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)), policy=email.policy.default
+	)
+	assert message["To"] == "bo@example.com"
+	assert message["Subject"] == "Re: Invoice"
+	assert message["In-Reply-To"] == "<m1@example.com>"
+	assert message["References"] == "<m1@example.com>"
+	assert (
+		message.get_body(preferencelist=("plain",)).get_content().strip() == "Paid today — thanks!"
+	)
+
+
+async def test_google_drive_agent() -> None:
+	"""The agent uploads a file as multipart/related and downloads one as a saved binary file."""
+	data = b"name,total\nAna,42\n"
+	ref = "data:text/csv;base64," + base64.b64encode(data).decode()
+	seen, responses = await run_agent(
+		google_drive,
+		"googleDrive",
+		OAUTH,
+		[
+			call_tool(
+				"googleDrive.uploadFile",
+				name="totals.csv",
+				mimeType="text/csv",
+				parents=["folder9"],
+				file=ref,
+			),
+			call_tool("googleDrive.downloadFile", fileId="file7"),
+		],
+		[
+			ok({"id": "new1", "name": "totals.csv"}),
+			lambda request: httpx.Response(
+				200, content=b"%PDF-1.7 bytes", headers={"content-type": "application/pdf"}
+			),
+		],
+	)
+	upload, download = seen
+	bearer(upload)
+	assert upload.method == "POST"
+	assert upload.url.path == "/upload/drive/v3/files"
+	assert upload.url.params["uploadType"] == "multipart"
+	metadata, media = multipart_parts(upload)
+	assert metadata.get_content_type() == "application/json"
+	assert json.loads(metadata.get_payload(decode=True)) == {
+		"name": "totals.csv",
+		"mimeType": "text/csv",
+		"parents": ["folder9"],
+	}
+	assert media.get_content_type() == "text/csv"
+	assert media.get_payload(decode=True) == data
+	bearer(download)
+	assert download.method == "GET"
+	assert download.url.path == "/drive/v3/files/file7"
+	assert download.url.params["alt"] == "media"
+	saved = responses[1]
+	assert saved["file"].startswith("openmolt-file:")
+	assert saved["size"] == len(b"%PDF-1.7 bytes")
+	assert saved["mediaType"] == "application/pdf"
+
+
+async def test_google_sheets_agent() -> None:
+	"""The agent appends rows with USER_ENTERED and reads a range with a quoted sheet name."""
+	rows = [["Ana", 42, "=B2*2"]]
+	seen, _ = await run_agent(
+		google_sheets,
+		"googleSheets",
+		OAUTH,
+		[
+			call_tool(
+				"googleSheets.appendValues",
+				spreadsheetId="sheet123",
+				range="Sheet1!A1",
+				values=rows,
+			),
+			call_tool(
+				"googleSheets.getValues",
+				spreadsheetId="sheet123",
+				range="'Q4 sales'!A1:C10",
+				valueRenderOption="UNFORMATTED_VALUE",
+			),
+		],
+		[
+			ok({"updates": {"updatedRows": 1}}),
+			ok({"range": "'Q4 sales'!A1:C10", "values": [["x"]]}),
+		],
+	)
+	append, get = seen
+	bearer(append)
+	assert append.method == "POST"
+	assert append.url.path == "/v4/spreadsheets/sheet123/values/Sheet1!A1:append"
+	assert dict(append.url.params) == {
+		"valueInputOption": "USER_ENTERED",
+		"insertDataOption": "INSERT_ROWS",
+	}
+	assert body(append) == {"range": "Sheet1!A1", "values": rows}
+	bearer(get)
+	assert get.url.path == "/v4/spreadsheets/sheet123/values/'Q4 sales'!A1:C10"
+	assert " " not in get.url.raw_path.decode()
+	assert dict(get.url.params) == {"valueRenderOption": "UNFORMATTED_VALUE"}
+
+
+async def test_youtube_agent() -> None:
+	"""The agent uploads a video as multipart/related with snippet and status, then rates one."""
+	video = b"\x00\x00\x00\x18ftypmp42 fake video"
+	ref = "data:video/mp4;base64," + base64.b64encode(video).decode()
+	seen, _ = await run_agent(
+		youtube,
+		"youtube",
+		OAUTH,
+		[
+			call_tool(
+				"youtube.uploadVideo",
+				video=ref,
+				title="Launch",
+				description="Our launch.",
+				tags=["launch"],
+				privacyStatus="unlisted",
+				selfDeclaredMadeForKids=False,
+			),
+			call_tool("youtube.rateVideo", id="vid42", rating="like"),
+		],
+		[
+			ok({"id": "vid99", "status": {"uploadStatus": "uploaded"}}),
+			lambda request: httpx.Response(204),
+		],
+	)
+	upload, rate = seen
+	bearer(upload)
+	assert upload.url.path == "/upload/youtube/v3/videos"
+	assert dict(upload.url.params) == {"uploadType": "multipart", "part": "snippet,status"}
+	metadata, media = multipart_parts(upload)
+	assert json.loads(metadata.get_payload(decode=True)) == {
+		"snippet": {
+			"title": "Launch",
+			"description": "Our launch.",
+			"tags": ["launch"],
+			"categoryId": "22",
+		},
+		"status": {"privacyStatus": "unlisted", "selfDeclaredMadeForKids": False},
+	}
+	assert media.get_content_type() == "video/mp4"
+	assert media.get_payload(decode=True) == video
+	bearer(rate)
+	assert rate.method == "POST"
+	assert (
+		str(rate.url)
+		== "https://youtube.googleapis.com/youtube/v3/videos/rate?id=vid42&rating=like"
+	)
+
+
+async def test_google_ads_agent() -> None:
+	"""The agent runs a GAQL search and pauses a campaign with developer-token and login-customer-id."""
+	credential = {
+		"type": "oauth2",
+		"config": {
+			**OAUTH["config"],
+			"developerToken": "dev-token-abc",
+			"loginCustomerId": "111-222-3333",
+		},
+	}
+	query = (
+		"SELECT campaign.id, metrics.clicks FROM campaign WHERE segments.date DURING LAST_7_DAYS"
+	)
+	seen, _ = await run_agent(
+		google_ads,
+		"googleAds",
+		credential,
+		[
+			call_tool("googleAds.search", customerId="123-456-7890", query=query),
+			call_tool(
+				"googleAds.setCampaignStatus",
+				customerId="1234567890",
+				campaignId="555",
+				status="PAUSED",
+			),
+		],
+		[
+			ok({"results": [{"campaign": {"id": "555"}}]}),
+			ok({"results": [{"resourceName": "customers/1234567890/campaigns/555"}]}),
+		],
+	)
+	search, pause = seen
+	for request in seen:
+		bearer(request)
+		assert request.headers["developer-token"] == "dev-token-abc"
+		assert request.headers["login-customer-id"] == "1112223333"
+	assert search.method == "POST"
+	assert (
+		str(search.url)
+		== "https://googleads.googleapis.com/v26/customers/1234567890/googleAds:search"
+	)
+	assert body(search) == {"query": query}
+	assert (
+		str(pause.url)
+		== "https://googleads.googleapis.com/v26/customers/1234567890/campaigns:mutate"
+	)
+	assert body(pause) == {
+		"operations": [
+			{
+				"update": {
+					"resourceName": "customers/1234567890/campaigns/555",
+					"status": "PAUSED",
+				},
+				"updateMask": "status",
+			}
+		]
+	}
+
+
+async def test_nano_banana_agent() -> None:
+	"""The agent uploads an image, then generates one; the inline image comes back as a file."""
+	png = b"\x89PNG\r\n\x1a\nfake image bytes"
+	ref = "data:image/png;base64," + base64.b64encode(png).decode()
+	generated = base64.b64encode(b"\x89PNG\r\n\x1a\ngenerated").decode()
+	answer = {
+		"candidates": [
+			{
+				"content": {
+					"role": "model",
+					"parts": [
+						{"text": "Here it is."},
+						{"inlineData": {"mimeType": "image/png", "data": generated}},
+					],
+				}
+			}
+		]
+	}
+	seen, responses = await run_agent(
+		nano_banana,
+		"nanoBanana",
+		GEMINI_KEY,
+		[
+			call_tool("nanoBanana.uploadFile", file=ref, displayName="logo"),
+			call_tool(
+				"nanoBanana.generateImage",
+				prompt="A banana-shaped rocket, watercolor",
+				aspectRatio="16:9",
+			),
+		],
+		[
+			ok(
+				{
+					"file": {
+						"name": "files/abc",
+						"uri": "https://generativelanguage.googleapis.com/v1beta/files/abc",
+					}
+				}
+			),
+			ok(answer),
+		],
+	)
+	upload, generate = seen
+	for request in seen:
+		assert request.headers["x-goog-api-key"] == "AIza-test-gemini-key"
+		assert "authorization" not in request.headers
+	assert upload.url.path == "/upload/v1beta/files"
+	assert upload.url.params["uploadType"] == "multipart"
+	metadata, media = multipart_parts(upload)
+	assert json.loads(metadata.get_payload(decode=True)) == {"file": {"displayName": "logo"}}
+	assert media.get_payload(decode=True) == png
+	assert (
+		str(generate.url)
+		== f"https://generativelanguage.googleapis.com/v1beta/models/{nano_banana.DEFAULT_MODEL}:generateContent"
+	)
+	assert body(generate) == {
+		"contents": [{"role": "user", "parts": [{"text": "A banana-shaped rocket, watercolor"}]}],
+		"generationConfig": {
+			"responseModalities": ["TEXT", "IMAGE"],
+			"imageConfig": {"aspectRatio": "16:9"},
+			"candidateCount": 1,
+		},
+	}
+	part = responses[1]["candidates"][0]["content"]["parts"][1]["inlineData"]
+	assert part["file"].startswith("openmolt-file:")
+	assert part["mediaType"] == "image/png"
+	assert generated not in json.dumps(responses[1])
+
+
+async def test_veo_agent() -> None:
+	"""The agent starts a Veo generation, polls the operation and downloads the video."""
+	operation = "models/veo-3.1-fast-generate-preview/operations/op123"
+	uri = "https://generativelanguage.googleapis.com/v1beta/files/vid789:download?alt=media"
+	done = {
+		"name": operation,
+		"done": True,
+		"response": {"generateVideoResponse": {"generatedSamples": [{"video": {"uri": uri}}]}},
+	}
+	seen, responses = await run_agent(
+		veo,
+		"veo",
+		GEMINI_KEY,
+		[
+			call_tool(
+				"veo.generateVideo",
+				prompt="A cat surfing at sunset",
+				aspectRatio="9:16",
+				durationSeconds=8,
+				model="veo-3.1-fast-generate-preview",
+			),
+			call_tool("veo.getOperation", operationName=operation),
+			call_tool("veo.downloadVideo", videoUri=uri),
+		],
+		[
+			ok({"name": operation}),
+			ok(done),
+			lambda request: httpx.Response(
+				200, content=b"mp4 bytes", headers={"content-type": "video/mp4"}
+			),
+		],
+	)
+	start, poll, download = seen
+	for request in seen:
+		assert request.headers["x-goog-api-key"] == "AIza-test-gemini-key"
+	assert start.method == "POST"
+	assert (
+		str(start.url)
+		== "https://generativelanguage.googleapis.com/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning"
+	)
+	assert body(start) == {
+		"instances": [{"prompt": "A cat surfing at sunset"}],
+		"parameters": {"aspectRatio": "9:16", "durationSeconds": 8},
+	}
+	assert poll.method == "GET"
+	assert str(poll.url) == f"https://generativelanguage.googleapis.com/v1beta/{operation}"
+	assert download.url.path == "/v1beta/files/vid789:download"
+	assert download.url.params["alt"] == "media"
+	assert responses[1]["done"] is True
+	assert responses[2]["file"].startswith("openmolt-file:")
+	assert responses[2]["mediaType"] == "video/mp4"

@@ -1,0 +1,165 @@
+"""Every Google Workspace/YouTube tool conforms to Google's discovery documents."""
+
+from __future__ import annotations
+
+import pytest
+from _discovery import discovery_problems
+
+from openmolt_core.integrations import Integration
+from openmolt_integrations import gmail, google_calendar, google_drive, google_sheets, youtube
+
+# tool handle -> discovery method id (a tuple marks the PUT of a resumable upload session)
+CALENDAR = {
+	"listCalendars": "calendar.calendarList.list",
+	"listEvents": "calendar.events.list",
+	"getEvent": "calendar.events.get",
+	"createEvent": "calendar.events.insert",
+	"quickAddEvent": "calendar.events.quickAdd",
+	"updateEvent": "calendar.events.patch",
+	"deleteEvent": "calendar.events.delete",
+	"moveEvent": "calendar.events.move",
+	"listEventInstances": "calendar.events.instances",
+	"queryFreeBusy": "calendar.freebusy.query",
+	"createCalendar": "calendar.calendars.insert",
+}
+GMAIL = {
+	"listMessages": "gmail.users.messages.list",
+	"getMessage": "gmail.users.messages.get",
+	"sendMessage": "gmail.users.messages.send",
+	"createDraft": "gmail.users.drafts.create",
+	"listDrafts": "gmail.users.drafts.list",
+	"sendDraft": "gmail.users.drafts.send",
+	"modifyMessageLabels": "gmail.users.messages.modify",
+	"batchModifyMessages": "gmail.users.messages.batchModify",
+	"trashMessage": "gmail.users.messages.trash",
+	"listThreads": "gmail.users.threads.list",
+	"getThread": "gmail.users.threads.get",
+	"getAttachment": "gmail.users.messages.attachments.get",
+	"listLabels": "gmail.users.labels.list",
+	"createLabel": "gmail.users.labels.create",
+	"getProfile": "gmail.users.getProfile",
+}
+DRIVE = {
+	"listFiles": "drive.files.list",
+	"getFile": "drive.files.get",
+	"downloadFile": "drive.files.get",
+	"exportFile": "drive.files.export",
+	"createFolder": "drive.files.create",
+	"uploadFile": "drive.files.create",
+	"startResumableUpload": "drive.files.create",
+	"uploadResumableContent": ("drive.files.create",),
+	"updateFile": "drive.files.update",
+	"updateFileContent": "drive.files.update",
+	"copyFile": "drive.files.copy",
+	"deleteFile": "drive.files.delete",
+	"shareFile": "drive.permissions.create",
+	"listPermissions": "drive.permissions.list",
+	"getAbout": "drive.about.get",
+}
+SHEETS = {
+	"createSpreadsheet": "sheets.spreadsheets.create",
+	"getSpreadsheet": "sheets.spreadsheets.get",
+	"getValues": "sheets.spreadsheets.values.get",
+	"batchGetValues": "sheets.spreadsheets.values.batchGet",
+	"updateValues": "sheets.spreadsheets.values.update",
+	"appendValues": "sheets.spreadsheets.values.append",
+	"batchUpdateValues": "sheets.spreadsheets.values.batchUpdate",
+	"clearValues": "sheets.spreadsheets.values.clear",
+	"addSheet": "sheets.spreadsheets.batchUpdate",
+	"deleteSheet": "sheets.spreadsheets.batchUpdate",
+	"batchUpdateSpreadsheet": "sheets.spreadsheets.batchUpdate",
+}
+YOUTUBE = {
+	"search": "youtube.search.list",
+	"listVideos": "youtube.videos.list",
+	"uploadVideo": "youtube.videos.insert",
+	"startResumableVideoUpload": "youtube.videos.insert",
+	"uploadVideoContent": ("youtube.videos.insert",),
+	"updateVideo": "youtube.videos.update",
+	"deleteVideo": "youtube.videos.delete",
+	"rateVideo": "youtube.videos.rate",
+	"setThumbnail": "youtube.thumbnails.set",
+	"listChannels": "youtube.channels.list",
+	"listPlaylists": "youtube.playlists.list",
+	"createPlaylist": "youtube.playlists.insert",
+	"listPlaylistItems": "youtube.playlistItems.list",
+	"addToPlaylist": "youtube.playlistItems.insert",
+	"listCommentThreads": "youtube.commentThreads.list",
+	"postComment": "youtube.commentThreads.insert",
+}
+
+SUITES: dict[str, tuple[Integration, str, dict[str, str | tuple[str]]]] = {
+	"googleCalendar": (google_calendar.INTEGRATION, "calendar.v3", CALENDAR),
+	"gmail": (gmail.INTEGRATION, "gmail.v1", GMAIL),
+	"googleDrive": (google_drive.INTEGRATION, "drive.v3", DRIVE),
+	"googleSheets": (google_sheets.INTEGRATION, "sheets.v4", SHEETS),
+	"youtube": (youtube.INTEGRATION, "youtube.v3", YOUTUBE),
+}
+CASES = [
+	pytest.param(iid, tool.handle, id=f"{iid}.{tool.handle}")
+	for iid, (integration, _, _) in SUITES.items()
+	for tool in integration.tools
+]
+
+
+@pytest.mark.parametrize("iid", list(SUITES))
+def test_every_tool_is_mapped_to_a_discovery_method(iid: str) -> None:
+	"""Each tool names the discovery method it calls, and no mapping is stale."""
+	integration, _, mapping = SUITES[iid]
+	assert {t.handle for t in integration.tools} == set(mapping)
+
+
+@pytest.mark.parametrize(("iid", "handle"), CASES)
+def test_tool_conforms_to_discovery(iid: str, handle: str) -> None:
+	"""Method, URL, parameters and body fields agree with the discovery document."""
+	integration, api, mapping = SUITES[iid]
+	tool = next(t for t in integration.tools if t.handle == handle)
+	target = mapping[handle]
+	session = isinstance(target, tuple)
+	method_id = target[0] if isinstance(target, tuple) else target
+	assert discovery_problems(tool, integration, api, method_id, resumable_session=session) == []
+
+
+@pytest.mark.parametrize("iid", list(SUITES))
+def test_oauth_scopes_exist_in_discovery(iid: str) -> None:
+	"""The OAuth scope strings the credential asks for are scopes the API defines."""
+	from _discovery import discovery_document
+
+	integration, api, _ = SUITES[iid]
+	defined = set(discovery_document(api)["auth"]["oauth2"]["scopes"])
+	oauth = integration.credential("oauth2")
+	assert oauth is not None and oauth.scopes
+	assert set(oauth.scopes) <= defined
+
+
+def test_the_checker_rejects_a_wrong_tool() -> None:
+	"""A tool with a wrong method, path, query name and body field is reported, not passed."""
+	from openmolt_core.integrations import HttpTool
+
+	bad = HttpTool(
+		handle="x",
+		description="x",
+		method="POST",
+		endpoint="/drive/v3/file/{{ input.id }}",
+		query_params={"pageSize": "1", "bogus": "2"},
+		body={"nam": "{{ input.name }}"},
+	)
+	problems = discovery_problems(bad, google_drive.INTEGRATION, "drive.v3", "drive.files.copy")
+	text = "\n".join(problems)
+	assert "URL" in text
+	assert "bogus" in text and "pageSize" in text
+	assert "body.nam" in text
+	wrong_method = bad.model_copy(
+		update={
+			"method": "GET",
+			"endpoint": "/drive/v3/files/{{ input.fileId }}/copy",
+			"query_params": {},
+			"body": None,
+		}
+	)
+	assert any(
+		"method GET" in p
+		for p in discovery_problems(
+			wrong_method, google_drive.INTEGRATION, "drive.v3", "drive.files.copy"
+		)
+	)

@@ -1,0 +1,320 @@
+"""Gemini (Nano Banana, Veo) and Google Ads tools conform to Google's GAPIC packages and protos."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from _discovery import ProtoIndex, http_rule_problems, package_file, rest_rules, sdk_model_fields
+
+from openmolt_core.integrations import HttpTool
+from openmolt_integrations import google_ads, nano_banana, veo
+
+GL = "google-ai-generativelanguage"
+GL_PKG = "google/ai/generativelanguage_v1beta"
+GL_TYPES = "google.ai.generativelanguage_v1beta.types"
+
+
+def _gl_rules(service: str) -> set[tuple[str, str]]:
+	return rest_rules(GL, f"{GL_PKG}/services/{service}/transports/rest_base.py")
+
+
+def _genai_image_config() -> set[str]:
+	return sdk_model_fields("google-genai", "google/genai/types.py", "ImageConfig")
+
+
+GEMINI = ProtoIndex(GL, extra={"ImageConfig": _genai_image_config()})
+
+# handle -> (service, http rule, request message module, request message, body field)
+NANO_BANANA = {
+	"generateImage": (
+		"generative_service",
+		("POST", "/v1beta/{model=models/*}:generateContent"),
+		"generative_service",
+		"GenerateContentRequest",
+	),
+	"editImage": (
+		"generative_service",
+		("POST", "/v1beta/{model=models/*}:generateContent"),
+		"generative_service",
+		"GenerateContentRequest",
+	),
+	"uploadFile": ("file_service", ("POST", "/v1beta/files"), "file_service", "CreateFileRequest"),
+	"getFile": (
+		"file_service",
+		("GET", "/v1beta/{name=files/*}"),
+		"file_service",
+		"GetFileRequest",
+	),
+	"deleteFile": (
+		"file_service",
+		("DELETE", "/v1beta/{name=files/*}"),
+		"file_service",
+		"DeleteFileRequest",
+	),
+	"listModels": (
+		"model_service",
+		("GET", "/v1beta/models"),
+		"model_service",
+		"ListModelsRequest",
+	),
+}
+VEO = {
+	"generateVideo": (
+		"prediction_service",
+		("POST", "/v1beta/{model=models/*}:predictLongRunning"),
+		"prediction_service",
+		"PredictLongRunningRequest",
+	),
+	"getOperation": (
+		"prediction_service",
+		("GET", "/v1beta/{name=models/*/operations/*}"),
+		None,
+		None,
+	),
+	"listOperations": (
+		"prediction_service",
+		("GET", "/v1beta/{name=models/*}/operations"),
+		None,
+		None,
+	),
+	"downloadVideo": (
+		"file_service",
+		("GET", "/v1beta/{name=files/*}:download"),
+		"file_service",
+		"DownloadFileRequest",
+	),
+	"listModels": (
+		"model_service",
+		("GET", "/v1beta/models"),
+		"model_service",
+		"ListModelsRequest",
+	),
+}
+
+
+@pytest.mark.parametrize(
+	("integration", "mapping"),
+	[(nano_banana.INTEGRATION, NANO_BANANA), (veo.INTEGRATION, VEO)],
+	ids=["nanoBanana", "veo"],
+)
+def test_every_gemini_tool_is_mapped(integration, mapping) -> None:
+	"""Each Gemini tool names the REST rule it calls."""
+	assert {t.handle for t in integration.tools} == set(mapping)
+
+
+GEMINI_CASES = [
+	pytest.param(integration, tool.handle, mapping[tool.handle], id=f"{iid}.{tool.handle}")
+	for iid, integration, mapping in [
+		("nanoBanana", nano_banana.INTEGRATION, NANO_BANANA),
+		("veo", veo.INTEGRATION, VEO),
+	]
+	for tool in integration.tools
+]
+
+
+@pytest.mark.parametrize(("integration", "handle", "target"), GEMINI_CASES)
+def test_gemini_tool_conforms_to_rest_rules(integration, handle: str, target) -> None:
+	"""Method, path and request fields match google-ai-generativelanguage's REST transport."""
+	service, rule, module, message = target
+	tool = next(t for t in integration.tools if t.handle == handle)
+	request = (GEMINI, f"{GL_TYPES}.{module}", message) if message else None
+	assert (
+		http_rule_problems(tool, integration, rule, rules=_gl_rules(service), request=request) == []
+	)
+
+
+def test_image_response_files_path_exists() -> None:
+	"""The inline image path saved as files is a real path of GenerateContentResponse."""
+	for tool in nano_banana.TOOLS:
+		for path in tool.response_files:
+			assert (
+				GEMINI.path_problems(
+					path, f"{GL_TYPES}.generative_service", "GenerateContentResponse"
+				)
+				== []
+			)
+			assert path.endswith("inlineData")
+
+
+def _veo_names() -> tuple[set[str], set[str]]:
+	text = package_file("google-genai", "google/genai/models.py").read_text(encoding="utf-8")
+	instance = set(re.findall(r"\['instances\[0\]', '(\w+)'\]", text))
+	parameters = set(re.findall(r"\['parameters', '(\w+)'\]", text))
+	return instance, parameters
+
+
+def test_veo_instance_and_parameter_names_are_the_sdks() -> None:
+	"""Veo's instances[0] and parameters keys are ones google-genai sends to predictLongRunning."""
+	instance, parameters = _veo_names()
+	tool = next(t for t in veo.TOOLS if t.handle == "generateVideo")
+	assert set(tool.body) == {"instances", "parameters"}
+	assert set(tool.body["instances"][0]) <= instance
+	assert set(tool.body["parameters"]) <= parameters
+	assert {"prompt", "video"} <= instance and "durationSeconds" in parameters
+
+
+def test_veo_output_schema_matches_the_operation_converter() -> None:
+	"""The operation's response path the tools document is the one google-genai reads."""
+	text = package_file("google-genai", "google/genai/_operations_converters.py").read_text(
+		encoding="utf-8"
+	)
+	assert "['response', 'generateVideoResponse']" in text and "['generatedSamples']" in text
+	tool = next(t for t in veo.TOOLS if t.handle == "getOperation")
+	response = tool.output_schema["properties"]["response"]["properties"]
+	assert "generatedSamples" in response["generateVideoResponse"]["properties"]
+
+
+def test_default_models_are_known_to_google_genai() -> None:
+	"""The default model ids appear in google-genai (model list or its Veo tests)."""
+	genai = package_file(
+		"google-genai", "google/genai/_gaos/types/interactions/model.py"
+	).read_text(encoding="utf-8")
+	assert f'"{nano_banana.DEFAULT_MODEL}"' in genai
+	veo_tests = package_file(
+		"google-genai", "google/genai/tests/models/test_generate_videos.py"
+	).read_text(encoding="utf-8")
+	assert f'"{veo.DEFAULT_MODEL}"' in veo_tests
+
+
+# Google Ads -----------------------------------------------------------------------------------
+
+ADS = "google-ads"
+V = google_ads.API_VERSION
+ADS_SERVICES = f"google/ads/googleads/{V}/services/services"
+ADS_TYPES = f"google.ads.googleads.{V}.services.types"
+INDEX = ProtoIndex(ADS)
+
+# handle -> (service, rpc, http rule from googleapis/googleapis google/ads/googleads/vNN/services/*.proto,
+# types module, request message). google-ads ships gRPC only, so the rules are written down here and
+# the RPC and its request message are checked against the installed package.
+ADS_RPCS = {
+	"listAccessibleCustomers": (
+		"CustomerService",
+		"ListAccessibleCustomers",
+		("GET", f"/{V}/customers:listAccessibleCustomers"),
+		"customer_service",
+		"ListAccessibleCustomersRequest",
+	),
+	"search": (
+		"GoogleAdsService",
+		"Search",
+		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:search"),
+		"google_ads_service",
+		"SearchGoogleAdsRequest",
+	),
+	"searchStream": (
+		"GoogleAdsService",
+		"SearchStream",
+		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:searchStream"),
+		"google_ads_service",
+		"SearchGoogleAdsStreamRequest",
+	),
+	"mutate": (
+		"GoogleAdsService",
+		"Mutate",
+		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:mutate"),
+		"google_ads_service",
+		"MutateGoogleAdsRequest",
+	),
+	"setCampaignStatus": (
+		"CampaignService",
+		"MutateCampaigns",
+		("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"),
+		"campaign_service",
+		"MutateCampaignsRequest",
+	),
+	"mutateCampaigns": (
+		"CampaignService",
+		"MutateCampaigns",
+		("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"),
+		"campaign_service",
+		"MutateCampaignsRequest",
+	),
+	"mutateCampaignBudgets": (
+		"CampaignBudgetService",
+		"MutateCampaignBudgets",
+		("POST", f"/{V}/customers/{{customer_id=*}}/campaignBudgets:mutate"),
+		"campaign_budget_service",
+		"MutateCampaignBudgetsRequest",
+	),
+	"mutateAdGroups": (
+		"AdGroupService",
+		"MutateAdGroups",
+		("POST", f"/{V}/customers/{{customer_id=*}}/adGroups:mutate"),
+		"ad_group_service",
+		"MutateAdGroupsRequest",
+	),
+	"mutateAdGroupAds": (
+		"AdGroupAdService",
+		"MutateAdGroupAds",
+		("POST", f"/{V}/customers/{{customer_id=*}}/adGroupAds:mutate"),
+		"ad_group_ad_service",
+		"MutateAdGroupAdsRequest",
+	),
+	"mutateAdGroupCriteria": (
+		"AdGroupCriterionService",
+		"MutateAdGroupCriteria",
+		("POST", f"/{V}/customers/{{customer_id=*}}/adGroupCriteria:mutate"),
+		"ad_group_criterion_service",
+		"MutateAdGroupCriteriaRequest",
+	),
+	"generateKeywordIdeas": (
+		"KeywordPlanIdeaService",
+		"GenerateKeywordIdeas",
+		("POST", f"/{V}/customers/{{customer_id=*}}:generateKeywordIdeas"),
+		"keyword_plan_idea_service",
+		"GenerateKeywordIdeasRequest",
+	),
+}
+
+
+def _snake(name: str) -> str:
+	return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def test_every_ads_tool_is_mapped() -> None:
+	"""Each Google Ads tool names its RPC."""
+	assert {t.handle for t in google_ads.TOOLS} == set(ADS_RPCS)
+
+
+def test_ads_version_is_supported_by_the_client_library() -> None:
+	"""The targeted version is one the official google-ads library supports."""
+	text = package_file(ADS, "google/ads/googleads/client.py").read_text(encoding="utf-8")
+	versions = re.search(r"_VALID_API_VERSIONS = \[([^\]]*)\]", text)
+	assert versions is not None and f'"{V}"' in versions.group(1)
+
+
+@pytest.mark.parametrize("handle", list(ADS_RPCS))
+def test_ads_tool_conforms(handle: str) -> None:
+	"""The RPC exists in google-ads, and the tool's path and body match its rule and request."""
+	service, rpc, rule, module, message = ADS_RPCS[handle]
+	grpc = package_file(ADS, f"{ADS_SERVICES}/{_snake(service)}/transports/grpc.py").read_text(
+		encoding="utf-8"
+	)
+	assert f'"/google.ads.googleads.{V}.services.{service}/{rpc}"' in grpc
+	tool: HttpTool = next(t for t in google_ads.TOOLS if t.handle == handle)
+	assert (
+		http_rule_problems(
+			tool, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)
+		)
+		== []
+	)
+
+
+def test_ads_checker_catches_a_wrong_field() -> None:
+	"""A body field the request message lacks is reported."""
+	tool = next(t for t in google_ads.TOOLS if t.handle == "search")
+	bad = tool.model_copy(update={"body": {"query": "x", "pageSize": 5, "sortOrder": "x"}})
+	_, _, rule, module, message = ADS_RPCS["search"]
+	problems = http_rule_problems(
+		bad, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)
+	)
+	assert problems == ["body.sortOrder is not a field of SearchGoogleAdsRequest"]
+
+
+def test_ads_headers_carry_developer_token_and_login_customer() -> None:
+	"""developer-token and login-customer-id are sent with every request."""
+	headers = google_ads.INTEGRATION.api_setup.headers
+	assert headers["developer-token"] == "{{ config.developerToken }}"
+	assert "config.loginCustomerId" in headers["login-customer-id"]
