@@ -130,42 +130,25 @@ _TOOLS = [
 		),
 	),
 	HttpTool(
-		handle="sendMessageWithFiles",
-		description="Send a message with one file attached (multipart upload). Refer to the file "
-		"in an embed as attachment://<filename>.",
+		handle="sendMessageWithFile",
+		description="Send a message with one file attached (multipart upload), e.g. an image or "
+		"a report. For embeds, use sendMessage.",
 		scopes=["write"],
 		method="POST",
 		endpoint="/channels/{{ input.channel_id }}/messages",
 		request_format="multipart",
-		body={"payload_json": "{{ input.payload | json }}"},
+		body={"content": "{{ input.content }}"},
 		files={"files[0]": "{{ input.file }}"},
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
-				"payload": obj(
-					{
-						"content": string("Message text, up to 2000 characters."),
-						"embeds": _EMBEDS,
-						"attachments": array(
-							"Attachment metadata; id 0 is the file.",
-							obj(
-								{
-									"id": integer("Index of the file (0)."),
-									"filename": string("File name shown in Discord."),
-									"description": string("Alt text."),
-								},
-								["id"],
-							),
-						),
-					},
-					description="The message fields sent as payload_json.",
-				),
+				"content": string("Message text, up to 2000 characters.", maxLength=2000),
 				"file": string(
 					"File reference: openmolt-file:<id>, data:<type>;base64,<data> or "
-					"fileSystem:<path>. Limit 10 MiB without boosts."
+					"fileSystem:<path>. Limit 10 MiB without server boosts."
 				),
 			},
-			["channel_id", "payload", "file"],
+			["channel_id", "file"],
 		),
 	),
 	HttpTool(

@@ -273,14 +273,12 @@ _TOOLS = [
 		query_params={
 			"fields": "name,status,language,category,components",
 			"name": "{{ input.name }}",
-			"status": "{{ input.status }}",
 			"limit": "{{ input.limit }}",
 			"after": "{{ input.after }}",
 		},
 		input_schema=obj(
 			{
 				"name": string("Only templates with this name."),
-				"status": string("Only templates with this status.", enum=["APPROVED", "PENDING", "REJECTED", "PAUSED", "DISABLED"]),
 				"limit": integer("Templates per page.", minimum=1, maximum=100, default=25),
 				"after": string("Cursor: paging.cursors.after of the previous page."),
 			}
