@@ -52,7 +52,10 @@ def obj(
 		description: What the object is (needed for nested properties, optional at the top).
 		**extra: More keywords (``additionalProperties``, ``minProperties``...).
 	"""
-	schema: dict[str, Any] = {"type": "object", "properties": {k: dict(v) for k, v in properties.items()}}
+	schema: dict[str, Any] = {
+		"type": "object",
+		"properties": {k: dict(v) for k, v in properties.items()},
+	}
 	if description is not None:
 		schema["description"] = description
 	req = list(required)

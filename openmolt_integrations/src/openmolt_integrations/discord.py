@@ -27,7 +27,11 @@ _EMBED = obj(
 		"color": integer("Side colour as an integer, e.g. 5814783 for 0x58B9FF."),
 		"timestamp": string("ISO 8601 time shown in the footer.", format="date-time"),
 		"author": obj(
-			{"name": string("Author name."), "url": string("Author link."), "icon_url": string("Author icon URL.")},
+			{
+				"name": string("Author name."),
+				"url": string("Author link."),
+				"icon_url": string("Author icon URL."),
+			},
 			["name"],
 			"Author line at the top.",
 		),
@@ -36,8 +40,12 @@ _EMBED = obj(
 			["text"],
 			"Footer line.",
 		),
-		"image": obj({"url": string("Image URL (https or attachment://name).")}, ["url"], "Large image."),
-		"thumbnail": obj({"url": string("Thumbnail URL.")}, ["url"], "Small image at the top right."),
+		"image": obj(
+			{"url": string("Image URL (https or attachment://name).")}, ["url"], "Large image."
+		),
+		"thumbnail": obj(
+			{"url": string("Thumbnail URL.")}, ["url"], "Small image at the top right."
+		),
 		"fields": array(
 			"Up to 25 name/value fields.",
 			obj(
@@ -63,7 +71,7 @@ _ALLOWED_MENTIONS = obj(
 		"roles": array("Role ids that may be pinged.", {"type": "string"}),
 		"replied_user": boolean("Ping the author of the replied-to message."),
 	},
-	description="Which mentions in the content notify people. Use {\"parse\": []} to ping nobody.",
+	description='Which mentions in the content notify people. Use {"parse": []} to ping nobody.',
 )
 _ARCHIVE = integer(
 	"Minutes of inactivity before the thread is archived.", enum=[60, 1440, 4320, 10080]
@@ -112,7 +120,9 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
-				"content": string("Message text (Markdown), up to 2000 characters.", maxLength=2000),
+				"content": string(
+					"Message text (Markdown), up to 2000 characters.", maxLength=2000
+				),
 				"embeds": _EMBEDS,
 				"tts": boolean("Send as text-to-speech.", default=False),
 				"allowed_mentions": _ALLOWED_MENTIONS,
@@ -181,7 +191,9 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/channels/{{ input.channel_id }}/messages/{{ input.message_id }}",
-		input_schema=obj({"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]),
+		input_schema=obj(
+			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+		),
 	),
 	HttpTool(
 		handle="editMessage",
@@ -211,7 +223,9 @@ _TOOLS = [
 		scopes=["delete"],
 		method="DELETE",
 		endpoint="/channels/{{ input.channel_id }}/messages/{{ input.message_id }}",
-		input_schema=obj({"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]),
+		input_schema=obj(
+			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+		),
 	),
 	HttpTool(
 		handle="addReaction",
@@ -253,7 +267,9 @@ _TOOLS = [
 		scopes=["write"],
 		method="PUT",
 		endpoint="/channels/{{ input.channel_id }}/messages/pins/{{ input.message_id }}",
-		input_schema=obj({"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]),
+		input_schema=obj(
+			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+		),
 	),
 	HttpTool(
 		handle="createThreadFromMessage",
@@ -273,7 +289,9 @@ _TOOLS = [
 				"message_id": _MESSAGE,
 				"name": string("Thread name, 1 to 100 characters.", minLength=1, maxLength=100),
 				"auto_archive_duration": _ARCHIVE,
-				"rate_limit_per_user": integer("Slow mode: seconds between messages per user.", minimum=0, maximum=21600),
+				"rate_limit_per_user": integer(
+					"Slow mode: seconds between messages per user.", minimum=0, maximum=21600
+				),
 			},
 			["channel_id", "message_id", "name"],
 		),
@@ -297,7 +315,9 @@ _TOOLS = [
 			{
 				"channel_id": _CHANNEL,
 				"name": string("Thread name, 1 to 100 characters.", minLength=1, maxLength=100),
-				"type": integer("11 = public thread, 12 = private thread (text channels only).", enum=[11, 12]),
+				"type": integer(
+					"11 = public thread, 12 = private thread (text channels only).", enum=[11, 12]
+				),
 				"auto_archive_duration": _ARCHIVE,
 				"invitable": boolean("Private threads: whether members can invite others."),
 				"message": obj(
@@ -358,7 +378,9 @@ _TOOLS = [
 		method="POST",
 		endpoint="/users/@me/channels",
 		body={"recipient_id": "{{ input.recipient_id }}"},
-		input_schema=obj({"recipient_id": string("User id (a snowflake).", **_SNOWFLAKE)}, ["recipient_id"]),
+		input_schema=obj(
+			{"recipient_id": string("User id (a snowflake).", **_SNOWFLAKE)}, ["recipient_id"]
+		),
 	),
 	HttpTool(
 		handle="listMyGuilds",

@@ -107,7 +107,7 @@ _TOOLS = [
 			"video_url": "{{ input.video_url }}",
 			"media_type": "{{ input.media_type }}",
 			"caption": "{{ input.caption }}",
-			"children": "{{ input.children | join: ',' }}",
+			"children": "{{ input.children }}",
 			"is_carousel_item": "{{ input.is_carousel_item }}",
 			"cover_url": "{{ input.cover_url }}",
 			"thumb_offset": "{{ input.thumb_offset }}",
@@ -117,11 +117,23 @@ _TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"image_url": string("Public HTTPS URL of a JPEG image (for an image post or story)."),
-				"video_url": string("Public HTTPS URL of an MP4/MOV video (reels, stories, carousel items)."),
-				"media_type": string("Omit for a feed image.", enum=["REELS", "STORIES", "CAROUSEL", "VIDEO", "IMAGE"]),
-				"caption": string("Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200),
-				"children": array("CAROUSEL: 2 to 10 item container ids.", {"type": "string"}, minItems=2, maxItems=10),
+				"image_url": string(
+					"Public HTTPS URL of a JPEG image (for an image post or story)."
+				),
+				"video_url": string(
+					"Public HTTPS URL of an MP4/MOV video (reels, stories, carousel items)."
+				),
+				"media_type": string(
+					"Omit for a feed image.",
+					enum=["REELS", "STORIES", "CAROUSEL", "VIDEO", "IMAGE"],
+				),
+				"caption": string(
+					"Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200
+				),
+				"children": string(
+					"CAROUSEL: 2 to 10 item container ids, comma-separated (id1,id2,id3).",
+					pattern="^[0-9]+(,[0-9]+){1,9}$",
+				),
 				"is_carousel_item": boolean("This container is an item of a carousel."),
 				"cover_url": string("REELS: public URL of a cover image."),
 				"thumb_offset": integer("REELS: cover frame position in milliseconds.", minimum=0),
@@ -139,7 +151,9 @@ _TOOLS = [
 		method="GET",
 		endpoint="/{{ input.container_id }}",
 		query_params={"fields": "id,status_code,status"},
-		input_schema=obj({"container_id": string("Container id from createMediaContainer.")}, ["container_id"]),
+		input_schema=obj(
+			{"container_id": string("Container id from createMediaContainer.")}, ["container_id"]
+		),
 	),
 	HttpTool(
 		handle="publishMedia",
@@ -166,7 +180,11 @@ _TOOLS = [
 		scopes=["comments"],
 		method="GET",
 		endpoint="/{{ input.media_id }}/comments",
-		query_params={"fields": _COMMENT_FIELDS, "limit": "{{ input.limit }}", "after": "{{ input.after }}"},
+		query_params={
+			"fields": _COMMENT_FIELDS,
+			"limit": "{{ input.limit }}",
+			"after": "{{ input.after }}",
+		},
 		input_schema=obj({"media_id": _MEDIA_ID, "limit": _LIMIT, "after": _AFTER}, ["media_id"]),
 	),
 	HttpTool(
@@ -177,7 +195,9 @@ _TOOLS = [
 		endpoint="/{{ input.media_id }}/comments",
 		request_format="form-data",
 		body={"message": "{{ input.message }}"},
-		input_schema=obj({"media_id": _MEDIA_ID, "message": string("Comment text.")}, ["media_id", "message"]),
+		input_schema=obj(
+			{"media_id": _MEDIA_ID, "message": string("Comment text.")}, ["media_id", "message"]
+		),
 	),
 	HttpTool(
 		handle="replyToComment",
@@ -187,7 +207,9 @@ _TOOLS = [
 		endpoint="/{{ input.comment_id }}/replies",
 		request_format="form-data",
 		body={"message": "{{ input.message }}"},
-		input_schema=obj({"comment_id": _COMMENT_ID, "message": string("Reply text.")}, ["comment_id", "message"]),
+		input_schema=obj(
+			{"comment_id": _COMMENT_ID, "message": string("Reply text.")}, ["comment_id", "message"]
+		),
 	),
 	HttpTool(
 		handle="hideComment",
@@ -198,7 +220,10 @@ _TOOLS = [
 		request_format="form-data",
 		body={"hide": "{{ input.hide }}"},
 		input_schema=obj(
-			{"comment_id": _COMMENT_ID, "hide": boolean("true hides, false shows again.", default=True)},
+			{
+				"comment_id": _COMMENT_ID,
+				"hide": boolean("true hides, false shows again.", default=True),
+			},
 			["comment_id", "hide"],
 		),
 	),
@@ -225,7 +250,18 @@ _TOOLS = [
 					"Metrics to return.",
 					{
 						"type": "string",
-						"enum": ["reach", "views", "likes", "comments", "saved", "shares", "total_interactions", "follows", "profile_visits", "ig_reels_avg_watch_time"],
+						"enum": [
+							"reach",
+							"views",
+							"likes",
+							"comments",
+							"saved",
+							"shares",
+							"total_interactions",
+							"follows",
+							"profile_visits",
+							"ig_reels_avg_watch_time",
+						],
 					},
 					minItems=1,
 				),
@@ -254,15 +290,37 @@ _TOOLS = [
 					"Metrics to return.",
 					{
 						"type": "string",
-						"enum": ["reach", "views", "accounts_engaged", "total_interactions", "likes", "comments", "shares", "saves", "replies", "follower_count", "follows_and_unfollows", "profile_links_taps", "online_followers"],
+						"enum": [
+							"reach",
+							"views",
+							"accounts_engaged",
+							"total_interactions",
+							"likes",
+							"comments",
+							"shares",
+							"saves",
+							"replies",
+							"follower_count",
+							"follows_and_unfollows",
+							"profile_links_taps",
+							"online_followers",
+						],
 					},
 					minItems=1,
 				),
-				"period": string("Aggregation period.", enum=["day", "week", "days_28", "lifetime"], default="day"),
-				"metric_type": string("time_series or total_value.", enum=["time_series", "total_value"]),
+				"period": string(
+					"Aggregation period.",
+					enum=["day", "week", "days_28", "lifetime"],
+					default="day",
+				),
+				"metric_type": string(
+					"time_series or total_value.", enum=["time_series", "total_value"]
+				),
 				"since": string("Start, Unix seconds."),
 				"until": string("End, Unix seconds (at most 30 days after since)."),
-				"breakdown": string("With total_value: split by media_product_type, follow_type or contact_button_type."),
+				"breakdown": string(
+					"With total_value: split by media_product_type, follow_type or contact_button_type."
+				),
 			},
 			["metric", "period"],
 		),

@@ -18,11 +18,14 @@ __all__ = ["INTEGRATION", "register_integrations"]
 _LOGIN = "https://login.microsoftonline.com/{{ config.tenant | default: 'common' }}/oauth2/v2.0"
 _ID = string("Message id (from listMessages or searchMessages).")
 _RECIPIENTS = array(
-	"Recipients: [{\"emailAddress\": {\"address\": \"ada@example.com\", \"name\": \"Ada\"}}].",
+	'Recipients: [{"emailAddress": {"address": "ada@example.com", "name": "Ada"}}].',
 	obj(
 		{
 			"emailAddress": obj(
-				{"address": string("Email address.", format="email"), "name": string("Display name.")},
+				{
+					"address": string("Email address.", format="email"),
+					"name": string("Display name."),
+				},
 				["address"],
 				"The recipient.",
 			)
@@ -38,7 +41,7 @@ _SELECT = array(
 _TOP = integer("Items per page.", minimum=1, maximum=1000, default=25)
 _SKIP = integer("Items to skip (paging: the $skip of @odata.nextLink).", minimum=0)
 _TEXT_BODY = boolean("Return bodies as HTML instead of plain text.", default=False)
-_PREFER_TEXT = "{% unless input.bodyAsHtml %}outlook.body-content-type=\"text\"{% endunless %}"
+_PREFER_TEXT = '{% unless input.bodyAsHtml %}outlook.body-content-type="text"{% endunless %}'
 _DATETIME_TZ = obj(
 	{
 		"dateTime": string("Local date and time, e.g. 2026-12-01T09:00:00."),
@@ -48,11 +51,13 @@ _DATETIME_TZ = obj(
 	"A time with its zone.",
 )
 _ATTENDEES = array(
-	"Attendees: [{\"emailAddress\": {\"address\": \"ada@example.com\"}, \"type\": \"required\"}].",
+	'Attendees: [{"emailAddress": {"address": "ada@example.com"}, "type": "required"}].',
 	obj(
 		{
 			"emailAddress": obj(
-				{"address": string("Email address."), "name": string("Display name.")}, ["address"], "The attendee."
+				{"address": string("Email address."), "name": string("Display name.")},
+				["address"],
+				"The attendee.",
 			),
 			"type": string("Attendance.", enum=["required", "optional", "resource"]),
 		},
@@ -104,7 +109,10 @@ _MESSAGE_FIELDS = {
 }
 _MESSAGE_BODY = {
 	"subject": "{{ input.subject }}",
-	"body": {"contentType": "{{ input.contentType | default: 'Text' }}", "content": "{{ input.body }}"},
+	"body": {
+		"contentType": "{{ input.contentType | default: 'Text' }}",
+		"content": "{{ input.body }}",
+	},
 	"toRecipients": "{{ input.toRecipients }}",
 	"ccRecipients": "{{ input.ccRecipients }}",
 	"bccRecipients": "{{ input.bccRecipients }}",
@@ -115,7 +123,7 @@ _TOOLS = [
 	HttpTool(
 		handle="listMessages",
 		description="List messages in a folder (inbox by default), newest first; filter with an "
-		"OData $filter such as \"isRead eq false\" or \"from/emailAddress/address eq 'a@b.com'\".",
+		'OData $filter such as "isRead eq false" or "from/emailAddress/address eq \'a@b.com\'".',
 		scopes=["read"],
 		method="GET",
 		endpoint="/me/mailFolders/{{ input.folder | default: 'inbox' }}/messages",
@@ -131,7 +139,9 @@ _TOOLS = [
 					"Folder id or well-known name: inbox, drafts, sentitems, deleteditems, archive, junkemail.",
 					default="inbox",
 				),
-				"filter": string("OData filter, e.g. isRead eq false and receivedDateTime ge 2026-11-01T00:00:00Z."),
+				"filter": string(
+					"OData filter, e.g. isRead eq false and receivedDateTime ge 2026-11-01T00:00:00Z."
+				),
 				"orderby": string("Sort order.", default="receivedDateTime desc"),
 				"select": _SELECT,
 				"top": _TOP,
@@ -147,7 +157,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/me/messages",
-		query_params={**_LIST_QUERY, "$search": "\"{{ input.query }}\""},
+		query_params={**_LIST_QUERY, "$search": '"{{ input.query }}"'},
 		headers={"Prefer": _PREFER_TEXT},
 		input_schema=obj(
 			{
@@ -197,8 +207,8 @@ _TOOLS = [
 			{
 				**_MESSAGE_FIELDS,
 				"attachments": array(
-					"Files up to 3 MB each: [{\"@odata.type\": \"#microsoft.graph.fileAttachment\", "
-					"\"name\": \"a.pdf\", \"contentType\": \"application/pdf\", \"contentBytes\": \"<base64>\"}].",
+					'Files up to 3 MB each: [{"@odata.type": "#microsoft.graph.fileAttachment", '
+					'"name": "a.pdf", "contentType": "application/pdf", "contentBytes": "<base64>"}].',
 					{"type": "object"},
 				),
 				"saveToSentItems": boolean("Keep a copy in Sent Items.", default=True),
@@ -248,7 +258,11 @@ _TOOLS = [
 		endpoint="/me/messages/{{ input.id }}/forward",
 		body={"comment": "{{ input.comment }}", "toRecipients": "{{ input.toRecipients }}"},
 		input_schema=obj(
-			{"id": _ID, "comment": string("Text above the forwarded message."), "toRecipients": _RECIPIENTS},
+			{
+				"id": _ID,
+				"comment": string("Text above the forwarded message."),
+				"toRecipients": _RECIPIENTS,
+			},
 			["id", "toRecipients"],
 		),
 	),
@@ -268,10 +282,16 @@ _TOOLS = [
 			{
 				"id": _ID,
 				"isRead": boolean("Read state."),
-				"categories": array("Category names (replaces the current ones).", {"type": "string"}),
+				"categories": array(
+					"Category names (replaces the current ones).", {"type": "string"}
+				),
 				"importance": string("Importance.", enum=["low", "normal", "high"]),
 				"flag": obj(
-					{"flagStatus": string("Flag state.", enum=["notFlagged", "flagged", "complete"])},
+					{
+						"flagStatus": string(
+							"Flag state.", enum=["notFlagged", "flagged", "complete"]
+						)
+					},
 					["flagStatus"],
 					"Follow-up flag.",
 				),
@@ -290,7 +310,9 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"id": _ID,
-				"destinationId": string("Folder id or well-known name: inbox, archive, deleteditems, junkemail."),
+				"destinationId": string(
+					"Folder id or well-known name: inbox, archive, deleteditems, junkemail."
+				),
 			},
 			["id", "destinationId"],
 		),
@@ -301,7 +323,11 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/me/mailFolders",
-		query_params={"$top": "{{ input.top }}", "$skip": "{{ input.skip }}", "includeHiddenFolders": "{{ input.includeHiddenFolders }}"},
+		query_params={
+			"$top": "{{ input.top }}",
+			"$skip": "{{ input.skip }}",
+			"includeHiddenFolders": "{{ input.includeHiddenFolders }}",
+		},
 		input_schema=obj(
 			{"top": _TOP, "skip": _SKIP, "includeHiddenFolders": boolean("Include hidden folders.")}
 		),
@@ -322,7 +348,10 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/me/messages/{{ input.id }}/attachments/{{ input.attachmentId }}",
-		input_schema=obj({"id": _ID, "attachmentId": string("Attachment id from listAttachments.")}, ["id", "attachmentId"]),
+		input_schema=obj(
+			{"id": _ID, "attachmentId": string("Attachment id from listAttachments.")},
+			["id", "attachmentId"],
+		),
 	),
 	HttpTool(
 		handle="addAttachment",
@@ -341,7 +370,9 @@ _TOOLS = [
 				"id": string("Id of the draft."),
 				"name": string("File name, e.g. report.pdf."),
 				"contentType": string("MIME type, e.g. application/pdf."),
-				"contentBytes": string("The file's content, base64-encoded.", contentEncoding="base64"),
+				"contentBytes": string(
+					"The file's content, base64-encoded.", contentEncoding="base64"
+				),
 			},
 			["id", "name", "contentBytes"],
 		),
@@ -361,13 +392,22 @@ _TOOLS = [
 			"$orderby": "start/dateTime",
 			"$select": "{{ input.select | join: ',' }}",
 		},
-		headers={"Prefer": "{% if input.timeZone %}outlook.timezone=\"{{ input.timeZone }}\"{% endif %}"},
+		headers={
+			"Prefer": '{% if input.timeZone %}outlook.timezone="{{ input.timeZone }}"{% endif %}'
+		},
 		input_schema=obj(
 			{
-				"startDateTime": string("Start of the range, ISO 8601 (e.g. 2026-12-01T00:00:00Z).", format="date-time"),
+				"startDateTime": string(
+					"Start of the range, ISO 8601 (e.g. 2026-12-01T00:00:00Z).", format="date-time"
+				),
 				"endDateTime": string("End of the range, ISO 8601.", format="date-time"),
-				"timeZone": string("Time zone for the returned times, e.g. Europe/Paris (default UTC)."),
-				"select": array("Event properties, e.g. subject, start, end, location, attendees, organizer.", {"type": "string"}),
+				"timeZone": string(
+					"Time zone for the returned times, e.g. Europe/Paris (default UTC)."
+				),
+				"select": array(
+					"Event properties, e.g. subject, start, end, location, attendees, organizer.",
+					{"type": "string"},
+				),
 				"top": _TOP,
 				"skip": _SKIP,
 			},
@@ -383,7 +423,10 @@ _TOOLS = [
 		endpoint="/me/events",
 		body={
 			"subject": "{{ input.subject }}",
-			"body": {"contentType": "{{ input.contentType | default: 'Text' }}", "content": "{{ input.body }}"},
+			"body": {
+				"contentType": "{{ input.contentType | default: 'Text' }}",
+				"content": "{{ input.body }}",
+			},
 			"start": "{{ input.start }}",
 			"end": "{{ input.end }}",
 			"location": {"displayName": "{{ input.location }}"},
@@ -404,8 +447,13 @@ _TOOLS = [
 				"attendees": _ATTENDEES,
 				"isAllDay": boolean("All-day event (start and end at midnight)."),
 				"isOnlineMeeting": boolean("Add an online meeting link."),
-				"reminderMinutesBeforeStart": integer("Reminder, minutes before the start.", minimum=0),
-				"showAs": string("Free/busy status.", enum=["free", "tentative", "busy", "oof", "workingElsewhere"]),
+				"reminderMinutesBeforeStart": integer(
+					"Reminder, minutes before the start.", minimum=0
+				),
+				"showAs": string(
+					"Free/busy status.",
+					enum=["free", "tentative", "busy", "oof", "workingElsewhere"],
+				),
 			},
 			["subject", "start", "end"],
 		),
@@ -431,9 +479,14 @@ _TOOLS = [
 				"subject": string("New title."),
 				"start": _DATETIME_TZ,
 				"end": _DATETIME_TZ,
-				"location": obj({"displayName": string("Place name.")}, ["displayName"], "New location."),
+				"location": obj(
+					{"displayName": string("Place name.")}, ["displayName"], "New location."
+				),
 				"attendees": _ATTENDEES,
-				"showAs": string("Free/busy status.", enum=["free", "tentative", "busy", "oof", "workingElsewhere"]),
+				"showAs": string(
+					"Free/busy status.",
+					enum=["free", "tentative", "busy", "oof", "workingElsewhere"],
+				),
 			},
 			["id"],
 		),
@@ -453,7 +506,13 @@ INTEGRATION = Integration(
 			client_id="{{ config.clientId }}",
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
-			scopes=["offline_access", "User.Read", "Mail.ReadWrite", "Mail.Send", "Calendars.ReadWrite"],
+			scopes=[
+				"offline_access",
+				"User.Read",
+				"Mail.ReadWrite",
+				"Mail.Send",
+				"Calendars.ReadWrite",
+			],
 		),
 		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
 	],

@@ -85,7 +85,14 @@ page on `conversations.history` and `conversations.replies`; internal apps are n
 """
 
 
-def _post_json(handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any], body: dict[str, Any]) -> HttpTool:
+def _post_json(
+	handle: str,
+	method: str,
+	description: str,
+	scopes: list[str],
+	schema: dict[str, Any],
+	body: dict[str, Any],
+) -> HttpTool:
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -99,7 +106,14 @@ def _post_json(handle: str, method: str, description: str, scopes: list[str], sc
 	)
 
 
-def _post_form(handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any], body: dict[str, Any]) -> HttpTool:
+def _post_form(
+	handle: str,
+	method: str,
+	description: str,
+	scopes: list[str],
+	schema: dict[str, Any],
+	body: dict[str, Any],
+) -> HttpTool:
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -113,7 +127,9 @@ def _post_form(handle: str, method: str, description: str, scopes: list[str], sc
 	)
 
 
-def _get(handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]) -> HttpTool:
+def _get(
+	handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]
+) -> HttpTool:
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -131,7 +147,9 @@ _MESSAGE_FIELDS = {
 	"text": string("Message text (Slack mrkdwn). Required unless `blocks` is given."),
 	"blocks": _BLOCKS,
 	"thread_ts": _THREAD_TS,
-	"reply_broadcast": boolean("With thread_ts: also show the reply in the channel.", default=False),
+	"reply_broadcast": boolean(
+		"With thread_ts: also show the reply in the channel.", default=False
+	),
 	"unfurl_links": boolean("Expand previews of links to web pages."),
 	"unfurl_media": boolean("Expand previews of media links."),
 	"mrkdwn": boolean("Whether `text` uses Slack mrkdwn formatting.", default=True),

@@ -38,9 +38,9 @@ _REPLY = obj(
 )
 _MARKUP = {
 	"type": "object",
-	"description": "reply_markup: an inline keyboard {\"inline_keyboard\": [[{\"text\": \"Yes\", "
-	"\"callback_data\": \"yes\"}]]}, a reply keyboard, {\"remove_keyboard\": true} or "
-	"{\"force_reply\": true}.",
+	"description": 'reply_markup: an inline keyboard {"inline_keyboard": [[{"text": "Yes", '
+	'"callback_data": "yes"}]]}, a reply keyboard, {"remove_keyboard": true} or '
+	'{"force_reply": true}.',
 }
 _SILENT = boolean("Deliver without a notification sound.")
 _CAPTION = string("Caption, up to 1024 characters.", maxLength=1024)
@@ -75,7 +75,9 @@ Limits: about 30 messages per second overall, 1 per second per chat and 20 per m
 """
 
 
-def _method(handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]) -> HttpTool:
+def _method(
+	handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]
+) -> HttpTool:
 	"""A JSON POST to a Bot API method whose body is the tool input, field for field."""
 	return HttpTool(
 		handle=handle,
@@ -88,7 +90,9 @@ def _method(handle: str, method: str, description: str, scopes: list[str], schem
 	)
 
 
-def _upload(handle: str, method: str, field: str, description: str, extra: dict[str, Any]) -> HttpTool:
+def _upload(
+	handle: str, method: str, field: str, description: str, extra: dict[str, Any]
+) -> HttpTool:
 	"""A multipart POST that uploads a file in ``field``."""
 	props: dict[str, Any] = {"chat_id": _CHAT, "file": _FILE_REF, **extra}
 	return HttpTool(
@@ -105,7 +109,13 @@ def _upload(handle: str, method: str, field: str, description: str, extra: dict[
 
 
 _TOOLS = [
-	_method("getMe", "getMe", "Check the token and get the bot's id, name and username.", ["read"], obj({})),
+	_method(
+		"getMe",
+		"getMe",
+		"Check the token and get the bot's id, name and username.",
+		["read"],
+		obj({}),
+	),
 	_method(
 		"sendMessage",
 		"sendMessage",
@@ -137,7 +147,9 @@ _TOOLS = [
 		obj(
 			{
 				"chat_id": _CHAT,
-				"photo": string("file_id of a photo on Telegram, or an HTTPS URL of a JPEG/PNG (max 10 MB)."),
+				"photo": string(
+					"file_id of a photo on Telegram, or an HTTPS URL of a JPEG/PNG (max 10 MB)."
+				),
 				"caption": _CAPTION,
 				"parse_mode": _PARSE_MODE,
 				"message_thread_id": _THREAD,
@@ -201,7 +213,10 @@ _TOOLS = [
 		"deleteMessage",
 		"Delete a message (the bot's own within 48 hours; others' in groups where it is admin).",
 		["delete"],
-		obj({"chat_id": _CHAT, "message_id": integer("Id of the message to delete.")}, ["chat_id", "message_id"]),
+		obj(
+			{"chat_id": _CHAT, "message_id": integer("Id of the message to delete.")},
+			["chat_id", "message_id"],
+		),
 	),
 	_method(
 		"forwardMessage",
@@ -229,7 +244,12 @@ _TOOLS = [
 			{
 				"offset": integer("First update id to return (last update_id + 1)."),
 				"limit": integer("Updates to return.", minimum=1, maximum=100, default=100),
-				"timeout": integer("Seconds to wait for an update (long polling).", minimum=0, maximum=50, default=0),
+				"timeout": integer(
+					"Seconds to wait for an update (long polling).",
+					minimum=0,
+					maximum=50,
+					default=0,
+				),
 				"allowed_updates": _UPDATES,
 			}
 		),
@@ -316,10 +336,15 @@ _TOOLS = [
 		obj(
 			{
 				"url": string("HTTPS URL that receives updates (ports 443, 80, 88 or 8443)."),
-				"secret_token": string("1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.", pattern="^[A-Za-z0-9_-]{1,256}$"),
+				"secret_token": string(
+					"1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.",
+					pattern="^[A-Za-z0-9_-]{1,256}$",
+				),
 				"allowed_updates": _UPDATES,
 				"drop_pending_updates": boolean("Discard updates waiting in the queue."),
-				"max_connections": integer("Simultaneous connections.", minimum=1, maximum=100, default=40),
+				"max_connections": integer(
+					"Simultaneous connections.", minimum=1, maximum=100, default=40
+				),
 			},
 			["url"],
 		),

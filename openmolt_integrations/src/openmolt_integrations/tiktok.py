@@ -23,13 +23,20 @@ _PRIVACY = string(
 )
 _SOURCE_INFO = obj(
 	{
-		"source": string("FILE_UPLOAD: send the bytes with uploadVideoChunk. PULL_FROM_URL: TikTok downloads video_url (domain must be verified).", enum=["FILE_UPLOAD", "PULL_FROM_URL"]),
+		"source": string(
+			"FILE_UPLOAD: send the bytes with uploadVideoChunk. PULL_FROM_URL: TikTok downloads video_url (domain must be verified).",
+			enum=["FILE_UPLOAD", "PULL_FROM_URL"],
+		),
 		"video_size": integer("FILE_UPLOAD: video size in bytes.", minimum=1),
 		"chunk_size": integer(
 			"FILE_UPLOAD: chunk size in bytes; the whole size for videos under 64 MB (required under 5 MB), else 5–64 MB.",
 			minimum=1,
 		),
-		"total_chunk_count": integer("FILE_UPLOAD: video_size / chunk_size rounded down (1 for a single chunk).", minimum=1, maximum=1000),
+		"total_chunk_count": integer(
+			"FILE_UPLOAD: video_size / chunk_size rounded down (1 for a single chunk).",
+			minimum=1,
+			maximum=1000,
+		),
 		"video_url": string("PULL_FROM_URL: HTTPS URL of the video on a verified domain."),
 	},
 	["source"],
@@ -118,12 +125,16 @@ _TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"title": string("Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200),
+				"title": string(
+					"Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200
+				),
 				"privacy_level": _PRIVACY,
 				"disable_duet": boolean("Turn off duets."),
 				"disable_stitch": boolean("Turn off stitches."),
 				"disable_comment": boolean("Turn off comments."),
-				"video_cover_timestamp_ms": integer("Frame used as cover, in milliseconds.", minimum=0),
+				"video_cover_timestamp_ms": integer(
+					"Frame used as cover, in milliseconds.", minimum=0
+				),
 				"brand_content_toggle": boolean("Paid partnership promoting a third-party brand."),
 				"brand_organic_toggle": boolean("Promotes the creator's own business."),
 				"is_aigc": boolean("The video is AI-generated."),
@@ -160,12 +171,21 @@ _TOOLS = [
 		body="{{ input.file }}",
 		input_schema=obj(
 			{
-				"upload_url": string("upload_url from initDirectPost or initInboxUpload.", pattern="^https://[a-z0-9.-]+\\.tiktokapis\\.com/"),
-				"file": string("File reference of this chunk's bytes: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."),
+				"upload_url": string(
+					"upload_url from initDirectPost or initInboxUpload.",
+					pattern="^https://[a-z0-9.-]+\\.tiktokapis\\.com/",
+				),
+				"file": string(
+					"File reference of this chunk's bytes: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."
+				),
 				"first_byte": integer("Offset of the chunk's first byte.", minimum=0),
 				"last_byte": integer("Offset of the chunk's last byte (inclusive).", minimum=0),
 				"total_bytes": integer("Size of the whole video (video_size).", minimum=1),
-				"content_type": string("Video MIME type.", enum=["video/mp4", "video/quicktime", "video/webm"], default="video/mp4"),
+				"content_type": string(
+					"Video MIME type.",
+					enum=["video/mp4", "video/quicktime", "video/webm"],
+					default="video/mp4",
+				),
 			},
 			["upload_url", "file", "first_byte", "last_byte", "total_bytes"],
 		),
@@ -197,13 +217,24 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"title": string("Title, up to 90 characters.", maxLength=90),
-				"description": string("Description with #hashtags and @mentions, up to 4000 characters.", maxLength=4000),
+				"description": string(
+					"Description with #hashtags and @mentions, up to 4000 characters.",
+					maxLength=4000,
+				),
 				"privacy_level": _PRIVACY,
 				"disable_comment": boolean("Turn off comments."),
 				"auto_add_music": boolean("Let TikTok add music."),
-				"photo_images": array("Public URLs of the photos (JPEG/WebP) on a verified domain.", {"type": "string"}, minItems=1, maxItems=35),
+				"photo_images": array(
+					"Public URLs of the photos (JPEG/WebP) on a verified domain.",
+					{"type": "string"},
+					minItems=1,
+					maxItems=35,
+				),
 				"photo_cover_index": integer("Index of the cover photo.", minimum=0, default=0),
-				"post_mode": string("DIRECT_POST publishes; MEDIA_UPLOAD sends to the inbox.", enum=["DIRECT_POST", "MEDIA_UPLOAD"]),
+				"post_mode": string(
+					"DIRECT_POST publishes; MEDIA_UPLOAD sends to the inbox.",
+					enum=["DIRECT_POST", "MEDIA_UPLOAD"],
+				),
 			},
 			["photo_images", "photo_cover_index", "post_mode"],
 		),
@@ -264,7 +295,14 @@ INTEGRATION = Integration(
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
 			client_id_param="client_key",
-			scopes=["user.info.basic", "user.info.profile", "user.info.stats", "video.list", "video.upload", "video.publish"],
+			scopes=[
+				"user.info.basic",
+				"user.info.profile",
+				"user.info.stats",
+				"video.list",
+				"video.upload",
+				"video.publish",
+			],
 		),
 		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
 	],

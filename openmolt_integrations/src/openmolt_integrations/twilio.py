@@ -79,10 +79,14 @@ _TOOLS = [
 			{
 				"To": _TO,
 				"From": _FROM,
-				"MessagingServiceSid": string("Messaging Service SID (MG…) to send through, instead of From."),
+				"MessagingServiceSid": string(
+					"Messaging Service SID (MG…) to send through, instead of From."
+				),
 				"Body": string("Message text, up to 1600 characters.", maxLength=1600),
 				"MediaUrl": string("Public URL of an image or file to attach (MMS, WhatsApp)."),
-				"ContentSid": string("Content template SID (HX…), e.g. an approved WhatsApp template."),
+				"ContentSid": string(
+					"Content template SID (HX…), e.g. an approved WhatsApp template."
+				),
 				"ContentVariables": string(
 					"JSON object, as a string, with values for the content template's placeholders, "
 					'e.g. {"1": "Ada", "2": "Friday"}.'
@@ -94,7 +98,9 @@ _TOOLS = [
 					format="date-time",
 				),
 				"ScheduleType": string("Required with SendAt.", enum=["fixed"]),
-				"ValidityPeriod": integer("Seconds the message may wait in the queue.", minimum=1, maximum=36000),
+				"ValidityPeriod": integer(
+					"Seconds the message may wait in the queue.", minimum=1, maximum=36000
+				),
 			},
 			["To"],
 		),
@@ -121,8 +127,12 @@ _TOOLS = [
 				"To": string("Only messages to this number."),
 				"From": string("Only messages from this number."),
 				"DateSent": string("Only messages sent on this day (YYYY-MM-DD).", format="date"),
-				"DateSentAfter": string("Only messages sent on or after this day (YYYY-MM-DD).", format="date"),
-				"DateSentBefore": string("Only messages sent on or before this day (YYYY-MM-DD).", format="date"),
+				"DateSentAfter": string(
+					"Only messages sent on or after this day (YYYY-MM-DD).", format="date"
+				),
+				"DateSentBefore": string(
+					"Only messages sent on or before this day (YYYY-MM-DD).", format="date"
+				),
 				"PageSize": _PAGE_SIZE,
 				"Page": _PAGE,
 				"PageToken": _PAGE_TOKEN,
@@ -157,7 +167,11 @@ _TOOLS = [
 		endpoint=f"{_ACCOUNT}/Messages/{{{{ input.MessageSid }}}}/Media.json",
 		query_params={"PageSize": "{{ input.PageSize }}", "PageToken": "{{ input.PageToken }}"},
 		input_schema=obj(
-			{"MessageSid": string("Message SID.", **_SID), "PageSize": _PAGE_SIZE, "PageToken": _PAGE_TOKEN},
+			{
+				"MessageSid": string("Message SID.", **_SID),
+				"PageSize": _PAGE_SIZE,
+				"PageToken": _PAGE_TOKEN,
+			},
 			["MessageSid"],
 		),
 	),
@@ -190,7 +204,9 @@ _TOOLS = [
 				"Record": boolean("Record the call."),
 				"Timeout": integer("Seconds to let it ring.", minimum=5, maximum=600, default=60),
 				"TimeLimit": integer("Maximum call length in seconds.", minimum=1, maximum=86400),
-				"MachineDetection": string("Detect answering machines.", enum=["Enable", "DetectMessageEnd"]),
+				"MachineDetection": string(
+					"Detect answering machines.", enum=["Enable", "DetectMessageEnd"]
+				),
 			},
 			["To", "From"],
 		),
@@ -213,11 +229,18 @@ _TOOLS = [
 		method="POST",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Calls/{{{{ input.Sid }}}}.json",
-		body={"Status": "{{ input.Status }}", "Twiml": "{{ input.Twiml }}", "Url": "{{ input.Url }}"},
+		body={
+			"Status": "{{ input.Status }}",
+			"Twiml": "{{ input.Twiml }}",
+			"Url": "{{ input.Url }}",
+		},
 		input_schema=obj(
 			{
 				"Sid": string("Call SID (CA…).", **_SID),
-				"Status": string("completed hangs up, canceled cancels a queued or ringing call.", enum=["completed", "canceled"]),
+				"Status": string(
+					"completed hangs up, canceled cancels a queued or ringing call.",
+					enum=["completed", "canceled"],
+				),
 				"Twiml": string("New TwiML to run on the call."),
 				"Url": string("URL returning new TwiML."),
 			},
@@ -247,10 +270,23 @@ _TOOLS = [
 				"From": string("Only calls from this number."),
 				"Status": string(
 					"Only calls with this status.",
-					enum=["queued", "ringing", "in-progress", "canceled", "completed", "failed", "busy", "no-answer"],
+					enum=[
+						"queued",
+						"ringing",
+						"in-progress",
+						"canceled",
+						"completed",
+						"failed",
+						"busy",
+						"no-answer",
+					],
 				),
-				"StartTimeAfter": string("Only calls started on or after this day (YYYY-MM-DD).", format="date"),
-				"StartTimeBefore": string("Only calls started on or before this day (YYYY-MM-DD).", format="date"),
+				"StartTimeAfter": string(
+					"Only calls started on or after this day (YYYY-MM-DD).", format="date"
+				),
+				"StartTimeBefore": string(
+					"Only calls started on or before this day (YYYY-MM-DD).", format="date"
+				),
 				"PageSize": _PAGE_SIZE,
 				"Page": _PAGE,
 				"PageToken": _PAGE_TOKEN,
@@ -273,7 +309,9 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"CallSid": string("Only recordings of this call."),
-				"DateCreatedAfter": string("Only recordings made on or after this time (ISO 8601).", format="date-time"),
+				"DateCreatedAfter": string(
+					"Only recordings made on or after this time (ISO 8601).", format="date-time"
+				),
 				"PageSize": _PAGE_SIZE,
 				"PageToken": _PAGE_TOKEN,
 			}
@@ -309,10 +347,15 @@ _TOOLS = [
 		method="GET",
 		base_url=_LOOKUPS,
 		endpoint="/v2/PhoneNumbers/{{ input.PhoneNumber }}",
-		query_params={"Fields": "{{ input.Fields | join: ',' }}", "CountryCode": "{{ input.CountryCode }}"},
+		query_params={
+			"Fields": "{{ input.Fields | join: ',' }}",
+			"CountryCode": "{{ input.CountryCode }}",
+		},
 		input_schema=obj(
 			{
-				"PhoneNumber": string("The number, E.164 (+15558675310) or national with CountryCode."),
+				"PhoneNumber": string(
+					"The number, E.164 (+15558675310) or national with CountryCode."
+				),
 				"Fields": {
 					"type": "array",
 					"description": "Extra data packages (billed per lookup).",
@@ -353,8 +396,14 @@ _TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"To": string(f"Who to verify: an {_E164}, or an email address for the email channel."),
-				"Channel": string("How to send the code.", enum=["sms", "call", "email", "whatsapp"], default="sms"),
+				"To": string(
+					f"Who to verify: an {_E164}, or an email address for the email channel."
+				),
+				"Channel": string(
+					"How to send the code.",
+					enum=["sms", "call", "email", "whatsapp"],
+					default="sms",
+				),
 				"Locale": string("Language of the message, e.g. en, fr, pt-BR."),
 				"CustomFriendlyName": string("Name shown in the message instead of the service's."),
 			},
@@ -368,7 +417,11 @@ _TOOLS = [
 		method="POST",
 		base_url=_VERIFY,
 		endpoint="/v2/Services/{{ config.verifyServiceSid }}/VerificationCheck",
-		body={"To": "{{ input.To }}", "Code": "{{ input.Code }}", "VerificationSid": "{{ input.VerificationSid }}"},
+		body={
+			"To": "{{ input.To }}",
+			"Code": "{{ input.Code }}",
+			"VerificationSid": "{{ input.VerificationSid }}",
+		},
 		input_schema=obj(
 			{
 				"To": string("The number or email the code was sent to."),

@@ -15,7 +15,9 @@ from openmolt_integrations._msgschema import array, boolean, integer, obj, strin
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
-_TO = string("Recipient's phone number in international format without + or spaces, e.g. 15551234567.")
+_TO = string(
+	"Recipient's phone number in international format without + or spaces, e.g. 15551234567."
+)
 _CONTEXT = obj(
 	{"message_id": string("wamid of the message to reply to.")},
 	["message_id"],
@@ -83,12 +85,17 @@ _TOOLS = [
 			{
 				"to": _TO,
 				"body": string("Message text, up to 4096 characters.", maxLength=4096),
-				"preview_url": boolean("Show a preview of the first URL in the text.", default=False),
+				"preview_url": boolean(
+					"Show a preview of the first URL in the text.", default=False
+				),
 				"context": _CONTEXT,
 			},
 			["to", "body"],
 		),
-		{"type": "text", "text": {"body": "{{ input.body }}", "preview_url": "{{ input.preview_url }}"}},
+		{
+			"type": "text",
+			"text": {"body": "{{ input.body }}", "preview_url": "{{ input.preview_url }}"},
+		},
 	),
 	_send(
 		"sendTemplate",
@@ -100,8 +107,8 @@ _TOOLS = [
 				"name": string("Template name, e.g. hello_world."),
 				"language": string("Template language code, e.g. en_US.", default="en_US"),
 				"components": array(
-					"Variable values: [{\"type\": \"body\", \"parameters\": [{\"type\": \"text\", "
-					"\"text\": \"Ada\"}]}]; header/button components the same way.",
+					'Variable values: [{"type": "body", "parameters": [{"type": "text", '
+					'"text": "Ada"}]}]; header/button components the same way.',
 					{"type": "object"},
 				),
 				"context": _CONTEXT,
@@ -124,12 +131,18 @@ _TOOLS = [
 		obj(
 			{
 				"to": _TO,
-				"type": string("Kind of media.", enum=["image", "video", "audio", "document", "sticker"]),
+				"type": string(
+					"Kind of media.", enum=["image", "video", "audio", "document", "sticker"]
+				),
 				"image": _CAPTIONED,
 				"video": _CAPTIONED,
 				"audio": obj(_MEDIA, description="The audio: id or link."),
 				"document": obj(
-					{**_MEDIA, "caption": string("Caption."), "filename": string("File name shown to the user.")},
+					{
+						**_MEDIA,
+						"caption": string("Caption."),
+						"filename": string("File name shown to the user."),
+					},
 					description="The document: id or link, caption, filename.",
 				),
 				"sticker": obj(_MEDIA, description="The sticker (webp): id or link."),
@@ -154,15 +167,24 @@ _TOOLS = [
 				"to": _TO,
 				"interactive": obj(
 					{
-						"type": string("button = reply buttons, list = list menu.", enum=["button", "list"]),
-						"header": obj({"type": string("text"), "text": string("Header text.")}, description="Optional header."),
-						"body": obj({"text": string("Body text, up to 1024 characters.")}, ["text"], "Body."),
-						"footer": obj({"text": string("Footer text.")}, description="Optional footer."),
+						"type": string(
+							"button = reply buttons, list = list menu.", enum=["button", "list"]
+						),
+						"header": obj(
+							{"type": string("text"), "text": string("Header text.")},
+							description="Optional header.",
+						),
+						"body": obj(
+							{"text": string("Body text, up to 1024 characters.")}, ["text"], "Body."
+						),
+						"footer": obj(
+							{"text": string("Footer text.")}, description="Optional footer."
+						),
 						"action": {
 							"type": "object",
-							"description": "button: {\"buttons\": [{\"type\": \"reply\", \"reply\": {\"id\": \"yes\", "
-							"\"title\": \"Yes\"}}]}; list: {\"button\": \"Choose\", \"sections\": [{\"title\": \"...\", "
-							"\"rows\": [{\"id\": \"a\", \"title\": \"...\", \"description\": \"...\"}]}]}.",
+							"description": 'button: {"buttons": [{"type": "reply", "reply": {"id": "yes", '
+							'"title": "Yes"}}]}; list: {"button": "Choose", "sections": [{"title": "...", '
+							'"rows": [{"id": "a", "title": "...", "description": "..."}]}]}.',
 						},
 					},
 					["type", "body", "action"],
@@ -185,7 +207,10 @@ _TOOLS = [
 			},
 			["to", "message_id", "emoji"],
 		),
-		{"type": "reaction", "reaction": {"message_id": "{{ input.message_id }}", "emoji": "{{ input.emoji }}"}},
+		{
+			"type": "reaction",
+			"reaction": {"message_id": "{{ input.message_id }}", "emoji": "{{ input.emoji }}"},
+		},
 	),
 	HttpTool(
 		handle="markAsRead",
@@ -206,7 +231,7 @@ _TOOLS = [
 				"typing_indicator": obj(
 					{"type": string("Indicator kind.", enum=["text"])},
 					["type"],
-					"Give {\"type\": \"text\"} to also show 'typing…' to the user.",
+					'Give {"type": "text"} to also show \'typing…\' to the user.',
 				),
 			},
 			["message_id"],
@@ -224,8 +249,12 @@ _TOOLS = [
 		files={"file": "{{ input.file }}"},
 		input_schema=obj(
 			{
-				"file": string("File reference: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."),
-				"type": string("MIME type of the file, e.g. image/jpeg, application/pdf, audio/ogg."),
+				"file": string(
+					"File reference: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."
+				),
+				"type": string(
+					"MIME type of the file, e.g. image/jpeg, application/pdf, audio/ogg."
+				),
 			},
 			["file", "type"],
 		),
@@ -238,7 +267,9 @@ _TOOLS = [
 		method="GET",
 		endpoint="/{{ input.media_id }}",
 		query_params={"phone_number_id": "{{ config.phoneNumberId }}"},
-		input_schema=obj({"media_id": string("Media id (from a webhook message or uploadMedia).")}, ["media_id"]),
+		input_schema=obj(
+			{"media_id": string("Media id (from a webhook message or uploadMedia).")}, ["media_id"]
+		),
 	),
 	HttpTool(
 		handle="downloadMedia",
@@ -250,7 +281,11 @@ _TOOLS = [
 		endpoint="",
 		response_format="binary",
 		input_schema=obj(
-			{"url": string("The `url` from getMediaUrl.", pattern="^https://lookaside\\.fbsbx\\.com/")},
+			{
+				"url": string(
+					"The `url` from getMediaUrl.", pattern="^https://lookaside\\.fbsbx\\.com/"
+				)
+			},
 			["url"],
 		),
 	),
@@ -298,12 +333,17 @@ _TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"name": string("Lowercase name with underscores, e.g. order_shipped.", pattern="^[a-z0-9_]{1,512}$"),
+				"name": string(
+					"Lowercase name with underscores, e.g. order_shipped.",
+					pattern="^[a-z0-9_]{1,512}$",
+				),
 				"language": string("Language code, e.g. en_US."),
-				"category": string("Template category.", enum=["MARKETING", "UTILITY", "AUTHENTICATION"]),
+				"category": string(
+					"Template category.", enum=["MARKETING", "UTILITY", "AUTHENTICATION"]
+				),
 				"components": array(
-					"Components: [{\"type\": \"BODY\", \"text\": \"Hi {{1}}, order {{2}} shipped.\", "
-					"\"example\": {\"body_text\": [[\"Ada\", \"#42\"]]}}] plus HEADER, FOOTER, BUTTONS.",
+					'Components: [{"type": "BODY", "text": "Hi {{1}}, order {{2}} shipped.", '
+					'"example": {"body_text": [["Ada", "#42"]]}}] plus HEADER, FOOTER, BUTTONS.',
 					{"type": "object"},
 					minItems=1,
 				),
@@ -333,7 +373,9 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ config.phoneNumberId }}/whatsapp_business_profile",
-		query_params={"fields": "about,address,description,email,profile_picture_url,websites,vertical"},
+		query_params={
+			"fields": "about,address,description,email,profile_picture_url,websites,vertical"
+		},
 		input_schema=obj({}),
 	),
 ]

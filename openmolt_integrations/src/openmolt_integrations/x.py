@@ -64,7 +64,11 @@ _POST_QUERY = {
 	"expansions": "{{ input.expansions | join: ',' }}",
 	"user.fields": "{{ input.user_fields | join: ',' }}",
 }
-_POST_QUERY_SCHEMA = {"post_fields": _POST_FIELDS, "expansions": _EXPANSIONS, "user_fields": _USER_FIELDS}
+_POST_QUERY_SCHEMA = {
+	"post_fields": _POST_FIELDS,
+	"expansions": _EXPANSIONS,
+	"user_fields": _USER_FIELDS,
+}
 _TIMELINE_QUERY = {
 	"max_results": "{{ input.max_results }}",
 	"pagination_token": "{{ input.pagination_token }}",
@@ -82,9 +86,20 @@ _TIMELINE_SCHEMA = {
 }
 _MEDIA_CATEGORY = string(
 	"What the media is for.",
-	enum=["tweet_image", "tweet_gif", "tweet_video", "amplify_video", "dm_image", "dm_gif", "dm_video", "subtitles"],
+	enum=[
+		"tweet_image",
+		"tweet_gif",
+		"tweet_video",
+		"amplify_video",
+		"dm_image",
+		"dm_gif",
+		"dm_video",
+		"subtitles",
+	],
 )
-_FILE = string("File reference: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>.")
+_FILE = string(
+	"File reference: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."
+)
 
 _SCOPES = [
 	"tweet.read",
@@ -149,20 +164,40 @@ _TOOLS = [
 				),
 				"quote_tweet_id": string("Quote this post.", **_ID_PATTERN),
 				"media": obj(
-					{"media_ids": array("1 to 4 media ids from the upload tools.", {"type": "string"}, minItems=1, maxItems=4)},
+					{
+						"media_ids": array(
+							"1 to 4 media ids from the upload tools.",
+							{"type": "string"},
+							minItems=1,
+							maxItems=4,
+						)
+					},
 					["media_ids"],
 					"Attached media.",
 				),
 				"poll": obj(
 					{
-						"options": array("2 to 4 choices, 1-25 characters each.", {"type": "string"}, minItems=2, maxItems=4),
-						"duration_minutes": integer("Poll length in minutes.", minimum=5, maximum=10080),
+						"options": array(
+							"2 to 4 choices, 1-25 characters each.",
+							{"type": "string"},
+							minItems=2,
+							maxItems=4,
+						),
+						"duration_minutes": integer(
+							"Poll length in minutes.", minimum=5, maximum=10080
+						),
 					},
 					["options", "duration_minutes"],
 					"A poll (not with media).",
 				),
-				"reply_settings": string("Who can reply.", enum=["following", "mentionedUsers", "subscribers", "verified"]),
-				"made_with_ai": {"type": "boolean", "description": "Label the post as made with AI."},
+				"reply_settings": string(
+					"Who can reply.",
+					enum=["following", "mentionedUsers", "subscribers", "verified"],
+				),
+				"made_with_ai": {
+					"type": "boolean",
+					"description": "Label the post as made with AI.",
+				},
 			},
 		),
 	),
@@ -186,7 +221,7 @@ _TOOLS = [
 	HttpTool(
 		handle="searchRecent",
 		description="Search posts from the last 7 days with X's query syntax (from:user, "
-		"#tag, \"exact phrase\", -is:retweet, has:media, lang:en).",
+		'#tag, "exact phrase", -is:retweet, has:media, lang:en).',
 		scopes=["read"],
 		method="GET",
 		endpoint="/2/tweets/search/recent",
@@ -201,7 +236,10 @@ _TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"query": string("Search query (512 characters on basic access, 4096 with higher tiers).", maxLength=4096),
+				"query": string(
+					"Search query (512 characters on basic access, 4096 with higher tiers).",
+					maxLength=4096,
+				),
 				"max_results": integer("Posts per page.", minimum=10, maximum=100, default=10),
 				"next_token": _PAGINATION,
 				"start_time": _TIME,
@@ -230,7 +268,10 @@ _TOOLS = [
 		endpoint="/2/users/by/username/{{ input.username }}",
 		query_params={"user.fields": "{{ input.user_fields | join: ',' }}"},
 		input_schema=obj(
-			{"username": string("Username without @.", pattern="^[A-Za-z0-9_]{1,15}$"), "user_fields": _USER_FIELDS},
+			{
+				"username": string("Username without @.", pattern="^[A-Za-z0-9_]{1,15}$"),
+				"user_fields": _USER_FIELDS,
+			},
 			["username"],
 		),
 	),
@@ -245,7 +286,10 @@ _TOOLS = [
 			{
 				**_TIMELINE_SCHEMA,
 				"id": string("User id (any user).", **_ID_PATTERN),
-				"exclude": array("Leave out replies and/or reposts.", {"type": "string", "enum": ["replies", "retweets"]}),
+				"exclude": array(
+					"Leave out replies and/or reposts.",
+					{"type": "string", "enum": ["replies", "retweets"]},
+				),
 			},
 			["id"],
 		),
@@ -270,7 +314,10 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				**_TIMELINE_SCHEMA,
-				"exclude": array("Leave out replies and/or reposts.", {"type": "string", "enum": ["replies", "retweets"]}),
+				"exclude": array(
+					"Leave out replies and/or reposts.",
+					{"type": "string", "enum": ["replies", "retweets"]},
+				),
 			},
 			["id"],
 		),
@@ -311,7 +358,9 @@ _TOOLS = [
 		request_format="multipart",
 		body={"media_category": "{{ input.media_category }}"},
 		files={"media": "{{ input.media }}"},
-		input_schema=obj({"media": _FILE, "media_category": _MEDIA_CATEGORY}, ["media", "media_category"]),
+		input_schema=obj(
+			{"media": _FILE, "media_category": _MEDIA_CATEGORY}, ["media", "media_category"]
+		),
 	),
 	HttpTool(
 		handle="initializeMediaUpload",
@@ -330,7 +379,17 @@ _TOOLS = [
 			{
 				"media_type": string(
 					"MIME type.",
-					enum=["video/mp4", "video/webm", "video/quicktime", "image/gif", "image/jpeg", "image/png", "image/webp", "text/srt", "text/vtt"],
+					enum=[
+						"video/mp4",
+						"video/webm",
+						"video/quicktime",
+						"image/gif",
+						"image/jpeg",
+						"image/png",
+						"image/webp",
+						"text/srt",
+						"text/vtt",
+					],
 				),
 				"total_bytes": integer("Total file size in bytes.", minimum=1),
 				"media_category": _MEDIA_CATEGORY,

@@ -18,11 +18,23 @@ from typing import Any
 import pytest
 
 from openmolt_core.integrations import HttpTool, Integration
-from openmolt_integrations import discord, instagram, outlook, slack, telegram, tiktok, twilio, whatsapp, x
+from openmolt_integrations import (
+	discord,
+	instagram,
+	outlook,
+	slack,
+	telegram,
+	tiktok,
+	twilio,
+	whatsapp,
+	x,
+)
 
 SPECS = Path(__file__).parent / "specs"
 
-_IF_ELSE = re.compile(r"\{%-?\s*if [^%]*%\}(.*?)\{%-?\s*else\s*-?%\}(.*?)\{%-?\s*endif\s*-?%\}", re.S)
+_IF_ELSE = re.compile(
+	r"\{%-?\s*if [^%]*%\}(.*?)\{%-?\s*else\s*-?%\}(.*?)\{%-?\s*endif\s*-?%\}", re.S
+)
 _IF = re.compile(r"\{%-?\s*(?:if|unless) [^%]*%\}(.*?)\{%-?\s*end(?:if|unless)\s*-?%\}", re.S)
 _VAR = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 _FORMATS = {
@@ -89,7 +101,9 @@ def _norm(name: str) -> str:
 # OpenAPI extracts ---------------------------------------------------------------------------
 
 
-def load_operations(*files: str, version: str | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def load_operations(
+	*files: str, version: str | None = None
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
 	"""Operations by (method, URL shape); paths of the same shape (``/{Media-ID}``, ``/{Media-URL}``) share a key."""
 	ops: dict[tuple[str, str], list[dict[str, Any]]] = {}
 	for name in files:
@@ -97,13 +111,17 @@ def load_operations(*files: str, version: str | None = None) -> dict[tuple[str, 
 		for op in data["operations"]:
 			path = op["path"].replace("{Version}", version) if version else op["path"]
 			for server in data["servers"]:
-				ops.setdefault((op["method"], server + re.sub(r"\{[^}]+\}", "{}", path)), []).append(op)
+				ops.setdefault(
+					(op["method"], server + re.sub(r"\{[^}]+\}", "{}", path)), []
+				).append(op)
 	return ops
 
 
 def _names_match(ours: list[str | None], path: str) -> bool:
 	theirs = [n for n in re.findall(r"\{([^}]+)\}", path) if n != "Version"]
-	return len(ours) == len(theirs) and all(o is None or _norm(o) == _norm(t) for o, t in zip(ours, theirs, strict=True))
+	return len(ours) == len(theirs) and all(
+		o is None or _norm(o) == _norm(t) for o, t in zip(ours, theirs, strict=True)
+	)
 
 
 def check_openapi(
@@ -124,21 +142,31 @@ def check_openapi(
 			assert key in ops, f"{tool.handle}: {key[0]} {key[1]} is not in the reference"
 			ours = input_path_names(url)
 			named = [op for op in ops[key] if _names_match(ours, op["path"])]
-			assert named, f"{tool.handle}: path parameters {ours} differ from {[o['path'] for o in ops[key]]}"
+			assert named, (
+				f"{tool.handle}: path parameters {ours} differ from {[o['path'] for o in ops[key]]}"
+			)
 			op = named[0]
 			unknown_query = set(tool.query_params) - set(op["query"]) - extra_query
-			assert not unknown_query, f"{tool.handle}: query {unknown_query} not in {op['operationId']}"
+			assert not unknown_query, (
+				f"{tool.handle}: query {unknown_query} not in {op['operationId']}"
+			)
 			top, nested = body_keys(tool)
 			top |= set(tool.files)
 			if top:
 				ctype = _FORMATS[request_format(integration, tool)]
-				assert ctype in op["body"], f"{tool.handle}: {ctype} not accepted by {op['operationId']}"
+				assert ctype in op["body"], (
+					f"{tool.handle}: {ctype} not accepted by {op['operationId']}"
+				)
 				spec_body = op["body"][ctype]
 				allowed = set(spec_body["properties"]) | (extra_body or {}).get(tool.handle, set())
-				assert top <= allowed, f"{tool.handle}: body {top - allowed} not in {op['operationId']}"
+				assert top <= allowed, (
+					f"{tool.handle}: body {top - allowed} not in {op['operationId']}"
+				)
 				for key_name, keys in nested.items():
 					spec_nested = set(spec_body["nested"].get(key_name, []))
-					assert keys <= spec_nested, f"{tool.handle}: {key_name}.{keys - spec_nested} unknown"
+					assert keys <= spec_nested, (
+						f"{tool.handle}: {key_name}.{keys - spec_nested} unknown"
+					)
 			checked += 1
 	return checked
 
@@ -153,11 +181,20 @@ def test_discord_tools_match_the_discord_openapi_spec() -> None:
 def test_twilio_tools_match_the_twilio_oai_specs() -> None:
 	"""Each Twilio tool is an operation of twilio-oai on its own host, with form field names."""
 	ops = load_operations(
-		"twilio_api_v2010_subset.json", "twilio_verify_v2_subset.json", "twilio_lookups_v2_subset.json"
+		"twilio_api_v2010_subset.json",
+		"twilio_verify_v2_subset.json",
+		"twilio_lookups_v2_subset.json",
 	)
 	assert check_openapi(twilio.INTEGRATION, ops) == len(twilio.INTEGRATION.tools)
-	hosts = {re.match(r"https://[^/]+", urls(twilio.INTEGRATION, t)[0]).group(0) for t in twilio.INTEGRATION.tools}  # type: ignore[union-attr]
-	assert hosts == {"https://api.twilio.com", "https://verify.twilio.com", "https://lookups.twilio.com"}
+	hosts = {
+		re.match(r"https://[^/]+", urls(twilio.INTEGRATION, t)[0]).group(0)
+		for t in twilio.INTEGRATION.tools
+	}  # type: ignore[union-attr]
+	assert hosts == {
+		"https://api.twilio.com",
+		"https://verify.twilio.com",
+		"https://lookups.twilio.com",
+	}
 	for tool in twilio.INTEGRATION.tools:
 		if tool.method == "POST":
 			assert request_format(twilio.INTEGRATION, tool) == "form-data", tool.handle
@@ -184,7 +221,10 @@ def test_whatsapp_tools_match_the_business_messaging_spec() -> None:
 	)
 	assert checked == len(whatsapp.INTEGRATION.tools) - 1
 	# downloadMedia fetches the media URL itself, the spec's GET /{Version}/{Media-URL}.
-	assert any(o["path"] == "/{Version}/{Media-URL}" for o in ops[("GET", "https://graph.facebook.com/v26.0/{}")])
+	assert any(
+		o["path"] == "/{Version}/{Media-URL}"
+		for o in ops[("GET", "https://graph.facebook.com/v26.0/{}")]
+	)
 	download = next(t for t in whatsapp.INTEGRATION.tools if t.handle == "downloadMedia")
 	assert download.method == "GET" and download.response_format == "binary"
 	sends = [t for t in whatsapp.INTEGRATION.tools if t.endpoint.endswith("/messages")]
@@ -205,7 +245,10 @@ def _graph_templates() -> tuple[dict[tuple[str, str], dict[str, Any]], dict[str,
 		names += [n for group in re.findall(r"\{[?&]([^}]*)\}", template) for n in group.split(",")]
 		query = {n.replace("%24", "$").rstrip("*") for n in names}
 		for method in entry["methods"]:
-			out[(method.upper(), path)] = {"query": query, "body": {b.lower() for b in entry["body"]}}
+			out[(method.upper(), path)] = {
+				"query": query,
+				"body": {b.lower() for b in entry["body"]},
+			}
 	return out, data["models"]
 
 
@@ -249,8 +292,14 @@ def test_outlook_oauth_uses_the_tenant_and_offline_access() -> None:
 	"""The Microsoft identity URLs carry the tenant (default common) and ask for offline_access."""
 	oauth = outlook.INTEGRATION.credential("oauth2")
 	assert oauth is not None
-	assert oauth.auth_url == "https://login.microsoftonline.com/{{ config.tenant | default: 'common' }}/oauth2/v2.0/authorize"
-	assert oauth.token_url == "https://login.microsoftonline.com/{{ config.tenant | default: 'common' }}/oauth2/v2.0/token"
+	assert (
+		oauth.auth_url
+		== "https://login.microsoftonline.com/{{ config.tenant | default: 'common' }}/oauth2/v2.0/authorize"
+	)
+	assert (
+		oauth.token_url
+		== "https://login.microsoftonline.com/{{ config.tenant | default: 'common' }}/oauth2/v2.0/token"
+	)
 	assert "offline_access" in oauth.scopes and "Mail.Send" in oauth.scopes
 
 
@@ -267,11 +316,19 @@ def _slack_methods() -> dict[str, dict[str, Any]]:
 			continue
 		params = {a.arg for a in fn.args.kwonlyargs}
 		for node in ast.walk(fn):
-			if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update":
+			if (
+				isinstance(node, ast.Call)
+				and isinstance(node.func, ast.Attribute)
+				and node.func.attr == "update"
+			):
 				for arg in node.args:
 					if isinstance(arg, ast.Dict):
 						params |= {k.value for k in arg.keys if isinstance(k, ast.Constant)}
-			if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "api_call":
+			if (
+				isinstance(node, ast.Call)
+				and isinstance(node.func, ast.Attribute)
+				and node.func.attr == "api_call"
+			):
 				name = node.args[0]
 				if not isinstance(name, ast.Constant):
 					continue
@@ -298,7 +355,9 @@ def test_slack_tools_are_slack_sdk_web_api_methods() -> None:
 		assert name != "files.upload", "files.upload is retired"
 		assert name in methods, f"{tool.handle}: {name} is not a Slack Web API method"
 		spec = methods[name]
-		assert tool.method == spec["verb"], f"{tool.handle}: slack-sdk sends {name} as {spec['verb']}"
+		assert tool.method == spec["verb"], (
+			f"{tool.handle}: slack-sdk sends {name} as {spec['verb']}"
+		)
 		if tool.method == "GET":
 			names = set(tool.query_params)
 		else:
@@ -309,8 +368,14 @@ def test_slack_tools_are_slack_sdk_web_api_methods() -> None:
 		checked += 1
 	assert checked == len(slack.INTEGRATION.tools) - 1
 	upload = next(t for t in slack.INTEGRATION.tools if t.handle == "uploadFileBytes")
-	assert (upload.method, upload.base_url, upload.request_format) == ("POST", "{{ input.upload_url }}", "binary")
-	client = Path(str(metadata.distribution("slack-sdk").locate_file("slack_sdk/web/client.py"))).read_text()
+	assert (upload.method, upload.base_url, upload.request_format) == (
+		"POST",
+		"{{ input.upload_url }}",
+		"binary",
+	)
+	client = Path(
+		str(metadata.distribution("slack-sdk").locate_file("slack_sdk/web/client.py"))
+	).read_text()
 	assert 'url=f["upload_url"]' in client  # slack-sdk also POSTs the raw bytes to upload_url
 
 
@@ -318,14 +383,18 @@ def test_slack_tools_are_slack_sdk_web_api_methods() -> None:
 
 
 def _fb_source(module: str) -> str:
-	path = metadata.distribution("facebook-business").locate_file(f"facebook_business/adobjects/{module}.py")
+	path = metadata.distribution("facebook-business").locate_file(
+		f"facebook_business/adobjects/{module}.py"
+	)
 	return Path(str(path)).read_text()
 
 
 def _fb_edges(module: str) -> dict[tuple[str, str], dict[str, Any]]:
 	src = _fb_source(module)
 	out: dict[tuple[str, str], dict[str, Any]] = {}
-	for match in re.finditer(r"\n    def \w+\(self, fields=None, params=None.*?return request", src, re.S):
+	for match in re.finditer(
+		r"\n    def \w+\(self, fields=None, params=None.*?return request", src, re.S
+	):
 		body = match.group(0)
 		types = re.search(r"param_types = \{(.*?)\n        \}", body, re.S)
 		target = re.search(r"target_class=(\w+)", body)
@@ -357,7 +426,11 @@ _IG_NODES = {
 def test_instagram_tools_match_the_facebook_business_sdk() -> None:
 	"""Each Instagram tool is a node or edge call of facebook-business 26 with its parameters and fields."""
 	assert metadata.version("facebook-business").startswith("26.")
-	apiconfig = Path(str(metadata.distribution("facebook-business").locate_file("facebook_business/apiconfig.py")))
+	apiconfig = Path(
+		str(
+			metadata.distribution("facebook-business").locate_file("facebook_business/apiconfig.py")
+		)
+	)
 	assert "'v26.0'" in apiconfig.read_text()
 	assert instagram.INTEGRATION.api_setup.base_url == "https://graph.facebook.com/v26.0"
 	for tool in instagram.INTEGRATION.tools:
@@ -387,18 +460,90 @@ def test_instagram_tools_match_the_facebook_business_sdk() -> None:
 # anchor per method, e.g. https://core.telegram.org/bots/api#sendmessage.
 TELEGRAM_METHODS = {
 	"getMe": set(),
-	"sendMessage": {"business_connection_id", "chat_id", "message_thread_id", "text", "parse_mode", "entities", "link_preview_options", "disable_notification", "protect_content", "allow_paid_broadcast", "message_effect_id", "reply_parameters", "reply_markup"},
-	"sendPhoto": {"business_connection_id", "chat_id", "message_thread_id", "photo", "caption", "parse_mode", "caption_entities", "show_caption_above_media", "has_spoiler", "disable_notification", "protect_content", "allow_paid_broadcast", "message_effect_id", "reply_parameters", "reply_markup"},
-	"sendDocument": {"business_connection_id", "chat_id", "message_thread_id", "document", "thumbnail", "caption", "parse_mode", "caption_entities", "disable_content_type_detection", "disable_notification", "protect_content", "allow_paid_broadcast", "message_effect_id", "reply_parameters", "reply_markup"},
-	"editMessageText": {"business_connection_id", "chat_id", "message_id", "inline_message_id", "text", "parse_mode", "entities", "link_preview_options", "reply_markup"},
+	"sendMessage": {
+		"business_connection_id",
+		"chat_id",
+		"message_thread_id",
+		"text",
+		"parse_mode",
+		"entities",
+		"link_preview_options",
+		"disable_notification",
+		"protect_content",
+		"allow_paid_broadcast",
+		"message_effect_id",
+		"reply_parameters",
+		"reply_markup",
+	},
+	"sendPhoto": {
+		"business_connection_id",
+		"chat_id",
+		"message_thread_id",
+		"photo",
+		"caption",
+		"parse_mode",
+		"caption_entities",
+		"show_caption_above_media",
+		"has_spoiler",
+		"disable_notification",
+		"protect_content",
+		"allow_paid_broadcast",
+		"message_effect_id",
+		"reply_parameters",
+		"reply_markup",
+	},
+	"sendDocument": {
+		"business_connection_id",
+		"chat_id",
+		"message_thread_id",
+		"document",
+		"thumbnail",
+		"caption",
+		"parse_mode",
+		"caption_entities",
+		"disable_content_type_detection",
+		"disable_notification",
+		"protect_content",
+		"allow_paid_broadcast",
+		"message_effect_id",
+		"reply_parameters",
+		"reply_markup",
+	},
+	"editMessageText": {
+		"business_connection_id",
+		"chat_id",
+		"message_id",
+		"inline_message_id",
+		"text",
+		"parse_mode",
+		"entities",
+		"link_preview_options",
+		"reply_markup",
+	},
 	"deleteMessage": {"chat_id", "message_id"},
-	"forwardMessage": {"chat_id", "message_thread_id", "from_chat_id", "video_start_timestamp", "disable_notification", "protect_content", "message_id"},
+	"forwardMessage": {
+		"chat_id",
+		"message_thread_id",
+		"from_chat_id",
+		"video_start_timestamp",
+		"disable_notification",
+		"protect_content",
+		"message_id",
+	},
 	"getUpdates": {"offset", "limit", "timeout", "allowed_updates"},
 	"getFile": {"file_id"},
 	"getChat": {"chat_id"},
 	"sendChatAction": {"business_connection_id", "chat_id", "message_thread_id", "action"},
 	"answerCallbackQuery": {"callback_query_id", "text", "show_alert", "url", "cache_time"},
-	"setWebhook": {"url", "certificate", "ip_address", "max_connections", "allowed_updates", "drop_pending_updates", "secret_token"},
+	"setWebhook": {
+		"url",
+		"certificate",
+		"ip_address",
+		"max_connections",
+		"allowed_updates",
+		"drop_pending_updates",
+		"secret_token",
+	},
 	"deleteWebhook": {"drop_pending_updates"},
 }
 
@@ -434,22 +579,62 @@ TIKTOK_DOCS = {
 	# https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info
 	"getUserInfo": ("GET", "https://open.tiktokapis.com/v2/user/info/", {"fields"}, set()),
 	# https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info
-	"queryCreatorInfo": ("POST", "https://open.tiktokapis.com/v2/post/publish/creator_info/query/", set(), set()),
+	"queryCreatorInfo": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/creator_info/query/",
+		set(),
+		set(),
+	),
 	# https://developers.tiktok.com/doc/content-posting-api-reference-direct-post
-	"initDirectPost": ("POST", "https://open.tiktokapis.com/v2/post/publish/video/init/", set(), {"post_info", "source_info"}),
+	"initDirectPost": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/video/init/",
+		set(),
+		{"post_info", "source_info"},
+	),
 	# https://developers.tiktok.com/doc/content-posting-api-reference-upload-video
-	"initInboxUpload": ("POST", "https://open.tiktokapis.com/v2/post/publish/inbox/video/init/", set(), {"source_info"}),
+	"initInboxUpload": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/inbox/video/init/",
+		set(),
+		{"source_info"},
+	),
 	# https://developers.tiktok.com/doc/content-posting-api-reference-photo-post
-	"initPhotoPost": ("POST", "https://open.tiktokapis.com/v2/post/publish/content/init/", set(), {"post_info", "source_info", "post_mode", "media_type"}),
+	"initPhotoPost": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/content/init/",
+		set(),
+		{"post_info", "source_info", "post_mode", "media_type"},
+	),
 	# https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status
-	"getPostStatus": ("POST", "https://open.tiktokapis.com/v2/post/publish/status/fetch/", set(), {"publish_id"}),
+	"getPostStatus": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/status/fetch/",
+		set(),
+		{"publish_id"},
+	),
 	# https://developers.tiktok.com/doc/tiktok-api-v2-video-list
-	"listVideos": ("POST", "https://open.tiktokapis.com/v2/video/list/", {"fields"}, {"max_count", "cursor"}),
+	"listVideos": (
+		"POST",
+		"https://open.tiktokapis.com/v2/video/list/",
+		{"fields"},
+		{"max_count", "cursor"},
+	),
 	# https://developers.tiktok.com/doc/tiktok-api-v2-video-query
 	"queryVideos": ("POST", "https://open.tiktokapis.com/v2/video/query/", {"fields"}, {"filters"}),
 }
 # https://developers.tiktok.com/doc/content-posting-api-reference-direct-post (post_info, source_info)
-TIKTOK_POST_INFO = {"title", "privacy_level", "disable_duet", "disable_stitch", "disable_comment", "video_cover_timestamp_ms", "brand_content_toggle", "brand_organic_toggle", "is_aigc"}
+TIKTOK_POST_INFO = {
+	"title",
+	"privacy_level",
+	"disable_duet",
+	"disable_stitch",
+	"disable_comment",
+	"video_cover_timestamp_ms",
+	"brand_content_toggle",
+	"brand_organic_toggle",
+	"is_aigc",
+}
 TIKTOK_SOURCE_INFO = {"source", "video_size", "chunk_size", "total_chunk_count", "video_url"}
 
 
@@ -459,8 +644,15 @@ def test_tiktok_tools_follow_the_official_documentation() -> None:
 		if tool.handle == "uploadVideoChunk":
 			# https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide:
 			# PUT {UPLOAD_URL}, Content-Type, Content-Range: bytes {FIRST_BYTE}-{LAST_BYTE}/{TOTAL_BYTE_LENGTH}
-			assert (tool.method, tool.base_url, tool.request_format) == ("PUT", "{{ input.upload_url }}", "binary")
-			assert tool.headers["Content-Range"] == "bytes {{ input.first_byte }}-{{ input.last_byte }}/{{ input.total_bytes }}"
+			assert (tool.method, tool.base_url, tool.request_format) == (
+				"PUT",
+				"{{ input.upload_url }}",
+				"binary",
+			)
+			assert (
+				tool.headers["Content-Range"]
+				== "bytes {{ input.first_byte }}-{{ input.last_byte }}/{{ input.total_bytes }}"
+			)
 			continue
 		method, url, query, body = TIKTOK_DOCS[tool.handle]
 		assert (tool.method, urls(tiktok.INTEGRATION, tool)[0]) == (method, url), tool.handle
@@ -481,14 +673,23 @@ def test_tiktok_tools_follow_the_official_documentation() -> None:
 
 @pytest.mark.parametrize(
 	("integration", "minimum"),
-	[(discord.INTEGRATION, 10), (twilio.INTEGRATION, 10), (x.INTEGRATION, 10), (whatsapp.INTEGRATION, 10)],
+	[
+		(discord.INTEGRATION, 10),
+		(twilio.INTEGRATION, 10),
+		(x.INTEGRATION, 10),
+		(whatsapp.INTEGRATION, 10),
+	],
 )
 def test_the_openapi_extracts_cover_every_tool(integration: Integration, minimum: int) -> None:
 	"""The committed extracts hold an operation for every tool, so a new tool cannot skip the check."""
 	assert len(integration.tools) >= minimum
 	files = {
 		"Discord": ["discord_openapi_subset.json"],
-		"Twilio": ["twilio_api_v2010_subset.json", "twilio_verify_v2_subset.json", "twilio_lookups_v2_subset.json"],
+		"Twilio": [
+			"twilio_api_v2010_subset.json",
+			"twilio_verify_v2_subset.json",
+			"twilio_lookups_v2_subset.json",
+		],
 		"X": ["x_openapi_subset.json"],
 		"WhatsApp": ["whatsapp_openapi_subset.json"],
 	}[integration.name]

@@ -86,7 +86,9 @@ def test_templates_only_refer_to_declared_inputs(name: str) -> None:
 
 	spec = integration(name)
 	for tool in spec.tools:
-		text = repr((tool.endpoint, tool.query_params, tool.body, tool.headers, tool.base_url, tool.files))
+		text = repr(
+			(tool.endpoint, tool.query_params, tool.body, tool.headers, tool.base_url, tool.files)
+		)
 		names = set(re.findall(r"input\.(\w+)", text))
 		assert names <= set(tool.input_schema["properties"]), f"{name}.{tool.handle}: {names}"
 
@@ -112,7 +114,9 @@ def test_module_all_is_sorted_and_complete(name: str) -> None:
 		if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
 			public.add(node.name)
 		if isinstance(node, ast.Assign):
-			public |= {t.id for t in node.targets if isinstance(t, ast.Name) and not t.id.startswith("_")}
+			public |= {
+				t.id for t in node.targets if isinstance(t, ast.Name) and not t.id.startswith("_")
+			}
 	public.discard("__all__")
 	assert module.__all__ == sorted(module.__all__)
 	assert set(module.__all__) == public
@@ -122,7 +126,9 @@ def test_root_extras_exist_for_every_messaging_integration() -> None:
 	"""The umbrella package has an extra per messaging integration id."""
 	import tomllib
 
-	extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+	extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+		"optional-dependencies"
+	]
 	assert set(MODULES) <= set(extras)
 
 

@@ -165,7 +165,9 @@ class _Spec:
 		}
 
 
-def _openapi(out: str, source: str, commit: str, doc: dict[str, Any], ops: list[tuple[str, str]]) -> None:
+def _openapi(
+	out: str, source: str, commit: str, doc: dict[str, Any], ops: list[tuple[str, str]]
+) -> None:
 	spec = _Spec(doc)
 	servers = sorted({s["url"] for s in doc.get("servers", [])})
 	data = {
@@ -192,13 +194,19 @@ def _msgraph(root: Path) -> None:
 				continue
 			src = path.read_text()
 			match = re.search(r'super\(\).__init__\(request_adapter, "([^"]+)"', src)
-			if not match or "extendedProperties" in match.group(1) or "/extensions" in match.group(1):
+			if (
+				not match
+				or "extendedProperties" in match.group(1)
+				or "/extensions" in match.group(1)
+			):
 				continue
 			methods = sorted(set(re.findall(r"async def (get|post|patch|delete|put)\(", src)))
 			body: list[str] = []
 			for body_file in path.parent.glob("*_post_request_body.py"):
 				body += re.findall(r'writer\.write_\w+\("([A-Za-z@.]+)"', body_file.read_text())
-			templates.append({"template": match.group(1), "methods": methods, "body": sorted(set(body))})
+			templates.append(
+				{"template": match.group(1), "methods": methods, "body": sorted(set(body))}
+			)
 	models = {}
 	for name in MSGRAPH_MODELS:
 		src = (root / f"msgraph/generated/models/{name}.py").read_text()
@@ -208,7 +216,9 @@ def _msgraph(root: Path) -> None:
 		"templates": templates,
 		"models": models,
 	}
-	(HERE / "msgraph_users_mail_calendar.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+	(HERE / "msgraph_users_mail_calendar.json").write_text(
+		json.dumps(data, indent=1, sort_keys=True) + "\n"
+	)
 
 
 def main() -> None:
@@ -218,20 +228,44 @@ def main() -> None:
 	args = parser.parse_args()
 	if args.discord:
 		commit, text = _git_show(args.discord, "specs/openapi.json")
-		_openapi("discord_openapi_subset.json", "discord/discord-api-spec specs/openapi.json", commit, json.loads(text), DISCORD)
+		_openapi(
+			"discord_openapi_subset.json",
+			"discord/discord-api-spec specs/openapi.json",
+			commit,
+			json.loads(text),
+			DISCORD,
+		)
 	if args.twilio:
 		for name, ops in TWILIO.items():
 			commit, text = _git_show(args.twilio, f"spec/json/{name}.json")
-			_openapi(f"{name}_subset.json", f"twilio/twilio-oai spec/json/{name}.json", commit, json.loads(text), ops)
+			_openapi(
+				f"{name}_subset.json",
+				f"twilio/twilio-oai spec/json/{name}.json",
+				commit,
+				json.loads(text),
+				ops,
+			)
 	if args.x:
 		commit, text = _git_show(args.x, "specs/openapi.json")
-		_openapi("x_openapi_subset.json", "xdevplatform/xdk specs/openapi.json", commit, json.loads(text), X)
+		_openapi(
+			"x_openapi_subset.json",
+			"xdevplatform/xdk specs/openapi.json",
+			commit,
+			json.loads(text),
+			X,
+		)
 	if args.whatsapp:
 		import yaml  # only needed to rebuild; the tests read JSON
 
 		commit, text = _git_show(args.whatsapp, "business-messaging-api_v23.0.yaml")
 		doc = yaml.safe_load(text)
-		_openapi("whatsapp_openapi_subset.json", "facebook/openapi business-messaging-api_v23.0.yaml", commit, doc, WHATSAPP)
+		_openapi(
+			"whatsapp_openapi_subset.json",
+			"facebook/openapi business-messaging-api_v23.0.yaml",
+			commit,
+			doc,
+			WHATSAPP,
+		)
 	if args.msgraph:
 		_msgraph(args.msgraph)
 
