@@ -43,6 +43,7 @@ async def run_agent(
 	*,
 	config: dict[str, Any],
 	credential: str | None = None,
+	token_requests: int = 0,
 ) -> tuple[Any, ScriptedModel]:
 	model = ScriptedModel([*calls, finish(result="done")])
 	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
@@ -54,7 +55,7 @@ async def run_agent(
 		result = await agent.run("Use the tools.")
 	model.assert_consumed()
 	assert result.status == "success"
-	assert len(service.requests) == len(calls)
+	assert len(service.requests) == len(calls) + token_requests
 	return result, model
 
 
@@ -562,3 +563,83 @@ async def test_tiktok_agent_initialises_a_post_and_uploads_the_video() -> None:
 	assert put.headers["content-range"] == f"bytes 0-{len(video) - 1}/{len(video)}"
 	assert put.headers["content-type"] == "video/mp4"
 	assert put.content == video
+
+
+async def test_tiktok_refresh_uses_client_key_then_lists_videos() -> None:
+	"""An expired TikTok token is refreshed with client_key (TikTok's name for the client id)."""
+	service = Recorder(
+		httpx.Response(
+			200, json={"access_token": "act.new", "expires_in": 86400, "refresh_token": "rft.new"}
+		),
+		httpx.Response(
+			200,
+			json={"data": {"videos": [], "cursor": 0, "has_more": False}, "error": {"code": "ok"}},
+		),
+		httpx.Response(200, json={"data": {"status": "PUBLISH_COMPLETE"}, "error": {"code": "ok"}}),
+	)
+	await run_agent(
+		"tiktok",
+		[
+			call_tool("tiktok.listVideos", max_count=5),
+			call_tool("tiktok.getPostStatus", publish_id="v_pub_1"),
+		],
+		service,
+		config={
+			"accessToken": "act.old",
+			"expiryDate": 1000,
+			"clientKey": "ckey123",
+			"clientSecret": "csecret",
+			"refreshToken": "rft.old",
+		},
+		credential="oauth2",
+		token_requests=1,
+	)
+	refresh, listing, status = service.requests
+	assert (refresh.method, str(refresh.url)) == (
+		"POST",
+		"https://open.tiktokapis.com/v2/oauth/token/",
+	)
+	assert form(refresh) == {
+		"grant_type": ["refresh_token"],
+		"refresh_token": ["rft.old"],
+		"client_key": ["ckey123"],
+		"client_secret": ["csecret"],
+	}
+	assert str(listing.url).startswith(
+		"https://open.tiktokapis.com/v2/video/list/?fields=id%2Ctitle"
+	)
+	assert listing.headers["authorization"] == "Bearer act.new"
+	assert body(listing) == {"max_count": 5}
+	assert body(status) == {"publish_id": "v_pub_1"}
+
+
+async def test_outlook_refresh_goes_to_the_tenant_token_url() -> None:
+	"""The Microsoft token refresh uses the configured tenant, then the new token reaches Graph."""
+	service = Recorder(
+		httpx.Response(
+			200,
+			json={"access_token": "graph-new", "expires_in": 3600, "refresh_token": "refresh-2"},
+		),
+		httpx.Response(200, json={"value": []}),
+	)
+	await run_agent(
+		"outlook",
+		[call_tool("outlook.listMailFolders", top=5)],
+		service,
+		config={
+			"tenant": "contoso.onmicrosoft.com",
+			"clientId": "cid",
+			"clientSecret": "csecret",
+			"refreshToken": "refresh-1",
+		},
+		credential="oauth2",
+		token_requests=1,
+	)
+	refresh, folders = service.requests
+	assert (
+		str(refresh.url)
+		== "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token"
+	)
+	assert form(refresh)["client_id"] == ["cid"]
+	assert str(folders.url) == "https://graph.microsoft.com/v1.0/me/mailFolders?%24top=5"
+	assert folders.headers["authorization"] == "Bearer graph-new"
