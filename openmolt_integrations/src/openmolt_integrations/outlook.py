@@ -1,0 +1,534 @@
+"""Microsoft Outlook through Microsoft Graph v1.0: mail, drafts, attachments and calendar events.
+
+Tools act on the signed-in user (``/me``). Tokens come from the Microsoft identity platform v2.0
+(``https://login.microsoftonline.com/{tenant}/oauth2/v2.0/...``); ``offline_access`` yields a
+refresh token. Lists page through ``@odata.nextLink``: pass its ``$skip`` (or ``$skiptoken``) back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+
+__all__ = ["INTEGRATION", "register_integrations"]
+
+_LOGIN = "https://login.microsoftonline.com/{{ config.tenant | default: 'common' }}/oauth2/v2.0"
+_ID = string("Message id (from listMessages or searchMessages).")
+_RECIPIENTS = array(
+	'Recipients: [{"emailAddress": {"address": "ada@example.com", "name": "Ada"}}].',
+	obj(
+		{
+			"emailAddress": obj(
+				{
+					"address": string("Email address.", format="email"),
+					"name": string("Display name."),
+				},
+				["address"],
+				"The recipient.",
+			)
+		},
+		["emailAddress"],
+	),
+)
+_CONTENT_TYPE = string("Format of the body.", enum=["Text", "HTML"], default="Text")
+_SELECT = array(
+	"Properties to return, e.g. id, subject, from, receivedDateTime, bodyPreview, isRead.",
+	{"type": "string"},
+)
+_TOP = integer("Items per page.", minimum=1, maximum=1000, default=25)
+_SKIP = integer("Items to skip (paging: the $skip of @odata.nextLink).", minimum=0)
+_TEXT_BODY = boolean("Return bodies as HTML instead of plain text.", default=False)
+_PREFER_TEXT = '{% unless input.bodyAsHtml %}outlook.body-content-type="text"{% endunless %}'
+_DATETIME_TZ = obj(
+	{
+		"dateTime": string("Local date and time, e.g. 2026-12-01T09:00:00."),
+		"timeZone": string("Windows or IANA time zone, e.g. Europe/Paris or UTC."),
+	},
+	["dateTime", "timeZone"],
+	"A time with its zone.",
+)
+_ATTENDEES = array(
+	'Attendees: [{"emailAddress": {"address": "ada@example.com"}, "type": "required"}].',
+	obj(
+		{
+			"emailAddress": obj(
+				{"address": string("Email address."), "name": string("Display name.")},
+				["address"],
+				"The attendee.",
+			),
+			"type": string("Attendance.", enum=["required", "optional", "resource"]),
+		},
+		["emailAddress"],
+	),
+)
+_LIST_QUERY = {
+	"$top": "{{ input.top }}",
+	"$skip": "{{ input.skip }}",
+	"$select": "{{ input.select | join: ',' }}",
+}
+
+_DOCS = """\
+## Get a token
+
+1. In the [Microsoft Entra admin center](https://entra.microsoft.com) → **App registrations** →
+   **New registration**, choose who may sign in (any account: tenant `common`; work/school only:
+   `organizations`; personal only: `consumers`; one organisation: its tenant id) and add a
+   redirect URI (platform **Web**).
+2. **API permissions** → **Microsoft Graph** → **Delegated**: `offline_access`, `User.Read`,
+   `Mail.ReadWrite`, `Mail.Send`, `Calendars.ReadWrite`.
+3. **Certificates & secrets** → **New client secret**; copy the value.
+4. Send the user to
+   `https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=…&response_type=code&redirect_uri=…&scope=offline_access%20User.Read%20Mail.ReadWrite%20Mail.Send%20Calendars.ReadWrite`,
+   then exchange the `code` at `https://login.microsoftonline.com/common/oauth2/v2.0/token`
+   (`grant_type=authorization_code`). Keep the `refresh_token`.
+
+```python
+agent = om.create_agent(..., integrations=[{"integration": "outlook", "credential": {
+    "type": "oauth2",
+    "config": {"tenant": "common", "clientId": "...", "clientSecret": "...", "refreshToken": "..."},
+    "onTokenRefresh": save_tokens,
+}}])
+```
+
+OpenMolt refreshes the access token (about an hour) with the refresh token. A ready access token
+can also be given with the `bearer` credential (`accessToken`). Graph throttles with 429 and
+`Retry-After`, which OpenMolt honours.
+"""
+
+_MESSAGE_FIELDS = {
+	"subject": string("Subject line."),
+	"body": string("Message body."),
+	"contentType": _CONTENT_TYPE,
+	"toRecipients": _RECIPIENTS,
+	"ccRecipients": _RECIPIENTS,
+	"bccRecipients": _RECIPIENTS,
+	"importance": string("Importance.", enum=["low", "normal", "high"]),
+}
+_MESSAGE_BODY = {
+	"subject": "{{ input.subject }}",
+	"body": {
+		"contentType": "{{ input.contentType | default: 'Text' }}",
+		"content": "{{ input.body }}",
+	},
+	"toRecipients": "{{ input.toRecipients }}",
+	"ccRecipients": "{{ input.ccRecipients }}",
+	"bccRecipients": "{{ input.bccRecipients }}",
+	"importance": "{{ input.importance }}",
+}
+
+_TOOLS = [
+	HttpTool(
+		handle="listMessages",
+		description="List messages in a folder (inbox by default), newest first; filter with an "
+		'OData $filter such as "isRead eq false" or "from/emailAddress/address eq \'a@b.com\'".',
+		scopes=["read"],
+		method="GET",
+		endpoint="/me/mailFolders/{{ input.folder | default: 'inbox' }}/messages",
+		query_params={
+			**_LIST_QUERY,
+			"$filter": "{{ input.filter }}",
+			"$orderby": "{{ input.orderby | default: 'receivedDateTime desc' }}",
+		},
+		headers={"Prefer": _PREFER_TEXT},
+		input_schema=obj(
+			{
+				"folder": string(
+					"Folder id or well-known name: inbox, drafts, sentitems, deleteditems, archive, junkemail.",
+					default="inbox",
+				),
+				"filter": string(
+					"OData filter, e.g. isRead eq false and receivedDateTime ge 2026-11-01T00:00:00Z."
+				),
+				"orderby": string("Sort order.", default="receivedDateTime desc"),
+				"select": _SELECT,
+				"top": _TOP,
+				"skip": _SKIP,
+				"bodyAsHtml": _TEXT_BODY,
+			}
+		),
+	),
+	HttpTool(
+		handle="searchMessages",
+		description="Search all mail with keywords or KQL (subject:report, from:ada, "
+		"hasAttachments:true, received>=2026-11-01). Results are by relevance; page with skip.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/me/messages",
+		query_params={**_LIST_QUERY, "$search": '"{{ input.query }}"'},
+		headers={"Prefer": _PREFER_TEXT},
+		input_schema=obj(
+			{
+				"query": string("Search words or KQL; do not include double quotes."),
+				"select": _SELECT,
+				"top": _TOP,
+				"skip": _SKIP,
+				"bodyAsHtml": _TEXT_BODY,
+			},
+			["query"],
+		),
+	),
+	HttpTool(
+		handle="getMessage",
+		description="Get a message with its body, recipients and, with expandAttachments, "
+		"attachment metadata.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/me/messages/{{ input.id }}",
+		query_params={
+			"$select": "{{ input.select | join: ',' }}",
+			"$expand": "{% if input.expandAttachments %}attachments($select=id,name,contentType,size){% endif %}",
+		},
+		headers={"Prefer": _PREFER_TEXT},
+		input_schema=obj(
+			{
+				"id": _ID,
+				"select": _SELECT,
+				"expandAttachments": boolean("Include the attachments' names, types and sizes."),
+				"bodyAsHtml": _TEXT_BODY,
+			},
+			["id"],
+		),
+	),
+	HttpTool(
+		handle="sendMail",
+		description="Send a new email at once (saved to Sent Items). Attach small files inline "
+		"with `attachments`; for a reviewable message use createDraft.",
+		scopes=["send"],
+		method="POST",
+		endpoint="/me/sendMail",
+		body={
+			"message": {**_MESSAGE_BODY, "attachments": "{{ input.attachments }}"},
+			"saveToSentItems": "{{ input.saveToSentItems }}",
+		},
+		input_schema=obj(
+			{
+				**_MESSAGE_FIELDS,
+				"attachments": array(
+					'Files up to 3 MB each: [{"@odata.type": "#microsoft.graph.fileAttachment", '
+					'"name": "a.pdf", "contentType": "application/pdf", "contentBytes": "<base64>"}].',
+					{"type": "object"},
+				),
+				"saveToSentItems": boolean("Keep a copy in Sent Items.", default=True),
+			},
+			["subject", "body", "toRecipients"],
+		),
+	),
+	HttpTool(
+		handle="createDraft",
+		description="Create a draft in Drafts; returns its id for addAttachment and sendDraft.",
+		scopes=["write"],
+		method="POST",
+		endpoint="/me/messages",
+		body=_MESSAGE_BODY,
+		input_schema=obj(_MESSAGE_FIELDS, ["subject"]),
+	),
+	HttpTool(
+		handle="sendDraft",
+		description="Send a draft created with createDraft.",
+		scopes=["send"],
+		method="POST",
+		endpoint="/me/messages/{{ input.id }}/send",
+		input_schema=obj({"id": string("Id of the draft.")}, ["id"]),
+	),
+	HttpTool(
+		handle="replyToMessage",
+		description="Reply to the sender (or everyone with replyAll) with a comment above the "
+		"quoted message; sent at once.",
+		scopes=["send"],
+		method="POST",
+		endpoint="/me/messages/{{ input.id }}/{% if input.replyAll %}replyAll{% else %}reply{% endif %}",
+		body={"comment": "{{ input.comment }}"},
+		input_schema=obj(
+			{
+				"id": _ID,
+				"comment": string("Reply text (HTML or plain)."),
+				"replyAll": boolean("Reply to all recipients.", default=False),
+			},
+			["id", "comment"],
+		),
+	),
+	HttpTool(
+		handle="forwardMessage",
+		description="Forward a message to recipients with a comment; sent at once.",
+		scopes=["send"],
+		method="POST",
+		endpoint="/me/messages/{{ input.id }}/forward",
+		body={"comment": "{{ input.comment }}", "toRecipients": "{{ input.toRecipients }}"},
+		input_schema=obj(
+			{
+				"id": _ID,
+				"comment": string("Text above the forwarded message."),
+				"toRecipients": _RECIPIENTS,
+			},
+			["id", "toRecipients"],
+		),
+	),
+	HttpTool(
+		handle="updateMessage",
+		description="Mark a message read or unread, flag it, categorise it or change importance.",
+		scopes=["write"],
+		method="PATCH",
+		endpoint="/me/messages/{{ input.id }}",
+		body={
+			"isRead": "{{ input.isRead }}",
+			"categories": "{{ input.categories }}",
+			"importance": "{{ input.importance }}",
+			"flag": "{{ input.flag }}",
+		},
+		input_schema=obj(
+			{
+				"id": _ID,
+				"isRead": boolean("Read state."),
+				"categories": array(
+					"Category names (replaces the current ones).", {"type": "string"}
+				),
+				"importance": string("Importance.", enum=["low", "normal", "high"]),
+				"flag": obj(
+					{
+						"flagStatus": string(
+							"Flag state.", enum=["notFlagged", "flagged", "complete"]
+						)
+					},
+					["flagStatus"],
+					"Follow-up flag.",
+				),
+			},
+			["id"],
+		),
+	),
+	HttpTool(
+		handle="moveMessage",
+		description="Move a message to another folder (deleteditems deletes it, archive archives "
+		"it); returns the moved message with its new id.",
+		scopes=["write"],
+		method="POST",
+		endpoint="/me/messages/{{ input.id }}/move",
+		body={"destinationId": "{{ input.destinationId }}"},
+		input_schema=obj(
+			{
+				"id": _ID,
+				"destinationId": string(
+					"Folder id or well-known name: inbox, archive, deleteditems, junkemail."
+				),
+			},
+			["id", "destinationId"],
+		),
+	),
+	HttpTool(
+		handle="listMailFolders",
+		description="List the mail folders with their ids, unread and total counts.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/me/mailFolders",
+		query_params={
+			"$top": "{{ input.top }}",
+			"$skip": "{{ input.skip }}",
+			"includeHiddenFolders": "{{ input.includeHiddenFolders }}",
+		},
+		input_schema=obj(
+			{"top": _TOP, "skip": _SKIP, "includeHiddenFolders": boolean("Include hidden folders.")}
+		),
+	),
+	HttpTool(
+		handle="listAttachments",
+		description="List a message's attachments (names, types, sizes; no content).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/me/messages/{{ input.id }}/attachments",
+		query_params={"$select": "id,name,contentType,size,isInline"},
+		input_schema=obj({"id": _ID}, ["id"]),
+	),
+	HttpTool(
+		handle="getAttachment",
+		description="Get one attachment; a file attachment includes `contentBytes` (base64), so "
+		"check its size with listAttachments first.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/me/messages/{{ input.id }}/attachments/{{ input.attachmentId }}",
+		input_schema=obj(
+			{"id": _ID, "attachmentId": string("Attachment id from listAttachments.")},
+			["id", "attachmentId"],
+		),
+	),
+	HttpTool(
+		handle="addAttachment",
+		description="Attach a file (up to 3 MB) to a draft.",
+		scopes=["write"],
+		method="POST",
+		endpoint="/me/messages/{{ input.id }}/attachments",
+		body={
+			"@odata.type": "#microsoft.graph.fileAttachment",
+			"name": "{{ input.name }}",
+			"contentType": "{{ input.contentType }}",
+			"contentBytes": "{{ input.contentBytes }}",
+		},
+		input_schema=obj(
+			{
+				"id": string("Id of the draft."),
+				"name": string("File name, e.g. report.pdf."),
+				"contentType": string("MIME type, e.g. application/pdf."),
+				"contentBytes": string(
+					"The file's content, base64-encoded.", contentEncoding="base64"
+				),
+			},
+			["id", "name", "contentBytes"],
+		),
+	),
+	HttpTool(
+		handle="listCalendarView",
+		description="List calendar events (recurring ones expanded) between two times, in start "
+		"order.",
+		scopes=["calendar.read"],
+		method="GET",
+		endpoint="/me/calendarView",
+		query_params={
+			"startDateTime": "{{ input.startDateTime }}",
+			"endDateTime": "{{ input.endDateTime }}",
+			"$top": "{{ input.top }}",
+			"$skip": "{{ input.skip }}",
+			"$orderby": "start/dateTime",
+			"$select": "{{ input.select | join: ',' }}",
+		},
+		headers={
+			"Prefer": '{% if input.timeZone %}outlook.timezone="{{ input.timeZone }}"{% endif %}'
+		},
+		input_schema=obj(
+			{
+				"startDateTime": string(
+					"Start of the range, ISO 8601 (e.g. 2026-12-01T00:00:00Z).", format="date-time"
+				),
+				"endDateTime": string("End of the range, ISO 8601.", format="date-time"),
+				"timeZone": string(
+					"Time zone for the returned times, e.g. Europe/Paris (default UTC)."
+				),
+				"select": array(
+					"Event properties, e.g. subject, start, end, location, attendees, organizer.",
+					{"type": "string"},
+				),
+				"top": _TOP,
+				"skip": _SKIP,
+			},
+			["startDateTime", "endDateTime"],
+		),
+	),
+	HttpTool(
+		handle="createEvent",
+		description="Create a calendar event; attendees get invitations. isOnlineMeeting adds a "
+		"Teams link.",
+		scopes=["calendar.write"],
+		method="POST",
+		endpoint="/me/events",
+		body={
+			"subject": "{{ input.subject }}",
+			"body": {
+				"contentType": "{{ input.contentType | default: 'Text' }}",
+				"content": "{{ input.body }}",
+			},
+			"start": "{{ input.start }}",
+			"end": "{{ input.end }}",
+			"location": {"displayName": "{{ input.location }}"},
+			"attendees": "{{ input.attendees }}",
+			"isAllDay": "{{ input.isAllDay }}",
+			"isOnlineMeeting": "{{ input.isOnlineMeeting }}",
+			"reminderMinutesBeforeStart": "{{ input.reminderMinutesBeforeStart }}",
+			"showAs": "{{ input.showAs }}",
+		},
+		input_schema=obj(
+			{
+				"subject": string("Title."),
+				"body": string("Description."),
+				"contentType": _CONTENT_TYPE,
+				"start": _DATETIME_TZ,
+				"end": _DATETIME_TZ,
+				"location": string("Place name."),
+				"attendees": _ATTENDEES,
+				"isAllDay": boolean("All-day event (start and end at midnight)."),
+				"isOnlineMeeting": boolean("Add an online meeting link."),
+				"reminderMinutesBeforeStart": integer(
+					"Reminder, minutes before the start.", minimum=0
+				),
+				"showAs": string(
+					"Free/busy status.",
+					enum=["free", "tentative", "busy", "oof", "workingElsewhere"],
+				),
+			},
+			["subject", "start", "end"],
+		),
+	),
+	HttpTool(
+		handle="updateEvent",
+		description="Change an event (only the given fields): reschedule, rename, move, update "
+		"attendees. Attendees are notified.",
+		scopes=["calendar.write"],
+		method="PATCH",
+		endpoint="/me/events/{{ input.id }}",
+		body={
+			"subject": "{{ input.subject }}",
+			"start": "{{ input.start }}",
+			"end": "{{ input.end }}",
+			"location": "{{ input.location }}",
+			"attendees": "{{ input.attendees }}",
+			"showAs": "{{ input.showAs }}",
+		},
+		input_schema=obj(
+			{
+				"id": string("Event id (from listCalendarView)."),
+				"subject": string("New title."),
+				"start": _DATETIME_TZ,
+				"end": _DATETIME_TZ,
+				"location": obj(
+					{"displayName": string("Place name.")}, ["displayName"], "New location."
+				),
+				"attendees": _ATTENDEES,
+				"showAs": string(
+					"Free/busy status.",
+					enum=["free", "tentative", "busy", "oof", "workingElsewhere"],
+				),
+			},
+			["id"],
+		),
+	),
+]
+
+INTEGRATION = Integration(
+	name="Microsoft Outlook",
+	description="Read, search, send, reply to and organise Outlook mail; drafts, attachments and calendar events.",
+	api_version="Microsoft Graph v1.0",
+	api_setup=ApiSetup(base_url="https://graph.microsoft.com/v1.0"),
+	credential_setup=[
+		Credential(
+			type="oauth2",
+			auth_url=f"{_LOGIN}/authorize",
+			token_url=f"{_LOGIN}/token",
+			client_id="{{ config.clientId }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			scopes=[
+				"offline_access",
+				"User.Read",
+				"Mail.ReadWrite",
+				"Mail.Send",
+				"Calendars.ReadWrite",
+			],
+		),
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+	],
+	scopes={
+		"read": "Read and search mail, folders and attachments.",
+		"write": "Create drafts, add attachments, move, flag and mark messages.",
+		"send": "Send mail, drafts, replies and forwards.",
+		"calendar.read": "Read calendar events.",
+		"calendar.write": "Create and change calendar events.",
+	},
+	tools=_TOOLS,
+	docs=_DOCS,
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the Microsoft Outlook integration."""
+	register(INTEGRATION)

@@ -1,0 +1,503 @@
+"""Slack: the Web API (``https://slack.com/api/{method}``) for messages, conversations and files.
+
+Slack's Web API is unversioned; methods are named ``family.method``. Write methods take a JSON body
+(the ones slack-sdk sends as JSON) or a form body; read methods are GET with query parameters.
+Slack answers HTTP 200 with ``{"ok": false, "error": "..."}`` when a call fails, so tools return
+that object and the model reads ``error``. Files use the current external upload flow
+(``files.getUploadURLExternal`` → upload the bytes → ``files.completeUploadExternal``); the old
+``files.upload`` method is retired.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+
+__all__ = ["INTEGRATION", "register_integrations"]
+
+_CHANNEL = string("Conversation id (C… public, G… private, D… direct message), e.g. C0123456789.")
+_TS = string("Message timestamp id (the message's `ts`, e.g. 1712345678.123456).")
+_CURSOR = string(
+	"Pagination cursor: `response_metadata.next_cursor` of the previous page. Omit for the first page."
+)
+_BLOCKS = array(
+	"Block Kit blocks (JSON objects) for rich layout; `text` is then the notification fallback.",
+	{"type": "object"},
+)
+_THREAD_TS = string("`ts` of the parent message, to post inside its thread.")
+
+_OK = obj(
+	{"ok": boolean("True on success."), "error": string("Error code when ok is false.")},
+	description="Slack's envelope: every answer has `ok`, failures add `error`.",
+)
+
+_SCOPES = [
+	"chat:write",
+	"chat:write.public",
+	"channels:read",
+	"channels:history",
+	"groups:read",
+	"groups:history",
+	"im:read",
+	"im:write",
+	"im:history",
+	"mpim:read",
+	"mpim:history",
+	"users:read",
+	"users:read.email",
+	"reactions:write",
+	"files:read",
+	"files:write",
+]
+
+_DOCS = """\
+## Get a token
+
+Slack tools act as a Slack app. Create one at <https://api.slack.com/apps> ("Create New App", "From
+scratch"), open **OAuth & Permissions** and add these **Bot Token Scopes**: `chat:write`,
+`chat:write.public`, `channels:read`, `channels:history`, `groups:read`, `groups:history`,
+`im:read`, `im:write`, `im:history`, `mpim:read`, `mpim:history`, `users:read`,
+`users:read.email`, `reactions:write`, `files:read`, `files:write`. Click **Install to Workspace**
+and copy the **Bot User OAuth Token** (`xoxb-…`). Invite the bot to private channels
+(`/invite @yourbot`); public channels work through `chat:write.public`.
+
+```python
+om = OpenMolt(integrations={"slack": {"token": "xoxb-..."}})
+agent = om.create_agent(..., integrations=["slack"])
+```
+
+A user token (`xoxp-…`, **User Token Scopes**) acts as the person who installed the app instead.
+
+**OAuth v2 with token rotation.** For an app installed by others, send users to
+`https://slack.com/oauth/v2/authorize?client_id=…&scope=chat:write,channels:read,…&redirect_uri=…`,
+exchange the `code` at `https://slack.com/api/oauth.v2.access`, and enable token rotation to get a
+`refresh_token` (tokens then expire after 12 hours). Configure the `oauth2` credential with
+`clientId`, `clientSecret`, `refreshToken` (and the current `accessToken`, `expiryDate`); OpenMolt
+refreshes the token and calls `onTokenRefresh` with the new config.
+
+Rate limits: each method has a tier (chat.postMessage about one message per second per channel);
+Slack answers 429 with `Retry-After`, which OpenMolt honours. Since 2025-05-29, commercially
+distributed apps that are not in the Slack Marketplace get 1 request a minute and 15 messages per
+page on `conversations.history` and `conversations.replies`; internal apps are not limited.
+"""
+
+
+def _post_json(
+	handle: str,
+	method: str,
+	description: str,
+	scopes: list[str],
+	schema: dict[str, Any],
+	body: dict[str, Any],
+) -> HttpTool:
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method="POST",
+		endpoint=f"/{method}",
+		request_format="json",
+		body=body,
+		input_schema=schema,
+		output_schema=_OK,
+	)
+
+
+def _post_form(
+	handle: str,
+	method: str,
+	description: str,
+	scopes: list[str],
+	schema: dict[str, Any],
+	body: dict[str, Any],
+) -> HttpTool:
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method="POST",
+		endpoint=f"/{method}",
+		request_format="form-data",
+		body=body,
+		input_schema=schema,
+		output_schema=_OK,
+	)
+
+
+def _get(
+	handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]
+) -> HttpTool:
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method="GET",
+		endpoint=f"/{method}",
+		query_params={name: f"{{{{ input.{name} }}}}" for name in schema["properties"]},
+		input_schema=schema,
+		output_schema=_OK,
+	)
+
+
+_MESSAGE_FIELDS = {
+	"channel": _CHANNEL,
+	"text": string("Message text (Slack mrkdwn). Required unless `blocks` is given."),
+	"blocks": _BLOCKS,
+	"thread_ts": _THREAD_TS,
+	"reply_broadcast": boolean(
+		"With thread_ts: also show the reply in the channel.", default=False
+	),
+	"unfurl_links": boolean("Expand previews of links to web pages."),
+	"unfurl_media": boolean("Expand previews of media links."),
+	"mrkdwn": boolean("Whether `text` uses Slack mrkdwn formatting.", default=True),
+}
+
+_TOOLS = [
+	_post_json(
+		"postMessage",
+		"chat.postMessage",
+		"Post a message to a channel, a direct message or a thread (chat.postMessage). "
+		"Returns `ts`, the message id used to update, delete, react or reply.",
+		["write"],
+		obj(_MESSAGE_FIELDS, ["channel"]),
+		{k: f"{{{{ input.{k} }}}}" for k in _MESSAGE_FIELDS},
+	),
+	_post_json(
+		"updateMessage",
+		"chat.update",
+		"Edit a message the token posted (chat.update).",
+		["write"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"ts": _TS,
+				"text": string("New text."),
+				"blocks": _BLOCKS,
+				"reply_broadcast": boolean("Broadcast an existing thread reply to the channel."),
+			},
+			["channel", "ts"],
+		),
+		{
+			"channel": "{{ input.channel }}",
+			"ts": "{{ input.ts }}",
+			"text": "{{ input.text }}",
+			"blocks": "{{ input.blocks }}",
+			"reply_broadcast": "{{ input.reply_broadcast }}",
+		},
+	),
+	_post_form(
+		"deleteMessage",
+		"chat.delete",
+		"Delete a message (chat.delete). Bot tokens can delete only the bot's own messages.",
+		["write"],
+		obj({"channel": _CHANNEL, "ts": _TS}, ["channel", "ts"]),
+		{"channel": "{{ input.channel }}", "ts": "{{ input.ts }}"},
+	),
+	_post_json(
+		"scheduleMessage",
+		"chat.scheduleMessage",
+		"Schedule a message for later (chat.scheduleMessage), up to 120 days ahead. "
+		"Returns `scheduled_message_id`.",
+		["write"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"post_at": integer("When to post, as a Unix timestamp in seconds (in the future)."),
+				"text": string("Message text. Required unless `blocks` is given."),
+				"blocks": _BLOCKS,
+				"thread_ts": _THREAD_TS,
+				"reply_broadcast": boolean("With thread_ts: also show the reply in the channel."),
+			},
+			["channel", "post_at"],
+		),
+		{
+			"channel": "{{ input.channel }}",
+			"post_at": "{{ input.post_at }}",
+			"text": "{{ input.text }}",
+			"blocks": "{{ input.blocks }}",
+			"thread_ts": "{{ input.thread_ts }}",
+			"reply_broadcast": "{{ input.reply_broadcast }}",
+		},
+	),
+	_post_json(
+		"postEphemeral",
+		"chat.postEphemeral",
+		"Show a message to one user in a channel, visible only to them and not stored "
+		"(chat.postEphemeral).",
+		["write"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"user": string("Id of the user who sees the message (U…); must be in the channel."),
+				"text": string("Message text. Required unless `blocks` is given."),
+				"blocks": _BLOCKS,
+				"thread_ts": _THREAD_TS,
+			},
+			["channel", "user"],
+		),
+		{
+			"channel": "{{ input.channel }}",
+			"user": "{{ input.user }}",
+			"text": "{{ input.text }}",
+			"blocks": "{{ input.blocks }}",
+			"thread_ts": "{{ input.thread_ts }}",
+		},
+	),
+	HttpTool(
+		handle="listConversations",
+		description="List channels and conversations the token can see (conversations.list), "
+		"one page at a time; follow `response_metadata.next_cursor`.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/conversations.list",
+		query_params={
+			"types": "{{ input.types | join: ',' }}",
+			"exclude_archived": "{{ input.exclude_archived }}",
+			"limit": "{{ input.limit }}",
+			"cursor": "{{ input.cursor }}",
+		},
+		input_schema=obj(
+			{
+				"types": array(
+					"Conversation types to include.",
+					{"type": "string", "enum": ["public_channel", "private_channel", "mpim", "im"]},
+					default=["public_channel"],
+				),
+				"exclude_archived": boolean("Leave out archived channels.", default=True),
+				"limit": integer("Page size.", minimum=1, maximum=1000, default=200),
+				"cursor": _CURSOR,
+			}
+		),
+		output_schema=_OK,
+	),
+	_get(
+		"getConversationHistory",
+		"conversations.history",
+		"Read a channel's messages, newest first (conversations.history). Thread replies are "
+		"not included: use getThreadReplies with a message's `ts`.",
+		["read"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"oldest": string("Only messages after this `ts` (Unix time with microseconds)."),
+				"latest": string("Only messages before this `ts`."),
+				"inclusive": boolean("Include messages exactly at `oldest`/`latest`."),
+				"limit": integer("Messages per page.", minimum=1, maximum=999, default=100),
+				"cursor": _CURSOR,
+			},
+			["channel"],
+		),
+	),
+	_get(
+		"getThreadReplies",
+		"conversations.replies",
+		"Read a thread: the parent message and its replies (conversations.replies).",
+		["read"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"ts": string("`ts` of the thread's parent message."),
+				"oldest": string("Only replies after this `ts`."),
+				"latest": string("Only replies before this `ts`."),
+				"limit": integer("Messages per page.", minimum=1, maximum=1000, default=100),
+				"cursor": _CURSOR,
+			},
+			["channel", "ts"],
+		),
+	),
+	_get(
+		"getConversationInfo",
+		"conversations.info",
+		"Get a conversation's details: name, topic, purpose, membership (conversations.info).",
+		["read"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"include_num_members": boolean("Also return the member count."),
+			},
+			["channel"],
+		),
+	),
+	_post_form(
+		"openConversation",
+		"conversations.open",
+		"Open (or resume) a direct message or a group DM with 1 to 8 users "
+		"(conversations.open); post to the returned `channel.id`.",
+		["write"],
+		obj(
+			{
+				"users": array(
+					"User ids (U…) to talk to.", {"type": "string"}, minItems=1, maxItems=8
+				),
+				"return_im": boolean("Return the full DM channel object."),
+			},
+			["users"],
+		),
+		{"users": "{{ input.users | join: ',' }}", "return_im": "{{ input.return_im }}"},
+	),
+	_get(
+		"listUsers",
+		"users.list",
+		"List the workspace's members, one page at a time (users.list).",
+		["read"],
+		obj(
+			{
+				"limit": integer("Users per page.", minimum=1, maximum=1000, default=200),
+				"cursor": _CURSOR,
+				"include_locale": boolean("Include each user's locale."),
+			}
+		),
+	),
+	_get(
+		"getUserInfo",
+		"users.info",
+		"Get one user's profile: name, display name, time zone, title (users.info).",
+		["read"],
+		obj(
+			{
+				"user": string("User id (U…)."),
+				"include_locale": boolean("Include the user's locale."),
+			},
+			["user"],
+		),
+	),
+	_get(
+		"lookupUserByEmail",
+		"users.lookupByEmail",
+		"Find a user by email address (users.lookupByEmail; needs users:read.email).",
+		["read"],
+		obj({"email": string("Email address.", format="email")}, ["email"]),
+	),
+	_post_form(
+		"addReaction",
+		"reactions.add",
+		"Add an emoji reaction to a message (reactions.add).",
+		["write"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"timestamp": string("`ts` of the message to react to."),
+				"name": string("Emoji name without colons, e.g. thumbsup or white_check_mark."),
+			},
+			["channel", "timestamp", "name"],
+		),
+		{
+			"channel": "{{ input.channel }}",
+			"timestamp": "{{ input.timestamp }}",
+			"name": "{{ input.name }}",
+		},
+	),
+	_post_form(
+		"getUploadUrl",
+		"files.getUploadURLExternal",
+		"Step 1 of 3 to share a file: reserve an upload (files.getUploadURLExternal). Returns "
+		"`upload_url` and `file_id`. Then call uploadFileBytes, then completeUpload.",
+		["files"],
+		obj(
+			{
+				"filename": string("File name with extension, e.g. report.pdf."),
+				"length": integer("File size in bytes.", minimum=1),
+				"alt_txt": string("Description of an image, for screen readers."),
+				"snippet_type": string("Syntax type for a text snippet, e.g. python."),
+			},
+			["filename", "length"],
+		),
+		{
+			"filename": "{{ input.filename }}",
+			"length": "{{ input.length }}",
+			"alt_txt": "{{ input.alt_txt }}",
+			"snippet_type": "{{ input.snippet_type }}",
+		},
+	),
+	HttpTool(
+		handle="uploadFileBytes",
+		description="Step 2 of 3: send the file's bytes to the `upload_url` returned by "
+		"getUploadUrl. Answers `OK` as text.",
+		scopes=["files"],
+		method="POST",
+		base_url="{{ input.upload_url }}",
+		endpoint="",
+		request_format="binary",
+		response_format="text",
+		body="{{ input.file }}",
+		input_schema=obj(
+			{
+				"upload_url": string(
+					"The `upload_url` from getUploadUrl.", pattern="^https://files\\.slack\\.com/"
+				),
+				"file": string(
+					"File reference of the bytes: openmolt-file:<id>, data:<type>;base64,<data> "
+					"or fileSystem:<path>."
+				),
+			},
+			["upload_url", "file"],
+		),
+	),
+	_post_form(
+		"completeUpload",
+		"files.completeUploadExternal",
+		"Step 3 of 3: finish the upload and share the file in a channel or thread "
+		"(files.completeUploadExternal). Without channel_id the file stays private.",
+		["files"],
+		obj(
+			{
+				"files": array(
+					"The uploaded files.",
+					obj(
+						{
+							"id": string("`file_id` from getUploadUrl."),
+							"title": string("Title shown in Slack."),
+						},
+						["id"],
+					),
+					minItems=1,
+				),
+				"channel_id": string("Conversation id to share the files in."),
+				"initial_comment": string("Message text posted with the files."),
+				"thread_ts": _THREAD_TS,
+			},
+			["files"],
+		),
+		{
+			"files": "{{ input.files | json }}",
+			"channel_id": "{{ input.channel_id }}",
+			"initial_comment": "{{ input.initial_comment }}",
+			"thread_ts": "{{ input.thread_ts }}",
+		},
+	),
+]
+
+INTEGRATION = Integration(
+	name="Slack",
+	description="Send, edit, schedule and read Slack messages; users, reactions and file uploads.",
+	api_version="Web API (unversioned, 2026)",
+	api_setup=ApiSetup(base_url="https://slack.com/api"),
+	credential_setup=[
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}),
+		Credential(
+			type="oauth2",
+			auth_url="https://slack.com/oauth/v2/authorize",
+			token_url="https://slack.com/api/oauth.v2.access",
+			client_id="{{ config.clientId }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			scopes=_SCOPES,
+		),
+	],
+	scopes={
+		"read": "Read conversations, messages, threads and users.",
+		"write": "Post, edit, schedule and delete messages, open DMs and add reactions.",
+		"files": "Upload files and share them in conversations.",
+	},
+	tools=_TOOLS,
+	docs=_DOCS,
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the Slack integration."""
+	register(INTEGRATION)

@@ -1,0 +1,381 @@
+"""Telegram: the Bot API (10.0) — messages, media, updates and file downloads.
+
+The bot token is part of every URL (``https://api.telegram.org/bot<token>/<method>``). It lives in
+the credential config, so the engine redacts it from logs, errors and everything the model sees.
+Every method answers ``{"ok": true, "result": ...}``; failures carry ``description`` and, on 429,
+``parameters.retry_after``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+
+__all__ = ["INTEGRATION", "register_integrations"]
+
+_CHAT = {
+	"type": ["integer", "string"],
+	"description": "Chat id (a number; groups are negative) or a public channel's @username.",
+}
+_PARSE_MODE = string(
+	"How to read entities in the text. HTML is the easiest to escape (<b>, <i>, <a href>, "
+	"<code>); MarkdownV2 needs _*[]()~`>#+-=|{}.! escaped with a backslash.",
+	enum=["HTML", "MarkdownV2", "Markdown"],
+)
+_THREAD = integer("Forum topic id, to post inside a topic of a forum supergroup.")
+_REPLY = obj(
+	{
+		"message_id": integer("Id of the message to reply to."),
+		"chat_id": _CHAT,
+		"allow_sending_without_reply": boolean("Send even if the replied message is gone."),
+		"quote": string("Exact part of the replied message to quote."),
+	},
+	["message_id"],
+	"Reply to a message (reply_parameters).",
+)
+_MARKUP = {
+	"type": "object",
+	"description": 'reply_markup: an inline keyboard {"inline_keyboard": [[{"text": "Yes", '
+	'"callback_data": "yes"}]]}, a reply keyboard, {"remove_keyboard": true} or '
+	'{"force_reply": true}.',
+}
+_SILENT = boolean("Deliver without a notification sound.")
+_CAPTION = string("Caption, up to 1024 characters.", maxLength=1024)
+_FILE_REF = string(
+	"File reference of the bytes to upload: openmolt-file:<id>, data:<type>;base64,<data> or "
+	"fileSystem:<path>."
+)
+_UPDATES = array(
+	"Update types to receive, e.g. message, edited_message, callback_query, channel_post. "
+	"Empty list: all except chat_member, message_reaction, message_reaction_count.",
+	{"type": "string"},
+)
+
+_DOCS = """\
+## Get a token
+
+1. In Telegram, open a chat with [@BotFather](https://t.me/BotFather) and send `/newbot`.
+2. Choose a display name and a username ending in `bot`. BotFather answers with a token such as
+   `123456789:AAH...`.
+3. Give it to OpenMolt; it is only ever placed in the request URL, never shown to the model:
+
+```python
+om = OpenMolt(integrations={"telegram": {"botToken": "123456789:AAH..."}})
+```
+
+A bot only sees chats it was added to, and in groups only commands and replies unless privacy mode
+is turned off (`/setprivacy` in BotFather). To find a chat id, send the bot a message and call
+`getUpdates`: `result[].message.chat.id`. Use either `getUpdates` (polling) or `setWebhook`, not both.
+
+Limits: about 30 messages per second overall, 1 per second per chat and 20 per minute per group;
+429 answers carry `retry_after`. Bots download files up to 20 MB and upload up to 50 MB.
+"""
+
+
+def _method(
+	handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]
+) -> HttpTool:
+	"""A JSON POST to a Bot API method whose body is the tool input, field for field."""
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method="POST",
+		endpoint=f"/{method}",
+		body={name: f"{{{{ input.{name} }}}}" for name in schema["properties"]},
+		input_schema=schema,
+	)
+
+
+def _upload(
+	handle: str, method: str, field: str, description: str, extra: dict[str, Any]
+) -> HttpTool:
+	"""A multipart POST that uploads a file in ``field``."""
+	props: dict[str, Any] = {"chat_id": _CHAT, "file": _FILE_REF, **extra}
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=["send"],
+		method="POST",
+		endpoint=f"/{method}",
+		request_format="multipart",
+		body={name: f"{{{{ input.{name} }}}}" for name in props if name != "file"},
+		files={field: "{{ input.file }}"},
+		input_schema=obj(props, ["chat_id", "file"]),
+	)
+
+
+_TOOLS = [
+	_method(
+		"getMe",
+		"getMe",
+		"Check the token and get the bot's id, name and username.",
+		["read"],
+		obj({}),
+	),
+	_method(
+		"sendMessage",
+		"sendMessage",
+		"Send a text message (up to 4096 characters) to a chat, optionally with buttons or as a reply.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"text": string("Message text, 1 to 4096 characters.", minLength=1, maxLength=4096),
+				"parse_mode": _PARSE_MODE,
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"reply_markup": _MARKUP,
+				"disable_notification": _SILENT,
+				"link_preview_options": obj(
+					{"is_disabled": boolean("Hide the link preview.")},
+					description="Link preview settings.",
+				),
+			},
+			["chat_id", "text"],
+		),
+	),
+	_method(
+		"sendPhoto",
+		"sendPhoto",
+		"Send a photo that is already on Telegram (file_id) or at a public HTTPS URL. To send "
+		"bytes, use uploadPhoto.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"photo": string(
+					"file_id of a photo on Telegram, or an HTTPS URL of a JPEG/PNG (max 10 MB)."
+				),
+				"caption": _CAPTION,
+				"parse_mode": _PARSE_MODE,
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "photo"],
+		),
+	),
+	_upload(
+		"uploadPhoto",
+		"sendPhoto",
+		"photo",
+		"Upload and send a photo from a file reference (max 10 MB).",
+		{"caption": _CAPTION, "parse_mode": _PARSE_MODE, "message_thread_id": _THREAD},
+	),
+	_method(
+		"sendDocument",
+		"sendDocument",
+		"Send a document that is on Telegram (file_id) or at a public HTTPS URL (PDF or ZIP "
+		"only by URL). To send bytes, use uploadDocument.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"document": string("file_id of a document on Telegram, or an HTTPS URL."),
+				"caption": _CAPTION,
+				"parse_mode": _PARSE_MODE,
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "document"],
+		),
+	),
+	_upload(
+		"uploadDocument",
+		"sendDocument",
+		"document",
+		"Upload and send any file as a document from a file reference (max 50 MB).",
+		{"caption": _CAPTION, "parse_mode": _PARSE_MODE, "message_thread_id": _THREAD},
+	),
+	_method(
+		"editMessageText",
+		"editMessageText",
+		"Replace the text of a message the bot sent.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"message_id": integer("Id of the message to edit."),
+				"text": string("New text, 1 to 4096 characters.", minLength=1, maxLength=4096),
+				"parse_mode": _PARSE_MODE,
+				"reply_markup": _MARKUP,
+			},
+			["chat_id", "message_id", "text"],
+		),
+	),
+	_method(
+		"deleteMessage",
+		"deleteMessage",
+		"Delete a message (the bot's own within 48 hours; others' in groups where it is admin).",
+		["delete"],
+		obj(
+			{"chat_id": _CHAT, "message_id": integer("Id of the message to delete.")},
+			["chat_id", "message_id"],
+		),
+	),
+	_method(
+		"forwardMessage",
+		"forwardMessage",
+		"Forward a message from one chat to another.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"from_chat_id": _CHAT,
+				"message_id": integer("Id of the message in from_chat_id."),
+				"message_thread_id": _THREAD,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "from_chat_id", "message_id"],
+		),
+	),
+	_method(
+		"getUpdates",
+		"getUpdates",
+		"Fetch new updates (incoming messages, button presses) by long polling. Pass offset = "
+		"the last update_id + 1 to confirm earlier updates. Fails while a webhook is set.",
+		["read"],
+		obj(
+			{
+				"offset": integer("First update id to return (last update_id + 1)."),
+				"limit": integer("Updates to return.", minimum=1, maximum=100, default=100),
+				"timeout": integer(
+					"Seconds to wait for an update (long polling).",
+					minimum=0,
+					maximum=50,
+					default=0,
+				),
+				"allowed_updates": _UPDATES,
+			}
+		),
+	),
+	_method(
+		"getFile",
+		"getFile",
+		"Get a file's `file_path` from its file_id (photos, documents, voice notes in updates); "
+		"then fetch its bytes with downloadFile. Files up to 20 MB.",
+		["read"],
+		obj({"file_id": string("file_id from a message.")}, ["file_id"]),
+	),
+	HttpTool(
+		handle="downloadFile",
+		description="Download a file's bytes by the `file_path` that getFile returned; saves it "
+		"and returns a file reference.",
+		scopes=["read"],
+		method="GET",
+		base_url="https://api.telegram.org/file/bot{{ config.botToken }}",
+		endpoint="/{{ input.file_path | path_segments }}",
+		response_format="binary",
+		input_schema=obj(
+			{"file_path": string("`result.file_path` from getFile, e.g. photos/file_12.jpg.")},
+			["file_path"],
+		),
+	),
+	_method(
+		"getChat",
+		"getChat",
+		"Get a chat's details: title, type, description, pinned message.",
+		["read"],
+		obj({"chat_id": _CHAT}, ["chat_id"]),
+	),
+	_method(
+		"sendChatAction",
+		"sendChatAction",
+		"Show a status such as 'typing…' in a chat for about 5 seconds.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"action": string(
+					"The status to show.",
+					enum=[
+						"typing",
+						"upload_photo",
+						"record_video",
+						"upload_video",
+						"record_voice",
+						"upload_voice",
+						"upload_document",
+						"choose_sticker",
+						"find_location",
+						"record_video_note",
+						"upload_video_note",
+					],
+				),
+				"message_thread_id": _THREAD,
+			},
+			["chat_id", "action"],
+		),
+	),
+	_method(
+		"answerCallbackQuery",
+		"answerCallbackQuery",
+		"Answer an inline-keyboard button press (stops the button's spinner), with an optional "
+		"notification or alert.",
+		["send"],
+		obj(
+			{
+				"callback_query_id": string("`callback_query.id` from the update."),
+				"text": string("Notification text, up to 200 characters.", maxLength=200),
+				"show_alert": boolean("Show an alert dialog instead of a toast."),
+			},
+			["callback_query_id"],
+		),
+	),
+	_method(
+		"setWebhook",
+		"setWebhook",
+		"Have Telegram POST updates to an HTTPS URL. Telegram then sends the secret_token in the "
+		"X-Telegram-Bot-Api-Secret-Token header of each call.",
+		["admin"],
+		obj(
+			{
+				"url": string("HTTPS URL that receives updates (ports 443, 80, 88 or 8443)."),
+				"secret_token": string(
+					"1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.",
+					pattern="^[A-Za-z0-9_-]{1,256}$",
+				),
+				"allowed_updates": _UPDATES,
+				"drop_pending_updates": boolean("Discard updates waiting in the queue."),
+				"max_connections": integer(
+					"Simultaneous connections.", minimum=1, maximum=100, default=40
+				),
+			},
+			["url"],
+		),
+	),
+	_method(
+		"deleteWebhook",
+		"deleteWebhook",
+		"Remove the webhook so that getUpdates works again.",
+		["admin"],
+		obj({"drop_pending_updates": boolean("Discard updates waiting in the queue.")}),
+	),
+]
+
+INTEGRATION = Integration(
+	name="Telegram",
+	description="Send and edit Telegram messages, photos and documents, read updates, download files.",
+	api_version="Bot API 10.0",
+	api_setup=ApiSetup(base_url="https://api.telegram.org/bot{{ config.botToken }}"),
+	credential_setup=[Credential(type="custom")],
+	scopes={
+		"read": "Read updates, chats and files.",
+		"send": "Send, edit and forward messages and media; answer button presses.",
+		"delete": "Delete messages.",
+		"admin": "Set or remove the bot's webhook.",
+	},
+	tools=_TOOLS,
+	docs=_DOCS,
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the Telegram integration."""
+	register(INTEGRATION)

@@ -1,0 +1,322 @@
+"""TikTok: Content Posting API and Display API v2 (``https://open.tiktokapis.com/v2/...``).
+
+Posting a video: query the creator's settings, initialise a post (direct post or upload to the
+creator's inbox) to get an ``upload_url`` and a ``publish_id``, PUT the bytes to the upload URL,
+then poll the publish status. Every answer has the envelope ``{"data": ..., "error": {"code",
+"message", "log_id"}}``; ``error.code`` is ``ok`` on success. Paths end with a slash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+
+__all__ = ["INTEGRATION", "register_integrations"]
+
+_PRIVACY = string(
+	"Who can see the post; must be one of creator_info's privacy_level_options. Apps that have "
+	"not passed TikTok's audit can only use SELF_ONLY.",
+	enum=["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
+)
+_SOURCE_INFO = obj(
+	{
+		"source": string(
+			"FILE_UPLOAD: send the bytes with uploadVideoChunk. PULL_FROM_URL: TikTok downloads video_url (domain must be verified).",
+			enum=["FILE_UPLOAD", "PULL_FROM_URL"],
+		),
+		"video_size": integer("FILE_UPLOAD: video size in bytes.", minimum=1),
+		"chunk_size": integer(
+			"FILE_UPLOAD: chunk size in bytes; the whole size for videos under 64 MB (required under 5 MB), else 5–64 MB.",
+			minimum=1,
+		),
+		"total_chunk_count": integer(
+			"FILE_UPLOAD: video_size / chunk_size rounded down (1 for a single chunk).",
+			minimum=1,
+			maximum=1000,
+		),
+		"video_url": string("PULL_FROM_URL: HTTPS URL of the video on a verified domain."),
+	},
+	["source"],
+	"How the video reaches TikTok.",
+)
+_FIELDS_USER = "open_id,union_id,avatar_url,display_name,bio_description,profile_deep_link,is_verified,username,follower_count,following_count,likes_count,video_count"
+_FIELDS_VIDEO = "id,title,video_description,create_time,cover_image_url,share_url,duration,height,width,like_count,comment_count,share_count,view_count"
+
+_DOCS = """\
+## Get a token
+
+1. On [TikTok for Developers](https://developers.tiktok.com/apps), create an app, add the
+   products **Login Kit**, **Content Posting API** (enable **Direct Post** to publish) and
+   **Display API**, and request the scopes `user.info.basic`, `user.info.profile`,
+   `user.info.stats`, `video.list`, `video.upload` and `video.publish`. Copy the **Client key**
+   and **Client secret**.
+2. Send the user to
+   `https://www.tiktok.com/v2/auth/authorize/?client_key=…&response_type=code&scope=user.info.basic,video.list,video.upload,video.publish&redirect_uri=…&state=…`
+   (scopes are comma-separated; add PKCE for desktop and mobile apps).
+3. Exchange the `code` at `https://open.tiktokapis.com/v2/oauth/token/` (form body:
+   `client_key`, `client_secret`, `code`, `grant_type=authorization_code`, `redirect_uri`).
+   Keep `access_token` (24 hours) and `refresh_token` (365 days).
+
+```python
+agent = om.create_agent(..., integrations=[{"integration": "tiktok", "credential": {
+    "type": "oauth2",
+    "config": {"clientKey": "...", "clientSecret": "...", "refreshToken": "...", "accessToken": "..."},
+    "onTokenRefresh": save_tokens,
+}}])
+```
+
+OpenMolt refreshes with TikTok's naming (`client_key`, not `client_id`). Until the app passes
+TikTok's content posting audit, direct posts are private (`SELF_ONLY`). Limits: 6 init calls and
+30 status calls per minute per user.
+"""
+
+_TOOLS = [
+	HttpTool(
+		handle="getUserInfo",
+		description="Get the authorised user's profile: display name, username, bio, avatar, and "
+		"(with user.info.stats) follower, like and video counts.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v2/user/info/",
+		query_params={"fields": "{{ input.fields | join: ',' | default: '" + _FIELDS_USER + "' }}"},
+		input_schema=obj(
+			{
+				"fields": array(
+					"Fields to return (default: all the profile and stats fields).",
+					{"type": "string", "enum": _FIELDS_USER.split(",")},
+				)
+			}
+		),
+	),
+	HttpTool(
+		handle="queryCreatorInfo",
+		description="Before posting: the creator's nickname, allowed privacy_level_options, "
+		"whether comments/duet/stitch are disabled, and max_video_post_duration_sec.",
+		scopes=["publish"],
+		method="POST",
+		endpoint="/v2/post/publish/creator_info/query/",
+		headers={"Content-Type": "application/json; charset=UTF-8"},
+		input_schema=obj({}),
+	),
+	HttpTool(
+		handle="initDirectPost",
+		description="Start a direct video post with caption and settings. Returns publish_id and, "
+		"for FILE_UPLOAD, upload_url for uploadVideoChunk. Then poll getPostStatus.",
+		scopes=["publish"],
+		method="POST",
+		endpoint="/v2/post/publish/video/init/",
+		headers={"Content-Type": "application/json; charset=UTF-8"},
+		body={
+			"post_info": {
+				"title": "{{ input.title }}",
+				"privacy_level": "{{ input.privacy_level }}",
+				"disable_duet": "{{ input.disable_duet }}",
+				"disable_stitch": "{{ input.disable_stitch }}",
+				"disable_comment": "{{ input.disable_comment }}",
+				"video_cover_timestamp_ms": "{{ input.video_cover_timestamp_ms }}",
+				"brand_content_toggle": "{{ input.brand_content_toggle }}",
+				"brand_organic_toggle": "{{ input.brand_organic_toggle }}",
+				"is_aigc": "{{ input.is_aigc }}",
+			},
+			"source_info": "{{ input.source_info }}",
+		},
+		input_schema=obj(
+			{
+				"title": string(
+					"Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200
+				),
+				"privacy_level": _PRIVACY,
+				"disable_duet": boolean("Turn off duets."),
+				"disable_stitch": boolean("Turn off stitches."),
+				"disable_comment": boolean("Turn off comments."),
+				"video_cover_timestamp_ms": integer(
+					"Frame used as cover, in milliseconds.", minimum=0
+				),
+				"brand_content_toggle": boolean("Paid partnership promoting a third-party brand."),
+				"brand_organic_toggle": boolean("Promotes the creator's own business."),
+				"is_aigc": boolean("The video is AI-generated."),
+				"source_info": _SOURCE_INFO,
+			},
+			["privacy_level", "source_info"],
+		),
+	),
+	HttpTool(
+		handle="initInboxUpload",
+		description="Upload a video to the creator's TikTok inbox as a draft they finish in the "
+		"app (needs only video.upload). Returns publish_id and upload_url.",
+		scopes=["upload"],
+		method="POST",
+		endpoint="/v2/post/publish/inbox/video/init/",
+		headers={"Content-Type": "application/json; charset=UTF-8"},
+		body={"source_info": "{{ input.source_info }}"},
+		input_schema=obj({"source_info": _SOURCE_INFO}, ["source_info"]),
+	),
+	HttpTool(
+		handle="uploadVideoChunk",
+		description="PUT video bytes to the upload_url from an init tool. For a single-chunk "
+		"upload send the whole file with first_byte 0 and last_byte total_bytes-1; chunks must "
+		"be sent in order.",
+		scopes=["upload"],
+		method="PUT",
+		base_url="{{ input.upload_url }}",
+		endpoint="",
+		request_format="binary",
+		headers={
+			"Content-Type": "{{ input.content_type | default: 'video/mp4' }}",
+			"Content-Range": "bytes {{ input.first_byte }}-{{ input.last_byte }}/{{ input.total_bytes }}",
+		},
+		body="{{ input.file }}",
+		input_schema=obj(
+			{
+				"upload_url": string(
+					"upload_url from initDirectPost or initInboxUpload.",
+					pattern="^https://[a-z0-9.-]+\\.tiktokapis\\.com/",
+				),
+				"file": string(
+					"File reference of this chunk's bytes: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."
+				),
+				"first_byte": integer("Offset of the chunk's first byte.", minimum=0),
+				"last_byte": integer("Offset of the chunk's last byte (inclusive).", minimum=0),
+				"total_bytes": integer("Size of the whole video (video_size).", minimum=1),
+				"content_type": string(
+					"Video MIME type.",
+					enum=["video/mp4", "video/quicktime", "video/webm"],
+					default="video/mp4",
+				),
+			},
+			["upload_url", "file", "first_byte", "last_byte", "total_bytes"],
+		),
+	),
+	HttpTool(
+		handle="initPhotoPost",
+		description="Post photos (1 to 35, from URLs on a verified domain), directly or to the "
+		"inbox. Returns publish_id; poll getPostStatus.",
+		scopes=["publish"],
+		method="POST",
+		endpoint="/v2/post/publish/content/init/",
+		headers={"Content-Type": "application/json; charset=UTF-8"},
+		body={
+			"post_info": {
+				"title": "{{ input.title }}",
+				"description": "{{ input.description }}",
+				"privacy_level": "{{ input.privacy_level }}",
+				"disable_comment": "{{ input.disable_comment }}",
+				"auto_add_music": "{{ input.auto_add_music }}",
+			},
+			"source_info": {
+				"source": "PULL_FROM_URL",
+				"photo_images": "{{ input.photo_images }}",
+				"photo_cover_index": "{{ input.photo_cover_index }}",
+			},
+			"post_mode": "{{ input.post_mode }}",
+			"media_type": "PHOTO",
+		},
+		input_schema=obj(
+			{
+				"title": string("Title, up to 90 characters.", maxLength=90),
+				"description": string(
+					"Description with #hashtags and @mentions, up to 4000 characters.",
+					maxLength=4000,
+				),
+				"privacy_level": _PRIVACY,
+				"disable_comment": boolean("Turn off comments."),
+				"auto_add_music": boolean("Let TikTok add music."),
+				"photo_images": array(
+					"Public URLs of the photos (JPEG/WebP) on a verified domain.",
+					{"type": "string"},
+					minItems=1,
+					maxItems=35,
+				),
+				"photo_cover_index": integer("Index of the cover photo.", minimum=0, default=0),
+				"post_mode": string(
+					"DIRECT_POST publishes; MEDIA_UPLOAD sends to the inbox.",
+					enum=["DIRECT_POST", "MEDIA_UPLOAD"],
+				),
+			},
+			["photo_images", "photo_cover_index", "post_mode"],
+		),
+	),
+	HttpTool(
+		handle="getPostStatus",
+		description="Status of a post by publish_id: PROCESSING_UPLOAD, PROCESSING_DOWNLOAD, "
+		"SEND_TO_USER_INBOX, PUBLISH_COMPLETE or FAILED (with fail_reason). Poll every few "
+		"seconds (limit 30 per minute).",
+		scopes=["read"],
+		method="POST",
+		endpoint="/v2/post/publish/status/fetch/",
+		headers={"Content-Type": "application/json; charset=UTF-8"},
+		body={"publish_id": "{{ input.publish_id }}"},
+		input_schema=obj({"publish_id": string("publish_id from an init tool.")}, ["publish_id"]),
+	),
+	HttpTool(
+		handle="listVideos",
+		description="List the user's public videos, newest first; page with cursor while has_more.",
+		scopes=["read"],
+		method="POST",
+		endpoint="/v2/video/list/",
+		query_params={"fields": _FIELDS_VIDEO},
+		body={"max_count": "{{ input.max_count }}", "cursor": "{{ input.cursor }}"},
+		input_schema=obj(
+			{
+				"max_count": integer("Videos per page.", minimum=1, maximum=20, default=20),
+				"cursor": integer("The cursor returned by the previous page."),
+			}
+		),
+	),
+	HttpTool(
+		handle="queryVideos",
+		description="Get the user's videos by id (up to 20), e.g. to refresh counts or cover URLs.",
+		scopes=["read"],
+		method="POST",
+		endpoint="/v2/video/query/",
+		query_params={"fields": _FIELDS_VIDEO},
+		body={"filters": {"video_ids": "{{ input.video_ids }}"}},
+		input_schema=obj(
+			{"video_ids": array("Video ids.", {"type": "string"}, minItems=1, maxItems=20)},
+			["video_ids"],
+		),
+	),
+]
+
+INTEGRATION = Integration(
+	name="TikTok",
+	description="Post videos and photos to TikTok, check publish status, read the profile and videos.",
+	api_version="v2 (Content Posting API, Display API)",
+	api_setup=ApiSetup(base_url="https://open.tiktokapis.com"),
+	credential_setup=[
+		Credential(
+			type="oauth2",
+			auth_url="https://www.tiktok.com/v2/auth/authorize/",
+			token_url="https://open.tiktokapis.com/v2/oauth/token/",
+			client_id="{{ config.clientKey }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			client_id_param="client_key",
+			scopes=[
+				"user.info.basic",
+				"user.info.profile",
+				"user.info.stats",
+				"video.list",
+				"video.upload",
+				"video.publish",
+			],
+		),
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+	],
+	scopes={
+		"read": "Read the profile, videos and post status.",
+		"upload": "Upload videos to the creator's inbox.",
+		"publish": "Post videos and photos directly.",
+	},
+	tools=_TOOLS,
+	docs=_DOCS,
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the TikTok integration."""
+	register(INTEGRATION)

@@ -1,0 +1,404 @@
+"""WhatsApp Business Cloud API (Meta Graph API v26.0): messages, media and templates.
+
+Messages are sent from a business phone number: ``POST /{phone-number-id}/messages`` with
+``"messaging_product": "whatsapp"``. Free-form messages are allowed only within 24 hours of the
+customer's last message; outside that window, send an approved template.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+
+__all__ = ["INTEGRATION", "register_integrations"]
+
+_TO = string(
+	"Recipient's phone number in international format without + or spaces, e.g. 15551234567."
+)
+_CONTEXT = obj(
+	{"message_id": string("wamid of the message to reply to.")},
+	["message_id"],
+	"Reply to (quote) an earlier message.",
+)
+_MEDIA = {
+	"id": string("Media id from uploadMedia (preferred)."),
+	"link": string("Public HTTPS URL of the media (instead of id)."),
+}
+_CAPTIONED = obj(
+	{**_MEDIA, "caption": string("Caption shown under the media.")},
+	description="The media: id or link, with an optional caption.",
+)
+_MESSAGES = "/{{ config.phoneNumberId }}/messages"
+
+
+def _send(handle: str, description: str, schema: dict[str, Any], body: dict[str, Any]) -> HttpTool:
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=["send"],
+		method="POST",
+		endpoint=_MESSAGES,
+		body={
+			"messaging_product": "whatsapp",
+			"recipient_type": "individual",
+			"to": "{{ input.to }}",
+			**({"context": "{{ input.context }}"} if "context" in schema["properties"] else {}),
+			**body,
+		},
+		input_schema=schema,
+	)
+
+
+_DOCS = """\
+## Get a token
+
+1. In [Meta for Developers](https://developers.facebook.com/apps), create an app of type
+   **Business** and add the **WhatsApp** product. It gives you a test number, its **Phone number
+   ID** and your **WhatsApp Business Account ID** (WhatsApp → API Setup).
+2. For production, in [Business Settings](https://business.facebook.com/settings) → **System
+   users**, add a system user, assign it the app and the WhatsApp account, and **Generate token**
+   with the permissions `whatsapp_business_messaging` and `whatsapp_business_management`
+   (choose "Never" as expiry). The temporary token on the API Setup page works for 24 hours.
+
+```python
+om = OpenMolt(integrations={"whatsapp": {
+    "accessToken": "EAAG...", "phoneNumberId": "1065...", "wabaId": "1024...",
+}})
+```
+
+Businesses onboarding customers use Meta's OAuth dialog (`https://www.facebook.com/v26.0/dialog/oauth`,
+Embedded Signup) and exchange the code at `https://graph.facebook.com/v26.0/oauth/access_token`;
+Meta issues long-lived tokens without refresh tokens, so pass the resulting token as `accessToken`.
+
+Free-form messages reach a user only within 24 hours of their last message; start conversations
+with an approved template (`sendTemplate`). Throughput is about 80 messages per second per number.
+"""
+
+_TOOLS = [
+	_send(
+		"sendText",
+		"Send a text message (within the 24-hour customer service window).",
+		obj(
+			{
+				"to": _TO,
+				"body": string("Message text, up to 4096 characters.", maxLength=4096),
+				"preview_url": boolean(
+					"Show a preview of the first URL in the text.", default=False
+				),
+				"context": _CONTEXT,
+			},
+			["to", "body"],
+		),
+		{
+			"type": "text",
+			"text": {"body": "{{ input.body }}", "preview_url": "{{ input.preview_url }}"},
+		},
+	),
+	_send(
+		"sendTemplate",
+		"Send an approved message template; the only way to start a conversation outside the "
+		"24-hour window. Fill variables through components.",
+		obj(
+			{
+				"to": _TO,
+				"name": string("Template name, e.g. hello_world."),
+				"language": string("Template language code, e.g. en_US.", default="en_US"),
+				"components": array(
+					'Variable values: [{"type": "body", "parameters": [{"type": "text", '
+					'"text": "Ada"}]}]; header/button components the same way.',
+					{"type": "object"},
+				),
+				"context": _CONTEXT,
+			},
+			["to", "name", "language"],
+		),
+		{
+			"type": "template",
+			"template": {
+				"name": "{{ input.name }}",
+				"language": {"code": "{{ input.language }}"},
+				"components": "{{ input.components }}",
+			},
+		},
+	),
+	_send(
+		"sendMedia",
+		"Send an image, video, audio, document or sticker by media id (uploadMedia) or public "
+		"URL. Give `type` and the matching object.",
+		obj(
+			{
+				"to": _TO,
+				"type": string(
+					"Kind of media.", enum=["image", "video", "audio", "document", "sticker"]
+				),
+				"image": _CAPTIONED,
+				"video": _CAPTIONED,
+				"audio": obj(_MEDIA, description="The audio: id or link."),
+				"document": obj(
+					{
+						**_MEDIA,
+						"caption": string("Caption."),
+						"filename": string("File name shown to the user."),
+					},
+					description="The document: id or link, caption, filename.",
+				),
+				"sticker": obj(_MEDIA, description="The sticker (webp): id or link."),
+				"context": _CONTEXT,
+			},
+			["to", "type"],
+		),
+		{
+			"type": "{{ input.type }}",
+			"image": "{{ input.image }}",
+			"video": "{{ input.video }}",
+			"audio": "{{ input.audio }}",
+			"document": "{{ input.document }}",
+			"sticker": "{{ input.sticker }}",
+		},
+	),
+	_send(
+		"sendInteractive",
+		"Send a message with reply buttons (up to 3) or a list menu (up to 10 rows).",
+		obj(
+			{
+				"to": _TO,
+				"interactive": obj(
+					{
+						"type": string(
+							"button = reply buttons, list = list menu.", enum=["button", "list"]
+						),
+						"header": obj(
+							{"type": string("text"), "text": string("Header text.")},
+							description="Optional header.",
+						),
+						"body": obj(
+							{"text": string("Body text, up to 1024 characters.")}, ["text"], "Body."
+						),
+						"footer": obj(
+							{"text": string("Footer text.")}, description="Optional footer."
+						),
+						"action": {
+							"type": "object",
+							"description": 'button: {"buttons": [{"type": "reply", "reply": {"id": "yes", '
+							'"title": "Yes"}}]}; list: {"button": "Choose", "sections": [{"title": "...", '
+							'"rows": [{"id": "a", "title": "...", "description": "..."}]}]}.',
+						},
+					},
+					["type", "body", "action"],
+					"The interactive content.",
+				),
+				"context": _CONTEXT,
+			},
+			["to", "interactive"],
+		),
+		{"type": "interactive", "interactive": "{{ input.interactive }}"},
+	),
+	_send(
+		"sendReaction",
+		"React to a message with an emoji (an empty emoji removes the reaction).",
+		obj(
+			{
+				"to": _TO,
+				"message_id": string("wamid of the message to react to."),
+				"emoji": string("One emoji, e.g. 👍; empty string to remove."),
+			},
+			["to", "message_id", "emoji"],
+		),
+		{
+			"type": "reaction",
+			"reaction": {"message_id": "{{ input.message_id }}", "emoji": "{{ input.emoji }}"},
+		},
+	),
+	HttpTool(
+		handle="markAsRead",
+		description="Mark a received message as read (blue ticks), optionally showing a typing "
+		"indicator for up to 25 seconds.",
+		scopes=["send"],
+		method="POST",
+		endpoint=_MESSAGES,
+		body={
+			"messaging_product": "whatsapp",
+			"status": "read",
+			"message_id": "{{ input.message_id }}",
+			"typing_indicator": "{{ input.typing_indicator }}",
+		},
+		input_schema=obj(
+			{
+				"message_id": string("wamid of the received message."),
+				"typing_indicator": obj(
+					{"type": string("Indicator kind.", enum=["text"])},
+					["type"],
+					'Give {"type": "text"} to also show \'typing…\' to the user.',
+				),
+			},
+			["message_id"],
+		),
+	),
+	HttpTool(
+		handle="uploadMedia",
+		description="Upload a file to WhatsApp and get a media id for sendMedia (media is kept "
+		"30 days). Images ≤5 MB, video/audio ≤16 MB, documents ≤100 MB.",
+		scopes=["send"],
+		method="POST",
+		endpoint="/{{ config.phoneNumberId }}/media",
+		request_format="multipart",
+		body={"messaging_product": "whatsapp", "type": "{{ input.type }}"},
+		files={"file": "{{ input.file }}"},
+		input_schema=obj(
+			{
+				"file": string(
+					"File reference: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."
+				),
+				"type": string(
+					"MIME type of the file, e.g. image/jpeg, application/pdf, audio/ogg."
+				),
+			},
+			["file", "type"],
+		),
+	),
+	HttpTool(
+		handle="getMediaUrl",
+		description="Get a media item's temporary download URL (valid 5 minutes), MIME type and "
+		"size, e.g. for media a user sent; then call downloadMedia with the url.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/{{ input.media_id }}",
+		query_params={"phone_number_id": "{{ config.phoneNumberId }}"},
+		input_schema=obj(
+			{"media_id": string("Media id (from a webhook message or uploadMedia).")}, ["media_id"]
+		),
+	),
+	HttpTool(
+		handle="downloadMedia",
+		description="Download media bytes from the url returned by getMediaUrl; saves the file and "
+		"returns a file reference.",
+		scopes=["read"],
+		method="GET",
+		base_url="{{ input.url }}",
+		endpoint="",
+		response_format="binary",
+		input_schema=obj(
+			{
+				"url": string(
+					"The `url` from getMediaUrl.", pattern="^https://lookaside\\.fbsbx\\.com/"
+				)
+			},
+			["url"],
+		),
+	),
+	HttpTool(
+		handle="deleteMedia",
+		description="Delete uploaded media.",
+		scopes=["manage"],
+		method="DELETE",
+		endpoint="/{{ input.media_id }}",
+		query_params={"phone_number_id": "{{ config.phoneNumberId }}"},
+		input_schema=obj({"media_id": string("Media id to delete.")}, ["media_id"]),
+	),
+	HttpTool(
+		handle="listTemplates",
+		description="List the account's message templates with their status (APPROVED, PENDING, "
+		"REJECTED), language and components.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/{{ config.wabaId }}/message_templates",
+		query_params={
+			"fields": "name,status,language,category,components",
+			"name": "{{ input.name }}",
+			"limit": "{{ input.limit }}",
+			"after": "{{ input.after }}",
+		},
+		input_schema=obj(
+			{
+				"name": string("Only templates with this name."),
+				"limit": integer("Templates per page.", minimum=1, maximum=100, default=25),
+				"after": string("Cursor: paging.cursors.after of the previous page."),
+			}
+		),
+	),
+	HttpTool(
+		handle="createTemplate",
+		description="Submit a new message template for review.",
+		scopes=["manage"],
+		method="POST",
+		endpoint="/{{ config.wabaId }}/message_templates",
+		body={
+			"name": "{{ input.name }}",
+			"language": "{{ input.language }}",
+			"category": "{{ input.category }}",
+			"components": "{{ input.components }}",
+		},
+		input_schema=obj(
+			{
+				"name": string(
+					"Lowercase name with underscores, e.g. order_shipped.",
+					pattern="^[a-z0-9_]{1,512}$",
+				),
+				"language": string("Language code, e.g. en_US."),
+				"category": string(
+					"Template category.", enum=["MARKETING", "UTILITY", "AUTHENTICATION"]
+				),
+				"components": array(
+					'Components: [{"type": "BODY", "text": "Hi {{1}}, order {{2}} shipped.", '
+					'"example": {"body_text": [["Ada", "#42"]]}}] plus HEADER, FOOTER, BUTTONS.',
+					{"type": "object"},
+					minItems=1,
+				),
+			},
+			["name", "language", "category", "components"],
+		),
+	),
+	HttpTool(
+		handle="listPhoneNumbers",
+		description="List the business account's phone numbers with display number, verified "
+		"name and quality rating.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/{{ config.wabaId }}/phone_numbers",
+		query_params={"limit": "{{ input.limit }}", "after": "{{ input.after }}"},
+		input_schema=obj(
+			{
+				"limit": integer("Numbers per page.", minimum=1, maximum=100, default=25),
+				"after": string("Cursor: paging.cursors.after of the previous page."),
+			}
+		),
+	),
+	HttpTool(
+		handle="getBusinessProfile",
+		description="Get the WhatsApp business profile of the sending number (about, address, "
+		"description, email, websites).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/{{ config.phoneNumberId }}/whatsapp_business_profile",
+		query_params={
+			"fields": "about,address,description,email,profile_picture_url,websites,vertical"
+		},
+		input_schema=obj({}),
+	),
+]
+
+INTEGRATION = Integration(
+	name="WhatsApp",
+	description="Send WhatsApp text, template, media, interactive messages and reactions; media and templates.",
+	api_version="Graph API v26.0",
+	api_setup=ApiSetup(base_url="https://graph.facebook.com/v26.0"),
+	credential_setup=[
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+	],
+	scopes={
+		"read": "Read media, templates, phone numbers and the business profile.",
+		"send": "Send messages, reactions and read receipts; upload media.",
+		"manage": "Create templates and delete media.",
+	},
+	tools=_TOOLS,
+	docs=_DOCS,
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the WhatsApp integration."""
+	register(INTEGRATION)

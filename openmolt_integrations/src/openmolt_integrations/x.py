@@ -1,0 +1,472 @@
+"""X (formerly Twitter): API v2 for posts, search, users, timelines, likes and media uploads.
+
+Tools act as the user who authorised the app (OAuth 2.0 authorization code with PKCE; the
+``offline.access`` scope yields a refresh token). Responses are minimal unless fields are asked
+for (``post.fields``, ``user.fields``, ``expansions``); lists page with ``meta.next_token``.
+Media is uploaded through the v2 endpoints (``/2/media/upload``); the v1.1 upload is gone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_integrations._msgschema import array, integer, obj, string
+
+__all__ = ["INTEGRATION", "register_integrations"]
+
+_ID_PATTERN = {"pattern": "^[0-9]{1,19}$"}
+_POST_ID = string("Post id (digits).", **_ID_PATTERN)
+_USER_ID = string("The authenticated user's id (from getMe).", **_ID_PATTERN)
+_POST_FIELDS = array(
+	"Extra post fields, e.g. created_at, public_metrics, author_id, conversation_id, entities, "
+	"referenced_posts.",
+	{
+		"type": "string",
+		"enum": [
+			"attachments",
+			"author_id",
+			"context_annotations",
+			"conversation_id",
+			"created_at",
+			"edit_controls",
+			"entities",
+			"geo",
+			"id",
+			"in_reply_to_user_id",
+			"lang",
+			"non_public_metrics",
+			"organic_metrics",
+			"possibly_sensitive",
+			"public_metrics",
+			"referenced_posts",
+			"reply_settings",
+			"source",
+			"text",
+			"withheld",
+		],
+	},
+)
+_USER_FIELDS = array(
+	"Extra user fields, e.g. description, public_metrics, created_at, verified, profile_image_url.",
+	{"type": "string"},
+)
+_EXPANSIONS = array(
+	"Objects to include in `includes`, e.g. author_id, attachments.media_keys, referenced_posts.",
+	{"type": "string"},
+)
+_MAX = integer("Posts per page.", minimum=5, maximum=100, default=10)
+_PAGINATION = string("meta.next_token of the previous page.")
+_TIME = string("ISO 8601 time, e.g. 2026-11-30T00:00:00Z.", format="date-time")
+_POST_QUERY = {
+	"post.fields": "{{ input.post_fields | join: ',' }}",
+	"expansions": "{{ input.expansions | join: ',' }}",
+	"user.fields": "{{ input.user_fields | join: ',' }}",
+}
+_POST_QUERY_SCHEMA = {
+	"post_fields": _POST_FIELDS,
+	"expansions": _EXPANSIONS,
+	"user_fields": _USER_FIELDS,
+}
+_TIMELINE_QUERY = {
+	"max_results": "{{ input.max_results }}",
+	"pagination_token": "{{ input.pagination_token }}",
+	"start_time": "{{ input.start_time }}",
+	"end_time": "{{ input.end_time }}",
+	**_POST_QUERY,
+}
+_TIMELINE_SCHEMA = {
+	"id": _USER_ID,
+	"max_results": _MAX,
+	"pagination_token": _PAGINATION,
+	"start_time": _TIME,
+	"end_time": _TIME,
+	**_POST_QUERY_SCHEMA,
+}
+_MEDIA_CATEGORY = string(
+	"What the media is for.",
+	enum=[
+		"tweet_image",
+		"tweet_gif",
+		"tweet_video",
+		"amplify_video",
+		"dm_image",
+		"dm_gif",
+		"dm_video",
+		"subtitles",
+	],
+)
+_FILE = string(
+	"File reference: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."
+)
+
+_SCOPES = [
+	"tweet.read",
+	"tweet.write",
+	"users.read",
+	"like.read",
+	"like.write",
+	"media.write",
+	"offline.access",
+]
+
+_DOCS = """\
+## Get a token
+
+1. In the [X Developer Console](https://console.x.com), create a project and an app.
+2. In the app's **User authentication settings**, enable **OAuth 2.0**, type **Web App**
+   (confidential client), and add your callback URL. Copy the **Client ID** and **Client Secret**.
+3. Authorise a user with PKCE: send them to
+   `https://x.com/i/oauth2/authorize?response_type=code&client_id=…&redirect_uri=…&scope=tweet.read%20tweet.write%20users.read%20like.read%20like.write%20media.write%20offline.access&state=…&code_challenge=…&code_challenge_method=S256`,
+   then POST the `code` and `code_verifier` to `https://api.x.com/2/oauth2/token`
+   (`grant_type=authorization_code`, HTTP Basic auth with the client id and secret). Keep the
+   `refresh_token` (from `offline.access`).
+
+```python
+agent = om.create_agent(..., integrations=[{"integration": "x", "credential": {
+    "type": "oauth2",
+    "config": {"clientId": "...", "clientSecret": "...", "refreshToken": "...", "accessToken": "..."},
+    "onTokenRefresh": save_tokens,
+}}])
+```
+
+Access tokens last two hours and refresh tokens are single-use: store the new config that
+`onTokenRefresh` receives. An app-only Bearer token (`bearer` credential, `bearerToken`) can read
+public posts and users but cannot post, like or upload. Rate limits are per endpoint per 15
+minutes; 429 answers carry `x-rate-limit-reset`, which OpenMolt honours.
+"""
+
+_TOOLS = [
+	HttpTool(
+		handle="createPost",
+		description="Publish a post: text, optionally a reply, a quote, media (media_ids from an "
+		"upload) or a poll.",
+		scopes=["write"],
+		method="POST",
+		endpoint="/2/tweets",
+		body={
+			"text": "{{ input.text }}",
+			"reply": "{{ input.reply }}",
+			"quote_tweet_id": "{{ input.quote_tweet_id }}",
+			"media": "{{ input.media }}",
+			"poll": "{{ input.poll }}",
+			"reply_settings": "{{ input.reply_settings }}",
+			"made_with_ai": "{{ input.made_with_ai }}",
+		},
+		input_schema=obj(
+			{
+				"text": string("Post text, up to 280 characters for most accounts."),
+				"reply": obj(
+					{"in_reply_to_tweet_id": _POST_ID},
+					["in_reply_to_tweet_id"],
+					"Post as a reply to this post.",
+				),
+				"quote_tweet_id": string("Quote this post.", **_ID_PATTERN),
+				"media": obj(
+					{
+						"media_ids": array(
+							"1 to 4 media ids from the upload tools.",
+							{"type": "string"},
+							minItems=1,
+							maxItems=4,
+						)
+					},
+					["media_ids"],
+					"Attached media.",
+				),
+				"poll": obj(
+					{
+						"options": array(
+							"2 to 4 choices, 1-25 characters each.",
+							{"type": "string"},
+							minItems=2,
+							maxItems=4,
+						),
+						"duration_minutes": integer(
+							"Poll length in minutes.", minimum=5, maximum=10080
+						),
+					},
+					["options", "duration_minutes"],
+					"A poll (not with media).",
+				),
+				"reply_settings": string(
+					"Who can reply.",
+					enum=["following", "mentionedUsers", "subscribers", "verified"],
+				),
+				"made_with_ai": {
+					"type": "boolean",
+					"description": "Label the post as made with AI.",
+				},
+			},
+		),
+	),
+	HttpTool(
+		handle="deletePost",
+		description="Delete one of the user's posts.",
+		scopes=["write"],
+		method="DELETE",
+		endpoint="/2/tweets/{{ input.id }}",
+		input_schema=obj({"id": _POST_ID}, ["id"]),
+	),
+	HttpTool(
+		handle="getPost",
+		description="Get a post by id, with optional fields and expansions.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/2/tweets/{{ input.id }}",
+		query_params=_POST_QUERY,
+		input_schema=obj({"id": _POST_ID, **_POST_QUERY_SCHEMA}, ["id"]),
+	),
+	HttpTool(
+		handle="searchRecent",
+		description="Search posts from the last 7 days with X's query syntax (from:user, "
+		'#tag, "exact phrase", -is:retweet, has:media, lang:en).',
+		scopes=["read"],
+		method="GET",
+		endpoint="/2/tweets/search/recent",
+		query_params={
+			"query": "{{ input.query }}",
+			"max_results": "{{ input.max_results }}",
+			"next_token": "{{ input.next_token }}",
+			"start_time": "{{ input.start_time }}",
+			"end_time": "{{ input.end_time }}",
+			"sort_order": "{{ input.sort_order }}",
+			**_POST_QUERY,
+		},
+		input_schema=obj(
+			{
+				"query": string(
+					"Search query (512 characters on basic access, 4096 with higher tiers).",
+					maxLength=4096,
+				),
+				"max_results": integer("Posts per page.", minimum=10, maximum=100, default=10),
+				"next_token": _PAGINATION,
+				"start_time": _TIME,
+				"end_time": _TIME,
+				"sort_order": string("Order of results.", enum=["recency", "relevancy"]),
+				**_POST_QUERY_SCHEMA,
+			},
+			["query"],
+		),
+	),
+	HttpTool(
+		handle="getMe",
+		description="Get the authenticated user (id, name, username); the id is needed by the "
+		"timeline, like and repost tools.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/2/users/me",
+		query_params={"user.fields": "{{ input.user_fields | join: ',' }}"},
+		input_schema=obj({"user_fields": _USER_FIELDS}),
+	),
+	HttpTool(
+		handle="getUserByUsername",
+		description="Look up a user by @username (without the @).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/2/users/by/username/{{ input.username }}",
+		query_params={"user.fields": "{{ input.user_fields | join: ',' }}"},
+		input_schema=obj(
+			{
+				"username": string("Username without @.", pattern="^[A-Za-z0-9_]{1,15}$"),
+				"user_fields": _USER_FIELDS,
+			},
+			["username"],
+		),
+	),
+	HttpTool(
+		handle="getUserPosts",
+		description="A user's own posts, newest first.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/2/users/{{ input.id }}/tweets",
+		query_params={**_TIMELINE_QUERY, "exclude": "{{ input.exclude | join: ',' }}"},
+		input_schema=obj(
+			{
+				**_TIMELINE_SCHEMA,
+				"id": string("User id (any user).", **_ID_PATTERN),
+				"exclude": array(
+					"Leave out replies and/or reposts.",
+					{"type": "string", "enum": ["replies", "retweets"]},
+				),
+			},
+			["id"],
+		),
+	),
+	HttpTool(
+		handle="getMentions",
+		description="Posts that mention a user, newest first.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/2/users/{{ input.id }}/mentions",
+		query_params=_TIMELINE_QUERY,
+		input_schema=obj({**_TIMELINE_SCHEMA, "id": string("User id.", **_ID_PATTERN)}, ["id"]),
+	),
+	HttpTool(
+		handle="getHomeTimeline",
+		description="The authenticated user's home timeline (posts from accounts they follow and "
+		"their own), newest first.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/2/users/{{ input.id }}/timelines/reverse_chronological",
+		query_params={**_TIMELINE_QUERY, "exclude": "{{ input.exclude | join: ',' }}"},
+		input_schema=obj(
+			{
+				**_TIMELINE_SCHEMA,
+				"exclude": array(
+					"Leave out replies and/or reposts.",
+					{"type": "string", "enum": ["replies", "retweets"]},
+				),
+			},
+			["id"],
+		),
+	),
+	HttpTool(
+		handle="likePost",
+		description="Like a post as the authenticated user.",
+		scopes=["engage"],
+		method="POST",
+		endpoint="/2/users/{{ input.id }}/likes",
+		body={"tweet_id": "{{ input.tweet_id }}"},
+		input_schema=obj({"id": _USER_ID, "tweet_id": _POST_ID}, ["id", "tweet_id"]),
+	),
+	HttpTool(
+		handle="unlikePost",
+		description="Remove the authenticated user's like from a post.",
+		scopes=["engage"],
+		method="DELETE",
+		endpoint="/2/users/{{ input.id }}/likes/{{ input.tweet_id }}",
+		input_schema=obj({"id": _USER_ID, "tweet_id": _POST_ID}, ["id", "tweet_id"]),
+	),
+	HttpTool(
+		handle="repostPost",
+		description="Repost (retweet) a post as the authenticated user.",
+		scopes=["engage"],
+		method="POST",
+		endpoint="/2/users/{{ input.id }}/retweets",
+		body={"tweet_id": "{{ input.tweet_id }}"},
+		input_schema=obj({"id": _USER_ID, "tweet_id": _POST_ID}, ["id", "tweet_id"]),
+	),
+	HttpTool(
+		handle="uploadMedia",
+		description="Upload an image (or small GIF) in one request; returns data.id to use in "
+		"createPost media.media_ids. For video use initializeMediaUpload.",
+		scopes=["media"],
+		method="POST",
+		endpoint="/2/media/upload",
+		request_format="multipart",
+		body={"media_category": "{{ input.media_category }}"},
+		files={"media": "{{ input.media }}"},
+		input_schema=obj(
+			{"media": _FILE, "media_category": _MEDIA_CATEGORY}, ["media", "media_category"]
+		),
+	),
+	HttpTool(
+		handle="initializeMediaUpload",
+		description="Start a chunked upload (video, large GIF): returns data.id. Then "
+		"appendMediaUpload each chunk (segment_index 0, 1, …), finalizeMediaUpload, and poll "
+		"getMediaUploadStatus until state is succeeded.",
+		scopes=["media"],
+		method="POST",
+		endpoint="/2/media/upload/initialize",
+		body={
+			"media_type": "{{ input.media_type }}",
+			"total_bytes": "{{ input.total_bytes }}",
+			"media_category": "{{ input.media_category }}",
+		},
+		input_schema=obj(
+			{
+				"media_type": string(
+					"MIME type.",
+					enum=[
+						"video/mp4",
+						"video/webm",
+						"video/quicktime",
+						"image/gif",
+						"image/jpeg",
+						"image/png",
+						"image/webp",
+						"text/srt",
+						"text/vtt",
+					],
+				),
+				"total_bytes": integer("Total file size in bytes.", minimum=1),
+				"media_category": _MEDIA_CATEGORY,
+			},
+			["media_type", "total_bytes", "media_category"],
+		),
+	),
+	HttpTool(
+		handle="appendMediaUpload",
+		description="Send one chunk (up to 4 MB) of a chunked upload.",
+		scopes=["media"],
+		method="POST",
+		endpoint="/2/media/upload/{{ input.id }}/append",
+		request_format="multipart",
+		body={"segment_index": "{{ input.segment_index }}"},
+		files={"media": "{{ input.media }}"},
+		input_schema=obj(
+			{
+				"id": string("Media id from initializeMediaUpload."),
+				"segment_index": integer("Chunk number, from 0.", minimum=0, maximum=999),
+				"media": _FILE,
+			},
+			["id", "segment_index", "media"],
+		),
+	),
+	HttpTool(
+		handle="finalizeMediaUpload",
+		description="Finish a chunked upload; if processing_info is returned, poll "
+		"getMediaUploadStatus before posting.",
+		scopes=["media"],
+		method="POST",
+		endpoint="/2/media/upload/{{ input.id }}/finalize",
+		input_schema=obj({"id": string("Media id from initializeMediaUpload.")}, ["id"]),
+	),
+	HttpTool(
+		handle="getMediaUploadStatus",
+		description="Processing state of an uploaded video or GIF (pending, in_progress, "
+		"succeeded, failed) and check_after_secs.",
+		scopes=["media"],
+		method="GET",
+		endpoint="/2/media/upload",
+		query_params={"media_id": "{{ input.media_id }}", "command": "STATUS"},
+		input_schema=obj({"media_id": string("Media id.")}, ["media_id"]),
+	),
+]
+
+INTEGRATION = Integration(
+	name="X",
+	description="Post, reply, delete, search recent posts, read timelines, like, repost and upload media on X.",
+	api_version="API v2",
+	api_setup=ApiSetup(base_url="https://api.x.com"),
+	credential_setup=[
+		Credential(
+			type="oauth2",
+			auth_url="https://x.com/i/oauth2/authorize",
+			token_url="https://api.x.com/2/oauth2/token",
+			client_id="{{ config.clientId }}",
+			client_secret="{{ config.clientSecret }}",
+			refresh_token="{{ config.refreshToken }}",
+			scopes=_SCOPES,
+			auth_params={"code_challenge_method": "S256"},
+			token_auth="basic",
+		),
+		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.bearerToken }}"}),
+	],
+	scopes={
+		"read": "Read posts, users, timelines and search.",
+		"write": "Publish and delete posts.",
+		"engage": "Like, unlike and repost.",
+		"media": "Upload images and videos.",
+	},
+	tools=_TOOLS,
+	docs=_DOCS,
+)
+
+
+@hookimpl
+def register_integrations(register: Any) -> None:
+	"""Register the X integration."""
+	register(INTEGRATION)

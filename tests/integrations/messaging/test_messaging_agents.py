@@ -1,0 +1,645 @@
+"""Scripted agents drive each messaging integration through httpx.MockTransport.
+
+Each test lets a ScriptedModel call two tools of one integration (found through its entry point)
+and checks the exact requests: method, URL, authentication and body.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+class Recorder:
+	"""A mock service: answers from a list, in order, and keeps every request."""
+
+	def __init__(self, *responses: httpx.Response) -> None:
+		self.responses = list(responses)
+		self.requests: list[httpx.Request] = []
+
+	def __call__(self, request: httpx.Request) -> httpx.Response:
+		request.read()
+		self.requests.append(request)
+		return self.responses[len(self.requests) - 1]
+
+
+async def run_agent(
+	integration: str,
+	calls: list[dict[str, Any]],
+	service: Recorder,
+	*,
+	config: dict[str, Any],
+	credential: str | None = None,
+	token_requests: int = 0,
+) -> tuple[Any, ScriptedModel]:
+	model = ScriptedModel([*calls, finish(result="done")])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	binding: dict[str, Any] = {"integration": integration, "credential": {"config": config}}
+	if credential:
+		binding["credential"]["type"] = credential
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		result = await agent.run("Use the tools.")
+	model.assert_consumed()
+	assert result.status == "success"
+	assert len(service.requests) == len(calls) + token_requests
+	return result, model
+
+
+def form(request: httpx.Request) -> dict[str, list[str]]:
+	assert request.headers["content-type"].startswith("application/x-www-form-urlencoded")
+	return parse_qs(request.content.decode(), keep_blank_values=True)
+
+
+def body(request: httpx.Request) -> Any:
+	assert request.headers["content-type"].startswith("application/json")
+	return json.loads(request.content)
+
+
+def multipart_parts(request: httpx.Request) -> dict[str, bytes]:
+	"""Field name → content of a multipart/form-data body."""
+	ctype = request.headers["content-type"]
+	assert ctype.startswith("multipart/form-data; boundary=")
+	boundary = ctype.split("boundary=", 1)[1].encode()
+	parts: dict[str, bytes] = {}
+	for chunk in request.content.split(b"--" + boundary)[1:-1]:
+		head, _, data = chunk.strip(b"\r\n").partition(b"\r\n\r\n")
+		name = head.split(b'name="', 1)[1].split(b'"', 1)[0].decode()
+		parts[name] = data
+	return parts
+
+
+def data_url(text: bytes, media_type: str = "text/plain") -> str:
+	return f"data:{media_type};base64,{base64.b64encode(text).decode()}"
+
+
+def model_saw(model: ScriptedModel) -> str:
+	return json.dumps([[m.content for m in r.messages] for r in model.requests], ensure_ascii=False)
+
+
+async def test_slack_agent_posts_a_message_and_reads_history() -> None:
+	"""chat.postMessage goes as JSON with the bot token; conversations.history as a GET query."""
+	service = Recorder(
+		httpx.Response(200, json={"ok": True, "channel": "C0123456789", "ts": "1712345678.000100"}),
+		httpx.Response(
+			200, json={"ok": True, "messages": [{"text": "hi", "ts": "1.2"}], "has_more": False}
+		),
+	)
+	await run_agent(
+		"slack",
+		[
+			call_tool(
+				"slack.postMessage",
+				channel="C0123456789",
+				text="Deploy done :rocket:",
+				thread_ts="1712345000.000200",
+			),
+			call_tool(
+				"slack.getConversationHistory",
+				channel="C0123456789",
+				limit=20,
+				oldest="1712340000.0",
+			),
+		],
+		service,
+		config={"token": "xoxb-1111-2222-abcdef"},
+	)
+	post, history = service.requests
+	assert (post.method, str(post.url)) == ("POST", "https://slack.com/api/chat.postMessage")
+	assert post.headers["authorization"] == "Bearer xoxb-1111-2222-abcdef"
+	assert body(post) == {
+		"channel": "C0123456789",
+		"text": "Deploy done :rocket:",
+		"thread_ts": "1712345000.000200",
+	}
+	assert history.method == "GET"
+	assert history.url.copy_with(query=None) == "https://slack.com/api/conversations.history"
+	assert dict(history.url.params) == {
+		"channel": "C0123456789",
+		"limit": "20",
+		"oldest": "1712340000.0",
+	}
+	assert history.headers["authorization"] == "Bearer xoxb-1111-2222-abcdef"
+
+
+async def test_slack_agent_uploads_a_file_with_the_external_flow() -> None:
+	"""The upload reserves a URL, sends the raw bytes there, then completes with the files JSON."""
+	service = Recorder(
+		httpx.Response(
+			200,
+			json={
+				"ok": True,
+				"upload_url": "https://files.slack.com/upload/v1/ABC",
+				"file_id": "F123",
+			},
+		),
+		httpx.Response(200, text="OK - 5"),
+		httpx.Response(200, json={"ok": True, "files": [{"id": "F123"}]}),
+	)
+	await run_agent(
+		"slack",
+		[
+			call_tool("slack.getUploadUrl", filename="notes.txt", length=5),
+			call_tool(
+				"slack.uploadFileBytes",
+				upload_url="https://files.slack.com/upload/v1/ABC",
+				file=data_url(b"hello"),
+			),
+			call_tool(
+				"slack.completeUpload",
+				files=[{"id": "F123", "title": "Notes"}],
+				channel_id="C0123456789",
+			),
+		],
+		service,
+		config={"token": "xoxb-1111-2222-abcdef"},
+	)
+	reserve, upload, complete = service.requests
+	assert str(reserve.url) == "https://slack.com/api/files.getUploadURLExternal"
+	assert form(reserve) == {"filename": ["notes.txt"], "length": ["5"]}
+	assert (upload.method, str(upload.url), upload.content) == (
+		"POST",
+		"https://files.slack.com/upload/v1/ABC",
+		b"hello",
+	)
+	assert str(complete.url) == "https://slack.com/api/files.completeUploadExternal"
+	fields = form(complete)
+	assert json.loads(fields["files"][0]) == [{"id": "F123", "title": "Notes"}]
+	assert fields["channel_id"] == ["C0123456789"]
+
+
+async def test_discord_agent_sends_an_embed_and_reacts() -> None:
+	"""Messages and reactions go to API v10 with the Bot authorization and an encoded emoji."""
+	service = Recorder(
+		httpx.Response(
+			200, json={"id": "1300000000000000001", "channel_id": "1200000000000000001"}
+		),
+		httpx.Response(204),
+	)
+	embed = {
+		"title": "Build #42",
+		"description": "All green",
+		"color": 5814783,
+		"fields": [{"name": "Time", "value": "3m", "inline": True}],
+	}
+	await run_agent(
+		"discord",
+		[
+			call_tool(
+				"discord.sendMessage",
+				channel_id="1200000000000000001",
+				content="Status",
+				embeds=[embed],
+			),
+			call_tool(
+				"discord.addReaction",
+				channel_id="1200000000000000001",
+				message_id="1300000000000000001",
+				emoji_name="👍",
+			),
+		],
+		service,
+		config={"botToken": "MTA1.bot-token.secret"},
+	)
+	send, react = service.requests
+	assert (send.method, str(send.url)) == (
+		"POST",
+		"https://discord.com/api/v10/channels/1200000000000000001/messages",
+	)
+	assert send.headers["authorization"] == "Bot MTA1.bot-token.secret"
+	assert send.headers["user-agent"].startswith("DiscordBot (")
+	assert body(send) == {"content": "Status", "embeds": [embed]}
+	assert react.method == "PUT"
+	assert (
+		react.url.raw_path.decode()
+		== "/api/v10/channels/1200000000000000001/messages/1300000000000000001/reactions/%F0%9F%91%8D/@me"
+	)
+	assert react.headers["authorization"] == "Bot MTA1.bot-token.secret"
+
+
+async def test_telegram_agent_sends_and_downloads_without_showing_the_token() -> None:
+	"""The token sits only in the URL path; the model never sees it, and the download is a file."""
+	token = "123456789:AAHsecretTokenValue"
+	service = Recorder(
+		httpx.Response(200, json={"ok": True, "result": {"message_id": 7, "chat": {"id": 42}}}),
+		httpx.Response(200, content=b"\x89PNG-bytes", headers={"content-type": "image/png"}),
+	)
+	result, model = await run_agent(
+		"telegram",
+		[
+			call_tool(
+				"telegram.sendMessage",
+				chat_id=42,
+				text="<b>Hi</b>",
+				parse_mode="HTML",
+				reply_parameters={"message_id": 5},
+			),
+			call_tool("telegram.downloadFile", file_path="photos/file_12.png"),
+		],
+		service,
+		config={"botToken": token},
+	)
+	send, download = service.requests
+	assert (send.method, str(send.url)) == (
+		"POST",
+		f"https://api.telegram.org/bot{token}/sendMessage",
+	)
+	assert body(send) == {
+		"chat_id": 42,
+		"text": "<b>Hi</b>",
+		"parse_mode": "HTML",
+		"reply_parameters": {"message_id": 5},
+	}
+	assert (download.method, str(download.url)) == (
+		"GET",
+		f"https://api.telegram.org/file/bot{token}/photos/file_12.png",
+	)
+	assert token not in json.dumps(result.output)
+	seen = model_saw(model)
+	assert token not in seen and "AAHsecretTokenValue" not in seen
+	assert "openmolt-file:" in seen
+
+
+async def test_whatsapp_agent_sends_text_and_uploads_media() -> None:
+	"""Messages go to the phone number id on Graph v26.0; media uploads are multipart."""
+	service = Recorder(
+		httpx.Response(
+			200, json={"messaging_product": "whatsapp", "messages": [{"id": "wamid.A"}]}
+		),
+		httpx.Response(200, json={"id": "media-1"}),
+	)
+	config = {
+		"accessToken": "EAAGsystemusertoken",
+		"phoneNumberId": "1065550001",
+		"wabaId": "1024440002",
+	}
+	await run_agent(
+		"whatsapp",
+		[
+			call_tool(
+				"whatsapp.sendText",
+				to="15551234567",
+				body="Your order shipped",
+				context={"message_id": "wamid.Q"},
+			),
+			call_tool(
+				"whatsapp.uploadMedia",
+				file=data_url(b"%PDF-1.7", "application/pdf"),
+				type="application/pdf",
+			),
+		],
+		service,
+		config=config,
+	)
+	send, upload = service.requests
+	assert (send.method, str(send.url)) == (
+		"POST",
+		"https://graph.facebook.com/v26.0/1065550001/messages",
+	)
+	assert send.headers["authorization"] == "Bearer EAAGsystemusertoken"
+	assert body(send) == {
+		"messaging_product": "whatsapp",
+		"recipient_type": "individual",
+		"to": "15551234567",
+		"context": {"message_id": "wamid.Q"},
+		"type": "text",
+		"text": {"body": "Your order shipped"},
+	}
+	assert str(upload.url) == "https://graph.facebook.com/v26.0/1065550001/media"
+	parts = multipart_parts(upload)
+	assert parts["messaging_product"] == b"whatsapp"
+	assert parts["type"] == b"application/pdf"
+	assert parts["file"] == b"%PDF-1.7"
+
+
+async def test_twilio_agent_sends_an_sms_and_starts_a_verification() -> None:
+	"""Core and Verify hosts, HTTP Basic auth with the account, form-encoded PascalCase fields."""
+	service = Recorder(
+		httpx.Response(201, json={"sid": "SM" + "0" * 32, "status": "queued"}),
+		httpx.Response(201, json={"sid": "VE" + "0" * 32, "status": "pending"}),
+	)
+	config = {
+		"accountSid": "AC" + "a" * 32,
+		"authToken": "twilio-auth-token",
+		"verifyServiceSid": "VA" + "b" * 32,
+	}
+	await run_agent(
+		"twilio",
+		[
+			call_tool(
+				"twilio.sendMessage",
+				To="+15558675310",
+				From="+15550001111",
+				Body="Hello from OpenMolt",
+			),
+			call_tool("twilio.startVerification", To="+15558675310", Channel="sms"),
+		],
+		service,
+		config=config,
+	)
+	sms, verify = service.requests
+	basic = (
+		"Basic " + base64.b64encode(f"{config['accountSid']}:twilio-auth-token".encode()).decode()
+	)
+	assert (sms.method, str(sms.url)) == (
+		"POST",
+		f"https://api.twilio.com/2010-04-01/Accounts/{config['accountSid']}/Messages.json",
+	)
+	assert sms.headers["authorization"] == basic
+	assert form(sms) == {
+		"To": ["+15558675310"],
+		"From": ["+15550001111"],
+		"Body": ["Hello from OpenMolt"],
+	}
+	assert (
+		str(verify.url)
+		== f"https://verify.twilio.com/v2/Services/{config['verifyServiceSid']}/Verifications"
+	)
+	assert verify.headers["authorization"] == basic
+	assert form(verify) == {"To": ["+15558675310"], "Channel": ["sms"]}
+
+
+async def test_outlook_agent_sends_mail_and_reads_the_calendar() -> None:
+	"""Graph v1.0 with the OAuth2 access token: sendMail JSON and a calendarView query."""
+	service = Recorder(
+		httpx.Response(202),
+		httpx.Response(200, json={"value": [{"subject": "Standup"}]}),
+	)
+	to = [{"emailAddress": {"address": "ada@example.com"}}]
+	await run_agent(
+		"outlook",
+		[
+			call_tool("outlook.sendMail", subject="Report", body="See attached.", toRecipients=to),
+			call_tool(
+				"outlook.listCalendarView",
+				startDateTime="2026-12-01T00:00:00Z",
+				endDateTime="2026-12-02T00:00:00Z",
+				timeZone="Europe/Paris",
+				top=10,
+			),
+		],
+		service,
+		config={
+			"accessToken": "graph-access-token",
+			"expiryDate": "2100-01-01T00:00:00Z",
+			"clientId": "cid",
+			"clientSecret": "csecret",
+			"refreshToken": "refresh-tok",
+		},
+		credential="oauth2",
+	)
+	send, view = service.requests
+	assert (send.method, str(send.url)) == ("POST", "https://graph.microsoft.com/v1.0/me/sendMail")
+	assert send.headers["authorization"] == "Bearer graph-access-token"
+	assert body(send) == {
+		"message": {
+			"subject": "Report",
+			"body": {"contentType": "Text", "content": "See attached."},
+			"toRecipients": to,
+		}
+	}
+	assert view.url.copy_with(query=None) == "https://graph.microsoft.com/v1.0/me/calendarView"
+	assert dict(view.url.params) == {
+		"startDateTime": "2026-12-01T00:00:00Z",
+		"endDateTime": "2026-12-02T00:00:00Z",
+		"$top": "10",
+		"$orderby": "start/dateTime",
+	}
+	assert view.headers["prefer"] == 'outlook.timezone="Europe/Paris"'
+
+
+async def test_x_agent_posts_a_reply_and_searches() -> None:
+	"""Posts go to /2/tweets as JSON; search sends comma-joined field lists; user token as Bearer."""
+	service = Recorder(
+		httpx.Response(201, json={"data": {"id": "1800000000000000001", "text": "Thanks!"}}),
+		httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}),
+	)
+	await run_agent(
+		"x",
+		[
+			call_tool(
+				"x.createPost",
+				text="Thanks!",
+				reply={"in_reply_to_tweet_id": "1799999999999999999"},
+			),
+			call_tool(
+				"x.searchRecent",
+				query="from:openmolt -is:retweet",
+				max_results=10,
+				post_fields=["created_at", "public_metrics"],
+			),
+		],
+		service,
+		config={
+			"accessToken": "x-user-access-token",
+			"expiryDate": 4102444800,
+			"clientId": "cid",
+			"clientSecret": "csecret",
+			"refreshToken": "r",
+		},
+		credential="oauth2",
+	)
+	post, search = service.requests
+	assert (post.method, str(post.url)) == ("POST", "https://api.x.com/2/tweets")
+	assert post.headers["authorization"] == "Bearer x-user-access-token"
+	assert body(post) == {
+		"text": "Thanks!",
+		"reply": {"in_reply_to_tweet_id": "1799999999999999999"},
+	}
+	assert search.url.copy_with(query=None) == "https://api.x.com/2/tweets/search/recent"
+	assert dict(search.url.params) == {
+		"query": "from:openmolt -is:retweet",
+		"max_results": "10",
+		"post.fields": "created_at,public_metrics",
+	}
+
+
+async def test_instagram_agent_creates_and_publishes_a_container() -> None:
+	"""A container from an image URL, then media_publish with its id, on the IG user of the config."""
+	service = Recorder(
+		httpx.Response(200, json={"id": "17900000000000001"}),
+		httpx.Response(200, json={"id": "17800000000000009"}),
+	)
+	await run_agent(
+		"instagram",
+		[
+			call_tool(
+				"instagram.createMediaContainer",
+				image_url="https://cdn.example.com/a.jpg",
+				caption="Hello #openmolt",
+			),
+			call_tool("instagram.publishMedia", creation_id="17900000000000001"),
+		],
+		service,
+		config={"accessToken": "EAAGinstagramtoken", "igUserId": "17841400000000000"},
+	)
+	create, publish = service.requests
+	assert (create.method, str(create.url)) == (
+		"POST",
+		"https://graph.facebook.com/v26.0/17841400000000000/media",
+	)
+	assert create.headers["authorization"] == "Bearer EAAGinstagramtoken"
+	assert form(create) == {
+		"image_url": ["https://cdn.example.com/a.jpg"],
+		"caption": ["Hello #openmolt"],
+	}
+	assert str(publish.url) == "https://graph.facebook.com/v26.0/17841400000000000/media_publish"
+	assert form(publish) == {"creation_id": ["17900000000000001"]}
+
+
+async def test_tiktok_agent_initialises_a_post_and_uploads_the_video() -> None:
+	"""Direct post init as JSON, then a PUT of the bytes with Content-Range to the upload URL."""
+	upload_url = "https://open-upload.tiktokapis.com/video/?upload_id=67890&upload_token=Xza123"
+	service = Recorder(
+		httpx.Response(
+			200,
+			json={
+				"data": {"publish_id": "v_pub_1", "upload_url": upload_url},
+				"error": {"code": "ok"},
+			},
+		),
+		httpx.Response(201),
+	)
+	video = b"\x00\x00\x00\x18ftypmp42"
+	source = {
+		"source": "FILE_UPLOAD",
+		"video_size": len(video),
+		"chunk_size": len(video),
+		"total_chunk_count": 1,
+	}
+	await run_agent(
+		"tiktok",
+		[
+			call_tool(
+				"tiktok.initDirectPost",
+				title="Hello #fyp",
+				privacy_level="SELF_ONLY",
+				disable_duet=True,
+				source_info=source,
+			),
+			call_tool(
+				"tiktok.uploadVideoChunk",
+				upload_url=upload_url,
+				file=data_url(video, "video/mp4"),
+				first_byte=0,
+				last_byte=len(video) - 1,
+				total_bytes=len(video),
+			),
+		],
+		service,
+		config={
+			"accessToken": "act.tiktoktoken",
+			"expiryDate": 4102444800,
+			"clientKey": "ckey",
+			"clientSecret": "csecret",
+			"refreshToken": "rft.x",
+		},
+		credential="oauth2",
+	)
+	init, put = service.requests
+	assert (init.method, str(init.url)) == (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/video/init/",
+	)
+	assert init.headers["authorization"] == "Bearer act.tiktoktoken"
+	assert json.loads(init.content) == {
+		"post_info": {"title": "Hello #fyp", "privacy_level": "SELF_ONLY", "disable_duet": True},
+		"source_info": source,
+	}
+	assert (put.method, str(put.url)) == ("PUT", upload_url)
+	assert put.headers["content-range"] == f"bytes 0-{len(video) - 1}/{len(video)}"
+	assert put.headers["content-type"] == "video/mp4"
+	assert put.content == video
+
+
+async def test_tiktok_refresh_uses_client_key_then_lists_videos() -> None:
+	"""An expired TikTok token is refreshed with client_key (TikTok's name for the client id)."""
+	service = Recorder(
+		httpx.Response(
+			200, json={"access_token": "act.new", "expires_in": 86400, "refresh_token": "rft.new"}
+		),
+		httpx.Response(
+			200,
+			json={"data": {"videos": [], "cursor": 0, "has_more": False}, "error": {"code": "ok"}},
+		),
+		httpx.Response(200, json={"data": {"status": "PUBLISH_COMPLETE"}, "error": {"code": "ok"}}),
+	)
+	await run_agent(
+		"tiktok",
+		[
+			call_tool("tiktok.listVideos", max_count=5),
+			call_tool("tiktok.getPostStatus", publish_id="v_pub_1"),
+		],
+		service,
+		config={
+			"accessToken": "act.old",
+			"expiryDate": 1000,
+			"clientKey": "ckey123",
+			"clientSecret": "csecret",
+			"refreshToken": "rft.old",
+		},
+		credential="oauth2",
+		token_requests=1,
+	)
+	refresh, listing, status = service.requests
+	assert (refresh.method, str(refresh.url)) == (
+		"POST",
+		"https://open.tiktokapis.com/v2/oauth/token/",
+	)
+	assert form(refresh) == {
+		"grant_type": ["refresh_token"],
+		"refresh_token": ["rft.old"],
+		"client_key": ["ckey123"],
+		"client_secret": ["csecret"],
+	}
+	assert str(listing.url).startswith(
+		"https://open.tiktokapis.com/v2/video/list/?fields=id%2Ctitle"
+	)
+	assert listing.headers["authorization"] == "Bearer act.new"
+	assert body(listing) == {"max_count": 5}
+	assert body(status) == {"publish_id": "v_pub_1"}
+
+
+async def test_outlook_refresh_goes_to_the_tenant_token_url() -> None:
+	"""The Microsoft token refresh uses the configured tenant, then the new token reaches Graph."""
+	service = Recorder(
+		httpx.Response(
+			200,
+			json={"access_token": "graph-new", "expires_in": 3600, "refresh_token": "refresh-2"},
+		),
+		httpx.Response(200, json={"value": []}),
+	)
+	await run_agent(
+		"outlook",
+		[call_tool("outlook.listMailFolders", top=5)],
+		service,
+		config={
+			"tenant": "contoso.onmicrosoft.com",
+			"clientId": "cid",
+			"clientSecret": "csecret",
+			"refreshToken": "refresh-1",
+		},
+		credential="oauth2",
+		token_requests=1,
+	)
+	refresh, folders = service.requests
+	assert (
+		str(refresh.url)
+		== "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token"
+	)
+	assert form(refresh)["client_id"] == ["cid"]
+	assert str(folders.url) == "https://graph.microsoft.com/v1.0/me/mailFolders?%24top=5"
+	assert folders.headers["authorization"] == "Bearer graph-new"
