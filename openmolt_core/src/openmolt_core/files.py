@@ -31,7 +31,7 @@ import anyio.to_thread
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["FILE_PREFIX", "MAX_DATA_URL_BYTES", "FileStore", "StoredFile"]
+__all__ = ["FILE_PREFIX", "MAX_DATA_URL_BYTES", "FileStore", "StoredFile", "parse_data_url"]
 
 FILE_PREFIX = "openmolt-file:"
 """The prefix of references to files saved in the store."""
