@@ -1,0 +1,1 @@
+"""The built-in integrations of OpenMolt: one module per service, each found through an entry point."""
