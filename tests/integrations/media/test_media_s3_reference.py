@@ -48,7 +48,8 @@ def test_every_http_tool_maps_to_an_operation() -> None:
 	"""Each S3 HTTP tool is listed against the botocore operation it implements."""
 	assert set(HTTP_TOOLS) == set(OPERATIONS)
 	assert MODEL["metadata"]["apiVersion"] == s3.INTEGRATION.api_version
-	assert MODEL["metadata"]["signatureVersion"] == "s3v4"
+	assert MODEL["metadata"]["auth"] == ["aws.auth#sigv4"]
+	assert MODEL["metadata"]["endpointPrefix"] == s3.INTEGRATION.credential_setup[0].service
 
 
 @pytest.mark.parametrize(("handle", "operation"), OPERATIONS.items(), ids=list(OPERATIONS))
