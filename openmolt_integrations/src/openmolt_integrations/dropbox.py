@@ -85,7 +85,7 @@ _COMMIT = (
 	'"mute": {{ input.mute | default: false | json }}}'
 )
 _SESSION_CURSOR = (
-	'"cursor": {"session_id": {{ input.sessionId | json }}, "offset": {{ input.offset | json }}}'
+	'"cursor": {"session_id": {{ input.sessionId | json }}, "offset": {{ input.byteOffset | json }}}'
 )
 
 _OCTET = {"Content-Type": "application/octet-stream"}
@@ -129,7 +129,7 @@ TOOLS: list[HttpTool] = [
 		body={
 			"path": "{{ input.path }}",
 			"recursive": "{{ input.recursive }}",
-			"limit": "{{ input.limit }}",
+			"limit": "{{ input.maxEntries }}",
 			"include_deleted": "{{ input.includeDeleted }}",
 			"include_media_info": "{{ input.includeMediaInfo }}",
 		},
@@ -145,7 +145,7 @@ TOOLS: list[HttpTool] = [
 					"default": False,
 					"description": "Also list the contents of every subfolder.",
 				},
-				"limit": {
+				"maxEntries": {
 					"type": "integer",
 					"minimum": 1,
 					"maximum": 2000,
@@ -316,7 +316,7 @@ TOOLS: list[HttpTool] = [
 		"{" + _SESSION_CURSOR + ', "close": {{ input.close | default: false | json }}}',
 		{
 			"sessionId": _SESSION_ID,
-			"offset": _OFFSET,
+			"byteOffset": _OFFSET,
 			"file": {**_FILE, "description": "The next chunk, as a " + _FILE["description"]},
 			"close": {
 				"type": "boolean",
@@ -324,7 +324,7 @@ TOOLS: list[HttpTool] = [
 				"description": "True if this is the last chunk.",
 			},
 		},
-		["sessionId", "offset", "file"],
+		["sessionId", "byteOffset", "file"],
 	),
 	_content_upload(
 		"uploadSessionFinish",
@@ -336,7 +336,7 @@ TOOLS: list[HttpTool] = [
 		"{" + _SESSION_CURSOR + ", " + _COMMIT + "}",
 		{
 			"sessionId": _SESSION_ID,
-			"offset": _OFFSET,
+			"byteOffset": _OFFSET,
 			"file": {**_FILE, "description": "The last chunk, as a " + _FILE["description"]},
 			"path": {
 				"type": "string",
@@ -346,7 +346,7 @@ TOOLS: list[HttpTool] = [
 			"autorename": _AUTORENAME,
 			"mute": _MUTE,
 		},
-		["sessionId", "offset", "file", "path"],
+		["sessionId", "byteOffset", "file", "path"],
 	),
 	HttpTool(
 		handle="createFolder",

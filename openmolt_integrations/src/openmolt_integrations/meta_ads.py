@@ -102,7 +102,7 @@ def _list_tool(handle: str, what: str, edge: str, default_fields: str, scopes: l
 		query_params={
 			"fields": _fields_param(default_fields),
 			"effective_status": _json_param("effectiveStatus"),
-			"limit": "{{ input.limit }}",
+			"limit": "{{ input.pageSize }}",
 			"after": "{{ input.after }}",
 		},
 		input_schema=_schema(
@@ -110,7 +110,7 @@ def _list_tool(handle: str, what: str, edge: str, default_fields: str, scopes: l
 				"adAccountId": _AD_ACCOUNT_ID,
 				"fields": _fields(default_fields),
 				"effectiveStatus": _EFFECTIVE_STATUS,
-				"limit": _LIMIT,
+				"pageSize": _LIMIT,
 				"after": _AFTER,
 			},
 			["adAccountId"],
@@ -202,13 +202,13 @@ TOOLS: list[HttpTool] = [
 		endpoint="/me/adaccounts",
 		query_params={
 			"fields": _fields_param("id,account_id,name,account_status,currency,timezone_name"),
-			"limit": "{{ input.limit }}",
+			"limit": "{{ input.pageSize }}",
 			"after": "{{ input.after }}",
 		},
 		input_schema=_schema(
 			{
 				"fields": _fields("id,account_id,name,account_status,currency,timezone_name"),
-				"limit": _LIMIT,
+				"pageSize": _LIMIT,
 				"after": _AFTER,
 			}
 		),
@@ -479,14 +479,14 @@ TOOLS: list[HttpTool] = [
 		endpoint=f"/{_ACCOUNT}/adcreatives",
 		query_params={
 			"fields": _fields_param("id,name,status,object_story_spec,thumbnail_url"),
-			"limit": "{{ input.limit }}",
+			"limit": "{{ input.pageSize }}",
 			"after": "{{ input.after }}",
 		},
 		input_schema=_schema(
 			{
 				"adAccountId": _AD_ACCOUNT_ID,
 				"fields": _fields("id,name,status,object_story_spec,thumbnail_url"),
-				"limit": _LIMIT,
+				"pageSize": _LIMIT,
 				"after": _AFTER,
 			},
 			["adAccountId"],
@@ -557,9 +557,9 @@ TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ input.objectId }}/insights",
-		query_params={**_INSIGHTS_PARAMS, "limit": "{{ input.limit }}", "after": "{{ input.after }}"},
+		query_params={**_INSIGHTS_PARAMS, "limit": "{{ input.pageSize }}", "after": "{{ input.after }}"},
 		input_schema=_schema(
-			{**_INSIGHTS_INPUT, "limit": _LIMIT, "after": _AFTER},
+			{**_INSIGHTS_INPUT, "pageSize": _LIMIT, "after": _AFTER},
 			["objectId"],
 		),
 	),
@@ -603,11 +603,11 @@ TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ input.reportRunId }}/insights",
-		query_params={"limit": "{{ input.limit }}", "after": "{{ input.after }}"},
+		query_params={"limit": "{{ input.pageSize }}", "after": "{{ input.after }}"},
 		input_schema=_schema(
 			{
 				"reportRunId": {"type": "string", "description": "The report_run_id."},
-				"limit": _LIMIT,
+				"pageSize": _LIMIT,
 				"after": _AFTER,
 			},
 			["reportRunId"],

@@ -156,3 +156,34 @@ def test_s3_credential_is_sigv4_for_the_s3_service() -> None:
 	assert cred.service == "s3"
 	assert "config.region" in (cred.region or "")
 	assert "us-east-1" in (cred.region or "")
+
+
+def _strings(value: Any) -> list[str]:
+	if isinstance(value, str):
+		return [value]
+	if isinstance(value, dict):
+		return [s for v in value.values() for s in _strings(v)]
+	if isinstance(value, (list, tuple)):
+		return [s for v in value for s in _strings(v)]
+	return []
+
+
+@cases
+def test_every_template_parses_as_liquid(iid: str, module: ModuleType) -> None:
+	"""Every template string parses with python-liquid (input names avoid Liquid keywords)."""
+	import liquid
+
+	env = liquid.Environment()
+	for name in ("json", "base64", "base64url", "path_segments", "rfc2822"):
+		env.filters[name] = lambda value, *args: value
+	spec = module.INTEGRATION
+	texts = _strings(spec.api_setup.model_dump()) + _strings(
+		[c.model_dump() for c in spec.credential_setup]
+	)
+	for tool in spec.tools:
+		if isinstance(tool, HttpTool):
+			texts += _strings(
+				[tool.endpoint, tool.query_params, tool.body, tool.headers, tool.base_url, tool.files]
+			)
+	for text in texts:
+		env.from_string(text)
