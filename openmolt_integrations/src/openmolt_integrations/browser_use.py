@@ -33,7 +33,10 @@ _STATUS_OUT = {
 	"type": "object",
 	"properties": {
 		"id": {"type": "string"},
-		"status": {"type": "string", "enum": ["created", "started", "finished", "failed", "stopped"]},
+		"status": {
+			"type": "string",
+			"enum": ["created", "started", "finished", "failed", "stopped"],
+		},
 		"output": {"type": ["string", "null"]},
 		"isSuccess": {"type": ["boolean", "null"]},
 		"cost": {"type": ["string", "null"]},
@@ -225,7 +228,10 @@ TOOLS: list[HttpTool] = [
 		method="GET",
 		endpoint="/files/tasks/{{ input.taskId }}/output-files/{{ input.fileId }}",
 		input_schema=_schema(
-			{"taskId": _TASK_ID, "fileId": {"type": "string", "description": "The output file's id."}},
+			{
+				"taskId": _TASK_ID,
+				"fileId": {"type": "string", "description": "The output file's id."},
+			},
 			["taskId", "fileId"],
 		),
 	),

@@ -84,9 +84,7 @@ _COMMIT = (
 	'"autorename": {{ input.autorename | default: false | json }}, '
 	'"mute": {{ input.mute | default: false | json }}}'
 )
-_SESSION_CURSOR = (
-	'"cursor": {"session_id": {{ input.sessionId | json }}, "offset": {{ input.byteOffset | json }}}'
-)
+_SESSION_CURSOR = '"cursor": {"session_id": {{ input.sessionId | json }}, "offset": {{ input.byteOffset | json }}}'
 
 _OCTET = {"Content-Type": "application/octet-stream"}
 
@@ -100,7 +98,12 @@ def _schema(properties: dict[str, Any], required: list[str] | None = None) -> di
 
 
 def _content_upload(
-	handle: str, description: str, route: str, arg: str, properties: dict[str, Any], required: list[str]
+	handle: str,
+	description: str,
+	route: str,
+	arg: str,
+	properties: dict[str, Any],
+	required: list[str],
 ) -> HttpTool:
 	return HttpTool(
 		handle=handle,
@@ -357,7 +360,10 @@ TOOLS: list[HttpTool] = [
 		body={"path": "{{ input.path }}", "autorename": "{{ input.autorename }}"},
 		input_schema=_schema(
 			{
-				"path": {"type": "string", "description": 'The new folder\'s path ("/Archive/2026").'},
+				"path": {
+					"type": "string",
+					"description": 'The new folder\'s path ("/Archive/2026").',
+				},
 				"autorename": _AUTORENAME,
 			},
 			["path"],
@@ -477,7 +483,10 @@ TOOLS: list[HttpTool] = [
 		},
 		input_schema=_schema(
 			{
-				"path": {**_PATH, "description": "Only links to this item. " + _PATH["description"]},
+				"path": {
+					**_PATH,
+					"description": "Only links to this item. " + _PATH["description"],
+				},
 				"directOnly": {
 					"type": "boolean",
 					"description": "Only links to this exact item, not to its parent folders.",

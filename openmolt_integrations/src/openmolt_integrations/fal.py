@@ -79,7 +79,11 @@ def _status_dict(status: Any) -> dict[str, Any]:
 	if isinstance(status, fal_client.InProgress):
 		return {"status": "IN_PROGRESS", "logs": status.logs}
 	if isinstance(status, fal_client.Completed):
-		out: dict[str, Any] = {"status": "COMPLETED", "logs": status.logs, "metrics": status.metrics}
+		out: dict[str, Any] = {
+			"status": "COMPLETED",
+			"logs": status.logs,
+			"metrics": status.metrics,
+		}
 		if status.error:
 			out["error"] = status.error
 			out["errorType"] = status.error_type
@@ -307,7 +311,9 @@ INTEGRATION = Integration(
 	description="Run generative models hosted on fal.ai (images, video, audio) by model id.",
 	api_version="queue",
 	api_setup=ApiSetup(base_url="https://queue.fal.run"),
-	credential_setup=[Credential(type="custom", headers={"Authorization": "Key {{ config.apiKey }}"})],
+	credential_setup=[
+		Credential(type="custom", headers={"Authorization": "Key {{ config.apiKey }}"})
+	],
 	scopes={
 		"run": "Run, queue and cancel model requests (billed by fal).",
 		"read": "Read the status and output of queued requests.",

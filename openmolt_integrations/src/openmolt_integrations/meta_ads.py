@@ -92,7 +92,9 @@ def _schema(properties: dict[str, Any], required: list[str] | None = None) -> di
 	return schema
 
 
-def _list_tool(handle: str, what: str, edge: str, default_fields: str, scopes: list[str]) -> HttpTool:
+def _list_tool(
+	handle: str, what: str, edge: str, default_fields: str, scopes: list[str]
+) -> HttpTool:
 	return HttpTool(
 		handle=handle,
 		description=f"List the {what} of an ad account, newest first, with paging.",
@@ -557,7 +559,11 @@ TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ input.objectId }}/insights",
-		query_params={**_INSIGHTS_PARAMS, "limit": "{{ input.pageSize }}", "after": "{{ input.after }}"},
+		query_params={
+			**_INSIGHTS_PARAMS,
+			"limit": "{{ input.pageSize }}",
+			"after": "{{ input.after }}",
+		},
 		input_schema=_schema(
 			{**_INSIGHTS_INPUT, "pageSize": _LIMIT, "after": _AFTER},
 			["objectId"],

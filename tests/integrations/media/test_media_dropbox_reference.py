@@ -181,7 +181,12 @@ def test_oauth_scopes_are_the_route_scopes() -> None:
 	"""The OAuth2 scopes asked for cover the scope attribute of every route the tools use."""
 	asked = set(dropbox.INTEGRATION.credential_setup[0].scopes)
 	spec_scopes = {
-		"files": {"files.metadata.read", "files.metadata.write", "files.content.read", "files.content.write"},
+		"files": {
+			"files.metadata.read",
+			"files.metadata.write",
+			"files.content.read",
+			"files.content.write",
+		},
 		"sharing": {"sharing.read", "sharing.write"},
 		"users": {"account_info.read"},
 	}

@@ -47,9 +47,7 @@ def test_module_defines_a_valid_integration(iid: str, module: ModuleType) -> Non
 	assert spec.api_version
 	assert spec.credential_setup, "every integration names how to authenticate"
 	assert "## Get a token" in spec.docs
-	again = Integration.model_validate(
-		{**spec.model_dump(exclude={"tools"}), "tools": spec.tools}
-	)
+	again = Integration.model_validate({**spec.model_dump(exclude={"tools"}), "tools": spec.tools})
 	assert [t.handle for t in again.tools] == [t.handle for t in spec.tools]
 
 
@@ -183,7 +181,14 @@ def test_every_template_parses_as_liquid(iid: str, module: ModuleType) -> None:
 	for tool in spec.tools:
 		if isinstance(tool, HttpTool):
 			texts += _strings(
-				[tool.endpoint, tool.query_params, tool.body, tool.headers, tool.base_url, tool.files]
+				[
+					tool.endpoint,
+					tool.query_params,
+					tool.body,
+					tool.headers,
+					tool.base_url,
+					tool.files,
+				]
 			)
 	for text in texts:
 		env.from_string(text)

@@ -113,7 +113,7 @@ def test_create_bucket_configuration_element_and_namespace() -> None:
 	payload = shape["members"][shape["payload"]]
 	config_shape = MODEL["shapes"][payload["shape"]]
 	body = HTTP_TOOLS["createBucket"].body
-	assert f"<{payload['locationName']} xmlns=\"{payload['xmlNamespace']['uri']}\">" in body
+	assert f'<{payload["locationName"]} xmlns="{payload["xmlNamespace"]["uri"]}">' in body
 	assert "LocationConstraint" in config_shape["members"]
 	assert "<LocationConstraint>" in body
 
@@ -151,7 +151,9 @@ def test_presigned_url_is_a_sigv4_query_signature() -> None:
 	query = parse_qs(parts.query)
 	assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"]
 	assert query["X-Amz-Expires"] == ["600"]
-	assert re.fullmatch(r"AKIDEXAMPLE/\d{8}/eu-west-1/s3/aws4_request", query["X-Amz-Credential"][0])
+	assert re.fullmatch(
+		r"AKIDEXAMPLE/\d{8}/eu-west-1/s3/aws4_request", query["X-Amz-Credential"][0]
+	)
 	assert re.fullmatch(r"[0-9a-f]{64}", query["X-Amz-Signature"][0])
 
 
@@ -166,7 +168,10 @@ def test_object_url_styles() -> None:
 		s3.object_url({"region": "auto", "forcePathStyle": "true"}, "b", "k")
 		== "https://s3.auto.amazonaws.com/b/k"
 	)
-	assert s3.object_url({"endpoint": "https://acc.r2.example"}, "b", "k") == "https://b.acc.r2.example/k"
+	assert (
+		s3.object_url({"endpoint": "https://acc.r2.example"}, "b", "k")
+		== "https://b.acc.r2.example/k"
+	)
 
 
 def test_presign_refuses_bad_input() -> None:
@@ -174,7 +179,9 @@ def test_presign_refuses_bad_input() -> None:
 	from openmolt_core.errors import ToolError
 
 	with pytest.raises(ToolError, match="604800"):
-		s3.presign_url({"accessKeyId": "a", "secretAccessKey": "b"}, bucket="b", key="k", expires_in=0)
+		s3.presign_url(
+			{"accessKeyId": "a", "secretAccessKey": "b"}, bucket="b", key="k", expires_in=0
+		)
 	with pytest.raises(ToolError, match="accessKeyId"):
 		s3.presign_url({}, bucket="b", key="k")
 
@@ -198,4 +205,6 @@ def test_base_url_templates_agree_with_object_url(config: dict[str, Any]) -> Non
 	base = env.from_string(template).render(input={"bucket": "my-bucket"}, config=config)
 	assert base + "/k" == s3.object_url(config, "my-bucket", "k")
 	service = env.from_string(HTTP_TOOLS["listBuckets"].base_url or "").render(config=config)
-	assert service == config.get("endpoint", f"https://s3.{config.get('region', 'us-east-1')}.amazonaws.com")
+	assert service == config.get(
+		"endpoint", f"https://s3.{config.get('region', 'us-east-1')}.amazonaws.com"
+	)
