@@ -1,7 +1,7 @@
-"""Meta Ads: the Marketing API on Graph v26.0 (ad accounts, campaigns, ad sets, ads, creatives,
-insights, and asynchronous insights jobs for large reports).
+"""Meta Ads: the Marketing API on Graph v26.0.
 
-Objects are created ``PAUSED`` unless the agent says otherwise, and budgets are in the account
+Ad accounts, campaigns, ad sets, ads, creatives, insights, and asynchronous insights jobs for large
+reports. Objects are created ``PAUSED`` unless the agent says otherwise, and budgets are in the account
 currency's minor units (cents). Nested parameters (``targeting``, ``object_story_spec``) are sent
 as JSON objects in a JSON body, which the Graph API accepts.
 """

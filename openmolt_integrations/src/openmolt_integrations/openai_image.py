@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core import hookimpl
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations import ApiSetup, Credential, FunctionTool, Integration
-
 from openmolt_integrations._support import file_store, require_config
 
 if TYPE_CHECKING:

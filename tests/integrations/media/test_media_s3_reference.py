@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 import botocore
 import pytest
