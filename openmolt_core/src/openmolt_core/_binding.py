@@ -14,6 +14,7 @@ from openmolt_core.tools import Tool, ToolContext
 if TYPE_CHECKING:
 	import httpx
 
+	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
 
 __all__ = ["BoundTool", "IntegrationBinding", "bind_integration", "parse_binding", "secret_values"]
@@ -154,6 +155,7 @@ def bind_integration(
 	agent: str,
 	instance_config: Mapping[str, Any],
 	http: Callable[[], httpx.AsyncClient],
+	files: FileStore | None = None,
 ) -> list[BoundTool]:
 	"""Bind one integration for an agent: credential, auth, and which tools the scopes allow.
 
@@ -163,6 +165,7 @@ def bind_integration(
 		agent: The agent's name.
 		instance_config: Config from ``OpenMolt(integrations={id: {...}})``; the agent's wins.
 		http: Getter for the shared HTTP client.
+		files: The instance's file store (binary responses, file references).
 
 	Raises:
 		ConfigurationError: Unknown scope or credential type.
@@ -197,6 +200,7 @@ def bind_integration(
 		http=http,
 		auth=auth,
 		redact=frozenset(secret_values(config)),
+		files=files,
 	)
 	granted = None if binding.scopes is None else set(binding.scopes)
 	out = []

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 	import httpx
 	from pydantic import BaseModel
 
+	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.tools import Tool
 
@@ -46,6 +47,8 @@ class OpenMolt:
 		plugins: Plugin modules or objects to use besides (or instead of) installed ones.
 		entry_points: Whether to find installed plugins through entry points.
 		http_client: An ``httpx.AsyncClient`` to use for every request (tests pass a mock one).
+		files_dir: Where the file store keeps binary tool results (downloads, generated images);
+			default: a temporary directory made on first use and removed by `aclose`.
 	"""
 
 	def __init__(
@@ -58,6 +61,7 @@ class OpenMolt:
 		plugins: Sequence[object] = (),
 		entry_points: bool = True,
 		http_client: httpx.AsyncClient | None = None,
+		files_dir: str | Path | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -68,6 +72,8 @@ class OpenMolt:
 		self.plugins = Plugins(plugins, entry_points=entry_points)
 		self._http = http_client
 		self._own_http = http_client is None
+		self._files_dir = files_dir
+		self._files: FileStore | None = None
 		self._providers: dict[str, LLMProvider] = {}
 		if verbose:
 			_enable_verbose()
@@ -82,8 +88,24 @@ class OpenMolt:
 			self._http = new_client()
 		return self._http
 
+	@property
+	def files(self) -> FileStore:
+		"""The file store (binary results, file references); no directory is made until a save."""
+		if self._files is None:
+			from openmolt_core.files import FileStore
+
+			self._files = FileStore(self._files_dir, file_system=self._file_system_path)
+		return self._files
+
+	def _file_system_path(self, path: str) -> Path:
+		from openmolt_core.integrations.filesystem import sandbox_of
+
+		return sandbox_of(self.plugins.integration("fileSystem")).resolve(path)
+
 	async def aclose(self) -> None:
-		"""Close the HTTP client if OpenMolt created it."""
+		"""Close the HTTP client if OpenMolt created it, and remove a temporary file store."""
+		if self._files is not None:
+			self._files.close()
 		if self._own_http and self._http is not None:
 			await self._http.aclose()
 			self._http = None
@@ -217,6 +239,7 @@ class OpenMolt:
 					agent=name,
 					instance_config=self.integration_configs.get(binding.integration, {}),
 					http=self.http,
+					files=self.files,
 				)
 			)
 		if tools:
@@ -292,6 +315,23 @@ class OpenMolt:
 		from openmolt_core.integrations.filesystem import file_system_integration
 
 		return file_system_integration(paths, **options)
+
+	@staticmethod
+	def HttpRequestIntegration(
+		*, allow_private: bool = False, **options: Any
+	) -> Integration:  # the spec's naming
+		"""The generic ``httpRequest`` integration, configured (it is available by default).
+
+		Register it to change its options:
+		``om.register_integration("httpRequest", OpenMolt.HttpRequestIntegration(allow_private=True))``.
+
+		Args:
+			allow_private: Allow loopback, private, link-local and metadata addresses.
+			**options: See `openmolt_core.integrations.http_request.http_request_integration`.
+		"""
+		from openmolt_core.integrations.http_request import http_request_integration
+
+		return http_request_integration(allow_private=allow_private, **options)
 
 	def __repr__(self) -> str:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"

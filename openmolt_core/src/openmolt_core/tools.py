@@ -12,6 +12,8 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
 	import httpx
 
+	from openmolt_core.files import FileStore
+
 __all__ = ["FunctionTool", "Tool", "ToolContext", "schema_of"]
 
 
@@ -27,6 +29,7 @@ class ToolContext:
 		http: Returns the shared ``httpx.AsyncClient`` (created on first use).
 		auth: The ``httpx.Auth`` built from the agent's credential, for HTTP tools.
 		redact: Secret values to scrub from anything the tool reports.
+		files: The instance's file store: save binary results, resolve file references.
 		extras: Anything the integration or the application passes along.
 	"""
 
@@ -37,6 +40,7 @@ class ToolContext:
 	http: Callable[[], httpx.AsyncClient] | None = None
 	auth: httpx.Auth | None = None
 	redact: frozenset[str] = frozenset()
+	files: FileStore | None = None
 	extras: dict[str, Any] = field(default_factory=dict)
 
 

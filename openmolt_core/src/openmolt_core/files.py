@@ -1,0 +1,194 @@
+"""The file store: where binary tool results live, and how file references become bytes.
+
+A *file reference* is a string a model can pass from one tool to another instead of the bytes:
+
+- ``openmolt-file:<id>``: a file saved in this store (a binary HTTP response, a generated image);
+- ``data:<media type>;base64,<data>``: small inline data the model produced;
+- ``fileSystem:<path>``: a path inside the directories of the registered FileSystem integration.
+
+Each `OpenMolt` instance owns one store, created on first use; its directory is ``files_dir`` or a
+temporary directory made on the first save (and removed by ``OpenMolt.aclose``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import mimetypes
+import re
+import secrets
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+import anyio
+import anyio.to_thread
+
+from openmolt_core.errors import ToolError
+
+__all__ = ["FILE_PREFIX", "MAX_DATA_URL_BYTES", "FileStore", "StoredFile"]
+
+FILE_PREFIX = "openmolt-file:"
+"""The prefix of references to files saved in the store."""
+
+MAX_DATA_URL_BYTES = 20 * 1024 * 1024
+"""The largest ``data:`` URL payload accepted, decoded."""
+
+_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+
+PathResolver = Callable[[str], Path]
+"""Turns a ``fileSystem:`` path into a confined real path (raises ToolError when refused)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+	"""The bytes behind a file reference.
+
+	Args:
+		data: The content.
+		media_type: Its media type (``application/octet-stream`` when unknown).
+		name: A file name for uploads and downloads.
+	"""
+
+	data: bytes
+	media_type: str
+	name: str
+
+
+class FileStore:
+	"""Saves binary results and resolves file references to bytes.
+
+	Args:
+		root: The directory to keep files in; None for a temporary one made on the first save.
+		file_system: Resolves ``fileSystem:`` paths (OpenMolt wires the registered FileSystem
+			integration here); None refuses such references.
+	"""
+
+	def __init__(
+		self, root: str | Path | None = None, *, file_system: PathResolver | None = None
+	) -> None:
+		self._root = Path(root) if root is not None else None
+		self._own_root = root is None
+		self._file_system = file_system
+
+	def _dir(self) -> Path:
+		if self._root is None:
+			self._root = Path(tempfile.mkdtemp(prefix="openmolt-files-"))
+		self._root.mkdir(parents=True, exist_ok=True)
+		return self._root
+
+	async def save(
+		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
+	) -> dict[str, Any]:
+		"""Save bytes and return the reference the model sees.
+
+		Args:
+			data: The content.
+			media_type: Its media type.
+			name: A file name (kept for uploads; not used on disk).
+
+		Returns:
+			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``.
+		"""
+		file_id = secrets.token_urlsafe(12)
+		meta = {"mediaType": media_type, "name": name, "size": len(data)}
+
+		def write() -> None:
+			folder = self._dir()
+			(folder / file_id).write_bytes(data)
+			(folder / f"{file_id}.json").write_text(json.dumps(meta), encoding="utf-8")
+
+		await anyio.to_thread.run_sync(write)
+		return {"file": f"{FILE_PREFIX}{file_id}", **meta}
+
+	def path_of(self, reference: str) -> Path:
+		"""The local path of an ``openmolt-file:`` reference.
+
+		Raises:
+			ToolError: The reference is malformed or unknown.
+		"""
+		file_id = reference.removeprefix(FILE_PREFIX)
+		if not reference.startswith(FILE_PREFIX) or not _ID.match(file_id) or self._root is None:
+			raise ToolError(f"unknown file reference {reference[:80]!r}")
+		path = self._root / file_id
+		if not path.is_file():
+			raise ToolError(f"unknown file reference {reference[:80]!r}")
+		return path
+
+	async def open(self, reference: str) -> StoredFile:
+		"""Resolve a file reference (store id, ``data:`` URL or ``fileSystem:`` path) to bytes.
+
+		Raises:
+			ToolError: The reference is malformed, unknown, too large or refused.
+		"""
+		if not isinstance(reference, str):
+			raise ToolError("a file reference must be a string")
+		if reference.startswith(FILE_PREFIX):
+			path = self.path_of(reference)
+
+			def read() -> StoredFile:
+				meta_path = path.with_name(f"{path.name}.json")
+				meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {}
+				return StoredFile(
+					path.read_bytes(),
+					meta.get("mediaType") or "application/octet-stream",
+					meta.get("name") or path.name,
+				)
+
+			return await anyio.to_thread.run_sync(read)
+		if reference.startswith("data:"):
+			return parse_data_url(reference)
+		if reference.startswith("fileSystem:"):
+			if self._file_system is None:
+				raise ToolError(
+					"fileSystem: references need the FileSystem integration registered as "
+					"'fileSystem'"
+				)
+			real = self._file_system(reference.removeprefix("fileSystem:"))
+			data = await anyio.to_thread.run_sync(real.read_bytes)
+			media_type = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
+			return StoredFile(data, media_type, real.name)
+		raise ToolError(
+			f"not a file reference: {reference[:80]!r}; use 'openmolt-file:<id>', a data: URL, "
+			"or 'fileSystem:<path>'"
+		)
+
+	resolve = open
+
+	def close(self) -> None:
+		"""Remove the temporary directory, if the store made one."""
+		if self._own_root and self._root is not None:
+			shutil.rmtree(self._root, ignore_errors=True)
+			self._root = None
+
+	def __repr__(self) -> str:
+		return f"FileStore(root={str(self._root) if self._root else None!r})"
+
+
+def parse_data_url(url: str) -> StoredFile:
+	"""Decode a ``data:`` URL (RFC 2397).
+
+	Raises:
+		ToolError: It is malformed or larger than `MAX_DATA_URL_BYTES`.
+	"""
+	head, sep, payload = url[5:].partition(",")
+	if not sep:
+		raise ToolError("malformed data: URL: no ',' before the data")
+	params = head.split(";")
+	is_base64 = params[-1].lower() == "base64"
+	if is_base64:
+		params = params[:-1]
+	media_type = params[0] or "text/plain"
+	if len(payload) > MAX_DATA_URL_BYTES * 4 // 3 + 4:
+		raise ToolError(f"data: URL larger than {MAX_DATA_URL_BYTES} bytes; save it as a file")
+	try:
+		data = base64.b64decode(payload, validate=True) if is_base64 else unquote_to_bytes(payload)
+	except (binascii.Error, ValueError) as exc:
+		raise ToolError(f"malformed base64 in data: URL: {exc}") from exc
+	ext = mimetypes.guess_extension(media_type) or ""
+	return StoredFile(data, media_type, f"file{ext}")

@@ -1,0 +1,413 @@
+"""Credentials as ``httpx.Auth``: bearer, custom, oauth2, basic and aws_sigv4.
+
+`make_auth` turns an agent's credential (the integration's `Credential` setup rendered over the
+agent's config) into an ``httpx.Auth`` that the HTTP engine passes to every request. Values are
+rendered on each request from the current config, so an OAuth2 refresh takes effect at once.
+
+OAuth2 refreshes when the access token is missing or expires within `EXPIRY_SKEW` seconds, and
+once when a request is answered 401. One refresh runs at a time per credential (an ``anyio.Lock``):
+concurrent tool calls wait for it and use its token. The new config (token, expiry, and a rotated
+refresh token) goes to ``on_token_refresh``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import inspect
+import logging
+import re
+from collections.abc import Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+import anyio
+import httpx
+
+from openmolt_core.errors import IntegrationError, ToolError
+from openmolt_core.integrations._encode import append_query
+from openmolt_core.integrations.templating import MISSING, render_string
+
+if TYPE_CHECKING:
+	from collections.abc import AsyncGenerator
+
+	from openmolt_core.integrations.model import Credential, Integration
+
+__all__ = ["EXPIRY_SKEW", "OAuth2Auth", "authorization_url", "make_auth"]
+
+log = logging.getLogger("openmolt")
+
+EXPIRY_SKEW = 60.0
+"""Seconds before its expiry at which an OAuth2 token is refreshed."""
+
+_CONFIG_REF = re.compile(r"config\.([A-Za-z_$][\w$]*)")
+_UNSIGNED = frozenset({"connection", "accept-encoding", "user-agent", "accept", "expect"})
+
+
+def _value(template: str | None, config: Mapping[str, Any], key: str) -> str:
+	"""Render a credential field over ``config``; without a template, read ``config[key]``."""
+	if template is None:
+		raw = config.get(key)
+		return "" if raw is None else str(raw)
+	rendered = render_string(template, {"config": config, "input": {}})
+	return "" if rendered is MISSING or rendered is None else str(rendered)
+
+
+def _require(template: str | None, config: Mapping[str, Any], iid: str, what: str) -> None:
+	missing = [k for k in _CONFIG_REF.findall(template or "") if config.get(k) in (None, "")]
+	if missing:
+		raise ToolError(
+			f"{iid}: the credential's {what} needs config {sorted(set(missing))}, which is not "
+			"set; the user must configure the integration"
+		)
+
+
+def _headers(credential: Credential, config: Mapping[str, Any], iid: str) -> dict[str, str]:
+	out = {}
+	for name, template in credential.headers.items():
+		_require(template, config, iid, f"header {name!r}")
+		value = _value(template, config, name)
+		if not value:
+			continue
+		if any(c in value for c in "\r\n\x00"):
+			raise ToolError(f"{iid}: the credential header {name!r} contains a line break")
+		out[name] = value
+	return out
+
+
+class _StaticAuth(httpx.Auth):
+	"""bearer and custom: headers and query parameters rendered from the config."""
+
+	def __init__(self, credential: Credential, config: Mapping[str, Any], iid: str) -> None:
+		self.credential = credential
+		self.config = dict(config)
+		self.iid = iid
+
+	def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+		request.headers.update(_headers(self.credential, self.config, self.iid))
+		params = {}
+		for name, template in self.credential.query_params.items():
+			_require(template, self.config, self.iid, f"query parameter {name!r}")
+			params[name] = _value(template, self.config, name)
+		if params:
+			request.url = append_query(request.url, [(k, v) for k, v in params.items() if v])
+		yield request
+
+	def secrets(self) -> set[str]:
+		"""The rendered secret values, for redaction."""
+		fields = [*self.credential.headers.items(), *self.credential.query_params.items()]
+		values = {_value(t, self.config, n) for n, t in fields}
+		return {v for v in values if len(v) >= 6} | {
+			v.split(" ", 1)[1] for v in values if " " in v and len(v.split(" ", 1)[1]) >= 6
+		}
+
+
+class _BasicAuth(httpx.Auth):
+	def __init__(self, credential: Credential, config: Mapping[str, Any], iid: str) -> None:
+		self.credential = credential
+		self.config = dict(config)
+		self.iid = iid
+
+	def _pair(self) -> tuple[str, str]:
+		user = _value(self.credential.username, self.config, "username")
+		password = _value(self.credential.password, self.config, "password")
+		if not user:
+			raise ToolError(f"{self.iid}: the basic-auth username is empty; set the config")
+		return user, password
+
+	def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+		user, password = self._pair()
+		token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+		request.headers["Authorization"] = f"Basic {token}"
+		yield request
+
+	def secrets(self) -> set[str]:
+		"""The rendered secret values, for redaction."""
+		user, password = self._pair()
+		token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+		return {v for v in (password, token) if len(v) >= 6}
+
+
+def _expiry(value: Any) -> float | None:
+	"""An expiry as a Unix timestamp: ISO 8601 text, epoch seconds, or epoch milliseconds."""
+	if value is None or value == "":
+		return None
+	if isinstance(value, (int, float)) or (isinstance(value, str) and value.isdigit()):
+		number = float(value)
+		return number / 1000 if number > 1e11 else number
+	try:
+		when = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+	except ValueError:
+		return None
+	if when.tzinfo is None:
+		when = when.replace(tzinfo=dt.UTC)
+	return when.timestamp()
+
+
+class OAuth2Auth(httpx.Auth):
+	"""OAuth2 bearer tokens with refresh, one refresh at a time.
+
+	Args:
+		credential: The oauth2 credential setup.
+		config: The agent's config (``accessToken``, ``expiryDate``, ``refreshToken``...).
+		iid: The integration id, for messages.
+		on_token_refresh: Called (sync or async) with the full new config after a refresh.
+		http: Getter for the shared client used to call the token URL.
+	"""
+
+	def __init__(
+		self,
+		credential: Credential,
+		config: Mapping[str, Any],
+		iid: str,
+		*,
+		on_token_refresh: Callable[[dict[str, Any]], Any] | None,
+		http: Callable[[], httpx.AsyncClient],
+	) -> None:
+		self.credential = credential
+		self.config = dict(config)
+		self.iid = iid
+		self.on_token_refresh = on_token_refresh
+		self.http = http
+		self.refreshes = 0
+		self._lock = anyio.Lock()
+		self._seen: set[str] = set()
+
+	def _token_now(self) -> str:
+		return str(self.config.get("accessToken") or self.config.get("access_token") or "")
+
+	def _fresh(self, token: str, stale: str | None) -> bool:
+		if not token or token == stale:
+			return False
+		expiry = _expiry(self.config.get("expiryDate", self.config.get("expiry_date")))
+		return expiry is None or expiry - EXPIRY_SKEW > dt.datetime.now(dt.UTC).timestamp()
+
+	async def token(self, stale: str | None = None) -> str:
+		"""A valid access token, refreshing first when needed.
+
+		Args:
+			stale: A token the service just refused (401): refresh unless it was replaced.
+
+		Raises:
+			ToolError: The refresh failed; the message says what to do.
+		"""
+		token = self._token_now()
+		if self._fresh(token, stale):
+			return token
+		async with self._lock:
+			token = self._token_now()
+			if self._fresh(token, stale):
+				return token
+			await self._refresh()
+			return self._token_now()
+
+	async def _refresh(self) -> None:
+		cfg = self.config
+		refresh = _value(self.credential.refresh_token, cfg, "refreshToken")
+		token_url = _value(self.credential.token_url, cfg, "tokenUrl")
+		if not refresh or not token_url:
+			raise ToolError(
+				f"{self.iid}: the OAuth2 access token is missing or expired and no refresh token "
+				"(or token URL) is configured; the user must authorize again"
+			)
+		client_id = _value(self.credential.client_id, cfg, "clientId")
+		secret = _value(self.credential.client_secret, cfg, "clientSecret")
+		self._seen |= {v for v in (refresh, secret) if v}
+		form = {"grant_type": "refresh_token", "refresh_token": refresh}
+		headers = {"Accept": "application/json"}
+		if self.credential.token_auth == "basic":
+			pair = base64.b64encode(f"{client_id}:{secret}".encode()).decode("ascii")
+			headers["Authorization"] = f"Basic {pair}"
+		else:
+			if client_id:
+				form[self.credential.client_id_param] = client_id
+			if secret:
+				form["client_secret"] = secret
+		try:
+			response = await self.http().post(token_url, data=form, headers=headers)
+			body = response.json()
+		except (httpx.HTTPError, ValueError) as exc:
+			raise ToolError(
+				f"{self.iid}: the OAuth2 token refresh failed ({type(exc).__name__})",
+				retryable=True,
+			) from None
+		access = body.get("access_token") if isinstance(body, dict) else None
+		if not response.is_success or not access:
+			reason = (
+				body.get("error_description") or body.get("error")
+				if isinstance(body, dict)
+				else None
+			)
+			raise ToolError(
+				f"{self.iid}: the OAuth2 token refresh was refused ({response.status_code}: "
+				f"{reason or 'no access_token'}); the user must authorize again",
+				status_code=response.status_code,
+			)
+		self.refreshes += 1
+		new = {**cfg, "accessToken": str(access)}
+		self._seen.add(str(access))
+		if body.get("expires_in") is not None:
+			expires = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=float(body["expires_in"]))
+			new["expiryDate"] = expires.isoformat().replace("+00:00", "Z")
+		if body.get("refresh_token"):
+			new["refreshToken"] = str(body["refresh_token"])
+			self._seen.add(new["refreshToken"])
+		self.config = new
+		if self.on_token_refresh is not None:
+			try:
+				outcome = self.on_token_refresh(dict(new))
+				if inspect.isawaitable(outcome):
+					await outcome
+			except Exception:
+				log.warning("%s: on_token_refresh failed; the new token is used anyway", self.iid)
+
+	def _apply(self, request: httpx.Request, token: str) -> None:
+		request.headers.update(_headers(self.credential, self.config, self.iid))
+		request.headers["Authorization"] = f"Bearer {token}"
+
+	def sync_auth_flow(
+		self, request: httpx.Request
+	) -> Generator[httpx.Request, httpx.Response, None]:
+		"""Not supported: OpenMolt sends with an async client."""
+		raise RuntimeError("OAuth2Auth needs an httpx.AsyncClient")
+		yield request  # pragma: no cover  # makes this a generator
+
+	async def async_auth_flow(
+		self, request: httpx.Request
+	) -> AsyncGenerator[httpx.Request, httpx.Response]:
+		"""Send with the current token; on a 401, refresh once and send again."""
+		token = await self.token()
+		self._apply(request, token)
+		response = yield request
+		if response.status_code == 401:
+			token = await self.token(stale=token)
+			self._apply(request, token)
+			yield request
+
+	def secrets(self) -> set[str]:
+		"""Every token and secret this credential has held, for redaction."""
+		return {s for s in {*self._seen, self._token_now()} if len(s) >= 6}
+
+
+class _AwsSigV4Auth(httpx.Auth):
+	requires_request_body = True
+
+	def __init__(self, credential: Credential, config: Mapping[str, Any], iid: str) -> None:
+		try:
+			from botocore.auth import S3SigV4Auth, SigV4Auth
+			from botocore.awsrequest import AWSRequest
+			from botocore.credentials import Credentials
+		except ImportError as exc:
+			raise IntegrationError(
+				"the aws_sigv4 credential needs botocore; run: pip install 'openmolt[s3]'",
+				integration=iid,
+			) from exc
+		self._classes = (S3SigV4Auth, SigV4Auth, AWSRequest, Credentials)
+		self.credential = credential
+		self.config = dict(config)
+		self.iid = iid
+
+	def _fields(self) -> tuple[str, str, str, str, str]:
+		c, cfg = self.credential, self.config
+		return (
+			_value(c.access_key_id, cfg, "accessKeyId"),
+			_value(c.secret_access_key, cfg, "secretAccessKey"),
+			_value(c.session_token, cfg, "sessionToken"),
+			_value(c.region, cfg, "region") or "us-east-1",
+			_value(c.service, cfg, "service") or "s3",
+		)
+
+	def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+		s3_auth, v4_auth, aws_request, credentials = self._classes
+		key, secret, session, region, service = self._fields()
+		if not key or not secret:
+			raise ToolError(f"{self.iid}: the AWS access key id and secret must be configured")
+		headers = {k: v for k, v in request.headers.items() if k.lower() not in _UNSIGNED}
+		aws = aws_request(
+			method=request.method, url=str(request.url), data=request.content, headers=headers
+		)
+		signer = (s3_auth if service == "s3" else v4_auth)(
+			credentials(key, secret, session or None), service, region
+		)
+		signer.add_auth(aws)
+		for name, value in aws.headers.items():
+			if name.lower() == "authorization" or name.lower().startswith("x-amz-"):
+				request.headers[name] = value
+		yield request
+
+	def secrets(self) -> set[str]:
+		"""The secret values, for redaction."""
+		_, secret, session, _, _ = self._fields()
+		return {v for v in (secret, session) if len(v) >= 6}
+
+
+def make_auth(
+	integration: Integration,
+	credential: Credential,
+	config: Mapping[str, Any],
+	*,
+	on_token_refresh: Callable[[dict[str, Any]], Any] | None,
+	http: Callable[[], httpx.AsyncClient],
+) -> httpx.Auth | None:
+	"""Build the ``httpx.Auth`` for an agent's credential.
+
+	Args:
+		integration: The integration (its id names errors).
+		credential: The credential setup the agent chose.
+		config: The merged config (instance config, then the agent's).
+		on_token_refresh: OAuth2 only: called with the new config after each refresh.
+		http: Getter for the shared client (token refreshes).
+
+	Raises:
+		IntegrationError: aws_sigv4 without botocore installed.
+	"""
+	iid = integration.id or integration.name
+	if credential.type in ("bearer", "custom"):
+		return _StaticAuth(credential, config, iid)
+	if credential.type == "basic":
+		return _BasicAuth(credential, config, iid)
+	if credential.type == "oauth2":
+		return OAuth2Auth(credential, config, iid, on_token_refresh=on_token_refresh, http=http)
+	if credential.type == "aws_sigv4":
+		return _AwsSigV4Auth(credential, config, iid)
+	raise IntegrationError(f"unknown credential type {credential.type!r}", integration=iid)
+
+
+def authorization_url(
+	credential: Credential,
+	config: Mapping[str, Any],
+	redirect_uri: str,
+	state: str,
+	*,
+	scope_separator: str = " ",
+	code_challenge: str | None = None,
+) -> str:
+	"""The URL where a user authorizes the app, for docs and the CLI (authorization-code flow).
+
+	Args:
+		credential: An oauth2 credential setup (``auth_url``, ``client_id``, ``scopes``...).
+		config: Config the URL and client id are rendered over (``clientId``, a shop domain...).
+		redirect_uri: Where the service sends the user back with ``code``.
+		state: An unguessable value to check on return.
+		scope_separator: How scopes are joined (TikTok uses ``,``).
+		code_challenge: A PKCE S256 challenge, for services that require PKCE (X).
+
+	Raises:
+		IntegrationError: The credential is not oauth2 or has no ``auth_url``.
+	"""
+	if credential.type != "oauth2" or not credential.auth_url:
+		raise IntegrationError("needs an oauth2 credential with auth_url", integration="oauth2")
+	params = {
+		"response_type": "code",
+		credential.client_id_param: _value(credential.client_id, config, "clientId"),
+		"redirect_uri": redirect_uri,
+		"state": state,
+	}
+	if credential.scopes:
+		params["scope"] = scope_separator.join(credential.scopes)
+	if code_challenge:
+		params["code_challenge"] = code_challenge
+		params["code_challenge_method"] = "S256"
+	params.update(credential.auth_params)
+	base = _value(credential.auth_url, config, "authUrl")
+	return f"{base}{'&' if '?' in base else '?'}{urlencode(params)}"

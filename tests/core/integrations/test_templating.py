@@ -1,0 +1,158 @@
+import base64
+
+import pytest
+
+from openmolt_core.errors import ToolError
+from openmolt_core.integrations.templating import (
+	_ENV,
+	MISSING,
+	render,
+	render_endpoint,
+	render_string,
+)
+
+DATA = {
+	"input": {
+		"count": 3,
+		"flag": False,
+		"tags": ["a", "b"],
+		"obj": {"k": {"deep": 1.5}},
+		"name": "Ada",
+		"none": None,
+	},
+	"config": {"apiKey": "sk-secret-123"},
+}
+
+
+def test_exact_reference_keeps_the_input_type() -> None:
+	"""An exact {{ input.x }} yields the value itself: int, bool, list, object."""
+	assert render_string("{{ input.count }}", DATA) == 3
+	assert render_string("{{input.flag}}", DATA) is False
+	assert render_string("  {{   input.tags   }} ", DATA) == ["a", "b"]
+	assert render_string("{{ input.obj }}", DATA) == {"k": {"deep": 1.5}}
+	assert render_string("{{ input.obj.k.deep }}", DATA) == 1.5
+	assert render_string("{{ input.tags[1] }}", DATA) == "b"
+	assert render_string("{{ config.apiKey }}", DATA) == "sk-secret-123"
+
+
+def test_a_filter_or_surrounding_text_renders_a_string() -> None:
+	"""With a filter or other text, the result is Liquid text."""
+	assert render_string("{{ input.count | plus: 1 }}", DATA) == "4"
+	assert render_string("n={{ input.count }}", DATA) == "n=3"
+
+
+def test_nested_dicts_and_lists_are_rendered_and_missing_optionals_dropped() -> None:
+	"""Rendering recurses; keys and list items referring to missing or null inputs are dropped."""
+	template = {
+		"user": {"name": "{{ input.name }}", "nick": "{{ input.nick }}", "n": "{{ input.none }}"},
+		"items": [{"tag": "{{ input.tags[0] }}"}, "{{ input.absent }}", "x-{{ input.name }}"],
+		"fixed": 7,
+	}
+	assert render(template, DATA) == {
+		"user": {"name": "Ada"},
+		"items": [{"tag": "a"}, "x-Ada"],
+		"fixed": 7,
+	}
+	assert render("{{ input.absent }}", DATA) is MISSING
+
+
+def test_input_values_are_data_never_templates() -> None:
+	"""A model-provided string holding Liquid syntax is passed through literally."""
+	data = {
+		"input": {"q": "{{ config.apiKey }} {% for i in (1..9) %}x{% endfor %}"},
+		"config": {"apiKey": "sk"},
+	}
+	assert render_string("{{ input.q }}", data) == data["input"]["q"]
+	assert render_string("q={{ input.q }}", data) == "q=" + data["input"]["q"]
+	assert render({"a": ["{{ input.q }}"]}, data) == {"a": [data["input"]["q"]]}
+
+
+def test_endpoint_values_are_encoded_as_one_path_segment() -> None:
+	"""A / inside a value becomes %2F and spaces are percent-encoded."""
+	data = {"input": {"id": "a/b c?d#e"}}
+	assert (
+		render_endpoint("/users/{{ input.id }}/messages", data)
+		== "/users/a%2Fb%20c%3Fd%23e/messages"
+	)
+
+
+@pytest.mark.parametrize("value", ["..", ".", "%2e%2e", "%2E%2e", "%2e", ""])
+def test_dot_segments_cannot_climb_the_endpoint(value: str) -> None:
+	"""'..' and its percent-encoded spelling are refused in a path parameter."""
+	with pytest.raises(ToolError, match="not allowed"):
+		render_endpoint("/repos/{{ input.id }}/issues", {"input": {"id": value}})
+
+
+def test_path_segments_filter_keeps_slashes_and_refuses_dot_segments() -> None:
+	"""path_segments encodes each segment, keeps '/', refuses '.' and '..' segments."""
+	ok = render_endpoint(
+		"/contents/{{ input.p | path_segments }}", {"input": {"p": "docs/a b/c.md"}}
+	)
+	assert ok == "/contents/docs/a%20b/c.md"
+	for bad in ("docs/../secret", "./x", "a/%2e%2e/b"):
+		with pytest.raises(ToolError):
+			render_endpoint("/contents/{{ input.p | path_segments }}", {"input": {"p": bad}})
+
+
+def test_url_encode_leaves_dots_but_cannot_climb_in_an_endpoint() -> None:
+	"""Liquid's url_encode keeps '..'; inside an endpoint the value is still refused."""
+	assert render_string("{{ input.x | url_encode }}", {"input": {"x": "../a b"}}) == "..%2Fa+b"
+	with pytest.raises(ToolError):
+		render_endpoint("/a/{{ input.x | url_encode }}", {"input": {"x": ".."}})
+
+
+def test_custom_filters() -> None:
+	"""json, base64, base64url and rfc2822 filters produce what the docs say."""
+	data = {
+		"input": {
+			"arg": {"path": "/a é"},
+			"s": "hi?>",
+			"mail": {
+				"to": ["a@x.io", "b@x.io"],
+				"subject": "Hello",
+				"body": "Body text",
+				"inReplyTo": "<m1@x>",
+			},
+		}
+	}
+	assert render_string("{{ input.arg | json }}", data) == '{"path":"/a \\u00e9"}'
+	assert render_string("{{ input.s | base64 }}", data) == "aGk/Pg=="
+	assert render_string("{{ input.s | base64url }}", data) == "aGk_Pg"
+	encoded = render_string("{{ input.mail | rfc2822 | base64url }}", data)
+	message = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+	assert "To: a@x.io, b@x.io\r\n" in message
+	assert "Subject: Hello\r\n" in message
+	assert "In-Reply-To: <m1@x>\r\n" in message
+	assert message.endswith("Body text\r\n")
+
+
+def test_rfc2822_refuses_header_injection() -> None:
+	"""A subject with a line break cannot add headers."""
+	with pytest.raises((ToolError, ValueError)):
+		render_string(
+			"{{ input | rfc2822 }}",
+			{"input": {"to": "a@x.io", "subject": "x\r\nBcc: evil@x.io", "body": "b"}},
+		)
+
+
+def test_resource_limits_are_set() -> None:
+	"""Loop iterations, output size, context depth and namespace size are bounded."""
+	assert _ENV.loop_iteration_limit and _ENV.output_stream_limit
+	assert _ENV.context_depth_limit and _ENV.local_namespace_limit
+	with pytest.raises(ToolError, match="limit"):
+		render_string("{% for i in (1..1000000) %}x{% endfor %}", {})
+	with pytest.raises(ToolError, match="limit"):
+		render_string(
+			"{% for i in (1..9000) %}{{ input.big }}{% endfor %}", {"input": {"big": "y" * 1000}}
+		)
+
+
+def test_parsed_templates_are_cached() -> None:
+	"""The same template string is parsed once."""
+	from openmolt_core.integrations.templating import _compile
+
+	_compile.cache_clear()
+	for n in range(5):
+		render_string("hello {{ input.n }}", {"input": {"n": n}})
+	assert _compile.cache_info().misses == 1
+	assert _compile.cache_info().hits == 4
