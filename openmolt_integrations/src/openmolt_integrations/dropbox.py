@@ -271,7 +271,10 @@ TOOLS: list[HttpTool] = [
 				"mediaType": {"type": "string"},
 				"size": {"type": "integer"},
 				"name": {"type": "string"},
-				"Dropbox-API-Result": _METADATA_OUT,
+				"headers": {
+					"type": "object",
+					"properties": {"Dropbox-API-Result": _METADATA_OUT},
+				},
 			},
 		},
 	),
