@@ -208,3 +208,44 @@ def test_base_url_templates_agree_with_object_url(config: dict[str, Any]) -> Non
 	assert service == config.get(
 		"endpoint", f"https://s3.{config.get('region', 'us-east-1')}.amazonaws.com"
 	)
+
+
+@pytest.mark.parametrize(
+	"config",
+	[
+		{"region": "eu-west-1"},
+		{"region": "us-east-1", "endpoint": "http://127.0.0.1:9000", "forcePathStyle": True},
+	],
+)
+def test_presigned_url_equals_botocores_own(config: dict[str, Any]) -> None:
+	"""Our presigned URL is the one botocore's S3 client generates for the same object."""
+	import botocore.config
+	import botocore.session
+
+	creds = {
+		"accessKeyId": "AKIDEXAMPLE",
+		"secretAccessKey": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+	}
+	style = "path" if config.get("forcePathStyle") else "virtual"
+	client = botocore.session.get_session().create_client(
+		"s3",
+		region_name=config["region"],
+		endpoint_url=config.get("endpoint") or f"https://s3.{config['region']}.amazonaws.com",
+		aws_access_key_id=creds["accessKeyId"],
+		aws_secret_access_key=creds["secretAccessKey"],
+		config=botocore.config.Config(signature_version="s3v4", s3={"addressing_style": style}),
+	)
+	for _ in range(3):  # both must be signed within the same second
+		theirs = client.generate_presigned_url(
+			"get_object", Params={"Bucket": "reports", "Key": "a b/c.txt"}, ExpiresIn=900
+		)
+		ours = s3.presign_url(
+			{**config, **creds}, bucket="reports", key="a b/c.txt", expires_in=900
+		)
+		if (
+			parse_qs(urlsplit(theirs).query)["X-Amz-Date"]
+			== parse_qs(urlsplit(ours).query)["X-Amz-Date"]
+		):
+			break
+	assert urlsplit(ours)[:3] == urlsplit(theirs)[:3]
+	assert parse_qs(urlsplit(ours).query) == parse_qs(urlsplit(theirs).query)
