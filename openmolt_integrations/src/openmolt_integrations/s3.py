@@ -410,9 +410,10 @@ def presign_url(
 			out of range.
 	"""
 	try:
-		from botocore.auth import S3SigV4QueryAuth
-		from botocore.awsrequest import AWSRequest
-		from botocore.credentials import Credentials
+		# botocore ships no type information
+		from botocore.auth import S3SigV4QueryAuth  # type: ignore[import-untyped]
+		from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+		from botocore.credentials import Credentials  # type: ignore[import-untyped]
 	except ImportError as exc:
 		raise ToolError(
 			"presigning needs botocore, which is not installed; run: pip install 'openmolt[s3]'",
