@@ -1,0 +1,354 @@
+"""browser-use cloud (API v2): hand a web task to a cloud browser agent and collect its result.
+
+A task runs asynchronously: ``createTask`` returns its id at once, ``getTaskStatus`` is the cheap
+poll, and ``getTask`` returns the output (text, or JSON matching ``structuredOutput``), the steps
+and the files the browser produced. Sessions keep one browser open across several tasks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core import hookimpl
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+
+if TYPE_CHECKING:
+	from openmolt_core.plugins import IntegrationRegistrar
+
+__all__ = ["INTEGRATION", "register_integrations"]
+
+BASE_URL = "https://api.browser-use.com/api/v2"
+
+_TASK_ID = {"type": "string", "description": "The task id returned by createTask."}
+_SESSION_ID = {"type": "string", "description": "The session id returned by createSession."}
+_PAGE_SIZE = {
+	"type": "integer",
+	"minimum": 1,
+	"maximum": 100,
+	"description": "Items per page (default 10).",
+}
+_PAGE_NUMBER = {"type": "integer", "minimum": 1, "description": "Page number, from 1."}
+
+_STATUS_OUT = {
+	"type": "object",
+	"properties": {
+		"id": {"type": "string"},
+		"status": {
+			"type": "string",
+			"enum": ["created", "started", "finished", "failed", "stopped"],
+		},
+		"output": {"type": ["string", "null"]},
+		"isSuccess": {"type": ["boolean", "null"]},
+		"cost": {"type": ["string", "null"]},
+	},
+}
+
+
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+	schema: dict[str, Any] = {"type": "object", "properties": properties}
+	if required:
+		schema["required"] = required
+	schema["additionalProperties"] = False
+	return schema
+
+
+TOOLS: list[HttpTool] = [
+	HttpTool(
+		handle="createTask",
+		description=(
+			"Start a browser agent on a task described in plain words (it browses, clicks, fills "
+			"forms). Returns the task id and session id at once; poll getTaskStatus, then read "
+			"the output with getTask. Give structuredOutput to get JSON back."
+		),
+		scopes=["run"],
+		method="POST",
+		endpoint="/tasks",
+		body={
+			"task": "{{ input.task }}",
+			"llm": "{{ input.llm }}",
+			"startUrl": "{{ input.startUrl }}",
+			"maxSteps": "{{ input.maxSteps }}",
+			"structuredOutput": "{{ input.structuredOutput }}",
+			"sessionId": "{{ input.sessionId }}",
+			"metadata": "{{ input.metadata }}",
+			"secrets": "{{ input.secrets }}",
+			"allowedDomains": "{{ input.allowedDomains }}",
+			"flashMode": "{{ input.flashMode }}",
+			"thinking": "{{ input.thinking }}",
+			"vision": "{{ input.vision }}",
+			"systemPromptExtension": "{{ input.systemPromptExtension }}",
+		},
+		input_schema=_schema(
+			{
+				"task": {
+					"type": "string",
+					"description": "What the browser agent must do, step by step if it matters.",
+				},
+				"llm": {
+					"type": "string",
+					"description": (
+						'The model driving the browser, e.g. "browser-use-llm" (default), '
+						'"gemini-3-flash-preview", "claude-sonnet-4-5-20250929", "gpt-4.1".'
+					),
+				},
+				"startUrl": {"type": "string", "description": "The page to open first."},
+				"maxSteps": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 10000,
+					"description": "Stop after this many browser steps (default 100).",
+				},
+				"structuredOutput": {
+					"type": "string",
+					"description": (
+						"A JSON Schema, written as a JSON string, that the task's output must "
+						'match (e.g. "{\\"type\\":\\"object\\",\\"properties\\":{...}}").'
+					),
+				},
+				"sessionId": {
+					"type": "string",
+					"description": "Run in this existing session (keeps cookies and open tabs).",
+				},
+				"metadata": {
+					"type": "object",
+					"additionalProperties": {"type": "string"},
+					"description": "Your own string labels, returned with the task.",
+				},
+				"secrets": {
+					"type": "object",
+					"additionalProperties": {"type": "string"},
+					"description": "Placeholder name → secret value; the agent types them without seeing them.",
+				},
+				"allowedDomains": {
+					"type": "array",
+					"items": {"type": "string"},
+					"description": 'Only browse these domains ("example.com", "*.example.com").',
+				},
+				"flashMode": {
+					"type": "boolean",
+					"description": "Faster, cheaper mode for simple tasks.",
+				},
+				"thinking": {
+					"type": "boolean",
+					"description": "Let the agent reason before each step.",
+				},
+				"vision": {
+					"type": "boolean",
+					"description": "Let the agent look at screenshots (default true).",
+				},
+				"systemPromptExtension": {
+					"type": "string",
+					"description": "Extra instructions appended to the browser agent's system prompt.",
+				},
+			},
+			["task"],
+		),
+		output_schema={
+			"type": "object",
+			"properties": {"id": {"type": "string"}, "sessionId": {"type": "string"}},
+		},
+	),
+	HttpTool(
+		handle="getTaskStatus",
+		description="Cheap poll of a task: status, and the output once it has finished.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/tasks/{{ input.taskId }}/status",
+		input_schema=_schema({"taskId": _TASK_ID}, ["taskId"]),
+		output_schema=_STATUS_OUT,
+	),
+	HttpTool(
+		handle="getTask",
+		description=(
+			"Full details of a task: status, output (JSON text when structuredOutput was "
+			"given), steps taken, output files and cost."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint="/tasks/{{ input.taskId }}",
+		input_schema=_schema({"taskId": _TASK_ID}, ["taskId"]),
+	),
+	HttpTool(
+		handle="listTasks",
+		description="List tasks, newest first, optionally those of one session or status.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/tasks",
+		query_params={
+			"pageSize": "{{ input.pageSize }}",
+			"pageNumber": "{{ input.pageNumber }}",
+			"sessionId": "{{ input.sessionId }}",
+			"filterBy": "{{ input.status }}",
+		},
+		input_schema=_schema(
+			{
+				"pageSize": _PAGE_SIZE,
+				"pageNumber": _PAGE_NUMBER,
+				"sessionId": {**_SESSION_ID, "description": "Only tasks of this session."},
+				"status": {
+					"type": "string",
+					"enum": ["created", "started", "finished", "failed", "stopped"],
+					"description": "Only tasks with this status.",
+				},
+			}
+		),
+	),
+	HttpTool(
+		handle="stopTask",
+		description="Stop a running task, and optionally its browser session too.",
+		scopes=["control"],
+		method="PATCH",
+		endpoint="/tasks/{{ input.taskId }}",
+		body={"action": "{{ input.action | default: 'stop' }}"},
+		input_schema=_schema(
+			{
+				"taskId": _TASK_ID,
+				"action": {
+					"type": "string",
+					"enum": ["stop", "stop_task_and_session"],
+					"default": "stop",
+					"description": '"stop" the task only, or "stop_task_and_session" to close the browser too.',
+				},
+			},
+			["taskId"],
+		),
+	),
+	HttpTool(
+		handle="getTaskLogs",
+		description="Get a download URL for a task's execution log.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/tasks/{{ input.taskId }}/logs",
+		input_schema=_schema({"taskId": _TASK_ID}, ["taskId"]),
+	),
+	HttpTool(
+		handle="getTaskOutputFile",
+		description="Get a download URL for one file a task produced (ids are in getTask's outputFiles).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/files/tasks/{{ input.taskId }}/output-files/{{ input.fileId }}",
+		input_schema=_schema(
+			{
+				"taskId": _TASK_ID,
+				"fileId": {"type": "string", "description": "The output file's id."},
+			},
+			["taskId", "fileId"],
+		),
+	),
+	HttpTool(
+		handle="createSession",
+		description=(
+			"Open a cloud browser session to run several tasks in a row in the same browser. "
+			"Returns its id and a live URL to watch it."
+		),
+		scopes=["run"],
+		method="POST",
+		endpoint="/sessions",
+		body={
+			"profileId": "{{ input.profileId }}",
+			"proxyCountryCode": "{{ input.proxyCountryCode }}",
+			"startUrl": "{{ input.startUrl }}",
+			"keepAlive": "{{ input.keepAlive }}",
+		},
+		input_schema=_schema(
+			{
+				"profileId": {
+					"type": "string",
+					"description": "A saved browser profile (cookies, logins) to start from.",
+				},
+				"proxyCountryCode": {
+					"type": "string",
+					"description": 'Two-letter country of the proxy, lowercase ("us", "de").',
+				},
+				"startUrl": {"type": "string", "description": "The page to open first."},
+				"keepAlive": {
+					"type": "boolean",
+					"description": "Keep the browser open between tasks until stopSession.",
+				},
+			}
+		),
+	),
+	HttpTool(
+		handle="getSession",
+		description="Details of a session: status, live URL, and its tasks.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/sessions/{{ input.sessionId }}",
+		input_schema=_schema({"sessionId": _SESSION_ID}, ["sessionId"]),
+	),
+	HttpTool(
+		handle="listSessions",
+		description="List browser sessions, newest first.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/sessions",
+		query_params={
+			"pageSize": "{{ input.pageSize }}",
+			"pageNumber": "{{ input.pageNumber }}",
+			"filterBy": "{{ input.status }}",
+		},
+		input_schema=_schema(
+			{
+				"pageSize": _PAGE_SIZE,
+				"pageNumber": _PAGE_NUMBER,
+				"status": {
+					"type": "string",
+					"enum": ["active", "stopped"],
+					"description": "Only sessions with this status.",
+				},
+			}
+		),
+	),
+	HttpTool(
+		handle="stopSession",
+		description="Stop a session and close its browser (running tasks stop too).",
+		scopes=["control"],
+		method="PATCH",
+		endpoint="/sessions/{{ input.sessionId }}",
+		body={"action": "stop"},
+		input_schema=_schema({"sessionId": _SESSION_ID}, ["sessionId"]),
+	),
+]
+
+DOCS = """\
+## Get a token
+
+1. Sign in at [cloud.browser-use.com](https://cloud.browser-use.com).
+2. Open **Settings → API keys** and create a key (it starts with `bu_`).
+3. Pass it as `apiKey`:
+
+```python
+om = OpenMolt(integrations={"browserUse": {"apiKey": "bu_..."}})
+agent = om.create_agent(name="Researcher", model="openai:gpt-5-mini",
+                        integrations=["browserUse"])
+```
+
+Tasks run asynchronously: the agent starts one with `createTask`, polls `getTaskStatus` (use
+the `wait` command between polls), then reads the result with `getTask`. To get JSON back, pass
+a JSON Schema string as `structuredOutput`. `config.baseUrl` overrides the API base URL (default
+`https://api.browser-use.com/api/v2`).
+"""
+
+INTEGRATION = Integration(
+	id="browserUse",
+	name="browser-use",
+	description="Cloud browser agents that carry out web tasks and return text or JSON.",
+	api_version="v2",
+	api_setup=ApiSetup(base_url="{{ config.baseUrl | default: '" + BASE_URL + "' }}"),
+	credential_setup=[
+		Credential(type="custom", headers={"X-Browser-Use-API-Key": "{{ config.apiKey }}"})
+	],
+	scopes={
+		"read": "Read tasks, sessions, logs and output files.",
+		"run": "Start browser tasks and sessions (spends credits).",
+		"control": "Stop tasks and sessions.",
+	},
+	tools=TOOLS,
+	docs=DOCS,
+)
+
+
+@hookimpl
+def register_integrations(register: IntegrationRegistrar) -> None:
+	"""Register the browser-use integration."""
+	register(INTEGRATION, id="browserUse")

@@ -1,0 +1,556 @@
+"""Scripted agents call two tools of each media integration; the exact HTTP requests are checked."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_integrations import browser_use, dropbox, fal, meta_ads, openai_image, s3
+
+pytestmark = pytest.mark.anyio
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
+PNG_DATA_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
+
+
+class Recorder:
+	"""An httpx.MockTransport handler that answers from a route table and records requests."""
+
+	def __init__(self, routes: dict[tuple[str, str], Callable[[httpx.Request], httpx.Response]]):
+		self.routes = routes
+		self.requests: list[httpx.Request] = []
+
+	def __call__(self, request: httpx.Request) -> httpx.Response:
+		self.requests.append(request)
+		path = request.url.raw_path.split(b"?")[0].decode()
+		key = (request.method, f"{request.url.scheme}://{request.url.host}{path}")
+		if key not in self.routes:
+			return httpx.Response(404, json={"error": {"message": f"no route {key}"}})
+		return self.routes[key](request)
+
+
+def _agent(
+	module: Any, iid: str, recorder: Recorder, model: ScriptedModel, credential: dict[str, Any]
+) -> tuple[OpenMolt, Any]:
+	http = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+	om = OpenMolt(plugins=[module], entry_points=False, http_client=http)
+	agent = om.create_agent(
+		name="Tester",
+		model=model,
+		integrations=[{"integration": iid, "credential": credential}],
+	)
+	return om, agent
+
+
+def _results(model: ScriptedModel) -> list[dict[str, Any]]:
+	"""Every tool result the model was shown, in order."""
+	out = []
+	for message in model.requests[-1].messages:
+		if message.role != "user":
+			continue
+		turn = json.loads(message.content)
+		if isinstance(turn, dict):
+			out.extend(turn.get("results", []))
+	return out
+
+
+async def test_dropbox_lists_a_folder_and_downloads_a_file() -> None:
+	"""listFolder posts JSON to the RPC host; download sends Dropbox-API-Arg to the content host."""
+	recorder = Recorder(
+		{
+			("POST", "https://api.dropboxapi.com/2/files/list_folder"): lambda r: httpx.Response(
+				200,
+				json={
+					"entries": [
+						{".tag": "file", "name": "Ünï.pdf", "path_display": "/Reports/Ünï.pdf"}
+					],
+					"cursor": "c1",
+					"has_more": False,
+				},
+			),
+			("POST", "https://content.dropboxapi.com/2/files/download"): lambda r: httpx.Response(
+				200,
+				content=b"%PDF-1.7 report",
+				headers={
+					"Content-Type": "application/octet-stream",
+					"Dropbox-API-Result": json.dumps({"name": "Ünï.pdf", "size": 15}),
+				},
+			),
+		}
+	)
+	model = ScriptedModel(
+		[
+			call_tool("dropbox.listFolder", path="/Reports", recursive=False),
+			call_tool("dropbox.download", path="/Reports/Ünï.pdf"),
+			finish(result="done"),
+		]
+	)
+	om, agent = _agent(
+		dropbox,
+		"dropbox",
+		recorder,
+		model,
+		{"type": "bearer", "config": {"accessToken": "sl.tok123"}},
+	)
+	async with om:
+		result = await agent.run("Fetch the report")
+		assert result.output == {"result": "done"}
+		model.assert_consumed()
+		listing, download = recorder.requests
+		assert listing.headers["Authorization"] == "Bearer sl.tok123"
+		assert listing.headers["Content-Type"] == "application/json"
+		assert json.loads(listing.content) == {"path": "/Reports", "recursive": False}
+		assert download.headers["Authorization"] == "Bearer sl.tok123"
+		arg = download.headers["Dropbox-API-Arg"]
+		assert arg.isascii() and "\\u00dc" in arg
+		assert json.loads(arg) == {"path": "/Reports/Ünï.pdf"}
+		assert download.content == b""
+		listed, downloaded = _results(model)
+		assert listed["result"]["entries"][0]["name"] == "Ünï.pdf"
+		out = downloaded["result"]
+		assert out["file"].startswith("openmolt-file:")
+		assert out["size"] == 15
+		assert out["headers"]["Dropbox-API-Result"] == {"name": "Ünï.pdf", "size": 15}
+		assert "%PDF" not in json.dumps(_results(model))
+		stored = await om.files.open(out["file"])
+		assert stored.data == b"%PDF-1.7 report"
+
+
+async def test_dropbox_upload_refreshes_an_offline_token_first() -> None:
+	"""With only a refresh token, the OAuth2 credential refreshes, then upload sends raw bytes."""
+	recorder = Recorder(
+		{
+			("POST", "https://api.dropboxapi.com/oauth2/token"): lambda r: httpx.Response(
+				200, json={"access_token": "sl.fresh", "token_type": "bearer", "expires_in": 14400}
+			),
+			("POST", "https://content.dropboxapi.com/2/files/upload"): lambda r: httpx.Response(
+				200, json={"name": "logo.png", "id": "id:1", "size": len(PNG)}
+			),
+			(
+				"POST",
+				"https://api.dropboxapi.com/2/sharing/create_shared_link_with_settings",
+			): lambda r: httpx.Response(200, json={"url": "https://www.dropbox.com/s/x/logo.png"}),
+		}
+	)
+	model = ScriptedModel(
+		[
+			call_tool(
+				"dropbox.upload", path="/Brand/logo.png", file=PNG_DATA_URL, mode="overwrite"
+			),
+			call_tool("dropbox.createSharedLink", path="/Brand/logo.png", audience="public"),
+			finish(result="shared"),
+		]
+	)
+	config = {"clientId": "appkey", "clientSecret": "appsecret", "refreshToken": "refresh-abc"}
+	om, agent = _agent(dropbox, "dropbox", recorder, model, {"type": "oauth2", "config": config})
+	async with om:
+		await agent.run("Upload the logo")
+	token, upload, share = recorder.requests
+	form = dict(httpx.QueryParams(token.content.decode()))
+	assert form["grant_type"] == "refresh_token"
+	assert form["refresh_token"] == "refresh-abc"
+	assert upload.headers["Authorization"] == "Bearer sl.fresh"
+	assert upload.headers["Content-Type"] == "application/octet-stream"
+	assert upload.content == PNG
+	assert json.loads(upload.headers["Dropbox-API-Arg"]) == {
+		"path": "/Brand/logo.png",
+		"mode": "overwrite",
+		"autorename": False,
+		"mute": False,
+		"strict_conflict": False,
+	}
+	assert json.loads(share.content) == {
+		"path": "/Brand/logo.png",
+		"settings": {"audience": "public"},
+	}
+
+
+async def test_s3_lists_objects_and_puts_one_signed() -> None:
+	"""listObjects and putObject go to the virtual-hosted bucket URL with a SigV4 signature."""
+	listing_xml = (
+		b'<?xml version="1.0" encoding="UTF-8"?>'
+		b'<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+		b"<Name>my-bucket</Name><KeyCount>1</KeyCount><IsTruncated>false</IsTruncated>"
+		b"<Contents><Key>reports/a.txt</Key><Size>3</Size></Contents></ListBucketResult>"
+	)
+	recorder = Recorder(
+		{
+			("GET", "https://my-bucket.s3.eu-west-1.amazonaws.com/"): lambda r: httpx.Response(
+				200, content=listing_xml, headers={"Content-Type": "application/xml"}
+			),
+			(
+				"PUT",
+				"https://my-bucket.s3.eu-west-1.amazonaws.com/reports/q3%20summary.png",
+			): lambda r: httpx.Response(200, headers={"ETag": '"abc"'}),
+		}
+	)
+	model = ScriptedModel(
+		[
+			call_tool("s3.listObjects", bucket="my-bucket", prefix="reports/", maxKeys=50),
+			call_tool(
+				"s3.putObject", bucket="my-bucket", key="reports/q3 summary.png", file=PNG_DATA_URL
+			),
+			finish(result="ok"),
+		]
+	)
+	config = {
+		"accessKeyId": "AKIDEXAMPLE",
+		"secretAccessKey": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+		"region": "eu-west-1",
+	}
+	om, agent = _agent(s3, "s3", recorder, model, {"type": "aws_sigv4", "config": config})
+	async with om:
+		await agent.run("Archive the chart")
+	listing, put = recorder.requests
+	assert dict(listing.url.params) == {"list-type": "2", "prefix": "reports/", "max-keys": "50"}
+	for request in (listing, put):
+		auth = request.headers["Authorization"]
+		assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+		assert "/eu-west-1/s3/aws4_request" in auth
+		assert "x-amz-date" in request.headers
+		assert "x-amz-content-sha256" in request.headers
+		assert "wJalrXUtnFEMI" not in auth
+	assert put.content == PNG
+	assert put.headers["Content-Type"] == "image/png"
+	listed, stored = _results(model)
+	assert listed["result"]["ListBucketResult"]["Contents"]["Key"] == "reports/a.txt"
+	assert stored.get("ok"), stored
+	assert stored["result"]["headers"]["ETag"] == '"abc"'
+
+
+async def test_meta_ads_lists_campaigns_and_creates_a_paused_one() -> None:
+	"""Graph v26.0 requests carry the bearer token; a new campaign is PAUSED with its categories."""
+	recorder = Recorder(
+		{
+			("GET", "https://graph.facebook.com/v26.0/act_123/campaigns"): lambda r: httpx.Response(
+				200,
+				json={
+					"data": [{"id": "1", "name": "Spring"}],
+					"paging": {"cursors": {"after": "x"}},
+				},
+			),
+			("POST", "https://graph.facebook.com/v26.0/act_123/campaigns"): lambda r: (
+				httpx.Response(200, json={"id": "238"})
+			),
+		}
+	)
+	model = ScriptedModel(
+		[
+			call_tool(
+				"metaAds.listCampaigns",
+				adAccountId="act_123",
+				effectiveStatus=["ACTIVE"],
+				pageSize=10,
+			),
+			call_tool(
+				"metaAds.createCampaign",
+				adAccountId="123",
+				name="Autumn",
+				objective="OUTCOME_TRAFFIC",
+				specialAdCategories=[],
+				dailyBudget=5000,
+			),
+			finish(result="created"),
+		]
+	)
+	om, agent = _agent(
+		meta_ads,
+		"metaAds",
+		recorder,
+		model,
+		{"type": "bearer", "config": {"accessToken": "EAAB-token"}},
+	)
+	async with om:
+		await agent.run("Create the autumn campaign")
+	listing, create = recorder.requests
+	assert listing.headers["Authorization"] == "Bearer EAAB-token"
+	params = dict(listing.url.params)
+	assert (
+		params["fields"] == "id,name,status,effective_status,objective,daily_budget,lifetime_budget"
+	)
+	assert json.loads(params["effective_status"]) == ["ACTIVE"]
+	assert params["limit"] == "10"
+	assert create.headers["Authorization"] == "Bearer EAAB-token"
+	assert json.loads(create.content) == {
+		"name": "Autumn",
+		"objective": "OUTCOME_TRAFFIC",
+		"status": "PAUSED",
+		"special_ad_categories": [],
+		"daily_budget": 5000,
+	}
+
+
+async def test_browser_use_creates_a_task_and_polls_it() -> None:
+	"""createTask sends camelCase JSON with the API key header; getTaskStatus polls by id."""
+	recorder = Recorder(
+		{
+			("POST", "https://api.browser-use.com/api/v2/tasks"): lambda r: httpx.Response(
+				202, json={"id": "t-1", "sessionId": "s-1"}
+			),
+			("GET", "https://api.browser-use.com/api/v2/tasks/t-1/status"): lambda r: (
+				httpx.Response(
+					200,
+					json={
+						"id": "t-1",
+						"status": "finished",
+						"output": '{"price": 12}',
+						"isSuccess": True,
+					},
+				)
+			),
+		}
+	)
+	schema = json.dumps({"type": "object", "properties": {"price": {"type": "number"}}})
+	model = ScriptedModel(
+		[
+			call_tool(
+				"browserUse.createTask",
+				task="Find the price",
+				startUrl="https://shop.example",
+				structuredOutput=schema,
+				maxSteps=20,
+			),
+			call_tool("browserUse.getTaskStatus", taskId="t-1"),
+			finish(result="12"),
+		]
+	)
+	om, agent = _agent(
+		browser_use,
+		"browserUse",
+		recorder,
+		model,
+		{"type": "custom", "config": {"apiKey": "bu_key"}},
+	)
+	async with om:
+		await agent.run("Price?")
+	create, status = recorder.requests
+	assert create.headers["X-Browser-Use-API-Key"] == "bu_key"
+	assert json.loads(create.content) == {
+		"task": "Find the price",
+		"startUrl": "https://shop.example",
+		"structuredOutput": schema,
+		"maxSteps": 20,
+	}
+	assert status.headers["X-Browser-Use-API-Key"] == "bu_key"
+	created, polled = _results(model)
+	assert created["result"] == {"id": "t-1", "sessionId": "s-1"}
+	assert json.loads(polled["result"]["output"]) == {"price": 12}
+
+
+async def test_openai_image_generates_and_edits_into_files() -> None:
+	"""Images come back as file references; edits send multipart image[] parts and a mask."""
+	generated = base64.b64encode(PNG).decode()
+	edited = base64.b64encode(b"EDITED-PNG").decode()
+	recorder = Recorder(
+		{
+			("POST", "https://api.openai.com/v1/images/generations"): lambda r: httpx.Response(
+				200,
+				json={
+					"created": 1,
+					"data": [{"b64_json": generated}],
+					"output_format": "png",
+					"size": "1024x1024",
+					"usage": {"input_tokens": 5, "output_tokens": 10, "total_tokens": 15},
+				},
+			),
+			("POST", "https://api.openai.com/v1/images/edits"): lambda r: httpx.Response(
+				200, json={"created": 2, "data": [{"b64_json": edited}], "output_format": "png"}
+			),
+		}
+	)
+	state: dict[str, str] = {}
+
+	def edit_call(request: Any) -> dict[str, Any]:
+		(generated_result,) = json.loads(request.messages[-1].content)["results"]
+		state["ref"] = generated_result["result"]["images"][0]["file"]
+		return call_tool(
+			"openaiImage.editImage",
+			images=[state["ref"], PNG_DATA_URL],
+			mask=PNG_DATA_URL,
+			prompt="Put the logo on the mug",
+			inputFidelity="high",
+		)
+
+	model = ScriptedModel(
+		[
+			call_tool(
+				"openaiImage.generateImage",
+				prompt="A red fox logo",
+				size="1024x1024",
+				fileName="fox",
+			),
+			edit_call,
+			finish(result="done"),
+		]
+	)
+	om, agent = _agent(
+		openai_image,
+		"openaiImage",
+		recorder,
+		model,
+		{"type": "bearer", "config": {"apiKey": "sk-test-123", "project": "proj_1"}},
+	)
+	async with om:
+		await agent.run("Make a logo mug")
+		gen, edit = recorder.requests
+		assert gen.headers["Authorization"] == "Bearer sk-test-123"
+		assert gen.headers["OpenAI-Project"] == "proj_1"
+		assert json.loads(gen.content) == {
+			"prompt": "A red fox logo",
+			"size": "1024x1024",
+			"model": "gpt-image-2",
+		}
+		first, second = _results(model)
+		assert generated not in json.dumps(first)
+		assert first["result"]["size"] == "1024x1024"
+		assert first["result"]["usage"]["total_tokens"] == 15
+		stored = await om.files.open(state["ref"])
+		assert stored.data == PNG
+		assert stored.name == "fox-1.png"
+		assert stored.media_type == "image/png"
+		assert edit.headers["Content-Type"].startswith("multipart/form-data; boundary=")
+		body = edit.content
+		assert body.count(b'name="image[]"') == 2
+		assert body.count(b'name="mask"') == 1
+		assert b'name="input_fidelity"\r\n\r\nhigh' in body
+		assert b'name="model"\r\n\r\ngpt-image-2' in body
+		assert body.count(PNG) == 3
+		edited_ref = second["result"]["images"][0]["file"]
+		assert (await om.files.open(edited_ref)).data == b"EDITED-PNG"
+
+
+async def test_openai_image_reports_api_errors_without_the_key() -> None:
+	"""An API error reaches the model as a tool error with the service message, never the key."""
+	recorder = Recorder(
+		{
+			("POST", "https://api.openai.com/v1/images/generations"): lambda r: httpx.Response(
+				400,
+				json={"error": {"message": "Invalid size 13x13", "type": "invalid_request_error"}},
+			)
+		}
+	)
+	model = ScriptedModel(
+		[call_tool("openaiImage.generateImage", prompt="x", size="13x13"), finish(result="failed")]
+	)
+	om, agent = _agent(
+		openai_image,
+		"openaiImage",
+		recorder,
+		model,
+		{"type": "bearer", "config": {"apiKey": "sk-secret-999"}},
+	)
+	async with om:
+		await agent.run("Draw")
+	(failed,) = _results(model)
+	assert failed["ok"] is False
+	assert "Invalid size 13x13" in json.dumps(failed)
+	assert "sk-secret-999" not in json.dumps(model.requests[-1].messages[-1].content)
+
+
+async def test_fal_submits_then_reads_the_result_through_the_sdk() -> None:
+	"""submit and result use fal-client against the queue with the Key credential."""
+	import respx
+
+	with respx.mock(assert_all_called=True) as router:
+		submit = router.post("https://queue.fal.run/fal-ai/flux/dev").respond(
+			200,
+			json={
+				"request_id": "req-1",
+				"response_url": "https://queue.fal.run/fal-ai/flux/requests/req-1",
+				"status_url": "https://queue.fal.run/fal-ai/flux/requests/req-1/status",
+				"cancel_url": "https://queue.fal.run/fal-ai/flux/requests/req-1/cancel",
+			},
+		)
+		status = router.get("https://queue.fal.run/fal-ai/flux/requests/req-1/status").respond(
+			200, json={"status": "COMPLETED", "logs": None, "metrics": {"inference_time": 1.2}}
+		)
+		result = router.get("https://queue.fal.run/fal-ai/flux/requests/req-1").respond(
+			200, json={"images": [{"url": "https://v3.fal.media/files/fox.png"}]}
+		)
+		model = ScriptedModel(
+			[
+				call_tool(
+					"fal.submit",
+					model="fal-ai/flux/dev",
+					arguments={"prompt": "a fox", "num_images": 1},
+				),
+				call_tool("fal.result", model="fal-ai/flux/dev", requestId="req-1"),
+				finish(result="ok"),
+			]
+		)
+		recorder = Recorder({})
+		om, agent = _agent(
+			fal, "fal", recorder, model, {"type": "custom", "config": {"apiKey": "kid:ksecret"}}
+		)
+		async with om:
+			await agent.run("Draw a fox")
+		sent = submit.calls.last.request
+		assert sent.headers["Authorization"] == "Key kid:ksecret"
+		assert json.loads(sent.content) == {"prompt": "a fox", "num_images": 1}
+		assert status.calls.last.request.headers["Authorization"] == "Key kid:ksecret"
+		assert result.called
+		assert recorder.requests == []
+		submitted, fetched = _results(model)
+		assert submitted["result"]["requestId"] == "req-1"
+		assert fetched["result"]["done"] is True
+		assert (
+			fetched["result"]["output"]["images"][0]["url"] == "https://v3.fal.media/files/fox.png"
+		)
+
+
+async def test_fal_uploads_a_file_from_the_store() -> None:
+	"""uploadFile resolves a file reference and uploads its bytes with fal's CDN protocol."""
+	import respx
+
+	with respx.mock(assert_all_called=True) as router:
+		token = router.post(
+			"https://rest.fal.ai/storage/auth/token?storage_type=fal-cdn-v3"
+		).respond(
+			200,
+			json={
+				"token": "cdn-tok",
+				"token_type": "Bearer",
+				"base_url": "https://v3.fal.media",
+				"expires_at": "2999-01-01T00:00:00+00:00",
+			},
+		)
+		upload = router.post("https://v3.fal.media/files/upload").respond(
+			200, json={"access_url": "https://v3.fal.media/files/abc/logo.png"}
+		)
+		model = ScriptedModel(
+			[
+				call_tool("fal.uploadFile", file=PNG_DATA_URL),
+				call_tool(
+					"fal.run",
+					model="fal-ai/flux/dev/image-to-image",
+					arguments={"image_url": "https://v3.fal.media/files/abc/logo.png"},
+				),
+				finish(result="ok"),
+			]
+		)
+		run = router.post("https://fal.run/fal-ai/flux/dev/image-to-image").respond(
+			200, json={"images": [{"url": "https://v3.fal.media/files/out.png"}]}
+		)
+		om, agent = _agent(
+			fal, "fal", Recorder({}), model, {"type": "custom", "config": {"apiKey": "k1"}}
+		)
+		async with om:
+			await agent.run("Restyle the logo")
+		assert token.calls.last.request.headers["Authorization"] == "Key k1"
+		sent = upload.calls.last.request
+		assert sent.content == PNG
+		assert sent.headers["Content-Type"] == "image/png"
+		assert sent.headers["Authorization"] == "Bearer cdn-tok"
+		assert json.loads(run.calls.last.request.content) == {
+			"image_url": "https://v3.fal.media/files/abc/logo.png"
+		}
+		uploaded, ran = _results(model)
+		assert uploaded["result"]["url"] == "https://v3.fal.media/files/abc/logo.png"
+		assert ran["result"]["images"][0]["url"] == "https://v3.fal.media/files/out.png"

@@ -1,0 +1,102 @@
+"""browser-use tools checked against the official `browser-use-sdk` v2 routes and models."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import browser_use_sdk
+import pytest
+from browser_use_sdk.generated.v2 import models
+from browser_use_sdk.v2 import client as v2_client
+
+from openmolt_core.integrations import HttpTool
+from openmolt_integrations import browser_use
+
+SDK = Path(browser_use_sdk.__file__).parent
+RESOURCES = SDK / "v2" / "resources"
+TOOLS = {t.handle: t for t in browser_use.INTEGRATION.tools}
+
+_CALL = re.compile(r'request\(\s*"(GET|POST|PATCH|PUT|DELETE)",\s*f?"([^"]+)"')
+
+
+def _routes() -> set[tuple[str, str]]:
+	routes = set()
+	for source in RESOURCES.glob("*.py"):
+		for method, path in _CALL.findall(source.read_text()):
+			routes.add((method, re.sub(r"\{[^}]+\}", "{}", path)))
+	return routes
+
+
+def _ours(tool: HttpTool) -> tuple[str, str]:
+	return tool.method, re.sub(r"\{\{[^}]+\}\}", "{}", tool.endpoint)
+
+
+def _aliases(model: Any) -> set[str]:
+	return {field.alias or name for name, field in model.model_fields.items()}
+
+
+def _values(enum: Any) -> set[str]:
+	return {member.value for member in enum}
+
+
+def test_base_url_and_auth_header_are_the_sdks() -> None:
+	"""The default base URL is the SDK's v2 URL and the key goes in X-Browser-Use-API-Key."""
+	assert v2_client._V2_BASE_URL == browser_use.BASE_URL
+	assert browser_use.BASE_URL in browser_use.INTEGRATION.api_setup.base_url
+	(cred,) = browser_use.INTEGRATION.credential_setup
+	assert set(cred.headers) == {"X-Browser-Use-API-Key"}
+	assert '"X-Browser-Use-API-Key"' in (SDK / "_core" / "http.py").read_text()
+
+
+@pytest.mark.parametrize("handle", list(TOOLS))
+def test_tool_is_an_sdk_route(handle: str) -> None:
+	"""Method and path (ids as placeholders) are a route the SDK calls."""
+	assert _ours(TOOLS[handle]) in _routes()
+
+
+def test_request_bodies_use_the_api_field_names() -> None:
+	"""Body keys are aliases of the SDK's request models (camelCase)."""
+	assert set(TOOLS["createTask"].body) <= _aliases(models.CreateTaskRequest)
+	assert set(TOOLS["createSession"].body) <= _aliases(models.CreateSessionRequest)
+	assert set(TOOLS["stopTask"].body) == {"action"}
+	assert TOOLS["stopSession"].body == {"action": "stop"}
+	assert "stop" in _values(models.SessionUpdateAction)
+
+
+def test_enums_are_the_sdk_values() -> None:
+	"""Task actions and status filters use the SDK's enum values."""
+	action = TOOLS["stopTask"].input_schema["properties"]["action"]["enum"]
+	assert set(action) == _values(models.TaskUpdateAction)
+	status = TOOLS["listTasks"].input_schema["properties"]["status"]["enum"]
+	assert set(status) == _values(models.TaskStatus)
+	sessions = TOOLS["listSessions"].input_schema["properties"]["status"]["enum"]
+	assert set(sessions) == _values(models.SessionStatus)
+	out = TOOLS["getTaskStatus"].output_schema["properties"]["status"]["enum"]
+	assert set(out) == _values(models.TaskStatus)
+
+
+def test_list_query_names_are_the_sdks() -> None:
+	"""Paging and filter query names are the ones the SDK sends."""
+	tasks = (RESOURCES / "tasks.py").read_text()
+	sessions = (RESOURCES / "sessions.py").read_text()
+	for name in TOOLS["listTasks"].query_params:
+		assert f'"{name}":' in tasks, name
+	for name in TOOLS["listSessions"].query_params:
+		assert f'"{name}":' in sessions, name
+
+
+def test_structured_output_is_a_json_schema_string() -> None:
+	"""structuredOutput is a string (a JSON Schema serialized), as the API model declares."""
+	field = models.CreateTaskRequest.model_fields["structured_output"]
+	assert field.alias == "structuredOutput"
+	assert "str" in str(field.annotation)
+	prop = TOOLS["createTask"].input_schema["properties"]["structuredOutput"]
+	assert prop["type"] == "string"
+	max_steps = TOOLS["createTask"].input_schema["properties"]["maxSteps"]
+	limits = {
+		type(m).__name__: m for m in models.CreateTaskRequest.model_fields["max_steps"].metadata
+	}
+	assert max_steps["maximum"] == limits["Le"].le
+	assert max_steps["minimum"] == limits["Ge"].ge

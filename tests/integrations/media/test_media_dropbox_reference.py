@@ -1,0 +1,195 @@
+"""Dropbox tools checked against the routes of the official `dropbox` SDK (generated from stone)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from dropbox import files, sharing, users
+from stone.backends.python_rsrc import stone_validators as bv
+
+from openmolt_core.integrations import HttpTool
+from openmolt_integrations import dropbox
+
+NAMESPACES = {"files": files, "sharing": sharing, "users": users}
+
+ROUTES = {
+	"listFolder": ("files", "list_folder"),
+	"listFolderContinue": ("files", "list_folder/continue"),
+	"getMetadata": ("files", "get_metadata"),
+	"search": ("files", "search:2"),
+	"download": ("files", "download"),
+	"upload": ("files", "upload"),
+	"uploadSessionStart": ("files", "upload_session/start"),
+	"uploadSessionAppend": ("files", "upload_session/append:2"),
+	"uploadSessionFinish": ("files", "upload_session/finish"),
+	"createFolder": ("files", "create_folder:2"),
+	"delete": ("files", "delete:2"),
+	"move": ("files", "move:2"),
+	"copy": ("files", "copy:2"),
+	"getTemporaryLink": ("files", "get_temporary_link"),
+	"createSharedLink": ("sharing", "create_shared_link_with_settings"),
+	"listSharedLinks": ("sharing", "list_shared_links"),
+	"getCurrentAccount": ("users", "get_current_account"),
+}
+TOOLS = {t.handle: t for t in dropbox.INTEGRATION.tools}
+
+
+def _url_name(key: str) -> str:
+	name, _, version = key.partition(":")
+	return f"{name}_v{version}" if version else name
+
+
+def _struct(validator: Any) -> Any:
+	while isinstance(validator, bv.Nullable):
+		validator = validator.validator
+	return getattr(validator, "definition", None)
+
+
+def _check_keys(value: Any, struct: Any, where: str) -> None:
+	"""Every key of a (nested) argument dict is a field of the stone struct, recursively."""
+	assert isinstance(value, dict), where
+	fields = dict(struct._all_fields_)
+	for key, sub in value.items():
+		assert key in fields, f"{where}: {key!r} is not a field of {struct.__name__}"
+		if isinstance(sub, dict):
+			inner = _struct(fields[key])
+			assert inner is not None, f"{where}.{key} is not a struct"
+			_check_keys(sub, inner, f"{where}.{key}")
+
+
+def _render_arg(template: str, input: dict[str, Any]) -> Any:
+	"""Render a Dropbox-API-Arg template with a stand-in for the engine's json filter."""
+	import liquid
+
+	env = liquid.Environment()
+	env.filters["json"] = lambda value: json.dumps(value)
+	return json.loads(env.from_string(template).render(input=input, config={}))
+
+
+def test_every_tool_is_a_known_route() -> None:
+	"""Each tool maps to one route of the SDK, and every route exists."""
+	assert set(TOOLS) == set(ROUTES)
+	for ns, key in ROUTES.values():
+		assert key in NAMESPACES[ns].ROUTES
+
+
+@pytest.mark.parametrize(("handle", "route"), ROUTES.items(), ids=list(ROUTES))
+def test_tool_matches_route_host_style_and_arguments(handle: str, route: tuple[str, str]) -> None:
+	"""Host, URL, style and argument names agree with the route definition."""
+	ns, key = route
+	r = NAMESPACES[ns].ROUTES[key]
+	tool = TOOLS[handle]
+	assert isinstance(tool, HttpTool)
+	host = r.attrs["host"]
+	base = tool.base_url or dropbox.INTEGRATION.api_setup.base_url
+	assert base == f"https://{host}.dropboxapi.com/2"
+	assert tool.method == "POST"
+	assert tool.endpoint == f"/{ns}/{_url_name(key)}"
+	struct = _struct(r.arg_type)
+	style = r.attrs["style"]
+	if style == "rpc":
+		assert "Dropbox-API-Arg" not in tool.headers
+		assert (tool.request_format or "json") == "json"
+		assert (tool.response_format or "json") == "json"
+		if struct is None:
+			assert isinstance(r.arg_type, bv.Void)
+			assert tool.body is None
+		else:
+			_check_keys(tool.body, struct, handle)
+	else:
+		assert "Dropbox-API-Arg" in tool.headers
+		assert tool.body is None or style == "upload"
+		if style == "upload":
+			assert tool.request_format == "binary"
+			assert tool.headers["Content-Type"] == "application/octet-stream"
+		if style == "download":
+			assert tool.response_format == "binary"
+			assert "Dropbox-API-Result" in tool.response_headers
+		sample = {
+			"path": "/Ünïcode folder/report.pdf",
+			"file": "openmolt-file:abcdefgh12",
+			"sessionId": "AAAAAAAAAAAAAAAA",
+			"byteOffset": 8388608,
+			"close": True,
+			"mode": "overwrite",
+			"autorename": True,
+			"mute": False,
+		}
+		arg = _render_arg(tool.headers["Dropbox-API-Arg"], sample)
+		_check_keys(arg, struct, handle)
+		header = tool.headers["Dropbox-API-Arg"]
+		assert "| json" in header, "values in the header are JSON-encoded by the json filter"
+
+
+def test_required_arguments_are_sent() -> None:
+	"""Arguments the routes require (no default, not nullable) are always in the request."""
+	required_by_route = {
+		"listFolder": {"path"},
+		"listFolderContinue": {"cursor"},
+		"getMetadata": {"path"},
+		"search": {"query"},
+		"move": {"from_path", "to_path"},
+		"copy": {"from_path", "to_path"},
+		"createSharedLink": {"path"},
+	}
+	for handle, names in required_by_route.items():
+		ns, key = ROUTES[handle]
+		struct = _struct(NAMESPACES[ns].ROUTES[key].arg_type)
+		fields = dict(struct._all_fields_)
+		for name in names:
+			assert not isinstance(fields[name], bv.Nullable)
+			assert name in TOOLS[handle].body
+			source = TOOLS[handle].body[name]
+			input_name = re.fullmatch(r"\{\{ input\.(\w+) \}\}", source).group(1)
+			assert input_name in TOOLS[handle].input_schema["required"], (handle, input_name)
+
+
+def test_upload_header_arguments_render_to_the_sdk_shape() -> None:
+	"""The rendered upload-session finish argument has cursor and commit as the SDK builds them."""
+	arg = _render_arg(
+		TOOLS["uploadSessionFinish"].headers["Dropbox-API-Arg"],
+		{"sessionId": "S1", "byteOffset": 300, "path": "/big.bin"},
+	)
+	assert arg == {
+		"cursor": {"session_id": "S1", "offset": 300},
+		"commit": {"path": "/big.bin", "mode": "add", "autorename": False, "mute": False},
+	}
+	cursor = files.UploadSessionCursor(session_id="S1", offset=300)
+	commit = files.CommitInfo(path="/big.bin")
+	finish = files.UploadSessionFinishArg(cursor=cursor, commit=commit)
+	assert finish.cursor.session_id == arg["cursor"]["session_id"]
+	assert {"add", "overwrite"} <= set(files.WriteMode._tagmap)
+
+
+def test_header_arguments_are_ascii_json() -> None:
+	"""Dropbox-API-Arg must be header-safe: non-ASCII paths come out as \\u escapes."""
+	import liquid
+
+	env = liquid.Environment()
+	env.filters["json"] = lambda value: json.dumps(value)
+	text = env.from_string(TOOLS["download"].headers["Dropbox-API-Arg"]).render(
+		input={"path": "/Ünïcode.txt"}
+	)
+	assert text.isascii()
+	assert json.loads(text) == {"path": "/Ünïcode.txt"}
+
+
+def test_oauth_scopes_are_the_route_scopes() -> None:
+	"""The OAuth2 scopes asked for cover the scope attribute of every route the tools use."""
+	asked = set(dropbox.INTEGRATION.credential_setup[0].scopes)
+	spec_scopes = {
+		"files": {
+			"files.metadata.read",
+			"files.metadata.write",
+			"files.content.read",
+			"files.content.write",
+		},
+		"sharing": {"sharing.read", "sharing.write"},
+		"users": {"account_info.read"},
+	}
+	for ns, _ in ROUTES.values():
+		assert spec_scopes[ns] & asked
+	assert asked == set().union(*spec_scopes.values())

@@ -1,0 +1,132 @@
+"""OpenAI GPT-Image checked against the `openai` package's image types; fal against `fal-client`."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from pathlib import Path
+from typing import Any, get_args, get_origin
+
+import fal_client
+import openai
+import pytest
+from openai._utils import extract_files
+from openai.types import image_edit_params, image_generate_params, image_model
+
+from openmolt_integrations import fal, openai_image
+
+
+def _literals(annotation: Any) -> set[str]:
+	"""Every string Literal value inside an annotation (Optional, Union, Literal...)."""
+	if get_origin(annotation) is typing.Literal:
+		return {a for a in get_args(annotation) if isinstance(a, str)}
+	return (
+		set().union(*(_literals(a) for a in get_args(annotation)))
+		if get_args(annotation)
+		else set()
+	)
+
+
+GENERATE = typing.get_type_hints(image_generate_params.ImageGenerateParamsNonStreaming)
+EDIT = typing.get_type_hints(image_edit_params.ImageEditParamsNonStreaming)
+MODELS = set(get_args(image_model.ImageModel))
+DEPRECATED = {"gpt-image-1", "dall-e-2", "dall-e-3"}
+TOOLS = {t.handle: t for t in openai_image.INTEGRATION.tools}
+
+
+def test_models_are_current_openai_models() -> None:
+	"""Every offered model is in ImageModel, none is a shut-down one, and all current ones are offered."""
+	deprecation_note = Path(image_model.__file__).read_text().split("Deprecated values:", 1)[1]
+	for name in DEPRECATED:
+		assert f'"{name}"' in deprecation_note, f"{name} is no longer documented as deprecated"
+	offered = set(openai_image.MODELS)
+	assert offered <= MODELS
+	assert not offered & DEPRECATED
+	assert offered == MODELS - DEPRECATED
+	assert openai_image.DEFAULT_MODEL in offered
+
+
+@pytest.mark.parametrize(
+	("mapping", "hints"),
+	[(openai_image.GENERATE_PARAMS, GENERATE), (openai_image.EDIT_PARAMS, EDIT)],
+	ids=["generate", "edit"],
+)
+def test_parameter_names_are_the_apis(mapping: dict[str, str], hints: dict[str, Any]) -> None:
+	"""Each tool input maps to a parameter of the SDK's params TypedDict."""
+	assert set(mapping.values()) <= set(hints)
+
+
+@pytest.mark.parametrize(
+	("handle", "hints"),
+	[("generateImage", GENERATE), ("editImage", EDIT)],
+	ids=["generate", "edit"],
+)
+def test_enum_values_are_allowed_literals(handle: str, hints: dict[str, Any]) -> None:
+	"""quality, background, output_format, moderation, input_fidelity enums are SDK literals."""
+	mapping = (
+		openai_image.GENERATE_PARAMS if handle == "generateImage" else openai_image.EDIT_PARAMS
+	)
+	props = TOOLS[handle].input_schema["properties"]
+	checked = 0
+	for name, api in mapping.items():
+		if "enum" in props[name] and api != "model":
+			assert set(props[name]["enum"]) <= _literals(hints[api]), name
+			checked += 1
+	assert checked >= 3
+	legacy = {"standard", "hd"}
+	assert not legacy & set(props["quality"]["enum"])
+
+
+def test_paths_and_multipart_fields_are_the_sdks() -> None:
+	"""The SDK posts to /images/generations and /images/edits; several images go as image[]."""
+	source = Path(inspect.getfile(openai.resources.images)).read_text()
+	assert '"/images/generations"' in source
+	assert '"/images/edits"' in source
+	fields = extract_files({"image": [b"a", b"b"]}, paths=[["image", "<array>"]])
+	assert [name for name, _ in fields] == ["image[]", "image[]"]
+	single = extract_files({"image": b"a", "mask": b"m"}, paths=[["image"], ["mask"]])
+	assert [name for name, _ in single] == ["image", "mask"]
+	assert "mask" in EDIT and "image" in EDIT
+
+
+# fal ------------------------------------------------------------------------------------
+
+
+def test_fal_sdk_calls_take_the_arguments_we_pass() -> None:
+	"""The AsyncClient methods the tools call accept the keyword arguments the tools pass."""
+	client = fal_client.AsyncClient
+	run = inspect.signature(client.run).parameters
+	assert {"application", "arguments", "path", "timeout"} <= set(run)
+	submit = inspect.signature(client.submit).parameters
+	assert {"application", "arguments", "path", "webhook_url"} <= set(submit)
+	status = inspect.signature(client.status).parameters
+	assert {"application", "request_id", "with_logs"} <= set(status)
+	assert {"application", "request_id"} <= set(inspect.signature(client.result).parameters)
+	assert {"application", "request_id"} <= set(inspect.signature(client.cancel).parameters)
+	upload = list(inspect.signature(client.upload).parameters)
+	assert upload[:4] == ["self", "data", "content_type", "file_name"]
+	assert "key" in {f.name for f in fal_client.AsyncClient.__dataclass_fields__.values()}
+
+
+@pytest.mark.parametrize(
+	"model",
+	["fal-ai/flux/dev", "fal-ai/kling-video/v2.1/standard/image-to-video", "workflows/me/flow"],
+)
+def test_fal_model_pattern_accepts_sdk_endpoint_ids(model: str) -> None:
+	"""Model ids the schema accepts are ones the SDK can parse into an app id."""
+	pattern = fal.INTEGRATION.tools[0].input_schema["properties"]["model"]["pattern"]
+	assert re.fullmatch(pattern, model)
+	app = fal_client.client.AppId.from_endpoint_id(model)
+	assert app.owner and app.alias
+
+
+def test_fal_status_names_are_the_queue_statuses() -> None:
+	"""The statuses the tools report are the queue API's names, as the SDK parses them."""
+	source = Path(inspect.getfile(fal_client.client)).read_text()
+	for name in ("IN_QUEUE", "IN_PROGRESS", "COMPLETED"):
+		assert f'"{name}"' in source
+	assert fal_client.client.QUEUE_URL_FORMAT == fal.INTEGRATION.api_setup.base_url + "/"
+	(cred,) = fal.INTEGRATION.credential_setup
+	assert cred.headers == {"Authorization": "Key {{ config.apiKey }}"}
+	assert fal_client.auth.AuthCredentials("Key", "k").header_value == "Key k"

@@ -1,0 +1,251 @@
+"""S3 tools checked against botocore's S3 service model (method, requestUri, member locations)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, parse_qsl, urlsplit
+
+import botocore
+import pytest
+
+from openmolt_core.integrations import HttpTool
+from openmolt_integrations import s3
+
+MODEL: dict[str, Any] = json.loads(
+	gzip.decompress(
+		(Path(botocore.__file__).parent / "data/s3/2006-03-01/service-2.json.gz").read_bytes()
+	)
+)
+
+OPERATIONS = {
+	"listBuckets": "ListBuckets",
+	"listObjects": "ListObjectsV2",
+	"headObject": "HeadObject",
+	"getObject": "GetObject",
+	"putObject": "PutObject",
+	"copyObject": "CopyObject",
+	"deleteObject": "DeleteObject",
+	"headBucket": "HeadBucket",
+	"createBucket": "CreateBucket",
+	"deleteBucket": "DeleteBucket",
+}
+HTTP_TOOLS = {t.handle: t for t in s3.INTEGRATION.tools if isinstance(t, HttpTool)}
+TRANSPORT_HEADERS = {"content-type"}  # the payload's media type, set for raw or XML bodies
+
+
+def _members(shape_name: str | None, location: str) -> set[str]:
+	if not shape_name:
+		return set()
+	members = MODEL["shapes"][shape_name]["members"].values()
+	return {m["locationName"].lower() for m in members if m.get("location") == location}
+
+
+def test_every_http_tool_maps_to_an_operation() -> None:
+	"""Each S3 HTTP tool is listed against the botocore operation it implements."""
+	assert set(HTTP_TOOLS) == set(OPERATIONS)
+	assert MODEL["metadata"]["apiVersion"] == s3.INTEGRATION.api_version
+	assert MODEL["metadata"]["auth"] == ["aws.auth#sigv4"]
+	assert MODEL["metadata"]["endpointPrefix"] == s3.INTEGRATION.credential_setup[0].service
+
+
+@pytest.mark.parametrize(("handle", "operation"), OPERATIONS.items(), ids=list(OPERATIONS))
+def test_tool_matches_the_service_model(handle: str, operation: str) -> None:
+	"""Method, URI shape, query names and header names agree with the service model."""
+	tool = HTTP_TOOLS[handle]
+	op = MODEL["operations"][operation]
+	request_shape = op.get("input", {}).get("shape")
+	output_shape = op.get("output", {}).get("shape")
+	assert tool.method == op["http"]["method"]
+	uri = urlsplit(op["http"]["requestUri"])
+	literal_query = dict(parse_qsl(uri.query, keep_blank_values=True))
+	base = tool.base_url or ""
+	if "{Bucket}" in uri.path:
+		assert "input.bucket" in base, "the bucket is part of the base URL"
+	else:
+		assert "input.bucket" not in base
+	if "{Key+}" in uri.path:
+		assert tool.endpoint == "/{{ input.key | path_segments }}"
+	else:
+		assert tool.endpoint == "/"
+	query_names = _members(request_shape, "querystring") | set(literal_query)
+	for name, value in tool.query_params.items():
+		assert name.lower() in query_names, f"{handle}: query {name} not in {operation}"
+		if name in literal_query:
+			assert value == literal_query[name]
+	for name in literal_query:
+		assert name in tool.query_params, f"{handle}: misses literal query {name}"
+	header_names = _members(request_shape, "header") | TRANSPORT_HEADERS
+	for name in tool.headers:
+		assert name.lower() in header_names, f"{handle}: header {name} not in {operation}"
+	out_headers = _members(output_shape, "header")
+	for name in tool.response_headers:
+		assert name.lower() in out_headers, f"{handle}: response header {name} not in output"
+	uses_body = tool.body is not None
+	assert uses_body == (handle in {"putObject", "createBucket"})
+
+
+def test_put_object_body_is_the_raw_payload() -> None:
+	"""PutObject's Body is the blob payload, sent raw from a file reference."""
+	shape = MODEL["shapes"]["PutObjectRequest"]
+	assert shape["payload"] == "Body"
+	tool = HTTP_TOOLS["putObject"]
+	assert tool.request_format == "binary"
+	assert tool.body == "{{ input.file }}"
+
+
+def test_get_object_response_is_binary_and_list_objects_is_xml() -> None:
+	"""GetObject's streaming Body becomes a file; ListObjectsV2 answers XML, parsed."""
+	output = MODEL["shapes"]["GetObjectOutput"]
+	assert output["payload"] == "Body"
+	assert MODEL["shapes"][output["members"]["Body"]["shape"]]["type"] == "blob"
+	assert HTTP_TOOLS["getObject"].response_format == "binary"
+	assert MODEL["metadata"]["protocol"] == "rest-xml"
+	assert (HTTP_TOOLS["listObjects"].response_format or "xml") == "xml"
+
+
+def test_create_bucket_configuration_element_and_namespace() -> None:
+	"""The CreateBucket XML body uses the payload's element name and XML namespace."""
+	shape = MODEL["shapes"]["CreateBucketRequest"]
+	payload = shape["members"][shape["payload"]]
+	config_shape = MODEL["shapes"][payload["shape"]]
+	body = HTTP_TOOLS["createBucket"].body
+	assert f'<{payload["locationName"]} xmlns="{payload["xmlNamespace"]["uri"]}">' in body
+	assert "LocationConstraint" in config_shape["members"]
+	assert "<LocationConstraint>" in body
+
+
+def test_copy_source_header_names_bucket_and_key() -> None:
+	"""x-amz-copy-source is /<bucket>/<encoded key>, optionally with ?versionId=."""
+	template = HTTP_TOOLS["copyObject"].headers["x-amz-copy-source"]
+	assert template.startswith("/{{ input.sourceBucket }}/{{ input.sourceKey | path_segments }}")
+	assert "versionId=" in template
+
+
+def test_list_objects_pagination_matches_the_paginator() -> None:
+	"""ListObjectsV2 pages with continuation-token → NextContinuationToken, as botocore pages."""
+	pages = json.loads(
+		(Path(botocore.__file__).parent / "data/s3/2006-03-01/paginators-1.json").read_text()
+	)["pagination"]["ListObjectsV2"]
+	assert pages["input_token"] == "ContinuationToken"
+	assert pages["output_token"] == "NextContinuationToken"
+	members = MODEL["shapes"]["ListObjectsV2Request"]["members"]
+	assert members["ContinuationToken"]["locationName"] in HTTP_TOOLS["listObjects"].query_params
+	assert "NextContinuationToken" in HTTP_TOOLS["listObjects"].description
+
+
+def test_presigned_url_is_a_sigv4_query_signature() -> None:
+	"""presignUrl signs in the query string with the botocore signer, for the object's URL."""
+	config = {
+		"accessKeyId": "AKIDEXAMPLE",
+		"secretAccessKey": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+		"region": "eu-west-1",
+	}
+	url = s3.presign_url(config, bucket="reports", key="2026/q3 summary.pdf", expires_in=600)
+	parts = urlsplit(url)
+	assert parts.netloc == "reports.s3.eu-west-1.amazonaws.com"
+	assert parts.path == "/2026/q3%20summary.pdf"
+	query = parse_qs(parts.query)
+	assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"]
+	assert query["X-Amz-Expires"] == ["600"]
+	assert re.fullmatch(
+		r"AKIDEXAMPLE/\d{8}/eu-west-1/s3/aws4_request", query["X-Amz-Credential"][0]
+	)
+	assert re.fullmatch(r"[0-9a-f]{64}", query["X-Amz-Signature"][0])
+
+
+def test_object_url_styles() -> None:
+	"""Virtual-hosted on AWS, path style when forced, bucket as subdomain of a custom endpoint."""
+	assert s3.object_url({}, "b", "k") == "https://b.s3.us-east-1.amazonaws.com/k"
+	assert (
+		s3.object_url({"endpoint": "http://127.0.0.1:9000", "forcePathStyle": True}, "b", "a/b c")
+		== "http://127.0.0.1:9000/b/a/b%20c"
+	)
+	assert (
+		s3.object_url({"region": "auto", "forcePathStyle": "true"}, "b", "k")
+		== "https://s3.auto.amazonaws.com/b/k"
+	)
+	assert (
+		s3.object_url({"endpoint": "https://acc.r2.example"}, "b", "k")
+		== "https://b.acc.r2.example/k"
+	)
+
+
+def test_presign_refuses_bad_input() -> None:
+	"""Out-of-range expiry and missing keys are reported as tool errors the model can fix."""
+	from openmolt_core.errors import ToolError
+
+	with pytest.raises(ToolError, match="604800"):
+		s3.presign_url(
+			{"accessKeyId": "a", "secretAccessKey": "b"}, bucket="b", key="k", expires_in=0
+		)
+	with pytest.raises(ToolError, match="accessKeyId"):
+		s3.presign_url({}, bucket="b", key="k")
+
+
+@pytest.mark.parametrize(
+	"config",
+	[
+		{},
+		{"region": "eu-west-1"},
+		{"endpoint": "http://127.0.0.1:9000", "forcePathStyle": True},
+		{"region": "auto", "endpoint": "https://acc.r2.example", "forcePathStyle": True},
+		{"endpoint": "https://acc.r2.example"},
+	],
+)
+def test_base_url_templates_agree_with_object_url(config: dict[str, Any]) -> None:
+	"""The Liquid base URLs the tools use give the same object URL as the presigner's."""
+	import liquid
+
+	env = liquid.Environment()
+	template = HTTP_TOOLS["getObject"].base_url or ""
+	base = env.from_string(template).render(input={"bucket": "my-bucket"}, config=config)
+	assert base + "/k" == s3.object_url(config, "my-bucket", "k")
+	service = env.from_string(HTTP_TOOLS["listBuckets"].base_url or "").render(config=config)
+	assert service == config.get(
+		"endpoint", f"https://s3.{config.get('region', 'us-east-1')}.amazonaws.com"
+	)
+
+
+@pytest.mark.parametrize(
+	"config",
+	[
+		{"region": "eu-west-1"},
+		{"region": "us-east-1", "endpoint": "http://127.0.0.1:9000", "forcePathStyle": True},
+	],
+)
+def test_presigned_url_equals_botocores_own(config: dict[str, Any]) -> None:
+	"""Our presigned URL is the one botocore's S3 client generates for the same object."""
+	import botocore.config
+	import botocore.session
+
+	creds = {
+		"accessKeyId": "AKIDEXAMPLE",
+		"secretAccessKey": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+	}
+	style = "path" if config.get("forcePathStyle") else "virtual"
+	client = botocore.session.get_session().create_client(
+		"s3",
+		region_name=config["region"],
+		endpoint_url=config.get("endpoint") or f"https://s3.{config['region']}.amazonaws.com",
+		aws_access_key_id=creds["accessKeyId"],
+		aws_secret_access_key=creds["secretAccessKey"],
+		config=botocore.config.Config(signature_version="s3v4", s3={"addressing_style": style}),
+	)
+	for _ in range(3):  # both must be signed within the same second
+		theirs = client.generate_presigned_url(
+			"get_object", Params={"Bucket": "reports", "Key": "a b/c.txt"}, ExpiresIn=900
+		)
+		ours = s3.presign_url(
+			{**config, **creds}, bucket="reports", key="a b/c.txt", expires_in=900
+		)
+		if (
+			parse_qs(urlsplit(theirs).query)["X-Amz-Date"]
+			== parse_qs(urlsplit(ours).query)["X-Amz-Date"]
+		):
+			break
+	assert urlsplit(ours)[:3] == urlsplit(theirs)[:3]
+	assert parse_qs(urlsplit(ours).query) == parse_qs(urlsplit(theirs).query)
