@@ -87,16 +87,39 @@ def parse_binding(value: str | Mapping[str, Any]) -> IntegrationBinding:
 	)
 
 
-def secret_values(config: Mapping[str, Any]) -> set[str]:
-	"""The values of a credential config that must never be shown (all strings of 6+ chars).
+_PUBLIC_SUFFIXES = (
+	"id",
+	"region",
+	"endpoint",
+	"url",
+	"uri",
+	"domain",
+	"tenant",
+	"shop",
+	"bucket",
+	"version",
+	"date",
+	"style",
+	"model",
+)
 
-	Every string in a credential config is treated as a secret except short ones and plain
-	numbers, so nothing leaks because its key had an unusual name.
+
+def secret_values(config: Mapping[str, Any]) -> set[str]:
+	"""The values of a credential config that must never be shown.
+
+	Every string of 6+ characters is a secret unless its key names something public (an id, a
+	region, an endpoint, a URL, a tenant, a shop, a bucket, a version or a date) and says nothing
+	of keys, tokens, secrets or passwords; so a secret cannot leak because its key had an unusual
+	name, while a region in an error message stays readable.
 	"""
 	out: set[str] = set()
 	for key, value in config.items():
+		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
-			if value.isdigit() and not any(h in key.lower() for h in _SECRET_HINTS):
+			hinted = any(h in lowered for h in _SECRET_HINTS)
+			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES):
+				continue
+			if value.isdigit() and not hinted:
 				continue
 			out.add(value)
 		elif isinstance(value, Mapping):
@@ -219,9 +242,24 @@ def bind_integration(
 	return out
 
 
-def bind_tools(tools: Sequence[Tool], *, agent: str, prefix: str = "local") -> list[BoundTool]:
-	"""Bind plain `Tool` objects given straight to ``create_agent(tools=[...])``."""
-	context = ToolContext(agent=agent, integration=prefix)
+def bind_tools(
+	tools: Sequence[Tool],
+	*,
+	agent: str,
+	http: Callable[[], httpx.AsyncClient] | None = None,
+	files: FileStore | None = None,
+	prefix: str = "local",
+) -> list[BoundTool]:
+	"""Bind plain `Tool` objects given straight to ``create_agent(tools=[...])``.
+
+	Args:
+		tools: The tools.
+		agent: The agent's name.
+		http: Getter for the shared HTTP client.
+		files: The instance's file store.
+		prefix: The handle prefix the model sees (``local.<handle>``).
+	"""
+	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
 	return [
 		BoundTool(
 			handle=f"{prefix}.{t.handle}", tool=t, context=context, allowed=True, missing_scopes=[]

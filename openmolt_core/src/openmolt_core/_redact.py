@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["MASK", "Redactor"]
@@ -13,16 +14,36 @@ class Redactor:
 	"""Replaces every known secret with ``[redacted]``.
 
 	Args:
-		secrets: The secret strings (API keys, tokens, client secrets).
+		secrets: The secret strings known up front (API keys, client secrets).
+		sources: Callables returning secrets learned later (OAuth2 tokens obtained by a refresh);
+			asked at every use, so a new token is masked as soon as it exists.
 	"""
 
-	__slots__ = ("secrets",)
+	__slots__ = ("_sources", "_static")
 
-	def __init__(self, secrets: frozenset[str] = frozenset()) -> None:
-		self.secrets = tuple(sorted(secrets, key=len, reverse=True))
+	def __init__(
+		self,
+		secrets: frozenset[str] = frozenset(),
+		sources: Sequence[Callable[[], set[str]]] = (),
+	) -> None:
+		self._static = frozenset(secrets)
+		self._sources = tuple(sources)
+
+	@property
+	def secrets(self) -> tuple[str, ...]:
+		"""Every secret known now, longest first (so a secret containing another is masked whole)."""
+		current = set(self._static)
+		for source in self._sources:
+			current |= source()
+		return tuple(sorted(current, key=len, reverse=True))
+
+	def __bool__(self) -> bool:
+		return bool(self._static or self._sources)
 
 	def __call__(self, text: str) -> str:
 		"""Return the text with every secret masked."""
+		if not self:
+			return text
 		for secret in self.secrets:
 			if secret in text:
 				text = text.replace(secret, MASK)
@@ -30,12 +51,19 @@ class Redactor:
 
 	def deep(self, value: Any) -> Any:
 		"""Return a copy of a JSON-like value with secrets masked in every string."""
-		if not self.secrets:
+		if not self:
 			return value
-		if isinstance(value, str):
-			return self(value)
-		if isinstance(value, dict):
-			return {k: self.deep(v) for k, v in value.items()}
-		if isinstance(value, (list, tuple)):
-			return [self.deep(v) for v in value]
+		return _deep(value, self.secrets)
+
+
+def _deep(value: Any, secrets: tuple[str, ...]) -> Any:
+	if isinstance(value, str):
+		for secret in secrets:
+			if secret in value:
+				value = value.replace(secret, MASK)
 		return value
+	if isinstance(value, dict):
+		return {k: _deep(v, secrets) for k, v in value.items()}
+	if isinstance(value, (list, tuple)):
+		return [_deep(v, secrets) for v in value]
+	return value

@@ -146,7 +146,11 @@ class Agent:
 		self._system: str | None = None
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
-		self._redactor = Redactor(frozenset().union(*(t.context.redact for t in tools)))
+		contexts = {id(t.context): t.context for t in tools}.values()
+		self._redactor = Redactor(
+			frozenset().union(*(c.redact for c in contexts)),
+			[c.auth.secrets for c in contexts if callable(getattr(c.auth, "secrets", None))],
+		)
 
 	# events -------------------------------------------------------------------------------
 

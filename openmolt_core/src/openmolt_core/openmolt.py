@@ -243,7 +243,7 @@ class OpenMolt:
 				)
 			)
 		if tools:
-			bound.extend(bind_tools(tools, agent=name))
+			bound.extend(bind_tools(tools, agent=name, http=self.http, files=self.files))
 		handles = [t.handle for t in bound]
 		duplicates = {h for h in handles if handles.count(h) > 1}
 		if duplicates:

@@ -337,11 +337,8 @@ async def execute_http_tool(
 	Raises:
 		ToolError: The request could not be built or sent, or the service answered non-2xx.
 	"""
-	secrets = set(context.redact)
 	auth_secrets = getattr(context.auth, "secrets", None)
-	if callable(auth_secrets):
-		secrets |= set(auth_secrets())
-	redact = Redactor(frozenset(secrets))
+	redact = Redactor(context.redact, [auth_secrets] if callable(auth_secrets) else [])
 	handle = f"{context.integration}.{tool.handle}"
 	try:
 		if context.http is None:
