@@ -44,7 +44,7 @@ class _Translator:
 				self.used[name] = core_schema.any_schema()  # a placeholder breaks cycles
 				translated = dict(self.translate(self.defs.get(name, {})))
 				translated["ref"] = name  # every core schema may carry a ref
-				self.used[name] = translated  # type: ignore[assignment]
+				self.used[name] = translated
 			return core_schema.definition_reference_schema(name)
 		inner = self._translate_plain(schema)
 		if schema.get("nullable") is True:

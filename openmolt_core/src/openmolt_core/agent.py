@@ -149,7 +149,11 @@ class Agent:
 		contexts = {id(t.context): t.context for t in tools}.values()
 		self._redactor = Redactor(
 			frozenset().union(*(c.redact for c in contexts)),
-			[c.auth.secrets for c in contexts if callable(getattr(c.auth, "secrets", None))],
+			[
+				getattr(c.auth, "secrets")  # noqa: B009  # httpx.Auth has no such attribute in its type
+				for c in contexts
+				if callable(getattr(c.auth, "secrets", None))
+			],
 		)
 
 	# events -------------------------------------------------------------------------------
