@@ -215,7 +215,7 @@ async def test_run_now_runs_at_once_and_skips_when_busy() -> None:
 	"""run_now returns a finished record, or a skipped one while the agent is running."""
 	model = GatedModel()
 	model.gate.set()
-	clock, om, agent = setup(model)
+	_, om, agent = setup(model)
 	schedule = om.scheduler.get(agent.schedule({"type": "daily", "hour": 9, "timeZone": "UTC"}))
 	record = await schedule.run_now()
 	assert record.status == "success"
@@ -271,9 +271,12 @@ async def test_stop_lets_the_run_in_flight_finish_unless_told() -> None:
 		assert [r.status for r in om.scheduler.get(sid).history] == [expected]
 
 
-async def until(condition, timeout: float = 5.0) -> None:
-	with anyio.fail_after(timeout):
-		while not condition():
+async def until(condition) -> None:
+	# The SQLite store works in a thread, which the fake clock cannot see; poll briefly for it.
+	with anyio.fail_after(5):
+		for _ in range(1000):  # noqa: ASYNC110 - a worker thread cannot set an anyio.Event here
+			if condition():
+				return
 			await anyio.sleep(0.005)
 
 
@@ -287,7 +290,7 @@ async def test_sqlite_history_survives_a_restart_and_catches_up(tmp_path) -> Non
 		for n in (1, 2):
 			await until(lambda: clock.sleeping)  # the loop read the store and waits
 			await clock.advance(seconds=600)
-			await until(lambda: len(om.scheduler.get(sid).history) == n)
+			await until(lambda n=n: len(om.scheduler.get(sid).history) == n)
 	stored = await om.scheduler.get(sid).stored_history()
 	assert [(r.due, r.status) for r in stored] == [
 		(T0 + timedelta(seconds=600), "success"),
@@ -296,7 +299,7 @@ async def test_sqlite_history_survives_a_restart_and_catches_up(tmp_path) -> Non
 	assert stored[0].usage["calls"] == 1
 
 	later = T0 + timedelta(hours=1, minutes=5)
-	clock2, om2, agent2 = setup(finishes(1), start=later, schedule_store=db)
+	_, om2, agent2 = setup(finishes(1), start=later, schedule_store=db)
 	sid2 = agent2.schedule(spec)
 	assert sid2 == sid  # derived ids are stable across restarts
 	schedule = om2.scheduler.get(sid2)
@@ -311,7 +314,7 @@ async def test_sqlite_history_survives_a_restart_and_catches_up(tmp_path) -> Non
 
 async def test_explicit_ids_must_be_unique_and_derived_ones_are_made_unique() -> None:
 	"""An explicit id is refused twice; identical specs get -2 suffixed ids."""
-	clock, om, agent = setup(finishes(0))
+	_, _, agent = setup(finishes(0))
 	a = agent.schedule({"type": "interval", "value": 5})
 	b = agent.schedule({"type": "interval", "value": 5})
 	assert b == f"{a}-2"
