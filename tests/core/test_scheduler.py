@@ -274,7 +274,7 @@ async def test_stop_lets_the_run_in_flight_finish_unless_told() -> None:
 async def until(condition) -> None:
 	# The SQLite store works in a thread, which the fake clock cannot see; poll briefly for it.
 	with anyio.fail_after(5):
-		for _ in range(1000):  # noqa: ASYNC110 - a worker thread cannot set an anyio.Event here
+		for _ in range(1000):
 			if condition():
 				return
 			await anyio.sleep(0.005)
