@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -115,3 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 	except KeyboardInterrupt:
 		print("openmolt: interrupted", file=sys.stderr)
 		return 130
+	except Exception as exc:
+		if "--verbose" in args or "-v" in args:
+			traceback.print_exc()
+		print(
+			f"openmolt: unexpected error: {type(exc).__name__}: {exc} (--verbose shows the traceback)",
+			file=sys.stderr,
+		)
+		return 1

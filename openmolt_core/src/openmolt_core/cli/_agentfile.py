@@ -40,7 +40,9 @@ class _Model(BaseModel):
 class Credential(_Model):
 	"""The credential an agent uses for one integration."""
 
-	type: str | None = Field(default=None, description="bearer, custom, oauth2... (default: first).")
+	type: str | None = Field(
+		default=None, description="bearer, custom, oauth2... (default: first)."
+	)
 	config: dict[str, Any] = Field(default_factory=dict, description="Values for the templates.")
 
 
@@ -71,9 +73,7 @@ class AgentFile(_Model):
 	Keys are the spec's camelCase names; the snake_case names are accepted too.
 	"""
 
-	model_config = ConfigDict(
-		extra="forbid", populate_by_name=True, title="OpenMolt agent file"
-	)
+	model_config = ConfigDict(extra="forbid", populate_by_name=True, title="OpenMolt agent file")
 
 	schema_: str | None = Field(default=None, alias="$schema", description="For editors.")
 	name: str = Field(min_length=1, description="The agent's name.")
@@ -294,7 +294,9 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 		)
 		if len(shown) > 60:
 			shown = shown[:57] + "..."
-		problems.append((where(norm), f"{_dotted(raw) or 'the file'}: {error['msg']} (got {shown})"))
+		problems.append(
+			(where(norm), f"{_dotted(raw) or 'the file'}: {error['msg']} (got {shown})")
+		)
 	unique = sorted(set(problems))
 	return "\n".join(f"{file}:{line}: {message}" for line, message in unique)
 
@@ -312,9 +314,13 @@ def load_json_file(path: Path) -> AgentFile:
 	try:
 		data = json.loads(text)
 	except json.JSONDecodeError as exc:
-		raise AgentFileError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
+		raise AgentFileError(
+			f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+		) from exc
 	if not isinstance(data, dict):
-		raise AgentFileError(f"{path}:1: an agent file holds one JSON object, not {type(data).__name__}")
+		raise AgentFileError(
+			f"{path}:1: an agent file holds one JSON object, not {type(data).__name__}"
+		)
 	try:
 		return AgentFile.model_validate(data)
 	except ValidationError as exc:
@@ -352,7 +358,11 @@ def load_python_file(path: Path) -> PythonAgent:
 		spec.loader.exec_module(module)
 	except Exception as exc:
 		line = next(
-			(f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__)) if Path(f.filename) == path.resolve() or f.filename == str(path)),
+			(
+				f.lineno
+				for f in reversed(traceback.extract_tb(exc.__traceback__))
+				if Path(f.filename) == path.resolve() or f.filename == str(path)
+			),
 			None,
 		)
 		where = f"{path}:{line}" if line else str(path)

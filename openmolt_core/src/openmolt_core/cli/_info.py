@@ -79,7 +79,12 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 		for t in spec.tools
 	]
 	if as_json:
-		data = {"integration": integration_id, "name": spec.name, "scopes": spec.scopes, "tools": tools}
+		data = {
+			"integration": integration_id,
+			"name": spec.name,
+			"scopes": spec.scopes,
+			"tools": tools,
+		}
 		out.write(json.dumps(data, indent=2, default=str) + "\n")
 		return
 	out.write(f"{spec.name} ({integration_id})\n\nscopes:\n")

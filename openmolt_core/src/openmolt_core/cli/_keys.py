@@ -13,7 +13,16 @@ from typing import Any
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["KEYED_PROVIDERS", "KeyReport", "apply_dotenv", "env_var", "read_dotenv", "resolve_keys"]
+__all__ = [
+	"KEYED_PROVIDERS",
+	"KeyReport",
+	"apply_dotenv",
+	"default_dotenv",
+	"env_var",
+	"read_dotenv",
+	"resolve_keys",
+	"snapshot_environ",
+]
 
 KEYED_PROVIDERS = frozenset({"openai", "anthropic", "google"})
 """Providers that cannot work without an API key (third-party ones say so themselves)."""
@@ -122,7 +131,8 @@ def resolve_keys(
 		elif dotenv.get(variable):
 			value, source = dotenv[variable], f"{dotenv_path} ({variable})"
 		elif found is not None:
-			value, source = found[1], f"{file} ({label}.{found[0]})"
+			where = label if label.startswith("integrations.") else f"llmProviders.{label}"
+			value, source = found[1], f"{file} ({where}.{found[0]})"
 		if source is not None:
 			for alias in ("apiKey", "api_key"):
 				settings.pop(alias, None)

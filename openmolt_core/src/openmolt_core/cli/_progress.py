@@ -142,14 +142,20 @@ class Progress:
 		step = f"step {event.step}"
 		name = event.name
 		if name == "llmOutput":
-			self.status(f"{event.agent} {step}: the model replied ({event.usage.total_tokens} tokens)")
+			self.status(
+				f"{event.agent} {step}: the model replied ({event.usage.total_tokens} tokens)"
+			)
 		elif name == "tool:call":
 			self.status(f"{event.agent} {step}: calling {event.tool}")
 		elif name == "tool:response":
 			state = "failed" if event.error else "ok"
-			self.status(f"{event.agent} {step}: {event.tool} {state} ({event.duration * 1000:.0f} ms)")
+			self.status(
+				f"{event.agent} {step}: {event.tool} {state} ({event.duration * 1000:.0f} ms)"
+			)
 		elif name == "planUpdate":
-			plan = ", ".join(f"[{_MARKS.get(s.get('status'), ' ')}] {s.get('name')}" for s in event.plan)
+			plan = ", ".join(
+				f"[{_MARKS.get(s.get('status'), ' ')}] {s.get('name')}" for s in event.plan
+			)
 			self.line(f"{step}: plan: {plan}")
 		elif name == "memoryUpdate":
 			self.status(f"{event.agent} {step}: {event.memory} memory updated ({event.mode})")

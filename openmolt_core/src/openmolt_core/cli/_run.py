@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import TaskStatus
 
 from openmolt_core.agent import Agent
 from openmolt_core.cli._agentfile import AgentFileError, load_json_file, load_python_file
@@ -88,7 +89,7 @@ def load(file: str, *, env_file: str | None, verbose: bool, need_key: bool) -> L
 def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any]) -> Loaded:
 	spec = load_json_file(path)
 	provider = spec.model.partition(":")[0]
-	providers = {name: _snake(settings) for name, settings in spec.llm_providers.items()}
+	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
 	providers.setdefault(provider, {})
 	if isinstance(spec.integrations, dict):
 		configs = {name: dict(cfg) for name, cfg in spec.integrations.items()}
@@ -103,6 +104,7 @@ def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any
 	reports = resolve_keys(owners, **keys)
 	if need_key:
 		_check_key(provider, reports)
+	providers = {name: _snake(settings) for name, settings in providers.items()}
 	instructions_path = spec.instructions_path
 	if instructions_path and not Path(instructions_path).is_absolute():
 		instructions_path = str(path.parent / instructions_path)
@@ -155,19 +157,27 @@ def parse_input(text: str | None, default: Any) -> Any:
 		return text
 
 
-async def _watch_signals(on_signal: Callable[[int, int], None]) -> None:
+async def _watch_signals(
+	on_signal: Callable[[int, int], None],
+	*,
+	task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
 	try:
 		with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+			task_status.started()
 			count = 0
 			async for signum in signals:
 				count += 1
 				on_signal(signum, count)
 	except NotImplementedError:  # no signal receivers (Windows): Ctrl-C raises KeyboardInterrupt
+		task_status.started()
 		await anyio.sleep_forever()
 
 
 def _print(data: Any, *, indent: int | None) -> None:
-	sys.stdout.write(json.dumps(to_json(data), indent=indent, ensure_ascii=False, default=str) + "\n")
+	sys.stdout.write(
+		json.dumps(to_json(data), indent=indent, ensure_ascii=False, default=str) + "\n"
+	)
 	sys.stdout.flush()
 
 
@@ -185,7 +195,7 @@ async def run_once(loaded: Loaded, input: Any, progress: Progress) -> int:
 	try:
 		async with anyio.create_task_group() as tg:
 			tg.start_soon(progress.spin)
-			tg.start_soon(_watch_signals, stop)
+			await tg.start(_watch_signals, stop)
 			progress.status(f"{agent.name}: starting with {loaded.model_id}")
 			try:
 				outcome["result"] = await agent.run(input)
@@ -230,7 +240,11 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 
 	def ended(event: Any) -> None:
 		_print(event.record.to_dict(), indent=None)
-		schedule = om.scheduler.get(event.schedule_id) if event.schedule_id in {s.id for s in om.schedules} else None
+		schedule = (
+			om.scheduler.get(event.schedule_id)
+			if event.schedule_id in {s.id for s in om.schedules}
+			else None
+		)
 		following = f"; next run {_when(schedule.next_run)}" if schedule else ""
 		progress.line(f"schedule {event.schedule_id}: {event.record.status}{following}")
 
@@ -257,7 +271,7 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	try:
 		async with anyio.create_task_group() as tg:
 			tg.start_soon(progress.spin)
-			tg.start_soon(_watch_signals, stop)
+			await tg.start(_watch_signals, stop)
 			await tg.start(om.scheduler.serve)
 			for schedule in om.schedules:
 				progress.line(
