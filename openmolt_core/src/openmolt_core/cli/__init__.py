@@ -89,6 +89,7 @@ async def _run(ns: argparse.Namespace) -> int:
 	if ns.dry_run:
 		dry_run(loaded.agent, loaded.model_id, input, sys.stdout, as_json=ns.json)
 		return 0
+	loaded.agent.provider()  # a provider missing its key or settings fails here, before any run
 	if (loaded.schedules or loaded.om.schedules) and not ns.once:
 		return await serve(loaded, input, progress, on_stop=ns.on_stop)
 	return await run_once(loaded, input, progress)

@@ -1,5 +1,6 @@
-"""Agent files: the JSON file's model (``openmolt schema``), its loader with line-accurate errors,
-and the Python-file convention.
+"""Agent files: the JSON file's model, its loader with line-accurate errors, and Python files.
+
+``openmolt schema`` prints `AgentFile`'s JSON Schema.
 
 A Python agent file defines a module-level ``agent``: an `Agent`, or a function that takes the
 `OpenMolt` instance the command built (with the keys it resolved) and returns one. It may also

@@ -1,5 +1,6 @@
-"""API keys for the command: environment variables win over a ``.env`` file, which wins over the
-agent file. Where each key came from is reported in verbose mode; a value never is.
+"""API keys for the command: the environment wins over a ``.env`` file, which wins over the file.
+
+Where each key came from is reported in verbose mode; a value never is.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def env_var(name: str) -> str:
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
-	"""Parse a ``.env`` file: ``KEY=value`` lines, ``export`` allowed, ``#`` comments, quotes.
+	r"""Parse a ``.env`` file: ``KEY=value`` lines, ``export`` allowed, ``#`` comments, quotes.
 
 	Nothing is expanded or executed. Double-quoted values understand ``\\n``, ``\\t``, ``\\"``
 	and ``\\\\``; single-quoted ones are literal; an unquoted value ends at `` #``.
