@@ -113,7 +113,7 @@ class CronSchedule(_Spec):
 
 	@model_validator(mode="after")
 	def _check(self) -> CronSchedule:
-		from croniter import croniter
+		from croniter import croniter  # type: ignore[import-untyped]  # the package ships no stubs
 
 		if not croniter.is_valid(self.expression):
 			raise ValueError(f"invalid cron expression {self.expression!r}")

@@ -17,7 +17,7 @@ import sys
 import traceback
 import types
 from bisect import bisect_right
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -160,7 +160,8 @@ def _positions(text: str) -> dict[tuple[Any, ...], int]:
 					i = ws(i + 1)
 			return i + 1
 		if char == '"':
-			return scanstring(text, i + 1)[1]
+			end: int = scanstring(text, i + 1)[1]
+			return end
 		match = _SCALAR.match(text, i)
 		return match.end() if match else i + 1
 

@@ -200,7 +200,7 @@ async def ask_on_terminal(question: str) -> str:
 		_ACTIVE.done()
 	sys.stderr.write(f"\n{question}\n> ")
 	sys.stderr.flush()
-	answer = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+	answer: str = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
 	if not answer:
 		raise HumanInputUnavailable(f"stdin closed before an answer to: {question}")
 	return answer.rstrip("\n")
