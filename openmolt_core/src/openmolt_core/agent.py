@@ -28,7 +28,7 @@ from openmolt_core.commands import (
 	UpdatePlan,
 	Wait,
 )
-from openmolt_core.errors import ProviderError, RunError, ToolError
+from openmolt_core.errors import ConfigurationError, ProviderError, RunError, ToolError
 from openmolt_core.events import (
 	CommandsQueuedEvent,
 	ErrorEvent,
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 	from pydantic import BaseModel
 
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.schedule import ScheduleSpec
 
 __all__ = ["Agent", "HumanInputUnavailable", "MemoryConfig"]
 
@@ -96,6 +97,7 @@ class Agent:
 		name: The agent's name (shown to the model and in events).
 		provider: The model provider.
 		model: The model name for the provider.
+		provider_name: The provider's prefix in the model id (``openai``), when known.
 		model_config: The model configuration.
 		instructions: What the agent must do.
 		tools: The bound tools (visible or not, by scope).
@@ -115,6 +117,7 @@ class Agent:
 		name: str,
 		provider: Callable[[], LLMProvider],
 		model: str,
+		provider_name: str = "",
 		model_config: ModelConfig,
 		instructions: str,
 		tools: Sequence[BoundTool],
@@ -129,6 +132,7 @@ class Agent:
 		self.om = om
 		self.name = name
 		self.model = model
+		self.provider_name = provider_name
 		self.model_config = model_config
 		self.instructions = instructions
 		self.config = dict(config or {})
@@ -608,6 +612,43 @@ class Agent:
 		)
 
 	# schedules ----------------------------------------------------------------------------
+
+	def schedule(self, spec: Mapping[str, Any] | ScheduleSpec) -> str:
+		"""Run this agent on a timetable kept by its OpenMolt instance (see `openmolt_core.schedule`).
+
+		Runs start once the instance serves its schedules (``async with om:``, ``om.start(tg)``
+		or the ``openmolt`` command).
+
+		Args:
+			spec: ``{"type": "interval", "value": seconds}``, ``{"type": "daily", "hour": 14,
+				"minute": 0, "dayOfWeek": [1, 3], "timeZone": "Europe/Paris"}`` or
+				``{"type": "cron", "expression": "0 9 * * 1-5"}``; plus optional ``id``,
+				``input``, ``missedRuns`` (``skip`` or ``run_once``) and ``paused``.
+
+		Returns:
+			The schedule id, for `cancel_schedule` and ``om.scheduler.get``.
+
+		Raises:
+			ConfigurationError: The schedule is invalid; the message names the field.
+		"""
+		return self.om.scheduler.add(self, spec).id
+
+	def cancel_schedule(self, schedule_id: str, *, cancel_running: bool = False) -> None:
+		"""Remove one of this agent's schedules (the spec's ``cancelSchedule``).
+
+		Args:
+			schedule_id: The id `schedule` returned.
+			cancel_running: Also cancel its run in flight (by default it finishes).
+
+		Raises:
+			ConfigurationError: No schedule of this agent has that id.
+		"""
+		schedule = self.om.scheduler.get(schedule_id)
+		if schedule.agent is not self:
+			raise ConfigurationError(
+				f"schedule {schedule_id!r} belongs to agent {schedule.agent.name!r}"
+			)
+		schedule.cancel(cancel_running=cancel_running)
 
 	def __repr__(self) -> str:
 		return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"

@@ -11,6 +11,9 @@
 | ``humanInput`` | `HumanInputEvent` | the agent asked a person and got an answer |
 | ``error`` | `ErrorEvent` | a mistake was fed back to the model, or the run failed |
 | ``finish`` | `FinishEvent` | the run ended (same data as ``run()``'s result) |
+| ``schedule:run`` | `ScheduleEvent` | a scheduled run started |
+| ``schedule:end`` | `ScheduleEvent` | a scheduled run ended (its record says how) |
+| ``schedule:skip`` | `ScheduleEvent` | a scheduled run did not start (overlap, or missed) |
 
 Handlers may be sync or async. A handler that raises is logged and never breaks the run.
 """
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+	from openmolt_core._history import RunRecord
 	from openmolt_core.llm import Usage
 	from openmolt_core.result import RunResult
 
@@ -40,6 +44,7 @@ __all__ = [
 	"LLMOutputEvent",
 	"MemoryUpdateEvent",
 	"PlanUpdateEvent",
+	"ScheduleEvent",
 	"ToolCallEvent",
 	"ToolResponseEvent",
 ]
@@ -56,6 +61,9 @@ EventName = Literal[
 	"humanInput",
 	"error",
 	"finish",
+	"schedule:run",
+	"schedule:end",
+	"schedule:skip",
 ]
 EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
 
@@ -171,6 +179,15 @@ class FinishEvent(Event):
 	def status(self) -> str:
 		"""The run's status."""
 		return self.result.status
+
+
+@dataclass(slots=True, kw_only=True)
+class ScheduleEvent(Event):
+	"""A scheduled run started, ended or was skipped; ``record`` holds its due time and status."""
+
+	schedule_id: str
+	record: RunRecord
+	name: str = "schedule:run"
 
 
 Handler = Callable[[Any], Awaitable[None] | None]

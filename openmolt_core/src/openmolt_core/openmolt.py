@@ -13,15 +13,18 @@ from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.llm import LLMProvider, ModelConfig
 from openmolt_core.plugins import Plugins
+from openmolt_core.scheduler import Schedule, Scheduler
 
 if TYPE_CHECKING:
 	from types import TracebackType
 
 	import httpx
+	from anyio.abc import TaskGroup
 	from pydantic import BaseModel
 
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
+	from openmolt_core.schedule import Clock
 	from openmolt_core.tools import Tool
 
 __all__ = ["OpenMolt"]
@@ -49,6 +52,9 @@ class OpenMolt:
 		http_client: An ``httpx.AsyncClient`` to use for every request (tests pass a mock one).
 		files_dir: Where the file store keeps binary tool results (downloads, generated images);
 			default: a temporary directory made on first use and removed by `aclose`.
+		schedule_store: A SQLite file keeping the schedules' run history across restarts (so
+			missed runs are noticed); without it the history is kept in memory.
+		clock: The scheduler's clock (tests pass `openmolt_core.testing.FakeClock`).
 	"""
 
 	def __init__(
@@ -62,6 +68,8 @@ class OpenMolt:
 		entry_points: bool = True,
 		http_client: httpx.AsyncClient | None = None,
 		files_dir: str | Path | None = None,
+		schedule_store: str | Path | None = None,
+		clock: Clock | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -75,6 +83,8 @@ class OpenMolt:
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._providers: dict[str, LLMProvider] = {}
+		self.scheduler = Scheduler(clock=clock, store=schedule_store)
+		self._task_group: TaskGroup | None = None
 		if verbose:
 			_enable_verbose()
 
@@ -111,6 +121,20 @@ class OpenMolt:
 			self._http = None
 
 	async def __aenter__(self) -> OpenMolt:
+		"""Open a task group and start the schedules in it; they stop when the block ends."""
+		import anyio
+
+		if self._task_group is not None:
+			raise RuntimeError("this OpenMolt instance is already entered")
+		tg = anyio.create_task_group()
+		await tg.__aenter__()
+		self._task_group = tg
+		try:
+			await tg.start(self.scheduler.serve)
+		except BaseException as exc:
+			self._task_group = None
+			await tg.__aexit__(type(exc), exc, exc.__traceback__)
+			raise
 		return self
 
 	async def __aexit__(
@@ -118,8 +142,44 @@ class OpenMolt:
 		exc_type: type[BaseException] | None,
 		exc: BaseException | None,
 		tb: TracebackType | None,
-	) -> None:
-		await self.aclose()
+	) -> bool | None:
+		"""Stop the schedules (cancelling runs in flight), then close the HTTP client."""
+		tg, self._task_group = self._task_group, None
+		try:
+			if tg is not None:
+				self.scheduler.stop(cancel_running=True)
+				return await tg.__aexit__(exc_type, exc, tb)
+			return None
+		finally:
+			await self.aclose()
+
+	# schedules ----------------------------------------------------------------------------
+
+	@property
+	def schedules(self) -> list[Schedule]:
+		"""Every schedule of every agent of this instance."""
+		return self.scheduler.schedules
+
+	async def start(self, task_group: TaskGroup) -> None:
+		"""Run the schedules in the caller's task group until `stop` (for embedding apps).
+
+		Args:
+			task_group: The application's task group; the scheduler runs as one of its tasks.
+		"""
+		await task_group.start(self.scheduler.serve)
+
+	async def stop(self, *, cancel_running: bool = False) -> None:
+		"""Stop the schedules started with `start` or `run_schedules`, and wait until they are.
+
+		Args:
+			cancel_running: Cancel runs in flight instead of letting them finish.
+		"""
+		self.scheduler.stop(cancel_running=cancel_running)
+		await self.scheduler.wait_closed()
+
+	async def run_schedules(self) -> None:
+		"""Run the schedules in the current task until `stop` is called (the CLI uses this)."""
+		await self.scheduler.serve()
 
 	# integrations and providers -----------------------------------------------------------
 
@@ -262,10 +322,10 @@ class OpenMolt:
 			raise ConfigurationError(
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
-		del provider_name
 		return Agent(
 			self,
 			name=name,
+			provider_name=provider_name,
 			provider=provider_factory,
 			model=model_name,
 			model_config=mc,

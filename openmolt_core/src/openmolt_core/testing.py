@@ -13,7 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
 
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 
@@ -21,6 +25,7 @@ if TYPE_CHECKING:
 	import httpx
 
 __all__ = [
+	"FakeClock",
 	"ScriptedModel",
 	"ScriptedModelError",
 	"ask_human",
@@ -140,3 +145,75 @@ def mock_http(handler: Callable[[httpx.Request], httpx.Response]) -> httpx.Async
 	import httpx
 
 	return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+class FakeClock:
+	"""A clock for scheduler tests: time moves only when the test moves it, and nobody sleeps.
+
+	```python
+	clock = FakeClock(datetime(2024, 3, 9, 12, tzinfo=UTC))
+	om = OpenMolt(clock=clock, entry_points=False)
+	...
+	await clock.advance(hours=24)   # every due run fires, at its due time, in order
+	clock.jump(hours=5)             # the machine slept: sleepers wake late, all at once
+	```
+
+	Args:
+		start: The starting time (aware); default 2024-01-01 00:00 UTC.
+	"""
+
+	def __init__(self, start: datetime | None = None) -> None:
+		self._now = (start or datetime(2024, 1, 1, tzinfo=UTC)).astimezone(UTC)
+		self._sleepers: list[tuple[datetime, anyio.Event]] = []
+
+	def now(self) -> datetime:
+		"""The fake current time (UTC)."""
+		return self._now
+
+	async def sleep_until(self, when: datetime) -> None:
+		"""Wait until the test moves the clock to ``when`` or later."""
+		if when <= self._now:
+			await anyio.lowlevel.checkpoint()
+			return
+		event = anyio.Event()
+		entry = (when, event)
+		self._sleepers.append(entry)
+		try:
+			await event.wait()
+		finally:
+			if entry in self._sleepers:
+				self._sleepers.remove(entry)
+
+	@property
+	def sleeping(self) -> int:
+		"""How many tasks wait on this clock."""
+		return len(self._sleepers)
+
+	def _wake(self) -> None:
+		for when, event in list(self._sleepers):
+			if when <= self._now:
+				event.set()
+
+	def jump(self, **delta: float) -> None:
+		"""Move the time forward at once (``hours=5``); every sleeper due by then wakes late."""
+		self._now += timedelta(**delta)
+		self._wake()
+
+	async def advance(self, **delta: float) -> None:
+		"""Move the time forward (``hours=24``), stopping at each sleeper's due time in turn.
+
+		After each stop it lets every task run until all are blocked again, so runs happen at
+		their due times and in order, as with a real clock.
+		"""
+		target = self._now + timedelta(**delta)
+		await anyio.wait_all_tasks_blocked()
+		while True:
+			due = [when for when, _ in self._sleepers if when <= target]
+			if not due:
+				break
+			self._now = max(self._now, min(due))
+			self._wake()
+			await anyio.wait_all_tasks_blocked()
+		self._now = target
+		self._wake()
+		await anyio.wait_all_tasks_blocked()

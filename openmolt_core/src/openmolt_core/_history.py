@@ -1,0 +1,183 @@
+"""Run records of scheduled runs, and their optional SQLite file (stdlib sqlite3, in a thread)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+if TYPE_CHECKING:
+	from openmolt_core.result import RunResult
+
+__all__ = ["RecordStatus", "RunRecord", "SqliteHistory"]
+
+RecordStatus = Literal[
+	"running",
+	"success",
+	"failure",
+	"limit_reached",
+	"human_input_required",
+	"error",
+	"cancelled",
+	"skipped",
+]
+"""A run's status: the run's own (`openmolt_core.result.RunStatus`), or ``running``, ``cancelled``
+(stopped before it ended) or ``skipped`` (not started: another run of the agent was going, or the
+run was missed while the process was down; ``note`` says which)."""
+
+
+@dataclass(slots=True)
+class RunRecord:
+	"""One scheduled run, or one skipped.
+
+	Args:
+		schedule_id: The schedule's id.
+		agent: The agent's name.
+		due: When the run was due (UTC).
+		started: When it started (UTC).
+		ended: When it ended (UTC), None while running.
+		status: See `RecordStatus`.
+		usage: Tokens and cost (``Usage.to_dict()``), when the run got that far.
+		note: Why it was skipped, or that it caught up on missed runs.
+		error: What went wrong.
+		result: The run's result (kept in memory only, not in the SQLite file).
+	"""
+
+	schedule_id: str
+	agent: str
+	due: datetime
+	started: datetime
+	ended: datetime | None = None
+	status: RecordStatus = "running"
+	usage: dict[str, Any] | None = None
+	note: str | None = None
+	error: str | None = None
+	result: RunResult | None = field(default=None, repr=False)
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The record as JSON-serializable data (times in ISO 8601, the result dumped)."""
+		return {
+			"schedule_id": self.schedule_id,
+			"agent": self.agent,
+			"due": self.due.isoformat(),
+			"started": self.started.isoformat(),
+			"ended": self.ended.isoformat() if self.ended else None,
+			"status": self.status,
+			"usage": self.usage,
+			"note": self.note,
+			"error": self.error,
+			"result": self.result.to_dict() if self.result is not None else None,
+		}
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	schedule_id TEXT NOT NULL,
+	agent TEXT NOT NULL,
+	due TEXT NOT NULL,
+	started TEXT NOT NULL,
+	ended TEXT,
+	status TEXT NOT NULL,
+	usage TEXT,
+	note TEXT,
+	error TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_schedule ON runs (schedule_id, due);
+"""
+
+
+class SqliteHistory:
+	"""Run records in a SQLite file, so history and missed runs survive a restart.
+
+	Every call opens its own connection in a worker thread, so the event loop never blocks.
+
+	Args:
+		path: The database file; created with its table on first use.
+	"""
+
+	def __init__(self, path: str | Path) -> None:
+		self.path = Path(path)
+		self._ready = False
+
+	def _connect(self) -> sqlite3.Connection:
+		conn = sqlite3.connect(self.path, timeout=10)
+		if not self._ready:
+			conn.executescript(_SCHEMA)
+			self._ready = True
+		return conn
+
+	def _add(self, record: RunRecord) -> None:
+		conn = self._connect()
+		try:
+			with conn:
+				conn.execute(
+					"INSERT INTO runs (schedule_id, agent, due, started, ended, status, usage, note, error)"
+					" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+					(
+						record.schedule_id,
+						record.agent,
+						record.due.isoformat(),
+						record.started.isoformat(),
+						record.ended.isoformat() if record.ended else None,
+						record.status,
+						json.dumps(record.usage) if record.usage is not None else None,
+						record.note,
+						record.error,
+					),
+				)
+		finally:
+			conn.close()
+
+	def _last_due(self, schedule_id: str) -> datetime | None:
+		conn = self._connect()
+		try:
+			row = conn.execute(
+				"SELECT due FROM runs WHERE schedule_id = ? ORDER BY due DESC LIMIT 1",
+				(schedule_id,),
+			).fetchone()
+		finally:
+			conn.close()
+		return datetime.fromisoformat(row[0]) if row else None
+
+	def _records(self, schedule_id: str, limit: int) -> list[RunRecord]:
+		conn = self._connect()
+		try:
+			rows = conn.execute(
+				"SELECT schedule_id, agent, due, started, ended, status, usage, note, error FROM runs"
+				" WHERE schedule_id = ? ORDER BY id DESC LIMIT ?",
+				(schedule_id, limit),
+			).fetchall()
+		finally:
+			conn.close()
+		return [
+			RunRecord(
+				schedule_id=r[0],
+				agent=r[1],
+				due=datetime.fromisoformat(r[2]),
+				started=datetime.fromisoformat(r[3]),
+				ended=datetime.fromisoformat(r[4]) if r[4] else None,
+				status=r[5],
+				usage=json.loads(r[6]) if r[6] else None,
+				note=r[7],
+				error=r[8],
+			)
+			for r in reversed(rows)
+		]
+
+	async def add(self, record: RunRecord) -> None:
+		"""Store a finished (or skipped) run."""
+		await anyio.to_thread.run_sync(self._add, record)
+
+	async def last_due(self, schedule_id: str) -> datetime | None:
+		"""The due time of the schedule's latest stored run or skip, if any."""
+		return await anyio.to_thread.run_sync(self._last_due, schedule_id)
+
+	async def records(self, schedule_id: str, limit: int = 100) -> list[RunRecord]:
+		"""The schedule's latest stored records, oldest first."""
+		return await anyio.to_thread.run_sync(self._records, schedule_id, limit)

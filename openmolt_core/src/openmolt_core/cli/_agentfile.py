@@ -1,0 +1,380 @@
+"""Agent files: the JSON file's model, its loader with line-accurate errors, and Python files.
+
+``openmolt schema`` prints `AgentFile`'s JSON Schema.
+
+A Python agent file defines a module-level ``agent``: an `Agent`, or a function that takes the
+`OpenMolt` instance the command built (with the keys it resolved) and returns one. It may also
+define ``input`` (the run's input) and ``schedules`` (a list of schedule dicts).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import json
+import re
+import sys
+import traceback
+import types
+from bisect import bisect_right
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.llm import ModelConfig
+from openmolt_core.schedule import ScheduleSpec
+
+__all__ = ["AgentFile", "AgentFileError", "PythonAgent", "load_json_file", "load_python_file"]
+
+
+class AgentFileError(ConfigurationError):
+	"""The agent file is wrong; the message names the file, the line and the key."""
+
+
+class _Model(BaseModel):
+	model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Credential(_Model):
+	"""The credential an agent uses for one integration."""
+
+	type: str | None = Field(
+		default=None, description="bearer, custom, oauth2... (default: first)."
+	)
+	config: dict[str, Any] = Field(default_factory=dict, description="Values for the templates.")
+
+
+class IntegrationEntry(_Model):
+	"""One integration the agent may use, with its credential and scopes."""
+
+	integration: str = Field(description="The integration id, e.g. 'notion'.")
+	credential: Credential | None = None
+	scopes: list[str] | Literal["all"] | None = Field(default=None, description="Default: all.")
+
+
+class MemoryPart(_Model):
+	"""Initial memory content."""
+
+	data: str = ""
+
+
+class Memory(_Model):
+	"""Initial long- and short-term memory."""
+
+	long_term: MemoryPart | str | None = Field(default=None, alias="longTerm")
+	short_term: MemoryPart | str | None = Field(default=None, alias="shortTerm")
+
+
+class AgentFile(_Model):
+	"""An agent file for the ``openmolt`` command: create_agent options plus what the command needs.
+
+	Keys are the spec's camelCase names; the snake_case names are accepted too.
+	"""
+
+	model_config = ConfigDict(extra="forbid", populate_by_name=True, title="OpenMolt agent file")
+
+	schema_: str | None = Field(default=None, alias="$schema", description="For editors.")
+	name: str = Field(min_length=1, description="The agent's name.")
+	model: str = Field(description="'provider:model', e.g. 'openai:gpt-5-mini'.")
+	instructions: str | None = Field(default=None, description="What the agent must do.")
+	instructions_path: str | None = Field(
+		default=None, alias="instructionsPath", description="A file with the instructions."
+	)
+	model_settings: ModelConfig | None = Field(
+		default=None,
+		alias="modelConfig",
+		validation_alias=AliasChoices("modelConfig", "model_config"),
+		description="thinking, search, temperature, maxOutputTokens, topP, stop, providerOptions.",
+	)
+	config: dict[str, Any] | None = Field(default=None, description="Free-form settings.")
+	integrations: list[str | IntegrationEntry] | dict[str, dict[str, Any]] = Field(
+		default_factory=list,
+		description="Integration ids or entries; or {id: config} to use each with that config.",
+	)
+	memory: Memory | None = None
+	output_schema: dict[str, Any] | None = Field(
+		default=None, alias="outputSchema", description="JSON Schema of the final output."
+	)
+	max_steps: int | None = Field(default=None, ge=1, alias="maxSteps")
+	max_tokens: int | None = Field(default=None, ge=1, alias="maxTokens")
+	timeout: float | None = Field(default=None, gt=0, description="Seconds per run.")
+	human_input: bool = Field(
+		default=True,
+		alias="humanInput",
+		description="Let the agent ask on the terminal (non-interactive runs end instead).",
+	)
+	llm_providers: dict[str, dict[str, Any]] = Field(
+		default_factory=dict,
+		alias="llmProviders",
+		description="Settings per provider, e.g. {'openai': {'apiKey': '...'}}.",
+	)
+	input: Any = Field(default=None, description="The run's input (--input overrides it).")
+	schedules: list[ScheduleSpec] = Field(
+		default_factory=list, description="Run on these schedules instead of once."
+	)
+
+
+# positions in the JSON text ---------------------------------------------------------------
+
+_SCALAR = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?|true|false|null")
+
+
+def _norm(key: object) -> object:
+	return key.replace("_", "").lower() if isinstance(key, str) else key
+
+
+def _positions(text: str) -> dict[tuple[Any, ...], int]:
+	"""Map each path in a valid JSON text (keys normalized) to the line where it starts."""
+	starts = [0] + [m.end() for m in re.finditer("\n", text)]
+	out: dict[tuple[Any, ...], int] = {}
+
+	def line(i: int) -> int:
+		return bisect_right(starts, i)
+
+	def ws(i: int) -> int:
+		while i < len(text) and text[i] in " \t\r\n":
+			i += 1
+		return i
+
+	def value(i: int, path: tuple[Any, ...]) -> int:
+		i = ws(i)
+		out.setdefault(path, line(i))
+		char = text[i]
+		if char in "{[":
+			close = "}" if char == "{" else "]"
+			i, index = ws(i + 1), 0
+			while text[i] != close:
+				if char == "{":
+					key, j = scanstring(text, i + 1)
+					child = (*path, _norm(key))
+					out.setdefault(child, line(i))
+					i = value(ws(j) + 1, child)
+				else:
+					i = value(i, (*path, index))
+					index += 1
+				i = ws(i)
+				if text[i] == ",":
+					i = ws(i + 1)
+			return i + 1
+		if char == '"':
+			end: int = scanstring(text, i + 1)[1]
+			return end
+		match = _SCALAR.match(text, i)
+		return match.end() if match else i + 1
+
+	value(0, ())
+	return out
+
+
+# validation errors ------------------------------------------------------------------------
+
+
+def _data_path(data: Any, loc: tuple[Any, ...], missing: bool) -> tuple[list[Any], list[Any]]:
+	# Follow the error's loc through the data, dropping union tags pydantic inserts; returns
+	# the user's own keys and the matching normalized path.
+	raw: list[Any] = []
+	norm: list[Any] = []
+	for n, element in enumerate(loc):
+		if isinstance(data, dict) and isinstance(element, str):
+			match = next((k for k in data if _norm(k) == _norm(element)), None)
+			if match is not None:
+				raw.append(match)
+				norm.append(_norm(match))
+				data = data[match]
+			elif missing and n == len(loc) - 1:
+				raw.append(element)
+				norm.append(_norm(element))
+		elif isinstance(data, list) and isinstance(element, int) and element < len(data):
+			raw.append(element)
+			norm.append(element)
+			data = data[element]
+	return raw, norm
+
+
+def _children(annotation: Any, key: Any) -> list[Any]:
+	origin = get_origin(annotation)
+	if origin is Annotated:
+		return _children(get_args(annotation)[0], key)
+	if origin in (Union, types.UnionType):
+		return [c for arg in get_args(annotation) for c in _children(arg, key)]
+	if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(key, str):
+		for name, field in annotation.model_fields.items():
+			if _norm(key) in {_norm(name), _norm(field.alias or "")}:
+				return [field.annotation]
+		return []
+	if origin is list and isinstance(key, int):
+		return [get_args(annotation)[0]]
+	if origin is dict and isinstance(key, str):
+		return [get_args(annotation)[1]]
+	return []
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+	origin = get_origin(annotation)
+	if origin is Annotated:
+		return _models(get_args(annotation)[0])
+	if origin in (Union, types.UnionType):
+		return [m for arg in get_args(annotation) for m in _models(arg)]
+	if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+		return [annotation]
+	return []
+
+
+def _known_keys(path: list[Any]) -> list[str]:
+	annotations: list[Any] = [AgentFile]
+	for key in path:
+		annotations = [c for a in annotations for c in _children(a, key)]
+	keys: list[str] = []
+	for model in (m for a in annotations for m in _models(a)):
+		for name, field in model.model_fields.items():
+			for k in (field.alias, name):
+				if k and k not in keys and not k.endswith("_") and k != "model_settings":
+					keys.append(k)
+	return keys
+
+
+def _suggest(key: Any, known: list[str]) -> str | None:
+	close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+	if close:
+		return close[0]
+	lowered = {k.lower().replace("_", ""): k for k in known}
+	close = difflib.get_close_matches(str(_norm(key)), list(lowered), n=1)
+	return lowered[close[0]] if close else None
+
+
+def _dotted(raw: list[Any]) -> str:
+	return "".join(
+		f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k)) for i, k in enumerate(raw)
+	)
+
+
+def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str:
+	lines = _positions(text)
+
+	def where(norm: list[Any]) -> int:
+		for cut in range(len(norm), -1, -1):
+			if tuple(norm[:cut]) in lines:
+				return lines[tuple(norm[:cut])]
+		return 1
+
+	found = []
+	for error in exc.errors():
+		raw, norm = _data_path(data, tuple(error["loc"]), error["type"] == "missing")
+		found.append((error, raw, norm))
+	suggested: set[tuple[Any, ...]] = set()
+	problems: list[tuple[int, str]] = []
+	for error, raw, norm in found:
+		if error["type"] == "extra_forbidden":
+			known = _known_keys(norm[:-1])
+			close = _suggest(raw[-1], known)
+			if close:
+				suggested.add((*norm[:-1], _norm(close)))
+			hint = f"; did you mean {close!r}?" if close else f"; known keys: {', '.join(known)}"
+			problems.append((where(norm), f"unknown key {_dotted(raw)!r}{hint}"))
+	for error, raw, norm in found:
+		kind = error["type"]
+		if kind == "extra_forbidden":
+			continue
+		# A union gives one error per alternative: keep the deepest ones only.
+		if any(len(o) > len(norm) and o[: len(norm)] == norm for _, _, o in found):
+			continue
+		if kind == "missing":
+			if tuple(norm) in suggested:
+				continue  # already reported as a misspelled key
+			parent = _dotted(raw[:-1])
+			inside = f" in {parent!r}" if parent else ""
+			problems.append((where(norm[:-1]), f"missing required key {raw[-1]!r}{inside}"))
+			continue
+		got = error.get("input")
+		shown = (
+			json.dumps(got)
+			if isinstance(got, str | int | float | bool) or got is None
+			else type(got).__name__
+		)
+		if len(shown) > 60:
+			shown = shown[:57] + "..."
+		problems.append(
+			(where(norm), f"{_dotted(raw) or 'the file'}: {error['msg']} (got {shown})")
+		)
+	unique = sorted(set(problems))
+	return "\n".join(f"{file}:{line}: {message}" for line, message in unique)
+
+
+def load_json_file(path: Path) -> AgentFile:
+	"""Read and validate a JSON agent file.
+
+	Raises:
+		AgentFileError: The file cannot be read, is not JSON, or has unknown or wrong keys.
+	"""
+	try:
+		text = path.read_text(encoding="utf-8")
+	except OSError as exc:
+		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}") from exc
+	try:
+		data = json.loads(text)
+	except json.JSONDecodeError as exc:
+		raise AgentFileError(
+			f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+		) from exc
+	if not isinstance(data, dict):
+		raise AgentFileError(
+			f"{path}:1: an agent file holds one JSON object, not {type(data).__name__}"
+		)
+	try:
+		return AgentFile.model_validate(data)
+	except ValidationError as exc:
+		raise AgentFileError(_format_errors(exc, data, text, str(path))) from exc
+
+
+# Python files -----------------------------------------------------------------------------
+
+
+class PythonAgent:
+	"""What a Python agent file defines: its ``agent`` (or factory), ``input`` and ``schedules``."""
+
+	def __init__(self, agent: Any, input: Any, schedules: list[Any]) -> None:
+		self.agent = agent
+		self.input = input
+		self.schedules = schedules
+
+
+def load_python_file(path: Path) -> PythonAgent:
+	"""Import a Python agent file and read its ``agent``, ``input`` and ``schedules``.
+
+	Raises:
+		AgentFileError: The file cannot be imported or defines no ``agent``.
+	"""
+	if not path.is_file():
+		raise AgentFileError(f"{path}: no such file")
+	name = "openmolt_agentfile_" + re.sub(r"\W", "_", path.stem)
+	spec = importlib.util.spec_from_file_location(name, path)
+	if spec is None or spec.loader is None:
+		raise AgentFileError(f"{path}: cannot be imported as Python")
+	module = importlib.util.module_from_spec(spec)
+	sys.modules[name] = module
+	sys.path.insert(0, str(path.parent.resolve()))
+	try:
+		spec.loader.exec_module(module)
+	except Exception as exc:
+		line = next(
+			(
+				f.lineno
+				for f in reversed(traceback.extract_tb(exc.__traceback__))
+				if Path(f.filename) == path.resolve() or f.filename == str(path)
+			),
+			None,
+		)
+		where = f"{path}:{line}" if line else str(path)
+		raise AgentFileError(f"{where}: {type(exc).__name__}: {exc}") from exc
+	if not hasattr(module, "agent"):
+		raise AgentFileError(
+			f"{path}: defines no 'agent'; add `agent = om.create_agent(...)` or "
+			"`def agent(om): return om.create_agent(...)`"
+		)
+	schedules = getattr(module, "schedules", [])
+	if not isinstance(schedules, list | tuple):
+		raise AgentFileError(f"{path}: 'schedules' must be a list of schedule dicts")
+	return PythonAgent(module.agent, getattr(module, "input", None), list(schedules))

@@ -1,0 +1,423 @@
+"""The scheduler an `OpenMolt` instance keeps: it fires agents' scheduled runs on time.
+
+```python
+om = OpenMolt()
+agent = om.create_agent(name="Digest", model="openai:gpt-5-mini", instructions="...")
+schedule_id = agent.schedule({"type": "daily", "hour": 8, "timeZone": "Europe/Paris"})
+async with om:                      # runs the schedules until the block ends
+    await anyio.sleep_forever()
+```
+
+Runs of one agent never overlap: a run due while another is going is skipped and reported with a
+``schedule:skip`` event. A run that fails is reported (``schedule:end`` with status ``error``, and
+the log) and the schedule goes on. Runs missed while the process was down or asleep follow the
+schedule's ``missed_runs`` policy: ``skip`` them, or ``run_once`` to catch up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections import deque
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from openmolt_core._history import RecordStatus, RunRecord, SqliteHistory
+from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.events import ScheduleEvent
+from openmolt_core.schedule import (
+	Clock,
+	CronSchedule,
+	DailySchedule,
+	IntervalSchedule,
+	SystemClock,
+	next_run,
+	parse_schedule,
+)
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+
+__all__ = ["RecordStatus", "RunRecord", "Schedule", "Scheduler", "SqliteHistory"]
+
+log = logging.getLogger("openmolt")
+
+AnySpec = IntervalSchedule | DailySchedule | CronSchedule
+
+
+class Schedule:
+	"""One schedule of one agent. Get it with ``om.scheduler.get(schedule_id)``.
+
+	Args:
+		scheduler: The scheduler that owns it.
+		id: Its id.
+		agent: The agent it runs.
+		spec: When it runs.
+		history_size: How many records to keep in memory.
+	"""
+
+	def __init__(
+		self, scheduler: Scheduler, id: str, agent: Agent, spec: AnySpec, history_size: int
+	) -> None:
+		self._scheduler = scheduler
+		self.id = id
+		self.agent = agent
+		self.spec = spec
+		self._paused = spec.paused
+		self._history: deque[RunRecord] = deque(maxlen=history_size)
+		self._next: datetime | None = None
+		self._cursor: datetime | None = None
+		self._anchor: datetime | None = None
+		self._loop_scope: anyio.CancelScope | None = None
+		self._run_scope: anyio.CancelScope | None = None
+		self._running: RunRecord | None = None
+
+	@property
+	def paused(self) -> bool:
+		"""Whether the schedule is paused."""
+		return self._paused
+
+	@property
+	def next_run(self) -> datetime | None:
+		"""When it fires next (UTC); None when paused. Before the scheduler starts: if started now."""
+		if self._paused:
+			return None
+		if self._next is not None:
+			return self._next
+		now = self._scheduler.clock.now()
+		return next_run(self.spec, self._cursor or now, anchor=self._anchor or now)
+
+	@property
+	def history(self) -> list[RunRecord]:
+		"""Finished and skipped runs of this process, oldest first (see also `stored_history`)."""
+		return list(self._history)
+
+	@property
+	def running(self) -> RunRecord | None:
+		"""The record of the run in flight, if any."""
+		return self._running
+
+	async def stored_history(self, limit: int = 100) -> list[RunRecord]:
+		"""Records from the SQLite file when there is one, else the in-memory history."""
+		store = self._scheduler.store
+		if store is None:
+			return self.history[-limit:]
+		return await store.records(self.id, limit)
+
+	def pause(self) -> None:
+		"""Stop firing until `resume`; a run in flight goes on."""
+		self._paused = True
+		self._next = None
+		if self._loop_scope is not None:
+			self._loop_scope.cancel()
+
+	def resume(self) -> None:
+		"""Fire again from now on; times that passed while paused are not caught up."""
+		if not self._paused:
+			return
+		self._paused = False
+		self._cursor = self._scheduler.clock.now()
+		self._scheduler._start_loop(self)
+
+	async def run_now(self) -> RunRecord:
+		"""Run at once, in the caller's task, and return the record (``skipped`` if one is going)."""
+		return await self._scheduler._fire(self, self._scheduler.clock.now(), wait=True)
+
+	def cancel(self, *, cancel_running: bool = False) -> None:
+		"""Remove the schedule; its run in flight finishes unless ``cancel_running``."""
+		self._scheduler.cancel(self.id, cancel_running=cancel_running)
+
+	def __repr__(self) -> str:
+		return f"Schedule(id={self.id!r}, agent={self.agent.name!r}, type={self.spec.type!r})"
+
+
+class Scheduler:
+	"""Keeps every schedule of an OpenMolt instance and, while serving, fires their runs.
+
+	Args:
+		clock: Where time comes from (default: the system clock).
+		store: A SQLite file for run history and missed-run detection across restarts.
+		grace: Seconds a run may start late and still count as on time (not missed).
+		history_size: Records kept in memory per schedule.
+	"""
+
+	def __init__(
+		self,
+		*,
+		clock: Clock | None = None,
+		store: str | Path | None = None,
+		grace: float = 60.0,
+		history_size: int = 100,
+	) -> None:
+		self.clock: Clock = clock or SystemClock()
+		self.store = SqliteHistory(store) if store is not None else None
+		self.grace = grace
+		self.history_size = history_size
+		self._schedules: dict[str, Schedule] = {}
+		self._busy: set[Agent] = set()
+		self._tg: TaskGroup | None = None
+		self._stop: anyio.Event | None = None
+		self._closed: anyio.Event | None = None
+
+	# managing schedules -------------------------------------------------------------------
+
+	@property
+	def schedules(self) -> list[Schedule]:
+		"""Every schedule, in the order they were added."""
+		return list(self._schedules.values())
+
+	@property
+	def serving(self) -> bool:
+		"""Whether the scheduler is running (inside `serve`)."""
+		return self._tg is not None
+
+	def add(self, agent: Agent, spec: Mapping[str, Any] | AnySpec) -> Schedule:
+		"""Add a schedule for an agent (``agent.schedule`` calls this); it starts if serving.
+
+		Raises:
+			ConfigurationError: The schedule is invalid, or its explicit id is taken.
+		"""
+		parsed = parse_schedule(spec)
+		if parsed.id is not None:
+			if parsed.id in self._schedules:
+				raise ConfigurationError(f"a schedule with id {parsed.id!r} already exists")
+			sid = parsed.id
+		else:
+			sid = base = _derived_id(agent.name, parsed)
+			n = 2
+			while sid in self._schedules:
+				sid, n = f"{base}-{n}", n + 1
+		schedule = Schedule(self, sid, agent, parsed, self.history_size)
+		self._schedules[sid] = schedule
+		self._start_loop(schedule)
+		return schedule
+
+	def get(self, schedule_id: str) -> Schedule:
+		"""The schedule with this id.
+
+		Raises:
+			ConfigurationError: No such schedule.
+		"""
+		try:
+			return self._schedules[schedule_id]
+		except KeyError:
+			known = ", ".join(self._schedules) or "none"
+			raise ConfigurationError(
+				f"no schedule with id {schedule_id!r} (schedules: {known})"
+			) from None
+
+	def cancel(self, schedule_id: str, *, cancel_running: bool = False) -> None:
+		"""Remove a schedule; its run in flight finishes unless ``cancel_running``.
+
+		Raises:
+			ConfigurationError: No such schedule.
+		"""
+		schedule = self.get(schedule_id)
+		del self._schedules[schedule_id]
+		schedule._paused = True
+		schedule._next = None
+		if schedule._loop_scope is not None:
+			schedule._loop_scope.cancel()
+		if cancel_running and schedule._run_scope is not None:
+			schedule._run_scope.cancel()
+
+	# serving ------------------------------------------------------------------------------
+
+	async def serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+		"""Fire schedules until `stop` is called (or the caller's scope is cancelled).
+
+		Raises:
+			RuntimeError: The scheduler is already serving.
+		"""
+		if self._tg is not None:
+			raise RuntimeError("the scheduler is already serving")
+		self._stop, self._closed = anyio.Event(), anyio.Event()
+		try:
+			async with anyio.create_task_group() as tg:
+				self._tg = tg
+				for schedule in self.schedules:
+					self._start_loop(schedule)
+				task_status.started()
+				await self._stop.wait()
+				for schedule in self.schedules:
+					if schedule._loop_scope is not None:
+						schedule._loop_scope.cancel()
+		finally:
+			self._tg = None
+			for schedule in self.schedules:
+				schedule._next = None
+			self._closed.set()
+
+	def stop(self, *, cancel_running: bool = False) -> None:
+		"""Ask `serve` to return: no new runs; runs in flight finish unless ``cancel_running``.
+
+		Safe to call again, e.g. with ``cancel_running=True`` on a second Ctrl-C.
+		"""
+		if self._stop is not None:
+			self._stop.set()
+		if cancel_running:
+			for schedule in self.schedules:
+				if schedule._run_scope is not None:
+					schedule._run_scope.cancel()
+
+	async def wait_closed(self) -> None:
+		"""Wait until `serve` has returned (at once when it is not serving)."""
+		if self._closed is not None:
+			await self._closed.wait()
+
+	def _start_loop(self, schedule: Schedule) -> None:
+		if self._tg is None or schedule._paused or self._stop is None or self._stop.is_set():
+			return
+		if schedule._loop_scope is not None and not schedule._loop_scope.cancel_called:
+			return
+		scope = anyio.CancelScope()
+		schedule._loop_scope = scope
+		self._tg.start_soon(self._loop, schedule, scope, name=f"openmolt schedule {schedule.id}")
+
+	async def _loop(self, schedule: Schedule, scope: anyio.CancelScope) -> None:
+		with scope:
+			if schedule._cursor is None and self.store is not None:
+				schedule._cursor = await self.store.last_due(schedule.id)
+				schedule._anchor = schedule._anchor or schedule._cursor
+			now = self.clock.now()
+			schedule._cursor = schedule._cursor or now
+			schedule._anchor = schedule._anchor or now
+			while True:
+				due = next_run(schedule.spec, schedule._cursor, anchor=schedule._anchor)
+				schedule._next = due
+				await self.clock.sleep_until(due)
+				now = self.clock.now()
+				if (now - due).total_seconds() <= self.grace:
+					schedule._cursor = due
+					await self._fire(schedule, due)
+					continue
+				count, last = self._dues_until(schedule, due, now)
+				schedule._cursor = last
+				if (now - last).total_seconds() <= self.grace:
+					# The latest due time is on time: it runs, the earlier ones were missed.
+					what = f"{count - 1} run(s) missed while the process was down or asleep"
+					await self._skip(schedule, due, f"{what}; the run due now covers them")
+					await self._fire(schedule, last)
+					continue
+				what = f"{count} run(s) missed while the process was down or asleep"
+				if schedule.spec.missed_runs == "run_once":
+					await self._fire(schedule, last, note=f"catching up once: {what}")
+				else:
+					await self._skip(schedule, last, f"{what}; policy 'skip'")
+
+	def _dues_until(self, schedule: Schedule, due: datetime, now: datetime) -> tuple[int, datetime]:
+		# Due times from `due` up to `now`: how many, and the last one.
+		count, last = 1, due
+		while count < 10_000:
+			following = next_run(schedule.spec, last, anchor=schedule._anchor)
+			if following > now:
+				break
+			count, last = count + 1, following
+		return count, last
+
+	# runs ---------------------------------------------------------------------------------
+
+	async def _skip(self, schedule: Schedule, due: datetime, note: str) -> RunRecord:
+		now = self.clock.now()
+		record = RunRecord(
+			schedule_id=schedule.id,
+			agent=schedule.agent.name,
+			due=due,
+			started=now,
+			ended=now,
+			status="skipped",
+			note=note,
+		)
+		log.warning("schedule %s: run due %s skipped: %s", schedule.id, due.isoformat(), note)
+		await self._record(schedule, record)
+		await self._emit(schedule, record, "schedule:skip")
+		return record
+
+	async def _fire(
+		self, schedule: Schedule, due: datetime, *, note: str | None = None, wait: bool = False
+	) -> RunRecord:
+		agent = schedule.agent
+		if agent in self._busy:
+			return await self._skip(
+				schedule, due, f"overlap: a run of agent {agent.name!r} is still going"
+			)
+		self._busy.add(agent)  # claimed before the task starts, so two dues cannot both pass
+		record = RunRecord(
+			schedule_id=schedule.id,
+			agent=agent.name,
+			due=due,
+			started=self.clock.now(),
+			note=note,
+		)
+		if wait or self._tg is None:
+			await self._execute(schedule, record)
+		else:
+			self._tg.start_soon(self._execute, schedule, record, name=f"openmolt run {schedule.id}")
+		return record
+
+	async def _execute(self, schedule: Schedule, record: RunRecord) -> None:
+		scope = anyio.CancelScope()
+		schedule._run_scope, schedule._running = scope, record
+		try:
+			record.started = self.clock.now()
+			log.info("schedule %s: running %s", schedule.id, schedule.agent.name)
+			with scope:
+				await self._emit(schedule, record, "schedule:run")
+				try:
+					result = await schedule.agent.run(schedule.spec.input)
+					record.status, record.result, record.error = result.status, result, result.error
+					record.usage = result.usage.to_dict()
+				except RunError as exc:
+					record.status, record.result, record.error = "error", exc.result, str(exc)
+					record.usage = exc.result.usage.to_dict()
+				except Exception as exc:
+					record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
+					log.exception("schedule %s: the run raised", schedule.id)
+		finally:
+			if record.status == "running":
+				record.status = "cancelled"
+			record.ended = self.clock.now()
+			self._busy.discard(schedule.agent)
+			schedule._run_scope = schedule._running = None
+			with anyio.CancelScope(shield=True):
+				await self._record(schedule, record)
+		if record.status == "error":
+			log.warning(
+				"schedule %s: run failed: %s; the schedule goes on", schedule.id, record.error
+			)
+		await self._emit(schedule, record, "schedule:end")
+
+	async def _record(self, schedule: Schedule, record: RunRecord) -> None:
+		schedule._history.append(record)
+		if self.store is not None:
+			try:
+				await self.store.add(record)
+			except Exception:
+				log.exception("schedule %s: could not write the run history", schedule.id)
+
+	async def _emit(self, schedule: Schedule, record: RunRecord, name: str) -> None:
+		events = schedule.agent._events
+		if events.wants(name):
+			await events.emit(
+				ScheduleEvent(
+					agent=schedule.agent.name,
+					step=0,
+					schedule_id=schedule.id,
+					record=record,
+					name=name,
+				)
+			)
+
+
+def _derived_id(agent_name: str, spec: AnySpec) -> str:
+	# Stable across restarts, so the SQLite history follows the schedule.
+	slug = re.sub(r"[^a-z0-9]+", "-", agent_name.lower()).strip("-") or "agent"
+	body = json.dumps(spec.model_dump(mode="json", exclude={"id"}), sort_keys=True, default=str)
+	return f"{slug}-{hashlib.sha256(body.encode()).hexdigest()[:8]}"

@@ -1,0 +1,209 @@
+"""A fake model server on 127.0.0.1 and helpers that run the real `openmolt` command.
+
+The provider the tests use is `fakeai` (tests/plugins/openmolt_weather), which speaks a minimal
+OpenAI-Responses-shaped protocol. Set OPENMOLT_TEST_PROVIDER=openai to point the same tests at
+the real openai provider instead (it must honour the `base_url` setting).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROVIDER = os.environ.get("OPENMOLT_TEST_PROVIDER", "fakeai")
+KEY_VAR = f"OPENMOLT_{PROVIDER.upper()}_API_KEY"
+OUTPUT_SCHEMA = {
+	"type": "object",
+	"properties": {"greeting": {"type": "string"}},
+	"required": ["greeting"],
+}
+
+
+def _text(content: Any) -> str:
+	if isinstance(content, str):
+		return content
+	return "".join(part.get("text", "") for part in content)
+
+
+class FakeModelServer:
+	"""Answers POST /v1/responses; what it answers depends on the model name it is sent."""
+
+	def __init__(self) -> None:
+		self.requests: list[dict[str, Any]] = []
+		owner = self
+
+		class Handler(BaseHTTPRequestHandler):
+			def do_POST(self) -> None:
+				body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+				owner.requests.append({"auth": self.headers.get("Authorization"), "body": body})
+				status, reply = owner.reply(body)
+				data = json.dumps(reply).encode()
+				self.send_response(status)
+				self.send_header("Content-Type", "application/json")
+				self.send_header("Content-Length", str(len(data)))
+				self.end_headers()
+				self.wfile.write(data)
+
+			def log_message(self, *args: Any) -> None:
+				pass
+
+		self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+		self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+	def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+		messages = [m for m in body["input"] if m.get("role") in ("user", "assistant")]
+		first = json.loads(_text(messages[0]["content"]))
+		behaviour = body["model"]
+		if behaviour == "broken":
+			return 500, {"error": {"message": "the fake model is broken"}}
+		if behaviour == "slow":
+			time.sleep(1.5)
+		name = first["input"]["name"] if isinstance(first["input"], dict) else first["input"]
+		if behaviour == "plan" and len(messages) == 1:
+			commands = [
+				{"type": "updatePlan", "plan": [{"name": "Say hello", "status": "inProgress"}]}
+			]
+		elif behaviour == "ask" and len(messages) == 1:
+			commands = [{"type": "requestHumanInput", "message": "What is your name?"}]
+		else:
+			if behaviour == "ask":
+				name = json.loads(_text(messages[-1]["content"]))["results"][0]["result"]
+			commands = [
+				{"type": "finish", "status": "success", "output": {"greeting": f"Hello, {name}!"}}
+			]
+		text = json.dumps({"commands": commands})
+		return 200, {
+			"output": [{"type": "message", "content": [{"type": "output_text", "text": text}]}],
+			"usage": {"input_tokens": 100, "output_tokens": 20},
+		}
+
+	@property
+	def keys(self) -> list[str]:
+		return [r["auth"] for r in self.requests]
+
+
+@pytest.fixture
+def server():
+	srv = FakeModelServer()
+	thread = threading.Thread(target=srv.httpd.serve_forever, daemon=True)
+	thread.start()
+	yield srv
+	srv.httpd.shutdown()
+	srv.httpd.server_close()
+
+
+def agent_file(
+	directory: Path, server: FakeModelServer, behaviour: str = "greet", **extra: Any
+) -> Path:
+	data: dict[str, Any] = {
+		"name": "Greeter",
+		"model": f"{PROVIDER}:{behaviour}",
+		"instructions": "Greet the person named in the input.",
+		"input": "Ada",
+		"outputSchema": OUTPUT_SCHEMA,
+		"llmProviders": {PROVIDER: {"baseUrl": server.url}},
+	}
+	data.update(extra)
+	path = directory / "agent.json"
+	path.write_text(json.dumps(data, indent=2))
+	return path
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+	env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMOLT_")}
+	env.update(extra)
+	return env
+
+
+def openmolt(
+	*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str = "", timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+	return subprocess.run(
+		[sys.executable, "-m", "openmolt", *args],
+		cwd=cwd,
+		env=env if env is not None else clean_env(**{KEY_VAR: "env-key"}),
+		input=stdin,
+		capture_output=True,
+		text=True,
+		timeout=timeout,
+	)
+
+
+class Running:
+	"""A running `openmolt` process whose output lines are collected as they come."""
+
+	def __init__(self, *args: str, cwd: Path, env: dict[str, str] | None = None) -> None:
+		self.proc = subprocess.Popen(
+			[sys.executable, "-m", "openmolt", *args],
+			cwd=cwd,
+			env=env if env is not None else clean_env(**{KEY_VAR: "env-key"}),
+			stdin=subprocess.DEVNULL,
+			stdout=subprocess.PIPE,
+			stderr=subprocess.PIPE,
+			text=True,
+		)
+		self.lines: dict[str, list[str]] = {"stdout": [], "stderr": []}
+		self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
+		self._threads = [
+			threading.Thread(target=self._pump, args=(name,), daemon=True)
+			for name in ("stdout", "stderr")
+		]
+		for thread in self._threads:
+			thread.start()
+
+	def _pump(self, name: str) -> None:
+		for line in getattr(self.proc, name):
+			self._queue.put((name, line.rstrip("\n")))
+
+	def wait_for(self, stream: str, text: str, count: int = 1, timeout: float = 30) -> list[str]:
+		deadline = time.monotonic() + timeout
+		while True:
+			hits = [line for line in self.lines[stream] if text in line]
+			if len(hits) >= count:
+				return hits
+			remaining = deadline - time.monotonic()
+			if remaining <= 0:
+				self.proc.kill()
+				self.finish()
+				raise AssertionError(f"no {text!r} on {stream} in time: {self.lines}")
+			try:
+				name, line = self._queue.get(timeout=remaining)
+			except queue.Empty:
+				continue
+			self.lines[name].append(line)
+
+	def finish(self, timeout: float = 30) -> int:
+		code = self.proc.wait(timeout=timeout)
+		for thread in self._threads:
+			thread.join(timeout=5)
+		self.proc.stdout.close()
+		self.proc.stderr.close()
+		while not self._queue.empty():
+			name, line = self._queue.get()
+			self.lines[name].append(line)
+		return code
+
+
+@pytest.fixture
+def cli():
+	"""The helpers above, for test modules (importlib mode cannot import conftest by name)."""
+	from types import SimpleNamespace
+
+	return SimpleNamespace(
+		agent_file=agent_file,
+		clean_env=clean_env,
+		openmolt=openmolt,
+		Running=Running,
+		PROVIDER=PROVIDER,
+		KEY_VAR=KEY_VAR,
+	)

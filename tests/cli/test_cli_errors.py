@@ -1,0 +1,184 @@
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_missing_key_is_one_line_naming_the_variable(tmp_path, cli) -> None:
+	"""The README's first command without a key says which variable to set, in one line."""
+	done = cli.openmolt(str(ROOT / "examples" / "hello.json"), cwd=tmp_path, env=cli.clean_env())
+	assert done.returncode == 2
+	assert done.stdout == ""
+	assert done.stderr.splitlines() == [
+		"openmolt: no API key for openai: set OPENMOLT_OPENAI_API_KEY (in the environment or a .env file)"
+	]
+
+
+def test_a_third_party_providers_missing_key_is_one_line_too(tmp_path, server, cli) -> None:
+	"""A provider plugin that refuses to start without a key gives one line, exit 2."""
+	path = cli.agent_file(tmp_path, server)
+	done = cli.openmolt(str(path), cwd=tmp_path, env=cli.clean_env())
+	assert done.returncode == 2
+	assert done.stderr.splitlines() == [
+		f"openmolt: no API key for {cli.PROVIDER}: set {cli.KEY_VAR}"
+	]
+
+
+BAD_FILE = """{
+  "name": "Greeter",
+  "modle": "openai:gpt-5-mini",
+  "model": "openai:gpt-5-mini",
+  "maxSteps": "ten",
+  "schedules": [
+    {"type": "daily", "hour": 9, "dayOfWek": [1]}
+  ],
+  "integrations": [{"integraton": "weather"}],
+  "modelConfig": {"temprature": 0.2}
+}
+"""
+
+
+def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli) -> None:
+	"""Each problem is one line: file:line, the key, and the closest right key."""
+	(tmp_path / "bad.json").write_text(BAD_FILE)
+	done = cli.openmolt("bad.json", cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.splitlines() == [
+		"openmolt: bad.json:3: unknown key 'modle'; did you mean 'model'?",
+		'openmolt: bad.json:5: maxSteps: Input should be a valid integer, unable to parse string as an integer (got "ten")',
+		"openmolt: bad.json:7: unknown key 'schedules[0].dayOfWek'; did you mean 'dayOfWeek'?",
+		"openmolt: bad.json:9: unknown key 'integrations[0].integraton'; did you mean 'integration'?",
+		"openmolt: bad.json:10: unknown key 'modelConfig.temprature'; did you mean 'temperature'?",
+	]
+
+
+@pytest.mark.parametrize(
+	("name", "content", "expected"),
+	[
+		(
+			"a.json",
+			'{\n  "name": "x",\n  "model": "a:b",\n}\n',
+			"a.json:4: invalid JSON: Expecting property name enclosed in double quotes (column 1)",
+		),
+		("a.json", "[1, 2]", "a.json:1: an agent file holds one JSON object, not list"),
+		("a.json", '{\n  "model": "a:b"\n}', "a.json:1: missing required key 'name'"),
+		(
+			"a.json",
+			'{\n  "name": "x",\n  "model": "a:b",\n  "schedules": [{"type": "daily", "hour": 30}]\n}',
+			"a.json:4: schedules[0].hour: Input should be less than or equal to 23 (got 30)",
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "nosuch:model"}',
+			"providers:nosuch: no such model provider is installed; run: pip install openmolt-providers",
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "no-colon"}',
+			"create_agent: model 'no-colon' must read 'provider:model'",
+		),
+		("a.txt", "{}", "a.txt: an agent file ends in .json or .py"),
+		(
+			"a.py",
+			"x = 1\n",
+			"a.py: defines no 'agent'; add `agent = om.create_agent(...)` or `def agent(om): return om.create_agent(...)`",
+		),
+		("a.py", "x = 1\nraise RuntimeError('nope')\n", "a.py:2: RuntimeError: nope"),
+		(
+			"a.py",
+			"agent = 42\n",
+			"a.py: 'agent' must be an Agent or a function of the OpenMolt instance returning one",
+		),
+	],
+)
+def test_every_file_error_is_clear(tmp_path, cli, name, content, expected) -> None:
+	"""Broken files give one clear message naming the file and, when known, the line."""
+	(tmp_path / name).write_text(content)
+	done = cli.openmolt(name, cwd=tmp_path)
+	assert done.returncode == 2, done.stderr
+	assert done.stderr.splitlines()[0].startswith(f"openmolt: {expected}")
+	assert "Traceback" not in done.stderr
+
+
+def test_a_missing_file_is_named(tmp_path, cli) -> None:
+	"""A file that does not exist is named."""
+	done = cli.openmolt("nope.json", cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.startswith("openmolt: nope.json: cannot read the agent file: No such file")
+
+
+def test_a_bad_env_file_line_is_named_by_number_not_content(tmp_path, server, cli) -> None:
+	"""A .env line that is not KEY=value is reported by number, without echoing it."""
+	path = cli.agent_file(tmp_path, server)
+	(tmp_path / ".env").write_text("OK=1\nthis is secret-ish\n")
+	done = cli.openmolt(str(path), cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.strip() == "openmolt: .env:2: not a KEY=value line"
+
+
+def test_an_explicit_env_file_must_exist(tmp_path, server, cli) -> None:
+	"""--env-file pointing nowhere is an error."""
+	path = cli.agent_file(tmp_path, server)
+	done = cli.openmolt(str(path), "--env-file", "missing.env", cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.strip() == "openmolt: missing.env: no such .env file"
+
+
+def test_usage_errors_exit_2(tmp_path, cli) -> None:
+	"""No file at all is a usage error from argparse."""
+	done = cli.openmolt(cwd=tmp_path)
+	assert done.returncode == 2
+	assert "usage: openmolt" in done.stderr
+
+
+def test_tools_of_an_unknown_integration_is_one_line(tmp_path, cli) -> None:
+	"""`openmolt tools nosuch` says the integration is not installed."""
+	done = cli.openmolt("tools", "nosuch", cwd=tmp_path)
+	assert done.returncode == 2
+	assert len(done.stderr.splitlines()) == 1
+	assert done.stderr.startswith("openmolt: integrations:nosuch: no such integration")
+
+
+def test_plugins_lists_providers_and_integrations_with_versions(tmp_path, cli) -> None:
+	"""`openmolt plugins` shows each entry point with its distribution and version."""
+	done = cli.openmolt("plugins", cwd=tmp_path)
+	assert done.returncode == 0
+	assert "providers:" in done.stdout and "integrations:" in done.stdout
+	assert any(
+		line.split() == ["fakeai", "openmolt-weather", "0.1.0"] for line in done.stdout.splitlines()
+	)
+	data = json.loads(cli.openmolt("plugins", "--json", cwd=tmp_path).stdout)
+	assert {
+		"group": "integrations",
+		"name": "weather",
+		"distribution": "openmolt-weather",
+		"version": "0.1.0",
+	} in data
+
+
+def test_tools_lists_an_integrations_tools_scopes_and_schemas(tmp_path, cli) -> None:
+	"""`openmolt tools weather` shows each tool, its scopes and its input schema."""
+	done = cli.openmolt("tools", "weather", cwd=tmp_path)
+	assert done.returncode == 0, done.stderr
+	assert "weather.getForecast  [read]" in done.stdout
+	assert "read: Read forecasts." in done.stdout
+	assert '"city"' in done.stdout
+	data = json.loads(cli.openmolt("tools", "weather", "--json", cwd=tmp_path).stdout)
+	assert data["tools"][0]["inputSchema"]["required"] == ["city"]
+
+
+def test_schema_describes_the_agent_file_and_the_examples_match_it(tmp_path, cli) -> None:
+	"""`openmolt schema` is a JSON Schema that the example files validate against."""
+	from openmolt_core._jsonschema import JsonSchemaValidator
+
+	done = cli.openmolt("schema", cwd=tmp_path)
+	schema = json.loads(done.stdout)
+	assert schema["additionalProperties"] is False
+	assert {"name", "model", "outputSchema", "schedules", "llmProviders", "input"} <= set(
+		schema["properties"]
+	)
+	validator = JsonSchemaValidator(schema)
+	for example in (ROOT / "examples").glob("*.json"):
+		validator.validate(json.loads(example.read_text()))

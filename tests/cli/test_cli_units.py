@@ -1,0 +1,93 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from openmolt_core.cli._agentfile import _positions
+from openmolt_core.cli._info import estimate
+from openmolt_core.cli._keys import env_var, read_dotenv, resolve_keys
+from openmolt_core.errors import ConfigurationError
+
+
+def test_dotenv_parsing_is_simple_and_literal(tmp_path: Path) -> None:
+	"""Comments, export, both quotes, escapes in double quotes, and no expansion."""
+	path = tmp_path / ".env"
+	path.write_text(
+		"# comment\n\nexport A=1\nB = 'two words # not a comment'\n"
+		'C="line\\nbreak \\"q\\""\nD=plain # trailing comment\nE=$HOME\nF=\n'
+	)
+	assert read_dotenv(path) == {
+		"A": "1",
+		"B": "two words # not a comment",
+		"C": 'line\nbreak "q"',
+		"D": "plain",
+		"E": "$HOME",
+		"F": "",
+	}
+
+
+def test_dotenv_refuses_lines_that_are_not_assignments(tmp_path: Path) -> None:
+	"""A malformed line is reported by number."""
+	path = tmp_path / ".env"
+	path.write_text("A=1\n=nokey\n")
+	with pytest.raises(ConfigurationError, match=r"\.env:2: not a KEY=value line"):
+		read_dotenv(path)
+
+
+def test_env_var_names() -> None:
+	"""Provider and integration ids map to OPENMOLT_<ID>_API_KEY."""
+	assert env_var("openai") == "OPENMOLT_OPENAI_API_KEY"
+	assert env_var("googleDrive") == "OPENMOLT_GOOGLE_DRIVE_API_KEY"
+	assert env_var("browser-use") == "OPENMOLT_BROWSER_USE_API_KEY"
+
+
+def test_resolve_keys_sets_the_winner_and_reports_sources(tmp_path: Path) -> None:
+	"""Provider settings get api_key, integration configs apiKey; sources are described."""
+	provider = {"apiKey": "from-file"}
+	notion = {"apiKey": "notion-file"}
+	other: dict[str, str] = {}
+	reports = resolve_keys(
+		[
+			("openai", "openai", provider),
+			("integrations.notion", "notion", notion),
+			("anthropic", "anthropic", other),
+		],
+		environ={"OPENMOLT_NOTION_API_KEY": "notion-env"},
+		dotenv={"OPENMOLT_OPENAI_API_KEY": "dot"},
+		dotenv_path=Path(".env"),
+		file=Path("a.json"),
+	)
+	assert provider == {"api_key": "dot"}
+	assert notion == {"apiKey": "notion-env"}
+	assert other == {}
+	assert [r.line() for r in reports] == [
+		"key for openai: from .env (OPENMOLT_OPENAI_API_KEY)",
+		"key for integrations.notion: from environment variable OPENMOLT_NOTION_API_KEY",
+		"no key for anthropic (set OPENMOLT_ANTHROPIC_API_KEY)",
+	]
+
+
+def test_positions_find_the_line_of_every_key_and_item() -> None:
+	"""Nested keys and array items map to their lines; keys are normalized."""
+	text = json.dumps({"a": 1, "outputSchema": {"x": [1, {"y_z": 2}]}}, indent=2)
+	lines = _positions(text)
+	assert lines[("a",)] == 2
+	assert lines[("outputschema",)] == 3
+	assert lines[("outputschema", "x", 1)] == 6
+	assert lines[("outputschema", "x", 1, "yz")] == 7
+
+
+def test_cost_estimate_uses_list_prices() -> None:
+	"""One gpt-5-mini step of 1000 input tokens costs 1000*0.25/1M + 500*2/1M dollars."""
+	cost, text = estimate("openai:gpt-5-mini", 1000)
+	assert cost == pytest.approx(0.00025 + 0.001)
+	assert "500 output tokens assumed" in text
+	assert estimate("nosuch:model", 10)[0] is None
+
+
+def test_the_cli_package_exports_main_and_the_terminal_prompt() -> None:
+	"""`openmolt_core.cli:main` stays the console-script target."""
+	import openmolt_core.cli as cli
+
+	assert cli.__all__ == ["ask_on_terminal", "main"]
+	assert callable(cli.main)

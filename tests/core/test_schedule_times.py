@@ -1,0 +1,244 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.schedule import (
+	CronSchedule,
+	DailySchedule,
+	IntervalSchedule,
+	describe_schedule,
+	next_run,
+	parse_schedule,
+)
+
+
+def utc(*args: int) -> datetime:
+	return datetime(*args, tzinfo=UTC)
+
+
+def runs(spec, start: datetime, end: datetime) -> list[datetime]:
+	out, t = [], start
+	while True:
+		t = next_run(spec, t)
+		if t > end:
+			return out
+		out.append(t)
+
+
+def daily(hour: int, minute: int, zone: str, **extra) -> DailySchedule:
+	return parse_schedule(
+		{"type": "daily", "hour": hour, "minute": minute, "timeZone": zone, **extra}
+	)
+
+
+@pytest.mark.parametrize(
+	("zone", "hour", "start", "expected"),
+	[
+		# New York springs forward on 2024-03-10 at 02:00 -> 03:00.
+		(
+			"America/New_York",
+			2,
+			utc(2024, 3, 9, 12),
+			[utc(2024, 3, 10, 7, 30), utc(2024, 3, 11, 6, 30)],
+		),
+		# Berlin springs forward on 2024-03-31 at 02:00 -> 03:00.
+		(
+			"Europe/Berlin",
+			2,
+			utc(2024, 3, 30, 12),
+			[utc(2024, 3, 31, 1, 30), utc(2024, 4, 1, 0, 30)],
+		),
+		# Sydney springs forward on 2024-10-06 at 02:00 -> 03:00 (southern hemisphere).
+		(
+			"Australia/Sydney",
+			2,
+			utc(2024, 10, 4, 18),
+			[utc(2024, 10, 5, 16, 30), utc(2024, 10, 6, 15, 30)],
+		),
+	],
+)
+def test_a_time_skipped_by_spring_forward_runs_once_shifted(zone, hour, start, expected) -> None:
+	"""02:30 on a spring-forward day does not exist: it runs once, shifted by the jump."""
+	spec = daily(hour, 30, zone)
+	assert runs(spec, start, expected[-1]) == expected
+
+
+@pytest.mark.parametrize(
+	("zone", "hour", "start", "expected"),
+	[
+		# New York falls back on 2024-11-03 at 02:00 -> 01:00: 01:30 happens twice.
+		(
+			"America/New_York",
+			1,
+			utc(2024, 11, 2, 12),
+			[utc(2024, 11, 3, 5, 30), utc(2024, 11, 4, 6, 30)],
+		),
+		# Berlin falls back on 2024-10-27 at 03:00 -> 02:00: 02:30 happens twice.
+		(
+			"Europe/Berlin",
+			2,
+			utc(2024, 10, 26, 12),
+			[utc(2024, 10, 27, 0, 30), utc(2024, 10, 28, 1, 30)],
+		),
+		# Sydney falls back on 2024-04-07 at 03:00 -> 02:00.
+		(
+			"Australia/Sydney",
+			2,
+			utc(2024, 4, 5, 18),
+			[utc(2024, 4, 6, 15, 30), utc(2024, 4, 7, 16, 30)],
+		),
+	],
+)
+def test_a_time_repeated_by_fall_back_runs_only_once(zone, hour, start, expected) -> None:
+	"""A wall time that happens twice on a fall-back day runs at its first occurrence only."""
+	spec = daily(hour, 30, zone)
+	assert runs(spec, start, expected[-1]) == expected
+
+
+@pytest.mark.parametrize(
+	("zone", "start"),
+	[
+		("America/New_York", utc(2024, 3, 10, 5)),
+		("America/New_York", utc(2024, 11, 3, 4)),
+		("Europe/Berlin", utc(2024, 10, 26, 23)),
+	],
+)
+def test_every_15_minutes_stays_every_15_minutes_across_dst(zone, start) -> None:
+	"""A cron with hour '*' keeps its elapsed-time rhythm through both DST changes."""
+	spec = parse_schedule({"type": "cron", "expression": "*/15 * * * *", "time_zone": zone})
+	got = runs(spec, start, start + timedelta(hours=4))
+	assert got == [start + timedelta(minutes=15 * k) for k in range(1, 17)]
+
+
+def test_a_fixed_hour_cron_runs_once_on_fall_back_day() -> None:
+	"""'30 1 * * *' in New York runs once on the day 01:30 happens twice."""
+	spec = CronSchedule(type="cron", expression="30 1 * * *", time_zone="America/New_York")
+	assert runs(spec, utc(2024, 11, 2, 12), utc(2024, 11, 4, 12)) == [
+		utc(2024, 11, 3, 5, 30),
+		utc(2024, 11, 4, 6, 30),
+	]
+
+
+def test_a_cron_in_the_spring_forward_gap_runs_once() -> None:
+	"""'30 2 * * *' in Berlin runs once, at 03:30 local, on the day 02:30 does not exist."""
+	spec = CronSchedule(type="cron", expression="30 2 * * *", time_zone="Europe/Berlin")
+	assert runs(spec, utc(2024, 3, 30, 12), utc(2024, 4, 1, 12)) == [
+		utc(2024, 3, 31, 1, 30),
+		utc(2024, 4, 1, 0, 30),
+	]
+
+
+def test_day_31_runs_on_the_last_day_of_a_30_day_month() -> None:
+	"""dayOfMonth [31] runs on 30 April, then on 31 May."""
+	spec = daily(9, 0, "UTC", dayOfMonth=[31])
+	assert runs(spec, utc(2024, 4, 1), utc(2024, 6, 1)) == [
+		utc(2024, 4, 30, 9),
+		utc(2024, 5, 31, 9),
+	]
+
+
+def test_days_30_and_31_run_once_in_a_short_february() -> None:
+	"""dayOfMonth [30, 31] gives one run on 29 February 2024 and two in March."""
+	spec = daily(9, 0, "UTC", day_of_month=[30, 31])
+	assert runs(spec, utc(2024, 2, 1), utc(2024, 4, 1)) == [
+		utc(2024, 2, 29, 9),
+		utc(2024, 3, 30, 9),
+		utc(2024, 3, 31, 9),
+	]
+
+
+def test_day_of_week_uses_sunday_zero() -> None:
+	"""dayOfWeek [0, 3] means Sunday and Wednesday."""
+	spec = daily(14, 0, "America/New_York", dayOfWeek=[0, 3])
+	got = runs(spec, utc(2024, 6, 3), utc(2024, 6, 10))  # Monday 3 June 2024
+	assert [d.astimezone(spec_zone("America/New_York")).strftime("%a %H:%M") for d in got] == [
+		"Wed 14:00",
+		"Sun 14:00",
+	]
+
+
+def spec_zone(name: str):
+	from zoneinfo import ZoneInfo
+
+	return ZoneInfo(name)
+
+
+def test_intervals_do_not_drift() -> None:
+	"""100 000 steps of 0.1 s from an anchor land exactly 10 000 s later."""
+	spec = IntervalSchedule(type="interval", value=0.1)
+	anchor = t = utc(2024, 1, 1)
+	for _ in range(100_000):
+		t = next_run(spec, t, anchor=anchor)
+	assert t == anchor + timedelta(seconds=10_000)
+
+
+def test_an_interval_continues_its_rhythm_from_the_anchor() -> None:
+	"""After a gap, the next interval run is on the anchor's grid, strictly after the time given."""
+	spec = IntervalSchedule(type="interval", value=60)
+	anchor = utc(2024, 1, 1)
+	assert next_run(spec, anchor + timedelta(seconds=125), anchor=anchor) == anchor + timedelta(
+		seconds=180
+	)
+	assert next_run(spec, anchor + timedelta(seconds=120), anchor=anchor) == anchor + timedelta(
+		seconds=180
+	)
+
+
+@pytest.mark.parametrize(
+	("spec", "fragment"),
+	[
+		({"type": "daily", "hour": 9, "dayOfWeek": [1], "dayOfMonth": [1]}, "not both"),
+		({"type": "daily", "hour": 25}, "hour"),
+		(
+			{"type": "daily", "hour": 9, "timeZone": "Mars/Olympus"},
+			"unknown time zone 'Mars/Olympus'",
+		),
+		({"type": "cron", "expression": "every day"}, "invalid cron expression"),
+		({"type": "interval", "value": 0}, "value"),
+		({"type": "weekly"}, "type"),
+		({"type": "interval", "value": 5, "missedRuns": "later"}, "missedRuns"),
+	],
+)
+def test_invalid_schedules_say_what_is_wrong(spec, fragment) -> None:
+	"""Each invalid schedule raises ConfigurationError naming the problem."""
+	with pytest.raises(ConfigurationError, match="invalid schedule") as info:
+		parse_schedule(spec)
+	assert fragment in str(info.value)
+
+
+def test_camel_and_snake_keys_give_the_same_schedule() -> None:
+	"""The spec's camelCase keys and Python's snake_case keys are the same fields."""
+	a = parse_schedule(
+		{"type": "daily", "dayOfWeek": [1], "hour": 8, "timeZone": "UTC", "missedRuns": "run_once"}
+	)
+	b = parse_schedule(
+		{
+			"type": "daily",
+			"day_of_week": [1],
+			"hour": 8,
+			"time_zone": "UTC",
+			"missed_runs": "run_once",
+		}
+	)
+	assert a == b
+	assert a.missed_runs == "run_once"
+
+
+def test_descriptions_are_readable() -> None:
+	"""describe_schedule says when a schedule runs, in words."""
+	assert describe_schedule(parse_schedule({"type": "interval", "value": 3600})) == "every 3600 s"
+	assert (
+		describe_schedule(daily(14, 0, "America/New_York", dayOfWeek=[5, 1]))
+		== "daily at 14:00 on Mon, Fri (America/New_York)"
+	)
+	assert (
+		describe_schedule(daily(9, 5, "UTC", dayOfMonth=[15, 1]))
+		== "at 09:05 on day 1, 15 of each month (UTC)"
+	)
+
+
+def test_next_run_refuses_naive_datetimes() -> None:
+	"""A naive datetime is ambiguous, so next_run refuses it."""
+	with pytest.raises(ValueError, match="aware"):
+		next_run(IntervalSchedule(type="interval", value=1), datetime(2024, 1, 1))

@@ -1,0 +1,323 @@
+import json
+from datetime import UTC, datetime, timedelta
+
+import anyio
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core import ModelResponse, ProviderError, Usage
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.testing import FakeClock, ScriptedModel, finish
+
+pytestmark = pytest.mark.anyio
+
+T0 = datetime(2024, 3, 9, 12, tzinfo=UTC)
+
+
+class GatedModel:
+	"""Finishes only once its gate opens; counts calls."""
+
+	name = "gated"
+	model = "gated"
+
+	def __init__(self) -> None:
+		self.gate = anyio.Event()
+		self.calls = 0
+		self.fail_first = False
+
+	async def generate(self, request):
+		self.calls += 1
+		if self.fail_first and self.calls == 1:
+			raise ProviderError("boom", provider="gated")
+		await self.gate.wait()
+		text = json.dumps({"commands": [{"type": "finish", "output": {"n": self.calls}}]})
+		return ModelResponse(text=text, usage=Usage(input_tokens=3, output_tokens=2, calls=1))
+
+
+def setup(model, *, start=T0, **om_options):
+	clock = FakeClock(start)
+	om = OpenMolt(entry_points=False, clock=clock, **om_options)
+	agent = om.create_agent(name="Ticker", model=model)
+	return clock, om, agent
+
+
+def finishes(n: int) -> ScriptedModel:
+	return ScriptedModel([finish({"ok": True}) for _ in range(n)])
+
+
+async def test_interval_runs_fire_at_each_due_time() -> None:
+	"""An interval of 60 s runs five times in five minutes, each at its due time."""
+	clock, om, agent = setup(finishes(5))
+	sid = agent.schedule({"type": "interval", "value": 60, "input": "tick"})
+	async with om:
+		await clock.advance(minutes=5)
+		history = om.scheduler.get(sid).history
+	assert [r.due for r in history] == [T0 + timedelta(seconds=60 * k) for k in range(1, 6)]
+	assert [r.started for r in history] == [r.due for r in history]
+	assert {r.status for r in history} == {"success"}
+	assert history[0].usage["input_tokens"] == 10
+	assert history[0].result.output == {"ok": True}
+
+
+async def test_daily_runs_follow_dst_in_the_scheduler() -> None:
+	"""A daily 02:30 New York schedule runs once per day across the spring-forward day."""
+	clock, om, agent = setup(finishes(3))
+	sid = agent.schedule({"type": "daily", "hour": 2, "minute": 30, "timeZone": "America/New_York"})
+	async with om:
+		await clock.advance(days=3)
+	dues = [r.due for r in om.scheduler.get(sid).history]
+	assert dues == [
+		datetime(2024, 3, 10, 7, 30, tzinfo=UTC),
+		datetime(2024, 3, 11, 6, 30, tzinfo=UTC),
+		datetime(2024, 3, 12, 6, 30, tzinfo=UTC),
+	]
+
+
+async def test_a_run_still_going_makes_the_next_one_skip() -> None:
+	"""Runs of one agent never overlap: due times during a run are skipped and reported."""
+	model = GatedModel()
+	clock, om, agent = setup(model)
+	skipped = []
+	agent.on("schedule:skip", lambda e: skipped.append(e.record.note))
+	sid = agent.schedule({"type": "interval", "value": 60})
+	async with om:
+		await clock.advance(minutes=3)
+		assert om.scheduler.get(sid).running is not None
+		model.gate.set()
+		await clock.advance(seconds=1)
+		history = om.scheduler.get(sid).history
+	assert [r.status for r in history] == ["skipped", "skipped", "success"]
+	assert model.calls == 1
+	assert skipped == ["overlap: a run of agent 'Ticker' is still going"] * 2
+
+
+async def test_two_schedules_of_one_agent_do_not_overlap() -> None:
+	"""The overlap rule is per agent, so a second schedule due at the same time is skipped."""
+	model = GatedModel()
+	clock, om, agent = setup(model)
+	a = agent.schedule({"type": "interval", "value": 60})
+	b = agent.schedule({"type": "interval", "value": 60, "id": "second"})
+	async with om:
+		await clock.advance(minutes=1)
+		model.gate.set()
+		await clock.advance(seconds=1)
+	statuses = sorted(r.status for s in (a, b) for r in om.scheduler.get(s).history)
+	assert statuses == ["skipped", "success"]
+
+
+async def test_a_failing_run_is_reported_and_the_schedule_goes_on() -> None:
+	"""A provider failure ends that run with status error; the next run succeeds."""
+	model = GatedModel()
+	model.fail_first = True
+	model.gate.set()
+	clock, om, agent = setup(model)
+	ended = []
+	agent.on("schedule:end", lambda e: ended.append((e.record.status, e.record.error)))
+	sid = agent.schedule({"type": "interval", "value": 60})
+	async with om:
+		await clock.advance(minutes=2)
+	assert [s for s, _ in ended] == ["error", "success"]
+	assert "boom" in ended[0][1]
+	assert [r.status for r in om.scheduler.get(sid).history] == ["error", "success"]
+
+
+async def test_cancel_while_a_run_is_in_flight_lets_it_finish() -> None:
+	"""Cancelling a schedule stops future runs; the run in flight still finishes."""
+	model = GatedModel()
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	async with om:
+		await clock.advance(minutes=1)
+		agent.cancel_schedule(sid)
+		model.gate.set()
+		await clock.advance(minutes=5)
+	assert [r.status for r in schedule.history] == ["success"]
+	assert om.schedules == []
+	with pytest.raises(ConfigurationError, match="no schedule with id"):
+		agent.cancel_schedule(sid)
+
+
+async def test_cancel_with_cancel_running_cancels_the_run_in_flight() -> None:
+	"""cancel_running=True stops the run in flight and records it as cancelled."""
+	model = GatedModel()
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	async with om:
+		await clock.advance(minutes=1)
+		agent.cancel_schedule(sid, cancel_running=True)
+		await clock.advance(minutes=5)
+	assert [r.status for r in schedule.history] == ["cancelled"]
+	assert model.calls == 1
+
+
+@pytest.mark.parametrize(
+	("policy", "status", "calls"), [("skip", "skipped", 0), ("run_once", "success", 1)]
+)
+async def test_missed_runs_follow_the_policy(policy, status, calls) -> None:
+	"""After the machine sleeps through 18 runs, 'skip' skips them and 'run_once' runs once."""
+	model = finishes(2)
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 600, "missedRuns": policy})
+	async with om:
+		await clock.advance(seconds=1)
+		clock.jump(hours=3, minutes=5)
+		await clock.advance(seconds=1)
+		first = list(om.scheduler.get(sid).history)
+		await clock.advance(minutes=10)
+	assert [r.status for r in first] == [status]
+	assert "18 run(s) missed" in first[0].note
+	assert first[0].due == T0 + timedelta(hours=3)
+	assert model.calls == calls + 1  # plus the next on-time run
+	assert om.scheduler.get(sid).history[-1].due == T0 + timedelta(hours=3, minutes=10)
+
+
+@pytest.mark.parametrize("policy", ["skip", "run_once"])
+async def test_a_due_time_within_grace_runs_and_covers_the_missed_ones(policy) -> None:
+	"""Waking just after a due time runs it on time and reports the earlier ones as missed."""
+	model = finishes(1)
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 60, "missedRuns": policy})
+	async with om:
+		await clock.advance(seconds=1)
+		clock.jump(hours=3)
+		await clock.advance(seconds=1)
+	history = om.scheduler.get(sid).history
+	assert [r.status for r in history] == ["skipped", "success"]
+	assert history[0].note.startswith("179 run(s) missed")
+	assert history[1].due == T0 + timedelta(hours=3)
+	assert model.calls == 1
+
+
+async def test_pause_and_resume() -> None:
+	"""A paused schedule does not fire and has no next run; resumed, it fires again."""
+	clock, om, agent = setup(finishes(2))
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	async with om:
+		await clock.advance(minutes=1)
+		schedule.pause()
+		assert schedule.next_run is None
+		await clock.advance(minutes=10)
+		assert len(schedule.history) == 1
+		schedule.resume()
+		await clock.advance(seconds=1)
+		assert schedule.next_run == T0 + timedelta(minutes=12)
+		await clock.advance(minutes=1)
+	assert [r.due for r in schedule.history] == [
+		T0 + timedelta(minutes=1),
+		T0 + timedelta(minutes=12),
+	]
+
+
+async def test_run_now_runs_at_once_and_skips_when_busy() -> None:
+	"""run_now returns a finished record, or a skipped one while the agent is running."""
+	model = GatedModel()
+	model.gate.set()
+	_, om, agent = setup(model)
+	schedule = om.scheduler.get(agent.schedule({"type": "daily", "hour": 9, "timeZone": "UTC"}))
+	record = await schedule.run_now()
+	assert record.status == "success"
+	assert record.result.output == {"n": 1}
+	model.gate = anyio.Event()
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(schedule.run_now)
+		await anyio.wait_all_tasks_blocked()
+		busy = await schedule.run_now()
+		model.gate.set()
+	assert busy.status == "skipped"
+	assert [r.status for r in schedule.history] == ["success", "skipped", "success"]
+
+
+async def test_next_run_is_exposed() -> None:
+	"""next_run previews before serving and tracks the due time while serving."""
+	clock, om, agent = setup(finishes(1))
+	schedule = om.scheduler.get(
+		agent.schedule({"type": "cron", "expression": "0 * * * *", "timeZone": "UTC"})
+	)
+	assert schedule.next_run == datetime(2024, 3, 9, 13, tzinfo=UTC)
+	async with om:
+		await clock.advance(minutes=90)
+		assert schedule.next_run == datetime(2024, 3, 9, 14, tzinfo=UTC)
+
+
+async def test_start_and_stop_in_the_callers_task_group() -> None:
+	"""om.start(tg) runs schedules in the app's task group; om.stop() ends them."""
+	clock, om, agent = setup(finishes(2))
+	sid = agent.schedule({"type": "interval", "value": 60})
+	async with anyio.create_task_group() as tg:
+		await om.start(tg)
+		assert om.scheduler.serving
+		await clock.advance(minutes=2)
+		await om.stop()
+	assert not om.scheduler.serving
+	assert len(om.scheduler.get(sid).history) == 2
+
+
+async def test_stop_lets_the_run_in_flight_finish_unless_told() -> None:
+	"""stop() waits for the run in flight; stop(cancel_running=True) cancels it."""
+	for cancel, expected in ((False, "success"), (True, "cancelled")):
+		model = GatedModel()
+		clock, om, agent = setup(model)
+		sid = agent.schedule({"type": "interval", "value": 60})
+		async with anyio.create_task_group() as tg:
+			await om.start(tg)
+			await clock.advance(minutes=1)
+			om.scheduler.stop(cancel_running=cancel)
+			await anyio.wait_all_tasks_blocked()
+			model.gate.set()
+			await om.scheduler.wait_closed()
+		assert [r.status for r in om.scheduler.get(sid).history] == [expected]
+
+
+async def until(condition) -> None:
+	# The SQLite store works in a thread, which the fake clock cannot see; poll briefly for it.
+	with anyio.fail_after(5):
+		for _ in range(1000):
+			if condition():
+				return
+			await anyio.sleep(0.005)
+
+
+async def test_sqlite_history_survives_a_restart_and_catches_up(tmp_path) -> None:
+	"""With a SQLite file, a new process sees the old runs and catches up once on missed ones."""
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 600, "missedRuns": "run_once"}
+	clock, om, agent = setup(finishes(2), schedule_store=db)
+	sid = agent.schedule(spec)
+	async with om:
+		for n in (1, 2):
+			await until(lambda: clock.sleeping)  # the loop read the store and waits
+			await clock.advance(seconds=600)
+			await until(lambda n=n: len(om.scheduler.get(sid).history) == n)
+	stored = await om.scheduler.get(sid).stored_history()
+	assert [(r.due, r.status) for r in stored] == [
+		(T0 + timedelta(seconds=600), "success"),
+		(T0 + timedelta(seconds=1200), "success"),
+	]
+	assert stored[0].usage["calls"] == 1
+
+	later = T0 + timedelta(hours=1, minutes=5)
+	_, om2, agent2 = setup(finishes(1), start=later, schedule_store=db)
+	sid2 = agent2.schedule(spec)
+	assert sid2 == sid  # derived ids are stable across restarts
+	schedule = om2.scheduler.get(sid2)
+	async with om2:
+		await until(lambda: len(schedule.history) == 1)
+	record = schedule.history[0]
+	assert record.status == "success"
+	assert "4 run(s) missed" in record.note
+	assert record.due == T0 + timedelta(hours=1)
+	assert len(await schedule.stored_history()) == 3
+
+
+async def test_explicit_ids_must_be_unique_and_derived_ones_are_made_unique() -> None:
+	"""An explicit id is refused twice; identical specs get -2 suffixed ids."""
+	_, _, agent = setup(finishes(0))
+	a = agent.schedule({"type": "interval", "value": 5})
+	b = agent.schedule({"type": "interval", "value": 5})
+	assert b == f"{a}-2"
+	agent.schedule({"type": "interval", "value": 5, "id": "mine"})
+	with pytest.raises(ConfigurationError, match="already exists"):
+		agent.schedule({"type": "interval", "value": 6, "id": "mine"})
