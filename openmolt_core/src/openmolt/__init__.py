@@ -1,27 +1,30 @@
-"""OpenMolt: programmatic AI agents. ``from openmolt import OpenMolt``."""
+"""OpenMolt: programmatic AI agents. ``from openmolt import OpenMolt``.
+
+Names resolve on first use: ``import openmolt`` alone loads nothing heavy.
+"""
 
 from __future__ import annotations
 
-from openmolt_core import (
-	Agent,
-	Attachment,
-	ConfigurationError,
-	FunctionTool,
-	HumanInputUnavailable,
-	IntegrationError,
-	ModelConfig,
-	OpenMolt,
-	OpenMoltError,
-	PluginError,
-	ProviderError,
-	RunError,
-	RunResult,
-	RunState,
-	ToolContext,
-	ToolError,
-	Usage,
-	__version__,
-)
+from typing import TYPE_CHECKING
+
+from openmolt_core import __version__
+from openmolt_core._lazy import lazy_exports
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent, HumanInputUnavailable
+	from openmolt_core.errors import (
+		ConfigurationError,
+		IntegrationError,
+		OpenMoltError,
+		PluginError,
+		ProviderError,
+		RunError,
+		ToolError,
+	)
+	from openmolt_core.llm import Attachment, ModelConfig, Usage
+	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.tools import FunctionTool, ToolContext
 
 __all__ = [
 	"Agent",
@@ -43,3 +46,25 @@ __all__ = [
 	"Usage",
 	"__version__",
 ]
+
+_EXPORTS = {
+	"Agent": "openmolt_core.agent",
+	"Attachment": "openmolt_core.llm",
+	"ConfigurationError": "openmolt_core.errors",
+	"FunctionTool": "openmolt_core.tools",
+	"HumanInputUnavailable": "openmolt_core.agent",
+	"IntegrationError": "openmolt_core.errors",
+	"ModelConfig": "openmolt_core.llm",
+	"OpenMolt": "openmolt_core.openmolt",
+	"OpenMoltError": "openmolt_core.errors",
+	"PluginError": "openmolt_core.errors",
+	"ProviderError": "openmolt_core.errors",
+	"RunError": "openmolt_core.errors",
+	"RunResult": "openmolt_core.result",
+	"RunState": "openmolt_core.result",
+	"ToolContext": "openmolt_core.tools",
+	"ToolError": "openmolt_core.errors",
+	"Usage": "openmolt_core.llm",
+}
+
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

@@ -1,35 +1,39 @@
 """OpenMolt's core: the contract plugins build on, and the runtime.
 
-Applications import from `openmolt`; plugins import from `openmolt_core`.
+Applications import from `openmolt`; plugins import from `openmolt_core`. Names resolve on first
+use, so importing this package loads none of the heavier modules.
 """
 
 from __future__ import annotations
 
-import logging
+from typing import TYPE_CHECKING
 
-from openmolt_core.agent import Agent, HumanInputUnavailable
-from openmolt_core.errors import (
-	ConfigurationError,
-	IntegrationError,
-	OpenMoltError,
-	PluginError,
-	ProviderError,
-	RunError,
-	ToolError,
-)
-from openmolt_core.hookspecs import hookimpl
-from openmolt_core.llm import (
-	Attachment,
-	LLMProvider,
-	Message,
-	ModelConfig,
-	ModelRequest,
-	ModelResponse,
-	Usage,
-)
-from openmolt_core.openmolt import OpenMolt
-from openmolt_core.result import RunResult, RunState
-from openmolt_core.tools import FunctionTool, Tool, ToolContext
+from openmolt_core._lazy import lazy_exports
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent, HumanInputUnavailable
+	from openmolt_core.errors import (
+		ConfigurationError,
+		IntegrationError,
+		OpenMoltError,
+		PluginError,
+		ProviderError,
+		RunError,
+		ToolError,
+	)
+	from openmolt_core.hookspecs import hookimpl
+	from openmolt_core.llm import (
+		Attachment,
+		LLMProvider,
+		Message,
+		ModelConfig,
+		ModelRequest,
+		ModelResponse,
+		Usage,
+	)
+	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.tools import FunctionTool, Tool, ToolContext
 
 __all__ = [
 	"Agent",
@@ -60,4 +64,30 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-logging.getLogger("openmolt").addHandler(logging.NullHandler())
+_EXPORTS = {
+	"Agent": "openmolt_core.agent",
+	"HumanInputUnavailable": "openmolt_core.agent",
+	"ConfigurationError": "openmolt_core.errors",
+	"IntegrationError": "openmolt_core.errors",
+	"OpenMoltError": "openmolt_core.errors",
+	"PluginError": "openmolt_core.errors",
+	"ProviderError": "openmolt_core.errors",
+	"RunError": "openmolt_core.errors",
+	"ToolError": "openmolt_core.errors",
+	"hookimpl": "openmolt_core.hookspecs",
+	"Attachment": "openmolt_core.llm",
+	"LLMProvider": "openmolt_core.llm",
+	"Message": "openmolt_core.llm",
+	"ModelConfig": "openmolt_core.llm",
+	"ModelRequest": "openmolt_core.llm",
+	"ModelResponse": "openmolt_core.llm",
+	"Usage": "openmolt_core.llm",
+	"OpenMolt": "openmolt_core.openmolt",
+	"RunResult": "openmolt_core.result",
+	"RunState": "openmolt_core.result",
+	"FunctionTool": "openmolt_core.tools",
+	"Tool": "openmolt_core.tools",
+	"ToolContext": "openmolt_core.tools",
+}
+
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "HumanInputUnavailable", "MemoryConfig"]
 
 log = logging.getLogger("openmolt")
+log.addHandler(logging.NullHandler())  # a library logs; the application decides where to
 
 MemoryConfig = Mapping[str, Any]
 """``{"long_term": {"data": str, "on_update": fn}, "short_term": {...}}`` (camelCase accepted)."""

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+	"DEFAULT_MODEL_CONFIG",
 	"Attachment",
 	"LLMProvider",
 	"Message",
@@ -49,6 +50,10 @@ class ModelConfig(BaseModel):
 		alias="providerOptions",
 		description="Passed through to the provider's request body as is.",
 	)
+
+
+DEFAULT_MODEL_CONFIG = ModelConfig()
+"""The configuration of agents created without ``model_config`` (frozen, shared)."""
 
 
 @dataclass(slots=True)

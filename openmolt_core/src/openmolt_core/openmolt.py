@@ -8,12 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._binding import BoundTool, bind_integration, bind_tools, parse_binding
-from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.llm import LLMProvider, ModelConfig
-from openmolt_core.plugins import Plugins
-from openmolt_core.scheduler import Schedule, Scheduler
 
 if TYPE_CHECKING:
 	from types import TracebackType
@@ -22,10 +17,18 @@ if TYPE_CHECKING:
 	from anyio.abc import TaskGroup
 	from pydantic import BaseModel
 
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
+	from openmolt_core.llm import LLMProvider, ModelConfig
+	from openmolt_core.plugins import Plugins
 	from openmolt_core.schedule import Clock
+	from openmolt_core.scheduler import Schedule, Scheduler
 	from openmolt_core.tools import Tool
+
+# Heavy modules (pydantic models, the loop, pluggy, croniter) load on first use, not at import:
+# `from openmolt import OpenMolt` stays cheap, and a program pays only for what it uses.
 
 __all__ = ["OpenMolt"]
 
@@ -77,16 +80,38 @@ class OpenMolt:
 		self.integration_configs = {k: dict(v) for k, v in (integrations or {}).items()}
 		self.max_steps = max_steps
 		self.verbose = verbose
-		self.plugins = Plugins(plugins, entry_points=entry_points)
+		self._plugin_options = (tuple(plugins), entry_points)
+		self._plugins: Plugins | None = None
 		self._http = http_client
 		self._own_http = http_client is None
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._providers: dict[str, LLMProvider] = {}
-		self.scheduler = Scheduler(clock=clock, store=schedule_store)
+		self._scheduler_options = (clock, schedule_store)
+		self._scheduler: Scheduler | None = None
 		self._task_group: TaskGroup | None = None
 		if verbose:
 			_enable_verbose()
+
+	@property
+	def plugins(self) -> Plugins:
+		"""The plugins of this instance (loaded lazily, each on first use)."""
+		if self._plugins is None:
+			from openmolt_core.plugins import Plugins
+
+			plugins, entry_points = self._plugin_options
+			self._plugins = Plugins(plugins, entry_points=entry_points)
+		return self._plugins
+
+	@property
+	def scheduler(self) -> Scheduler:
+		"""The scheduler that keeps this instance's schedules."""
+		if self._scheduler is None:
+			from openmolt_core.scheduler import Scheduler
+
+			clock, store = self._scheduler_options
+			self._scheduler = Scheduler(clock=clock, store=store)
+		return self._scheduler
 
 	# HTTP ---------------------------------------------------------------------------------
 
@@ -266,6 +291,10 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider or an integration is not installed.
 		"""
+		from openmolt_core._binding import bind_integration, bind_tools, parse_binding
+		from openmolt_core.agent import Agent
+		from openmolt_core.llm import DEFAULT_MODEL_CONFIG, ModelConfig
+
 		if not name:
 			raise ConfigurationError("create_agent: 'name' must not be empty")
 		if instructions is not None and instructions_path is not None:
@@ -280,11 +309,12 @@ class OpenMolt:
 					f"create_agent: instructions_path {str(instructions_path)!r} cannot be read: {exc.strerror}"
 				) from exc
 		try:
-			mc = (
-				model_config
-				if isinstance(model_config, ModelConfig)
-				else ModelConfig.model_validate(model_config or {})
-			)
+			if model_config is None:
+				mc = DEFAULT_MODEL_CONFIG
+			elif isinstance(model_config, ModelConfig):
+				mc = model_config
+			else:
+				mc = ModelConfig.model_validate(model_config)
 		except Exception as exc:
 			raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
 		provider_name, model_name, provider_factory = self._resolve_model(model)
