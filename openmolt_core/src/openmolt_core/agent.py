@@ -111,6 +111,31 @@ class Agent:
 		timeout: Seconds before the run is asked to finish.
 	"""
 
+	__slots__ = (
+		"_events",
+		"_memory",
+		"_output_json",
+		"_output_model",
+		"_output_validator",
+		"_prefix",
+		"_provider",
+		"_provider_factory",
+		"_redactor_cache",
+		"_system",
+		"_tools",
+		"config",
+		"instructions",
+		"max_steps",
+		"max_tokens",
+		"model",
+		"model_config",
+		"name",
+		"om",
+		"on_human_input_request",
+		"provider_name",
+		"timeout",
+	)
+
 	def __init__(
 		self,
 		om: OpenMolt,
@@ -136,7 +161,7 @@ class Agent:
 		self.provider_name = provider_name
 		self.model_config = model_config
 		self.instructions = instructions
-		self.config = dict(config or {})
+		self.config = dict(config) if config else {}
 		self.max_steps = max_steps
 		self.max_tokens = max_tokens
 		self.timeout = timeout
@@ -147,19 +172,26 @@ class Agent:
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
-		self._events = EventEmitter()
+		self._events = EventEmitter({})
 		self._system: str | None = None
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
-		contexts = {id(t.context): t.context for t in tools}.values()
-		self._redactor = Redactor(
-			frozenset().union(*(c.redact for c in contexts)),
-			[
-				getattr(c.auth, "secrets")  # noqa: B009  # httpx.Auth has no such attribute in its type
-				for c in contexts
-				if callable(getattr(c.auth, "secrets", None))
-			],
-		)
+		self._redactor_cache: Redactor | None = None
+
+	@property
+	def _redactor(self) -> Redactor:
+		# Built on first use: creating an agent stays cheap, and its secrets are known by then.
+		if self._redactor_cache is None:
+			contexts = {id(t.context): t.context for t in self._tools.values()}.values()
+			self._redactor_cache = Redactor(
+				frozenset().union(*(c.redact for c in contexts)),
+				[
+					getattr(c.auth, "secrets")  # noqa: B009  # httpx.Auth does not declare it
+					for c in contexts
+					if callable(getattr(c.auth, "secrets", None))
+				],
+			)
+		return self._redactor_cache
 
 	# events -------------------------------------------------------------------------------
 

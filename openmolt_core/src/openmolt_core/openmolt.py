@@ -291,10 +291,7 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider or an integration is not installed.
 		"""
-		from openmolt_core._binding import bind_integration, bind_tools, parse_binding
-		from openmolt_core.agent import Agent
-		from openmolt_core.llm import DEFAULT_MODEL_CONFIG, ModelConfig
-
+		binding_mod, agent_mod, llm_mod = _runtime()
 		if not name:
 			raise ConfigurationError("create_agent: 'name' must not be empty")
 		if instructions is not None and instructions_path is not None:
@@ -310,20 +307,20 @@ class OpenMolt:
 				) from exc
 		try:
 			if model_config is None:
-				mc = DEFAULT_MODEL_CONFIG
-			elif isinstance(model_config, ModelConfig):
+				mc = llm_mod.DEFAULT_MODEL_CONFIG
+			elif isinstance(model_config, llm_mod.ModelConfig):
 				mc = model_config
 			else:
-				mc = ModelConfig.model_validate(model_config)
+				mc = llm_mod.ModelConfig.model_validate(model_config)
 		except Exception as exc:
 			raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
 		provider_name, model_name, provider_factory = self._resolve_model(model)
 		bound: list[BoundTool] = []
 		for entry in integrations:
-			binding = parse_binding(entry)
+			binding = binding_mod.parse_binding(entry)
 			spec = self.plugins.integration(binding.integration)
 			bound.extend(
-				bind_integration(
+				binding_mod.bind_integration(
 					spec,
 					binding,
 					agent=name,
@@ -333,7 +330,9 @@ class OpenMolt:
 				)
 			)
 		if tools:
-			bound.extend(bind_tools(tools, agent=name, http=self.http, files=self.files))
+			bound.extend(
+				binding_mod.bind_tools(tools, agent=name, http=self.http, files=self.files)
+			)
 		handles = [t.handle for t in bound]
 		duplicates = {h for h in handles if handles.count(h) > 1}
 		if duplicates:
@@ -352,7 +351,7 @@ class OpenMolt:
 			raise ConfigurationError(
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
-		return Agent(
+		return agent_mod.Agent(
 			self,
 			name=name,
 			provider_name=provider_name,
@@ -425,6 +424,19 @@ class OpenMolt:
 
 	def __repr__(self) -> str:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"
+
+
+_RUNTIME: tuple[Any, Any, Any] | None = None
+
+
+def _runtime() -> tuple[Any, Any, Any]:
+	"""The modules ``create_agent`` needs, imported on the first call only (cheap afterwards)."""
+	global _RUNTIME
+	if _RUNTIME is None:
+		from openmolt_core import _binding, agent, llm
+
+		_RUNTIME = (_binding, agent, llm)
+	return _RUNTIME
 
 
 def _enable_verbose() -> None:
