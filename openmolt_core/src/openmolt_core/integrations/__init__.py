@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from openmolt_core.integrations.model import (
 	ApiSetup,
+	ArrayStyle,
 	Credential,
 	CredentialType,
+	ErrorCheck,
 	HttpTool,
 	Integration,
 	RequestFormat,
@@ -23,8 +25,10 @@ from openmolt_core.tools import FunctionTool
 
 __all__ = [
 	"ApiSetup",
+	"ArrayStyle",
 	"Credential",
 	"CredentialType",
+	"ErrorCheck",
 	"FunctionTool",
 	"HttpTool",
 	"Integration",

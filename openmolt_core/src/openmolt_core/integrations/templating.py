@@ -7,6 +7,9 @@ parses them, and a string that is exactly ``{{ input.x }}`` is replaced by the v
 Each template string is parsed once (an LRU cache keyed by the string), so a tool call costs a walk
 over the definition and the renders of the strings that hold Liquid. Every render runs under
 resource limits (loop iterations, output size, context depth, local namespace).
+
+The ``file_base64`` filter reads files: it works only inside `reading_files`, which the HTTP engine
+enters (in a worker thread) for tools whose templates use it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from email.errors import MessageError
 from email.message import EmailMessage
 from email.policy import SMTP
 from functools import lru_cache
@@ -28,7 +34,24 @@ from liquid.stringify import to_liquid_string
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["MISSING", "render", "render_endpoint", "render_string"]
+__all__ = [
+	"MAX_INLINE_FILE_BYTES",
+	"MISSING",
+	"FileReader",
+	"reading_files",
+	"render",
+	"render_endpoint",
+	"render_string",
+	"uses_filter",
+]
+
+MAX_INLINE_FILE_BYTES = 20 * 1024 * 1024
+"""The default cap of ``file_base64``: larger files belong in an upload, not a JSON body."""
+
+FileReader = Callable[[str, int], bytes]
+"""Reads a file reference's bytes, refusing more than the given number of bytes (blocking)."""
+
+_READER: ContextVar[FileReader | None] = ContextVar("openmolt_file_reader", default=None)
 
 
 class _Missing:
@@ -86,25 +109,71 @@ def _url_encode(value: Any) -> str:
 
 
 def _addresses(value: Any) -> str:
-	return ", ".join(value) if isinstance(value, list) else str(value)
+	return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+# 7bit: bodies get a quoted-printable or base64 transfer encoding and non-ASCII headers become
+# RFC 2047 encoded words, so the message is pure ASCII whatever the text.
+_MAIL_POLICY = SMTP.clone(cte_type="7bit")
 
 
 def _rfc2822(value: Any) -> str:
 	if not isinstance(value, Mapping):
 		raise ToolError("rfc2822 needs an object with to, subject and body")
-	msg = EmailMessage()
-	for key, header in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("bcc", "Bcc")):
-		if value.get(key):
-			msg[header] = _addresses(value[key])
-	msg["Subject"] = str(value.get("subject", ""))
-	if value.get("inReplyTo"):
-		msg["In-Reply-To"] = str(value["inReplyTo"])
-	if value.get("references"):
-		msg["References"] = _addresses(value["references"]).replace(",", "")
-	msg.set_content(str(value.get("body", "")))
-	if value.get("html"):
-		msg.add_alternative(str(value["html"]), subtype="html")
-	return msg.as_bytes(policy=SMTP).decode("ascii", "replace")
+	msg = EmailMessage(policy=_MAIL_POLICY)
+	try:
+		for key, header in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("bcc", "Bcc")):
+			if value.get(key):
+				msg[header] = _addresses(value[key])
+		msg["Subject"] = str(value.get("subject", ""))
+		if value.get("inReplyTo"):
+			msg["In-Reply-To"] = str(value["inReplyTo"])
+		if value.get("references"):
+			msg["References"] = _addresses(value["references"]).replace(",", "")
+		msg.set_content(str(value.get("body", "")))
+		if value.get("html"):
+			msg.add_alternative(str(value["html"]), subtype="html")
+		return msg.as_bytes().decode("ascii")
+	except (ValueError, TypeError, IndexError, MessageError) as exc:
+		raise ToolError(f"could not build the email: {exc}") from None
+
+
+def _file_base64(value: Any, max_bytes: Any = None) -> str:
+	reader = _READER.get()
+	if reader is None:
+		raise ToolError("file_base64 can only read files in an HTTP tool run by an agent")
+	if not isinstance(value, str) or not value:
+		raise ToolError("file_base64 needs a file reference string (openmolt-file:<id>, ...)")
+	try:
+		limit = MAX_INLINE_FILE_BYTES if max_bytes is None else int(max_bytes)
+	except (TypeError, ValueError):
+		raise ToolError(f"file_base64's size cap must be a number, got {max_bytes!r}") from None
+	return base64.b64encode(reader(value, limit)).decode("ascii")
+
+
+@contextmanager
+def reading_files(reader: FileReader | None) -> Iterator[None]:
+	"""Let ``file_base64`` read files with ``reader`` while the block runs (blocking reads).
+
+	Args:
+		reader: Returns a reference's bytes, refusing more than the given size; None disables.
+	"""
+	token = _READER.set(reader)
+	try:
+		yield
+	finally:
+		_READER.reset(token)
+
+
+def uses_filter(value: Any, name: str) -> bool:
+	"""Whether any template string in a definition (dicts and lists walked) names a filter."""
+	if isinstance(value, str):
+		return name in value and ("{{" in value or "{%" in value)
+	if isinstance(value, Mapping):
+		return any(uses_filter(v, name) for v in value.values())
+	if isinstance(value, (list, tuple)):
+		return any(uses_filter(v, name) for v in value)
+	return False
 
 
 class _Env(Environment):
@@ -151,6 +220,7 @@ _FILTERS = {
 	"json": _json,
 	"base64": _base64,
 	"base64url": _base64url,
+	"file_base64": _file_base64,
 	"path_segments": _path_segments,
 	"rfc2822": _rfc2822,
 	"url_encode": _url_encode,
