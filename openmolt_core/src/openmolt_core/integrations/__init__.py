@@ -5,11 +5,13 @@
 - `http`: the executor of every `HttpTool` (`_encode` and `_decode` do the formats);
 - `credentials`: each credential type as an ``httpx.Auth`` (OAuth2 refresh included);
 - `filesystem`: the FileSystem integration (``_sandbox`` confines its paths);
-- `http_request`: the generic ``httpRequest`` integration (``_ssrf`` guards its addresses).
+- `http_request`: the generic ``httpRequest`` integration (``_ssrf`` guards its addresses);
+- `file_info`: the ``fileInfo`` tool integrations with chunked uploads add to their tools.
 """
 
 from __future__ import annotations
 
+from openmolt_core.integrations.file_info import file_info_tool
 from openmolt_core.integrations.model import (
 	ApiSetup,
 	ArrayStyle,
@@ -34,4 +36,5 @@ __all__ = [
 	"Integration",
 	"RequestFormat",
 	"ResponseFormat",
+	"file_info_tool",
 ]
