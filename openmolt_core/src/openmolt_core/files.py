@@ -209,8 +209,8 @@ class FileStore:
 		"""
 		return await anyio.to_thread.run_sync(lambda: self.read(reference, max_bytes=max_bytes))
 
-	async def info(self, reference: str) -> dict[str, Any]:
-		"""Describe a file reference without reading it (data: URLs are decoded).
+	def describe(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference without reading it, blocking (call it from a worker thread).
 
 		Returns:
 			``{"file": <reference>, "size", "mediaType", "name"}``; for a reference with a range,
@@ -219,16 +219,20 @@ class FileStore:
 		Raises:
 			ToolError: The reference is malformed, unknown, out of range or refused.
 		"""
+		if not isinstance(reference, str):
+			raise ToolError("a file reference must be a string")
+		base, span = split_range(reference)
+		size, media_type, name, _ = self._locate(base)
+		start, stop = _slice(span, size, base)
+		return {"file": reference, "size": stop - start, "mediaType": media_type, "name": name}
 
-		def describe() -> dict[str, Any]:
-			if not isinstance(reference, str):
-				raise ToolError("a file reference must be a string")
-			base, span = split_range(reference)
-			size, media_type, name, _ = self._locate(base)
-			start, stop = _slice(span, size, base)
-			return {"file": reference, "size": stop - start, "mediaType": media_type, "name": name}
+	async def info(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference without reading it (see `describe`).
 
-		return await anyio.to_thread.run_sync(describe)
+		Raises:
+			ToolError: The reference is malformed, unknown, out of range or refused.
+		"""
+		return await anyio.to_thread.run_sync(self.describe, reference)
 
 	resolve = open
 

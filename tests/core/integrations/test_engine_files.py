@@ -213,6 +213,43 @@ async def test_file_base64_with_a_range_and_without_a_store(tmp_path: Path) -> N
 		await execute_http_tool(tool, integration(tool), {"file": ref}, context(recorder([]), None))
 
 
+async def test_a_missing_file_drops_the_object_describing_it(tmp_path: Path) -> None:
+	"""An exact file filter over a missing input drops its object; given, it fills type and bytes."""
+	store = FileStore(tmp_path)
+	saved = await store.save(b"\x89PNG frame", media_type="image/png")
+	seen: list[httpx.Request] = []
+	tool = HttpTool(
+		handle="gen",
+		description="d",
+		method="POST",
+		endpoint="/gen",
+		headers={"X-Type": "{{ input.image | file_media_type }}"},
+		body={
+			"instances": [
+				{
+					"prompt": "{{ input.prompt }}",
+					"image": {
+						"bytesBase64Encoded": "{{ input.image | file_base64 }}",
+						"mimeType": "{{ input.image | file_media_type }}",
+					},
+				}
+			],
+			"top": "{{ input.image | file_base64: 100 }}",
+		},
+	)
+	ctx = context(recorder(seen), store)
+	await execute_http_tool(tool, integration(tool), {"prompt": "a cat"}, ctx)
+	assert json.loads(seen[0].content) == {"instances": [{"prompt": "a cat"}]}
+	assert "x-type" not in seen[0].headers
+	await execute_http_tool(tool, integration(tool), {"prompt": "a cat", "image": saved["file"]}, ctx)
+	body = json.loads(seen[1].content)
+	image = body["instances"][0]["image"]
+	assert image["mimeType"] == "image/png"
+	assert base64.b64decode(image["bytesBase64Encoded"]) == b"\x89PNG frame"
+	assert base64.b64decode(body["top"]) == b"\x89PNG frame"
+	assert seen[1].headers["x-type"] == "image/png"
+
+
 # byte ranges
 
 

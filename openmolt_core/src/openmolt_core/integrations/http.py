@@ -5,7 +5,7 @@ A call goes through these steps:
 1. merge the integration's ``api_setup`` with the tool (URL, query, headers, formats, timeout);
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
    from the model are data, endpoint values are encoded path segments, header values with line
-   breaks are refused; a tool using ``file_base64`` renders in a worker thread (it reads files);
+   breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
 3. encode the body in the request format (`_encode`), resolving file references; a POST gets a
    fresh idempotency key when the API setup names an ``idempotency_header`` the call did not set;
 4. send with the shared ``httpx.AsyncClient`` and the credential's ``httpx.Auth``
@@ -47,6 +47,7 @@ from openmolt_core.errors import ToolError
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
 from openmolt_core.integrations.templating import (
+	FILE_FILTERS,
 	MISSING,
 	reading_files,
 	render,
@@ -309,7 +310,7 @@ async def send(
 
 def _reads_files(tool: HttpTool, setup: ApiSetup) -> bool:
 	parts = (tool.body, tool.headers, tool.query_params, setup.headers, setup.query_params)
-	return any(uses_filter(part, "file_base64") for part in parts)
+	return any(uses_filter(part, *FILE_FILTERS) for part in parts)
 
 
 def _check_header(name: str, value: Any) -> str:
@@ -345,10 +346,9 @@ async def build_request(
 		return endpoint, base, query, headers, body, files
 
 	if _reads_files(tool, setup):
-		reader = None if store is None else lambda ref, cap: store.read(ref, max_bytes=cap).data
 
 		def render_reading() -> tuple[str, Any, Any, Any, Any, Any]:
-			with reading_files(reader):
+			with reading_files(store):
 				return render_all()
 
 		endpoint, base, query, rendered_headers, body, rendered_files = (
