@@ -108,7 +108,12 @@ async def test_response_files_replace_inline_base64_with_file_references(tmp_pat
 				"content": {
 					"parts": [
 						{"text": "Here."},
-						{"inlineData": {"mimeType": "image/png", "data": base64.b64encode(png).decode()}},
+						{
+							"inlineData": {
+								"mimeType": "image/png",
+								"data": base64.b64encode(png).decode(),
+							}
+						},
 					]
 				}
 			},
@@ -145,7 +150,11 @@ async def test_response_files_apply_inside_response_headers_output(tmp_path: Pat
 		return httpx.Response(200, json={"data": "aGk="}, headers={"X-Id": "7"})
 
 	tool = HttpTool(
-		handle="att", description="d", endpoint="/a", response_files=["data"], response_headers=["X-Id"]
+		handle="att",
+		description="d",
+		endpoint="/a",
+		response_files=["data"],
+		response_headers=["X-Id"],
 	)
 	out = await execute_http_tool(tool, integration(tool), {}, context(handler, store))
 	assert out["headers"] == {"X-Id": "7"}
@@ -241,7 +250,9 @@ async def test_a_missing_file_drops_the_object_describing_it(tmp_path: Path) -> 
 	await execute_http_tool(tool, integration(tool), {"prompt": "a cat"}, ctx)
 	assert json.loads(seen[0].content) == {"instances": [{"prompt": "a cat"}]}
 	assert "x-type" not in seen[0].headers
-	await execute_http_tool(tool, integration(tool), {"prompt": "a cat", "image": saved["file"]}, ctx)
+	await execute_http_tool(
+		tool, integration(tool), {"prompt": "a cat", "image": saved["file"]}, ctx
+	)
 	body = json.loads(seen[1].content)
 	image = body["instances"][0]["image"]
 	assert image["mimeType"] == "image/png"

@@ -18,7 +18,9 @@ async def no_sleep(_: float) -> None:
 	return None
 
 
-def context(handler: Any, *, auth: Any = None, client: httpx.AsyncClient | None = None) -> ToolContext:
+def context(
+	handler: Any, *, auth: Any = None, client: httpx.AsyncClient | None = None
+) -> ToolContext:
 	http = client or httpx.AsyncClient(transport=httpx.MockTransport(handler))
 	return ToolContext(
 		agent="a",
@@ -60,11 +62,21 @@ FORM_TOOL = HttpTool(
 	[
 		(
 			"indices",
-			[("MediaUrl[0]", "a"), ("MediaUrl[1]", "b"), ("items[0][price]", "p1"), ("meta[tags][0]", "x")],
+			[
+				("MediaUrl[0]", "a"),
+				("MediaUrl[1]", "b"),
+				("items[0][price]", "p1"),
+				("meta[tags][0]", "x"),
+			],
 		),
 		(
 			"brackets",
-			[("MediaUrl[]", "a"), ("MediaUrl[]", "b"), ("items[0][price]", "p1"), ("meta[tags][]", "x")],
+			[
+				("MediaUrl[]", "a"),
+				("MediaUrl[]", "b"),
+				("items[0][price]", "p1"),
+				("meta[tags][]", "x"),
+			],
 		),
 		(
 			"repeat",
@@ -146,7 +158,9 @@ async def test_explicit_idempotency_key_is_kept_and_get_gets_none() -> None:
 	assert seen[0].headers["idempotency-key"] == "order-42"
 	get = HttpTool(handle="get", description="d", endpoint="/things")
 	seen, handler = counting([200])
-	await execute_http_tool(get, integration(get, idempotency_header="Idempotency-Key"), {}, context(handler))
+	await execute_http_tool(
+		get, integration(get, idempotency_header="Idempotency-Key"), {}, context(handler)
+	)
 	assert "idempotency-key" not in seen[0].headers
 
 
@@ -219,7 +233,10 @@ async def test_graphql_errors_without_data_raise() -> None:
 	"""graphql: top-level errors with null data is a ToolError with every message."""
 	tool = post_tool(body={"query": "{ shop { name } }"})
 	spec = integration(tool, error_check="graphql")
-	reply = {"errors": [{"message": "Field 'nme' doesn't exist"}, {"message": "Access denied"}], "data": None}
+	reply = {
+		"errors": [{"message": "Field 'nme' doesn't exist"}, {"message": "Access denied"}],
+		"data": None,
+	}
 	with pytest.raises(ToolError, match="Field 'nme' doesn't exist; Access denied") as info:
 		await execute_http_tool(tool, spec, {}, context(answering(reply)))
 	assert info.value.status_code == 200 and info.value.details == reply
@@ -227,9 +244,9 @@ async def test_graphql_errors_without_data_raise() -> None:
 		await execute_http_tool(tool, spec, {}, context(answering({"errors": "Throttled"})))
 	partial = {"data": {"shop": None}, "errors": [{"message": "partial"}]}
 	assert await execute_http_tool(tool, spec, {}, context(answering(partial))) == partial
-	assert await execute_http_tool(
-		tool, integration(tool), {}, context(answering(reply))
-	) == reply  # without error_check the reply is returned
+	assert (
+		await execute_http_tool(tool, integration(tool), {}, context(answering(reply))) == reply
+	)  # without error_check the reply is returned
 
 
 async def test_ok_field_false_raises_with_the_error() -> None:
@@ -264,7 +281,9 @@ def test_scope_separator_from_the_credential() -> None:
 	url = authorization_url(cred, {"clientId": "c"}, "https://x/cb", "s", scope_separator=" ")
 	assert dict(parse_qsl(urlsplit(url).query))["scope"] == "chat:write channels:read"
 	assert Credential(type="oauth2").scope_separator == " "
-	assert Credential.model_validate({"type": "oauth2", "scopeSeparator": ","}).scope_separator == ","
+	assert (
+		Credential.model_validate({"type": "oauth2", "scopeSeparator": ","}).scope_separator == ","
+	)
 
 
 def oauth(**kw: Any) -> Credential:

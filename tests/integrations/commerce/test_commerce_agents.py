@@ -241,7 +241,9 @@ async def test_shopify_graphql_errors_and_oauth_token_header() -> None:
 	agent = om.create_agent(
 		name="Tester",
 		model=model,
-		integrations=[{"integration": "shopify", "credential": {"type": "oauth2", "config": config}}],
+		integrations=[
+			{"integration": "shopify", "credential": {"type": "oauth2", "config": config}}
+		],
 	)
 	agent.on("tool:response", events.append)
 	await agent.run("Shop name?")

@@ -80,7 +80,11 @@ MAX_BODY_BYTES = 100 * 1024 * 1024
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
 # Failures before anything was sent: always safe to retry.
-_NOT_SENT: tuple[type[Exception], ...] = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_NOT_SENT: tuple[type[Exception], ...] = (
+	httpx.ConnectError,
+	httpx.ConnectTimeout,
+	httpx.PoolTimeout,
+)
 _CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie")
 
 
@@ -198,9 +202,7 @@ async def _send_retrying(
 	policy: RetryPolicy,
 	safe: bool,
 ) -> tuple[httpx.Response, bytes]:
-	transport_errors: tuple[type[Exception], ...] = (
-		(httpx.TransportError,) if safe else _NOT_SENT
-	)
+	transport_errors: tuple[type[Exception], ...] = (httpx.TransportError,) if safe else _NOT_SENT
 	retrying = AsyncRetrying(
 		sleep=policy.sleep,
 		stop=stop_after_attempt(policy.attempts)
@@ -351,9 +353,14 @@ async def build_request(
 			with reading_files(store):
 				return render_all()
 
-		endpoint, base, query, rendered_headers, body, rendered_files = (
-			await anyio.to_thread.run_sync(render_reading)
-		)
+		(
+			endpoint,
+			base,
+			query,
+			rendered_headers,
+			body,
+			rendered_files,
+		) = await anyio.to_thread.run_sync(render_reading)
 	else:
 		endpoint, base, query, rendered_headers, body, rendered_files = render_all()
 	if endpoint.startswith(("http://", "https://")):
