@@ -6,6 +6,10 @@ A *file reference* is a string a model can pass from one tool to another instead
 - ``data:<media type>;base64,<data>``: small inline data the model produced;
 - ``fileSystem:<path>``: a path inside the directories of the registered FileSystem integration.
 
+Any of them may end with a byte range, ``#bytes=<start>-<end>`` (both offsets inclusive, as in an
+HTTP ``Range`` header; ``#bytes=<start>-`` runs to the end): it resolves to that slice of the file,
+which is how chunked uploads send one part of a large file.
+
 Each `OpenMolt` instance owns one store, created on first use; its directory is ``files_dir`` or a
 temporary directory made on the first save (and removed by ``OpenMolt.aclose``).
 """
@@ -31,7 +35,14 @@ import anyio.to_thread
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["FILE_PREFIX", "MAX_DATA_URL_BYTES", "FileStore", "StoredFile", "parse_data_url"]
+__all__ = [
+	"FILE_PREFIX",
+	"MAX_DATA_URL_BYTES",
+	"FileStore",
+	"StoredFile",
+	"parse_data_url",
+	"split_range",
+]
 
 FILE_PREFIX = "openmolt-file:"
 """The prefix of references to files saved in the store."""
@@ -40,6 +51,7 @@ MAX_DATA_URL_BYTES = 20 * 1024 * 1024
 """The largest ``data:`` URL payload accepted, decoded."""
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_RANGE = re.compile(r"#bytes=(\d+)-(\d*)$", re.ASCII)
 
 PathResolver = Callable[[str], Path]
 """Turns a ``fileSystem:`` path into a confined real path (raises ToolError when refused)."""
@@ -120,43 +132,107 @@ class FileStore:
 			raise ToolError(f"unknown file reference {reference[:80]!r}")
 		return path
 
-	async def open(self, reference: str) -> StoredFile:
-		"""Resolve a file reference (store id, ``data:`` URL or ``fileSystem:`` path) to bytes.
-
-		Raises:
-			ToolError: The reference is malformed, unknown, too large or refused.
-		"""
-		if not isinstance(reference, str):
-			raise ToolError("a file reference must be a string")
+	def _locate(self, reference: str) -> tuple[int, str, str, Callable[[int, int], bytes]]:
+		"""A reference without range: its size, media type, name, and a reader of a slice."""
+		if reference.startswith("data:"):
+			decoded = parse_data_url(reference)
+			data = decoded.data
+			return len(data), decoded.media_type, decoded.name, lambda a, b: data[a:b]
 		if reference.startswith(FILE_PREFIX):
 			path = self.path_of(reference)
-
-			def read() -> StoredFile:
-				meta_path = path.with_name(f"{path.name}.json")
-				meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {}
-				return StoredFile(
-					path.read_bytes(),
-					meta.get("mediaType") or "application/octet-stream",
-					meta.get("name") or path.name,
-				)
-
-			return await anyio.to_thread.run_sync(read)
-		if reference.startswith("data:"):
-			return parse_data_url(reference)
-		if reference.startswith("fileSystem:"):
+			meta_path = path.with_name(f"{path.name}.json")
+			meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {}
+			media_type = meta.get("mediaType") or "application/octet-stream"
+			name = meta.get("name") or path.name
+		elif reference.startswith("fileSystem:"):
 			if self._file_system is None:
 				raise ToolError(
 					"fileSystem: references need the FileSystem integration registered as "
 					"'fileSystem'"
 				)
-			real = self._file_system(reference.removeprefix("fileSystem:"))
-			data = await anyio.to_thread.run_sync(real.read_bytes)
-			media_type = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
-			return StoredFile(data, media_type, real.name)
-		raise ToolError(
-			f"not a file reference: {reference[:80]!r}; use 'openmolt-file:<id>', a data: URL, "
-			"or 'fileSystem:<path>'"
-		)
+			path = self._file_system(reference.removeprefix("fileSystem:"))
+			media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+			name = path.name
+		else:
+			raise ToolError(
+				f"not a file reference: {reference[:80]!r}; use 'openmolt-file:<id>', a data: "
+				"URL, or 'fileSystem:<path>'"
+			)
+		if not path.is_file():
+			raise ToolError(f"no file at {reference[:80]!r}")
+		size = path.stat().st_size
+
+		def read_slice(start: int, stop: int) -> bytes:
+			try:
+				with path.open("rb") as handle:
+					handle.seek(start)
+					return handle.read(stop - start)
+			except OSError as exc:
+				raise ToolError(f"cannot read {reference[:80]!r}: {exc.strerror}") from None
+
+		return size, media_type, name, read_slice
+
+	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""Resolve a file reference to bytes, blocking (call it from a worker thread).
+
+		Args:
+			reference: ``openmolt-file:<id>``, a ``data:`` URL or ``fileSystem:<path>``, each
+				optionally followed by ``#bytes=<start>-<end>``.
+			max_bytes: Refuse (before reading) a file or slice larger than this.
+
+		Raises:
+			ToolError: The reference is malformed, unknown, refused, out of range or too large.
+		"""
+		if not isinstance(reference, str):
+			raise ToolError("a file reference must be a string")
+		base, span = split_range(reference)
+		size, media_type, name, read_slice = self._locate(base)
+		start, stop = _slice(span, size, base)
+		if max_bytes is not None and stop - start > max_bytes:
+			raise ToolError(
+				f"{base[:80]!r} is {stop - start} bytes, more than the {max_bytes} allowed here; "
+				"send it with an upload tool instead"
+			)
+		return StoredFile(read_slice(start, stop), media_type, name)
+
+	async def open(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""Resolve a file reference (store id, ``data:`` URL or ``fileSystem:`` path) to bytes.
+
+		A trailing ``#bytes=<start>-<end>`` (inclusive) selects a slice.
+
+		Args:
+			reference: The file reference.
+			max_bytes: Refuse (before reading) a file or slice larger than this.
+
+		Raises:
+			ToolError: The reference is malformed, unknown, out of range, too large or refused.
+		"""
+		return await anyio.to_thread.run_sync(lambda: self.read(reference, max_bytes=max_bytes))
+
+	def describe(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference without reading it, blocking (call it from a worker thread).
+
+		Returns:
+			``{"file": <reference>, "size", "mediaType", "name"}``; for a reference with a range,
+			``size`` is the slice's.
+
+		Raises:
+			ToolError: The reference is malformed, unknown, out of range or refused.
+		"""
+		if not isinstance(reference, str):
+			raise ToolError("a file reference must be a string")
+		base, span = split_range(reference)
+		size, media_type, name, _ = self._locate(base)
+		start, stop = _slice(span, size, base)
+		return {"file": reference, "size": stop - start, "mediaType": media_type, "name": name}
+
+	async def info(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference without reading it (see `describe`).
+
+		Raises:
+			ToolError: The reference is malformed, unknown, out of range or refused.
+		"""
+		return await anyio.to_thread.run_sync(self.describe, reference)
 
 	resolve = open
 
@@ -168,6 +244,38 @@ class FileStore:
 
 	def __repr__(self) -> str:
 		return f"FileStore(root={str(self._root) if self._root else None!r})"
+
+
+def split_range(reference: str) -> tuple[str, tuple[int, int | None] | None]:
+	"""Split a trailing ``#bytes=<start>-<end>`` off a file reference.
+
+	Returns:
+		The reference without the range, and ``(start, end)`` (``end`` inclusive, None for "to
+		the end of the file"), or None when there is no range.
+
+	Raises:
+		ToolError: The range ends before it starts.
+	"""
+	match = _RANGE.search(reference) if isinstance(reference, str) else None
+	if match is None:
+		return reference, None
+	start, end = int(match.group(1)), int(match.group(2)) if match.group(2) else None
+	if end is not None and end < start:
+		raise ToolError(f"byte range {match.group(0)[1:]!r} ends before it starts")
+	return reference[: match.start()], (start, end)
+
+
+def _slice(span: tuple[int, int | None] | None, size: int, what: str) -> tuple[int, int]:
+	"""A range as ``(start, stop)`` offsets into a file of ``size`` bytes, checked."""
+	if span is None:
+		return 0, size
+	start, end = span
+	if start >= size or (end is not None and end >= size):
+		raise ToolError(
+			f"byte range {start}-{'' if end is None else end} is outside {what[:80]!r}, which "
+			f"has {size} bytes (offsets 0 to {size - 1})"
+		)
+	return start, size if end is None else end + 1
 
 
 def parse_data_url(url: str) -> StoredFile:

@@ -355,7 +355,8 @@ _TOOLS = [
 	),
 	HttpTool(
 		handle="addAttachment",
-		description="Attach a file (up to 3 MB) to a draft.",
+		description="Attach a file (up to 3 MB) to a draft: give file (a file reference) or "
+		"contentBytes (base64).",
 		scopes=["write"],
 		method="POST",
 		endpoint="/me/messages/{{ input.id }}/attachments",
@@ -363,18 +364,24 @@ _TOOLS = [
 			"@odata.type": "#microsoft.graph.fileAttachment",
 			"name": "{{ input.name }}",
 			"contentType": "{{ input.contentType }}",
-			"contentBytes": "{{ input.contentBytes }}",
+			"contentBytes": "{% if input.file %}{{ input.file | file_base64: 3145728 }}"
+			"{% else %}{{ input.contentBytes }}{% endif %}",
 		},
 		input_schema=obj(
 			{
 				"id": string("Id of the draft."),
 				"name": string("File name, e.g. report.pdf."),
 				"contentType": string("MIME type, e.g. application/pdf."),
+				"file": string(
+					"The file as a file reference (openmolt-file:<id>, data:<type>;base64,<data> "
+					"or fileSystem:<path>), up to 3 MB. Use this or contentBytes."
+				),
 				"contentBytes": string(
-					"The file's content, base64-encoded.", contentEncoding="base64"
+					"The file's content, base64-encoded (instead of file).",
+					contentEncoding="base64",
 				),
 			},
-			["id", "name", "contentBytes"],
+			["id", "name"],
 		),
 	),
 	HttpTool(

@@ -4,7 +4,8 @@ Every tool is one GraphQL document POSTed as JSON ``{query, variables}`` to
 ``https://<shop>.myshopify.com/admin/api/2026-10/graphql.json``; the shop comes from the
 credential config. Shopify answers HTTP 200 even when something went wrong: a mutation reports
 problems in its payload's ``userErrors`` (nothing was changed when it is non-empty), and a query
-error arrives in a top-level ``errors`` list. Every mutation here selects ``userErrors`` and every
+error arrives in a top-level ``errors`` list (with no ``data``, the API setup's
+``error_check="graphql"`` makes it a tool error). Every mutation here selects ``userErrors`` and every
 tool's description tells the model to check them. Lists are Relay connections: pass ``after`` =
 ``pageInfo.endCursor`` while ``pageInfo.hasNextPage``.
 """
@@ -644,6 +645,7 @@ INTEGRATION = Integration(
 			"https://{{ config.shop | remove: 'https://' | remove: '.myshopify.com' }}"
 			f".myshopify.com/admin/api/{SHOPIFY_API_VERSION}"
 		),
+		error_check="graphql",
 	),
 	credential_setup=[
 		Credential(type="custom", headers={"X-Shopify-Access-Token": "{{ config.accessToken }}"}),

@@ -2,8 +2,8 @@
 
 Slack's Web API is unversioned; methods are named ``family.method``. Write methods take a JSON body
 (the ones slack-sdk sends as JSON) or a form body; read methods are GET with query parameters.
-Slack answers HTTP 200 with ``{"ok": false, "error": "..."}`` when a call fails, so tools return
-that object and the model reads ``error``. Files use the current external upload flow
+Slack answers HTTP 200 with ``{"ok": false, "error": "..."}`` when a call fails; the API setup's
+``error_check="ok_field"`` turns that into a tool error carrying the ``error`` code. Files use the current external upload flow
 (``files.getUploadURLExternal`` → upload the bytes → ``files.completeUploadExternal``); the old
 ``files.upload`` method is retired.
 """
@@ -474,7 +474,7 @@ INTEGRATION = Integration(
 	name="Slack",
 	description="Send, edit, schedule and read Slack messages; users, reactions and file uploads.",
 	api_version="Web API (unversioned, 2026)",
-	api_setup=ApiSetup(base_url="https://slack.com/api"),
+	api_setup=ApiSetup(base_url="https://slack.com/api", error_check="ok_field"),
 	credential_setup=[
 		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}),
 		Credential(
@@ -485,6 +485,7 @@ INTEGRATION = Integration(
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
 			scopes=_SCOPES,
+			scope_separator=",",
 		),
 	],
 	scopes={

@@ -2,8 +2,11 @@
 
 Every request pins ``Stripe-Version`` so answers do not depend on the account's default version.
 Bodies are form-encoded with Stripe's nested keys (``metadata[plan]=pro``,
-``line_items[0][price]=price_123``). Every POST tool takes an optional ``idempotencyKey``, sent as
-the ``Idempotency-Key`` header so that a retried request is applied only once. Lists paginate with
+``line_items[0][price]=price_123``; lists of scalars with indices, ``expand[0]=...``, as
+stripe-python sends them). Every POST carries an ``Idempotency-Key`` header so that a retried
+request is applied only once: the engine makes a fresh key per call (``idempotency_header``) and
+reuses it when it retries; a POST tool's optional ``idempotencyKey`` input sets it explicitly, so a
+model that repeats a call itself can reuse the key. Lists paginate with
 ``starting_after`` (the last id of the previous page) while ``has_more`` is true; search pages with
 ``page`` (the previous ``next_page``). Amounts are integers in the currency's smallest unit.
 """
@@ -60,7 +63,8 @@ _IDEMPOTENCY = {"Idempotency-Key": "{{ input.idempotencyKey }}"}
 _IDEMPOTENCY_INPUT = _p(
 	"string",
 	"A unique key (e.g. a UUID) for this operation: Stripe applies a request with the same key "
-	"only once, so retrying with the same key is safe. Reuse it only for a retry of the same call.",
+	"only once, so retrying with the same key is safe. Reuse it only for a retry of the same call. "
+	"Optional: without it each call gets a fresh key.",
 	maxLength=255,
 )
 _METADATA = _p(
@@ -686,6 +690,8 @@ INTEGRATION = Integration(
 		base_url="https://api.stripe.com",
 		headers={"Stripe-Version": STRIPE_VERSION, "Stripe-Account": "{{ config.accountId }}"},
 		request_format="form-data",
+		form_arrays="indices",
+		idempotency_header="Idempotency-Key",
 	),
 	credential_setup=[
 		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
@@ -724,7 +730,8 @@ Stripe Connect OAuth (`https://connect.stripe.com/oauth/authorize`, scope `read_
 token usable as `{"type": "oauth2", "config": {"accessToken", "refreshToken", "clientId",
 "clientSecret"}}`.
 
-Every request sends `Stripe-Version: 2026-10-28.endive`. Pass `idempotencyKey` on writes so a
+Every request sends `Stripe-Version: 2026-10-28.endive`. Every write carries an `Idempotency-Key`
+(a fresh UUID per call, kept across automatic retries; pass `idempotencyKey` to choose it), so a
 retry never charges twice.
 """,
 )

@@ -1,8 +1,9 @@
 """TikTok: Content Posting API and Display API v2 (``https://open.tiktokapis.com/v2/...``).
 
-Posting a video: query the creator's settings, initialise a post (direct post or upload to the
-creator's inbox) to get an ``upload_url`` and a ``publish_id``, PUT the bytes to the upload URL,
-then poll the publish status. Every answer has the envelope ``{"data": ..., "error": {"code",
+Posting a video: query the creator's settings, plan the chunks with ``fileInfo`` (size and byte
+ranges), initialise a post (direct post or upload to the creator's inbox) to get an ``upload_url``
+and a ``publish_id``, PUT each chunk (``<file>#bytes=<first>-<last>``) to the upload URL, then poll
+the publish status. Every answer has the envelope ``{"data": ..., "error": {"code",
 "message", "log_id"}}``; ``error.code`` is ``ok`` on success. Paths end with a slash.
 """
 
@@ -11,7 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	Credential,
+	HttpTool,
+	Integration,
+	file_info_tool,
+)
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
@@ -29,7 +36,7 @@ _SOURCE_INFO = obj(
 		),
 		"video_size": integer("FILE_UPLOAD: video size in bytes.", minimum=1),
 		"chunk_size": integer(
-			"FILE_UPLOAD: chunk size in bytes; the whole size for videos under 64 MB (required under 5 MB), else 5–64 MB.",
+			"FILE_UPLOAD: chunk size in bytes; the whole size for videos under 64 MB (required under 5 MB), else 5–64 MB (fileInfo with mergeRemainder plans the chunks).",
 			minimum=1,
 		),
 		"total_chunk_count": integer(
@@ -156,9 +163,10 @@ _TOOLS = [
 	),
 	HttpTool(
 		handle="uploadVideoChunk",
-		description="PUT video bytes to the upload_url from an init tool. For a single-chunk "
-		"upload send the whole file with first_byte 0 and last_byte total_bytes-1; chunks must "
-		"be sent in order.",
+		description="PUT one chunk of the video to the upload_url from an init tool: give the "
+		"whole video file and the chunk's byte range (fileInfo with chunkSize and mergeRemainder "
+		"lists them). A single-chunk upload sends first_byte 0 and last_byte total_bytes-1; "
+		"chunks must be sent in order.",
 		scopes=["upload"],
 		method="PUT",
 		base_url="{{ input.upload_url }}",
@@ -168,7 +176,7 @@ _TOOLS = [
 			"Content-Type": "{{ input.content_type | default: 'video/mp4' }}",
 			"Content-Range": "bytes {{ input.first_byte }}-{{ input.last_byte }}/{{ input.total_bytes }}",
 		},
-		body="{{ input.file }}",
+		body="{{ input.file }}#bytes={{ input.first_byte }}-{{ input.last_byte }}",
 		input_schema=obj(
 			{
 				"upload_url": string(
@@ -176,7 +184,7 @@ _TOOLS = [
 					pattern="^https://[a-z0-9.-]+\\.tiktokapis\\.com/",
 				),
 				"file": string(
-					"File reference of this chunk's bytes: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."
+					"File reference of the whole video: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path> (without #bytes=; the range comes from first_byte and last_byte)."
 				),
 				"first_byte": integer("Offset of the chunk's first byte.", minimum=0),
 				"last_byte": integer("Offset of the chunk's last byte (inclusive).", minimum=0),
@@ -279,6 +287,7 @@ _TOOLS = [
 			["video_ids"],
 		),
 	),
+	file_info_tool(scopes=["upload"]),
 ]
 
 INTEGRATION = Integration(
@@ -295,6 +304,7 @@ INTEGRATION = Integration(
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
 			client_id_param="client_key",
+			scope_separator=",",
 			scopes=[
 				"user.info.basic",
 				"user.info.profile",

@@ -3,7 +3,8 @@
 Every Twilio product has its own host, so tools set their own base URL: the core REST API
 (``https://api.twilio.com/2010-04-01``, paths ending in ``.json``), Verify
 (``https://verify.twilio.com/v2``) and Lookup (``https://lookups.twilio.com/v2``). Requests use
-HTTP Basic auth and ``application/x-www-form-urlencoded`` bodies with Twilio's PascalCase names.
+HTTP Basic auth and ``application/x-www-form-urlencoded`` bodies with Twilio's PascalCase names;
+a list repeats its key (``MediaUrl=a&MediaUrl=b``), as Twilio reads arrays (``form_arrays="repeat"``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
-from openmolt_integrations._msgschema import boolean, integer, obj, string
+from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -83,7 +84,12 @@ _TOOLS = [
 					"Messaging Service SID (MG…) to send through, instead of From."
 				),
 				"Body": string("Message text, up to 1600 characters.", maxLength=1600),
-				"MediaUrl": string("Public URL of an image or file to attach (MMS, WhatsApp)."),
+				"MediaUrl": array(
+					"Public URLs of images or files to attach (MMS: up to 10; WhatsApp: 1).",
+					{"type": "string"},
+					minItems=1,
+					maxItems=10,
+				),
 				"ContentSid": string(
 					"Content template SID (HX…), e.g. an approved WhatsApp template."
 				),
@@ -437,7 +443,7 @@ INTEGRATION = Integration(
 	name="Twilio",
 	description="Send SMS, MMS and WhatsApp messages, place calls, verify users and look up numbers.",
 	api_version="2010-04-01 (core), Verify v2, Lookup v2",
-	api_setup=ApiSetup(base_url=_API, request_format="form-data"),
+	api_setup=ApiSetup(base_url=_API, request_format="form-data", form_arrays="repeat"),
 	credential_setup=[
 		Credential(
 			type="basic",

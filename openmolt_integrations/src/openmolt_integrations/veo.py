@@ -53,12 +53,25 @@ _OPERATION_OUT = obj(
 TOOLS = [
 	HttpTool(
 		handle="generateVideo",
-		description="Start generating a short video (with sound) from a prompt. Takes 1 to 6 minutes: this returns an operation name at once; poll getOperation (wait about 15 seconds between calls) until done, then call downloadVideo with response.generateVideoResponse.generatedSamples[0].video.uri.",
+		description="Start generating a short video (with sound) from a prompt, optionally starting from an image (image-to-video). Takes 1 to 6 minutes: this returns an operation name at once; poll getOperation (wait about 15 seconds between calls) until done, then call downloadVideo with response.generateVideoResponse.generatedSamples[0].video.uri.",
 		scopes=["generate"],
 		method="POST",
 		endpoint=f"/v1beta/models/{{{{ input.model | default: '{DEFAULT_MODEL}' }}}}:predictLongRunning",
 		body={
-			"instances": [{"prompt": "{{ input.prompt }}", "video": "{{ input.extendVideo }}"}],
+			"instances": [
+				{
+					"prompt": "{{ input.prompt }}",
+					"image": {
+						"bytesBase64Encoded": "{{ input.image | file_base64 }}",
+						"mimeType": "{{ input.image | file_media_type }}",
+					},
+					"lastFrame": {
+						"bytesBase64Encoded": "{{ input.lastFrame | file_base64 }}",
+						"mimeType": "{{ input.lastFrame | file_media_type }}",
+					},
+					"video": "{{ input.extendVideo }}",
+				}
+			],
 			"parameters": {
 				"aspectRatio": "{{ input.aspectRatio }}",
 				"durationSeconds": "{{ input.durationSeconds }}",
@@ -99,6 +112,14 @@ TOOLS = [
 					"description": "Whether people may appear (regional limits apply).",
 				},
 				"seed": {"type": "integer", "description": "Seed for more repeatable results."},
+				"image": {
+					"type": "string",
+					"description": "Optional first frame (image-to-video): a PNG or JPEG file reference (openmolt-file:<id> from e.g. Nano Banana, data:image/png;base64,..., or fileSystem:<path>), up to 20 MB. The prompt then describes the motion.",
+				},
+				"lastFrame": {
+					"type": "string",
+					"description": "Optional last frame (Veo 3.1, needs image): a PNG or JPEG file reference; the video moves from image to this frame.",
+				},
 				"extendVideo": obj(
 					{
 						"uri": {
@@ -253,7 +274,9 @@ agent = om.create_agent(
 )
 ```
 
-The key is sent as the `x-goog-api-key` header. A video takes minutes: `generateVideo` returns an
+The key is sent as the `x-goog-api-key` header. `generateVideo` also animates a still: pass a
+file reference as `image` (the first frame; `lastFrame` too on Veo 3.1), e.g. an image made by the
+Nano Banana integration. A video takes minutes: `generateVideo` returns an
 operation, `getOperation` reports progress, `downloadVideo` saves the MP4 to OpenMolt's file store.
 Model ids change often; every tool takes a `model` input (default `veo-3.1-generate-preview`).
 Google keeps generated videos for 2 days, so download them promptly.

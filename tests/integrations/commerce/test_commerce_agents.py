@@ -7,6 +7,7 @@ in docs/integration-authoring.md.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from urllib.parse import parse_qsl
 
@@ -14,7 +15,9 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt
+from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.tools import ToolContext
 from openmolt_integrations import airtable, etsy, github, notion, shopify, stripe
 
 pytestmark = pytest.mark.anyio
@@ -168,13 +171,88 @@ async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None
 		("metadata[plan]", "pro"),
 	]
 	assert str(second.url) == "https://api.stripe.com/v1/checkout/sessions"
-	assert "Idempotency-Key" not in second.headers
+	assert uuid.UUID(second.headers["Idempotency-Key"]).version == 4  # made by the engine
 	assert parse_qsl(second.content.decode()) == [
 		("mode", "payment"),
 		("line_items[0][price]", "price_1"),
 		("line_items[0][quantity]", "2"),
 		("success_url", "https://example.com/ok"),
 	]
+
+
+async def test_stripe_retries_a_failed_write_with_the_same_key() -> None:
+	"""A 500 on a Stripe POST is retried once with the same generated Idempotency-Key."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		if len(seen) == 1:
+			return httpx.Response(500, json={"error": {"message": "try again"}})
+		return httpx.Response(200, json={"id": "cus_1"})
+
+	async def no_sleep(_: float) -> None:
+		return None
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	tool = next(t for t in stripe.TOOLS if t.handle == "createCustomer")
+	context = ToolContext(
+		agent="a",
+		integration="stripe",
+		config={"apiKey": "sk_test_secret"},
+		http=lambda: client,
+		extras={"retry_policy": RetryPolicy(sleep=no_sleep)},
+	)
+	out = await execute_http_tool(tool, stripe.INTEGRATION, {"email": "a@example.com"}, context)
+	assert out == {"id": "cus_1"}
+	assert len(seen) == 2
+	assert seen[0].headers["Idempotency-Key"] == seen[1].headers["Idempotency-Key"]
+
+
+async def test_shopify_graphql_errors_and_oauth_token_header() -> None:
+	"""Shopify: top-level GraphQL errors fail the tool; OAuth sends the token only in its header."""
+	seen: list[httpx.Request] = []
+	replies = [
+		httpx.Response(200, json={"errors": [{"message": "Throttled"}]}),
+		httpx.Response(200, json={"data": {"shop": {"name": "Acme"}}}),
+	]
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return replies[len(seen) - 1]
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[shopify], entry_points=False, http_client=http)
+	config = {
+		"shop": "acme",
+		"accessToken": "shpat_oauth_token",
+		"expiryDate": "2100-01-01T00:00:00Z",
+		"clientId": "cid",
+		"clientSecret": "csecret",
+		"refreshToken": "refresh-tok",
+	}
+	model = ScriptedModel(
+		[
+			call_tool("shopify.getShop"),
+			call_tool("shopify.getShop"),
+			finish(result="done"),
+		]
+	)
+	events: list = []
+	agent = om.create_agent(
+		name="Tester",
+		model=model,
+		integrations=[
+			{"integration": "shopify", "credential": {"type": "oauth2", "config": config}}
+		],
+	)
+	agent.on("tool:response", events.append)
+	await agent.run("Shop name?")
+	await http.aclose()
+	assert [e.error for e in events] == [True, False]
+	assert "Throttled" in json.dumps(events[0].response)
+	for request in seen:
+		assert request.headers["X-Shopify-Access-Token"] == "shpat_oauth_token"
+		assert "authorization" not in request.headers
 
 
 async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:

@@ -109,6 +109,9 @@ def test_every_stripe_post_takes_an_idempotency_key() -> None:
 	"""Each Stripe POST maps an optional idempotencyKey input to the Idempotency-Key header."""
 	from openmolt_integrations import stripe
 
+	assert stripe.INTEGRATION.api_setup.idempotency_header == "Idempotency-Key"
+	# stripe-python's _api_encode writes every list with indices ("expand[0]").
+	assert stripe.INTEGRATION.api_setup.form_arrays == "indices"
 	posts = [t for t in stripe.TOOLS if t.method == "POST"]
 	assert len(posts) >= 10
 	for tool in posts:

@@ -516,3 +516,30 @@ async def test_veo_agent() -> None:
 	assert responses[1]["done"] is True
 	assert responses[2]["file"].startswith("openmolt-file:")
 	assert responses[2]["mediaType"] == "video/mp4"
+
+
+async def test_veo_image_to_video_embeds_the_frames() -> None:
+	"""An image (and last frame) file reference is sent inline as base64 with its media type."""
+	first, last = b"\x89PNG first frame", b"\xff\xd8\xff last frame"
+	seen, _ = await run_agent(
+		veo,
+		"veo",
+		GEMINI_KEY,
+		[
+			call_tool(
+				"veo.generateVideo",
+				prompt="The rocket lifts off slowly",
+				image="data:image/png;base64," + base64.b64encode(first).decode(),
+				lastFrame="data:image/jpeg;base64," + base64.b64encode(last).decode(),
+			)
+		],
+		[ok({"name": "models/veo/operations/op1"})],
+	)
+	instance = body(seen[0])["instances"][0]
+	assert instance["prompt"] == "The rocket lifts off slowly"
+	assert instance["image"]["mimeType"] == "image/png"
+	assert base64.b64decode(instance["image"]["bytesBase64Encoded"]) == first
+	assert instance["lastFrame"] == {
+		"bytesBase64Encoded": base64.b64encode(last).decode(),
+		"mimeType": "image/jpeg",
+	}

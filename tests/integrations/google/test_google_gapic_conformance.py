@@ -152,6 +152,11 @@ def test_veo_instance_and_parameter_names_are_the_sdks() -> None:
 	assert set(tool.body["instances"][0]) <= instance
 	assert set(tool.body["parameters"]) <= parameters
 	assert {"prompt", "video"} <= instance and "durationSeconds" in parameters
+	text = package_file("google-genai", "google/genai/models.py").read_text(encoding="utf-8")
+	image = text[text.index("def _Image_to_vertex(") :][:1200]
+	for frame in ("image", "lastFrame"):
+		assert set(tool.body["instances"][0][frame]) == {"bytesBase64Encoded", "mimeType"}
+		assert "['bytesBase64Encoded']" in image and "['mimeType']" in image
 
 
 def test_veo_output_schema_matches_the_operation_converter() -> None:

@@ -44,6 +44,7 @@ async def run_agent(
 	config: dict[str, Any],
 	credential: str | None = None,
 	token_requests: int = 0,
+	local_calls: int = 0,
 ) -> tuple[Any, ScriptedModel]:
 	model = ScriptedModel([*calls, finish(result="done")])
 	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
@@ -55,7 +56,7 @@ async def run_agent(
 		result = await agent.run("Use the tools.")
 	model.assert_consumed()
 	assert result.status == "success"
-	assert len(service.requests) == len(calls) + token_requests
+	assert len(service.requests) == len(calls) + token_requests - local_calls
 	return result, model
 
 
@@ -344,6 +345,7 @@ async def test_twilio_agent_sends_an_sms_and_starts_a_verification() -> None:
 				To="+15558675310",
 				From="+15550001111",
 				Body="Hello from OpenMolt",
+				MediaUrl=["https://example.com/a.png", "https://example.com/b.jpg"],
 			),
 			call_tool("twilio.startVerification", To="+15558675310", Channel="sms"),
 		],
@@ -363,7 +365,9 @@ async def test_twilio_agent_sends_an_sms_and_starts_a_verification() -> None:
 		"To": ["+15558675310"],
 		"From": ["+15550001111"],
 		"Body": ["Hello from OpenMolt"],
+		"MediaUrl": ["https://example.com/a.png", "https://example.com/b.jpg"],
 	}
+	assert "MediaUrl%5B" not in sms.content.decode()  # repeated keys, no [0]/[] suffixes
 	assert (
 		str(verify.url)
 		== f"https://verify.twilio.com/v2/Services/{config['verifyServiceSid']}/Verifications"
@@ -419,6 +423,59 @@ async def test_outlook_agent_sends_mail_and_reads_the_calendar() -> None:
 		"$orderby": "start/dateTime",
 	}
 	assert view.headers["prefer"] == 'outlook.timezone="Europe/Paris"'
+
+
+async def test_outlook_agent_attaches_a_file_reference_or_base64() -> None:
+	"""addAttachment embeds a file reference as contentBytes, or passes given base64 through."""
+	service = Recorder(httpx.Response(201, json={"id": "att1"}), httpx.Response(201, json={}))
+	pdf = b"%PDF-1.7 tiny report"
+	await run_agent(
+		"outlook",
+		[
+			call_tool(
+				"outlook.addAttachment",
+				id="draft1",
+				name="report.pdf",
+				contentType="application/pdf",
+				file=data_url(pdf, "application/pdf"),
+			),
+			call_tool(
+				"outlook.addAttachment",
+				id="draft1",
+				name="note.txt",
+				contentBytes=base64.b64encode(b"hi").decode(),
+			),
+		],
+		service,
+		config={"accessToken": "graph-access-token", "expiryDate": "2100-01-01T00:00:00Z"},
+		credential="oauth2",
+	)
+	by_file, by_bytes = service.requests
+	assert str(by_file.url) == "https://graph.microsoft.com/v1.0/me/messages/draft1/attachments"
+	assert body(by_file) == {
+		"@odata.type": "#microsoft.graph.fileAttachment",
+		"name": "report.pdf",
+		"contentType": "application/pdf",
+		"contentBytes": base64.b64encode(pdf).decode(),
+	}
+	assert body(by_bytes)["contentBytes"] == "aGk="
+
+
+async def test_slack_ok_false_reaches_the_model_as_an_error() -> None:
+	"""A 200 reply with ok=false is a tool error naming Slack's error code."""
+	service = Recorder(httpx.Response(200, json={"ok": False, "error": "channel_not_found"}))
+	events: list[Any] = []
+	model = ScriptedModel(
+		[call_tool("slack.postMessage", channel="C0NOPE", text="hi"), finish(result="done")]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	binding = {"integration": "slack", "credential": {"config": {"token": "xoxb-1111-2222-abcdef"}}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		agent.on("tool:response", events.append)
+		await agent.run("Post.")
+	assert [e.error for e in events] == [True]
+	assert "channel_not_found" in model_saw(model)
 
 
 async def test_x_agent_posts_a_reply_and_searches() -> None:
@@ -563,6 +620,33 @@ async def test_tiktok_agent_initialises_a_post_and_uploads_the_video() -> None:
 	assert put.headers["content-range"] == f"bytes 0-{len(video) - 1}/{len(video)}"
 	assert put.headers["content-type"] == "video/mp4"
 	assert put.content == video
+
+
+async def test_tiktok_agent_plans_chunks_and_uploads_byte_ranges() -> None:
+	"""fileInfo plans TikTok's chunks (remainder merged); each PUT sends exactly its byte range."""
+	upload_url = "https://open-upload.tiktokapis.com/video/?upload_id=1&upload_token=T"
+	service = Recorder(httpx.Response(206), httpx.Response(201))
+	video = bytes(range(25))
+	ref = data_url(video, "video/mp4")
+	chunk = {"upload_url": upload_url, "file": ref, "total_bytes": 25}
+	_, model = await run_agent(
+		"tiktok",
+		[
+			call_tool("tiktok.fileInfo", file=ref, chunkSize=10, mergeRemainder=True),
+			call_tool("tiktok.uploadVideoChunk", **chunk, first_byte=0, last_byte=9),
+			call_tool("tiktok.uploadVideoChunk", **chunk, first_byte=10, last_byte=24),
+		],
+		service,
+		config={"accessToken": "act.tiktoktoken", "expiryDate": 4102444800},
+		credential="oauth2",
+		local_calls=1,
+	)
+	seen = model_saw(model).replace("\\", "")
+	assert '"size":25' in seen and '"chunkCount":2' in seen
+	assert "#bytes=10-24" in seen
+	first, second = service.requests
+	assert first.content == video[:10] and first.headers["content-range"] == "bytes 0-9/25"
+	assert second.content == video[10:] and second.headers["content-range"] == "bytes 10-24/25"
 
 
 async def test_tiktok_refresh_uses_client_key_then_lists_videos() -> None:

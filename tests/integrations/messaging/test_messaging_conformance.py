@@ -198,6 +198,8 @@ def test_twilio_tools_match_the_twilio_oai_specs() -> None:
 	for tool in twilio.INTEGRATION.tools:
 		if tool.method == "POST":
 			assert request_format(twilio.INTEGRATION, tool) == "form-data", tool.handle
+	# twilio-python sends list parameters (MediaUrl) as a list the HTTP client repeats per item.
+	assert twilio.INTEGRATION.api_setup.form_arrays == "repeat"
 
 
 def test_x_tools_match_the_xdk_openapi_spec() -> None:
@@ -377,6 +379,18 @@ def test_slack_tools_are_slack_sdk_web_api_methods() -> None:
 		str(metadata.distribution("slack-sdk").locate_file("slack_sdk/web/client.py"))
 	).read_text()
 	assert 'url=f["upload_url"]' in client  # slack-sdk also POSTs the raw bytes to upload_url
+
+
+def test_slack_scopes_and_errors_follow_slack_sdk() -> None:
+	"""Scopes are comma-joined in the authorize URL and ok=false is an error, as in slack-sdk."""
+	sdk = Path(str(metadata.distribution("slack-sdk").locate_file("slack_sdk")))
+	generator = (sdk / "oauth/authorize_url_generator/__init__.py").read_text()
+	assert '",".join(self.scopes)' in generator
+	response = (sdk / "web/slack_response.py").read_text()
+	assert 'self.data.get("ok", False)' in response  # validate() raises SlackApiError otherwise
+	oauth = slack.INTEGRATION.credential("oauth2")
+	assert oauth is not None and oauth.scope_separator == ","
+	assert slack.INTEGRATION.api_setup.error_check == "ok_field"
 
 
 # Instagram --------------------------------------------------------------------------------------
@@ -640,7 +654,7 @@ TIKTOK_SOURCE_INFO = {"source", "video_size", "chunk_size", "total_chunk_count",
 
 def test_tiktok_tools_follow_the_official_documentation() -> None:
 	"""Each TikTok tool sends the method, URL (with trailing slash) and fields of the documented request."""
-	for tool in tiktok.INTEGRATION.tools:
+	for tool in http_tools(tiktok.INTEGRATION):
 		if tool.handle == "uploadVideoChunk":
 			# https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide:
 			# PUT {UPLOAD_URL}, Content-Type, Content-Range: bytes {FIRST_BYTE}-{LAST_BYTE}/{TOTAL_BYTE_LENGTH}
@@ -669,6 +683,7 @@ def test_tiktok_tools_follow_the_official_documentation() -> None:
 	assert oauth.client_id_param == "client_key"
 	# https://developers.tiktok.com/doc/login-kit-web
 	assert oauth.auth_url == "https://www.tiktok.com/v2/auth/authorize/"
+	assert oauth.scope_separator == ","  # "comma (,) separated" in Login Kit for Web
 
 
 @pytest.mark.parametrize(

@@ -5,15 +5,19 @@
 - `http`: the executor of every `HttpTool` (`_encode` and `_decode` do the formats);
 - `credentials`: each credential type as an ``httpx.Auth`` (OAuth2 refresh included);
 - `filesystem`: the FileSystem integration (``_sandbox`` confines its paths);
-- `http_request`: the generic ``httpRequest`` integration (``_ssrf`` guards its addresses).
+- `http_request`: the generic ``httpRequest`` integration (``_ssrf`` guards its addresses);
+- `file_info`: the ``fileInfo`` tool integrations with chunked uploads add to their tools.
 """
 
 from __future__ import annotations
 
+from openmolt_core.integrations.file_info import file_info_tool
 from openmolt_core.integrations.model import (
 	ApiSetup,
+	ArrayStyle,
 	Credential,
 	CredentialType,
+	ErrorCheck,
 	HttpTool,
 	Integration,
 	RequestFormat,
@@ -23,11 +27,14 @@ from openmolt_core.tools import FunctionTool
 
 __all__ = [
 	"ApiSetup",
+	"ArrayStyle",
 	"Credential",
 	"CredentialType",
+	"ErrorCheck",
 	"FunctionTool",
 	"HttpTool",
 	"Integration",
 	"RequestFormat",
 	"ResponseFormat",
+	"file_info_tool",
 ]

@@ -1,8 +1,15 @@
-"""Response decoding for HTTP tools: JSON, text, XML (safely, to a dict), binary, and errors."""
+"""Response decoding for HTTP tools: JSON, text, XML (safely, to a dict), binary, and errors.
+
+Also: base64 media inside JSON saved as files (``response_files``), and failures that services
+report inside 200 replies (``error_check``).
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import mimetypes
 import re
 from collections.abc import Sequence
 from email.message import Message
@@ -17,7 +24,15 @@ if TYPE_CHECKING:
 
 	from openmolt_core.files import FileStore
 
-__all__ = ["MAX_DETAIL_CHARS", "decode", "error_message", "parse_xml", "trimmed_details"]
+__all__ = [
+	"MAX_DETAIL_CHARS",
+	"decode",
+	"error_message",
+	"inline_files",
+	"parse_xml",
+	"service_error",
+	"trimmed_details",
+]
 
 MAX_DETAIL_CHARS = 2000
 """The most characters of an error body shown to the model."""
@@ -109,6 +124,104 @@ def _text(data: bytes, response: httpx.Response) -> str:
 	return data.decode(response.charset_encoding or "utf-8", errors="replace")
 
 
+def _b64decode(text: str) -> bytes | None:
+	"""Standard or URL-safe base64, padding optional; None when it is not base64."""
+	compact = re.sub(r"\s+", "", text).replace("-", "+").replace("_", "/")
+	try:
+		return base64.b64decode(compact + "=" * (-len(compact) % 4), validate=True)
+	except (binascii.Error, ValueError):
+		return None
+
+
+async def _save_payload(payload: Any, store: FileStore) -> Any:
+	"""A base64 string, or an object with ``data`` and ``mimeType``, saved as a file reference."""
+	media_type = "application/octet-stream"
+	text = payload
+	if isinstance(payload, dict):
+		text = payload.get("data")
+		media_type = str(payload.get("mimeType") or payload.get("mime_type") or media_type)
+	if not isinstance(text, str) or not text:
+		return payload
+	data = _b64decode(text)
+	if data is None:
+		return payload
+	ext = mimetypes.guess_extension(media_type) or ".bin"
+	return await store.save(data, media_type=media_type, name=f"file{ext}")
+
+
+async def _walk(node: Any, steps: list[tuple[str, bool]], store: FileStore) -> Any:
+	"""Replace the payloads at ``steps`` below ``node``; returns the (possibly new) node."""
+	if not steps:
+		return await _save_payload(node, store)
+	(key, each), rest = steps[0], steps[1:]
+	if not isinstance(node, dict) or key not in node:
+		return node
+	child = node[key]
+	if each:
+		if isinstance(child, list):
+			node[key] = [await _walk(item, rest, store) for item in child]
+	else:
+		node[key] = await _walk(child, rest, store)
+	return node
+
+
+async def inline_files(value: Any, paths: Sequence[str], store: FileStore | None) -> Any:
+	"""Save the base64 payloads at ``paths`` of a JSON value to the store, in place.
+
+	A path is dotted keys where ``key[]`` walks every item of a list
+	(``candidates[].content.parts[].inlineData``). Missing paths are skipped. A payload is a base64
+	string (standard or URL-safe, padding optional) or an object with ``data`` and
+	``mimeType``/``mime_type``; it becomes ``{"file", "mediaType", "size", "name"}``.
+
+	Raises:
+		ToolError: There is no file store.
+	"""
+	if not paths:
+		return value
+	if store is None:
+		raise ToolError("response_files need a file store; use the tool through an agent")
+	for path in paths:
+		steps = [(part.removesuffix("[]"), part.endswith("[]")) for part in path.split(".")]
+		value = await _walk(value, steps, store)
+	return value
+
+
+def _messages(errors: Any) -> list[str]:
+	if isinstance(errors, str):
+		return [errors]
+	if isinstance(errors, dict):
+		found = _find_message(errors)
+		return [found] if found else []
+	if isinstance(errors, list):
+		return [m for item in errors for m in _messages(item)]
+	return []
+
+
+def service_error(value: Any, check: str | None) -> str | None:
+	"""The failure a 200 reply reports, under an ``error_check`` mode, or None.
+
+	``graphql``: a non-empty top-level ``errors`` while ``data`` is null or absent (partial
+	results, with ``data``, are returned as they are). ``ok_field``: ``"ok": false``, with the
+	message from ``error`` (and ``response_metadata.messages``, as Slack adds).
+	"""
+	if not isinstance(value, dict) or check is None:
+		return None
+	if check == "graphql":
+		errors = value.get("errors")
+		if errors and value.get("data") is None:
+			return "; ".join(_messages(errors)) or "GraphQL errors"
+		return None
+	if check == "ok_field":
+		if value.get("ok") is not False:
+			return None
+		parts = _messages(value.get("error")) or ["ok is false"]
+		meta = value.get("response_metadata")
+		if isinstance(meta, dict):
+			parts += _messages(meta.get("messages"))
+		return "; ".join(parts)
+	raise ToolError(f"unknown error_check {check!r}")
+
+
 async def decode(
 	response: httpx.Response,
 	data: bytes,
@@ -116,6 +229,8 @@ async def decode(
 	*,
 	store: FileStore | None,
 	response_headers: Sequence[str] = (),
+	response_files: Sequence[str] = (),
+	error_check: str | None = None,
 ) -> Any:
 	"""Decode a 2xx response in a response format.
 
@@ -123,14 +238,19 @@ async def decode(
 		response: The response (headers, status).
 		data: Its body.
 		fmt: ``json``, ``text``, ``xml`` or ``binary``.
-		store: Where binary bodies are saved.
+		store: Where binary bodies (and ``response_files`` payloads) are saved.
 		response_headers: Response headers to include in the output.
+		response_files: Paths of base64 payloads in a JSON body to save (`inline_files`).
+		error_check: How the service reports failures in 200 replies (`service_error`).
 
 	Returns:
 		For ``binary``: ``{"file", "mediaType", "size", "name"}``. For an empty body:
 		``{"ok": true, "status": <code>}``. Otherwise the decoded body. When ``response_headers``
 		are listed, the binary and empty outputs gain a ``headers`` key, and any other output
 		becomes ``{"body": <decoded>, "headers": {...}}``.
+
+	Raises:
+		ToolError: The body cannot be decoded, or ``error_check`` finds a reported failure.
 	"""
 	headers = {n: v for n in response_headers if (v := _header_value(response, n)) is not None}
 	media_type = response.headers.get("content-type", "application/octet-stream").split(";")[0]
@@ -148,6 +268,14 @@ async def decode(
 			value = json.loads(data)
 		except ValueError:
 			value = _text(data, response)
+		failure = service_error(value, error_check)
+		if failure:
+			raise ToolError(
+				f"the service reported an error: {failure}",
+				status_code=response.status_code,
+				details=_trim(value),
+			)
+		value = await inline_files(value, response_files, store)
 	elif fmt == "xml":
 		value = parse_xml(data)
 	elif fmt == "text" or _BINARY_TEXT.match(media_type):
@@ -188,6 +316,13 @@ def _find_message(value: Any) -> str | None:
 def error_message(body: Any) -> str | None:
 	"""The service's error message, from the usual places in an error body."""
 	return _find_message(body)
+
+
+def _trim(value: Any) -> Any:
+	text = json.dumps(value, ensure_ascii=False, default=str)
+	if len(text) <= MAX_DETAIL_CHARS:
+		return value
+	return f"{text[:MAX_DETAIL_CHARS]}… [trimmed {len(text) - MAX_DETAIL_CHARS} characters]"
 
 
 def trimmed_details(response: httpx.Response, data: bytes) -> Any:

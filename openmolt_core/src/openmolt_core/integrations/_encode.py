@@ -14,6 +14,7 @@ from openmolt_core.errors import ToolError
 
 if TYPE_CHECKING:
 	from openmolt_core.files import FileStore, StoredFile
+	from openmolt_core.integrations.model import ArrayStyle
 
 __all__ = ["EncodedBody", "append_query", "encode_body", "flatten", "query_pairs"]
 
@@ -29,19 +30,33 @@ def _scalar(value: Any) -> str:
 	return str(value)
 
 
-def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+def _is_scalar(value: Any) -> bool:
+	return not isinstance(value, (Mapping, list, tuple))
+
+
+def flatten(value: Any, prefix: str = "", arrays: ArrayStyle = "indices") -> list[tuple[str, str]]:
 	"""Flatten nested values into bracketed keys, the way Stripe and Airtable read them.
 
 	``{"metadata": {"k": "v"}, "items": [{"price": "p"}]}`` gives ``metadata[k]=v`` and
 	``items[0][price]=p``. Booleans become ``true``/``false``; None is left out.
+
+	Args:
+		value: The value to flatten.
+		prefix: The key of ``value`` itself.
+		arrays: How lists of scalars are written (see `ArrayStyle`); lists holding objects or
+			lists always use indices.
 	"""
 	out: list[tuple[str, str]] = []
 	if isinstance(value, Mapping):
 		for key, item in value.items():
-			out.extend(flatten(item, f"{prefix}[{key}]" if prefix else str(key)))
+			out.extend(flatten(item, f"{prefix}[{key}]" if prefix else str(key), arrays))
 	elif isinstance(value, (list, tuple)):
+		if arrays != "indices" and prefix and all(_is_scalar(item) for item in value):
+			key = prefix if arrays == "repeat" else f"{prefix}[]"
+			out.extend((key, _scalar(item)) for item in value if item is not None)
+			return out
 		for index, item in enumerate(value):
-			out.extend(flatten(item, f"{prefix}[{index}]"))
+			out.extend(flatten(item, f"{prefix}[{index}]", arrays))
 	elif value is not None:
 		out.append((prefix, _scalar(value)))
 	return out
@@ -125,7 +140,12 @@ async def _open(store: FileStore | None, reference: Any, what: str) -> StoredFil
 
 
 async def encode_body(
-	fmt: str, body: Any, files: Mapping[str, Any], store: FileStore | None
+	fmt: str,
+	body: Any,
+	files: Mapping[str, Any],
+	store: FileStore | None,
+	*,
+	arrays: ArrayStyle = "indices",
 ) -> EncodedBody:
 	"""Encode a rendered body in a request format.
 
@@ -134,6 +154,7 @@ async def encode_body(
 		body: The rendered body.
 		files: Rendered file fields (field name to file reference), for form-data and multipart.
 		store: Resolves file references.
+		arrays: How form-data and multipart write lists of scalars.
 
 	Raises:
 		ToolError: A file reference cannot be resolved, or the body does not fit the format.
@@ -142,7 +163,7 @@ async def encode_body(
 		opened = [
 			(name, await _open(store, ref, f"file field {name!r}")) for name, ref in files.items()
 		]
-		return _multipart(flatten(body or {}), opened)
+		return _multipart(flatten(body or {}, arrays=arrays), opened)
 	if body is None:
 		return None, None
 	if fmt == "json":
@@ -151,7 +172,7 @@ async def encode_body(
 	if fmt == "form-data":
 		if not isinstance(body, Mapping):
 			raise ToolError("a form-data body must be an object")
-		return urlencode(flatten(body)).encode(), "application/x-www-form-urlencoded"
+		return urlencode(flatten(body, arrays=arrays)).encode(), "application/x-www-form-urlencoded"
 	if fmt == "multipart-related":
 		if not isinstance(body, Mapping) or "media" not in body:
 			raise ToolError('a multipart-related body needs {"metadata": {...}, "media": <file>}')

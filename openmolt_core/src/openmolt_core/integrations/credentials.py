@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.integrations.model import Credential, Integration
 
-__all__ = ["EXPIRY_SKEW", "OAuth2Auth", "authorization_url", "make_auth"]
+__all__ = ["EXPIRY_SKEW", "OAuth2Auth", "authorization_url", "carries_token", "make_auth"]
 
 log = logging.getLogger("openmolt")
 
@@ -144,8 +144,26 @@ def _expiry(value: Any) -> float | None:
 	return when.timestamp()
 
 
+def carries_token(credential: Credential) -> bool:
+	"""Whether an oauth2 credential's own ``headers`` send the access token.
+
+	A header whose template reads ``config.accessToken`` (Shopify's
+	``X-Shopify-Access-Token: {{ config.accessToken }}``) carries the token, so `OAuth2Auth` adds
+	no ``Authorization: Bearer`` header; otherwise it does.
+	"""
+	return any(
+		ref in ("accessToken", "access_token")
+		for template in credential.headers.values()
+		for ref in _CONFIG_REF.findall(template)
+	)
+
+
 class OAuth2Auth(httpx.Auth):
-	"""OAuth2 bearer tokens with refresh, one refresh at a time.
+	"""OAuth2 access tokens with refresh, one refresh at a time.
+
+	The token goes in ``Authorization: Bearer <token>``, unless the credential's ``headers``
+	carry it themselves (`carries_token`). Token requests send ``Accept: application/json`` (GitHub
+	answers form-encoded without it).
 
 	Args:
 		credential: The oauth2 credential setup.
@@ -263,7 +281,8 @@ class OAuth2Auth(httpx.Auth):
 
 	def _apply(self, request: httpx.Request, token: str) -> None:
 		request.headers.update(_headers(self.credential, self.config, self.iid))
-		request.headers["Authorization"] = f"Bearer {token}"
+		if not carries_token(self.credential):
+			request.headers["Authorization"] = f"Bearer {token}"
 
 	def sync_auth_flow(
 		self, request: httpx.Request
@@ -380,7 +399,7 @@ def authorization_url(
 	redirect_uri: str,
 	state: str,
 	*,
-	scope_separator: str = " ",
+	scope_separator: str | None = None,
 	code_challenge: str | None = None,
 ) -> str:
 	"""The URL where a user authorizes the app, for docs and the CLI (authorization-code flow).
@@ -390,7 +409,8 @@ def authorization_url(
 		config: Config the URL and client id are rendered over (``clientId``, a shop domain...).
 		redirect_uri: Where the service sends the user back with ``code``.
 		state: An unguessable value to check on return.
-		scope_separator: How scopes are joined (TikTok uses ``,``).
+		scope_separator: How scopes are joined; None uses the credential's ``scope_separator``
+			(``" "`` unless the integration sets ``,``, as Slack and TikTok do).
 		code_challenge: A PKCE S256 challenge, for services that require PKCE (X).
 
 	Raises:
@@ -405,7 +425,8 @@ def authorization_url(
 		"state": state,
 	}
 	if credential.scopes:
-		params["scope"] = scope_separator.join(credential.scopes)
+		separator = credential.scope_separator if scope_separator is None else scope_separator
+		params["scope"] = separator.join(credential.scopes)
 	if code_challenge:
 		params["code_challenge"] = code_challenge
 		params["code_challenge_method"] = "S256"

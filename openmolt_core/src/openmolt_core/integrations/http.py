@@ -5,26 +5,33 @@ A call goes through these steps:
 1. merge the integration's ``api_setup`` with the tool (URL, query, headers, formats, timeout);
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
    from the model are data, endpoint values are encoded path segments, header values with line
-   breaks are refused;
-3. encode the body in the request format (`_encode`), resolving file references;
+   breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
+3. encode the body in the request format (`_encode`), resolving file references; a POST gets a
+   fresh idempotency key when the API setup names an ``idempotency_header`` the call did not set;
 4. send with the shared ``httpx.AsyncClient`` and the credential's ``httpx.Auth``
-   (`credentials`), retrying 429 and 5xx with tenacity (``Retry-After`` and
-   ``X-RateLimit-Reset`` honoured, bounded in attempts, per-wait and total time);
+   (`credentials`), retrying with tenacity (``Retry-After`` and ``X-RateLimit-Reset`` honoured,
+   bounded in attempts, per-wait and total time). 429 is always retried (the request was not
+   processed); 5xx, timeouts and broken connections only when repeating is safe: an idempotent
+   method, or a request with an idempotency key. A request that never reached the service (no
+   connection) is always retried;
 5. follow redirects by hand: never to another origin when the request carries credentials
    (httpx strips only ``Authorization`` and ``Cookie`` across origins; a key in a custom header or
    the query would follow);
 6. decode the response in the response format (`_decode`); a non-2xx reply raises a `ToolError`
-   with the status, the service's message and a trimmed body. Secrets are redacted from errors.
+   with the status, the service's message and a trimmed body, and so does a 200 reply that the
+   API setup's ``error_check`` finds reporting a failure. Secrets are redacted from errors.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.to_thread
 import httpx
 from tenacity import (
 	AsyncRetrying,
@@ -39,10 +46,18 @@ from openmolt_core._redact import Redactor
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
-from openmolt_core.integrations.templating import MISSING, render, render_endpoint, render_string
+from openmolt_core.integrations.templating import (
+	FILE_FILTERS,
+	MISSING,
+	reading_files,
+	render,
+	render_endpoint,
+	render_string,
+	uses_filter,
+)
 
 if TYPE_CHECKING:
-	from openmolt_core.integrations.model import HttpTool, Integration
+	from openmolt_core.integrations.model import ApiSetup, HttpTool, Integration
 	from openmolt_core.tools import ToolContext
 
 __all__ = [
@@ -52,6 +67,7 @@ __all__ = [
 	"RetryPolicy",
 	"build_request",
 	"execute_http_tool",
+	"replay_safe",
 	"send",
 ]
 
@@ -62,6 +78,13 @@ MAX_BODY_BYTES = 100 * 1024 * 1024
 """The largest response body read (binary responses included)."""
 
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+_IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
+# Failures before anything was sent: always safe to retry.
+_NOT_SENT: tuple[type[Exception], ...] = (
+	httpx.ConnectError,
+	httpx.ConnectTimeout,
+	httpx.PoolTimeout,
+)
 _CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie")
 
 
@@ -160,12 +183,26 @@ async def _read(response: httpx.Response) -> bytes:
 	return b"".join(chunks)
 
 
+def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -> bool:
+	"""Whether sending a request twice cannot apply it twice.
+
+	True for idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS) and for requests carrying an
+	idempotency key (``idempotency_header``, ``Idempotency-Key`` or ``X-Idempotency-Key``).
+	"""
+	if request.method in _IDEMPOTENT:
+		return True
+	names = (*_IDEMPOTENCY_HEADERS, *((idempotency_header,) if idempotency_header else ()))
+	return any(request.headers.get(name) for name in names)
+
+
 async def _send_retrying(
-	client: httpx.AsyncClient, request: httpx.Request, auth: httpx.Auth | None, policy: RetryPolicy
+	client: httpx.AsyncClient,
+	request: httpx.Request,
+	auth: httpx.Auth | None,
+	policy: RetryPolicy,
+	safe: bool,
 ) -> tuple[httpx.Response, bytes]:
-	transport_errors: tuple[type[Exception], ...] = (
-		(httpx.TransportError,) if request.method in _IDEMPOTENT else (httpx.ConnectError,)
-	)
+	transport_errors: tuple[type[Exception], ...] = (httpx.TransportError,) if safe else _NOT_SENT
 	retrying = AsyncRetrying(
 		sleep=policy.sleep,
 		stop=stop_after_attempt(policy.attempts)
@@ -180,7 +217,7 @@ async def _send_retrying(
 			with attempt:
 				response = await client.send(request, auth=auth, stream=True)
 				data = await _read(response)
-				if response.status_code == 429 or response.status_code >= 500:
+				if response.status_code == 429 or (safe and response.status_code >= 500):
 					raise _Retryable(response, data)
 				return response, data
 	except _Retryable as exc:
@@ -226,8 +263,12 @@ async def send(
 	credentialed: bool = False,
 	before_send: Callable[[httpx.Request], Awaitable[httpx.Request]] | None = None,
 	retry: RetryPolicy = DEFAULT_RETRY,
+	idempotency_header: str | None = None,
 ) -> tuple[httpx.Response, bytes]:
 	"""Send a request with retries, following redirects by hand.
+
+	429 is retried for every method; 5xx replies, timeouts and dropped connections only when
+	`replay_safe` says so; failures to connect always.
 
 	Args:
 		client: The shared client.
@@ -237,6 +278,7 @@ async def send(
 		credentialed: The request carries credentials: a redirect to another origin is refused.
 		before_send: Checks or rewrites each hop just before it is sent (the SSRF guard pins it).
 		retry: The retry policy.
+		idempotency_header: The header that carries an idempotency key, if the API has one.
 
 	Returns:
 		The final response (closed) and its body.
@@ -247,7 +289,8 @@ async def send(
 	for _ in range(MAX_REDIRECTS + 1):
 		outgoing = await before_send(request) if before_send else request
 		try:
-			response, data = await _send_retrying(client, outgoing, auth, retry)
+			safe = replay_safe(outgoing, idempotency_header)
+			response, data = await _send_retrying(client, outgoing, auth, retry, safe)
 		except httpx.TimeoutException as exc:
 			raise ToolError("the service did not answer in time", retryable=True) from exc
 		except httpx.TransportError as exc:
@@ -265,6 +308,11 @@ async def send(
 			)
 		request = nxt
 	raise ToolError(f"more than {MAX_REDIRECTS} redirects; giving up")
+
+
+def _reads_files(tool: HttpTool, setup: ApiSetup) -> bool:
+	parts = (tool.body, tool.headers, tool.query_params, setup.headers, setup.query_params)
+	return any(uses_filter(part, *FILE_FILTERS) for part in parts)
 
 
 def _check_header(name: str, value: Any) -> str:
@@ -288,8 +336,33 @@ async def build_request(
 	"""
 	setup = integration.api_setup
 	data = {"input": input, "config": context.config}
-	base = render_string(tool.base_url or setup.base_url, data)
-	endpoint = render_endpoint(tool.endpoint, data) if tool.endpoint else ""
+	store = context.files
+
+	def render_all() -> tuple[str, Any, Any, Any, Any, Any]:
+		base = render_string(tool.base_url or setup.base_url, data)
+		endpoint = render_endpoint(tool.endpoint, data) if tool.endpoint else ""
+		query = render({**setup.query_params, **tool.query_params}, data)
+		headers = render({**setup.headers, **tool.headers}, data)
+		body = render(tool.body, data) if tool.body is not None else None
+		files = render(tool.files, data)
+		return endpoint, base, query, headers, body, files
+
+	if _reads_files(tool, setup):
+
+		def render_reading() -> tuple[str, Any, Any, Any, Any, Any]:
+			with reading_files(store):
+				return render_all()
+
+		(
+			endpoint,
+			base,
+			query,
+			rendered_headers,
+			body,
+			rendered_files,
+		) = await anyio.to_thread.run_sync(render_reading)
+	else:
+		endpoint, base, query, rendered_headers, body, rendered_files = render_all()
 	if endpoint.startswith(("http://", "https://")):
 		url = endpoint
 	elif endpoint:
@@ -298,16 +371,18 @@ async def build_request(
 		url = str(base)
 	if not url.startswith(("http://", "https://")):
 		raise ToolError(f"the tool's URL {url[:80]!r} is not absolute; set base_url")
-	query = render({**setup.query_params, **tool.query_params}, data)
 	headers: dict[str, tuple[str, str]] = {}
-	for name, value in render({**setup.headers, **tool.headers}, data).items():
+	for name, value in rendered_headers.items():
 		if value is not MISSING and value is not None and value != "":
 			headers[name.lower()] = (name, _check_header(name, value))
 	fmt = tool.request_format or setup.request_format
-	body = render(tool.body, data) if tool.body is not None else None
-	files = {k: v for k, v in render(tool.files, data).items() if v not in (None, "")}
+	files = {k: v for k, v in rendered_files.items() if v not in (None, "")}
 	content, content_type = await encode_body(
-		fmt, None if body is MISSING else body, files, context.files
+		fmt,
+		None if body is MISSING else body,
+		files,
+		store,
+		arrays=tool.form_arrays or setup.form_arrays,
 	)
 	if content_type and (content_type.startswith("multipart/") or "content-type" not in headers):
 		headers["content-type"] = ("Content-Type", content_type)
@@ -345,6 +420,11 @@ async def execute_http_tool(
 			raise ToolError("HTTP tools need the shared client; run them through an agent")
 		client = context.http()
 		request = await build_request(tool, integration, input, context, client)
+		setup = integration.api_setup
+		key_header = setup.idempotency_header
+		if key_header and request.method == "POST" and not request.headers.get(key_header):
+			# One key per tool call: the engine's retries resend this same request.
+			request.headers[key_header] = str(uuid.uuid4())
 		policy = context.extras.get("retry_policy", DEFAULT_RETRY)
 		response, data = await send(
 			client,
@@ -353,19 +433,30 @@ async def execute_http_tool(
 			follow_redirects=tool.follow_redirects,
 			credentialed=context.auth is not None or bool(context.redact),
 			retry=policy,
+			idempotency_header=key_header,
 		)
 		if not response.is_success:
 			details = trimmed_details(response, data)
 			message = error_message(details) or response.reason_phrase or "error"
+			if response.status_code >= 500 and not replay_safe(request, key_header):
+				message += (
+					" (not retried: the request may have been applied; check before repeating it)"
+				)
 			raise ToolError(
 				f"{tool.method} {request.url.path} answered {response.status_code}: {message}",
 				status_code=response.status_code,
 				details=details,
 				retryable=response.status_code == 429 or response.status_code >= 500,
 			)
-		fmt = tool.response_format or integration.api_setup.response_format
+		fmt = tool.response_format or setup.response_format
 		return await decode(
-			response, data, fmt, store=context.files, response_headers=tool.response_headers
+			response,
+			data,
+			fmt,
+			store=context.files,
+			response_headers=tool.response_headers,
+			response_files=tool.response_files,
+			error_check=setup.error_check,
 		)
 	except (httpx.HTTPError, httpx.InvalidURL) as exc:
 		raise ToolError(

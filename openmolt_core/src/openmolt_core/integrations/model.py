@@ -20,8 +20,10 @@ from openmolt_core.tools import FunctionTool, ToolContext, schema_of
 
 __all__ = [
 	"ApiSetup",
+	"ArrayStyle",
 	"Credential",
 	"CredentialType",
+	"ErrorCheck",
 	"HttpTool",
 	"Integration",
 	"RequestFormat",
@@ -40,6 +42,20 @@ text. ``binary``: raw bytes (the body renders to a file reference).
 
 ResponseFormat = Literal["json", "text", "xml", "binary"]
 """How a response body is read. ``binary`` saves the body as a file reference, never as text."""
+
+ArrayStyle = Literal["indices", "brackets", "repeat"]
+"""How ``form-data`` and ``multipart`` bodies write a list of scalars ``k: [a, b]``.
+
+``indices``: ``k[0]=a&k[1]=b`` (what Stripe's SDKs send). ``brackets``: ``k[]=a&k[]=b``.
+``repeat``: ``k=a&k=b`` (Twilio's ``MediaUrl``). Lists of objects always use indices.
+"""
+
+ErrorCheck = Literal["graphql", "ok_field"]
+"""How a service reports failures inside 200 replies.
+
+``graphql``: a non-empty top-level ``errors`` with ``data`` null or absent is a failure.
+``ok_field``: ``{"ok": false, "error": "..."}`` is a failure (Slack).
+"""
 
 CredentialType = Literal["bearer", "custom", "oauth2", "basic", "aws_sigv4"]
 """The credential types an integration can accept."""
@@ -61,6 +77,10 @@ class ApiSetup(_Spec):
 		request_format: Default body encoding.
 		response_format: Default response decoding.
 		timeout: Seconds before a request is abandoned.
+		form_arrays: How form bodies write lists of scalars (see `ArrayStyle`).
+		idempotency_header: A header that makes a POST safe to repeat (``Idempotency-Key``):
+			each POST call that does not set it gets a fresh UUID4, kept across retries.
+		error_check: Failures the service reports in 200 replies (see `ErrorCheck`).
 	"""
 
 	base_url: str = Field(default="", alias="baseUrl")
@@ -69,6 +89,9 @@ class ApiSetup(_Spec):
 	request_format: RequestFormat = Field(default="json", alias="requestFormat")
 	response_format: ResponseFormat = Field(default="json", alias="responseFormat")
 	timeout: float = Field(default=60.0, gt=0)
+	form_arrays: ArrayStyle = Field(default="indices", alias="formArrays")
+	idempotency_header: str | None = Field(default=None, alias="idempotencyHeader")
+	error_check: ErrorCheck | None = Field(default=None, alias="errorCheck")
 
 
 class Credential(_Spec):
@@ -76,7 +99,9 @@ class Credential(_Spec):
 
 	Attributes:
 		type: ``bearer``, ``custom``, ``oauth2``, ``basic`` or ``aws_sigv4``.
-		headers: Headers added to each request (bearer, custom, oauth2).
+		headers: Headers added to each request (bearer, custom, oauth2). For oauth2, a header
+			whose template reads ``config.accessToken`` carries the token itself (Shopify's
+			``X-Shopify-Access-Token``) and no ``Authorization: Bearer`` header is added.
 		query_params: Query parameters added to each request (custom).
 		auth_url: OAuth2 authorization URL (for getting a first token; shown in docs).
 		token_url: OAuth2 token URL, used to refresh.
@@ -84,6 +109,7 @@ class Credential(_Spec):
 		client_secret: OAuth2 client secret.
 		refresh_token: OAuth2 refresh token.
 		scopes: OAuth2 scope strings the token needs (not the tool scopes).
+		scope_separator: How the authorization URL joins ``scopes`` (Slack, TikTok: ``,``).
 		auth_params: Extra authorization-URL parameters (``access_type=offline``).
 		token_auth: How the client authenticates at the token URL: in the ``body`` or with ``basic``.
 		client_id_param: The token request's name for the client id (TikTok uses ``client_key``).
@@ -105,6 +131,7 @@ class Credential(_Spec):
 	client_secret: str | None = Field(default=None, alias="clientSecret")
 	refresh_token: str | None = Field(default=None, alias="refreshToken")
 	scopes: list[str] = Field(default_factory=list)
+	scope_separator: str = Field(default=" ", alias="scopeSeparator")
 	auth_params: dict[str, str] = Field(default_factory=dict, alias="authParams")
 	token_auth: Literal["body", "basic"] = Field(default="body", alias="tokenAuth")
 	client_id_param: str = Field(default="client_id", alias="clientIdParam")
@@ -144,6 +171,7 @@ class HttpTool(_Spec):
 		response_files: Paths into a JSON response to inline base64 payloads (Gemini
 			``candidates[].content.parts[].inlineData``, Gmail attachment ``data``); each is saved to
 			the file store and replaced by a file reference, so large media never reach the model.
+		form_arrays: Overrides the integration's way of writing lists in form bodies.
 	"""
 
 	handle: str
@@ -165,6 +193,7 @@ class HttpTool(_Spec):
 	follow_redirects: bool = Field(default=True, alias="followRedirects")
 	response_headers: list[str] = Field(default_factory=list, alias="responseHeaders")
 	response_files: list[str] = Field(default_factory=list, alias="responseFiles")
+	form_arrays: ArrayStyle | None = Field(default=None, alias="formArrays")
 
 	@field_validator("method", mode="before")
 	@classmethod

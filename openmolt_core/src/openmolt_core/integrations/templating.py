@@ -7,6 +7,11 @@ parses them, and a string that is exactly ``{{ input.x }}`` is replaced by the v
 Each template string is parsed once (an LRU cache keyed by the string), so a tool call costs a walk
 over the definition and the renders of the strings that hold Liquid. Every render runs under
 resource limits (loop iterations, output size, context depth, local namespace).
+
+The file filters (``file_base64``, ``file_media_type``) read files: they work only inside
+`reading_files`, which the HTTP engine enters (in a worker thread) for tools that use them. A string
+that is exactly ``{{ input.x | file_base64 }}`` (or ``file_media_type``) with ``x`` missing drops the
+object that holds it, not just its key: that object describes a file that was not given.
 """
 
 from __future__ import annotations
@@ -14,11 +19,14 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from email.errors import MessageError
 from email.message import EmailMessage
 from email.policy import SMTP
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from urllib.parse import quote, quote_plus, unquote
 
 from liquid import Environment
@@ -28,7 +36,41 @@ from liquid.stringify import to_liquid_string
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["MISSING", "render", "render_endpoint", "render_string"]
+if TYPE_CHECKING:
+	from openmolt_core.files import StoredFile
+
+__all__ = [
+	"FILE_FILTERS",
+	"MAX_INLINE_FILE_BYTES",
+	"MISSING",
+	"FileSource",
+	"reading_files",
+	"render",
+	"render_endpoint",
+	"render_string",
+	"uses_filter",
+]
+
+MAX_INLINE_FILE_BYTES = 20 * 1024 * 1024
+"""The default cap of ``file_base64``: larger files belong in an upload, not a JSON body."""
+
+FILE_FILTERS = ("file_base64", "file_media_type")
+"""The filters that read files (the engine renders tools using them in a worker thread)."""
+
+
+class FileSource(Protocol):
+	"""What the file filters read through (a `openmolt_core.files.FileStore`); blocking calls."""
+
+	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""The bytes of a reference, refusing more than ``max_bytes``."""
+		...
+
+	def describe(self, reference: str) -> dict[str, Any]:
+		"""``{"file", "size", "mediaType", "name"}`` of a reference, without reading it."""
+		...
+
+
+_SOURCE: ContextVar[FileSource | None] = ContextVar("openmolt_file_source", default=None)
 
 
 class _Missing:
@@ -44,10 +86,18 @@ class _Missing:
 MISSING: Any = _Missing()
 """Returned for an exact ``{{ input.x }}`` whose field is absent or null; dicts drop the key."""
 
+# An exact file filter over a missing input: the enclosing object is dropped.
+_DROP_OBJECT: Any = _Missing()
+
 _EXACT = re.compile(
 	r"^\s*\{\{-?\s*(input|config)((?:\.[A-Za-z_$][\w$-]*|\[\d+\])*)\s*-?\}\}\s*$", re.ASCII
 )
 _PART = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]", re.ASCII)
+_EXACT_FILE = re.compile(
+	r"^\s*\{\{-?\s*(input|config)((?:\.[A-Za-z_$][\w$-]*|\[\d+\])*)\s*\|\s*"
+	r"(?:file_base64(?:\s*:\s*\d+)?|file_media_type)\s*-?\}\}\s*$",
+	re.ASCII,
+)
 
 
 class _PathSafe(str):
@@ -86,25 +136,80 @@ def _url_encode(value: Any) -> str:
 
 
 def _addresses(value: Any) -> str:
-	return ", ".join(value) if isinstance(value, list) else str(value)
+	return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+# 7bit: bodies get a quoted-printable or base64 transfer encoding and non-ASCII headers become
+# RFC 2047 encoded words, so the message is pure ASCII whatever the text.
+_MAIL_POLICY = SMTP.clone(cte_type="7bit")
 
 
 def _rfc2822(value: Any) -> str:
 	if not isinstance(value, Mapping):
 		raise ToolError("rfc2822 needs an object with to, subject and body")
-	msg = EmailMessage()
-	for key, header in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("bcc", "Bcc")):
-		if value.get(key):
-			msg[header] = _addresses(value[key])
-	msg["Subject"] = str(value.get("subject", ""))
-	if value.get("inReplyTo"):
-		msg["In-Reply-To"] = str(value["inReplyTo"])
-	if value.get("references"):
-		msg["References"] = _addresses(value["references"]).replace(",", "")
-	msg.set_content(str(value.get("body", "")))
-	if value.get("html"):
-		msg.add_alternative(str(value["html"]), subtype="html")
-	return msg.as_bytes(policy=SMTP).decode("ascii", "replace")
+	msg = EmailMessage(policy=_MAIL_POLICY)
+	try:
+		for key, header in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("bcc", "Bcc")):
+			if value.get(key):
+				msg[header] = _addresses(value[key])
+		msg["Subject"] = str(value.get("subject", ""))
+		if value.get("inReplyTo"):
+			msg["In-Reply-To"] = str(value["inReplyTo"])
+		if value.get("references"):
+			msg["References"] = _addresses(value["references"]).replace(",", "")
+		msg.set_content(str(value.get("body", "")))
+		if value.get("html"):
+			msg.add_alternative(str(value["html"]), subtype="html")
+		return msg.as_bytes().decode("ascii")
+	except (ValueError, TypeError, IndexError, MessageError) as exc:
+		raise ToolError(f"could not build the email: {exc}") from None
+
+
+def _file_source(name: str, value: Any) -> FileSource:
+	source = _SOURCE.get()
+	if source is None:
+		raise ToolError(f"{name} can only read files in an HTTP tool run by an agent")
+	if not isinstance(value, str) or not value:
+		raise ToolError(f"{name} needs a file reference string (openmolt-file:<id>, ...)")
+	return source
+
+
+def _file_base64(value: Any, max_bytes: Any = None) -> str:
+	source = _file_source("file_base64", value)
+	try:
+		limit = MAX_INLINE_FILE_BYTES if max_bytes is None else int(max_bytes)
+	except (TypeError, ValueError):
+		raise ToolError(f"file_base64's size cap must be a number, got {max_bytes!r}") from None
+	return base64.b64encode(source.read(value, max_bytes=limit).data).decode("ascii")
+
+
+def _file_media_type(value: Any) -> str:
+	return str(_file_source("file_media_type", value).describe(value)["mediaType"])
+
+
+@contextmanager
+def reading_files(source: FileSource | None) -> Iterator[None]:
+	"""Let the file filters read through ``source`` while the block runs (blocking reads).
+
+	Args:
+		source: The file store; None makes the filters fail with a clear message.
+	"""
+	token = _SOURCE.set(source)
+	try:
+		yield
+	finally:
+		_SOURCE.reset(token)
+
+
+def uses_filter(value: Any, *names: str) -> bool:
+	"""Whether any template string in a definition (dicts and lists walked) names a filter."""
+	if isinstance(value, str):
+		return ("{{" in value or "{%" in value) and any(name in value for name in names)
+	if isinstance(value, Mapping):
+		return any(uses_filter(v, *names) for v in value.values())
+	if isinstance(value, (list, tuple)):
+		return any(uses_filter(v, *names) for v in value)
+	return False
 
 
 class _Env(Environment):
@@ -151,6 +256,8 @@ _FILTERS = {
 	"json": _json,
 	"base64": _base64,
 	"base64url": _base64url,
+	"file_base64": _file_base64,
+	"file_media_type": _file_media_type,
 	"path_segments": _path_segments,
 	"rfc2822": _rfc2822,
 	"url_encode": _url_encode,
@@ -170,9 +277,16 @@ def _compile(source: str, path: bool = False) -> tuple[str, Any]:
 	if "{{" not in source and "{%" not in source:
 		return "literal", source
 	try:
-		return "template", (_PATH_ENV if path else _ENV).from_string(source)
+		template = (_PATH_ENV if path else _ENV).from_string(source)
 	except LiquidError as exc:
 		raise ToolError(f"invalid template {source[:80]!r} in the integration: {exc}") from exc
+	file_filter = _EXACT_FILE.match(source)
+	if file_filter:
+		parts = tuple(
+			int(index) if index else name for name, index in _PART.findall(file_filter.group(2))
+		)
+		return "file", (file_filter.group(1), parts, template)
+	return "template", template
 
 
 def _lookup(data: Mapping[str, Any], root: str, parts: tuple[str | int, ...]) -> Any:
@@ -212,6 +326,10 @@ def render_string(source: str, data: Mapping[str, Any], *, path: bool = False) -
 				value if isinstance(value, _PathSafe) else _segment(to_liquid_string(value, False))
 			)
 		return value
+	if kind == "file":
+		root, parts, compiled = compiled
+		if _lookup(data, root, parts) is MISSING:
+			return _DROP_OBJECT
 	try:
 		return compiled.render(**data)
 	except ToolError:
@@ -220,24 +338,34 @@ def render_string(source: str, data: Mapping[str, Any], *, path: bool = False) -
 		raise ToolError(f"could not render {source[:80]!r}: {exc}") from exc
 
 
-def render(value: Any, data: Mapping[str, Any]) -> Any:
-	"""Render strings recursively through dicts and lists, dropping missing optionals.
-
-	A dict key or list item whose value renders to `MISSING` is left out. Non-string leaves
-	(numbers, booleans, None) are kept as they are.
-	"""
+def _render(value: Any, data: Mapping[str, Any], top: bool) -> Any:
 	if isinstance(value, str):
 		return render_string(value, data)
 	if isinstance(value, Mapping):
 		out = {}
 		for key, item in value.items():
-			rendered = render(item, data)
-			if rendered is not MISSING:
+			rendered = _render(item, data, False)
+			if rendered is _DROP_OBJECT and not top:
+				return MISSING
+			if rendered is not MISSING and rendered is not _DROP_OBJECT:
 				out[key] = rendered
 		return out
 	if isinstance(value, (list, tuple)):
-		return [r for r in (render(v, data) for v in value) if r is not MISSING]
+		items = (_render(v, data, False) for v in value)
+		return [r for r in items if r is not MISSING and r is not _DROP_OBJECT]
 	return value
+
+
+def render(value: Any, data: Mapping[str, Any]) -> Any:
+	"""Render strings recursively through dicts and lists, dropping missing optionals.
+
+	A dict key or list item whose value renders to `MISSING` is left out. A nested dict holding an
+	exact file filter (``{{ input.x | file_base64 }}``) over a missing input is left out as a whole;
+	at the top level (headers, query, body) only that key is. Non-string leaves (numbers, booleans,
+	None) are kept as they are.
+	"""
+	rendered = _render(value, data, True)
+	return MISSING if rendered is _DROP_OBJECT else rendered
 
 
 def render_endpoint(source: str, data: Mapping[str, Any]) -> str:

@@ -1,0 +1,340 @@
+import uuid
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+import pytest
+
+from openmolt_core.errors import ToolError
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations.credentials import authorization_url, carries_token, make_auth
+from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
+from openmolt_core.tools import ToolContext
+
+pytestmark = pytest.mark.anyio
+
+
+async def no_sleep(_: float) -> None:
+	return None
+
+
+def context(
+	handler: Any, *, auth: Any = None, client: httpx.AsyncClient | None = None
+) -> ToolContext:
+	http = client or httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	return ToolContext(
+		agent="a",
+		integration="svc",
+		config={},
+		http=lambda: http,
+		auth=auth,
+		extras={"retry_policy": RetryPolicy(sleep=no_sleep)},
+	)
+
+
+def integration(tool: HttpTool, **setup: Any) -> Integration:
+	return Integration(
+		id="svc",
+		name="Svc",
+		api_setup=ApiSetup(base_url="https://api.example.com", **setup),
+		tools=[tool],
+	)
+
+
+def form(request: httpx.Request) -> list[tuple[str, str]]:
+	return parse_qsl(request.content.decode(), keep_blank_values=True)
+
+
+# form_arrays
+
+FORM_TOOL = HttpTool(
+	handle="send",
+	description="d",
+	method="POST",
+	endpoint="/send",
+	request_format="form-data",
+	body={"MediaUrl": "{{ input.urls }}", "items": [{"price": "p1"}], "meta": {"tags": ["x"]}},
+)
+
+
+@pytest.mark.parametrize(
+	("style", "expected"),
+	[
+		(
+			"indices",
+			[
+				("MediaUrl[0]", "a"),
+				("MediaUrl[1]", "b"),
+				("items[0][price]", "p1"),
+				("meta[tags][0]", "x"),
+			],
+		),
+		(
+			"brackets",
+			[
+				("MediaUrl[]", "a"),
+				("MediaUrl[]", "b"),
+				("items[0][price]", "p1"),
+				("meta[tags][]", "x"),
+			],
+		),
+		(
+			"repeat",
+			[("MediaUrl", "a"), ("MediaUrl", "b"), ("items[0][price]", "p1"), ("meta[tags]", "x")],
+		),
+	],
+)
+async def test_form_arrays_styles(style: str, expected: list[tuple[str, str]]) -> None:
+	"""Lists of scalars follow form_arrays; lists of objects always use indices."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		request.read()
+		seen.append(request)
+		return httpx.Response(200, json={})
+
+	await execute_http_tool(
+		FORM_TOOL, integration(FORM_TOOL, form_arrays=style), {"urls": ["a", "b"]}, context(handler)
+	)
+	assert form(seen[0]) == expected
+
+
+async def test_tool_form_arrays_overrides_the_api_setup() -> None:
+	"""A tool's form_arrays wins over the integration's, in multipart bodies too."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		request.read()
+		seen.append(request)
+		return httpx.Response(200, json={})
+
+	tool = FORM_TOOL.model_copy(update={"form_arrays": "repeat", "request_format": "multipart"})
+	await execute_http_tool(
+		tool, integration(tool, form_arrays="brackets"), {"urls": ["a", "b"]}, context(handler)
+	)
+	text = seen[0].content.decode()
+	assert text.count('name="MediaUrl"\r\n') == 2
+	assert "MediaUrl[]" not in text
+
+
+# idempotency keys and retries
+
+
+def post_tool(**kw: Any) -> HttpTool:
+	return HttpTool(handle="create", description="d", method="POST", endpoint="/things", **kw)
+
+
+def counting(statuses: list[int]) -> tuple[list[httpx.Request], Any]:
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		status = statuses[min(len(seen), len(statuses)) - 1]
+		return httpx.Response(status, json={"error": {"message": f"status {status}"}})
+
+	return seen, handler
+
+
+async def test_post_gets_a_fresh_idempotency_key_kept_across_retries() -> None:
+	"""Each POST call gets a new UUID4 key; the engine's retries of one call reuse it."""
+	tool = post_tool()
+	spec = integration(tool, idempotency_header="Idempotency-Key")
+	seen, handler = counting([503, 502, 200])
+	await execute_http_tool(tool, spec, {}, context(handler))
+	keys = [r.headers["idempotency-key"] for r in seen]
+	assert len(keys) == 3 and len(set(keys)) == 1
+	assert uuid.UUID(keys[0]).version == 4
+	more, handler2 = counting([200])
+	await execute_http_tool(tool, spec, {}, context(handler2))
+	assert more[0].headers["idempotency-key"] != keys[0]
+
+
+async def test_explicit_idempotency_key_is_kept_and_get_gets_none() -> None:
+	"""A key the call sets is sent as is; non-POST methods get no key."""
+	tool = post_tool(headers={"Idempotency-Key": "{{ input.key }}"})
+	spec = integration(tool, idempotency_header="Idempotency-Key")
+	seen, handler = counting([200])
+	await execute_http_tool(tool, spec, {"key": "order-42"}, context(handler))
+	assert seen[0].headers["idempotency-key"] == "order-42"
+	get = HttpTool(handle="get", description="d", endpoint="/things")
+	seen, handler = counting([200])
+	await execute_http_tool(
+		get, integration(get, idempotency_header="Idempotency-Key"), {}, context(handler)
+	)
+	assert "idempotency-key" not in seen[0].headers
+
+
+async def test_post_without_key_is_not_retried_on_5xx_but_is_on_429() -> None:
+	"""A POST without an idempotency key is sent once on 5xx; 429 is retried."""
+	tool = post_tool()
+	seen, handler = counting([500, 200])
+	with pytest.raises(ToolError, match="not retried: the request may have been applied") as info:
+		await execute_http_tool(tool, integration(tool), {}, context(handler))
+	assert len(seen) == 1 and info.value.status_code == 500
+	seen, handler = counting([429, 429, 200])
+	assert await execute_http_tool(tool, integration(tool), {}, context(handler)) == {
+		"error": {"message": "status 200"}
+	}
+	assert len(seen) == 3
+
+
+async def test_get_and_put_are_retried_on_5xx() -> None:
+	"""Idempotent methods are retried on 5xx without any key."""
+	for method in ("GET", "PUT"):
+		tool = HttpTool(handle="t", description="d", method=method, endpoint="/x")
+		seen, handler = counting([503, 200])
+		await execute_http_tool(tool, integration(tool), {}, context(handler))
+		assert len(seen) == 2
+
+
+async def test_post_timeouts_are_retried_only_with_a_key() -> None:
+	"""A read timeout repeats a POST only when it carries an idempotency key."""
+	attempts: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		attempts.append(request)
+		if len(attempts) == 1:
+			raise httpx.ReadTimeout("slow", request=request)
+		return httpx.Response(200, json={"id": 1})
+
+	tool = post_tool()
+	with pytest.raises(ToolError, match="did not answer in time"):
+		await execute_http_tool(tool, integration(tool), {}, context(handler))
+	assert len(attempts) == 1
+	attempts.clear()
+	spec = integration(tool, idempotency_header="Idempotency-Key")
+	assert await execute_http_tool(tool, spec, {}, context(handler)) == {"id": 1}
+	assert len(attempts) == 2
+
+
+async def test_post_connect_errors_are_retried() -> None:
+	"""A POST that never reached the service (connect error) is retried even without a key."""
+	attempts: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		attempts.append(request)
+		if len(attempts) == 1:
+			raise httpx.ConnectError("refused", request=request)
+		return httpx.Response(201, json={"id": 2})
+
+	tool = post_tool()
+	assert await execute_http_tool(tool, integration(tool), {}, context(handler)) == {"id": 2}
+	assert len(attempts) == 2
+
+
+# error_check
+
+
+def answering(payload: Any) -> Any:
+	return lambda request: httpx.Response(200, json=payload)
+
+
+async def test_graphql_errors_without_data_raise() -> None:
+	"""graphql: top-level errors with null data is a ToolError with every message."""
+	tool = post_tool(body={"query": "{ shop { name } }"})
+	spec = integration(tool, error_check="graphql")
+	reply = {
+		"errors": [{"message": "Field 'nme' doesn't exist"}, {"message": "Access denied"}],
+		"data": None,
+	}
+	with pytest.raises(ToolError, match="Field 'nme' doesn't exist; Access denied") as info:
+		await execute_http_tool(tool, spec, {}, context(answering(reply)))
+	assert info.value.status_code == 200 and info.value.details == reply
+	with pytest.raises(ToolError, match="Throttled"):
+		await execute_http_tool(tool, spec, {}, context(answering({"errors": "Throttled"})))
+	partial = {"data": {"shop": None}, "errors": [{"message": "partial"}]}
+	assert await execute_http_tool(tool, spec, {}, context(answering(partial))) == partial
+	assert (
+		await execute_http_tool(tool, integration(tool), {}, context(answering(reply))) == reply
+	)  # without error_check the reply is returned
+
+
+async def test_ok_field_false_raises_with_the_error() -> None:
+	"""ok_field: {"ok": false, "error": ...} is a ToolError; ok true is returned."""
+	tool = post_tool()
+	spec = integration(tool, error_check="ok_field")
+	reply = {
+		"ok": False,
+		"error": "channel_not_found",
+		"response_metadata": {"messages": ["[ERROR] bad channel"]},
+	}
+	with pytest.raises(ToolError, match="channel_not_found; \\[ERROR\\] bad channel"):
+		await execute_http_tool(tool, spec, {}, context(answering(reply)))
+	good = {"ok": True, "ts": "1.2"}
+	assert await execute_http_tool(tool, spec, {}, context(answering(good))) == good
+
+
+# credentials
+
+
+def test_scope_separator_from_the_credential() -> None:
+	"""authorization_url joins scopes with the credential's separator unless told otherwise."""
+	cred = Credential(
+		type="oauth2",
+		auth_url="https://slack.com/oauth/v2/authorize",
+		client_id="{{ config.clientId }}",
+		scopes=["chat:write", "channels:read"],
+		scope_separator=",",
+	)
+	url = authorization_url(cred, {"clientId": "c"}, "https://x/cb", "s")
+	assert dict(parse_qsl(urlsplit(url).query))["scope"] == "chat:write,channels:read"
+	url = authorization_url(cred, {"clientId": "c"}, "https://x/cb", "s", scope_separator=" ")
+	assert dict(parse_qsl(urlsplit(url).query))["scope"] == "chat:write channels:read"
+	assert Credential(type="oauth2").scope_separator == " "
+	assert (
+		Credential.model_validate({"type": "oauth2", "scopeSeparator": ","}).scope_separator == ","
+	)
+
+
+def oauth(**kw: Any) -> Credential:
+	return Credential(
+		type="oauth2",
+		token_url="https://auth.example.com/token",
+		client_id="{{ config.clientId }}",
+		client_secret="{{ config.clientSecret }}",
+		refresh_token="{{ config.refreshToken }}",
+		**kw,
+	)
+
+
+async def run_oauth(cred: Credential) -> tuple[list[httpx.Request], list[httpx.Request]]:
+	token_requests: list[httpx.Request] = []
+	api_requests: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		request.read()
+		if request.url.path == "/token":
+			token_requests.append(request)
+			return httpx.Response(200, json={"access_token": "fresh-token-123", "expires_in": 3600})
+		api_requests.append(request)
+		return httpx.Response(200, json={})
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	tool = HttpTool(handle="get", description="d", endpoint="/me")
+	spec = integration(tool)
+	config = {"clientId": "cid", "clientSecret": "secret-xyz", "refreshToken": "refresh-abc"}
+	auth = make_auth(spec, cred, config, on_token_refresh=None, http=lambda: client)
+	await execute_http_tool(tool, spec, {}, context(None, auth=auth, client=client))
+	return token_requests, api_requests
+
+
+async def test_oauth_token_request_asks_for_json() -> None:
+	"""The token request sends Accept: application/json; the API call gets the bearer token."""
+	tokens, calls = await run_oauth(oauth())
+	assert tokens[0].headers["accept"] == "application/json"
+	assert dict(parse_qsl(tokens[0].content.decode()))["grant_type"] == "refresh_token"
+	assert calls[0].headers["authorization"] == "Bearer fresh-token-123"
+
+
+async def test_a_header_carrying_the_token_replaces_authorization() -> None:
+	"""A credential header using config.accessToken carries the token; no Authorization is added."""
+	shopify = oauth(headers={"X-Shopify-Access-Token": "{{ config.accessToken }}"})
+	assert carries_token(shopify)
+	_, calls = await run_oauth(shopify)
+	assert calls[0].headers["x-shopify-access-token"] == "fresh-token-123"
+	assert "authorization" not in calls[0].headers
+	etsy = oauth(headers={"x-api-key": "{{ config.clientId }}"})
+	assert not carries_token(etsy)
+	_, calls = await run_oauth(etsy)
+	assert calls[0].headers["authorization"] == "Bearer fresh-token-123"
+	assert calls[0].headers["x-api-key"] == "cid"
