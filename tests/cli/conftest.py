@@ -1,8 +1,8 @@
 """A fake model server on 127.0.0.1 and helpers that run the real `openmolt` command.
 
-The provider the tests use is `fakeai` (tests/plugins/openmolt_weather), which speaks a minimal
-OpenAI-Responses-shaped protocol. Set OPENMOLT_TEST_PROVIDER=openai to point the same tests at
-the real openai provider instead (it must honour the `base_url` setting).
+The tests drive the real `openai` provider (its `base_url` pointed at the fake server), so the
+whole client path runs: request building, HTTP, response parsing. Set OPENMOLT_TEST_PROVIDER=fakeai
+to use the minimal third-party test provider of tests/plugins/openmolt_weather instead.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-PROVIDER = os.environ.get("OPENMOLT_TEST_PROVIDER", "fakeai")
+PROVIDER = os.environ.get("OPENMOLT_TEST_PROVIDER", "openai")
 KEY_VAR = f"OPENMOLT_{PROVIDER.upper()}_API_KEY"
 OUTPUT_SCHEMA = {
 	"type": "object",
@@ -111,7 +111,7 @@ def agent_file(
 		"instructions": "Greet the person named in the input.",
 		"input": "Ada",
 		"outputSchema": OUTPUT_SCHEMA,
-		"llmProviders": {PROVIDER: {"baseUrl": server.url}},
+		"llmProviders": {PROVIDER: {"baseUrl": server.url, "maxRetries": 0}},
 	}
 	data.update(extra)
 	path = directory / "agent.json"

@@ -18,11 +18,13 @@ def test_a_missing_key_is_one_line_naming_the_variable(tmp_path, cli) -> None:
 
 def test_a_third_party_providers_missing_key_is_one_line_too(tmp_path, server, cli) -> None:
 	"""A provider plugin that refuses to start without a key gives one line, exit 2."""
-	path = cli.agent_file(tmp_path, server)
+	path = cli.agent_file(
+		tmp_path, server, model="fakeai:greet", llmProviders={"fakeai": {"baseUrl": server.url}}
+	)
 	done = cli.openmolt(str(path), cwd=tmp_path, env=cli.clean_env())
 	assert done.returncode == 2
 	assert done.stderr.splitlines() == [
-		f"openmolt: no API key for {cli.PROVIDER}: set {cli.KEY_VAR}"
+		"openmolt: no API key for fakeai: set OPENMOLT_FAKEAI_API_KEY"
 	]
 
 

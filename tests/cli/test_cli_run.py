@@ -68,7 +68,8 @@ def test_a_failed_run_exits_non_zero_with_the_partial_result(tmp_path, server, c
 	done = cli.openmolt(str(path), cwd=tmp_path)
 	assert done.returncode == 1
 	assert json.loads(done.stdout)["status"] == "error"
-	assert "the run failed" in done.stderr and "HTTP 500" in done.stderr
+	assert "the run failed" in done.stderr and "500" in done.stderr
+	assert "the fake model is broken" in done.stderr
 
 
 PY_FACTORY = """

@@ -351,7 +351,7 @@ class OpenMolt:
 			raise ConfigurationError(
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
-		return agent_mod.Agent(
+		agent: Agent = agent_mod.Agent(
 			self,
 			name=name,
 			provider_name=provider_name,
@@ -368,6 +368,7 @@ class OpenMolt:
 			max_tokens=max_tokens,
 			timeout=timeout,
 		)
+		return agent
 
 	def _resolve_model(self, model: str | LLMProvider) -> tuple[str, str, Any]:
 		if not isinstance(model, str):
