@@ -681,3 +681,9 @@ async def test_state_round_trip_keeps_attachments() -> None:
 		)
 	again = RunState.from_dict(json.loads(json.dumps(state.to_dict())))
 	assert again.messages[0].attachments[0].media_type == "image/png"
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	"""The loop runs on anyio: every test here runs on asyncio and on trio."""
+	return str(request.param)

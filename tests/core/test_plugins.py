@@ -167,3 +167,10 @@ def test_extra_names_follow_the_integration_ids() -> None:
 	assert extra_for("googleDrive") == "google-drive"
 	assert extra_for("notion") == "notion"
 	assert extra_for("browserUse") == "browser-use"
+
+
+def test_creating_an_agent_touches_no_network_and_builds_no_client() -> None:
+	"""create_agent with a real provider id and integrations sends nothing and creates no HTTP client."""
+	om = OpenMolt()
+	om.create_agent(name="A", model="echo:any", integrations=["weather"])
+	assert om._http is None  # the client (and its CA bundle) is made on the first request only
