@@ -158,9 +158,17 @@ def fig_create(args: argparse.Namespace) -> dict[str, Any]:
 		agent(om, tool, args, name=f"warm{i}")
 	names = [f"agent{i}" for i in range(count)]
 	gc.collect()
+	if args.profile:
+		import cProfile
+
+		profiler = cProfile.Profile()
+		profiler.enable()
 	t0 = time.perf_counter()
 	agents = [agent(om, tool, args, name=n) for n in names]
 	t1 = time.perf_counter()
+	if args.profile:
+		profiler.disable()
+		profiler.dump_stats(args.profile)
 	del agents
 	gc.collect()
 	tracemalloc.start()
@@ -182,6 +190,12 @@ def fig_create(args: argparse.Namespace) -> dict[str, Any]:
 def fig_cpu(args: argparse.Namespace) -> dict[str, Any]:
 	import anyio
 
+	profiler = None
+	if args.profile:
+		import cProfile
+
+		profiler = cProfile.Profile()
+
 	async def main() -> dict[str, Any]:
 		om, tool = make(args)
 		a = agent(om, tool, args)
@@ -190,9 +204,13 @@ def fig_cpu(args: argparse.Namespace) -> dict[str, Any]:
 		c1, w1 = cpu_s(), time.perf_counter()
 		_check(cold, args.steps)
 		runs = args.repeat
+		if profiler is not None:
+			profiler.enable()
 		for _ in range(runs):
 			warm = await a.run("add")
 			_check(warm, args.steps)
+		if profiler is not None:
+			profiler.disable()
 		c2, w2 = cpu_s(), time.perf_counter()
 		await om.aclose()
 		calls = args.steps + 1
@@ -203,14 +221,10 @@ def fig_cpu(args: argparse.Namespace) -> dict[str, Any]:
 			"cold_wall_ms": (w1 - w0) * 1000,
 		}
 
-	if args.profile:
-		import cProfile
-
-		profiler = cProfile.Profile()
-		out = profiler.runcall(anyio.run, main)
+	out = anyio.run(main)
+	if profiler is not None:
 		profiler.dump_stats(args.profile)
-		return out
-	return anyio.run(main)
+	return out
 
 
 # figure 4 -----------------------------------------------------------------------------------
@@ -309,7 +323,22 @@ def fig_lag(args: argparse.Namespace) -> dict[str, Any]:
 	return anyio.run(main)
 
 
+def fig_transport_import(args: argparse.Namespace) -> dict[str, Any]:
+	import httpx  # noqa: F401  # already paid by OpenMolt; measure what the transport adds
+
+	modules = len(sys.modules)
+	rss = rss_kib()
+	t0 = time.perf_counter()
+	if args.transport == "aiohttp":
+		import httpx_aiohttp  # noqa: F401
+	elif args.transport in ("httpx", "sharded", "httpx-1000"):
+		import httpcore  # noqa: F401
+	t1 = time.perf_counter()
+	return {"import_ms": (t1 - t0) * 1000, "modules": len(sys.modules) - modules, "rss_kib": rss_kib() - rss}
+
+
 FIGURES = {
+	"transport_import": fig_transport_import,
 	"baseline": fig_baseline,
 	"import": fig_import,
 	"create": fig_create,
