@@ -68,7 +68,6 @@ def http_client(transport: str) -> Any:
 	if transport == "default":
 		return None
 	import httpx
-
 	from transports import build
 
 	return httpx.AsyncClient(
@@ -105,7 +104,9 @@ def agent(om: Any, tool: Any, args: argparse.Namespace, name: str = "bench", **k
 
 def _check(result: Any, steps: int) -> None:
 	if result.status != "success" or result.steps != steps + 1:
-		raise SystemExit(f"unexpected run: status={result.status} steps={result.steps} {result.error}")
+		raise SystemExit(
+			f"unexpected run: status={result.status} steps={result.steps} {result.error}"
+		)
 
 
 # figure 1 -----------------------------------------------------------------------------------
@@ -334,7 +335,11 @@ def fig_transport_import(args: argparse.Namespace) -> dict[str, Any]:
 	elif args.transport in ("httpx", "sharded", "httpx-1000"):
 		import httpcore  # noqa: F401
 	t1 = time.perf_counter()
-	return {"import_ms": (t1 - t0) * 1000, "modules": len(sys.modules) - modules, "rss_kib": rss_kib() - rss}
+	return {
+		"import_ms": (t1 - t0) * 1000,
+		"modules": len(sys.modules) - modules,
+		"rss_kib": rss_kib() - rss,
+	}
 
 
 FIGURES = {

@@ -223,7 +223,9 @@ class HTTPProtocol(asyncio.Protocol):
 	def control(self, method: str, path: str, body: bytes) -> bytes:
 		state = self.state
 		if path == "/_stats":
-			return _response(200, json.dumps({"requests": state.requests, "bytes": state.bytes}).encode())
+			return _response(
+				200, json.dumps({"requests": state.requests, "bytes": state.bytes}).encode()
+			)
 		if path == "/_reset" and method == "POST":
 			options = json.loads(body or b"{}")
 			state.requests = state.bytes = 0
@@ -252,7 +254,9 @@ def main() -> None:
 	parser.add_argument("--host", default="127.0.0.1")
 	parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed)")
 	parser.add_argument("--latency-ms", type=float, default=0.0, help="delay before each reply")
-	parser.add_argument("--steps", type=int, default=5, help="tool calls when the model name has no stepsN")
+	parser.add_argument(
+		"--steps", type=int, default=5, help="tool calls when the model name has no stepsN"
+	)
 	args = parser.parse_args()
 	try:
 		asyncio.run(serve(args.host, args.port, args.latency_ms, args.steps))

@@ -12,6 +12,7 @@ It starts ``benchmarks/fake_server.py`` in its own process, then runs each measu
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -96,10 +97,10 @@ def request_bytes(server: Server, provider: str, steps: int) -> dict[str, Any]:
 	bodies = [b.encode() for b in server.control("/_bodies")]
 	server.reset()
 	sizes = [len(b) for b in bodies]
-	growth = [b - a for a, b in zip(sizes, sizes[1:], strict=False)]
+	growth = [b - a for a, b in itertools.pairwise(sizes)]
 	shares = [
 		_common(a.decode("latin-1"), b.decode("latin-1")) / len(a)
-		for a, b in zip(bodies, bodies[1:], strict=False)
+		for a, b in itertools.pairwise(bodies)
 	]
 	# The tool result itself: the sum the tool returned, as JSON (1 or 2 bytes here).
 	result_bytes = statistics.mean(len(str(k + 1)) for k in range(steps))
@@ -134,7 +135,16 @@ def dependency_weight(dist: str, exclude: set[str]) -> tuple[int, float]:
 		for req in d.requires or ():
 			if "extra ==" in req:
 				continue
-			todo.append(req.split(";")[0].split("[")[0].split("<")[0].split(">")[0].split("=")[0].split("!")[0].split("~")[0].strip())
+			todo.append(
+				req.split(";")[0]
+				.split("[")[0]
+				.split("<")[0]
+				.split(">")[0]
+				.split("=")[0]
+				.split("!")[0]
+				.split("~")[0]
+				.strip()
+			)
 	size = 0
 	for name in seen:
 		for f in metadata.distribution(name).files or ():
@@ -161,7 +171,9 @@ def compile_bytecode() -> None:
 	import sysconfig
 
 	root = HERE.parent
-	trees = [root / d / "src" for d in ("openmolt_core", "openmolt_providers", "openmolt_integrations")]
+	trees = [
+		root / d / "src" for d in ("openmolt_core", "openmolt_providers", "openmolt_integrations")
+	]
 	trees.append(Path(sysconfig.get_paths()["purelib"]))
 	for tree in trees:
 		if tree.is_dir():
@@ -194,59 +206,156 @@ def main() -> None:
 			first = repeat(n, "import", server.port, "--first-run", "--steps", "1")
 			raw["1"] = {"baseline": base, "import": imp, "first_run": first}
 			rows += [
-				("1 import openmolt, wall", f"{fmt(imp['import_ms'])} ms ({imp['import_modules']:.0f} modules)", "≤ 200 ms"),
-				("1 import openmolt, peak RSS", f"{fmt(imp['import_peak_rss_kib'] / 1024)} MiB (bare python {fmt(base['peak_rss_kib'] / 1024)})", ""),
-				("1 import + first run (2 integrations), wall", f"{fmt(first['first_run_ms'])} ms ({first['first_run_modules']:.0f} modules)", ""),
-				("1 import + first run, peak RSS", f"{fmt(first['first_run_peak_rss_kib'] / 1024)} MiB", ""),
+				(
+					"1 import openmolt, wall",
+					f"{fmt(imp['import_ms'])} ms ({imp['import_modules']:.0f} modules)",
+					"≤ 200 ms",
+				),
+				(
+					"1 import openmolt, peak RSS",
+					f"{fmt(imp['import_peak_rss_kib'] / 1024)} MiB (bare python {fmt(base['peak_rss_kib'] / 1024)})",
+					"",
+				),
+				(
+					"1 import + first run (2 integrations), wall",
+					f"{fmt(first['first_run_ms'])} ms ({first['first_run_modules']:.0f} modules)",
+					"",
+				),
+				(
+					"1 import + first run, peak RSS",
+					f"{fmt(first['first_run_peak_rss_kib'] / 1024)} MiB",
+					"",
+				),
 			]
 		if 2 in only:
 			c = repeat(n, "create", server.port, "--count", "1000")
 			raw["2"] = c
-			rows.append(("2 create one agent (of 1,000, one tool)", f"{fmt(c['us_per_agent'])} µs, {fmt(c['kib_per_agent'], 2)} KiB retained", "≤ 10 µs, ≤ 3 KiB"))
+			rows.append(
+				(
+					"2 create one agent (of 1,000, one tool)",
+					f"{fmt(c['us_per_agent'])} µs, {fmt(c['kib_per_agent'], 2)} KiB retained",
+					"≤ 10 µs, ≤ 3 KiB",
+				)
+			)
 		if 3 in only:
 			server.reset(0)
 			raw["3"] = {}
 			for p in PROVIDERS:
 				c = repeat(n, "cpu", server.port, "--provider", p, "--steps", "20")
 				raw["3"][p] = c
-				rows.append((f"3 client CPU per step, {p} (N=20, 0 ms)", f"{fmt(c['cpu_ms_per_step'], 2)} ms (first run {fmt(c['cold_cpu_ms_per_step'], 1)} ms)", "≤ 1.5 ms"))
+				rows.append(
+					(
+						f"3 client CPU per step, {p} (N=20, 0 ms)",
+						f"{fmt(c['cpu_ms_per_step'], 2)} ms (first run {fmt(c['cold_cpu_ms_per_step'], 1)} ms)",
+						"≤ 1.5 ms",
+					)
+				)
 		if 4 in only:
 			server.reset(100)
 			raw["4"] = {}
 			for t in transports:
-				c = repeat(heavy, "concurrent", server.port, "--transport", t, "--steps", "5", "--count", "200")
+				c = repeat(
+					heavy,
+					"concurrent",
+					server.port,
+					"--transport",
+					t,
+					"--steps",
+					"5",
+					"--count",
+					"200",
+				)
 				raw["4"][t] = c
 				name = "openmolt new_client()" if t == "openmolt" else t
-				rows.append((f"4 200 runs × 6 calls @100 ms, {name}", f"{fmt(c['wall_s'], 2)} s wall (ideal 0.6), {fmt(c['cpu_ms_per_call'], 2)} ms CPU/call, {fmt(c['peak_rss_mib'])} MiB, {c['failures']:.0f} failed", "≤ 2.0 s, ≤ 80 MiB"))
-			c = repeat(heavy, "concurrent", server.port, "--transport", "openmolt", "--steps", "5", "--count", "1000")
+				rows.append(
+					(
+						f"4 200 runs × 6 calls @100 ms, {name}",
+						f"{fmt(c['wall_s'], 2)} s wall (ideal 0.6), {fmt(c['cpu_ms_per_call'], 2)} ms CPU/call, {fmt(c['peak_rss_mib'])} MiB, {c['failures']:.0f} failed",
+						"≤ 2.0 s, ≤ 80 MiB",
+					)
+				)
+			c = repeat(
+				heavy,
+				"concurrent",
+				server.port,
+				"--transport",
+				"openmolt",
+				"--steps",
+				"5",
+				"--count",
+				"1000",
+			)
 			raw["4"]["1000"] = c
-			rows.append(("4 1,000 runs × 6 calls @100 ms, new_client()", f"{fmt(c['rss_kib_per_run'])} KiB RSS per run, {fmt(c['wall_s'], 2)} s wall, {fmt(c['peak_rss_mib'])} MiB, {c['failures']:.0f} failed", ""))
+			rows.append(
+				(
+					"4 1,000 runs × 6 calls @100 ms, new_client()",
+					f"{fmt(c['rss_kib_per_run'])} KiB RSS per run, {fmt(c['wall_s'], 2)} s wall, {fmt(c['peak_rss_mib'])} MiB, {c['failures']:.0f} failed",
+					"",
+				)
+			)
 			server.reset(0)
 			if not args.quick:
 				for t in ("httpx", "aiohttp"):
 					imp = repeat(n, "transport_import", server.port, "--transport", t)
 					raw["4"][f"import-{t}"] = imp
 					dist = "httpcore" if t == "httpx" else "httpx-aiohttp"
-					count, mib = dependency_weight(dist, {"httpx", "anyio", "idna", "certifi", "sniffio", "h11", "typing-extensions"} if t != "httpx" else {"httpx", "anyio", "idna", "certifi", "sniffio", "typing-extensions"})
-					rows.append((f"4 transport cost, {t}", f"import {fmt(imp['import_ms'])} ms (+{imp['modules']:.0f} modules, +{fmt(imp['rss_kib'] / 1024)} MiB), {count} dists {fmt(mib)} MiB on disk beyond httpx", ""))
+					count, mib = dependency_weight(
+						dist,
+						{"httpx", "anyio", "idna", "certifi", "sniffio", "h11", "typing-extensions"}
+						if t != "httpx"
+						else {"httpx", "anyio", "idna", "certifi", "sniffio", "typing-extensions"},
+					)
+					rows.append(
+						(
+							f"4 transport cost, {t}",
+							f"import {fmt(imp['import_ms'])} ms (+{imp['modules']:.0f} modules, +{fmt(imp['rss_kib'] / 1024)} MiB), {count} dists {fmt(mib)} MiB on disk beyond httpx",
+							"",
+						)
+					)
 		if 5 in only:
 			raw["5"] = {}
 			for p in PROVIDERS:
 				b = request_bytes(server, p, 20)
 				raw["5"][p] = b
-				rows.append((f"5 request bytes per step, {p}", f"+{fmt(b['growth'], 0)} B/step ({fmt(b['beyond_result'], 0)} beyond the result), {b['first']}→{b['last']} B", "≤ 250 B"))
-				rows.append((f"5 prefix share of next request, {p}", f"min {fmt(b['prefix_min'] * 100)} % (step {b['prefix_worst_step']}), median {fmt(b['prefix_median'] * 100)} %", "≥ 90 %"))
+				rows.append(
+					(
+						f"5 request bytes per step, {p}",
+						f"+{fmt(b['growth'], 0)} B/step ({fmt(b['beyond_result'], 0)} beyond the result), {b['first']}→{b['last']} B",
+						"≤ 250 B",
+					)
+				)
+				rows.append(
+					(
+						f"5 prefix share of next request, {p}",
+						f"min {fmt(b['prefix_min'] * 100)} % (step {b['prefix_worst_step']}), median {fmt(b['prefix_median'] * 100)} %",
+						"≥ 90 %",
+					)
+				)
 		if 6 in only:
 			server.reset(0)
 			lag = repeat(n, "lag", server.port, "--steps", "20")
 			raw["6"] = lag
-			rows.append(("6 longest event-loop block, warm run", f"{fmt(lag['warm_max_block_ms'], 2)} ms", "≤ 5 ms"))
-			rows.append(("6 longest event-loop block, first run", f"{fmt(lag['cold_max_block_ms'], 1)} ms (lazy imports, client)", "≤ 5 ms"))
+			rows.append(
+				(
+					"6 longest event-loop block, warm run",
+					f"{fmt(lag['warm_max_block_ms'], 2)} ms",
+					"≤ 5 ms",
+				)
+			)
+			rows.append(
+				(
+					"6 longest event-loop block, first run",
+					f"{fmt(lag['cold_max_block_ms'], 1)} ms (lazy imports, client)",
+					"≤ 5 ms",
+				)
+			)
 	finally:
 		server.close()
 	load = os.getloadavg()
 	width = max(len(r[0]) for r in rows)
-	print(f"\nOpenMolt benchmark ({'quick' if args.quick else 'full'}; medians; load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} CPUs; {time.perf_counter() - started:.0f} s)\n")
+	print(
+		f"\nOpenMolt benchmark ({'quick' if args.quick else 'full'}; medians; load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} CPUs; {time.perf_counter() - started:.0f} s)\n"
+	)
 	print(f"| {'figure':<{width}} | measured | goal |")
 	print(f"| {'-' * width} | --- | --- |")
 	for name, value, goal in rows:
@@ -259,12 +368,19 @@ def profile(server: Server) -> None:
 	import pstats
 
 	server.reset(0)
-	for figure, extra in (("cpu", ["--steps", "20", "--repeat", "5"]), ("create", ["--count", "1000"])):
+	for figure, extra in (
+		("cpu", ["--steps", "20", "--repeat", "5"]),
+		("create", ["--count", "1000"]),
+	):
 		path = f"/tmp/openmolt-bench-{figure}.prof"
 		worker(figure, server.port, "--profile", path, *extra)
-		print(f"\n== figure {'3' if figure == 'cpu' else '2'} ({figure}): top functions by cumulative time ==")
+		print(
+			f"\n== figure {'3' if figure == 'cpu' else '2'} ({figure}): top functions by cumulative time =="
+		)
 		pstats.Stats(path).sort_stats("cumulative").print_stats(30)
-		print(f"== figure {'3' if figure == 'cpu' else '2'} ({figure}): top functions by own time ==")
+		print(
+			f"== figure {'3' if figure == 'cpu' else '2'} ({figure}): top functions by own time =="
+		)
 		pstats.Stats(path).sort_stats("tottime").print_stats(20)
 
 

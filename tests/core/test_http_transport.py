@@ -128,7 +128,9 @@ async def test_the_fast_pool_is_used_under_asyncio_when_installed(anyio_backend:
 	"""Under asyncio with httpx-aiohttp installed the pool is aiohttp's; otherwise httpx's."""
 	transport = PooledTransport()
 	pool = transport._pool()
-	expected = "AiohttpTransport" if anyio_backend == "asyncio" and fast_path() else "AsyncHTTPTransport"
+	expected = (
+		"AiohttpTransport" if anyio_backend == "asyncio" and fast_path() else "AsyncHTTPTransport"
+	)
 	assert type(pool).__name__ == expected
 	assert transport._pool() is pool
 	await transport.aclose()

@@ -106,7 +106,9 @@ def _aiohttp_pool() -> httpx.AsyncBaseTransport:
 
 	def session() -> aiohttp.ClientSession:
 		connector = aiohttp.TCPConnector(
-			limit=MAX_CONNECTIONS, keepalive_timeout=limits.keepalive_expiry, ssl=transport.ssl_context
+			limit=MAX_CONNECTIONS,
+			keepalive_timeout=limits.keepalive_expiry,
+			ssl=transport.ssl_context,
 		)
 		# httpx keeps the cookies (the client's jar); aiohttp must not keep a second jar.
 		return aiohttp.ClientSession(
