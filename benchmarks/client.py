@@ -1,0 +1,374 @@
+"""The client side of the benchmarks: one measurement per process, printed as one JSON line.
+
+``benchmarks/run.py`` starts this file in fresh processes (``python benchmarks/client.py FIGURE
+--port P ...``) while the fake server runs in another process; run it by hand the same way to look
+at one figure. Everything is imported lazily so that figure 1 measures ``import openmolt`` alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+MODELS = {
+	"openai": "openai:gpt-5-mini",
+	"openai-chat": "openai:gpt-5-mini",
+	"anthropic": "anthropic:claude-sonnet-4-5",
+	"google": "google:gemini-2.5-flash",
+}
+"""Real model names, so the providers take their normal code paths; ``-stepsN`` tells the server N."""
+
+ADD_SCHEMA = {
+	"type": "object",
+	"properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+	"required": ["a", "b"],
+	"additionalProperties": False,
+}
+
+
+def add(input: dict[str, Any], context: Any) -> float:
+	return input["a"] + input["b"]
+
+
+def rss_kib() -> int:
+	"""The current resident set size in KiB (Linux)."""
+	with open("/proc/self/statm") as f:
+		pages = int(f.read().split()[1])
+	return pages * resource.getpagesize() // 1024
+
+
+def peak_rss_kib() -> int:
+	return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def cpu_s() -> float:
+	r = resource.getrusage(resource.RUSAGE_SELF)
+	return r.ru_utime + r.ru_stime
+
+
+def settings(provider: str, port: int) -> dict[str, dict[str, Any]]:
+	base = f"http://127.0.0.1:{port}"
+	if provider == "openai":
+		return {"openai": {"api_key": "sk-bench", "base_url": f"{base}/v1"}}
+	if provider == "openai-chat":
+		return {"openai": {"api_key": "sk-bench", "base_url": f"{base}/v1", "api_mode": "chat"}}
+	if provider == "anthropic":
+		return {"anthropic": {"api_key": "sk-ant-bench", "base_url": f"{base}/v1"}}
+	if provider == "google":
+		return {"google": {"api_key": "bench", "base_url": f"{base}/v1beta"}}
+	raise SystemExit(f"unknown provider {provider!r}")
+
+
+def http_client(transport: str) -> Any:
+	"""The shared client to hand OpenMolt; ``default`` lets OpenMolt build its own."""
+	if transport == "default":
+		return None
+	import httpx
+	from transports import build
+
+	return httpx.AsyncClient(
+		transport=build(transport),
+		timeout=httpx.Timeout(60.0, connect=10.0),
+		follow_redirects=False,
+		headers={"User-Agent": "openmolt"},
+	)
+
+
+def make(args: argparse.Namespace, *, integrations: tuple[str, ...] = ()) -> tuple[Any, Any]:
+	from openmolt import FunctionTool, OpenMolt
+
+	om = OpenMolt(
+		llm_providers=settings(args.provider, args.port),
+		integrations={i: {"token": "bench"} for i in integrations},
+		max_steps=args.steps + 5,
+		http_client=http_client(args.transport),
+	)
+	om._own_http = True  # om.aclose() closes the client even when the benchmark made it
+	tool = FunctionTool("add", "Add two numbers.", add, input_schema=ADD_SCHEMA)
+	return om, tool
+
+
+def agent(om: Any, tool: Any, args: argparse.Namespace, name: str = "bench", **kw: Any) -> Any:
+	return om.create_agent(
+		name=name,
+		model=f"{MODELS[args.provider]}-steps{args.steps}",
+		instructions="Add the numbers the user gives, one tool call at a time, then finish.",
+		tools=[tool],
+		**kw,
+	)
+
+
+def _check(result: Any, steps: int) -> None:
+	if result.status != "success" or result.steps != steps + 1:
+		raise SystemExit(
+			f"unexpected run: status={result.status} steps={result.steps} {result.error}"
+		)
+
+
+# figure 1 -----------------------------------------------------------------------------------
+
+
+def fig_import(args: argparse.Namespace) -> dict[str, Any]:
+	before = set(sys.modules)
+	t0 = time.perf_counter()
+	import openmolt  # noqa: F401
+
+	t1 = time.perf_counter()
+	out: dict[str, Any] = {
+		"import_ms": (t1 - t0) * 1000,
+		"import_peak_rss_kib": peak_rss_kib(),
+		"import_modules": len(set(sys.modules) - before),
+	}
+	if args.first_run:
+		import anyio
+
+		async def main() -> Any:
+			om, tool = make(args, integrations=("github", "slack"))
+			a = agent(om, tool, args, integrations=["github", "slack"])
+			result = await a.run("add 0 and 1")
+			await om.aclose()
+			return result
+
+		result = anyio.run(main)
+		_check(result, args.steps)
+		t2 = time.perf_counter()
+		out["first_run_ms"] = (t2 - t0) * 1000
+		out["first_run_peak_rss_kib"] = peak_rss_kib()
+		out["first_run_modules"] = len(set(sys.modules) - before)
+	return out
+
+
+def fig_baseline(args: argparse.Namespace) -> dict[str, Any]:
+	return {"peak_rss_kib": peak_rss_kib(), "modules": len(sys.modules)}
+
+
+# figure 2 -----------------------------------------------------------------------------------
+
+
+def fig_create(args: argparse.Namespace) -> dict[str, Any]:
+	import gc
+	import tracemalloc
+
+	om, tool = make(args)
+	count = args.count
+	for i in range(20):  # warm caches: plugin discovery, pydantic validators
+		agent(om, tool, args, name=f"warm{i}")
+	names = [f"agent{i}" for i in range(count)]
+	gc.collect()
+	if args.profile:
+		import cProfile
+
+		profiler = cProfile.Profile()
+		profiler.enable()
+	t0 = time.perf_counter()
+	agents = [agent(om, tool, args, name=n) for n in names]
+	t1 = time.perf_counter()
+	if args.profile:
+		profiler.disable()
+		profiler.dump_stats(args.profile)
+	del agents
+	gc.collect()
+	tracemalloc.start()
+	before = tracemalloc.get_traced_memory()[0]
+	agents = [agent(om, tool, args, name=n) for n in names]
+	gc.collect()
+	after = tracemalloc.get_traced_memory()[0]
+	tracemalloc.stop()
+	return {
+		"us_per_agent": (t1 - t0) * 1e6 / count,
+		"kib_per_agent": (after - before) / 1024 / count,
+		"agents": len(agents),
+	}
+
+
+# figure 3 -----------------------------------------------------------------------------------
+
+
+def fig_cpu(args: argparse.Namespace) -> dict[str, Any]:
+	import anyio
+
+	profiler = None
+	if args.profile:
+		import cProfile
+
+		profiler = cProfile.Profile()
+
+	async def main() -> dict[str, Any]:
+		om, tool = make(args)
+		a = agent(om, tool, args)
+		c0, w0 = cpu_s(), time.perf_counter()
+		cold = await a.run("add")
+		c1, w1 = cpu_s(), time.perf_counter()
+		_check(cold, args.steps)
+		runs = args.repeat
+		if profiler is not None:
+			profiler.enable()
+		for _ in range(runs):
+			warm = await a.run("add")
+			_check(warm, args.steps)
+		if profiler is not None:
+			profiler.disable()
+		c2, w2 = cpu_s(), time.perf_counter()
+		await om.aclose()
+		calls = args.steps + 1
+		return {
+			"cold_cpu_ms_per_step": (c1 - c0) * 1000 / calls,
+			"cpu_ms_per_step": (c2 - c1) * 1000 / calls / runs,
+			"wall_ms_per_step": (w2 - w1) * 1000 / calls / runs,
+			"cold_wall_ms": (w1 - w0) * 1000,
+		}
+
+	out = anyio.run(main)
+	if profiler is not None:
+		profiler.dump_stats(args.profile)
+	return out
+
+
+# figure 4 -----------------------------------------------------------------------------------
+
+
+def fig_concurrent(args: argparse.Namespace) -> dict[str, Any]:
+	import anyio
+
+	async def main() -> dict[str, Any]:
+		om, tool = make(args)
+		agents = [agent(om, tool, args, name=f"agent{i}") for i in range(args.count)]
+		_check(await agents[0].run("warm up"), args.steps)  # imports, client, pool
+		failures = 0
+		errors: list[str] = []
+
+		async def one(a: Any) -> None:
+			nonlocal failures
+			try:
+				result = await a.run("add")
+				if result.status != "success" or result.steps != args.steps + 1:
+					failures += 1
+					errors.append(f"{result.status}: {result.error}")
+			except Exception as exc:
+				failures += 1
+				errors.append(f"{type(exc).__name__}: {exc}")
+
+		rss0 = rss_kib()
+		c0, w0 = cpu_s(), time.perf_counter()
+		async with anyio.create_task_group() as tg:
+			for a in agents:
+				tg.start_soon(one, a)
+		c1, w1 = cpu_s(), time.perf_counter()
+		peak = peak_rss_kib()
+		await om.aclose()
+		calls = args.count * (args.steps + 1)
+		return {
+			"wall_s": w1 - w0,
+			"cpu_ms_per_call": (c1 - c0) * 1000 / calls,
+			"peak_rss_mib": peak / 1024,
+			"rss_kib_per_run": (peak - rss0) / args.count,
+			"failures": failures,
+			"first_error": errors[0] if errors else "",
+		}
+
+	return anyio.run(main)
+
+
+# figure 5 -----------------------------------------------------------------------------------
+
+
+def fig_bytes(args: argparse.Namespace) -> dict[str, Any]:
+	import anyio
+
+	async def main() -> dict[str, Any]:
+		om, tool = make(args)
+		result = await agent(om, tool, args).run("add")
+		_check(result, args.steps)
+		await om.aclose()
+		return {"steps": result.steps}
+
+	return anyio.run(main)
+
+
+# figure 6 -----------------------------------------------------------------------------------
+
+
+def fig_lag(args: argparse.Namespace) -> dict[str, Any]:
+	import anyio
+
+	async def main() -> dict[str, Any]:
+		om, tool = make(args)
+		a = agent(om, tool, args)
+		worst = [0.0]
+		period = 0.0005
+
+		async def probe() -> None:
+			while True:
+				t = time.perf_counter()
+				await anyio.sleep(period)
+				worst[0] = max(worst[0], time.perf_counter() - t - period)
+
+		out: dict[str, Any] = {}
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(probe)
+			await anyio.sleep(0.01)
+			worst[0] = 0.0
+			_check(await a.run("add"), args.steps)
+			out["cold_max_block_ms"] = worst[0] * 1000
+			worst[0] = 0.0
+			_check(await a.run("add"), args.steps)
+			out["warm_max_block_ms"] = worst[0] * 1000
+			tg.cancel_scope.cancel()
+		await om.aclose()
+		return out
+
+	return anyio.run(main)
+
+
+def fig_transport_import(args: argparse.Namespace) -> dict[str, Any]:
+	import httpx  # noqa: F401  # already paid by OpenMolt; measure what the transport adds
+
+	modules = len(sys.modules)
+	rss = rss_kib()
+	t0 = time.perf_counter()
+	if args.transport == "aiohttp":
+		import httpx_aiohttp  # noqa: F401
+	elif args.transport in ("httpx", "sharded", "httpx-1000"):
+		import httpcore  # noqa: F401
+	t1 = time.perf_counter()
+	return {
+		"import_ms": (t1 - t0) * 1000,
+		"modules": len(sys.modules) - modules,
+		"rss_kib": rss_kib() - rss,
+	}
+
+
+FIGURES = {
+	"transport_import": fig_transport_import,
+	"baseline": fig_baseline,
+	"import": fig_import,
+	"create": fig_create,
+	"cpu": fig_cpu,
+	"concurrent": fig_concurrent,
+	"bytes": fig_bytes,
+	"lag": fig_lag,
+}
+
+
+def main() -> None:
+	parser = argparse.ArgumentParser(description="one benchmark measurement")
+	parser.add_argument("figure", choices=sorted(FIGURES))
+	parser.add_argument("--port", type=int, default=0)
+	parser.add_argument("--provider", default="openai", choices=sorted(MODELS))
+	parser.add_argument("--transport", default="default")
+	parser.add_argument("--steps", type=int, default=20)
+	parser.add_argument("--count", type=int, default=1000)
+	parser.add_argument("--repeat", type=int, default=3)
+	parser.add_argument("--first-run", action="store_true")
+	parser.add_argument("--profile", default="")
+	args = parser.parse_args()
+	out = FIGURES[args.figure](args)
+	print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+	main()

@@ -1,0 +1,388 @@
+"""OpenMolt's performance benchmark: one command, one table.
+
+    uv run python benchmarks/run.py            # full: 5 fresh processes per figure (3 for figure 4)
+    uv run python benchmarks/run.py --quick    # fewer repetitions, figure 4 on the default client only
+    uv run python benchmarks/run.py --only 3,5 # some figures
+    uv run python benchmarks/run.py --profile  # cProfile of figures 2 and 3, top functions
+
+It starts ``benchmarks/fake_server.py`` in its own process, then runs each measurement of
+``benchmarks/client.py`` in fresh processes and prints the median. See ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PROVIDERS = ["openai", "openai-chat", "anthropic", "google"]
+TRANSPORTS = ["openmolt", "httpx", "httpx-1000", "sharded", "aiohttp"]
+
+
+class Server:
+	def __init__(self) -> None:
+		self.proc = subprocess.Popen(
+			[sys.executable, str(HERE / "fake_server.py"), "--port", "0"],
+			stdout=subprocess.PIPE,
+			text=True,
+		)
+		line = self.proc.stdout.readline() if self.proc.stdout else ""
+		if not line.startswith("listening"):
+			raise SystemExit(f"the fake server did not start: {line!r}")
+		self.port = int(line.rsplit(":", 1)[1])
+
+	def control(self, path: str, body: dict[str, Any] | None = None) -> Any:
+		data = json.dumps(body).encode() if body is not None else None
+		url = f"http://127.0.0.1:{self.port}{path}"
+		with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=30) as r:
+			return json.loads(r.read())
+
+	def reset(self, latency_ms: float = 0.0, record: bool = False) -> None:
+		self.control("/_reset", {"latency_ms": latency_ms, "record": record})
+
+	def close(self) -> None:
+		self.proc.terminate()
+		self.proc.wait(timeout=10)
+
+
+def worker(figure: str, port: int, *extra: str) -> dict[str, Any]:
+	cmd = [sys.executable, str(HERE / "client.py"), figure, "--port", str(port), *extra]
+	done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=os.environ.copy())
+	lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+	if done.returncode != 0 or not lines:
+		raise SystemExit(f"{' '.join(cmd[1:])} failed:\n{done.stdout}\n{done.stderr[-3000:]}")
+	return json.loads(lines[-1])
+
+
+def median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+	out: dict[str, Any] = {}
+	for key, value in runs[0].items():
+		values = [r[key] for r in runs]
+		out[key] = statistics.median(values) if isinstance(value, int | float) else values[0]
+	return out
+
+
+def repeat(n: int, figure: str, port: int, *extra: str) -> dict[str, Any]:
+	return median([worker(figure, port, *extra) for _ in range(n)])
+
+
+# figure 5 ----------------------------------------------------------------------------------
+
+
+def _common(a: str, b: str) -> int:
+	n = min(len(a), len(b))
+	lo, hi = 0, n
+	while lo < hi:  # binary search on prefix equality: slices compare in C
+		mid = (lo + hi + 1) // 2
+		if a[:mid] == b[:mid]:
+			lo = mid
+		else:
+			hi = mid - 1
+	return lo
+
+
+def request_bytes(server: Server, provider: str, steps: int) -> dict[str, Any]:
+	server.reset(record=True)
+	worker("bytes", server.port, "--provider", provider, "--steps", str(steps))
+	bodies = [b.encode() for b in server.control("/_bodies")]
+	server.reset()
+	sizes = [len(b) for b in bodies]
+	growth = [b - a for a, b in itertools.pairwise(sizes)]
+	shares = [
+		_common(a.decode("latin-1"), b.decode("latin-1")) / len(a)
+		for a, b in itertools.pairwise(bodies)
+	]
+	# The tool result itself: the sum the tool returned, as JSON (1 or 2 bytes here).
+	result_bytes = statistics.mean(len(str(k + 1)) for k in range(steps))
+	return {
+		"requests": len(bodies),
+		"first": sizes[0],
+		"last": sizes[-1],
+		"growth": statistics.mean(growth),
+		"beyond_result": statistics.mean(growth) - result_bytes,
+		"prefix_min": min(shares),
+		"prefix_median": statistics.median(shares),
+		"prefix_worst_step": shares.index(min(shares)) + 1,
+	}
+
+
+# dependency weight --------------------------------------------------------------------------
+
+
+def dependency_weight(dist: str, exclude: set[str]) -> tuple[int, float]:
+	"""Distributions ``dist`` pulls in beyond ``exclude``, and their installed size in MiB."""
+	seen: set[str] = set()
+	todo = [dist]
+	while todo:
+		name = todo.pop().lower().replace("_", "-")
+		if name in seen or name in exclude:
+			continue
+		try:
+			d = metadata.distribution(name)
+		except metadata.PackageNotFoundError:
+			continue
+		seen.add(name)
+		for req in d.requires or ():
+			if "extra ==" in req:
+				continue
+			todo.append(
+				req.split(";")[0]
+				.split("[")[0]
+				.split("<")[0]
+				.split(">")[0]
+				.split("=")[0]
+				.split("!")[0]
+				.split("~")[0]
+				.strip()
+			)
+	size = 0
+	for name in seen:
+		for f in metadata.distribution(name).files or ():
+			try:
+				size += f.locate().stat().st_size
+			except OSError:
+				pass
+	return len(seen), size / 2**20
+
+
+# the table ----------------------------------------------------------------------------------
+
+
+def fmt(v: float, digits: int = 1) -> str:
+	return f"{v:,.{digits}f}"
+
+
+def compile_bytecode() -> None:
+	"""Write .pyc files for our sources and site-packages (PYTHONDONTWRITEBYTECODE may be set).
+
+	Without them every fresh process compiles from source and figure 1 measures the compiler.
+	"""
+	import compileall
+	import sysconfig
+
+	root = HERE.parent
+	trees = [
+		root / d / "src" for d in ("openmolt_core", "openmolt_providers", "openmolt_integrations")
+	]
+	trees.append(Path(sysconfig.get_paths()["purelib"]))
+	for tree in trees:
+		if tree.is_dir():
+			compileall.compile_dir(tree, quiet=2, workers=1)
+
+
+def main() -> None:
+	parser = argparse.ArgumentParser(description="OpenMolt's benchmark table")
+	parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+	parser.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated figure numbers")
+	parser.add_argument("--profile", action="store_true", help="profile figures 2 and 3 instead")
+	parser.add_argument("--json", default="", help="also write the raw figures to this file")
+	args = parser.parse_args()
+	only = {int(x) for x in args.only.split(",") if x}
+	n = 3 if args.quick else 5
+	heavy = 1 if args.quick else 3
+	transports = ["openmolt"] if args.quick else TRANSPORTS
+	compile_bytecode()
+	server = Server()
+	rows: list[tuple[str, str, str]] = []
+	raw: dict[str, Any] = {}
+	started = time.perf_counter()
+	try:
+		if args.profile:
+			profile(server)
+			return
+		if 1 in only:
+			base = repeat(n, "baseline", server.port)
+			imp = repeat(n, "import", server.port)
+			first = repeat(n, "import", server.port, "--first-run", "--steps", "1")
+			raw["1"] = {"baseline": base, "import": imp, "first_run": first}
+			rows += [
+				(
+					"1 import openmolt, wall",
+					f"{fmt(imp['import_ms'])} ms ({imp['import_modules']:.0f} modules)",
+					"≤ 200 ms",
+				),
+				(
+					"1 import openmolt, peak RSS",
+					f"{fmt(imp['import_peak_rss_kib'] / 1024)} MiB (bare python {fmt(base['peak_rss_kib'] / 1024)})",
+					"",
+				),
+				(
+					"1 import + first run (2 integrations), wall",
+					f"{fmt(first['first_run_ms'])} ms ({first['first_run_modules']:.0f} modules)",
+					"",
+				),
+				(
+					"1 import + first run, peak RSS",
+					f"{fmt(first['first_run_peak_rss_kib'] / 1024)} MiB",
+					"",
+				),
+			]
+		if 2 in only:
+			c = repeat(n, "create", server.port, "--count", "1000")
+			raw["2"] = c
+			rows.append(
+				(
+					"2 create one agent (of 1,000, one tool)",
+					f"{fmt(c['us_per_agent'])} µs, {fmt(c['kib_per_agent'], 2)} KiB retained",
+					"≤ 10 µs, ≤ 3 KiB",
+				)
+			)
+		if 3 in only:
+			server.reset(0)
+			raw["3"] = {}
+			for p in PROVIDERS:
+				c = repeat(n, "cpu", server.port, "--provider", p, "--steps", "20")
+				raw["3"][p] = c
+				rows.append(
+					(
+						f"3 client CPU per step, {p} (N=20, 0 ms)",
+						f"{fmt(c['cpu_ms_per_step'], 2)} ms (first run {fmt(c['cold_cpu_ms_per_step'], 1)} ms)",
+						"≤ 1.5 ms",
+					)
+				)
+		if 4 in only:
+			server.reset(100)
+			raw["4"] = {}
+			for t in transports:
+				c = repeat(
+					heavy,
+					"concurrent",
+					server.port,
+					"--transport",
+					t,
+					"--steps",
+					"5",
+					"--count",
+					"200",
+				)
+				raw["4"][t] = c
+				name = "openmolt new_client()" if t == "openmolt" else t
+				rows.append(
+					(
+						f"4 200 runs × 6 calls @100 ms, {name}",
+						f"{fmt(c['wall_s'], 2)} s wall (ideal 0.6), {fmt(c['cpu_ms_per_call'], 2)} ms CPU/call, {fmt(c['peak_rss_mib'])} MiB, {c['failures']:.0f} failed",
+						"≤ 2.0 s, ≤ 80 MiB",
+					)
+				)
+			c = repeat(
+				heavy,
+				"concurrent",
+				server.port,
+				"--transport",
+				"openmolt",
+				"--steps",
+				"5",
+				"--count",
+				"1000",
+			)
+			raw["4"]["1000"] = c
+			rows.append(
+				(
+					"4 1,000 runs × 6 calls @100 ms, new_client()",
+					f"{fmt(c['rss_kib_per_run'])} KiB RSS per run, {fmt(c['wall_s'], 2)} s wall, {fmt(c['peak_rss_mib'])} MiB, {c['failures']:.0f} failed",
+					"",
+				)
+			)
+			server.reset(0)
+			if not args.quick:
+				for t in ("httpx", "aiohttp"):
+					imp = repeat(n, "transport_import", server.port, "--transport", t)
+					raw["4"][f"import-{t}"] = imp
+					dist = "httpcore" if t == "httpx" else "httpx-aiohttp"
+					count, mib = dependency_weight(
+						dist,
+						{"httpx", "anyio", "idna", "certifi", "sniffio", "h11", "typing-extensions"}
+						if t != "httpx"
+						else {"httpx", "anyio", "idna", "certifi", "sniffio", "typing-extensions"},
+					)
+					rows.append(
+						(
+							f"4 transport cost, {t}",
+							f"import {fmt(imp['import_ms'])} ms (+{imp['modules']:.0f} modules, +{fmt(imp['rss_kib'] / 1024)} MiB), {count} dists {fmt(mib)} MiB on disk beyond httpx",
+							"",
+						)
+					)
+		if 5 in only:
+			raw["5"] = {}
+			for p in PROVIDERS:
+				b = request_bytes(server, p, 20)
+				raw["5"][p] = b
+				rows.append(
+					(
+						f"5 request bytes per step, {p}",
+						f"+{fmt(b['growth'], 0)} B/step ({fmt(b['beyond_result'], 0)} beyond the result), {b['first']}→{b['last']} B",
+						"≤ 250 B",
+					)
+				)
+				rows.append(
+					(
+						f"5 prefix share of next request, {p}",
+						f"min {fmt(b['prefix_min'] * 100)} % (step {b['prefix_worst_step']}), median {fmt(b['prefix_median'] * 100)} %",
+						"≥ 90 %",
+					)
+				)
+		if 6 in only:
+			server.reset(0)
+			lag = repeat(n, "lag", server.port, "--steps", "20")
+			raw["6"] = lag
+			rows.append(
+				(
+					"6 longest event-loop block, warm run",
+					f"{fmt(lag['warm_max_block_ms'], 2)} ms",
+					"≤ 5 ms",
+				)
+			)
+			rows.append(
+				(
+					"6 longest event-loop block, first run",
+					f"{fmt(lag['cold_max_block_ms'], 1)} ms (lazy imports, client)",
+					"≤ 5 ms",
+				)
+			)
+	finally:
+		server.close()
+	load = os.getloadavg()
+	width = max(len(r[0]) for r in rows)
+	print(
+		f"\nOpenMolt benchmark ({'quick' if args.quick else 'full'}; medians; load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} CPUs; {time.perf_counter() - started:.0f} s)\n"
+	)
+	print(f"| {'figure':<{width}} | measured | goal |")
+	print(f"| {'-' * width} | --- | --- |")
+	for name, value, goal in rows:
+		print(f"| {name:<{width}} | {value} | {goal} |")
+	if args.json:
+		Path(args.json).write_text(json.dumps(raw, indent=2))
+
+
+def profile(server: Server) -> None:
+	import pstats
+
+	server.reset(0)
+	for figure, extra in (
+		("cpu", ["--steps", "20", "--repeat", "5"]),
+		("create", ["--count", "1000"]),
+	):
+		path = f"/tmp/openmolt-bench-{figure}.prof"
+		worker(figure, server.port, "--profile", path, *extra)
+		print(
+			f"\n== figure {'3' if figure == 'cpu' else '2'} ({figure}): top functions by cumulative time =="
+		)
+		pstats.Stats(path).sort_stats("cumulative").print_stats(30)
+		print(
+			f"== figure {'3' if figure == 'cpu' else '2'} ({figure}): top functions by own time =="
+		)
+		pstats.Stats(path).sort_stats("tottime").print_stats(20)
+
+
+if __name__ == "__main__":
+	main()
