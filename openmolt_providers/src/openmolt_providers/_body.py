@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["data_url", "merge_options"]
+__all__ = ["data_url", "last_key", "merge_options"]
 
 
 def merge_options(body: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -25,3 +25,14 @@ def merge_options(body: dict[str, Any], options: dict[str, Any]) -> dict[str, An
 def data_url(media_type: str, data: str) -> str:
 	"""A ``data:`` URL for base64 content."""
 	return f"data:{media_type};base64,{data}"
+
+
+def last_key(body: dict[str, Any], key: str) -> dict[str, Any]:
+	"""Move the growing conversation to the end of the body, after every fixed field.
+
+	JSON keeps dict order, so the reply schema, tools and settings then sit in the byte-identical
+	prefix that the next request repeats, and only the end of the body changes between steps.
+	"""
+	if key in body:
+		body[key] = body.pop(key)
+	return body

@@ -190,16 +190,31 @@ class HTTPProvider:
 		Raises:
 			ProviderError: The provider refused the request, or it still failed after the retries.
 		"""
+		headers = self.headers()
+		try:
+			# The first attempt goes straight out: tenacity is set up only when a retry is due.
+			return await self._send(url, body, headers, model)
+		except Exception as exc:
+			if not _should_retry(exc):
+				raise
+			if self.max_retries < 1:
+				raise self._gave_up(exc, model) from exc
+			first = exc
+		return await self._retry(url, body, headers, model, first)
+
+	async def _retry(
+		self, url: str, body: bytes, headers: dict[str, str], model: str, first: Exception
+	) -> dict[str, Any]:
 		from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-		headers = self.headers()
 		sleep = self._sleep
 		if sleep is None:
 			import anyio
 
 			sleep = anyio.sleep
+		await sleep(self._delay(first, 1))
 		retrying = AsyncRetrying(
-			stop=stop_after_attempt(self.max_retries + 1),
+			stop=stop_after_attempt(self.max_retries),
 			wait=self._wait,
 			retry=retry_if_exception(_should_retry),
 			sleep=sleep,
@@ -209,23 +224,29 @@ class HTTPProvider:
 			async for attempt in retrying:
 				with attempt:
 					return await self._send(url, body, headers, model)
-		except _RetryableError as exc:
-			raise ProviderError(
-				f"{exc.detail} (gave up after {self.max_retries + 1} attempts)",
+		except Exception as exc:
+			if _should_retry(exc):
+				raise self._gave_up(exc, model) from exc
+			raise
+		raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
+
+	def _gave_up(self, exc: Exception, model: str) -> ProviderError:
+		attempts = self.max_retries + 1
+		if isinstance(exc, _RetryableError):
+			return ProviderError(
+				f"{exc.detail} (gave up after {attempts} attempts)",
 				provider=self.name,
 				model=model,
 				status_code=exc.status_code,
 				retryable=True,
-			) from exc
-		except _transport_error() as exc:
-			raise ProviderError(
-				f"could not reach {self.base_url} ({type(exc).__name__}) after "
-				f"{self.max_retries + 1} attempts; check the network and the base_url setting",
-				provider=self.name,
-				model=model,
-				retryable=True,
-			) from exc
-		raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
+			)
+		return ProviderError(
+			f"could not reach {self.base_url} ({type(exc).__name__}) after "
+			f"{attempts} attempts; check the network and the base_url setting",
+			provider=self.name,
+			model=model,
+			retryable=True,
+		)
 
 	async def _send(
 		self, url: str, body: bytes, headers: dict[str, str], model: str
@@ -258,10 +279,15 @@ class HTTPProvider:
 
 	def _wait(self, state: RetryCallState) -> float:
 		exc = state.outcome.exception() if state.outcome else None
+		# attempt 1 of the retry loop is the call's second attempt
+		return self._delay(exc, state.attempt_number + 1)
+
+	def _delay(self, exc: BaseException | None, attempt: int) -> float:
+		"""Seconds to wait before ``attempt`` (2, 3, ...): Retry-After when given, else backoff."""
 		after = getattr(exc, "retry_after", None)
 		if after is not None:
 			return float(min(after, _MAX_WAIT))
-		return float(min(0.5 * 2 ** (state.attempt_number - 1), 8.0)) + random.uniform(0, 0.25)
+		return float(min(0.5 * 2 ** (attempt - 2), 8.0)) + random.uniform(0, 0.25)
 
 	# errors -------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._body import merge_options
+from openmolt_providers._body import last_key, merge_options
 from openmolt_providers._prices import cost
 from openmolt_providers._schema import strict_schema
 from openmolt_providers.anthropic._models import (
@@ -143,7 +143,7 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 			body.setdefault("output_config", {})["format"] = fmt
 	if config.provider_options:
 		merge_options(body, config.provider_options)
-	return body
+	return last_key(body, "messages")
 
 
 _STOP = {

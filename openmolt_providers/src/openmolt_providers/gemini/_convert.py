@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._body import merge_options
+from openmolt_providers._body import last_key, merge_options
 from openmolt_providers._prices import cost
 from openmolt_providers._schema import const_to_enum
 
@@ -105,7 +105,7 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 		body["generationConfig"] = generation
 	if config.provider_options:
 		merge_options(body, config.provider_options)
-	return body
+	return last_key(body, "contents")
 
 
 _SAFETY = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"})

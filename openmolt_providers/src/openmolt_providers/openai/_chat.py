@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._body import data_url, merge_options
+from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._prices import cost
 from openmolt_providers._schema import strict_schema
 from openmolt_providers.openai._models import is_reasoning, sampling
@@ -86,7 +86,7 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 		body["response_format"] = provider.schemas.get(request.response_schema, "chat", _format)
 	if config.provider_options:
 		merge_options(body, config.provider_options)
-	return body
+	return last_key(body, "messages")
 
 
 _FINISH = {"stop": "stop", "length": "max_tokens", "content_filter": "safety"}

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._body import data_url, merge_options
+from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._prices import cost
 from openmolt_providers._schema import strict_schema
 from openmolt_providers.openai._models import sampling
@@ -83,7 +83,7 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 		body["text"] = {"format": text_format(provider, request.response_schema)}
 	if config.provider_options:
 		merge_options(body, config.provider_options)
-	return body
+	return last_key(body, "input")
 
 
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "safety"}
