@@ -172,6 +172,112 @@ async def test_dropbox_upload_refreshes_an_offline_token_first() -> None:
 	}
 
 
+VIDEO = bytes(range(40))
+VIDEO_URL = "data:video/mp4;base64," + base64.b64encode(VIDEO).decode()
+BEARER = {"type": "bearer", "config": {"accessToken": "sl.token"}}
+
+
+def _session_recorder(session_id: str = "sess-1") -> Recorder:
+	content = "https://content.dropboxapi.com/2/files/upload_session"
+	return Recorder(
+		{
+			("POST", f"{content}/start"): lambda r: httpx.Response(
+				200, json={"session_id": session_id}
+			),
+			("POST", f"{content}/append_v2"): lambda r: httpx.Response(200, content=b"null"),
+			("POST", f"{content}/finish"): lambda r: httpx.Response(
+				200, json={"name": "talk.mp4", "size": len(VIDEO), "id": "id:9"}
+			),
+		}
+	)
+
+
+def _chunk_request(request: httpx.Request, route: str) -> dict[str, Any]:
+	assert request.method == "POST"
+	assert str(request.url) == f"https://content.dropboxapi.com/2/files/upload_session/{route}"
+	assert request.headers["Authorization"] == "Bearer sl.token"
+	assert request.headers["Content-Type"] == "application/octet-stream"
+	return json.loads(request.headers["Dropbox-API-Arg"])
+
+
+async def test_dropbox_uploads_a_large_file_in_two_chunks() -> None:
+	"""Start sends bytes 0-19 of the file, finish sends 20-39 at offset 20 with the commit."""
+	recorder = _session_recorder()
+	model = ScriptedModel(
+		[
+			call_tool("dropbox.uploadSessionStart", file=f"{VIDEO_URL}#bytes=0-19"),
+			call_tool(
+				"dropbox.uploadSessionFinish",
+				sessionId="sess-1",
+				byteOffset=20,
+				file=f"{VIDEO_URL}#bytes=20-39",
+				path="/Videos/talk.mp4",
+				mode="overwrite",
+			),
+			finish(result="uploaded"),
+		]
+	)
+	om, agent = _agent(dropbox, "dropbox", recorder, model, BEARER)
+	async with om:
+		result = await agent.run("Upload the talk")
+	assert result.output == {"result": "uploaded"}
+	model.assert_consumed()
+	start, done = recorder.requests
+	assert _chunk_request(start, "start") == {"close": False}
+	assert start.content == VIDEO[:20]
+	assert _chunk_request(done, "finish") == {
+		"cursor": {"session_id": "sess-1", "offset": 20},
+		"commit": {
+			"path": "/Videos/talk.mp4",
+			"mode": "overwrite",
+			"autorename": False,
+			"mute": False,
+		},
+	}
+	assert done.content == VIDEO[20:]
+	assert _results(model)[-1]["result"] == {"name": "talk.mp4", "size": 40, "id": "id:9"}
+
+
+async def test_dropbox_plans_chunks_then_starts_appends_and_finishes() -> None:
+	"""fileInfo's ranged chunk references go through start, append_v2 and finish at their offsets."""
+	recorder = _session_recorder("sess-2")
+	model = ScriptedModel(
+		[
+			call_tool("dropbox.fileInfo", file=VIDEO_URL, chunkSize=16),
+			call_tool("dropbox.uploadSessionStart", file=f"{VIDEO_URL}#bytes=0-15"),
+			call_tool(
+				"dropbox.uploadSessionAppend",
+				sessionId="sess-2",
+				byteOffset=16,
+				file=f"{VIDEO_URL}#bytes=16-31",
+			),
+			call_tool(
+				"dropbox.uploadSessionFinish",
+				sessionId="sess-2",
+				byteOffset=32,
+				file=f"{VIDEO_URL}#bytes=32-39",
+				path="/Videos/talk.mp4",
+			),
+			finish(result="uploaded"),
+		]
+	)
+	om, agent = _agent(dropbox, "dropbox", recorder, model, BEARER)
+	async with om:
+		await agent.run("Upload the talk")
+	model.assert_consumed()
+	plan = _results(model)[0]["result"]
+	assert [(c["start"], c["end"]) for c in plan["chunks"]] == [(0, 15), (16, 31), (32, 39)]
+	assert plan["chunks"][1]["file"].endswith("#bytes=16-31")
+	start, append, done = recorder.requests
+	assert _chunk_request(start, "start") == {"close": False}
+	assert _chunk_request(append, "append_v2") == {
+		"cursor": {"session_id": "sess-2", "offset": 16},
+		"close": False,
+	}
+	assert _chunk_request(done, "finish")["cursor"] == {"session_id": "sess-2", "offset": 32}
+	assert [r.content for r in (start, append, done)] == [VIDEO[:16], VIDEO[16:32], VIDEO[32:]]
+
+
 async def test_s3_lists_objects_and_puts_one_signed() -> None:
 	"""listObjects and putObject go to the virtual-hosted bucket URL with a SigV4 signature."""
 	listing_xml = (
