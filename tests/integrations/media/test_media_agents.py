@@ -331,6 +331,77 @@ async def test_s3_lists_objects_and_puts_one_signed() -> None:
 	assert stored["result"]["headers"]["ETag"] == '"abc"'
 
 
+async def test_s3_puts_with_metadata_then_deletes_objects_with_content_md5() -> None:
+	"""Metadata become signed x-amz-meta-* headers; DeleteObjects sends XML with its Content-MD5."""
+	import hashlib
+
+	deleted_xml = (
+		b'<?xml version="1.0" encoding="UTF-8"?>'
+		b'<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+		b"<Deleted><Key>a.txt</Key></Deleted>"
+		b"<Error><Key>b.txt</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+		b"</DeleteResult>"
+	)
+	bucket = "https://my-bucket.s3.eu-west-1.amazonaws.com"
+	recorder = Recorder(
+		{
+			("PUT", f"{bucket}/a.txt"): lambda r: httpx.Response(200, headers={"ETag": '"e1"'}),
+			("POST", f"{bucket}/"): lambda r: httpx.Response(
+				200, content=deleted_xml, headers={"Content-Type": "application/xml"}
+			),
+		}
+	)
+	model = ScriptedModel(
+		[
+			call_tool(
+				"s3.putObject",
+				bucket="my-bucket",
+				key="a.txt",
+				file="data:text/plain;base64,aGk=",
+				metadata={"author": "Ana", "Project-Id": "42"},
+			),
+			call_tool(
+				"s3.deleteObjects",
+				bucket="my-bucket",
+				objects=[{"key": "a.txt"}, {"key": "b.txt", "versionId": "v&1"}],
+			),
+			finish(result="ok"),
+		]
+	)
+	config = {
+		"accessKeyId": "AKIDEXAMPLE",
+		"secretAccessKey": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+		"region": "eu-west-1",
+	}
+	om, agent = _agent(s3, "s3", recorder, model, {"type": "aws_sigv4", "config": config})
+	async with om:
+		await agent.run("Tidy the bucket")
+	put, delete = recorder.requests
+	assert put.headers["x-amz-meta-author"] == "Ana"
+	assert put.headers["x-amz-meta-project-id"] == "42"
+	assert put.content == b"hi"
+	put_signed = put.headers["Authorization"].split("SignedHeaders=")[1].split(",")[0].split(";")
+	assert {"x-amz-meta-author", "x-amz-meta-project-id"} <= set(put_signed)
+	assert delete.method == "POST"
+	assert str(delete.url) == f"{bucket}/?delete"
+	assert delete.content == (
+		b'<Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+		b"<Object><Key>a.txt</Key></Object>"
+		b"<Object><Key>b.txt</Key><VersionId>v&amp;1</VersionId></Object></Delete>"
+	)
+	assert delete.headers["Content-Type"] == "application/xml"
+	md5 = base64.b64encode(hashlib.md5(delete.content).digest()).decode()
+	assert delete.headers["Content-MD5"] == md5
+	auth = delete.headers["Authorization"]
+	assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+	assert "content-md5" in auth.split("SignedHeaders=")[1].split(",")[0].split(";")
+	stored, removed = _results(model)
+	assert stored["result"]["headers"]["ETag"] == '"e1"'
+	result = removed["result"]["DeleteResult"]
+	assert result["Deleted"] == {"Key": "a.txt"}
+	assert result["Error"]["Code"] == "AccessDenied"
+
+
 async def test_meta_ads_lists_campaigns_and_creates_a_paused_one() -> None:
 	"""Graph v26.0 requests carry the bearer token; a new campaign is PAUSED with its categories."""
 	recorder = Recorder(
