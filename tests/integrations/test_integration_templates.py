@@ -53,7 +53,14 @@ def test_every_template_parses(entry: Any) -> None:
 		for tool in integration.tools:
 			if not isinstance(tool, HttpTool):
 				continue
-			for field in ("base_url", "query_params", "headers", "prefixed_headers", "body", "files"):
+			for field in (
+				"base_url",
+				"query_params",
+				"headers",
+				"prefixed_headers",
+				"body",
+				"files",
+			):
 				strings += _strings(getattr(tool, field), f"{tool.handle}.{field}")
 			try:
 				parse_template(tool.endpoint, path=True)

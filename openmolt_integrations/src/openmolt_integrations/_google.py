@@ -229,9 +229,7 @@ def resumable_session_tools(
 			endpoint=endpoint,
 			query_params=query,
 			headers={
-				"Content-Range": (
-					f"bytes {{{{ input.start }}}}-{{{{ input.end }}}}/{{{{ input.totalSize }}}}"
-				)
+				"Content-Range": ("bytes {{ input.start }}-{{ input.end }}/{{ input.totalSize }}")
 			},
 			request_format="binary",
 			body=f"{{{{ input.{file_field} }}}}#bytes={{{{ input.start }}}}-{{{{ input.end }}}}",

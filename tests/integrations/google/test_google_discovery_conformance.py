@@ -182,7 +182,11 @@ def test_the_checker_rejects_broken_resumable_session_tools() -> None:
 	def problems(tool: HttpTool) -> str:
 		return "\n".join(
 			discovery_problems(
-				tool, google_drive.INTEGRATION, "drive.v3", "drive.files.create", resumable_session=True
+				tool,
+				google_drive.INTEGRATION,
+				"drive.v3",
+				"drive.files.create",
+				resumable_session=True,
 			)
 		)
 

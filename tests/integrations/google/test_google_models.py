@@ -55,7 +55,9 @@ def test_module_defines_a_valid_integration(iid: str) -> None:
 	http_tools = [t for t in spec.tools if isinstance(t, HttpTool)]
 	dumped = {
 		**spec.model_dump(by_alias=True, exclude={"tools"}),
-		"tools": [t.model_dump(by_alias=True) if isinstance(t, HttpTool) else t for t in spec.tools],
+		"tools": [
+			t.model_dump(by_alias=True) if isinstance(t, HttpTool) else t for t in spec.tools
+		],
 	}
 	assert isinstance(Integration.model_validate(dumped), Integration)
 	assert spec.api_version

@@ -148,8 +148,12 @@ def test_delete_objects_body_follows_the_delete_shape() -> None:
 	assert {"Key", "VersionId"} <= set(identifier["members"])
 	assert "Quiet" in delete["members"]
 	tool = HTTP_TOOLS["deleteObjects"]
-	body = liquid.Environment().from_string(tool.body).render(
-		input={"objects": [{"key": "a&b.txt"}, {"key": "c", "versionId": "v1"}], "quiet": True}
+	body = (
+		liquid.Environment()
+		.from_string(tool.body)
+		.render(
+			input={"objects": [{"key": "a&b.txt"}, {"key": "c", "versionId": "v1"}], "quiet": True}
+		)
 	)
 	assert body == (
 		f'<{payload["locationName"]} xmlns="{payload["xmlNamespace"]["uri"]}">'
