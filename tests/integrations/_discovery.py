@@ -258,7 +258,9 @@ def discovery_problems(
 				f"a multipart-related body holds only metadata and media, not {sorted(extra)}"
 			)
 		body = body.get("metadata")
-	if tool.request_format == "binary" or resumable_session:
+	if resumable_session:
+		problems += _session_problems(tool)
+	elif tool.request_format == "binary":
 		if not isinstance(body, str) or "input." not in body:
 			problems.append("a binary body must be a file reference template")
 	elif body is not None:
@@ -269,6 +271,47 @@ def discovery_problems(
 			problems += _schema_problems(doc, body, method["request"], "body")
 	elif "request" in method and tool.method in {"POST", "PUT", "PATCH"} and not upload:
 		problems.append(f"{method_id} expects a {method['request'].get('$ref')} body")
+	return problems
+
+
+_CHUNK_RANGE = re.compile(
+	r"^bytes \{\{ input\.(\w+) \}\}-\{\{ input\.(\w+) \}\}/\{\{ input\.\w+ \}\}$"
+)
+_STATUS_RANGE = re.compile(r"^bytes \*/\{\{ input\.\w+ \}\}$")
+
+
+def _session_problems(tool: HttpTool) -> list[str]:
+	"""How a PUT to a resumable session departs from Google's resumable upload protocol.
+
+	Three shapes are allowed: the whole content in one PUT (a file reference body, no
+	Content-Range); one chunk (``Content-Range: bytes a-b/total`` and the same ``#bytes=a-b``
+	range of the file as the body); and the status query (no body, ``Content-Range:
+	bytes */total``). Chunks and status queries are answered ``308 Resume Incomplete`` with a
+	``Range`` header, which the tool must accept and return.
+	"""
+	problems: list[str] = []
+	content_range = tool.headers.get("Content-Range")
+	body = tool.body
+	partial = content_range is not None
+	if partial and (308 not in tool.accept_statuses or "Range" not in tool.response_headers):
+		problems.append("chunk and status PUTs must accept 308 and return its Range header")
+	if body is None:
+		if content_range is None or not _STATUS_RANGE.match(content_range):
+			problems.append("a status query needs Content-Range 'bytes */<total>' and no body")
+		return problems
+	if tool.request_format != "binary" or not isinstance(body, str) or "input." not in body:
+		problems.append("a session PUT sends a file reference as a binary body")
+		return problems
+	if partial:
+		match = _CHUNK_RANGE.match(content_range or "")
+		if not match:
+			problems.append(f"Content-Range {content_range!r} is not 'bytes <a>-<b>/<total>'")
+		elif not body.endswith(
+			f"#bytes={{{{ input.{match.group(1)} }}}}-{{{{ input.{match.group(2)} }}}}"
+		):
+			problems.append("the chunk body must be the file's #bytes= range of Content-Range")
+	elif "#bytes=" in body:
+		problems.append("a byte range body needs a Content-Range header")
 	return problems
 
 

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from openmolt_core.integrations import Credential
+from openmolt_core.integrations import Credential, HttpTool
 
 __all__ = [
+	"CHUNK_MULTIPLE",
 	"GEMINI_API_KEY",
 	"GOOGLE_AUTH_URL",
 	"GOOGLE_TOKEN_URL",
 	"PAGE_TOKEN",
+	"UPLOAD_ID",
 	"array",
 	"google_oauth2",
 	"obj",
+	"resumable_session_tools",
 	"token_guide",
 ]
 
@@ -144,3 +147,141 @@ def array(items: dict[str, Any], description: str) -> dict[str, Any]:
 		description: What the list holds.
 	"""
 	return {"type": "array", "items": items, "description": description}
+
+
+UPLOAD_ID = "{{ input.uploadUrl | split: 'upload_id=' | last | split: '&' | first }}"
+"""The ``upload_id`` of a resumable session, from its Location URL (or the bare id)."""
+
+CHUNK_MULTIPLE = 256 * 1024
+"""Every chunk of a resumable upload but the last is a multiple of this many bytes (256 KiB)."""
+
+_SESSION_URL = {
+	"type": "string",
+	"description": "The Location URL of the upload session (or just its upload_id).",
+}
+_TOTAL_SIZE = {
+	"type": "integer",
+	"minimum": 1,
+	"description": "The whole file's size in bytes ('size' from fileInfo).",
+}
+_RANGE_OUT = obj(
+	{
+		"status": {
+			"type": "integer",
+			"description": "308 while the upload is incomplete.",
+		},
+		"headers": obj(
+			{
+				"Range": {
+					"type": "string",
+					"description": "'bytes=0-<last byte received>'; absent when nothing arrived yet.",
+				}
+			}
+		),
+	}
+)
+
+
+def resumable_session_tools(
+	*,
+	endpoint: str,
+	scope: str,
+	start_handle: str,
+	chunk_handle: str,
+	status_handle: str,
+	file_field: str,
+	file_schema: dict[str, Any],
+	done_schema: dict[str, Any],
+) -> list[HttpTool]:
+	"""The chunk and status tools of a Google resumable upload session.
+
+	Google's protocol: ``PUT`` each chunk to the session with ``Content-Range: bytes a-b/total``
+	(every chunk but the last a multiple of 256 KiB); a non-final chunk is answered
+	``308 Resume Incomplete`` with ``Range: bytes=0-<last byte received>``, the final one with
+	the created resource. An empty ``PUT`` with ``Content-Range: bytes */total`` asks how much
+	arrived, to resume after an interruption.
+
+	Args:
+		endpoint: The upload path (``/upload/drive/v3/files``).
+		scope: The tool scope both tools need.
+		start_handle: The tool that starts the session (named in descriptions).
+		chunk_handle: The handle of the chunk tool.
+		status_handle: The handle of the status tool.
+		file_field: The input name of the whole file (``file``, ``video``).
+		file_schema: Its schema (a file reference string).
+		done_schema: The resource returned when the upload completes.
+	"""
+	query = {"uploadType": "resumable", "upload_id": UPLOAD_ID}
+	done = {"description": "When complete: the created resource.", **done_schema}
+	return [
+		HttpTool(
+			handle=chunk_handle,
+			description=(
+				f"Send one chunk of a large file to a resumable upload session from {start_handle}. "
+				f"Give the whole file and the chunk's first and last byte (inclusive). Every chunk "
+				f"but the last must be a multiple of {CHUNK_MULTIPLE} bytes (256 KiB; 8 MiB = "
+				f"8388608 is a good size): plan them with fileInfo (chunkSize). Until the last "
+				f"chunk the answer is status 308 with headers.Range 'bytes=0-<n>' (send the next "
+				f"chunk from n+1); the last chunk returns the created resource."
+			),
+			scopes=[scope],
+			method="PUT",
+			endpoint=endpoint,
+			query_params=query,
+			headers={
+				"Content-Range": ("bytes {{ input.start }}-{{ input.end }}/{{ input.totalSize }}")
+			},
+			request_format="binary",
+			body=f"{{{{ input.{file_field} }}}}#bytes={{{{ input.start }}}}-{{{{ input.end }}}}",
+			accept_statuses=[308],
+			response_headers=["Range"],
+			input_schema=obj(
+				{
+					"uploadUrl": _SESSION_URL,
+					file_field: {
+						**file_schema,
+						"description": file_schema["description"]
+						+ " The whole file, without a #bytes= range: the tool sends the range.",
+					},
+					"start": {
+						"type": "integer",
+						"minimum": 0,
+						"description": "The chunk's first byte (0 for the first chunk).",
+					},
+					"end": {
+						"type": "integer",
+						"minimum": 0,
+						"description": "The chunk's last byte, inclusive (totalSize - 1 for the last).",
+					},
+					"totalSize": _TOTAL_SIZE,
+				},
+				"uploadUrl",
+				file_field,
+				"start",
+				"end",
+				"totalSize",
+			),
+			output_schema={"anyOf": [_RANGE_OUT, done]},
+		),
+		HttpTool(
+			handle=status_handle,
+			description=(
+				f"Ask a resumable upload session from {start_handle} how much it has received, to "
+				f"resume after an interruption or error. Status 308 with headers.Range "
+				f"'bytes=0-<n>': continue with {chunk_handle} from byte n+1; 308 without Range: "
+				f"nothing arrived, start at 0; a resource: the upload is complete. A 404 means "
+				f"the session expired (after a week): start again."
+			),
+			scopes=[scope],
+			method="PUT",
+			endpoint=endpoint,
+			query_params=query,
+			headers={"Content-Range": "bytes */{{ input.totalSize }}"},
+			accept_statuses=[308],
+			response_headers=["Range"],
+			input_schema=obj(
+				{"uploadUrl": _SESSION_URL, "totalSize": _TOTAL_SIZE}, "uploadUrl", "totalSize"
+			),
+			output_schema={"anyOf": [_RANGE_OUT, done]},
+		),
+	]

@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	Credential,
+	FunctionTool,
+	HttpTool,
+	Integration,
+	file_info_tool,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
@@ -54,6 +61,11 @@ _MUTE = {
 	"description": "Do not notify the user's devices about this change.",
 }
 _CURSOR = {"type": "string", "description": "The cursor returned by the previous call."}
+_CHUNK = (
+	" For a chunk of a large file give the file with its byte range, "
+	"'openmolt-file:<id>#bytes=<start>-<end>' (both inclusive): fileInfo with chunkSize lists "
+	"each chunk's ranged reference."
+)
 _SESSION_ID = {
 	"type": "string",
 	"description": "The session_id returned by uploadSessionStart.",
@@ -61,7 +73,10 @@ _SESSION_ID = {
 _OFFSET = {
 	"type": "integer",
 	"minimum": 0,
-	"description": "Bytes uploaded so far in this session (the sum of all earlier chunks).",
+	"description": (
+		"Bytes uploaded so far in this session (the sum of all earlier chunks): the start byte "
+		"of this chunk."
+	),
 }
 
 _METADATA_OUT: dict[str, Any] = {
@@ -119,7 +134,7 @@ def _content_upload(
 	)
 
 
-TOOLS: list[HttpTool] = [
+TOOLS: list[HttpTool | FunctionTool] = [
 	HttpTool(
 		handle="listFolder",
 		description=(
@@ -306,7 +321,10 @@ TOOLS: list[HttpTool] = [
 		"/files/upload_session/start",
 		'{"close": {{ input.close | default: false | json }}}',
 		{
-			"file": {**_FILE, "description": "The first chunk, as a " + _FILE["description"]},
+			"file": {
+				**_FILE,
+				"description": "The first chunk, as a " + _FILE["description"] + _CHUNK,
+			},
 			"close": {
 				"type": "boolean",
 				"default": False,
@@ -323,7 +341,10 @@ TOOLS: list[HttpTool] = [
 		{
 			"sessionId": _SESSION_ID,
 			"byteOffset": _OFFSET,
-			"file": {**_FILE, "description": "The next chunk, as a " + _FILE["description"]},
+			"file": {
+				**_FILE,
+				"description": "The next chunk, as a " + _FILE["description"] + _CHUNK,
+			},
 			"close": {
 				"type": "boolean",
 				"default": False,
@@ -343,7 +364,10 @@ TOOLS: list[HttpTool] = [
 		{
 			"sessionId": _SESSION_ID,
 			"byteOffset": _OFFSET,
-			"file": {**_FILE, "description": "The last chunk, as a " + _FILE["description"]},
+			"file": {
+				**_FILE,
+				"description": "The last chunk, as a " + _FILE["description"] + _CHUNK,
+			},
 			"path": {
 				"type": "string",
 				"description": 'Where to save the file, including its name ("/Videos/talk.mp4").',
@@ -506,6 +530,7 @@ TOOLS: list[HttpTool] = [
 		endpoint="/users/get_current_account",
 		input_schema=_schema({}),
 	),
+	file_info_tool(scopes=["write"]),
 ]
 
 DOCS = """\
@@ -538,8 +563,11 @@ agent = om.create_agent(
 )
 ```
 
-Large files: start an upload session with the first chunk, append the following chunks at their
-offsets, and finish with the last chunk and the target path.
+Large files (over 150 MiB): plan the chunks with `fileInfo` (`chunkSize` a multiple of 4 MiB,
+e.g. 8388608), start an upload session with the first chunk, append the following chunks with
+`byteOffset` set to each chunk's start, and finish with the last chunk and the target path. Each
+chunk is the file's reference with a byte range (`openmolt-file:<id>#bytes=8388608-16777215`),
+so the file is never split by hand.
 """
 
 INTEGRATION = Integration(

@@ -1,12 +1,20 @@
-"""Google Drive (API v3): search, read, upload (multipart and resumable), download, export and share files."""
+"""Google Drive (API v3): search, read, upload (multipart, resumable, in chunks), download, export and share files."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
+from openmolt_core.integrations import ApiSetup, HttpTool, Integration, file_info_tool
+from openmolt_integrations._google import (
+	PAGE_TOKEN,
+	UPLOAD_ID,
+	array,
+	google_oauth2,
+	obj,
+	resumable_session_tools,
+	token_guide,
+)
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -63,7 +71,6 @@ _METADATA: dict[str, Any] = {
 	"description": {"type": "string", "description": "A description shown in Drive."},
 }
 _METADATA_BODY = {k: f"{{{{ input.{k} }}}}" for k in _METADATA}
-_UPLOAD_ID = "{{ input.uploadUrl | split: 'upload_id=' | last | split: '&' | first }}"
 
 TOOLS = [
 	HttpTool(
@@ -240,7 +247,7 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="startResumableUpload",
-		description="Start a resumable upload for a large file: sends the metadata and returns the upload session URL in 'Location'. Then call uploadResumableContent with that URL and the file.",
+		description="Start a resumable upload for a large file: sends the metadata and returns the upload session URL in 'Location'. Then send the file with uploadResumableContent (one request), or in chunks with uploadResumableChunk (very large files; getResumableUploadStatus resumes after an interruption).",
 		scopes=["write"],
 		method="POST",
 		endpoint="/upload/drive/v3/files",
@@ -279,7 +286,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PUT",
 		endpoint="/upload/drive/v3/files",
-		query_params={"uploadType": "resumable", "upload_id": _UPLOAD_ID},
+		query_params={"uploadType": "resumable", "upload_id": UPLOAD_ID},
 		request_format="binary",
 		body="{{ input.file }}",
 		input_schema=obj(
@@ -461,6 +468,17 @@ TOOLS = [
 		query_params={"fields": "user(displayName,emailAddress),storageQuota"},
 		output_schema=obj({"user": {"type": "object"}, "storageQuota": {"type": "object"}}),
 	),
+	*resumable_session_tools(
+		endpoint="/upload/drive/v3/files",
+		scope="write",
+		start_handle="startResumableUpload",
+		chunk_handle="uploadResumableChunk",
+		status_handle="getResumableUploadStatus",
+		file_field="file",
+		file_schema=_FILE_REF,
+		done_schema=_FILE_OUT,
+	),
+	file_info_tool(scopes=["write"]),
 ]
 
 INTEGRATION = Integration(
@@ -492,7 +510,10 @@ per-file, non-restricted scope); search then only sees those files.
 Uploads take a file reference (`openmolt-file:<id>` from another tool, a `data:` URL, or a
 `fileSystem:` path). Downloads and exports are saved to OpenMolt's file store and returned as
 `{"file": "openmolt-file:<id>", "mediaType", "size"}`. Use `uploadFile` up to about 5 MB and
-`startResumableUpload` + `uploadResumableContent` beyond.""",
+`startResumableUpload` + `uploadResumableContent` beyond. For very large files, or an unreliable
+network, send the content in chunks: `fileInfo` (with `chunkSize` a multiple of 256 KiB, e.g.
+8388608) plans them, `uploadResumableChunk` sends each one (Drive answers `308` with the `Range`
+received until the last chunk), and `getResumableUploadStatus` tells where to resume.""",
 	),
 )
 """The Google Drive integration."""

@@ -71,6 +71,23 @@ _STORAGE_CLASS = {
 	],
 	"description": "Storage class of the new object (AWS only; default STANDARD).",
 }
+_METADATA = {
+	"type": "object",
+	"additionalProperties": {"type": "string"},
+	"description": (
+		'User metadata stored with the object, sent as x-amz-meta-<name> headers ({"author": '
+		'"Ana"}). Names are letters, digits and hyphens, stored lowercase; values are ASCII; '
+		"2 KB in all."
+	),
+}
+_XMLNS = "http://s3.amazonaws.com/doc/2006-03-01/"
+_DELETE_BODY = (
+	f'<Delete xmlns="{_XMLNS}">'
+	"{% for object in input.objects %}<Object><Key>{{ object.key | escape }}</Key>"
+	"{% if object.versionId %}<VersionId>{{ object.versionId | escape }}</VersionId>{% endif %}"
+	"</Object>{% endfor %}"
+	"{% if input.quiet %}<Quiet>true</Quiet>{% endif %}</Delete>"
+)
 _OBJECT_HEADERS = [
 	"Content-Type",
 	"Content-Length",
@@ -81,6 +98,7 @@ _OBJECT_HEADERS = [
 	"x-amz-version-id",
 	"x-amz-storage-class",
 	"x-amz-server-side-encryption",
+	"x-amz-meta-*",
 ]
 
 
@@ -232,6 +250,7 @@ TOOLS: list[HttpTool | FunctionTool] = [
 			"Content-Disposition": "{{ input.contentDisposition }}",
 			"x-amz-storage-class": "{{ input.storageClass }}",
 		},
+		prefixed_headers={"x-amz-meta-": "{{ input.metadata }}"},
 		response_headers=["ETag", "x-amz-version-id"],
 		input_schema=_schema(
 			{
@@ -257,6 +276,7 @@ TOOLS: list[HttpTool | FunctionTool] = [
 					"description": 'Content-Disposition to serve it with ("attachment").',
 				},
 				"storageClass": _STORAGE_CLASS,
+				"metadata": _METADATA,
 			},
 			["bucket", "key", "file"],
 		),
@@ -308,6 +328,50 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		),
 	),
 	HttpTool(
+		handle="deleteObjects",
+		description=(
+			"Delete up to 1000 objects of a bucket in one request. Returns the Deleted keys and "
+			"the Errors (per key, e.g. AccessDenied); with quiet only the errors."
+		),
+		scopes=["delete"],
+		method="POST",
+		base_url=_BUCKET_URL,
+		endpoint="/?delete",
+		request_format="text",
+		headers={"Content-Type": "application/xml"},
+		body=_DELETE_BODY,
+		checksum="content-md5",
+		input_schema=_schema(
+			{
+				"bucket": _BUCKET,
+				"objects": {
+					"type": "array",
+					"minItems": 1,
+					"maxItems": 1000,
+					"description": "The objects to delete.",
+					"items": {
+						"type": "object",
+						"properties": {
+							"key": _KEY,
+							"versionId": {
+								**_VERSION_ID,
+								"description": "Delete this version for good.",
+							},
+						},
+						"required": ["key"],
+						"additionalProperties": False,
+					},
+				},
+				"quiet": {
+					"type": "boolean",
+					"default": False,
+					"description": "Report only the keys that failed, not every deleted one.",
+				},
+			},
+			["bucket", "objects"],
+		),
+	),
+	HttpTool(
 		handle="headBucket",
 		description="Check that a bucket exists and is accessible; returns its region.",
 		scopes=["read"],
@@ -328,7 +392,7 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		headers={"Content-Type": "application/xml"},
 		body=(
 			"{% if input.locationConstraint %}"
-			'<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+			f'<CreateBucketConfiguration xmlns="{_XMLNS}">'
 			"<LocationConstraint>{{ input.locationConstraint | escape }}</LocationConstraint>"
 			"</CreateBucketConfiguration>{% endif %}"
 		),
@@ -525,7 +589,10 @@ agent = om.create_agent(name="Archivist", model="openai:gpt-5-mini",
                         integrations=[{"integration": "s3", "scopes": ["read", "presign"]}])
 ```
 
-Responses in XML (listObjects, copyObject) come back parsed; downloads are saved as files.
+Responses in XML (listObjects, copyObject, deleteObjects) come back parsed; downloads are saved
+as files. `putObject` stores user metadata (`metadata={"author": "Ana"}` becomes the header
+`x-amz-meta-author`), and `headObject`/`getObject` return it under `headers`. `deleteObjects`
+removes up to 1000 keys at once (OpenMolt adds the `Content-MD5` header S3 requires).
 Presigned URLs need botocore: `pip install 'openmolt[s3]'`.
 """
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
-from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration, file_info_tool
+from openmolt_integrations._google import (
+	PAGE_TOKEN,
+	UPLOAD_ID,
+	array,
+	google_oauth2,
+	obj,
+	resumable_session_tools,
+	token_guide,
+)
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -117,7 +125,6 @@ _VIDEO_OUT = obj(
 		"status": obj({"uploadStatus": {"type": "string"}, "privacyStatus": {"type": "string"}}),
 	}
 )
-_UPLOAD_ID = "{{ input.uploadUrl | split: 'upload_id=' | last | split: '&' | first }}"
 
 TOOLS = [
 	HttpTool(
@@ -276,7 +283,7 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="startResumableVideoUpload",
-		description="Start a resumable upload for a large video: sends the metadata and returns the session URL in 'Location'; then call uploadVideoContent with it.",
+		description="Start a resumable upload for a large video: sends the metadata and returns the session URL in 'Location'; then send the video with uploadVideoContent (one request) or in chunks with uploadVideoChunk (getVideoUploadStatus resumes after an interruption).",
 		scopes=["upload"],
 		method="POST",
 		endpoint="/upload/youtube/v3/videos",
@@ -317,7 +324,7 @@ TOOLS = [
 		scopes=["upload"],
 		method="PUT",
 		endpoint="/upload/youtube/v3/videos",
-		query_params={"uploadType": "resumable", "upload_id": _UPLOAD_ID},
+		query_params={"uploadType": "resumable", "upload_id": UPLOAD_ID},
 		request_format="binary",
 		body="{{ input.video }}",
 		input_schema=obj(
@@ -629,6 +636,17 @@ TOOLS = [
 		),
 		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
 	),
+	*resumable_session_tools(
+		endpoint="/upload/youtube/v3/videos",
+		scope="upload",
+		start_handle="startResumableVideoUpload",
+		chunk_handle="uploadVideoChunk",
+		status_handle="getVideoUploadStatus",
+		file_field="video",
+		file_schema={**_FILE_REF, "description": "The video file as a file reference."},
+		done_schema=_VIDEO_OUT,
+	),
+	file_info_tool(scopes=["upload"]),
 ]
 
 INTEGRATION = Integration(
@@ -662,7 +680,15 @@ enough: create one under APIs & Services → Credentials and use
 ## Quota
 
 A project gets 10,000 units a day: most reads cost 1, `search` 100, an upload about 100. Videos
-uploaded by projects that have not passed Google's API audit are locked to private.""",
+uploaded by projects that have not passed Google's API audit are locked to private.
+
+## Large videos
+
+`startResumableVideoUpload` opens an upload session. Send the video in one request with
+`uploadVideoContent`, or in chunks: `fileInfo` (with `chunkSize` a multiple of 256 KiB, e.g.
+8388608) plans them, `uploadVideoChunk` sends each one (YouTube answers `308` with the `Range`
+received until the last chunk), and `getVideoUploadStatus` tells where to resume after an
+interruption.""",
 	),
 )
 """The YouTube integration."""

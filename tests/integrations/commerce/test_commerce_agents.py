@@ -78,6 +78,8 @@ async def test_notion_agent_searches_then_appends_blocks() -> None:
 		"PATCH",
 		"https://api.notion.com/v1/blocks/abc123/children",
 	)
+	assert second.headers["Authorization"] == "Bearer ntn_secret_123"
+	assert second.headers["Notion-Version"] == "2026-03-11"
 	assert _json(second) == {"children": blocks}
 
 
@@ -114,7 +116,9 @@ async def test_airtable_agent_lists_then_deletes_records() -> None:
 		("pageSize", "50"),
 	]
 	assert first.headers["Authorization"] == "Bearer patSecret123"
-	assert second.method == "DELETE"
+	assert second.method == "DELETE" and second.url.path == "/v0/appX/Tasks"
+	assert second.url.host == first.url.host == "api.airtable.com"
+	assert second.headers["Authorization"] == "Bearer patSecret123"
 	assert parse_qsl(second.url.query.decode()) == [("records[]", "rec1"), ("records[]", "rec2")]
 
 
@@ -322,4 +326,7 @@ async def test_github_agent_reads_then_writes_a_file() -> None:
 	assert first.headers["Accept"] == "application/vnd.github+json"
 	assert first.headers["Authorization"] == "Bearer github_pat_secret"
 	assert second.method == "PUT"
+	assert str(second.url) == "https://api.github.com/repos/octo/site/contents/docs/index.md"
+	assert second.headers["Authorization"] == "Bearer github_pat_secret"
+	assert second.headers["X-GitHub-Api-Version"] == "2026-03-10"
 	assert _json(second) == {"message": "Update docs", "content": "SGVsbG8=", "sha": "abc"}

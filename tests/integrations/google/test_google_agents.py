@@ -247,6 +247,141 @@ async def test_google_drive_agent() -> None:
 	assert saved["mediaType"] == "application/pdf"
 
 
+SESSION = "https://www.googleapis.com/upload/drive/v3/files?uploadType=resumable&upload_id=ABC-123"
+BIG = bytes(range(256)) * 1024 + b"tail of the file"  # 262144 + 16 bytes: two chunks of 256 KiB
+
+
+def resume_incomplete(received: str | None) -> Handler:
+	return lambda request: httpx.Response(308, headers={"Range": received} if received else {})
+
+
+async def test_google_drive_uploads_a_large_file_in_chunks_and_resumes() -> None:
+	"""Start a session, plan 256 KiB chunks, PUT each range (308 Range), ask the status, finish."""
+	ref = "data:video/mp4;base64," + base64.b64encode(BIG).decode()
+	total = len(BIG)
+	seen, responses = await run_agent(
+		google_drive,
+		"googleDrive",
+		OAUTH,
+		[
+			call_tool(
+				"googleDrive.startResumableUpload",
+				name="talk.mp4",
+				mimeType="video/mp4",
+				contentType="video/mp4",
+				size=total,
+			),
+			call_tool("googleDrive.fileInfo", file=ref, chunkSize=262144),
+			call_tool(
+				"googleDrive.uploadResumableChunk",
+				uploadUrl=SESSION,
+				file=ref,
+				start=0,
+				end=262143,
+				totalSize=total,
+			),
+			call_tool("googleDrive.getResumableUploadStatus", uploadUrl=SESSION, totalSize=total),
+			call_tool(
+				"googleDrive.uploadResumableChunk",
+				uploadUrl=SESSION,
+				file=ref,
+				start=262144,
+				end=total - 1,
+				totalSize=total,
+			),
+		],
+		[
+			ok({}, Location=SESSION),
+			resume_incomplete("bytes=0-262143"),
+			resume_incomplete("bytes=0-262143"),
+			ok({"id": "big1", "name": "talk.mp4", "size": str(total)}),
+		],
+	)
+	start, first, status, last = seen
+	bearer(start)
+	assert start.method == "POST"
+	assert start.url.params["uploadType"] == "resumable"
+	assert start.headers["x-upload-content-type"] == "video/mp4"
+	assert start.headers["x-upload-content-length"] == str(total)
+	assert body(start) == {"name": "talk.mp4", "mimeType": "video/mp4"}
+	for put in (first, status, last):
+		bearer(put)
+		assert put.method == "PUT"
+		assert put.url.path == "/upload/drive/v3/files"
+		assert dict(put.url.params) == {"uploadType": "resumable", "upload_id": "ABC-123"}
+	assert first.headers["content-range"] == f"bytes 0-262143/{total}"
+	assert first.content == BIG[:262144]
+	assert first.headers["content-length"] == "262144"
+	assert status.headers["content-range"] == f"bytes */{total}"
+	assert status.content == b""
+	assert status.headers["content-length"] == "0"
+	assert last.headers["content-range"] == f"bytes 262144-{total - 1}/{total}"
+	assert last.content == BIG[262144:]
+	assert responses[0] == {"body": {}, "headers": {"Location": SESSION}}
+	plan = responses[1]
+	assert plan["size"] == total
+	assert [(c["start"], c["end"]) for c in plan["chunks"]] == [(0, 262143), (262144, total - 1)]
+	assert responses[2] == {"ok": True, "status": 308, "headers": {"Range": "bytes=0-262143"}}
+	assert responses[3] == responses[2]
+	assert responses[4] == {"id": "big1", "name": "talk.mp4", "size": str(total)}
+
+
+async def test_youtube_uploads_a_video_in_chunks() -> None:
+	"""The video goes up in two ranged PUTs; a status query before any byte has no Range."""
+	ref = "data:video/mp4;base64," + base64.b64encode(BIG).decode()
+	total = len(BIG)
+	session = (
+		"https://youtube.googleapis.com/upload/youtube/v3/videos?uploadType=resumable&upload_id=V9"
+	)
+	seen, responses = await run_agent(
+		youtube,
+		"youtube",
+		OAUTH,
+		[
+			call_tool("youtube.getVideoUploadStatus", uploadUrl=session, totalSize=total),
+			call_tool(
+				"youtube.uploadVideoChunk",
+				uploadUrl=session,
+				video=ref,
+				start=0,
+				end=262143,
+				totalSize=total,
+			),
+			call_tool(
+				"youtube.uploadVideoChunk",
+				uploadUrl=session,
+				video=ref,
+				start=262144,
+				end=total - 1,
+				totalSize=total,
+			),
+		],
+		[
+			resume_incomplete(None),
+			resume_incomplete("bytes=0-262143"),
+			ok({"id": "vid7", "status": {"uploadStatus": "uploaded"}}),
+		],
+	)
+	status, first, last = seen
+	for put in seen:
+		bearer(put)
+		assert put.method == "PUT"
+		assert str(put.url).startswith(
+			"https://youtube.googleapis.com/upload/youtube/v3/videos?uploadType=resumable"
+		)
+		assert put.url.params["upload_id"] == "V9"
+	assert status.headers["content-range"] == f"bytes */{total}"
+	assert first.headers["content-range"] == f"bytes 0-262143/{total}"
+	assert first.content == BIG[:262144]
+	assert last.headers["content-range"] == f"bytes 262144-{total - 1}/{total}"
+	assert last.content == BIG[262144:]
+	assert responses == [
+		{"ok": True, "status": 308},
+		{"ok": True, "status": 308, "headers": {"Range": "bytes=0-262143"}},
+		{"id": "vid7", "status": {"uploadStatus": "uploaded"}},
+	]
+
+
 async def test_google_sheets_agent() -> None:
 	"""The agent appends rows with USER_ENTERED and reads a range with a quoted sheet name."""
 	rows = [["Ana", 42, "=B2*2"]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from _discovery import discovery_problems
 
-from openmolt_core.integrations import Integration
+from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import gmail, google_calendar, google_drive, google_sheets, youtube
 
 # tool handle -> discovery method id (a tuple marks the PUT of a resumable upload session)
@@ -48,6 +48,8 @@ DRIVE = {
 	"uploadFile": "drive.files.create",
 	"startResumableUpload": "drive.files.create",
 	"uploadResumableContent": ("drive.files.create",),
+	"uploadResumableChunk": ("drive.files.create",),
+	"getResumableUploadStatus": ("drive.files.create",),
 	"updateFile": "drive.files.update",
 	"updateFileContent": "drive.files.update",
 	"copyFile": "drive.files.copy",
@@ -75,6 +77,8 @@ YOUTUBE = {
 	"uploadVideo": "youtube.videos.insert",
 	"startResumableVideoUpload": "youtube.videos.insert",
 	"uploadVideoContent": ("youtube.videos.insert",),
+	"uploadVideoChunk": ("youtube.videos.insert",),
+	"getVideoUploadStatus": ("youtube.videos.insert",),
 	"updateVideo": "youtube.videos.update",
 	"deleteVideo": "youtube.videos.delete",
 	"rateVideo": "youtube.videos.rate",
@@ -99,14 +103,17 @@ CASES = [
 	pytest.param(iid, tool.handle, id=f"{iid}.{tool.handle}")
 	for iid, (integration, _, _) in SUITES.items()
 	for tool in integration.tools
+	if isinstance(tool, HttpTool)
 ]
+# Core tools that call no Google method (fileInfo reads the local file store).
+CORE_TOOLS = {"fileInfo"}
 
 
 @pytest.mark.parametrize("iid", list(SUITES))
 def test_every_tool_is_mapped_to_a_discovery_method(iid: str) -> None:
 	"""Each tool names the discovery method it calls, and no mapping is stale."""
 	integration, _, mapping = SUITES[iid]
-	assert {t.handle for t in integration.tools} == set(mapping)
+	assert {t.handle for t in integration.tools} - CORE_TOOLS == set(mapping)
 
 
 @pytest.mark.parametrize(("iid", "handle"), CASES)
@@ -163,3 +170,29 @@ def test_the_checker_rejects_a_wrong_tool() -> None:
 			wrong_method, google_drive.INTEGRATION, "drive.v3", "drive.files.copy"
 		)
 	)
+
+
+def test_the_checker_rejects_broken_resumable_session_tools() -> None:
+	"""A chunk whose body range differs from Content-Range, or a status query with a body, fails."""
+	chunk = next(t for t in google_drive.INTEGRATION.tools if t.handle == "uploadResumableChunk")
+	status = next(
+		t for t in google_drive.INTEGRATION.tools if t.handle == "getResumableUploadStatus"
+	)
+
+	def problems(tool: HttpTool) -> str:
+		return "\n".join(
+			discovery_problems(
+				tool,
+				google_drive.INTEGRATION,
+				"drive.v3",
+				"drive.files.create",
+				resumable_session=True,
+			)
+		)
+
+	wrong_range = chunk.model_copy(update={"body": "{{ input.file }}#bytes=0-{{ input.end }}"})
+	assert "#bytes= range of Content-Range" in problems(wrong_range)
+	not_accepting = chunk.model_copy(update={"accept_statuses": []})
+	assert "accept 308" in problems(not_accepting)
+	with_body = status.model_copy(update={"headers": {"Content-Range": "bytes 0-1/2"}})
+	assert "bytes */<total>" in problems(with_body)

@@ -172,6 +172,112 @@ async def test_dropbox_upload_refreshes_an_offline_token_first() -> None:
 	}
 
 
+VIDEO = bytes(range(40))
+VIDEO_URL = "data:video/mp4;base64," + base64.b64encode(VIDEO).decode()
+BEARER = {"type": "bearer", "config": {"accessToken": "sl.token"}}
+
+
+def _session_recorder(session_id: str = "sess-1") -> Recorder:
+	content = "https://content.dropboxapi.com/2/files/upload_session"
+	return Recorder(
+		{
+			("POST", f"{content}/start"): lambda r: httpx.Response(
+				200, json={"session_id": session_id}
+			),
+			("POST", f"{content}/append_v2"): lambda r: httpx.Response(200, content=b"null"),
+			("POST", f"{content}/finish"): lambda r: httpx.Response(
+				200, json={"name": "talk.mp4", "size": len(VIDEO), "id": "id:9"}
+			),
+		}
+	)
+
+
+def _chunk_request(request: httpx.Request, route: str) -> dict[str, Any]:
+	assert request.method == "POST"
+	assert str(request.url) == f"https://content.dropboxapi.com/2/files/upload_session/{route}"
+	assert request.headers["Authorization"] == "Bearer sl.token"
+	assert request.headers["Content-Type"] == "application/octet-stream"
+	return json.loads(request.headers["Dropbox-API-Arg"])
+
+
+async def test_dropbox_uploads_a_large_file_in_two_chunks() -> None:
+	"""Start sends bytes 0-19 of the file, finish sends 20-39 at offset 20 with the commit."""
+	recorder = _session_recorder()
+	model = ScriptedModel(
+		[
+			call_tool("dropbox.uploadSessionStart", file=f"{VIDEO_URL}#bytes=0-19"),
+			call_tool(
+				"dropbox.uploadSessionFinish",
+				sessionId="sess-1",
+				byteOffset=20,
+				file=f"{VIDEO_URL}#bytes=20-39",
+				path="/Videos/talk.mp4",
+				mode="overwrite",
+			),
+			finish(result="uploaded"),
+		]
+	)
+	om, agent = _agent(dropbox, "dropbox", recorder, model, BEARER)
+	async with om:
+		result = await agent.run("Upload the talk")
+	assert result.output == {"result": "uploaded"}
+	model.assert_consumed()
+	start, done = recorder.requests
+	assert _chunk_request(start, "start") == {"close": False}
+	assert start.content == VIDEO[:20]
+	assert _chunk_request(done, "finish") == {
+		"cursor": {"session_id": "sess-1", "offset": 20},
+		"commit": {
+			"path": "/Videos/talk.mp4",
+			"mode": "overwrite",
+			"autorename": False,
+			"mute": False,
+		},
+	}
+	assert done.content == VIDEO[20:]
+	assert _results(model)[-1]["result"] == {"name": "talk.mp4", "size": 40, "id": "id:9"}
+
+
+async def test_dropbox_plans_chunks_then_starts_appends_and_finishes() -> None:
+	"""fileInfo's ranged chunk references go through start, append_v2 and finish at their offsets."""
+	recorder = _session_recorder("sess-2")
+	model = ScriptedModel(
+		[
+			call_tool("dropbox.fileInfo", file=VIDEO_URL, chunkSize=16),
+			call_tool("dropbox.uploadSessionStart", file=f"{VIDEO_URL}#bytes=0-15"),
+			call_tool(
+				"dropbox.uploadSessionAppend",
+				sessionId="sess-2",
+				byteOffset=16,
+				file=f"{VIDEO_URL}#bytes=16-31",
+			),
+			call_tool(
+				"dropbox.uploadSessionFinish",
+				sessionId="sess-2",
+				byteOffset=32,
+				file=f"{VIDEO_URL}#bytes=32-39",
+				path="/Videos/talk.mp4",
+			),
+			finish(result="uploaded"),
+		]
+	)
+	om, agent = _agent(dropbox, "dropbox", recorder, model, BEARER)
+	async with om:
+		await agent.run("Upload the talk")
+	model.assert_consumed()
+	plan = _results(model)[0]["result"]
+	assert [(c["start"], c["end"]) for c in plan["chunks"]] == [(0, 15), (16, 31), (32, 39)]
+	assert plan["chunks"][1]["file"].endswith("#bytes=16-31")
+	start, append, done = recorder.requests
+	assert _chunk_request(start, "start") == {"close": False}
+	assert _chunk_request(append, "append_v2") == {
+		"cursor": {"session_id": "sess-2", "offset": 16},
+		"close": False,
+	}
+	assert _chunk_request(done, "finish")["cursor"] == {"session_id": "sess-2", "offset": 32}
+	assert [r.content for r in (start, append, done)] == [VIDEO[:16], VIDEO[16:32], VIDEO[32:]]
+
+
 async def test_s3_lists_objects_and_puts_one_signed() -> None:
 	"""listObjects and putObject go to the virtual-hosted bucket URL with a SigV4 signature."""
 	listing_xml = (
@@ -223,6 +329,77 @@ async def test_s3_lists_objects_and_puts_one_signed() -> None:
 	assert listed["result"]["ListBucketResult"]["Contents"]["Key"] == "reports/a.txt"
 	assert stored.get("ok"), stored
 	assert stored["result"]["headers"]["ETag"] == '"abc"'
+
+
+async def test_s3_puts_with_metadata_then_deletes_objects_with_content_md5() -> None:
+	"""Metadata become signed x-amz-meta-* headers; DeleteObjects sends XML with its Content-MD5."""
+	import hashlib
+
+	deleted_xml = (
+		b'<?xml version="1.0" encoding="UTF-8"?>'
+		b'<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+		b"<Deleted><Key>a.txt</Key></Deleted>"
+		b"<Error><Key>b.txt</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+		b"</DeleteResult>"
+	)
+	bucket = "https://my-bucket.s3.eu-west-1.amazonaws.com"
+	recorder = Recorder(
+		{
+			("PUT", f"{bucket}/a.txt"): lambda r: httpx.Response(200, headers={"ETag": '"e1"'}),
+			("POST", f"{bucket}/"): lambda r: httpx.Response(
+				200, content=deleted_xml, headers={"Content-Type": "application/xml"}
+			),
+		}
+	)
+	model = ScriptedModel(
+		[
+			call_tool(
+				"s3.putObject",
+				bucket="my-bucket",
+				key="a.txt",
+				file="data:text/plain;base64,aGk=",
+				metadata={"author": "Ana", "Project-Id": "42"},
+			),
+			call_tool(
+				"s3.deleteObjects",
+				bucket="my-bucket",
+				objects=[{"key": "a.txt"}, {"key": "b.txt", "versionId": "v&1"}],
+			),
+			finish(result="ok"),
+		]
+	)
+	config = {
+		"accessKeyId": "AKIDEXAMPLE",
+		"secretAccessKey": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+		"region": "eu-west-1",
+	}
+	om, agent = _agent(s3, "s3", recorder, model, {"type": "aws_sigv4", "config": config})
+	async with om:
+		await agent.run("Tidy the bucket")
+	put, delete = recorder.requests
+	assert put.headers["x-amz-meta-author"] == "Ana"
+	assert put.headers["x-amz-meta-project-id"] == "42"
+	assert put.content == b"hi"
+	put_signed = put.headers["Authorization"].split("SignedHeaders=")[1].split(",")[0].split(";")
+	assert {"x-amz-meta-author", "x-amz-meta-project-id"} <= set(put_signed)
+	assert delete.method == "POST"
+	assert str(delete.url) == f"{bucket}/?delete"
+	assert delete.content == (
+		b'<Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+		b"<Object><Key>a.txt</Key></Object>"
+		b"<Object><Key>b.txt</Key><VersionId>v&amp;1</VersionId></Object></Delete>"
+	)
+	assert delete.headers["Content-Type"] == "application/xml"
+	md5 = base64.b64encode(hashlib.md5(delete.content).digest()).decode()
+	assert delete.headers["Content-MD5"] == md5
+	auth = delete.headers["Authorization"]
+	assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+	assert "content-md5" in auth.split("SignedHeaders=")[1].split(",")[0].split(";")
+	stored, removed = _results(model)
+	assert stored["result"]["headers"]["ETag"] == '"e1"'
+	result = removed["result"]["DeleteResult"]
+	assert result["Deleted"] == {"Key": "a.txt"}
+	assert result["Error"]["Code"] == "AccessDenied"
 
 
 async def test_meta_ads_lists_campaigns_and_creates_a_paused_one() -> None:

@@ -34,7 +34,7 @@ ROUTES = {
 	"listSharedLinks": ("sharing", "list_shared_links"),
 	"getCurrentAccount": ("users", "get_current_account"),
 }
-TOOLS = {t.handle: t for t in dropbox.INTEGRATION.tools}
+TOOLS = {t.handle: t for t in dropbox.INTEGRATION.tools if isinstance(t, HttpTool)}
 
 
 def _url_name(key: str) -> str:

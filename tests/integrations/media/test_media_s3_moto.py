@@ -139,6 +139,50 @@ async def test_put_list_get_delete_with_accepted_signatures(moto_s3: dict[str, A
 		assert relisted["result"]["ListBucketResult"]["KeyCount"] == "0"
 
 
+async def test_metadata_round_trip_and_batch_delete(moto_s3: dict[str, Any]) -> None:
+	"""Metadata stored by putObject come back from headObject; deleteObjects removes both keys."""
+	model = ScriptedModel(
+		[
+			call_tool("s3.createBucket", bucket="batch"),
+			call_tool(
+				"s3.putObject",
+				bucket="batch",
+				key="a.csv",
+				file=DATA_URL,
+				metadata={"author": "Ana", "project-id": "42"},
+			),
+			call_tool("s3.putObject", bucket="batch", key="dir/b c.csv", file=DATA_URL),
+			call_tool("s3.headObject", bucket="batch", key="a.csv"),
+			call_tool(
+				"s3.deleteObjects",
+				bucket="batch",
+				objects=[{"key": "a.csv"}, {"key": "dir/b c.csv"}],
+			),
+			call_tool("s3.listObjects", bucket="batch"),
+			finish(result="done"),
+		]
+	)
+	async with OpenMolt(plugins=[s3], entry_points=False) as om:
+		agent = om.create_agent(
+			name="Archivist",
+			model=model,
+			integrations=[
+				{"integration": "s3", "credential": {"type": "aws_sigv4", "config": moto_s3}}
+			],
+		)
+		await agent.run("Store, inspect and remove")
+	created, first, second, head, deleted, listed = _results(model)
+	for step in (created, first, second, head, deleted, listed):
+		assert step["ok"] is True, step
+	headers = head["result"]["headers"]
+	assert headers["x-amz-meta-author"] == "Ana"
+	assert headers["x-amz-meta-project-id"] == "42"
+	keys = deleted["result"]["DeleteResult"]["Deleted"]
+	assert sorted(k["Key"] for k in keys) == ["a.csv", "dir/b c.csv"]
+	assert "Error" not in deleted["result"]["DeleteResult"]
+	assert "Contents" not in listed["result"]["ListBucketResult"]
+
+
 async def test_a_wrong_secret_is_refused_by_the_server(moto_s3: dict[str, Any]) -> None:
 	"""With a wrong secret the server rejects the signature, and the model hears why."""
 	config = {**moto_s3, "secretAccessKey": "not-the-right-secret-key"}

@@ -29,6 +29,7 @@ OPERATIONS = {
 	"putObject": "PutObject",
 	"copyObject": "CopyObject",
 	"deleteObject": "DeleteObject",
+	"deleteObjects": "DeleteObjects",
 	"headBucket": "HeadBucket",
 	"createBucket": "CreateBucket",
 	"deleteBucket": "DeleteBucket",
@@ -67,25 +68,40 @@ def test_tool_matches_the_service_model(handle: str, operation: str) -> None:
 		assert "input.bucket" in base, "the bucket is part of the base URL"
 	else:
 		assert "input.bucket" not in base
+	path, _, endpoint_query = tool.endpoint.partition("?")
 	if "{Key+}" in uri.path:
-		assert tool.endpoint == "/{{ input.key | path_segments }}"
+		assert path == "/{{ input.key | path_segments }}"
 	else:
-		assert tool.endpoint == "/"
+		assert path == "/"
+	# A bare subresource (?delete) sits in the endpoint: query_params drop empty values.
+	assert dict(parse_qsl(endpoint_query, keep_blank_values=True)) == {
+		k: v for k, v in literal_query.items() if v == ""
+	}
 	query_names = _members(request_shape, "querystring") | set(literal_query)
 	for name, value in tool.query_params.items():
 		assert name.lower() in query_names, f"{handle}: query {name} not in {operation}"
 		if name in literal_query:
 			assert value == literal_query[name]
-	for name in literal_query:
-		assert name in tool.query_params, f"{handle}: misses literal query {name}"
+	for name, value in literal_query.items():
+		if value:
+			assert name in tool.query_params, f"{handle}: misses literal query {name}"
 	header_names = _members(request_shape, "header") | TRANSPORT_HEADERS
 	for name in tool.headers:
 		assert name.lower() in header_names, f"{handle}: header {name} not in {operation}"
+	# Header maps (location "headers", e.g. Metadata -> x-amz-meta-) are prefixed_headers.
+	for prefix in tool.prefixed_headers:
+		assert prefix in _members(request_shape, "headers"), f"{handle}: {prefix} not a map"
 	out_headers = _members(output_shape, "header")
+	out_prefixes = _members(output_shape, "headers")
 	for name in tool.response_headers:
-		assert name.lower() in out_headers, f"{handle}: response header {name} not in output"
+		if name.endswith("*"):
+			assert name[:-1] in out_prefixes, f"{handle}: {name} not a header map of the output"
+		else:
+			assert name.lower() in out_headers, f"{handle}: response header {name} not in output"
 	uses_body = tool.body is not None
-	assert uses_body == (handle in {"putObject", "createBucket"})
+	assert uses_body == (handle in {"putObject", "createBucket", "deleteObjects"})
+	checksum_required = op.get("httpChecksum", {}).get("requestChecksumRequired", False)
+	assert (tool.checksum == "content-md5") == checksum_required, handle
 
 
 def test_put_object_body_is_the_raw_payload() -> None:
@@ -116,6 +132,47 @@ def test_create_bucket_configuration_element_and_namespace() -> None:
 	assert f'<{payload["locationName"]} xmlns="{payload["xmlNamespace"]["uri"]}">' in body
 	assert "LocationConstraint" in config_shape["members"]
 	assert "<LocationConstraint>" in body
+
+
+def test_delete_objects_body_follows_the_delete_shape() -> None:
+	"""DeleteObjects' XML uses the payload's element, namespace and flattened Object members."""
+	import liquid
+
+	shape = MODEL["shapes"]["DeleteObjectsRequest"]
+	payload = shape["members"][shape["payload"]]
+	delete = MODEL["shapes"][payload["shape"]]
+	objects = delete["members"]["Objects"]
+	assert MODEL["shapes"][objects["shape"]]["flattened"] is True
+	element = objects["locationName"]
+	identifier = MODEL["shapes"][MODEL["shapes"][objects["shape"]]["member"]["shape"]]
+	assert {"Key", "VersionId"} <= set(identifier["members"])
+	assert "Quiet" in delete["members"]
+	tool = HTTP_TOOLS["deleteObjects"]
+	body = (
+		liquid.Environment()
+		.from_string(tool.body)
+		.render(
+			input={"objects": [{"key": "a&b.txt"}, {"key": "c", "versionId": "v1"}], "quiet": True}
+		)
+	)
+	assert body == (
+		f'<{payload["locationName"]} xmlns="{payload["xmlNamespace"]["uri"]}">'
+		f"<{element}><Key>a&amp;b.txt</Key></{element}>"
+		f"<{element}><Key>c</Key><VersionId>v1</VersionId></{element}>"
+		"<Quiet>true</Quiet></Delete>"
+	)
+	assert MODEL["operations"]["DeleteObjects"]["httpChecksum"]["requestChecksumRequired"]
+	assert tool.checksum == "content-md5"
+
+
+def test_put_object_metadata_is_the_x_amz_meta_header_map() -> None:
+	"""PutObject's Metadata member is the x-amz-meta- header map, and HeadObject returns it."""
+	put = MODEL["shapes"]["PutObjectRequest"]["members"]["Metadata"]
+	assert (put["location"], put["locationName"]) == ("headers", "x-amz-meta-")
+	assert HTTP_TOOLS["putObject"].prefixed_headers == {"x-amz-meta-": "{{ input.metadata }}"}
+	head = MODEL["shapes"]["HeadObjectOutput"]["members"]["Metadata"]
+	assert (head["location"], head["locationName"]) == ("headers", "x-amz-meta-")
+	assert "x-amz-meta-*" in HTTP_TOOLS["headObject"].response_headers
 
 
 def test_copy_source_header_names_bucket_and_key() -> None:

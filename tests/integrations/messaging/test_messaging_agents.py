@@ -170,6 +170,8 @@ async def test_slack_agent_uploads_a_file_with_the_external_flow() -> None:
 	)
 	reserve, upload, complete = service.requests
 	assert str(reserve.url) == "https://slack.com/api/files.getUploadURLExternal"
+	for request in (reserve, complete):
+		assert request.headers["authorization"] == "Bearer xoxb-1111-2222-abcdef"
 	assert form(reserve) == {"filename": ["notes.txt"], "length": ["5"]}
 	assert (upload.method, str(upload.url), upload.content) == (
 		"POST",
@@ -554,6 +556,8 @@ async def test_instagram_agent_creates_and_publishes_a_container() -> None:
 		"caption": ["Hello #openmolt"],
 	}
 	assert str(publish.url) == "https://graph.facebook.com/v26.0/17841400000000000/media_publish"
+	assert publish.method == "POST"
+	assert publish.headers["authorization"] == "Bearer EAAGinstagramtoken"
 	assert form(publish) == {"creation_id": ["17900000000000001"]}
 
 

@@ -15,6 +15,7 @@ from openmolt_core.integrations.file_info import file_info_tool
 from openmolt_core.integrations.model import (
 	ApiSetup,
 	ArrayStyle,
+	Checksum,
 	Credential,
 	CredentialType,
 	ErrorCheck,
@@ -28,6 +29,7 @@ from openmolt_core.tools import FunctionTool
 __all__ = [
 	"ApiSetup",
 	"ArrayStyle",
+	"Checksum",
 	"Credential",
 	"CredentialType",
 	"ErrorCheck",

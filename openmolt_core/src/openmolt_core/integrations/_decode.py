@@ -108,6 +108,20 @@ def _header_value(response: httpx.Response, name: str) -> Any:
 	return raw
 
 
+def _listed_headers(response: httpx.Response, names: Sequence[str]) -> dict[str, Any]:
+	"""The listed response headers; a name ending in ``*`` takes every header with that prefix."""
+	found: dict[str, Any] = {}
+	for name in names:
+		if name.endswith("*"):
+			prefix = name[:-1].lower()
+			for key in response.headers:
+				if key.lower().startswith(prefix):
+					found[key.lower()] = _header_value(response, key)
+		elif (value := _header_value(response, name)) is not None:
+			found[name] = value
+	return found
+
+
 def _file_name(response: httpx.Response) -> str:
 	disposition = response.headers.get("content-disposition")
 	if disposition:
@@ -239,7 +253,8 @@ async def decode(
 		data: Its body.
 		fmt: ``json``, ``text``, ``xml`` or ``binary``.
 		store: Where binary bodies (and ``response_files`` payloads) are saved.
-		response_headers: Response headers to include in the output.
+		response_headers: Response headers to include in the output; a name ending in ``*``
+			(``x-amz-meta-*``) includes every header with that prefix, by its lowercase name.
 		response_files: Paths of base64 payloads in a JSON body to save (`inline_files`).
 		error_check: How the service reports failures in 200 replies (`service_error`).
 
@@ -252,7 +267,7 @@ async def decode(
 	Raises:
 		ToolError: The body cannot be decoded, or ``error_check`` finds a reported failure.
 	"""
-	headers = {n: v for n in response_headers if (v := _header_value(response, n)) is not None}
+	headers = _listed_headers(response, response_headers)
 	media_type = response.headers.get("content-type", "application/octet-stream").split(";")[0]
 	value: Any
 	if fmt == "binary" and data:

@@ -6,7 +6,8 @@ A call goes through these steps:
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
    from the model are data, endpoint values are encoded path segments, header values with line
    breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
-3. encode the body in the request format (`_encode`), resolving file references; a POST gets a
+3. encode the body in the request format (`_encode`), resolving file references; add the
+   tool's ``checksum`` header over the encoded body and its ``prefixed_headers``; a POST gets a
    fresh idempotency key when the API setup names an ``idempotency_header`` the call did not set;
 4. send with the shared ``httpx.AsyncClient`` and the credential's ``httpx.Auth``
    (`credentials`), retrying with tenacity (``Retry-After`` and ``X-RateLimit-Reset`` honoured,
@@ -16,16 +17,20 @@ A call goes through these steps:
    connection) is always retried;
 5. follow redirects by hand: never to another origin when the request carries credentials
    (httpx strips only ``Authorization`` and ``Cookie`` across origins; a key in a custom header or
-   the query would follow);
-6. decode the response in the response format (`_decode`); a non-2xx reply raises a `ToolError`
+   the query would follow), and never for a status the tool lists in ``accept_statuses``;
+6. decode the response in the response format (`_decode`); a non-2xx reply that the tool does not
+   accept raises a `ToolError`
    with the status, the service's message and a trimmed body, and so does a 200 reply that the
    API setup's ``error_check`` finds reporting a failure. Secrets are redacted from errors.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -86,6 +91,7 @@ _NOT_SENT: tuple[type[Exception], ...] = (
 	httpx.PoolTimeout,
 )
 _CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 header field name
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +270,7 @@ async def send(
 	before_send: Callable[[httpx.Request], Awaitable[httpx.Request]] | None = None,
 	retry: RetryPolicy = DEFAULT_RETRY,
 	idempotency_header: str | None = None,
+	accept_statuses: Collection[int] = (),
 ) -> tuple[httpx.Response, bytes]:
 	"""Send a request with retries, following redirects by hand.
 
@@ -279,6 +286,8 @@ async def send(
 		before_send: Checks or rewrites each hop just before it is sent (the SSRF guard pins it).
 		retry: The retry policy.
 		idempotency_header: The header that carries an idempotency key, if the API has one.
+		accept_statuses: Statuses that are an answer, never a redirect to follow (Google's
+			``308 Resume Incomplete``), even with a ``Location`` header.
 
 	Returns:
 		The final response (closed) and its body.
@@ -297,7 +306,11 @@ async def send(
 			raise ToolError(
 				f"could not reach the service ({type(exc).__name__})", retryable=True
 			) from exc
-		if not (follow_redirects and response.is_redirect):
+		# has_redirect_location, not is_redirect: a 3xx without Location (Google's 308 Resume
+		# Incomplete, 304 Not Modified) is an answer, not a redirect.
+		if not (follow_redirects and response.has_redirect_location) or (
+			response.status_code in accept_statuses
+		):
 			return response, data
 		nxt = _next_request(client, request, response)
 		if credentialed and _origin(nxt.url) != _origin(request.url):
@@ -311,15 +324,60 @@ async def send(
 
 
 def _reads_files(tool: HttpTool, setup: ApiSetup) -> bool:
-	parts = (tool.body, tool.headers, tool.query_params, setup.headers, setup.query_params)
+	parts = (
+		tool.body,
+		tool.headers,
+		tool.prefixed_headers,
+		tool.query_params,
+		setup.headers,
+		setup.query_params,
+	)
 	return any(uses_filter(part, *FILE_FILTERS) for part in parts)
 
 
 def _check_header(name: str, value: Any) -> str:
-	text = value if isinstance(value, str) else str(value)
+	if isinstance(value, bool):
+		text = "true" if value else "false"
+	else:
+		text = value if isinstance(value, str) else str(value)
 	if any(c in text or c in name for c in "\r\n\x00"):
 		raise ToolError(f"header {name!r} would contain a line break; refused")
+	if not (text.isascii() and name.isascii()):
+		raise ToolError(
+			f"header {name!r} would contain non-ASCII text, which HTTP headers cannot carry; "
+			"use ASCII (or percent-encode the value)"
+		)
 	return text
+
+
+def _prefixed(rendered: Mapping[str, Any]) -> list[tuple[str, str]]:
+	"""Expand ``prefixed_headers``: each key of a rendered object becomes ``<prefix><key>``."""
+	pairs: list[tuple[str, str]] = []
+	for prefix, values in rendered.items():
+		if values is MISSING or values is None or values == "":
+			continue
+		if not isinstance(values, Mapping):
+			raise ToolError(
+				f"headers prefixed {prefix!r} need an object of names to values, "
+				f"got {type(values).__name__}"
+			)
+		for key, value in values.items():
+			if value is None:
+				continue
+			if isinstance(value, (Mapping, list, tuple)):
+				raise ToolError(f"header {prefix}{key} needs a text value, not a list or object")
+			name = f"{prefix}{key}"
+			if not _TOKEN.fullmatch(name):
+				raise ToolError(f"{name!r} is not a valid header name")
+			pairs.append((name, _check_header(name, value)))
+	return pairs
+
+
+def _checksum(kind: str, content: bytes | None) -> tuple[str, str]:
+	digest = hashlib.md5(content or b"", usedforsecurity=False).digest()
+	if kind == "content-md5":
+		return "Content-MD5", base64.b64encode(digest).decode("ascii")
+	raise ToolError(f"unknown checksum {kind!r}")
 
 
 async def build_request(
@@ -338,18 +396,19 @@ async def build_request(
 	data = {"input": input, "config": context.config}
 	store = context.files
 
-	def render_all() -> tuple[str, Any, Any, Any, Any, Any]:
+	def render_all() -> tuple[str, Any, Any, Any, Any, Any, Any]:
 		base = render_string(tool.base_url or setup.base_url, data)
 		endpoint = render_endpoint(tool.endpoint, data) if tool.endpoint else ""
 		query = render({**setup.query_params, **tool.query_params}, data)
 		headers = render({**setup.headers, **tool.headers}, data)
+		prefixed = render(tool.prefixed_headers, data)
 		body = render(tool.body, data) if tool.body is not None else None
 		files = render(tool.files, data)
-		return endpoint, base, query, headers, body, files
+		return endpoint, base, query, headers, prefixed, body, files
 
 	if _reads_files(tool, setup):
 
-		def render_reading() -> tuple[str, Any, Any, Any, Any, Any]:
+		def render_reading() -> tuple[str, Any, Any, Any, Any, Any, Any]:
 			with reading_files(store):
 				return render_all()
 
@@ -358,11 +417,12 @@ async def build_request(
 			base,
 			query,
 			rendered_headers,
+			prefixed,
 			body,
 			rendered_files,
 		) = await anyio.to_thread.run_sync(render_reading)
 	else:
-		endpoint, base, query, rendered_headers, body, rendered_files = render_all()
+		endpoint, base, query, rendered_headers, prefixed, body, rendered_files = render_all()
 	if endpoint.startswith(("http://", "https://")):
 		url = endpoint
 	elif endpoint:
@@ -375,6 +435,8 @@ async def build_request(
 	for name, value in rendered_headers.items():
 		if value is not MISSING and value is not None and value != "":
 			headers[name.lower()] = (name, _check_header(name, value))
+	for name, value in _prefixed(prefixed):
+		headers.setdefault(name.lower(), (name, value))
 	fmt = tool.request_format or setup.request_format
 	files = {k: v for k, v in rendered_files.items() if v not in (None, "")}
 	content, content_type = await encode_body(
@@ -386,6 +448,9 @@ async def build_request(
 	)
 	if content_type and (content_type.startswith("multipart/") or "content-type" not in headers):
 		headers["content-type"] = ("Content-Type", content_type)
+	if tool.checksum:
+		name, digest = _checksum(tool.checksum, content)
+		headers[name.lower()] = (name, digest)
 	return client.build_request(
 		tool.method,
 		append_query(httpx.URL(url), query_pairs(query)),
@@ -434,8 +499,9 @@ async def execute_http_tool(
 			credentialed=context.auth is not None or bool(context.redact),
 			retry=policy,
 			idempotency_header=key_header,
+			accept_statuses=tool.accept_statuses,
 		)
-		if not response.is_success:
+		if not response.is_success and response.status_code not in tool.accept_statuses:
 			details = trimmed_details(response, data)
 			message = error_message(details) or response.reason_phrase or "error"
 			if response.status_code >= 500 and not replay_safe(request, key_header):

@@ -11,16 +11,20 @@ as are snake_case names.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from openmolt_core.errors import ToolError
+from openmolt_core.integrations.templating import parse_template
 from openmolt_core.tools import FunctionTool, ToolContext, schema_of
 
 __all__ = [
 	"ApiSetup",
 	"ArrayStyle",
+	"Checksum",
 	"Credential",
 	"CredentialType",
 	"ErrorCheck",
@@ -55,6 +59,13 @@ ErrorCheck = Literal["graphql", "ok_field"]
 
 ``graphql``: a non-empty top-level ``errors`` with ``data`` null or absent is a failure.
 ``ok_field``: ``{"ok": false, "error": "..."}`` is a failure (Slack).
+"""
+
+Checksum = Literal["content-md5"]
+"""A checksum header the engine computes over the final encoded body.
+
+``content-md5``: ``Content-MD5``, the base64 of the body's MD5 digest (S3's DeleteObjects and other
+multi-object writes refuse a request without one).
 """
 
 CredentialType = Literal["bearer", "custom", "oauth2", "basic", "aws_sigv4"]
@@ -167,11 +178,21 @@ class HttpTool(_Spec):
 		base_url: Overrides the integration's base URL (e.g. a separate upload host).
 		files: Multipart file fields: field name to a template giving a file reference.
 		follow_redirects: Whether to follow redirects (never across origins with credentials).
-		response_headers: Response headers to include in the tool's output (e.g. ``Location``).
+		response_headers: Response headers to include in the tool's output (e.g. ``Location``);
+			a name ending in ``*`` (``x-amz-meta-*``) includes every header with that prefix.
 		response_files: Paths into a JSON response to inline base64 payloads (Gemini
 			``candidates[].content.parts[].inlineData``, Gmail attachment ``data``); each is saved to
 			the file store and replaced by a file reference, so large media never reach the model.
 		form_arrays: Overrides the integration's way of writing lists in form bodies.
+		accept_statuses: Non-2xx statuses (300-499) that are a normal answer of this tool, not a
+			failure: Google answers each non-final chunk of a resumable upload with
+			``308 Resume Incomplete`` and a ``Range`` header. Such a reply is never followed as
+			a redirect; it is decoded like a 2xx (an empty body gives ``{"ok": true, "status"}``
+			plus the listed ``response_headers``).
+		checksum: A checksum header to compute over the encoded body (see `Checksum`).
+		prefixed_headers: Header prefix to a template giving an object; each of its keys
+			becomes a header ``<prefix><key>`` (S3 user metadata: ``{"x-amz-meta-":
+			"{{ input.metadata }}"}`` sends ``x-amz-meta-author``...). A missing object sends none.
 	"""
 
 	handle: str
@@ -194,6 +215,20 @@ class HttpTool(_Spec):
 	response_headers: list[str] = Field(default_factory=list, alias="responseHeaders")
 	response_files: list[str] = Field(default_factory=list, alias="responseFiles")
 	form_arrays: ArrayStyle | None = Field(default=None, alias="formArrays")
+	accept_statuses: list[int] = Field(default_factory=list, alias="acceptStatuses")
+	checksum: Checksum | None = None
+	prefixed_headers: dict[str, str] = Field(default_factory=dict, alias="prefixedHeaders")
+
+	@field_validator("accept_statuses")
+	@classmethod
+	def _statuses(cls, value: list[int]) -> list[int]:
+		wrong = [code for code in value if not 300 <= code <= 499 or code == 429]
+		if wrong:
+			raise ValueError(
+				f"accept_statuses takes 3xx and 4xx codes other than 429 (2xx always succeed); "
+				f"got {wrong}"
+			)
+		return value
 
 	@field_validator("method", mode="before")
 	@classmethod
@@ -207,6 +242,66 @@ class HttpTool(_Spec):
 
 
 ToolSpec = HttpTool | FunctionTool
+
+
+def _template_strings(value: Any, where: str) -> list[tuple[str, str]]:
+	"""Every Liquid string in a definition value, with where it sits (``body.parent.id``)."""
+	if isinstance(value, str):
+		return [(where, value)] if "{{" in value or "{%" in value else []
+	found: list[tuple[str, str]] = []
+	if isinstance(value, Mapping):
+		for key, item in value.items():
+			found += _template_strings(item, f"{where}.{key}")
+	elif isinstance(value, (list, tuple)):
+		for index, item in enumerate(value):
+			found += _template_strings(item, f"{where}[{index}]")
+	return found
+
+
+def _parse_all(strings: list[tuple[str, str]], owner: str, *, path_field: str = "") -> None:
+	for where, source in strings:
+		try:
+			parse_template(source, path=where == path_field)
+		except ToolError as exc:
+			word = re.search(r"found (\w+)", str(exc))
+			lookup = word and re.search(rf"\b(input|config)\.{word.group(1)}\b", source)
+			if word and lookup:
+				name = f"{lookup.group(1)}.{word.group(1)}"
+				bracketed = f'{lookup.group(1)}["{word.group(1)}"]'
+				raise ValueError(
+					f"{owner}, field {where}: {word.group(1)!r} is a Liquid keyword, so "
+					f"{name} does not parse; write {bracketed} instead ({exc})"
+				) from None
+			raise ValueError(f"{owner}, field {where}: {exc}") from None
+
+
+def _check_templates(tool: HttpTool) -> None:
+	"""Parse every template of an HTTP tool, naming the tool and field of a broken one."""
+	fields: dict[str, Any] = {
+		"endpoint": tool.endpoint,
+		"base_url": tool.base_url,
+		"query_params": tool.query_params,
+		"headers": tool.headers,
+		"prefixed_headers": tool.prefixed_headers,
+		"body": tool.body,
+		"files": tool.files,
+	}
+	strings = [s for name, value in fields.items() for s in _template_strings(value, name)]
+	_parse_all(strings, f"tool {tool.handle!r}", path_field="endpoint")
+
+
+def _check_setup_templates(integration: Integration) -> None:
+	setup = integration.api_setup
+	strings = [
+		*_template_strings(setup.base_url, "api_setup.base_url"),
+		*_template_strings(setup.headers, "api_setup.headers"),
+		*_template_strings(setup.query_params, "api_setup.query_params"),
+	]
+	for index, cred in enumerate(integration.credential_setup):
+		strings += _template_strings(
+			cred.model_dump(exclude={"type", "scopes"}), f"credential_setup[{index}]"
+		)
+	_parse_all(strings, f"integration {integration.name!r}")
 
 
 def _tool_from(value: Any) -> ToolSpec:
@@ -268,12 +363,15 @@ class Integration(_Spec):
 			if tool.handle in seen:
 				raise ValueError(f"tool handle {tool.handle!r} is defined twice")
 			seen.add(tool.handle)
+			if isinstance(tool, HttpTool):
+				_check_templates(tool)
 			unknown = [s for s in tool.scopes if s not in self.scopes]
 			if unknown and self.scopes:
 				raise ValueError(
 					f"tool {tool.handle!r} needs scopes {unknown} that the integration does not "
 					f"define; define them in scopes={{...}} (known: {sorted(self.scopes)})"
 				)
+		_check_setup_templates(self)
 		return self
 
 	def credential(self, type: str | None) -> Credential | None:

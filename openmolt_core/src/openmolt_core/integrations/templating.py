@@ -44,6 +44,7 @@ __all__ = [
 	"MAX_INLINE_FILE_BYTES",
 	"MISSING",
 	"FileSource",
+	"parse_template",
 	"reading_files",
 	"render",
 	"render_endpoint",
@@ -287,6 +288,23 @@ def _compile(source: str, path: bool = False) -> tuple[str, Any]:
 		)
 		return "file", (file_filter.group(1), parts, template)
 	return "template", template
+
+
+def parse_template(source: str, *, path: bool = False) -> None:
+	"""Parse a template string once (and cache it), so that a broken one fails early.
+
+	`openmolt_core.integrations.Integration` calls this for every template of every HTTP tool
+	when the integration is defined, so a typo or a Liquid keyword used as a field name
+	(``input.limit``: write ``input["limit"]``) is reported before any agent runs.
+
+	Args:
+		source: The template.
+		path: Parse it as an endpoint (every output statement is one path segment).
+
+	Raises:
+		ToolError: The template does not parse.
+	"""
+	_compile(source, path)
 
 
 def _lookup(data: Mapping[str, Any], root: str, parts: tuple[str | int, ...]) -> Any:
