@@ -152,3 +152,14 @@ def test_one_client_works_across_two_event_loops() -> None:
 		await client.aclose()
 
 	anyio.run(close)
+
+
+@pytest.mark.anyio
+async def test_urls_are_sent_byte_for_byte_as_built() -> None:
+	"""Percent-escapes and odd segments reach the server unchanged (what a signature covers)."""
+	targets = ["/bucket/a%2Fb%20c.txt?prefix=x%2Fy&list-type=2", "/v1/%7Euser/x", "/plain?q=1"]
+	async with local_server() as (base, seen), new_client() as client:
+		for target in targets:
+			response = await client.get(httpx.URL(base + target))
+			assert response.status_code == 200
+	assert [s["path"] for s in seen] == targets

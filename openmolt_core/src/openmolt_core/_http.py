@@ -52,6 +52,9 @@ class PooledTransport(httpx.AsyncBaseTransport):
 			weakref.WeakKeyDictionary()
 		)
 		self._other: httpx.AsyncBaseTransport | None = None  # trio and other non-asyncio loops
+		self._exact: weakref.WeakKeyDictionary[Any, httpx.AsyncBaseTransport] = (
+			weakref.WeakKeyDictionary()
+		)
 
 	def _pool(self) -> httpx.AsyncBaseTransport:
 		try:
@@ -71,8 +74,23 @@ class PooledTransport(httpx.AsyncBaseTransport):
 		return pool
 
 	async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-		"""Send the request through the current event loop's pool."""
-		return await self._pool().handle_async_request(request)
+		"""Send the request through the current event loop's pool.
+
+		aiohttp re-parses the URL with yarl, which normalizes percent-escapes and dot segments;
+		a request whose URL would change (an S3 key with ``%2F``, a signed query) goes through
+		httpx's pool instead, so the bytes sent are the bytes that were built and signed.
+		"""
+		pool = self._pool()
+		if self.fast and pool is not self._other and not _yarl_keeps(request.url):
+			pool = self._exact_pool()
+		return await pool.handle_async_request(request)
+
+	def _exact_pool(self) -> httpx.AsyncBaseTransport:
+		loop = asyncio.get_running_loop()
+		pool = self._exact.get(loop)
+		if pool is None:
+			pool = self._exact[loop] = _httpx_pool()
+		return pool
 
 	async def aclose(self) -> None:
 		"""Close the current loop's pool (and the non-asyncio one); drop those of closed loops."""
@@ -80,8 +98,9 @@ class PooledTransport(httpx.AsyncBaseTransport):
 			loop: Any = asyncio.get_running_loop()
 		except RuntimeError:
 			loop = None
-		pools, self._pools = dict(self._pools), weakref.WeakKeyDictionary()
-		for owner, pool in pools.items():
+		pools = [*self._pools.items(), *self._exact.items()]
+		self._pools, self._exact = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
+		for owner, pool in pools:
 			if owner is loop:
 				await pool.aclose()
 			else:
@@ -89,6 +108,12 @@ class PooledTransport(httpx.AsyncBaseTransport):
 		other, self._other = self._other, None
 		if other is not None and loop is None:
 			await other.aclose()
+
+
+def _yarl_keeps(url: httpx.URL) -> bool:
+	"""Whether aiohttp would send this URL unchanged (no escapes or dot segments to normalize)."""
+	raw = url.raw_path
+	return b"%" not in raw and b"/." not in raw
 
 
 def _httpx_pool() -> httpx.AsyncBaseTransport:
