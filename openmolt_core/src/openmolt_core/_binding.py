@@ -140,6 +140,11 @@ class BoundTool:
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
 
+	@property
+	def is_function(self) -> bool:
+		"""Whether the tool runs Python code rather than an HTTP request."""
+		return callable(getattr(self.tool, "execute", None))
+
 	def validator(self) -> JsonSchemaValidator:
 		"""The input validator, compiled on first use."""
 		if self._validator is None:

@@ -56,6 +56,21 @@ class PooledTransport(httpx.AsyncBaseTransport):
 			weakref.WeakKeyDictionary()
 		)
 
+	def prepare(self, loop: Any | None) -> None:
+		"""Build the pool for an event loop ahead of its first request (safe in a worker thread).
+
+		Building a pool imports its HTTP library and loads the CA bundle: hundreds of milliseconds
+		that would otherwise block the event loop on the first request.
+
+		Args:
+			loop: The asyncio loop the pool will serve, or None for a non-asyncio one (trio).
+		"""
+		if loop is None:
+			if self._other is None:
+				self._other = _httpx_pool()
+		elif loop not in self._pools:
+			self._pools[loop] = _aiohttp_pool() if self.fast else _httpx_pool()
+
 	def _pool(self) -> httpx.AsyncBaseTransport:
 		try:
 			loop = asyncio.get_running_loop()

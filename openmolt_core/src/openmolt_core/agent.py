@@ -98,7 +98,8 @@ class Agent:
 		name: The agent's name (shown to the model and in events).
 		provider: The model provider.
 		model: The model name for the provider.
-		provider_name: The provider's prefix in the model id (``openai``), when known.
+		provider_name: The provider's prefix in the model id (``openai``); empty for a provider
+			object passed as ``model``.
 		model_config: The model configuration.
 		instructions: What the agent must do.
 		tools: The bound tools (visible or not, by scope).
@@ -294,6 +295,15 @@ class Agent:
 		if not state.messages:
 			state.messages.append(
 				Message("user", self.first_message(input, state), list(attachments))
+			)
+		if self._provider is None:
+			# First run of this agent: load the provider, the HTTP stack and the template engine
+			# in a worker thread (once per instance), so other tasks of the loop never stall.
+			await self.om.prepare(
+				provider=self.provider_name or None,
+				http_tools=any(
+					t.integration is not None and not t.is_function for t in self._tools.values()
+				),
 			)
 		system = self.system_prompt()
 		schema = envelope_schema(self.output_schema, human_input=self.human_input_enabled)

@@ -87,6 +87,8 @@ class OpenMolt:
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._providers: dict[str, LLMProvider] = {}
+		self._prepared: set[tuple[Any, ...]] = set()
+		self._prepare_lock: Any = None
 		self._scheduler_options = (clock, schedule_store)
 		self._scheduler: Scheduler | None = None
 		self._task_group: TaskGroup | None = None
@@ -205,6 +207,42 @@ class OpenMolt:
 	async def run_schedules(self) -> None:
 		"""Run the schedules in the current task until `stop` is called (the CLI uses this)."""
 		await self.scheduler.serve()
+
+	async def prepare(self, *, provider: str | None = None, http_tools: bool = False) -> None:
+		"""Load what a first run needs in a worker thread, so the event loop never blocks on it.
+
+		The first run of a process imports the provider, the HTTP stack and (for HTTP tools) the
+		template engine, and loads the CA bundle: hundreds of milliseconds that would stall every
+		other task of the event loop. `Agent.run` calls this once per provider; later calls cost
+		a dictionary lookup.
+
+		Args:
+			provider: The provider name the run will use, if any.
+			http_tools: Whether the run has HTTP tools.
+		"""
+		key = (provider, http_tools, _current_loop())
+		if key in self._prepared:
+			return
+		import anyio
+
+		if self._prepare_lock is None:
+			self._prepare_lock = anyio.Lock()
+		async with self._prepare_lock:
+			if key in self._prepared:
+				return
+			await anyio.to_thread.run_sync(self._prepare_sync, provider, http_tools, key[2])
+			self._prepared.add(key)
+
+	def _prepare_sync(self, provider: str | None, http_tools: bool, loop: Any) -> None:
+		if provider is not None:
+			self.provider(provider)
+		client = self.http()
+		transport = getattr(client, "_transport", None)
+		prepare = getattr(transport, "prepare", None)
+		if callable(prepare):
+			prepare(loop)
+		if http_tools:
+			import openmolt_core.integrations.http  # noqa: F401  # the engine and its template library
 
 	# integrations and providers -----------------------------------------------------------
 
@@ -376,8 +414,9 @@ class OpenMolt:
 				raise ConfigurationError(
 					"create_agent: model must be 'provider:model' (e.g. 'openai:gpt-5-mini') or a provider object"
 				)
+			# A provider object (a test double, a custom class) is no plugin: no name to load.
 			name = getattr(model, "name", "custom")
-			return name, getattr(model, "model", name), lambda: model
+			return "", getattr(model, "model", name), lambda: model
 		provider_name, sep, model_name = model.partition(":")
 		if not sep or not provider_name or not model_name:
 			raise ConfigurationError(
@@ -425,6 +464,16 @@ class OpenMolt:
 
 	def __repr__(self) -> str:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"
+
+
+def _current_loop() -> Any:
+	"""The running asyncio loop, or None under another event loop (trio)."""
+	import asyncio
+
+	try:
+		return asyncio.get_running_loop()
+	except RuntimeError:
+		return None
 
 
 _RUNTIME: tuple[Any, Any, Any] | None = None
