@@ -166,14 +166,12 @@ class BoundTool:
 
 	async def execute(self, input: dict[str, Any]) -> Any:
 		"""Run the tool in its context (HTTP tools go through the engine)."""
-		from openmolt_core.integrations.model import HttpTool
+		if self.is_function:
+			return await self.tool.execute(input, self.context)
+		from openmolt_core.integrations.http import execute_http_tool
 
-		if isinstance(self.tool, HttpTool):
-			from openmolt_core.integrations.http import execute_http_tool
-
-			assert self.integration is not None
-			return await execute_http_tool(self.tool, self.integration, input, self.context)
-		return await self.tool.execute(input, self.context)
+		assert self.integration is not None
+		return await execute_http_tool(self.tool, self.integration, input, self.context)
 
 
 def bind_integration(

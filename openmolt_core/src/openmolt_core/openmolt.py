@@ -214,13 +214,15 @@ class OpenMolt:
 		The first run of a process imports the provider, the HTTP stack and (for HTTP tools) the
 		template engine, and loads the CA bundle: hundreds of milliseconds that would stall every
 		other task of the event loop. `Agent.run` calls this once per provider; later calls cost
-		a dictionary lookup.
+		a dictionary lookup. (Parsing the CA bundle is one C call that holds the GIL for tens of
+		milliseconds even in a thread: that one pause per process remains.)
 
 		Args:
 			provider: The provider name the run will use, if any.
 			http_tools: Whether the run has HTTP tools.
 		"""
-		key = (provider, http_tools, _current_loop())
+		loop = _current_loop()
+		key = (provider, http_tools, id(loop))
 		if key in self._prepared:
 			return
 		import anyio
@@ -230,7 +232,7 @@ class OpenMolt:
 		async with self._prepare_lock:
 			if key in self._prepared:
 				return
-			await anyio.to_thread.run_sync(self._prepare_sync, provider, http_tools, key[2])
+			await anyio.to_thread.run_sync(self._prepare_sync, provider, http_tools, loop)
 			self._prepared.add(key)
 
 	def _prepare_sync(self, provider: str | None, http_tools: bool, loop: Any) -> None:
