@@ -88,6 +88,7 @@ class OpenMolt:
 		self._files: FileStore | None = None
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
+		self._models: dict[str, tuple[str, str, Any]] = {}
 		self._prepare_lock: Any = None
 		self._scheduler_options = (clock, schedule_store)
 		self._scheduler: Scheduler | None = None
@@ -374,8 +375,8 @@ class OpenMolt:
 				binding_mod.bind_tools(tools, agent=name, http=self.http, files=self.files)
 			)
 		handles = [t.handle for t in bound]
-		duplicates = {h for h in handles if handles.count(h) > 1}
-		if duplicates:
+		if len(set(handles)) != len(handles):
+			duplicates = {h for h in handles if handles.count(h) > 1}
 			raise ConfigurationError(
 				f"create_agent: tool handle(s) {sorted(duplicates)} given twice"
 			)
@@ -419,6 +420,9 @@ class OpenMolt:
 			# A provider object (a test double, a custom class) is no plugin: no name to load.
 			name = getattr(model, "name", "custom")
 			return "", getattr(model, "model", name), lambda: model
+		known = self._models.get(model)
+		if known is not None:
+			return known
 		provider_name, sep, model_name = model.partition(":")
 		if not sep or not provider_name or not model_name:
 			raise ConfigurationError(
@@ -426,7 +430,9 @@ class OpenMolt:
 				"'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
 			)
 		self.plugins.provider(provider_name)  # fail early when the plugin is missing
-		return provider_name, model_name, lambda: self.provider(provider_name)
+		resolved = (provider_name, model_name, lambda: self.provider(provider_name))
+		self._models[model] = resolved
+		return resolved
 
 	# built-in integrations ----------------------------------------------------------------
 

@@ -133,6 +133,8 @@ class HTTPProvider:
 		self.extra_headers = {str(k): str(v) for k, v in (settings.get("headers") or {}).items()}
 		self._key: str | None = settings.get("api_key") or settings.get("apiKey") or None
 		self._headers: dict[str, str] | None = None
+		self._prepared_headers: httpx.Headers | None = None
+		self._urls: dict[str, httpx.URL] = {}
 		self._warned: set[tuple[str, str]] = set()
 
 	# the key and headers ------------------------------------------------------------------
@@ -251,11 +253,25 @@ class HTTPProvider:
 	async def _send(
 		self, url: str, body: bytes, headers: dict[str, str], model: str
 	) -> dict[str, Any]:
+		import httpx
+
 		client = self._http()
-		if self.timeout is None:
-			response = await client.post(url, content=body, headers=headers)
-		else:
-			response = await client.post(url, content=body, headers=headers, timeout=self.timeout)
+		# The request is built here, not by client.post: the URL is parsed and the headers are
+		# merged once per provider rather than on every call (the per-step CPU budget is tight).
+		target = self._urls.get(url)
+		if target is None:
+			target = self._urls[url] = httpx.URL(url)
+		if self._prepared_headers is None:
+			self._prepared_headers = httpx.Headers({**client.headers, **headers})
+		timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
+		request = httpx.Request(
+			"POST",
+			target,
+			headers=self._prepared_headers,
+			content=body,
+			extensions={"timeout": timeout.as_dict()},
+		)
+		response = await client.send(request)
 		status = response.status_code
 		if status < 300:
 			try:
