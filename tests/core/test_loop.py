@@ -687,3 +687,16 @@ async def test_state_round_trip_keeps_attachments() -> None:
 def anyio_backend(request: pytest.FixtureRequest) -> str:
 	"""The loop runs on anyio: every test here runs on asyncio and on trio."""
 	return str(request.param)
+
+
+async def test_steps_left_appears_only_near_the_end_of_the_budget() -> None:
+	"""Results carry stepsLeft once three or fewer steps remain, not before."""
+	agent, model = make_agent(
+		[call_tool("local.add", a=1, b=1)] * 5 + [finish(result="x")],
+		output_schema=Report,
+		max_steps=6,
+	)
+	await agent.run()
+	seen = [json.loads(r.messages[-1].content).get("stepsLeft") for r in model.requests[1:]]
+	assert seen == [None, None, 3, 2, 1]
+	assert json.loads(model.requests[0].messages[0].content)["maxSteps"] == 6

@@ -52,7 +52,13 @@ if TYPE_CHECKING:
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.schedule import ScheduleSpec
 
-__all__ = ["Agent", "HumanInputUnavailable", "MemoryConfig"]
+__all__ = [
+	"MAX_RESULT_CHARS",
+	"STEPS_LEFT_WARNING",
+	"Agent",
+	"HumanInputUnavailable",
+	"MemoryConfig",
+]
 
 log = logging.getLogger("openmolt")
 log.addHandler(logging.NullHandler())  # a library logs; the application decides where to
@@ -61,6 +67,9 @@ MemoryConfig = Mapping[str, Any]
 """``{"long_term": {"data": str, "on_update": fn}, "short_term": {...}}`` (camelCase accepted)."""
 
 HumanInputHandler = Callable[[str], Awaitable[str] | str]
+
+STEPS_LEFT_WARNING = 3
+"""Results carry ``stepsLeft`` once this few steps remain."""
 
 MAX_RESULT_CHARS = 16_000
 """A tool result longer than this (as JSON) is trimmed in what the model sees."""
@@ -442,7 +451,11 @@ class Agent:
 	) -> None:
 		body: dict[str, Any] = {"results": results}
 		if self.max_steps:
-			body["stepsLeft"] = max(self.max_steps - state.steps, 0)
+			left = self.max_steps - state.steps
+			if left <= STEPS_LEFT_WARNING:
+				# Only near the end: the first turn states maxSteps, and every byte added here is
+				# sent again at each later step.
+				body["stepsLeft"] = max(left, 0)
 		state.messages.append(Message("user", self._redactor(dumps(body))))
 
 	async def _emit_error(self, step: int, kind: str, message: str, *, fatal: bool = False) -> None:

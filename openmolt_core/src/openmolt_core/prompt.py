@@ -89,9 +89,9 @@ Example: {{"type": "callTool", "tool": "slack.postMessage", "input": {{"channel"
 
 # What you receive
 
-The first message holds your instructions, your tools (with their input schemas), your memory,
-your plan and the task input. Each later message holds the results of your previous commands, in
-order, as {{"results": [...]}}, with "stepsLeft" when a step budget applies. A result is either
+The first message holds your instructions, your tools (with their input schemas), "maxSteps" (how
+many steps you have, when limited), your memory, your plan and the task input. Each later message holds the results of your previous commands, in
+order, as {{"results": [...]}}, with "stepsLeft" when only a few steps remain. A result is either
 {{"ok": true, "result": ...}} or {{"ok": false, "error": "..."}}. Errors also arrive for answers the
 runtime could not use (invalid JSON, an unknown tool, input that does not match a schema): read them,
 correct your answer, and go on.
