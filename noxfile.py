@@ -29,7 +29,9 @@ def _refs(session: nox.Session) -> None:
 		name, version = spec.rsplit("@", 1)
 		tarball = f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"
 		if not (cache / tarball).is_file():
-			session.run("npm", "pack", spec, "--pack-destination", str(cache), external=True)
+			session.run(
+				"npm", "pack", spec, "--pack-destination", str(cache), external=True, silent=True
+			)
 
 
 @nox.session(python="3.11")

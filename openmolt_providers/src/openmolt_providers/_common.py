@@ -134,7 +134,7 @@ class HTTPProvider:
 		self._key: str | None = settings.get("api_key") or settings.get("apiKey") or None
 		self._headers: dict[str, str] | None = None
 		self._prepared_headers: httpx.Headers | None = None
-		self._urls: dict[str, httpx.URL] = {}
+		self._targets: dict[str, httpx.URL] = {}
 		self._warned: set[tuple[str, str]] = set()
 
 	# the key and headers ------------------------------------------------------------------
@@ -258,9 +258,9 @@ class HTTPProvider:
 		client = self._http()
 		# The request is built here, not by client.post: the URL is parsed and the headers are
 		# merged once per provider rather than on every call (the per-step CPU budget is tight).
-		target = self._urls.get(url)
+		target = self._targets.get(url)
 		if target is None:
-			target = self._urls[url] = httpx.URL(url)
+			target = self._targets[url] = httpx.URL(url)
 		if self._prepared_headers is None:
 			self._prepared_headers = httpx.Headers({**client.headers, **headers})
 		timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
