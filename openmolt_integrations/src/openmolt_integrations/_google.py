@@ -20,6 +20,7 @@ __all__ = [
 	"PAGE_TOKEN",
 	"UPLOAD_ID",
 	"array",
+	"gemini_list_models",
 	"google_oauth2",
 	"obj",
 	"resumable_session_tools",
@@ -147,6 +148,52 @@ def array(items: dict[str, Any], description: str) -> dict[str, Any]:
 		description: What the list holds.
 	"""
 	return {"type": "array", "items": items, "description": description}
+
+
+def gemini_list_models(description: str) -> HttpTool:
+	"""The Gemini API's ``models.list`` as a tool (Nano Banana and Veo both offer it).
+
+	Args:
+		description: What the model should look for in the list.
+	"""
+	return HttpTool(
+		handle="listModels",
+		description=description,
+		scopes=["generate"],
+		method="GET",
+		endpoint="/v1beta/models",
+		query_params={
+			"pageSize": "{{ input.pageSize | default: 100 }}",
+			"pageToken": "{{ input.pageToken }}",
+		},
+		input_schema=obj(
+			{
+				"pageSize": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 1000,
+					"default": 100,
+					"description": "Models per page.",
+				},
+				"pageToken": PAGE_TOKEN,
+			}
+		),
+		output_schema=obj(
+			{
+				"models": {
+					"type": "array",
+					"items": obj(
+						{
+							"name": {"type": "string"},
+							"displayName": {"type": "string"},
+							"supportedGenerationMethods": {"type": "array"},
+						}
+					),
+				},
+				"nextPageToken": {"type": "string"},
+			}
+		),
+	)
 
 
 UPLOAD_ID = "{{ input.uploadUrl | split: 'upload_id=' | last | split: '&' | first }}"

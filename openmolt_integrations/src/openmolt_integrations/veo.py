@@ -6,7 +6,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import GEMINI_API_KEY, PAGE_TOKEN, obj
+from openmolt_integrations._google import GEMINI_API_KEY, PAGE_TOKEN, gemini_list_models, obj
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -209,42 +209,8 @@ TOOLS = [
 			}
 		),
 	),
-	HttpTool(
-		handle="listModels",
-		description="List the Gemini API models the key can use (Veo ids start with 'models/veo').",
-		scopes=["generate"],
-		method="GET",
-		endpoint="/v1beta/models",
-		query_params={
-			"pageSize": "{{ input.pageSize | default: 100 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
-		input_schema=obj(
-			{
-				"pageSize": {
-					"type": "integer",
-					"minimum": 1,
-					"maximum": 1000,
-					"default": 100,
-					"description": "Models per page.",
-				},
-				"pageToken": PAGE_TOKEN,
-			}
-		),
-		output_schema=obj(
-			{
-				"models": {
-					"type": "array",
-					"items": obj(
-						{
-							"name": {"type": "string"},
-							"supportedGenerationMethods": {"type": "array"},
-						}
-					),
-				},
-				"nextPageToken": {"type": "string"},
-			}
-		),
+	gemini_list_models(
+		"List the Gemini API models the key can use (Veo ids start with 'models/veo')."
 	),
 ]
 
