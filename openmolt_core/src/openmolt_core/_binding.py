@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._jsonschema import JsonSchemaValidator
@@ -164,14 +164,22 @@ class BoundTool:
 			self._description = desc
 		return self._description
 
-	async def execute(self, input: dict[str, Any]) -> Any:
-		"""Run the tool in its context (HTTP tools go through the engine)."""
+	async def execute(
+		self, input: dict[str, Any], *, memory: Mapping[str, str] | None = None
+	) -> Any:
+		"""Run the tool in its context (HTTP tools go through the engine).
+
+		Args:
+			input: The validated input.
+			memory: The calling run's memory, shown to the tool as ``context.memory``.
+		"""
+		context = self.context if memory is None else replace(self.context, memory=memory)
 		if self.is_function:
-			return await self.tool.execute(input, self.context)
+			return await self.tool.execute(input, context)
 		from openmolt_core.integrations.http import execute_http_tool
 
 		assert self.integration is not None
-		return await execute_http_tool(self.tool, self.integration, input, self.context)
+		return await execute_http_tool(self.tool, self.integration, input, context)
 
 
 def bind_integration(

@@ -7,40 +7,33 @@ and each step appends the model's cleaned reply and one user turn with the resul
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
+from openmolt_core import _execute
 from openmolt_core._binding import BoundTool, describe_tools
-from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+from openmolt_core._execute import (
+	MAX_RESULT_CHARS,
+	Done,
+	HumanInputUnavailable,
+	MemoryConfig,
+	memory_part,
+	summary,
+)
+from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import parse_reply
 from openmolt_core._redact import Redactor
-from openmolt_core.commands import (
-	MAX_WAIT_SECONDS,
-	CallTool,
-	Finish,
-	RequestHumanInput,
-	UpdateMemory,
-	UpdatePlan,
-	Wait,
-)
-from openmolt_core.errors import ConfigurationError, ProviderError, RunError, ToolError
+from openmolt_core.commands import CallTool, Finish
+from openmolt_core.errors import ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
 	CommandsQueuedEvent,
 	ErrorEvent,
 	EventEmitter,
 	FinishEvent,
 	Handler,
-	HumanInputEvent,
 	LLMOutputEvent,
-	MemoryUpdateEvent,
-	PlanUpdateEvent,
-	ToolCallEvent,
-	ToolResponseEvent,
 )
 from openmolt_core.llm import Attachment, LLMProvider, Message, ModelConfig, ModelRequest
 from openmolt_core.prompt import dumps, envelope_schema, maestro_prompt
@@ -63,40 +56,10 @@ __all__ = [
 log = logging.getLogger("openmolt")
 log.addHandler(logging.NullHandler())  # a library logs; the application decides where to
 
-MemoryConfig = Mapping[str, Any]
-"""``{"long_term": {"data": str, "on_update": fn}, "short_term": {...}}`` (camelCase accepted)."""
-
 HumanInputHandler = Callable[[str], Awaitable[str] | str]
 
 STEPS_LEFT_WARNING = 3
 """Results carry ``stepsLeft`` once this few steps remain."""
-
-MAX_RESULT_CHARS = 16_000
-"""A tool result longer than this (as JSON) is trimmed in what the model sees."""
-
-
-class HumanInputUnavailable(Exception):  # a signal, raised by handlers, not an error
-	"""Raise from a human-input handler when nobody can answer; the run ends with that status."""
-
-
-class _Done(Exception):  # internal control flow
-	def __init__(self, status: RunStatus, output: Any, message: str) -> None:
-		self.status = status
-		self.output = output
-		self.message = message
-
-
-def _memory_part(memory: MemoryConfig | None, key: str) -> tuple[str, Callable[[str], Any] | None]:
-	if not memory:
-		return "", None
-	camel = "longTerm" if key == "long_term" else "shortTerm"
-	part = memory.get(key, memory.get(camel)) or {}
-	if isinstance(part, str):
-		return part, None
-	data = part.get("data", "") or ""
-	if not isinstance(data, str):
-		data = dumps(data)
-	return data, part.get("on_update", part.get("onUpdate"))
 
 
 class Agent:
@@ -298,8 +261,8 @@ class Agent:
 		elif history is not None:
 			state = RunState.from_dict(dict(history))
 		else:
-			long_term, _ = _memory_part(self._memory, "long_term")
-			short_term, _ = _memory_part(self._memory, "short_term")
+			long_term, _ = memory_part(self._memory, "long_term")
+			short_term, _ = memory_part(self._memory, "short_term")
 			state = RunState(memory={"longTerm": long_term, "shortTerm": short_term})
 		if not state.messages:
 			state.messages.append(
@@ -323,7 +286,7 @@ class Agent:
 			while True:
 				over = self._over_budget(state, started, steps_at_start)
 				if over and final_call:
-					raise _Done("limit_reached", None, over)
+					raise Done("limit_reached", None, over)
 				if over:
 					final_call = True
 					self._append_notice(
@@ -334,7 +297,7 @@ class Agent:
 				step = state.steps + 1
 				reply = await self._call_model(state, system, schema, step)
 				await self._handle_reply(reply, state, step, started, steps_at_start)
-		except _Done as done:
+		except Done as done:
 			result = self._result(state, done.status, done.output, done.message)
 			if done.status == "limit_reached":
 				result.error = done.message
@@ -417,7 +380,7 @@ class Agent:
 			return
 		if log.isEnabledFor(logging.INFO):
 			log.info(
-				"%s step %d: %s", self.name, step, ", ".join(_summary(c) for c in parsed.commands)
+				"%s step %d: %s", self.name, step, ", ".join(summary(c) for c in parsed.commands)
 			)
 		if self._events.wants("commandsQueued"):
 			await self._events.emit(
@@ -436,13 +399,13 @@ class Agent:
 				end = index
 				while end < len(commands) and isinstance(commands[end], CallTool):
 					end += 1
-				results.extend(await self._call_tools(commands[index:end], state, step))
+				results.extend(await _execute.call_tools(self, commands[index:end], state, step))
 				index = end
 				continue
 			if isinstance(command, Finish):
-				results.append(await self._finish(command, step))
+				results.append(await _execute.finish(self, command, step))
 				break
-			results.append(await self._run_command(command, state, step, started))
+			results.append(await _execute.run_command(self, command, state, step, started))
 			index += 1
 		self._append_results(state, results, started, steps_at_start)
 
@@ -464,196 +427,6 @@ class Agent:
 			await self._events.emit(
 				ErrorEvent(agent=self.name, step=step, kind=kind, message=message, fatal=fatal)
 			)
-
-	# commands -----------------------------------------------------------------------------
-
-	async def _call_tools(
-		self, calls: Sequence[CallTool], state: RunState, step: int
-	) -> list[dict[str, Any]]:
-		if len(calls) == 1:
-			return [await self._call_tool(calls[0], state, step)]
-		results: list[dict[str, Any]] = [{}] * len(calls)
-
-		async def one(i: int, call: CallTool) -> None:
-			results[i] = await self._call_tool(call, state, step)
-
-		async with anyio.create_task_group() as tg:
-			for i, call in enumerate(calls):
-				tg.start_soon(one, i, call)
-		return results
-
-	async def _call_tool(self, call: CallTool, state: RunState, step: int) -> dict[str, Any]:
-		bound = self._tools.get(call.tool)
-		if bound is None or not bound.allowed:
-			if bound is None:
-				message = (
-					f"unknown tool {call.tool!r}; use one of: {', '.join(self.tools) or '(none)'}"
-				)
-			else:
-				message = (
-					f"tool {call.tool!r} needs scope(s) {bound.missing_scopes} that this agent was not "
-					"granted; use another tool"
-				)
-			await self._emit_error(step, "tool", message)
-			return {"tool": call.tool, "ok": False, "error": message}
-		try:
-			tool_input = bound.validator().validate(call.input)
-		except ValidationError as exc:
-			message = f"invalid input for {call.tool}: {format_errors(exc)}"
-			await self._emit_error(step, "tool_input", message)
-			return {"tool": call.tool, "ok": False, "error": message}
-		if self._events.wants("tool:call"):
-			await self._events.emit(
-				ToolCallEvent(agent=self.name, step=step, tool=call.tool, input=tool_input)
-			)
-		bound.context.memory = state.memory
-		began = time.perf_counter()
-		ok = True
-		try:
-			value = await bound.execute(tool_input)
-		except ToolError as exc:
-			ok = False
-			value = exc.to_dict()
-		except Exception as exc:
-			ok = False
-			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
-			log.debug("tool %s raised", call.tool, exc_info=True)
-		duration = time.perf_counter() - began
-		if self._events.wants("tool:response"):
-			await self._events.emit(
-				ToolResponseEvent(
-					agent=self.name,
-					step=step,
-					tool=call.tool,
-					input=tool_input,
-					response=self._redactor.deep(value),
-					error=not ok,
-					duration=duration,
-				)
-			)
-		if log.isEnabledFor(logging.INFO):
-			log.info(
-				"%s step %d: %s %s (%.0f ms)",
-				self.name,
-				step,
-				call.tool,
-				"ok" if ok else "failed",
-				duration * 1000,
-			)
-		if not ok:
-			await self._emit_error(step, "tool", self._redactor(dumps(value)))
-			return {
-				"tool": call.tool,
-				"ok": False,
-				"error": value.get("message", "failed"),
-				**(
-					{"details": {k: v for k, v in value.items() if k != "message"}}
-					if len(value) > 1
-					else {}
-				),
-			}
-		return {"tool": call.tool, "ok": True, "result": _trim(value)}
-
-	async def _run_command(
-		self, command: Any, state: RunState, step: int, started: float
-	) -> dict[str, Any]:
-		if isinstance(command, Wait):
-			if command.seconds > MAX_WAIT_SECONDS:
-				message = (
-					f"wait of {command.seconds:g} s refused: the most is {MAX_WAIT_SECONDS:g} s"
-				)
-				await self._emit_error(step, "wait", message)
-				return {"command": "wait", "ok": False, "error": message}
-			seconds = command.seconds
-			if self.timeout is not None:
-				seconds = min(seconds, max(self.timeout - (time.monotonic() - started), 0))
-			await anyio.sleep(seconds)
-			return {"command": "wait", "ok": True, "result": f"waited {seconds:g} s"}
-		if isinstance(command, UpdatePlan):
-			state.plan = [s.model_dump(mode="json", by_alias=True) for s in command.plan]
-			if self._events.wants("planUpdate"):
-				await self._events.emit(
-					PlanUpdateEvent(agent=self.name, step=step, plan=state.plan)
-				)
-			return {"command": "updatePlan", "ok": True}
-		if isinstance(command, UpdateMemory):
-			return await self._update_memory(command, state, step)
-		if isinstance(command, RequestHumanInput):
-			return await self._ask_human(command, step)
-		raise AssertionError(f"unhandled command {command!r}")  # the parser admits no other
-
-	async def _update_memory(
-		self, command: UpdateMemory, state: RunState, step: int
-	) -> dict[str, Any]:
-		key = command.memory
-		if command.mode == "replace" or not state.memory.get(key):
-			state.memory[key] = command.data
-		else:
-			state.memory[key] = f"{state.memory[key]}\n{command.data}"
-		_, callback = _memory_part(self._memory, "long_term" if key == "longTerm" else "short_term")
-		if callback is not None:
-			try:
-				outcome = callback(state.memory[key])
-				if inspect.isawaitable(outcome):
-					await outcome
-			except Exception:
-				log.exception("memory on_update callback failed; the run goes on")
-		if self._events.wants("memoryUpdate"):
-			await self._events.emit(
-				MemoryUpdateEvent(
-					agent=self.name,
-					step=step,
-					memory=key,
-					mode=command.mode,
-					data=state.memory[key],
-				)
-			)
-		return {"command": "updateMemory", "ok": True}
-
-	async def _ask_human(self, command: RequestHumanInput, step: int) -> dict[str, Any]:
-		handler = self.on_human_input_request
-		if not handler:
-			message = (
-				"requestHumanInput is not available to this agent: decide yourself, or finish with "
-				"status 'failure' and explain what you need in humanMessage"
-			)
-			await self._emit_error(step, "human_input", message)
-			return {"command": "requestHumanInput", "ok": False, "error": message}
-		try:
-			answer = handler(command.message)
-			if inspect.isawaitable(answer):
-				answer = await answer
-		except HumanInputUnavailable as exc:
-			raise _Done("human_input_required", None, str(exc) or command.message) from exc
-		answer = "" if answer is None else str(answer)
-		if self._events.wants("humanInput"):
-			await self._events.emit(
-				HumanInputEvent(
-					agent=self.name, step=step, message=command.message, response=answer
-				)
-			)
-		return {"command": "requestHumanInput", "ok": True, "result": answer}
-
-	async def _finish(self, command: Finish, step: int) -> dict[str, Any]:
-		try:
-			output = self._validate_output(command.output)
-		except ValidationError as exc:
-			message = (
-				f"finish refused: output does not match the output schema: {format_errors(exc)}; "
-				"fix the output and finish again"
-			)
-			await self._emit_error(step, "output", message)
-			return {"command": "finish", "ok": False, "error": message}
-		raise _Done(command.status, output, command.human_message)
-
-	def _validate_output(self, value: Any) -> Any:
-		if self._output_model is not None:
-			return self._output_model.model_validate(value)
-		if self._output_json is not None:
-			if self._output_validator is None:
-				self._output_validator = JsonSchemaValidator(self._output_json)
-			self._output_validator.validate(value)
-		return value
 
 	def _result(self, state: RunState, status: RunStatus, output: Any, message: str) -> RunResult:
 		return RunResult(
@@ -708,31 +481,3 @@ class Agent:
 
 	def __repr__(self) -> str:
 		return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"
-
-
-def _summary(command: Any) -> str:
-	if isinstance(command, CallTool):
-		return f"call {command.tool}"
-	if isinstance(command, Finish):
-		return f"finish ({command.status})"
-	if isinstance(command, Wait):
-		return f"wait {command.seconds:g}s"
-	if isinstance(command, UpdatePlan):
-		done = sum(1 for s in command.plan if s.status == "completed")
-		return f"plan {done}/{len(command.plan)} done"
-	if isinstance(command, UpdateMemory):
-		return f"{command.mode} {command.memory} memory"
-	return "ask a person"
-
-
-def _trim(value: Any) -> Any:
-	text = dumps(value)
-	if len(text) <= MAX_RESULT_CHARS:
-		return value
-	cut = MAX_RESULT_CHARS - 200
-	return {
-		"truncated": True,
-		"note": f"result shortened from {len(text)} to {cut} characters; ask for less (filters, "
-		"smaller pages) if you need the rest",
-		"partial": text[:cut],
-	}
