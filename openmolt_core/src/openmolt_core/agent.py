@@ -271,12 +271,11 @@ class Agent:
 		if self._provider is None:
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.
-			await self.om.prepare(
-				provider=self.provider_name or None,
-				http_tools=any(
-					t.integration is not None and not t.is_function for t in self._tools.values()
-				),
+			http_tools = any(
+				t.integration is not None and not t.is_function for t in self._tools.values()
 			)
+			if self.provider_name or http_tools:
+				await self.om.prepare(provider=self.provider_name or None, http_tools=http_tools)
 		system = self.system_prompt()
 		schema = envelope_schema(self.output_schema, human_input=self.human_input_enabled)
 		started = time.monotonic()
