@@ -360,7 +360,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/guilds/{{ input.guild_id }}/members/search",
-		query_params={"query": "{{ input.query }}", "limit": "{{ input.limit }}"},
+		query_params={"query": "{{ input.query }}", "limit": '{{ input["limit"] | default: 10 }}'},
 		input_schema=obj(
 			{
 				"guild_id": _GUILD,

@@ -65,7 +65,7 @@ _ATTENDEES = array(
 	),
 )
 _LIST_QUERY = {
-	"$top": "{{ input.top }}",
+	"$top": "{{ input.top | default: 25 }}",
 	"$skip": "{{ input.skip }}",
 	"$select": "{{ input.select | join: ',' }}",
 }
@@ -130,7 +130,9 @@ _TOOLS = [
 		query_params={
 			**_LIST_QUERY,
 			"$filter": "{{ input.filter }}",
-			"$orderby": "{{ input.orderby | default: 'receivedDateTime desc' }}",
+			# Graph refuses $orderby on a property the $filter does not start with
+			# (InefficientFilter), so the default order applies only without a filter.
+			"$orderby": "{% if input.orderby %}{{ input.orderby }}{% elsif input.filter %}{% else %}receivedDateTime desc{% endif %}",
 		},
 		headers={"Prefer": _PREFER_TEXT},
 		input_schema=obj(
@@ -140,9 +142,13 @@ _TOOLS = [
 					default="inbox",
 				),
 				"filter": string(
-					"OData filter, e.g. isRead eq false and receivedDateTime ge 2026-11-01T00:00:00Z."
+					"OData filter, e.g. isRead eq false. With `orderby`, the filter must start with "
+					"the sorted property: receivedDateTime ge 2026-11-01T00:00:00Z and isRead eq false."
 				),
-				"orderby": string("Sort order.", default="receivedDateTime desc"),
+				"orderby": string(
+					"Sort order; without a filter, newest first (receivedDateTime desc). Its "
+					"property must come first in `filter`."
+				),
 				"select": _SELECT,
 				"top": _TOP,
 				"skip": _SKIP,
@@ -324,7 +330,7 @@ _TOOLS = [
 		method="GET",
 		endpoint="/me/mailFolders",
 		query_params={
-			"$top": "{{ input.top }}",
+			"$top": "{{ input.top | default: 25 }}",
 			"$skip": "{{ input.skip }}",
 			"includeHiddenFolders": "{{ input.includeHiddenFolders }}",
 		},
@@ -394,7 +400,7 @@ _TOOLS = [
 		query_params={
 			"startDateTime": "{{ input.startDateTime }}",
 			"endDateTime": "{{ input.endDateTime }}",
-			"$top": "{{ input.top }}",
+			"$top": "{{ input.top | default: 25 }}",
 			"$skip": "{{ input.skip }}",
 			"$orderby": "start/dateTime",
 			"$select": "{{ input.select | join: ',' }}",

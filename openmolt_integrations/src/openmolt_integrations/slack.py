@@ -10,6 +10,7 @@ Slack answers HTTP 200 with ``{"ok": false, "error": "..."}`` when a call fails;
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from openmolt_core import hookimpl
@@ -127,6 +128,19 @@ def _post_form(
 	)
 
 
+def _param(name: str, spec: dict[str, Any]) -> str:
+	"""A query template that sends the schema's default when the input leaves it out.
+
+	Slack's own defaults differ from ours (e.g. page sizes), so what the schema promises the model
+	is what is sent.
+	"""
+	if "default" not in spec:
+		return f"{{{{ input.{name} }}}}"
+	value = spec["default"]
+	literal = json.dumps(value) if not isinstance(value, str) else "'" + value + "'"
+	return f'{{{{ input["{name}"] | default: {literal}, allow_false: true }}}}'
+
+
 def _get(
 	handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]
 ) -> HttpTool:
@@ -136,7 +150,7 @@ def _get(
 		scopes=scopes,
 		method="GET",
 		endpoint=f"/{method}",
-		query_params={name: f"{{{{ input.{name} }}}}" for name in schema["properties"]},
+		query_params={name: _param(name, spec) for name, spec in schema["properties"].items()},
 		input_schema=schema,
 		output_schema=_OK,
 	)
@@ -255,8 +269,8 @@ _TOOLS = [
 		endpoint="/conversations.list",
 		query_params={
 			"types": "{{ input.types | join: ',' }}",
-			"exclude_archived": "{{ input.exclude_archived }}",
-			"limit": "{{ input.limit }}",
+			"exclude_archived": '{{ input["exclude_archived"] | default: true, allow_false: true }}',
+			"limit": '{{ input["limit"] | default: 200 }}',
 			"cursor": "{{ input.cursor }}",
 		},
 		input_schema=obj(

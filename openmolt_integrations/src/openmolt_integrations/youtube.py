@@ -243,7 +243,8 @@ TOOLS = [
 				),
 				"maxResults": {
 					**_MAX,
-					"description": "With chart or myRating: results per page (max 50).",
+					"default": 5,
+					"description": "With chart or myRating: results per page (max 50; YouTube's default 5).",
 				},
 				"pageToken": PAGE_TOKEN,
 			}
@@ -342,14 +343,39 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="updateVideo",
-		description="Change a video's title, description, tags, category and privacy. The snippet is replaced as a whole: always give title and categoryId (read them with listVideos first).",
+		description=(
+			"Change a video's title, description, tags and category, and optionally its status. "
+			"YouTube replaces each part sent as a whole: always give title and categoryId (read "
+			"them with listVideos first). Give `status` only to change privacy or other status "
+			"settings, and then give every status field you want to keep."
+		),
 		scopes=["write"],
 		method="PUT",
 		endpoint=f"{_V3}/videos",
-		query_params={"part": "snippet,status"},
-		body={"id": "{{ input.id }}", **_VIDEO_METADATA},
+		# Without `status` only the snippet part is sent, so privacy and the other status
+		# settings stay as they are (videos.update clears fields of any part it is given).
+		query_params={"part": "snippet{% if input.status %},status{% endif %}"},
+		body={
+			"id": "{{ input.id }}",
+			"snippet": _VIDEO_METADATA["snippet"],
+			"status": "{{ input.status }}",
+		},
 		input_schema=obj(
-			{"id": _VIDEO_ID, **_SNIPPET_FIELDS, **_STATUS_FIELDS}, "id", "title", "categoryId"
+			{
+				"id": _VIDEO_ID,
+				**_SNIPPET_FIELDS,
+				"status": obj(
+					dict(_STATUS_FIELDS),
+					"privacyStatus",
+					description=(
+						"The video's new status, replacing the current one as a whole: give "
+						"privacyStatus and every other status field to keep."
+					),
+				),
+			},
+			"id",
+			"title",
+			"categoryId",
 		),
 		output_schema=_VIDEO_OUT,
 	),
@@ -442,7 +468,11 @@ TOOLS = [
 						"localizations",
 					],
 				),
-				"maxResults": _MAX,
+				"maxResults": {
+					**_MAX,
+					"default": 5,
+					"description": "Channels per page (max 50; YouTube's default 5); not with id or forHandle.",
+				},
 				"pageToken": PAGE_TOKEN,
 			}
 		),

@@ -1,0 +1,101 @@
+"""Requests the live APIs would get wrong without care: defaults, partial updates, sorting rules."""
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+
+async def one_request(
+	integration: str, tool: str, config: dict[str, Any], **input: Any
+) -> httpx.Request:
+	"""Run an agent that calls one tool; return the request the service received."""
+	seen: list[httpx.Request] = []
+
+	def service(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={"ok": True})
+
+	om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(service)))
+	model = ScriptedModel([call_tool(f"{integration}.{tool}", **input), finish(done=True)])
+	agent = om.create_agent(
+		name="T",
+		model=model,
+		integrations=[{"integration": integration, "credential": {"config": config}}],
+	)
+	await agent.run()
+	[request] = seen
+	return request
+
+
+async def test_youtube_title_edit_leaves_the_status_alone() -> None:
+	"""Editing only the snippet sends part=snippet and no status, so privacy is not reset."""
+	request = await one_request(
+		"youtube",
+		"updateVideo",
+		{"accessToken": "ya29.token-123456"},
+		id="vid123",
+		title="New",
+		categoryId="22",
+	)
+	assert request.url.params["part"] == "snippet"
+	assert json.loads(request.content) == {
+		"id": "vid123",
+		"snippet": {"title": "New", "categoryId": "22"},
+	}
+
+
+async def test_youtube_status_change_sends_the_status_part() -> None:
+	"""Giving status sends part=snippet,status and exactly that status."""
+	request = await one_request(
+		"youtube",
+		"updateVideo",
+		{"accessToken": "ya29.token-123456"},
+		id="vid123",
+		title="New",
+		categoryId="22",
+		status={"privacyStatus": "public"},
+	)
+	assert request.url.params["part"] == "snippet,status"
+	assert json.loads(request.content)["status"] == {"privacyStatus": "public"}
+
+
+async def test_outlook_filters_without_the_default_order() -> None:
+	"""A $filter goes without $orderby (Graph refuses InefficientFilter); no filter sorts newest first."""
+	config = {"accessToken": "eyJ0eXAi-token"}
+	filtered = await one_request("outlook", "listMessages", config, filter="isRead eq false")
+	assert filtered.url.params["$filter"] == "isRead eq false"
+	assert "$orderby" not in filtered.url.params
+	assert filtered.url.params["$top"] == "25"
+	plain = await one_request("outlook", "listMessages", config)
+	assert plain.url.params["$orderby"] == "receivedDateTime desc"
+
+
+async def test_discord_member_search_sends_the_documented_page_size() -> None:
+	"""Discord's own default is 1 member; the tool sends the 10 its schema promises."""
+	request = await one_request(
+		"discord",
+		"searchGuildMembers",
+		{"botToken": "bot-token-123456"},
+		guild_id="123456789012345678",
+		query="ada",
+	)
+	assert request.url.params["limit"] == "10"
+
+
+async def test_slack_channel_list_sends_its_defaults_and_keeps_false() -> None:
+	"""exclude_archived defaults to true and limit to 200; an explicit false is sent as false."""
+	config = {"token": "xoxb-123456"}
+	default = await one_request("slack", "listConversations", config)
+	assert default.url.params["exclude_archived"] == "true"
+	assert default.url.params["limit"] == "200"
+	archived = await one_request("slack", "listConversations", config, exclude_archived=False)
+	assert archived.url.params["exclude_archived"] == "false"
+	users = await one_request("slack", "listUsers", config)
+	assert users.url.params["limit"] == "200"
