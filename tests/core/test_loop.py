@@ -700,3 +700,86 @@ async def test_steps_left_appears_only_near_the_end_of_the_budget() -> None:
 	seen = [json.loads(r.messages[-1].content).get("stepsLeft") for r in model.requests[1:]]
 	assert seen == [None, None, 3, 2, 1]
 	assert json.loads(model.requests[0].messages[0].content)["maxSteps"] == 6
+
+
+@pytest.mark.parametrize(
+	"reply",
+	[
+		'```json\n{"commands": [{"type": "finish", "output": {"result": "ok"}}]}\n```\nLet me know if you need more.',
+		'{"commands": [{"type": "finish", "output": {"result": "ok"}}]} Let me know {if} needed',
+		'<think>I could answer {x} or {"y": 1}.</think>{"commands": [{"type": "finish", "output": {"result": "ok"}}]}',
+		'Here you go: {"type": "finish", "output": {"result": "ok"}} — done.',
+	],
+)
+async def test_replies_wrapped_in_prose_fences_or_thinking_still_parse(reply: str) -> None:
+	"""Common model formatting around the JSON does not cost a step."""
+	agent, model = make_agent([reply], output_schema=Report)
+	result = await agent.run()
+	assert result.output == Report(result="ok") and model.calls == 1
+
+
+async def test_a_step_that_ends_the_run_keeps_its_results_in_the_history() -> None:
+	"""Tool results of the last step are saved even when a person cannot answer; resume starts on a user turn."""
+	from openmolt import HumanInputUnavailable
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable("no terminal")
+
+	agent, _ = make_agent(
+		[[call_tool("local.add", a=1, b=2), ask_human("Go on?")]],
+		output_schema=Report,
+		on_human_input_request=nobody,
+	)
+	result = await agent.run()
+	assert result.status == "human_input_required"
+	last = result.history[-1]
+	assert last.role == "user"
+	assert json.loads(last.content)["results"] == [
+		{"tool": "local.add", "ok": True, "result": {"sum": 3}},
+		{"command": "requestHumanInput", "ok": False, "error": "nobody could answer"},
+	]
+
+
+class BrokenProvider:
+	name = "broken"
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		raise KeyError("choices")
+
+
+async def test_an_unexpected_provider_exception_becomes_a_run_error_with_state() -> None:
+	"""A provider raising anything (not only ProviderError) ends the run with its state kept."""
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=BrokenProvider(), tools=[add_tool()])
+	with pytest.raises(RunError, match="KeyError") as info:
+		await agent.run("x")
+	assert info.value.result.status == "error"
+	assert len(info.value.result.state.messages) == 1
+
+
+class CutOffProvider:
+	name = "cut"
+
+	def __init__(self) -> None:
+		self.calls = 0
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.calls += 1
+		if self.calls == 1:
+			return ModelResponse(
+				text='{"commands": [{"type": "callT', usage=Usage(1, 1), finish_reason="max_tokens"
+			)
+		return ModelResponse(
+			text=json.dumps({"commands": [finish(result="ok")]}), usage=Usage(1, 1)
+		)
+
+
+async def test_a_reply_cut_off_by_the_token_limit_is_explained() -> None:
+	"""A truncated reply gets feedback naming the output limit, not just 'invalid JSON'."""
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=CutOffProvider(), output_schema=Report)
+	errors: list[str] = []
+	agent.on("error", lambda e: errors.append(e.message))
+	result = await agent.run("x")
+	assert result.output == Report(result="ok")
+	assert "output token limit" in errors[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,18 +47,40 @@ class ParsedReply:
 	cleaned: str
 
 
+_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
+_DECODER = json.JSONDecoder()
+
+
 def _extract(text: str) -> str:
-	s = text.strip()
+	"""The JSON of a reply, found the way models actually send it.
+
+	Reasoning blocks (``<think>...</think>``, which local reasoning models emit) are dropped; JSON
+	in Markdown fences or surrounded by prose is cut out. When the text is not JSON as a whole,
+	the first object that decodes and looks like commands is taken.
+	"""
+	s = _THINK.sub("", text).strip()
 	if s.startswith("```"):
 		s = s.split("\n", 1)[1] if "\n" in s else ""
-		if s.rstrip().endswith("```"):
-			s = s.rstrip()[:-3]
+		end = s.rfind("```")
+		if end >= 0:
+			s = s[:end]
 		s = s.strip()
-	if s and s[0] not in "[{":
-		start = s.find("{")
-		end = s.rfind("}")
-		if 0 <= start < end:
-			s = s[start : end + 1]
+	if not s or s[0] in "[{":
+		try:
+			_DECODER.decode(s)
+			return s
+		except ValueError:
+			pass
+	start = s.find("{")
+	while start >= 0:
+		try:
+			value, end = _DECODER.raw_decode(s, start)
+		except ValueError:
+			start = s.find("{", start + 1)
+			continue
+		if isinstance(value, dict) and ("commands" in value or "type" in value):
+			return s[start:end]
+		start = s.find("{", end)
 	return s
 
 

@@ -58,6 +58,18 @@ log.addHandler(logging.NullHandler())  # a library logs; the application decides
 
 HumanInputHandler = Callable[[str], Awaitable[str] | str]
 
+_STOP_REASONS = {
+	"max_tokens": (
+		"your answer was cut off at the output token limit: send fewer commands per answer, "
+		"or shorter inputs"
+	),
+	"refusal": "you refused to answer; if the task cannot be done, finish with status 'failure'",
+	"safety": (
+		"the provider's safety filter blocked your answer; rephrase, or finish with status "
+		"'failure' and explain why"
+	),
+}
+
 STEPS_LEFT_WARNING = 3
 """Results carry ``stepsLeft`` once this few steps remain."""
 
@@ -294,8 +306,8 @@ class Agent:
 						"output you have, using status 'failure' if the task is not done.",
 					)
 				step = state.steps + 1
-				reply = await self._call_model(state, system, schema, step)
-				await self._handle_reply(reply, state, step, started, steps_at_start)
+				reply, finish_reason = await self._call_model(state, system, schema, step)
+				await self._handle_reply(reply, finish_reason, state, step, started, steps_at_start)
 		except Done as done:
 			result = self._result(state, done.status, done.output, done.message)
 			if done.status == "limit_reached":
@@ -324,7 +336,7 @@ class Agent:
 
 	async def _call_model(
 		self, state: RunState, system: str, schema: dict[str, Any], step: int
-	) -> str:
+	) -> tuple[str, str | None]:
 		request = ModelRequest(
 			model=self.model,
 			system=system,
@@ -335,8 +347,21 @@ class Agent:
 		)
 		try:
 			response = await self.provider().generate(request)
-		except ProviderError as exc:
-			message = self._redactor(str(exc))
+			if not isinstance(response.text, str):
+				raise ProviderError(
+					f"the provider returned {type(response.text).__name__} instead of text",
+					provider=self.provider_name or "custom",
+					model=self.model,
+				)
+		except (ConfigurationError, AssertionError):
+			# A missing key or a wrong setting (nothing ran, nothing to resume), or a test
+			# double's failed expectation, which a test must see as itself.
+			raise
+		except Exception as exc:
+			# Any provider failure ends the run with its state kept, so it can be resumed.
+			message = self._redactor(
+				str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
+			)
 			await self._emit_error(step, "provider", message, fatal=True)
 			result = self._result(state, "error", None, "")
 			result.error = message
@@ -363,14 +388,23 @@ class Agent:
 					usage=response.usage,
 				)
 			)
-		return response.text
+		return response.text, response.finish_reason
 
 	async def _handle_reply(
-		self, text: str, state: RunState, step: int, started: float, steps_at_start: int
+		self,
+		text: str,
+		finish_reason: str | None,
+		state: RunState,
+		step: int,
+		started: float,
+		steps_at_start: int,
 	) -> None:
 		parsed = parse_reply(text, dumps=dumps)
 		state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
 		if parsed.errors:
+			why = _STOP_REASONS.get(finish_reason or "")
+			if why:
+				parsed.errors.insert(0, why)
 			for error in parsed.errors:
 				await self._emit_error(step, "invalid_reply", error)
 			self._append_results(
@@ -392,20 +426,33 @@ class Agent:
 		results: list[dict[str, Any]] = []
 		commands = parsed.commands
 		index = 0
-		while index < len(commands):
-			command = commands[index]
-			if isinstance(command, CallTool):
-				end = index
-				while end < len(commands) and isinstance(commands[end], CallTool):
-					end += 1
-				results.extend(await _execute.call_tools(self, commands[index:end], state, step))
-				index = end
-				continue
-			if isinstance(command, Finish):
-				results.append(await _execute.finish(self, command, step))
-				break
-			results.append(await _execute.run_command(self, command, state, step, started))
-			index += 1
+		try:
+			while index < len(commands):
+				command = commands[index]
+				if isinstance(command, CallTool):
+					end = index
+					while end < len(commands) and isinstance(commands[end], CallTool):
+						end += 1
+					results.extend(
+						await _execute.call_tools(self, commands[index:end], state, step)
+					)
+					index = end
+					continue
+				if isinstance(command, Finish):
+					results.append(await _execute.finish(self, command, step))
+					break
+				results.append(await _execute.run_command(self, command, state, step, started))
+				index += 1
+		except Done as done:
+			# The run ends inside this step: keep what already ran in the history, so a saved
+			# state shows every tool result and resumes on a user turn.
+			if done.status == "human_input_required":
+				results.append(
+					{"command": "requestHumanInput", "ok": False, "error": "nobody could answer"}
+				)
+			if results:
+				self._append_results(state, results, started, steps_at_start)
+			raise
 		self._append_results(state, results, started, steps_at_start)
 
 	def _append_results(
