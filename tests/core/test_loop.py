@@ -536,16 +536,13 @@ async def test_the_prefix_stays_byte_identical_and_history_only_grows() -> None:
 async def test_the_first_turn_has_instructions_tools_then_input() -> None:
 	"""The first turn lists instructions, visible tools with schemas, memory, plan, then the input."""
 	agent, model = make_agent(
-		[finish(result="x")], output_schema=Report, instructions="Be brief.", config={"tone": "dry"}
+		[finish(result="x")], output_schema=Report, instructions="Be brief.", config={"maxSteps": 4}
 	)
 	await agent.run({"q": 1})
 	text = model.requests[0].messages[0].content
 	first = json.loads(text)
-	assert first["about"] == {
-		"agent": "Tester",
-		"instructions": "Be brief.",
-		"config": {"tone": "dry"},
-	}
+	assert first["about"] == {"agent": "Tester", "instructions": "Be brief."}
+	assert first["maxSteps"] == 4
 	assert first["tools"] == [
 		{"tool": "local.add", "description": "Add two integers.", "inputSchema": ADD_SCHEMA}
 	]
@@ -783,3 +780,40 @@ async def test_a_reply_cut_off_by_the_token_limit_is_explained() -> None:
 	result = await agent.run("x")
 	assert result.output == Report(result="ok")
 	assert "output token limit" in errors[0]
+
+
+async def test_long_term_memory_carries_over_to_the_next_run_of_the_agent() -> None:
+	"""What a run stored in long-term memory is there when the same agent runs again; short-term is not."""
+	agent, model = make_agent(
+		[
+			[
+				update_memory("likes tea", memory="longTerm", mode="replace"),
+				update_memory("scratch"),
+			],
+			finish(result="a"),
+			finish(result="b"),
+		],
+		output_schema=Report,
+		memory={"long_term": {"data": "old"}},
+	)
+	await agent.run("one")
+	await agent.run("two")
+	second_first_turn = json.loads(model.requests[2].messages[0].content)
+	assert second_first_turn["memory"] == {"longTerm": "likes tea", "shortTerm": ""}
+
+
+async def test_agent_config_overrides_the_instance_settings() -> None:
+	"""config adjusts the constructor's settings for one agent; keyword arguments win; typos are named."""
+	from openmolt import ConfigurationError
+
+	om = OpenMolt(entry_points=False, max_steps=10)
+	agent = om.create_agent(name="A", model=ScriptedModel([]), config={"maxSteps": 3, "timeout": 5})
+	assert (agent.max_steps, agent.timeout) == (3, 5)
+	explicit = om.create_agent(
+		name="B", model=ScriptedModel([]), config={"maxSteps": 3}, max_steps=7
+	)
+	assert explicit.max_steps == 7
+	with pytest.raises(ConfigurationError, match=r"'maxStep'.*did you mean 'maxSteps'"):
+		om.create_agent(name="C", model=ScriptedModel([]), config={"maxStep": 3})
+	with pytest.raises(ConfigurationError, match=r"config\['max_steps'\] must be a whole number"):
+		om.create_agent(name="D", model=ScriptedModel([]), config={"max_steps": "ten"})

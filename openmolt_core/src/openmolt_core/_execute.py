@@ -228,6 +228,8 @@ async def update_memory(
 		state.memory[key] = command.data
 	else:
 		state.memory[key] = f"{state.memory[key]}\n{command.data}"
+	if key == "longTerm":
+		agent._long_term = state.memory[key]  # long-term memory outlives the run
 	_, callback = memory_part(agent._memory, "long_term" if key == "longTerm" else "short_term")
 	if callback is not None:
 		try:

@@ -90,7 +90,8 @@ class Agent:
 		output_schema: A pydantic model class, a JSON Schema dict, or None.
 		memory: Memory data and update callbacks.
 		on_human_input_request: Answers ``requestHumanInput``; None or False disables it.
-		config: Free-form settings shown to the model with the instructions.
+		config: The instance settings this agent overrides (``max_steps``, ``max_tokens``,
+			``timeout``, ``verbose``), as given to ``create_agent(config=...)``.
 		max_steps: Model calls before the run is asked to finish.
 		max_tokens: Tokens (input + output, summed) before the run is asked to finish.
 		timeout: Seconds before the run is asked to finish.
@@ -98,6 +99,7 @@ class Agent:
 
 	__slots__ = (
 		"_events",
+		"_long_term",
 		"_memory",
 		"_output_json",
 		"_output_model",
@@ -157,6 +159,7 @@ class Agent:
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
+		self._long_term: str | None = None  # set by the first update; the next run starts there
 		self._events = EventEmitter({})
 		self._system: str | None = None
 		self._prefix: str | None = None
@@ -228,9 +231,7 @@ class Agent:
 	def _static_prefix(self) -> str:
 		# The part of the first message that is the same for every run of this agent.
 		if self._prefix is None:
-			head = dumps(
-				{"agent": self.name, "instructions": self.instructions, "config": self.config}
-			)
+			head = dumps({"agent": self.name, "instructions": self.instructions})
 			self._prefix = f'{{"about":{head},"tools":{describe_tools(list(self._tools.values()))}'
 		return self._prefix
 
@@ -273,7 +274,9 @@ class Agent:
 		elif history is not None:
 			state = RunState.from_dict(dict(history))
 		else:
-			long_term, _ = memory_part(self._memory, "long_term")
+			long_term = self._long_term
+			if long_term is None:
+				long_term, _ = memory_part(self._memory, "long_term")
 			short_term, _ = memory_part(self._memory, "short_term")
 			state = RunState(memory={"longTerm": long_term, "shortTerm": short_term})
 		if not state.messages:

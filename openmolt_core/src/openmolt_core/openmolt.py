@@ -317,7 +317,9 @@ class OpenMolt:
 			instructions_path: A file to read the instructions from instead.
 			model_config: Standard model settings: thinking, search, temperature, max_output_tokens,
 				top_p, stop, provider_options.
-			config: Free-form settings shown to the model with the instructions.
+			config: Overrides of this instance's settings for this agent, as the spec's
+				``config`` ("adjust the constructor's config"): ``max_steps`` (``maxSteps``),
+				``max_tokens``, ``timeout``, ``verbose``. Explicit keyword arguments win.
 			integrations: Integration ids, or dicts ``{"integration", "credential", "scopes"}``.
 			tools: Extra `Tool` objects, visible as ``local.<handle>``.
 			memory: ``{"long_term": {"data", "on_update"}, "short_term": {...}}``.
@@ -387,6 +389,15 @@ class OpenMolt:
 				raise ConfigurationError(
 					"create_agent: output_schema must be a pydantic model class or a JSON Schema dict"
 				)
+		overrides = _agent_config(config)
+		if max_steps is None:
+			max_steps = overrides.get("max_steps")
+		if max_tokens is None:
+			max_tokens = overrides.get("max_tokens")
+		if timeout is None:
+			timeout = overrides.get("timeout")
+		if overrides.get("verbose"):
+			_enable_verbose()
 		handler = on_human_input_request if callable(on_human_input_request) else None
 		if on_human_input_request is True:
 			raise ConfigurationError(
@@ -472,6 +483,46 @@ class OpenMolt:
 
 	def __repr__(self) -> str:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"
+
+
+_AGENT_CONFIG = {
+	"max_steps": "max_steps",
+	"maxSteps": "max_steps",
+	"max_tokens": "max_tokens",
+	"maxTokens": "max_tokens",
+	"timeout": "timeout",
+	"verbose": "verbose",
+}
+
+
+def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+	"""Read ``create_agent(config=...)``: the instance settings one agent overrides.
+
+	Raises:
+		ConfigurationError: An unknown key or a wrong value; the message names it and the fix.
+	"""
+	if not config:
+		return {}
+	out: dict[str, Any] = {}
+	for key, value in config.items():
+		name = _AGENT_CONFIG.get(key)
+		if name is None:
+			import difflib
+
+			close = difflib.get_close_matches(key, list(_AGENT_CONFIG), n=1)
+			hint = f"; did you mean {close[0]!r}?" if close else ""
+			raise ConfigurationError(
+				f"create_agent: config key {key!r} is not an instance setting{hint} "
+				f"(allowed: {', '.join(sorted(set(_AGENT_CONFIG.values())))}; put facts for the "
+				"model in the instructions)"
+			)
+		numeric = name in ("max_steps", "max_tokens")
+		if numeric and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+			raise ConfigurationError(f"create_agent: config[{key!r}] must be a whole number >= 1")
+		if name == "timeout" and (not isinstance(value, (int, float)) or value <= 0):
+			raise ConfigurationError(f"create_agent: config[{key!r}] must be seconds > 0")
+		out[name] = value
+	return out
 
 
 def _current_loop() -> Any:
