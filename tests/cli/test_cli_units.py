@@ -91,3 +91,13 @@ def test_the_cli_package_exports_main_and_the_terminal_prompt() -> None:
 
 	assert cli.__all__ == ["ask_on_terminal", "main"]
 	assert callable(cli.main)
+
+
+def test_nan_and_infinity_are_refused_with_their_line(tmp_path: Path) -> None:
+	"""NaN is not JSON: the agent file error names the line instead of crashing."""
+	from openmolt_core.cli._agentfile import AgentFileError, load_json_file
+
+	path = tmp_path / "agent.json"
+	path.write_text('{\n  "name": "A",\n  "model": "openai:x",\n  "maxSteps": NaN\n}\n')
+	with pytest.raises(AgentFileError, match=r"agent.json:4: invalid JSON: NaN is not valid JSON"):
+		load_json_file(path)

@@ -278,3 +278,17 @@ async def test_chat_mode_on_openai_with_reasoning_model(server, load, req) -> No
 	assert body["store"] is False and body["prompt_cache_key"] == "openmolt:Finder"
 	assert body["reasoning_effort"] == "high" and body["max_completion_tokens"] == 99
 	assert "stop" not in body
+
+
+async def test_chat_mode_joins_content_parts_from_compatible_servers(server, load, req) -> None:
+	"""A server that answers with content parts instead of a string still yields the reply text."""
+	reply = load("openai_chat")
+	text = reply["choices"][0]["message"]["content"]
+	reply["choices"][0]["message"]["content"] = [
+		{"type": "text", "text": text[:10]},
+		{"type": "text", "text": text[10:]},
+	]
+	server.reply(reply)
+	p = OpenAIProvider({"base_url": "http://localhost:11434/v1", "api_mode": "chat"}, server.http)
+	response = await p.generate(req("llama3.2"))
+	assert response.text == text

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 	from tenacity import RetryCallState
 
 __all__ = [
+	"DEFAULT_TIMEOUT",
 	"RETRY_STATUSES",
 	"HTTPProvider",
 	"ModelConfigWarning",
@@ -36,6 +37,9 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """Statuses worth another try: timeouts, conflicts, rate limits and server trouble."""
 
 _MAX_WAIT = 60.0
+
+DEFAULT_TIMEOUT = 600.0
+"""Seconds a model call may take before it is abandoned (``llm_providers[name]['timeout']``)."""
 _KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
 
@@ -122,7 +126,9 @@ class HTTPProvider:
 		self.base_url = str(
 			settings.get("base_url") or settings.get("baseUrl") or self.default_base_url
 		).rstrip("/")
-		timeout = settings.get("timeout")
+		# A model call without streaming can think for minutes: the shared client's 60 s read
+		# timeout would cut it off and a retry would pay for it again.
+		timeout = settings.get("timeout", DEFAULT_TIMEOUT)
 		self.timeout: float | None = float(timeout) if timeout is not None else None
 		retries = settings.get("max_retries", settings.get("maxRetries", 3))
 		if not isinstance(retries, int) or retries < 0:

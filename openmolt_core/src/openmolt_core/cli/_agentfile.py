@@ -89,7 +89,10 @@ class AgentFile(_Model):
 		validation_alias=AliasChoices("modelConfig", "model_config"),
 		description="thinking, search, temperature, maxOutputTokens, topP, stop, providerOptions.",
 	)
-	config: dict[str, Any] | None = Field(default=None, description="Free-form settings.")
+	config: dict[str, Any] | None = Field(
+		default=None,
+		description="Instance settings this agent overrides: maxSteps, maxTokens, timeout, verbose.",
+	)
 	integrations: list[str | IntegrationEntry] | dict[str, dict[str, Any]] = Field(
 		default_factory=list,
 		description="Integration ids or entries; or {id: config} to use each with that config.",
@@ -303,6 +306,13 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 	return "\n".join(f"{file}:{line}: {message}" for line, message in unique)
 
 
+def _refuse_constant(name: str, text: str) -> Any:
+	# Python's json accepts NaN and Infinity; JSON does not, and neither do the agent-file keys.
+	raise json.JSONDecodeError(
+		f"{name} is not valid JSON; write a number or a string", text, max(text.find(name), 0)
+	)
+
+
 def load_json_file(path: Path) -> AgentFile:
 	"""Read and validate a JSON agent file.
 
@@ -314,7 +324,7 @@ def load_json_file(path: Path) -> AgentFile:
 	except OSError as exc:
 		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}") from exc
 	try:
-		data = json.loads(text)
+		data = json.loads(text, parse_constant=lambda name: _refuse_constant(name, text))
 	except json.JSONDecodeError as exc:
 		raise AgentFileError(
 			f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"

@@ -97,7 +97,13 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	choices = data.get("choices") or [{}]
 	choice = choices[0]
 	message = choice.get("message") or {}
-	text = message.get("content") or ""
+	content = message.get("content") or ""
+	if isinstance(content, list):
+		# Some OpenAI-compatible servers send content parts instead of a string.
+		content = "".join(
+			part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+		)
+	text = content if isinstance(content, str) else str(content)
 	reason = choice.get("finish_reason")
 	finish = _FINISH.get(reason, reason) if reason else None
 	if not text and message.get("refusal"):
