@@ -73,7 +73,7 @@ class IntervalSchedule(_Spec):
 	"""Run every ``value`` seconds, counted from when the schedule starts."""
 
 	type: Literal["interval"]
-	value: float = Field(gt=0, description="Seconds between runs.")
+	value: float = Field(ge=0.1, description="Seconds between runs (at least 0.1).")
 
 
 class DailySchedule(_Spec):
