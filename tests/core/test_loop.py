@@ -817,3 +817,17 @@ async def test_agent_config_overrides_the_instance_settings() -> None:
 		om.create_agent(name="C", model=ScriptedModel([]), config={"maxStep": 3})
 	with pytest.raises(ConfigurationError, match=r"config\['max_steps'\] must be a whole number"):
 		om.create_agent(name="D", model=ScriptedModel([]), config={"max_steps": "ten"})
+
+
+async def test_a_failing_human_input_handler_is_reported_to_the_model() -> None:
+	"""A handler that raises is logged; the model is told and the run goes on."""
+
+	def broken(question: str) -> str:
+		raise OSError("terminal gone")
+
+	agent, model = make_agent(
+		[ask_human("?"), finish(result="x")], output_schema=Report, on_human_input_request=broken
+	)
+	result = await agent.run()
+	assert result.status == "success"
+	assert "could not be asked (OSError)" in results_of(model, 1)[0]["error"]

@@ -267,6 +267,12 @@ async def ask_human(agent: Agent, command: RequestHumanInput, step: int) -> dict
 			answer = await answer
 	except HumanInputUnavailable as exc:
 		raise Done("human_input_required", None, str(exc) or command.message) from exc
+	except Exception as exc:
+		# The application's handler failed: the model hears it, the run goes on.
+		log.exception("the human-input handler failed; the run goes on")
+		message = f"the person could not be asked ({type(exc).__name__}); decide yourself or finish"
+		await agent._emit_error(step, "human_input", message)
+		return {"command": "requestHumanInput", "ok": False, "error": message}
 	answer = "" if answer is None else str(answer)
 	if agent._events.wants("humanInput"):
 		await agent._events.emit(
