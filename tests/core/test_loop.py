@@ -831,3 +831,20 @@ async def test_a_failing_human_input_handler_is_reported_to_the_model() -> None:
 	result = await agent.run()
 	assert result.status == "success"
 	assert "could not be asked (OSError)" in results_of(model, 1)[0]["error"]
+
+
+class SlowProvider:
+	name = "slow"
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		await anyio.sleep(30)
+		raise AssertionError("not reached")
+
+
+async def test_the_time_budget_bounds_a_model_call_in_flight() -> None:
+	"""A model call still running when the time budget ends stops the run with limit_reached."""
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=SlowProvider(), timeout=0.05)
+	with anyio.fail_after(5):
+		result = await agent.run("x")
+	assert result.status == "limit_reached" and "during a model call" in (result.error or "")

@@ -12,6 +12,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from openmolt_core import _execute
 from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core._execute import (
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 	from openmolt_core.schedule import ScheduleSpec
 
 __all__ = [
+	"FINAL_STEP_GRACE",
 	"MAX_RESULT_CHARS",
 	"STEPS_LEFT_WARNING",
 	"Agent",
@@ -69,6 +72,9 @@ _STOP_REASONS = {
 		"'failure' and explain why"
 	),
 }
+
+FINAL_STEP_GRACE = 60.0
+"""Seconds the last model call may take once the time budget is spent."""
 
 STEPS_LEFT_WARNING = 3
 """Results carry ``stepsLeft`` once this few steps remain."""
@@ -309,7 +315,23 @@ class Agent:
 						"output you have, using status 'failure' if the task is not done.",
 					)
 				step = state.steps + 1
-				reply, finish_reason = await self._call_model(state, system, schema, step)
+				if self.timeout is None:
+					reply, finish_reason = await self._call_model(state, system, schema, step)
+				else:
+					# The time budget also bounds a model call in flight; the last step, asked
+					# to finish, gets a short grace period of its own.
+					left = self.timeout - (time.monotonic() - started)
+					limit = (
+						max(left, 0.0) if not final_call else min(self.timeout, FINAL_STEP_GRACE)
+					)
+					with anyio.move_on_after(limit) as scope:
+						reply, finish_reason = await self._call_model(state, system, schema, step)
+					if scope.cancelled_caught:
+						raise Done(
+							"limit_reached",
+							None,
+							f"{self.timeout:g} seconds elapsed during a model call",
+						)
 				await self._handle_reply(reply, finish_reason, state, step, started, steps_at_start)
 		except Done as done:
 			result = self._result(state, done.status, done.output, done.message)
