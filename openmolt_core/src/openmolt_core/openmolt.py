@@ -86,6 +86,7 @@ class OpenMolt:
 		self._own_http = http_client is None
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
+		self._auths: dict[tuple[str, str, str], Any] = {}
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
 		self._models: dict[str, tuple[str, str, Any]] = {}
@@ -374,6 +375,7 @@ class OpenMolt:
 					instance_config=self.integration_configs.get(binding.integration, {}),
 					http=self.http,
 					files=files,
+					auth_cache=self._auths,
 				)
 			)
 		if tools:
