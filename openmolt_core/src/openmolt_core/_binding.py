@@ -190,6 +190,7 @@ def bind_integration(
 	instance_config: Mapping[str, Any],
 	http: Callable[[], httpx.AsyncClient],
 	files: FileStore | None = None,
+	auth_cache: dict[tuple[str, str, str], httpx.Auth] | None = None,
 ) -> list[BoundTool]:
 	"""Bind one integration for an agent: credential, auth, and which tools the scopes allow.
 
@@ -199,7 +200,10 @@ def bind_integration(
 		agent: The agent's name.
 		instance_config: Config from ``OpenMolt(integrations={id: {...}})``; the agent's wins.
 		http: Getter for the shared HTTP client.
-		files: The instance's file store (binary responses, file references).
+		files: The agent's view of the instance's file store (binary responses, file references).
+		auth_cache: The instance's auths by (integration id, credential type, config): agents with
+			the same credential share one auth, so one OAuth2 refresh serves them all (each
+			agent's ``on_token_refresh`` is still called).
 
 	Raises:
 		ConfigurationError: Unknown scope or credential type.
@@ -222,11 +226,18 @@ def bind_integration(
 		)
 	auth = None
 	if credential is not None and any(_is_http(t) for t in spec.tools):
-		from openmolt_core.integrations.credentials import make_auth
+		from openmolt_core.integrations.credentials import OAuth2Auth, make_auth
 
-		auth = make_auth(
-			spec, credential, config, on_token_refresh=binding.on_token_refresh, http=http
-		)
+		key = (iid, credential.type, json.dumps(config, sort_keys=True, default=repr))
+		auth = None if auth_cache is None else auth_cache.get(key)
+		if auth is None:
+			auth = make_auth(
+				spec, credential, config, on_token_refresh=binding.on_token_refresh, http=http
+			)
+			if auth_cache is not None and auth is not None:
+				auth_cache[key] = auth
+		elif isinstance(auth, OAuth2Auth):
+			auth.add_refresh_listener(binding.on_token_refresh)
 	context = ToolContext(
 		agent=agent,
 		integration=iid,

@@ -11,7 +11,9 @@ HTTP ``Range`` header; ``#bytes=<start>-`` runs to the end): it resolves to that
 which is how chunked uploads send one part of a large file.
 
 Each `OpenMolt` instance owns one store, created on first use; its directory is ``files_dir`` or a
-temporary directory made on the first save (and removed by ``OpenMolt.aclose``).
+temporary directory made on the first save (and removed by ``OpenMolt.aclose``). Each agent sees the
+store through `FileStore.for_agent`: ``fileSystem:`` references resolve only for an agent granted
+the FileSystem integration with its read scope.
 """
 
 from __future__ import annotations
@@ -88,6 +90,20 @@ class FileStore:
 		self._own_root = root is None
 		self._file_system = file_system
 
+	_file_system_allowed = True
+
+	def for_agent(self, *, allow_file_system: bool) -> FileStore:
+		"""This store as one agent sees it: same files, ``fileSystem:`` allowed or refused.
+
+		Args:
+			allow_file_system: Whether the agent may read ``fileSystem:`` references (it was
+				granted the FileSystem integration with its read scope).
+
+		Returns:
+			A view sharing this store's directory; closing it does nothing.
+		"""
+		return _AgentView(self, allow_file_system)
+
 	def _dir(self) -> Path:
 		if self._root is None:
 			self._root = Path(tempfile.mkdtemp(prefix="openmolt-files-"))
@@ -145,6 +161,11 @@ class FileStore:
 			media_type = meta.get("mediaType") or "application/octet-stream"
 			name = meta.get("name") or path.name
 		elif reference.startswith("fileSystem:"):
+			if not self._file_system_allowed:
+				raise ToolError(
+					"fileSystem: references are only for agents given the 'fileSystem' "
+					"integration with its read scope; this agent was not"
+				)
 			if self._file_system is None:
 				raise ToolError(
 					"fileSystem: references need the FileSystem integration registered as "
@@ -244,6 +265,32 @@ class FileStore:
 
 	def __repr__(self) -> str:
 		return f"FileStore(root={str(self._root) if self._root else None!r})"
+
+
+class _AgentView(FileStore):
+	"""A `FileStore` seen by one agent: shares the store, may refuse ``fileSystem:``."""
+
+	def __init__(self, store: FileStore, allow_file_system: bool) -> None:
+		self._store = store
+		self._file_system_allowed = allow_file_system
+		self._own_root = False
+
+	@property
+	def _root(self) -> Path | None:  # type: ignore[override]
+		return self._store._root
+
+	@property
+	def _file_system(self) -> PathResolver | None:  # type: ignore[override]
+		return self._store._file_system
+
+	def _dir(self) -> Path:
+		return self._store._dir()
+
+	def close(self) -> None:
+		"""Do nothing: the store belongs to the OpenMolt instance."""
+
+	def __repr__(self) -> str:
+		return f"{self._store!r}.for_agent(allow_file_system={self._file_system_allowed})"
 
 
 def split_range(reference: str) -> tuple[str, tuple[int, int | None] | None]:

@@ -86,6 +86,7 @@ class OpenMolt:
 		self._own_http = http_client is None
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
+		self._auths: dict[tuple[str, str, str], Any] = {}
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
 		self._models: dict[str, tuple[str, str, Any]] = {}
@@ -359,8 +360,14 @@ class OpenMolt:
 			raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
 		provider_name, model_name, provider_factory = self._resolve_model(model)
 		bound: list[BoundTool] = []
-		for entry in integrations:
-			binding = binding_mod.parse_binding(entry)
+		bindings = [binding_mod.parse_binding(entry) for entry in integrations]
+		files = self.files.for_agent(
+			allow_file_system=any(
+				b.integration == "fileSystem" and (b.scopes is None or "read" in b.scopes)
+				for b in bindings
+			)
+		)
+		for binding in bindings:
 			spec = self.plugins.integration(binding.integration)
 			bound.extend(
 				binding_mod.bind_integration(
@@ -369,13 +376,12 @@ class OpenMolt:
 					agent=name,
 					instance_config=self.integration_configs.get(binding.integration, {}),
 					http=self.http,
-					files=self.files,
+					files=files,
+					auth_cache=self._auths,
 				)
 			)
 		if tools:
-			bound.extend(
-				binding_mod.bind_tools(tools, agent=name, http=self.http, files=self.files)
-			)
+			bound.extend(binding_mod.bind_tools(tools, agent=name, http=self.http, files=files))
 		handles = [t.handle for t in bound]
 		if len(set(handles)) != len(handles):
 			duplicates = {h for h in handles if handles.count(h) > 1}

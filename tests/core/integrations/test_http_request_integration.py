@@ -44,6 +44,11 @@ BLOCKED = [
 	"64:ff9b::a9fe:a9fe",
 	"64:ff9b:1::a00:1",
 	"fe80::1%eth0",
+	"::ffff:0:7f00:1",
+	"::ffff:0:a9fe:a9fe",
+	"::ffff:0:a00:1",
+	"fec0::1",
+	"feff:ffff::1",
 ]
 
 
@@ -54,7 +59,15 @@ def test_non_public_addresses_in_every_spelling_are_refused(address: str) -> Non
 
 
 @pytest.mark.parametrize(
-	"address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"]
+	"address",
+	[
+		"8.8.8.8",
+		"1.1.1.1",
+		"2606:4700:4700::1111",
+		"::ffff:8.8.8.8",
+		"64:ff9b::808:808",
+		"::ffff:0:808:808",
+	],
 )
 def test_public_addresses_are_allowed(address: str) -> None:
 	"""Public IPv4 and IPv6 (also wrapped) addresses pass."""

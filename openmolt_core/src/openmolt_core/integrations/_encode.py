@@ -6,7 +6,7 @@ import json
 import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import unquote_plus, urlencode
 
 import httpx
 
@@ -16,7 +16,14 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileStore, StoredFile
 	from openmolt_core.integrations.model import ArrayStyle
 
-__all__ = ["EncodedBody", "append_query", "encode_body", "flatten", "query_pairs"]
+__all__ = [
+	"EncodedBody",
+	"append_query",
+	"encode_body",
+	"flatten",
+	"query_pairs",
+	"set_query",
+]
 
 EncodedBody = tuple[bytes | None, str | None]
 """The body bytes (None: no body) and the Content-Type to send (None: leave as is)."""
@@ -91,6 +98,24 @@ def append_query(url: httpx.URL, pairs: list[tuple[str, str]]) -> httpx.URL:
 	extra = urlencode(pairs)
 	query = url.query.decode("ascii")
 	return url.copy_with(query=f"{query}&{extra}".encode() if query else extra.encode())
+
+
+def set_query(url: httpx.URL, pairs: list[tuple[str, str]]) -> httpx.URL:
+	"""Set query parameters: drop any present with these names, then append the pairs.
+
+	Setting the same pairs twice (an auth flow running again on a retry) gives the same URL; the
+	rest of the query is kept byte for byte.
+	"""
+	if not pairs:
+		return url
+	names = {name for name, _ in pairs}
+	query = url.query.decode("ascii")
+	kept = [
+		part
+		for part in query.split("&")
+		if part and unquote_plus(part.split("=", 1)[0]) not in names
+	]
+	return append_query(url.copy_with(query="&".join(kept).encode()), pairs)
 
 
 def _quote_header(value: str) -> str:

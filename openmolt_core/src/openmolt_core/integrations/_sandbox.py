@@ -12,20 +12,26 @@ A path from the model is checked before any file operation:
 4. the resolved path must be inside one of the resolved directories.
 
 Writes then go through a temporary file in the checked parent and an atomic ``os.replace``, which
-replaces a symlink planted at the target instead of writing through it.
+replaces a symlink planted at the target instead of writing through it. Appends open the checked
+path with ``O_APPEND | O_NOFOLLOW`` (one lock serialises them), and copies never write through a
+symlink found at or under the destination: the link itself is replaced.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import secrets
+import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["Sandbox", "atomic_write"]
+__all__ = ["Sandbox", "append_bytes", "atomic_write", "copy_without_following"]
 
 _ODD = re.compile(r"[\x00-\x1f\x7f\\]|%(2e|2f|5c|00)", re.IGNORECASE)
 
@@ -95,6 +101,22 @@ class Sandbox:
 			)
 		return real
 
+	def check_followed(self, real: Path, given: str) -> None:
+		"""Refuse a resolved path whose symlinks, followed, lead outside the directories.
+
+		Args:
+			real: A path from `resolve` (possibly with ``follow=False``).
+			given: The path as the model wrote it (for the message).
+
+		Raises:
+			ToolError: Following the path's symlinks leaves the directories.
+		"""
+		if not self._inside(_real(real)):
+			raise ToolError(
+				f"the path {given[:120]!r} is a symlink leading outside the allowed directories "
+				f"({', '.join(str(r) for r in self.roots)})"
+			)
+
 	def is_root(self, real: Path) -> bool:
 		"""Whether a resolved path is one of the directories themselves."""
 		return real in self.roots
@@ -121,23 +143,125 @@ def _real(candidate: Path) -> Path:
 	return real
 
 
-def atomic_write(target: Path, data: bytes, *, append: bool = False) -> None:
+def _umask() -> int:
+	try:
+		with open("/proc/self/status", encoding="ascii") as status:
+			for line in status:
+				if line.startswith("Umask:"):
+					return int(line.split()[1], 8)
+	except (OSError, ValueError):
+		pass
+	with _UMASK_LOCK:
+		mask = os.umask(0o022)
+		os.umask(mask)
+	return mask
+
+
+_UMASK_LOCK = threading.Lock()
+_APPEND_LOCK = threading.Lock()
+
+
+def atomic_write(target: Path, data: bytes) -> None:
 	"""Write through a temporary file in the same directory, then rename it over the target.
+
+	An existing file keeps its mode; a new file (or one replacing a symlink) gets ``0o666`` less
+	the umask, like a file created with ``open``.
 
 	Args:
 		target: The resolved, checked path.
-		data: The bytes to write (appended to the current content when ``append``).
-		append: Keep the current content first.
+		data: The bytes to write.
 	"""
-	prefix = target.read_bytes() if append and target.is_file() else b""
 	fd, tmp = tempfile.mkstemp(prefix=".openmolt-", dir=target.parent)
 	try:
 		with os.fdopen(fd, "wb") as handle:
-			handle.write(prefix)
 			handle.write(data)
 		if target.exists() and not target.is_symlink():
 			os.chmod(tmp, target.stat().st_mode & 0o7777)
+		else:
+			os.chmod(tmp, 0o666 & ~_umask())
 		os.replace(tmp, target)
 	except BaseException:
 		Path(tmp).unlink(missing_ok=True)
 		raise
+
+
+def append_bytes(target: Path, data: bytes) -> int:
+	"""Append to a file (created when missing) without following a symlink at the target.
+
+	Appends are serialised by a lock, so parallel appends all land whole.
+
+	Args:
+		target: The resolved, checked path.
+		data: The bytes to append.
+
+	Returns:
+		The size of the file afterwards.
+
+	Raises:
+		ToolError: A symlink was planted at the target after the check.
+	"""
+	flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+	with _APPEND_LOCK:
+		try:
+			fd = os.open(target, flags, 0o666)
+		except OSError as err:
+			if err.errno == errno.ELOOP:
+				raise ToolError(
+					f"{target.name!r} is a symlink; refusing to append through it"
+				) from None
+			raise
+		try:
+			view = memoryview(data)
+			while view:
+				view = view[os.write(fd, view) :]
+			return os.fstat(fd).st_size
+		finally:
+			os.close(fd)
+
+
+def _replace_with_link(src: Path, dst: Path) -> None:
+	tmp = dst.parent / f".openmolt-{secrets.token_hex(8)}"
+	os.symlink(os.readlink(src), tmp)
+	try:
+		os.replace(tmp, dst)
+	except BaseException:
+		tmp.unlink(missing_ok=True)
+		raise
+
+
+def _replace_with_file(src: Path, dst: Path) -> None:
+	fd, tmp = tempfile.mkstemp(prefix=".openmolt-", dir=dst.parent)
+	os.close(fd)
+	try:
+		shutil.copy2(src, tmp)
+		os.replace(tmp, dst)
+	except BaseException:
+		Path(tmp).unlink(missing_ok=True)
+		raise
+
+
+def copy_without_following(src: Path, dst: Path) -> None:
+	"""Copy a file, symlink or directory tree, merging into an existing directory.
+
+	Nothing is written through a symlink at or under ``dst``: such a link is replaced by what is
+	copied. Symlinks under ``src`` are copied as symlinks.
+
+	Args:
+		src: The checked source (a symlink is copied as a link).
+		dst: The checked destination; its parent exists.
+
+	Raises:
+		ToolError: A file or link would replace a real directory.
+	"""
+	dst_is_dir = dst.is_dir() and not dst.is_symlink()
+	if src.is_symlink() or not src.is_dir():
+		if dst_is_dir:
+			raise ToolError(f"cannot replace the directory {dst.name!r} with a file")
+		(_replace_with_link if src.is_symlink() else _replace_with_file)(src, dst)
+		return
+	if os.path.lexists(dst) and not dst_is_dir:
+		dst.unlink()
+	dst.mkdir(exist_ok=True)
+	for name in sorted(os.listdir(src)):
+		copy_without_following(src / name, dst / name)
+	shutil.copystat(src, dst, follow_symlinks=False)

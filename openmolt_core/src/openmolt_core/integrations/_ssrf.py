@@ -34,12 +34,16 @@ __all__ = ["Resolver", "SsrfGuard", "embedded_ipv4", "is_public_address", "resol
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 """Resolves a host and port to IP address strings."""
 
-_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_NAT64 = (
+	ipaddress.ip_network("64:ff9b::/96"),
+	ipaddress.ip_network("64:ff9b:1::/48"),
+	ipaddress.ip_network("::ffff:0:0:0/96"),  # IPv4-translated (RFC 2765), ::ffff:0:a.b.c.d
+)
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-	"""The IPv4 address carried inside an IPv6 one (mapped, compatible, 6to4, NAT64), if any."""
+	"""The IPv4 address inside an IPv6 one (mapped, translated, compatible, 6to4, NAT64), if any."""
 	if address.ipv4_mapped is not None:
 		return address.ipv4_mapped
 	if address.sixtofour is not None:
@@ -57,6 +61,8 @@ def is_public_address(text: str) -> bool:
 	except ValueError:
 		return False
 	if isinstance(address, ipaddress.IPv6Address):
+		if address.is_site_local:  # fec0::/10, deprecated but still routed internally
+			return False
 		inner = embedded_ipv4(address)
 		if inner is not None:
 			address = inner

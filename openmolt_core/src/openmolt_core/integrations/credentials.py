@@ -7,7 +7,8 @@ rendered on each request from the current config, so an OAuth2 refresh takes eff
 OAuth2 refreshes when the access token is missing or expires within `EXPIRY_SKEW` seconds, and
 once when a request is answered 401. One refresh runs at a time per credential (an ``anyio.Lock``):
 concurrent tool calls wait for it and use its token. The new config (token, expiry, and a rotated
-refresh token) goes to ``on_token_refresh``.
+refresh token) goes to ``on_token_refresh`` and to every callback added with
+``add_refresh_listener`` (OpenMolt shares one auth between agents with the same credential).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import anyio
 import httpx
 
 from openmolt_core.errors import IntegrationError, ToolError
-from openmolt_core.integrations._encode import append_query
+from openmolt_core.integrations._encode import set_query
 from openmolt_core.integrations.templating import MISSING, render_string
 
 if TYPE_CHECKING:
@@ -51,6 +52,14 @@ def _value(template: str | None, config: Mapping[str, Any], key: str) -> str:
 		return "" if raw is None else str(raw)
 	rendered = render_string(template, {"config": config, "input": {}})
 	return "" if rendered is MISSING or rendered is None else str(rendered)
+
+
+def _quiet(template: str | None, config: Mapping[str, Any], key: str) -> str:
+	"""`_value` for redaction: never raises (a broken template has no secret to hide)."""
+	try:
+		return _value(template, config, key)
+	except Exception:
+		return ""
 
 
 def _require(template: str | None, config: Mapping[str, Any], iid: str, what: str) -> None:
@@ -90,16 +99,21 @@ class _StaticAuth(httpx.Auth):
 			_require(template, self.config, self.iid, f"query parameter {name!r}")
 			params[name] = _value(template, self.config, name)
 		if params:
-			request.url = append_query(request.url, [(k, v) for k, v in params.items() if v])
+			request.url = set_query(request.url, [(k, v) for k, v in params.items() if v])
 		yield request
 
 	def secrets(self) -> set[str]:
 		"""The rendered secret values, for redaction."""
 		fields = [*self.credential.headers.items(), *self.credential.query_params.items()]
-		values = {_value(t, self.config, n) for n, t in fields}
-		return {v for v in values if len(v) >= 6} | {
-			v.split(" ", 1)[1] for v in values if " " in v and len(v.split(" ", 1)[1]) >= 6
-		}
+		out: set[str] = set()
+		for name, template in fields:
+			value = _quiet(template, self.config, name).strip()
+			if value == _quiet(template, {}, name).strip():
+				continue  # nothing from the config in it (``Bearer `` with no key)
+			_, _, rest = value.rpartition(" ")
+			if len(rest) >= 6:
+				out |= {value, rest}
+		return out
 
 
 class _BasicAuth(httpx.Auth):
@@ -122,8 +136,9 @@ class _BasicAuth(httpx.Auth):
 		yield request
 
 	def secrets(self) -> set[str]:
-		"""The rendered secret values, for redaction."""
-		user, password = self._pair()
+		"""The rendered secret values, for redaction; never raises (the check is in auth_flow)."""
+		user = _quiet(self.credential.username, self.config, "username")
+		password = _quiet(self.credential.password, self.config, "password")
 		token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 		return {v for v in (password, token) if len(v) >= 6}
 
@@ -186,10 +201,23 @@ class OAuth2Auth(httpx.Auth):
 		self.config = dict(config)
 		self.iid = iid
 		self.on_token_refresh = on_token_refresh
+		self._listeners: list[Callable[[dict[str, Any]], Any]] = []
 		self.http = http
 		self.refreshes = 0
 		self._lock = anyio.Lock()
 		self._seen: set[str] = set()
+
+	def add_refresh_listener(self, callback: Callable[[dict[str, Any]], Any] | None) -> None:
+		"""Also call ``callback`` after each refresh (another agent sharing this credential).
+
+		Args:
+			callback: Called (sync or async) with the full new config; None or one already
+				registered is ignored.
+		"""
+		if callback is None or callback is self.on_token_refresh:
+			return
+		if all(callback is not known for known in self._listeners):
+			self._listeners.append(callback)
 
 	def _token_now(self) -> str:
 		return str(self.config.get("accessToken") or self.config.get("access_token") or "")
@@ -271,9 +299,10 @@ class OAuth2Auth(httpx.Auth):
 			new["refreshToken"] = str(body["refresh_token"])
 			self._seen.add(new["refreshToken"])
 		self.config = new
-		if self.on_token_refresh is not None:
+		callbacks = [self.on_token_refresh, *self._listeners]
+		for callback in (c for c in callbacks if c is not None):
 			try:
-				outcome = self.on_token_refresh(dict(new))
+				outcome = callback(dict(new))
 				if inspect.isawaitable(outcome):
 					await outcome
 			except Exception:
@@ -356,8 +385,10 @@ class _AwsSigV4Auth(httpx.Auth):
 		yield request
 
 	def secrets(self) -> set[str]:
-		"""The secret values, for redaction."""
-		_, secret, session, _, _ = self._fields()
+		"""The secret values, for redaction; never raises."""
+		c, cfg = self.credential, self.config
+		secret = _quiet(c.secret_access_key, cfg, "secretAccessKey")
+		session = _quiet(c.session_token, cfg, "sessionToken")
 		return {v for v in (secret, session) if len(v) >= 6}
 
 

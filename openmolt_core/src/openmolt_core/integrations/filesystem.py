@@ -9,6 +9,7 @@ Its paths are also file references (``fileSystem:<path>``) other tools can uploa
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import mimetypes
 import os
 import shutil
@@ -20,7 +21,12 @@ from typing import Any
 import anyio.to_thread
 
 from openmolt_core.errors import ToolError
-from openmolt_core.integrations._sandbox import Sandbox, atomic_write
+from openmolt_core.integrations._sandbox import (
+	Sandbox,
+	append_bytes,
+	atomic_write,
+	copy_without_following,
+)
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import FunctionTool, ToolContext
 
@@ -100,8 +106,8 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 		if real.is_dir():
 			raise ToolError(f"{i['path']!r} is a directory")
 		real.parent.mkdir(parents=True, exist_ok=True)
-		atomic_write(real, i["content"].encode("utf-8"), append=True)
-		return {"path": show(real), "size": real.stat().st_size}
+		size = append_bytes(real, i["content"].encode("utf-8"))
+		return {"path": show(real), "size": size}
 
 	def listing(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
 		real = box.resolve(i.get("path", "."))
@@ -161,22 +167,39 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 			raise ToolError(f"nothing at {i['source']!r}")
 		if box.is_root(source):
 			raise ToolError("refusing to move or copy an allowed directory itself")
+		if target.is_dir() and not target.is_symlink():
+			target = target / source.name
+		if target == source or source in target.parents:
+			raise ToolError("the destination is the source or inside it; choose another place")
+		box.check_followed(target, i["destination"])
 		if os.path.lexists(target) and not i.get("overwrite"):
-			raise ToolError(f"{i['destination']!r} exists; pass overwrite=true to replace it")
+			what = "is a symlink" if target.is_symlink() else "exists"
+			raise ToolError(
+				f"{show(target)!r} {what}; pass overwrite=true to replace it (a symlink is "
+				"replaced itself, never written through)"
+			)
 		target.parent.mkdir(parents=True, exist_ok=True)
 		return source, target
 
 	def move(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
 		source, target = pair(i)
-		os.replace(source, target) if not target.is_dir() else shutil.move(source, target)
+		if target.is_symlink():
+			target.unlink()
+		try:
+			os.replace(source, target)
+		except OSError as err:
+			if err.errno != errno.EXDEV:
+				raise ToolError(f"cannot move onto {show(target)!r}: {err.strerror}") from None
+			copy_without_following(source, target)
+			if source.is_dir() and not source.is_symlink():
+				shutil.rmtree(source)
+			else:
+				source.unlink()
 		return {"source": show(source), "destination": show(target)}
 
 	def copy(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
 		source, target = pair(i)
-		if source.is_dir() and not source.is_symlink():
-			shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
-		else:
-			shutil.copy2(source, target, follow_symlinks=False)
+		copy_without_following(source, target)
 		return {"source": show(source), "destination": show(target)}
 
 	def search(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
@@ -256,8 +279,8 @@ _SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
 	"stat": ("read", "Type, size and modification time of a path.", _obj({"path": _PATH}, ["path"])),
 	"mkdir": ("write", "Create a directory (and its parents).", _obj({"path": _PATH}, ["path"])),
 	"delete": ("write", "Delete a file, a symlink, or a directory (recursive=true if not empty).", _obj({"path": _PATH, "recursive": {"type": "boolean", "default": False}}, ["path"])),
-	"move": ("write", "Move or rename a file or directory.", _obj({"source": _PATH, "destination": _PATH, "overwrite": _OVERWRITE}, ["source", "destination"])),
-	"copy": ("write", "Copy a file or directory.", _obj({"source": _PATH, "destination": _PATH, "overwrite": _OVERWRITE}, ["source", "destination"])),
+	"move": ("write", "Move or rename a file or directory (into the destination when it is an existing directory).", _obj({"source": _PATH, "destination": _PATH, "overwrite": _OVERWRITE}, ["source", "destination"])),
+	"copy": ("write", "Copy a file or directory (into the destination when it is an existing directory; directories merge with overwrite=true).", _obj({"source": _PATH, "destination": _PATH, "overwrite": _OVERWRITE}, ["source", "destination"])),
 	"search": ("read", "Find lines containing a text in the files under a path.", _obj({"query": {"type": "string", "minLength": 1}, "path": {**_PATH, "default": "."}, "caseSensitive": {"type": "boolean", "default": False}, "maxResults": {"type": "integer", "minimum": 1, "default": 100}}, ["query"])),
 }  # fmt: skip
 

@@ -12,14 +12,21 @@ as are snake_case names.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+	BaseModel,
+	ConfigDict,
+	Field,
+	ValidationError,
+	field_validator,
+	model_validator,
+)
 
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations.templating import parse_template
-from openmolt_core.tools import FunctionTool, ToolContext, schema_of
+from openmolt_core.tools import FunctionTool, schema_of
 
 __all__ = [
 	"ApiSetup",
@@ -304,26 +311,80 @@ def _check_setup_templates(integration: Integration) -> None:
 	_parse_all(strings, f"integration {integration.name!r}")
 
 
-def _tool_from(value: Any) -> ToolSpec:
+_EXECUTE_KEYS = (
+	"description",
+	"execute",
+	"handle",
+	"inputSchema",
+	"input_schema",
+	"outputSchema",
+	"output_schema",
+	"scopes",
+)
+
+
+def _schema_field(value: dict[str, Any], where: str, names: tuple[str, str], tool: str) -> Any:
+	given = [n for n in names if n in value]
+	if len(given) > 1:
+		raise ValueError(f"{where}{tool}: give {names[0]} or {names[1]}, not both")
+	schema = value.get(given[0]) if given else None
+	try:
+		return schema_of(schema)
+	except TypeError:
+		raise ValueError(
+			f"{where}.{given[0]}{tool} must be a JSON Schema dict or a pydantic model class, got "
+			f"{type(schema).__name__}"
+		) from None
+
+
+def _function_tool(value: dict[str, Any], where: str) -> FunctionTool:
+	unknown = sorted(k for k in value if k not in _EXECUTE_KEYS)
+	if unknown:
+		raise ValueError(
+			f"{where}: unknown key(s) {unknown} in an execute-style tool; allowed: "
+			f"{', '.join(_EXECUTE_KEYS)}"
+		)
+	handle = value.get("handle")
+	if not isinstance(handle, str) or not handle:
+		raise ValueError(
+			f"{where}.handle is missing; give the tool a name, e.g. 'handle': 'search'"
+		)
+	tool = f" (tool {handle!r})"
+	if not callable(value["execute"]):
+		raise ValueError(f"{where}.execute{tool} must be a function (input, context) -> result")
+	description = value.get("description", "")
+	if not isinstance(description, str):
+		raise ValueError(f"{where}.description{tool} must be a string")
+	scopes = value.get("scopes", ())
+	if not isinstance(scopes, (list, tuple)) or not all(isinstance(x, str) for x in scopes):
+		raise ValueError(f"{where}.scopes{tool} must be a list of scope names")
+	return FunctionTool(
+		handle=handle,
+		description=description,
+		function=value["execute"],
+		input_schema=_schema_field(value, where, ("inputSchema", "input_schema"), tool)
+		or {"type": "object", "properties": {}},
+		output_schema=_schema_field(value, where, ("outputSchema", "output_schema"), tool),
+		scopes=tuple(scopes),
+	)
+
+
+def _tool_from(value: Any, index: int) -> ToolSpec:
+	where = f"tools[{index}]"
 	if isinstance(value, (HttpTool, FunctionTool)):
 		return value
 	if not isinstance(value, dict):
-		raise TypeError(
-			f"a tool must be a dict, an HttpTool or a FunctionTool, got {type(value).__name__}"
+		raise ValueError(
+			f"{where} must be a dict, an HttpTool or a FunctionTool, got {type(value).__name__} "
+			f"{str(value)[:60]!r}"
 		)
 	if "execute" in value:
-		execute: Callable[[dict[str, Any], ToolContext], Any] = value["execute"]
-		schema = value.get("inputSchema", value.get("input_schema"))
-		out = value.get("outputSchema", value.get("output_schema"))
-		return FunctionTool(
-			handle=value["handle"],
-			description=value.get("description", ""),
-			function=execute,
-			input_schema=schema_of(schema) or {"type": "object", "properties": {}},
-			output_schema=schema_of(out),
-			scopes=tuple(value.get("scopes", ())),
-		)
-	return HttpTool.model_validate(value)
+		return _function_tool(value, where)
+	try:
+		return HttpTool.model_validate(value)
+	except ValidationError as exc:
+		handle = value.get("handle")
+		raise ValueError(f"{where}{f' (tool {handle!r})' if handle else ''}: {exc}") from None
 
 
 class Integration(_Spec):
@@ -354,7 +415,9 @@ class Integration(_Spec):
 	@field_validator("tools", mode="before")
 	@classmethod
 	def _tools(cls, value: Any) -> Any:
-		return [_tool_from(v) for v in value]
+		if not isinstance(value, (list, tuple)):
+			raise ValueError(f"tools must be a list of tools, got {type(value).__name__}")
+		return [_tool_from(v, i) for i, v in enumerate(value)]
 
 	@model_validator(mode="after")
 	def _check(self) -> Integration:
