@@ -106,3 +106,12 @@ def test_a_type_list_of_only_null_accepts_only_null() -> None:
 	assert v.validate(None) is None
 	with pytest.raises(ValidationError):
 		v.validate(1)
+
+
+def test_fractional_bounds_on_numbers_hold_for_integers_too() -> None:
+	"""minimum 0.1 on a number accepts 1 and 0.5, and refuses 0 and 0.05."""
+	v = JsonSchemaValidator({"type": "number", "minimum": 0.1, "exclusiveMaximum": 2.5})
+	assert v.validate(1) == 1 and v.validate(0.5) == 0.5 and v.validate(2) == 2
+	for bad in (0, 0.05, 3, 2.5):
+		with pytest.raises(ValidationError):
+			v.validate(bad)

@@ -15,6 +15,7 @@ ignored, so a schema never validates *less* than the model was told.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
@@ -108,10 +109,11 @@ class _Translator:
 			return core_schema.union_schema(
 				[
 					core_schema.int_schema(
-						ge=schema.get("minimum"),
-						le=schema.get("maximum"),
-						gt=schema.get("exclusiveMinimum"),
-						lt=schema.get("exclusiveMaximum"),
+						# Integer bounds for integers: x >= 0.5 means x >= 1 when x is an int.
+						ge=_bound(schema.get("minimum"), math.ceil),
+						le=_bound(schema.get("maximum"), math.floor),
+						gt=_bound(schema.get("exclusiveMinimum"), math.floor),
+						lt=_bound(schema.get("exclusiveMaximum"), math.ceil),
 						strict=True,
 					),
 					core_schema.float_schema(
@@ -159,6 +161,10 @@ class _Translator:
 		return core_schema.typed_dict_schema(
 			fields, extra_behavior="allow", extras_schema=extras_schema
 		)
+
+
+def _bound(value: Any, rounding: Any) -> int | None:
+	return None if value is None else int(rounding(value))
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
