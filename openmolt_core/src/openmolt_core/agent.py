@@ -166,7 +166,7 @@ class Agent:
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
 		self._long_term: str | None = None  # set by the first update; the next run starts there
-		self._events = EventEmitter({})
+		self._events = EventEmitter()
 		self._system: str | None = None
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None

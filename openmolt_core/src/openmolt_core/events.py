@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -198,7 +198,7 @@ Handler = Callable[[Any], Awaitable[None] | None]
 class EventEmitter:
 	"""Keeps handlers per event name and calls them, sync or async, without letting them fail a run."""
 
-	handlers: dict[str, list[Handler]] = field(default_factory=dict)
+	handlers: dict[str, list[Handler]] | None = None  # made on the first `on`: agents are many
 
 	def on(self, name: str, handler: Handler) -> None:
 		"""Add a handler for an event name.
@@ -210,10 +210,14 @@ class EventEmitter:
 			raise ValueError(
 				f"unknown event {name!r}; use one of: {', '.join(sorted(EVENT_NAMES))}"
 			)
+		if self.handlers is None:
+			self.handlers = {}
 		self.handlers.setdefault(name, []).append(handler)
 
 	def off(self, name: str, handler: Handler | None = None) -> None:
 		"""Remove one handler, or every handler of the event when ``handler`` is None."""
+		if self.handlers is None:
+			return
 		if handler is None:
 			self.handlers.pop(name, None)
 			return
@@ -223,11 +227,11 @@ class EventEmitter:
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (so callers can skip building it)."""
-		return bool(self.handlers.get(name))
+		return bool(self.handlers and self.handlers.get(name))
 
 	async def emit(self, event: Event) -> None:
 		"""Call every handler of the event in order; a failing handler is logged and skipped."""
-		for handler in tuple(self.handlers.get(event.name, ())):
+		for handler in tuple(self.handlers.get(event.name, ()) if self.handlers else ()):
 			try:
 				result = handler(event)
 				if inspect.isawaitable(result):

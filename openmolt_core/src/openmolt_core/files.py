@@ -88,6 +88,7 @@ class FileStore:
 	) -> None:
 		self._root = Path(root) if root is not None else None
 		self._own_root = root is None
+		self._views: dict[bool, FileStore] = {}
 		self._file_system = file_system
 
 	_file_system_allowed = True
@@ -102,7 +103,10 @@ class FileStore:
 		Returns:
 			A view sharing this store's directory; closing it does nothing.
 		"""
-		return _AgentView(self, allow_file_system)
+		view = self._views.get(allow_file_system)
+		if view is None:  # two views at most, shared by every agent of the instance
+			view = self._views[allow_file_system] = _AgentView(self, allow_file_system)
+		return view
 
 	def _dir(self) -> Path:
 		if self._root is None:
@@ -274,6 +278,7 @@ class _AgentView(FileStore):
 		self._store = store
 		self._file_system_allowed = allow_file_system
 		self._own_root = False
+		self._views = store._views
 
 	@property
 	def _root(self) -> Path | None:  # type: ignore[override]
