@@ -69,3 +69,35 @@ def docs(session: nox.Session) -> None:
 	"""Build the documentation site (strict)."""
 	_sync(session, "docs")
 	session.run("mkdocs", "build", "--strict")
+
+
+WHEEL_PACKAGES = {
+	"openmolt": set(),
+	"openmolt_core": {"openmolt_core", "openmolt"},
+	"openmolt_providers": {"openmolt_providers"},
+	"openmolt_integrations": {"openmolt_integrations"},
+}
+
+
+@nox.session(python="3.11")
+def build(session: nox.Session) -> None:
+	"""Build the four wheels and check each holds only its packages (no tests, no docs)."""
+	import shutil
+	import zipfile
+	from pathlib import Path
+
+	out = Path(".nox/dist")
+	shutil.rmtree(out, ignore_errors=True)
+	for name in ("openmolt", "openmolt-core", "openmolt-providers", "openmolt-integrations"):
+		session.run(
+			"uv", "build", "--package", name, "--wheel", "-o", str(out), external=True, silent=True
+		)
+	for wheel in sorted(out.glob("*.whl")):
+		dist = wheel.name.split("-")[0]
+		tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist()}
+		packages = {t for t in tops if not t.endswith(".dist-info")}
+		if packages != WHEEL_PACKAGES[dist]:
+			session.error(
+				f"{wheel.name} holds {sorted(packages)}, expected {sorted(WHEEL_PACKAGES[dist])}"
+			)
+		session.log(f"{wheel.name}: {sorted(packages) or 'metadata only'}")
