@@ -16,6 +16,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import (
 	discord,
@@ -1071,3 +1073,54 @@ def test_tiktok_tools_follow_the_official_documentation() -> None:
 	# https://developers.tiktok.com/doc/login-kit-web
 	assert oauth.auth_url == "https://www.tiktok.com/v2/auth/authorize/"
 	assert oauth.scope_separator == ","  # "comma (,) separated" in Login Kit for Web
+
+
+# The checks fail on a wrong request -------------------------------------------------------------
+
+
+def _check(name: str, integration: Integration) -> int:
+	if name == "Discord":
+		return check_discord(integration)
+	if name == "WhatsApp":
+		return check_whatsapp(integration)
+	if name == "Twilio":
+		return check_operations(integration, twilio_operations())
+	if name == "X":
+		return check_operations(integration, x_operations())
+	return check_operations(
+		_as_user(integration), graph_operations(), names_match=lambda o, t: len(o) == len(t)
+	)
+
+
+_BREAKS = {
+	"method": lambda t: {"method": "PUT" if t.method != "PUT" else "PATCH"},
+	"path": lambda t: {"endpoint": t.endpoint + "/nonexistent"},
+	"query": lambda t: {"query_params": {**t.query_params, "nonexistentParam": "1"}},
+	"body": lambda t: {"body": {**(t.body or {}), "nonexistentField": "1"}, "method": t.method},
+}
+
+
+@pytest.mark.parametrize("broken", sorted(_BREAKS))
+@pytest.mark.parametrize(
+	("integration", "handle"),
+	[
+		(discord.INTEGRATION, "sendMessage"),
+		(whatsapp.INTEGRATION, "sendText"),
+		(twilio.INTEGRATION, "sendMessage"),
+		(x.INTEGRATION, "createPost"),
+		(outlook.INTEGRATION, "createDraft"),
+	],
+	ids=["discord", "whatsapp", "twilio", "x", "outlook"],
+)
+def test_a_wrong_method_path_or_parameter_name_fails_the_check(
+	integration: Integration, handle: str, broken: str
+) -> None:
+	"""Changing one tool's method, path, a query name or a body name makes its reference check fail."""
+	tools = [
+		t.model_copy(update=_BREAKS[broken](t)) if t.handle == handle else t
+		for t in integration.tools
+	]
+	assert any(t.handle == handle for t in tools)
+	with pytest.raises(AssertionError):
+		_check(integration.name, integration.model_copy(update={"tools": tools}))
+	assert _check(integration.name, integration) > 0
