@@ -188,6 +188,8 @@ TOOLS = [
 		endpoint="/v1beta/files/{{ input.videoUri | split: 'files/' | last | split: ':' | first }}:download",
 		query_params={"alt": "media"},
 		response_format="binary",
+		# The file may redirect to Google's storage host: follow it, without the API key.
+		follow_redirects="without-credentials",
 		input_schema=obj(
 			{
 				"videoUri": {

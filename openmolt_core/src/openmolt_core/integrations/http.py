@@ -231,6 +231,14 @@ async def _send_retrying(
 	raise AssertionError("unreachable: tenacity either returns or reraises")
 
 
+def _all_secrets(context: ToolContext) -> set[str]:
+	secrets = set(context.redact)
+	auth_secrets = getattr(context.auth, "secrets", None)
+	if callable(auth_secrets):
+		secrets |= set(auth_secrets())
+	return secrets
+
+
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 	return url.scheme, url.host, url.port
 
@@ -271,6 +279,7 @@ async def send(
 	retry: RetryPolicy = DEFAULT_RETRY,
 	idempotency_header: str | None = None,
 	accept_statuses: Collection[int] = (),
+	strip_credentials: Collection[str] | None = None,
 ) -> tuple[httpx.Response, bytes]:
 	"""Send a request with retries, following redirects by hand.
 
@@ -288,6 +297,8 @@ async def send(
 		idempotency_header: The header that carries an idempotency key, if the API has one.
 		accept_statuses: Statuses that are an answer, never a redirect to follow (Google's
 			``308 Resume Incomplete``), even with a ``Location`` header.
+		strip_credentials: When given, a cross-origin redirect of a credentialed request is
+			followed without the auth and without any header holding one of these secrets.
 
 	Returns:
 		The final response (closed) and its body.
@@ -313,6 +324,17 @@ async def send(
 		):
 			return response, data
 		nxt = _next_request(client, request, response)
+		if (
+			credentialed
+			and strip_credentials is not None
+			and _origin(nxt.url) != _origin(request.url)
+		):
+			# Follow to the other host as a stranger: no auth, no header carrying a secret.
+			for name, value in list(nxt.headers.items()):
+				if any(secret in value for secret in strip_credentials):
+					del nxt.headers[name]
+			auth, credentialed, request = None, False, nxt
+			continue
 		if credentialed and _origin(nxt.url) != _origin(request.url):
 			raise ToolError(
 				f"the service redirected to another origin ({nxt.url.host}); not followed "
@@ -495,8 +517,11 @@ async def execute_http_tool(
 			client,
 			request,
 			auth=context.auth,
-			follow_redirects=tool.follow_redirects,
+			follow_redirects=bool(tool.follow_redirects),
 			credentialed=context.auth is not None or bool(context.redact),
+			strip_credentials=_all_secrets(context)
+			if tool.follow_redirects == "without-credentials"
+			else None,
 			retry=policy,
 			idempotency_header=key_header,
 			accept_statuses=tool.accept_statuses,

@@ -184,7 +184,10 @@ class HttpTool(_Spec):
 		response_format: Overrides the integration's response format.
 		base_url: Overrides the integration's base URL (e.g. a separate upload host).
 		files: Multipart file fields: field name to a template giving a file reference.
-		follow_redirects: Whether to follow redirects (never across origins with credentials).
+		follow_redirects: Whether to follow redirects. A credentialed request never takes its
+			credentials to another origin: by default such a redirect is refused; with
+			``"without-credentials"`` it is followed with every credential removed (for download
+			URLs that redirect to a storage host).
 		response_headers: Response headers to include in the tool's output (e.g. ``Location``);
 			a name ending in ``*`` (``x-amz-meta-*``) includes every header with that prefix.
 		response_files: Paths into a JSON response to inline base64 payloads (Gemini
@@ -218,7 +221,9 @@ class HttpTool(_Spec):
 	response_format: ResponseFormat | None = Field(default=None, alias="responseFormat")
 	base_url: str | None = Field(default=None, alias="baseUrl")
 	files: dict[str, str] = Field(default_factory=dict)
-	follow_redirects: bool = Field(default=True, alias="followRedirects")
+	follow_redirects: bool | Literal["without-credentials"] = Field(
+		default=True, alias="followRedirects"
+	)
 	response_headers: list[str] = Field(default_factory=list, alias="responseHeaders")
 	response_files: list[str] = Field(default_factory=list, alias="responseFiles")
 	form_arrays: ArrayStyle | None = Field(default=None, alias="formArrays")
