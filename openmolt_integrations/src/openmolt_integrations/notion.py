@@ -614,6 +614,7 @@ INTEGRATION = Integration(
 			refresh_token="{{ config.refreshToken }}",
 			auth_params={"owner": "user", "response_type": "code"},
 			token_auth="basic",
+			token_format="json",  # the token endpoint documents a JSON body
 		),
 	],
 	scopes={

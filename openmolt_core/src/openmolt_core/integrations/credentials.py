@@ -270,7 +270,10 @@ class OAuth2Auth(httpx.Auth):
 			if secret:
 				form["client_secret"] = secret
 		try:
-			response = await self.http().post(token_url, data=form, headers=headers)
+			if self.credential.token_format == "json":
+				response = await self.http().post(token_url, json=form, headers=headers)
+			else:
+				response = await self.http().post(token_url, data=form, headers=headers)
 			body = response.json()
 		except (httpx.HTTPError, ValueError) as exc:
 			raise ToolError(

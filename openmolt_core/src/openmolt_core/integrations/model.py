@@ -131,6 +131,8 @@ class Credential(_Spec):
 		auth_params: Extra authorization-URL parameters (``access_type=offline``).
 		token_auth: How the client authenticates at the token URL: in the ``body`` or with ``basic``.
 		client_id_param: The token request's name for the client id (TikTok uses ``client_key``).
+		token_format: How the token request is encoded: ``form`` (OAuth2's standard) or ``json``
+			(Notion documents a JSON body).
 		username: Basic-auth user (Twilio account SID, a Stripe key).
 		password: Basic-auth password.
 		access_key_id: AWS access key id.
@@ -153,6 +155,7 @@ class Credential(_Spec):
 	auth_params: dict[str, str] = Field(default_factory=dict, alias="authParams")
 	token_auth: Literal["body", "basic"] = Field(default="body", alias="tokenAuth")
 	client_id_param: str = Field(default="client_id", alias="clientIdParam")
+	token_format: Literal["form", "json"] = Field(default="form", alias="tokenFormat")
 	username: str | None = None
 	password: str | None = None
 	access_key_id: str | None = Field(default=None, alias="accessKeyId")
