@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["MASK", "Redactor"]
+if TYPE_CHECKING:
+	from openmolt_core.tools import ToolContext
+
+__all__ = ["MASK", "Redactor", "redactor_for"]
 
 MASK = "[redacted]"
 
@@ -67,3 +70,18 @@ def _deep(value: Any, secrets: tuple[str, ...]) -> Any:
 	if isinstance(value, (list, tuple)):
 		return [_deep(v, secrets) for v in value]
 	return value
+
+
+def redactor_for(contexts: Iterable[ToolContext]) -> Redactor:
+	"""The redactor for tool contexts: their config secrets, and what their auths learn later.
+
+	Args:
+		contexts: The contexts whose secrets must never show (one tool's, or all of an agent's).
+	"""
+	unique = {id(c): c for c in contexts}.values()
+	sources = []
+	for context in unique:
+		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
+		if callable(learned):
+			sources.append(learned)
+	return Redactor(frozenset().union(*(c.redact for c in unique)), sources)

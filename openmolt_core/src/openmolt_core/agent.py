@@ -26,7 +26,7 @@ from openmolt_core._execute import (
 )
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import parse_reply
-from openmolt_core._redact import Redactor
+from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core.commands import CallTool, Finish
 from openmolt_core.errors import ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
@@ -176,15 +176,7 @@ class Agent:
 	def _redactor(self) -> Redactor:
 		# Built on first use: creating an agent stays cheap, and its secrets are known by then.
 		if self._redactor_cache is None:
-			contexts = {id(t.context): t.context for t in self._tools.values()}.values()
-			self._redactor_cache = Redactor(
-				frozenset().union(*(c.redact for c in contexts)),
-				[
-					getattr(c.auth, "secrets")  # noqa: B009  # httpx.Auth does not declare it
-					for c in contexts
-					if callable(getattr(c.auth, "secrets", None))
-				],
-			)
+			self._redactor_cache = redactor_for(t.context for t in self._tools.values())
 		return self._redactor_cache
 
 	# events -------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-from openmolt_core._redact import Redactor
+from openmolt_core._redact import redactor_for
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
@@ -229,14 +229,6 @@ async def _send_retrying(
 	except _Retryable as exc:
 		return exc.response, exc.data
 	raise AssertionError("unreachable: tenacity either returns or reraises")
-
-
-def _all_secrets(context: ToolContext) -> set[str]:
-	secrets = set(context.redact)
-	auth_secrets = getattr(context.auth, "secrets", None)
-	if callable(auth_secrets):
-		secrets |= set(auth_secrets())
-	return secrets
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
@@ -499,8 +491,7 @@ async def execute_http_tool(
 	Raises:
 		ToolError: The request could not be built or sent, or the service answered non-2xx.
 	"""
-	auth_secrets = getattr(context.auth, "secrets", None)
-	redact = Redactor(context.redact, [auth_secrets] if callable(auth_secrets) else [])
+	redact = redactor_for([context])
 	handle = f"{context.integration}.{tool.handle}"
 	try:
 		if context.http is None:
@@ -519,7 +510,7 @@ async def execute_http_tool(
 			auth=context.auth,
 			follow_redirects=bool(tool.follow_redirects),
 			credentialed=context.auth is not None or bool(context.redact),
-			strip_credentials=_all_secrets(context)
+			strip_credentials=redact.secrets
 			if tool.follow_redirects == "without-credentials"
 			else None,
 			retry=policy,

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from openmolt_core._redact import Redactor
+from openmolt_core._redact import redactor_for
 from openmolt_core.errors import ToolError
 from openmolt_core.hookspecs import hookimpl
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
@@ -143,7 +143,7 @@ def http_request_integration(
 	"""
 
 	async def run(i: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-		redact = Redactor(context.redact)
+		redact = redactor_for([context])
 		try:
 			return await _request(i, context, allow_private=allow_private, resolver=resolver)
 		except ToolError as exc:
