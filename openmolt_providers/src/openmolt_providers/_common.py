@@ -141,6 +141,9 @@ class HTTPProvider:
 		self._headers: dict[str, str] | None = None
 		self._prepared_headers: httpx.Headers | None = None
 		self._targets: dict[str, httpx.URL] = {}
+		from openmolt_providers._schema import SchemaCache
+
+		self.schemas = SchemaCache()  # reply schemas converted to this API's dialect, once each
 		self._warned: set[tuple[str, str]] = set()
 
 	# the key and headers ------------------------------------------------------------------

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_providers._common import HTTPProvider
-from openmolt_providers._schema import SchemaCache
 from openmolt_providers.anthropic import _convert
 
 if TYPE_CHECKING:
@@ -55,7 +54,6 @@ class AnthropicProvider(HTTPProvider):
 		sleep: Callable[[float], Awaitable[None]] | None = None,
 	) -> None:
 		super().__init__(settings, http, sleep=sleep)
-		self.schemas = SchemaCache()
 		self._url = self.base_url + "/messages"
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:

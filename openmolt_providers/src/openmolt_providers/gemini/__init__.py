@@ -18,7 +18,6 @@ from urllib.parse import quote
 
 from openmolt_core import hookimpl
 from openmolt_providers._common import HTTPProvider
-from openmolt_providers._schema import SchemaCache
 from openmolt_providers.gemini import _convert
 
 if TYPE_CHECKING:
@@ -53,7 +52,6 @@ class GeminiProvider(HTTPProvider):
 		sleep: Callable[[float], Awaitable[None]] | None = None,
 	) -> None:
 		super().__init__(settings, http, sleep=sleep)
-		self.schemas = SchemaCache()
 		self._urls: dict[str, str] = {}
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core import hookimpl
 from openmolt_core.errors import ConfigurationError
 from openmolt_providers._common import HTTPProvider
-from openmolt_providers._schema import SchemaCache
 from openmolt_providers.openai import _chat, _responses
 
 if TYPE_CHECKING:
@@ -68,7 +67,6 @@ class OpenAIProvider(HTTPProvider):
 		self.official = self.base_url == DEFAULT_BASE_URL
 		# A local OpenAI-compatible server (Ollama, vLLM, LM Studio) usually needs no key.
 		self.key_required = self.official or mode == "responses"
-		self.schemas = SchemaCache()
 		self._url = self.base_url + ("/responses" if mode == "responses" else "/chat/completions")
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:
