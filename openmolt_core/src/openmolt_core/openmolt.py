@@ -35,10 +35,6 @@ __all__ = ["OpenMolt"]
 log = logging.getLogger("openmolt")
 
 
-def _pick(options: Mapping[str, Any], snake: str, camel: str, default: Any = None) -> Any:
-	return options.get(snake, options.get(camel, default))
-
-
 class OpenMolt:
 	"""The entry point: configure providers and integrations once, then create agents.
 
