@@ -140,6 +140,7 @@ class HTTPProvider:
 		self._key: str | None = settings.get("api_key") or settings.get("apiKey") or None
 		self._headers: dict[str, str] | None = None
 		self._prepared_headers: httpx.Headers | None = None
+		self._timeout_ext: dict[str, float | None] | None = None
 		self._targets: dict[str, httpx.URL] = {}
 		from openmolt_providers._schema import SchemaCache
 
@@ -272,13 +273,15 @@ class HTTPProvider:
 			target = self._targets[url] = httpx.URL(url)
 		if self._prepared_headers is None:
 			self._prepared_headers = httpx.Headers({**client.headers, **headers})
-		timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
+		if self._timeout_ext is None:
+			timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
+			self._timeout_ext = timeout.as_dict()
 		request = httpx.Request(
 			"POST",
 			target,
 			headers=self._prepared_headers,
 			content=body,
-			extensions={"timeout": timeout.as_dict()},
+			extensions={"timeout": self._timeout_ext},
 		)
 		response = await client.send(request)
 		status = response.status_code
