@@ -265,29 +265,53 @@ def bind_integration(
 
 
 def bind_tools(
-	tools: Sequence[Tool],
+	tools: Sequence[Tool | Callable[..., Any]],
 	*,
 	agent: str,
 	http: Callable[[], httpx.AsyncClient] | None = None,
 	files: FileStore | None = None,
 	prefix: str = "local",
 ) -> list[BoundTool]:
-	"""Bind plain `Tool` objects given straight to ``create_agent(tools=[...])``.
+	"""Bind the tools given straight to ``create_agent(tools=[...])``.
 
 	Args:
-		tools: The tools.
+		tools: `Tool` objects, or plain functions (made into tools, see
+			`openmolt_core.tools.tool`).
 		agent: The agent's name.
 		http: Getter for the shared HTTP client.
 		files: The instance's file store.
 		prefix: The handle prefix the model sees (``local.<handle>``).
+
+	Raises:
+		ConfigurationError: An entry is neither a tool nor a function that can be one.
 	"""
+	from openmolt_core.tools import FunctionTool
+
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
-	return [
-		BoundTool(
-			handle=f"{prefix}.{t.handle}", tool=t, context=context, allowed=True, missing_scopes=[]
+	out = []
+	for index, entry in enumerate(tools):
+		if isinstance(entry, Tool):
+			tool: Tool = entry
+		elif callable(entry):
+			try:
+				tool = FunctionTool.from_function(entry)
+			except TypeError as exc:
+				raise ConfigurationError(f"create_agent: tools[{index}]: {exc}") from exc
+		else:
+			raise ConfigurationError(
+				f"create_agent: tools[{index}] is a {type(entry).__name__}; give a Tool "
+				"(handle, description, input_schema, execute) or a plain function"
+			)
+		out.append(
+			BoundTool(
+				handle=f"{prefix}.{tool.handle}",
+				tool=tool,
+				context=context,
+				allowed=True,
+				missing_scopes=[],
+			)
 		)
-		for t in tools
-	]
+	return out
 
 
 def _is_http(tool: Any) -> bool:

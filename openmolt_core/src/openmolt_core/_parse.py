@@ -42,7 +42,7 @@ __all__ = [
 	"parse_reply",
 ]
 
-DEFAULT_MAX_REPLY_CHARS = 200_000
+DEFAULT_MAX_REPLY_CHARS = 1_000_000
 """Replies longer than this run nothing (``create_agent(config={"max_reply_chars": ...})``)."""
 
 DEFAULT_MAX_DEPTH = 64
@@ -150,7 +150,9 @@ def _decode(text: str, max_depth: int) -> Any:
 	try:
 		return _bounded(json.loads(s), max_depth)
 	except RecursionError:
-		raise _Invalid(f"your answer is nested too deeply (the most is {max_depth} levels)") from None
+		raise _Invalid(
+			f"your answer is nested too deeply (the most is {max_depth} levels)"
+		) from None
 	except ValueError as exc:
 		whole = exc
 	found: list[Any] = []
@@ -189,7 +191,7 @@ def _items(data: Any) -> list[Any]:
 		extra = sorted(set(data) - {"commands"})
 		if extra:
 			raise _Invalid(
-				f"your answer has key(s) {extra} besides \"commands\", so nothing was run; {_SHAPE}"
+				f'your answer has key(s) {extra} besides "commands", so nothing was run; {_SHAPE}'
 			)
 		items: list[Any] = data["commands"]
 		if not items:
@@ -274,7 +276,9 @@ def parse_reply(
 	for index, item in enumerate(items):
 		if end is not None:
 			kind = item.get("type") if isinstance(item, dict) else None
-			ignored.append(f"command {index} ({kind or 'invalid'}) did not run: it came after {end}")
+			ignored.append(
+				f"command {index} ({kind or 'invalid'}) did not run: it came after {end}"
+			)
 			continue
 		command: Command | str = _validate(index, item)
 		if not isinstance(command, str) and check is not None:

@@ -45,11 +45,13 @@ def suggestion(name: str, candidates: Iterable[str], *, noun: str, n: int = 3) -
 	pool = list(dict.fromkeys(candidates))
 	if not pool:
 		return f"there are no {noun}"
+	if len(pool) <= 8:
+		close = nearest(name, pool, n=1)
+		hint = f"did you mean {close[0]!r}? " if close else ""
+		return f"{hint}use one of: {', '.join(pool)}"
 	close = nearest(name, pool, n=n)
-	if len(pool) <= n + 2 and not close:
-		return f"use one of: {', '.join(pool)}"
 	if not close:
-		return f"no {noun} has a similar name ({len(pool)} {noun} in all)"
+		return f"none of the {len(pool)} {noun} has a similar name"
 	names = " or ".join(repr(c) for c in close)
 	rest = len(pool) - len(close)
 	return f"did you mean {names}?" + (f" ({rest} other {noun})" if rest > 0 else "")

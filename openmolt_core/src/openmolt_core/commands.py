@@ -87,7 +87,7 @@ class _Command(_Strict):
 
 
 class CallTool(_Command):
-	"""Call one of your tools."""
+	"""Call a tool from your tools list."""
 
 	type: Literal["callTool"]
 	tool: str = Field(description="The tool handle, `integration.tool`.")
@@ -99,13 +99,13 @@ class CallTool(_Command):
 		"input": {"channel": "C123", "text": "Hi"},
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		'"tool" is a handle from your tools list; "input" matches its inputSchema.',
-		"If a call fails, read the error and change something before trying again.",
+		'"input" must match the tool\'s inputSchema.',
+		"If a call fails, change something before trying again.",
 	)
 
 
 class Wait(_Command):
-	"""Pause before the next step, when something needs time (a job still running)."""
+	"""Pause before the next step, when something needs time."""
 
 	type: Literal["wait"]
 	seconds: float = Field(ge=0, le=MAX_WAIT_SECONDS, description="How long to wait.")
@@ -115,7 +115,7 @@ class Wait(_Command):
 
 
 class UpdatePlan(_Command):
-	"""Write or revise your plan; send every step, it replaces the old plan."""
+	"""Replace your whole plan."""
 
 	type: Literal["updatePlan"]
 	plan: list[PlanStep] = Field(description="The whole plan.")
@@ -133,8 +133,9 @@ class UpdatePlan(_Command):
 		],
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		f"status is {', '.join(PLAN_STATUSES)}; subSteps are one level deep.",
-		"Plan any task of more than one step, and keep the plan current.",
+		f"Steps have name, status ({', '.join(PLAN_STATUSES)}), notes, and subSteps one level "
+		"deep.",
+		"Plan any task of several steps and keep the plan current.",
 	)
 
 
@@ -153,13 +154,12 @@ class UpdateMemory(_Command):
 		"data": "customer id cus_1",
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		"shortTerm is for this task; longTerm is kept for future runs. mode append adds, "
-		"replace overwrites.",
+		"shortTerm is for this task, longTerm is kept for later runs; mode append or replace.",
 	)
 
 
 class RequestHumanInput(_Command):
-	"""Ask a person, only when you cannot go on without their decision or information."""
+	"""Ask a person, only when you cannot go on without them."""
 
 	type: Literal["requestHumanInput"]
 	message: str = Field(description="One clear, self-contained question.")
@@ -172,7 +172,7 @@ class RequestHumanInput(_Command):
 
 
 class Finish(_Command):
-	"""End the task."""
+	"""End the task with status success or failure."""
 
 	type: Literal["finish"]
 	status: Literal["success", "failure"] = Field(
@@ -190,8 +190,8 @@ class Finish(_Command):
 		"humanMessage": "Report saved.",
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		"output must match the output schema, or you are told why and must finish again.",
-		'On failure say why in "humanMessage".',
+		"output must match the output schema; humanMessage is a short note for the person (on "
+		"failure, say why).",
 	)
 
 
@@ -204,7 +204,9 @@ Command = Annotated[
 COMMANDS: tuple[type[_Command], ...] = get_args(get_args(Command)[0])
 """The command classes, in the order the prompt and the reply schema list them."""
 
-COMMAND_TYPES: tuple[str, ...] = tuple(get_args(c.model_fields["type"].annotation)[0] for c in COMMANDS)
+COMMAND_TYPES: tuple[str, ...] = tuple(
+	get_args(c.model_fields["type"].annotation)[0] for c in COMMANDS
+)
 """The ``type`` of each command, in the same order."""
 
 _BY_TYPE: dict[str, type[_Command]] = dict(zip(COMMAND_TYPES, COMMANDS, strict=True))
@@ -224,7 +226,7 @@ class CommandEnvelope(_Strict):
 	commands: list[Command] = Field(min_length=1)
 
 
-command_adapter: TypeAdapter[CallTool | Wait | UpdatePlan | UpdateMemory | RequestHumanInput | Finish] = (
-	TypeAdapter(Command)
-)
+command_adapter: TypeAdapter[
+	CallTool | Wait | UpdatePlan | UpdateMemory | RequestHumanInput | Finish
+] = TypeAdapter(Command)
 """Validates one command dict into its class (the parser uses it for every command)."""

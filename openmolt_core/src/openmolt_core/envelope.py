@@ -92,7 +92,9 @@ class Envelope:
 		"""The envelope for an agent's visible tools, output schema and human-input setting."""
 		return cls(tuple(tools), output_schema, human_input)
 
-	def tool_variant(self, tool: ToolSchema, input_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+	def tool_variant(
+		self, tool: ToolSchema, input_schema: dict[str, Any] | None = None
+	) -> dict[str, Any]:
 		"""The ``callTool`` variant for one tool (with another input schema when given)."""
 		return {
 			"type": "object",
