@@ -279,10 +279,19 @@ class Agent:
 		return self._prefix
 
 	def first_message(self, input: Any, state: RunState) -> str:
-		"""The first user turn: instructions and tools (static), then memory, plan and input."""
-		tail = dumps({"memory": state.memory, "plan": state.plan, "input": input})
+		"""The first user turn: instructions and tools (static), then memory, plan and input.
+
+		Memory and plan appear only when they hold something (a resumed plan, long-term memory
+		from earlier runs): empty ones would cost bytes at every step for nothing.
+		"""
+		rest: dict[str, Any] = {}
+		if any(state.memory.values()):
+			rest["memory"] = state.memory
+		if state.plan:
+			rest["plan"] = state.plan
+		rest["input"] = input
 		budget = f',"maxSteps":{self.max_steps}' if self.max_steps else ""
-		return f"{self._static_prefix()}{budget},{tail[1:]}"
+		return f"{self._static_prefix()}{budget},{dumps(rest)[1:]}"
 
 	def provider(self) -> LLMProvider:
 		"""The model provider, created on first use."""

@@ -55,7 +55,9 @@ PLAN_STATUSES: tuple[str, ...] = get_args(PlanStatus)
 
 
 class _Strict(BaseModel):
-	model_config = ConfigDict(extra="forbid", populate_by_name=True)
+	# Strict: a reply's types are JSON's, so "10" is no number and true is no number either,
+	# exactly as the reply schema says (a property test holds the two together).
+	model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
 
 class SubStep(_Strict):
@@ -87,7 +89,7 @@ class _Command(_Strict):
 
 
 class CallTool(_Command):
-	"""Call a tool from your tools list."""
+	"""Call one of your tools."""
 
 	type: Literal["callTool"]
 	tool: str = Field(description="The tool handle, `integration.tool`.")
@@ -99,13 +101,12 @@ class CallTool(_Command):
 		"input": {"channel": "C123", "text": "Hi"},
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		'"input" must match the tool\'s inputSchema.',
-		"If a call fails, change something before trying again.",
+		"input matches the tool's inputSchema; after a failure, change something before retrying.",
 	)
 
 
 class Wait(_Command):
-	"""Pause before the next step, when something needs time."""
+	"""Pause, when something needs time."""
 
 	type: Literal["wait"]
 	seconds: float = Field(ge=0, le=MAX_WAIT_SECONDS, description="How long to wait.")
@@ -133,9 +134,8 @@ class UpdatePlan(_Command):
 		],
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		f"Steps have name, status ({', '.join(PLAN_STATUSES)}), notes, and subSteps one level "
-		"deep.",
-		"Plan any task of several steps and keep the plan current.",
+		f"Steps have a status ({', '.join(PLAN_STATUSES)}) and subSteps one level deep; "
+		"plan tasks of several steps and keep the plan current.",
 	)
 
 
@@ -154,7 +154,7 @@ class UpdateMemory(_Command):
 		"data": "customer id cus_1",
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		"shortTerm is for this task, longTerm is kept for later runs; mode append or replace.",
+		"shortTerm is for this task, longTerm for later runs; mode append or replace.",
 	)
 
 
@@ -172,7 +172,7 @@ class RequestHumanInput(_Command):
 
 
 class Finish(_Command):
-	"""End the task with status success or failure."""
+	"""End the task."""
 
 	type: Literal["finish"]
 	status: Literal["success", "failure"] = Field(
@@ -190,8 +190,8 @@ class Finish(_Command):
 		"humanMessage": "Report saved.",
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		"output must match the output schema; humanMessage is a short note for the person (on "
-		"failure, say why).",
+		"status success or failure; output matches the output schema; humanMessage is a short "
+		"note for the person (on failure, say why).",
 	)
 
 

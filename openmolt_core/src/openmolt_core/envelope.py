@@ -31,10 +31,11 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
 	ref = schema.get("$ref")
 	if isinstance(ref, str) and ref.startswith("#/$defs/"):
 		return _inline(defs[ref.rsplit("/", 1)[1]], defs)
+	literal = "const" in schema or "enum" in schema  # the values say the type
 	return {
 		k: (v if k in ("enum", "const", "default", "required") else _inline(v, defs))
 		for k, v in schema.items()
-		if k not in _DROP and k != "$defs"
+		if k not in _DROP and k != "$defs" and not (literal and k == "type")
 	}
 
 
@@ -99,8 +100,8 @@ class Envelope:
 		return {
 			"type": "object",
 			"properties": {
-				"type": {"const": "callTool", "type": "string"},
-				"tool": {"const": tool.handle, "type": "string"},
+				"type": {"const": "callTool"},
+				"tool": {"const": tool.handle},
 				"input": tool.input_schema if input_schema is None else input_schema,
 			},
 			"required": ["type", "tool", "input"],

@@ -10,6 +10,7 @@ model.assert_consumed()
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -46,7 +47,8 @@ __all__ = [
 ]
 
 Reply = str | dict[str, Any] | list[dict[str, Any]] | Callable[[ModelRequest], Any]
-"""A scripted reply: raw text, one command, a list of commands, or a function of the request."""
+"""A scripted reply: raw text, one command, a list of commands, or a (sync or async) function of
+the request returning one of those."""
 
 
 class ScriptedModelError(AssertionError):
@@ -127,6 +129,8 @@ class ScriptedModel:
 		reply = self.replies[index]
 		if callable(reply):
 			reply = reply(request)
+			if inspect.isawaitable(reply):
+				reply = await reply
 		if isinstance(reply, str):
 			text = reply
 		else:

@@ -226,11 +226,13 @@ def _docstring(doc: str) -> tuple[str, dict[str, str]]:
 	params: dict[str, str] = {}
 	current: str | None = None
 	in_args = False
+	arg_indent: int | None = None  # the indentation of the first argument line
 	for line in text.splitlines():
+		indent = len(line) - len(line.lstrip())
 		section = _SECTION.match(line)
 		if section:
 			in_args = section.group(1) in ("Args", "Arguments", "Parameters")
-			current = None
+			current, arg_indent = None, None
 			continue
 		sphinx = _SPHINX_ARG.match(line)
 		if sphinx:
@@ -238,13 +240,14 @@ def _docstring(doc: str) -> tuple[str, dict[str, str]]:
 			params[current] = sphinx.group(2).strip()
 			continue
 		google = _GOOGLE_ARG.match(line) if in_args else None
-		if google and (current is None or len(line) - len(line.lstrip()) <= 4):
+		if google and (arg_indent is None or indent <= arg_indent):
+			arg_indent = indent
 			current = google.group(1).lstrip("*")
 			params[current] = google.group(2).strip()
-		elif current is not None and line.strip() and line.startswith((" ", "\t")):
+		elif current is not None and line.strip() and indent > 0:
 			params[current] = f"{params[current]} {line.strip()}".strip()
-		elif not line.strip():
-			current = None if not in_args else current
+		elif not line.strip() and not in_args:
+			current = None
 	return " ".join(summary.split()), params
 
 
