@@ -366,7 +366,7 @@ async def test_step_budget_is_exact_and_the_last_step_is_told() -> None:
 
 async def test_step_budget_final_step_can_finish() -> None:
 	"""A model that finishes on the last step succeeds; with max_steps=1 the first turn says so."""
-	agent, model = make_agent(
+	agent, _model = make_agent(
 		[call_tool("local.add", a=1, b=1), finish(result="late")], output_schema=Report, max_steps=2
 	)
 	result = await agent.run()

@@ -1,5 +1,6 @@
 """Cancellation leaves a valid conversation; parked runs resume with their answer, anywhere."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -29,7 +30,7 @@ def nobody(question: str) -> str:
 
 def roles_alternate(state: RunState) -> bool:
 	roles = [m.role for m in state.messages]
-	return roles[0] == "user" and all(a != b for a, b in zip(roles, roles[1:], strict=False))
+	return roles[0] == "user" and all(a != b for a, b in itertools.pairwise(roles))
 
 
 async def test_cancelling_during_a_tool_call_keeps_a_resumable_state() -> None:

@@ -65,7 +65,7 @@ __all__ = [
 	"trim",
 ]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 
 MemoryConfig = Mapping[str, Any]
 """``{"long_term": {"data": str, "on_update": fn}, "short_term": {...}}`` (camelCase accepted)."""

@@ -105,14 +105,11 @@ class _Translator:
 				"lt": schema.get("exclusiveMaximum"),
 			}
 			# JSON Schema counts 1.0 as an integer: accept it, and hand the tool an int.
-			return core_schema.union_schema(
+			return core_schema.chain_schema(
 				[
+					core_schema.no_info_plain_validator_function(_integral),
 					core_schema.int_schema(**bounds, strict=True),
-					core_schema.no_info_after_validator_function(
-						_integral, core_schema.float_schema(**bounds, strict=True)
-					),
-				],
-				mode="left_to_right",
+				]
 			)
 		if kind == "number":
 			return core_schema.union_schema(
@@ -185,10 +182,12 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 	return out
 
 
-def _integral(value: float) -> int:
-	if not value.is_integer():
-		raise PydanticCustomError("int_from_float", "Input should be a valid integer")
-	return int(value)
+def _integral(value: Any) -> int:
+	if isinstance(value, int) and not isinstance(value, bool):
+		return value
+	if isinstance(value, float) and value.is_integer():
+		return int(value)
+	raise PydanticCustomError("int_type", "Input should be a valid integer")
 
 
 def _reject(value: Any) -> Any:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from openmolt_core._jsonschema import format_errors
 from openmolt_core._suggest import suggestion
@@ -214,7 +214,7 @@ def _validate(index: int, item: Any) -> Command | str:
 		return f"command {index} ({kind}): {_field_errors(exc, cls)}"
 
 
-def _field_errors(exc: ValidationError, cls: type[Any]) -> str:
+def _field_errors(exc: ValidationError, cls: type[BaseModel]) -> str:
 	"""Validation errors of a command, with the nearest field name for unknown ones."""
 	fields = [f for f in command_schema(cls).get("properties", {}) if f != "type"]
 	hints = [
@@ -260,8 +260,7 @@ def parse_reply(
 	try:
 		data = _decode(text, max_depth)
 	except _Invalid as invalid:
-		errors = [why] if why else [invalid.message]
-		return ParsedReply([], errors, text.strip()[:1000])
+		return ParsedReply([], [why or invalid.message], text.strip()[:1000])
 	if why:
 		return ParsedReply([], [why], dumps(data))
 	try:

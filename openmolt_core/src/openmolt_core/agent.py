@@ -77,7 +77,7 @@ __all__ = [
 	"MemoryConfig",
 ]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 log.addHandler(logging.NullHandler())  # a library logs; the application decides where to
 
 STEPS_LEFT_WARNING = 3
@@ -164,18 +164,18 @@ class Agent:
 		timeout: float | None,
 		limits: Limits | None = None,
 	) -> None:
-		self.om = om
-		self.name = name
-		self.model = model
-		self.provider_name = provider_name
-		self.model_config = model_config
-		self.instructions = instructions
-		self.config = dict(config) if config else {}
-		self.max_steps = max_steps
-		self.max_tokens = max_tokens
-		self.timeout = timeout
-		self.limits = limits or _LIMITS
-		self.on_human_input_request = on_human_input_request
+		self.om: OpenMolt = om
+		self.name: str = name
+		self.model: str = model
+		self.provider_name: str = provider_name
+		self.model_config: ModelConfig = model_config
+		self.instructions: str = instructions
+		self.config: dict[str, Any] = dict(config) if config else {}
+		self.max_steps: int = max_steps
+		self.max_tokens: int | None = max_tokens
+		self.timeout: float | None = timeout
+		self.limits: Limits = limits or _LIMITS
+		self.on_human_input_request: HumanInputHandler | None = on_human_input_request
 		self.last_state: RunState | None = None
 		self._provider_factory = provider
 		self._provider: LLMProvider | None = None
@@ -467,7 +467,7 @@ class Agent:
 		else:
 			ctx.skip_event()
 		record = StepRecord(parsed.commands)
-		ignored = [{"ok": False, "error": text} for text in parsed.ignored]
+		ignored: list[dict[str, Any]] = [{"ok": False, "error": t} for t in parsed.ignored]
 		try:
 			with anyio.move_on_after(_left(ctx.port, deadline)) as scope:
 				await run_step(ctx, record)
@@ -484,8 +484,8 @@ class Agent:
 			state.pending = {**record.pending, "results": results + ignored}
 			return record.end
 		if record.end is not None:
-			for entry in ignored:
-				await ctx.error("ignored", entry["error"])
+			for text in parsed.ignored:
+				await ctx.error("ignored", text)
 			ignored = []
 		self._append_results(state, results + ignored)
 		return record.end

@@ -55,9 +55,13 @@ PLAN_STATUSES: tuple[str, ...] = get_args(PlanStatus)
 
 
 class _Strict(BaseModel):
+	"""Base of the command models: strict, closed, fields by name or by alias."""
+
 	# Strict: a reply's types are JSON's, so "10" is no number and true is no number either,
 	# exactly as the reply schema says (a property test holds the two together).
-	model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
+	model_config: ClassVar[ConfigDict] = ConfigDict(
+		extra="forbid", populate_by_name=True, strict=True
+	)
 
 
 class SubStep(_Strict):

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from pydantic import BaseModel
+
 from openmolt_core.commands import COMMANDS, CallTool, Finish, RequestHumanInput
 
 __all__ = ["Envelope", "ToolSchema", "command_schema"]
@@ -40,7 +42,7 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
 
 
 @cache
-def command_schema(command: type[Any]) -> dict[str, Any]:
+def command_schema(command: type[BaseModel]) -> dict[str, Any]:
 	"""The JSON Schema of one command class, self-contained, without titles or descriptions.
 
 	Args:

@@ -49,7 +49,7 @@ __all__ = [
 	"ToolResponseEvent",
 ]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 
 EventName = Literal[
 	"llmOutput",

@@ -8,7 +8,7 @@ plugins (``openai``, ``anthropic``, ``google``) or are passed directly as ``mode
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,7 +34,9 @@ class ModelConfig(BaseModel):
 	warning or refused with a clear error before the request is sent.
 	"""
 
-	model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+	model_config: ClassVar[ConfigDict] = ConfigDict(
+		extra="forbid", populate_by_name=True, frozen=True
+	)
 
 	thinking: bool | Literal["low", "medium", "high"] | None = Field(
 		default=None, description="Reasoning: True/False, or an effort level."

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenMolt"]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 
 
 class OpenMolt:
@@ -72,8 +72,12 @@ class OpenMolt:
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
-		self.llm_providers = {k: dict(v) for k, v in (llm_providers or {}).items()}
-		self.integration_configs = {k: dict(v) for k, v in (integrations or {}).items()}
+		self.llm_providers: dict[str, dict[str, Any]] = {
+			k: dict(v) for k, v in (llm_providers or {}).items()
+		}
+		self.integration_configs: dict[str, dict[str, Any]] = {
+			k: dict(v) for k, v in (integrations or {}).items()
+		}
 		self.max_steps = max_steps
 		self.verbose = verbose
 		self._plugin_options = (tuple(plugins), entry_points)

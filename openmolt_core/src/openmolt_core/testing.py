@@ -111,9 +111,9 @@ class ScriptedModel:
 	def __init__(
 		self, replies: Sequence[Reply], *, usage: Usage | None = None, name: str = "scripted"
 	) -> None:
-		self.replies = list(replies)
+		self.replies: list[Reply] = list(replies)
 		self.requests: list[ModelRequest] = []
-		self.usage = usage or Usage(input_tokens=10, output_tokens=5)
+		self.usage: Usage = usage or Usage(input_tokens=10, output_tokens=5)
 		self.name = name
 		self.model = "scripted"
 

@@ -10,7 +10,7 @@ paragraph, and a parameter annotated `ToolContext` receives the context instead 
 async def add(a: int, b: int = 0) -> int:
 	'''Add two integers.
 
-	Args:
+Args:
 		a: The first number.
 		b: The second number.
 	'''
@@ -309,9 +309,7 @@ def _from_function(
 			continue
 		default = ... if param.default is param.empty else param.default
 		fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
-	model = create_model(  # type: ignore[call-overload]  # fields are built at run time
-		f"{handle}_input", __config__=ConfigDict(extra="forbid"), **fields
-	)
+	model = create_model(f"{handle}_input", __config__=ConfigDict(extra="forbid"), **fields)
 	try:
 		schema = _clean(model.model_json_schema())
 	except Exception as exc:
