@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
 	"COMMANDS",
@@ -31,7 +31,6 @@ __all__ = [
 	"PLAN_STATUSES",
 	"CallTool",
 	"Command",
-	"CommandEnvelope",
 	"Finish",
 	"PlanStatus",
 	"PlanStep",
@@ -40,7 +39,6 @@ __all__ = [
 	"UpdateMemory",
 	"UpdatePlan",
 	"Wait",
-	"command_adapter",
 	"command_class",
 ]
 
@@ -222,15 +220,3 @@ ENDS_REPLY: frozenset[type[_Command]] = frozenset({Finish, RequestHumanInput})
 def command_class(kind: str) -> type[_Command] | None:
 	"""The command class for a ``type`` value, or None when there is none."""
 	return _BY_TYPE.get(kind)
-
-
-class CommandEnvelope(_Strict):
-	"""A model's whole reply: ``{"commands": [...]}``."""
-
-	commands: list[Command] = Field(min_length=1)
-
-
-command_adapter: TypeAdapter[
-	CallTool | Wait | UpdatePlan | UpdateMemory | RequestHumanInput | Finish
-] = TypeAdapter(Command)
-"""Validates one command dict into its class (the parser uses it for every command)."""
