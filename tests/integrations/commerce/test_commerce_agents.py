@@ -129,7 +129,7 @@ async def test_shopify_agent_lists_products_then_adds_tags() -> None:
 		{"shop": "acme.myshopify.com", "accessToken": "shpat_secret"},
 		[
 			call_tool("shopify.listProducts", query="status:active", first=5),
-			call_tool("shopify.addTags", id="gid://shopify/Order/1", tags=["vip"]),
+			call_tool("shopify.addOrderTags", id="gid://shopify/Order/1", tags=["vip"]),
 		],
 		[{"data": {"products": {"nodes": []}}}, {"data": {"tagsAdd": {"userErrors": []}}}],
 	)
