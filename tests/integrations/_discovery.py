@@ -10,7 +10,8 @@ Two kinds of reference are supported, both read from installed packages (no netw
 - ``google.api.http`` rules as shipped in GAPIC packages (``rest_base.py`` of
   ``google-ai-generativelanguage``) or written down from the googleapis protos, together with the
   request message of the RPC read from the proto-plus sources (``google-ads``,
-  ``google-ai-generativelanguage``): `http_rule_problems`.
+  ``google-ai-generativelanguage``): `http_rule_problems`. `proto_http_rules` reads the rules of
+  a ``.proto`` file (Google's ``google-proto-files`` npm package ships the googleapis protos).
 
 Each check returns a list of human-readable problems; an empty list means the tool conforms.
 Other integrations can reuse the helpers with their own references.
@@ -37,6 +38,7 @@ __all__ = [
 	"http_rule_problems",
 	"input_vars",
 	"package_file",
+	"proto_http_rules",
 	"rest_rules",
 	"sdk_model_fields",
 	"tool_url",
@@ -323,6 +325,21 @@ def rest_rules(distribution: str, relative: str) -> set[tuple[str, str]]:
 	text = package_file(distribution, relative).read_text(encoding="utf-8")
 	pairs = re.findall(r'"method":\s*"(\w+)",\s*"uri":\s*"([^"]+)"', text)
 	return {(m.upper(), uri) for m, uri in pairs}
+
+
+_RPC = re.compile(
+	r"rpc (\w+)\(\s*(\w+)\s*\)\s*returns\s*\([^)]*\)\s*\{\s*option \(google\.api\.http\) = \{"
+	r"\s*(get|post|put|patch|delete): \"([^\"]+)\"(?:\s*body: \"([^\"]*)\")?",
+	re.S,
+)
+
+
+def proto_http_rules(text: str) -> dict[str, tuple[str, str, str, str]]:
+	"""RPC name to (request message, METHOD, uri, body) from a .proto's google.api.http options."""
+	return {
+		m.group(1): (m.group(2), m.group(3).upper(), m.group(4), m.group(5) or "")
+		for m in _RPC.finditer(text)
+	}
 
 
 def _rule_shape(uri: str) -> str:

@@ -531,6 +531,71 @@ async def test_google_ads_agent() -> None:
 	}
 
 
+async def test_google_ads_keyword_ideas_pick_the_seed_from_the_inputs() -> None:
+	"""URL alone -> urlSeed, keywords alone -> keywordSeed, both -> keywordAndUrlSeed; none is refused."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={"results": [{"text": "running shoes"}]})
+
+	common = {"customerId": "123-456-7890", "language": "languageConstants/1000"}
+	model = ScriptedModel(
+		[
+			call_tool("googleAds.generateKeywordIdeas", url="https://example.com/shoes", **common),
+			call_tool("googleAds.generateKeywordIdeas", keywords=["running shoes"], **common),
+			call_tool(
+				"googleAds.generateKeywordIdeas",
+				keywords=["running shoes"],
+				url="https://example.com/shoes",
+				pageSize=50,
+				**common,
+			),
+			call_tool("googleAds.generateKeywordIdeas", site="example.com", **common),
+			call_tool("googleAds.generateKeywordIdeas", **common),
+			call_tool(
+				"googleAds.generateKeywordIdeas", site="example.com", url="https://x.io", **common
+			),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_ads], entry_points=False, http_client=http)
+	credential = {"type": "oauth2", "config": {**OAUTH["config"], "developerToken": "dev-1"}}
+	agent = om.create_agent(
+		name="Planner",
+		model=model,
+		integrations=[{"integration": "googleAds", "credential": credential}],
+	)
+	responses: list[Any] = []
+	agent.on("tool:response", responses.append)
+	await agent.run("Find keywords.")
+	await http.aclose()
+	model.assert_consumed()
+	assert [e.error for e in responses] == [False, False, False, False, True, True]
+	assert "needs a seed" in json.dumps(responses[4].response)
+	assert len(seen) == 4
+	url = "https://googleads.googleapis.com/v26/customers/1234567890:generateKeywordIdeas"
+	assert all(str(r.url) == url and r.method == "POST" for r in seen)
+	for request in seen:
+		bearer(request)
+		assert request.headers["developer-token"] == "dev-1"
+	language = {"language": "languageConstants/1000"}
+	assert [body(r) for r in seen] == [
+		{"urlSeed": {"url": "https://example.com/shoes"}, **language},
+		{"keywordSeed": {"keywords": ["running shoes"]}, **language},
+		{
+			"keywordAndUrlSeed": {
+				"keywords": ["running shoes"],
+				"url": "https://example.com/shoes",
+			},
+			**language,
+			"pageSize": 50,
+		},
+		{"siteSeed": {"site": "example.com"}, **language},
+	]
+
+
 async def test_nano_banana_agent() -> None:
 	"""The agent uploads an image, then generates one; the inline image comes back as a file."""
 	png = b"\x89PNG\r\n\x1a\nfake image bytes"

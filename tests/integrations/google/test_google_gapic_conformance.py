@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from _discovery import ProtoIndex, http_rule_problems, package_file, rest_rules, sdk_model_fields
+from _discovery import (
+	ProtoIndex,
+	camel_to_snake,
+	http_rule_problems,
+	package_file,
+	proto_http_rules,
+	rest_rules,
+	sdk_model_fields,
+)
 
 from openmolt_core.integrations import HttpTool
 from openmolt_integrations import google_ads, nano_banana, veo
@@ -189,93 +197,67 @@ V = google_ads.API_VERSION
 ADS_SERVICES = f"google/ads/googleads/{V}/services/services"
 ADS_TYPES = f"google.ads.googleads.{V}.services.types"
 INDEX = ProtoIndex(ADS)
+PROTO_VERSION = "v25"
+"""The newest Google Ads version in google-proto-files 6.0.1; its HTTP rules are the v26 ones."""
 
-# handle -> (service, rpc, http rule from googleapis/googleapis google/ads/googleads/vNN/services/*.proto,
-# types module, request message). google-ads ships gRPC only, so the rules are written down here and
-# the RPC and its request message are checked against the installed package.
+# handle -> (service, rpc, types module). The request message and the google.api.http rule come
+# from the googleapis protos (google-proto-files); the RPC and the message's fields from the
+# google-ads package, which ships the v26 gRPC stubs and proto-plus types but no HTTP rules.
 ADS_RPCS = {
-	"listAccessibleCustomers": (
-		"CustomerService",
-		"ListAccessibleCustomers",
-		("GET", f"/{V}/customers:listAccessibleCustomers"),
-		"customer_service",
-		"ListAccessibleCustomersRequest",
-	),
-	"search": (
-		"GoogleAdsService",
-		"Search",
-		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:search"),
-		"google_ads_service",
-		"SearchGoogleAdsRequest",
-	),
-	"searchStream": (
-		"GoogleAdsService",
-		"SearchStream",
-		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:searchStream"),
-		"google_ads_service",
-		"SearchGoogleAdsStreamRequest",
-	),
-	"mutate": (
-		"GoogleAdsService",
-		"Mutate",
-		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:mutate"),
-		"google_ads_service",
-		"MutateGoogleAdsRequest",
-	),
-	"setCampaignStatus": (
-		"CampaignService",
-		"MutateCampaigns",
-		("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"),
-		"campaign_service",
-		"MutateCampaignsRequest",
-	),
-	"mutateCampaigns": (
-		"CampaignService",
-		"MutateCampaigns",
-		("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"),
-		"campaign_service",
-		"MutateCampaignsRequest",
-	),
+	"listAccessibleCustomers": ("CustomerService", "ListAccessibleCustomers", "customer_service"),
+	"search": ("GoogleAdsService", "Search", "google_ads_service"),
+	"searchStream": ("GoogleAdsService", "SearchStream", "google_ads_service"),
+	"mutate": ("GoogleAdsService", "Mutate", "google_ads_service"),
+	"setCampaignStatus": ("CampaignService", "MutateCampaigns", "campaign_service"),
+	"mutateCampaigns": ("CampaignService", "MutateCampaigns", "campaign_service"),
 	"mutateCampaignBudgets": (
 		"CampaignBudgetService",
 		"MutateCampaignBudgets",
-		("POST", f"/{V}/customers/{{customer_id=*}}/campaignBudgets:mutate"),
 		"campaign_budget_service",
-		"MutateCampaignBudgetsRequest",
 	),
-	"mutateAdGroups": (
-		"AdGroupService",
-		"MutateAdGroups",
-		("POST", f"/{V}/customers/{{customer_id=*}}/adGroups:mutate"),
-		"ad_group_service",
-		"MutateAdGroupsRequest",
-	),
-	"mutateAdGroupAds": (
-		"AdGroupAdService",
-		"MutateAdGroupAds",
-		("POST", f"/{V}/customers/{{customer_id=*}}/adGroupAds:mutate"),
-		"ad_group_ad_service",
-		"MutateAdGroupAdsRequest",
-	),
+	"mutateAdGroups": ("AdGroupService", "MutateAdGroups", "ad_group_service"),
+	"mutateAdGroupAds": ("AdGroupAdService", "MutateAdGroupAds", "ad_group_ad_service"),
 	"mutateAdGroupCriteria": (
 		"AdGroupCriterionService",
 		"MutateAdGroupCriteria",
-		("POST", f"/{V}/customers/{{customer_id=*}}/adGroupCriteria:mutate"),
 		"ad_group_criterion_service",
-		"MutateAdGroupCriteriaRequest",
 	),
 	"generateKeywordIdeas": (
 		"KeywordPlanIdeaService",
 		"GenerateKeywordIdeas",
-		("POST", f"/{V}/customers/{{customer_id=*}}:generateKeywordIdeas"),
 		"keyword_plan_idea_service",
-		"GenerateKeywordIdeasRequest",
 	),
 }
 
 
 def _snake(name: str) -> str:
 	return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _ads_rule(protos, service: str, rpc: str) -> tuple[str, tuple[str, str], str]:
+	"""(request message, (METHOD, v26 uri), body) of an RPC, from the googleapis protos."""
+	text = protos(f"google/ads/googleads/{PROTO_VERSION}/services/{_snake(service)}.proto")
+	rules = proto_http_rules(text)
+	assert rpc in rules, f"{service}.{rpc} has no google.api.http rule"
+	message, method, uri, body = rules[rpc]
+	assert uri.startswith(f"/{PROTO_VERSION}/")
+	return message, (method, f"/{V}/" + uri.removeprefix(f"/{PROTO_VERSION}/")), body or "*"
+
+
+def _ads_tools(handle: str) -> list[HttpTool]:
+	"""The declarative request(s) of a tool: generateKeywordIdeas has one per seed."""
+	if handle == "generateKeywordIdeas":
+		return list(google_ads.KEYWORD_IDEAS_REQUESTS.values())
+	(tool,) = [t for t in google_ads.TOOLS if t.handle == handle]
+	assert isinstance(tool, HttpTool)
+	return [tool]
+
+
+def _ads_problems(tool: HttpTool, handle: str, protos) -> list[str]:
+	service, rpc, module = ADS_RPCS[handle]
+	message, rule, body = _ads_rule(protos, service, rpc)
+	request = (INDEX, f"{ADS_TYPES}.{module}", message)
+	return http_rule_problems(tool, google_ads.INTEGRATION, rule, request=request, body_field=body)
 
 
 def test_every_ads_tool_is_mapped() -> None:
@@ -290,32 +272,69 @@ def test_ads_version_is_supported_by_the_client_library() -> None:
 	assert versions is not None and f'"{V}"' in versions.group(1)
 
 
+def test_the_protos_are_the_newest_google_ads_version_they_ship(googleapis_protos) -> None:
+	"""PROTO_VERSION is the newest Google Ads version in google-proto-files (bump both together)."""
+	found = {
+		int(m.group(1))
+		for name in googleapis_protos.names
+		if (m := re.match(r"package/google/ads/googleads/v(\d+)/services/", name))
+	}
+	assert f"v{max(found)}" == PROTO_VERSION
+	assert int(PROTO_VERSION[1:]) <= int(V[1:])
+
+
 @pytest.mark.parametrize("handle", list(ADS_RPCS))
-def test_ads_tool_conforms(handle: str) -> None:
-	"""The RPC exists in google-ads, and the tool's path and body match its rule and request."""
-	service, rpc, rule, module, message = ADS_RPCS[handle]
+def test_ads_tool_conforms(handle: str, googleapis_protos) -> None:
+	"""The RPC exists in google-ads; method, path and body fields match its proto rule and request."""
+	service, rpc, _ = ADS_RPCS[handle]
 	grpc = package_file(ADS, f"{ADS_SERVICES}/{_snake(service)}/transports/grpc.py").read_text(
 		encoding="utf-8"
 	)
 	assert f'"/google.ads.googleads.{V}.services.{service}/{rpc}"' in grpc
-	tool: HttpTool = next(t for t in google_ads.TOOLS if t.handle == handle)
-	assert (
-		http_rule_problems(
-			tool, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)
-		)
-		== []
-	)
+	for tool in _ads_tools(handle):
+		assert _ads_problems(tool, handle, googleapis_protos) == []
 
 
-def test_ads_checker_catches_a_wrong_field() -> None:
+def test_ads_checker_catches_a_wrong_field(googleapis_protos) -> None:
 	"""A body field the request message lacks is reported."""
-	tool = next(t for t in google_ads.TOOLS if t.handle == "search")
+	(tool,) = _ads_tools("search")
 	bad = tool.model_copy(update={"body": {"query": "x", "pageSize": 5, "sortOrder": "x"}})
-	_, _, rule, module, message = ADS_RPCS["search"]
-	problems = http_rule_problems(
-		bad, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)
+	assert _ads_problems(bad, "search", googleapis_protos) == [
+		"body.sortOrder is not a field of SearchGoogleAdsRequest"
+	]
+
+
+def test_ads_checker_catches_a_wrong_nested_field_path_and_method(googleapis_protos) -> None:
+	"""A seed field in the wrong seed message, a wrong path and a wrong method are reported."""
+	tool = google_ads.KEYWORD_IDEAS_REQUESTS[("keywords",)]
+	nested = tool.model_copy(update={"body": {"keywordSeed": {"url": "{{ input.url }}"}}})
+	assert _ads_problems(nested, "generateKeywordIdeas", googleapis_protos) == [
+		"body.keywordSeed.url is not a field of KeywordSeed"
+	]
+	path = tool.model_copy(update={"endpoint": tool.endpoint + "/ideas"})
+	assert any(
+		"does not match" in p
+		for p in _ads_problems(path, "generateKeywordIdeas", googleapis_protos)
 	)
-	assert problems == ["body.sortOrder is not a field of SearchGoogleAdsRequest"]
+	get = tool.model_copy(update={"method": "GET"})
+	assert "method GET but the reference says POST" in _ads_problems(
+		get, "generateKeywordIdeas", googleapis_protos
+	)
+
+
+def test_each_keyword_idea_seed_is_a_branch_of_the_seed_oneof() -> None:
+	"""keywordSeed, urlSeed, keywordAndUrlSeed and siteSeed are the request's seed oneof."""
+	text = package_file(
+		ADS, f"google/ads/googleads/{V}/services/types/keyword_plan_idea_service.py"
+	).read_text(encoding="utf-8")
+	oneof = set(
+		re.findall(r'^    (\w+): "?[\w.]+"? = proto\.Field\([^)]*?oneof="seed"', text, re.M | re.S)
+	)
+	seeds = {
+		camel_to_snake(next(k for k in t.body if k.endswith("Seed")))
+		for t in google_ads.KEYWORD_IDEAS_REQUESTS.values()
+	}
+	assert seeds == oneof == {"keyword_and_url_seed", "keyword_seed", "url_seed", "site_seed"}
 
 
 def test_ads_headers_carry_developer_token_and_login_customer() -> None:
