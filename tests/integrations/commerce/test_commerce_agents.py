@@ -297,6 +297,39 @@ async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:
 	]
 
 
+async def test_etsy_agent_creates_a_return_policy_and_lists_with_includes() -> None:
+	"""Etsy: includes repeats its key; a return policy is form-encoded, then set on a listing."""
+	config = {"apiKey": "keystring1", "sharedSecret": "secret1", "accessToken": "1.tok"}
+	seen = await _run(
+		etsy,
+		config,
+		[
+			call_tool("etsy.listShopListings", shop_id=42, includes=["Images", "Shop"]),
+			call_tool(
+				"etsy.createReturnPolicy",
+				shop_id=42,
+				accepts_returns=True,
+				accepts_exchanges=False,
+				return_deadline=30,
+			),
+			call_tool("etsy.updateListing", shop_id=42, listing_id=9, return_policy_id=77),
+		],
+		[{"count": 0, "results": []}, {"return_policy_id": 77}, {"listing_id": 9}],
+	)
+	listings, policy, update = seen
+	query = parse_qsl(listings.url.query.decode())
+	assert [v for k, v in query if k == "includes"] == ["Images", "Shop"]
+	assert (policy.method, policy.url.path) == ("POST", "/v3/application/shops/42/policies/return")
+	assert parse_qsl(policy.content.decode()) == [
+		("accepts_returns", "true"),
+		("accepts_exchanges", "false"),
+		("return_deadline", "30"),
+	]
+	assert policy.headers["x-api-key"] == "keystring1:secret1"
+	assert (update.method, update.url.path) == ("PATCH", "/v3/application/shops/42/listings/9")
+	assert parse_qsl(update.content.decode()) == [("return_policy_id", "77")]
+
+
 async def test_github_agent_reads_then_writes_a_file() -> None:
 	"""GitHub: version headers, path kept with slashes, text content base64-encoded on PUT."""
 	seen = await _run(
