@@ -6,6 +6,7 @@ in docs/integration-authoring.md.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections.abc import Callable
@@ -120,6 +121,50 @@ async def test_airtable_agent_lists_then_deletes_records() -> None:
 	assert second.url.host == first.url.host == "api.airtable.com"
 	assert second.headers["Authorization"] == "Bearer patSecret123"
 	assert parse_qsl(second.url.query.decode()) == [("records[]", "rec1"), ("records[]", "rec2")]
+
+
+async def test_airtable_agent_uploads_an_attachment_then_renames_a_field() -> None:
+	"""Airtable: the file goes base64 to the content host; updateField PATCHes the schema."""
+	pdf = b"%PDF-1.4 tiny"
+	ref = "data:application/pdf;base64," + base64.b64encode(pdf).decode()
+	seen = await _run(
+		airtable,
+		{"apiKey": "patSecret123"},
+		[
+			call_tool(
+				"airtable.uploadAttachment",
+				baseId="appB",
+				recordId="rec1",
+				attachmentFieldIdOrName="Files",
+				file=ref,
+				filename="invoice.pdf",
+			),
+			call_tool(
+				"airtable.updateField",
+				baseId="appB",
+				tableId="tblT",
+				columnId="fldF",
+				name="Invoices",
+			),
+		],
+		[{"id": "rec1", "fields": {}}, {"id": "fldF", "name": "Invoices"}],
+	)
+	upload, rename = seen
+	assert (upload.method, str(upload.url)) == (
+		"POST",
+		"https://content.airtable.com/v0/appB/rec1/Files/uploadAttachment",
+	)
+	assert upload.headers["Authorization"] == "Bearer patSecret123"
+	assert _json(upload) == {
+		"contentType": "application/pdf",
+		"file": base64.b64encode(pdf).decode(),
+		"filename": "invoice.pdf",
+	}
+	assert (rename.method, str(rename.url)) == (
+		"PATCH",
+		"https://api.airtable.com/v0/meta/bases/appB/tables/tblT/fields/fldF",
+	)
+	assert _json(rename) == {"name": "Invoices"}
 
 
 async def test_shopify_agent_lists_products_then_adds_tags() -> None:

@@ -91,6 +91,27 @@ AIRTABLE_DOCS = {
 		set(),
 		{"name", "type", "description", "options"},
 	),
+	"updateTable": (
+		AT + "update-table",
+		"PATCH",
+		"/v0/meta/bases/{baseId}/tables/{tableIdOrName}",
+		set(),
+		{"name", "description", "dateDependencySettings"},
+	),
+	"updateField": (
+		AT + "update-field",
+		"PATCH",
+		"/v0/meta/bases/{baseId}/tables/{tableId}/fields/{columnId}",
+		set(),
+		{"name", "description"},
+	),
+	"uploadAttachment": (
+		AT + "upload-attachment",
+		"POST",
+		"/v0/{baseId}/{recordId}/{attachmentFieldIdOrName}/uploadAttachment",
+		set(),
+		{"contentType", "file", "filename"},
+	),
 	"listComments": (
 		AT + "list-comments",
 		"GET",
@@ -327,6 +348,15 @@ def test_etsy_tool_matches_the_docs(tool, shape) -> None:
 	"""Each Etsy tool's method, path and parameter names match the Open API v3 reference."""
 	assert tool.handle in ETSY_DOCS, f"pin {tool.handle} to its reference entry"
 	_check(tool, ETSY_DOCS[tool.handle], shape)
+
+
+def test_airtable_uploads_go_to_the_content_host_with_the_5_mb_cap() -> None:
+	"""uploadAttachment posts to content.airtable.com and reads at most 5 MB of the file."""
+	(tool,) = [t for t in airtable.TOOLS if t.handle == "uploadAttachment"]
+	assert tool.base_url == airtable.CONTENT_URL == "https://content.airtable.com"
+	assert tool.body["file"] == "{{ input.file | file_base64: 5242880 }}"
+	assert tool.body["contentType"] == "{{ input.file | file_media_type }}"
+	assert tool.scopes == ["write"]
 
 
 def test_airtable_uses_bracketed_query_keys() -> None:
