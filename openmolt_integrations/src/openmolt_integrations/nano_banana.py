@@ -16,7 +16,7 @@ DEFAULT_MODEL = "gemini-3.1-flash-image"
 _MODEL = {
 	"type": "string",
 	"default": DEFAULT_MODEL,
-	"description": f"Gemini image model id (default '{DEFAULT_MODEL}', Nano Banana 2). Others: 'gemini-3-pro-image' (Nano Banana Pro, best text rendering and 4K), 'gemini-3.1-flash-lite-image' (cheapest), 'gemini-2.5-flash-image' (original Nano Banana). listModels shows what the key can use.",
+	"description": f"Gemini image model id (default '{DEFAULT_MODEL}', Nano Banana 2). Others: 'gemini-3-pro-image' (Nano Banana Pro, best text rendering and 4K), 'gemini-3.1-flash-lite-image' (Nano Banana 2 Lite, cheapest). listModels shows what the key can use.",
 }
 _ENDPOINT = f"/v1beta/models/{{{{ input.model | default: '{DEFAULT_MODEL}' }}}}:generateContent"
 _ASPECT = {
