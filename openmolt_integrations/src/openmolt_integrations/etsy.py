@@ -1,5 +1,4 @@
-"""Etsy Open API v3: the user and their shop, listings and their inventory and images, receipts,
-shipping profiles and return policies.
+"""Etsy Open API v3: the shop, listings, inventory, images, receipts and shop policies.
 
 Every request carries ``x-api-key: <keystring>:<shared secret>`` (Etsy requires the shared secret
 in the header since 2025) and, for shop data, an OAuth 2.0 bearer token obtained with PKCE.
