@@ -439,7 +439,20 @@ through a manager account, also set `loginCustomerId` to the manager's id (dashe
 ```
 
 Google Ads sunsets each API version about a year after release; this integration targets
-`v26`.""",
+`v26`.
+
+## Checked against
+
+Every request (method, path, body field names, nested ones included) is checked by the test
+suite against Google's own references: the RPCs and request messages of the `google-ads`
+package (v26), and the HTTP rules of the googleapis protos in the `google-proto-files` npm
+package. Not machine-checked, and why:
+
+- The HTTP rules come from v25, the newest version `google-proto-files` ships (`google-ads`
+  ships gRPC only); Ads paths have kept the same shape across versions.
+- What the model passes inside `operations`, `mutateOperations` and the GAQL `query` is the
+  model's input, checked by the API itself, not by the tool definitions.
+- The `developer-token` and `login-customer-id` headers are documented, not in the protos.""",
 	),
 )
 """The Google Ads integration."""

@@ -236,6 +236,15 @@ The key is sent as the `x-goog-api-key` header. Model ids change often: every to
 `model` input (default `gemini-3.1-flash-image`); `listModels` shows the ids your key can use.
 Generated images come back as file references (`openmolt-file:<id>`) that other tools (Drive,
 YouTube thumbnails...) accept. All generated images carry a SynthID watermark.
+
+## Checked against
+
+The test suite checks every tool's method, path, query and body names against the REST rules
+and request messages of `google-ai-generativelanguage` (`imageConfig` against `google-genai`'s
+`ImageConfig`, newer than the proto), the saved image path against `GenerateContentResponse`, and
+every model id named here against `google-genai`'s model list. Not machine-checked: the `parts`
+of `editImage`, which the model writes (their shape is only the tool's input schema), and which
+models a given key can use (`listModels` tells).
 """,
 )
 """The Nano Banana integration."""

@@ -296,6 +296,17 @@ Images made by the Nano Banana integration work directly as `uploadFile` input.
 A video arrives inline (saved to OpenMolt's file store; the tool returns a file reference) or as
 a uri that `downloadVideo` saves. Long generations can run with `background: true` and be polled
 with `getInteraction`. Google keeps generated files for 2 days.
+
+## Checked against
+
+The test suite checks `generateVideo` and `getInteraction` (method, path, every body name, and a
+full rendered request) against `google-genai`'s Interactions client and its pydantic types, and
+`uploadFile`, `downloadVideo` and `listModels` against `google-ai-generativelanguage`'s REST rules
+and request messages. Not machine-checked, and why: `google-ai-generativelanguage` has no
+Interactions service, so `google-genai` (generated from the API definition) is the only
+machine-readable reference; the format of `duration` is not documented there; what the model puts
+in its `input` blocks is its input (only the block's field names are checked); and the URI of a
+video delivered by `uri` follows the Files API download path that the docs show.
 """,
 )
 """The Veo (Gemini API video generation) integration."""
