@@ -16,7 +16,12 @@ def _sync(session: nox.Session, *groups: str) -> None:
 
 # Official API references the conformance tests read (tests/integrations/*/conftest.py); too
 # large to commit, so they are packed from npm into .cache/refs/ once.
-NPM_REFS = ["@notionhq/client@5.26.0", "@octokit/openapi@23.0.2", "@shopify/dev-mcp@1.16.0"]
+NPM_REFS = [
+	"@notionhq/client@5.26.0",
+	"@octokit/openapi@23.0.2",
+	"@shopify/dev-mcp@1.16.0",
+	"google-proto-files@6.0.1",
+]
 
 
 def _refs(session: nox.Session) -> None:
