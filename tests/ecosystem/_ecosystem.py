@@ -1,4 +1,4 @@
-"""Fixtures for the MCP tests: real servers only (in-process SDK servers, stdio, Streamable HTTP).
+"""Helpers for the ecosystem tests: real servers only (in-process SDK servers, stdio, Streamable HTTP).
 
 The published npm servers are installed into ``.cache/node/`` by ``uv run nox -s tests``; by hand:
 ``npm install --prefix .cache/node --no-save @modelcontextprotocol/server-everything@2026.8.18
@@ -22,7 +22,7 @@ def node_bin(name: str) -> str:
 	if not path.exists():
 		pytest.fail(
 			f"{name} is not installed in {NODE}; run `uv run nox -s tests` (which installs the npm "
-			"test tools) or the npm command in tests/mcp/conftest.py",
+			"test tools) or the npm command in tests/ecosystem/_ecosystem.py",
 			pytrace=False,
 		)
 	return str(path)
