@@ -33,7 +33,9 @@ class FakeSource:
 	async def aclose(self) -> None:
 		import anyio
 
-		await anyio.sleep(0)  # a checkpoint: a cancelled caller would stop here without a shield
+		await (
+			anyio.lowlevel.checkpoint()
+		)  # a checkpoint: a cancelled caller would stop here without a shield
 		self.closed += 1
 
 
@@ -77,7 +79,11 @@ async def test_tools_are_listed_at_the_first_run_and_named_integration_dot_tool(
 	assert [t["tool"] for t in tools] == ["srv.say"]
 	assert tools[0]["inputSchema"]["required"] == ["text"]
 	results = json.loads(model.requests[1].messages[-1].content)["results"]
-	assert results[0] == {"tool": "srv.say", "ok": True, "result": {"tool": "say", "got": {"text": "hi"}}}
+	assert results[0] == {
+		"tool": "srv.say",
+		"ok": True,
+		"result": {"tool": "say", "got": {"text": "hi"}},
+	}
 	await om.aclose()
 	assert source.closed == 1
 

@@ -10,19 +10,18 @@ from typing import Any
 
 import anyio
 import pytest
+from _ecosystem import children
 from mcp import Client, StdioServerParameters
 
 from openmolt_core.cli._run import load
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
-from _ecosystem import children
-
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
 
-AGENT_PY = '''
+AGENT_PY = """
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, finish
 
@@ -39,7 +38,7 @@ agent = om.create_agent(
     output_schema={"type": "object", "properties": {"greeting": {"type": "string"}},
                    "required": ["greeting"]},
 )
-'''
+"""
 
 
 def _server(tmp_path: Path) -> StdioServerParameters:
@@ -140,7 +139,7 @@ def test_an_unset_variable_in_mcp_servers_names_the_field(tmp_path: Path) -> Non
 		),
 		encoding="utf-8",
 	)
-	with pytest.raises(ConfigurationError, match=r"mcpServers\.gh\.env\.TOKEN: .*OPENMOLT_NOPE_UNSET"):
+	with pytest.raises(
+		ConfigurationError, match=r"mcpServers\.gh\.env\.TOKEN: .*OPENMOLT_NOPE_UNSET"
+	):
 		load(str(agent_file), env_file=None, verbose=False, need_key=False)
-
-

@@ -46,7 +46,7 @@ def _app() -> Any:
 
 @pytest.fixture
 async def http_server() -> AsyncIterator[str]:
-	app, server = _app()
+	app, _ = _app()
 	sock = socket.socket()
 	sock.bind(("127.0.0.1", 0))
 	port = sock.getsockname()[1]
@@ -55,7 +55,7 @@ async def http_server() -> AsyncIterator[str]:
 	async with anyio.create_task_group() as tg:
 		tg.start_soon(lambda: web.serve(sockets=[sock]))
 		with anyio.fail_after(10):
-			while not web.started:
+			while not web.started:  # noqa: ASYNC110  # uvicorn offers no event to wait on
 				await anyio.sleep(0.02)
 		yield f"http://127.0.0.1:{port}/mcp"
 		web.should_exit = True

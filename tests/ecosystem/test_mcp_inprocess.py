@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp.server import MCPServer
 from mcp import MCPError
+from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError as ServerToolError
 

@@ -15,13 +15,12 @@ from typing import Any
 
 import anyio
 import pytest
+from _ecosystem import children, node_bin, zombies
 
 from openmolt import OpenMolt
 from openmolt_core.errors import IntegrationError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_mcp import MCP
-
-from _ecosystem import children, node_bin, zombies
 
 pytestmark = pytest.mark.anyio
 
@@ -168,7 +167,7 @@ async def test_the_server_starts_on_first_use_and_aclose_stops_it_without_zombie
 	assert entry["result"]["token"] == "[redacted]"  # the server read it; the model never does
 	await om.aclose()
 	assert not children("stdio_server.py") and not zombies()
-	assert not Path(f"/proc/{pid}").exists()
+	assert not Path(f"/proc/{pid}").exists()  # noqa: ASYNC240  # /proc, no I/O wait
 
 
 async def test_a_cancelled_run_leaves_no_process_after_aclose() -> None:

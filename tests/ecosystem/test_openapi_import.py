@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _ecosystem import ROOT
 
 from openmolt import OpenMolt
 from openmolt_core.cli import main
@@ -22,8 +23,6 @@ from openmolt_core.openapi import (
 	to_module,
 )
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-
-from _ecosystem import ROOT
 
 REFS = ROOT / ".cache" / "refs"
 
@@ -88,7 +87,9 @@ def test_petstore_tools_endpoints_schemas_and_credentials() -> None:
 		"write:pets": "modify pets in your account",
 		"read:pets": "read your pets",
 	}
-	assert not any(isinstance(v, dict) and "$ref" in v for v in _walk([t.input_schema for t in tools.values()]))
+	assert not any(
+		isinstance(v, dict) and "$ref" in v for v in _walk([t.input_schema for t in tools.values()])
+	)
 
 
 def test_the_whole_github_api_imports_within_the_providers_limits() -> None:
@@ -102,7 +103,9 @@ def test_the_whole_github_api_imports_within_the_providers_limits() -> None:
 	banned = {"$ref", "oneOf", "allOf", "discriminator", "not", "xml", "example", "readOnly"}
 	bad = [sorted(banned & set(n)) for n in nodes if isinstance(n, dict) and banned & set(n)]
 	assert bad == []
-	assert max(len(n["anyOf"]) for n in nodes if isinstance(n, dict) and "anyOf" in n) <= MAX_VARIANTS
+	assert (
+		max(len(n["anyOf"]) for n in nodes if isinstance(n, dict) and "anyOf" in n) <= MAX_VARIANTS
+	)
 	assert max(len(t.description) for t in integration.tools) <= MAX_DESCRIPTION_CHARS
 	get = next(t for t in integration.tools if t.handle == "reposGet")
 	assert get.endpoint == "/repos/{{ input.owner }}/{{ input.repo }}"
@@ -133,7 +136,10 @@ def test_every_readme_example_document_imports() -> None:
 	with _tar("readme-oas-examples-8.2.2.tgz") as tar:
 		for member in tar.getmembers():
 			name = member.name
-			if not (name.startswith(("package/3.0/json/", "package/3.1/json/")) and name.endswith(".json")):
+			if not (
+				name.startswith(("package/3.0/json/", "package/3.1/json/"))
+				and name.endswith(".json")
+			):
 				continue
 			handle = tar.extractfile(member)
 			assert handle is not None
@@ -175,14 +181,28 @@ def test_security_schemes_map_to_credentials() -> None:
 				},
 			}
 		},
-		"paths": {"/things": {"get": {"operationId": "listThings", "security": [{"oauth": ["things:read"]}], "responses": {"200": {"description": "ok"}}}}},
+		"paths": {
+			"/things": {
+				"get": {
+					"operationId": "listThings",
+					"security": [{"oauth": ["things:read"]}],
+					"responses": {"200": {"description": "ok"}},
+				}
+			}
+		},
 	}
 	integration = from_openapi(document, id="sec")
 	creds = integration.credential_setup
 	assert [c.type for c in creds] == ["bearer", "basic", "custom", "oauth2"]
 	assert creds[0].headers == {"Authorization": "Bearer {{ config.token }}"}
-	assert (creds[1].username, creds[1].password) == ("{{ config.username }}", "{{ config.password }}")
-	assert creds[2].headers == {"X-Api-Key": "{{ config.headerKey }}", "Cookie": "sid={{ config.cookieKey }}"}
+	assert (creds[1].username, creds[1].password) == (
+		"{{ config.username }}",
+		"{{ config.password }}",
+	)
+	assert creds[2].headers == {
+		"X-Api-Key": "{{ config.headerKey }}",
+		"Cookie": "sid={{ config.cookieKey }}",
+	}
 	assert creds[2].query_params == {"key": "{{ config.queryKey }}"}
 	assert creds[3].token_url == "https://auth.example.com/token"
 	assert integration.tools[0].scopes == ["things:read"]
@@ -191,7 +211,7 @@ def test_security_schemes_map_to_credentials() -> None:
 
 def test_documents_that_cannot_be_imported_say_why() -> None:
 	"""Swagger 2.0, a relative server URL and external references are refused with the fix."""
-	with pytest.raises(ConfigurationError, match="swagger 2.0"):
+	with pytest.raises(ConfigurationError, match=r"swagger 2\.0"):
 		from_openapi({"swagger": "2.0", "paths": {}})
 	relative = {**petstore(), "servers": [{"url": "/v2"}]}
 	with pytest.raises(ConfigurationError, match="base_url"):
@@ -200,9 +220,17 @@ def test_documents_that_cannot_be_imported_say_why() -> None:
 		"openapi": "3.0.0",
 		"info": {"title": "X", "version": "1"},
 		"servers": [{"url": "https://x.example"}],
-		"paths": {"/a": {"get": {"operationId": "a", "parameters": [{"$ref": "other.yaml#/p"}], "responses": {}}}},
+		"paths": {
+			"/a": {
+				"get": {
+					"operationId": "a",
+					"parameters": [{"$ref": "other.yaml#/p"}],
+					"responses": {},
+				}
+			}
+		},
 	}
-	with pytest.raises(ConfigurationError, match="operation 'a'.*bundle"):
+	with pytest.raises(ConfigurationError, match=r"operation 'a'.*bundle"):
 		from_openapi(external)
 
 
@@ -212,24 +240,63 @@ STYLES = {
 	"servers": [{"url": "https://api.example.com/v1"}],
 	"paths": {
 		"/items/{item-id}": {
-			"parameters": [{"name": "item-id", "in": "path", "required": True, "schema": {"type": "string"}}],
+			"parameters": [
+				{"name": "item-id", "in": "path", "required": True, "schema": {"type": "string"}}
+			],
 			"post": {
 				"operationId": "items/update-one",
 				"parameters": [
-					{"name": "ids", "in": "query", "explode": False, "schema": {"type": "array", "items": {"type": "integer"}}},
-					{"name": "tag", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}},
-					{"name": "filter", "in": "query", "style": "deepObject", "schema": {"type": "object", "properties": {"color": {"type": "string"}}}},
+					{
+						"name": "ids",
+						"in": "query",
+						"explode": False,
+						"schema": {"type": "array", "items": {"type": "integer"}},
+					},
+					{
+						"name": "tag",
+						"in": "query",
+						"schema": {"type": "array", "items": {"type": "string"}},
+					},
+					{
+						"name": "filter",
+						"in": "query",
+						"style": "deepObject",
+						"schema": {"type": "object", "properties": {"color": {"type": "string"}}},
+					},
 					{"name": "limit", "in": "query", "schema": {"type": "integer"}},
 					{"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
 				],
 				"requestBody": {
 					"required": True,
-					"content": {"application/json": {"schema": {"allOf": [
-						{"type": "object", "properties": {"name": {"type": "string"}, "id": {"type": "integer", "readOnly": True}}, "required": ["name"]},
-						{"type": "object", "properties": {"note": {"type": "string", "nullable": True}}},
-					]}}},
+					"content": {
+						"application/json": {
+							"schema": {
+								"allOf": [
+									{
+										"type": "object",
+										"properties": {
+											"name": {"type": "string"},
+											"id": {"type": "integer", "readOnly": True},
+										},
+										"required": ["name"],
+									},
+									{
+										"type": "object",
+										"properties": {
+											"note": {"type": "string", "nullable": True}
+										},
+									},
+								]
+							}
+						}
+					},
 				},
-				"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}},
+				"responses": {
+					"200": {
+						"description": "ok",
+						"content": {"application/json": {"schema": {"type": "object"}}},
+					}
+				},
 			},
 		}
 	},
@@ -251,7 +318,9 @@ async def test_parameter_styles_become_the_request_the_document_describes() -> N
 		sent.append(request)
 		return httpx.Response(200, json={"ok": True})
 
-	om = OpenMolt(entry_points=False, http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)))
+	om = OpenMolt(
+		entry_points=False, http_client=httpx.AsyncClient(transport=httpx.MockTransport(api))
+	)
 	om.register_integration("styles", integration)
 	model = ScriptedModel(
 		[
@@ -285,7 +354,10 @@ def test_the_module_and_json_outputs_rebuild_the_same_integration(tmp_path: Path
 	"""to_module is Python defining INTEGRATION; to_json is what register_integration reads."""
 	integration = from_openapi(petstore(), id="petstore")
 	namespace: dict[str, Any] = {}
-	exec(compile(to_module(integration, source="petstore.json"), "petstore_module.py", "exec"), namespace)
+	exec(
+		compile(to_module(integration, source="petstore.json"), "petstore_module.py", "exec"),
+		namespace,
+	)
 	assert namespace["INTEGRATION"] == integration
 	assert callable(namespace["register_integrations"])
 	rebuilt = Integration.model_validate(json.loads(to_json(integration)))
@@ -300,18 +372,36 @@ def test_integration_from_openapi_is_the_same_importer() -> None:
 	)
 
 
-def test_the_import_openapi_command_writes_a_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_import_openapi_command_writes_a_module(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
 	"""openmolt import-openapi SPEC --id --tag -o FILE writes an importable module."""
 	spec = tmp_path / "petstore.json"
 	spec.write_text(json.dumps(petstore()), encoding="utf-8")
 	out = tmp_path / "petstore_tools.py"
-	code = main(["import-openapi", str(spec), "--id", "petstore", "--tag", "pet", "--output", str(out)])
+	code = main(
+		["import-openapi", str(spec), "--id", "petstore", "--tag", "pet", "--output", str(out)]
+	)
 	assert code == 0
 	assert "wrote 8 tools of 'Swagger Petstore'" in capsys.readouterr().err
 	namespace: dict[str, Any] = {}
 	exec(out.read_text(encoding="utf-8"), namespace)
 	assert len(namespace["INTEGRATION"].tools) == 8
-	assert main(["import-openapi", str(spec), "--id", "petstore", "--operation", "getPetById", "--format", "json"]) == 0
+	assert (
+		main(
+			[
+				"import-openapi",
+				str(spec),
+				"--id",
+				"petstore",
+				"--operation",
+				"getPetById",
+				"--format",
+				"json",
+			]
+		)
+		== 0
+	)
 	printed = json.loads(capsys.readouterr().out)
 	assert [t["handle"] for t in printed["tools"]] == ["getPetById"]
 	assert main(["import-openapi", str(spec), "--id", "x", "--operation", "nope"]) == 2

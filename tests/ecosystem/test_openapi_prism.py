@@ -19,12 +19,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from _ecosystem import ROOT, node_bin
 
 from openmolt import OpenMolt
 from openmolt_core.openapi import from_openapi
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-
-from _ecosystem import ROOT, node_bin
 
 pytestmark = pytest.mark.anyio
 
@@ -121,7 +120,10 @@ def reduced(document: dict[str, Any], operation_ids: list[str]) -> dict[str, Any
 		value = document["components"][section][name]
 		components.setdefault(section, {})[name] = value
 		todo += list(_refs(value))
-	out["components"] = {**components, "securitySchemes": document["components"].get("securitySchemes", {})}
+	out["components"] = {
+		**components,
+		"securitySchemes": document["components"].get("securitySchemes", {}),
+	}
 	return out
 
 
@@ -263,7 +265,9 @@ async def _drive(
 	)
 	await agent.run("call everything")
 	errors = [
-		r for m in model.requests[1:] for r in json.loads(m.messages[-1].content)["results"]
+		r
+		for m in model.requests[1:]
+		for r in json.loads(m.messages[-1].content)["results"]
 		if not r["ok"] and "status" not in r.get("details", {}) and "answered 5" not in r["error"]
 	]
 	assert not errors, errors
@@ -321,9 +325,7 @@ async def test_missing_credentials_are_a_violation_prism_reports(prism: Any) -> 
 	"""Negative control: without the API key Prism answers 401 UNAUTHORIZED for getPetById."""
 	document = petstore()
 	url = await prism(document)
-	integration = from_openapi(
-		document, id="petstore", operations=["getPetById"], base_url=url
-	)
+	integration = from_openapi(document, id="petstore", operations=["getPetById"], base_url=url)
 	integration = integration.model_copy(update={"credential_setup": []})
 	seen = await _drive(url, integration, {})
 	assert seen[0]["status"] == 401 and _violations(seen), seen

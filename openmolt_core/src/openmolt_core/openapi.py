@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +105,9 @@ def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 		try:
 			text = path.read_text(encoding="utf-8")
 		except OSError as exc:
-			raise ConfigurationError(f"{path}: cannot read the OpenAPI document: {exc.strerror}") from None
+			raise ConfigurationError(
+				f"{path}: cannot read the OpenAPI document: {exc.strerror}"
+			) from None
 		if path.suffix.lower() in (".yaml", ".yml"):
 			try:
 				import yaml  # type: ignore[import-untyped, unused-ignore]  # optional
@@ -140,9 +142,10 @@ def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 # text ---------------------------------------------------------------------------------------
 
 
-def _short(text: Any, limit: int) -> str:
-	if not isinstance(text, str):
+def _short(raw: Any, limit: int) -> str:
+	if not isinstance(raw, str):
 		return ""
+	text: str = raw
 	text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # Markdown links and images
 	text = re.sub(r"<[^>]+>", " ", text)  # HTML tags
 	text = re.sub(r"[*_`]{1,3}", "", text)
@@ -237,7 +240,9 @@ class _Schemas:
 				merged = _merge(merged, converted)
 			rest = {k: v for k, v in schema.items() if k != "allOf"}
 			if rest:
-				merged = _merge(merged, self.convert(rest, request=request, depth=depth, stack=stack))
+				merged = _merge(
+					merged, self.convert(rest, request=request, depth=depth, stack=stack)
+				)
 			return merged
 		for key in ("oneOf", "anyOf"):
 			if schema.get(key):
@@ -262,16 +267,24 @@ class _Schemas:
 			out["exclusiveMaximum"] = out.pop("maximum")
 		elif isinstance(out.get("exclusiveMaximum"), bool):
 			out.pop("exclusiveMaximum")
-		described = _short(schema.get("description") or schema.get("title"), MAX_DESCRIPTION_CHARS // 2)
+		described = _short(
+			schema.get("description") or schema.get("title"), MAX_DESCRIPTION_CHARS // 2
+		)
 		if described:
 			out["description"] = described
 		kind = schema.get("type")
 		if kind == "object" or "properties" in schema or "additionalProperties" in schema:
 			if depth >= MAX_DEPTH:
-				return _nullable({"type": "object", **({"description": described} if described else {})}, schema)
+				return _nullable(
+					{"type": "object", **({"description": described} if described else {})}, schema
+				)
 			props: dict[str, Any] = {}
 			for name, sub in (schema.get("properties") or {}).items():
-				target = self.deref(sub) if isinstance(sub, Mapping) and "$ref" in sub and len(stack) <= MAX_DEPTH else sub
+				target = (
+					self.deref(sub)
+					if isinstance(sub, Mapping) and "$ref" in sub and len(stack) <= MAX_DEPTH
+					else sub
+				)
 				if request and isinstance(target, Mapping) and target.get("readOnly"):
 					continue
 				props[name] = self.convert(sub, request=request, depth=depth + 1, stack=stack)
@@ -281,16 +294,23 @@ class _Schemas:
 			required = [r for r in schema.get("required") or () if r in props]
 			if required:
 				out["required"] = required
-			extra = schema.get("additionalProperties")
-			if isinstance(extra, Mapping):
-				out["additionalProperties"] = self.convert(extra, request=request, depth=depth + 1, stack=stack)
-			elif isinstance(extra, bool):
-				out["additionalProperties"] = extra
+			more = schema.get("additionalProperties")
+			if isinstance(more, Mapping):
+				out["additionalProperties"] = self.convert(
+					more, request=request, depth=depth + 1, stack=stack
+				)
+			elif isinstance(more, bool):
+				out["additionalProperties"] = more
 		elif kind == "array" or "items" in schema:
 			out.setdefault("type", "array")
-			out["items"] = self.convert(schema.get("items"), request=request, depth=depth + 1, stack=stack)
+			out["items"] = self.convert(
+				schema.get("items"), request=request, depth=depth + 1, stack=stack
+			)
 		if request and out.get("format") == "binary":
-			out = {"type": "string", "description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path)."}
+			out = {
+				"type": "string",
+				"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
+			}
 		return _nullable(out, schema)
 
 
@@ -311,7 +331,10 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 	out = {**a, **{k: v for k, v in b.items() if k not in ("properties", "required")}}
 	if "properties" in a or "properties" in b:
 		out["properties"] = {**a.get("properties", {}), **b.get("properties", {})}
-	required = [*a.get("required", []), *[r for r in b.get("required", []) if r not in a.get("required", [])]]
+	required = [
+		*a.get("required", []),
+		*[r for r in b.get("required", []) if r not in a.get("required", [])],
+	]
 	if required:
 		out["required"] = required
 	if "description" in a:
@@ -355,14 +378,27 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 				custom_at = len(creds)
 				creds.append(Credential(type="custom"))  # filled below, once every key is known
 		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
-			creds.append(Credential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}))
+			creds.append(
+				Credential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"})
+			)
 			notes.append(f"`config.token`: the bearer token (scheme {name!r})")
 		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
-			creds.append(Credential(type="basic", username="{{ config.username }}", password="{{ config.password }}"))
+			creds.append(
+				Credential(
+					type="basic", username="{{ config.username }}", password="{{ config.password }}"
+				)
+			)
 			notes.append(f"`config.username`, `config.password`: HTTP basic auth (scheme {name!r})")
 		elif kind == "oauth2":
 			flows = scheme.get("flows") or {}
-			flow = next((flows[f] for f in ("authorizationCode", "clientCredentials", "implicit", "password") if f in flows), {})
+			flow: Mapping[str, Any] = next(
+				(
+					flows[f]
+					for f in ("authorizationCode", "clientCredentials", "implicit", "password")
+					if f in flows
+				),
+				{},
+			)
 			for flow_value in flows.values():
 				for scope, text in (flow_value.get("scopes") or {}).items():
 					scopes.setdefault(scope, _short(text, 120) or scope)
@@ -412,7 +448,7 @@ def _base_url(document: Mapping[str, Any], override: str | None) -> str:
 
 def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
 	"""The request format, media type and schema of a request body (preferring JSON)."""
-	ranked = [
+	ranked: list[tuple[str, Callable[[str], bool]]] = [
 		("json", lambda m: bool(_JSON.match(m))),
 		("form-data", lambda m: m.startswith("application/x-www-form-urlencoded")),
 		("multipart", lambda m: m.startswith("multipart/form-data")),
@@ -445,7 +481,9 @@ def _response_format(responses: Mapping[str, Any], schemas: _Schemas) -> str:
 	return "json"
 
 
-def _operations(document: Mapping[str, Any]) -> Iterable[tuple[str, str, dict[str, Any], list[Any]]]:
+def _operations(
+	document: Mapping[str, Any],
+) -> Iterable[tuple[str, str, dict[str, Any], list[Any]]]:
 	for path, item in (document.get("paths") or {}).items():
 		if not isinstance(item, Mapping):
 			continue
@@ -520,7 +558,10 @@ def _tool(
 			key = _field_name("body", taken)
 			converted = schemas.convert(raw_schema, request=True)
 			if fmt == "binary":
-				converted = {"type": "string", "description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path)."}
+				converted = {
+					"type": "string",
+					"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
+				}
 			described = _short(request.get("description"), MAX_DESCRIPTION_CHARS // 2)
 			if described and "description" not in converted:
 				converted["description"] = described
@@ -534,7 +575,11 @@ def _tool(
 					n for n, s in (raw.get("properties") or {}).items()
 					if isinstance(schemas.deref(s), Mapping) and schemas.deref(s).get("format") == "binary"
 				}  # fmt: skip
-				body = {n: f"{{{{ input.{key}.{n} }}}}" for n in converted["properties"] if n not in binary}
+				body = {
+					n: f"{{{{ input.{key}.{n} }}}}"
+					for n in converted["properties"]
+					if n not in binary
+				}
 				files = {n: f"{{{{ input.{key}.{n} }}}}" for n in binary}
 			else:
 				body = _ref(key)
@@ -549,13 +594,17 @@ def _tool(
 	requirements = op.get("security", document.get("security")) or []
 	oauth = {
 		name
-		for name, scheme in ((document.get("components") or {}).get("securitySchemes") or {}).items()
+		for name, scheme in (
+			(document.get("components") or {}).get("securitySchemes") or {}
+		).items()
 		if scheme.get("type") == "oauth2"
 	}
-	scopes = sorted({s for req in requirements for name, ss in req.items() if name in oauth for s in ss})
-	schema: dict[str, Any] = {"type": "object", "properties": properties}
+	scopes = sorted(
+		{s for req in requirements for name, ss in req.items() if name in oauth for s in ss}
+	)
+	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
 	if required:
-		schema["required"] = required
+		input_schema["required"] = required
 	servers = op.get("servers")
 	base = None
 	if servers and str(servers[0].get("url", "")).startswith(("http://", "https://")):
@@ -564,15 +613,15 @@ def _tool(
 		handle=handle,
 		description=description,
 		scopes=scopes,
-		method=method.upper(),  # type: ignore[arg-type]  # one of _METHODS
+		method=method.upper(),
 		endpoint=endpoint,
 		query_params=query,
 		headers=headers,
 		body=body,
 		files=files,
-		input_schema=schema,
-		request_format=request_format,  # type: ignore[arg-type]  # a RequestFormat
-		response_format=_response_format(op.get("responses") or {}, schemas),  # type: ignore[arg-type]
+		input_schema=input_schema,
+		request_format=request_format,
+		response_format=_response_format(op.get("responses") or {}, schemas),
 		base_url=base,
 	)
 
@@ -625,13 +674,17 @@ def from_openapi(
 		try:
 			tools.append(_tool(path, method, op, common, schemas, doc, handle))
 		except (ValueError, ConfigurationError) as exc:
-			raise ConfigurationError(f"operation {op_id!r} ({method.upper()} {path}): {exc}") from None
+			raise ConfigurationError(
+				f"operation {op_id!r} ({method.upper()} {path}): {exc}"
+			) from None
 	unknown = sorted(wanted - seen_ids)
 	if unknown:
 		import difflib
 
 		hints = {u: difflib.get_close_matches(u, sorted(seen_ids), n=1) for u in unknown}
-		listed = ", ".join(f"{u!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for u, h in hints.items())
+		listed = ", ".join(
+			f"{u!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for u, h in hints.items()
+		)
 		raise ConfigurationError(f"no operation {listed} in the document")
 	missing_tags = sorted(set(tags or ()) - seen_tags)
 	if missing_tags:
@@ -643,14 +696,20 @@ def from_openapi(
 	credentials, scopes, notes = _credentials(doc)
 	title = str(info.get("title") or id or "API")
 	docs = "\n".join(
-		[f"Imported from the OpenAPI document of {title} {info.get('version', '')}.".replace(" .", "."), ""]
+		[
+			f"Imported from the OpenAPI document of {title} {info.get('version', '')}.".replace(
+				" .", "."
+			),
+			"",
+		]
 		+ [f"- {n}" for n in notes]
 	)
 	try:
 		return Integration(
 			id=id,
 			name=name or title,
-			description=_short(info.get("description"), MAX_DESCRIPTION_CHARS) or f"The {title} API.",
+			description=_short(info.get("description"), MAX_DESCRIPTION_CHARS)
+			or f"The {title} API.",
 			api_version=str(info["version"]) if info.get("version") else None,
 			api_setup=ApiSetup(base_url=_base_url(doc, base_url)),
 			credential_setup=credentials,
@@ -682,7 +741,10 @@ def _literal(value: Any, level: int) -> str:
 	if isinstance(value, dict):
 		if not value:
 			return "{}"
-		body = "".join(f"{inner}{json.dumps(k, ensure_ascii=False)}: {_literal(v, level + 1)},\n" for k, v in value.items())
+		body = "".join(
+			f"{inner}{json.dumps(k, ensure_ascii=False)}: {_literal(v, level + 1)},\n"
+			for k, v in value.items()
+		)
 		return f"{{\n{body}{pad}}}"
 	if isinstance(value, (list, tuple)):
 		if not value:
@@ -717,7 +779,9 @@ def to_module(integration: Integration, *, source: str = "") -> str:
 		"from openmolt_core import hookimpl\n"
 		"from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration\n\n"
 	)
-	fields = integration.model_dump(exclude_defaults=True, exclude={"tools", "credential_setup", "api_setup"})
+	fields = integration.model_dump(
+		exclude_defaults=True, exclude={"tools", "credential_setup", "api_setup"}
+	)
 	lines = [f"\t{k}={_literal(v, 1)},\n" for k, v in fields.items()]
 	lines.append(f"\tapi_setup={_literal(integration.api_setup, 1)},\n")
 	if integration.credential_setup:

@@ -33,7 +33,19 @@ __all__ = [
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "session")
-_PUBLIC_ENV = ("path", "home", "dir", "lang", "level", "mode", "host", "port", "url", "region", "tz")
+_PUBLIC_ENV = (
+	"path",
+	"home",
+	"dir",
+	"lang",
+	"level",
+	"mode",
+	"host",
+	"port",
+	"url",
+	"region",
+	"tz",
+)
 _PUBLIC_HEADERS = {"accept", "content-type", "user-agent", "mcp-protocol-version"}
 
 
@@ -79,7 +91,9 @@ class ServerOptions(BaseModel):
 		"""The scopes a tool needs: the user's mapping, else read or write by its annotation."""
 		if self.scopes is None:
 			return ["read" if read_only else "write"]
-		return [s for s, pats in self.scopes.items() if any(fnmatch.fnmatchcase(tool, p) for p in pats)]
+		return [
+			s for s, pats in self.scopes.items() if any(fnmatch.fnmatchcase(tool, p) for p in pats)
+		]
 
 	def scope_names(self) -> dict[str, str]:
 		"""The integration's scopes with their descriptions."""
@@ -174,13 +188,16 @@ def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers"
 	if "command" in data or kind == "stdio":
 		model = StdioServer
 		data["args"] = [expand(str(a), f"{place}.args") for a in data.get("args") or []]
-		data["env"] = {k: expand(str(v), f"{place}.env.{k}") for k, v in (data.get("env") or {}).items()}
+		data["env"] = {
+			k: expand(str(v), f"{place}.env.{k}") for k, v in (data.get("env") or {}).items()
+		}
 	elif "url" in data or kind in ("http", "streamable-http", "streamableHttp"):
 		model = HttpServer
 		if isinstance(data.get("url"), str):
 			data["url"] = expand(data["url"], f"{place}.url")
 		data["headers"] = {
-			k: expand(str(v), f"{place}.headers.{k}") for k, v in (data.get("headers") or {}).items()
+			k: expand(str(v), f"{place}.headers.{k}")
+			for k, v in (data.get("headers") or {}).items()
 		}
 	else:
 		raise ConfigurationError(

@@ -71,11 +71,15 @@ class MCPToolSource:
 
 	def __init__(self, id: str, options: ServerOptions, *, server: Any = None) -> None:
 		if server is None and not isinstance(options, (StdioServer, HttpServer)):
-			raise TypeError("an MCPToolSource needs a StdioServer, an HttpServer or a server object")
+			raise TypeError(
+				"an MCPToolSource needs a StdioServer, an HttpServer or a server object"
+			)
 		self.id = id
 		self.options = options
 		self._server = server
-		self.secrets = secrets_of(options) if isinstance(options, (StdioServer, HttpServer)) else frozenset()
+		self.secrets = (
+			secrets_of(options) if isinstance(options, (StdioServer, HttpServer)) else frozenset()
+		)
 		self._redact = Masker(self.secrets)
 		self._connection: _Connection | None = None
 		self._connect_lock = anyio.Lock()
@@ -251,7 +255,9 @@ class MCPToolSource:
 			read_only = bool(annotations and annotations.read_only_hint)
 			schema = dict(tool.input_schema or {})
 			schema.setdefault("type", "object")
-			description = tool.description or tool.title or (annotations and annotations.title) or ""
+			description = (
+				tool.description or tool.title or (annotations and annotations.title) or ""
+			)
 			if len(description) > MAX_DESCRIPTION_CHARS:
 				description = description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
 			out.append(
@@ -319,7 +325,8 @@ class MCPToolSource:
 			) from None
 		except Exception as exc:  # an invalid result (structured content off its schema)...
 			raise ToolError(
-				self._redact(f"the MCP call failed: {type(exc).__name__}: {_message(exc)}"), tool=tool
+				self._redact(f"the MCP call failed: {type(exc).__name__}: {_message(exc)}"),
+				tool=tool,
 			) from None
 
 	async def aclose(self) -> None:

@@ -76,7 +76,7 @@ async def to_result(result: CallToolResult, context: ToolContext, *, tool: str) 
 		ToolError: The result has ``isError`` set, or media could not be decoded or saved.
 	"""
 	if result.is_error:
-		texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
+		texts = [str(getattr(c, "text", "")) for c in result.content if c.type == "text"]
 		message = "\n".join(t for t in texts if t) or "the tool reported an error"
 		details = result.structured_content
 		raise ToolError(message, tool=tool, details=details)

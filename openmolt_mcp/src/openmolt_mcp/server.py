@@ -86,7 +86,9 @@ def agent_server(agent: Agent) -> Server[Any]:
 
 	async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
 		if params.name != name:
-			raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; this server has {name!r}")
+			raise MCPError(
+				types.INVALID_PARAMS, f"unknown tool {params.name!r}; this server has {name!r}"
+			)
 		arguments = params.arguments or {}
 		if "input" not in arguments:
 			raise MCPError(types.INVALID_PARAMS, "the 'input' argument is required")
@@ -103,7 +105,9 @@ def agent_server(agent: Agent) -> Server[Any]:
 			)
 		if result.status != "success":
 			message = result.human_message or result.error or ""
-			text = f"the run ended with status {result.status!r}" + (f": {message}" if message else "")
+			text = f"the run ended with status {result.status!r}" + (
+				f": {message}" if message else ""
+			)
 			return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 		output = result.output
 		if hasattr(output, "model_dump"):

@@ -96,7 +96,9 @@ def _import_openapi(args: Sequence[str]) -> int:
 		operations=ns.operation or None,
 		base_url=ns.base_url,
 	)
-	text = to_json(integration) if fmt == "json" else to_module(integration, source=Path(ns.spec).name)
+	text = (
+		to_json(integration) if fmt == "json" else to_module(integration, source=Path(ns.spec).name)
+	)
 	if ns.output:
 		Path(ns.output).write_text(text, encoding="utf-8")
 		print(
