@@ -27,6 +27,7 @@ from openmolt_core._execute import (
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import parse_reply
 from openmolt_core._redact import Redactor, redactor_for
+from openmolt_core._sources import AgentSources, SourceBinding
 from openmolt_core.commands import CallTool, Finish
 from openmolt_core.errors import ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
@@ -101,6 +102,7 @@ class Agent:
 		max_steps: Model calls before the run is asked to finish.
 		max_tokens: Tokens (input + output, summed) before the run is asked to finish.
 		timeout: Seconds before the run is asked to finish.
+		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 	"""
 
 	__slots__ = (
@@ -114,6 +116,7 @@ class Agent:
 		"_provider",
 		"_provider_factory",
 		"_redactor_cache",
+		"_sources",
 		"_system",
 		"_tools",
 		"config",
@@ -147,6 +150,7 @@ class Agent:
 		max_steps: int,
 		max_tokens: int | None,
 		timeout: float | None,
+		sources: Sequence[SourceBinding] = (),
 	) -> None:
 		self.om = om
 		self.name = name
@@ -171,6 +175,7 @@ class Agent:
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
 		self._redactor_cache: Redactor | None = None
+		self._sources = AgentSources(self._tools, sources) if sources else None
 
 	@property
 	def _redactor(self) -> Redactor:
@@ -266,7 +271,12 @@ class Agent:
 
 		Raises:
 			RunError: The provider failed for good; ``error.result.state`` resumes the run.
+			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
+		if self._sources is not None:  # tools listed at run time: rebound only when they changed
+			tools = await self._sources.refresh()
+			if tools is not None:
+				self._tools, self._prefix, self._redactor_cache = tools, None, None
 		if isinstance(history, RunState):
 			state = history
 		elif history is not None:
