@@ -16,7 +16,21 @@ def _sync(session: nox.Session, *groups: str) -> None:
 
 # Official API references the conformance tests read (tests/integrations/*/conftest.py); too
 # large to commit, so they are packed from npm into .cache/refs/ once.
-NPM_REFS = ["@notionhq/client@5.26.0", "@octokit/openapi@23.0.2", "@shopify/dev-mcp@1.16.0"]
+NPM_REFS = [
+	"@notionhq/client@5.26.0",
+	"@octokit/openapi@23.0.2",
+	"@shopify/dev-mcp@1.16.0",
+	"google-proto-files@6.0.1",
+	"@readme/oas-examples@8.2.2",
+]
+
+# npm tools the ecosystem tests start (tests/ecosystem/): a published reference MCP server and the
+# Prism mock server that validates the imported OpenAPI tools' requests. Installed once into
+# .cache/node/ (bin name -> package).
+NPM_TOOLS = {
+	"mcp-server-everything": "@modelcontextprotocol/server-everything@2026.8.18",
+	"prism": "@stoplight/prism-cli@5.16.0",
+}
 
 
 def _refs(session: nox.Session) -> None:
@@ -34,10 +48,33 @@ def _refs(session: nox.Session) -> None:
 			)
 
 
+def _node_tools(session: nox.Session) -> None:
+	"""Install the npm test tools into .cache/node/ unless they are all there (needs npm)."""
+	from pathlib import Path
+
+	bins = Path(".cache/node/node_modules/.bin")
+	if all((bins / name).exists() for name in NPM_TOOLS):
+		return
+	session.run(
+		"npm",
+		"install",
+		"--prefix",
+		".cache/node",
+		"--no-save",
+		"--no-audit",
+		"--no-fund",
+		"--loglevel=error",
+		*NPM_TOOLS.values(),
+		external=True,
+		silent=True,
+	)
+
+
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
 	"""Run the test suite (pass pytest options after --)."""
 	_refs(session)
+	_node_tools(session)
 	_sync(session, "test")
 	session.run("pytest", "-n", "2", *session.posargs)
 
@@ -60,6 +97,7 @@ def typing(session: nox.Session) -> None:
 		"openmolt_core/src/openmolt",
 		"openmolt_providers/src/openmolt_providers",
 		"openmolt_integrations/src/openmolt_integrations",
+		"openmolt_mcp/src/openmolt_mcp",
 		"tests/typing",
 	)
 
@@ -120,19 +158,26 @@ WHEEL_PACKAGES = {
 	"openmolt_core": {"openmolt_core", "openmolt"},
 	"openmolt_providers": {"openmolt_providers"},
 	"openmolt_integrations": {"openmolt_integrations"},
+	"openmolt_mcp": {"openmolt_mcp"},
 }
 
 
 @nox.session(python="3.11")
 def build(session: nox.Session) -> None:
-	"""Build the four wheels and check each holds only its packages (no tests, no docs)."""
+	"""Build the wheels and check each holds only its packages (no tests, no docs)."""
 	import shutil
 	import zipfile
 	from pathlib import Path
 
 	out = Path(".nox/dist")
 	shutil.rmtree(out, ignore_errors=True)
-	for name in ("openmolt", "openmolt-core", "openmolt-providers", "openmolt-integrations"):
+	for name in (
+		"openmolt",
+		"openmolt-core",
+		"openmolt-providers",
+		"openmolt-integrations",
+		"openmolt-mcp",
+	):
 		session.run(
 			"uv", "build", "--package", name, "--wheel", "-o", str(out), external=True, silent=True
 		)

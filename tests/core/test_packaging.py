@@ -15,7 +15,8 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 	ids = _toml("openmolt_integrations/pyproject.toml")["project"]["entry-points"][
 		"openmolt.integrations"
 	]
-	extras = set(_toml("pyproject.toml")["project"]["optional-dependencies"]) - {"all"}
+	# Besides the integrations, extras name features with their own distribution (mcp).
+	extras = set(_toml("pyproject.toml")["project"]["optional-dependencies"]) - {"all", "mcp"}
 	assert {extra_for(i) for i in ids} == extras
 	assert len(ids) == 29
 
@@ -42,3 +43,13 @@ def test_the_core_depends_only_on_the_design_card() -> None:
 		"croniter",
 		"tenacity",
 	}
+
+
+def test_the_mcp_extra_installs_the_mcp_distribution_and_the_core_does_not() -> None:
+	"""openmolt[mcp] (and all) pull openmolt-mcp; only openmolt-mcp depends on the MCP SDK."""
+	extras = _toml("pyproject.toml")["project"]["optional-dependencies"]
+	assert extras["mcp"] == ["openmolt-mcp==0.1.0"]
+	assert "openmolt-mcp==0.1.0" in extras["all"]
+	mcp = _toml("openmolt_mcp/pyproject.toml")["project"]
+	assert any(d.startswith("mcp>=") for d in mcp["dependencies"])
+	assert mcp["entry-points"]["openmolt.extensions"] == {"mcp": "openmolt_mcp"}

@@ -7,10 +7,13 @@ Two kinds of reference are supported, both read from installed packages (no netw
   ``{{ input.x }}`` maps to the discovery ``{x}``/``{+x}``), required path and query parameters,
   query parameter names, request body fields (walked through the schema ``$ref``s), media upload
   paths and media download.
+- Pydantic models of an SDK (``google-genai``'s Interactions types): `pydantic_problems` walks a
+  body template through the models' fields (their JSON names), unions included.
 - ``google.api.http`` rules as shipped in GAPIC packages (``rest_base.py`` of
   ``google-ai-generativelanguage``) or written down from the googleapis protos, together with the
   request message of the RPC read from the proto-plus sources (``google-ads``,
-  ``google-ai-generativelanguage``): `http_rule_problems`.
+  ``google-ai-generativelanguage``): `http_rule_problems`. `proto_http_rules` reads the rules of
+  a ``.proto`` file (Google's ``google-proto-files`` npm package ships the googleapis protos).
 
 Each check returns a list of human-readable problems; an empty list means the tool conforms.
 Other integrations can reuse the helpers with their own references.
@@ -36,7 +39,10 @@ __all__ = [
 	"endpoint_shape",
 	"http_rule_problems",
 	"input_vars",
+	"model_candidates",
 	"package_file",
+	"proto_http_rules",
+	"pydantic_problems",
 	"rest_rules",
 	"sdk_model_fields",
 	"tool_url",
@@ -325,6 +331,21 @@ def rest_rules(distribution: str, relative: str) -> set[tuple[str, str]]:
 	return {(m.upper(), uri) for m, uri in pairs}
 
 
+_RPC = re.compile(
+	r"rpc (\w+)\(\s*(\w+)\s*\)\s*returns\s*\([^)]*\)\s*\{\s*option \(google\.api\.http\) = \{"
+	r"\s*(get|post|put|patch|delete): \"([^\"]+)\"(?:\s*body: \"([^\"]*)\")?",
+	re.S,
+)
+
+
+def proto_http_rules(text: str) -> dict[str, tuple[str, str, str, str]]:
+	"""RPC name to (request message, METHOD, uri, body) from a .proto's google.api.http options."""
+	return {
+		m.group(1): (m.group(2), m.group(3).upper(), m.group(4), m.group(5) or "")
+		for m in _RPC.finditer(text)
+	}
+
+
 def _rule_shape(uri: str) -> str:
 	"""``/v1beta/{model=models/*}:x`` -> ``/v1beta/models/{*}:x``; ``{customer_id=*}`` -> ``{*}``."""
 
@@ -515,3 +536,70 @@ def http_rule_problems(
 			if camel_to_snake(name) not in index.fields(module, message):
 				problems.append(f"query parameter {name} is not a field of {message}")
 	return problems
+
+
+# pydantic models of an SDK (google-genai's Interactions API types) ----------------------------
+
+
+def model_candidates(annotation: Any) -> list[type[Any]]:
+	"""The pydantic model classes an annotation allows (through Optional, Union, List, Annotated).
+
+	``Unknown*`` fallback models (open unions that accept anything) are left out, so that a name
+	is accepted only when a real variant declares it.
+	"""
+	import typing
+
+	from pydantic import BaseModel
+
+	out: list[type[Any]] = []
+	stack = [annotation]
+	while stack:
+		item = stack.pop()
+		value = getattr(item, "__value__", None)  # typing_extensions.TypeAliasType
+		if value is not None:
+			stack.append(value)
+			continue
+		if isinstance(item, type) and issubclass(item, BaseModel):
+			if not item.__name__.startswith("Unknown"):
+				out.append(item)
+			continue
+		stack.extend(typing.get_args(item))
+	return out
+
+
+def _json_fields(model: type[Any]) -> dict[str, Any]:
+	return {(f.alias or name): f.annotation for name, f in model.model_fields.items()}
+
+
+def pydantic_problems(value: Any, annotation: Any, where: str = "body") -> list[str]:
+	"""How a body template disagrees with SDK models: a key no allowed model declares.
+
+	Template strings are not checked (their shape is the input's); a list checks each item; a
+	dict must fit at least one model the annotation allows (the one with fewest problems is
+	reported).
+	"""
+	if isinstance(value, list):
+		return [
+			p
+			for i, v in enumerate(value)
+			for p in pydantic_problems(v, annotation, f"{where}[{i}]")
+		]
+	if not isinstance(value, dict):
+		return []
+	candidates = model_candidates(annotation)
+	if not candidates:
+		return [f"{where} is an object but the reference allows none there"]
+	best: list[str] | None = None
+	for model in candidates:
+		fields = _json_fields(model)
+		problems = []
+		for key, inner in value.items():
+			if key not in fields:
+				problems.append(f"{where}.{key} is not a field of {model.__name__}")
+			else:
+				problems += pydantic_problems(inner, fields[key], f"{where}.{key}")
+		if not problems:
+			return []
+		if best is None or len(problems) < len(best):
+			best = problems
+	return best or []

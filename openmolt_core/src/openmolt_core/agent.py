@@ -40,6 +40,7 @@ from openmolt_core._execute import (
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._redact import Redactor, redactor_for
+from openmolt_core._sources import AgentSources, SourceBinding
 from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.errors import ConfigurationError, ProviderError, RunError
@@ -111,6 +112,7 @@ class Agent:
 		max_tokens: Tokens (input + output, summed) after which no model call starts.
 		timeout: Seconds the whole run may take.
 		limits: Caps on replies, results, memory and answers.
+		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 	"""
 
 	__slots__ = (
@@ -127,6 +129,7 @@ class Agent:
 		"_provider",
 		"_provider_factory",
 		"_redactor_cache",
+		"_sources",
 		"_system",
 		"_tools",
 		"config",
@@ -163,6 +166,7 @@ class Agent:
 		max_tokens: int | None,
 		timeout: float | None,
 		limits: Limits | None = None,
+		sources: Sequence[SourceBinding] = (),
 	) -> None:
 		self.om: OpenMolt = om
 		self.name: str = name
@@ -192,6 +196,7 @@ class Agent:
 		self._envelope: Envelope | None = None
 		self._fitted: FittedSchema | None = None
 		self._declared = False
+		self._sources = AgentSources(self._tools, sources) if sources else None
 
 	@property
 	def _redactor(self) -> Redactor:
@@ -324,7 +329,9 @@ class Agent:
 			RunError: The provider failed for good, or the run broke unexpectedly;
 				``error.result.state`` resumes the run.
 			ConfigurationError: A saved run was given a new input it cannot use.
+			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
+		await self._refresh_sources()
 		if history is None:
 			long_term = self._long_term
 			if long_term is None:
@@ -365,6 +372,7 @@ class Agent:
 			ConfigurationError: The state waits for no answer.
 			RunError: As for `run`.
 		"""
+		await self._refresh_sources()
 		loaded = _load(state)
 		if loaded.pending is None:
 			raise ConfigurationError(
@@ -372,6 +380,20 @@ class Agent:
 				"use run(history=state) to go on"
 			)
 		return await self._drive(loaded, answer=answer)
+
+	async def _refresh_sources(self) -> None:
+		"""List the tools of run-time sources (MCP servers); rebind only when they changed.
+
+		This runs before the first message and the reply schema are built, so a run's prompt
+		and schema never change while it runs.
+		"""
+		if self._sources is None:
+			return
+		tools = await self._sources.refresh()
+		if tools is not None:
+			self._tools = tools
+			self._prefix = self._redactor_cache = self._envelope = self._fitted = None
+			self._system = None
 
 	async def _prepare(self) -> None:
 		if self._provider is None:

@@ -87,6 +87,7 @@ class OpenMolt:
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._auths: dict[tuple[str, str, str], Any] = {}
+		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
 		self._models: dict[str, tuple[str, str, Any]] = {}
@@ -142,7 +143,11 @@ class OpenMolt:
 		return sandbox_of(self.plugins.integration("fileSystem")).resolve(path)
 
 	async def aclose(self) -> None:
-		"""Close the HTTP client if OpenMolt created it, and remove a temporary file store."""
+		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files."""
+		if self._tool_sources:
+			from openmolt_core._sources import close_sources
+
+			await close_sources(self._tool_sources.values())
 		if self._files is not None:
 			self._files.close()
 		if self._own_http and self._http is not None:
@@ -375,8 +380,12 @@ class OpenMolt:
 				for b in bindings
 			)
 		)
+		sources = []
 		for binding in bindings:
 			spec = self.plugins.integration(binding.integration)
+			if spec.source is not None:  # its tools are listed at run time (an MCP server)
+				sources.append(_bind_source(self, spec, binding, name, files))
+				continue
 			bound.extend(
 				_binding.bind_integration(
 					spec,
@@ -435,6 +444,7 @@ class OpenMolt:
 			max_tokens=max_tokens,
 			timeout=timeout,
 			limits=limits,
+			sources=sources,
 		)
 
 	def _resolve_model(self, model: str | LLMProvider) -> tuple[str, str, Any]:
@@ -549,6 +559,16 @@ def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 		else:
 			out[name] = value
 	return out
+
+
+def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any) -> Any:
+	from openmolt_core._sources import bind_source
+
+	om._tool_sources[id(spec.source)] = spec.source
+	config = om.integration_configs.get(binding.integration, {})
+	return bind_source(
+		spec, binding, agent=agent, instance_config=config, http=om.http, files=files
+	)
 
 
 def _current_loop() -> Any:

@@ -1,4 +1,4 @@
-"""Airtable Web API v0: bases and their schema, tables and fields, records, record comments.
+"""Airtable Web API v0: bases and their schema, tables and fields, records, attachments, comments.
 
 Airtable writes at most 10 records per request (create, update, upsert, delete); the input
 schemas say so with ``maxItems: 10``. Query arrays use Airtable's bracket form: ``fields[]=Name``,
@@ -12,10 +12,23 @@ from typing import Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
 
-__all__ = ["INTEGRATION", "MAX_RECORDS_PER_REQUEST", "TOOLS", "register_integrations"]
+__all__ = [
+	"CONTENT_URL",
+	"INTEGRATION",
+	"MAX_RECORDS_PER_REQUEST",
+	"MAX_UPLOAD_BYTES",
+	"TOOLS",
+	"register_integrations",
+]
 
 MAX_RECORDS_PER_REQUEST = 10
 """Airtable's limit on records created, updated or deleted by one request."""
+
+CONTENT_URL = "https://content.airtable.com"
+"""The host of Airtable's upload endpoint (uploadAttachment), separate from the API host."""
+
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+"""Airtable's limit on a file sent to uploadAttachment (larger files go by public URL)."""
 
 
 def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
@@ -397,6 +410,89 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="updateTable",
+		description="Rename a table or change its description.",
+		scopes=["schemaWrite"],
+		method="PATCH",
+		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableIdOrName }}",
+		body={"name": "{{ input.name }}", "description": "{{ input.description }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableIdOrName": _TABLE,
+				"name": _p("string", "The new table name, unique in the base."),
+				"description": _p("string", "The new description (up to 20,000 characters)."),
+			},
+			"required": ["baseId", "tableIdOrName"],
+		},
+	),
+	HttpTool(
+		handle="updateField",
+		description="Rename a field (column) or change its description. Its type and options cannot be changed through the API.",
+		scopes=["schemaWrite"],
+		method="PATCH",
+		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableId }}/fields/{{ input.columnId }}",
+		body={"name": "{{ input.name }}", "description": "{{ input.description }}"},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"tableId": _p("string", "The table id (starts with `tbl`)."),
+				"columnId": _p("string", "The field id (starts with `fld`), from getBaseSchema."),
+				"name": _p("string", "The new field name."),
+				"description": _p("string", "The new description (up to 20,000 characters)."),
+			},
+			"required": ["baseId", "tableId", "columnId"],
+		},
+	),
+	HttpTool(
+		handle="uploadAttachment",
+		description=(
+			"Upload a file (up to 5 MB) into an attachment field of an existing record; it is "
+			"added to the field's attachments. For larger files, write a public URL into the "
+			'field instead (createRecords/updateRecords with [{"url": ...}]).'
+		),
+		scopes=["write"],
+		method="POST",
+		base_url=CONTENT_URL,
+		endpoint="/v0/{{ input.baseId }}/{{ input.recordId }}/{{ input.attachmentFieldIdOrName }}/uploadAttachment",
+		body={
+			"contentType": "{{ input.file | file_media_type }}",
+			"file": f"{{{{ input.file | file_base64: {MAX_UPLOAD_BYTES} }}}}",
+			"filename": "{{ input.filename }}",
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"baseId": _BASE,
+				"recordId": _RECORD,
+				"attachmentFieldIdOrName": _p(
+					"string", "The attachment field's id (starts with `fld`) or name."
+				),
+				"file": _p(
+					"string",
+					"The file as a reference: 'openmolt-file:<id>' (from another tool), "
+					"'data:<type>;base64,<data>' or 'fileSystem:<path>'. Its media type is sent "
+					"as contentType.",
+				),
+				"filename": _p("string", "The attachment's file name, e.g. 'invoice.pdf'."),
+			},
+			"required": ["baseId", "recordId", "attachmentFieldIdOrName", "file", "filename"],
+		},
+		output_schema={
+			"type": "object",
+			"properties": {
+				"id": {"type": "string"},
+				"createdTime": {"type": "string"},
+				"fields": {
+					"type": "object",
+					"description": "The attachment field (by field id) with every attachment.",
+				},
+			},
+		},
+	),
+	HttpTool(
 		handle="listComments",
 		description="List the comments on a record, newest first (paginated with offset).",
 		scopes=["commentsRead"],
@@ -465,10 +561,10 @@ INTEGRATION = Integration(
 	],
 	scopes={
 		"read": "Read records (token scope data.records:read).",
-		"write": "Create, update and upsert records (data.records:write).",
+		"write": "Create, update and upsert records, upload attachments (data.records:write).",
 		"delete": "Delete records (data.records:write).",
 		"schemaRead": "List bases and read table schemas (schema.bases:read).",
-		"schemaWrite": "Create tables and fields (schema.bases:write).",
+		"schemaWrite": "Create and update tables and fields (schema.bases:write).",
 		"commentsRead": "Read record comments (data.recordComments:read).",
 		"commentsWrite": "Comment on records (data.recordComments:write).",
 	},
@@ -488,7 +584,9 @@ om = OpenMolt(integrations={"airtable": {"apiKey": "pat..."}})
 authorize users at `https://airtable.com/oauth2/v1/authorize` with a PKCE `code_challenge`, and
 exchange the code at `https://airtable.com/oauth2/v1/token` (HTTP Basic with client id and secret
 for confidential clients). Give the agent `{"type": "oauth2", "config": {"accessToken",
-"refreshToken", "clientId", "clientSecret"}}`; refresh tokens last 60 days.
+"refreshToken", "clientId", "clientSecret"}}`; refresh tokens last 60 days. A public integration
+(no client secret) leaves `clientSecret` out: its refreshes send `client_id` in the body and no
+`Authorization` header, as Airtable's OAuth reference shows.
 
 Writes take at most 10 records per call. Airtable allows 5 requests per second per base.
 """,

@@ -1,4 +1,4 @@
-"""Etsy Open API v3: the user and their shop, listings and their inventory and images, receipts.
+"""Etsy Open API v3: the shop, listings, inventory, images, receipts and shop policies.
 
 Every request carries ``x-api-key: <keystring>:<shared secret>`` (Etsy requires the shared secret
 in the header since 2025) and, for shop data, an OAuth 2.0 bearer token obtained with PKCE.
@@ -69,6 +69,18 @@ _LISTING_FIELDS = {
 }
 
 
+_RETURN_POLICY_ID = _p("integer", "The numeric return policy id.", minimum=1)
+_RETURN_POLICY = {
+	"accepts_returns": _p("boolean", "Whether the buyer may return items for a refund."),
+	"accepts_exchanges": _p("boolean", "Whether the buyer may exchange items."),
+	"return_deadline": _p(
+		"integer",
+		"Days the buyer has to return or exchange (one of 7, 14, 21, 30, 45, 60, 90).",
+		enum=[7, 14, 21, 30, 45, 60, 90],
+	),
+}
+
+
 def _body(names: list[str]) -> dict[str, str]:
 	return {name: f"{{{{ input.{name} }}}}" for name in names}
 
@@ -105,7 +117,7 @@ TOOLS = [
 			"offset": "{{ input.offset }}",
 			"sort_on": "{{ input.sort_on }}",
 			"sort_order": "{{ input.sort_order }}",
-			"includes": "{{ input.includes | join: ',' }}",
+			"includes": "{{ input.includes }}",
 		},
 		input_schema={
 			"type": "object",
@@ -153,7 +165,7 @@ TOOLS = [
 		scopes=["listingsRead"],
 		method="GET",
 		endpoint="/v3/application/listings/{{ input.listing_id }}",
-		query_params={"includes": "{{ input.includes | join: ',' }}"},
+		query_params={"includes": "{{ input.includes }}"},
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -484,6 +496,82 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="listReturnPolicies",
+		description="List a shop's return policies (a physical listing needs a return_policy_id to be activated).",
+		scopes=["shopRead"],
+		method="GET",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return",
+		input_schema={
+			"type": "object",
+			"properties": {"shop_id": _SHOP},
+			"required": ["shop_id"],
+		},
+		output_schema=_PAGED_OUTPUT,
+	),
+	HttpTool(
+		handle="createReturnPolicy",
+		description="Create a return policy; returns its return_policy_id for createDraftListing or updateListing. A shop cannot have two policies with the same settings.",
+		scopes=["shopWrite"],
+		method="POST",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return",
+		body=_body(list(_RETURN_POLICY)),
+		input_schema={
+			"type": "object",
+			"properties": {"shop_id": _SHOP, **_RETURN_POLICY},
+			"required": ["shop_id", "accepts_returns", "accepts_exchanges"],
+		},
+	),
+	HttpTool(
+		handle="updateReturnPolicy",
+		description="Change a return policy's settings (every listing using it follows). If another policy already has these settings, Etsy refuses: move its listings with consolidateReturnPolicies instead.",
+		scopes=["shopWrite"],
+		method="PUT",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return/{{ input.return_policy_id }}",
+		body=_body(list(_RETURN_POLICY)),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"return_policy_id": _RETURN_POLICY_ID,
+				**_RETURN_POLICY,
+			},
+			"required": ["shop_id", "return_policy_id", "accepts_returns", "accepts_exchanges"],
+		},
+	),
+	HttpTool(
+		handle="consolidateReturnPolicies",
+		description="Move every listing of one return policy to another and delete the first.",
+		scopes=["shopWrite"],
+		method="POST",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return/consolidate",
+		body=_body(["source_return_policy_id", "destination_return_policy_id"]),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"source_return_policy_id": _p(
+					"integer", "The policy whose listings move; it is deleted.", minimum=1
+				),
+				"destination_return_policy_id": _p(
+					"integer", "The policy the listings move to.", minimum=1
+				),
+			},
+			"required": ["shop_id", "source_return_policy_id", "destination_return_policy_id"],
+		},
+	),
+	HttpTool(
+		handle="deleteReturnPolicy",
+		description="Delete a return policy that no listing uses.",
+		scopes=["shopWrite"],
+		method="DELETE",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return/{{ input.return_policy_id }}",
+		input_schema={
+			"type": "object",
+			"properties": {"shop_id": _SHOP, "return_policy_id": _RETURN_POLICY_ID},
+			"required": ["shop_id", "return_policy_id"],
+		},
+	),
+	HttpTool(
 		handle="getSellerTaxonomyNodes",
 		description="Get Etsy's seller category tree (ids for taxonomy_id).",
 		scopes=["listingsRead"],
@@ -521,7 +609,8 @@ INTEGRATION = Integration(
 		Credential(type="custom", headers={"x-api-key": _API_KEY}),
 	],
 	scopes={
-		"shopRead": "Read the user, the shop, its reviews and shipping profiles (shops_r).",
+		"shopRead": "Read the user, the shop, its reviews, shipping profiles and return policies (shops_r).",
+		"shopWrite": "Create, change and delete return policies (shops_w).",
 		"listingsRead": "Read listings, their inventory and categories (listings_r).",
 		"listingsWrite": "Create and edit listings, inventory and images (listings_w).",
 		"listingsDelete": "Delete listings (listings_d).",
@@ -546,6 +635,10 @@ agent = om.create_agent(..., integrations=[{"integration": "etsy", "credential":
     "config": {"apiKey": "<keystring>", "sharedSecret": "<shared secret>",
                "accessToken": "...", "refreshToken": "..."}}}])
 ```
+
+A physical listing can be activated only with a shipping profile and a return policy: find them
+with `listShippingProfiles` and `listReturnPolicies` (or create one with `createReturnPolicy`)
+and pass their ids to `createDraftListing` or `updateListing`.
 
 Every request sends `x-api-key: <keystring>:<shared secret>`. Public data (searchActiveListings,
 getShop, getListing) also works with the `custom` credential: just `apiKey` and `sharedSecret`.

@@ -1,14 +1,25 @@
-"""Google Ads API (v26): GAQL reporting, accessible accounts, keyword ideas and the common mutates."""
+"""Google Ads API (v26): GAQL reporting, accessible accounts, keyword ideas and the common mutates.
+
+Every tool is one declarative request except ``generateKeywordIdeas``: its seed is a oneof whose
+branch depends on which inputs are given, so a small function picks one of the declarative
+requests in `KEYWORD_IDEAS_REQUESTS` (each checked against the google-ads protos) and sends it
+through the HTTP engine.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, HttpTool, Integration
+from openmolt_core.errors import ToolError
+from openmolt_core.integrations import ApiSetup, FunctionTool, HttpTool, Integration
+from openmolt_core.integrations.http import execute_http_tool
 from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
 
-__all__ = ["API_VERSION", "INTEGRATION", "TOOLS", "register_integrations"]
+if TYPE_CHECKING:
+	from openmolt_core.tools import ToolContext
+
+__all__ = ["API_VERSION", "INTEGRATION", "KEYWORD_IDEAS_REQUESTS", "TOOLS", "register_integrations"]
 
 API_VERSION = "v26"
 """The Google Ads API version the tools target (versions are sunset about a year after release)."""
@@ -95,6 +106,111 @@ def _mutate(handle: str, path: str, resource: str, example: str, notes: str) -> 
 			}
 		),
 	)
+
+
+_IDEAS_COMMON = {
+	"language": "{{ input.language }}",
+	"geoTargetConstants": "{{ input.geoTargetConstants }}",
+	"keywordPlanNetwork": "{{ input.keywordPlanNetwork }}",
+	"includeAdultKeywords": "{{ input.includeAdultKeywords }}",
+	"pageSize": "{{ input.pageSize }}",
+	"pageToken": "{{ input.pageToken }}",
+}
+_IDEAS_INPUT = obj(
+	{
+		"customerId": _CUSTOMER_ID,
+		"keywords": {
+			**array(
+				{"type": "string"},
+				"Seed keywords (1-20), e.g. ['running shoes'] (keywordSeed, or keywordAndUrlSeed with url).",
+			),
+			"minItems": 1,
+			"maxItems": 20,
+		},
+		"url": {
+			"type": "string",
+			"description": "A page to draw ideas from, e.g. 'https://example.com/shoes' (urlSeed, or keywordAndUrlSeed with keywords).",
+		},
+		"site": {
+			"type": "string",
+			"description": "A whole site, e.g. 'example.com' (siteSeed; not with keywords or url).",
+		},
+		"language": {
+			"type": "string",
+			"description": "Language constant resource name, e.g. 'languageConstants/1000' (English).",
+		},
+		"geoTargetConstants": array(
+			{"type": "string"},
+			"Location resource names (max 10), e.g. ['geoTargetConstants/2840'] for the United States.",
+		),
+		"keywordPlanNetwork": {
+			"type": "string",
+			"enum": ["GOOGLE_SEARCH", "GOOGLE_SEARCH_AND_PARTNERS"],
+			"description": "Network the metrics are for (default GOOGLE_SEARCH_AND_PARTNERS).",
+		},
+		"includeAdultKeywords": {"type": "boolean", "description": "Include adult keywords."},
+		"pageSize": {
+			"type": "integer",
+			"minimum": 1,
+			"maximum": 10000,
+			"description": "Ideas per page.",
+		},
+		"pageToken": PAGE_TOKEN,
+	},
+	"customerId",
+)
+_IDEAS_OUTPUT = obj(
+	{
+		"results": {
+			"type": "array",
+			"items": obj({"text": {"type": "string"}, "keywordIdeaMetrics": {"type": "object"}}),
+		},
+		"nextPageToken": {"type": "string"},
+		"totalSize": {"type": "string"},
+	}
+)
+
+
+def _ideas_request(seed: str, fields: dict[str, str]) -> HttpTool:
+	return HttpTool(
+		handle="generateKeywordIdeas",
+		description=f"KeywordPlanIdeaService.GenerateKeywordIdeas with {seed}.",
+		scopes=["read"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}:generateKeywordIdeas",
+		body={seed: fields, **_IDEAS_COMMON},
+		input_schema=_IDEAS_INPUT,
+		output_schema=_IDEAS_OUTPUT,
+	)
+
+
+KEYWORD_IDEAS_REQUESTS = {
+	("keywords",): _ideas_request("keywordSeed", {"keywords": "{{ input.keywords }}"}),
+	("url",): _ideas_request("urlSeed", {"url": "{{ input.url }}"}),
+	("keywords", "url"): _ideas_request(
+		"keywordAndUrlSeed", {"keywords": "{{ input.keywords }}", "url": "{{ input.url }}"}
+	),
+	("site",): _ideas_request("siteSeed", {"site": "{{ input.site }}"}),
+}
+"""The request ``generateKeywordIdeas`` sends for each combination of seed inputs.
+
+``GenerateKeywordIdeasRequest.seed`` is a oneof: ``keywordAndUrlSeed`` "requires at least one
+keyword", so a URL alone goes in ``urlSeed`` and keywords alone in ``keywordSeed``. The seed
+follows from the inputs given, so the tool picks the request; any other combination (none, or
+``site`` with another seed) is refused before anything is sent.
+"""
+
+
+async def _keyword_ideas(input: dict[str, Any], context: ToolContext) -> Any:
+	given = tuple(k for k in ("keywords", "url", "site") if input.get(k) not in (None, "", []))
+	tool = KEYWORD_IDEAS_REQUESTS.get(given)
+	if tool is None:
+		raise ToolError(
+			"generateKeywordIdeas needs a seed: give keywords, url, or both, or site alone "
+			f"(got {', '.join(given) or 'none'})",
+			tool="generateKeywordIdeas",
+		)
+	return await execute_http_tool(tool, INTEGRATION, input, context)
 
 
 _SEARCH_OUT = obj(
@@ -275,70 +391,16 @@ TOOLS = [
 		"[{'create': {'adGroup': 'customers/123/adGroups/321', 'status': 'ENABLED', 'keyword': {'text': 'running shoes', 'matchType': 'PHRASE'}}}]; negative keywords add 'negative': true.",
 		"Keywords are criteria with keyword {text, matchType EXACT|PHRASE|BROAD}.",
 	),
-	HttpTool(
+	FunctionTool(
 		handle="generateKeywordIdeas",
-		description="Keyword ideas with search volume, competition and bid ranges, from seed keywords and/or a URL (Keyword Planner).",
+		description=(
+			"Keyword ideas with search volume, competition and bid ranges (Keyword Planner), from "
+			"seed keywords, a page URL, both, or a whole site. Give keywords and/or url, or site."
+		),
 		scopes=["read"],
-		method="POST",
-		endpoint=f"{_CUSTOMER}:generateKeywordIdeas",
-		body={
-			"keywordAndUrlSeed": {"keywords": "{{ input.keywords }}", "url": "{{ input.url }}"},
-			"language": "{{ input.language }}",
-			"geoTargetConstants": "{{ input.geoTargetConstants }}",
-			"keywordPlanNetwork": "{{ input.keywordPlanNetwork }}",
-			"includeAdultKeywords": "{{ input.includeAdultKeywords }}",
-			"pageSize": "{{ input.pageSize }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
-		input_schema=obj(
-			{
-				"customerId": _CUSTOMER_ID,
-				"keywords": array(
-					{"type": "string"}, "Seed keywords (1-20), e.g. ['running shoes']."
-				),
-				"url": {
-					"type": "string",
-					"description": "A page to draw ideas from, e.g. 'https://example.com/shoes'.",
-				},
-				"language": {
-					"type": "string",
-					"description": "Language constant resource name, e.g. 'languageConstants/1000' (English).",
-				},
-				"geoTargetConstants": array(
-					{"type": "string"},
-					"Location resource names (max 10), e.g. ['geoTargetConstants/2840'] for the United States.",
-				),
-				"keywordPlanNetwork": {
-					"type": "string",
-					"enum": ["GOOGLE_SEARCH", "GOOGLE_SEARCH_AND_PARTNERS"],
-					"description": "Network the metrics are for (default GOOGLE_SEARCH_AND_PARTNERS).",
-				},
-				"includeAdultKeywords": {
-					"type": "boolean",
-					"description": "Include adult keywords.",
-				},
-				"pageSize": {
-					"type": "integer",
-					"minimum": 1,
-					"maximum": 10000,
-					"description": "Ideas per page.",
-				},
-				"pageToken": PAGE_TOKEN,
-			},
-			"customerId",
-		),
-		output_schema=obj(
-			{
-				"results": {
-					"type": "array",
-					"items": obj(
-						{"text": {"type": "string"}, "keywordIdeaMetrics": {"type": "object"}}
-					),
-				},
-				"nextPageToken": {"type": "string"},
-				"totalSize": {"type": "string"},
-			}
-		),
+		function=_keyword_ideas,
+		input_schema=_IDEAS_INPUT,
+		output_schema=_IDEAS_OUTPUT,
 	),
 ]
 
@@ -377,7 +439,20 @@ through a manager account, also set `loginCustomerId` to the manager's id (dashe
 ```
 
 Google Ads sunsets each API version about a year after release; this integration targets
-`v26`.""",
+`v26`.
+
+## Checked against
+
+Every request (method, path, body field names, nested ones included) is checked by the test
+suite against Google's own references: the RPCs and request messages of the `google-ads`
+package (v26), and the HTTP rules of the googleapis protos in the `google-proto-files` npm
+package. Not machine-checked, and why:
+
+- The HTTP rules come from v25, the newest version `google-proto-files` ships (`google-ads`
+  ships gRPC only); Ads paths have kept the same shape across versions.
+- What the model passes inside `operations`, `mutateOperations` and the GAQL `query` is the
+  model's input, checked by the API itself, not by the tool definitions.
+- The `developer-token` and `login-customer-id` headers are documented, not in the protos.""",
 	),
 )
 """The Google Ads integration."""

@@ -16,7 +16,7 @@ DEFAULT_MODEL = "gemini-3.1-flash-image"
 _MODEL = {
 	"type": "string",
 	"default": DEFAULT_MODEL,
-	"description": f"Gemini image model id (default '{DEFAULT_MODEL}', Nano Banana 2). Others: 'gemini-3-pro-image' (Nano Banana Pro, best text rendering and 4K), 'gemini-3.1-flash-lite-image' (cheapest), 'gemini-2.5-flash-image' (original Nano Banana). listModels shows what the key can use.",
+	"description": f"Gemini image model id (default '{DEFAULT_MODEL}', Nano Banana 2). Others: 'gemini-3-pro-image' (Nano Banana Pro, best text rendering and 4K), 'gemini-3.1-flash-lite-image' (Nano Banana 2 Lite, cheapest). listModels shows what the key can use.",
 }
 _ENDPOINT = f"/v1beta/models/{{{{ input.model | default: '{DEFAULT_MODEL}' }}}}:generateContent"
 _ASPECT = {
@@ -236,6 +236,15 @@ The key is sent as the `x-goog-api-key` header. Model ids change often: every to
 `model` input (default `gemini-3.1-flash-image`); `listModels` shows the ids your key can use.
 Generated images come back as file references (`openmolt-file:<id>`) that other tools (Drive,
 YouTube thumbnails...) accept. All generated images carry a SynthID watermark.
+
+## Checked against
+
+The test suite checks every tool's method, path, query and body names against the REST rules
+and request messages of `google-ai-generativelanguage` (`imageConfig` against `google-genai`'s
+`ImageConfig`, newer than the proto), the saved image path against `GenerateContentResponse`, and
+every model id named here against `google-genai`'s model list. Not machine-checked: the `parts`
+of `editImage`, which the model writes (their shape is only the tool's input schema), and which
+models a given key can use (`listModels` tells).
 """,
 )
 """The Nano Banana integration."""

@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
 	from openmolt_core.tools import ToolContext
 
-__all__ = ["DEFAULT_MODEL", "INTEGRATION", "MODELS", "register_integrations"]
+__all__ = [
+	"DEFAULT_MODEL",
+	"EDIT_PARAMS",
+	"GENERATE_PARAMS",
+	"INPUT_FIDELITY",
+	"INTEGRATION",
+	"MODELS",
+	"register_integrations",
+]
 
 BASE_URL = "https://api.openai.com/v1"
 
@@ -61,8 +69,8 @@ GENERATE_PARAMS = {
 	"quality": "quality",
 	"n": "n",
 	"background": "background",
-	"outputFormat": "output_format",
-	"outputCompression": "output_compression",
+	"output_format": "output_format",
+	"output_compression": "output_compression",
 	"moderation": "moderation",
 }
 """Tool input name → Images API parameter of ``POST /images/generations``."""
@@ -74,11 +82,19 @@ EDIT_PARAMS = {
 	"quality": "quality",
 	"n": "n",
 	"background": "background",
-	"outputFormat": "output_format",
-	"outputCompression": "output_compression",
-	"inputFidelity": "input_fidelity",
+	"output_format": "output_format",
+	"output_compression": "output_compression",
+	"input_fidelity": "input_fidelity",
 }
 """Tool input name → form field of ``POST /images/edits`` (besides ``image`` and ``mask``)."""
+
+INPUT_FIDELITY = {"gpt-image-1.5": ("high", "low"), "gpt-image-1-mini": ("low",)}
+"""The models that take ``input_fidelity``, with the values each accepts.
+
+The openai SDK's ``ImageEditParams`` says: "Supports `high` and `low` on `gpt-image-1.5`;
+`gpt-image-1-mini` supports only `low`. For `gpt-image-2`, omit this parameter." Every other
+model gets no ``input_fidelity`` field (it is dropped, not sent).
+"""
 
 _COMMON: dict[str, Any] = {
 	"prompt": {
@@ -118,15 +134,15 @@ _COMMON: dict[str, Any] = {
 		"type": "string",
 		"enum": ["transparent", "opaque", "auto"],
 		"default": "auto",
-		"description": "transparent needs outputFormat png or webp.",
+		"description": "transparent needs output_format png or webp.",
 	},
-	"outputFormat": {
+	"output_format": {
 		"type": "string",
 		"enum": ["png", "jpeg", "webp", "gif", "svg"],
 		"default": "png",
 		"description": "The saved file's format (gif and svg are previews on some models).",
 	},
-	"outputCompression": {
+	"output_compression": {
 		"type": "integer",
 		"minimum": 0,
 		"maximum": 100,
@@ -157,7 +173,7 @@ _OUTPUT = {
 		"size": {"type": "string"},
 		"quality": {"type": "string"},
 		"background": {"type": "string"},
-		"outputFormat": {"type": "string"},
+		"output_format": {"type": "string"},
 		"usage": {"type": "object"},
 	},
 }
@@ -209,7 +225,7 @@ async def _save_images(
 	payload: dict[str, Any], input: dict[str, Any], context: ToolContext, tool: str
 ) -> dict[str, Any]:
 	store = file_store(context, tool)
-	fmt = payload.get("output_format") or input.get("outputFormat") or "png"
+	fmt = payload.get("output_format") or input.get("output_format") or "png"
 	media_type = _MEDIA_TYPES.get(fmt, "application/octet-stream")
 	ext = _EXTENSIONS.get(fmt, fmt)
 	stem = input.get("fileName") or "image"
@@ -230,7 +246,7 @@ async def _save_images(
 		("size", "size"),
 		("quality", "quality"),
 		("background", "background"),
-		("output_format", "outputFormat"),
+		("output_format", "output_format"),
 		("usage", "usage"),
 	):
 		if payload.get(key) is not None:
@@ -269,7 +285,18 @@ async def _edit(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
 	if input.get("mask"):
 		mask = await store.open(input["mask"])
 		files.append(("mask", (mask.name, mask.data, mask.media_type)))
-	data = {key: str(value) for key, value in _params(input, EDIT_PARAMS).items()}
+	params = _params(input, EDIT_PARAMS)
+	fidelity = params.pop("input_fidelity", None)
+	allowed = INPUT_FIDELITY.get(params["model"])
+	if fidelity is not None and allowed is not None:
+		if fidelity not in allowed:
+			raise ToolError(
+				f"input_fidelity {fidelity!r} is not accepted by {params['model']}; use "
+				f"{' or '.join(repr(v) for v in allowed)}, or omit it",
+				tool=tool,
+			)
+		params["input_fidelity"] = fidelity
+	data = {key: str(value) for key, value in params.items()}
 	response = await _http(context, tool).post(
 		_url(context, "/images/edits"),
 		data=data,
@@ -337,10 +364,14 @@ TOOLS = [
 					),
 				},
 				**_COMMON,
-				"inputFidelity": {
+				"input_fidelity": {
 					"type": "string",
 					"enum": ["high", "low"],
-					"description": "high keeps faces and logos of the inputs closer.",
+					"description": (
+						"high keeps faces and logos of the inputs closer. Only gpt-image-1.5 "
+						"(high or low) and gpt-image-1-mini (low) take it; it is left out for "
+						"the other models, gpt-image-2 included."
+					),
 				},
 			},
 			"required": ["images", "prompt"],

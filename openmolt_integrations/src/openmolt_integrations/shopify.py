@@ -17,7 +17,7 @@ from typing import Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
 
-__all__ = ["INTEGRATION", "SHOPIFY_API_VERSION", "TOOLS", "register_integrations"]
+__all__ = ["INTEGRATION", "SHOPIFY_API_VERSION", "TAGGABLE", "TOOLS", "register_integrations"]
 
 SHOPIFY_API_VERSION = "2026-10"
 """The Admin API version in every request URL."""
@@ -131,6 +131,19 @@ _PRODUCT_INPUT = {
 	"handle": _p("string", "URL handle; default: derived from the title."),
 }
 _PRODUCT_VARS = {k: f"{{{{ input.{k} }}}}" for k in _PRODUCT_INPUT}
+
+TAGGABLE = [
+	("Product", "product", "write_products"),
+	("Order", "order", "write_orders"),
+	("Customer", "customer", "write_customers"),
+]
+"""The resources the tag tools cover: (GraphQL type, label, the Shopify scope writing it).
+
+``tagsAdd`` takes any taggable id, but the access scope it needs is the one writing that
+resource. Tool scopes are static, so there is one tool per resource (``addProductTags``...),
+each gated on its own scope and refusing ids of other types by pattern: an agent granted only
+``write_products`` sees and can call ``addProductTags``.
+"""
 
 TOOLS = [
 	_graphql(
@@ -598,19 +611,26 @@ TOOLS = [
 		["lineItemsByFulfillmentOrder"],
 		_mutation_output("fulfillmentCreate"),
 	),
-	_graphql(
-		"addTags",
-		"Add tags to a product, order, customer, draft order or article." + _USER_ERRORS_NOTE,
-		["write_products", "write_orders", "write_customers"],
-		"""mutation AddTags($id: ID!, $tags: [String!]!) { tagsAdd(id: $id, tags: $tags) {
-		node { id } userErrors { field message } } }""",
-		{"id": "{{ input.id }}", "tags": "{{ input.tags }}"},
-		{
-			"id": _p("string", "The global id of the object, e.g. gid://shopify/Order/123."),
-			"tags": _p("array", "Tags to add.", items={"type": "string"}, minItems=1),
-		},
-		["id", "tags"],
-		_mutation_output("tagsAdd"),
+	*(
+		_graphql(
+			f"add{kind}Tags",
+			f"Add tags to a {label} (tagsAdd)." + _USER_ERRORS_NOTE,
+			[scope],
+			f"""mutation Add{kind}Tags($id: ID!, $tags: [String!]!) {{ tagsAdd(id: $id, tags: $tags) {{
+			node {{ id }} userErrors {{ field message }} }} }}""",
+			{"id": "{{ input.id }}", "tags": "{{ input.tags }}"},
+			{
+				"id": _p(
+					"string",
+					f"The {label}'s global id, e.g. gid://shopify/{kind}/123.",
+					pattern=f"^gid://shopify/{kind}/[0-9]+$",
+				),
+				"tags": _p("array", "Tags to add.", items={"type": "string"}, minItems=1),
+			},
+			["id", "tags"],
+			_mutation_output("tagsAdd"),
+		)
+		for kind, label, scope in TAGGABLE
 	),
 	HttpTool(
 		handle="graphql",
@@ -668,7 +688,9 @@ INTEGRATION = Integration(
 				"read_merchant_managed_fulfillment_orders",
 				"write_merchant_managed_fulfillment_orders",
 			],
-			auth_params={"expiring": "1"},
+			# Shopify's own library joins scopes with commas; ``expiring=1`` belongs to the code
+			# exchange (POST .../admin/oauth/access_token), not to this URL.
+			scope_separator=",",
 			headers={"X-Shopify-Access-Token": "{{ config.accessToken }}"},
 		),
 	],
@@ -702,9 +724,11 @@ om = OpenMolt(integrations={"shopify": {"shop": "my-store", "accessToken": "shpa
 `shop` is the store's myshopify subdomain (`my-store` or `my-store.myshopify.com`).
 
 **Public app (OAuth).** Send the merchant to
-`https://{shop}.myshopify.com/admin/oauth/authorize?client_id=…&scope=…&redirect_uri=…&state=…`
-and exchange the code at `https://{shop}.myshopify.com/admin/oauth/access_token`; with
-`expiring=1` Shopify returns an expiring offline token and a refresh token. Use
+`https://{shop}.myshopify.com/admin/oauth/authorize?client_id=…&scope=read_products,write_products…&redirect_uri=…&state=…`
+(scopes joined with commas) and exchange the code with a POST to
+`https://{shop}.myshopify.com/admin/oauth/access_token` carrying `client_id`, `client_secret`,
+`code` and `expiring=1`: Shopify then returns an expiring offline token (one hour) and a refresh
+token, which public apps must use from January 1, 2027. Use
 `{"type": "oauth2", "config": {"shop", "accessToken", "refreshToken", "clientId", "clientSecret"}}`.
 The token travels in the `X-Shopify-Access-Token` header, not `Authorization`.
 

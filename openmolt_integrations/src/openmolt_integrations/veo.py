@@ -1,4 +1,18 @@
-"""Veo 3: Gemini API video generation as a long-running operation, with status and download tools."""
+"""Video generation over the Gemini API: Gemini Omni Flash through the Interactions API.
+
+Google shut the Veo 3.1 preview models down on the Gemini API (``google-genai`` refuses
+``generate_videos`` outside Vertex), and its video guide names Gemini Omni Flash
+(``gemini-omni-1.1-flash``) as the model for video generation, called with
+``POST /v1beta/interactions``. The integration keeps its ``veo`` id. One interaction turns a text
+prompt, images (a first frame, reference images) or a video (to edit or extend) into a video with
+sound; ``previous_interaction_id`` edits the last result by conversation.
+
+The video comes back inline (base64, saved to the file store by ``response_files``) or, for large
+outputs or ``delivery: "uri"``, as a Files API URI that ``downloadVideo`` saves. With
+``background: true`` the call returns at once and ``getInteraction`` polls it. Input images and
+videos go in as Files API URIs (``uploadFile``). Request and response names are the Interactions
+API's own (snake_case), as ``google-genai``'s interaction types define them.
+"""
 
 from __future__ import annotations
 
@@ -6,183 +20,203 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import GEMINI_API_KEY, PAGE_TOKEN, gemini_list_models, obj
+from openmolt_integrations._google import GEMINI_API_KEY, gemini_list_models, obj
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
 
-DEFAULT_MODEL = "veo-3.1-generate-preview"
-"""The default video model on the Gemini API: Veo 3.1."""
+DEFAULT_MODEL = "gemini-omni-1.1-flash"
+"""The default video model: Gemini Omni Flash, the Gemini API's video model (Veo's successor)."""
 
-_OPERATION_NAME = {
-	"type": "string",
-	"description": "The operation name returned by generateVideo, e.g. 'models/veo-3.1-generate-preview/operations/abc123'.",
-}
-_OPERATION_OUT = obj(
+_VIDEO_FILES = ["steps[].content[]", "output_video"]
+"""Where an interaction holds generated media: each step's content (and the SDK's shortcut)."""
+
+_CONTENT = obj(
 	{
-		"name": {"type": "string", "description": "The operation name, for getOperation."},
-		"done": {"type": "boolean", "description": "true when finished (successfully or not)."},
-		"error": obj({"code": {"type": "integer"}, "message": {"type": "string"}}),
-		"response": obj(
-			{
-				"generateVideoResponse": obj(
-					{
-						"generatedSamples": {
-							"type": "array",
-							"items": obj(
-								{
-									"video": obj(
-										{
-											"uri": {
-												"type": "string",
-												"description": "Give to downloadVideo.",
-											}
-										}
-									)
-								}
-							),
-						},
-						"raiMediaFilteredCount": {"type": "integer"},
-						"raiMediaFilteredReasons": {"type": "array", "items": {"type": "string"}},
-					}
-				)
-			}
-		),
+		"type": {
+			"type": "string",
+			"enum": ["text", "image", "video"],
+			"description": "What the block holds.",
+		},
+		"text": {"type": "string", "description": "For type text: the prompt or instruction."},
+		"uri": {
+			"type": "string",
+			"description": "For image and video: the file.uri returned by uploadFile (or a video uri of an earlier result).",
+		},
+		"mime_type": {
+			"type": "string",
+			"description": "For image and video: the media type, e.g. 'image/png', 'video/mp4'.",
+		},
+	},
+	"type",
+)
+_INTERACTION_OUT = obj(
+	{
+		"id": {
+			"type": "string",
+			"description": "The interaction id, for getInteraction and edits.",
+		},
+		"status": {
+			"type": "string",
+			"description": "in_progress while it runs (background), completed, failed...",
+		},
+		"steps": {
+			"type": "array",
+			"description": "The timeline: user_input steps, then model_output steps whose content holds the video (type video, saved as {file, mediaType, size} when inline, or a uri for downloadVideo).",
+			"items": obj(
+				{
+					"type": {"type": "string"},
+					"content": {"type": "array", "items": {"type": "object"}},
+				}
+			),
+		},
+		"errors": {"type": "array", "items": {"type": "object"}},
+		"usage": {"type": "object"},
 	}
 )
+_INTERACTION_ID = {
+	"type": "string",
+	"description": "The interaction id returned by generateVideo.",
+}
 
 TOOLS = [
 	HttpTool(
 		handle="generateVideo",
-		description="Start generating a short video (with sound) from a prompt, optionally starting from an image (image-to-video). Takes 1 to 6 minutes: this returns an operation name at once; poll getOperation (wait about 15 seconds between calls) until done, then call downloadVideo with response.generateVideoResponse.generatedSamples[0].video.uri.",
+		description=(
+			"Generate a short video with sound from a prompt, optionally from images (a first "
+			"frame; up to 3 reference images of a character or product to keep) or a video to "
+			"edit or extend. Upload images and videos with uploadFile first and pass them as "
+			"input blocks. Returns the interaction: the video is saved as a file "
+			"(steps[].content[] of type video) or given as a uri for downloadVideo. To change "
+			"the result, call again with previous_interaction_id and an instruction."
+		),
 		scopes=["generate"],
 		method="POST",
-		endpoint=f"/v1beta/models/{{{{ input.model | default: '{DEFAULT_MODEL}' }}}}:predictLongRunning",
+		endpoint="/v1beta/interactions",
 		body={
-			"instances": [
-				{
-					"prompt": "{{ input.prompt }}",
-					"image": {
-						"bytesBase64Encoded": "{{ input.image | file_base64 }}",
-						"mimeType": "{{ input.image | file_media_type }}",
-					},
-					"lastFrame": {
-						"bytesBase64Encoded": "{{ input.lastFrame | file_base64 }}",
-						"mimeType": "{{ input.lastFrame | file_media_type }}",
-					},
-					"video": "{{ input.extendVideo }}",
-				}
-			],
-			"parameters": {
-				"aspectRatio": "{{ input.aspectRatio }}",
-				"durationSeconds": "{{ input.durationSeconds }}",
+			"model": f"{{{{ input.model | default: '{DEFAULT_MODEL}' }}}}",
+			"input": "{{ input.input }}",
+			"response_format": {
+				"type": "video",
+				"aspect_ratio": "{{ input.aspect_ratio }}",
 				"resolution": "{{ input.resolution }}",
-				"negativePrompt": "{{ input.negativePrompt }}",
-				"personGeneration": "{{ input.personGeneration }}",
-				"seed": "{{ input.seed }}",
+				"duration": "{{ input.duration }}",
+				"delivery": "{{ input.delivery }}",
 			},
+			"generation_config": {"video_config": {"task": "{{ input.task }}"}},
+			"previous_interaction_id": "{{ input.previous_interaction_id }}",
+			"background": "{{ input.background }}",
 		},
+		response_files=_VIDEO_FILES,
 		input_schema=obj(
 			{
-				"prompt": {
-					"type": "string",
-					"description": "The scene: subject, action, camera movement, style, and audio (dialogue in quotes, sound effects, ambience).",
+				"input": {
+					"type": "array",
+					"minItems": 1,
+					"items": _CONTENT,
+					"description": (
+						"The request in order, e.g. [{'type': 'text', 'text': 'A red fox runs "
+						"through snow at dawn, slow dolly shot'}], or an image first: "
+						"[{'type': 'image', 'uri': '<file.uri>', 'mime_type': 'image/png'}, "
+						"{'type': 'text', 'text': 'The fox starts to run'}]. Describe scene, "
+						"camera, lighting and sound (dialogue in quotes)."
+					),
 				},
-				"negativePrompt": {
+				"task": {
 					"type": "string",
-					"description": "What not to show, e.g. 'cartoon, low quality'.",
+					"enum": [
+						"text_to_video",
+						"image_to_video",
+						"reference_to_video",
+						"edit",
+						"extend",
+					],
+					"description": "Optional: what to do with the input media (image_to_video: the image is the first frame; reference_to_video: keep the look of the images; edit or extend a video). The model infers it when omitted.",
 				},
-				"aspectRatio": {
+				"aspect_ratio": {
 					"type": "string",
 					"enum": ["16:9", "9:16"],
-					"description": "Landscape 16:9 (default) or portrait 9:16.",
-				},
-				"durationSeconds": {
-					"type": "integer",
-					"enum": [4, 6, 8],
-					"description": "Length in seconds (default 8; 1080p and 4k need 8).",
+					"description": "Landscape 16:9 or portrait 9:16.",
 				},
 				"resolution": {
 					"type": "string",
-					"enum": ["720p", "1080p", "4k"],
-					"description": "Resolution (default 720p; 4k on Veo 3.1 models only).",
+					"enum": ["360p", "720p", "1080p", "4k"],
+					"description": "Output resolution (default 720p).",
 				},
-				"personGeneration": {
+				"duration": {
 					"type": "string",
-					"enum": ["allow_all", "allow_adult", "dont_allow"],
-					"description": "Whether people may appear (regional limits apply).",
+					"description": "Requested length, e.g. '8s' (the model may choose its own).",
 				},
-				"seed": {"type": "integer", "description": "Seed for more repeatable results."},
-				"image": {
+				"delivery": {
 					"type": "string",
-					"description": "Optional first frame (image-to-video): a PNG or JPEG file reference (openmolt-file:<id> from e.g. Nano Banana, data:image/png;base64,..., or fileSystem:<path>), up to 20 MB. The prompt then describes the motion.",
+					"enum": ["inline", "uri"],
+					"description": "inline returns the video in the answer (saved as a file); uri returns a link for downloadVideo (large videos always come as uri).",
 				},
-				"lastFrame": {
+				"previous_interaction_id": {
 					"type": "string",
-					"description": "Optional last frame (Veo 3.1, needs image): a PNG or JPEG file reference; the video moves from image to this frame.",
+					"description": "The id of an earlier generateVideo result, to edit that video by instruction.",
 				},
-				"extendVideo": obj(
-					{
-						"uri": {
-							"type": "string",
-							"description": "The earlier video's video.uri from getOperation.",
-						}
-					},
-					"uri",
-					description="To extend an earlier Veo video by about 7 seconds: {'uri': <its video.uri>} (Veo 3.1, 720p, within 2 days).",
-				),
+				"background": {
+					"type": "boolean",
+					"description": "Return at once with status in_progress; poll getInteraction (about every 15 seconds) until completed.",
+				},
 				"model": {
 					"type": "string",
 					"default": DEFAULT_MODEL,
-					"description": f"Veo model id (default '{DEFAULT_MODEL}'). Others: 'veo-3.1-fast-generate-preview' (faster, cheaper), 'veo-3.0-generate-001', 'veo-3.0-fast-generate-001'. listModels shows what the key can use.",
+					"description": f"Video model id (default '{DEFAULT_MODEL}'; also 'gemini-omni-1.2-flash'). listModels shows what the key can use.",
 				},
 			},
-			"prompt",
+			"input",
 		),
-		output_schema=obj(
-			{"name": {"type": "string", "description": "The operation name, for getOperation."}}
-		),
+		output_schema=_INTERACTION_OUT,
 	),
 	HttpTool(
-		handle="getOperation",
-		description="Check a video generation: done is false while it runs; when done, response.generateVideoResponse.generatedSamples[].video.uri holds the video (or error explains the failure).",
+		handle="getInteraction",
+		description="Get a video interaction: status in_progress while a background generation runs; when completed, the video is in steps[].content[] (saved as a file, or a uri for downloadVideo).",
 		scopes=["generate"],
 		method="GET",
-		endpoint="/v1beta/{{ input.operationName | path_segments }}",
-		input_schema=obj({"operationName": _OPERATION_NAME}, "operationName"),
-		output_schema=_OPERATION_OUT,
+		endpoint="/v1beta/interactions/{{ input.id }}",
+		response_files=_VIDEO_FILES,
+		input_schema=obj({"id": _INTERACTION_ID}, "id"),
+		output_schema=_INTERACTION_OUT,
 	),
 	HttpTool(
-		handle="listOperations",
-		description="List recent video generation operations of a model.",
+		handle="uploadFile",
+		description="Upload an image or video to the Gemini Files API, to use it in generateVideo (as a block with its file.uri and mime_type). Files are kept 48 hours.",
 		scopes=["generate"],
-		method="GET",
-		endpoint=f"/v1beta/models/{{{{ input.model | default: '{DEFAULT_MODEL}' }}}}/operations",
-		query_params={"pageSize": "{{ input.pageSize }}", "pageToken": "{{ input.pageToken }}"},
+		method="POST",
+		endpoint="/upload/v1beta/files",
+		query_params={"uploadType": "multipart"},
+		request_format="multipart-related",
+		body={
+			"metadata": {"file": {"displayName": "{{ input.displayName }}"}},
+			"media": "{{ input.file }}",
+		},
 		input_schema=obj(
 			{
-				"model": {
+				"file": {
 					"type": "string",
-					"default": DEFAULT_MODEL,
-					"description": "The Veo model id.",
+					"description": "The file as a reference: 'openmolt-file:<id>' (e.g. an image from Nano Banana), 'data:<type>;base64,<data>' or 'fileSystem:<path>'.",
 				},
-				"pageSize": {
-					"type": "integer",
-					"minimum": 1,
-					"description": "Operations per page.",
-				},
-				"pageToken": PAGE_TOKEN,
-			}
+				"displayName": {"type": "string", "description": "A name for the file."},
+			},
+			"file",
 		),
 		output_schema=obj(
 			{
-				"operations": {"type": "array", "items": _OPERATION_OUT},
-				"nextPageToken": {"type": "string"},
+				"file": obj(
+					{
+						"name": {"type": "string", "description": "'files/<id>'."},
+						"uri": {"type": "string", "description": "Use as the block's uri."},
+						"mimeType": {"type": "string"},
+						"state": {"type": "string"},
+					}
+				)
 			}
 		),
 	),
 	HttpTool(
 		handle="downloadVideo",
-		description="Download a generated video (MP4) and save it as a file; returns a file reference for other tools (Drive, YouTube upload). Generated videos are deleted by Google after 2 days.",
+		description="Download a generated video (MP4) given as a uri and save it as a file; returns a file reference for other tools (Drive, YouTube upload). Google deletes generated files after 2 days.",
 		scopes=["generate"],
 		method="GET",
 		endpoint="/v1beta/files/{{ input.videoUri | split: 'files/' | last | split: ':' | first }}:download",
@@ -194,7 +228,7 @@ TOOLS = [
 			{
 				"videoUri": {
 					"type": "string",
-					"description": "The video.uri from getOperation ('https://generativelanguage.googleapis.com/v1beta/files/<id>:download?alt=media'), or 'files/<id>'.",
+					"description": "The video's uri ('https://generativelanguage.googleapis.com/v1beta/files/<id>:download?alt=media'), or 'files/<id>'.",
 				}
 			},
 			"videoUri",
@@ -212,23 +246,23 @@ TOOLS = [
 		),
 	),
 	gemini_list_models(
-		"List the Gemini API models the key can use (Veo ids start with 'models/veo')."
+		"List the Gemini API models the key can use (video models: ids containing 'omni')."
 	),
 ]
 
 INTEGRATION = Integration(
 	name="Veo",
-	description="Generate videos with Google's Veo 3 models over the Gemini API.",
+	description="Generate and edit videos over the Gemini API with Gemini Omni Flash, Veo's successor.",
 	api_version="v1beta",
 	api_setup=ApiSetup(base_url="https://generativelanguage.googleapis.com", timeout=300.0),
 	credential_setup=[GEMINI_API_KEY],
 	scopes={
-		"generate": "Generate videos, check and list operations, download videos, list models."
+		"generate": "Generate, poll and download videos, upload input media, list models (billed per second of video).",
 	},
 	tools=TOOLS,
 	docs="""## Get a token
 
-Veo uses a Gemini API key from a project with billing enabled (Veo is a paid feature):
+Video generation uses a Gemini API key from a project with billing enabled (it has no free tier):
 
 1. Open [Google AI Studio](https://aistudio.google.com/apikey), create an API key, and enable
    billing on its Google Cloud project.
@@ -242,18 +276,43 @@ agent = om.create_agent(
 )
 ```
 
-The key is sent as the `x-goog-api-key` header. `generateVideo` also animates a still: pass a
-file reference as `image` (the first frame; `lastFrame` too on Veo 3.1), e.g. an image made by the
-Nano Banana integration. A video takes minutes: `generateVideo` returns an
-operation, `getOperation` reports progress, `downloadVideo` saves the MP4 to OpenMolt's file store.
-Model ids change often; every tool takes a `model` input (default `veo-3.1-generate-preview`).
-Google keeps generated videos for 2 days, so download them promptly.
+The key is sent as the `x-goog-api-key` header.
+
+## Models
+
+The Veo 3.1 preview models (`veo-3.1-generate-preview` and its fast and lite variants) were shut
+down on the Gemini API, and `google-genai` sends `generate_videos` only to Vertex AI. Google's
+video guide names **Gemini Omni Flash** (`gemini-omni-1.1-flash`, the default here) as the Gemini
+API's video model, called through the Interactions API (`POST /v1beta/interactions`). Every tool
+that generates takes a `model` input; `listModels` shows what your key can use.
+
+## Images, reference images and videos
+
+Upload media with `uploadFile` and pass it as input blocks (`{"type": "image", "uri": ...,
+"mime_type": ...}`): one image as the first frame (`task: image_to_video`), up to three images
+of a character or product to keep (`task: reference_to_video`), or a video to edit or extend.
+Images made by the Nano Banana integration work directly as `uploadFile` input.
+
+A video arrives inline (saved to OpenMolt's file store; the tool returns a file reference) or as
+a uri that `downloadVideo` saves. Long generations can run with `background: true` and be polled
+with `getInteraction`. Google keeps generated files for 2 days.
+
+## Checked against
+
+The test suite checks `generateVideo` and `getInteraction` (method, path, every body name, and a
+full rendered request) against `google-genai`'s Interactions client and its pydantic types, and
+`uploadFile`, `downloadVideo` and `listModels` against `google-ai-generativelanguage`'s REST rules
+and request messages. Not machine-checked, and why: `google-ai-generativelanguage` has no
+Interactions service, so `google-genai` (generated from the API definition) is the only
+machine-readable reference; the format of `duration` is not documented there; what the model puts
+in its `input` blocks is its input (only the block's field names are checked); and the URI of a
+video delivered by `uri` follows the Files API download path that the docs show.
 """,
 )
-"""The Veo integration."""
+"""The Veo (Gemini API video generation) integration."""
 
 
 @hookimpl
 def register_integrations(register: Any) -> None:
-	"""Register Veo under the id ``veo``."""
+	"""Register the Gemini API video integration under the id ``veo``."""
 	register(INTEGRATION, id="veo")

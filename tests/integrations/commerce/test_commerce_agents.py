@@ -6,6 +6,7 @@ in docs/integration-authoring.md.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections.abc import Callable
@@ -122,6 +123,50 @@ async def test_airtable_agent_lists_then_deletes_records() -> None:
 	assert parse_qsl(second.url.query.decode()) == [("records[]", "rec1"), ("records[]", "rec2")]
 
 
+async def test_airtable_agent_uploads_an_attachment_then_renames_a_field() -> None:
+	"""Airtable: the file goes base64 to the content host; updateField PATCHes the schema."""
+	pdf = b"%PDF-1.4 tiny"
+	ref = "data:application/pdf;base64," + base64.b64encode(pdf).decode()
+	seen = await _run(
+		airtable,
+		{"apiKey": "patSecret123"},
+		[
+			call_tool(
+				"airtable.uploadAttachment",
+				baseId="appB",
+				recordId="rec1",
+				attachmentFieldIdOrName="Files",
+				file=ref,
+				filename="invoice.pdf",
+			),
+			call_tool(
+				"airtable.updateField",
+				baseId="appB",
+				tableId="tblT",
+				columnId="fldF",
+				name="Invoices",
+			),
+		],
+		[{"id": "rec1", "fields": {}}, {"id": "fldF", "name": "Invoices"}],
+	)
+	upload, rename = seen
+	assert (upload.method, str(upload.url)) == (
+		"POST",
+		"https://content.airtable.com/v0/appB/rec1/Files/uploadAttachment",
+	)
+	assert upload.headers["Authorization"] == "Bearer patSecret123"
+	assert _json(upload) == {
+		"contentType": "application/pdf",
+		"file": base64.b64encode(pdf).decode(),
+		"filename": "invoice.pdf",
+	}
+	assert (rename.method, str(rename.url)) == (
+		"PATCH",
+		"https://api.airtable.com/v0/meta/bases/appB/tables/tblT/fields/fldF",
+	)
+	assert _json(rename) == {"name": "Invoices"}
+
+
 async def test_shopify_agent_lists_products_then_adds_tags() -> None:
 	"""Shopify: GraphQL JSON bodies to the shop's 2026-10 endpoint with the access token header."""
 	seen = await _run(
@@ -129,7 +174,7 @@ async def test_shopify_agent_lists_products_then_adds_tags() -> None:
 		{"shop": "acme.myshopify.com", "accessToken": "shpat_secret"},
 		[
 			call_tool("shopify.listProducts", query="status:active", first=5),
-			call_tool("shopify.addTags", id="gid://shopify/Order/1", tags=["vip"]),
+			call_tool("shopify.addOrderTags", id="gid://shopify/Order/1", tags=["vip"]),
 		],
 		[{"data": {"products": {"nodes": []}}}, {"data": {"tagsAdd": {"userErrors": []}}}],
 	)
@@ -295,6 +340,39 @@ async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:
 		("tracking_code", "1Z999"),
 		("carrier_name", "ups"),
 	]
+
+
+async def test_etsy_agent_creates_a_return_policy_and_lists_with_includes() -> None:
+	"""Etsy: includes repeats its key; a return policy is form-encoded, then set on a listing."""
+	config = {"apiKey": "keystring1", "sharedSecret": "secret1", "accessToken": "1.tok"}
+	seen = await _run(
+		etsy,
+		config,
+		[
+			call_tool("etsy.listShopListings", shop_id=42, includes=["Images", "Shop"]),
+			call_tool(
+				"etsy.createReturnPolicy",
+				shop_id=42,
+				accepts_returns=True,
+				accepts_exchanges=False,
+				return_deadline=30,
+			),
+			call_tool("etsy.updateListing", shop_id=42, listing_id=9, return_policy_id=77),
+		],
+		[{"count": 0, "results": []}, {"return_policy_id": 77}, {"listing_id": 9}],
+	)
+	listings, policy, update = seen
+	query = parse_qsl(listings.url.query.decode())
+	assert [v for k, v in query if k == "includes"] == ["Images", "Shop"]
+	assert (policy.method, policy.url.path) == ("POST", "/v3/application/shops/42/policies/return")
+	assert parse_qsl(policy.content.decode()) == [
+		("accepts_returns", "true"),
+		("accepts_exchanges", "false"),
+		("return_deadline", "30"),
+	]
+	assert policy.headers["x-api-key"] == "keystring1:secret1"
+	assert (update.method, update.url.path) == ("PATCH", "/v3/application/shops/42/listings/9")
+	assert parse_qsl(update.content.decode()) == [("return_policy_id", "77")]
 
 
 async def test_github_agent_reads_then_writes_a_file() -> None:

@@ -91,6 +91,27 @@ AIRTABLE_DOCS = {
 		set(),
 		{"name", "type", "description", "options"},
 	),
+	"updateTable": (
+		AT + "update-table",
+		"PATCH",
+		"/v0/meta/bases/{baseId}/tables/{tableIdOrName}",
+		set(),
+		{"name", "description", "dateDependencySettings"},
+	),
+	"updateField": (
+		AT + "update-field",
+		"PATCH",
+		"/v0/meta/bases/{baseId}/tables/{tableId}/fields/{columnId}",
+		set(),
+		{"name", "description"},
+	),
+	"uploadAttachment": (
+		AT + "upload-attachment",
+		"POST",
+		"/v0/{baseId}/{recordId}/{attachmentFieldIdOrName}/uploadAttachment",
+		set(),
+		{"contentType", "file", "filename"},
+	),
 	"listComments": (
 		AT + "list-comments",
 		"GET",
@@ -262,6 +283,41 @@ ETSY_DOCS = {
 		set(),
 		set(),
 	),
+	"listReturnPolicies": (
+		ETSY + "getShopReturnPolicies",
+		"GET",
+		"/v3/application/shops/{shop_id}/policies/return",
+		set(),
+		set(),
+	),
+	"createReturnPolicy": (
+		ETSY + "createShopReturnPolicy",
+		"POST",
+		"/v3/application/shops/{shop_id}/policies/return",
+		set(),
+		{"accepts_returns", "accepts_exchanges", "return_deadline"},
+	),
+	"updateReturnPolicy": (
+		ETSY + "updateShopReturnPolicy",
+		"PUT",
+		"/v3/application/shops/{shop_id}/policies/return/{return_policy_id}",
+		set(),
+		{"accepts_returns", "accepts_exchanges", "return_deadline"},
+	),
+	"consolidateReturnPolicies": (
+		ETSY + "consolidateShopReturnPolicies",
+		"POST",
+		"/v3/application/shops/{shop_id}/policies/return/consolidate",
+		set(),
+		{"source_return_policy_id", "destination_return_policy_id"},
+	),
+	"deleteReturnPolicy": (
+		ETSY + "deleteShopReturnPolicy",
+		"DELETE",
+		"/v3/application/shops/{shop_id}/policies/return/{return_policy_id}",
+		set(),
+		set(),
+	),
 	"getSellerTaxonomyNodes": (
 		ETSY + "getSellerTaxonomyNodes",
 		"GET",
@@ -294,6 +350,15 @@ def test_etsy_tool_matches_the_docs(tool, shape) -> None:
 	_check(tool, ETSY_DOCS[tool.handle], shape)
 
 
+def test_airtable_uploads_go_to_the_content_host_with_the_5_mb_cap() -> None:
+	"""uploadAttachment posts to content.airtable.com and reads at most 5 MB of the file."""
+	(tool,) = [t for t in airtable.TOOLS if t.handle == "uploadAttachment"]
+	assert tool.base_url == airtable.CONTENT_URL == "https://content.airtable.com"
+	assert tool.body["file"] == "{{ input.file | file_base64: 5242880 }}"
+	assert tool.body["contentType"] == "{{ input.file | file_media_type }}"
+	assert tool.scopes == ["write"]
+
+
 def test_airtable_uses_bracketed_query_keys() -> None:
 	"""Airtable list params use its bracket syntax: fields[] and records[] keys, sort as dict list."""
 	tools = {t.handle: t for t in airtable.TOOLS}
@@ -310,3 +375,32 @@ def test_etsy_sends_the_api_key_with_the_shared_secret() -> None:
 	(oauth,) = [c for c in etsy.INTEGRATION.credential_setup if c.type == "oauth2"]
 	assert oauth.auth_params["code_challenge_method"] == "S256"
 	assert oauth.token_url == "https://api.etsy.com/v3/public/oauth/token"
+
+
+# Query parameters the Open API v3 reference declares as arrays (style form, explode true: the
+# key repeats, ``includes=Images&includes=Shop``); none may be joined into one value.
+ETSY_ARRAY_QUERY = {"includes"}
+
+
+def test_etsy_array_query_parameters_repeat_the_key() -> None:
+	"""includes is sent as the input list (one pair per value), never comma-joined."""
+	checked = 0
+	for tool in etsy.TOOLS:
+		for name, template in tool.query_params.items():
+			assert "join" not in str(template), f"{tool.handle}.{name} is joined"
+			if name in ETSY_ARRAY_QUERY:
+				assert template == f"{{{{ input.{name} }}}}"
+				assert tool.input_schema["properties"][name]["type"] == "array"
+				checked += 1
+	assert checked == 2
+
+
+def test_etsy_return_policy_deadline_is_the_references_enum() -> None:
+	"""return_deadline takes only the days the reference lists."""
+	for handle in ("createReturnPolicy", "updateReturnPolicy"):
+		(tool,) = [t for t in etsy.TOOLS if t.handle == handle]
+		prop = tool.input_schema["properties"]["return_deadline"]
+		assert prop["enum"] == [7, 14, 21, 30, 45, 60, 90]
+		assert tool.scopes == ["shopWrite"]
+	oauth = next(c for c in etsy.INTEGRATION.credential_setup if c.type == "oauth2")
+	assert "shops_w" in oauth.scopes

@@ -531,6 +531,71 @@ async def test_google_ads_agent() -> None:
 	}
 
 
+async def test_google_ads_keyword_ideas_pick_the_seed_from_the_inputs() -> None:
+	"""URL alone -> urlSeed, keywords alone -> keywordSeed, both -> keywordAndUrlSeed; none is refused."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={"results": [{"text": "running shoes"}]})
+
+	common = {"customerId": "123-456-7890", "language": "languageConstants/1000"}
+	model = ScriptedModel(
+		[
+			call_tool("googleAds.generateKeywordIdeas", url="https://example.com/shoes", **common),
+			call_tool("googleAds.generateKeywordIdeas", keywords=["running shoes"], **common),
+			call_tool(
+				"googleAds.generateKeywordIdeas",
+				keywords=["running shoes"],
+				url="https://example.com/shoes",
+				pageSize=50,
+				**common,
+			),
+			call_tool("googleAds.generateKeywordIdeas", site="example.com", **common),
+			call_tool("googleAds.generateKeywordIdeas", **common),
+			call_tool(
+				"googleAds.generateKeywordIdeas", site="example.com", url="https://x.io", **common
+			),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_ads], entry_points=False, http_client=http)
+	credential = {"type": "oauth2", "config": {**OAUTH["config"], "developerToken": "dev-1"}}
+	agent = om.create_agent(
+		name="Planner",
+		model=model,
+		integrations=[{"integration": "googleAds", "credential": credential}],
+	)
+	responses: list[Any] = []
+	agent.on("tool:response", responses.append)
+	await agent.run("Find keywords.")
+	await http.aclose()
+	model.assert_consumed()
+	assert [e.error for e in responses] == [False, False, False, False, True, True]
+	assert "needs a seed" in json.dumps(responses[4].response)
+	assert len(seen) == 4
+	url = "https://googleads.googleapis.com/v26/customers/1234567890:generateKeywordIdeas"
+	assert all(str(r.url) == url and r.method == "POST" for r in seen)
+	for request in seen:
+		bearer(request)
+		assert request.headers["developer-token"] == "dev-1"
+	language = {"language": "languageConstants/1000"}
+	assert [body(r) for r in seen] == [
+		{"urlSeed": {"url": "https://example.com/shoes"}, **language},
+		{"keywordSeed": {"keywords": ["running shoes"]}, **language},
+		{
+			"keywordAndUrlSeed": {
+				"keywords": ["running shoes"],
+				"url": "https://example.com/shoes",
+			},
+			**language,
+			"pageSize": 50,
+		},
+		{"siteSeed": {"site": "example.com"}, **language},
+	]
+
+
 async def test_nano_banana_agent() -> None:
 	"""The agent uploads an image, then generates one; the inline image comes back as a file."""
 	png = b"\x89PNG\r\n\x1a\nfake image bytes"
@@ -601,13 +666,30 @@ async def test_nano_banana_agent() -> None:
 
 
 async def test_veo_agent() -> None:
-	"""The agent starts a Veo generation, polls the operation and downloads the video."""
-	operation = "models/veo-3.1-fast-generate-preview/operations/op123"
-	uri = "https://generativelanguage.googleapis.com/v1beta/files/vid789:download?alt=media"
-	done = {
-		"name": operation,
-		"done": True,
-		"response": {"generateVideoResponse": {"generatedSamples": [{"video": {"uri": uri}}]}},
+	"""The agent uploads a reference image, generates a video from it and saves the inline MP4."""
+	png = b"\x89PNG reference"
+	mp4 = b"\x00\x00\x00\x18ftypmp42 video"
+	file_uri = "https://generativelanguage.googleapis.com/v1beta/files/ref1"
+	blocks = [
+		{"type": "image", "uri": file_uri, "mime_type": "image/png"},
+		{"type": "text", "text": "This mug spins on a table, soft light"},
+	]
+	finished = {
+		"id": "int-42",
+		"status": "completed",
+		"steps": [
+			{"type": "user_input", "content": blocks},
+			{
+				"type": "model_output",
+				"content": [
+					{
+						"type": "video",
+						"data": base64.b64encode(mp4).decode(),
+						"mime_type": "video/mp4",
+					}
+				],
+			},
+		],
 	}
 	seen, responses = await run_agent(
 		veo,
@@ -615,66 +697,86 @@ async def test_veo_agent() -> None:
 		GEMINI_KEY,
 		[
 			call_tool(
-				"veo.generateVideo",
-				prompt="A cat surfing at sunset",
-				aspectRatio="9:16",
-				durationSeconds=8,
-				model="veo-3.1-fast-generate-preview",
+				"veo.uploadFile",
+				file="data:image/png;base64," + base64.b64encode(png).decode(),
+				displayName="mug",
 			),
-			call_tool("veo.getOperation", operationName=operation),
-			call_tool("veo.downloadVideo", videoUri=uri),
+			call_tool(
+				"veo.generateVideo",
+				input=blocks,
+				task="reference_to_video",
+				aspect_ratio="9:16",
+				resolution="1080p",
+			),
+			call_tool("veo.getInteraction", id="int-42"),
 		],
 		[
-			ok({"name": operation}),
-			ok(done),
-			lambda request: httpx.Response(
-				200, content=b"mp4 bytes", headers={"content-type": "video/mp4"}
-			),
+			ok({"file": {"name": "files/ref1", "uri": file_uri, "mimeType": "image/png"}}),
+			ok(finished),
+			ok(finished),
 		],
 	)
-	start, poll, download = seen
+	upload, start, poll = seen
 	for request in seen:
 		assert request.headers["x-goog-api-key"] == "AIza-test-gemini-key"
-	assert start.method == "POST"
-	assert (
-		str(start.url)
-		== "https://generativelanguage.googleapis.com/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning"
+	assert str(upload.url).startswith(
+		"https://generativelanguage.googleapis.com/upload/v1beta/files?"
+	)
+	assert (start.method, str(start.url)) == (
+		"POST",
+		"https://generativelanguage.googleapis.com/v1beta/interactions",
 	)
 	assert body(start) == {
-		"instances": [{"prompt": "A cat surfing at sunset"}],
-		"parameters": {"aspectRatio": "9:16", "durationSeconds": 8},
+		"model": "gemini-omni-1.1-flash",
+		"input": blocks,
+		"response_format": {"type": "video", "aspect_ratio": "9:16", "resolution": "1080p"},
+		"generation_config": {"video_config": {"task": "reference_to_video"}},
 	}
-	assert poll.method == "GET"
-	assert str(poll.url) == f"https://generativelanguage.googleapis.com/v1beta/{operation}"
-	assert download.url.path == "/v1beta/files/vid789:download"
-	assert download.url.params["alt"] == "media"
-	assert responses[1]["done"] is True
-	assert responses[2]["file"].startswith("openmolt-file:")
-	assert responses[2]["mediaType"] == "video/mp4"
+	assert (poll.method, str(poll.url)) == (
+		"GET",
+		"https://generativelanguage.googleapis.com/v1beta/interactions/int-42",
+	)
+	for answer in responses[1:]:
+		(video,) = answer["steps"][1]["content"]
+		assert video["file"].startswith("openmolt-file:") and video["mediaType"] == "video/mp4"
+		assert base64.b64encode(mp4).decode() not in json.dumps(answer)
 
 
-async def test_veo_image_to_video_embeds_the_frames() -> None:
-	"""An image (and last frame) file reference is sent inline as base64 with its media type."""
-	first, last = b"\x89PNG first frame", b"\xff\xd8\xff last frame"
-	seen, _ = await run_agent(
+async def test_veo_edits_the_last_video_in_the_background_and_downloads_a_uri() -> None:
+	"""previous_interaction_id and background are sent; a uri result is saved by downloadVideo."""
+	uri = "https://generativelanguage.googleapis.com/v1beta/files/vid789:download?alt=media"
+	seen, responses = await run_agent(
 		veo,
 		"veo",
 		GEMINI_KEY,
 		[
 			call_tool(
 				"veo.generateVideo",
-				prompt="The rocket lifts off slowly",
-				image="data:image/png;base64," + base64.b64encode(first).decode(),
-				lastFrame="data:image/jpeg;base64," + base64.b64encode(last).decode(),
-			)
+				input=[{"type": "text", "text": "Make it night"}],
+				previous_interaction_id="int-42",
+				background=True,
+				delivery="uri",
+				model="gemini-omni-1.2-flash",
+			),
+			call_tool("veo.downloadVideo", videoUri=uri),
 		],
-		[ok({"name": "models/veo/operations/op1"})],
+		[
+			ok({"id": "int-43", "status": "in_progress"}),
+			lambda request: httpx.Response(
+				200, content=b"mp4 bytes", headers={"content-type": "video/mp4"}
+			),
+		],
 	)
-	instance = body(seen[0])["instances"][0]
-	assert instance["prompt"] == "The rocket lifts off slowly"
-	assert instance["image"]["mimeType"] == "image/png"
-	assert base64.b64decode(instance["image"]["bytesBase64Encoded"]) == first
-	assert instance["lastFrame"] == {
-		"bytesBase64Encoded": base64.b64encode(last).decode(),
-		"mimeType": "image/jpeg",
+	start, download = seen
+	assert body(start) == {
+		"model": "gemini-omni-1.2-flash",
+		"input": [{"type": "text", "text": "Make it night"}],
+		"response_format": {"type": "video", "delivery": "uri"},
+		"generation_config": {"video_config": {}},
+		"previous_interaction_id": "int-42",
+		"background": True,
 	}
+	assert responses[0]["status"] == "in_progress"
+	assert download.url.path == "/v1beta/files/vid789:download"
+	assert download.url.params["alt"] == "media"
+	assert responses[1]["file"].startswith("openmolt-file:")

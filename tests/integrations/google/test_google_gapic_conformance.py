@@ -1,11 +1,28 @@
-"""Gemini (Nano Banana, Veo) and Google Ads tools conform to Google's GAPIC packages and protos."""
+"""Gemini media (Nano Banana, Veo) and Google Ads tools conform to Google's packages and protos.
+
+References: google-ai-generativelanguage (REST rules and request messages), google-genai (the
+Interactions API client and its pydantic types; ImageConfig), google-ads (gRPC stubs and
+proto-plus messages) and google-proto-files (the googleapis protos with their HTTP rules).
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from importlib import import_module
 
 import pytest
-from _discovery import ProtoIndex, http_rule_problems, package_file, rest_rules, sdk_model_fields
+from _discovery import (
+	ProtoIndex,
+	camel_to_snake,
+	http_rule_problems,
+	model_candidates,
+	package_file,
+	proto_http_rules,
+	pydantic_problems,
+	rest_rules,
+	sdk_model_fields,
+)
 
 from openmolt_core.integrations import HttpTool
 from openmolt_integrations import google_ads, nano_banana, veo
@@ -60,24 +77,7 @@ NANO_BANANA = {
 	),
 }
 VEO = {
-	"generateVideo": (
-		"prediction_service",
-		("POST", "/v1beta/{model=models/*}:predictLongRunning"),
-		"prediction_service",
-		"PredictLongRunningRequest",
-	),
-	"getOperation": (
-		"prediction_service",
-		("GET", "/v1beta/{name=models/*/operations/*}"),
-		None,
-		None,
-	),
-	"listOperations": (
-		"prediction_service",
-		("GET", "/v1beta/{name=models/*}/operations"),
-		None,
-		None,
-	),
+	"uploadFile": ("file_service", ("POST", "/v1beta/files"), "file_service", "CreateFileRequest"),
 	"downloadVideo": (
 		"file_service",
 		("GET", "/v1beta/{name=files/*}:download"),
@@ -91,15 +91,54 @@ VEO = {
 		"ListModelsRequest",
 	),
 }
+"""Veo's tools on google.ai.generativelanguage REST rules; the others are Interactions API calls."""
+
+# handle -> (METHOD, path in google-genai's Interactions client, request model or None)
+VEO_INTERACTIONS = {
+	"generateVideo": ("POST", "/{api_version}/interactions", "CreateModelInteraction"),
+	"getInteraction": ("GET", "/{api_version}/interactions/{interactionsId}", None),
+}
+GAOS = "google/genai/_gaos"
+GAOS_TYPES = "google.genai._gaos.types.interactions"
+
+
+def _interaction_paths() -> set[tuple[str, str]]:
+	"""(METHOD, path) of every call google-genai's Interactions client makes."""
+	text = package_file("google-genai", f"{GAOS}/interactions.py").read_text(encoding="utf-8")
+	pairs = re.findall(r'method="(\w+)",\s*path="([^"]+)"', text)
+	assert len(pairs) >= 4, "the google-genai Interactions client changed; update the parser"
+	return set(pairs)
+
+
+def _interaction_type(name: str) -> type:
+	module = import_module(f"{GAOS_TYPES}.{name.lower()}")
+	return getattr(module, name)
+
+
+def _interaction_problems(tool: HttpTool, method: str, path: str, model: str | None) -> list[str]:
+	problems = []
+	if (method, path) not in _interaction_paths():
+		problems.append(f"{method} {path} is not a call of the Interactions client")
+	if tool.method != method:
+		problems.append(f"method {tool.method} but the reference says {method}")
+	ours = re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)
+	theirs = re.sub(r"\{[^}]+\}", "{}", path.replace("{api_version}", veo.INTEGRATION.api_version))
+	if ours != theirs:
+		problems.append(f"path {tool.endpoint} does not match {path}")
+	if model is not None:
+		problems += pydantic_problems(tool.body, _interaction_type(model))
+	elif tool.body is not None:
+		problems.append(f"{method} {path} takes no body")
+	return problems
 
 
 @pytest.mark.parametrize(
 	("integration", "mapping"),
-	[(nano_banana.INTEGRATION, NANO_BANANA), (veo.INTEGRATION, VEO)],
+	[(nano_banana.INTEGRATION, NANO_BANANA), (veo.INTEGRATION, {**VEO, **VEO_INTERACTIONS})],
 	ids=["nanoBanana", "veo"],
 )
 def test_every_gemini_tool_is_mapped(integration, mapping) -> None:
-	"""Each Gemini tool names the REST rule it calls."""
+	"""Each Gemini tool names the REST rule or Interactions call it makes."""
 	assert {t.handle for t in integration.tools} == set(mapping)
 
 
@@ -110,6 +149,7 @@ GEMINI_CASES = [
 		("veo", veo.INTEGRATION, VEO),
 	]
 	for tool in integration.tools
+	if tool.handle in mapping
 ]
 
 
@@ -137,49 +177,127 @@ def test_image_response_files_path_exists() -> None:
 			assert path.endswith("inlineData")
 
 
-def _veo_names() -> tuple[set[str], set[str]]:
-	text = package_file("google-genai", "google/genai/models.py").read_text(encoding="utf-8")
-	instance = set(re.findall(r"\['instances\[0\]', '(\w+)'\]", text))
-	parameters = set(re.findall(r"\['parameters', '(\w+)'\]", text))
-	return instance, parameters
+@pytest.mark.parametrize("handle", list(VEO_INTERACTIONS))
+def test_veo_tool_conforms_to_the_interactions_api(handle: str) -> None:
+	"""Method, path and every body name match google-genai's Interactions client and types."""
+	tool = next(t for t in veo.TOOLS if t.handle == handle)
+	assert _interaction_problems(tool, *VEO_INTERACTIONS[handle]) == []
 
 
-def test_veo_instance_and_parameter_names_are_the_sdks() -> None:
-	"""Veo's instances[0] and parameters keys are ones google-genai sends to predictLongRunning."""
-	instance, parameters = _veo_names()
+def test_veo_interactions_checker_catches_wrong_names_paths_and_methods() -> None:
+	"""A camelCase or unknown body name, a nested wrong name, a wrong path or method fail."""
 	tool = next(t for t in veo.TOOLS if t.handle == "generateVideo")
-	assert set(tool.body) == {"instances", "parameters"}
-	assert set(tool.body["instances"][0]) <= instance
-	assert set(tool.body["parameters"]) <= parameters
-	assert {"prompt", "video"} <= instance and "durationSeconds" in parameters
-	text = package_file("google-genai", "google/genai/models.py").read_text(encoding="utf-8")
-	image = text[text.index("def _Image_to_vertex(") :][:1200]
-	for frame in ("image", "lastFrame"):
-		assert set(tool.body["instances"][0][frame]) == {"bytesBase64Encoded", "mimeType"}
-		assert "['bytesBase64Encoded']" in image and "['mimeType']" in image
+	target = VEO_INTERACTIONS["generateVideo"]
+	camel = tool.model_copy(update={"body": {**tool.body, "previousInteractionId": "x"}})
+	assert _interaction_problems(camel, *target) == [
+		"body.previousInteractionId is not a field of CreateModelInteraction"
+	]
+	nested = dict(tool.body, response_format={"type": "video", "aspectRatio": "16:9"})
+	problems = _interaction_problems(tool.model_copy(update={"body": nested}), *target)
+	assert problems and all("aspectRatio" in p for p in problems)
+	deep = dict(tool.body, generation_config={"video_config": {"mode": "edit"}})
+	assert _interaction_problems(tool.model_copy(update={"body": deep}), *target) == [
+		"body.generation_config.video_config.mode is not a field of VideoConfig"
+	]
+	path = tool.model_copy(update={"endpoint": "/v1beta/models/x:generateVideo"})
+	assert any("does not match" in p for p in _interaction_problems(path, *target))
+	get = tool.model_copy(update={"method": "GET"})
+	assert "method GET but the reference says POST" in _interaction_problems(get, *target)
 
 
-def test_veo_output_schema_matches_the_operation_converter() -> None:
-	"""The operation's response path the tools document is the one google-genai reads."""
-	text = package_file("google-genai", "google/genai/_operations_converters.py").read_text(
-		encoding="utf-8"
-	)
-	assert "['response', 'generateVideoResponse']" in text and "['generatedSamples']" in text
-	tool = next(t for t in veo.TOOLS if t.handle == "getOperation")
-	response = tool.output_schema["properties"]["response"]["properties"]
-	assert "generatedSamples" in response["generateVideoResponse"]["properties"]
+def test_veo_rendered_request_validates_as_a_create_interaction() -> None:
+	"""A full generateVideo body, rendered from sample input, is a valid CreateModelInteraction."""
+	from openmolt_core.integrations.templating import render
+
+	tool = next(t for t in veo.TOOLS if t.handle == "generateVideo")
+	sample = {
+		"input": [
+			{
+				"type": "image",
+				"uri": "https://generativelanguage.googleapis.com/v1beta/files/a",
+				"mime_type": "image/png",
+			},
+			{"type": "text", "text": "The fox runs"},
+		],
+		"task": "image_to_video",
+		"aspect_ratio": "9:16",
+		"resolution": "1080p",
+		"duration": "8s",
+		"delivery": "uri",
+		"previous_interaction_id": "int-1",
+		"background": True,
+	}
+	body = render(tool.body, {"input": sample, "config": {}})
+	parsed = _interaction_type("CreateModelInteraction").model_validate(body)
+	assert parsed.model == veo.DEFAULT_MODEL and parsed.background is True
+	assert parsed.generation_config.video_config.task == "image_to_video"
+	(fmt,) = model_candidates(type(parsed.response_format))
+	assert fmt.__name__ == "VideoResponseFormat"
+	assert parsed.response_format.aspect_ratio == "9:16"
+
+
+def test_veo_input_blocks_use_the_content_types_names() -> None:
+	"""Each property of an input block is a field of Text-, Image- or VideoContent."""
+	tool = next(t for t in veo.TOOLS if t.handle == "generateVideo")
+	block = tool.input_schema["properties"]["input"]["items"]["properties"]
+	names: set[str] = set()
+	for kind in ("TextContent", "ImageContent", "VideoContent"):
+		names |= {(f.alias or n) for n, f in _interaction_type(kind).model_fields.items()}
+	assert set(block) <= names
+	assert set(block["type"]["enum"]) == {"text", "image", "video"}
+	task = set(tool.input_schema["properties"]["task"]["enum"])
+	hints = package_file("google-genai", f"{GAOS}/types/interactions/videoconfig.py").read_text()
+	assert all(f'"{t}"' in hints for t in task)
+
+
+def test_veo_response_files_paths_exist_in_the_interaction() -> None:
+	"""steps[].content[] and output_video are Interaction fields holding VideoContent (data)."""
+	interaction = _interaction_type("Interaction")
+	fields = {(f.alias or n): f.annotation for n, f in interaction.model_fields.items()}
+	assert "output_video" in fields and "steps" in fields
+	steps = {m.__name__: m for m in model_candidates(fields["steps"])}
+	content = steps["ModelOutputStep"].model_fields["content"].annotation
+	video = {m.__name__: m for m in model_candidates(content)}["VideoContent"]
+	assert {"data", "mime_type", "uri"} <= set(video.model_fields)
+	for tool in veo.TOOLS:
+		if tool.response_files:
+			assert tool.response_files == ["steps[].content[]", "output_video"]
 
 
 def test_default_models_are_known_to_google_genai() -> None:
-	"""The default model ids appear in google-genai (model list or its Veo tests)."""
+	"""The default model ids are in google-genai's model list; no shut-down Veo preview remains."""
 	genai = package_file(
 		"google-genai", "google/genai/_gaos/types/interactions/model.py"
 	).read_text(encoding="utf-8")
 	assert f'"{nano_banana.DEFAULT_MODEL}"' in genai
-	veo_tests = package_file(
-		"google-genai", "google/genai/tests/models/test_generate_videos.py"
+	assert f'"{veo.DEFAULT_MODEL}"' in genai
+	for tool in veo.TOOLS:
+		assert "veo-3" not in json.dumps(tool.model_dump(by_alias=True))
+
+
+def test_generate_videos_is_vertex_only_in_google_genai() -> None:
+	"""google-genai refuses generate_videos on the Gemini API, which is why Veo uses Interactions."""
+	text = package_file("google-genai", "google/genai/models.py").read_text(encoding="utf-8")
+	body = text[text.index("  def _generate_videos(") :][:1500]
+	assert "if not self._api_client.vertexai:" in body and "raise ValueError(" in body
+
+
+NANO_BANANA_SHUT_DOWN = {"gemini-2.5-flash-image"}
+"""Image models listed for shutdown (Gemini deprecations page: gemini-2.5-flash-image, 2026-10-02)."""
+
+
+def test_nano_banana_offers_only_current_image_models() -> None:
+	"""Every model id the Nano Banana tools mention is in google-genai's list and not shut down."""
+	genai = package_file(
+		"google-genai", "google/genai/_gaos/types/interactions/model.py"
 	).read_text(encoding="utf-8")
-	assert f'"{veo.DEFAULT_MODEL}"' in veo_tests
+	known = set(re.findall(r'^\s+"([\w.-]+)",', genai, re.M))
+	for tool in nano_banana.TOOLS:
+		text = json.dumps(tool.model_dump(by_alias=True))
+		mentioned = set(re.findall(r"'(gemini-[\w.-]+|nano-banana[\w.-]*)'", text))
+		assert not mentioned & NANO_BANANA_SHUT_DOWN, tool.handle
+		assert mentioned <= known, mentioned - known
+	assert "gemini-2.5-flash-image" not in nano_banana.INTEGRATION.docs
 
 
 # Google Ads -----------------------------------------------------------------------------------
@@ -189,93 +307,67 @@ V = google_ads.API_VERSION
 ADS_SERVICES = f"google/ads/googleads/{V}/services/services"
 ADS_TYPES = f"google.ads.googleads.{V}.services.types"
 INDEX = ProtoIndex(ADS)
+PROTO_VERSION = "v25"
+"""The newest Google Ads version in google-proto-files 6.0.1; its HTTP rules are the v26 ones."""
 
-# handle -> (service, rpc, http rule from googleapis/googleapis google/ads/googleads/vNN/services/*.proto,
-# types module, request message). google-ads ships gRPC only, so the rules are written down here and
-# the RPC and its request message are checked against the installed package.
+# handle -> (service, rpc, types module). The request message and the google.api.http rule come
+# from the googleapis protos (google-proto-files); the RPC and the message's fields from the
+# google-ads package, which ships the v26 gRPC stubs and proto-plus types but no HTTP rules.
 ADS_RPCS = {
-	"listAccessibleCustomers": (
-		"CustomerService",
-		"ListAccessibleCustomers",
-		("GET", f"/{V}/customers:listAccessibleCustomers"),
-		"customer_service",
-		"ListAccessibleCustomersRequest",
-	),
-	"search": (
-		"GoogleAdsService",
-		"Search",
-		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:search"),
-		"google_ads_service",
-		"SearchGoogleAdsRequest",
-	),
-	"searchStream": (
-		"GoogleAdsService",
-		"SearchStream",
-		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:searchStream"),
-		"google_ads_service",
-		"SearchGoogleAdsStreamRequest",
-	),
-	"mutate": (
-		"GoogleAdsService",
-		"Mutate",
-		("POST", f"/{V}/customers/{{customer_id=*}}/googleAds:mutate"),
-		"google_ads_service",
-		"MutateGoogleAdsRequest",
-	),
-	"setCampaignStatus": (
-		"CampaignService",
-		"MutateCampaigns",
-		("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"),
-		"campaign_service",
-		"MutateCampaignsRequest",
-	),
-	"mutateCampaigns": (
-		"CampaignService",
-		"MutateCampaigns",
-		("POST", f"/{V}/customers/{{customer_id=*}}/campaigns:mutate"),
-		"campaign_service",
-		"MutateCampaignsRequest",
-	),
+	"listAccessibleCustomers": ("CustomerService", "ListAccessibleCustomers", "customer_service"),
+	"search": ("GoogleAdsService", "Search", "google_ads_service"),
+	"searchStream": ("GoogleAdsService", "SearchStream", "google_ads_service"),
+	"mutate": ("GoogleAdsService", "Mutate", "google_ads_service"),
+	"setCampaignStatus": ("CampaignService", "MutateCampaigns", "campaign_service"),
+	"mutateCampaigns": ("CampaignService", "MutateCampaigns", "campaign_service"),
 	"mutateCampaignBudgets": (
 		"CampaignBudgetService",
 		"MutateCampaignBudgets",
-		("POST", f"/{V}/customers/{{customer_id=*}}/campaignBudgets:mutate"),
 		"campaign_budget_service",
-		"MutateCampaignBudgetsRequest",
 	),
-	"mutateAdGroups": (
-		"AdGroupService",
-		"MutateAdGroups",
-		("POST", f"/{V}/customers/{{customer_id=*}}/adGroups:mutate"),
-		"ad_group_service",
-		"MutateAdGroupsRequest",
-	),
-	"mutateAdGroupAds": (
-		"AdGroupAdService",
-		"MutateAdGroupAds",
-		("POST", f"/{V}/customers/{{customer_id=*}}/adGroupAds:mutate"),
-		"ad_group_ad_service",
-		"MutateAdGroupAdsRequest",
-	),
+	"mutateAdGroups": ("AdGroupService", "MutateAdGroups", "ad_group_service"),
+	"mutateAdGroupAds": ("AdGroupAdService", "MutateAdGroupAds", "ad_group_ad_service"),
 	"mutateAdGroupCriteria": (
 		"AdGroupCriterionService",
 		"MutateAdGroupCriteria",
-		("POST", f"/{V}/customers/{{customer_id=*}}/adGroupCriteria:mutate"),
 		"ad_group_criterion_service",
-		"MutateAdGroupCriteriaRequest",
 	),
 	"generateKeywordIdeas": (
 		"KeywordPlanIdeaService",
 		"GenerateKeywordIdeas",
-		("POST", f"/{V}/customers/{{customer_id=*}}:generateKeywordIdeas"),
 		"keyword_plan_idea_service",
-		"GenerateKeywordIdeasRequest",
 	),
 }
 
 
 def _snake(name: str) -> str:
 	return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _ads_rule(protos, service: str, rpc: str) -> tuple[str, tuple[str, str], str]:
+	"""(request message, (METHOD, v26 uri), body) of an RPC, from the googleapis protos."""
+	text = protos(f"google/ads/googleads/{PROTO_VERSION}/services/{_snake(service)}.proto")
+	rules = proto_http_rules(text)
+	assert rpc in rules, f"{service}.{rpc} has no google.api.http rule"
+	message, method, uri, body = rules[rpc]
+	assert uri.startswith(f"/{PROTO_VERSION}/")
+	return message, (method, f"/{V}/" + uri.removeprefix(f"/{PROTO_VERSION}/")), body or "*"
+
+
+def _ads_tools(handle: str) -> list[HttpTool]:
+	"""The declarative request(s) of a tool: generateKeywordIdeas has one per seed."""
+	if handle == "generateKeywordIdeas":
+		return list(google_ads.KEYWORD_IDEAS_REQUESTS.values())
+	(tool,) = [t for t in google_ads.TOOLS if t.handle == handle]
+	assert isinstance(tool, HttpTool)
+	return [tool]
+
+
+def _ads_problems(tool: HttpTool, handle: str, protos) -> list[str]:
+	service, rpc, module = ADS_RPCS[handle]
+	message, rule, body = _ads_rule(protos, service, rpc)
+	request = (INDEX, f"{ADS_TYPES}.{module}", message)
+	return http_rule_problems(tool, google_ads.INTEGRATION, rule, request=request, body_field=body)
 
 
 def test_every_ads_tool_is_mapped() -> None:
@@ -290,32 +382,69 @@ def test_ads_version_is_supported_by_the_client_library() -> None:
 	assert versions is not None and f'"{V}"' in versions.group(1)
 
 
+def test_the_protos_are_the_newest_google_ads_version_they_ship(googleapis_protos) -> None:
+	"""PROTO_VERSION is the newest Google Ads version in google-proto-files (bump both together)."""
+	found = {
+		int(m.group(1))
+		for name in googleapis_protos.names
+		if (m := re.match(r"package/google/ads/googleads/v(\d+)/services/", name))
+	}
+	assert f"v{max(found)}" == PROTO_VERSION
+	assert int(PROTO_VERSION[1:]) <= int(V[1:])
+
+
 @pytest.mark.parametrize("handle", list(ADS_RPCS))
-def test_ads_tool_conforms(handle: str) -> None:
-	"""The RPC exists in google-ads, and the tool's path and body match its rule and request."""
-	service, rpc, rule, module, message = ADS_RPCS[handle]
+def test_ads_tool_conforms(handle: str, googleapis_protos) -> None:
+	"""The RPC exists in google-ads; method, path and body fields match its proto rule and request."""
+	service, rpc, _ = ADS_RPCS[handle]
 	grpc = package_file(ADS, f"{ADS_SERVICES}/{_snake(service)}/transports/grpc.py").read_text(
 		encoding="utf-8"
 	)
 	assert f'"/google.ads.googleads.{V}.services.{service}/{rpc}"' in grpc
-	tool: HttpTool = next(t for t in google_ads.TOOLS if t.handle == handle)
-	assert (
-		http_rule_problems(
-			tool, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)
-		)
-		== []
-	)
+	for tool in _ads_tools(handle):
+		assert _ads_problems(tool, handle, googleapis_protos) == []
 
 
-def test_ads_checker_catches_a_wrong_field() -> None:
+def test_ads_checker_catches_a_wrong_field(googleapis_protos) -> None:
 	"""A body field the request message lacks is reported."""
-	tool = next(t for t in google_ads.TOOLS if t.handle == "search")
+	(tool,) = _ads_tools("search")
 	bad = tool.model_copy(update={"body": {"query": "x", "pageSize": 5, "sortOrder": "x"}})
-	_, _, rule, module, message = ADS_RPCS["search"]
-	problems = http_rule_problems(
-		bad, google_ads.INTEGRATION, rule, request=(INDEX, f"{ADS_TYPES}.{module}", message)
+	assert _ads_problems(bad, "search", googleapis_protos) == [
+		"body.sortOrder is not a field of SearchGoogleAdsRequest"
+	]
+
+
+def test_ads_checker_catches_a_wrong_nested_field_path_and_method(googleapis_protos) -> None:
+	"""A seed field in the wrong seed message, a wrong path and a wrong method are reported."""
+	tool = google_ads.KEYWORD_IDEAS_REQUESTS[("keywords",)]
+	nested = tool.model_copy(update={"body": {"keywordSeed": {"url": "{{ input.url }}"}}})
+	assert _ads_problems(nested, "generateKeywordIdeas", googleapis_protos) == [
+		"body.keywordSeed.url is not a field of KeywordSeed"
+	]
+	path = tool.model_copy(update={"endpoint": tool.endpoint + "/ideas"})
+	assert any(
+		"does not match" in p
+		for p in _ads_problems(path, "generateKeywordIdeas", googleapis_protos)
 	)
-	assert problems == ["body.sortOrder is not a field of SearchGoogleAdsRequest"]
+	get = tool.model_copy(update={"method": "GET"})
+	assert "method GET but the reference says POST" in _ads_problems(
+		get, "generateKeywordIdeas", googleapis_protos
+	)
+
+
+def test_each_keyword_idea_seed_is_a_branch_of_the_seed_oneof() -> None:
+	"""keywordSeed, urlSeed, keywordAndUrlSeed and siteSeed are the request's seed oneof."""
+	text = package_file(
+		ADS, f"google/ads/googleads/{V}/services/types/keyword_plan_idea_service.py"
+	).read_text(encoding="utf-8")
+	oneof = set(
+		re.findall(r'^    (\w+): "?[\w.]+"? = proto\.Field\([^)]*?oneof="seed"', text, re.M | re.S)
+	)
+	seeds = {
+		camel_to_snake(next(k for k in t.body if k.endswith("Seed")))
+		for t in google_ads.KEYWORD_IDEAS_REQUESTS.values()
+	}
+	assert seeds == oneof == {"keyword_and_url_seed", "keyword_seed", "url_seed", "site_seed"}
 
 
 def test_ads_headers_carry_developer_token_and_login_customer() -> None:

@@ -54,7 +54,7 @@ async def test_other_credentialed_tools_still_refuse_cross_origin_redirects() ->
 	om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(google)))
 	model = ScriptedModel(
 		[
-			call_tool("veo.getOperation", operationName="models/veo/operations/op1"),
+			call_tool("veo.getInteraction", id="int-1"),
 			finish(done=True),
 		]
 	)

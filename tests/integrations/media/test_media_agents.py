@@ -552,7 +552,7 @@ async def test_openai_image_generates_and_edits_into_files() -> None:
 			images=[state["ref"], PNG_DATA_URL],
 			mask=PNG_DATA_URL,
 			prompt="Put the logo on the mug",
-			inputFidelity="high",
+			input_fidelity="high",
 		)
 
 	model = ScriptedModel(
@@ -596,11 +596,47 @@ async def test_openai_image_generates_and_edits_into_files() -> None:
 		body = edit.content
 		assert body.count(b'name="image[]"') == 2
 		assert body.count(b'name="mask"') == 1
-		assert b'name="input_fidelity"\r\n\r\nhigh' in body
+		# gpt-image-2 takes no input_fidelity (openai SDK): it is left out.
+		assert b'name="input_fidelity"' not in body
 		assert b'name="model"\r\n\r\ngpt-image-2' in body
 		assert body.count(PNG) == 3
 		edited_ref = second["result"]["images"][0]["file"]
 		assert (await om.files.open(edited_ref)).data == b"EDITED-PNG"
+
+
+async def test_openai_image_sends_input_fidelity_only_to_models_that_take_it() -> None:
+	"""gpt-image-1.5 gets input_fidelity=high; gpt-image-1-mini refuses high before sending."""
+	edited = base64.b64encode(b"EDITED-PNG").decode()
+	recorder = Recorder(
+		{
+			("POST", "https://api.openai.com/v1/images/edits"): lambda r: httpx.Response(
+				200, json={"created": 2, "data": [{"b64_json": edited}], "output_format": "png"}
+			),
+		}
+	)
+	edit = {"images": [PNG_DATA_URL], "prompt": "Keep the face", "input_fidelity": "high"}
+	model = ScriptedModel(
+		[
+			call_tool("openaiImage.editImage", model="gpt-image-1.5", **edit),
+			call_tool("openaiImage.editImage", model="gpt-image-1-mini", **edit),
+			finish(result="done"),
+		]
+	)
+	om, agent = _agent(
+		openai_image,
+		"openaiImage",
+		recorder,
+		model,
+		{"type": "bearer", "config": {"apiKey": "sk-1"}},
+	)
+	async with om:
+		await agent.run("Edit")
+	(sent,) = recorder.requests
+	assert b'name="input_fidelity"\r\n\r\nhigh' in sent.content
+	assert b'name="model"\r\n\r\ngpt-image-1.5' in sent.content
+	first, second = _results(model)
+	assert first["ok"] is True and second["ok"] is False
+	assert "input_fidelity 'high' is not accepted by gpt-image-1-mini" in json.dumps(second)
 
 
 async def test_openai_image_reports_api_errors_without_the_key() -> None:

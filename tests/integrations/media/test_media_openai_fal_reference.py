@@ -78,6 +78,27 @@ def test_enum_values_are_allowed_literals(handle: str, hints: dict[str, Any]) ->
 	assert not legacy & set(props["quality"]["enum"])
 
 
+def test_input_fidelity_goes_only_to_the_models_the_sdk_names() -> None:
+	"""INPUT_FIDELITY is what ImageEditParams documents: 1.5 high/low, 1-mini low, omit for 2."""
+	source = Path(image_edit_params.__file__).read_text()
+	doc = " ".join(source.split("input_fidelity:", 1)[1].split('"""', 2)[1].split())
+	assert "Supports `high` and `low` on `gpt-image-1.5`" in doc
+	assert "`gpt-image-1-mini` supports only `low`" in doc
+	assert "For `gpt-image-2`, omit this parameter" in doc
+	assert openai_image.INPUT_FIDELITY == {
+		"gpt-image-1.5": ("high", "low"),
+		"gpt-image-1-mini": ("low",),
+	}
+	assert openai_image.DEFAULT_MODEL not in openai_image.INPUT_FIDELITY
+	assert set(openai_image.INPUT_FIDELITY) <= set(openai_image.MODELS)
+
+
+def test_input_names_are_the_apis_own() -> None:
+	"""Every tool input passed to the API has the API's parameter name (output_format...)."""
+	for mapping in (openai_image.GENERATE_PARAMS, openai_image.EDIT_PARAMS):
+		assert all(name == api for name, api in mapping.items())
+
+
 def test_paths_and_multipart_fields_are_the_sdks() -> None:
 	"""The SDK posts to /images/generations and /images/edits; several images go as image[]."""
 	source = Path(inspect.getfile(openai.resources.images)).read_text()

@@ -7,6 +7,8 @@ openmolt agent.py ...                 a Python file defining `agent` (see docs/c
 openmolt plugins [--json]             installed providers and integrations, with versions
 openmolt tools INTEGRATION [--json]   an integration's tools, scopes and input schemas
 openmolt schema                       the JSON Schema of agent files
+openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
+openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 ```
 
 Results go to stdout as JSON; progress goes to stderr (JSON lines with ``--json``). Exit codes:
@@ -108,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 	try:
 		if args and args[0] in _COMMANDS and not Path(args[0]).exists():
 			return _command(args)
+		if args and args[0] in ("mcp", "import-openapi") and not Path(args[0]).exists():
+			from openmolt_core.cli import _ecosystem
+
+			return _ecosystem.main(args)
 		ns = _run_parser().parse_args(args)
 		return anyio.run(_run, ns)
 	except OpenMoltError as exc:

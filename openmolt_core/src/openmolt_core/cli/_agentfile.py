@@ -114,6 +114,12 @@ class AgentFile(_Model):
 		alias="llmProviders",
 		description="Settings per provider, e.g. {'openai': {'apiKey': '...'}}.",
 	)
+	mcp_servers: dict[str, dict[str, Any]] = Field(
+		default_factory=dict,
+		alias="mcpServers",
+		description="MCP servers whose tools the agent uses, in the shape MCP clients use: "
+		"{id: {command, args, env, cwd} or {url, headers}} (needs openmolt[mcp]).",
+	)
 	input: Any = Field(default=None, description="The run's input (--input overrides it).")
 	schedules: list[ScheduleSpec] = Field(
 		default_factory=list, description="Run on these schedules instead of once."

@@ -109,6 +109,8 @@ def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any
 	if instructions_path and not Path(instructions_path).is_absolute():
 		instructions_path = str(path.parent / instructions_path)
 	om = OpenMolt(llm_providers=providers, integrations=configs, verbose=verbose)
+	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
+		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
 	agent = om.create_agent(
 		name=spec.name,
 		model=spec.model,
@@ -125,6 +127,16 @@ def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any
 		timeout=spec.timeout,
 	)
 	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports)
+
+
+def _mcp_servers(om: OpenMolt, servers: dict[str, Any], bindings: list[Any]) -> list[str]:
+	from openmolt_core.cli._ecosystem import extension
+
+	plugin = extension("mcp", needed_for="the agent file's mcpServers")
+	listed = {b if isinstance(b, str) else b.get("integration") for b in bindings}
+	for sid, integration in plugin.integrations_from_config(servers).items():
+		om.register_integration(sid, integration)
+	return [sid for sid in servers if sid not in listed]
 
 
 def _load_python(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any]) -> Loaded:

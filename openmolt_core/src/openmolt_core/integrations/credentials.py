@@ -5,7 +5,10 @@ agent's config) into an ``httpx.Auth`` that the HTTP engine passes to every requ
 rendered on each request from the current config, so an OAuth2 refresh takes effect at once.
 
 OAuth2 refreshes when the access token is missing or expires within `EXPIRY_SKEW` seconds, and
-once when a request is answered 401. One refresh runs at a time per credential (an ``anyio.Lock``):
+once when a request is answered 401. Its config keys (`OAUTH2_CONFIG_KEYS`) work in camelCase and in
+snake_case. A public client (no client secret: PKCE, as Airtable allows) refreshes with its
+``client_id`` in the body and no ``Authorization`` header, as RFC 6749 section 2.3 and the services'
+examples do; a confidential client authenticates as its credential's ``token_auth`` says. One refresh runs at a time per credential (an ``anyio.Lock``):
 concurrent tool calls wait for it and use its token. The new config (token, expiry, and a rotated
 refresh token) goes to ``on_token_refresh`` and to every callback added with
 ``add_refresh_listener`` (OpenMolt shares one auth between agents with the same credential).
@@ -34,12 +37,31 @@ if TYPE_CHECKING:
 
 	from openmolt_core.integrations.model import Credential, Integration
 
-__all__ = ["EXPIRY_SKEW", "OAuth2Auth", "authorization_url", "carries_token", "make_auth"]
+__all__ = [
+	"EXPIRY_SKEW",
+	"OAUTH2_CONFIG_KEYS",
+	"OAuth2Auth",
+	"authorization_url",
+	"carries_token",
+	"make_auth",
+	"oauth2_config",
+]
 
 log = logging.getLogger("openmolt")
 
 EXPIRY_SKEW = 60.0
 """Seconds before its expiry at which an OAuth2 token is refreshed."""
+
+OAUTH2_CONFIG_KEYS: Mapping[str, str] = {
+	"accessToken": "access_token",
+	"refreshToken": "refresh_token",
+	"expiryDate": "expiry_date",
+	"clientId": "client_id",
+	"clientSecret": "client_secret",
+	"tokenUrl": "token_url",
+	"authUrl": "auth_url",
+}
+"""Every OAuth2 credential config key: its camelCase name (the one templates read) to snake_case."""
 
 _CONFIG_REF = re.compile(r"config\.([A-Za-z_$][\w$]*)")
 _UNSIGNED = frozenset({"connection", "accept-encoding", "user-agent", "accept", "expect"})
@@ -143,6 +165,23 @@ class _BasicAuth(httpx.Auth):
 		return {v for v in (password, token) if len(v) >= 6}
 
 
+def oauth2_config(config: Mapping[str, Any]) -> dict[str, Any]:
+	"""``config`` with each `OAUTH2_CONFIG_KEYS` value also under its camelCase name.
+
+	A key given only in snake_case (``refresh_token``) is copied to its camelCase name
+	(``refreshToken``), which the credential templates and the engine read; when both spellings
+	are set, the camelCase value wins. Other keys are left as they are.
+
+	Args:
+		config: The agent's credential config.
+	"""
+	out = dict(config)
+	for camel, snake in OAUTH2_CONFIG_KEYS.items():
+		if out.get(camel) in (None, "") and out.get(snake) not in (None, ""):
+			out[camel] = out[snake]
+	return out
+
+
 def _expiry(value: Any) -> float | None:
 	"""An expiry as a Unix timestamp: ISO 8601 text, epoch seconds, or epoch milliseconds."""
 	if value is None or value == "":
@@ -167,7 +206,7 @@ def carries_token(credential: Credential) -> bool:
 	no ``Authorization: Bearer`` header; otherwise it does.
 	"""
 	return any(
-		ref in ("accessToken", "access_token")
+		ref in ("accessToken", OAUTH2_CONFIG_KEYS["accessToken"])
 		for template in credential.headers.values()
 		for ref in _CONFIG_REF.findall(template)
 	)
@@ -182,7 +221,8 @@ class OAuth2Auth(httpx.Auth):
 
 	Args:
 		credential: The oauth2 credential setup.
-		config: The agent's config (``accessToken``, ``expiryDate``, ``refreshToken``...).
+		config: The agent's config (``accessToken``, ``expiryDate``, ``refreshToken``...; each
+			key of `OAUTH2_CONFIG_KEYS` also in snake_case).
 		iid: The integration id, for messages.
 		on_token_refresh: Called (sync or async) with the full new config after a refresh.
 		http: Getter for the shared client used to call the token URL.
@@ -198,7 +238,7 @@ class OAuth2Auth(httpx.Auth):
 		http: Callable[[], httpx.AsyncClient],
 	) -> None:
 		self.credential = credential
-		self.config = dict(config)
+		self.config = oauth2_config(config)
 		self.iid = iid
 		self.on_token_refresh = on_token_refresh
 		self._listeners: list[Callable[[dict[str, Any]], Any]] = []
@@ -220,12 +260,12 @@ class OAuth2Auth(httpx.Auth):
 			self._listeners.append(callback)
 
 	def _token_now(self) -> str:
-		return str(self.config.get("accessToken") or self.config.get("access_token") or "")
+		return str(self.config.get("accessToken") or "")
 
 	def _fresh(self, token: str, stale: str | None) -> bool:
 		if not token or token == stale:
 			return False
-		expiry = _expiry(self.config.get("expiryDate", self.config.get("expiry_date")))
+		expiry = _expiry(self.config.get("expiryDate"))
 		return expiry is None or expiry - EXPIRY_SKEW > dt.datetime.now(dt.UTC).timestamp()
 
 	async def token(self, stale: str | None = None) -> str:
@@ -261,10 +301,11 @@ class OAuth2Auth(httpx.Auth):
 		self._seen |= {v for v in (refresh, secret) if v}
 		form = {"grant_type": "refresh_token", "refresh_token": refresh}
 		headers = {"Accept": "application/json"}
-		if self.credential.token_auth == "basic":
+		if self.credential.token_auth == "basic" and secret:
 			pair = base64.b64encode(f"{client_id}:{secret}".encode()).decode("ascii")
 			headers["Authorization"] = f"Basic {pair}"
 		else:
+			# A public client (no secret) identifies itself in the body, whatever token_auth says.
 			if client_id:
 				form[self.credential.client_id_param] = client_id
 			if secret:
@@ -293,14 +334,18 @@ class OAuth2Auth(httpx.Auth):
 				status_code=response.status_code,
 			)
 		self.refreshes += 1
-		new = {**cfg, "accessToken": str(access)}
+		updates = {"accessToken": str(access)}
 		self._seen.add(str(access))
 		if body.get("expires_in") is not None:
 			expires = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=float(body["expires_in"]))
-			new["expiryDate"] = expires.isoformat().replace("+00:00", "Z")
+			updates["expiryDate"] = expires.isoformat().replace("+00:00", "Z")
 		if body.get("refresh_token"):
-			new["refreshToken"] = str(body["refresh_token"])
-			self._seen.add(new["refreshToken"])
+			updates["refreshToken"] = str(body["refresh_token"])
+			self._seen.add(updates["refreshToken"])
+		new = {**cfg, **updates}
+		for camel, value in updates.items():
+			if OAUTH2_CONFIG_KEYS[camel] in new:  # keep the user's spelling current as well
+				new[OAUTH2_CONFIG_KEYS[camel]] = value
 		self.config = new
 		callbacks = [self.on_token_refresh, *self._listeners]
 		for callback in (c for c in callbacks if c is not None):
@@ -440,7 +485,8 @@ def authorization_url(
 
 	Args:
 		credential: An oauth2 credential setup (``auth_url``, ``client_id``, ``scopes``...).
-		config: Config the URL and client id are rendered over (``clientId``, a shop domain...).
+		config: Config the URL and client id are rendered over (``clientId``, a shop domain...;
+			the `OAUTH2_CONFIG_KEYS` also in snake_case).
 		redirect_uri: Where the service sends the user back with ``code``.
 		state: An unguessable value to check on return.
 		scope_separator: How scopes are joined; None uses the credential's ``scope_separator``
@@ -452,6 +498,7 @@ def authorization_url(
 	"""
 	if credential.type != "oauth2" or not credential.auth_url:
 		raise IntegrationError("needs an oauth2 credential with auth_url", integration="oauth2")
+	config = oauth2_config(config)
 	params = {
 		"response_type": "code",
 		credential.client_id_param: _value(credential.client_id, config, "clientId"),

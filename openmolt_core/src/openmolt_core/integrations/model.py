@@ -412,6 +412,8 @@ class Integration(_Spec):
 		scopes: Scope name to description; tools list the scopes they need.
 		tools: The tools.
 		docs: Markdown with how to get a token, for the generated docs.
+		source: Where the tools come from when they are only known at run time (an MCP server):
+			a `openmolt_core.sources.ToolSource`, listed at the start of each run; not serialized.
 	"""
 
 	id: str | None = None
@@ -423,6 +425,25 @@ class Integration(_Spec):
 	scopes: dict[str, str] = Field(default_factory=dict)
 	tools: Annotated[list[HttpTool | Tool], SkipValidation] = Field(default_factory=list)
 	docs: str = ""
+	source: Any = Field(default=None, exclude=True, repr=False)
+
+	@classmethod
+	def from_openapi(cls, document: Any, **options: Any) -> Integration:
+		"""An integration with one `HttpTool` per operation of an OpenAPI 3.x document.
+
+		See `openmolt_core.openapi.from_openapi` for the options (``id``, ``operations``,
+		``tags``, ``base_url``...).
+
+		Args:
+			document: The document: a dict, or the path of a JSON or YAML file.
+			**options: Passed to `openmolt_core.openapi.from_openapi`.
+
+		Raises:
+			ConfigurationError: The document cannot be read or an option is wrong.
+		"""
+		from openmolt_core.openapi import from_openapi
+
+		return from_openapi(document, **options)
 
 	@field_validator("tools", mode="before")
 	@classmethod

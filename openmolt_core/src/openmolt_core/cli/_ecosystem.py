@@ -1,0 +1,121 @@
+"""``openmolt mcp AGENT_FILE`` and ``openmolt import-openapi SPEC``, and the extensions they use.
+
+```
+openmolt mcp AGENT_FILE [--env-file PATH] [--verbose]
+    serve the agent as an MCP server over stdio (needs openmolt[mcp])
+openmolt import-openapi SPEC --id NAME [--tag T]... [--operation ID]... [--base-url URL]
+                        [--format py|json] [--output FILE]
+    write an integration module (or JSON) with one HttpTool per operation
+```
+
+The core never imports its plugins: the MCP side is found through the ``openmolt.extensions``
+entry point ``mcp`` (installed by ``openmolt-mcp``), loaded only by these commands and by agent
+files with an ``mcpServers`` block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from openmolt_core.errors import ConfigurationError
+
+__all__ = ["ECOSYSTEM_COMMANDS", "extension", "main"]
+
+ECOSYSTEM_COMMANDS = ("mcp", "import-openapi")
+"""The subcommands this module runs."""
+
+_EXTRAS = {"mcp": "mcp"}
+
+
+def extension(name: str, *, needed_for: str) -> Any:
+	"""Load the object of an ``openmolt.extensions`` entry point (``mcp``: the MCP plugin).
+
+	Args:
+		name: The entry-point name.
+		needed_for: What needs it, for the error message.
+
+	Raises:
+		ConfigurationError: It is not installed; the message says what to install.
+	"""
+	for entry in metadata.entry_points(group="openmolt.extensions", name=name):
+		return entry.load()
+	extra = _EXTRAS.get(name, name)
+	raise ConfigurationError(
+		f"{needed_for} needs the {name} extension, which is not installed; run: "
+		f"pip install 'openmolt[{extra}]'"
+	)
+
+
+def _mcp(args: Sequence[str]) -> int:
+	import anyio
+
+	from openmolt_core.cli._run import load
+
+	parser = argparse.ArgumentParser(
+		prog="openmolt mcp",
+		description="Serve an agent as an MCP server over stdio (one tool: the agent).",
+	)
+	parser.add_argument("file", help="the agent file: agent.json or agent.py")
+	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
+	parser.add_argument("--verbose", "-v", action="store_true", help="log steps to stderr")
+	ns = parser.parse_args(args)
+	plugin = extension("mcp", needed_for="openmolt mcp")
+	loaded = load(ns.file, env_file=ns.env_file, verbose=ns.verbose, need_key=True)
+	loaded.agent.provider()  # a provider missing its key fails now, not at the first call
+	anyio.run(plugin.serve_stdio, loaded.agent)
+	return 0
+
+
+def _import_openapi(args: Sequence[str]) -> int:
+	from openmolt_core.openapi import from_openapi, to_json, to_module
+
+	parser = argparse.ArgumentParser(
+		prog="openmolt import-openapi",
+		description="Turn an OpenAPI 3 document into an integration module you can read and edit.",
+	)
+	parser.add_argument("spec", help="the OpenAPI document: a JSON or YAML file")
+	parser.add_argument("--id", required=True, help="the integration id, e.g. petstore")
+	parser.add_argument("--tag", action="append", default=[], help="only operations with this tag")
+	parser.add_argument(
+		"--operation", action="append", default=[], help="only this operationId (repeatable)"
+	)
+	parser.add_argument("--base-url", help="the API's base URL (default: the document's server)")
+	parser.add_argument("--format", choices=("py", "json"), help="default: from --output, else py")
+	parser.add_argument("--output", "-o", help="the file to write (default: stdout)")
+	ns = parser.parse_args(args)
+	fmt = ns.format or ("json" if ns.output and ns.output.endswith(".json") else "py")
+	integration = from_openapi(
+		Path(ns.spec),
+		id=ns.id,
+		tags=ns.tag or None,
+		operations=ns.operation or None,
+		base_url=ns.base_url,
+	)
+	text = (
+		to_json(integration) if fmt == "json" else to_module(integration, source=Path(ns.spec).name)
+	)
+	if ns.output:
+		Path(ns.output).write_text(text, encoding="utf-8")
+		print(
+			f"openmolt: wrote {len(integration.tools)} tools of {integration.name!r} to {ns.output}",
+			file=sys.stderr,
+		)
+	else:
+		sys.stdout.write(text)
+	return 0
+
+
+def main(args: Sequence[str]) -> int:
+	"""Run ``openmolt mcp`` or ``openmolt import-openapi`` (``args[0]`` names which).
+
+	Returns:
+		The exit code.
+	"""
+	if args[0] == "mcp":
+		return _mcp(args[1:])
+	return _import_openapi(args[1:])

@@ -1,0 +1,797 @@
+"""OpenAPI 3 documents as integrations: one `HttpTool` per operation, written as plain data.
+
+```python
+petstore = Integration.from_openapi("petstore.json", id="petstore", tags=["pet"])
+om.register_integration("petstore", petstore)
+```
+
+``openmolt import-openapi SPEC --id NAME`` writes the same integration as a Python module (or
+JSON) that a person can read and edit. What the importer does:
+
+- **operations** become tools named after their ``operationId`` in camelCase (``repos/get`` is
+  ``reposGet``; without one, method and path); ``operations=`` and ``tags=`` choose them;
+- **parameters** (path, query, header) become top-level input fields; the request body is the
+  ``body`` field, sent as JSON, a form, multipart (binary fields are file references) or raw bytes;
+- **schemas** have every ``$ref`` resolved (recursion is cut at a few levels), ``allOf`` merged,
+  ``oneOf`` written as ``anyOf`` (at most `MAX_VARIANTS` branches), OpenAPI 3.0's ``nullable``
+  written as a JSON Schema type, and keywords the providers' strict modes refuse dropped
+  (``discriminator``, ``not``, ``xml``, ``example``...); read-only fields are left out of
+  request bodies, and nesting deeper than `MAX_DEPTH` becomes a free-form object;
+- **security schemes** become credentials: HTTP bearer (``config.token``), HTTP basic
+  (``config.username`` / ``config.password``), API keys in a header, the query or a cookie
+  (``config.apiKey``, or one key per scheme), and OAuth2 with its URLs and scopes; OAuth2 scopes
+  an operation requires become the tool's scopes, so agents can be granted part of an API;
+- **descriptions** are shortened for the model (summary first, Markdown links and HTML dropped,
+  at most `MAX_DESCRIPTION_CHARS` characters).
+
+No library does this translation for us: OpenAPI parsers (``openapi-pydantic``, ``prance``) give a
+model of the document, and the work here is the mapping onto `HttpTool`. JSON needs nothing extra;
+YAML documents need PyYAML (``pip install pyyaml``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations.model import ApiSetup, Credential, HttpTool, Integration
+
+__all__ = [
+	"MAX_DEPTH",
+	"MAX_DESCRIPTION_CHARS",
+	"MAX_VARIANTS",
+	"from_openapi",
+	"load_document",
+	"to_json",
+	"to_module",
+]
+
+MAX_DEPTH = 6
+"""Object nesting kept in input schemas; deeper values are free-form objects."""
+
+MAX_VARIANTS = 8
+"""``anyOf`` branches kept (OpenAI's strict mode and Gemini accept a handful)."""
+
+MAX_DESCRIPTION_CHARS = 300
+"""A tool description is cut to this many characters; field descriptions to half of it."""
+
+_METHODS = ("get", "put", "post", "delete", "patch", "head")
+_KEEP = (
+	"type",
+	"enum",
+	"const",
+	"format",
+	"pattern",
+	"minimum",
+	"maximum",
+	"exclusiveMinimum",
+	"exclusiveMaximum",
+	"multipleOf",
+	"minLength",
+	"maxLength",
+	"minItems",
+	"maxItems",
+	"uniqueItems",
+	"minProperties",
+	"maxProperties",
+	"default",
+)
+_JSON = re.compile(r"^application/(.+\+)?json\b|^\*/\*$", re.IGNORECASE)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LIQUID_WORDS = {
+	"and", "or", "not", "contains", "in", "empty", "blank", "nil", "null", "true", "false",
+	"limit", "offset", "reversed", "with", "as", "for", "if", "else", "endif", "cols",
+}  # fmt: skip
+_SKIP_HEADERS = {"authorization", "content-type", "accept", "content-length"}
+
+
+# reading ------------------------------------------------------------------------------------
+
+
+def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+	"""Read an OpenAPI document: a dict, or a JSON or YAML file.
+
+	Raises:
+		ConfigurationError: The file cannot be read or parsed, or it is not OpenAPI 3.
+	"""
+	if isinstance(source, Mapping):
+		document = dict(source)
+	else:
+		path = Path(source)
+		try:
+			text = path.read_text(encoding="utf-8")
+		except OSError as exc:
+			raise ConfigurationError(
+				f"{path}: cannot read the OpenAPI document: {exc.strerror}"
+			) from None
+		if path.suffix.lower() in (".yaml", ".yml"):
+			try:
+				import yaml  # type: ignore[import-untyped, unused-ignore]  # optional
+			except ImportError:
+				raise ConfigurationError(
+					f"{path}: reading YAML needs PyYAML; run: pip install pyyaml (or convert the "
+					"document to JSON)"
+				) from None
+			try:
+				document = yaml.safe_load(text)
+			except yaml.YAMLError as exc:
+				raise ConfigurationError(f"{path}: invalid YAML: {exc}") from None
+		else:
+			try:
+				document = json.loads(text)
+			except json.JSONDecodeError as exc:
+				raise ConfigurationError(
+					f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (YAML files must end in .yaml)"
+				) from None
+	if not isinstance(document, dict):
+		raise ConfigurationError("an OpenAPI document is a JSON object")
+	version = str(document.get("openapi", ""))
+	if not version.startswith("3."):
+		found = f"swagger {document['swagger']}" if "swagger" in document else repr(version or None)
+		raise ConfigurationError(
+			f"only OpenAPI 3.x documents are supported, this one is {found}; convert it first "
+			"(for Swagger 2.0: swagger2openapi)"
+		)
+	return document
+
+
+# text ---------------------------------------------------------------------------------------
+
+
+def _short(raw: Any, limit: int) -> str:
+	if not isinstance(raw, str):
+		return ""
+	text: str = raw
+	text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # Markdown links and images
+	text = re.sub(r"<[^>]+>", " ", text)  # HTML tags
+	text = re.sub(r"[*_`]{1,3}", "", text)
+	text = text.split("\n\n")[0]
+	text = re.sub(r"\s+", " ", text).strip()
+	if len(text) <= limit:
+		return text
+	cut = text[:limit]
+	sentence = max(cut.rfind(". "), cut.rfind("? "), cut.rfind("! "))
+	if sentence > limit // 2:
+		return cut[: sentence + 1]
+	return cut[: limit - 1].rstrip() + "…"
+
+
+def _camel(text: str) -> str:
+	words = [w for w in re.split(r"[^A-Za-z0-9]+", text) if w]
+	if not words:
+		return "operation"
+	head, *rest = words
+	out = head[0].lower() + head[1:] + "".join(w[0].upper() + w[1:] for w in rest)
+	return out if out[0].isalpha() else f"op{out}"
+
+
+def _field_name(name: str, taken: set[str]) -> str:
+	key = name if _IDENT.match(name) else re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "value"
+	if key[0].isdigit():
+		key = f"p{key}"
+	while key in taken:
+		key += "_"
+	taken.add(key)
+	return key
+
+
+def _ref(key: str) -> str:
+	"""The template reading input field ``key``."""
+	if key in _LIQUID_WORDS:
+		return f'{{{{ input["{key}"] }}}}'
+	return f"{{{{ input.{key} }}}}"
+
+
+# schemas ------------------------------------------------------------------------------------
+
+
+class _Schemas:
+	"""Resolves ``$ref``s and rewrites schemas within the providers' limits."""
+
+	def __init__(self, document: Mapping[str, Any]) -> None:
+		self.document = document
+
+	def resolve(self, ref: str) -> Any:
+		if not ref.startswith("#/"):
+			raise ConfigurationError(
+				f"external reference {ref!r}: bundle the document into one file first "
+				"(for example with `redocly bundle`)"
+			)
+		node: Any = self.document
+		for part in ref[2:].split("/"):
+			part = part.replace("~1", "/").replace("~0", "~")
+			if not isinstance(node, Mapping) or part not in node:
+				raise ConfigurationError(f"reference {ref!r} points to nothing in the document")
+			node = node[part]
+		return node
+
+	def deref(self, value: Any) -> Any:
+		"""Follow ``$ref`` chains of a parameter, request body or response object."""
+		seen: set[str] = set()
+		while isinstance(value, Mapping) and "$ref" in value:
+			ref = value["$ref"]
+			if ref in seen:
+				raise ConfigurationError(f"reference {ref!r} refers to itself")
+			seen.add(ref)
+			value = self.resolve(ref)
+		return value
+
+	def convert(
+		self, schema: Any, *, request: bool, depth: int = 0, stack: tuple[str, ...] = ()
+	) -> dict[str, Any]:
+		if schema is True or not isinstance(schema, Mapping):
+			return {}
+		if "$ref" in schema:
+			ref = schema["$ref"]
+			if ref in stack or depth > MAX_DEPTH:
+				return {"type": "object", "description": "(nested value; any object)"}
+			extra = {k: v for k, v in schema.items() if k in ("description", "nullable")}
+			target = self.resolve(ref)
+			return self.convert({**target, **extra} if isinstance(target, Mapping) else target,
+				request=request, depth=depth, stack=(*stack, ref))  # fmt: skip
+		if schema.get("allOf"):
+			merged: dict[str, Any] = {}
+			for part in schema["allOf"]:
+				converted = self.convert(part, request=request, depth=depth, stack=stack)
+				merged = _merge(merged, converted)
+			rest = {k: v for k, v in schema.items() if k != "allOf"}
+			if rest:
+				merged = _merge(
+					merged, self.convert(rest, request=request, depth=depth, stack=stack)
+				)
+			return merged
+		for key in ("oneOf", "anyOf"):
+			if schema.get(key):
+				variants = [
+					self.convert(v, request=request, depth=depth + 1, stack=stack)
+					for v in schema[key][:MAX_VARIANTS]
+				]
+				variants = [v for i, v in enumerate(variants) if v not in variants[:i]]
+				out: dict[str, Any] = variants[0] if len(variants) == 1 else {"anyOf": variants}
+				if any(v == {} for v in variants):
+					out = {}
+				described = _short(schema.get("description"), MAX_DESCRIPTION_CHARS // 2)
+				if described and "description" not in out:
+					out = {**out, "description": described}
+				return _nullable(out, schema)
+		out = {k: schema[k] for k in _KEEP if k in schema}
+		if schema.get("exclusiveMinimum") is True and "minimum" in schema:  # OpenAPI 3.0 form
+			out["exclusiveMinimum"] = out.pop("minimum")
+		elif isinstance(out.get("exclusiveMinimum"), bool):
+			out.pop("exclusiveMinimum")
+		if schema.get("exclusiveMaximum") is True and "maximum" in schema:
+			out["exclusiveMaximum"] = out.pop("maximum")
+		elif isinstance(out.get("exclusiveMaximum"), bool):
+			out.pop("exclusiveMaximum")
+		described = _short(
+			schema.get("description") or schema.get("title"), MAX_DESCRIPTION_CHARS // 2
+		)
+		if described:
+			out["description"] = described
+		kind = schema.get("type")
+		if kind == "object" or "properties" in schema or "additionalProperties" in schema:
+			if depth >= MAX_DEPTH:
+				return _nullable(
+					{"type": "object", **({"description": described} if described else {})}, schema
+				)
+			props: dict[str, Any] = {}
+			for name, sub in (schema.get("properties") or {}).items():
+				target = (
+					self.deref(sub)
+					if isinstance(sub, Mapping) and "$ref" in sub and len(stack) <= MAX_DEPTH
+					else sub
+				)
+				if request and isinstance(target, Mapping) and target.get("readOnly"):
+					continue
+				props[name] = self.convert(sub, request=request, depth=depth + 1, stack=stack)
+			out.setdefault("type", "object")
+			if props:
+				out["properties"] = props
+			required = [r for r in schema.get("required") or () if r in props]
+			if required:
+				out["required"] = required
+			more = schema.get("additionalProperties")
+			if isinstance(more, Mapping):
+				out["additionalProperties"] = self.convert(
+					more, request=request, depth=depth + 1, stack=stack
+				)
+			elif isinstance(more, bool):
+				out["additionalProperties"] = more
+		elif kind == "array" or "items" in schema:
+			out.setdefault("type", "array")
+			out["items"] = self.convert(
+				schema.get("items"), request=request, depth=depth + 1, stack=stack
+			)
+		if request and out.get("format") == "binary":
+			out = {
+				"type": "string",
+				"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
+			}
+		return _nullable(out, schema)
+
+
+def _nullable(out: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+	if schema.get("nullable") is not True or out == {}:
+		return out
+	kind = out.get("type")
+	if isinstance(kind, str):
+		return {**out, "type": [kind, "null"]}
+	if isinstance(kind, list):
+		return out if "null" in kind else {**out, "type": [*kind, "null"]}
+	return {"anyOf": [out, {"type": "null"}]}
+
+
+def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+	if not a:
+		return dict(b)
+	out = {**a, **{k: v for k, v in b.items() if k not in ("properties", "required")}}
+	if "properties" in a or "properties" in b:
+		out["properties"] = {**a.get("properties", {}), **b.get("properties", {})}
+	required = [
+		*a.get("required", []),
+		*[r for r in b.get("required", []) if r not in a.get("required", [])],
+	]
+	if required:
+		out["required"] = required
+	if "description" in a:
+		out["description"] = a["description"]
+	return out
+
+
+# security -----------------------------------------------------------------------------------
+
+
+def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[str, str], list[str]]:
+	"""The credentials, the OAuth2 scopes (integration scopes) and the config keys, documented."""
+	schemes: dict[str, Any] = dict((document.get("components") or {}).get("securitySchemes") or {})
+	order: list[str] = []
+	for requirement in document.get("security") or []:
+		order += [name for name in requirement if name in schemes and name not in order]
+	order += [name for name in schemes if name not in order]
+	keys = [schemes[n] for n in order if schemes[n].get("type") == "apiKey"]
+	headers: dict[str, str] = {}
+	query: dict[str, str] = {}
+	cookies: list[str] = []
+	creds: list[Credential] = []
+	scopes: dict[str, str] = {}
+	notes: list[str] = []
+	custom_at: int | None = None
+	for name in order:
+		scheme = schemes[name]
+		kind = scheme.get("type")
+		if kind == "apiKey":
+			key = "apiKey" if len(keys) == 1 else _camel(name)
+			where, param = scheme.get("in"), scheme.get("name", "")
+			value = f"{{{{ config.{key} }}}}"
+			if where == "header":
+				headers[param] = value
+			elif where == "query":
+				query[param] = value
+			elif where == "cookie":
+				cookies.append(f"{param}={value}")
+			notes.append(f"`config.{key}`: the API key {param!r} ({where}; scheme {name!r})")
+			if custom_at is None:
+				custom_at = len(creds)
+				creds.append(Credential(type="custom"))  # filled below, once every key is known
+		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
+			creds.append(
+				Credential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"})
+			)
+			notes.append(f"`config.token`: the bearer token (scheme {name!r})")
+		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
+			creds.append(
+				Credential(
+					type="basic", username="{{ config.username }}", password="{{ config.password }}"
+				)
+			)
+			notes.append(f"`config.username`, `config.password`: HTTP basic auth (scheme {name!r})")
+		elif kind == "oauth2":
+			flows = scheme.get("flows") or {}
+			flow: Mapping[str, Any] = next(
+				(
+					flows[f]
+					for f in ("authorizationCode", "clientCredentials", "implicit", "password")
+					if f in flows
+				),
+				{},
+			)
+			for flow_value in flows.values():
+				for scope, text in (flow_value.get("scopes") or {}).items():
+					scopes.setdefault(scope, _short(text, 120) or scope)
+			creds.append(
+				Credential(
+					type="oauth2",
+					auth_url=flow.get("authorizationUrl"),
+					token_url=flow.get("tokenUrl"),
+					client_id="{{ config.clientId }}",
+					client_secret="{{ config.clientSecret }}",
+					refresh_token="{{ config.refreshToken }}",
+					scopes=sorted({s for f in flows.values() for s in (f.get("scopes") or {})}),
+				)
+			)
+			notes.append(
+				f"`config.accessToken` (and `clientId`, `clientSecret`, `refreshToken` to refresh "
+				f"it): OAuth2 (scheme {name!r})"
+			)
+		else:
+			notes.append(f"scheme {name!r} ({kind}) is not mapped; add a credential by hand")
+	if custom_at is not None:
+		if cookies:
+			headers["Cookie"] = "; ".join(cookies)
+		creds[custom_at] = Credential(type="custom", headers=headers, query_params=query)
+	return creds, scopes, notes
+
+
+# operations ---------------------------------------------------------------------------------
+
+
+def _base_url(document: Mapping[str, Any], override: str | None) -> str:
+	if override:
+		return override.rstrip("/")
+	servers = document.get("servers") or []
+	if not servers:
+		raise ConfigurationError("the document names no server; pass base_url= (--base-url)")
+	server = servers[0]
+	url = str(server.get("url", ""))
+	for var, spec in (server.get("variables") or {}).items():
+		url = url.replace(f"{{{var}}}", str(spec.get("default", "")))
+	if not url.startswith(("http://", "https://")):
+		raise ConfigurationError(
+			f"the document's server URL {url!r} is not absolute; pass base_url= (--base-url)"
+		)
+	return url.rstrip("/")
+
+
+def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
+	"""The request format, media type and schema of a request body (preferring JSON)."""
+	ranked: list[tuple[str, Callable[[str], bool]]] = [
+		("json", lambda m: bool(_JSON.match(m))),
+		("form-data", lambda m: m.startswith("application/x-www-form-urlencoded")),
+		("multipart", lambda m: m.startswith("multipart/form-data")),
+		("text", lambda m: m.startswith("text/")),
+		("binary", lambda m: True),
+	]
+	for fmt, test in ranked:
+		for media, spec in content.items():
+			if test(media.lower()):
+				return fmt, media, (spec or {}).get("schema", {})
+	return None
+
+
+def _response_format(responses: Mapping[str, Any], schemas: _Schemas) -> str:
+	for status in sorted(responses, key=lambda s: (not str(s).startswith("2"), str(s))):
+		if not (str(status).startswith("2") or status == "default"):
+			continue
+		response = schemas.deref(responses[status]) or {}
+		content = response.get("content") or {}
+		if not content:
+			continue
+		media = next(iter(content)).lower()
+		if any(_JSON.match(m.lower()) for m in content):
+			return "json"
+		if media.startswith("text/"):
+			return "text"
+		if "xml" in media:
+			return "xml"
+		return "binary"
+	return "json"
+
+
+def _operations(
+	document: Mapping[str, Any],
+) -> Iterable[tuple[str, str, dict[str, Any], list[Any]]]:
+	for path, item in (document.get("paths") or {}).items():
+		if not isinstance(item, Mapping):
+			continue
+		for method in _METHODS:
+			op = item.get(method)
+			if isinstance(op, Mapping):
+				yield path, method, dict(op), list(item.get("parameters") or [])
+
+
+def _tool(
+	path: str,
+	method: str,
+	op: Mapping[str, Any],
+	common: Sequence[Any],
+	schemas: _Schemas,
+	document: Mapping[str, Any],
+	handle: str,
+) -> HttpTool:
+	params: dict[tuple[str, str], Any] = {}
+	for raw in [*common, *(op.get("parameters") or [])]:
+		param = schemas.deref(raw)
+		params[(param.get("name", ""), param.get("in", ""))] = param
+	properties: dict[str, Any] = {}
+	required: list[str] = []
+	taken: set[str] = set()
+	endpoint = path
+	query: dict[str, Any] = {}
+	headers: dict[str, str] = {}
+	for (name, where), param in params.items():
+		if where == "cookie" or (where == "header" and name.lower() in _SKIP_HEADERS):
+			continue
+		key = _field_name(name, taken)
+		schema = param.get("schema")
+		if schema is None and param.get("content"):
+			schema = next(iter(param["content"].values())).get("schema")
+		converted = schemas.convert(schema or {"type": "string"}, request=True)
+		described = _short(param.get("description"), MAX_DESCRIPTION_CHARS // 2)
+		if described:
+			converted = {**converted, "description": described}
+		properties[key] = converted
+		if where == "path" or param.get("required"):
+			required.append(key)
+		if where == "path":
+			endpoint = endpoint.replace(f"{{{name}}}", _ref(key))
+		elif where == "query":
+			style, explode = param.get("style", "form"), param.get("explode")
+			if converted.get("type") == "array" and style == "form" and explode is False:
+				query[name] = f'{{{{ input.{key} | join: "," }}}}'
+			elif converted.get("type") == "array" and style in ("pipeDelimited", "spaceDelimited"):
+				sep = "|" if style == "pipeDelimited" else " "
+				query[name] = f'{{{{ input.{key} | join: "{sep}" }}}}'
+			else:
+				query[name] = f"{{{{ input.{key} }}}}"
+		elif where == "header":
+			headers[name] = f"{{{{ input.{key} }}}}"
+	declared = {name for (name, where) in params if where == "path"}
+	for missing in re.findall(r"\{([^}{]+)\}", path):
+		if missing in declared:
+			continue
+		key = _field_name(missing, taken)
+		properties[key] = {"type": "string"}
+		required.append(key)
+		endpoint = endpoint.replace(f"{{{missing}}}", _ref(key))
+	body: Any = None
+	files: dict[str, str] = {}
+	request_format = None
+	request = schemas.deref(op.get("requestBody")) if op.get("requestBody") else None
+	if request:
+		chosen = _body_format(request.get("content") or {})
+		if chosen:
+			fmt, media, raw_schema = chosen
+			key = _field_name("body", taken)
+			converted = schemas.convert(raw_schema, request=True)
+			if fmt == "binary":
+				converted = {
+					"type": "string",
+					"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
+				}
+			described = _short(request.get("description"), MAX_DESCRIPTION_CHARS // 2)
+			if described and "description" not in converted:
+				converted["description"] = described
+			properties[key] = converted
+			if request.get("required"):
+				required.append(key)
+			request_format = fmt
+			if fmt == "multipart" and isinstance(converted.get("properties"), dict):
+				raw = schemas.deref(raw_schema) or {}
+				binary = {
+					n for n, s in (raw.get("properties") or {}).items()
+					if isinstance(schemas.deref(s), Mapping) and schemas.deref(s).get("format") == "binary"
+				}  # fmt: skip
+				body = {
+					n: f"{{{{ input.{key}.{n} }}}}"
+					for n in converted["properties"]
+					if n not in binary
+				}
+				files = {n: f"{{{{ input.{key}.{n} }}}}" for n in binary}
+			else:
+				body = _ref(key)
+			if fmt == "text" and media != "text/plain":
+				headers.setdefault("Content-Type", media)
+	summary = op.get("summary") or ""
+	detail = op.get("description") or ""
+	text = f"{summary.rstrip('.')}. {detail}" if summary and detail else (summary or detail)
+	description = _short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
+	if op.get("deprecated"):
+		description = f"(deprecated) {description}"
+	requirements = op.get("security", document.get("security")) or []
+	oauth = {
+		name
+		for name, scheme in (
+			(document.get("components") or {}).get("securitySchemes") or {}
+		).items()
+		if scheme.get("type") == "oauth2"
+	}
+	scopes = sorted(
+		{s for req in requirements for name, ss in req.items() if name in oauth for s in ss}
+	)
+	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
+	if required:
+		input_schema["required"] = required
+	servers = op.get("servers")
+	base = None
+	if servers and str(servers[0].get("url", "")).startswith(("http://", "https://")):
+		base = str(servers[0]["url"]).rstrip("/")
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method=method.upper(),
+		endpoint=endpoint,
+		query_params=query,
+		headers=headers,
+		body=body,
+		files=files,
+		input_schema=input_schema,
+		request_format=request_format,
+		response_format=_response_format(op.get("responses") or {}, schemas),
+		base_url=base,
+	)
+
+
+def from_openapi(
+	document: str | Path | Mapping[str, Any],
+	*,
+	id: str | None = None,
+	operations: Sequence[str] | None = None,
+	tags: Sequence[str] | None = None,
+	base_url: str | None = None,
+	name: str | None = None,
+) -> Integration:
+	"""An integration with one `HttpTool` per operation of an OpenAPI 3 document.
+
+	Args:
+		document: The document: a dict, or the path of a JSON or YAML file.
+		id: The integration id (set again by ``register_integration``).
+		operations: Only these operations: operationIds as the document writes them, or the
+			tool handles they become (``reposGet``).
+		tags: Only operations with one of these tags.
+		base_url: The API's base URL (default: the document's first server).
+		name: The display name (default: the document's title).
+
+	Raises:
+		ConfigurationError: The document cannot be read, an operation or tag is unknown, or
+			an operation cannot be expressed; the message names it.
+	"""
+	doc = load_document(document)
+	schemas = _Schemas(doc)
+	info = doc.get("info") or {}
+	wanted = set(operations or ())
+	seen_ids: set[str] = set()
+	seen_tags: set[str] = set()
+	handles: set[str] = set()
+	tools: list[HttpTool] = []
+	for path, method, op, common in _operations(doc):
+		op_id = str(op.get("operationId") or f"{method} {path}")
+		handle = _camel(op_id)
+		while handle in handles:
+			handle += "_"
+		op_tags = set(op.get("tags") or ())
+		seen_ids.update((op_id, handle))
+		seen_tags |= op_tags
+		if wanted and op_id not in wanted and handle not in wanted:
+			continue
+		if tags and not op_tags & set(tags):
+			continue
+		handles.add(handle)
+		try:
+			tools.append(_tool(path, method, op, common, schemas, doc, handle))
+		except (ValueError, ConfigurationError) as exc:
+			raise ConfigurationError(
+				f"operation {op_id!r} ({method.upper()} {path}): {exc}"
+			) from None
+	unknown = sorted(wanted - seen_ids)
+	if unknown:
+		import difflib
+
+		hints = {u: difflib.get_close_matches(u, sorted(seen_ids), n=1) for u in unknown}
+		listed = ", ".join(
+			f"{u!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for u, h in hints.items()
+		)
+		raise ConfigurationError(f"no operation {listed} in the document")
+	missing_tags = sorted(set(tags or ()) - seen_tags)
+	if missing_tags:
+		raise ConfigurationError(
+			f"no operation has tag(s) {missing_tags}; the document's tags: {', '.join(sorted(seen_tags))}"
+		)
+	if not tools:
+		raise ConfigurationError("the selection matches no operation")
+	credentials, scopes, notes = _credentials(doc)
+	title = str(info.get("title") or id or "API")
+	docs = "\n".join(
+		[
+			f"Imported from the OpenAPI document of {title} {info.get('version', '')}.".replace(
+				" .", "."
+			),
+			"",
+		]
+		+ [f"- {n}" for n in notes]
+	)
+	try:
+		return Integration(
+			id=id,
+			name=name or title,
+			description=_short(info.get("description"), MAX_DESCRIPTION_CHARS)
+			or f"The {title} API.",
+			api_version=str(info["version"]) if info.get("version") else None,
+			api_setup=ApiSetup(base_url=_base_url(doc, base_url)),
+			credential_setup=credentials,
+			scopes=scopes,
+			tools=tools,
+			docs=docs,
+		)
+	except ValueError as exc:
+		raise ConfigurationError(f"the imported integration is invalid: {exc}") from None
+
+
+# writing ------------------------------------------------------------------------------------
+
+
+def to_json(integration: Integration) -> str:
+	"""The integration as the JSON ``register_integration`` accepts (camelCase keys)."""
+	data = integration.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+	return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _literal(value: Any, level: int) -> str:
+	pad, inner = "\t" * level, "\t" * (level + 1)
+	if isinstance(value, (ApiSetup, Credential, HttpTool)):
+		fields = value.model_dump(exclude_defaults=True)
+		if not fields:
+			return f"{type(value).__name__}()"
+		body = "".join(f"{inner}{k}={_literal(v, level + 1)},\n" for k, v in fields.items())
+		return f"{type(value).__name__}(\n{body}{pad})"
+	if isinstance(value, dict):
+		if not value:
+			return "{}"
+		body = "".join(
+			f"{inner}{json.dumps(k, ensure_ascii=False)}: {_literal(v, level + 1)},\n"
+			for k, v in value.items()
+		)
+		return f"{{\n{body}{pad}}}"
+	if isinstance(value, (list, tuple)):
+		if not value:
+			return "[]"
+		if all(isinstance(v, str) for v in value) and sum(len(v) + 4 for v in value) < 80:
+			return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
+		body = "".join(f"{inner}{_literal(v, level + 1)},\n" for v in value)
+		return f"[\n{body}{pad}]"
+	if isinstance(value, str):
+		return json.dumps(value, ensure_ascii=False)
+	return repr(value)
+
+
+def to_module(integration: Integration, *, source: str = "") -> str:
+	"""The integration as a Python module a person can read and edit (tabs, one tool per block).
+
+	The module defines ``INTEGRATION`` and the ``register_integrations`` hook, so it works as a
+	plugin (an ``openmolt.integrations`` entry point) or with ``om.register_integration``.
+
+	Args:
+		integration: The integration (from `from_openapi`).
+		source: The document's file name, for the module docstring.
+	"""
+	header = (
+		f'"""{integration.name}{f" {integration.api_version}" if integration.api_version else ""}, '
+		f"imported from {source or 'an OpenAPI document'} by `openmolt import-openapi`.\n\n"
+		"Every tool is plain data: edit the descriptions, drop the tools you do not need, and\n"
+		"register it with `om.register_integration(INTEGRATION.id, INTEGRATION)`.\n"
+		'"""\n\n'
+		"from __future__ import annotations\n\n"
+		"from typing import Any\n\n"
+		"from openmolt_core import hookimpl\n"
+		"from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration\n\n"
+	)
+	fields = integration.model_dump(
+		exclude_defaults=True, exclude={"tools", "credential_setup", "api_setup"}
+	)
+	lines = [f"\t{k}={_literal(v, 1)},\n" for k, v in fields.items()]
+	lines.append(f"\tapi_setup={_literal(integration.api_setup, 1)},\n")
+	if integration.credential_setup:
+		lines.append(f"\tcredential_setup={_literal(list(integration.credential_setup), 1)},\n")
+	lines.append(f"\ttools={_literal(list(integration.tools), 1)},\n")
+	body = "INTEGRATION = Integration(\n" + "".join(lines) + ")\n"
+	hook = (
+		"\n\n@hookimpl\n"
+		"def register_integrations(register: Any) -> None:\n"
+		'\t"""Register the integration (when this module is an entry point)."""\n'
+		"\tregister(INTEGRATION)\n"
+	)
+	return header + body + hook

@@ -1,0 +1,48 @@
+"""Tools listed at run time: the `ToolSource` an integration can carry instead of fixed tools.
+
+Most integrations list their tools as data. Some only learn them from a running service: an MCP
+server answers ``tools/list`` once it is started, and may change its list later. Such an
+integration carries a `ToolSource` (``Integration(name=..., source=...)``) and no ``tools``.
+
+The source is asked for its tools at the start of each run of an agent that uses the integration,
+before the first message is built; the first call starts the service. The agent binds the tools it
+gets (``<integration>.<tool>`` handles, scopes granted as for any other tool) and keeps them until a
+later run receives a different list: the tools never change in the middle of a run, so the prompt
+prefix stays the same for a run's whole life. `OpenMolt.aclose` closes every source its agents used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from openmolt_core.tools import Tool
+
+__all__ = ["ToolSource"]
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+	"""Where an integration's tools come from when they are only known at run time.
+
+	A source caches what it lists: `list_tools` returns the *same* sequence object for as long as
+	the list has not changed (that identity is how agents know they can keep their tools), and a
+	new one after a change (an MCP server's ``notifications/tools/list_changed``).
+	"""
+
+	secrets: frozenset[str]
+	"""Values the source holds that must never be shown (tokens in its environment or headers)."""
+
+	async def list_tools(self) -> Sequence[Tool]:
+		"""The tools available now (the first call may start the service).
+
+		Each tool's ``scopes`` must be scopes its integration defines.
+
+		Raises:
+			IntegrationError: The service could not be started or did not list its tools.
+		"""
+		...
+
+	async def aclose(self) -> None:
+		"""Stop the service and release what the source holds; a later use may start it again."""
+		...

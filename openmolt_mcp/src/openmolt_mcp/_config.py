@@ -1,0 +1,267 @@
+"""How an MCP server is reached: the ``mcpServers`` entries, as pydantic models.
+
+The shape is the one MCP clients share (Claude Desktop, VS Code, Claude Code, Gemini CLI): a
+server has ``command``, ``args``, ``env`` and ``cwd`` (stdio), or ``url`` and ``headers``
+(Streamable HTTP), with an optional ``type``. OpenMolt adds ``includeTools`` / ``excludeTools``
+(the allow and deny lists), ``scopes``, ``timeout`` and ``startupTimeout`` (seconds, like every
+OpenMolt timeout). ``${VAR}`` and ``${VAR:-default}`` in ``args``, ``env``, ``url`` and
+``headers`` read the environment when the server is defined, so secrets stay out of agent files.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from openmolt_core.errors import ConfigurationError
+
+__all__ = [
+	"HttpServer",
+	"Masker",
+	"ServerConfig",
+	"ServerOptions",
+	"StdioServer",
+	"expand",
+	"parse_server",
+	"secrets_of",
+]
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "session")
+_PUBLIC_ENV = (
+	"path",
+	"home",
+	"dir",
+	"lang",
+	"level",
+	"mode",
+	"host",
+	"port",
+	"url",
+	"region",
+	"tz",
+)
+_PUBLIC_HEADERS = {"accept", "content-type", "user-agent", "mcp-protocol-version"}
+
+
+class ServerOptions(BaseModel):
+	"""What every MCP server entry may set besides its transport: tool filters, scopes, timeouts."""
+
+	model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+	include_tools: list[str] | None = Field(
+		default=None,
+		alias="includeTools",
+		description="Only these tools (names or glob patterns); default: all.",
+	)
+	exclude_tools: list[str] = Field(
+		default_factory=list,
+		alias="excludeTools",
+		description="Never these tools (names or glob patterns); wins over includeTools.",
+	)
+	scopes: dict[str, list[str]] | None = Field(
+		default=None,
+		description="Scope name to tool name patterns; default: 'read' for the tools the server "
+		"marks read-only, 'write' for the others.",
+	)
+	timeout: float = Field(default=60.0, gt=0, description="Seconds a tool call may take.")
+	startup_timeout: float = Field(
+		default=30.0,
+		gt=0,
+		alias="startupTimeout",
+		description="Seconds to start the server and list its tools.",
+	)
+	name: str | None = Field(default=None, description="A display name.")
+	description: str = ""
+
+	def admits(self, tool: str) -> bool:
+		"""Whether the allow and deny lists let a tool of this name through."""
+		if any(fnmatch.fnmatchcase(tool, p) for p in self.exclude_tools):
+			return False
+		if self.include_tools is None:
+			return True
+		return any(fnmatch.fnmatchcase(tool, p) for p in self.include_tools)
+
+	def scopes_of(self, tool: str, read_only: bool) -> list[str]:
+		"""The scopes a tool needs: the user's mapping, else read or write by its annotation."""
+		if self.scopes is None:
+			return ["read" if read_only else "write"]
+		return [
+			s for s, pats in self.scopes.items() if any(fnmatch.fnmatchcase(tool, p) for p in pats)
+		]
+
+	def scope_names(self) -> dict[str, str]:
+		"""The integration's scopes with their descriptions."""
+		if self.scopes is None:
+			return {
+				"read": "Tools the server marks read-only (readOnlyHint).",
+				"write": "Every other tool of the server (it may change things).",
+			}
+		return {s: f"Tools matching {', '.join(p)}." for s, p in self.scopes.items()}
+
+
+class StdioServer(ServerOptions):
+	"""A server the client starts as a subprocess and talks to over its stdin and stdout.
+
+	The process gets a minimal environment (``HOME``, ``PATH``, ``USER``... as the MCP SDK
+	chooses), plus ``env``: your API keys are not passed along unless you list them.
+	"""
+
+	type: Literal["stdio"] = "stdio"
+	command: str = Field(min_length=1, description="The executable, e.g. 'uvx' or 'npx'.")
+	args: list[str] = Field(default_factory=list)
+	env: dict[str, str] = Field(default_factory=dict)
+	cwd: str | None = None
+
+	def describe(self) -> str:
+		"""The command line, for messages (arguments are shown; env values never are)."""
+		return " ".join([self.command, *self.args])
+
+
+class HttpServer(ServerOptions):
+	"""A server reached over Streamable HTTP."""
+
+	type: Literal["http", "streamable-http", "streamableHttp"] = "http"
+	url: str = Field(pattern=r"^https?://", description="The MCP endpoint, e.g. https://host/mcp.")
+	headers: dict[str, str] = Field(default_factory=dict)
+
+	def describe(self) -> str:
+		"""The URL, for messages (header values never are shown)."""
+		return self.url
+
+
+ServerConfig = StdioServer | HttpServer
+"""One MCP server's configuration."""
+
+
+def expand(value: str, where: str) -> str:
+	"""Replace ``${VAR}`` and ``${VAR:-default}`` with the environment's values.
+
+	Raises:
+		ConfigurationError: A variable without a default is not set; the message names it.
+	"""
+
+	def one(match: re.Match[str]) -> str:
+		name, default = match.group(1), match.group(2)
+		found = os.environ.get(name)
+		if found is None:
+			if default is None:
+				raise ConfigurationError(
+					f"{where}: the environment variable {name} is not set; set it, or write "
+					f"${{{name}:-default}}"
+				)
+			return default
+		return found
+
+	return _VAR.sub(one, value)
+
+
+def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers") -> ServerConfig:
+	"""Read one ``mcpServers`` entry, expanding ``${VAR}`` references.
+
+	Args:
+		id: The server's key (the integration id).
+		value: The entry.
+		where: Where the entry sits, for messages.
+
+	Raises:
+		ConfigurationError: The entry is wrong; the message names the field and the fix.
+	"""
+	place = f"{where}.{id}"
+	if not isinstance(value, Mapping):
+		raise ConfigurationError(f"{place} must be an object with 'command' or 'url'")
+	data = dict(value)
+	kind = data.get("type")
+	if kind == "sse":
+		raise ConfigurationError(
+			f"{place}.type 'sse' is the deprecated HTTP+SSE transport; use the server's Streamable "
+			"HTTP endpoint with type 'http'"
+		)
+	if "command" in data and "url" in data:
+		raise ConfigurationError(f"{place}: give 'command' (stdio) or 'url' (HTTP), not both")
+	model: type[StdioServer] | type[HttpServer]
+	if "command" in data or kind == "stdio":
+		model = StdioServer
+		data["args"] = [expand(str(a), f"{place}.args") for a in data.get("args") or []]
+		data["env"] = {
+			k: expand(str(v), f"{place}.env.{k}") for k, v in (data.get("env") or {}).items()
+		}
+	elif "url" in data or kind in ("http", "streamable-http", "streamableHttp"):
+		model = HttpServer
+		if isinstance(data.get("url"), str):
+			data["url"] = expand(data["url"], f"{place}.url")
+		data["headers"] = {
+			k: expand(str(v), f"{place}.headers.{k}")
+			for k, v in (data.get("headers") or {}).items()
+		}
+	else:
+		raise ConfigurationError(
+			f"{place} needs 'command' (a server started over stdio) or 'url' (Streamable HTTP)"
+		)
+	try:
+		return model.model_validate(data)
+	except ValidationError as exc:
+		problems = "; ".join(
+			f"{place}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+		)
+		raise ConfigurationError(problems) from None
+
+
+def secrets_of(config: ServerConfig) -> frozenset[str]:
+	"""The values of a server's ``env`` and ``headers`` that must never be shown.
+
+	An env value is secret when its name hints at one (key, token, secret, password...) or, if
+	it has 6+ characters, unless its name says it is a path, a directory, a URL, a host, a port,
+	a region, a level or a mode. Every header value is secret except a few standard ones, and so
+	is its credential part (``Bearer <token>`` gives the token too).
+	"""
+	out: set[str] = set()
+	if isinstance(config, StdioServer):
+		for key, value in config.env.items():
+			lowered = key.lower()
+			hinted = any(h in lowered for h in _HINTS)
+			public = any(lowered.endswith(p) or lowered == p for p in _PUBLIC_ENV)
+			if value and (hinted or (len(value) >= 6 and not public)):
+				out.add(value)
+	else:
+		for key, value in config.headers.items():
+			if key.lower() in _PUBLIC_HEADERS or not value:
+				continue
+			out.add(value)
+			out.update(part for part in value.split() if len(part) >= 6)
+		user = re.match(r"^https?://([^@/]+)@", config.url)
+		if user:
+			out.update(p for p in user.group(1).split(":") if len(p) >= 4)
+	return frozenset(out)
+
+
+class Masker:
+	"""Masks secret values in text and in JSON-like values (``[redacted]``, as the core does).
+
+	Args:
+		secrets: The values to mask.
+	"""
+
+	def __init__(self, secrets: frozenset[str]) -> None:
+		self._secrets = tuple(sorted(secrets, key=len, reverse=True))
+
+	def __call__(self, text: str) -> str:
+		"""Return the text with every secret masked."""
+		for secret in self._secrets:
+			text = text.replace(secret, "[redacted]")
+		return text
+
+	def deep(self, value: Any) -> Any:
+		"""Return a copy of a JSON-like value with secrets masked in every string."""
+		if isinstance(value, str):
+			return self(value)
+		if isinstance(value, Mapping):
+			return {k: self.deep(v) for k, v in value.items()}
+		if isinstance(value, (list, tuple)):
+			return [self.deep(v) for v in value]
+		return value

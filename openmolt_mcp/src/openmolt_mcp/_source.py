@@ -1,0 +1,363 @@
+"""`MCPToolSource`: one MCP server as the `ToolSource` of an integration.
+
+The server is started (or connected to) on first use, by a task of its own (see `_owner`), and
+stays up until `MCPToolSource.aclose`. Its tools are listed once and cached; a
+``notifications/tools/list_changed`` (or, on 2026-07-28 connections, a ``subscriptions/listen``
+event) marks the cache stale, and the next ``list_tools`` lists again, which agents see at their
+next run. A connection that drops is reopened at the next use.
+
+The client is the official MCP SDK's `mcp.Client`: it negotiates the protocol version (the
+2026-07-28 era or the initialize handshake), validates structured results against the tools'
+output schemas, and stops a stdio server the way the specification describes (close its stdin,
+wait, then terminate its process group).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from openmolt_core.errors import IntegrationError, ToolError
+from openmolt_mcp._config import HttpServer, Masker, ServerOptions, StdioServer, secrets_of
+from openmolt_mcp._owner import spawn
+from openmolt_mcp._tools import MCPTool
+
+if TYPE_CHECKING:
+	from mcp import Client
+	from mcp.types import CallToolResult
+
+__all__ = ["MAX_DESCRIPTION_CHARS", "MCPToolSource"]
+
+log = logging.getLogger("openmolt.mcp")
+
+MAX_DESCRIPTION_CHARS = 2000
+"""A tool description longer than this is cut (it is sent with every prompt)."""
+
+_MAX_PAGES = 100
+_CLOSE_WAIT = 20.0  # the SDK's stdio shutdown is bounded at about 6 s; HTTP closes faster
+_HANDLE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@dataclass(eq=False)
+class _Connection:
+	"""One connection's life: its owner task's signals and, once open, the client."""
+
+	scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+	ready: anyio.Event = field(default_factory=anyio.Event)
+	closed: anyio.Event = field(default_factory=anyio.Event)
+	client: Client | None = None
+	error: BaseException | None = None
+
+
+class MCPToolSource:
+	"""The tools of one MCP server, for an `openmolt_core.integrations.Integration`.
+
+	Made by `openmolt_mcp.MCP`; you rarely build one yourself.
+
+	Args:
+		id: The integration id (for messages).
+		options: The server's configuration: a `StdioServer`, an `HttpServer`, or the options of
+			an in-process server.
+		server: An in-process server (an SDK ``MCPServer`` or low-level ``Server``), used instead
+			of a transport; for tests and for servers embedded in the application.
+	"""
+
+	def __init__(self, id: str, options: ServerOptions, *, server: Any = None) -> None:
+		if server is None and not isinstance(options, (StdioServer, HttpServer)):
+			raise TypeError(
+				"an MCPToolSource needs a StdioServer, an HttpServer or a server object"
+			)
+		self.id = id
+		self.options = options
+		self._server = server
+		self.secrets = (
+			secrets_of(options) if isinstance(options, (StdioServer, HttpServer)) else frozenset()
+		)
+		self._redact = Masker(self.secrets)
+		self._connection: _Connection | None = None
+		self._connect_lock = anyio.Lock()
+		self._list_lock = anyio.Lock()
+		self._tools: tuple[MCPTool, ...] | None = None
+		self._stale = False
+
+	def describe(self) -> str:
+		"""What the source connects to: a command line, a URL, or an in-process server."""
+		if isinstance(self.options, (StdioServer, HttpServer)):
+			return self._redact(self.options.describe())
+		return f"in-process server {type(self._server).__name__}"
+
+	def __repr__(self) -> str:
+		return f"MCPToolSource({self.id!r}, {self.describe()!r})"
+
+	# the connection ---------------------------------------------------------------------
+
+	@asynccontextmanager
+	async def _open(self) -> AsyncIterator[Client]:
+		from mcp import Client, StdioServerParameters
+		from mcp.types import Implementation
+
+		from openmolt_core import __version__
+
+		common: dict[str, Any] = {
+			"cache": None,  # this source caches the list itself, and knows when it changes
+			"message_handler": self._on_message,
+			"client_info": Implementation(name="openmolt", version=__version__),
+		}
+		async with AsyncExitStack() as stack:
+			options = self.options
+			if self._server is not None:
+				client = Client(self._server, **common)
+			elif isinstance(options, StdioServer):
+				params = StdioServerParameters(
+					command=options.command, args=options.args, env=options.env, cwd=options.cwd
+				)
+				client = Client(params, **common)
+			else:
+				import httpx2
+				from mcp.client.streamable_http import streamable_http_client
+
+				assert isinstance(options, HttpServer)
+				http = await stack.enter_async_context(
+					httpx2.AsyncClient(
+						headers=options.headers,
+						timeout=httpx2.Timeout(30.0, read=max(300.0, options.timeout)),
+					)
+				)
+				client = Client(streamable_http_client(options.url, http_client=http), **common)
+			yield await stack.enter_async_context(client)
+
+	async def _own(self, connection: _Connection) -> None:
+		"""The owner task: open the connection, hold it until cancelled, close it."""
+		try:
+			# The startup timeout is the scope's deadline until the server is up: a fail_after
+			# could not be left while the client's task groups, opened inside it, stay open.
+			connection.scope.deadline = anyio.current_time() + self.options.startup_timeout
+			with connection.scope:
+				async with self._open() as client:
+					connection.client = client
+					async with anyio.create_task_group() as tg:
+						tg.start_soon(self._listen, client)
+						connection.scope.deadline = math.inf
+						connection.ready.set()
+						await anyio.sleep_forever()
+			if connection.client is None and connection.scope.cancelled_caught:
+				connection.error = connection.error or TimeoutError()
+		except Exception as exc:  # reported to whoever waits for the connection
+			connection.error = exc
+			log.debug("MCP server %s: the connection ended", self.id, exc_info=True)
+		finally:
+			connection.client = None
+			if self._connection is connection:
+				self._connection = None
+			connection.ready.set()
+			connection.closed.set()
+
+	async def _listen(self, client: Client) -> None:
+		"""On 2026-07-28 connections, change events come through a subscription."""
+		from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+		if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+			return  # older servers send notifications/tools/list_changed unasked
+		try:
+			async with client.listen(tools_list_changed=True) as events:
+				async for _ in events:
+					self._stale = True
+		except Exception:  # a server without subscriptions: the list is simply never refreshed
+			log.debug("MCP server %s: no change subscription", self.id, exc_info=True)
+
+	async def _on_message(self, message: Any) -> None:
+		from mcp.types import ToolListChangedNotification
+
+		if isinstance(message, ToolListChangedNotification):
+			self._stale = True
+		await anyio.lowlevel.checkpoint()
+
+	async def _client(self) -> Client:
+		connection = self._connection
+		if connection is not None and connection.client is not None:
+			return connection.client
+		async with self._connect_lock:
+			connection = self._connection
+			if connection is None:
+				connection = self._connection = _Connection()
+				self._tools = None  # a new connection lists again
+				spawn(lambda: self._own(connection))
+			await connection.ready.wait()
+			if connection.client is None:
+				raise IntegrationError(self._startup_error(connection.error), integration=self.id)
+			return connection.client
+
+	def _startup_error(self, error: BaseException | None) -> str:
+		what = self.describe()
+		if isinstance(error, TimeoutError):
+			reason = f"it did not answer within {self.options.startup_timeout:g} s"
+		elif isinstance(error, FileNotFoundError):
+			reason = "the command was not found; install it or give its full path"
+		elif error is None:
+			reason = "the connection closed"
+		else:
+			reason = f"{type(error).__name__}: {_message(error)}"
+		return self._redact(f"the MCP server ({what}) could not be started: {reason}")
+
+	async def _reset(self) -> None:
+		"""Drop a broken connection; the next use opens a new one."""
+		connection = self._connection
+		if connection is not None:
+			self._connection = None
+			connection.scope.cancel()
+
+	# ToolSource -------------------------------------------------------------------------
+
+	async def list_tools(self) -> Sequence[MCPTool]:
+		"""The server's tools (starting it on first use), filtered by the allow and deny lists.
+
+		Raises:
+			IntegrationError: The server could not be started or did not list its tools.
+		"""
+		client = await self._client()
+		if self._tools is not None and not self._stale:
+			return self._tools
+		async with self._list_lock:
+			if self._tools is None or self._stale:
+				self._stale = False
+				try:
+					with anyio.fail_after(self.options.startup_timeout):
+						listed = await _list_all(client)
+				except Exception as exc:
+					raise IntegrationError(
+						self._redact(
+							f"the MCP server ({self.describe()}) did not list its tools: "
+							f"{type(exc).__name__}: {_message(exc)}"
+						),
+						integration=self.id,
+					) from None
+				self._tools = self._wrap(listed)
+		return self._tools
+
+	def _wrap(self, listed: Sequence[Any]) -> tuple[MCPTool, ...]:
+		out: list[MCPTool] = []
+		handles: set[str] = set()
+		for tool in listed:
+			if not self.options.admits(tool.name):
+				continue
+			handle = _HANDLE.sub("_", tool.name)[:128] or "tool"
+			while handle in handles:
+				handle += "_"
+			handles.add(handle)
+			annotations = tool.annotations
+			read_only = bool(annotations and annotations.read_only_hint)
+			schema = dict(tool.input_schema or {})
+			schema.setdefault("type", "object")
+			description = (
+				tool.description or tool.title or (annotations and annotations.title) or ""
+			)
+			if len(description) > MAX_DESCRIPTION_CHARS:
+				description = description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+			out.append(
+				MCPTool(
+					handle=handle,
+					description=description,
+					input_schema=schema,
+					output_schema=tool.output_schema,
+					scopes=tuple(self.options.scopes_of(tool.name, read_only)),
+					name=tool.name,
+					source=self,
+				)
+			)
+		return tuple(out)
+
+	async def call(self, name: str, arguments: dict[str, Any], *, tool: str) -> CallToolResult:
+		"""Call a tool on the server, bounded by the configured timeout.
+
+		Args:
+			name: The server's name for the tool.
+			arguments: The validated input.
+			tool: The tool's handle, for errors.
+
+		Raises:
+			ToolError: The server failed, refused or did not answer in time.
+		"""
+		from mcp import MCPError
+		from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+		try:
+			client = await self._client()
+		except IntegrationError as exc:
+			raise ToolError(str(exc), tool=tool, retryable=True) from None
+		timeout = self.options.timeout
+		try:
+			with anyio.fail_after(timeout + 1.0):
+				return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+		except TimeoutError:
+			raise ToolError(
+				f"the MCP server did not answer within {timeout:g} s", tool=tool, retryable=True
+			) from None
+		except MCPError as exc:
+			if exc.code == CONNECTION_CLOSED:
+				await self._reset()
+				raise ToolError(
+					"the MCP server closed the connection; it is started again at the next call",
+					tool=tool,
+					retryable=True,
+				) from None
+			if exc.code == REQUEST_TIMEOUT:
+				raise ToolError(
+					f"the MCP server did not answer within {timeout:g} s", tool=tool, retryable=True
+				) from None
+			raise ToolError(
+				self._redact(f"the MCP server refused the call: {exc.message} (code {exc.code})"),
+				tool=tool,
+				details=self._redact.deep(exc.data) if exc.data is not None else None,
+			) from None
+		except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+			await self._reset()
+			raise ToolError(
+				"the connection to the MCP server was lost; it is opened again at the next call",
+				tool=tool,
+				retryable=True,
+			) from None
+		except Exception as exc:  # an invalid result (structured content off its schema)...
+			raise ToolError(
+				self._redact(f"the MCP call failed: {type(exc).__name__}: {_message(exc)}"),
+				tool=tool,
+			) from None
+
+	async def aclose(self) -> None:
+		"""Stop the server (or close the HTTP session); a later use starts it again."""
+		connection = self._connection
+		self._connection = None
+		self._tools = None
+		if connection is None:
+			return
+		connection.scope.cancel()
+		with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_WAIT):
+			await connection.closed.wait()
+
+
+async def _list_all(client: Client) -> list[Any]:
+	tools: list[Any] = []
+	cursor: str | None = None
+	for _ in range(_MAX_PAGES):
+		page = await client.list_tools(cursor=cursor)
+		tools.extend(page.tools)
+		cursor = page.next_cursor
+		if not cursor:
+			break
+	return tools
+
+
+def _message(exc: BaseException) -> str:
+	from mcp import MCPError
+
+	if isinstance(exc, MCPError):
+		return exc.message
+	if isinstance(exc, BaseExceptionGroup):
+		return "; ".join(_message(e) for e in exc.exceptions)
+	return str(exc) or type(exc).__name__

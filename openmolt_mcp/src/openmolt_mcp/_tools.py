@@ -1,0 +1,138 @@
+"""`MCPTool`: one tool of an MCP server, and how its results become what the model reads.
+
+A result maps to the tool result this way:
+
+- ``isError: true`` raises a `ToolError` with the result's text, which the model reads;
+- ``structuredContent`` is the result when present (its text copy is dropped, as the
+  specification asks servers to send both);
+- text blocks become strings (one block: the string itself);
+- images, audio and embedded binary resources are saved to the file store and replaced by file
+  references (``{"type": "image", "file": "openmolt-file:...", "mediaType", "size", "name"}``), so
+  large media never reach the model but can be passed to other tools;
+- embedded text resources and resource links keep their URI, type and text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import mimetypes
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ToolError
+
+if TYPE_CHECKING:
+	from mcp.types import CallToolResult
+
+	from openmolt_core.tools import ToolContext
+	from openmolt_mcp._source import MCPToolSource
+
+__all__ = ["MCPTool", "to_result"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MCPTool:
+	"""A tool an MCP server listed, as an OpenMolt `openmolt_core.tools.Tool`.
+
+	Args:
+		handle: The tool's name inside its integration (the server's name, made safe).
+		description: The server's description.
+		input_schema: The server's input schema (validated before each call).
+		output_schema: The server's output schema, if any.
+		scopes: The integration scopes an agent needs to see and call it.
+		name: The server's own name for the tool.
+		source: The source that calls the server.
+	"""
+
+	handle: str
+	description: str
+	input_schema: dict[str, Any]
+	output_schema: dict[str, Any] | None
+	scopes: tuple[str, ...]
+	name: str
+	source: MCPToolSource = field(repr=False)
+
+	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
+		"""Call the tool on its server and map the result (see the module docstring).
+
+		Raises:
+			ToolError: The server reported an error, failed, or did not answer in time.
+		"""
+		handle = f"{context.integration}.{self.handle}"
+		result = await self.source.call(self.name, input, tool=handle)
+		return await to_result(result, context, tool=handle)
+
+
+async def to_result(result: CallToolResult, context: ToolContext, *, tool: str) -> Any:
+	"""Map an MCP ``CallToolResult`` to a tool result (media saved to the file store).
+
+	Args:
+		result: The server's result.
+		context: The calling tool's context (its file store).
+		tool: The tool's handle, for errors.
+
+	Raises:
+		ToolError: The result has ``isError`` set, or media could not be decoded or saved.
+	"""
+	if result.is_error:
+		texts = [str(getattr(c, "text", "")) for c in result.content if c.type == "text"]
+		message = "\n".join(t for t in texts if t) or "the tool reported an error"
+		details = result.structured_content
+		raise ToolError(message, tool=tool, details=details)
+	blocks = [await _block(c, context, tool) for c in result.content]
+	if result.structured_content is not None:
+		media = [b for b in blocks if b.get("type") != "text"]
+		if not media:
+			return result.structured_content
+		return {"structuredContent": result.structured_content, "content": media}
+	if blocks and all(b.get("type") == "text" for b in blocks):
+		texts = [b["text"] for b in blocks]
+		return texts[0] if len(texts) == 1 else texts
+	if len(blocks) == 1:
+		return blocks[0]
+	return blocks
+
+
+async def _save(data: str, media_type: str, kind: str, context: ToolContext, tool: str) -> Any:
+	if context.files is None:
+		raise ToolError(f"{tool} returned {kind} data, but there is no file store to keep it")
+	try:
+		raw = base64.b64decode(data, validate=True)
+	except (binascii.Error, ValueError):
+		raise ToolError(f"{tool} returned {kind} data that is not valid base64") from None
+	extension = mimetypes.guess_extension(media_type or "") or ""
+	return await context.files.save(
+		raw, media_type=media_type or "application/octet-stream", name=f"{kind}{extension}"
+	)
+
+
+async def _block(content: Any, context: ToolContext, tool: str) -> dict[str, Any]:
+	kind = getattr(content, "type", "")
+	if kind == "text":
+		return {"type": "text", "text": content.text}
+	if kind in ("image", "audio"):
+		saved = await _save(content.data, content.mime_type, kind, context, tool)
+		return {"type": kind, **saved}
+	if kind == "resource":
+		resource = content.resource
+		out: dict[str, Any] = {"type": "resource", "uri": str(resource.uri)}
+		if resource.mime_type:
+			out["mimeType"] = resource.mime_type
+		text = getattr(resource, "text", None)
+		if text is not None:
+			out["text"] = text
+		else:
+			saved = await _save(resource.blob, resource.mime_type or "", "resource", context, tool)
+			out.update({k: v for k, v in saved.items() if k != "name"})
+		return out
+	if kind == "resource_link":
+		link = {
+			"type": "resource_link",
+			"uri": str(content.uri),
+			"name": content.name,
+			"mimeType": content.mime_type,
+			"description": content.description,
+		}
+		return {k: v for k, v in link.items() if v is not None}
+	return {"type": kind or "unknown"}

@@ -1,0 +1,144 @@
+"""Serve an OpenMolt agent as an MCP server: ``openmolt mcp AGENT_FILE``.
+
+The server has one tool, named after the agent. Its input is ``{"input": "<text or JSON>"}``
+(JSON that parses is passed as JSON, like ``openmolt --input``); it runs the agent once and
+answers with the output: as ``structuredContent`` under the agent's output schema when that schema
+is an object, and as JSON text. A run that does not succeed answers ``isError`` with the status
+and the agent's message. Claude Desktop, IDEs and other agents can then call the agent.
+
+Nobody can answer the agent's questions over stdio (stdin carries the protocol), so
+``requestHumanInput`` is turned off for the served agent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import RunError
+
+if TYPE_CHECKING:
+	from mcp.server.lowlevel import Server
+
+	from openmolt_core.agent import Agent
+
+__all__ = ["INPUT_SCHEMA", "agent_server", "serve_stdio", "tool_name"]
+
+INPUT_SCHEMA: dict[str, Any] = {
+	"type": "object",
+	"properties": {
+		"input": {
+			"type": "string",
+			"description": "The task for the agent: text, or JSON (an object or a list) as text.",
+		}
+	},
+	"required": ["input"],
+}
+"""The served tool's input schema."""
+
+_DESCRIPTION_CHARS = 1000
+
+
+def tool_name(agent: Agent) -> str:
+	"""The served tool's name: the agent's name made into a valid MCP tool name."""
+	return re.sub(r"[^A-Za-z0-9_.-]+", "_", agent.name).strip("_")[:128] or "agent"
+
+
+def _parse(text: Any) -> Any:
+	if not isinstance(text, str):
+		return text
+	try:
+		value = json.loads(text)
+	except json.JSONDecodeError:
+		return text
+	return value if isinstance(value, (dict, list)) else text
+
+
+def agent_server(agent: Agent) -> Server[Any]:
+	"""A low-level MCP server (official SDK) whose one tool runs ``agent``.
+
+	Args:
+		agent: The agent to serve.
+	"""
+	import mcp.types as types
+	from mcp import MCPError
+	from mcp.server.lowlevel import Server
+
+	from openmolt_core import __version__
+
+	schema = agent.output_schema
+	structured = isinstance(schema, dict) and schema.get("type") == "object"
+	name = tool_name(agent)
+	description = agent.instructions.strip() or f"Run the OpenMolt agent {agent.name}."
+	if len(description) > _DESCRIPTION_CHARS:
+		description = description[: _DESCRIPTION_CHARS - 1].rstrip() + "…"
+	tool = types.Tool(
+		name=name,
+		title=agent.name,
+		description=description,
+		input_schema=INPUT_SCHEMA,
+		output_schema=schema if structured else None,
+	)
+
+	async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+		return types.ListToolsResult(tools=[tool])
+
+	async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+		if params.name != name:
+			raise MCPError(
+				types.INVALID_PARAMS, f"unknown tool {params.name!r}; this server has {name!r}"
+			)
+		arguments = params.arguments or {}
+		if "input" not in arguments:
+			raise MCPError(types.INVALID_PARAMS, "the 'input' argument is required")
+		try:
+			result = await agent.run(_parse(arguments["input"]))
+		except RunError as exc:
+			return types.CallToolResult(
+				content=[types.TextContent(text=f"the run failed: {exc}")], is_error=True
+			)
+		except Exception as exc:  # reported to the client; the server keeps serving
+			return types.CallToolResult(
+				content=[types.TextContent(text=f"the run failed: {type(exc).__name__}: {exc}")],
+				is_error=True,
+			)
+		if result.status != "success":
+			message = result.human_message or result.error or ""
+			text = f"the run ended with status {result.status!r}" + (
+				f": {message}" if message else ""
+			)
+			return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+		output = result.output
+		if hasattr(output, "model_dump"):
+			output = output.model_dump(mode="json")
+		text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+		return types.CallToolResult(
+			content=[types.TextContent(text=text)],
+			structured_content=output if structured and isinstance(output, dict) else None,
+		)
+
+	return Server(
+		"openmolt",
+		version=__version__,
+		instructions=f"Calls the OpenMolt agent {agent.name}.",
+		on_list_tools=list_tools,
+		on_call_tool=call_tool,
+	)
+
+
+async def serve_stdio(agent: Agent) -> None:
+	"""Serve ``agent`` over stdin and stdout until the client closes the connection.
+
+	Args:
+		agent: The agent; its human-input handler is removed (stdin carries the protocol).
+	"""
+	from mcp.server.stdio import stdio_server
+
+	agent.on_human_input_request = None
+	server = agent_server(agent)
+	try:
+		async with stdio_server() as (read, write):
+			await server.run(read, write, server.create_initialization_options())
+	finally:
+		await agent.om.aclose()

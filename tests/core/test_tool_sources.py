@@ -1,0 +1,232 @@
+"""Integrations whose tools come from a ToolSource: listed at run start, rebound on change only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.errors import ConfigurationError, IntegrationError
+from openmolt_core.integrations import FunctionTool, Integration
+from openmolt_core.sources import ToolSource
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+
+class FakeSource:
+	"""A ToolSource whose list the test changes; counts listings and closes."""
+
+	def __init__(self, tools: Sequence[Any], *, secret: str = "tok-123456") -> None:
+		self.tools = tuple(tools)
+		self.listed = 0
+		self.closed = 0
+		self.secrets = frozenset({secret})
+
+	async def list_tools(self) -> Sequence[Any]:
+		self.listed += 1
+		return self.tools
+
+	async def aclose(self) -> None:
+		import anyio
+
+		await (
+			anyio.lowlevel.checkpoint()
+		)  # a checkpoint: a cancelled caller would stop here without a shield
+		self.closed += 1
+
+
+def _echo(name: str, scopes: Sequence[str] = ()) -> FunctionTool:
+	return FunctionTool(
+		handle=name,
+		description=f"Echo via {name}.",
+		function=lambda input, context: {"tool": name, "got": input},
+		input_schema={
+			"type": "object",
+			"properties": {"text": {"type": "string"}},
+			"required": ["text"],
+		},
+		scopes=tuple(scopes),
+	)
+
+
+def _om(source: FakeSource, scopes: dict[str, str] | None = None) -> OpenMolt:
+	om = OpenMolt(entry_points=False)
+	om.register_integration("srv", Integration(name="Server", scopes=scopes or {}, source=source))
+	return om
+
+
+def test_the_fake_source_satisfies_the_protocol() -> None:
+	"""The protocol is runtime-checkable, so a plugin class needs no base class."""
+	assert isinstance(FakeSource([]), ToolSource)
+
+
+async def test_tools_are_listed_at_the_first_run_and_named_integration_dot_tool() -> None:
+	"""Nothing is listed by create_agent; the first run lists and the model sees srv.<tool>."""
+	source = FakeSource([_echo("say")])
+	om = _om(source)
+	model = ScriptedModel([call_tool("srv.say", text="hi"), finish(result="done")])
+	agent = om.create_agent(name="A", model=model, integrations=["srv"])
+	assert source.listed == 0
+	result = await agent.run("go")
+	assert result.status == "success"
+	assert source.listed == 1
+	first = model.requests[0].messages[0].content
+	tools = json.loads(first)["tools"]
+	assert [t["tool"] for t in tools] == ["srv.say"]
+	assert tools[0]["inputSchema"]["required"] == ["text"]
+	results = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert results[0] == {
+		"tool": "srv.say",
+		"ok": True,
+		"result": {"tool": "say", "got": {"text": "hi"}},
+	}
+	await om.aclose()
+	assert source.closed == 1
+
+
+async def test_input_is_validated_against_the_listed_schema_before_the_call() -> None:
+	"""A call missing a required field is refused with the field named; the tool never runs."""
+	calls: list[Any] = []
+	tool = FunctionTool(
+		handle="say",
+		description="Say.",
+		function=lambda input, context: calls.append(input),
+		input_schema={
+			"type": "object",
+			"properties": {"text": {"type": "string"}},
+			"required": ["text"],
+		},
+	)
+	om = _om(FakeSource([tool]))
+	model = ScriptedModel([call_tool("srv.say", wrong=1), finish(result="x")])
+	agent = om.create_agent(name="A", model=model, integrations=["srv"])
+	await agent.run("go")
+	results = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert results[0]["ok"] is False and "text" in results[0]["error"]
+	assert calls == []
+
+
+async def test_the_tools_are_rebound_only_when_the_list_changes_and_never_mid_run() -> None:
+	"""The same list keeps the cached prefix; a new list is seen at the next run's start."""
+	source = FakeSource([_echo("one")])
+	om = _om(source)
+
+	def change_list(request: Any) -> dict[str, Any]:
+		source.tools = (_echo("one"), _echo("two"))  # the server's list changes mid-run
+		return call_tool("srv.two", text="x")
+
+	model = ScriptedModel(
+		[
+			finish(result="r1"),
+			change_list,
+			finish(result="r2"),
+			finish(result="r3"),
+		]
+	)
+	agent = om.create_agent(name="A", model=model, integrations=["srv"])
+	await agent.run("first")
+	prefix = agent._prefix
+	await agent.run("second")
+	# During run 2 the list changed: srv.two was unknown to that run.
+	results = json.loads(model.requests[2].messages[-1].content)["results"]
+	assert results[0]["ok"] is False and "unknown tool" in results[0]["error"]
+	assert agent._prefix is prefix  # the unchanged list kept the cached prefix
+	await agent.run("third")
+	third = json.loads(model.requests[3].messages[0].content)["tools"]
+	assert [t["tool"] for t in third] == ["srv.one", "srv.two"]
+	assert agent.tools == ["srv.one", "srv.two"]
+
+
+async def test_scopes_decide_which_listed_tools_an_agent_sees() -> None:
+	"""A tool needing an ungranted scope is listed as hidden, and a call to it is refused."""
+	source = FakeSource([_echo("look", ["read"]), _echo("change", ["write"])])
+	om = _om(source, scopes={"read": "Read.", "write": "Write."})
+	model = ScriptedModel([call_tool("srv.change", text="x"), finish(result="ok")])
+	agent = om.create_agent(
+		name="A", model=model, integrations=[{"integration": "srv", "scopes": ["read"]}]
+	)
+	await agent.run("go")
+	tools = json.loads(model.requests[0].messages[0].content)["tools"]
+	assert [t["tool"] for t in tools] == ["srv.look"]
+	results = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert results[0]["ok"] is False and "scope" in results[0]["error"]
+
+
+def test_an_unknown_granted_scope_fails_at_create_agent() -> None:
+	"""Scopes are checked when the agent is made, as for any integration."""
+	om = _om(FakeSource([]), scopes={"read": "Read."})
+	with pytest.raises(ConfigurationError, match=r"srv\]\.scopes.*admin"):
+		om.create_agent(
+			name="A",
+			model=ScriptedModel([]),
+			integrations=[{"integration": "srv", "scopes": ["admin"]}],
+		)
+
+
+async def test_a_listed_tool_with_an_undefined_scope_is_an_integration_error() -> None:
+	"""A source may only use the scopes its integration defines."""
+	om = _om(FakeSource([_echo("x", ["nope"])]), scopes={"read": "Read."})
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["srv"])
+	with pytest.raises(IntegrationError, match="nope"):
+		await agent.run("go")
+
+
+async def test_a_failing_source_fails_the_run_before_any_model_call_with_secrets_redacted() -> None:
+	"""A server that cannot start is an IntegrationError naming the integration, secret masked."""
+
+	class Broken(FakeSource):
+		async def list_tools(self) -> Sequence[Any]:
+			raise OSError("spawn failed with token tok-123456")
+
+	om = _om(Broken([]))
+	model = ScriptedModel([])
+	agent = om.create_agent(name="A", model=model, integrations=["srv"])
+	with pytest.raises(IntegrationError) as caught:
+		await agent.run("go")
+	assert str(caught.value).startswith("srv: ")
+	assert "tok-123456" not in str(caught.value) and "[redacted]" in str(caught.value)
+	assert model.requests == []
+
+
+async def test_source_secrets_are_redacted_from_what_the_model_reads() -> None:
+	"""A tool result echoing the source's secret reaches the model masked."""
+	tool = FunctionTool(
+		handle="leak",
+		description="Leak.",
+		function=lambda input, context: "the token is tok-123456",
+	)
+	om = _om(FakeSource([tool]))
+	model = ScriptedModel([call_tool("srv.leak"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["srv"])
+	await agent.run("go")
+	last = model.requests[1].messages[-1].content
+	assert "tok-123456" not in last and "[redacted]" in last
+
+
+async def test_a_listed_tool_clashing_with_a_local_tool_is_refused() -> None:
+	"""Handles stay unique across listed and static tools."""
+	om = OpenMolt(entry_points=False)
+	om.register_integration("local", Integration(name="L", source=FakeSource([_echo("say")])))
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([]), integrations=["local"], tools=[_echo("say")]
+	)
+	with pytest.raises(ConfigurationError, match=r"local\.say"):
+		await agent.run("go")
+
+
+async def test_aclose_closes_each_source_once_even_when_cancelled() -> None:
+	"""Sources used by several agents are closed once, inside a cancel shield."""
+	import anyio
+
+	source = FakeSource([_echo("say")])
+	om = _om(source)
+	for name in ("A", "B"):
+		om.create_agent(name=name, model=ScriptedModel([]), integrations=["srv"])
+	with anyio.CancelScope() as scope:
+		scope.cancel()
+		await om.aclose()
+	assert source.closed == 1

@@ -1,0 +1,298 @@
+"""MCP servers as integrations, against in-process servers built with the official SDK."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import MCPError
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError as ServerToolError
+
+from openmolt import OpenMolt
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_mcp import MCP
+
+pytestmark = pytest.mark.anyio
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake-image-bytes").decode()
+WAV = base64.b64encode(b"RIFF....WAVEfmt ").decode()
+
+
+def demo_server() -> MCPServer:
+	server = MCPServer("demo")
+
+	@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+	def add(a: int, b: int) -> int:
+		"""Add two numbers."""
+		return a + b
+
+	@server.tool()
+	def note(text: str) -> str:
+		"""Keep a note (changes state)."""
+		return f"noted: {text}"
+
+	@server.tool()
+	def media() -> list[types.ContentBlock]:
+		"""An image, a sound, and two resources."""
+		return [
+			types.TextContent(text="here you go"),
+			types.ImageContent(data=PNG, mime_type="image/png"),
+			types.AudioContent(data=WAV, mime_type="audio/wav"),
+			types.EmbeddedResource(
+				resource=types.TextResourceContents(
+					uri="file:///notes.txt", mime_type="text/plain", text="hello"
+				)
+			),
+			types.EmbeddedResource(
+				resource=types.BlobResourceContents(
+					uri="file:///blob.bin",
+					mime_type="application/octet-stream",
+					blob=base64.b64encode(b"\x00\x01\x02").decode(),
+				)
+			),
+		]
+
+	@server.tool()
+	def broken() -> str:
+		"""Always fails: isError with the server's message."""
+		raise ServerToolError("the disk is full")
+
+	@server.tool()
+	def refuse() -> str:
+		"""Always fails: a JSON-RPC protocol error."""
+		raise MCPError(-32602, "no such record")
+
+	@server.tool()
+	async def slow(seconds: float) -> str:
+		"""Sleep, then answer."""
+		await anyio.sleep(seconds)
+		return "done"
+
+	@server.tool()
+	async def grow(ctx: Context) -> str:
+		"""Add a tool named extra and announce the change."""
+		server.add_tool(lambda: "extra!", name="extra", description="An extra tool.")
+		await ctx.notify_tools_changed()
+		return "grown"
+
+	return server
+
+
+def _om(**options: Any) -> tuple[OpenMolt, MCPServer]:
+	server = demo_server()
+	om = OpenMolt(entry_points=False)
+	om.register_integration("demo", MCP.server(server, **options))
+	return om, server
+
+
+def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
+	return json.loads(model.requests[request].messages[-1].content)["results"]
+
+
+def _tools(model: ScriptedModel, request: int = 0) -> list[dict[str, Any]]:
+	return json.loads(model.requests[request].messages[0].content)["tools"]
+
+
+async def test_tools_are_listed_with_the_servers_schemas_and_called() -> None:
+	"""demo.add is listed with the server's input schema and its structured result comes back."""
+	om, _ = _om()
+	model = ScriptedModel([call_tool("demo.add", a=2, b=3), finish(result="5")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	result = await agent.run("add")
+	assert result.status == "success"
+	listed = {t["tool"]: t for t in _tools(model)}
+	assert {"demo.add", "demo.note", "demo.media", "demo.broken"} <= set(listed)
+	assert listed["demo.add"]["description"] == "Add two numbers."
+	assert listed["demo.add"]["inputSchema"]["required"] == ["a", "b"]
+	assert listed["demo.add"]["inputSchema"]["properties"]["a"]["type"] == "integer"
+	assert _results(model, 1) == [{"tool": "demo.add", "ok": True, "result": {"result": 5}}]
+	await om.aclose()
+
+
+async def test_invalid_input_is_refused_before_the_server_is_called() -> None:
+	"""The server's schema is enforced by OpenMolt: a string for an integer never reaches it."""
+	om, _ = _om()
+	model = ScriptedModel([call_tool("demo.add", a="two", b=3), finish(result="x")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	await agent.run("add")
+	(entry,) = _results(model, 1)
+	assert entry["ok"] is False and entry["error"].startswith("invalid input for demo.add: a")
+	await om.aclose()
+
+
+async def test_structured_content_wins_over_its_text_copy() -> None:
+	"""A str-returning SDK tool sends structuredContent {"result"} and its text copy: one result."""
+	om, _ = _om()
+	model = ScriptedModel([call_tool("demo.note", text="buy milk"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	await agent.run("note")
+	assert _results(model, 1)[0]["result"] == {"result": "noted: buy milk"}
+	await om.aclose()
+
+
+async def test_images_audio_and_blobs_go_to_the_file_store_as_references() -> None:
+	"""Media never reach the model: they are saved and referenced; text resources stay inline."""
+	om, _ = _om()
+	model = ScriptedModel([call_tool("demo.media"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	await agent.run("media")
+	blocks = _results(model, 1)[0]["result"]
+	kinds = [b["type"] for b in blocks]
+	assert kinds == ["text", "image", "audio", "resource", "resource"]
+	image, audio, text_resource, blob = blocks[1], blocks[2], blocks[3], blocks[4]
+	assert image["file"].startswith("openmolt-file:") and image["mediaType"] == "image/png"
+	stored = await om.files.open(image["file"])
+	assert stored.data == base64.b64decode(PNG)
+	assert (await om.files.open(audio["file"])).data == base64.b64decode(WAV)
+	assert text_resource == {
+		"type": "resource",
+		"uri": "file:///notes.txt",
+		"mimeType": "text/plain",
+		"text": "hello",
+	}
+	assert blob["uri"] == "file:///blob.bin"
+	assert (await om.files.open(blob["file"])).data == b"\x00\x01\x02"
+	sent = model.requests[1].messages[-1].content
+	assert PNG not in sent and WAV not in sent
+	await om.aclose()
+
+
+async def test_is_error_results_become_tool_errors_the_model_reads() -> None:
+	"""A tool that raises on the server gives the model an error entry with the server's text."""
+	om, _ = _om()
+	model = ScriptedModel([call_tool("demo.broken"), finish(result="x")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	await agent.run("break")
+	(entry,) = _results(model, 1)
+	assert entry["ok"] is False and "the disk is full" in entry["error"]
+	await om.aclose()
+
+
+async def test_a_json_rpc_error_becomes_a_tool_error_with_its_code() -> None:
+	"""A protocol-level error answer reaches the model as an error entry naming the code."""
+	om, _ = _om()
+	model = ScriptedModel([call_tool("demo.refuse"), finish(result="x")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	await agent.run("go")
+	(entry,) = _results(model, 1)
+	assert entry["ok"] is False
+	assert "refused the call: no such record (code -32602)" in entry["error"]
+	await om.aclose()
+
+
+async def test_a_removed_tool_is_a_tool_error() -> None:
+	"""A tool removed on the server after listing fails with the server's refusal, not a crash."""
+	om, server = _om()
+	model = ScriptedModel([call_tool("demo.note", text="x"), finish(result="x")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	source = om.plugins.integration("demo").source
+	await source.list_tools()
+	server.remove_tool("note")
+	await agent.run("go")
+	(entry,) = _results(model, 1)
+	assert entry["ok"] is False and "note" in entry["error"]
+	await om.aclose()
+
+
+async def test_every_call_has_a_timeout() -> None:
+	"""A call slower than the server's timeout ends as a retryable error, and the run goes on."""
+	om, _ = _om(timeout=0.3)
+	model = ScriptedModel([call_tool("demo.slow", seconds=5), finish(result="gave up")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	with anyio.fail_after(4):
+		result = await agent.run("wait")
+	assert result.status == "success"
+	(entry,) = _results(model, 1)
+	assert entry["ok"] is False and "did not answer within 0.3 s" in entry["error"]
+	await om.aclose()
+
+
+async def test_a_changed_tool_list_is_seen_at_the_next_run_not_mid_run() -> None:
+	"""tools/list_changed marks the list stale; the run in flight keeps its tools."""
+	om, _ = _om()
+	model = ScriptedModel(
+		[
+			call_tool("demo.grow"),
+			call_tool("demo.extra"),
+			finish(result="first"),
+			call_tool("demo.extra"),
+			finish(result="second"),
+		]
+	)
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	await agent.run("grow")
+	assert "demo.extra" not in [t["tool"] for t in _tools(model, 0)]
+	(mid_run,) = _results(model, 2)
+	assert mid_run["ok"] is False and "unknown tool" in mid_run["error"]
+	for _ in range(100):  # the change event arrives asynchronously
+		if om.plugins.integration("demo").source._stale:
+			break
+		await anyio.sleep(0.01)
+	await agent.run("again")
+	assert "demo.extra" in [t["tool"] for t in _tools(model, 3)]
+	assert _results(model, 4)[0] == {"tool": "demo.extra", "ok": True, "result": "extra!"}
+	await om.aclose()
+
+
+async def test_allow_and_deny_lists_choose_the_tools() -> None:
+	"""includeTools and excludeTools (globs) decide which tools exist for agents."""
+	om, _ = _om(include_tools=["a*", "n*", "m*"], exclude_tools=["media"])
+	model = ScriptedModel([finish(result="x")])
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	await agent.run("go")
+	assert [t["tool"] for t in _tools(model)] == ["demo.add", "demo.note"]
+	await om.aclose()
+
+
+async def test_read_and_write_scopes_follow_the_read_only_annotation() -> None:
+	"""An agent granted only 'read' sees the read-only tools; the others are refused."""
+	om, _ = _om()
+	model = ScriptedModel([call_tool("demo.note", text="x"), finish(result="x")])
+	agent = om.create_agent(
+		name="A", model=model, integrations=[{"integration": "demo", "scopes": ["read"]}]
+	)
+	await agent.run("go")
+	assert [t["tool"] for t in _tools(model)] == ["demo.add"]
+	(entry,) = _results(model, 1)
+	assert entry["ok"] is False and "scope" in entry["error"]
+	await om.aclose()
+
+
+async def test_custom_scopes_map_tool_patterns() -> None:
+	"""scopes={name: [patterns]} replaces read/write; unknown granted scopes fail early."""
+	om, _ = _om(scopes={"math": ["add"], "media": ["media"]})
+	model = ScriptedModel([finish(result="x")])
+	agent = om.create_agent(
+		name="A", model=model, integrations=[{"integration": "demo", "scopes": ["math"]}]
+	)
+	await agent.run("go")
+	visible = [t["tool"] for t in _tools(model)]
+	assert "demo.add" in visible and "demo.media" not in visible and "demo.note" in visible
+	with pytest.raises(ConfigurationError, match="read"):
+		om.create_agent(
+			name="B",
+			model=ScriptedModel([]),
+			integrations=[{"integration": "demo", "scopes": ["read"]}],
+		)
+	await om.aclose()
+
+
+async def test_the_server_connection_is_reused_across_runs_and_agents() -> None:
+	"""One connection serves every run of every agent of the instance until aclose."""
+	om, _ = _om()
+	source = om.plugins.integration("demo").source
+	for name in ("A", "B"):
+		model = ScriptedModel([call_tool("demo.add", a=1, b=1), finish(result="2")])
+		agent = om.create_agent(name=name, model=model, integrations=["demo"])
+		await agent.run("go")
+	connection = source._connection
+	assert connection is not None and connection.client is not None
+	await om.aclose()
+	assert source._connection is None and connection.closed.is_set()

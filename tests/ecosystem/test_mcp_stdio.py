@@ -1,0 +1,246 @@
+"""MCP servers over stdio: published reference servers (PyPI, npm) and an SDK server of ours.
+
+- ``mcp-server-time`` (PyPI, the reference servers' Python SDK, 2026-07-28 protocol);
+- ``@modelcontextprotocol/server-everything`` (npm, the TypeScript SDK, initialize handshake);
+- ``tests/ecosystem/stdio_server.py`` (the Python SDK), for pids, secrets and cancellation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from _ecosystem import children, node_bin, zombies
+
+from openmolt import OpenMolt
+from openmolt_core.errors import IntegrationError
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_mcp import MCP
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).resolve().parent
+SECRET = "sk-demo-0123456789abcdef"
+
+
+def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
+	return json.loads(model.requests[request].messages[-1].content)["results"]
+
+
+def _tools(model: ScriptedModel) -> list[str]:
+	return [t["tool"] for t in json.loads(model.requests[0].messages[0].content)["tools"]]
+
+
+async def test_the_published_time_server_from_pypi_answers_through_an_agent() -> None:
+	"""mcp-server-time, started with `python -m`, lists its tools and converts a time."""
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"time", MCP.stdio(sys.executable, ["-m", "mcp_server_time", "--local-timezone", "UTC"])
+	)
+	model = ScriptedModel(
+		[
+			call_tool("time.get_current_time", timezone="Europe/Paris"),
+			call_tool(
+				"time.convert_time",
+				source_timezone="UTC",
+				time="12:00",
+				target_timezone="Asia/Tokyo",
+			),
+			finish(result="ok"),
+		]
+	)
+	agent = om.create_agent(name="Clock", model=model, integrations=["time"])
+	try:
+		await agent.run("what time is it in Paris?")
+		assert {"time.get_current_time", "time.convert_time"} <= set(_tools(model))
+		(now,) = _results(model, 1)
+		assert now["ok"] is True, now
+		assert now["result"]["timezone"] == "Europe/Paris"
+		(converted,) = _results(model, 2)
+		assert converted["ok"] is True, converted
+		assert converted["result"]["target"]["datetime"].endswith("T21:00:00+09:00")
+		assert children("mcp_server_time")
+	finally:
+		await om.aclose()
+	assert not children("mcp_server_time")
+	assert not zombies()
+
+
+async def test_server_everything_from_npm_media_structured_and_text() -> None:
+	"""The TypeScript reference server: text, structured content and an image saved as a file."""
+	everything = node_bin("mcp-server-everything")
+	om = OpenMolt(entry_points=False)
+	om.register_integration("ev", MCP.stdio(everything))
+	model = ScriptedModel(
+		[
+			call_tool("ev.echo", message="hello"),
+			call_tool("ev.get-sum", a=2, b=40),
+			call_tool("ev.get-tiny-image"),
+			call_tool("ev.get-resource-reference", resourceType="Text", resourceId=1),
+			finish(result="ok"),
+		]
+	)
+	agent = om.create_agent(name="Everything", model=model, integrations=["ev"])
+	try:
+		await agent.run("try everything")
+		(echo,) = _results(model, 1)
+		assert echo["ok"] is True and "hello" in json.dumps(echo["result"])
+		(total,) = _results(model, 2)
+		assert total["ok"] is True and "42" in json.dumps(total["result"])
+		(image,) = _results(model, 3)
+		assert image["ok"] is True, image
+		files = [b for b in image["result"] if isinstance(b, dict) and b.get("type") == "image"]
+		assert files and files[0]["file"].startswith("openmolt-file:")
+		stored = await om.files.open(files[0]["file"])
+		assert stored.media_type == "image/png" and stored.data.startswith(b"\x89PNG")
+		(resource,) = _results(model, 4)
+		assert resource["ok"] is True, resource
+		embedded = [
+			b for b in resource["result"] if isinstance(b, dict) and b.get("type") == "resource"
+		]
+		assert embedded and embedded[0]["uri"].startswith("demo://resource/")
+	finally:
+		await om.aclose()
+	assert not children("mcp-server-everything")
+
+
+async def test_secrets_in_env_are_redacted_from_everything_the_model_reads() -> None:
+	"""server-everything's get-env returns its environment: the token reaches the model masked."""
+	everything = node_bin("mcp-server-everything")
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"ev", MCP.stdio(everything, env={"DEMO_API_TOKEN": SECRET, "LOG_LEVEL": "info"})
+	)
+	events: list[Any] = []
+	model = ScriptedModel([call_tool("ev.get-env"), finish(result="ok")])
+	agent = om.create_agent(name="Env", model=model, integrations=["ev"])
+	agent.on("tool:response", events.append)
+	try:
+		await agent.run("show env")
+	finally:
+		await om.aclose()
+	sent = model.requests[1].messages[-1].content
+	assert "DEMO_API_TOKEN" in sent  # the server did echo its environment
+	assert SECRET not in sent and "[redacted]" in sent
+	assert SECRET not in json.dumps(events[0].response)
+	assert SECRET not in repr(om.plugins.integration("ev"))
+
+
+async def test_a_slow_call_on_a_real_server_times_out_and_the_run_goes_on() -> None:
+	"""trigger-long-running-operation (10 s) against a 1 s timeout: an error entry, no hang."""
+	everything = node_bin("mcp-server-everything")
+	om = OpenMolt(entry_points=False)
+	om.register_integration("ev", MCP.stdio(everything, timeout=1))
+	model = ScriptedModel(
+		[call_tool("ev.trigger-long-running-operation", duration=10, steps=5), finish(result="x")]
+	)
+	agent = om.create_agent(name="Slow", model=model, integrations=["ev"])
+	try:
+		with anyio.fail_after(8):
+			await agent.run("go")
+	finally:
+		await om.aclose()
+	(entry,) = _results(model, 1)
+	assert entry["ok"] is False and "did not answer within 1 s" in entry["error"]
+
+
+def _ours(**env: str) -> Any:
+	return MCP.stdio(sys.executable, [str(HERE / "stdio_server.py")], env=env)
+
+
+async def test_the_server_starts_on_first_use_and_aclose_stops_it_without_zombies() -> None:
+	"""No process before the first run; one during; none (and no zombie) after aclose."""
+	om = OpenMolt(entry_points=False)
+	om.register_integration("ours", _ours(DEMO_TOKEN=SECRET))
+	model = ScriptedModel([call_tool("ours.whoami"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["ours"])
+	assert not children("stdio_server.py")
+	await agent.run("who")
+	(entry,) = _results(model, 1)
+	pid = entry["result"]["pid"]
+	assert children("stdio_server.py") == [pid]
+	assert entry["result"]["token"] == "[redacted]"  # the server read it; the model never does
+	await om.aclose()
+	assert not children("stdio_server.py") and not zombies()
+	assert not Path(f"/proc/{pid}").exists()  # noqa: ASYNC240  # /proc, no I/O wait
+
+
+async def test_a_cancelled_run_leaves_no_process_after_aclose() -> None:
+	"""Cancelling a run in the middle of a call, then closing, stops the server."""
+	om = OpenMolt(entry_points=False)
+	om.register_integration("ours", _ours())
+	model = ScriptedModel([call_tool("ours.sleep", seconds=30), finish(result="x")])
+	agent = om.create_agent(name="A", model=model, integrations=["ours"])
+	with anyio.move_on_after(1.5) as scope:
+		await agent.run("sleep")
+	assert scope.cancelled_caught
+	assert len(children("stdio_server.py")) == 1
+	with anyio.CancelScope() as outer:
+		outer.cancel()  # even a cancelled aclose finishes stopping the server
+		await om.aclose()
+	assert not children("stdio_server.py") and not zombies()
+
+
+async def test_a_server_that_dies_is_started_again_at_the_next_call() -> None:
+	"""A killed server gives one retryable error; the next call runs on a new process."""
+	import signal
+
+	om = OpenMolt(entry_points=False)
+	om.register_integration("ours", _ours())
+	model = ScriptedModel(
+		[
+			call_tool("ours.whoami"),
+			call_tool("ours.whoami"),
+			call_tool("ours.whoami"),
+			finish(result="ok"),
+		]
+	)
+
+	def kill_first(event: Any) -> None:
+		if event.tool == "ours.whoami" and not killed:
+			killed.append(event.response["pid"])
+			os.kill(event.response["pid"], signal.SIGKILL)
+
+	killed: list[int] = []
+	agent = om.create_agent(name="A", model=model, integrations=["ours"])
+	agent.on("tool:response", kill_first)
+	try:
+		with anyio.fail_after(30):
+			await agent.run("go")
+	finally:
+		await om.aclose()
+	first, second, third = (_results(model, i)[0] for i in (1, 2, 3))
+	assert first["ok"] is True
+	assert second["ok"] is False and "started again" in second["error"]
+	assert third["ok"] is True and third["result"]["pid"] != killed[0]
+	assert not children("stdio_server.py")
+
+
+async def test_a_missing_command_is_an_integration_error_naming_the_server() -> None:
+	"""A command that does not exist fails the run before any model call, with the fix."""
+	om = OpenMolt(entry_points=False)
+	om.register_integration("gone", MCP.stdio("/nonexistent/mcp-server", ["--flag"]))
+	model = ScriptedModel([])
+	agent = om.create_agent(name="A", model=model, integrations=["gone"])
+	with pytest.raises(IntegrationError, match=r"^gone: the MCP server \(/nonexistent/mcp-server"):
+		await agent.run("go")
+	assert model.requests == []
+	await om.aclose()
+
+
+async def test_a_server_that_never_answers_fails_within_the_startup_timeout() -> None:
+	"""A process that speaks no MCP: the start gives up after startup_timeout, process stopped."""
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"mute", MCP.stdio(sys.executable, ["-c", "import time; time.sleep(60)"], startup_timeout=1)
+	)
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["mute"])
+	with anyio.fail_after(15), pytest.raises(IntegrationError, match="within 1 s"):
+		await agent.run("go")
+	await om.aclose()
+	assert not children("time.sleep(60)") and not zombies()

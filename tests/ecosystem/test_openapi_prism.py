@@ -1,0 +1,341 @@
+"""Imported tools send their requests to a Prism mock server that validates each one.
+
+Prism (``@stoplight/prism-cli``, installed by the nox tests session) serves the same OpenAPI
+document on 127.0.0.1 with ``--errors``: a request that breaks the document (a missing or wrong
+parameter, a body off its schema, missing credentials) is answered with a problem report instead
+of a mock response. Every call of every selected operation must get no such report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import tarfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from _ecosystem import ROOT, node_bin
+
+from openmolt import OpenMolt
+from openmolt_core.openapi import from_openapi
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+REFS = ROOT / ".cache" / "refs"
+PRISM_ERRORS = re.compile(r"stoplight\.io/prism/errors#(\w+)")
+
+GITHUB_OPERATIONS = [
+	"repos/get",
+	"repos/list-for-org",
+	"repos/create-for-authenticated-user",
+	"repos/update",
+	"repos/delete",
+	"repos/list-commits",
+	"repos/create-or-update-file-contents",
+	"issues/list-for-repo",
+	"issues/create",
+	"issues/update",
+	"issues/add-labels",
+	"issues/create-comment",
+	"pulls/create",
+	"pulls/list",
+	"search/repos",
+	"search/issues-and-pull-requests",
+	"git/create-tree",
+	"git/create-ref",
+	"gists/create",
+	"reactions/create-for-issue",
+	"users/get-by-username",
+	"orgs/list-members",
+	"actions/list-workflow-runs-for-repo",
+	"actions/create-workflow-dispatch",
+	"checks/create",
+	"markdown/render",
+]
+
+
+def _member(tarball: str, member: str) -> bytes:
+	path = REFS / tarball
+	if not path.is_file():
+		pytest.fail(f"{path} is missing; run `uv run nox -s tests`", pytrace=False)
+	with tarfile.open(path, "r:gz") as tar:
+		handle = tar.extractfile(member)
+		assert handle is not None
+		return handle.read()
+
+
+def petstore() -> dict[str, Any]:
+	data: dict[str, Any] = json.loads(
+		_member("readme-oas-examples-8.2.2.tgz", "package/3.0/json/petstore.json")
+	)
+	return data
+
+
+def github() -> dict[str, Any]:
+	data: dict[str, Any] = json.loads(
+		_member("octokit-openapi-23.0.2.tgz", "package/generated/api.github.com.json")
+	)
+	return data
+
+
+def _refs(value: Any) -> set[str]:
+	if isinstance(value, dict):
+		out = {value["$ref"]} if isinstance(value.get("$ref"), str) else set()
+		for item in value.values():
+			out |= _refs(item)
+		return out
+	if isinstance(value, list):
+		return set().union(*(_refs(v) for v in value)) if value else set()
+	return set()
+
+
+def reduced(document: dict[str, Any], operation_ids: list[str]) -> dict[str, Any]:
+	"""The document with only these operations and the components they reach (Prism starts fast)."""
+	paths: dict[str, Any] = {}
+	for path, item in document["paths"].items():
+		kept = {
+			k: v
+			for k, v in item.items()
+			if not isinstance(v, dict) or v.get("operationId") in operation_ids or k == "parameters"
+		}
+		if any(isinstance(v, dict) and "operationId" in v for v in kept.values()):
+			paths[path] = kept
+	out = {k: v for k, v in document.items() if k in ("openapi", "info", "servers", "security")}
+	out["paths"] = paths
+	components: dict[str, dict[str, Any]] = {}
+	todo = list(_refs(paths))
+	seen: set[str] = set()
+	while todo:
+		ref = todo.pop()
+		if ref in seen:
+			continue
+		seen.add(ref)
+		_, _, section, name = ref.split("/", 3)
+		value = document["components"][section][name]
+		components.setdefault(section, {})[name] = value
+		todo += list(_refs(value))
+	out["components"] = {
+		**components,
+		"securitySchemes": document["components"].get("securitySchemes", {}),
+	}
+	return out
+
+
+# valid inputs from a schema ---------------------------------------------------------------
+
+_FORMATS = {
+	"date-time": "2024-05-01T12:00:00Z",
+	"date": "2024-05-01",
+	"email": "octo@example.com",
+	"uri": "https://example.com/x",
+	"url": "https://example.com/x",
+	"uuid": "123e4567-e89b-12d3-a456-426614174000",
+	"int64": 1,
+}
+
+
+def example(schema: dict[str, Any], name: str = "") -> Any:
+	"""A small value valid against an imported input schema (required fields only)."""
+	if "const" in schema:
+		return schema["const"]
+	if schema.get("enum"):
+		return next((v for v in schema["enum"] if v is not None), schema["enum"][0])
+	if "default" in schema and schema["default"] is not None:
+		return schema["default"]
+	if "anyOf" in schema:
+		# A string branch first: in a URL path "1" matches both branches of GitHub's
+		# workflow_id oneOf [integer, string], which Prism rightly refuses as ambiguous.
+		choices = [c for c in schema["anyOf"] if c.get("type") != "null"]
+		choices.sort(key=lambda c: c.get("type") != "string")
+		return example(choices[0], name)
+	kind = schema.get("type")
+	if isinstance(kind, list):
+		kind = next(k for k in kind if k != "null")
+	if kind == "object" or "properties" in schema:
+		props = schema.get("properties", {})
+		return {k: example(props[k], k) for k in schema.get("required", []) if k in props}
+	if kind == "array":
+		return [example(schema.get("items") or {"type": "string"}, name)] * max(
+			schema.get("minItems", 1), 1
+		)
+	if kind == "integer":
+		return max(int(schema.get("minimum", 1)), 1)
+	if kind == "number":
+		return max(float(schema.get("minimum", 1)), 1.0)
+	if kind == "boolean":
+		return True
+	if "file reference" in schema.get("description", ""):
+		return "data:text/plain;base64,aGVsbG8="
+	text = _FORMATS.get(schema.get("format", ""), "octocat" if "sha" not in name else "a" * 40)
+	pattern = schema.get("pattern")
+	if pattern and not re.search(pattern, text):
+		for candidate in ("a", "1", "a1", "main", "refs/heads/main", "A" * 40, "a" * 40):
+			if re.search(pattern, candidate):
+				return candidate
+	return text[: schema.get("maxLength", len(text))]
+
+
+# the Prism server -------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def prism(tmp_path: Path) -> AsyncIterator[Any]:
+	"""Start Prism for a document: ``url = await prism(document)``; stopped at the end."""
+	processes: list[Any] = []
+
+	async def start(document: dict[str, Any]) -> str:
+		spec = tmp_path / f"spec{len(processes)}.json"
+		spec.write_text(json.dumps(document), encoding="utf-8")
+		with socket.socket() as sock:
+			sock.bind(("127.0.0.1", 0))
+			port = sock.getsockname()[1]
+		process = await anyio.open_process(
+			[node_bin("prism"), "mock", str(spec), "-h", "127.0.0.1", "-p", str(port), "--errors"],
+		)
+		processes.append(process)
+		assert process.stdout is not None
+		seen = b""
+		with anyio.fail_after(120):
+			async for chunk in process.stdout:
+				seen += chunk
+				if b"Prism is listening" in seen:
+					break
+			else:
+				pytest.fail(f"Prism did not start: {seen.decode()[-2000:]}")
+
+		async def drain() -> None:
+			assert process.stdout is not None
+			async for _ in process.stdout:
+				pass
+
+		tg.start_soon(drain)
+		return f"http://127.0.0.1:{port}"
+
+	async with anyio.create_task_group() as tg:
+		yield start
+		for process in processes:
+			process.terminate()
+			with anyio.move_on_after(10):
+				await process.wait()
+			if process.returncode is None:
+				process.kill()
+				await process.wait()
+		tg.cancel_scope.cancel()
+
+
+async def _drive(
+	url: str, integration: Any, config: dict[str, Any], credential: str | None = None
+) -> list[dict[str, Any]]:
+	"""Call every tool once through an agent; return what Prism answered to each request."""
+	seen: list[dict[str, Any]] = []
+
+	async def record(response: httpx.Response) -> None:
+		await response.aread()
+		found = json.loads(response.headers.get("sl-violations") or "[]")
+		problems = PRISM_ERRORS.findall(response.text) if response.status_code >= 400 else []
+		if problems:
+			found += json.loads(response.text).get("validation") or []
+		seen.append(
+			{
+				"request": f"{response.request.method} {response.request.url}",
+				"status": response.status_code,
+				"problems": problems,
+				# Prism also checks its own mock responses; only the request's findings count.
+				"violations": [v for v in found if v.get("location", [""])[0] == "request"],
+				"body": response.text[:600] if problems else "",
+			}
+		)
+
+	http = httpx.AsyncClient(event_hooks={"response": [record]})
+	om = OpenMolt(entry_points=False, http_client=http, integrations={"api": config})
+	om.register_integration("api", integration)
+	calls = [call_tool(f"api.{t.handle}", **example(t.input_schema)) for t in integration.tools]
+	model = ScriptedModel([*calls, finish(result="done")])
+	binding: dict[str, Any] = {"integration": "api"}
+	if credential:
+		binding["credential"] = {"type": credential}
+	agent = om.create_agent(
+		name="Prober", model=model, integrations=[binding], max_steps=len(calls) + 2
+	)
+	await agent.run("call everything")
+	errors = [
+		r
+		for m in model.requests[1:]
+		for r in json.loads(m.messages[-1].content)["results"]
+		if not r["ok"] and "status" not in r.get("details", {}) and "answered 5" not in r["error"]
+	]
+	assert not errors, errors
+	await http.aclose()
+	await om.aclose()
+	# A 5xx mock answer (Prism failing its own response example) is retried for idempotent
+	# methods, so some requests are sent more than once.
+	assert len({s["request"] for s in seen}) >= len(calls) - 1 and len(seen) >= len(calls)
+	return seen
+
+
+_REQUEST_PROBLEMS = {
+	"UNPROCESSABLE_ENTITY",
+	"UNAUTHORIZED",
+	"NO_PATH_MATCHED_ERROR",
+	"NO_METHOD_MATCHED_ERROR",
+	"INVALID_CONTENT_TYPE",
+	"NOT_ACCEPTABLE",
+}
+
+
+def _violations(seen: list[dict[str, Any]]) -> list[dict[str, Any]]:
+	return [s for s in seen if set(s["problems"]) & _REQUEST_PROBLEMS or s["violations"]]
+
+
+async def test_every_petstore_operation_passes_prisms_request_validation(prism: Any) -> None:
+	"""All 20 operations of the Petstore 3.0 document, with an API key: no violation."""
+	document = petstore()
+	url = await prism(document)
+	integration = from_openapi(document, id="petstore", base_url=url)
+	assert len(integration.tools) == 20
+	# Operations that need OAuth2 (their tools carry its scopes) get a token, the others the key.
+	oauth = integration.model_copy(update={"tools": [t for t in integration.tools if t.scopes]})
+	keyed = integration.model_copy(update={"tools": [t for t in integration.tools if not t.scopes]})
+	assert len(oauth.tools) == 7 and len(keyed.tools) == 13
+	seen = await _drive(url, keyed, {"apiKey": "special-key"}, "custom")
+	seen += await _drive(url, oauth, {"accessToken": "token-for-prism"}, "oauth2")
+	assert len(seen) == 20
+	assert _violations(seen) == [], seen
+	assert all(s["status"] < 500 for s in seen), seen
+
+
+async def test_prism_does_report_a_wrong_request_so_the_check_can_fail(prism: Any) -> None:
+	"""Negative control: dropping the required body of addPet is a violation Prism reports."""
+	document = petstore()
+	url = await prism(document)
+	integration = from_openapi(document, id="petstore", operations=["addPet"], base_url=url)
+	broken = integration.tools[0].model_copy(update={"body": {"name": 5}})
+	integration = integration.model_copy(update={"tools": [broken]})
+	seen = await _drive(url, integration, {"apiKey": "special-key"}, "custom")
+	assert _violations(seen), seen
+
+
+async def test_missing_credentials_are_a_violation_prism_reports(prism: Any) -> None:
+	"""Negative control: without the API key Prism answers 401 UNAUTHORIZED for getPetById."""
+	document = petstore()
+	url = await prism(document)
+	integration = from_openapi(document, id="petstore", operations=["getPetById"], base_url=url)
+	integration = integration.model_copy(update={"credential_setup": []})
+	seen = await _drive(url, integration, {})
+	assert seen[0]["status"] == 401 and _violations(seen), seen
+
+
+async def test_github_operations_pass_prisms_request_validation(prism: Any) -> None:
+	"""26 varied GitHub REST operations (bodies, oneOf, arrays, PUT/PATCH/DELETE): no violation."""
+	document = reduced(github(), GITHUB_OPERATIONS)
+	url = await prism(document)
+	integration = from_openapi(document, id="github", base_url=url)
+	assert len(integration.tools) == len(GITHUB_OPERATIONS)
+	seen = await _drive(url, integration, {"token": "ghp_example"})
+	assert _violations(seen) == [], json.dumps(_violations(seen), indent=1)[:4000]
