@@ -573,7 +573,7 @@ async def test_the_maestro_prompt_documents_every_command_and_the_schema() -> No
 		"subSteps",
 		"humanMessage",
 		'"result"',
-		"nothing else",
+		"only.",
 	):
 		assert word in system
 	assert model.requests[0].response_schema is not None
