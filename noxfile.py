@@ -102,6 +102,50 @@ def typing(session: nox.Session) -> None:
 	)
 
 
+VERIFY_TYPES = {"openmolt_core": 0.95, "openmolt": 0.95}
+"""The public packages whose typed completeness pyright checks, and the least score each needs."""
+
+
+@nox.session(python="3.11")
+def verifytypes(session: nox.Session) -> None:
+	"""pyright --verifytypes on the public API, from the built wheel (at least 95% typed)."""
+	import json
+	import tempfile
+	from pathlib import Path
+
+	# pyright reads a package's py.typed from site-packages, so an editable install is not enough.
+	out = Path(tempfile.mkdtemp(prefix="verifytypes-"))
+	session.run(
+		"uv",
+		"build",
+		"--package",
+		"openmolt-core",
+		"--wheel",
+		"-o",
+		str(out),
+		external=True,
+		silent=True,
+	)
+	session.install(*[str(w) for w in out.glob("*.whl")], "pyright>=1.1.400")
+	for package, least in VERIFY_TYPES.items():
+		report = session.run(
+			"pyright",
+			"--verifytypes",
+			package,
+			"--ignoreexternal",
+			"--outputjson",
+			silent=True,
+			success_codes=[0, 1],
+		)
+		score = json.loads(str(report))["typeCompleteness"]["completenessScore"]
+		session.log(f"{package}: {score:.1%} typed (at least {least:.0%})")
+		if score < least:
+			session.run(
+				"pyright", "--verifytypes", package, "--ignoreexternal", success_codes=[0, 1]
+			)
+			session.error(f"{package} is {score:.1%} typed; at least {least:.0%} is needed")
+
+
 @nox.session(python="3.11")
 def docs(session: nox.Session) -> None:
 	"""Build the documentation site (strict)."""

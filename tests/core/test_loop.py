@@ -107,7 +107,8 @@ async def test_unknown_command_type_is_refused_and_nothing_runs() -> None:
 	reply = [call_tool("local.add", a=1, b=2), {"type": "dance"}]
 	agent, model = make_agent([reply, finish(result="x")], tools=[tool], output_schema=Report)
 	await agent.run()
-	[error] = results_of(model, 1)
+	error, not_run = results_of(model, 1)
+	assert "0 were valid but did not run" in not_run["error"]
 	assert "unknown command type 'dance'" in error["error"]
 	assert "callTool" in error["error"]
 	assert calls == []
@@ -134,9 +135,9 @@ async def test_unknown_tool_lists_the_available_ones() -> None:
 	await agent.run()
 	[error] = results_of(model, 1)
 	assert error == {
-		"tool": "local.mul",
 		"ok": False,
-		"error": "unknown tool 'local.mul'; use one of: local.add",
+		"error": "command 0 (callTool): unknown tool 'local.mul'; did you mean 'local.add'? "
+		"use one of: local.add",
 	}
 
 
@@ -234,7 +235,7 @@ async def test_wait_over_a_minute_is_refused_and_short_wait_waits() -> None:
 	"""A wait above 60 s is an error for the model; a short one sleeps."""
 	agent, model = make_agent([wait(61), wait(0.01), finish(result="x")], output_schema=Report)
 	await agent.run()
-	assert "the most is 60 s" in results_of(model, 1)[0]["error"]
+	assert "seconds: Input should be less than or equal to 60" in results_of(model, 1)[0]["error"]
 	assert results_of(model, 2)[0] == {"command": "wait", "ok": True, "result": "waited 0.01 s"}
 
 
@@ -332,7 +333,7 @@ async def test_human_input_without_a_handler_is_refused_and_not_described() -> N
 	)
 	await agent.run()
 	assert "requestHumanInput" not in model.requests[0].system
-	assert "not available" in results_of(model, 1)[0]["error"]
+	assert "nobody can answer this agent" in results_of(model, 1)[0]["error"]
 
 
 async def test_human_input_unavailable_ends_with_its_status() -> None:
@@ -350,35 +351,40 @@ async def test_human_input_unavailable_ends_with_its_status() -> None:
 	assert result.error == "no terminal"
 
 
-async def test_step_budget_gives_one_last_step_then_limit_reached() -> None:
-	"""After max_steps the model gets one last step with a notice; if it still does not finish, limit_reached."""
-	replies = [call_tool("local.add", a=1, b=1)] * 3
+async def test_step_budget_is_exact_and_the_last_step_is_told() -> None:
+	"""max_steps=N makes N model calls at most; the Nth is told it is the last, then limit_reached."""
+	replies = [call_tool("local.add", a=1, b=1)] * 2
 	agent, model = make_agent(replies, output_schema=Report, max_steps=2)
 	result = await agent.run()
-	assert result.status == "limit_reached" and result.steps == 3
-	notice = json.loads(model.requests[2].messages[-1].content)["notice"]
-	assert "last step" in notice and "2 steps used" in notice
+	assert result.status == "limit_reached" and result.steps == 2 and model.calls == 2
+	assert "notice" not in json.loads(model.requests[0].messages[-1].content)
+	notice = json.loads(model.requests[1].messages[-1].content)["notice"]
+	assert "last step" in notice and "2 steps" in notice
 	assert result.error == "2 steps used"
-	assert len(result.history) == 7  # first turn + 3 x (reply, results)
+	assert len(result.history) == 5  # first turn + 2 x (reply, results)
 
 
 async def test_step_budget_final_step_can_finish() -> None:
-	"""A model that finishes on the last step succeeds."""
-	agent, _ = make_agent(
-		[call_tool("local.add", a=1, b=1), finish(result="late")], output_schema=Report, max_steps=1
+	"""A model that finishes on the last step succeeds; with max_steps=1 the first turn says so."""
+	agent, _model = make_agent(
+		[call_tool("local.add", a=1, b=1), finish(result="late")], output_schema=Report, max_steps=2
 	)
 	result = await agent.run()
 	assert result.status == "success" and result.output == Report(result="late")
+	one, model1 = make_agent([finish(result="now")], output_schema=Report, max_steps=1)
+	assert (await one.run()).status == "success"
+	assert "last step" in json.loads(model1.requests[0].messages[0].content)["notice"]
 
 
 async def test_token_budget_ends_the_run_gracefully() -> None:
-	"""A token budget works like the step budget."""
+	"""No call starts once max_tokens is reached; a call expected to reach it is told it is the last."""
 	agent, model = make_agent(
-		[call_tool("local.add", a=1, b=1)] * 3, output_schema=Report, max_tokens=15
+		[call_tool("local.add", a=1, b=1)] * 3, output_schema=Report, max_tokens=30
 	)
-	result = await agent.run()
-	assert result.status == "limit_reached" and "tokens used" in (result.error or "")
+	result = await agent.run()  # 15 tokens per call: call 2 reaches 30
+	assert result.status == "limit_reached" and "30 of 30 tokens used" in (result.error or "")
 	assert model.calls == 2
+	assert "last step" in json.loads(model.requests[1].messages[-1].content)["notice"]
 
 
 async def test_time_budget_ends_the_run_gracefully() -> None:
@@ -567,7 +573,7 @@ async def test_the_maestro_prompt_documents_every_command_and_the_schema() -> No
 		"subSteps",
 		"humanMessage",
 		'"result"',
-		"nothing else",
+		"only.",
 	):
 		assert word in system
 	assert model.requests[0].response_schema is not None
@@ -576,7 +582,7 @@ async def test_the_maestro_prompt_documents_every_command_and_the_schema() -> No
 async def test_the_state_round_trips_through_json_and_resumes() -> None:
 	"""A run's state serializes to JSON and a new run resumes from it."""
 	agent, _ = make_agent(
-		[call_tool("local.add", a=1, b=1), update_plan("keep")], output_schema=Report, max_steps=1
+		[call_tool("local.add", a=1, b=1), update_plan("keep")], output_schema=Report, max_steps=2
 	)
 	first = await agent.run("task")
 	assert first.status == "limit_reached"
@@ -593,8 +599,10 @@ async def test_the_state_round_trips_through_json_and_resumes() -> None:
 
 async def test_a_bad_saved_state_is_refused() -> None:
 	"""Resuming from something that is not a saved state raises a clear error."""
+	from openmolt import ConfigurationError
+
 	agent, _ = make_agent([finish(result="x")])
-	with pytest.raises(ValueError, match="not a saved run state"):
+	with pytest.raises(ConfigurationError, match="not a saved run state"):
 		await agent.run(history={"plan": []})
 
 
@@ -641,10 +649,12 @@ async def test_a_provider_failure_raises_with_the_state_to_resume() -> None:
 
 
 async def test_scripted_model_fails_clearly_when_over_called() -> None:
-	"""The scripted model raises when called more than scripted."""
+	"""A scripted model called more than scripted fails the run like any provider, clearly."""
 	agent, _ = make_agent([call_tool("local.add", a=1, b=1)], output_schema=Report)
-	with pytest.raises(ScriptedModelError, match="only 1 replies were scripted"):
+	with pytest.raises(RunError, match="only 1 replies were scripted") as info:
 		await agent.run()
+	assert isinstance(info.value.__cause__, ScriptedModelError)
+	assert info.value.result.steps == 1
 
 
 async def test_large_tool_results_are_trimmed_for_the_model_but_not_the_event() -> None:
@@ -672,7 +682,7 @@ async def test_state_round_trip_keeps_attachments() -> None:
 	agent, _ = make_agent([call_tool("local.add", a=1, b=1)], max_steps=1, output_schema=Report)
 	agent.max_steps = 0  # no budget: the scripted model runs out instead
 	state = RunState()
-	with pytest.raises(ScriptedModelError):
+	with pytest.raises(RunError):
 		await agent.run(
 			"see", history=state, attachments=[Attachment("image/png", "aGk=", "a.png")]
 		)
@@ -715,8 +725,8 @@ async def test_replies_wrapped_in_prose_fences_or_thinking_still_parse(reply: st
 	assert result.output == Report(result="ok") and model.calls == 1
 
 
-async def test_a_step_that_ends_the_run_keeps_its_results_in_the_history() -> None:
-	"""Tool results of the last step are saved even when a person cannot answer; resume starts on a user turn."""
+async def test_a_step_that_parks_keeps_its_results_for_the_answer() -> None:
+	"""Tool results before a parked question are kept with it; resume sends them with the answer."""
 	from openmolt import HumanInputUnavailable
 
 	def nobody(question: str) -> str:
@@ -729,12 +739,12 @@ async def test_a_step_that_ends_the_run_keeps_its_results_in_the_history() -> No
 	)
 	result = await agent.run()
 	assert result.status == "human_input_required"
-	last = result.history[-1]
-	assert last.role == "user"
-	assert json.loads(last.content)["results"] == [
-		{"tool": "local.add", "ok": True, "result": {"sum": 3}},
-		{"command": "requestHumanInput", "ok": False, "error": "nobody could answer"},
-	]
+	assert result.history[-1].role == "assistant"
+	assert result.state.pending == {
+		"kind": "human_input",
+		"message": "Go on?",
+		"results": [{"tool": "local.add", "ok": True, "result": {"sum": 3}}],
+	}
 
 
 class BrokenProvider:

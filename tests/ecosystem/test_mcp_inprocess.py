@@ -123,7 +123,9 @@ async def test_invalid_input_is_refused_before_the_server_is_called() -> None:
 	agent = om.create_agent(name="A", model=model, integrations=["demo"])
 	await agent.run("add")
 	(entry,) = _results(model, 1)
-	assert entry["ok"] is False and entry["error"].startswith("invalid input for demo.add: a")
+	assert entry["ok"] is False and entry["error"].startswith(
+		"command 0 (callTool demo.add): invalid input: a"
+	)
 	await om.aclose()
 
 

@@ -5,7 +5,8 @@ Names resolve on first use: ``import openmolt`` alone loads nothing heavy.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core import __version__
 from openmolt_core._lazy import lazy_exports
@@ -67,4 +68,6 @@ _EXPORTS = {
 	"Usage": "openmolt_core.llm",
 }
 
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

@@ -6,7 +6,8 @@ use, so importing this package loads none of the heavier modules.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core._lazy import lazy_exports
 
@@ -90,4 +91,6 @@ _EXPORTS = {
 	"ToolContext": "openmolt_core.tools",
 }
 
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

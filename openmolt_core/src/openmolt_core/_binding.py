@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core.files import FileStore
-	from openmolt_core.integrations.model import Integration
+	from openmolt_core.integrations.model import HttpTool, Integration
 
 __all__ = ["BoundTool", "IntegrationBinding", "bind_integration", "parse_binding", "secret_values"]
 
@@ -129,10 +129,19 @@ def secret_values(config: Mapping[str, Any]) -> set[str]:
 
 @dataclass(slots=True)
 class BoundTool:
-	"""A tool as one agent sees it: full handle, validator, and the context it runs in."""
+	"""A tool as one agent sees it: full handle, validator, and the context it runs in.
+
+	Args:
+		handle: The full handle (``integration.tool``).
+		tool: The tool: a declarative `HttpTool` or a `Tool` with its own ``execute``.
+		context: What the tool sees when it runs.
+		allowed: Whether the agent's scopes allow it.
+		missing_scopes: The scopes the agent lacks for it.
+		integration: The integration it belongs to (None for ``create_agent(tools=...)``).
+	"""
 
 	handle: str
-	tool: Any
+	tool: HttpTool | Tool
 	context: ToolContext
 	allowed: bool
 	missing_scopes: list[str]
@@ -174,12 +183,14 @@ class BoundTool:
 			memory: The calling run's memory, shown to the tool as ``context.memory``.
 		"""
 		context = self.context if memory is None else replace(self.context, memory=memory)
-		if self.is_function:
-			return await self.tool.execute(input, context)
-		from openmolt_core.integrations.http import execute_http_tool
+		tool = self.tool
+		if not isinstance(tool, Tool):
+			from openmolt_core.integrations.http import execute_http_tool
 
-		assert self.integration is not None
-		return await execute_http_tool(self.tool, self.integration, input, context)
+			if self.integration is None:
+				raise ConfigurationError(f"{self.handle}: an HTTP tool needs its integration")
+			return await execute_http_tool(tool, self.integration, input, context)
+		return await tool.execute(input, context)
 
 
 def bind_integration(
@@ -265,29 +276,53 @@ def bind_integration(
 
 
 def bind_tools(
-	tools: Sequence[Tool],
+	tools: Sequence[Tool | Callable[..., Any]],
 	*,
 	agent: str,
 	http: Callable[[], httpx.AsyncClient] | None = None,
 	files: FileStore | None = None,
 	prefix: str = "local",
 ) -> list[BoundTool]:
-	"""Bind plain `Tool` objects given straight to ``create_agent(tools=[...])``.
+	"""Bind the tools given straight to ``create_agent(tools=[...])``.
 
 	Args:
-		tools: The tools.
+		tools: `Tool` objects, or plain functions (made into tools, see
+			`openmolt_core.tools.tool`).
 		agent: The agent's name.
 		http: Getter for the shared HTTP client.
 		files: The instance's file store.
 		prefix: The handle prefix the model sees (``local.<handle>``).
+
+	Raises:
+		ConfigurationError: An entry is neither a tool nor a function that can be one.
 	"""
+	from openmolt_core.tools import FunctionTool
+
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
-	return [
-		BoundTool(
-			handle=f"{prefix}.{t.handle}", tool=t, context=context, allowed=True, missing_scopes=[]
+	out = []
+	for index, entry in enumerate(tools):
+		if isinstance(entry, Tool):
+			tool: Tool = entry
+		elif callable(entry):
+			try:
+				tool = FunctionTool.from_function(entry)
+			except TypeError as exc:
+				raise ConfigurationError(f"create_agent: tools[{index}]: {exc}") from exc
+		else:
+			raise ConfigurationError(
+				f"create_agent: tools[{index}] is a {type(entry).__name__}; give a Tool "
+				"(handle, description, input_schema, execute) or a plain function"
+			)
+		out.append(
+			BoundTool(
+				handle=f"{prefix}.{tool.handle}",
+				tool=tool,
+				context=context,
+				allowed=True,
+				missing_scopes=[],
+			)
 		)
-		for t in tools
-	]
+	return out
 
 
 def _is_http(tool: Any) -> bool:

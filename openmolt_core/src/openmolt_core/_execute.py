@@ -1,8 +1,10 @@
 """What one step's commands do: tools (concurrently), waits, plan, memory, a person, finish.
 
-The loop in `openmolt_core.agent` parses a reply and hands each command here. Every function
-returns the result entry the model reads at the next step; mistakes become error entries, never
-exceptions, except `Done`, which ends the run.
+The loop (`openmolt_core.agent`) parses a reply into validated commands (`check` here decides what is
+valid for this agent) and hands them to `run_step` with a `RunContext`: everything a command may
+touch, and nothing of the `Agent` object. `run_step` fills a `StepRecord` with one result entry per
+command (what the model reads at the next step) and says how the step ends the run, if it does.
+Model mistakes and tool failures become error entries, never exceptions.
 """
 
 from __future__ import annotations
@@ -10,23 +12,30 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, assert_never
 
 import anyio
 
-from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+from openmolt_core._jsonschema import ValidationError, format_errors
+from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
+from openmolt_core._suggest import suggestion
 from openmolt_core.commands import (
-	MAX_WAIT_SECONDS,
 	CallTool,
+	Command,
 	Finish,
 	RequestHumanInput,
 	UpdateMemory,
 	UpdatePlan,
 	Wait,
 )
+from openmolt_core.durability import RunPort, step_key
 from openmolt_core.errors import ToolError
 from openmolt_core.events import (
+	ErrorEvent,
+	Event,
+	EventEmitter,
 	HumanInputEvent,
 	MemoryUpdateEvent,
 	PlanUpdateEvent,
@@ -36,51 +45,453 @@ from openmolt_core.events import (
 from openmolt_core.prompt import dumps
 
 if TYPE_CHECKING:
-	from openmolt_core.agent import Agent
+	from openmolt_core._binding import BoundTool
+	from openmolt_core._redact import Redactor
 	from openmolt_core.result import RunState, RunStatus
 
 __all__ = [
 	"MAX_RESULT_CHARS",
-	"Done",
+	"HumanInputHandler",
 	"HumanInputUnavailable",
+	"Limits",
 	"MemoryConfig",
-	"ask_human",
-	"call_tool",
-	"call_tools",
-	"finish",
+	"RunContext",
+	"RunEnd",
+	"StepRecord",
+	"check",
 	"memory_part",
-	"run_command",
+	"run_step",
 	"summary",
-	"update_memory",
-	"validate_output",
+	"trim",
 ]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 
 MemoryConfig = Mapping[str, Any]
 """``{"long_term": {"data": str, "on_update": fn}, "short_term": {...}}`` (camelCase accepted)."""
 
+HumanInputHandler = Callable[[str], Awaitable[str] | str]
+"""Answers the agent's question (sync or async)."""
+
 MAX_RESULT_CHARS = 16_000
-"""A tool result longer than this (as JSON) is trimmed in what the model sees."""
+"""A tool result longer than this (as JSON) is shortened in what the model sees (by default)."""
 
 
 class HumanInputUnavailable(Exception):  # a signal, raised by handlers, not an error
-	"""Raise from a human-input handler when nobody can answer; the run ends with that status."""
+	"""Raise from a human-input handler when nobody can answer now: the run parks.
+
+	The run ends with status ``human_input_required``, its state holding the question;
+	``agent.resume(state, answer=...)`` delivers the answer later, in any process.
+	"""
 
 
-class Done(Exception):  # control flow: the run ends
-	"""Ends a run: the model finished, a budget ran out, or nobody can answer a question.
+@dataclass(frozen=True, slots=True)
+class Limits:
+	"""Caps on what a run keeps and re-sends at every step.
 
 	Args:
-		status: How the run ended.
-		output: The validated output, if any.
+		max_result_chars: A tool result longer than this (as JSON) is shortened for the model.
+		max_memory_chars: The most each memory (long- or short-term) may hold.
+		max_answer_chars: A person's answer longer than this is shortened for the model.
+		max_reply_chars: A reply longer than this runs nothing.
+		max_depth: A reply nested deeper than this runs nothing.
+	"""
+
+	max_result_chars: int = MAX_RESULT_CHARS
+	max_memory_chars: int = 16_000
+	max_answer_chars: int = 16_000
+	max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
+	max_depth: int = DEFAULT_MAX_DEPTH
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+	"""How a step ends the run.
+
+	Args:
+		status: The run's status.
+		output: The validated output, when the model finished.
 		message: The model's message for a person, or what stopped the run.
 	"""
 
-	def __init__(self, status: RunStatus, output: Any, message: str) -> None:
-		self.status = status
-		self.output = output
-		self.message = message
+	status: RunStatus
+	output: Any = None
+	message: str = ""
+
+
+@dataclass(slots=True)
+class StepRecord:
+	"""What one step's commands produced so far (filled as they run, read even if interrupted).
+
+	Args:
+		commands: The commands of the step.
+		results: One entry per command, None while it has not finished.
+		end: How the step ends the run, if it does.
+		pending: The question a parked run waits for.
+	"""
+
+	commands: Sequence[Command]
+	results: list[dict[str, Any] | None] = field(default_factory=list)
+	end: RunEnd | None = None
+	pending: dict[str, Any] | None = None
+
+	def __post_init__(self) -> None:
+		if not self.results:
+			self.results = [None] * len(self.commands)
+
+	def entries(self, interrupted: str) -> list[dict[str, Any]]:
+		"""The results in command order; a command that did not finish is reported as such."""
+		out = []
+		for command, result in zip(self.commands, self.results, strict=True):
+			if result is not None:
+				out.append(result)
+			elif isinstance(command, RequestHumanInput) and self.pending is not None:
+				continue  # the question waits for its answer
+			else:
+				out.append(_entry(command, ok=False, error=interrupted))
+		return out
+
+
+@dataclass(slots=True)
+class RunContext:
+	"""What the commands of a run may touch, passed explicitly instead of the agent object.
+
+	Args:
+		agent: The agent's name (for events and logs).
+		state: The run's state (plan and memory change in place).
+		tools: Every bound tool of the agent by handle (allowed or not).
+		events: The agent's event emitter.
+		redact: Scrubs secrets from what is reported.
+		memory: The agent's memory option (update callbacks).
+		keep_long_term: Called with long-term memory after each change (it outlives the run).
+		human: Answers ``requestHumanInput``; None when nobody can.
+		output: Validates a finish output (raises ``ValidationError``).
+		limits: Caps on results, memory and answers.
+		port: Journals steps, tells the time, sleeps (`openmolt_core.durability`).
+		step: The current step number.
+	"""
+
+	agent: str
+	state: RunState
+	tools: Mapping[str, BoundTool]
+	events: EventEmitter
+	redact: Redactor
+	memory: MemoryConfig | None
+	keep_long_term: Callable[[str], None]
+	human: HumanInputHandler | None
+	output: Callable[[Any], Any]
+	limits: Limits
+	port: RunPort
+	step: int = 0
+	_seq: int = 0
+
+	def wants(self, name: str) -> bool:
+		"""Whether anything listens to an event."""
+		return self.events.wants(name)
+
+	async def emit(self, event: Event) -> None:
+		"""Emit an event of this run: it gets the run id and the next sequence number."""
+		self._seq += 1
+		event.run_id = self.state.run_id
+		event.seq = self._seq
+		await self.events.emit(event)
+
+	def skip_event(self) -> None:
+		"""Count an event nobody listens to, so sequence numbers stay deterministic."""
+		self._seq += 1
+
+	async def error(self, kind: str, message: str, *, fatal: bool = False) -> None:
+		"""Log a mistake or failure and emit the ``error`` event."""
+		log.warning("%s step %d: %s: %s", self.agent, self.step, kind, message)
+		if self.wants("error"):
+			await self.emit(
+				ErrorEvent(
+					agent=self.agent, step=self.step, kind=kind, message=message, fatal=fatal
+				)
+			)
+		else:
+			self.skip_event()
+
+
+def _entry(command: Command, **values: Any) -> dict[str, Any]:
+	key = {"tool": command.tool} if isinstance(command, CallTool) else {"command": command.type}
+	return {**key, **values}
+
+
+# checking ---------------------------------------------------------------------------------
+
+
+def check(ctx: RunContext) -> Callable[[int, Command], Command | str]:
+	"""The parser's check for this run: what is valid here, beyond the command's own fields.
+
+	A tool must exist and be granted, its input must match its schema; a question needs someone
+	to answer it; a finish output must match the output schema; a memory update must fit.
+	"""
+
+	def check_one(index: int, command: Command) -> Command | str:
+		match command:
+			case CallTool():
+				return _check_call(ctx, index, command)
+			case Finish():
+				try:
+					output = ctx.output(command.output)
+				except ValidationError as exc:
+					return (
+						f"command {index} (finish): output does not match the output schema: "
+						f"{format_errors(exc)}"
+					)
+				return command.model_copy(update={"output": output})
+			case RequestHumanInput():
+				if ctx.human is None:
+					return (
+						f"command {index} (requestHumanInput): nobody can answer this agent; "
+						"decide yourself, or finish with status 'failure' and say what you need"
+					)
+				return command
+			case UpdateMemory():
+				size = len(_memory_after(ctx.state, command))
+				if size > ctx.limits.max_memory_chars:
+					return (
+						f"command {index} (updateMemory): {command.memory} memory would hold {size} "
+						f"characters, more than the {ctx.limits.max_memory_chars} allowed; replace "
+						"it with a shorter summary"
+					)
+				return command
+			case Wait() | UpdatePlan():
+				return command
+			case _:
+				assert_never(command)
+
+	return check_one
+
+
+def _check_call(ctx: RunContext, index: int, call: CallTool) -> CallTool | str:
+	bound = ctx.tools.get(call.tool)
+	visible = [h for h, t in ctx.tools.items() if t.allowed]
+	if bound is None:
+		hint = suggestion(call.tool, visible, noun="tools")
+		return f"command {index} (callTool): unknown tool {call.tool!r}; {hint}"
+	if not bound.allowed:
+		return (
+			f"command {index} (callTool): tool {call.tool!r} needs scope(s) "
+			f"{bound.missing_scopes} that this agent was not granted; use another tool"
+		)
+	try:
+		value = bound.validator().validate(call.input)
+	except ValidationError as exc:
+		return f"command {index} (callTool {call.tool}): invalid input: {format_errors(exc)}"
+	return call if value is call.input else call.model_copy(update={"input": value})
+
+
+# running ----------------------------------------------------------------------------------
+
+
+async def run_step(ctx: RunContext, record: StepRecord) -> None:
+	"""Run a step's validated commands in order, filling ``record``.
+
+	Consecutive ``callTool`` commands run concurrently; results keep command order. ``finish``
+	ends the run; ``requestHumanInput`` either gets its answer or parks the run.
+	"""
+	commands = record.commands
+	index = 0
+	while index < len(commands):
+		command = commands[index]
+		match command:
+			case CallTool():
+				end = index
+				while end < len(commands) and isinstance(commands[end], CallTool):
+					end += 1
+				await _call_tools(ctx, record, range(index, end))
+				index = end
+				continue
+			case Finish():
+				record.results[index] = _entry(command, ok=True)
+				record.end = RunEnd(command.status, command.output, command.human_message)
+			case Wait():
+				await ctx.port.sleep(command.seconds)
+				record.results[index] = _entry(
+					command, ok=True, result=f"waited {command.seconds:g} s"
+				)
+			case UpdatePlan():
+				ctx.state.plan = [s.model_dump(mode="json", by_alias=True) for s in command.plan]
+				record.results[index] = _entry(command, ok=True)
+				if ctx.wants("planUpdate"):
+					await ctx.emit(
+						PlanUpdateEvent(agent=ctx.agent, step=ctx.step, plan=ctx.state.plan)
+					)
+				else:
+					ctx.skip_event()
+			case UpdateMemory():
+				record.results[index] = await _update_memory(ctx, command, index)
+			case RequestHumanInput():
+				record.results[index] = await _ask_human(ctx, record, command, index)
+			case _:
+				assert_never(command)
+		index += 1
+
+
+async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> None:
+	if len(indexes) == 1:
+		record.results[indexes[0]] = await _call_tool(ctx, indexes[0], record.commands[indexes[0]])
+		return
+
+	async def one(i: int) -> None:
+		record.results[i] = await _call_tool(ctx, i, record.commands[i])
+
+	async with anyio.create_task_group() as tg:
+		for i in indexes:
+			tg.start_soon(one, i)
+
+
+async def _call_tool(ctx: RunContext, index: int, call: Any) -> dict[str, Any]:
+	bound = ctx.tools[call.tool]
+	tool_input = call.input
+
+	async def work() -> dict[str, Any]:
+		if ctx.wants("tool:call"):
+			await ctx.emit(
+				ToolCallEvent(agent=ctx.agent, step=ctx.step, tool=call.tool, input=tool_input)
+			)
+		else:
+			ctx.skip_event()
+		began = time.perf_counter()
+		ok = True
+		try:
+			# The context is the binding's; memory is this run's (runs of one agent may overlap).
+			value = await bound.execute(tool_input, memory=ctx.state.memory)
+		except ToolError as exc:
+			ok = False
+			value = exc.to_dict()
+		except Exception as exc:
+			ok = False
+			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
+			log.debug("tool %s raised", call.tool, exc_info=True)
+		duration = time.perf_counter() - began
+		if ctx.wants("tool:response"):
+			await ctx.emit(
+				ToolResponseEvent(
+					agent=ctx.agent,
+					step=ctx.step,
+					tool=call.tool,
+					input=tool_input,
+					response=ctx.redact.deep(value),
+					error=not ok,
+					duration=duration,
+				)
+			)
+		else:
+			ctx.skip_event()
+		if log.isEnabledFor(logging.INFO):
+			log.info(
+				"%s step %d: %s %s (%.0f ms)",
+				ctx.agent,
+				ctx.step,
+				call.tool,
+				"ok" if ok else "failed",
+				duration * 1000,
+			)
+		if not ok:
+			await ctx.error("tool", ctx.redact(dumps(value)))
+			details = {k: v for k, v in value.items() if k != "message"}
+			return {
+				"tool": call.tool,
+				"ok": False,
+				"error": value.get("message", "failed"),
+				**({"details": details} if details else {}),
+			}
+		return {"tool": call.tool, "ok": True, "result": trim(value, ctx.limits.max_result_chars)}
+
+	result: dict[str, Any] = await ctx.port.step(step_key("tool", ctx.step, index, call.tool), work)
+	return result
+
+
+def _memory_after(state: RunState, command: UpdateMemory) -> str:
+	current = state.memory.get(command.memory) or ""
+	if command.mode == "replace" or not current:
+		return command.data
+	return f"{current}\n{command.data}"
+
+
+async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> dict[str, Any]:
+	key = command.memory
+	ctx.state.memory[key] = _memory_after(ctx.state, command)
+	if key == "longTerm":
+		ctx.keep_long_term(ctx.state.memory[key])  # long-term memory outlives the run
+	_, callback = memory_part(ctx.memory, "long_term" if key == "longTerm" else "short_term")
+	if callback is not None:
+		data = ctx.state.memory[key]
+
+		async def call() -> None:
+			try:
+				outcome = callback(data)
+				if inspect.isawaitable(outcome):
+					await outcome
+			except Exception:
+				log.exception("memory on_update callback failed; the run goes on")
+
+		await ctx.port.step(step_key("memory", ctx.step, index), call)
+	if ctx.wants("memoryUpdate"):
+		await ctx.emit(
+			MemoryUpdateEvent(
+				agent=ctx.agent,
+				step=ctx.step,
+				memory=key,
+				mode=command.mode,
+				data=ctx.state.memory[key],
+			)
+		)
+	else:
+		ctx.skip_event()
+	return _entry(command, ok=True)
+
+
+async def _ask_human(
+	ctx: RunContext, record: StepRecord, command: RequestHumanInput, index: int
+) -> dict[str, Any] | None:
+	handler = ctx.human
+	if handler is None:  # check() refuses the command then; kept for a run resumed elsewhere
+		return _entry(command, ok=False, error="nobody can answer this agent")
+
+	async def ask() -> dict[str, Any]:
+		try:
+			answer = handler(command.message)
+			if inspect.isawaitable(answer):
+				answer = await answer
+		except HumanInputUnavailable as exc:
+			return {"parked": str(exc) or command.message}
+		except Exception as exc:
+			# The application's handler failed: the model hears it, the run goes on.
+			log.exception("the human-input handler failed; the run goes on")
+			return {"failed": f"the person could not be asked ({type(exc).__name__})"}
+		return {"answer": "" if answer is None else str(answer)}
+
+	outcome: dict[str, Any] = await ctx.port.step(step_key("human", ctx.step, index), ask)
+	if "parked" in outcome:
+		record.pending = {"kind": "human_input", "message": command.message}
+		record.end = RunEnd("human_input_required", None, outcome["parked"])
+		return None
+	if "failed" in outcome:
+		message = f"{outcome['failed']}; decide yourself or finish"
+		await ctx.error("human_input", message)
+		return _entry(command, ok=False, error=message)
+	return await answer_entry(ctx, command.message, outcome["answer"])
+
+
+async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str, Any]:
+	"""The result entry for a person's answer (shortened past the cap), with its event."""
+	if ctx.wants("humanInput"):
+		await ctx.emit(
+			HumanInputEvent(agent=ctx.agent, step=ctx.step, message=question, response=answer)
+		)
+	else:
+		ctx.skip_event()
+	cap = ctx.limits.max_answer_chars
+	if len(answer) > cap:
+		answer = f"{answer[:cap]} [answer shortened from {len(answer)} to {cap} characters]"
+	return {"command": "requestHumanInput", "ok": True, "result": answer}
+
+
+# helpers ----------------------------------------------------------------------------------
 
 
 def memory_part(memory: MemoryConfig | None, key: str) -> tuple[str, Callable[[str], Any] | None]:
@@ -102,231 +513,32 @@ def memory_part(memory: MemoryConfig | None, key: str) -> tuple[str, Callable[[s
 	return data, part.get("on_update", part.get("onUpdate"))
 
 
-async def call_tools(
-	agent: Agent, calls: Sequence[CallTool], state: RunState, step: int
-) -> list[dict[str, Any]]:
-	"""Run consecutive callTool commands at the same time; results keep command order."""
-	if len(calls) == 1:
-		return [await call_tool(agent, calls[0], state, step)]
-	results: list[dict[str, Any]] = [{}] * len(calls)
-
-	async def one(i: int, call: CallTool) -> None:
-		results[i] = await call_tool(agent, call, state, step)
-
-	async with anyio.create_task_group() as tg:
-		for i, call in enumerate(calls):
-			tg.start_soon(one, i, call)
-	return results
-
-
-async def call_tool(agent: Agent, call: CallTool, state: RunState, step: int) -> dict[str, Any]:
-	"""Check, run and report one tool call; every failure becomes an error entry."""
-	bound = agent._tools.get(call.tool)
-	if bound is None or not bound.allowed:
-		if bound is None:
-			message = (
-				f"unknown tool {call.tool!r}; use one of: {', '.join(agent.tools) or '(none)'}"
-			)
-		else:
-			message = (
-				f"tool {call.tool!r} needs scope(s) {bound.missing_scopes} that this agent was not "
-				"granted; use another tool"
-			)
-		await agent._emit_error(step, "tool", message)
-		return {"tool": call.tool, "ok": False, "error": message}
-	try:
-		tool_input = bound.validator().validate(call.input)
-	except ValidationError as exc:
-		message = f"invalid input for {call.tool}: {format_errors(exc)}"
-		await agent._emit_error(step, "tool_input", message)
-		return {"tool": call.tool, "ok": False, "error": message}
-	if agent._events.wants("tool:call"):
-		await agent._events.emit(
-			ToolCallEvent(agent=agent.name, step=step, tool=call.tool, input=tool_input)
-		)
-	began = time.perf_counter()
-	ok = True
-	try:
-		# The context is the binding's; memory is this run's (runs of one agent may overlap).
-		value = await bound.execute(tool_input, memory=state.memory)
-	except ToolError as exc:
-		ok = False
-		value = exc.to_dict()
-	except Exception as exc:
-		ok = False
-		value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
-		log.debug("tool %s raised", call.tool, exc_info=True)
-	duration = time.perf_counter() - began
-	if agent._events.wants("tool:response"):
-		await agent._events.emit(
-			ToolResponseEvent(
-				agent=agent.name,
-				step=step,
-				tool=call.tool,
-				input=tool_input,
-				response=agent._redactor.deep(value),
-				error=not ok,
-				duration=duration,
-			)
-		)
-	if log.isEnabledFor(logging.INFO):
-		log.info(
-			"%s step %d: %s %s (%.0f ms)",
-			agent.name,
-			step,
-			call.tool,
-			"ok" if ok else "failed",
-			duration * 1000,
-		)
-	if not ok:
-		await agent._emit_error(step, "tool", agent._redactor(dumps(value)))
-		return {
-			"tool": call.tool,
-			"ok": False,
-			"error": value.get("message", "failed"),
-			**(
-				{"details": {k: v for k, v in value.items() if k != "message"}}
-				if len(value) > 1
-				else {}
-			),
-		}
-	return {"tool": call.tool, "ok": True, "result": _trim(value)}
-
-
-async def run_command(
-	agent: Agent, command: Any, state: RunState, step: int, started: float
-) -> dict[str, Any]:
-	"""Run a wait, updatePlan, updateMemory or requestHumanInput command."""
-	if isinstance(command, Wait):
-		if command.seconds > MAX_WAIT_SECONDS:
-			message = f"wait of {command.seconds:g} s refused: the most is {MAX_WAIT_SECONDS:g} s"
-			await agent._emit_error(step, "wait", message)
-			return {"command": "wait", "ok": False, "error": message}
-		seconds = command.seconds
-		if agent.timeout is not None:
-			seconds = min(seconds, max(agent.timeout - (time.monotonic() - started), 0))
-		await anyio.sleep(seconds)
-		return {"command": "wait", "ok": True, "result": f"waited {seconds:g} s"}
-	if isinstance(command, UpdatePlan):
-		state.plan = [s.model_dump(mode="json", by_alias=True) for s in command.plan]
-		if agent._events.wants("planUpdate"):
-			await agent._events.emit(PlanUpdateEvent(agent=agent.name, step=step, plan=state.plan))
-		return {"command": "updatePlan", "ok": True}
-	if isinstance(command, UpdateMemory):
-		return await update_memory(agent, command, state, step)
-	if isinstance(command, RequestHumanInput):
-		return await ask_human(agent, command, step)
-	raise AssertionError(f"unhandled command {command!r}")  # the parser admits no other
-
-
-async def update_memory(
-	agent: Agent, command: UpdateMemory, state: RunState, step: int
-) -> dict[str, Any]:
-	"""Replace or append to memory, call its on_update, and emit memoryUpdate."""
-	key = command.memory
-	if command.mode == "replace" or not state.memory.get(key):
-		state.memory[key] = command.data
-	else:
-		state.memory[key] = f"{state.memory[key]}\n{command.data}"
-	if key == "longTerm":
-		agent._long_term = state.memory[key]  # long-term memory outlives the run
-	_, callback = memory_part(agent._memory, "long_term" if key == "longTerm" else "short_term")
-	if callback is not None:
-		try:
-			outcome = callback(state.memory[key])
-			if inspect.isawaitable(outcome):
-				await outcome
-		except Exception:
-			log.exception("memory on_update callback failed; the run goes on")
-	if agent._events.wants("memoryUpdate"):
-		await agent._events.emit(
-			MemoryUpdateEvent(
-				agent=agent.name,
-				step=step,
-				memory=key,
-				mode=command.mode,
-				data=state.memory[key],
-			)
-		)
-	return {"command": "updateMemory", "ok": True}
-
-
-async def ask_human(agent: Agent, command: RequestHumanInput, step: int) -> dict[str, Any]:
-	"""Ask the agent's human-input handler; without one, tell the model it cannot ask."""
-	handler = agent.on_human_input_request
-	if not handler:
-		message = (
-			"requestHumanInput is not available to this agent: decide yourself, or finish with "
-			"status 'failure' and explain what you need in humanMessage"
-		)
-		await agent._emit_error(step, "human_input", message)
-		return {"command": "requestHumanInput", "ok": False, "error": message}
-	try:
-		answer = handler(command.message)
-		if inspect.isawaitable(answer):
-			answer = await answer
-	except HumanInputUnavailable as exc:
-		raise Done("human_input_required", None, str(exc) or command.message) from exc
-	except Exception as exc:
-		# The application's handler failed: the model hears it, the run goes on.
-		log.exception("the human-input handler failed; the run goes on")
-		message = f"the person could not be asked ({type(exc).__name__}); decide yourself or finish"
-		await agent._emit_error(step, "human_input", message)
-		return {"command": "requestHumanInput", "ok": False, "error": message}
-	answer = "" if answer is None else str(answer)
-	if agent._events.wants("humanInput"):
-		await agent._events.emit(
-			HumanInputEvent(agent=agent.name, step=step, message=command.message, response=answer)
-		)
-	return {"command": "requestHumanInput", "ok": True, "result": answer}
-
-
-async def finish(agent: Agent, command: Finish, step: int) -> dict[str, Any]:
-	"""Validate the finish output and end the run (raises `Done`), or report why not."""
-	try:
-		output = validate_output(agent, command.output)
-	except ValidationError as exc:
-		message = (
-			f"finish refused: output does not match the output schema: {format_errors(exc)}; "
-			"fix the output and finish again"
-		)
-		await agent._emit_error(step, "output", message)
-		return {"command": "finish", "ok": False, "error": message}
-	raise Done(command.status, output, command.human_message)
-
-
-def validate_output(agent: Agent, value: Any) -> Any:
-	"""Validate a finish output against the agent's output schema."""
-	if agent._output_model is not None:
-		return agent._output_model.model_validate(value)
-	if agent._output_json is not None:
-		if agent._output_validator is None:
-			agent._output_validator = JsonSchemaValidator(agent._output_json)
-		agent._output_validator.validate(value)
-	return value
-
-
-def summary(command: Any) -> str:
+def summary(command: Command) -> str:
 	"""A few words on a command, for the verbose log."""
-	if isinstance(command, CallTool):
-		return f"call {command.tool}"
-	if isinstance(command, Finish):
-		return f"finish ({command.status})"
-	if isinstance(command, Wait):
-		return f"wait {command.seconds:g}s"
-	if isinstance(command, UpdatePlan):
-		done = sum(1 for s in command.plan if s.status == "completed")
-		return f"plan {done}/{len(command.plan)} done"
-	if isinstance(command, UpdateMemory):
-		return f"{command.mode} {command.memory} memory"
-	return "ask a person"
+	match command:
+		case CallTool():
+			return f"call {command.tool}"
+		case Finish():
+			return f"finish ({command.status})"
+		case Wait():
+			return f"wait {command.seconds:g}s"
+		case UpdatePlan():
+			done = sum(1 for s in command.plan if s.status == "completed")
+			return f"plan {done}/{len(command.plan)} done"
+		case UpdateMemory():
+			return f"{command.mode} {command.memory} memory"
+		case RequestHumanInput():
+			return "ask a person"
+		case _:
+			assert_never(command)
 
 
-def _trim(value: Any) -> Any:
+def trim(value: Any, limit: int) -> Any:
+	"""A tool result as the model sees it: shortened, with a note, when its JSON passes ``limit``."""
 	text = dumps(value)
-	if len(text) <= MAX_RESULT_CHARS:
+	if len(text) <= limit:
 		return value
-	cut = MAX_RESULT_CHARS - 200
+	cut = max(limit - 200, 0)
 	return {
 		"truncated": True,
 		"note": f"result shortened from {len(text)} to {cut} characters; ask for less (filters, "

@@ -102,7 +102,7 @@ class SqliteHistory:
 	"""
 
 	def __init__(self, path: str | Path) -> None:
-		self.path = Path(path)
+		self.path: Path = Path(path)
 		self._ready = False
 
 	def _connect(self) -> sqlite3.Connection:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic_core import SchemaValidator, ValidationError, core_schema
+from pydantic_core import PydanticCustomError, SchemaValidator, ValidationError, core_schema
 
 __all__ = ["JsonSchemaValidator", "ValidationError", "format_errors"]
 
@@ -98,12 +98,18 @@ class _Translator:
 				strict=True,
 			)
 		if kind == "integer":
-			return core_schema.int_schema(
-				ge=schema.get("minimum"),
-				le=schema.get("maximum"),
-				gt=schema.get("exclusiveMinimum"),
-				lt=schema.get("exclusiveMaximum"),
-				strict=True,
+			bounds = {
+				"ge": schema.get("minimum"),
+				"le": schema.get("maximum"),
+				"gt": schema.get("exclusiveMinimum"),
+				"lt": schema.get("exclusiveMaximum"),
+			}
+			# JSON Schema counts 1.0 as an integer: accept it, and hand the tool an int.
+			return core_schema.chain_schema(
+				[
+					core_schema.no_info_plain_validator_function(_integral),
+					core_schema.int_schema(**bounds, strict=True),
+				]
 			)
 		if kind == "number":
 			return core_schema.union_schema(
@@ -174,6 +180,14 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 	if "required" in a and "required" in b:
 		out["required"] = [*a["required"], *b["required"]]
 	return out
+
+
+def _integral(value: Any) -> int:
+	if isinstance(value, int) and not isinstance(value, bool):
+		return value
+	if isinstance(value, float) and value.is_integer():
+		return int(value)
+	raise PydanticCustomError("int_type", "Input should be a valid integer")
 
 
 def _reject(value: Any) -> Any:

@@ -1,150 +1,301 @@
-"""Turn a model's reply text into validated commands, or into a precise error for the model."""
+"""Turn a model's reply text into commands to run, or into precise errors for the model.
+
+The rules (the maestro prompt states them, docs/guides/replies.md explains them):
+
+1. A reply is one JSON object ``{"commands": [...]}``. A bare list of commands, a single command
+   object, JSON in Markdown fences, JSON surrounded by prose and ``<think>`` blocks are accepted.
+2. All or nothing: if any command is invalid (malformed, unknown, a tool that does not exist or is
+   not granted, input that does not match the tool's schema, an output that does not match the
+   output schema), nothing runs. The model hears about every invalid command, and which valid
+   ones did not run because of them.
+3. ``finish`` and ``requestHumanInput`` end a reply: commands after them do not run, and each one
+   is named as ignored.
+4. A reply cut off at the output token limit (or stopped by a refusal or a safety filter) runs
+   nothing, even when what arrived happens to parse.
+5. A reply holding several JSON objects runs nothing: which one was meant is a guess.
+6. A reply longer than the size cap, or nested deeper than the depth cap, runs nothing.
+
+Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level object,
+and finding those objects in prose is one pass of a regular expression without backtracking.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from openmolt_core._jsonschema import format_errors
-from openmolt_core.commands import (
-	CallTool,
-	Finish,
-	RequestHumanInput,
-	UpdateMemory,
-	UpdatePlan,
-	Wait,
-)
+from openmolt_core._suggest import suggestion
+from openmolt_core.commands import COMMAND_TYPES, ENDS_REPLY, Command, command_class
+from openmolt_core.envelope import command_schema
 
-__all__ = ["ParsedReply", "parse_reply"]
+__all__ = [
+	"DEFAULT_MAX_DEPTH",
+	"DEFAULT_MAX_REPLY_CHARS",
+	"Check",
+	"ParsedReply",
+	"parse_reply",
+]
 
-_CLASSES: dict[str, Any] = {
-	"callTool": CallTool,
-	"wait": Wait,
-	"updatePlan": UpdatePlan,
-	"updateMemory": UpdateMemory,
-	"requestHumanInput": RequestHumanInput,
-	"finish": Finish,
+DEFAULT_MAX_REPLY_CHARS = 1_000_000
+"""Replies longer than this run nothing (``create_agent(config={"max_reply_chars": ...})``)."""
+
+DEFAULT_MAX_DEPTH = 64
+"""Replies nested deeper than this (objects and arrays) run nothing."""
+
+Check = Callable[[int, Command], "Command | str"]
+"""Checks one command in the agent's context: returns it (possibly normalized) or an error."""
+
+_STOP_REASONS = {
+	"max_tokens": (
+		"your answer was cut off at the output token limit, so none of it was run: send fewer "
+		"commands per answer, or shorter inputs"
+	),
+	"refusal": (
+		"you refused to answer, so nothing was run; if the task cannot be done, finish with "
+		"status 'failure'"
+	),
+	"safety": (
+		"the provider's safety filter blocked your answer, so nothing was run; rephrase, or "
+		"finish with status 'failure' and explain why"
+	),
 }
-_KNOWN = tuple(_CLASSES)
+_SHAPE = 'answer with exactly one JSON object {"commands": [...]} and nothing else'
 
 
 @dataclass(slots=True)
 class ParsedReply:
-	"""A parsed reply: the commands, or the errors, plus the cleaned text for the history.
+	"""A parsed reply: the commands to run, or the errors, plus the text for the history.
 
 	Args:
-		commands: The validated commands, in order (empty when there are errors).
-		errors: One message per problem, for the model.
+		commands: The validated commands to run, in order (empty when there are errors).
+		errors: One message per problem, for the model (empty when the reply is valid).
+		ignored: Commands that are valid or not but do not run (after ``finish``), with why.
 		cleaned: What goes into the history as the model's turn.
 	"""
 
-	commands: list[Any]
+	commands: list[Command]
 	errors: list[str]
 	cleaned: str
+	ignored: list[str] = field(default_factory=list)
 
 
 _THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
+# One token per string (terminated or not) or bracket; possessive, so no backtracking.
+_TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
 _DECODER = json.JSONDecoder()
 
 
-def _extract(text: str) -> str:
-	"""The JSON of a reply, found the way models actually send it.
-
-	Reasoning blocks (``<think>...</think>``, which local reasoning models emit) are dropped; JSON
-	in Markdown fences or surrounded by prose is cut out. When the text is not JSON as a whole,
-	the first object that decodes and looks like commands is taken.
-	"""
-	s = _THINK.sub("", text).strip()
+def _strip(text: str) -> str:
+	s = _THINK.sub("", text).strip() if "<think" in text.lower() else text.strip()
 	if s.startswith("```"):
 		s = s.split("\n", 1)[1] if "\n" in s else ""
 		end = s.rfind("```")
 		if end >= 0:
 			s = s[:end]
 		s = s.strip()
-	if not s or s[0] in "[{":
-		try:
-			_DECODER.decode(s)
-			return s
-		except ValueError:
-			pass
-	start = s.find("{")
-	while start >= 0:
-		try:
-			value, end = _DECODER.raw_decode(s, start)
-		except ValueError:
-			start = s.find("{", start + 1)
-			continue
-		if isinstance(value, dict) and ("commands" in value or "type" in value):
-			return s[start:end]
-		start = s.find("{", end)
 	return s
 
 
-def parse_reply(text: str, *, dumps: Any) -> ParsedReply:
-	"""Parse and validate a reply.
+def _objects(s: str) -> list[tuple[int, int]]:
+	"""Spans of the top-level ``{...}`` groups of a text, in one linear pass."""
+	spans: list[tuple[int, int]] = []
+	depth = 0
+	start = 0
+	for match in _TOKENS.finditer(s):
+		token = match.group()
+		if token[0] == '"':
+			continue
+		if token in "{[":
+			if depth == 0 and token == "{":
+				start = match.start()
+			depth += 1
+		elif depth > 0:
+			depth -= 1
+			if depth == 0 and token == "}":
+				spans.append((start, match.end()))
+	return spans
 
-	Accepts ``{"commands": [...]}``; also a bare list of commands or a single command object,
-	and JSON wrapped in Markdown fences or surrounded by prose, which models sometimes send.
+
+def _depth(value: Any, limit: int) -> bool:
+	"""Whether a decoded value nests at most ``limit`` levels (iterative: no recursion)."""
+	stack: list[tuple[Any, int]] = [(value, 1)]
+	while stack:
+		item, level = stack.pop()
+		if isinstance(item, dict):
+			children: Any = item.values()
+		elif isinstance(item, list):
+			children = item
+		else:
+			continue
+		if level > limit:
+			return False
+		stack.extend((c, level + 1) for c in children if isinstance(c, dict | list))
+	return True
+
+
+class _Invalid(Exception):
+	def __init__(self, message: str) -> None:
+		self.message = message
+
+
+def _decode(text: str, max_depth: int) -> Any:
+	"""The reply's one JSON value, found the way models send it, or `_Invalid`."""
+	s = _strip(text)
+	try:
+		return _bounded(json.loads(s), max_depth)
+	except RecursionError:
+		raise _Invalid(
+			f"your answer is nested too deeply (the most is {max_depth} levels)"
+		) from None
+	except ValueError as exc:
+		whole = exc
+	found: list[Any] = []
+	for start, end in _objects(s):
+		try:
+			value = _DECODER.decode(s[start:end])
+		except RecursionError:
+			raise _Invalid(
+				f"your answer is nested too deeply (the most is {max_depth} levels)"
+			) from None
+		except ValueError:
+			continue
+		if isinstance(value, dict) and ("commands" in value or "type" in value):
+			found.append(value)
+	if len(found) > 1:
+		raise _Invalid(f"your answer held {len(found)} JSON objects, so none was run; {_SHAPE}")
+	if found:
+		return _bounded(found[0], max_depth)
+	error = whole if isinstance(whole, json.JSONDecodeError) else None
+	where = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
+	raise _Invalid(f"your answer was not valid JSON{where}; {_SHAPE}")
+
+
+def _bounded(value: Any, max_depth: int) -> Any:
+	if not _depth(value, max_depth):
+		raise _Invalid(f"your answer is nested too deeply (the most is {max_depth} levels)")
+	return value
+
+
+def _items(data: Any) -> list[Any]:
+	if isinstance(data, list):
+		return data
+	if isinstance(data, dict) and "commands" not in data and "type" in data:
+		return [data]
+	if isinstance(data, dict) and isinstance(data.get("commands"), list):
+		extra = sorted(set(data) - {"commands"})
+		if extra:
+			raise _Invalid(
+				f'your answer has key(s) {extra} besides "commands", so nothing was run; {_SHAPE}'
+			)
+		items: list[Any] = data["commands"]
+		if not items:
+			raise _Invalid('"commands" is empty; give at least one command')
+		return items
+	raise _Invalid(f'your answer must be a JSON object with a "commands" array; {_SHAPE}')
+
+
+def _validate(index: int, item: Any) -> Command | str:
+	if not isinstance(item, dict):
+		return f'command {index}: must be an object with a "type", got {type(item).__name__}'
+	kind = item.get("type")
+	cls = command_class(kind) if isinstance(kind, str) else None
+	if cls is None:
+		hint = suggestion(str(kind), COMMAND_TYPES, noun="commands")
+		return f"command {index}: unknown command type {kind!r}; {hint}"
+	try:
+		return cast("Command", cls.model_validate(item))
+	except ValidationError as exc:
+		return f"command {index} ({kind}): {_field_errors(exc, cls)}"
+
+
+def _field_errors(exc: ValidationError, cls: type[BaseModel]) -> str:
+	"""Validation errors of a command, with the nearest field name for unknown ones."""
+	fields = [f for f in command_schema(cls).get("properties", {}) if f != "type"]
+	hints = [
+		f"{item['loc'][0]!r}: {suggestion(str(item['loc'][0]), fields, noun='fields')}"
+		for item in exc.errors(include_url=False)
+		if item["type"] == "extra_forbidden" and len(item["loc"]) == 1
+	]
+	return format_errors(exc) + ("; " + "; ".join(hints) if hints else "")
+
+
+def parse_reply(
+	text: str,
+	*,
+	dumps: Callable[[Any], str],
+	check: Check | None = None,
+	restore: Callable[[Any], Any] | None = None,
+	finish_reason: str | None = None,
+	max_chars: int = DEFAULT_MAX_REPLY_CHARS,
+	max_depth: int = DEFAULT_MAX_DEPTH,
+) -> ParsedReply:
+	"""Parse and validate a reply by the rules of this module.
 
 	Args:
 		text: The model's reply text.
-		dumps: The JSON serializer used for the cleaned form.
+		dumps: The JSON serializer for the cleaned form.
+		check: Checks each command in the agent's context (tools, scopes, output schema).
+		restore: Undoes a provider dialect's changes on the decoded reply (JSON-string inputs,
+			nulls for optional fields) before validation.
+		finish_reason: Why the model stopped, when the provider said.
+		max_chars: The size cap.
+		max_depth: The nesting cap.
 	"""
-	raw = _extract(text)
-	try:
-		data = json.loads(raw)
-	except json.JSONDecodeError as exc:
-		snippet = text.strip()[:1000]
+	if len(text) > max_chars:
 		return ParsedReply(
 			[],
 			[
-				f"your answer was not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-				'answer with exactly one JSON object {"commands": [...]} and nothing else'
+				f"your answer was {len(text)} characters, more than the {max_chars} allowed, so "
+				"none of it was run: send fewer or smaller commands"
 			],
-			snippet,
+			text[:1000],
 		)
-	if isinstance(data, list):
-		data = {"commands": data}
-	elif isinstance(data, dict) and "commands" not in data and "type" in data:
-		data = {"commands": [data]}
-	if not isinstance(data, dict) or not isinstance(data.get("commands"), list):
-		return ParsedReply(
-			[],
-			['your answer must be a JSON object with a "commands" array: {"commands": [...]}'],
-			dumps(data),
-		)
-	items = data["commands"]
-	if not items:
-		return ParsedReply([], ['"commands" is empty; give at least one command'], dumps(data))
-	commands: list[Any] = []
+	why = _STOP_REASONS.get(finish_reason or "")
+	try:
+		data = _decode(text, max_depth)
+	except _Invalid as invalid:
+		return ParsedReply([], [why or invalid.message], text.strip()[:1000])
+	if why:
+		return ParsedReply([], [why], dumps(data))
+	try:
+		items = _items(restore(data) if restore is not None else data)
+	except _Invalid as invalid:
+		return ParsedReply([], [invalid.message], dumps(data))
+	commands: list[Command] = []
 	errors: list[str] = []
+	ignored: list[str] = []
+	valid: list[int] = []
+	end: str | None = None
 	for index, item in enumerate(items):
-		if not isinstance(item, dict):
-			errors.append(
-				f'command {index}: must be an object with a "type", got {type(item).__name__}'
+		if end is not None:
+			kind = item.get("type") if isinstance(item, dict) else None
+			ignored.append(
+				f"command {index} ({kind or 'invalid'}) did not run: it came after {end}"
 			)
 			continue
-		kind = item.get("type")
-		if kind not in _KNOWN:
-			errors.append(
-				f"command {index}: unknown command type {kind!r}; use one of: {', '.join(_KNOWN)}"
-			)
+		command: Command | str = _validate(index, item)
+		if not isinstance(command, str) and check is not None:
+			command = check(index, command)
+		if isinstance(command, str):
+			errors.append(command)
 			continue
-		try:
-			commands.append(_CLASSES[kind].model_validate(item))
-		except ValidationError as exc:
-			errors.append(f"command {index} ({kind}): {format_errors(exc)}")
+		valid.append(index)
+		commands.append(command)
+		if type(command) in ENDS_REPLY:
+			end = command.type
+	cleaned = dumps({"commands": items})
 	if errors:
-		return ParsedReply([], errors, dumps(data))
-	cleaned = dumps(
-		{
-			"commands": [
-				c.model_dump(mode="json", by_alias=True, exclude_defaults=False) for c in commands
-			]
-		}
-	)
-	return ParsedReply(commands, [], cleaned)
+		if valid:
+			listed = ", ".join(str(i) for i in valid)
+			errors.append(
+				f"command(s) {listed} were valid but did not run, because nothing runs when a "
+				"command is invalid: send the whole answer again, corrected"
+			)
+		return ParsedReply([], errors, cleaned, ignored)
+	return ParsedReply(commands, [], cleaned, ignored)

@@ -3,44 +3,65 @@
 One step is one model call followed by the commands of its reply. The history is append-only:
 the system prompt and the first user turn (instructions, tools, input) never change during a run,
 and each step appends the model's cleaned reply and one user turn with the results.
+
+Budgets (docs/guides/budgets.md): ``max_steps`` is the most model calls a run makes, the last one
+told it is the last; ``max_tokens`` starts no call once the total is reached (a call expected to
+cross it is told it is the last); ``timeout`` bounds the whole run, model calls, tools, waits and
+a person's answer alike, and ends it with ``limit_reached`` the moment it runs out.
+
+Whatever happens, the state stays a valid conversation: a cancelled or timed-out step records its
+unfinished calls as interrupted, a parked question waits in ``state.pending``, and every ending
+leaves the state on ``agent.last_state`` (and on a `RunError`).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _execute
 from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core._execute import (
-	MAX_RESULT_CHARS,
-	Done,
+	HumanInputHandler,
 	HumanInputUnavailable,
+	Limits,
 	MemoryConfig,
+	RunContext,
+	RunEnd,
+	StepRecord,
+	answer_entry,
+	check,
 	memory_part,
+	run_step,
 	summary,
 )
 from openmolt_core._jsonschema import JsonSchemaValidator
-from openmolt_core._parse import parse_reply
+from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._sources import AgentSources, SourceBinding
-from openmolt_core.commands import CallTool, Finish
+from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
+from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.errors import ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
 	CommandsQueuedEvent,
-	ErrorEvent,
 	EventEmitter,
 	FinishEvent,
 	Handler,
 	LLMOutputEvent,
 )
-from openmolt_core.llm import Attachment, LLMProvider, Message, ModelConfig, ModelRequest
-from openmolt_core.prompt import dumps, envelope_schema, maestro_prompt
-from openmolt_core.result import RunResult, RunState, RunStatus
+from openmolt_core.llm import (
+	Attachment,
+	LLMProvider,
+	Message,
+	ModelConfig,
+	ModelRequest,
+	ModelResponse,
+)
+from openmolt_core.prompt import dumps, maestro_prompt
+from openmolt_core.result import RunResult, RunState
+from openmolt_core.structured import FittedSchema, fit
 
 if TYPE_CHECKING:
 	from pydantic import BaseModel
@@ -49,36 +70,25 @@ if TYPE_CHECKING:
 	from openmolt_core.schedule import ScheduleSpec
 
 __all__ = [
-	"FINAL_STEP_GRACE",
-	"MAX_RESULT_CHARS",
 	"STEPS_LEFT_WARNING",
 	"Agent",
+	"HumanInputHandler",
 	"HumanInputUnavailable",
+	"Limits",
 	"MemoryConfig",
 ]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 log.addHandler(logging.NullHandler())  # a library logs; the application decides where to
-
-HumanInputHandler = Callable[[str], Awaitable[str] | str]
-
-_STOP_REASONS = {
-	"max_tokens": (
-		"your answer was cut off at the output token limit: send fewer commands per answer, "
-		"or shorter inputs"
-	),
-	"refusal": "you refused to answer; if the task cannot be done, finish with status 'failure'",
-	"safety": (
-		"the provider's safety filter blocked your answer; rephrase, or finish with status "
-		"'failure' and explain why"
-	),
-}
-
-FINAL_STEP_GRACE = 60.0
-"""Seconds the last model call may take once the time budget is spent."""
 
 STEPS_LEFT_WARNING = 3
 """Results carry ``stepsLeft`` once this few steps remain."""
+
+_LARGE_REPLY = 50_000  # characters: parse in a worker thread, so the event loop never stalls
+_LAST_STEP = (
+	"This is your last step ({why}): finish now with the best output you have, using status "
+	"'failure' if the task is not done."
+)
 
 
 class Agent:
@@ -87,7 +97,7 @@ class Agent:
 	Args:
 		om: The OpenMolt instance that owns the agent.
 		name: The agent's name (shown to the model and in events).
-		provider: The model provider.
+		provider: Returns the model provider (called once, on first use).
 		model: The model name for the provider.
 		provider_name: The provider's prefix in the model id (``openai``); empty for a provider
 			object passed as ``model``.
@@ -96,17 +106,20 @@ class Agent:
 		tools: The bound tools (visible or not, by scope).
 		output_schema: A pydantic model class, a JSON Schema dict, or None.
 		memory: Memory data and update callbacks.
-		on_human_input_request: Answers ``requestHumanInput``; None or False disables it.
-		config: The instance settings this agent overrides (``max_steps``, ``max_tokens``,
-			``timeout``, ``verbose``), as given to ``create_agent(config=...)``.
-		max_steps: Model calls before the run is asked to finish.
-		max_tokens: Tokens (input + output, summed) before the run is asked to finish.
-		timeout: Seconds before the run is asked to finish.
+		on_human_input_request: Answers ``requestHumanInput``; None disables it.
+		config: The instance settings this agent overrides, as given to ``create_agent(config=...)``.
+		max_steps: The most model calls a run makes.
+		max_tokens: Tokens (input + output, summed) after which no model call starts.
+		timeout: Seconds the whole run may take.
+		limits: Caps on replies, results, memory and answers.
 		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 	"""
 
 	__slots__ = (
+		"_declared",
+		"_envelope",
 		"_events",
+		"_fitted",
 		"_long_term",
 		"_memory",
 		"_output_json",
@@ -121,6 +134,8 @@ class Agent:
 		"_tools",
 		"config",
 		"instructions",
+		"last_state",
+		"limits",
 		"max_steps",
 		"max_tokens",
 		"model",
@@ -150,19 +165,22 @@ class Agent:
 		max_steps: int,
 		max_tokens: int | None,
 		timeout: float | None,
+		limits: Limits | None = None,
 		sources: Sequence[SourceBinding] = (),
 	) -> None:
-		self.om = om
-		self.name = name
-		self.model = model
-		self.provider_name = provider_name
-		self.model_config = model_config
-		self.instructions = instructions
-		self.config = dict(config) if config else {}
-		self.max_steps = max_steps
-		self.max_tokens = max_tokens
-		self.timeout = timeout
-		self.on_human_input_request = on_human_input_request
+		self.om: OpenMolt = om
+		self.name: str = name
+		self.model: str = model
+		self.provider_name: str = provider_name
+		self.model_config: ModelConfig = model_config
+		self.instructions: str = instructions
+		self.config: dict[str, Any] = dict(config) if config else {}
+		self.max_steps: int = max_steps
+		self.max_tokens: int | None = max_tokens
+		self.timeout: float | None = timeout
+		self.limits: Limits = limits or _LIMITS
+		self.on_human_input_request: HumanInputHandler | None = on_human_input_request
+		self.last_state: RunState | None = None
 		self._provider_factory = provider
 		self._provider: LLMProvider | None = None
 		self._tools = {t.handle: t for t in tools}
@@ -175,6 +193,9 @@ class Agent:
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
 		self._redactor_cache: Redactor | None = None
+		self._envelope: Envelope | None = None
+		self._fitted: FittedSchema | None = None
+		self._declared = False
 		self._sources = AgentSources(self._tools, sources) if sources else None
 
 	@property
@@ -221,6 +242,29 @@ class Agent:
 		"""Whether the agent may ask a person (a handler is set)."""
 		return bool(self.on_human_input_request)
 
+	@property
+	def envelope(self) -> Envelope:
+		"""The agent's reply schema, in parts (`openmolt_core.envelope`)."""
+		if self._envelope is None:
+			self._envelope = Envelope.build(
+				[ToolSchema(h, t.tool.input_schema) for h, t in self._tools.items() if t.allowed],
+				output_schema=self.output_schema,
+				human_input=self.human_input_enabled,
+			)
+		return self._envelope
+
+	def structured_output(self) -> FittedSchema:
+		"""The reply schema fitted to the provider's dialect, and the mode that took effect.
+
+		A provider that declares no dialect (``schema_dialect``) gets the canonical schema as a
+		guide, with mode ``off``: nothing constrains its replies but the loop's validation.
+		"""
+		if self._fitted is None:
+			declare = getattr(self.provider(), "schema_dialect", None)
+			self._declared = callable(declare)
+			self._fitted = fit(self.envelope, declare(self.model) if callable(declare) else None)
+		return self._fitted
+
 	def system_prompt(self) -> str:
 		"""The maestro (system) prompt, built once."""
 		if self._system is None:
@@ -228,6 +272,7 @@ class Agent:
 				name=self.name,
 				output_schema=self.output_schema,
 				human_input=self.human_input_enabled,
+				enforced=self.structured_output().mode != "off",
 			)
 		return self._system
 
@@ -239,10 +284,19 @@ class Agent:
 		return self._prefix
 
 	def first_message(self, input: Any, state: RunState) -> str:
-		"""The first user turn: instructions and tools (static), then memory, plan and input."""
-		tail = dumps({"memory": state.memory, "plan": state.plan, "input": input})
+		"""The first user turn: instructions and tools (static), then memory, plan and input.
+
+		Memory and plan appear only when they hold something (a resumed plan, long-term memory
+		from earlier runs): empty ones would cost bytes at every step for nothing.
+		"""
+		rest: dict[str, Any] = {}
+		if any(state.memory.values()):
+			rest["memory"] = state.memory
+		if state.plan:
+			rest["plan"] = state.plan
+		rest["input"] = input
 		budget = f',"maxSteps":{self.max_steps}' if self.max_steps else ""
-		return f"{self._static_prefix()}{budget},{tail[1:]}"
+		return f"{self._static_prefix()}{budget},{dumps(rest)[1:]}"
 
 	def provider(self) -> LLMProvider:
 		"""The model provider, created on first use."""
@@ -262,35 +316,86 @@ class Agent:
 		"""Run the agent until it finishes or a budget runs out.
 
 		Args:
-			input: The task input: a string, or any JSON-serializable value.
-			history: A saved `RunState` (or its dict) to resume from instead of starting afresh.
+			input: The task input: a string, or any JSON-serializable value. With a ``history``
+				that waits for a person's answer (``human_input_required``), ``input`` is that
+				answer (see `resume`).
+			history: A saved `RunState` (or its dict) to go on from instead of starting afresh.
 			attachments: Images or PDFs for the model, sent with the first turn.
 
 		Returns:
 			The result: validated output, status, plan, usage and the full state.
 
 		Raises:
-			RunError: The provider failed for good; ``error.result.state`` resumes the run.
+			RunError: The provider failed for good, or the run broke unexpectedly;
+				``error.result.state`` resumes the run.
+			ConfigurationError: A saved run was given a new input it cannot use.
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
-		if self._sources is not None:  # tools listed at run time: rebound only when they changed
-			tools = await self._sources.refresh()
-			if tools is not None:
-				self._tools, self._prefix, self._redactor_cache = tools, None, None
-		if isinstance(history, RunState):
-			state = history
-		elif history is not None:
-			state = RunState.from_dict(dict(history))
-		else:
+		await self._refresh_sources()
+		if history is None:
 			long_term = self._long_term
 			if long_term is None:
 				long_term, _ = memory_part(self._memory, "long_term")
 			short_term, _ = memory_part(self._memory, "short_term")
 			state = RunState(memory={"longTerm": long_term, "shortTerm": short_term})
+			state.messages.append(
+				Message("user", self.first_message(input, state), list(attachments))
+			)
+			return await self._drive(state, answer=None)
+		state = _load(history)
 		if not state.messages:
 			state.messages.append(
 				Message("user", self.first_message(input, state), list(attachments))
 			)
+			return await self._drive(state, answer=None)
+		if state.pending is None and input is not None:
+			raise ConfigurationError(
+				"run(input, history=...): this saved run already has its input and waits for no "
+				"answer; call run(history=state) to go on"
+			)
+		return await self._drive(state, answer=None if input is None else str(input))
+
+	async def resume(self, state: RunState | Mapping[str, Any], *, answer: str) -> RunResult:
+		"""Go on with a run parked on a question (``human_input_required``), with the answer.
+
+		The answer arrives as the result of the pending question, in the same result turn as the
+		commands that ran before it. The state may come from another process (``to_dict``).
+
+		Args:
+			state: The parked run's state (``result.state``, or its dict).
+			answer: The person's answer.
+
+		Returns:
+			The run's result, as `run` returns it.
+
+		Raises:
+			ConfigurationError: The state waits for no answer.
+			RunError: As for `run`.
+		"""
+		await self._refresh_sources()
+		loaded = _load(state)
+		if loaded.pending is None:
+			raise ConfigurationError(
+				"resume: this state waits for no answer (its run is not human_input_required); "
+				"use run(history=state) to go on"
+			)
+		return await self._drive(loaded, answer=answer)
+
+	async def _refresh_sources(self) -> None:
+		"""List the tools of run-time sources (MCP servers); rebind only when they changed.
+
+		This runs before the first message and the reply schema are built, so a run's prompt
+		and schema never change while it runs.
+		"""
+		if self._sources is None:
+			return
+		tools = await self._sources.refresh()
+		if tools is not None:
+			self._tools = tools
+			self._prefix = self._redactor_cache = self._envelope = self._fitted = None
+			self._system = None
+
+	async def _prepare(self) -> None:
 		if self._provider is None:
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.
@@ -299,62 +404,158 @@ class Agent:
 			)
 			if self.provider_name or http_tools:
 				await self.om.prepare(provider=self.provider_name or None, http_tools=http_tools)
-		system = self.system_prompt()
-		schema = envelope_schema(self.output_schema, human_input=self.human_input_enabled)
-		started = time.monotonic()
-		steps_at_start = state.steps
-		final_call = False
-		try:
-			while True:
-				over = self._over_budget(state, started, steps_at_start)
-				if over and final_call:
-					raise Done("limit_reached", None, over)
-				if over:
-					final_call = True
-					self._append_notice(
-						state,
-						f"Budget exhausted ({over}). This is your last step: finish now with the best "
-						"output you have, using status 'failure' if the task is not done.",
-					)
-				step = state.steps + 1
-				if self.timeout is None:
-					reply, finish_reason = await self._call_model(state, system, schema, step)
-				else:
-					# The time budget also bounds a model call in flight; the last step, asked
-					# to finish, gets a short grace period of its own.
-					left = self.timeout - (time.monotonic() - started)
-					limit = (
-						max(left, 0.0) if not final_call else min(self.timeout, FINAL_STEP_GRACE)
-					)
-					with anyio.move_on_after(limit) as scope:
-						reply, finish_reason = await self._call_model(state, system, schema, step)
-					if scope.cancelled_caught:
-						raise Done(
-							"limit_reached",
-							None,
-							f"{self.timeout:g} seconds elapsed during a model call",
-						)
-				await self._handle_reply(reply, finish_reason, state, step, started, steps_at_start)
-		except Done as done:
-			result = self._result(state, done.status, done.output, done.message)
-			if done.status == "limit_reached":
-				result.error = done.message
-			if self._events.wants("finish"):
-				await self._events.emit(
-					FinishEvent(agent=self.name, step=state.steps, result=result)
-				)
-			return result
 
-	def _over_budget(self, state: RunState, started: float, steps_at_start: int) -> str | None:
+	def _context(self, state: RunState, port: RunPort) -> RunContext:
+		def keep(data: str) -> None:
+			self._long_term = data
+
+		return RunContext(
+			agent=self.name,
+			state=state,
+			tools=self._tools,
+			events=self._events,
+			redact=self._redactor,
+			memory=self._memory,
+			keep_long_term=keep,
+			human=self.on_human_input_request,
+			output=self._validate_output,
+			limits=self.limits,
+			port=port,
+		)
+
+	async def _drive(self, state: RunState, *, answer: str | None) -> RunResult:
+		self.last_state = state
+		try:
+			await self._prepare()
+			ctx = self._context(state, LOCAL_PORT)
+			return await self._loop(ctx, answer)
+		except (RunError, ConfigurationError):
+			raise
+		except Exception as exc:
+			# A bug or an unexpected failure: end the run with its state, never a bare exception.
+			message = self._redactor(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
+			log.exception("%s: %s", self.name, message)
+			result = self._result(state, RunEnd("error", None, ""))
+			result.error = message
+			raise RunError(message, result=result) from exc
+
+	async def _loop(self, ctx: RunContext, answer: str | None) -> RunResult:
+		state = ctx.state
+		port = ctx.port
+		fitted = self.structured_output()
+		system = self.system_prompt()
+		deadline = None if self.timeout is None else port.now() + self.timeout
+		if state.pending is not None:
+			await self._deliver(ctx, answer)
+		while True:
+			end = self._budget_end(state, port, deadline)
+			if end is not None:
+				return await self._end(ctx, end)
+			last = self._last_call(state)
+			if last:
+				self._append_notice(state, _LAST_STEP.format(why=last))
+			ctx.step = state.steps + 1
+			response = await self._call_model(ctx, system, fitted, deadline)
+			if response is None:
+				end = RunEnd(
+					"limit_reached", None, f"{self.timeout:g} seconds elapsed during a model call"
+				)
+				return await self._end(ctx, end)
+			parsed = await self._parse(ctx, response, fitted)
+			state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
+			if parsed.errors:
+				for error in parsed.errors:
+					await ctx.error("invalid_reply", error)
+				self._append_results(state, [{"ok": False, "error": e} for e in parsed.errors])
+				continue
+			end = await self._run_commands(ctx, parsed, deadline)
+			if end is not None:
+				return await self._end(ctx, end)
+
+	async def _run_commands(
+		self, ctx: RunContext, parsed: ParsedReply, deadline: float | None
+	) -> RunEnd | None:
+		state = ctx.state
+		if log.isEnabledFor(logging.INFO):
+			log.info(
+				"%s step %d: %s",
+				self.name,
+				ctx.step,
+				", ".join(summary(c) for c in parsed.commands),
+			)
+		if ctx.wants("commandsQueued"):
+			commands = [c.model_dump(mode="json", by_alias=True) for c in parsed.commands]
+			await ctx.emit(CommandsQueuedEvent(agent=self.name, step=ctx.step, commands=commands))
+		else:
+			ctx.skip_event()
+		record = StepRecord(parsed.commands)
+		ignored: list[dict[str, Any]] = [{"ok": False, "error": t} for t in parsed.ignored]
+		try:
+			with anyio.move_on_after(_left(ctx.port, deadline)) as scope:
+				await run_step(ctx, record)
+		except anyio.get_cancelled_exc_class():
+			# Cancelled from outside: the state keeps every result, the unfinished marked so.
+			self._append_results(state, record.entries("interrupted: the run was cancelled"))
+			raise
+		if scope.cancelled_caught:
+			record.end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
+			self._append_results(state, record.entries("interrupted: the time budget ran out"))
+			return record.end
+		results = record.entries("did not run")
+		if record.pending is not None:
+			state.pending = {**record.pending, "results": results + ignored}
+			return record.end
+		if record.end is not None:
+			for text in parsed.ignored:
+				await ctx.error("ignored", text)
+			ignored = []
+		self._append_results(state, results + ignored)
+		return record.end
+
+	async def _deliver(self, ctx: RunContext, answer: str | None) -> None:
+		"""Give a parked question its answer (or tell the model nobody answered)."""
+		state = ctx.state
+		pending = state.pending or {}
+		state.pending = None
+		ctx.step = state.steps
+		results = list(pending.get("results") or [])
+		if answer is None:
+			results.append(
+				{
+					"command": "requestHumanInput",
+					"ok": False,
+					"error": "nobody answered; decide yourself, or finish with status 'failure'",
+				}
+			)
+		else:
+			results.append(await answer_entry(ctx, str(pending.get("message", "")), answer))
+		self._append_results(state, results)
+
+	def _budget_end(self, state: RunState, port: RunPort, deadline: float | None) -> RunEnd | None:
 		if self.max_steps and state.steps >= self.max_steps:
-			return f"{self.max_steps} steps used"
+			return RunEnd("limit_reached", None, f"{self.max_steps} steps used")
 		if self.max_tokens and state.usage.total_tokens >= self.max_tokens:
-			return f"{state.usage.total_tokens} of {self.max_tokens} tokens used"
-		if self.timeout is not None and time.monotonic() - started >= self.timeout:
-			return f"{self.timeout:g} seconds elapsed"
+			return RunEnd(
+				"limit_reached",
+				None,
+				f"{state.usage.total_tokens} of {self.max_tokens} tokens used",
+			)
+		if deadline is not None and port.now() >= deadline:
+			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
+		return None
+
+	def _last_call(self, state: RunState) -> str | None:
+		"""Why the coming call is the run's last, if it is."""
+		if self.max_steps and state.steps + 1 >= self.max_steps:
+			return f"{self.max_steps} steps"
+		if self.max_tokens and state.steps:
+			per_call = state.usage.total_tokens / state.steps
+			if state.usage.total_tokens + per_call >= self.max_tokens:
+				return f"{self.max_tokens} tokens"
 		return None
 
 	def _append_notice(self, state: RunState, notice: str) -> None:
+		# The last user turn has not been sent yet: adding to it keeps the sent prefix unchanged.
 		last = state.messages[-1]
 		if last.role == "user" and last.content.endswith("}"):
 			last.content = f'{last.content[:-1]},"notice":{dumps(notice)}}}'
@@ -362,37 +563,66 @@ class Agent:
 			state.messages.append(Message("user", dumps({"notice": notice})))
 
 	async def _call_model(
-		self, state: RunState, system: str, schema: dict[str, Any], step: int
-	) -> tuple[str, str | None]:
+		self, ctx: RunContext, system: str, fitted: FittedSchema, deadline: float | None
+	) -> ModelResponse | None:
+		state = ctx.state
 		request = ModelRequest(
 			model=self.model,
 			system=system,
 			messages=state.messages,
-			response_schema=schema,
+			response_schema=fitted.schema,
 			config=self.model_config,
 			cache_key=f"openmolt:{self.name}",
+			response_mode=fitted.mode if self._declared else None,
 		)
-		try:
+		step = ctx.step
+
+		async def call() -> ModelResponse:
 			response = await self.provider().generate(request)
-			if not isinstance(response.text, str):
+			if not isinstance(response, ModelResponse) or not isinstance(response.text, str):
 				raise ProviderError(
-					f"the provider returned {type(response.text).__name__} instead of text",
+					f"the provider returned {type(response).__name__} without reply text",
 					provider=self.provider_name or "custom",
 					model=self.model,
 				)
-		except (ConfigurationError, AssertionError):
-			# A missing key or a wrong setting (nothing ran, nothing to resume), or a test
-			# double's failed expectation, which a test must see as itself.
-			raise
+			if ctx.wants("llmOutput"):
+				await ctx.emit(
+					LLMOutputEvent(
+						agent=self.name,
+						step=step,
+						output=response.text,
+						raw=response.raw,
+						usage=response.usage,
+						structured=request.response_mode,
+					)
+				)
+			else:
+				ctx.skip_event()
+			return response
+
+		try:
+			with anyio.move_on_after(_left(ctx.port, deadline)):
+				response: ModelResponse = await ctx.port.step(
+					step_key("model", step),
+					call,
+					encode=ModelResponse.to_dict,
+					decode=ModelResponse.from_dict,
+				)
+				return self._count(state, step, response)
+			return None
+		except ConfigurationError:
+			raise  # a missing key or a wrong setting: nothing ran
 		except Exception as exc:
 			# Any provider failure ends the run with its state kept, so it can be resumed.
 			message = self._redactor(
 				str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
 			)
-			await self._emit_error(step, "provider", message, fatal=True)
-			result = self._result(state, "error", None, "")
+			await ctx.error("provider", message, fatal=True)
+			result = self._result(state, RunEnd("error", None, ""))
 			result.error = message
 			raise RunError(message, result=result) from exc
+
+	def _count(self, state: RunState, step: int, response: ModelResponse) -> ModelResponse:
 		state.steps += 1
 		state.usage.add(response.usage)
 		if log.isEnabledFor(logging.INFO):
@@ -405,86 +635,29 @@ class Agent:
 				u.output_tokens,
 				u.cached_tokens,
 			)
-		if self._events.wants("llmOutput"):
-			await self._events.emit(
-				LLMOutputEvent(
-					agent=self.name,
-					step=step,
-					output=response.text,
-					raw=response.raw,
-					usage=response.usage,
-				)
-			)
-		return response.text, response.finish_reason
+		return response
 
-	async def _handle_reply(
-		self,
-		text: str,
-		finish_reason: str | None,
-		state: RunState,
-		step: int,
-		started: float,
-		steps_at_start: int,
-	) -> None:
-		parsed = parse_reply(text, dumps=dumps)
-		state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
-		if parsed.errors:
-			why = _STOP_REASONS.get(finish_reason or "")
-			if why:
-				parsed.errors.insert(0, why)
-			for error in parsed.errors:
-				await self._emit_error(step, "invalid_reply", error)
-			self._append_results(
-				state, [{"ok": False, "error": e} for e in parsed.errors], started, steps_at_start
-			)
-			return
-		if log.isEnabledFor(logging.INFO):
-			log.info(
-				"%s step %d: %s", self.name, step, ", ".join(summary(c) for c in parsed.commands)
-			)
-		if self._events.wants("commandsQueued"):
-			await self._events.emit(
-				CommandsQueuedEvent(
-					agent=self.name,
-					step=step,
-					commands=[c.model_dump(mode="json", by_alias=True) for c in parsed.commands],
-				)
-			)
-		results: list[dict[str, Any]] = []
-		commands = parsed.commands
-		index = 0
-		try:
-			while index < len(commands):
-				command = commands[index]
-				if isinstance(command, CallTool):
-					end = index
-					while end < len(commands) and isinstance(commands[end], CallTool):
-						end += 1
-					results.extend(
-						await _execute.call_tools(self, commands[index:end], state, step)
-					)
-					index = end
-					continue
-				if isinstance(command, Finish):
-					results.append(await _execute.finish(self, command, step))
-					break
-				results.append(await _execute.run_command(self, command, state, step, started))
-				index += 1
-		except Done as done:
-			# The run ends inside this step: keep what already ran in the history, so a saved
-			# state shows every tool result and resumes on a user turn.
-			if done.status == "human_input_required":
-				results.append(
-					{"command": "requestHumanInput", "ok": False, "error": "nobody could answer"}
-				)
-			if results:
-				self._append_results(state, results, started, steps_at_start)
-			raise
-		self._append_results(state, results, started, steps_at_start)
+	async def _parse(
+		self, ctx: RunContext, response: ModelResponse, fitted: FittedSchema
+	) -> ParsedReply:
+		limits = self.limits
 
-	def _append_results(
-		self, state: RunState, results: list[dict[str, Any]], started: float, steps_at_start: int
-	) -> None:
+		def parse() -> ParsedReply:
+			return parse_reply(
+				response.text,
+				dumps=dumps,
+				check=check(ctx),
+				restore=fitted.restore,
+				finish_reason=response.finish_reason,
+				max_chars=limits.max_reply_chars,
+				max_depth=limits.max_depth,
+			)
+
+		if len(response.text) > _LARGE_REPLY:
+			return await anyio.to_thread.run_sync(parse)
+		return parse()
+
+	def _append_results(self, state: RunState, results: list[dict[str, Any]]) -> None:
 		body: dict[str, Any] = {"results": results}
 		if self.max_steps:
 			left = self.max_steps - state.steps
@@ -494,23 +667,32 @@ class Agent:
 				body["stepsLeft"] = max(left, 0)
 		state.messages.append(Message("user", self._redactor(dumps(body))))
 
-	async def _emit_error(self, step: int, kind: str, message: str, *, fatal: bool = False) -> None:
-		log.warning("%s step %d: %s: %s", self.name, step, kind, message)
-		if self._events.wants("error"):
-			await self._events.emit(
-				ErrorEvent(agent=self.name, step=step, kind=kind, message=message, fatal=fatal)
-			)
+	async def _end(self, ctx: RunContext, end: RunEnd) -> RunResult:
+		result = self._result(ctx.state, end)
+		if ctx.wants("finish"):
+			await ctx.emit(FinishEvent(agent=self.name, step=ctx.state.steps, result=result))
+		return result
 
-	def _result(self, state: RunState, status: RunStatus, output: Any, message: str) -> RunResult:
+	def _validate_output(self, value: Any) -> Any:
+		if self._output_model is not None:
+			return self._output_model.model_validate(value)
+		if self._output_json is not None:
+			if self._output_validator is None:
+				self._output_validator = JsonSchemaValidator(self._output_json)
+			self._output_validator.validate(value)
+		return value
+
+	def _result(self, state: RunState, end: RunEnd) -> RunResult:
+		self.last_state = state
 		return RunResult(
-			output=output,
-			status=status,
-			human_message=message if status in ("success", "failure") else "",
+			output=end.output,
+			status=end.status,
+			human_message=end.message if end.status in ("success", "failure") else "",
 			plan=state.plan,
 			steps=state.steps,
 			usage=state.usage,
 			state=state,
-			error=message if status == "human_input_required" else None,
+			error=end.message if end.status in ("human_input_required", "limit_reached") else None,
 		)
 
 	# schedules ----------------------------------------------------------------------------
@@ -554,3 +736,19 @@ class Agent:
 
 	def __repr__(self) -> str:
 		return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"
+
+
+_LIMITS = Limits()
+
+
+def _left(port: RunPort, deadline: float | None) -> float:
+	return float("inf") if deadline is None else max(deadline - port.now(), 0.0)
+
+
+def _load(state: RunState | Mapping[str, Any]) -> RunState:
+	if isinstance(state, RunState):
+		return state
+	try:
+		return RunState.from_dict(dict(state))
+	except ValueError as exc:
+		raise ConfigurationError(f"history: {exc}") from exc

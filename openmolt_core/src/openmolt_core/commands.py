@@ -1,11 +1,16 @@
-"""The commands a model sends back, as a pydantic discriminated union on ``type``.
+"""The commands a model sends back: the one source of the command protocol.
 
-A reply is one JSON object ``{"commands": [...]}``. Each command is one of:
+A reply is one JSON object ``{"commands": [...]}``. Each command is a pydantic model below, chosen by
+its ``type``. Everything else about the protocol derives from these models: the parser
+(`openmolt_core._parse`), the reply schema sent to providers (`openmolt_core.envelope`), the
+command section of the maestro prompt (`openmolt_core.prompt`, from each model's docstring,
+``example`` and ``rules``), the dispatch in the loop (a ``match`` on `Command`) and the test
+builders (`openmolt_core.testing`).
 
 | type | fields |
 | --- | --- |
 | ``callTool`` | ``tool`` (``integration.handle``), ``input`` (object) |
-| ``wait`` | ``seconds`` (0 < s ≤ 60) |
+| ``wait`` | ``seconds`` (0 ≤ s ≤ 60) |
 | ``updatePlan`` | ``plan`` (list of steps, one level of sub-steps) |
 | ``updateMemory`` | ``memory`` (``longTerm`` or ``shortTerm``), ``mode`` (``replace`` or ``append``), ``data`` |
 | ``requestHumanInput`` | ``message`` |
@@ -14,15 +19,18 @@ A reply is one JSON object ``{"commands": [...]}``. Each command is one of:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+	"COMMANDS",
+	"COMMAND_TYPES",
+	"ENDS_REPLY",
 	"MAX_WAIT_SECONDS",
+	"PLAN_STATUSES",
 	"CallTool",
 	"Command",
-	"CommandEnvelope",
 	"Finish",
 	"PlanStatus",
 	"PlanStep",
@@ -31,17 +39,27 @@ __all__ = [
 	"UpdateMemory",
 	"UpdatePlan",
 	"Wait",
-	"command_adapter",
+	"command_class",
 ]
 
 MAX_WAIT_SECONDS = 60.0
 """The longest a ``wait`` command may pause, as the spec asks (one minute)."""
 
 PlanStatus = Literal["pending", "inProgress", "completed", "failed"]
+"""Where a plan step stands."""
+
+PLAN_STATUSES: tuple[str, ...] = get_args(PlanStatus)
+"""The plan statuses, in order."""
 
 
 class _Strict(BaseModel):
-	model_config = ConfigDict(extra="forbid", populate_by_name=True)
+	"""Base of the command models: strict, closed, fields by name or by alias."""
+
+	# Strict: a reply's types are JSON's, so "10" is no number and true is no number either,
+	# exactly as the reply schema says (a property test holds the two together).
+	model_config: ClassVar[ConfigDict] = ConfigDict(
+		extra="forbid", populate_by_name=True, strict=True
+	)
 
 
 class SubStep(_Strict):
@@ -63,51 +81,120 @@ class PlanStep(_Strict):
 	)
 
 
-class CallTool(_Strict):
-	"""Call one tool with its input."""
+class _Command(_Strict):
+	"""Base of the commands: what the prompt says about each one lives on its class."""
+
+	example: ClassVar[dict[str, Any]]
+	"""A valid instance, shown to the model in the prompt (a test checks it parses)."""
+	rules: ClassVar[tuple[str, ...]] = ()
+	"""What the model must know to use the command well, one line each."""
+
+
+class CallTool(_Command):
+	"""Call one of your tools."""
 
 	type: Literal["callTool"]
 	tool: str = Field(description="The tool handle, `integration.tool`.")
-	input: dict[str, Any] = Field(default_factory=dict, description="The tool's input object.")
+	input: dict[str, Any] = Field(description="The tool's input object.")
+
+	example: ClassVar[dict[str, Any]] = {
+		"type": "callTool",
+		"tool": "slack.postMessage",
+		"input": {"channel": "C123", "text": "Hi"},
+	}
+	rules: ClassVar[tuple[str, ...]] = (
+		"input matches the tool's inputSchema; after a failure, change something before retrying.",
+	)
 
 
-class Wait(_Strict):
-	"""Pause the run for a while (at most a minute)."""
+class Wait(_Command):
+	"""Pause, when something needs time."""
 
 	type: Literal["wait"]
-	seconds: float = Field(ge=0, description="How long to wait, at most 60 seconds.")
+	seconds: float = Field(ge=0, le=MAX_WAIT_SECONDS, description="How long to wait.")
+
+	example: ClassVar[dict[str, Any]] = {"type": "wait", "seconds": 10}
+	rules: ClassVar[tuple[str, ...]] = (f"At most {MAX_WAIT_SECONDS:g} seconds.",)
 
 
-class UpdatePlan(_Strict):
-	"""Replace the plan with a new one."""
+class UpdatePlan(_Command):
+	"""Replace your whole plan."""
 
 	type: Literal["updatePlan"]
-	plan: list[PlanStep]
+	plan: list[PlanStep] = Field(description="The whole plan.")
+
+	example: ClassVar[dict[str, Any]] = {
+		"type": "updatePlan",
+		"plan": [
+			{"name": "Find the data", "status": "completed", "notes": "3 files"},
+			{
+				"name": "Write the report",
+				"status": "inProgress",
+				"notes": "",
+				"subSteps": [{"name": "Draft", "status": "pending", "notes": ""}],
+			},
+		],
+	}
+	rules: ClassVar[tuple[str, ...]] = (
+		f"Steps have a status ({', '.join(PLAN_STATUSES)}) and subSteps one level deep; "
+		"plan tasks of several steps and keep the plan current.",
+	)
 
 
-class UpdateMemory(_Strict):
-	"""Replace or append to long-term or short-term memory."""
+class UpdateMemory(_Command):
+	"""Remember something."""
 
 	type: Literal["updateMemory"]
-	memory: Literal["longTerm", "shortTerm"]
-	mode: Literal["replace", "append"] = "append"
-	data: str
+	memory: Literal["longTerm", "shortTerm"] = Field(description="Which memory.")
+	mode: Literal["replace", "append"] = Field(default="append", description="How to change it.")
+	data: str = Field(description="What to store.")
+
+	example: ClassVar[dict[str, Any]] = {
+		"type": "updateMemory",
+		"memory": "shortTerm",
+		"mode": "append",
+		"data": "customer id cus_1",
+	}
+	rules: ClassVar[tuple[str, ...]] = (
+		"shortTerm is for this task, longTerm for later runs; mode append or replace.",
+	)
 
 
-class RequestHumanInput(_Strict):
-	"""Ask a person a question and wait for the answer."""
+class RequestHumanInput(_Command):
+	"""Ask a person, only when you cannot go on without them."""
 
 	type: Literal["requestHumanInput"]
-	message: str
+	message: str = Field(description="One clear, self-contained question.")
+
+	example: ClassVar[dict[str, Any]] = {
+		"type": "requestHumanInput",
+		"message": "Pay invoice INV-1 or INV-2?",
+	}
+	rules: ClassVar[tuple[str, ...]] = ("The answer comes at the next step.",)
 
 
-class Finish(_Strict):
-	"""End the run with the output."""
+class Finish(_Command):
+	"""End the task."""
 
 	type: Literal["finish"]
-	status: Literal["success", "failure"] = "success"
-	output: Any = None
-	human_message: str = Field(default="", alias="humanMessage")
+	status: Literal["success", "failure"] = Field(
+		default="success", description="success, or failure when it cannot be done."
+	)
+	output: Any = Field(default=None, description="The result; it must match the output schema.")
+	human_message: str = Field(
+		default="", alias="humanMessage", description="A short message for the person."
+	)
+
+	example: ClassVar[dict[str, Any]] = {
+		"type": "finish",
+		"status": "success",
+		"output": {"result": "..."},
+		"humanMessage": "Report saved.",
+	}
+	rules: ClassVar[tuple[str, ...]] = (
+		"status success or failure; output matches the output schema; humanMessage is a short "
+		"note for the person (on failure, say why).",
+	)
 
 
 Command = Annotated[
@@ -116,12 +203,20 @@ Command = Annotated[
 ]
 """Any one command; pydantic picks the class from ``type``."""
 
+COMMANDS: tuple[type[_Command], ...] = get_args(get_args(Command)[0])
+"""The command classes, in the order the prompt and the reply schema list them."""
 
-class CommandEnvelope(_Strict):
-	"""A model's whole reply: ``{"commands": [...]}``."""
+COMMAND_TYPES: tuple[str, ...] = tuple(
+	get_args(c.model_fields["type"].annotation)[0] for c in COMMANDS
+)
+"""The ``type`` of each command, in the same order."""
 
-	commands: list[Command] = Field(min_length=1)
+_BY_TYPE: dict[str, type[_Command]] = dict(zip(COMMAND_TYPES, COMMANDS, strict=True))
+
+ENDS_REPLY: frozenset[type[_Command]] = frozenset({Finish, RequestHumanInput})
+"""Commands after which nothing more of a reply runs."""
 
 
-command_adapter: TypeAdapter[Any] = TypeAdapter(Command)
-"""Validates one command dict into its class."""
+def command_class(kind: str) -> type[_Command] | None:
+	"""The command class for a ``type`` value, or None when there is none."""
+	return _BY_TYPE.get(kind)

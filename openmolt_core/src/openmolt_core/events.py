@@ -49,7 +49,7 @@ __all__ = [
 	"ToolResponseEvent",
 ]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 
 EventName = Literal[
 	"llmOutput",
@@ -75,20 +75,30 @@ class Event:
 	Args:
 		agent: The agent's name.
 		step: The step number (1-based) the event belongs to.
+		run_id: The run's id (`openmolt_core.result.RunState.run_id`); empty for schedule events.
+		seq: The event's number in its run, 1-based and deterministic: the same run replayed
+			gives the same numbers, so ``(run_id, seq)`` identifies an event.
 	"""
 
 	agent: str
 	step: int
 	name: str = ""
+	run_id: str = ""
+	seq: int = 0
 
 
 @dataclass(slots=True, kw_only=True)
 class LLMOutputEvent(Event):
-	"""The model replied. ``output`` is the reply text; ``raw`` the provider's response."""
+	"""The model replied. ``output`` is the reply text; ``raw`` the provider's response.
+
+	``structured`` is the structured-output mode the request used (``strict``, ``partial`` or
+	``off``; see `openmolt_core.structured`), or None for a provider that declares no dialect.
+	"""
 
 	output: str
 	raw: Any
 	usage: Usage
+	structured: str | None = None
 	name: str = "llmOutput"
 
 

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["hookimpl", "hookspec", "register_integrations", "register_providers"]
 
-hookspec = pluggy.HookspecMarker("openmolt")
-hookimpl = pluggy.HookimplMarker("openmolt")
+hookspec: pluggy.HookspecMarker = pluggy.HookspecMarker("openmolt")
+hookimpl: pluggy.HookimplMarker = pluggy.HookimplMarker("openmolt")
 
 
 @hookspec

@@ -8,9 +8,12 @@ plugins (``openai``, ``anthropic``, ``google``) or are passed directly as ``mode
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+	from openmolt_core.structured import StructuredMode
 
 __all__ = [
 	"DEFAULT_MODEL_CONFIG",
@@ -31,7 +34,9 @@ class ModelConfig(BaseModel):
 	warning or refused with a clear error before the request is sent.
 	"""
 
-	model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+	model_config: ClassVar[ConfigDict] = ConfigDict(
+		extra="forbid", populate_by_name=True, frozen=True
+	)
 
 	thinking: bool | Literal["low", "medium", "high"] | None = Field(
 		default=None, description="Reasoning: True/False, or an effort level."
@@ -98,9 +103,13 @@ class ModelRequest:
 		system: The maestro (system) prompt.
 		messages: The conversation so far, oldest first. This is the run's own list: read it during
 			``generate`` but do not keep or modify it.
-		response_schema: JSON Schema of the reply envelope, for structured output where supported.
+		response_schema: JSON Schema of the reply envelope: fitted to the provider's dialect
+			(`openmolt_core.structured.fit`) when it declares one, else the canonical schema.
 		config: The agent's model configuration.
 		cache_key: A stable key for the static prefix (agent identity), for providers that use one.
+		response_mode: How the provider should use ``response_schema``: ``strict`` and
+			``partial`` as structured output that constrains the reply, ``off`` as no structured
+			output (the prompt asks for JSON); None when the provider declared no dialect.
 	"""
 
 	model: str
@@ -109,6 +118,7 @@ class ModelRequest:
 	response_schema: dict[str, Any] | None = None
 	config: ModelConfig = field(default_factory=ModelConfig)
 	cache_key: str | None = None
+	response_mode: StructuredMode | None = None
 
 
 @dataclass(slots=True)
@@ -179,13 +189,37 @@ class ModelResponse:
 	raw: Any = None
 	finish_reason: str | None = None
 
+	def to_dict(self) -> dict[str, Any]:
+		"""The response as JSON-serializable data (``raw`` as the provider gave it)."""
+		return {
+			"text": self.text,
+			"usage": self.usage.to_dict(),
+			"raw": self.raw,
+			"finish_reason": self.finish_reason,
+		}
+
+	@classmethod
+	def from_dict(cls, data: dict[str, Any]) -> ModelResponse:
+		"""Rebuild a response from `to_dict`'s output."""
+		return cls(
+			text=str(data["text"]),
+			usage=Usage.from_dict(data.get("usage") or {}),
+			raw=data.get("raw"),
+			finish_reason=data.get("finish_reason"),
+		)
+
 
 @runtime_checkable
 class LLMProvider(Protocol):
 	"""A language-model provider: one async call per agent step."""
 
 	name: str
-	"""The prefix users write in model ids (``openai`` in ``openai:gpt-5``)."""
+	"""The prefix users write in model ids (``openai`` in ``openai:gpt-5``).
+
+	A provider whose API has structured output may also define
+	``schema_dialect(model: str) -> SchemaDialect | None`` (see `openmolt_core.structured`): the
+	loop then fits the reply schema to that dialect and sets ``request.response_mode``.
+	"""
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Send one request to the model and return its reply.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenMolt"]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 
 
 class OpenMolt:
@@ -72,8 +72,12 @@ class OpenMolt:
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
-		self.llm_providers = {k: dict(v) for k, v in (llm_providers or {}).items()}
-		self.integration_configs = {k: dict(v) for k, v in (integrations or {}).items()}
+		self.llm_providers: dict[str, dict[str, Any]] = {
+			k: dict(v) for k, v in (llm_providers or {}).items()
+		}
+		self.integration_configs: dict[str, dict[str, Any]] = {
+			k: dict(v) for k, v in (integrations or {}).items()
+		}
 		self.max_steps = max_steps
 		self.verbose = verbose
 		self._plugin_options = (tuple(plugins), entry_points)
@@ -302,7 +306,7 @@ class OpenMolt:
 		model_config: ModelConfig | Mapping[str, Any] | None = None,
 		config: Mapping[str, Any] | None = None,
 		integrations: Sequence[str | Mapping[str, Any]] = (),
-		tools: Sequence[Tool] = (),
+		tools: Sequence[Tool | Callable[..., Any]] = (),
 		memory: MemoryConfig | None = None,
 		on_human_input_request: HumanInputHandler | bool | None = None,
 		output_schema: type[BaseModel] | dict[str, Any] | None = None,
@@ -321,22 +325,30 @@ class OpenMolt:
 				top_p, stop, provider_options.
 			config: Overrides of this instance's settings for this agent, as the spec's
 				``config`` ("adjust the constructor's config"): ``max_steps`` (``maxSteps``),
-				``max_tokens``, ``timeout``, ``verbose``. Explicit keyword arguments win.
+				``max_tokens``, ``timeout``, ``verbose``, and the caps of `openmolt_core.agent.Limits`
+				(``max_reply_chars``, ``max_result_chars``, ``max_memory_chars``,
+				``max_answer_chars``). Explicit keyword arguments win.
 			integrations: Integration ids, or dicts ``{"integration", "credential", "scopes"}``.
-			tools: Extra `Tool` objects, visible as ``local.<handle>``.
+			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, or plain (sync or
+				async) functions, whose input schema comes from their signature (see
+				`openmolt_core.tools.tool`).
 			memory: ``{"long_term": {"data", "on_update"}, "short_term": {...}}``.
 			on_human_input_request: Answers the agent's questions (sync or async, takes the
 				question, returns the answer); None or False disables ``requestHumanInput``.
 			output_schema: A pydantic model class or JSON Schema the final output must match.
-			max_steps: Step budget (default: the instance's).
-			max_tokens: Token budget over the run (input + output).
-			timeout: Time budget in seconds.
+			max_steps: The most model calls a run makes (default: the instance's); the last one
+				is told it is the last.
+			max_tokens: Tokens over the run (input + output) after which no model call starts.
+			timeout: Seconds the whole run may take (model calls, tools, waits, a person's answer).
 
 		Raises:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider or an integration is not installed.
 		"""
-		binding_mod, agent_mod, llm_mod = _runtime()
+		from openmolt_core import _binding
+		from openmolt_core.agent import Agent, Limits
+		from openmolt_core.llm import DEFAULT_MODEL_CONFIG, ModelConfig
+
 		if not name:
 			raise ConfigurationError("create_agent: 'name' must not be empty")
 		if instructions is not None and instructions_path is not None:
@@ -352,16 +364,16 @@ class OpenMolt:
 				) from exc
 		try:
 			if model_config is None:
-				mc = llm_mod.DEFAULT_MODEL_CONFIG
-			elif isinstance(model_config, llm_mod.ModelConfig):
+				mc = DEFAULT_MODEL_CONFIG
+			elif isinstance(model_config, ModelConfig):
 				mc = model_config
 			else:
-				mc = llm_mod.ModelConfig.model_validate(model_config)
+				mc = ModelConfig.model_validate(model_config)
 		except Exception as exc:
 			raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
 		provider_name, model_name, provider_factory = self._resolve_model(model)
 		bound: list[BoundTool] = []
-		bindings = [binding_mod.parse_binding(entry) for entry in integrations]
+		bindings = [_binding.parse_binding(entry) for entry in integrations]
 		files = self.files.for_agent(
 			allow_file_system=any(
 				b.integration == "fileSystem" and (b.scopes is None or "read" in b.scopes)
@@ -375,7 +387,7 @@ class OpenMolt:
 				sources.append(_bind_source(self, spec, binding, name, files))
 				continue
 			bound.extend(
-				binding_mod.bind_integration(
+				_binding.bind_integration(
 					spec,
 					binding,
 					agent=name,
@@ -386,7 +398,7 @@ class OpenMolt:
 				)
 			)
 		if tools:
-			bound.extend(binding_mod.bind_tools(tools, agent=name, http=self.http, files=files))
+			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
 		handles = [t.handle for t in bound]
 		if len(set(handles)) != len(handles):
 			duplicates = {h for h in handles if handles.count(h) > 1}
@@ -414,7 +426,8 @@ class OpenMolt:
 			raise ConfigurationError(
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
-		agent: Agent = agent_mod.Agent(
+		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
+		return Agent(
 			self,
 			name=name,
 			provider_name=provider_name,
@@ -430,9 +443,9 @@ class OpenMolt:
 			max_steps=max_steps if max_steps is not None else self.max_steps,
 			max_tokens=max_tokens,
 			timeout=timeout,
+			limits=limits,
 			sources=sources,
 		)
-		return agent
 
 	def _resolve_model(self, model: str | LLMProvider) -> tuple[str, str, Any]:
 		if not isinstance(model, str):
@@ -497,6 +510,12 @@ class OpenMolt:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"
 
 
+def _camel(key: str) -> str:
+	head, *rest = key.split("_")
+	return head + "".join(p.title() for p in rest)
+
+
+_LIMIT_KEYS = ("max_reply_chars", "max_result_chars", "max_memory_chars", "max_answer_chars")
 _AGENT_CONFIG = {
 	"max_steps": "max_steps",
 	"maxSteps": "max_steps",
@@ -504,6 +523,8 @@ _AGENT_CONFIG = {
 	"maxTokens": "max_tokens",
 	"timeout": "timeout",
 	"verbose": "verbose",
+	**{key: key for key in _LIMIT_KEYS},
+	**{_camel(key): key for key in _LIMIT_KEYS},
 }
 
 
@@ -528,12 +549,15 @@ def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 				f"(allowed: {', '.join(sorted(set(_AGENT_CONFIG.values())))}; put facts for the "
 				"model in the instructions)"
 			)
-		numeric = name in ("max_steps", "max_tokens")
+		numeric = name in ("max_steps", "max_tokens", *_LIMIT_KEYS)
 		if numeric and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
 			raise ConfigurationError(f"create_agent: config[{key!r}] must be a whole number >= 1")
 		if name == "timeout" and (not isinstance(value, (int, float)) or value <= 0):
 			raise ConfigurationError(f"create_agent: config[{key!r}] must be seconds > 0")
-		out[name] = value
+		if name in _LIMIT_KEYS:
+			out.setdefault("limits", {})[name] = value
+		else:
+			out[name] = value
 	return out
 
 
@@ -555,19 +579,6 @@ def _current_loop() -> Any:
 		return asyncio.get_running_loop()
 	except RuntimeError:
 		return None
-
-
-_RUNTIME: tuple[Any, Any, Any] | None = None
-
-
-def _runtime() -> tuple[Any, Any, Any]:
-	"""The modules ``create_agent`` needs, imported on the first call only (cheap afterwards)."""
-	global _RUNTIME
-	if _RUNTIME is None:
-		from openmolt_core import _binding, agent, llm
-
-		_RUNTIME = (_binding, agent, llm)
-	return _RUNTIME
 
 
 def _enable_verbose() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -14,7 +15,9 @@ RunStatus = Literal["success", "failure", "limit_reached", "human_input_required
 
 ``success`` / ``failure``: the model finished and said so. ``limit_reached``: a step, token or time
 budget ran out before it finished. ``human_input_required``: it asked a person and nobody could
-answer (no handler, or a non-interactive terminal). ``error``: the provider failed for good.
+answer now (the handler raised `openmolt_core.agent.HumanInputUnavailable`); the run is parked
+and ``agent.resume(state, answer=...)`` goes on. ``error``: the provider failed for good, or the
+run broke in an unexpected way; the state is kept either way.
 """
 
 
@@ -31,6 +34,10 @@ class RunState:
 		memory: ``{"longTerm": ..., "shortTerm": ...}``.
 		usage: Tokens used so far.
 		steps: Model calls made so far.
+		run_id: The run's id, stable across resumes (events and durable steps carry it).
+		pending: What a parked run waits for: ``{"kind": "human_input", "message": ...,
+			"results": [...]}`` holds the question and the results of the commands that ran
+			before it in the same step. None when the run is not parked.
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -38,6 +45,8 @@ class RunState:
 	memory: dict[str, str] = field(default_factory=lambda: {"longTerm": "", "shortTerm": ""})
 	usage: Usage = field(default_factory=Usage)
 	steps: int = 0
+	run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+	pending: dict[str, Any] | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The state as a JSON-serializable dict."""
@@ -63,6 +72,8 @@ class RunState:
 			"memory": dict(self.memory),
 			"usage": self.usage.to_dict(),
 			"steps": self.steps,
+			"run_id": self.run_id,
+			"pending": self.pending,
 		}
 
 	@classmethod
@@ -89,6 +100,8 @@ class RunState:
 				memory={"longTerm": "", "shortTerm": "", **data.get("memory", {})},
 				usage=Usage.from_dict(data.get("usage", {})),
 				steps=int(data.get("steps", 0)),
+				run_id=str(data.get("run_id") or uuid.uuid4().hex),
+				pending=data.get("pending"),
 			)
 		except (KeyError, TypeError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc
@@ -143,4 +156,5 @@ class RunResult:
 			"steps": self.steps,
 			"usage": self.usage.to_dict(),
 			"error": self.error,
+			"run_id": self.state.run_id,
 		}

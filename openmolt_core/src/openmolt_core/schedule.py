@@ -29,7 +29,7 @@ import os
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -54,7 +54,11 @@ _MAX_DST_SHIFT = timedelta(hours=3)  # larger than any real DST jump
 
 
 class _Spec(BaseModel):
-	model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+	"""Base of the schedule models: frozen, closed, fields by name or by alias."""
+
+	model_config: ClassVar[ConfigDict] = ConfigDict(
+		extra="forbid", populate_by_name=True, frozen=True
+	)
 
 	id: str | None = Field(
 		default=None,

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RecordStatus", "RunRecord", "Schedule", "Scheduler", "SqliteHistory"]
 
-log = logging.getLogger("openmolt")
+log: logging.Logger = logging.getLogger("openmolt")
 
 AnySpec = IntervalSchedule | DailySchedule | CronSchedule
 
@@ -157,7 +157,7 @@ class Scheduler:
 		history_size: int = 100,
 	) -> None:
 		self.clock: Clock = clock or SystemClock()
-		self.store = SqliteHistory(store) if store is not None else None
+		self.store: SqliteHistory | None = SqliteHistory(store) if store is not None else None
 		self.grace = grace
 		self.history_size = history_size
 		self._schedules: dict[str, Schedule] = {}

@@ -10,15 +10,24 @@ model.assert_consumed()
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import anyio
 import anyio.lowlevel
 
+from openmolt_core.commands import (
+	CallTool,
+	Finish,
+	RequestHumanInput,
+	UpdateMemory,
+	UpdatePlan,
+	Wait,
+)
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 
 if TYPE_CHECKING:
@@ -38,16 +47,27 @@ __all__ = [
 ]
 
 Reply = str | dict[str, Any] | list[dict[str, Any]] | Callable[[ModelRequest], Any]
-"""A scripted reply: raw text, one command, a list of commands, or a function of the request."""
+"""A scripted reply: raw text, one command, a list of commands, or a (sync or async) function of
+the request returning one of those."""
 
 
 class ScriptedModelError(AssertionError):
 	"""The scripted model was called more often than scripted, or not as often."""
 
 
+def _command(cls: type[Any], **fields: Any) -> dict[str, Any]:
+	"""A command dict for ``cls``: its ``type``, and each field under its wire name (alias).
+
+	Nothing is validated, so a test can build a command the loop must refuse.
+	"""
+	names = {n: (f.alias or n) for n, f in cls.model_fields.items()}
+	kind = get_args(cls.model_fields["type"].annotation)[0]
+	return {"type": kind, **{names.get(k, k): v for k, v in fields.items()}}
+
+
 def call_tool(tool: str, /, **input: Any) -> dict[str, Any]:
 	"""A ``callTool`` command for ``tool`` (``integration.handle``) with keyword input."""
-	return {"type": "callTool", "tool": tool, "input": input}
+	return _command(CallTool, tool=tool, input=input)
 
 
 def finish(
@@ -55,28 +75,28 @@ def finish(
 ) -> dict[str, Any]:
 	"""A ``finish`` command; give the output positionally or as keyword fields."""
 	value = output if output is not None else (fields or None)
-	return {"type": "finish", "status": status, "output": value, "humanMessage": human_message}
+	return _command(Finish, status=status, output=value, human_message=human_message)
 
 
 def wait(seconds: float) -> dict[str, Any]:
 	"""A ``wait`` command."""
-	return {"type": "wait", "seconds": seconds}
+	return _command(Wait, seconds=seconds)
 
 
 def update_plan(*steps: dict[str, Any] | str) -> dict[str, Any]:
 	"""An ``updatePlan`` command; a str step becomes ``{"name": step, "status": "pending"}``."""
 	plan = [{"name": s, "status": "pending"} if isinstance(s, str) else s for s in steps]
-	return {"type": "updatePlan", "plan": plan}
+	return _command(UpdatePlan, plan=plan)
 
 
 def update_memory(data: str, *, memory: str = "shortTerm", mode: str = "append") -> dict[str, Any]:
 	"""An ``updateMemory`` command."""
-	return {"type": "updateMemory", "memory": memory, "mode": mode, "data": data}
+	return _command(UpdateMemory, memory=memory, mode=mode, data=data)
 
 
 def ask_human(message: str) -> dict[str, Any]:
 	"""A ``requestHumanInput`` command."""
-	return {"type": "requestHumanInput", "message": message}
+	return _command(RequestHumanInput, message=message)
 
 
 class ScriptedModel:
@@ -91,9 +111,9 @@ class ScriptedModel:
 	def __init__(
 		self, replies: Sequence[Reply], *, usage: Usage | None = None, name: str = "scripted"
 	) -> None:
-		self.replies = list(replies)
+		self.replies: list[Reply] = list(replies)
 		self.requests: list[ModelRequest] = []
-		self.usage = usage or Usage(input_tokens=10, output_tokens=5)
+		self.usage: Usage = usage or Usage(input_tokens=10, output_tokens=5)
 		self.name = name
 		self.model = "scripted"
 
@@ -109,6 +129,8 @@ class ScriptedModel:
 		reply = self.replies[index]
 		if callable(reply):
 			reply = reply(request)
+			if inspect.isawaitable(reply):
+				reply = await reply
 		if isinstance(reply, str):
 			text = reply
 		else:

@@ -1,11 +1,36 @@
-"""The tool contract, the context a tool runs in, and tools made from Python functions."""
+"""The tool contract, the context a tool runs in, and tools made from Python functions.
+
+A plain function is a tool: give it to ``create_agent(tools=[fn])`` or decorate it with `tool`. Its
+input schema comes from its signature through pydantic (parameter types, defaults, and the
+descriptions of a Google- or Sphinx-style docstring), its description from the docstring's first
+paragraph, and a parameter annotated `ToolContext` receives the context instead of model input:
+
+```python
+@tool
+async def add(a: int, b: int = 0) -> int:
+	'''Add two integers.
+
+Args:
+		a: The first number.
+		b: The second number.
+	'''
+	return a + b
+```
+
+Sync functions run in a worker thread, so a blocking one never stalls the event loop. The older
+``FunctionTool(handle, description, function, input_schema)`` form, where ``function`` takes
+``(input, context)``, works as before.
+"""
 
 from __future__ import annotations
 
+import functools
 import inspect
+import re
+import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -14,7 +39,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.files import FileStore
 
-__all__ = ["FunctionTool", "Tool", "ToolContext", "schema_of"]
+__all__ = ["FunctionTool", "Tool", "ToolContext", "schema_of", "tool"]
 
 
 @dataclass(slots=True)
@@ -121,3 +146,211 @@ class FunctionTool:
 		if isinstance(result, BaseModel):
 			return result.model_dump(mode="json")
 		return result
+
+	@classmethod
+	def from_function(
+		cls,
+		function: Callable[..., Any],
+		*,
+		name: str | None = None,
+		description: str | None = None,
+		scopes: Sequence[str] = (),
+	) -> FunctionTool:
+		"""A tool from a plain (sync or async) function, its schema from the signature.
+
+		Args:
+			function: The function. Each parameter is a field of the input, except one annotated
+				`ToolContext`, which receives the context.
+			name: The tool's handle (default: the function's name).
+			description: What the tool does (default: the docstring's first paragraph).
+			scopes: Scopes needed to see and call the tool.
+
+		Raises:
+			TypeError: The function takes ``*args``/``**kwargs``, or a parameter's type has no
+				JSON Schema.
+		"""
+		return _from_function(function, name=name, description=description, scopes=scopes)
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+	*, name: str | None = None, description: str | None = None, scopes: Sequence[str] = ()
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+	function: Callable[..., Any] | None = None,
+	/,
+	*,
+	name: str | None = None,
+	description: str | None = None,
+	scopes: Sequence[str] = (),
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+	"""Make a tool of a plain function: ``@tool``, ``@tool(name=...)`` or ``tool(fn)``.
+
+	Args:
+		function: The function (when used without arguments).
+		name: The tool's handle (default: the function's name).
+		description: What the tool does (default: the docstring's first paragraph).
+		scopes: Scopes needed to see and call the tool.
+
+	Returns:
+		A `FunctionTool`, or a decorator that makes one.
+	"""
+	if function is not None:
+		return FunctionTool.from_function(function)
+
+	def decorate(fn: Callable[..., Any]) -> FunctionTool:
+		return FunctionTool.from_function(fn, name=name, description=description, scopes=scopes)
+
+	return decorate
+
+
+_SECTION = re.compile(
+	r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$"
+)
+_GOOGLE_ARG = re.compile(r"^\s+(\*{0,2}\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+_SPHINX_ARG = re.compile(r"^\s*:param\s+(?:\S+\s+)?(\w+):\s*(.*)$")
+
+
+def _docstring(doc: str) -> tuple[str, dict[str, str]]:
+	"""The first paragraph and the parameter descriptions of a Google or Sphinx docstring."""
+	text = inspect.cleandoc(doc)
+	summary = text.split("\n\n", 1)[0].strip()
+	if summary.startswith(":param") or _SECTION.match(summary.splitlines()[0] if summary else ""):
+		summary = ""
+	params: dict[str, str] = {}
+	current: str | None = None
+	in_args = False
+	arg_indent: int | None = None  # the indentation of the first argument line
+	for line in text.splitlines():
+		indent = len(line) - len(line.lstrip())
+		section = _SECTION.match(line)
+		if section:
+			in_args = section.group(1) in ("Args", "Arguments", "Parameters")
+			current, arg_indent = None, None
+			continue
+		sphinx = _SPHINX_ARG.match(line)
+		if sphinx:
+			current = sphinx.group(1)
+			params[current] = sphinx.group(2).strip()
+			continue
+		google = _GOOGLE_ARG.match(line) if in_args else None
+		if google and (arg_indent is None or indent <= arg_indent):
+			arg_indent = indent
+			current = google.group(1).lstrip("*")
+			params[current] = google.group(2).strip()
+		elif current is not None and line.strip() and indent > 0:
+			params[current] = f"{params[current]} {line.strip()}".strip()
+		elif not line.strip() and not in_args:
+			current = None
+	return " ".join(summary.split()), params
+
+
+def _clean(schema: Any) -> Any:
+	"""A pydantic JSON Schema without titles and with local ``$ref``s inlined."""
+	defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
+
+	def walk(node: Any, seen: tuple[str, ...]) -> Any:
+		if isinstance(node, list):
+			return [walk(n, seen) for n in node]
+		if not isinstance(node, dict):
+			return node
+		ref = node.get("$ref")
+		if isinstance(ref, str) and ref.startswith("#/$defs/"):
+			target = ref.rsplit("/", 1)[1]
+			if target in seen:  # recursive: keep the reference and its definition
+				return node
+			rest = {k: v for k, v in node.items() if k != "$ref"}
+			return {**walk(defs[target], (*seen, target)), **walk(rest, seen)}
+		return {
+			k: (v if k in ("enum", "const", "default", "required", "properties") else walk(v, seen))
+			if k != "properties"
+			else {p: walk(s, seen) for p, s in v.items()}
+			for k, v in node.items()
+			if k not in ("title", "$defs")
+		}
+
+	out = walk(schema, ())
+	if isinstance(out, dict) and "$ref" in str(out):
+		out["$defs"] = {k: walk(v, (k,)) for k, v in defs.items()}
+	return out
+
+
+def _from_function(
+	function: Callable[..., Any],
+	*,
+	name: str | None,
+	description: str | None,
+	scopes: Sequence[str],
+) -> FunctionTool:
+	from pydantic import ConfigDict, Field, TypeAdapter, create_model
+
+	handle = name or getattr(function, "__name__", "")
+	if not handle or handle == "<lambda>":
+		raise TypeError("a tool made from a lambda needs a name: tool(name='...')(fn)")
+	summary, param_docs = _docstring(function.__doc__ or "")
+	try:
+		hints = typing.get_type_hints(function, include_extras=True)
+	except Exception as exc:
+		raise TypeError(f"tool {handle!r}: its type hints cannot be read: {exc}") from exc
+	context_param: str | None = None
+	fields: dict[str, Any] = {}
+	for param in inspect.signature(function).parameters.values():
+		if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+			raise TypeError(f"tool {handle!r}: *args and **kwargs cannot be tool input")
+		annotation = hints.get(param.name, Any)
+		if annotation is ToolContext:
+			context_param = param.name
+			continue
+		default = ... if param.default is param.empty else param.default
+		fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
+	model = create_model(f"{handle}_input", __config__=ConfigDict(extra="forbid"), **fields)
+	try:
+		schema = _clean(model.model_json_schema())
+	except Exception as exc:
+		raise TypeError(f"tool {handle!r}: its parameters have no JSON Schema: {exc}") from exc
+	returns = hints.get("return")
+	output_schema = None
+	if returns not in (None, Any, type(None)):
+		try:
+			output_schema = _clean(TypeAdapter(returns).json_schema())
+		except Exception:
+			output_schema = None  # a guide only: a return type without a schema is fine
+	names = list(fields)
+	is_async = inspect.iscoroutinefunction(function)
+
+	async def call(input: dict[str, Any], context: ToolContext) -> Any:
+		from pydantic import ValidationError
+
+		from openmolt_core.errors import ToolError
+
+		try:
+			parsed = model.model_validate(input)
+		except ValidationError as exc:
+			raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
+		kwargs = {n: getattr(parsed, n) for n in names}
+		if context_param is not None:
+			kwargs[context_param] = context
+		if is_async:
+			result = await function(**kwargs)
+		else:
+			import anyio
+
+			result = await anyio.to_thread.run_sync(functools.partial(function, **kwargs))
+			if inspect.isawaitable(result):
+				result = await result
+		return result
+
+	return FunctionTool(
+		handle=handle,
+		description=description or summary or handle,
+		function=call,
+		input_schema=schema,
+		output_schema=output_schema,
+		scopes=tuple(scopes),
+	)

@@ -113,6 +113,8 @@ def estimate(model_id: str, tokens: int) -> tuple[float | None, str]:
 def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: bool) -> None:
 	"""Print the maestro prompt, the first message, the visible tools and the cost of one step."""
 	system = agent.system_prompt()
+	fitted = agent.structured_output()
+	structured = {"mode": fitted.mode, "notes": list(fitted.notes)}
 	first = agent.first_message(input, RunState())
 	chars = len(system) + len(first)
 	tokens = (chars + 3) // 4
@@ -128,6 +130,7 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 			"system": system,
 			"first_message": first,
 			"tools": tools,
+			"structured_output": structured,
 			"characters": chars,
 			"estimated_tokens": tokens,
 			"token_estimate": "characters / 4",
@@ -142,6 +145,9 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		out.write(f"  {tool['tool']}: {tool['description']}\n")
 	if not tools:
 		out.write("  (none)\n")
+	out.write(f"\n=== structured output: {fitted.mode} ===\n")
+	for note in fitted.notes:
+		out.write(f"  {note}\n")
 	out.write("\n=== estimate ===\n")
 	out.write(f"prompt: {chars} characters ≈ {tokens} tokens (characters / 4, a rough estimate)\n")
 	out.write(f"cost: {cost_text}\n")

@@ -14,12 +14,14 @@ from typing import IO, Any, Literal
 import anyio
 
 from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.commands import PLAN_STATUSES
 
 __all__ = ["Progress", "ask_on_terminal", "to_json"]
 
 Mode = Literal["spinner", "plain", "json"]
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_MARKS = {"completed": "x", "inProgress": ">", "failed": "!", "pending": " "}
+_MARKS = dict(zip(PLAN_STATUSES, (" ", ">", "x", "!"), strict=True))
+"""The mark of each plan status (pending, inProgress, completed, failed), in that order."""
 
 
 def to_json(value: Any) -> Any:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
 	BaseModel,
 	ConfigDict,
 	Field,
+	SkipValidation,
 	ValidationError,
 	field_validator,
 	model_validator,
@@ -26,7 +27,7 @@ from pydantic import (
 
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations.templating import parse_template
-from openmolt_core.tools import FunctionTool, schema_of
+from openmolt_core.tools import FunctionTool, Tool, schema_of
 
 __all__ = [
 	"ApiSetup",
@@ -80,7 +81,9 @@ CredentialType = Literal["bearer", "custom", "oauth2", "basic", "aws_sigv4"]
 
 
 class _Spec(BaseModel):
-	model_config = ConfigDict(
+	"""Base of the integration models: frozen, closed, fields by name or by alias."""
+
+	model_config: ClassVar[ConfigDict] = ConfigDict(
 		extra="forbid", populate_by_name=True, frozen=True, arbitrary_types_allowed=True
 	)
 
@@ -257,6 +260,7 @@ class HttpTool(_Spec):
 
 
 ToolSpec = HttpTool | FunctionTool
+"""A tool as declared in an integration's data: an HTTP request, or Python code."""
 
 
 def _template_strings(value: Any, where: str) -> list[tuple[str, str]]:
@@ -377,9 +381,9 @@ def _function_tool(value: dict[str, Any], where: str) -> FunctionTool:
 	)
 
 
-def _tool_from(value: Any, index: int) -> ToolSpec:
+def _tool_from(value: Any, index: int) -> HttpTool | Tool:
 	where = f"tools[{index}]"
-	if isinstance(value, (HttpTool, FunctionTool)):
+	if isinstance(value, (HttpTool, FunctionTool, Tool)):
 		return value
 	if not isinstance(value, dict):
 		raise ValueError(
@@ -419,7 +423,7 @@ class Integration(_Spec):
 	api_setup: ApiSetup = Field(default_factory=ApiSetup, alias="apiSetup")
 	credential_setup: list[Credential] = Field(default_factory=list, alias="credentialSetup")
 	scopes: dict[str, str] = Field(default_factory=dict)
-	tools: list[Any] = Field(default_factory=list)
+	tools: Annotated[list[HttpTool | Tool], SkipValidation] = Field(default_factory=list)
 	docs: str = ""
 	source: Any = Field(default=None, exclude=True, repr=False)
 

@@ -1,0 +1,156 @@
+"""The JSON Schema of one agent's reply, derived from the command models.
+
+The schema says exactly what the parser accepts for this agent: ``callTool`` is one variant per
+visible tool (its handle as a ``const``, its own input schema), ``requestHumanInput`` appears only
+when a person can answer, and ``finish.output`` is the agent's output schema. Providers fit this
+canonical schema to their structured-output dialect (`openmolt_core.structured`); a property test
+checks that every reply the schema accepts, the parser accepts, and the reverse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from openmolt_core.commands import COMMANDS, CallTool, Finish, RequestHumanInput
+
+__all__ = ["Envelope", "ToolSchema", "command_schema"]
+
+_DROP = frozenset({"title", "description"})
+
+
+def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+	"""The schema with local ``$ref``s replaced by their definitions and annotations dropped."""
+	if isinstance(schema, list):
+		return [_inline(s, defs) for s in schema]
+	if not isinstance(schema, dict):
+		return schema
+	ref = schema.get("$ref")
+	if isinstance(ref, str) and ref.startswith("#/$defs/"):
+		return _inline(defs[ref.rsplit("/", 1)[1]], defs)
+	literal = "const" in schema or "enum" in schema  # the values say the type
+	return {
+		k: (v if k in ("enum", "const", "default", "required") else _inline(v, defs))
+		for k, v in schema.items()
+		if k not in _DROP and k != "$defs" and not (literal and k == "type")
+	}
+
+
+@cache
+def command_schema(command: type[BaseModel]) -> dict[str, Any]:
+	"""The JSON Schema of one command class, self-contained, without titles or descriptions.
+
+	Args:
+		command: A class of `openmolt_core.commands.COMMANDS`.
+
+	Returns:
+		A schema that is shared: copy it before changing it.
+	"""
+	raw = command.model_json_schema(by_alias=True)
+	out: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
+	return out
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSchema:
+	"""One tool as the reply schema sees it.
+
+	Args:
+		handle: The tool's full handle (``integration.tool``).
+		input_schema: JSON Schema of its input object.
+	"""
+
+	handle: str
+	input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+	"""The reply schema of one agent, in parts a provider can fit to its dialect.
+
+	Args:
+		tools: The tools the agent may call, in the order of its tools list.
+		output_schema: The JSON Schema ``finish.output`` must match (None: any JSON value).
+		human_input: Whether ``requestHumanInput`` is allowed.
+	"""
+
+	tools: tuple[ToolSchema, ...] = ()
+	output_schema: dict[str, Any] | None = None
+	human_input: bool = False
+	_schema: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+	@classmethod
+	def build(
+		cls,
+		tools: Sequence[ToolSchema],
+		*,
+		output_schema: dict[str, Any] | None,
+		human_input: bool,
+	) -> Envelope:
+		"""The envelope for an agent's visible tools, output schema and human-input setting."""
+		return cls(tuple(tools), output_schema, human_input)
+
+	def tool_variant(
+		self, tool: ToolSchema, input_schema: dict[str, Any] | None = None
+	) -> dict[str, Any]:
+		"""The ``callTool`` variant for one tool (with another input schema when given)."""
+		return {
+			"type": "object",
+			"properties": {
+				"type": {"const": "callTool"},
+				"tool": {"const": tool.handle},
+				"input": tool.input_schema if input_schema is None else input_schema,
+			},
+			"required": ["type", "tool", "input"],
+			"additionalProperties": False,
+		}
+
+	def finish_variant(self, output_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+		"""The ``finish`` variant (with another output schema when given)."""
+		base = command_schema(Finish)
+		schema = self.output_schema if output_schema is None else output_schema
+		props = dict(base["properties"])
+		required = list(base["required"])
+		if schema is None:
+			props["output"] = {"default": None}
+		else:
+			props["output"] = schema
+			required.append("output")
+		return {**base, "properties": props, "required": required}
+
+	def other_variants(self) -> list[dict[str, Any]]:
+		"""The variants of the commands other than ``callTool`` and ``finish``, in order."""
+		return [
+			command_schema(c)
+			for c in COMMANDS
+			if c not in (CallTool, Finish) and (self.human_input or c is not RequestHumanInput)
+		]
+
+	def wrap(self, variants: Sequence[dict[str, Any]]) -> dict[str, Any]:
+		"""The whole reply schema around a list of command variants."""
+		return {
+			"type": "object",
+			"properties": {
+				"commands": {"type": "array", "items": {"anyOf": list(variants)}, "minItems": 1}
+			},
+			"required": ["commands"],
+			"additionalProperties": False,
+		}
+
+	def schema(self) -> dict[str, Any]:
+		"""The canonical reply schema (built once; shared, so copy it before changing it)."""
+		if not self._schema:
+			variants = [self.tool_variant(t) for t in self.tools]
+			variants += self.other_variants()
+			variants.append(self.finish_variant())
+			self._schema.update(self.wrap(variants))
+		return self._schema
+
+	def size(self) -> int:
+		"""The canonical schema's size in bytes, as compact JSON."""
+		return len(json.dumps(self.schema(), separators=(",", ":"), ensure_ascii=False).encode())

@@ -1,0 +1,235 @@
+"""Replies that cannot derail a run: the parser's rules, caps, and errors that keep the state."""
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from openmolt import FunctionTool, OpenMolt, RunError
+from openmolt_core import ModelRequest, ModelResponse, Usage
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_plan
+
+pytestmark = pytest.mark.anyio
+
+ADD = {
+	"type": "object",
+	"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+	"required": ["a", "b"],
+	"additionalProperties": False,
+}
+OUT = {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]}
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
+
+
+class Truncating:
+	"""A provider whose first reply is cut at the output limit (but happens to parse)."""
+
+	name = "trunc"
+
+	def __init__(self, replies: list[tuple[str, str]]) -> None:
+		self.replies = replies
+		self.requests: list[ModelRequest] = []
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.requests.append(replace(request, messages=list(request.messages)))
+		text, reason = self.replies[len(self.requests) - 1]
+		return ModelResponse(text=text, usage=Usage(1, 1), finish_reason=reason)
+
+
+def agent_with(model: Any, ran: list[Any] | None = None, **options: Any) -> Any:
+	ran = ran if ran is not None else []
+	tool = FunctionTool(
+		handle="add", description="", function=lambda i, c: ran.append(i) or 3, input_schema=ADD
+	)
+	om = OpenMolt(entry_points=False)
+	return om.create_agent(name="R", model=model, tools=[tool], output_schema=OUT, **options)
+
+
+def results(model: Any, call: int) -> list[dict[str, Any]]:
+	return json.loads(model.requests[call].messages[-1].content)["results"]
+
+
+def envelope(*commands: dict[str, Any]) -> str:
+	return json.dumps({"commands": list(commands)})
+
+
+async def test_a_truncated_reply_runs_nothing_even_when_it_parses() -> None:
+	"""finish_reason max_tokens: none of the reply runs, and the model is told why."""
+	ran: list[Any] = []
+	model = Truncating(
+		[
+			(envelope(call_tool("local.add", a=1, b=2)), "max_tokens"),
+			(envelope(finish(result="x")), "stop"),
+		]
+	)
+	result = await agent_with(model, ran).run()
+	assert ran == [] and result.status == "success"
+	[error] = results(model, 1)
+	assert (
+		"cut off at the output token limit" in error["error"]
+		and "none of it was run" in error["error"]
+	)
+
+
+async def test_a_reply_with_two_json_objects_runs_nothing() -> None:
+	"""Two envelopes in one reply: which one was meant is a guess, so neither runs."""
+	ran: list[Any] = []
+	two = (
+		envelope(call_tool("local.add", a=1, b=2))
+		+ "\n"
+		+ envelope(call_tool("local.add", a=3, b=4))
+	)
+	model = ScriptedModel([two, finish(result="x")])
+	await agent_with(model, ran).run()
+	assert ran == []
+	assert "held 2 JSON objects" in model.last_turn()["results"][0]["error"]
+
+
+async def test_commands_after_finish_are_named_as_ignored() -> None:
+	"""finish ends the reply: later commands do not run, and each one is reported."""
+	ran: list[Any] = []
+	errors: list[Any] = []
+	model = ScriptedModel(
+		[[finish(result="done"), call_tool("local.add", a=1, b=1), update_plan("x")]]
+	)
+	agent = agent_with(model, ran)
+	agent.on("error", errors.append)
+	result = await agent.run()
+	assert result.status == "success" and ran == []
+	ignored = [e.message for e in errors if e.kind == "ignored"]
+	assert ignored == [
+		"command 1 (callTool) did not run: it came after finish",
+		"command 2 (updatePlan) did not run: it came after finish",
+	]
+
+
+async def test_commands_after_an_answered_question_are_reported_to_the_model() -> None:
+	"""requestHumanInput ends the reply too; the model reads which commands did not run."""
+	ran: list[Any] = []
+	model = ScriptedModel(
+		[[ask_human("ok?"), call_tool("local.add", a=1, b=1)], finish(result="x")]
+	)
+	await agent_with(model, ran, on_human_input_request=lambda q: "yes").run()
+	assert ran == []
+	assert results(model, 1) == [
+		{"command": "requestHumanInput", "ok": True, "result": "yes"},
+		{"ok": False, "error": "command 1 (callTool) did not run: it came after requestHumanInput"},
+	]
+
+
+async def test_a_valid_command_next_to_an_invalid_one_does_not_run_and_both_are_named() -> None:
+	"""All or nothing: the model hears about the invalid command and the valid one that did not run."""
+	ran: list[Any] = []
+	model = ScriptedModel(
+		[[call_tool("local.add", a=1, b=2), call_tool("local.add", a="x", b=2)], finish(result="x")]
+	)
+	await agent_with(model, ran).run()
+	assert ran == []
+	invalid, not_run = results(model, 1)
+	assert "command 1 (callTool local.add): invalid input" in invalid["error"]
+	assert "command(s) 0 were valid but did not run" in not_run["error"]
+
+
+async def test_a_reply_nested_a_thousand_levels_is_an_error_for_the_model_not_a_crash() -> None:
+	"""Deep nesting is refused with a clear error; the run goes on and keeps its state."""
+	deep = (
+		'{"commands": [{"type": "callTool", "tool": "local.add", "input": '
+		+ "[" * 1000
+		+ "]" * 1000
+		+ "}]}"
+	)
+	model = ScriptedModel([deep, finish(result="x")])
+	result = await agent_with(model).run()
+	assert result.status == "success"
+	assert "nested too deeply" in results(model, 1)[0]["error"]
+
+
+@pytest.mark.parametrize("depth", [70, 5000])
+async def test_deep_nesting_in_prose_is_refused_too(depth: int) -> None:
+	"""Deep nesting inside prose around the JSON is refused the same way."""
+	text = "Here: " + '{"type": "finish", "output": ' + "[" * depth + "]" * depth + "} ok"
+	model = ScriptedModel([text, finish(result="x")])
+	result = await agent_with(model).run()
+	assert result.status == "success"
+	assert "nested too deeply" in results(model, 1)[0]["error"]
+
+
+async def test_a_reply_over_the_size_cap_runs_nothing_and_is_not_kept_whole() -> None:
+	"""A reply past max_reply_chars is refused; the history keeps only its start."""
+	big = envelope(call_tool("local.add", a=1, b=2)) + " " * 5000
+	model = ScriptedModel([big, finish(result="x")])
+	agent = agent_with(model, config={"max_reply_chars": 2000})
+	result = await agent.run()
+	assert "more than the 2000 allowed" in results(model, 1)[0]["error"]
+	assert len(result.history[1].content) <= 1000
+
+
+async def test_broken_json_of_a_megabyte_gets_one_clear_error() -> None:
+	"""Unbalanced braces across a megabyte of text are parsed once, linearly, into one error."""
+	text = '{"a": "' + "{" * 300_000 + '" ' + "{" * 300_000
+	model = ScriptedModel([text, finish(result="x")])
+	result = await agent_with(model).run()
+	assert result.status == "success"
+	assert "not valid JSON" in results(model, 1)[0]["error"]
+
+
+async def test_unknown_names_get_the_nearest_ones_first() -> None:
+	"""With many tools, an unknown tool gets the closest handles, not the whole list."""
+	tools = [
+		FunctionTool(
+			handle=f"tool{i:02d}", description="", function=lambda i, c: 1, input_schema=ADD
+		)
+		for i in range(50)
+	]
+	tools.append(
+		FunctionTool(
+			handle="sendMessage", description="", function=lambda i, c: 1, input_schema=ADD
+		)
+	)
+	model = ScriptedModel([call_tool("local.sendMesage", a=1, b=2), finish(result="x")])
+	om = OpenMolt(entry_points=False)
+	await om.create_agent(name="N", model=model, tools=tools, output_schema=OUT).run()
+	error = results(model, 1)[0]["error"]
+	assert "did you mean 'local.sendMessage'?" in error and len(error) < 200
+
+
+async def test_an_unknown_field_gets_the_nearest_field_name() -> None:
+	"""A misspelled command field is named with the field it probably meant."""
+	model = ScriptedModel([{"type": "finish", "outptu": {"result": "x"}}, finish(result="x")])
+	await agent_with(model).run()
+	error = results(model, 1)[0]["error"]
+	assert "outptu" in error and "did you mean 'output'" in error
+
+
+class Exploding:
+	name = "boom"
+	calls = 0
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.calls += 1
+		if self.calls == 1:
+			return ModelResponse(text=envelope(call_tool("local.add", a=1, b=2)), usage=Usage(1, 1))
+		return ModelResponse(text=envelope(finish(result="x")), usage=Usage(1, 1))
+
+
+async def test_an_unexpected_exception_in_a_step_is_a_run_error_with_the_state(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A bug inside a step ends the run as RunError carrying the state, never a bare exception."""
+	from openmolt_core import _execute
+
+	def broken(*args: Any, **kwargs: Any) -> Any:
+		raise RecursionError("maximum recursion depth exceeded")
+
+	monkeypatch.setattr(_execute, "trim", broken)
+	agent = agent_with(Exploding())
+	with pytest.raises(RunError, match="RecursionError") as info:
+		await agent.run("go")
+	state = info.value.result.state
+	assert info.value.result.status == "error" and state.steps == 1
+	assert agent.last_state is state
