@@ -1,0 +1,48 @@
+"""The npm references of the social conformance tests, cached in ``.cache/refs/``.
+
+``nox -s tests`` packs them (noxfile.py ``NPM_REFS``); by hand:
+``npm pack <package>@<version> --pack-destination .cache/refs`` from the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+REFS = Path(os.environ.get("OPENMOLT_REFS_DIR", ROOT / ".cache" / "refs"))
+
+# package, version, tarball name; noxfile.py packs the same list.
+NPM_REFS = {
+	# Telegram Bot API type declarations (grammY), see test_social_telegram_reference.py.
+	"grammy": ("@grammyjs/types", "5.0.0", "grammyjs-types-5.0.0.tgz"),
+	# Meta's official Node.js Business SDK: how it encodes Graph API request bodies.
+	"fb-node": (
+		"facebook-nodejs-business-sdk",
+		"24.0.1",
+		"facebook-nodejs-business-sdk-24.0.1.tgz",
+	),
+	# Discord's OpenAPI document, as TypeScript and Zod schemas generated from it.
+	"discord": ("discord-api-spec", "10.0.266135", "discord-api-spec-10.0.266135.tgz"),
+}
+
+
+def npm_member(key: str, member: str) -> str:
+	"""One text file of a cached npm reference, or a failure naming the command that fetches it."""
+	package, version, filename = NPM_REFS[key]
+	path = REFS / filename
+	if not path.is_file():
+		pytest.fail(
+			f"official reference {package}@{version} is not cached at {path}; run "
+			f"`npm pack {package}@{version} --pack-destination .cache/refs` from the repository "
+			"root (or `uv run nox -s tests`, which does it)",
+			pytrace=False,
+		)
+	with tarfile.open(path, "r:gz") as tar:
+		handle = tar.extractfile(f"package/{member}")
+		if handle is None:
+			pytest.fail(f"{member} is missing from {package}@{version}", pytrace=False)
+		return handle.read().decode("utf-8")

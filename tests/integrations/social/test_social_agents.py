@@ -1,0 +1,200 @@
+"""Scripted agents drive Meta Ads, Instagram, Telegram, TikTok and Discord through MockTransport.
+
+Each test lets a ScriptedModel call tools of one integration (found through its entry point) and
+checks the exact requests: method, URL, query, authentication and body.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+Handler = Callable[[httpx.Request], httpx.Response]
+GRAPH = "https://graph.facebook.com/v26.0"
+
+
+class Recorder:
+	"""A mock service: answers from a list, in order, and keeps every request."""
+
+	def __init__(self, *responses: httpx.Response) -> None:
+		self.responses = list(responses)
+		self.requests: list[httpx.Request] = []
+
+	def __call__(self, request: httpx.Request) -> httpx.Response:
+		request.read()
+		self.requests.append(request)
+		return self.responses[len(self.requests) - 1]
+
+
+async def run_agent(
+	integration: str,
+	calls: list[dict[str, Any]],
+	service: Recorder,
+	*,
+	config: dict[str, Any],
+	credential: str | None = None,
+) -> tuple[Any, ScriptedModel]:
+	"""Run a scripted agent bound to one integration; every call must reach the service."""
+	model = ScriptedModel([*calls, finish(result="done")])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	binding: dict[str, Any] = {"integration": integration, "credential": {"config": config}}
+	if credential:
+		binding["credential"]["type"] = credential
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		result = await agent.run("Use the tools.")
+	model.assert_consumed()
+	assert result.status == "success", result
+	assert len(service.requests) == len(calls)
+	return result, model
+
+
+def tool_results(model: ScriptedModel) -> list[dict[str, Any]]:
+	"""Every tool result the model was shown, in order."""
+	out = []
+	for message in model.requests[-1].messages:
+		if message.role != "user":
+			continue
+		turn = json.loads(message.content)
+		if isinstance(turn, dict):
+			out.extend(turn.get("results", []))
+	return out
+
+
+def ok(payload: Any = None) -> httpx.Response:
+	return httpx.Response(200, json=payload if payload is not None else {"id": "1"})
+
+
+def params(request: httpx.Request) -> dict[str, str]:
+	return dict(request.url.params)
+
+
+# Meta Ads ---------------------------------------------------------------------------------------
+
+
+async def test_meta_ads_builds_a_campaign_with_ad_set_budgets_and_searched_targeting() -> None:
+	"""The agent finds targeting and a Page, then creates a campaign without a campaign budget."""
+	service = Recorder(
+		ok({"data": [{"id": "6003139266461", "name": "Yoga", "type": "interests"}]}),
+		ok({"data": [{"key": "2420379", "name": "Lyon", "type": "city"}]}),
+		ok({"data": [{"id": "1122", "name": "Studio", "category": "Gym"}]}),
+		ok({"id": "238"}),
+		ok({"id": "239"}),
+	)
+	targeting = {
+		"geo_locations": {"cities": [{"key": "2420379"}]},
+		"flexible_spec": [{"interests": [{"id": "6003139266461"}]}],
+	}
+	await run_agent(
+		"metaAds",
+		[
+			call_tool("metaAds.searchTargeting", ad_account_id="123", q="yoga", countries=["FR"]),
+			call_tool(
+				"metaAds.searchLocations", q="Lyon", location_types=["city"], country_code="FR"
+			),
+			call_tool("metaAds.listPages", limit=5),
+			call_tool(
+				"metaAds.createCampaign",
+				ad_account_id="act_123",
+				name="Autumn",
+				objective="OUTCOME_TRAFFIC",
+				special_ad_categories=[],
+				is_adset_budget_sharing_enabled=False,
+			),
+			call_tool(
+				"metaAds.createAdSet",
+				ad_account_id="123",
+				campaign_id="238",
+				name="Lyon yoga",
+				daily_budget=2000,
+				billing_event="IMPRESSIONS",
+				optimization_goal="LINK_CLICKS",
+				targeting=targeting,
+			),
+		],
+		service,
+		config={"accessToken": "EAAB-token"},
+	)
+	search, places, pages, campaign, adset = service.requests
+	assert all(r.headers["Authorization"] == "Bearer EAAB-token" for r in service.requests)
+	assert (search.method, search.url.path) == ("GET", "/v26.0/act_123/targetingsearch")
+	assert params(search) == {"q": "yoga", "countries": '["FR"]'}
+	assert (places.method, places.url.path) == ("GET", "/v26.0/search")
+	assert params(places) == {
+		"type": "adgeolocation",
+		"q": "Lyon",
+		"location_types": '["city"]',
+		"country_code": "FR",
+	}
+	assert str(pages.url) == (
+		f"{GRAPH}/me/accounts?fields=id%2Cname%2Ccategory%2Cinstagram_business_account&limit=5"
+	)
+	assert (campaign.method, str(campaign.url)) == ("POST", f"{GRAPH}/act_123/campaigns")
+	assert campaign.headers["Content-Type"] == "application/json"
+	assert json.loads(campaign.content) == {
+		"name": "Autumn",
+		"objective": "OUTCOME_TRAFFIC",
+		"status": "PAUSED",
+		"special_ad_categories": [],
+		"is_adset_budget_sharing_enabled": False,
+	}
+	assert (adset.method, str(adset.url)) == ("POST", f"{GRAPH}/act_123/adsets")
+	assert json.loads(adset.content) == {
+		"name": "Lyon yoga",
+		"campaign_id": "238",
+		"status": "PAUSED",
+		"daily_budget": 2000,
+		"billing_event": "IMPRESSIONS",
+		"optimization_goal": "LINK_CLICKS",
+		"targeting": targeting,
+	}
+
+
+async def test_meta_ads_lists_campaigns_and_reads_insights() -> None:
+	"""List filters go out JSON-encoded in the query; insights join breakdowns with commas."""
+	service = Recorder(
+		ok({"data": [{"id": "1", "name": "Spring"}], "paging": {"cursors": {"after": "x"}}}),
+		ok({"data": [{"impressions": "100"}]}),
+	)
+	await run_agent(
+		"metaAds",
+		[
+			call_tool(
+				"metaAds.listCampaigns",
+				ad_account_id="act_123",
+				effective_status=["ACTIVE"],
+				limit=10,
+			),
+			call_tool(
+				"metaAds.getInsights",
+				object_id="238",
+				date_preset="last_7d",
+				breakdowns=["age", "gender"],
+				time_range={"since": "2026-11-01", "until": "2026-11-07"},
+			),
+		],
+		service,
+		config={"accessToken": "EAAB-token"},
+	)
+	listing, insights = service.requests
+	assert params(listing) == {
+		"fields": "id,name,status,effective_status,objective,daily_budget,lifetime_budget",
+		"effective_status": '["ACTIVE"]',
+		"limit": "10",
+	}
+	assert insights.url.path == "/v26.0/238/insights"
+	assert params(insights) == {
+		"fields": "impressions,reach,clicks,spend,ctr,cpc,cpm,actions",
+		"date_preset": "last_7d",
+		"time_range": '{"since":"2026-11-01","until":"2026-11-07"}',
+		"breakdowns": "age,gender",
+	}
