@@ -21,7 +21,6 @@ import pytest
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import (
 	discord,
-	instagram,
 	outlook,
 	slack,
 	telegram,
@@ -780,81 +779,6 @@ def test_slack_scopes_and_errors_follow_slack_sdk() -> None:
 	oauth = slack.INTEGRATION.credential("oauth2")
 	assert oauth is not None and oauth.scope_separator == ","
 	assert slack.INTEGRATION.api_setup.error_check == "ok_field"
-
-
-# Instagram --------------------------------------------------------------------------------------
-
-
-def _fb_source(module: str) -> str:
-	path = metadata.distribution("facebook-business").locate_file(
-		f"facebook_business/adobjects/{module}.py"
-	)
-	return Path(str(path)).read_text()
-
-
-def _fb_edges(module: str) -> dict[tuple[str, str], dict[str, Any]]:
-	src = _fb_source(module)
-	out: dict[tuple[str, str], dict[str, Any]] = {}
-	for match in re.finditer(
-		r"\n    def \w+\(self, fields=None, params=None.*?return request", src, re.S
-	):
-		body = match.group(0)
-		types = re.search(r"param_types = \{(.*?)\n        \}", body, re.S)
-		target = re.search(r"target_class=(\w+)", body)
-		method = re.search(r"method='(\w+)'", body)
-		endpoint = re.search(r"endpoint='([^']*)'", body)
-		assert method and endpoint
-		out[(method.group(1), endpoint.group(1))] = {
-			"params": set(re.findall(r"'([\w.]+)':", types.group(1))) if types else set(),
-			"target": target.group(1) if target else None,
-		}
-	return out
-
-
-def _fb_fields(module: str) -> set[str]:
-	src = _fb_source(module)
-	block = re.search(r"class Field\(AbstractObject\.Field\):\n(.*?)\n\n", src, re.S)
-	assert block, module
-	return set(re.findall(r"(\w+) = '", block.group(1)))
-
-
-_IG_NODES = {
-	"config.igUserId": "iguser",
-	"input.media_id": "igmedia",
-	"input.comment_id": "igcomment",
-	"input.container_id": "shadowigmediabuilder",
-}
-
-
-def test_instagram_tools_match_the_facebook_business_sdk() -> None:
-	"""Each Instagram tool is a node or edge call of facebook-business 26 with its parameters and fields."""
-	assert metadata.version("facebook-business").startswith("26.")
-	apiconfig = Path(
-		str(
-			metadata.distribution("facebook-business").locate_file("facebook_business/apiconfig.py")
-		)
-	)
-	assert "'v26.0'" in apiconfig.read_text()
-	assert instagram.INTEGRATION.api_setup.base_url == "https://graph.facebook.com/v26.0"
-	for tool in instagram.INTEGRATION.tools:
-		match = re.fullmatch(r"/\{\{ ([\w.]+) \}\}(/\w+)?", tool.endpoint)
-		assert match, tool.endpoint
-		module = _IG_NODES[match.group(1)]
-		edges = _fb_edges(module)
-		key = (tool.method, match.group(2) or "/")
-		assert key in edges, f"{tool.handle}: {key} is not an endpoint of {module}"
-		edge = edges[key]
-		names = set(tool.query_params) | (set(tool.body) if isinstance(tool.body, dict) else set())
-		unknown = names - edge["params"] - _GRAPH_COMMON
-		assert not unknown, f"{tool.handle}: parameters {unknown}"
-		fields = tool.query_params.get("fields")
-		if fields and "{{" not in fields:
-			target = module if key[1] == "/" else edge["target"]
-			target_module = target.lower()
-			# Graph field expansion may also name the target's edges (replies{...}).
-			known = _fb_fields(target_module) | {e.strip("/") for _, e in _fb_edges(target_module)}
-			asked = {f.split("{")[0] for f in re.sub(r"\{[^}]*\}", "", fields).split(",")}
-			assert asked <= known, f"{tool.handle}: fields {asked - known}"
 
 
 # Telegram ---------------------------------------------------------------------------------------

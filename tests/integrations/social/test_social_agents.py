@@ -198,3 +198,93 @@ async def test_meta_ads_lists_campaigns_and_reads_insights() -> None:
 		"time_range": '{"since":"2026-11-01","until":"2026-11-07"}',
 		"breakdowns": "age,gender",
 	}
+
+
+# Instagram --------------------------------------------------------------------------------------
+
+
+async def test_instagram_finds_its_account_from_the_token_then_reads_stories() -> None:
+	"""With no igUserId configured, the agent reads the account id from listAccounts and uses it."""
+	service = Recorder(
+		ok(
+			{
+				"data": [
+					{
+						"id": "1122",
+						"name": "Studio",
+						"instagram_business_account": {"id": "17841400", "username": "studio"},
+					}
+				]
+			}
+		),
+		ok({"data": [{"id": "9001", "media_type": "IMAGE"}]}),
+	)
+	await run_agent(
+		"instagram",
+		[
+			call_tool("instagram.listAccounts"),
+			call_tool("instagram.listStories", ig_user_id="17841400"),
+		],
+		service,
+		config={"accessToken": "EAAG-token"},
+	)
+	accounts, stories = service.requests
+	assert accounts.headers["Authorization"] == "Bearer EAAG-token"
+	assert (accounts.method, accounts.url.path) == ("GET", "/v26.0/me/accounts")
+	assert params(accounts) == {"fields": "id,name,instagram_business_account{id,username,name}"}
+	assert stories.url.path == "/v26.0/17841400/stories"
+	assert params(stories) == {
+		"fields": "id,caption,media_type,media_url,permalink,thumbnail_url,timestamp"
+	}
+
+
+async def test_instagram_searches_a_hashtag_and_answers_a_message() -> None:
+	"""Hashtag search and media use the configured account; a DM is a JSON body to /messages."""
+	service = Recorder(
+		ok({"data": [{"id": "17843853986012965"}]}),
+		ok({"data": [{"id": "1", "caption": "#bluebottle"}]}),
+		ok({"recipient_id": "6543", "message_id": "m_1"}),
+	)
+	await run_agent(
+		"instagram",
+		[
+			call_tool("instagram.searchHashtag", q="bluebottle"),
+			call_tool("instagram.getHashtagRecentMedia", hashtag_id="17843853986012965", limit=5),
+			call_tool(
+				"instagram.sendMessage",
+				recipient={"id": "6543"},
+				message={"text": "Thanks for writing!"},
+			),
+		],
+		service,
+		config={"accessToken": "EAAG-token", "igUserId": "17841400"},
+	)
+	search, media, message = service.requests
+	assert str(search.url) == f"{GRAPH}/ig_hashtag_search?user_id=17841400&q=bluebottle"
+	assert media.url.path == "/v26.0/17843853986012965/recent_media"
+	assert params(media) == {
+		"user_id": "17841400",
+		"fields": "id,caption,media_type,media_url,permalink,timestamp,like_count,comments_count",
+		"limit": "5",
+	}
+	assert (message.method, str(message.url)) == ("POST", f"{GRAPH}/17841400/messages")
+	assert message.headers["Content-Type"] == "application/json"
+	assert json.loads(message.content) == {
+		"recipient": {"id": "6543"},
+		"message": {"text": "Thanks for writing!"},
+	}
+
+
+async def test_instagram_account_tool_without_any_account_id_is_refused() -> None:
+	"""Without ig_user_id and igUserId, an account tool fails with a message, not a bad request."""
+	service = Recorder()
+	model = ScriptedModel([call_tool("instagram.getAccount"), finish(result="done")])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	binding = {"integration": "instagram", "credential": {"config": {"accessToken": "EAAG"}}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		result = await agent.run("Use the tools.")
+	assert service.requests == []
+	(shown,) = tool_results(model)
+	assert "error" in json.dumps(shown).lower()
+	assert result.status == "success"

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from _social_refs import npm_member
 from facebook_business import apiconfig
+from facebook_business.adobjects.abstractcrudobject import AbstractCrudObject
 from facebook_business.adobjects.ad import Ad
 from facebook_business.adobjects.adaccount import AdAccount
 from facebook_business.adobjects.adaccounttargetingunified import AdAccountTargetingUnified
@@ -24,8 +25,14 @@ from facebook_business.adobjects.adreportrun import AdReportRun
 from facebook_business.adobjects.adset import AdSet
 from facebook_business.adobjects.adsinsights import AdsInsights
 from facebook_business.adobjects.campaign import Campaign
+from facebook_business.adobjects.igcomment import IGComment
+from facebook_business.adobjects.igmedia import IGMedia
+from facebook_business.adobjects.iguser import IGUser
 from facebook_business.adobjects.page import Page
+from facebook_business.adobjects.shadowighashtag import ShadowIGHashtag
+from facebook_business.adobjects.shadowigmediabuilder import ShadowIGMediaBuilder
 from facebook_business.adobjects.targetingsearch import TargetingSearch
+from facebook_business.adobjects.unifiedthread import UnifiedThread
 from facebook_business.adobjects.user import User
 from facebook_business.api import FacebookAdsApi, FacebookRequest
 
@@ -274,3 +281,99 @@ def test_a_wrong_meta_ads_request_fails_the_check(handle: str, broken: str) -> N
 	"""A wrong method, path, query name or body name of a Meta Ads tool fails its SDK check."""
 	with pytest.raises(AssertionError):
 		check_graph(_broken(meta_ads.INTEGRATION, handle, broken), META_CALLS, META_UNCHECKABLE)
+
+
+# Instagram --------------------------------------------------------------------------------------
+
+IG_CALLS: Calls = {
+	"getAccount": [lambda: IGUser("42").api_get(pending=True)],
+	"listMedia": [lambda: IGUser("42").get_media(pending=True)],
+	"getMedia": [lambda: IGMedia("42").api_get(pending=True)],
+	"createMediaContainer": [lambda: IGUser("42").create_media(pending=True)],
+	"getContainerStatus": [lambda: ShadowIGMediaBuilder("42").api_get(pending=True)],
+	"publishMedia": [lambda: IGUser("42").create_media_publish(pending=True)],
+	"getPublishingLimit": [lambda: IGUser("42").get_content_publishing_limit(pending=True)],
+	"listComments": [lambda: IGMedia("42").get_comments(pending=True)],
+	"commentOnMedia": [lambda: IGMedia("42").create_comment(pending=True)],
+	"replyToComment": [lambda: IGComment("42").create_reply(pending=True)],
+	"hideComment": [lambda: IGComment("42").api_update(pending=True)],
+	"deleteComment": [lambda: IGComment("42").api_delete(pending=True)],
+	"getMediaInsights": [lambda: IGMedia("42").get_insights(pending=True)],
+	"getAccountInsights": [lambda: IGUser("42").get_insights(pending=True)],
+	"listAccounts": [lambda: User("me").get_accounts(pending=True)],
+	"listStories": [lambda: IGUser("42").get_stories(pending=True)],
+	"getHashtagTopMedia": [lambda: ShadowIGHashtag("42").get_top_media(pending=True)],
+	"getHashtagRecentMedia": [lambda: ShadowIGHashtag("42").get_recent_media(pending=True)],
+	"listConversations": [lambda: IGUser("42").get_conversations(pending=True)],
+	"listMessages": [lambda: UnifiedThread("42").get_messages(pending=True)],
+	"sendMessage": [lambda: IGUser("42").create_message(pending=True)],
+}
+IG_UNCHECKABLE = {"searchHashtag"}
+# The SDK types these edges' results as AbstractCrudObject; their object classes list the fields.
+IG_FIELD_CLASSES: dict[str, Any] = {"listConversations": UnifiedThread}
+IG_FIELDS_UNCHECKABLE = {"listMessages"}
+"""The SDK has no class for a conversation's messages (listed in the integration's docs)."""
+
+
+def _known_fields(cls: Any) -> set[str]:
+	"""A class's fields and, since Graph field expansion may name them, its edges."""
+	names = _values(cls.Field)
+	for attr in vars(cls).values():
+		endpoint = getattr(attr, "__code__", None)
+		if endpoint is not None:
+			names |= {
+				c.strip("/") for c in endpoint.co_consts if isinstance(c, str) and c[:1] == "/"
+			}
+	return names
+
+
+def test_instagram_tools_are_sdk_requests() -> None:
+	"""Every Instagram tool but searchHashtag has the method, path and params of its SDK call."""
+	tools = _tools(instagram.INTEGRATION)
+	assert set(IG_CALLS) | IG_UNCHECKABLE == set(tools)
+	assert check_graph(instagram.INTEGRATION, IG_CALLS, IG_UNCHECKABLE) == len(IG_CALLS)
+
+
+@pytest.mark.parametrize("handle", sorted(set(IG_CALLS) - IG_FIELDS_UNCHECKABLE))
+def test_instagram_fields_are_sdk_fields(handle: str) -> None:
+	"""The fields each Instagram tool asks for are fields (or edges) of the SDK's result class."""
+	tool = _tools(instagram.INTEGRATION)[handle]
+	asked = default_fields(tool)
+	if not asked:
+		return
+	request = IG_CALLS[handle][0]()
+	cls = IG_FIELD_CLASSES.get(handle) or request._target_class
+	if cls is AbstractCrudObject or cls is None:
+		pytest.fail(f"{handle}: the SDK gives no result class; add one to IG_FIELD_CLASSES")
+	assert asked <= _known_fields(cls), f"{handle}: {asked - _known_fields(cls)}"
+
+
+def test_instagram_account_id_comes_from_the_token_or_the_call() -> None:
+	"""listAccounts reads the linked account ids; account tools take ig_user_id, else the config."""
+	tools = _tools(instagram.INTEGRATION)
+	accounts = tools["listAccounts"]
+	assert "instagram_business_account" in default_fields(accounts)
+	assert "instagram_business_account" in _values(Page.Field)
+	for tool in tools.values():
+		if tool.endpoint.startswith("/{{ input.ig_user_id"):
+			assert tool.endpoint.split("}}")[0] + "}}" == (
+				"/{{ input.ig_user_id | default: config.igUserId }}"
+			)
+			assert "ig_user_id" in tool.input_schema["properties"], tool.handle
+			assert "ig_user_id" not in tool.input_schema.get("required", []), tool.handle
+
+
+def test_instagram_conversations_use_the_sdk_platform_value() -> None:
+	"""listConversations asks for the instagram platform, an SDK enum value of the edge."""
+	tool = _tools(instagram.INTEGRATION)["listConversations"]
+	request = IG_CALLS["listConversations"][0]()
+	platforms = {v.lower() for v in request._param_checker._enum_data["platform_enum"]}
+	assert tool.query_params["platform"] in platforms
+
+
+@pytest.mark.parametrize("broken", sorted(_BREAKS))
+@pytest.mark.parametrize("handle", ["createMediaContainer", "listMedia", "sendMessage"])
+def test_a_wrong_instagram_request_fails_the_check(handle: str, broken: str) -> None:
+	"""A wrong method, path, query name or body name of an Instagram tool fails its SDK check."""
+	with pytest.raises(AssertionError):
+		check_graph(_broken(instagram.INTEGRATION, handle, broken), IG_CALLS, IG_UNCHECKABLE)
