@@ -23,7 +23,6 @@ from openmolt_integrations import (
 	discord,
 	outlook,
 	slack,
-	telegram,
 	tiktok,
 	twilio,
 	whatsapp,
@@ -779,124 +778,6 @@ def test_slack_scopes_and_errors_follow_slack_sdk() -> None:
 	oauth = slack.INTEGRATION.credential("oauth2")
 	assert oauth is not None and oauth.scope_separator == ","
 	assert slack.INTEGRATION.api_setup.error_check == "ok_field"
-
-
-# Telegram ---------------------------------------------------------------------------------------
-
-# Parameter names of each method, from https://core.telegram.org/bots/api (Bot API 10.0), one
-# anchor per method, e.g. https://core.telegram.org/bots/api#sendmessage.
-TELEGRAM_METHODS = {
-	"getMe": set(),
-	"sendMessage": {
-		"business_connection_id",
-		"chat_id",
-		"message_thread_id",
-		"text",
-		"parse_mode",
-		"entities",
-		"link_preview_options",
-		"disable_notification",
-		"protect_content",
-		"allow_paid_broadcast",
-		"message_effect_id",
-		"reply_parameters",
-		"reply_markup",
-	},
-	"sendPhoto": {
-		"business_connection_id",
-		"chat_id",
-		"message_thread_id",
-		"photo",
-		"caption",
-		"parse_mode",
-		"caption_entities",
-		"show_caption_above_media",
-		"has_spoiler",
-		"disable_notification",
-		"protect_content",
-		"allow_paid_broadcast",
-		"message_effect_id",
-		"reply_parameters",
-		"reply_markup",
-	},
-	"sendDocument": {
-		"business_connection_id",
-		"chat_id",
-		"message_thread_id",
-		"document",
-		"thumbnail",
-		"caption",
-		"parse_mode",
-		"caption_entities",
-		"disable_content_type_detection",
-		"disable_notification",
-		"protect_content",
-		"allow_paid_broadcast",
-		"message_effect_id",
-		"reply_parameters",
-		"reply_markup",
-	},
-	"editMessageText": {
-		"business_connection_id",
-		"chat_id",
-		"message_id",
-		"inline_message_id",
-		"text",
-		"parse_mode",
-		"entities",
-		"link_preview_options",
-		"reply_markup",
-	},
-	"deleteMessage": {"chat_id", "message_id"},
-	"forwardMessage": {
-		"chat_id",
-		"message_thread_id",
-		"from_chat_id",
-		"video_start_timestamp",
-		"disable_notification",
-		"protect_content",
-		"message_id",
-	},
-	"getUpdates": {"offset", "limit", "timeout", "allowed_updates"},
-	"getFile": {"file_id"},
-	"getChat": {"chat_id"},
-	"sendChatAction": {"business_connection_id", "chat_id", "message_thread_id", "action"},
-	"answerCallbackQuery": {"callback_query_id", "text", "show_alert", "url", "cache_time"},
-	"setWebhook": {
-		"url",
-		"certificate",
-		"ip_address",
-		"max_connections",
-		"allowed_updates",
-		"drop_pending_updates",
-		"secret_token",
-	},
-	"deleteWebhook": {"drop_pending_updates"},
-}
-
-
-def test_telegram_tools_follow_the_bot_api_documentation() -> None:
-	"""Each Telegram tool calls https://api.telegram.org/bot<token>/METHOD with documented parameters.
-
-	Pinned to https://core.telegram.org/bots/api#making-requests ("https://api.telegram.org/bot<token>/METHOD_NAME")
-	and https://core.telegram.org/bots/api#getfile ("https://api.telegram.org/file/bot<token>/<file_path>").
-	"""
-	base = "https://api.telegram.org/bot{{ config.botToken }}"
-	assert telegram.INTEGRATION.api_setup.base_url == base
-	for tool in telegram.INTEGRATION.tools:
-		if tool.handle == "downloadFile":
-			assert tool.base_url == "https://api.telegram.org/file/bot{{ config.botToken }}"
-			assert tool.endpoint == "/{{ input.file_path | path_segments }}"
-			assert (tool.method, tool.response_format) == ("GET", "binary")
-			continue
-		method = tool.endpoint.lstrip("/")
-		assert method in TELEGRAM_METHODS, f"{tool.handle}: {method} is not a Bot API method"
-		assert tool.method == "POST"
-		names = set(tool.body) | set(tool.files)
-		unknown = names - TELEGRAM_METHODS[method]
-		assert not unknown, f"{tool.handle}: {unknown} are not parameters of {method}"
-		if tool.files:
-			assert tool.request_format == "multipart"
 
 
 # TikTok -----------------------------------------------------------------------------------------

@@ -288,3 +288,102 @@ async def test_instagram_account_tool_without_any_account_id_is_refused() -> Non
 	(shown,) = tool_results(model)
 	assert "error" in json.dumps(shown).lower()
 	assert result.status == "success"
+
+
+# Telegram ---------------------------------------------------------------------------------------
+
+TOKEN = "123456:AAH-secret"
+BOT = f"https://api.telegram.org/bot{TOKEN}"
+PNG = "data:image/png;base64,iVBORw0KGgo="
+
+
+def tg(result: Any) -> httpx.Response:
+	return httpx.Response(200, json={"ok": True, "result": result})
+
+
+async def test_telegram_sends_albums_copies_and_edits_buttons() -> None:
+	"""Albums go as JSON (by URL) or multipart (uploads named attach://file<i>); edits are exact."""
+	service = Recorder(
+		tg([{"message_id": 10}, {"message_id": 11}]),
+		tg([{"message_id": 12}, {"message_id": 13}]),
+		tg({"message_id": 14}),
+		tg({"message_id": 14}),
+		tg({"url": "", "pending_update_count": 0}),
+	)
+	album = [
+		{"type": "photo", "media": "https://example.com/a.jpg", "caption": "A"},
+		{"type": "video", "media": "https://example.com/b.mp4"},
+	]
+	keyboard = {"inline_keyboard": [[{"text": "Done", "callback_data": "done"}]]}
+	await run_agent(
+		"telegram",
+		[
+			call_tool("telegram.sendMediaGroup", chat_id=-100200, media=album),
+			call_tool(
+				"telegram.uploadMediaGroup",
+				chat_id=42,
+				media=[
+					{"type": "photo", "media": "attach://file0"},
+					{"type": "photo", "media": "attach://file1", "caption": "two"},
+				],
+				files=[PNG, PNG],
+			),
+			call_tool("telegram.copyMessage", chat_id=42, from_chat_id=-100200, message_id=10),
+			call_tool(
+				"telegram.editMessageReplyMarkup", chat_id=42, message_id=14, reply_markup=keyboard
+			),
+			call_tool("telegram.getWebhookInfo"),
+		],
+		service,
+		config={"botToken": TOKEN},
+	)
+	json_album, upload, copy, edit, webhook = service.requests
+	assert (json_album.method, str(json_album.url)) == ("POST", f"{BOT}/sendMediaGroup")
+	assert json.loads(json_album.content) == {"chat_id": -100200, "media": album}
+	assert str(upload.url) == f"{BOT}/sendMediaGroup"
+	assert upload.headers["Content-Type"].startswith("multipart/form-data; boundary=")
+	body = upload.content.decode("latin-1")
+	assert 'name="chat_id"\r\n\r\n42\r\n' in body
+	media = body.split('name="media"\r\n\r\n')[1].split("\r\n")[0]
+	assert json.loads(media)[1] == {"type": "photo", "media": "attach://file1", "caption": "two"}
+	assert body.count('filename="') == 2
+	assert 'name="file0"; filename=' in body and 'name="file1"; filename=' in body
+	assert json.loads(copy.content) == {"chat_id": 42, "from_chat_id": -100200, "message_id": 10}
+	assert str(copy.url) == f"{BOT}/copyMessage"
+	assert json.loads(edit.content) == {"chat_id": 42, "message_id": 14, "reply_markup": keyboard}
+	assert str(edit.url) == f"{BOT}/editMessageReplyMarkup"
+	assert (webhook.method, str(webhook.url), webhook.content) == (
+		"POST",
+		f"{BOT}/getWebhookInfo",
+		b"{}",
+	)
+
+
+async def test_telegram_sends_video_and_uploads_audio() -> None:
+	"""sendVideo posts the URL as JSON; uploadAudio puts the bytes in the audio part."""
+	service = Recorder(tg({"message_id": 20}), tg({"message_id": 21}))
+	_, model = await run_agent(
+		"telegram",
+		[
+			call_tool(
+				"telegram.sendVideo",
+				chat_id=42,
+				video="https://example.com/clip.mp4",
+				supports_streaming=True,
+			),
+			call_tool("telegram.uploadAudio", chat_id=42, file=PNG, title="Theme", performer="Ana"),
+		],
+		service,
+		config={"botToken": TOKEN},
+	)
+	video, audio = service.requests
+	assert json.loads(video.content) == {
+		"chat_id": 42,
+		"video": "https://example.com/clip.mp4",
+		"supports_streaming": True,
+	}
+	body = audio.content.decode("latin-1")
+	assert str(audio.url) == f"{BOT}/sendAudio"
+	assert 'name="title"\r\n\r\nTheme\r\n' in body and 'name="performer"\r\n\r\nAna\r\n' in body
+	assert 'name="audio"; filename=' in body
+	assert TOKEN not in json.dumps([m.content for m in model.requests[-1].messages])
