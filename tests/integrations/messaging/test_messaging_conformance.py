@@ -23,7 +23,6 @@ from openmolt_integrations import (
 	discord,
 	outlook,
 	slack,
-	tiktok,
 	twilio,
 	whatsapp,
 	x,
@@ -778,106 +777,6 @@ def test_slack_scopes_and_errors_follow_slack_sdk() -> None:
 	oauth = slack.INTEGRATION.credential("oauth2")
 	assert oauth is not None and oauth.scope_separator == ","
 	assert slack.INTEGRATION.api_setup.error_check == "ok_field"
-
-
-# TikTok -----------------------------------------------------------------------------------------
-
-# Requests of the official documentation, page by page.
-TIKTOK_DOCS = {
-	# https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info
-	"getUserInfo": ("GET", "https://open.tiktokapis.com/v2/user/info/", {"fields"}, set()),
-	# https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info
-	"queryCreatorInfo": (
-		"POST",
-		"https://open.tiktokapis.com/v2/post/publish/creator_info/query/",
-		set(),
-		set(),
-	),
-	# https://developers.tiktok.com/doc/content-posting-api-reference-direct-post
-	"initDirectPost": (
-		"POST",
-		"https://open.tiktokapis.com/v2/post/publish/video/init/",
-		set(),
-		{"post_info", "source_info"},
-	),
-	# https://developers.tiktok.com/doc/content-posting-api-reference-upload-video
-	"initInboxUpload": (
-		"POST",
-		"https://open.tiktokapis.com/v2/post/publish/inbox/video/init/",
-		set(),
-		{"source_info"},
-	),
-	# https://developers.tiktok.com/doc/content-posting-api-reference-photo-post
-	"initPhotoPost": (
-		"POST",
-		"https://open.tiktokapis.com/v2/post/publish/content/init/",
-		set(),
-		{"post_info", "source_info", "post_mode", "media_type"},
-	),
-	# https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status
-	"getPostStatus": (
-		"POST",
-		"https://open.tiktokapis.com/v2/post/publish/status/fetch/",
-		set(),
-		{"publish_id"},
-	),
-	# https://developers.tiktok.com/doc/tiktok-api-v2-video-list
-	"listVideos": (
-		"POST",
-		"https://open.tiktokapis.com/v2/video/list/",
-		{"fields"},
-		{"max_count", "cursor"},
-	),
-	# https://developers.tiktok.com/doc/tiktok-api-v2-video-query
-	"queryVideos": ("POST", "https://open.tiktokapis.com/v2/video/query/", {"fields"}, {"filters"}),
-}
-# https://developers.tiktok.com/doc/content-posting-api-reference-direct-post (post_info, source_info)
-TIKTOK_POST_INFO = {
-	"title",
-	"privacy_level",
-	"disable_duet",
-	"disable_stitch",
-	"disable_comment",
-	"video_cover_timestamp_ms",
-	"brand_content_toggle",
-	"brand_organic_toggle",
-	"is_aigc",
-}
-TIKTOK_SOURCE_INFO = {"source", "video_size", "chunk_size", "total_chunk_count", "video_url"}
-
-
-def test_tiktok_tools_follow_the_official_documentation() -> None:
-	"""Each TikTok tool sends the method, URL (with trailing slash) and fields of the documented request."""
-	for tool in http_tools(tiktok.INTEGRATION):
-		if tool.handle == "uploadVideoChunk":
-			# https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide:
-			# PUT {UPLOAD_URL}, Content-Type, Content-Range: bytes {FIRST_BYTE}-{LAST_BYTE}/{TOTAL_BYTE_LENGTH}
-			assert (tool.method, tool.base_url, tool.request_format) == (
-				"PUT",
-				"{{ input.upload_url }}",
-				"binary",
-			)
-			assert (
-				tool.headers["Content-Range"]
-				== "bytes {{ input.first_byte }}-{{ input.last_byte }}/{{ input.total_bytes }}"
-			)
-			continue
-		method, url, query, body = TIKTOK_DOCS[tool.handle]
-		assert (tool.method, urls(tiktok.INTEGRATION, tool)[0]) == (method, url), tool.handle
-		assert set(tool.query_params) == query, tool.handle
-		assert (set(tool.body) if isinstance(tool.body, dict) else set()) == body, tool.handle
-	direct = next(t for t in tiktok.INTEGRATION.tools if t.handle == "initDirectPost")
-	assert set(direct.body["post_info"]) == TIKTOK_POST_INFO
-	source = direct.input_schema["properties"]["source_info"]["properties"]
-	assert set(source) == TIKTOK_SOURCE_INFO
-	oauth = tiktok.INTEGRATION.credential("oauth2")
-	assert oauth is not None
-	# https://developers.tiktok.com/doc/oauth-user-access-token-management
-	assert oauth.token_url == "https://open.tiktokapis.com/v2/oauth/token/"
-	assert oauth.client_id_param == "client_key"
-	# https://developers.tiktok.com/doc/login-kit-web
-	assert oauth.auth_url == "https://www.tiktok.com/v2/auth/authorize/"
-	assert oauth.scope_separator == ","  # "comma (,) separated" in Login Kit for Web
 
 
 # The checks fail on a wrong request -------------------------------------------------------------

@@ -387,3 +387,64 @@ async def test_telegram_sends_video_and_uploads_audio() -> None:
 	assert 'name="title"\r\n\r\nTheme\r\n' in body and 'name="performer"\r\n\r\nAna\r\n' in body
 	assert 'name="audio"; filename=' in body
 	assert TOKEN not in json.dumps([m.content for m in model.requests[-1].messages])
+
+
+# TikTok -----------------------------------------------------------------------------------------
+
+
+def tt(data: Any) -> httpx.Response:
+	return httpx.Response(200, json={"data": data, "error": {"code": "ok", "message": ""}})
+
+
+async def test_tiktok_basic_profile_then_photo_posts_to_inbox_and_profile() -> None:
+	"""getUserInfo asks for basic fields only; inbox and direct photo posts send their modes."""
+	service = Recorder(
+		tt({"user": {"open_id": "o1", "display_name": "Ana"}}),
+		tt({"publish_id": "p_inbox"}),
+		tt({"publish_id": "p_direct"}),
+	)
+	photos = ["https://cdn.example.com/1.jpg", "https://cdn.example.com/2.jpg"]
+	await run_agent(
+		"tiktok",
+		[
+			call_tool("tiktok.getUserInfo"),
+			call_tool("tiktok.uploadPhotosToInbox", photo_images=photos, photo_cover_index=0),
+			call_tool(
+				"tiktok.initPhotoPost",
+				title="Spring",
+				privacy_level="SELF_ONLY",
+				brand_content_toggle=False,
+				brand_organic_toggle=True,
+				photo_images=photos,
+				photo_cover_index=1,
+			),
+		],
+		service,
+		config={"accessToken": "act.token"},
+		credential="bearer",
+	)
+	user, inbox, direct = service.requests
+	assert user.headers["Authorization"] == "Bearer act.token"
+	assert str(user.url) == (
+		"https://open.tiktokapis.com/v2/user/info/?fields="
+		"open_id%2Cunion_id%2Cavatar_url%2Cavatar_url_100%2Cavatar_large_url%2Cdisplay_name"
+	)
+	source = {"source": "PULL_FROM_URL", "photo_images": photos}
+	assert str(inbox.url) == "https://open.tiktokapis.com/v2/post/publish/content/init/"
+	assert json.loads(inbox.content) == {
+		"post_info": {},
+		"source_info": {**source, "photo_cover_index": 0},
+		"post_mode": "MEDIA_UPLOAD",
+		"media_type": "PHOTO",
+	}
+	assert json.loads(direct.content) == {
+		"post_info": {
+			"title": "Spring",
+			"privacy_level": "SELF_ONLY",
+			"brand_content_toggle": False,
+			"brand_organic_toggle": True,
+		},
+		"source_info": {**source, "photo_cover_index": 1},
+		"post_mode": "DIRECT_POST",
+		"media_type": "PHOTO",
+	}
