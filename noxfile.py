@@ -25,6 +25,7 @@ NPM_REFS = [
 	"@grammyjs/types@5.0.0",
 	"facebook-nodejs-business-sdk@24.0.1",
 	"discord-api-spec@10.0.266135",
+	"zod@4.6.7",
 ]
 
 # npm tools the ecosystem tests start (tests/ecosystem/): a published reference MCP server and the

@@ -1,10 +1,11 @@
 """Every messaging tool against the service's official reference, read at test time.
 
 Installed from PyPI: Twilio (twilio, generated from twilio-oai), X (xdk, generated from the X API
-OpenAPI file), Microsoft Graph (msgraph-sdk request builders), Slack (slack-sdk's WebClient) and
-Instagram (facebook-business). Discord, WhatsApp, Telegram and TikTok publish no official
-machine-readable reference in a package registry: their tests pin the requests to the official
-documentation pages, cited next to each entry.
+OpenAPI file), Microsoft Graph (msgraph-sdk request builders) and Slack (slack-sdk's WebClient).
+WhatsApp publishes no machine-readable reference in a package registry, and Discord's is checked
+again against its OpenAPI document in tests/integrations/social/: here their requests are pinned
+to the official documentation pages, cited next to each entry. Telegram, Instagram and TikTok are
+checked in tests/integrations/social/.
 """
 
 from __future__ import annotations

@@ -27,22 +27,48 @@ NPM_REFS = {
 	),
 	# Discord's OpenAPI document, as TypeScript and Zod schemas generated from it.
 	"discord": ("discord-api-spec", "10.0.266135", "discord-api-spec-10.0.266135.tgz"),
+	# Zod, whose own toJSONSchema turns discord-api-spec's Zod schemas back into JSON Schema.
+	"zod": ("zod", "4.6.7", "zod-4.6.7.tgz"),
 }
 
 
-def npm_member(key: str, member: str) -> str:
-	"""One text file of a cached npm reference, or a failure naming the command that fetches it."""
+def npm_tarball(key: str) -> Path:
+	"""The cached tarball of an npm reference, or a failure naming the command that fetches it."""
 	package, version, filename = NPM_REFS[key]
 	path = REFS / filename
 	if not path.is_file():
 		pytest.fail(
-			f"official reference {package}@{version} is not cached at {path}; run "
+			f"reference package {package}@{version} is not cached at {path}; run "
 			f"`npm pack {package}@{version} --pack-destination .cache/refs` from the repository "
 			"root (or `uv run nox -s tests`, which does it)",
 			pytrace=False,
 		)
-	with tarfile.open(path, "r:gz") as tar:
+	return path
+
+
+def npm_member(key: str, member: str) -> str:
+	"""One text file of a cached npm reference."""
+	package, version, _ = NPM_REFS[key]
+	with tarfile.open(npm_tarball(key), "r:gz") as tar:
 		handle = tar.extractfile(f"package/{member}")
 		if handle is None:
 			pytest.fail(f"{member} is missing from {package}@{version}", pytrace=False)
 		return handle.read().decode("utf-8")
+
+
+def npm_install(keys: list[str], into: Path) -> Path:
+	"""Unpack cached npm references as ``into/node_modules/<name>``; return ``into``."""
+	for key in keys:
+		package = NPM_REFS[key][0]
+		target = into / "node_modules" / package
+		target.mkdir(parents=True, exist_ok=True)
+		with tarfile.open(npm_tarball(key), "r:gz") as tar:
+			for info in tar:
+				if not info.isfile() or not info.name.startswith("package/"):
+					continue
+				dest = target / info.name.removeprefix("package/")
+				dest.parent.mkdir(parents=True, exist_ok=True)
+				handle = tar.extractfile(info)
+				assert handle is not None
+				dest.write_bytes(handle.read())
+	return into

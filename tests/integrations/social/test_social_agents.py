@@ -448,3 +448,56 @@ async def test_tiktok_basic_profile_then_photo_posts_to_inbox_and_profile() -> N
 		"post_mode": "DIRECT_POST",
 		"media_type": "PHOTO",
 	}
+
+
+# Discord ----------------------------------------------------------------------------------------
+
+
+async def test_discord_refuses_a_bad_embed_url_and_sends_a_good_one() -> None:
+	"""A non-URI embed url or a non-snowflake id never reaches Discord; the model sees why."""
+	service = Recorder(httpx.Response(200, json={"id": "1500000000000000001"}))
+	embed = {"title": "Release", "url": "https://example.com/notes"}
+	model = ScriptedModel(
+		[
+			call_tool(
+				"discord.sendMessage",
+				channel_id="1400000000000000000",
+				embeds=[{"title": "Release", "url": "notes page"}],
+			),
+			call_tool(
+				"discord.sendMessage",
+				channel_id="1400000000000000000",
+				content="Out now",
+				embeds=[embed],
+				allowed_mentions={"users": ["@everyone"]},
+			),
+			call_tool(
+				"discord.sendMessage",
+				channel_id="1400000000000000000",
+				content="Out now",
+				embeds=[embed],
+				allowed_mentions={"parse": [], "users": ["1300000000000000000"]},
+				sticker_ids=["1200000000000000000"],
+			),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	binding = {"integration": "discord", "credential": {"config": {"botToken": "bot-token"}}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		result = await agent.run("Announce the release.")
+	assert result.status == "success"
+	(sent,) = service.requests
+	assert str(sent.url) == "https://discord.com/api/v10/channels/1400000000000000000/messages"
+	assert sent.headers["Authorization"] == "Bot bot-token"
+	assert json.loads(sent.content) == {
+		"content": "Out now",
+		"embeds": [embed],
+		"allowed_mentions": {"parse": [], "users": ["1300000000000000000"]},
+		"sticker_ids": ["1200000000000000000"],
+	}
+	bad_url, bad_id, good = tool_results(model)
+	assert not bad_url["ok"] and "url" in bad_url["error"]
+	assert not bad_id["ok"] and "users" in bad_id["error"]
+	assert good["ok"]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from _social_refs import npm_member
+from _social_ts import Member, close, members, split, uncomment
 
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import telegram
@@ -33,60 +34,6 @@ _FILES = (
 	"settings.d.ts",
 	"inline.d.ts",
 )
-
-
-@dataclass(frozen=True)
-class Member:
-	"""A parameter or field: its TypeScript type text and whether it may be left out."""
-
-	type: str
-	optional: bool
-
-
-def _uncomment(text: str) -> str:
-	return re.sub(r"//[^\n]*", "", re.sub(r"/\*.*?\*/", "", text, flags=re.S))
-
-
-def _close(text: str, start: int) -> int:
-	"""The index just past the bracket that closes the one at ``start``."""
-	pairs = {"{": "}", "(": ")", "[": "]", "<": ">"}
-	stack = []
-	for index in range(start, len(text)):
-		char = text[index]
-		if char in pairs:
-			stack.append(pairs[char])
-		elif stack and char == stack[-1]:
-			stack.pop()
-			if not stack:
-				return index + 1
-		elif char == ">" and text[index - 1] == "=":  # an arrow, not a bracket
-			continue
-	raise AssertionError(f"unbalanced bracket at {start}")
-
-
-def _split(body: str) -> list[str]:
-	"""Members of a type body, split on the ``;`` that are not inside brackets."""
-	parts, depth, current = [], 0, []
-	for char in body:
-		depth += char in "{([<"
-		depth -= char in "})]>"
-		if char == ";" and depth == 0:
-			parts.append("".join(current).strip())
-			current = []
-		else:
-			current.append(char)
-	if "".join(current).strip():
-		parts.append("".join(current).strip())
-	return parts
-
-
-def _members(body: str) -> dict[str, Member]:
-	out = {}
-	for part in _split(body):
-		match = re.match(r"(?:readonly\s+)?(\w+)(\?)?\s*:\s*(.*)$", part, re.S)
-		if match:
-			out[match.group(1)] = Member(match.group(3).strip(), bool(match.group(2)))
-	return out
 
 
 @dataclass(frozen=True)
@@ -138,24 +85,24 @@ def bot_api() -> BotApi:
 	interfaces: dict[str, dict[str, Member]] = {}
 	aliases: dict[str, str] = {}
 	for name in _FILES:
-		text = _uncomment(npm_member("grammy", name))
+		text = uncomment(npm_member("grammy", name))
 		start = text.find("export type ApiMethods<F> = {")
 		if start >= 0:
 			brace = text.index("{", start)
-			body = text[brace + 1 : _close(text, brace) - 1]
-			for part in _split(body):
+			body = text[brace + 1 : close(text, brace) - 1]
+			for part in split(body):
 				match = re.match(r"(\w+)\((args\??:\s*)?", part)
 				if not match:
 					continue
 				args = part.find("{", match.end()) if match.group(2) else -1
 				methods[match.group(1)] = (
-					_members(part[args + 1 : _close(part, args) - 1]) if args >= 0 else {}
+					members(part[args + 1 : close(part, args) - 1]) if args >= 0 else {}
 				)
 		for match in re.finditer(
 			r"(?:export )?interface (\w+)(?:<[^>{]*>)?(?: extends ([^{]+))?\s*\{", text
 		):
 			brace = match.end() - 1
-			fields = _members(text[brace + 1 : _close(text, brace) - 1])
+			fields = members(text[brace + 1 : close(text, brace) - 1])
 			for parent in re.findall(r"\b([A-Z]\w*)", match.group(2) or ""):
 				fields = {**interfaces.get(parent, {}), **fields}
 			interfaces[match.group(1)] = fields
