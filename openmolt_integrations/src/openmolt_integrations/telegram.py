@@ -128,8 +128,8 @@ def _method(
 def _upload(
 	handle: str, method: str, field: str, description: str, extra: dict[str, Any]
 ) -> HttpTool:
-	"""A multipart POST that uploads a file in ``field``."""
-	props: dict[str, Any] = {"chat_id": _CHAT, "file": _FILE_REF, **extra}
+	"""A multipart POST that uploads the file of input ``field`` (the Bot API's name) as that part."""
+	props: dict[str, Any] = {"chat_id": _CHAT, field: _FILE_REF, **extra}
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -137,9 +137,9 @@ def _upload(
 		method="POST",
 		endpoint=f"/{method}",
 		request_format="multipart",
-		body={name: f"{{{{ input.{name} }}}}" for name in props if name != "file"},
-		files={field: "{{ input.file }}"},
-		input_schema=obj(props, ["chat_id", "file"]),
+		body={name: f"{{{{ input.{name} }}}}" for name in props if name != field},
+		files={field: f"{{{{ input.{field} }}}}"},
+		input_schema=obj(props, ["chat_id", field]),
 	)
 
 

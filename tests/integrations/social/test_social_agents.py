@@ -371,7 +371,9 @@ async def test_telegram_sends_video_and_uploads_audio() -> None:
 				video="https://example.com/clip.mp4",
 				supports_streaming=True,
 			),
-			call_tool("telegram.uploadAudio", chat_id=42, file=PNG, title="Theme", performer="Ana"),
+			call_tool(
+				"telegram.uploadAudio", chat_id=42, audio=PNG, title="Theme", performer="Ana"
+			),
 		],
 		service,
 		config={"botToken": TOKEN},
