@@ -100,6 +100,14 @@ agent = om.create_agent(..., integrations=[{"integration": "tiktok", "credential
 OpenMolt refreshes with TikTok's naming (`client_key`, not `client_id`). Until the app passes
 TikTok's content posting audit, direct posts are private (`SELF_ONLY`). Limits: 6 init calls and
 30 status calls per minute per user.
+
+## Reference checks
+
+TikTok publishes no machine-readable reference for the Content Posting and Display APIs (no
+OpenAPI file, no SDK in a package registry), so nothing here is checked against one. The test
+suite pins each tool to its documentation page instead (method, URL with its trailing slash,
+query and body names, `post_info`/`source_info` fields, the scope each tool needs and the fields
+each scope grants), with the page cited next to each entry.
 """
 
 _TOOLS = [
