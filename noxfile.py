@@ -22,6 +22,10 @@ NPM_REFS = [
 	"@shopify/dev-mcp@1.16.0",
 	"google-proto-files@6.0.1",
 	"@readme/oas-examples@8.2.2",
+	"@grammyjs/types@5.0.0",
+	"facebook-nodejs-business-sdk@24.0.1",
+	"discord-api-spec@10.0.266135",
+	"zod@4.6.7",
 ]
 
 # npm tools the ecosystem tests start (tests/ecosystem/): a published reference MCP server and the

@@ -2,6 +2,12 @@
 
 Requests carry ``Authorization: Bot <token>``. Discord rate-limits per route bucket and answers 429
 with ``Retry-After`` and ``X-RateLimit-*`` headers; the engine waits and retries.
+
+Input schemas carry the constraints of Discord's OpenAPI document (``discord/discord-api-spec``,
+API v10): snowflake ids are ``SnowflakeType`` (``pattern ^(0|[1-9][0-9]*)$``), embed URLs are
+``format: uri`` with ``maxLength 2048``, and text and list limits are the spec's, so the model gets
+our validation message instead of Discord's 400. Each constraint is written once below
+(`_SNOWFLAKE`, `_URL`, ...) and reused wherever the spec uses the same schema.
 """
 
 from __future__ import annotations
@@ -14,44 +20,64 @@ from openmolt_integrations._msgschema import array, boolean, integer, obj, strin
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
-_SNOWFLAKE = {"pattern": "^[0-9]{15,21}$"}
+# SnowflakeType in the spec: {"type": "string", "pattern": "^(0|[1-9][0-9]*)$", "format": "snowflake"}
+_SNOWFLAKE = {"pattern": "^(0|[1-9][0-9]*)$"}
 _CHANNEL = string("Channel or thread id (a snowflake, e.g. 1234567890123456789).", **_SNOWFLAKE)
 _MESSAGE = string("Message id (a snowflake).", **_SNOWFLAKE)
 _GUILD = string("Server (guild) id (a snowflake).", **_SNOWFLAKE)
 
+
+def _ids(description: str, **extra: Any) -> dict[str, Any]:
+	"""An array of snowflakes (``items: SnowflakeType``)."""
+	return array(description, string("A snowflake id.", **_SNOWFLAKE), **extra)
+
+
+# The engine's validator treats ``format`` as an annotation, so a URI's shape (a scheme, then no
+# whitespace: RFC 3986) is also written as a pattern, which it enforces.
+_URI_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$"
+
+
+def _url(description: str) -> dict[str, Any]:
+	"""An embed URL: the spec's ``format: uri`` with ``maxLength: 2048``."""
+	return string(description, format="uri", maxLength=2048, pattern=_URI_PATTERN)
+
+
 _EMBED = obj(
 	{
-		"title": string("Title, up to 256 characters."),
-		"description": string("Body text (Markdown), up to 4096 characters."),
-		"url": string("Link opened by the title."),
-		"color": integer("Side colour as an integer, e.g. 5814783 for 0x58B9FF."),
+		"title": string("Title, up to 256 characters.", maxLength=256),
+		"description": string("Body text (Markdown), up to 4096 characters.", maxLength=4096),
+		"url": _url("Link opened by the title."),
+		"color": integer(
+			"Side colour as an integer, e.g. 5814783 for 0x58B9FF.", minimum=0, maximum=16777215
+		),
 		"timestamp": string("ISO 8601 time shown in the footer.", format="date-time"),
 		"author": obj(
 			{
-				"name": string("Author name."),
-				"url": string("Author link."),
-				"icon_url": string("Author icon URL."),
+				"name": string("Author name.", maxLength=256),
+				"url": _url("Author link."),
+				"icon_url": _url("Author icon URL."),
 			},
 			["name"],
 			"Author line at the top.",
 		),
 		"footer": obj(
-			{"text": string("Footer text."), "icon_url": string("Footer icon URL.")},
+			{
+				"text": string("Footer text.", maxLength=2048),
+				"icon_url": _url("Footer icon URL."),
+			},
 			["text"],
 			"Footer line.",
 		),
 		"image": obj(
-			{"url": string("Image URL (https or attachment://name).")}, ["url"], "Large image."
+			{"url": _url("Image URL (https or attachment://name).")}, ["url"], "Large image."
 		),
-		"thumbnail": obj(
-			{"url": string("Thumbnail URL.")}, ["url"], "Small image at the top right."
-		),
+		"thumbnail": obj({"url": _url("Thumbnail URL.")}, ["url"], "Small image at the top right."),
 		"fields": array(
 			"Up to 25 name/value fields.",
 			obj(
 				{
-					"name": string("Field name."),
-					"value": string("Field value."),
+					"name": string("Field name.", maxLength=256),
+					"value": string("Field value.", maxLength=1024),
 					"inline": boolean("Show next to other inline fields."),
 				},
 				["name", "value"],
@@ -65,14 +91,19 @@ _EMBEDS = array("Up to 10 rich embeds.", _EMBED, maxItems=10)
 _ALLOWED_MENTIONS = obj(
 	{
 		"parse": array(
-			"Mention types to ping.", {"type": "string", "enum": ["roles", "users", "everyone"]}
+			"Mention types to ping.",
+			{"type": "string", "enum": ["roles", "users", "everyone"]},
+			uniqueItems=True,
+			maxItems=3,
 		),
-		"users": array("User ids that may be pinged.", {"type": "string"}),
-		"roles": array("Role ids that may be pinged.", {"type": "string"}),
+		"users": _ids("User ids that may be pinged.", maxItems=100, uniqueItems=True),
+		"roles": _ids("Role ids that may be pinged.", maxItems=100, uniqueItems=True),
 		"replied_user": boolean("Ping the author of the replied-to message."),
 	},
 	description='Which mentions in the content notify people. Use {"parse": []} to ping nobody.',
 )
+# The spec's content limit (maxLength 4000); Discord documents 2000 for bots without Nitro.
+_CONTENT = string("Message text (Markdown), up to 2000 characters.", maxLength=4000)
 _ARCHIVE = integer(
 	"Minutes of inactivity before the thread is archived.", enum=[60, 1440, 4320, 10080]
 )
@@ -99,6 +130,16 @@ channels, messages) are snowflakes: enable **Developer Mode** in Discord's setti
 The `oauth2` credential (authorization URL `https://discord.com/oauth2/authorize`, token URL
 `https://discord.com/api/oauth2/token`) gives a user's Bearer token for the tools about that user
 (`listMyGuilds`); posting and moderating need the bot token.
+
+## Reference checks
+
+Discord's OpenAPI document ([discord/discord-api-spec](https://github.com/discord/discord-api-spec),
+API v10) is checked by the test suite through the npm package `discord-api-spec` (generated from
+it; its version is the spec's build number): every tool's method, path and path parameter names,
+query and body names, and every `format`, `pattern`, length, item-count and range constraint the
+spec sets on a body field, and the snowflake pattern on path and query ids. Not checkable there:
+the ranges of query parameters (`limit` 1-100 for messages, 1-200 for guilds), which the
+package's TypeScript types drop; the tools take them from the same spec's documentation.
 """
 
 _TOOLS = [
@@ -120,9 +161,7 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
-				"content": string(
-					"Message text (Markdown), up to 2000 characters.", maxLength=2000
-				),
+				"content": _CONTENT,
 				"embeds": _EMBEDS,
 				"tts": boolean("Send as text-to-speech.", default=False),
 				"allowed_mentions": _ALLOWED_MENTIONS,
@@ -134,7 +173,7 @@ _TOOLS = [
 					["message_id"],
 					"Reply to this message.",
 				),
-				"sticker_ids": array("Up to 3 sticker ids.", {"type": "string"}, maxItems=3),
+				"sticker_ids": _ids("Up to 3 sticker ids.", maxItems=3),
 			},
 			["channel_id"],
 		),
@@ -152,7 +191,7 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
-				"content": string("Message text, up to 2000 characters.", maxLength=2000),
+				"content": _CONTENT,
 				"file": string(
 					"File reference: openmolt-file:<id>, data:<type>;base64,<data> or "
 					"fileSystem:<path>. Limit 10 MiB without server boosts."
@@ -178,9 +217,9 @@ _TOOLS = [
 			{
 				"channel_id": _CHANNEL,
 				"limit": integer("Messages to return.", minimum=1, maximum=100, default=50),
-				"before": string("Messages before this message id (older)."),
-				"after": string("Messages after this message id (newer)."),
-				"around": string("Messages around this message id."),
+				"before": string("Messages before this message id (older).", **_SNOWFLAKE),
+				"after": string("Messages after this message id (newer).", **_SNOWFLAKE),
+				"around": string("Messages around this message id.", **_SNOWFLAKE),
 			},
 			["channel_id"],
 		),
@@ -210,7 +249,7 @@ _TOOLS = [
 			{
 				"channel_id": _CHANNEL,
 				"message_id": _MESSAGE,
-				"content": string("New text, up to 2000 characters."),
+				"content": _CONTENT,
 				"embeds": _EMBEDS,
 				"allowed_mentions": _ALLOWED_MENTIONS,
 			},
@@ -321,10 +360,14 @@ _TOOLS = [
 				"auto_archive_duration": _ARCHIVE,
 				"invitable": boolean("Private threads: whether members can invite others."),
 				"message": obj(
-					{"content": string("Text of the first post."), "embeds": _EMBEDS},
+					{
+						"content": _CONTENT,
+						"embeds": _EMBEDS,
+						"sticker_ids": _ids("Up to 3 sticker ids.", maxItems=3),
+					},
 					description="Forum/media channels: the starter message.",
 				),
-				"applied_tags": array("Forum tag ids to apply.", {"type": "string"}),
+				"applied_tags": _ids("Up to 5 forum tag ids to apply.", maxItems=5),
 			},
 			["channel_id", "name"],
 		),
@@ -364,7 +407,7 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"guild_id": _GUILD,
-				"query": string("Start of the username or nickname."),
+				"query": string("Start of the username or nickname.", minLength=1, maxLength=100),
 				"limit": integer("Members to return.", minimum=1, maximum=1000, default=10),
 			},
 			["guild_id", "query"],
@@ -396,8 +439,8 @@ _TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"before": string("Servers before this id."),
-				"after": string("Servers after this id."),
+				"before": string("Servers before this id.", **_SNOWFLAKE),
+				"after": string("Servers after this id.", **_SNOWFLAKE),
 				"limit": integer("Servers to return.", minimum=1, maximum=200, default=200),
 				"with_counts": boolean("Include approximate member and presence counts."),
 			}

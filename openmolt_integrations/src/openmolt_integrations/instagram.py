@@ -2,7 +2,11 @@
 
 Publishing is two-step: create a media container from a public image or video URL, wait until its
 ``status_code`` is ``FINISHED``, then publish it. Comments can be read, answered, hidden and
-deleted; insights report reach, views and engagement. Lists page with ``paging.cursors.after``.
+deleted; insights report reach, views and engagement; stories, hashtag search and direct messages
+are covered too. Lists page with ``paging.cursors.after``.
+
+The Instagram account id comes from the token (``listAccounts``: the Pages it manages and their
+linked Instagram accounts), from each call's ``ig_user_id``, or from the ``igUserId`` config.
 """
 
 from __future__ import annotations
@@ -11,11 +15,17 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
-_USER = "/{{ config.igUserId }}"
+_USER = "/{{ input.ig_user_id | default: config.igUserId }}"
+_IG_USER_ID = string(
+	"The Instagram account id (instagram_business_account.id from listAccounts); defaults to "
+	"the igUserId config.",
+	pattern="^[0-9]+$",
+)
 _MEDIA_ID = string("Instagram media id (from listMedia).")
 _COMMENT_ID = string("Comment id (from listComments).")
 _LIMIT = integer("Items per page.", minimum=1, maximum=100, default=25)
@@ -23,6 +33,14 @@ _AFTER = string("Cursor: paging.cursors.after of the previous page.")
 _ACCOUNT_FIELDS = "id,username,name,biography,website,followers_count,follows_count,media_count,profile_picture_url"
 _MEDIA_FIELDS = "id,caption,media_type,media_product_type,media_url,permalink,thumbnail_url,timestamp,like_count,comments_count"
 _COMMENT_FIELDS = "id,text,username,timestamp,like_count,hidden,replies{id,text,username,timestamp}"
+_STORY_FIELDS = "id,caption,media_type,media_url,permalink,thumbnail_url,timestamp"
+_HASHTAG_MEDIA_FIELDS = (
+	"id,caption,media_type,media_url,permalink,timestamp,like_count,comments_count"
+)
+_HASHTAG_USER = string(
+	"The Instagram account id making the search (defaults to the igUserId config).",
+	pattern="^[0-9]+$",
+)
 
 _DOCS = """\
 ## Get a token
@@ -33,23 +51,80 @@ Facebook Page.
 1. In [Meta for Developers](https://developers.facebook.com/apps), create an app (type
    **Business**) and add **Instagram** (API setup with Facebook login).
 2. Request the permissions `instagram_basic`, `instagram_content_publish`,
-   `instagram_manage_comments`, `instagram_manage_insights`, `pages_show_list` and
-   `pages_read_engagement` (Advanced Access needs App Review for accounts you do not manage).
+   `instagram_manage_comments`, `instagram_manage_insights`, `instagram_manage_messages` (direct
+   messages), `pages_show_list` and `pages_read_engagement` (Advanced Access needs App Review for
+   accounts you do not manage).
 3. Get a user token with those permissions: in the Graph API Explorer, or through the OAuth
    dialog `https://www.facebook.com/v26.0/dialog/oauth?client_id=…&redirect_uri=…&scope=…` and
    `https://graph.facebook.com/v26.0/oauth/access_token`. Exchange it for a 60-day token
    (`grant_type=fb_exchange_token`), or better, create a **system user** token in Business
    Settings that does not expire.
-4. Find the Instagram account id: `GET /me/accounts?fields=instagram_business_account`.
+4. The Instagram account id comes from the token: the agent calls `listAccounts` (the Pages the
+   token manages, each with its `instagram_business_account`) and passes `ig_user_id`. To fix
+   one account for every call, set `igUserId`:
 
 ```python
+om = OpenMolt(integrations={"instagram": {"accessToken": "EAAG..."}})
+# or, always the same account:
 om = OpenMolt(integrations={"instagram": {"accessToken": "EAAG...", "igUserId": "1784..."}})
 ```
 
 Meta issues no refresh tokens: renew 60-day tokens before they expire. Media to publish must be
 at a public HTTPS URL (JPEG images; MP4/MOV videos). An account may publish 100 posts per 24 hours
-through the API (`getPublishingLimit`).
+through the API (`getPublishingLimit`). Direct messages can only answer a user who wrote to the
+account in the last 24 hours.
+
+## Reference checks
+
+Every tool's method, node/edge path and parameter names are checked by the test suite against
+the official `facebook-business` SDK (26.0.3): the `FacebookRequest` of the same `IGUser`,
+`IGMedia`, `IGComment`, `ShadowIGHashtag`, `UnifiedThread` or `User` call and its
+`param_types`, and the default `fields` against each target class's `Field` list. Not checkable
+there:
+
+- `searchHashtag` (`GET /ig_hashtag_search?user_id=&q=`): a root-level search the SDK has no
+  call for; it follows the [hashtag search docs](https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-hashtag-search).
+- `sendMessage`: the SDK types `recipient` and `message` only as `Object`; their shapes follow
+  the [Instagram messaging docs](https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/messaging-api).
+- `listMessages`: the SDK gives the edge (`UnifiedThread` `/messages`) but no class for a message,
+  so its `fields` (`id,created_time,from,to,message`) follow the [conversations docs](https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/conversations-api).
+- `fields`, `limit`, `after` are Graph-wide parameters outside `param_types`.
 """
+
+
+def _hashtag_media(handle: str, edge: str, which: str) -> HttpTool:
+	return HttpTool(
+		handle=handle,
+		description=f"The {which} public posts with a hashtag (id from searchHashtag).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/{{ input.hashtag_id }}/" + edge,
+		query_params={
+			"user_id": "{{ input.user_id | default: config.igUserId }}",
+			"fields": _HASHTAG_MEDIA_FIELDS,
+			"limit": "{{ input.limit }}",
+			"after": "{{ input.after }}",
+		},
+		input_schema=obj(
+			{
+				"hashtag_id": string("Hashtag id from searchHashtag.", pattern="^[0-9]+$"),
+				"user_id": _HASHTAG_USER,
+				"limit": _LIMIT,
+				"after": _AFTER,
+			},
+			["hashtag_id"],
+		),
+	)
+
+
+def _account_input(tool: HttpTool) -> HttpTool:
+	"""Add the optional ig_user_id input to a tool whose path starts at the account."""
+	if not tool.endpoint.startswith(_USER):
+		return tool
+	schema = dict(tool.input_schema)
+	schema["properties"] = {"ig_user_id": _IG_USER_ID, **schema.get("properties", {})}
+	return tool.model_copy(update={"input_schema": schema})
+
 
 _TOOLS = [
 	HttpTool(
@@ -325,13 +400,140 @@ _TOOLS = [
 			["metric", "period"],
 		),
 	),
+	HttpTool(
+		handle="listAccounts",
+		description="Find the Instagram accounts the token can use: the Facebook Pages it manages "
+		"and the Instagram account linked to each (instagram_business_account.id is the "
+		"ig_user_id of the other tools).",
+		scopes=["read"],
+		method="GET",
+		endpoint="/me/accounts",
+		query_params={
+			"fields": "id,name,instagram_business_account{id,username,name}",
+			"limit": "{{ input.limit }}",
+			"after": "{{ input.after }}",
+		},
+		input_schema=obj({"limit": _LIMIT, "after": _AFTER}),
+	),
+	HttpTool(
+		handle="listStories",
+		description="List the account's stories of the last 24 hours (to publish one, use "
+		"createMediaContainer with media_type STORIES).",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_USER}/stories",
+		query_params={"fields": _STORY_FIELDS},
+		input_schema=obj({}),
+	),
+	HttpTool(
+		handle="searchHashtag",
+		description="Find a hashtag's id by name (without #); then read its media with "
+		"getHashtagTopMedia or getHashtagRecentMedia. An account may look up 30 hashtags per "
+		"7 days.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/ig_hashtag_search",
+		query_params={
+			"user_id": "{{ input.user_id | default: config.igUserId }}",
+			"q": "{{ input.q }}",
+		},
+		input_schema=obj(
+			{"user_id": _HASHTAG_USER, "q": string("Hashtag name without #.", minLength=1)},
+			["q"],
+		),
+	),
+	_hashtag_media("getHashtagTopMedia", "top_media", "most popular"),
+	_hashtag_media("getHashtagRecentMedia", "recent_media", "most recent (last 24 hours)"),
+	HttpTool(
+		handle="listConversations",
+		description="List the account's Instagram direct-message conversations, newest first "
+		"(needs instagram_manage_messages).",
+		scopes=["messages"],
+		method="GET",
+		endpoint=f"{_USER}/conversations",
+		query_params={
+			"platform": "instagram",
+			"fields": "id,updated_time,participants",
+			"user_id": "{{ input.user_id }}",
+			"limit": "{{ input.limit }}",
+			"after": "{{ input.after }}",
+		},
+		input_schema=obj(
+			{
+				"user_id": string("Only the conversation with this Instagram-scoped user id."),
+				"limit": _LIMIT,
+				"after": _AFTER,
+			}
+		),
+	),
+	HttpTool(
+		handle="listMessages",
+		description="Read the messages of a conversation, newest first.",
+		scopes=["messages"],
+		method="GET",
+		endpoint="/{{ input.conversation_id }}/messages",
+		query_params={
+			"fields": "id,created_time,from,to,message",
+			"limit": "{{ input.limit }}",
+			"after": "{{ input.after }}",
+		},
+		input_schema=obj(
+			{
+				"conversation_id": string("Conversation id from listConversations."),
+				"limit": _LIMIT,
+				"after": _AFTER,
+			},
+			["conversation_id"],
+		),
+	),
+	HttpTool(
+		handle="sendMessage",
+		description="Send a direct message to a user who wrote to the account in the last 24 "
+		"hours (recipient.id: their Instagram-scoped id from a conversation or webhook).",
+		scopes=["messages"],
+		method="POST",
+		endpoint=f"{_USER}/messages",
+		request_format="json",
+		body={"recipient": "{{ input.recipient }}", "message": "{{ input.message }}"},
+		input_schema=obj(
+			{
+				"recipient": obj(
+					{"id": string("The user's Instagram-scoped id (IGSID).")},
+					["id"],
+					"Who receives the message.",
+				),
+				"message": obj(
+					{
+						"text": string("Message text, up to 1000 bytes.", minLength=1),
+						"attachment": obj(
+							{
+								"type": string(
+									"Media kind.", enum=["image", "video", "audio", "file"]
+								),
+								"payload": obj(
+									{"url": string("Public URL of the media.", format="uri")},
+									["url"],
+									"Where the media is.",
+								),
+							},
+							["type", "payload"],
+							"Send media instead of text.",
+						),
+					},
+					description="The message: text, or an attachment.",
+					minProperties=1,
+				),
+			},
+			["recipient", "message"],
+		),
+	),
 ]
 
 INTEGRATION = Integration(
 	name="Instagram",
-	description="Publish Instagram posts, reels, stories and carousels; read media, manage comments, read insights.",
-	api_version="Graph API v26.0",
-	api_setup=ApiSetup(base_url="https://graph.facebook.com/v26.0"),
+	description="Publish Instagram posts, reels, stories and carousels; read media, manage comments, read insights, search hashtags, send direct messages.",
+	api_version=f"Graph API {GRAPH_VERSION}",
+	api_setup=ApiSetup(base_url=GRAPH_URL),
 	credential_setup=[
 		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
 	],
@@ -340,8 +542,9 @@ INTEGRATION = Integration(
 		"publish": "Create media containers and publish them.",
 		"comments": "Read, post, reply to, hide and delete comments.",
 		"insights": "Read media and account insights.",
+		"messages": "Read direct-message conversations and send messages.",
 	},
-	tools=_TOOLS,
+	tools=[_account_input(tool) for tool in _TOOLS],
 	docs=_DOCS,
 )
 

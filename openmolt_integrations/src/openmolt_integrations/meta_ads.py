@@ -1,9 +1,17 @@
-"""Meta Ads: the Marketing API on Graph v26.0.
+"""Meta Ads: the Marketing API on Graph v26.0 (the version of the official SDK, facebook-business 26).
 
-Ad accounts, campaigns, ad sets, ads, creatives, insights, and asynchronous insights jobs for large
-reports. Objects are created ``PAUSED`` unless the agent says otherwise, and budgets are in the account
-currency's minor units (cents). Nested parameters (``targeting``, ``object_story_spec``) are sent
-as JSON objects in a JSON body, which the Graph API accepts.
+Ad accounts, campaigns, ad sets, ads, creatives, insights (with asynchronous jobs for large
+reports), targeting search and the Pages an ad can run from. Objects are created ``PAUSED`` unless
+the agent says otherwise, and budgets are in the account currency's minor units (cents).
+
+Tool inputs carry the Marketing API's own parameter names (``special_ad_categories``,
+``is_adset_budget_sharing_enabled``...), checked against the SDK's ``param_types`` by the tests.
+
+Bodies are JSON, nested parameters (``targeting``, ``object_story_spec``) as JSON objects. Meta's
+two official SDKs encode the same parameters two ways: ``facebook-business`` (Python) posts form
+fields with nested values JSON-encoded as strings, and ``facebook-nodejs-business-sdk`` posts them
+as one JSON body (axios ``data``); the Graph API reads both. JSON keeps integers and booleans typed
+and drops a left-out optional parameter instead of sending it empty.
 """
 
 from __future__ import annotations
@@ -12,14 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_integrations._graph import (
+	GRAPH_URL,
+	GRAPH_VERSION,
+	fields_input,
+	fields_param,
+	graph_schema,
+	json_param,
+	pass_through,
+)
+from openmolt_integrations._meta_insights import AFTER, INSIGHTS_TOOLS, LIMIT
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
 
-__all__ = ["GRAPH_VERSION", "INTEGRATION", "register_integrations"]
+__all__ = ["INTEGRATION", "register_integrations"]
 
-GRAPH_VERSION = "v26.0"
-_ACCOUNT = "act_{{ input.adAccountId | remove_first: 'act_' }}"
+_ACCOUNT = "act_{{ input.ad_account_id | remove_first: 'act_' }}"
 
 _AD_ACCOUNT_ID = {
 	"type": "string",
@@ -51,187 +68,92 @@ _EFFECTIVE_STATUS = {
 	},
 	"description": "Only objects with one of these effective statuses.",
 }
-_LIMIT = {
-	"type": "integer",
-	"minimum": 1,
-	"maximum": 500,
-	"description": "Page size (default 25).",
-}
-_AFTER = {
-	"type": "string",
-	"description": "paging.cursors.after of the previous page, to get the next page.",
-}
+_BID_STRATEGY = [
+	"LOWEST_COST_WITHOUT_CAP",
+	"LOWEST_COST_WITH_BID_CAP",
+	"COST_CAP",
+	"LOWEST_COST_WITH_MIN_ROAS",
+]
 _BUDGET = "In minor units of the account currency (1000 = 10.00 USD)."
-_INSIGHT_FIELDS = "impressions,reach,clicks,spend,ctr,cpc,cpm,actions"
+_OBJECT_ID = {"type": "string", "description": "The campaign, ad set or ad id."}
 
 
-def _fields(default: str) -> dict[str, Any]:
-	return {
-		"type": "array",
-		"items": {"type": "string"},
-		"description": f"Fields to return (default: {default}).",
-	}
-
-
-def _fields_param(default: str) -> str:
-	return "{% if input.fields %}{{ input.fields | join: ',' }}{% else %}" + default + "{% endif %}"
-
-
-_JSON_IF = "{% if input.NAME %}{{ input.NAME | json }}{% endif %}"
-
-
-def _json_param(name: str) -> str:
-	return _JSON_IF.replace("NAME", name)
-
-
-def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	schema: dict[str, Any] = {"type": "object", "properties": properties}
-	if required:
-		schema["required"] = required
-	schema["additionalProperties"] = False
-	return schema
-
-
-def _list_tool(
-	handle: str, what: str, edge: str, default_fields: str, scopes: list[str]
-) -> HttpTool:
+def _list_tool(handle: str, what: str, edge: str, default_fields: str) -> HttpTool:
 	return HttpTool(
 		handle=handle,
 		description=f"List the {what} of an ad account, newest first, with paging.",
-		scopes=scopes,
+		scopes=["read"],
 		method="GET",
 		endpoint=f"/{_ACCOUNT}/{edge}",
 		query_params={
-			"fields": _fields_param(default_fields),
-			"effective_status": _json_param("effectiveStatus"),
-			"limit": "{{ input.pageSize }}",
-			"after": "{{ input.after }}",
+			"fields": fields_param(default_fields),
+			"effective_status": json_param("effective_status"),
+			**pass_through("limit", "after"),
 		},
-		input_schema=_schema(
+		input_schema=graph_schema(
 			{
-				"adAccountId": _AD_ACCOUNT_ID,
-				"fields": _fields(default_fields),
-				"effectiveStatus": _EFFECTIVE_STATUS,
-				"pageSize": _LIMIT,
-				"after": _AFTER,
+				"ad_account_id": _AD_ACCOUNT_ID,
+				"fields": fields_input(default_fields),
+				"effective_status": _EFFECTIVE_STATUS,
+				"limit": LIMIT,
+				"after": AFTER,
 			},
-			["adAccountId"],
+			["ad_account_id"],
 		),
 	)
 
 
-_INSIGHTS_PARAMS = {
-	"fields": _fields_param(_INSIGHT_FIELDS),
-	"level": "{{ input.level }}",
-	"date_preset": "{{ input.datePreset }}",
-	"time_range": _json_param("timeRange"),
-	"time_increment": "{{ input.timeIncrement }}",
-	"breakdowns": "{% if input.breakdowns %}{{ input.breakdowns | join: ',' }}{% endif %}",
-	"filtering": _json_param("filtering"),
-}
-_INSIGHTS_INPUT: dict[str, Any] = {
-	"objectId": {
-		"type": "string",
-		"description": (
-			'Whose insights: an ad account ("act_1234567890"), a campaign, ad set or ad id.'
-		),
-	},
-	"fields": _fields(_INSIGHT_FIELDS),
-	"level": {
-		"type": "string",
-		"enum": ["account", "campaign", "adset", "ad"],
-		"description": "Aggregate per account, campaign, ad set or ad.",
-	},
-	"datePreset": {
-		"type": "string",
-		"enum": [
-			"today",
-			"yesterday",
-			"last_3d",
-			"last_7d",
-			"last_14d",
-			"last_28d",
-			"last_30d",
-			"last_90d",
-			"this_month",
-			"last_month",
-			"this_quarter",
-			"last_quarter",
-			"this_year",
-			"last_year",
-			"maximum",
-		],
-		"description": "A relative period; ignored when timeRange is given.",
-	},
-	"timeRange": {
-		"type": "object",
-		"properties": {
-			"since": {"type": "string", "description": "First day, YYYY-MM-DD."},
-			"until": {"type": "string", "description": "Last day, YYYY-MM-DD."},
-		},
-		"required": ["since", "until"],
-		"description": "An explicit period in the account's time zone.",
-	},
-	"timeIncrement": {
-		"type": ["integer", "string"],
-		"description": 'Days per row (1 = daily), "monthly", or "all_days" (default).',
-	},
-	"breakdowns": {
-		"type": "array",
-		"items": {"type": "string"},
-		"description": 'Split rows by e.g. "age", "gender", "country", "publisher_platform".',
-	},
-	"filtering": {
-		"type": "array",
-		"items": {
-			"type": "object",
-			"properties": {
-				"field": {"type": "string", "description": 'e.g. "campaign.name".'},
-				"operator": {"type": "string", "description": 'e.g. "CONTAIN", "IN", "EQUAL".'},
-				"value": {"description": "The value to compare with."},
-			},
-		},
-		"description": "Row filters.",
-	},
-}
-
-TOOLS: list[HttpTool] = [
-	HttpTool(
-		handle="listAdAccounts",
-		description="List the ad accounts the token can use (id, name, status, currency).",
+def _paged(
+	handle: str, description: str, endpoint: str, default_fields: str, extra: dict[str, Any]
+) -> HttpTool:
+	"""A GET of a Graph edge with ``fields``, ``limit`` and ``after`` (and ``extra`` inputs)."""
+	return HttpTool(
+		handle=handle,
+		description=description,
 		scopes=["read"],
 		method="GET",
-		endpoint="/me/adaccounts",
+		endpoint=endpoint,
 		query_params={
-			"fields": _fields_param("id,account_id,name,account_status,currency,timezone_name"),
-			"limit": "{{ input.pageSize }}",
-			"after": "{{ input.after }}",
+			"fields": fields_param(default_fields),
+			**pass_through(*(k for k in extra if k != "ad_account_id"), "limit", "after"),
 		},
-		input_schema=_schema(
+		input_schema=graph_schema(
 			{
-				"fields": _fields("id,account_id,name,account_status,currency,timezone_name"),
-				"pageSize": _LIMIT,
-				"after": _AFTER,
-			}
+				**extra,
+				"fields": fields_input(default_fields),
+				"limit": LIMIT,
+				"after": AFTER,
+			},
+			["ad_account_id"] if "ad_account_id" in extra else None,
 		),
+	)
+
+
+_CAMPAIGN_TOOLS: list[HttpTool] = [
+	_paged(
+		"listAdAccounts",
+		"List the ad accounts the token can use (id, name, status, currency).",
+		"/me/adaccounts",
+		"id,account_id,name,account_status,currency,timezone_name",
+		{},
 	),
 	HttpTool(
 		handle="getObject",
 		description="Read any Marketing API object (ad account, campaign, ad set, ad, creative) by id.",
 		scopes=["read"],
 		method="GET",
-		endpoint="/{{ input.objectId }}",
+		endpoint="/{{ input.object_id }}",
 		query_params={"fields": "{% if input.fields %}{{ input.fields | join: ',' }}{% endif %}"},
-		input_schema=_schema(
+		input_schema=graph_schema(
 			{
-				"objectId": {"type": "string", "description": "The object's id."},
+				"object_id": {"type": "string", "description": "The object's id."},
 				"fields": {
 					"type": "array",
 					"items": {"type": "string"},
 					"description": 'Fields to return (e.g. ["name", "status", "daily_budget"]).',
 				},
 			},
-			["objectId"],
+			["object_id"],
 		),
 	),
 	_list_tool(
@@ -239,31 +161,34 @@ TOOLS: list[HttpTool] = [
 		"campaigns",
 		"campaigns",
 		"id,name,status,effective_status,objective,daily_budget,lifetime_budget",
-		["read"],
 	),
 	HttpTool(
 		handle="createCampaign",
 		description=(
-			"Create a campaign (PAUSED by default). Set a budget here for campaign budget "
-			"optimization, or on each ad set."
+			"Create a campaign (PAUSED by default). Either give it a budget (daily_budget or "
+			"lifetime_budget: campaign budget optimization), or leave the budget to its ad sets "
+			"and then set is_adset_budget_sharing_enabled (required without a campaign budget)."
 		),
 		scopes=["manage"],
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/campaigns",
 		body={
-			"name": "{{ input.name }}",
-			"objective": "{{ input.objective }}",
+			**pass_through("name", "objective"),
 			"status": "{{ input.status | default: 'PAUSED' }}",
-			"special_ad_categories": "{{ input.specialAdCategories }}",
-			"daily_budget": "{{ input.dailyBudget }}",
-			"lifetime_budget": "{{ input.lifetimeBudget }}",
-			"bid_strategy": "{{ input.bidStrategy }}",
-			"start_time": "{{ input.startTime }}",
-			"stop_time": "{{ input.stopTime }}",
+			**pass_through(
+				"special_ad_categories",
+				"daily_budget",
+				"lifetime_budget",
+				"is_adset_budget_sharing_enabled",
+				"bid_strategy",
+				"spend_cap",
+				"start_time",
+				"stop_time",
+			),
 		},
-		input_schema=_schema(
+		input_schema=graph_schema(
 			{
-				"adAccountId": _AD_ACCOUNT_ID,
+				"ad_account_id": _AD_ACCOUNT_ID,
 				"name": {"type": "string", "description": "The campaign name."},
 				"objective": {
 					"type": "string",
@@ -278,7 +203,7 @@ TOOLS: list[HttpTool] = [
 					"description": "What the campaign optimizes for.",
 				},
 				"status": _STATUS,
-				"specialAdCategories": {
+				"special_ad_categories": {
 					"type": "array",
 					"items": {
 						"type": "string",
@@ -294,22 +219,38 @@ TOOLS: list[HttpTool] = [
 					"default": [],
 					"description": "Regulated categories the ads fall under; [] when none.",
 				},
-				"dailyBudget": {"type": "integer", "description": "Daily budget. " + _BUDGET},
-				"lifetimeBudget": {"type": "integer", "description": "Total budget. " + _BUDGET},
-				"bidStrategy": {
+				"daily_budget": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "Campaign daily budget. " + _BUDGET,
+				},
+				"lifetime_budget": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "Campaign total budget (needs stop_time). " + _BUDGET,
+				},
+				"is_adset_budget_sharing_enabled": {
+					"type": "boolean",
+					"description": (
+						"Without a campaign budget (budgets on the ad sets), required since "
+						"Graph v24: true lets ad sets share up to 20% of their budget with each "
+						"other, false keeps each ad set to its own budget."
+					),
+				},
+				"bid_strategy": {
 					"type": "string",
-					"enum": [
-						"LOWEST_COST_WITHOUT_CAP",
-						"LOWEST_COST_WITH_BID_CAP",
-						"COST_CAP",
-						"LOWEST_COST_WITH_MIN_ROAS",
-					],
+					"enum": _BID_STRATEGY,
 					"description": "Bid strategy, with a campaign budget only.",
 				},
-				"startTime": {"type": "string", "description": "ISO 8601 start time."},
-				"stopTime": {"type": "string", "description": "ISO 8601 end time."},
+				"spend_cap": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "Most the campaign may ever spend. " + _BUDGET,
+				},
+				"start_time": {"type": "string", "description": "ISO 8601 start time."},
+				"stop_time": {"type": "string", "description": "ISO 8601 end time."},
 			},
-			["adAccountId", "name", "objective", "specialAdCategories"],
+			["ad_account_id", "name", "objective", "special_ad_categories"],
 		),
 	),
 	HttpTool(
@@ -320,33 +261,28 @@ TOOLS: list[HttpTool] = [
 		),
 		scopes=["manage"],
 		method="POST",
-		endpoint="/{{ input.objectId }}",
-		body={
-			"status": "{{ input.status }}",
-			"name": "{{ input.name }}",
-			"daily_budget": "{{ input.dailyBudget }}",
-			"lifetime_budget": "{{ input.lifetimeBudget }}",
-			"end_time": "{{ input.endTime }}",
-			"bid_amount": "{{ input.bidAmount }}",
-		},
-		input_schema=_schema(
+		endpoint="/{{ input.object_id }}",
+		body=pass_through(
+			"status", "name", "daily_budget", "lifetime_budget", "end_time", "bid_amount"
+		),
+		input_schema=graph_schema(
 			{
-				"objectId": {"type": "string", "description": "The campaign, ad set or ad id."},
+				"object_id": _OBJECT_ID,
 				"status": {
 					"type": "string",
 					"enum": ["ACTIVE", "PAUSED", "ARCHIVED"],
 					"description": "The new status.",
 				},
 				"name": {"type": "string", "description": "The new name."},
-				"dailyBudget": {"type": "integer", "description": "New daily budget. " + _BUDGET},
-				"lifetimeBudget": {
+				"daily_budget": {"type": "integer", "description": "New daily budget. " + _BUDGET},
+				"lifetime_budget": {
 					"type": "integer",
 					"description": "New lifetime budget. " + _BUDGET,
 				},
-				"endTime": {"type": "string", "description": "New ISO 8601 end time (ad sets)."},
-				"bidAmount": {"type": "integer", "description": "New bid cap. " + _BUDGET},
+				"end_time": {"type": "string", "description": "New ISO 8601 end time (ad sets)."},
+				"bid_amount": {"type": "integer", "description": "New bid cap. " + _BUDGET},
 			},
-			["objectId"],
+			["object_id"],
 		),
 	),
 	HttpTool(
@@ -354,10 +290,10 @@ TOOLS: list[HttpTool] = [
 		description="Delete a campaign, ad set, ad or creative (cannot be undone; prefer ARCHIVED).",
 		scopes=["delete"],
 		method="DELETE",
-		endpoint="/{{ input.objectId }}",
-		input_schema=_schema(
-			{"objectId": {"type": "string", "description": "The id of what to delete."}},
-			["objectId"],
+		endpoint="/{{ input.object_id }}",
+		input_schema=graph_schema(
+			{"object_id": {"type": "string", "description": "The id of what to delete."}},
+			["object_id"],
 		),
 	),
 	_list_tool(
@@ -365,49 +301,50 @@ TOOLS: list[HttpTool] = [
 		"ad sets",
 		"adsets",
 		"id,name,status,effective_status,campaign_id,daily_budget,lifetime_budget,optimization_goal",
-		["read"],
 	),
 	HttpTool(
 		handle="createAdSet",
 		description=(
 			"Create an ad set in a campaign: budget (unless the campaign has one), schedule, "
-			"optimization goal, billing event and targeting. PAUSED by default."
+			"optimization goal, billing event and targeting. PAUSED by default. Find interest "
+			"and location ids for targeting with searchTargeting and searchLocations."
 		),
 		scopes=["manage"],
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/adsets",
 		body={
-			"name": "{{ input.name }}",
-			"campaign_id": "{{ input.campaignId }}",
+			**pass_through("name", "campaign_id"),
 			"status": "{{ input.status | default: 'PAUSED' }}",
-			"daily_budget": "{{ input.dailyBudget }}",
-			"lifetime_budget": "{{ input.lifetimeBudget }}",
-			"billing_event": "{{ input.billingEvent }}",
-			"optimization_goal": "{{ input.optimizationGoal }}",
-			"bid_strategy": "{{ input.bidStrategy }}",
-			"bid_amount": "{{ input.bidAmount }}",
-			"targeting": "{{ input.targeting }}",
-			"promoted_object": "{{ input.promotedObject }}",
-			"start_time": "{{ input.startTime }}",
-			"end_time": "{{ input.endTime }}",
+			**pass_through(
+				"daily_budget",
+				"lifetime_budget",
+				"billing_event",
+				"optimization_goal",
+				"bid_strategy",
+				"bid_amount",
+				"targeting",
+				"promoted_object",
+				"start_time",
+				"end_time",
+			),
 		},
-		input_schema=_schema(
+		input_schema=graph_schema(
 			{
-				"adAccountId": _AD_ACCOUNT_ID,
-				"campaignId": {"type": "string", "description": "The campaign's id."},
+				"ad_account_id": _AD_ACCOUNT_ID,
+				"campaign_id": {"type": "string", "description": "The campaign's id."},
 				"name": {"type": "string", "description": "The ad set name."},
 				"status": _STATUS,
-				"dailyBudget": {"type": "integer", "description": "Daily budget. " + _BUDGET},
-				"lifetimeBudget": {
+				"daily_budget": {"type": "integer", "description": "Daily budget. " + _BUDGET},
+				"lifetime_budget": {
 					"type": "integer",
-					"description": "Total budget (needs endTime). " + _BUDGET,
+					"description": "Total budget (needs end_time). " + _BUDGET,
 				},
-				"billingEvent": {
+				"billing_event": {
 					"type": "string",
 					"enum": ["IMPRESSIONS", "LINK_CLICKS", "THRUPLAY", "APP_INSTALLS"],
 					"description": "What you pay for.",
 				},
-				"optimizationGoal": {
+				"optimization_goal": {
 					"type": "string",
 					"description": (
 						'What delivery optimizes for: "REACH", "IMPRESSIONS", "LINK_CLICKS", '
@@ -415,32 +352,35 @@ TOOLS: list[HttpTool] = [
 						'"THRUPLAY", "POST_ENGAGEMENT", "APP_INSTALLS", "VALUE"...'
 					),
 				},
-				"bidStrategy": {
+				"bid_strategy": {
 					"type": "string",
-					"enum": [
-						"LOWEST_COST_WITHOUT_CAP",
-						"LOWEST_COST_WITH_BID_CAP",
-						"COST_CAP",
-						"LOWEST_COST_WITH_MIN_ROAS",
-					],
+					"enum": _BID_STRATEGY,
 					"description": "Bid strategy (without a campaign budget).",
 				},
-				"bidAmount": {"type": "integer", "description": "Bid or cost cap. " + _BUDGET},
+				"bid_amount": {"type": "integer", "description": "Bid or cost cap. " + _BUDGET},
 				"targeting": {
 					"type": "object",
 					"description": (
 						'Targeting spec, e.g. {"geo_locations": {"countries": ["US"]}, '
-						'"age_min": 25, "age_max": 54, "publisher_platforms": ["facebook"]}.'
+						'"age_min": 25, "age_max": 54, "flexible_spec": [{"interests": '
+						'[{"id": "6003139266461"}]}], "publisher_platforms": ["facebook"]}.'
 					),
 				},
-				"promotedObject": {
+				"promoted_object": {
 					"type": "object",
 					"description": 'What is promoted, e.g. {"pixel_id": "...", "custom_event_type": "PURCHASE"}.',
 				},
-				"startTime": {"type": "string", "description": "ISO 8601 start time."},
-				"endTime": {"type": "string", "description": "ISO 8601 end time."},
+				"start_time": {"type": "string", "description": "ISO 8601 start time."},
+				"end_time": {"type": "string", "description": "ISO 8601 end time."},
 			},
-			["adAccountId", "campaignId", "name", "billingEvent", "optimizationGoal", "targeting"],
+			[
+				"ad_account_id",
+				"campaign_id",
+				"name",
+				"billing_event",
+				"optimization_goal",
+				"targeting",
+			],
 		),
 	),
 	_list_tool(
@@ -448,7 +388,6 @@ TOOLS: list[HttpTool] = [
 		"ads",
 		"ads",
 		"id,name,status,effective_status,adset_id,campaign_id,creative",
-		["read"],
 	),
 	HttpTool(
 		handle="createAd",
@@ -457,42 +396,33 @@ TOOLS: list[HttpTool] = [
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/ads",
 		body={
-			"name": "{{ input.name }}",
-			"adset_id": "{{ input.adSetId }}",
-			"creative": {"creative_id": "{{ input.creativeId }}"},
+			**pass_through("name", "adset_id", "creative"),
 			"status": "{{ input.status | default: 'PAUSED' }}",
 		},
-		input_schema=_schema(
+		input_schema=graph_schema(
 			{
-				"adAccountId": _AD_ACCOUNT_ID,
-				"adSetId": {"type": "string", "description": "The ad set's id."},
-				"creativeId": {"type": "string", "description": "The creative's id."},
+				"ad_account_id": _AD_ACCOUNT_ID,
+				"adset_id": {"type": "string", "description": "The ad set's id."},
+				"creative": {
+					"type": "object",
+					"properties": {
+						"creative_id": {"type": "string", "description": "The creative's id."}
+					},
+					"required": ["creative_id"],
+					"description": 'The creative to run: {"creative_id": "..."}.',
+				},
 				"name": {"type": "string", "description": "The ad name."},
 				"status": _STATUS,
 			},
-			["adAccountId", "adSetId", "creativeId", "name"],
+			["ad_account_id", "adset_id", "creative", "name"],
 		),
 	),
-	HttpTool(
-		handle="listCreatives",
-		description="List the ad creatives of an ad account.",
-		scopes=["read"],
-		method="GET",
-		endpoint=f"/{_ACCOUNT}/adcreatives",
-		query_params={
-			"fields": _fields_param("id,name,status,object_story_spec,thumbnail_url"),
-			"limit": "{{ input.pageSize }}",
-			"after": "{{ input.after }}",
-		},
-		input_schema=_schema(
-			{
-				"adAccountId": _AD_ACCOUNT_ID,
-				"fields": _fields("id,name,status,object_story_spec,thumbnail_url"),
-				"pageSize": _LIMIT,
-				"after": _AFTER,
-			},
-			["adAccountId"],
-		),
+	_paged(
+		"listCreatives",
+		"List the ad creatives of an ad account.",
+		f"/{_ACCOUNT}/adcreatives",
+		"id,name,status,object_story_spec,thumbnail_url",
+		{"ad_account_id": _AD_ACCOUNT_ID},
 	),
 	HttpTool(
 		handle="uploadAdImage",
@@ -501,11 +431,11 @@ TOOLS: list[HttpTool] = [
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/adimages",
 		request_format="multipart",
-		files={"filename": "{{ input.file }}"},
-		input_schema=_schema(
+		files={"filename": "{{ input.filename }}"},
+		input_schema=graph_schema(
 			{
-				"adAccountId": _AD_ACCOUNT_ID,
-				"file": {
+				"ad_account_id": _AD_ACCOUNT_ID,
+				"filename": {
 					"type": "string",
 					"description": (
 						"The image (JPG or PNG) as a file reference: openmolt-file:<id>, a data: "
@@ -513,28 +443,25 @@ TOOLS: list[HttpTool] = [
 					),
 				},
 			},
-			["adAccountId", "file"],
+			["ad_account_id", "filename"],
 		),
 	),
 	HttpTool(
 		handle="createCreative",
 		description=(
 			"Create an ad creative from a Page post spec (link ad with image, text and call to "
-			"action). Upload the image first with uploadAdImage to get its hash."
+			"action). Upload the image first with uploadAdImage to get its hash; find the "
+			"page_id with listPages."
 		),
 		scopes=["manage"],
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/adcreatives",
-		body={
-			"name": "{{ input.name }}",
-			"object_story_spec": "{{ input.objectStorySpec }}",
-			"url_tags": "{{ input.urlTags }}",
-		},
-		input_schema=_schema(
+		body=pass_through("name", "object_story_spec", "url_tags"),
+		input_schema=graph_schema(
 			{
-				"adAccountId": _AD_ACCOUNT_ID,
+				"ad_account_id": _AD_ACCOUNT_ID,
 				"name": {"type": "string", "description": "The creative name."},
-				"objectStorySpec": {
+				"object_story_spec": {
 					"type": "object",
 					"description": (
 						'The post to run, e.g. {"page_id": "...", "link_data": {"image_hash": "...", '
@@ -542,84 +469,111 @@ TOOLS: list[HttpTool] = [
 						'"call_to_action": {"type": "SHOP_NOW"}}}.'
 					),
 				},
-				"urlTags": {
+				"url_tags": {
 					"type": "string",
 					"description": 'Query string appended to links ("utm_source=meta").',
 				},
 			},
-			["adAccountId", "name", "objectStorySpec"],
-		),
-	),
-	HttpTool(
-		handle="getInsights",
-		description=(
-			"Get performance numbers (impressions, clicks, spend, CTR, actions...) of an ad "
-			"account, campaign, ad set or ad. For big reports use startInsightsJob."
-		),
-		scopes=["read"],
-		method="GET",
-		endpoint="/{{ input.objectId }}/insights",
-		query_params={
-			**_INSIGHTS_PARAMS,
-			"limit": "{{ input.pageSize }}",
-			"after": "{{ input.after }}",
-		},
-		input_schema=_schema(
-			{**_INSIGHTS_INPUT, "pageSize": _LIMIT, "after": _AFTER},
-			["objectId"],
-		),
-	),
-	HttpTool(
-		handle="startInsightsJob",
-		description=(
-			"Start an asynchronous insights report for large date ranges or breakdowns. Returns "
-			"report_run_id; poll getInsightsJob until async_status is 'Job Completed'."
-		),
-		scopes=["read"],
-		method="POST",
-		endpoint="/{{ input.objectId }}/insights",
-		body={
-			"fields": _fields_param(_INSIGHT_FIELDS),
-			"level": "{{ input.level }}",
-			"date_preset": "{{ input.datePreset }}",
-			"time_range": "{{ input.timeRange }}",
-			"time_increment": "{{ input.timeIncrement }}",
-			"breakdowns": "{{ input.breakdowns }}",
-			"filtering": "{{ input.filtering }}",
-		},
-		input_schema=_schema(dict(_INSIGHTS_INPUT), ["objectId"]),
-	),
-	HttpTool(
-		handle="getInsightsJob",
-		description=(
-			"Check an asynchronous insights job: async_status ('Job Running', 'Job Completed', "
-			"'Job Failed') and async_percent_completion."
-		),
-		scopes=["read"],
-		method="GET",
-		endpoint="/{{ input.reportRunId }}",
-		input_schema=_schema(
-			{"reportRunId": {"type": "string", "description": "The report_run_id."}},
-			["reportRunId"],
-		),
-	),
-	HttpTool(
-		handle="getInsightsJobResults",
-		description="Read the rows of a completed asynchronous insights job, page by page.",
-		scopes=["read"],
-		method="GET",
-		endpoint="/{{ input.reportRunId }}/insights",
-		query_params={"limit": "{{ input.pageSize }}", "after": "{{ input.after }}"},
-		input_schema=_schema(
-			{
-				"reportRunId": {"type": "string", "description": "The report_run_id."},
-				"pageSize": _LIMIT,
-				"after": _AFTER,
-			},
-			["reportRunId"],
+			["ad_account_id", "name", "object_story_spec"],
 		),
 	),
 ]
+
+_TARGETING_TOOLS: list[HttpTool] = [
+	HttpTool(
+		handle="searchTargeting",
+		description=(
+			"Search interests, behaviors and demographics to target by keyword; returns their "
+			"id, name, type and audience size. Put them in createAdSet's targeting, e.g. "
+			'{"flexible_spec": [{"interests": [{"id": "...", "name": "..."}]}]}.'
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint=f"/{_ACCOUNT}/targetingsearch",
+		query_params={
+			**pass_through("q", "limit_type", "limit"),
+			"countries": json_param("countries"),
+		},
+		input_schema=graph_schema(
+			{
+				"ad_account_id": _AD_ACCOUNT_ID,
+				"q": {"type": "string", "minLength": 1, "description": 'Keyword ("yoga").'},
+				"limit_type": {
+					"type": "string",
+					"enum": ["interests", "behaviors", "education_schools", "work_employers"],
+					"description": "Only this kind of targeting option.",
+				},
+				"countries": {
+					"type": "array",
+					"items": {"type": "string", "pattern": "^[A-Z]{2}$"},
+					"description": 'Rank for audiences in these countries ("US", "DE").',
+				},
+				"limit": LIMIT,
+			},
+			["ad_account_id", "q"],
+		),
+	),
+	HttpTool(
+		handle="searchLocations",
+		description=(
+			"Find countries, regions, cities or postal codes by name; returns the keys to put "
+			'in targeting.geo_locations, e.g. {"cities": [{"key": "2420379"}]}.'
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint="/search",
+		query_params={
+			"type": "adgeolocation",
+			"q": "{{ input.q }}",
+			"location_types": json_param("location_types"),
+			**pass_through("country_code", "limit"),
+		},
+		input_schema=graph_schema(
+			{
+				"q": {"type": "string", "minLength": 1, "description": 'Place name ("Lyon").'},
+				"location_types": {
+					"type": "array",
+					"items": {
+						"type": "string",
+						"enum": [
+							"country",
+							"region",
+							"city",
+							"zip",
+							"geo_market",
+							"electoral_district",
+						],
+					},
+					"description": "Only these kinds of places (default: all).",
+				},
+				"country_code": {
+					"type": "string",
+					"pattern": "^[A-Z]{2}$",
+					"description": 'Only places in this country ("FR").',
+				},
+				"limit": LIMIT,
+			},
+			["q"],
+		),
+	),
+	_paged(
+		"listPages",
+		"List the Facebook Pages the token can act for (id, name, category, linked Instagram "
+		"account); an ad creative's object_story_spec.page_id is one of them.",
+		"/me/accounts",
+		"id,name,category,instagram_business_account",
+		{},
+	),
+	_paged(
+		"listPromotePages",
+		"List the Pages an ad account can run ads for.",
+		f"/{_ACCOUNT}/promote_pages",
+		"id,name,category",
+		{"ad_account_id": _AD_ACCOUNT_ID},
+	),
+]
+
+TOOLS: list[HttpTool] = [*_CAMPAIGN_TOOLS, *INSIGHTS_TOOLS, *_TARGETING_TOOLS]
 
 DOCS = """\
 ## Get a token
@@ -632,8 +586,8 @@ Use a **system user** token: it does not expire and is not tied to a person.
 2. Create an app at [developers.facebook.com](https://developers.facebook.com/apps) (type
    Business), add the **Marketing API** product, and connect it to the business.
 3. Back on the system user, **Generate new token** for that app with the permissions
-   `ads_management` (or `ads_read` for reports only), `business_management` and, for creatives,
-   `pages_show_list`, `pages_read_engagement`, `pages_manage_ads`.
+   `ads_management` (or `ads_read` for reports only), `business_management` and, for creatives
+   and listPages, `pages_show_list`, `pages_read_engagement`, `pages_manage_ads`.
 4. Pass it as `accessToken`:
 
 ```python
@@ -645,19 +599,39 @@ agent = om.create_agent(name="Media buyer", model="openai:gpt-5-mini",
 A user token from the Graph API Explorer also works for tests, but expires within hours (or 60
 days once exchanged with `grant_type=fb_exchange_token`). Ad account ids look like
 `act_1234567890`; budgets are in cents of the account currency.
+
+## Reference checks
+
+Every tool's method, path, query and body names are checked by the test suite against the
+official `facebook-business` SDK (26.0.3): the `FacebookRequest` each SDK call builds and its
+`param_types`, the `Field` lists for default `fields`, and the SDK's enums. Not checkable there:
+
+- `searchLocations`: the SDK's `TargetingSearch.search` gives the path (`/search`) and the `type`
+  values (`adgeolocation`) but no parameter list; `q`, `location_types`, `country_code` and
+  `limit` follow the [targeting search docs](https://developers.facebook.com/docs/marketing-api/audiences/reference/targeting-search).
+- `fields`, `limit` and `after` are Graph-wide parameters the SDK adds outside `param_types`
+  ([paging docs](https://developers.facebook.com/docs/graph-api/results)).
+- Shapes inside object parameters (`targeting`, `object_story_spec`, `promoted_object`) are typed
+  only as `Object` by the SDK, so the tools pass them through as given.
 """
 
 INTEGRATION = Integration(
 	id="metaAds",
 	name="Meta Ads",
-	description="Facebook and Instagram ads: campaigns, ad sets, ads, creatives and insights.",
+	description=(
+		"Facebook and Instagram ads: campaigns, ad sets, ads, creatives, insights, targeting "
+		"search and Pages."
+	),
 	api_version=GRAPH_VERSION,
-	api_setup=ApiSetup(base_url=f"https://graph.facebook.com/{GRAPH_VERSION}"),
+	api_setup=ApiSetup(base_url=GRAPH_URL),
 	credential_setup=[
 		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"})
 	],
 	scopes={
-		"read": "Read ad accounts, campaigns, ad sets, ads, creatives and insights.",
+		"read": (
+			"Read ad accounts, campaigns, ad sets, ads, creatives, insights, targeting options "
+			"and Pages."
+		),
 		"manage": "Create and change campaigns, ad sets, ads, creatives and ad images.",
 		"delete": "Delete campaigns, ad sets, ads and creatives.",
 	},

@@ -1,4 +1,8 @@
-"""Telegram: the Bot API (10.0) — messages, media, updates and file downloads.
+"""Telegram: the Bot API 10 — messages, media and albums, updates, webhooks and file downloads.
+
+Tool inputs are the Bot API's own parameter names. The test suite checks every method, parameter
+name, nested object field and enum value against ``@grammyjs/types`` 5.0.0 (npm), the Bot API
+type declarations of grammY, which follow each Bot API release.
 
 The bot token is part of every URL (``https://api.telegram.org/bot<token>/<method>``). It lives in
 the credential config, so the engine redacts it from logs, errors and everything the model sees.
@@ -48,6 +52,24 @@ _FILE_REF = string(
 	"File reference of the bytes to upload: openmolt-file:<id>, data:<type>;base64,<data> or "
 	"fileSystem:<path>."
 )
+_MEDIA_ITEM = obj(
+	{
+		"type": string(
+			"photo or video (mixable), or all audio, or all document.",
+			enum=["photo", "video", "audio", "document"],
+		),
+		"media": string(
+			"file_id on Telegram, an HTTPS URL, or attach://<name> of an uploaded file "
+			"(uploadMediaGroup)."
+		),
+		"caption": _CAPTION,
+		"parse_mode": _PARSE_MODE,
+		"has_spoiler": boolean("Photo or video: cover with a spoiler animation."),
+	},
+	["type", "media"],
+	"One item of the album (an InputMedia object).",
+)
+_ALBUM = array("2 to 10 items, in order.", _MEDIA_ITEM, minItems=2, maxItems=10)
 _UPDATES = array(
 	"Update types to receive, e.g. message, edited_message, callback_query, channel_post. "
 	"Empty list: all except chat_member, message_reaction, message_reaction_count.",
@@ -72,6 +94,19 @@ is turned off (`/setprivacy` in BotFather). To find a chat id, send the bot a me
 
 Limits: about 30 messages per second overall, 1 per second per chat and 20 per minute per group;
 429 answers carry `retry_after`. Bots download files up to 20 MB and upload up to 50 MB.
+
+## Reference checks
+
+Telegram publishes no machine-readable Bot API description. The test suite checks every tool
+against `@grammyjs/types` 5.0.0 (npm): the Bot API's methods and types as TypeScript
+declarations, maintained by the grammY team with each Bot API release (the docs' descriptions
+are copied into them). Checked: the method name, every parameter and nested field name
+(`reply_parameters`, `link_preview_options`, the album's `InputMedia` items), the enum values
+(`parse_mode`, `action`) and that every parameter the API requires is required by the tool. Not
+checkable there: the endpoint form `https://api.telegram.org/bot<token>/METHOD` and the file URL
+`https://api.telegram.org/file/bot<token>/<file_path>` (`downloadFile`), which follow the
+[Bot API docs](https://core.telegram.org/bots/api#making-requests); value ranges (text lengths,
+`limit` bounds), which the types do not carry and the tools take from the same docs.
 """
 
 
@@ -93,8 +128,8 @@ def _method(
 def _upload(
 	handle: str, method: str, field: str, description: str, extra: dict[str, Any]
 ) -> HttpTool:
-	"""A multipart POST that uploads a file in ``field``."""
-	props: dict[str, Any] = {"chat_id": _CHAT, "file": _FILE_REF, **extra}
+	"""A multipart POST that uploads the file of input ``field`` (the Bot API's name) as that part."""
+	props: dict[str, Any] = {"chat_id": _CHAT, field: _FILE_REF, **extra}
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -102,9 +137,9 @@ def _upload(
 		method="POST",
 		endpoint=f"/{method}",
 		request_format="multipart",
-		body={name: f"{{{{ input.{name} }}}}" for name in props if name != "file"},
-		files={field: "{{ input.file }}"},
-		input_schema=obj(props, ["chat_id", "file"]),
+		body={name: f"{{{{ input.{name} }}}}" for name in props if name != field},
+		files={field: f"{{{{ input.{field} }}}}"},
+		input_schema=obj(props, ["chat_id", field]),
 	)
 
 
@@ -193,6 +228,142 @@ _TOOLS = [
 		{"caption": _CAPTION, "parse_mode": _PARSE_MODE, "message_thread_id": _THREAD},
 	),
 	_method(
+		"sendVideo",
+		"sendVideo",
+		"Send a video (MP4) that is on Telegram (file_id) or at a public HTTPS URL. To send "
+		"bytes, use uploadVideo.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"video": string("file_id of a video on Telegram, or an HTTPS URL of an MP4."),
+				"caption": _CAPTION,
+				"parse_mode": _PARSE_MODE,
+				"supports_streaming": boolean("The video can be played while it downloads."),
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "video"],
+		),
+	),
+	_upload(
+		"uploadVideo",
+		"sendVideo",
+		"video",
+		"Upload and send a video (MP4) from a file reference (max 50 MB).",
+		{
+			"caption": _CAPTION,
+			"parse_mode": _PARSE_MODE,
+			"supports_streaming": boolean("The video can be played while it downloads."),
+			"message_thread_id": _THREAD,
+		},
+	),
+	_method(
+		"sendAudio",
+		"sendAudio",
+		"Send music (MP3 or M4A, shown in the player) that is on Telegram (file_id) or at a "
+		"public HTTPS URL. To send bytes, use uploadAudio.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"audio": string("file_id of an audio file on Telegram, or an HTTPS URL."),
+				"caption": _CAPTION,
+				"parse_mode": _PARSE_MODE,
+				"performer": string("Performer shown in the player."),
+				"title": string("Track name shown in the player."),
+				"duration": integer("Duration in seconds.", minimum=0),
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "audio"],
+		),
+	),
+	_upload(
+		"uploadAudio",
+		"sendAudio",
+		"audio",
+		"Upload and send music (MP3 or M4A) from a file reference (max 50 MB).",
+		{
+			"caption": _CAPTION,
+			"parse_mode": _PARSE_MODE,
+			"performer": string("Performer shown in the player."),
+			"title": string("Track name shown in the player."),
+			"message_thread_id": _THREAD,
+		},
+	),
+	_method(
+		"sendMediaGroup",
+		"sendMediaGroup",
+		"Send an album of 2 to 10 photos and videos (or only audio, or only documents) that are "
+		"on Telegram (file_id) or at HTTPS URLs; captions go on the items. To send bytes, use "
+		"uploadMediaGroup.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"media": _ALBUM,
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "media"],
+		),
+	),
+	HttpTool(
+		handle="uploadMediaGroup",
+		description="Upload and send an album of 2 to 10 files: put the files in `files` (in "
+		"order) and write media[i].media as attach://file<i> (attach://file0, attach://file1...).",
+		scopes=["send"],
+		method="POST",
+		endpoint="/sendMediaGroup",
+		request_format="multipart",
+		# multipart fields are text: the album goes as the JSON-serialized array the API expects
+		body={
+			"chat_id": "{{ input.chat_id }}",
+			"media": "{{ input.media | json }}",
+			"message_thread_id": "{{ input.message_thread_id }}",
+			"disable_notification": "{{ input.disable_notification }}",
+		},
+		files={f"file{i}": f"{{{{ input.files[{i}] }}}}" for i in range(10)},
+		input_schema=obj(
+			{
+				"chat_id": _CHAT,
+				"media": _ALBUM,
+				"files": array("The files, in order: file0, file1...", _FILE_REF, maxItems=10),
+				"message_thread_id": _THREAD,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "media", "files"],
+		),
+	),
+	_method(
+		"copyMessage",
+		"copyMessage",
+		"Copy a message to another chat without the 'Forwarded from' header (a new message "
+		"with the same content; captions can be replaced). Returns the new message_id.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"from_chat_id": _CHAT,
+				"message_id": integer("Id of the message in from_chat_id."),
+				"caption": string(
+					"New caption for media, up to 1024 characters (omit to keep it).",
+					maxLength=1024,
+				),
+				"parse_mode": _PARSE_MODE,
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"reply_markup": _MARKUP,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "from_chat_id", "message_id"],
+		),
+	),
+	_method(
 		"editMessageText",
 		"editMessageText",
 		"Replace the text of a message the bot sent.",
@@ -206,6 +377,32 @@ _TOOLS = [
 				"reply_markup": _MARKUP,
 			},
 			["chat_id", "message_id", "text"],
+		),
+	),
+	_method(
+		"editMessageReplyMarkup",
+		"editMessageReplyMarkup",
+		"Change or remove the inline keyboard of a message the bot sent (omit reply_markup to "
+		"remove it), e.g. after a button press.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"message_id": integer("Id of the message to edit."),
+				"reply_markup": {
+					"type": "object",
+					"properties": {
+						"inline_keyboard": {
+							"type": "array",
+							"items": {"type": "array", "items": {"type": "object"}},
+							"description": 'Rows of buttons: [[{"text": "Yes", "callback_data": "yes"}]].',
+						}
+					},
+					"required": ["inline_keyboard"],
+					"description": "The new inline keyboard (InlineKeyboardMarkup).",
+				},
+			},
+			["chat_id", "message_id"],
 		),
 	),
 	_method(
@@ -350,6 +547,14 @@ _TOOLS = [
 		),
 	),
 	_method(
+		"getWebhookInfo",
+		"getWebhookInfo",
+		"Get the webhook's status: its URL (empty when polling with getUpdates), pending update "
+		"count and the last delivery error.",
+		["admin"],
+		obj({}),
+	),
+	_method(
 		"deleteWebhook",
 		"deleteWebhook",
 		"Remove the webhook so that getUpdates works again.",
@@ -360,15 +565,15 @@ _TOOLS = [
 
 INTEGRATION = Integration(
 	name="Telegram",
-	description="Send and edit Telegram messages, photos and documents, read updates, download files.",
-	api_version="Bot API 10.0",
+	description="Send, edit and copy Telegram messages, photos, videos, audio, documents and albums; read updates, manage the webhook, download files.",
+	api_version="Bot API 10",
 	api_setup=ApiSetup(base_url="https://api.telegram.org/bot{{ config.botToken }}"),
 	credential_setup=[Credential(type="custom")],
 	scopes={
 		"read": "Read updates, chats and files.",
 		"send": "Send, edit and forward messages and media; answer button presses.",
 		"delete": "Delete messages.",
-		"admin": "Set or remove the bot's webhook.",
+		"admin": "Set, inspect or remove the bot's webhook.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

@@ -49,8 +49,30 @@ _SOURCE_INFO = obj(
 	["source"],
 	"How the video reaches TikTok.",
 )
-_FIELDS_USER = "open_id,union_id,avatar_url,display_name,bio_description,profile_deep_link,is_verified,username,follower_count,following_count,likes_count,video_count"
+# Fields per Login Kit scope (https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info):
+# asking for a field whose scope the token lacks fails the whole call, so the default is basic.
+_FIELDS_BASIC = "open_id,union_id,avatar_url,avatar_url_100,avatar_large_url,display_name"
+_FIELDS_PROFILE = "bio_description,profile_deep_link,is_verified,username"
+_FIELDS_STATS = "follower_count,following_count,likes_count,video_count"
+_FIELDS_USER = f"{_FIELDS_BASIC},{_FIELDS_PROFILE},{_FIELDS_STATS}"
 _FIELDS_VIDEO = "id,title,video_description,create_time,cover_image_url,share_url,duration,height,width,like_count,comment_count,share_count,view_count"
+
+_PHOTO_SOURCE = {
+	"source": "PULL_FROM_URL",
+	"photo_images": "{{ input.photo_images }}",
+	"photo_cover_index": "{{ input.photo_cover_index }}",
+}
+_PHOTO_TITLE = string("Title, up to 90 characters.", maxLength=90)
+_PHOTO_DESCRIPTION = string(
+	"Description with #hashtags and @mentions, up to 4000 characters.", maxLength=4000
+)
+_PHOTO_IMAGES = array(
+	"Public URLs of the photos (JPEG/WebP) on a verified domain.",
+	{"type": "string", "format": "uri"},
+	minItems=1,
+	maxItems=35,
+)
+_PHOTO_COVER = integer("Index of the cover photo.", minimum=0, default=0)
 
 _DOCS = """\
 ## Get a token
@@ -78,21 +100,33 @@ agent = om.create_agent(..., integrations=[{"integration": "tiktok", "credential
 OpenMolt refreshes with TikTok's naming (`client_key`, not `client_id`). Until the app passes
 TikTok's content posting audit, direct posts are private (`SELF_ONLY`). Limits: 6 init calls and
 30 status calls per minute per user.
+
+## Reference checks
+
+TikTok publishes no machine-readable reference for the Content Posting and Display APIs (no
+OpenAPI file, no SDK in a package registry), so nothing here is checked against one. The test
+suite pins each tool to its documentation page instead (method, URL with its trailing slash,
+query and body names, `post_info`/`source_info` fields, the scope each tool needs and the fields
+each scope grants), with the page cited next to each entry.
 """
 
 _TOOLS = [
 	HttpTool(
 		handle="getUserInfo",
-		description="Get the authorised user's profile: display name, username, bio, avatar, and "
-		"(with user.info.stats) follower, like and video counts.",
+		description="Get the authorised user's profile: open_id, display name and avatar (scope "
+		"user.info.basic, the default fields); ask for username, bio_description, is_verified "
+		"(user.info.profile) or follower, like and video counts (user.info.stats) in fields.",
 		scopes=["read"],
 		method="GET",
 		endpoint="/v2/user/info/",
-		query_params={"fields": "{{ input.fields | join: ',' | default: '" + _FIELDS_USER + "' }}"},
+		query_params={
+			"fields": "{{ input.fields | join: ',' | default: '" + _FIELDS_BASIC + "' }}"
+		},
 		input_schema=obj(
 			{
 				"fields": array(
-					"Fields to return (default: all the profile and stats fields).",
+					f"Fields to return (default: {_FIELDS_BASIC}). {_FIELDS_PROFILE} need "
+					f"user.info.profile; {_FIELDS_STATS} need user.info.stats.",
 					{"type": "string", "enum": _FIELDS_USER.split(",")},
 				)
 			}
@@ -200,8 +234,10 @@ _TOOLS = [
 	),
 	HttpTool(
 		handle="initPhotoPost",
-		description="Post photos (1 to 35, from URLs on a verified domain), directly or to the "
-		"inbox. Returns publish_id; poll getPostStatus.",
+		description="Publish a photo post (1 to 35 photos from URLs on a verified domain) "
+		"directly to the profile (scope video.publish; query creator info first). Returns "
+		"publish_id; poll getPostStatus. To let the creator finish it in the app, use "
+		"uploadPhotosToInbox.",
 		scopes=["publish"],
 		method="POST",
 		endpoint="/v2/post/publish/content/init/",
@@ -213,38 +249,62 @@ _TOOLS = [
 				"privacy_level": "{{ input.privacy_level }}",
 				"disable_comment": "{{ input.disable_comment }}",
 				"auto_add_music": "{{ input.auto_add_music }}",
+				"brand_content_toggle": "{{ input.brand_content_toggle }}",
+				"brand_organic_toggle": "{{ input.brand_organic_toggle }}",
 			},
-			"source_info": {
-				"source": "PULL_FROM_URL",
-				"photo_images": "{{ input.photo_images }}",
-				"photo_cover_index": "{{ input.photo_cover_index }}",
-			},
-			"post_mode": "{{ input.post_mode }}",
+			"source_info": _PHOTO_SOURCE,
+			"post_mode": "DIRECT_POST",
 			"media_type": "PHOTO",
 		},
 		input_schema=obj(
 			{
-				"title": string("Title, up to 90 characters.", maxLength=90),
-				"description": string(
-					"Description with #hashtags and @mentions, up to 4000 characters.",
-					maxLength=4000,
-				),
+				"title": _PHOTO_TITLE,
+				"description": _PHOTO_DESCRIPTION,
 				"privacy_level": _PRIVACY,
 				"disable_comment": boolean("Turn off comments."),
 				"auto_add_music": boolean("Let TikTok add music."),
-				"photo_images": array(
-					"Public URLs of the photos (JPEG/WebP) on a verified domain.",
-					{"type": "string"},
-					minItems=1,
-					maxItems=35,
+				"brand_content_toggle": boolean(
+					"Paid partnership promoting a third-party brand (shown as 'Paid "
+					"partnership'); such posts cannot be SELF_ONLY."
 				),
-				"photo_cover_index": integer("Index of the cover photo.", minimum=0, default=0),
-				"post_mode": string(
-					"DIRECT_POST publishes; MEDIA_UPLOAD sends to the inbox.",
-					enum=["DIRECT_POST", "MEDIA_UPLOAD"],
+				"brand_organic_toggle": boolean(
+					"Promotes the creator's own business (shown as 'Promotional content')."
 				),
+				"photo_images": _PHOTO_IMAGES,
+				"photo_cover_index": _PHOTO_COVER,
 			},
-			["photo_images", "photo_cover_index", "post_mode"],
+			[
+				"privacy_level",
+				"brand_content_toggle",
+				"brand_organic_toggle",
+				"photo_images",
+				"photo_cover_index",
+			],
+		),
+	),
+	HttpTool(
+		handle="uploadPhotosToInbox",
+		description="Send photos (1 to 35, from URLs on a verified domain) to the creator's "
+		"TikTok inbox, where they finish and post them in the app (scope video.upload only). "
+		"Returns publish_id; poll getPostStatus (SEND_TO_USER_INBOX).",
+		scopes=["upload"],
+		method="POST",
+		endpoint="/v2/post/publish/content/init/",
+		headers={"Content-Type": "application/json; charset=UTF-8"},
+		body={
+			"post_info": {"title": "{{ input.title }}", "description": "{{ input.description }}"},
+			"source_info": _PHOTO_SOURCE,
+			"post_mode": "MEDIA_UPLOAD",
+			"media_type": "PHOTO",
+		},
+		input_schema=obj(
+			{
+				"title": _PHOTO_TITLE,
+				"description": _PHOTO_DESCRIPTION,
+				"photo_images": _PHOTO_IMAGES,
+				"photo_cover_index": _PHOTO_COVER,
+			},
+			["photo_images", "photo_cover_index"],
 		),
 	),
 	HttpTool(
@@ -318,8 +378,8 @@ INTEGRATION = Integration(
 	],
 	scopes={
 		"read": "Read the profile, videos and post status.",
-		"upload": "Upload videos to the creator's inbox.",
-		"publish": "Post videos and photos directly.",
+		"upload": "Upload videos and photos to the creator's inbox (TikTok scope video.upload).",
+		"publish": "Post videos and photos directly (TikTok scope video.publish).",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

@@ -12,7 +12,7 @@ import pytest
 
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_integrations import browser_use, dropbox, fal, meta_ads, openai_image, s3
+from openmolt_integrations import browser_use, dropbox, fal, openai_image, s3
 
 pytestmark = pytest.mark.anyio
 
@@ -400,68 +400,6 @@ async def test_s3_puts_with_metadata_then_deletes_objects_with_content_md5() -> 
 	result = removed["result"]["DeleteResult"]
 	assert result["Deleted"] == {"Key": "a.txt"}
 	assert result["Error"]["Code"] == "AccessDenied"
-
-
-async def test_meta_ads_lists_campaigns_and_creates_a_paused_one() -> None:
-	"""Graph v26.0 requests carry the bearer token; a new campaign is PAUSED with its categories."""
-	recorder = Recorder(
-		{
-			("GET", "https://graph.facebook.com/v26.0/act_123/campaigns"): lambda r: httpx.Response(
-				200,
-				json={
-					"data": [{"id": "1", "name": "Spring"}],
-					"paging": {"cursors": {"after": "x"}},
-				},
-			),
-			("POST", "https://graph.facebook.com/v26.0/act_123/campaigns"): lambda r: (
-				httpx.Response(200, json={"id": "238"})
-			),
-		}
-	)
-	model = ScriptedModel(
-		[
-			call_tool(
-				"metaAds.listCampaigns",
-				adAccountId="act_123",
-				effectiveStatus=["ACTIVE"],
-				pageSize=10,
-			),
-			call_tool(
-				"metaAds.createCampaign",
-				adAccountId="123",
-				name="Autumn",
-				objective="OUTCOME_TRAFFIC",
-				specialAdCategories=[],
-				dailyBudget=5000,
-			),
-			finish(result="created"),
-		]
-	)
-	om, agent = _agent(
-		meta_ads,
-		"metaAds",
-		recorder,
-		model,
-		{"type": "bearer", "config": {"accessToken": "EAAB-token"}},
-	)
-	async with om:
-		await agent.run("Create the autumn campaign")
-	listing, create = recorder.requests
-	assert listing.headers["Authorization"] == "Bearer EAAB-token"
-	params = dict(listing.url.params)
-	assert (
-		params["fields"] == "id,name,status,effective_status,objective,daily_budget,lifetime_budget"
-	)
-	assert json.loads(params["effective_status"]) == ["ACTIVE"]
-	assert params["limit"] == "10"
-	assert create.headers["Authorization"] == "Bearer EAAB-token"
-	assert json.loads(create.content) == {
-		"name": "Autumn",
-		"objective": "OUTCOME_TRAFFIC",
-		"status": "PAUSED",
-		"special_ad_categories": [],
-		"daily_budget": 5000,
-	}
 
 
 async def test_browser_use_creates_a_task_and_polls_it() -> None:

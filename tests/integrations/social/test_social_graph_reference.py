@@ -1,0 +1,379 @@
+"""Meta Ads and Instagram tools against Meta's official SDKs, read at test time.
+
+For each tool the test builds the same call with the official ``facebook-business`` SDK (26.0.3,
+``pending=True``: nothing is sent) and compares the HTTP method, the node/edge path, the parameter
+names (the SDK's ``param_types``), the default ``fields`` (the target class's ``Field`` list) and
+the enums. The Node.js SDK (npm) shows how Meta encodes request bodies.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from _social_refs import npm_member
+from facebook_business import apiconfig
+from facebook_business.adobjects.abstractcrudobject import AbstractCrudObject
+from facebook_business.adobjects.ad import Ad
+from facebook_business.adobjects.adaccount import AdAccount
+from facebook_business.adobjects.adaccounttargetingunified import AdAccountTargetingUnified
+from facebook_business.adobjects.adcreative import AdCreative
+from facebook_business.adobjects.adimage import AdImage
+from facebook_business.adobjects.adreportrun import AdReportRun
+from facebook_business.adobjects.adset import AdSet
+from facebook_business.adobjects.adsinsights import AdsInsights
+from facebook_business.adobjects.campaign import Campaign
+from facebook_business.adobjects.igcomment import IGComment
+from facebook_business.adobjects.igmedia import IGMedia
+from facebook_business.adobjects.iguser import IGUser
+from facebook_business.adobjects.page import Page
+from facebook_business.adobjects.shadowighashtag import ShadowIGHashtag
+from facebook_business.adobjects.shadowigmediabuilder import ShadowIGMediaBuilder
+from facebook_business.adobjects.targetingsearch import TargetingSearch
+from facebook_business.adobjects.unifiedthread import UnifiedThread
+from facebook_business.adobjects.user import User
+from facebook_business.api import FacebookAdsApi, FacebookRequest
+
+from openmolt_core.integrations import HttpTool, Integration
+from openmolt_integrations import _graph, instagram, meta_ads
+
+FacebookAdsApi.init(access_token="conformance-test-token")
+
+PAGING = {"fields", "limit", "after", "before"}
+"""Graph-wide parameters (field selection, cursor paging) the SDK leaves out of param_types."""
+
+_ID = re.compile(r"\{\{[^}]*\}\}")
+Calls = dict[str, list[Callable[[], FacebookRequest]]]
+
+META_CALLS: Calls = {
+	"listAdAccounts": [lambda: User("me").get_ad_accounts(pending=True)],
+	"getObject": [lambda: Campaign("42").api_get(pending=True)],
+	"listCampaigns": [lambda: AdAccount("act_42").get_campaigns(pending=True)],
+	"createCampaign": [lambda: AdAccount("act_42").create_campaign(pending=True)],
+	"updateObject": [
+		lambda: Campaign("42").api_update(pending=True),
+		lambda: AdSet("42").api_update(pending=True),
+		lambda: Ad("42").api_update(pending=True),
+	],
+	"deleteObject": [lambda: Campaign("42").api_delete(pending=True)],
+	"listAdSets": [lambda: AdAccount("act_42").get_ad_sets(pending=True)],
+	"createAdSet": [lambda: AdAccount("act_42").create_ad_set(pending=True)],
+	"listAds": [lambda: AdAccount("act_42").get_ads(pending=True)],
+	"createAd": [lambda: AdAccount("act_42").create_ad(pending=True)],
+	"listCreatives": [lambda: AdAccount("act_42").get_ad_creatives(pending=True)],
+	"uploadAdImage": [lambda: AdAccount("act_42").create_ad_image(pending=True)],
+	"createCreative": [lambda: AdAccount("act_42").create_ad_creative(pending=True)],
+	"getInsights": [
+		lambda: AdAccount("act_42").get_insights(pending=True),
+		lambda: Campaign("42").get_insights(pending=True),
+	],
+	"startInsightsJob": [lambda: AdAccount("act_42").get_insights_async(pending=True)],
+	"getInsightsJob": [lambda: AdReportRun("42").api_get(pending=True)],
+	"getInsightsJobResults": [lambda: AdReportRun("42").get_insights(pending=True)],
+	"searchTargeting": [lambda: AdAccount("act_42").get_targeting_search(pending=True)],
+	"listPages": [lambda: User("me").get_accounts(pending=True)],
+	"listPromotePages": [lambda: AdAccount("act_42").get_promote_pages(pending=True)],
+}
+FILE_PARAMS = {
+	"uploadAdImage": {name for name, kind in AdImage._field_types.items() if kind == "file"}
+}
+"""Upload fields: the SDK types them on the object (AdImage.filename is a 'file'), not the edge."""
+META_UNCHECKABLE = {"searchLocations"}
+"""Tools the SDK has no FacebookRequest for (checked below against what the SDK does say)."""
+
+
+def ours_path(tool: HttpTool, node: str) -> str:
+	"""The tool's endpoint with its templated id written as the SDK request's node id."""
+	return _ID.sub(node.removeprefix("act_") if "act_{{" in tool.endpoint else node, tool.endpoint)
+
+
+def sdk_path(request: FacebookRequest) -> str:
+	node, edge = request._path
+	return f"/{node}" + (f"/{edge}" if edge else "")
+
+
+def param_names(tool: HttpTool) -> set[str]:
+	names = set(tool.query_params) | set(tool.files)
+	if isinstance(tool.body, dict):
+		names |= set(tool.body)
+	return names
+
+
+def check_graph(integration: Integration, calls: Calls, skip: set[str] = frozenset()) -> int:  # type: ignore[assignment]
+	"""Assert each tool is its SDK request (method, path, parameter names); return checks made."""
+	checked = 0
+	for tool in integration.tools:
+		assert isinstance(tool, HttpTool)
+		if tool.handle in skip:
+			continue
+		assert tool.handle in calls, f"{tool.handle}: no SDK call to compare with"
+		allowed: set[str] = set()
+		for make in calls[tool.handle]:
+			request = make()
+			assert tool.method == request._method, f"{tool.handle}: {request._method} in the SDK"
+			assert ours_path(tool, request._path[0]) == sdk_path(request), (
+				tool.handle,
+				sdk_path(request),
+			)
+			allowed |= set(request._param_checker._type_check_info)
+		allowed |= FILE_PARAMS.get(tool.handle, set())
+		unknown = param_names(tool) - allowed - PAGING
+		assert not unknown, f"{tool.handle}: parameters unknown to the SDK: {unknown}"
+		checked += 1
+	return checked
+
+
+def default_fields(tool: HttpTool) -> set[str]:
+	"""The comma-separated fields a tool asks for when the model gives none."""
+	template = tool.query_params.get("fields", "")
+	if "{% else %}" in template:
+		template = template.split("{% else %}")[1].split("{% endif %}")[0]
+	if "{{" in template or "{%" in template:
+		return set()
+	return {f.split("{")[0] for f in re.sub(r"\{[^{}]*\}", "", template).split(",") if f}
+
+
+def _values(cls: Any) -> set[str]:
+	return {v for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, str)}
+
+
+def _tools(integration: Integration) -> dict[str, HttpTool]:
+	return {t.handle: t for t in integration.tools if isinstance(t, HttpTool)}
+
+
+# Meta Ads ---------------------------------------------------------------------------------------
+
+
+def test_graph_version_is_the_sdk_version() -> None:
+	"""Meta Ads and Instagram call the Graph version the SDK targets, from one constant."""
+	assert apiconfig.ads_api_config["API_VERSION"] == _graph.GRAPH_VERSION
+	assert meta_ads.INTEGRATION.api_setup.base_url == _graph.GRAPH_URL
+	assert instagram.INTEGRATION.api_setup.base_url == _graph.GRAPH_URL
+	assert meta_ads.INTEGRATION.api_version == _graph.GRAPH_VERSION
+
+
+def test_meta_ads_tools_are_sdk_requests() -> None:
+	"""Every Meta Ads tool but one has the method, path and parameter names of its SDK call."""
+	tools = _tools(meta_ads.INTEGRATION)
+	assert set(META_CALLS) | META_UNCHECKABLE == set(tools)
+	assert check_graph(meta_ads.INTEGRATION, META_CALLS, META_UNCHECKABLE) == len(META_CALLS)
+
+
+def test_search_locations_is_the_sdk_targeting_search() -> None:
+	"""searchLocations calls the path and type of TargetingSearch.search (its params are in DOCS)."""
+	tool = _tools(meta_ads.INTEGRATION)["searchLocations"]
+	source = (TargetingSearch.search.__code__.co_consts, TargetingSearch.search.__code__.co_names)
+	assert "search" in source[0]  # "/".join((GRAPH, API_VERSION, 'search'))
+	assert (tool.method, tool.endpoint) == ("GET", "/search")
+	assert tool.query_params["type"] == TargetingSearch.TargetingSearchTypes.geolocation
+	assert "`searchLocations`" in meta_ads.DOCS
+
+
+def test_meta_ads_enums_are_sdk_values() -> None:
+	"""Objectives, statuses, bid strategies, billing events and insight enums are the SDK's values."""
+	tools = _tools(meta_ads.INTEGRATION)
+	props = tools["createCampaign"].input_schema["properties"]
+	assert set(props["objective"]["enum"]) <= _values(Campaign.Objective)
+	assert set(props["status"]["enum"]) <= _values(Campaign.Status)
+	assert set(props["bid_strategy"]["enum"]) <= _values(Campaign.BidStrategy)
+	categories = props["special_ad_categories"]["items"]["enum"]
+	assert set(categories) <= _values(Campaign.SpecialAdCategories)
+	adset = tools["createAdSet"].input_schema["properties"]
+	assert set(adset["billing_event"]["enum"]) <= _values(AdSet.BillingEvent)
+	assert set(adset["bid_strategy"]["enum"]) <= _values(AdSet.BidStrategy)
+	update = tools["updateObject"].input_schema["properties"]["status"]["enum"]
+	assert set(update) <= _values(Campaign.Status) & _values(Ad.Status)
+	effective = tools["listCampaigns"].input_schema["properties"]["effective_status"]["items"]
+	assert set(effective["enum"]) <= _values(Campaign.EffectiveStatus) | _values(Ad.EffectiveStatus)
+	insights = tools["getInsights"].input_schema["properties"]
+	assert set(insights["level"]["enum"]) <= _values(AdsInsights.Level)
+	assert set(insights["date_preset"]["enum"]) <= _values(AdsInsights.DatePreset)
+	search = tools["searchTargeting"].input_schema["properties"]["limit_type"]["enum"]
+	assert set(search) <= _values(AdAccountTargetingUnified.LimitType)
+
+
+@pytest.mark.parametrize(
+	("handle", "cls"),
+	[
+		("listCampaigns", Campaign),
+		("listAdSets", AdSet),
+		("listAds", Ad),
+		("listCreatives", AdCreative),
+		("getInsights", AdsInsights),
+		("listAdAccounts", AdAccount),
+		("listPages", Page),
+		("listPromotePages", Page),
+	],
+)
+def test_meta_ads_default_fields_exist(handle: str, cls: Any) -> None:
+	"""The default `fields` each list tool asks for are fields of the SDK object."""
+	fields = default_fields(_tools(meta_ads.INTEGRATION)[handle])
+	assert fields
+	assert fields <= _values(cls.Field), handle
+
+
+def test_meta_ads_inputs_are_the_vendor_parameter_names() -> None:
+	"""Each input a tool sends under a name is sent under its own name (no renamed parameters)."""
+	for tool in _tools(meta_ads.INTEGRATION).values():
+		entries = {**tool.query_params, **(tool.body or {}), **tool.files}
+		for name, template in entries.items():
+			used = set(re.findall(r"input(?:\.(\w+)|\[\"(\w+)\"\])", str(template)))
+			used = {a or b for a, b in used}
+			assert used <= {name}, f"{tool.handle}: {name} is sent from {used}"
+
+
+def test_create_campaign_can_leave_budgets_to_ad_sets() -> None:
+	"""createCampaign sends is_adset_budget_sharing_enabled, an SDK bool since Graph v24."""
+	tool = _tools(meta_ads.INTEGRATION)["createCampaign"]
+	request = AdAccount("act_42").create_campaign(pending=True)
+	assert request._param_checker._type_check_info["is_adset_budget_sharing_enabled"] == "bool"
+	assert tool.body["is_adset_budget_sharing_enabled"] == (
+		"{{ input.is_adset_budget_sharing_enabled }}"
+	)
+	prop = tool.input_schema["properties"]["is_adset_budget_sharing_enabled"]
+	assert prop["type"] == "boolean"
+
+
+def test_new_objects_start_paused() -> None:
+	"""Campaigns, ad sets and ads are created PAUSED unless the agent says otherwise."""
+	tools = _tools(meta_ads.INTEGRATION)
+	for handle in ("createCampaign", "createAdSet", "createAd"):
+		assert tools[handle].body["status"] == "{{ input.status | default: 'PAUSED' }}"
+
+
+def test_bodies_are_json_as_the_official_node_sdk_sends_them() -> None:
+	"""Meta's Node.js SDK posts Graph parameters as one JSON body (axios data), as the tools do."""
+	http = npm_member("fb-node", "src/http.js")
+	assert "json: !useMultipartFormData" in http
+	assert "options.data = data;" in http
+	api = npm_member("fb-node", "src/api.js")
+	assert re.search(r"if \(method === 'POST' \|\| method === 'PUT'\) \{\s*data = params;", api)
+	for tool in _tools(meta_ads.INTEGRATION).values():
+		if tool.method == "POST":
+			fmt = tool.request_format or meta_ads.INTEGRATION.api_setup.request_format
+			assert fmt == ("multipart" if tool.files else "json"), tool.handle
+
+
+# Negative checks -----------------------------------------------------------------------------
+
+_BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
+	"method": lambda t: {"method": "PUT" if t.method != "PUT" else "PATCH"},
+	"path": lambda t: {"endpoint": t.endpoint + "/nonexistent"},
+	"query": lambda t: {"query_params": {**t.query_params, "nonexistent_param": "1"}},
+	"body": lambda t: {"body": {**(t.body or {}), "nonexistent_field": "1"}},
+}
+
+
+def _broken(integration: Integration, handle: str, broken: str) -> Integration:
+	tools = [
+		t.model_copy(update=_BREAKS[broken](t)) if t.handle == handle else t
+		for t in integration.tools
+		if isinstance(t, HttpTool)
+	]
+	return integration.model_copy(update={"tools": tools})
+
+
+@pytest.mark.parametrize("broken", sorted(_BREAKS))
+@pytest.mark.parametrize("handle", ["createCampaign", "listCampaigns", "searchTargeting"])
+def test_a_wrong_meta_ads_request_fails_the_check(handle: str, broken: str) -> None:
+	"""A wrong method, path, query name or body name of a Meta Ads tool fails its SDK check."""
+	with pytest.raises(AssertionError):
+		check_graph(_broken(meta_ads.INTEGRATION, handle, broken), META_CALLS, META_UNCHECKABLE)
+
+
+# Instagram --------------------------------------------------------------------------------------
+
+IG_CALLS: Calls = {
+	"getAccount": [lambda: IGUser("42").api_get(pending=True)],
+	"listMedia": [lambda: IGUser("42").get_media(pending=True)],
+	"getMedia": [lambda: IGMedia("42").api_get(pending=True)],
+	"createMediaContainer": [lambda: IGUser("42").create_media(pending=True)],
+	"getContainerStatus": [lambda: ShadowIGMediaBuilder("42").api_get(pending=True)],
+	"publishMedia": [lambda: IGUser("42").create_media_publish(pending=True)],
+	"getPublishingLimit": [lambda: IGUser("42").get_content_publishing_limit(pending=True)],
+	"listComments": [lambda: IGMedia("42").get_comments(pending=True)],
+	"commentOnMedia": [lambda: IGMedia("42").create_comment(pending=True)],
+	"replyToComment": [lambda: IGComment("42").create_reply(pending=True)],
+	"hideComment": [lambda: IGComment("42").api_update(pending=True)],
+	"deleteComment": [lambda: IGComment("42").api_delete(pending=True)],
+	"getMediaInsights": [lambda: IGMedia("42").get_insights(pending=True)],
+	"getAccountInsights": [lambda: IGUser("42").get_insights(pending=True)],
+	"listAccounts": [lambda: User("me").get_accounts(pending=True)],
+	"listStories": [lambda: IGUser("42").get_stories(pending=True)],
+	"getHashtagTopMedia": [lambda: ShadowIGHashtag("42").get_top_media(pending=True)],
+	"getHashtagRecentMedia": [lambda: ShadowIGHashtag("42").get_recent_media(pending=True)],
+	"listConversations": [lambda: IGUser("42").get_conversations(pending=True)],
+	"listMessages": [lambda: UnifiedThread("42").get_messages(pending=True)],
+	"sendMessage": [lambda: IGUser("42").create_message(pending=True)],
+}
+IG_UNCHECKABLE = {"searchHashtag"}
+# The SDK types these edges' results as AbstractCrudObject; their object classes list the fields.
+IG_FIELD_CLASSES: dict[str, Any] = {"listConversations": UnifiedThread}
+IG_FIELDS_UNCHECKABLE = {"listMessages"}
+"""The SDK has no class for a conversation's messages (listed in the integration's docs)."""
+
+
+def _known_fields(cls: Any) -> set[str]:
+	"""A class's fields and, since Graph field expansion may name them, its edges."""
+	names = _values(cls.Field)
+	for attr in vars(cls).values():
+		endpoint = getattr(attr, "__code__", None)
+		if endpoint is not None:
+			names |= {
+				c.strip("/") for c in endpoint.co_consts if isinstance(c, str) and c[:1] == "/"
+			}
+	return names
+
+
+def test_instagram_tools_are_sdk_requests() -> None:
+	"""Every Instagram tool but searchHashtag has the method, path and params of its SDK call."""
+	tools = _tools(instagram.INTEGRATION)
+	assert set(IG_CALLS) | IG_UNCHECKABLE == set(tools)
+	assert check_graph(instagram.INTEGRATION, IG_CALLS, IG_UNCHECKABLE) == len(IG_CALLS)
+
+
+@pytest.mark.parametrize("handle", sorted(set(IG_CALLS) - IG_FIELDS_UNCHECKABLE))
+def test_instagram_fields_are_sdk_fields(handle: str) -> None:
+	"""The fields each Instagram tool asks for are fields (or edges) of the SDK's result class."""
+	tool = _tools(instagram.INTEGRATION)[handle]
+	asked = default_fields(tool)
+	if not asked:
+		return
+	request = IG_CALLS[handle][0]()
+	cls = IG_FIELD_CLASSES.get(handle) or request._target_class
+	if cls is AbstractCrudObject or cls is None:
+		pytest.fail(f"{handle}: the SDK gives no result class; add one to IG_FIELD_CLASSES")
+	assert asked <= _known_fields(cls), f"{handle}: {asked - _known_fields(cls)}"
+
+
+def test_instagram_account_id_comes_from_the_token_or_the_call() -> None:
+	"""listAccounts reads the linked account ids; account tools take ig_user_id, else the config."""
+	tools = _tools(instagram.INTEGRATION)
+	accounts = tools["listAccounts"]
+	assert "instagram_business_account" in default_fields(accounts)
+	assert "instagram_business_account" in _values(Page.Field)
+	for tool in tools.values():
+		if tool.endpoint.startswith("/{{ input.ig_user_id"):
+			assert tool.endpoint.split("}}")[0] + "}}" == (
+				"/{{ input.ig_user_id | default: config.igUserId }}"
+			)
+			assert "ig_user_id" in tool.input_schema["properties"], tool.handle
+			assert "ig_user_id" not in tool.input_schema.get("required", []), tool.handle
+
+
+def test_instagram_conversations_use_the_sdk_platform_value() -> None:
+	"""listConversations asks for the instagram platform, an SDK enum value of the edge."""
+	tool = _tools(instagram.INTEGRATION)["listConversations"]
+	request = IG_CALLS["listConversations"][0]()
+	platforms = {v.lower() for v in request._param_checker._enum_data["platform_enum"]}
+	assert tool.query_params["platform"] in platforms
+
+
+@pytest.mark.parametrize("broken", sorted(_BREAKS))
+@pytest.mark.parametrize("handle", ["createMediaContainer", "listMedia", "sendMessage"])
+def test_a_wrong_instagram_request_fails_the_check(handle: str, broken: str) -> None:
+	"""A wrong method, path, query name or body name of an Instagram tool fails its SDK check."""
+	with pytest.raises(AssertionError):
+		check_graph(_broken(instagram.INTEGRATION, handle, broken), IG_CALLS, IG_UNCHECKABLE)

@@ -1,0 +1,286 @@
+"""Telegram tools against the Bot API as typed by ``@grammyjs/types`` (npm, pinned 5.0.0).
+
+Telegram publishes no machine-readable Bot API description. ``@grammyjs/types`` is the most used
+standalone package of Bot API types (millions of downloads a month), kept by the grammY team in
+step with each Bot API release and copying the official docs into its JSDoc; ``typegram`` is
+backported from it. It is types only (nothing to run), so the test reads its ``.d.ts`` files: the
+``ApiMethods`` method signatures and the interfaces and type aliases they refer to.
+
+Python packages were considered: aiogram (Bot API 10.3) pins pydantic below the version this
+workspace locks, and python-telegram-bot 22.8 is a release behind (Bot API 10.0).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import pytest
+from _social_refs import npm_member
+from _social_ts import Member, close, members, split, uncomment
+
+from openmolt_core.integrations import HttpTool, Integration
+from openmolt_integrations import telegram
+
+_FILES = (
+	"methods.d.ts",
+	"message.d.ts",
+	"markup.d.ts",
+	"manage.d.ts",
+	"update.d.ts",
+	"settings.d.ts",
+	"inline.d.ts",
+)
+
+
+@dataclass(frozen=True)
+class BotApi:
+	"""The methods (parameter members), interfaces (fields) and aliases of the Bot API types."""
+
+	methods: dict[str, dict[str, Member]]
+	interfaces: dict[str, dict[str, Member]]
+	aliases: dict[str, str]
+
+	def fields(self, type_text: str, seen: frozenset[str] = frozenset()) -> dict[str, Member]:
+		"""The fields of every interface a type text names (through aliases and arrays)."""
+		out: dict[str, Member] = {}
+		for name in re.findall(r"\b([A-Z]\w*)\b", type_text):
+			if name in seen:
+				continue
+			if name in self.interfaces:
+				found = self.interfaces[name]
+			elif name in self.aliases:
+				found = self.fields(self.aliases[name], seen | {name})
+			else:
+				continue
+			for key, member in found.items():  # a union: a field may take any member's type
+				if key in out and out[key] != member:
+					member = Member(f"{out[key].type} | {member.type}", out[key].optional)
+				out[key] = member
+		return out
+
+	def literals(self, type_text: str) -> set[str] | None:
+		"""The string literals a type allows, or None when it allows any string."""
+		text = type_text
+		for _ in range(5):
+			text = re.sub(
+				r"\b([A-Z]\w*)\b(?:<\w+>)?",
+				lambda m: (
+					f"({self.aliases[m.group(1)]})" if m.group(1) in self.aliases else m.group(0)
+				),
+				text,
+			)
+		if re.search(r"\bstring\b", text):
+			return None
+		found = set(re.findall(r'"([^"]*)"', text))
+		return found or None
+
+
+@cache
+def bot_api() -> BotApi:
+	methods: dict[str, dict[str, Member]] = {}
+	interfaces: dict[str, dict[str, Member]] = {}
+	aliases: dict[str, str] = {}
+	for name in _FILES:
+		text = uncomment(npm_member("grammy", name))
+		start = text.find("export type ApiMethods<F> = {")
+		if start >= 0:
+			brace = text.index("{", start)
+			body = text[brace + 1 : close(text, brace) - 1]
+			for part in split(body):
+				match = re.match(r"(\w+)\((args\??:\s*)?", part)
+				if not match:
+					continue
+				args = part.find("{", match.end()) if match.group(2) else -1
+				methods[match.group(1)] = (
+					members(part[args + 1 : close(part, args) - 1]) if args >= 0 else {}
+				)
+		for match in re.finditer(
+			r"(?:export )?interface (\w+)(?:<[^>{]*>)?(?: extends ([^{]+))?\s*\{", text
+		):
+			brace = match.end() - 1
+			fields = members(text[brace + 1 : close(text, brace) - 1])
+			for parent in re.findall(r"\b([A-Z]\w*)", match.group(2) or ""):
+				fields = {**interfaces.get(parent, {}), **fields}
+			interfaces[match.group(1)] = fields
+		for match in re.finditer(r"export type (\w+)(?:<[^=]*>)?\s*=\s*([^;]+);", text):
+			if match.group(1) != "ApiMethods":
+				aliases[match.group(1)] = match.group(2)
+	return BotApi(methods, interfaces, aliases)
+
+
+# The check -------------------------------------------------------------------------------------
+
+
+def _sent_inputs(tool: HttpTool) -> dict[str, str | None]:
+	"""Each API parameter the tool sends, to the input field it comes from (None: constant)."""
+	out: dict[str, str | None] = {}
+	for name, template in {**(tool.body or {}), **tool.files}.items():
+		used = re.findall(r"input\.(\w+)", str(template))
+		out[name] = used[0] if used else None
+	return out
+
+
+def _nested_errors(api: BotApi, where: str, schema: dict[str, Any], type_text: str) -> list[str]:
+	"""Field names and enums of an input schema that the reference type does not have."""
+	errors = []
+	if schema.get("type") == "array" and "items" in schema:
+		return _nested_errors(api, where + "[]", schema["items"], type_text)
+	if "enum" in schema and schema.get("type") == "string":
+		allowed = api.literals(type_text)
+		if allowed is not None and not set(schema["enum"]) <= allowed:
+			errors.append(f"{where}: values {set(schema['enum']) - allowed}")
+	props = schema.get("properties")
+	if props:
+		fields = api.fields(type_text)
+		assert fields, f"{where}: the reference type {type_text!r} has no fields to compare"
+		for key, sub in props.items():
+			if key not in fields:
+				errors.append(f"{where}.{key} is not a field of {type_text}")
+			else:
+				errors += _nested_errors(api, f"{where}.{key}", sub, fields[key].type)
+	return errors
+
+
+def check_telegram(integration: Integration, api: BotApi) -> int:
+	"""Assert each tool is a Bot API method with its parameters, fields and enums; return checks."""
+	checked = 0
+	for tool in integration.tools:
+		assert isinstance(tool, HttpTool)
+		if tool.handle == "downloadFile":
+			continue
+		method = tool.endpoint.lstrip("/")
+		assert method in api.methods, f"{tool.handle}: {method} is not a Bot API method"
+		assert tool.method == "POST", f"{tool.handle}: send {method} as POST"
+		params = api.methods[method]
+		sent = _sent_inputs(tool)
+		unknown = set(sent) - set(params)
+		if any("<F>" in m.type for m in params.values()):
+			# InputMedia<F> items name uploaded files as attach://<field>: such fields are parts,
+			# not parameters (https://core.telegram.org/bots/api#sending-files).
+			unknown -= {
+				f
+				for f in tool.files
+				if f not in params and f"attach://{f[:-1]}" in tool.description
+			}
+		assert not unknown, f"{tool.handle}: {unknown} are not parameters of {method}"
+		required = set(tool.input_schema.get("required", []))
+		for name, member in params.items():
+			if member.optional or "input_message_content" in name:
+				continue
+			assert name in sent, f"{tool.handle}: {method} requires {name}"
+			source = sent[name]
+			assert source is None or source in required, f"{tool.handle}: make {source} required"
+		props = tool.input_schema["properties"]
+		errors = []
+		for name, source in sent.items():
+			if source is not None and source in props and name not in tool.files:
+				errors += _nested_errors(
+					api, f"{tool.handle}.{name}", props[source], params[name].type
+				)
+		assert not errors, errors
+		if tool.files:
+			assert tool.request_format == "multipart", tool.handle
+		checked += 1
+	return checked
+
+
+def test_the_reference_is_read() -> None:
+	"""The parser finds the Bot API's methods, their parameters and the types they name."""
+	api = bot_api()
+	assert len(api.methods) > 150
+	assert api.methods["sendMessage"]["chat_id"] == Member("number | string", False)
+	assert api.methods["sendMessage"]["reply_markup"].optional
+	assert api.methods["getWebhookInfo"] == {}
+	assert {"type", "media", "caption"} <= set(api.fields("InputMediaPhoto<F>"))
+	assert api.literals("ParseMode") == {"Markdown", "MarkdownV2", "HTML"}
+
+
+def test_telegram_tools_are_bot_api_methods() -> None:
+	"""Every Telegram tool calls a Bot API method with its parameter names, fields and enums."""
+	assert telegram.INTEGRATION.api_setup.base_url == (
+		"https://api.telegram.org/bot{{ config.botToken }}"
+	)
+	tools = [t for t in telegram.INTEGRATION.tools if isinstance(t, HttpTool)]
+	assert check_telegram(telegram.INTEGRATION, bot_api()) == len(tools) - 1
+	names = {t.endpoint.lstrip("/") for t in tools}
+	wanted = {
+		"sendVideo",
+		"sendAudio",
+		"sendMediaGroup",
+		"copyMessage",
+		"editMessageReplyMarkup",
+		"setWebhook",
+		"getWebhookInfo",
+	}
+	assert wanted <= names
+
+
+def test_download_file_follows_the_bot_api_docs() -> None:
+	"""downloadFile GETs https://api.telegram.org/file/bot<token>/<file_path> (core.telegram.org/bots/api#getfile)."""
+	tool = next(t for t in telegram.INTEGRATION.tools if t.handle == "downloadFile")
+	assert isinstance(tool, HttpTool)
+	assert tool.base_url == "https://api.telegram.org/file/bot{{ config.botToken }}"
+	assert tool.endpoint == "/{{ input.file_path | path_segments }}"
+	assert (tool.method, tool.response_format) == ("GET", "binary")
+
+
+def test_album_uploads_attach_each_file_by_name() -> None:
+	"""uploadMediaGroup sends the album JSON-serialized and each file under attach://file<i>."""
+	tool = next(t for t in telegram.INTEGRATION.tools if t.handle == "uploadMediaGroup")
+	assert isinstance(tool, HttpTool)
+	assert tool.body["media"] == "{{ input.media | json }}"
+	photo = npm_member("grammy", "methods.d.ts").split("export interface InputMediaPhoto<F>")[1]
+	assert 'pass "attach://\\<file_attach_name>" to upload a new one' in photo.split("}")[0]
+	assert "InputMediaPhoto<F>" in bot_api().methods["sendMediaGroup"]["media"].type
+	assert sorted(tool.files) == sorted(f"file{i}" for i in range(10))
+
+
+# Negative checks -----------------------------------------------------------------------------
+
+_BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
+	"method": lambda t: {"method": "GET"},
+	"path": lambda t: {"endpoint": t.endpoint + "Nonexistent"},
+	"body": lambda t: {"body": {**(t.body or {}), "nonexistent_param": "{{ input.chat_id }}"}},
+	"nested": lambda t: {
+		"input_schema": {
+			**t.input_schema,
+			"properties": {
+				**t.input_schema["properties"],
+				"reply_parameters": {
+					"type": "object",
+					"properties": {"message_idd": {"type": "integer"}},
+				},
+			},
+		}
+	},
+	"enum": lambda t: {
+		"input_schema": {
+			**t.input_schema,
+			"properties": {
+				**t.input_schema["properties"],
+				"parse_mode": {"type": "string", "enum": ["HTML", "Markdown3"]},
+			},
+		}
+	},
+	"required": lambda t: {
+		"input_schema": {**t.input_schema, "required": ["chat_id"]},
+	},
+}
+
+
+@pytest.mark.parametrize("broken", sorted(_BREAKS))
+@pytest.mark.parametrize("handle", ["sendMessage", "sendVideo", "copyMessage"])
+def test_a_wrong_telegram_request_fails_the_check(handle: str, broken: str) -> None:
+	"""A wrong method, name, nested field, enum value or optional required param fails the check."""
+	tools = [
+		t.model_copy(update=_BREAKS[broken](t)) if t.handle == handle else t
+		for t in telegram.INTEGRATION.tools
+		if isinstance(t, HttpTool)
+	]
+	broken_integration = telegram.INTEGRATION.model_copy(update={"tools": tools})
+	with pytest.raises(AssertionError):
+		check_telegram(broken_integration, bot_api())

@@ -1,0 +1,231 @@
+"""TikTok tools against the official documentation, page by page (TikTok publishes no spec).
+
+The Content Posting and Display APIs have no OpenAPI file or SDK in a package registry
+(``tiktok-business-api-sdk`` is the Marketing API), so each request is pinned to its
+documentation page, cited next to it: method, URL (with the trailing slash), query and body
+names, nested post_info/source_info names, and the Login Kit scope each tool needs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from openmolt_core.integrations import HttpTool, Integration
+from openmolt_integrations import tiktok
+
+
+def _tools(integration: Integration) -> list[HttpTool]:
+	return [t for t in integration.tools if isinstance(t, HttpTool)]
+
+
+def _url(integration: Integration, tool: HttpTool) -> str:
+	return (tool.base_url or integration.api_setup.base_url) + tool.endpoint
+
+
+# Requests of the official documentation, page by page.
+TIKTOK_DOCS = {
+	# https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info
+	"getUserInfo": ("GET", "https://open.tiktokapis.com/v2/user/info/", {"fields"}, set()),
+	# https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info
+	"queryCreatorInfo": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/creator_info/query/",
+		set(),
+		set(),
+	),
+	# https://developers.tiktok.com/doc/content-posting-api-reference-direct-post
+	"initDirectPost": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/video/init/",
+		set(),
+		{"post_info", "source_info"},
+	),
+	# https://developers.tiktok.com/doc/content-posting-api-reference-upload-video
+	"initInboxUpload": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/inbox/video/init/",
+		set(),
+		{"source_info"},
+	),
+	# https://developers.tiktok.com/doc/content-posting-api-reference-photo-post
+	"initPhotoPost": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/content/init/",
+		set(),
+		{"post_info", "source_info", "post_mode", "media_type"},
+	),
+	# the same page, post_mode MEDIA_UPLOAD ("Scope: video.publish or video.upload")
+	"uploadPhotosToInbox": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/content/init/",
+		set(),
+		{"post_info", "source_info", "post_mode", "media_type"},
+	),
+	# https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status
+	"getPostStatus": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/status/fetch/",
+		set(),
+		{"publish_id"},
+	),
+	# https://developers.tiktok.com/doc/tiktok-api-v2-video-list
+	"listVideos": (
+		"POST",
+		"https://open.tiktokapis.com/v2/video/list/",
+		{"fields"},
+		{"max_count", "cursor"},
+	),
+	# https://developers.tiktok.com/doc/tiktok-api-v2-video-query
+	"queryVideos": ("POST", "https://open.tiktokapis.com/v2/video/query/", {"fields"}, {"filters"}),
+}
+# https://developers.tiktok.com/doc/content-posting-api-reference-direct-post (post_info, source_info)
+TIKTOK_POST_INFO = {
+	"title",
+	"privacy_level",
+	"disable_duet",
+	"disable_stitch",
+	"disable_comment",
+	"video_cover_timestamp_ms",
+	"brand_content_toggle",
+	"brand_organic_toggle",
+	"is_aigc",
+}
+TIKTOK_SOURCE_INFO = {"source", "video_size", "chunk_size", "total_chunk_count", "video_url"}
+
+
+# https://developers.tiktok.com/doc/content-posting-api-reference-photo-post (post_info)
+TIKTOK_PHOTO_POST_INFO = {
+	"title",
+	"description",
+	"privacy_level",
+	"disable_comment",
+	"auto_add_music",
+	"brand_content_toggle",
+	"brand_organic_toggle",
+}
+TIKTOK_PHOTO_SOURCE_INFO = {"source", "photo_images", "photo_cover_index"}
+# https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info: the fields each scope grants.
+TIKTOK_USER_FIELDS = {
+	"user.info.basic": {
+		"open_id",
+		"union_id",
+		"avatar_url",
+		"avatar_url_100",
+		"avatar_large_url",
+		"display_name",
+	},
+	"user.info.profile": {"bio_description", "profile_deep_link", "is_verified", "username"},
+	"user.info.stats": {"follower_count", "following_count", "likes_count", "video_count"},
+}
+# The Login Kit scope each tool scope stands for (https://developers.tiktok.com/doc/scopes-overview):
+# direct posts need video.publish; inbox uploads (video or photo MEDIA_UPLOAD) need video.upload.
+TIKTOK_TOOL_SCOPES = {
+	"initDirectPost": "publish",
+	"queryCreatorInfo": "publish",
+	"initPhotoPost": "publish",
+	"initInboxUpload": "upload",
+	"uploadVideoChunk": "upload",
+	"uploadPhotosToInbox": "upload",
+}
+
+
+def check_tiktok(integration: Integration) -> int:
+	"""Assert each TikTok tool is its documented request; return the checks made."""
+	checked = 0
+	for tool in _tools(integration):
+		if tool.handle == "uploadVideoChunk":
+			# https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide:
+			# PUT {UPLOAD_URL}, Content-Range: bytes {FIRST_BYTE}-{LAST_BYTE}/{TOTAL_BYTE_LENGTH}
+			assert (tool.method, tool.base_url, tool.request_format) == (
+				"PUT",
+				"{{ input.upload_url }}",
+				"binary",
+			)
+			assert (
+				tool.headers["Content-Range"]
+				== "bytes {{ input.first_byte }}-{{ input.last_byte }}/{{ input.total_bytes }}"
+			)
+			checked += 1
+			continue
+		assert tool.handle in TIKTOK_DOCS, f"{tool.handle}: no documented request"
+		method, url, query, body = TIKTOK_DOCS[tool.handle]
+		assert (tool.method, _url(integration, tool)) == (method, url), tool.handle
+		assert set(tool.query_params) == query, tool.handle
+		assert (set(tool.body) if isinstance(tool.body, dict) else set()) == body, tool.handle
+		checked += 1
+	tools = {t.handle: t for t in _tools(integration)}
+	assert set(tools["initDirectPost"].body["post_info"]) == TIKTOK_POST_INFO
+	source = tools["initDirectPost"].input_schema["properties"]["source_info"]["properties"]
+	assert set(source) == TIKTOK_SOURCE_INFO
+	for handle in ("initPhotoPost", "uploadPhotosToInbox"):
+		assert set(tools[handle].body["post_info"]) <= TIKTOK_PHOTO_POST_INFO, handle
+		assert set(tools[handle].body["source_info"]) == TIKTOK_PHOTO_SOURCE_INFO, handle
+	return checked
+
+
+def test_tiktok_tools_follow_the_official_documentation() -> None:
+	"""Each TikTok tool sends the method, URL (with trailing slash) and fields of the documented request."""
+	assert check_tiktok(tiktok.INTEGRATION) == len(_tools(tiktok.INTEGRATION))
+	oauth = tiktok.INTEGRATION.credential("oauth2")
+	assert oauth is not None
+	# https://developers.tiktok.com/doc/oauth-user-access-token-management
+	assert oauth.token_url == "https://open.tiktokapis.com/v2/oauth/token/"
+	assert oauth.client_id_param == "client_key"
+	# https://developers.tiktok.com/doc/login-kit-web
+	assert oauth.auth_url == "https://www.tiktok.com/v2/auth/authorize/"
+	assert oauth.scope_separator == ","  # "comma (,) separated" in Login Kit for Web
+
+
+def test_photo_posts_carry_the_brand_disclosure_toggles() -> None:
+	"""A direct photo post sends both brand toggles, and the model must decide them."""
+	tool = next(t for t in _tools(tiktok.INTEGRATION) if t.handle == "initPhotoPost")
+	info = tool.body["post_info"]
+	for name in ("brand_content_toggle", "brand_organic_toggle"):
+		assert info[name] == "{{ input." + name + " }}"
+		assert tool.input_schema["properties"][name]["type"] == "boolean"
+		assert name in tool.input_schema["required"]
+	assert tool.body["post_mode"] == "DIRECT_POST"
+
+
+def test_inbox_photo_uploads_need_only_the_upload_scope() -> None:
+	"""Tools that only put content in the inbox need the upload scope, direct posts publish."""
+	tools = {t.handle: t for t in _tools(tiktok.INTEGRATION)}
+	for handle, scope in TIKTOK_TOOL_SCOPES.items():
+		assert tools[handle].scopes == [scope], handle
+	assert tools["uploadPhotosToInbox"].body["post_mode"] == "MEDIA_UPLOAD"
+	assert "video.upload" in tiktok.INTEGRATION.scopes["upload"]
+	assert "video.publish" in tiktok.INTEGRATION.scopes["publish"]
+
+
+def test_default_user_fields_work_with_a_basic_token() -> None:
+	"""getUserInfo asks by default only for user.info.basic fields; the others are offered by name."""
+	tool = next(t for t in _tools(tiktok.INTEGRATION) if t.handle == "getUserInfo")
+	default = re.search(r"default: '([^']+)'", tool.query_params["fields"])
+	assert default is not None
+	assert set(default.group(1).split(",")) <= TIKTOK_USER_FIELDS["user.info.basic"]
+	offered = set(tool.input_schema["properties"]["fields"]["items"]["enum"])
+	assert offered <= set().union(*TIKTOK_USER_FIELDS.values())
+
+
+_BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
+	"method": lambda t: {"method": "PUT" if t.method != "PUT" else "PATCH"},
+	"path": lambda t: {"endpoint": t.endpoint + "nonexistent/"},
+	"query": lambda t: {"query_params": {**t.query_params, "nonexistent_param": "1"}},
+	"body": lambda t: {"body": {**(t.body or {}), "nonexistent_field": "1"}},
+}
+
+
+@pytest.mark.parametrize("broken", sorted(_BREAKS))
+@pytest.mark.parametrize("handle", ["initPhotoPost", "listVideos", "getUserInfo"])
+def test_a_wrong_tiktok_request_fails_the_check(handle: str, broken: str) -> None:
+	"""A wrong method, path, query name or body name of a TikTok tool fails its check."""
+	tools = [
+		t.model_copy(update=_BREAKS[broken](t)) if t.handle == handle else t
+		for t in tiktok.INTEGRATION.tools
+	]
+	with pytest.raises(AssertionError):
+		check_tiktok(tiktok.INTEGRATION.model_copy(update={"tools": tools}))
