@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core._binding import BoundTool
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
+	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
@@ -313,6 +314,7 @@ class OpenMolt:
 		max_steps: int | None = None,
 		max_tokens: int | None = None,
 		timeout: float | None = None,
+		compaction: CompactionConfig | Mapping[str, Any] | bool = True,
 	) -> Agent:
 		"""Create an agent. Creating one never touches the network.
 
@@ -340,6 +342,10 @@ class OpenMolt:
 				is told it is the last.
 			max_tokens: Tokens over the run (input + output) after which no model call starts.
 			timeout: Seconds the whole run may take (model calls, tools, waits, a person's answer).
+			compaction: How long runs summarise their older steps (`openmolt_core.compaction`):
+				True (the default settings), False (never), a `CompactionConfig`, or its fields
+				as a dict (``{"threshold_tokens": 50000, "keep_steps": 6, "model":
+				"openai:gpt-5-nano"}``).
 
 		Raises:
 			ConfigurationError: An option is wrong; the message names it and the fix.
@@ -427,6 +433,7 @@ class OpenMolt:
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
 		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
+		compacting, compactor = self._compaction(compaction)
 		return Agent(
 			self,
 			name=name,
@@ -444,8 +451,43 @@ class OpenMolt:
 			max_tokens=max_tokens,
 			timeout=timeout,
 			limits=limits,
+			compaction=compacting,
+			compactor=compactor,
 			sources=sources,
 		)
+
+	def _compaction(
+		self, option: CompactionConfig | Mapping[str, Any] | bool
+	) -> tuple[CompactionConfig | None, Callable[[], tuple[LLMProvider, str]] | None]:
+		from openmolt_core.compaction import CompactionConfig
+
+		if option is False or option is None:
+			return None, None
+		if option is True:
+			config = CompactionConfig()
+		elif isinstance(option, CompactionConfig):
+			config = option
+		elif isinstance(option, Mapping):
+			names = {f: f for f in CompactionConfig.__dataclass_fields__}
+			names.update({_camel(f): f for f in CompactionConfig.__dataclass_fields__})
+			unknown = sorted(k for k in option if k not in names)
+			if unknown:
+				raise ConfigurationError(
+					f"create_agent: compaction: unknown key(s) {unknown}; allowed: "
+					f"{', '.join(CompactionConfig.__dataclass_fields__)}"
+				)
+			try:
+				config = CompactionConfig(**{names[k]: v for k, v in option.items()})
+			except TypeError as exc:
+				raise ConfigurationError(f"create_agent: compaction: {exc}") from exc
+		else:
+			raise ConfigurationError(
+				"create_agent: compaction must be True, False, a CompactionConfig or a dict"
+			)
+		if config.model is None:
+			return config, None
+		_, name, factory = self._resolve_model(config.model)
+		return config, lambda: (factory(), name)
 
 	def _resolve_model(self, model: str | LLMProvider) -> tuple[str, str, Any]:
 		if not isinstance(model, str):
