@@ -1,5 +1,6 @@
 """Compaction keeps long runs inside the window, with a byte-stable prefix between compactions."""
 
+import itertools
 import json
 from dataclasses import replace
 from typing import Any
@@ -86,7 +87,7 @@ async def test_a_300_step_run_stays_under_its_window() -> None:
 	assert all(e.tokens_after < e.tokens_before for e in events)
 	# chunks are large: at least a dozen steps between compactions
 	steps = [e.step for e in events]
-	assert min(b - a for a, b in zip(steps, steps[1:], strict=False)) >= 12
+	assert min(b - a for a, b in itertools.pairwise(steps)) >= 12
 
 
 async def test_the_prefix_is_byte_stable_between_compactions() -> None:

@@ -116,8 +116,10 @@ class HTTPProvider:
 	"""Context window (tokens) by model-name prefix, the most specific first (vendor docs)."""
 
 	def context_window(self, model: str) -> int | None:
-		"""The model's context window in tokens: ``llm_providers[name]['context_window']`` when
-		set (a local model), else the vendor's figure for the model family, else None.
+		"""The model's context window in tokens, or None when unknown.
+
+		``llm_providers[name]['context_window']`` wins when set (a local model); else the
+		vendor's figure for the model family.
 		"""
 		setting = self.settings.get("context_window", self.settings.get("contextWindow"))
 		if setting:
