@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.schedule import ScheduleSpec
+	from openmolt_core.skills import Skill
 
 __all__ = [
 	"STEPS_LEFT_WARNING",
@@ -121,6 +122,7 @@ class Agent:
 		limits: Caps on replies, results, memory and answers.
 		compaction: How older steps are summarised in long runs (None: never).
 		compactor: Returns the provider and model name that write summaries (None: this agent's).
+		skills: The agent's skills, listed by name and description in the first turn.
 		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 	"""
 
@@ -155,6 +157,7 @@ class Agent:
 		"om",
 		"on_human_input_request",
 		"provider_name",
+		"skills",
 		"timeout",
 	)
 
@@ -179,6 +182,7 @@ class Agent:
 		limits: Limits | None = None,
 		compaction: CompactionConfig | None = None,
 		compactor: Callable[[], tuple[LLMProvider, str]] | None = None,
+		skills: Sequence[Skill] = (),
 		sources: Sequence[SourceBinding] = (),
 	) -> None:
 		self.om: OpenMolt = om
@@ -194,6 +198,7 @@ class Agent:
 		self.limits: Limits = limits or _LIMITS
 		self.compaction: CompactionConfig | None = compaction
 		self.compactor: Callable[[], tuple[LLMProvider, str]] | None = compactor
+		self.skills: tuple[Skill, ...] = tuple(skills)
 		self.on_human_input_request: HumanInputHandler | None = on_human_input_request
 		self.last_state: RunState | None = None
 		self._provider_factory = provider
@@ -295,7 +300,12 @@ class Agent:
 		# The part of the first message that is the same for every run of this agent.
 		if self._prefix is None:
 			head = dumps({"agent": self.name, "instructions": self.instructions})
-			self._prefix = f'{{"about":{head},"tools":{describe_tools(list(self._tools.values()))}'
+			tools = describe_tools(list(self._tools.values()))
+			self._prefix = f'{{"about":{head},"tools":{tools}'
+			if self.skills:
+				from openmolt_core.skills import describe
+
+				self._prefix += f',"skills":{dumps(describe(self.skills))}'
 		return self._prefix
 
 	def first_message(self, input: Any, state: RunState) -> str:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
+	from openmolt_core.skills import Skill
 	from openmolt_core.tools import Tool
 
 # Heavy modules (pydantic models, the loop, pluggy, croniter) load on first use, not at import:
@@ -315,6 +316,7 @@ class OpenMolt:
 		max_tokens: int | None = None,
 		timeout: float | None = None,
 		compaction: CompactionConfig | Mapping[str, Any] | bool = True,
+		skills: Sequence[str | Path | Skill | Mapping[str, Any]] = (),
 	) -> Agent:
 		"""Create an agent. Creating one never touches the network.
 
@@ -346,6 +348,9 @@ class OpenMolt:
 				True (the default settings), False (never), a `CompactionConfig`, or its fields
 				as a dict (``{"threshold_tokens": 50000, "keep_steps": 6, "model":
 				"openai:gpt-5-nano"}``).
+			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them) or `Skill`
+				objects (`openmolt_core.skills`); the model loads them on demand with the
+				``skills.load`` tool.
 
 		Raises:
 			ConfigurationError: An option is wrong; the message names it and the fix.
@@ -405,6 +410,13 @@ class OpenMolt:
 			)
 		if tools:
 			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
+		agent_skills = self._skills(skills)
+		if agent_skills:
+			from openmolt_core.skills import skill_tool
+
+			visible = [t.handle for t in bound if t.allowed]
+			loader = skill_tool(agent_skills, available=visible)
+			bound.extend(_binding.bind_tools([loader], agent=name, files=files, prefix="skills"))
 		handles = [t.handle for t in bound]
 		if len(set(handles)) != len(handles):
 			duplicates = {h for h in handles if handles.count(h) > 1}
@@ -453,8 +465,18 @@ class OpenMolt:
 			limits=limits,
 			compaction=compacting,
 			compactor=compactor,
+			skills=agent_skills,
 			sources=sources,
 		)
+
+	def _skills(self, entries: Sequence[str | Path | Skill | Mapping[str, Any]]) -> list[Skill]:
+		if not entries:
+			return []
+		if isinstance(entries, str | Path):
+			entries = [entries]
+		from openmolt_core.skills import load_skills
+
+		return load_skills(entries)
 
 	def _compaction(
 		self, option: CompactionConfig | Mapping[str, Any] | bool
