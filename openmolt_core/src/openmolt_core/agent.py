@@ -41,11 +41,18 @@ from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._sources import AgentSources, SourceBinding
+from openmolt_core.compaction import (
+	DEFAULT_CONTEXT_WINDOW,
+	CompactionConfig,
+	compact,
+	needs_compaction,
+)
 from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.errors import ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
 	CommandsQueuedEvent,
+	CompactionEvent,
 	EventEmitter,
 	FinishEvent,
 	Handler,
@@ -68,6 +75,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.schedule import ScheduleSpec
+	from openmolt_core.skills import Skill
 
 __all__ = [
 	"STEPS_LEFT_WARNING",
@@ -112,6 +120,9 @@ class Agent:
 		max_tokens: Tokens (input + output, summed) after which no model call starts.
 		timeout: Seconds the whole run may take.
 		limits: Caps on replies, results, memory and answers.
+		compaction: How older steps are summarised in long runs (None: never).
+		compactor: Returns the provider and model name that write summaries (None: this agent's).
+		skills: The agent's skills, listed by name and description in the first turn.
 		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 	"""
 
@@ -132,6 +143,8 @@ class Agent:
 		"_sources",
 		"_system",
 		"_tools",
+		"compaction",
+		"compactor",
 		"config",
 		"instructions",
 		"last_state",
@@ -144,6 +157,7 @@ class Agent:
 		"om",
 		"on_human_input_request",
 		"provider_name",
+		"skills",
 		"timeout",
 	)
 
@@ -166,6 +180,9 @@ class Agent:
 		max_tokens: int | None,
 		timeout: float | None,
 		limits: Limits | None = None,
+		compaction: CompactionConfig | None = None,
+		compactor: Callable[[], tuple[LLMProvider, str]] | None = None,
+		skills: Sequence[Skill] = (),
 		sources: Sequence[SourceBinding] = (),
 	) -> None:
 		self.om: OpenMolt = om
@@ -179,6 +196,9 @@ class Agent:
 		self.max_tokens: int | None = max_tokens
 		self.timeout: float | None = timeout
 		self.limits: Limits = limits or _LIMITS
+		self.compaction: CompactionConfig | None = compaction
+		self.compactor: Callable[[], tuple[LLMProvider, str]] | None = compactor
+		self.skills: tuple[Skill, ...] = tuple(skills)
 		self.on_human_input_request: HumanInputHandler | None = on_human_input_request
 		self.last_state: RunState | None = None
 		self._provider_factory = provider
@@ -280,7 +300,12 @@ class Agent:
 		# The part of the first message that is the same for every run of this agent.
 		if self._prefix is None:
 			head = dumps({"agent": self.name, "instructions": self.instructions})
-			self._prefix = f'{{"about":{head},"tools":{describe_tools(list(self._tools.values()))}'
+			tools = describe_tools(list(self._tools.values()))
+			self._prefix = f'{{"about":{head},"tools":{tools}'
+			if self.skills:
+				from openmolt_core.skills import describe
+
+				self._prefix += f',"skills":{dumps(describe(self.skills))}'
 		return self._prefix
 
 	def first_message(self, input: Any, state: RunState) -> str:
@@ -451,6 +476,8 @@ class Agent:
 			end = self._budget_end(state, port, deadline)
 			if end is not None:
 				return await self._end(ctx, end)
+			if self.compaction is not None:
+				await self._compact(ctx, system)
 			last = self._last_call(state)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
@@ -622,9 +649,58 @@ class Agent:
 			result.error = message
 			raise RunError(message, result=result) from exc
 
+	async def _compact(self, ctx: RunContext, system: str) -> None:
+		config = self.compaction
+		if config is None:
+			return
+		threshold = config.threshold_tokens
+		if threshold is None:
+			window = getattr(self.provider(), "context_window", None)
+			size = window(self.model) if callable(window) else None
+			threshold = int((size or DEFAULT_CONTEXT_WINDOW) * config.share)
+		state = ctx.state
+		if not needs_compaction(state, threshold, system):
+			return
+		provider, model = self.compactor() if self.compactor else (self.provider(), self.model)
+
+		async def journal(key: str, fn: Any) -> ModelResponse:
+			response: ModelResponse = await ctx.port.step(
+				key, fn, encode=ModelResponse.to_dict, decode=ModelResponse.from_dict
+			)
+			return response
+
+		record = await compact(
+			state,
+			config=config,
+			threshold=threshold,
+			step=state.steps + 1,
+			provider=provider,
+			model=model,
+			model_config=self.model_config,
+			journal=journal,
+			system=system,
+		)
+		if record is None:
+			return
+		log.info("%s: steps 1-%d compacted", self.name, record.through_step)
+		if ctx.wants("compaction"):
+			await ctx.emit(
+				CompactionEvent(
+					agent=self.name,
+					step=record.step,
+					through_step=record.through_step,
+					tokens_before=record.tokens_before,
+					tokens_after=record.tokens_after,
+					files=list(record.files),
+				)
+			)
+		else:
+			ctx.skip_event()
+
 	def _count(self, state: RunState, step: int, response: ModelResponse) -> ModelResponse:
 		state.steps += 1
 		state.usage.add(response.usage)
+		state.context_tokens = response.usage.input_tokens
 		if log.isEnabledFor(logging.INFO):
 			u = response.usage
 			log.info(

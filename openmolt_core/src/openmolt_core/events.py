@@ -10,6 +10,7 @@
 | ``memoryUpdate`` | `MemoryUpdateEvent` | long- or short-term memory changed |
 | ``humanInput`` | `HumanInputEvent` | the agent asked a person and got an answer |
 | ``error`` | `ErrorEvent` | a mistake was fed back to the model, or the run failed |
+| ``compaction`` | `CompactionEvent` | older steps were summarised to fit the context window |
 | ``finish`` | `FinishEvent` | the run ended (same data as ``run()``'s result) |
 | ``schedule:run`` | `ScheduleEvent` | a scheduled run started |
 | ``schedule:end`` | `ScheduleEvent` | a scheduled run ended (its record says how) |
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"EVENT_NAMES",
 	"CommandsQueuedEvent",
+	"CompactionEvent",
 	"ErrorEvent",
 	"Event",
 	"EventEmitter",
@@ -60,6 +62,7 @@ EventName = Literal[
 	"memoryUpdate",
 	"humanInput",
 	"error",
+	"compaction",
 	"finish",
 	"schedule:run",
 	"schedule:end",
@@ -166,6 +169,17 @@ class ErrorEvent(Event):
 	message: str
 	fatal: bool = False
 	name: str = "error"
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionEvent(Event):
+	"""Older steps were summarised: ``through_step`` is the last one, tokens are estimates."""
+
+	through_step: int
+	tokens_before: int
+	tokens_after: int
+	files: list[str]
+	name: str = "compaction"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -19,12 +19,14 @@ if TYPE_CHECKING:
 
 	from openmolt_core._binding import BoundTool
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
+	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
+	from openmolt_core.skills import Skill
 	from openmolt_core.tools import Tool
 
 # Heavy modules (pydantic models, the loop, pluggy, croniter) load on first use, not at import:
@@ -313,6 +315,8 @@ class OpenMolt:
 		max_steps: int | None = None,
 		max_tokens: int | None = None,
 		timeout: float | None = None,
+		compaction: CompactionConfig | Mapping[str, Any] | bool = True,
+		skills: Sequence[str | Path | Skill | Mapping[str, Any]] = (),
 	) -> Agent:
 		"""Create an agent. Creating one never touches the network.
 
@@ -340,6 +344,13 @@ class OpenMolt:
 				is told it is the last.
 			max_tokens: Tokens over the run (input + output) after which no model call starts.
 			timeout: Seconds the whole run may take (model calls, tools, waits, a person's answer).
+			compaction: How long runs summarise their older steps (`openmolt_core.compaction`):
+				True (the default settings), False (never), a `CompactionConfig`, or its fields
+				as a dict (``{"threshold_tokens": 50000, "keep_steps": 6, "model":
+				"openai:gpt-5-nano"}``).
+			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them) or `Skill`
+				objects (`openmolt_core.skills`); the model loads them on demand with the
+				``skills.load`` tool.
 
 		Raises:
 			ConfigurationError: An option is wrong; the message names it and the fix.
@@ -399,6 +410,13 @@ class OpenMolt:
 			)
 		if tools:
 			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
+		agent_skills = self._skills(skills)
+		if agent_skills:
+			from openmolt_core.skills import skill_tool
+
+			visible = [t.handle for t in bound if t.allowed]
+			loader = skill_tool(agent_skills, available=visible)
+			bound.extend(_binding.bind_tools([loader], agent=name, files=files, prefix="skills"))
 		handles = [t.handle for t in bound]
 		if len(set(handles)) != len(handles):
 			duplicates = {h for h in handles if handles.count(h) > 1}
@@ -427,6 +445,7 @@ class OpenMolt:
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
 		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
+		compacting, compactor = self._compaction(compaction)
 		return Agent(
 			self,
 			name=name,
@@ -444,8 +463,53 @@ class OpenMolt:
 			max_tokens=max_tokens,
 			timeout=timeout,
 			limits=limits,
+			compaction=compacting,
+			compactor=compactor,
+			skills=agent_skills,
 			sources=sources,
 		)
+
+	def _skills(self, entries: Sequence[str | Path | Skill | Mapping[str, Any]]) -> list[Skill]:
+		if not entries:
+			return []
+		if isinstance(entries, str | Path):
+			entries = [entries]
+		from openmolt_core.skills import load_skills
+
+		return load_skills(entries)
+
+	def _compaction(
+		self, option: CompactionConfig | Mapping[str, Any] | bool
+	) -> tuple[CompactionConfig | None, Callable[[], tuple[LLMProvider, str]] | None]:
+		from openmolt_core.compaction import CompactionConfig
+
+		if option is False or option is None:
+			return None, None
+		if option is True:
+			config = CompactionConfig()
+		elif isinstance(option, CompactionConfig):
+			config = option
+		elif isinstance(option, Mapping):
+			names = {f: f for f in CompactionConfig.__dataclass_fields__}
+			names.update({_camel(f): f for f in CompactionConfig.__dataclass_fields__})
+			unknown = sorted(k for k in option if k not in names)
+			if unknown:
+				raise ConfigurationError(
+					f"create_agent: compaction: unknown key(s) {unknown}; allowed: "
+					f"{', '.join(CompactionConfig.__dataclass_fields__)}"
+				)
+			try:
+				config = CompactionConfig(**{names[k]: v for k, v in option.items()})
+			except TypeError as exc:
+				raise ConfigurationError(f"create_agent: compaction: {exc}") from exc
+		else:
+			raise ConfigurationError(
+				"create_agent: compaction must be True, False, a CompactionConfig or a dict"
+			)
+		if config.model is None:
+			return config, None
+		_, name, factory = self._resolve_model(config.model)
+		return config, lambda: (factory(), name)
 
 	def _resolve_model(self, model: str | LLMProvider) -> tuple[str, str, Any]:
 		if not isinstance(model, str):

@@ -38,6 +38,10 @@ class RunState:
 		pending: What a parked run waits for: ``{"kind": "human_input", "message": ...,
 			"results": [...]}`` holds the question and the results of the commands that ran
 			before it in the same step. None when the run is not parked.
+		context_tokens: Input tokens of the latest model call (the prompt's size as the provider
+			counted it), for compaction.
+		compaction: What compaction summarised so far (`openmolt_core.compaction`): the original
+			first turn, the summary, the last step summarised, the file references kept.
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -47,6 +51,8 @@ class RunState:
 	steps: int = 0
 	run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 	pending: dict[str, Any] | None = None
+	context_tokens: int = 0
+	compaction: dict[str, Any] | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The state as a JSON-serializable dict."""
@@ -74,6 +80,8 @@ class RunState:
 			"steps": self.steps,
 			"run_id": self.run_id,
 			"pending": self.pending,
+			"context_tokens": self.context_tokens,
+			"compaction": self.compaction,
 		}
 
 	@classmethod
@@ -102,6 +110,8 @@ class RunState:
 				steps=int(data.get("steps", 0)),
 				run_id=str(data.get("run_id") or uuid.uuid4().hex),
 				pending=data.get("pending"),
+				context_tokens=int(data.get("context_tokens") or 0),
+				compaction=data.get("compaction"),
 			)
 		except (KeyError, TypeError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc

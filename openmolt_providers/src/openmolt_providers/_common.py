@@ -112,6 +112,22 @@ class HTTPProvider:
 	env_var = ""
 	default_base_url = ""
 	key_required = True
+	context_windows: tuple[tuple[str, int], ...] = ()
+	"""Context window (tokens) by model-name prefix, the most specific first (vendor docs)."""
+
+	def context_window(self, model: str) -> int | None:
+		"""The model's context window in tokens, or None when unknown.
+
+		``llm_providers[name]['context_window']`` wins when set (a local model); else the
+		vendor's figure for the model family.
+		"""
+		setting = self.settings.get("context_window", self.settings.get("contextWindow"))
+		if setting:
+			return int(setting)
+		for prefix, size in self.context_windows:
+			if model.startswith(prefix):
+				return size
+		return None
 
 	def __init__(
 		self,

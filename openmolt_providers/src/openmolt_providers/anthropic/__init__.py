@@ -44,6 +44,8 @@ class AnthropicProvider(HTTPProvider):
 
 	name = "anthropic"
 	env_var = "OPENMOLT_ANTHROPIC_API_KEY"
+	# docs.anthropic.com models overview: 200K for Claude 3 and 4 models (1M needs a beta header).
+	context_windows = (("claude", 200_000),)
 	default_base_url = "https://api.anthropic.com/v1"
 
 	def __init__(

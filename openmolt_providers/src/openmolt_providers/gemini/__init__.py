@@ -42,6 +42,8 @@ class GeminiProvider(HTTPProvider):
 
 	name = "google"
 	env_var = "OPENMOLT_GOOGLE_API_KEY"
+	# ai.google.dev/gemini-api/docs/models: 1,048,576 input tokens for Gemini 2.x and 3.x.
+	context_windows = (("gemini-2", 1_048_576), ("gemini-3", 1_048_576))
 	default_base_url = "https://generativelanguage.googleapis.com/v1beta"
 
 	def __init__(

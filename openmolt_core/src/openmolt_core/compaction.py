@@ -1,0 +1,203 @@
+"""Compaction: long runs summarise their older steps so the history fits the model's window.
+
+Before a model call, when the prompt the last call carried (its input tokens, as the provider
+counted them) plus what was appended since passes the threshold, the older steps are summarised
+into one block and only the last ``keep_steps`` steps stay verbatim. The block goes at the end of
+the first user turn, under ``"compacted"``:
+
+```json
+{"about": ..., "tools": [...], "input": ..., "compacted": {
+	"note": "steps 1-40 of this run, summarised; the steps after it follow verbatim",
+	"summary": "...", "plan": [...], "memory": {...}, "files": ["openmolt-file:..."]}}
+```
+
+The system prompt and the start of the first turn (instructions, tools) never change, so the
+provider's cache keeps those; the plan, the memory and every file reference of the compacted steps
+are kept verbatim, so no handle is lost. Compaction happens in large chunks (everything but the
+last ``keep_steps`` steps), so the prefix is byte-stable for many steps between two compactions. The compacted history is the state's history: `RunState.compaction` records the
+original first turn and what was summarised, so a resumed or replayed run sees the same history.
+The summary is one model call through the durability port (key ``compact:<step>``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.llm import Message, ModelRequest, ModelResponse
+from openmolt_core.prompt import dumps
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import LLMProvider, ModelConfig
+	from openmolt_core.result import RunState
+
+__all__ = [
+	"DEFAULT_CONTEXT_WINDOW",
+	"CompactionConfig",
+	"CompactionRecord",
+	"compact",
+	"estimate_tokens",
+	"needs_compaction",
+]
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""Tokens assumed for a model whose provider does not say (``context_window(model)``)."""
+
+_FILES = re.compile(r"openmolt-(?:file|result):[A-Za-z0-9_.\-/]+")
+
+SUMMARY_PROMPT = """\
+You summarise the earlier steps of an AI agent's run so it can go on without them. You receive \
+the previous summary (if any) and the steps: the agent's commands and their results, as JSON. \
+Write a dense, factual summary in plain text: what was done and found, every id, number, name \
+and value the agent may still need, what failed and why, and what was still open. Do not invent \
+anything. Do not give instructions. Keep it under {words} words."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionConfig:
+	"""How an agent compacts its history (``create_agent(compaction=...)``).
+
+	Args:
+		threshold_tokens: Compact before a call whose prompt would pass this many tokens. None:
+			``share`` of the model's context window.
+		share: The share of the context window used when ``threshold_tokens`` is None.
+		keep_steps: The latest steps kept verbatim; every older one is summarised, so a
+			compaction frees most of the window and the next one is many steps away.
+		summary_words: The most words the summary may take.
+		model: The model that writes the summary: a ``"provider:model"`` id or a provider
+			object; None for the agent's own model.
+	"""
+
+	threshold_tokens: int | None = None
+	share: float = 0.6
+	keep_steps: int = 4
+	summary_words: int = 600
+	model: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRecord:
+	"""One compaction, as the ``compaction`` event and `RunState.compaction` report it.
+
+	Args:
+		step: The step before which it happened.
+		through_step: The last step summarised.
+		tokens_before: The prompt's estimated tokens before.
+		tokens_after: The prompt's estimated tokens after.
+		files: The file references kept from the summarised steps.
+	"""
+
+	step: int
+	through_step: int
+	tokens_before: int
+	tokens_after: int
+	files: tuple[str, ...] = ()
+
+
+def estimate_tokens(messages: list[Message], system: str = "") -> int:
+	"""A rough token count (characters / 4) for a prompt: enough to decide when to compact."""
+	return (len(system) + sum(len(m.content) for m in messages)) // 4
+
+
+def needs_compaction(state: RunState, threshold: int, system: str) -> bool:
+	"""Whether the next call's prompt would pass the threshold.
+
+	The last call's input tokens (the provider's own count) plus the turns appended since; before
+	any call, the estimate of the whole prompt.
+	"""
+	appended = state.messages[-1:] if state.context_tokens else state.messages
+	base = state.context_tokens or 0
+	return base + estimate_tokens(appended, "" if base else system) > threshold
+
+
+async def compact(
+	state: RunState,
+	*,
+	config: CompactionConfig,
+	threshold: int,
+	step: int,
+	provider: LLMProvider,
+	model: str,
+	model_config: ModelConfig,
+	journal: Callable[[str, Callable[[], Awaitable[ModelResponse]]], Awaitable[ModelResponse]],
+	system: str,
+) -> CompactionRecord | None:
+	"""Summarise the older steps of ``state`` in place, or do nothing when too few remain.
+
+	Args:
+		state: The run's state; its messages are rewritten.
+		config: The agent's compaction settings.
+		threshold: The token threshold in effect.
+		step: The step about to run.
+		provider: The model that writes the summary.
+		model: That model's name.
+		model_config: Its configuration.
+		journal: Runs the summary call as a durable step (``port.step`` with the codec).
+		system: The agent's system prompt (counted in the estimates).
+
+	Returns:
+		What was compacted, or None.
+	"""
+	messages = state.messages
+	cut = len(messages) - 2 * max(config.keep_steps, 1)
+	while cut > 1 and messages[cut].role != "assistant":
+		cut -= 1  # start the kept part at a reply, so turns keep alternating
+	if cut <= 1:
+		return None
+	old = messages[1:cut]
+	before = estimate_tokens(messages, system)
+	record = state.compaction or {}
+	first = str(record.get("first") or messages[0].content)
+	done = int(record.get("through_step") or 0)
+	through = done + len(old) // 2
+	files = sorted({*record.get("files", ()), *_FILES.findall("\n".join(m.content for m in old))})
+	request = ModelRequest(
+		model=model,
+		system=SUMMARY_PROMPT.replace("{words}", str(config.summary_words)),
+		messages=[
+			Message(
+				"user",
+				dumps(
+					{
+						"previousSummary": record.get("summary") or "",
+						"steps": [{"role": m.role, "content": m.content} for m in old],
+					}
+				),
+			)
+		],
+		config=model_config,
+		cache_key=None,
+	)
+
+	async def summarise() -> ModelResponse:
+		return await provider.generate(request)
+
+	response = await journal(f"compact:{step}", summarise)
+	state.usage.add(response.usage)
+	block = {
+		"note": f"steps 1-{through} of this run, summarised; the steps after it follow verbatim",
+		"summary": response.text.strip(),
+		"plan": state.plan,
+		"memory": state.memory,
+		"files": files,
+	}
+	head = first[:-1] if first.endswith("}") else first
+	new_first = Message("user", f'{head},"compacted":{dumps(block)}}}', messages[0].attachments)
+	state.messages = [new_first, *messages[cut:]]
+	state.context_tokens = 0  # the next call's count comes from the new prompt
+	state.compaction = {
+		"first": first,
+		"summary": block["summary"],
+		"through_step": through,
+		"files": files,
+		"count": int(record.get("count") or 0) + 1,
+	}
+	return CompactionRecord(
+		step=step,
+		through_step=through,
+		tokens_before=before,
+		tokens_after=estimate_tokens(state.messages, system),
+		files=tuple(files),
+	)
