@@ -53,6 +53,7 @@ __all__ = [
 	"Observed",
 	"Report",
 	"ToolCall",
+	"compare",
 	"evaluate",
 	"trajectory_of",
 ]
