@@ -344,7 +344,8 @@ class Agent:
 			input: The task input: a string, or any JSON-serializable value. With a ``history``
 				that waits for a person's answer (``human_input_required``), ``input`` is that
 				answer (see `resume`).
-			history: A saved `RunState` (or its dict) to go on from instead of starting afresh.
+			history: A saved `RunState` (or its dict) to go on from instead of starting afresh; an
+				empty `RunState()` starts a new run with that state (its ``run_id``).
 			attachments: Images or PDFs for the model, sent with the first turn.
 
 		Returns:
@@ -357,18 +358,16 @@ class Agent:
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
 		await self._refresh_sources()
-		if history is None:
-			long_term = self._long_term
-			if long_term is None:
-				long_term, _ = memory_part(self._memory, "long_term")
-			short_term, _ = memory_part(self._memory, "short_term")
-			state = RunState(memory={"longTerm": long_term, "shortTerm": short_term})
-			state.messages.append(
-				Message("user", self.first_message(input, state), list(attachments))
-			)
-			return await self._drive(state, answer=None)
-		state = _load(history)
+		state = RunState() if history is None else _load(history)
 		if not state.messages:
+			# A new run (a fresh state may be given to fix its run id): memory starts from the
+			# agent's, unless the state brings its own.
+			if not any(state.memory.values()):
+				long_term = self._long_term
+				if long_term is None:
+					long_term, _ = memory_part(self._memory, "long_term")
+				short_term, _ = memory_part(self._memory, "short_term")
+				state.memory = {"longTerm": long_term, "shortTerm": short_term}
 			state.messages.append(
 				Message("user", self.first_message(input, state), list(attachments))
 			)

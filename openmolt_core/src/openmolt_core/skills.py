@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"MAX_SKILL_CHARS",
 	"Skill",
+	"describe",
 	"load_skills",
 	"parse_skill",
 	"skill_tool",

@@ -9,6 +9,7 @@ openmolt tools INTEGRATION [--json]   an integration's tools, scopes and input s
 openmolt schema                       the JSON Schema of agent files
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
+openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
 ```
 
 Results go to stdout as JSON; progress goes to stderr (JSON lines with ``--json``). Exit codes:
@@ -110,6 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 	try:
 		if args and args[0] in _COMMANDS and not Path(args[0]).exists():
 			return _command(args)
+		if args and args[0] == "eval" and not Path(args[0]).exists():
+			from openmolt_core.cli import _eval
+
+			return _eval.main(args)
 		if args and args[0] in ("mcp", "import-openapi") and not Path(args[0]).exists():
 			from openmolt_core.cli import _ecosystem
 

@@ -1,0 +1,85 @@
+"""``openmolt eval DATASET AGENT_FILE``: score an agent on a dataset, for CI.
+
+```
+openmolt eval evals/support.json agent.json [--min-score 0.9] [--concurrency 4]
+                                            [--json report.json] [--compare old.json]
+```
+
+Prints the report as a table on stdout (or the JSON report with ``--json -``) and exits 0 when
+the score reaches ``--min-score``, 1 when it does not, 2 on a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import anyio
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+	parser = argparse.ArgumentParser(
+		prog="openmolt eval", description="Score an agent on a dataset."
+	)
+	parser.add_argument("dataset", help="the dataset: a JSON file of cases")
+	parser.add_argument("file", help="the agent file: agent.json or agent.py")
+	parser.add_argument(
+		"--min-score", type=float, default=None, help="exit 1 below this score (0 to 1)"
+	)
+	parser.add_argument("--concurrency", type=int, default=4, help="runs at once (default 4)")
+	parser.add_argument(
+		"--json", metavar="PATH", help="also write the JSON report here ('-': stdout only)"
+	)
+	parser.add_argument("--compare", metavar="PATH", help="an earlier JSON report to compare with")
+	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
+	return parser
+
+
+async def _main(ns: argparse.Namespace) -> int:
+	from openmolt_core.cli._run import load
+	from openmolt_core.evals import Dataset, evaluate
+
+	dataset = Dataset.load(ns.dataset)
+	loaded = load(ns.file, env_file=ns.env_file, verbose=False, need_key=True)
+	async with loaded.om:
+		report = await evaluate(loaded.agent, dataset, concurrency=ns.concurrency)
+	data = report.to_dict()
+	await _write(ns, report.table(), data)
+	if ns.min_score is not None and report.score < ns.min_score:
+		sys.stderr.write(
+			f"openmolt: score {report.score:.2f} is below --min-score {ns.min_score:g}\n"
+		)
+		return 1
+	return 0
+
+
+async def _write(ns: argparse.Namespace, table: str, data: dict[str, object]) -> None:
+	await anyio.to_thread.run_sync(_write_sync, ns, table, data)
+
+
+def _write_sync(ns: argparse.Namespace, table: str, data: dict[str, object]) -> None:
+	from openmolt_core.evals import compare
+
+	if ns.json == "-":
+		sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+	else:
+		sys.stdout.write(table + "\n")
+		if ns.json:
+			Path(ns.json).write_text(
+				json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8"
+			)
+	if ns.compare:
+		before = json.loads(Path(ns.compare).read_text(encoding="utf-8"))
+		sys.stderr.write(compare(before, data) + "\n")
+
+
+def main(args: list[str]) -> int:
+	"""Run ``openmolt eval`` with its arguments (``args[0]`` is ``eval``)."""
+	ns = _parser().parse_args(args[1:])
+	if ns.min_score is not None and not 0 <= ns.min_score <= 1:
+		_parser().error("--min-score is a score from 0 to 1")
+	return anyio.run(_main, ns)
