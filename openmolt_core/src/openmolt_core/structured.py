@@ -284,7 +284,8 @@ class _EnvelopeFit:
 				self.part((v["properties"]["type"]["const"], None), v)
 				for v in self.envelope.other_variants()
 			]
-			wrapper, _ = Fitter(d).fit(self.envelope.wrap([_STAND_IN]))
+			outer = Fitter(d)
+			wrapper, _ = outer.fit(self.envelope.wrap([_STAND_IN]))
 		except NoStrictForm as exc:  # pragma: no cover - the command models all have a form
 			return self.off(f"the reply envelope has no strict form in {d.name}: {exc}")
 		wrapper["properties"]["commands"]["items"] = {"anyOf": []}
@@ -327,7 +328,7 @@ class _EnvelopeFit:
 			encoded=frozenset(encoded),
 			output_encoded=self.output_is_text(finish),
 			notes=tuple(self.notes),
-			relaxed=frozenset().union(*(p.relaxed for p in parts)),
+			relaxed=frozenset(outer.relaxed).union(*(p.relaxed for p in parts)),
 			dialect=d.name,
 			_repair=_EnvelopeRepair({p.key: p.repair for p in parts if p.repair is not None}),
 		)
