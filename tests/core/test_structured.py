@@ -248,6 +248,19 @@ def test_tools_past_a_limit_fall_back_in_order_deterministically() -> None:
 	assert fit(env(*tools), small) == f  # same agent, same provider: same choice
 
 
+def test_past_the_optional_budget_a_tool_takes_required_nullable_properties() -> None:
+	"""Where optional properties are scarce, a tool may spend unions instead: required + nullable."""
+	d = SchemaDialect(name="budget", require_defaults=True, max_optional=2, max_unions=4)
+	e = env(tool("t.a", x={"type": "string"}, y={"type": "integer"}))
+	f = fit(e, d)
+	schema = input_of(f, "t.a")
+	assert f.mode == "strict"
+	assert schema["required"] == ["x", "y"]
+	assert schema["properties"]["y"] == {"type": ["integer", "null"]}
+	assert f.restore(call("t.a", {"x": "1", "y": None}))["commands"][0]["input"] == {"x": "1"}
+	assert not d.violations(f.schema)
+
+
 def test_when_nothing_fits_the_mode_is_off_with_the_canonical_schema() -> None:
 	"""An envelope past the limits even with every input as text: mode off, canonical schema."""
 	tiny = SchemaDialect(name="tiny", max_properties=3)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from typing import Any
 
 import jsonschema
@@ -32,7 +33,9 @@ EVERYTHING = SchemaDialect(
 	require_all=True,
 	const_as_enum=True,
 )
-DIALECTS = [OPENAI, OPENAI_FINE_TUNED, ANTHROPIC, GEMINI, EVERYTHING]
+TIGHT = replace(ANTHROPIC, name="tight", max_optional=2, max_unions=8)
+"""Anthropic with budgets small enough that random tools take the required-and-nullable path."""
+DIALECTS = [OPENAI, OPENAI_FINE_TUNED, ANTHROPIC, GEMINI, EVERYTHING, TIGHT]
 NAMES = ["a", "b", "c", "kind"]
 
 

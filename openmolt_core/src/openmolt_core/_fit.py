@@ -74,11 +74,11 @@ def accepts_null(schema: Mapping[str, Any]) -> bool:
 	return any(accepts_null(s) for s in schema.get("anyOf", ()))
 
 
-def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+def nullable(schema: dict[str, Any], *, type_lists: bool = True) -> dict[str, Any]:
 	"""The schema that also accepts ``null``: a type list for a plain primitive, else ``anyOf``."""
 	kind = schema.get("type")
 	plain = not ({"enum", "const", "anyOf"} & schema.keys())
-	if plain and isinstance(kind, str) and kind not in ("object", "array"):
+	if type_lists and plain and isinstance(kind, str) and kind not in ("object", "array"):
 		return {**schema, "type": [kind, "null"]}
 	if "anyOf" in schema:
 		return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
@@ -117,6 +117,39 @@ def _match(schema: Mapping[str, Any]) -> Match:
 			frozenset(schema["properties"]) if closed else None,
 		)
 	return Match(frozenset(kinds))
+
+
+_BY_KIND = {
+	"string": frozenset({"format", "pattern", "minLength", "maxLength"}),
+	"integer": frozenset(
+		{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+	),
+	"array": frozenset({"items", "minItems", "maxItems", "uniqueItems"}),
+	"object": frozenset({"properties", "required", "additionalProperties"}),
+}
+_BY_KIND["number"] = _BY_KIND["integer"]
+
+
+def _split(schema: dict[str, Any]) -> dict[str, Any]:
+	"""A schema with a list of types written as ``anyOf``, one branch per type."""
+	branches = []
+	for kind in schema["type"]:
+		branch = {"type": kind, **{k: v for k, v in schema.items() if k in _BY_KIND.get(kind, ())}}
+		if "enum" in schema or "const" in schema:
+			values = schema.get("enum", [schema.get("const")])
+			fits = [
+				v
+				for v in values
+				if _PRIMITIVES.get(type(v)) == kind or (kind == "number" and type(v) is int)
+			]
+			if not fits:
+				continue
+			branch["enum"] = fits
+		branches.append(branch)
+	out: dict[str, Any] = branches[0] if len(branches) == 1 else {"anyOf": branches}
+	if "description" in schema:
+		out = {**out, "description": schema["description"]}
+	return out
 
 
 def _merge(parts: list[Mapping[str, Any]], where: str) -> dict[str, Any]:
@@ -416,6 +449,8 @@ class Fitter:
 				if repair is not None:
 					raise NoStrictForm(f"{where}: an object-or-array value needs two repairs")
 				repair = ArrayRepair(item_repair)
+		if not d.type_lists and isinstance(out.get("type"), list):
+			out = _split(out)  # the repair checks the value's kind itself, so it still applies
 		return out, repair
 
 	def _literals(self, values: Any, where: str) -> None:
@@ -481,7 +516,7 @@ class Fitter:
 			elif d.require_all:
 				names.append(name)
 				if not accepts_null(child):
-					child, drop_null = nullable(child), True
+					child, drop_null = nullable(child, type_lists=d.type_lists), True
 			fitted[str(name)] = child
 			if drop_null or repair is not None:
 				repairs.append((str(name), drop_null, repair))

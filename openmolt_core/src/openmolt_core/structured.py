@@ -26,7 +26,8 @@ How the schema is fitted:
 - Where every property must be required (OpenAI), an optional property with a ``default``
   becomes required (the description says the default), one without becomes required and
   nullable, and `FittedSchema.restore` removes the nulls that caused. Where optional properties
-  are limited (Anthropic), properties with a ``default`` become required too.
+  are limited (Anthropic), properties with a ``default`` become required too, and a tool past
+  the optional budget tries its optional properties as required and nullable (unions) first.
 - Which tools fall back is deterministic: tools are taken in the agent's order and each stays
   strict while the schema stays within every limit, so earlier tools keep priority. The finish
   output is placed before any tool. An agent without an output schema sends its output as JSON
@@ -35,7 +36,7 @@ How the schema is fitted:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from openmolt_core._fit import Fitter, Metrics, NoStrictForm, measure
@@ -75,6 +76,8 @@ class SchemaDialect:
 		require_defaults: A property with a ``default`` becomes required even when
 			``require_all`` is off (saves the API's budget of optional properties).
 		const_as_enum: ``const`` is sent as a one-value ``enum``.
+		type_lists: A list of types (``["string", "null"]``) may be sent; if not, it is written
+			as ``anyOf`` with one branch per type.
 		enum_types: JSON types an ``enum`` (or ``const``) value may have.
 		max_min_items: The largest ``minItems`` accepted; larger ones are lowered to it.
 		max_properties: Object properties in the whole schema.
@@ -96,6 +99,7 @@ class SchemaDialect:
 	require_all: bool = False
 	require_defaults: bool = False
 	const_as_enum: bool = False
+	type_lists: bool = True
 	enum_types: frozenset[str] = _PRIMITIVE_TYPES
 	max_min_items: int | None = None
 	max_properties: int | None = None
@@ -255,17 +259,18 @@ class _EnvelopeFit:
 		return m
 
 	def inner(
-		self, schema: Any, where: str
+		self, schema: Any, where: str, nullable: bool = False
 	) -> tuple[dict[str, Any], Repair | None, frozenset[str]]:
-		fitter = Fitter(self.dialect)
+		fitter = Fitter(replace(self.dialect, require_all=True) if nullable else self.dialect)
 		fitted, repair = fitter.fit(schema, where)
 		return fitted, repair, frozenset(fitter.relaxed)
 
-	def tool(self, tool: ToolSchema, strict: bool) -> _Part:
+	def tool(self, tool: ToolSchema, strict: bool, nullable: bool = False) -> _Part:
 		shell = self.envelope.tool_variant(tool, _STAND_IN)
 		key = ("callTool", tool.handle)
 		if strict:
-			return self.part(key, shell, "input", self.inner(tool.input_schema, "input"))
+			inner = self.inner(tool.input_schema, "input", nullable)
+			return self.part(key, shell, "input", inner)
 		return self.part(key, shell, "input", (dict(_ENCODED_INPUT), Decode(), frozenset()))
 
 	def finish(self, strict: bool) -> _Part:
@@ -362,7 +367,18 @@ class _EnvelopeFit:
 		except NoStrictForm as exc:
 			self.notes.append(f"{tool.handle}: input sent as JSON text: {exc}")
 			return None
-		over = self.dialect._over(total + strict.metrics + reserve)
+		d = self.dialect
+		over = d._over(total + strict.metrics + reserve)
+		if over and d.max_optional is not None and not d.require_all:
+			# Optional properties are the scarce budget: the same input with them required and
+			# nullable costs unions instead, which may still be left.
+			try:
+				alt = self.tool(tool, True, nullable=True)
+			except NoStrictForm:
+				pass  # its unions could not be told apart once nullable; the note says the budget
+			else:
+				if not d._over(total + alt.metrics + reserve):
+					return alt
 		if over:
 			self.notes.append(f"{tool.handle}: input sent as JSON text: it would pass {over[0]}")
 			return None

@@ -12,6 +12,8 @@ limits", for all strict schemas of a request together: at most 24 optional param
 ``required``) and 16 parameters with union types (``anyOf`` or a list of types); past internal
 limits the request fails with "Schema is too complex for compilation". Properties with a default
 are made required, as the page advises, so the envelope's own optional fields cost nothing.
+A list of types is written as ``anyOf`` (the same union to the API; the SDK's own
+``transform_schema`` knows only single types).
 
 Models: the page lists Claude Opus 4.5 to 4.8, Sonnet 4.5 and 4.6, Haiku 4.5, and the Claude 5
 models. Structured outputs do not combine with citations, which web search results carry.
@@ -42,6 +44,7 @@ ANTHROPIC = SchemaDialect(
 	),
 	closed_objects=True,
 	require_defaults=True,
+	type_lists=False,
 	max_min_items=1,
 	max_optional=24,
 	max_unions=16,
