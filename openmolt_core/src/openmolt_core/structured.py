@@ -306,8 +306,10 @@ class _EnvelopeFit:
 		# Room is kept for every later tool as JSON text, so taking one tool strict never leaves
 		# a later one without a place.
 		texts = [self.tool(t, False) for t in self.envelope.tools]
-		reserve = sum((p.metrics for p in texts), Metrics())
-		if d._over(total + reserve):
+		after = [Metrics()]  # after[k]: the last k tools as JSON text
+		for text in reversed(texts):
+			after.append(after[-1] + text.metrics)
+		if d._over(total + after[-1]):
 			return self.off(
 				f"{len(texts)} tools do not fit the {d.name} limits even with their inputs as "
 				"JSON text"
@@ -315,7 +317,7 @@ class _EnvelopeFit:
 		tools: list[_Part] = []
 		encoded: set[str] = set()
 		for i, (tool, text) in enumerate(zip(self.envelope.tools, texts, strict=True)):
-			reserve = sum((p.metrics for p in texts[i + 1 :]), Metrics())
+			reserve = after[len(texts) - i - 1]
 			picked = self.choose_tool(tool, total, reserve) or text
 			total = total + picked.metrics
 			tools.append(picked)
