@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from openmolt_core._fit import measure
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.structured import FittedSchema, SchemaDialect, fit, fit_schema
 
@@ -285,6 +286,21 @@ def test_output_schema_strict_encoded_or_any() -> None:
 	assert (anything.mode, anything.output_encoded) == ("strict", True)
 	reply = {"commands": [{"type": "finish", "output": '{"a": [1, 2]}'}]}
 	assert anything.restore(reply)["commands"][0]["output"] == {"a": [1, 2]}
+
+
+def test_a_strict_output_leaves_room_for_every_tool() -> None:
+	"""The output goes first, but only if every tool still fits, at worst as JSON text."""
+	names = {f"o{i}": {"type": "string"} for i in range(10)}
+	out = {"type": "object", "properties": names, "required": list(names)}
+	free = ToolSchema("t.a", {"type": "object", "properties": {"d": OBJ}})
+	all_text = fit(env(free, output=OBJ), REQUIRE_ALL)
+	assert all_text.encoded == {"t.a"} and all_text.output_encoded
+	limit = SchemaDialect(
+		name="limit", require_all=True, max_properties=measure(all_text.schema).properties
+	)
+	f = fit(env(free, output=out), limit)
+	assert (f.mode, f.output_encoded, f.encoded) == ("partial", True, {"t.a"})
+	assert any(n.startswith("finish.output sent as JSON text: it would pass") for n in f.notes)
 
 
 def test_the_envelope_fields_with_defaults_are_required_in_a_require_all_dialect() -> None:

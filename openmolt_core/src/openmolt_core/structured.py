@@ -298,22 +298,20 @@ class _EnvelopeFit:
 		total.size -= 1  # the first variant needs no comma
 		for part in others:
 			total = total + part.metrics
-		chosen, output_fell_back = self.choose_finish(total)
-		if chosen is None:
-			return self.off(f"the reply envelope alone passes the {d.name} limits")
-		finish = chosen
-		total = total + finish.metrics
-		# Room is kept for every later tool as JSON text, so taking one tool strict never leaves
-		# a later one without a place.
+		# Room is kept for every later tool as JSON text, so taking the output or one tool strict
+		# never leaves a later tool without a place.
 		texts = [self.tool(t, False) for t in self.envelope.tools]
 		after = [Metrics()]  # after[k]: the last k tools as JSON text
 		for text in reversed(texts):
 			after.append(after[-1] + text.metrics)
-		if d._over(total + after[-1]):
+		chosen, output_fell_back = self.choose_finish(total, after[-1])
+		if chosen is None:
 			return self.off(
-				f"{len(texts)} tools do not fit the {d.name} limits even with their inputs as "
-				"JSON text"
+				f"the reply envelope with {len(texts)} tools passes the {d.name} limits even with "
+				"every input and the output as JSON text"
 			)
+		finish = chosen
+		total = total + finish.metrics
 		tools: list[_Part] = []
 		encoded: set[str] = set()
 		for i, (tool, text) in enumerate(zip(self.envelope.tools, texts, strict=True)):
@@ -344,23 +342,27 @@ class _EnvelopeFit:
 	def output_is_text(finish: _Part) -> bool:
 		return bool(finish.schema["properties"]["output"] == _ENCODED_OUTPUT)
 
-	def choose_finish(self, total: Metrics) -> tuple[_Part | None, bool]:
-		"""The finish variant: its output strict when it fits, else as JSON text."""
+	def choose_finish(self, total: Metrics, reserve: Metrics) -> tuple[_Part | None, bool]:
+		"""The finish variant: its output strict when it fits, else as JSON text.
+
+		Returns the variant (None when even the text form does not fit) and whether the output
+		fell back.
+		"""
 		d = self.dialect
-		if self.envelope.output_schema is not None:
-			try:
-				strict = self.finish(True)
-			except NoStrictForm as exc:
-				self.notes.append(f"finish.output sent as JSON text: {exc}")
-			else:
-				over = d._over(total + strict.metrics)
-				if not over:
-					return strict, False
-				self.notes.append(f"finish.output sent as JSON text: it would pass {over[0]}")
-			text = self.finish(False)
-			return (None if d._over(total + text.metrics) else text), True
 		text = self.finish(False)
-		return (None if d._over(total + text.metrics) else text), False
+		fits = not d._over(total + text.metrics + reserve)
+		if self.envelope.output_schema is None:
+			return (text if fits else None), False
+		try:
+			strict = self.finish(True)
+		except NoStrictForm as exc:
+			self.notes.append(f"finish.output sent as JSON text: {exc}")
+		else:
+			over = d._over(total + strict.metrics + reserve)
+			if not over:
+				return strict, False
+			self.notes.append(f"finish.output sent as JSON text: it would pass {over[0]}")
+		return (text if fits else None), True
 
 	def choose_tool(self, tool: ToolSchema, total: Metrics, reserve: Metrics) -> _Part | None:
 		"""The tool's strict variant when it has a form and fits with room for the rest, else None."""
