@@ -103,7 +103,11 @@ async def test_tool_inputs_are_constrained_and_fallbacks_decoded(model, host) ->
 	result = await agent.run("Ship to Oslo and note it.")
 	assert result.status == "success", result
 	assert result.output == {"answer": "done"}
-	assert calls == [("ship", (Address(city="Oslo"), True)), ("note", {"k": [1, 2]})]
+	# The two calls of one reply may run in either order.
+	assert sorted(calls, key=lambda c: c[0]) == [
+		("note", {"k": [1, 2]}),
+		("ship", (Address(city="Oslo"), True)),
+	]
 	assert modes == [fitted.mode, fitted.mode]
 	sent = schema_sent(host, bodies[0])
 	assert sent == fitted.schema
