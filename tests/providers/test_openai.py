@@ -123,30 +123,28 @@ async def test_provider_options_merge_nested(server, load, req) -> None:
 
 
 async def test_strict_structured_output(server, load, req, schema) -> None:
-	"""A schema with a strict form is sent strict: objects closed, const as a one-value enum."""
+	"""An unfitted schema with a strict form is fitted and sent strict: objects closed, all required."""
 	server.reply(load("openai_text"))
 	await provider(server).generate(req("gpt-4.1", schema=schema))
 	fmt = server.body["text"]["format"]
 	assert (fmt["type"], fmt["name"], fmt["strict"]) == ("json_schema", "commands", True)
 	item = fmt["schema"]["properties"]["commands"]["items"]["anyOf"][0]
 	assert item["additionalProperties"] is False
-	assert item["properties"]["type"] == {"enum": ["finish"], "type": "string"}
+	assert item["properties"]["type"] == {"type": "string", "const": "finish"}
+	assert item["required"] == ["type", "answer"]
 	assert fmt["schema"]["additionalProperties"] is False
 
 
-async def test_free_form_schema_is_sent_non_strict(server, load, req, schema) -> None:
-	"""A free-form object (a tool's input) has no strict form: the schema goes as is, non-strict."""
+async def test_unfitted_schema_without_strict_form_gets_json_mode(
+	server, load, req, schema
+) -> None:
+	"""An unfitted schema with a free-form object has no strict form as a whole: JSON mode."""
 	server.reply(load("openai_text"))
 	schema["properties"]["commands"]["items"]["anyOf"][0]["properties"]["input"] = {
 		"type": "object"
 	}
 	await provider(server).generate(req("gpt-4.1", schema=schema))
-	assert server.body["text"]["format"] == {
-		"type": "json_schema",
-		"name": "commands",
-		"schema": schema,
-		"strict": False,
-	}
+	assert server.body["text"]["format"] == {"type": "json_object"}
 
 
 async def test_attachments(server, load, req) -> None:
@@ -257,10 +255,7 @@ async def test_chat_mode_for_a_local_server(server, load, req) -> None:
 		"temperature": 0.1,
 		"max_tokens": 64,
 		"stop": ["END"],
-		"response_format": {
-			"type": "json_schema",
-			"json_schema": {"name": "commands", "schema": {"type": "object"}, "strict": False},
-		},
+		"response_format": {"type": "json_object"},
 	}
 	assert json.loads(response.text)["commands"][0]["type"] == "finish"
 	assert (response.usage.input_tokens, response.usage.cached_tokens) == (900, 512)

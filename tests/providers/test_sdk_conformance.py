@@ -253,3 +253,64 @@ async def test_recorded_gemini_replies_parse_with_the_sdk(server, load, req, nam
 	assert meta is not None
 	assert ours.usage.cached_tokens == (meta.cached_content_token_count or 0)
 	assert ours.usage.reasoning_tokens == (meta.thoughts_token_count or 0)
+
+
+def _fitted_request(req, provider, model: str, mode: str):
+	"""A request carrying a reply schema fitted to the provider's dialect, in the given mode."""
+	import dataclasses
+
+	from openmolt_core.envelope import Envelope, ToolSchema
+	from openmolt_core.structured import fit
+
+	issue = ToolSchema(
+		"github.createIssue",
+		{
+			"type": "object",
+			"properties": {
+				"title": {"type": "string", "maxLength": 256},
+				"labels": {"type": "array", "items": {"type": "string"}},
+				"state": {"type": "string", "enum": ["open", "closed"], "default": "open"},
+			},
+			"required": ["title"],
+		},
+	)
+	anything = ToolSchema("x.any", {"type": "object", "properties": {"value": {}}})
+	tools = [issue] if mode == "strict" else [issue, anything]
+	output = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+	envelope = Envelope.build(tools, output_schema=output, human_input=True)
+	fitted = fit(envelope, None if mode == "off" else provider.schema_dialect(model))
+	assert fitted.mode == mode
+	return dataclasses.replace(
+		req(model, attachments=FILES, history=True),
+		response_schema=fitted.schema,
+		response_mode=fitted.mode,
+	)
+
+
+@pytest.mark.parametrize("mode", ["strict", "partial", "off"])
+def test_fitted_bodies_match_the_sdk_types(
+	openai_params, chat_params, anthropic_params, req, mode
+) -> None:
+	"""Bodies carrying a fitted schema, in every mode, validate against each SDK's request types."""
+	from google.genai import types
+
+	openai = OpenAIProvider({"api_key": "k"}, _noop)
+	materialize(
+		openai_params.validate_python(
+			openai.build(_fitted_request(req, openai, "gpt-5-mini", mode))
+		)
+	)
+	chat = OpenAIProvider({"api_key": "k", "api_mode": "chat"}, _noop)
+	materialize(
+		chat_params.validate_python(chat.build(_fitted_request(req, chat, "gpt-4.1", mode)))
+	)
+	claude = AnthropicProvider({"api_key": "k"}, _noop)
+	body = claude.build(_fitted_request(req, claude, "claude-sonnet-4-5", mode))
+	assert ("output_config" in body) is (mode != "off")
+	materialize(anthropic_params.validate_python(body))
+	gemini = GeminiProvider({"api_key": "k"}, _noop)
+	config = gemini.build(_fitted_request(req, gemini, "gemini-2.5-flash", mode))[
+		"generationConfig"
+	]
+	model = types.GenerationConfig.model_validate(config)
+	assert model.model_dump(by_alias=True, exclude_none=True, mode="json").keys() == config.keys()

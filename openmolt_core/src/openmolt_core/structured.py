@@ -15,33 +15,161 @@ The result says which mode took effect:
 | ``off`` | no structured output: the prompt asks for JSON and the loop validates it |
 
 Whatever the mode, the loop validates every reply against the canonical schema after
-`FittedSchema.restore`: fitting only ever narrows what a reply may be.
+`FittedSchema.restore`: fitting only narrows what a reply may be, except for the assertion
+keywords a dialect does not know (``maxLength`` for Anthropic), which are dropped, listed in
+`FittedSchema.relaxed` and still checked by the loop.
+
+How the schema is fitted:
+
+- ``$ref``s are inlined, ``allOf`` merged, a ``oneOf`` whose branches a tag tells apart becomes
+  ``anyOf``; ``const`` becomes a one-value ``enum`` where the dialect knows only ``enum``.
+- Where every property must be required (OpenAI), an optional property with a ``default``
+  becomes required (the description says the default), one without becomes required and
+  nullable, and `FittedSchema.restore` removes the nulls that caused. Where optional properties
+  are limited (Anthropic), properties with a ``default`` become required too, and a tool past
+  the optional budget tries its optional properties as required and nullable (unions) first.
+- Which tools fall back is deterministic: tools are taken in the agent's order and each stays
+  strict while the schema stays within every limit, so earlier tools keep priority. The finish
+  output is placed before any tool. An agent without an output schema sends its output as JSON
+  text (any JSON value has no other strict form; this loses nothing, so the mode stays strict).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-if TYPE_CHECKING:
-	from openmolt_core.envelope import Envelope
+from openmolt_core._fit import Fitter, Metrics, NoStrictForm, measure
+from openmolt_core._repair import Decode, ObjectRepair, Repair
 
-__all__ = ["FittedSchema", "SchemaDialect", "StructuredMode", "fit"]
+if TYPE_CHECKING:
+	from collections.abc import Mapping
+
+	from openmolt_core.envelope import Envelope, ToolSchema
+
+__all__ = ["FittedSchema", "SchemaDialect", "StructuredMode", "fit", "fit_schema"]
 
 StructuredMode = Literal["strict", "partial", "off"]
 """How much of a reply the provider constrains (see the module docstring)."""
+
+_PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean", "null"})
+_ENCODED_INPUT = {"type": "string", "description": "The tool's input object as JSON text."}
+_ENCODED_OUTPUT = {"type": "string", "description": "The output as JSON text."}
+_STAND_IN = {"type": "string"}
 
 
 @dataclass(frozen=True, slots=True)
 class SchemaDialect:
 	"""The JSON Schema subset and limits of one provider's structured output.
 
+	A limit left at None is not documented by the provider and not checked.
+
 	Args:
 		name: The dialect's name (``openai``, ``anthropic``, ``gemini``).
+		keywords: Assertion and annotation keywords the API accepts and enforces, beyond the
+			structure (``type``, ``properties``, ``required``, ``items``, ``anyOf``, ``enum``,
+			``const``); others are dropped (see `FittedSchema.relaxed`).
+		formats: String ``format`` values the API accepts; others are dropped.
+		closed_objects: Every object must list its properties with ``additionalProperties:
+			false``; a free-form object then has no strict form.
+		require_all: Every property must be listed in ``required``.
+		require_defaults: A property with a ``default`` becomes required even when
+			``require_all`` is off (saves the API's budget of optional properties).
+		const_as_enum: ``const`` is sent as a one-value ``enum``.
+		type_lists: A list of types (``["string", "null"]``) may be sent; if not, it is written
+			as ``anyOf`` with one branch per type.
+		enum_types: JSON types an ``enum`` (or ``const``) value may have.
+		max_min_items: The largest ``minItems`` accepted; larger ones are lowered to it.
+		max_properties: Object properties in the whole schema.
+		max_depth: Object and array levels on the longest path (the root is level 1).
+		max_enum_values: ``enum`` values in the whole schema.
+		max_string_length: Characters of all property names and ``enum``/``const`` values.
+		long_enum: ``(values, characters)``: one enum with more values than the first may hold
+			at most this many characters.
+		max_optional: Properties not listed in ``required``, in the whole schema.
+		max_unions: Sub-schemas with ``anyOf`` or a list of types, in the whole schema.
+		max_size: Bytes of the schema as compact JSON.
+		source: Where the rules and limits come from (page and date checked).
 	"""
 
 	name: str
+	keywords: frozenset[str] = frozenset({"description"})
+	formats: frozenset[str] = frozenset()
+	closed_objects: bool = True
+	require_all: bool = False
+	require_defaults: bool = False
+	const_as_enum: bool = False
+	type_lists: bool = True
+	enum_types: frozenset[str] = _PRIMITIVE_TYPES
+	max_min_items: int | None = None
+	max_properties: int | None = None
+	max_depth: int | None = None
+	max_enum_values: int | None = None
+	max_string_length: int | None = None
+	long_enum: tuple[int, int] | None = None
+	max_optional: int | None = None
+	max_unions: int | None = None
+	max_size: int | None = None
+	source: str = ""
+
+	def violations(self, schema: Any) -> tuple[str, ...]:
+		"""The limits a schema passes, one line each (empty when it fits).
+
+		Args:
+			schema: A fitted schema.
+		"""
+		return self._over(measure(schema, long_enum_values=self._long_values()))
+
+	def _long_values(self) -> int:
+		return self.long_enum[0] if self.long_enum else 1 << 30
+
+	def _over(self, m: Metrics) -> tuple[str, ...]:
+		checks = [
+			(m.properties, self.max_properties, "object properties"),
+			(m.depth, self.max_depth, "levels of nesting"),
+			(m.enum_values, self.max_enum_values, "enum values"),
+			(m.string_length, self.max_string_length, "characters of names and enum values"),
+			(m.optional, self.max_optional, "optional properties"),
+			(m.unions, self.max_unions, "union-typed properties"),
+			(m.size, self.max_size, "bytes"),
+			(m.long_enum, self.long_enum[1] if self.long_enum else None, "characters in one enum"),
+		]
+		return tuple(
+			f"{value} {what} (the {self.name} limit is {limit})"
+			for value, limit, what in checks
+			if limit is not None and value > limit
+		)
+
+
+@dataclass(frozen=True, slots=True)
+class _EnvelopeRepair:
+	"""Repairs a decoded reply command by command: by ``type``, and by ``tool`` for tool calls."""
+
+	commands: Mapping[tuple[str, str | None], Repair] = field(default_factory=dict)
+
+	def __call__(self, data: Any) -> Any:
+		if isinstance(data, dict) and isinstance(data.get("commands"), list):
+			items = data["commands"]
+		elif isinstance(data, list):
+			items = data
+		elif isinstance(data, dict) and "type" in data:
+			items = [data]
+		else:
+			return data
+		for item in items:
+			if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+				continue
+			kind = item["type"]
+			tool = item.get("tool") if kind == "callTool" else None
+			if kind == "callTool" and isinstance(item.get("input"), str):
+				# Sent as JSON text: on purpose (a tool that fell back), or by a model that was not
+				# constrained. Either way the object inside is what the tool gets.
+				item["input"] = Decode()(item["input"])
+				continue
+			repair = self.commands.get((kind, tool if isinstance(tool, str) else None))
+			if repair is not None:
+				repair(item)
+		return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +177,14 @@ class FittedSchema:
 	"""The reply schema fitted to a dialect, and how to read replies made under it.
 
 	Args:
-		schema: The schema to send, or None to send none.
+		schema: The schema to send; with mode ``off``, the canonical schema for reference (the
+			provider sends none).
 		mode: Which mode took effect.
 		encoded: Handles of the tools whose input is sent as a JSON string.
 		output_encoded: Whether ``finish.output`` is sent as a JSON string.
 		notes: Why each fallback happened, for ``--dry-run`` and the ``llmOutput`` event.
+		relaxed: Assertion keywords the provider does not enforce (the loop still checks them).
+		dialect: The dialect's name, or None when the provider declared none.
 	"""
 
 	schema: dict[str, Any] | None
@@ -61,45 +192,263 @@ class FittedSchema:
 	encoded: frozenset[str] = frozenset()
 	output_encoded: bool = False
 	notes: tuple[str, ...] = ()
+	relaxed: frozenset[str] = frozenset()
+	dialect: str | None = None
+	_repair: Repair = field(default_factory=_EnvelopeRepair, compare=False, repr=False)
 
 	def restore(self, data: Any) -> Any:
 		"""Undo the dialect's changes on a decoded reply, before the loop validates it.
 
 		JSON-string tool inputs (and a JSON-string output, when encoded) are decoded; a string
-		that is not JSON is left as is, and validation then reports it.
+		that is not JSON is left as is, and validation then reports it. Nulls that stand for a
+		property the model left out are removed. The reply is changed in place and returned;
+		it may have any shape (nothing here raises).
 
 		Args:
 			data: The decoded reply (``{"commands": [...]}`` or a looser shape).
 		"""
-		items = data.get("commands") if isinstance(data, dict) else data
-		if not isinstance(items, list):
-			return data
-		for item in items:
-			if not isinstance(item, dict):
-				continue
-			kind = item.get("type")
-			if kind == "callTool" and isinstance(item.get("input"), str):
-				item["input"] = _loads(item["input"])
-			elif kind == "finish" and self.output_encoded and isinstance(item.get("output"), str):
-				item["output"] = _loads(item["output"])
-		return data
+		return self._repair(data)
 
 
-def _loads(text: str) -> Any:
-	try:
-		return json.loads(text)
-	except ValueError:
-		return text
+def _with(repair: Repair | None, name: str, inner: Repair | None) -> Repair | None:
+	"""``repair`` (of an object) extended with a repair of its property ``name``."""
+	if inner is None:
+		return repair
+	props = repair.props if isinstance(repair, ObjectRepair) else ()
+	return ObjectRepair(((name, False, inner), *props))
+
+
+@dataclass(slots=True)
+class _Part:
+	key: tuple[str, str | None]
+	schema: dict[str, Any]
+	repair: Repair | None
+	metrics: Metrics
+	relaxed: frozenset[str] = frozenset()
+
+
+class _EnvelopeFit:
+	"""One run of `fit`: the parts of the envelope, chosen in order within the limits."""
+
+	def __init__(self, envelope: Envelope, dialect: SchemaDialect) -> None:
+		self.envelope = envelope
+		self.dialect = dialect
+		self.notes: list[str] = []
+
+	def part(
+		self,
+		key: tuple[str, str | None],
+		variant: dict[str, Any],
+		prop: str | None = None,
+		inner: tuple[dict[str, Any], Repair | None, frozenset[str]] | None = None,
+	) -> _Part:
+		"""Fit a command variant; ``prop`` (fitted as ``inner``) was a stand-in in ``variant``."""
+		fitter = Fitter(self.dialect)
+		schema, repair = fitter.fit(variant, key[0])
+		relaxed = frozenset(fitter.relaxed)
+		if prop is not None and inner is not None:
+			schema["properties"][prop] = inner[0]
+			repair = _with(repair, prop, inner[1])
+			relaxed |= inner[2]
+		return _Part(key, schema, repair, self.measure(schema), relaxed)
+
+	def measure(self, variant: dict[str, Any]) -> Metrics:
+		m = measure(variant, long_enum_values=self.dialect._long_values())
+		m.depth += 2  # a variant sits in the root object's commands array
+		m.size += 1  # and a comma separates it from the next
+		return m
+
+	def inner(
+		self, schema: Any, where: str, nullable: bool = False
+	) -> tuple[dict[str, Any], Repair | None, frozenset[str]]:
+		fitter = Fitter(replace(self.dialect, require_all=True) if nullable else self.dialect)
+		fitted, repair = fitter.fit(schema, where)
+		return fitted, repair, frozenset(fitter.relaxed)
+
+	def tool(self, tool: ToolSchema, strict: bool, nullable: bool = False) -> _Part:
+		shell = self.envelope.tool_variant(tool, _STAND_IN)
+		key = ("callTool", tool.handle)
+		if strict:
+			inner = self.inner(tool.input_schema, "input", nullable)
+			return self.part(key, shell, "input", inner)
+		return self.part(key, shell, "input", (dict(_ENCODED_INPUT), Decode(), frozenset()))
+
+	def finish(self, strict: bool) -> _Part:
+		shell = self.envelope.finish_variant(_STAND_IN)
+		schema = self.envelope.output_schema
+		if strict and schema is not None:
+			return self.part(("finish", None), shell, "output", self.inner(schema, "output"))
+		return self.part(
+			("finish", None), shell, "output", (dict(_ENCODED_OUTPUT), Decode(), frozenset())
+		)
+
+	def run(self) -> FittedSchema:
+		d = self.dialect
+		try:
+			others = [
+				self.part((v["properties"]["type"]["const"], None), v)
+				for v in self.envelope.other_variants()
+			]
+			outer = Fitter(d)
+			wrapper, _ = outer.fit(self.envelope.wrap([_STAND_IN]))
+		except NoStrictForm as exc:  # pragma: no cover - the command models all have a form
+			return self.off(f"the reply envelope has no strict form in {d.name}: {exc}")
+		wrapper["properties"]["commands"]["items"] = {"anyOf": []}
+		total = measure(wrapper, long_enum_values=d._long_values())
+		total.size -= 1  # the first variant needs no comma
+		for part in others:
+			total = total + part.metrics
+		# Room is kept for every later tool as JSON text, so taking the output or one tool strict
+		# never leaves a later tool without a place.
+		texts = [self.tool(t, False) for t in self.envelope.tools]
+		after = [Metrics()]  # after[k]: the last k tools as JSON text
+		for text in reversed(texts):
+			after.append(after[-1] + text.metrics)
+		chosen, output_fell_back = self.choose_finish(total, after[-1])
+		if chosen is None:
+			return self.off(
+				f"the reply envelope with {len(texts)} tools passes the {d.name} limits even with "
+				"every input and the output as JSON text"
+			)
+		finish = chosen
+		total = total + finish.metrics
+		tools: list[_Part] = []
+		encoded: set[str] = set()
+		for i, (tool, text) in enumerate(zip(self.envelope.tools, texts, strict=True)):
+			reserve = after[len(texts) - i - 1]
+			picked = self.choose_tool(tool, total, reserve) or text
+			total = total + picked.metrics
+			tools.append(picked)
+			if picked is text:
+				encoded.add(tool.handle)
+		parts = [*tools, *others, finish]
+		wrapper["properties"]["commands"]["items"] = {"anyOf": [p.schema for p in parts]}
+		over = d.violations(wrapper)
+		if over:  # pragma: no cover - the running total is exact; kept as a safety net
+			return self.off(f"the fitted schema passes the {d.name} limits: {'; '.join(over)}")
+		mode: StructuredMode = "partial" if encoded or output_fell_back else "strict"
+		return FittedSchema(
+			wrapper,
+			mode,
+			encoded=frozenset(encoded),
+			output_encoded=self.output_is_text(finish),
+			notes=tuple(self.notes),
+			relaxed=frozenset(outer.relaxed).union(*(p.relaxed for p in parts)),
+			dialect=d.name,
+			_repair=_EnvelopeRepair({p.key: p.repair for p in parts if p.repair is not None}),
+		)
+
+	@staticmethod
+	def output_is_text(finish: _Part) -> bool:
+		return bool(finish.schema["properties"]["output"] == _ENCODED_OUTPUT)
+
+	def choose_finish(self, total: Metrics, reserve: Metrics) -> tuple[_Part | None, bool]:
+		"""The finish variant: its output strict when it fits, else as JSON text.
+
+		Returns the variant (None when even the text form does not fit) and whether the output
+		fell back.
+		"""
+		d = self.dialect
+		text = self.finish(False)
+		fits = not d._over(total + text.metrics + reserve)
+		if self.envelope.output_schema is None:
+			return (text if fits else None), False
+		try:
+			strict = self.finish(True)
+		except NoStrictForm as exc:
+			self.notes.append(f"finish.output sent as JSON text: {exc}")
+		else:
+			over = d._over(total + strict.metrics + reserve)
+			if not over:
+				return strict, False
+			self.notes.append(f"finish.output sent as JSON text: it would pass {over[0]}")
+		return (text if fits else None), True
+
+	def choose_tool(self, tool: ToolSchema, total: Metrics, reserve: Metrics) -> _Part | None:
+		"""The tool's strict variant when it has a form and fits with room for the rest, else None."""
+		try:
+			strict = self.tool(tool, True)
+		except NoStrictForm as exc:
+			self.notes.append(f"{tool.handle}: input sent as JSON text: {exc}")
+			return None
+		d = self.dialect
+		over = d._over(total + strict.metrics + reserve)
+		if over and d.max_optional is not None and not d.require_all:
+			# Optional properties are the scarce budget: the same input with them required and
+			# nullable costs unions instead, which may still be left.
+			try:
+				alt = self.tool(tool, True, nullable=True)
+			except NoStrictForm:
+				pass  # its unions could not be told apart once nullable; the note says the budget
+			else:
+				if not d._over(total + alt.metrics + reserve):
+					return alt
+		if over:
+			self.notes.append(f"{tool.handle}: input sent as JSON text: it would pass {over[0]}")
+			return None
+		return strict
+
+	def off(self, why: str) -> FittedSchema:
+		return FittedSchema(
+			self.envelope.schema(), "off", notes=(*self.notes, why), dialect=self.dialect.name
+		)
 
 
 def fit(envelope: Envelope, dialect: SchemaDialect | None) -> FittedSchema:
-	"""Fit an envelope to a dialect (None: a provider without one gets the canonical schema).
+	"""Fit an envelope to a dialect (see the module docstring for the rules).
+
+	The result depends only on the envelope and the dialect: the same agent on the same provider
+	always gets the same schema, mode and fallbacks.
 
 	Args:
 		envelope: The agent's reply envelope.
-		dialect: The provider's dialect, or None.
+		dialect: The provider's dialect, or None when the model has no structured output (the
+			result is then mode ``off`` with the canonical schema).
 
 	Returns:
 		The schema to send and the mode that took effect.
 	"""
-	return FittedSchema(envelope.schema(), "off")
+	if dialect is None:
+		return FittedSchema(
+			envelope.schema(),
+			"off",
+			notes=("the provider has no structured output for this model",),
+		)
+	return _EnvelopeFit(envelope, dialect).run()
+
+
+def fit_schema(schema: dict[str, Any], dialect: SchemaDialect | None) -> FittedSchema:
+	"""Fit any JSON Schema with an object root as a whole: mode ``strict`` or ``off``.
+
+	For a provider handed a reply schema that was not fitted (``request.response_mode`` None):
+	there is no per-tool fallback, and `FittedSchema.restore` repairs the value as a whole.
+
+	Args:
+		schema: The schema.
+		dialect: The dialect, or None.
+	"""
+	if dialect is None:
+		return FittedSchema(schema, "off", notes=("no dialect",))
+	fitter = Fitter(dialect)
+	try:
+		fitted, repair = fitter.fit(schema)
+	except NoStrictForm as exc:
+		return FittedSchema(schema, "off", notes=(f"no strict form: {exc}",), dialect=dialect.name)
+	if fitted.get("type") != "object":
+		return FittedSchema(
+			schema, "off", notes=("the root is not an object",), dialect=dialect.name
+		)
+	over = dialect.violations(fitted)
+	if over:
+		return FittedSchema(schema, "off", notes=over, dialect=dialect.name)
+	return FittedSchema(
+		fitted,
+		"strict",
+		relaxed=frozenset(fitter.relaxed),
+		dialect=dialect.name,
+		_repair=repair if repair is not None else _identity,
+	)
+
+
+def _identity(value: Any) -> Any:
+	return value

@@ -44,7 +44,7 @@ _KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
 
 class ModelConfigWarning(UserWarning):
-	"""A ``model_config`` key the chosen model cannot honour was dropped or adjusted."""
+	"""A ``model_config`` key (or structured output) the model or server cannot honour was dropped."""
 
 
 class _RetryableError(ProviderError):

@@ -1,144 +1,69 @@
-"""Fit the reply envelope's JSON Schema to each API's structured-output dialect.
+"""What the providers share about structured output: which schema to send, and a cache.
 
-OpenAI's strict mode and Anthropic's structured outputs accept a subset of JSON Schema: every object
-must list its properties and forbid others, so a free-form object (the ``input`` of a ``callTool``
-command, an agent without an output schema) cannot be expressed. `strict_schema` converts a schema
-when it can and returns None when it cannot; the provider then falls back (non-strict schema or
-instruction-only JSON), and the agent loop's validation feedback does the rest. The conversion
-never loosens what the loop checks, so a reply valid under the converted schema is valid under the
-original one.
+The loop fits the reply schema to the provider's dialect (`openmolt_core.structured.fit`) and
+says how to use it in ``request.response_mode``. `reply_format` turns that into one decision per
+request: a strict schema to send, JSON mode only, or nothing. A request that carries a schema
+but no mode (a caller that did not fit it) is fitted here as a whole
+(`openmolt_core.structured.fit_schema`), once per schema object.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["SchemaCache", "const_to_enum", "strict_schema"]
+from openmolt_core.structured import fit_schema
 
-_UNSUPPORTED = frozenset(
-	{
-		"oneOf",
-		"allOf",
-		"not",
-		"if",
-		"then",
-		"else",
-		"patternProperties",
-		"dependentSchemas",
-		"dependentRequired",
-		"unevaluatedProperties",
-		"prefixItems",
-	}
-)
-_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number"}
+if TYPE_CHECKING:
+	from openmolt_core.llm import ModelConfig, ModelRequest
+	from openmolt_core.structured import FittedSchema, SchemaDialect
+
+__all__ = ["SchemaCache", "reply_format"]
 
 
-def _const(schema: dict[str, Any]) -> dict[str, Any]:
-	out = {k: v for k, v in schema.items() if k != "const"}
-	value = schema["const"]
-	out["enum"] = [value]
-	if "type" not in out and type(value) in _TYPES:
-		out["type"] = _TYPES[type(value)]
-	return out
+class _Provider(Protocol):
+	schemas: SchemaCache
+
+	def schema_dialect(
+		self, model: str, config: ModelConfig | None = None
+	) -> SchemaDialect | None: ...
+
+	def warn(self, model: str, key: str, message: str) -> None: ...
 
 
-def strict_schema(
-	schema: Any,
-	*,
-	require_all: bool,
-	drop: frozenset[str] = frozenset(),
-	max_min_items: int | None = None,
-) -> dict[str, Any] | None:
-	"""Convert a JSON Schema to the strict subset, or return None when it has no strict form.
+def reply_format(provider: _Provider, request: ModelRequest) -> tuple[dict[str, Any] | None, bool]:
+	"""What to ask of the API for one request.
 
 	Args:
-		schema: The schema.
-		require_all: Whether every property must be required (OpenAI strict mode).
-		drop: Keywords to remove (constraints the API does not support; the loop still checks them).
-		max_min_items: The largest ``minItems`` the API accepts; larger ones are lowered to it.
+		provider: The provider (its dialect for the model and settings decides).
+		request: The request.
 
 	Returns:
-		The strict schema: every object closed with ``additionalProperties: false``, ``const``
-		written as a one-value ``enum``; or None.
+		``(schema, json)``: a schema to send as strict structured output (or None), and whether
+		to ask for JSON at all (False only when the request carries no schema).
 	"""
-	if not isinstance(schema, dict) or not schema:
-		return None
-	if _UNSUPPORTED.intersection(schema):
-		return None
-	if "const" in schema:
-		schema = _const(schema)
-	out: dict[str, Any] = {}
-	for key, value in schema.items():
-		if key in drop:
-			continue
-		if key == "minItems" and max_min_items is not None and value > max_min_items:
-			value = max_min_items
-		out[key] = value
-	if "$ref" in schema:
-		return out
-	kind = schema.get("type")
-	kinds = kind if isinstance(kind, list) else [kind]
-	if "object" in kinds or "properties" in schema:
-		props = schema.get("properties")
-		if not isinstance(props, dict) or not props:
-			return None
-		if schema.get("additionalProperties") not in (None, False):
-			return None
-		required = schema.get("required", [])
-		if require_all and set(required) != set(props):
-			return None
-		converted = {}
-		for name, sub in props.items():
-			strict = strict_schema(
-				sub, require_all=require_all, drop=drop, max_min_items=max_min_items
-			)
-			if strict is None:
-				return None
-			converted[name] = strict
-		out["properties"] = converted
-		out["additionalProperties"] = False
-	if "array" in kinds or "items" in schema:
-		items = strict_schema(
-			schema.get("items"), require_all=require_all, drop=drop, max_min_items=max_min_items
+	schema, mode = request.response_schema, request.response_mode
+	if schema is None:
+		return None, mode is not None
+	dialect = provider.schema_dialect(request.model, request.config)
+	if mode is None:
+		if dialect is None:
+			return None, True
+		fitted: FittedSchema = provider.schemas.get(
+			schema, dialect.name, lambda s: fit_schema(s, dialect)
 		)
-		if items is None:
-			return None
-		out["items"] = items
-	for combo in ("anyOf",):
-		if combo in schema:
-			parts = [
-				strict_schema(s, require_all=require_all, drop=drop, max_min_items=max_min_items)
-				for s in schema[combo]
-			]
-			if any(p is None for p in parts):
-				return None
-			out[combo] = parts
-	for defs in ("$defs", "definitions"):
-		if defs in schema:
-			converted_defs = {}
-			for name, sub in schema[defs].items():
-				strict = strict_schema(
-					sub, require_all=require_all, drop=drop, max_min_items=max_min_items
-				)
-				if strict is None:
-					return None
-				converted_defs[name] = strict
-			out[defs] = converted_defs
-	return out
-
-
-def const_to_enum(schema: Any) -> Any:
-	"""Rewrite every ``const`` as a one-value ``enum`` (for APIs that know ``enum`` only)."""
-	if isinstance(schema, list):
-		return [const_to_enum(s) for s in schema]
-	if not isinstance(schema, dict):
-		return schema
-	if "const" in schema:
-		schema = _const(schema)
-	return {
-		k: (const_to_enum(v) if isinstance(v, dict | list) and k != "enum" else v)
-		for k, v in schema.items()
-	}
+		schema, mode = fitted.schema, fitted.mode
+	if mode == "off" or schema is None:
+		return None, True
+	if dialect is None:
+		if request.config.search and provider.schema_dialect(request.model) is not None:
+			provider.warn(
+				request.model,
+				"search",
+				"structured output does not combine with search on this model; the reply is "
+				"checked after it arrives",
+			)
+		return None, True
+	return schema, True
 
 
 class SchemaCache:

@@ -17,15 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_providers._common import HTTPProvider
-from openmolt_providers.anthropic import _convert
+from openmolt_providers.anthropic import _convert, _models
+from openmolt_providers.anthropic._dialect import ANTHROPIC
 
 if TYPE_CHECKING:
 	from collections.abc import Awaitable, Callable, Mapping
 
 	import httpx
 
-	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.llm import ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.plugins import ProviderRegistrar
+	from openmolt_core.structured import SchemaDialect
 
 __all__ = ["API_VERSION", "AnthropicProvider", "register_providers"]
 
@@ -64,6 +66,18 @@ class AnthropicProvider(HTTPProvider):
 		if key:
 			headers["x-api-key"] = key
 		return headers
+
+	def schema_dialect(self, model: str, config: ModelConfig | None = None) -> SchemaDialect | None:
+		"""The structured-output dialect of a model (None: it has no structured outputs).
+
+		Args:
+			model: The model name.
+			config: The agent's model configuration: with ``search`` on there is none (web
+				search results carry citations, which structured outputs refuse).
+		"""
+		if not _models.structured(model) or (config is not None and config.search):
+			return None
+		return ANTHROPIC
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
 		"""The request body for one call (exposed for tests and debugging)."""

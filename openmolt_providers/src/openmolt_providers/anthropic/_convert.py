@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options
 from openmolt_providers._prices import cost
-from openmolt_providers._schema import strict_schema
+from openmolt_providers._schema import reply_format
 from openmolt_providers.anthropic._models import (
 	adaptive,
 	default_max_tokens,
 	one_sampler,
 	sampling_removed,
-	structured,
 )
 
 if TYPE_CHECKING:
@@ -26,20 +25,6 @@ BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
 """Thinking budgets (tokens) for models that take ``budget_tokens`` (before Claude 4.6)."""
 
 _CACHE = {"type": "ephemeral"}
-_UNSUPPORTED = frozenset(
-	{
-		"minimum",
-		"maximum",
-		"exclusiveMinimum",
-		"exclusiveMaximum",
-		"multipleOf",
-		"minLength",
-		"maxLength",
-		"maxItems",
-		"minProperties",
-		"maxProperties",
-	}
-)
 
 
 def _blocks(message: Message, cache: bool) -> str | list[dict[str, Any]]:
@@ -55,13 +40,6 @@ def _blocks(message: Message, cache: bool) -> str | list[dict[str, Any]]:
 		text["cache_control"] = _CACHE
 	blocks.append(text)
 	return blocks
-
-
-def _format(schema: dict[str, Any]) -> dict[str, Any] | None:
-	strict = strict_schema(schema, require_all=False, drop=_UNSUPPORTED, max_min_items=1)
-	if strict is None or strict.get("type") != "object":
-		return None
-	return {"type": "json_schema", "schema": strict}
 
 
 def _thinking(provider: AnthropicProvider, request: ModelRequest, body: dict[str, Any]) -> bool:
@@ -136,11 +114,9 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 		body["stop_sequences"] = list(config.stop)
 	if config.search:
 		body["tools"] = [{"type": "web_search_20250305", "name": "web_search"}]
-	schema = request.response_schema
-	if schema is not None and not config.search and structured(model):
-		fmt = provider.schemas.get(schema, "anthropic", _format)
-		if fmt is not None:
-			body.setdefault("output_config", {})["format"] = fmt
+	schema, _ = reply_format(provider, request)  # Claude has no JSON mode without a schema
+	if schema is not None:
+		body.setdefault("output_config", {})["format"] = {"type": "json_schema", "schema": schema}
 	if config.provider_options:
 		merge_options(body, config.provider_options)
 	return last_key(body, "messages")

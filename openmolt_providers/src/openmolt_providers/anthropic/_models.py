@@ -6,8 +6,9 @@
 - ``temperature`` and ``top_p`` are deprecated API parameters (the ``anthropic`` SDK 1.0 dropped
   them from its types; the API still takes them before 4.7). Claude 4.7 and later reject them;
   Claude 4.1 and later take only one of the two; with thinking on, ``temperature`` is not allowed and ``top_p`` must be 0.95 to 1.
-- Structured outputs (``output_config.format``) exist from Claude Opus 4.1 and the 4.5 models on,
-  and do not combine with citations, which web search results always carry.
+- Structured outputs (``output_config.format``) exist on the 4.5 models and later (Opus 4.1 had
+  them only in the beta), and do not combine with citations, which web search results always
+  carry (see `openmolt_providers.anthropic._dialect`).
 """
 
 from __future__ import annotations
@@ -54,9 +55,8 @@ def one_sampler(model: str) -> bool:
 
 
 def structured(model: str) -> bool:
-	"""Whether the model supports structured outputs (Opus 4.1, the 4.5 models and later)."""
-	v = version(model)
-	return v >= (4, 5) or (v == (4, 1) and "opus" in model)
+	"""Whether the model supports structured outputs (the 4.5 models and later)."""
+	return version(model) >= (4, 5)
 
 
 def default_max_tokens(model: str) -> int:

@@ -18,15 +18,16 @@ from urllib.parse import quote
 
 from openmolt_core import hookimpl
 from openmolt_providers._common import HTTPProvider
-from openmolt_providers.gemini import _convert
+from openmolt_providers.gemini import _convert, _dialect
 
 if TYPE_CHECKING:
 	from collections.abc import Awaitable, Callable, Mapping
 
 	import httpx
 
-	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.llm import ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.plugins import ProviderRegistrar
+	from openmolt_core.structured import SchemaDialect
 
 __all__ = ["GeminiProvider", "register_providers"]
 
@@ -68,6 +69,15 @@ class GeminiProvider(HTTPProvider):
 			url = f"{self.base_url}/models/{quote(name, safe='.-_')}:generateContent"
 			self._urls[model] = url
 		return url
+
+	def schema_dialect(self, model: str, config: ModelConfig | None = None) -> SchemaDialect | None:
+		"""The structured-output dialect of a model (None: JSON mode without a schema).
+
+		Args:
+			model: The model name.
+			config: The agent's model configuration: with ``search`` on, Gemini 2.5 has none.
+		"""
+		return _dialect.dialect_for(model, search=config is not None and config.search)
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
 		"""The request body for one call (exposed for tests and debugging)."""

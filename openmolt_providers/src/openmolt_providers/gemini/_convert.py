@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options
 from openmolt_providers._prices import cost
-from openmolt_providers._schema import const_to_enum
+from openmolt_providers._schema import reply_format
+from openmolt_providers.gemini._dialect import version
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import Message, ModelRequest
@@ -87,14 +88,13 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 	thinking = _thinking(provider, model, config.thinking)
 	if thinking is not None:
 		generation["thinkingConfig"] = thinking
-	schema = request.response_schema
-	family = _family(model)
+	schema, json_mode = reply_format(provider, request)
 	# Gemini 2.5 and older cannot combine controlled JSON output with Google Search grounding:
 	# then the prompt asks for JSON and the loop validates it.
-	if schema is not None and not (config.search and family != "3"):
+	if json_mode and not (config.search and version(model) < (3, 0)):
 		generation["responseMimeType"] = "application/json"
-		if family != "old":
-			generation["responseJsonSchema"] = provider.schemas.get(schema, "gemini", const_to_enum)
+		if schema is not None:
+			generation["responseJsonSchema"] = schema
 	body: dict[str, Any] = {
 		"systemInstruction": {"parts": [{"text": request.system}]},
 		"contents": [_content(m) for m in request.messages],

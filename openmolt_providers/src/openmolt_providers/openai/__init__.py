@@ -14,20 +14,20 @@ Settings: ``api_key`` (default: ``OPENMOLT_OPENAI_API_KEY``; optional for a chat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ConfigurationError
 from openmolt_providers._common import HTTPProvider
-from openmolt_providers.openai import _chat, _responses
+from openmolt_providers.openai import _chat, _dialect, _fallback, _responses
 
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.llm import ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.plugins import ProviderRegistrar
+	from openmolt_core.structured import SchemaDialect
 
 __all__ = ["OpenAIProvider", "register_providers"]
 
@@ -80,6 +80,8 @@ class OpenAIProvider(HTTPProvider):
 		# A local OpenAI-compatible server (Ollama, vLLM, LM Studio) usually needs no key.
 		self.key_required = self.official or mode == "responses"
 		self._url = self.base_url + ("/responses" if mode == "responses" else "/chat/completions")
+		self.plain_json = False
+		"""Whether this server refused structured output once (then it gets plain JSON requests)."""
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:
 		"""``Authorization: Bearer``, plus the organization and project when set."""
@@ -89,6 +91,15 @@ class OpenAIProvider(HTTPProvider):
 		if project := self.settings.get("project"):
 			headers["openai-project"] = str(project)
 		return headers
+
+	def schema_dialect(self, model: str, config: ModelConfig | None = None) -> SchemaDialect | None:
+		"""The structured-output dialect of a model (None: JSON mode only, or plain JSON).
+
+		Args:
+			model: The model name.
+			config: The agent's model configuration (not needed here).
+		"""
+		return None if self.plain_json else _dialect.dialect_for(model)
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
 		"""The request body for one call (exposed for tests and debugging)."""
@@ -104,8 +115,7 @@ class OpenAIProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()  # a missing key fails here, before any body is built or sent
-		body = json.dumps(self.build(request), ensure_ascii=False).encode()
-		data = await self.post(self._url, body, model=request.model)
+		data = await _fallback.post(self, self._url, self.build(request), request.model)
 		if self.api_mode == "chat":
 			return _chat.parse(self, request.model, data)
 		return _responses.parse(self, request.model, data)

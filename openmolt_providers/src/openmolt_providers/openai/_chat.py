@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._prices import cost
-from openmolt_providers._schema import strict_schema
+from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import is_reasoning, sampling
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["build", "parse"]
+__all__ = ["build", "parse", "response_format"]
 
 
 def _content(message: Message) -> str | list[dict[str, Any]]:
@@ -37,13 +37,15 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
 	return parts
 
 
-def _format(schema: dict[str, Any]) -> dict[str, Any]:
-	strict = strict_schema(schema, require_all=True)
-	if strict is not None and strict.get("type") == "object":
-		spec = {"name": "commands", "schema": strict, "strict": True}
-	else:
-		spec = {"name": "commands", "schema": schema, "strict": False}
-	return {"type": "json_schema", "json_schema": spec}
+def response_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:
+	"""The ``response_format`` for a request: strict JSON schema, JSON mode, or None for neither."""
+	schema, json_mode = reply_format(provider, request)
+	if schema is not None:
+		spec = {"name": "commands", "schema": schema, "strict": True}
+		return {"type": "json_schema", "json_schema": spec}
+	if json_mode and not provider.plain_json:
+		return {"type": "json_object"}
+	return None
 
 
 def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
@@ -82,8 +84,9 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 				"search",
 				"Chat Completions searches only with a '-search' model; dropped (use api_mode 'responses')",
 			)
-	if request.response_schema is not None:
-		body["response_format"] = provider.schemas.get(request.response_schema, "chat", _format)
+	fmt = response_format(provider, request)
+	if fmt is not None:
+		body["response_format"] = fmt
 	if config.provider_options:
 		merge_options(body, config.provider_options)
 	return last_key(body, "messages")

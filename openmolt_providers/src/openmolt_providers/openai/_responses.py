@@ -8,7 +8,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._prices import cost
-from openmolt_providers._schema import strict_schema
+from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import sampling
 
 if TYPE_CHECKING:
@@ -33,19 +33,17 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
 	return parts
 
 
-def _strict(schema: dict[str, Any]) -> dict[str, Any]:
-	strict = strict_schema(schema, require_all=True)
-	if strict is not None and strict.get("type") == "object":
-		return {"type": "json_schema", "name": "commands", "schema": strict, "strict": True}
-	# A free-form part (a tool's input, an output without schema) has no strict form: the schema
-	# still guides the model, and the loop validates the reply.
-	return {"type": "json_schema", "name": "commands", "schema": schema, "strict": False}
+def text_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:
+	"""The ``text.format`` for a request: strict JSON schema, JSON mode, or None for neither.
 
-
-def text_format(provider: OpenAIProvider, schema: dict[str, Any]) -> dict[str, Any]:
-	"""The ``text.format`` for a reply schema: strict when it converts, else non-strict."""
-	result: dict[str, Any] = provider.schemas.get(schema, "openai", _strict)
-	return result
+	Mode ``partial`` is strict too: the inputs that fell back are strings in the schema.
+	"""
+	schema, json_mode = reply_format(provider, request)
+	if schema is not None:
+		return {"type": "json_schema", "name": "commands", "schema": schema, "strict": True}
+	if json_mode and not provider.plain_json:
+		return {"type": "json_object"}
+	return None
 
 
 def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
@@ -79,8 +77,9 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 		)
 	if config.search:
 		body["tools"] = [{"type": "web_search"}]
-	if request.response_schema is not None:
-		body["text"] = {"format": text_format(provider, request.response_schema)}
+	fmt = text_format(provider, request)
+	if fmt is not None:
+		body["text"] = {"format": fmt}
 	if config.provider_options:
 		merge_options(body, config.provider_options)
 	return last_key(body, "input")

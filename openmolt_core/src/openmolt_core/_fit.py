@@ -1,0 +1,556 @@
+"""How `openmolt_core.structured` fits one JSON Schema to a dialect, node by node.
+
+`Fitter.node` turns a canonical sub-schema into its form in the dialect and returns, with it, the
+`Repair` that undoes the dialect's changes on a value (today: the ``null`` a required-but-nullable
+property carries when the canonical schema left it out). A sub-schema that has no form raises
+`NoStrictForm`, whose message names the place and the reason; the caller then falls back.
+
+The rules, for every dialect:
+
+- ``$ref`` into the schema's own ``$defs``/``definitions`` is inlined (the fitted schema is one
+  tree, so it can be nested in the reply envelope); a recursive or foreign ``$ref`` has no form.
+- ``allOf`` is merged when its parts do not disagree; ``oneOf`` becomes ``anyOf`` when a
+  ``const``/``enum`` property tells its branches apart (then at most one can match, as before).
+- A sub-schema that allows any value (no ``type``, ``enum``, ``const`` or ``anyOf``), ``not``,
+  conditionals, tuples and pattern-keyed objects have no form. So has, in a dialect that closes
+  objects, an object without ``properties`` or with ``additionalProperties`` other than false.
+- Annotations (``title``, ``examples``...) are dropped; ``description`` is kept when the dialect
+  knows it. Assertions the dialect lacks (``maxLength`` in Anthropic's) are dropped and recorded
+  in `Fitter.relaxed`: the provider does not enforce them, the loop's validation does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core._repair import ArrayRepair, Match, ObjectRepair, Repair, UnionRepair
+
+if TYPE_CHECKING:
+	from openmolt_core.structured import SchemaDialect
+
+__all__ = ["ASSERTIONS", "NO_FORM", "Fitter", "Metrics", "NoStrictForm", "measure", "nullable"]
+
+ASSERTIONS = frozenset(
+	"minimum maximum exclusiveMinimum exclusiveMaximum multipleOf minLength maxLength pattern "
+	"minItems maxItems uniqueItems minProperties maxProperties contains minContains "
+	"maxContains".split()
+)
+"""Keywords that only constrain a value further: dropping one loosens what the provider enforces."""
+
+NO_FORM = frozenset(
+	"not if then else dependentRequired dependentSchemas dependencies patternProperties "
+	"propertyNames unevaluatedProperties unevaluatedItems prefixItems additionalItems "
+	"$dynamicRef $recursiveRef".split()
+)
+"""Keywords whose sub-schema has no strict form in any dialect."""
+
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment"})
+_PRIMITIVES = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
+_JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "null", "object", "array"})
+_MISSING: Any = object()
+_MAX_NESTING = 64
+"""Sub-schemas nested deeper than this have no form (it bounds the fitter's recursion)."""
+
+
+class NoStrictForm(Exception):
+	"""A sub-schema has no form in the dialect (the message says where and why)."""
+
+
+# schema helpers -----------------------------------------------------------------------------
+
+
+def accepts_null(schema: Mapping[str, Any]) -> bool:
+	"""Whether a (fitted) schema lets ``null`` through."""
+	kind = schema.get("type")
+	if kind == "null" or (isinstance(kind, list) and "null" in kind):
+		return True
+	if "enum" in schema and None in schema["enum"]:
+		return True
+	if "const" in schema and schema["const"] is None:
+		return True
+	return any(accepts_null(s) for s in schema.get("anyOf", ()))
+
+
+def nullable(schema: dict[str, Any], *, type_lists: bool = True) -> dict[str, Any]:
+	"""The schema that also accepts ``null``: a type list for a plain primitive, else ``anyOf``."""
+	kind = schema.get("type")
+	plain = not ({"enum", "const", "anyOf"} & schema.keys())
+	if type_lists and plain and isinstance(kind, str) and kind not in ("object", "array"):
+		return {**schema, "type": [kind, "null"]}
+	if "anyOf" in schema:
+		return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+	return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _types(schema: Mapping[str, Any]) -> list[str]:
+	kind = schema.get("type")
+	if isinstance(kind, str):
+		return [kind]
+	if isinstance(kind, list):
+		return [str(k) for k in kind]
+	values = (
+		schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else None
+	)
+	if values is not None:
+		return sorted({_PRIMITIVES.get(type(v), "") for v in values} - {""})
+	if "properties" in schema or "additionalProperties" in schema:
+		return ["object"]
+	if "items" in schema:
+		return ["array"]
+	return []
+
+
+def _match(schema: Mapping[str, Any]) -> Match:
+	kinds = set(_types(schema))
+	if "anyOf" in schema:
+		return Match(frozenset().union(*(_match(s).kinds for s in schema["anyOf"])))
+	if "number" in kinds:
+		kinds.add("integer")
+	if "object" in kinds and "properties" in schema:
+		closed = schema.get("additionalProperties") is False
+		return Match(
+			frozenset(kinds),
+			frozenset(schema.get("required", ())),
+			frozenset(schema["properties"]) if closed else None,
+		)
+	return Match(frozenset(kinds))
+
+
+_BY_KIND = {
+	"string": frozenset({"format", "pattern", "minLength", "maxLength"}),
+	"integer": frozenset(
+		{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+	),
+	"array": frozenset({"items", "minItems", "maxItems", "uniqueItems"}),
+	"object": frozenset({"properties", "required", "additionalProperties"}),
+}
+_BY_KIND["number"] = _BY_KIND["integer"]
+
+
+def _split(schema: dict[str, Any]) -> dict[str, Any]:
+	"""A schema with a list of types written as ``anyOf``, one branch per type."""
+	branches = []
+	for kind in schema["type"]:
+		branch = {"type": kind, **{k: v for k, v in schema.items() if k in _BY_KIND.get(kind, ())}}
+		if "enum" in schema or "const" in schema:
+			values = schema.get("enum", [schema.get("const")])
+			fits = [
+				v
+				for v in values
+				if _PRIMITIVES.get(type(v)) == kind or (kind == "number" and type(v) is int)
+			]
+			if not fits:
+				continue
+			branch["enum"] = fits
+		branches.append(branch)
+	out: dict[str, Any] = branches[0] if len(branches) == 1 else {"anyOf": branches}
+	if "description" in schema:
+		out = {**out, "description": schema["description"]}
+	return out
+
+
+def _merge(parts: list[Mapping[str, Any]], where: str) -> dict[str, Any]:
+	"""The schema equal to all ``parts`` at once (``allOf``), when they do not disagree."""
+	out: dict[str, Any] = {}
+	for part in parts:
+		for key, value in part.items():
+			if key == "required":
+				out[key] = [*out.get(key, []), *(r for r in value if r not in out.get(key, []))]
+			elif key == "properties" and key in out:
+				for name, sub in value.items():
+					if name in out[key] and out[key][name] != sub:
+						raise NoStrictForm(f"{where}: allOf parts disagree on property {name!r}")
+					out[key] = {**out[key], name: sub}
+			elif key in _ANNOTATIONS:
+				out[key] = value  # a later part (the siblings of a $ref) says it better
+			elif key in out and out[key] != value:
+				raise NoStrictForm(f"{where}: allOf parts disagree on {key!r}")
+			else:
+				out.setdefault(key, value)
+	return out
+
+
+def _tag(branch: Mapping[str, Any]) -> dict[str, frozenset[Any]]:
+	"""The required properties of a branch whose value is fixed by ``const``/``enum``."""
+	props = branch.get("properties") or {}
+	tags = {}
+	for name in branch.get("required", ()):
+		sub = props.get(name) or {}
+		if "const" in sub:
+			tags[name] = frozenset([json.dumps(sub["const"])])
+		elif isinstance(sub.get("enum"), list):
+			tags[name] = frozenset(json.dumps(v) for v in sub["enum"])
+	return tags
+
+
+def _disjoint(branches: Sequence[Mapping[str, Any]]) -> bool:
+	"""Whether no value can match two branches (each pair differs on a tag property)."""
+	tags = [_tag(b) for b in branches]
+	for i, a in enumerate(tags):
+		for b in tags[i + 1 :]:
+			if not any(name in b and not (a[name] & b[name]) for name in a):
+				return False
+	return True
+
+
+# metrics ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Metrics:
+	"""The sizes the providers limit, measured on one schema.
+
+	Args:
+		properties: Object properties, all objects together.
+		depth: Object and array levels on the longest path (the root is level 1).
+		enum_values: ``enum`` values, all enums together.
+		string_length: Characters of property names and ``enum``/``const`` values.
+		optional: Properties not listed in their object's ``required``.
+		unions: Sub-schemas with ``anyOf`` or a list of types.
+		size: Bytes of the schema as compact JSON.
+		long_enum: The largest total length of one enum's values, among enums with many values.
+	"""
+
+	properties: int = 0
+	depth: int = 0
+	enum_values: int = 0
+	string_length: int = 0
+	optional: int = 0
+	unions: int = 0
+	size: int = 0
+	long_enum: int = 0
+
+	def __add__(self, other: Metrics) -> Metrics:
+		return Metrics(
+			self.properties + other.properties,
+			max(self.depth, other.depth),
+			self.enum_values + other.enum_values,
+			self.string_length + other.string_length,
+			self.optional + other.optional,
+			self.unions + other.unions,
+			self.size + other.size,
+			max(self.long_enum, other.long_enum),
+		)
+
+
+def _value_length(value: Any) -> int:
+	return len(value) if isinstance(value, str) else len(json.dumps(value))
+
+
+def measure(schema: Any, *, long_enum_values: int = 250) -> Metrics:
+	"""Measure a schema (see `Metrics`).
+
+	Args:
+		schema: The schema.
+		long_enum_values: How many values make an enum "long" for `Metrics.long_enum`.
+	"""
+	m = Metrics(size=len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False).encode()))
+	_walk(schema, 0, m, long_enum_values)
+	return m
+
+
+def _walk(schema: Any, level: int, m: Metrics, long: int) -> None:
+	if not isinstance(schema, dict):
+		return
+	kinds = _types(schema)
+	if "object" in kinds or "array" in kinds:
+		level += 1
+		m.depth = max(m.depth, level)
+	if "anyOf" in schema or (isinstance(schema.get("type"), list) and len(schema["type"]) > 1):
+		m.unions += 1
+	if "enum" in schema:
+		m.enum_values += len(schema["enum"])
+		total = sum(_value_length(v) for v in schema["enum"])
+		m.string_length += total
+		if len(schema["enum"]) > long:
+			m.long_enum = max(m.long_enum, total)
+	if "const" in schema:
+		m.string_length += _value_length(schema["const"])
+	props = schema.get("properties")
+	if isinstance(props, dict):
+		m.properties += len(props)
+		m.string_length += sum(len(name) for name in props)
+		m.optional += len(set(props) - set(schema.get("required", ())))
+		for sub in props.values():
+			_walk(sub, level, m, long)
+	for key in ("items", "additionalProperties"):
+		_walk(schema.get(key), level, m, long)
+	for sub in schema.get("anyOf", ()):
+		_walk(sub, level, m, long)
+
+
+# the fitter ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Fitter:
+	"""Fits sub-schemas to one dialect; one instance per part fitted (it collects `relaxed`).
+
+	Args:
+		dialect: The dialect.
+		relaxed: Assertion keywords dropped so far (the loop still checks them).
+	"""
+
+	dialect: SchemaDialect
+	relaxed: set[str] = field(default_factory=set)
+
+	def fit(self, schema: Any, where: str = "") -> tuple[dict[str, Any], Repair | None]:
+		"""Fit a whole schema whose ``$ref``s resolve against itself.
+
+		Raises:
+			NoStrictForm: Some part of it has no form in the dialect.
+		"""
+		fitted, repair, _ = self.node(schema, schema, (), where or "(root)", 0)
+		return fitted, repair
+
+	def node(
+		self, schema: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
+	) -> tuple[dict[str, Any], Repair | None, Any]:
+		"""Fit one sub-schema: returns the fitted form, its repair and its ``default`` (or a marker)."""
+		if nesting > _MAX_NESTING:
+			raise NoStrictForm(f"{where}: nested more than {_MAX_NESTING} levels")
+		if not isinstance(schema, dict):
+			raise NoStrictForm(f"{where}: {json.dumps(schema)} is not a schema with a strict form")
+		default = schema.get("default", _MISSING)
+		if "$ref" in schema:
+			ref = schema["$ref"]
+			if ref in refs or ref == "#":
+				raise NoStrictForm(f"{where}: recursive $ref {ref!r}")
+			target = _resolve(root, ref, where)
+			rest = {k: v for k, v in schema.items() if k != "$ref"}
+			fitted, repair, inner = self.node(
+				_merge([target, rest], where), root, (*refs, ref), where, nesting + 1
+			)
+			return fitted, repair, default if default is not _MISSING else inner
+		if "allOf" in schema:
+			parts = [p if isinstance(p, dict) else {} for p in schema["allOf"]]
+			rest = {k: v for k, v in schema.items() if k != "allOf"}
+			resolved = [self._deref(p, root, refs, where) for p in parts]
+			return self.node(_merge([rest, *resolved], where), root, refs, where, nesting + 1)
+		if "oneOf" in schema:
+			branches = [self._deref(b, root, refs, where) for b in schema["oneOf"]]
+			if "anyOf" in schema or not _disjoint(branches):
+				raise NoStrictForm(f"{where}: oneOf whose branches a value could match twice")
+			schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": branches}
+		blocked = sorted(NO_FORM & schema.keys())
+		if blocked:
+			raise NoStrictForm(f"{where}: {blocked[0]} has no strict form")
+		if schema.get("nullable") is True:
+			schema = {k: v for k, v in schema.items() if k != "nullable"}
+			kind = schema.get("type")
+			if isinstance(kind, str):
+				schema["type"] = [kind, "null"]
+			elif isinstance(kind, list):
+				schema["type"] = [*kind, "null"]
+			else:
+				schema = {"anyOf": [schema, {"type": "null"}]}
+		if "anyOf" in schema:
+			fitted, repair = self._union(schema, root, refs, where, nesting)
+			return fitted, repair, default
+		fitted, repair = self._plain(schema, root, refs, where, nesting)
+		return fitted, repair, default
+
+	def _deref(self, schema: Any, root: Any, refs: tuple[str, ...], where: str) -> dict[str, Any]:
+		"""A branch with its top-level ``$ref`` resolved (to read its tags or merge it)."""
+		if not isinstance(schema, dict):
+			raise NoStrictForm(f"{where}: {json.dumps(schema)} is not a schema with a strict form")
+		seen = refs
+		while "$ref" in schema:
+			ref = schema["$ref"]
+			if ref in seen or ref == "#":
+				raise NoStrictForm(f"{where}: recursive $ref {ref!r}")
+			seen = (*seen, ref)
+			rest = {k: v for k, v in schema.items() if k != "$ref"}
+			schema = _merge([_resolve(root, ref, where), rest], where)
+		out: dict[str, Any] = schema
+		return out
+
+	def _union(
+		self, schema: dict[str, Any], root: Any, refs: tuple[str, ...], where: str, nesting: int
+	) -> tuple[dict[str, Any], Repair | None]:
+		branches = schema["anyOf"]
+		if not isinstance(branches, list) or not branches:
+			raise NoStrictForm(f"{where}: empty anyOf")
+		rest = {
+			k: v for k, v in schema.items() if k not in ("anyOf", "default", "description", "title")
+		}
+		fitted: list[dict[str, Any]] = []
+		repairs: list[Repair | None] = []
+		for i, branch in enumerate(branches):
+			part = _merge([rest, branch], where) if rest and isinstance(branch, dict) else branch
+			f, r, _ = self.node(part, root, refs, f"{where}.anyOf[{i}]", nesting + 1)
+			fitted.append(f)
+			repairs.append(r)
+		out: dict[str, Any] = {"anyOf": fitted}
+		self._annotate(schema, out)
+		if all(r is None for r in repairs):
+			return out, None
+		matches = [_match(f) for f in fitted]
+		for i, (mi, ri) in enumerate(zip(matches, repairs, strict=True)):
+			for mj, rj in zip(matches[i + 1 :], repairs[i + 1 :], strict=True):
+				if ri != rj and mi.overlaps(mj):
+					raise NoStrictForm(f"{where}: anyOf branches a value could match twice")
+		return out, UnionRepair(tuple(zip(matches, repairs, strict=True)))
+
+	def _annotate(self, schema: Mapping[str, Any], out: dict[str, Any]) -> None:
+		if "description" in self.dialect.keywords and isinstance(schema.get("description"), str):
+			out["description"] = schema["description"]
+
+	def _plain(
+		self, schema: dict[str, Any], root: Any, refs: tuple[str, ...], where: str, nesting: int
+	) -> tuple[dict[str, Any], Repair | None]:
+		d = self.dialect
+		kinds = _types(schema)
+		if not kinds:
+			raise NoStrictForm(f"{where}: any value is allowed (no type, enum or const)")
+		unknown = [k for k in kinds if k not in _JSON_TYPES]
+		if unknown:
+			raise NoStrictForm(f"{where}: unknown type {unknown[0]!r}")
+		out: dict[str, Any] = {}
+		if "type" in schema or len(kinds) == 1:
+			# A type inferred from mixed literals is left out: the enum says it, and a list of
+			# types would count as a union where unions are limited.
+			out["type"] = kinds[0] if len(kinds) == 1 else kinds
+		self._annotate(schema, out)
+		values = (
+			schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else None
+		)
+		if values is not None:
+			self._literals(values, where)
+			if "const" in schema and not d.const_as_enum:
+				out["const"] = schema["const"]
+			else:
+				out["enum"] = list(values)
+		if isinstance(schema.get("format"), str) and schema["format"] in d.formats:
+			out["format"] = schema["format"]
+		for key in ASSERTIONS & schema.keys():
+			value = schema[key]
+			if key not in d.keywords or (isinstance(value, bool) and key != "uniqueItems"):
+				self.relaxed.add(key)
+				continue
+			if key == "minItems" and d.max_min_items is not None and value > d.max_min_items:
+				self.relaxed.add(key)
+				value = d.max_min_items
+			out[key] = value
+		repair: Repair | None = None
+		if "object" in kinds:
+			repair = self._object(schema, out, root, refs, where, nesting)
+		if "array" in kinds:
+			if "items" not in schema or not isinstance(schema["items"], dict):
+				raise NoStrictForm(f"{where}: array items allow any value")
+			items, item_repair, _ = self.node(
+				schema["items"], root, refs, f"{where}[]", nesting + 1
+			)
+			out["items"] = items
+			if item_repair is not None:
+				if repair is not None:
+					raise NoStrictForm(f"{where}: an object-or-array value needs two repairs")
+				repair = ArrayRepair(item_repair)
+		if not d.type_lists and isinstance(out.get("type"), list):
+			out = _split(out)  # the repair checks the value's kind itself, so it still applies
+		return out, repair
+
+	def _literals(self, values: Any, where: str) -> None:
+		if not isinstance(values, list) or not values:
+			raise NoStrictForm(f"{where}: empty enum")
+		for value in values:
+			kind = _PRIMITIVES.get(type(value))
+			if kind is None:
+				raise NoStrictForm(
+					f"{where}: enum value {json.dumps(value)[:40]} is not a primitive"
+				)
+			if kind not in self.dialect.enum_types and not (
+				kind == "integer" and "number" in self.dialect.enum_types
+			):
+				raise NoStrictForm(f"{where}: {self.dialect.name} enums cannot hold a {kind}")
+		long = self.dialect.long_enum
+		if long is not None and len(values) > long[0]:
+			total = sum(_value_length(v) for v in values)
+			if total > long[1]:
+				raise NoStrictForm(
+					f"{where}: {len(values)} enum values of {total} characters (limit {long[1]})"
+				)
+
+	def _object(
+		self,
+		schema: dict[str, Any],
+		out: dict[str, Any],
+		root: Any,
+		refs: tuple[str, ...],
+		where: str,
+		nesting: int,
+	) -> Repair | None:
+		d = self.dialect
+		props = schema.get("properties")
+		extra = schema.get("additionalProperties")
+		if props is not None and not isinstance(props, dict):
+			raise NoStrictForm(f"{where}: properties is not an object")
+		if d.closed_objects:
+			if extra not in (None, False):
+				raise NoStrictForm(f"{where}: additionalProperties other than false")
+			if props is None and extra is not False:
+				raise NoStrictForm(f"{where}: an object without properties (free-form)")
+		props = props or {}
+		required = schema.get("required", [])
+		if not isinstance(required, list):
+			raise NoStrictForm(f"{where}: required is not a list")
+		missing = [r for r in required if r not in props]
+		if missing and d.closed_objects:
+			raise NoStrictForm(f"{where}: required {missing[0]!r} is not among the properties")
+		fitted: dict[str, Any] = {}
+		names: list[str] = []
+		repairs: list[tuple[str, bool, Repair | None]] = []
+		for name, sub in props.items():
+			child, repair, default = self.node(
+				sub, root, refs, f"{where}.{name}" if where != "(root)" else name, nesting + 1
+			)
+			drop_null = False
+			if name in required:
+				names.append(name)
+			elif default is not _MISSING and (d.require_all or d.require_defaults):
+				child = self._with_default(child, default)
+				names.append(name)
+			elif d.require_all:
+				names.append(name)
+				if not accepts_null(child):
+					child, drop_null = nullable(child, type_lists=d.type_lists), True
+			fitted[str(name)] = child
+			if drop_null or repair is not None:
+				repairs.append((str(name), drop_null, repair))
+		out["properties"] = fitted
+		out["required"] = names + [r for r in missing]
+		if d.closed_objects or extra is False:
+			out["additionalProperties"] = False
+		elif isinstance(extra, dict):
+			out["additionalProperties"], extra_repair, _ = self.node(
+				extra, root, refs, f"{where}.*", nesting + 1
+			)
+			if extra_repair is not None:
+				raise NoStrictForm(f"{where}: additionalProperties that need a repair")
+		return ObjectRepair(tuple(repairs)) if repairs else None
+
+	def _with_default(self, schema: dict[str, Any], default: Any) -> dict[str, Any]:
+		"""Say the default in the description: the property is now required, ``default`` is gone."""
+		if "description" not in self.dialect.keywords:
+			return schema
+		note = f"Default: {json.dumps(default, ensure_ascii=False)[:80]}."
+		text = schema.get("description")
+		return {**schema, "description": f"{text} {note}" if text else note}
+
+
+def _resolve(root: Any, ref: Any, where: str) -> dict[str, Any]:
+	if not isinstance(ref, str) or not ref.startswith("#/"):
+		raise NoStrictForm(f"{where}: $ref {ref!r} is not local")
+	node = root
+	for part in ref[2:].split("/"):
+		part = part.replace("~1", "/").replace("~0", "~")
+		if not isinstance(node, dict) or part not in node:
+			raise NoStrictForm(f"{where}: $ref {ref!r} does not resolve")
+		node = node[part]
+	if not isinstance(node, dict):
+		raise NoStrictForm(f"{where}: $ref {ref!r} is not a schema")
+	target: dict[str, Any] = node
+	return target

@@ -1,0 +1,62 @@
+"""Gemini's ``responseJsonSchema`` dialect, and which models have it.
+
+From the API reference of ``GenerationConfig.responseJsonSchema``
+(https://ai.google.dev/api/generate-content#generationconfig, checked 2026-12-01; the
+``google-genai`` 3.6 types carry the same text): "not all features are supported. Specifically,
+only the following properties are supported: ``$id``, ``$defs``, ``$ref``, ``$anchor``,
+``type``, ``format``, ``title``, ``description``, ``enum`` (for strings and numbers), ``items``,
+``prefixItems``, ``minItems``, ``maxItems``, ``minimum``, ``maximum``, ``anyOf``, ``oneOf``
+(interpreted the same as ``anyOf``), ``properties``, ``additionalProperties``, ``required``".
+So ``const`` travels as a one-value ``enum``, and a boolean or null enum has no form. Objects
+need not be closed and properties need not be required. The structured output guide
+(https://ai.google.dev/gemini-api/docs/structured-output) gives no limit in numbers, only that
+the API may reject very large or deeply nested schemas: no limit is checked here.
+
+Models: JSON Schema output is documented for Gemini 2.5 and later (2.5 models also order the
+output's keys as the schema does); older models get JSON mode without a schema. Gemini 2.5
+cannot combine controlled output with Google Search grounding; Gemini 3 can.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openmolt_core.structured import SchemaDialect
+
+__all__ = ["GEMINI", "dialect_for", "version"]
+
+GEMINI = SchemaDialect(
+	name="gemini",
+	keywords=frozenset({"description", "minItems", "maxItems", "minimum", "maximum"}),
+	formats=frozenset({"date-time", "date", "time"}),
+	closed_objects=False,
+	const_as_enum=True,
+	enum_types=frozenset({"string", "number"}),
+	source="https://ai.google.dev/api/generate-content#generationconfig (2026-12-01)",
+)
+"""``responseJsonSchema`` as the Gemini API documents it."""
+
+_VERSION = re.compile(r"^gemini-(\d+)(?:\.(\d+))?")
+
+
+def version(model: str) -> tuple[int, int]:
+	"""The (major, minor) version in a Gemini model name; (0, 0) when it is unknown."""
+	name = model.rsplit("/", 1)[-1].lower()
+	m = _VERSION.match(name)
+	if m:
+		return (int(m[1]), int(m[2] or 0))
+	# The unversioned aliases (gemini-flash-latest) name a current 2.5-or-later model.
+	return (2, 5) if name.startswith("gemini-") and name.endswith("-latest") else (0, 0)
+
+
+def dialect_for(model: str, *, search: bool = False) -> SchemaDialect | None:
+	"""The dialect of one model, or None when its replies cannot follow a schema.
+
+	Args:
+		model: The model name.
+		search: Whether Google Search grounding is on (Gemini 2.5 cannot combine the two).
+	"""
+	v = version(model)
+	if v < (2, 5) or (search and v < (3, 0)):
+		return None
+	return GEMINI

@@ -1,0 +1,82 @@
+"""Plain JSON for an OpenAI-compatible server that rejects ``response_format``.
+
+Servers that speak Chat Completions differ in what they take: some compile any JSON Schema into a
+grammar, some know only ``json_object``, some refuse the field or one of its schemas with a 400
+or 422. When a server other than api.openai.com refuses a request that asked for structured
+output, the request is sent once more without it. If that one succeeds, the provider remembers
+it (`OpenAIProvider.plain_json`): from then on it asks that server for no structured output, its
+dialect is None (so the loop reports mode ``off``), and a `ModelConfigWarning` says so once.
+If the plain request fails too, its error is raised and nothing is remembered.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ProviderError
+
+if TYPE_CHECKING:
+	from openmolt_providers.openai import OpenAIProvider
+
+__all__ = ["post"]
+
+_REJECTED = frozenset({400, 415, 422, 501})
+"""Statuses a server answers a request field it does not take with."""
+_HINTS = ("response_format", "json_schema", "json_object", "grammar", "schema", "format")
+
+
+def _format_key(payload: dict[str, Any]) -> str | None:
+	if "response_format" in payload:
+		return "response_format"
+	if isinstance(payload.get("text"), dict) and "format" in payload["text"]:
+		return "text.format"
+	return None
+
+
+def _blames_format(exc: ProviderError) -> bool:
+	if exc.status_code in _REJECTED:
+		return True
+	text = str(exc).lower()
+	return exc.status_code is not None and any(hint in text for hint in _HINTS)
+
+
+async def post(
+	provider: OpenAIProvider, url: str, payload: dict[str, Any], model: str
+) -> dict[str, Any]:
+	"""Send one request body; without its structured output once more if the server refused it.
+
+	Args:
+		provider: The provider.
+		url: The endpoint.
+		payload: The request body.
+		model: The model name.
+
+	Raises:
+		ProviderError: The request failed (and without structured output too, when retried).
+	"""
+	body = json.dumps(payload, ensure_ascii=False).encode()
+	try:
+		return await provider.post(url, body, model=model)
+	except ProviderError as exc:
+		key = _format_key(payload)
+		if provider.official or key is None or not _blames_format(exc):
+			raise
+		first = exc
+	plain = dict(payload)
+	if key == "response_format":
+		del plain["response_format"]
+	else:
+		plain["text"] = {k: v for k, v in plain["text"].items() if k != "format"}
+		if not plain["text"]:
+			del plain["text"]
+	data = await provider.post(url, json.dumps(plain, ensure_ascii=False).encode(), model=model)
+	provider.plain_json = True
+	detail = str(first).split(": ", 1)[-1]
+	provider.warn(
+		model,
+		"response_format",
+		f"the server at {provider.base_url} rejected {key} ({detail}); this provider now asks "
+		"it for plain JSON (the prompt describes the reply and every reply is checked)",
+	)
+	return data

@@ -1,0 +1,206 @@
+"""The three dialects on real tools: 50 built-in integration tools, and the SDKs' own checks.
+
+Each provider's SDK ships the function it uses to make a schema strict: OpenAI's
+``_ensure_strict_json_schema`` (behind ``to_strict_json_schema``), Anthropic's
+``transform_schema``; google-genai validates ``JSONSchema`` with unknown keys refused and
+documents the ``responseJsonSchema`` keywords. A schema we fitted must already be what those
+functions produce: they leave it unchanged (or, for Gemini, accept every keyword in it).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import re
+from typing import Any
+
+import pytest
+
+from openmolt_core._fit import measure
+from openmolt_core.envelope import Envelope, ToolSchema
+from openmolt_core.structured import FittedSchema, SchemaDialect, fit
+from openmolt_providers.anthropic._dialect import ANTHROPIC
+from openmolt_providers.gemini._dialect import GEMINI
+from openmolt_providers.openai._dialect import OPENAI, OPENAI_FINE_TUNED
+
+MODULES = [
+	"stripe",
+	"github",
+	"gmail",
+	"notion",
+	"slack",
+	"google_calendar",
+	"shopify",
+	"airtable",
+	"telegram",
+	"google_sheets",
+]
+OUTPUT = {
+	"type": "object",
+	"properties": {
+		"summary": {"type": "string"},
+		"items": {"type": "array", "items": {"type": "string"}},
+		"total": {"type": "number", "minimum": 0},
+	},
+	"required": ["summary"],
+}
+
+
+def realistic_tools(count: int = 50) -> list[ToolSchema]:
+	"""``count`` built-in tools, taken in turn from each integration so the shapes vary."""
+	per_module = []
+	for name in MODULES:
+		integration = importlib.import_module(f"openmolt_integrations.{name}").INTEGRATION
+		per_module.append(
+			[ToolSchema(f"{name}.{t.handle}", t.input_schema) for t in integration.tools]
+		)
+	tools: list[ToolSchema] = []
+	while len(tools) < count:
+		for module in per_module:
+			if module and len(tools) < count:
+				tools.append(module.pop(0))
+	return tools
+
+
+def envelope(tools: list[ToolSchema], output: dict[str, Any] | None = OUTPUT) -> Envelope:
+	return Envelope.build(copy.deepcopy(tools), output_schema=output, human_input=True)
+
+
+DIALECTS = [OPENAI, OPENAI_FINE_TUNED, ANTHROPIC, GEMINI]
+
+
+@pytest.fixture(scope="module")
+def tools() -> list[ToolSchema]:
+	return realistic_tools()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_fifty_real_tools_stay_within_the_limits_or_fall_back_deterministically(
+	tools: list[ToolSchema], dialect: SchemaDialect
+) -> None:
+	"""Fifty real tools: the fitted schema is within every documented limit, the same each time."""
+	fitted = fit(envelope(tools), dialect)
+	assert fitted.mode in ("strict", "partial")
+	assert fitted.schema is not None
+	assert not dialect.violations(fitted.schema)
+	assert fit(envelope(tools), dialect) == fitted
+	strict = [t.handle for t in tools if t.handle not in fitted.encoded]
+	assert len(strict) >= 10, fitted.notes
+	for handle in fitted.encoded:
+		assert any(n.startswith(f"{handle}: input sent as JSON text") for n in fitted.notes)
+	# A tool without a strict form falls back on every dialect that closes objects.
+	if dialect.closed_objects:
+		assert "notion.createPage" in fitted.encoded
+
+
+def test_openai_falls_back_only_for_shapes_not_for_size(tools: list[ToolSchema]) -> None:
+	"""OpenAI's limits are wide: fifty tools fall back only where a schema has no strict form."""
+	fitted = fit(envelope(tools), OPENAI)
+	assert not any("would pass" in n for n in fitted.notes)
+	m = measure(fitted.schema)
+	assert m.properties < 5000 and m.depth <= 10 and m.enum_values <= 1000
+
+
+def test_anthropic_budget_keeps_earlier_tools_strict(tools: list[ToolSchema]) -> None:
+	"""Anthropic's 24 optional and 16 union parameters run out: later tools fall back, in order."""
+	fitted = fit(envelope(tools), ANTHROPIC)
+	m = measure(fitted.schema)
+	assert m.optional <= 24 and m.unions <= 16
+	over = [n for n in fitted.notes if "would pass" in n]
+	assert over and all("the anthropic limit is" in n for n in over)
+	# The tools that fell back for the budget come after the first one that was kept strict.
+	first_strict = next(i for i, t in enumerate(tools) if t.handle not in fitted.encoded)
+	budget = [
+		i
+		for i, t in enumerate(tools)
+		if any(n.startswith(f"{t.handle}:") and "would pass" in n for n in fitted.notes)
+	]
+	assert min(budget) > first_strict
+	# Taking the tools in another order changes which fall back, not whether the result fits.
+	other = fit(envelope(list(reversed(tools))), ANTHROPIC)
+	assert not ANTHROPIC.violations(other.schema)
+
+
+# The SDKs' own strict-schema functions -----------------------------------------------------
+
+
+def _fitted_samples(tools: list[ToolSchema], dialect: SchemaDialect) -> list[FittedSchema]:
+	return [
+		fit(envelope(tools), dialect),
+		fit(envelope(tools[:5], output=None), dialect),
+		fit(envelope([]), dialect),
+	]
+
+
+@pytest.mark.parametrize("dialect", [OPENAI, OPENAI_FINE_TUNED], ids=lambda d: d.name)
+def test_openai_sdk_strict_helper_leaves_fitted_schemas_unchanged(
+	tools: list[ToolSchema], dialect: SchemaDialect
+) -> None:
+	"""openai's to_strict_json_schema machinery finds nothing to change in a fitted schema."""
+	from openai.lib._pydantic import _ensure_strict_json_schema
+
+	for fitted in _fitted_samples(tools, dialect):
+		schema = copy.deepcopy(fitted.schema)
+		assert schema is not None
+		assert _ensure_strict_json_schema(schema, path=(), root=schema) == fitted.schema
+
+
+def _without_type_beside_literals(schema: Any) -> Any:
+	"""What anthropic's transform_schema writes: no ``type`` next to an ``enum`` or ``const``."""
+	if isinstance(schema, list):
+		return [_without_type_beside_literals(s) for s in schema]
+	if not isinstance(schema, dict):
+		return schema
+	out = {}
+	for key, value in schema.items():
+		if key == "type" and ("enum" in schema or "const" in schema):
+			continue
+		if key == "properties":
+			out[key] = {k: _without_type_beside_literals(v) for k, v in value.items()}
+		elif key in ("enum", "const", "required"):
+			out[key] = value
+		else:
+			out[key] = _without_type_beside_literals(value)
+	return out
+
+
+def test_anthropic_sdk_transform_schema_leaves_fitted_schemas_unchanged(
+	tools: list[ToolSchema],
+) -> None:
+	"""anthropic's transform_schema keeps every keyword of a fitted schema: none is unsupported."""
+	from anthropic.lib._parse._transform import transform_schema
+
+	for fitted in _fitted_samples(tools, ANTHROPIC):
+		assert transform_schema(fitted.schema) == _without_type_beside_literals(fitted.schema)
+
+
+def _keywords(schema: Any, found: set[str]) -> set[str]:
+	if isinstance(schema, list):
+		for s in schema:
+			_keywords(s, found)
+	elif isinstance(schema, dict):
+		for key, value in schema.items():
+			found.add(key)
+			if key == "properties":
+				for sub in value.values():
+					_keywords(sub, found)
+			elif key not in ("enum", "required"):
+				_keywords(value, found)
+	return found
+
+
+def test_gemini_fitted_schemas_use_only_documented_keywords_and_validate(
+	tools: list[ToolSchema],
+) -> None:
+	"""Every keyword is in google-genai's responseJsonSchema list; its JSONSchema type accepts it."""
+	from google.genai import types
+
+	doc = " ".join(
+		(types.GenerateContentConfig.model_fields["response_json_schema"].description or "").split()
+	)
+	listed = set(re.findall(r"`([$A-Za-z]+)`", doc.split("only the following properties")[1]))
+	assert {"anyOf", "enum", "properties", "required", "minItems"} <= listed
+	for fitted in _fitted_samples(tools, GEMINI):
+		assert _keywords(fitted.schema, set()) <= listed
+		model = types.JSONSchema.model_validate(fitted.schema)
+		assert model.model_dump(by_alias=True, exclude_none=True, mode="json") == fitted.schema

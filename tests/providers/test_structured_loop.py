@@ -1,0 +1,122 @@
+"""Strict structured output end to end: an agent on each real provider, over a fake API.
+
+The agent has a strict tool (a pydantic model parameter) and one whose input has no strict form
+(a free-form dict): the request carries the fitted schema in the provider's own field, the reply
+sends the second tool's input as JSON text, and both tools get the objects they expect.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import BaseModel
+
+from openmolt import OpenMolt
+from openmolt_core.testing import call_tool, finish
+from openmolt_core.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+SETTINGS = {
+	"openai": {"api_key": "sk-a"},
+	"anthropic": {"api_key": "sk-ant-b"},
+	"google": {"api_key": "AIza-c"},
+}
+OUTPUT = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+class Address(BaseModel):
+	city: str
+	zip: str | None = None
+
+
+def wire(host: str, text: str) -> dict[str, Any]:
+	if host == "api.openai.com":
+		content = [{"type": "output_text", "text": text, "annotations": []}]
+		return {"status": "completed", "output": [{"type": "message", "content": content}]}
+	if host == "api.anthropic.com":
+		return {"stop_reason": "end_turn", "content": [{"type": "text", "text": text}]}
+	return {"candidates": [{"content": {"parts": [{"text": text}]}, "finishReason": "STOP"}]}
+
+
+def schema_sent(host: str, body: dict[str, Any]) -> dict[str, Any]:
+	if host == "api.openai.com":
+		fmt = body["text"]["format"]
+		assert fmt["strict"] is True
+		return fmt["schema"]  # type: ignore[no-any-return]
+	if host == "api.anthropic.com":
+		return body["output_config"]["format"]["schema"]  # type: ignore[no-any-return]
+	return body["generationConfig"]["responseJsonSchema"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+	("model", "host"),
+	[
+		("openai:gpt-5-mini", "api.openai.com"),
+		("anthropic:claude-sonnet-4-5", "api.anthropic.com"),
+		("google:gemini-2.5-flash", "generativelanguage.googleapis.com"),
+	],
+)
+async def test_tool_inputs_are_constrained_and_fallbacks_decoded(model, host) -> None:
+	"""The fitted schema goes out; an input sent as JSON text reaches its tool as an object."""
+	calls: list[tuple[str, Any]] = []
+
+	@tool(name="ship", description="Ship a parcel.")
+	def ship(to: Address, express: bool = False) -> str:
+		calls.append(("ship", (to, express)))
+		return "shipped"
+
+	@tool(name="note", description="Store a note.")
+	def note(data: dict[str, Any]) -> str:
+		calls.append(("note", data))
+		return "stored"
+
+	first = {
+		"commands": [
+			call_tool("local.ship", to={"city": "Oslo", "zip": None}, express=True),
+			{
+				"type": "callTool",
+				"tool": "local.note",
+				"input": json.dumps({"data": {"k": [1, 2]}}),
+			},
+		]
+	}
+	script = [first, {"commands": [finish({"answer": "done"}, human_message="Done.")]}]
+	bodies: list[dict[str, Any]] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		bodies.append(json.loads(request.content))
+		return httpx.Response(200, json=wire(host, json.dumps(script[len(bodies) - 1])))
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(llm_providers=SETTINGS, http_client=http)
+	agent = om.create_agent(name="Clerk", model=model, tools=[ship, note], output_schema=OUTPUT)
+	modes: list[str | None] = []
+	agent.on("llmOutput", lambda e: modes.append(e.structured))
+	fitted = agent.structured_output()
+	closed = host != "generativelanguage.googleapis.com"
+	assert fitted.mode == ("partial" if closed else "strict")
+	assert fitted.encoded == ({"local.note"} if closed else set())
+	result = await agent.run("Ship to Oslo and note it.")
+	assert result.status == "success", result
+	assert result.output == {"answer": "done"}
+	# The two calls of one reply may run in either order.
+	assert sorted(calls, key=lambda c: c[0]) == [
+		("note", {"k": [1, 2]}),
+		("ship", (Address(city="Oslo"), True)),
+	]
+	assert modes == [fitted.mode, fitted.mode]
+	sent = schema_sent(host, bodies[0])
+	assert sent == fitted.schema
+	variants = {
+		json.dumps(v["properties"]["tool"]): v["properties"]["input"]
+		for v in sent["properties"]["commands"]["items"]["anyOf"]
+		if "tool" in v["properties"]
+	}
+	inputs = list(variants.values())
+	assert inputs[0]["properties"]["to"]["properties"]["city"] == {"type": "string"}
+	assert (inputs[1]["type"] == "string") is closed
+	await om.aclose()
