@@ -7,7 +7,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from openmolt import FunctionTool, OpenMolt, RunState
@@ -171,6 +171,8 @@ def _mutations() -> st.SearchStrategy[Any]:
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_mutations())
+@example({"commands": [{"type": "requestHumanInput", "message": "x"}, {"type": "callTool"}]})
+@example({"commands": [{"type": "finish", "output": {"result": "x"}}, {"type": "wait"}]})
 def test_the_parser_accepts_exactly_what_the_schema_accepts(reply: Any) -> None:
 	"""On replies near the valid ones, the parser and the schema say the same (both directions)."""
 	assert parser_accepts(reply) == VALIDATOR.is_valid(reply), reply
@@ -253,3 +255,41 @@ def test_the_envelope_follows_the_agent() -> None:
 	)
 	finish = bare.schema()["properties"]["commands"]["items"]["anyOf"][-1]
 	assert "output" not in finish["required"]
+
+
+def test_tool_and_output_schemas_with_their_own_definitions_resolve_in_the_envelope() -> None:
+	"""$defs of a tool or an output schema are lifted to the root, so the whole schema resolves."""
+	address = {
+		"$defs": {
+			"Address": {
+				"type": "object",
+				"properties": {"city": {"type": "string"}},
+				"required": ["city"],
+			}
+		},
+		"type": "object",
+		"properties": {"to": {"$ref": "#/$defs/Address"}},
+		"required": ["to"],
+	}
+	output = {
+		"definitions": {"R": {"type": "string"}},
+		"type": "object",
+		"properties": {"r": {"$ref": "#/definitions/R"}},
+	}
+	envelope = Envelope.build(
+		[ToolSchema("x.ship", address)], output_schema=output, human_input=False
+	)
+	schema = envelope.schema()
+	assert set(schema["$defs"]) == {"t0.Address", "out.R"}
+	validator = jsonschema.Draft202012Validator(schema)
+	good = {
+		"commands": [
+			{"type": "callTool", "tool": "x.ship", "input": {"to": {"city": "Oslo"}}},
+			{"type": "finish", "output": {"r": "ok"}},
+		]
+	}
+	assert validator.is_valid(good)
+	assert not validator.is_valid(
+		{"commands": [{"type": "callTool", "tool": "x.ship", "input": {"to": {}}}]}
+	)
+	assert not validator.is_valid({"commands": [{"type": "finish", "output": {"r": 5}}]})

@@ -387,3 +387,37 @@ def test_restore_leaves_canonical_replies_alone(dialect: SchemaDialect) -> None:
 		]
 	}
 	assert f.restore(copy.deepcopy(reply)) == reply
+
+
+class _Switching:
+	"""A provider whose dialect changes between runs (a server that turned out to refuse schemas)."""
+
+	name = "switching"
+
+	def __init__(self) -> None:
+		self.dialect: SchemaDialect | None = REQUIRE_ALL
+		self.modes: list[Any] = []
+
+	def schema_dialect(self, model: str) -> SchemaDialect | None:  # one argument: the old form
+		return self.dialect
+
+	async def generate(self, request: Any) -> Any:
+		from openmolt_core import ModelResponse
+
+		self.modes.append(request.response_mode)
+		return ModelResponse(text='{"commands":[{"type":"finish","output":"ok"}]}')
+
+
+@pytest.mark.anyio
+async def test_the_mode_follows_the_providers_dialect_at_every_run() -> None:
+	"""A dialect asked at each run: when it goes away, the next run reports off (and its prompt)."""
+	from openmolt import OpenMolt
+
+	provider = _Switching()
+	agent = OpenMolt(entry_points=False).create_agent(name="S", model=provider)
+	await agent.run()
+	strict_prompt = agent.system_prompt()
+	provider.dialect = None
+	await agent.run()
+	assert provider.modes == ["strict", "off"]
+	assert agent.system_prompt() != strict_prompt and "Examples:" in agent.system_prompt()

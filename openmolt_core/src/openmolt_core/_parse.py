@@ -9,7 +9,8 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
    output schema), nothing runs. The model hears about every invalid command, and which valid
    ones did not run because of them.
 3. ``finish`` and ``requestHumanInput`` end a reply: commands after them do not run, and each one
-   is named as ignored.
+   is named as ignored (they are still checked: an invalid one makes the whole reply invalid, by
+   rule 2, so that the reply schema and the parser agree).
 4. A reply cut off at the output token limit (or stopped by a refusal or a safety filter) runs
    nothing, even when what arrived happens to parse.
 5. A reply holding several JSON objects runs nothing: which one was meant is a guess.
@@ -273,17 +274,14 @@ def parse_reply(
 	valid: list[int] = []
 	end: str | None = None
 	for index, item in enumerate(items):
-		if end is not None:
-			kind = item.get("type") if isinstance(item, dict) else None
-			ignored.append(
-				f"command {index} ({kind or 'invalid'}) did not run: it came after {end}"
-			)
-			continue
 		command: Command | str = _validate(index, item)
 		if not isinstance(command, str) and check is not None:
 			command = check(index, command)
 		if isinstance(command, str):
 			errors.append(command)
+			continue
+		if end is not None:
+			ignored.append(f"command {index} ({command.type}) did not run: it came after {end}")
 			continue
 		valid.append(index)
 		commands.append(command)

@@ -279,10 +279,13 @@ class Agent:
 		A provider that declares no dialect (``schema_dialect``) gets the canonical schema as a
 		guide, with mode ``off``: nothing constrains its replies but the loop's validation.
 		"""
-		if self._fitted is None:
-			declare = getattr(self.provider(), "schema_dialect", None)
-			self._declared = callable(declare)
-			self._fitted = fit(self.envelope, declare(self.model) if callable(declare) else None)
+		declare = getattr(self.provider(), "schema_dialect", None)
+		self._declared = callable(declare)
+		dialect = _dialect(declare, self.model, self.model_config) if callable(declare) else None
+		# Asked at every run: a setting (search) or the server (no response_format) may change it.
+		if self._fitted is None or self._fitted.dialect != dialect:
+			self._fitted = fit(self.envelope, dialect)
+			self._system = None  # the prompt leaves out examples only when replies are constrained
 		return self._fitted
 
 	def system_prompt(self) -> str:
@@ -814,6 +817,17 @@ class Agent:
 
 
 _LIMITS = Limits()
+
+
+def _dialect(declare: Callable[..., Any], model: str, config: ModelConfig) -> Any:
+	"""Ask a provider for its dialect, with the model config when it takes one (search on)."""
+	import inspect
+
+	try:
+		params = inspect.signature(declare).parameters
+	except (TypeError, ValueError):
+		params = {}  # type: ignore[assignment]  # a builtin: call it with the model only
+	return declare(model, config) if len(params) >= 2 else declare(model)
 
 
 def _left(port: RunPort, deadline: float | None) -> float:

@@ -24,6 +24,38 @@ __all__ = ["Envelope", "ToolSchema", "command_schema"]
 _DROP = frozenset({"title", "description"})
 
 
+def _lift(schema: dict[str, Any], prefix: str, into: dict[str, Any]) -> dict[str, Any]:
+	"""A schema whose local definitions move into ``into`` as ``<prefix>.<name>``."""
+	own = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+	if not own:
+		return schema
+
+	def rewrite(node: Any) -> Any:
+		if isinstance(node, list):
+			return [rewrite(n) for n in node]
+		if not isinstance(node, dict):
+			return node
+		out = {}
+		for key, value in node.items():
+			if key == "$ref" and isinstance(value, str):
+				for root in ("#/$defs/", "#/definitions/"):
+					if value.startswith(root):
+						value = f"#/$defs/{prefix}.{value[len(root) :]}"
+			elif key in ("$defs", "definitions"):
+				continue
+			elif key == "properties" and isinstance(value, dict):
+				value = {name: rewrite(sub) for name, sub in value.items()}
+			elif key not in ("enum", "const", "default"):
+				value = rewrite(value)
+			out[key] = value
+		return out
+
+	for name, sub in own.items():
+		into[f"{prefix}.{name}"] = rewrite(sub)
+	lifted: dict[str, Any] = rewrite(schema)
+	return lifted
+
+
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:
 	"""The schema with local ``$ref``s replaced by their definitions and annotations dropped."""
 	if isinstance(schema, list):
@@ -143,12 +175,24 @@ class Envelope:
 		}
 
 	def schema(self) -> dict[str, Any]:
-		"""The canonical reply schema (built once; shared, so copy it before changing it)."""
+		"""The canonical reply schema (built once; shared, so copy it before changing it).
+
+		A tool (or output) schema with its own ``$defs``/``definitions`` has them lifted to the
+		root under names of their own (``t0.Address``), its ``$ref``s rewritten to match, so the
+		whole schema resolves on its own.
+		"""
 		if not self._schema:
-			variants = [self.tool_variant(t) for t in self.tools]
+			defs: dict[str, Any] = {}
+			variants = [
+				self.tool_variant(t, _lift(t.input_schema, f"t{i}", defs))
+				for i, t in enumerate(self.tools)
+			]
 			variants += self.other_variants()
-			variants.append(self.finish_variant())
+			output = None if self.output_schema is None else _lift(self.output_schema, "out", defs)
+			variants.append(self.finish_variant(output))
 			self._schema.update(self.wrap(variants))
+			if defs:
+				self._schema["$defs"] = defs
 		return self._schema
 
 	def size(self) -> int:

@@ -217,8 +217,9 @@ class LLMProvider(Protocol):
 	"""The prefix users write in model ids (``openai`` in ``openai:gpt-5``).
 
 	A provider whose API has structured output may also define
-	``schema_dialect(model: str) -> SchemaDialect | None`` (see `openmolt_core.structured`): the
-	loop then fits the reply schema to that dialect and sets ``request.response_mode``.
+	``schema_dialect(model: str, config: ModelConfig | None = None) -> SchemaDialect | None``
+	(see `openmolt_core.structured`): the loop asks it at every run, fits the reply schema to that
+	dialect and sets ``request.response_mode``.
 	"""
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:

@@ -114,7 +114,13 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	"""Print the maestro prompt, the first message, the visible tools and the cost of one step."""
 	system = agent.system_prompt()
 	fitted = agent.structured_output()
-	structured = {"mode": fitted.mode, "notes": list(fitted.notes)}
+	structured = {
+		"mode": fitted.mode,
+		"dialect": fitted.dialect,
+		"encoded": sorted(fitted.encoded),
+		"relaxed": sorted(fitted.relaxed),
+		"notes": list(fitted.notes),
+	}
 	first = agent.first_message(input, RunState())
 	chars = len(system) + len(first)
 	tokens = (chars + 3) // 4
@@ -145,7 +151,11 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		out.write(f"  {tool['tool']}: {tool['description']}\n")
 	if not tools:
 		out.write("  (none)\n")
-	out.write(f"\n=== structured output: {fitted.mode} ===\n")
+	out.write(f"\n=== structured output: {fitted.mode} ({fitted.dialect or 'no dialect'}) ===\n")
+	if fitted.encoded:
+		out.write(f"  input sent as JSON text: {', '.join(sorted(fitted.encoded))}\n")
+	if fitted.relaxed:
+		out.write(f"  checked by OpenMolt, not the provider: {', '.join(sorted(fitted.relaxed))}\n")
 	for note in fitted.notes:
 		out.write(f"  {note}\n")
 	out.write("\n=== estimate ===\n")
