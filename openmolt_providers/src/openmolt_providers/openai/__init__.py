@@ -14,12 +14,12 @@ Settings: ``api_key`` (default: ``OPENMOLT_OPENAI_API_KEY``; optional for a chat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ConfigurationError
+from openmolt_providers._body import encode
 from openmolt_providers._common import HTTPProvider
 from openmolt_providers.openai import _chat, _responses
 
@@ -104,7 +104,7 @@ class OpenAIProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()  # a missing key fails here, before any body is built or sent
-		body = json.dumps(self.build(request), ensure_ascii=False).encode()
+		body = encode(self.build(request))
 		data = await self.post(self._url, body, model=request.model)
 		if self.api_mode == "chat":
 			return _chat.parse(self, request.model, data)
