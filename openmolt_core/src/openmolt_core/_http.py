@@ -8,6 +8,10 @@ optional ``httpx-aiohttp`` package is installed (``pip install "openmolt-core[fa
 connector, whose pool and C HTTP parser cost the same at 1 or 1,000 requests in flight. Under
 trio, or without the package, httpx's own pool is used. Either way callers see one
 ``httpx.AsyncClient``: same requests, responses, errors, timeouts and retries.
+
+Only public APIs are used, so that a patch release of httpx, httpx-aiohttp or aiohttp cannot
+break the fast path: the aiohttp transport is configured through its constructor, the sessions it
+opens are recorded by the factory we give it, and they are closed with ``ClientSession.close()``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import threading
 import weakref
+from collections.abc import AsyncGenerator, Coroutine
 from typing import Any
 
 import httpx
@@ -36,11 +42,39 @@ def fast_path() -> bool:
 	return importlib.util.find_spec("httpx_aiohttp") is not None
 
 
+class _Pools:
+	"""The pools of one event loop (or one trio run), and the watcher that closes them at its end."""
+
+	__slots__ = ("exact", "main", "sessions", "watcher")
+
+	def __init__(self, main: httpx.AsyncBaseTransport, sessions: list[Any]) -> None:
+		self.main = main
+		self.exact: httpx.AsyncBaseTransport | None = None  # httpx's, for URLs yarl would alter
+		self.sessions = sessions  # the aiohttp sessions `main` opened
+		self.watcher: AsyncGenerator[None, None] | None = None
+
+	async def aclose(self) -> None:
+		"""Close the pools in the loop that owns their sockets."""
+		pools = [self.main, *([self.exact] if self.exact is not None else [])]
+		self.exact = None
+		for pool in pools:
+			await pool.aclose()
+
+	def drop(self) -> None:
+		"""Mark the pools closed after their loop closed, without I/O and without warnings."""
+		for session in self.sessions:
+			_end_without_loop(session.close())
+		self.sessions = []
+
+
 class PooledTransport(httpx.AsyncBaseTransport):
 	"""One connection pool per event loop: aiohttp's under asyncio when installed, else httpx's.
 
 	Pools are made on the first request in each event loop, since a pool's sockets belong to the
-	loop that opened them; a pool left behind by a closed loop is dropped without I/O.
+	loop that opened them. They are closed when that loop ends (`asyncio.run`, `anyio.run` and
+	trio finalize the async generator that watches them), so a program that never calls
+	`aclose` exits without "Unclosed connector" warnings. A pool left behind by a loop that was
+	closed without that step is dropped without I/O on the next request.
 
 	Args:
 		fast: Use the aiohttp transport under asyncio (default: when it is installed).
@@ -48,13 +82,9 @@ class PooledTransport(httpx.AsyncBaseTransport):
 
 	def __init__(self, *, fast: bool | None = None) -> None:
 		self.fast = fast_path() if fast is None else fast
-		self._pools: weakref.WeakKeyDictionary[Any, httpx.AsyncBaseTransport] = (
-			weakref.WeakKeyDictionary()
-		)
-		self._other: httpx.AsyncBaseTransport | None = None  # trio and other non-asyncio loops
-		self._exact: weakref.WeakKeyDictionary[Any, httpx.AsyncBaseTransport] = (
-			weakref.WeakKeyDictionary()
-		)
+		self._pools: weakref.WeakKeyDictionary[Any, _Pools] = weakref.WeakKeyDictionary()
+		self._other: _Pools | None = None  # trio and other non-asyncio loops
+		self._sweeping = threading.Lock()
 
 	def prepare(self, loop: Any | None) -> None:
 		"""Build the pool for an event loop ahead of its first request (safe in a worker thread).
@@ -67,26 +97,63 @@ class PooledTransport(httpx.AsyncBaseTransport):
 		"""
 		if loop is None:
 			if self._other is None:
-				self._other = _httpx_pool()
+				self._other = _Pools(_httpx_pool(), [])
 		elif loop not in self._pools:
-			self._pools[loop] = _aiohttp_pool() if self.fast else _httpx_pool()
+			self._pools[loop] = self._new_pools()
 
-	def _pool(self) -> httpx.AsyncBaseTransport:
+	def _new_pools(self) -> _Pools:
+		with self._sweeping:  # prepare() runs in a worker thread
+			for old_loop, old in list(self._pools.items()):
+				if old_loop.is_closed():  # closed without shutting its async generators down
+					old.drop()
+					del self._pools[old_loop]
+		if not self.fast:
+			return _Pools(_httpx_pool(), [])
+		sessions: list[Any] = []
+		return _Pools(_aiohttp_pool(sessions), sessions)
+
+	def _current(self) -> tuple[Any, _Pools]:
 		try:
 			loop = asyncio.get_running_loop()
 		except RuntimeError:  # not asyncio (trio): httpx's pool, which runs on anyio
 			if self._other is None:
-				self._other = _httpx_pool()
-			return self._other
-		pool = self._pools.get(loop)
-		if pool is None:
-			for old_loop, old in list(self._pools.items()):
-				if old_loop.is_closed():
-					_drop(old)
-					del self._pools[old_loop]
-			pool = _aiohttp_pool() if self.fast else _httpx_pool()
-			self._pools[loop] = pool
-		return pool
+				self._other = _Pools(_httpx_pool(), [])
+			return None, self._other
+		pools = self._pools.get(loop)
+		if pools is None:
+			pools = self._pools[loop] = self._new_pools()
+		return loop, pools
+
+	def _pool(self) -> httpx.AsyncBaseTransport:
+		return self._current()[1].main
+
+	async def _watch(self, loop: Any, pools: _Pools) -> None:
+		"""Start the async generator whose ``finally`` closes the pools when the loop ends."""
+		watcher = self._until_loop_ends(loop, pools)
+		pools.watcher = watcher
+		await watcher.asend(None)
+
+	async def _until_loop_ends(self, loop: Any, pools: _Pools) -> AsyncGenerator[None, None]:
+		# The loop's async-generator hooks see this generator on its first step; when the loop
+		# ends, asyncio.run (shutdown_asyncgens) and trio close it, which runs the finally block
+		# while the loop can still do I/O.
+		try:
+			yield
+		finally:
+			if self._forget(loop, pools):
+				with contextlib.suppress(Exception):
+					await pools.aclose()
+
+	def _forget(self, loop: Any, pools: _Pools) -> bool:
+		if loop is None:
+			if self._other is not pools:
+				return False
+			self._other = None
+			return True
+		if self._pools.get(loop) is not pools:
+			return False
+		del self._pools[loop]
+		return True
 
 	async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
 		"""Send the request through the current event loop's pool.
@@ -95,34 +162,55 @@ class PooledTransport(httpx.AsyncBaseTransport):
 		a request whose URL would change (an S3 key with ``%2F``, a signed query) goes through
 		httpx's pool instead, so the bytes sent are the bytes that were built and signed.
 		"""
-		pool = self._pool()
-		if self.fast and pool is not self._other and not _yarl_keeps(request.url):
-			pool = self._exact_pool()
+		loop, pools = self._current()
+		if pools.watcher is None:
+			await self._watch(loop, pools)
+		pool = pools.main
+		if self.fast and loop is not None and not _yarl_keeps(request.url):
+			if pools.exact is None:
+				pools.exact = _httpx_pool()
+			pool = pools.exact
 		return await pool.handle_async_request(request)
 
-	def _exact_pool(self) -> httpx.AsyncBaseTransport:
-		loop = asyncio.get_running_loop()
-		pool = self._exact.get(loop)
-		if pool is None:
-			pool = self._exact[loop] = _httpx_pool()
-		return pool
-
 	async def aclose(self) -> None:
-		"""Close the current loop's pool (and the non-asyncio one); drop those of closed loops."""
+		"""Close the current loop's pools (and the non-asyncio ones); drop those of closed loops."""
 		try:
 			loop: Any = asyncio.get_running_loop()
 		except RuntimeError:
 			loop = None
-		pools = [*self._pools.items(), *self._exact.items()]
-		self._pools, self._exact = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
-		for owner, pool in pools:
+		everything = list(self._pools.items())
+		self._pools = weakref.WeakKeyDictionary()
+		for owner, pools in everything:
 			if owner is loop:
-				await pool.aclose()
+				await _close(pools)
 			else:
-				_drop(pool)
+				pools.drop()
 		other, self._other = self._other, None
 		if other is not None and loop is None:
-			await other.aclose()
+			await _close(other)
+
+
+async def _close(pools: _Pools) -> None:
+	watcher, pools.watcher = pools.watcher, None
+	await pools.aclose()
+	if watcher is not None:
+		await watcher.aclose()  # its pools are no longer registered: closes nothing twice
+
+
+def _end_without_loop(close: Coroutine[Any, Any, Any]) -> None:
+	"""Run a close coroutine whose event loop is gone to its end, without a loop.
+
+	aiohttp's ``ClientSession.close()`` marks the session and its connector closed and returns at
+	once when the loop is closed (there is no socket left to wait for); awaiting it here would
+	need a running loop, so it is stepped once by hand instead.
+	"""
+	try:
+		close.send(None)
+	except StopIteration:
+		return
+	except Exception:  # closing must not fail the request that noticed the dead loop
+		return
+	close.close()  # it wanted to wait for I/O after all: give up, the loop is gone
 
 
 def _yarl_keeps(url: httpx.URL) -> bool:
@@ -137,49 +225,40 @@ def _httpx_pool() -> httpx.AsyncBaseTransport:
 	)
 
 
-def _aiohttp_pool() -> httpx.AsyncBaseTransport:
+def _aiohttp_pool(sessions: list[Any]) -> httpx.AsyncBaseTransport:
 	import aiohttp
 	from httpx_aiohttp import AiohttpTransport
 
 	limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=_KEEPALIVE)
-	transport = AiohttpTransport(limits=limits)
+	ssl_context = httpx.create_ssl_context()  # the CA bundle, loaded once for the connector
 
 	def session() -> aiohttp.ClientSession:
 		connector = aiohttp.TCPConnector(
-			limit=MAX_CONNECTIONS,
-			keepalive_timeout=limits.keepalive_expiry,
-			ssl=transport.ssl_context,
+			limit=MAX_CONNECTIONS, keepalive_timeout=limits.keepalive_expiry, ssl=ssl_context
 		)
 		# httpx keeps the cookies (the client's jar); aiohttp must not keep a second jar.
-		return aiohttp.ClientSession(
+		opened = aiohttp.ClientSession(
 			connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
 		)
+		sessions.append(opened)
+		return opened
 
-	transport.client = session
-	return transport
-
-
-def _drop(pool: httpx.AsyncBaseTransport) -> None:
-	# The loop that owned these sockets is gone: mark the session closed so nothing warns later.
-	session = getattr(pool, "client", None)
-	detach = getattr(session, "detach", None)
-	if detach is None:
-		return
-	connector = session.connector  # type: ignore[union-attr]  # an aiohttp.ClientSession
-	detach()
-	if connector is not None:
-		with contextlib.suppress(Exception):
-			connector._close()  # the sync part of close(); the loop is closed, so it does no I/O
+	# Everything is passed through the constructor (an SSLContext as ``verify`` is used as is).
+	return AiohttpTransport(verify=ssl_context, limits=limits, client=session)
 
 
-def new_client() -> httpx.AsyncClient:
+def new_client(transport: PooledTransport | None = None) -> httpx.AsyncClient:
 	"""Create the shared client: timeouts set, redirects off (tools decide), a fast pool.
 
 	Created lazily, once per OpenMolt instance: loading the CA bundle costs tens of milliseconds,
 	and it happens on the first request in each event loop, not here.
+
+	Args:
+		transport: The pool to send through (the caller keeps it to call
+			`PooledTransport.prepare`); a new one by default.
 	"""
 	return httpx.AsyncClient(
-		transport=PooledTransport(),
+		transport=transport if transport is not None else PooledTransport(),
 		timeout=httpx.Timeout(DEFAULT_TIMEOUT, connect=10.0),
 		follow_redirects=False,
 		headers={"User-Agent": "openmolt"},

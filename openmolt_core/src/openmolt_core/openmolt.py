@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 	from pydantic import BaseModel
 
 	from openmolt_core._binding import BoundTool
+	from openmolt_core._http import PooledTransport
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
@@ -86,6 +87,7 @@ class OpenMolt:
 		self._plugins: Plugins | None = None
 		self._http = http_client
 		self._own_http = http_client is None
+		self._transport: PooledTransport | None = None  # the pool of the client made here
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._auths: dict[tuple[str, str, str], Any] = {}
@@ -125,9 +127,10 @@ class OpenMolt:
 	def http(self) -> httpx.AsyncClient:
 		"""The shared HTTP client, created on first use."""
 		if self._http is None:
-			from openmolt_core._http import new_client
+			from openmolt_core._http import PooledTransport, new_client
 
-			self._http = new_client()
+			self._transport = PooledTransport()
+			self._http = new_client(self._transport)
 		return self._http
 
 	@property
@@ -247,11 +250,9 @@ class OpenMolt:
 	def _prepare_sync(self, provider: str | None, http_tools: bool, loop: Any) -> None:
 		if provider is not None:
 			self.provider(provider)
-		client = self.http()
-		transport = getattr(client, "_transport", None)
-		prepare = getattr(transport, "prepare", None)
-		if callable(prepare):
-			prepare(loop)
+		self.http()
+		if self._transport is not None:  # a client passed in is the caller's to warm up
+			self._transport.prepare(loop)
 		if http_tools:
 			import openmolt_core.integrations.http  # noqa: F401  # the engine and its template library
 
