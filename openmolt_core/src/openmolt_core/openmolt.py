@@ -120,7 +120,13 @@ class OpenMolt:
 
 			clock, store = self._scheduler_options
 			self._scheduler = Scheduler(clock=clock, store=store)
+			if self._task_group is not None:  # inside `async with om:`: serve from now on
+				self._task_group.start_soon(self._serve_late, self._scheduler)
 		return self._scheduler
+
+	async def _serve_late(self, scheduler: Scheduler) -> None:
+		if self._task_group is not None:  # not if the block ended before this task started
+			await scheduler.serve()
 
 	# HTTP ---------------------------------------------------------------------------------
 
@@ -160,7 +166,11 @@ class OpenMolt:
 			self._http = None
 
 	async def __aenter__(self) -> OpenMolt:
-		"""Open a task group and start the schedules in it; they stop when the block ends."""
+		"""Open a task group and start the schedules in it; they stop when the block ends.
+
+		The scheduler (and its imports) is made only when an agent has a schedule, here or later
+		inside the block: a program that only runs agents does not pay for it.
+		"""
 		import anyio
 
 		if self._task_group is not None:
@@ -169,7 +179,8 @@ class OpenMolt:
 		await tg.__aenter__()
 		self._task_group = tg
 		try:
-			await tg.start(self.scheduler.serve)
+			if self._scheduler is not None:
+				await tg.start(self._scheduler.serve)
 		except BaseException as exc:
 			self._task_group = None
 			await tg.__aexit__(type(exc), exc, exc.__traceback__)
@@ -186,7 +197,8 @@ class OpenMolt:
 		tg, self._task_group = self._task_group, None
 		try:
 			if tg is not None:
-				self.scheduler.stop(cancel_running=True)
+				if self._scheduler is not None:
+					self._scheduler.stop(cancel_running=True)
 				return await tg.__aexit__(exc_type, exc, tb)
 			return None
 		finally:
