@@ -4,10 +4,11 @@ httpx 0.28's own connection pool (httpcore) scans every pooled connection for ev
 its CPU cost per request grows with the number of requests in flight: at 200 concurrent agent
 runs it, not the network, is the bottleneck (``benchmarks/README.md`` has the figures). When the
 optional ``httpx-aiohttp`` package is installed (``pip install "openmolt-core[fast]"``; the
-``openmolt`` distribution installs it), requests made under asyncio go through aiohttp's
-connector, whose pool and C HTTP parser cost the same at 1 or 1,000 requests in flight. Under
-trio, or without the package, httpx's own pool is used. Either way callers see one
-``httpx.AsyncClient``: same requests, responses, errors, timeouts and retries.
+``openmolt`` distribution installs it), an asyncio event loop that turns busy moves to aiohttp's
+connector, whose pool and C HTTP parser cost the same at 1 or 1,000 requests in flight. Until
+then, under trio, or without the package, httpx's own pool is used: importing aiohttp costs more
+than a one-shot run saves with it. Either way callers see one ``httpx.AsyncClient``: same
+requests, responses, errors, timeouts and retries.
 
 Only public APIs are used, so that a patch release of httpx, httpx-aiohttp or aiohttp cannot
 break the fast path: the aiohttp transport is configured through its constructor, the sessions it
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import ssl
 import threading
 import weakref
 from collections.abc import AsyncGenerator, Coroutine
@@ -42,21 +44,37 @@ def fast_path() -> bool:
 	return importlib.util.find_spec("httpx_aiohttp") is not None
 
 
+_BUSY = 4
+"""Requests in flight at once on one event loop from which aiohttp's pool is worth its import."""
+
+_WARM = 64
+"""Requests sent on one event loop after which aiohttp's pool is built in the background."""
+
+
 class _Pools:
-	"""The pools of one event loop (or one trio run), and the watcher that closes them at its end."""
+	"""The pools of one event loop (or one trio run), and the watcher that closes them at its end.
 
-	__slots__ = ("exact", "main", "sessions", "watcher")
+	``plain`` is httpx's pool: cheap to import, so every loop starts with it, and it keeps the URLs
+	that aiohttp would rewrite. ``fast`` is aiohttp's, built in a worker thread once the loop is
+	busy (`_BUSY` requests in flight) or has sent `_WARM` requests: its import (about a quarter of
+	a one-shot run's start-up) is paid only by programs that gain from it.
+	"""
 
-	def __init__(self, main: httpx.AsyncBaseTransport, sessions: list[Any]) -> None:
-		self.main = main
-		self.exact: httpx.AsyncBaseTransport | None = None  # httpx's, for URLs yarl would alter
-		self.sessions = sessions  # the aiohttp sessions `main` opened
+	__slots__ = ("building", "fast", "in_flight", "plain", "sent", "sessions", "watcher")
+
+	def __init__(self, plain: httpx.AsyncBaseTransport | None = None) -> None:
+		self.plain = plain
+		self.fast: httpx.AsyncBaseTransport | None = None
+		self.building: asyncio.Future[httpx.AsyncBaseTransport] | None = None
+		self.sessions: list[Any] = []  # the aiohttp sessions `fast` opened
+		self.in_flight = 0
+		self.sent = 0
 		self.watcher: AsyncGenerator[None, None] | None = None
 
 	async def aclose(self) -> None:
 		"""Close the pools in the loop that owns their sockets."""
-		pools = [self.main, *([self.exact] if self.exact is not None else [])]
-		self.exact = None
+		pools = [p for p in (self.fast, self.plain) if p is not None]
+		self.fast = self.plain = None
 		for pool in pools:
 			await pool.aclose()
 
@@ -68,13 +86,15 @@ class _Pools:
 
 
 class PooledTransport(httpx.AsyncBaseTransport):
-	"""One connection pool per event loop: aiohttp's under asyncio when installed, else httpx's.
+	"""One connection pool per event loop: httpx's, then aiohttp's under load when installed.
 
 	Pools are made on the first request in each event loop, since a pool's sockets belong to the
-	loop that opened them. They are closed when that loop ends (`asyncio.run`, `anyio.run` and
-	trio finalize the async generator that watches them), so a program that never calls
-	`aclose` exits without "Unclosed connector" warnings. A pool left behind by a loop that was
-	closed without that step is dropped without I/O on the next request.
+	loop that opened them. Under asyncio with ``httpx-aiohttp`` installed, a loop that turns busy
+	moves to aiohttp's pool (see `_Pools`); under trio, or without it, httpx's pool serves all.
+	Pools are closed when their loop ends (`asyncio.run`, `anyio.run` and trio finalize the async
+	generator that watches them), so a program that never calls `aclose` exits without
+	"Unclosed connector" warnings. A pool left behind by a loop that was closed without that step
+	is dropped without I/O on the next request.
 
 	Args:
 		fast: Use the aiohttp transport under asyncio (default: when it is installed).
@@ -85,6 +105,7 @@ class PooledTransport(httpx.AsyncBaseTransport):
 		self._pools: weakref.WeakKeyDictionary[Any, _Pools] = weakref.WeakKeyDictionary()
 		self._other: _Pools | None = None  # trio and other non-asyncio loops
 		self._sweeping = threading.Lock()
+		self._ssl: ssl.SSLContext | None = None
 
 	def prepare(self, loop: Any | None) -> None:
 		"""Build the pool for an event loop ahead of its first request (safe in a worker thread).
@@ -97,9 +118,25 @@ class PooledTransport(httpx.AsyncBaseTransport):
 		"""
 		if loop is None:
 			if self._other is None:
-				self._other = _Pools(_httpx_pool(), [])
-		elif loop not in self._pools:
-			self._pools[loop] = self._new_pools()
+				self._other = _Pools(self._httpx_pool())
+			elif self._other.plain is None:
+				self._other.plain = self._httpx_pool()
+		else:
+			pools = self._pools.get(loop)
+			if pools is None:
+				pools = self._pools[loop] = self._new_pools()
+			if pools.plain is None:
+				pools.plain = self._httpx_pool()
+
+	def _ssl_context(self) -> ssl.SSLContext:
+		# One CA bundle per transport, shared by its pools: loading it is one C call that holds
+		# the GIL for tens of milliseconds, even in a worker thread.
+		if self._ssl is None:
+			self._ssl = httpx.create_ssl_context()
+		return self._ssl
+
+	def _httpx_pool(self) -> httpx.AsyncBaseTransport:
+		return _httpx_pool(self._ssl_context())
 
 	def _new_pools(self) -> _Pools:
 		with self._sweeping:  # prepare() runs in a worker thread
@@ -107,17 +144,14 @@ class PooledTransport(httpx.AsyncBaseTransport):
 				if old_loop.is_closed():  # closed without shutting its async generators down
 					old.drop()
 					del self._pools[old_loop]
-		if not self.fast:
-			return _Pools(_httpx_pool(), [])
-		sessions: list[Any] = []
-		return _Pools(_aiohttp_pool(sessions), sessions)
+		return _Pools()
 
 	def _current(self) -> tuple[Any, _Pools]:
 		try:
 			loop = asyncio.get_running_loop()
 		except RuntimeError:  # not asyncio (trio): httpx's pool, which runs on anyio
 			if self._other is None:
-				self._other = _Pools(_httpx_pool(), [])
+				self._other = _Pools()
 			return None, self._other
 		pools = self._pools.get(loop)
 		if pools is None:
@@ -125,7 +159,36 @@ class PooledTransport(httpx.AsyncBaseTransport):
 		return loop, pools
 
 	def _pool(self) -> httpx.AsyncBaseTransport:
-		return self._current()[1].main
+		"""The pool the next plain request of this loop goes through (for tests)."""
+		pools = self._current()[1]
+		if pools.fast is not None:
+			return pools.fast
+		if pools.plain is None:
+			pools.plain = self._httpx_pool()
+		return pools.plain
+
+	async def _choose(self, loop: Any, pools: _Pools, url: httpx.URL) -> httpx.AsyncBaseTransport:
+		if pools.fast is not None and _yarl_keeps(url):
+			return pools.fast
+		if loop is not None and self.fast and _yarl_keeps(url):
+			pools.sent += 1
+			if pools.building is None and (pools.in_flight >= _BUSY or pools.sent > _WARM):
+				pools.building = loop.run_in_executor(
+					None, _aiohttp_pool, self._ssl_context(), pools.sessions
+				)
+				pools.building.add_done_callback(_retrieve)
+			building = pools.building
+			if building is not None and (building.done() or pools.in_flight >= _BUSY):
+				try:
+					# shielded: a cancelled request must not cancel the build the others wait for
+					pools.fast = await asyncio.shield(building)
+				except Exception:  # aiohttp is broken here: stay on httpx's pool
+					self.fast = False
+				else:
+					return pools.fast
+		if pools.plain is None:
+			pools.plain = self._httpx_pool()
+		return pools.plain
 
 	async def _watch(self, loop: Any, pools: _Pools) -> None:
 		"""Start the async generator whose ``finally`` closes the pools when the loop ends."""
@@ -165,12 +228,12 @@ class PooledTransport(httpx.AsyncBaseTransport):
 		loop, pools = self._current()
 		if pools.watcher is None:
 			await self._watch(loop, pools)
-		pool = pools.main
-		if self.fast and loop is not None and not _yarl_keeps(request.url):
-			if pools.exact is None:
-				pools.exact = _httpx_pool()
-			pool = pools.exact
-		return await pool.handle_async_request(request)
+		pool = await self._choose(loop, pools, request.url)
+		pools.in_flight += 1
+		try:
+			return await pool.handle_async_request(request)
+		finally:
+			pools.in_flight -= 1
 
 	async def aclose(self) -> None:
 		"""Close the current loop's pools (and the non-asyncio ones); drop those of closed loops."""
@@ -190,8 +253,17 @@ class PooledTransport(httpx.AsyncBaseTransport):
 			await _close(other)
 
 
+def _retrieve(done: asyncio.Future[Any]) -> None:
+	# A build that failed while nobody waited must not be logged as "never retrieved".
+	if not done.cancelled():
+		done.exception()
+
+
 async def _close(pools: _Pools) -> None:
 	watcher, pools.watcher = pools.watcher, None
+	if pools.building is not None and not pools.building.done():
+		with contextlib.suppress(Exception):
+			pools.fast = await asyncio.shield(pools.building)  # its sessions must close too
 	await pools.aclose()
 	if watcher is not None:
 		await watcher.aclose()  # its pools are no longer registered: closes nothing twice
@@ -219,18 +291,18 @@ def _yarl_keeps(url: httpx.URL) -> bool:
 	return b"%" not in raw and b"/." not in raw
 
 
-def _httpx_pool() -> httpx.AsyncBaseTransport:
+def _httpx_pool(ssl_context: ssl.SSLContext) -> httpx.AsyncBaseTransport:
 	return httpx.AsyncHTTPTransport(
-		limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=_KEEPALIVE)
+		verify=ssl_context,
+		limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=_KEEPALIVE),
 	)
 
 
-def _aiohttp_pool(sessions: list[Any]) -> httpx.AsyncBaseTransport:
+def _aiohttp_pool(ssl_context: ssl.SSLContext, sessions: list[Any]) -> httpx.AsyncBaseTransport:
 	import aiohttp
 	from httpx_aiohttp import AiohttpTransport
 
 	limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=_KEEPALIVE)
-	ssl_context = httpx.create_ssl_context()  # the CA bundle, loaded once for the connector
 
 	def session() -> aiohttp.ClientSession:
 		connector = aiohttp.TCPConnector(
