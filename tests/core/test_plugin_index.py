@@ -119,3 +119,32 @@ def test_a_misspelled_hook_in_a_module_is_still_reported() -> None:
 		om = OpenMolt(plugins=[module], entry_points=False)
 		with pytest.raises((pluggy.PluginValidationError, PluginError)):
 			om.create_agent(name="A", model=ScriptedModel([]), integrations=["x"])
+
+
+def test_an_invalid_installed_plugin_is_reported_by_every_instance(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A misspelled hook in an entry-point plugin fails in each instance, not only the first."""
+	module = types.ModuleType("bad_installed_plugin")
+
+	@hookimpl
+	def register_provider(register: Any) -> None:  # missing 's'
+		pass
+
+	module.register_provider = register_provider  # type: ignore[attr-defined]
+	monkeypatch.setitem(sys.modules, "bad_installed_plugin", module)
+	bad = metadata.EntryPoint(name="bad", value="bad_installed_plugin", group="openmolt.providers")
+	real = metadata.entry_points
+
+	def with_bad() -> Any:
+		found = real()
+		groups = ("openmolt.providers", "openmolt.integrations")
+		return metadata.EntryPoints([*(ep for g in groups for ep in found.select(group=g)), bad])
+
+	monkeypatch.setattr(plugins, "_index", None)
+	monkeypatch.setattr(plugins.metadata, "entry_points", with_bad)
+	for _ in range(2):
+		with pytest.raises(PluginError, match="invalid hook"):
+			OpenMolt().create_agent(name="A", model="bad:model")
+	agent = OpenMolt().create_agent(name="A", model="echo:any")  # the others still load
+	assert agent.model == "any"

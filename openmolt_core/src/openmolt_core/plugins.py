@@ -157,6 +157,55 @@ class _PluginManager(pluggy.PluginManager):
 		return seen[name]
 
 
+_installed_pm: _PluginManager | None = None
+_installed_lock = threading.RLock()
+
+
+def _new_manager() -> _PluginManager:
+	pm = _PluginManager("openmolt")
+	pm.add_hookspecs(hookspecs)
+	return pm
+
+
+def _installed_manager() -> _PluginManager:
+	"""The process's manager of installed (entry-point) plugins, made on first use."""
+	global _installed_pm
+	if _installed_pm is None:
+		with _installed_lock:
+			if _installed_pm is None:
+				_installed_pm = _new_manager()
+	return _installed_pm
+
+
+def _load_installed(ep: metadata.EntryPoint, qualified: str) -> tuple[object, str]:
+	"""Import and validate an entry-point plugin, once per process: (the plugin, its distribution).
+
+	Raises:
+		PluginError: It cannot be imported, or a hook is misspelled or has the wrong arguments.
+	"""
+	pm = _installed_manager()
+	dist = _dist_name(ep)
+	with _installed_lock:
+		plugin = pm.get_plugin(qualified)
+		if plugin is not None:
+			return plugin, dist
+		try:
+			plugin = ep.load()
+		except Exception as exc:
+			raise PluginError(
+				f"could not be loaded from {dist} ({type(exc).__name__}: {exc}); reinstall it",
+				plugin=qualified,
+			) from exc
+		try:
+			pm.register(plugin, name=qualified)
+			pm.check_pending()
+		except pluggy.PluginValidationError as exc:
+			if pm.get_plugin(qualified) is not None:
+				pm.unregister(name=qualified)  # the next instance reports it again
+			raise PluginError(f"invalid hook in {dist}: {exc}", plugin=qualified) from exc
+	return plugin, dist
+
+
 _NO_ENTRY_POINTS: dict[Group, dict[str, metadata.EntryPoint]] = {group: {} for group in _GROUPS}
 
 
@@ -169,9 +218,12 @@ class Plugins:
 	"""
 
 	def __init__(self, plugins: Sequence[object] = (), *, entry_points: bool = True) -> None:
-		self._pm = _PluginManager("openmolt")
-		self._pm.add_hookspecs(hookspecs)
+		# Plugins passed here register with this instance's manager; installed ones with the
+		# process's (`_installed_manager`), which validates each once: pluggy's work per
+		# instance was most of what a new instance cost.
+		self._pm = _new_manager() if plugins else _installed_manager()
 		self._explicit = list(plugins)
+		self._loaded: set[str] = set()  # entry points whose hooks ran for this instance
 		self._explicit_loaded = False
 		self._entry_points = entry_points
 		self._called: set[object] = set()
@@ -208,14 +260,15 @@ class Plugins:
 
 		return register_provider, register_integration
 
-	def _call(self, plugin: object, default_id: str | None) -> None:
-		if plugin in self._called:
-			return
-		self._called.add(plugin)
-		others = [p for p in self._pm.get_plugins() if p is not plugin]
+	def _call(
+		self, plugin: object, default_id: str | None, pm: pluggy.PluginManager | None = None
+	) -> None:
+		"""Run one plugin's hooks (only its own) with this instance's registrars."""
+		pm = pm or self._pm
+		others = [p for p in pm.get_plugins() if p is not plugin]
 		provider, integration = self._registrars(default_id)
-		self._pm.subset_hook_caller("register_providers", others)(register=provider)
-		self._pm.subset_hook_caller("register_integrations", others)(register=integration)
+		pm.subset_hook_caller("register_providers", others)(register=provider)
+		pm.subset_hook_caller("register_integrations", others)(register=integration)
 
 	def _load_explicit(self) -> None:
 		if self._explicit_loaded:
@@ -226,6 +279,9 @@ class Plugins:
 				continue
 			self._pm.register(plugin)
 			self._pm.check_pending()
+			if plugin in self._called:
+				continue
+			self._called.add(plugin)
 			self._call(plugin, getattr(plugin, "OPENMOLT_ID", None))
 
 	def _entry_index(self) -> dict[Group, dict[str, metadata.EntryPoint]]:
@@ -245,23 +301,12 @@ class Plugins:
 		if ep is None:
 			return False
 		qualified = f"{group}:{name}"
-		if self._pm.get_plugin(qualified) is not None:
+		if qualified in self._loaded:
 			return True
-		dist = _dist_name(ep)
-		try:
-			plugin = ep.load()
-		except Exception as exc:
-			raise PluginError(
-				f"could not be loaded from {dist} ({type(exc).__name__}: {exc}); reinstall it",
-				plugin=qualified,
-			) from exc
+		plugin, dist = _load_installed(ep, qualified)
+		self._loaded.add(qualified)
 		self._sources[qualified] = dist
-		try:
-			self._pm.register(plugin, name=qualified)
-			self._pm.check_pending()
-		except pluggy.PluginValidationError as exc:
-			raise PluginError(f"invalid hook in {dist}: {exc}", plugin=qualified) from exc
-		self._call(plugin, name)
+		self._call(plugin, name, _installed_manager())
 		return True
 
 	# lookup -------------------------------------------------------------------------------
