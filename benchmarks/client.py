@@ -42,7 +42,16 @@ def rss_kib() -> int:
 
 
 def peak_rss_kib() -> int:
-	return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+	"""This process's peak RSS since ``exec`` (``VmHWM``), in KiB.
+
+	Not ``getrusage().ru_maxrss``: on Linux that counts the forked copy of the parent before
+	``exec``, so a child of a 150 MiB driver never reads below 150 MiB.
+	"""
+	with open("/proc/self/status") as f:
+		for line in f:
+			if line.startswith("VmHWM:"):
+				return int(line.split()[1])
+	raise SystemExit("no VmHWM in /proc/self/status (Linux only)")
 
 
 def cpu_s() -> float:
@@ -78,18 +87,34 @@ def http_client(transport: str) -> Any:
 	)
 
 
+class Bench:
+	"""An OpenMolt instance and the client the benchmark gave it (closed together)."""
+
+	def __init__(self, om: Any, client: Any) -> None:
+		self.om = om
+		self.client = client
+
+	def __getattr__(self, name: str) -> Any:
+		return getattr(self.om, name)
+
+	async def aclose(self) -> None:
+		await self.om.aclose()
+		if self.client is not None:  # OpenMolt closes only the clients it made
+			await self.client.aclose()
+
+
 def make(args: argparse.Namespace, *, integrations: tuple[str, ...] = ()) -> tuple[Any, Any]:
 	from openmolt import FunctionTool, OpenMolt
 
+	client = http_client(args.transport)
 	om = OpenMolt(
 		llm_providers=settings(args.provider, args.port),
 		integrations={i: {"token": "bench"} for i in integrations},
 		max_steps=args.steps + 5,
-		http_client=http_client(args.transport),
+		http_client=client,
 	)
-	om._own_http = True  # om.aclose() closes the client even when the benchmark made it
 	tool = FunctionTool("add", "Add two numbers.", add, input_schema=ADD_SCHEMA)
-	return om, tool
+	return Bench(om, client), tool
 
 
 def agent(om: Any, tool: Any, args: argparse.Namespace, name: str = "bench", **kw: Any) -> Any:
@@ -113,6 +138,8 @@ def _check(result: Any, steps: int) -> None:
 
 
 def fig_import(args: argparse.Namespace) -> dict[str, Any]:
+	# The import alone is timed by run.py in a fresh interpreter (IMPORT_CODE there): here
+	# argparse, json and typing are already loaded. This figure is the import plus a first run.
 	before = set(sys.modules)
 	t0 = time.perf_counter()
 	import openmolt  # noqa: F401
@@ -185,6 +212,52 @@ def fig_create(args: argparse.Namespace) -> dict[str, Any]:
 	}
 
 
+def fig_instance(args: argparse.Namespace) -> dict[str, Any]:
+	"""A new OpenMolt instance per agent (one per tenant or request), after one warm instance."""
+	from openmolt import FunctionTool, OpenMolt
+
+	tool = FunctionTool("add", "Add two numbers.", add, input_schema=ADD_SCHEMA)
+	model = "openai:gpt-5-mini"
+	llm = settings("openai", args.port)
+	for _ in range(20):  # the first instance reads the entry points and imports the provider
+		OpenMolt(llm_providers=llm).create_agent(name="warm", model=model, tools=[tool])
+	count = args.count
+	t0 = time.perf_counter()
+	for _ in range(count):
+		OpenMolt(llm_providers=llm)
+	t1 = time.perf_counter()
+	for _ in range(count):
+		OpenMolt(llm_providers=llm).create_agent(name="a", model=model, tools=[tool])
+	t2 = time.perf_counter()
+	shared = OpenMolt(llm_providers=llm)
+	for _ in range(count):
+		shared.create_agent(name="a", model=model, tools=[tool])
+	t3 = time.perf_counter()
+	per = 1e6 / count
+	return {
+		"us_constructor": (t1 - t0) * per,
+		"us_instance_and_agent": (t2 - t1) * per,
+		"us_agent_on_shared_instance": (t3 - t2) * per,
+		"us_per_instance": ((t2 - t1) - (t3 - t2)) * per,
+	}
+
+
+async def settle(a: Any, steps: int) -> None:
+	"""Run until the shared client has moved to its steady-state pool (a one-time import).
+
+	A loop starts on httpx's pool and builds aiohttp's in a worker thread after
+	``openmolt_core._http._WARM`` requests; the figures below measure the steady state after it.
+	"""
+	import anyio
+
+	from openmolt_core import _http
+
+	for _ in range(_http._WARM // (steps + 1) + 1):
+		_check(await a.run("warm up"), steps)
+	await anyio.sleep(1.0)  # the background build
+	_check(await a.run("warm up"), steps)
+
+
 # figure 3 -----------------------------------------------------------------------------------
 
 
@@ -204,6 +277,9 @@ def fig_cpu(args: argparse.Namespace) -> dict[str, Any]:
 		cold = await a.run("add")
 		c1, w1 = cpu_s(), time.perf_counter()
 		_check(cold, args.steps)
+		cold_cpu, cold_wall = c1 - c0, w1 - w0
+		await settle(a, args.steps)
+		c1, w1 = cpu_s(), time.perf_counter()
 		runs = args.repeat
 		if profiler is not None:
 			profiler.enable()
@@ -216,10 +292,10 @@ def fig_cpu(args: argparse.Namespace) -> dict[str, Any]:
 		await om.aclose()
 		calls = args.steps + 1
 		return {
-			"cold_cpu_ms_per_step": (c1 - c0) * 1000 / calls,
+			"cold_cpu_ms_per_step": cold_cpu * 1000 / calls,
 			"cpu_ms_per_step": (c2 - c1) * 1000 / calls / runs,
 			"wall_ms_per_step": (w2 - w1) * 1000 / calls / runs,
-			"cold_wall_ms": (w1 - w0) * 1000,
+			"cold_wall_ms": cold_wall * 1000,
 		}
 
 	out = anyio.run(main)
@@ -237,7 +313,12 @@ def fig_concurrent(args: argparse.Namespace) -> dict[str, Any]:
 	async def main() -> dict[str, Any]:
 		om, tool = make(args)
 		agents = [agent(om, tool, args, name=f"agent{i}") for i in range(args.count)]
-		_check(await agents[0].run("warm up"), args.steps)  # imports, client, pool
+		# Warm up with a few concurrent runs: imports, the client, and the move of the busy
+		# loop to aiohttp's pool (a one-time import, like the others) are not counted.
+		async with anyio.create_task_group() as warm:
+			for a in agents[:8]:
+				warm.start_soon(a.run, "warm up")
+		_check(await agents[0].run("warm up"), args.steps)
 		failures = 0
 		errors: list[str] = []
 
@@ -253,6 +334,7 @@ def fig_concurrent(args: argparse.Namespace) -> dict[str, Any]:
 				errors.append(f"{type(exc).__name__}: {exc}")
 
 		rss0 = rss_kib()
+		peak0 = peak_rss_kib()
 		c0, w0 = cpu_s(), time.perf_counter()
 		async with anyio.create_task_group() as tg:
 			for a in agents:
@@ -265,6 +347,8 @@ def fig_concurrent(args: argparse.Namespace) -> dict[str, Any]:
 			"wall_s": w1 - w0,
 			"cpu_ms_per_call": (c1 - c0) * 1000 / calls,
 			"peak_rss_mib": peak / 1024,
+			"rss_before_mib": rss0 / 1024,
+			"peak_before_mib": peak0 / 1024,
 			"rss_kib_per_run": (peak - rss0) / args.count,
 			"failures": failures,
 			"first_error": errors[0] if errors else "",
@@ -347,6 +431,7 @@ FIGURES = {
 	"baseline": fig_baseline,
 	"import": fig_import,
 	"create": fig_create,
+	"instance": fig_instance,
 	"cpu": fig_cpu,
 	"concurrent": fig_concurrent,
 	"bytes": fig_bytes,

@@ -16,6 +16,10 @@ model's text, inside the normal text-output shape of the API that was called:
 - ``POST .../messages``: Anthropic Messages
 - ``POST .../models/{model}:generateContent``: Gemini
 
+A model name containing ``native`` (``gpt-5-mini-native-steps1``, used for the peers in the cold-start
+figure) gets native Chat Completions tool calls instead: a ``tool_calls`` message calling the
+function ``add`` while fewer than N assistant turns, then a plain text answer.
+
 Control endpoints (JSON): ``GET /_stats`` (requests, request-body bytes), ``POST /_reset`` with
 ``{"latency_ms": float, "record": bool}`` (zero the counters, set latency and recording),
 ``GET /_bodies`` (the recorded request bodies, in arrival order, as text).
@@ -140,6 +144,37 @@ def reply_body(api: str, model: str, text: str, prompt_bytes: int) -> bytes:
 	return json.dumps(data).encode()
 
 
+def native_reply(model: str, turn: int, steps: int, prompt_bytes: int) -> bytes:
+	"""A Chat Completions reply with a native tool call (``add``) while turn < steps, else text."""
+	if turn < steps:
+		arguments = json.dumps({"a": turn, "b": 1})
+		message: dict[str, object] = {
+			"role": "assistant",
+			"content": None,
+			"tool_calls": [
+				{
+					"id": f"call_{turn}",
+					"type": "function",
+					"function": {"name": "add", "arguments": arguments},
+				}
+			],
+		}
+		finish = "tool_calls"
+	else:
+		message = {"role": "assistant", "content": f"The sum is {steps}."}
+		finish = "stop"
+	inp = prompt_bytes // 4
+	data = {
+		"id": "chatcmpl-bench",
+		"object": "chat.completion",
+		"created": int(time.time()),
+		"model": model,
+		"choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+		"usage": {"prompt_tokens": inp, "completion_tokens": 10, "total_tokens": inp + 10},
+	}
+	return json.dumps(data).encode()
+
+
 def _response(status: int, body: bytes) -> bytes:
 	reason = {200: "OK", 404: "Not Found", 400: "Bad Request"}.get(status, "OK")
 	head = (
@@ -213,8 +248,12 @@ class HTTPProtocol(asyncio.Protocol):
 			m = _MODEL_IN_BODY.search(body)
 			model = m.group(1).decode() if m else "bench"
 		turn = len(_ASSISTANT.findall(body))
-		text = _command_text(turn, _steps(model, state.steps))
-		payload = _response(200, reply_body(api, model, text, len(body)))
+		steps = _steps(model, state.steps)
+		if api == "chat" and "native" in model:
+			payload = _response(200, native_reply(model, turn, steps, len(body)))
+		else:
+			text = _command_text(turn, steps)
+			payload = _response(200, reply_body(api, model, text, len(body)))
 		if state.latency > 0:
 			self.loop.call_later(state.latency, self.send, payload)
 		else:

@@ -3,6 +3,7 @@
     uv run python benchmarks/run.py            # full: 5 fresh processes per figure (3 for figure 4)
     uv run python benchmarks/run.py --quick    # fewer repetitions, figure 4 on the default client only
     uv run python benchmarks/run.py --only 3,5 # some figures
+    uv run python benchmarks/run.py --only 7   # one-shot cold start against Agno (own envs)
     uv run python benchmarks/run.py --profile  # cProfile of figures 2 and 3, top functions
 
 It starts ``benchmarks/fake_server.py`` in its own process, then runs each measurement of
@@ -12,9 +13,11 @@ It starts ``benchmarks/fake_server.py`` in its own process, then runs each measu
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -25,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+ENVS = HERE / ".envs"  # figure 7's environments, built from uv.lock (git-ignored)
 PROVIDERS = ["openai", "openai-chat", "anthropic", "google"]
 TRANSPORTS = ["openmolt", "httpx", "httpx-1000", "sharded", "aiohttp"]
 
@@ -76,6 +81,117 @@ def repeat(n: int, figure: str, port: int, *extra: str) -> dict[str, Any]:
 	return median([worker(figure, port, *extra) for _ in range(n)])
 
 
+# figures 1 and 7: fresh processes --------------------------------------------------------------
+
+IMPORT_CODE = """\
+import time
+t0 = time.perf_counter()
+import sys
+before = len(sys.modules)
+import openmolt
+t1 = time.perf_counter()
+with open("/proc/self/status") as f:
+	hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+print('{"import_ms": %f, "modules": %d, "peak_rss_kib": %d}' % ((t1 - t0) * 1000, len(sys.modules) - before, hwm))
+"""
+"""``import openmolt`` timed in a fresh interpreter: nothing but ``time`` (built in) before it."""
+
+BARE_CODE = """\
+with open("/proc/self/status") as f:
+	hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+print('{"peak_rss_kib": %d}' % hwm)
+"""
+
+
+def spawn_cpu(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+	"""Run a fresh process: its JSON line, plus wall and CPU time (user + system, from wait4)."""
+	t0 = time.perf_counter()
+	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+	assert proc.stdout is not None and proc.stderr is not None
+	out = proc.stdout.read().decode()
+	err = proc.stderr.read().decode()
+	_, status, usage = os.wait4(proc.pid, 0)
+	proc.returncode = os.waitstatus_to_exitcode(status)
+	wall = (time.perf_counter() - t0) * 1000
+	if proc.returncode != 0:
+		raise SystemExit(f"{' '.join(cmd)} failed:\n{out}\n{err[-3000:]}")
+	lines = [line for line in out.splitlines() if line.startswith("{")]
+	data: dict[str, Any] = json.loads(lines[-1]) if lines else {}
+	data["process_wall_ms"] = wall
+	data["process_cpu_ms"] = (usage.ru_utime + usage.ru_stime) * 1000
+	return data
+
+
+def build_env(name: str, export: list[str]) -> Path:
+	"""A virtual environment from ``uv export`` of the lock, rebuilt when uv.lock changes."""
+	env = ENVS / name
+	python = env / "bin" / "python"
+	stamp = env / "uv.lock.sha256"
+	digest = hashlib.sha256((ROOT / "uv.lock").read_bytes()).hexdigest()
+	if python.exists() and stamp.exists() and stamp.read_text() == digest:
+		return python
+	uv = shutil.which("uv")
+	if uv is None:
+		raise SystemExit("figure 7 needs uv on PATH to build its environments")
+	requirements = subprocess.run(
+		[uv, "export", "--frozen", "--no-hashes", "--quiet", *export],
+		cwd=ROOT,
+		check=True,
+		capture_output=True,
+		text=True,
+	).stdout
+	shutil.rmtree(env, ignore_errors=True)
+	subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(env)], check=True)
+	(env / "requirements.txt").write_text(requirements)
+	subprocess.run(
+		[
+			uv,
+			"pip",
+			"install",
+			"--quiet",
+			"--python",
+			str(python),
+			"-r",
+			str(env / "requirements.txt"),
+		],
+		cwd=ROOT,
+		check=True,
+	)
+	clean = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+	subprocess.run(
+		[str(python), "-m", "compileall", "-q", "-j", "1", str(env / "lib")],
+		env=clean,
+		check=False,
+		stdout=subprocess.DEVNULL,
+	)
+	stamp.write_text(digest)
+	return python
+
+
+def one_shot(server: Server, repeats: int) -> dict[str, Any]:
+	"""Figure 7: the one-shot run of oneshot.py, OpenMolt against Agno, interleaved, each in its own env."""
+	openmolt = build_env("openmolt", ["--no-dev"])  # what `pip install openmolt` installs
+	agno = build_env("agno", ["--only-group", "bench", "--no-emit-project"])
+	script = str(HERE / "oneshot.py")
+	runs: dict[str, list[dict[str, Any]]] = {}
+	server.reset(0)
+	for _ in range(repeats):
+		for name, python, args in (
+			("openmolt", openmolt, ["openmolt"]),
+			("openmolt-responses", openmolt, ["openmolt-responses"]),
+			("agno", agno, ["agno"]),
+		):
+			runs.setdefault(name, []).append(
+				spawn_cpu([str(python), script, *args, "--port", str(server.port)])
+			)
+		runs.setdefault("bare", []).append(spawn_cpu([str(openmolt), "-c", BARE_CODE]))
+	out = {name: median(values) for name, values in runs.items()}
+	for name in ("openmolt", "openmolt-responses"):
+		for key in ("process_wall_ms", "process_cpu_ms"):
+			out[name][f"{key}_ratio"] = out[name][key] / out["agno"][key]
+	return out
+
+
 # figure 5 ----------------------------------------------------------------------------------
 
 
@@ -104,9 +220,11 @@ def request_bytes(server: Server, provider: str, steps: int) -> dict[str, Any]:
 	]
 	# The tool result itself: the sum the tool returned, as JSON (1 or 2 bytes here).
 	result_bytes = statistics.mean(len(str(k + 1)) for k in range(steps))
+	spaced = len(json.dumps(json.loads(bodies[0]), ensure_ascii=False).encode())
 	return {
 		"requests": len(bodies),
 		"first": sizes[0],
+		"first_spaced": spaced,
 		"last": sizes[-1],
 		"growth": statistics.mean(growth),
 		"beyond_result": statistics.mean(growth) - result_bytes,
@@ -183,7 +301,7 @@ def compile_bytecode() -> None:
 def main() -> None:
 	parser = argparse.ArgumentParser(description="OpenMolt's benchmark table")
 	parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-	parser.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated figure numbers")
+	parser.add_argument("--only", default="1,2,3,4,5,6,7", help="comma-separated figure numbers")
 	parser.add_argument("--profile", action="store_true", help="profile figures 2 and 3 instead")
 	parser.add_argument("--json", default="", help="also write the raw figures to this file")
 	args = parser.parse_args()
@@ -201,19 +319,19 @@ def main() -> None:
 			profile(server)
 			return
 		if 1 in only:
-			base = repeat(n, "baseline", server.port)
-			imp = repeat(n, "import", server.port)
+			base = median([spawn_cpu([sys.executable, "-c", BARE_CODE]) for _ in range(n)])
+			imp = median([spawn_cpu([sys.executable, "-c", IMPORT_CODE]) for _ in range(n)])
 			first = repeat(n, "import", server.port, "--first-run", "--steps", "1")
 			raw["1"] = {"baseline": base, "import": imp, "first_run": first}
 			rows += [
 				(
-					"1 import openmolt, wall",
-					f"{fmt(imp['import_ms'])} ms ({imp['import_modules']:.0f} modules)",
+					"1 import openmolt, wall (fresh interpreter)",
+					f"{fmt(imp['import_ms'])} ms ({imp['modules']:.0f} modules); process {fmt(imp['process_wall_ms'])} ms vs bare {fmt(base['process_wall_ms'])} ms",
 					"≤ 200 ms",
 				),
 				(
 					"1 import openmolt, peak RSS",
-					f"{fmt(imp['import_peak_rss_kib'] / 1024)} MiB (bare python {fmt(base['peak_rss_kib'] / 1024)})",
+					f"{fmt(imp['peak_rss_kib'] / 1024)} MiB (bare python {fmt(base['peak_rss_kib'] / 1024)})",
 					"",
 				),
 				(
@@ -235,6 +353,15 @@ def main() -> None:
 					"2 create one agent (of 1,000, one tool)",
 					f"{fmt(c['us_per_agent'])} µs, {fmt(c['kib_per_agent'], 2)} KiB retained",
 					"≤ 10 µs, ≤ 3 KiB",
+				)
+			)
+			inst = repeat(n, "instance", server.port, "--count", "1000")
+			raw["2"] = {"create": c, "instance": inst}
+			rows.append(
+				(
+					"2 a new OpenMolt instance (+ its first agent, less that agent)",
+					f"{fmt(inst['us_per_instance'])} µs ({fmt(inst['us_instance_and_agent'])} µs with the agent; constructor alone {fmt(inst['us_constructor'], 2)} µs)",
+					"≤ 100 µs",
 				)
 			)
 		if 3 in only:
@@ -289,8 +416,8 @@ def main() -> None:
 			rows.append(
 				(
 					"4 1,000 runs × 6 calls @100 ms, new_client()",
-					f"{fmt(c['rss_kib_per_run'])} KiB RSS per run, {fmt(c['wall_s'], 2)} s wall, {fmt(c['peak_rss_mib'])} MiB, {c['failures']:.0f} failed",
-					"",
+					f"{fmt(c['wall_s'], 2)} s wall (ideal 0.6), {fmt(c['cpu_ms_per_call'], 2)} ms CPU/call, {fmt(c['peak_rss_mib'])} MiB peak ({fmt(c['rss_kib_per_run'])} KiB per run), {c['failures']:.0f} failed",
+					"≤ 1.2 s, ≤ 150 MiB",
 				)
 			)
 			server.reset(0)
@@ -326,6 +453,13 @@ def main() -> None:
 				)
 				rows.append(
 					(
+						f"5 first request (one small tool), {p}",
+						f"{b['first']:,} B (spaced separators: {b['first_spaced']:,} B)",
+						"≤ 3,500 B (issue 12)",
+					)
+				)
+				rows.append(
+					(
 						f"5 prefix share of next request, {p}",
 						f"min {fmt(b['prefix_min'] * 100)} % (step {b['prefix_worst_step']}), median {fmt(b['prefix_median'] * 100)} %",
 						"≥ 90 %",
@@ -347,6 +481,35 @@ def main() -> None:
 					"6 longest event-loop block, first run",
 					f"{fmt(lag['cold_max_block_ms'], 1)} ms (lazy imports, client)",
 					"≤ 5 ms",
+				)
+			)
+		if 7 in only:
+			shot = one_shot(server, n)
+			raw["7"] = shot
+			bare = shot["bare"]
+			for name in ("openmolt", "openmolt-responses"):
+				o = shot[name]
+				rows.append(
+					(
+						f"7 one-shot run, {name} / Agno (fresh process, own env)",
+						f"wall {fmt(o['process_wall_ms_ratio'], 2)}, CPU {fmt(o['process_cpu_ms_ratio'], 2)}",
+						"≤ 0.3",
+					)
+				)
+			for name in ("openmolt", "openmolt-responses", "agno"):
+				o = shot[name]
+				rows.append(
+					(
+						f"7 one-shot run, {name}",
+						f"{fmt(o['process_wall_ms'])} ms wall, {fmt(o['process_cpu_ms'])} ms CPU (in process {fmt(o['ms'])} ms), {fmt(o['peak_rss_kib'] / 1024)} MiB, {o['modules']:.0f} modules",
+						"",
+					)
+				)
+			rows.append(
+				(
+					"7 bare python (same env), for scale",
+					f"{fmt(bare['process_wall_ms'])} ms wall, {fmt(bare['process_cpu_ms'])} ms CPU, {fmt(bare['peak_rss_kib'] / 1024)} MiB",
+					"",
 				)
 			)
 	finally:

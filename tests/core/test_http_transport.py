@@ -124,16 +124,20 @@ async def test_an_unreachable_host_raises_an_httpx_transport_error() -> None:
 
 
 @pytest.mark.anyio
-async def test_the_fast_pool_is_used_under_asyncio_when_installed(anyio_backend: str) -> None:
-	"""Under asyncio with httpx-aiohttp installed the pool is aiohttp's; otherwise httpx's."""
+async def test_the_fast_pool_is_used_under_asyncio_when_busy(anyio_backend: str) -> None:
+	"""A loop starts on httpx's pool; once busy, asyncio moves to aiohttp's (when installed)."""
 	transport = PooledTransport()
-	pool = transport._pool()
-	expected = (
-		"AiohttpTransport" if anyio_backend == "asyncio" and fast_path() else "AsyncHTTPTransport"
-	)
-	assert type(pool).__name__ == expected
-	assert transport._pool() is pool
-	await transport.aclose()
+	assert type(transport._pool()).__name__ == "AsyncHTTPTransport"
+	async with local_server() as (base, _), httpx.AsyncClient(transport=transport) as client:
+		async with anyio.create_task_group() as tg:
+			for _ in range(20):
+				tg.start_soon(client.get, f"{base}/slow")
+		expected = (
+			"AiohttpTransport"
+			if anyio_backend == "asyncio" and fast_path()
+			else "AsyncHTTPTransport"
+		)
+		assert type(transport._pool()).__name__ == expected
 
 
 def test_one_client_works_across_two_event_loops() -> None:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 	from pydantic import BaseModel
 
 	from openmolt_core._binding import BoundTool
+	from openmolt_core._http import PooledTransport
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
@@ -86,6 +87,7 @@ class OpenMolt:
 		self._plugins: Plugins | None = None
 		self._http = http_client
 		self._own_http = http_client is None
+		self._transport: PooledTransport | None = None  # the pool of the client made here
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._auths: dict[tuple[str, str, str], Any] = {}
@@ -118,16 +120,23 @@ class OpenMolt:
 
 			clock, store = self._scheduler_options
 			self._scheduler = Scheduler(clock=clock, store=store)
+			if self._task_group is not None:  # inside `async with om:`: serve from now on
+				self._task_group.start_soon(self._serve_late, self._scheduler)
 		return self._scheduler
+
+	async def _serve_late(self, scheduler: Scheduler) -> None:
+		if self._task_group is not None:  # not if the block ended before this task started
+			await scheduler.serve()
 
 	# HTTP ---------------------------------------------------------------------------------
 
 	def http(self) -> httpx.AsyncClient:
 		"""The shared HTTP client, created on first use."""
 		if self._http is None:
-			from openmolt_core._http import new_client
+			from openmolt_core._http import PooledTransport, new_client
 
-			self._http = new_client()
+			self._transport = PooledTransport()
+			self._http = new_client(self._transport)
 		return self._http
 
 	@property
@@ -157,7 +166,11 @@ class OpenMolt:
 			self._http = None
 
 	async def __aenter__(self) -> OpenMolt:
-		"""Open a task group and start the schedules in it; they stop when the block ends."""
+		"""Open a task group and start the schedules in it; they stop when the block ends.
+
+		The scheduler (and its imports) is made only when an agent has a schedule, here or later
+		inside the block: a program that only runs agents does not pay for it.
+		"""
 		import anyio
 
 		if self._task_group is not None:
@@ -166,7 +179,8 @@ class OpenMolt:
 		await tg.__aenter__()
 		self._task_group = tg
 		try:
-			await tg.start(self.scheduler.serve)
+			if self._scheduler is not None:
+				await tg.start(self._scheduler.serve)
 		except BaseException as exc:
 			self._task_group = None
 			await tg.__aexit__(type(exc), exc, exc.__traceback__)
@@ -183,7 +197,8 @@ class OpenMolt:
 		tg, self._task_group = self._task_group, None
 		try:
 			if tg is not None:
-				self.scheduler.stop(cancel_running=True)
+				if self._scheduler is not None:
+					self._scheduler.stop(cancel_running=True)
 				return await tg.__aexit__(exc_type, exc, tb)
 			return None
 		finally:
@@ -247,11 +262,9 @@ class OpenMolt:
 	def _prepare_sync(self, provider: str | None, http_tools: bool, loop: Any) -> None:
 		if provider is not None:
 			self.provider(provider)
-		client = self.http()
-		transport = getattr(client, "_transport", None)
-		prepare = getattr(transport, "prepare", None)
-		if callable(prepare):
-			prepare(loop)
+		self.http()
+		if self._transport is not None:  # a client passed in is the caller's to warm up
+			self._transport.prepare(loop)
 		if http_tools:
 			import openmolt_core.integrations.http  # noqa: F401  # the engine and its template library
 

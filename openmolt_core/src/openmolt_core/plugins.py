@@ -3,14 +3,20 @@
 Each `OpenMolt` instance owns one `Plugins`. Nothing is imported until a model id or an integration
 id asks for it; then only the entry point with that name is loaded, registered with pluggy as
 ``providers:<name>`` or ``integrations:<name>``, and its hook called once.
+
+Finding the entry points reads the metadata of every installed distribution (milliseconds with a
+few hundred installed), so it is done once per process, on the first lookup, and shared by every
+instance; `Plugins.refresh` reads them again (after a plugin was installed at run time).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import pluggy
@@ -76,9 +82,131 @@ class PluginInfo:
 	version: str
 
 
+_GROUPS: tuple[Group, ...] = ("providers", "integrations")
+_index: dict[Group, dict[str, metadata.EntryPoint]] | None = None
+_index_lock = threading.Lock()  # instances may first look plugins up in worker threads
+
+
+def _installed_index(*, refresh: bool = False) -> dict[Group, dict[str, metadata.EntryPoint]]:
+	"""The installed entry points of both groups, read once per process (again on ``refresh``)."""
+	global _index
+	index = _index
+	if index is None or refresh:
+		with _index_lock:
+			if _index is None or refresh:
+				found = metadata.entry_points()  # one pass over the distributions, both groups
+				index = {group: {} for group in _GROUPS}
+				for group in _GROUPS:
+					for ep in found.select(group=f"openmolt.{group}"):
+						index[group].setdefault(ep.name, ep)
+				_index = index
+			index = _index
+	return index
+
+
 def extra_for(integration_id: str) -> str:
 	"""The ``openmolt[...]`` extra that installs a built-in integration (``googleDrive`` → ``google-drive``)."""
 	return re.sub(r"(?<!^)(?=[A-Z])", "-", integration_id).lower()
+
+
+_dists: dict[tuple[str, str], str] = {}
+_impls: dict[ModuleType, dict[str, Any]] = {}  # module -> attribute name -> pluggy's opts
+_specs: dict[ModuleType, dict[str, Any]] = {}
+
+
+def _dist_name(ep: metadata.EntryPoint) -> str:
+	"""The distribution of an entry point; reading it parses the metadata, so once per process."""
+	key = (ep.group, ep.name)
+	name = _dists.get(key)
+	if name is None:
+		name = _dists[key] = ep.dist.name if ep.dist else "unknown distribution"
+	return name
+
+
+class _PluginManager(pluggy.PluginManager):
+	"""pluggy's manager, with the hook markers found on a module remembered once per process.
+
+	pluggy finds hooks by inspecting every attribute of a plugin (and of the hookspecs) with
+	`inspect.getattr_static`: about half a millisecond per instance for one provider, paid again
+	by each `OpenMolt` a program makes (one per tenant, one per request). A module's markers do not
+	change, so the two documented override points below look them up once per module; other
+	plugin objects (classes, instances) are inspected every time, as pluggy does.
+	"""
+
+	def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+		"""The parsed marker, remembered for modules (a copy: pluggy normalizes it in place)."""
+		if type(plugin) is not ModuleType:
+			return super().parse_hookimpl_opts(plugin, name)
+		seen = _impls.get(plugin)
+		if seen is None:
+			seen = _impls.setdefault(plugin, {})
+		if name not in seen:
+			seen[name] = super().parse_hookimpl_opts(plugin, name)
+		opts = seen[name]
+		return None if opts is None else dict(opts)
+
+	def parse_hookspec_opts(self, module_or_class: Any, name: str) -> Any:
+		"""The parsed marker, remembered for modules."""
+		if type(module_or_class) is not ModuleType:
+			return super().parse_hookspec_opts(module_or_class, name)
+		seen = _specs.get(module_or_class)
+		if seen is None:
+			seen = _specs.setdefault(module_or_class, {})
+		if name not in seen:
+			seen[name] = super().parse_hookspec_opts(module_or_class, name)
+		return seen[name]
+
+
+_installed_pm: _PluginManager | None = None
+_installed_lock = threading.RLock()
+
+
+def _new_manager() -> _PluginManager:
+	pm = _PluginManager("openmolt")
+	pm.add_hookspecs(hookspecs)
+	return pm
+
+
+def _installed_manager() -> _PluginManager:
+	"""The process's manager of installed (entry-point) plugins, made on first use."""
+	global _installed_pm
+	if _installed_pm is None:
+		with _installed_lock:
+			if _installed_pm is None:
+				_installed_pm = _new_manager()
+	return _installed_pm
+
+
+def _load_installed(ep: metadata.EntryPoint, qualified: str) -> tuple[object, str]:
+	"""Import and validate an entry-point plugin, once per process: (the plugin, its distribution).
+
+	Raises:
+		PluginError: It cannot be imported, or a hook is misspelled or has the wrong arguments.
+	"""
+	pm = _installed_manager()
+	dist = _dist_name(ep)
+	with _installed_lock:
+		plugin = pm.get_plugin(qualified)
+		if plugin is not None:
+			return plugin, dist
+		try:
+			plugin = ep.load()
+		except Exception as exc:
+			raise PluginError(
+				f"could not be loaded from {dist} ({type(exc).__name__}: {exc}); reinstall it",
+				plugin=qualified,
+			) from exc
+		try:
+			pm.register(plugin, name=qualified)
+			pm.check_pending()
+		except pluggy.PluginValidationError as exc:
+			if pm.get_plugin(qualified) is not None:
+				pm.unregister(name=qualified)  # the next instance reports it again
+			raise PluginError(f"invalid hook in {dist}: {exc}", plugin=qualified) from exc
+	return plugin, dist
+
+
+_NO_ENTRY_POINTS: dict[Group, dict[str, metadata.EntryPoint]] = {group: {} for group in _GROUPS}
 
 
 class Plugins:
@@ -90,16 +218,18 @@ class Plugins:
 	"""
 
 	def __init__(self, plugins: Sequence[object] = (), *, entry_points: bool = True) -> None:
-		self._pm = pluggy.PluginManager("openmolt")
-		self._pm.add_hookspecs(hookspecs)
+		# Plugins passed here register with this instance's manager; installed ones with the
+		# process's (`_installed_manager`), which validates each once: pluggy's work per
+		# instance was most of what a new instance cost.
+		self._pm = _new_manager() if plugins else _installed_manager()
 		self._explicit = list(plugins)
+		self._loaded: set[str] = set()  # entry points whose hooks ran for this instance
 		self._explicit_loaded = False
 		self._entry_points = entry_points
 		self._called: set[object] = set()
 		self._providers: dict[str, ProviderFactory] = {}
 		self._integrations: dict[str, Integration] = {}
 		self._sources: dict[str, str] = {}
-		self._index: dict[Group, dict[str, metadata.EntryPoint]] | None = None
 
 	# registration -------------------------------------------------------------------------
 
@@ -130,14 +260,15 @@ class Plugins:
 
 		return register_provider, register_integration
 
-	def _call(self, plugin: object, default_id: str | None) -> None:
-		if plugin in self._called:
-			return
-		self._called.add(plugin)
-		others = [p for p in self._pm.get_plugins() if p is not plugin]
+	def _call(
+		self, plugin: object, default_id: str | None, pm: pluggy.PluginManager | None = None
+	) -> None:
+		"""Run one plugin's hooks (only its own) with this instance's registrars."""
+		pm = pm or self._pm
+		others = [p for p in pm.get_plugins() if p is not plugin]
 		provider, integration = self._registrars(default_id)
-		self._pm.subset_hook_caller("register_providers", others)(register=provider)
-		self._pm.subset_hook_caller("register_integrations", others)(register=integration)
+		pm.subset_hook_caller("register_providers", others)(register=provider)
+		pm.subset_hook_caller("register_integrations", others)(register=integration)
 
 	def _load_explicit(self) -> None:
 		if self._explicit_loaded:
@@ -148,39 +279,34 @@ class Plugins:
 				continue
 			self._pm.register(plugin)
 			self._pm.check_pending()
+			if plugin in self._called:
+				continue
+			self._called.add(plugin)
 			self._call(plugin, getattr(plugin, "OPENMOLT_ID", None))
 
 	def _entry_index(self) -> dict[Group, dict[str, metadata.EntryPoint]]:
-		if self._index is None:
-			self._index = {"providers": {}, "integrations": {}}
-			if self._entry_points:
-				for group in ("providers", "integrations"):
-					for ep in metadata.entry_points(group=f"openmolt.{group}"):
-						self._index[group].setdefault(ep.name, ep)
-		return self._index
+		return _installed_index() if self._entry_points else _NO_ENTRY_POINTS
+
+	def refresh(self) -> None:
+		"""Read the installed entry points again, for every instance of this process.
+
+		The index is read once per process; call this after installing a plugin while the
+		program runs. Plugins already loaded stay loaded.
+		"""
+		if self._entry_points:
+			_installed_index(refresh=True)
 
 	def _load_entry_point(self, group: Group, name: str) -> bool:
 		ep = self._entry_index()[group].get(name)
 		if ep is None:
 			return False
 		qualified = f"{group}:{name}"
-		if self._pm.get_plugin(qualified) is not None:
+		if qualified in self._loaded:
 			return True
-		dist = ep.dist.name if ep.dist else "unknown distribution"
-		try:
-			plugin = ep.load()
-		except Exception as exc:
-			raise PluginError(
-				f"could not be loaded from {dist} ({type(exc).__name__}: {exc}); reinstall it",
-				plugin=qualified,
-			) from exc
+		plugin, dist = _load_installed(ep, qualified)
+		self._loaded.add(qualified)
 		self._sources[qualified] = dist
-		try:
-			self._pm.register(plugin, name=qualified)
-			self._pm.check_pending()
-		except pluggy.PluginValidationError as exc:
-			raise PluginError(f"invalid hook in {dist}: {exc}", plugin=qualified) from exc
-		self._call(plugin, name)
+		self._call(plugin, name, _installed_manager())
 		return True
 
 	# lookup -------------------------------------------------------------------------------

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-__all__ = ["data_url", "last_key", "merge_options"]
+__all__ = ["data_url", "encode", "last_key", "merge_options"]
+
+
+def encode(body: dict[str, Any]) -> bytes:
+	"""Serialize a request body: UTF-8 JSON without the spaces after ``,`` and ``:``.
+
+	`json.dumps`' default separators add two bytes per key and one per list item: about
+	170 bytes on an agent's first request, sent again with every step.
+	"""
+	return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def merge_options(body: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """What the three providers share: settings, the HTTP call with retries, errors and warnings.
 
-Each provider builds its request body as plain dicts, serializes it once with `json.dumps`, and
-hands the bytes to `HTTPProvider.post`. That method sends them with the shared
+Each provider builds its request body as plain dicts, serializes it once as compact JSON
+(``_body.encode``), and hands the bytes to `HTTPProvider.post`. That method sends them with the shared
 ``httpx.AsyncClient``, retries what may succeed later (408, 409, 429, 5xx, connection errors)
 with tenacity, honouring ``Retry-After``, and turns every other failure into a
 `openmolt_core.errors.ProviderError` that names the provider, the model and the fix, never the key.

@@ -12,10 +12,10 @@ Settings: ``api_key`` (default: ``OPENMOLT_ANTHROPIC_API_KEY``), ``base_url``, `
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
+from openmolt_providers._body import encode
 from openmolt_providers._common import HTTPProvider
 from openmolt_providers.anthropic import _convert, _models
 from openmolt_providers.anthropic._dialect import ANTHROPIC
@@ -91,7 +91,7 @@ class AnthropicProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()
-		body = json.dumps(self.build(request), ensure_ascii=False).encode()
+		body = encode(self.build(request))
 		data = await self.post(self._url, body, model=request.model)
 		return _convert.parse(self, request.model, data)
 

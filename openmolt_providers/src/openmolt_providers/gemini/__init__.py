@@ -12,11 +12,11 @@ Settings: ``api_key`` (default: ``OPENMOLT_GOOGLE_API_KEY``), ``base_url``, ``ti
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from openmolt_core import hookimpl
+from openmolt_providers._body import encode
 from openmolt_providers._common import HTTPProvider
 from openmolt_providers.gemini import _convert, _dialect
 
@@ -91,7 +91,7 @@ class GeminiProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()
-		body = json.dumps(self.build(request), ensure_ascii=False).encode()
+		body = encode(self.build(request))
 		data = await self.post(self.url(request.model), body, model=request.model)
 		return _convert.parse(self, request.model, data)
 

@@ -11,10 +11,10 @@ If the plain request fails too, its error is raised and nothing is remembered.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
+from openmolt_providers._body import encode
 
 if TYPE_CHECKING:
 	from openmolt_providers.openai import OpenAIProvider
@@ -55,7 +55,7 @@ async def post(
 	Raises:
 		ProviderError: The request failed (and without structured output too, when retried).
 	"""
-	body = json.dumps(payload, ensure_ascii=False).encode()
+	body = encode(payload)
 	try:
 		return await provider.post(url, body, model=model)
 	except ProviderError as exc:
@@ -70,7 +70,7 @@ async def post(
 		plain["text"] = {k: v for k, v in plain["text"].items() if k != "format"}
 		if not plain["text"]:
 			del plain["text"]
-	data = await provider.post(url, json.dumps(plain, ensure_ascii=False).encode(), model=model)
+	data = await provider.post(url, encode(plain), model=model)
 	provider.plain_json = True
 	detail = str(first).split(": ", 1)[-1]
 	provider.warn(
