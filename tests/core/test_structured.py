@@ -454,7 +454,9 @@ async def test_a_constrained_first_turn_leaves_out_input_schemas_and_a_resume_ad
 
 	class Plain:
 		name = "plain"
-		systems: list[str] = []
+
+		def __init__(self) -> None:
+			self.systems: list[str] = []
 
 		async def generate(self, request: Any) -> Any:
 			from openmolt_core import ModelResponse
