@@ -223,23 +223,22 @@ def test_the_prompt_has_no_template_residue_and_its_examples_parse(
 		command = validate(json.loads(line))
 		if command.type == "finish":
 			jsonschema.validate(command.output, OUTPUT)
-	for rule in (
-		"60 seconds",
-		"one level",
-		"append or replace",
-		"success or failure",
-		"humanMessage",
-	):
-		assert rule in prompt
+	assert "humanMessage" in prompt and "shortTerm" in prompt and "at once" in prompt
+	# what the reply schema says, the prompt says only when the provider does not enforce it
+	for rule in ("60 seconds", "one level", "append or replace", "success or failure"):
+		assert (rule in prompt) is not enforced
 
 
 def test_the_prompt_describes_every_command_from_its_model() -> None:
-	"""Each command's docstring summary and rules appear in the prompt."""
+	"""Each command's docstring summary, rules and shape lines appear in the prompt."""
 	prompt = maestro_prompt(name="P", output_schema=None, human_input=True)
+	lean = maestro_prompt(name="P", output_schema=None, human_input=True, enforced=True)
 	for cls in COMMANDS:
 		assert cls.__doc__.strip().splitlines()[0].rstrip(".") in prompt
 		for rule in cls.rules:
-			assert rule in prompt
+			assert rule in prompt and rule in lean
+		for rule in cls.shape:
+			assert rule in prompt and rule not in lean
 
 
 def test_the_envelope_follows_the_agent() -> None:

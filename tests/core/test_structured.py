@@ -251,7 +251,7 @@ def test_tools_past_a_limit_fall_back_in_order_deterministically() -> None:
 
 def test_past_the_optional_budget_a_tool_takes_required_nullable_properties() -> None:
 	"""Where optional properties are scarce, a tool may spend unions instead: required + nullable."""
-	d = SchemaDialect(name="budget", require_defaults=True, max_optional=2, max_unions=4)
+	d = SchemaDialect(name="budget", require_defaults=True, max_optional=1, max_unions=4)
 	e = env(tool("t.a", x={"type": "string"}, y={"type": "integer"}))
 	f = fit(e, d)
 	schema = input_of(f, "t.a")
@@ -314,13 +314,14 @@ def test_the_envelope_fields_with_defaults_are_required_in_a_require_all_dialect
 		"commands": [
 			{
 				"type": "updatePlan",
-				"plan": [{"name": "a", "status": "pending", "notes": "", "subSteps": None}],
+				"plan": [{"name": "a", "status": "pending", "notes": "", "subSteps": []}],
 			}
 		]
 	}
 	assert f.restore(reply)["commands"][0]["plan"] == [
-		{"name": "a", "status": "pending", "notes": ""}
+		{"name": "a", "status": "pending", "notes": "", "subSteps": []}
 	]
+	assert "subSteps" in step["required"] and step["properties"]["subSteps"]["type"] == "array"
 
 
 def test_violations_name_each_limit() -> None:
@@ -421,3 +422,50 @@ async def test_the_mode_follows_the_providers_dialect_at_every_run() -> None:
 	await agent.run()
 	assert provider.modes == ["strict", "off"]
 	assert agent.system_prompt() != strict_prompt and "Examples:" in agent.system_prompt()
+
+
+@pytest.mark.anyio
+async def test_a_constrained_first_turn_leaves_out_input_schemas_and_a_resume_adds_them_back() -> (
+	None
+):
+	"""Strictly fitted tools are listed without inputSchema; resumed unconstrained, the prompt has them."""
+	from openmolt import FunctionTool, OpenMolt, RunState
+
+	add = FunctionTool(
+		"add",
+		"Add.",
+		lambda i, c: 1,
+		input_schema={
+			"type": "object",
+			"properties": {"a": {"type": "integer"}},
+			"required": ["a"],
+			"additionalProperties": False,
+		},
+	)
+	provider = _Switching()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="L", model=provider, tools=[add])
+	await agent.run()
+	first = json.loads(agent.last_state.messages[0].content)  # type: ignore[union-attr]
+	assert first["tools"] == [{"tool": "local.add", "description": "Add."}]
+	assert "Input schemas of your tools" not in agent.system_prompt()
+	saved = RunState.from_dict(json.loads(json.dumps(agent.last_state.to_dict())))  # type: ignore[union-attr]
+	saved.messages.pop()  # go back to before the finish, so the model is asked again
+
+	class Plain:
+		name = "plain"
+
+		def __init__(self) -> None:
+			self.systems: list[str] = []
+
+		async def generate(self, request: Any) -> Any:
+			from openmolt_core import ModelResponse
+
+			self.systems.append(request.system)
+			return ModelResponse(text='{"commands":[{"type":"finish","output":"ok"}]}')
+
+	plain = Plain()
+	later = om.create_agent(name="L", model=plain, tools=[add])
+	saved.messages[-1].content = '{"results":[]}'
+	await later.run(history=saved)
+	assert 'Input schemas of your tools: {"local.add":' in plain.systems[0]

@@ -331,8 +331,23 @@ def _is_http(tool: Any) -> bool:
 	return isinstance(tool, HttpTool)
 
 
-def describe_tools(tools: Sequence[BoundTool]) -> str:
-	"""The visible tools as deterministic JSON, for the first message."""
-	return json.dumps(
-		[t.describe() for t in tools if t.allowed], ensure_ascii=False, separators=(",", ":")
-	)
+def describe_tools(
+	tools: Sequence[BoundTool], *, schemas_for: Callable[[str], bool] | None = None
+) -> str:
+	"""The visible tools as deterministic JSON, for the first message.
+
+	Args:
+		tools: The agent's tools.
+		schemas_for: Whether a tool's ``inputSchema`` is listed (default: every tool's). When the
+			provider constrains replies to the reply schema, that schema already holds each
+			strictly fitted tool's input schema: listing it again would double its bytes.
+	"""
+	out = []
+	for t in tools:
+		if not t.allowed:
+			continue
+		item = t.describe()
+		if schemas_for is not None and not schemas_for(t.handle):
+			item = {k: v for k, v in item.items() if k != "inputSchema"}
+		out.append(item)
+	return json.dumps(out, ensure_ascii=False, separators=(",", ":"))

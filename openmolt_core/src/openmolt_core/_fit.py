@@ -292,10 +292,13 @@ class Fitter:
 	Args:
 		dialect: The dialect.
 		relaxed: Assertion keywords dropped so far (the loop still checks them).
+		describe_defaults: Whether a default that became a requirement is said in the
+			description (not for the commands' own fields: the prompt says those).
 	"""
 
 	dialect: SchemaDialect
 	relaxed: set[str] = field(default_factory=set)
+	describe_defaults: bool = True
 
 	def fit(self, schema: Any, where: str = "") -> tuple[dict[str, Any], Repair | None]:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
@@ -410,7 +413,8 @@ class Fitter:
 		if unknown:
 			raise NoStrictForm(f"{where}: unknown type {unknown[0]!r}")
 		out: dict[str, Any] = {}
-		if "type" in schema or len(kinds) == 1:
+		literal = "enum" in schema or "const" in schema
+		if ("type" in schema or len(kinds) == 1) and not (literal and not d.literal_types):
 			# A type inferred from mixed literals is left out: the enum says it, and a list of
 			# types would count as a union where unions are limited.
 			out["type"] = kinds[0] if len(kinds) == 1 else kinds
@@ -534,7 +538,7 @@ class Fitter:
 
 	def _with_default(self, schema: dict[str, Any], default: Any) -> dict[str, Any]:
 		"""Say the default in the description: the property is now required, ``default`` is gone."""
-		if "description" not in self.dialect.keywords:
+		if "description" not in self.dialect.keywords or not self.describe_defaults:
 			return schema
 		note = f"Default: {json.dumps(default, ensure_ascii=False)[:80]}."
 		text = schema.get("description")

@@ -16,6 +16,7 @@ leaves the state on ``agent.last_state`` (and on a `RunError`).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -128,6 +129,7 @@ class Agent:
 
 	__slots__ = (
 		"_declared",
+		"_dialect",
 		"_envelope",
 		"_events",
 		"_fitted",
@@ -216,6 +218,7 @@ class Agent:
 		self._envelope: Envelope | None = None
 		self._fitted: FittedSchema | None = None
 		self._declared = False
+		self._dialect: Any = None
 		self._sources = AgentSources(self._tools, sources) if sources else None
 
 	@property
@@ -283,9 +286,11 @@ class Agent:
 		self._declared = callable(declare)
 		dialect = _dialect(declare, self.model, self.model_config) if callable(declare) else None
 		# Asked at every run: a setting (search) or the server (no response_format) may change it.
-		if self._fitted is None or self._fitted.dialect != dialect:
+		if self._fitted is None or self._dialect != dialect:
 			self._fitted = fit(self.envelope, dialect)
-			self._system = None  # the prompt leaves out examples only when replies are constrained
+			self._dialect = dialect
+			# The prompt and the tools list leave out what a constraining schema already says.
+			self._system = self._prefix = None
 		return self._fitted
 
 	def system_prompt(self) -> str:
@@ -303,7 +308,12 @@ class Agent:
 		# The part of the first message that is the same for every run of this agent.
 		if self._prefix is None:
 			head = dumps({"agent": self.name, "instructions": self.instructions})
-			tools = describe_tools(list(self._tools.values()))
+			fitted = self.structured_output()
+			lean = fitted.mode != "off"  # the reply schema holds the strictly fitted inputs
+			tools = describe_tools(
+				list(self._tools.values()),
+				schemas_for=(lambda h: h in fitted.encoded) if lean else None,
+			)
 			self._prefix = f'{{"about":{head},"tools":{tools}'
 			if self.skills:
 				from openmolt_core.skills import describe
@@ -470,7 +480,7 @@ class Agent:
 		state = ctx.state
 		port = ctx.port
 		fitted = self.structured_output()
-		system = self.system_prompt()
+		system = self.system_prompt() + self._missing_schemas(state, fitted)
 		deadline = None if self.timeout is None else port.now() + self.timeout
 		if state.pending is not None:
 			await self._deliver(ctx, answer)
@@ -559,6 +569,31 @@ class Agent:
 		else:
 			results.append(await answer_entry(ctx, str(pending.get("message", "")), answer))
 		self._append_results(state, results)
+
+	def _missing_schemas(self, state: RunState, fitted: FittedSchema) -> str:
+		"""Input schemas the model needs but the run's first turn leaves out, for the prompt.
+
+		A first turn built while replies were constrained lists tools without the input schemas
+		the reply schema held. Resumed under a provider (or a fallback) that constrains less, the
+		model would not see them: they are added to the system prompt instead.
+		"""
+		first = state.messages[0].content if state.messages else ""
+		if first.startswith(self._static_prefix()):
+			return ""  # built for this very fit
+		try:
+			listed = {
+				t.get("tool")
+				for t in json.loads(first).get("tools", ())
+				if isinstance(t, dict) and "inputSchema" in t
+			}
+		except (ValueError, AttributeError):
+			return ""
+		need = {
+			h: t.tool.input_schema
+			for h, t in self._tools.items()
+			if t.allowed and h not in listed and (fitted.mode == "off" or h in fitted.encoded)
+		}
+		return f"\nInput schemas of your tools: {dumps(need)}" if need else ""
 
 	def _budget_end(self, state: RunState, port: RunPort, deadline: float | None) -> RunEnd | None:
 		if self.max_steps and state.steps >= self.max_steps:

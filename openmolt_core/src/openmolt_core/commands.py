@@ -42,7 +42,7 @@ __all__ = [
 	"command_class",
 ]
 
-MAX_WAIT_SECONDS = 60.0
+MAX_WAIT_SECONDS: float = 60
 """The longest a ``wait`` command may pause, as the spec asks (one minute)."""
 
 PlanStatus = Literal["pending", "inProgress", "completed", "failed"]
@@ -77,7 +77,7 @@ class PlanStep(_Strict):
 	status: PlanStatus = Field(default="pending", description="Where the step stands.")
 	notes: str = Field(default="", description="Details, errors or findings.")
 	sub_steps: list[SubStep] = Field(
-		default_factory=list, alias="subSteps", description="Optional sub-steps, one level deep."
+		default=[], alias="subSteps", description="Optional sub-steps, one level deep."
 	)
 
 
@@ -88,6 +88,9 @@ class _Command(_Strict):
 	"""A valid instance, shown to the model in the prompt (a test checks it parses)."""
 	rules: ClassVar[tuple[str, ...]] = ()
 	"""What the model must know to use the command well, one line each."""
+	shape: ClassVar[tuple[str, ...]] = ()
+	"""What the reply schema says too: the prompt states it only when the provider does not
+	enforce the schema (structured output off)."""
 
 
 class CallTool(_Command):
@@ -102,9 +105,8 @@ class CallTool(_Command):
 		"tool": "slack.postMessage",
 		"input": {"channel": "C123", "text": "Hi"},
 	}
-	rules: ClassVar[tuple[str, ...]] = (
-		"input matches the tool's inputSchema; after a failure, change something before retrying.",
-	)
+	rules: ClassVar[tuple[str, ...]] = ("After a failure, change something before retrying.",)
+	shape: ClassVar[tuple[str, ...]] = ("input matches the tool's inputSchema.",)
 
 
 class Wait(_Command):
@@ -114,7 +116,7 @@ class Wait(_Command):
 	seconds: float = Field(ge=0, le=MAX_WAIT_SECONDS, description="How long to wait.")
 
 	example: ClassVar[dict[str, Any]] = {"type": "wait", "seconds": 10}
-	rules: ClassVar[tuple[str, ...]] = (f"At most {MAX_WAIT_SECONDS:g} seconds.",)
+	shape: ClassVar[tuple[str, ...]] = (f"At most {MAX_WAIT_SECONDS:g} seconds.",)
 
 
 class UpdatePlan(_Command):
@@ -135,9 +137,9 @@ class UpdatePlan(_Command):
 			},
 		],
 	}
-	rules: ClassVar[tuple[str, ...]] = (
-		f"Steps have a status ({', '.join(PLAN_STATUSES)}) and subSteps one level deep; "
-		"plan tasks of several steps and keep the plan current.",
+	rules: ClassVar[tuple[str, ...]] = ("Plan tasks of several steps and keep the plan current.",)
+	shape: ClassVar[tuple[str, ...]] = (
+		f"Steps have a status ({', '.join(PLAN_STATUSES)}) and subSteps one level deep.",
 	)
 
 
@@ -155,9 +157,8 @@ class UpdateMemory(_Command):
 		"mode": "append",
 		"data": "customer id cus_1",
 	}
-	rules: ClassVar[tuple[str, ...]] = (
-		"shortTerm is for this task, longTerm for later runs; mode append or replace.",
-	)
+	rules: ClassVar[tuple[str, ...]] = ("shortTerm is for this task, longTerm for later runs.",)
+	shape: ClassVar[tuple[str, ...]] = ("mode append or replace.",)
 
 
 class RequestHumanInput(_Command):
@@ -170,7 +171,7 @@ class RequestHumanInput(_Command):
 		"type": "requestHumanInput",
 		"message": "Pay invoice INV-1 or INV-2?",
 	}
-	rules: ClassVar[tuple[str, ...]] = ("The answer comes at the next step.",)
+	rules: ClassVar[tuple[str, ...]] = ("The answer comes next step.",)
 
 
 class Finish(_Command):
@@ -192,8 +193,10 @@ class Finish(_Command):
 		"humanMessage": "Report saved.",
 	}
 	rules: ClassVar[tuple[str, ...]] = (
-		"status success or failure; output matches the output schema; humanMessage is a short "
-		"note for the person (on failure, say why).",
+		"humanMessage is a short note for the person (on failure, say why).",
+	)
+	shape: ClassVar[tuple[str, ...]] = (
+		"status success or failure; output matches the output schema.",
 	)
 
 

@@ -76,6 +76,8 @@ class SchemaDialect:
 		require_defaults: A property with a ``default`` becomes required even when
 			``require_all`` is off (saves the API's budget of optional properties).
 		const_as_enum: ``const`` is sent as a one-value ``enum``.
+		literal_types: A ``type`` is written next to ``enum`` and ``const``; without it, the
+			values alone say the type (as Anthropic's SDK writes them: fewer bytes per request).
 		type_lists: A list of types (``["string", "null"]``) may be sent; if not, it is written
 			as ``anyOf`` with one branch per type.
 		enum_types: JSON types an ``enum`` (or ``const``) value may have.
@@ -99,6 +101,7 @@ class SchemaDialect:
 	require_all: bool = False
 	require_defaults: bool = False
 	const_as_enum: bool = False
+	literal_types: bool = True
 	type_lists: bool = True
 	enum_types: frozenset[str] = _PRIMITIVE_TYPES
 	max_min_items: int | None = None
@@ -243,7 +246,7 @@ class _EnvelopeFit:
 		inner: tuple[dict[str, Any], Repair | None, frozenset[str]] | None = None,
 	) -> _Part:
 		"""Fit a command variant; ``prop`` (fitted as ``inner``) was a stand-in in ``variant``."""
-		fitter = Fitter(self.dialect)
+		fitter = Fitter(self.dialect, describe_defaults=False)
 		schema, repair = fitter.fit(variant, key[0])
 		relaxed = frozenset(fitter.relaxed)
 		if prop is not None and inner is not None:

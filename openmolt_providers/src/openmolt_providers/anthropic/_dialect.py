@@ -13,7 +13,8 @@ limits", for all strict schemas of a request together: at most 24 optional param
 limits the request fails with "Schema is too complex for compilation". Properties with a default
 are made required, as the page advises, so the envelope's own optional fields cost nothing.
 A list of types is written as ``anyOf`` (the same union to the API; the SDK's own
-``transform_schema`` knows only single types).
+``transform_schema`` knows only single types), and ``enum``/``const`` go without a ``type``, as
+``transform_schema`` writes them.
 
 Models: the page lists Claude Opus 4.5 to 4.8, Sonnet 4.5 and 4.6, Haiku 4.5, and the Claude 5
 models. Structured outputs do not combine with citations, which web search results carry.
@@ -44,6 +45,7 @@ ANTHROPIC = SchemaDialect(
 	),
 	closed_objects=True,
 	require_defaults=True,
+	literal_types=False,
 	type_lists=False,
 	max_min_items=1,
 	max_optional=24,
