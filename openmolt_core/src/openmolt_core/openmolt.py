@@ -567,21 +567,19 @@ class OpenMolt:
 		return file_system_integration(paths, **options)
 
 	@staticmethod
-	def HttpRequestIntegration(
-		*, allow_private: bool = False, **options: Any
-	) -> Integration:  # the spec's naming
+	def HttpRequestIntegration(**options: Any) -> Integration:  # the spec's naming
 		"""The generic ``httpRequest`` integration, configured (it is available by default).
 
-		Register it to change its options:
-		``om.register_integration("httpRequest", OpenMolt.HttpRequestIntegration(allow_private=True))``.
+		Register it to change its options, e.g. to let agents reach some internal hosts:
+		``om.register_integration("httpRequest",
+		OpenMolt.HttpRequestIntegration(allow_internal_hosts=["wiki.corp.example"]))``.
 
 		Args:
-			allow_private: Allow loopback, private, link-local and metadata addresses.
 			**options: See `openmolt_core.integrations.http_request.http_request_integration`.
 		"""
 		from openmolt_core.integrations.http_request import http_request_integration
 
-		return http_request_integration(allow_private=allow_private, **options)
+		return http_request_integration(**options)
 
 	def __repr__(self) -> str:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"

@@ -56,7 +56,9 @@ async def test_file_system_references_need_the_file_system_read_scope(
 		entry_points=False, http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler))
 	)
 	om.register_integration("fileSystem", OpenMolt.FileSystemIntegration(tmp_path))
-	om.register_integration("httpRequest", OpenMolt.HttpRequestIntegration(allow_private=True))
+	om.register_integration(
+		"httpRequest", OpenMolt.HttpRequestIntegration(allow_internal_hosts=["127.0.0.1"])
+	)
 	model = _post_file()
 	agent = om.create_agent(name="H", model=model, integrations=integrations)
 	await agent.run("x")
