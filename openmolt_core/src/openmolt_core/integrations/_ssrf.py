@@ -55,6 +55,7 @@ __all__ = [
 	"parse_ip",
 	"refusal",
 	"resolve_host",
+	"unpinned_url",
 ]
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -323,6 +324,16 @@ def internal_hosts(value: InternalHosts | Sequence[str] | str | None) -> Interna
 			f"{type(value).__name__}"
 		)
 	return InternalHosts(value)
+
+
+def unpinned_url(request: httpx.Request) -> httpx.URL:
+	"""The URL a request was built for, before the guard pinned it to an address (for tests).
+
+	Args:
+		request: A request as the transport received it.
+	"""
+	host = request.headers.get("host")
+	return request.url.copy_with(netloc=host.encode("ascii")) if host else request.url
 
 
 def _default_resolver() -> Resolver:

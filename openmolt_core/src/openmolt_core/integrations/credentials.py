@@ -76,7 +76,8 @@ def _value(template: str | None, config: Mapping[str, Any], key: str) -> str:
 	if template is None:
 		raw = config.get(key)
 		return "" if raw is None else str(raw).strip()
-	rendered = render_string(template, {"config": config, "input": {}})
+	stripped = {k: v.strip() if isinstance(v, str) else v for k, v in config.items()}
+	rendered = render_string(template, {"config": stripped, "input": {}})
 	return "" if rendered is MISSING or rendered is None else str(rendered).strip()
 
 

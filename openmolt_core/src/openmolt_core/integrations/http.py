@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextlib import nullcontext
@@ -53,6 +54,7 @@ import httpx
 from tenacity import (
 	AsyncRetrying,
 	RetryCallState,
+	retry_if_exception,
 	retry_if_exception_type,
 	stop_after_attempt,
 	stop_after_delay,
@@ -78,7 +80,7 @@ from openmolt_core.integrations._origin import (
 	origin_part,
 	origin_problem,
 )
-from openmolt_core.integrations._ssrf import SsrfGuard
+from openmolt_core.integrations._ssrf import SsrfGuard, parse_ip
 from openmolt_core.integrations.templating import (
 	FILE_FILTERS,
 	MISSING,
@@ -221,6 +223,11 @@ def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -
 	return any(request.headers.get(name) for name in names)
 
 
+def _bad_location(exc: BaseException) -> bool:
+	"""Whether httpx failed on a redirect whose Location does not parse (it builds them all)."""
+	return isinstance(exc, httpx.RemoteProtocolError) and "location header" in str(exc).lower()
+
+
 async def _send_retrying(
 	client: httpx.AsyncClient,
 	request: httpx.Request,
@@ -236,7 +243,8 @@ async def _send_retrying(
 		| stop_after_delay(policy.max_total)
 		| _TooLong(policy),
 		wait=_wait_for(policy),
-		retry=retry_if_exception_type((_Retryable, *transport_errors)),
+		retry=retry_if_exception_type((_Retryable, *transport_errors))
+		& retry_if_exception(lambda exc: not _bad_location(exc)),
 		reraise=True,
 	)
 	try:
@@ -254,6 +262,19 @@ async def _send_retrying(
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 	return url.scheme, url.host, url.port
+
+
+_HOST_LABELS = re.compile(
+	r"^([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.?$"
+)
+
+
+def _valid_host(url: httpx.URL) -> bool:
+	"""Whether a URL names a host that can be connected to: an IP or DNS name, a real port."""
+	if url.port is not None and not 0 < url.port < 65536:
+		return False
+	host = url.raw_host.decode("ascii", "replace").lower()
+	return bool(host) and (parse_ip(host) is not None or bool(_HOST_LABELS.match(host)))
 
 
 def _next_request(
@@ -279,8 +300,11 @@ def _next_request(
 			"the service redirected to a URL with a user name or password; not followed",
 			status_code=status,
 		)
-	if not url.host:
-		raise ToolError("the service redirected to a URL without a host", status_code=status)
+	if not _valid_host(url):
+		raise ToolError(
+			"the service redirected to a URL without a valid host or port; not followed",
+			status_code=status,
+		)
 	method = request.method
 	content: bytes | None = request.content
 	if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
@@ -411,6 +435,14 @@ async def _hops(
 			response, data = await _send_retrying(client, outgoing, auth, retry, safe, max_bytes)
 		except httpx.TimeoutException as exc:
 			raise ToolError("the service did not answer in time", retryable=True) from exc
+		except httpx.RemoteProtocolError as exc:
+			if _bad_location(exc):
+				raise ToolError(
+					"the service answered with a redirect to a malformed URL; not followed"
+				) from None
+			raise ToolError(
+				f"could not reach the service ({type(exc).__name__})", retryable=True
+			) from exc
 		except httpx.ConnectError as exc:
 			raise ToolError(
 				"could not connect to the service (connection refused, unreachable, or the "
@@ -421,6 +453,12 @@ async def _hops(
 			raise ToolError(
 				f"could not reach the service ({type(exc).__name__})", retryable=True
 			) from exc
+		except (httpx.InvalidURL, ValueError):
+			# httpx builds the next request of any redirect, followed or not, and its URL
+			# parser raises these (UnicodeError and IDNA errors included) on a malformed one.
+			raise ToolError(
+				"the service answered with a redirect to a malformed URL; not followed"
+			) from None
 		# has_redirect_location, not is_redirect: a 3xx without Location (Google's 308 Resume
 		# Incomplete, 304 Not Modified) is an answer, not a redirect.
 		if not (follow_redirects and response.has_redirect_location) or (
