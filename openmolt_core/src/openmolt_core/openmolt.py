@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 	from openmolt_core._http import PooledTransport
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.compaction import CompactionConfig
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.plugins import Plugins
@@ -148,10 +148,10 @@ class OpenMolt:
 			self._files = FileStore(self._files_dir, file_system=self._file_system_path)
 		return self._files
 
-	def _file_system_path(self, path: str) -> Path:
+	def _file_system_path(self, path: str) -> LocalFile:
 		from openmolt_core.integrations.filesystem import sandbox_of
 
-		return sandbox_of(self.plugins.integration("fileSystem")).resolve(path)
+		return sandbox_of(self.plugins.integration("fileSystem")).file(path)
 
 	async def aclose(self) -> None:
 		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files."""
