@@ -137,10 +137,10 @@ async def test_http_request_timeout_bounds_the_whole_call(fast: bool) -> None:
 
 async def test_retries_and_their_waits_stay_within_the_deadline() -> None:
 	"""A service that keeps asking to retry cannot hold the call past the tool's timeout."""
-	async with server(unavailable) as (port, state):
+	async with server(unavailable) as (port, _):
 		tool, spec = local(port, timeout=1.0)
 		began = time.monotonic()
-		with pytest.raises(ToolError, match="within 1 s|answered 503"):
+		with pytest.raises(ToolError, match=r"within 1 s|answered 503"):
 			await execute_http_tool(tool, spec, {}, context(False))
 		assert time.monotonic() - began < 4
 
