@@ -710,3 +710,35 @@ async def test_the_engine_asks_only_for_encodings_it_bounds() -> None:
 	await execute_http_tool(tool, spec(tool), {}, context(handler))
 	await http_request_tool().execute({"url": "https://api.example.com/"}, context(handler))
 	assert [r.headers["accept-encoding"] for r in seen] == ["gzip, deflate", "gzip, deflate"]
+
+
+@pytest.mark.parametrize(
+	"media", ["text/plain\r\nX-Evil: 1", "text/plain\x0b", "a b/c", "image/png\n"]
+)
+@pytest.mark.parametrize("fmt", ["multipart", "binary", "multipart-related"])
+async def test_a_file_media_type_cannot_inject_headers(media: str, fmt: str) -> None:
+	"""A model-made data: URL's media type goes into a header only when it is a media type."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	body: Any
+	files: dict[str, str] = {}
+	if fmt == "multipart":
+		body, files = {"a": "1"}, {"file": "{{ input.f }}"}
+	elif fmt == "binary":
+		body = "{{ input.f }}"
+	else:
+		body = {"metadata": {"n": 1}, "media": "{{ input.f }}"}
+	tool = HttpTool(
+		handle="t",
+		description="d",
+		method="POST",
+		endpoint="/up",
+		request_format=fmt,  # type: ignore[arg-type]
+		body=body,
+		files=files,
+	)
+	reference = f"data:{media};base64,aGk="
+	with pytest.raises(ToolError, match=r"media type|control character"):
+		await execute_http_tool(tool, spec(tool), {"f": reference}, context(handler))
+	assert seen == []
+	await execute_http_tool(tool, spec(tool), {"f": "data:image/png;base64,aGk="}, context(handler))
+	assert b"X-Evil" not in seen[0].content and len(seen) == 1

@@ -455,9 +455,10 @@ async def _hops(
 			) from exc
 		except (httpx.InvalidURL, ValueError):
 			# httpx builds the next request of any redirect, followed or not, and its URL
-			# parser raises these (UnicodeError and IDNA errors included) on a malformed one.
+			# parser raises these (UnicodeError and IDNA errors included) on a malformed one;
+			# the aiohttp transport raises ValueError for a URL it cannot send.
 			raise ToolError(
-				"the service answered with a redirect to a malformed URL; not followed"
+				"the URL, or the one the service redirected to, is malformed or not supported"
 			) from None
 		# has_redirect_location, not is_redirect: a 3xx without Location (Google's 308 Resume
 		# Incomplete, 304 Not Modified) is an answer, not a redirect.
