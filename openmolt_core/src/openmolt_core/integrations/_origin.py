@@ -98,6 +98,7 @@ def origin_part(source: str) -> str:
 	return source
 
 
+@lru_cache(maxsize=1024)
 def origin_problem(part: str) -> str | None:
 	"""Why an origin part is not chosen by ``config`` alone, or None when it is.
 

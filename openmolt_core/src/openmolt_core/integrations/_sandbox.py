@@ -48,6 +48,7 @@ from pathlib import Path
 from openmolt_core.errors import ToolError
 
 __all__ = [
+	"APPEND_LOCK",
 	"MAX_LINKS",
 	"ConfinedFile",
 	"Located",
@@ -55,6 +56,9 @@ __all__ = [
 	"kind_of",
 	"open_regular",
 	"os_error",
+	"read_all",
+	"temp_name",
+	"write_file",
 ]
 
 MAX_LINKS = 40
