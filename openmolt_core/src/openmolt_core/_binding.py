@@ -36,7 +36,7 @@ class IntegrationBinding:
 
 	integration: str
 	credential_type: str | None = None
-	config: dict[str, Any] = field(default_factory=dict)
+	config: dict[str, Any] = field(default_factory=dict, repr=False)  # secrets
 	scopes: list[str] | None = None
 	on_token_refresh: Callable[[dict[str, Any]], Any] | None = None
 
@@ -148,6 +148,10 @@ class BoundTool:
 	integration: Integration | None = None
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
+
+	def __repr__(self) -> str:
+		# The context holds the credential config: it is not shown.
+		return f"BoundTool({self.handle!r}, allowed={self.allowed})"
 
 	@property
 	def is_function(self) -> bool:

@@ -300,7 +300,8 @@ def _httpx_pool(ssl_context: ssl.SSLContext) -> httpx.AsyncBaseTransport:
 
 def _aiohttp_pool(ssl_context: ssl.SSLContext, sessions: list[Any]) -> httpx.AsyncBaseTransport:
 	import aiohttp
-	from httpx_aiohttp import AiohttpTransport
+
+	from openmolt_core._aiohttp import AiohttpTransport  # connection errors reported as such
 
 	limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=_KEEPALIVE)
 

@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote_to_bytes
 
 import anyio
@@ -41,6 +41,7 @@ __all__ = [
 	"FILE_PREFIX",
 	"MAX_DATA_URL_BYTES",
 	"FileStore",
+	"LocalFile",
 	"StoredFile",
 	"parse_data_url",
 	"split_range",
@@ -55,8 +56,24 @@ MAX_DATA_URL_BYTES = 20 * 1024 * 1024
 _ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _RANGE = re.compile(r"#bytes=(\d+)-(\d*)$", re.ASCII)
 
-PathResolver = Callable[[str], Path]
-"""Turns a ``fileSystem:`` path into a confined real path (raises ToolError when refused)."""
+
+class LocalFile(Protocol):
+	"""A confined local file (`openmolt_core.integrations._sandbox.ConfinedFile`)."""
+
+	name: str
+	size: int
+
+	def read(self, start: int, stop: int) -> bytes:
+		"""The bytes from ``start`` to ``stop`` (exclusive), checked again as they are read."""
+		...
+
+
+PathResolver = Callable[[str], "LocalFile | Path"]
+"""Turns a ``fileSystem:`` path into a confined file (raises ToolError when refused).
+
+The FileSystem integration gives a `LocalFile`, read through directory descriptors; a resolver
+an application writes may give a plain path, which is read by name.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,9 +192,11 @@ class FileStore:
 					"fileSystem: references need the FileSystem integration registered as "
 					"'fileSystem'"
 				)
-			path = self._file_system(reference.removeprefix("fileSystem:"))
-			media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-			name = path.name
+			found = self._file_system(reference.removeprefix("fileSystem:"))
+			media_type = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
+			if not isinstance(found, Path):
+				return found.size, media_type, found.name, found.read
+			path, name = found, found.name
 		else:
 			raise ToolError(
 				f"not a file reference: {reference[:80]!r}; use 'openmolt-file:<id>', a data: "

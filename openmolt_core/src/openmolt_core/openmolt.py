@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 	from openmolt_core._http import PooledTransport
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.compaction import CompactionConfig
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.plugins import Plugins
@@ -148,10 +148,10 @@ class OpenMolt:
 			self._files = FileStore(self._files_dir, file_system=self._file_system_path)
 		return self._files
 
-	def _file_system_path(self, path: str) -> Path:
+	def _file_system_path(self, path: str) -> LocalFile:
 		from openmolt_core.integrations.filesystem import sandbox_of
 
-		return sandbox_of(self.plugins.integration("fileSystem")).resolve(path)
+		return sandbox_of(self.plugins.integration("fileSystem")).file(path)
 
 	async def aclose(self) -> None:
 		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files."""
@@ -567,21 +567,19 @@ class OpenMolt:
 		return file_system_integration(paths, **options)
 
 	@staticmethod
-	def HttpRequestIntegration(
-		*, allow_private: bool = False, **options: Any
-	) -> Integration:  # the spec's naming
+	def HttpRequestIntegration(**options: Any) -> Integration:  # the spec's naming
 		"""The generic ``httpRequest`` integration, configured (it is available by default).
 
-		Register it to change its options:
-		``om.register_integration("httpRequest", OpenMolt.HttpRequestIntegration(allow_private=True))``.
+		Register it to change its options, e.g. to let agents reach some internal hosts:
+		``om.register_integration("httpRequest",
+		OpenMolt.HttpRequestIntegration(allow_internal_hosts=["wiki.corp.example"]))``.
 
 		Args:
-			allow_private: Allow loopback, private, link-local and metadata addresses.
 			**options: See `openmolt_core.integrations.http_request.http_request_integration`.
 		"""
 		from openmolt_core.integrations.http_request import http_request_integration
 
-		return http_request_integration(allow_private=allow_private, **options)
+		return http_request_integration(**options)
 
 	def __repr__(self) -> str:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"

@@ -68,6 +68,13 @@ class ToolContext:
 	files: FileStore | None = None
 	extras: dict[str, Any] = field(default_factory=dict)
 
+	def __repr__(self) -> str:
+		# The config holds secrets: only its keys are shown, never its values.
+		return (
+			f"ToolContext(agent={self.agent!r}, integration={self.integration!r}, "
+			f"config keys={sorted(self.config)!r}, auth={type(self.auth).__name__ if self.auth else None})"
+		)
+
 
 @runtime_checkable
 class Tool(Protocol):

@@ -41,6 +41,12 @@ _BUCKET_URL = (
 	'{{ config.endpoint | replace_first: "://", vhost }}'
 	"{% else %}https://{{ input.bucket }}.s3." + _REGION + ".amazonaws.com{% endif %}"
 )
+# The bucket is part of the host (virtual-hosted style): the origins the input may choose.
+_BUCKET_ORIGINS = [
+	_SERVICE_URL,
+	"{% if config.endpoint %}{{ config.endpoint | replace_first: '://', '://*.' }}"
+	"{% else %}https://*.s3." + _REGION + ".amazonaws.com{% endif %}",
+]
 _KEY_PATH = "/{{ input.key | path_segments }}"
 
 _BUCKET = {
@@ -601,7 +607,7 @@ INTEGRATION = Integration(
 	name="Amazon S3",
 	description="Buckets and objects on Amazon S3 or any S3-compatible store (MinIO, R2).",
 	api_version="2006-03-01",
-	api_setup=ApiSetup(base_url=_SERVICE_URL, response_format="xml"),
+	api_setup=ApiSetup(base_url=_SERVICE_URL, response_format="xml", input_origins=_BUCKET_ORIGINS),
 	credential_setup=[
 		Credential(
 			type="aws_sigv4",

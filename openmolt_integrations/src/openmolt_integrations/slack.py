@@ -433,6 +433,7 @@ _TOOLS = [
 		scopes=["files"],
 		method="POST",
 		base_url="{{ input.upload_url }}",
+		input_origins=["https://files.slack.com"],
 		endpoint="",
 		request_format="binary",
 		response_format="text",

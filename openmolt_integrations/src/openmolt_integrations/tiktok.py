@@ -204,6 +204,7 @@ _TOOLS = [
 		scopes=["upload"],
 		method="PUT",
 		base_url="{{ input.upload_url }}",
+		input_origins=["https://*.tiktokapis.com"],
 		endpoint="",
 		request_format="binary",
 		headers={

@@ -278,6 +278,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		base_url="{{ input.url }}",
+		input_origins=["https://lookaside.fbsbx.com"],
 		endpoint="",
 		response_format="binary",
 		input_schema=obj(

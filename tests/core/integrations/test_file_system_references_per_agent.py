@@ -7,6 +7,7 @@ import pytest
 from openmolt import OpenMolt
 from openmolt_core.errors import ToolError
 from openmolt_core.files import FileStore
+from openmolt_core.integrations._sandbox import Sandbox
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
 pytestmark = pytest.mark.anyio
@@ -56,7 +57,9 @@ async def test_file_system_references_need_the_file_system_read_scope(
 		entry_points=False, http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler))
 	)
 	om.register_integration("fileSystem", OpenMolt.FileSystemIntegration(tmp_path))
-	om.register_integration("httpRequest", OpenMolt.HttpRequestIntegration(allow_private=True))
+	om.register_integration(
+		"httpRequest", OpenMolt.HttpRequestIntegration(allow_internal_hosts=["127.0.0.1"])
+	)
 	model = _post_file()
 	agent = om.create_agent(name="H", model=model, integrations=integrations)
 	await agent.run("x")
@@ -71,7 +74,7 @@ async def test_file_system_references_need_the_file_system_read_scope(
 async def test_agent_view_shares_the_store(tmp_path: Path) -> None:
 	"""A view saves into and reads from the same store; only fileSystem: is refused."""
 	(tmp_path / "f.txt").write_text("fs")
-	store = FileStore(tmp_path / "store", file_system=lambda p: tmp_path / p)
+	store = FileStore(tmp_path / "store", file_system=Sandbox([tmp_path]).file)
 	view = store.for_agent(allow_file_system=False)
 	saved = await view.save(b"abc", name="x.bin")
 	assert (await store.open(saved["file"])).data == b"abc"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from openmolt import OpenMolt
 from openmolt_core.errors import ToolError
 from openmolt_core.files import FileStore
-from openmolt_core.integrations._sandbox import Sandbox
+from openmolt_core.integrations._sandbox import Sandbox, write_file
 from openmolt_core.integrations.filesystem import file_system_integration
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import ToolContext
@@ -117,17 +117,17 @@ async def test_new_file_under_a_symlinked_directory_cannot_escape(tree: tuple[Pa
 async def test_write_replaces_a_planted_symlink_instead_of_following_it(
 	tree: tuple[Path, Path],
 ) -> None:
-	"""The atomic rename replaces the file; the data never goes through a symlink target."""
+	"""The atomic rename replaces the name; the data never goes through a symlink planted there."""
 	root, outside = tree
 	box = Sandbox([root])
-	real = box.resolve("sub/a.txt")
-	from openmolt_core.integrations._sandbox import atomic_write
-
-	real.unlink()
-	os.symlink(outside / "secret.txt", real)  # planted after the check
-	atomic_write(real, b"new")
+	with box.locate("sub/a.txt") as place:
+		assert place.name == "a.txt"
+		(root / "sub" / "a.txt").unlink()
+		os.symlink(outside / "secret.txt", root / "sub" / "a.txt")  # planted after the check
+		write_file(place.dir_fd, place.name, b"new", None)
 	assert (outside / "secret.txt").read_text() == "top secret"
-	assert not real.is_symlink() and real.read_bytes() == b"new"
+	assert not (root / "sub/a.txt").is_symlink() and (root / "sub/a.txt").read_bytes() == b"new"
+	assert [p.name for p in (root / "sub").iterdir()] == ["a.txt"]  # no temporary file left
 
 
 async def test_absolute_path_inside_and_several_roots(tmp_path: Path) -> None:
@@ -192,19 +192,20 @@ SEGMENTS = st.sampled_from(
 def test_generated_paths_never_escape(
 	tree: tuple[Path, Path], parts: list[str], absolute: bool
 ) -> None:
-	"""Whatever the path, it is refused or resolves inside the root (symlinks followed)."""
+	"""Whatever the path, it is refused or its directory descriptor is inside the root."""
 	root, _ = tree
 	box = Sandbox([root])
 	real_root = Path(os.path.realpath(root))
 	path = ("/" if absolute else "") + "/".join(parts)
 	if absolute:
 		path = str(root) + path if parts and parts[0] == "" else path
-	try:
-		resolved = box.resolve(path)
-	except ToolError:
-		return
-	final = Path(os.path.realpath(resolved))
-	assert final == real_root or real_root in final.parents
+	for follow in (True, False):
+		try:
+			with box.locate(path, follow=follow) as place:
+				held = Path(os.readlink(f"/proc/self/fd/{place.dir_fd}"))
+		except ToolError:
+			continue
+		assert held == real_root or real_root in held.parents
 
 
 async def test_registered_with_an_agent_and_usable_as_file_reference(

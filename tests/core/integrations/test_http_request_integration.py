@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core.errors import ToolError
+from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.files import FileStore
 from openmolt_core.integrations._ssrf import SsrfGuard, is_public_address
 from openmolt_core.integrations.http import RetryPolicy
@@ -78,7 +78,7 @@ def tool_and_context(
 	handler: Any,
 	*,
 	resolver: Any = None,
-	allow_private: bool = False,
+	allow_internal_hosts: tuple[str, ...] = (),
 	config: dict[str, Any] | None = None,
 ) -> tuple[Any, ToolContext, list[httpx.Request]]:
 	seen: list[httpx.Request] = []
@@ -88,7 +88,7 @@ def tool_and_context(
 		return handler(request)
 
 	client = httpx.AsyncClient(transport=httpx.MockTransport(record))
-	spec = http_request_integration(allow_private=allow_private, resolver=resolver)
+	spec = http_request_integration(allow_internal_hosts=allow_internal_hosts, resolver=resolver)
 	ctx = ToolContext(
 		agent="a",
 		integration="httpRequest",
@@ -182,12 +182,31 @@ async def test_each_redirect_is_checked_again() -> None:
 	assert len(seen2) == 1
 
 
-async def test_private_addresses_allowed_explicitly() -> None:
-	"""allow_private=True, or the allowPrivate config, lets loopback through."""
-	for kwargs in ({"allow_private": True}, {"config": {"allowPrivate": True}}):
+async def test_internal_hosts_allowed_explicitly() -> None:
+	"""allow_internal_hosts, or the allowInternalHosts config, lets the listed hosts through."""
+	for kwargs in (
+		{"allow_internal_hosts": ("127.0.0.0/8",)},
+		{"config": {"allowInternalHosts": ["127.0.0.1"]}},
+	):
 		tool, ctx, seen = tool_and_context(lambda r: httpx.Response(200, text="local"), **kwargs)
 		out = await tool.execute({"url": "http://127.0.0.1:8080/x", "responseFormat": "text"}, ctx)
 		assert out["body"] == "local" and seen[0].url.host == "127.0.0.1"
+		with pytest.raises(ToolError, match="non-public"):
+			await tool.execute({"url": "http://10.0.0.1/x"}, ctx)
+
+
+def test_allow_private_is_refused_with_the_replacement() -> None:
+	"""The old everything-or-nothing switch fails clearly and names allow_internal_hosts."""
+	with pytest.raises(ConfigurationError, match="allow_internal_hosts"):
+		http_request_integration(allow_private=True)
+
+
+async def test_allow_private_config_is_refused_with_the_replacement() -> None:
+	"""The old allowPrivate config is a tool error that names allowInternalHosts."""
+	tool, ctx, seen = tool_and_context(lambda r: httpx.Response(200), config={"allowPrivate": True})
+	with pytest.raises(ToolError, match="allowInternalHosts"):
+		await tool.execute({"url": "http://127.0.0.1/"}, ctx)
+	assert seen == []
 
 
 async def test_body_formats_and_errors() -> None:
@@ -233,7 +252,9 @@ async def test_registered_by_default_through_the_entry_point() -> None:
 	turns = [json.loads(m.content) for m in model.requests[-1].messages if m.role == "user"]
 	last = turns[1]["results"][0]
 	assert last["ok"] is False and "non-public" in last["error"]
-	om.register_integration("httpRequest", OpenMolt.HttpRequestIntegration(allow_private=True))
+	om.register_integration(
+		"httpRequest", OpenMolt.HttpRequestIntegration(allow_internal_hosts=["127.0.0.1"])
+	)
 	assert om.plugins.integration("httpRequest").tools[0].handle == "request"
 
 

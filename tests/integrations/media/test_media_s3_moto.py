@@ -79,6 +79,7 @@ def moto_s3() -> Iterator[dict[str, Any]]:
 			"endpoint": endpoint,
 			"region": "us-east-1",
 			"forcePathStyle": True,
+			"allowInternalHosts": ["127.0.0.1"],  # a self-hosted store on this machine
 			"accessKeyId": key["AccessKeyId"],
 			"secretAccessKey": key["SecretAccessKey"],
 		}

@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileStore
 
 __all__ = [
+	"MAX_DEPTH",
 	"MAX_DETAIL_CHARS",
 	"decode",
 	"error_message",
 	"inline_files",
+	"loads_json",
 	"parse_xml",
 	"service_error",
 	"trimmed_details",
@@ -36,6 +38,58 @@ __all__ = [
 
 MAX_DETAIL_CHARS = 2000
 """The most characters of an error body shown to the model."""
+
+MAX_DEPTH = 100
+"""The deepest nesting of arrays, objects or elements a JSON or XML reply may have.
+
+Deeper replies are refused as a tool error: a reply nested thousands deep would otherwise exhaust
+the interpreter's recursion limit wherever it is walked later (serialised, validated, redacted)
+and end the whole run.
+"""
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _too_deep(what: str) -> ToolError:
+	return ToolError(f"the {what} is nested more than {MAX_DEPTH} levels deep; refused")
+
+
+def _json_depth_ok(data: bytes, limit: int) -> bool:
+	"""Whether JSON text nests at most ``limit`` deep (strings ignored; fast on large bodies)."""
+	brackets = _STRING.sub(b"", data).translate(None, _NOT_BRACKET)
+	if brackets.count(b"[") + brackets.count(b"{") <= limit:
+		return True
+	for _ in range(limit):
+		# Each pass removes the innermost pairs, so it takes one pass per level.
+		shorter = brackets.replace(b"[]", b"").replace(b"{}", b"")
+		if not shorter:
+			return True
+		if shorter == brackets:  # unbalanced: json.loads reports it
+			return True
+		brackets = shorter
+	return False
+
+
+def loads_json(data: bytes | str, *, what: str = "reply") -> Any:
+	"""``json.loads`` refusing more than `MAX_DEPTH` levels of nesting.
+
+	Args:
+		data: The JSON text.
+		what: What it is, for the message.
+
+	Raises:
+		ToolError: The value nests too deep.
+		ValueError: It is not JSON.
+	"""
+	raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+	if not _json_depth_ok(raw, MAX_DEPTH):
+		raise _too_deep(what)
+	try:
+		return json.loads(data)
+	except RecursionError:
+		raise _too_deep(what) from None
+
 
 _BINARY_TEXT = re.compile(r"^(text/|application/(json|xml|.*\+json|.*\+xml|x-www-form-urlencoded))")
 
@@ -48,7 +102,8 @@ def parse_xml(data: bytes) -> dict[str, Any]:
 	attributes goes under ``#text``.
 
 	Raises:
-		ToolError: The XML is malformed or declares a DTD or entities.
+		ToolError: The XML is malformed, declares a DTD or entities, or nests deeper than
+			`MAX_DEPTH`.
 	"""
 	parser = expat.ParserCreate()
 	parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
@@ -58,6 +113,8 @@ def parse_xml(data: bytes) -> dict[str, Any]:
 		raise ToolError("refused XML with a DTD or entity declaration")
 
 	def start(name: str, attrs: dict[str, str]) -> None:
+		if len(stack) > MAX_DEPTH:
+			raise _too_deep("XML reply")
 		node = {f"@{k}": v for k, v in attrs.items() if k != "xmlns" and not k.startswith("xmlns:")}
 		stack.append((name, node, []))
 
@@ -102,8 +159,8 @@ def _header_value(response: httpx.Response, name: str) -> Any:
 		return None
 	if raw[:1] in "{[":
 		try:
-			return json.loads(raw)
-		except ValueError:
+			return loads_json(raw, what="header")
+		except (ValueError, ToolError):
 			return raw
 	return raw
 
@@ -280,7 +337,7 @@ async def decode(
 		return {**value, "headers": headers} if headers else value
 	if fmt == "json":
 		try:
-			value = json.loads(data)
+			value = loads_json(data)
 		except ValueError:
 			value = _text(data, response)
 		failure = service_error(value, error_check)
@@ -346,8 +403,8 @@ def trimmed_details(response: httpx.Response, data: bytes) -> Any:
 	ctype = response.headers.get("content-type", "")
 	if "json" in ctype or text[:1] in "{[":
 		try:
-			parsed = json.loads(text)
-		except ValueError:
+			parsed = loads_json(text)
+		except (ValueError, ToolError):
 			parsed = None
 		if parsed is not None and len(text) <= MAX_DETAIL_CHARS:
 			return parsed

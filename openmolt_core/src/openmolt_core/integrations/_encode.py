@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -118,8 +119,25 @@ def set_query(url: httpx.URL, pairs: list[tuple[str, str]]) -> httpx.URL:
 	return append_query(url.copy_with(query="&".join(kept).encode()), pairs)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MEDIA_TYPE = re.compile(
+	r"[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+	r"(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(\"[^\"\x00-\x1f\x7f]*\"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*"
+)
+
+
 def _quote_header(value: str) -> str:
-	return value.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "").replace("\n", "")
+	return _CONTROL.sub("", value.replace("\\", "\\\\").replace('"', '\\"'))
+
+
+def _media_type(stored: StoredFile) -> str:
+	"""A file's media type for a part header, refused unless it is a plain RFC 9110 media type."""
+	if not _MEDIA_TYPE.fullmatch(stored.media_type):
+		raise ToolError(
+			"the file's media type is not a valid media type (type/subtype); refused, since it "
+			"would go into a header"
+		)
+	return stored.media_type
 
 
 def _multipart(
@@ -137,7 +155,7 @@ def _multipart(
 		head = (
 			f"--{boundary}\r\nContent-Disposition: form-data; "
 			f'name="{_quote_header(name)}"; filename="{_quote_header(stored.name)}"\r\n'
-			f"Content-Type: {stored.media_type}\r\n\r\n"
+			f"Content-Type: {_media_type(stored)}\r\n\r\n"
 		)
 		chunks.append(head.encode() + stored.data + b"\r\n")
 	chunks.append(f"--{boundary}--\r\n".encode())
@@ -149,7 +167,7 @@ def _related(metadata: Any, media: StoredFile) -> tuple[bytes, str]:
 	body = (
 		f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".encode()
 		+ json.dumps(metadata or {}, ensure_ascii=False).encode()
-		+ f"\r\n--{boundary}\r\nContent-Type: {media.media_type}\r\n\r\n".encode()
+		+ f"\r\n--{boundary}\r\nContent-Type: {_media_type(media)}\r\n\r\n".encode()
 		+ media.data
 		+ f"\r\n--{boundary}--\r\n".encode()
 	)
@@ -208,5 +226,5 @@ async def encode_body(
 		return text.encode(), "text/plain; charset=utf-8"
 	if fmt == "binary":
 		stored = await _open(store, body, "the binary body")
-		return stored.data, stored.media_type
+		return stored.data, _media_type(stored)
 	raise ToolError(f"unknown request format {fmt!r}")

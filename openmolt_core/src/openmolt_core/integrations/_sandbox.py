@@ -1,20 +1,35 @@
-"""Path confinement for the FileSystem integration.
+"""Path confinement for the FileSystem integration: every operation goes through directory fds.
 
-A path from the model is checked before any file operation:
+A path from the model is first checked as text: NUL and other control characters, backslashes,
+percent-encoded dots or slashes, text that is not valid Unicode and any ``..`` component are
+refused. A relative path is taken from the first directory; an absolute one must start with
+one of the directories.
 
-1. refused outright: NUL and other control characters, backslashes, percent-encoded dots or
-   slashes, characters that are not valid Unicode, and any ``..`` component;
-2. a relative path is taken from the first directory; an absolute one must name a place inside
-   one of the directories;
-3. the path is resolved with symlinks followed (``os.path.realpath``). For a path that does not
-   exist yet (a file about to be written), the deepest existing ancestor is resolved and the
-   remaining components, which cannot be symlinks since they do not exist, are appended;
-4. the resolved path must be inside one of the resolved directories.
+Then the path is walked one component at a time, from a file descriptor of the directory down
+(`Sandbox.locate`): each directory is opened with ``O_DIRECTORY | O_NOFOLLOW`` relative to its
+parent's descriptor, and each operation uses the last descriptor and a plain name
+(``os.open(name, dir_fd=...)``, ``os.stat(name, dir_fd=..., follow_symlinks=False)``,
+``os.replace(..., src_dir_fd=..., dst_dir_fd=...)``). No name is resolved again after it was
+checked, so swapping a directory for a symlink while a tool runs (even with an atomic
+``renameat2`` exchange) cannot lead outside: the swapped name fails to open, or the descriptor
+already held still points at the checked directory. A symlink met on the way is read once and
+its target walked the same way, inside the directories only (an absolute target must start
+with one of them; ``..`` never climbs above a directory); 40 links at most.
 
-Writes then go through a temporary file in the checked parent and an atomic ``os.replace``, which
-replaces a symlink planted at the target instead of writing through it. Appends open the checked
-path with ``O_APPEND | O_NOFOLLOW`` (one lock serialises them), and copies never write through a
-symlink found at or under the destination: the link itself is replaced.
+Files:
+
+- Only regular files are read, written, appended to, copied or searched. A FIFO, socket or
+  device is refused with a clear error, and files are opened with ``O_NONBLOCK | O_NOFOLLOW``
+  and checked with ``fstat``, so opening one can never block.
+- A regular file with more than one hard link is refused for reading, appending, copying and
+  searching: the other link may be outside the directories, and its content is not the
+  directory's to give. Writing is allowed, since it replaces the name (a temporary file in the
+  same directory, then an atomic rename) and never changes the other link's content.
+- Temporary files of writes and copies (``.openmolt-<random>.tmp``) are made in the target's own
+  directory, through its descriptor, and removed when the write fails.
+
+Every ``OSError`` becomes a `ToolError` that names the path as the model wrote it, never the
+absolute directory (`os_error`).
 """
 
 from __future__ import annotations
@@ -23,17 +38,220 @@ import errno
 import os
 import re
 import secrets
-import shutil
-import tempfile
+import stat
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["Sandbox", "append_bytes", "atomic_write", "copy_without_following"]
+__all__ = [
+	"APPEND_LOCK",
+	"MAX_LINKS",
+	"ConfinedFile",
+	"Located",
+	"Sandbox",
+	"kind_of",
+	"open_regular",
+	"os_error",
+	"read_all",
+	"temp_name",
+	"write_file",
+]
+
+MAX_LINKS = 40
+"""Symlinks followed in one path at most (the kernel's own limit)."""
 
 _ODD = re.compile(r"[\x00-\x1f\x7f\\]|%(2e|2f|5c|00)", re.IGNORECASE)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_KINDS = {
+	stat.S_IFREG: "file",
+	stat.S_IFDIR: "directory",
+	stat.S_IFLNK: "symlink",
+	stat.S_IFIFO: "FIFO",
+	stat.S_IFSOCK: "socket",
+	stat.S_IFCHR: "character device",
+	stat.S_IFBLK: "block device",
+}
+_MESSAGES = {
+	errno.ENOENT: "{path!r} does not exist",
+	errno.EEXIST: "{path!r} already exists",
+	errno.ENOTDIR: "a part of {path!r} is not a directory",
+	errno.EISDIR: "{path!r} is a directory",
+	errno.ELOOP: "{path!r} has a symlink where none may be (or it changed while in use)",
+	errno.ENAMETOOLONG: "a name in {path!r} is too long",
+	errno.ENOTEMPTY: "{path!r} is not empty",
+	errno.EACCES: "permission denied for {path!r}",
+	errno.EPERM: "the operation is not permitted on {path!r}",
+	errno.ENOSPC: "no space left to write {path!r}",
+	errno.EDQUOT: "the disk quota is exceeded writing {path!r}",
+	errno.EROFS: "{path!r} is on a read-only file system",
+	errno.ENXIO: "{path!r} is not a regular file",
+	errno.EINVAL: "the operation is not valid for {path!r}",
+	errno.EBUSY: "{path!r} is busy",
+	errno.EMLINK: "{path!r} has too many links",
+	errno.ETXTBSY: "{path!r} is busy",
+}
+
+
+def kind_of(mode: int) -> str:
+	"""The kind of a file from its ``st_mode``: file, directory, symlink, FIFO, socket, device."""
+	return _KINDS.get(stat.S_IFMT(mode), "special file")
+
+
+def os_error(err: OSError, path: str, verb: str = "use") -> ToolError:
+	"""An ``OSError`` as the tool's error, naming the path as the model gave it.
+
+	Args:
+		err: The error (its file names, which are absolute host paths, are not used).
+		path: The path as the model wrote it.
+		verb: What was being done, for errors without a message of their own.
+	"""
+	shown = path[:200]
+	template = _MESSAGES.get(err.errno or 0)
+	if template is not None:
+		return ToolError(template.format(path=shown))
+	reason = os.strerror(err.errno) if err.errno else type(err).__name__
+	return ToolError(f"cannot {verb} {shown!r}: {reason}")
+
+
+def _not_regular(path: str, mode: int) -> ToolError:
+	return ToolError(
+		f"{path[:200]!r} is a {kind_of(mode)}, not a regular file; FileSystem reads and writes "
+		"regular files only"
+	)
+
+
+def _hard_linked(path: str) -> ToolError:
+	return ToolError(
+		f"{path[:200]!r} has more than one hard link (another name for it may be outside the "
+		"allowed directories); refused"
+	)
+
+
+@dataclass(slots=True)
+class Located:
+	"""A place inside the directories, held through open directory descriptors.
+
+	Attributes:
+		dir_fd: The descriptor of the directory that holds the entry (or of the directory
+			itself, when ``name`` is None).
+		name: The entry's name in that directory; None when the place is the directory itself.
+		root: Which of the sandbox's directories it is in.
+		parts: Its components below that directory (symlinks resolved).
+		display: The path as the model should write it.
+	"""
+
+	dir_fd: int
+	name: str | None
+	root: int
+	parts: tuple[str, ...]
+	display: str
+
+	def lstat(self) -> os.stat_result | None:
+		"""``lstat`` of the entry (of the directory itself when ``name`` is None); None if absent."""
+		try:
+			if self.name is None:
+				return os.fstat(self.dir_fd)
+			return os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+		except FileNotFoundError:
+			return None
+
+
+def open_regular(
+	place: Located, given: str, *, hard_links: bool = False
+) -> tuple[int, os.stat_result]:
+	"""Open an existing regular file for reading without blocking and without following links.
+
+	Args:
+		place: The located file.
+		given: The path as the model wrote it (for errors).
+		hard_links: Allow a file with more than one hard link.
+
+	Returns:
+		The descriptor (the caller closes it) and its ``fstat``.
+
+	Raises:
+		ToolError: The path is missing, not a regular file, hard-linked, or cannot be opened.
+	"""
+	if place.name is None:
+		raise ToolError(f"{given[:200]!r} is a directory")
+	before = place.lstat()
+	if before is None:
+		raise ToolError(f"no file at {given[:200]!r}")
+	if not stat.S_ISREG(before.st_mode):
+		if stat.S_ISDIR(before.st_mode):
+			raise ToolError(f"{given[:200]!r} is a directory")
+		raise _not_regular(given, before.st_mode)
+	try:
+		fd = os.open(place.name, _READ_FLAGS, dir_fd=place.dir_fd)
+	except OSError as err:
+		raise os_error(err, given, "open") from None
+	info = os.fstat(fd)
+	if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (
+		before.st_dev,
+		before.st_ino,
+	):
+		os.close(fd)
+		raise ToolError(f"{given[:200]!r} changed while it was being opened; try again")
+	if info.st_nlink > 1 and not hard_links:
+		os.close(fd)
+		raise _hard_linked(given)
+	return fd, info
+
+
+def read_all(fd: int, size: int) -> bytes:
+	"""Read a file descriptor to its end (at most ``size`` bytes plus what was appended)."""
+	chunks: list[bytes] = []
+	while True:
+		chunk = os.read(fd, max(size, 65536))
+		if not chunk:
+			return b"".join(chunks)
+		chunks.append(chunk)
+
+
+class ConfinedFile:
+	"""A regular file inside the directories, for ``fileSystem:`` file references.
+
+	Each read walks the path again from the directory and checks that it is still the same
+	file, so a reference never reads anything the checks would refuse.
+
+	Args:
+		box: The sandbox.
+		path: The path as the model wrote it.
+	"""
+
+	__slots__ = ("box", "identity", "name", "path", "size")
+
+	def __init__(self, box: Sandbox, path: str) -> None:
+		self.box = box
+		self.path = path
+		with box.locate(path) as place:
+			fd, info = open_regular(place, path)
+			os.close(fd)
+			self.name = place.name or ""
+		self.size = info.st_size
+		self.identity = (info.st_dev, info.st_ino)
+
+	def read(self, start: int, stop: int) -> bytes:
+		"""The bytes from ``start`` to ``stop`` (exclusive).
+
+		Raises:
+			ToolError: The file is gone, changed into another file, or cannot be read.
+		"""
+		with self.box.locate(self.path) as place:
+			fd, info = open_regular(place, self.path)
+			try:
+				if (info.st_dev, info.st_ino) != self.identity:
+					raise ToolError(f"{self.path[:200]!r} changed since it was checked; try again")
+				return os.pread(fd, max(stop - start, 0), start)
+			except OSError as err:
+				raise os_error(err, self.path, "read") from None
+			finally:
+				os.close(fd)
 
 
 class Sandbox:
@@ -50,30 +268,19 @@ class Sandbox:
 		if not roots:
 			raise ValueError("FileSystemIntegration needs at least one directory")
 		resolved = []
+		given = []
 		for root in roots:
 			real = Path(os.path.realpath(os.fspath(root)))
 			if not real.is_dir():
 				raise ValueError(f"FileSystemIntegration: {os.fspath(root)!r} is not a directory")
 			resolved.append(real)
+			given.append(Path(os.path.abspath(os.fspath(root))))
 		self.roots: tuple[Path, ...] = tuple(resolved)
+		# The directories as the application wrote them, also accepted in absolute paths.
+		self._aliases: tuple[Path, ...] = tuple(given)
 
-	def _inside(self, real: Path) -> bool:
-		return any(real == root or root in real.parents for root in self.roots)
-
-	def resolve(self, path: str, *, follow: bool = True) -> Path:
-		"""Resolve a path from the model to a real path inside the directories.
-
-		Args:
-			path: Relative to the first directory, or absolute inside one of them.
-			follow: Resolve a symlink in the last component; False keeps the link itself (to
-				delete or move it), resolving only its parent.
-
-		Returns:
-			The real path (it may not exist yet).
-
-		Raises:
-			ToolError: The path is malformed or leads outside the directories.
-		"""
+	def _split(self, path: str) -> tuple[int, list[str]]:
+		"""Check a path as text; return its directory's index and its components below it."""
 		if not isinstance(path, str):
 			raise ToolError("a path must be a string")
 		try:
@@ -88,59 +295,139 @@ class Sandbox:
 		parts = [p for p in path.split("/") if p not in ("", ".")]
 		if ".." in parts:
 			raise ToolError("'..' is not allowed in paths; give a path inside the directory")
-		base = Path("/") if path.startswith("/") else self.roots[0]
-		candidate = base.joinpath(*parts)
-		if follow or not parts:
-			real = _real(candidate)
-		else:
-			real = _real(candidate.parent) / candidate.name
-		if not self._inside(real):
+		if not path.startswith("/"):
+			return 0, parts
+		found = self._root_of(parts)
+		if found is None:
 			raise ToolError(
-				f"the path {path[:120]!r} is outside the allowed directories "
-				f"({', '.join(str(r) for r in self.roots)})"
+				f"the path {path[:120]!r} is outside the allowed directories (listed in the "
+				"tool's description); use a relative path"
 			)
-		return real
+		return found
 
-	def check_followed(self, real: Path, given: str) -> None:
-		"""Refuse a resolved path whose symlinks, followed, lead outside the directories.
+	def _root_of(self, parts: Sequence[str]) -> tuple[int, list[str]] | None:
+		"""The directory an absolute path (as components) is in, longest match first."""
+		best: tuple[int, int] | None = None
+		for index, root in [*enumerate(self.roots), *enumerate(self._aliases)]:
+			depth = len(root.parts) - 1
+			if list(root.parts[1:]) == list(parts[:depth]) and (best is None or depth > best[1]):
+				best = (index, depth)
+		if best is None:
+			return None
+		return best[0], list(parts[best[1] :])
+
+	def display(self, root: int, parts: Sequence[str]) -> str:
+		"""A place as the model should write it: relative to the first directory when in it."""
+		if root == 0:
+			return "/".join(parts) or "."
+		return str(self.roots[root].joinpath(*parts))
+
+	@contextmanager
+	def locate(
+		self, path: str, *, follow: bool = True, create_parents: bool = False
+	) -> Iterator[Located]:
+		"""Walk a path from its directory down, holding directory descriptors (closed after).
 
 		Args:
-			real: A path from `resolve` (possibly with ``follow=False``).
-			given: The path as the model wrote it (for the message).
+			path: Relative to the first directory, or absolute inside one of them.
+			follow: Follow a symlink in the last component (inside the directories only);
+				False keeps the link itself (to delete or move it).
+			create_parents: Create missing directories on the way (for writes).
+
+		Yields:
+			The place; its entry may not exist yet.
 
 		Raises:
-			ToolError: Following the path's symlinks leaves the directories.
+			ToolError: The path is malformed, leads outside the directories, or a directory on
+				the way is missing (without ``create_parents``) or cannot be opened.
 		"""
-		if not self._inside(_real(real)):
-			raise ToolError(
-				f"the path {given[:120]!r} is a symlink leading outside the allowed directories "
-				f"({', '.join(str(r) for r in self.roots)})"
-			)
+		root, pending = self._split(path)
+		fds: list[int] = []
+		try:
+			fds.append(self._open_root(root))
+			parts: list[str] = []
+			links = 0
+			name: str | None = None
+			while pending:
+				part = pending.pop(0)
+				last = not pending
+				if part in ("", "."):
+					continue
+				if part == "..":  # only from a symlink's target
+					if not parts:
+						raise self._outside(path)
+					os.close(fds.pop())
+					parts.pop()
+					continue
+				if last and not follow:
+					name = part
+					break
+				try:
+					info = os.stat(part, dir_fd=fds[-1], follow_symlinks=False)
+				except FileNotFoundError:
+					if last:
+						name = part
+						break
+					if not create_parents:
+						raise ToolError(
+							f"no directory {'/'.join([*parts, part])!r} for {path[:200]!r}"
+						) from None
+					try:
+						os.mkdir(part, 0o777, dir_fd=fds[-1])
+					except FileExistsError:
+						pass
+					info = os.stat(part, dir_fd=fds[-1], follow_symlinks=False)
+				if stat.S_ISLNK(info.st_mode):
+					links += 1
+					if links > MAX_LINKS:
+						raise ToolError(
+							f"{path[:200]!r} goes through more than {MAX_LINKS} symlinks"
+						)
+					target = os.readlink(part, dir_fd=fds[-1])
+					if target.startswith("/"):
+						found = self._root_of([p for p in target.split("/") if p not in ("", ".")])
+						if found is None:
+							raise self._outside(path)
+						for fd in fds:
+							os.close(fd)
+						fds = [self._open_root(found[0])]
+						root, parts = found[0], []
+						pending = [*found[1], *pending]
+					else:
+						pending = [*target.split("/"), *pending]
+					continue
+				if last:
+					name = part
+					break
+				if not stat.S_ISDIR(info.st_mode):
+					raise ToolError(f"a part of {path[:200]!r} is not a directory")
+				fds.append(os.open(part, _DIR_FLAGS, dir_fd=fds[-1]))
+				parts.append(part)
+			shown = self.display(root, [*parts, name] if name is not None else parts)
+			yield Located(fds[-1], name, root, tuple(parts), shown)
+		except OSError as err:
+			raise os_error(err, path, "open") from None
+		finally:
+			for fd in fds:
+				os.close(fd)
 
-	def is_root(self, real: Path) -> bool:
-		"""Whether a resolved path is one of the directories themselves."""
-		return real in self.roots
+	def _open_root(self, index: int) -> int:
+		return os.open(self.roots[index], _DIR_FLAGS & ~os.O_NOFOLLOW)
 
-	def display(self, real: Path) -> str:
-		"""A path as the model should write it: relative to the first directory when inside it."""
-		first = self.roots[0]
-		if real == first:
-			return "."
-		if first in real.parents:
-			return real.relative_to(first).as_posix()
-		return real.as_posix()
+	def _outside(self, path: str) -> ToolError:
+		return ToolError(f"the path {path[:120]!r} leads outside the allowed directories")
 
+	def is_root(self, place: Located) -> bool:
+		"""Whether a place is one of the directories themselves."""
+		return place.name is None and not place.parts
 
-def _real(candidate: Path) -> Path:
-	existing = candidate
-	rest: list[str] = []
-	while not os.path.lexists(existing) and existing != existing.parent:
-		rest.append(existing.name)
-		existing = existing.parent
-	real = Path(os.path.realpath(existing))
-	for name in reversed(rest):
-		real = real / name
-	return real
+	def file(self, path: str) -> ConfinedFile:
+		"""A regular file for a ``fileSystem:`` reference (see `ConfinedFile`).
+
+		Raises:
+			ToolError: The path is refused, missing, or not a readable regular file.
+		"""
+		return ConfinedFile(self, path)
 
 
 def _umask() -> int:
@@ -158,110 +445,43 @@ def _umask() -> int:
 
 
 _UMASK_LOCK = threading.Lock()
-_APPEND_LOCK = threading.Lock()
+APPEND_LOCK = threading.Lock()
+"""Serialises appends, so parallel appends all land whole."""
 
 
-def atomic_write(target: Path, data: bytes) -> None:
-	"""Write through a temporary file in the same directory, then rename it over the target.
+def temp_name() -> str:
+	"""A fresh name for a temporary file next to its target."""
+	return f".openmolt-{secrets.token_hex(8)}.tmp"
 
-	An existing file keeps its mode; a new file (or one replacing a symlink) gets ``0o666`` less
-	the umask, like a file created with ``open``.
+
+def write_file(dir_fd: int, name: str, data: bytes, mode: int | None) -> None:
+	"""Write through a temporary file in the same directory, then rename it over ``name``.
 
 	Args:
-		target: The resolved, checked path.
-		data: The bytes to write.
+		dir_fd: The directory's descriptor.
+		name: The target's name in it (a symlink there is replaced, never written through).
+		data: The bytes.
+		mode: The permission bits to keep; None: ``0o666`` less the umask.
 	"""
-	fd, tmp = tempfile.mkstemp(prefix=".openmolt-", dir=target.parent)
+	tmp = temp_name()
+	fd = os.open(
+		tmp,
+		os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+		0o600,
+		dir_fd=dir_fd,
+	)
 	try:
-		with os.fdopen(fd, "wb") as handle:
-			handle.write(data)
-		if target.exists() and not target.is_symlink():
-			os.chmod(tmp, target.stat().st_mode & 0o7777)
-		else:
-			os.chmod(tmp, 0o666 & ~_umask())
-		os.replace(tmp, target)
-	except BaseException:
-		Path(tmp).unlink(missing_ok=True)
-		raise
-
-
-def append_bytes(target: Path, data: bytes) -> int:
-	"""Append to a file (created when missing) without following a symlink at the target.
-
-	Appends are serialised by a lock, so parallel appends all land whole.
-
-	Args:
-		target: The resolved, checked path.
-		data: The bytes to append.
-
-	Returns:
-		The size of the file afterwards.
-
-	Raises:
-		ToolError: A symlink was planted at the target after the check.
-	"""
-	flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-	with _APPEND_LOCK:
-		try:
-			fd = os.open(target, flags, 0o666)
-		except OSError as err:
-			if err.errno == errno.ELOOP:
-				raise ToolError(
-					f"{target.name!r} is a symlink; refusing to append through it"
-				) from None
-			raise
 		try:
 			view = memoryview(data)
 			while view:
 				view = view[os.write(fd, view) :]
-			return os.fstat(fd).st_size
+			os.fchmod(fd, 0o666 & ~_umask() if mode is None else mode)
 		finally:
 			os.close(fd)
-
-
-def _replace_with_link(src: Path, dst: Path) -> None:
-	tmp = dst.parent / f".openmolt-{secrets.token_hex(8)}"
-	os.symlink(os.readlink(src), tmp)
-	try:
-		os.replace(tmp, dst)
+		os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 	except BaseException:
-		tmp.unlink(missing_ok=True)
+		try:
+			os.unlink(tmp, dir_fd=dir_fd)
+		except OSError:
+			pass
 		raise
-
-
-def _replace_with_file(src: Path, dst: Path) -> None:
-	fd, tmp = tempfile.mkstemp(prefix=".openmolt-", dir=dst.parent)
-	os.close(fd)
-	try:
-		shutil.copy2(src, tmp)
-		os.replace(tmp, dst)
-	except BaseException:
-		Path(tmp).unlink(missing_ok=True)
-		raise
-
-
-def copy_without_following(src: Path, dst: Path) -> None:
-	"""Copy a file, symlink or directory tree, merging into an existing directory.
-
-	Nothing is written through a symlink at or under ``dst``: such a link is replaced by what is
-	copied. Symlinks under ``src`` are copied as symlinks.
-
-	Args:
-		src: The checked source (a symlink is copied as a link).
-		dst: The checked destination; its parent exists.
-
-	Raises:
-		ToolError: A file or link would replace a real directory.
-	"""
-	dst_is_dir = dst.is_dir() and not dst.is_symlink()
-	if src.is_symlink() or not src.is_dir():
-		if dst_is_dir:
-			raise ToolError(f"cannot replace the directory {dst.name!r} with a file")
-		(_replace_with_link if src.is_symlink() else _replace_with_file)(src, dst)
-		return
-	if os.path.lexists(dst) and not dst_is_dir:
-		dst.unlink()
-	dst.mkdir(exist_ok=True)
-	for name in sorted(os.listdir(src)):
-		copy_without_following(src / name, dst / name)
-	shutil.copystat(src, dst, follow_symlinks=False)

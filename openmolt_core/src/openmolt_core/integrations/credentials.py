@@ -30,6 +30,7 @@ import httpx
 
 from openmolt_core.errors import IntegrationError, ToolError
 from openmolt_core.integrations._encode import set_query
+from openmolt_core.integrations._headers import check_header
 from openmolt_core.integrations.templating import MISSING, render_string
 
 if TYPE_CHECKING:
@@ -68,12 +69,16 @@ _UNSIGNED = frozenset({"connection", "accept-encoding", "user-agent", "accept", 
 
 
 def _value(template: str | None, config: Mapping[str, Any], key: str) -> str:
-	"""Render a credential field over ``config``; without a template, read ``config[key]``."""
+	"""Render a credential field over ``config``; without a template, read ``config[key]``.
+
+	Surrounding whitespace is dropped: a key pasted with a trailing space or newline is the key.
+	"""
 	if template is None:
 		raw = config.get(key)
-		return "" if raw is None else str(raw)
-	rendered = render_string(template, {"config": config, "input": {}})
-	return "" if rendered is MISSING or rendered is None else str(rendered)
+		return "" if raw is None else str(raw).strip()
+	stripped = {k: v.strip() if isinstance(v, str) else v for k, v in config.items()}
+	rendered = render_string(template, {"config": stripped, "input": {}})
+	return "" if rendered is MISSING or rendered is None else str(rendered).strip()
 
 
 def _quiet(template: str | None, config: Mapping[str, Any], key: str) -> str:
@@ -100,9 +105,10 @@ def _headers(credential: Credential, config: Mapping[str, Any], iid: str) -> dic
 		value = _value(template, config, name)
 		if not value:
 			continue
-		if any(c in value for c in "\r\n\x00"):
-			raise ToolError(f"{iid}: the credential header {name!r} contains a line break")
-		out[name] = value
+		try:
+			out[name] = check_header(name, value)
+		except ToolError as exc:
+			raise ToolError(f"{iid}: the credential's {exc.message}") from None
 	return out
 
 

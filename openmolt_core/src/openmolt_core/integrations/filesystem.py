@@ -2,8 +2,11 @@
 
 Not available by default. Register it with
 ``om.register_integration("fileSystem", OpenMolt.FileSystemIntegration("./data"))``. Every path
-goes through `openmolt_core.integrations._sandbox.Sandbox`; blocking work runs in a worker thread.
-Its paths are also file references (``fileSystem:<path>``) other tools can upload.
+goes through `openmolt_core.integrations._sandbox.Sandbox`, which walks it through directory
+descriptors and never resolves a checked name again; only regular files are read or written,
+and a file with more than one hard link is not read, appended to, copied or searched (see that
+module). Blocking work runs in a worker thread. Paths are also file references
+(``fileSystem:<path>``) other tools can upload.
 """
 
 from __future__ import annotations
@@ -13,19 +16,24 @@ import errno
 import mimetypes
 import os
 import shutil
-from collections.abc import Callable, Sequence
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations._sandbox import (
+	APPEND_LOCK,
+	Located,
 	Sandbox,
-	append_bytes,
-	atomic_write,
-	copy_without_following,
+	kind_of,
+	open_regular,
+	os_error,
+	read_all,
+	temp_name,
+	write_file,
 )
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import FunctionTool, ToolContext
@@ -35,8 +43,17 @@ __all__ = ["file_system_integration", "sandbox_of"]
 MAX_READ_CHARS = 100_000
 """Characters a read returns at most by default (ask with offset for more)."""
 
+MAX_READ_BYTES = 64 * 1024 * 1024
+"""Files larger than this are not read as text; read returns them as a file reference."""
+
 MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024
 """Files larger than this are skipped by search."""
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_APPEND_FLAGS = (
+	os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+)
 
 
 @dataclass(slots=True)
@@ -56,175 +73,409 @@ def sandbox_of(integration: Integration) -> Sandbox:
 	raise ToolError("the integration registered as 'fileSystem' is not a FileSystem integration")
 
 
-def _kind(path: Path) -> str:
-	if path.is_symlink():
-		return "symlink"
-	return "directory" if path.is_dir() else "file"
+def _shown(path: str) -> str:
+	return repr(path[:200])
+
+
+def _open_dir(place: Located, given: str) -> int:
+	"""A descriptor of the directory at a place (the caller closes it)."""
+	try:
+		if place.name is None:
+			return os.dup(place.dir_fd)
+		return os.open(place.name, _DIR_FLAGS, dir_fd=place.dir_fd)
+	except OSError as err:
+		if err.errno in (errno.ENOTDIR, errno.ENOENT, errno.ELOOP):
+			raise ToolError(f"no directory at {_shown(given)}") from None
+		raise os_error(err, given, "open") from None
+
+
+def _parts_of(place: Located) -> tuple[str, ...]:
+	return place.parts if place.name is None else (*place.parts, place.name)
+
+
+def _walk(fd: int) -> Iterator[tuple[tuple[str, ...], list[str], list[str], int]]:
+	"""``os.fwalk`` below a directory descriptor (symlinks never followed), sorted."""
+	for folder, dirs, files, folder_fd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+		dirs.sort()
+		rel = tuple(p for p in folder.split("/") if p not in ("", "."))
+		yield rel, dirs, sorted(files), folder_fd
+
+
+def _copy_file(src_fd: int, src_name: str, dst_fd: int, dst_name: str, shown: str) -> None:
+	target = _lstat(dst_fd, dst_name)
+	if target is not None and stat.S_ISDIR(target.st_mode):
+		raise ToolError(f"cannot replace the directory {dst_name!r} with a file")
+	place = Located(src_fd, src_name, 0, (), shown)
+	fd, info = open_regular(place, shown)
+	try:
+		data = read_all(fd, info.st_size)
+	finally:
+		os.close(fd)
+	write_file(dst_fd, dst_name, data, stat.S_IMODE(info.st_mode))
+	os.utime(
+		dst_name, ns=(info.st_atime_ns, info.st_mtime_ns), dir_fd=dst_fd, follow_symlinks=False
+	)
+
+
+def _lstat(fd: int, name: str) -> os.stat_result | None:
+	try:
+		return os.stat(name, dir_fd=fd, follow_symlinks=False)
+	except FileNotFoundError:
+		return None
+
+
+def _copy(src_fd: int, src_name: str, dst_fd: int, dst_name: str, shown: str) -> None:
+	"""Copy a file, symlink or directory tree through descriptors, merging into a directory.
+
+	Nothing is written through a symlink at or under the destination: such a link is replaced
+	by what is copied. Symlinks under the source are copied as symlinks.
+	"""
+	info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
+	if stat.S_ISLNK(info.st_mode):
+		target = _lstat(dst_fd, dst_name)
+		if target is not None and stat.S_ISDIR(target.st_mode):
+			raise ToolError(f"cannot replace the directory {dst_name!r} with a link")
+		tmp = temp_name()
+		os.symlink(os.readlink(src_name, dir_fd=src_fd), tmp, dir_fd=dst_fd)
+		try:
+			os.replace(tmp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd)
+		except BaseException:
+			os.unlink(tmp, dir_fd=dst_fd)
+			raise
+		return
+	if stat.S_ISREG(info.st_mode):
+		_copy_file(src_fd, src_name, dst_fd, dst_name, shown)
+		return
+	if not stat.S_ISDIR(info.st_mode):
+		raise ToolError(
+			f"{shown!r} is a {kind_of(info.st_mode)}, not a regular file; it cannot be copied"
+		)
+	target = _lstat(dst_fd, dst_name)
+	if target is not None and not stat.S_ISDIR(target.st_mode):
+		os.unlink(dst_name, dir_fd=dst_fd)
+		target = None
+	if target is None:
+		os.mkdir(dst_name, 0o700, dir_fd=dst_fd)
+	inner_src = os.open(src_name, _DIR_FLAGS, dir_fd=src_fd)
+	try:
+		inner_dst = os.open(dst_name, _DIR_FLAGS, dir_fd=dst_fd)
+		try:
+			for name in sorted(os.listdir(inner_src)):
+				_copy(inner_src, name, inner_dst, name, f"{shown}/{name}")
+			os.fchmod(inner_dst, stat.S_IMODE(info.st_mode))
+			os.utime(inner_dst, ns=(info.st_atime_ns, info.st_mtime_ns))
+		finally:
+			os.close(inner_dst)
+	finally:
+		os.close(inner_src)
+
+
+def _remove(fd: int, name: str) -> None:
+	info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+	if stat.S_ISDIR(info.st_mode):
+		shutil.rmtree(name, dir_fd=fd)  # the descriptor-based rmtree: safe against symlink swaps
+	else:
+		os.unlink(name, dir_fd=fd)
 
 
 def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
-	def show(real: Path) -> str:
-		return box.display(real)
-
 	def read(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		real = box.resolve(i["path"])
-		if not real.is_file():
-			raise ToolError(f"no file at {i['path']!r}")
-		data = real.read_bytes()
+		given = i["path"]
+		with box.locate(given) as place:
+			fd, info = open_regular(place, given)
+			try:
+				data = read_all(fd, info.st_size) if info.st_size <= MAX_READ_BYTES else None
+			except OSError as err:
+				raise os_error(err, given, "read") from None
+			finally:
+				os.close(fd)
+			shown, name = place.display, place.name or ""
 		try:
-			text = data.decode("utf-8")
+			text = data.decode("utf-8") if data is not None else None
 		except UnicodeDecodeError:
-			media = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
+			text = None
+		if text is None:
+			media = mimetypes.guess_type(name)[0] or "application/octet-stream"
 			return {
-				"path": show(real),
+				"path": shown,
 				"binary": True,
-				"file": f"fileSystem:{show(real)}",
+				"file": f"fileSystem:{shown}",
 				"mediaType": media,
-				"size": len(data),
+				"size": info.st_size,
 			}
 		offset, limit = i.get("offset", 0), i.get("limit", max_read)
 		part = text[offset : offset + limit]
-		out: dict[str, Any] = {"path": show(real), "content": part, "size": len(data)}
+		out: dict[str, Any] = {"path": shown, "content": part, "size": info.st_size}
 		if offset + limit < len(text):
 			out["truncated"] = True
 			out["nextOffset"] = offset + limit
 		return out
 
-	def write(i: dict[str, Any], c: ToolContext) -> dict[str, Any]:
-		real = box.resolve(i["path"])
-		if real.is_dir():
-			raise ToolError(f"{i['path']!r} is a directory")
-		if real.exists() and not i.get("overwrite", True):
-			raise ToolError(f"{i['path']!r} exists; pass overwrite=true to replace it")
-		data = i["_data"]
-		real.parent.mkdir(parents=True, exist_ok=True)
-		atomic_write(real, data)
-		return {"path": show(real), "size": len(data)}
+	def write(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
+		given, data = i["path"], i["_data"]
+		with box.locate(given, create_parents=True) as place:
+			info = place.lstat()
+			if place.name is None or (info is not None and stat.S_ISDIR(info.st_mode)):
+				raise ToolError(f"{_shown(given)} is a directory")
+			mode = None
+			if info is not None:
+				if not i.get("overwrite", True):
+					raise ToolError(f"{_shown(given)} exists; pass overwrite=true to replace it")
+				if not stat.S_ISREG(info.st_mode):
+					raise ToolError(
+						f"{_shown(given)} is a {kind_of(info.st_mode)}, not a regular file; refused"
+					)
+				mode = stat.S_IMODE(info.st_mode)
+			try:
+				write_file(place.dir_fd, place.name, data, mode)
+			except OSError as err:
+				raise os_error(err, given, "write") from None
+			return {"path": place.display, "size": len(data)}
 
 	def append(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		real = box.resolve(i["path"])
-		if real.is_dir():
-			raise ToolError(f"{i['path']!r} is a directory")
-		real.parent.mkdir(parents=True, exist_ok=True)
-		size = append_bytes(real, i["content"].encode("utf-8"))
-		return {"path": show(real), "size": size}
+		given = i["path"]
+		data = i["content"].encode("utf-8")
+		with APPEND_LOCK, box.locate(given, create_parents=True) as place:
+			info = place.lstat()
+			if place.name is None or (info is not None and stat.S_ISDIR(info.st_mode)):
+				raise ToolError(f"{_shown(given)} is a directory")
+			if info is not None and not stat.S_ISREG(info.st_mode):
+				raise ToolError(
+					f"{_shown(given)} is a {kind_of(info.st_mode)}, not a regular file; refused"
+				)
+			try:
+				fd = os.open(place.name, _APPEND_FLAGS, 0o666, dir_fd=place.dir_fd)
+			except OSError as err:
+				raise os_error(err, given, "append to") from None
+			try:
+				opened = os.fstat(fd)
+				if not stat.S_ISREG(opened.st_mode):
+					raise ToolError(f"{_shown(given)} is not a regular file; refused")
+				if opened.st_nlink > 1:
+					raise ToolError(
+						f"{_shown(given)} has more than one hard link (another name for it may "
+						"be outside the allowed directories); refused"
+					)
+				view = memoryview(data)
+				while view:
+					view = view[os.write(fd, view) :]
+				return {"path": place.display, "size": os.fstat(fd).st_size}
+			except OSError as err:
+				raise os_error(err, given, "append to") from None
+			finally:
+				os.close(fd)
 
 	def listing(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		real = box.resolve(i.get("path", "."))
-		if not real.is_dir():
-			raise ToolError(f"no directory at {i.get('path', '.')!r}")
+		given = i.get("path", ".")
 		most = i.get("maxEntries", 1000)
 		entries: list[dict[str, Any]] = []
-		walker = os.walk(real) if i.get("recursive") else [next(os.walk(real))]
-		for folder, dirs, files in walker:
-			dirs.sort()
-			for name in sorted(dirs) + sorted(files):
-				path = Path(folder) / name
-				kind = _kind(path)
-				entry: dict[str, Any] = {"path": show(path), "type": kind}
-				if kind == "file":
-					entry["size"] = path.stat().st_size
-				entries.append(entry)
-				if len(entries) >= most:
-					return {"entries": entries, "truncated": True}
+		with box.locate(given) as place:
+			fd = _open_dir(place, given)
+			base = _parts_of(place)
+			try:
+				for rel, dirs, files, folder_fd in _walk(fd):
+					for name in [*dirs, *files]:
+						info = _lstat(folder_fd, name)
+						if info is None:
+							continue
+						kind = kind_of(info.st_mode)
+						entry: dict[str, Any] = {
+							"path": box.display(place.root, [*base, *rel, name]),
+							"type": kind,
+						}
+						if kind == "file":
+							entry["size"] = info.st_size
+						entries.append(entry)
+						if len(entries) >= most:
+							return {"entries": entries, "truncated": True}
+					if not i.get("recursive"):
+						break
+			except OSError as err:
+				raise os_error(err, given, "list") from None
+			finally:
+				os.close(fd)
 		return {"entries": entries}
 
-	def stat(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		real = box.resolve(i["path"])
-		if not real.exists():
-			raise ToolError(f"nothing at {i['path']!r}")
-		st = real.stat()
-		modified = dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).isoformat()
-		return {"path": show(real), "type": _kind(real), "size": st.st_size, "modified": modified}
+	def stat_(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
+		given = i["path"]
+		with box.locate(given) as place:
+			info = place.lstat()
+			if info is None:
+				raise ToolError(f"nothing at {_shown(given)}")
+			modified = dt.datetime.fromtimestamp(info.st_mtime, dt.UTC).isoformat()
+			return {
+				"path": place.display,
+				"type": kind_of(info.st_mode),
+				"size": info.st_size,
+				"modified": modified,
+			}
 
 	def mkdir(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		real = box.resolve(i["path"])
-		real.mkdir(parents=True, exist_ok=True)
-		return {"path": show(real), "created": True}
+		given = i["path"]
+		with box.locate(given, create_parents=True) as place:
+			created = False
+			if place.name is not None:
+				try:
+					os.mkdir(place.name, 0o777, dir_fd=place.dir_fd)
+					created = True
+				except FileExistsError:
+					info = place.lstat()
+					if info is None or not stat.S_ISDIR(info.st_mode):
+						raise ToolError(f"{_shown(given)} exists and is not a directory") from None
+				except OSError as err:
+					raise os_error(err, given, "create") from None
+			return {"path": place.display, "created": created}
 
 	def delete(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		real = box.resolve(i["path"], follow=False)
-		if box.is_root(real):
-			raise ToolError("refusing to delete an allowed directory itself")
-		if real.is_dir() and not real.is_symlink():
-			if i.get("recursive"):
-				shutil.rmtree(real)
-			else:
+		given = i["path"]
+		with box.locate(given, follow=False) as place:
+			if place.name is None:
+				raise ToolError("refusing to delete an allowed directory itself")
+			info = place.lstat()
+			if info is None:
+				raise ToolError(f"nothing at {_shown(given)}")
+			try:
+				if stat.S_ISDIR(info.st_mode) and not i.get("recursive"):
+					try:
+						os.rmdir(place.name, dir_fd=place.dir_fd)
+					except OSError as err:
+						if err.errno in (errno.ENOTEMPTY, errno.EEXIST):
+							raise ToolError(
+								f"{_shown(given)} is not empty; pass recursive=true"
+							) from None
+						raise
+				else:
+					_remove(place.dir_fd, place.name)
+			except OSError as err:
+				raise os_error(err, given, "delete") from None
+			return {"path": place.display, "deleted": True}
+
+	def transfer(i: dict[str, Any], *, move: bool) -> dict[str, Any]:
+		src_given, dst_given = i["source"], i["destination"]
+		with box.locate(src_given, follow=False) as src:
+			if src.name is None:
+				raise ToolError("refusing to move or copy an allowed directory itself")
+			info = src.lstat()
+			if info is None:
+				raise ToolError(f"nothing at {_shown(src_given)}")
+			with box.locate(dst_given, follow=False, create_parents=True) as dst:
+				dst_fd = os.dup(dst.dir_fd)
 				try:
-					real.rmdir()
-				except OSError:
-					raise ToolError(f"{i['path']!r} is not empty; pass recursive=true") from None
-		elif os.path.lexists(real):
-			real.unlink()
-		else:
-			raise ToolError(f"nothing at {i['path']!r}")
-		return {"path": show(real), "deleted": True}
+					name, parts = dst.name, dst.parts
+					existing = dst.lstat()
+					if name is None or (existing is not None and stat.S_ISDIR(existing.st_mode)):
+						# Into an existing directory, under the source's name.
+						os.close(dst_fd)
+						dst_fd = _open_dir(dst, dst_given)
+						parts, name = _parts_of(dst), src.name
+					source = (src.root, (*src.parts, src.name))
+					target = (dst.root, (*parts, name))
+					if target[0] == source[0] and target[1][: len(source[1])] == source[1]:
+						raise ToolError(
+							"the destination is the source or inside it; choose another place"
+						)
+					shown = box.display(dst.root, target[1])
+					present = _lstat(dst_fd, name)
+					if present is not None and stat.S_ISLNK(present.st_mode):
+						_refuse_outside_link(shown)
+					if present is not None and not i.get("overwrite"):
+						what = "is a symlink" if stat.S_ISLNK(present.st_mode) else "exists"
+						raise ToolError(
+							f"{shown!r} {what}; pass overwrite=true to replace it (a symlink is "
+							"replaced itself, never written through)"
+						)
+					try:
+						if move:
+							_move(src.dir_fd, src.name, dst_fd, name, src_given)
+						else:
+							_copy(src.dir_fd, src.name, dst_fd, name, src.display)
+					except OSError as err:
+						raise os_error(
+							err, dst_given, "move onto" if move else "copy onto"
+						) from None
+				finally:
+					os.close(dst_fd)
+			return {"source": src.display, "destination": shown}
 
-	def pair(i: dict[str, Any]) -> tuple[Path, Path]:
-		source = box.resolve(i["source"], follow=False)
-		target = box.resolve(i["destination"], follow=False)
-		if not os.path.lexists(source):
-			raise ToolError(f"nothing at {i['source']!r}")
-		if box.is_root(source):
-			raise ToolError("refusing to move or copy an allowed directory itself")
-		if target.is_dir() and not target.is_symlink():
-			target = target / source.name
-		if target == source or source in target.parents:
-			raise ToolError("the destination is the source or inside it; choose another place")
-		box.check_followed(target, i["destination"])
-		if os.path.lexists(target) and not i.get("overwrite"):
-			what = "is a symlink" if target.is_symlink() else "exists"
-			raise ToolError(
-				f"{show(target)!r} {what}; pass overwrite=true to replace it (a symlink is "
-				"replaced itself, never written through)"
-			)
-		target.parent.mkdir(parents=True, exist_ok=True)
-		return source, target
-
-	def move(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		source, target = pair(i)
-		if target.is_symlink():
-			target.unlink()
+	def _refuse_outside_link(shown: str) -> None:
 		try:
-			os.replace(source, target)
+			with box.locate(shown, follow=True):
+				pass
+		except ToolError as exc:
+			if "outside" in exc.message:
+				raise ToolError(
+					f"{shown!r} is a symlink leading outside the allowed directories; refused"
+				) from None
+
+	def _move(src_fd: int, src_name: str, dst_fd: int, dst_name: str, given: str) -> None:
+		present = _lstat(dst_fd, dst_name)
+		if present is not None and stat.S_ISLNK(present.st_mode):
+			os.unlink(dst_name, dir_fd=dst_fd)
+		try:
+			os.replace(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
 		except OSError as err:
 			if err.errno != errno.EXDEV:
-				raise ToolError(f"cannot move onto {show(target)!r}: {err.strerror}") from None
-			copy_without_following(source, target)
-			if source.is_dir() and not source.is_symlink():
-				shutil.rmtree(source)
-			else:
-				source.unlink()
-		return {"source": show(source), "destination": show(target)}
-
-	def copy(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		source, target = pair(i)
-		copy_without_following(source, target)
-		return {"source": show(source), "destination": show(target)}
+				raise
+			_copy(src_fd, src_name, dst_fd, dst_name, given)
+			_remove(src_fd, src_name)
 
 	def search(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
-		real = box.resolve(i.get("path", "."))
+		given = i.get("path", ".")
 		query, sensitive = i["query"], i.get("caseSensitive", False)
 		needle = query if sensitive else query.lower()
 		most = i.get("maxResults", 100)
 		found: list[dict[str, Any]] = []
-		files = [(str(real), [], [real.name])] if real.is_file() else os.walk(real)
-		for folder, dirs, names in files:
-			dirs.sort()
-			base = Path(folder) if not real.is_file() else real.parent
-			for name in sorted(names):
-				path = base / name
-				if path.is_symlink() or path.stat().st_size > MAX_SEARCH_FILE_BYTES:
-					continue
-				try:
-					text = path.read_text("utf-8")
-				except (UnicodeDecodeError, OSError):
-					continue
-				for number, line in enumerate(text.splitlines(), 1):
-					if needle in (line if sensitive else line.lower()):
-						found.append({"path": show(path), "line": number, "text": line[:300]})
-						if len(found) >= most:
+
+		def scan(folder_fd: int, name: str, parts: Sequence[str]) -> bool:
+			info = _lstat(folder_fd, name)
+			if (
+				info is None
+				or not stat.S_ISREG(info.st_mode)
+				or info.st_nlink > 1
+				or info.st_size > MAX_SEARCH_FILE_BYTES
+			):
+				return False  # links, FIFOs, sockets, devices, hard links, large files
+			try:
+				fd = os.open(name, _READ_FLAGS, dir_fd=folder_fd)
+			except OSError:
+				return False
+			try:
+				opened = os.fstat(fd)
+				if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+					return False
+				text = read_all(fd, opened.st_size).decode("utf-8")
+			except (OSError, UnicodeDecodeError):
+				return False
+			finally:
+				os.close(fd)
+			for number, line in enumerate(text.splitlines(), 1):
+				if needle in (line if sensitive else line.lower()):
+					path = box.display(place.root, parts)
+					found.append({"path": path, "line": number, "text": line[:300]})
+					if len(found) >= most:
+						return True
+			return False
+
+		with box.locate(given) as place:
+			info = place.lstat()
+			if info is None:
+				raise ToolError(f"nothing at {_shown(given)}")
+			if stat.S_ISREG(info.st_mode) and place.name is not None:
+				full = scan(place.dir_fd, place.name, _parts_of(place))
+				return {"matches": found, "truncated": True} if full else {"matches": found}
+			if not stat.S_ISDIR(info.st_mode):
+				raise ToolError(
+					f"{_shown(given)} is a {kind_of(info.st_mode)}, not a file or directory"
+				)
+			fd = _open_dir(place, given)
+			base = _parts_of(place)
+			try:
+				for rel, _dirs, files, folder_fd in _walk(fd):
+					for name in files:
+						if scan(folder_fd, name, [*base, *rel, name]):
 							return {"matches": found, "truncated": True}
+			finally:
+				os.close(fd)
 		return {"matches": found}
 
 	return {
@@ -232,11 +483,11 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 		"write": write,
 		"append": append,
 		"list": listing,
-		"stat": stat,
+		"stat": stat_,
 		"mkdir": mkdir,
 		"delete": delete,
-		"move": move,
-		"copy": copy,
+		"move": lambda i, _: transfer(i, move=True),
+		"copy": lambda i, _: transfer(i, move=False),
 		"search": search,
 	}
 

@@ -17,11 +17,23 @@ A call goes through these steps:
    connection) is always retried;
 5. follow redirects by hand: never to another origin when the request carries credentials
    (httpx strips only ``Authorization`` and ``Cookie`` across origins; a key in a custom header or
-   the query would follow), and never for a status the tool lists in ``accept_statuses``;
-6. decode the response in the response format (`_decode`); a non-2xx reply that the tool does not
+   the query would follow), and never for a status the tool lists in ``accept_statuses``. A hop
+   to another origin, or from https to http, keeps only the headers of
+   `openmolt_core.integrations._headers.SAFE_HEADERS` and never carries a body. Every redirect
+   hop, and a first request whose host comes from the input (a tool with ``input_origins``),
+   goes through the SSRF guard (`openmolt_core.integrations._ssrf`): resolved once, every
+   address checked, connected to the checked address. Every header of every hop is checked
+   for control characters (`openmolt_core.integrations._headers`);
+6. read the body with a cap on its decoded size (`openmolt_core.integrations._body`), all of it
+   (connection, hops, retries, body) within the tool's timeout as one total deadline;
+7. decode the response in the response format (`_decode`); a non-2xx reply that the tool does not
    accept raises a `ToolError`
    with the status, the service's message and a trimmed body, and so does a 200 reply that the
    API setup's ``error_check`` finds reporting a failure. Secrets are redacted from errors.
+
+Where a URL's origin may come from is decided when the integration is defined
+(`openmolt_core.integrations._origin`): ``config`` may choose it, ``input`` only within a tool's
+``input_origins``.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ import hashlib
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -41,6 +54,7 @@ import httpx
 from tenacity import (
 	AsyncRetrying,
 	RetryCallState,
+	retry_if_exception,
 	retry_if_exception_type,
 	stop_after_attempt,
 	stop_after_delay,
@@ -48,9 +62,25 @@ from tenacity import (
 from tenacity.stop import stop_base
 
 from openmolt_core._redact import redactor_for
-from openmolt_core.errors import ToolError
+from openmolt_core.errors import ConfigurationError, ToolError
+from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
+from openmolt_core.integrations._headers import (
+	SAFE_HEADERS,
+	CheckedAuth,
+	check_header,
+	check_headers,
+	is_token,
+)
+from openmolt_core.integrations._origin import (
+	check_fixed_origin,
+	check_input_origin,
+	is_absolute,
+	origin_part,
+	origin_problem,
+)
+from openmolt_core.integrations._ssrf import SsrfGuard, parse_ip
 from openmolt_core.integrations.templating import (
 	FILE_FILTERS,
 	MISSING,
@@ -67,11 +97,15 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"DEFAULT_RETRY",
-	"MAX_BODY_BYTES",
+	"MAX_DOWNLOAD_BYTES",
 	"MAX_REDIRECTS",
+	"MAX_RESPONSE_BYTES",
 	"RetryPolicy",
 	"build_request",
+	"check_text",
 	"execute_http_tool",
+	"guard_for",
+	"host_from_input",
 	"replay_safe",
 	"send",
 ]
@@ -79,8 +113,11 @@ __all__ = [
 MAX_REDIRECTS = 10
 """Redirects followed before a request is given up."""
 
-MAX_BODY_BYTES = 100 * 1024 * 1024
-"""The largest response body read (binary responses included)."""
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""The largest decoded response body read by default (a tool can set ``max_response_bytes``)."""
+
+MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024
+"""The default cap of a tool whose response format is ``binary`` (saved to the file store)."""
 
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
@@ -90,8 +127,7 @@ _NOT_SENT: tuple[type[Exception], ...] = (
 	httpx.ConnectTimeout,
 	httpx.PoolTimeout,
 )
-_CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie")
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 header field name
+_CONTENT_HEADERS = ("content-type", "content-length", "transfer-encoding", "content-md5")
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,20 +211,6 @@ class _TooLong(stop_base):
 		return hint is not None and hint > self.policy.max_wait
 
 
-async def _read(response: httpx.Response) -> bytes:
-	chunks: list[bytes] = []
-	size = 0
-	try:
-		async for chunk in response.aiter_bytes():
-			size += len(chunk)
-			if size > MAX_BODY_BYTES:
-				raise ToolError(f"the response is larger than {MAX_BODY_BYTES} bytes; not read")
-			chunks.append(chunk)
-	finally:
-		await response.aclose()
-	return b"".join(chunks)
-
-
 def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -> bool:
 	"""Whether sending a request twice cannot apply it twice.
 
@@ -201,12 +223,18 @@ def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -
 	return any(request.headers.get(name) for name in names)
 
 
+def _bad_location(exc: BaseException) -> bool:
+	"""Whether httpx failed on a redirect whose Location does not parse (it builds them all)."""
+	return isinstance(exc, httpx.RemoteProtocolError) and "location header" in str(exc).lower()
+
+
 async def _send_retrying(
 	client: httpx.AsyncClient,
 	request: httpx.Request,
 	auth: httpx.Auth | None,
 	policy: RetryPolicy,
 	safe: bool,
+	max_bytes: int,
 ) -> tuple[httpx.Response, bytes]:
 	transport_errors: tuple[type[Exception], ...] = (httpx.TransportError,) if safe else _NOT_SENT
 	retrying = AsyncRetrying(
@@ -215,14 +243,15 @@ async def _send_retrying(
 		| stop_after_delay(policy.max_total)
 		| _TooLong(policy),
 		wait=_wait_for(policy),
-		retry=retry_if_exception_type((_Retryable, *transport_errors)),
+		retry=retry_if_exception_type((_Retryable, *transport_errors))
+		& retry_if_exception(lambda exc: not _bad_location(exc)),
 		reraise=True,
 	)
 	try:
 		async for attempt in retrying:
 			with attempt:
 				response = await client.send(request, auth=auth, stream=True)
-				data = await _read(response)
+				data = await read_body(response, max_bytes)
 				if response.status_code == 429 or (safe and response.status_code >= 500):
 					raise _Retryable(response, data)
 				return response, data
@@ -235,29 +264,78 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 	return url.scheme, url.host, url.port
 
 
+_HOST_LABELS = re.compile(
+	r"^([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.?$"
+)
+
+
+def _valid_host(url: httpx.URL) -> bool:
+	"""Whether a URL names a host that can be connected to: an IP or DNS name, a real port."""
+	if url.port is not None and not 0 < url.port < 65536:
+		return False
+	host = url.raw_host.decode("ascii", "replace").lower()
+	return bool(host) and (parse_ip(host) is not None or bool(_HOST_LABELS.match(host)))
+
+
 def _next_request(
 	client: httpx.AsyncClient, request: httpx.Request, response: httpx.Response
 ) -> httpx.Request:
-	url = request.url.join(response.headers["location"])
+	"""The request a redirect asks for, or a `ToolError` when it cannot be followed safely."""
+	status = response.status_code
+	try:
+		url = request.url.join(response.headers["location"])
+		url.netloc.decode("ascii")  # an unrepresentable host fails here, not in the transport
+	except (httpx.InvalidURL, ValueError, UnicodeError):
+		raise ToolError(
+			"the service redirected to a malformed URL; not followed", status_code=status
+		) from None
 	if url.scheme not in ("http", "https"):
-		raise ToolError(f"redirect to a {url.scheme or 'relative'} URL refused")
+		raise ToolError(
+			f"redirect to a {url.scheme or 'relative'} URL refused; only http and https are "
+			"followed",
+			status_code=status,
+		)
+	if url.userinfo:
+		raise ToolError(
+			"the service redirected to a URL with a user name or password; not followed",
+			status_code=status,
+		)
+	if not _valid_host(url):
+		raise ToolError(
+			"the service redirected to a URL without a valid host or port; not followed",
+			status_code=status,
+		)
 	method = request.method
 	content: bytes | None = request.content
-	if (response.status_code == 303 and method != "HEAD") or (
-		response.status_code in (301, 302) and method == "POST"
-	):
+	if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
 		method, content = "GET", None
-	headers = httpx.Headers(request.headers)
-	headers.pop("host", None)
-	if content is None:
-		for name in ("content-type", "content-length", "transfer-encoding"):
-			headers.pop(name, None)
-	if _origin(url) != _origin(request.url):
-		for name in _CREDENTIAL_HEADERS:
-			headers.pop(name, None)
-	return client.build_request(
-		method, url, headers=headers, content=content, extensions=request.extensions
-	)
+	cross = _origin(url) != _origin(request.url)
+	if cross and content:
+		raise ToolError(
+			f"the service redirected a {method} with a body to another origin ({url.host}); "
+			"not followed, since a body is never re-sent elsewhere",
+			status_code=status,
+		)
+	if cross:
+		# Another origin, or https to http: keep only headers that say nothing about the caller.
+		headers = httpx.Headers(
+			[(k, v) for k, v in request.headers.multi_items() if k.lower() in SAFE_HEADERS]
+		)
+	else:
+		headers = httpx.Headers(request.headers)
+		headers.pop("host", None)
+		if content is None:
+			for name in _CONTENT_HEADERS:
+				headers.pop(name, None)
+	extensions = {k: v for k, v in request.extensions.items() if k != "sni_hostname"}
+	try:
+		return client.build_request(
+			method, url, headers=headers, content=content, extensions=extensions
+		)
+	except (httpx.InvalidURL, ValueError, UnicodeError):
+		raise ToolError(
+			"the service redirected to a malformed URL; not followed", status_code=status
+		) from None
 
 
 async def send(
@@ -267,13 +345,16 @@ async def send(
 	auth: httpx.Auth | None = None,
 	follow_redirects: bool = True,
 	credentialed: bool = False,
-	before_send: Callable[[httpx.Request], Awaitable[httpx.Request]] | None = None,
+	guard: SsrfGuard | None = None,
+	guard_first: bool = False,
 	retry: RetryPolicy = DEFAULT_RETRY,
 	idempotency_header: str | None = None,
 	accept_statuses: Collection[int] = (),
 	strip_credentials: Collection[str] | None = None,
+	deadline: float | None = None,
+	max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> tuple[httpx.Response, bytes]:
-	"""Send a request with retries, following redirects by hand.
+	"""Send a request with retries, following redirects by hand, within one total deadline.
 
 	429 is retried for every method; 5xx replies, timeouts and dropped connections only when
 	`replay_safe` says so; failures to connect always.
@@ -281,34 +362,104 @@ async def send(
 	Args:
 		client: The shared client.
 		request: The request (its URL is the logical one redirects are resolved against).
-		auth: The credential's auth, applied on every hop (hops never leave the origin with it).
+		auth: The credential's auth, applied on every hop (hops never leave the origin with it);
+			every header it sets is checked (`openmolt_core.integrations._headers.CheckedAuth`).
 		follow_redirects: Whether to follow redirects.
 		credentialed: The request carries credentials: a redirect to another origin is refused.
-		before_send: Checks or rewrites each hop just before it is sent (the SSRF guard pins it).
+		guard: The SSRF guard for redirect hops (and the first request with ``guard_first``);
+			default: one that refuses every non-public address.
+		guard_first: The first request's host came from the input: guard it too.
 		retry: The retry policy.
 		idempotency_header: The header that carries an idempotency key, if the API has one.
 		accept_statuses: Statuses that are an answer, never a redirect to follow (Google's
 			``308 Resume Incomplete``), even with a ``Location`` header.
 		strip_credentials: When given, a cross-origin redirect of a credentialed request is
-			followed without the auth and without any header holding one of these secrets.
+			followed without the auth (and, like every cross-origin hop, with safe headers only);
+			a redirect URL holding one of these secrets is refused.
+		deadline: Seconds for everything: connecting, every hop, retries and their waits, and
+			reading the bodies. None: no total deadline.
+		max_bytes: The largest decoded body read (`openmolt_core.integrations._body`).
 
 	Returns:
 		The final response (closed) and its body.
 
 	Raises:
-		ToolError: Too many redirects, a cross-origin redirect with credentials, or no reply.
+		ToolError: Too many redirects, a redirect that cannot be followed safely, a refused
+			address or header, a body over ``max_bytes``, no reply, or the deadline passed.
 	"""
-	for _ in range(MAX_REDIRECTS + 1):
-		outgoing = await before_send(request) if before_send else request
+	guard = guard or SsrfGuard()
+	checked = CheckedAuth(auth) if auth is not None else None
+	scope = anyio.fail_after(deadline) if deadline is not None else nullcontext()
+	try:
+		with scope:
+			return await _hops(
+				client,
+				request,
+				auth=checked,
+				follow_redirects=follow_redirects,
+				credentialed=credentialed,
+				guard=guard,
+				guard_first=guard_first,
+				retry=retry,
+				idempotency_header=idempotency_header,
+				accept_statuses=accept_statuses,
+				strip_credentials=strip_credentials,
+				max_bytes=max_bytes,
+			)
+	except TimeoutError:
+		raise ToolError(
+			f"the service did not finish answering within {deadline:g} s", retryable=True
+		) from None
+
+
+async def _hops(
+	client: httpx.AsyncClient,
+	request: httpx.Request,
+	*,
+	auth: httpx.Auth | None,
+	follow_redirects: bool,
+	credentialed: bool,
+	guard: SsrfGuard,
+	guard_first: bool,
+	retry: RetryPolicy,
+	idempotency_header: str | None,
+	accept_statuses: Collection[int],
+	strip_credentials: Collection[str] | None,
+	max_bytes: int,
+) -> tuple[httpx.Response, bytes]:
+	for hop in range(MAX_REDIRECTS + 1):
+		outgoing = await guard(request) if hop or guard_first else request
+		check_headers(outgoing.headers)
 		try:
 			safe = replay_safe(outgoing, idempotency_header)
-			response, data = await _send_retrying(client, outgoing, auth, retry, safe)
+			response, data = await _send_retrying(client, outgoing, auth, retry, safe, max_bytes)
 		except httpx.TimeoutException as exc:
 			raise ToolError("the service did not answer in time", retryable=True) from exc
+		except httpx.RemoteProtocolError as exc:
+			if _bad_location(exc):
+				raise ToolError(
+					"the service answered with a redirect to a malformed URL; not followed"
+				) from None
+			raise ToolError(
+				f"could not reach the service ({type(exc).__name__})", retryable=True
+			) from exc
+		except httpx.ConnectError as exc:
+			raise ToolError(
+				"could not connect to the service (connection refused, unreachable, or the "
+				"name does not resolve)",
+				retryable=True,
+			) from exc
 		except httpx.TransportError as exc:
 			raise ToolError(
 				f"could not reach the service ({type(exc).__name__})", retryable=True
 			) from exc
+		except (httpx.InvalidURL, ValueError):
+			# httpx builds the next request of any redirect, followed or not, and its URL
+			# parser raises these (UnicodeError and IDNA errors included) on a malformed one;
+			# the aiohttp transport raises ValueError for a URL it cannot send.
+			raise ToolError(
+				"the URL, or the one the service redirected to, is malformed or not supported"
+			) from None
 		# has_redirect_location, not is_redirect: a 3xx without Location (Google's 308 Resume
 		# Incomplete, 304 Not Modified) is an answer, not a redirect.
 		if not (follow_redirects and response.has_redirect_location) or (
@@ -316,23 +467,22 @@ async def send(
 		):
 			return response, data
 		nxt = _next_request(client, request, response)
-		if (
-			credentialed
-			and strip_credentials is not None
-			and _origin(nxt.url) != _origin(request.url)
-		):
-			# Follow to the other host as a stranger: no auth, no header carrying a secret.
-			for name, value in list(nxt.headers.items()):
-				if any(secret in value for secret in strip_credentials):
-					del nxt.headers[name]
-			auth, credentialed, request = None, False, nxt
-			continue
 		if credentialed and _origin(nxt.url) != _origin(request.url):
-			raise ToolError(
-				f"the service redirected to another origin ({nxt.url.host}); not followed "
-				"because the request carries credentials",
-				status_code=response.status_code,
-			)
+			if strip_credentials is None:
+				raise ToolError(
+					f"the service redirected to another origin ({nxt.url.host}); not followed "
+					"because the request carries credentials",
+					status_code=response.status_code,
+				)
+			target = str(nxt.url)
+			if any(secret and secret in target for secret in strip_credentials):
+				raise ToolError(
+					"the service redirected to another origin with a credential in the URL; "
+					"not followed",
+					status_code=response.status_code,
+				)
+			# Follow to the other host as a stranger: no auth, and only safe headers.
+			auth, credentialed = None, False
 		request = nxt
 	raise ToolError(f"more than {MAX_REDIRECTS} redirects; giving up")
 
@@ -349,19 +499,35 @@ def _reads_files(tool: HttpTool, setup: ApiSetup) -> bool:
 	return any(uses_filter(part, *FILE_FILTERS) for part in parts)
 
 
-def _check_header(name: str, value: Any) -> str:
-	if isinstance(value, bool):
-		text = "true" if value else "false"
-	else:
-		text = value if isinstance(value, str) else str(value)
-	if any(c in text or c in name for c in "\r\n\x00"):
-		raise ToolError(f"header {name!r} would contain a line break; refused")
-	if not (text.isascii() and name.isascii()):
-		raise ToolError(
-			f"header {name!r} would contain non-ASCII text, which HTTP headers cannot carry; "
-			"use ASCII (or percent-encode the value)"
-		)
-	return text
+def check_text(value: Any, where: str = "input") -> None:
+	"""Refuse text that cannot be sent: a lone surrogate anywhere in a tool input.
+
+	JSON can spell a lone surrogate (a ``u+d800`` escape on its own), which no encoder accepts; here it is
+	a clear error naming the field instead of a crash in whatever encodes it first.
+
+	Args:
+		value: The input (dicts and lists walked).
+		where: Its name, for the message.
+
+	Raises:
+		ToolError: A string (or key) holds a lone surrogate.
+	"""
+	if isinstance(value, str):
+		try:
+			value.encode("utf-8")
+		except UnicodeEncodeError:
+			raise ToolError(
+				f"{where} is not valid Unicode text (it holds a lone surrogate); send valid text"
+			) from None
+	elif isinstance(value, Mapping):
+		for key, item in value.items():
+			check_text(key, where)
+			check_text(
+				item, f"{where}.{key}" if isinstance(key, str) and key.isprintable() else where
+			)
+	elif isinstance(value, (list, tuple)):
+		for index, item in enumerate(value):
+			check_text(item, f"{where}[{index}]")
 
 
 def _prefixed(rendered: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -381,9 +547,9 @@ def _prefixed(rendered: Mapping[str, Any]) -> list[tuple[str, str]]:
 			if isinstance(value, (Mapping, list, tuple)):
 				raise ToolError(f"header {prefix}{key} needs a text value, not a list or object")
 			name = f"{prefix}{key}"
-			if not _TOKEN.fullmatch(name):
-				raise ToolError(f"{name!r} is not a valid header name")
-			pairs.append((name, _check_header(name, value)))
+			if not is_token(name):
+				raise ToolError(f"{name[:60]!r} is not a valid header name")
+			pairs.append((name, check_header(name, value)))
 	return pairs
 
 
@@ -437,18 +603,27 @@ async def build_request(
 		) = await anyio.to_thread.run_sync(render_reading)
 	else:
 		endpoint, base, query, rendered_headers, prefixed, body, rendered_files = render_all()
-	if endpoint.startswith(("http://", "https://")):
-		url = endpoint
+	base_source = tool.base_url or setup.base_url
+	if tool.endpoint and is_absolute(tool.endpoint):
+		url, url_source = endpoint, tool.endpoint
 	elif endpoint:
-		url = f"{str(base).rstrip('/')}/{endpoint.lstrip('/')}"
+		url, url_source = f"{str(base).rstrip('/')}/{endpoint.lstrip('/')}", base_source
 	else:
-		url = str(base)
+		url, url_source = str(base), base_source
 	if not url.startswith(("http://", "https://")):
-		raise ToolError(f"the tool's URL {url[:80]!r} is not absolute; set base_url")
+		raise ToolError("the tool's URL is not an absolute http(s) URL; set base_url")
+	if host_from_input(tool, setup):
+		try:
+			parsed = httpx.URL(url)
+		except (httpx.InvalidURL, ValueError, UnicodeError):
+			raise ToolError("the tool's URL is not a valid URL; check the input") from None
+		check_input_origin(parsed, tool.input_origins or setup.input_origins, context.config)
+	else:
+		check_fixed_origin(url, origin_part(url_source), context.config)
 	headers: dict[str, tuple[str, str]] = {}
 	for name, value in rendered_headers.items():
 		if value is not MISSING and value is not None and value != "":
-			headers[name.lower()] = (name, _check_header(name, value))
+			headers[name.lower()] = (name, check_header(name, value))
 	for name, value in _prefixed(prefixed):
 		headers.setdefault(name.lower(), (name, value))
 	fmt = tool.request_format or setup.request_format
@@ -465,13 +640,47 @@ async def build_request(
 	if tool.checksum:
 		name, digest = _checksum(tool.checksum, content)
 		headers[name.lower()] = (name, digest)
-	return client.build_request(
-		tool.method,
-		append_query(httpx.URL(url), query_pairs(query)),
-		headers=[pair for pair in headers.values()],
-		content=content,
-		timeout=httpx.Timeout(setup.timeout, connect=min(10.0, setup.timeout)),
-	)
+	headers.setdefault("accept-encoding", ("Accept-Encoding", ACCEPT_ENCODING))
+	try:
+		return client.build_request(
+			tool.method,
+			append_query(httpx.URL(url), query_pairs(query)),
+			headers=[pair for pair in headers.values()],
+			content=content,
+			timeout=httpx.Timeout(setup.timeout, connect=min(10.0, setup.timeout)),
+		)
+	except (httpx.InvalidURL, ValueError, UnicodeError):
+		raise ToolError("the tool's URL is not a valid URL; check the input") from None
+
+
+def host_from_input(tool: HttpTool, setup: ApiSetup) -> bool:
+	"""Whether the input may choose a tool's host (its origin template uses ``input``).
+
+	Such a tool must list ``input_origins``; `Integration` refuses it otherwise.
+	"""
+	if tool.endpoint and is_absolute(tool.endpoint):
+		source = tool.endpoint
+	else:
+		source = tool.base_url or setup.base_url
+	return origin_problem(origin_part(source)) is not None
+
+
+def guard_for(context: ToolContext) -> SsrfGuard:
+	"""The SSRF guard for a tool call: the integration config's ``allowInternalHosts``.
+
+	Args:
+		context: The tool's context (``config["allowInternalHosts"]``, and
+			``extras["resolver"]``, a `openmolt_core.integrations._ssrf.Resolver`, if any).
+
+	Raises:
+		ToolError: ``allowInternalHosts`` is malformed.
+	"""
+	config = context.config
+	allowed = config.get("allowInternalHosts", config.get("allow_internal_hosts"))
+	try:
+		return SsrfGuard(internal=allowed, resolver=context.extras.get("resolver"))
+	except ConfigurationError as exc:
+		raise ToolError(f"{context.integration}: {exc}") from None
 
 
 async def execute_http_tool(
@@ -497,6 +706,7 @@ async def execute_http_tool(
 		if context.http is None:
 			raise ToolError("HTTP tools need the shared client; run them through an agent")
 		client = context.http()
+		check_text(input)
 		request = await build_request(tool, integration, input, context, client)
 		setup = integration.api_setup
 		key_header = setup.idempotency_header
@@ -504,18 +714,26 @@ async def execute_http_tool(
 			# One key per tool call: the engine's retries resend this same request.
 			request.headers[key_header] = str(uuid.uuid4())
 		policy = context.extras.get("retry_policy", DEFAULT_RETRY)
+		fmt = tool.response_format or setup.response_format
+		limit = tool.max_response_bytes or (
+			MAX_DOWNLOAD_BYTES if fmt == "binary" else MAX_RESPONSE_BYTES
+		)
 		response, data = await send(
 			client,
 			request,
 			auth=context.auth,
 			follow_redirects=bool(tool.follow_redirects),
 			credentialed=context.auth is not None or bool(context.redact),
+			guard=guard_for(context),
+			guard_first=host_from_input(tool, setup),
 			strip_credentials=redact.secrets
 			if tool.follow_redirects == "without-credentials"
 			else None,
 			retry=policy,
 			idempotency_header=key_header,
 			accept_statuses=tool.accept_statuses,
+			deadline=setup.timeout,
+			max_bytes=limit,
 		)
 		if not response.is_success and response.status_code not in tool.accept_statuses:
 			details = trimmed_details(response, data)
@@ -530,7 +748,6 @@ async def execute_http_tool(
 				details=details,
 				retryable=response.status_code == 429 or response.status_code >= 500,
 			)
-		fmt = tool.response_format or setup.response_format
 		return await decode(
 			response,
 			data,

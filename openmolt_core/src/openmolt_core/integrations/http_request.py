@@ -2,25 +2,39 @@
 
 Available by default (entry point ``httpRequest``). Every hop (the first request and each redirect)
 goes through `openmolt_core.integrations._ssrf.SsrfGuard`: the host is resolved, refused unless
-every address is public, and the connection is pinned to the checked address. Allow private
-addresses explicitly with
-``om.register_integration("httpRequest", OpenMolt.HttpRequestIntegration(allow_private=True))`` or
-the config ``OpenMolt(integrations={"httpRequest": {"allowPrivate": True}})``.
+every address is public, and the connection is pinned to the checked address. A hop to another
+origin, or from https to http, keeps only safe headers and never re-sends a body. The tool's
+``timeout`` bounds the whole call (every hop and the body), and the decoded body is capped.
+
+The model chooses everything here, so nothing internal is reachable by default. An application
+that wants its agents to reach some internal hosts lists them, and only them:
+``om.register_integration("httpRequest",
+OpenMolt.HttpRequestIntegration(allow_internal_hosts=["wiki.corp.example", "10.20.0.0/16"]))``,
+or the config ``OpenMolt(integrations={"httpRequest": {"allowInternalHosts": [...]}})``. See
+`openmolt_core.integrations._ssrf.InternalHosts` (never "everything").
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
 from openmolt_core._redact import redactor_for
-from openmolt_core.errors import ToolError
+from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.hookspecs import hookimpl
+from openmolt_core.integrations._body import ACCEPT_ENCODING
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
-from openmolt_core.integrations._ssrf import Resolver, SsrfGuard
-from openmolt_core.integrations.http import DEFAULT_RETRY, _check_header, send
+from openmolt_core.integrations._headers import check_header
+from openmolt_core.integrations._ssrf import InternalHosts, Resolver, SsrfGuard, internal_hosts
+from openmolt_core.integrations.http import (
+	DEFAULT_RETRY,
+	MAX_RESPONSE_BYTES,
+	check_text,
+	send,
+)
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import FunctionTool, ToolContext
 
@@ -80,40 +94,68 @@ def _auto_format(response: httpx.Response) -> str:
 	return "binary"
 
 
+def _guard(context: ToolContext, internal: InternalHosts, resolver: Resolver | None) -> SsrfGuard:
+	config = context.config
+	if config.get("allowPrivate") or config.get("allow_private"):
+		raise ToolError(
+			"httpRequest: allowPrivate is no longer supported, since it opened every internal "
+			"address to the model; list the internal hosts or networks in allowInternalHosts"
+		)
+	listed = config.get("allowInternalHosts", config.get("allow_internal_hosts"))
+	try:
+		extra = internal_hosts(listed)
+	except ConfigurationError as exc:
+		raise ToolError(f"httpRequest: {exc}") from None
+	return SsrfGuard(internal=internal + extra, resolver=resolver or context.extras.get("resolver"))
+
+
 async def _request(
-	i: dict[str, Any], context: ToolContext, *, allow_private: bool, resolver: Resolver | None
+	i: dict[str, Any],
+	context: ToolContext,
+	*,
+	internal: InternalHosts,
+	resolver: Resolver | None,
+	max_bytes: int,
 ) -> dict[str, Any]:
 	if context.http is None:
 		raise ToolError("httpRequest needs the shared client; run it through an agent")
-	allowed = allow_private or bool(
-		context.config.get("allowPrivate") or context.config.get("allow_private")
-	)
-	guard = SsrfGuard(allow_private=allowed, resolver=resolver)
+	check_text(i)
+	guard = _guard(context, internal, resolver)
 	client = context.http()
 	method = i.get("method", "GET").upper()
-	headers = [(k, _check_header(k, v)) for k, v in (i.get("headers") or {}).items()]
+	headers = [(k, check_header(k, v)) for k, v in (i.get("headers") or {}).items()]
 	content, ctype = await encode_body(
 		_FORMATS[i.get("bodyFormat", "json")], i.get("body"), {}, context.files
 	)
 	if ctype and not any(k.lower() == "content-type" for k, _ in headers):
 		headers.append(("Content-Type", ctype))
+	if not any(k.lower() == "accept-encoding" for k, _ in headers):
+		headers.append(("Accept-Encoding", ACCEPT_ENCODING))
 	timeout = min(float(i.get("timeout", 30)), MAX_TIMEOUT)
 	try:
+		url = httpx.URL(i["url"])
+		if url.userinfo:
+			raise ToolError(
+				"the URL holds a user name or password; send credentials in a header instead"
+			)
 		request = client.build_request(
 			method,
-			append_query(httpx.URL(i["url"]), query_pairs(i.get("query") or {})),
+			append_query(url, query_pairs(i.get("query") or {})),
 			headers=headers,
 			content=content,
 			timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
 		)
-	except (httpx.InvalidURL, ValueError) as exc:
-		raise ToolError(f"invalid URL or headers: {exc}") from None
+	except (httpx.InvalidURL, ValueError, UnicodeError):
+		raise ToolError("invalid URL; give an absolute http(s) URL") from None
 	response, data = await send(
 		client,
 		request,
 		follow_redirects=i.get("followRedirects", True),
-		before_send=guard,
+		guard=guard,
+		guard_first=True,
 		retry=context.extras.get("retry_policy", DEFAULT_RETRY),
+		deadline=timeout,
+		max_bytes=max_bytes,
 	)
 	shown = {k: v for k, v in response.headers.items() if k.lower() not in _HIDDEN_HEADERS}
 	if not response.is_success:
@@ -133,19 +175,41 @@ async def _request(
 
 
 def http_request_integration(
-	*, allow_private: bool = False, resolver: Resolver | None = None
+	*,
+	allow_internal_hosts: Sequence[str] = (),
+	resolver: Resolver | None = None,
+	max_response_bytes: int = MAX_RESPONSE_BYTES,
+	allow_private: bool | None = None,
 ) -> Integration:
 	"""Build the httpRequest integration.
 
 	Args:
-		allow_private: Allow loopback, private, link-local and metadata addresses.
+		allow_internal_hosts: Internal host names (``wiki.corp.example``, ``*.corp.example``)
+			and networks (``10.20.0.0/16``) the model may reach; none by default. A network must
+			lie inside one non-public block, so it can never mean "everything"; a cloud metadata
+			endpoint is reachable only when listed by its exact address.
 		resolver: Resolves host names (default: ``anyio.getaddrinfo``); tests pass a fake.
+		max_response_bytes: The largest decoded response body read.
+		allow_private: Removed (it opened every internal address); passing True raises.
+
+	Raises:
+		ConfigurationError: ``allow_internal_hosts`` holds something that is not a host name or
+			a network of internal addresses, or ``allow_private`` is set.
 	"""
+	if allow_private:
+		raise ConfigurationError(
+			"HttpRequestIntegration(allow_private=True) is no longer supported, since it opened "
+			"every internal address to the model; list the hosts or networks the agents may "
+			"reach in allow_internal_hosts=[...] (e.g. ['wiki.corp.example', '10.20.0.0/16'])"
+		)
+	internal = internal_hosts(list(allow_internal_hosts))
 
 	async def run(i: dict[str, Any], context: ToolContext) -> dict[str, Any]:
 		redact = redactor_for([context])
 		try:
-			return await _request(i, context, allow_private=allow_private, resolver=resolver)
+			return await _request(
+				i, context, internal=internal, resolver=resolver, max_bytes=max_response_bytes
+			)
 		except ToolError as exc:
 			exc.message = redact(exc.message)
 			exc.args = (exc.message,)
@@ -173,5 +237,5 @@ def http_request_integration(
 
 @hookimpl
 def register_integrations(register: Any) -> None:
-	"""Register ``httpRequest`` (private addresses refused)."""
+	"""Register ``httpRequest`` (no internal address reachable)."""
 	register(http_request_integration(), id="httpRequest")

@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
 from openmolt_core.integrations.templating import parse_template
 from openmolt_core.tools import FunctionTool, Tool, schema_of
 
@@ -102,6 +103,8 @@ class ApiSetup(_Spec):
 		idempotency_header: A header that makes a POST safe to repeat (``Idempotency-Key``):
 			each POST call that does not set it gets a fresh UUID4, kept across retries.
 		error_check: Failures the service reports in 200 replies (see `ErrorCheck`).
+		input_origins: The origins a tool whose host comes from ``input`` may reach (see
+			`HttpTool`); tools that list their own use theirs.
 	"""
 
 	base_url: str = Field(default="", alias="baseUrl")
@@ -113,6 +116,7 @@ class ApiSetup(_Spec):
 	form_arrays: ArrayStyle = Field(default="indices", alias="formArrays")
 	idempotency_header: str | None = Field(default=None, alias="idempotencyHeader")
 	error_check: ErrorCheck | None = Field(default=None, alias="errorCheck")
+	input_origins: list[str] = Field(default_factory=list, alias="inputOrigins")
 
 
 class Credential(_Spec):
@@ -151,8 +155,8 @@ class Credential(_Spec):
 	auth_url: str | None = Field(default=None, alias="authUrl")
 	token_url: str | None = Field(default=None, alias="tokenUrl")
 	client_id: str | None = Field(default=None, alias="clientId")
-	client_secret: str | None = Field(default=None, alias="clientSecret")
-	refresh_token: str | None = Field(default=None, alias="refreshToken")
+	client_secret: str | None = Field(default=None, alias="clientSecret", repr=False)
+	refresh_token: str | None = Field(default=None, alias="refreshToken", repr=False)
 	scopes: list[str] = Field(default_factory=list)
 	scope_separator: str = Field(default=" ", alias="scopeSeparator")
 	auth_params: dict[str, str] = Field(default_factory=dict, alias="authParams")
@@ -160,10 +164,10 @@ class Credential(_Spec):
 	client_id_param: str = Field(default="client_id", alias="clientIdParam")
 	token_format: Literal["form", "json"] = Field(default="form", alias="tokenFormat")
 	username: str | None = None
-	password: str | None = None
+	password: str | None = Field(default=None, repr=False)
 	access_key_id: str | None = Field(default=None, alias="accessKeyId")
-	secret_access_key: str | None = Field(default=None, alias="secretAccessKey")
-	session_token: str | None = Field(default=None, alias="sessionToken")
+	secret_access_key: str | None = Field(default=None, alias="secretAccessKey", repr=False)
+	session_token: str | None = Field(default=None, alias="sessionToken", repr=False)
 	region: str | None = None
 	service: str | None = None
 
@@ -209,6 +213,14 @@ class HttpTool(_Spec):
 		prefixed_headers: Header prefix to a template giving an object; each of its keys
 			becomes a header ``<prefix><key>`` (S3 user metadata: ``{"x-amz-meta-":
 			"{{ input.metadata }}"}`` sends ``x-amz-meta-author``...). A missing object sends none.
+		input_origins: The origins this tool may reach when its URL's host comes from the input
+			(an upload URL the API returned, an S3 bucket host): ``https://files.slack.com``, or
+			``https://*.s3.{{ config.region }}.amazonaws.com`` where ``*.`` is one or more DNS
+			labels (templates over ``config``). A tool whose scheme, host, port or user info
+			depends on ``input`` is refused at registration unless it lists them; such a request
+			also goes through the SSRF guard. See `openmolt_core.integrations._origin`.
+		max_response_bytes: The largest decoded response body read (default: 8 MiB, or 100 MiB
+			when the response format is ``binary``); reading stops at the cap.
 	"""
 
 	handle: str
@@ -236,6 +248,8 @@ class HttpTool(_Spec):
 	accept_statuses: list[int] = Field(default_factory=list, alias="acceptStatuses")
 	checksum: Checksum | None = None
 	prefixed_headers: dict[str, str] = Field(default_factory=dict, alias="prefixedHeaders")
+	input_origins: list[str] = Field(default_factory=list, alias="inputOrigins")
+	max_response_bytes: int | None = Field(default=None, alias="maxResponseBytes", gt=0)
 
 	@field_validator("accept_statuses")
 	@classmethod
@@ -306,7 +320,37 @@ def _check_templates(tool: HttpTool) -> None:
 		"files": tool.files,
 	}
 	strings = [s for name, value in fields.items() for s in _template_strings(value, name)]
+	strings += _template_strings(tool.input_origins, "input_origins")
 	_parse_all(strings, f"tool {tool.handle!r}", path_field="endpoint")
+	_check_patterns(tool.input_origins, f"tool {tool.handle!r}, field input_origins")
+
+
+def _check_patterns(patterns: list[str], where: str) -> None:
+	for pattern in patterns:
+		if uses_input(pattern):
+			raise ValueError(f"{where}: {pattern!r} uses input; origins may use config only")
+		if "://" not in pattern:
+			raise ValueError(
+				f"{where}: {pattern!r} is not an origin; write https://host (or https://*.domain)"
+			)
+
+
+def _check_origin(tool: HttpTool, setup: ApiSetup, integration: str) -> None:
+	"""Refuse a tool whose URL origin depends on ``input`` unless it lists ``input_origins``."""
+	if tool.endpoint and is_absolute(tool.endpoint):
+		where, source = "endpoint", tool.endpoint
+	elif tool.base_url:
+		where, source = "base_url", tool.base_url
+	else:
+		where, source = "api_setup.base_url", setup.base_url
+	problem = origin_problem(origin_part(source))
+	if problem and not (tool.input_origins or setup.input_origins):
+		raise ValueError(
+			f"integration {integration!r}, tool {tool.handle!r}, field {where}: the scheme, host, "
+			f"port or user info of the URL may not come from the model's input, and {problem} "
+			f"({origin_part(source)[:100]!r}); build it from config values, or list the origins "
+			"the input may choose in input_origins"
+		)
 
 
 def _check_setup_templates(integration: Integration) -> None:
@@ -315,7 +359,14 @@ def _check_setup_templates(integration: Integration) -> None:
 		*_template_strings(setup.base_url, "api_setup.base_url"),
 		*_template_strings(setup.headers, "api_setup.headers"),
 		*_template_strings(setup.query_params, "api_setup.query_params"),
+		*_template_strings(setup.input_origins, "api_setup.input_origins"),
 	]
+	_check_patterns(
+		setup.input_origins, f"integration {integration.name!r}, api_setup.input_origins"
+	)
+	for tool in integration.tools:
+		if isinstance(tool, HttpTool):
+			_check_origin(tool, setup, integration.name)
 	for index, cred in enumerate(integration.credential_setup):
 		strings += _template_strings(
 			cred.model_dump(exclude={"type", "scopes"}), f"credential_setup[{index}]"

@@ -107,10 +107,27 @@ class _PathSafe(str):
 	__slots__ = ()
 
 
+def _quote(value: str) -> str:
+	try:
+		return quote(value, safe="")
+	except UnicodeEncodeError:
+		raise ToolError(
+			"a value in the URL is not valid Unicode text (it holds a lone surrogate)"
+		) from None
+
+
 def _segment(value: str) -> str:
 	if unquote(value) in ("", ".", "..") or "\x00" in value:
-		raise ToolError(f"path segment {value!r} is not allowed (empty, '.' or '..')")
-	return quote(value, safe="")
+		# The value itself is not repeated: it may be long, or not meant to be shown.
+		raise ToolError(
+			"a value in the URL path is empty, '.' or '..' (or holds NUL), which would change "
+			"the path; give a non-empty name"
+		)
+	return _quote(value)
+
+
+def _query_value(value: Any) -> str:
+	return str(value) if isinstance(value, _PathSafe) else _quote(to_liquid_string(value, False))
 
 
 def _path_segments(value: Any) -> str:
@@ -133,7 +150,10 @@ def _base64url(value: Any) -> str:
 
 
 def _url_encode(value: Any) -> str:
-	return quote_plus(to_liquid_string(value, False))
+	try:
+		return quote_plus(to_liquid_string(value, False))
+	except UnicodeEncodeError:
+		raise ToolError("url_encode: the value is not valid Unicode text") from None
 
 
 def _addresses(value: Any) -> str:
@@ -244,13 +264,32 @@ class _PathOutput(Output):
 	node_class = _PathOutputNode
 
 
+class _QueryOutputNode(OutputNode):
+	"""An output statement in an endpoint's query: its value is percent-encoded, may be empty."""
+
+	__slots__ = ()
+
+	def render_to_output(self, context: Any, buffer: Any) -> int:
+		return int(buffer.write(_query_value(self.expression.evaluate(context))))
+
+
+class _QueryOutput(Output):
+	node_class = _QueryOutputNode
+
+
 class _PathEnv(_Env):
+	output: ClassVar[type[Output]] = _PathOutput
+
 	def __init__(self) -> None:
 		super().__init__()
-		self.add_tag(_PathOutput)
+		self.add_tag(self.output)
 		# echo and liquid would write values without going through the encoding output node.
 		for tag in ("echo", "liquid"):
 			self.tags.pop(tag, None)
+
+
+class _QueryEnv(_PathEnv):
+	output = _QueryOutput
 
 
 _FILTERS = {
@@ -264,11 +303,32 @@ _FILTERS = {
 	"url_encode": _url_encode,
 }
 _ENV = _Env()
-_PATH_ENV = _PathEnv()
+_ENVS: dict[str, _Env] = {"": _ENV, "path": _PathEnv(), "query": _QueryEnv()}
+_MARKUP = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+_BLOCK = re.compile(r"\{%-?\s*(end)?(if|unless|for|case|capture|raw|comment|tablerow)\b")
+
+
+def _split_query(source: str) -> tuple[str, str | None]:
+	"""An endpoint split at its first plain-text ``?`` outside any block: (path, query)."""
+	depth = 0
+	at = 0
+	for match in [*_MARKUP.finditer(source), None]:
+		end = match.start() if match else len(source)
+		if depth == 0:
+			mark = source.find("?", at, end)
+			if mark >= 0:
+				return source[:mark], source[mark + 1 :]
+		if match is None:
+			break
+		block = _BLOCK.match(match.group())
+		if block:
+			depth = max(depth - 1, 0) if block.group(1) else depth + 1
+		at = match.end()
+	return source, None
 
 
 @lru_cache(maxsize=4096)
-def _compile(source: str, path: bool = False) -> tuple[str, Any]:
+def _compile(source: str, mode: str = "") -> tuple[str, Any]:
 	exact = _EXACT.match(source)
 	if exact:
 		parts = tuple(
@@ -278,7 +338,7 @@ def _compile(source: str, path: bool = False) -> tuple[str, Any]:
 	if "{{" not in source and "{%" not in source:
 		return "literal", source
 	try:
-		template = (_PATH_ENV if path else _ENV).from_string(source)
+		template = _ENVS[mode].from_string(source)
 	except LiquidError as exc:
 		raise ToolError(f"invalid template {source[:80]!r} in the integration: {exc}") from exc
 	file_filter = _EXACT_FILE.match(source)
@@ -299,12 +359,19 @@ def parse_template(source: str, *, path: bool = False) -> None:
 
 	Args:
 		source: The template.
-		path: Parse it as an endpoint (every output statement is one path segment).
+		path: Parse it as an endpoint (every output statement is one path segment, or one
+			query value after the endpoint's ``?``).
 
 	Raises:
 		ToolError: The template does not parse.
 	"""
-	_compile(source, path)
+	if path:
+		part, query = _split_query(source)
+		_compile(part, "path")
+		if query is not None:
+			_compile(query, "query")
+	else:
+		_compile(source)
 
 
 def _lookup(data: Mapping[str, Any], root: str, parts: tuple[str | int, ...]) -> Any:
@@ -334,15 +401,21 @@ def render_string(source: str, data: Mapping[str, Any], *, path: bool = False) -
 	Raises:
 		ToolError: The template is invalid, or a limit or a filter refused the values.
 	"""
-	kind, compiled = _compile(source, path)
+	return _render_mode(source, data, "path" if path else "")
+
+
+def _render_mode(source: str, data: Mapping[str, Any], mode: str) -> Any:
+	kind, compiled = _compile(source, mode)
 	if kind == "literal":
 		return compiled
 	if kind == "exact":
 		value = _lookup(data, *compiled)
-		if path and value is not MISSING:
+		if mode == "path" and value is not MISSING:
 			return (
 				value if isinstance(value, _PathSafe) else _segment(to_liquid_string(value, False))
 			)
+		if mode == "query" and value is not MISSING:
+			return _query_value(value)
 		return value
 	if kind == "file":
 		root, parts, compiled = compiled
@@ -389,10 +462,17 @@ def render(value: Any, data: Mapping[str, Any]) -> Any:
 def render_endpoint(source: str, data: Mapping[str, Any]) -> str:
 	"""Render an endpoint: each value is URL-encoded as one path segment; ``.``/``..`` refused.
 
+	After a plain-text ``?`` (a query written into the endpoint), each value is percent-encoded
+	as a query value instead, and may be empty.
+
 	Raises:
 		ToolError: A value would be empty, ``.`` or ``..`` as a segment, or the template failed.
 	"""
-	value = render_string(source, data, path=True)
+	part, query = _split_query(source)
+	value = _render_mode(part, data, "path")
 	if value is MISSING:
-		raise ToolError(f"the endpoint {source!r} needs an input value that is missing")
-	return str(value)
+		raise ToolError(f"the endpoint {source[:80]!r} needs an input value that is missing")
+	if query is None:
+		return str(value)
+	rest = _render_mode(query, data, "query")
+	return f"{value}?{'' if rest is MISSING else rest}"

@@ -1,0 +1,131 @@
+"""Header checks for every path that sets a header, and what a redirect hop may carry along.
+
+A header name must be an RFC 9110 token; a value is refused when it holds any control character
+(the C0 range, CR, LF and NUL included, and DEL) or non-ASCII text, and loses surrounding
+whitespace (RFC 9110 section 5.5: it is not part of the value). The messages name the header,
+never its value, which may be a secret. The HTTP engine checks the headers it renders, the
+headers of each hop just before it is sent, and, through `CheckedAuth`, the headers every
+credential adds, OAuth2 tokens included; so a value the transport would crash on, or log raw,
+never reaches it.
+
+On a redirect to another origin, or from https to http, only `SAFE_HEADERS` are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncGenerator, Generator, Iterable
+from typing import Any
+
+import httpx
+
+from openmolt_core.errors import ToolError
+
+__all__ = ["SAFE_HEADERS", "CheckedAuth", "check_header", "check_headers", "is_token"]
+
+SAFE_HEADERS = frozenset({
+	"accept",
+	"accept-encoding",
+	"accept-language",
+	"cache-control",
+	"pragma",
+	"user-agent",
+})  # fmt: skip
+"""Headers kept on a cross-origin or downgrading redirect; every other header is dropped."""
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 section 5.6.2
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def is_token(name: str) -> bool:
+	"""Whether a text is a valid header field name (an RFC 9110 token)."""
+	return bool(_TOKEN.fullmatch(name))
+
+
+def check_header(name: str, value: Any) -> str:
+	"""Check one header, returning its value as text.
+
+	Args:
+		name: The header name.
+		value: The value (booleans become ``true``/``false``, other values their text).
+
+	Returns:
+		The value without surrounding whitespace.
+
+	Raises:
+		ToolError: The name is not a token, or the value holds a control character or
+			non-ASCII text. The message names the header, never the value.
+	"""
+	shown = repr(name[:60]) if isinstance(name, str) and name.isprintable() else "a header"
+	if not isinstance(name, str) or not is_token(name):
+		raise ToolError(
+			f"{shown} is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+		)
+	if isinstance(value, bool):
+		text = "true" if value else "false"
+	else:
+		text = value if isinstance(value, str) else str(value)
+	text = text.strip(" \t")
+	if _CONTROL.search(text):
+		raise ToolError(
+			f"header {shown} would contain a control character (a line break, tab, NUL, escape "
+			"or the like); refused"
+		)
+	if not text.isascii():
+		raise ToolError(
+			f"header {shown} would contain non-ASCII text, which HTTP headers cannot carry; "
+			"use ASCII (or percent-encode the value)"
+		)
+	return text
+
+
+def check_headers(headers: httpx.Headers | Iterable[tuple[str, str]]) -> None:
+	"""Check every header of a request about to be sent (see `check_header`).
+
+	Raises:
+		ToolError: A header is malformed.
+	"""
+	items = headers.multi_items() if isinstance(headers, httpx.Headers) else headers
+	for name, value in items:
+		if check_header(name, value) != value:
+			raise ToolError(f"header {name[:60]!r} has surrounding whitespace; refused")
+
+
+class CheckedAuth(httpx.Auth):
+	"""Wraps a credential's ``httpx.Auth`` so every header it sets is checked before sending.
+
+	Args:
+		inner: The credential's auth.
+	"""
+
+	def __init__(self, inner: httpx.Auth) -> None:
+		self.inner = inner
+		self.requires_request_body = inner.requires_request_body
+		self.requires_response_body = inner.requires_response_body
+
+	def sync_auth_flow(
+		self, request: httpx.Request
+	) -> Generator[httpx.Request, httpx.Response, None]:
+		"""Not supported: OpenMolt sends with an async client."""
+		raise RuntimeError("CheckedAuth needs an httpx.AsyncClient")
+		yield request  # pragma: no cover  # makes this a generator
+
+	async def async_auth_flow(
+		self, request: httpx.Request
+	) -> AsyncGenerator[httpx.Request, httpx.Response]:
+		"""Run the inner flow, checking the headers of each request it yields."""
+		flow = self.inner.async_auth_flow(request)
+		try:
+			outgoing = await flow.__anext__()
+			while True:
+				check_headers(outgoing.headers)
+				response = yield outgoing
+				try:
+					outgoing = await flow.asend(response)
+				except StopAsyncIteration:
+					return
+		finally:
+			await flow.aclose()
+
+	def __repr__(self) -> str:
+		return f"CheckedAuth({type(self.inner).__name__})"

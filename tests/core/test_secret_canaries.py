@@ -1,0 +1,291 @@
+"""Canary secrets of every credential kind never show, on every failure path, with DEBUG logging.
+
+Agents run against a server on 127.0.0.1 that echoes what it receives (headers, query) back in
+error bodies and headers, redirects to another origin, hangs, and issues OAuth2 tokens; a
+function tool raises with a secret in its message. With the ``openmolt``, ``httpx``,
+``httpcore``, ``aiohttp``, ``hpack`` and ``botocore`` loggers at DEBUG, no canary may appear in any log
+record, event, error, state, ``repr``/``str``, or message sent to the model.
+"""
+
+import base64
+import dataclasses
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from anyio.abc import SocketStream
+
+from openmolt import OpenMolt
+from openmolt_core._http import PooledTransport
+from openmolt_core.errors import ToolError
+from openmolt_core.events import EVENT_NAMES
+from openmolt_core.integrations import ApiSetup, Credential, FunctionTool, HttpTool, Integration
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.tools import ToolContext
+
+pytestmark = pytest.mark.anyio
+
+CANARIES = {
+	"bearer": "CANARYbearer0001",
+	"header": "CANARYheader0002",
+	"query": "CANARYquery00003",
+	"basic": "CANARYbasicpw004",
+	"oauth_refresh": "CANARYrefresh005",
+	"oauth_secret": "CANARYclientsec6",
+	"oauth_new": "CANARYrefreshed7",
+	"oauth_rotated": "CANARYrotated008",
+	"aws_secret": "CANARYawssecret9",
+	"aws_session": "CANARYawssession10",
+}
+BASIC_TOKEN = base64.b64encode(f"AC123:{CANARIES['basic']}".encode()).decode()
+LOGGERS = ["openmolt", "httpx", "httpcore", "aiohttp", "hpack", "botocore"]
+
+
+def _response(status: int, body: bytes, headers: dict[str, str]) -> bytes:
+	lines = [f"HTTP/1.1 {status} X", f"Content-Length: {len(body)}", "Connection: close"]
+	lines += [f"{k}: {v}" for k, v in headers.items()]
+	return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+async def _handle(stream: SocketStream) -> None:
+	raw = b""
+	while b"\r\n\r\n" not in raw:
+		chunk = await stream.receive()
+		raw += chunk
+	head = raw.split(b"\r\n\r\n")[0].decode("latin-1")
+	target = head.split(" ")[1]
+	echo = head.replace("\r\n", " | ")
+	if target.startswith("/token"):
+		tokens = {
+			"access_token": CANARIES["oauth_new"],
+			"refresh_token": CANARIES["oauth_rotated"],
+			"expires_in": 3600,
+		}
+		await stream.send(
+			_response(200, json.dumps(tokens).encode(), {"Content-Type": "application/json"})
+		)
+	elif target.startswith("/fail"):
+		body = json.dumps({"error": {"message": f"bad request: {echo}"}}).encode()
+		await stream.send(
+			_response(500, body, {"Content-Type": "application/json", "X-Echo": echo[:400]})
+		)
+	elif target.startswith("/denied"):
+		await stream.send(_response(401, echo.encode(), {"WWW-Authenticate": echo[:200]}))
+	elif target.startswith("/away"):
+		await stream.send(_response(302, b"", {"Location": f"http://other.example/?{echo[:200]}"}))
+	elif target.startswith("/hang"):
+		await anyio.sleep(30)
+	else:
+		body = json.dumps({"seen": echo}).encode()
+		await stream.send(
+			_response(200, body, {"Content-Type": "application/json", "X-Seen": echo[:400]})
+		)
+
+
+@asynccontextmanager
+async def echo_server() -> AsyncIterator[int]:
+	listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+
+	async def serve(stream: SocketStream) -> None:
+		async with stream:
+			try:
+				await _handle(stream)
+			except (anyio.BrokenResourceError, anyio.EndOfStream, anyio.ClosedResourceError):
+				pass
+
+	async with listener, anyio.create_task_group() as group:
+		group.start_soon(listener.serve, serve)
+		try:
+			yield listener.extra(anyio.abc.SocketAttribute.local_port)
+		finally:
+			group.cancel_scope.cancel()
+
+
+def credential(kind: str, port: int) -> tuple[Credential, dict[str, Any]]:
+	if kind == "bearer":
+		return Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}), {
+			"apiKey": CANARIES["bearer"]
+		}
+	if kind == "header":
+		return Credential(type="custom", headers={"X-Api-Key": "{{ config.apiKey }}"}), {
+			"apiKey": f"  {CANARIES['header']}\n"
+		}
+	if kind == "query":
+		return Credential(type="custom", query_params={"key": "{{ config.token }}"}), {
+			"token": CANARIES["query"]
+		}
+	if kind == "basic":
+		return Credential(type="basic", username="{{ config.sid }}", password="{{ config.pw }}"), {
+			"sid": "AC123",
+			"pw": CANARIES["basic"],
+		}
+	if kind == "oauth2":
+		return Credential(type="oauth2", token_url=f"http://127.0.0.1:{port}/token"), {
+			"accessToken": "expired-token-value",
+			"expiryDate": "2000-01-01T00:00:00Z",
+			"refreshToken": CANARIES["oauth_refresh"],
+			"clientId": "client-id",
+			"clientSecret": CANARIES["oauth_secret"],
+		}
+	pytest.importorskip("botocore")
+	return Credential(type="aws_sigv4", region="us-east-1", service="execute-api"), {
+		"accessKeyId": "AKIDEXAMPLE",
+		"secretAccessKey": CANARIES["aws_secret"],
+		"sessionToken": CANARIES["aws_session"],
+	}
+
+
+async def explode(i: dict[str, Any], context: ToolContext) -> Any:
+	secret = next(iter(v for v in context.config.values() if isinstance(v, str) and "CANARY" in v))
+	raise RuntimeError(f"boom with {secret} inside")
+
+
+def integration(kind: str, port: int) -> tuple[Integration, dict[str, Any]]:
+	cred, config = credential(kind, port)
+	tools: list[Any] = [
+		HttpTool(handle=name, description="d", endpoint=f"/{name}")
+		for name in ("ok", "fail", "denied", "away", "hang")
+	]
+	tools.append(
+		HttpTool(handle="post", description="d", method="POST", endpoint="/fail", body={"k": "v"})
+	)
+	tools.append(
+		HttpTool(handle="bad", description="d", endpoint="/x", headers={"X-Bad": "{{ input.v }}"})
+	)
+	tools.append(FunctionTool(handle="explode", description="d", function=explode))
+	spec = Integration(
+		name="Echo",
+		api_setup=ApiSetup(base_url=f"http://127.0.0.1:{port}", timeout=0.5),
+		credential_setup=[cred],
+		tools=tools,
+	)
+	return spec, config
+
+
+def texts_of_records(records: list[logging.LogRecord]) -> list[str]:
+	formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
+	out = []
+	for record in records:
+		out.append(formatter.format(record))
+		out.append(repr({k: v for k, v in record.__dict__.items() if k != "exc_info"}))
+		if record.exc_info:
+			out.append(formatter.formatException(record.exc_info))
+	return out
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["httpx", "aiohttp"])
+@pytest.mark.parametrize("kind", ["bearer", "header", "query", "basic", "oauth2", "aws_sigv4"])
+async def test_no_canary_anywhere_on_the_failure_paths(
+	kind: str, fast: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""Every failure path of every credential kind, DEBUG on: the secrets never show."""
+	for name in LOGGERS:
+		caplog.set_level(logging.DEBUG, logger=name)
+	caplog.set_level(logging.DEBUG)
+	seen: list[str] = []
+	async with echo_server() as port:
+		spec, config = integration(kind, port)
+		client = httpx.AsyncClient(transport=PooledTransport(fast=fast))
+		om = OpenMolt(entry_points=False, http_client=client)
+		om.register_integration("echo", spec)
+		script = [
+			call_tool("echo.ok"),
+			call_tool("echo.fail"),
+			call_tool("echo.post"),
+			call_tool("echo.denied"),
+			call_tool("echo.away"),
+			call_tool("echo.hang"),
+			call_tool("echo.bad", v="x\x0by"),
+			call_tool("echo.explode"),
+			call_tool("echo.nope"),
+			finish(result="done"),
+		]
+		model = ScriptedModel(script)
+		agent = om.create_agent(
+			name="Canary",
+			model=model,
+			integrations=[{"integration": "echo", "credential": {"config": config}}],
+		)
+		for event in EVENT_NAMES:
+			if event != "schedule":
+				agent.on(event, lambda e: seen.append(repr(e)))
+		result = await agent.run("go")
+		seen += [repr(result), str(result), repr(result.state), json.dumps(result.output)]
+		seen += [repr(m) for request in model.requests for m in request.messages]
+		seen += [repr(agent), str(agent), repr(om)]
+		for bound in agent._tools.values():
+			seen += [repr(bound), str(bound), repr(bound.context), str(bound.context)]
+			seen += [repr(bound.context.auth), str(bound.integration)]
+		await om.aclose()
+		await client.aclose()
+	seen += texts_of_records(caplog.records)
+	assert result.output == {"result": "done"}
+	assert any("HTTP Request" in t for t in seen)  # httpx's INFO lines were captured
+	if not fast:
+		assert any("receive_response_headers" in t for t in seen)  # and httpcore's DEBUG trace
+	assert any("the tool failed: RuntimeError" in t for t in seen)
+	for text in seen:
+		for name, canary in [*CANARIES.items(), ("basic token", BASIC_TOKEN)]:
+			assert canary not in text, (kind, name, text[:500])
+
+
+async def test_the_filter_masks_tracebacks_and_arguments_of_any_record(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""A record's args, traceback and stack are masked for any live redactor's secrets."""
+	from openmolt_core._redact import Redactor
+
+	keep = Redactor(frozenset({"CANARYfilter0011"}))
+	log = logging.getLogger("httpx")
+	caplog.set_level(logging.DEBUG, logger="httpx")
+	try:
+		raise ValueError("failed with CANARYfilter0011")
+	except ValueError:
+		log.debug("url %s", "https://x/?k=CANARYfilter0011", exc_info=True, stack_info=True)
+	later = logging.getLogger("httpcore.made_later")
+	Redactor(frozenset({"CANARYfilter0011"}))  # a new redactor installs on new loggers too
+	later.warning("value=%r", {"k": "CANARYfilter0011"})
+	text = "\n".join(texts_of_records(caplog.records)) + caplog.text
+	assert "CANARYfilter0011" not in text and text.count("[redacted]") >= 3
+	del keep
+
+
+def test_secret_holders_mask_their_reprs() -> None:
+	"""ToolContext, IntegrationBinding and credential models never print secret values."""
+	from openmolt_core._binding import IntegrationBinding
+
+	ctx = ToolContext(agent="a", integration="i", config={"apiKey": CANARIES["bearer"]})
+	binding = IntegrationBinding(integration="i", config={"apiKey": CANARIES["bearer"]})
+	cred = Credential(
+		type="oauth2",
+		client_secret=CANARIES["oauth_secret"],
+		refresh_token=CANARIES["oauth_refresh"],
+	)
+	for text in (repr(ctx), str(ctx), repr(binding), str(binding), repr(cred), str(cred)):
+		assert all(c not in text for c in CANARIES.values()), text
+	assert "apiKey" in repr(ctx)
+	assert dataclasses.fields(binding)  # still a dataclass
+
+
+async def test_a_tool_error_for_a_bad_header_does_not_echo_the_value() -> None:
+	"""Refusing a header with a control character names the header, not its (secret) value."""
+	from openmolt_core.integrations.http import execute_http_tool
+
+	spec, _ = integration("header", 9)
+	tool = next(t for t in spec.tools if getattr(t, "handle", "") == "bad")
+	ctx = ToolContext(
+		agent="a",
+		integration="echo",
+		config={},
+		http=lambda: httpx.AsyncClient(
+			transport=httpx.MockTransport(lambda r: httpx.Response(200))
+		),
+	)
+	with pytest.raises(ToolError) as info:
+		await execute_http_tool(tool, spec, {"v": f"{CANARIES['header']}\x1b"}, ctx)
+	assert CANARIES["header"] not in info.value.message and "X-Bad" in info.value.message
