@@ -9,7 +9,7 @@ builders (`openmolt_core.testing`).
 
 | type | fields |
 | --- | --- |
-| ``callTool`` | ``tool`` (``integration.handle``), ``input`` (object) |
+| ``callTool`` | ``tool`` (``integration.handle``), ``input`` (object), ``reason`` (only for agents with approvals) |
 | ``wait`` | ``seconds`` (0 ≤ s ≤ 60) |
 | ``updatePlan`` | ``plan`` (list of steps, one level of sub-steps) |
 | ``updateMemory`` | ``memory`` (``longTerm`` or ``shortTerm``), ``mode`` (``replace`` or ``append``), ``data`` |
@@ -88,6 +88,8 @@ class _Command(_Strict):
 	"""A valid instance, shown to the model in the prompt (a test checks it parses)."""
 	rules: ClassVar[tuple[str, ...]] = ()
 	"""What the model must know to use the command well, one line each."""
+	approval_rules: ClassVar[tuple[str, ...]] = ()
+	"""Rules shown only to agents with tools that wait for approval."""
 
 
 class CallTool(_Command):
@@ -96,6 +98,9 @@ class CallTool(_Command):
 	type: Literal["callTool"]
 	tool: str = Field(description="The tool handle, `integration.tool`.")
 	input: dict[str, Any] = Field(description="The tool's input object.")
+	reason: str = Field(
+		default="", description="Why you make the call, for the person who approves it."
+	)
 
 	example: ClassVar[dict[str, Any]] = {
 		"type": "callTool",
@@ -104,6 +109,10 @@ class CallTool(_Command):
 	}
 	rules: ClassVar[tuple[str, ...]] = (
 		"input matches the tool's inputSchema; after a failure, change something before retrying.",
+	)
+	approval_rules: ClassVar[tuple[str, ...]] = (
+		'Tools marked "approval":true wait for a person: add a short "reason"; they may refuse '
+		"or change the input.",
 	)
 
 
