@@ -416,16 +416,22 @@ async def restore(
 		if results[index] is not None:
 			continue
 		# The reason is checked at parse time only: this agent's reply schema may have none.
-		is_call = isinstance(command, CallTool)
-		bare = command.model_copy(update={"reason": ""}) if is_call else command
-		checked = checker(index, bare)
+		reason = ""
+		if isinstance(command, CallTool):
+			reason = command.reason
+			command = CallTool(type="callTool", tool=command.tool, input=command.input)
+		checked = checker(index, command)
 		if isinstance(checked, str):
-			key = {"tool": command.tool} if is_call else {"command": command.type}
-			results[index] = {**key, "ok": False, "error": f"not run on resume: {checked}"}
-		else:
-			commands[index] = (
-				checked.model_copy(update={"reason": command.reason}) if is_call else checked
+			kind = (
+				{"tool": command.tool}
+				if isinstance(command, CallTool)
+				else {"command": command.type}
 			)
+			results[index] = {**kind, "ok": False, "error": f"not run on resume: {checked}"}
+		elif isinstance(checked, CallTool):
+			commands[index] = checked.model_copy(update={"reason": reason})
+		else:
+			commands[index] = checked
 	waiting = {c["call"]: c for c in pending.get("calls", [])}
 	run_id = ctx.state.run_id
 	signer = ctx.approvals.authority()

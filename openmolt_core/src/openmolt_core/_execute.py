@@ -379,12 +379,13 @@ async def _call_tool(
 	ctx: RunContext, record: StepRecord, index: int, call: Any
 ) -> dict[str, Any] | None:
 	bound = ctx.tools[call.tool]
+	tool_input: dict[str, Any] = call.input
 	allowed = None
 	if bound.approval is not None or ctx.approvals.parked:  # a decision comes first
 		allowed = await gate(ctx, record, index, call, bound)
 		if allowed.input is None:
 			return allowed.entry  # denied or refused; None when parked
-	tool_input = call.input if allowed is None else allowed.input
+		tool_input = allowed.input
 	key = step_key("tool", ctx.step, index, call.tool)
 
 	async def work() -> dict[str, Any]:

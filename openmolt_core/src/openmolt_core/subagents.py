@@ -69,8 +69,11 @@ class AgentTool:
 	description: str = ""
 	input_schema: dict[str, Any] = field(default_factory=lambda: dict(TASK_SCHEMA))
 	scopes: Sequence[str] = ()
+	output_schema: dict[str, Any] | None = field(init=False, default=None)
+	"""The sub-agent's output schema."""
 
 	def __post_init__(self) -> None:
+		self.output_schema = self.agent.output_schema
 		if not self.handle:
 			self.handle = _HANDLE.sub("_", self.agent.name).strip("_") or "agent"
 		if not self.description:
@@ -78,11 +81,6 @@ class AgentTool:
 			self.description = f"Ask the agent {self.agent.name!r} to do a task. " + (
 				first[:300] if first else ""
 			)
-
-	@property
-	def output_schema(self) -> dict[str, Any] | None:
-		"""The sub-agent's output schema."""
-		return self.agent.output_schema
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Run the sub-agent to its end and return its output.
@@ -93,7 +91,7 @@ class AgentTool:
 		task: Any = input.get("task") if self.input_schema == TASK_SCHEMA else input
 		name = self.agent.name
 		try:
-			result = await self.agent.run_nested(task, context.run)
+			result = await self.agent.run(task, parent=context.run)
 		except RunError as exc:
 			if context.run is not None:
 				context.run.usage.add(exc.result.usage)
@@ -105,9 +103,9 @@ class AgentTool:
 		if result.status != "success":
 			why = result.error or result.human_message or "no message"
 			raise ToolError(
-				f"the agent {name!r} ended with status {result.status}: {why}",
+				f"the agent {name!r} ended with status {result.status} after {result.steps} "
+				f"step(s): {why}",
 				tool=self.handle,
-				details={"status": result.status, "steps": result.steps},
 			)
 		output = result.output
 		dump = getattr(output, "model_dump", None)
