@@ -440,3 +440,43 @@ async def test_instance_defaults_apply_to_every_agent() -> None:
 	agent = om.create_agent(name="A", model=ScriptedModel([refund_call()]), tools=shop.tools)
 	parked = await agent.run("go")
 	assert parked.status == "approval_required"
+
+
+async def test_the_approver_never_sees_a_secret() -> None:
+	"""The request's input and the events are redacted with the agent's secrets."""
+	from openmolt_core.integrations.model import Integration
+	from openmolt_core.tools import FunctionTool
+
+	secret = "sk_live_abcdef123456"
+	send = FunctionTool(
+		handle="send",
+		description="Send.",
+		function=lambda i, c: "sent",
+		input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+		scopes=["write"],
+	)
+	om = OpenMolt(entry_points=False, integrations={"mail": {"apiKey": secret}})
+	om.register_integration(
+		"mail", Integration(name="Mail", scopes={"write": "Send."}, tools=[send])
+	)
+	seen: list[ApprovalRequest] = []
+	model = ScriptedModel(
+		[{**call_tool("mail.send", text=f"key {secret}"), "reason": f"it is {secret}"}, finish()]
+	)
+	agent = om.create_agent(
+		name="M",
+		model=model,
+		integrations=["mail"],
+		requires_approval="mail:writes",
+		on_approval_request=lambda r: seen.append(r) or r.deny(f"no {secret}"),
+	)
+	events: list[Any] = []
+	agent.on("approval:request", events.append)
+	agent.on("approval:decision", events.append)
+	await agent.run("go")
+	assert seen[0].input == {"text": "key [redacted]"}
+	assert seen[0].reason == "it is [redacted]"
+	assert events[1].reason == "no [redacted]"
+	assert secret not in json.dumps(model.last_turn())
+	# The digest is of the exact arguments, so the decision still binds to what would run.
+	assert seen[0].digest == digest("mail.send", {"text": f"key {secret}"})

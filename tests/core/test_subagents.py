@@ -259,3 +259,36 @@ def test_cycles_are_refused() -> None:
 		check_cycles(a)
 	with pytest.raises(ConfigurationError, match="cycle"):
 		om.create_agent(name="d", model=ScriptedModel([]), tools=[a])
+
+
+async def test_any_tool_can_nest_a_run_with_its_calling_run() -> None:
+	"""run(parent=context.run) from a function tool: nested ids and events, usage added by hand."""
+	from openmolt_core.tools import ToolContext
+
+	om = OpenMolt(entry_points=False)
+	reviewer = om.create_agent(name="reviewer", model=ScriptedModel([finish("fine")], usage=PRICED))
+
+	async def review(text: str, context: ToolContext) -> Any:
+		"""Review a text.
+
+		Args:
+			text: The text.
+		"""
+		assert context.run is not None
+		result = await reviewer.run(text, parent=context.run)
+		context.run.usage.add(result.usage)
+		return result.output
+
+	finishes: list[Any] = []
+	parent = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.review", text="draft"), finish("ok")]),
+		tools=[review],
+	)
+	parent.on("finish", finishes.append)
+	result = await parent.run("go")
+	assert [(e.agent, e.run_id) for e in finishes] == [
+		("reviewer", f"{result.state.run_id}.1.0"),
+		("boss", result.state.run_id),
+	]
+	assert result.usage.input_tokens == 2 * 10 + 100

@@ -224,7 +224,7 @@ async def gate(
 	if "parked" in outcome:
 		return _park(record, index, request, outcome["parked"])
 	action = outcome.get("action", "refused")
-	reason = str(outcome.get("refused") or outcome.get("reason") or "")
+	reason = ctx.redact(str(outcome.get("refused") or outcome.get("reason") or ""))
 	if ctx.wants("approval:decision"):
 		await ctx.emit(
 			ApprovalDecisionEvent(
@@ -248,7 +248,7 @@ async def gate(
 	if rule:
 		audit["rule"] = rule
 	if action == "denied":
-		said = f": {ctx.redact(reason)}" if reason else " (no reason given)"
+		said = f": {reason}" if reason else " (no reason given)"
 		return Gate(
 			entry={
 				"tool": call.tool,
@@ -258,7 +258,7 @@ async def gate(
 			}
 		)
 	if reason:
-		audit["reason"] = ctx.redact(reason)
+		audit["reason"] = reason
 	edited = outcome.get("input")
 	return Gate(input=call.input if edited is None else edited, audit=audit)
 

@@ -80,12 +80,13 @@ def is_read_scope(name: str) -> bool:
 	"""Whether a scope's name says it only reads.
 
 	``read``, names ending in ``Read`` (``shopRead``) and names with a ``read`` part (``read:user``,
-	``read_orders``, ``guilds.members.read``) are read scopes; every other scope may write.
+	``read_orders``, ``guilds.members.read``) are read scopes, unless they also say ``write``
+	(``read_write``); every other scope may write.
 
 	Args:
 		name: The scope's name.
 	"""
-	return _READ_SCOPE.fullmatch(name) is not None
+	return _READ_SCOPE.fullmatch(name) is not None and "write" not in name.lower()
 
 
 def writes(tool: HttpTool | Tool) -> bool:
