@@ -282,3 +282,76 @@ async def test_the_decision_is_audited_in_the_history() -> None:
 		"rule": "local.refund",
 		"reason": "ticket 42",
 	}
+
+
+async def test_a_tampered_pending_step_is_refused() -> None:
+	"""A parked call whose key no longer matches its command (or the step) cannot be resumed."""
+	shop = Shop()
+	agent, saved, request = await parked_run(shop, OpenMolt(entry_points=False))
+	moved = copy.deepcopy(saved)
+	moved["steps"] = 7  # the call key says step 1: the gate must not lose track of it
+	with pytest.raises(ConfigurationError, match="pending step is damaged"):
+		await agent.resume(moved, decision=request.approve())
+	swapped = copy.deepcopy(saved)
+	swapped["pending"]["commands"][0]["tool"] = "local.lookup"
+	swapped["pending"]["commands"][0]["input"] = {"customer": "cus_1"}
+	with pytest.raises(ConfigurationError, match="pending step is damaged"):
+		await agent.resume(swapped, decision=request.approve())
+	assert shop.ran == []
+
+
+class JournalPort:
+	"""A stand-in for a durable engine: journals each step's JSON value; a replay reads it back."""
+
+	def __init__(self) -> None:
+		self.journal: dict[str, Any] = {}
+		self.keys: list[str] = []
+
+	def now(self) -> float:
+		return 0.0
+
+	async def sleep(self, seconds: float) -> None:
+		return None
+
+	async def step(self, key: str, fn: Any, *, encode: Any = None, decode: Any = None) -> Any:
+		self.keys.append(key)
+		if key in self.journal:
+			stored = json.loads(self.journal[key])
+			return decode(stored) if decode else stored
+		value = await fn()
+		self.journal[key] = json.dumps(encode(value) if encode else value)
+		return value
+
+
+async def test_a_replayed_run_neither_asks_again_nor_applies_twice() -> None:
+	"""After a restart the journal answers the decision and the call: no new ask, no new claim."""
+	from openmolt_core.llm import Message
+
+	shop = Shop()
+	om = OpenMolt(entry_points=False)
+	asked: list[str] = []
+
+	def approve(request: ApprovalRequest) -> ApprovalDecision:
+		asked.append(request.call)
+		return request.approve()
+
+	port = JournalPort()
+
+	async def one_run() -> Any:
+		agent = shop.agent(
+			om, ScriptedModel([refund_call(), finish("done")]), on_approval_request=approve
+		)
+		from openmolt import RunState
+
+		state = RunState(run_id="run-1")
+		state.messages.append(Message("user", agent.first_message("go", state)))
+		return await agent._loop(agent._context(state, port), None)
+
+	first = await one_run()
+	assert "approval:1:0:local.refund" in port.keys
+	assert port.keys.index("approval:1:0:local.refund") < port.keys.index("tool:1:0:local.refund")
+	replayed = await one_run()  # the process restarted: same run id, same journal
+	assert asked == ["tool:1:0:local.refund"]
+	assert len(shop.ran) == 1
+	assert first.state.messages[2].content == replayed.state.messages[2].content
+	assert json.loads(replayed.state.messages[2].content)["results"][0]["ok"] is True

@@ -480,3 +480,21 @@ async def test_the_approver_never_sees_a_secret() -> None:
 	assert secret not in json.dumps(model.last_turn())
 	# The digest is of the exact arguments, so the decision still binds to what would run.
 	assert seen[0].digest == digest("mail.send", {"text": f"key {secret}"})
+
+
+def test_local_tools_name_their_own_scopes() -> None:
+	"""create_agent(tools=...) tools have no integration: rules use the scopes they declare."""
+	from openmolt_core.tools import FunctionTool
+
+	read = FunctionTool(handle="peek", description="", function=lambda i, c: 1, scopes=["read"])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="A",
+		model=ScriptedModel([]),
+		tools=[read, *Shop().tools],
+		requires_approval=["local:writes"],
+	)
+	assert {h for h, t in agent._tools.items() if t.approval} == {"local.refund", "local.lookup"}
+	om.create_agent(
+		name="B", model=ScriptedModel([]), tools=[read], requires_approval=["local:read"]
+	)

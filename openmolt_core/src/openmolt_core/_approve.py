@@ -144,7 +144,7 @@ async def _accept(
 	ledger = signer.ledger
 	if claim:
 		fresh = await ledger.claim(name, decision.id)
-		prior = None if fresh else await ledger.claimed(name)
+		prior = None if fresh else (await ledger.claimed(name) or "unknown")
 	else:
 		prior = await ledger.claimed(name)
 	if prior is not None:
@@ -171,7 +171,7 @@ async def gate(
 	"""
 	approvals = ctx.approvals
 	key = step_key("tool", ctx.step, index, call.tool)
-	parked = approvals.parked.get(key)
+	parked = approvals.parked.pop(key, None)
 	if bound.approval is None and parked is None:
 		return Gate(input=call.input)
 	delivered = approvals.decisions.pop(key, None)
@@ -433,6 +433,14 @@ async def restore(
 		else:
 			commands[index] = checked
 	waiting = {c["call"]: c for c in pending.get("calls", [])}
+	for info in waiting.values():
+		command = commands[info["index"]] if 0 <= info["index"] < len(commands) else None
+		tool = command.tool if isinstance(command, CallTool) else ""
+		if info["call"] != step_key("tool", ctx.step, info["index"], tool):
+			raise ConfigurationError(
+				f"resume: the saved state's pending step is damaged (call {info['call']!r} does "
+				"not match its command); it cannot be resumed"
+			)
 	run_id = ctx.state.run_id
 	signer = ctx.approvals.authority()
 	chosen: dict[str, ApprovalDecision] = {}

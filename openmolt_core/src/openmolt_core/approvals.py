@@ -411,6 +411,8 @@ class ApprovalRequest:
 
 		Args:
 			input: The whole input to run instead; the loop checks it against the tool's schema.
+				Secrets show as ``[redacted]`` in ``request.input``: an edit made from it sends
+				that text in their place.
 			reason: A note for the history.
 		"""
 		return self._signer().decide(

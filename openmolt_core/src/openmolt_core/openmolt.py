@@ -693,6 +693,8 @@ def _approval_policy(
 		iid, _, name = t.handle.partition(".")
 		scopes = list(t.integration.scopes) if t.integration is not None else []
 		entry = known.setdefault(iid, (scopes, []))
+		if t.integration is None:  # local tools: the scopes they name
+			entry[0].extend(s for s in t.tool.scopes if s not in entry[0])
 		if entry[1] is not None:
 			entry[1].append(name)
 	for source in sources:
