@@ -434,8 +434,9 @@ async def restore(
 			commands[index] = checked
 	waiting = {c["call"]: c for c in pending.get("calls", [])}
 	for info in waiting.values():
-		command = commands[info["index"]] if 0 <= info["index"] < len(commands) else None
-		tool = command.tool if isinstance(command, CallTool) else ""
+		at = info["index"]
+		parked = commands[at] if isinstance(at, int) and 0 <= at < len(commands) else None
+		tool = parked.tool if isinstance(parked, CallTool) else ""
 		if info["call"] != step_key("tool", ctx.step, info["index"], tool):
 			raise ConfigurationError(
 				f"resume: the saved state's pending step is damaged (call {info['call']!r} does "

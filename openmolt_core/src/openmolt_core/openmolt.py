@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._http import PooledTransport
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
-	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.approvals import ApprovalHandler, ApprovalPolicy, Approvals
+	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
