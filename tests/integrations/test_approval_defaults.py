@@ -1,7 +1,7 @@
 """Approval defaults on the real integrations: "every write scope of stripe and github"."""
 
 from openmolt import OpenMolt
-from openmolt_core.approvals import is_read_scope, writes
+from openmolt_core.policy import is_read_scope, writes
 from openmolt_core.testing import ScriptedModel
 from openmolt_core.tools import FunctionTool
 

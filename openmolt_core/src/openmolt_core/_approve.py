@@ -1,6 +1,6 @@
 """The approval gate in the tool-call path: ask, park, check decisions, and resume a parked step.
 
-`gate` runs before a tool call whose tool a policy rule selects (`openmolt_core.approvals`), and
+`gate` runs before a tool call whose tool a policy rule selects (`openmolt_core.policy`), and
 before a call that was parked, whatever the current policy says: a parked call never runs without
 a valid decision. The handler's answer and the ledger claim go through the port under
 ``approval:<step>:<index>:<handle>``, so a replayed run neither asks twice nor claims twice.

@@ -74,13 +74,9 @@ from openmolt_core.structured import FittedSchema, fit
 if TYPE_CHECKING:
 	from pydantic import BaseModel
 
-	from openmolt_core.approvals import (
-		ApprovalDecision,
-		ApprovalHandler,
-		ApprovalPolicy,
-		ApprovalRequest,
-	)
+	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.schedule import ScheduleSpec
 	from openmolt_core.skills import Skill
 	from openmolt_core.subagents import AgentTool
@@ -133,7 +129,7 @@ class Agent:
 		compactor: Returns the provider and model name that write summaries (None: this agent's).
 		skills: The agent's skills, listed by name and description in the first turn.
 		sources: The integrations whose tools are listed at the start of each run (MCP servers).
-		requires_approval: Which tool calls wait for a decision (`openmolt_core.approvals`).
+		requires_approval: Which tool calls wait for a decision (`openmolt_core.policy`).
 		on_approval_request: Decides those calls; None parks the run (``approval_required``).
 	"""
 

@@ -20,12 +20,13 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._http import PooledTransport
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
-	from openmolt_core.approvals import ApprovalHandler, ApprovalPolicy, Approvals
+	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.plugins import Plugins
+	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
 	from openmolt_core.skills import Skill
@@ -59,7 +60,7 @@ class OpenMolt:
 			missed runs are noticed); without it the history is kept in memory.
 		clock: The scheduler's clock (tests pass `openmolt_core.testing.FakeClock`).
 		requires_approval: Approval rules for every agent of this instance, such as
-			``["stripe:writes", "github:writes"]`` (see `openmolt_core.approvals`); an agent's
+			``["stripe:writes", "github:writes"]`` (see `openmolt_core.policy`); an agent's
 			own rules add to them.
 		approvals: Signs and checks approval decisions and keeps the ledger of decided calls
 			(`openmolt_core.approvals.Approvals`; default: a random key, in memory).
@@ -375,7 +376,7 @@ class OpenMolt:
 				question, returns the answer); None or False disables ``requestHumanInput``.
 			requires_approval: Which tool calls wait for a decision: True (all), a rule or a
 				list of rules (``"stripe:writes"``, ``"local.send_email"``...; see
-				`openmolt_core.approvals`), added to the instance's.
+				`openmolt_core.policy`), added to the instance's.
 			on_approval_request: Decides those calls (sync or async; takes an
 				`openmolt_core.approvals.ApprovalRequest`, returns ``request.approve()`` or
 				``request.deny(reason)``); without it a call that needs a decision parks the run
@@ -684,7 +685,7 @@ def _approval_policy(
 	"""
 	if not instance and not own:
 		return None
-	from openmolt_core.approvals import ApprovalPolicy
+	from openmolt_core.policy import ApprovalPolicy
 
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
 	mine = ApprovalPolicy.of(own, where="create_agent: requires_approval")
