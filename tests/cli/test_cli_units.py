@@ -89,7 +89,7 @@ def test_the_cli_package_exports_main_and_the_terminal_prompt() -> None:
 	"""`openmolt_core.cli:main` stays the console-script target."""
 	import openmolt_core.cli as cli
 
-	assert cli.__all__ == ["ask_on_terminal", "main"]
+	assert cli.__all__ == ["approve_on_terminal", "ask_on_terminal", "main"]
 	assert callable(cli.main)
 
 

@@ -57,7 +57,7 @@ def _tool(handle: str, schema: dict[str, Any]) -> FunctionTool:
 	)
 
 
-def _agent(*, human: bool = True) -> Any:
+def _agent(*, human: bool = True, approvals: bool = False) -> Any:
 	om = OpenMolt(entry_points=False)
 	return om.create_agent(
 		name="P",
@@ -65,23 +65,30 @@ def _agent(*, human: bool = True) -> Any:
 		tools=[_tool("search", SEARCH), _tool("send", SEND)],
 		output_schema=OUTPUT,
 		on_human_input_request=(lambda q: "yes") if human else None,
+		requires_approval=["local.send"] if approvals else None,
 	)
 
 
-AGENT = _agent()
-SCHEMA = AGENT.envelope.schema()
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+# The reply schema differs when some tool waits for approval (callTool takes a reason): both
+# agents are held to it.
+AGENTS = {"plain": _agent(), "approvals": _agent(approvals=True)}
+SCHEMAS = {name: agent.envelope.schema() for name, agent in AGENTS.items()}
+VALIDATORS = {name: jsonschema.Draft202012Validator(s) for name, s in SCHEMAS.items()}
+AGENT = AGENTS["plain"]
+SCHEMA = SCHEMAS["plain"]
+VALIDATOR = VALIDATORS["plain"]
 
 
-def parser_accepts(data: Any) -> bool:
-	ctx = AGENT._context(RunState(), LOCAL_PORT)
+def parser_accepts(data: Any, agent: str = "plain") -> bool:
+	ctx = AGENTS[agent]._context(RunState(), LOCAL_PORT)
 	parsed = parse_reply(json.dumps(data), dumps=dumps, check=check(ctx))
 	return not parsed.errors
 
 
-def test_the_envelope_schema_is_valid_json_schema() -> None:
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_the_envelope_schema_is_valid_json_schema(agent: str) -> None:
 	"""The canonical reply schema is itself a valid JSON Schema (2020-12)."""
-	jsonschema.Draft202012Validator.check_schema(SCHEMA)
+	jsonschema.Draft202012Validator.check_schema(SCHEMAS[agent])
 
 
 @settings(
@@ -93,6 +100,17 @@ def test_the_envelope_schema_is_valid_json_schema() -> None:
 def test_every_reply_the_schema_accepts_the_parser_accepts(reply: Any) -> None:
 	"""Anything valid under the agent's reply schema parses and passes every check."""
 	assert parser_accepts(reply), reply
+
+
+@settings(
+	max_examples=200,
+	deadline=None,
+	suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(instances(SCHEMAS["approvals"]))
+def test_every_reply_the_schema_accepts_the_parser_accepts_with_approvals(reply: Any) -> None:
+	"""The same, for an agent whose calls may carry a reason."""
+	assert parser_accepts(reply, "approvals"), reply
 
 
 _scalars = st.one_of(
@@ -136,6 +154,7 @@ def _mutations() -> st.SearchStrategy[Any]:
 			"limit",
 			"to",
 			"urgent",
+			"reason",
 			"x",
 		]
 	)
@@ -169,13 +188,14 @@ def _mutations() -> st.SearchStrategy[Any]:
 	return st.fixed_dictionaries({"commands": st.lists(command, min_size=0, max_size=3)})
 
 
+@pytest.mark.parametrize("agent", list(AGENTS))
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_mutations())
-@example({"commands": [{"type": "requestHumanInput", "message": "x"}, {"type": "callTool"}]})
-@example({"commands": [{"type": "finish", "output": {"result": "x"}}, {"type": "wait"}]})
-def test_the_parser_accepts_exactly_what_the_schema_accepts(reply: Any) -> None:
+@example(reply={"commands": [{"type": "requestHumanInput", "message": "x"}, {"type": "callTool"}]})
+@example(reply={"commands": [{"type": "finish", "output": {"result": "x"}}, {"type": "wait"}]})
+def test_the_parser_accepts_exactly_what_the_schema_accepts(agent: str, reply: Any) -> None:
 	"""On replies near the valid ones, the parser and the schema say the same (both directions)."""
-	assert parser_accepts(reply) == VALIDATOR.is_valid(reply), reply
+	assert parser_accepts(reply, agent) == VALIDATORS[agent].is_valid(reply), reply
 
 
 def validate(command: dict[str, Any]) -> Any:
@@ -292,3 +312,15 @@ def test_tool_and_output_schemas_with_their_own_definitions_resolve_in_the_envel
 		{"commands": [{"type": "callTool", "tool": "x.ship", "input": {"to": {}}}]}
 	)
 	assert not validator.is_valid({"commands": [{"type": "finish", "output": {"r": 5}}]})
+
+
+def test_approval_rules_appear_only_with_approvals() -> None:
+	"""A command's approval_rules are in the prompt exactly when some tool waits for approval."""
+	with_rules = [c for c in COMMANDS if c.approval_rules]
+	assert with_rules
+	on = maestro_prompt(name="P", output_schema=None, human_input=False, approvals=True)
+	off = maestro_prompt(name="P", output_schema=None, human_input=False)
+	for cls in with_rules:
+		for rule in cls.approval_rules:
+			assert rule in on and rule not in off
+	assert len(on) - len(off) < 150  # the prompt stays small

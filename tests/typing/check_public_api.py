@@ -36,3 +36,38 @@ async def example() -> str:
 	result: RunResult = await agent.run("go")
 	assert isinstance(result.output, Report)
 	return result.output.result
+
+
+async def approvals_and_sub_agents() -> str:
+	from openmolt import ApprovalDecision, ApprovalRequest, Approvals
+	from openmolt_core.approvals import SQLiteLedger
+	from openmolt_core.events import ApprovalDecisionEvent
+
+	async def decide(request: ApprovalRequest) -> ApprovalDecision:
+		if request.tool.endswith("Refund"):
+			return request.deny("needs a ticket")
+		return request.approve(input={**request.input, "note": request.reason})
+
+	om = OpenMolt(
+		requires_approval=["stripe:writes"],
+		approvals=Approvals(key="k" * 32, ledger=SQLiteLedger("approvals.db")),
+	)
+	helper = om.create_agent(name="helper", model=ScriptedModel([finish("ok")]))
+	agent = om.create_agent(
+		name="Boss",
+		model=ScriptedModel([finish("done")]),
+		tools=[helper, helper.as_tool(name="second")],
+		requires_approval=["local.helper"],
+		on_approval_request=decide,
+	)
+
+	def on_decision(event: ApprovalDecisionEvent) -> None:
+		print(event.action, event.decision_id, event.parent_run_id)
+
+	agent.on("approval:decision", on_decision)
+	parked = await agent.run("go")
+	if parked.status == "approval_required":
+		requests: list[ApprovalRequest] = agent.approval_requests(parked.state)
+		decision: ApprovalDecision = requests[0].approve()
+		parked = await agent.resume(parked.state.to_dict(), decision=[decision.to_dict()])
+	return parked.status

@@ -13,7 +13,14 @@ from openmolt_core._lazy import lazy_exports
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent, HumanInputUnavailable
+	from openmolt_core.approvals import (
+		ApprovalDecision,
+		ApprovalRequest,
+		Approvals,
+		ApprovalUnavailable,
+	)
 	from openmolt_core.errors import (
+		ApprovalError,
 		ConfigurationError,
 		IntegrationError,
 		OpenMoltError,
@@ -29,6 +36,11 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"Agent",
+	"ApprovalDecision",
+	"ApprovalError",
+	"ApprovalRequest",
+	"ApprovalUnavailable",
+	"Approvals",
 	"Attachment",
 	"ConfigurationError",
 	"FunctionTool",
@@ -50,6 +62,11 @@ __all__ = [
 
 _EXPORTS = {
 	"Agent": "openmolt_core.agent",
+	"ApprovalDecision": "openmolt_core.approvals",
+	"ApprovalError": "openmolt_core.errors",
+	"ApprovalRequest": "openmolt_core.approvals",
+	"ApprovalUnavailable": "openmolt_core.approvals",
+	"Approvals": "openmolt_core.approvals",
 	"Attachment": "openmolt_core.llm",
 	"ConfigurationError": "openmolt_core.errors",
 	"FunctionTool": "openmolt_core.tools",

@@ -13,7 +13,14 @@ from openmolt_core._lazy import lazy_exports
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent, HumanInputUnavailable
+	from openmolt_core.approvals import (
+		ApprovalDecision,
+		ApprovalRequest,
+		Approvals,
+		ApprovalUnavailable,
+	)
 	from openmolt_core.errors import (
+		ApprovalError,
 		ConfigurationError,
 		IntegrationError,
 		OpenMoltError,
@@ -38,6 +45,11 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"Agent",
+	"ApprovalDecision",
+	"ApprovalError",
+	"ApprovalRequest",
+	"ApprovalUnavailable",
+	"Approvals",
 	"Attachment",
 	"ConfigurationError",
 	"FunctionTool",
@@ -68,6 +80,11 @@ __version__ = "0.1.0"
 _EXPORTS = {
 	"Agent": "openmolt_core.agent",
 	"HumanInputUnavailable": "openmolt_core.agent",
+	"ApprovalDecision": "openmolt_core.approvals",
+	"ApprovalRequest": "openmolt_core.approvals",
+	"ApprovalUnavailable": "openmolt_core.approvals",
+	"Approvals": "openmolt_core.approvals",
+	"ApprovalError": "openmolt_core.errors",
 	"ConfigurationError": "openmolt_core.errors",
 	"IntegrationError": "openmolt_core.errors",
 	"OpenMoltError": "openmolt_core.errors",

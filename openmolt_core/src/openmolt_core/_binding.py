@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.tools import Tool, ToolContext
+from openmolt_core.tools import CallingRun, Tool, ToolContext
 
 if TYPE_CHECKING:
 	import httpx
 
+	from openmolt_core.agent import Agent
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import HttpTool, Integration
 
@@ -138,6 +139,7 @@ class BoundTool:
 		allowed: Whether the agent's scopes allow it.
 		missing_scopes: The scopes the agent lacks for it.
 		integration: The integration it belongs to (None for ``create_agent(tools=...)``).
+		approval: The policy rule that makes its calls wait for a decision, or None.
 	"""
 
 	handle: str
@@ -146,6 +148,7 @@ class BoundTool:
 	allowed: bool
 	missing_scopes: list[str]
 	integration: Integration | None = None
+	approval: str | None = None
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
 
@@ -174,19 +177,28 @@ class BoundTool:
 			}
 			if self.tool.output_schema:
 				desc["outputSchema"] = self.tool.output_schema
+			if self.approval is not None:
+				desc["approval"] = True
 			self._description = desc
 		return self._description
 
 	async def execute(
-		self, input: dict[str, Any], *, memory: Mapping[str, str] | None = None
+		self,
+		input: dict[str, Any],
+		*,
+		memory: Mapping[str, str] | None = None,
+		run: CallingRun | None = None,
 	) -> Any:
 		"""Run the tool in its context (HTTP tools go through the engine).
 
 		Args:
 			input: The validated input.
 			memory: The calling run's memory, shown to the tool as ``context.memory``.
+			run: The calling run, shown to the tool as ``context.run``.
 		"""
-		context = self.context if memory is None else replace(self.context, memory=memory)
+		context = self.context
+		if memory is not None or run is not None:
+			context = replace(context, memory=context.memory if memory is None else memory, run=run)
 		tool = self.tool
 		if not isinstance(tool, Tool):
 			from openmolt_core.integrations.http import execute_http_tool
@@ -280,7 +292,7 @@ def bind_integration(
 
 
 def bind_tools(
-	tools: Sequence[Tool | Callable[..., Any]],
+	tools: Sequence[Tool | Agent | Callable[..., Any]],
 	*,
 	agent: str,
 	http: Callable[[], httpx.AsyncClient] | None = None,
@@ -290,8 +302,8 @@ def bind_tools(
 	"""Bind the tools given straight to ``create_agent(tools=[...])``.
 
 	Args:
-		tools: `Tool` objects, or plain functions (made into tools, see
-			`openmolt_core.tools.tool`).
+		tools: `Tool` objects, agents (made into tools with ``agent.as_tool()``), or plain
+			functions (made into tools, see `openmolt_core.tools.tool`).
 		agent: The agent's name.
 		http: Getter for the shared HTTP client.
 		files: The instance's file store.
@@ -300,6 +312,7 @@ def bind_tools(
 	Raises:
 		ConfigurationError: An entry is neither a tool nor a function that can be one.
 	"""
+	from openmolt_core.agent import Agent
 	from openmolt_core.tools import FunctionTool
 
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
@@ -307,6 +320,8 @@ def bind_tools(
 	for index, entry in enumerate(tools):
 		if isinstance(entry, Tool):
 			tool: Tool = entry
+		elif isinstance(entry, Agent):
+			tool = entry.as_tool()
 		elif callable(entry):
 			try:
 				tool = FunctionTool.from_function(entry)
@@ -315,7 +330,7 @@ def bind_tools(
 		else:
 			raise ConfigurationError(
 				f"create_agent: tools[{index}] is a {type(entry).__name__}; give a Tool "
-				"(handle, description, input_schema, execute) or a plain function"
+				"(handle, description, input_schema, execute), an agent or a plain function"
 			)
 		out.append(
 			BoundTool(

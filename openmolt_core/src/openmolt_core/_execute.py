@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 import anyio
 
+from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._suggest import suggestion
@@ -42,7 +43,9 @@ from openmolt_core.events import (
 	ToolCallEvent,
 	ToolResponseEvent,
 )
+from openmolt_core.llm import Usage
 from openmolt_core.prompt import dumps
+from openmolt_core.tools import CallingRun
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -169,6 +172,8 @@ class RunContext:
 		limits: Caps on results, memory and answers.
 		port: Journals steps, tells the time, sleeps (`openmolt_core.durability`).
 		step: The current step number.
+		approvals: Who decides tool calls that wait for approval, and decisions given on resume.
+		link: The run that called this one as a tool (a sub-agent's run), or None.
 	"""
 
 	agent: str
@@ -183,18 +188,30 @@ class RunContext:
 	limits: Limits
 	port: RunPort
 	step: int = 0
+	approvals: RunApprovals = field(default_factory=RunApprovals)
+	link: CallingRun | None = None
 	_seq: int = 0
 
 	def wants(self, name: str) -> bool:
-		"""Whether anything listens to an event."""
-		return self.events.wants(name)
+		"""Whether anything listens to an event (here, or in the runs that called this one)."""
+		return self.events.wants(name) or (self.link is not None and self.link.wants(name))
 
 	async def emit(self, event: Event) -> None:
 		"""Emit an event of this run: it gets the run id and the next sequence number."""
 		self._seq += 1
 		event.run_id = self.state.run_id
 		event.seq = self._seq
+		if self.link is None:
+			await self.events.emit(event)
+			return
+		event.parent_run_id = self.link.run_id
+		await self.forward(event)
+
+	async def forward(self, event: Event) -> None:
+		"""Pass an event to this agent's handlers and up to the runs that called this one."""
 		await self.events.emit(event)
+		if self.link is not None:
+			await self.link.emit(event)
 
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so sequence numbers stay deterministic."""
@@ -227,10 +244,16 @@ def check(ctx: RunContext) -> Callable[[int, Command], Command | str]:
 	A tool must exist and be granted, its input must match its schema; a question needs someone
 	to answer it; a finish output must match the output schema; a memory update must fit.
 	"""
+	reasons = has_approvals(ctx.tools.values())  # whether callTool has a reason field here
 
 	def check_one(index: int, command: Command) -> Command | str:
 		match command:
 			case CallTool():
+				if not reasons and "reason" in command.model_fields_set:
+					return (
+						f"command {index} (callTool {command.tool}): no tool of this agent waits "
+						"for approval, so a call has no 'reason'; leave it out"
+					)
 				return _check_call(ctx, index, command)
 			case Finish():
 				try:
@@ -286,14 +309,20 @@ def _check_call(ctx: RunContext, index: int, call: CallTool) -> CallTool | str:
 # running ----------------------------------------------------------------------------------
 
 
-async def run_step(ctx: RunContext, record: StepRecord) -> None:
+async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 	"""Run a step's validated commands in order, filling ``record``.
 
 	Consecutive ``callTool`` commands run concurrently; results keep command order. ``finish``
-	ends the run; ``requestHumanInput`` either gets its answer or parks the run.
+	ends the run; ``requestHumanInput`` either gets its answer or parks the run; a call that
+	waits for approval parks the run after its group of calls.
+
+	Args:
+		ctx: The run.
+		record: The step's record; commands that already have a result are not run again.
+		start: The index to start from (a resumed step goes on from its parked calls).
 	"""
 	commands = record.commands
-	index = 0
+	index = start
 	while index < len(commands):
 		command = commands[index]
 		match command:
@@ -302,6 +331,8 @@ async def run_step(ctx: RunContext, record: StepRecord) -> None:
 				while end < len(commands) and isinstance(commands[end], CallTool):
 					end += 1
 				await _call_tools(ctx, record, range(index, end))
+				if record.pending is not None:
+					return  # parked on an approval: the rest runs on resume
 				index = end
 				continue
 			case Finish():
@@ -331,21 +362,31 @@ async def run_step(ctx: RunContext, record: StepRecord) -> None:
 
 
 async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> None:
-	if len(indexes) == 1:
-		record.results[indexes[0]] = await _call_tool(ctx, indexes[0], record.commands[indexes[0]])
+	todo = [i for i in indexes if record.results[i] is None]
+	if len(todo) == 1:
+		record.results[todo[0]] = await _call_tool(ctx, record, todo[0], record.commands[todo[0]])
 		return
 
 	async def one(i: int) -> None:
-		record.results[i] = await _call_tool(ctx, i, record.commands[i])
+		record.results[i] = await _call_tool(ctx, record, i, record.commands[i])
 
 	async with anyio.create_task_group() as tg:
-		for i in indexes:
+		for i in todo:
 			tg.start_soon(one, i)
 
 
-async def _call_tool(ctx: RunContext, index: int, call: Any) -> dict[str, Any]:
+async def _call_tool(
+	ctx: RunContext, record: StepRecord, index: int, call: Any
+) -> dict[str, Any] | None:
 	bound = ctx.tools[call.tool]
-	tool_input = call.input
+	tool_input: dict[str, Any] = call.input
+	allowed = None
+	if bound.approval is not None or ctx.approvals.parked:  # a decision comes first
+		allowed = await gate(ctx, record, index, call, bound)
+		if allowed.input is None:
+			return allowed.entry  # denied or refused; None when parked
+		tool_input = allowed.input
+	key = step_key("tool", ctx.step, index, call.tool)
 
 	async def work() -> dict[str, Any]:
 		if ctx.wants("tool:call"):
@@ -356,9 +397,19 @@ async def _call_tool(ctx: RunContext, index: int, call: Any) -> dict[str, Any]:
 			ctx.skip_event()
 		began = time.perf_counter()
 		ok = True
+		run = CallingRun(
+			ctx.state.run_id,
+			key,
+			ctx.step,
+			index,
+			Usage(),
+			ctx.wants,
+			ctx.forward,
+			ctx.approvals.handler,
+		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
-			value = await bound.execute(tool_input, memory=ctx.state.memory)
+			value = await bound.execute(tool_input, memory=ctx.state.memory, run=run)
 		except ToolError as exc:
 			ok = False
 			value = exc.to_dict()
@@ -390,6 +441,8 @@ async def _call_tool(ctx: RunContext, index: int, call: Any) -> dict[str, Any]:
 				"ok" if ok else "failed",
 				duration * 1000,
 			)
+		# A sub-agent's usage travels with the journaled result, so a replay counts it too.
+		spent = {"_usage": run.usage.to_dict()} if run.usage.calls else {}
 		if not ok:
 			await ctx.error("tool", ctx.redact(dumps(value)))
 			details = {k: v for k, v in value.items() if k != "message"}
@@ -398,11 +451,20 @@ async def _call_tool(ctx: RunContext, index: int, call: Any) -> dict[str, Any]:
 				"ok": False,
 				"error": value.get("message", "failed"),
 				**({"details": details} if details else {}),
+				**spent,
 			}
-		return {"tool": call.tool, "ok": True, "result": trim(value, ctx.limits.max_result_chars)}
+		return {
+			"tool": call.tool,
+			"ok": True,
+			"result": trim(value, ctx.limits.max_result_chars),
+			**spent,
+		}
 
-	result: dict[str, Any] = await ctx.port.step(step_key("tool", ctx.step, index, call.tool), work)
-	return result
+	result: dict[str, Any] = await ctx.port.step(key, work)
+	if "_usage" in result:
+		result = dict(result)
+		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
+	return result if allowed is None else audited(result, allowed, ctx)
 
 
 def _memory_after(state: RunState, command: UpdateMemory) -> str:

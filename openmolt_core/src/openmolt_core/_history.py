@@ -22,6 +22,7 @@ RecordStatus = Literal[
 	"failure",
 	"limit_reached",
 	"human_input_required",
+	"approval_required",
 	"error",
 	"cancelled",
 	"skipped",

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core import _approve
 from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -50,7 +51,7 @@ from openmolt_core.compaction import (
 )
 from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
 from openmolt_core.envelope import Envelope, ToolSchema
-from openmolt_core.errors import ConfigurationError, ProviderError, RunError
+from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
 	CommandsQueuedEvent,
 	CompactionEvent,
@@ -74,9 +75,13 @@ from openmolt_core.structured import FittedSchema, fit
 if TYPE_CHECKING:
 	from pydantic import BaseModel
 
+	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.schedule import ScheduleSpec
 	from openmolt_core.skills import Skill
+	from openmolt_core.subagents import AgentTool
+	from openmolt_core.tools import CallingRun
 
 __all__ = [
 	"STEPS_LEFT_WARNING",
@@ -125,6 +130,8 @@ class Agent:
 		compactor: Returns the provider and model name that write summaries (None: this agent's).
 		skills: The agent's skills, listed by name and description in the first turn.
 		sources: The integrations whose tools are listed at the start of each run (MCP servers).
+		requires_approval: Which tool calls wait for a decision (`openmolt_core.policy`).
+		on_approval_request: Decides those calls; None parks the run (``approval_required``).
 	"""
 
 	__slots__ = (
@@ -138,6 +145,7 @@ class Agent:
 		"_output_json",
 		"_output_model",
 		"_output_validator",
+		"_policy",
 		"_prefix",
 		"_provider",
 		"_provider_factory",
@@ -157,6 +165,7 @@ class Agent:
 		"model_config",
 		"name",
 		"om",
+		"on_approval_request",
 		"on_human_input_request",
 		"provider_name",
 		"skills",
@@ -186,6 +195,8 @@ class Agent:
 		compactor: Callable[[], tuple[LLMProvider, str]] | None = None,
 		skills: Sequence[Skill] = (),
 		sources: Sequence[SourceBinding] = (),
+		requires_approval: ApprovalPolicy | None = None,
+		on_approval_request: ApprovalHandler | None = None,
 	) -> None:
 		self.om: OpenMolt = om
 		self.name: str = name
@@ -202,10 +213,13 @@ class Agent:
 		self.compactor: Callable[[], tuple[LLMProvider, str]] | None = compactor
 		self.skills: tuple[Skill, ...] = tuple(skills)
 		self.on_human_input_request: HumanInputHandler | None = on_human_input_request
+		self.on_approval_request: ApprovalHandler | None = on_approval_request
 		self.last_state: RunState | None = None
 		self._provider_factory = provider
 		self._provider: LLMProvider | None = None
 		self._tools = {t.handle: t for t in tools}
+		self._policy = requires_approval
+		self._mark(self._tools.values())
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
@@ -220,6 +234,12 @@ class Agent:
 		self._declared = False
 		self._dialect: Any = None
 		self._sources = AgentSources(self._tools, sources) if sources else None
+
+	def _mark(self, tools: Iterable[BoundTool]) -> None:
+		# Which calls wait for a decision: the tool listing and the reply schema show it.
+		if self._policy:
+			for t in tools:
+				t.approval = self._policy.rule_for(t.handle, t.tool)
 
 	@property
 	def _redactor(self) -> Redactor:
@@ -261,6 +281,34 @@ class Agent:
 		return self._output_json
 
 	@property
+	def sub_agents(self) -> list[Agent]:
+		"""The agents this agent can call as tools (`openmolt_core.subagents`)."""
+		from openmolt_core.subagents import AgentTool
+
+		return [t.tool.agent for t in self._tools.values() if isinstance(t.tool, AgentTool)]
+
+	def as_tool(
+		self,
+		*,
+		name: str | None = None,
+		description: str | None = None,
+		input_schema: dict[str, Any] | None = None,
+	) -> AgentTool:
+		"""This agent as a tool for another agent (``create_agent(tools=[agent.as_tool()])``).
+
+		Args:
+			name: The tool's handle (default: the agent's name as an identifier).
+			description: What it does, for the calling model (default: from the instructions).
+			input_schema: The tool's input (default: ``{"task": str}``, given as the input).
+
+		Returns:
+			The tool; see `openmolt_core.subagents` for how its runs nest.
+		"""
+		from openmolt_core.subagents import TASK_SCHEMA, AgentTool
+
+		return AgentTool(self, name or "", description or "", dict(input_schema or TASK_SCHEMA))
+
+	@property
 	def human_input_enabled(self) -> bool:
 		"""Whether the agent may ask a person (a handler is set)."""
 		return bool(self.on_human_input_request)
@@ -273,6 +321,7 @@ class Agent:
 				[ToolSchema(h, t.tool.input_schema) for h, t in self._tools.items() if t.allowed],
 				output_schema=self.output_schema,
 				human_input=self.human_input_enabled,
+				approvals=_approve.has_approvals(self._tools.values()),
 			)
 		return self._envelope
 
@@ -301,6 +350,7 @@ class Agent:
 				output_schema=self.output_schema,
 				human_input=self.human_input_enabled,
 				enforced=self.structured_output().mode != "off",
+				approvals=self.envelope.approvals,
 			)
 		return self._system
 
@@ -350,6 +400,7 @@ class Agent:
 		*,
 		history: RunState | Mapping[str, Any] | None = None,
 		attachments: Sequence[Attachment] = (),
+		parent: CallingRun | None = None,
 	) -> RunResult:
 		"""Run the agent until it finishes or a budget runs out.
 
@@ -360,6 +411,8 @@ class Agent:
 			history: A saved `RunState` (or its dict) to go on from instead of starting afresh; an
 				empty `RunState()` starts a new run with that state (its ``run_id``).
 			attachments: Images or PDFs for the model, sent with the first turn.
+			parent: The run that calls this agent as a tool (a tool's ``context.run``): the
+				run nests in it (`openmolt_core.subagents`). Agent tools pass it.
 
 		Returns:
 			The result: validated output, status, plan, usage and the full state.
@@ -381,10 +434,12 @@ class Agent:
 					long_term, _ = memory_part(self._memory, "long_term")
 				short_term, _ = memory_part(self._memory, "short_term")
 				state.memory = {"longTerm": long_term, "shortTerm": short_term}
+			if parent is not None:  # deterministic, and it names the call that made it
+				state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
 			state.messages.append(
 				Message("user", self.first_message(input, state), list(attachments))
 			)
-			return await self._drive(state, answer=None)
+			return await self._drive(state, answer=None, link=parent)
 		if state.pending is None and input is not None:
 			raise ConfigurationError(
 				"run(input, history=...): this saved run already has its input and waits for no "
@@ -392,31 +447,78 @@ class Agent:
 			)
 		return await self._drive(state, answer=None if input is None else str(input))
 
-	async def resume(self, state: RunState | Mapping[str, Any], *, answer: str) -> RunResult:
-		"""Go on with a run parked on a question (``human_input_required``), with the answer.
+	async def resume(
+		self,
+		state: RunState | Mapping[str, Any],
+		*,
+		answer: str | None = None,
+		decision: ApprovalDecision
+		| Mapping[str, Any]
+		| Sequence[ApprovalDecision | Mapping[str, Any]]
+		| None = None,
+	) -> RunResult:
+		"""Go on with a parked run: a question with its answer, tool calls with their decisions.
 
-		The answer arrives as the result of the pending question, in the same result turn as the
-		commands that ran before it. The state may come from another process (``to_dict``).
+		An answer arrives as the result of the pending question, in the same result turn as the
+		commands that ran before it. Decisions (``approval_required``) are checked first, all of
+		them, and a refused one raises before anything runs; then the step goes on from its
+		parked calls. A call left without a decision goes to this agent's
+		``on_approval_request``, or parks again. The state may come from another process.
 
 		Args:
 			state: The parked run's state (``result.state``, or its dict).
-			answer: The person's answer.
+			answer: The person's answer (``human_input_required``).
+			decision: One decision or a list (``approval_required``): from
+				``agent.approval_requests(state)``, ``request.approve()`` or
+				``request.deny(reason)``, as objects or their ``to_dict()``.
 
 		Returns:
 			The run's result, as `run` returns it.
 
 		Raises:
-			ConfigurationError: The state waits for no answer.
+			ConfigurationError: The state waits for nothing, or for something else.
+			ApprovalError: A decision is forged, replayed, stale or invalid; the state is kept.
 			RunError: As for `run`.
 		"""
 		await self._refresh_sources()
 		loaded = _load(state)
-		if loaded.pending is None:
+		kind = (loaded.pending or {}).get("kind")
+		if kind is None:
 			raise ConfigurationError(
-				"resume: this state waits for no answer (its run is not human_input_required); "
-				"use run(history=state) to go on"
+				"resume: this state waits for no answer or decision (its run is not "
+				"human_input_required or approval_required); use run(history=state) to go on"
 			)
-		return await self._drive(loaded, answer=answer)
+		decisions = _approve.decisions_of(decision)
+		if kind == "approval":
+			if answer is not None:
+				raise ConfigurationError(
+					"resume: this run waits for approval decisions, not an answer; give "
+					"decision=request.approve() or request.deny(reason)"
+				)
+			if not decisions and self.on_approval_request is None:
+				raise ConfigurationError(
+					"resume: this run waits for approval decisions: give decision=... (see "
+					"agent.approval_requests(state)), or set on_approval_request"
+				)
+		elif decisions or answer is None:
+			raise ConfigurationError(
+				"resume: this run waits for a person's answer: give answer=..."
+			)
+		return await self._drive(loaded, answer=answer, decisions=decisions)
+
+	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
+		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.
+
+		Each request's ``approve()`` and ``deny()`` make decisions this instance accepts
+		(signed with ``om.approvals``); give them to `resume`.
+
+		Args:
+			state: The parked run's state (``result.state``, or its dict).
+
+		Raises:
+			ConfigurationError: The state waits for no approval.
+		"""
+		return _approve.pending_requests(self._context(_load(state), LOCAL_PORT))
 
 	async def _refresh_sources(self) -> None:
 		"""List the tools of run-time sources (MCP servers); rebind only when they changed.
@@ -428,6 +530,7 @@ class Agent:
 			return
 		tools = await self._sources.refresh()
 		if tools is not None:
+			self._mark(tools.values())
 			self._tools = tools
 			self._prefix = self._redactor_cache = self._envelope = self._fitted = None
 			self._system = None
@@ -442,9 +545,15 @@ class Agent:
 			if self.provider_name or http_tools:
 				await self.om.prepare(provider=self.provider_name or None, http_tools=http_tools)
 
-	def _context(self, state: RunState, port: RunPort) -> RunContext:
+	def _context(
+		self, state: RunState, port: RunPort, link: CallingRun | None = None
+	) -> RunContext:
 		def keep(data: str) -> None:
 			self._long_term = data
+
+		handler = self.on_approval_request
+		if handler is None and link is not None:
+			handler = link.on_approval_request  # a sub-agent asks its caller's approver
 
 		return RunContext(
 			agent=self.name,
@@ -458,15 +567,24 @@ class Agent:
 			output=self._validate_output,
 			limits=self.limits,
 			port=port,
+			approvals=_approve.RunApprovals(handler, lambda: self.om.approvals),
+			link=link,
 		)
 
-	async def _drive(self, state: RunState, *, answer: str | None) -> RunResult:
+	async def _drive(
+		self,
+		state: RunState,
+		*,
+		answer: str | None,
+		decisions: Sequence[ApprovalDecision] = (),
+		link: CallingRun | None = None,
+	) -> RunResult:
 		self.last_state = state
 		try:
 			await self._prepare()
-			ctx = self._context(state, LOCAL_PORT)
-			return await self._loop(ctx, answer)
-		except (RunError, ConfigurationError):
+			ctx = self._context(state, LOCAL_PORT, link)
+			return await self._loop(ctx, answer, decisions)
+		except (RunError, ConfigurationError, ApprovalError):
 			raise
 		except Exception as exc:
 			# A bug or an unexpected failure: end the run with its state, never a bare exception.
@@ -476,14 +594,18 @@ class Agent:
 			result.error = message
 			raise RunError(message, result=result) from exc
 
-	async def _loop(self, ctx: RunContext, answer: str | None) -> RunResult:
+	async def _loop(
+		self, ctx: RunContext, answer: str | None, decisions: Sequence[ApprovalDecision] = ()
+	) -> RunResult:
 		state = ctx.state
 		port = ctx.port
 		fitted = self.structured_output()
 		system = self.system_prompt() + self._missing_schemas(state, fitted)
 		deadline = None if self.timeout is None else port.now() + self.timeout
 		if state.pending is not None:
-			await self._deliver(ctx, answer)
+			end = await self._deliver(ctx, answer, decisions, deadline)
+			if end is not None:
+				return await self._end(ctx, end)
 		while True:
 			end = self._budget_end(state, port, deadline)
 			if end is not None:
@@ -514,7 +636,6 @@ class Agent:
 	async def _run_commands(
 		self, ctx: RunContext, parsed: ParsedReply, deadline: float | None
 	) -> RunEnd | None:
-		state = ctx.state
 		if log.isEnabledFor(logging.INFO):
 			log.info(
 				"%s step %d: %s",
@@ -527,11 +648,22 @@ class Agent:
 			await ctx.emit(CommandsQueuedEvent(agent=self.name, step=ctx.step, commands=commands))
 		else:
 			ctx.skip_event()
-		record = StepRecord(parsed.commands)
-		ignored: list[dict[str, Any]] = [{"ok": False, "error": t} for t in parsed.ignored]
+		return await self._run_record(ctx, StepRecord(parsed.commands), parsed.ignored, deadline)
+
+	async def _run_record(
+		self,
+		ctx: RunContext,
+		record: StepRecord,
+		ignored_texts: Sequence[str],
+		deadline: float | None,
+		start: int = 0,
+	) -> RunEnd | None:
+		"""Run a step's commands (from ``start``) and record their results, or park the step."""
+		state = ctx.state
+		ignored: list[dict[str, Any]] = [{"ok": False, "error": t} for t in ignored_texts]
 		try:
 			with anyio.move_on_after(_left(ctx.port, deadline)) as scope:
-				await run_step(ctx, record)
+				await run_step(ctx, record, start)
 		except anyio.get_cancelled_exc_class():
 			# Cancelled from outside: the state keeps every result, the unfinished marked so.
 			self._append_results(state, record.entries("interrupted: the run was cancelled"))
@@ -540,23 +672,44 @@ class Agent:
 			record.end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 			self._append_results(state, record.entries("interrupted: the time budget ran out"))
 			return record.end
+		if record.pending is not None and record.pending["kind"] == "approval":
+			state.pending = _approve.pending_state(ctx, record, ignored_texts)
+			return record.end
 		results = record.entries("did not run")
 		if record.pending is not None:
 			state.pending = {**record.pending, "results": results + ignored}
 			return record.end
 		if record.end is not None:
-			for text in parsed.ignored:
+			for text in ignored_texts:
 				await ctx.error("ignored", text)
 			ignored = []
 		self._append_results(state, results + ignored)
 		return record.end
 
-	async def _deliver(self, ctx: RunContext, answer: str | None) -> None:
-		"""Give a parked question its answer (or tell the model nobody answered)."""
+	async def _deliver(
+		self,
+		ctx: RunContext,
+		answer: str | None,
+		decisions: Sequence[ApprovalDecision],
+		deadline: float | None,
+	) -> RunEnd | None:
+		"""Give a parked question its answer, or go on with a step parked on approvals.
+
+		Without an answer, the model hears that nobody answered.
+		"""
 		state = ctx.state
 		pending = state.pending or {}
-		state.pending = None
 		ctx.step = state.steps
+		if pending.get("kind") == "approval":
+			if answer is not None:
+				raise ConfigurationError(
+					"this run waits for approval decisions, not an answer: use "
+					"agent.resume(state, decision=...)"
+				)
+			record, start, ignored = await _approve.restore(ctx, pending, decisions)
+			state.pending = None  # every decision was checked: the step goes on
+			return await self._run_record(ctx, record, ignored, deadline, start)
+		state.pending = None
 		results = list(pending.get("results") or [])
 		if answer is None:
 			results.append(
@@ -569,6 +722,7 @@ class Agent:
 		else:
 			results.append(await answer_entry(ctx, str(pending.get("message", "")), answer))
 		self._append_results(state, results)
+		return None
 
 	def _missing_schemas(self, state: RunState, fitted: FittedSchema) -> str:
 		"""Input schemas the model needs but the run's first turn leaves out, for the prompt.
@@ -805,7 +959,9 @@ class Agent:
 			steps=state.steps,
 			usage=state.usage,
 			state=state,
-			error=end.message if end.status in ("human_input_required", "limit_reached") else None,
+			error=end.message
+			if end.status in ("human_input_required", "approval_required", "limit_reached")
+			else None,
 		)
 
 	# schedules ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ builders (`openmolt_core.testing`).
 
 | type | fields |
 | --- | --- |
-| ``callTool`` | ``tool`` (``integration.handle``), ``input`` (object) |
+| ``callTool`` | ``tool`` (``integration.handle``), ``input`` (object), ``reason`` (only for agents with approvals) |
 | ``wait`` | ``seconds`` (0 ≤ s ≤ 60) |
 | ``updatePlan`` | ``plan`` (list of steps, one level of sub-steps) |
 | ``updateMemory`` | ``memory`` (``longTerm`` or ``shortTerm``), ``mode`` (``replace`` or ``append``), ``data`` |
@@ -91,6 +91,8 @@ class _Command(_Strict):
 	shape: ClassVar[tuple[str, ...]] = ()
 	"""What the reply schema says too: the prompt states it only when the provider does not
 	enforce the schema (structured output off)."""
+	approval_rules: ClassVar[tuple[str, ...]] = ()
+	"""Rules shown only to agents with tools that wait for approval."""
 
 
 class CallTool(_Command):
@@ -99,6 +101,9 @@ class CallTool(_Command):
 	type: Literal["callTool"]
 	tool: str = Field(description="The tool handle, `integration.tool`.")
 	input: dict[str, Any] = Field(description="The tool's input object.")
+	reason: str = Field(
+		default="", description="Why you make the call, for the person who approves it."
+	)
 
 	example: ClassVar[dict[str, Any]] = {
 		"type": "callTool",
@@ -107,6 +112,10 @@ class CallTool(_Command):
 	}
 	rules: ClassVar[tuple[str, ...]] = ("After a failure, change something before retrying.",)
 	shape: ClassVar[tuple[str, ...]] = ("input matches the tool's inputSchema.",)
+	approval_rules: ClassVar[tuple[str, ...]] = (
+		'Tools marked "approval":true wait for a person: add a short "reason"; they may refuse '
+		"or change the input.",
+	)
 
 
 class Wait(_Command):

@@ -14,6 +14,7 @@ Step keys are deterministic: the same run replayed asks for the same keys in the
 | tool call | ``tool:<step>:<command index>:<tool handle>`` |
 | memory callback | ``memory:<step>:<command index>`` |
 | human input | ``human:<step>:<command index>`` |
+| approval decision | ``approval:<step>:<command index>:<tool handle>`` (before the tool call's own step) |
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def step_key(kind: str, step: int, index: int | None = None, handle: str | None 
 	"""The deterministic key of one step (see the module docstring).
 
 	Args:
-		kind: ``model``, ``tool``, ``memory`` or ``human``.
+		kind: ``model``, ``tool``, ``memory``, ``human`` or ``approval``.
 		step: The step number (1-based).
 		index: The command's index in the reply, for everything but model calls.
 		handle: The tool handle, for tool calls.

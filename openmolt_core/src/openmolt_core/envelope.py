@@ -109,11 +109,13 @@ class Envelope:
 		tools: The tools the agent may call, in the order of its tools list.
 		output_schema: The JSON Schema ``finish.output`` must match (None: any JSON value).
 		human_input: Whether ``requestHumanInput`` is allowed.
+		approvals: Whether some tools wait for approval: ``callTool`` then takes a ``reason``.
 	"""
 
 	tools: tuple[ToolSchema, ...] = ()
 	output_schema: dict[str, Any] | None = None
 	human_input: bool = False
+	approvals: bool = False
 	_schema: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 	@classmethod
@@ -123,21 +125,25 @@ class Envelope:
 		*,
 		output_schema: dict[str, Any] | None,
 		human_input: bool,
+		approvals: bool = False,
 	) -> Envelope:
 		"""The envelope for an agent's visible tools, output schema and human-input setting."""
-		return cls(tuple(tools), output_schema, human_input)
+		return cls(tuple(tools), output_schema, human_input, approvals)
 
 	def tool_variant(
 		self, tool: ToolSchema, input_schema: dict[str, Any] | None = None
 	) -> dict[str, Any]:
 		"""The ``callTool`` variant for one tool (with another input schema when given)."""
+		properties = {
+			"type": {"const": "callTool"},
+			"tool": {"const": tool.handle},
+			"input": tool.input_schema if input_schema is None else input_schema,
+		}
+		if self.approvals:
+			properties["reason"] = command_schema(CallTool)["properties"]["reason"]
 		return {
 			"type": "object",
-			"properties": {
-				"type": {"const": "callTool"},
-				"tool": {"const": tool.handle},
-				"input": tool.input_schema if input_schema is None else input_schema,
-			},
+			"properties": properties,
 			"required": ["type", "tool", "input"],
 			"additionalProperties": False,
 		}

@@ -7,6 +7,7 @@ OpenMoltError
 ├── ProviderError           a model provider failed (carries provider and status_code)
 ├── IntegrationError        an integration definition or credential is invalid
 ├── ToolError               a tool failed; the loop turns it into a result the model sees
+├── ApprovalError           a decision was refused: forged, replayed, stale or invalid
 └── RunError                a run stopped on an error; carries the partial result to resume from
 ```
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunResult
 
 __all__ = [
+	"ApprovalError",
 	"ConfigurationError",
 	"IntegrationError",
 	"OpenMoltError",
@@ -128,6 +130,24 @@ class ToolError(OpenMoltError):
 		if self.details is not None:
 			out["details"] = self.details
 		return out
+
+
+class ApprovalError(OpenMoltError):
+	"""An approval decision was refused; the call it was for did not run.
+
+	Args:
+		message: What is wrong with the decision and what to do.
+		problem: ``forged`` (not signed by this instance's approval key), ``replayed`` (made for
+			another call or run, or its call was already decided), ``stale`` (the call's
+			arguments changed after approval, or the call no longer waits) or ``invalid`` (the
+			edited input does not match the tool's input schema).
+		call: The call the decision names (``tool:<step>:<index>:<handle>``).
+	"""
+
+	def __init__(self, message: str, *, problem: str, call: str = "") -> None:
+		super().__init__(message)
+		self.problem = problem
+		self.call = call
 
 
 class RunError(OpenMoltError):

@@ -9,6 +9,8 @@
 | ``planUpdate`` | `PlanUpdateEvent` | the plan changed |
 | ``memoryUpdate`` | `MemoryUpdateEvent` | long- or short-term memory changed |
 | ``humanInput`` | `HumanInputEvent` | the agent asked a person and got an answer |
+| ``approval:request`` | `ApprovalRequestEvent` | a tool call waits for a decision |
+| ``approval:decision`` | `ApprovalDecisionEvent` | a decision was applied, or refused |
 | ``error`` | `ErrorEvent` | a mistake was fed back to the model, or the run failed |
 | ``compaction`` | `CompactionEvent` | older steps were summarised to fit the context window |
 | ``finish`` | `FinishEvent` | the run ended (same data as ``run()``'s result) |
@@ -16,7 +18,9 @@
 | ``schedule:end`` | `ScheduleEvent` | a scheduled run ended (its record says how) |
 | ``schedule:skip`` | `ScheduleEvent` | a scheduled run did not start (overlap, or missed) |
 
-Handlers may be sync or async. A handler that raises is logged and never breaks the run.
+Handlers may be sync or async. A handler that raises is logged and never breaks the run. The
+events of a sub-agent (an agent used as a tool) reach the calling agent's handlers too, with
+``parent_run_id`` set to the calling run's id.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
 	from openmolt_core._history import RunRecord
+	from openmolt_core.approvals import ApprovalRequest
 	from openmolt_core.llm import Usage
 	from openmolt_core.result import RunResult
 
 __all__ = [
 	"EVENT_NAMES",
+	"ApprovalDecisionEvent",
+	"ApprovalRequestEvent",
 	"CommandsQueuedEvent",
 	"CompactionEvent",
 	"ErrorEvent",
@@ -61,6 +68,8 @@ EventName = Literal[
 	"planUpdate",
 	"memoryUpdate",
 	"humanInput",
+	"approval:request",
+	"approval:decision",
 	"error",
 	"compaction",
 	"finish",
@@ -81,6 +90,7 @@ class Event:
 		run_id: The run's id (`openmolt_core.result.RunState.run_id`); empty for schedule events.
 		seq: The event's number in its run, 1-based and deterministic: the same run replayed
 			gives the same numbers, so ``(run_id, seq)`` identifies an event.
+		parent_run_id: For a sub-agent's event, the id of the run that called it as a tool.
 	"""
 
 	agent: str
@@ -88,6 +98,7 @@ class Event:
 	name: str = ""
 	run_id: str = ""
 	seq: int = 0
+	parent_run_id: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -159,6 +170,30 @@ class HumanInputEvent(Event):
 	message: str
 	response: str
 	name: str = "humanInput"
+
+
+@dataclass(slots=True, kw_only=True)
+class ApprovalRequestEvent(Event):
+	"""A tool call waits for a decision; ``request`` is what the approver sees (input redacted)."""
+
+	request: ApprovalRequest
+	name: str = "approval:request"
+
+
+@dataclass(slots=True, kw_only=True)
+class ApprovalDecisionEvent(Event):
+	"""A decision on a call: ``action`` is ``approved``, ``edited``, ``denied`` or ``refused``.
+
+	``refused`` means no valid decision came (a forged, replayed or stale one, or a handler that
+	failed): the call did not run and ``reason`` says why. ``decision_id`` is the decision's id.
+	"""
+
+	tool: str
+	call: str
+	action: str
+	reason: str = ""
+	decision_id: str = ""
+	name: str = "approval:decision"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -20,11 +20,13 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._http import PooledTransport
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
+	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.plugins import Plugins
+	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
 	from openmolt_core.skills import Skill
@@ -57,6 +59,11 @@ class OpenMolt:
 		schedule_store: A SQLite file keeping the schedules' run history across restarts (so
 			missed runs are noticed); without it the history is kept in memory.
 		clock: The scheduler's clock (tests pass `openmolt_core.testing.FakeClock`).
+		requires_approval: Approval rules for every agent of this instance, such as
+			``["stripe:writes", "github:writes"]`` (see `openmolt_core.policy`); an agent's
+			own rules add to them.
+		approvals: Signs and checks approval decisions and keeps the ledger of decided calls
+			(`openmolt_core.approvals.Approvals`; default: a random key, in memory).
 	"""
 
 	def __init__(
@@ -72,6 +79,8 @@ class OpenMolt:
 		files_dir: str | Path | None = None,
 		schedule_store: str | Path | None = None,
 		clock: Clock | None = None,
+		requires_approval: bool | str | Sequence[str] | None = None,
+		approvals: Approvals | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -99,6 +108,8 @@ class OpenMolt:
 		self._scheduler_options = (clock, schedule_store)
 		self._scheduler: Scheduler | None = None
 		self._task_group: TaskGroup | None = None
+		self._approval_rules = requires_approval
+		self._approvals = approvals
 		if verbose:
 			_enable_verbose()
 
@@ -127,6 +138,15 @@ class OpenMolt:
 	async def _serve_late(self, scheduler: Scheduler) -> None:
 		if self._task_group is not None:  # not if the block ended before this task started
 			await scheduler.serve()
+
+	@property
+	def approvals(self) -> Approvals:
+		"""What signs and checks this instance's approval decisions (made on first use)."""
+		if self._approvals is None:
+			from openmolt_core.approvals import Approvals
+
+			self._approvals = Approvals()
+		return self._approvals
 
 	# HTTP ---------------------------------------------------------------------------------
 
@@ -321,9 +341,11 @@ class OpenMolt:
 		model_config: ModelConfig | Mapping[str, Any] | None = None,
 		config: Mapping[str, Any] | None = None,
 		integrations: Sequence[str | Mapping[str, Any]] = (),
-		tools: Sequence[Tool | Callable[..., Any]] = (),
+		tools: Sequence[Tool | Agent | Callable[..., Any]] = (),
 		memory: MemoryConfig | None = None,
 		on_human_input_request: HumanInputHandler | bool | None = None,
+		requires_approval: bool | str | Sequence[str] | ApprovalPolicy | None = None,
+		on_approval_request: ApprovalHandler | None = None,
 		output_schema: type[BaseModel] | dict[str, Any] | None = None,
 		max_steps: int | None = None,
 		max_tokens: int | None = None,
@@ -346,12 +368,19 @@ class OpenMolt:
 				(``max_reply_chars``, ``max_result_chars``, ``max_memory_chars``,
 				``max_answer_chars``). Explicit keyword arguments win.
 			integrations: Integration ids, or dicts ``{"integration", "credential", "scopes"}``.
-			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, or plain (sync or
-				async) functions, whose input schema comes from their signature (see
-				`openmolt_core.tools.tool`).
+			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, other agents
+				(`openmolt_core.subagents`), or plain (sync or async) functions, whose input
+				schema comes from their signature (see `openmolt_core.tools.tool`).
 			memory: ``{"long_term": {"data", "on_update"}, "short_term": {...}}``.
 			on_human_input_request: Answers the agent's questions (sync or async, takes the
 				question, returns the answer); None or False disables ``requestHumanInput``.
+			requires_approval: Which tool calls wait for a decision: True (all), a rule or a
+				list of rules (``"stripe:writes"``, ``"local.send_email"``...; see
+				`openmolt_core.policy`), added to the instance's.
+			on_approval_request: Decides those calls (sync or async; takes an
+				`openmolt_core.approvals.ApprovalRequest`, returns ``request.approve()`` or
+				``request.deny(reason)``); without it a call that needs a decision parks the run
+				with status ``approval_required``.
 			output_schema: A pydantic model class or JSON Schema the final output must match.
 			max_steps: The most model calls a run makes (default: the instance's); the last one
 				is told it is the last.
@@ -459,7 +488,8 @@ class OpenMolt:
 			)
 		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
 		compacting, compactor = self._compaction(compaction)
-		return Agent(
+		policy = _approval_policy(self._approval_rules, requires_approval, bound, sources)
+		agent = Agent(
 			self,
 			name=name,
 			provider_name=provider_name,
@@ -480,7 +510,14 @@ class OpenMolt:
 			compactor=compactor,
 			skills=agent_skills,
 			sources=sources,
+			requires_approval=policy,
+			on_approval_request=on_approval_request,
 		)
+		if tools:  # agents given as tools must not reach this one again
+			from openmolt_core.subagents import check_cycles
+
+			check_cycles(agent)
+		return agent
 
 	def _skills(self, entries: Sequence[str | Path | Skill | Mapping[str, Any]]) -> list[Skill]:
 		if not entries:
@@ -634,6 +671,36 @@ def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 		else:
 			out[name] = value
 	return out
+
+
+def _approval_policy(
+	instance: Any, own: Any, bound: Sequence[BoundTool], sources: Sequence[Any]
+) -> ApprovalPolicy | None:
+	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
+
+	Raises:
+		ConfigurationError: A rule is malformed or names a scope or tool that does not exist.
+	"""
+	if not instance and not own:
+		return None
+	from openmolt_core.policy import ApprovalPolicy
+
+	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
+	mine = ApprovalPolicy.of(own, where="create_agent: requires_approval")
+	known: dict[str, tuple[list[str], list[str] | None]] = {}
+	for t in bound:
+		iid, _, name = t.handle.partition(".")
+		scopes = list(t.integration.scopes) if t.integration is not None else []
+		entry = known.setdefault(iid, (scopes, []))
+		if t.integration is None:  # local tools: the scopes they name
+			entry[0].extend(s for s in t.tool.scopes if s not in entry[0])
+		if entry[1] is not None:
+			entry[1].append(name)
+	for source in sources:
+		known[source.id] = (list(source.integration.scopes), None)
+	defaults.check(known, where="OpenMolt: requires_approval", strict=False)
+	mine.check(known, where="create_agent: requires_approval", strict=True)
+	return (defaults + mine) or None
 
 
 def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any) -> Any:

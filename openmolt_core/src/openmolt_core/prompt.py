@@ -63,10 +63,17 @@ def example_value(schema: Any) -> Any:
 	return {"integer": 0, "number": 0, "boolean": True, "null": None}.get(str(kind), "...")
 
 
-def _command(cls: type[Any], enforced: bool) -> str:
+def _command(cls: type[Any], enforced: bool, approvals: bool) -> str:
 	kind = cls.model_fields["type"].annotation.__args__[0]
 	doc = (cls.__doc__ or "").strip().splitlines()[0].rstrip(".")
-	return " ".join([f"- {kind}: {doc}.", *cls.rules, *(() if enforced else cls.shape)])
+	return " ".join(
+		[
+			f"- {kind}: {doc}.",
+			*cls.rules,
+			*(() if enforced else cls.shape),
+			*(cls.approval_rules if approvals else ()),
+		]
+	)
 
 
 def maestro_prompt(
@@ -75,6 +82,7 @@ def maestro_prompt(
 	output_schema: dict[str, Any] | None,
 	human_input: bool,
 	enforced: bool = False,
+	approvals: bool = False,
 ) -> str:
 	"""Build the system prompt for an agent.
 
@@ -86,6 +94,7 @@ def maestro_prompt(
 			in ``strict`` or ``partial`` mode). Then the schema already shows the model every
 			command's shape and the output schema, and the prompt leaves out the examples and
 			each command's ``shape`` lines.
+		approvals: Whether some tools wait for approval (adds the commands' ``approval_rules``).
 
 	Returns:
 		The prompt text. It depends only on these arguments, so it is identical at every step.
@@ -93,7 +102,7 @@ def maestro_prompt(
 	ends = "finish or requestHumanInput" if human_input else "finish"
 	commands = [c for c in COMMANDS if human_input or c is not RequestHumanInput]
 	lines = [_HEAD.replace("{name}", name).replace("{ends}", ends)]
-	lines += [_command(c, enforced) for c in commands]
+	lines += [_command(c, enforced, approvals) for c in commands]
 	if not enforced:
 		lines.append("Examples:")
 		for cls in commands:

@@ -10,13 +10,17 @@ from openmolt_core.llm import Message, Usage
 
 __all__ = ["RunResult", "RunState", "RunStatus"]
 
-RunStatus = Literal["success", "failure", "limit_reached", "human_input_required", "error"]
+RunStatus = Literal[
+	"success", "failure", "limit_reached", "human_input_required", "approval_required", "error"
+]
 """How a run ended.
 
 ``success`` / ``failure``: the model finished and said so. ``limit_reached``: a step, token or time
 budget ran out before it finished. ``human_input_required``: it asked a person and nobody could
 answer now (the handler raised `openmolt_core.agent.HumanInputUnavailable`); the run is parked
-and ``agent.resume(state, answer=...)`` goes on. ``error``: the provider failed for good, or the
+and ``agent.resume(state, answer=...)`` goes on. ``approval_required``: a tool call waits for a
+decision nobody could give now (see `openmolt_core.approvals`); ``agent.resume(state,
+decision=...)`` goes on. ``error``: the provider failed for good, or the
 run broke in an unexpected way; the state is kept either way.
 """
 
@@ -37,7 +41,11 @@ class RunState:
 		run_id: The run's id, stable across resumes (events and durable steps carry it).
 		pending: What a parked run waits for: ``{"kind": "human_input", "message": ...,
 			"results": [...]}`` holds the question and the results of the commands that ran
-			before it in the same step. None when the run is not parked.
+			before it in the same step. ``{"kind": "approval", "step", "calls": [...],
+			"commands": [...], "results": [...], "ignored": [...]}`` holds the calls that wait
+			for a decision (index, call key, tool, reason, rule, digest), every command of the
+			step as JSON, one result per command (null for those still to run) and the texts
+			of ignored commands. None when the run is not parked.
 		context_tokens: Input tokens of the latest model call (the prompt's size as the provider
 			counted it), for compaction.
 		compaction: What compaction summarised so far (`openmolt_core.compaction`): the original

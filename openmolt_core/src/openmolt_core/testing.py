@@ -141,6 +141,7 @@ class ScriptedModel:
 			input_tokens=self.usage.input_tokens,
 			output_tokens=self.usage.output_tokens,
 			cached_tokens=self.usage.cached_tokens,
+			cost_usd=self.usage.cost_usd,
 			calls=1,
 		)
 		return ModelResponse(text=text, usage=usage, raw={"scripted": index}, finish_reason="stop")

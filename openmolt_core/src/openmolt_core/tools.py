@@ -37,9 +37,40 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
 	import httpx
 
+	from openmolt_core.approvals import ApprovalHandler
+	from openmolt_core.events import Event
 	from openmolt_core.files import FileStore
+	from openmolt_core.llm import Usage
 
-__all__ = ["FunctionTool", "Tool", "ToolContext", "schema_of", "tool"]
+__all__ = ["CallingRun", "FunctionTool", "Tool", "ToolContext", "schema_of", "tool"]
+
+
+@dataclass(slots=True)
+class CallingRun:
+	"""The run that calls a tool, as the tool sees it (``context.run``; None outside a run).
+
+	Sub-agents (`openmolt_core.subagents`) use it to nest their runs: their events go to the
+	calling agent's handlers, their usage is added to the calling run's.
+
+	Args:
+		run_id: The calling run's id.
+		call: The call's step key (``tool:<step>:<index>:<handle>``).
+		step: The calling run's step.
+		index: The call's index in the step's reply.
+		usage: Add a sub-run's usage here; the calling run adds it to its own when the call ends.
+		wants: Whether a handler of the calling agent (or of its own callers) wants an event.
+		emit: Passes a sub-run's event to those handlers.
+		on_approval_request: The calling run's approval handler, for sub-agents without one.
+	"""
+
+	run_id: str
+	call: str
+	step: int
+	index: int
+	usage: Usage
+	wants: Callable[[str], bool]
+	emit: Callable[[Event], Awaitable[None]]
+	on_approval_request: ApprovalHandler | None = None
 
 
 @dataclass(slots=True)
@@ -56,6 +87,7 @@ class ToolContext:
 		redact: Secret values to scrub from anything the tool reports.
 		files: The instance's file store: save binary results, resolve file references.
 		extras: Anything the integration or the application passes along.
+		run: The run making this call (set per call by the loop).
 	"""
 
 	agent: str
@@ -67,6 +99,7 @@ class ToolContext:
 	redact: frozenset[str] = frozenset()
 	files: FileStore | None = None
 	extras: dict[str, Any] = field(default_factory=dict)
+	run: CallingRun | None = None
 
 	def __repr__(self) -> str:
 		# The config holds secrets: only its keys are shown, never its values.

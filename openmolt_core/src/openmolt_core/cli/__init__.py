@@ -2,7 +2,7 @@
 
 ```
 openmolt agent.json [--input TEXT|JSON] [--json] [--dry-run] [--verbose] [--once]
-                    [--env-file PATH] [--on-stop finish|cancel]
+                    [--env-file PATH] [--on-stop finish|cancel] [--approvals ask|approve|deny]
 openmolt agent.py ...                 a Python file defining `agent` (see docs/cli.md)
 openmolt plugins [--json]             installed providers and integrations, with versions
 openmolt tools INTEGRATION [--json]   an integration's tools, scopes and input schemas
@@ -26,10 +26,11 @@ from pathlib import Path
 
 import anyio
 
+from openmolt_core.cli._approve import approve_on_terminal
 from openmolt_core.cli._progress import Progress, ask_on_terminal
 from openmolt_core.errors import OpenMoltError
 
-__all__ = ["ask_on_terminal", "main"]
+__all__ = ["approve_on_terminal", "ask_on_terminal", "main"]
 
 _COMMANDS = ("plugins", "tools", "schema")
 
@@ -56,6 +57,12 @@ def _run_parser() -> argparse.ArgumentParser:
 		choices=("finish", "cancel"),
 		default="finish",
 		help="on Ctrl-C or SIGTERM, let a scheduled run in flight finish (default) or cancel it",
+	)
+	parser.add_argument(
+		"--approvals",
+		choices=("ask", "approve", "deny"),
+		help="tool calls that wait for approval: ask on the terminal (default; refused without "
+		"one), or approve or deny them all",
 	)
 	return parser
 
@@ -85,6 +92,9 @@ async def _run(ns: argparse.Namespace) -> int:
 
 	progress = Progress.for_terminal(json_events=ns.json)
 	loaded = load(ns.file, env_file=ns.env_file, verbose=ns.verbose, need_key=not ns.dry_run)
+	from openmolt_core.cli._approve import install
+
+	install(loaded.agent, ns.approvals or "ask", explicit=ns.approvals is not None)
 	if ns.verbose:
 		for report in loaded.keys:
 			progress.line(report.line())

@@ -109,6 +109,12 @@ class AgentFile(_Model):
 		alias="humanInput",
 		description="Let the agent ask on the terminal (non-interactive runs end instead).",
 	)
+	requires_approval: bool | list[str] | None = Field(
+		default=None,
+		alias="requiresApproval",
+		description="Tool calls that wait for approval: true (all) or rules such as "
+		"'stripe:writes', 'github.mergePullRequest', 'slack' (asked on the terminal).",
+	)
 	llm_providers: dict[str, dict[str, Any]] = Field(
 		default_factory=dict,
 		alias="llmProviders",

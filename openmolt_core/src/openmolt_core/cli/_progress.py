@@ -16,7 +16,7 @@ import anyio
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.commands import PLAN_STATUSES
 
-__all__ = ["Progress", "ask_on_terminal", "to_json"]
+__all__ = ["Progress", "active", "ask_on_terminal", "to_json"]
 
 Mode = Literal["spinner", "plain", "json"]
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -124,6 +124,7 @@ class Progress:
 			"planUpdate",
 			"memoryUpdate",
 			"humanInput",
+			"approval:decision",
 			"error",
 			"finish",
 			"schedule:run",
@@ -163,6 +164,9 @@ class Progress:
 			self.status(f"{event.agent} {step}: {event.memory} memory updated ({event.mode})")
 		elif name == "humanInput":
 			self.line(f"{step}: asked {event.message!r}")
+		elif name == "approval:decision":
+			why = f": {event.reason}" if event.reason else ""
+			self.line(f"{event.agent} {step}: {event.tool} {event.action}{why}")
 		elif name == "error":
 			self.line(f"{step}: {event.kind}: {event.message}")
 		elif name == "finish":
@@ -179,6 +183,11 @@ class Progress:
 
 
 _ACTIVE: Progress | None = None
+
+
+def active() -> Progress | None:
+	"""The progress reporter a terminal prompt pauses while it asks, if any."""
+	return _ACTIVE
 
 
 def set_active(progress: Progress | None) -> None:

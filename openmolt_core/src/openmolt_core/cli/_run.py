@@ -121,6 +121,7 @@ def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any
 		integrations=bindings,
 		memory=spec.memory.model_dump(exclude_none=True) if spec.memory else None,
 		on_human_input_request=ask_on_terminal if spec.human_input else None,
+		requires_approval=spec.requires_approval,
 		output_schema=spec.output_schema,
 		max_steps=spec.max_steps,
 		max_tokens=spec.max_tokens,

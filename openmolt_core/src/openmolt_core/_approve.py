@@ -1,0 +1,472 @@
+"""The approval gate in the tool-call path: ask, park, check decisions, and resume a parked step.
+
+`gate` runs before a tool call whose tool a policy rule selects (`openmolt_core.policy`), and
+before a call that was parked, whatever the current policy says: a parked call never runs without
+a valid decision. The handler's answer and the ledger claim go through the port under
+``approval:<step>:<index>:<handle>``, so a replayed run neither asks twice nor claims twice.
+
+A step parked on approvals keeps every command of the reply (`pending_state`); `restore` rebuilds
+it on resume, checks each decision before anything runs (a refused decision raises and leaves the
+state as it was), and the loop runs the step on from the first parked call.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core._jsonschema import ValidationError, format_errors
+from openmolt_core.approvals import (
+	ApprovalDecision,
+	ApprovalHandler,
+	ApprovalRequest,
+	Approvals,
+	ApprovalUnavailable,
+	digest,
+)
+from openmolt_core.durability import step_key
+from openmolt_core.errors import ApprovalError, ConfigurationError
+from openmolt_core.events import ApprovalDecisionEvent, ApprovalRequestEvent
+
+if TYPE_CHECKING:
+	from openmolt_core._binding import BoundTool
+	from openmolt_core._execute import RunContext, StepRecord
+	from openmolt_core.commands import CallTool, Command
+
+__all__ = [
+	"REASON_CHARS",
+	"Gate",
+	"RunApprovals",
+	"audited",
+	"decisions_of",
+	"gate",
+	"has_approvals",
+	"pending_requests",
+	"pending_state",
+	"restore",
+]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+REASON_CHARS = 1_000
+"""An agent's reason longer than this is cut for the approver."""
+
+
+@dataclass(slots=True)
+class RunApprovals:
+	"""The approval side of one run.
+
+	Args:
+		handler: Decides calls; None parks the run on the first call that needs a decision.
+		signer: Returns the signer and ledger (``om.approvals``); made on first use.
+		decisions: Decisions delivered on resume, by call key; each is used once.
+		parked: The calls a resumed step parked on, by call key (tool, reason, rule...).
+	"""
+
+	handler: ApprovalHandler | None = None
+	signer: Callable[[], Approvals] | None = None
+	decisions: dict[str, ApprovalDecision] = field(default_factory=dict)
+	parked: dict[str, dict[str, Any]] = field(default_factory=dict)
+	_own: Approvals | None = None
+
+	def authority(self) -> Approvals:
+		"""The signer and ledger of this run."""
+		if self.signer is not None:
+			return self.signer()
+		if self._own is None:
+			self._own = Approvals()
+		return self._own
+
+
+@dataclass(slots=True)
+class Gate:
+	"""What the gate lets through.
+
+	Args:
+		input: The input to run with (edited or not); None when the call does not run.
+		audit: What the call's result records about its decision.
+		entry: The result the model reads when the call does not run (None when it parked).
+	"""
+
+	input: dict[str, Any] | None = None
+	audit: dict[str, Any] | None = None
+	entry: dict[str, Any] | None = None
+
+
+def has_approvals(tools: Iterable[BoundTool]) -> bool:
+	"""Whether some visible tool waits for approval (the reply schema then has ``reason``)."""
+	return any(t.approval is not None for t in tools if t.allowed)
+
+
+def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) -> ApprovalRequest:
+	return ApprovalRequest(
+		run_id=ctx.state.run_id,
+		call=key,
+		agent=ctx.agent,
+		tool=call.tool,
+		input=ctx.redact.deep(call.input),
+		reason=ctx.redact(reason[:REASON_CHARS]),
+		rule=rule,
+		digest=digest(call.tool, call.input),
+		_approvals=ctx.approvals.authority(),
+	)
+
+
+async def _accept(
+	signer: Approvals,
+	decision: ApprovalDecision,
+	request: ApprovalRequest,
+	bound: BoundTool | None,
+	*,
+	claim: bool,
+) -> dict[str, Any] | None:
+	"""Check a decision against the call; returns the edited input, validated, if any.
+
+	Raises:
+		ApprovalError: Forged, replayed, stale, or an invalid edited input.
+	"""
+	signer.verify(decision, run_id=request.run_id, call=request.call, digest=request.digest)
+	edited = None
+	if decision.input is not None and bound is not None:
+		try:
+			edited = bound.validator().validate(decision.input)
+		except ValidationError as exc:
+			raise ApprovalError(
+				f"decision {decision.id}: the edited input does not match the input schema of "
+				f"{request.tool}: {format_errors(exc)}; decide again with a valid input",
+				problem="invalid",
+				call=request.call,
+			) from None
+	name = f"{request.run_id}/{request.call}"
+	ledger = signer.ledger
+	if claim:
+		fresh = await ledger.claim(name, decision.id)
+		prior = None if fresh else (await ledger.claimed(name) or "unknown")
+	else:
+		prior = await ledger.claimed(name)
+	if prior is not None:
+		raise ApprovalError(
+			f"{request.call} of run {request.run_id} was already decided (decision {prior}); a "
+			"call is decided once, and a decision is used once",
+			problem="replayed",
+			call=request.call,
+		)
+	return edited
+
+
+async def gate(
+	ctx: RunContext, record: StepRecord, index: int, call: CallTool, bound: BoundTool
+) -> Gate:
+	"""Decide whether a call runs: ask the handler, use a delivered decision, or park the step.
+
+	Args:
+		ctx: The run.
+		record: The step's record (a parked call is added to ``record.pending``).
+		index: The call's index in the reply.
+		call: The call, as checked at parse time.
+		bound: Its tool.
+	"""
+	approvals = ctx.approvals
+	key = step_key("tool", ctx.step, index, call.tool)
+	parked = approvals.parked.pop(key, None)
+	if bound.approval is None and parked is None:
+		return Gate(input=call.input)
+	delivered = approvals.decisions.pop(key, None)
+	rule = (parked or {}).get("rule") or bound.approval or ""
+	request = _request(ctx, key, call, rule, (parked or {}).get("reason") or call.reason)
+	if delivered is None:
+		if ctx.wants("approval:request"):
+			await ctx.emit(ApprovalRequestEvent(agent=ctx.agent, step=ctx.step, request=request))
+		else:
+			ctx.skip_event()
+		if approvals.handler is None:
+			return _park(record, index, request, "nobody can decide now")
+	handler = approvals.handler
+	signer = approvals.authority()
+
+	async def decide() -> dict[str, Any]:
+		decision = delivered
+		if decision is None and handler is not None:
+			try:
+				answer = handler(request)
+				if inspect.isawaitable(answer):
+					answer = await answer
+			except ApprovalUnavailable as exc:
+				return {"parked": str(exc) or "nobody can decide now"}
+			except Exception as exc:
+				log.exception("the approval handler failed; the call does not run")
+				return {"refused": f"the approver could not be asked ({type(exc).__name__})"}
+			if not isinstance(answer, ApprovalDecision):
+				return {
+					"refused": f"the approval handler returned {type(answer).__name__}, not "
+					"request.approve() or request.deny(reason)"
+				}
+			decision = answer
+		if decision is None:  # pragma: no cover - delivered or asked above
+			return {"refused": "no decision"}
+		try:
+			edited = await _accept(signer, decision, request, bound, claim=True)
+		except ApprovalError as exc:
+			return {"refused": str(exc), "problem": exc.problem}
+		return {
+			"action": decision.action,
+			"reason": decision.reason,
+			"input": edited,
+			"id": decision.id,
+		}
+
+	outcome: dict[str, Any] = await ctx.port.step(
+		step_key("approval", ctx.step, index, call.tool), decide
+	)
+	if "parked" in outcome:
+		return _park(record, index, request, outcome["parked"])
+	action = outcome.get("action", "refused")
+	reason = ctx.redact(str(outcome.get("refused") or outcome.get("reason") or ""))
+	if ctx.wants("approval:decision"):
+		await ctx.emit(
+			ApprovalDecisionEvent(
+				agent=ctx.agent,
+				step=ctx.step,
+				tool=call.tool,
+				call=key,
+				action=action,
+				reason=reason,
+				decision_id=str(outcome.get("id") or ""),
+			)
+		)
+	else:
+		ctx.skip_event()
+	if action == "refused":
+		await ctx.error("approval", f"{key}: {reason}")
+		problem = outcome.get("problem")
+		why = f"its decision was refused ({problem})" if problem else reason
+		return Gate(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})
+	audit: dict[str, Any] = {"decision": action, "id": outcome["id"], "digest": request.digest}
+	if rule:
+		audit["rule"] = rule
+	if action == "denied":
+		said = f": {reason}" if reason else " (no reason given)"
+		return Gate(
+			entry={
+				"tool": call.tool,
+				"ok": False,
+				"error": f"denied by the approver{said}",
+				"approval": audit,
+			}
+		)
+	if reason:
+		audit["reason"] = reason
+	edited = outcome.get("input")
+	return Gate(input=call.input if edited is None else edited, audit=audit)
+
+
+def audited(entry: dict[str, Any], gate: Gate, ctx: RunContext) -> dict[str, Any]:
+	"""A call's result with its decision recorded (and the input that ran, when edited)."""
+	if gate.audit is None:
+		return entry
+	out = {**entry, "approval": gate.audit}
+	if gate.audit["decision"] == "edited":
+		out["input"] = ctx.redact.deep(gate.input)
+	return out
+
+
+def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) -> Gate:
+	pending = record.pending
+	if pending is None or pending.get("kind") != "approval":
+		pending = record.pending = {"kind": "approval", "calls": []}
+	pending["calls"].append(
+		{
+			"index": index,
+			"call": request.call,
+			"tool": request.tool,
+			"reason": request.reason,
+			"rule": request.rule,
+			"digest": request.digest,
+		}
+	)
+	from openmolt_core._execute import RunEnd
+
+	tools = ", ".join(c["tool"] for c in sorted(pending["calls"], key=lambda c: c["index"]))
+	record.end = RunEnd(
+		"approval_required",
+		None,
+		f"{tools} {'waits' if len(pending['calls']) == 1 else 'wait'} for approval ({why}); "
+		"decide with agent.approval_requests(state) and agent.resume(state, decision=...)",
+	)
+	return Gate()
+
+
+def pending_state(ctx: RunContext, record: StepRecord, ignored: Sequence[str]) -> dict[str, Any]:
+	"""``state.pending`` for a step parked on approvals: plain JSON, to resume anywhere.
+
+	Args:
+		ctx: The run.
+		record: The parked step (its ``pending`` holds the calls).
+		ignored: The texts of commands the parser ignored in the reply.
+	"""
+	pending = record.pending or {}
+	return {
+		"kind": "approval",
+		"step": ctx.step,
+		"calls": sorted(pending.get("calls", []), key=lambda c: c["index"]),
+		"commands": [c.model_dump(mode="json", by_alias=True) for c in record.commands],
+		"results": list(record.results),
+		"ignored": list(ignored),
+	}
+
+
+def decisions_of(value: Any) -> list[ApprovalDecision]:
+	"""Read ``resume(decision=...)``: one decision or several, objects or their dicts.
+
+	Raises:
+		ApprovalError: A dict that is not a decision.
+		ConfigurationError: Something else than decisions.
+	"""
+	if value is None:
+		return []
+	items = [value] if isinstance(value, (ApprovalDecision, Mapping)) else value
+	if not isinstance(items, Sequence) or isinstance(items, str):
+		raise ConfigurationError(
+			"resume: decision must be a decision (request.approve() / request.deny(reason)), "
+			"its dict, or a list of them"
+		)
+	out = []
+	for item in items:
+		if isinstance(item, ApprovalDecision):
+			out.append(item)
+		elif isinstance(item, Mapping):
+			out.append(ApprovalDecision.from_dict(item))
+		else:
+			raise ConfigurationError(
+				f"resume: decision: {type(item).__name__} is not a decision; give "
+				"request.approve() or request.deny(reason)"
+			)
+	return out
+
+
+def _commands(pending: Mapping[str, Any]) -> list[Command]:
+	from pydantic import TypeAdapter
+	from pydantic import ValidationError as PydanticError
+
+	from openmolt_core.commands import Command
+
+	adapter: TypeAdapter[Command] = TypeAdapter(Command)
+	try:
+		commands = [adapter.validate_python(c) for c in pending["commands"]]
+	except (KeyError, TypeError, PydanticError) as exc:
+		raise ConfigurationError(
+			f"resume: the saved state's pending step is damaged ({type(exc).__name__}); it "
+			"cannot be resumed"
+		) from None
+	return commands
+
+
+def pending_requests(ctx: RunContext) -> list[ApprovalRequest]:
+	"""The requests of a step parked on approvals, signed by this run's signer.
+
+	Raises:
+		ConfigurationError: The state does not wait for approvals.
+	"""
+	pending = ctx.state.pending or {}
+	if pending.get("kind") != "approval":
+		raise ConfigurationError(
+			"approval_requests: this state waits for no approval (its run is not approval_required)"
+		)
+	from openmolt_core.commands import CallTool
+
+	commands = _commands(pending)
+	out = []
+	for info in pending.get("calls", []):
+		call = commands[info["index"]]
+		if isinstance(call, CallTool):
+			out.append(
+				_request(ctx, info["call"], call, info.get("rule", ""), info.get("reason", ""))
+			)
+	return out
+
+
+async def restore(
+	ctx: RunContext, pending: Mapping[str, Any], decisions: Sequence[ApprovalDecision]
+) -> tuple[StepRecord, int, list[str]]:
+	"""Rebuild a step parked on approvals and check its decisions; nothing runs yet.
+
+	Every command still to run is checked again in this agent's context (its tools may differ).
+
+	Args:
+		ctx: The resumed run (``ctx.step`` is the parked step).
+		pending: ``state.pending``.
+		decisions: The decisions given to ``resume``.
+
+	Returns:
+		The step's record, the index to run it on from, and the texts of ignored commands.
+
+	Raises:
+		ApprovalError: A decision is forged, replayed, stale or invalid; the state is untouched.
+	"""
+	from openmolt_core._execute import StepRecord, check
+	from openmolt_core.commands import CallTool
+
+	commands = _commands(pending)
+	results = list(pending.get("results") or [None] * len(commands))
+	checker = check(ctx)
+	for index, command in enumerate(commands):
+		if results[index] is not None:
+			continue
+		# The reason is checked at parse time only: this agent's reply schema may have none.
+		reason = ""
+		if isinstance(command, CallTool):
+			reason = command.reason
+			command = CallTool(type="callTool", tool=command.tool, input=command.input)
+		checked = checker(index, command)
+		if isinstance(checked, str):
+			kind = (
+				{"tool": command.tool}
+				if isinstance(command, CallTool)
+				else {"command": command.type}
+			)
+			results[index] = {**kind, "ok": False, "error": f"not run on resume: {checked}"}
+		elif isinstance(checked, CallTool):
+			commands[index] = checked.model_copy(update={"reason": reason})
+		else:
+			commands[index] = checked
+	waiting = {c["call"]: c for c in pending.get("calls", [])}
+	for info in waiting.values():
+		at = info["index"]
+		parked = commands[at] if isinstance(at, int) and 0 <= at < len(commands) else None
+		tool = parked.tool if isinstance(parked, CallTool) else ""
+		if info["call"] != step_key("tool", ctx.step, info["index"], tool):
+			raise ConfigurationError(
+				f"resume: the saved state's pending step is damaged (call {info['call']!r} does "
+				"not match its command); it cannot be resumed"
+			)
+	run_id = ctx.state.run_id
+	signer = ctx.approvals.authority()
+	chosen: dict[str, ApprovalDecision] = {}
+	for decision in decisions:
+		info = waiting.get(decision.call)
+		if info is None or decision.run_id != run_id:
+			signer.verify(decision, run_id=run_id, call=decision.call, digest=decision.digest)
+			raise ApprovalError(
+				f"decision {decision.id} is for {decision.call}, which does not wait for a "
+				f"decision: it is stale (this run waits for: {', '.join(waiting) or 'nothing'})",
+				problem="stale",
+				call=decision.call,
+			)
+		if decision.call in chosen:
+			raise ApprovalError(
+				f"two decisions for {decision.call}; give one per call",
+				problem="replayed",
+				call=decision.call,
+			)
+		command = commands[info["index"]]
+		if isinstance(command, CallTool) and results[info["index"]] is None:
+			request = _request(ctx, decision.call, command, info.get("rule", ""), "")
+			await _accept(signer, decision, request, ctx.tools.get(command.tool), claim=False)
+		chosen[decision.call] = decision
+	ctx.approvals.decisions = chosen
+	ctx.approvals.parked = waiting
+	start = min((c["index"] for c in waiting.values()), default=len(commands))
+	return StepRecord(commands, results=results), start, list(pending.get("ignored") or [])

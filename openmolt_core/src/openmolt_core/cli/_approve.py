@@ -1,0 +1,111 @@
+"""Approvals on the command line: ask on the terminal, refuse without one, or let a flag decide.
+
+``--approvals ask`` (the default) asks a person on the terminal for each call that waits for
+approval; without a terminal the call is refused, and the model reads why. ``--approvals approve``
+and ``--approvals deny`` decide every call without asking (for scripts and CI). An agent file's
+own ``on_approval_request`` is kept unless the flag says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+
+from openmolt_core.cli._progress import active
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
+
+__all__ = ["MODES", "approve_on_terminal", "install"]
+
+Mode = Literal["ask", "approve", "deny"]
+MODES: tuple[Mode, ...] = ("ask", "approve", "deny")
+"""The values of ``--approvals``."""
+
+_NO_TERMINAL = (
+	"nobody could approve this call: the command runs without a terminal (run it on a terminal, "
+	"or with --approvals approve)"
+)
+_lock: anyio.Lock | None = None
+
+
+async def _line(prompt: str) -> str | None:
+	sys.stderr.write(prompt)
+	sys.stderr.flush()
+	answer: str = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+	return answer.rstrip("\n") if answer else None
+
+
+async def approve_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
+	"""Ask a person on the terminal; use as ``on_approval_request`` in a Python agent file.
+
+	The call (tool, the agent's reason, the input with secrets redacted) goes to stderr and the
+	answer is read from stdin: ``y`` approves, ``n`` denies (with an optional reason), ``e``
+	approves with an input typed as JSON. Calls that wait at the same time are asked one by one.
+	Without a terminal on stdin, the call is denied.
+	"""
+	global _lock
+	if not sys.stdin or not sys.stdin.isatty():
+		return request.deny(_NO_TERMINAL)
+	if _lock is None:
+		_lock = anyio.Lock()
+	async with _lock:
+		progress = active()
+		if progress is not None:
+			progress.done()
+		text = json.dumps(request.input, ensure_ascii=False, indent=2)
+		sys.stderr.write(
+			f"\n{request.agent} wants to call {request.tool} (it needs approval: {request.rule})\n"
+			f"  reason: {request.reason or '(none given)'}\n  input: {text}\n"
+		)
+		while True:
+			answer = await _line("Approve? [y]es, [n]o, [e]dit the input: ")
+			if answer is None:
+				return request.deny("stdin closed before a decision")
+			choice = answer.strip().lower()[:1]
+			if choice == "y":
+				return request.approve(reason="approved on the terminal")
+			if choice == "n":
+				why = await _line("Why (the agent reads it; Enter for none): ")
+				return request.deny(
+					why.strip() if why and why.strip() else "denied on the terminal"
+				)
+			if choice == "e":
+				typed = await _line("The whole input, as JSON on one line: ")
+				try:
+					edited = json.loads(typed or "")
+				except json.JSONDecodeError as exc:
+					sys.stderr.write(f"  not JSON ({exc.msg}); try again\n")
+					continue
+				if not isinstance(edited, dict):
+					sys.stderr.write("  the input must be a JSON object; try again\n")
+					continue
+				return request.approve(input=edited, reason="edited on the terminal")
+
+
+def _fixed(mode: Mode) -> ApprovalHandler:
+	def decide(request: ApprovalRequest) -> ApprovalDecision:
+		if mode == "approve":
+			return request.approve(reason="approved by --approvals approve")
+		return request.deny("denied by the operator's --approvals deny: do not retry this call")
+
+	return decide
+
+
+def install(agent: Agent, mode: Mode, *, explicit: bool) -> None:
+	"""Set how the command decides the agent's approvals.
+
+	Args:
+		agent: The agent to run.
+		mode: ``ask``, ``approve`` or ``deny``.
+		explicit: Whether the flag was given (it then replaces the file's own handler).
+	"""
+	if mode == "ask":
+		if agent.on_approval_request is None or explicit:
+			agent.on_approval_request = approve_on_terminal
+		return
+	agent.on_approval_request = _fixed(mode)

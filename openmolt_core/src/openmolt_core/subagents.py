@@ -1,0 +1,139 @@
+"""Agents as tools: one agent delegates a task to another, which runs as one of its tool calls.
+
+```python
+researcher = om.create_agent(name="researcher", model=..., output_schema=Findings)
+writer = om.create_agent(name="writer", model=..., tools=[researcher])  # or researcher.as_tool()
+```
+
+The writer sees ``local.researcher``, with input ``{"task": "..."}`` and the researcher's output
+schema as the tool's output schema. A call runs the researcher to its end:
+
+- with its own budget (its ``max_steps``, ``max_tokens`` and ``timeout``), inside the caller's
+  remaining time;
+- its usage and cost are added to the calling run's (so they count in the caller's
+  ``max_tokens`` too, and in its result);
+- its events reach the caller's handlers as well, with ``parent_run_id`` set, and its run id is
+  the caller's run id followed by ``.<step>.<index>`` of the call, so a viewer can nest it;
+- it asks approvals with its own ``on_approval_request``, else with the caller's;
+- its output is the tool's result; a sub-run that does not succeed is an error result that says
+  how it ended.
+
+Agents cannot call each other in a cycle: ``create_agent`` refuses a tool graph with one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ConfigurationError, RunError, ToolError
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.tools import ToolContext
+
+__all__ = ["TASK_SCHEMA", "AgentTool", "check_cycles"]
+
+TASK_SCHEMA: dict[str, Any] = {
+	"type": "object",
+	"properties": {
+		"task": {
+			"type": "string",
+			"description": "The task, with everything the agent needs to know to do it.",
+		}
+	},
+	"required": ["task"],
+	"additionalProperties": False,
+}
+"""The default input of an agent tool: one task, given to the sub-agent as its input."""
+
+_HANDLE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+@dataclass(slots=True)
+class AgentTool:
+	"""A tool that runs an agent (made by ``agent.as_tool()`` or ``create_agent(tools=[agent])``).
+
+	Args:
+		agent: The agent that does the work.
+		handle: The tool's name (default: the agent's name, made into an identifier).
+		description: What the agent does, for the calling model (default: from its instructions).
+		input_schema: The tool's input schema. With the default (`TASK_SCHEMA`) the sub-agent's
+			input is the task text; with another schema it is the whole input object.
+	"""
+
+	agent: Agent
+	handle: str = ""
+	description: str = ""
+	input_schema: dict[str, Any] = field(default_factory=lambda: dict(TASK_SCHEMA))
+	scopes: Sequence[str] = ()
+	output_schema: dict[str, Any] | None = field(init=False, default=None)
+	"""The sub-agent's output schema."""
+
+	def __post_init__(self) -> None:
+		self.output_schema = self.agent.output_schema
+		if not self.handle:
+			self.handle = _HANDLE.sub("_", self.agent.name).strip("_") or "agent"
+		if not self.description:
+			first = self.agent.instructions.strip().split("\n\n", 1)[0].strip()
+			self.description = f"Ask the agent {self.agent.name!r} to do a task. " + (
+				first[:300] if first else ""
+			)
+
+	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
+		"""Run the sub-agent to its end and return its output.
+
+		Raises:
+			ToolError: The sub-run did not succeed (failure, a budget, a park, an error).
+		"""
+		task: Any = input.get("task") if self.input_schema == TASK_SCHEMA else input
+		name = self.agent.name
+		try:
+			result = await self.agent.run(task, parent=context.run)
+		except RunError as exc:
+			if context.run is not None:
+				context.run.usage.add(exc.result.usage)
+			raise ToolError(
+				f"the agent {name!r} failed: {exc}", tool=self.handle, retryable=True
+			) from exc
+		if context.run is not None:
+			context.run.usage.add(result.usage)
+		if result.status != "success":
+			why = result.error or result.human_message or "no message"
+			raise ToolError(
+				f"the agent {name!r} ended with status {result.status} after {result.steps} "
+				f"step(s): {why}",
+				tool=self.handle,
+			)
+		output = result.output
+		dump = getattr(output, "model_dump", None)
+		return dump(mode="json") if callable(dump) else output
+
+
+def check_cycles(agent: Agent) -> None:
+	"""Refuse an agent whose tools reach it again through agent tools.
+
+	Args:
+		agent: The new agent.
+
+	Raises:
+		ConfigurationError: The message shows the cycle (``a -> b -> a``).
+	"""
+	path: list[Agent] = []
+
+	def visit(current: Agent) -> None:
+		if any(current is seen for seen in path):
+			start = next(i for i, seen in enumerate(path) if seen is current)
+			names = " -> ".join(a.name for a in [*path[start:], current])
+			raise ConfigurationError(
+				f"create_agent: agents cannot call each other in a cycle: {names}; remove one "
+				"of these agent tools"
+			)
+		path.append(current)
+		for sub in current.sub_agents:
+			visit(sub)
+		path.pop()
+
+	visit(agent)

@@ -1,0 +1,142 @@
+"""The command asks for approvals on a terminal, refuses without one, or lets --approvals decide."""
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from openmolt_core.cli._run import load
+
+AGENT = """
+import json, sys
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+
+def refund(customer: str, amount: int) -> dict:
+	'''Refund a customer.
+
+	Args:
+		customer: The customer id.
+		amount: Cents.
+	'''
+	print(f"REFUNDED {amount}", file=sys.stderr)
+	return {"refunded": amount}
+
+
+def report(request):
+	# Finish with what the refund call's result said, so the test can read it on stdout.
+	return finish(json.loads(request.messages[-1].content)["results"][0])
+
+
+om = OpenMolt(entry_points=False)
+call = {**call_tool("local.refund", customer="cus_1", amount=500), "reason": "the customer asked"}
+agent = om.create_agent(
+	name="Pay",
+	model=ScriptedModel([call, report]),
+	tools=[refund],
+	requires_approval=["local.refund"],
+)
+input = "refund cus_1"
+"""
+
+
+def write_agent(tmp_path: Path) -> Path:
+	path = tmp_path / "pay.py"
+	path.write_text(AGENT)
+	return path
+
+
+def entry_of(stdout: str) -> dict[str, Any]:
+	result = json.loads(stdout)
+	assert result["status"] == "success", result
+	output: dict[str, Any] = result["output"]
+	return output
+
+
+def test_without_a_terminal_the_call_is_refused(tmp_path: Path, cli: Any) -> None:
+	"""No terminal on stdin: the call is denied and the model reads why; nothing is refunded."""
+	done = cli.openmolt(str(write_agent(tmp_path)), cwd=tmp_path)
+	assert done.returncode == 0, done.stderr
+	entry = entry_of(done.stdout)
+	assert entry["ok"] is False and "without a terminal" in entry["error"]
+	assert entry["approval"]["decision"] == "denied"
+	assert "REFUNDED" not in done.stderr
+	assert "local.refund denied" in done.stderr
+
+
+def test_the_flag_approves_or_denies_every_call(tmp_path: Path, cli: Any) -> None:
+	"""--approvals approve runs the call; --approvals deny refuses it."""
+	path = str(write_agent(tmp_path))
+	approved = cli.openmolt(path, "--approvals", "approve", cwd=tmp_path)
+	assert entry_of(approved.stdout)["result"] == {"refunded": 500}
+	assert "REFUNDED 500" in approved.stderr
+	denied = cli.openmolt(path, "--approvals", "deny", cwd=tmp_path)
+	assert "--approvals deny" in entry_of(denied.stdout)["error"]
+	assert "REFUNDED" not in denied.stderr
+
+
+def run_on_a_terminal(tmp_path: Path, cli: Any, typed: bytes) -> tuple[str, str]:
+	primary, secondary = pty.openpty()
+	proc = subprocess.Popen(
+		[sys.executable, "-m", "openmolt", str(write_agent(tmp_path))],
+		cwd=tmp_path,
+		env=cli.clean_env(),
+		stdin=secondary,
+		stdout=subprocess.PIPE,
+		stderr=subprocess.PIPE,
+		text=True,
+	)
+	os.close(secondary)
+	os.write(primary, typed)
+	out, err = proc.communicate(timeout=60)
+	os.close(primary)
+	assert proc.returncode == 0, err
+	return out, err
+
+
+def test_on_a_terminal_a_person_approves(tmp_path: Path, cli: Any) -> None:
+	"""The call, its reason and input are shown; 'y' runs it."""
+	out, err = run_on_a_terminal(tmp_path, cli, b"y\n")
+	assert "Pay wants to call local.refund" in err
+	assert "reason: the customer asked" in err and '"amount": 500' in err
+	assert entry_of(out)["approval"]["decision"] == "approved"
+	assert "REFUNDED 500" in err
+
+
+def test_on_a_terminal_a_person_edits_the_input(tmp_path: Path, cli: Any) -> None:
+	"""'e' and a JSON line: the edited input runs; a line that is no JSON asks again."""
+	typed = b'e\nnot json\ne\n{"customer": "cus_1", "amount": 250}\n'
+	out, err = run_on_a_terminal(tmp_path, cli, typed)
+	entry = entry_of(out)
+	assert entry["approval"]["decision"] == "edited"
+	assert entry["input"] == {"customer": "cus_1", "amount": 250}
+	assert "not JSON" in err and "REFUNDED 250" in err
+
+
+def test_on_a_terminal_a_person_denies_with_a_reason(tmp_path: Path, cli: Any) -> None:
+	"""'n' and a reason: the model reads the reason."""
+	out, err = run_on_a_terminal(tmp_path, cli, b"n\nopen a ticket first\n")
+	assert entry_of(out)["error"] == "denied by the approver: open a ticket first"
+	assert "REFUNDED" not in err
+
+
+def test_an_agent_file_sets_its_approval_rules(tmp_path: Path) -> None:
+	"""requiresApproval in a JSON agent file becomes the agent's policy."""
+	path = tmp_path / "a.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "A",
+				"model": "openai:gpt-5-mini",
+				"integrations": ["httpRequest"],
+				"requiresApproval": ["httpRequest:writes"],
+			}
+		)
+	)
+	loaded = load(str(path), env_file=None, verbose=False, need_key=False)
+	listed = json.loads(loaded.agent._static_prefix() + "}")["tools"]
+	assert [t.get("approval") for t in listed] == [True]

@@ -1,0 +1,294 @@
+"""Agents as tools: own budget, usage rolled up, nested events, output schema, no cycles."""
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from openmolt import ConfigurationError, OpenMolt, Usage
+from openmolt_core.approvals import ApprovalRequest
+from openmolt_core.subagents import TASK_SCHEMA, AgentTool, check_cycles
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
+
+
+class Findings(BaseModel):
+	summary: str
+	sources: int
+
+
+PRICED = Usage(input_tokens=100, output_tokens=20, cost_usd=0.01)
+
+
+def researcher(om: OpenMolt, replies: list[Any], **options: Any) -> Any:
+	return om.create_agent(
+		name="researcher",
+		model=ScriptedModel(replies, usage=PRICED),
+		instructions="Research a topic and report what you found.\n\nBe thorough.",
+		output_schema=Findings,
+		**options,
+	)
+
+
+async def test_a_sub_agent_runs_as_a_tool_and_its_usage_rolls_up() -> None:
+	"""The parent calls it with a task; its output is the result; tokens and cost add up."""
+	om = OpenMolt(entry_points=False)
+	sub_model_replies = [finish({"summary": "Oslo is rainy", "sources": 3})]
+	sub = researcher(om, sub_model_replies)
+	parent_model = ScriptedModel(
+		[call_tool("local.researcher", task="Is Oslo rainy?"), finish("Take an umbrella.")],
+		usage=PRICED,
+	)
+	parent = om.create_agent(name="writer", model=parent_model, tools=[sub])
+	result = await parent.run("Write about Oslo's weather")
+	assert result.status == "success"
+	assert parent_model.last_turn()["results"] == [
+		{
+			"tool": "local.researcher",
+			"ok": True,
+			"result": {"summary": "Oslo is rainy", "sources": 3},
+		}
+	]
+	sub_first = json.loads(sub._provider.requests[0].messages[0].content)  # type: ignore[union-attr]
+	assert sub_first["input"] == "Is Oslo rainy?"
+	assert result.usage.input_tokens == 300 and result.usage.output_tokens == 60
+	assert result.usage.calls == 3
+	assert result.usage.cost_usd == pytest.approx(0.03)
+	assert result.steps == 2  # the parent's own model calls
+
+
+async def test_the_tool_shows_the_sub_agents_output_schema() -> None:
+	"""The tool listing gives the parent model the sub-agent's output schema and a description."""
+	om = OpenMolt(entry_points=False)
+	sub = researcher(om, [])
+	parent_model = ScriptedModel([finish("x")])
+	parent = om.create_agent(name="writer", model=parent_model, tools=[sub])
+	await parent.run("go")
+	[listed] = json.loads(parent_model.requests[0].messages[0].content)["tools"]
+	assert listed["tool"] == "local.researcher"
+	assert listed["outputSchema"] == Findings.model_json_schema()
+	assert listed["inputSchema"] == TASK_SCHEMA
+	assert "Research a topic and report what you found." in listed["description"]
+	assert "Be thorough" not in listed["description"]
+
+
+async def test_events_of_the_sub_run_are_nested_in_the_parent() -> None:
+	"""The parent's handlers see the sub-agent's events, with parent_run_id and a derived run id."""
+	om = OpenMolt(entry_points=False)
+	tool_ran: list[str] = []
+
+	def look(topic: str) -> str:
+		"""Look a topic up.
+
+		Args:
+			topic: The topic.
+		"""
+		tool_ran.append(topic)
+		return "rain"
+
+	sub = om.create_agent(
+		name="researcher",
+		model=ScriptedModel([call_tool("local.look", topic="Oslo"), finish("rain")]),
+		tools=[look],
+	)
+	parent = om.create_agent(
+		name="writer",
+		model=ScriptedModel([call_tool("local.researcher", task="Oslo?"), finish("ok")]),
+		tools=[sub],
+	)
+	seen: list[Any] = []
+	own: list[Any] = []
+	parent.on("tool:call", seen.append)
+	parent.on("finish", seen.append)
+	sub.on("tool:call", own.append)
+	result = await parent.run("go")
+	parent_id = result.state.run_id
+	nested = [e for e in seen if e.parent_run_id]
+	top = [e for e in seen if not e.parent_run_id]
+	assert [(e.name, e.agent) for e in top] == [("tool:call", "writer"), ("finish", "writer")]
+	assert [(e.name, e.agent) for e in nested] == [
+		("tool:call", "researcher"),
+		("finish", "researcher"),
+	]
+	assert all(e.parent_run_id == parent_id for e in nested)
+	assert {e.run_id for e in nested} == {f"{parent_id}.1.0"}
+	assert [e.seq for e in nested] == sorted(e.seq for e in nested)
+	assert own == [nested[0]]  # the sub-agent's own handlers see it too
+	assert tool_ran == ["Oslo"]
+
+
+async def test_a_sub_agent_keeps_its_own_budget() -> None:
+	"""The sub-agent's max_steps bounds it; running out is an error result for the parent."""
+	om = OpenMolt(entry_points=False)
+	sub = om.create_agent(
+		name="looper",
+		model=ScriptedModel([call_tool("local.echo", text="a"), call_tool("local.echo", text="b")]),
+		tools=[echo],
+		max_steps=2,
+	)
+	parent_model = ScriptedModel([call_tool("local.looper", task="loop"), finish("gave up")])
+	parent = om.create_agent(name="boss", model=parent_model, tools=[sub], max_steps=5)
+	result = await parent.run("go")
+	[entry] = parent_model.last_turn()["results"]
+	assert entry["ok"] is False
+	assert entry["error"].startswith("the agent 'looper' ended with status limit_reached after 2")
+	assert "2 steps used" in entry["error"]
+	assert result.usage.calls == 4  # two of its own, two of the sub-agent's
+
+
+def echo(text: str) -> str:
+	"""Echo the text.
+
+	Args:
+		text: What to echo.
+	"""
+	return text
+
+
+async def test_a_failing_sub_agent_is_an_error_result() -> None:
+	"""A provider failure inside the sub-run: the parent's call fails, its usage still counts."""
+	om = OpenMolt(entry_points=False)
+
+	def broken(request: Any) -> Any:
+		raise RuntimeError("model down")
+
+	sub = om.create_agent(name="sub", model=ScriptedModel([broken]))
+	parent_model = ScriptedModel([call_tool("local.sub", task="x"), finish("sorry")])
+	parent = om.create_agent(name="boss", model=parent_model, tools=[sub])
+	result = await parent.run("go")
+	[entry] = parent_model.last_turn()["results"]
+	assert entry["ok"] is False and "the agent 'sub' failed" in entry["error"]
+	assert "model down" in entry["error"]
+	assert result.status == "success"
+
+
+async def test_as_tool_names_and_shapes_the_tool() -> None:
+	"""as_tool(name, description, input_schema): the sub-agent gets the whole input object."""
+	om = OpenMolt(entry_points=False)
+	sub_model = ScriptedModel([finish("done")])
+	sub = om.create_agent(name="Translator Bot", model=sub_model)
+	schema = {
+		"type": "object",
+		"properties": {"text": {"type": "string"}, "to": {"type": "string"}},
+		"required": ["text", "to"],
+	}
+	tool = sub.as_tool(name="translate", description="Translate a text.", input_schema=schema)
+	assert isinstance(tool, AgentTool) and tool.output_schema is None
+	assert AgentTool(sub).handle == "Translator_Bot"
+	parent_model = ScriptedModel([call_tool("local.translate", text="hei", to="en"), finish()])
+	parent = om.create_agent(name="boss", model=parent_model, tools=[tool])
+	await parent.run("go")
+	assert json.loads(sub_model.requests[0].messages[0].content)["input"] == {
+		"text": "hei",
+		"to": "en",
+	}
+
+
+async def test_a_sub_agent_asks_its_callers_approver() -> None:
+	"""Without its own handler, a sub-agent's gated call goes to the parent's handler."""
+	om = OpenMolt(entry_points=False)
+	asked: list[ApprovalRequest] = []
+
+	def approve(request: ApprovalRequest) -> Any:
+		asked.append(request)
+		return request.approve()
+
+	sub = om.create_agent(
+		name="payer",
+		model=ScriptedModel([call_tool("local.echo", text="pay"), finish("paid")]),
+		tools=[echo],
+		requires_approval=["local.echo"],
+	)
+	parent = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.payer", task="pay"), finish("ok")]),
+		tools=[sub],
+		on_approval_request=approve,
+	)
+	result = await parent.run("go")
+	assert result.status == "success"
+	[request] = asked
+	assert request.agent == "payer" and request.run_id == f"{result.state.run_id}.1.0"
+
+
+async def test_sub_agents_run_concurrently_and_both_roll_up() -> None:
+	"""Two calls of one step run at once; each sub-run's usage is added once."""
+	om = OpenMolt(entry_points=False)
+	started = anyio.Event()
+	both = {"n": 0}
+
+	async def slow(request: Any) -> Any:
+		both["n"] += 1
+		if both["n"] == 2:
+			started.set()
+		await started.wait()
+		return finish("ok")
+
+	sub = om.create_agent(name="sub", model=ScriptedModel([slow, slow], usage=PRICED))
+	parent = om.create_agent(
+		name="boss",
+		model=ScriptedModel(
+			[[call_tool("local.sub", task="a"), call_tool("local.sub", task="b")], finish()]
+		),
+		tools=[sub],
+	)
+	with anyio.fail_after(10):
+		result = await parent.run("go")
+	assert result.usage.input_tokens == 2 * 100 + 2 * 10
+	assert result.usage.cost_usd == pytest.approx(0.02)
+
+
+def test_cycles_are_refused() -> None:
+	"""A graph of agent tools that reaches an agent again is refused, naming the cycle."""
+	om = OpenMolt(entry_points=False)
+	a = om.create_agent(name="a", model=ScriptedModel([]))
+	b = om.create_agent(name="b", model=ScriptedModel([]), tools=[a])
+	c = om.create_agent(name="c", model=ScriptedModel([]), tools=[b, a])  # a diamond is fine
+	assert [s.name for s in c.sub_agents] == ["b", "a"]
+	# Agents are immutable after creation, so only rebinding a's tools can close the loop.
+	a._tools.update(om.create_agent(name="x", model=ScriptedModel([]), tools=[c])._tools)
+	with pytest.raises(ConfigurationError, match="in a cycle: a -> c -> b -> a"):
+		check_cycles(a)
+	with pytest.raises(ConfigurationError, match="cycle"):
+		om.create_agent(name="d", model=ScriptedModel([]), tools=[a])
+
+
+async def test_any_tool_can_nest_a_run_with_its_calling_run() -> None:
+	"""run(parent=context.run) from a function tool: nested ids and events, usage added by hand."""
+	from openmolt_core.tools import ToolContext
+
+	om = OpenMolt(entry_points=False)
+	reviewer = om.create_agent(name="reviewer", model=ScriptedModel([finish("fine")], usage=PRICED))
+
+	async def review(text: str, context: ToolContext) -> Any:
+		"""Review a text.
+
+		Args:
+			text: The text.
+		"""
+		assert context.run is not None
+		result = await reviewer.run(text, parent=context.run)
+		context.run.usage.add(result.usage)
+		return result.output
+
+	finishes: list[Any] = []
+	parent = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.review", text="draft"), finish("ok")]),
+		tools=[review],
+	)
+	parent.on("finish", finishes.append)
+	result = await parent.run("go")
+	assert [(e.agent, e.run_id) for e in finishes] == [
+		("reviewer", f"{result.state.run_id}.1.0"),
+		("boss", result.state.run_id),
+	]
+	assert result.usage.input_tokens == 2 * 10 + 100

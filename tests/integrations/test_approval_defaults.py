@@ -1,0 +1,77 @@
+"""Approval defaults on the real integrations: "every write scope of stripe and github"."""
+
+from openmolt import OpenMolt
+from openmolt_core.policy import is_read_scope, writes
+from openmolt_core.testing import ScriptedModel
+from openmolt_core.tools import FunctionTool
+
+
+def gated(om: OpenMolt, integrations: list[str], **options: object) -> dict[str, str | None]:
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=integrations, **options)
+	return {h: t.approval for h, t in agent._tools.items()}
+
+
+def test_every_write_of_stripe_and_github_waits_and_their_reads_do_not() -> None:
+	"""Instance defaults ['stripe:writes', 'github:writes']: creates, updates, payments, merges."""
+	om = OpenMolt(
+		requires_approval=["stripe:writes", "github:writes"],
+		integrations={"stripe": {"apiKey": "sk_test_x"}, "github": {"token": "ghp_x"}},
+	)
+	rules = gated(om, ["stripe", "github", "slack"])
+	waiting = {h for h, rule in rules.items() if rule}
+	assert {
+		"stripe.createRefund",
+		"stripe.createPaymentIntent",
+		"stripe.cancelSubscription",
+		"stripe.createCustomer",
+		"github.mergePull",
+		"github.putFile",
+		"github.dispatchWorkflow",
+		"github.createIssueComment",
+	} <= waiting
+	assert (
+		not {
+			"stripe.listCustomers",
+			"stripe.search",
+			"stripe.retrieve",
+			"github.getContent",
+			"github.search",
+			"github.listWorkflowRuns",
+		}
+		& waiting
+	)
+	assert not any(h.startswith("slack.") for h in waiting)  # not named by the defaults
+	assert rules["stripe.createRefund"] == "stripe:writes"
+	for handle in waiting:
+		assert handle.split(".")[0] in ("stripe", "github")
+
+
+def test_an_agent_adds_a_scope_and_exempts_a_tool() -> None:
+	"""An agent's rules add to the instance's: slack's write scope, minus reactions."""
+	om = OpenMolt(
+		requires_approval=["stripe:refunds"], integrations={"stripe": {"apiKey": "sk_test_x"}}
+	)
+	rules = gated(om, ["stripe", "slack"], requires_approval=["slack:write", "!slack.addReaction"])
+	assert rules["stripe.createRefund"] == "stripe:refunds"
+	assert rules["stripe.createCustomer"] is None
+	assert rules["slack.postMessage"] == "slack:write"
+	assert rules["slack.addReaction"] is None
+	assert rules["slack.listUsers"] is None
+
+
+def test_reads_are_told_by_method_or_by_read_scopes() -> None:
+	"""A POST search in a read scope only reads; a Python tool without scopes may write."""
+	om = OpenMolt(integrations={"notion": {"apiKey": "secret_x"}, "dropbox": {"accessToken": "x"}})
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["notion", "dropbox"])
+	assert not writes(agent._tools["notion.search"].tool)  # POST, scope read
+	assert not writes(agent._tools["dropbox.listFolder"].tool)
+	assert writes(agent._tools["notion.createPage"].tool)
+	plain = FunctionTool(handle="x", description="", function=lambda i, c: i)
+	assert writes(plain)
+	assert not writes(
+		FunctionTool(handle="y", description="", function=lambda i, c: i, scopes=["read"])
+	)
+	for name in ("read", "shopRead", "read:user", "read_orders", "guilds.members.read"):
+		assert is_read_scope(name), name
+	for name in ("write", "thread", "readwrite", "read_write", "refunds", "files", "spread"):
+		assert not is_read_scope(name), name
