@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
+	from openmolt_core.observe import RunObserver
 	from openmolt_core.plugins import Plugins
+	from openmolt_core.runstore import RunStore
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
 	from openmolt_core.skills import Skill
@@ -57,6 +59,10 @@ class OpenMolt:
 		schedule_store: A SQLite file keeping the schedules' run history across restarts (so
 			missed runs are noticed); without it the history is kept in memory.
 		clock: The scheduler's clock (tests pass `openmolt_core.testing.FakeClock`).
+		run_store: A SQLite file recording every run of this instance with its events (see
+			`openmolt_core.runstore`; ``openmolt ui`` shows them).
+		observers: Objects that hear every run (`openmolt_core.observe.RunObserver`): telemetry,
+			the run viewer. More can be appended to ``om.observers`` later.
 	"""
 
 	def __init__(
@@ -72,6 +78,8 @@ class OpenMolt:
 		files_dir: str | Path | None = None,
 		schedule_store: str | Path | None = None,
 		clock: Clock | None = None,
+		run_store: str | Path | None = None,
+		observers: Sequence[RunObserver] = (),
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -99,6 +107,15 @@ class OpenMolt:
 		self._scheduler_options = (clock, schedule_store)
 		self._scheduler: Scheduler | None = None
 		self._task_group: TaskGroup | None = None
+		self.observers: list[RunObserver] = list(observers)
+		"""What hears every run (`openmolt_core.observe`); empty by default."""
+		self.run_store: RunStore | None = None
+		"""The run store given as ``run_store``, if any (it is also one of the observers)."""
+		if run_store is not None:
+			from openmolt_core.runstore import RunStore
+
+			self.run_store = RunStore(run_store)
+			self.observers.append(self.run_store)
 		if verbose:
 			_enable_verbose()
 
