@@ -107,9 +107,13 @@ def served(tmp_path: Path) -> Iterator[Served]:
 		yield served
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-	"""Debian's headless Chromium, through Playwright (one per session: tests share it)."""
+	"""Debian's headless Chromium, through Playwright (one per test module).
+
+	Playwright's sync API keeps an event loop running in this thread while it is started, so it
+	stops at the end of the browser tests' module: the anyio tests after it need the thread free.
+	"""
 	need_chromium()
 	from playwright.sync_api import sync_playwright
 

@@ -123,12 +123,12 @@ class Telemetry(RunObserver):
 	async def started(self, run: ObservedRun) -> None:
 		"""Open the run's span, a child of the current span."""
 		provider = PROVIDER_NAMES.get(run.provider, run.provider)
-		common = {
+		common: dict[str, Any] = {
 			gen_ai.PROVIDER_NAME: provider,
 			gen_ai.AGENT_NAME: run.agent_name,
 			gen_ai.CONVERSATION_ID: run.run_id,
 		}
-		attributes = {
+		attributes: dict[str, Any] = {
 			gen_ai.OPERATION_NAME: gen_ai.INVOKE_AGENT,
 			**common,
 			gen_ai.REQUEST_MODEL: run.agent.model,

@@ -196,9 +196,9 @@ class Viewer:
 		stored = await self.store.run(run_id)
 		if stored is None:
 			return None
-		events = await self.store.events(run_id, after=after)
-		summary = {**stored.to_dict(), "live": False, "plan": _plan_of(events)}
-		return {"source": "store", "run": summary, "events": [e.to_dict() for e in events]}
+		stored_events = await self.store.events(run_id, after=after)
+		summary = {**stored.to_dict(), "live": False}  # the page reads the plan from the events
+		return {"source": "store", "run": summary, "events": [e.to_dict() for e in stored_events]}
 
 	# what the page does -----------------------------------------------------------------
 
@@ -334,13 +334,3 @@ class Viewer:
 		"""Serve until cancelled (``openmolt ui`` does this)."""
 		async with self:
 			await anyio.sleep_forever()
-
-
-def _plan_of(events: Sequence[Any]) -> list[dict[str, Any]]:
-	plan: list[dict[str, Any]] = []
-	for event in events:
-		if event.name == "planUpdate":
-			plan = list(event.data.get("plan") or [])
-		elif event.name == "finish":
-			plan = list((event.data.get("result") or {}).get("plan") or plan)
-	return plan

@@ -234,9 +234,11 @@ function steps(events) {
     return byStep.get(n);
   };
   let result = null;
+  let plan = null;
   for (const event of events) {
     const d = event.data;
-    if (event.name === "llmOutput") step(event.step).usage = d.usage;
+    if (event.name === "planUpdate") plan = d.plan;
+    else if (event.name === "llmOutput") step(event.step).usage = d.usage;
     else if (event.name === "commandsQueued") step(event.step).commands = d.commands;
     else if (event.name === "tool:call")
       step(event.step).tools.push({ tool: d.tool, input: d.input, done: false });
@@ -254,7 +256,7 @@ function steps(events) {
       step(event.step).notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
     else if (event.name === "finish") result = d.result;
   }
-  return { list: [...byStep.values()].sort((a, b) => a.n - b.n), result };
+  return { list: [...byStep.values()].sort((a, b) => a.n - b.n), result, plan };
 }
 
 function planList(items) {
@@ -320,8 +322,9 @@ function renderRun() {
     main.replaceChildren(el("p", { class: "muted" }, selected.id ? "Loading…" : "Choose a run."));
     return;
   }
-  const { list, result } = steps(selected.events);
-  const plan = run.plan && run.plan.length ? run.plan : result ? result.plan : [];
+  const { list, result, plan: planned } = steps(selected.events);
+  // a live run carries its plan; a stored one's comes from its events
+  const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
   const usage = run.usage || {};
   main.replaceChildren(...nodes([
     el(
