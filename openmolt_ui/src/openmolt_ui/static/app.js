@@ -32,7 +32,8 @@ function json(value) {
 }
 
 function badge(status, testid) {
-  return el("span", { class: `badge ${status}`, "data-testid": testid }, status.replace(/_/g, " "));
+  const label = status.replace(/_/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+  return el("span", { class: `badge ${status}`, "data-testid": testid }, label);
 }
 
 function tokens(usage) {
