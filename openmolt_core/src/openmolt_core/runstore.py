@@ -315,7 +315,7 @@ class RunStore(RunObserver):
 			_dumps(state.usage.to_dict()),
 			_dumps(run.redact.deep(output)),
 			outcome.error,
-			_dumps(state.pending) if state.pending is not None else None,
+			_dumps(run.redact.deep(state.pending)) if state.pending is not None else None,
 			_dumps(run.redact.deep(state.to_dict())),
 			run.run_id,
 		)

@@ -132,6 +132,7 @@ class PendingApproval:
 		run_id: The run that makes the call (default: the current observed run).
 		agent: The agent's name (default: the current observed run's).
 		step: The step of the call.
+		rule: The policy rule that asks for approval, if any.
 	"""
 
 	tool: str
@@ -140,6 +141,7 @@ class PendingApproval:
 	run_id: str = ""
 	agent: str = ""
 	step: int = 0
+	rule: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +182,8 @@ class _Waiting:
 			"tool": p.tool,
 			"input": dict(p.input),
 			"reason": p.reason,
+			"rule": p.rule,
+			"kind": "live",
 			"asked": self.asked,
 		}
 
@@ -352,6 +356,7 @@ class Approvals:
 				run_id=run.run_id,
 				agent=run.agent_name,
 				step=pending.step or run.state.steps,
+				rule=pending.rule,
 			)
 		waiting = _Waiting(f"a{next(self._ids)}", pending)
 		self._waiting[waiting.id] = waiting

@@ -228,11 +228,9 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		decision = _decision(body)
 		if isinstance(decision, str):
 			return JSONResponse({"error": decision}, status_code=400)
-		if not viewer.live.approvals.decide(request.path_params["approval_id"], decision):
-			return JSONResponse(
-				{"error": "no call waits for that decision (decided already?)"}, status_code=404
-			)
-		return JSONResponse({"status": "decided", "action": decision.action})
+		outcome = await viewer.decide(request.path_params["approval_id"], decision)
+		codes = {"answered": 200, "resuming": 202, "unknown": 404, "cannot": 409}
+		return JSONResponse(outcome, status_code=codes[outcome["status"]])
 
 	routes = [
 		Route("/", index),

@@ -121,6 +121,8 @@ async def with_viewer(
 	viewer = Viewer(loaded.om, agents=[agent], host=host, port=port)
 	if agent.on_human_input_request is not None:
 		agent.on_human_input_request = viewer.ask  # the page answers, not the terminal
+	if hasattr(agent, "on_approval_request"):  # the page decides tool approvals too
+		agent.on_approval_request = viewer.approve
 	async with viewer:
 		line(f"run viewer: {viewer.url}")
 		code = await run()

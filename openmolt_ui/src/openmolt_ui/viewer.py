@@ -131,6 +131,26 @@ class Viewer:
 		"""
 		return await self.live.ask(message)
 
+	async def approve(self, request: Any) -> Any:
+		"""An approval handler: ``create_agent(on_approval_request=viewer.approve)``.
+
+		The call waits in the page (tool, redacted input, the agent's reason, the rule); the
+		person's choice comes back as ``request.approve()``, ``request.approve(input=...)`` or
+		``request.deny(reason)`` (`openmolt_core.approvals.ApprovalRequest`).
+		"""
+		decision = await self.live.approvals.ask(
+			PendingApproval(
+				tool=request.tool,
+				input=dict(request.input),
+				reason=request.reason,
+				run_id=request.run_id,
+				agent=request.agent,
+				step=_step_of(request.call),
+				rule=getattr(request, "rule", ""),
+			)
+		)
+		return _apply(request, decision)
+
 	async def request_approval(self, pending: PendingApproval) -> ApprovalDecision:
 		"""Ask a person in the page to approve a tool call, and wait for the decision.
 
@@ -179,7 +199,40 @@ class Viewer:
 						and row["run_id"] not in self._resuming,
 					}
 				)
-		return {"runs": runs, "questions": questions, "approvals": self.live.approvals.pending}
+		approvals = self.live.approvals.pending
+		for row in runs:
+			pending = row.get("pending")
+			if (
+				row["status"] == "approval_required"
+				and isinstance(pending, dict)
+				and pending.get("kind") == "approval"
+			):
+				approvals.extend(self._parked_calls(row, pending))
+		return {"runs": runs, "questions": questions, "approvals": approvals}
+
+	def _parked_calls(self, row: dict[str, Any], pending: dict[str, Any]) -> list[dict[str, Any]]:
+		commands = pending.get("commands") or []
+		can = self._agent_for(row) is not None and row["run_id"] not in self._resuming
+		out = []
+		for call in pending.get("calls") or []:
+			index = call.get("index", -1)
+			command = commands[index] if 0 <= index < len(commands) else {}
+			out.append(
+				{
+					"id": f"parked:{row['run_id']}:{call.get('call', '')}",
+					"kind": "parked",
+					"run_id": row["run_id"],
+					"agent": row["agent"],
+					"step": pending.get("step", 0),
+					"tool": call.get("tool", command.get("tool", "")),
+					"input": command.get("input", {}),
+					"reason": call.get("reason", ""),
+					"rule": call.get("rule", ""),
+					"asked": row.get("ended") or row["updated"],
+					"can_answer": can,
+				}
+			)
+		return out
 
 	async def run_view(self, run_id: str) -> dict[str, Any] | None:
 		"""One run with all its events, or None."""
@@ -221,18 +274,57 @@ class Viewer:
 				"error": f"agent {row['agent']!r} is not loaded here: start `openmolt ui "
 				"AGENT_FILE` with its file to answer",
 			}
-		live = self.live.runs.get(run_id)
-		state = live.run.state if live is not None and live.run.state.pending else None
-		if state is None and self.store is not None:
-			state = await self.store.state(run_id)
+		state = await self._parked_state(run_id)
 		if state is None or state.pending is None:
 			return {"status": "cannot", "error": "the run's saved state is not available"}
 		if self._tg is None:
 			return {"status": "cannot", "error": "the viewer is not serving"}
 		self._resuming.add(run_id)
 		self.live.touch()
-		self._tg.start_soon(self._resume, agent, state, answer, name=f"resume {run_id}")
+		self._tg.start_soon(self._resume, agent, state, {"answer": answer}, name=f"resume {run_id}")
 		return {"status": "resuming"}
+
+	async def decide(self, approval_id: str, decision: ApprovalDecision) -> dict[str, Any]:
+		"""Decide a live call, or resume a run parked on approvals with the decision."""
+		if not approval_id.startswith("parked:"):
+			if self.live.approvals.decide(approval_id, decision):
+				return {"status": "answered", "action": decision.action}
+			return {
+				"status": "unknown",
+				"error": "no call waits for that decision (decided already?)",
+			}
+		run_id, _, call = approval_id.removeprefix("parked:").partition(":")
+		if run_id in self._resuming:
+			return {"status": "cannot", "error": "this run is being resumed already"}
+		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
+		if row is None or row["status"] != "approval_required":
+			return {"status": "unknown", "error": "no parked run waits with that id"}
+		agent = self._agent_for(row)
+		if agent is None or not hasattr(agent, "approval_requests"):
+			return {
+				"status": "cannot",
+				"error": f"agent {row['agent']!r} is not loaded here: start `openmolt ui "
+				"AGENT_FILE` with its file to decide",
+			}
+		state = await self._parked_state(run_id)
+		if state is None or self._tg is None:
+			return {"status": "cannot", "error": "the run's saved state is not available"}
+		request = next((r for r in agent.approval_requests(state) if r.call == call), None)
+		if request is None:
+			return {"status": "unknown", "error": "that call waits for no decision"}
+		self._resuming.add(run_id)
+		self.live.touch()
+		made = _apply(request, decision)
+		self._tg.start_soon(self._resume, agent, state, {"decision": made}, name=f"resume {run_id}")
+		return {"status": "resuming", "action": decision.action}
+
+	async def _parked_state(self, run_id: str) -> Any:
+		live = self.live.runs.get(run_id)
+		if live is not None and live.run.state.pending:
+			return live.run.state
+		if self.store is not None:
+			return await self.store.state(run_id)
+		return None
 
 	def _agent_for(self, row: dict[str, Any]) -> Agent | None:
 		live = self.live.runs.get(row["run_id"])
@@ -240,11 +332,11 @@ class Viewer:
 			return live.run.agent
 		return self.agents.get(row["agent"])
 
-	async def _resume(self, agent: Agent, state: Any, answer: str) -> None:
+	async def _resume(self, agent: Agent, state: Any, given: dict[str, Any]) -> None:
 		try:
 			if self.live not in agent.om.observers:
 				self.watch(agent.om)
-			await agent.resume(state, answer=answer)
+			await agent.resume(state, **given)
 		except RunError as exc:
 			log.warning("the resumed run %s failed: %s", state.run_id, exc)
 		except Exception:
@@ -334,3 +426,18 @@ class Viewer:
 		"""Serve until cancelled (``openmolt ui`` does this)."""
 		async with self:
 			await anyio.sleep_forever()
+
+
+def _step_of(call: str) -> int:
+	# A call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key).
+	parts = call.split(":")
+	return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+def _apply(request: Any, decision: ApprovalDecision) -> Any:
+	"""The page's decision as the loop's: ``request.approve(...)`` or ``request.deny(...)``."""
+	if decision.action == "deny":
+		return request.deny(decision.reason)
+	if decision.action == "edit":
+		return request.approve(input=dict(decision.input or {}), reason=decision.reason)
+	return request.approve(reason=decision.reason)
