@@ -186,18 +186,21 @@ function renderApprovals(approvals) {
           problem.textContent = error.message;
         }
       };
+      const disabled = a.kind === "parked" && !a.can_answer;
       return el(
         "div",
         { class: "card ask", "data-testid": "approval", "data-approval-id": a.id, "data-tool": a.tool },
-        el("div", { class: "who" }, `${a.agent || "a run"} wants to call`),
+        el("div", { class: "who" }, `${a.agent || "a run"} wants to call${a.kind === "parked" ? " (parked run)" : ""}`),
         el("div", { class: "message" }, el("b", { "data-testid": "approval-tool" }, a.tool)),
         a.reason ? el("div", { class: "message", "data-testid": "approval-why" }, a.reason) : null,
+        a.rule ? el("div", { class: "who" }, `rule: ${a.rule}`) : null,
         el("div", { class: "label" }, "input"),
         input,
         reason,
-        el("button", { class: "primary", "data-testid": "approve", onclick: () => decide("approve") }, "Approve"),
-        el("button", { "data-testid": "approve-edited", onclick: () => decide("edit") }, "Approve with edits"),
-        el("button", { class: "danger", "data-testid": "deny", onclick: () => decide("deny") }, "Deny"),
+        el("button", { class: "primary", "data-testid": "approve", onclick: () => decide("approve"), disabled }, "Approve"),
+        el("button", { "data-testid": "approve-edited", onclick: () => decide("edit"), disabled }, "Approve with edits"),
+        el("button", { class: "danger", "data-testid": "deny", onclick: () => decide("deny"), disabled }, "Deny"),
+        disabled ? el("div", { class: "muted" }, "Load this agent's file (openmolt ui AGENT_FILE) to decide.") : null,
         problem
       );
     }))
