@@ -23,7 +23,7 @@ def _token(url: str) -> str:
 def _poll(url: str, token: str, until: Any, timeout: float = 30) -> dict[str, Any]:
 	deadline = time.monotonic() + timeout
 	while True:
-		state = httpx.get(url, headers={"x-openmolt-token": token}, timeout=5).json()
+		state = httpx.get(url, headers={"x-openmolt-token": token}, timeout=20).json()
 		if until(state):
 			return dict(state)
 		if time.monotonic() > deadline:

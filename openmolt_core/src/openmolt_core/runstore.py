@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -213,6 +214,7 @@ class RunStore(RunObserver):
 	def __init__(self, path: str | Path) -> None:
 		self.path: Path = Path(path)
 		self._ready = False
+		self._init_lock = threading.Lock()  # worker threads race to create the file otherwise
 
 	def __repr__(self) -> str:
 		return f"RunStore({str(self.path)!r})"
@@ -221,12 +223,17 @@ class RunStore(RunObserver):
 
 	def _connect(self) -> sqlite3.Connection:
 		if not self._ready:
-			self.path.parent.mkdir(parents=True, exist_ok=True)
+			with self._init_lock:
+				if not self._ready:
+					self.path.parent.mkdir(parents=True, exist_ok=True)
+					conn = sqlite3.connect(self.path, timeout=10)
+					try:
+						conn.executescript(_SCHEMA)
+					finally:
+						conn.close()
+					self._ready = True
 		conn = sqlite3.connect(self.path, timeout=10)
 		conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints, fast commits
-		if not self._ready:
-			conn.executescript(_SCHEMA)
-			self._ready = True
 		return conn
 
 	def _write(self, sql: str, *rows: tuple[Any, ...]) -> None:
