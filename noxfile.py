@@ -80,7 +80,9 @@ def tests(session: nox.Session) -> None:
 	_refs(session)
 	_node_tools(session)
 	_sync(session, "test")
-	session.run("pytest", "-n", "2", *session.posargs)
+	# loadgroup: tests marked xdist_group("browser") (tests/ui) share one worker, so the browser
+	# tests run one after another; everything else spreads over both workers as before.
+	session.run("pytest", "-n", "2", "--dist", "loadgroup", *session.posargs)
 
 
 @nox.session(python="3.11")
@@ -102,6 +104,8 @@ def typing(session: nox.Session) -> None:
 		"openmolt_providers/src/openmolt_providers",
 		"openmolt_integrations/src/openmolt_integrations",
 		"openmolt_mcp/src/openmolt_mcp",
+		"openmolt_ui/src/openmolt_ui",
+		"openmolt_otel/src/openmolt_otel",
 		"tests/typing",
 	)
 
@@ -163,6 +167,8 @@ WHEEL_PACKAGES = {
 	"openmolt_providers": {"openmolt_providers"},
 	"openmolt_integrations": {"openmolt_integrations"},
 	"openmolt_mcp": {"openmolt_mcp"},
+	"openmolt_ui": {"openmolt_ui"},
+	"openmolt_otel": {"openmolt_otel"},
 }
 
 
@@ -181,6 +187,8 @@ def build(session: nox.Session) -> None:
 		"openmolt-providers",
 		"openmolt-integrations",
 		"openmolt-mcp",
+		"openmolt-ui",
+		"openmolt-otel",
 	):
 		session.run(
 			"uv", "build", "--package", name, "--wheel", "-o", str(out), external=True, silent=True

@@ -68,6 +68,7 @@ from openmolt_core.llm import (
 	ModelRequest,
 	ModelResponse,
 )
+from openmolt_core.observe import watch_run
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.structured import FittedSchema, fit
@@ -583,6 +584,9 @@ class Agent:
 		try:
 			await self._prepare()
 			ctx = self._context(state, LOCAL_PORT, link)
+			if self.om.observers:  # the run store, the viewer, telemetry (openmolt_core.observe)
+				watch = watch_run(self, state, self.om.observers, redact=self._redactor)
+				return await watch.drive(ctx, lambda: self._loop(ctx, answer, decisions))
 			return await self._loop(ctx, answer, decisions)
 		except (RunError, ConfigurationError, ApprovalError):
 			raise

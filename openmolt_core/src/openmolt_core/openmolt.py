@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
+	from openmolt_core.observe import RunObserver
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
+	from openmolt_core.runstore import RunStore
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
 	from openmolt_core.skills import Skill
@@ -64,6 +66,10 @@ class OpenMolt:
 			own rules add to them.
 		approvals: Signs and checks approval decisions and keeps the ledger of decided calls
 			(`openmolt_core.approvals.Approvals`; default: a random key, in memory).
+		run_store: A SQLite file recording every run of this instance with its events (see
+			`openmolt_core.runstore`; ``openmolt ui`` shows them).
+		observers: Objects that hear every run (`openmolt_core.observe.RunObserver`): telemetry,
+			the run viewer. More can be appended to ``om.observers`` later.
 	"""
 
 	def __init__(
@@ -81,6 +87,8 @@ class OpenMolt:
 		clock: Clock | None = None,
 		requires_approval: bool | str | Sequence[str] | None = None,
 		approvals: Approvals | None = None,
+		run_store: str | Path | None = None,
+		observers: Sequence[RunObserver] = (),
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -110,6 +118,15 @@ class OpenMolt:
 		self._task_group: TaskGroup | None = None
 		self._approval_rules = requires_approval
 		self._approvals = approvals
+		self.observers: list[RunObserver] = list(observers)
+		"""What hears every run (`openmolt_core.observe`); empty by default."""
+		self.run_store: RunStore | None = None
+		"""The run store given as ``run_store``, if any (it is also one of the observers)."""
+		if run_store is not None:
+			from openmolt_core.runstore import RunStore
+
+			self.run_store = RunStore(run_store)
+			self.observers.append(self.run_store)
 		if verbose:
 			_enable_verbose()
 

@@ -10,7 +10,11 @@ openmolt schema                       the JSON Schema of agent files
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
+openmolt ui [AGENT_FILE ...]          the live run viewer on 127.0.0.1 (needs openmolt[ui])
 ```
+
+Every run is recorded in the run store ``openmolt ui`` shows (see `openmolt_core.cli._ui`);
+``--ui`` runs the agent with the viewer, whose page answers its questions.
 
 Results go to stdout as JSON; progress goes to stderr (JSON lines with ``--json``). Exit codes:
 0 success, 1 the run did not succeed, 2 a usage or configuration error, 130 interrupted.
@@ -22,6 +26,7 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -64,6 +69,9 @@ def _run_parser() -> argparse.ArgumentParser:
 		help="tool calls that wait for approval: ask on the terminal (default; refused without "
 		"one), or approve or deny them all",
 	)
+	parser.add_argument(
+		"--ui", action="store_true", help="serve the run viewer while it runs (openmolt[ui])"
+	)
 	return parser
 
 
@@ -89,6 +97,7 @@ def _command(args: list[str]) -> int:
 async def _run(ns: argparse.Namespace) -> int:
 	from openmolt_core.cli._info import dry_run
 	from openmolt_core.cli._run import load, parse_input, run_once, serve
+	from openmolt_core.cli._ui import record_runs, run_with_ui
 
 	progress = Progress.for_terminal(json_events=ns.json)
 	loaded = load(ns.file, env_file=ns.env_file, verbose=ns.verbose, need_key=not ns.dry_run)
@@ -103,8 +112,15 @@ async def _run(ns: argparse.Namespace) -> int:
 		dry_run(loaded.agent, loaded.model_id, input, sys.stdout, as_json=ns.json)
 		return 0
 	loaded.agent.provider()  # a provider missing its key or settings fails here, before any run
+	record_runs(loaded.om)
 	if (loaded.schedules or loaded.om.schedules) and not ns.once:
+		if ns.ui:
+			go = partial(serve, loaded, input, progress, on_stop=ns.on_stop)
+			return await run_with_ui(loaded, go, progress.line, linger=False)
 		return await serve(loaded, input, progress, on_stop=ns.on_stop)
+	if ns.ui:
+		once = partial(run_once, loaded, input, progress)
+		return await run_with_ui(loaded, once, progress.line, linger=True)
 	return await run_once(loaded, input, progress)
 
 
@@ -125,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 			from openmolt_core.cli import _eval
 
 			return _eval.main(args)
+		if args and args[0] == "ui" and not Path(args[0]).exists():
+			from openmolt_core.cli import _ui
+
+			return _ui.main(args[1:])
 		if args and args[0] in ("mcp", "import-openapi") and not Path(args[0]).exists():
 			from openmolt_core.cli import _ecosystem
 

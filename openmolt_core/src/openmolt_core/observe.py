@@ -1,0 +1,300 @@
+"""Run observers: what sees every run of an OpenMolt instance (run store, viewer, telemetry).
+
+An observer is given to the instance (``OpenMolt(observers=[...])``, or appended to
+``om.observers``) and hears, for every run of every agent of that instance, when it starts,
+each of its events and how it ends. It may also wrap the run's durability port
+(`openmolt_core.durability`), which every model call, tool call and human answer passes through,
+to time them (telemetry does).
+
+```python
+class Printer(RunObserver):
+    async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+        print(run.agent_name, outcome.status, run.state.usage.total_tokens)
+
+om = OpenMolt(observers=[Printer()])
+```
+
+Everything an observer is handed has been through the agent's redactor: `event_data` gives an
+event as redacted JSON, ``outcome.error`` is redacted, and the conversation in ``run.state`` is
+what the model saw (redacted by the loop). An observer that raises is logged and never breaks the
+run. With no observer, a run pays one attribute check.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from openmolt_core.events import Event, EventEmitter
+from openmolt_core.result import RunStatus
+
+if TYPE_CHECKING:
+	from openmolt_core._execute import RunContext
+	from openmolt_core._redact import Redactor
+	from openmolt_core.agent import Agent
+	from openmolt_core.durability import RunPort
+	from openmolt_core.result import RunResult, RunState
+
+__all__ = [
+	"ObservedRun",
+	"OutcomeStatus",
+	"RunObserver",
+	"RunOutcome",
+	"WatchedRun",
+	"event_data",
+	"run_input",
+	"watch_run",
+]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+OutcomeStatus = RunStatus | Literal["cancelled"]
+"""How a run ended: the run's own status (`openmolt_core.result.RunStatus`), or ``cancelled``."""
+
+
+@dataclass(slots=True)
+class ObservedRun:
+	"""One run (or one resumption of a parked run) as observers see it.
+
+	Args:
+		run_id: The run's id (the same across resumes).
+		agent: The agent that runs it.
+		agent_name: The agent's name.
+		model: The model id (``openai:gpt-5-mini``, or the provider's name for a provider object).
+		provider: The provider's name (``openai``; ``custom`` for a provider object).
+		state: The run's live state (plan, usage, messages), updated as it runs.
+		redact: The agent's redactor, for anything an observer reports besides `event_data`.
+		resumed: Whether this drive goes on from a saved state (a resume or ``history=``).
+		started: When this drive started (UTC).
+		pid: The process that runs it.
+	"""
+
+	run_id: str
+	agent: Agent
+	agent_name: str
+	model: str
+	provider: str
+	state: RunState
+	redact: Redactor
+	resumed: bool = False
+	started: datetime = field(default_factory=lambda: datetime.now(UTC))
+	pid: int = field(default_factory=os.getpid)
+
+	@property
+	def input(self) -> Any:
+		"""The run's input, read from its first message (None if it cannot be read)."""
+		return run_input(self.state)
+
+
+@dataclass(slots=True)
+class RunOutcome:
+	"""How a drive of a run ended.
+
+	Args:
+		status: See `OutcomeStatus`.
+		result: The run's result (None when it was cancelled or broke without one).
+		error: What went wrong, redacted.
+	"""
+
+	status: OutcomeStatus
+	result: RunResult | None = None
+	error: str | None = None
+
+
+class RunObserver:
+	"""Hears every run of an OpenMolt instance. Override the methods you need; each does nothing.
+
+	Methods are awaited in the run's task, in order, so keep them short (hand slow work to a
+	thread or a queue). Exceptions are logged and swallowed.
+	"""
+
+	async def started(self, run: ObservedRun) -> None:
+		"""A run started, or a parked run was resumed."""
+
+	async def event(self, run: ObservedRun, event: Event) -> None:
+		"""The run emitted an event (`event_data(event, run.redact)` gives it as redacted JSON)."""
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		"""The drive ended: finished, parked, failed or cancelled."""
+
+	def wrap_port(self, run: ObservedRun, port: RunPort) -> RunPort:
+		"""Return the durability port this run uses (by default ``port`` itself).
+
+		Every model call (``model:<step>``), tool call, memory callback and human answer goes
+		through ``port.step(key, fn)``: a wrapper can time each one. Keep the key, the value and
+		the exceptions unchanged.
+		"""
+		return port
+
+
+def run_input(state: RunState) -> Any:
+	"""The input of a run, read back from its first message (None if there is none)."""
+	if not state.messages:
+		return None
+	try:
+		first = json.loads(state.messages[0].content)
+	except ValueError:
+		return None
+	return first.get("input") if isinstance(first, dict) else None
+
+
+_SKIP = frozenset(
+	{"raw", "name", "agent", "run_id", "step", "seq"}
+)  # raw: large; the rest: columns
+
+
+def event_data(event: Event, redact: Redactor) -> dict[str, Any]:
+	"""An event as JSON-serializable data, with secrets masked.
+
+	The provider's raw response (``llmOutput.raw``) is left out; a ``finish`` event carries the
+	result's dict (without the state).
+
+	Args:
+		event: The event.
+		redact: The agent's redactor (`ObservedRun.redact`).
+	"""
+	from openmolt_core.result import RunResult
+
+	data: dict[str, Any] = {}
+	for f in fields(event):
+		if f.name in _SKIP:
+			continue
+		value = getattr(event, f.name)
+		if isinstance(value, RunResult):
+			value = value.to_dict()
+		elif hasattr(value, "to_dict"):
+			value = value.to_dict()
+		data[f.name] = value
+	return redact.deep(_jsonable(data))  # type: ignore[no-any-return]
+
+
+def _jsonable(value: Any) -> Any:
+	# Round-trip through JSON so tuples, pydantic models and odd types end up as plain data.
+	return json.loads(json.dumps(value, default=_default, ensure_ascii=False))
+
+
+def _default(value: Any) -> Any:
+	dump = getattr(value, "model_dump", None)
+	if callable(dump):
+		return dump(mode="json")
+	to_dict = getattr(value, "to_dict", None)
+	if callable(to_dict):
+		return to_dict()
+	return str(value)
+
+
+class _Tee(EventEmitter):
+	"""The run's emitter: the agent's handlers first, then the observers (who want everything)."""
+
+	__slots__ = ("_inner", "_watch")
+
+	def __init__(self, inner: EventEmitter, watch: WatchedRun) -> None:
+		super().__init__()
+		self._inner = inner
+		self._watch = watch
+
+	def on(self, name: str, handler: Any) -> None:
+		self._inner.on(name, handler)
+
+	def off(self, name: str, handler: Any = None) -> None:
+		self._inner.off(name, handler)
+
+	def wants(self, name: str) -> bool:
+		return True
+
+	async def emit(self, event: Event) -> None:
+		await self._inner.emit(event)
+		await self._watch.notify("event", event)
+
+
+class WatchedRun:
+	"""One drive of a run under its instance's observers (the agent makes one per drive).
+
+	Args:
+		run: What observers are told about the run.
+		observers: The instance's observers.
+	"""
+
+	__slots__ = ("observers", "run")
+
+	def __init__(self, run: ObservedRun, observers: Sequence[RunObserver]) -> None:
+		self.run = run
+		self.observers = tuple(observers)
+
+	async def notify(self, method: str, *args: Any) -> None:
+		"""Call ``method`` on every observer; a failing observer is logged and skipped."""
+		for observer in self.observers:
+			try:
+				await getattr(observer, method)(self.run, *args)
+			except Exception:
+				log.exception("run observer %r failed in %s; the run goes on", observer, method)
+
+	def attach(self, ctx: RunContext) -> RunContext:
+		"""Route the run's events and port through the observers."""
+		ctx.events = _Tee(ctx.events, self)
+		port = ctx.port
+		for observer in self.observers:
+			try:
+				port = observer.wrap_port(self.run, port)
+			except Exception:
+				log.exception("run observer %r failed in wrap_port; the run goes on", observer)
+		ctx.port = port
+		return ctx
+
+	async def drive(self, ctx: RunContext, loop: Callable[[], Awaitable[RunResult]]) -> RunResult:
+		"""Run ``loop`` with the context attached, telling the observers how it starts and ends."""
+		from openmolt_core.errors import RunError
+
+		self.attach(ctx)
+		await self.notify("started")
+		try:
+			result = await loop()
+		except RunError as exc:
+			await self._end(RunOutcome("error", exc.result, str(exc)))
+			raise
+		except anyio.get_cancelled_exc_class():
+			await self._end(RunOutcome("cancelled"))
+			raise
+		except Exception as exc:
+			message = self.run.redact(f"{type(exc).__name__}: {exc}")
+			await self._end(RunOutcome("error", None, message))
+			raise
+		await self._end(RunOutcome(result.status, result, result.error))
+		return result
+
+	async def _end(self, outcome: RunOutcome) -> None:
+		with anyio.CancelScope(shield=True):  # a cancelled run is still recorded as such
+			await self.notify("ended", outcome)
+
+
+def watch_run(
+	agent: Agent, state: RunState, observers: Sequence[RunObserver], *, redact: Redactor
+) -> WatchedRun:
+	"""The observed drive of a run of ``agent`` (called by the loop when observers exist).
+
+	Args:
+		agent: The agent.
+		state: The run's state.
+		observers: The instance's observers.
+		redact: The agent's redactor.
+	"""
+	provider = agent.provider_name or "custom"
+	model = f"{agent.provider_name}:{agent.model}" if agent.provider_name else agent.model
+	run = ObservedRun(
+		run_id=state.run_id,
+		agent=agent,
+		agent_name=agent.name,
+		model=model,
+		provider=provider,
+		state=state,
+		redact=redact,
+		resumed=state.steps > 0 or state.pending is not None,
+	)
+	return WatchedRun(run, observers)

@@ -1,0 +1,404 @@
+"""The run store: every run of an instance, with its events, in a SQLite file.
+
+```python
+om = OpenMolt(run_store="runs.db")      # every run of every agent of `om` is recorded
+...
+runs = await om.run_store.runs()        # newest first
+events = await om.run_store.events(runs[0].run_id)
+```
+
+The ``openmolt`` command records its runs in the default store (`default_path`), and
+``openmolt ui`` shows it. A run's row is written when it starts, kept up to date as it runs
+(status, steps, tokens and cost), and completed when it ends, with its final state, so a run
+parked on a question can be resumed from the store in another process. Events are written as
+they happen, redacted (`openmolt_core.observe.event_data`), so another process can follow a run
+live by reading them.
+
+The file is plain SQLite (the standard library's ``sqlite3``, in WAL mode so readers never block
+the writer); each call opens its own connection in a worker thread, so the event loop never
+blocks and several processes can share one file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
+
+if TYPE_CHECKING:
+	from openmolt_core.events import Event
+	from openmolt_core.result import RunState
+
+__all__ = ["ENV_VAR", "RunStore", "StoredEvent", "StoredRun", "default_path"]
+
+ENV_VAR = "OPENMOLT_RUN_STORE"
+"""The environment variable naming the ``openmolt`` command's run store (``off`` disables it)."""
+
+_SCHEMA = """
+PRAGMA journal_mode = WAL;
+CREATE TABLE IF NOT EXISTS agent_runs (
+	run_id TEXT PRIMARY KEY,
+	agent TEXT NOT NULL,
+	model TEXT NOT NULL,
+	status TEXT NOT NULL,
+	started TEXT NOT NULL,
+	updated TEXT NOT NULL,
+	ended TEXT,
+	input TEXT,
+	steps INTEGER NOT NULL DEFAULT 0,
+	usage TEXT,
+	output TEXT,
+	error TEXT,
+	pending TEXT,
+	state TEXT,
+	pid INTEGER
+);
+CREATE INDEX IF NOT EXISTS agent_runs_by_start ON agent_runs (started);
+CREATE TABLE IF NOT EXISTS run_events (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id TEXT NOT NULL,
+	seq INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	step INTEGER NOT NULL,
+	time TEXT NOT NULL,
+	data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS run_events_by_run ON run_events (run_id, id);
+"""
+
+_RUN_COLUMNS = (
+	"run_id, agent, model, status, started, updated, ended, input, steps, usage, output, error,"
+	" pending, pid"
+)
+
+
+def default_path() -> Path | None:
+	"""The ``openmolt`` command's run store: ``$OPENMOLT_RUN_STORE``, else the user's state dir.
+
+	That is ``$XDG_STATE_HOME/openmolt/runs.db`` (``~/.local/state/openmolt/runs.db``). Returns
+	None when ``OPENMOLT_RUN_STORE`` is ``off`` (or empty): nothing is recorded then.
+	"""
+	value = os.environ.get(ENV_VAR)
+	if value is not None:
+		return None if value.strip().lower() in ("", "off", "0", "false", "no") else Path(value)
+	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+	return Path(state_home) / "openmolt" / "runs.db"
+
+
+def _now() -> str:
+	return datetime.now(UTC).isoformat()
+
+
+def _dumps(value: Any) -> str:
+	return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _loads(text: str | None) -> Any:
+	return None if text is None else json.loads(text)
+
+
+@dataclass(slots=True)
+class StoredRun:
+	"""One run as the store holds it.
+
+	Args:
+		run_id: The run's id.
+		agent: The agent's name.
+		model: The model id.
+		status: ``running``, the run's status, or ``cancelled``.
+		started: When it started (ISO 8601, UTC).
+		updated: When its row last changed.
+		ended: When it ended; None while running (or if its process died).
+		input: The run's input.
+		steps: Model calls made so far.
+		usage: Tokens and cost so far (``Usage.to_dict()``).
+		output: The finish output.
+		error: What went wrong, or what stopped it.
+		pending: What a parked run waits for (``state.pending``: kind, message...).
+		pid: The process that ran it.
+	"""
+
+	run_id: str
+	agent: str
+	model: str
+	status: str
+	started: str
+	updated: str
+	ended: str | None
+	input: Any
+	steps: int
+	usage: dict[str, Any] | None
+	output: Any
+	error: str | None
+	pending: dict[str, Any] | None
+	pid: int | None
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The run as JSON-serializable data."""
+		return {
+			"run_id": self.run_id,
+			"agent": self.agent,
+			"model": self.model,
+			"status": self.status,
+			"started": self.started,
+			"updated": self.updated,
+			"ended": self.ended,
+			"input": self.input,
+			"steps": self.steps,
+			"usage": self.usage,
+			"output": self.output,
+			"error": self.error,
+			"pending": _public_pending(self.pending),
+			"pid": self.pid,
+		}
+
+
+def _public_pending(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+	# The results of the step's earlier commands are for the model; a person needs the question.
+	if pending is None:
+		return None
+	return {k: v for k, v in pending.items() if k != "results"}
+
+
+@dataclass(slots=True)
+class StoredEvent:
+	"""One event of a run.
+
+	Args:
+		id: Its position in the store (increasing; use it to read only newer events).
+		run_id: The run's id.
+		seq: The event's number in its drive of the run (it restarts when a run is resumed).
+		name: The event name (``tool:call``...).
+		step: The step it belongs to.
+		time: When it was recorded (ISO 8601, UTC).
+		data: The event's fields, redacted (`openmolt_core.observe.event_data`).
+	"""
+
+	id: int
+	run_id: str
+	seq: int
+	name: str
+	step: int
+	time: str
+	data: dict[str, Any]
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The event as JSON-serializable data."""
+		return {
+			"id": self.id,
+			"run_id": self.run_id,
+			"seq": self.seq,
+			"name": self.name,
+			"step": self.step,
+			"time": self.time,
+			"data": self.data,
+		}
+
+
+class RunStore(RunObserver):
+	"""Records runs and their events in a SQLite file (an observer: see `openmolt_core.observe`).
+
+	Args:
+		path: The database file; it and its folder are created on first use.
+	"""
+
+	def __init__(self, path: str | Path) -> None:
+		self.path: Path = Path(path)
+		self._ready = False
+		self._init_lock = threading.Lock()  # worker threads race to create the file otherwise
+
+	def __repr__(self) -> str:
+		return f"RunStore({str(self.path)!r})"
+
+	# the connection ---------------------------------------------------------------------
+
+	def _connect(self) -> sqlite3.Connection:
+		if not self._ready:
+			with self._init_lock:
+				if not self._ready:
+					self.path.parent.mkdir(parents=True, exist_ok=True)
+					conn = sqlite3.connect(self.path, timeout=10)
+					try:
+						conn.executescript(_SCHEMA)
+					finally:
+						conn.close()
+					self._ready = True
+		conn = sqlite3.connect(self.path, timeout=10)
+		conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints, fast commits
+		return conn
+
+	def _write(self, sql: str, *rows: tuple[Any, ...]) -> None:
+		conn = self._connect()
+		try:
+			with conn:
+				for row in rows:
+					conn.execute(sql, row)
+		finally:
+			conn.close()
+
+	def _read(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+		conn = self._connect()
+		try:
+			return conn.execute(sql, args).fetchall()
+		finally:
+			conn.close()
+
+	# recording (the observer) -----------------------------------------------------------
+
+	async def started(self, run: ObservedRun) -> None:
+		"""Write the run's row (status ``running``); a resumed run keeps its row and input."""
+		now = _now()
+		state = run.state
+		row = (
+			run.run_id,
+			run.agent_name,
+			run.model,
+			now,
+			now,
+			_dumps(run.redact.deep(run.input)),
+			state.steps,
+			_dumps(state.usage.to_dict()),
+			os.getpid(),
+		)
+		await anyio.to_thread.run_sync(
+			self._write,
+			"INSERT INTO agent_runs (run_id, agent, model, status, started, updated, input, steps,"
+			" usage, pid) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE"
+			" SET status = 'running', updated = excluded.updated, ended = NULL, pending = NULL,"
+			" pid = excluded.pid",
+			row,
+		)
+
+	async def event(self, run: ObservedRun, event: Event) -> None:
+		"""Append the event (redacted); a model reply also updates the run's steps and usage."""
+		now = _now()
+		data = event_data(event, run.redact)
+		insert = (run.run_id, event.seq, event.name, event.step, now, _dumps(data))
+		state = run.state
+		update = (state.steps, _dumps(state.usage.to_dict()), now, run.run_id)
+		conn_sql = (
+			"INSERT INTO run_events (run_id, seq, name, step, time, data) VALUES (?, ?, ?, ?, ?, ?)"
+		)
+
+		def write() -> None:
+			conn = self._connect()
+			try:
+				with conn:
+					conn.execute(conn_sql, insert)
+					conn.execute(
+						"UPDATE agent_runs SET steps = ?, usage = ?, updated = ? WHERE run_id = ?",
+						update,
+					)
+			finally:
+				conn.close()
+
+		await anyio.to_thread.run_sync(write)
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		"""Complete the run's row: status, output, usage, error, and the final state."""
+		from openmolt_core.result import RunResult
+
+		state = run.state
+		result: RunResult | None = outcome.result
+		output = None
+		if result is not None:
+			dumped = result.to_dict()
+			output = dumped["output"]
+		now = _now()
+		row = (
+			outcome.status,
+			now,
+			now,
+			state.steps,
+			_dumps(state.usage.to_dict()),
+			_dumps(run.redact.deep(output)),
+			outcome.error,
+			_dumps(run.redact.deep(state.pending)) if state.pending is not None else None,
+			_dumps(run.redact.deep(state.to_dict())),
+			run.run_id,
+		)
+		await anyio.to_thread.run_sync(
+			self._write,
+			"UPDATE agent_runs SET status = ?, updated = ?, ended = ?, steps = ?, usage = ?,"
+			" output = ?, error = ?, pending = ?, state = ? WHERE run_id = ?",
+			row,
+		)
+
+	# reading ----------------------------------------------------------------------------
+
+	async def runs(self, limit: int = 100, *, agent: str | None = None) -> list[StoredRun]:
+		"""The latest runs, newest first.
+
+		Args:
+			limit: The most runs to return.
+			agent: Only this agent's runs.
+		"""
+		where, args = ("WHERE agent = ?", (agent, limit)) if agent else ("", (limit,))
+		rows = await anyio.to_thread.run_sync(
+			self._read,
+			f"SELECT {_RUN_COLUMNS} FROM agent_runs {where} ORDER BY started DESC LIMIT ?",
+			args,
+		)
+		return [_run(r) for r in rows]
+
+	async def run(self, run_id: str) -> StoredRun | None:
+		"""One run, or None if the store has no run with that id."""
+		rows = await anyio.to_thread.run_sync(
+			self._read, f"SELECT {_RUN_COLUMNS} FROM agent_runs WHERE run_id = ?", (run_id,)
+		)
+		return _run(rows[0]) if rows else None
+
+	async def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[StoredEvent]:
+		"""A run's events in the order they happened.
+
+		Args:
+			run_id: The run's id.
+			after: Only events whose `StoredEvent.id` is greater (to follow a run).
+			limit: The most events to return.
+		"""
+		rows = await anyio.to_thread.run_sync(
+			self._read,
+			"SELECT id, run_id, seq, name, step, time, data FROM run_events"
+			" WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?",
+			(run_id, after, limit),
+		)
+		return [StoredEvent(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
+
+	async def state(self, run_id: str) -> RunState | None:
+		"""The state a run ended with (to resume a parked run), or None while it has none."""
+		from openmolt_core.result import RunState
+
+		rows = await anyio.to_thread.run_sync(
+			self._read, "SELECT state FROM agent_runs WHERE run_id = ?", (run_id,)
+		)
+		if not rows or rows[0][0] is None:
+			return None
+		return RunState.from_dict(json.loads(rows[0][0]))
+
+
+def _run(row: tuple[Any, ...]) -> StoredRun:
+	return StoredRun(
+		run_id=row[0],
+		agent=row[1],
+		model=row[2],
+		status=row[3],
+		started=row[4],
+		updated=row[5],
+		ended=row[6],
+		input=_loads(row[7]),
+		steps=row[8],
+		usage=_loads(row[9]),
+		output=_loads(row[10]),
+		error=row[11],
+		pending=_loads(row[12]),
+		pid=row[13],
+	)

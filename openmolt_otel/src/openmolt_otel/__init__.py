@@ -1,0 +1,342 @@
+"""OpenTelemetry for OpenMolt: a span for each run, step, model call and tool call.
+
+```python
+from opentelemetry.sdk.trace import TracerProvider
+from openmolt_otel import Telemetry
+
+om = OpenMolt(observers=[Telemetry()])   # or Telemetry().instrument(om)
+```
+
+Off by default: nothing is traced until a `Telemetry` observer is given to an instance. Spans follow
+the OpenTelemetry GenAI semantic conventions (`conventions` names the attributes; they were checked
+against semconv 1.41 and the ``opentelemetry-semantic-conventions`` package):
+
+| span | name | kind | parent |
+| --- | --- | --- | --- |
+| run | ``invoke_agent {agent}`` | INTERNAL | the current span (a sub-agent's: the tool that runs it) |
+| step | ``step {n}`` (OpenMolt's own: one model call and its commands) | INTERNAL | the run |
+| model call | ``chat {model}`` | CLIENT | the step |
+| tool call | ``execute_tool {tool}`` | INTERNAL | the step |
+| a person's answer | ``human_input`` | INTERNAL | the step |
+
+Model and tool spans are current while they run, so spans of instrumented libraries (an HTTP
+client) nest under them. Message contents (instructions, messages, replies, tool arguments and
+results) are recorded only when opted in (``capture_content=True`` or
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), always through the agent's
+redactor, as JSON strings in the conventions' message shapes.
+
+The spans come from two seams of the core and no change to the loop: the run observer's events
+(`openmolt_core.observe`) and its durability port (`openmolt_core.durability`), which every model
+call, tool call and human answer passes through.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
+from openmolt_otel import conventions as gen_ai
+
+if TYPE_CHECKING:
+	from opentelemetry.trace import TracerProvider
+
+	from openmolt_core.durability import RunPort
+	from openmolt_core.events import Event
+	from openmolt_core.openmolt import OpenMolt
+
+__all__ = ["CAPTURE_ENV", "PROVIDER_NAMES", "Telemetry"]
+
+CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""The variable the GenAI instrumentations read to record message contents (``true`` to opt in)."""
+
+PROVIDER_NAMES: dict[str, str] = {
+	"openai": "openai",
+	"anthropic": "anthropic",
+	"google": "gcp.gemini",
+}
+"""OpenMolt's provider names mapped to ``gen_ai.provider.name`` well-known values (others pass
+through: a custom provider object reports its own ``name``)."""
+
+_SCOPE = "openmolt"
+_tool_span: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
+	"openmolt_otel_tool", default=None
+)
+
+
+@dataclass(slots=True)
+class _Spans:
+	run: Span
+	step: Span | None = None
+	step_number: int = 0
+	common: dict[str, Any] = field(default_factory=dict)
+
+
+def _json(value: Any) -> str:
+	return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _text_parts(text: str) -> list[dict[str, str]]:
+	return [{"type": "text", "content": text}]
+
+
+class Telemetry(RunObserver):
+	"""A run observer that records OpenTelemetry spans (see the module docstring).
+
+	Args:
+		tracer_provider: Where spans go (default: the global provider ``opentelemetry.trace``
+			was set up with; without an SDK, spans are no-ops).
+		capture_content: Record message contents, redacted (default: from
+			``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``).
+	"""
+
+	def __init__(
+		self,
+		*,
+		tracer_provider: TracerProvider | None = None,
+		capture_content: bool | None = None,
+	) -> None:
+		from openmolt_core import __version__
+
+		self.tracer = trace.get_tracer(_SCOPE, __version__, tracer_provider=tracer_provider)
+		if capture_content is None:
+			capture_content = os.environ.get(CAPTURE_ENV, "").strip().lower() in ("true", "1")
+		self.capture_content = capture_content
+		self._runs: dict[str, _Spans] = {}
+
+	def instrument(self, om: OpenMolt) -> Telemetry:
+		"""Trace every run of ``om`` from now on; returns self."""
+		if self not in om.observers:
+			om.observers.append(self)
+		return self
+
+	# the run ----------------------------------------------------------------------------
+
+	async def started(self, run: ObservedRun) -> None:
+		"""Open the run's span, a child of the current span."""
+		provider = PROVIDER_NAMES.get(run.provider, run.provider)
+		common: dict[str, Any] = {
+			gen_ai.PROVIDER_NAME: provider,
+			gen_ai.AGENT_NAME: run.agent_name,
+			gen_ai.CONVERSATION_ID: run.run_id,
+		}
+		attributes: dict[str, Any] = {
+			gen_ai.OPERATION_NAME: gen_ai.INVOKE_AGENT,
+			**common,
+			gen_ai.REQUEST_MODEL: run.agent.model,
+			"openmolt.run.resumed": run.resumed,
+		}
+		span = self.tracer.start_span(
+			f"{gen_ai.INVOKE_AGENT} {run.agent_name}", kind=SpanKind.INTERNAL, attributes=attributes
+		)
+		if self.capture_content:
+			span.set_attribute(
+				gen_ai.INPUT_MESSAGES,
+				_json([{"role": "user", "parts": _text_parts(_json(run.redact.deep(run.input)))}]),
+			)
+		self._runs[run.run_id] = _Spans(span, common=common)
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		"""Close the last step's span and the run's, with usage and status."""
+		spans = self._runs.pop(run.run_id, None)
+		if spans is None:
+			return
+		if spans.step is not None:
+			spans.step.end()
+		span = spans.run
+		usage = run.state.usage
+		span.set_attribute(gen_ai.USAGE_INPUT_TOKENS, usage.input_tokens)
+		span.set_attribute(gen_ai.USAGE_OUTPUT_TOKENS, usage.output_tokens)
+		if usage.cost_usd is not None:
+			span.set_attribute("openmolt.usage.cost_usd", usage.cost_usd)
+		span.set_attribute("openmolt.run.status", outcome.status)
+		span.set_attribute("openmolt.run.steps", run.state.steps)
+		if outcome.status in ("error", "cancelled"):
+			span.set_attribute(gen_ai.ERROR_TYPE, outcome.status)
+			span.set_status(Status(StatusCode.ERROR, outcome.error or outcome.status))
+		if self.capture_content and outcome.result is not None:
+			output = run.redact.deep(outcome.result.to_dict()["output"])
+			message = {"role": "assistant", "parts": _text_parts(_json(output))}
+			span.set_attribute(gen_ai.OUTPUT_MESSAGES, _json([message]))
+		span.end()
+
+	async def event(self, run: ObservedRun, event: Event) -> None:
+		"""Give the running tool's span its arguments (content capture only)."""
+		if not self.capture_content or event.name != "tool:call":
+			return
+		span = _tool_span.get()
+		if span is not None:
+			arguments = run.redact.deep(getattr(event, "input", {}))
+			span.set_attribute(gen_ai.TOOL_CALL_ARGUMENTS, _json(arguments))
+
+	def _step(self, run: ObservedRun, step: int) -> Span | None:
+		spans = self._runs.get(run.run_id)
+		if spans is None:
+			return None
+		if spans.step is None or spans.step_number != step:
+			if spans.step is not None:
+				spans.step.end()
+			parent = trace.set_span_in_context(spans.run)
+			spans.step = self.tracer.start_span(
+				f"step {step}",
+				context=parent,
+				kind=SpanKind.INTERNAL,
+				attributes={**spans.common, "openmolt.step": step},
+			)
+			spans.step_number = step
+		return spans.step
+
+	# the port: model calls, tool calls, a person's answers ------------------------------
+
+	def wrap_port(self, run: ObservedRun, port: RunPort) -> RunPort:
+		"""Time each model call, tool call and human answer in a span of its step."""
+		return _TracedPort(self, run, port)
+
+	async def _traced(self, run: ObservedRun, key: str, call: Callable[[], Awaitable[Any]]) -> Any:
+		kind, _, rest = key.partition(":")
+		number, _, rest = rest.partition(":")
+		step = self._step(run, int(number)) if number.isdigit() else None
+		if step is None or kind not in ("model", "tool", "human"):
+			return await call()
+		spans = self._runs[run.run_id]
+		parent = trace.set_span_in_context(step)
+		if kind == "model":
+			model = run.agent.model
+			span = self.tracer.start_span(
+				f"{gen_ai.CHAT} {model}",
+				context=parent,
+				kind=SpanKind.CLIENT,
+				attributes={
+					gen_ai.OPERATION_NAME: gen_ai.CHAT,
+					**spans.common,
+					gen_ai.REQUEST_MODEL: model,
+					gen_ai.OUTPUT_TYPE: "json",
+					**_request_attributes(run),
+				},
+			)
+			if self.capture_content:
+				span.set_attribute(
+					gen_ai.SYSTEM_INSTRUCTIONS, _json(_text_parts(run.agent.system_prompt()))
+				)
+				messages = [
+					{"role": m.role, "parts": _text_parts(run.redact(m.content))}
+					for m in run.state.messages
+				]
+				span.set_attribute(gen_ai.INPUT_MESSAGES, _json(messages))
+		elif kind == "tool":
+			index, _, handle = rest.partition(":")
+			span = self.tracer.start_span(
+				f"{gen_ai.EXECUTE_TOOL} {handle}",
+				context=parent,
+				kind=SpanKind.INTERNAL,
+				attributes={
+					gen_ai.OPERATION_NAME: gen_ai.EXECUTE_TOOL,
+					**spans.common,
+					gen_ai.TOOL_NAME: handle,
+					gen_ai.TOOL_CALL_ID: f"{number}:{index}",
+					gen_ai.TOOL_TYPE: "function" if handle.startswith("local.") else "extension",
+				},
+			)
+		else:
+			span = self.tracer.start_span(
+				"human_input", context=parent, kind=SpanKind.INTERNAL, attributes=spans.common
+			)
+		token = otel_context.attach(trace.set_span_in_context(span))
+		tool_token = _tool_span.set(span) if kind == "tool" else None
+		try:
+			value = await call()
+		except BaseException as exc:
+			span.set_attribute(gen_ai.ERROR_TYPE, type(exc).__qualname__)
+			span.set_status(Status(StatusCode.ERROR, run.redact(str(exc))))
+			raise
+		else:
+			if kind == "model":
+				self._model_done(run, span, value)
+			elif kind == "tool":
+				self._tool_done(run, span, value)
+			return value
+		finally:
+			if tool_token is not None:
+				_tool_span.reset(tool_token)
+			otel_context.detach(token)
+			span.end()
+
+	def _model_done(self, run: ObservedRun, span: Span, response: Any) -> None:
+		usage = getattr(response, "usage", None)
+		if usage is not None:
+			span.set_attribute(gen_ai.USAGE_INPUT_TOKENS, usage.input_tokens)
+			span.set_attribute(gen_ai.USAGE_OUTPUT_TOKENS, usage.output_tokens)
+			span.set_attribute(gen_ai.USAGE_CACHE_READ_INPUT_TOKENS, usage.cached_tokens)
+			if usage.reasoning_tokens:
+				span.set_attribute(gen_ai.USAGE_REASONING_OUTPUT_TOKENS, usage.reasoning_tokens)
+			if usage.cost_usd is not None:
+				span.set_attribute("openmolt.usage.cost_usd", usage.cost_usd)
+		reason = getattr(response, "finish_reason", None)
+		if reason:
+			span.set_attribute(gen_ai.RESPONSE_FINISH_REASONS, [reason])
+		if self.capture_content:
+			message: dict[str, Any] = {
+				"role": "assistant",
+				"parts": _text_parts(run.redact(str(getattr(response, "text", "")))),
+			}
+			if reason:
+				message["finish_reason"] = reason
+			span.set_attribute(gen_ai.OUTPUT_MESSAGES, _json([message]))
+
+	def _tool_done(self, run: ObservedRun, span: Span, entry: Any) -> None:
+		if not isinstance(entry, dict):
+			return
+		if entry.get("ok") is False:
+			span.set_attribute(gen_ai.ERROR_TYPE, "tool_error")
+			span.set_status(Status(StatusCode.ERROR, run.redact(str(entry.get("error", "")))))
+		elif self.capture_content:
+			span.set_attribute(gen_ai.TOOL_CALL_RESULT, _json(run.redact.deep(entry.get("result"))))
+
+
+def _request_attributes(run: ObservedRun) -> dict[str, Any]:
+	config = run.agent.model_config
+	values = {
+		gen_ai.REQUEST_TEMPERATURE: config.temperature,
+		gen_ai.REQUEST_TOP_P: config.top_p,
+		gen_ai.REQUEST_MAX_TOKENS: config.max_output_tokens,
+		gen_ai.REQUEST_STOP_SEQUENCES: config.stop,
+	}
+	return {k: v for k, v in values.items() if v is not None}
+
+
+class _TracedPort:
+	"""A durability port that times each step in a span and passes everything else through."""
+
+	__slots__ = ("_port", "_run", "_telemetry")
+
+	def __init__(self, telemetry: Telemetry, run: ObservedRun, port: RunPort) -> None:
+		self._telemetry = telemetry
+		self._run = run
+		self._port = port
+
+	def now(self) -> float:
+		return self._port.now()
+
+	async def sleep(self, seconds: float) -> None:
+		await self._port.sleep(seconds)
+
+	async def step(
+		self,
+		key: str,
+		fn: Callable[[], Awaitable[Any]],
+		*,
+		encode: Callable[[Any], Any] | None = None,
+		decode: Callable[[Any], Any] | None = None,
+	) -> Any:
+		async def traced() -> Any:
+			return await self._telemetry._traced(self._run, key, fn)
+
+		return await self._port.step(key, traced, encode=encode, decode=decode)

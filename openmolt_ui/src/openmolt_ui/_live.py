@@ -1,0 +1,384 @@
+"""What the viewer knows of this process's runs, and the questions and approvals waiting on a person.
+
+`LiveRuns` is a run observer (`openmolt_core.observe`): it keeps each run of this process in
+memory with its events, redacted, as the page shows them. Everything changes on the viewer's event
+loop; `LiveRuns.changed` is an `anyio.Event` replaced at each change, so a page's stream waits on
+it and then reads what is new (no queue per reader, nothing to fall behind).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
+
+if TYPE_CHECKING:
+	from openmolt_core.events import Event
+
+__all__ = [
+	"ApprovalDecision",
+	"Approvals",
+	"LiveRun",
+	"LiveRuns",
+	"PendingApproval",
+	"Question",
+]
+
+_current_run: contextvars.ContextVar[ObservedRun | None] = contextvars.ContextVar(
+	"openmolt_ui_run", default=None
+)
+"""The run whose task is running now (set when an observed run starts), for questions."""
+
+
+def _now() -> str:
+	return datetime.now(UTC).isoformat()
+
+
+@dataclass(slots=True)
+class LiveRun:
+	"""A run of this process, as the page shows it.
+
+	Args:
+		run: What the observer was told about it (agent, state, redactor).
+		status: ``running``, ``waiting`` (for a person), or how it ended.
+		started: When it (first) started.
+		updated: When it last changed.
+		events: Its events, redacted, each with an ``id`` increasing over the whole run.
+		error: What went wrong, redacted.
+		output: The finish output, redacted.
+	"""
+
+	run: ObservedRun
+	status: str = "running"
+	started: str = field(default_factory=_now)
+	updated: str = field(default_factory=_now)
+	events: list[dict[str, Any]] = field(default_factory=list)
+	error: str | None = None
+	output: Any = None
+
+	def summary(self) -> dict[str, Any]:
+		"""The run's row in the page's list (the same shape as `StoredRun.to_dict`)."""
+		state = self.run.state
+		pending = state.pending
+		return {
+			"run_id": self.run.run_id,
+			"agent": self.run.agent_name,
+			"model": self.run.model,
+			"status": self.status,
+			"started": self.started,
+			"updated": self.updated,
+			"ended": None if self.status in ("running", "waiting") else self.updated,
+			"input": self.run.redact.deep(self.run.input),
+			"steps": state.steps,
+			"usage": state.usage.to_dict(),
+			"output": self.output,
+			"error": self.error,
+			"pending": None
+			if pending is None
+			else {k: v for k, v in pending.items() if k != "results"},
+			"plan": self.run.redact.deep(state.plan),
+			"pid": self.run.pid,
+			"live": True,
+		}
+
+
+@dataclass(slots=True)
+class Question:
+	"""A question a live run waits on: the page's answer goes straight back to the agent.
+
+	Args:
+		id: The question's id.
+		run_id: The run that asks (empty if the handler was called outside an observed run).
+		agent: The agent's name.
+		message: The question, redacted.
+		asked: When it was asked.
+	"""
+
+	id: str
+	run_id: str
+	agent: str
+	message: str
+	asked: str = field(default_factory=_now)
+	answer: str | None = None
+	_done: anyio.Event = field(default_factory=anyio.Event)
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The question as the page reads it."""
+		return {
+			"id": self.id,
+			"kind": "live",
+			"run_id": self.run_id,
+			"agent": self.agent,
+			"message": self.message,
+			"asked": self.asked,
+		}
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+	"""A tool call waiting for a person's decision, as the page shows it.
+
+	Args:
+		tool: The tool handle (``stripe.createRefund``).
+		input: The call's input, redacted.
+		reason: Why it needs approval, or the agent's reason for the call.
+		run_id: The run that makes the call (default: the current observed run).
+		agent: The agent's name (default: the current observed run's).
+		step: The step of the call.
+		rule: The policy rule that asks for approval, if any.
+	"""
+
+	tool: str
+	input: Mapping[str, Any]
+	reason: str = ""
+	run_id: str = ""
+	agent: str = ""
+	step: int = 0
+	rule: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+	"""What a person decided about a pending call.
+
+	Args:
+		action: ``approve``, ``deny``, or ``edit`` (approve with the edited ``input``).
+		reason: Why (for a denial: the model reads it).
+		input: The edited input, for ``edit``.
+	"""
+
+	action: Literal["approve", "deny", "edit"]
+	reason: str = ""
+	input: Mapping[str, Any] | None = None
+
+	@property
+	def approved(self) -> bool:
+		"""Whether the call may run (approved as is or with edits)."""
+		return self.action != "deny"
+
+
+@dataclass(slots=True)
+class _Waiting:
+	id: str
+	pending: PendingApproval
+	asked: str = field(default_factory=_now)
+	decision: ApprovalDecision | None = None
+	done: anyio.Event = field(default_factory=anyio.Event)
+
+	def to_dict(self) -> dict[str, Any]:
+		p = self.pending
+		return {
+			"id": self.id,
+			"run_id": p.run_id,
+			"agent": p.agent,
+			"step": p.step,
+			"tool": p.tool,
+			"input": dict(p.input),
+			"reason": p.reason,
+			"rule": p.rule,
+			"kind": "live",
+			"asked": self.asked,
+		}
+
+
+class LiveRuns(RunObserver):
+	"""The runs of this process and what waits on a person (an observer: add it to the instance).
+
+	Args:
+		keep: How many ended runs to keep in memory (older ones remain in the run store).
+	"""
+
+	def __init__(self, keep: int = 200) -> None:
+		self.keep = keep
+		self.runs: dict[str, LiveRun] = {}
+		self.questions: dict[str, Question] = {}
+		self.approvals = Approvals(self)
+		self._changed: anyio.Event | None = None  # made on the loop, at first use
+		self.version = 0
+		self._ids = itertools.count(1)
+		self._tokens: dict[str, list[contextvars.Token[ObservedRun | None]]] = {}
+
+	@property
+	def changed(self) -> anyio.Event:
+		"""Set at the next change (take it before reading, then wait on it)."""
+		if self._changed is None:
+			self._changed = anyio.Event()
+		return self._changed
+
+	def touch(self) -> None:
+		"""Tell every waiting page that something changed."""
+		self.version += 1
+		changed, self._changed = self._changed, None
+		if changed is not None:
+			changed.set()
+
+	# the observer -----------------------------------------------------------------------
+
+	async def started(self, run: ObservedRun) -> None:
+		"""Add the run (or mark a resumed one as running again)."""
+		live = self.runs.get(run.run_id)
+		if live is None:
+			live = self.runs[run.run_id] = LiveRun(run)
+			self._forget_old()
+		else:
+			live.run = run
+			live.status, live.error = "running", None
+		live.updated = _now()
+		self._tokens.setdefault(run.run_id, []).append(_current_run.set(run))
+		self.touch()
+
+	async def event(self, run: ObservedRun, event: Event) -> None:
+		"""Keep the event (redacted), numbered over the whole run."""
+		live = self.runs.get(run.run_id)
+		if live is None:
+			return
+		live.events.append(
+			{
+				"id": len(live.events) + 1,
+				"run_id": run.run_id,
+				"seq": event.seq,
+				"name": event.name,
+				"step": event.step,
+				"time": _now(),
+				"data": event_data(event, run.redact),
+			}
+		)
+		live.updated = _now()
+		self.touch()
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		"""Record how the run ended."""
+		tokens = self._tokens.get(run.run_id)
+		if tokens:
+			try:
+				_current_run.reset(tokens.pop())
+			except ValueError:  # ended in another context than it started: nothing to restore
+				pass
+		live = self.runs.get(run.run_id)
+		if live is None:
+			return
+		live.status = outcome.status
+		live.error = outcome.error
+		if outcome.result is not None:
+			live.output = run.redact.deep(outcome.result.to_dict()["output"])
+		live.updated = _now()
+		self.touch()
+
+	def _forget_old(self) -> None:
+		ended = [r for r in self.runs.values() if r.status not in ("running", "waiting")]
+		for old in ended[: max(len(ended) - self.keep, 0)]:
+			del self.runs[old.run.run_id]
+
+	# questions from live runs -----------------------------------------------------------
+
+	async def ask(self, message: str) -> str:
+		"""A human-input handler: the question shows in the page, and this waits for its answer.
+
+		Use it as ``on_human_input_request`` (``Viewer.ask`` is this). The run's own timeout
+		still bounds the wait.
+		"""
+		run = _current_run.get()
+		redact = run.redact if run is not None else (lambda text: text)
+		question = Question(
+			id=f"q{next(self._ids)}",
+			run_id=run.run_id if run is not None else "",
+			agent=run.agent_name if run is not None else "",
+			message=redact(message),
+		)
+		self.questions[question.id] = question
+		live = self.runs.get(question.run_id)
+		if live is not None:
+			live.status = "waiting"
+		self.touch()
+		try:
+			await question._done.wait()
+		finally:
+			self.questions.pop(question.id, None)
+			if live is not None and live.status == "waiting":
+				live.status = "running"
+			self.touch()
+		return question.answer or ""
+
+	def answer(self, question_id: str, answer: str) -> bool:
+		"""Answer a live question; False if no question with that id waits."""
+		question = self.questions.get(question_id)
+		if question is None or question._done.is_set():
+			return False
+		question.answer = answer
+		question._done.set()
+		return True
+
+	def current(self) -> ObservedRun | None:
+		"""The observed run whose task calls this, if any."""
+		return _current_run.get()
+
+
+class Approvals:
+	"""Tool calls waiting for a person's decision in the page.
+
+	The approval handler of a run calls `ask` with the pending call; the page lists it, and the
+	person's decision comes back as an `ApprovalDecision`.
+
+	Args:
+		runs: The live runs (to say which run waits, and to wake the pages).
+	"""
+
+	def __init__(self, runs: LiveRuns) -> None:
+		self._runs = runs
+		self._waiting: dict[str, _Waiting] = {}
+		self._ids = itertools.count(1)
+
+	@property
+	def pending(self) -> list[dict[str, Any]]:
+		"""The calls waiting now, as the page reads them."""
+		return [w.to_dict() for w in self._waiting.values()]
+
+	async def ask(self, pending: PendingApproval) -> ApprovalDecision:
+		"""Show a pending call in the page and wait for the decision.
+
+		Args:
+			pending: The call. Its input must already be redacted; run id and agent default to
+				the current observed run's.
+		"""
+		run = self._runs.current()
+		if run is not None and not pending.run_id:
+			pending = PendingApproval(
+				tool=pending.tool,
+				input=run.redact.deep(dict(pending.input)),
+				reason=run.redact(pending.reason),
+				run_id=run.run_id,
+				agent=run.agent_name,
+				step=pending.step or run.state.steps,
+				rule=pending.rule,
+			)
+		waiting = _Waiting(f"a{next(self._ids)}", pending)
+		self._waiting[waiting.id] = waiting
+		live = self._runs.runs.get(pending.run_id)
+		if live is not None:
+			live.status = "waiting"
+		self._runs.touch()
+		try:
+			await waiting.done.wait()
+		finally:
+			self._waiting.pop(waiting.id, None)
+			if live is not None and live.status == "waiting":
+				live.status = "running"
+			self._runs.touch()
+		assert waiting.decision is not None
+		return waiting.decision
+
+	def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
+		"""Give a pending call its decision; False if nothing with that id waits."""
+		waiting = self._waiting.get(approval_id)
+		if waiting is None or waiting.done.is_set():
+			return False
+		waiting.decision = decision
+		waiting.done.set()
+		return True

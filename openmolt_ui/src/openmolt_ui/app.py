@@ -1,0 +1,287 @@
+"""The viewer's web application: a Starlette app with a JSON API, server-sent events and the page.
+
+| route | what |
+| --- | --- |
+| ``GET /?token=...`` | the page (sets the token cookie) |
+| ``GET /static/...`` | its script and style sheet (shipped in the wheel, no build step) |
+| ``GET /api/state`` | runs, questions and approvals waiting |
+| ``GET /api/stream`` | the same, pushed as server-sent events (``state``) whenever it changes |
+| ``GET /api/runs/{id}`` | one run and its events |
+| ``GET /api/runs/{id}/stream?after=N`` | its new events as they happen (``event``, ``run``, ``reset``) |
+| ``POST /api/questions/{id}`` | answer a question: ``{"answer": "..."}`` |
+| ``POST /api/approvals/{id}`` | decide a call: ``{"action": "approve" / "deny" / "edit", "reason", "input"}`` |
+
+Every request must carry the viewer's token: the page's URL has it (``?token=``), which sets an
+HTTP-only, same-site cookie for what the page loads next; the API also takes it in the
+``X-OpenMolt-Token`` header, and every ``POST`` must send it there (a cookie alone is refused, so
+another site cannot make a browser post to the viewer). Without it the answer is ``403``. When
+bound to a loopback address, requests must also name a loopback host (against DNS rebinding).
+
+Server-sent events rather than websockets: the page only listens, and sends its rare answers as
+plain ``POST`` requests; ``EventSource`` reconnects by itself and needs nothing on the server but a
+streaming response.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import secrets
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from openmolt_ui._live import ApprovalDecision
+
+if TYPE_CHECKING:
+	from openmolt_ui.viewer import Viewer
+
+__all__ = ["COOKIE", "HEADER", "TokenGuard", "create_app", "sse"]
+
+COOKIE = "openmolt_ui_token"
+"""The cookie that carries the token after the page loads."""
+
+HEADER = "x-openmolt-token"
+"""The header that carries the token (required on ``POST``)."""
+
+_HEARTBEAT = 15.0  # seconds between comments on an idle stream, so proxies keep it open
+_SECURITY_HEADERS = [
+	(b"cache-control", b"no-store"),
+	(b"referrer-policy", b"no-referrer"),  # the token is in the page's URL: never send it on
+	(b"x-content-type-options", b"nosniff"),
+	(b"x-frame-options", b"DENY"),
+	(
+		b"content-security-policy",
+		b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+		b"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+	),
+]
+
+
+class TokenGuard:
+	"""ASGI middleware that refuses every request without the viewer's token (``403``).
+
+	Args:
+		app: The application it guards.
+		token: The token.
+	"""
+
+	def __init__(self, app: ASGIApp, token: str) -> None:
+		self.app = app
+		self.token = token
+
+	def _ok(self, given: str | None) -> bool:
+		return given is not None and secrets.compare_digest(given.encode(), self.token.encode())
+
+	async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+		"""Check the token, then pass the request on with the security headers added."""
+		if scope["type"] != "http":
+			await self.app(scope, receive, send)
+			return
+		request = Request(scope)
+		header = request.headers.get(HEADER)
+		query = request.query_params.get("token")
+		cookie = request.cookies.get(COOKIE)
+		if request.method in ("GET", "HEAD"):
+			allowed = self._ok(header) or self._ok(query) or self._ok(cookie)
+		else:
+			allowed = self._ok(header)  # never a cookie alone: no cross-site posts
+		if not allowed:
+			response = Response(
+				"forbidden: this viewer needs its token (open the URL `openmolt ui` printed)\n",
+				status_code=403,
+				media_type="text/plain",
+				headers={"cache-control": "no-store"},
+			)
+			await response(scope, receive, send)
+			return
+		set_cookie = self._ok(query)
+
+		async def send_with_headers(message: Message) -> None:
+			if message["type"] == "http.response.start":
+				headers = list(message.get("headers", []))
+				headers += _SECURITY_HEADERS
+				if set_cookie:
+					headers.append(
+						(
+							b"set-cookie",
+							f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode(),
+						)
+					)
+				message = {**message, "headers": headers}
+			await send(message)
+
+		await self.app(scope, receive, send_with_headers)
+
+
+def sse(event: str, data: Any, *, id: int | None = None) -> str:
+	"""One server-sent event: its name, an optional id, and the data as one line of JSON."""
+	head = f"id: {id}\n" if id is not None else ""
+	return f"{head}event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+def _page(token: str) -> str:
+	template = resources.files("openmolt_ui").joinpath("static/index.html").read_text("utf-8")
+	return template.replace("{{TOKEN}}", html.escape(token, quote=True))
+
+
+def create_app(viewer: Viewer) -> ASGIApp:
+	"""The viewer's ASGI application, guarded by its token.
+
+	Args:
+		viewer: The viewer whose runs, questions and approvals it serves.
+	"""
+
+	async def index(request: Request) -> Response:
+		return HTMLResponse(_page(viewer.token))
+
+	async def state(request: Request) -> Response:
+		return JSONResponse(await viewer.snapshot())
+
+	async def stream(request: Request) -> Response:
+		async def events() -> AsyncIterator[str]:
+			last: str | None = None
+			while not viewer.closing:
+				changed = viewer.live.changed
+				snapshot = await viewer.snapshot()
+				text = json.dumps(snapshot, sort_keys=True, default=str)
+				if text != last:
+					last = text
+					yield sse("state", snapshot)
+				with anyio.move_on_after(viewer.poll) as scope:
+					await changed.wait()
+				if scope.cancelled_caught and viewer.store is None:
+					yield ": idle\n\n"
+			yield sse("end", {})
+
+		return _streaming(events())
+
+	async def run(request: Request) -> Response:
+		run_id = request.path_params["run_id"]
+		found = await viewer.run_view(run_id)
+		if found is None:
+			return JSONResponse({"error": f"no run with id {run_id!r}"}, status_code=404)
+		return JSONResponse(found)
+
+	async def run_stream(request: Request) -> Response:
+		run_id = request.path_params["run_id"]
+		try:
+			after = int(request.query_params.get("after", "0"))
+		except ValueError:
+			return JSONResponse({"error": "after must be a whole number"}, status_code=400)
+
+		async def events() -> AsyncIterator[str]:
+			cursor, source, last = after, None, None
+			idle = 0.0
+			while not viewer.closing:
+				changed = viewer.live.changed
+				view = await viewer.run_events(run_id, after=cursor)
+				if view is None:
+					yield sse("gone", {"run_id": run_id})
+					return
+				if source is not None and view["source"] != source:
+					cursor = 0  # the run moved (resumed here): start its events again
+					yield sse("reset", {"run_id": run_id})
+					view = await viewer.run_events(run_id, after=0)
+					if view is None:
+						return
+				source = view["source"]
+				for event in view["events"]:
+					cursor = event["id"]
+					yield sse("event", event, id=event["id"])
+				summary = json.dumps(view["run"], sort_keys=True, default=str)
+				if summary != last:
+					last = summary
+					yield sse("run", view["run"])
+				with anyio.move_on_after(viewer.poll if source == "store" else _HEARTBEAT) as scope:
+					await changed.wait()
+				idle = idle + viewer.poll if scope.cancelled_caught else 0.0
+				if scope.cancelled_caught and source == "live":
+					yield ": idle\n\n"
+			yield sse("end", {})
+
+		return _streaming(events())
+
+	async def answer(request: Request) -> Response:
+		body = await _json(request)
+		if body is None or not isinstance(body.get("answer"), str):
+			return JSONResponse(
+				{"error": 'send {"answer": "..."} as JSON (the answer is a string)'},
+				status_code=400,
+			)
+		outcome = await viewer.answer(request.path_params["question_id"], body["answer"])
+		codes = {"answered": 200, "resuming": 202, "unknown": 404, "cannot": 409}
+		return JSONResponse(outcome, status_code=codes[outcome["status"]])
+
+	async def decide(request: Request) -> Response:
+		body = await _json(request)
+		decision = _decision(body)
+		if isinstance(decision, str):
+			return JSONResponse({"error": decision}, status_code=400)
+		outcome = await viewer.decide(request.path_params["approval_id"], decision)
+		codes = {"answered": 200, "resuming": 202, "unknown": 404, "cannot": 409}
+		return JSONResponse(outcome, status_code=codes[outcome["status"]])
+
+	routes = [
+		Route("/", index),
+		Route("/api/state", state),
+		Route("/api/stream", stream),
+		Route("/api/runs/{run_id}", run),
+		Route("/api/runs/{run_id}/stream", run_stream),
+		Route("/api/questions/{question_id}", answer, methods=["POST"]),
+		Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
+		Mount("/static", StaticFiles(packages=[("openmolt_ui", "static")]), name="static"),
+	]
+	middleware = []
+	if viewer.loopback:
+		hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
+		middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=hosts))
+	app = Starlette(routes=routes, middleware=middleware)
+	return TokenGuard(app, viewer.token)
+
+
+def _streaming(body: AsyncIterator[str]) -> Response:
+	return StreamingResponse(
+		body,
+		media_type="text/event-stream",
+		headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+	)
+
+
+async def _json(request: Request) -> dict[str, Any] | None:
+	try:
+		body = await request.json()
+	except ValueError:
+		return None
+	return body if isinstance(body, dict) else None
+
+
+def _decision(body: dict[str, Any] | None) -> ApprovalDecision | str:
+	if body is None:
+		return (
+			'send {"action": "approve" | "deny" | "edit", "reason": "...", "input": {...}} as JSON'
+		)
+	action = body.get("action")
+	reason = body.get("reason", "")
+	if action not in ("approve", "deny", "edit"):
+		return "action must be 'approve', 'deny' or 'edit' (approve with the edited input)"
+	if not isinstance(reason, str):
+		return "reason must be a string"
+	if action == "edit":
+		edited = body.get("input")
+		if not isinstance(edited, dict):
+			return "action 'edit' needs the edited input as a JSON object in 'input'"
+		return ApprovalDecision("edit", reason, edited)
+	if action == "deny" and not reason.strip():
+		return "a denial needs a reason: the agent reads it"
+	return ApprovalDecision(action, reason)

@@ -1,0 +1,132 @@
+"""``openmolt ui`` and ``openmolt AGENT_FILE --ui``: the viewer from the command line.
+
+```
+openmolt ui [AGENT_FILE ...] [--store PATH] [--host HOST] [--port PORT]
+    show the run store's runs (default: the one `openmolt` records to) until Ctrl-C; with agent
+    files, parked runs of those agents can be answered in the page (they resume here)
+openmolt AGENT_FILE --ui [run options]
+    run the agent with the viewer: its questions are answered in the page; after a single run
+    the page stays open until Ctrl-C
+```
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.runstore import RunStore, default_path
+from openmolt_ui.viewer import Viewer
+
+__all__ = ["main", "with_viewer"]
+
+
+def _parser() -> argparse.ArgumentParser:
+	parser = argparse.ArgumentParser(
+		prog="openmolt ui",
+		description="Serve the live run viewer on 127.0.0.1 until Ctrl-C; the URL (with its "
+		"token) is printed on stderr.",
+	)
+	parser.add_argument(
+		"files", nargs="*", metavar="AGENT_FILE", help="agents whose parked runs may be answered"
+	)
+	parser.add_argument(
+		"--store",
+		help="the run store to show (default: $OPENMOLT_RUN_STORE or "
+		"~/.local/state/openmolt/runs.db, where `openmolt` records its runs)",
+	)
+	parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
+	parser.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+	parser.add_argument("--env-file", help="the .env file to read for the agent files")
+	return parser
+
+
+async def _until_stopped() -> None:
+	"""Wait for Ctrl-C or SIGTERM."""
+	try:
+		with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+			async for _ in signals:
+				return
+	except NotImplementedError:  # no signal receivers (Windows): Ctrl-C raises KeyboardInterrupt
+		await anyio.sleep_forever()
+
+
+def main(args: Sequence[str]) -> int:
+	"""Run ``openmolt ui`` (``args`` are its arguments).
+
+	Returns:
+		The exit code.
+	"""
+	ns = _parser().parse_args(list(args))
+	path = Path(ns.store) if ns.store else default_path()
+	if path is None:
+		raise ConfigurationError(
+			"openmolt ui: OPENMOLT_RUN_STORE is off, so there is no run store to show; "
+			"pass --store PATH"
+		)
+	store = RunStore(path)
+	viewer = Viewer(store=store, host=ns.host, port=ns.port)
+	if ns.files:
+		from openmolt_core.cli._run import load
+
+		for file in ns.files:
+			loaded = load(file, env_file=ns.env_file, verbose=False, need_key=True)
+			if loaded.om.run_store is None:
+				loaded.om.run_store = store
+				loaded.om.observers.append(store)
+			viewer.watch(loaded.om)
+			viewer.add_agent(loaded.agent)
+
+	async def serve() -> None:
+		async with viewer:
+			print(f"openmolt ui: {viewer.url}", file=sys.stderr, flush=True)
+			print(f"openmolt ui: showing {path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+			await _until_stopped()
+		print("openmolt ui: stopped", file=sys.stderr, flush=True)
+
+	anyio.run(serve)
+	return 0
+
+
+async def with_viewer(
+	loaded: Any,
+	run: Callable[[], Awaitable[int]],
+	*,
+	line: Callable[[str], None],
+	linger: bool,
+	host: str = "127.0.0.1",
+	port: int = 0,
+) -> int:
+	"""Run an agent file (``run``) with the viewer serving; its questions go to the page.
+
+	Args:
+		loaded: The loaded agent file (``openmolt_core.cli._run.Loaded``).
+		run: Runs it once or serves its schedules; returns the exit code.
+		line: Prints a progress line.
+		linger: Keep the page open after ``run`` returns, until Ctrl-C.
+		host: The address to bind.
+		port: The port (0: any free one).
+
+	Returns:
+		``run``'s exit code.
+	"""
+	agent = loaded.agent
+	viewer = Viewer(loaded.om, agents=[agent], host=host, port=port)
+	if agent.on_human_input_request is not None:
+		agent.on_human_input_request = viewer.ask  # the page answers, not the terminal
+	if hasattr(agent, "on_approval_request"):  # the page decides tool approvals too
+		agent.on_approval_request = viewer.approve
+	async with viewer:
+		line(f"run viewer: {viewer.url}")
+		code = await run()
+		if linger and code != 130:  # not after Ctrl-C: that stops everything
+			line(f"the run ended; the viewer stays open at {viewer.url} until Ctrl-C")
+			await _until_stopped()
+	return code

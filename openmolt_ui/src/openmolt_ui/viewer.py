@@ -1,0 +1,443 @@
+"""`Viewer`: the run viewer's server, bound to 127.0.0.1 with a random token.
+
+```python
+om = OpenMolt(run_store="runs.db")
+agent = om.create_agent(..., on_human_input_request=viewer.ask)   # the page answers
+async with Viewer(om) as viewer:
+    print(viewer.url)                   # http://127.0.0.1:PORT/?token=...
+    await agent.run("...")
+```
+
+The viewer serves in the caller's event loop (asyncio: uvicorn needs it), so the runs it shows
+live and the questions they ask are plain objects of the same process. Runs of other processes
+come from the run store (`openmolt_core.runstore`), which it polls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import secrets
+import socket
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import uvicorn
+from anyio.abc import TaskGroup
+
+from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.runstore import RunStore
+from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.openmolt import OpenMolt
+
+__all__ = ["Viewer"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+
+class _Server(uvicorn.Server):
+	"""uvicorn's server without its signal handlers: the application that embeds it owns those."""
+
+	ready: anyio.Event | None = None
+
+	@contextlib.contextmanager
+	def capture_signals(self) -> Iterator[None]:
+		yield
+
+	async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+		await super().startup(sockets=sockets)
+		if self.ready is not None:
+			self.ready.set()
+
+
+class Viewer:
+	"""Serves the live run viewer on a local port, with a random token every request must carry.
+
+	Args:
+		om: An OpenMolt instance whose runs to show live (its run store is used too); more can be
+			added with `watch`.
+		store: The run store to show history from (a path or a `RunStore`); default: the
+			instance's ``run_store``.
+		agents: Agents whose parked runs (from the store) the page may resume with an answer.
+		host: The address to bind (default 127.0.0.1; another address exposes the runs and
+			approvals to the network, token or not: think twice).
+		port: The port (0: any free port; see `url`).
+		token: The token (default: 32 random bytes, URL-safe).
+		poll: Seconds between reads of the run store for runs of other processes.
+	"""
+
+	def __init__(
+		self,
+		om: OpenMolt | None = None,
+		*,
+		store: RunStore | str | Path | None = None,
+		agents: Sequence[Agent] = (),
+		host: str = "127.0.0.1",
+		port: int = 0,
+		token: str | None = None,
+		poll: float = 1.0,
+	) -> None:
+		self.live = LiveRuns()
+		self.token: str = token or secrets.token_urlsafe(32)
+		self.host = host
+		self.port = port
+		self.poll = poll
+		self.store: RunStore | None = (
+			store if isinstance(store, RunStore) or store is None else RunStore(store)
+		)
+		self.agents: dict[str, Agent] = {a.name: a for a in agents}
+		self.closing = False
+		self._tg: TaskGroup | None = None
+		self._server: _Server | None = None
+		self._resuming: set[str] = set()
+		self._stopped: anyio.Event | None = None
+		if om is not None:
+			self.watch(om)
+
+	# wiring -----------------------------------------------------------------------------
+
+	@property
+	def loopback(self) -> bool:
+		"""Whether the viewer binds a loopback address only."""
+		if self.host == "localhost":
+			return True
+		try:
+			return ipaddress.ip_address(self.host).is_loopback
+		except ValueError:
+			return False
+
+	def watch(self, om: OpenMolt) -> None:
+		"""Show the runs of another OpenMolt instance live (and use its run store if none is set)."""
+		if self.live not in om.observers:
+			om.observers.append(self.live)
+		if self.store is None and om.run_store is not None:
+			self.store = om.run_store
+
+	def add_agent(self, agent: Agent) -> None:
+		"""Let the page resume parked runs of this agent (matched by name)."""
+		self.agents[agent.name] = agent
+
+	async def ask(self, message: str) -> str:
+		"""A human-input handler for ``create_agent(on_human_input_request=viewer.ask)``.
+
+		The question shows in the page and the run waits for the answer typed there.
+		"""
+		return await self.live.ask(message)
+
+	async def approve(self, request: Any) -> Any:
+		"""An approval handler: ``create_agent(on_approval_request=viewer.approve)``.
+
+		The call waits in the page (tool, redacted input, the agent's reason, the rule); the
+		person's choice comes back as ``request.approve()``, ``request.approve(input=...)`` or
+		``request.deny(reason)`` (`openmolt_core.approvals.ApprovalRequest`).
+		"""
+		decision = await self.live.approvals.ask(
+			PendingApproval(
+				tool=request.tool,
+				input=dict(request.input),
+				reason=request.reason,
+				run_id=request.run_id,
+				agent=request.agent,
+				step=_step_of(request.call),
+				rule=getattr(request, "rule", ""),
+			)
+		)
+		return _apply(request, decision)
+
+	async def request_approval(self, pending: PendingApproval) -> ApprovalDecision:
+		"""Ask a person in the page to approve a tool call, and wait for the decision.
+
+		This is the interface an approval handler calls: give it the pending call (tool,
+		redacted input, reason); it returns approve, deny with a reason, or approve with an
+		edited input.
+		"""
+		return await self.live.approvals.ask(pending)
+
+	# what the page reads ----------------------------------------------------------------
+
+	async def runs(self, limit: int = 100) -> list[dict[str, Any]]:
+		"""Runs of this process and of the store, newest first."""
+		rows: dict[str, dict[str, Any]] = {}
+		if self.store is not None:
+			try:
+				for stored in await self.store.runs(limit):
+					rows[stored.run_id] = {**stored.to_dict(), "live": False}
+			except Exception:
+				log.exception("the run viewer could not read the run store %s", self.store.path)
+		for live in self.live.runs.values():
+			rows[live.run.run_id] = live.summary()
+		ordered = sorted(rows.values(), key=lambda r: r["started"], reverse=True)
+		return ordered[:limit]
+
+	async def snapshot(self) -> dict[str, Any]:
+		"""Runs, questions (live and parked) and approvals waiting: what the page's list shows."""
+		runs = await self.runs()
+		questions = [q.to_dict() for q in self.live.questions.values()]
+		for row in runs:
+			pending = row.get("pending")
+			if (
+				row["status"] == "human_input_required"
+				and isinstance(pending, dict)
+				and pending.get("kind") == "human_input"
+			):
+				questions.append(
+					{
+						"id": f"parked:{row['run_id']}",
+						"kind": "parked",
+						"run_id": row["run_id"],
+						"agent": row["agent"],
+						"message": pending.get("message", ""),
+						"asked": row.get("ended") or row["updated"],
+						"can_answer": self._agent_for(row) is not None
+						and row["run_id"] not in self._resuming,
+					}
+				)
+		approvals = self.live.approvals.pending
+		for row in runs:
+			pending = row.get("pending")
+			if (
+				row["status"] == "approval_required"
+				and isinstance(pending, dict)
+				and pending.get("kind") == "approval"
+			):
+				approvals.extend(self._parked_calls(row, pending))
+		return {"runs": runs, "questions": questions, "approvals": approvals}
+
+	def _parked_calls(self, row: dict[str, Any], pending: dict[str, Any]) -> list[dict[str, Any]]:
+		commands = pending.get("commands") or []
+		can = self._agent_for(row) is not None and row["run_id"] not in self._resuming
+		out = []
+		for call in pending.get("calls") or []:
+			index = call.get("index", -1)
+			command = commands[index] if 0 <= index < len(commands) else {}
+			out.append(
+				{
+					"id": f"parked:{row['run_id']}:{call.get('call', '')}",
+					"kind": "parked",
+					"run_id": row["run_id"],
+					"agent": row["agent"],
+					"step": pending.get("step", 0),
+					"tool": call.get("tool", command.get("tool", "")),
+					"input": command.get("input", {}),
+					"reason": call.get("reason", ""),
+					"rule": call.get("rule", ""),
+					"asked": row.get("ended") or row["updated"],
+					"can_answer": can,
+				}
+			)
+		return out
+
+	async def run_view(self, run_id: str) -> dict[str, Any] | None:
+		"""One run with all its events, or None."""
+		return await self.run_events(run_id, after=0)
+
+	async def run_events(self, run_id: str, *, after: int) -> dict[str, Any] | None:
+		"""A run's summary and its events after ``after``, from this process or the store."""
+		live = self.live.runs.get(run_id)
+		if live is not None:
+			events = [e for e in live.events[after:] if e["id"] > after]
+			return {"source": "live", "run": live.summary(), "events": events}
+		if self.store is None:
+			return None
+		stored = await self.store.run(run_id)
+		if stored is None:
+			return None
+		stored_events = await self.store.events(run_id, after=after)
+		summary = {**stored.to_dict(), "live": False}  # the page reads the plan from the events
+		return {"source": "store", "run": summary, "events": [e.to_dict() for e in stored_events]}
+
+	# what the page does -----------------------------------------------------------------
+
+	async def answer(self, question_id: str, answer: str) -> dict[str, Any]:
+		"""Answer a live question, or resume a parked run with the answer."""
+		if not question_id.startswith("parked:"):
+			if self.live.answer(question_id, answer):
+				return {"status": "answered"}
+			return {"status": "unknown", "error": "no question waits with that id"}
+		run_id = question_id.removeprefix("parked:")
+		if run_id in self._resuming:
+			return {"status": "cannot", "error": "this run is being resumed already"}
+		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
+		if row is None or row["status"] != "human_input_required":
+			return {"status": "unknown", "error": "no parked run waits with that id"}
+		agent = self._agent_for(row)
+		if agent is None:
+			return {
+				"status": "cannot",
+				"error": f"agent {row['agent']!r} is not loaded here: start `openmolt ui "
+				"AGENT_FILE` with its file to answer",
+			}
+		state = await self._parked_state(run_id)
+		if state is None or state.pending is None:
+			return {"status": "cannot", "error": "the run's saved state is not available"}
+		if self._tg is None:
+			return {"status": "cannot", "error": "the viewer is not serving"}
+		self._resuming.add(run_id)
+		self.live.touch()
+		self._tg.start_soon(self._resume, agent, state, {"answer": answer}, name=f"resume {run_id}")
+		return {"status": "resuming"}
+
+	async def decide(self, approval_id: str, decision: ApprovalDecision) -> dict[str, Any]:
+		"""Decide a live call, or resume a run parked on approvals with the decision."""
+		if not approval_id.startswith("parked:"):
+			if self.live.approvals.decide(approval_id, decision):
+				return {"status": "answered", "action": decision.action}
+			return {
+				"status": "unknown",
+				"error": "no call waits for that decision (decided already?)",
+			}
+		run_id, _, call = approval_id.removeprefix("parked:").partition(":")
+		if run_id in self._resuming:
+			return {"status": "cannot", "error": "this run is being resumed already"}
+		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
+		if row is None or row["status"] != "approval_required":
+			return {"status": "unknown", "error": "no parked run waits with that id"}
+		agent = self._agent_for(row)
+		if agent is None or not hasattr(agent, "approval_requests"):
+			return {
+				"status": "cannot",
+				"error": f"agent {row['agent']!r} is not loaded here: start `openmolt ui "
+				"AGENT_FILE` with its file to decide",
+			}
+		state = await self._parked_state(run_id)
+		if state is None or self._tg is None:
+			return {"status": "cannot", "error": "the run's saved state is not available"}
+		request = next((r for r in agent.approval_requests(state) if r.call == call), None)
+		if request is None:
+			return {"status": "unknown", "error": "that call waits for no decision"}
+		self._resuming.add(run_id)
+		self.live.touch()
+		made = _apply(request, decision)
+		self._tg.start_soon(self._resume, agent, state, {"decision": made}, name=f"resume {run_id}")
+		return {"status": "resuming", "action": decision.action}
+
+	async def _parked_state(self, run_id: str) -> Any:
+		live = self.live.runs.get(run_id)
+		if live is not None and live.run.state.pending:
+			return live.run.state
+		if self.store is not None:
+			return await self.store.state(run_id)
+		return None
+
+	def _agent_for(self, row: dict[str, Any]) -> Agent | None:
+		live = self.live.runs.get(row["run_id"])
+		if live is not None:
+			return live.run.agent
+		return self.agents.get(row["agent"])
+
+	async def _resume(self, agent: Agent, state: Any, given: dict[str, Any]) -> None:
+		try:
+			if self.live not in agent.om.observers:
+				self.watch(agent.om)
+			await agent.resume(state, **given)
+		except RunError as exc:
+			log.warning("the resumed run %s failed: %s", state.run_id, exc)
+		except Exception:
+			log.exception("the resumed run %s failed", state.run_id)
+		finally:
+			self._resuming.discard(state.run_id)
+			self.live.touch()
+
+	# serving ----------------------------------------------------------------------------
+
+	@property
+	def url(self) -> str:
+		"""The page's address, token included (known once serving: the port may be picked)."""
+		host = f"[{self.host}]" if ":" in self.host else self.host
+		return f"http://{host}:{self.port}/?token={self.token}"
+
+	def _socket(self) -> socket.socket:
+		family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+		sock = socket.socket(family, socket.SOCK_STREAM)
+		sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+		try:
+			sock.bind((self.host, self.port))
+		except OSError as exc:
+			sock.close()
+			raise ConfigurationError(
+				f"the run viewer cannot listen on {self.host}:{self.port}: {exc.strerror}; "
+				"choose another port (--port)"
+			) from exc
+		self.port = sock.getsockname()[1]
+		return sock
+
+	async def __aenter__(self) -> Viewer:
+		"""Start serving in a task group of its own; the page is at `url` on return."""
+		from openmolt_ui.app import create_app
+
+		if self._tg is not None:
+			raise RuntimeError("this viewer is already serving")
+		sock = self._socket()
+		config = uvicorn.Config(
+			create_app(self),
+			lifespan="off",
+			log_level="warning",
+			access_log=False,
+			timeout_graceful_shutdown=2,
+		)
+		self._server = _Server(config)
+		self._server.ready = anyio.Event()
+		tg = anyio.create_task_group()
+		await tg.__aenter__()
+		self._tg = tg
+		self.closing = False
+		self._stopped = anyio.Event()
+		tg.start_soon(self._serve, sock, name="openmolt run viewer")
+		await self._server.ready.wait()
+		return self
+
+	async def _serve(self, sock: socket.socket) -> None:
+		assert self._server is not None
+		try:
+			await self._server.serve(sockets=[sock])
+		finally:
+			sock.close()
+			if self._stopped is not None:
+				self._stopped.set()
+
+	async def __aexit__(
+		self,
+		exc_type: type[BaseException] | None,
+		exc: BaseException | None,
+		tb: TracebackType | None,
+	) -> bool | None:
+		"""Stop: end the page's streams, stop the server, cancel resumed runs still going."""
+		tg, self._tg = self._tg, None
+		self.closing = True
+		self.live.touch()
+		if self._server is not None:
+			self._server.should_exit = True
+		if tg is None:
+			return None
+		with anyio.move_on_after(5, shield=True):  # the page's streams end; the server stops
+			if self._stopped is not None:
+				await self._stopped.wait()
+		tg.cancel_scope.cancel()
+		return await tg.__aexit__(exc_type, exc, tb)
+
+	async def serve_forever(self) -> None:
+		"""Serve until cancelled (``openmolt ui`` does this)."""
+		async with self:
+			await anyio.sleep_forever()
+
+
+def _step_of(call: str) -> int:
+	# A call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key).
+	parts = call.split(":")
+	return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+def _apply(request: Any, decision: ApprovalDecision) -> Any:
+	"""The page's decision as the loop's: ``request.approve(...)`` or ``request.deny(...)``."""
+	if decision.action == "deny":
+		return request.deny(decision.reason)
+	if decision.action == "edit":
+		return request.approve(input=dict(decision.input or {}), reason=decision.reason)
+	return request.approve(reason=decision.reason)

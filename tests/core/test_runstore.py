@@ -1,0 +1,153 @@
+"""The run store records every run with its events, and a parked run resumes from it elsewhere."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from openmolt import HumanInputUnavailable, OpenMolt, RunError
+from openmolt_core.runstore import RunStore, default_path
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_plan
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
+
+
+def double(n: int) -> int:
+	"""Twice n."""
+	return 2 * n
+
+
+def nobody(question: str) -> str:
+	raise HumanInputUnavailable("nobody here")
+
+
+async def test_a_run_is_recorded_with_its_input_status_usage_output_and_events(
+	tmp_path: Path,
+) -> None:
+	"""The row says how the run went; the events come back in order, redacted JSON."""
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "deep" / "runs.db")
+	model = ScriptedModel(
+		[
+			[
+				update_plan({"name": "Double", "status": "inProgress"}),
+				call_tool("local.double", n=21),
+			],
+			finish(answer=42),
+		]
+	)
+	agent = om.create_agent(name="Doubler", model=model, tools=[double])
+	result = await agent.run({"n": 21})
+	assert om.run_store is not None
+	(run,) = await om.run_store.runs()
+	assert run.run_id == result.state.run_id
+	assert (run.agent, run.model, run.status, run.input) == (
+		"Doubler",
+		"scripted",
+		"success",
+		{"n": 21},
+	)
+	assert run.steps == 2 and run.usage is not None and run.usage["input_tokens"] == 20
+	assert run.output == {"answer": 42} and run.ended is not None and run.error is None
+	events = await om.run_store.events(run.run_id)
+	assert [e.name for e in events] == [
+		"llmOutput",
+		"commandsQueued",
+		"planUpdate",
+		"tool:call",
+		"tool:response",
+		"llmOutput",
+		"commandsQueued",
+		"finish",
+	]
+	assert [e.seq for e in events] == sorted(e.seq for e in events)
+	assert events[2].data["plan"] == [
+		{"name": "Double", "status": "inProgress", "notes": "", "subSteps": []}
+	]
+	assert events[4].data["response"] == 42 and events[4].step == 1
+	assert await om.run_store.events(run.run_id, after=events[5].id) == events[6:]
+
+
+async def test_a_failed_run_is_recorded_as_an_error(tmp_path: Path) -> None:
+	"""A provider failure leaves a row with status error and the message."""
+
+	def fail(request: object) -> str:
+		raise RuntimeError("the model is down")
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	agent = om.create_agent(name="A", model=ScriptedModel([fail]))
+	with pytest.raises(RunError):
+		await agent.run("go")
+	assert om.run_store is not None
+	(run,) = await om.run_store.runs()
+	assert run.status == "error" and run.error is not None and "the model is down" in run.error
+
+
+async def test_a_parked_run_resumes_in_another_instance_from_the_stored_state(
+	tmp_path: Path,
+) -> None:
+	"""The question is stored; a new instance (another process) resumes it; one row, all events."""
+	path = tmp_path / "runs.db"
+	first = OpenMolt(entry_points=False, run_store=path)
+	script = [ask_human("Which city?"), finish(city="Oslo")]
+	agent = first.create_agent(
+		name="Asker", model=ScriptedModel(script[:1]), on_human_input_request=nobody
+	)
+	parked = await agent.run("weather")
+	assert parked.status == "human_input_required"
+	store = RunStore(path)
+	(row,) = await store.runs()
+	assert row.status == "human_input_required"
+	assert row.to_dict()["pending"] == {"kind": "human_input", "message": "Which city?"}
+	before = await store.events(row.run_id)
+
+	second = OpenMolt(entry_points=False, run_store=path)
+	again = second.create_agent(
+		name="Asker", model=ScriptedModel(script[1:]), on_human_input_request=nobody
+	)
+	state = await store.state(row.run_id)
+	assert state is not None and state.pending is not None
+	result = await again.resume(state, answer="Oslo")
+	assert result.output == {"city": "Oslo"}
+	(row,) = await store.runs()
+	assert row.status == "success" and row.pending is None and row.input == "weather"
+	after = await store.events(row.run_id)
+	assert after[: len(before)] == before
+	assert [e.name for e in after[len(before) :]][-1] == "finish"
+	assert "humanInput" in [e.name for e in after[len(before) :]]
+
+
+async def test_the_store_is_plain_sqlite_that_other_tools_can_read(tmp_path: Path) -> None:
+	"""Two tables, one row per run and one per event; readable while the file is in WAL mode."""
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	await om.create_agent(name="A", model=ScriptedModel([finish(ok=1)])).run("x")
+	conn = sqlite3.connect(tmp_path / "runs.db")
+	try:
+		assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+		(status, output) = conn.execute("SELECT status, output FROM agent_runs").fetchone()
+		names = [r[0] for r in conn.execute("SELECT name FROM run_events ORDER BY id")]
+	finally:
+		conn.close()
+	assert status == "success" and json.loads(output) == {"ok": 1}
+	assert names == ["llmOutput", "commandsQueued", "finish"]
+
+
+def test_the_default_path_follows_the_environment(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""$OPENMOLT_RUN_STORE wins (``off`` disables); else $XDG_STATE_HOME/openmolt/runs.db."""
+	monkeypatch.delenv("OPENMOLT_RUN_STORE", raising=False)
+	monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+	assert default_path() == tmp_path / "openmolt" / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(tmp_path / "mine.db"))
+	assert default_path() == tmp_path / "mine.db"
+	for off in ("off", "", "0"):
+		monkeypatch.setenv("OPENMOLT_RUN_STORE", off)
+		assert default_path() is None

@@ -1,0 +1,187 @@
+"""The viewer's HTTP side without a browser: the token, the host check, bad input, the streams."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import HumanInputUnavailable, OpenMolt
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.runstore import RunStore
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, mock_http
+from openmolt_ui import Viewer
+from openmolt_weather import weather
+
+pytestmark = pytest.mark.anyio  # uvicorn serves on asyncio only: the default backend here
+
+SECRET = "wx-secret-789"
+
+
+def weather_api(request: httpx.Request) -> httpx.Response:
+	return httpx.Response(200, json={"summary": "rain", "echo": request.headers["X-Api-Key"]})
+
+
+def _om(store: Path) -> OpenMolt:
+	om = OpenMolt(
+		entry_points=False,
+		run_store=store,
+		http_client=mock_http(weather_api),
+		integrations={"weather": {"apiKey": SECRET}},
+	)
+	om.register_integration("weather", weather.WEATHER)
+	return om
+
+
+def _base(viewer: Viewer) -> str:
+	return f"http://127.0.0.1:{viewer.port}"
+
+
+async def test_every_route_refuses_a_request_without_the_right_token(tmp_path: Path) -> None:
+	"""403 without the token or with a wrong one; the page's token sets a strict cookie."""
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		base = _base(viewer)
+		for path in ("/", "/api/state", "/api/stream", "/api/runs/x", "/static/app.js"):
+			for query in ("", "?token=nope"):
+				response = await http.get(base + path + query)
+				assert response.status_code == 403, (path, query)
+		assert (
+			await http.post(f"{base}/api/questions/q1", json={"answer": "x"})
+		).status_code == 403
+		page = await http.get(viewer.url)
+		assert page.status_code == 200
+		cookie = page.headers["set-cookie"]
+		assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+		assert f'content="{viewer.token}"' in page.text
+		assert page.headers["referrer-policy"] == "no-referrer"
+		assert "default-src 'self'" in page.headers["content-security-policy"]
+		assert page.headers["cache-control"] == "no-store"
+		# the cookie reads, never writes: a POST needs the header
+		assert (await http.get(f"{base}/api/state")).status_code == 200
+		posted = await http.post(f"{base}/api/questions/q1", json={"answer": "x"})
+		assert posted.status_code == 403
+		headers = {"x-openmolt-token": viewer.token}
+		posted = await http.post(f"{base}/api/questions/q1", json={"answer": "x"}, headers=headers)
+		assert posted.status_code == 404  # allowed through; there is no such question
+
+
+async def test_a_foreign_host_name_is_refused(tmp_path: Path) -> None:
+	"""Bound to loopback, a request naming another host (DNS rebinding) gets 400."""
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		response = await http.get(viewer.url, headers={"host": f"evil.example:{viewer.port}"})
+		assert response.status_code == 400
+		ok = await http.get(viewer.url, headers={"host": f"localhost:{viewer.port}"})
+		assert ok.status_code == 200
+
+
+async def test_bad_answers_and_decisions_get_clear_errors(tmp_path: Path) -> None:
+	"""Each malformed body is refused with a message naming the field."""
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		base = _base(viewer)
+		cases: list[tuple[str, Any, str]] = [
+			("/api/questions/q1", {"answer": 3}, "answer"),
+			("/api/questions/q1", [1], "answer"),
+			("/api/approvals/a1", {"action": "maybe"}, "action must be"),
+			("/api/approvals/a1", {"action": "deny"}, "needs a reason"),
+			("/api/approvals/a1", {"action": "edit", "input": "x"}, "JSON object in 'input'"),
+			("/api/approvals/a1", {"action": "approve", "reason": 1}, "reason must be a string"),
+		]
+		for path, body, text in cases:
+			response = await http.post(base + path, json=body, headers=headers)
+			assert response.status_code == 400, (path, body)
+			assert text in response.json()["error"]
+		not_json = await http.post(base + "/api/approvals/a1", content=b"{", headers=headers)
+		assert not_json.status_code == 400
+		unknown = await http.post(
+			base + "/api/approvals/a1", json={"action": "approve"}, headers=headers
+		)
+		assert unknown.status_code == 404
+
+
+async def test_runs_of_another_process_stream_from_the_store_redacted(tmp_path: Path) -> None:
+	"""A viewer of the store alone follows a run made elsewhere; the API key never shows."""
+	store = tmp_path / "runs.db"
+	model = ScriptedModel([call_tool("weather.getForecast", city="Oslo"), finish(ok=True)])
+	agent = _om(store).create_agent(name="Elsewhere", model=model, integrations=["weather"])
+	result = await agent.run("Oslo?")
+	run_id = result.state.run_id
+	async with Viewer(store=RunStore(store), poll=0.1) as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		view = (await http.get(f"{_base(viewer)}/api/runs/{run_id}", headers=headers)).json()
+		assert view["source"] == "store" and view["run"]["status"] == "success"
+		response = next(e for e in view["events"] if e["name"] == "tool:response")
+		assert response["data"]["response"]["echo"] == "[redacted]"
+		assert SECRET not in json.dumps(view)
+		lines: list[str] = []
+		url = f"{_base(viewer)}/api/runs/{run_id}/stream?after={view['events'][2]['id']}"
+		async with http.stream("GET", url, headers=headers) as stream:
+			assert stream.headers["content-type"].startswith("text/event-stream")
+			async for line in stream.aiter_lines():
+				lines.append(line)
+				if line.startswith("event: run"):
+					break
+		names = [line.split(": ", 1)[1] for line in lines if line.startswith("event: ")]
+		assert names[:-1] == ["event"] * (len(view["events"]) - 3) and names[-1] == "run"
+		gone = await http.get(f"{_base(viewer)}/api/runs/nope/stream", headers=headers)
+		assert "event: gone" in gone.text
+		assert (
+			await http.get(f"{_base(viewer)}/api/runs/nope", headers=headers)
+		).status_code == 404
+
+
+async def test_live_runs_are_redacted_too(tmp_path: Path) -> None:
+	"""Events a watched instance emits reach the page with secrets masked."""
+	om = _om(tmp_path / "runs.db")
+	model = ScriptedModel([call_tool("weather.getForecast", city="Oslo"), finish(ok=True)])
+	agent = om.create_agent(name="Here", model=model, integrations=["weather"])
+	async with Viewer(om) as viewer, httpx.AsyncClient() as http:
+		result = await agent.run("Oslo?")
+		headers = {"x-openmolt-token": viewer.token}
+		url = f"{_base(viewer)}/api/runs/{result.state.run_id}"
+		view = (await http.get(url, headers=headers)).json()
+		assert view["source"] == "live"
+		assert [e["id"] for e in view["events"]] == list(range(1, len(view["events"]) + 1))
+		assert SECRET not in json.dumps(view) and "[redacted]" in json.dumps(view)
+
+
+async def test_a_parked_run_of_an_agent_not_loaded_cannot_be_answered_here(tmp_path: Path) -> None:
+	"""The page says which file to load; nothing resumes."""
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable("not now")
+
+	store = tmp_path / "runs.db"
+	model = ScriptedModel([ask_human("Which city?")])
+	agent = _om(store).create_agent(name="Away", model=model, on_human_input_request=nobody)
+	parked = await agent.run("go")
+	async with Viewer(store=store) as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		state = (await http.get(f"{_base(viewer)}/api/state", headers=headers)).json()
+		(question,) = state["questions"]
+		assert question == {
+			"id": f"parked:{parked.state.run_id}",
+			"kind": "parked",
+			"run_id": parked.state.run_id,
+			"agent": "Away",
+			"message": "Which city?",
+			"asked": question["asked"],
+			"can_answer": False,
+		}
+		answer = await http.post(
+			f"{_base(viewer)}/api/questions/{question['id']}",
+			json={"answer": "Oslo"},
+			headers=headers,
+		)
+		assert answer.status_code == 409 and "openmolt ui AGENT_FILE" in answer.json()["error"]
+
+
+async def test_a_port_in_use_is_a_clear_configuration_error(tmp_path: Path) -> None:
+	"""The second viewer on the same port says so and suggests another."""
+	async with Viewer(store=tmp_path / "runs.db") as first:
+		with pytest.raises(ConfigurationError, match="--port"):
+			async with Viewer(store=tmp_path / "runs.db", port=first.port):
+				pass
