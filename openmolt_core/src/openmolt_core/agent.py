@@ -41,6 +41,7 @@ from openmolt_core._execute import (
 )
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import ParsedReply, parse_reply
+from openmolt_core._preflight import check_credentials
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._sources import AgentSources, SourceBinding
 from openmolt_core.compaction import (
@@ -538,6 +539,8 @@ class Agent:
 
 	async def _prepare(self) -> None:
 		if self._provider is None:
+			# A missing integration key fails here, before a model call is paid for.
+			check_credentials(self._tools.values(), agent=self.name)
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.
 			http_tools = any(
