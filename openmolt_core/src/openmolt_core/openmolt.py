@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, PluginError
 
 if TYPE_CHECKING:
 	from types import TracebackType
@@ -144,10 +144,14 @@ class OpenMolt:
 	def scheduler(self) -> Scheduler:
 		"""The scheduler that keeps this instance's schedules."""
 		if self._scheduler is None:
+			import weakref
+
 			from openmolt_core.scheduler import Scheduler
 
 			clock, store = self._scheduler_options
 			self._scheduler = Scheduler(clock=clock, store=store)
+			# Schedules that never ran are worth a word when the program ends without serving.
+			weakref.finalize(self, _warn_unserved_quietly, self._scheduler)
 			if self._task_group is not None:  # inside `async with om:`: serve from now on
 				self._task_group.start_soon(self._serve_late, self._scheduler)
 		return self._scheduler
@@ -191,7 +195,15 @@ class OpenMolt:
 		return sandbox_of(self.plugins.integration("fileSystem")).file(path)
 
 	async def aclose(self) -> None:
-		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files."""
+		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files.
+
+		Warns with `openmolt_core.scheduler.ScheduleWarning` when schedules were added but the
+		instance never served them.
+		"""
+		if self._scheduler is not None:
+			from openmolt_core.scheduler import warn_unserved
+
+			warn_unserved(self._scheduler)
 		if self._tool_sources:
 			from openmolt_core._sources import close_sources
 
@@ -341,10 +353,32 @@ class OpenMolt:
 		"""
 		provider = self._providers.get(name)
 		if provider is None:
-			factory = self.plugins.provider(name)
-			provider = factory(self.llm_providers.get(name, {}), self.http)
+			plugin, settings = self._instance(name)
+			factory = self.plugins.provider(plugin)
+			provider = _build_provider(factory, settings, self.http, name=name)
+			source = self.plugins.source(f"providers:{plugin}")
+			if not callable(getattr(provider, "generate", None)):
+				raise PluginError(
+					f"the factory returned {type(provider).__name__}, not a provider (an object "
+					"with async generate(request)); report it to the plugin's authors",
+					plugin=f"providers:{plugin}" + (f" ({source})" if source else ""),
+				)
 			self._providers[name] = provider
 		return provider
+
+	def _instance(self, name: str) -> tuple[str, dict[str, Any]]:
+		"""The plugin behind a provider name and its settings (``provider`` names the plugin).
+
+		``llm_providers={"ollama": {"provider": "openai", "base_url": ...}}`` makes ``ollama`` an
+		instance of the ``openai`` plugin; without ``provider`` the name is the plugin's own.
+		"""
+		settings = dict(self.llm_providers.get(name, {}))
+		plugin = settings.pop("provider", None) or name
+		if not isinstance(plugin, str):
+			raise ConfigurationError(
+				f"llm_providers[{name!r}]['provider'] must be a provider name such as 'openai'"
+			)
+		return plugin, settings
 
 	# agents -------------------------------------------------------------------------------
 
@@ -453,9 +487,11 @@ class OpenMolt:
 		sources = []
 		for binding in bindings:
 			spec = self.plugins.integration(binding.integration)
+			binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
 			if spec.source is not None:  # its tools are listed at run time (an MCP server)
 				sources.append(_bind_source(self, spec, binding, name, files))
 				continue
+			_refuse_misspelled(spec, binding, self.integration_configs)
 			bound.extend(
 				_binding.bind_integration(
 					spec,
@@ -596,7 +632,7 @@ class OpenMolt:
 				f"create_agent: model {model!r} must read 'provider:model', e.g. 'openai:gpt-5-mini', "
 				"'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
 			)
-		self.plugins.provider(provider_name)  # fail early when the plugin is missing
+		self.plugins.provider(self._instance(provider_name)[0])  # fail early when it is missing
 		resolved = (provider_name, model_name, lambda: self.provider(provider_name))
 		self._models[model] = resolved
 		return resolved
@@ -645,6 +681,42 @@ def _camel(key: str) -> str:
 
 
 _LIMIT_KEYS = ("max_reply_chars", "max_result_chars", "max_memory_chars", "max_answer_chars")
+
+
+def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, Any]) -> None:
+	from openmolt_core._preflight import misspelled_keys
+
+	iid = binding.integration
+	config = {**instance.get(iid, {}), **binding.config}
+	wrong = misspelled_keys(spec, config)
+	if wrong:
+		hints = "; ".join(
+			f"config key {given!r} is not read by {iid}: did you mean {meant!r}?"
+			for given, meant in wrong
+		)
+		raise ConfigurationError(f"create_agent: integrations[{iid}]: {hints}")
+
+
+_NAMED: dict[Any, bool] = {}
+
+
+def _build_provider(factory: Any, settings: dict[str, Any], http: Any, *, name: str) -> Any:
+	"""Call a provider factory; one that accepts ``name`` learns the instance's name."""
+	takes_name = _NAMED.get(factory)
+	if takes_name is None:
+		import inspect
+
+		try:
+			params = inspect.signature(factory).parameters
+		except (TypeError, ValueError):
+			params = {}  # type: ignore[assignment]  # builtins without a signature take no name
+		takes_name = "name" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+		_NAMED[factory] = takes_name
+	if takes_name:
+		return factory(settings, http, name=name)
+	return factory(settings, http)
+
+
 _AGENT_CONFIG = {
 	"max_steps": "max_steps",
 	"maxSteps": "max_steps",
@@ -728,6 +800,17 @@ def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, file
 	return bind_source(
 		spec, binding, agent=agent, instance_config=config, http=om.http, files=files
 	)
+
+
+def _warn_unserved_quietly(scheduler: Any) -> None:
+	# Runs from a finalizer (collection or interpreter exit): a warning turned into an error
+	# there has nobody to reach, so it is dropped.
+	try:
+		from openmolt_core.scheduler import warn_unserved
+
+		warn_unserved(scheduler)
+	except Exception:
+		pass
 
 
 def _current_loop() -> Any:
