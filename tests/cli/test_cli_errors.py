@@ -74,7 +74,7 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		(
 			"a.json",
 			'{"name": "x", "model": "nosuch:model"}',
-			"providers:nosuch: no such model provider is installed; run: pip install openmolt-providers",
+			"providers:nosuch: no such model provider (installed: ",
 		),
 		(
 			"a.json",
@@ -129,10 +129,10 @@ def test_an_explicit_env_file_must_exist(tmp_path, server, cli) -> None:
 
 
 def test_usage_errors_exit_2(tmp_path, cli) -> None:
-	"""No file at all is a usage error from argparse."""
-	done = cli.openmolt(cwd=tmp_path)
+	"""`openmolt run` without a file is a usage error from argparse."""
+	done = cli.openmolt("run", cwd=tmp_path)
 	assert done.returncode == 2
-	assert "usage: openmolt" in done.stderr
+	assert "usage: openmolt run" in done.stderr
 
 
 def test_tools_of_an_unknown_integration_is_one_line(tmp_path, cli) -> None:

@@ -23,11 +23,18 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
 from openmolt_core.schedule import ScheduleSpec
 
-__all__ = ["AgentFile", "AgentFileError", "PythonAgent", "load_json_file", "load_python_file"]
+__all__ = [
+	"AgentFile",
+	"AgentFileError",
+	"PythonAgent",
+	"call_factory",
+	"load_json_file",
+	"load_python_file",
+]
 
 
 class AgentFileError(ConfigurationError):
@@ -354,6 +361,34 @@ def load_json_file(path: Path) -> AgentFile:
 # Python files -----------------------------------------------------------------------------
 
 
+def _located(path: Path, exc: BaseException) -> str:
+	"""``file:line: Error: message``, the line being the file's last frame in the traceback."""
+	line = next(
+		(
+			f.lineno
+			for f in reversed(traceback.extract_tb(exc.__traceback__))
+			if Path(f.filename) == path.resolve() or f.filename == str(path)
+		),
+		None,
+	)
+	where = f"{path}:{line}" if line else str(path)
+	if isinstance(exc, ConfigurationError | PluginError):
+		return f"{where}: {exc}"
+	return f"{where}: {type(exc).__name__}: {exc}"
+
+
+def call_factory(factory: Any, om: Any, path: Path) -> Any:
+	"""Call an agent file's ``agent(om)`` factory; an error names the file and its line.
+
+	Raises:
+		AgentFileError: The factory raised.
+	"""
+	try:
+		return factory(om)
+	except Exception as exc:
+		raise AgentFileError(_located(path, exc)) from exc
+
+
 class PythonAgent:
 	"""What a Python agent file defines: its ``agent`` (or factory), ``input`` and ``schedules``."""
 
@@ -381,16 +416,7 @@ def load_python_file(path: Path) -> PythonAgent:
 	try:
 		spec.loader.exec_module(module)
 	except Exception as exc:
-		line = next(
-			(
-				f.lineno
-				for f in reversed(traceback.extract_tb(exc.__traceback__))
-				if Path(f.filename) == path.resolve() or f.filename == str(path)
-			),
-			None,
-		)
-		where = f"{path}:{line}" if line else str(path)
-		raise AgentFileError(f"{where}: {type(exc).__name__}: {exc}") from exc
+		raise AgentFileError(_located(path, exc)) from exc
 	if not hasattr(module, "agent"):
 		raise AgentFileError(
 			f"{path}: defines no 'agent'; add `agent = om.create_agent(...)` or "
