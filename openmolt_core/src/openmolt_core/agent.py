@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve
+from openmolt_core import _approve, _verbose
 from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -422,9 +422,24 @@ class Agent:
 		Raises:
 			RunError: The provider failed for good, or the run broke unexpectedly;
 				``error.result.state`` resumes the run.
-			ConfigurationError: A saved run was given a new input it cannot use.
+			ConfigurationError: A saved run was given a new input it cannot use, or a key or
+				setting is missing (nothing was sent to the model).
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
+		# The run's logs reach stderr only if its own instance (or agent) is verbose.
+		with _verbose.scope(self._verbose_run):
+			return await self._run(input, history, attachments)
+
+	@property
+	def _verbose_run(self) -> bool:
+		return bool(self.config.get("verbose", self.om.verbose))
+
+	async def _run(
+		self,
+		input: Any,
+		history: RunState | Mapping[str, Any] | None,
+		attachments: Sequence[Attachment],
+	) -> RunResult:
 		await self._refresh_sources()
 		state = RunState() if history is None else _load(history)
 		if not state.messages:
@@ -506,7 +521,8 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
-		return await self._drive(loaded, answer=answer, decisions=decisions)
+		with _verbose.scope(self._verbose_run):
+			return await self._drive(loaded, answer=answer, decisions=decisions)
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
 		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +51,8 @@ class OpenMolt:
 		integrations: Config per integration id (API keys and the like), shared by all agents;
 			an agent's own credential config wins.
 		max_steps: Default step budget of each agent.
-		verbose: Log each step and tool call to stderr.
+		verbose: Log each step and tool call of this instance's agents to stderr (other instances
+			stay quiet; an agent's ``config={"verbose": ...}`` overrides it).
 		plugins: Plugin modules or objects to use besides (or instead of) installed ones.
 		entry_points: Whether to find installed plugins through entry points.
 		http_client: An ``httpx.AsyncClient`` to use for every request (tests pass a mock one).
@@ -128,7 +128,9 @@ class OpenMolt:
 			self.run_store = RunStore(run_store)
 			self.observers.append(self.run_store)
 		if verbose:
-			_enable_verbose()
+			from openmolt_core import _verbose
+
+			_verbose.enable()
 
 	@property
 	def plugins(self) -> Plugins:
@@ -211,8 +213,14 @@ class OpenMolt:
 		if self._files is not None:
 			self._files.close()
 		if self._own_http and self._http is not None:
-			await self._http.aclose()
-			self._http = None
+			import anyio
+
+			# Forget the client first and close it shielded: a cancelled close (an `async with
+			# om:` ended by cancellation) must not leave a closed client behind for later use.
+			client, self._http = self._http, None
+			self._prepared.clear()
+			with anyio.CancelScope(shield=True):
+				await client.aclose()
 
 	async def __aenter__(self) -> OpenMolt:
 		"""Open a task group and start the schedules in it; they stop when the block ends.
@@ -242,13 +250,23 @@ class OpenMolt:
 		exc: BaseException | None,
 		tb: TracebackType | None,
 	) -> bool | None:
-		"""Stop the schedules (cancelling runs in flight), then close the HTTP client."""
+		"""Stop the schedules (cancelling runs in flight), then close the HTTP client.
+
+		An exception from the block comes out as itself, not wrapped in an ``ExceptionGroup``:
+		``except ValueError`` around ``async with om:`` catches a ``ValueError`` from inside.
+		"""
 		tg, self._task_group = self._task_group, None
 		try:
 			if tg is not None:
 				if self._scheduler is not None:
 					self._scheduler.stop(cancel_running=True)
-				return await tg.__aexit__(exc_type, exc, tb)
+				try:
+					return await tg.__aexit__(exc_type, exc, tb)
+				except BaseExceptionGroup as group:
+					single = _single(group)
+					if single is None:
+						raise
+					raise single from single.__cause__
 			return None
 		finally:
 			await self.aclose()
@@ -533,7 +551,9 @@ class OpenMolt:
 		if timeout is None:
 			timeout = overrides.get("timeout")
 		if overrides.get("verbose"):
-			_enable_verbose()
+			from openmolt_core import _verbose
+
+			_verbose.enable()
 		handler = on_human_input_request if callable(on_human_input_request) else None
 		if on_human_input_request is True:
 			raise ConfigurationError(
@@ -802,6 +822,16 @@ def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, file
 	)
 
 
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+	"""The one exception inside (nested) groups, or None when there are several."""
+	inner: BaseException = group
+	while isinstance(inner, BaseExceptionGroup):
+		if len(inner.exceptions) != 1:
+			return None
+		inner = inner.exceptions[0]
+	return inner
+
+
 def _warn_unserved_quietly(scheduler: Any) -> None:
 	# Runs from a finalizer (collection or interpreter exit): a warning turned into an error
 	# there has nobody to reach, so it is dropped.
@@ -823,11 +853,14 @@ def _current_loop() -> Any:
 		return None
 
 
-def _enable_verbose() -> None:
-	if any(getattr(h, "_openmolt", False) for h in log.handlers):
-		return
-	handler = logging.StreamHandler(sys.stderr)
-	handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
-	handler._openmolt = True  # type: ignore[attr-defined]  # marks our handler, to add it once
-	log.addHandler(handler)
-	log.setLevel(logging.INFO)
+_RUNTIME: tuple[Any, Any, Any] | None = None
+
+
+def _runtime() -> tuple[Any, Any, Any]:
+	"""The modules ``create_agent`` needs, imported on the first call only (cheap afterwards)."""
+	global _RUNTIME
+	if _RUNTIME is None:
+		from openmolt_core import _binding, agent, llm
+
+		_RUNTIME = (_binding, agent, llm)
+	return _RUNTIME
