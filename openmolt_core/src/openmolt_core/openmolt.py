@@ -536,13 +536,28 @@ class OpenMolt:
 			raise ConfigurationError(
 				f"create_agent: tool handle(s) {sorted(duplicates)} given twice"
 			)
-		if output_schema is not None and not isinstance(output_schema, dict):
+		if isinstance(output_schema, dict):
+			from openmolt_core._schemacheck import check_schema
+
+			if problems := check_schema(output_schema):
+				raise ConfigurationError(
+					"create_agent: output_schema is not a valid JSON Schema: "
+					+ "; ".join(f"output_schema: {p}" for p in problems)
+				)
+		elif output_schema is not None:
 			from pydantic import BaseModel
 
 			if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
 				raise ConfigurationError(
 					"create_agent: output_schema must be a pydantic model class or a JSON Schema dict"
 				)
+		for option, value in (
+			("max_steps", max_steps),
+			("max_tokens", max_tokens),
+			("timeout", timeout),
+		):
+			if value is not None:
+				_check_budget(option, value, option)
 		overrides = _agent_config(config)
 		if max_steps is None:
 			max_steps = overrides.get("max_steps")
@@ -770,11 +785,7 @@ def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 				f"(allowed: {', '.join(sorted(set(_AGENT_CONFIG.values())))}; put facts for the "
 				"model in the instructions)"
 			)
-		numeric = name in ("max_steps", "max_tokens", *_LIMIT_KEYS)
-		if numeric and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-			raise ConfigurationError(f"create_agent: config[{key!r}] must be a whole number >= 1")
-		if name == "timeout" and (not isinstance(value, (int, float)) or value <= 0):
-			raise ConfigurationError(f"create_agent: config[{key!r}] must be seconds > 0")
+		_check_budget(name, value, f"config[{key!r}]")
 		if name in _LIMIT_KEYS:
 			out.setdefault("limits", {})[name] = value
 		else:
@@ -820,6 +831,26 @@ def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, file
 	return bind_source(
 		spec, binding, agent=agent, instance_config=config, http=om.http, files=files
 	)
+
+
+def _check_budget(name: str, value: Any, label: str) -> None:
+	"""Refuse a budget that is not a number of the right kind (``max_steps="ten"``).
+
+	Raises:
+		ConfigurationError: Names the option and what it must be.
+	"""
+	if name == "verbose":
+		if not isinstance(value, bool):
+			raise ConfigurationError(f"create_agent: {label} must be True or False, got {value!r}")
+		return
+	if name in ("max_steps", "max_tokens", *_LIMIT_KEYS):
+		if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+			raise ConfigurationError(
+				f"create_agent: {label} must be a whole number >= 1, got {value!r}"
+			)
+	elif name == "timeout":
+		if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+			raise ConfigurationError(f"create_agent: {label} must be seconds > 0, got {value!r}")
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

@@ -184,7 +184,7 @@ def _info_command(name: str, args: list[str]) -> int:
 		parser.add_argument("--json", action="store_true", help="print JSON")
 	ns = parser.parse_args(args)
 	if name == "schema":
-		print_schema(sys.stdout)
+		print_schema(sys.stdout, OpenMolt())
 	elif name == "plugins":
 		list_plugins(OpenMolt(), sys.stdout, as_json=ns.json)
 	elif ns.integration is None:

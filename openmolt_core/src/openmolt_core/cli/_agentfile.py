@@ -21,7 +21,14 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+	AliasChoices,
+	BaseModel,
+	ConfigDict,
+	Field,
+	ValidationError,
+	field_validator,
+)
 
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
@@ -137,6 +144,15 @@ class AgentFile(_Model):
 	schedules: list[ScheduleSpec] = Field(
 		default_factory=list, description="Run on these schedules instead of once."
 	)
+
+	@field_validator("output_schema")
+	@classmethod
+	def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+		from openmolt_core._schemacheck import check_schema
+
+		if value is not None and (problems := check_schema(value)):
+			raise ValueError("not a valid JSON Schema: " + "; ".join(problems))
+		return value
 
 
 # positions in the JSON text ---------------------------------------------------------------
@@ -310,6 +326,10 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			inside = f" in {parent!r}" if parent else ""
 			problems.append((where(norm[:-1]), f"missing required key {raw[-1]!r}{inside}"))
 			continue
+		if kind == "value_error":  # our own validators say what was wrong
+			message = error["msg"].removeprefix("Value error, ")
+			problems.append((where(norm), f"{_dotted(raw) or 'the file'}: {message}"))
+			continue
 		got = error.get("input")
 		shown = (
 			json.dumps(got)
@@ -353,7 +373,8 @@ def load_json_file(path: Path) -> AgentFile:
 			f"{path}:1: an agent file holds one JSON object, not {type(data).__name__}"
 		)
 	try:
-		return AgentFile.model_validate(data)
+		# Strict: JSON has its own types, so "yes" is no boolean and "10" no number.
+		return AgentFile.model_validate(data, strict=True)
 	except ValidationError as exc:
 		raise AgentFileError(_format_errors(exc, data, text, str(path))) from exc
 

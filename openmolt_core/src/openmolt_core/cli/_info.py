@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"ASSUMED_OUTPUT_TOKENS",
+	"agent_file_schema",
 	"dry_run",
 	"estimate",
 	"list_integrations",
@@ -27,11 +28,86 @@ ASSUMED_OUTPUT_TOKENS = 500
 """Output tokens assumed for one step in the dry-run estimate."""
 
 
-def print_schema(out: IO[str]) -> None:
+_SNAKE_NAMES = {"model_settings": "model_config"}  # the field's Python name is not the key
+
+
+def _both_spellings(camel: dict[str, Any], snake: dict[str, Any]) -> None:
+	"""Add each object's snake_case keys to the camelCase schema: the loader accepts both."""
+	props, other = camel.get("properties"), snake.get("properties")
+	if isinstance(props, dict) and isinstance(other, dict):
+		for (name, sub), (snake_name, snake_sub) in zip(
+			list(props.items()), list(other.items()), strict=True
+		):
+			snake_name = _SNAKE_NAMES.get(snake_name, snake_name)
+			if snake_name != name and not snake_name.endswith("_"):
+				props[snake_name] = snake_sub
+				if name in camel.get("required", []):
+					raise AssertionError(
+						f"required key {name!r} has two spellings"
+					)  # pragma: no cover
+	for key in ("$defs",):
+		for name, sub in camel.get(key, {}).items():
+			_both_spellings(sub, snake[key][name])
+
+
+def _provider_settings(om: OpenMolt) -> dict[str, Any]:
+	"""The settings keys of the installed providers that declare them, for editor completion."""
+	from pydantic import BaseModel
+
+	props: dict[str, Any] = {
+		"provider": {
+			"type": "string",
+			"description": "For a named instance: the provider plugin it is an instance of "
+			"(e.g. 'openai' for an 'ollama' entry).",
+		}
+	}
+	for name in om.plugins.provider_names():
+		try:
+			factory = om.plugins.provider(name)
+		except OpenMoltError:
+			continue
+		model = getattr(factory, "settings_model", None)
+		if not (isinstance(model, type) and issubclass(model, BaseModel)):
+			continue
+		for by_alias in (True, False):
+			schema = model.model_json_schema(by_alias=by_alias)
+			for key, sub in schema.get("properties", {}).items():
+				entry = props.setdefault(key, {k: v for k, v in sub.items() if k != "title"})
+				entry.setdefault("x-providers", [])
+				if name not in entry["x-providers"]:
+					entry["x-providers"].append(name)
+	for entry in props.values():
+		if "x-providers" in entry:
+			entry["description"] = (
+				f"{entry.get('description', '')} (providers: {', '.join(entry.pop('x-providers'))})"
+			).strip()
+	return {
+		"type": "object",
+		"description": "Settings per provider or named instance, e.g. {'openai': {'apiKey': "
+		"'...'}} or {'ollama': {'provider': 'openai', 'baseUrl': 'http://localhost:11434/v1', "
+		"'apiMode': 'chat'}}.",
+		"additionalProperties": {
+			"type": "object",
+			"properties": dict(sorted(props.items())),
+			"additionalProperties": True,
+		},
+	}
+
+
+def agent_file_schema(om: OpenMolt) -> dict[str, Any]:
+	"""The JSON Schema of agent files: camelCase and snake_case keys, provider settings."""
+	camel = AgentFile.model_json_schema(by_alias=True)
+	snake = AgentFile.model_json_schema(by_alias=False)
+	_both_spellings(camel, snake)
+	providers = _provider_settings(om)
+	for key in ("llmProviders", "llm_providers"):
+		camel["properties"][key] = providers
+	return {"$schema": "https://json-schema.org/draft/2020-12/schema", **camel}
+
+
+def print_schema(out: IO[str], om: OpenMolt) -> None:
 	"""Print the JSON Schema of agent files."""
-	schema = AgentFile.model_json_schema(by_alias=True)
-	schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-	out.write(json.dumps(schema, indent=2) + "\n")
+	out.write(json.dumps(agent_file_schema(om), indent=2) + "\n")
 
 
 def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
