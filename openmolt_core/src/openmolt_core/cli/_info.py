@@ -35,9 +35,7 @@ def _both_spellings(camel: dict[str, Any], snake: dict[str, Any]) -> None:
 	"""Add each object's snake_case keys to the camelCase schema: the loader accepts both."""
 	props, other = camel.get("properties"), snake.get("properties")
 	if isinstance(props, dict) and isinstance(other, dict):
-		for (name, sub), (snake_name, snake_sub) in zip(
-			list(props.items()), list(other.items()), strict=True
-		):
+		for name, (snake_name, snake_sub) in zip(list(props), list(other.items()), strict=True):
 			snake_name = _SNAKE_NAMES.get(snake_name, snake_name)
 			if snake_name != name and not snake_name.endswith("_"):
 				props[snake_name] = snake_sub

@@ -58,16 +58,15 @@ class _Run:
 
 	max_steps: int
 	started: float = field(default_factory=time.monotonic)
-	step: int = 0
+	step: int = 1  # the step in progress
 	tokens: int = 0
 	cost: float | None = None
 	pending: int = 0
 	activity: str = "asking the model"
 
 	def header(self, agent: str) -> str:
-		step = self.step if self.pending or self.step else 1
 		of = f"/{self.max_steps}" if self.max_steps else ""
-		parts = [f"{agent} step {step}{of}", f"{time.monotonic() - self.started:.1f} s"]
+		parts = [f"{agent} step {self.step}{of}", f"{time.monotonic() - self.started:.1f} s"]
 		if self.tokens:
 			parts.append(f"{self.tokens:,} tokens")
 		if self.cost is not None:
@@ -205,10 +204,9 @@ class Progress:
 
 	def _step_done(self, agent: str, run: _Run) -> None:
 		run.pending = max(run.pending - 1, 0)
-		if run.pending == 0:
+		if run.pending == 0:  # the step's commands ran: the next model call is under way
+			run.step += 1
 			run.activity = "asking the model"
-			if run.max_steps:
-				run.activity += f" (step {min(run.step + 1, run.max_steps)})"
 
 	def event(self, event: Any) -> None:
 		"""Report one event."""
