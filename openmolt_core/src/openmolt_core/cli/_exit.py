@@ -38,7 +38,7 @@ EXIT_CODES: dict[ExitCode, str] = {
 	ExitCode.ERROR: "status error: the model provider failed for good",
 	ExitCode.INTERNAL: "an unexpected error in OpenMolt or a plugin (--verbose shows it)",
 	ExitCode.INTERRUPTED: "a single run cancelled by Ctrl-C (SIGINT)",
-	ExitCode.PIPE_CLOSED: "stdout was closed early (`openmolt tools notion | head`)",
+	ExitCode.PIPE_CLOSED: "stdout was closed early (`openmolt tools notion` piped into `head`)",
 	ExitCode.TERMINATED: "a single run cancelled by SIGTERM",
 }
 """What each exit code means; ``openmolt --help`` and docs/cli.md show this table."""
