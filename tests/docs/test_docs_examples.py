@@ -150,6 +150,6 @@ def test_the_provider_settings_table_lists_every_setting() -> None:
 		("google", GeminiSettings),
 	):
 		for name, info in model.model_fields.items():
-			camel, vendors = expected.setdefault(name, (info.alias or name, set()))
+			_, vendors = expected.setdefault(name, (info.alias or name, set()))
 			vendors.add(vendor)
 	assert documented == expected

@@ -135,12 +135,11 @@ def _missing_for(
 	missing_fields = [(t, k) for t, k in fields if _renders_empty(t, config, k)]
 	if not missing_fields:
 		return None
-	keys = [k for t, k in missing_fields for k in _field_keys(t, k)]
+	needed = list(dict.fromkeys(k for t, d in missing_fields for k in _field_keys(t, d)))
 	# A field that may come from either of two keys (``a | default: b``) needs only one.
-	first, *rest = list(dict.fromkeys(keys))
-	if len(missing_fields) == 1 and rest:
-		return MissingCredential(iid, kind, (first,), tuple(rest))
-	return MissingCredential(iid, kind, tuple(dict.fromkeys(keys)))
+	if len(missing_fields) == 1 and len(needed) > 1:
+		return MissingCredential(iid, kind, (needed[0],), tuple(needed[1:]))
+	return MissingCredential(iid, kind, tuple(needed))
 
 
 def missing_credentials(tools: Iterable[BoundTool]) -> list[MissingCredential]:

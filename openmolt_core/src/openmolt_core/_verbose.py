@@ -44,7 +44,7 @@ def scope(verbose: bool) -> Iterator[None]:
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]  # generic only in typeshed
 	"""Writes to whatever ``sys.stderr`` is now (tests and apps replace it)."""
 
-	@property  # type: ignore[override]
+	@property
 	def stream(self) -> object:
 		return sys.stderr
 

@@ -121,7 +121,7 @@ def parse_settings(model: type[S], settings: Mapping[str, Any], *, name: str) ->
 		return model.model_validate(dict(settings))
 	except ValidationError as exc:
 		known = sorted(
-			{n for n, f in model.model_fields.items() for n in (n, f.alias) if n is not None}
+			{k for n, f in model.model_fields.items() for k in (n, f.alias) if k is not None}
 		)
 		problems = []
 		for error in exc.errors():

@@ -35,8 +35,8 @@ def _both_spellings(camel: dict[str, Any], snake: dict[str, Any]) -> None:
 	"""Add each object's snake_case keys to the camelCase schema: the loader accepts both."""
 	props, other = camel.get("properties"), snake.get("properties")
 	if isinstance(props, dict) and isinstance(other, dict):
-		for name, (snake_name, snake_sub) in zip(list(props), list(other.items()), strict=True):
-			snake_name = _SNAKE_NAMES.get(snake_name, snake_name)
+		for name, (field, snake_sub) in zip(list(props), list(other.items()), strict=True):
+			snake_name: str = _SNAKE_NAMES.get(str(field)) or str(field)
 			if snake_name != name and not snake_name.endswith("_"):
 				props[snake_name] = snake_sub
 				if name in camel.get("required", []):
