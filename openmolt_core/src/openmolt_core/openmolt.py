@@ -156,6 +156,7 @@ class OpenMolt:
 			# Schedules that never ran are worth a word when the program ends without serving.
 			weakref.finalize(self, _warn_unserved_quietly, self._scheduler)
 			if self._task_group is not None:  # inside `async with om:`: serve from now on
+				self._scheduler.expect_serving()
 				self._task_group.start_soon(self._serve_late, self._scheduler)
 		return self._scheduler
 

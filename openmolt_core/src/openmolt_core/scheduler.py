@@ -289,6 +289,13 @@ class Scheduler:
 				schedule._next = None
 			self._closed.set()
 
+	def expect_serving(self) -> None:
+		"""Say that a caller serves this scheduler (an entered ``async with om:``).
+
+		Its schedules then count as served, even if the block ends before the first run.
+		"""
+		self._served = True
+
 	def stop(self, *, cancel_running: bool = False) -> None:
 		"""Ask `serve` to return: no new runs; runs in flight finish unless ``cancel_running``.
 
