@@ -428,7 +428,7 @@ class Agent:
 		"""
 		# The run's logs reach stderr only if its own instance (or agent) is verbose.
 		with _verbose.scope(self._verbose_run):
-			return await self._run(input, history, attachments)
+			return await self._run(input, history, attachments, parent)
 
 	@property
 	def _verbose_run(self) -> bool:
@@ -439,6 +439,7 @@ class Agent:
 		input: Any,
 		history: RunState | Mapping[str, Any] | None,
 		attachments: Sequence[Attachment],
+		parent: CallingRun | None,
 	) -> RunResult:
 		await self._refresh_sources()
 		state = RunState() if history is None else _load(history)

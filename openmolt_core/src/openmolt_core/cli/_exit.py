@@ -23,6 +23,7 @@ class ExitCode(IntEnum):
 	LIMIT_REACHED = 3
 	HUMAN_INPUT_REQUIRED = 4
 	ERROR = 5
+	APPROVAL_REQUIRED = 6
 	INTERNAL = 70
 	INTERRUPTED = 130
 	PIPE_CLOSED = 141
@@ -36,6 +37,7 @@ EXIT_CODES: dict[ExitCode, str] = {
 	ExitCode.LIMIT_REACHED: "status limit_reached: a step, token or time budget ran out",
 	ExitCode.HUMAN_INPUT_REQUIRED: "status human_input_required: nobody could answer",
 	ExitCode.ERROR: "status error: the model provider failed for good",
+	ExitCode.APPROVAL_REQUIRED: "status approval_required: a tool call waits for a decision",
 	ExitCode.INTERNAL: "an unexpected error in OpenMolt or a plugin (--verbose shows it)",
 	ExitCode.INTERRUPTED: "a single run cancelled by Ctrl-C (SIGINT)",
 	ExitCode.PIPE_CLOSED: "stdout was closed early (`openmolt tools notion` piped into `head`)",
@@ -50,6 +52,7 @@ _BY_STATUS = {
 	"limit_reached": ExitCode.LIMIT_REACHED,
 	"human_input_required": ExitCode.HUMAN_INPUT_REQUIRED,
 	"error": ExitCode.ERROR,
+	"approval_required": ExitCode.APPROVAL_REQUIRED,
 }
 
 
