@@ -1,10 +1,11 @@
-"""A local stand-in for the OpenAI API, for the docs' examples: it finishes every run at once.
+"""A local stand-in for the model APIs, for the docs' examples: it finishes every run at once.
 
-The examples are written as a reader would write them (``model="openai:gpt-5-mini"``); the test
-points ``OPENMOLT_OPENAI_BASE_URL`` at this server on 127.0.0.1. It answers both the Responses and
-the Chat Completions API with one ``finish`` command whose output it builds from the output schema
-the request carries, so whatever the example's ``output_schema``, the run succeeds with a valid
-result.
+The examples are written as a reader would write them (``model="openai:gpt-5-mini"``,
+``"anthropic:claude-sonnet-4-5"``); the test points ``OPENMOLT_OPENAI_BASE_URL``,
+``OPENMOLT_ANTHROPIC_BASE_URL`` and ``OPENMOLT_GOOGLE_BASE_URL`` at this server on 127.0.0.1. It
+answers OpenAI's Responses and Chat Completions APIs, Anthropic's Messages API and Gemini's
+generateContent with one ``finish`` command whose output it builds from the output schema the
+request carries, so whatever the example's ``output_schema``, the run succeeds with a valid result.
 """
 
 from __future__ import annotations
@@ -67,19 +68,24 @@ def _finish_schema(envelope: Any) -> dict[str, Any] | None:
 	return None
 
 
-def _schema_of(body: dict[str, Any]) -> dict[str, Any]:
-	fmt = (body.get("text") or {}).get("format") or {}
-	if "schema" in fmt:
-		return fmt["schema"]
-	spec = (body.get("response_format") or {}).get("json_schema") or {}
-	return spec.get("schema", {})
+def _defs(value: Any, out: dict[str, Any]) -> dict[str, Any]:
+	"""Every ``$defs`` / ``definitions`` entry anywhere in the request, for ``$ref`` lookups."""
+	if isinstance(value, dict):
+		for key in ("$defs", "definitions"):
+			if isinstance(value.get(key), dict):
+				out.update(value[key])
+		for sub in value.values():
+			_defs(sub, out)
+	elif isinstance(value, list):
+		for sub in value:
+			_defs(sub, out)
+	return out
 
 
 def reply_for(body: dict[str, Any]) -> str:
 	"""The model's reply: finish, with an output that fits the request's output schema."""
-	schema = _schema_of(body)
-	finish = _finish_schema(schema) or {}
-	command = example_of(finish, schema.get("$defs", {})) if finish else {}
+	finish = _finish_schema(body) or {}  # wherever the provider put the reply schema
+	command = example_of(finish, _defs(body, {})) if finish else {}
 	command = command if isinstance(command, dict) else {}
 	command.update(type="finish", status="success")
 	command.setdefault("output", None)
@@ -99,8 +105,26 @@ class FakeOpenAI:
 				owner.requests.append({"path": self.path, "body": body})
 				text = reply_for(body)
 				usage = {"input_tokens": 50, "output_tokens": 10}
-				if self.path.endswith("/chat/completions"):
+				if self.path.endswith("/messages"):  # Anthropic
 					data: dict[str, Any] = {
+						"type": "message",
+						"role": "assistant",
+						"content": [{"type": "text", "text": text}],
+						"stop_reason": "end_turn",
+						"usage": usage,
+					}
+				elif self.path.endswith(":generateContent"):  # Gemini
+					data = {
+						"candidates": [
+							{
+								"content": {"role": "model", "parts": [{"text": text}]},
+								"finishReason": "STOP",
+							}
+						],
+						"usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 10},
+					}
+				elif self.path.endswith("/chat/completions"):
+					data = {
 						"choices": [{"message": {"content": text}, "finish_reason": "stop"}],
 						"usage": {"prompt_tokens": 50, "completion_tokens": 10},
 					}

@@ -1,8 +1,9 @@
 """Every Python example in README.md and docs/ runs, as written.
 
 Each ```python block runs on its own, in a fresh namespace, in a temporary directory, with
-``OPENMOLT_OPENAI_BASE_URL`` pointing at a local fake of the OpenAI API (tests/docs/conftest.py):
-an example that calls ``openai:`` models gets a finished run whose output fits its schema.
+``OPENMOLT_<PROVIDER>_BASE_URL`` pointing at a local fake of the model APIs (tests/docs/conftest.py):
+an example that calls ``openai:``, ``anthropic:`` or ``google:`` models gets a finished run whose
+output fits its schema.
 A block that defines ``test_*`` functions is a test file: it runs under pytest, with the
 openmolt pytest plugin, and must pass. The files of tests/docs/files (a small petstore.json) are in
 the directory, for examples that read one.
@@ -100,8 +101,9 @@ def test_the_example_runs(example: Example, fake_openai, tmp_path, monkeypatch) 
 	monkeypatch.chdir(tmp_path)
 	for name in [n for n in __import__("os").environ if n.startswith("OPENMOLT_")]:
 		monkeypatch.delenv(name)
-	monkeypatch.setenv("OPENMOLT_OPENAI_BASE_URL", fake_openai.url)
-	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-docs-example")
+	for provider in ("OPENAI", "ANTHROPIC", "GOOGLE"):
+		monkeypatch.setenv(f"OPENMOLT_{provider}_BASE_URL", fake_openai.url)
+		monkeypatch.setenv(f"OPENMOLT_{provider}_API_KEY", "docs-example-key")
 	if re.search(r"^(async )?def test_", example.code, re.M):  # a test file: run it with pytest
 		path = tmp_path / f"test_{example.page.stem.replace('-', '_')}_{example.line}.py"
 		path.write_text(example.code.lstrip("\n"), encoding="utf-8")

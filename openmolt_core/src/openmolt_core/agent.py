@@ -555,9 +555,10 @@ class Agent:
 			self._system = None
 
 	async def _prepare(self) -> None:
+		# A missing integration key fails here, before a model call is paid for (each run: a
+		# few dictionary lookups per integration).
+		check_credentials(self._tools.values(), agent=self.name)
 		if self._provider is None:
-			# A missing integration key fails here, before a model call is paid for.
-			check_credentials(self._tools.values(), agent=self.name)
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.
 			http_tools = any(
