@@ -161,6 +161,13 @@ def docs(session: nox.Session) -> None:
 	session.run("mkdocs", "build", "--strict")
 
 
+@nox.session(python="3.11")
+def prices(session: nox.Session) -> None:
+	"""Regenerate openmolt_providers/_price_table.py from the locked genai-prices."""
+	_sync(session, "test")
+	session.run("python", "tests/providers/update_prices.py")
+
+
 WHEEL_PACKAGES = {
 	"openmolt": set(),
 	"openmolt_core": {"openmolt_core", "openmolt"},

@@ -1,7 +1,25 @@
+import importlib.util
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+
+def _load_activate():
+	path = Path(__file__).parent / "plugins" / "activate.py"
+	spec = importlib.util.spec_from_file_location("openmolt_test_plugins", path)
+	module = importlib.util.module_from_spec(spec)
+	spec.loader.exec_module(module)
+	return module
+
+
+_plugins = _load_activate()
+_root = _plugins.activate()  # before any test (or plugin cache) reads the entry points
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+	_plugins.deactivate(_root)
 
 
 @pytest.fixture

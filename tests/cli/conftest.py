@@ -36,17 +36,25 @@ def _text(content: Any) -> str:
 
 
 class FakeModelServer:
-	"""Answers POST /v1/responses; what it answers depends on the model name it is sent."""
+	"""Answers POST /v1/responses; what it answers depends on the model name it is sent.
 
-	def __init__(self) -> None:
+	With ``chat_only`` it is a server like llama.cpp's or an older Ollama: /v1/chat/completions
+	answers, /v1/responses is 404 (or, with ``lmstudio``, 200 with LM Studio's error message).
+	"""
+
+	def __init__(self, *, chat_only: bool = False, lmstudio: bool = False) -> None:
 		self.requests: list[dict[str, Any]] = []
+		self.chat_only = chat_only
+		self.lmstudio = lmstudio
 		owner = self
 
 		class Handler(BaseHTTPRequestHandler):
 			def do_POST(self) -> None:
 				body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-				owner.requests.append({"auth": self.headers.get("Authorization"), "body": body})
-				status, reply = owner.reply(body)
+				owner.requests.append(
+					{"auth": self.headers.get("Authorization"), "body": body, "path": self.path}
+				)
+				status, reply = owner.route(self.path, body)
 				data = json.dumps(reply).encode()
 				self.send_response(status)
 				self.send_header("Content-Type", "application/json")
@@ -60,8 +68,28 @@ class FakeModelServer:
 		self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 		self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-	def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-		messages = [m for m in body["input"] if m.get("role") in ("user", "assistant")]
+	def route(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+		if path.endswith("/chat/completions"):
+			status, reply = self.reply(body, body["messages"])
+			if status != 200:
+				return status, reply
+			text = reply["output"][0]["content"][0]["text"]
+			return 200, {
+				"choices": [
+					{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+				],
+				"usage": {"prompt_tokens": 100, "completion_tokens": 20},
+			}
+		if self.chat_only:
+			if self.lmstudio:
+				return 200, {"error": "Unexpected endpoint or method. (POST /v1/responses)"}
+			return 404, {"error": {"message": "File Not Found", "type": "not_found_error"}}
+		return self.reply(body, body["input"])
+
+	def reply(
+		self, body: dict[str, Any], turns: list[dict[str, Any]]
+	) -> tuple[int, dict[str, Any]]:
+		messages = [m for m in turns if m.get("role") in ("user", "assistant")]
 		first = json.loads(_text(messages[0]["content"]))
 		behaviour = body["model"]
 		if behaviour == "broken":
@@ -69,7 +97,7 @@ class FakeModelServer:
 		if behaviour == "slow":
 			time.sleep(1.5)
 		name = first["input"]["name"] if isinstance(first["input"], dict) else first["input"]
-		if behaviour == "plan" and len(messages) == 1:
+		if behaviour == "loop" or (behaviour == "plan" and len(messages) == 1):
 			commands = [
 				{"type": "updatePlan", "plan": [{"name": "Say hello", "status": "inProgress"}]}
 			]
@@ -92,14 +120,29 @@ class FakeModelServer:
 		return [r["auth"] for r in self.requests]
 
 
-@pytest.fixture
-def server():
-	srv = FakeModelServer()
+def _serve(srv: FakeModelServer):
 	thread = threading.Thread(target=srv.httpd.serve_forever, daemon=True)
 	thread.start()
 	yield srv
 	srv.httpd.shutdown()
 	srv.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+	yield from _serve(FakeModelServer())
+
+
+@pytest.fixture
+def chat_server():
+	"""A Chat-Completions-only server (no /v1/responses), like llama.cpp's."""
+	yield from _serve(FakeModelServer(chat_only=True))
+
+
+@pytest.fixture
+def lmstudio_server():
+	"""A Chat-Completions-only server that answers /v1/responses 200 with an error, like LM Studio."""
+	yield from _serve(FakeModelServer(chat_only=True, lmstudio=True))
 
 
 def agent_file(

@@ -137,6 +137,6 @@ def test_an_agent_file_sets_its_approval_rules(tmp_path: Path) -> None:
 			}
 		)
 	)
-	loaded = load(str(path), env_file=None, verbose=False, need_key=False)
+	loaded = load(str(path), env_file=None, verbose=False)
 	listed = json.loads(loaded.agent._static_prefix() + "}")["tools"]
 	assert [t.get("approval") for t in listed] == [True]

@@ -49,7 +49,7 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 	assert done.returncode == 2
 	assert done.stderr.splitlines() == [
 		"openmolt: bad.json:3: unknown key 'modle'; did you mean 'model'?",
-		'openmolt: bad.json:5: maxSteps: Input should be a valid integer, unable to parse string as an integer (got "ten")',
+		'openmolt: bad.json:5: maxSteps: Input should be a valid integer (got "ten")',
 		"openmolt: bad.json:7: unknown key 'schedules[0].dayOfWek'; did you mean 'dayOfWeek'?",
 		"openmolt: bad.json:9: unknown key 'integrations[0].integraton'; did you mean 'integration'?",
 		"openmolt: bad.json:10: unknown key 'modelConfig.temprature'; did you mean 'temperature'?",
@@ -74,7 +74,7 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		(
 			"a.json",
 			'{"name": "x", "model": "nosuch:model"}',
-			"providers:nosuch: no such model provider is installed; run: pip install openmolt-providers",
+			"providers:nosuch: no such model provider (installed: ",
 		),
 		(
 			"a.json",
@@ -88,6 +88,31 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			"a.py: defines no 'agent'; add `agent = om.create_agent(...)` or `def agent(om): return om.create_agent(...)`",
 		),
 		("a.py", "x = 1\nraise RuntimeError('nope')\n", "a.py:2: RuntimeError: nope"),
+		(
+			"a.py",
+			"def agent(om):\n\tx = 1\n\traise RuntimeError('in the factory')\n",
+			"a.py:3: RuntimeError: in the factory",
+		),
+		(
+			"a.py",
+			"def agent(om):\n\treturn om.create_agent(name='x', model='openai:gpt-5', max_steps='ten')\n",
+			"a.py:2: create_agent: max_steps must be a whole number >= 1, got 'ten'",
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "openai:gpt-5",\n "outputSchema": {"type": "objekt", "properties": 5}}',
+			"a.json:2: outputSchema: not a valid JSON Schema: type: must be one of",
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "openai:gpt-5",\n "humanInput": "yes"}',
+			'a.json:2: humanInput: Input should be a valid boolean (got "yes")',
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "broken:x"}',
+			"providers:broken (openmolt-weather): the factory returned object, not a provider",
+		),
 		(
 			"a.py",
 			"agent = 42\n",
@@ -129,10 +154,10 @@ def test_an_explicit_env_file_must_exist(tmp_path, server, cli) -> None:
 
 
 def test_usage_errors_exit_2(tmp_path, cli) -> None:
-	"""No file at all is a usage error from argparse."""
-	done = cli.openmolt(cwd=tmp_path)
+	"""`openmolt run` without a file is a usage error from argparse."""
+	done = cli.openmolt("run", cwd=tmp_path)
 	assert done.returncode == 2
-	assert "usage: openmolt" in done.stderr
+	assert "usage: openmolt run" in done.stderr
 
 
 def test_tools_of_an_unknown_integration_is_one_line(tmp_path, cli) -> None:
@@ -173,14 +198,89 @@ def test_tools_lists_an_integrations_tools_scopes_and_schemas(tmp_path, cli) -> 
 
 def test_schema_describes_the_agent_file_and_the_examples_match_it(tmp_path, cli) -> None:
 	"""`openmolt schema` is a JSON Schema that the example files validate against."""
-	from openmolt_core._jsonschema import JsonSchemaValidator
+	from jsonschema import Draft202012Validator
 
 	done = cli.openmolt("schema", cwd=tmp_path)
 	schema = json.loads(done.stdout)
+	Draft202012Validator.check_schema(schema)
 	assert schema["additionalProperties"] is False
 	assert {"name", "model", "outputSchema", "schedules", "llmProviders", "input"} <= set(
 		schema["properties"]
 	)
-	validator = JsonSchemaValidator(schema)
-	for example in (ROOT / "examples").glob("*.json"):
+	validator = Draft202012Validator(schema)
+	examples = [p for p in (ROOT / "examples").glob("*.json") if "schema" not in p.name]
+	assert examples
+	for example in examples:
 		validator.validate(json.loads(example.read_text()))
+
+
+def test_the_schema_accepts_both_spellings_and_completes_provider_settings(tmp_path, cli) -> None:
+	"""snake_case keys validate as the loader accepts them; baseUrl and apiMode are described."""
+	from jsonschema import Draft202012Validator
+
+	schema = json.loads(cli.openmolt("schema", cwd=tmp_path).stdout)
+	validator = Draft202012Validator(schema)
+	snake = {
+		"name": "A",
+		"model": "ollama:llama3.2",
+		"max_steps": 3,
+		"output_schema": {"type": "object"},
+		"model_config": {"max_output_tokens": 200},
+		"llm_providers": {
+			"ollama": {"provider": "openai", "base_url": "http://x/v1", "api_mode": "chat"}
+		},
+		"schedules": [{"type": "daily", "hour": 9, "time_zone": "UTC", "day_of_week": [1]}],
+		"human_input": False,
+	}
+	validator.validate(snake)
+	(tmp_path / "snake.json").write_text(json.dumps(snake))
+	done = cli.openmolt("snake.json", "--dry-run", cwd=tmp_path)
+	assert done.returncode == 0, done.stderr
+	settings = schema["properties"]["llmProviders"]["additionalProperties"]["properties"]
+	assert {"baseUrl", "apiMode", "apiKey", "provider", "maxRetries"} <= set(settings)
+	assert settings["apiMode"]["anyOf"][0]["enum"] == ["responses", "chat"]
+	assert not validator.is_valid({**snake, "modle": "x"})
+
+
+def test_the_examples_schema_is_what_openmolt_schema_prints(tmp_path, cli) -> None:
+	"""examples/hello.json's $schema points at a file that exists and is current."""
+	hello = json.loads((ROOT / "examples" / "hello.json").read_text())
+	committed = ROOT / "examples" / hello["$schema"]
+	env = cli.clean_env()
+	env.pop("PYTHONPATH", None)
+	done = cli.openmolt("schema", cwd=tmp_path, env=env)
+	assert json.loads(committed.read_text()) == json.loads(done.stdout), (
+		"regenerate it: uv run openmolt schema > examples/agent-file.schema.json"
+	)
+
+
+def test_integration_keys_are_checked_before_the_first_model_call(tmp_path, server, cli) -> None:
+	"""A listed integration without its key stops the command, naming where the key comes from."""
+	path = cli.agent_file(tmp_path, server, integrations=["weather"])
+	done = cli.openmolt(str(path), cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.splitlines() == [
+		"openmolt: weather needs config 'apiKey' for its custom credential: set "
+		"OPENMOLT_WEATHER_API_KEY (in the environment or a .env file), or "
+		f"integrations.weather.apiKey in {path} (the {{id: config}} form)"
+	]
+	assert server.requests == []
+	env = cli.clean_env(**{cli.KEY_VAR: "k", "OPENMOLT_WEATHER_API_KEY": "w-key"})
+	ran = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	assert ran.returncode == 0, ran.stderr
+
+
+def test_a_misspelled_integration_key_is_refused(tmp_path, server, cli) -> None:
+	"""{"weather": {"apikey": ...}} is not silently ignored."""
+	path = cli.agent_file(tmp_path, server, integrations={"weather": {"apikey": "w-key"}})
+	done = cli.openmolt(str(path), cwd=tmp_path)
+	assert done.returncode == 2
+	assert "config key 'apikey' is not read by weather: did you mean 'apiKey'?" in done.stderr
+
+
+def test_a_dry_run_warns_about_missing_keys_but_runs(tmp_path, server, cli) -> None:
+	"""--dry-run needs no key; it says which ones a real run would miss."""
+	path = cli.agent_file(tmp_path, server, integrations=["weather"])
+	done = cli.openmolt(str(path), "--dry-run", cwd=tmp_path, env=cli.clean_env())
+	assert done.returncode == 0, done.stderr
+	assert "warning: weather needs config 'apiKey'" in done.stderr

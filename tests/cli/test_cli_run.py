@@ -63,10 +63,10 @@ def test_json_events_are_json_lines_on_stderr(tmp_path, server, cli) -> None:
 
 
 def test_a_failed_run_exits_non_zero_with_the_partial_result(tmp_path, server, cli) -> None:
-	"""A provider failure prints the partial result and exits with 1."""
+	"""A provider failure prints the partial result and exits with 5 (error)."""
 	path = cli.agent_file(tmp_path, server, "broken")
 	done = cli.openmolt(str(path), cwd=tmp_path)
-	assert done.returncode == 1
+	assert done.returncode == 5
 	assert json.loads(done.stdout)["status"] == "error"
 	assert "the run failed" in done.stderr and "500" in done.stderr
 	assert "the fake model is broken" in done.stderr
@@ -173,10 +173,10 @@ def test_ctrl_c_during_a_single_run_exits_130(tmp_path, server, cli) -> None:
 
 
 def test_human_input_without_a_terminal_ends_the_run(tmp_path, server, cli) -> None:
-	"""requestHumanInput with no terminal ends with status human_input_required, exit 1."""
+	"""requestHumanInput with no terminal ends with status human_input_required, exit 4."""
 	path = cli.agent_file(tmp_path, server, "ask")
 	done = cli.openmolt(str(path), cwd=tmp_path)
-	assert done.returncode == 1
+	assert done.returncode == 4
 	result = json.loads(done.stdout)
 	assert result["status"] == "human_input_required"
 	assert "What is your name?" in result["error"]

@@ -77,19 +77,36 @@ def test_positions_find_the_line_of_every_key_and_item() -> None:
 	assert lines[("outputschema", "x", 1, "yz")] == 7
 
 
-def test_cost_estimate_uses_list_prices() -> None:
+def test_cost_estimate_uses_the_providers_list_prices() -> None:
 	"""One gpt-5-mini step of 1000 input tokens costs 1000*0.25/1M + 500*2/1M dollars."""
-	cost, text = estimate("openai:gpt-5-mini", 1000)
+	from openmolt_providers._prices import price_for
+
+	cost, text = estimate(price_for("openai", "gpt-5-mini"), "openai:gpt-5-mini", 1000)
 	assert cost == pytest.approx(0.00025 + 0.001)
 	assert "500 output tokens assumed" in text
-	assert estimate("nosuch:model", 10)[0] is None
+	assert estimate(None, "nosuch:model", 10)[0] is None
+
+
+def test_the_dry_run_prices_every_model_of_the_providers_table() -> None:
+	"""The CLI has no price table of its own: any model the providers price has an estimate."""
+	from openmolt import OpenMolt
+	from openmolt_core.cli._info import _price
+	from openmolt_providers._prices import PRICES
+
+	om = OpenMolt(llm_providers={"openai": {"api_key": "k"}})
+	for provider, table in PRICES.items():
+		for model in table:
+			agent = om.create_agent(name="A", model=f"{provider}:{model}")
+			assert _price(agent) == table[model], (provider, model)
+	local = OpenMolt(llm_providers={"openai": {"base_url": "http://127.0.0.1:9/v1"}})
+	assert _price(local.create_agent(name="A", model="openai:gpt-5-mini")) is None
 
 
 def test_the_cli_package_exports_main_and_the_terminal_prompt() -> None:
 	"""`openmolt_core.cli:main` stays the console-script target."""
 	import openmolt_core.cli as cli
 
-	assert cli.__all__ == ["approve_on_terminal", "ask_on_terminal", "main"]
+	assert cli.__all__ == ["ExitCode", "approve_on_terminal", "ask_on_terminal", "main"]
 	assert callable(cli.main)
 
 

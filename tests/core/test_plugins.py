@@ -87,7 +87,9 @@ def test_installed_lists_entry_points_with_versions_without_loading() -> None:
 def test_a_missing_integration_says_how_to_install_it() -> None:
 	"""Asking for an integration nobody provides names the extra to install."""
 	om = OpenMolt(entry_points=False)
-	with pytest.raises(PluginError, match=r"pip install 'openmolt\[google-drive\]'"):
+	with pytest.raises(
+		PluginError, match=r"not installed; run: (pip install|uv add) 'openmolt\[google-drive\]'"
+	):
 		om.create_agent(name="A", model=ScriptedModel([]), integrations=["googleDrive"])
 
 

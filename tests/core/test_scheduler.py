@@ -321,3 +321,5 @@ async def test_explicit_ids_must_be_unique_and_derived_ones_are_made_unique() ->
 	agent.schedule({"type": "interval", "value": 5, "id": "mine"})
 	with pytest.raises(ConfigurationError, match="already exists"):
 		agent.schedule({"type": "interval", "value": 6, "id": "mine"})
+	for schedule in agent.om.schedules:
+		schedule.cancel()  # never meant to be served

@@ -109,7 +109,7 @@ async def test_mcp_servers_in_a_json_agent_file_become_integrations(
 		),
 		encoding="utf-8",
 	)
-	loaded = load(str(agent_file), env_file=None, verbose=False, need_key=False)
+	loaded = load(str(agent_file), env_file=None, verbose=False)
 	om = loaded.om
 	try:
 		assert om.plugins.integration("ours").source is not None
@@ -142,4 +142,4 @@ def test_an_unset_variable_in_mcp_servers_names_the_field(tmp_path: Path) -> Non
 	with pytest.raises(
 		ConfigurationError, match=r"mcpServers\.gh\.env\.TOKEN: .*OPENMOLT_NOPE_UNSET"
 	):
-		load(str(agent_file), env_file=None, verbose=False, need_key=False)
+		load(str(agent_file), env_file=None, verbose=False)

@@ -12,7 +12,14 @@ from openmolt_core.errors import ToolError
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_core.integrations.templating import parse_template
 
-ENTRIES = sorted(entry_points(group="openmolt.integrations"), key=lambda e: e.name)
+ENTRIES = sorted(
+	(
+		e
+		for e in entry_points(group="openmolt.integrations")
+		if e.dist is not None and e.dist.name in ("openmolt-core", "openmolt-integrations")
+	),
+	key=lambda e: e.name,
+)  # first-party ones: the test plugin of tests/plugins has a deliberately empty one
 
 
 def _registered(entry: Any) -> list[Integration]:

@@ -17,7 +17,7 @@ def test_unknown_model_has_no_cost() -> None:
 
 @pytest.mark.parametrize(("provider", "model"), [(p, m) for p, t in PRICES.items() for m in t])
 def test_price_table_matches_genai_prices(provider, model) -> None:
-	"""Our small price table agrees with genai-prices for every model in it."""
+	"""Our price table agrees with genai-prices for every model in it, cache writes included."""
 	from genai_prices import Usage, calc_price
 
 	ours = cost(
@@ -26,13 +26,51 @@ def test_price_table_matches_genai_prices(provider, model) -> None:
 		input_tokens=10_000,
 		output_tokens=2_000,
 		cached_tokens=4_000,
-		cache_write_tokens=1_000 if provider == "anthropic" else 0,
+		cache_write_tokens=1_000,
 	)
 	usage = Usage(
-		input_tokens=10_000,
-		output_tokens=2_000,
-		cache_read_tokens=4_000,
-		cache_write_tokens=1_000 if provider == "anthropic" else 0,
+		input_tokens=10_000, output_tokens=2_000, cache_read_tokens=4_000, cache_write_tokens=1_000
 	)
 	theirs = calc_price(usage, model, provider_id=provider).total_price
 	assert ours == pytest.approx(float(theirs), rel=1e-6)
+
+
+def test_the_price_table_is_current() -> None:
+	"""The committed table is what the locked genai-prices says now (else: uv run nox -s prices)."""
+	import importlib.util
+	from pathlib import Path
+
+	path = Path(__file__).with_name("update_prices.py")
+	spec = importlib.util.spec_from_file_location("update_prices", path)
+	module = importlib.util.module_from_spec(spec)
+	spec.loader.exec_module(module)
+	assert module.table() == PRICES, "the price table is stale: run `uv run nox -s prices`"
+
+
+@pytest.mark.parametrize(
+	("provider", "model"),
+	[
+		("anthropic", "claude-sonnet-4-6"),
+		("google", "gemini-3.1-pro"),
+		("openai", "gpt-5-mini-2025-08-07"),
+		("openai", "chatgpt-4o-latest"),
+		("anthropic", "claude-sonnet-4-5-20250929"),
+	],
+)
+def test_the_models_users_name_have_a_price(provider, model) -> None:
+	"""The spec's and docs' model ids (dated, -latest, GA names of previews) are priced."""
+	assert price_for(provider, model) is not None
+
+
+def test_openai_cache_writes_are_priced() -> None:
+	"""A Responses usage with cache_write_tokens costs them at the model's write price."""
+	from openmolt_providers.openai._responses import usage
+
+	model = next(m for m, p in PRICES["openai"].items() if p[3] is not None and p[3] != p[0])
+	write = PRICES["openai"][model][3]
+	raw = {
+		"input_tokens": 1000,
+		"output_tokens": 0,
+		"input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 1000},
+	}
+	assert usage(raw, model).cost_usd == pytest.approx(1000 * write / 1e6)

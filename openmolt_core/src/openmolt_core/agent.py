@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve
+from openmolt_core import _approve, _verbose
 from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -41,6 +41,7 @@ from openmolt_core._execute import (
 )
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import ParsedReply, parse_reply
+from openmolt_core._preflight import check_credentials
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._sources import AgentSources, SourceBinding
 from openmolt_core.compaction import (
@@ -421,9 +422,25 @@ class Agent:
 		Raises:
 			RunError: The provider failed for good, or the run broke unexpectedly;
 				``error.result.state`` resumes the run.
-			ConfigurationError: A saved run was given a new input it cannot use.
+			ConfigurationError: A saved run was given a new input it cannot use, or a key or
+				setting is missing (nothing was sent to the model).
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
+		# The run's logs reach stderr only if its own instance (or agent) is verbose.
+		with _verbose.scope(self._verbose_run):
+			return await self._run(input, history, attachments, parent)
+
+	@property
+	def _verbose_run(self) -> bool:
+		return bool(self.config.get("verbose", self.om.verbose))
+
+	async def _run(
+		self,
+		input: Any,
+		history: RunState | Mapping[str, Any] | None,
+		attachments: Sequence[Attachment],
+		parent: CallingRun | None,
+	) -> RunResult:
 		await self._refresh_sources()
 		state = RunState() if history is None else _load(history)
 		if not state.messages:
@@ -505,7 +522,8 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
-		return await self._drive(loaded, answer=answer, decisions=decisions)
+		with _verbose.scope(self._verbose_run):
+			return await self._drive(loaded, answer=answer, decisions=decisions)
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
 		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.
@@ -537,6 +555,9 @@ class Agent:
 			self._system = None
 
 	async def _prepare(self) -> None:
+		# A missing integration key fails here, before a model call is paid for (each run: a
+		# few dictionary lookups per integration).
+		check_credentials(self._tools.values(), agent=self.name)
 		if self._provider is None:
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.

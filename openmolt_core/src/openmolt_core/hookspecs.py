@@ -31,6 +31,11 @@ def register_providers(register: ProviderRegistrar) -> None:
 	providers. Call ``register(factory, name="openai")`` once per provider: ``name`` is the prefix
 	users write in model ids (``openai:gpt-5``), and ``factory(settings, http)`` builds the provider
 	from the user's ``llm_providers[name]`` dict and a getter for the shared ``httpx.AsyncClient``.
+
+	A user may name instances of a provider: ``llm_providers={"ollama": {"provider": "openai",
+	...}}`` builds ``ollama:`` models with the ``openai`` factory and that dict (``provider``
+	removed). A factory that accepts a ``name`` keyword gets the instance's name (``ollama``), for
+	its messages and its ``OPENMOLT_<NAME>_...`` environment variables.
 	"""
 
 

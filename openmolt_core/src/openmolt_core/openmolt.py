@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, PluginError
 
 if TYPE_CHECKING:
 	from types import TracebackType
@@ -52,7 +52,8 @@ class OpenMolt:
 		integrations: Config per integration id (API keys and the like), shared by all agents;
 			an agent's own credential config wins.
 		max_steps: Default step budget of each agent.
-		verbose: Log each step and tool call to stderr.
+		verbose: Log each step and tool call of this instance's agents to stderr (other instances
+			stay quiet; an agent's ``config={"verbose": ...}`` overrides it).
 		plugins: Plugin modules or objects to use besides (or instead of) installed ones.
 		entry_points: Whether to find installed plugins through entry points.
 		http_client: An ``httpx.AsyncClient`` to use for every request (tests pass a mock one).
@@ -128,7 +129,9 @@ class OpenMolt:
 			self.run_store = RunStore(run_store)
 			self.observers.append(self.run_store)
 		if verbose:
-			_enable_verbose()
+			from openmolt_core import _verbose
+
+			_verbose.enable()
 
 	@property
 	def plugins(self) -> Plugins:
@@ -144,11 +147,16 @@ class OpenMolt:
 	def scheduler(self) -> Scheduler:
 		"""The scheduler that keeps this instance's schedules."""
 		if self._scheduler is None:
+			import weakref
+
 			from openmolt_core.scheduler import Scheduler
 
 			clock, store = self._scheduler_options
 			self._scheduler = Scheduler(clock=clock, store=store)
+			# Schedules that never ran are worth a word when the program ends without serving.
+			weakref.finalize(self, _warn_unserved_quietly, self._scheduler)
 			if self._task_group is not None:  # inside `async with om:`: serve from now on
+				self._scheduler.expect_serving()
 				self._task_group.start_soon(self._serve_late, self._scheduler)
 		return self._scheduler
 
@@ -176,6 +184,22 @@ class OpenMolt:
 			self._http = new_client(self._transport)
 		return self._http
 
+	def _model_http(self) -> httpx.AsyncClient:
+		"""The client a provider sends model requests with; tests may forbid real ones.
+
+		With ``openmolt_core.testing.ALLOW_MODEL_REQUESTS`` off (the pytest plugin's default), an
+		instance that would send through its own client (to a real server) refuses; one given an
+		``http_client=`` (a mock) sends as usual.
+		"""
+		testing = sys.modules.get("openmolt_core.testing")
+		if testing is not None and self._own_http and not testing.ALLOW_MODEL_REQUESTS:
+			raise testing.ModelRequestsDisallowedError(
+				"a real model request in a test: pass OpenMolt(http_client=...) a mock client "
+				"(the mock_http fixture), use a ScriptedModel, or mark the test "
+				"@pytest.mark.allow_model_requests"
+			)
+		return self.http()
+
 	@property
 	def files(self) -> FileStore:
 		"""The file store (binary results, file references); no directory is made until a save."""
@@ -191,7 +215,15 @@ class OpenMolt:
 		return sandbox_of(self.plugins.integration("fileSystem")).file(path)
 
 	async def aclose(self) -> None:
-		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files."""
+		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files.
+
+		Warns with `openmolt_core.scheduler.ScheduleWarning` when schedules were added but the
+		instance never served them.
+		"""
+		if self._scheduler is not None:
+			from openmolt_core.scheduler import warn_unserved
+
+			warn_unserved(self._scheduler)
 		if self._tool_sources:
 			from openmolt_core._sources import close_sources
 
@@ -199,8 +231,14 @@ class OpenMolt:
 		if self._files is not None:
 			self._files.close()
 		if self._own_http and self._http is not None:
-			await self._http.aclose()
-			self._http = None
+			import anyio
+
+			# Forget the client first and close it shielded: a cancelled close (an `async with
+			# om:` ended by cancellation) must not leave a closed client behind for later use.
+			client, self._http = self._http, None
+			self._prepared.clear()
+			with anyio.CancelScope(shield=True):
+				await client.aclose()
 
 	async def __aenter__(self) -> OpenMolt:
 		"""Open a task group and start the schedules in it; they stop when the block ends.
@@ -230,13 +268,23 @@ class OpenMolt:
 		exc: BaseException | None,
 		tb: TracebackType | None,
 	) -> bool | None:
-		"""Stop the schedules (cancelling runs in flight), then close the HTTP client."""
+		"""Stop the schedules (cancelling runs in flight), then close the HTTP client.
+
+		An exception from the block comes out as itself, not wrapped in an ``ExceptionGroup``:
+		``except ValueError`` around ``async with om:`` catches a ``ValueError`` from inside.
+		"""
 		tg, self._task_group = self._task_group, None
 		try:
 			if tg is not None:
 				if self._scheduler is not None:
 					self._scheduler.stop(cancel_running=True)
-				return await tg.__aexit__(exc_type, exc, tb)
+				try:
+					return await tg.__aexit__(exc_type, exc, tb)
+				except BaseExceptionGroup as group:
+					single = _single(group)
+					if single is None:
+						raise
+					raise single from single.__cause__
 			return None
 		finally:
 			await self.aclose()
@@ -341,10 +389,32 @@ class OpenMolt:
 		"""
 		provider = self._providers.get(name)
 		if provider is None:
-			factory = self.plugins.provider(name)
-			provider = factory(self.llm_providers.get(name, {}), self.http)
+			plugin, settings = self._instance(name)
+			factory = self.plugins.provider(plugin)
+			provider = _build_provider(factory, settings, self._model_http, name=name)
+			source = self.plugins.source(f"providers:{plugin}")
+			if not callable(getattr(provider, "generate", None)):
+				raise PluginError(
+					f"the factory returned {type(provider).__name__}, not a provider (an object "
+					"with async generate(request)); report it to the plugin's authors",
+					plugin=f"providers:{plugin}" + (f" ({source})" if source else ""),
+				)
 			self._providers[name] = provider
 		return provider
+
+	def _instance(self, name: str) -> tuple[str, dict[str, Any]]:
+		"""The plugin behind a provider name and its settings (``provider`` names the plugin).
+
+		``llm_providers={"ollama": {"provider": "openai", "base_url": ...}}`` makes ``ollama`` an
+		instance of the ``openai`` plugin; without ``provider`` the name is the plugin's own.
+		"""
+		settings = dict(self.llm_providers.get(name, {}))
+		plugin = settings.pop("provider", None) or name
+		if not isinstance(plugin, str):
+			raise ConfigurationError(
+				f"llm_providers[{name!r}]['provider'] must be a provider name such as 'openai'"
+			)
+		return plugin, settings
 
 	# agents -------------------------------------------------------------------------------
 
@@ -453,9 +523,11 @@ class OpenMolt:
 		sources = []
 		for binding in bindings:
 			spec = self.plugins.integration(binding.integration)
+			binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
 			if spec.source is not None:  # its tools are listed at run time (an MCP server)
 				sources.append(_bind_source(self, spec, binding, name, files))
 				continue
+			_refuse_misspelled(spec, binding, self.integration_configs)
 			bound.extend(
 				_binding.bind_integration(
 					spec,
@@ -482,13 +554,28 @@ class OpenMolt:
 			raise ConfigurationError(
 				f"create_agent: tool handle(s) {sorted(duplicates)} given twice"
 			)
-		if output_schema is not None and not isinstance(output_schema, dict):
+		if isinstance(output_schema, dict):
+			from openmolt_core._schemacheck import check_schema
+
+			if problems := check_schema(output_schema):
+				raise ConfigurationError(
+					"create_agent: output_schema is not a valid JSON Schema: "
+					+ "; ".join(f"output_schema: {p}" for p in problems)
+				)
+		elif output_schema is not None:
 			from pydantic import BaseModel
 
 			if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
 				raise ConfigurationError(
 					"create_agent: output_schema must be a pydantic model class or a JSON Schema dict"
 				)
+		for option, value in (
+			("max_steps", max_steps),
+			("max_tokens", max_tokens),
+			("timeout", timeout),
+		):
+			if value is not None:
+				_check_budget(option, value, option)
 		overrides = _agent_config(config)
 		if max_steps is None:
 			max_steps = overrides.get("max_steps")
@@ -497,7 +584,9 @@ class OpenMolt:
 		if timeout is None:
 			timeout = overrides.get("timeout")
 		if overrides.get("verbose"):
-			_enable_verbose()
+			from openmolt_core import _verbose
+
+			_verbose.enable()
 		handler = on_human_input_request if callable(on_human_input_request) else None
 		if on_human_input_request is True:
 			raise ConfigurationError(
@@ -596,7 +685,7 @@ class OpenMolt:
 				f"create_agent: model {model!r} must read 'provider:model', e.g. 'openai:gpt-5-mini', "
 				"'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
 			)
-		self.plugins.provider(provider_name)  # fail early when the plugin is missing
+		self.plugins.provider(self._instance(provider_name)[0])  # fail early when it is missing
 		resolved = (provider_name, model_name, lambda: self.provider(provider_name))
 		self._models[model] = resolved
 		return resolved
@@ -645,6 +734,42 @@ def _camel(key: str) -> str:
 
 
 _LIMIT_KEYS = ("max_reply_chars", "max_result_chars", "max_memory_chars", "max_answer_chars")
+
+
+def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, Any]) -> None:
+	from openmolt_core._preflight import misspelled_keys
+
+	iid = binding.integration
+	config = {**instance.get(iid, {}), **binding.config}
+	wrong = misspelled_keys(spec, config)
+	if wrong:
+		hints = "; ".join(
+			f"config key {given!r} is not read by {iid}: did you mean {meant!r}?"
+			for given, meant in wrong
+		)
+		raise ConfigurationError(f"create_agent: integrations[{iid}]: {hints}")
+
+
+_NAMED: dict[Any, bool] = {}
+
+
+def _build_provider(factory: Any, settings: dict[str, Any], http: Any, *, name: str) -> Any:
+	"""Call a provider factory; one that accepts ``name`` learns the instance's name."""
+	takes_name = _NAMED.get(factory)
+	if takes_name is None:
+		import inspect
+
+		try:
+			params = inspect.signature(factory).parameters
+		except (TypeError, ValueError):
+			params = {}  # type: ignore[assignment]  # builtins without a signature take no name
+		takes_name = "name" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+		_NAMED[factory] = takes_name
+	if takes_name:
+		return factory(settings, http, name=name)
+	return factory(settings, http)
+
+
 _AGENT_CONFIG = {
 	"max_steps": "max_steps",
 	"maxSteps": "max_steps",
@@ -678,11 +803,7 @@ def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 				f"(allowed: {', '.join(sorted(set(_AGENT_CONFIG.values())))}; put facts for the "
 				"model in the instructions)"
 			)
-		numeric = name in ("max_steps", "max_tokens", *_LIMIT_KEYS)
-		if numeric and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-			raise ConfigurationError(f"create_agent: config[{key!r}] must be a whole number >= 1")
-		if name == "timeout" and (not isinstance(value, (int, float)) or value <= 0):
-			raise ConfigurationError(f"create_agent: config[{key!r}] must be seconds > 0")
+		_check_budget(name, value, f"config[{key!r}]")
 		if name in _LIMIT_KEYS:
 			out.setdefault("limits", {})[name] = value
 		else:
@@ -730,6 +851,47 @@ def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, file
 	)
 
 
+def _check_budget(name: str, value: Any, label: str) -> None:
+	"""Refuse a budget that is not a number of the right kind (``max_steps="ten"``).
+
+	Raises:
+		ConfigurationError: Names the option and what it must be.
+	"""
+	if name == "verbose":
+		if not isinstance(value, bool):
+			raise ConfigurationError(f"create_agent: {label} must be True or False, got {value!r}")
+		return
+	if name in ("max_steps", "max_tokens", *_LIMIT_KEYS):
+		if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+			raise ConfigurationError(
+				f"create_agent: {label} must be a whole number >= 1, got {value!r}"
+			)
+	elif name == "timeout":
+		if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+			raise ConfigurationError(f"create_agent: {label} must be seconds > 0, got {value!r}")
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+	"""The one exception inside (nested) groups, or None when there are several."""
+	inner: BaseException = group
+	while isinstance(inner, BaseExceptionGroup):
+		if len(inner.exceptions) != 1:
+			return None
+		inner = inner.exceptions[0]
+	return inner
+
+
+def _warn_unserved_quietly(scheduler: Any) -> None:
+	# Runs from a finalizer (collection or interpreter exit): a warning turned into an error
+	# there has nobody to reach, so it is dropped.
+	try:
+		from openmolt_core.scheduler import warn_unserved
+
+		warn_unserved(scheduler)
+	except Exception:
+		pass
+
+
 def _current_loop() -> Any:
 	"""The running asyncio loop, or None under another event loop (trio)."""
 	import asyncio
@@ -740,11 +902,14 @@ def _current_loop() -> Any:
 		return None
 
 
-def _enable_verbose() -> None:
-	if any(getattr(h, "_openmolt", False) for h in log.handlers):
-		return
-	handler = logging.StreamHandler(sys.stderr)
-	handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
-	handler._openmolt = True  # type: ignore[attr-defined]  # marks our handler, to add it once
-	log.addHandler(handler)
-	log.setLevel(logging.INFO)
+_RUNTIME: tuple[Any, Any, Any] | None = None
+
+
+def _runtime() -> tuple[Any, Any, Any]:
+	"""The modules ``create_agent`` needs, imported on the first call only (cheap afterwards)."""
+	global _RUNTIME
+	if _RUNTIME is None:
+		from openmolt_core import _binding, agent, llm
+
+		_RUNTIME = (_binding, agent, llm)
+	return _RUNTIME

@@ -7,12 +7,16 @@ id asks for it; then only the entry point with that name is loaded, registered w
 Finding the entry points reads the metadata of every installed distribution (milliseconds with a
 few hundred installed), so it is done once per process, on the first lookup, and shared by every
 instance; `Plugins.refresh` reads them again (after a plugin was installed at run time).
+
+Two plugins that claim the same provider name or integration id do not silently replace each
+other: the first one keeps it, and a `PluginConflictWarning` names both distributions. A user's own
+``om.register_integration(id, ...)`` replaces a plugin's on purpose, without a warning.
 """
 
 from __future__ import annotations
 
-import re
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import pluggy
 
 from openmolt_core import hookspecs
+from openmolt_core._hints import extra_for, missing_integration, missing_provider
 from openmolt_core.errors import PluginError
 
 if TYPE_CHECKING:
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"IntegrationRegistrar",
+	"PluginConflictWarning",
 	"PluginInfo",
 	"Plugins",
 	"ProviderFactory",
@@ -98,15 +104,35 @@ def _installed_index(*, refresh: bool = False) -> dict[Group, dict[str, metadata
 				index = {group: {} for group in _GROUPS}
 				for group in _GROUPS:
 					for ep in found.select(group=f"openmolt.{group}"):
+						_note_duplicate(group, ep, index[group].get(ep.name))
 						index[group].setdefault(ep.name, ep)
 				_index = index
 			index = _index
 	return index
 
 
-def extra_for(integration_id: str) -> str:
-	"""The ``openmolt[...]`` extra that installs a built-in integration (``googleDrive`` → ``google-drive``)."""
-	return re.sub(r"(?<!^)(?=[A-Z])", "-", integration_id).lower()
+class PluginConflictWarning(UserWarning):
+	"""Two plugins claim the same provider name or integration id; the first one keeps it."""
+
+
+def _conflict(kind: str, name: str, kept: str, ignored: str) -> None:
+	warnings.warn(
+		f"{kind} {name!r} is registered by both {kept} and {ignored}; {kept}'s is used and "
+		f"{ignored}'s is ignored (uninstall one of them, or pick one with "
+		"OpenMolt(plugins=[...], entry_points=False))",
+		PluginConflictWarning,
+		stacklevel=3,
+	)
+
+
+def _note_duplicate(group: str, ep: metadata.EntryPoint, kept: metadata.EntryPoint | None) -> None:
+	"""Warn when two distributions install an entry point of the same name (the first is used)."""
+	if kept is None or kept.value == ep.value:
+		return
+	first = kept.dist.name if kept.dist else kept.value
+	second = ep.dist.name if ep.dist else ep.value
+	kind = "provider" if group == "providers" else "integration"
+	_conflict(kind, ep.name, first, second)
 
 
 _dists: dict[tuple[str, str], str] = {}
@@ -230,18 +256,37 @@ class Plugins:
 		self._providers: dict[str, ProviderFactory] = {}
 		self._integrations: dict[str, Integration] = {}
 		self._sources: dict[str, str] = {}
+		self._owners: dict[tuple[Group, str], str] = {}  # who registered each name, for conflicts
 
 	# registration -------------------------------------------------------------------------
 
 	def add_integration(self, integration: Integration, *, id: str) -> None:
-		"""Register an integration under an id (``register_integration`` calls this)."""
-		self._integrations[id] = integration.model_copy(update={"id": id})
+		"""Register an integration under an id (``register_integration`` calls this).
 
-	def _registrars(self, default_id: str | None) -> tuple[ProviderRegistrar, IntegrationRegistrar]:
+		It replaces whatever a plugin registered under that id: the user's choice wins.
+		"""
+		self._integrations[id] = integration.model_copy(update={"id": id})
+		self._owners[("integrations", id)] = "register_integration"
+
+	def _claim(self, group: Group, name: str, source: str) -> bool:
+		"""Whether ``source`` may register ``name``; warns when another plugin has it."""
+		owner = self._owners.get((group, name))
+		if owner is not None and owner != source:
+			if owner != "register_integration":
+				kind = "provider" if group == "providers" else "integration"
+				_conflict(kind, name, owner, source)
+			return False
+		self._owners[(group, name)] = source
+		return True
+
+	def _registrars(
+		self, default_id: str | None, source: str = "a plugin"
+	) -> tuple[ProviderRegistrar, IntegrationRegistrar]:
 		def register_provider(factory: ProviderFactory, *, name: str) -> None:
 			if not callable(factory):
 				raise PluginError(f"provider {name!r}: the factory is not callable", plugin=name)
-			self._providers[name] = factory
+			if self._claim("providers", name, source):
+				self._providers[name] = factory
 
 		def register_integration(
 			integration: Integration | Mapping[str, Any], *, id: str | None = None
@@ -255,18 +300,28 @@ class Plugins:
 			)
 			key = id or spec.id or default_id
 			if not key:
-				raise PluginError("registered an integration without an id", plugin=str(default_id))
-			self.add_integration(spec, id=key)
+				raise PluginError(
+					"registered an integration without an id: pass register(integration, "
+					"id='...'), set Integration(id='...'), or give the module OPENMOLT_ID",
+					plugin=str(default_id or source),
+				)
+			if self._claim("integrations", key, source):
+				self._integrations[key] = spec.model_copy(update={"id": key})
 
 		return register_provider, register_integration
 
 	def _call(
-		self, plugin: object, default_id: str | None, pm: pluggy.PluginManager | None = None
+		self,
+		plugin: object,
+		default_id: str | None,
+		pm: pluggy.PluginManager | None = None,
+		source: str | None = None,
 	) -> None:
 		"""Run one plugin's hooks (only its own) with this instance's registrars."""
 		pm = pm or self._pm
 		others = [p for p in pm.get_plugins() if p is not plugin]
-		provider, integration = self._registrars(default_id)
+		where = source or getattr(plugin, "__name__", None) or type(plugin).__name__
+		provider, integration = self._registrars(default_id, where)
 		pm.subset_hook_caller("register_providers", others)(register=provider)
 		pm.subset_hook_caller("register_integrations", others)(register=integration)
 
@@ -306,7 +361,7 @@ class Plugins:
 		plugin, dist = _load_installed(ep, qualified)
 		self._loaded.add(qualified)
 		self._sources[qualified] = dist
-		self._call(plugin, name, _installed_manager())
+		self._call(plugin, name, _installed_manager(), dist)
 		return True
 
 	# lookup -------------------------------------------------------------------------------
@@ -323,13 +378,14 @@ class Plugins:
 			self._load_entry_point("providers", name)
 		factory = self._providers.get(name)
 		if factory is None:
-			known = sorted({*self._providers, *self._entry_index()["providers"]})
-			raise PluginError(
-				"no such model provider is installed; run: pip install openmolt-providers"
-				+ (f" (installed: {', '.join(known)})" if known else ""),
-				plugin=f"providers:{name}",
-			)
+			known = {*self._providers, *self._entry_index()["providers"]}
+			raise PluginError(missing_provider(name, available=known), plugin=f"providers:{name}")
 		return factory
+
+	def provider_names(self) -> list[str]:
+		"""The provider names that are registered or installed (without loading any)."""
+		self._load_explicit()
+		return sorted({*self._providers, *self._entry_index()["providers"]})
 
 	def integration(self, id: str) -> Integration:
 		"""Return an integration, loading its plugin on first use.
@@ -340,19 +396,31 @@ class Plugins:
 		if id not in self._integrations:
 			self._load_explicit()
 		if id not in self._integrations:
-			self._load_entry_point("integrations", id)
+			loaded = self._load_entry_point("integrations", id)
+			if not loaded and id not in self._integrations:
+				alias = self._alias(id)
+				if alias is not None:
+					return self.integration(alias)
 		spec = self._integrations.get(id)
 		if spec is None:
-			known = sorted({*self._integrations, *self._entry_index()["integrations"]})
-			hint = f"pip install 'openmolt[{extra_for(id)}]'"
-			if id == "fileSystem":
-				hint = 'om.register_integration("fileSystem", OpenMolt.FileSystemIntegration("./data"))'
+			index = self._entry_index()["integrations"]
+			listed = [id] if id in index else []
 			raise PluginError(
-				f"no such integration; register it or run: {hint}"
-				+ (f" (available: {', '.join(known)})" if known else ""),
+				missing_integration(id, available={*self._integrations, *index}, listed=listed),
 				plugin=f"integrations:{id}",
 			)
 		return spec
+
+	def _alias(self, id: str) -> str | None:
+		"""The installed id that ``id`` spells as its extra (``google-drive`` → ``googleDrive``)."""
+		ids = {*self._integrations, *self._entry_index()["integrations"]}
+		same = sorted(i for i in ids if extra_for(i) == id and i != id)
+		return same[0] if same else None
+
+	def integration_ids(self) -> list[str]:
+		"""The integration ids that are registered or installed (without loading any)."""
+		self._load_explicit()
+		return sorted({*self._integrations, *self._entry_index()["integrations"]})
 
 	def installed(self) -> list[PluginInfo]:
 		"""List every plugin entry point installed, without loading any."""

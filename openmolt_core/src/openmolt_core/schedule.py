@@ -47,6 +47,7 @@ __all__ = [
 	"local_zone",
 	"next_run",
 	"parse_schedule",
+	"schedule_zone",
 ]
 
 _DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
@@ -192,6 +193,14 @@ def _zone(name: str | None) -> tzinfo:
 		raise ValueError(
 			f"unknown time zone {name!r}; use an IANA name like 'Europe/Berlin'"
 		) from exc
+
+
+def schedule_zone(spec: IntervalSchedule | DailySchedule | CronSchedule) -> tzinfo:
+	"""The zone a schedule's times are read in: its ``timeZone``, else the machine's zone.
+
+	Intervals have no zone of their own; their times are shown in the machine's zone.
+	"""
+	return _zone(getattr(spec, "time_zone", None))
 
 
 def _instants(naive: datetime, zone: tzinfo, *, repeat: bool) -> list[datetime]:

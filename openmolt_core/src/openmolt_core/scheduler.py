@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import re
+import warnings
 from collections import deque
 from collections.abc import Mapping
 from datetime import datetime
@@ -45,11 +46,41 @@ from openmolt_core.schedule import (
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["RecordStatus", "RunRecord", "Schedule", "Scheduler", "SqliteHistory"]
+__all__ = [
+	"RecordStatus",
+	"RunRecord",
+	"Schedule",
+	"ScheduleWarning",
+	"Scheduler",
+	"SqliteHistory",
+	"warn_unserved",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
 AnySpec = IntervalSchedule | DailySchedule | CronSchedule
+
+
+class ScheduleWarning(UserWarning):
+	"""Schedules were added to an OpenMolt instance that never served them, so none ran."""
+
+
+def warn_unserved(scheduler: Scheduler, *, stacklevel: int = 2) -> None:
+	"""Warn (once) when a scheduler holds schedules but never served them.
+
+	`OpenMolt.aclose` calls this, and so does a finalizer when the instance is collected or the
+	program exits: ``agent.schedule(...)`` alone runs nothing.
+	"""
+	if scheduler._warned or scheduler._served or not scheduler.schedules:
+		return
+	scheduler._warned = True
+	ids = ", ".join(s.id for s in scheduler.schedules)
+	warnings.warn(
+		f"schedule(s) {ids} never ran: the OpenMolt instance was never served; run them inside "
+		"`async with om:` (or `await om.start(task_group)`, or the `openmolt` command)",
+		ScheduleWarning,
+		stacklevel=stacklevel + 1,
+	)
 
 
 class Schedule:
@@ -165,6 +196,8 @@ class Scheduler:
 		self._tg: TaskGroup | None = None
 		self._stop: anyio.Event | None = None
 		self._closed: anyio.Event | None = None
+		self._served = False
+		self._warned = False
 
 	# managing schedules -------------------------------------------------------------------
 
@@ -239,6 +272,7 @@ class Scheduler:
 		if self._tg is not None:
 			raise RuntimeError("the scheduler is already serving")
 		self._stop, self._closed = anyio.Event(), anyio.Event()
+		self._served = True
 		try:
 			async with anyio.create_task_group() as tg:
 				self._tg = tg
@@ -254,6 +288,13 @@ class Scheduler:
 			for schedule in self.schedules:
 				schedule._next = None
 			self._closed.set()
+
+	def expect_serving(self) -> None:
+		"""Say that a caller serves this scheduler (an entered ``async with om:``).
+
+		Its schedules then count as served, even if the block ends before the first run.
+		"""
+		self._served = True
 
 	def stop(self, *, cancel_running: bool = False) -> None:
 		"""Ask `serve` to return: no new runs; runs in flight finish unless ``cancel_running``.
@@ -343,6 +384,7 @@ class Scheduler:
 	async def _fire(
 		self, schedule: Schedule, due: datetime, *, note: str | None = None, wait: bool = False
 	) -> RunRecord:
+		self._served = True  # a schedule that runs (run_now included) is not forgotten
 		agent = schedule.agent
 		if agent in self._busy:
 			return await self._skip(

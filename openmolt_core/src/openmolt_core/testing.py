@@ -28,13 +28,16 @@ from openmolt_core.commands import (
 	UpdatePlan,
 	Wait,
 )
+from openmolt_core.errors import ConfigurationError
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 
 if TYPE_CHECKING:
 	import httpx
 
 __all__ = [
+	"ALLOW_MODEL_REQUESTS",
 	"FakeClock",
+	"ModelRequestsDisallowedError",
 	"ScriptedModel",
 	"ScriptedModelError",
 	"ask_human",
@@ -45,6 +48,19 @@ __all__ = [
 	"update_plan",
 	"wait",
 ]
+
+ALLOW_MODEL_REQUESTS = True
+"""Whether providers of an OpenMolt instance with its own HTTP client may call a real model.
+
+The pytest plugin (`openmolt_core.pytest_plugin`) turns it off for every test, so a test that
+forgot its mock fails at once instead of paying for (and waiting on) a real call. Instances given
+``http_client=`` (a mock) and scripted models are never refused.
+"""
+
+
+class ModelRequestsDisallowedError(ConfigurationError):
+	"""A test was about to send a real model request while `ALLOW_MODEL_REQUESTS` is off."""
+
 
 Reply = str | dict[str, Any] | list[dict[str, Any]] | Callable[[ModelRequest], Any]
 """A scripted reply: raw text, one command, a list of commands, or a (sync or async) function of

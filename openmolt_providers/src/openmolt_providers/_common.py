@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 	import httpx
 	from tenacity import RetryCallState
 
+	from openmolt_providers.settings import ProviderSettings
+
 __all__ = [
-	"DEFAULT_TIMEOUT",
 	"RETRY_STATUSES",
 	"HTTPProvider",
 	"ModelConfigWarning",
@@ -38,8 +39,6 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 _MAX_WAIT = 60.0
 
-DEFAULT_TIMEOUT = 600.0
-"""Seconds a model call may take before it is abandoned (``llm_providers[name]['timeout']``)."""
 _KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
 
@@ -102,16 +101,26 @@ class HTTPProvider:
 	"""Base of the built-in providers: settings, the key, the HTTP call and the warnings.
 
 	Args:
-		settings: The user's ``llm_providers[name]`` dict: ``api_key`` (or ``apiKey``),
-			``base_url``, ``timeout`` (seconds), ``max_retries``, ``headers`` (extra headers).
+		settings: The user's ``llm_providers[name]`` dict; see `openmolt_providers.settings`.
 		http: Returns the shared ``httpx.AsyncClient``.
 		sleep: Waits between retries (tests pass a fake one); defaults to ``anyio.sleep``.
+		name: The instance's name (``ollama`` for ``llm_providers={"ollama": {"provider":
+			"openai", ...}}``): it names errors and the ``OPENMOLT_<NAME>_API_KEY`` and
+			``OPENMOLT_<NAME>_BASE_URL`` variables. Default: the vendor's name.
+
+	Raises:
+		ConfigurationError: A setting is unknown or wrong; the message names it.
 	"""
 
 	name = ""
+	"""The instance's name (the model-id prefix); the vendor's name unless named otherwise."""
+	vendor = ""
+	"""The plugin's own name (``openai``): prices and vendor rules follow it."""
 	env_var = ""
+	"""The variable the API key is read from when the settings have none."""
 	default_base_url = ""
-	key_required = True
+	settings_model: type[ProviderSettings] | None = None
+	"""The settings this provider accepts (`openmolt_providers.settings`; default: the common ones)."""
 	context_windows: tuple[tuple[str, int], ...] = ()
 	"""Context window (tokens) by model-name prefix, the most specific first (vendor docs)."""
 
@@ -121,9 +130,8 @@ class HTTPProvider:
 		``llm_providers[name]['context_window']`` wins when set (a local model); else the
 		vendor's figure for the model family.
 		"""
-		setting = self.settings.get("context_window", self.settings.get("contextWindow"))
-		if setting:
-			return int(setting)
+		if self.options.context_window:
+			return self.options.context_window
 		for prefix, size in self.context_windows:
 			if model.startswith(prefix):
 				return size
@@ -135,25 +143,30 @@ class HTTPProvider:
 		http: Callable[[], httpx.AsyncClient],
 		*,
 		sleep: Callable[[float], Awaitable[None]] | None = None,
+		name: str | None = None,
 	) -> None:
-		self.settings = dict(settings)
+		self.vendor = type(self).name
+		self.name = name or self.vendor
+		prefix = "OPENMOLT_" + re.sub(r"[^A-Za-z0-9]+", "_", self.name).upper()
+		self.env_var = f"{prefix}_API_KEY"
+		from openmolt_providers.settings import ProviderSettings, parse_settings
+
+		model = self.settings_model or ProviderSettings
+		self.options = parse_settings(model, settings, name=self.name)
 		self._http = http
 		self._sleep = sleep
-		self.base_url = str(
-			settings.get("base_url") or settings.get("baseUrl") or self.default_base_url
-		).rstrip("/")
+		base = self.options.base_url or os.environ.get(f"{prefix}_BASE_URL")
+		self.base_url = str(base or self.default_base_url).rstrip("/")
+		self.official = self.base_url == self.default_base_url.rstrip("/")
+		"""Whether calls go to the vendor's own API (only then is a key always required)."""
 		# A model call without streaming can think for minutes: the shared client's 60 s read
 		# timeout would cut it off and a retry would pay for it again.
-		timeout = settings.get("timeout", DEFAULT_TIMEOUT)
-		self.timeout: float | None = float(timeout) if timeout is not None else None
-		retries = settings.get("max_retries", settings.get("maxRetries", 3))
-		if not isinstance(retries, int) or retries < 0:
-			raise ConfigurationError(
-				f"llm_providers[{self.name!r}]['max_retries'] must be a whole number >= 0, got {retries!r}"
-			)
-		self.max_retries = retries
-		self.extra_headers = {str(k): str(v) for k, v in (settings.get("headers") or {}).items()}
-		self._key: str | None = settings.get("api_key") or settings.get("apiKey") or None
+		self.timeout: float | None = self.options.timeout
+		self.max_retries = self.options.max_retries
+		self.extra_headers = dict(self.options.headers)
+		key = self.options.api_key
+		self._key: str | None = key.get_secret_value() if key is not None else None
+		self._key = self._key or None
 		self._headers: dict[str, str] | None = None
 		self._prepared_headers: httpx.Headers | None = None
 		self._timeout_ext: dict[str, float | None] | None = None
@@ -162,6 +175,24 @@ class HTTPProvider:
 
 		self.schemas = SchemaCache()  # reply schemas converted to this API's dialect, once each
 		self._warned: set[tuple[str, str]] = set()
+
+	def price(self, model: str) -> tuple[float, float, float, float | None] | None:
+		"""The list price of a model at this vendor, in USD per million tokens.
+
+		Returns:
+			``(input, cached input, output, cache write)``, or None when it is unknown or the
+			calls go to another server than the vendor's (a local model costs nothing known).
+		"""
+		if not self.official:
+			return None
+		from openmolt_providers._prices import price_for
+
+		return price_for(self.vendor, model)
+
+	@property
+	def key_required(self) -> bool:
+		"""Whether a call needs an API key: at the vendor's own API; a local server needs none."""
+		return self.official
 
 	# the key and headers ------------------------------------------------------------------
 

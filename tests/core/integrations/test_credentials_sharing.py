@@ -8,7 +8,7 @@ import anyio.lowlevel
 import httpx
 import pytest
 
-from openmolt import OpenMolt
+from openmolt import ConfigurationError, OpenMolt
 from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
 from openmolt_core.integrations.credentials import make_auth
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
@@ -46,16 +46,18 @@ def test_secrets_never_raise_on_an_unconfigured_credential(cred: Credential) -> 
 	assert auth.secrets() == set()  # type: ignore[union-attr]
 
 
-async def test_an_unconfigured_basic_credential_does_not_break_a_run_without_tools() -> None:
-	"""A run whose agent has an unconfigured basic credential still finishes."""
+async def test_an_unconfigured_basic_credential_is_refused_before_the_first_model_call() -> None:
+	"""Creating the agent works; its run names the missing key and never calls the model."""
 	om = OpenMolt(entry_points=False)
 	cred = Credential(type="basic", username="{{ config.user }}", password="{{ config.password }}")
 	om.register_integration("svc", spec(cred))
-	agent = om.create_agent(
-		name="B", model=ScriptedModel([finish(result="ok")]), integrations=["svc"]
-	)
-	result = await agent.run("x")
-	assert result.status == "success" and result.output == {"result": "ok"}
+	model = ScriptedModel([finish(result="ok")])
+	agent = om.create_agent(name="B", model=model, integrations=["svc"])
+	with pytest.raises(
+		ConfigurationError, match="svc needs config 'user' for its basic credential"
+	):
+		await agent.run("x")
+	assert model.calls == 0
 	await om.aclose()
 
 

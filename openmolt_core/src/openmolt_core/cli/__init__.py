@@ -1,52 +1,89 @@
 """The ``openmolt`` command: run an agent file once or on its schedules, and inspect plugins.
 
 ```
-openmolt agent.json [--input TEXT|JSON] [--json] [--dry-run] [--verbose] [--once]
-                    [--env-file PATH] [--on-stop finish|cancel] [--approvals ask|approve|deny]
-openmolt agent.py ...                 a Python file defining `agent` (see docs/cli.md)
+openmolt run FILE [--input TEXT|JSON] [--json] [--dry-run] [--verbose] [--once]
+                  [--env-file PATH] [--on-stop finish|cancel] [--approvals ask|approve|deny]
+openmolt FILE ...                     the same as `openmolt run FILE ...`
+openmolt schedules FILE [-n N]        the next fire times of the file's schedules
 openmolt plugins [--json]             installed providers and integrations, with versions
-openmolt tools INTEGRATION [--json]   an integration's tools, scopes and input schemas
+openmolt tools [INTEGRATION] [--json] every integration, or one's tools, scopes and schemas
 openmolt schema                       the JSON Schema of agent files
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
 openmolt ui [AGENT_FILE ...]          the live run viewer on 127.0.0.1 (needs openmolt[ui])
+openmolt --version
 ```
 
 Every run is recorded in the run store ``openmolt ui`` shows (see `openmolt_core.cli._ui`);
 ``--ui`` runs the agent with the viewer, whose page answers its questions.
 
-Results go to stdout as JSON; progress goes to stderr (JSON lines with ``--json``). Exit codes:
-0 success, 1 the run did not succeed, 2 a usage or configuration error, 130 interrupted.
+Subcommands always win over a file of the same name (``openmolt run tools`` runs a file named
+``tools``). Results go to stdout as JSON; progress goes to stderr (JSON lines with ``--json``).
+Exit codes: see `openmolt_core.cli._exit.ExitCode`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
-from pathlib import Path
 
 import anyio
 
 from openmolt_core.cli._approve import approve_on_terminal
+from openmolt_core.cli._exit import EXIT_CODES, ExitCode
 from openmolt_core.cli._progress import Progress, ask_on_terminal
 from openmolt_core.errors import OpenMoltError
 
-__all__ = ["approve_on_terminal", "ask_on_terminal", "main"]
+__all__ = ["ExitCode", "approve_on_terminal", "ask_on_terminal", "main"]
 
-_COMMANDS = ("plugins", "tools", "schema")
+_SUMMARY = {
+	"run": "run an agent file (agent.json or agent.py) once, or serve its schedules",
+	"schedules": "list the next fire times of an agent file's schedules",
+	"plugins": "list the installed providers and integrations, with versions",
+	"tools": "list every integration, or one integration's tools, scopes and input schemas",
+	"schema": "print the JSON Schema of agent files (for editors)",
+	"eval": "score an agent file's agent on a dataset (--min-score for CI)",
+	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
+	"mcp": "serve an agent file's agent as an MCP server over stdio",
+	"import-openapi": "write an integration module from an OpenAPI document",
+}
 
 
-def _run_parser() -> argparse.ArgumentParser:
+def _version() -> str:
+	from openmolt_core import __version__
+
+	return f"openmolt {__version__} (Python {sys.version.split()[0]})"
+
+
+def _overview() -> str:
+	width = max(len(name) for name in _SUMMARY)
+	lines = [
+		"usage: openmolt <command> [options]     or: openmolt FILE [options]",
+		"",
+		"Run OpenMolt agents and look at what is installed.",
+		"",
+		"commands:",
+		*(f"  {name.ljust(width)}  {text}" for name, text in _SUMMARY.items()),
+		"",
+		"`openmolt FILE` is short for `openmolt run FILE`; `openmolt <command> --help` shows the",
+		"command's options; `openmolt --version` prints the version.",
+		"",
+		"exit codes:",
+		*(f"  {int(code):>3}  {text}" for code, text in EXIT_CODES.items()),
+	]
+	return "\n".join(lines) + "\n"
+
+
+def _run_parser(prog: str) -> argparse.ArgumentParser:
 	parser = argparse.ArgumentParser(
-		prog="openmolt",
+		prog=prog,
 		description="Run an OpenMolt agent file once, or on its schedules.",
-		epilog="Other commands: openmolt plugins | openmolt tools INTEGRATION | openmolt schema. "
-		"Exit codes: 0 success, 1 the run did not succeed, 2 usage or configuration error, "
-		"130 interrupted.",
+		epilog="Exit codes: see `openmolt --help`.",
 	)
 	parser.add_argument("file", help="the agent file: agent.json or agent.py")
 	parser.add_argument("--input", help="the run's input: JSON if it parses, else the text")
@@ -75,32 +112,20 @@ def _run_parser() -> argparse.ArgumentParser:
 	return parser
 
 
-def _command(args: list[str]) -> int:
-	from openmolt_core.cli._info import list_plugins, list_tools, print_schema
-	from openmolt_core.openmolt import OpenMolt
-
-	parser = argparse.ArgumentParser(prog=f"openmolt {args[0]}")
-	if args[0] == "tools":
-		parser.add_argument("integration", help="the integration id, e.g. notion")
-	if args[0] != "schema":
-		parser.add_argument("--json", action="store_true", help="print JSON")
-	ns = parser.parse_args(args[1:])
-	if args[0] == "schema":
-		print_schema(sys.stdout)
-	elif args[0] == "plugins":
-		list_plugins(OpenMolt(), sys.stdout, as_json=ns.json)
-	else:
-		list_tools(OpenMolt(), ns.integration, sys.stdout, as_json=ns.json)
-	return 0
+def _run_command(args: list[str], prog: str) -> int:
+	ns = _run_parser(prog).parse_args(args)
+	return anyio.run(_run, ns)
 
 
 async def _run(ns: argparse.Namespace) -> int:
 	from openmolt_core.cli._info import dry_run
-	from openmolt_core.cli._run import load, parse_input, run_once, serve
+	from openmolt_core.cli._run import check_ready, load, parse_input, run_once, serve
 	from openmolt_core.cli._ui import record_runs, run_with_ui
 
-	progress = Progress.for_terminal(json_events=ns.json)
-	loaded = load(ns.file, env_file=ns.env_file, verbose=ns.verbose, need_key=not ns.dry_run)
+	# --verbose shows each event once, as a progress line; the instance's own logging stays off,
+	# or every step would be printed twice.
+	progress = Progress.for_terminal(json_events=ns.json, verbose=ns.verbose)
+	loaded = load(ns.file, env_file=ns.env_file, verbose=False)
 	from openmolt_core.cli._approve import install
 
 	install(loaded.agent, ns.approvals or "ask", explicit=ns.approvals is not None)
@@ -109,9 +134,11 @@ async def _run(ns: argparse.Namespace) -> int:
 			progress.line(report.line())
 	input = parse_input(ns.input, loaded.input)
 	if ns.dry_run:
+		for problem in check_ready(loaded, strict=False):
+			progress.line(f"warning: {problem}")
 		dry_run(loaded.agent, loaded.model_id, input, sys.stdout, as_json=ns.json)
-		return 0
-	loaded.agent.provider()  # a provider missing its key or settings fails here, before any run
+		return ExitCode.SUCCESS
+	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
 	record_runs(loaded.om)
 	if (loaded.schedules or loaded.om.schedules) and not ns.once:
 		if ns.ui:
@@ -124,6 +151,101 @@ async def _run(ns: argparse.Namespace) -> int:
 	return await run_once(loaded, input, progress)
 
 
+def _schedules_command(args: list[str]) -> int:
+	from openmolt_core.cli._schedules import list_schedules
+
+	parser = argparse.ArgumentParser(
+		prog="openmolt schedules",
+		description="List the next fire times of each schedule of an agent file, in the "
+		"schedule's own time zone. Calls no model and needs no key.",
+	)
+	parser.add_argument("file", help="the agent file: agent.json or agent.py")
+	parser.add_argument(
+		"-n", "--count", type=int, default=5, help="fire times per schedule (default: 5)"
+	)
+	parser.add_argument("--json", action="store_true", help="print JSON")
+	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
+	ns = parser.parse_args(args)
+	if ns.count < 1:
+		parser.error("--count must be at least 1")
+	return list_schedules(ns.file, count=ns.count, as_json=ns.json, env_file=ns.env_file)
+
+
+def _info_command(name: str, args: list[str]) -> int:
+	from openmolt_core.cli._info import list_integrations, list_plugins, list_tools, print_schema
+	from openmolt_core.openmolt import OpenMolt
+
+	parser = argparse.ArgumentParser(prog=f"openmolt {name}", description=_SUMMARY[name] + ".")
+	if name == "tools":
+		parser.add_argument(
+			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"
+		)
+	if name != "schema":
+		parser.add_argument("--json", action="store_true", help="print JSON")
+	ns = parser.parse_args(args)
+	if name == "schema":
+		print_schema(sys.stdout, OpenMolt())
+	elif name == "plugins":
+		list_plugins(OpenMolt(), sys.stdout, as_json=ns.json)
+	elif ns.integration is None:
+		list_integrations(OpenMolt(), sys.stdout, as_json=ns.json)
+	else:
+		list_tools(OpenMolt(), ns.integration, sys.stdout, as_json=ns.json)
+	return ExitCode.SUCCESS
+
+
+def _ui_command(args: list[str]) -> int:
+	from openmolt_core.cli import _ui
+
+	return _ui.main(args)
+
+
+def _eval_command(args: list[str]) -> int:
+	from openmolt_core.cli import _eval
+
+	return _eval.main(args)
+
+
+def _ecosystem_command(args: list[str]) -> int:
+	from openmolt_core.cli import _ecosystem
+
+	return _ecosystem.main(args)
+
+
+def _dispatch(args: list[str]) -> int:
+	if not args or args[0] in ("-h", "--help", "help"):
+		sys.stdout.write(_overview())
+		return ExitCode.SUCCESS
+	if args[0] in ("--version", "-V"):
+		sys.stdout.write(_version() + "\n")
+		return ExitCode.SUCCESS
+	name, rest = args[0], args[1:]
+	commands: dict[str, Callable[[], int]] = {
+		"run": lambda: _run_command(rest, "openmolt run"),
+		"schedules": lambda: _schedules_command(rest),
+		"plugins": lambda: _info_command("plugins", rest),
+		"tools": lambda: _info_command("tools", rest),
+		"schema": lambda: _info_command("schema", rest),
+		"eval": lambda: _eval_command(args),
+		"ui": lambda: _ui_command(rest),
+		"mcp": lambda: _ecosystem_command(args),
+		"import-openapi": lambda: _ecosystem_command(args),
+	}
+	if name in commands:
+		return commands[name]()
+	return _run_command(args, "openmolt")
+
+
+def _close_stdout() -> None:
+	# The reader went away: point stdout at /dev/null so the interpreter's final flush does not
+	# fail again (https://docs.python.org/3/library/signal.html#note-on-sigpipe).
+	try:
+		devnull = os.open(os.devnull, os.O_WRONLY)
+		os.dup2(devnull, sys.stdout.fileno())
+	except (OSError, ValueError):
+		pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
 	"""Run the ``openmolt`` command.
 
@@ -131,33 +253,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 		argv: The arguments (default: ``sys.argv[1:]``).
 
 	Returns:
-		The exit code.
+		The exit code (see `ExitCode`).
 	"""
 	args = list(sys.argv[1:] if argv is None else argv)
 	try:
-		if args and args[0] in _COMMANDS and not Path(args[0]).exists():
-			return _command(args)
-		if args and args[0] == "eval" and not Path(args[0]).exists():
-			from openmolt_core.cli import _eval
-
-			return _eval.main(args)
-		if args and args[0] == "ui" and not Path(args[0]).exists():
-			from openmolt_core.cli import _ui
-
-			return _ui.main(args[1:])
-		if args and args[0] in ("mcp", "import-openapi") and not Path(args[0]).exists():
-			from openmolt_core.cli import _ecosystem
-
-			return _ecosystem.main(args)
-		ns = _run_parser().parse_args(args)
-		return anyio.run(_run, ns)
+		code = _dispatch(args)
+		sys.stdout.flush()
+		return int(code)
+	except BrokenPipeError:
+		_close_stdout()
+		return ExitCode.PIPE_CLOSED
 	except OpenMoltError as exc:
 		for line in str(exc).splitlines() or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
-		return 2
+		return ExitCode.USAGE
 	except KeyboardInterrupt:
 		print("openmolt: interrupted", file=sys.stderr)
-		return 130
+		return ExitCode.INTERRUPTED
 	except Exception as exc:
 		if "--verbose" in args or "-v" in args:
 			traceback.print_exc()
@@ -165,4 +277,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 			f"openmolt: unexpected error: {type(exc).__name__}: {exc} (--verbose shows the traceback)",
 			file=sys.stderr,
 		)
-		return 1
+		return ExitCode.INTERNAL

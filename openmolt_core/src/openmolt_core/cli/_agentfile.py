@@ -21,13 +21,27 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+	AliasChoices,
+	BaseModel,
+	ConfigDict,
+	Field,
+	ValidationError,
+	field_validator,
+)
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
 from openmolt_core.schedule import ScheduleSpec
 
-__all__ = ["AgentFile", "AgentFileError", "PythonAgent", "load_json_file", "load_python_file"]
+__all__ = [
+	"AgentFile",
+	"AgentFileError",
+	"PythonAgent",
+	"call_factory",
+	"load_json_file",
+	"load_python_file",
+]
 
 
 class AgentFileError(ConfigurationError):
@@ -130,6 +144,15 @@ class AgentFile(_Model):
 	schedules: list[ScheduleSpec] = Field(
 		default_factory=list, description="Run on these schedules instead of once."
 	)
+
+	@field_validator("output_schema")
+	@classmethod
+	def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+		from openmolt_core._schemacheck import check_schema
+
+		if value is not None and (problems := check_schema(value)):
+			raise ValueError("not a valid JSON Schema: " + "; ".join(problems))
+		return value
 
 
 # positions in the JSON text ---------------------------------------------------------------
@@ -303,6 +326,10 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			inside = f" in {parent!r}" if parent else ""
 			problems.append((where(norm[:-1]), f"missing required key {raw[-1]!r}{inside}"))
 			continue
+		if kind == "value_error":  # our own validators say what was wrong
+			message = error["msg"].removeprefix("Value error, ")
+			problems.append((where(norm), f"{_dotted(raw) or 'the file'}: {message}"))
+			continue
 		got = error.get("input")
 		shown = (
 			json.dumps(got)
@@ -346,12 +373,41 @@ def load_json_file(path: Path) -> AgentFile:
 			f"{path}:1: an agent file holds one JSON object, not {type(data).__name__}"
 		)
 	try:
-		return AgentFile.model_validate(data)
+		# Strict: JSON has its own types, so "yes" is no boolean and "10" no number.
+		return AgentFile.model_validate(data, strict=True)
 	except ValidationError as exc:
 		raise AgentFileError(_format_errors(exc, data, text, str(path))) from exc
 
 
 # Python files -----------------------------------------------------------------------------
+
+
+def _located(path: Path, exc: BaseException) -> str:
+	"""``file:line: Error: message``, the line being the file's last frame in the traceback."""
+	line = next(
+		(
+			f.lineno
+			for f in reversed(traceback.extract_tb(exc.__traceback__))
+			if Path(f.filename) == path.resolve() or f.filename == str(path)
+		),
+		None,
+	)
+	where = f"{path}:{line}" if line else str(path)
+	if isinstance(exc, ConfigurationError | PluginError):
+		return f"{where}: {exc}"
+	return f"{where}: {type(exc).__name__}: {exc}"
+
+
+def call_factory(factory: Any, om: Any, path: Path) -> Any:
+	"""Call an agent file's ``agent(om)`` factory; an error names the file and its line.
+
+	Raises:
+		AgentFileError: The factory raised.
+	"""
+	try:
+		return factory(om)
+	except Exception as exc:
+		raise AgentFileError(_located(path, exc)) from exc
 
 
 class PythonAgent:
@@ -381,16 +437,7 @@ def load_python_file(path: Path) -> PythonAgent:
 	try:
 		spec.loader.exec_module(module)
 	except Exception as exc:
-		line = next(
-			(
-				f.lineno
-				for f in reversed(traceback.extract_tb(exc.__traceback__))
-				if Path(f.filename) == path.resolve() or f.filename == str(path)
-			),
-			None,
-		)
-		where = f"{path}:{line}" if line else str(path)
-		raise AgentFileError(f"{where}: {type(exc).__name__}: {exc}") from exc
+		raise AgentFileError(_located(path, exc)) from exc
 	if not hasattr(module, "agent"):
 		raise AgentFileError(
 			f"{path}: defines no 'agent'; add `agent = om.create_agent(...)` or "

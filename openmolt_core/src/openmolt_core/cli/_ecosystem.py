@@ -54,7 +54,7 @@ def extension(name: str, *, needed_for: str) -> Any:
 def _mcp(args: Sequence[str]) -> int:
 	import anyio
 
-	from openmolt_core.cli._run import load
+	from openmolt_core.cli._run import check_ready, load
 
 	parser = argparse.ArgumentParser(
 		prog="openmolt mcp",
@@ -65,8 +65,8 @@ def _mcp(args: Sequence[str]) -> int:
 	parser.add_argument("--verbose", "-v", action="store_true", help="log steps to stderr")
 	ns = parser.parse_args(args)
 	plugin = extension("mcp", needed_for="openmolt mcp")
-	loaded = load(ns.file, env_file=ns.env_file, verbose=ns.verbose, need_key=True)
-	loaded.agent.provider()  # a provider missing its key fails now, not at the first call
+	loaded = load(ns.file, env_file=ns.env_file, verbose=ns.verbose)
+	check_ready(loaded, strict=True)  # a missing key fails now, not at the first call
 	anyio.run(plugin.serve_stdio, loaded.agent)
 	return 0
 

@@ -40,11 +40,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _main(ns: argparse.Namespace) -> int:
-	from openmolt_core.cli._run import load
+	from openmolt_core.cli._run import check_ready, load
 	from openmolt_core.evals import Dataset, evaluate
 
 	dataset = Dataset.load(ns.dataset)
-	loaded = load(ns.file, env_file=ns.env_file, verbose=False, need_key=True)
+	loaded = load(ns.file, env_file=ns.env_file, verbose=False)
+	check_ready(loaded, strict=True)  # a missing key fails before the first case runs
 	async with loaded.om:
 		report = await evaluate(loaded.agent, dataset, concurrency=ns.concurrency)
 	data = report.to_dict()

@@ -6,40 +6,106 @@ import json
 from typing import IO, TYPE_CHECKING, Any
 
 from openmolt_core.cli._agentfile import AgentFile
+from openmolt_core.errors import OpenMoltError
 from openmolt_core.result import RunState
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.openmolt import OpenMolt
 
-__all__ = ["PRICES", "dry_run", "list_plugins", "list_tools", "print_schema"]
-
-PRICES: dict[str, tuple[float, float]] = {
-	"openai:gpt-5": (1.25, 10.0),
-	"openai:gpt-5-mini": (0.25, 2.0),
-	"openai:gpt-5-nano": (0.05, 0.4),
-	"openai:gpt-4.1": (2.0, 8.0),
-	"openai:gpt-4.1-mini": (0.4, 1.6),
-	"openai:gpt-4o": (2.5, 10.0),
-	"openai:gpt-4o-mini": (0.15, 0.6),
-	"anthropic:claude-opus-4-1": (15.0, 75.0),
-	"anthropic:claude-sonnet-4-5": (3.0, 15.0),
-	"anthropic:claude-haiku-4-5": (1.0, 5.0),
-	"google:gemini-2.5-pro": (1.25, 10.0),
-	"google:gemini-2.5-flash": (0.3, 2.5),
-	"google:gemini-2.5-flash-lite": (0.1, 0.4),
-}
-"""List prices in US dollars per million (input, output) tokens, for ``--dry-run`` estimates only."""
+__all__ = [
+	"ASSUMED_OUTPUT_TOKENS",
+	"agent_file_schema",
+	"dry_run",
+	"estimate",
+	"list_integrations",
+	"list_plugins",
+	"list_tools",
+	"print_schema",
+]
 
 ASSUMED_OUTPUT_TOKENS = 500
 """Output tokens assumed for one step in the dry-run estimate."""
 
 
-def print_schema(out: IO[str]) -> None:
+_SNAKE_NAMES = {"model_settings": "model_config"}  # the field's Python name is not the key
+
+
+def _both_spellings(camel: dict[str, Any], snake: dict[str, Any]) -> None:
+	"""Add each object's snake_case keys to the camelCase schema: the loader accepts both."""
+	props, other = camel.get("properties"), snake.get("properties")
+	if isinstance(props, dict) and isinstance(other, dict):
+		for name, (field, snake_sub) in zip(list(props), list(other.items()), strict=True):
+			snake_name: str = _SNAKE_NAMES.get(str(field)) or str(field)
+			if snake_name != name and not snake_name.endswith("_"):
+				props[snake_name] = snake_sub
+				if name in camel.get("required", []):
+					raise AssertionError(
+						f"required key {name!r} has two spellings"
+					)  # pragma: no cover
+	for key in ("$defs",):
+		for name, sub in camel.get(key, {}).items():
+			_both_spellings(sub, snake[key][name])
+
+
+def _provider_settings(om: OpenMolt) -> dict[str, Any]:
+	"""The settings keys of the installed providers that declare them, for editor completion."""
+	from pydantic import BaseModel
+
+	props: dict[str, Any] = {
+		"provider": {
+			"type": "string",
+			"description": "For a named instance: the provider plugin it is an instance of "
+			"(e.g. 'openai' for an 'ollama' entry).",
+		}
+	}
+	for name in om.plugins.provider_names():
+		try:
+			factory = om.plugins.provider(name)
+		except OpenMoltError:
+			continue
+		model = getattr(factory, "settings_model", None)
+		if not (isinstance(model, type) and issubclass(model, BaseModel)):
+			continue
+		for by_alias in (True, False):
+			schema = model.model_json_schema(by_alias=by_alias)
+			for key, sub in schema.get("properties", {}).items():
+				entry = props.setdefault(key, {k: v for k, v in sub.items() if k != "title"})
+				entry.setdefault("x-providers", [])
+				if name not in entry["x-providers"]:
+					entry["x-providers"].append(name)
+	for entry in props.values():
+		if "x-providers" in entry:
+			entry["description"] = (
+				f"{entry.get('description', '')} (providers: {', '.join(entry.pop('x-providers'))})"
+			).strip()
+	return {
+		"type": "object",
+		"description": "Settings per provider or named instance, e.g. {'openai': {'apiKey': "
+		"'...'}} or {'ollama': {'provider': 'openai', 'baseUrl': 'http://localhost:11434/v1', "
+		"'apiMode': 'chat'}}.",
+		"additionalProperties": {
+			"type": "object",
+			"properties": dict(sorted(props.items())),
+			"additionalProperties": True,
+		},
+	}
+
+
+def agent_file_schema(om: OpenMolt) -> dict[str, Any]:
+	"""The JSON Schema of agent files: camelCase and snake_case keys, provider settings."""
+	camel = AgentFile.model_json_schema(by_alias=True)
+	snake = AgentFile.model_json_schema(by_alias=False)
+	_both_spellings(camel, snake)
+	providers = _provider_settings(om)
+	for key in ("llmProviders", "llm_providers"):
+		camel["properties"][key] = providers
+	return {"$schema": "https://json-schema.org/draft/2020-12/schema", **camel}
+
+
+def print_schema(out: IO[str], om: OpenMolt) -> None:
 	"""Print the JSON Schema of agent files."""
-	schema = AgentFile.model_json_schema(by_alias=True)
-	schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-	out.write(json.dumps(schema, indent=2) + "\n")
+	out.write(json.dumps(agent_file_schema(om), indent=2) + "\n")
 
 
 def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
@@ -62,6 +128,39 @@ def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 			out.write(f"  {p.name.ljust(width)}  {p.distribution} {p.version}\n")
 
 
+def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
+	"""Print every integration that is installed or registered: id, name, tools, distribution.
+
+	Each plugin is loaded to read its integration; one that fails to load is listed with why.
+	"""
+	rows: list[dict[str, Any]] = []
+	sources = {p.name: p for p in om.plugins.installed() if p.group == "integrations"}
+	for iid in om.plugins.integration_ids():
+		info = sources.get(iid)
+		row: dict[str, Any] = {
+			"integration": iid,
+			"distribution": info.distribution if info else "",
+			"version": info.version if info else "",
+		}
+		try:
+			spec = om.plugins.integration(iid)
+		except OpenMoltError as exc:
+			row.update(name=None, tools=None, error=str(exc))
+		else:
+			row.update(name=spec.name, tools=len(spec.tools), scopes=sorted(spec.scopes))
+		rows.append(row)
+	if as_json:
+		out.write(json.dumps(rows, indent=2) + "\n")
+		return
+	width = max((len(r["integration"]) for r in rows), default=0)
+	for r in rows:
+		what = f"{r['name']}, {r['tools']} tools" if r["tools"] is not None else r["error"]
+		out.write(
+			f"  {r['integration'].ljust(width)}  {what}  ({r['distribution']} {r['version']})\n"
+		)
+	out.write(f"\n{len(rows)} integrations; `openmolt tools ID` lists one's tools.\n")
+
+
 def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool) -> None:
 	"""Print an integration's scopes and tools with their scopes and input schemas.
 
@@ -69,6 +168,7 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 		PluginError: The integration is not installed.
 	"""
 	spec = om.plugins.integration(integration_id)
+	integration_id = spec.id or integration_id  # the extra's spelling names the same one
 	tools = [
 		{
 			"tool": f"{integration_id}.{t.handle}",
@@ -98,16 +198,35 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 		out.write("    input: " + schema.replace("\n", "\n    ") + "\n")
 
 
-def estimate(model_id: str, tokens: int) -> tuple[float | None, str]:
-	"""The cost of one step: the prompt's tokens in, `ASSUMED_OUTPUT_TOKENS` out."""
-	price = PRICES.get(model_id)
+def estimate(
+	price: tuple[float, float, float, float | None] | None, model_id: str, tokens: int
+) -> tuple[float | None, str]:
+	"""The cost of one step: the prompt's tokens in, `ASSUMED_OUTPUT_TOKENS` out.
+
+	Args:
+		price: The provider's list price of the model (USD per million tokens: input, cached
+			input, output, cache write), or None when unknown.
+		model_id: The model id, for the text.
+		tokens: The estimated input tokens.
+	"""
 	if price is None:
 		return None, f"price of {model_id} unknown: only tokens are estimated"
-	cost = tokens * price[0] / 1e6 + ASSUMED_OUTPUT_TOKENS * price[1] / 1e6
+	inp, _, outp, _ = price
+	cost = tokens * inp / 1e6 + ASSUMED_OUTPUT_TOKENS * outp / 1e6
 	return cost, (
-		f"≈ ${cost:.4f} for one step with {model_id} ({tokens} input tokens at ${price[0]:g}/M, "
-		f"{ASSUMED_OUTPUT_TOKENS} output tokens assumed at ${price[1]:g}/M; list prices, no cache)"
+		f"≈ ${cost:.4f} for one step with {model_id} ({tokens} input tokens at ${inp:g}/M, "
+		f"{ASSUMED_OUTPUT_TOKENS} output tokens assumed at ${outp:g}/M; list prices, no cache)"
 	)
+
+
+def _price(agent: Agent) -> tuple[float, float, float, float | None] | None:
+	# The provider's own price table is the one source; a provider without one has no price.
+	try:
+		provider = agent.provider()
+	except OpenMoltError:
+		return None
+	price = getattr(provider, "price", None)
+	return price(agent.model) if callable(price) else None
 
 
 def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: bool) -> None:
@@ -124,7 +243,7 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	first = agent.first_message(input, RunState())
 	chars = len(system) + len(first)
 	tokens = (chars + 3) // 4
-	cost, cost_text = estimate(model_id, tokens)
+	cost, cost_text = estimate(_price(agent), model_id, tokens)
 	tools = [
 		{"tool": t.handle, "description": t.tool.description}
 		for t in agent._tools.values()

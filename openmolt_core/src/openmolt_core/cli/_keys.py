@@ -15,7 +15,6 @@ from typing import Any
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
-	"KEYED_PROVIDERS",
 	"KeyReport",
 	"apply_dotenv",
 	"default_dotenv",
@@ -24,9 +23,6 @@ __all__ = [
 	"resolve_keys",
 	"snapshot_environ",
 ]
-
-KEYED_PROVIDERS = frozenset({"openai", "anthropic", "google"})
-"""Providers that cannot work without an API key (third-party ones say so themselves)."""
 
 _LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}

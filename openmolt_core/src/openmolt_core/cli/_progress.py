@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, Literal
 
@@ -41,27 +43,63 @@ def to_json(value: Any) -> Any:
 	return value
 
 
+# Commands that report their end with an event: the step's commands are done when all have.
+_REPORTED = {
+	"callTool": "tool:response",
+	"updatePlan": "planUpdate",
+	"updateMemory": "memoryUpdate",
+	"requestHumanInput": "humanInput",
+}
+
+
+@dataclass
+class _Run:
+	"""What the spinner shows about one agent's run: step k of N, time, tokens, cost so far."""
+
+	max_steps: int
+	started: float = field(default_factory=time.monotonic)
+	step: int = 1  # the step in progress
+	tokens: int = 0
+	cost: float | None = None
+	pending: int = 0
+	activity: str = "asking the model"
+
+	def header(self, agent: str) -> str:
+		of = f"/{self.max_steps}" if self.max_steps else ""
+		parts = [f"{agent} step {self.step}{of}", f"{time.monotonic() - self.started:.1f} s"]
+		if self.tokens:
+			parts.append(f"{self.tokens:,} tokens")
+		if self.cost is not None:
+			parts.append(f"${self.cost:.4f}")
+		return " · ".join(parts)
+
+
 class Progress:
 	"""Reports what agents do.
 
 	Args:
 		mode: ``spinner`` (a terminal), ``plain`` or ``json``.
 		stream: Where to write (stderr).
+		verbose: Also keep a line for each event (model replies, commands, tool calls).
 	"""
 
-	def __init__(self, mode: Mode, stream: IO[str] | None = None) -> None:
+	def __init__(self, mode: Mode, stream: IO[str] | None = None, *, verbose: bool = False) -> None:
 		self.mode = mode
 		self.stream = stream or sys.stderr
+		self.verbose = verbose
 		self._status = ""
 		self._frame = 0
 		self._shown = False
+		self._runs: dict[str, _Run] = {}
+		self._max_steps: dict[str, int] = {}
+		self._live: tuple[str, _Run] | None = None  # the run the spinner follows
 
 	@classmethod
-	def for_terminal(cls, *, json_events: bool) -> Progress:
+	def for_terminal(cls, *, json_events: bool, verbose: bool = False) -> Progress:
 		"""JSON lines when asked, a spinner when stderr is a terminal, else plain lines."""
 		if json_events:
-			return cls("json")
-		return cls("spinner" if sys.stderr.isatty() else "plain")
+			return cls("json", verbose=verbose)
+		return cls("spinner" if sys.stderr.isatty() else "plain", verbose=verbose)
 
 	# output -------------------------------------------------------------------------------
 
@@ -86,26 +124,35 @@ class Progress:
 
 	def status(self, text: str) -> None:
 		"""What is happening now: the spinner's text, or a plain line."""
+		self._live = None
 		if self.mode == "plain":
 			self.line(text)
 			return
 		self._status = text
 		self._draw()
 
+	def _text(self) -> str:
+		if self._live is not None:
+			agent, run = self._live
+			return f"{run.header(agent)}: {run.activity}"
+		return self._status
+
 	def _draw(self) -> None:
-		if self.mode == "spinner" and self._status:
-			self.stream.write(f"\r\x1b[K{_FRAMES[self._frame % len(_FRAMES)]} {self._status}")
+		text = self._text()
+		if self.mode == "spinner" and text:
+			self.stream.write(f"\r\x1b[K{_FRAMES[self._frame % len(_FRAMES)]} {text}")
 			self._shown = True
 		self.stream.flush()
 
 	def done(self) -> None:
 		"""Remove the spinner line."""
 		self._status = ""
+		self._live = None
 		self._clear()
 		self.stream.flush()
 
 	async def spin(self) -> None:
-		"""Animate the spinner until cancelled (only in spinner mode)."""
+		"""Animate the spinner until cancelled (only in spinner mode); the clock keeps ticking."""
 		if self.mode != "spinner":
 			return
 		while True:
@@ -117,8 +164,10 @@ class Progress:
 
 	def attach(self, agent: Any) -> None:
 		"""Listen to every event of an agent."""
+		self._max_steps[agent.name] = getattr(agent, "max_steps", 0) or 0
 		for name in (
 			"llmOutput",
+			"commandsQueued",
 			"tool:call",
 			"tool:response",
 			"planUpdate",
@@ -132,38 +181,97 @@ class Progress:
 		):
 			agent.on(name, self.event)
 
+	def start(self, agent: str, max_steps: int) -> None:
+		"""A run of ``agent`` starts: the spinner shows its step, time, tokens and cost."""
+		run = _Run(max_steps=max_steps)
+		self._runs[agent] = run
+		self._show(agent, run, "asking the model")
+
+	def _run(self, agent: str) -> _Run:
+		run = self._runs.get(agent)
+		if run is None:
+			run = self._runs[agent] = _Run(max_steps=self._max_steps.get(agent, 0))
+		return run
+
+	def _show(self, agent: str, run: _Run, activity: str, *, keep: str | None = None) -> None:
+		run.activity = activity
+		if keep is not None and (self.verbose or self.mode == "plain"):
+			self.line(f"{run.header(agent)}: {keep}")
+		if self.mode == "plain":
+			return
+		self._live = (agent, run)
+		self._draw()
+
+	def _step_done(self, agent: str, run: _Run) -> None:
+		run.pending = max(run.pending - 1, 0)
+		if run.pending == 0:  # the step's commands ran: the next model call is under way
+			run.step += 1
+			run.activity = "asking the model"
+
 	def event(self, event: Any) -> None:
 		"""Report one event."""
+		name = event.name
 		if self.mode == "json":
-			data = {"event": event.name}
+			if name == "commandsQueued":
+				return  # the stream keeps the events a script reacts to
+			data = {"event": name}
 			data.update(to_json(event))
 			data.pop("name", None)
-			if event.name == "llmOutput":
+			if name == "llmOutput":
 				data.pop("raw", None)
 			self.emit(data)
 			return
+		agent = event.agent
+		run = self._run(agent)
 		step = f"step {event.step}"
-		name = event.name
 		if name == "llmOutput":
-			self.status(
-				f"{event.agent} {step}: the model replied ({event.usage.total_tokens} tokens)"
+			run.step = event.step
+			usage = event.usage
+			run.tokens += usage.total_tokens
+			if usage.cost_usd is not None:
+				run.cost = (run.cost or 0.0) + usage.cost_usd
+			self._show(
+				agent,
+				run,
+				"running the model's commands",
+				keep=f"the model replied ({usage.input_tokens} in, {usage.output_tokens} out, "
+				f"{usage.cached_tokens} cached tokens)",
 			)
+		elif name == "commandsQueued":
+			kinds = [c.get("type") for c in event.commands]
+			run.pending = sum(1 for k in kinds if k in _REPORTED)
+			if self.verbose:
+				self.line(f"{agent} {step}: commands: {', '.join(str(k) for k in kinds)}")
+			if run.pending == 0 and "finish" not in kinds:
+				self._step_done(agent, run)
+				self._show(agent, run, run.activity)
 		elif name == "tool:call":
-			self.status(f"{event.agent} {step}: calling {event.tool}")
+			self._show(agent, run, f"calling {event.tool}")
 		elif name == "tool:response":
 			state = "failed" if event.error else "ok"
-			self.status(
-				f"{event.agent} {step}: {event.tool} {state} ({event.duration * 1000:.0f} ms)"
+			self._step_done(agent, run)
+			self._show(
+				agent,
+				run,
+				run.activity,
+				keep=f"{event.tool} {state} ({event.duration * 1000:.0f} ms)",
 			)
 		elif name == "planUpdate":
 			plan = ", ".join(
 				f"[{_MARKS.get(s.get('status'), ' ')}] {s.get('name')}" for s in event.plan
 			)
+			self._step_done(agent, run)
 			self.line(f"{step}: plan: {plan}")
+			self._show(agent, run, run.activity)
 		elif name == "memoryUpdate":
-			self.status(f"{event.agent} {step}: {event.memory} memory updated ({event.mode})")
+			self._step_done(agent, run)
+			self._show(
+				agent, run, run.activity, keep=f"{event.memory} memory updated ({event.mode})"
+			)
 		elif name == "humanInput":
+			self._step_done(agent, run)
 			self.line(f"{step}: asked {event.message!r}")
+			self._show(agent, run, run.activity)
 		elif name == "approval:decision":
 			why = f": {event.reason}" if event.reason else ""
 			self.line(f"{event.agent} {step}: {event.tool} {event.action}{why}")
@@ -171,13 +279,17 @@ class Progress:
 			self.line(f"{step}: {event.kind}: {event.message}")
 		elif name == "finish":
 			result = event.result
+			self._runs.pop(agent, None)
 			self.done()
+			cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd is not None else ""
 			self.line(
-				f"{event.agent} finished: {result.status} after {result.steps} step(s), "
-				f"{result.usage.total_tokens} tokens"
+				f"{agent} finished: {result.status} after {result.steps} step(s), "
+				f"{result.usage.total_tokens} tokens{cost}, {time.monotonic() - run.started:.1f} s"
 			)
 		elif name == "schedule:run":
-			self.status(f"{event.agent}: scheduled run {event.schedule_id} started")
+			self.start(agent, run.max_steps)
+			if self.mode == "plain":
+				self.line(f"{agent}: scheduled run {event.schedule_id} started")
 		elif name == "schedule:skip":
 			self.line(f"schedule {event.schedule_id}: skipped: {event.record.note}")
 

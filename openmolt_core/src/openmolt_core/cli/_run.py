@@ -17,9 +17,14 @@ import anyio
 from anyio.abc import TaskStatus
 
 from openmolt_core.agent import Agent
-from openmolt_core.cli._agentfile import AgentFileError, load_json_file, load_python_file
+from openmolt_core.cli._agentfile import (
+	AgentFileError,
+	call_factory,
+	load_json_file,
+	load_python_file,
+)
+from openmolt_core.cli._exit import ExitCode, for_status
 from openmolt_core.cli._keys import (
-	KEYED_PROVIDERS,
 	KeyReport,
 	apply_dotenv,
 	default_dotenv,
@@ -29,11 +34,11 @@ from openmolt_core.cli._keys import (
 	snapshot_environ,
 )
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
-from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
 from openmolt_core.openmolt import OpenMolt
-from openmolt_core.schedule import describe_schedule, parse_schedule
+from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
-__all__ = ["Loaded", "load", "run_once", "serve"]
+__all__ = ["Loaded", "check_ready", "load", "run_once", "serve"]
 
 
 @dataclass
@@ -45,6 +50,7 @@ class Loaded:
 	input: Any
 	schedules: list[Any] = field(default_factory=list)
 	keys: list[KeyReport] = field(default_factory=list)
+	file: Path = Path()
 
 	@property
 	def om(self) -> OpenMolt:
@@ -56,16 +62,57 @@ def _snake(settings: dict[str, Any]) -> dict[str, Any]:
 	return {re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", k).lower(): v for k, v in settings.items()}
 
 
-def _check_key(provider: str, reports: list[KeyReport]) -> None:
-	if provider not in KEYED_PROVIDERS:
-		return
-	if any(r.owner == provider and r.source is None for r in reports):
-		raise ConfigurationError(
-			f"no API key for {provider}: set {env_var(provider)} (in the environment or a .env file)"
+def _integration_ids(om: OpenMolt) -> list[str]:
+	return [p.name for p in om.plugins.installed() if p.group == "integrations"]
+
+
+def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
+	"""Check what a run needs before it starts: the provider, its key, the integrations' keys.
+
+	Args:
+		loaded: The loaded agent.
+		strict: Raise on the first problem (a real run); otherwise return them (``--dry-run``).
+
+	Returns:
+		The problems found (empty in strict mode, which raises instead).
+
+	Raises:
+		OpenMoltError: In strict mode, what is missing and where it can come from.
+	"""
+	from openmolt_core._preflight import missing_credentials
+
+	agent = loaded.agent
+	problems: list[str] = []
+	try:
+		provider = agent.provider()  # a provider missing its settings fails here
+	except OpenMoltError as exc:
+		if strict:
+			raise
+		problems.append(str(exc))
+		provider = None
+	name = agent.provider_name
+	if provider is not None and getattr(provider, "key_required", False):
+		if any(r.owner == name and r.source is None for r in loaded.keys):
+			problems.append(
+				f"no API key for {name}: set {env_var(name)} (in the environment or a .env file)"
+			)
+	for missing in missing_credentials(agent._tools.values()):
+		iid = missing.integration
+		where = [f"{missing.describe()}: set"]
+		keys = [*missing.keys, *missing.alternatives]
+		if "apiKey" in keys:
+			where.append(f"{env_var(iid)} (in the environment or a .env file), or")
+		where.append(
+			" or ".join(f"integrations.{iid}.{k}" for k in keys)
+			+ f" in {loaded.file} (the {{id: config}} form)"
 		)
+		problems.append(" ".join(where))
+	if strict and problems:
+		raise ConfigurationError(problems[0])
+	return problems
 
 
-def load(file: str, *, env_file: str | None, verbose: bool, need_key: bool) -> Loaded:
+def load(file: str, *, env_file: str | None, verbose: bool) -> Loaded:
 	"""Read the agent file (after the ``.env`` file) and build the agent.
 
 	Raises:
@@ -78,32 +125,40 @@ def load(file: str, *, env_file: str | None, verbose: bool, need_key: bool) -> L
 	apply_dotenv(dotenv, os.environ)
 	keys = {"environ": environ, "dotenv": dotenv, "dotenv_path": dotenv_path, "file": path}
 	if path.suffix == ".py":
-		return _load_python(path, verbose=verbose, need_key=need_key, keys=keys)
+		return _load_python(path, verbose=verbose, keys=keys)
 	if path.suffix == ".json":
-		return _load_json(path, verbose=verbose, need_key=need_key, keys=keys)
+		return _load_json(path, verbose=verbose, keys=keys)
 	if not path.exists():
 		raise AgentFileError(f"{path}: no such file")
 	raise AgentFileError(f"{path}: an agent file ends in .json or .py")
 
 
-def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any]) -> Loaded:
+def _integration_configs(
+	ids: list[str], given: dict[str, dict[str, Any]], keys: dict[str, Any]
+) -> tuple[dict[str, dict[str, Any]], list[KeyReport]]:
+	# Every integration the agent names gets its OPENMOLT_<ID>_API_KEY, whichever form the
+	# file uses ({id: config}, or a list of ids and entries).
+	configs = {iid: dict(given.get(iid, {})) for iid in dict.fromkeys([*given, *ids])}
+	owners = [(f"integrations.{iid}", iid, cfg) for iid, cfg in configs.items()]
+	return configs, resolve_keys(owners, **keys)
+
+
+def _load_json(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 	spec = load_json_file(path)
 	provider = spec.model.partition(":")[0]
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
 	providers.setdefault(provider, {})
 	if isinstance(spec.integrations, dict):
-		configs = {name: dict(cfg) for name, cfg in spec.integrations.items()}
-		bindings: list[Any] = list(configs)
+		given = {name: dict(cfg) for name, cfg in spec.integrations.items()}
+		bindings: list[Any] = list(given)
 	else:
-		configs = {}
+		given = {}
 		bindings = [
 			e if isinstance(e, str) else e.model_dump(exclude_none=True) for e in spec.integrations
 		]
-	owners = [(name, name, settings) for name, settings in providers.items()]
-	owners += [(f"integrations.{name}", name, cfg) for name, cfg in configs.items()]
-	reports = resolve_keys(owners, **keys)
-	if need_key:
-		_check_key(provider, reports)
+	ids = [b if isinstance(b, str) else b["integration"] for b in bindings]
+	reports = resolve_keys([(name, name, settings) for name, settings in providers.items()], **keys)
+	configs, integration_reports = _integration_configs(ids, given, keys)
 	providers = {name: _snake(settings) for name, settings in providers.items()}
 	instructions_path = spec.instructions_path
 	if instructions_path and not Path(instructions_path).is_absolute():
@@ -127,7 +182,8 @@ def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any
 		max_tokens=spec.max_tokens,
 		timeout=spec.timeout,
 	)
-	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports)
+	reports += [r for r in integration_reports if r.source is not None or r.owner[13:] in given]
+	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path)
 
 
 def _mcp_servers(om: OpenMolt, servers: dict[str, Any], bindings: list[Any]) -> list[str]:
@@ -140,11 +196,18 @@ def _mcp_servers(om: OpenMolt, servers: dict[str, Any], bindings: list[Any]) -> 
 	return [sid for sid in servers if sid not in listed]
 
 
-def _load_python(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any]) -> Loaded:
+def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 	loaded = load_python_file(path)
 	agent = loaded.agent
+	integration_reports: list[KeyReport] = []
 	if callable(agent) and not isinstance(agent, Agent):
-		agent = agent(OpenMolt(verbose=verbose))
+		# The factory's instance knows every key the environment holds for an installed
+		# integration, as a JSON file's would.
+		om = OpenMolt(verbose=verbose)
+		configs, found = _integration_configs(_integration_ids(om), {}, keys)
+		integration_reports = [r for r in found if r.source is not None]
+		om.integration_configs.update({iid: c for iid, c in configs.items() if c})
+		agent = call_factory(agent, om, path)
 	if not isinstance(agent, Agent):
 		raise AgentFileError(
 			f"{path}: 'agent' must be an Agent or a function of the OpenMolt instance returning one"
@@ -154,10 +217,10 @@ def _load_python(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, A
 	if provider:
 		settings = agent.om.llm_providers.setdefault(provider, {})
 		reports = resolve_keys([(provider, provider, settings)], **keys)
-		if need_key:
-			_check_key(provider, reports)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
-	return Loaded(agent, model_id, loaded.input, loaded.schedules, reports)
+	return Loaded(
+		agent, model_id, loaded.input, loaded.schedules, reports + integration_reports, path
+	)
 
 
 def parse_input(text: str | None, default: Any) -> Any:
@@ -210,6 +273,7 @@ async def run_once(loaded: Loaded, input: Any, progress: Progress) -> int:
 			tg.start_soon(progress.spin)
 			await tg.start(_watch_signals, stop)
 			progress.status(f"{agent.name}: starting with {loaded.model_id}")
+			progress.start(agent.name, agent.max_steps)
 			try:
 				outcome["result"] = await agent.run(input)
 			except RunError as exc:
@@ -223,21 +287,28 @@ async def run_once(loaded: Loaded, input: Any, progress: Progress) -> int:
 		await loaded.om.aclose()
 	if "signal" in outcome:
 		progress.line(f"{outcome['signal']} received: the run was cancelled")
-		return 130
+		return ExitCode.TERMINATED if outcome["signal"] == "SIGTERM" else ExitCode.INTERRUPTED
 	if "exception" in outcome:
 		raise outcome["exception"]
 	if "error" in outcome:
 		error: RunError = outcome["error"]
 		_print(error.result.to_dict(), indent=2)
 		progress.line(f"the run failed: {error}")
-		return 1
+		return ExitCode.ERROR
 	result = outcome["result"]
 	_print(result.to_dict(), indent=2)
-	return 0 if result.status == "success" else 1
+	if result.status != "success":
+		progress.line(
+			f"the run ended with status {result.status}"
+			+ (f": {result.error}" if result.error else "")
+		)
+	return for_status(result.status)
 
 
-def _when(moment: datetime | None) -> str:
-	return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z") if moment else "never (paused)"
+def _when(moment: datetime | None, spec: Any) -> str:
+	if moment is None:
+		return "never (paused)"
+	return moment.astimezone(schedule_zone(spec)).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
@@ -251,6 +322,8 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	progress.attach(agent)
 	set_active(progress)
 
+	stopping = False
+
 	def ended(event: Any) -> None:
 		_print(event.record.to_dict(), indent=None)
 		schedule = (
@@ -258,12 +331,16 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 			if event.schedule_id in {s.id for s in om.schedules}
 			else None
 		)
-		following = f"; next run {_when(schedule.next_run)}" if schedule else ""
+		following = ""
+		if schedule is not None and not stopping:  # after a stop there is no next run
+			following = f"; next run {_when(schedule.next_run, schedule.spec)}"
 		progress.line(f"schedule {event.schedule_id}: {event.record.status}{following}")
 
 	agent.on("schedule:end", ended)
 
 	def stop(signum: int, count: int) -> None:
+		nonlocal stopping
+		stopping = True
 		name = signal.Signals(signum).name
 		running = any(s.running for s in om.schedules)
 		if count > 1:
@@ -289,7 +366,7 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 			for schedule in om.schedules:
 				progress.line(
 					f"schedule {schedule.id}: {describe_schedule(schedule.spec)}; "
-					f"next run {_when(schedule.next_run)}"
+					f"next run {_when(schedule.next_run, schedule.spec)}"
 				)
 			progress.status(f"{agent.name}: waiting for the next run (Ctrl-C to stop)")
 			await om.scheduler.wait_closed()
@@ -299,4 +376,4 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 		set_active(None)
 		await om.aclose()
 	progress.line("stopped")
-	return 0
+	return ExitCode.SUCCESS

@@ -6,8 +6,7 @@ API targeted: ``POST /v1/messages`` with ``anthropic-version: 2023-06-01``
 ``output_config.effort`` on Claude 4.6 and later, a ``budget_tokens`` budget before; search is the
 ``web_search_20250305`` server tool.
 
-Settings: ``api_key`` (default: ``OPENMOLT_ANTHROPIC_API_KEY``), ``base_url``, ``timeout``,
-``max_retries``, ``headers`` (e.g. ``anthropic-beta``).
+Settings: `openmolt_providers.settings.AnthropicSettings` (e.g. ``anthropic-beta``).
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from openmolt_providers._body import encode
 from openmolt_providers._common import HTTPProvider
 from openmolt_providers.anthropic import _convert, _models
 from openmolt_providers.anthropic._dialect import ANTHROPIC
+from openmolt_providers.settings import AnthropicSettings
 
 if TYPE_CHECKING:
 	from collections.abc import Awaitable, Callable, Mapping
@@ -42,10 +42,11 @@ class AnthropicProvider(HTTPProvider):
 		settings: The user's ``llm_providers["anthropic"]`` dict (see the module docstring).
 		http: Returns the shared ``httpx.AsyncClient``.
 		sleep: Waits between retries; tests pass a fake one.
+		name: The instance's name (default: the vendor's).
 	"""
 
 	name = "anthropic"
-	env_var = "OPENMOLT_ANTHROPIC_API_KEY"
+	settings_model = AnthropicSettings
 	# docs.anthropic.com models overview: 200K for Claude 3 and 4 models (1M needs a beta header).
 	context_windows = (("claude", 200_000),)
 	default_base_url = "https://api.anthropic.com/v1"
@@ -56,8 +57,9 @@ class AnthropicProvider(HTTPProvider):
 		http: Callable[[], httpx.AsyncClient],
 		*,
 		sleep: Callable[[float], Awaitable[None]] | None = None,
+		name: str | None = None,
 	) -> None:
-		super().__init__(settings, http, sleep=sleep)
+		super().__init__(settings, http, sleep=sleep, name=name)
 		self._url = self.base_url + "/messages"
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:

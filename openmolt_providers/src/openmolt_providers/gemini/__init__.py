@@ -6,8 +6,7 @@ key travels in the ``x-goog-api-key`` header, never in the URL. Structured outpu
 ``responseMimeType`` with ``responseJsonSchema``; thinking uses ``thinkingLevel`` on Gemini 3 and
 ``thinkingBudget`` on Gemini 2.5; search is the ``googleSearch`` grounding tool.
 
-Settings: ``api_key`` (default: ``OPENMOLT_GOOGLE_API_KEY``), ``base_url``, ``timeout``,
-``max_retries``, ``headers``.
+Settings: `openmolt_providers.settings.GeminiSettings`.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from openmolt_core import hookimpl
 from openmolt_providers._body import encode
 from openmolt_providers._common import HTTPProvider
 from openmolt_providers.gemini import _convert, _dialect
+from openmolt_providers.settings import GeminiSettings
 
 if TYPE_CHECKING:
 	from collections.abc import Awaitable, Callable, Mapping
@@ -39,10 +39,11 @@ class GeminiProvider(HTTPProvider):
 		settings: The user's ``llm_providers["google"]`` dict (see the module docstring).
 		http: Returns the shared ``httpx.AsyncClient``.
 		sleep: Waits between retries; tests pass a fake one.
+		name: The instance's name (default: the vendor's).
 	"""
 
 	name = "google"
-	env_var = "OPENMOLT_GOOGLE_API_KEY"
+	settings_model = GeminiSettings
 	# ai.google.dev/gemini-api/docs/models: 1,048,576 input tokens for Gemini 2.x and 3.x.
 	context_windows = (("gemini-2", 1_048_576), ("gemini-3", 1_048_576))
 	default_base_url = "https://generativelanguage.googleapis.com/v1beta"
@@ -53,8 +54,9 @@ class GeminiProvider(HTTPProvider):
 		http: Callable[[], httpx.AsyncClient],
 		*,
 		sleep: Callable[[float], Awaitable[None]] | None = None,
+		name: str | None = None,
 	) -> None:
-		super().__init__(settings, http, sleep=sleep)
+		super().__init__(settings, http, sleep=sleep, name=name)
 		self._urls: dict[str, str] = {}
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:

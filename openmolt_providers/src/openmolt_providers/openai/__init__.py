@@ -3,24 +3,30 @@
 API targeted: the Responses API, ``POST /v1/responses`` (https://platform.openai.com/docs/api-reference/responses),
 checked against the ``openai`` Python SDK 3.57 types. With ``api_mode: "chat"`` the provider speaks
 Chat Completions (``POST {base_url}/chat/completions``) instead, which Ollama, vLLM, LM Studio,
-OpenRouter and most gateways serve::
+llama.cpp's server, OpenRouter and most gateways serve. Name an instance per server, so that each
+keeps its own URL and key next to OpenAI's (docs/guides/local-models.md)::
 
-	OpenMolt(llm_providers={"openai": {"base_url": "http://localhost:11434/v1", "api_mode": "chat"}})
+	ollama = {"provider": "openai", "base_url": "http://localhost:11434/v1", "api_mode": "chat"}
+	om = OpenMolt(llm_providers={"ollama": ollama})
+	om.create_agent(name="Local", model="ollama:llama3.2", ...)
 
-Settings: ``api_key`` (default: ``OPENMOLT_OPENAI_API_KEY``; optional for a chat server at another
-``base_url``), ``base_url``, ``api_mode`` (``responses`` or ``chat``), ``organization``,
-``project``, ``timeout``, ``max_retries``, ``headers``.
+Without ``api_mode``, a server other than api.openai.com is asked on the Responses API first; if
+it has none (404, 405 or 501, or LM Studio's "Unexpected endpoint" reply), the provider switches
+to Chat Completions for good and logs it once. No key is needed there, since a local server
+usually has none. Settings: `openmolt_providers.settings.OpenAISettings`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ProviderError
 from openmolt_providers._common import HTTPProvider
 from openmolt_providers.openai import _chat, _dialect, _fallback, _responses
+from openmolt_providers.settings import OpenAISettings
 
 if TYPE_CHECKING:
 	import httpx
@@ -33,21 +39,25 @@ __all__ = ["OpenAIProvider", "register_providers"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
+log = logging.getLogger("openmolt")
+
+_NO_ENDPOINT = frozenset({404, 405, 501})
+
 
 class OpenAIProvider(HTTPProvider):
 	"""OpenAI over the Responses API, or any OpenAI-compatible Chat Completions server.
 
 	Args:
-		settings: The user's ``llm_providers["openai"]`` dict (see the module docstring).
+		settings: The user's ``llm_providers[name]`` dict (see `OpenAISettings`).
 		http: Returns the shared ``httpx.AsyncClient``.
 		sleep: Waits between retries; tests pass a fake one.
+		name: The instance's name (default ``openai``).
 
 	Raises:
-		ConfigurationError: ``api_mode`` is neither ``responses`` nor ``chat``.
+		ConfigurationError: A setting is unknown or wrong.
 	"""
 
 	name = "openai"
-	env_var = "OPENMOLT_OPENAI_API_KEY"
 	# platform.openai.com/docs/models (2026-11): GPT-5.4 and later 1.05M, GPT-5 400K,
 	# GPT-4.1 1,047,576, o-series 200K, GPT-4o 128K.
 	context_windows = (
@@ -61,6 +71,7 @@ class OpenAIProvider(HTTPProvider):
 		("o4", 200_000),
 	)
 	default_base_url = DEFAULT_BASE_URL
+	settings_model = OpenAISettings
 
 	def __init__(
 		self,
@@ -68,28 +79,30 @@ class OpenAIProvider(HTTPProvider):
 		http: Callable[[], httpx.AsyncClient],
 		*,
 		sleep: Callable[[float], Awaitable[None]] | None = None,
+		name: str | None = None,
 	) -> None:
-		super().__init__(settings, http, sleep=sleep)
-		mode = settings.get("api_mode", settings.get("apiMode", "responses"))
-		if mode not in ("responses", "chat"):
-			raise ConfigurationError(
-				f"llm_providers['openai']['api_mode'] must be 'responses' or 'chat', got {mode!r}"
-			)
-		self.api_mode: str = mode
-		self.official = self.base_url == DEFAULT_BASE_URL
-		# A local OpenAI-compatible server (Ollama, vLLM, LM Studio) usually needs no key.
-		self.key_required = self.official or mode == "responses"
-		self._url = self.base_url + ("/responses" if mode == "responses" else "/chat/completions")
+		super().__init__(settings, http, sleep=sleep, name=name)
+		options: OpenAISettings = self.options  # type: ignore[assignment]  # settings_model above
+		self.settings = options
+		self.api_mode: str = options.api_mode or "responses"
+		"""The API in use: ``responses`` or ``chat`` (after a fallback, ``chat``)."""
+		# Only a server other than OpenAI's, with no api_mode chosen, may turn out to lack the
+		# Responses API.
+		self.may_fall_back = options.api_mode is None and not self.official
+		self._urls = {
+			"responses": self.base_url + "/responses",
+			"chat": self.base_url + "/chat/completions",
+		}
 		self.plain_json = False
 		"""Whether this server refused structured output once (then it gets plain JSON requests)."""
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:
 		"""``Authorization: Bearer``, plus the organization and project when set."""
 		headers = {"authorization": f"Bearer {key}"} if key else {}
-		if org := self.settings.get("organization"):
-			headers["openai-organization"] = str(org)
-		if project := self.settings.get("project"):
-			headers["openai-project"] = str(project)
+		if org := self.settings.organization:
+			headers["openai-organization"] = org
+		if project := self.settings.project:
+			headers["openai-project"] = project
 		return headers
 
 	def schema_dialect(self, model: str, config: ModelConfig | None = None) -> SchemaDialect | None:
@@ -115,10 +128,71 @@ class OpenAIProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()  # a missing key fails here, before any body is built or sent
-		data = await _fallback.post(self, self._url, self.build(request), request.model)
 		if self.api_mode == "chat":
-			return _chat.parse(self, request.model, data)
+			return await self._chat(request)
+		payload = _responses.build(self, request)
+		try:
+			data = await _fallback.post(self, self._urls["responses"], payload, request.model)
+		except ProviderError as exc:
+			if exc.status_code not in _NO_ENDPOINT or self.official:
+				raise
+			return await self._without_responses(request, exc)
+		if "output" not in data and _unknown_endpoint(data):
+			# LM Studio answers an endpoint it lacks with 200 and an error message.
+			return await self._without_responses(
+				request,
+				ProviderError(
+					f"the server has no Responses API: {_unknown_endpoint(data)}",
+					provider=self.name,
+					model=request.model,
+					status_code=404,
+				),
+			)
 		return _responses.parse(self, request.model, data)
+
+	async def _chat(self, request: ModelRequest) -> ModelResponse:
+		data = await _fallback.post(
+			self, self._urls["chat"], _chat.build(self, request), request.model
+		)
+		return _chat.parse(self, request.model, data)
+
+	async def _without_responses(self, request: ModelRequest, exc: ProviderError) -> ModelResponse:
+		if not self.may_fall_back:
+			raise ProviderError(
+				f"{self.base_url} answered {exc.status_code} on /responses: if this server has no "
+				f"Responses API, set llm_providers[{self.name!r}]['api_mode'] = 'chat' "
+				f"({exc})",
+				provider=self.name,
+				model=request.model,
+				status_code=exc.status_code,
+			) from exc
+		self.api_mode = "chat"
+		try:
+			response = await self._chat(request)
+		except ProviderError:
+			self.api_mode = "responses"  # the server's trouble is elsewhere: try both next time
+			raise
+		self.may_fall_back = False
+		log.info(
+			"%s: %s has no Responses API (%s); using Chat Completions from now on "
+			"(set api_mode 'chat' to skip the first try)",
+			self.name,
+			self.base_url,
+			exc.status_code,
+		)
+		return response
+
+
+def _unknown_endpoint(data: dict[str, Any]) -> str:
+	error = data.get("error")
+	text = (
+		error
+		if isinstance(error, str)
+		else (error or {}).get("message", "")
+		if isinstance(error, dict)
+		else ""
+	)
+	return text if "endpoint" in str(text).lower() else ""
 
 
 @hookimpl

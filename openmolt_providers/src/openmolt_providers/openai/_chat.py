@@ -114,10 +114,19 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	raw = data.get("usage") or {}
 	inp = int(raw.get("prompt_tokens") or 0)
 	out = int(raw.get("completion_tokens") or 0)
-	cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+	details = raw.get("prompt_tokens_details") or {}
+	cached = int(details.get("cached_tokens") or 0)
+	written = int(details.get("cache_write_tokens") or 0)
 	reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
 	price = (
-		cost("openai", model, input_tokens=inp, output_tokens=out, cached_tokens=cached)
+		cost(
+			"openai",
+			model,
+			input_tokens=inp,
+			output_tokens=out,
+			cached_tokens=cached,
+			cache_write_tokens=written,
+		)
 		if provider.official
 		else None
 	)

@@ -131,13 +131,22 @@ def usage(raw: dict[str, Any] | None, model: str) -> Usage:
 		return Usage(calls=1)
 	inp = int(raw.get("input_tokens") or 0)
 	out = int(raw.get("output_tokens") or 0)
-	cached = int((raw.get("input_tokens_details") or {}).get("cached_tokens") or 0)
+	details = raw.get("input_tokens_details") or {}
+	cached = int(details.get("cached_tokens") or 0)
+	written = int(details.get("cache_write_tokens") or 0)  # priced apart on newer models
 	reasoning = int((raw.get("output_tokens_details") or {}).get("reasoning_tokens") or 0)
 	return Usage(
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=cached,
 		reasoning_tokens=reasoning,
-		cost_usd=cost("openai", model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
+		cost_usd=cost(
+			"openai",
+			model,
+			input_tokens=inp,
+			output_tokens=out,
+			cached_tokens=cached,
+			cache_write_tokens=written,
+		),
 		calls=1,
 	)

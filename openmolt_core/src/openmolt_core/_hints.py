@@ -1,0 +1,120 @@
+"""What to tell a user whose provider or integration is not there: a near miss, or what to install.
+
+Only extras that exist are suggested: they are read from the ``openmolt`` distribution's own
+metadata (``Provides-Extra``), the one list of built-in integrations a user can install. An id that
+is close to an installed or installable one gets "did you mean"; an id that is neither gets no
+install command at all (pip would install nothing), but the way to add it yourself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+import re
+import shutil
+from collections.abc import Iterable
+from functools import cache
+from importlib import metadata
+
+__all__ = [
+	"close_match",
+	"extra_for",
+	"install_command",
+	"known_extras",
+	"missing_integration",
+	"missing_provider",
+]
+
+
+def extra_for(integration_id: str) -> str:
+	"""The ``openmolt[...]`` extra of a built-in integration (``googleDrive`` → ``google-drive``)."""
+	return re.sub(r"(?<!^)(?=[A-Z])", "-", integration_id).lower()
+
+
+@cache
+def known_extras() -> frozenset[str]:
+	"""The extras the installed ``openmolt`` distribution offers (empty without it), minus ``all``."""
+	try:
+		extras = metadata.metadata("openmolt").get_all("Provides-Extra") or []
+	except metadata.PackageNotFoundError:
+		return frozenset()
+	return frozenset(e for e in extras if e != "all")
+
+
+def install_command(requirement: str) -> str:
+	"""``pip install '<requirement>'``, or ``uv add`` where there is no pip but there is uv."""
+	if importlib.util.find_spec("pip") is None and (os.environ.get("UV") or shutil.which("uv")):
+		return f"uv add '{requirement}'"
+	return f"pip install '{requirement}'"
+
+
+def close_match(name: str, candidates: Iterable[str]) -> str | None:
+	"""The candidate ``name`` was most likely meant to be, if any is close enough."""
+	pool = sorted(set(candidates))
+	by_norm = {re.sub(r"[-_]", "", c).lower(): c for c in pool}
+	norm = re.sub(r"[-_]", "", name).lower()
+	if norm in by_norm:
+		return by_norm[norm]
+	close = difflib.get_close_matches(name, pool, n=1, cutoff=0.75)
+	if close:
+		return close[0]
+	close = difflib.get_close_matches(norm, list(by_norm), n=1, cutoff=0.75)
+	return by_norm[close[0]] if close else None
+
+
+def missing_integration(id: str, *, available: Iterable[str], listed: Iterable[str] = ()) -> str:
+	"""The message for an integration id that nothing provides.
+
+	Args:
+		id: The id asked for.
+		available: The ids that are installed or registered.
+		listed: Entry-point names whose plugin was loaded but registered no integration of that
+			name (so it was listed as available and still is not there).
+	"""
+	available = sorted(set(available))
+	shown = f" (available: {', '.join(available)})" if available else ""
+	if id in set(listed):
+		return (
+			f"its plugin is installed but registered no integration {id!r}; its "
+			"register_integrations hook must call register(...) with that id" + shown
+		)
+	if id == "fileSystem":
+		return (
+			"not registered by default; register it: "
+			'om.register_integration("fileSystem", OpenMolt.FileSystemIntegration("./data"))'
+		)
+	extras = known_extras()
+	installable = {extra_for(e): e for e in extras}  # extras are already in the extra spelling
+	near = close_match(id, [*available, *installable])
+	if near is not None and near != id and near in available:
+		return f"no such integration; did you mean {near!r}?{shown}"
+	extra = extra_for(id)
+	if extra in extras:
+		return f"not installed; run: {install_command(f'openmolt[{extra}]')}{shown}"
+	if near is not None:
+		return f"no such integration; did you mean {near!r}? run: {install_command(f'openmolt[{near}]')}{shown}"
+	return (
+		f"no such integration: no installed plugin and no built-in has this id; install the "
+		f"package that provides it, or add it with om.register_integration({id!r}, ...){shown}"
+	)
+
+
+def missing_provider(name: str, *, available: Iterable[str]) -> str:
+	"""The message for a model-id prefix that no provider plugin or named instance provides.
+
+	Args:
+		name: The prefix asked for (``opnai`` in ``opnai:gpt-5``).
+		available: The installed provider names and configured instance names.
+	"""
+	available = sorted(set(available))
+	if not available:
+		return f"no model provider is installed; run: {install_command('openmolt-providers')}"
+	shown = f" (installed: {', '.join(available)})"
+	near = close_match(name, available)
+	if near is not None:
+		return f"no such model provider; did you mean {near!r}?{shown}"
+	return (
+		"no such model provider" + shown + "; for another endpoint of an installed provider, "
+		f"name an instance: llm_providers={{{name!r}: {{'provider': 'openai', 'base_url': ...}}}}"
+	)

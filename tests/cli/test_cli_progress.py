@@ -1,0 +1,81 @@
+"""The progress line: step k of N, elapsed time, tokens and cost, and no stale event."""
+
+import io
+import json
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.cli._progress import Progress
+from openmolt_core.llm import ModelResponse, Usage
+from openmolt_core.testing import finish
+from openmolt_core.tools import FunctionTool
+
+pytestmark = pytest.mark.anyio
+
+
+class Watching:
+	"""A model that notes what the spinner says while it is being called."""
+
+	def __init__(self, progress: Progress, replies: list) -> None:
+		self.name = "watching"
+		self.model = "watching"
+		self.progress = progress
+		self.replies = replies
+		self.seen: list[str] = []
+
+	async def generate(self, request) -> ModelResponse:
+		self.seen.append(self.progress._text())
+		reply = self.replies[len(self.seen) - 1]
+		return ModelResponse(
+			text=json.dumps({"commands": reply}),
+			usage=Usage(input_tokens=100, output_tokens=20, cost_usd=0.0015, calls=1),
+		)
+
+
+async def test_the_spinner_shows_the_step_the_budget_time_tokens_and_cost() -> None:
+	"""During the second model call the line says step 2/5 and what the first one cost."""
+	stream = io.StringIO()
+	progress = Progress("spinner", stream)
+	shout = FunctionTool(
+		handle="shout",
+		description="Shout.",
+		input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+		function=lambda input, ctx: input["text"].upper(),
+	)
+	model = Watching(
+		progress,
+		[
+			[{"type": "callTool", "tool": "local.shout", "input": {"text": "hi"}}],
+			[finish(done=True)],
+		],
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Shouter", model=model, tools=[shout], max_steps=5)
+	progress.attach(agent)
+	progress.start(agent.name, agent.max_steps)
+	result = await agent.run("x")
+	assert result.status == "success"
+	first, second = model.seen
+	assert first.startswith("Shouter step 1/5 · ") and first.endswith(": asking the model")
+	assert second.startswith("Shouter step 2/5 · ")
+	assert "120 tokens · $0.0015: asking the model" in second
+	assert " s · " in second
+	out = stream.getvalue()
+	assert "calling local.shout" in out
+	assert "Shouter finished: success after 2 step(s), 240 tokens, $0.0030" in out
+
+
+async def test_verbose_keeps_one_line_per_event() -> None:
+	"""--verbose lines: each model reply, command list and tool result once."""
+	stream = io.StringIO()
+	progress = Progress("plain", stream, verbose=True)
+	model = Watching(progress, [[finish(done=True)]])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=model)
+	progress.attach(agent)
+	progress.start(agent.name, agent.max_steps)
+	await agent.run("x")
+	lines = stream.getvalue().splitlines()
+	assert sum("the model replied (100 in, 20 out, 0 cached tokens)" in line for line in lines) == 1
+	assert sum("commands: finish" in line for line in lines) == 1

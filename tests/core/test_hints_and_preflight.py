@@ -1,0 +1,152 @@
+"""Hints for what is missing, and the credential check before a run."""
+
+import pytest
+
+from openmolt import ConfigurationError, OpenMolt
+from openmolt_core import _hints
+from openmolt_core._preflight import missing_credentials, misspelled_keys
+from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.testing import ScriptedModel, finish
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def extras(monkeypatch):
+	monkeypatch.setattr(_hints, "known_extras", lambda: frozenset({"notion", "google-drive"}))
+
+
+@pytest.mark.parametrize(
+	("asked", "available", "expected"),
+	[
+		("notionn", ["notion"], "no such integration; did you mean 'notion'?"),
+		("notion", [], "not installed; run: pip install 'openmolt[notion]'"),
+		("googleDrive", [], "not installed; run: pip install 'openmolt[google-drive]'"),
+		("google-drive", [], "not installed; run: pip install 'openmolt[google-drive]'"),
+		("notoin", [], "did you mean 'notion'? run: pip install 'openmolt[notion]'"),
+		("weather2", [], "no installed plugin and no built-in has this id"),
+	],
+)
+def test_integration_hints_suggest_only_what_exists(
+	extras, monkeypatch, asked, available, expected
+) -> None:
+	"""Typos get 'did you mean'; only real extras get an install command."""
+	monkeypatch.setattr(_hints, "install_command", lambda req: f"pip install '{req}'")
+	message = _hints.missing_integration(asked, available=available)
+	assert expected in message
+	if asked == "weather2":
+		assert "pip install" not in message
+
+
+def test_the_install_command_follows_the_environment(monkeypatch) -> None:
+	"""Without pip but with uv, the hint is `uv add`; with pip, `pip install`."""
+	import importlib.util
+
+	real = importlib.util.find_spec
+	monkeypatch.setattr(
+		_hints.importlib.util, "find_spec", lambda n: None if n == "pip" else real(n)
+	)
+	monkeypatch.setenv("UV", "/usr/bin/uv")
+	assert _hints.install_command("openmolt[notion]") == "uv add 'openmolt[notion]'"
+	monkeypatch.setattr(_hints.importlib.util, "find_spec", lambda n: object())
+	assert _hints.install_command("openmolt[notion]") == "pip install 'openmolt[notion]'"
+
+
+def test_the_known_extras_are_the_umbrellas() -> None:
+	"""The extras come from the installed openmolt distribution's metadata, minus 'all'."""
+	extras = _hints.known_extras()
+	assert {"notion", "google-drive", "s3"} <= extras and "all" not in extras
+
+
+def test_provider_hints() -> None:
+	"""A typo of an installed provider gets 'did you mean'; nothing installed gets the package."""
+	assert "did you mean 'openai'?" in _hints.missing_provider("opnai", available=["openai"])
+	assert "openmolt-providers" in _hints.missing_provider("openai", available=[])
+	far = _hints.missing_provider("zzz", available=["openai"])
+	assert "'provider': 'openai'" in far
+
+
+def _spec(*credentials: Credential) -> Integration:
+	return Integration(
+		name="Svc",
+		api_setup=ApiSetup(base_url="https://svc.example/{{ config.region }}"),
+		credential_setup=list(credentials),
+		tools=[HttpTool(handle="get", description="Get.", method="GET", endpoint="/x")],
+	)
+
+
+def _tools(spec: Integration, config: dict, credential: str | None = None):
+	om = OpenMolt(entry_points=False)
+	om.register_integration("svc", spec)
+	entry = {"integration": "svc", "credential": {"type": credential, "config": config}}
+	return om.create_agent(name="A", model=ScriptedModel([]), integrations=[entry])._tools.values()
+
+
+@pytest.mark.parametrize(
+	("credential", "config", "missing"),
+	[
+		(
+			Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+			{},
+			("apiKey",),
+		),
+		(
+			Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+			{"apiKey": "k"},
+			None,
+		),
+		(
+			Credential(type="custom", query_params={"key": "{{ config.token }}"}),
+			{"token": ""},
+			("token",),
+		),
+		(Credential(type="oauth2", token_url="https://t.example"), {}, ("accessToken",)),
+		(Credential(type="oauth2", token_url="https://t.example"), {"refreshToken": "r"}, None),
+		(Credential(type="oauth2"), {"accessToken": "a"}, None),
+		(
+			Credential(type="basic", username="{{ config.sid | default: config.account }}"),
+			{},
+			("sid",),
+		),
+		(
+			Credential(type="basic", username="{{ config.sid | default: config.account }}"),
+			{"account": "a"},
+			None,
+		),
+		(Credential(type="aws_sigv4"), {"accessKeyId": "a"}, ("secretAccessKey",)),
+	],
+)
+def test_missing_credentials_follow_what_signing_needs(credential, config, missing) -> None:
+	"""Each credential type names the keys it cannot do without, and nothing more."""
+	found = missing_credentials(_tools(_spec(credential), {"region": "eu", **config}))
+	assert (found[0].keys if found else None) == missing
+
+
+async def test_a_run_without_its_key_stops_before_the_model() -> None:
+	"""agent.run raises ConfigurationError naming the integration and key; the model is not called."""
+	spec = _spec(Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}))
+	om = OpenMolt(entry_points=False)
+	om.register_integration("svc", spec)
+	model = ScriptedModel([finish(ok=True)])
+	agent = om.create_agent(name="A", model=model, integrations=["svc"])
+	with pytest.raises(
+		ConfigurationError, match=r"svc needs config 'apiKey' for its bearer credential"
+	):
+		await agent.run("x")
+	assert model.calls == 0
+	om.integration_configs["svc"] = {"apiKey": "k", "region": "eu"}
+	agent = om.create_agent(name="B", model=model, integrations=["svc"])
+	assert (await agent.run("x")).status == "success"
+
+
+def test_misspelled_config_keys_are_caught_and_others_left_alone() -> None:
+	"""apikey and api_key look like apiKey; a key like nothing the integration reads passes."""
+	spec = _spec(Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}))
+	assert misspelled_keys(spec, {"apikey": 1, "api_key": 2, "myOwnThing": 3, "apiKey": 4}) == [
+		("apikey", "apiKey"),
+		("api_key", "apiKey"),
+	]
+	om = OpenMolt(entry_points=False, integrations={"svc": {"apikey": "k"}})
+	om.register_integration("svc", spec)
+	with pytest.raises(ConfigurationError, match="did you mean 'apiKey'"):
+		om.create_agent(name="A", model=ScriptedModel([]), integrations=["svc"])
