@@ -386,6 +386,31 @@ class Agent:
 		budget = f',"maxSteps":{self.max_steps}' if self.max_steps else ""
 		return f"{self._static_prefix()}{budget},{dumps(rest)[1:]}"
 
+	def fingerprint(self) -> str:
+		"""A hash of what a journaled run of this agent depends on.
+
+		The name, model, instructions, tool schemas, output schema and whether it may ask a
+		person: a durable engine records it in its application version, so a run is recovered
+		only by a process that built the same agent.
+		"""
+		import hashlib
+		import json
+
+		tools = [
+			[h, t.tool.input_schema, t.tool.output_schema, t.allowed]
+			for h, t in self._tools.items()
+		]
+		body = {
+			"name": self.name,
+			"model": f"{self.provider_name}:{self.model}",
+			"instructions": self.instructions,
+			"tools": tools,
+			"output": self.output_schema,
+			"human_input": self.human_input_enabled,
+		}
+		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+		return hashlib.sha256(text.encode()).hexdigest()
+
 	def provider(self) -> LLMProvider:
 		"""The model provider, created on first use."""
 		if self._provider is None:
@@ -571,6 +596,36 @@ class Agent:
 			link=link,
 		)
 
+	async def execute(
+		self,
+		state: RunState | Mapping[str, Any],
+		*,
+		port: RunPort,
+		answer: str | None = None,
+		decisions: Sequence[ApprovalDecision] = (),
+	) -> RunResult:
+		"""Run a prepared state through the loop with the given port (for durability backends).
+
+		A durability backend calls this inside its workflow (``openmolt_dbos``): the port
+		journals every step, and ``state`` comes from the workflow's input, so a run recovered
+		in another process asks for the same steps in the same order.
+
+		Args:
+			state: The run's state, with its first message (or a parked question's pending).
+			port: The port every model call, tool call, callback, wait and clock reading uses.
+			answer: The answer to the state's parked question, if it has one.
+			decisions: Approval decisions for the state's parked tool calls, if it has some.
+
+		Returns:
+			The result, as `run` returns it; a question nobody can answer now ends the run with
+			``human_input_required`` on every port.
+
+		Raises:
+			RunError: As for `run`.
+		"""
+		await self._refresh_sources()
+		return await self._drive(_load(state), answer=answer, decisions=decisions, port=port)
+
 	async def _drive(
 		self,
 		state: RunState,
@@ -578,11 +633,17 @@ class Agent:
 		answer: str | None,
 		decisions: Sequence[ApprovalDecision] = (),
 		link: CallingRun | None = None,
+		port: RunPort | None = None,
 	) -> RunResult:
+		if port is None:
+			backend = self.om.durability
+			if backend is not None and link is None:  # the backend's workflow calls `execute`
+				return await backend.drive(self, state, answer, decisions)
+			port = LOCAL_PORT  # a sub-agent's run lives inside its caller's (journaled) step
 		self.last_state = state
 		try:
 			await self._prepare()
-			ctx = self._context(state, LOCAL_PORT, link)
+			ctx = self._context(state, port, link)
 			return await self._loop(ctx, answer, decisions)
 		except (RunError, ConfigurationError, ApprovalError):
 			raise
@@ -601,7 +662,7 @@ class Agent:
 		port = ctx.port
 		fitted = self.structured_output()
 		system = self.system_prompt() + self._missing_schemas(state, fitted)
-		deadline = None if self.timeout is None else port.now() + self.timeout
+		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		if state.pending is not None:
 			end = await self._deliver(ctx, answer, decisions, deadline)
 			if end is not None:
@@ -794,6 +855,7 @@ class Agent:
 			response_mode=fitted.mode if self._declared else None,
 		)
 		step = ctx.step
+		seq = ctx.reserve_events(1)  # llmOutput, numbered even when the journal answers the call
 
 		async def call() -> ModelResponse:
 			response = await self.provider().generate(request)
@@ -812,10 +874,9 @@ class Agent:
 						raw=response.raw,
 						usage=response.usage,
 						structured=request.response_mode,
-					)
+					),
+					seq,
 				)
-			else:
-				ctx.skip_event()
 			return response
 
 		try:
