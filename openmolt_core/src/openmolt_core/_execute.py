@@ -190,7 +190,6 @@ class RunContext:
 	step: int = 0
 	approvals: RunApprovals = field(default_factory=RunApprovals)
 	link: CallingRun | None = None
-	_seq: int = 0
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -204,8 +203,8 @@ class RunContext:
 			seq: Its number, from a block taken with `reserve_events` (default: the next one).
 		"""
 		if seq is None:
-			self._seq += 1
-			seq = self._seq
+			self.state.seq += 1
+			seq = self.state.seq
 		event.run_id = self.state.run_id
 		event.seq = seq
 		if self.port.replaying:  # delivered before the crash (openmolt_core.durability)
@@ -226,7 +225,7 @@ class RunContext:
 
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so sequence numbers stay deterministic."""
-		self._seq += 1
+		self.state.seq += 1
 
 	def reserve_events(self, count: int) -> int:
 		"""Take ``count`` sequence numbers for the events of one step; returns the first.
@@ -234,8 +233,8 @@ class RunContext:
 		A step whose value the journal holds emits nothing on replay; taking its numbers up
 		front keeps the numbers of later events the same (and concurrent steps ordered).
 		"""
-		first = self._seq + 1
-		self._seq += count
+		first = self.state.seq + 1
+		self.state.seq += count
 		return first
 
 	async def error(

@@ -451,19 +451,7 @@ class Agent:
 		await self._refresh_sources()
 		state = RunState() if history is None else _load(history)
 		if not state.messages:
-			# A new run (a fresh state may be given to fix its run id): memory starts from the
-			# agent's, unless the state brings its own.
-			if not any(state.memory.values()):
-				long_term = self._long_term
-				if long_term is None:
-					long_term, _ = memory_part(self._memory, "long_term")
-				short_term, _ = memory_part(self._memory, "short_term")
-				state.memory = {"longTerm": long_term, "shortTerm": short_term}
-			if parent is not None:  # deterministic, and it names the call that made it
-				state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
-			state.messages.append(
-				Message("user", self.first_message(input, state), list(attachments))
-			)
+			self._start(state, input, attachments, parent)
 			return await self._drive(state, answer=None, link=parent)
 		if state.pending is None and input is not None:
 			raise ConfigurationError(
@@ -471,6 +459,36 @@ class Agent:
 				"answer; call run(history=state) to go on"
 			)
 		return await self._drive(state, answer=None if input is None else str(input))
+
+	def _start(
+		self,
+		state: RunState,
+		input: Any,
+		attachments: Sequence[Attachment],
+		parent: CallingRun | None,
+	) -> None:
+		# A new run (a fresh state may be given to fix its run id): memory starts from the
+		# agent's, unless the state brings its own.
+		if not any(state.memory.values()):
+			long_term = self._long_term
+			if long_term is None:
+				long_term, _ = memory_part(self._memory, "long_term")
+			short_term, _ = memory_part(self._memory, "short_term")
+			state.memory = {"longTerm": long_term, "shortTerm": short_term}
+		if parent is not None:  # deterministic, and it names the call that made it
+			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
+		state.messages.append(Message("user", self.first_message(input, state), list(attachments)))
+
+	def new_state(self, input: Any = None, attachments: Sequence[Attachment] = ()) -> RunState:
+		"""A fresh run's state: memory as the agent keeps it, and the first message.
+
+		Args:
+			input: The task input.
+			attachments: Images or PDFs sent with the first turn.
+		"""
+		state = RunState()
+		self._start(state, input, attachments, None)
+		return state
 
 	async def resume(
 		self,
@@ -598,23 +616,29 @@ class Agent:
 
 	async def execute(
 		self,
-		state: RunState | Mapping[str, Any],
+		state: RunState | Mapping[str, Any] | None,
 		*,
 		port: RunPort,
 		answer: str | None = None,
 		decisions: Sequence[ApprovalDecision] = (),
+		input: Any = None,
+		run_id: str | None = None,
 	) -> RunResult:
-		"""Run a prepared state through the loop with the given port (for durability backends).
+		"""Run a state through the loop with the given port (for durability backends).
 
 		A durability backend calls this inside its workflow (``openmolt_dbos``): the port
-		journals every step, and ``state`` comes from the workflow's input, so a run recovered
-		in another process asks for the same steps in the same order.
+		journals every step, and ``state`` comes from the workflow's input (or from the
+		journaled ``start`` step), so a run recovered in another process asks for the same
+		steps in the same order.
 
 		Args:
-			state: The run's state, with its first message (or a parked question's pending).
+			state: The run's state, with its first message (or a parked question's pending);
+				None to start afresh from ``input`` (the new state is the step ``start``).
 			port: The port every model call, tool call, callback, wait and clock reading uses.
 			answer: The answer to the state's parked question, if it has one.
 			decisions: Approval decisions for the state's parked tool calls, if it has some.
+			input: The task input, when ``state`` is None.
+			run_id: The new state's run id, when ``state`` is None (default: a fresh one).
 
 		Returns:
 			The result, as `run` returns it; a question nobody can answer now ends the run with
@@ -624,6 +648,17 @@ class Agent:
 			RunError: As for `run`.
 		"""
 		await self._refresh_sources()
+		if state is None:
+
+			async def start() -> RunState:
+				fresh = self.new_state(input)
+				if run_id:
+					fresh.run_id = run_id
+				return fresh
+
+			state = await port.step(
+				"start", start, encode=RunState.to_dict, decode=RunState.from_dict
+			)
 		return await self._drive(_load(state), answer=answer, decisions=decisions, port=port)
 
 	async def _drive(
@@ -1000,6 +1035,17 @@ class Agent:
 		if ctx.wants("finish"):
 			await ctx.emit(FinishEvent(agent=self.name, step=ctx.state.steps, result=result))
 		return result
+
+	def validate_output(self, value: Any) -> Any:
+		"""Check a finish output against the output schema; an instance of its model, if it has one.
+
+		Args:
+			value: The output as JSON (a result fetched from a durable store, for example).
+
+		Raises:
+			ValidationError: The value does not match (pydantic's, or the JSON Schema's).
+		"""
+		return self._validate_output(value)
 
 	def _validate_output(self, value: Any) -> Any:
 		if self._output_model is not None:

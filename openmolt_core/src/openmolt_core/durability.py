@@ -15,7 +15,8 @@ Step keys are deterministic: the same run replayed asks for the same keys in the
 | memory callback | ``memory:<step>:<command index>`` |
 | human input | ``human:<step>:<command index>`` |
 | approval decision | ``approval:<step>:<command index>:<tool handle>`` (before the tool call's own step) |
-| time budget | ``deadline:<step>`` (the step the budget starts after) |
+| time budget | ``deadline:<n>`` (the n-th budget of the run) |
+| a run's first state | ``start`` (when a durable engine builds it inside its workflow) |
 
 Why the protocol has more than ``step``, ``now`` and ``sleep`` (each was seen to go wrong in a
 prototype on DBOS):
@@ -106,11 +107,15 @@ class RunPort(Protocol):
 	Values passed through `step` are JSON (dicts, lists, strings, numbers, booleans, None).
 	"""
 
-	replaying: bool
-	"""True while a recovered run re-executes code its journal already answered (see the module)."""
+	@property
+	def replaying(self) -> bool:
+		"""True while a recovered run re-executes code its journal already answered."""
+		...
 
-	deliver_replayed: bool
-	"""Whether events emitted while `replaying` are delivered (with ``replayed=True``)."""
+	@property
+	def deliver_replayed(self) -> bool:
+		"""Whether events emitted while `replaying` are delivered (with ``replayed=True``)."""
+		...
 
 	def now(self) -> float:
 		"""Seconds on the clock the time budget is measured on (see `deadline`)."""

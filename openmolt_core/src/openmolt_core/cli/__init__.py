@@ -10,7 +10,13 @@ openmolt schema                       the JSON Schema of agent files
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
+openmolt worker PATH...               run durable agents' runs and schedules (openmolt[dbos])
+openmolt runs                         durable runs parked on a question (openmolt[dbos])
+openmolt answer RUN_ID TEXT           answer a parked durable run (openmolt[dbos])
 ```
+
+``--durability STORE`` (or ``OPENMOLT_DURABILITY``) makes a run durable: a SQLite file or a
+``postgresql://`` URL (see docs/guides/durable.md).
 
 Results go to stdout as JSON; progress goes to stderr (JSON lines with ``--json``). Exit codes:
 0 success, 1 the run did not succeed, 2 a usage or configuration error, 130 interrupted.
@@ -19,6 +25,7 @@ Results go to stdout as JSON; progress goes to stderr (JSON lines with ``--json`
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -33,6 +40,7 @@ from openmolt_core.errors import OpenMoltError
 __all__ = ["approve_on_terminal", "ask_on_terminal", "main"]
 
 _COMMANDS = ("plugins", "tools", "schema")
+_DURABLE = ("worker", "runs", "answer")  # openmolt-dbos's commands
 
 
 def _run_parser() -> argparse.ArgumentParser:
@@ -52,6 +60,11 @@ def _run_parser() -> argparse.ArgumentParser:
 	parser.add_argument("--verbose", "-v", action="store_true", help="log steps and key sources")
 	parser.add_argument("--once", action="store_true", help="run once even if there are schedules")
 	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
+	parser.add_argument(
+		"--durability",
+		help="make runs durable: a SQLite file or a postgresql:// URL (default: "
+		"$OPENMOLT_DURABILITY, else the file's durability, else in process)",
+	)
 	parser.add_argument(
 		"--on-stop",
 		choices=("finish", "cancel"),
@@ -91,7 +104,14 @@ async def _run(ns: argparse.Namespace) -> int:
 	from openmolt_core.cli._run import load, parse_input, run_once, serve
 
 	progress = Progress.for_terminal(json_events=ns.json)
-	loaded = load(ns.file, env_file=ns.env_file, verbose=ns.verbose, need_key=not ns.dry_run)
+	durability = None if ns.dry_run else ns.durability or os.environ.get("OPENMOLT_DURABILITY")
+	loaded = load(
+		ns.file,
+		env_file=ns.env_file,
+		verbose=ns.verbose,
+		need_key=not ns.dry_run,
+		durability=durability,
+	)
 	from openmolt_core.cli._approve import install
 
 	install(loaded.agent, ns.approvals or "ask", explicit=ns.approvals is not None)
@@ -129,6 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 			from openmolt_core.cli import _ecosystem
 
 			return _ecosystem.main(args)
+		if args and args[0] in _DURABLE and not Path(args[0]).exists():
+			from openmolt_core.cli._ecosystem import extension
+
+			plugin = extension("dbos", needed_for=f"openmolt {args[0]}")
+			code: int = plugin.cli_main(args)
+			return code
 		ns = _run_parser().parse_args(args)
 		return anyio.run(_run, ns)
 	except OpenMoltError as exc:

@@ -33,7 +33,7 @@ from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.schedule import describe_schedule, parse_schedule
 
-__all__ = ["Loaded", "load", "run_once", "serve"]
+__all__ = ["Loaded", "load", "make_durable", "run_once", "serve"]
 
 
 @dataclass
@@ -65,8 +65,22 @@ def _check_key(provider: str, reports: list[KeyReport]) -> None:
 		)
 
 
-def load(file: str, *, env_file: str | None, verbose: bool, need_key: bool) -> Loaded:
+def load(
+	file: str,
+	*,
+	env_file: str | None,
+	verbose: bool,
+	need_key: bool,
+	durability: str | None = None,
+) -> Loaded:
 	"""Read the agent file (after the ``.env`` file) and build the agent.
+
+	Args:
+		file: The agent file.
+		env_file: The ``.env`` file to read.
+		verbose: Log steps and key sources.
+		need_key: Fail when the provider's key is missing.
+		durability: Make runs durable on this store (overrides the file's ``durability``).
 
 	Raises:
 		OpenMoltError: The file, a key or a plugin is wrong; the message says what to do.
@@ -78,15 +92,22 @@ def load(file: str, *, env_file: str | None, verbose: bool, need_key: bool) -> L
 	apply_dotenv(dotenv, os.environ)
 	keys = {"environ": environ, "dotenv": dotenv, "dotenv_path": dotenv_path, "file": path}
 	if path.suffix == ".py":
-		return _load_python(path, verbose=verbose, need_key=need_key, keys=keys)
+		loaded = _load_python(path, verbose=verbose, need_key=need_key, keys=keys)
+		if durability:
+			make_durable(loaded, durability)
+		return loaded
 	if path.suffix == ".json":
-		return _load_json(path, verbose=verbose, need_key=need_key, keys=keys)
+		return _load_json(
+			path, verbose=verbose, need_key=need_key, keys=keys, durability=durability
+		)
 	if not path.exists():
 		raise AgentFileError(f"{path}: no such file")
 	raise AgentFileError(f"{path}: an agent file ends in .json or .py")
 
 
-def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any]) -> Loaded:
+def _load_json(
+	path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any], durability: str | None
+) -> Loaded:
 	spec = load_json_file(path)
 	provider = spec.model.partition(":")[0]
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
@@ -108,7 +129,12 @@ def _load_json(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any
 	instructions_path = spec.instructions_path
 	if instructions_path and not Path(instructions_path).is_absolute():
 		instructions_path = str(path.parent / instructions_path)
-	om = OpenMolt(llm_providers=providers, integrations=configs, verbose=verbose)
+	om = OpenMolt(
+		llm_providers=providers,
+		integrations=configs,
+		verbose=verbose,
+		durability=durability or spec.durability or None,
+	)
 	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
 	agent = om.create_agent(
@@ -143,6 +169,11 @@ def _mcp_servers(om: OpenMolt, servers: dict[str, Any], bindings: list[Any]) -> 
 def _load_python(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, Any]) -> Loaded:
 	loaded = load_python_file(path)
 	agent = loaded.agent
+	if agent is None:
+		raise AgentFileError(
+			f"{path}: defines several agents ('agents') and no 'agent'; serve them with "
+			"`openmolt worker`, or define `agent` to run one"
+		)
 	if callable(agent) and not isinstance(agent, Agent):
 		agent = agent(OpenMolt(verbose=verbose))
 	if not isinstance(agent, Agent):
@@ -158,6 +189,21 @@ def _load_python(path: Path, *, verbose: bool, need_key: bool, keys: dict[str, A
 			_check_key(provider, reports)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
 	return Loaded(agent, model_id, loaded.input, loaded.schedules, reports)
+
+
+def make_durable(loaded: Loaded, durability: Any) -> None:
+	"""Make a Python file's agent durable (``--durability``), unless its code chose a store.
+
+	Raises:
+		ConfigurationError: The agent's instance already ran.
+	"""
+	om = loaded.om
+	if om.durability is not None:
+		return  # the Python code gave OpenMolt(durability=...) itself
+	om.use_durability(durability)
+	backend = om.durability
+	if backend is not None:
+		backend.register(loaded.agent)
 
 
 def parse_input(text: str | None, default: Any) -> Any:
