@@ -177,3 +177,18 @@ def budget_agent(om: OpenMolt) -> Any:
 
 
 agents = [crash_agent, budget_agent]
+
+# A schedule for the tests of workers serving one schedule (OPENMOLT_TEST_SCHEDULE=<seconds>).
+schedules = (
+	[
+		{
+			"agent": "Crash",
+			"id": "tick",
+			"type": "interval",
+			"value": float(os.environ["OPENMOLT_TEST_SCHEDULE"]),
+			"input": "tick",
+		}
+	]
+	if os.environ.get("OPENMOLT_TEST_SCHEDULE")
+	else []
+)

@@ -8,6 +8,7 @@ Each scenario named ``budget...`` runs on the Budget agent, the others on Crash.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import anyio
@@ -18,7 +19,12 @@ from openmolt import OpenMolt
 
 async def main(store: str, worker_id: str, scenarios: list[str]) -> None:
 	om = OpenMolt(
-		durability={"url": store, "worker_id": worker_id, "heartbeat": 0.5, "lapse": 3},
+		durability={
+			"url": store,
+			"worker_id": worker_id,
+			"heartbeat": float(os.environ.get("OPENMOLT_TEST_HEARTBEAT", "0.5")),
+			"lapse": float(os.environ.get("OPENMOLT_TEST_LAPSE", "3")),
+		},
 		entry_points=False,
 	)
 	crash, budget = build(om)
