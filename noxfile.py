@@ -80,7 +80,9 @@ def tests(session: nox.Session) -> None:
 	_refs(session)
 	_node_tools(session)
 	_sync(session, "test")
-	session.run("pytest", "-n", "2", *session.posargs)
+	# tests/dbos run in one xdist group (serially, with per-test timeouts): they start real DBOS
+	# engines and worker processes. PostgreSQL cases need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
+	session.run("pytest", "-n", "2", "--dist", "loadgroup", *session.posargs)
 
 
 @nox.session(python="3.11")
@@ -102,6 +104,7 @@ def typing(session: nox.Session) -> None:
 		"openmolt_providers/src/openmolt_providers",
 		"openmolt_integrations/src/openmolt_integrations",
 		"openmolt_mcp/src/openmolt_mcp",
+		"openmolt_dbos/src/openmolt_dbos",
 		"tests/typing",
 	)
 
@@ -163,6 +166,7 @@ WHEEL_PACKAGES = {
 	"openmolt_providers": {"openmolt_providers"},
 	"openmolt_integrations": {"openmolt_integrations"},
 	"openmolt_mcp": {"openmolt_mcp"},
+	"openmolt_dbos": {"openmolt_dbos"},
 }
 
 
@@ -181,6 +185,7 @@ def build(session: nox.Session) -> None:
 		"openmolt-providers",
 		"openmolt-integrations",
 		"openmolt-mcp",
+		"openmolt-dbos",
 	):
 		session.run(
 			"uv", "build", "--package", name, "--wheel", "-o", str(out), external=True, silent=True

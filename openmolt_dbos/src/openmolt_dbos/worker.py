@@ -69,11 +69,9 @@ def _store(given: str | None, files: Sequence[Any] = ()) -> str | dict[str, Any]
 
 
 class Loaded:
-	"""The agents a worker serves, their instances and their schedules.
+	"""The agents a worker serves (``agents``, by name) and their schedules (``schedules``).
 
-	Args:
-		agents: The agents, by name.
-		schedules: ``(agent, schedule dict)`` pairs from the files.
+	``schedules`` holds ``(agent, schedule dict)`` pairs from the files.
 	"""
 
 	def __init__(self) -> None:
