@@ -40,6 +40,7 @@ __all__ = [
 	"ANSWER_TOPIC",
 	"PARK_EVENT",
 	"WORKFLOW",
+	"asked_at",
 	"attrs",
 	"find",
 	"outcome_of",
