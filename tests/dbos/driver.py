@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import anyio
 from crash_agents import build
@@ -29,19 +30,22 @@ async def main(store: str, worker_id: str, scenarios: list[str]) -> None:
 	)
 	crash, budget = build(om)
 
-	async def one(scenario: str) -> None:
-		agent = budget if scenario.startswith("budget") else crash
-		state = agent.new_state(scenario)
-		print(f"started {scenario} {state.run_id}", flush=True)
+	async def one(agent: Any, state: Any, scenario: str) -> None:
 		try:
 			await agent.run(history=state)
 		except Exception as exc:
 			print(f"ended {scenario} {type(exc).__name__}", flush=True)
 
+	runs = []
+	for scenario in scenarios:
+		agent = budget if scenario.startswith("budget") else crash
+		state = agent.new_state(scenario)
+		print(f"started {scenario} {state.run_id}", flush=True)
+		runs.append((agent, state, scenario))
+	print("ready", flush=True)
 	async with anyio.create_task_group() as tg:
-		for scenario in scenarios:
-			tg.start_soon(one, scenario)
-		print("ready", flush=True)
+		for run in runs:
+			tg.start_soon(one, *run)
 		await anyio.sleep_forever()
 
 

@@ -226,3 +226,25 @@ anyio.run(main)
 	)
 	assert done.returncode == 0, done.stderr
 	assert done.stdout.split() == ["[]", "False", "True"]
+
+
+async def test_a_finished_durable_run_goes_on_as_a_new_segment_of_its_run(url: str) -> None:
+	"""run(history=state) of an ended run starts workflow <run id>+<steps>; its id is kept."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel([call_tool("local.add", a=1, b=1), finish(result="2")])
+
+	def add(a: int, b: int) -> int:
+		"""Add two numbers."""
+		return a + b
+
+	agent = om.create_agent(name="Short", model=model, tools=[add], max_steps=1)
+	first = await agent.run("add")
+	assert first.status == "limit_reached"
+	agent.max_steps = 5
+	second = await agent.run(history=first.state)
+	assert second.ok and second.state.run_id == first.state.run_id
+	names = [n for _, n in _steps(url, f"{first.state.run_id}+1")]
+	assert "model:2" in names and "model:1" not in names
+	fetched = await om.result(first.state.run_id)
+	assert fetched.ok and fetched.output == {"result": "2"}
+	await om.aclose()
