@@ -133,6 +133,8 @@ async def _jitter(event: Any) -> None:
 def build(om: OpenMolt) -> list[Any]:
 	"""The agents: Crash (tools, memory, questions) and Budget (a 10 s time budget)."""
 	om.register_integration("svc", _svc())
+	# The fake server listens on 127.0.0.1, which the SSRF guard refuses unless allowed.
+	om.integration_configs.setdefault("svc", {})["allowInternalHosts"] = ["127.0.0.1"]
 	crash = om.create_agent(
 		name="Crash",
 		model=ServerModel(),

@@ -36,9 +36,12 @@ from openmolt_dbos._runs import (
 from openmolt_dbos._settings import Settings
 
 if TYPE_CHECKING:
+	from collections.abc import Sequence
+
 	from dbos import WorkflowStatus
 
 	from openmolt_core.agent import Agent
+	from openmolt_core.approvals import ApprovalDecision
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_dbos._engine import _Waiter
@@ -96,14 +99,25 @@ class DBOSBackend:
 
 	# runs ---------------------------------------------------------------------------------
 
-	async def drive(self, agent: Agent, state: RunState, answer: str | None) -> RunResult:
-		"""Run a state as the workflow ``state.run_id``; return when it ends or parks."""
+	async def drive(
+		self,
+		agent: Agent,
+		state: RunState,
+		answer: str | None,
+		decisions: Sequence[ApprovalDecision] = (),
+	) -> RunResult:
+		"""Run a state as the workflow ``state.run_id``; return when it ends or parks.
+
+		A run parked on tool calls that wait for approval (``approval_required``) has ended
+		its workflow: resuming it with ``decisions`` starts the run's next segment.
+		"""
 		await self.start()
 		run_id = state.run_id
 		status = None
 		if state.steps or state.pending is not None:  # a saved run: its workflow may exist
 			status = await self._latest(run_id)
-		if status is not None and status.status in ("PENDING", "ENQUEUED"):
+		going = status is not None and status.status in ("PENDING", "ENQUEUED")
+		if status is not None and going and status.workflow_id not in self.engine.ended:
 			# The run's workflow is still going (parked on this question, or running).
 			skip = None
 			if answer is not None:
@@ -114,7 +128,9 @@ class DBOSBackend:
 		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
 		try:
 			with SetWorkflowID(wid), SetWorkflowAttributes(labels):
-				await DBOS.start_workflow_async(run_workflow, agent.name, state.to_dict(), answer)
+				await DBOS.start_workflow_async(
+					run_workflow, agent.name, state.to_dict(), answer, None, list(decisions)
+				)
 			return await self._await(wid, agent, waiter=waiter)
 		finally:
 			self.engine.forget(wid)
@@ -180,11 +196,10 @@ class DBOSBackend:
 		return outcome_of(status, parked)
 
 	async def _latest(self, run_id: str) -> WorkflowStatus | None:
-		# A run's workflows: its id, then `<id>+<steps>` for segments started from its state.
-		found = await find(
-			self.engine, {"openmolt_run": run_id}, workflow_id_prefix=run_id, sort_desc=True
-		)
-		return found[0] if found else None
+		# A run's workflows: its id, then `<id>+<steps>` for segments started from its state
+		# (the latest has the most steps; creation times may tie at the store's resolution).
+		found = await find(self.engine, {"openmolt_run": run_id}, workflow_id_prefix=run_id)
+		return max(found, key=lambda s: _segment(s.workflow_id, run_id), default=None)
 
 	async def _send(self, status: WorkflowStatus, text: str) -> str:
 		question = attrs(status).get("openmolt_question")
@@ -286,6 +301,11 @@ class DBOSBackend:
 			with anyio.move_on_after(self.settings.poll):
 				await waiter.event.wait()
 			self.engine.forget(wid)
+
+
+def _segment(workflow_id: str, run_id: str) -> int:
+	rest = workflow_id[len(run_id) :]
+	return int(rest[1:]) if rest.startswith("+") and rest[1:].isdigit() else -1 if rest else 0
 
 
 def _answered(outcome: Outcome, skip: str | None) -> bool:

@@ -91,6 +91,7 @@ class Engine:
 		self._client: DBOSClient | None = None
 		self._table_engine: sa.Engine | None = None
 		self._waiters: dict[str, _Waiter] = {}
+		self.ended: dict[str, None] = {}  # workflows that ended in this process, oldest first
 		self._running: dict[asyncio.Task[Any], str] = {}
 		self._lock: anyio.Lock | None = None
 
@@ -310,6 +311,12 @@ class Engine:
 
 	def notify(self, run_id: str, outcome: Outcome) -> None:
 		"""A run of this process parked or ended: wake whoever waits on it here."""
+		if outcome.kind != "parked":
+			# Ended here, a moment before DBOS records it: a run started from its state at once
+			# must not take it for still going.
+			self.ended[run_id] = None
+			while len(self.ended) > 1024:
+				self.ended.pop(next(iter(self.ended)))
 		waiter = self._waiters.get(run_id)
 		if waiter is not None and not waiter.event.is_set():
 			waiter.outcome = outcome

@@ -133,6 +133,7 @@ async def run_workflow(
 	state: dict[str, Any] | None,
 	answer: str | None = None,
 	schedule: dict[str, Any] | None = None,
+	decisions: list[Any] | None = None,
 ) -> dict[str, Any] | None:
 	"""The workflow of one durable run (see the module docstring).
 
@@ -141,6 +142,7 @@ async def run_workflow(
 		state: The run's state (`RunState.to_dict`); None for a scheduled run.
 		answer: The answer to the state's parked question, if it has one.
 		schedule: For a scheduled run: ``{"id", "due", "input", "note"}``.
+		decisions: Approval decisions for the state's parked tool calls, if it has some.
 
 	Returns:
 		`payload` of the result, or ``{"skipped": note}`` for a scheduled run that overlapped.
@@ -150,7 +152,7 @@ async def run_workflow(
 	task = asyncio.current_task()
 	untrack = engine.track(wid, task) if task is not None else (lambda: None)
 	try:
-		return await _run(engine, wid, agent_name, state, answer, schedule)
+		return await _run(engine, wid, agent_name, state, answer, schedule, decisions or [])
 	except Exception as exc:
 		engine.notify(wid, Outcome("error", exc))
 		raise
@@ -165,6 +167,7 @@ async def _run(
 	state: dict[str, Any] | None,
 	answer: str | None,
 	schedule: dict[str, Any] | None,
+	decisions: list[Any],
 ) -> dict[str, Any] | None:
 	agent = engine.agent(agent_name)
 	steps = await engine.client().list_workflow_steps_async(wid, load_output=False)
@@ -178,7 +181,7 @@ async def _run(
 		deliver_replayed=engine.settings.replay_events,
 	)
 	if schedule is None:
-		result = await agent.execute(state, port=port, answer=answer)
+		result = await agent.execute(state, port=port, answer=answer, decisions=decisions)
 		return await _finish(engine, wid, port, agent, result)
 	from openmolt_dbos._schedules import scheduled_end, scheduled_start
 
