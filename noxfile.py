@@ -82,6 +82,8 @@ def tests(session: nox.Session) -> None:
 	_sync(session, "test")
 	# loadgroup: tests marked xdist_group("browser") (tests/ui) share one worker, so the browser
 	# tests run one after another; everything else spreads over both workers as before.
+	# tests/dbos run in one xdist group (serially, with per-test timeouts): they start real DBOS
+	# engines and worker processes. PostgreSQL cases need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
 	session.run("pytest", "-n", "2", "--dist", "loadgroup", *session.posargs)
 
 
@@ -106,6 +108,7 @@ def typing(session: nox.Session) -> None:
 		"openmolt_mcp/src/openmolt_mcp",
 		"openmolt_ui/src/openmolt_ui",
 		"openmolt_otel/src/openmolt_otel",
+		"openmolt_dbos/src/openmolt_dbos",
 		"tests/typing",
 	)
 
@@ -176,6 +179,7 @@ WHEEL_PACKAGES = {
 	"openmolt_mcp": {"openmolt_mcp"},
 	"openmolt_ui": {"openmolt_ui"},
 	"openmolt_otel": {"openmolt_otel"},
+	"openmolt_dbos": {"openmolt_dbos"},
 }
 
 
@@ -196,6 +200,7 @@ def build(session: nox.Session) -> None:
 		"openmolt-mcp",
 		"openmolt-ui",
 		"openmolt-otel",
+		"openmolt-dbos",
 	):
 		session.run(
 			"uv", "build", "--package", name, "--wheel", "-o", str(out), external=True, silent=True

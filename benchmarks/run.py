@@ -301,7 +301,7 @@ def compile_bytecode() -> None:
 def main() -> None:
 	parser = argparse.ArgumentParser(description="OpenMolt's benchmark table")
 	parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-	parser.add_argument("--only", default="1,2,3,4,5,6,7", help="comma-separated figure numbers")
+	parser.add_argument("--only", default="1,2,3,4,5,6,7,8", help="comma-separated figure numbers")
 	parser.add_argument("--profile", action="store_true", help="profile figures 2 and 3 instead")
 	parser.add_argument("--json", default="", help="also write the raw figures to this file")
 	args = parser.parse_args()
@@ -512,6 +512,10 @@ def main() -> None:
 					"",
 				)
 			)
+		if 8 in only:  # durable runs on DBOS (benchmarks/durable.py)
+			from durable import rows as durable_rows
+
+			rows += durable_rows(repeat=heavy, quick=args.quick)
 	finally:
 		server.close()
 	load = os.getloadavg()

@@ -15,12 +15,13 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 	ids = _toml("openmolt_integrations/pyproject.toml")["project"]["entry-points"][
 		"openmolt.integrations"
 	]
-	# Besides the integrations, extras name features with their own distribution (mcp, ui, otel).
+	# Besides the integrations, extras name features with their own distribution (mcp, ui, otel, dbos).
 	extras = set(_toml("pyproject.toml")["project"]["optional-dependencies"]) - {
 		"all",
 		"mcp",
 		"ui",
 		"otel",
+		"dbos",
 	}
 	assert {extra_for(i) for i in ids} == extras
 	assert len(ids) == 29
@@ -58,3 +59,16 @@ def test_the_mcp_extra_installs_the_mcp_distribution_and_the_core_does_not() -> 
 	mcp = _toml("openmolt_mcp/pyproject.toml")["project"]
 	assert any(d.startswith("mcp>=") for d in mcp["dependencies"])
 	assert mcp["entry-points"]["openmolt.extensions"] == {"mcp": "openmolt_mcp"}
+
+
+def test_the_dbos_extra_installs_openmolt_dbos_and_only_it_depends_on_dbos() -> None:
+	"""openmolt[dbos] (and all) pull openmolt-dbos; only openmolt-dbos depends on dbos>=3.4,<4."""
+	extras = _toml("pyproject.toml")["project"]["optional-dependencies"]
+	assert extras["dbos"] == ["openmolt-dbos==0.1.0"]
+	assert "openmolt-dbos==0.1.0" in extras["all"]
+	dbos = _toml("openmolt_dbos/pyproject.toml")["project"]
+	assert "dbos>=3.4,<4" in dbos["dependencies"]
+	assert dbos["entry-points"]["openmolt.extensions"] == {"dbos": "openmolt_dbos"}
+	for member in ("openmolt_core", "openmolt_providers", "openmolt_integrations", "openmolt_mcp"):
+		deps = _toml(f"{member}/pyproject.toml")["project"]["dependencies"]
+		assert not any(d.startswith("dbos") for d in deps)

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
@@ -190,17 +190,27 @@ class RunContext:
 	step: int = 0
 	approvals: RunApprovals = field(default_factory=RunApprovals)
 	link: CallingRun | None = None
-	_seq: int = 0
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
 		return self.events.wants(name) or (self.link is not None and self.link.wants(name))
 
-	async def emit(self, event: Event) -> None:
-		"""Emit an event of this run: it gets the run id and the next sequence number."""
-		self._seq += 1
+	async def emit(self, event: Event, seq: int | None = None) -> None:
+		"""Emit an event of this run: it gets the run id and the next sequence number.
+
+		Args:
+			event: The event.
+			seq: Its number, from a block taken with `reserve_events` (default: the next one).
+		"""
+		if seq is None:
+			self.state.seq += 1
+			seq = self.state.seq
 		event.run_id = self.state.run_id
-		event.seq = self._seq
+		event.seq = seq
+		if self.port.replaying:  # delivered before the crash (openmolt_core.durability)
+			event.replayed = True
+			if not self.port.deliver_replayed:
+				return
 		if self.link is None:
 			await self.events.emit(event)
 			return
@@ -215,18 +225,31 @@ class RunContext:
 
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so sequence numbers stay deterministic."""
-		self._seq += 1
+		self.state.seq += 1
 
-	async def error(self, kind: str, message: str, *, fatal: bool = False) -> None:
-		"""Log a mistake or failure and emit the ``error`` event."""
+	def reserve_events(self, count: int) -> int:
+		"""Take ``count`` sequence numbers for the events of one step; returns the first.
+
+		A step whose value the journal holds emits nothing on replay; taking its numbers up
+		front keeps the numbers of later events the same (and concurrent steps ordered).
+		"""
+		first = self.state.seq + 1
+		self.state.seq += count
+		return first
+
+	async def error(
+		self, kind: str, message: str, *, fatal: bool = False, seq: int | None = None
+	) -> None:
+		"""Log a mistake or failure and emit the ``error`` event (numbered ``seq`` if given)."""
 		log.warning("%s step %d: %s: %s", self.agent, self.step, kind, message)
 		if self.wants("error"):
 			await self.emit(
 				ErrorEvent(
 					agent=self.agent, step=self.step, kind=kind, message=message, fatal=fatal
-				)
+				),
+				seq,
 			)
-		else:
+		elif seq is None:
 			self.skip_event()
 
 
@@ -361,14 +384,28 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 		index += 1
 
 
+_TOOL_EVENTS = 3  # tool:call, tool:response, error
+
+
 async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> None:
 	todo = [i for i in indexes if record.results[i] is None]
+	# Steps and event numbers are taken in command order before any call awaits, so a journal
+	# numbers a concurrent batch the same way on every replay (openmolt_core.durability).
+	seqs = {i: ctx.reserve_events(_TOOL_EVENTS) for i in todo}
 	if len(todo) == 1:
-		record.results[todo[0]] = await _call_tool(ctx, record, todo[0], record.commands[todo[0]])
+		i = todo[0]
+		record.results[i] = await _call_tool(ctx, record, i, record.commands[i], seqs[i])
 		return
+	keys = []
+	for i in todo:
+		call = cast(CallTool, record.commands[i])
+		if ctx.tools[call.tool].approval is not None or ctx.approvals.parked:
+			keys.append(step_key("approval", ctx.step, i, call.tool))  # its gate comes first
+		keys.append(step_key("tool", ctx.step, i, call.tool))
+	ctx.port.reserve(keys)
 
 	async def one(i: int) -> None:
-		record.results[i] = await _call_tool(ctx, record, i, record.commands[i])
+		record.results[i] = await _call_tool(ctx, record, i, record.commands[i], seqs[i])
 
 	async with anyio.create_task_group() as tg:
 		for i in todo:
@@ -376,7 +413,7 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 
 
 async def _call_tool(
-	ctx: RunContext, record: StepRecord, index: int, call: Any
+	ctx: RunContext, record: StepRecord, index: int, call: Any, seq: int
 ) -> dict[str, Any] | None:
 	bound = ctx.tools[call.tool]
 	tool_input: dict[str, Any] = call.input
@@ -391,10 +428,9 @@ async def _call_tool(
 	async def work() -> dict[str, Any]:
 		if ctx.wants("tool:call"):
 			await ctx.emit(
-				ToolCallEvent(agent=ctx.agent, step=ctx.step, tool=call.tool, input=tool_input)
+				ToolCallEvent(agent=ctx.agent, step=ctx.step, tool=call.tool, input=tool_input),
+				seq,
 			)
-		else:
-			ctx.skip_event()
 		began = time.perf_counter()
 		ok = True
 		run = CallingRun(
@@ -428,10 +464,9 @@ async def _call_tool(
 					response=ctx.redact.deep(value),
 					error=not ok,
 					duration=duration,
-				)
+				),
+				seq + 1,
 			)
-		else:
-			ctx.skip_event()
 		if log.isEnabledFor(logging.INFO):
 			log.info(
 				"%s step %d: %s %s (%.0f ms)",
@@ -444,7 +479,7 @@ async def _call_tool(
 		# A sub-agent's usage travels with the journaled result, so a replay counts it too.
 		spent = {"_usage": run.usage.to_dict()} if run.usage.calls else {}
 		if not ok:
-			await ctx.error("tool", ctx.redact(dumps(value)))
+			await ctx.error("tool", ctx.redact(dumps(value)), seq=seq + 2)
 			details = {k: v for k, v in value.items() if k != "message"}
 			return {
 				"tool": call.tool,

@@ -388,6 +388,31 @@ class Agent:
 		budget = f',"maxSteps":{self.max_steps}' if self.max_steps else ""
 		return f"{self._static_prefix()}{budget},{dumps(rest)[1:]}"
 
+	def fingerprint(self) -> str:
+		"""A hash of what a journaled run of this agent depends on.
+
+		The name, model, instructions, tool schemas, output schema and whether it may ask a
+		person: a durable engine records it in its application version, so a run is recovered
+		only by a process that built the same agent.
+		"""
+		import hashlib
+		import json
+
+		tools = [
+			[h, t.tool.input_schema, t.tool.output_schema, t.allowed]
+			for h, t in self._tools.items()
+		]
+		body = {
+			"name": self.name,
+			"model": f"{self.provider_name}:{self.model}",
+			"instructions": self.instructions,
+			"tools": tools,
+			"output": self.output_schema,
+			"human_input": self.human_input_enabled,
+		}
+		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+		return hashlib.sha256(text.encode()).hexdigest()
+
 	def provider(self) -> LLMProvider:
 		"""The model provider, created on first use."""
 		if self._provider is None:
@@ -444,19 +469,7 @@ class Agent:
 		await self._refresh_sources()
 		state = RunState() if history is None else _load(history)
 		if not state.messages:
-			# A new run (a fresh state may be given to fix its run id): memory starts from the
-			# agent's, unless the state brings its own.
-			if not any(state.memory.values()):
-				long_term = self._long_term
-				if long_term is None:
-					long_term, _ = memory_part(self._memory, "long_term")
-				short_term, _ = memory_part(self._memory, "short_term")
-				state.memory = {"longTerm": long_term, "shortTerm": short_term}
-			if parent is not None:  # deterministic, and it names the call that made it
-				state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
-			state.messages.append(
-				Message("user", self.first_message(input, state), list(attachments))
-			)
+			self._start(state, input, attachments, parent)
 			return await self._drive(state, answer=None, link=parent)
 		if state.pending is None and input is not None:
 			raise ConfigurationError(
@@ -464,6 +477,36 @@ class Agent:
 				"answer; call run(history=state) to go on"
 			)
 		return await self._drive(state, answer=None if input is None else str(input))
+
+	def _start(
+		self,
+		state: RunState,
+		input: Any,
+		attachments: Sequence[Attachment],
+		parent: CallingRun | None,
+	) -> None:
+		# A new run (a fresh state may be given to fix its run id): memory starts from the
+		# agent's, unless the state brings its own.
+		if not any(state.memory.values()):
+			long_term = self._long_term
+			if long_term is None:
+				long_term, _ = memory_part(self._memory, "long_term")
+			short_term, _ = memory_part(self._memory, "short_term")
+			state.memory = {"longTerm": long_term, "shortTerm": short_term}
+		if parent is not None:  # deterministic, and it names the call that made it
+			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
+		state.messages.append(Message("user", self.first_message(input, state), list(attachments)))
+
+	def new_state(self, input: Any = None, attachments: Sequence[Attachment] = ()) -> RunState:
+		"""A fresh run's state: memory as the agent keeps it, and the first message.
+
+		Args:
+			input: The task input.
+			attachments: Images or PDFs sent with the first turn.
+		"""
+		state = RunState()
+		self._start(state, input, attachments, None)
+		return state
 
 	async def resume(
 		self,
@@ -593,6 +636,53 @@ class Agent:
 			link=link,
 		)
 
+	async def execute(
+		self,
+		state: RunState | Mapping[str, Any] | None,
+		*,
+		port: RunPort,
+		answer: str | None = None,
+		decisions: Sequence[ApprovalDecision] = (),
+		input: Any = None,
+		run_id: str | None = None,
+	) -> RunResult:
+		"""Run a state through the loop with the given port (for durability backends).
+
+		A durability backend calls this inside its workflow (``openmolt_dbos``): the port
+		journals every step, and ``state`` comes from the workflow's input (or from the
+		journaled ``start`` step), so a run recovered in another process asks for the same
+		steps in the same order.
+
+		Args:
+			state: The run's state, with its first message (or a parked question's pending);
+				None to start afresh from ``input`` (the new state is the step ``start``).
+			port: The port every model call, tool call, callback, wait and clock reading uses.
+			answer: The answer to the state's parked question, if it has one.
+			decisions: Approval decisions for the state's parked tool calls, if it has some.
+			input: The task input, when ``state`` is None.
+			run_id: The new state's run id, when ``state`` is None (default: a fresh one).
+
+		Returns:
+			The result, as `run` returns it; a question nobody can answer now ends the run with
+			``human_input_required`` on every port.
+
+		Raises:
+			RunError: As for `run`.
+		"""
+		await self._refresh_sources()
+		if state is None:
+
+			async def start() -> RunState:
+				fresh = self.new_state(input)
+				if run_id:
+					fresh.run_id = run_id
+				return fresh
+
+			state = await port.step(
+				"start", start, encode=RunState.to_dict, decode=RunState.from_dict
+			)
+		return await self._drive(_load(state), answer=answer, decisions=decisions, port=port)
+
 	async def _drive(
 		self,
 		state: RunState,
@@ -600,11 +690,17 @@ class Agent:
 		answer: str | None,
 		decisions: Sequence[ApprovalDecision] = (),
 		link: CallingRun | None = None,
+		port: RunPort | None = None,
 	) -> RunResult:
+		if port is None:
+			backend = self.om.durability
+			if backend is not None and link is None:  # the backend's workflow calls `execute`
+				return await backend.drive(self, state, answer, decisions)
+			port = LOCAL_PORT  # a sub-agent's run lives inside its caller's (journaled) step
 		self.last_state = state
 		try:
 			await self._prepare()
-			ctx = self._context(state, LOCAL_PORT, link)
+			ctx = self._context(state, port, link)
 			if self.om.observers:  # the run store, the viewer, telemetry (openmolt_core.observe)
 				watch = watch_run(self, state, self.om.observers, redact=self._redactor)
 				return await watch.drive(ctx, lambda: self._loop(ctx, answer, decisions))
@@ -626,7 +722,7 @@ class Agent:
 		port = ctx.port
 		fitted = self.structured_output()
 		system = self.system_prompt() + self._missing_schemas(state, fitted)
-		deadline = None if self.timeout is None else port.now() + self.timeout
+		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		if state.pending is not None:
 			end = await self._deliver(ctx, answer, decisions, deadline)
 			if end is not None:
@@ -819,6 +915,7 @@ class Agent:
 			response_mode=fitted.mode if self._declared else None,
 		)
 		step = ctx.step
+		seq = ctx.reserve_events(1)  # llmOutput, numbered even when the journal answers the call
 
 		async def call() -> ModelResponse:
 			response = await self.provider().generate(request)
@@ -837,10 +934,9 @@ class Agent:
 						raw=response.raw,
 						usage=response.usage,
 						structured=request.response_mode,
-					)
+					),
+					seq,
 				)
-			else:
-				ctx.skip_event()
 			return response
 
 		try:
@@ -964,6 +1060,17 @@ class Agent:
 		if ctx.wants("finish"):
 			await ctx.emit(FinishEvent(agent=self.name, step=ctx.state.steps, result=result))
 		return result
+
+	def validate_output(self, value: Any) -> Any:
+		"""Check a finish output against the output schema; an instance of its model, if it has one.
+
+		Args:
+			value: The output as JSON (a result fetched from a durable store, for example).
+
+		Raises:
+			ValidationError: The value does not match (pydantic's, or the JSON Schema's).
+		"""
+		return self._validate_output(value)
 
 	def _validate_output(self, value: Any) -> Any:
 		if self._output_model is not None:

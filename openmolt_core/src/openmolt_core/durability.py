@@ -4,7 +4,7 @@ The loop never calls a model, a tool or a callback directly, never sleeps and ne
 it goes through a `RunPort`. The default, `LocalPort`, passes straight through at no measurable
 cost. A durable engine (``openmolt-dbos``) implements the same protocol: it records each step's
 JSON value under its key, answers steps of a replayed run from its journal, makes ``sleep`` and
-``now`` durable, and can park a run that waits for a person.
+the time budget durable, and can park a run that waits for a person.
 
 Step keys are deterministic: the same run replayed asks for the same keys in the same order.
 
@@ -15,26 +15,81 @@ Step keys are deterministic: the same run replayed asks for the same keys in the
 | memory callback | ``memory:<step>:<command index>`` |
 | human input | ``human:<step>:<command index>`` |
 | approval decision | ``approval:<step>:<command index>:<tool handle>`` (before the tool call's own step) |
+| time budget | ``deadline:<n>`` (the n-th budget of the run) |
+| a run's first state | ``start`` (when a durable engine builds it inside its workflow) |
+
+Why the protocol has more than ``step``, ``now`` and ``sleep`` (each was seen to go wrong in a
+prototype on DBOS):
+
+- `RunPort.reserve`: a journal numbers steps in the order they are opened. The tool calls of one
+  reply run concurrently, so without reserving they would open in whatever order their tasks
+  happen to reach the port, and a replay could hand one call another's result. The loop
+  reserves a batch's keys in command order before any of them awaits.
+- `RunPort.deadline`: the time budget starts when the run starts, not when a process picks it
+  up again after a crash. The engine records the deadline once; ``now`` then reads a clock that
+  every process shares (wall time), so the budget holds across a restart.
+- `RunPort.replaying`: while a recovered run re-executes the code that led up to its last
+  journaled step, the events it emits were delivered before the crash. They get
+  ``replayed=True`` and are not delivered again unless `RunPort.deliver_replayed` says so.
+  Events emitted inside a step (``llmOutput``, ``tool:call``, ``tool:response``) are not emitted
+  at all when the journal answers the step; each step reserves its block of sequence numbers
+  beforehand, so the numbers of later events do not move.
+
+A parked question (a person is asked and nobody can answer now) ends the loop with
+``human_input_required`` on every port; a durable engine then waits for the answer inside its
+workflow and goes on with ``Agent.execute(state, answer=..., port=...)``, so the loop itself
+never blocks on a person it cannot reach.
+
+`DurabilityBackend` is what an `OpenMolt` instance configured with ``durability=...`` delegates
+runs, answers and schedules to; `load_backend` finds it through the ``openmolt.extensions``
+entry point ``dbos`` (installed by ``openmolt-dbos``), so the core never imports the engine.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 
-__all__ = ["LOCAL_PORT", "LocalPort", "RunPort", "step_key"]
+from openmolt_core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+	from pathlib import Path
+
+	from openmolt_core.agent import Agent
+	from openmolt_core.approvals import ApprovalDecision
+	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.scheduler import ScheduleBackend
+
+__all__ = [
+	"LOCAL_PORT",
+	"DurabilityBackend",
+	"DurabilityConfig",
+	"LocalPort",
+	"PendingRun",
+	"RunPort",
+	"load_backend",
+	"step_key",
+]
+
+DurabilityConfig = str | os.PathLike[str] | Mapping[str, Any]
+"""``OpenMolt(durability=...)``: a SQLite file path, a ``sqlite:///`` or ``postgresql://`` URL, or
+a dict with ``url`` and the backend's options (see ``openmolt_dbos``)."""
 
 
 def step_key(kind: str, step: int, index: int | None = None, handle: str | None = None) -> str:
 	"""The deterministic key of one step (see the module docstring).
 
 	Args:
-		kind: ``model``, ``tool``, ``memory``, ``human`` or ``approval``.
+		kind: ``model``, ``tool``, ``memory``, ``human``, ``approval`` or ``deadline``.
 		step: The step number (1-based).
-		index: The command's index in the reply, for everything but model calls.
+		index: The command's index in the reply, for tool, memory and human steps.
 		handle: The tool handle, for tool calls.
 	"""
 	parts = [kind, str(step)]
@@ -52,12 +107,37 @@ class RunPort(Protocol):
 	Values passed through `step` are JSON (dicts, lists, strings, numbers, booleans, None).
 	"""
 
+	@property
+	def replaying(self) -> bool:
+		"""True while a recovered run re-executes code its journal already answered."""
+		...
+
+	@property
+	def deliver_replayed(self) -> bool:
+		"""Whether events emitted while `replaying` are delivered (with ``replayed=True``)."""
+		...
+
 	def now(self) -> float:
-		"""Seconds on a clock that only moves forward (a durable engine records each reading)."""
+		"""Seconds on the clock the time budget is measured on (see `deadline`)."""
+		...
+
+	async def deadline(self, seconds: float) -> float:
+		"""The `now` reading at which a budget of ``seconds`` starting now runs out.
+
+		A durable engine journals it, so a replayed run keeps the deadline of its first start.
+		"""
 		...
 
 	async def sleep(self, seconds: float) -> None:
 		"""Wait; a durable engine keeps the deadline across a restart."""
+		...
+
+	def reserve(self, keys: Sequence[str]) -> None:
+		"""Open these steps now, in this order, before any of them runs (a concurrent batch).
+
+		Args:
+			keys: The keys the coming `step` calls will use, in command order.
+		"""
 		...
 
 	async def step(
@@ -84,13 +164,26 @@ class LocalPort:
 
 	__slots__ = ()
 
+	replaying: bool = False
+	"""Never: nothing is journaled, so nothing is replayed."""
+
+	deliver_replayed: bool = False
+	"""Unused: nothing is replayed."""
+
 	def now(self) -> float:
 		"""`time.monotonic()`."""
 		return time.monotonic()
 
+	async def deadline(self, seconds: float) -> float:
+		"""`time.monotonic()` plus ``seconds``."""
+		return time.monotonic() + seconds
+
 	async def sleep(self, seconds: float) -> None:
 		"""`anyio.sleep`."""
 		await anyio.sleep(seconds)
+
+	def reserve(self, keys: Sequence[str]) -> None:
+		"""Nothing to open: steps are not numbered in process."""
 
 	async def step(
 		self,
@@ -106,3 +199,114 @@ class LocalPort:
 
 LOCAL_PORT = LocalPort()
 """The shared pass-through port (it holds no state)."""
+
+
+# backends -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRun:
+	"""A durable run parked on a question, waiting for ``om.answer(run_id, text)``.
+
+	Args:
+		run_id: The run's id (its workflow id).
+		agent: The agent's name.
+		question: What the agent asked.
+		asked_at: When it asked (UTC).
+		step: The step the question belongs to.
+	"""
+
+	run_id: str
+	agent: str
+	question: str
+	asked_at: datetime
+	step: int
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The parked run as JSON."""
+		return {
+			"run_id": self.run_id,
+			"agent": self.agent,
+			"question": self.question,
+			"asked_at": self.asked_at.isoformat(),
+			"step": self.step,
+		}
+
+
+@runtime_checkable
+class DurabilityBackend(Protocol):
+	"""What an `OpenMolt` instance with ``durability=...`` delegates to (``openmolt-dbos``)."""
+
+	@property
+	def files_dir(self) -> Path:
+		"""Where the file store lives when none is given: persistent, shared by the workers."""
+		...
+
+	async def start(self) -> None:
+		"""Launch the engine in this process: recover its unfinished runs, take over dead ones."""
+		...
+
+	def register(self, agent: Agent) -> None:
+		"""Know an agent by name, so its runs can be recovered in this process."""
+		...
+
+	async def drive(
+		self,
+		agent: Agent,
+		state: RunState,
+		answer: str | None,
+		decisions: Sequence[ApprovalDecision] = (),
+	) -> RunResult:
+		"""Run (or resume) a prepared state as a durable run whose id is ``state.run_id``.
+
+		Returns when the run ends or parks on a question (``human_input_required``) or on
+		tool calls that wait for approval (``approval_required``, resumed with ``decisions``).
+		"""
+		...
+
+	async def answer(self, run_id: str, text: str) -> None:
+		"""Answer the question a parked run waits on, from any process."""
+		...
+
+	async def pending(self, *, agent: str | None = None) -> list[PendingRun]:
+		"""The runs parked on a question (of one agent, or all)."""
+		...
+
+	async def result(self, run_id: str, *, wait: bool = True) -> RunResult | None:
+		"""The result of a run, from any process (None if it is still going and ``wait`` is off).
+
+		Raises:
+			RunError: The run ended on an error; the error carries its state.
+		"""
+		...
+
+	def schedule_backend(self) -> ScheduleBackend:
+		"""Where this instance's schedules fire (one due time runs once across all workers)."""
+		...
+
+	async def aclose(self) -> None:
+		"""Release what this instance holds (the engine itself lives as long as the process)."""
+		...
+
+
+def load_backend(om: OpenMolt, config: DurabilityConfig) -> DurabilityBackend:
+	"""Build the durability backend for an instance (``openmolt-dbos``, found by entry point).
+
+	Args:
+		om: The instance it serves.
+		config: What ``OpenMolt(durability=...)`` was given.
+
+	Raises:
+		ConfigurationError: ``openmolt-dbos`` is not installed, or the configuration is wrong.
+	"""
+	from importlib import metadata
+
+	for entry in metadata.entry_points(group="openmolt.extensions", name="dbos"):
+		factory = getattr(entry.load(), "durability_backend", None)
+		if callable(factory):
+			backend: DurabilityBackend = factory(om, config)
+			return backend
+	raise ConfigurationError(
+		"durability=... needs openmolt-dbos, which is not installed; run: "
+		"pip install 'openmolt[dbos]'"
+	)

@@ -12,6 +12,9 @@ OpenMoltError
 ```
 
 Messages say what to do next, and never contain a secret.
+
+Every error survives a round trip through `pickle` (a durable engine stores a failed run's error
+and raises it again in another process, `RunError` with its state), and `to_dict` gives it as JSON.
 """
 
 from __future__ import annotations
@@ -35,6 +38,19 @@ __all__ = [
 
 class OpenMoltError(Exception):
 	"""Base class for every error OpenMolt raises on purpose."""
+
+	def __reduce__(self) -> tuple[Any, ...]:
+		# Exception pickles as cls(*args), which fails for keyword-only arguments (provider=...):
+		# rebuild without __init__, from the message arguments and the attributes.
+		return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The error as JSON: its type, message and public attributes."""
+		out: dict[str, Any] = {"type": type(self).__name__, "message": str(self)}
+		for key, value in self.__dict__.items():
+			if not key.startswith("_"):
+				out[key] = _json(value)
+		return out
 
 
 class ConfigurationError(OpenMoltError):
@@ -164,3 +180,30 @@ class RunError(OpenMoltError):
 	def __init__(self, message: str, *, result: RunResult) -> None:
 		super().__init__(message)
 		self.result = result
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The error as JSON: type, message, the result so far and the state to resume from."""
+		return {
+			"type": type(self).__name__,
+			"message": str(self),
+			"result": self.result.to_dict(),
+			"state": self.result.state.to_dict(),
+		}
+
+
+def _rebuild(cls: type[OpenMoltError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+	error = cls.__new__(cls, *args)
+	error.args = args
+	error.__dict__.update(state)
+	return error
+
+
+def _json(value: Any) -> Any:
+	if value is None or isinstance(value, str | int | float | bool):
+		return value
+	if isinstance(value, list | tuple):
+		return [_json(v) for v in value]
+	if isinstance(value, dict):
+		return {str(k): _json(v) for k, v in value.items()}
+	to_dict = getattr(value, "to_dict", None)
+	return to_dict() if callable(to_dict) else str(value)

@@ -91,6 +91,9 @@ class Event:
 		seq: The event's number in its run, 1-based and deterministic: the same run replayed
 			gives the same numbers, so ``(run_id, seq)`` identifies an event.
 		parent_run_id: For a sub-agent's event, the id of the run that called it as a tool.
+		replayed: The event was emitted again while a durable run recovered from a crash caught
+			up with its journal (it was delivered before the crash). Such events are not
+			delivered unless the durability backend is asked to (see `openmolt_core.durability`).
 	"""
 
 	agent: str
@@ -99,6 +102,7 @@ class Event:
 	run_id: str = ""
 	seq: int = 0
 	parent_run_id: str = ""
+	replayed: bool = False
 
 
 @dataclass(slots=True, kw_only=True)

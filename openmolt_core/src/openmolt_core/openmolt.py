@@ -22,12 +22,14 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.compaction import CompactionConfig
+	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
+	from openmolt_core.result import RunResult
 	from openmolt_core.runstore import RunStore
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
@@ -71,6 +73,11 @@ class OpenMolt:
 			`openmolt_core.runstore`; ``openmolt ui`` shows them).
 		observers: Objects that hear every run (`openmolt_core.observe.RunObserver`): telemetry,
 			the run viewer. More can be appended to ``om.observers`` later.
+		durability: Make runs durable (``pip install "openmolt[dbos]"``): a SQLite file path,
+			a ``postgresql://`` URL, or a dict with ``url`` and options (see
+			docs/guides/durable.md). Runs then survive a crash, parked questions are answered
+			from any process (`answer`), and schedules fire once across all workers. Without it
+			(the default) everything runs in this process and nothing is installed.
 	"""
 
 	def __init__(
@@ -90,6 +97,7 @@ class OpenMolt:
 		approvals: Approvals | None = None,
 		run_store: str | Path | None = None,
 		observers: Sequence[RunObserver] = (),
+		durability: DurabilityConfig | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -128,6 +136,8 @@ class OpenMolt:
 
 			self.run_store = RunStore(run_store)
 			self.observers.append(self.run_store)
+		self._durability_config = durability
+		self._durability: DurabilityBackend | None = None
 		if verbose:
 			from openmolt_core import _verbose
 
@@ -152,7 +162,9 @@ class OpenMolt:
 			from openmolt_core.scheduler import Scheduler
 
 			clock, store = self._scheduler_options
-			self._scheduler = Scheduler(clock=clock, store=store)
+			durable = self.durability
+			backend = durable.schedule_backend() if durable is not None else None
+			self._scheduler = Scheduler(clock=clock, store=store, backend=backend)
 			# Schedules that never ran are worth a word when the program ends without serving.
 			weakref.finalize(self, _warn_unserved_quietly, self._scheduler)
 			if self._task_group is not None:  # inside `async with om:`: serve from now on
@@ -172,6 +184,83 @@ class OpenMolt:
 
 			self._approvals = Approvals()
 		return self._approvals
+
+	# durability ---------------------------------------------------------------------------
+
+	@property
+	def durability(self) -> DurabilityBackend | None:
+		"""The durability backend (``openmolt-dbos``), or None when runs are not durable."""
+		if self._durability is None and self._durability_config is not None:
+			from openmolt_core.durability import load_backend
+
+			self._durability = load_backend(self, self._durability_config)
+		return self._durability
+
+	def use_durability(self, durability: DurabilityConfig) -> None:
+		"""Make this instance's runs durable after it was made (``openmolt worker`` does this).
+
+		Call it before the first run or schedule; agents created earlier must then be
+		registered with ``om.durability.register(agent)`` (the worker does both).
+
+		Args:
+			durability: As for the constructor's ``durability``.
+
+		Raises:
+			ConfigurationError: Runs or schedules of this instance have already started.
+		"""
+		if self._durability is not None or self._scheduler is not None:
+			raise ConfigurationError(
+				"use_durability: this instance already runs; give durability=... to OpenMolt()"
+			)
+		self._durability_config = durability
+
+	def _durable(self, what: str) -> DurabilityBackend:
+		backend = self.durability
+		if backend is None:
+			raise ConfigurationError(
+				f"{what} needs durable runs: create OpenMolt(durability='runs.sqlite') (or a "
+				"postgresql:// URL); in one process, use agent.resume(state, answer=...)"
+			)
+		return backend
+
+	async def answer(self, run_id: str, text: str) -> None:
+		"""Answer the question a durable run is parked on; the run goes on wherever it lives.
+
+		Works from any process that shares the durable store, with or without a worker
+		running: the run picks the answer up when a worker (or this process) runs it.
+
+		Args:
+			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
+			text: The answer.
+
+		Raises:
+			ConfigurationError: Durability is off, or the run waits for no answer.
+		"""
+		await self._durable("om.answer").answer(run_id, text)
+
+	async def pending(self, *, agent: str | None = None) -> list[PendingRun]:
+		"""The durable runs parked on a question, oldest first.
+
+		Args:
+			agent: Only this agent's runs.
+
+		Raises:
+			ConfigurationError: Durability is off.
+		"""
+		return await self._durable("om.pending").pending(agent=agent)
+
+	async def result(self, run_id: str, *, wait: bool = True) -> RunResult | None:
+		"""The result of a durable run, from any process.
+
+		Args:
+			run_id: The run's id.
+			wait: Wait until the run ends (or parks on a question); otherwise None while it runs.
+
+		Raises:
+			RunError: The run ended on an error (with its state, to resume from).
+			ConfigurationError: Durability is off, or no run has that id.
+		"""
+		return await self._durable("om.result").result(run_id, wait=wait)
 
 	# HTTP ---------------------------------------------------------------------------------
 
@@ -206,7 +295,11 @@ class OpenMolt:
 		if self._files is None:
 			from openmolt_core.files import FileStore
 
-			self._files = FileStore(self._files_dir, file_system=self._file_system_path)
+			where = self._files_dir
+			if where is None and self._durability_config is not None:
+				backend = self.durability  # a durable run's files outlive the process
+				where = backend.files_dir if backend is not None else None
+			self._files = FileStore(where, file_system=self._file_system_path)
 		return self._files
 
 	def _file_system_path(self, path: str) -> LocalFile:
@@ -230,6 +323,8 @@ class OpenMolt:
 			await close_sources(self._tool_sources.values())
 		if self._files is not None:
 			self._files.close()
+		if self._durability is not None:
+			await self._durability.aclose()
 		if self._own_http and self._http is not None:
 			import anyio
 
@@ -254,6 +349,8 @@ class OpenMolt:
 		await tg.__aenter__()
 		self._task_group = tg
 		try:
+			if self.durability is not None:
+				await self.durability.start()  # recover this process's unfinished runs
 			if self._scheduler is not None:
 				await tg.start(self._scheduler.serve)
 		except BaseException as exc:
@@ -623,6 +720,8 @@ class OpenMolt:
 			from openmolt_core.subagents import check_cycles
 
 			check_cycles(agent)
+		if self._durability_config is not None:
+			self._durable("create_agent").register(agent)  # runs recover by agent name
 		return agent
 
 	def _skills(self, entries: Sequence[str | Path | Skill | Mapping[str, Any]]) -> list[Skill]:

@@ -50,6 +50,8 @@ class RunState:
 			counted it), for compaction.
 		compaction: What compaction summarised so far (`openmolt_core.compaction`): the original
 			first turn, the summary, the last step summarised, the file references kept.
+		seq: The events numbered so far (`openmolt_core.events.Event.seq`), so a resumed run
+			numbers its events after them.
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -61,6 +63,7 @@ class RunState:
 	pending: dict[str, Any] | None = None
 	context_tokens: int = 0
 	compaction: dict[str, Any] | None = None
+	seq: int = 0
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The state as a JSON-serializable dict."""
@@ -90,6 +93,7 @@ class RunState:
 			"pending": self.pending,
 			"context_tokens": self.context_tokens,
 			"compaction": self.compaction,
+			"seq": self.seq,
 		}
 
 	@classmethod
@@ -120,6 +124,7 @@ class RunState:
 				pending=data.get("pending"),
 				context_tokens=int(data.get("context_tokens") or 0),
 				compaction=data.get("compaction"),
+				seq=int(data.get("seq", 0)),
 			)
 		except (KeyError, TypeError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc
@@ -159,6 +164,27 @@ class RunResult:
 	def ok(self) -> bool:
 		"""Whether the model finished with status ``success``."""
 		return self.status == "success"
+
+	@classmethod
+	def from_dict(cls, data: dict[str, Any], state: RunState) -> RunResult:
+		"""Rebuild a result from `to_dict`'s output and its state (the output stays JSON).
+
+		Raises:
+			ValueError: The data is not a saved result.
+		"""
+		try:
+			return cls(
+				output=data.get("output"),
+				status=data["status"],
+				human_message=str(data.get("human_message") or ""),
+				plan=list(data.get("plan") or []),
+				steps=int(data.get("steps", 0)),
+				usage=Usage.from_dict(data.get("usage") or {}),
+				state=state,
+				error=data.get("error"),
+			)
+		except (KeyError, TypeError) as exc:
+			raise ValueError(f"not a saved run result: {exc}") from exc
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The result as a JSON-serializable dict (output dumped with pydantic when a model)."""

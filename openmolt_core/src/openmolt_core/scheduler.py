@@ -12,6 +12,13 @@ Runs of one agent never overlap: a run due while another is going is skipped and
 ``schedule:skip`` event. A run that fails is reported (``schedule:end`` with status ``error``, and
 the log) and the schedule goes on. Runs missed while the process was down or asleep follow the
 schedule's ``missed_runs`` policy: ``skip`` them, or ``run_once`` to catch up.
+
+The scheduler decides when each schedule is due (`openmolt_core.schedule.next_run`); a
+`ScheduleBackend` turns due times into runs. `LocalScheduleBackend`, the default, runs them in this
+process. A durable instance (``OpenMolt(durability=...)``) uses the engine's backend instead: each
+due time becomes a workflow whose id is ``<schedule id>@<due time>``, so several workers serving
+the same schedule fire each due time once, and the overlap rule and missed-run handling hold
+across all of them.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from collections import deque
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -47,9 +54,11 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
 __all__ = [
+	"LocalScheduleBackend",
 	"RecordStatus",
 	"RunRecord",
 	"Schedule",
+	"ScheduleBackend",
 	"ScheduleWarning",
 	"Scheduler",
 	"SqliteHistory",
@@ -81,6 +90,81 @@ def warn_unserved(scheduler: Scheduler, *, stacklevel: int = 2) -> None:
 		ScheduleWarning,
 		stacklevel=stacklevel + 1,
 	)
+
+
+class ScheduleBackend(Protocol):
+	"""Turns a scheduler's due times into runs: in this process, or on a durable engine."""
+
+	async def starting_point(
+		self, scheduler: Scheduler, schedule: Schedule, now: datetime
+	) -> tuple[datetime | None, datetime | None]:
+		"""Where a schedule's loop starts: the last due time handled before, and its anchor.
+
+		Returns:
+			The last due time that fired or was skipped (None if none: the count starts now),
+			and the instant interval counts start from (None: now).
+		"""
+		...
+
+	async def fire(
+		self,
+		scheduler: Scheduler,
+		schedule: Schedule,
+		due: datetime,
+		*,
+		note: str | None = None,
+		wait: bool = False,
+	) -> RunRecord:
+		"""Run the schedule's agent for one due time (or skip it while a run is going).
+
+		Args:
+			scheduler: The scheduler.
+			schedule: The schedule.
+			due: The due time (UTC).
+			note: Why this run is special (catching up on missed runs).
+			wait: Return only when the run ended (``run_now``); otherwise it runs in the
+				background and the record is ``running``.
+		"""
+		...
+
+	async def skip(
+		self, scheduler: Scheduler, schedule: Schedule, due: datetime, note: str
+	) -> RunRecord | None:
+		"""Record that a due time does not run (missed); None if another worker recorded it."""
+		...
+
+
+class LocalScheduleBackend:
+	"""Runs scheduled runs in this process, as tasks of the scheduler (the default backend).
+
+	The overlap rule is kept per agent in this process; the run history is the scheduler's
+	``store`` (a SQLite file) when it has one.
+	"""
+
+	async def starting_point(
+		self, scheduler: Scheduler, schedule: Schedule, now: datetime
+	) -> tuple[datetime | None, datetime | None]:
+		"""The last due time in the scheduler's store (None without one); the anchor is that time."""
+		last = await scheduler.store.last_due(schedule.id) if scheduler.store is not None else None
+		return last, last
+
+	async def fire(
+		self,
+		scheduler: Scheduler,
+		schedule: Schedule,
+		due: datetime,
+		*,
+		note: str | None = None,
+		wait: bool = False,
+	) -> RunRecord:
+		"""Run the agent in a task of the scheduler (in the caller's task with ``wait``)."""
+		return await scheduler._fire_here(schedule, due, note=note, wait=wait)
+
+	async def skip(
+		self, scheduler: Scheduler, schedule: Schedule, due: datetime, note: str
+	) -> RunRecord | None:
+		"""Record the skipped due time."""
+		return await scheduler.skipped(schedule, due, note)
 
 
 class Schedule:
@@ -159,7 +243,8 @@ class Schedule:
 
 	async def run_now(self) -> RunRecord:
 		"""Run at once, in the caller's task, and return the record (``skipped`` if one is going)."""
-		return await self._scheduler._fire(self, self._scheduler.clock.now(), wait=True)
+		scheduler = self._scheduler
+		return await scheduler.backend.fire(scheduler, self, scheduler.clock.now(), wait=True)
 
 	def cancel(self, *, cancel_running: bool = False) -> None:
 		"""Remove the schedule; its run in flight finishes unless ``cancel_running``."""
@@ -177,6 +262,7 @@ class Scheduler:
 		store: A SQLite file for run history and missed-run detection across restarts.
 		grace: Seconds a run may start late and still count as on time (not missed).
 		history_size: Records kept in memory per schedule.
+		backend: Turns due times into runs (default: `LocalScheduleBackend`, in this process).
 	"""
 
 	def __init__(
@@ -186,9 +272,11 @@ class Scheduler:
 		store: str | Path | None = None,
 		grace: float = 60.0,
 		history_size: int = 100,
+		backend: ScheduleBackend | None = None,
 	) -> None:
 		self.clock: Clock = clock or SystemClock()
 		self.store: SqliteHistory | None = SqliteHistory(store) if store is not None else None
+		self.backend: ScheduleBackend = backend or LocalScheduleBackend()
 		self.grace = grace
 		self.history_size = history_size
 		self._schedules: dict[str, Schedule] = {}
@@ -323,10 +411,12 @@ class Scheduler:
 		self._tg.start_soon(self._loop, schedule, scope, name=f"openmolt schedule {schedule.id}")
 
 	async def _loop(self, schedule: Schedule, scope: anyio.CancelScope) -> None:
+		backend = self.backend
 		with scope:
-			if schedule._cursor is None and self.store is not None:
-				schedule._cursor = await self.store.last_due(schedule.id)
-				schedule._anchor = schedule._anchor or schedule._cursor
+			if schedule._cursor is None:
+				cursor, anchor = await backend.starting_point(self, schedule, self.clock.now())
+				schedule._cursor = cursor
+				schedule._anchor = schedule._anchor or anchor
 			now = self.clock.now()
 			schedule._cursor = schedule._cursor or now
 			schedule._anchor = schedule._anchor or now
@@ -337,21 +427,21 @@ class Scheduler:
 				now = self.clock.now()
 				if (now - due).total_seconds() <= self.grace:
 					schedule._cursor = due
-					await self._fire(schedule, due)
+					await backend.fire(self, schedule, due)
 					continue
 				count, last = self._dues_until(schedule, due, now)
 				schedule._cursor = last
 				if (now - last).total_seconds() <= self.grace:
 					# The latest due time is on time: it runs, the earlier ones were missed.
 					what = f"{count - 1} run(s) missed while the process was down or asleep"
-					await self._skip(schedule, due, f"{what}; the run due now covers them")
-					await self._fire(schedule, last)
+					await backend.skip(self, schedule, due, f"{what}; the run due now covers them")
+					await backend.fire(self, schedule, last)
 					continue
 				what = f"{count} run(s) missed while the process was down or asleep"
 				if schedule.spec.missed_runs == "run_once":
-					await self._fire(schedule, last, note=f"catching up once: {what}")
+					await backend.fire(self, schedule, last, note=f"catching up once: {what}")
 				else:
-					await self._skip(schedule, last, f"{what}; policy 'skip'")
+					await backend.skip(self, schedule, last, f"{what}; policy 'skip'")
 
 	def _dues_until(self, schedule: Schedule, due: datetime, now: datetime) -> tuple[int, datetime]:
 		# Due times from `due` up to `now`: how many, and the last one.
@@ -365,7 +455,14 @@ class Scheduler:
 
 	# runs ---------------------------------------------------------------------------------
 
-	async def _skip(self, schedule: Schedule, due: datetime, note: str) -> RunRecord:
+	async def skipped(self, schedule: Schedule, due: datetime, note: str) -> RunRecord:
+		"""Record a due time that does not run, log it and emit ``schedule:skip`` (for backends).
+
+		Args:
+			schedule: The schedule.
+			due: The due time.
+			note: Why it does not run.
+		"""
 		now = self.clock.now()
 		record = RunRecord(
 			schedule_id=schedule.id,
@@ -377,17 +474,29 @@ class Scheduler:
 			note=note,
 		)
 		log.warning("schedule %s: run due %s skipped: %s", schedule.id, due.isoformat(), note)
-		await self._record(schedule, record)
-		await self._emit(schedule, record, "schedule:skip")
+		await self.report(schedule, record, "schedule:skip")
 		return record
 
-	async def _fire(
+	async def report(self, schedule: Schedule, record: RunRecord, event: str) -> None:
+		"""Keep a record in the schedule's history (and store) and emit its event (for backends).
+
+		Args:
+			schedule: The schedule.
+			record: The run's record.
+			event: ``schedule:run``, ``schedule:end`` or ``schedule:skip``; only the last two
+				keep the record.
+		"""
+		if event != "schedule:run":
+			await self._record(schedule, record)
+		await self._emit(schedule, record, event)
+
+	async def _fire_here(
 		self, schedule: Schedule, due: datetime, *, note: str | None = None, wait: bool = False
 	) -> RunRecord:
 		self._served = True  # a schedule that runs (run_now included) is not forgotten
 		agent = schedule.agent
 		if agent in self._busy:
-			return await self._skip(
+			return await self.skipped(
 				schedule, due, f"overlap: a run of agent {agent.name!r} is still going"
 			)
 		self._busy.add(agent)  # claimed before the task starts, so two dues cannot both pass

@@ -88,6 +88,8 @@ class ToolContext:
 		files: The instance's file store: save binary results, resolve file references.
 		extras: Anything the integration or the application passes along.
 		run: The run making this call (set per call by the loop).
+		call_id: (property) This call's id: the run id and the call's step key, the same when a
+			durable run replays the call after a crash (idempotency keys derive from it).
 	"""
 
 	agent: str
@@ -107,6 +109,12 @@ class ToolContext:
 			f"ToolContext(agent={self.agent!r}, integration={self.integration!r}, "
 			f"config keys={sorted(self.config)!r}, auth={type(self.auth).__name__ if self.auth else None})"
 		)
+
+	@property
+	def call_id(self) -> str:
+		"""This call's id, ``<run id>/<step key>`` (empty outside a run): the same on every replay."""
+		run = self.run
+		return f"{run.run_id}/{run.call}" if run is not None else ""
 
 
 @runtime_checkable

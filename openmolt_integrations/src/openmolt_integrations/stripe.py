@@ -4,8 +4,8 @@ Every request pins ``Stripe-Version`` so answers do not depend on the account's 
 Bodies are form-encoded with Stripe's nested keys (``metadata[plan]=pro``,
 ``line_items[0][price]=price_123``; lists of scalars with indices, ``expand[0]=...``, as
 stripe-python sends them). Every POST carries an ``Idempotency-Key`` header so that a retried
-request is applied only once: the engine makes a fresh key per call (``idempotency_header``) and
-reuses it when it retries; a POST tool's optional ``idempotencyKey`` input sets it explicitly, so a
+request is applied only once: the engine derives one key per call from the call id
+(``idempotency_header``; the same when a durable run replays the call) and reuses it when it retries; a POST tool's optional ``idempotencyKey`` input sets it explicitly, so a
 model that repeats a call itself can reuse the key. Lists paginate with
 ``starting_after`` (the last id of the previous page) while ``has_more`` is true; search pages with
 ``page`` (the previous ``next_page``). Amounts are integers in the currency's smallest unit.
@@ -731,8 +731,8 @@ token usable as `{"type": "oauth2", "config": {"accessToken", "refreshToken", "c
 "clientSecret"}}`.
 
 Every request sends `Stripe-Version: 2026-10-28.endive`. Every write carries an `Idempotency-Key`
-(a fresh UUID per call, kept across automatic retries; pass `idempotencyKey` to choose it), so a
-retry never charges twice.
+(one UUID per call, kept across automatic retries and across a durable run's replay after a crash;
+pass `idempotencyKey` to choose it), so a retry never charges twice.
 """,
 )
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -322,11 +322,25 @@ class _TracedPort:
 		self._run = run
 		self._port = port
 
+	@property
+	def replaying(self) -> bool:
+		return self._port.replaying
+
+	@property
+	def deliver_replayed(self) -> bool:
+		return self._port.deliver_replayed
+
 	def now(self) -> float:
 		return self._port.now()
 
+	async def deadline(self, seconds: float) -> float:
+		return await self._port.deadline(seconds)
+
 	async def sleep(self, seconds: float) -> None:
 		await self._port.sleep(seconds)
+
+	def reserve(self, keys: Sequence[str]) -> None:
+		self._port.reserve(keys)
 
 	async def step(
 		self,

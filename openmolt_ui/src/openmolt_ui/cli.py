@@ -74,10 +74,11 @@ def main(args: Sequence[str]) -> int:
 	store = RunStore(path)
 	viewer = Viewer(store=store, host=ns.host, port=ns.port)
 	if ns.files:
-		from openmolt_core.cli._run import load
+		from openmolt_core.cli._run import check_ready, load
 
 		for file in ns.files:
-			loaded = load(file, env_file=ns.env_file, verbose=False, need_key=True)
+			loaded = load(file, env_file=ns.env_file, verbose=False)
+			check_ready(loaded, strict=True)
 			if loaded.om.run_store is None:
 				loaded.om.run_store = store
 				loaded.om.observers.append(store)

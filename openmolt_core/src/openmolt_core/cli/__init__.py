@@ -12,11 +12,16 @@ openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdi
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
 openmolt ui [AGENT_FILE ...]          the live run viewer on 127.0.0.1 (needs openmolt[ui])
+openmolt worker PATH...               run durable agents' runs and schedules (openmolt[dbos])
+openmolt runs                         durable runs parked on a question (openmolt[dbos])
+openmolt answer RUN_ID TEXT           answer a parked durable run (openmolt[dbos])
 openmolt --version
 ```
 
 Every run is recorded in the run store ``openmolt ui`` shows (see `openmolt_core.cli._ui`);
 ``--ui`` runs the agent with the viewer, whose page answers its questions.
+``--durability STORE`` (or ``OPENMOLT_DURABILITY``) makes a run durable: a SQLite file or a
+``postgresql://`` URL (see docs/guides/durable.md).
 
 Subcommands always win over a file of the same name (``openmolt run tools`` runs a file named
 ``tools``). Results go to stdout as JSON; progress goes to stderr (JSON lines with ``--json``).
@@ -51,7 +56,11 @@ _SUMMARY = {
 	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
 	"mcp": "serve an agent file's agent as an MCP server over stdio",
 	"import-openapi": "write an integration module from an OpenAPI document",
+	"worker": "run durable agents' runs and schedules (needs openmolt[dbos])",
+	"runs": "list durable runs parked on a question (needs openmolt[dbos])",
+	"answer": "answer a parked durable run (needs openmolt[dbos])",
 }
+_DURABLE = ("worker", "runs", "answer")  # openmolt-dbos's commands
 
 
 def _version() -> str:
@@ -95,6 +104,11 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 	parser.add_argument("--once", action="store_true", help="run once even if there are schedules")
 	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
 	parser.add_argument(
+		"--durability",
+		help="make runs durable: a SQLite file or a postgresql:// URL (default: "
+		"$OPENMOLT_DURABILITY, else the file's durability, else in process)",
+	)
+	parser.add_argument(
 		"--on-stop",
 		choices=("finish", "cancel"),
 		default="finish",
@@ -125,7 +139,8 @@ async def _run(ns: argparse.Namespace) -> int:
 	# --verbose shows each event once, as a progress line; the instance's own logging stays off,
 	# or every step would be printed twice.
 	progress = Progress.for_terminal(json_events=ns.json, verbose=ns.verbose)
-	loaded = load(ns.file, env_file=ns.env_file, verbose=False)
+	durability = None if ns.dry_run else ns.durability or os.environ.get("OPENMOLT_DURABILITY")
+	loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
 	from openmolt_core.cli._approve import install
 
 	install(loaded.agent, ns.approvals or "ask", explicit=ns.approvals is not None)
@@ -212,6 +227,14 @@ def _ecosystem_command(args: list[str]) -> int:
 	return _ecosystem.main(args)
 
 
+def _durable_command(args: list[str]) -> int:
+	from openmolt_core.cli._ecosystem import extension
+
+	plugin = extension("dbos", needed_for=f"openmolt {args[0]}")
+	code: int = plugin.cli_main(args)
+	return code
+
+
 def _dispatch(args: list[str]) -> int:
 	if not args or args[0] in ("-h", "--help", "help"):
 		sys.stdout.write(_overview())
@@ -230,6 +253,7 @@ def _dispatch(args: list[str]) -> int:
 		"ui": lambda: _ui_command(rest),
 		"mcp": lambda: _ecosystem_command(args),
 		"import-openapi": lambda: _ecosystem_command(args),
+		**{durable: lambda: _durable_command(args) for durable in _DURABLE},
 	}
 	if name in commands:
 		return commands[name]()

@@ -4,7 +4,8 @@
 
 A Python agent file defines a module-level ``agent``: an `Agent`, or a function that takes the
 `OpenMolt` instance the command built (with the keys it resolved) and returns one. It may also
-define ``input`` (the run's input) and ``schedules`` (a list of schedule dicts).
+define ``input`` (the run's input) and ``schedules`` (a list of schedule dicts). A file for
+``openmolt worker`` may define ``agents`` instead: a list of such agents or functions.
 """
 
 from __future__ import annotations
@@ -139,6 +140,11 @@ class AgentFile(_Model):
 		alias="mcpServers",
 		description="MCP servers whose tools the agent uses, in the shape MCP clients use: "
 		"{id: {command, args, env, cwd} or {url, headers}} (needs openmolt[mcp]).",
+	)
+	durability: str | dict[str, Any] | None = Field(
+		default=None,
+		description="Make runs durable (needs openmolt[dbos]): a SQLite file, a postgresql:// "
+		"URL, or {url, workerId, heartbeat, lapse, filesDir, ...}; --durability overrides it.",
 	)
 	input: Any = Field(default=None, description="The run's input (--input overrides it).")
 	schedules: list[ScheduleSpec] = Field(
@@ -411,12 +417,18 @@ def call_factory(factory: Any, om: Any, path: Path) -> Any:
 
 
 class PythonAgent:
-	"""What a Python agent file defines: its ``agent`` (or factory), ``input`` and ``schedules``."""
+	"""What a Python agent file defines: its ``agent`` (or factory), ``input`` and ``schedules``.
 
-	def __init__(self, agent: Any, input: Any, schedules: list[Any]) -> None:
+	``agents`` holds the file's ``agents`` list, or ``[agent]``.
+	"""
+
+	def __init__(
+		self, agent: Any, input: Any, schedules: list[Any], agents: list[Any] | None = None
+	) -> None:
 		self.agent = agent
 		self.input = input
 		self.schedules = schedules
+		self.agents = agents if agents is not None else [agent]
 
 
 def load_python_file(path: Path) -> PythonAgent:
@@ -438,7 +450,10 @@ def load_python_file(path: Path) -> PythonAgent:
 		spec.loader.exec_module(module)
 	except Exception as exc:
 		raise AgentFileError(_located(path, exc)) from exc
-	if not hasattr(module, "agent"):
+	several = getattr(module, "agents", None)
+	if several is not None and not isinstance(several, list | tuple):
+		raise AgentFileError(f"{path}: 'agents' must be a list of agents")
+	if not hasattr(module, "agent") and not several:
 		raise AgentFileError(
 			f"{path}: defines no 'agent'; add `agent = om.create_agent(...)` or "
 			"`def agent(om): return om.create_agent(...)`"
@@ -446,4 +461,6 @@ def load_python_file(path: Path) -> PythonAgent:
 	schedules = getattr(module, "schedules", [])
 	if not isinstance(schedules, list | tuple):
 		raise AgentFileError(f"{path}: 'schedules' must be a list of schedule dicts")
-	return PythonAgent(module.agent, getattr(module, "input", None), list(schedules))
+	agent = getattr(module, "agent", None)
+	agents = list(several) if several else None
+	return PythonAgent(agent, getattr(module, "input", None), list(schedules), agents)

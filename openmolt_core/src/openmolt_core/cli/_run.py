@@ -38,7 +38,7 @@ from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
-__all__ = ["Loaded", "check_ready", "load", "run_once", "serve"]
+__all__ = ["Loaded", "check_ready", "load", "make_durable", "run_once", "serve"]
 
 
 @dataclass
@@ -112,8 +112,16 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	return problems
 
 
-def load(file: str, *, env_file: str | None, verbose: bool) -> Loaded:
+def load(
+	file: str, *, env_file: str | None, verbose: bool, durability: str | None = None
+) -> Loaded:
 	"""Read the agent file (after the ``.env`` file) and build the agent.
+
+	Args:
+		file: The agent file.
+		env_file: The ``.env`` file to read.
+		verbose: Log steps and key sources.
+		durability: Make runs durable on this store (overrides the file's ``durability``).
 
 	Raises:
 		OpenMoltError: The file, a key or a plugin is wrong; the message says what to do.
@@ -125,9 +133,12 @@ def load(file: str, *, env_file: str | None, verbose: bool) -> Loaded:
 	apply_dotenv(dotenv, os.environ)
 	keys = {"environ": environ, "dotenv": dotenv, "dotenv_path": dotenv_path, "file": path}
 	if path.suffix == ".py":
-		return _load_python(path, verbose=verbose, keys=keys)
+		loaded = _load_python(path, verbose=verbose, keys=keys)
+		if durability:
+			make_durable(loaded, durability)
+		return loaded
 	if path.suffix == ".json":
-		return _load_json(path, verbose=verbose, keys=keys)
+		return _load_json(path, verbose=verbose, keys=keys, durability=durability)
 	if not path.exists():
 		raise AgentFileError(f"{path}: no such file")
 	raise AgentFileError(f"{path}: an agent file ends in .json or .py")
@@ -143,7 +154,9 @@ def _integration_configs(
 	return configs, resolve_keys(owners, **keys)
 
 
-def _load_json(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
+def _load_json(
+	path: Path, *, verbose: bool, keys: dict[str, Any], durability: str | None
+) -> Loaded:
 	spec = load_json_file(path)
 	provider = spec.model.partition(":")[0]
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
@@ -163,7 +176,12 @@ def _load_json(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 	instructions_path = spec.instructions_path
 	if instructions_path and not Path(instructions_path).is_absolute():
 		instructions_path = str(path.parent / instructions_path)
-	om = OpenMolt(llm_providers=providers, integrations=configs, verbose=verbose)
+	om = OpenMolt(
+		llm_providers=providers,
+		integrations=configs,
+		verbose=verbose,
+		durability=durability or spec.durability or None,
+	)
 	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
 	agent = om.create_agent(
@@ -200,6 +218,11 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 	loaded = load_python_file(path)
 	agent = loaded.agent
 	integration_reports: list[KeyReport] = []
+	if agent is None:
+		raise AgentFileError(
+			f"{path}: defines several agents ('agents') and no 'agent'; serve them with "
+			"`openmolt worker`, or define `agent` to run one"
+		)
 	if callable(agent) and not isinstance(agent, Agent):
 		# The factory's instance knows every key the environment holds for an installed
 		# integration, as a JSON file's would.
@@ -221,6 +244,21 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 	return Loaded(
 		agent, model_id, loaded.input, loaded.schedules, reports + integration_reports, path
 	)
+
+
+def make_durable(loaded: Loaded, durability: Any) -> None:
+	"""Make a Python file's agent durable (``--durability``), unless its code chose a store.
+
+	Raises:
+		ConfigurationError: The agent's instance already ran.
+	"""
+	om = loaded.om
+	if om.durability is not None:
+		return  # the Python code gave OpenMolt(durability=...) itself
+	om.use_durability(durability)
+	backend = om.durability
+	if backend is not None:
+		backend.register(loaded.agent)
 
 
 def parse_input(text: str | None, default: Any) -> Any:

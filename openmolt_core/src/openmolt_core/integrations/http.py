@@ -7,8 +7,9 @@ A call goes through these steps:
    from the model are data, endpoint values are encoded path segments, header values with line
    breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
 3. encode the body in the request format (`_encode`), resolving file references; add the
-   tool's ``checksum`` header over the encoded body and its ``prefixed_headers``; a POST gets a
-   fresh idempotency key when the API setup names an ``idempotency_header`` the call did not set;
+   tool's ``checksum`` header over the encoded body and its ``prefixed_headers``; a POST gets an
+   idempotency key derived from its call id (the same when a durable run replays the call) when
+   the API setup names an ``idempotency_header`` the call did not set;
 4. send with the shared ``httpx.AsyncClient`` and the credential's ``httpx.Auth``
    (`credentials`), retrying with tenacity (``Retry-After`` and ``X-RateLimit-Reset`` honoured,
    bounded in attempts, per-wait and total time). 429 is always retried (the request was not
@@ -209,6 +210,18 @@ class _TooLong(stop_base):
 		exc = retry_state.outcome.exception() if retry_state.outcome else None
 		hint = _hint(exc.response) if isinstance(exc, _Retryable) else None
 		return hint is not None and hint > self.policy.max_wait
+
+
+_KEY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
+
+
+def _idempotency_key(call_id: str) -> str:
+	"""The idempotency key of a tool call: a UUID5 of its call id (a fresh UUID4 without one).
+
+	Args:
+		call_id: ``ToolContext.call_id``: the run id and the call's step key.
+	"""
+	return str(uuid.uuid5(_KEY_NAMESPACE, call_id) if call_id else uuid.uuid4())
 
 
 def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -> bool:
@@ -711,8 +724,9 @@ async def execute_http_tool(
 		setup = integration.api_setup
 		key_header = setup.idempotency_header
 		if key_header and request.method == "POST" and not request.headers.get(key_header):
-			# One key per tool call: the engine's retries resend this same request.
-			request.headers[key_header] = str(uuid.uuid4())
+			# One key per tool call: the engine's retries resend this same request, and a
+			# durable run that replays the call after a crash sends the same key again.
+			request.headers[key_header] = _idempotency_key(context.call_id)
 		policy = context.extras.get("retry_policy", DEFAULT_RETRY)
 		fmt = tool.response_format or setup.response_format
 		limit = tool.max_response_bytes or (

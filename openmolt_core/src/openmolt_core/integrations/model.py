@@ -101,7 +101,8 @@ class ApiSetup(_Spec):
 		timeout: Seconds before a request is abandoned.
 		form_arrays: How form bodies write lists of scalars (see `ArrayStyle`).
 		idempotency_header: A header that makes a POST safe to repeat (``Idempotency-Key``):
-			each POST call that does not set it gets a fresh UUID4, kept across retries.
+			each POST call that does not set it gets a UUID derived from its call id, kept
+			across retries and across a durable run's replay of the call after a crash.
 		error_check: Failures the service reports in 200 replies (see `ErrorCheck`).
 		input_origins: The origins a tool whose host comes from ``input`` may reach (see
 			`HttpTool`); tools that list their own use theirs.

@@ -1,0 +1,323 @@
+"""`DBOSBackend`: what a durable `OpenMolt` delegates runs, answers and schedules to.
+
+``agent.run()`` on a durable instance builds the run's state as usual, then starts the workflow
+whose id is the run id and waits for it, in this process, until the run ends or parks on a
+question: then it returns the same `RunResult` an in-process run returns
+(``human_input_required``, with ``state.pending``), while the workflow keeps waiting durably.
+``agent.resume(state, answer=...)`` and ``om.answer(run_id, text)`` send the answer; the first
+also waits for what comes next.
+
+Reads and answers go through a `dbos.DBOSClient` on the store, so a process that only answers
+questions or fetches results never launches the engine nor counts as a worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
+
+from openmolt_core.durability import PendingRun
+from openmolt_core.errors import ConfigurationError
+from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
+from openmolt_dbos._runs import (
+	ANSWER_TOPIC,
+	PARK_EVENT,
+	asked_at,
+	attrs,
+	find,
+	outcome_of,
+	result_of,
+	run_workflow,
+	set_engine,
+)
+from openmolt_dbos._settings import Settings
+
+if TYPE_CHECKING:
+	from collections.abc import Sequence
+
+	from dbos import WorkflowStatus
+
+	from openmolt_core.agent import Agent
+	from openmolt_core.approvals import ApprovalDecision
+	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_dbos._engine import _Waiter
+	from openmolt_dbos._schedules import DBOSScheduleBackend
+
+__all__ = ["DBOSBackend"]
+
+
+class DBOSBackend:
+	"""The durability backend of one `OpenMolt` instance (the engine is the process's).
+
+	Args:
+		om: The instance.
+		settings: Its ``durability=...``, parsed.
+	"""
+
+	def __init__(self, om: OpenMolt, settings: Settings) -> None:
+		self.om = om
+		self.settings = settings
+		self.engine: Engine = engine_for(settings)
+		set_engine(self.engine)
+		self._started = False
+		self._schedules: DBOSScheduleBackend | None = None
+
+	@property
+	def files_dir(self) -> Path:
+		"""The persistent file store shared by the workers (see `Settings.files_dir`)."""
+		return self.settings.store_files_dir
+
+	def register(self, agent: Agent) -> None:
+		"""Know an agent by name in this process (its runs recover here)."""
+		self.engine.register(agent)
+
+	async def start(self) -> None:
+		"""Launch the engine in this process (once); recovers its executor's unfinished runs."""
+		require_asyncio("durable runs")
+		if not self._started:
+			self._started = True
+			self.engine.users += 1
+		await self.engine.launch()
+
+	async def aclose(self) -> None:
+		"""Release the engine; the last instance of the process stops it (runs stay recoverable)."""
+		if self._started:
+			self._started = False
+			await self.engine.release()
+
+	def schedule_backend(self) -> DBOSScheduleBackend:
+		"""The durable schedule backend (one run per due time across all workers)."""
+		if self._schedules is None:
+			from openmolt_dbos._schedules import DBOSScheduleBackend
+
+			self._schedules = DBOSScheduleBackend(self)
+		return self._schedules
+
+	# runs ---------------------------------------------------------------------------------
+
+	async def drive(
+		self,
+		agent: Agent,
+		state: RunState,
+		answer: str | None,
+		decisions: Sequence[ApprovalDecision] = (),
+	) -> RunResult:
+		"""Run a state as the workflow ``state.run_id``; return when it ends or parks.
+
+		A run parked on tool calls that wait for approval (``approval_required``) has ended
+		its workflow: resuming it with ``decisions`` starts the run's next segment.
+		"""
+		await self.start()
+		run_id = state.run_id
+		status = None
+		if state.steps or state.pending is not None:  # a saved run: its workflow may exist
+			status = await self._latest(run_id)
+		going = status is not None and status.status in ("PENDING", "ENQUEUED")
+		if status is not None and going and status.workflow_id not in self.engine.ended:
+			# The run's workflow is still going (parked on this question, or running).
+			skip = None
+			if answer is not None:
+				skip = await self._send(status, answer)
+			return await self._await(status.workflow_id, agent, skip=skip)
+		wid = run_id if status is None else f"{run_id}+{state.steps}"  # a new segment
+		waiter = self.engine.waiter(wid)
+		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
+		try:
+			with SetWorkflowID(wid), SetWorkflowAttributes(labels):
+				await DBOS.start_workflow_async(
+					run_workflow, agent.name, state.to_dict(), answer, None, list(decisions)
+				)
+			return await self._await(wid, agent, waiter=waiter)
+		finally:
+			self.engine.forget(wid)
+
+	async def _await(
+		self,
+		wid: str,
+		agent: Agent | None,
+		*,
+		waiter: _Waiter | None = None,
+		skip: str | None = None,
+	) -> RunResult:
+		waiter = waiter or self.engine.waiter(wid)
+		try:
+			outcome = await self.wait(wid, waiter, skip=skip)
+		finally:
+			self.engine.forget(wid)
+		return self._result(outcome, agent)
+
+	async def wait(self, wid: str, waiter: _Waiter, *, skip: str | None = None) -> Outcome:
+		"""The next outcome of a workflow: from this process at once, else by polling the store.
+
+		Args:
+			wid: The workflow id.
+			waiter: Registered before the workflow started (`Engine.waiter`).
+			skip: A question id already answered: its park does not count.
+		"""
+		while True:
+			outcome = waiter.outcome
+			if outcome is not None:
+				if not _answered(outcome, skip):
+					return outcome
+				waiter = self.engine.waiter(wid)  # the park of the question just answered
+			# A run going on in this process says when it parks or ends; others are polled.
+			poll = self.settings.poll * (20 if self.engine.runs_here(wid) else 1)
+			with anyio.move_on_after(poll):
+				await waiter.event.wait()
+			if waiter.event.is_set():
+				continue
+			found = await self._outcome(wid)
+			if found is not None and not _answered(found, skip):
+				return found
+
+	def _result(self, outcome: Outcome, agent: Agent | None) -> RunResult:
+		if outcome.kind == "error":
+			error = outcome.payload
+			if isinstance(error, BaseException):
+				raise error
+			raise ConfigurationError(f"durable run failed: {error}")
+		if isinstance(outcome.payload, dict) and "skipped" in outcome.payload:
+			raise ConfigurationError(f"the run was skipped: {outcome.payload['skipped']}")
+		return result_of(outcome.payload, agent)
+
+	async def _outcome(self, wid: str) -> Outcome | None:
+		client = self.engine.client()
+		found = await client.list_workflows_async(workflow_ids=[wid], load_input=False)
+		if not found:
+			return None
+		status = found[0]
+		parked = None
+		if attrs(status).get("openmolt_parked"):
+			parked = await client.get_event_async(wid, PARK_EVENT, timeout_seconds=0)
+		return outcome_of(status, parked)
+
+	async def _latest(self, run_id: str) -> WorkflowStatus | None:
+		# A run's workflows: its id, then `<id>+<steps>` for segments started from its state
+		# (the latest has the most steps; creation times may tie at the store's resolution).
+		found = await find(self.engine, {"openmolt_run": run_id}, workflow_id_prefix=run_id)
+		return max(found, key=lambda s: _segment(s.workflow_id, run_id), default=None)
+
+	async def _send(self, status: WorkflowStatus, text: str) -> str:
+		question = attrs(status).get("openmolt_question")
+		if not attrs(status).get("openmolt_parked") or not isinstance(question, dict):
+			raise ConfigurationError(
+				f"run {attrs(status).get('openmolt_run', status.workflow_id)} waits for no answer "
+				f"(status {status.status.lower()}); see `openmolt runs`"
+			)
+		qid = str(question.get("id"))
+		await self.engine.client().send_async(
+			status.workflow_id,
+			{"question": qid, "text": str(text)},
+			ANSWER_TOPIC,
+			idempotency_key=f"{status.workflow_id}:{qid}",
+		)
+		return qid
+
+	async def answer(self, run_id: str, text: str) -> None:
+		"""Answer a parked run's question (from any process; the first answer wins).
+
+		Raises:
+			ConfigurationError: No run has that id, or it waits for no answer.
+		"""
+		require_asyncio("om.answer")
+		status = await self._latest(run_id)
+		if status is None:
+			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
+		await self._send(status, text)
+
+	async def pending(self, *, agent: str | None = None) -> list[PendingRun]:
+		"""The runs parked on a question, oldest question first."""
+		require_asyncio("om.pending")
+		labels: dict[str, Any] = {"openmolt_parked": True}
+		if agent is not None:
+			labels["openmolt_agent"] = agent
+		statuses = await find(self.engine, labels, status=["PENDING", "ENQUEUED"])
+		out = []
+		for status in statuses:
+			labels = attrs(status)
+			question = labels.get("openmolt_question")
+			if not isinstance(question, dict):
+				continue
+			out.append(
+				PendingRun(
+					run_id=str(labels.get("openmolt_run", status.workflow_id)),
+					agent=str(labels.get("openmolt_agent", "")),
+					question=str(question.get("message", "")),
+					asked_at=asked_at(question),
+					step=int(question.get("step", 0)),
+				)
+			)
+		return sorted(out, key=lambda p: p.asked_at)
+
+	async def runs(self, *, agent: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+		"""The latest durable runs (newest first): id, agent, status, parked, worker, times."""
+		require_asyncio("openmolt runs")
+		labels = {"openmolt_agent": agent} if agent is not None else {}
+		out = []
+		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
+			labels_of = attrs(status)
+			parked = bool(labels_of.get("openmolt_parked"))
+			out.append(
+				{
+					"run_id": labels_of.get("openmolt_run", status.workflow_id),
+					"workflow_id": status.workflow_id,
+					"agent": labels_of.get("openmolt_agent", ""),
+					"status": "parked" if parked else status.status.lower(),
+					"worker": status.executor_id,
+					"created_at": _ms(status.created_at),
+					"updated_at": _ms(status.updated_at),
+				}
+			)
+		return out
+
+	async def result(self, run_id: str, *, wait: bool = True) -> RunResult | None:
+		"""A run's result from the store.
+
+		With ``wait``, once the run has ended (a parked run is still going: this waits for its
+		answer and what follows). Without, at once: the result of an ended run, the
+		``human_input_required`` result of a parked one, or None while it runs.
+
+		Raises:
+			RunError: The run ended on an error (with its state).
+			ConfigurationError: No run has that id.
+		"""
+		require_asyncio("om.result")
+		status = await self._latest(run_id)
+		if status is None:
+			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
+		agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
+		wid = status.workflow_id
+		while True:
+			found = await self._outcome(wid)
+			if not wait:
+				return None if found is None else self._result(found, agent)
+			if found is not None and found.kind != "parked":
+				return self._result(found, agent)
+			waiter = self.engine.waiter(wid)
+			with anyio.move_on_after(self.settings.poll):
+				await waiter.event.wait()
+			self.engine.forget(wid)
+
+
+def _segment(workflow_id: str, run_id: str) -> int:
+	rest = workflow_id[len(run_id) :]
+	return int(rest[1:]) if rest.startswith("+") and rest[1:].isdigit() else -1 if rest else 0
+
+
+def _answered(outcome: Outcome, skip: str | None) -> bool:
+	if skip is None or outcome.kind != "parked" or not isinstance(outcome.payload, dict):
+		return False
+	state = outcome.payload.get("state") or {}
+	return str(state.get("steps")) == skip
+
+
+def _ms(value: int | None) -> str | None:
+	if value is None:
+		return None
+	from datetime import UTC, datetime
+
+	return datetime.fromtimestamp(value / 1000, UTC).isoformat()

@@ -1,0 +1,353 @@
+"""The DBOS engine of this process: one per process, shared by every durable `OpenMolt`.
+
+DBOS is a process-wide singleton, so this module is too. It knows the agents of every durable
+instance by name (a recovered workflow finds its agent here), the schedules they serve, and the
+runs this process waits on. It launches DBOS once, from the event loop's thread (so DBOS runs the
+workflows it recovers on that loop), after taking its executor id (`openmolt_dbos._workers`).
+
+The application version is ``openmolt-`` and a hash of the core's version and the fingerprints of
+the agents known at launch (`openmolt_core.agent.Agent.fingerprint`): a run is recovered only by a
+process that built the same agents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_dbos._settings import Settings
+
+if TYPE_CHECKING:
+	import sqlalchemy as sa
+	from dbos import DBOSClient
+
+	from openmolt_core.agent import Agent
+	from openmolt_core.scheduler import RunRecord, Schedule, Scheduler
+	from openmolt_dbos._workers import Heartbeat
+
+__all__ = ["APP_NAME", "Engine", "Outcome", "engine_for", "require_asyncio", "reset_engine"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+APP_NAME = "openmolt"
+"""The DBOS application name of every OpenMolt process."""
+
+
+def require_asyncio(what: str) -> None:
+	"""Refuse to go on outside asyncio (DBOS runs its workflows on an asyncio loop).
+
+	Raises:
+		ConfigurationError: The current event loop is not asyncio's (trio).
+	"""
+	try:
+		asyncio.get_running_loop()
+	except RuntimeError:
+		raise ConfigurationError(
+			f"{what}: durable runs need asyncio, and this code runs on another event loop "
+			"(trio?). DBOS runs workflows on asyncio only: run with anyio.run(main) or "
+			"asyncio.run(main()), or drop durability=... to run on trio"
+		) from None
+
+
+@dataclass(slots=True)
+class Outcome:
+	"""What a run this process waits on came to: parked (with its state) or ended."""
+
+	kind: str  # "parked" | "done" | "error"
+	payload: Any
+
+
+@dataclass(slots=True)
+class _Waiter:
+	event: anyio.Event = field(default_factory=anyio.Event)
+	outcome: Outcome | None = None
+
+
+class Engine:
+	"""The process's durable engine (see the module docstring).
+
+	Args:
+		settings: The store and this process's options (the first instance's).
+	"""
+
+	def __init__(self, settings: Settings) -> None:
+		self.settings = settings
+		self.agents: dict[str, Agent] = {}
+		self.fingerprints: dict[str, str] = {}
+		self.schedules: dict[str, tuple[Scheduler, Schedule]] = {}
+		self.records: dict[str, RunRecord] = {}  # scheduled runs of this process, by workflow id
+		self.launched = False
+		self.app_version = ""
+		self.executor_id = settings.executor_id()
+		self.users = 0
+		self.heartbeat: Heartbeat | None = None
+		self._client: DBOSClient | None = None
+		self._table_engine: sa.Engine | None = None
+		self._waiters: dict[str, _Waiter] = {}
+		self.ended: dict[str, None] = {}  # workflows that ended in this process, oldest first
+		self._running: dict[asyncio.Task[Any], str] = {}
+		self._lock: anyio.Lock | None = None
+
+	# agents -------------------------------------------------------------------------------
+
+	def register(self, agent: Agent) -> None:
+		"""Know an agent by name (runs find it on recovery).
+
+		Raises:
+			ConfigurationError: Another agent with that name but a different definition is known.
+		"""
+		fingerprint = agent.fingerprint()
+		known = self.fingerprints.get(agent.name)
+		if known is not None and known != fingerprint:
+			raise ConfigurationError(
+				f"durable: two different agents are named {agent.name!r} in this process; durable "
+				"runs find their agent by name, so give each agent its own name"
+			)
+		self.agents[agent.name] = agent
+		self.fingerprints[agent.name] = fingerprint
+		if self.launched and known is None:
+			log.warning(
+				"durable: agent %r was created after durable runs began in this process; its "
+				"runs are recovered only by processes that create the same agents (create every "
+				"agent before the first run)",
+				agent.name,
+			)
+
+	def agent(self, name: str) -> Agent:
+		"""The agent a workflow runs.
+
+		Raises:
+			ConfigurationError: No agent of that name is known in this process.
+		"""
+		agent = self.agents.get(name)
+		if agent is None:
+			known = ", ".join(sorted(self.agents)) or "none"
+			raise ConfigurationError(
+				f"durable: agent {name!r} is not defined in worker {self.executor_id} (agents: "
+				f"{known}); start the worker with the file that defines it"
+			)
+		return agent
+
+	def version(self) -> str:
+		"""The application version for the agents known now."""
+		if self.settings.app_version:
+			return self.settings.app_version
+		from importlib.metadata import version
+
+		digest = hashlib.sha256(version("openmolt-core").encode())
+		for name in sorted(self.fingerprints):
+			digest.update(f"\n{name}:{self.fingerprints[name]}".encode())
+		return f"openmolt-{digest.hexdigest()[:16]}"
+
+	# the store ----------------------------------------------------------------------------
+
+	@property
+	def tables(self) -> sa.Engine:
+		"""The engine on OpenMolt's own tables (workers, schedules), created on first use."""
+		if self._table_engine is None:
+			from openmolt_dbos._workers import create_tables, make_engine
+
+			self._table_engine = make_engine(self.settings.url)
+			create_tables(self._table_engine)
+		return self._table_engine
+
+	def client(self) -> DBOSClient:
+		"""A DBOS client on the store, for reading and answering runs from outside workflows.
+
+		Raises:
+			ConfigurationError: The store holds no DBOS tables yet (no durable run ever ran).
+		"""
+		if self._client is None:
+			from dbos import DBOSClient
+
+			try:
+				self._client = DBOSClient(
+					system_database_url=self.settings.url, application_name=APP_NAME
+				)
+			except Exception as exc:
+				raise ConfigurationError(
+					f"durable: cannot open the store {self.settings.describe()}: {exc}"
+				) from exc
+		return self._client
+
+	# launching ----------------------------------------------------------------------------
+
+	async def launch(self) -> None:
+		"""Take the executor id, then launch DBOS on this event loop (once per process).
+
+		Raises:
+			ConfigurationError: Not on asyncio, no agents, or the executor id is held elsewhere.
+		"""
+		require_asyncio("durable runs")
+		if self._lock is None:
+			self._lock = anyio.Lock()
+		async with self._lock:
+			if self.launched:
+				return
+			if not self.agents:
+				raise ConfigurationError(
+					"durable: no agents are defined in this process; create them before running"
+				)
+			from openmolt_dbos import _runs  # noqa: F401  # registers the workflow functions
+			from openmolt_dbos._workers import Heartbeat
+
+			self.app_version = self.version()
+			settings = self.settings
+			heartbeat = Heartbeat(
+				self.tables,
+				executor_id=self.executor_id,
+				app_version=self.app_version,
+				heartbeat=settings.heartbeat,
+				lapse=settings.lapse,
+				recover=self._recover,
+			)
+			await anyio.to_thread.run_sync(heartbeat.claim)
+			self._start_dbos()
+			self.heartbeat = heartbeat
+			heartbeat.start()
+			self.launched = True
+			log.info(
+				"durable: worker %s launched on %s (version %s, agents: %s)",
+				self.executor_id,
+				settings.describe(),
+				self.app_version,
+				", ".join(sorted(self.agents)),
+			)
+
+	def _start_dbos(self) -> None:
+		from dbos import DBOS, DBOSConfig
+
+		settings = self.settings
+		config: DBOSConfig = {
+			"name": APP_NAME,
+			"system_database_url": settings.url,
+			"executor_id": self.executor_id,
+			"application_version": self.app_version,
+			"log_level": settings.log_level,
+			"notification_listener_polling_interval_sec": max(settings.poll, 0.01),
+		}
+		DBOS(config=config)
+		# Launched from the event loop's thread: DBOS then runs recovered workflows on this loop.
+		DBOS.launch()
+
+	def _recover(self, executor_id: str) -> None:
+		from dbos import DBOS
+
+		DBOS._recover_pending_workflows([executor_id])  # the recovery API; re-enqueues them
+
+	async def release(self) -> None:
+		"""One durable instance is done; the last one stops the engine (runs stay recoverable)."""
+		self.users = max(self.users - 1, 0)
+		if self.users or not self.launched:
+			return
+		await self.shutdown()
+
+	async def shutdown(self) -> None:
+		"""Stop this process's runs (they stay pending, to be resumed) and the engine."""
+		from dbos import DBOS
+
+		running = [t for t in self._running if not t.done()]
+		quiet = logging.getLogger("dbos")
+		level = quiet.level
+		quiet.setLevel(logging.ERROR)  # DBOS warns about each cancelled workflow: expected here
+		try:
+			for task in running:
+				task.cancel()
+			for task in running:
+				with anyio.CancelScope(shield=True):
+					try:
+						await task
+					except BaseException:  # cancelled or failed: stays recoverable
+						pass
+		finally:
+			quiet.setLevel(level)
+		heartbeat, self.heartbeat = self.heartbeat, None
+		DBOS.destroy()
+		self.launched = False
+		if heartbeat is not None:
+			await anyio.to_thread.run_sync(heartbeat.stop)
+
+	def close_connections(self) -> None:
+		"""Dispose of the client and the tables' engine (the end of the process, or tests)."""
+		if self._client is not None:
+			self._client.destroy()
+			self._client = None
+		if self._table_engine is not None:
+			self._table_engine.dispose()
+			self._table_engine = None
+
+	# runs this process waits on -----------------------------------------------------------
+
+	def track(self, wid: str, task: asyncio.Task[Any]) -> Callable[[], None]:
+		"""Keep a running workflow's task (shutdown cancels it); returns the untrack function."""
+		self._running[task] = wid
+
+		def untrack() -> None:
+			self._running.pop(task, None)
+
+		return untrack
+
+	def runs_here(self, wid: str) -> bool:
+		"""Whether the workflow is executing in this process now."""
+		return wid in self._running.values()
+
+	def waiter(self, run_id: str) -> _Waiter:
+		"""Register interest in a run's next outcome in this process."""
+		waiter = self._waiters.get(run_id)
+		if waiter is None or waiter.event.is_set():
+			waiter = self._waiters[run_id] = _Waiter()
+		return waiter
+
+	def forget(self, run_id: str) -> None:
+		"""Stop waiting on a run."""
+		self._waiters.pop(run_id, None)
+
+	def notify(self, run_id: str, outcome: Outcome) -> None:
+		"""A run of this process parked or ended: wake whoever waits on it here."""
+		if outcome.kind != "parked":
+			# Ended here, a moment before DBOS records it: a run started from its state at once
+			# must not take it for still going.
+			self.ended[run_id] = None
+			while len(self.ended) > 1024:
+				self.ended.pop(next(iter(self.ended)))
+		waiter = self._waiters.get(run_id)
+		if waiter is not None and not waiter.event.is_set():
+			waiter.outcome = outcome
+			waiter.event.set()
+
+
+_ENGINE: Engine | None = None
+
+
+def engine_for(settings: Settings) -> Engine:
+	"""The process's engine, made with the first settings.
+
+	Raises:
+		ConfigurationError: Another store is already in use in this process.
+	"""
+	global _ENGINE
+	if _ENGINE is None:
+		_ENGINE = Engine(settings)
+		return _ENGINE
+	current = _ENGINE.settings
+	if current.url != settings.url:
+		raise ConfigurationError(
+			f"durable: this process already uses the store {current.describe()}; one process "
+			f"works with one store (DBOS is one per process), not also {settings.describe()}"
+		)
+	return _ENGINE
+
+
+def reset_engine() -> None:
+	"""Forget the process's engine (after `Engine.shutdown`; for tests and embedding apps)."""
+	global _ENGINE
+	if _ENGINE is not None:
+		_ENGINE.close_connections()
+	_ENGINE = None

@@ -1,0 +1,128 @@
+"""`DBOSPort`: the core's `RunPort` on DBOS, for one run (one workflow execution).
+
+Each model call, tool call, memory callback and person's answer is a DBOS step named by its
+deterministic key, so DBOS itself refuses a replay that asks for another step than the journal
+holds (instead of handing back the wrong value). The tool calls of a concurrent batch reserve
+their step ids in command order before any of them runs (``DBOS.reserve_step``). ``sleep`` is
+DBOS's durable sleep: after a crash only the time left is waited. The time budget's deadline is a
+step of its own, and ``now`` reads the wall clock, which every worker shares, so a budget holds
+across a crash and across machines. While replaying, ``now`` reads the journal instead: the time
+the last step answered from it completed. The run's original reading at that point came after that
+step, so every "not yet" it decided (the only decisions that let it get further) is decided the
+same way again, and the replay takes the path its journal records instead of ending early.
+
+`replaying` compares the workflow's step counter with the last step the journal held when the
+execution began: while it is behind, the run re-executes code whose effects (and events) happened
+before the crash.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from dbos import DBOS, StepReservation
+
+__all__ = ["DBOSPort", "current_step_id", "in_step"]
+
+
+def current_step_id() -> int:
+	"""The id of the last step the current workflow execution opened (-1 before any)."""
+	# DBOS keeps the counter on its context; there is no public accessor for workflow code.
+	from dbos._context import get_local_dbos_context
+
+	ctx = get_local_dbos_context()
+	return ctx.function_id if ctx is not None else -1
+
+
+def in_step() -> bool:
+	"""Whether the caller runs inside a DBOS step (whose function runs only live)."""
+	from dbos._context import get_local_dbos_context
+
+	ctx = get_local_dbos_context()
+	return ctx is not None and ctx.is_step()
+
+
+class DBOSPort:
+	"""The durability port for one DBOS workflow execution.
+
+	Args:
+		journal_end: The highest step id the journal held when this execution began (-1 for a
+			new run): steps up to it are answered from the journal.
+		completed: When each journaled step completed (step id to wall-clock seconds).
+		deliver_replayed: Deliver events emitted while replaying (marked ``replayed``).
+	"""
+
+	__slots__ = ("_deadlines", "_ids", "_journal_end", "_reserved", "_times", "deliver_replayed")
+
+	def __init__(
+		self,
+		*,
+		journal_end: int,
+		completed: dict[int, float] | None = None,
+		deliver_replayed: bool = False,
+	) -> None:
+		self._journal_end = journal_end
+		ordered = sorted((completed or {}).items())
+		self._ids = [i for i, _ in ordered]
+		self._times = [t for _, t in ordered]
+		self._reserved: dict[str, StepReservation] = {}
+		self._deadlines = 0
+		self.deliver_replayed = deliver_replayed
+
+	@property
+	def replaying(self) -> bool:
+		"""Whether the run is still re-executing steps its journal holds.
+
+		Never inside a step: a step's function runs only when the journal does not hold it.
+		"""
+		return self._journal_end >= 0 and not in_step() and current_step_id() < self._journal_end
+
+	def now(self) -> float:
+		"""Wall-clock seconds (the clock every worker shares); the journal's while replaying."""
+		if self.replaying:
+			at = bisect.bisect_right(self._ids, current_step_id())
+			return self._times[at - 1] if at else (self._times[0] if self._times else 0.0)
+		return time.time()
+
+	async def deadline(self, seconds: float) -> float:
+		"""The wall-clock deadline of a budget starting now, journaled (kept on replay)."""
+		self._deadlines += 1
+
+		async def read() -> float:
+			return time.time() + seconds
+
+		value: float = await DBOS.run_step_async({"name": f"deadline:{self._deadlines}"}, read)
+		return value
+
+	async def sleep(self, seconds: float) -> None:
+		"""DBOS's durable sleep: a replay waits only for the time left."""
+		await DBOS.sleep_async(seconds)
+
+	def reserve(self, keys: Sequence[str]) -> None:
+		"""Take the step ids of a concurrent batch now, in command order."""
+		for key in keys:
+			self._reserved[key] = DBOS.reserve_step()
+
+	async def step(
+		self,
+		key: str,
+		fn: Callable[[], Awaitable[Any]],
+		*,
+		encode: Callable[[Any], Any] | None = None,
+		decode: Callable[[Any], Any] | None = None,
+	) -> Any:
+		"""Run ``fn`` as the DBOS step ``key``, or return its journaled value."""
+
+		async def body() -> Any:
+			value = await fn()
+			return value if encode is None else encode(value)
+
+		reservation = self._reserved.pop(key, None)
+		if reservation is not None:
+			value = await reservation.run_async({"name": key}, body)
+		else:
+			value = await DBOS.run_step_async({"name": key}, body)
+		return value if decode is None else decode(value)

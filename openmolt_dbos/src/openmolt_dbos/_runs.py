@@ -1,0 +1,244 @@
+"""The durable run: one DBOS workflow per run, parked questions, and results as JSON.
+
+A run is the workflow ``openmolt.run`` with the run id as its workflow id (a scheduled run's id is
+``<schedule id>@<due time>``). Its inputs are the agent's name and the run's state (or, for a
+scheduled run, the input: the state is then built in the journaled step ``start``). The workflow
+finds the agent by name in this process (`openmolt_dbos._engine.Engine.agent`) and runs the loop
+with a `openmolt_dbos._port.DBOSPort`.
+
+A question nobody can answer now ends the loop with ``human_input_required``. The workflow then
+parks: it records the parked result (event ``openmolt_park``) and marks itself parked in its
+attributes (``openmolt_parked``, ``openmolt_question``), then waits on ``DBOS.recv`` for a
+message on the topic ``openmolt_answer`` that names its question. Any process can send it
+(``om.answer``); the workflow goes on with the answer, in whichever worker runs it then.
+
+The workflow returns ``{"result": RunResult.to_dict(), "state": RunState.to_dict()}``: JSON, so
+any process can read it. An error ends the workflow with the `RunError` (which pickles with its
+state), so ``om.result`` in another process raises it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from dbos import DBOS
+
+from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.result import RunResult, RunState
+from openmolt_dbos._engine import Engine, Outcome
+from openmolt_dbos._port import DBOSPort
+
+if TYPE_CHECKING:
+	from dbos import WorkflowStatus
+
+	from openmolt_core.agent import Agent
+
+__all__ = [
+	"ANSWER_TOPIC",
+	"PARK_EVENT",
+	"WORKFLOW",
+	"asked_at",
+	"attrs",
+	"find",
+	"outcome_of",
+	"payload",
+	"result_of",
+	"run_workflow",
+	"set_engine",
+]
+
+WORKFLOW = "openmolt.run"
+"""The DBOS workflow name of a run."""
+
+ANSWER_TOPIC = "openmolt_answer"
+"""The DBOS message topic a parked run waits on."""
+
+PARK_EVENT = "openmolt_park"
+"""The DBOS event holding a parked run's result and state."""
+
+_WAIT = 24 * 3600.0  # seconds of one recv; a parked run waits again after each
+
+_ENGINE: Engine | None = None
+
+
+def set_engine(engine: Engine) -> None:
+	"""Tell the workflow function which engine it runs under (the process's)."""
+	global _ENGINE
+	_ENGINE = engine
+
+
+def _engine() -> Engine:
+	if _ENGINE is None:
+		raise ConfigurationError(
+			"durable: a workflow was started before OpenMolt's engine; create OpenMolt("
+			"durability=...) and its agents first"
+		)
+	return _ENGINE
+
+
+def attrs(status: WorkflowStatus) -> dict[str, Any]:
+	"""A workflow's attributes (empty when it has none)."""
+	return dict(status.attributes or {})
+
+
+async def find(engine: Engine, labels: dict[str, Any], **filters: Any) -> list[WorkflowStatus]:
+	"""Run workflows whose attributes hold ``labels`` (filtered here: SQLite cannot in SQL)."""
+	statuses = await engine.client().list_workflows_async(
+		name=WORKFLOW, load_input=False, load_output=False, **filters
+	)
+	return [s for s in statuses if all(attrs(s).get(k) == v for k, v in labels.items())]
+
+
+def payload(result: RunResult) -> dict[str, Any]:
+	"""A result as JSON: the result's dict and its state's."""
+	return {"result": result.to_dict(), "state": result.state.to_dict()}
+
+
+def result_of(data: dict[str, Any], agent: Agent | None) -> RunResult:
+	"""Rebuild a `RunResult` from `payload`'s JSON (the output validated by the agent, if known)."""
+	state = RunState.from_dict(data["state"])
+	result = RunResult.from_dict(data["result"], state)
+	if agent is not None and result.output is not None and result.status in ("success", "failure"):
+		try:
+			result.output = agent.validate_output(result.output)
+		except Exception:  # a changed schema: the JSON is still the output
+			pass
+	return result
+
+
+def outcome_of(status: WorkflowStatus, parked: Any) -> Outcome | None:
+	"""What a workflow's status says about its run: ended, parked (with its event), or None."""
+	if status.status == "SUCCESS":
+		return Outcome("done", status.output)
+	if status.status == "ERROR" or status.error is not None:
+		return Outcome("error", status.error)
+	if status.status in ("CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+		return Outcome(
+			"error",
+			ConfigurationError(
+				f"durable run {status.workflow_id} was {status.status.lower().replace('_', ' ')}"
+			),
+		)
+	if attrs(status).get("openmolt_parked") and isinstance(parked, dict):
+		return Outcome("parked", parked)
+	return None
+
+
+@DBOS.workflow(name=WORKFLOW)
+async def run_workflow(
+	agent_name: str,
+	state: dict[str, Any] | None,
+	answer: str | None = None,
+	schedule: dict[str, Any] | None = None,
+	decisions: list[Any] | None = None,
+) -> dict[str, Any] | None:
+	"""The workflow of one durable run (see the module docstring).
+
+	Args:
+		agent_name: The agent's name.
+		state: The run's state (`RunState.to_dict`); None for a scheduled run.
+		answer: The answer to the state's parked question, if it has one.
+		schedule: For a scheduled run: ``{"id", "due", "input", "note"}``.
+		decisions: Approval decisions for the state's parked tool calls, if it has some.
+
+	Returns:
+		`payload` of the result, or ``{"skipped": note}`` for a scheduled run that overlapped.
+	"""
+	engine = _engine()
+	wid = DBOS.workflow_id or ""
+	task = asyncio.current_task()
+	untrack = engine.track(wid, task) if task is not None else (lambda: None)
+	try:
+		return await _run(engine, wid, agent_name, state, answer, schedule, decisions or [])
+	except Exception as exc:
+		engine.notify(wid, Outcome("error", exc))
+		raise
+	finally:
+		untrack()
+
+
+async def _run(
+	engine: Engine,
+	wid: str,
+	agent_name: str,
+	state: dict[str, Any] | None,
+	answer: str | None,
+	schedule: dict[str, Any] | None,
+	decisions: list[Any],
+) -> dict[str, Any] | None:
+	agent = engine.agent(agent_name)
+	steps = await engine.client().list_workflow_steps_async(wid, load_output=False)
+	completed = {
+		s["function_id"]: (s["completed_at_epoch_ms"] or s["started_at_epoch_ms"] or 0) / 1000
+		for s in steps
+	}
+	port = DBOSPort(
+		journal_end=max(completed, default=-1),
+		completed=completed,
+		deliver_replayed=engine.settings.replay_events,
+	)
+	if schedule is None:
+		result = await agent.execute(state, port=port, answer=answer, decisions=decisions)
+		return await _finish(engine, wid, port, agent, result)
+	from openmolt_dbos._schedules import scheduled_end, scheduled_start
+
+	skipped = await scheduled_start(engine, port, agent, wid, schedule)
+	if skipped is not None:
+		return {"skipped": skipped}
+	try:
+		first = await agent.execute(None, port=port, input=schedule.get("input"), run_id=wid)
+		done = await _finish(engine, wid, port, agent, first)
+	except RunError as exc:
+		await scheduled_end(engine, wid, schedule, None, exc)
+		raise
+	await scheduled_end(engine, wid, schedule, result_of(done, agent))
+	return done
+
+
+async def _finish(
+	engine: Engine, wid: str, port: DBOSPort, agent: Agent, result: RunResult
+) -> dict[str, Any]:
+	# Park on each question nobody could answer, until the run ends.
+	while result.status == "human_input_required" and result.state.pending is not None:
+		question = str(result.state.pending.get("message", ""))
+		qid = str(result.state.steps)
+		parked = payload(result)
+		await DBOS.set_event_async(PARK_EVENT, parked)
+		await DBOS.update_workflow_attributes_async(
+			wid,
+			{
+				"openmolt_parked": True,
+				"openmolt_question": {
+					"id": qid,
+					"message": question,
+					"step": result.state.steps,
+					"asked_at": time.time(),
+				},
+			},
+			merge=True,
+		)
+		engine.notify(wid, Outcome("parked", parked))
+		text = await _answer(qid)
+		await DBOS.update_workflow_attributes_async(
+			wid, {"openmolt_parked": False, "openmolt_question": None}, merge=True
+		)
+		result = await agent.execute(result.state, port=port, answer=text)
+	done = payload(result)
+	engine.notify(wid, Outcome("done", done))
+	return done
+
+
+async def _answer(qid: str) -> str:
+	# Messages for another question (a late second answer) are dropped.
+	while True:
+		message = await DBOS.recv_async(ANSWER_TOPIC, timeout_seconds=_WAIT)
+		if isinstance(message, dict) and message.get("question") == qid:
+			return str(message.get("text", ""))
+
+
+def asked_at(question: dict[str, Any]) -> datetime:
+	"""When a parked question was asked (UTC)."""
+	return datetime.fromtimestamp(float(question.get("asked_at") or 0.0), UTC)

@@ -1,0 +1,259 @@
+"""Schedules on the engine: each due time is the workflow ``<schedule id>@<due time>``.
+
+Every worker that serves a schedule runs the core's scheduler loop (`openmolt_core.scheduler`),
+which computes due times with OpenMolt's own `openmolt_core.schedule.next_run`: DST-correct daily
+and cron times, and intervals of any length in seconds, none of which DBOS's cron schedules can
+express exactly. What makes it durable and shared is here:
+
+- **One run per due time.** Firing starts the workflow whose id is ``<schedule id>@<due time>``;
+  DBOS keeps one workflow per id, so when several workers fire the same due time, one runs it
+  and the others attach to it. A worker that dies mid-run has the run taken over like any
+  other (`openmolt_dbos._workers`).
+- **One grid.** Interval schedules count from an anchor kept in ``openmolt_schedules``: the first
+  worker to serve a schedule writes it, the others read it, so all compute the same due times.
+- **Missed runs.** The last due time handled is kept there too, so a restart (of any worker)
+  finds the runs missed while every worker was down and applies the schedule's policy; a
+  skipped due time is recorded by the one worker that moves the cursor past it.
+- **Overlap.** A scheduled run's first step checks for a run of the same agent started before it
+  and still going (a parked run does not count): if there is one, it ends as skipped, in
+  whichever worker runs it.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import sqlalchemy as sa
+from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
+
+from openmolt_core.errors import RunError
+from openmolt_core.scheduler import RunRecord
+from openmolt_dbos._runs import attrs, find, result_of, run_workflow
+from openmolt_dbos._workers import SCHEDULES
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.result import RunResult
+	from openmolt_core.scheduler import Schedule, Scheduler
+	from openmolt_dbos._backend import DBOSBackend
+	from openmolt_dbos._engine import Engine
+	from openmolt_dbos._port import DBOSPort
+
+__all__ = ["DBOSScheduleBackend", "due_id", "scheduled_end", "scheduled_start"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+
+def due_id(schedule_id: str, due: datetime) -> str:
+	"""The workflow id of one due time: ``<schedule id>@<due time in UTC, ISO 8601>``."""
+	return f"{schedule_id}@{due.astimezone(UTC).isoformat().replace('+00:00', 'Z')}"
+
+
+def _parse_due(text: str) -> datetime:
+	return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class DBOSScheduleBackend:
+	"""The durable `openmolt_core.scheduler.ScheduleBackend` (see the module docstring).
+
+	Args:
+		backend: The durable instance's backend.
+	"""
+
+	def __init__(self, backend: DBOSBackend) -> None:
+		self._backend = backend
+
+	async def starting_point(
+		self, scheduler: Scheduler, schedule: Schedule, now: datetime
+	) -> tuple[datetime | None, datetime | None]:
+		"""The schedule's shared cursor and anchor (the anchor is written by the first worker)."""
+		await self._backend.start()
+		engine = self._backend.engine
+		engine.schedules[schedule.id] = (scheduler, schedule)
+		anchor, last = await anyio.to_thread.run_sync(_row, engine, schedule.id, now.timestamp())
+		return (
+			datetime.fromtimestamp(last, UTC) if last is not None else None,
+			datetime.fromtimestamp(anchor, UTC),
+		)
+
+	async def fire(
+		self,
+		scheduler: Scheduler,
+		schedule: Schedule,
+		due: datetime,
+		*,
+		note: str | None = None,
+		wait: bool = False,
+	) -> RunRecord:
+		"""Start the due time's workflow (or attach to it); with ``wait``, until it ends."""
+		await self._backend.start()
+		engine = self._backend.engine
+		engine.schedules.setdefault(schedule.id, (scheduler, schedule))
+		wid = due_id(schedule.id, due)
+		record = RunRecord(
+			schedule_id=schedule.id,
+			agent=schedule.agent.name,
+			due=due,
+			started=scheduler.clock.now(),
+			note=note,
+		)
+		info = {
+			"id": schedule.id,
+			"due": due.astimezone(UTC).isoformat(),
+			"input": schedule.spec.input,
+			"note": note,
+		}
+		labels = {
+			"openmolt_run": wid,
+			"openmolt_agent": schedule.agent.name,
+			"openmolt_scheduled": True,
+			"openmolt_schedule": schedule.id,
+		}
+		waiter = engine.waiter(wid) if wait else None
+		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
+			await DBOS.start_workflow_async(run_workflow, schedule.agent.name, None, None, info)
+		await anyio.to_thread.run_sync(_advance, engine, schedule.id, due.timestamp())
+		if waiter is None:
+			return record
+		try:
+			outcome = await self._backend.wait(wid, waiter)
+		finally:
+			engine.forget(wid)
+		record.ended = scheduler.clock.now()
+		if outcome.kind == "error":
+			record.status, record.error = "error", str(outcome.payload)
+		elif isinstance(outcome.payload, dict) and "skipped" in outcome.payload:
+			record.status, record.note = "skipped", str(outcome.payload["skipped"])
+		else:
+			result = result_of(outcome.payload, schedule.agent)
+			record.status, record.result, record.error = result.status, result, result.error
+			record.usage = result.usage.to_dict()
+		return record
+
+	async def skip(
+		self, scheduler: Scheduler, schedule: Schedule, due: datetime, note: str
+	) -> RunRecord | None:
+		"""Record a missed due time, if this worker is the one that moves the cursor past it."""
+		engine = self._backend.engine
+		moved = await anyio.to_thread.run_sync(_advance, engine, schedule.id, due.timestamp())
+		if not moved:
+			return None
+		return await scheduler.skipped(schedule, due, note)
+
+
+def _row(engine: Engine, schedule_id: str, now: float) -> tuple[float, float | None]:
+	with engine.tables.begin() as conn:
+		row = conn.execute(
+			sa.select(SCHEDULES.c.anchor, SCHEDULES.c.last_due).where(
+				SCHEDULES.c.schedule_id == schedule_id
+			)
+		).first()
+		if row is not None:
+			return float(row[0]), row[1]
+		try:
+			with conn.begin_nested():
+				conn.execute(sa.insert(SCHEDULES).values(schedule_id=schedule_id, anchor=now))
+		except sa.exc.IntegrityError:  # another worker wrote it first
+			row = conn.execute(
+				sa.select(SCHEDULES.c.anchor, SCHEDULES.c.last_due).where(
+					SCHEDULES.c.schedule_id == schedule_id
+				)
+			).first()
+			assert row is not None
+			return float(row[0]), row[1]
+		return now, None
+
+
+def _advance(engine: Engine, schedule_id: str, due: float) -> bool:
+	with engine.tables.begin() as conn:
+		done = conn.execute(
+			sa.update(SCHEDULES)
+			.where(SCHEDULES.c.schedule_id == schedule_id)
+			.where(sa.or_(SCHEDULES.c.last_due.is_(None), SCHEDULES.c.last_due < due))
+			.values(last_due=due)
+		)
+		return bool(done.rowcount)
+
+
+# inside the workflow ------------------------------------------------------------------------
+
+
+async def scheduled_start(
+	engine: Engine, port: DBOSPort, agent: Agent, wid: str, schedule: dict[str, Any]
+) -> str | None:
+	"""A scheduled run's first step: the overlap check; reports ``schedule:run`` or the skip.
+
+	Returns:
+		Why the run is skipped, or None when it runs.
+	"""
+
+	async def overlap() -> str | None:
+		statuses = await find(
+			engine,
+			{"openmolt_agent": agent.name, "openmolt_scheduled": True},
+			status=["PENDING", "ENQUEUED"],
+		)
+		mine = next((s.created_at or 0 for s in statuses if s.workflow_id == wid), None)
+		for status in statuses:
+			if status.workflow_id == wid or attrs(status).get("openmolt_parked"):
+				continue
+			if mine is None or (status.created_at or 0, status.workflow_id) < (mine, wid):
+				return (
+					f"overlap: a run of agent {agent.name!r} is still going ({status.workflow_id})"
+				)
+		return None
+
+	note: str | None = await port.step("schedule:overlap", overlap)
+	found = engine.schedules.get(str(schedule["id"]))
+	due = _parse_due(str(schedule["due"]))
+	if note is not None:
+		if found is not None and not port.replaying:
+			scheduler, sched = found
+			await scheduler.skipped(sched, due, note)
+		return note
+	if found is not None and not port.replaying:
+		scheduler, sched = found
+		record = RunRecord(
+			schedule_id=sched.id,
+			agent=agent.name,
+			due=due,
+			started=scheduler.clock.now(),
+			note=schedule.get("note"),
+		)
+		engine.records[wid] = record
+		await scheduler.report(sched, record, "schedule:run")
+	return None
+
+
+async def scheduled_end(
+	engine: Engine,
+	wid: str,
+	schedule: dict[str, Any],
+	result: RunResult | None,
+	error: RunError | None = None,
+) -> None:
+	"""Report a scheduled run's end (``schedule:end``) to the schedule in this process."""
+	found = engine.schedules.get(str(schedule["id"]))
+	if found is None:
+		return
+	scheduler, sched = found
+	record = engine.records.pop(wid, None) or RunRecord(
+		schedule_id=sched.id,
+		agent=sched.agent.name,
+		due=_parse_due(str(schedule["due"])),
+		started=scheduler.clock.now(),
+		note=schedule.get("note"),
+	)
+	record.ended = scheduler.clock.now()
+	if error is not None:
+		result = error.result
+		record.status, record.error = "error", str(error)
+	elif result is not None:
+		record.status, record.error = result.status, result.error
+	if result is not None:
+		record.result = result
+		record.usage = result.usage.to_dict()
+	await scheduler.report(sched, record, "schedule:end")

@@ -1,0 +1,299 @@
+"""Workers: stable executor ids, heartbeats, and the takeover of a dead worker's runs.
+
+Open-source DBOS does not fail over by itself: the unfinished workflows of an executor resume only
+when that executor id launches again. Each OpenMolt process that runs durable work therefore
+holds a row in ``openmolt_workers`` (in the same database as DBOS's tables) and beats it every
+``heartbeat`` seconds from a thread. Every live process also looks for rows of its application
+version whose beat is older than ``lapse``: it claims such a row with one conditional ``UPDATE``
+(only one process can win it) and hands the dead executor's pending workflows to DBOS's recovery,
+which puts them back on DBOS's internal queue; the queue's dequeue admits exactly one runner per
+workflow, so each run is taken over by one worker, never two. A process that stops cleanly marks
+its row stopped, so its parked runs are taken over at once.
+
+An executor id is held by one process at a time: a process that starts under an id whose row
+still beats waits up to ``lapse`` for it to stop (a predecessor that just crashed), then refuses;
+a holder on the same machine whose process is gone is known dead at once.
+
+The table is plain SQL through SQLAlchemy (which DBOS itself uses), in a thread: the event loop
+never waits on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+
+from openmolt_core.errors import ConfigurationError
+
+__all__ = ["WORKERS", "Heartbeat", "create_tables", "list_workers", "make_engine"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+_META = sa.MetaData()
+
+WORKERS = sa.Table(
+	"openmolt_workers",
+	_META,
+	sa.Column("executor_id", sa.String(200), primary_key=True),
+	sa.Column("token", sa.String(64), nullable=False),
+	sa.Column("app_version", sa.String(200), nullable=False),
+	sa.Column("host", sa.String(200)),
+	sa.Column("pid", sa.Integer),
+	sa.Column("started_at", sa.Float, nullable=False),
+	sa.Column("beat_at", sa.Float, nullable=False),
+	sa.Column("state", sa.String(16), nullable=False),  # live | stopped | taken
+	sa.Column("taken_by", sa.String(200)),
+)
+"""One row per executor id that ever ran durable work in this database."""
+
+SCHEDULES = sa.Table(
+	"openmolt_schedules",
+	_META,
+	sa.Column("schedule_id", sa.String(400), primary_key=True),
+	sa.Column("anchor", sa.Float, nullable=False),
+	sa.Column("last_due", sa.Float),
+)
+"""Per schedule: the instant interval counts start from, and the last due time handled."""
+
+
+def make_engine(url: str) -> sa.Engine:
+	"""A small SQLAlchemy engine on the store (SQLite waits for locks instead of failing)."""
+	if url.startswith("sqlite"):
+		engine = sa.create_engine(url, connect_args={"timeout": 30}, pool_size=2, max_overflow=2)
+
+		@sa.event.listens_for(engine, "connect")
+		def _wait_for_locks(dbapi_conn: Any, record: Any) -> None:
+			dbapi_conn.execute("PRAGMA busy_timeout=30000")
+
+		return engine
+	return sa.create_engine(
+		url.replace("postgresql://", "postgresql+psycopg://", 1),
+		pool_size=2,
+		max_overflow=2,
+		pool_pre_ping=True,
+	)
+
+
+def create_tables(engine: sa.Engine) -> None:
+	"""Create the workers and schedules tables if they are missing (safe to call concurrently)."""
+	try:
+		_META.create_all(engine, checkfirst=True)
+	except sa.exc.DBAPIError:
+		# Another process created them between the check and the CREATE.
+		_META.create_all(engine, checkfirst=True)
+
+
+def list_workers(engine: sa.Engine) -> list[dict[str, Any]]:
+	"""Every worker row, newest beat first."""
+	with engine.connect() as conn:
+		rows = conn.execute(sa.select(WORKERS).order_by(WORKERS.c.beat_at.desc())).mappings()
+		return [dict(r) for r in rows]
+
+
+def _gone(row: Any) -> bool:
+	# A holder on this machine whose process no longer exists is dead, whatever its last beat.
+	if row["host"] != socket.gethostname() or not row["pid"]:
+		return False
+	try:
+		os.kill(int(row["pid"]), 0)
+	except ProcessLookupError:
+		return True
+	except OSError:
+		return False
+	return int(row["pid"]) == os.getpid()  # the id's holder was this process (a restart)
+
+
+class Heartbeat:
+	"""Holds this process's executor id, beats it, and takes over dead workers' runs.
+
+	Args:
+		engine: The store's engine.
+		executor_id: This process's executor id.
+		app_version: Its application version (only workers of the same version take over).
+		heartbeat: Seconds between beats.
+		lapse: Seconds without a beat after which a worker counts as dead.
+		recover: Called in the heartbeat thread with the id of each dead worker this process
+			claimed; it hands that worker's pending workflows to DBOS's recovery.
+	"""
+
+	def __init__(
+		self,
+		engine: sa.Engine,
+		*,
+		executor_id: str,
+		app_version: str,
+		heartbeat: float,
+		lapse: float,
+		recover: Callable[[str], None],
+	) -> None:
+		self.engine = engine
+		self.executor_id = executor_id
+		self.app_version = app_version
+		self.heartbeat = heartbeat
+		self.lapse = lapse
+		self.recover = recover
+		self.token = uuid.uuid4().hex
+		self.taken: list[tuple[str, float]] = []  # (executor id, when claimed), for reports
+		self._stop = threading.Event()
+		self._thread: threading.Thread | None = None
+
+	# holding the id -----------------------------------------------------------------------
+
+	def claim(self) -> None:
+		"""Hold the executor id (waiting up to ``lapse`` for a crashed predecessor's beat to lapse).
+
+		Raises:
+			ConfigurationError: Another live process holds the id.
+		"""
+		deadline = time.time() + self.lapse + self.heartbeat
+		while True:
+			if self._try_claim():
+				return
+			if time.time() > deadline:
+				raise ConfigurationError(
+					f"worker id {self.executor_id!r} is held by another live process; give each "
+					"worker its own id (openmolt worker --id NAME, or durability={'worker_id': ...})"
+				)
+			time.sleep(min(self.heartbeat, 0.5))
+
+	def _try_claim(self) -> bool:
+		now = time.time()
+		row = {
+			"token": self.token,
+			"app_version": self.app_version,
+			"host": socket.gethostname(),
+			"pid": os.getpid(),
+			"started_at": now,
+			"beat_at": now,
+			"state": "live",
+			"taken_by": None,
+		}
+		with self.engine.begin() as conn:
+			current = (
+				conn.execute(sa.select(WORKERS).where(WORKERS.c.executor_id == self.executor_id))
+				.mappings()
+				.first()
+			)
+			if current is None:
+				try:
+					conn.execute(sa.insert(WORKERS).values(executor_id=self.executor_id, **row))
+				except sa.exc.IntegrityError:
+					return False  # another process inserted it first
+				return True
+			held = current["state"] == "live" and current["beat_at"] >= now - self.lapse
+			if held and not _gone(current):
+				return False
+			done = conn.execute(
+				sa.update(WORKERS)
+				.where(WORKERS.c.executor_id == self.executor_id)
+				.where(WORKERS.c.token == current["token"])
+				.values(**row)
+			)
+			return done.rowcount == 1
+
+	# the thread ---------------------------------------------------------------------------
+
+	def start(self) -> None:
+		"""Start beating and watching in a daemon thread."""
+		self._thread = threading.Thread(
+			target=self._run, name=f"openmolt heartbeat {self.executor_id}", daemon=True
+		)
+		self._thread.start()
+
+	def stop(self) -> None:
+		"""Stop the thread and mark the id stopped, so live workers take over its runs at once."""
+		self._stop.set()
+		if self._thread is not None:
+			self._thread.join(timeout=10)
+		try:
+			with self.engine.begin() as conn:
+				conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == self.executor_id)
+					.where(WORKERS.c.token == self.token)
+					.values(state="stopped", beat_at=0.0)
+				)
+		except Exception:
+			log.warning(
+				"durable: could not mark worker %s stopped", self.executor_id, exc_info=True
+			)
+
+	def _run(self) -> None:
+		while not self._stop.is_set():
+			try:
+				self.beat()
+				self.take_over()
+			except Exception:
+				log.warning("durable: heartbeat of %s failed", self.executor_id, exc_info=True)
+			self._stop.wait(self.heartbeat)
+
+	def beat(self) -> None:
+		"""Record that this process is alive."""
+		with self.engine.begin() as conn:
+			done = conn.execute(
+				sa.update(WORKERS)
+				.where(WORKERS.c.executor_id == self.executor_id)
+				.where(WORKERS.c.token == self.token)
+				.values(beat_at=time.time(), state="live")
+			)
+		if done.rowcount != 1:
+			log.error(
+				"durable: worker id %s was taken by another process; this one keeps running "
+				"its current runs but should be restarted under its own id",
+				self.executor_id,
+			)
+
+	def take_over(self) -> list[str]:
+		"""Claim the dead workers of this version and hand their runs to recovery; their ids."""
+		cutoff = time.time() - self.lapse
+		with self.engine.connect() as conn:
+			dead = [
+				row[0]
+				for row in conn.execute(
+					sa.select(WORKERS.c.executor_id)
+					.where(WORKERS.c.executor_id != self.executor_id)
+					.where(WORKERS.c.app_version == self.app_version)
+					.where(WORKERS.c.state.in_(("live", "stopped")))
+					.where(WORKERS.c.beat_at < cutoff)
+				)
+			]
+		claimed = []
+		for executor_id in dead:
+			with self.engine.begin() as conn:
+				done = conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == executor_id)
+					.where(WORKERS.c.state.in_(("live", "stopped")))
+					.where(WORKERS.c.beat_at < cutoff)
+					.values(state="taken", taken_by=self.executor_id)
+				)
+			if done.rowcount != 1:
+				continue  # another worker claimed it first, or it came back
+			log.warning(
+				"durable: worker %s stopped beating; %s takes over its unfinished runs",
+				executor_id,
+				self.executor_id,
+			)
+			try:
+				self.recover(executor_id)
+			except Exception:
+				log.exception("durable: could not take over the runs of %s", executor_id)
+				with self.engine.begin() as conn:  # let the next look (or another worker) retry
+					conn.execute(
+						sa.update(WORKERS)
+						.where(WORKERS.c.executor_id == executor_id)
+						.where(WORKERS.c.taken_by == self.executor_id)
+						.values(state="stopped", taken_by=None)
+					)
+				continue
+			self.taken.append((executor_id, time.time()))
+			claimed.append(executor_id)
+		return claimed

@@ -1,0 +1,363 @@
+"""The durability port's contract, with a journaling port in memory (no engine).
+
+`JournalPort` records each step's value under its key and, given a journal, answers from it while
+`replaying`: what a durable engine does after a crash. The loop must then ask for the same keys in
+the same order, not emit the events of journaled steps, withhold the replayed ones, and keep the
+event numbers of a run that never crashed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
+from openmolt_core.events import EVENT_NAMES
+from openmolt_core.integrations.http import _idempotency_key
+from openmolt_core.result import RunState
+from openmolt_core.scheduler import RunRecord
+from openmolt_core.testing import (
+	FakeClock,
+	ScriptedModel,
+	ask_human,
+	call_tool,
+	finish,
+	update_memory,
+	wait,
+)
+from openmolt_core.tools import ToolContext
+
+pytestmark = pytest.mark.anyio
+
+
+class JournalPort:
+	"""A port that journals steps in memory, numbered as they open, and replays a journal.
+
+	Like a durable engine, it numbers steps in the order they are opened: `reserve` opens a
+	concurrent batch's steps in command order; any other step opens when it starts.
+	"""
+
+	def __init__(
+		self, journal: dict[int, tuple[str, Any]] | None = None, *, deliver: bool = False
+	) -> None:
+		self.journal = dict(journal or {})
+		self.recorded: dict[int, tuple[str, Any]] = {}
+		self.reserved: list[list[str]] = []
+		self.deliver_replayed = deliver
+		self.slept: list[float] = []
+		self._next = 0
+		self._slots: dict[str, int] = {}
+
+	@property
+	def replaying(self) -> bool:
+		return self._next <= max(self.journal, default=-1)
+
+	def now(self) -> float:
+		return time.monotonic()
+
+	async def deadline(self, seconds: float) -> float:
+		return time.monotonic() + seconds
+
+	async def sleep(self, seconds: float) -> None:
+		self.slept.append(seconds)
+
+	def reserve(self, keys: Sequence[str]) -> None:
+		self.reserved.append(list(keys))
+		for key in keys:
+			self._slots[key] = self._next
+			self._next += 1
+
+	async def step(
+		self,
+		key: str,
+		fn: Callable[[], Awaitable[Any]],
+		*,
+		encode: Callable[[Any], Any] | None = None,
+		decode: Callable[[Any], Any] | None = None,
+	) -> Any:
+		slot = self._slots.pop(key, None)
+		if slot is None:
+			slot, self._next = self._next, self._next + 1
+		if slot in self.journal:
+			journaled_key, value = self.journal[slot]
+			assert journaled_key == key, (
+				f"replay asked for {key}, the journal holds {journaled_key}"
+			)
+			self.recorded[slot] = (key, value)
+			return value if decode is None else decode(value)
+		value = await fn()
+		stored = value if encode is None else encode(value)
+		self.recorded[slot] = (key, json.loads(json.dumps(stored)))
+		return value
+
+	def keys(self) -> list[str]:
+		return [self.recorded[slot][0] for slot in sorted(self.recorded)]
+
+
+def test_the_local_port_passes_through() -> None:
+	"""LocalPort is the protocol at no cost: nothing replays, reserving opens nothing."""
+	assert isinstance(LOCAL_PORT, RunPort) and isinstance(JournalPort(), RunPort)
+	assert LOCAL_PORT.replaying is False and LOCAL_PORT.deliver_replayed is False
+	LOCAL_PORT.reserve(["tool:1:0:a", "tool:1:1:b"])
+	assert step_key("tool", 3, 1, "svc.pay") == "tool:3:1:svc.pay"
+
+
+async def test_the_local_deadline_is_the_monotonic_clock_plus_the_budget() -> None:
+	"""deadline(s) reads the same clock as now()."""
+	before = time.monotonic()
+	deadline = await LOCAL_PORT.deadline(5)
+	assert before + 5 <= deadline <= time.monotonic() + 5
+
+
+def _agent(om: OpenMolt, replies: list[Any], events: list[Any], **options: Any) -> Any:
+	async def slow(n: int) -> int:
+		"""Return n, later for small n.
+
+		Args:
+			n: A number.
+		"""
+		await anyio.sleep(0.03 * (3 - n))
+		return n
+
+	agent = om.create_agent(
+		name="J",
+		model=ScriptedModel(replies),
+		tools=[slow],
+		max_steps=10,
+		memory={"short_term": {"data": "", "on_update": lambda data: None}},
+		**options,
+	)
+	for name in sorted(EVENT_NAMES):
+		agent.on(name, events.append)
+	return agent
+
+
+REPLIES: list[Any] = [
+	[
+		update_memory("first"),
+		call_tool("local.slow", n=0),
+		call_tool("local.slow", n=1),
+		call_tool("local.slow", n=2),
+	],
+	wait(0.5),
+	finish(result="done"),
+]
+
+
+async def test_a_replay_answers_from_the_journal_and_keeps_the_event_numbers() -> None:
+	"""Replayed in full from its journal: the same result and usage, no model call."""
+	om = OpenMolt(entry_points=False)
+	first_events: list[Any] = []
+	agent = _agent(om, list(REPLIES), first_events)
+	port = JournalPort()
+	state = agent.new_state("go")
+	saved = state.to_dict()
+	first = await agent.execute(state, port=port)
+	assert first.ok
+	assert port.keys() == [
+		"model:1",
+		"memory:1:0",
+		"tool:1:1:local.slow",
+		"tool:1:2:local.slow",
+		"tool:1:3:local.slow",
+		"model:2",
+		"model:3",
+	]
+	assert port.reserved == [["tool:1:1:local.slow", "tool:1:2:local.slow", "tool:1:3:local.slow"]]
+	assert port.slept == [0.5]
+
+	# The same state again, with the journal: a recovered run.
+	again_events: list[Any] = []
+	replayer = _agent(om, [], again_events)  # a model that would fail if it were called
+	replay = JournalPort(port.recorded)
+	second = await replayer.execute(RunState.from_dict(saved), port=replay)
+	assert second.output == first.output
+	assert [(m.role, m.content) for m in second.state.messages] == [
+		(m.role, m.content) for m in first.state.messages
+	]
+	assert second.usage.to_dict() == first.usage.to_dict()
+	# Journaled steps emit nothing, the events between them are withheld as replayed; what
+	# follows the last journaled step is delivered (the engine cannot know it was before).
+	assert [(e.name, e.replayed) for e in again_events] == [
+		("commandsQueued", False),
+		("finish", False),
+	]
+	assert {(e.seq, e.name) for e in again_events} <= {(e.seq, e.name) for e in first_events}
+
+	# Delivered on request, marked replayed, numbered as the first time.
+	shown: list[Any] = []
+	shower = _agent(om, [], shown)
+	await shower.execute(RunState.from_dict(saved), port=JournalPort(port.recorded, deliver=True))
+	assert [e.name for e in shown if not e.replayed] == ["commandsQueued", "finish"]
+	assert {e.name for e in shown if e.replayed} >= {"commandsQueued", "memoryUpdate"}
+	numbers = {(e.seq, e.name) for e in first_events}
+	assert {(e.seq, e.name) for e in shown} <= numbers
+	await om.aclose()
+
+
+async def test_a_partial_replay_goes_on_live_with_the_same_numbers() -> None:
+	"""Half the journal replays; the live rest emits events numbered as in the uncrashed run."""
+	om = OpenMolt(entry_points=False)
+	first_events: list[Any] = []
+	agent = _agent(om, list(REPLIES), first_events)
+	port = JournalPort()
+	state = agent.new_state("go")
+	saved = state.to_dict()
+	await agent.execute(state, port=port)
+	cut = port.keys().index("model:2")
+	journal = {slot: port.recorded[slot] for slot in sorted(port.recorded)[:cut]}
+	events: list[Any] = []
+	resumed = _agent(om, list(REPLIES[1:]), events)
+	result = await resumed.execute(RunState.from_dict(saved), port=JournalPort(journal))
+	assert result.ok
+	live = {(e.seq, e.name) for e in events}
+	assert live and not any(e.replayed for e in events)
+	want = {(e.seq, e.name) for e in first_events if e.step >= 2}
+	assert live == want
+	await om.aclose()
+
+
+async def test_concurrent_calls_are_numbered_in_command_order() -> None:
+	"""Calls that finish in reverse order keep their command's event numbers, run after run."""
+	runs = []
+	for _ in range(2):
+		om = OpenMolt(entry_points=False)
+		events: list[Any] = []
+		agent = _agent(om, [REPLIES[0], finish(result="x")], events)
+		await agent.run("go")
+		responses = [(e.seq, e.tool) for e in events if e.name == "tool:response"]
+		assert [tool for _, tool in responses] == ["local.slow"] * 3
+		runs.append(sorted((e.seq, e.name) for e in events))
+		by_input = sorted((e.seq, e.input["n"]) for e in events if e.name == "tool:response")
+		assert [n for _, n in by_input] == [0, 1, 2]  # numbered by command, not by completion
+		assert len({e.seq for e in events}) == len(events)
+		await om.aclose()
+	assert runs[0] == runs[1]
+
+
+async def test_a_resumed_run_numbers_its_events_after_the_parked_ones() -> None:
+	"""Event numbers are the run's: a resume goes on from state.seq."""
+
+	def park(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	om = OpenMolt(entry_points=False)
+	events: list[Any] = []
+	agent = _agent(om, [ask_human("ok?"), finish(result="ok")], events, on_human_input_request=park)
+	parked = await agent.run("go")
+	before = {e.seq for e in events}
+	assert parked.state.seq >= max(before)
+	restored = RunState.from_dict(json.loads(json.dumps(parked.state.to_dict())))
+	events.clear()
+	await agent.resume(restored, answer="yes")
+	assert events and min(e.seq for e in events) > max(before)
+	await om.aclose()
+
+
+async def test_idempotency_keys_derive_from_the_run_and_the_call() -> None:
+	"""The same run replaying a call sends the same key; another run or call, another key."""
+	seen: list[str] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		seen.append(request.headers["Idempotency-Key"])
+		return httpx.Response(200, json={"ok": True})
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(entry_points=False, http_client=http)
+	om.register_integration(
+		"pay",
+		{
+			"name": "pay",
+			"apiSetup": {"baseUrl": "https://pay.example", "idempotencyHeader": "Idempotency-Key"},
+			"tools": [
+				{
+					"handle": "charge",
+					"description": "Charge.",
+					"method": "POST",
+					"endpoint": "/charges",
+					"body": {"amount": "{{ input.amount }}"},
+					"inputSchema": {
+						"type": "object",
+						"properties": {"amount": {"type": "integer"}},
+					},
+				}
+			],
+		},
+	)
+	replies = [
+		[call_tool("pay.charge", amount=1), call_tool("pay.charge", amount=1)],
+		finish(result="ok"),
+	]
+	agent = om.create_agent(
+		name="Payer", model=ScriptedModel(replies + replies), integrations=["pay"]
+	)
+	state = agent.new_state("pay")
+	state.run_id = "run-1"
+	saved = state.to_dict()
+	await agent.execute(RunState.from_dict(saved), port=LOCAL_PORT)
+	await agent.execute(RunState.from_dict(saved), port=LOCAL_PORT)  # a replay of the same run
+	await http.aclose()
+	first = [_idempotency_key(f"run-1/tool:1:{i}:pay.charge") for i in (0, 1)]
+	assert seen == first + first
+	assert first[0] != first[1]
+	assert all(uuid.UUID(k).version == 5 for k in first)
+	assert _idempotency_key("") != _idempotency_key("")  # no call id: a fresh key each time
+
+
+async def test_function_tools_see_their_call_id() -> None:
+	"""ToolContext.call_id is the run id and the call's step key."""
+	ids: list[str] = []
+
+	def note(context: ToolContext) -> str:
+		"""Note the call id."""
+		ids.append(context.call_id)
+		return "ok"
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Ids", model=ScriptedModel([call_tool("local.note"), finish(result="x")]), tools=[note]
+	)
+	result = await agent.run("x")
+	assert ids == [f"{result.state.run_id}/tool:1:0:local.note"]
+
+
+async def test_schedules_fire_through_their_backend() -> None:
+	"""The scheduler decides when; its backend (here a recording one) turns due times into runs."""
+	start = datetime(2024, 3, 9, 12, tzinfo=UTC)
+	calls: list[tuple[str, datetime]] = []
+
+	class Recording:
+		async def starting_point(self, scheduler: Any, schedule: Any, now: datetime) -> Any:
+			calls.append(("start", now))
+			return None, start - timedelta(seconds=30)  # a shared anchor 30 s ago
+
+		async def fire(self, scheduler: Any, schedule: Any, due: datetime, **options: Any) -> Any:
+			calls.append(("fire", due))
+			return RunRecord(schedule.id, schedule.agent.name, due, due)
+
+		async def skip(self, scheduler: Any, schedule: Any, due: datetime, note: str) -> Any:
+			calls.append(("skip", due))
+			return None
+
+	clock = FakeClock(start)
+	om = OpenMolt(entry_points=False, clock=clock)
+	om.scheduler.backend = Recording()
+	agent = om.create_agent(name="Tick", model=ScriptedModel([]))
+	agent.schedule({"type": "interval", "value": 60})
+	async with om:
+		await clock.advance(minutes=2)
+	assert calls == [
+		("start", start),
+		("fire", start + timedelta(seconds=30)),
+		("fire", start + timedelta(seconds=90)),
+	]

@@ -1,0 +1,53 @@
+"""The process the crash tests kill: starts durable runs of `crash_agents` and waits.
+
+    python driver.py STORE WORKER_ID SCENARIO...
+
+Each scenario named ``budget...`` runs on the Budget agent, the others on Crash. It prints
+``started <scenario> <run id>`` for each, then ``ready``, and waits until it is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import anyio
+from crash_agents import build
+
+from openmolt import OpenMolt
+
+
+async def main(store: str, worker_id: str, scenarios: list[str]) -> None:
+	om = OpenMolt(
+		durability={
+			"url": store,
+			"worker_id": worker_id,
+			"heartbeat": float(os.environ.get("OPENMOLT_TEST_HEARTBEAT", "0.5")),
+			"lapse": float(os.environ.get("OPENMOLT_TEST_LAPSE", "3")),
+		},
+		entry_points=False,
+	)
+	crash, budget = build(om)
+
+	async def one(agent: Any, state: Any, scenario: str) -> None:
+		try:
+			await agent.run(history=state)
+		except Exception as exc:
+			print(f"ended {scenario} {type(exc).__name__}", flush=True)
+
+	runs = []
+	for scenario in scenarios:
+		agent = budget if scenario.startswith("budget") else crash
+		state = agent.new_state(scenario)
+		print(f"started {scenario} {state.run_id}", flush=True)
+		runs.append((agent, state, scenario))
+	print("ready", flush=True)
+	async with anyio.create_task_group() as tg:
+		for run in runs:
+			tg.start_soon(one, *run)
+		await anyio.sleep_forever()
+
+
+if __name__ == "__main__":
+	anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -1,0 +1,147 @@
+"""The durable CLI: agent files' durability, --durability, openmolt runs / answer / worker errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import HERE
+
+from openmolt import HumanInputUnavailable, OpenMolt
+from openmolt_core.cli._run import load
+from openmolt_core.testing import ScriptedModel, ask_human, finish
+from openmolt_dbos import DBOSBackend
+from openmolt_dbos._engine import reset_engine
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+	full = {**os.environ, "PYTHONPATH": str(HERE), **(env or {})}
+	full.pop("OPENMOLT_DURABILITY", None)
+	full.update(env or {})
+	return subprocess.run(
+		[sys.executable, "-m", "openmolt", *args],
+		capture_output=True,
+		text=True,
+		timeout=180,
+		env=full,
+		cwd=HERE,
+	)
+
+
+def test_an_agent_file_s_durability_and_the_flag_make_its_runs_durable(tmp_path: Path) -> None:
+	"""The file's "durability" makes the instance durable; --durability wins over it."""
+	agent_file = tmp_path / "agent.json"
+	agent_file.write_text(
+		json.dumps(
+			{
+				"name": "Filed",
+				"model": "openai:gpt-5-mini",
+				"durability": {"url": str(tmp_path / "file.sqlite"), "workerId": "filed"},
+			}
+		)
+	)
+	try:
+		loaded = load(str(agent_file), env_file=None, verbose=False)
+		backend = loaded.om.durability
+		assert isinstance(backend, DBOSBackend)
+		assert backend.settings.url == f"sqlite:///{tmp_path / 'file.sqlite'}"
+		assert backend.settings.executor_id() == "filed"
+		assert backend.engine.agents["Filed"] is loaded.agent
+	finally:
+		reset_engine()
+	try:
+		flag = str(tmp_path / "flag.sqlite")
+		loaded = load(str(agent_file), env_file=None, verbose=False, durability=flag)
+		backend = loaded.om.durability
+		assert isinstance(backend, DBOSBackend)
+		assert backend.settings.url == f"sqlite:///{flag}"
+	finally:
+		reset_engine()
+
+
+def test_a_python_agent_file_gets_the_flag_s_store(tmp_path: Path) -> None:
+	"""A Python file's agent built by the command becomes durable with --durability."""
+	agent_file = tmp_path / "agent.py"
+	agent_file.write_text(
+		"from openmolt_core.testing import ScriptedModel, finish\n"
+		"def agent(om):\n"
+		"    return om.create_agent(name='Py', model=ScriptedModel([finish(result='x')]))\n"
+	)
+	try:
+		loaded = load(
+			str(agent_file),
+			env_file=None,
+			verbose=False,
+			durability=str(tmp_path / "py.sqlite"),
+		)
+		assert isinstance(loaded.om.durability, DBOSBackend)
+		assert "Py" in loaded.om.durability.engine.agents
+	finally:
+		reset_engine()
+
+
+def _park(question: str) -> str:
+	raise HumanInputUnavailable(question)
+
+
+@pytest.mark.anyio
+async def test_openmolt_runs_lists_and_openmolt_answer_answers_a_parked_run(tmp_path: Path) -> None:
+	"""A run parked here is listed by `openmolt runs` and answered by `openmolt answer`."""
+	import anyio
+
+	store = str(tmp_path / "runs.sqlite")
+	om = OpenMolt(durability=store, entry_points=False)
+	agent = om.create_agent(
+		name="Asker",
+		model=ScriptedModel([ask_human("Ship it?"), finish(result="shipped")]),
+		on_human_input_request=_park,
+	)
+	try:
+		parked = await agent.run("ship")
+		run_id = parked.state.run_id
+		listed = await anyio.to_thread.run_sync(_cli, "runs", "--durability", store, "--json")
+		assert listed.returncode == 0, listed.stderr
+		rows = json.loads(listed.stdout)
+		assert [(r["run_id"], r["agent"], r["question"]) for r in rows] == [
+			(run_id, "Asker", "Ship it?")
+		]
+		env = {"OPENMOLT_DURABILITY": store}
+		every = await anyio.to_thread.run_sync(lambda: _cli("runs", "--all", "--json", env=env))
+		assert [(r["run_id"], r["status"]) for r in json.loads(every.stdout)] == [
+			(run_id, "parked")
+		]
+		answered = await anyio.to_thread.run_sync(
+			lambda: _cli("answer", run_id, "yes", "--durability", store)
+		)
+		assert answered.returncode == 0, answered.stderr
+		assert f"answered run {run_id}" in answered.stderr
+		result = await om.result(run_id)
+		assert result.ok and result.output == {"result": "shipped"}
+		again = await anyio.to_thread.run_sync(
+			lambda: _cli("answer", run_id, "no", "--durability", store)
+		)
+		assert again.returncode == 2 and "waits for no answer" in again.stderr
+	finally:
+		await om.aclose()
+		from dbos import DBOS
+
+		DBOS.destroy()
+		reset_engine()
+
+
+def test_the_worker_needs_a_store_and_unique_agent_names(tmp_path: Path) -> None:
+	"""Without a store, or with two agents of one name, the worker says what to fix (exit 2)."""
+	no_store = _cli("worker", "crash_agents.py")
+	assert no_store.returncode == 2
+	assert "no durable store: pass --durability" in no_store.stderr
+	twin = tmp_path / "twin.py"
+	twin.write_text((HERE / "crash_agents.py").read_text())
+	clash = _cli("worker", "crash_agents.py", str(twin), "--durability", str(tmp_path / "r.sqlite"))
+	assert clash.returncode == 2
+	assert "another file already defines an agent named 'Crash'" in clash.stderr
+	missing = _cli("worker", str(tmp_path / "nothing"), "--durability", str(tmp_path / "r.sqlite"))
+	assert missing.returncode == 2 and "no such file or folder" in missing.stderr

@@ -1,0 +1,250 @@
+"""Durable runs in one process: the same API as in-process runs, journaled on DBOS."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import make_store
+
+from openmolt import OpenMolt
+from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_memory, wait
+from openmolt_dbos._engine import reset_engine
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+	stores = make_store(request.param, tmp_path)
+	store = next(stores)
+	try:
+		yield store
+	finally:
+		from dbos import DBOS
+
+		from openmolt_dbos import _engine
+
+		engine = _engine._ENGINE
+		if engine is not None and engine.launched:
+			await engine.shutdown()
+		DBOS.destroy()
+		reset_engine()
+		for _ in stores:
+			pass
+
+
+def _steps(store: str, run_id: str) -> list[tuple[int, str]]:
+	from dbos import DBOSClient
+
+	client = DBOSClient(system_database_url=store)
+	try:
+		return [
+			(s["function_id"], s["function_name"])
+			for s in client.list_workflow_steps(run_id, load_output=False)
+		]
+	finally:
+		client.destroy()
+
+
+def park(question: str) -> str:
+	raise HumanInputUnavailable(question)
+
+
+async def test_a_durable_run_journals_each_step_under_its_key(url: str, tmp_path: Path) -> None:
+	"""A run is the workflow of its run id; model calls, tools, memory and waits are its steps."""
+	seen: list[Any] = []
+
+	def add(a: int, b: int) -> int:
+		"""Add two numbers."""
+		seen.append((a, b))
+		return a + b
+
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[
+			[update_memory("noted"), call_tool("local.add", a=1, b=2)],
+			[wait(0.1), finish(result="3")],
+		]
+	)
+	agent = om.create_agent(
+		name="Adder",
+		model=model,
+		tools=[add],
+		memory={"short_term": {"data": "", "on_update": lambda data: seen.append(data)}},
+	)
+	result = await agent.run("add")
+	await om.aclose()
+	assert result.ok and result.output == {"result": "3"}
+	assert seen == ["noted", (1, 2)]
+	names = [name for _, name in _steps(url, result.state.run_id)]
+	for key in ("model:1", "memory:1:0", "tool:1:1:local.add", "model:2"):
+		assert key in names
+	assert any("sleep" in n.lower() for n in names)
+	assert names.index("memory:1:0") < names.index("tool:1:1:local.add") < names.index("model:2")
+
+
+async def test_concurrent_calls_take_their_steps_in_command_order(url: str) -> None:
+	"""Calls that finish in reverse order still hold the step ids of their command order."""
+
+	async def slow(n: int) -> int:
+		"""Return n after a delay that shrinks with n.
+
+		Args:
+			n: A number.
+		"""
+		await anyio.sleep(0.3 - n * 0.1)
+		return n
+
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(
+		name="Batch",
+		model=ScriptedModel(
+			[[call_tool("local.slow", n=i) for i in range(3)], finish(result="ok")]
+		),
+		tools=[slow],
+	)
+	result = await agent.run("go")
+	await om.aclose()
+	steps = dict((name, fid) for fid, name in _steps(url, result.state.run_id))
+	ids = [steps[f"tool:1:{i}:local.slow"] for i in range(3)]
+	assert ids == sorted(ids)
+	results = json.loads(result.state.messages[2].content)["results"]
+	assert [r["result"] for r in results] == [0, 1, 2]
+
+
+async def test_a_parked_run_returns_then_resumes_with_the_answer(url: str) -> None:
+	"""run() returns human_input_required while the workflow waits; resume() answers and goes on."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel([ask_human("Which colour?"), finish(result="blue it is")])
+	agent = om.create_agent(name="Asker", model=model, on_human_input_request=park)
+	parked = await agent.run("paint")
+	assert parked.status == "human_input_required"
+	assert parked.state.pending is not None
+	pending = await om.pending()
+	assert [(p.run_id, p.agent, p.question) for p in pending] == [
+		(parked.state.run_id, "Asker", "Which colour?")
+	]
+	assert (await om.result(parked.state.run_id, wait=False)).status == "human_input_required"
+	done = await agent.resume(parked.state, answer="blue")
+	assert done.ok and done.output == {"result": "blue it is"}
+	assert "blue" in model.requests[1].messages[-1].content
+	assert await om.pending() == []
+	with pytest.raises(ConfigurationError, match="waits for no answer"):
+		await om.answer(parked.state.run_id, "red")
+	with pytest.raises(ConfigurationError, match="no durable run"):
+		await om.answer("nope", "red")
+	await om.aclose()
+
+
+async def test_results_come_back_as_runresults_with_the_output_model(url: str) -> None:
+	"""om.result rebuilds the result, validating the output with the agent's output model."""
+	from pydantic import BaseModel
+
+	class Answer(BaseModel):
+		text: str
+
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(
+		name="Typed", model=ScriptedModel([finish(text="hi")]), output_schema=Answer
+	)
+	result = await agent.run("x")
+	fetched = await om.result(result.state.run_id)
+	await om.aclose()
+	assert isinstance(result.output, Answer) and isinstance(fetched.output, Answer)
+	assert fetched.output.text == "hi"
+	assert fetched.state.messages == result.state.messages
+
+
+async def test_the_file_store_is_persistent_beside_the_sqlite_file(tmp_path: Path) -> None:
+	"""With durability on, files outlive the process: beside the SQLite file by default."""
+	from openmolt_dbos import parse_settings
+
+	settings = parse_settings(str(tmp_path / "runs.sqlite"))
+	assert settings.store_files_dir == tmp_path / "runs.sqlite.files"
+	custom = parse_settings({"url": str(tmp_path / "r.sqlite"), "files_dir": str(tmp_path / "f")})
+	assert custom.store_files_dir == tmp_path / "f"
+
+
+async def test_one_process_uses_one_store(url: str, tmp_path: Path) -> None:
+	"""A second store in the same process is refused with a clear error."""
+	om = OpenMolt(durability=url, entry_points=False)
+	om.create_agent(name="A", model=ScriptedModel([finish(result="x")]))
+	other = OpenMolt(durability=str(tmp_path / "other.sqlite"), entry_points=False)
+	with pytest.raises(ConfigurationError, match="one store"):
+		other.create_agent(name="B", model=ScriptedModel([finish(result="x")]))
+	await om.aclose()
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_durable_runs_under_trio_say_they_need_asyncio(tmp_path: Path) -> None:
+	"""DBOS runs on asyncio only: under trio a durable run fails with a clear error."""
+	om = OpenMolt(durability=str(tmp_path / "runs.sqlite"), entry_points=False)
+	agent = om.create_agent(name="Trio", model=ScriptedModel([finish(result="x")]))
+	try:
+		with pytest.raises(ConfigurationError, match="asyncio"):
+			await agent.run("x")
+		with pytest.raises(ConfigurationError, match="asyncio"):
+			await om.pending()
+	finally:
+		reset_engine()
+
+
+def test_the_core_never_imports_dbos_and_durability_imports_it_on_demand(tmp_path: Path) -> None:
+	"""In a fresh interpreter: a run without durability loads no DBOS; durability=... does."""
+	code = """
+import sys, anyio
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, finish
+
+async def main():
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=ScriptedModel([finish(result="x")]))
+	assert (await agent.run("x")).ok
+	await om.aclose()
+	print(sorted(m for m in sys.modules if m.split(".")[0] in ("dbos", "openmolt_dbos", "sqlalchemy")))
+	om = OpenMolt(durability=sys.argv[1], entry_points=False)
+	print("dbos" in sys.modules)
+	om.create_agent(name="B", model=ScriptedModel([finish(result="x")]))
+	print("dbos" in sys.modules)
+
+anyio.run(main)
+"""
+	done = subprocess.run(
+		[sys.executable, "-c", code, str(tmp_path / "runs.sqlite")],
+		capture_output=True,
+		text=True,
+		timeout=120,
+	)
+	assert done.returncode == 0, done.stderr
+	assert done.stdout.split() == ["[]", "False", "True"]
+
+
+async def test_a_finished_durable_run_goes_on_as_a_new_segment_of_its_run(url: str) -> None:
+	"""run(history=state) of an ended run starts workflow <run id>+<steps>; its id is kept."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel([call_tool("local.add", a=1, b=1), finish(result="2")])
+
+	def add(a: int, b: int) -> int:
+		"""Add two numbers."""
+		return a + b
+
+	agent = om.create_agent(name="Short", model=model, tools=[add], max_steps=1)
+	first = await agent.run("add")
+	assert first.status == "limit_reached"
+	agent.max_steps = 5
+	second = await agent.run(history=first.state)
+	assert second.ok and second.state.run_id == first.state.run_id
+	names = [n for _, n in _steps(url, f"{first.state.run_id}+1")]
+	assert "model:2" in names and "model:1" not in names
+	fetched = await om.result(first.state.run_id)
+	assert fetched.ok and fetched.output == {"result": "2"}
+	await om.aclose()

@@ -1,0 +1,154 @@
+"""Schedules on the engine, in one process with a fake clock: the overlap rule and missed runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import make_store
+
+from openmolt import OpenMolt
+from openmolt_core import ModelResponse, Usage
+from openmolt_core.testing import FakeClock, ScriptedModel, finish
+from openmolt_dbos._engine import reset_engine
+from openmolt_dbos._schedules import due_id
+
+pytestmark = pytest.mark.anyio
+
+T0 = datetime(2024, 3, 9, 12, tzinfo=UTC)
+
+
+class Gated:
+	"""A model that finishes once its gate opens."""
+
+	name = "gated"
+	model = "gated"
+
+	def __init__(self) -> None:
+		self.gate = anyio.Event()
+		self.calls = 0
+
+	async def generate(self, request: Any) -> ModelResponse:
+		self.calls += 1
+		await self.gate.wait()
+		text = json.dumps({"commands": [{"type": "finish", "output": {"n": self.calls}}]})
+		return ModelResponse(text=text, usage=Usage(input_tokens=3, output_tokens=2))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+	stores = make_store(request.param, tmp_path)
+	url = next(stores)
+	try:
+		yield url
+	finally:
+		_forget()
+		for _ in stores:
+			pass
+
+
+def _forget() -> None:
+	from dbos import DBOS
+
+	DBOS.destroy()
+	reset_engine()
+
+
+async def _outputs(url: str, prefix: str) -> dict[str, Any]:
+	from dbos import DBOSClient
+
+	client = DBOSClient(system_database_url=url)
+	try:
+		return {
+			s.workflow_id: (s.status, s.output)
+			for s in client.list_workflows(workflow_id_prefix=prefix, load_input=False)
+		}
+	finally:
+		client.destroy()
+
+
+async def _until(what: Any) -> Any:
+	with anyio.fail_after(60):
+		while True:
+			value = await what()
+			if value:
+				return value
+			await anyio.sleep(0.05)
+
+
+async def test_a_due_time_while_the_previous_run_goes_is_skipped(store: str) -> None:
+	"""The second due time's workflow finds the first still running and ends as skipped."""
+	clock = FakeClock(T0)
+	om = OpenMolt(durability=store, entry_points=False, clock=clock)
+	model = Gated()
+	agent = om.create_agent(name="Ticker", model=model)
+	ends: list[Any] = []
+	skips: list[Any] = []
+	agent.on("schedule:end", ends.append)
+	agent.on("schedule:skip", skips.append)
+	sid = agent.schedule({"type": "interval", "value": 60, "id": "ticker"})
+	first, second = (
+		due_id(sid, T0 + timedelta(seconds=60)),
+		due_id(sid, T0 + timedelta(seconds=120)),
+	)
+	assert first == "ticker@2024-03-09T12:01:00Z"
+	async with om:
+		await _until(lambda: _async(clock.sleeping))
+		await clock.advance(seconds=60)
+		await _until(lambda: _async(model.calls))
+		await clock.advance(seconds=60)
+		await _until(lambda: _async(skips))
+		model.gate.set()
+		await _until(lambda: _async(ends))
+		runs = await _outputs(store, "ticker@")
+		om.scheduler.stop()
+	_forget()
+	assert runs[first][0] == "SUCCESS" and runs[first][1]["result"]["status"] == "success"
+	assert runs[second] == (
+		"SUCCESS",
+		{"skipped": f"overlap: a run of agent 'Ticker' is still going ({first})"},
+	)
+	assert [r.status for r in om.scheduler.get(sid).history] == ["skipped", "success"]
+	assert ends[0].record.due == T0 + timedelta(seconds=60) and ends[0].record.usage["calls"] == 1
+	assert model.calls == 1
+
+
+async def _async(value: Any) -> Any:
+	return value
+
+
+async def test_runs_missed_while_every_worker_was_down_run_once_on_the_next_start(
+	store: str,
+) -> None:
+	"""The last due time is kept in the store: a later start catches up once (missedRuns)."""
+	clock = FakeClock(T0)
+	om = OpenMolt(durability=store, entry_points=False, clock=clock)
+	agent = om.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 3))
+	spec = {"type": "interval", "value": 300, "id": "digest", "missedRuns": "run_once"}
+	agent.schedule(spec)
+	async with om:
+		await _until(lambda: _async(clock.sleeping))
+		await clock.advance(seconds=300)
+		await _until(lambda: _async(om.scheduler.get("digest").history))
+		om.scheduler.stop()
+	_forget()
+
+	later = FakeClock(T0 + timedelta(minutes=22))
+	om2 = OpenMolt(durability=store, entry_points=False, clock=later)
+	agent2 = om2.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 3))
+	agent2.schedule(spec)
+	async with om2:
+		await _until(lambda: _async(om2.scheduler.get("digest").history))
+		runs = await _outputs(store, "digest@")
+		om2.scheduler.stop()
+	_forget()
+	caught_up = due_id("digest", T0 + timedelta(minutes=20))
+	assert sorted(runs) == sorted([due_id("digest", T0 + timedelta(minutes=5)), caught_up])
+	record = om2.scheduler.get("digest").history[-1]
+	assert record.due == T0 + timedelta(minutes=20) and record.status == "success"
+	assert record.note == "catching up once: 3 run(s) missed while the process was down or asleep"

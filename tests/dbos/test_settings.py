@@ -1,0 +1,117 @@
+"""durability=... settings, and the workers table: one holder per id, one taker per dead worker."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_dbos import parse_settings
+from openmolt_dbos._workers import WORKERS, Heartbeat, create_tables, list_workers, make_engine
+
+
+def test_a_path_or_a_url_names_the_store(tmp_path: Path) -> None:
+	"""A bare path is a SQLite file; sqlite:/// and postgresql:// URLs pass (postgres:// too)."""
+	assert parse_settings(str(tmp_path / "r.sqlite")).url == f"sqlite:///{tmp_path / 'r.sqlite'}"
+	assert parse_settings(tmp_path / "r.sqlite").is_sqlite
+	pg = parse_settings("postgres://me:secret@db:5432/runs")
+	assert pg.url == "postgresql://me:secret@db:5432/runs" and not pg.is_sqlite
+	assert pg.describe() == "postgresql://me@db:5432/runs"  # no password in messages
+
+
+def test_options_are_checked_by_name(tmp_path: Path) -> None:
+	"""The dict form takes the options (camelCase too) and names a wrong one with the fix."""
+	settings = parse_settings(
+		{"url": str(tmp_path / "r.sqlite"), "workerId": "w7", "heartbeat": 1, "lapse": 4}
+	)
+	assert (settings.executor_id(), settings.heartbeat, settings.lapse) == ("w7", 1.0, 4.0)
+	with pytest.raises(ConfigurationError, match="did you mean 'heartbeat'"):
+		parse_settings({"url": "x.sqlite", "hartbeat": 1})
+	with pytest.raises(ConfigurationError, match="needs 'url'"):
+		parse_settings({"lapse": 3})
+	with pytest.raises(ConfigurationError, match="longer than heartbeat"):
+		parse_settings({"url": "x.sqlite", "heartbeat": 5, "lapse": 5})
+	with pytest.raises(ConfigurationError, match="seconds > 0"):
+		parse_settings({"url": "x.sqlite", "lapse": -1})
+	with pytest.raises(ConfigurationError, match="not supported"):
+		parse_settings("mysql://db/runs")
+
+
+def _beat(engine: object, executor_id: str, **options: object) -> Heartbeat:
+	recovered: list[str] = []
+	heartbeat = Heartbeat(
+		engine,  # type: ignore[arg-type]
+		executor_id=executor_id,
+		app_version=str(options.get("version", "v1")),
+		heartbeat=0.1,
+		lapse=float(options.get("lapse", 0.5)),  # type: ignore[arg-type]
+		recover=recovered.append,
+	)
+	heartbeat.recovered = recovered  # type: ignore[attr-defined]
+	return heartbeat
+
+
+def test_a_worker_id_has_one_live_holder(store: str) -> None:
+	"""A second process under a live id waits for the lapse, then refuses; a stopped id is free."""
+	engine = make_engine(store)
+	try:
+		create_tables(engine)
+		first = _beat(engine, "w1")
+		first.claim()
+		with engine.begin() as conn:  # as if another machine held it: no pid to check
+			conn.execute(WORKERS.update().values(host="elsewhere"))
+		second = _beat(engine, "w1")
+		began = time.time()
+		for _ in range(3):
+			first.beat()
+		with pytest.raises(ConfigurationError, match="held by another live process"):
+			# `first` keeps beating from another thread while `second` waits.
+			import threading
+
+			stop = threading.Event()
+
+			def keep() -> None:
+				while not stop.is_set():
+					first.beat()
+					time.sleep(0.05)
+
+			threading.Thread(target=keep, daemon=True).start()
+			try:
+				second.claim()
+			finally:
+				stop.set()
+		assert time.time() - began >= 0.5
+		first.stop()
+		second.claim()  # stopped: free at once
+		assert {r["executor_id"]: r["token"] for r in list_workers(engine)} == {"w1": second.token}
+	finally:
+		engine.dispose()
+
+
+def test_a_dead_worker_is_taken_over_once_and_only_by_its_version(store: str) -> None:
+	"""Of two live workers, one claims the dead one; workers of another version never do."""
+	engine = make_engine(store)
+	try:
+		create_tables(engine)
+		dead = _beat(engine, "dead")
+		dead.claim()
+		live = [_beat(engine, "a"), _beat(engine, "b")]
+		other = _beat(engine, "c", version="v2")
+		for heartbeat in (*live, other):
+			heartbeat.claim()
+		assert [h.take_over() for h in live] == [[], []]  # still beating
+		time.sleep(0.6)
+		for heartbeat in (*live, other):
+			heartbeat.beat()
+		taken = [h.take_over() for h in (*live, other)]
+		assert sorted(map(len, taken)) == [0, 0, 1]
+		assert taken[2] == []  # another version
+		winner = live[0] if taken[0] else live[1]
+		assert winner.recovered == ["dead"]  # type: ignore[attr-defined]
+		rows = {r["executor_id"]: r for r in list_workers(engine)}
+		assert rows["dead"]["state"] == "taken" and rows["dead"]["taken_by"] == winner.executor_id
+		assert [h.take_over() for h in live] == [[], []]  # never twice
+	finally:
+		engine.dispose()
