@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt, RunError
-from openmolt_core.durability import RunPort
+from openmolt_core.durability import ForwardingPort, RunPort
 from openmolt_core.events import Event
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 from openmolt_core.testing import ScriptedModel, call_tool, finish, mock_http
@@ -43,18 +43,12 @@ class Recorder(RunObserver):
 	def wrap_port(self, run: ObservedRun, port: RunPort) -> RunPort:
 		recorder = self
 
-		class Keys:
-			def now(self) -> float:
-				return port.now()
-
-			async def sleep(self, seconds: float) -> None:
-				await port.sleep(seconds)
-
+		class Keys(ForwardingPort):
 			async def step(self, key: str, fn: Callable[[], Awaitable[Any]], **codec: Any) -> Any:
 				recorder.keys.append(key)
-				return await port.step(key, fn, **codec)
+				return await self.port.step(key, fn, **codec)
 
-		return Keys()
+		return Keys(port)
 
 
 def weather_api(request: httpx.Request) -> httpx.Response:

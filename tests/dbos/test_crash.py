@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import pytest
 from _durable import FakeServer
-from conftest import STORES, make_store
+from conftest import STORES, Proc, make_store, start_python
 
 from openmolt import OpenMolt
 from openmolt_core.errors import RunError
@@ -203,7 +203,6 @@ def crashed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 	}
 	os.environ.update({"OPENMOLT_TEST_SERVER": server.url, "OPENMOLT_TEST_BUDGET": str(BUDGET)})
 	procs: list[Any] = []
-	from conftest import Proc, start_python
 
 	def start(args: list[str], name: str) -> Proc:
 		proc = start_python(args, env, tmp / f"{name}.log")

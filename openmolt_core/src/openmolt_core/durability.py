@@ -71,6 +71,7 @@ __all__ = [
 	"LOCAL_PORT",
 	"DurabilityBackend",
 	"DurabilityConfig",
+	"ForwardingPort",
 	"LocalPort",
 	"PendingRun",
 	"RunPort",
@@ -199,6 +200,61 @@ class LocalPort:
 
 LOCAL_PORT = LocalPort()
 """The shared pass-through port (it holds no state)."""
+
+
+class ForwardingPort:
+	"""A port that hands everything to another port: the base for ports that wrap one.
+
+	An observer's ``wrap_port`` (telemetry timing each step, a test recording keys) subclasses it
+	and overrides what it adds to, usually `step`; every other member, including ones later
+	versions of `RunPort` add, reaches the wrapped port unchanged.
+
+	Args:
+		port: The port to forward to.
+	"""
+
+	__slots__ = ("port",)
+
+	def __init__(self, port: RunPort) -> None:
+		self.port = port
+		"""The wrapped port."""
+
+	@property
+	def replaying(self) -> bool:
+		"""The wrapped port's `RunPort.replaying`."""
+		return self.port.replaying
+
+	@property
+	def deliver_replayed(self) -> bool:
+		"""The wrapped port's `RunPort.deliver_replayed`."""
+		return self.port.deliver_replayed
+
+	def now(self) -> float:
+		"""The wrapped port's clock."""
+		return self.port.now()
+
+	async def deadline(self, seconds: float) -> float:
+		"""The wrapped port's (journaled) deadline."""
+		return await self.port.deadline(seconds)
+
+	async def sleep(self, seconds: float) -> None:
+		"""The wrapped port's (durable) sleep."""
+		await self.port.sleep(seconds)
+
+	def reserve(self, keys: Sequence[str]) -> None:
+		"""Open the steps on the wrapped port."""
+		self.port.reserve(keys)
+
+	async def step(
+		self,
+		key: str,
+		fn: Callable[[], Awaitable[Any]],
+		*,
+		encode: Callable[[Any], Any] | None = None,
+		decode: Callable[[Any], Any] | None = None,
+	) -> Any:
+		"""Run the step on the wrapped port."""
+		return await self.port.step(key, fn, encode=encode, decode=decode)
 
 
 # backends -----------------------------------------------------------------------------------

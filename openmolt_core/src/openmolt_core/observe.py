@@ -129,7 +129,9 @@ class RunObserver:
 
 		Every model call (``model:<step>``), tool call, memory callback and human answer goes
 		through ``port.step(key, fn)``: a wrapper can time each one. Keep the key, the value and
-		the exceptions unchanged.
+		the exceptions unchanged. Subclass `openmolt_core.durability.ForwardingPort` and override
+		`step`: the port's other members (its clock, durable sleep, reserved batches) then
+		reach the wrapped port as they are.
 		"""
 		return port
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from openmolt_core.durability import ForwardingPort
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_otel import conventions as gen_ai
 
@@ -312,35 +313,15 @@ def _request_attributes(run: ObservedRun) -> dict[str, Any]:
 	return {k: v for k, v in values.items() if v is not None}
 
 
-class _TracedPort:
+class _TracedPort(ForwardingPort):
 	"""A durability port that times each step in a span and passes everything else through."""
 
-	__slots__ = ("_port", "_run", "_telemetry")
+	__slots__ = ("_run", "_telemetry")
 
 	def __init__(self, telemetry: Telemetry, run: ObservedRun, port: RunPort) -> None:
+		super().__init__(port)
 		self._telemetry = telemetry
 		self._run = run
-		self._port = port
-
-	@property
-	def replaying(self) -> bool:
-		return self._port.replaying
-
-	@property
-	def deliver_replayed(self) -> bool:
-		return self._port.deliver_replayed
-
-	def now(self) -> float:
-		return self._port.now()
-
-	async def deadline(self, seconds: float) -> float:
-		return await self._port.deadline(seconds)
-
-	async def sleep(self, seconds: float) -> None:
-		await self._port.sleep(seconds)
-
-	def reserve(self, keys: Sequence[str]) -> None:
-		self._port.reserve(keys)
 
 	async def step(
 		self,
@@ -353,4 +334,4 @@ class _TracedPort:
 		async def traced() -> Any:
 			return await self._telemetry._traced(self._run, key, fn)
 
-		return await self._port.step(key, traced, encode=encode, decode=decode)
+		return await self.port.step(key, traced, encode=encode, decode=decode)
