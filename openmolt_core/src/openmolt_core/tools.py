@@ -87,9 +87,7 @@ class ToolContext:
 		redact: Secret values to scrub from anything the tool reports.
 		files: The instance's file store: save binary results, resolve file references.
 		extras: Anything the integration or the application passes along.
-		run: The run making this call (set per call by the loop).
-		call_id: (property) This call's id: the run id and the call's step key, the same when a
-			durable run replays the call after a crash (idempotency keys derive from it).
+		run: The run making this call (set per call by the loop); `call_id` derives from it.
 	"""
 
 	agent: str
@@ -112,7 +110,11 @@ class ToolContext:
 
 	@property
 	def call_id(self) -> str:
-		"""This call's id, ``<run id>/<step key>`` (empty outside a run): the same on every replay."""
+		"""This call's id, ``<run id>/<step key>`` (empty outside a run).
+
+		It is the same when a durable run replays the call after a crash: HTTP idempotency keys
+		derive from it (a uuid5), so a service applies a repeated call once.
+		"""
 		run = self.run
 		return f"{run.run_id}/{run.call}" if run is not None else ""
 
