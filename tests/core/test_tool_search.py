@@ -492,3 +492,32 @@ async def test_a_strict_provider_gets_a_lean_catalog() -> None:
 	assert [t["tool"] for t in first["tools"]] == [SEARCH_TOOL, LOAD_TOOL]
 	assert all("inputSchema" not in t for t in first["tools"])
 	assert agent.structured_output().mode == "strict"
+
+
+async def test_a_loaded_tool_that_needs_approval_waits_for_its_decision() -> None:
+	"""Loading grants nothing: a loaded tool under an approval rule still asks before it runs."""
+	asked: list[str] = []
+
+	async def decide(request: Any) -> Any:
+		asked.append(request.tool)
+		return request.approve()
+
+	model = ScriptedModel(
+		[
+			call_tool(LOAD_TOOL, tools=["slack.postMessage"]),
+			{**call_tool("slack.postMessage", channel="C1", text="hi"), "reason": "greet"},
+			finish(result="ok"),
+		]
+	)
+	agent = instance(slack_ok).create_agent(
+		name="A",
+		model=model,
+		integrations=FIVE,
+		tool_loading="search",
+		requires_approval=["slack.postMessage"],
+		on_approval_request=decide,
+	)
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	assert asked == ["slack.postMessage"]
+	assert tool_results(model, 2)[0]["ok"] is True
