@@ -974,7 +974,7 @@ class Agent:
 				response_mode=fitted.mode if slot.declared else None,
 			)
 
-		async def call() -> tuple[str, ModelResponse]:
+		async def call() -> ModelResponse:
 			slot, sent, response = await self._models.generate(
 				request, functools.partial(self._fell_back, ctx)
 			)
@@ -991,16 +991,20 @@ class Agent:
 					),
 					seq,
 				)
-			return slot.id, response
+			response.model = slot.id
+			return response
 
 		try:
 			with anyio.move_on_after(_left(ctx.port, deadline)):
 				# The journal keeps which model answered: a replayed step parses as that model's.
-				model_id, response = await ctx.port.step(
-					step_key("model", step), call, encode=_encode_answer, decode=_decode_answer
+				response: ModelResponse = await ctx.port.step(
+					step_key("model", step),
+					call,
+					encode=ModelResponse.to_dict,
+					decode=ModelResponse.from_dict,
 				)
-				slot = self._models.slot(model_id)
-				self._count(state, step, model_id or slot.id, response)
+				slot = self._models.slot(response.model)
+				self._count(state, step, response.model or slot.id, response)
 				return slot, response
 			return None
 		except ConfigurationError:
@@ -1236,15 +1240,6 @@ _LIMITS = Limits()
 
 def _left(port: RunPort, deadline: float | None) -> float:
 	return float("inf") if deadline is None else max(deadline - port.now(), 0.0)
-
-
-def _encode_answer(answer: tuple[str, ModelResponse]) -> dict[str, Any]:
-	model, response = answer
-	return {**response.to_dict(), "model": model}
-
-
-def _decode_answer(data: dict[str, Any]) -> tuple[str | None, ModelResponse]:
-	return data.get("model"), ModelResponse.from_dict(data)
 
 
 def _load(state: RunState | Mapping[str, Any]) -> RunState:

@@ -21,9 +21,9 @@ Each model gets its own request: its system prompt (a provider with enforced str
 needs no examples) and the reply schema fitted to its dialect (`openmolt_core.structured.fit`).
 A ``model:fallback`` event (`openmolt_core.events.ModelFallbackEvent`) says which model failed,
 why, and which one is tried next. The run's state records which model answered each step
-(``RunState.models``) and the usage and cost of each (``RunState.usage_by_model``); the durable
-journal of each model call holds the model that answered, so a replayed step is parsed as that
-model's reply.
+(``RunState.models``) and the usage and cost of each (``RunState.usage_by_model``); each
+response names the model that answered (``ModelResponse.model``, journaled with it), so a
+replayed step is parsed as that model's reply.
 """
 
 from __future__ import annotations
