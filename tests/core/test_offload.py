@@ -477,3 +477,49 @@ async def test_a_replayed_run_gets_the_same_handle_and_record() -> None:
 	assert replayed.stored == live.stored and len(live.stored) == 1
 	assert replayed.loaded == [READ_TOOL]
 	assert replayed.to_dict() == live.to_dict()
+
+
+async def test_compaction_keeps_the_handle_of_a_summarised_result_readable() -> None:
+	"""The step that stored a result is summarised away; its handle stays in the block and reads."""
+	from openmolt_core.compaction import CompactionConfig
+	from openmolt_core.llm import ModelResponse, Usage
+
+	class Summariser:
+		name = "summariser"
+
+		async def generate(self, request: Any) -> ModelResponse:
+			return ModelResponse(text="summary", usage=Usage(10, 5, calls=1))
+
+	listing = gmail_list()
+
+	def read_from_block(request: ModelRequest) -> dict[str, Any]:
+		# The model reads the handle where compaction left it: the block's files.
+		block = json.loads(request.messages[0].content)["compacted"]
+		[handle] = block["files"]
+		return call_tool(READ_TOOL, result=handle, pointer="/messages/42/id")
+
+	ping = FunctionTool(handle="ping", description="Ping.", function=lambda i, c: "pong")
+	steps = [call_tool("local.get"), *[call_tool("local.ping") for _ in range(8)]]
+	# Each call reports a prompt over the threshold, so every step that can compacts.
+	model = ScriptedModel(
+		[*steps, read_from_block, finish(result="ok")], usage=Usage(5_000, 5)
+	)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="C",
+		model=model,
+		tools=[returning(listing), ping],
+		max_steps=20,
+		compaction=CompactionConfig(threshold_tokens=4_000, keep_steps=2),
+	)
+	agent.compactor = lambda: (Summariser(), "cheap")
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	[record] = result.state.stored
+	# The preview that carried the handle was summarised away...
+	assert not any('"stored":"openmolt-file:' in m.content for m in result.state.messages)
+	assert json.loads(result.state.messages[0].content)["compacted"]["files"] == [record["file"]]
+	# ...and the handle still reads, with readResult still callable.
+	[entry] = results(model, len(model.requests) - 1)
+	assert entry["ok"], entry
+	assert entry["result"]["value"] == listing["messages"][42]["id"]
+	assert READ_TOOL in result.state.loaded

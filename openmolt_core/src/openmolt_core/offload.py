@@ -26,6 +26,12 @@ as long as the file store: the instance's temporary directory (removed by ``Open
 another process. The store is written inside the journaled tool call, so a replayed run gets the
 same handle. Compaction (`openmolt_core.compaction`) keeps every handle of the steps it
 summarises in its block's ``files``; the files must stay in the store until the run is done.
+
+JSON Pointer and JSONPath are read here, not by a library: core's dependencies are the design
+card's short list, and the JSONPath libraries (jsonpath-ng, python-jsonpath) would add one for
+the subset models use (names, indexes, slices, wildcards, descent; no filters, which a slice and
+a second read replace). Our own walk also says, on a miss, which keys or how many items are
+there, which is what a model needs to correct its next read.
 """
 
 from __future__ import annotations
