@@ -501,9 +501,7 @@ async def test_compaction_keeps_the_handle_of_a_summarised_result_readable() -> 
 	ping = FunctionTool(handle="ping", description="Ping.", function=lambda i, c: "pong")
 	steps = [call_tool("local.get"), *[call_tool("local.ping") for _ in range(8)]]
 	# Each call reports a prompt over the threshold, so every step that can compacts.
-	model = ScriptedModel(
-		[*steps, read_from_block, finish(result="ok")], usage=Usage(5_000, 5)
-	)
+	model = ScriptedModel([*steps, read_from_block, finish(result="ok")], usage=Usage(5_000, 5))
 	agent = OpenMolt(entry_points=False).create_agent(
 		name="C",
 		model=model,
