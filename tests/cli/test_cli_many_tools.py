@@ -62,3 +62,25 @@ def test_a_wrong_tool_loading_names_its_line(tmp_path: Path) -> None:
 	with pytest.raises(AgentFileError, match="toolLoading") as caught:
 		load(str(path), env_file=None, verbose=False)
 	assert "search" in str(caught.value)
+
+
+def test_a_dry_run_shows_the_models_and_that_the_agent_searches(
+	tmp_path: Path, only_openai: None
+) -> None:
+	"""--dry-run --json names each model and the loading; its first message is the catalog's."""
+	import io
+
+	from openmolt_core.cli._info import dry_run
+
+	path = write(tmp_path, fallbackModels=["anthropic:claude-sonnet-4-5"], toolLoading="search")
+	loaded = load(str(path), env_file=None, verbose=False)
+	out = io.StringIO()
+	dry_run(loaded.agent, loaded.model_id, "hi", out, as_json=True)
+	data = json.loads(out.getvalue())
+	assert data["models"] == ["openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"]
+	assert data["tool_loading"] == "search"
+	assert '"catalog":' in data["first_message"]
+	text = io.StringIO()
+	dry_run(loaded.agent, loaded.model_id, "hi", text, as_json=False)
+	assert "finds in its catalog and loads" in text.getvalue()
+	assert "openai:gpt-5-mini, anthropic:claude-sonnet-4-5" in text.getvalue()
