@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from openmolt import RunState
@@ -14,14 +14,25 @@ from openmolt_core.llm import Message
 class Journal:
 	"""A durable port in miniature: records each step's JSON, or answers from a recording."""
 
-	def __init__(self, replay: dict[str, Any] | None = None) -> None:
+	def __init__(self, replay: dict[str, Any] | None = None, *, deliver: bool = False) -> None:
 		self.values: dict[str, Any] = {}
 		self.replay = replay
+		self.deliver_replayed = deliver
+
+	@property
+	def replaying(self) -> bool:
+		return self.replay is not None
 
 	def now(self) -> float:
 		return time.monotonic()
 
+	async def deadline(self, seconds: float) -> float:
+		return time.monotonic() + seconds
+
 	async def sleep(self, seconds: float) -> None:
+		return None
+
+	def reserve(self, keys: Sequence[str]) -> None:
 		return None
 
 	async def step(

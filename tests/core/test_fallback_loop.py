@@ -276,3 +276,47 @@ async def test_a_less_constrained_fallback_gets_the_schemas_the_first_turn_left_
 	assert "Input schemas of your tools" not in primary.requests[0].system
 	tail = backup.requests[0].system.split("Input schemas of your tools: ", 1)[1]
 	assert json.loads(tail)["local.add"]["required"] == ["a", "b"]
+
+
+async def test_fallback_events_keep_every_later_event_number_on_replay() -> None:
+	"""model:fallback events are numbered from the model call's block: a replay numbers alike."""
+
+	def make(events: list[Any]) -> Any:
+		agent = agent_with(
+			Down(overloaded()),
+			ScriptedModel([call_tool("local.add", a=1, b=2), finish(result="3")], name="backup"),
+		)
+		for name in ("model:fallback", "llmOutput", "commandsQueued", "finish"):
+			agent.on(name, events.append)
+		return agent
+
+	live_events: list[Any] = []
+	journal = Journal()
+	live = await drive(make(live_events), journal, "run-1")
+	seqs = [e.seq for e in live_events]
+	assert len(set(seqs)) == len(seqs)  # each number once
+	fallbacks = [e for e in live_events if e.name == "model:fallback"]
+	outputs = [e for e in live_events if e.name == "llmOutput"]
+	assert [f.seq for f in fallbacks] == [o.seq + 1 for o in outputs]  # in the call's block
+	replayed_events: list[Any] = []
+	replayed = await drive(make(replayed_events), Journal(journal.values, deliver=True), "run-1")
+	assert replayed.seq == live.seq
+	# What runs outside the journaled steps is emitted again, with the numbers it had live.
+	outside = {(e.name, e.step): e.seq for e in live_events if e.name in ("commandsQueued", "finish")}
+	again = {(e.name, e.step): e.seq for e in replayed_events}
+	assert again == outside and outside
+
+
+def test_the_fingerprint_knows_the_fallback_models_and_tool_search() -> None:
+	"""A durable run is recovered only by an agent with the same models and tool loading."""
+
+	def make(*models: str, **options: Any) -> str:
+		om = OpenMolt()
+		agent = om.create_agent(name="F", model=list(models), tools=[add], **options)
+		return str(agent.fingerprint())
+
+	one = make("openai:gpt-5-mini")
+	assert make("openai:gpt-5-mini") == one
+	two = make("openai:gpt-5-mini", "anthropic:claude-sonnet-4-5")
+	assert two not in (one, make("openai:gpt-5-mini", "google:gemini-2.5-flash"))
+	assert make("openai:gpt-5-mini", tool_loading="search") != one

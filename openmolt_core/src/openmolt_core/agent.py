@@ -432,9 +432,9 @@ class Agent:
 	def fingerprint(self) -> str:
 		"""A hash of what a journaled run of this agent depends on.
 
-		The name, model, instructions, tool schemas, output schema and whether it may ask a
-		person: a durable engine records it in its application version, so a run is recovered
-		only by a process that built the same agent.
+		The name, models, instructions, tool schemas, output schema, tool search and whether it
+		may ask a person: a durable engine records it in its application version, so a run is
+		recovered only by a process that built the same agent.
 		"""
 		import hashlib
 		import json
@@ -451,6 +451,14 @@ class Agent:
 			"output": self.output_schema,
 			"human_input": self.human_input_enabled,
 		}
+		# Fallback models and tool search change the steps a run asks for; an agent without
+		# them keeps the fingerprint it had before they existed.
+		if len(self._models.slots) > 1:
+			body["fallback"] = self.models[1:]
+		search = self._search
+		if search is not None:
+			searcher = type(search.searcher).__name__ if search.searcher is not None else None
+			body["tool_search"] = [sorted(search.pinned), search.limit, search.above, searcher]
 		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
 		return hashlib.sha256(text.encode()).hexdigest()
 
@@ -959,7 +967,8 @@ class Agent:
 	) -> tuple[ModelSlot, ModelResponse] | None:
 		state = ctx.state
 		step = ctx.step
-		seq = ctx.reserve_events(1)  # llmOutput, numbered even when the journal answers the call
+		# llmOutput and each model:fallback, numbered even when the journal answers the call
+		seq = ctx.reserve_events(len(self._models.slots))
 
 		def request(slot: ModelSlot) -> ModelRequest:
 			# Each model gets its own prompt and the reply schema fitted to its dialect.
@@ -976,7 +985,7 @@ class Agent:
 
 		async def call() -> ModelResponse:
 			slot, sent, response = await self._models.generate(
-				request, functools.partial(self._fell_back, ctx)
+				request, functools.partial(self._fell_back, ctx, seq + 1)
 			)
 			if ctx.wants("llmOutput"):
 				await ctx.emit(
@@ -1034,7 +1043,8 @@ class Agent:
 		if self.compactor is not None:
 			provider, model = self.compactor()
 		else:  # the agent's own models, falling back as a step does
-			fell_back = functools.partial(self._fell_back, ctx)
+			first = ctx.reserve_events(len(self._models.slots) - 1)  # its model:fallback events
+			fell_back = functools.partial(self._fell_back, ctx, first)
 			provider, model = ChainProvider(self._models, fell_back), self.model
 
 		async def journal(key: str, fn: Any) -> ModelResponse:
@@ -1075,11 +1085,14 @@ class Agent:
 	async def _fell_back(
 		self,
 		ctx: RunContext,
+		first_seq: int,
 		failed: ModelSlot,
 		next_model: ModelSlot,
 		reason: FallbackReason,
 		exc: BaseException,
 	) -> None:
+		# Numbered from the block the call reserved: one number per model that can fail over.
+		seq = first_seq + next(i for i, s in enumerate(self._models.slots) if s is failed)
 		message = self._redactor(str(exc))
 		log.warning(
 			"%s step %d: %s failed (%s), trying %s: %s",
@@ -1100,10 +1113,9 @@ class Agent:
 					reason=reason,
 					error=message,
 					status_code=getattr(exc, "status_code", None),
-				)
+				),
+				seq,
 			)
-		else:
-			ctx.skip_event()
 
 	def _count(self, state: RunState, step: int, model: str, response: ModelResponse) -> None:
 		state.steps += 1
