@@ -302,7 +302,9 @@ async def test_fallback_events_keep_every_later_event_number_on_replay() -> None
 	replayed = await drive(make(replayed_events), Journal(journal.values, deliver=True), "run-1")
 	assert replayed.seq == live.seq
 	# What runs outside the journaled steps is emitted again, with the numbers it had live.
-	outside = {(e.name, e.step): e.seq for e in live_events if e.name in ("commandsQueued", "finish")}
+	outside = {
+		(e.name, e.step): e.seq for e in live_events if e.name in ("commandsQueued", "finish")
+	}
 	again = {(e.name, e.step): e.seq for e in replayed_events}
 	assert again == outside and outside
 
