@@ -443,7 +443,7 @@ class Agent:
 			[h, t.tool.input_schema, t.tool.output_schema, t.allowed]
 			for h, t in self._tools.items()
 		]
-		body = {
+		body: dict[str, Any] = {
 			"name": self.name,
 			"model": f"{self.provider_name}:{self.model}",
 			"instructions": self.instructions,
