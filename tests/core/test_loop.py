@@ -657,8 +657,8 @@ async def test_scripted_model_fails_clearly_when_over_called() -> None:
 	assert info.value.result.steps == 1
 
 
-async def test_large_tool_results_are_trimmed_for_the_model_but_not_the_event() -> None:
-	"""A huge result is shortened with a marker in the history; the event gets all of it."""
+async def test_large_tool_results_are_stored_for_the_model_but_whole_in_the_event() -> None:
+	"""A huge result is stored and previewed in the history; the event gets all of it."""
 	big = "x" * 50_000
 	tool = FunctionTool(
 		handle="add", description="", function=lambda i, c: big, input_schema=ADD_SCHEMA
@@ -670,8 +670,9 @@ async def test_large_tool_results_are_trimmed_for_the_model_but_not_the_event() 
 	agent.on("tool:response", lambda e: full.append(e.response))
 	await agent.run()
 	seen = results_of(model, 1)[0]["result"]
-	assert seen["truncated"] is True and "shortened" in seen["note"]
-	assert len(model.requests[1].messages[-1].content) < 17_000
+	assert seen["stored"].startswith("openmolt-file:") and seen["chars"] == 50_000
+	assert seen["preview"].startswith("xxx") and "openmolt.readResult" in seen["read"]
+	assert len(model.requests[1].messages[-1].content) < 3_000
 	assert full == [big]
 
 

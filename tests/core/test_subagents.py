@@ -57,7 +57,7 @@ async def test_a_sub_agent_runs_as_a_tool_and_its_usage_rolls_up() -> None:
 			"result": {"summary": "Oslo is rainy", "sources": 3},
 		}
 	]
-	sub_first = json.loads(sub._provider.requests[0].messages[0].content)  # type: ignore[union-attr]
+	sub_first = json.loads(sub.provider().requests[0].messages[0].content)  # type: ignore[attr-defined]
 	assert sub_first["input"] == "Is Oslo rainy?"
 	assert result.usage.input_tokens == 300 and result.usage.output_tokens == 60
 	assert result.usage.calls == 3

@@ -71,3 +71,32 @@ async def approvals_and_sub_agents() -> str:
 		decision: ApprovalDecision = requests[0].approve()
 		parked = await agent.resume(parked.state.to_dict(), decision=[decision.to_dict()])
 	return parked.status
+
+
+async def many_tools_fallback_and_results() -> float | None:
+	from collections.abc import Sequence
+
+	from openmolt_core.events import ModelFallbackEvent
+	from openmolt_core.toolsearch import EmbeddingSearch, ToolSearch
+
+	async def embed(texts: Sequence[str]) -> list[list[float]]:
+		return [[float(len(t))] for t in texts]
+
+	om = OpenMolt()
+	agent = om.create_agent(
+		name="Scaled",
+		model=["openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"],
+		fallback_models=["google:gemini-2.5-flash"],
+		integrations=["gmail", "slack"],
+		tool_loading=ToolSearch(searcher=EmbeddingSearch(embed), pinned=["slack.postMessage"]),
+		config={"max_result_chars": 8000, "max_result_chars_per_tool": {"gmail.*": 20000}},
+	)
+
+	def on_fallback(event: ModelFallbackEvent) -> None:
+		print(event.from_model, event.to_model, event.reason, event.status_code)
+
+	agent.on("model:fallback", on_fallback)
+	result = await agent.run("go")
+	loaded: list[str] = result.state.loaded
+	print(loaded, result.state.stored, result.state.models, agent.models)
+	return result.usage_by_model["openai:gpt-5-mini"].cost_usd

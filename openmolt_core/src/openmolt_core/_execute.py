@@ -44,12 +44,14 @@ from openmolt_core.events import (
 	ToolResponseEvent,
 )
 from openmolt_core.llm import Usage
+from openmolt_core.offload import MAX_RESULT_CHARS, trim
 from openmolt_core.prompt import dumps
 from openmolt_core.tools import CallingRun
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._redact import Redactor
+	from openmolt_core._toolset import ToolSet
 	from openmolt_core.result import RunState, RunStatus
 
 __all__ = [
@@ -76,9 +78,6 @@ MemoryConfig = Mapping[str, Any]
 HumanInputHandler = Callable[[str], Awaitable[str] | str]
 """Answers the agent's question (sync or async)."""
 
-MAX_RESULT_CHARS = 16_000
-"""A tool result longer than this (as JSON) is shortened in what the model sees (by default)."""
-
 
 class HumanInputUnavailable(Exception):  # a signal, raised by handlers, not an error
 	"""Raise from a human-input handler when nobody can answer now: the run parks.
@@ -93,7 +92,10 @@ class Limits:
 	"""Caps on what a run keeps and re-sends at every step.
 
 	Args:
-		max_result_chars: A tool result longer than this (as JSON) is shortened for the model.
+		max_result_chars: A tool result longer than this (as JSON) is stored, and the model
+			sees a preview and a handle (`openmolt_core.offload`).
+		max_result_chars_per_tool: The same threshold for some tools, by handle or pattern
+			(``{"googleSheets.getValues": 40_000, "notion.*": 8_000}``).
 		max_memory_chars: The most each memory (long- or short-term) may hold.
 		max_answer_chars: A person's answer longer than this is shortened for the model.
 		max_reply_chars: A reply longer than this runs nothing.
@@ -101,6 +103,7 @@ class Limits:
 	"""
 
 	max_result_chars: int = MAX_RESULT_CHARS
+	max_result_chars_per_tool: Mapping[str, int] = field(default_factory=dict)
 	max_memory_chars: int = 16_000
 	max_answer_chars: int = 16_000
 	max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
@@ -174,6 +177,8 @@ class RunContext:
 		step: The current step number.
 		approvals: Who decides tool calls that wait for approval, and decisions given on resume.
 		link: The run that called this one as a tool (a sub-agent's run), or None.
+		toolset: Which tools are callable in this run's state, and where large results go
+			(`openmolt_core._toolset`); None: every allowed tool, results shortened.
 	"""
 
 	agent: str
@@ -190,6 +195,7 @@ class RunContext:
 	step: int = 0
 	approvals: RunApprovals = field(default_factory=RunApprovals)
 	link: CallingRun | None = None
+	toolset: ToolSet | None = None
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -312,6 +318,9 @@ def check(ctx: RunContext) -> Callable[[int, Command], Command | str]:
 
 
 def _check_call(ctx: RunContext, index: int, call: CallTool) -> CallTool | str:
+	refused = ctx.toolset.refuse(call.tool, ctx.state) if ctx.toolset is not None else None
+	if refused is not None:
+		return f"command {index} (callTool): {refused}"
 	bound = ctx.tools.get(call.tool)
 	visible = [h for h, t in ctx.tools.items() if t.allowed]
 	if bound is None:
@@ -488,17 +497,19 @@ async def _call_tool(
 				**({"details": details} if details else {}),
 				**spent,
 			}
-		return {
-			"tool": call.tool,
-			"ok": True,
-			"result": trim(value, ctx.limits.max_result_chars),
-			**spent,
-		}
+		shown = (
+			await ctx.toolset.shrink(call.tool, value)
+			if ctx.toolset is not None
+			else trim(value, ctx.limits.max_result_chars)
+		)
+		return {"tool": call.tool, "ok": True, "result": shown, **spent}
 
 	result: dict[str, Any] = await ctx.port.step(key, work)
 	if "_usage" in result:
 		result = dict(result)
 		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
+	if ctx.toolset is not None:  # outside the journaled step: a replay loads the same tools
+		ctx.toolset.absorb(ctx.state, ctx.step, index, call.tool, result)
 	return result if allowed is None else audited(result, allowed, ctx)
 
 
@@ -628,17 +639,3 @@ def summary(command: Command) -> str:
 			return "ask a person"
 		case _:
 			assert_never(command)
-
-
-def trim(value: Any, limit: int) -> Any:
-	"""A tool result as the model sees it: shortened, with a note, when its JSON passes ``limit``."""
-	text = dumps(value)
-	if len(text) <= limit:
-		return value
-	cut = max(limit - 200, 0)
-	return {
-		"truncated": True,
-		"note": f"result shortened from {len(text)} to {cut} characters; ask for less (filters, "
-		"smaller pages) if you need the rest",
-		"partial": text[:cut],
-	}

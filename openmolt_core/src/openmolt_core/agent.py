@@ -16,6 +16,7 @@ leaves the state on ``agent.last_state`` (and on a `RunError`).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core import _approve, _verbose
-from openmolt_core._binding import BoundTool, describe_tools
+from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
 	HumanInputUnavailable,
@@ -44,6 +45,7 @@ from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._sources import AgentSources, SourceBinding
+from openmolt_core._toolset import ToolSet
 from openmolt_core.compaction import (
 	DEFAULT_CONTEXT_WINDOW,
 	CompactionConfig,
@@ -51,7 +53,7 @@ from openmolt_core.compaction import (
 	needs_compaction,
 )
 from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
-from openmolt_core.envelope import Envelope, ToolSchema
+from openmolt_core.envelope import Envelope
 from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
 	CommandsQueuedEvent,
@@ -60,7 +62,16 @@ from openmolt_core.events import (
 	FinishEvent,
 	Handler,
 	LLMOutputEvent,
+	ModelFallbackEvent,
 )
+from openmolt_core.fallback import (
+	ChainProvider,
+	FallbackReason,
+	ModelChain,
+	ModelSlot,
+	slot_id,
+)
+from openmolt_core.fallback import record as record_model
 from openmolt_core.llm import (
 	Attachment,
 	LLMProvider,
@@ -70,20 +81,23 @@ from openmolt_core.llm import (
 	ModelResponse,
 )
 from openmolt_core.observe import watch_run
+from openmolt_core.offload import Offload
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import RunResult, RunState
-from openmolt_core.structured import FittedSchema, fit
 
 if TYPE_CHECKING:
 	from pydantic import BaseModel
 
 	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
+	from openmolt_core.files import FileStore
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.schedule import ScheduleSpec
 	from openmolt_core.skills import Skill
+	from openmolt_core.structured import FittedSchema
 	from openmolt_core.subagents import AgentTool
 	from openmolt_core.tools import CallingRun
+	from openmolt_core.toolsearch import ToolSearch
 
 __all__ = [
 	"STEPS_LEFT_WARNING",
@@ -134,27 +148,31 @@ class Agent:
 		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 		requires_approval: Which tool calls wait for a decision (`openmolt_core.policy`).
 		on_approval_request: Decides those calls; None parks the run (``approval_required``).
+		fallback: Models to try, in order, when the model fails for good
+			(`openmolt_core.fallback`).
+		tool_search: Show a catalog and search it instead of listing every tool
+			(`openmolt_core.toolsearch`); None lists them all.
+		files: The agent's view of the file store (large results are kept there).
 	"""
 
 	__slots__ = (
-		"_declared",
-		"_dialect",
-		"_envelope",
 		"_events",
-		"_fitted",
+		"_files",
 		"_long_term",
 		"_memory",
+		"_models",
 		"_output_json",
 		"_output_model",
 		"_output_validator",
 		"_policy",
 		"_prefix",
-		"_provider",
-		"_provider_factory",
+		"_prefix_fit",
+		"_prompts",
 		"_redactor_cache",
+		"_search",
 		"_sources",
-		"_system",
 		"_tools",
+		"_toolset",
 		"compaction",
 		"compactor",
 		"config",
@@ -199,6 +217,9 @@ class Agent:
 		sources: Sequence[SourceBinding] = (),
 		requires_approval: ApprovalPolicy | None = None,
 		on_approval_request: ApprovalHandler | None = None,
+		fallback: Sequence[ModelSlot] = (),
+		tool_search: ToolSearch | None = None,
+		files: FileStore | None = None,
 	) -> None:
 		self.om: OpenMolt = om
 		self.name: str = name
@@ -217,8 +238,8 @@ class Agent:
 		self.on_human_input_request: HumanInputHandler | None = on_human_input_request
 		self.on_approval_request: ApprovalHandler | None = on_approval_request
 		self.last_state: RunState | None = None
-		self._provider_factory = provider
-		self._provider: LLMProvider | None = None
+		primary = slot_id(provider_name, model, None if provider_name else provider())
+		self._models = ModelChain([ModelSlot(primary, provider_name, model, provider), *fallback])
 		self._tools = {t.handle: t for t in tools}
 		self._policy = requires_approval
 		self._mark(self._tools.values())
@@ -227,14 +248,14 @@ class Agent:
 		self._memory = memory
 		self._long_term: str | None = None  # set by the first update; the next run starts there
 		self._events = EventEmitter()
-		self._system: str | None = None
+		self._prompts: dict[bool, str] = {}
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
 		self._redactor_cache: Redactor | None = None
-		self._envelope: Envelope | None = None
-		self._fitted: FittedSchema | None = None
-		self._declared = False
-		self._dialect: Any = None
+		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
+		self._search = tool_search
+		self._files = files
+		self._toolset: ToolSet | None = None
 		self._sources = AgentSources(self._tools, sources) if sources else None
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
@@ -317,15 +338,17 @@ class Agent:
 
 	@property
 	def envelope(self) -> Envelope:
-		"""The agent's reply schema, in parts (`openmolt_core.envelope`)."""
-		if self._envelope is None:
-			self._envelope = Envelope.build(
-				[ToolSchema(h, t.tool.input_schema) for h, t in self._tools.items() if t.allowed],
-				output_schema=self.output_schema,
-				human_input=self.human_input_enabled,
-				approvals=_approve.has_approvals(self._tools.values()),
-			)
-		return self._envelope
+		"""The agent's reply schema at the start of a run, in parts (`openmolt_core.envelope`).
+
+		A run that loads tools (tool search, ``openmolt.readResult``) gets a larger one from the
+		step after.
+		"""
+		return self._tool_set().envelope(())[1]
+
+	@property
+	def models(self) -> list[str]:
+		"""The agent's models in fallback order (``provider:model``), the primary first."""
+		return [slot.id for slot in self._models.slots]
 
 	def structured_output(self) -> FittedSchema:
 		"""The reply schema fitted to the provider's dialect, and the mode that took effect.
@@ -333,40 +356,58 @@ class Agent:
 		A provider that declares no dialect (``schema_dialect``) gets the canonical schema as a
 		guide, with mode ``off``: nothing constrains its replies but the loop's validation.
 		"""
-		declare = getattr(self.provider(), "schema_dialect", None)
-		self._declared = callable(declare)
-		dialect = _dialect(declare, self.model, self.model_config) if callable(declare) else None
-		# Asked at every run: a setting (search) or the server (no response_format) may change it.
-		if self._fitted is None or self._dialect != dialect:
-			self._fitted = fit(self.envelope, dialect)
-			self._dialect = dialect
-			# The prompt and the tools list leave out what a constraining schema already says.
-			self._system = self._prefix = None
-		return self._fitted
+		primary = self._models.primary
+		primary.begin(self.model_config)  # asked again: a setting or the server may change it
+		return primary.fitted(*self._tool_set().envelope(()))
 
 	def system_prompt(self) -> str:
-		"""The maestro (system) prompt, built once."""
-		if self._system is None:
-			self._system = maestro_prompt(
+		"""The maestro (system) prompt of the first model, built once."""
+		return self._prompt_for(self._models.primary)
+
+	def _prompt_for(self, slot: ModelSlot) -> str:
+		# Each model gets the prompt for its dialect: enforced structured output needs no examples.
+		enforced = slot.fitted(*self._tool_set().envelope(())).mode != "off"
+		prompt = self._prompts.get(enforced)
+		if prompt is None:
+			prompt = self._prompts[enforced] = maestro_prompt(
 				name=self.name,
 				output_schema=self.output_schema,
 				human_input=self.human_input_enabled,
-				enforced=self.structured_output().mode != "off",
+				enforced=enforced,
 				approvals=self.envelope.approvals,
 			)
-		return self._system
+		return prompt
+
+	def _tool_set(self) -> ToolSet:
+		if self._toolset is None:
+			files = self._files if self._files is not None else self.om.files
+			limits = self.limits
+			offload = Offload(
+				files, limit=limits.max_result_chars, per_tool=limits.max_result_chars_per_tool
+			)
+			self._toolset = ToolSet(
+				self._tools,
+				agent=self.name,
+				search=self._search,
+				offload=offload,
+				files=files,
+				output_schema=self.output_schema,
+				human_input=self.human_input_enabled,
+			)
+		return self._toolset
 
 	def _static_prefix(self) -> str:
-		# The part of the first message that is the same for every run of this agent.
-		if self._prefix is None:
+		# The part of the first message that is the same for every run of this agent (for the
+		# first model's fit: a constraining schema already holds the strictly fitted inputs).
+		fitted = self.structured_output()
+		if self._prefix is None or self._prefix_fit is not fitted:
 			head = dumps({"agent": self.name, "instructions": self.instructions})
-			fitted = self.structured_output()
-			lean = fitted.mode != "off"  # the reply schema holds the strictly fitted inputs
-			tools = describe_tools(
-				list(self._tools.values()),
-				schemas_for=(lambda h: h in fitted.encoded) if lean else None,
+			lean = fitted.mode != "off"
+			listing = self._tool_set().listing(
+				schemas_for=(lambda h: h in fitted.encoded) if lean else None
 			)
-			self._prefix = f'{{"about":{head},"tools":{tools}'
+			self._prefix = f'{{"about":{head},{listing}'
+			self._prefix_fit = fitted
 			if self.skills:
 				from openmolt_core.skills import describe
 
@@ -391,9 +432,9 @@ class Agent:
 	def fingerprint(self) -> str:
 		"""A hash of what a journaled run of this agent depends on.
 
-		The name, model, instructions, tool schemas, output schema and whether it may ask a
-		person: a durable engine records it in its application version, so a run is recovered
-		only by a process that built the same agent.
+		The name, models, instructions, tool schemas, output schema, tool search and whether it
+		may ask a person: a durable engine records it in its application version, so a run is
+		recovered only by a process that built the same agent.
 		"""
 		import hashlib
 		import json
@@ -402,7 +443,7 @@ class Agent:
 			[h, t.tool.input_schema, t.tool.output_schema, t.allowed]
 			for h, t in self._tools.items()
 		]
-		body = {
+		body: dict[str, Any] = {
 			"name": self.name,
 			"model": f"{self.provider_name}:{self.model}",
 			"instructions": self.instructions,
@@ -410,14 +451,20 @@ class Agent:
 			"output": self.output_schema,
 			"human_input": self.human_input_enabled,
 		}
+		# Fallback models and tool search change the steps a run asks for; an agent without
+		# them keeps the fingerprint it had before they existed.
+		if len(self._models.slots) > 1:
+			body["fallback"] = self.models[1:]
+		search = self._search
+		if search is not None:
+			searcher = type(search.searcher).__name__ if search.searcher is not None else None
+			body["tool_search"] = [sorted(search.pinned), search.limit, search.above, searcher]
 		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
 		return hashlib.sha256(text.encode()).hexdigest()
 
 	def provider(self) -> LLMProvider:
-		"""The model provider, created on first use."""
-		if self._provider is None:
-			self._provider = self._provider_factory()
-		return self._provider
+		"""The (first) model's provider, created on first use."""
+		return self._models.primary.provider()
 
 	# the run ------------------------------------------------------------------------------
 
@@ -594,14 +641,15 @@ class Agent:
 		if tools is not None:
 			self._mark(tools.values())
 			self._tools = tools
-			self._prefix = self._redactor_cache = self._envelope = self._fitted = None
-			self._system = None
+			self._prefix = self._redactor_cache = self._toolset = None
+			self._prompts.clear()
+			self._models.forget()
 
 	async def _prepare(self) -> None:
 		# A missing integration key fails here, before a model call is paid for (each run: a
 		# few dictionary lookups per integration).
 		check_credentials(self._tools.values(), agent=self.name)
-		if self._provider is None:
+		if not self._models.primary.ready:
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.
 			http_tools = any(
@@ -620,10 +668,11 @@ class Agent:
 		if handler is None and link is not None:
 			handler = link.on_approval_request  # a sub-agent asks its caller's approver
 
+		toolset = self._tool_set()
 		return RunContext(
 			agent=self.name,
 			state=state,
-			tools=self._tools,
+			tools=toolset.tools,
 			events=self._events,
 			redact=self._redactor,
 			memory=self._memory,
@@ -634,6 +683,7 @@ class Agent:
 			port=port,
 			approvals=_approve.RunApprovals(handler, lambda: self.om.approvals),
 			link=link,
+			toolset=toolset,
 		)
 
 	async def execute(
@@ -720,8 +770,8 @@ class Agent:
 	) -> RunResult:
 		state = ctx.state
 		port = ctx.port
-		fitted = self.structured_output()
-		system = self.system_prompt() + self._missing_schemas(state, fitted)
+		toolset = ctx.toolset or self._tool_set()
+		self._models.begin(self.model_config)  # each model's dialect is asked again, per run
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		if state.pending is not None:
 			end = await self._deliver(ctx, answer, decisions, deadline)
@@ -732,18 +782,21 @@ class Agent:
 			if end is not None:
 				return await self._end(ctx, end)
 			if self.compaction is not None:
-				await self._compact(ctx, system)
+				primary = self._models.primary
+				await self._compact(ctx, self._prompt_for(primary) + self._missing(state, primary))
 			last = self._last_call(state)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
 			ctx.step = state.steps + 1
-			response = await self._call_model(ctx, system, fitted, deadline)
-			if response is None:
+			key, envelope = toolset.envelope(state.loaded)  # grows as the run loads tools
+			called = await self._call_model(ctx, key, envelope, deadline)
+			if called is None:
 				end = RunEnd(
 					"limit_reached", None, f"{self.timeout:g} seconds elapsed during a model call"
 				)
 				return await self._end(ctx, end)
-			parsed = await self._parse(ctx, response, fitted)
+			slot, response = called
+			parsed = await self._parse(ctx, response, slot.fitted(key, envelope))
 			state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
 			if parsed.errors:
 				for error in parsed.errors:
@@ -845,15 +898,19 @@ class Agent:
 		self._append_results(state, results)
 		return None
 
-	def _missing_schemas(self, state: RunState, fitted: FittedSchema) -> str:
-		"""Input schemas the model needs but the run's first turn leaves out, for the prompt.
+	def _missing(self, state: RunState, slot: ModelSlot) -> str:
+		"""Input schemas a model needs but the run's first turn leaves out, for its prompt.
 
 		A first turn built while replies were constrained lists tools without the input schemas
-		the reply schema held. Resumed under a provider (or a fallback) that constrains less, the
-		model would not see them: they are added to the system prompt instead.
+		the reply schema held. Resumed under a provider, or sent to a fallback model, that
+		constrains less, the model would not see them: they are added to its system prompt.
+		Tools loaded during the run came with their schemas (the ``loadTools`` result).
 		"""
+		toolset = self._tool_set()
+		fitted = slot.fitted(*toolset.envelope(()))
 		first = state.messages[0].content if state.messages else ""
-		if first.startswith(self._static_prefix()):
+		prefix = self._prefix
+		if prefix is not None and fitted is self._prefix_fit and first.startswith(prefix):
 			return ""  # built for this very fit
 		try:
 			listed = {
@@ -864,9 +921,9 @@ class Agent:
 		except (ValueError, AttributeError):
 			return ""
 		need = {
-			h: t.tool.input_schema
-			for h, t in self._tools.items()
-			if t.allowed and h not in listed and (fitted.mode == "off" or h in fitted.encoded)
+			h: toolset.tools[h].tool.input_schema
+			for h in toolset.callable(())
+			if h not in listed and (fitted.mode == "off" or h in fitted.encoded)
 		}
 		return f"\nInput schemas of your tools: {dumps(need)}" if need else ""
 
@@ -902,29 +959,34 @@ class Agent:
 			state.messages.append(Message("user", dumps({"notice": notice})))
 
 	async def _call_model(
-		self, ctx: RunContext, system: str, fitted: FittedSchema, deadline: float | None
-	) -> ModelResponse | None:
+		self,
+		ctx: RunContext,
+		key: tuple[str, ...],
+		envelope: Envelope,
+		deadline: float | None,
+	) -> tuple[ModelSlot, ModelResponse] | None:
 		state = ctx.state
-		request = ModelRequest(
-			model=self.model,
-			system=system,
-			messages=state.messages,
-			response_schema=fitted.schema,
-			config=self.model_config,
-			cache_key=f"openmolt:{self.name}",
-			response_mode=fitted.mode if self._declared else None,
-		)
 		step = ctx.step
-		seq = ctx.reserve_events(1)  # llmOutput, numbered even when the journal answers the call
+		# llmOutput and each model:fallback, numbered even when the journal answers the call
+		seq = ctx.reserve_events(len(self._models.slots))
+
+		def request(slot: ModelSlot) -> ModelRequest:
+			# Each model gets its own prompt and the reply schema fitted to its dialect.
+			fitted = slot.fitted(key, envelope)
+			return ModelRequest(
+				model=slot.model,
+				system=self._prompt_for(slot) + self._missing(state, slot),
+				messages=state.messages,
+				response_schema=fitted.schema,
+				config=self.model_config,
+				cache_key=f"openmolt:{self.name}",
+				response_mode=fitted.mode if slot.declared else None,
+			)
 
 		async def call() -> ModelResponse:
-			response = await self.provider().generate(request)
-			if not isinstance(response, ModelResponse) or not isinstance(response.text, str):
-				raise ProviderError(
-					f"the provider returned {type(response).__name__} without reply text",
-					provider=self.provider_name or "custom",
-					model=self.model,
-				)
+			slot, sent, response = await self._models.generate(
+				request, functools.partial(self._fell_back, ctx, seq + 1)
+			)
 			if ctx.wants("llmOutput"):
 				await ctx.emit(
 					LLMOutputEvent(
@@ -933,21 +995,26 @@ class Agent:
 						output=response.text,
 						raw=response.raw,
 						usage=response.usage,
-						structured=request.response_mode,
+						structured=sent.response_mode,
+						model=slot.id,
 					),
 					seq,
 				)
+			response.model = slot.id
 			return response
 
 		try:
 			with anyio.move_on_after(_left(ctx.port, deadline)):
+				# The journal keeps which model answered: a replayed step parses as that model's.
 				response: ModelResponse = await ctx.port.step(
 					step_key("model", step),
 					call,
 					encode=ModelResponse.to_dict,
 					decode=ModelResponse.from_dict,
 				)
-				return self._count(state, step, response)
+				slot = self._models.slot(response.model)
+				self._count(state, step, response.model or slot.id, response)
+				return slot, response
 			return None
 		except ConfigurationError:
 			raise  # a missing key or a wrong setting: nothing ran
@@ -973,7 +1040,12 @@ class Agent:
 		state = ctx.state
 		if not needs_compaction(state, threshold, system):
 			return
-		provider, model = self.compactor() if self.compactor else (self.provider(), self.model)
+		if self.compactor is not None:
+			provider, model = self.compactor()
+		else:  # the agent's own models, falling back as a step does
+			first = ctx.reserve_events(len(self._models.slots) - 1)  # its model:fallback events
+			fell_back = functools.partial(self._fell_back, ctx, first)
+			provider, model = ChainProvider(self._models, fell_back), self.model
 
 		async def journal(key: str, fn: Any) -> ModelResponse:
 			response: ModelResponse = await ctx.port.step(
@@ -991,6 +1063,7 @@ class Agent:
 			model_config=self.model_config,
 			journal=journal,
 			system=system,
+			keep=self._tool_set().kept(state),
 		)
 		if record is None:
 			return
@@ -1009,10 +1082,46 @@ class Agent:
 		else:
 			ctx.skip_event()
 
-	def _count(self, state: RunState, step: int, response: ModelResponse) -> ModelResponse:
+	async def _fell_back(
+		self,
+		ctx: RunContext,
+		first_seq: int,
+		failed: ModelSlot,
+		next_model: ModelSlot,
+		reason: FallbackReason,
+		exc: BaseException,
+	) -> None:
+		# Numbered from the block the call reserved: one number per model that can fail over.
+		seq = first_seq + next(i for i, s in enumerate(self._models.slots) if s is failed)
+		message = self._redactor(str(exc))
+		log.warning(
+			"%s step %d: %s failed (%s), trying %s: %s",
+			self.name,
+			ctx.step,
+			failed.id,
+			reason,
+			next_model.id,
+			message,
+		)
+		if ctx.wants("model:fallback"):
+			await ctx.emit(
+				ModelFallbackEvent(
+					agent=self.name,
+					step=ctx.step,
+					from_model=failed.id,
+					to_model=next_model.id,
+					reason=reason,
+					error=message,
+					status_code=getattr(exc, "status_code", None),
+				),
+				seq,
+			)
+
+	def _count(self, state: RunState, step: int, model: str, response: ModelResponse) -> None:
 		state.steps += 1
 		state.usage.add(response.usage)
 		state.context_tokens = response.usage.input_tokens
+		record_model(state, model, response.usage)
 		if log.isEnabledFor(logging.INFO):
 			u = response.usage
 			log.info(
@@ -1023,7 +1132,6 @@ class Agent:
 				u.output_tokens,
 				u.cached_tokens,
 			)
-		return response
 
 	async def _parse(
 		self, ctx: RunContext, response: ModelResponse, fitted: FittedSchema
@@ -1140,17 +1248,6 @@ class Agent:
 
 
 _LIMITS = Limits()
-
-
-def _dialect(declare: Callable[..., Any], model: str, config: ModelConfig) -> Any:
-	"""Ask a provider for its dialect, with the model config when it takes one (search on)."""
-	import inspect
-
-	try:
-		params = inspect.signature(declare).parameters
-	except (TypeError, ValueError):
-		params = {}  # type: ignore[assignment]  # a builtin: call it with the model only
-	return declare(model, config) if len(params) >= 2 else declare(model)
 
 
 def _left(port: RunPort, deadline: float | None) -> float:

@@ -22,7 +22,7 @@ The summary is one model call through the durability port (key ``compact:<step>`
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -123,6 +123,7 @@ async def compact(
 	model_config: ModelConfig,
 	journal: Callable[[str, Callable[[], Awaitable[ModelResponse]]], Awaitable[ModelResponse]],
 	system: str,
+	keep: Mapping[str, Any] | None = None,
 ) -> CompactionRecord | None:
 	"""Summarise the older steps of ``state`` in place, or do nothing when too few remain.
 
@@ -136,6 +137,8 @@ async def compact(
 		model_config: Its configuration.
 		journal: Runs the summary call as a durable step (``port.step`` with the codec).
 		system: The agent's system prompt (counted in the estimates).
+		keep: More entries for the compacted block, kept verbatim (the descriptions of the
+			tools the run loaded, so the model still knows their inputs).
 
 	Returns:
 		What was compacted, or None.
@@ -182,6 +185,7 @@ async def compact(
 		"plan": state.plan,
 		"memory": state.memory,
 		"files": files,
+		**(keep or {}),
 	}
 	head = first[:-1] if first.endswith("}") else first
 	new_first = Message("user", f'{head},"compacted":{dumps(block)}}}', messages[0].attachments)

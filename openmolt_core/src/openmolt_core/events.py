@@ -3,6 +3,7 @@
 | name | class | when |
 | --- | --- | --- |
 | ``llmOutput`` | `LLMOutputEvent` | a model replied (text, raw response, usage) |
+| ``model:fallback`` | `ModelFallbackEvent` | a model failed for good; the step goes to the next |
 | ``commandsQueued`` | `CommandsQueuedEvent` | the reply parsed into commands, before they run |
 | ``tool:call`` | `ToolCallEvent` | a tool is about to run |
 | ``tool:response`` | `ToolResponseEvent` | a tool returned (or failed) |
@@ -52,6 +53,7 @@ __all__ = [
 	"HumanInputEvent",
 	"LLMOutputEvent",
 	"MemoryUpdateEvent",
+	"ModelFallbackEvent",
 	"PlanUpdateEvent",
 	"ScheduleEvent",
 	"ToolCallEvent",
@@ -62,6 +64,7 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 EventName = Literal[
 	"llmOutput",
+	"model:fallback",
 	"commandsQueued",
 	"tool:call",
 	"tool:response",
@@ -111,13 +114,32 @@ class LLMOutputEvent(Event):
 
 	``structured`` is the structured-output mode the request used (``strict``, ``partial`` or
 	``off``; see `openmolt_core.structured`), or None for a provider that declares no dialect.
+	``model`` is the model that answered (``provider:model``), which a fallback may change.
 	"""
 
 	output: str
 	raw: Any
 	usage: Usage
 	structured: str | None = None
+	model: str = ""
 	name: str = "llmOutput"
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelFallbackEvent(Event):
+	"""A model failed in a way its retries gave up on; the step goes to the next model.
+
+	``reason`` is one of `openmolt_core.fallback.FallbackReason` (``server_error``,
+	``rate_limited``, ``overloaded``, ``timeout``, ``unreachable``); ``error`` the failure's
+	message (secrets scrubbed) and ``status_code`` its HTTP status, when there was one.
+	"""
+
+	from_model: str
+	to_model: str
+	reason: str
+	error: str
+	status_code: int | None = None
+	name: str = "model:fallback"
 
 
 @dataclass(slots=True, kw_only=True)

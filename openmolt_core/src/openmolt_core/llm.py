@@ -182,12 +182,15 @@ class ModelResponse:
 		usage: Tokens used by this call.
 		raw: The provider's raw response, JSON-serializable, for the ``llmOutput`` event.
 		finish_reason: Why the model stopped (``stop``, ``max_tokens``, ``refusal``...), if known.
+		model: Which of the agent's models answered (``provider:model``): the loop sets it, since
+			a fallback may answer instead of the first model (`openmolt_core.fallback`).
 	"""
 
 	text: str
 	usage: Usage = field(default_factory=Usage)
 	raw: Any = None
 	finish_reason: str | None = None
+	model: str | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The response as JSON-serializable data (``raw`` as the provider gave it)."""
@@ -196,6 +199,7 @@ class ModelResponse:
 			"usage": self.usage.to_dict(),
 			"raw": self.raw,
 			"finish_reason": self.finish_reason,
+			"model": self.model,
 		}
 
 	@classmethod
@@ -206,6 +210,7 @@ class ModelResponse:
 			usage=Usage.from_dict(data.get("usage") or {}),
 			raw=data.get("raw"),
 			finish_reason=data.get("finish_reason"),
+			model=data.get("model"),
 		)
 
 

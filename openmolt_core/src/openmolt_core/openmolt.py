@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 	from openmolt_core.scheduler import Schedule, Scheduler
 	from openmolt_core.skills import Skill
 	from openmolt_core.tools import Tool
+	from openmolt_core.toolsearch import ToolLoading, ToolSearch
 
 # Heavy modules (pydantic models, the loop, pluggy, croniter) load on first use, not at import:
 # `from openmolt import OpenMolt` stays cheap, and a program pays only for what it uses.
@@ -468,6 +469,10 @@ class OpenMolt:
 
 		if not id or "." in id:
 			raise ConfigurationError(f"integration id {id!r} must be non-empty and contain no '.'")
+		if id == "openmolt":
+			raise ConfigurationError(
+				"integration id 'openmolt' is reserved for the built-in tools; choose another"
+			)
 		try:
 			spec = (
 				integration
@@ -519,7 +524,7 @@ class OpenMolt:
 		self,
 		*,
 		name: str,
-		model: str | LLMProvider,
+		model: str | LLMProvider | Sequence[str | LLMProvider],
 		instructions: str | None = None,
 		instructions_path: str | Path | None = None,
 		model_config: ModelConfig | Mapping[str, Any] | None = None,
@@ -536,12 +541,15 @@ class OpenMolt:
 		timeout: float | None = None,
 		compaction: CompactionConfig | Mapping[str, Any] | bool = True,
 		skills: Sequence[str | Path | Skill | Mapping[str, Any]] = (),
+		fallback_models: Sequence[str | LLMProvider] = (),
+		tool_loading: ToolLoading | ToolSearch = "all",
 	) -> Agent:
 		"""Create an agent. Creating one never touches the network.
 
 		Args:
 			name: The agent's name.
-			model: ``"provider:model"`` (``"openai:gpt-5-mini"``), or a provider object.
+			model: ``"provider:model"`` (``"openai:gpt-5-mini"``), or a provider object; or a
+				list of them, tried in order when one fails for good (`openmolt_core.fallback`).
 			instructions: What the agent must do.
 			instructions_path: A file to read the instructions from instead.
 			model_config: Standard model settings: thinking, search, temperature, max_output_tokens,
@@ -550,7 +558,8 @@ class OpenMolt:
 				``config`` ("adjust the constructor's config"): ``max_steps`` (``maxSteps``),
 				``max_tokens``, ``timeout``, ``verbose``, and the caps of `openmolt_core.agent.Limits`
 				(``max_reply_chars``, ``max_result_chars``, ``max_memory_chars``,
-				``max_answer_chars``). Explicit keyword arguments win.
+				``max_answer_chars``), and ``max_result_chars_per_tool`` (thresholds by tool
+				handle or pattern, see `openmolt_core.offload`). Explicit keyword arguments win.
 			integrations: Integration ids, or dicts ``{"integration", "credential", "scopes"}``.
 			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, other agents
 				(`openmolt_core.subagents`), or plain (sync or async) functions, whose input
@@ -577,6 +586,11 @@ class OpenMolt:
 			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them) or `Skill`
 				objects (`openmolt_core.skills`); the model loads them on demand with the
 				``skills.load`` tool.
+			fallback_models: Models to try, in order, after ``model`` (same as giving a list).
+			tool_loading: ``"all"`` lists every tool in the first message; ``"search"`` shows a
+				catalog and built-in tools to search and load tools; ``"auto"`` searches when the
+				agent has more than 30 tools; a `openmolt_core.toolsearch.ToolSearch` sets the
+				searcher (embeddings), pinned tools and limits.
 
 		Raises:
 			ConfigurationError: An option is wrong; the message names it and the fix.
@@ -608,7 +622,15 @@ class OpenMolt:
 				mc = ModelConfig.model_validate(model_config)
 		except Exception as exc:
 			raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
-		provider_name, model_name, provider_factory = self._resolve_model(model)
+		from openmolt_core import fallback as _fallback
+
+		models = _fallback.model_list(model, fallback_models)
+		provider_name, model_name, provider_factory = self._resolve_model(models[0])
+		chain = [
+			_fallback.ModelSlot(_fallback.slot_id(p, m, f() if not p else None), p, m, f)
+			for p, m, f in (self._resolve_model(other) for other in models[1:])
+		]
+		search = _tool_search(tool_loading)
 		bound: list[BoundTool] = []
 		bindings = [_binding.parse_binding(entry) for entry in integrations]
 		files = self.files.for_agent(
@@ -715,6 +737,9 @@ class OpenMolt:
 			sources=sources,
 			requires_approval=policy,
 			on_approval_request=on_approval_request,
+			fallback=chain,
+			tool_search=search,
+			files=files,
 		)
 		if tools:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
@@ -833,6 +858,7 @@ def _camel(key: str) -> str:
 
 
 _LIMIT_KEYS = ("max_reply_chars", "max_result_chars", "max_memory_chars", "max_answer_chars")
+_PER_TOOL = "max_result_chars_per_tool"
 
 
 def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, Any]) -> None:
@@ -870,6 +896,8 @@ def _build_provider(factory: Any, settings: dict[str, Any], http: Any, *, name: 
 
 
 _AGENT_CONFIG = {
+	_PER_TOOL: _PER_TOOL,
+	_camel(_PER_TOOL): _PER_TOOL,
 	"max_steps": "max_steps",
 	"maxSteps": "max_steps",
 	"max_tokens": "max_tokens",
@@ -902,6 +930,9 @@ def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 				f"(allowed: {', '.join(sorted(set(_AGENT_CONFIG.values())))}; put facts for the "
 				"model in the instructions)"
 			)
+		if name == _PER_TOOL:
+			out.setdefault("limits", {})[name] = _per_tool(key, value)
+			continue
 		_check_budget(name, value, f"config[{key!r}]")
 		if name in _LIMIT_KEYS:
 			out.setdefault("limits", {})[name] = value
@@ -938,6 +969,44 @@ def _approval_policy(
 	defaults.check(known, where="OpenMolt: requires_approval", strict=False)
 	mine.check(known, where="create_agent: requires_approval", strict=True)
 	return (defaults + mine) or None
+
+
+def _per_tool(key: str, value: Any) -> dict[str, int]:
+	"""Read ``config["max_result_chars_per_tool"]``: tool handles or patterns to thresholds.
+
+	Raises:
+		ConfigurationError: It is not a mapping of strings to whole numbers >= 1.
+	"""
+	if not isinstance(value, Mapping) or not all(
+		isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 1
+		for k, v in value.items()
+	):
+		raise ConfigurationError(
+			f"create_agent: config[{key!r}] must map tool handles or patterns to whole numbers "
+			"of characters >= 1, e.g. {'googleSheets.getValues': 40000, 'notion.*': 8000}"
+		)
+	return dict(value)
+
+
+def _tool_search(option: Any) -> ToolSearch | None:
+	"""Read ``create_agent(tool_loading=...)``.
+
+	Raises:
+		ConfigurationError: The value is not ``all``, ``search``, ``auto`` or a ToolSearch.
+	"""
+	from openmolt_core.toolsearch import AUTO_SEARCH_ABOVE, ToolSearch
+
+	if isinstance(option, ToolSearch):
+		return option
+	if option == "all":
+		return None
+	if option == "search":
+		return ToolSearch()
+	if option == "auto":
+		return ToolSearch(above=AUTO_SEARCH_ABOVE)
+	raise ConfigurationError(
+		f"create_agent: tool_loading must be 'all', 'search', 'auto' or a ToolSearch, got {option!r}"
+	)
 
 
 def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any) -> Any:

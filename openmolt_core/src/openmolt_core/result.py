@@ -52,6 +52,12 @@ class RunState:
 			first turn, the summary, the last step summarised, the file references kept.
 		seq: The events numbered so far (`openmolt_core.events.Event.seq`), so a resumed run
 			numbers its events after them.
+		loaded: Tools the run loaded (``openmolt.loadTools``, and ``openmolt.readResult`` once a
+			result was stored): callable from the step after, in this run and when resumed.
+		stored: The results stored because they were too large, in order: ``{"file":
+			"openmolt-file:...", "tool", "step", "index"}`` (see `openmolt_core.offload`).
+		models: The model that answered each step (``provider:model``), in step order.
+		usage_by_model: Tokens and cost per model (see `openmolt_core.fallback`).
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -64,6 +70,10 @@ class RunState:
 	context_tokens: int = 0
 	compaction: dict[str, Any] | None = None
 	seq: int = 0
+	loaded: list[str] = field(default_factory=list)
+	stored: list[dict[str, Any]] = field(default_factory=list)
+	models: list[str] = field(default_factory=list)
+	usage_by_model: dict[str, Usage] = field(default_factory=dict)
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The state as a JSON-serializable dict."""
@@ -94,6 +104,10 @@ class RunState:
 			"context_tokens": self.context_tokens,
 			"compaction": self.compaction,
 			"seq": self.seq,
+			"loaded": list(self.loaded),
+			"stored": [dict(s) for s in self.stored],
+			"models": list(self.models),
+			"usage_by_model": {k: u.to_dict() for k, u in self.usage_by_model.items()},
 		}
 
 	@classmethod
@@ -125,6 +139,13 @@ class RunState:
 				context_tokens=int(data.get("context_tokens") or 0),
 				compaction=data.get("compaction"),
 				seq=int(data.get("seq", 0)),
+				loaded=[str(h) for h in data.get("loaded") or ()],
+				stored=[dict(s) for s in data.get("stored") or ()],
+				models=[str(m) for m in data.get("models") or ()],
+				usage_by_model={
+					str(k): Usage.from_dict(v)
+					for k, v in (data.get("usage_by_model") or {}).items()
+				},
 			)
 		except (KeyError, TypeError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc
@@ -159,6 +180,11 @@ class RunResult:
 	def history(self) -> list[Message]:
 		"""The whole conversation after the system prompt."""
 		return self.state.messages
+
+	@property
+	def usage_by_model(self) -> dict[str, Usage]:
+		"""Tokens and cost per model that answered (``provider:model``), for fallback chains."""
+		return self.state.usage_by_model
 
 	@property
 	def ok(self) -> bool:
@@ -199,6 +225,7 @@ class RunResult:
 			"plan": self.plan,
 			"steps": self.steps,
 			"usage": self.usage.to_dict(),
+			"usage_by_model": {k: u.to_dict() for k, u in self.usage_by_model.items()},
 			"error": self.error,
 			"run_id": self.state.run_id,
 		}

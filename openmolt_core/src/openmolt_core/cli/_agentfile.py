@@ -94,6 +94,18 @@ class AgentFile(_Model):
 	schema_: str | None = Field(default=None, alias="$schema", description="For editors.")
 	name: str = Field(min_length=1, description="The agent's name.")
 	model: str = Field(description="'provider:model', e.g. 'openai:gpt-5-mini'.")
+	fallback_models: list[str] = Field(
+		default_factory=list,
+		alias="fallbackModels",
+		description="Models to try, in order, when the model fails for good (5xx after the "
+		"retries, 429 past its budget, overload, timeout), e.g. ['anthropic:claude-sonnet-4-5'].",
+	)
+	tool_loading: Literal["all", "search", "auto"] = Field(
+		default="all",
+		alias="toolLoading",
+		description="'all' lists every tool; 'search' shows a catalog the model searches and "
+		"loads tools from; 'auto' searches above 30 tools.",
+	)
 	instructions: str | None = Field(default=None, description="What the agent must do.")
 	instructions_path: str | None = Field(
 		default=None, alias="instructionsPath", description="A file with the instructions."
@@ -106,7 +118,8 @@ class AgentFile(_Model):
 	)
 	config: dict[str, Any] | None = Field(
 		default=None,
-		description="Instance settings this agent overrides: maxSteps, maxTokens, timeout, verbose.",
+		description="Instance settings this agent overrides: maxSteps, maxTokens, timeout, "
+		"verbose, maxResultChars, maxResultCharsPerTool.",
 	)
 	integrations: list[str | IntegrationEntry] | dict[str, dict[str, Any]] = Field(
 		default_factory=list,

@@ -249,9 +249,12 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		for t in agent._tools.values()
 		if t.allowed
 	]
+	searching = agent._tool_set().search is not None  # the first message lists a catalog
 	if as_json:
 		data = {
 			"model": model_id,
+			"models": agent.models,
+			"tool_loading": "search" if searching else "all",
 			"system": system,
 			"first_message": first,
 			"tools": tools,
@@ -265,7 +268,10 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		return
 	out.write("=== maestro prompt (system) ===\n" + system + "\n\n")
 	out.write("=== first message ===\n" + first + "\n\n")
-	out.write(f"=== tools the agent sees ({len(tools)}) ===\n")
+	if searching:
+		out.write(f"=== tools the agent finds in its catalog and loads ({len(tools)}) ===\n")
+	else:
+		out.write(f"=== tools the agent sees ({len(tools)}) ===\n")
 	for tool in tools:
 		out.write(f"  {tool['tool']}: {tool['description']}\n")
 	if not tools:
@@ -277,6 +283,8 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		out.write(f"  checked by OpenMolt, not the provider: {', '.join(sorted(fitted.relaxed))}\n")
 	for note in fitted.notes:
 		out.write(f"  {note}\n")
+	if len(agent.models) > 1:
+		out.write(f"\n=== models, in fallback order ===\n  {', '.join(agent.models)}\n")
 	out.write("\n=== estimate ===\n")
 	out.write(f"prompt: {chars} characters ≈ {tokens} tokens (characters / 4, a rough estimate)\n")
 	out.write(f"cost: {cost_text}\n")

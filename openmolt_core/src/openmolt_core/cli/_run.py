@@ -90,12 +90,21 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			raise
 		problems.append(str(exc))
 		provider = None
-	name = agent.provider_name
-	if provider is not None and getattr(provider, "key_required", False):
-		if any(r.owner == name and r.source is None for r in loaded.keys):
-			problems.append(
-				f"no API key for {name}: set {env_var(name)} (in the environment or a .env file)"
-			)
+	checked = [(agent.provider_name, provider)]
+	for slot in agent._models.slots[1:]:  # fallback models need their keys too
+		try:
+			checked.append((slot.provider_name, slot.provider()))
+		except OpenMoltError as exc:
+			if strict:
+				raise
+			problems.append(str(exc))
+	for name, made in checked:
+		if made is not None and getattr(made, "key_required", False):
+			if any(r.owner == name and r.source is None for r in loaded.keys):
+				problems.append(
+					f"no API key for {name}: set {env_var(name)} (in the environment or a .env "
+					"file)"
+				)
 	for missing in missing_credentials(agent._tools.values()):
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
@@ -107,6 +116,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			+ f" in {loaded.file} (the {{id: config}} form)"
 		)
 		problems.append(" ".join(where))
+	problems = list(dict.fromkeys(problems))  # two models of one provider: said once
 	if strict and problems:
 		raise ConfigurationError(problems[0])
 	return problems
@@ -158,9 +168,9 @@ def _load_json(
 	path: Path, *, verbose: bool, keys: dict[str, Any], durability: str | None
 ) -> Loaded:
 	spec = load_json_file(path)
-	provider = spec.model.partition(":")[0]
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
-	providers.setdefault(provider, {})
+	for model in (spec.model, *spec.fallback_models):  # each model's provider gets its key
+		providers.setdefault(model.partition(":")[0], {})
 	if isinstance(spec.integrations, dict):
 		given = {name: dict(cfg) for name, cfg in spec.integrations.items()}
 		bindings: list[Any] = list(given)
@@ -187,6 +197,8 @@ def _load_json(
 	agent = om.create_agent(
 		name=spec.name,
 		model=spec.model,
+		fallback_models=spec.fallback_models,
+		tool_loading=spec.tool_loading,
 		instructions=spec.instructions,
 		instructions_path=instructions_path,
 		model_config=spec.model_settings,
@@ -237,9 +249,10 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 		)
 	provider = agent.provider_name
 	reports: list[KeyReport] = []
-	if provider:
-		settings = agent.om.llm_providers.setdefault(provider, {})
-		reports = resolve_keys([(provider, provider, settings)], **keys)
+	names = dict.fromkeys(s.provider_name for s in agent._models.slots if s.provider_name)
+	if names:  # the model's provider, and each fallback model's
+		owners = [(n, n, agent.om.llm_providers.setdefault(n, {})) for n in names]
+		reports = resolve_keys(owners, **keys)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
 	return Loaded(
 		agent, model_id, loaded.input, loaded.schedules, reports + integration_reports, path

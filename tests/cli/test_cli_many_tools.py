@@ -1,0 +1,86 @@
+"""Agent files name fallback models and tool search; the checks before a run cover every model."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from openmolt_core.cli._agentfile import AgentFileError
+from openmolt_core.cli._run import check_ready, load
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.toolsearch import LOAD_TOOL, SEARCH_TOOL
+
+
+def write(tmp_path: Path, **extra: object) -> Path:
+	path = tmp_path / "a.json"
+	spec = {"name": "A", "model": "openai:gpt-5-mini", "integrations": ["httpRequest"], **extra}
+	path.write_text(json.dumps(spec))
+	return path
+
+
+@pytest.fixture
+def only_openai(monkeypatch: pytest.MonkeyPatch) -> None:
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-openai-test")
+	for name in ("OPENMOLT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"):
+		monkeypatch.delenv(name, raising=False)
+
+
+def test_fallback_models_and_tool_search_reach_the_agent(tmp_path: Path, only_openai: None) -> None:
+	"""fallbackModels become the agent's chain; toolLoading 'search' lists a catalog."""
+	path = write(
+		tmp_path,
+		fallbackModels=["anthropic:claude-sonnet-4-5"],
+		toolLoading="search",
+		config={"maxResultCharsPerTool": {"httpRequest.*": 4000}},
+	)
+	agent = load(str(path), env_file=None, verbose=False).agent
+	assert agent.models == ["openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"]
+	first = json.loads(agent._static_prefix() + "}")
+	assert [t["tool"] for t in first["tools"]] == [SEARCH_TOOL, LOAD_TOOL]
+	assert first["catalog"][0].startswith("httpRequest (")
+	assert agent.limits.max_result_chars_per_tool == {"httpRequest.*": 4000}
+
+
+def test_a_fallback_models_missing_key_is_reported_before_the_run(
+	tmp_path: Path, only_openai: None
+) -> None:
+	"""--dry-run lists the fallback provider's missing key; a real run refuses to start."""
+	path = write(tmp_path, fallbackModels=["anthropic:claude-sonnet-4-5"])
+	loaded = load(str(path), env_file=None, verbose=False)
+	problems = check_ready(loaded, strict=False)
+	assert problems == [
+		"no API key for anthropic: set OPENMOLT_ANTHROPIC_API_KEY (in the environment or a .env "
+		"file)"
+	]
+	with pytest.raises(ConfigurationError, match="OPENMOLT_ANTHROPIC_API_KEY"):
+		check_ready(loaded, strict=True)
+
+
+def test_a_wrong_tool_loading_names_its_line(tmp_path: Path) -> None:
+	"""toolLoading takes 'all', 'search' or 'auto'."""
+	path = write(tmp_path, toolLoading="lazy")
+	with pytest.raises(AgentFileError, match="toolLoading") as caught:
+		load(str(path), env_file=None, verbose=False)
+	assert "search" in str(caught.value)
+
+
+def test_a_dry_run_shows_the_models_and_that_the_agent_searches(
+	tmp_path: Path, only_openai: None
+) -> None:
+	"""--dry-run --json names each model and the loading; its first message is the catalog's."""
+	import io
+
+	from openmolt_core.cli._info import dry_run
+
+	path = write(tmp_path, fallbackModels=["anthropic:claude-sonnet-4-5"], toolLoading="search")
+	loaded = load(str(path), env_file=None, verbose=False)
+	out = io.StringIO()
+	dry_run(loaded.agent, loaded.model_id, "hi", out, as_json=True)
+	data = json.loads(out.getvalue())
+	assert data["models"] == ["openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"]
+	assert data["tool_loading"] == "search"
+	assert '"catalog":' in data["first_message"]
+	text = io.StringIO()
+	dry_run(loaded.agent, loaded.model_id, "hi", text, as_json=False)
+	assert "finds in its catalog and loads" in text.getvalue()
+	assert "openai:gpt-5-mini, anthropic:claude-sonnet-4-5" in text.getvalue()
