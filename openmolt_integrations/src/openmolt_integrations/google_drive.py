@@ -482,6 +482,15 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listFiles": ["private"],
+		"getFile": ["private"],
+		"downloadFile": ["private"],
+		"exportFile": ["private"],
+		"listPermissions": ["private"],
+		"shareFile": ["outbound"],
+	},
 	name="Google Drive",
 	description="Search, read, upload, download, export, organize and share Google Drive files.",
 	api_version="v3",
