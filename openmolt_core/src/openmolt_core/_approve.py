@@ -3,7 +3,8 @@
 `gate` runs before a tool call whose tool a policy rule selects (`openmolt_core.policy`), before
 a call that was parked, whatever the current policy says (a parked call never runs without a
 valid decision), and before a call that a guardrail or the taint policy checks
-(`openmolt_core._guard`): those come first, and may refuse the call or make it wait. The handler's answer and the ledger claim go through the port under
+(`openmolt_core._guard`): those come first, and may refuse the call or make it wait. The
+handler's answer and the ledger claim go through the port under
 ``approval:<step>:<index>:<handle>``, so a replayed run neither asks twice nor claims twice.
 
 A step parked on approvals keeps every command of the reply (`pending_state`); `restore` rebuilds

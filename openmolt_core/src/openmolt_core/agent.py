@@ -288,7 +288,7 @@ class Agent:
 		if held and policy.warn and self._trifecta is None:
 			taint.warn_trifecta(self.name, held, policy)
 		self._trifecta = held
-		self._gated = policy.on_outbound != "allow" and bool(held or not policy.only_trifecta)
+		self._gated = taint.gated(tools, policy)
 
 	@property
 	def _redactor(self) -> Redactor:

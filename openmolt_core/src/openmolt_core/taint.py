@@ -41,6 +41,7 @@ from openmolt_core.policy import ApprovalPolicy
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core.integrations.model import HttpTool
+	from openmolt_core.result import RunState
 	from openmolt_core.tools import Tool
 
 __all__ = [
@@ -51,7 +52,9 @@ __all__ = [
 	"TaintPolicy",
 	"check_labels",
 	"declared_labels",
+	"gated",
 	"trifecta",
+	"untrusted_input",
 	"warn_trifecta",
 ]
 
@@ -229,6 +232,40 @@ class TaintPolicy:
 			if remove and remove.rule_for(bound.handle, tool) is not None:
 				out.discard(label)
 		return frozenset(out)
+
+
+def gated(tools: Iterable[BoundTool], policy: TaintPolicy) -> bool:
+	"""Whether ``on_outbound`` applies to an agent with these tools once its run is tainted.
+
+	With ``only_trifecta``, it applies when the agent reads private data and can send data out:
+	a tainted run has the third part, untrusted content, whether it came from one of its tools
+	or with the input (`untrusted_input`).
+
+	Args:
+		tools: The agent's bound tools (their ``labels`` set).
+		policy: Its policy.
+	"""
+	if policy.on_outbound == "allow":
+		return False
+	if not policy.only_trifecta:
+		return True
+	held = {label for t in tools if t.allowed for label in t.labels}
+	return {"private", "outbound"} <= held
+
+
+def untrusted_input(source: str) -> RunState:
+	"""A fresh run state that starts tainted: for a run whose input someone else wrote.
+
+	A webhook payload, an inbound chat message or an email handed over as the input is outside
+	content like a tool's result: ``agent.run(payload, history=untrusted_input("webhook"))``
+	makes the taint policy apply from the first step.
+
+	Args:
+		source: Where the input came from (``"webhook:whatsapp"``), recorded in ``state.taint``.
+	"""
+	from openmolt_core.result import RunState
+
+	return RunState(taint=[{"call": "input", "tool": source, "step": 0}])
 
 
 def trifecta(tools: Iterable[BoundTool]) -> dict[str, list[str]] | None:

@@ -455,7 +455,7 @@ INTEGRATION = Integration(
 		"getMessage": ["private", "untrusted"],
 		"listThreads": ["private", "untrusted"],
 		"getThread": ["private", "untrusted"],
-		"getAttachment": ["private"],
+		"getAttachment": ["private", "untrusted"],
 		"getProfile": ["private"],
 		"send*": ["outbound"],
 	},

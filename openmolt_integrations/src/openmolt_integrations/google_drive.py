@@ -486,8 +486,9 @@ INTEGRATION = Integration(
 	labels={
 		"listFiles": ["private"],
 		"getFile": ["private"],
-		"downloadFile": ["private"],
-		"exportFile": ["private"],
+		# Anyone can share a file with the user: its content is outside content.
+		"downloadFile": ["private", "untrusted"],
+		"exportFile": ["private", "untrusted"],
 		"listPermissions": ["private"],
 		"shareFile": ["outbound"],
 	},
