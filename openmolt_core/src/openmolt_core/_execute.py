@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 import anyio
 
 from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
-from openmolt_core._guard import RunGuards
+from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._suggest import suggestion
@@ -436,6 +436,8 @@ async def _call_tool(
 		allowed = await gate(ctx, record, index, call, bound)  # guardrails, policy, approval
 		if allowed.input is None:
 			return allowed.entry  # denied or refused; None when parked
+		if tripped(record):  # a guardrail stopped the step while this call was checked
+			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		tool_input = allowed.input
 	key = step_key("tool", ctx.step, index, call.tool)
 
