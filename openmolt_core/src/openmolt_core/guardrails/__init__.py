@@ -3,7 +3,7 @@
 The model is in `openmolt_core.guardrails.base` (`Guardrail`, `Verdict`, the stages); the
 built-ins are `pii_redaction` (`openmolt_core.guardrails.pii`), `prompt_injection`
 (`openmolt_core.guardrails.injection`), `max_size` and `json_schema`
-(`openmolt_core.guardrails.checks`). Give them to ``create_agent(guardrails=[...])`` or, for
+(`openmolt_core.guardrails.checks`); `from_spec` makes a built-in from an agent file's entry. Give them to ``create_agent(guardrails=[...])`` or, for
 every agent of an instance, ``OpenMolt(guardrails=[...])``. Guide: docs/guides/guardrails.md.
 """
 
@@ -27,8 +27,10 @@ from openmolt_core.guardrails.base import (
 from openmolt_core.guardrails.checks import json_schema, max_size
 from openmolt_core.guardrails.injection import injection_signals, prompt_injection
 from openmolt_core.guardrails.pii import find_pii, pii_redaction, redact_pii
+from openmolt_core.guardrails.spec import BUILTINS, from_spec
 
 __all__ = [
+	"BUILTINS",
 	"STAGES",
 	"VERDICT_SCHEMA",
 	"Action",
@@ -39,6 +41,7 @@ __all__ = [
 	"Verdict",
 	"allow",
 	"find_pii",
+	"from_spec",
 	"guardrail",
 	"injection_signals",
 	"json_schema",
