@@ -538,7 +538,7 @@ INTEGRATION = Integration(
 	labels={
 		"listRecords": ["private"],
 		"getRecord": ["private"],
-		"listComments": ["private"],
+		"listComments": ["private", "untrusted"],  # collaborators of a shared base
 	},
 	id="airtable",
 	name="Airtable",
