@@ -463,3 +463,35 @@ async def test_a_call_rewritten_then_parked_for_approval_is_decided_and_run_as_r
 	done = await agent.resume(parked.state, decision=request.approve())
 	assert done.status == "success"
 	assert desk.ran == [("send", {"to": "a@example.com", "text": "hi -- bot"})]
+
+
+async def test_a_replayed_run_does_not_ask_its_guardrails_again() -> None:
+	"""Verdicts are journaled through the run's port: after a restart the journal answers."""
+	from openmolt_core.llm import Message
+
+	from .test_approval_decisions import JournalPort
+
+	asked: list[str] = []
+
+	def note(check: GuardrailCheck) -> Verdict:
+		asked.append(check.stage)
+		return rewrite(check.value)  # rewrite to the same value: recorded in the audit
+
+	guards = [Guardrail(note, on=stage, name=stage) for stage in ("input", "tool_call", "output")]
+	port = JournalPort()
+	desk = Desk()
+
+	async def one_run() -> Any:
+		model = ScriptedModel([call_tool("local.lookup", name="ada"), finish(result="ok")])
+		agent = desk.agent(model, guardrails=guards)
+		state = RunState(run_id="run-1")
+		state.messages.append(Message("user", agent.first_message("go", state)))
+		return await agent._loop(agent._context(state, port), None)
+
+	first = await one_run()
+	replayed = await one_run()
+	assert asked == ["input", "tool_call", "output"]
+	assert {"guard:0:input:0:0", "guard:1:tool_call:0:0", "guard:2:output:0:0"} <= set(port.keys)
+	assert first.state.audit == replayed.state.audit
+	assert [m.content for m in first.state.messages] == [m.content for m in replayed.state.messages]
+	assert [a["stage"] for a in first.state.audit] == ["input", "tool_call", "output"]

@@ -326,7 +326,7 @@ class RunGuards:
 			)
 			if verdict is not None:
 				return Screened(call, entry=self._refused(record, call, name, verdict))
-			if value is not call.input:
+			if value != call.input:  # equal after a journal replay: no rewrite
 				try:
 					value = bound.validator().validate(value)
 				except ValidationError as exc:
@@ -415,7 +415,7 @@ class RunGuards:
 				else:
 					error = f"result withheld by guardrail {name!r}: {verdict.reason}"
 				return {"tool": call.tool, "ok": False, "error": error, "guardrail": name}
-			if value is not entry.get("result"):
+			if value != entry.get("result"):
 				entry = {**entry, "result": value}
 		if "untrusted" in bound.labels:
 			entry = {**entry, "untrusted": True}
@@ -456,7 +456,7 @@ class RunGuards:
 		new, verdict, name = await self._stage(
 			ctx, guards, "output", value, step=ctx.step, index=index
 		)
-		if verdict is None and new is not value:
+		if verdict is None and new != value:
 			try:
 				return command.model_copy(update={"output": ctx.output(new)})
 			except ValidationError as exc:
