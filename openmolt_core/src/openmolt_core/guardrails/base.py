@@ -308,13 +308,19 @@ class Guardrail:
 		return answer, None
 
 	async def _ask_agent(self, check: GuardrailCheck, fails: Action) -> tuple[Verdict, Usage]:
+		from openmolt_core.durability import LOCAL_PORT
 		from openmolt_core.errors import RunError
-		from openmolt_core.result import RunState
 
 		agent: Any = self.check
-		state = RunState(run_id=f"{check.run_id}.guard.{check.step}.{self.name}")
 		try:
-			result = await agent.run(check.payload(), history=state)
+			# In this process, whatever the instance's durability: the verdict is one journaled
+			# step of the calling run, as a sub-agent's run lives inside its caller's step.
+			result = await agent.execute(
+				None,
+				port=LOCAL_PORT,
+				input=check.payload(),
+				run_id=f"{check.run_id}.guard.{check.step}.{self.name}",
+			)
 		except RunError as exc:
 			return Verdict(fails, f"the guardrail agent failed: {exc}"), exc.result.usage
 		if result.status != "success":
