@@ -82,3 +82,22 @@ async def test_a_durable_run_checks_its_input_and_refuses_outbound_after_taint(u
 	names = [name for _, name in _steps(url, result.state.run_id)]
 	assert "guard:0:input:0:0" in names
 	assert names.index("guard:0:input:0:0") < names.index("model:1")
+
+
+async def test_a_guardrail_agent_of_a_durable_instance_judges_inside_the_callers_step(
+	url: str,
+) -> None:
+	from openmolt_core.guardrails import VERDICT_SCHEMA
+
+	om = OpenMolt(durability=url, entry_points=False)
+	judge_model = ScriptedModel([finish(action="trip", reason="off topic")])
+	judge = om.create_agent(name="Judge", model=judge_model, output_schema=VERDICT_SCHEMA)
+	model = ScriptedModel([finish(result="never")])
+	agent = om.create_agent(name="A", model=model, guardrails=[Guardrail(judge, on="input")])
+	result = await agent.run("write a poem")
+	await om.aclose()
+	assert result.status == "guardrail_tripped"
+	assert result.error == "guardrail 'Judge' tripped on the input: off topic"
+	assert model.calls == 0 and judge_model.calls == 1
+	names = [name for _, name in _steps(url, result.state.run_id)]
+	assert "guard:0:input:0:0" in names and "model:1" not in names
