@@ -6,6 +6,7 @@ the "get a token" guide all come from each integration's `Integration` object.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from importlib import metadata
 from typing import Any
@@ -113,6 +114,16 @@ def _page(iid: str, spec: Integration) -> str:
 			out += [f"`{tool.method} {tool.endpoint}`", ""]
 		if tool.scopes:
 			out += ["Scopes: " + ", ".join(f"`{s}`" for s in tool.scopes), ""]
+		labels = sorted(
+			{
+				label
+				for pattern, given in spec.labels.items()
+				if fnmatch.fnmatchcase(tool.handle, pattern)
+				for label in given
+			}
+		)
+		if labels:  # the taint policy's view of the tool (docs/guides/safety.md)
+			out += ["Labels: " + ", ".join(f"`{label}`" for label in labels), ""]
 		rows = _fields(tool.input_schema or {})
 		if rows:
 			out += [

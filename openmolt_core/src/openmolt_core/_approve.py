@@ -1,8 +1,10 @@
 """The approval gate in the tool-call path: ask, park, check decisions, and resume a parked step.
 
-`gate` runs before a tool call whose tool a policy rule selects (`openmolt_core.policy`), and
-before a call that was parked, whatever the current policy says: a parked call never runs without
-a valid decision. The handler's answer and the ledger claim go through the port under
+`gate` runs before a tool call whose tool a policy rule selects (`openmolt_core.policy`), before
+a call that was parked, whatever the current policy says (a parked call never runs without a
+valid decision), and before a call that a guardrail or the taint policy checks
+(`openmolt_core._guard`): those come first, and may refuse the call or make it wait. The
+handler's answer and the ledger claim go through the port under
 ``approval:<step>:<index>:<handle>``, so a replayed run neither asks twice nor claims twice.
 
 A step parked on approvals keeps every command of the reply (`pending_state`); `restore` rebuilds
@@ -89,11 +91,13 @@ class Gate:
 		input: The input to run with (edited or not); None when the call does not run.
 		audit: What the call's result records about its decision.
 		entry: The result the model reads when the call does not run (None when it parked).
+		rewritten: Whether a guardrail rewrote the input (the result then shows what ran).
 	"""
 
 	input: dict[str, Any] | None = None
 	audit: dict[str, Any] | None = None
 	entry: dict[str, Any] | None = None
+	rewritten: bool = False
 
 
 def has_approvals(tools: Iterable[BoundTool]) -> bool:
@@ -160,7 +164,11 @@ async def _accept(
 async def gate(
 	ctx: RunContext, record: StepRecord, index: int, call: CallTool, bound: BoundTool
 ) -> Gate:
-	"""Decide whether a call runs: ask the handler, use a delivered decision, or park the step.
+	"""Decide whether a call runs: the one gate every tool call that may not run goes through.
+
+	First the tool-call guardrails and the taint policy (`openmolt_core._guard.RunGuards.call`):
+	they may refuse the call, stop the run, rewrite the input, or make the call wait. Then, for a
+	call that waits: ask the handler, use a delivered decision, or park the step.
 
 	Args:
 		ctx: The run.
@@ -172,10 +180,18 @@ async def gate(
 	approvals = ctx.approvals
 	key = step_key("tool", ctx.step, index, call.tool)
 	parked = approvals.parked.pop(key, None)
-	if bound.approval is None and parked is None:
-		return Gate(input=call.input)
+	# Guardrails and the taint policy first: they may refuse the call, rewrite its input (the
+	# decision is then bound to the new one), or make it wait for a decision.
+	screened = await ctx.guards.call(ctx, record, index, call, bound)
+	if screened.entry is not None:
+		return Gate(entry=screened.entry)
+	rewritten = screened.call is not call
+	call = screened.call
+	if bound.approval is None and parked is None and screened.rule is None:
+		return Gate(input=call.input, rewritten=rewritten)
 	delivered = approvals.decisions.pop(key, None)
-	rule = (parked or {}).get("rule") or bound.approval or ""
+	own = "; ".join(r for r in (bound.approval, screened.rule) if r)
+	rule = (parked or {}).get("rule") or own
 	request = _request(ctx, key, call, rule, (parked or {}).get("reason") or call.reason)
 	if delivered is None:
 		if ctx.wants("approval:request"):
@@ -260,20 +276,22 @@ async def gate(
 	if reason:
 		audit["reason"] = reason
 	edited = outcome.get("input")
-	return Gate(input=call.input if edited is None else edited, audit=audit)
+	return Gate(input=call.input if edited is None else edited, audit=audit, rewritten=rewritten)
 
 
 def audited(entry: dict[str, Any], gate: Gate, ctx: RunContext) -> dict[str, Any]:
 	"""A call's result with its decision recorded (and the input that ran, when edited)."""
-	if gate.audit is None:
-		return entry
-	out = {**entry, "approval": gate.audit}
-	if gate.audit["decision"] == "edited":
-		out["input"] = ctx.redact.deep(gate.input)
+	out = entry if gate.audit is None else {**entry, "approval": gate.audit}
+	if gate.rewritten or (gate.audit is not None and gate.audit["decision"] == "edited"):
+		out = {**out, "input": ctx.redact.deep(gate.input)}
 	return out
 
 
 def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) -> Gate:
+	from openmolt_core._guard import tripped
+
+	if tripped(record):  # a guardrail stopped the step meanwhile: nothing parks
+		return Gate(entry={"tool": request.tool, "ok": False, "error": "not run: the run stopped"})
 	pending = record.pending
 	if pending is None or pending.get("kind") != "approval":
 		pending = record.pending = {"kind": "approval", "calls": []}

@@ -140,6 +140,7 @@ class BoundTool:
 		missing_scopes: The scopes the agent lacks for it.
 		integration: The integration it belongs to (None for ``create_agent(tools=...)``).
 		approval: The policy rule that makes its calls wait for a decision, or None.
+		labels: What it does with data (`openmolt_core.taint`), as the agent's policy reads it.
 	"""
 
 	handle: str
@@ -149,6 +150,7 @@ class BoundTool:
 	missing_scopes: list[str]
 	integration: Integration | None = None
 	approval: str | None = None
+	labels: frozenset[str] = frozenset()
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
 

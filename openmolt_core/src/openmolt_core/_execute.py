@@ -12,13 +12,14 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
 from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
+from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._suggest import suggestion
@@ -136,7 +137,7 @@ class StepRecord:
 		pending: The question a parked run waits for.
 	"""
 
-	commands: Sequence[Command]
+	commands: list[Command]
 	results: list[dict[str, Any] | None] = field(default_factory=list)
 	end: RunEnd | None = None
 	pending: dict[str, Any] | None = None
@@ -179,6 +180,7 @@ class RunContext:
 		link: The run that called this one as a tool (a sub-agent's run), or None.
 		toolset: Which tools are callable in this run's state, and where large results go
 			(`openmolt_core._toolset`); None: every allowed tool, results shortened.
+		guards: The agent's guardrails and taint policy (`openmolt_core._guard`).
 	"""
 
 	agent: str
@@ -196,6 +198,7 @@ class RunContext:
 	approvals: RunApprovals = field(default_factory=RunApprovals)
 	link: CallingRun | None = None
 	toolset: ToolSet | None = None
+	guards: RunGuards = field(default_factory=RunGuards)
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -363,13 +366,15 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 				while end < len(commands) and isinstance(commands[end], CallTool):
 					end += 1
 				await _call_tools(ctx, record, range(index, end))
-				if record.pending is not None:
-					return  # parked on an approval: the rest runs on resume
+				if record.pending is not None or record.end is not None:
+					return  # parked on an approval (the rest runs on resume), or stopped
 				index = end
 				continue
 			case Finish():
-				record.results[index] = _entry(command, ok=True)
-				record.end = RunEnd(command.status, command.output, command.human_message)
+				done = await ctx.guards.finish(ctx, record, index, command)
+				if done is not None:
+					record.results[index] = _entry(done, ok=True)
+					record.end = RunEnd(done.status, done.output, done.human_message)
 			case Wait():
 				await ctx.port.sleep(command.seconds)
 				record.results[index] = _entry(
@@ -427,10 +432,12 @@ async def _call_tool(
 	bound = ctx.tools[call.tool]
 	tool_input: dict[str, Any] = call.input
 	allowed = None
-	if bound.approval is not None or ctx.approvals.parked:  # a decision comes first
-		allowed = await gate(ctx, record, index, call, bound)
+	if bound.approval is not None or ctx.approvals.parked or ctx.guards.gates(bound):
+		allowed = await gate(ctx, record, index, call, bound)  # guardrails, policy, approval
 		if allowed.input is None:
 			return allowed.entry  # denied or refused; None when parked
+		if tripped(record):  # a guardrail stopped the step while this call was checked
+			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		tool_input = allowed.input
 	key = step_key("tool", ctx.step, index, call.tool)
 
@@ -508,6 +515,8 @@ async def _call_tool(
 	if "_usage" in result:
 		result = dict(result)
 		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
+	if ctx.guards.screens(bound):  # result guardrails; untrusted content taints the run
+		result = await ctx.guards.result(ctx, record, index, call, bound, result)
 	if ctx.toolset is not None:  # outside the journaled step: a replay loads the same tools
 		ctx.toolset.absorb(ctx.state, ctx.step, index, call.tool, result)
 	return result if allowed is None else audited(result, allowed, ctx)

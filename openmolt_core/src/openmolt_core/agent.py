@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _verbose
+from openmolt_core import _approve, _verbose, taint
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -40,6 +40,7 @@ from openmolt_core._execute import (
 	run_step,
 	summary,
 )
+from openmolt_core._guard import RunGuards
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
@@ -90,6 +91,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileStore
+	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.schedule import ScheduleSpec
@@ -153,11 +155,17 @@ class Agent:
 		tool_search: Show a catalog and search it instead of listing every tool
 			(`openmolt_core.toolsearch`); None lists them all.
 		files: The agent's view of the file store (large results are kept there).
+		guardrails: Checks around the input, tool calls, results and output
+			(`openmolt_core.guardrails`).
+		taint_policy: What a run that read untrusted content may still send out, and which
+			tools count as what (`openmolt_core.taint`; default: `TaintPolicy()`).
 	"""
 
 	__slots__ = (
 		"_events",
 		"_files",
+		"_gated",
+		"_guardrails",
 		"_long_term",
 		"_memory",
 		"_models",
@@ -171,8 +179,10 @@ class Agent:
 		"_redactor_cache",
 		"_search",
 		"_sources",
+		"_taint",
 		"_tools",
 		"_toolset",
+		"_trifecta",
 		"compaction",
 		"compactor",
 		"config",
@@ -220,6 +230,8 @@ class Agent:
 		fallback: Sequence[ModelSlot] = (),
 		tool_search: ToolSearch | None = None,
 		files: FileStore | None = None,
+		guardrails: Sequence[Guardrail] = (),
+		taint_policy: taint.TaintPolicy | None = None,
 	) -> None:
 		self.om: OpenMolt = om
 		self.name: str = name
@@ -242,6 +254,10 @@ class Agent:
 		self._models = ModelChain([ModelSlot(primary, provider_name, model, provider), *fallback])
 		self._tools = {t.handle: t for t in tools}
 		self._policy = requires_approval
+		self._guardrails = tuple(guardrails)
+		self._taint = taint_policy or taint.TaintPolicy()
+		self._gated = False
+		self._trifecta: dict[str, list[str]] | None = None
 		self._mark(self._tools.values())
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
@@ -260,9 +276,19 @@ class Agent:
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
 		# Which calls wait for a decision: the tool listing and the reply schema show it.
+		tools = list(tools)
 		if self._policy:
 			for t in tools:
 				t.approval = self._policy.rule_for(t.handle, t.tool)
+		# What each tool does with data, and whether this agent holds the lethal trifecta.
+		policy = self._taint
+		for t in tools:
+			t.labels = policy.labels_for(t)
+		held = taint.trifecta(tools)
+		if held and policy.warn and self._trifecta is None:
+			taint.warn_trifecta(self.name, held, policy)
+		self._trifecta = held
+		self._gated = taint.gated(tools, policy)
 
 	@property
 	def _redactor(self) -> Redactor:
@@ -302,6 +328,11 @@ class Agent:
 		if self._output_model is not None:
 			return self._output_model.model_json_schema()
 		return self._output_json
+
+	@property
+	def labels(self) -> dict[str, frozenset[str]]:
+		"""The labels of the tools this agent can see, by handle (see `openmolt_core.taint`)."""
+		return {h: t.labels for h, t in self._tools.items() if t.allowed}
 
 	@property
 	def sub_agents(self) -> list[Agent]:
@@ -684,6 +715,7 @@ class Agent:
 			approvals=_approve.RunApprovals(handler, lambda: self.om.approvals),
 			link=link,
 			toolset=toolset,
+			guards=RunGuards(self._guardrails, self._taint, self._gated),
 		)
 
 	async def execute(
@@ -773,6 +805,11 @@ class Agent:
 		toolset = ctx.toolset or self._tool_set()
 		self._models.begin(self.model_config)  # each model's dialect is asked again, per run
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
+		watch = None  # the input, while parallel input guardrails check it
+		if state.steps == 0 and state.pending is None:  # before the first model call
+			end, watch = await ctx.guards.start(ctx, self.first_message)
+			if end is not None:
+				return await self._end(ctx, end)
 		if state.pending is not None:
 			end = await self._deliver(ctx, answer, decisions, deadline)
 			if end is not None:
@@ -789,7 +826,15 @@ class Agent:
 				self._append_notice(state, _LAST_STEP.format(why=last))
 			ctx.step = state.steps + 1
 			key, envelope = toolset.envelope(state.loaded)  # grows as the run loads tools
-			called = await self._call_model(ctx, key, envelope, deadline)
+			if watch is not None:  # parallel input guardrails: a tripwire cancels the call
+				called, end = await ctx.guards.alongside(
+					ctx, watch[0], functools.partial(self._call_model, ctx, key, envelope, deadline)
+				)
+				watch = None
+				if end is not None:
+					return await self._end(ctx, end)
+			else:
+				called = await self._call_model(ctx, key, envelope, deadline)
 			if called is None:
 				end = RunEnd(
 					"limit_reached", None, f"{self.timeout:g} seconds elapsed during a model call"
@@ -1200,7 +1245,8 @@ class Agent:
 			usage=state.usage,
 			state=state,
 			error=end.message
-			if end.status in ("human_input_required", "approval_required", "limit_reached")
+			if end.status
+			in ("human_input_required", "approval_required", "limit_reached", "guardrail_tripped")
 			else None,
 		)
 

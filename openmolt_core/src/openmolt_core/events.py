@@ -12,6 +12,8 @@
 | ``humanInput`` | `HumanInputEvent` | the agent asked a person and got an answer |
 | ``approval:request`` | `ApprovalRequestEvent` | a tool call waits for a decision |
 | ``approval:decision`` | `ApprovalDecisionEvent` | a decision was applied, or refused |
+| ``guardrail`` | `GuardrailEvent` | a guardrail or the taint policy acted |
+| ``taint`` | `TaintEvent` | the run read untrusted content for the first time |
 | ``error`` | `ErrorEvent` | a mistake was fed back to the model, or the run failed |
 | ``compaction`` | `CompactionEvent` | older steps were summarised to fit the context window |
 | ``finish`` | `FinishEvent` | the run ended (same data as ``run()``'s result) |
@@ -49,6 +51,7 @@ __all__ = [
 	"EventEmitter",
 	"EventName",
 	"FinishEvent",
+	"GuardrailEvent",
 	"Handler",
 	"HumanInputEvent",
 	"LLMOutputEvent",
@@ -56,6 +59,7 @@ __all__ = [
 	"ModelFallbackEvent",
 	"PlanUpdateEvent",
 	"ScheduleEvent",
+	"TaintEvent",
 	"ToolCallEvent",
 	"ToolResponseEvent",
 ]
@@ -73,6 +77,8 @@ EventName = Literal[
 	"humanInput",
 	"approval:request",
 	"approval:decision",
+	"guardrail",
+	"taint",
 	"error",
 	"compaction",
 	"finish",
@@ -220,6 +226,38 @@ class ApprovalDecisionEvent(Event):
 	reason: str = ""
 	decision_id: str = ""
 	name: str = "approval:decision"
+
+
+@dataclass(slots=True, kw_only=True)
+class GuardrailEvent(Event):
+	"""A guardrail acted (``action``: ``rewrite``, ``refuse`` or ``trip``), or the taint policy did.
+
+	``guardrail`` is the guardrail's name (``taint_policy`` for the policy, whose actions are
+	``refuse`` and ``approve``: the call waits for a decision). ``stage`` is ``input``,
+	``tool_call``, ``tool_result`` or ``output``; ``tool`` and ``call`` name the tool call at the
+	tool stages.
+	"""
+
+	guardrail: str
+	stage: str
+	action: str
+	reason: str = ""
+	tool: str = ""
+	call: str = ""
+	name: str = "guardrail"
+
+
+@dataclass(slots=True, kw_only=True)
+class TaintEvent(Event):
+	"""The run read untrusted content for the first time (`openmolt_core.taint`).
+
+	``tool`` and ``call`` name the call whose result it was; from now on the taint policy applies
+	to outbound calls.
+	"""
+
+	tool: str
+	call: str
+	name: str = "taint"
 
 
 @dataclass(slots=True, kw_only=True)

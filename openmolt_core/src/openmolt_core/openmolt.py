@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.files import FileStore, LocalFile
+	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
 	from openmolt_core.skills import Skill
+	from openmolt_core.taint import TaintPolicy
 	from openmolt_core.tools import Tool
 	from openmolt_core.toolsearch import ToolLoading, ToolSearch
 
@@ -79,6 +81,11 @@ class OpenMolt:
 			docs/guides/durable.md). Runs then survive a crash, parked questions are answered
 			from any process (`answer`), and schedules fire once across all workers. Without it
 			(the default) everything runs in this process and nothing is installed.
+		guardrails: Guardrails for every agent of this instance (`openmolt_core.guardrails`);
+			an agent's own run after them.
+		taint_policy: The default taint policy of this instance's agents
+			(`openmolt_core.taint.TaintPolicy`, its fields as a dict, or ``"approve"``,
+			``"refuse"``, ``"allow"``); an agent's own replaces it.
 	"""
 
 	def __init__(
@@ -99,6 +106,8 @@ class OpenMolt:
 		run_store: str | Path | None = None,
 		observers: Sequence[RunObserver] = (),
 		durability: DurabilityConfig | None = None,
+		guardrails: Sequence[Guardrail] = (),
+		taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -139,6 +148,8 @@ class OpenMolt:
 			self.observers.append(self.run_store)
 		self._durability_config = durability
 		self._durability: DurabilityBackend | None = None
+		self._guardrails = _guardrails(guardrails, "OpenMolt")
+		self._taint_policy = taint_policy
 		if verbose:
 			from openmolt_core import _verbose
 
@@ -535,6 +546,8 @@ class OpenMolt:
 		on_human_input_request: HumanInputHandler | bool | None = None,
 		requires_approval: bool | str | Sequence[str] | ApprovalPolicy | None = None,
 		on_approval_request: ApprovalHandler | None = None,
+		guardrails: Sequence[Guardrail] = (),
+		taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None = None,
 		output_schema: type[BaseModel] | dict[str, Any] | None = None,
 		max_steps: int | None = None,
 		max_tokens: int | None = None,
@@ -574,6 +587,12 @@ class OpenMolt:
 				`openmolt_core.approvals.ApprovalRequest`, returns ``request.approve()`` or
 				``request.deny(reason)``); without it a call that needs a decision parks the run
 				with status ``approval_required``.
+			guardrails: Checks around the input, tool calls, their results and the output
+				(`openmolt_core.guardrails`), after the instance's.
+			taint_policy: What a run that read untrusted content may still send out, and which
+				tools count as private, untrusted or outbound (`openmolt_core.taint`): a
+				`openmolt_core.taint.TaintPolicy`, its fields as a dict, or ``"approve"`` (the
+				default), ``"refuse"``, ``"allow"``; replaces the instance's.
 			output_schema: A pydantic model class or JSON Schema the final output must match.
 			max_steps: The most model calls a run makes (default: the instance's); the last one
 				is told it is the last.
@@ -713,7 +732,9 @@ class OpenMolt:
 			)
 		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
 		compacting, compactor = self._compaction(compaction)
-		policy = _approval_policy(self._approval_rules, requires_approval, bound, sources)
+		known = _known_tools(bound, sources)
+		policy = _approval_policy(self._approval_rules, requires_approval, known)
+		taint = _taint_policy(self._taint_policy, taint_policy, known)
 		agent = Agent(
 			self,
 			name=name,
@@ -740,6 +761,8 @@ class OpenMolt:
 			fallback=chain,
 			tool_search=search,
 			files=files,
+			guardrails=self._guardrails + _guardrails(guardrails, "create_agent"),
+			taint_policy=taint,
 		)
 		if tools:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
@@ -941,8 +964,26 @@ def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 	return out
 
 
+def _known_tools(
+	bound: Sequence[BoundTool], sources: Sequence[Any]
+) -> dict[str, tuple[list[str], list[str] | None]]:
+	"""For each integration an agent uses, its scopes and tool names (None: known at run time)."""
+	known: dict[str, tuple[list[str], list[str] | None]] = {}
+	for t in bound:
+		iid, _, name = t.handle.partition(".")
+		scopes = list(t.integration.scopes) if t.integration is not None else []
+		entry = known.setdefault(iid, (scopes, []))
+		if t.integration is None:  # local tools: the scopes they name
+			entry[0].extend(s for s in t.tool.scopes if s not in entry[0])
+		if entry[1] is not None:
+			entry[1].append(name)
+	for source in sources:
+		known[source.id] = (list(source.integration.scopes), None)
+	return known
+
+
 def _approval_policy(
-	instance: Any, own: Any, bound: Sequence[BoundTool], sources: Sequence[Any]
+	instance: Any, own: Any, known: dict[str, tuple[list[str], list[str] | None]]
 ) -> ApprovalPolicy | None:
 	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
 
@@ -955,17 +996,6 @@ def _approval_policy(
 
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
 	mine = ApprovalPolicy.of(own, where="create_agent: requires_approval")
-	known: dict[str, tuple[list[str], list[str] | None]] = {}
-	for t in bound:
-		iid, _, name = t.handle.partition(".")
-		scopes = list(t.integration.scopes) if t.integration is not None else []
-		entry = known.setdefault(iid, (scopes, []))
-		if t.integration is None:  # local tools: the scopes they name
-			entry[0].extend(s for s in t.tool.scopes if s not in entry[0])
-		if entry[1] is not None:
-			entry[1].append(name)
-	for source in sources:
-		known[source.id] = (list(source.integration.scopes), None)
 	defaults.check(known, where="OpenMolt: requires_approval", strict=False)
 	mine.check(known, where="create_agent: requires_approval", strict=True)
 	return (defaults + mine) or None
@@ -1007,6 +1037,49 @@ def _tool_search(option: Any) -> ToolSearch | None:
 	raise ConfigurationError(
 		f"create_agent: tool_loading must be 'all', 'search', 'auto' or a ToolSearch, got {option!r}"
 	)
+
+
+def _taint_policy(
+	instance: Any, own: Any, known: dict[str, tuple[list[str], list[str] | None]]
+) -> TaintPolicy:
+	"""The agent's taint policy (its own, else the instance's), its rules checked against its tools.
+
+	Raises:
+		ConfigurationError: The policy is malformed, or a rule names a scope or tool that does not
+			exist.
+	"""
+	from openmolt_core.policy import ApprovalPolicy
+	from openmolt_core.taint import TaintPolicy
+
+	mine = own is not None
+	where = "create_agent: taint_policy" if mine else "OpenMolt: taint_policy"
+	policy = TaintPolicy.of(own if mine else instance, where=where)
+	for label in ("untrusted", "private", "outbound"):
+		rules = [r.lstrip("!") for r in getattr(policy, label)]
+		if rules:
+			ApprovalPolicy(tuple(rules)).check(known, where=f"{where}: {label}", strict=mine)
+	return policy
+
+
+def _guardrails(value: Any, where: str) -> tuple[Guardrail, ...]:
+	"""Read a ``guardrails`` option: a list of `openmolt_core.guardrails.Guardrail`.
+
+	Raises:
+		ConfigurationError: An entry is not a guardrail (a bare function has no stage).
+	"""
+	if not value:
+		return ()
+	from openmolt_core.guardrails import Guardrail
+
+	items = [value] if isinstance(value, Guardrail) else list(value)
+	for index, item in enumerate(items):
+		if not isinstance(item, Guardrail):
+			raise ConfigurationError(
+				f"{where}: guardrails[{index}] is a {type(item).__name__}, not a Guardrail; make "
+				"one with @guardrail('input' | 'tool_call' | 'tool_result' | 'output') or "
+				"Guardrail(check, on=...), or use a built-in (openmolt_core.guardrails)"
+			)
+	return tuple(items)
 
 
 def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any) -> Any:

@@ -11,7 +11,13 @@ from openmolt_core.llm import Message, Usage
 __all__ = ["RunResult", "RunState", "RunStatus"]
 
 RunStatus = Literal[
-	"success", "failure", "limit_reached", "human_input_required", "approval_required", "error"
+	"success",
+	"failure",
+	"limit_reached",
+	"human_input_required",
+	"approval_required",
+	"guardrail_tripped",
+	"error",
 ]
 """How a run ended.
 
@@ -20,8 +26,10 @@ budget ran out before it finished. ``human_input_required``: it asked a person a
 answer now (the handler raised `openmolt_core.agent.HumanInputUnavailable`); the run is parked
 and ``agent.resume(state, answer=...)`` goes on. ``approval_required``: a tool call waits for a
 decision nobody could give now (see `openmolt_core.approvals`); ``agent.resume(state,
-decision=...)`` goes on. ``error``: the provider failed for good, or the
-run broke in an unexpected way; the state is kept either way.
+decision=...)`` goes on. ``guardrail_tripped``: a guardrail's tripwire stopped the run (see
+`openmolt_core.guardrails`); ``error`` says which and why, ``state.audit`` holds the verdict.
+``error``: the provider failed for good, or the run broke in an unexpected way; the state is kept
+either way.
 """
 
 
@@ -58,6 +66,10 @@ class RunState:
 			"openmolt-file:...", "tool", "step", "index"}`` (see `openmolt_core.offload`).
 		models: The model that answered each step (``provider:model``), in step order.
 		usage_by_model: Tokens and cost per model (see `openmolt_core.fallback`).
+		taint: The calls whose untrusted results reached the model (`openmolt_core.taint`):
+			``{"call", "tool", "step"}`` each, the first 20; the run is tainted when not empty.
+		audit: What guardrails and the taint policy did, oldest first (the first 200): ``{"by",
+			"stage", "action", "reason", "step"}`` and, at the tool stages, ``tool`` and ``call``.
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -74,6 +86,13 @@ class RunState:
 	stored: list[dict[str, Any]] = field(default_factory=list)
 	models: list[str] = field(default_factory=list)
 	usage_by_model: dict[str, Usage] = field(default_factory=dict)
+	taint: list[dict[str, Any]] = field(default_factory=list)
+	audit: list[dict[str, Any]] = field(default_factory=list)
+
+	@property
+	def tainted(self) -> bool:
+		"""Whether the run has read untrusted content (see `openmolt_core.taint`)."""
+		return bool(self.taint)
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The state as a JSON-serializable dict."""
@@ -108,6 +127,8 @@ class RunState:
 			"stored": [dict(s) for s in self.stored],
 			"models": list(self.models),
 			"usage_by_model": {k: u.to_dict() for k, u in self.usage_by_model.items()},
+			"taint": list(self.taint),
+			"audit": list(self.audit),
 		}
 
 	@classmethod
@@ -146,6 +167,8 @@ class RunState:
 					str(k): Usage.from_dict(v)
 					for k, v in (data.get("usage_by_model") or {}).items()
 				},
+				taint=list(data.get("taint") or []),
+				audit=list(data.get("audit") or []),
 			)
 		except (KeyError, TypeError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc
@@ -164,7 +187,8 @@ class RunResult:
 		steps: Model calls made.
 		usage: Tokens used over the run (and estimated cost, when known).
 		state: The full state, to save or resume from.
-		error: What went wrong, for ``error`` and ``limit_reached``.
+		error: What went wrong, for ``error``, ``limit_reached`` and ``guardrail_tripped``, or
+			what the parked run waits for.
 	"""
 
 	output: Any

@@ -72,6 +72,11 @@ class AgentTool:
 	output_schema: dict[str, Any] | None = field(init=False, default=None)
 	"""The sub-agent's output schema."""
 
+	@property
+	def labels(self) -> frozenset[str]:
+		"""The labels of the sub-agent's tools: what it reads and sends, the caller's taint sees."""
+		return frozenset(label for labels in self.agent.labels.values() for label in labels)
+
 	def __post_init__(self) -> None:
 		self.output_schema = self.agent.output_schema
 		if not self.handle:

@@ -132,7 +132,11 @@ class Tool(Protocol):
 	output_schema: dict[str, Any] | None
 	"""JSON Schema of the output, a guide for the model (not enforced)."""
 	scopes: Sequence[str]
-	"""The integration scopes an agent needs to see and call this tool."""
+	"""The integration scopes an agent needs to see and call this tool.
+
+	A tool may also have a ``labels`` attribute (``private``, ``untrusted``, ``outbound``: see
+	`openmolt_core.taint`); it is optional, so it is not part of the protocol.
+	"""
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Run the tool.
@@ -179,6 +183,8 @@ class FunctionTool:
 		input_schema: JSON Schema of the input (a pydantic model class is converted).
 		output_schema: JSON Schema of the output, if known.
 		scopes: Scopes needed to see and call the tool.
+		labels: What it does with data: ``private``, ``untrusted``, ``outbound`` (see
+			`openmolt_core.taint`).
 	"""
 
 	handle: str
@@ -187,6 +193,13 @@ class FunctionTool:
 	input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
 	output_schema: dict[str, Any] | None = None
 	scopes: Sequence[str] = ()
+	labels: Sequence[str] = ()
+
+	def __post_init__(self) -> None:
+		if self.labels:
+			from openmolt_core.taint import check_labels
+
+			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the function, awaiting it when it is async."""
@@ -205,6 +218,7 @@ class FunctionTool:
 		name: str | None = None,
 		description: str | None = None,
 		scopes: Sequence[str] = (),
+		labels: Sequence[str] = (),
 	) -> FunctionTool:
 		"""A tool from a plain (sync or async) function, its schema from the signature.
 
@@ -214,12 +228,15 @@ class FunctionTool:
 			name: The tool's handle (default: the function's name).
 			description: What the tool does (default: the docstring's first paragraph).
 			scopes: Scopes needed to see and call the tool.
+			labels: What it does with data (`openmolt_core.taint`).
 
 		Raises:
 			TypeError: The function takes ``*args``/``**kwargs``, or a parameter's type has no
 				JSON Schema.
 		"""
-		return _from_function(function, name=name, description=description, scopes=scopes)
+		return _from_function(
+			function, name=name, description=description, scopes=scopes, labels=labels
+		)
 
 
 @overload
@@ -228,7 +245,11 @@ def tool(function: Callable[..., Any], /) -> FunctionTool: ...
 
 @overload
 def tool(
-	*, name: str | None = None, description: str | None = None, scopes: Sequence[str] = ()
+	*,
+	name: str | None = None,
+	description: str | None = None,
+	scopes: Sequence[str] = (),
+	labels: Sequence[str] = (),
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -239,6 +260,7 @@ def tool(
 	name: str | None = None,
 	description: str | None = None,
 	scopes: Sequence[str] = (),
+	labels: Sequence[str] = (),
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
 	"""Make a tool of a plain function: ``@tool``, ``@tool(name=...)`` or ``tool(fn)``.
 
@@ -247,6 +269,8 @@ def tool(
 		name: The tool's handle (default: the function's name).
 		description: What the tool does (default: the docstring's first paragraph).
 		scopes: Scopes needed to see and call the tool.
+		labels: What it does with data: ``@tool(labels=["untrusted"])`` for a tool that
+			returns outside content (see `openmolt_core.taint`).
 
 	Returns:
 		A `FunctionTool`, or a decorator that makes one.
@@ -255,7 +279,9 @@ def tool(
 		return FunctionTool.from_function(function)
 
 	def decorate(fn: Callable[..., Any]) -> FunctionTool:
-		return FunctionTool.from_function(fn, name=name, description=description, scopes=scopes)
+		return FunctionTool.from_function(
+			fn, name=name, description=description, scopes=scopes, labels=labels
+		)
 
 	return decorate
 
@@ -337,6 +363,7 @@ def _from_function(
 	name: str | None,
 	description: str | None,
 	scopes: Sequence[str],
+	labels: Sequence[str] = (),
 ) -> FunctionTool:
 	from pydantic import ConfigDict, Field, TypeAdapter, create_model
 
@@ -403,4 +430,5 @@ def _from_function(
 		input_schema=schema,
 		output_schema=output_schema,
 		scopes=tuple(scopes),
+		labels=tuple(labels),
 	)

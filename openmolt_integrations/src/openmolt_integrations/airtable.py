@@ -534,6 +534,12 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listRecords": ["private"],
+		"getRecord": ["private"],
+		"listComments": ["private", "untrusted"],  # collaborators of a shared base
+	},
 	id="airtable",
 	name="Airtable",
 	description="Read and write Airtable records, tables, fields and record comments.",

@@ -330,6 +330,13 @@ a JSON Schema string as `structuredOutput`. `config.baseUrl` overrides the API b
 """
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"createTask": ["outbound"],
+		"getTask": ["untrusted"],
+		"getTaskStatus": ["untrusted"],
+		"listTasks": ["untrusted"],
+	},
 	id="browserUse",
 	name="browser-use",
 	description="Cloud browser agents that carry out web tasks and return text or JSON.",

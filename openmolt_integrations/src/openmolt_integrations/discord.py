@@ -449,6 +449,15 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listMessages": ["private", "untrusted"],
+		"getMessage": ["private", "untrusted"],
+		"listActiveThreads": ["untrusted"],
+		"send*": ["outbound"],
+		"editMessage": ["outbound"],
+		"createThread*": ["outbound"],
+	},
 	name="Discord",
 	description="Send, edit and read Discord messages with embeds, reactions, threads and pins.",
 	api_version="v10",

@@ -571,6 +571,16 @@ so the file is never split by hand.
 """
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listFolder*": ["private"],
+		"getMetadata": ["private"],
+		"search": ["private"],
+		"download": ["private"],
+		"getCurrentAccount": ["private"],
+		"createSharedLink": ["outbound"],
+		"getTemporaryLink": ["outbound"],
+	},
 	id="dropbox",
 	name="Dropbox",
 	description="Files and folders in Dropbox: list, search, upload, download, move, share.",

@@ -581,6 +581,15 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listReceipts": ["private", "untrusted"],
+		"getReceipt": ["private", "untrusted"],
+		"listShopReviews": ["untrusted"],
+		"searchActiveListings": ["untrusted"],
+		"createReceiptShipment": ["outbound"],
+		"updateListing": ["outbound"],
+	},
 	id="etsy",
 	name="Etsy",
 	description="Run an Etsy shop: listings, inventory, images, orders (receipts) and shipments.",

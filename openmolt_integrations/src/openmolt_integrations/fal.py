@@ -305,6 +305,10 @@ The tools use fal's Python SDK, which runs on asyncio (not trio).
 """
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"uploadFile": ["outbound"],
+	},
 	id="fal",
 	name="Fal.ai",
 	description="Run generative models hosted on fal.ai (images, video, audio) by model id.",

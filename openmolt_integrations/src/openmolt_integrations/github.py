@@ -485,6 +485,22 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listMyRepos": ["private"],
+		"getContent": ["private", "untrusted"],
+		"listIssues": ["untrusted"],
+		"listIssueComments": ["untrusted"],
+		"listPulls": ["untrusted"],
+		"getPull": ["untrusted"],
+		"search": ["untrusted"],
+		"createIssue": ["outbound"],
+		"updateIssue": ["outbound"],
+		"createIssueComment": ["outbound"],
+		"createPull": ["outbound"],
+		"putFile": ["outbound"],
+		"createRelease": ["outbound"],
+	},
 	id="github",
 	name="GitHub",
 	description="Work with GitHub repositories: issues, pull requests, files, search, Actions and releases.",

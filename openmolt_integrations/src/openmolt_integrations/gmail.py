@@ -450,6 +450,15 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"getMessage": ["private", "untrusted"],
+		"listThreads": ["private", "untrusted"],
+		"getThread": ["private", "untrusted"],
+		"getAttachment": ["private", "untrusted"],
+		"getProfile": ["private"],
+		"send*": ["outbound"],
+	},
 	name="Gmail",
 	description="Search, read, send and organize Gmail messages, threads, drafts and labels.",
 	api_version="v1",

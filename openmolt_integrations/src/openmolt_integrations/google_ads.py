@@ -405,6 +405,11 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"search": ["private"],
+		"searchStream": ["private"],
+	},
 	name="Google Ads",
 	description="Report on and manage Google Ads accounts: GAQL queries, campaigns, budgets, ad groups, ads, keywords and keyword ideas.",
 	api_version=API_VERSION,

@@ -466,6 +466,15 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listEvents": ["private", "untrusted"],
+		"getEvent": ["private", "untrusted"],
+		"listEventInstances": ["private", "untrusted"],
+		"queryFreeBusy": ["private"],
+		"createEvent": ["outbound"],
+		"updateEvent": ["outbound"],
+	},
 	name="Google Calendar",
 	description="Read and manage Google Calendar events, calendars and free/busy times.",
 	api_version="v3",

@@ -482,6 +482,16 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listFiles": ["private"],
+		"getFile": ["private"],
+		# Anyone can share a file with the user: its content is outside content.
+		"downloadFile": ["private", "untrusted"],
+		"exportFile": ["private", "untrusted"],
+		"listPermissions": ["private"],
+		"shareFile": ["outbound"],
+	},
 	name="Google Drive",
 	description="Search, read, upload, download, export, organize and share Google Drive files.",
 	api_version="v3",

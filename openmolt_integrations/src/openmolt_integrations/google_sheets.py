@@ -435,6 +435,12 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"getSpreadsheet": ["private"],
+		"getValues": ["private"],
+		"batchGetValues": ["private"],
+	},
 	name="Google Sheets",
 	description="Create Google Sheets spreadsheets, read and write cell values, add and format sheets.",
 	api_version="v4",

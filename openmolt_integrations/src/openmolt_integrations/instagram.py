@@ -530,6 +530,21 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listComments": ["untrusted"],
+		"listConversations": ["private", "untrusted"],
+		"listMessages": ["private", "untrusted"],
+		"getHashtagTopMedia": ["untrusted"],
+		"getHashtagRecentMedia": ["untrusted"],
+		"getMediaInsights": ["private"],
+		"getAccountInsights": ["private"],
+		"createMediaContainer": ["outbound"],
+		"publishMedia": ["outbound"],
+		"commentOnMedia": ["outbound"],
+		"replyToComment": ["outbound"],
+		"sendMessage": ["outbound"],
+	},
 	name="Instagram",
 	description="Publish Instagram posts, reels, stories and carousels; read media, manage comments, read insights, search hashtags, send direct messages.",
 	api_version=f"Graph API {GRAPH_VERSION}",

@@ -616,6 +616,11 @@ official `facebook-business` SDK (26.0.3): the `FacebookRequest` each SDK call b
 """
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"getInsights": ["private"],
+		"getInsightsJobResults": ["private"],
+	},
 	id="metaAds",
 	name="Meta Ads",
 	description=(

@@ -595,6 +595,17 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"search": ["private", "untrusted"],
+		"getPage": ["private", "untrusted"],
+		"getPageMarkdown": ["private", "untrusted"],
+		"queryDataSource": ["private", "untrusted"],
+		"listBlockChildren": ["private", "untrusted"],
+		"listComments": ["private", "untrusted"],
+		"listUsers": ["private"],
+		"createFileUpload": ["outbound"],
+	},
 	id="notion",
 	name="Notion",
 	description="Read and write Notion pages, databases and data sources, blocks and comments.",

@@ -507,6 +507,20 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listMessages": ["private", "untrusted"],
+		"searchMessages": ["private", "untrusted"],
+		"getMessage": ["private", "untrusted"],
+		"getAttachment": ["private", "untrusted"],
+		"listCalendarView": ["private", "untrusted"],
+		"sendMail": ["outbound"],
+		"sendDraft": ["outbound"],
+		"replyToMessage": ["outbound"],
+		"forwardMessage": ["outbound"],
+		"createEvent": ["outbound"],
+		"updateEvent": ["outbound"],
+	},
 	name="Microsoft Outlook",
 	description="Read, search, send, reply to and organise Outlook mail; drafts, attachments and calendar events.",
 	api_version="Microsoft Graph v1.0",

@@ -603,6 +603,13 @@ Presigned URLs need botocore: `pip install 'openmolt[s3]'`.
 """
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listObjects": ["private"],
+		"headObject": ["private"],
+		"getObject": ["private"],
+		"presignUrl": ["outbound"],
+	},
 	id="s3",
 	name="Amazon S3",
 	description="Buckets and objects on Amazon S3 or any S3-compatible store (MinIO, R2).",

@@ -656,6 +656,15 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listOrders": ["private", "untrusted"],
+		"getOrder": ["private", "untrusted"],
+		"listCustomers": ["private"],
+		"graphql": ["private"],
+		"cancelOrder": ["outbound"],
+		"createFulfillment": ["outbound"],
+	},
 	id="shopify",
 	name="Shopify",
 	description="Manage a Shopify store through the Admin GraphQL API: products, orders, customers, inventory, fulfillment.",

@@ -486,6 +486,19 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"getConversationHistory": ["private", "untrusted"],
+		"getThreadReplies": ["private", "untrusted"],
+		"listUsers": ["private"],
+		"getUserInfo": ["private"],
+		"lookupUserByEmail": ["private"],
+		"postMessage": ["outbound"],
+		"updateMessage": ["outbound"],
+		"scheduleMessage": ["outbound"],
+		"postEphemeral": ["outbound"],
+		"completeUpload": ["outbound"],
+	},
 	name="Slack",
 	description="Send, edit, schedule and read Slack messages; users, reactions and file uploads.",
 	api_version="Web API (unversioned, 2026)",

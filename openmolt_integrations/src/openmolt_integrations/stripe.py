@@ -682,6 +682,18 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listCustomers": ["private"],
+		"search": ["private"],
+		"retrieve": ["private"],
+		"listSubscriptions": ["private"],
+		"createPaymentIntent": ["outbound"],
+		"createCheckoutSession": ["outbound"],
+		"createSubscription": ["outbound"],
+		"finalizeInvoice": ["outbound"],
+		"createRefund": ["outbound"],
+	},
 	id="stripe",
 	name="Stripe",
 	description="Customers, products and prices, payments, checkout, invoices, subscriptions and refunds on Stripe.",

@@ -564,6 +564,23 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"getUpdates": ["private", "untrusted"],
+		"getChat": ["private"],
+		"sendMessage": ["outbound"],
+		"sendPhoto": ["outbound"],
+		"sendDocument": ["outbound"],
+		"sendVideo": ["outbound"],
+		"sendAudio": ["outbound"],
+		"sendMediaGroup": ["outbound"],
+		"upload*": ["outbound"],
+		"copyMessage": ["outbound"],
+		"forwardMessage": ["outbound"],
+		"editMessageText": ["outbound"],
+		"answerCallbackQuery": ["outbound"],
+		"setWebhook": ["outbound"],
+	},
 	name="Telegram",
 	description="Send, edit and copy Telegram messages, photos, videos, audio, documents and albums; read updates, manage the webhook, download files.",
 	api_version="Bot API 10",

@@ -352,6 +352,11 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"initDirectPost": ["outbound"],
+		"initPhotoPost": ["outbound"],
+	},
 	name="TikTok",
 	description="Post videos and photos to TikTok, check publish status, read the profile and videos.",
 	api_version="v2 (Content Posting API, Display API)",

@@ -440,6 +440,15 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"listMessages": ["private", "untrusted"],
+		"getMessage": ["private", "untrusted"],
+		"listCalls": ["private"],
+		"listRecordings": ["private"],
+		"sendMessage": ["outbound"],
+		"makeCall": ["outbound"],
+	},
 	name="Twilio",
 	description="Send SMS, MMS and WhatsApp messages, place calls, verify users and look up numbers.",
 	api_version="2010-04-01 (core), Verify v2, Lookup v2",

@@ -382,6 +382,13 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"sendText": ["outbound"],
+		"sendTemplate": ["outbound"],
+		"sendMedia": ["outbound"],
+		"sendInteractive": ["outbound"],
+	},
 	name="WhatsApp",
 	description="Send WhatsApp text, template, media, interactive messages and reactions; media and templates.",
 	api_version="Graph API v26.0",

@@ -437,6 +437,16 @@ _TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"getPost": ["untrusted"],
+		"searchRecent": ["untrusted"],
+		"getUserByUsername": ["untrusted"],
+		"getUserPosts": ["untrusted"],
+		"getMentions": ["untrusted"],
+		"getHomeTimeline": ["untrusted"],
+		"createPost": ["outbound"],
+	},
 	name="X",
 	description="Post, reply, delete, search recent posts, read timelines, like, repost and upload media on X.",
 	api_version="API v2",

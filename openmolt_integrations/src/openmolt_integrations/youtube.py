@@ -680,6 +680,17 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
+	labels={
+		"search": ["untrusted"],
+		"listVideos": ["untrusted"],
+		"listPlaylistItems": ["untrusted"],
+		"listCommentThreads": ["untrusted"],
+		"uploadVideo": ["outbound"],
+		"startResumableVideoUpload": ["outbound"],
+		"updateVideo": ["outbound"],
+		"postComment": ["outbound"],
+	},
 	name="YouTube",
 	description="Search YouTube, upload and manage videos, playlists, comments, ratings and thumbnails.",
 	api_version="v3",

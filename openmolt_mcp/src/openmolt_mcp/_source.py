@@ -253,6 +253,10 @@ class MCPToolSource:
 			handles.add(handle)
 			annotations = tool.annotations
 			read_only = bool(annotations and annotations.read_only_hint)
+			open_world = bool(annotations and annotations.open_world_hint)
+			labels = (
+				({"untrusted"} | (set() if read_only else {"outbound"})) if open_world else set()
+			)
 			schema = dict(tool.input_schema or {})
 			schema.setdefault("type", "object")
 			description = (
@@ -269,6 +273,7 @@ class MCPToolSource:
 					scopes=tuple(self.options.scopes_of(tool.name, read_only)),
 					name=tool.name,
 					source=self,
+					labels=frozenset(labels),
 				)
 			)
 		return tuple(out)

@@ -43,6 +43,10 @@ class MCPTool:
 		scopes: The integration scopes an agent needs to see and call it.
 		name: The server's own name for the tool.
 		source: The source that calls the server.
+		labels: What it does with data (`openmolt_core.taint`): a tool the server marks
+			``openWorldHint`` reaches outside content, so it is ``untrusted``, and ``outbound``
+			too unless it is also ``readOnlyHint``. Unmarked tools have none (add them with the
+			agent's ``taint_policy`` rules).
 	"""
 
 	handle: str
@@ -52,6 +56,7 @@ class MCPTool:
 	scopes: tuple[str, ...]
 	name: str
 	source: MCPToolSource = field(repr=False)
+	labels: frozenset[str] = frozenset()
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the tool on its server and map the result (see the module docstring).

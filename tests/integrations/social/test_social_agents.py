@@ -50,7 +50,11 @@ async def run_agent(
 	if credential:
 		binding["credential"]["type"] = credential
 	async with OpenMolt(http_client=http) as om:
-		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		# Requests are checked here; the taint policy (which would make a read then a post
+		# wait for approval) in tests/core/test_taint.py.
+		agent = om.create_agent(
+			name="Tester", model=model, integrations=[binding], taint_policy="allow"
+		)
 		result = await agent.run("Use the tools.")
 	model.assert_consumed()
 	assert result.status == "success", result

@@ -143,6 +143,18 @@ class AgentFile(_Model):
 		description="Tool calls that wait for approval: true (all) or rules such as "
 		"'stripe:writes', 'github.mergePullRequest', 'slack' (asked on the terminal).",
 	)
+	taint_policy: str | dict[str, Any] | None = Field(
+		default=None,
+		alias="taintPolicy",
+		description="What a run that read untrusted content may still send out: 'approve' "
+		"(default), 'refuse', 'allow', or {onOutbound, onlyTrifecta, untrusted, private, "
+		"outbound, warn} (docs/guides/safety.md).",
+	)
+	guardrails: list[dict[str, Any]] = Field(
+		default_factory=list,
+		description="Built-in guardrails: {use: pii_redaction | max_size | json_schema | "
+		"prompt_injection, ...options} (docs/guides/guardrails.md).",
+	)
 	llm_providers: dict[str, dict[str, Any]] = Field(
 		default_factory=dict,
 		alias="llmProviders",

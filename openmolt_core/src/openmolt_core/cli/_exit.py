@@ -24,6 +24,7 @@ class ExitCode(IntEnum):
 	HUMAN_INPUT_REQUIRED = 4
 	ERROR = 5
 	APPROVAL_REQUIRED = 6
+	GUARDRAIL_TRIPPED = 7
 	INTERNAL = 70
 	INTERRUPTED = 130
 	PIPE_CLOSED = 141
@@ -38,6 +39,7 @@ EXIT_CODES: dict[ExitCode, str] = {
 	ExitCode.HUMAN_INPUT_REQUIRED: "status human_input_required: nobody could answer",
 	ExitCode.ERROR: "status error: the model provider failed for good",
 	ExitCode.APPROVAL_REQUIRED: "status approval_required: a tool call waits for a decision",
+	ExitCode.GUARDRAIL_TRIPPED: "status guardrail_tripped: a guardrail stopped the run",
 	ExitCode.INTERNAL: "an unexpected error in OpenMolt or a plugin (--verbose shows it)",
 	ExitCode.INTERRUPTED: "a single run cancelled by Ctrl-C (SIGINT)",
 	ExitCode.PIPE_CLOSED: "stdout was closed early (`openmolt tools notion` piped into `head`)",
@@ -53,6 +55,7 @@ _BY_STATUS = {
 	"human_input_required": ExitCode.HUMAN_INPUT_REQUIRED,
 	"error": ExitCode.ERROR,
 	"approval_required": ExitCode.APPROVAL_REQUIRED,
+	"guardrail_tripped": ExitCode.GUARDRAIL_TRIPPED,
 }
 
 

@@ -207,6 +207,8 @@ def _load_json(
 		memory=spec.memory.model_dump(exclude_none=True) if spec.memory else None,
 		on_human_input_request=ask_on_terminal if spec.human_input else None,
 		requires_approval=spec.requires_approval,
+		taint_policy=spec.taint_policy,
+		guardrails=_guardrails(spec.guardrails),
 		output_schema=spec.output_schema,
 		max_steps=spec.max_steps,
 		max_tokens=spec.max_tokens,
@@ -214,6 +216,14 @@ def _load_json(
 	)
 	reports += [r for r in integration_reports if r.source is not None or r.owner[13:] in given]
 	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path)
+
+
+def _guardrails(entries: list[dict[str, Any]]) -> list[Any]:
+	if not entries:
+		return []
+	from openmolt_core.guardrails import from_spec
+
+	return [from_spec(e, f"guardrails[{i}]") for i, e in enumerate(entries)]
 
 
 def _mcp_servers(om: OpenMolt, servers: dict[str, Any], bindings: list[Any]) -> list[str]:

@@ -576,4 +576,5 @@ def file_system_integration(
 			"write": "Create, change, move and delete files.",
 		},
 		tools=tools,
+		labels={"read": ["private"], "list": ["private"], "search": ["private"]},
 	)

@@ -232,6 +232,8 @@ def http_request_integration(
 				scopes=("request",),
 			)
 		],
+		# A fetched page is outside content; any request can carry data out (in its URL too).
+		labels={"request": ["untrusted", "outbound"]},
 	)
 
 

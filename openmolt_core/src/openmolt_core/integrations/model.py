@@ -464,6 +464,9 @@ class Integration(_Spec):
 		scopes: Scope name to description; tools list the scopes they need.
 		tools: The tools.
 		docs: Markdown with how to get a token, for the generated docs.
+		labels: What its tools do with data (`openmolt_core.taint`): tool name, or a shell-style
+			pattern of names (``send*``), to its labels (``private``, ``untrusted``,
+			``outbound``). A tool gets the labels of every key it matches.
 		source: Where the tools come from when they are only known at run time (an MCP server):
 			a `openmolt_core.sources.ToolSource`, listed at the start of each run; not serialized.
 	"""
@@ -477,6 +480,9 @@ class Integration(_Spec):
 	scopes: dict[str, str] = Field(default_factory=dict)
 	tools: Annotated[list[HttpTool | Tool], SkipValidation] = Field(default_factory=list)
 	docs: str = ""
+	labels: dict[str, list[Literal["private", "untrusted", "outbound"]]] = Field(
+		default_factory=dict
+	)
 	source: Any = Field(default=None, exclude=True, repr=False)
 
 	@classmethod
@@ -520,6 +526,16 @@ class Integration(_Spec):
 					f"define; define them in scopes={{...}} (known: {sorted(self.scopes)})"
 				)
 		_check_setup_templates(self)
+		if self.tools and self.source is None:
+			import fnmatch
+
+			names = [t.handle for t in self.tools]
+			for key in self.labels:
+				if not any(fnmatch.fnmatchcase(n, key) for n in names):
+					raise ValueError(
+						f"labels: {key!r} names no tool of this integration; use a tool name "
+						"or a pattern such as 'send*'"
+					)
 		return self
 
 	def credential(self, type: str | None) -> Credential | None:

@@ -1,0 +1,382 @@
+"""Guardrails: checks that run around a run's input, its tool calls, their results and its output.
+
+A guardrail is a plain function (sync or async) or an agent. It gets a `GuardrailCheck` (the
+stage, the value, the tool, the run) and returns a `Verdict`, or None to let the value through:
+
+| verdict | input | tool_call | tool_result | output |
+| --- | --- | --- | --- | --- |
+| `allow` | goes on | the call runs | the model reads the result | the run finishes |
+| `rewrite` | the model reads the new input | the call runs with the new input | the model reads the new result | the run finishes with the new output |
+| `refuse` | the run stops (as `trip`) | the call does not run; the model reads the reason | the model reads that the result was withheld, and why | the finish is refused; the model reads why and tries again |
+| `trip` | the run stops | the run stops | the run stops | the run stops |
+
+A tripwire ends the run gracefully with status ``guardrail_tripped``: what the step did is
+recorded, every command it did not run says so, the state is a valid conversation, and the
+verdict is in ``state.audit``. ``run(history=result.state)`` would go on from there: that is a
+person's decision to override the guardrail, never the loop's.
+
+```python
+from openmolt_core.guardrails import guardrail, refuse
+
+
+@guardrail("tool_call", tools=["gmail.sendMessage"])
+def only_our_domain(check):
+	if not check.value.get("to", "").endswith("@example.com"):
+		return refuse("mail goes to @example.com addresses only; ask the user first")
+
+
+agent = om.create_agent(..., guardrails=[only_our_domain])
+```
+
+Input guardrails run before the first model call, or with ``parallel=True`` alongside it (the
+call is cancelled if one trips; a parallel guardrail can only allow or trip, and no tool runs
+before it has passed). Guardrails of one stage run in order, each seeing the value the previous
+ones let through. A guardrail that raises fails closed: a tool call or result is refused, an
+input or output trips. Verdicts go through the run's port (`openmolt_core.durability`), so a
+replayed run does not ask a guardrail agent again.
+
+Rewrites should be idempotent (redacting twice gives the same text): a call parked for approval
+is checked again when the run resumes, and the decision is bound to the input that will run.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from openmolt_core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.agent import Agent
+	from openmolt_core.llm import Usage
+	from openmolt_core.policy import ApprovalPolicy
+
+__all__ = [
+	"STAGES",
+	"VERDICT_SCHEMA",
+	"Action",
+	"GuardFunction",
+	"Guardrail",
+	"GuardrailCheck",
+	"Stage",
+	"Verdict",
+	"allow",
+	"guardrail",
+	"refuse",
+	"rewrite",
+	"trip",
+]
+
+Stage = Literal["input", "tool_call", "tool_result", "output"]
+"""Where a guardrail runs: the run's input, a tool call's input, a tool's result, the output."""
+
+STAGES: tuple[str, ...] = get_args(Stage)
+"""Every stage."""
+
+Action = Literal["allow", "rewrite", "refuse", "trip"]
+"""What a verdict does (see the module's table)."""
+
+_TOOL_STAGES = ("tool_call", "tool_result")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+	"""A guardrail's answer. Make one with `allow`, `rewrite`, `refuse` or `trip`.
+
+	Args:
+		action: What happens (see the module's table).
+		reason: Why, in words the model (refuse) or a person (trip) can act on.
+		value: The new value, for ``rewrite``.
+	"""
+
+	action: Action
+	reason: str = ""
+	value: Any = None
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The verdict as JSON-serializable data."""
+		out: dict[str, Any] = {"action": self.action, "reason": self.reason}
+		if self.action == "rewrite":
+			out["value"] = self.value
+		return out
+
+	@classmethod
+	def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
+		"""Read a verdict from `to_dict`'s output (or a guardrail agent's output).
+
+		Raises:
+			ValueError: The data is not a verdict.
+		"""
+		action = data.get("action") if isinstance(data, Mapping) else None
+		if action not in get_args(Action):
+			raise ValueError(
+				f"a verdict needs 'action': one of {', '.join(get_args(Action))}; got {action!r}"
+			)
+		if action == "rewrite" and "value" not in data:
+			raise ValueError("a 'rewrite' verdict needs the new 'value'")
+		return cls(
+			action,  # type: ignore[arg-type]  # one of Action: checked above
+			str(data.get("reason") or ""),
+			data.get("value"),
+		)
+
+
+def allow() -> Verdict:
+	"""Let the value through unchanged (returning None does the same)."""
+	return Verdict("allow")
+
+
+def rewrite(value: Any, reason: str = "") -> Verdict:
+	"""Go on with another value: a redacted input, a shortened result.
+
+	Args:
+		value: The new value (a tool call's new input must still match the tool's schema; a new
+			output, the output schema).
+		reason: What was changed, for the audit.
+	"""
+	return Verdict("rewrite", reason, value)
+
+
+def refuse(reason: str) -> Verdict:
+	"""Refuse this one value: the call does not run, the result is withheld, the finish is refused.
+
+	Args:
+		reason: Why, for the model: say what it should do instead.
+	"""
+	return Verdict("refuse", reason)
+
+
+def trip(reason: str) -> Verdict:
+	"""Stop the run (status ``guardrail_tripped``), its state kept.
+
+	Args:
+		reason: Why, for the person who reads the result.
+	"""
+	return Verdict("trip", reason)
+
+
+VERDICT_SCHEMA: dict[str, Any] = {
+	"type": "object",
+	"properties": {
+		"action": {"enum": list(get_args(Action))},
+		"reason": {"type": "string"},
+		"value": {},
+	},
+	"required": ["action", "reason"],
+}
+"""The output schema of an agent used as a guardrail: a verdict as JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailCheck:
+	"""What a guardrail is asked to judge.
+
+	Args:
+		stage: Where it runs (`Stage`).
+		value: The run's input, a tool call's input, a tool's result (as the model would read
+			it), or the finish output.
+		agent: The agent's name.
+		run_id: The run's id.
+		step: The step (0 for the input).
+		tool: The tool's full handle, at the tool stages ("" otherwise).
+		labels: The tool's labels (`openmolt_core.taint`), at the tool stages.
+		tainted: Whether the run has read untrusted content so far.
+	"""
+
+	stage: Stage
+	value: Any
+	agent: str
+	run_id: str
+	step: int
+	tool: str = ""
+	labels: frozenset[str] = frozenset()
+	tainted: bool = False
+
+	def payload(self) -> dict[str, Any]:
+		"""The check as JSON, the input of a guardrail agent."""
+		out: dict[str, Any] = {"stage": self.stage, "value": self.value}
+		if self.tool:
+			out["tool"] = self.tool
+			out["labels"] = sorted(self.labels)
+		if self.tainted:
+			out["tainted"] = True
+		return out
+
+
+GuardFunction = Callable[[GuardrailCheck], Verdict | Awaitable[Verdict | None] | None]
+"""A guardrail written as a function (sync or async)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Guardrail:
+	"""A check at one stage of a run (see the module's table).
+
+	Args:
+		check: A function taking a `GuardrailCheck` and returning a `Verdict` or None, or an
+			agent. An agent gets `GuardrailCheck.payload` as its input and must finish with a
+			verdict as output (give it ``output_schema=VERDICT_SCHEMA``); a run that does not
+			succeed fails closed. Its usage counts in the calling run's.
+		on: The stage.
+		name: The name in results, events and the audit (default: the function's or agent's).
+		tools: At the tool stages, rules selecting the tools it checks (the syntax of
+			`openmolt_core.policy`: ``"gmail.send*"``, ``"slack"``, ``"*:writes"``, ``"!..."``);
+			default: every tool.
+		labels: At the tool stages, check only tools with one of these labels
+			(``["untrusted"]``).
+		parallel: For the input stage: run alongside the first model call instead of before it.
+
+	Raises:
+		ConfigurationError: An unknown stage, tools or labels outside the tool stages, parallel
+			outside the input stage, or a malformed rule.
+	"""
+
+	check: GuardFunction | Agent
+	on: Stage = "input"
+	name: str = ""
+	tools: tuple[str, ...] = ()
+	labels: tuple[str, ...] = ()
+	parallel: bool = False
+	_rules: ApprovalPolicy | None = field(default=None, init=False, repr=False, compare=False)
+
+	def __post_init__(self) -> None:
+		from openmolt_core.policy import ApprovalPolicy
+		from openmolt_core.taint import check_labels
+
+		name = self.name or _name_of(self.check)
+		where = f"guardrail {name!r}"
+		if self.on not in STAGES:
+			raise ConfigurationError(f"{where}: on must be one of {', '.join(STAGES)}")
+		if not callable(self.check) and not _is_agent(self.check):
+			raise ConfigurationError(f"{where}: check must be a function or an agent")
+		if (self.tools or self.labels) and self.on not in _TOOL_STAGES:
+			raise ConfigurationError(
+				f"{where}: tools and labels select tools, so they are for the tool_call and "
+				f"tool_result stages, not {self.on}"
+			)
+		if self.parallel and self.on != "input":
+			raise ConfigurationError(f"{where}: parallel is for input guardrails only")
+		tools = (self.tools,) if isinstance(self.tools, str) else tuple(self.tools)
+		rules = ApprovalPolicy.of(list(tools), where=f"{where}: tools") if tools else None
+		object.__setattr__(self, "name", name)
+		object.__setattr__(self, "tools", tools)
+		object.__setattr__(self, "labels", check_labels(self.labels, f"{where}: labels"))
+		object.__setattr__(self, "_rules", rules)
+
+	def applies(self, bound: BoundTool) -> bool:
+		"""Whether this guardrail checks calls of a tool (at the tool stages).
+
+		Args:
+			bound: The tool as the agent sees it.
+		"""
+		if self.labels and not set(self.labels) & bound.labels:
+			return False
+		rules = self._rules
+		return rules is None or rules.rule_for(bound.handle, bound.tool) is not None
+
+	async def judge(self, check: GuardrailCheck) -> tuple[Verdict, Usage | None]:
+		"""Ask the guardrail; an exception or a bad answer becomes a failing verdict.
+
+		Args:
+			check: What to judge.
+
+		Returns:
+			The verdict, and the usage of a guardrail agent's run (None for a function).
+		"""
+		fails: Action = "refuse" if check.stage in _TOOL_STAGES else "trip"
+		if _is_agent(self.check):
+			return await self._ask_agent(check, fails)
+		try:
+			answer = self.check(check)  # type: ignore[operator]  # a function: checked above
+			if inspect.isawaitable(answer):
+				answer = await answer
+		except Exception as exc:
+			return Verdict(fails, f"the guardrail failed ({type(exc).__name__}: {exc})"), None
+		if answer is None:
+			return Verdict("allow"), None
+		if not isinstance(answer, Verdict):
+			return (
+				Verdict(
+					fails,
+					f"the guardrail returned {type(answer).__name__}, not a Verdict (allow(), "
+					"rewrite(value), refuse(reason) or trip(reason)) or None",
+				),
+				None,
+			)
+		return answer, None
+
+	async def _ask_agent(self, check: GuardrailCheck, fails: Action) -> tuple[Verdict, Usage]:
+		from openmolt_core.durability import LOCAL_PORT
+		from openmolt_core.errors import RunError
+
+		agent: Any = self.check
+		try:
+			# In this process, whatever the instance's durability: the verdict is one journaled
+			# step of the calling run, as a sub-agent's run lives inside its caller's step.
+			result = await agent.execute(
+				None,
+				port=LOCAL_PORT,
+				input=check.payload(),
+				run_id=f"{check.run_id}.guard.{check.step}.{self.name}",
+			)
+		except RunError as exc:
+			return Verdict(fails, f"the guardrail agent failed: {exc}"), exc.result.usage
+		if result.status != "success":
+			why = result.error or result.human_message or "no message"
+			return (
+				Verdict(fails, f"the guardrail agent ended with {result.status}: {why}"),
+				result.usage,
+			)
+		output = result.output
+		dump = getattr(output, "model_dump", None)
+		try:
+			return Verdict.from_dict(dump(mode="json") if callable(dump) else output), result.usage
+		except ValueError as exc:
+			return Verdict(
+				fails, f"the guardrail agent's output is no verdict: {exc}"
+			), result.usage
+
+
+def guardrail(
+	on: Stage = "input",
+	*,
+	name: str | None = None,
+	tools: Sequence[str] = (),
+	labels: Sequence[str] = (),
+	parallel: bool = False,
+) -> Callable[[GuardFunction], Guardrail]:
+	"""Make a `Guardrail` of a function: ``@guardrail("tool_call", tools=["slack.postMessage"])``.
+
+	Args:
+		on: The stage.
+		name: Its name (default: the function's).
+		tools: At the tool stages, rules selecting the tools it checks.
+		labels: At the tool stages, the labels of the tools it checks.
+		parallel: For the input stage: run alongside the first model call.
+	"""
+
+	def make(function: GuardFunction) -> Guardrail:
+		return Guardrail(
+			function,
+			on=on,
+			name=name or "",
+			tools=tuple(tools),
+			labels=tuple(labels),
+			parallel=parallel,
+		)
+
+	return make
+
+
+def _is_agent(value: Any) -> bool:
+	from openmolt_core.agent import Agent
+
+	return isinstance(value, Agent)
+
+
+def _name_of(check: Any) -> str:
+	if _is_agent(check):
+		return str(check.name)
+	return str(getattr(check, "__name__", "") or type(check).__name__)

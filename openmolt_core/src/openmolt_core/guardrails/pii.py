@@ -1,0 +1,226 @@
+"""The PII-redaction guardrail: email addresses, phone numbers and payment card numbers.
+
+```python
+from openmolt_core.guardrails import pii_redaction
+
+guardrails = [
+	pii_redaction(),  # the run's input, before the model reads it
+	pii_redaction(on="tool_result", labels=["untrusted"]),  # what outside content brings in
+]
+```
+
+Each match is replaced by ``[email]``, ``[phone]`` or ``[card]`` in every string of the value
+(dict keys are left alone); redacting twice gives the same text.
+
+- Phone numbers are found by `phonenumbers`, the Python port of Google's libphonenumber: it
+  knows every country's numbering plan, so it finds numbers written in local and international
+  forms and skips digit runs that are no valid number (``Leniency.VALID``). It is pure Python and
+  well kept, but not on the core's dependency list: install ``openmolt-core[pii]``. Numbers
+  without a ``+`` country code are read as numbers of ``region``.
+- Card numbers are 13 to 19 digits (spaces or dashes allowed between them) with a card network's
+  prefix and a valid Luhn check digit. The Luhn check is a few lines of arithmetic, so no library.
+- Email addresses are matched by a pattern for the common form (``local@domain.tld``), not every
+  form RFC 5322 allows (quoted local parts, IP-literal domains).
+
+This finds what is written in the usual ways; it is no guarantee that nothing personal remains
+(names, addresses and numbers spelled out in words pass through).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, get_args
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.guardrails.base import (
+	Guardrail,
+	GuardrailCheck,
+	Stage,
+	Verdict,
+	refuse,
+	rewrite,
+	trip,
+)
+
+__all__ = ["PII_KINDS", "PiiKind", "find_pii", "pii_redaction", "redact_pii"]
+
+PiiKind = Literal["email", "phone", "card"]
+"""What the redaction finds."""
+
+PII_KINDS: tuple[str, ...] = get_args(PiiKind)
+"""Every kind, the default."""
+
+_EMAIL = re.compile(
+	r"[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}"
+)
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])")
+# Visa, Mastercard (51-55, 2221-2720), American Express, Diners, JCB, Discover, UnionPay.
+_NETWORK = re.compile(r"4|5[1-5]|2[2-7]|3[0478]|35|6")
+
+
+def _luhn(digits: str) -> bool:
+	total = 0
+	for position, char in enumerate(reversed(digits)):
+		value = int(char)
+		if position % 2:
+			value = value * 2 - 9 if value > 4 else value * 2
+		total += value
+	return total % 10 == 0
+
+
+def _phones() -> Any:
+	try:
+		import phonenumbers
+	except ImportError:
+		return None
+	return phonenumbers
+
+
+def find_pii(
+	text: str, kinds: Iterable[str] = PII_KINDS, *, region: str | None = "US"
+) -> list[tuple[str, int, int]]:
+	"""Where personal data is in a text.
+
+	Args:
+		text: The text.
+		kinds: What to find (`PII_KINDS`).
+		region: The country (ISO 3166 alpha-2) of phone numbers written without ``+``; None
+			finds international numbers only.
+
+	Returns:
+		``(kind, start, end)`` for each match, in order, none overlapping.
+
+	Raises:
+		ConfigurationError: ``phone`` is asked for without the `phonenumbers` package.
+	"""
+	kinds = set(kinds)
+	found: list[tuple[str, int, int]] = []
+	taken: list[tuple[int, int]] = []
+
+	def free(start: int, end: int) -> bool:
+		return all(end <= s or start >= e for s, e in taken)
+
+	def add(kind: str, start: int, end: int) -> None:
+		if free(start, end):
+			found.append((kind, start, end))
+			taken.append((start, end))
+
+	if "email" in kinds:
+		for m in _EMAIL.finditer(text):
+			add("email", m.start(), m.end())
+	if "card" in kinds:
+		for m in _CARD.finditer(text):
+			digits = re.sub(r"\D", "", m.group())
+			if 13 <= len(digits) <= 19 and _NETWORK.match(digits) and _luhn(digits):
+				add("card", m.start(), m.end())
+	if "phone" in kinds:
+		phonenumbers = _phones()
+		if phonenumbers is None:
+			raise ConfigurationError(_NO_PHONES)
+		matcher = phonenumbers.PhoneNumberMatcher(
+			text, region, leniency=phonenumbers.Leniency.VALID
+		)
+		for match in matcher:
+			add("phone", match.start, match.end)
+	return sorted(found, key=lambda f: f[1])
+
+
+def redact_pii(
+	value: Any, kinds: Iterable[str] = PII_KINDS, *, region: str | None = "US"
+) -> tuple[Any, dict[str, int]]:
+	"""A value with personal data replaced by ``[email]``, ``[phone]`` and ``[card]``.
+
+	Args:
+		value: A string, or JSON data (every string in it is redacted).
+		kinds: What to redact (`PII_KINDS`).
+		region: The country of phone numbers written without ``+``.
+
+	Returns:
+		The redacted value (the same object when nothing was found) and the count per kind.
+
+	Raises:
+		ConfigurationError: ``phone`` is asked for without the `phonenumbers` package.
+	"""
+	counts: dict[str, int] = {}
+	kinds = tuple(kinds)
+
+	def text(s: str) -> str:
+		matches = find_pii(s, kinds, region=region)
+		if not matches:
+			return s
+		out, last = [], 0
+		for kind, start, end in matches:
+			out += [s[last:start], f"[{kind}]"]
+			last = end
+			counts[kind] = counts.get(kind, 0) + 1
+		out.append(s[last:])
+		return "".join(out)
+
+	def walk(node: Any) -> Any:
+		if isinstance(node, str):
+			return text(node)
+		if isinstance(node, dict):
+			new = {k: walk(v) for k, v in node.items()}
+			return node if all(new[k] is node[k] for k in node) else new
+		if isinstance(node, list):
+			items = [walk(v) for v in node]
+			return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+		return node
+
+	return walk(value), counts
+
+
+def pii_redaction(
+	on: Stage = "input",
+	*,
+	kinds: Sequence[str] = PII_KINDS,
+	region: str | None = "US",
+	action: Literal["rewrite", "refuse", "trip"] = "rewrite",
+	tools: Sequence[str] = (),
+	labels: Sequence[str] = (),
+	name: str = "pii_redaction",
+) -> Guardrail:
+	"""A guardrail that redacts (or refuses, or trips on) emails, phone numbers and card numbers.
+
+	Args:
+		on: The stage: the input (default), a tool call's input, a tool's result, the output.
+		kinds: What to find (`PII_KINDS`).
+		region: The country (ISO 3166 alpha-2) of phone numbers written without ``+``.
+		action: ``rewrite`` redacts; ``refuse`` and ``trip`` act on any match instead.
+		tools: At the tool stages, the tools it checks (rules of `openmolt_core.policy`).
+		labels: At the tool stages, the labels of the tools it checks.
+		name: Its name in results, events and the audit.
+
+	Raises:
+		ConfigurationError: An unknown kind or action, or ``phone`` without `phonenumbers`.
+	"""
+	wrong = sorted(set(kinds) - set(PII_KINDS))
+	if wrong:
+		raise ConfigurationError(
+			f"pii_redaction: unknown kind(s) {wrong}; use {', '.join(PII_KINDS)}"
+		)
+	if action not in ("rewrite", "refuse", "trip"):
+		raise ConfigurationError("pii_redaction: action must be 'rewrite', 'refuse' or 'trip'")
+	if "phone" in kinds and _phones() is None:
+		raise ConfigurationError(_NO_PHONES)
+	chosen = tuple(kinds)
+
+	def check(c: GuardrailCheck) -> Verdict | None:
+		redacted, counts = redact_pii(c.value, chosen, region=region)
+		if not counts:
+			return None
+		what = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(counts.items()))
+		if action == "rewrite":
+			return rewrite(redacted, f"redacted {what}")
+		if action == "refuse":
+			return refuse(f"it holds personal data ({what}); leave it out")
+		return trip(f"personal data ({what})")
+
+	return Guardrail(check, on=on, name=name, tools=tuple(tools), labels=tuple(labels))
+
+
+_NO_PHONES = (
+	"pii_redaction: finding phone numbers needs the phonenumbers package: pip install "
+	"'openmolt-core[pii]', or leave 'phone' out of kinds"
+)

@@ -1,0 +1,311 @@
+"""Untrusted content and exfiltration: tool labels, the taint policy and the lethal trifecta.
+
+Each tool may carry labels that say what it does with data:
+
+| label | the tool |
+| --- | --- |
+| ``private`` | reads the user's private data: an inbox, files, customers, payments |
+| ``untrusted`` | returns content that someone other than the user wrote: an email body, a web page, an issue, a chat message |
+| ``outbound`` | can send data out of the user's hands: an email, a chat post, a public post, any HTTP request, a payment, a share link |
+
+Integrations declare them in one table (``Integration(labels={"getMessage": ["private",
+"untrusted"], "send*": ["outbound"]})``, see docs/integration-authoring.md); Python tools with
+``@tool(labels=[...])`` or ``FunctionTool(labels=...)``; any `openmolt_core.tools.Tool` may have a
+``labels`` attribute. An agent used as a tool carries the labels of its own tools. The policy's
+rules add labels (``untrusted=["mcp.fetch"]``) or take them away (``outbound=["!slack.addReaction"]``).
+
+A run is *tainted* once a call of an ``untrusted`` tool has run and its result reached the model:
+from then on the model may be following instructions that someone else wrote. `RunState.taint
+<openmolt_core.result.RunState>` records those calls, the result entry the model reads carries
+``"untrusted": true``, and a ``taint`` event is emitted the first time. While a run is tainted,
+calls of ``outbound`` tools go through the policy (`TaintPolicy.on_outbound`): they wait for an
+approval (the approvals gate: `openmolt_core.approvals`), are refused (the model reads why), or
+run. By default the policy applies to agents that hold the *lethal trifecta*: private data,
+untrusted content and an outbound channel together (`TaintPolicy.only_trifecta`).
+
+Such an agent is also reported when it is created: a `LethalTrifectaWarning` (Python's
+``warnings``) and a warning on the ``openmolt`` logger name its tools.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.policy import ApprovalPolicy
+
+if TYPE_CHECKING:
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.integrations.model import HttpTool
+	from openmolt_core.result import RunState
+	from openmolt_core.tools import Tool
+
+__all__ = [
+	"LABELS",
+	"MAX_TAINT_RECORDS",
+	"Label",
+	"LethalTrifectaWarning",
+	"TaintPolicy",
+	"check_labels",
+	"declared_labels",
+	"gated",
+	"trifecta",
+	"untrusted_input",
+	"warn_trifecta",
+]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+Label = Literal["private", "untrusted", "outbound"]
+"""What a tool does with data (see the module's table)."""
+
+LABELS: frozenset[str] = frozenset(get_args(Label))
+"""Every label."""
+
+MAX_TAINT_RECORDS = 20
+"""``RunState.taint`` keeps the first this many calls that tainted the run."""
+
+OnOutbound = Literal["approve", "refuse", "allow"]
+
+
+class LethalTrifectaWarning(UserWarning):
+	"""An agent combines private data, untrusted content and an outbound channel.
+
+	Content someone else wrote can then ask the model to send the user's data out. Make such
+	calls wait for approval (the default `TaintPolicy`), refuse them (``on_outbound="refuse"``),
+	or split the work between agents that do not hold all three. Silence it for one agent with
+	``TaintPolicy(warn=False)``.
+	"""
+
+
+def check_labels(labels: Iterable[str], where: str) -> tuple[Label, ...]:
+	"""Read a list of labels, refusing unknown ones.
+
+	Args:
+		labels: The labels as given.
+		where: The option's name, for the message.
+
+	Raises:
+		ConfigurationError: A label is not one of `LABELS`.
+	"""
+	if isinstance(labels, str):
+		labels = [labels]
+	out: list[Label] = []
+	for label in labels:
+		if label not in LABELS:
+			raise ConfigurationError(
+				f"{where}: {label!r} is not a label; use {', '.join(sorted(LABELS))}"
+			)
+		out.append(label)  # type: ignore[arg-type]  # checked against LABELS just above
+	return tuple(out)
+
+
+def declared_labels(bound: BoundTool) -> frozenset[str]:
+	"""The labels a bound tool declares: its own ``labels`` and its integration's table.
+
+	The table's keys are tool names or shell-style patterns (``send*``) inside the integration.
+
+	Args:
+		bound: The tool as an agent sees it.
+	"""
+	import fnmatch
+
+	own = getattr(bound.tool, "labels", ()) or ()
+	out = set(own)
+	integration = bound.integration
+	table: Mapping[str, Sequence[str]] = getattr(integration, "labels", None) or {}
+	if table:
+		name = bound.tool.handle
+		for pattern, labels in table.items():
+			if fnmatch.fnmatchcase(name, pattern):
+				out.update(labels)
+	return frozenset(out & LABELS)
+
+
+def _rules(value: Any, where: str) -> tuple[str, ...]:
+	if value is None:
+		return ()
+	if isinstance(value, str):
+		value = [value]
+	if not isinstance(value, Sequence):
+		raise ConfigurationError(f"{where} must be a rule or a list of rules")
+	return ApprovalPolicy.of(list(value), where=where).rules
+
+
+@dataclass(frozen=True, slots=True)
+class TaintPolicy:
+	"""What a tainted run may still send out, and which tools count as what.
+
+	Args:
+		on_outbound: What happens to a call of an ``outbound`` tool once the run is tainted:
+			``approve`` (it waits for a decision, like a call a ``requires_approval`` rule
+			selects: the approval handler decides, or the run parks with status
+			``approval_required``), ``refuse`` (it does not run; the model reads why) or
+			``allow`` (it runs; the taint is still recorded).
+		only_trifecta: Apply ``on_outbound`` only in agents that also read private data (they
+			hold the lethal trifecta); False applies it to every agent (a run whose input holds
+			secrets, say).
+		untrusted: Rules (the syntax of `openmolt_core.policy`: ``"mcp.fetch"``,
+			``"local.*"``, ``"!httpRequest.request"``) for tools whose results taint a run,
+			added to the labels; a ``!`` rule takes the label away.
+		private: Rules for tools that read private data, likewise.
+		outbound: Rules for tools that can send data out, likewise.
+		warn: Warn when an agent holding the trifecta is created (`LethalTrifectaWarning`).
+	"""
+
+	on_outbound: OnOutbound = "approve"
+	only_trifecta: bool = True
+	untrusted: tuple[str, ...] = ()
+	private: tuple[str, ...] = ()
+	outbound: tuple[str, ...] = ()
+	warn: bool = True
+	_rules: dict[str, tuple[ApprovalPolicy, ApprovalPolicy]] = field(
+		init=False, repr=False, compare=False
+	)
+
+	def __post_init__(self) -> None:
+		if self.on_outbound not in get_args(OnOutbound):
+			raise ConfigurationError(
+				f"taint_policy: on_outbound must be 'approve', 'refuse' or 'allow', got "
+				f"{self.on_outbound!r}"
+			)
+		parsed = {}
+		for label in ("untrusted", "private", "outbound"):
+			rules = _rules(getattr(self, label), f"taint_policy: {label}")
+			object.__setattr__(self, label, rules)
+			add = tuple(r for r in rules if not r.startswith("!"))
+			remove = tuple(r[1:] for r in rules if r.startswith("!"))
+			parsed[label] = (ApprovalPolicy(add), ApprovalPolicy(remove))
+		object.__setattr__(self, "_rules", parsed)
+
+	@classmethod
+	def of(cls, value: Any, *, where: str = "taint_policy") -> TaintPolicy:
+		"""Read a ``taint_policy`` option.
+
+		Args:
+			value: A `TaintPolicy`; its fields as a dict (camelCase accepted); ``"approve"``,
+				``"refuse"`` or ``"allow"`` (``on_outbound``); None (the default policy); False
+				(``allow``).
+			where: The option's name, for messages.
+
+		Raises:
+			ConfigurationError: An unknown key, action, label rule or malformed rule.
+		"""
+		if isinstance(value, TaintPolicy):
+			return value
+		if value is None or value is True:
+			return cls()
+		if value is False:
+			return cls(on_outbound="allow")
+		if isinstance(value, str):
+			return cls(on_outbound=value)  # type: ignore[arg-type]  # checked in __post_init__
+		if not isinstance(value, Mapping):
+			raise ConfigurationError(
+				f"{where} must be a TaintPolicy, a dict of its fields, or 'approve', 'refuse' "
+				f"or 'allow'; got {type(value).__name__}"
+			)
+		names = {f.name for f in fields(cls) if not f.name.startswith("_")}
+		spelled = {"onOutbound": "on_outbound", "onlyTrifecta": "only_trifecta"}
+		options: dict[str, Any] = {spelled.get(str(k), str(k)): v for k, v in value.items()}
+		unknown = sorted(k for k in options if k not in names)
+		if unknown:
+			raise ConfigurationError(
+				f"{where}: unknown key(s) {unknown}; allowed: {', '.join(sorted(names))}"
+			)
+		return cls(**options)
+
+	def labels_for(self, bound: BoundTool) -> frozenset[str]:
+		"""A tool's labels under this policy: the declared ones, with the rules applied.
+
+		Args:
+			bound: The tool as an agent sees it.
+		"""
+		out = set(declared_labels(bound))
+		tool: HttpTool | Tool = bound.tool
+		for label, (add, remove) in self._rules.items():
+			if add and add.rule_for(bound.handle, tool) is not None:
+				out.add(label)
+			if remove and remove.rule_for(bound.handle, tool) is not None:
+				out.discard(label)
+		return frozenset(out)
+
+
+def gated(tools: Iterable[BoundTool], policy: TaintPolicy) -> bool:
+	"""Whether ``on_outbound`` applies to an agent with these tools once its run is tainted.
+
+	With ``only_trifecta``, it applies when the agent reads private data and can send data out:
+	a tainted run has the third part, untrusted content, whether it came from one of its tools
+	or with the input (`untrusted_input`).
+
+	Args:
+		tools: The agent's bound tools (their ``labels`` set).
+		policy: Its policy.
+	"""
+	if policy.on_outbound == "allow":
+		return False
+	if not policy.only_trifecta:
+		return True
+	held = {label for t in tools if t.allowed for label in t.labels}
+	return {"private", "outbound"} <= held
+
+
+def untrusted_input(source: str) -> RunState:
+	"""A fresh run state that starts tainted: for a run whose input someone else wrote.
+
+	A webhook payload, an inbound chat message or an email handed over as the input is outside
+	content like a tool's result: ``agent.run(payload, history=untrusted_input("webhook"))``
+	makes the taint policy apply from the first step.
+
+	Args:
+		source: Where the input came from (``"webhook:whatsapp"``), recorded in ``state.taint``.
+	"""
+	from openmolt_core.result import RunState
+
+	return RunState(taint=[{"call": "input", "tool": source, "step": 0}])
+
+
+def trifecta(tools: Iterable[BoundTool]) -> dict[str, list[str]] | None:
+	"""The agent's visible tools per label, when they hold all three labels (else None).
+
+	Args:
+		tools: The agent's bound tools (their ``labels`` set).
+	"""
+	found: dict[str, list[str]] = {label: [] for label in sorted(LABELS)}
+	for t in tools:
+		if t.allowed:
+			for label in t.labels:
+				found[label].append(t.handle)
+	return found if all(found.values()) else None
+
+
+def warn_trifecta(agent: str, held: Mapping[str, Sequence[str]], policy: TaintPolicy) -> None:
+	"""Report an agent that holds the trifecta (a `LethalTrifectaWarning` and a log line).
+
+	Args:
+		agent: The agent's name.
+		held: Its tools per label (`trifecta`).
+		policy: Its policy (the message says what it does about it).
+	"""
+
+	def few(handles: Sequence[str]) -> str:
+		more = f" and {len(handles) - 3} more" if len(handles) > 3 else ""
+		return ", ".join(handles[:3]) + more
+
+	effect = {
+		"approve": "its outbound calls after untrusted content wait for approval",
+		"refuse": "its outbound calls after untrusted content are refused",
+		"allow": "nothing stops its outbound calls after untrusted content "
+		"(taint_policy on_outbound='allow')",
+	}[policy.on_outbound]
+	message = (
+		f"agent {agent!r} combines private data ({few(held['private'])}), untrusted content "
+		f"({few(held['untrusted'])}) and an outbound channel ({few(held['outbound'])}): content "
+		f"someone else wrote could make it send private data out; {effect}. See "
+		"docs/guides/safety.md; TaintPolicy(warn=False) silences this"
+	)
+	log.warning("%s", message)
+	warnings.warn(LethalTrifectaWarning(message), stacklevel=5)

@@ -1,0 +1,64 @@
+"""Agent files set the taint policy and built-in guardrails."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openmolt import ConfigurationError
+from openmolt_core.cli._agentfile import AgentFileError
+from openmolt_core.cli._run import load
+
+
+def write(tmp_path: Path, **extra: Any) -> str:
+	path = tmp_path / "a.json"
+	spec = {"name": "A", "model": "openai:gpt-5-mini", "integrations": ["httpRequest"], **extra}
+	path.write_text(json.dumps(spec))
+	return str(path)
+
+
+def test_an_agent_file_sets_the_taint_policy_and_guardrails(tmp_path: Path) -> None:
+	path = write(
+		tmp_path,
+		taintPolicy={"onOutbound": "refuse", "onlyTrifecta": False},
+		guardrails=[
+			{"use": "max_size", "limit": 2000},
+			{"use": "prompt_injection", "action": "refuse"},
+			{"use": "json_schema", "on": "tool_call", "tools": "httpRequest", "schema": {}},
+			{"use": "pii_redaction", "kinds": ["email", "card"]},
+		],
+	)
+	agent = load(path, env_file=None, verbose=False).agent
+	assert agent._taint.on_outbound == "refuse" and agent._taint.only_trifecta is False
+	assert agent._gated  # only_trifecta off: the outbound httpRequest is gated once tainted
+	guards = [(g.name, g.on) for g in agent._guardrails]
+	assert guards == [
+		("max_size", "input"),
+		("prompt_injection", "tool_result"),
+		("json_schema", "tool_call"),
+		("pii_redaction", "input"),
+	]
+	assert agent._guardrails[2].tools == ("httpRequest",)
+
+
+@pytest.mark.parametrize(
+	("guardrails", "message"),
+	[
+		([{"use": "nope"}], r"guardrails\[0\]: 'nope' is no built-in guardrail"),
+		([{"use": "max_size", "limit": 5, "size": 3}], r"unknown option\(s\) \['size'\]"),
+		([{"use": "max_size"}], r"guardrails\[0\] \(max_size\).*limit"),
+		([{"limit": 5}], r"an entry is \{\"use\": name"),
+		([{"use": "max_size", "limit": -1}], "limit must be a whole number"),
+	],
+)
+def test_a_bad_guardrail_entry_names_its_place(
+	tmp_path: Path, guardrails: list[Any], message: str
+) -> None:
+	with pytest.raises((ConfigurationError, AgentFileError), match=message):
+		load(write(tmp_path, guardrails=guardrails), env_file=None, verbose=False)
+
+
+def test_a_bad_taint_policy_is_named(tmp_path: Path) -> None:
+	with pytest.raises((ConfigurationError, AgentFileError), match="on_outbound must be"):
+		load(write(tmp_path, taintPolicy="sometimes"), env_file=None, verbose=False)

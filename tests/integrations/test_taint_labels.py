@@ -1,0 +1,87 @@
+"""The taint labels of every built-in integration (keyed by module): families, not examples.
+
+A tool that sends, posts, publishes, shares, replies, forwards or creates something others read
+is ``outbound``; a tool that reads messages, comments, threads, issues, posts or reviews returns
+what someone else wrote and is ``untrusted``. Exceptions say why.
+"""
+
+import fnmatch
+import importlib
+import pkgutil
+import re
+from typing import Any
+
+import pytest
+
+import openmolt_integrations
+from openmolt_core.integrations.model import Integration
+
+SENDS = re.compile(
+	r"^(send|post|publish|reply|forward|share|makeCall|comment|create\w*(Post|Comment|Message|Mail|"
+	r"Shipment|Fulfillment|Refund|Payment|Checkout|SharedLink|Pull|Issue|Release|Event))"
+)
+READS = re.compile(
+	r"^(get|list|search)\w*(Message|Comment|Thread|Conversation|Issue|Pull|Post|Mention|Timeline|"
+	r"Update|Review|Hashtag)"
+)
+NOT_OUTBOUND = {
+	"airtable.createComment": "a comment stays inside the base",
+	"notion.createComment": "a comment stays inside the workspace",
+	"notion.sendFileUpload": "the bytes go to the workspace's own upload",
+	"telegram.sendChatAction": "a typing indicator carries no data",
+	"whatsapp.sendReaction": "an emoji on a message carries no data",
+}
+NOT_UNTRUSTED = {
+	"gmail.listMessages": "ids only",
+	"instagram.searchHashtag": "a hashtag id only",
+	"slack.listConversations": "channel metadata; messages come from getConversationHistory",
+	"slack.getConversationInfo": "channel metadata",
+	"tiktok.getPostStatus": "a status only",
+	"twilio.listMessageMedia": "media metadata",
+}
+
+
+def _integrations() -> list[Any]:
+	out = []
+	for module in pkgutil.iter_modules(openmolt_integrations.__path__):
+		if not module.name.startswith("_"):
+			mod = importlib.import_module(f"openmolt_integrations.{module.name}")
+			out.append(pytest.param(module.name, mod.INTEGRATION, id=module.name))
+	return out
+
+
+def labels_of(integration: Integration, name: str) -> set[str]:
+	out: set[str] = set()
+	for pattern, labels in integration.labels.items():
+		if fnmatch.fnmatchcase(name, pattern):
+			out.update(labels)
+	return out
+
+
+@pytest.mark.parametrize(("key", "integration"), _integrations())
+def test_senders_are_outbound_and_readers_of_others_words_untrusted(
+	key: str, integration: Integration
+) -> None:
+	problems = []
+	for t in integration.tools:
+		handle = f"{key}.{t.handle}"
+		labels = labels_of(integration, t.handle)
+		if SENDS.match(t.handle) and "outbound" not in labels and handle not in NOT_OUTBOUND:
+			problems.append(f"{handle} sends data out but is not labelled outbound")
+		if READS.match(t.handle) and "untrusted" not in labels and handle not in NOT_UNTRUSTED:
+			problems.append(f"{handle} returns others' words but is not labelled untrusted")
+	assert problems == []
+
+
+def test_the_exceptions_name_real_tools() -> None:
+	handles = set()
+	for param in _integrations():
+		key, integration = param.values
+		handles |= {f"{key}.{t.handle}" for t in integration.tools}
+	assert set(NOT_OUTBOUND) | set(NOT_UNTRUSTED) <= handles
+
+
+def test_the_generic_http_tool_is_both_untrusted_and_outbound() -> None:
+	from openmolt_core.integrations.http_request import http_request_integration
+
+	assert labels_of(http_request_integration(), "request") == {"untrusted", "outbound"}
