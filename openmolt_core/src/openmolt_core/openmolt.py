@@ -583,9 +583,10 @@ class OpenMolt:
 				True (the default settings), False (never), a `CompactionConfig`, or its fields
 				as a dict (``{"threshold_tokens": 50000, "keep_steps": 6, "model":
 				"openai:gpt-5-nano"}``).
-			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them) or `Skill`
-				objects (`openmolt_core.skills`); the model loads them on demand with the
-				``skills.load`` tool.
+			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them), names of
+				skills plugins provide (``"pdf-forms"``; a folder of that name is
+				``"./pdf-forms"``), or `Skill` objects (`openmolt_core.skills`); the model loads
+				them on demand with the ``skills.load`` tool.
 			fallback_models: Models to try, in order, after ``model`` (same as giving a list).
 			tool_loading: ``"all"`` lists every tool in the first message; ``"search"`` shows a
 				catalog and built-in tools to search and load tools; ``"auto"`` searches when the
@@ -756,7 +757,7 @@ class OpenMolt:
 			entries = [entries]
 		from openmolt_core.skills import load_skills
 
-		return load_skills(entries)
+		return load_skills(entries, plugins=self.plugins.skills, known=self.plugins.skill_names)
 
 	def _compaction(
 		self, option: CompactionConfig | Mapping[str, Any] | bool

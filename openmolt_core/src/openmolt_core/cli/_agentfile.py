@@ -159,6 +159,10 @@ class AgentFile(_Model):
 		description="Make runs durable (needs openmolt[dbos]): a SQLite file, a postgresql:// "
 		"URL, or {url, workerId, heartbeat, lapse, filesDir, ...}; --durability overrides it.",
 	)
+	skills: list[str] = Field(
+		default_factory=list,
+		description="Skill folders (relative to this file), or names of skills plugins provide.",
+	)
 	input: Any = Field(default=None, description="The run's input (--input overrides it).")
 	schedules: list[ScheduleSpec] = Field(
 		default_factory=list, description="Run on these schedules instead of once."

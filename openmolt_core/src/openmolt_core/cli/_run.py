@@ -211,9 +211,23 @@ def _load_json(
 		max_steps=spec.max_steps,
 		max_tokens=spec.max_tokens,
 		timeout=spec.timeout,
+		skills=_skill_entries(path, spec.skills),
 	)
 	reports += [r for r in integration_reports if r.source is not None or r.owner[13:] in given]
 	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path)
+
+
+def _skill_entries(path: Path, entries: list[str]) -> list[str]:
+	# Folders are relative to the agent file; a bare name is a plugin's skill unless a folder of
+	# that name sits beside the file.
+	out = []
+	for entry in entries:
+		beside = path.parent / entry
+		if Path(entry).is_absolute() or (re.fullmatch(r"[a-z0-9-]+", entry) and not beside.exists()):
+			out.append(entry)
+		else:
+			out.append(str(beside))
+	return out
 
 
 def _mcp_servers(om: OpenMolt, servers: dict[str, Any], bindings: list[Any]) -> list[str]:
