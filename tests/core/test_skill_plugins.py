@@ -103,7 +103,9 @@ class CodePlugin:
 
 	@hookimpl
 	def register_skills(self, register: Any) -> None:
-		register(Skill(name="tone", description="Write in our house tone.", instructions="Be brief."))
+		register(
+			Skill(name="tone", description="Write in our house tone.", instructions="Be brief.")
+		)
 		register({"name": "headlines", "description": "Headline rules."})
 
 
