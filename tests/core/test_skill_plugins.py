@@ -65,7 +65,7 @@ def test_an_unknown_name_says_what_plugins_provide() -> None:
 
 def test_a_plugin_registering_a_bad_skill_is_a_plugin_error() -> None:
 	"""A malformed skill from a plugin names the plugin and the field."""
-	with pytest.raises(PluginError, match="broken-skill.*description must say"):
+	with pytest.raises(PluginError, match=r"broken-skill.*description must say"):
 		OpenMolt().create_agent(name="A", model=ScriptedModel([]), skills=["broken-skill"])
 
 
