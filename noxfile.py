@@ -109,6 +109,7 @@ def typing(session: nox.Session) -> None:
 		"openmolt_ui/src/openmolt_ui",
 		"openmolt_otel/src/openmolt_otel",
 		"openmolt_dbos/src/openmolt_dbos",
+		"openmolt_serve/src/openmolt_serve",
 		"tests/typing",
 	)
 

@@ -51,6 +51,7 @@ class Loaded:
 	schedules: list[Any] = field(default_factory=list)
 	keys: list[KeyReport] = field(default_factory=list)
 	file: Path = Path()
+	triggers: Any = None  # the file's webhooks and channels (openmolt_core.triggers.Triggers)
 
 	@property
 	def om(self) -> OpenMolt:
@@ -214,7 +215,7 @@ def _load_json(
 		skills=_skill_entries(path, spec.skills),
 	)
 	reports += [r for r in integration_reports if r.source is not None or r.owner[13:] in given]
-	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path)
+	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path, spec.triggers)
 
 
 def _skill_entries(path: Path, entries: list[str]) -> list[str]:
@@ -269,7 +270,13 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 		reports = resolve_keys(owners, **keys)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
 	return Loaded(
-		agent, model_id, loaded.input, loaded.schedules, reports + integration_reports, path
+		agent,
+		model_id,
+		loaded.input,
+		loaded.schedules,
+		reports + integration_reports,
+		path,
+		loaded.triggers,
 	)
 
 

@@ -1,0 +1,233 @@
+"""Conversations over chat channels: a message starts a run or continues the chat's conversation.
+
+One `Conversations` per agent and channel. For each message from someone the allow lists let in:
+
+- if the chat's last run is parked on a question (the agent's ``requestHumanInput``), the message
+  is the answer: the run resumes with it;
+- otherwise a new run starts, its input ``{"message", "from", "chat", "earlier"}``, where
+  ``earlier`` holds the chat's last exchanges (``history`` of them), so the agent continues the
+  conversation.
+
+When the run ends, its ``humanMessage`` (else its output, if text) is sent to the same chat (and
+thread); a question it asks is sent there too, and the run parks until the next message. Messages
+of one chat are handled one after another; chats run side by side. A message seen before (the
+service's retry) is ignored. Messages from anyone else are ignored and logged, never answered:
+a stranger learns nothing about the bot.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.result import RunResult, RunState
+from openmolt_serve._launch import Launcher, run_id_for
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.triggers import SlackChannel, TelegramChannel
+
+__all__ = ["Conversations", "Incoming", "Send", "park_questions"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+Send = Callable[["Incoming", str], Awaitable[None]]
+"""Sends a text to the chat (and thread) a message came from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+	"""A message from a chat service.
+
+	Args:
+		channel: ``telegram`` or ``slack``.
+		chat: The chat (Telegram chat id, Slack channel id).
+		user: The sender's id.
+		text: What they wrote.
+		id: The service's id of the message (or update, or event), for retries.
+		username: The sender's name, if known (Telegram ``@username``).
+		thread: The thread it belongs to (Slack ``thread_ts``), if any.
+		reply_to: The message to reply to (Telegram ``message_id``), if any.
+	"""
+
+	channel: str
+	chat: str
+	user: str
+	text: str
+	id: str
+	username: str | None = None
+	thread: str | None = None
+	reply_to: str | None = None
+
+	@property
+	def key(self) -> str:
+		"""The conversation it belongs to: the chat, and the thread."""
+		return f"{self.chat}/{self.thread}" if self.thread else self.chat
+
+
+def _nobody_now(question: str) -> str:
+	raise HumanInputUnavailable(question)
+
+
+def park_questions(agent: Agent) -> None:
+	"""Make the agent's questions park its run, to be answered by the chat's next message."""
+	agent.on_human_input_request = _nobody_now
+
+
+@dataclass
+class _Chat:
+	lock: anyio.Lock = field(default_factory=anyio.Lock)
+	earlier: deque[dict[str, str]] = field(default_factory=deque)
+	parked: RunState | None = None
+
+
+def _reply(result: RunResult | None, error: BaseException | None) -> str:
+	if result is not None and result.status == "success":
+		if result.human_message:
+			return result.human_message
+		output = result.output
+		if isinstance(output, dict) and isinstance(output.get("result"), str):
+			return str(output["result"])
+		return output if isinstance(output, str) and output else "Done."
+	if result is not None and result.human_message:
+		return result.human_message
+	status = result.status if result is not None else "error"
+	return f"Sorry, I could not finish that ({status})."
+
+
+class Conversations:
+	"""The conversations of one agent on one channel.
+
+	Args:
+		agent: The agent (its questions are made to park: `park_questions`).
+		settings: The channel's settings (allow lists, history).
+		send: Sends a text to a message's chat.
+		launcher: Starts the runs.
+	"""
+
+	def __init__(
+		self,
+		agent: Agent,
+		settings: TelegramChannel | SlackChannel,
+		send: Send,
+		launcher: Launcher,
+	) -> None:
+		self.agent = agent
+		self.settings = settings
+		self.send = send
+		self.launcher = launcher
+		self.chats: dict[str, _Chat] = {}
+		self._seen: OrderedDict[str, None] = OrderedDict()
+		park_questions(agent)
+
+	def allowed(self, message: Incoming) -> bool:
+		"""Whether the allow lists let this message's sender (or chat) talk to the agent."""
+		s = self.settings
+		if s.allow_everyone:
+			return True
+		users = {str(u).lstrip("@").lower() for u in s.allowed_users}
+		if message.user.lower() in users:
+			return True
+		if message.username and message.username.lstrip("@").lower() in users:
+			return True
+		return message.chat in {str(c) for c in s.allowed_chats}
+
+	def _first_time(self, message: Incoming) -> bool:
+		if message.id in self._seen:
+			return False
+		self._seen[message.id] = None
+		while len(self._seen) > 10_000:
+			self._seen.popitem(last=False)
+		return True
+
+	async def receive(self, message: Incoming) -> bool:
+		"""Take a message; its run goes on in the background (the service wants a quick answer).
+
+		Returns:
+			Whether it was taken (False: not allowed, empty, or seen before).
+		"""
+		if not message.text.strip() or not self._first_time(message):
+			return False
+		if not self.allowed(message):
+			log.info(
+				"%s: a message from %s in %s is ignored: not on the allow lists of %s",
+				message.channel,
+				message.user,
+				message.chat,
+				self.agent.name,
+			)
+			return False
+		self.launcher.tg.start_soon(self._handle, message, name=f"openmolt chat {message.key}")
+		return True
+
+	async def _handle(self, message: Incoming) -> None:
+		chat = self.chats.setdefault(message.key, _Chat())
+		async with chat.lock:  # one message of a chat at a time, in order
+			done = anyio.Event()
+			outcome: dict[str, Any] = {}
+
+			async def ended(result: RunResult | None, error: BaseException | None) -> None:
+				outcome["result"], outcome["error"] = result, error
+				done.set()
+
+			parked, chat.parked = chat.parked, None
+			run_id = (
+				parked.run_id
+				if parked is not None
+				else run_id_for(message.channel, self.agent.name, f"{message.chat}:{message.id}")
+			)
+			try:
+				if parked is not None:
+					await self.launcher.start(
+						self.agent, run_id=run_id, resume=parked, answer=message.text, done=ended
+					)
+				else:
+					await self.launcher.start(
+						self.agent, self._input(message, chat), run_id=run_id, done=ended
+					)
+			except Exception as exc:
+				log.warning(
+					"%s: the run for %s could not start: %s", message.channel, message.key, exc
+				)
+				await self._say(message, "Sorry, I cannot start on that now.")
+				return
+			await done.wait()
+			result, error = outcome.get("result"), outcome.get("error")
+			chat.earlier.append({"from": message.username or message.user, "text": message.text})
+			if (
+				result is not None
+				and result.status == "human_input_required"
+				and result.state.pending
+			):
+				question = str(result.state.pending.get("message", ""))
+				chat.parked = result.state
+				chat.earlier.append({"from": "agent", "text": question})
+				await self._say(message, question)
+			else:
+				text = _reply(result, error)
+				chat.earlier.append({"from": "agent", "text": text})
+				await self._say(message, text)
+			while len(chat.earlier) > self.settings.history:
+				chat.earlier.popleft()
+
+	def _input(self, message: Incoming, chat: _Chat) -> dict[str, Any]:
+		data: dict[str, Any] = {
+			"message": message.text,
+			"from": message.username or message.user,
+			"chat": message.chat,
+		}
+		if chat.earlier and self.settings.history:
+			data["earlier"] = list(chat.earlier)[-self.settings.history :]
+		return data
+
+	async def _say(self, message: Incoming, text: str) -> None:
+		try:
+			await self.send(message, text)
+		except Exception as exc:
+			log.warning("%s: could not reply in %s: %s", message.channel, message.chat, exc)
