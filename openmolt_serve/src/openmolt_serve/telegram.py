@@ -127,7 +127,7 @@ class TelegramBot:
 		"""The HTTP client."""
 		return self._http or self.agent.om.http()
 
-	async def call(self, method: str, params: dict[str, Any], *, timeout: float = 30.0) -> Any:
+	async def call(self, method: str, params: dict[str, Any], *, read: float = 30.0) -> Any:
 		"""Call a Bot API method; return its ``result``.
 
 		Raises:
@@ -135,7 +135,7 @@ class TelegramBot:
 		"""
 		url = f"{self.base_url}/bot{self.token}/{method}"
 		try:
-			response = await self.http.post(url, json=params, timeout=timeout)
+			response = await self.http.post(url, json=params, timeout=read)
 		except httpx.HTTPError as exc:
 			raise TelegramError(f"Telegram {method}: {type(exc).__name__}") from None
 		try:
@@ -169,7 +169,7 @@ class TelegramBot:
 		}
 		if self.offset is not None:
 			params["offset"] = self.offset
-		updates = await self.call("getUpdates", params, timeout=self.settings.poll_timeout + 10.0)
+		updates = await self.call("getUpdates", params, read=self.settings.poll_timeout + 10.0)
 		for update in updates or []:
 			update_id = update.get("update_id")
 			if isinstance(update_id, int):
