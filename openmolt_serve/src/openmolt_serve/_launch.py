@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.openmolt import OpenMolt
 
-__all__ = ["Done", "Launcher", "run_id_for"]
+__all__ = ["Done", "Launcher", "run_id_for", "scope_prefix"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -35,19 +35,34 @@ Done = Callable[[RunResult | None, BaseException | None], Awaitable[None]]
 _NAMESPACE = uuid.UUID("8b0c6a5e-2f4b-4f55-9a39-9f0e0b7e1a20")
 
 
-def run_id_for(kind: str, agent: str, delivery: str | None) -> str:
+def run_id_for(kind: str, agent: str, delivery: str | None, *, scope: str | None = None) -> str:
 	"""The run id of a trigger: stable for one delivery id, random without one.
 
 	Args:
 		kind: ``hook``, ``telegram``, ``slack``.
 		agent: The agent's name.
 		delivery: The sender's id of the delivery (None: a new random id).
+		scope: What the run belongs to (a chat), readable in the id: `scope_prefix` finds the
+			runs of one chat among a durable store's.
 	"""
 	tail = (
-		uuid.uuid5(_NAMESPACE, f"{kind}:{agent}:{delivery}").hex if delivery else uuid.uuid4().hex
+		uuid.uuid5(_NAMESPACE, f"{kind}:{agent}:{scope}:{delivery}").hex
+		if delivery
+		else uuid.uuid4().hex
 	)
-	slug = re.sub(r"[^A-Za-z0-9]+", "-", agent).strip("-").lower()[:24] or "agent"
-	return f"{kind}-{slug}-{tail}"
+	return f"{scope_prefix(kind, agent, scope)}{tail}"
+
+
+def _slug(text: str, size: int) -> str:
+	return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:size]
+
+
+def scope_prefix(kind: str, agent: str, scope: str | None = None) -> str:
+	"""How the run ids of one kind, agent (and scope) begin."""
+	head = f"{kind}-{_slug(agent, 24) or 'agent'}-"
+	if scope is not None:
+		head += f"{uuid.uuid5(_NAMESPACE, scope).hex[:12]}-"
+	return head
 
 
 class _Starts(RunObserver):
@@ -113,8 +128,48 @@ class Launcher:
 		Raises:
 			OpenMoltError: The run could not start (a missing key, a bad setting).
 		"""
+
+		async def go() -> RunResult:
+			if resume is not None:
+				return await agent.resume(resume, answer=answer)
+			return await agent.run(input, history=RunState(run_id=run_id))
+
+		return await self._launch(agent, run_id, go, done, wait=True)
+
+	async def answer(
+		self, agent: Agent, run_id: str, text: str, *, done: Done | None = None
+	) -> str:
+		"""Answer a durable run parked on a question (found in the store) and follow it.
+
+		Returns once the answer is recorded; ``done`` gets the run's next result.
+
+		Raises:
+			OpenMoltError: The run waits for no answer.
+		"""
+		om = agent.om
+		await om.answer(run_id, text)
+
+		async def go() -> RunResult:
+			result = await om.result(run_id)
+			if result is None:  # pragma: no cover - result(wait=True) always returns one
+				raise OpenMoltError(f"the run {run_id} has no result")
+			return result
+
+		return await self._launch(agent, run_id, go, done, wait=False)
+
+	async def _launch(
+		self,
+		agent: Agent,
+		run_id: str,
+		run: Callable[[], Awaitable[RunResult]],
+		done: Done | None,
+		*,
+		wait: bool,
+	) -> str:
 		starts = self._watch(agent.om)
 		started = starts.waiting.setdefault(run_id, anyio.Event())
+		if not wait:
+			started.set()
 		ended = anyio.Event()
 		failure: list[BaseException] = []
 
@@ -123,10 +178,7 @@ class Launcher:
 			error: BaseException | None = None
 			self.running.add(run_id)
 			try:
-				if resume is not None:
-					result = await agent.resume(resume, answer=answer)
-				else:
-					result = await agent.run(input, history=RunState(run_id=run_id))
+				result = await run()
 			except RunError as exc:
 				error, result = exc, exc.result
 			except Exception as exc:

@@ -27,7 +27,7 @@ import anyio
 
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.result import RunResult, RunState
-from openmolt_serve._launch import Launcher, run_id_for
+from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -177,17 +177,21 @@ class Conversations:
 				done.set()
 
 			parked, chat.parked = chat.parked, None
-			run_id = (
-				parked.run_id
-				if parked is not None
-				else run_id_for(message.channel, self.agent.name, f"{message.chat}:{message.id}")
-			)
 			try:
 				if parked is not None:
 					await self.launcher.start(
-						self.agent, run_id=run_id, resume=parked, answer=message.text, done=ended
+						self.agent,
+						run_id=parked.run_id,
+						resume=parked,
+						answer=message.text,
+						done=ended,
 					)
+				elif (waiting := await self._parked_in_store(message)) is not None:
+					await self.launcher.answer(self.agent, waiting, message.text, done=ended)
 				else:
+					run_id = run_id_for(
+						message.channel, self.agent.name, message.id, scope=message.key
+					)
 					await self.launcher.start(
 						self.agent, self._input(message, chat), run_id=run_id, done=ended
 					)
@@ -215,6 +219,19 @@ class Conversations:
 				await self._say(message, text)
 			while len(chat.earlier) > self.settings.history:
 				chat.earlier.popleft()
+
+	async def _parked_in_store(self, message: Incoming) -> str | None:
+		"""A durable run of this chat parked on a question (after a restart), if any."""
+		if self.agent.om.durability is None:
+			return None
+		prefix = scope_prefix(message.channel, self.agent.name, message.key)
+		try:
+			waiting = await self.agent.om.pending(agent=self.agent.name)
+		except Exception as exc:
+			log.warning("%s: cannot read the parked runs: %s", message.channel, exc)
+			return None
+		found = [p.run_id for p in waiting if p.run_id.startswith(prefix)]
+		return found[-1] if found else None
 
 	def _input(self, message: Incoming, chat: _Chat) -> dict[str, Any]:
 		data: dict[str, Any] = {
