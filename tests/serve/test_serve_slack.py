@@ -135,7 +135,7 @@ async def test_a_mention_is_answered_in_its_thread_and_a_question_waits_for_the_
 		await send(client, callback(reply))
 		await eventually(lambda: len(fake.posted) == 2)
 	assert fake.posted[1] == {"channel": "C9", "text": "Deployed to eu.", "thread_ts": "111.222"}
-	assert inputs(model) == [{"message": "deploy", "from": "U7", "chat": "C9"}]
+	assert inputs(model) == [{"message": "deploy", "from": "U7", "chat": "C9", "thread": "111.222"}]
 
 
 async def test_bots_edits_channel_chatter_and_strangers_start_nothing() -> None:

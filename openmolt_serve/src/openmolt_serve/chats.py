@@ -106,7 +106,7 @@ class Conversations:
 
 	Args:
 		agent: The agent (its questions are made to park: `park_questions`).
-		settings: The channel's settings (allow lists, history).
+		settings: The channel's settings (its type, allow lists, history).
 		send: Sends a text to a message's chat.
 		launcher: Starts the runs.
 	"""
@@ -118,6 +118,7 @@ class Conversations:
 		send: Send,
 		launcher: Launcher,
 	) -> None:
+		self.channel: str = settings.type
 		self.agent = agent
 		self.settings = settings
 		self.send = send
@@ -202,23 +203,75 @@ class Conversations:
 				await self._say(message, "Sorry, I cannot start on that now.")
 				return
 			await done.wait()
-			result, error = outcome.get("result"), outcome.get("error")
 			chat.earlier.append({"from": message.username or message.user, "text": message.text})
-			if (
-				result is not None
-				and result.status == "human_input_required"
-				and result.state.pending
-			):
-				question = str(result.state.pending.get("message", ""))
-				chat.parked = result.state
-				chat.earlier.append({"from": "agent", "text": question})
-				await self._say(message, question)
-			else:
-				text = _reply(result, error)
-				chat.earlier.append({"from": "agent", "text": text})
-				await self._say(message, text)
-			while len(chat.earlier) > self.settings.history:
-				chat.earlier.popleft()
+			await self._after(message, chat, outcome.get("result"), outcome.get("error"))
+
+	async def _after(
+		self, message: Incoming, chat: _Chat, result: RunResult | None, error: BaseException | None
+	) -> None:
+		"""Send what the run ended with: its question (it parks) or its reply."""
+		if result is not None and result.status == "human_input_required" and result.state.pending:
+			question = str(result.state.pending.get("message", ""))
+			chat.parked = result.state
+			chat.earlier.append({"from": "agent", "text": question})
+			await self._say(message, question)
+		else:
+			text = _reply(result, error)
+			chat.earlier.append({"from": "agent", "text": text})
+			await self._say(message, text)
+		while len(chat.earlier) > self.settings.history:
+			chat.earlier.popleft()
+
+	async def recover(self) -> int:
+		"""After a restart on a durable store: follow this channel's runs that were going.
+
+		The backend resumes them (`openmolt_core.durability`); this waits for each one's result
+		and sends it to its chat, which the run's input names. Returns how many it follows.
+		"""
+		om = self.agent.om
+		lister = getattr(om.durability, "runs", None)
+		if lister is None:
+			return 0
+		prefix = scope_prefix(self.channel, self.agent.name)
+		rows = await lister(agent=self.agent.name)
+		going = [
+			r["run_id"]
+			for r in rows
+			if str(r.get("run_id", "")).startswith(prefix)
+			and r.get("status") in ("pending", "enqueued")
+		]
+		for run_id in going:
+			self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
+		return len(going)
+
+	async def _follow(self, run_id: str) -> None:
+		from openmolt_core.errors import RunError
+		from openmolt_core.observe import run_input
+
+		error: BaseException | None = None
+		try:
+			result = await self.agent.om.result(run_id)
+		except RunError as exc:
+			result, error = exc.result, exc
+		except Exception as exc:
+			log.warning("%s: cannot follow the run %s: %s", self.channel, run_id, exc)
+			return
+		if result is None:
+			return
+		data = run_input(result.state)
+		if not isinstance(data, dict) or not isinstance(data.get("chat"), str):
+			return
+		message = Incoming(
+			channel=self.channel,
+			chat=data["chat"],
+			user="",
+			text="",
+			id=run_id,
+			thread=data.get("thread"),
+		)
+		chat = self.chats.setdefault(message.key, _Chat())
+		async with chat.lock:
+			await self._after(message, chat, result, error)
 
 	async def _parked_in_store(self, message: Incoming) -> str | None:
 		"""A durable run of this chat parked on a question (after a restart), if any."""
@@ -239,6 +292,8 @@ class Conversations:
 			"from": message.username or message.user,
 			"chat": message.chat,
 		}
+		if message.thread:
+			data["thread"] = message.thread
 		if chat.earlier and self.settings.history:
 			data["earlier"] = list(chat.earlier)[-self.settings.history :]
 		return data

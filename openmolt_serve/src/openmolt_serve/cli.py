@@ -2,7 +2,7 @@
 
 ```
 openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-port PORT]
-                         [--env-file PATH] [--verbose]
+                         [--durability STORE] [--env-file PATH] [--verbose]
 ```
 
 ``AGENTS`` are agent files (JSON or Python) or folders of them. For each agent it serves its
@@ -10,6 +10,12 @@ openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-port PORT]
 shows every run in the run viewer (``openmolt-ui``, on a port of its own; ``--no-ui`` leaves it
 out). Everything binds 127.0.0.1 unless ``--host`` says otherwise. Progress goes to stderr;
 each scheduled run's record goes to stdout as a JSON line. Ctrl-C or SIGTERM stops it.
+
+With a durable store (``--durability``, else ``OPENMOLT_DURABILITY``, else the files' own
+``durability``; ``openmolt[dbos]``) every run is a workflow: a webhook is answered once its run
+is recorded, schedules fire through the store, and a restart resumes what was going (see
+`openmolt_serve.server`). Python files that define several ``agents`` are served by
+``openmolt worker`` (durable runs and schedules, no triggers).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -25,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_serve.server import DEFAULT_PORT, TriggerServer
 
 if TYPE_CHECKING:
@@ -85,19 +92,26 @@ def _parser() -> argparse.ArgumentParser:
 	parser.add_argument(
 		"--ui-port", type=int, default=0, help="the run viewer's port (default: any free one)"
 	)
+	parser.add_argument(
+		"--durability",
+		help="make runs durable on this store (a SQLite file or a postgresql:// URL; default: "
+		"$OPENMOLT_DURABILITY, else each file's durability, else in process)",
+	)
 	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
 	parser.add_argument("--verbose", "-v", action="store_true", help="log steps to stderr")
 	return parser
 
 
-def _load(paths: Sequence[str], *, env_file: str | None, verbose: bool) -> list[Loaded]:
+def _load(
+	paths: Sequence[str], *, env_file: str | None, verbose: bool, durability: str | None = None
+) -> list[Loaded]:
 	from openmolt_core.cli._run import check_ready, load
 	from openmolt_core.cli._ui import record_runs
 
 	loaded: list[Loaded] = []
 	names: dict[str, Path] = {}
 	for path in agent_files(paths):
-		one = load(str(path), env_file=env_file, verbose=verbose)
+		one = load(str(path), env_file=env_file, verbose=verbose, durability=durability)
 		if one.agent.name in names:
 			raise ConfigurationError(
 				f"{path}: {names[one.agent.name]} already defines an agent named "
@@ -221,12 +235,19 @@ def main(args: Sequence[str]) -> int:
 		handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
 		log.addHandler(handler)
 		log.setLevel(logging.INFO)
-	loaded = _load(ns.paths, env_file=ns.env_file, verbose=ns.verbose)
+	durability = ns.durability or os.environ.get("OPENMOLT_DURABILITY")
+	loaded = _load(ns.paths, env_file=ns.env_file, verbose=ns.verbose, durability=durability)
 	if not any(one.triggers or one.schedules for one in loaded):
 		raise ConfigurationError(
 			"none of these agents has triggers or schedules: give an agent file a 'triggers' "
 			"block (a webhook, channels) or 'schedules', or run it once with `openmolt FILE`"
 		)
-	return anyio.run(
-		lambda: serve(loaded, host=ns.host, port=ns.port, ui=not ns.no_ui, ui_port=ns.ui_port)
-	)
+	try:
+		return anyio.run(
+			lambda: serve(loaded, host=ns.host, port=ns.port, ui=not ns.no_ui, ui_port=ns.ui_port)
+		)
+	except ExceptionGroup as group:  # a poller's or a server's error, out of the task group
+		errors = group.exceptions
+		if len(errors) == 1 and isinstance(errors[0], OpenMoltError):
+			raise errors[0] from None
+		raise

@@ -16,6 +16,11 @@ async with TriggerServer([(agent, triggers)], port=8787) as server:
 It binds 127.0.0.1 by default: put a reverse proxy (or a tunnel) in front to receive webhooks
 from the internet, and bind another address only on purpose. Runs start in the server's task
 group and stop with it. The server serves in the caller's event loop (asyncio: uvicorn needs it).
+
+On a durable store (``OpenMolt(durability=...)``) a trigger is answered once its run's workflow
+is recorded, and starting the server starts the engine, which resumes the runs a crash cut short;
+the chats get the results of theirs, and a question a run parked on before the restart is
+answered by the chat's next message.
 """
 
 from __future__ import annotations
@@ -213,6 +218,7 @@ class TriggerServer:
 			self._stopped = anyio.Event()
 			tg.start_soon(self._serve, sock, name="openmolt serve")
 			await self._server.ready.wait()
+			await self._recover()
 			for bot in self.telegram.values():
 				if bot.settings.mode == "polling":
 					tg.start_soon(bot.poll, name=f"openmolt telegram {bot.agent.name}")
@@ -222,6 +228,26 @@ class TriggerServer:
 			await tg.__aexit__(None, None, None)
 			raise
 		return self
+
+	async def _recover(self) -> None:
+		"""On a durable store: start the engine (it resumes the runs a crash cut short) and
+		send the chats the results of their runs that were going."""
+		started: set[int] = set()
+		for agent, _ in self.agents.values():
+			backend = agent.om.durability
+			if backend is not None and id(agent.om) not in started:
+				started.add(id(agent.om))
+				await backend.start()
+		for channel in [*self.telegram.values(), *self.slack.values()]:
+			if channel.agent.om.durability is not None:
+				count = await channel.conversations.recover()
+				if count:
+					log.warning(
+						"%s of %s: following %d runs a restart interrupted",
+						channel.settings.type,
+						channel.agent.name,
+						count,
+					)
 
 	async def _serve(self, sock: socket.socket) -> None:
 		assert self._server is not None
