@@ -230,8 +230,10 @@ class TriggerServer:
 		return self
 
 	async def _recover(self) -> None:
-		"""On a durable store: start the engine (it resumes the runs a crash cut short) and
-		send the chats the results of their runs that were going."""
+		"""On a durable store: start the engine, and follow the chats' interrupted runs.
+
+		The engine resumes the runs a crash cut short; each chat gets the result of its own.
+		"""
 		started: set[int] = set()
 		for agent, _ in self.agents.values():
 			backend = agent.om.durability
