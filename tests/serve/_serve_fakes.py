@@ -99,6 +99,10 @@ class FakeTelegram:
 		self._new = anyio.Event()
 		return self._next_id
 
+	def reset(self) -> None:
+		"""Use the fake in a new event loop (a test's next "process")."""
+		self._new = anyio.Event()
+
 	def app(self) -> ASGIApp:
 		async def method(request: Request) -> Response:
 			self.paths.append(request.url.path)
