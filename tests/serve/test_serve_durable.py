@@ -56,7 +56,9 @@ async def restart() -> None:
 async def test_a_webhook_run_is_recorded_before_the_202_and_readable_by_its_id(store: str) -> None:
 	"""The 202's run id is the workflow's: om.result reads the run from the store."""
 	om = OpenMolt(durability=store, entry_points=False)
-	agent = om.create_agent(name="Hooked", model=ScriptedModel([finish("done", human_message="ok")]))
+	agent = om.create_agent(
+		name="Hooked", model=ScriptedModel([finish("done", human_message="ok")])
+	)
 	triggers = Triggers.model_validate({"webhook": {"scheme": "github", "secret": SECRET}})
 	async with TriggerServer([(agent, triggers)], port=0) as server:
 		async with httpx.AsyncClient(base_url=server.url) as client:
