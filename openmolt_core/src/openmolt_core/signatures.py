@@ -226,12 +226,12 @@ def verify(
 		stamp_text = _need(headers, "webhook-timestamp", scheme)
 		given = _need(headers, "webhook-signature", scheme)
 		stamp = _timestamp(stamp_text, "webhook-timestamp", clock, tolerance)
-		expected = base64.b64encode(
+		wanted = base64.b64encode(
 			_mac(_standard_key(secret), f"{wid}.{stamp_text}.".encode() + body)
 		).decode()
 		for candidate in given.split():
 			version, _, value = candidate.partition(",")
-			if version == "v1" and hmac.compare_digest(value, expected):
+			if version == "v1" and hmac.compare_digest(value.encode(), wanted.encode()):
 				return Verified(scheme, candidate, stamp, wid)
 		raise SignatureError(
 			"no v1 signature of webhook-signature matches: a wrong secret, or a changed body",

@@ -240,7 +240,8 @@ class TriggerServer:
 			if backend is not None and id(agent.om) not in started:
 				started.add(id(agent.om))
 				await backend.start()
-		for channel in [*self.telegram.values(), *self.slack.values()]:
+		channels: list[TelegramBot | SlackApp] = [*self.telegram.values(), *self.slack.values()]
+		for channel in channels:
 			if channel.agent.om.durability is not None:
 				count = await channel.conversations.recover()
 				if count:

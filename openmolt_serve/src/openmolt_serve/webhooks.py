@@ -89,9 +89,9 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 		return verified_delivery
 	if isinstance(data, dict):
 		if config.scheme == "stripe" and isinstance(data.get("id"), str):
-			return data["id"]  # evt_...: Stripe retries an event with the same id
+			return str(data["id"])  # evt_...: Stripe retries an event with the same id
 		if config.scheme == "slack" and isinstance(data.get("event_id"), str):
-			return data["event_id"]
+			return str(data["event_id"])
 	return None
 
 
