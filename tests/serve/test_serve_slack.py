@@ -165,3 +165,13 @@ async def test_a_failed_post_is_logged_not_raised(caplog: pytest.LogCaptureFixtu
 			await send(client, {"type": "url_verification", "challenge": "c"})
 		).status_code == 200
 	assert "xoxb-wrong" not in caplog.text
+
+
+def test_chat_post_message_parameters_are_the_web_apis() -> None:
+	"""channel, text and thread_ts are parameters of chat.postMessage in Slack's own SDK."""
+	import inspect
+
+	from slack_sdk import WebClient
+
+	params = inspect.signature(WebClient.chat_postMessage).parameters
+	assert {"channel", "text", "thread_ts"} <= set(params)
