@@ -133,3 +133,30 @@ def test_the_overview_lists_serve_and_bad_trigger_keys_name_their_line(
 		"bad.json:5: unknown key 'triggers.webhok'; did you mean 'webhook'?"
 		in capsys.readouterr().err
 	)
+
+
+def test_python_agent_files_define_triggers(tmp_path: Path) -> None:
+	"""A Python file's `triggers` dict is read and checked like a JSON file's."""
+	from openmolt_core.cli._agentfile import AgentFileError
+	from openmolt_core.cli._run import load
+	from openmolt_core.triggers import Triggers
+
+	good = tmp_path / "good.py"
+	good.write_text(
+		"def agent(om):\n"
+		"    return om.create_agent(name='Py', model='echo:v1')\n"
+		"triggers = {'webhook': {'scheme': 'stripe', 'secretEnv': 'STRIPE_WHSEC'}}\n"
+	)
+	loaded = load(str(good), env_file=None, verbose=False)
+	assert isinstance(loaded.triggers, Triggers)
+	assert loaded.triggers.webhook is not None and loaded.triggers.webhook.scheme == "stripe"
+	bad = tmp_path / "bad.py"
+	bad.write_text(
+		"def agent(om):\n"
+		"    return om.create_agent(name='Py', model='echo:v1')\n"
+		"triggers = {'webhook': {'scheme': 'paypal'}}\n"
+	)
+	with pytest.raises(
+		AgentFileError, match=r"bad.py: triggers.webhook.scheme: Input should be .hmac."
+	):
+		load(str(bad), env_file=None, verbose=False)

@@ -498,7 +498,9 @@ def load_python_file(path: Path) -> PythonAgent:
 	return PythonAgent(agent, getattr(module, "input", None), list(schedules), agents, triggers)
 
 
-def _python_triggers(path: Path, raw: Any, *, by_name: bool) -> Triggers | dict[str, Triggers] | None:
+def _python_triggers(
+	path: Path, raw: Any, *, by_name: bool
+) -> Triggers | dict[str, Triggers] | None:
 	if raw is None or isinstance(raw, Triggers):
 		return raw
 	try:
@@ -508,4 +510,7 @@ def _python_triggers(path: Path, raw: Any, *, by_name: bool) -> Triggers | dict[
 			return {str(k): Triggers.model_validate(v) for k, v in raw.items()}
 		return Triggers.model_validate(raw)
 	except ValidationError as exc:
-		raise AgentFileError(f"{path}: triggers: {exc}") from None
+		problems = "; ".join(
+			f"triggers.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+		)
+		raise AgentFileError(f"{path}: {problems}") from None

@@ -224,7 +224,9 @@ def _skill_entries(path: Path, entries: list[str]) -> list[str]:
 	out = []
 	for entry in entries:
 		beside = path.parent / entry
-		if Path(entry).is_absolute() or (re.fullmatch(r"[a-z0-9-]+", entry) and not beside.exists()):
+		if Path(entry).is_absolute() or (
+			re.fullmatch(r"[a-z0-9-]+", entry) and not beside.exists()
+		):
 			out.append(entry)
 		else:
 			out.append(str(beside))
