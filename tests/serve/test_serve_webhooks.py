@@ -66,9 +66,11 @@ async def test_a_signed_github_delivery_starts_a_run_with_the_payload_as_input(g
 	assert run_id.startswith("hook-triage-") and response.json()["status"] == "accepted"
 	await eventually(lambda: len(model.requests) == 1)
 	assert first_input(model) == {"action": "opened", "issue": {"number": 7}}
-	# The same delivery again (GitHub's redelivery reuses its id) starts nothing new.
+	# The same delivery again (a retry, or GitHub's redelivery: the same id) starts nothing new,
+	# and a 2xx tells the sender to stop.
 	again = await client.post("/hooks/Triage", content=body, headers=github_headers(body))
-	assert again.status_code == 409 and again.json()["reason"] == "replayed"
+	assert again.status_code == 200
+	assert again.json() == {"run_id": run_id, "status": "duplicate"}
 	assert len(model.requests) == 1
 
 
@@ -144,7 +146,38 @@ async def test_stripe_events_outside_the_tolerance_are_refused() -> None:
 		# Stripe retries an event with a new signature and the same id: the same run, not a new one.
 		retry = sign("stripe", SECRET, body, timestamp=int(time.time()) + 1)
 		second = await client.post("/hooks/Triage", content=body, headers=retry)
-		assert second.json()["run_id"] == first.json()["run_id"]
+		assert second.json() == {"run_id": first.json()["run_id"], "status": "duplicate"}
+		# An exact replay of the first request names the same event: a duplicate, not a run.
+		replay = await client.post("/hooks/Triage", content=body, headers=fresh)
+		assert replay.json()["status"] == "duplicate"
+	await eventually(lambda: len(model.requests) == 1)
+	model.assert_consumed()
+
+
+async def test_exact_replays_without_a_delivery_id_are_refused_and_rate_limited_ones_may_retry() -> (
+	None
+):
+	"""hmac signs no id: the same signed request twice is a 409; a 429'd request is accepted later."""
+	from openmolt_serve._limits import RateLimit
+
+	model = ScriptedModel([finish("a"), finish("b")])
+	now = [0.0]
+	async for server, client in serving(model, {"scheme": "hmac", "rateLimit": 1}):
+		server.webhooks["Triage"].limit = RateLimit(1, clock=lambda: now[0])
+		one = b'{"n": 1}'
+		assert (
+			await client.post("/hooks/Triage", content=one, headers=sign("hmac", SECRET, one))
+		).status_code == 202
+		replay = await client.post("/hooks/Triage", content=one, headers=sign("hmac", SECRET, one))
+		assert replay.status_code == 409 and replay.json()["reason"] == "replayed"
+		two = b'{"n": 2}'
+		limited = await client.post("/hooks/Triage", content=two, headers=sign("hmac", SECRET, two))
+		assert limited.status_code == 429 and limited.headers["retry-after"] == "60"
+		now[0] = 60.0
+		retried = await client.post("/hooks/Triage", content=two, headers=sign("hmac", SECRET, two))
+		assert retried.status_code == 202
+		await eventually(lambda: len(model.requests) == 2)
+	assert [first_input(model, n) for n in range(2)] == [{"n": 1}, {"n": 2}]
 
 
 async def test_slack_webhooks_answer_the_url_verification_and_read_forms() -> None:

@@ -311,27 +311,46 @@ class ReplayGuard:
 		self.size = size
 		self._seen: OrderedDict[str, float] = OrderedDict()
 
+	def _keys(self, verified: Verified) -> list[str]:
+		keys = [f"sig:{verified.signature}"]
+		if verified.delivery:
+			keys.append(f"id:{verified.delivery}")
+		return keys
+
+	def _expire(self, clock: float) -> None:
+		while self._seen and next(iter(self._seen.values())) < clock:
+			self._seen.popitem(last=False)
+
+	def seen(self, verified: Verified, *, now: float | None = None) -> bool:
+		"""Whether this signature (or delivery id) came before, without remembering it."""
+		self._expire(time.monotonic() if now is None else now)
+		return any(k in self._seen for k in self._keys(verified))
+
+	def remember(self, verified: Verified, *, now: float | None = None) -> None:
+		"""Remember a request that was accepted."""
+		clock = time.monotonic() if now is None else now
+		until = clock + (2 * self.tolerance if verified.timestamp is not None else self.keep)
+		for k in self._keys(verified):
+			self._seen[k] = until
+			self._seen.move_to_end(k)
+		while len(self._seen) > self.size:
+			self._seen.popitem(last=False)
+
+	def forget(self, verified: Verified) -> None:
+		"""Forget a request (its run could not start: the sender may send it again)."""
+		for k in self._keys(verified):
+			self._seen.pop(k, None)
+
 	def check(self, verified: Verified, *, now: float | None = None) -> None:
 		"""Remember a verified request; raise if it was seen already.
 
 		Raises:
 			SignatureError: The same signature (or delivery id) came before (``replayed``).
 		"""
-		clock = time.monotonic() if now is None else now
-		while self._seen and next(iter(self._seen.values())) < clock:
-			self._seen.popitem(last=False)
-		keys = [f"sig:{verified.signature}"]
-		if verified.delivery:
-			keys.append(f"id:{verified.delivery}")
-		if any(k in self._seen for k in keys):
+		if self.seen(verified, now=now):
 			raise SignatureError(
 				"this signed request was received before: a replay (or a retry of a delivery "
 				"that was already accepted)",
 				reason="replayed",
 			)
-		until = clock + (2 * self.tolerance if verified.timestamp is not None else self.keep)
-		for k in keys:
-			self._seen[k] = until
-			self._seen.move_to_end(k)
-		while len(self._seen) > self.size:
-			self._seen.popitem(last=False)
+		self.remember(verified, now=now)

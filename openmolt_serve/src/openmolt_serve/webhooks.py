@@ -4,10 +4,13 @@ In order, before anything runs:
 
 1. the agent must exist and have a webhook (else ``404``);
 2. the body must fit ``maxBody`` (else ``413``, read no further);
-3. the signature must verify (`openmolt_core.signatures`; else ``401`` with the reason), and not
-   have been seen before (else ``409``: a replay, or a retry of an accepted delivery);
-4. the agent's rate limit must allow it (else ``429`` with ``Retry-After``). Only verified
-   requests count, so unsigned floods cannot use up the limit of the real sender.
+3. the signature must verify (`openmolt_core.signatures`; else ``401`` with the reason);
+4. a delivery id accepted before is a retry: ``200 {"status": "duplicate"}`` with its run id,
+   and nothing new starts (senders such as Stripe retry until they see a 2xx);
+5. a signature seen before is a replay: ``409``;
+6. the agent's rate limit must allow it (else ``429`` with ``Retry-After``; the request is not
+   remembered, so the sender may retry it). Only verified requests count, so unsigned floods
+   cannot use up the limit of the real sender.
 
 Then the run starts, and the answer is ``202 {"run_id": ...}`` once it has (on a durable backend:
 once its workflow is recorded). A delivery id the sender gives (``webhook-id``,
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -63,10 +67,18 @@ class Webhook:
 	secret: str = field(repr=False)
 	limit: RateLimit = field(init=False)
 	guard: ReplayGuard = field(init=False)
+	accepted: OrderedDict[str, str] = field(init=False)
 
 	def __post_init__(self) -> None:
 		self.limit = RateLimit(self.config.rate_limit)
 		self.guard = ReplayGuard(tolerance=self.config.tolerance)
+		self.accepted = OrderedDict()
+
+	def remember(self, delivery: str, run_id: str) -> None:
+		"""Remember an accepted delivery's run (the last 10,000)."""
+		self.accepted[delivery] = run_id
+		while len(self.accepted) > 10_000:
+			self.accepted.popitem(last=False)
 
 	@classmethod
 	def create(cls, agent: Agent, config: WebhookTrigger) -> Webhook:
@@ -120,28 +132,41 @@ async def handle_webhook(request: Request, hook: Webhook | None, launcher: Launc
 			tolerance=config.tolerance,
 			header=config.header,
 		)
-		hook.guard.check(verified)
 	except SignatureError as exc:
-		status = 409 if exc.reason == "replayed" else 401
 		log.info("webhook of %s refused (%s): %s", hook.agent.name, exc.reason, exc)
-		return _error(status, str(exc), reason=exc.reason)
+		return _error(401, str(exc), reason=exc.reason)
+	data = payload(body, request.headers.get("content-type", ""))
+	delivery = _delivery(config, verified.delivery, data)
+	if delivery is not None and delivery in hook.accepted:
+		# A retry of a delivery that was accepted (its answer may have been lost): the same
+		# run, nothing new starts, and a 2xx tells the sender to stop retrying.
+		return JSONResponse({"run_id": hook.accepted[delivery], "status": "duplicate"})
+	if hook.guard.seen(verified):
+		return _error(
+			409,
+			"this signed request was received before: a replay; send a new, freshly signed one",
+			reason="replayed",
+		)
 	wait = hook.limit.take()
-	if wait:
+	if wait:  # not remembered: the sender may retry this request later
 		return JSONResponse(
 			{"error": f"too many requests: at most {config.rate_limit} a minute", "reason": "rate"},
 			status_code=429,
 			headers={"Retry-After": str(math.ceil(wait))},
 		)
-	data = payload(body, request.headers.get("content-type", ""))
+	hook.guard.remember(verified)
 	if isinstance(data, dict) and data.get("type") == "url_verification" and "challenge" in data:
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
-	run_id = run_id_for("hook", hook.agent.name, _delivery(config, verified.delivery, data))
-	if run_id in launcher.running:
-		return JSONResponse({"run_id": run_id, "status": "running"}, status_code=202)
+	run_id = run_id_for("hook", hook.agent.name, delivery)
+	if delivery is not None:
+		hook.remember(delivery, run_id)
 	try:
 		await launcher.start(hook.agent, data, run_id=run_id)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
+		hook.guard.forget(verified)  # nothing ran: the sender's retry is welcome
+		if delivery is not None:
+			hook.accepted.pop(delivery, None)
 		return _error(500, f"the run could not start: {exc}")
 	return Response(
 		json.dumps({"run_id": run_id, "status": "accepted"}),
