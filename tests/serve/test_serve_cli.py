@@ -54,7 +54,7 @@ def wait_for(proc: subprocess.Popen[str], pattern: str, log: list[str]) -> re.Ma
 
 
 def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Path) -> None:
-	"""A signed POST to the printed address starts a run (202); schedules fire; SIGTERM stops it cleanly."""
+	"""A signed POST to the printed address starts a run (202); schedules fire; the viewer serves; SIGTERM stops it."""
 	write(tmp_path / "agents")
 	env = {**os.environ, "OPENMOLT_TRIAGE_WEBHOOK_SECRET": SECRET}
 	proc = subprocess.Popen(
@@ -66,7 +66,6 @@ def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Pa
 			str(tmp_path / "agents"),
 			"--port",
 			"0",
-			"--no-ui",
 		],
 		stdout=subprocess.PIPE,
 		stderr=subprocess.PIPE,
@@ -77,6 +76,9 @@ def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Pa
 	log: list[str] = []
 	try:
 		url = wait_for(proc, r"POST /hooks/Triage on (http://127\.0\.0\.1:\d+)", log).group(1)
+		viewer = wait_for(proc, r"run viewer: (http://127\.0\.0\.1:\d+/\?token=\S+)", log).group(1)
+		assert httpx.get(viewer).status_code == 200  # the viewer, on its own port, with its token
+		assert httpx.get(viewer.split("?")[0]).status_code == 403
 		body = json.dumps({"action": "opened"}).encode()
 		headers = {**sign("github", SECRET, body), "X-GitHub-Delivery": "cli-1"}
 		response = httpx.post(f"{url}/hooks/Triage", content=body, headers=headers)

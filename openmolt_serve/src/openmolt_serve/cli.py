@@ -1,14 +1,16 @@
 """``openmolt serve AGENTS...``: every trigger of the agents, and the run viewer, in one process.
 
 ```
-openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-port PORT]
-                         [--durability STORE] [--env-file PATH] [--verbose]
+openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-host HOST]
+                         [--ui-port PORT] [--durability STORE] [--env-file PATH] [--verbose]
 ```
 
 ``AGENTS`` are agent files (JSON or Python) or folders of them. For each agent it serves its
 ``schedules``, its webhook (``POST /hooks/<agent>``) and its chat channels (Telegram, Slack), and
 shows every run in the run viewer (``openmolt-ui``, on a port of its own; ``--no-ui`` leaves it
-out). Everything binds 127.0.0.1 unless ``--host`` says otherwise. Progress goes to stderr;
+out). Both bind 127.0.0.1 unless ``--host`` (the triggers) or ``--ui-host`` (the viewer) say
+otherwise. Nobody sits at this terminal: a question an agent asks outside a chat parks its run,
+and so does a tool call that waits for approval; the viewer's page answers and decides them. Progress goes to stderr;
 each scheduled run's record goes to stdout as a JSON line. Ctrl-C or SIGTERM stops it.
 
 With a durable store (``--durability``, else ``OPENMOLT_DURABILITY``, else the files' own
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
+from openmolt_serve.chats import park_questions
 from openmolt_serve.server import DEFAULT_PORT, TriggerServer
 
 if TYPE_CHECKING:
@@ -90,6 +93,9 @@ def _parser() -> argparse.ArgumentParser:
 	)
 	parser.add_argument("--no-ui", action="store_true", help="do not serve the run viewer")
 	parser.add_argument(
+		"--ui-host", default="127.0.0.1", help="the run viewer's address (default: 127.0.0.1)"
+	)
+	parser.add_argument(
 		"--ui-port", type=int, default=0, help="the run viewer's port (default: any free one)"
 	)
 	parser.add_argument(
@@ -120,6 +126,8 @@ def _load(
 		names[one.agent.name] = path
 		check_ready(one, strict=True)  # a missing key fails now, not at the first message
 		record_runs(one.om)
+		if one.agent.on_human_input_request is not None:
+			park_questions(one.agent)  # not the terminal: the chat or the viewer answers
 		loaded.append(one)
 	return loaded
 
@@ -152,6 +160,7 @@ async def serve(
 	host: str = "127.0.0.1",
 	port: int = DEFAULT_PORT,
 	ui: bool = True,
+	ui_host: str = "127.0.0.1",
 	ui_port: int = 0,
 	until: Any = None,
 ) -> int:
@@ -159,9 +168,10 @@ async def serve(
 
 	Args:
 		loaded: The agent files, loaded.
-		host: The address of the triggers and the viewer.
+		host: The address of the triggers.
 		port: The triggers' port.
 		ui: Serve the run viewer.
+		ui_host: Its address.
 		ui_port: Its port (0: any free one).
 		until: An async function; serving stops when it returns.
 
@@ -195,7 +205,7 @@ async def serve(
 					if om.schedules:
 						await tg.start(om.scheduler.serve)
 				if ui:
-					await _with_viewer(loaded, host, ui_port, until)
+					await _with_viewer(loaded, ui_host, ui_port, until)
 				else:
 					await (until or _until_stopped)()
 		finally:
@@ -244,7 +254,14 @@ def main(args: Sequence[str]) -> int:
 		)
 	try:
 		return anyio.run(
-			lambda: serve(loaded, host=ns.host, port=ns.port, ui=not ns.no_ui, ui_port=ns.ui_port)
+			lambda: serve(
+				loaded,
+				host=ns.host,
+				port=ns.port,
+				ui=not ns.no_ui,
+				ui_host=ns.ui_host,
+				ui_port=ns.ui_port,
+			)
 		)
 	except ExceptionGroup as group:  # a poller's or a server's error, out of the task group
 		errors = group.exceptions

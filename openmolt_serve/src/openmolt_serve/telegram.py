@@ -192,7 +192,12 @@ class TelegramBot:
 						f"Telegram refused the bot token of {self.agent.name!r} ({exc}); check "
 						f"{self.settings.token_env}"
 					) from None
-				log.warning("%s; trying again in %.0f s", exc, pause)
+				hint = (
+					" (a webhook is set: call deleteWebhook to poll)"
+					if exc.status_code == 409
+					else ""
+				)
+				log.warning("%s%s; trying again in %.0f s", exc, hint, pause)
 				await anyio.sleep(pause)
 				pause = min(pause * 2, 30.0)
 
