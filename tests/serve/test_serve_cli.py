@@ -162,3 +162,17 @@ def test_python_agent_files_define_triggers(tmp_path: Path) -> None:
 		AgentFileError, match=r"bad.py: triggers.webhook.scheme: Input should be .hmac."
 	):
 		load(str(bad), env_file=None, verbose=False)
+
+
+def test_served_agents_park_their_questions_instead_of_asking_the_terminal(tmp_path: Path) -> None:
+	"""A served agent's question parks its run (the chat or the viewer answers), never reads stdin."""
+	from openmolt import HumanInputUnavailable
+	from openmolt_serve.cli import _load
+
+	file = tmp_path / "asker.json"
+	file.write_text(json.dumps({"name": "Asker", "model": "echo:v1", "schedules": []}))
+	[one] = _load([str(file)], env_file=None, verbose=False)
+	handler = one.agent.on_human_input_request
+	assert handler is not None
+	with pytest.raises(HumanInputUnavailable):
+		handler("Which one?")
