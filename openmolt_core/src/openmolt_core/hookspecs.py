@@ -2,7 +2,8 @@
 
 A plugin is a module (or object) with functions marked ``@hookimpl``, found through the
 ``openmolt.providers``, ``openmolt.integrations`` or ``openmolt.skills`` entry-point group (the
-entry-point name is the id users type: ``openai``, ``notion``, ``pdf-forms``) or passed as ``OpenMolt(plugins=[...])``.
+entry-point name is the id users type: ``openai``, ``notion``, ``pdf-forms``) or passed as
+``OpenMolt(plugins=[...])``.
 
 Registration hooks are synchronous and do no I/O: they hand factories or declarative specs to
 ``register``. Network work happens later, in the provider's ``generate`` and the tools' ``execute``.

@@ -584,9 +584,9 @@ class OpenMolt:
 				as a dict (``{"threshold_tokens": 50000, "keep_steps": 6, "model":
 				"openai:gpt-5-nano"}``).
 			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them), names of
-				skills plugins provide (``"pdf-forms"``; a folder of that name is
-				``"./pdf-forms"``), or `Skill` objects (`openmolt_core.skills`); the model loads
-				them on demand with the ``skills.load`` tool.
+				skills plugins provide (``"pdf-forms"``, else a folder of that name), or `Skill`
+				objects (`openmolt_core.skills`); the model loads them on demand with the
+				``skills.load`` tool.
 			fallback_models: Models to try, in order, after ``model`` (same as giving a list).
 			tool_loading: ``"all"`` lists every tool in the first message; ``"search"`` shows a
 				catalog and built-in tools to search and load tools; ``"auto"`` searches when the
