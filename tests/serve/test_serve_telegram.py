@@ -184,3 +184,32 @@ def test_channels_need_an_allow_list() -> None:
 
 	with pytest.raises(ValidationError, match="name who may talk to the agent"):
 		Triggers.model_validate({"channels": [{"type": "telegram"}]})
+
+
+async def test_a_tool_call_waiting_for_approval_is_said_in_the_chat() -> None:
+	"""A run parked on an approval tells the chat where to decide it (the viewer), not 'failed'."""
+	from openmolt_core.testing import call_tool
+
+	def refund(amount: int) -> str:
+		"""Refund an amount."""
+		return "refunded"
+
+	fake = FakeTelegram()
+	model = ScriptedModel([call_tool("local.refund", amount=5)])
+	async with local_server(fake.app()) as base:
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(name="Helper", model=model, tools=[refund], requires_approval=True)
+		channel = {
+			"type": "telegram",
+			"token": TOKEN,
+			"baseUrl": base,
+			"pollTimeout": 1,
+			"allowedUsers": [42],
+		}
+		async with TriggerServer(
+			[(agent, Triggers.model_validate({"channels": [channel]}))], port=0
+		):
+			fake.message("refund me")
+			await eventually(lambda: len(fake.sent) == 1)
+		await om.aclose()
+	assert "waits for an approval" in fake.sent[0]["text"]

@@ -95,6 +95,8 @@ def _reply(result: RunResult | None, error: BaseException | None) -> str:
 		if isinstance(output, dict) and isinstance(output.get("result"), str):
 			return str(output["result"])
 		return output if isinstance(output, str) and output else "Done."
+	if result is not None and result.status == "approval_required":
+		return "This waits for an approval: decide it in the run viewer, and I will go on there."
 	if result is not None and result.human_message:
 		return result.human_message
 	status = result.status if result is not None else "error"
