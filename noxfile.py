@@ -109,6 +109,7 @@ def typing(session: nox.Session) -> None:
 		"openmolt_ui/src/openmolt_ui",
 		"openmolt_otel/src/openmolt_otel",
 		"openmolt_dbos/src/openmolt_dbos",
+		"openmolt_serve/src/openmolt_serve",
 		"tests/typing",
 	)
 
@@ -180,6 +181,7 @@ WHEEL_PACKAGES = {
 	"openmolt_ui": {"openmolt_ui"},
 	"openmolt_otel": {"openmolt_otel"},
 	"openmolt_dbos": {"openmolt_dbos"},
+	"openmolt_serve": {"openmolt_serve"},
 }
 
 
@@ -201,6 +203,7 @@ def build(session: nox.Session) -> None:
 		"openmolt-ui",
 		"openmolt-otel",
 		"openmolt-dbos",
+		"openmolt-serve",
 	):
 		session.run(
 			"uv", "build", "--package", name, "--wheel", "-o", str(out), external=True, silent=True

@@ -15,13 +15,15 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 	ids = _toml("openmolt_integrations/pyproject.toml")["project"]["entry-points"][
 		"openmolt.integrations"
 	]
-	# Besides the integrations, extras name features with their own distribution (mcp, ui, otel, dbos).
+	# Besides the integrations, extras name features with their own distribution (mcp, ui, otel,
+	# dbos, serve).
 	extras = set(_toml("pyproject.toml")["project"]["optional-dependencies"]) - {
 		"all",
 		"mcp",
 		"ui",
 		"otel",
 		"dbos",
+		"serve",
 	}
 	assert {extra_for(i) for i in ids} == extras
 	assert len(ids) == 29

@@ -1,8 +1,9 @@
 """The hooks a plugin can implement. They run while an OpenMolt instance loads its plugins.
 
 A plugin is a module (or object) with functions marked ``@hookimpl``, found through the
-``openmolt.providers`` or ``openmolt.integrations`` entry-point group (the entry-point name is the id
-users type: ``openai``, ``notion``) or passed as ``OpenMolt(plugins=[...])``.
+``openmolt.providers``, ``openmolt.integrations`` or ``openmolt.skills`` entry-point group (the
+entry-point name is the id users type: ``openai``, ``notion``, ``pdf-forms``) or passed as
+``OpenMolt(plugins=[...])``.
 
 Registration hooks are synchronous and do no I/O: they hand factories or declarative specs to
 ``register``. Network work happens later, in the provider's ``generate`` and the tools' ``execute``.
@@ -15,9 +16,15 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-	from openmolt_core.plugins import IntegrationRegistrar, ProviderRegistrar
+	from openmolt_core.plugins import IntegrationRegistrar, ProviderRegistrar, SkillRegistrar
 
-__all__ = ["hookimpl", "hookspec", "register_integrations", "register_providers"]
+__all__ = [
+	"hookimpl",
+	"hookspec",
+	"register_integrations",
+	"register_providers",
+	"register_skills",
+]
 
 hookspec: pluggy.HookspecMarker = pluggy.HookspecMarker("openmolt")
 hookimpl: pluggy.HookimplMarker = pluggy.HookimplMarker("openmolt")
@@ -46,4 +53,16 @@ def register_integrations(register: IntegrationRegistrar) -> None:
 	Called once per plugin per OpenMolt instance, when an agent first uses one of the plugin's
 	integrations. Call ``register(integration)`` with an ``Integration`` (or the spec's dict form);
 	its id defaults to the entry-point name. A plugin may register several integrations.
+	"""
+
+
+@hookspec
+def register_skills(register: SkillRegistrar) -> None:
+	"""Register skills (`openmolt_core.skills`).
+
+	Called once per plugin per OpenMolt instance, when an agent first names one of the plugin's
+	skills (``create_agent(skills=["pdf-forms"])``, or ``"skills"`` in an agent file). Call
+	``register(skill)`` with a `Skill`, the path of a skill folder the plugin ships (one with a
+	``SKILL.md``, or a folder of them: ``Path(__file__).parent / "skills"``), or a skill's fields
+	as a dict. The entry-point name is a skill's name, or names every skill the plugin registers.
 	"""

@@ -602,7 +602,8 @@ class OpenMolt:
 				True (the default settings), False (never), a `CompactionConfig`, or its fields
 				as a dict (``{"threshold_tokens": 50000, "keep_steps": 6, "model":
 				"openai:gpt-5-nano"}``).
-			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them) or `Skill`
+			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them), names of
+				skills plugins provide (``"pdf-forms"``, else a folder of that name), or `Skill`
 				objects (`openmolt_core.skills`); the model loads them on demand with the
 				``skills.load`` tool.
 			fallback_models: Models to try, in order, after ``model`` (same as giving a list).
@@ -779,7 +780,7 @@ class OpenMolt:
 			entries = [entries]
 		from openmolt_core.skills import load_skills
 
-		return load_skills(entries)
+		return load_skills(entries, plugins=self.plugins.skills, known=self.plugins.skill_names)
 
 	def _compaction(
 		self, option: CompactionConfig | Mapping[str, Any] | bool

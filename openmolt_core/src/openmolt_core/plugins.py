@@ -1,8 +1,9 @@
 """Find, load and query plugins: pluggy, driven by entry points, loaded lazily.
 
-Each `OpenMolt` instance owns one `Plugins`. Nothing is imported until a model id or an integration
-id asks for it; then only the entry point with that name is loaded, registered with pluggy as
-``providers:<name>`` or ``integrations:<name>``, and its hook called once.
+Each `OpenMolt` instance owns one `Plugins`. Nothing is imported until a model id, an integration
+id or a skill name asks for it; then only the entry point with that name is loaded, registered with
+pluggy as ``providers:<name>``, ``integrations:<name>`` or ``skills:<name>``, and its hook called
+once.
 
 Finding the entry points reads the metadata of every installed distribution (milliseconds with a
 few hundred installed), so it is done once per process, on the first lookup, and shared by every
@@ -15,6 +16,7 @@ other: the first one keeps it, and a `PluginConflictWarning` names both distribu
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider
+	from openmolt_core.skills import Skill
 
 __all__ = [
 	"IntegrationRegistrar",
@@ -42,10 +45,11 @@ __all__ = [
 	"Plugins",
 	"ProviderFactory",
 	"ProviderRegistrar",
+	"SkillRegistrar",
 	"extra_for",
 ]
 
-Group = Literal["providers", "integrations"]
+Group = Literal["providers", "integrations", "skills"]
 
 ProviderFactory = Callable[[Mapping[str, Any], "Callable[[], httpx.AsyncClient]"], "LLMProvider"]
 """Builds a provider from the user's settings for it and a getter for the shared HTTP client."""
@@ -69,12 +73,20 @@ class IntegrationRegistrar(Protocol):
 		...
 
 
+class SkillRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_skills``."""
+
+	def __call__(self, skill: Skill | str | os.PathLike[str] | Mapping[str, Any]) -> None:
+		"""Register a `Skill`, a skill folder (or a folder of them), or a skill's fields."""
+		...
+
+
 @dataclass(frozen=True, slots=True)
 class PluginInfo:
 	"""An installed plugin entry point.
 
 	Args:
-		group: ``providers`` or ``integrations``.
+		group: ``providers``, ``integrations`` or ``skills``.
 		name: The entry-point name: the id users type.
 		value: What the entry point loads (``module:object``).
 		distribution: The distribution that provides it.
@@ -88,7 +100,8 @@ class PluginInfo:
 	version: str
 
 
-_GROUPS: tuple[Group, ...] = ("providers", "integrations")
+_GROUPS: tuple[Group, ...] = ("providers", "integrations", "skills")
+_KINDS: dict[str, str] = {"providers": "provider", "integrations": "integration", "skills": "skill"}
 _index: dict[Group, dict[str, metadata.EntryPoint]] | None = None
 _index_lock = threading.Lock()  # instances may first look plugins up in worker threads
 
@@ -131,8 +144,7 @@ def _note_duplicate(group: str, ep: metadata.EntryPoint, kept: metadata.EntryPoi
 		return
 	first = kept.dist.name if kept.dist else kept.value
 	second = ep.dist.name if ep.dist else ep.value
-	kind = "provider" if group == "providers" else "integration"
-	_conflict(kind, ep.name, first, second)
+	_conflict(_KINDS[group], ep.name, first, second)
 
 
 _dists: dict[tuple[str, str], str] = {}
@@ -255,6 +267,8 @@ class Plugins:
 		self._called: set[object] = set()
 		self._providers: dict[str, ProviderFactory] = {}
 		self._integrations: dict[str, Integration] = {}
+		self._skills: dict[str, Skill] = {}
+		self._skill_sets: dict[str, list[str]] = {}  # skill entry point -> the skills it registered
 		self._sources: dict[str, str] = {}
 		self._owners: dict[tuple[Group, str], str] = {}  # who registered each name, for conflicts
 
@@ -273,8 +287,7 @@ class Plugins:
 		owner = self._owners.get((group, name))
 		if owner is not None and owner != source:
 			if owner != "register_integration":
-				kind = "provider" if group == "providers" else "integration"
-				_conflict(kind, name, owner, source)
+				_conflict(_KINDS[group], name, owner, source)
 			return False
 		self._owners[(group, name)] = source
 		return True
@@ -324,6 +337,28 @@ class Plugins:
 		provider, integration = self._registrars(default_id, where)
 		pm.subset_hook_caller("register_providers", others)(register=provider)
 		pm.subset_hook_caller("register_integrations", others)(register=integration)
+		registered: list[str] = []
+		pm.subset_hook_caller("register_skills", others)(
+			register=self._skill_registrar(where, registered)
+		)
+		if default_id is not None and registered:
+			self._skill_sets.setdefault(default_id, []).extend(registered)
+
+	def _skill_registrar(self, source: str, registered: list[str]) -> SkillRegistrar:
+		def register_skill(skill: Skill | str | os.PathLike[str] | Mapping[str, Any]) -> None:
+			from openmolt_core.errors import ConfigurationError
+			from openmolt_core.skills import load_skills
+
+			try:
+				found = load_skills([skill])
+			except ConfigurationError as exc:
+				raise PluginError(f"registered an invalid skill: {exc}", plugin=source) from exc
+			for one in found:
+				if self._claim("skills", one.name, source):
+					self._skills[one.name] = one
+					registered.append(one.name)
+
+		return register_skill
 
 	def _load_explicit(self) -> None:
 		if self._explicit_loaded:
@@ -421,6 +456,35 @@ class Plugins:
 		"""The integration ids that are registered or installed (without loading any)."""
 		self._load_explicit()
 		return sorted({*self._integrations, *self._entry_index()["integrations"]})
+
+	def skills(self, name: str) -> list[Skill] | None:
+		"""The skills a plugin provides under ``name``, loading its entry point on first use.
+
+		``name`` is a skill's name, or the name of a ``openmolt.skills`` entry point: then it
+		means every skill that plugin registered. None when no plugin provides it.
+
+		Raises:
+			PluginError: The plugin cannot be loaded or registers an invalid skill.
+		"""
+		if name not in self._skills:
+			self._load_explicit()
+		if name not in self._skills and name not in self._skill_sets:
+			if not self._load_entry_point("skills", name):
+				# A skill's own name, registered by a plugin under another entry-point name.
+				for other in self._entry_index()["skills"]:
+					try:
+						self._load_entry_point("skills", other)
+					except PluginError:
+						continue  # reported when that plugin is named itself
+		if name in self._skills:
+			return [self._skills[name]]
+		names = self._skill_sets.get(name)
+		return [self._skills[n] for n in names if n in self._skills] if names else None
+
+	def skill_names(self) -> list[str]:
+		"""The skill names registered by loaded plugins and the installed skill entry points."""
+		self._load_explicit()
+		return sorted({*self._skills, *self._skill_sets, *self._entry_index()["skills"]})
 
 	def installed(self) -> list[PluginInfo]:
 		"""List every plugin entry point installed, without loading any."""

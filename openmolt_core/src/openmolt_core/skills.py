@@ -11,8 +11,9 @@ skills/
     └── vat-rates.csv    a file of the skill
 ```
 
-An agent gets skills from folders (``create_agent(skills=["./skills"])``), `Skill` objects, and
-agent files (``"skills": [...]``). The first turn lists only each skill's name and description; the model
+An agent gets skills from folders (``create_agent(skills=["./skills"])``), from plugins (a bare
+name, ``skills=["pdf-forms"]``: the ``openmolt.skills`` entry points, whose ``register_skills``
+hook registers them), `Skill` objects, and agent files (``"skills": [...]``). The first turn lists only each skill's name and description; the model
 calls the built-in tool ``skills.load`` to read a skill's instructions, or one of its files, and the
 text arrives as that call's result, so the prompt's prefix never changes. Loading a skill grants
 nothing: the tools it names still need the agent's integrations and scopes, and the result says
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,13 +176,25 @@ def _from_folder(folder: Path) -> list[Skill]:
 
 def load_skills(
 	entries: Iterable[str | os.PathLike[str] | Skill | Mapping[str, Any]],
+	*,
+	plugins: Callable[[str], list[Skill] | None] | None = None,
+	known: Callable[[], Sequence[str]] | None = None,
 ) -> list[Skill]:
-	"""The skills of ``create_agent(skills=[...])``: folders, `Skill` objects or their dicts.
+	"""The skills of ``create_agent(skills=[...])``: folders, plugins' skills, `Skill` objects, dicts.
 
-	A folder is a skill (it has a ``SKILL.md``) or holds skill folders.
+	A folder is a skill (it has a ``SKILL.md``) or holds skill folders. A bare name
+	(``"pdf-forms"``: lowercase letters, digits and hyphens) names a skill a plugin provides
+	(the ``openmolt.skills`` entry points), or else a folder of that name; when both exist, the
+	name is refused as ambiguous (write ``./pdf-forms`` for the folder).
+
+	Args:
+		entries: The skills.
+		plugins: Finds a plugin's skills by name (``om.plugins.skills``); None: folders only.
+		known: The names plugins provide, for the error about a name none provides.
 
 	Raises:
-		ConfigurationError: A folder is not there, a skill is malformed, or two share a name.
+		ConfigurationError: A folder is not there, a skill is malformed, no plugin provides a
+			named skill, or two skills share a name.
 	"""
 	skills: list[Skill] = []
 	for entry in entries:
@@ -192,14 +205,45 @@ def load_skills(
 				skills.append(Skill(**dict(entry)))
 			except TypeError as exc:
 				raise ConfigurationError(f"skills: {exc}") from exc
+		elif isinstance(entry, str) and plugins is not None and _NAME.match(entry):
+			skills.extend(_named(entry, plugins, known))
 		else:
 			skills.extend(_from_folder(Path(entry)))
 	seen: dict[str, Skill] = {}
 	for skill in skills:
 		if skill.name in seen:
+			if seen[skill.name] is skill:
+				continue  # named twice (by its own name and by its plugin's)
 			raise ConfigurationError(f"skills: two skills are named {skill.name!r}")
 		seen[skill.name] = skill
-	return skills
+	return list(seen.values())
+
+
+def _named(
+	name: str,
+	plugins: Callable[[str], list[Skill] | None],
+	known: Callable[[], Sequence[str]] | None,
+) -> list[Skill]:
+	"""A bare name: a plugin's skill(s), or a folder of that name."""
+	found = plugins(name)
+	folder = Path(name)
+	if found is not None and folder.exists():
+		raise ConfigurationError(
+			f"skills: {name!r} is both a plugin's skill and a folder here; write './{name}' for "
+			"the folder, or rename it"
+		)
+	if found is not None:
+		return found
+	if folder.exists():
+		return _from_folder(folder)
+	from openmolt_core._suggest import suggestion
+
+	names = list(known()) if known is not None else []
+	raise ConfigurationError(
+		f"skills: no plugin provides a skill {name!r} and there is no folder of that name "
+		f"({suggestion(name, names, noun='skills from plugins')}); install the plugin that ships "
+		"it, or give the folder's path"
+	)
 
 
 def _read(skill: Skill, file: str, limit: int) -> str:

@@ -15,6 +15,7 @@ openmolt ui [AGENT_FILE ...]          the live run viewer on 127.0.0.1 (needs op
 openmolt worker PATH...               run durable agents' runs and schedules (openmolt[dbos])
 openmolt runs                         durable runs parked on a question (openmolt[dbos])
 openmolt answer RUN_ID TEXT           answer a parked durable run (openmolt[dbos])
+openmolt serve AGENTS ...             webhooks, chats, schedules and the viewer (openmolt[serve])
 openmolt --version
 ```
 
@@ -54,6 +55,7 @@ _SUMMARY = {
 	"schema": "print the JSON Schema of agent files (for editors)",
 	"eval": "score an agent file's agent on a dataset (--min-score for CI)",
 	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
+	"serve": "host agents' webhooks, chat channels, schedules and the viewer (openmolt[serve])",
 	"mcp": "serve an agent file's agent as an MCP server over stdio",
 	"import-openapi": "write an integration module from an OpenAPI document",
 	"worker": "run durable agents' runs and schedules (needs openmolt[dbos])",
@@ -215,6 +217,13 @@ def _ui_command(args: list[str]) -> int:
 	return _ui.main(args)
 
 
+def _serve_command(args: list[str]) -> int:
+	from openmolt_core.cli._ecosystem import extension
+
+	code: int = extension("serve", needed_for="openmolt serve").main(args)
+	return code
+
+
 def _eval_command(args: list[str]) -> int:
 	from openmolt_core.cli import _eval
 
@@ -251,6 +260,7 @@ def _dispatch(args: list[str]) -> int:
 		"schema": lambda: _info_command("schema", rest),
 		"eval": lambda: _eval_command(args),
 		"ui": lambda: _ui_command(rest),
+		"serve": lambda: _serve_command(rest),
 		"mcp": lambda: _ecosystem_command(args),
 		"import-openapi": lambda: _ecosystem_command(args),
 		**{durable: lambda: _durable_command(args) for durable in _DURABLE},

@@ -4,8 +4,10 @@
 
 A Python agent file defines a module-level ``agent``: an `Agent`, or a function that takes the
 `OpenMolt` instance the command built (with the keys it resolved) and returns one. It may also
-define ``input`` (the run's input) and ``schedules`` (a list of schedule dicts). A file for
-``openmolt worker`` may define ``agents`` instead: a list of such agents or functions.
+define ``input`` (the run's input), ``schedules`` (a list of schedule dicts) and ``triggers`` (a
+dict in the shape of `openmolt_core.triggers.Triggers`, for ``openmolt serve``). A file for
+``openmolt worker`` or ``openmolt serve`` may define ``agents`` instead: a list of such agents or
+functions (its ``triggers`` then map each agent's name to its triggers).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pydantic import (
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
 from openmolt_core.schedule import ScheduleSpec
+from openmolt_core.triggers import Triggers
 
 __all__ = [
 	"AgentFile",
@@ -171,9 +174,17 @@ class AgentFile(_Model):
 		description="Make runs durable (needs openmolt[dbos]): a SQLite file, a postgresql:// "
 		"URL, or {url, workerId, heartbeat, lapse, filesDir, ...}; --durability overrides it.",
 	)
+	skills: list[str] = Field(
+		default_factory=list,
+		description="Skill folders (relative to this file), or names of skills plugins provide.",
+	)
 	input: Any = Field(default=None, description="The run's input (--input overrides it).")
 	schedules: list[ScheduleSpec] = Field(
 		default_factory=list, description="Run on these schedules instead of once."
+	)
+	triggers: Triggers | None = Field(
+		default=None,
+		description="Webhooks and chat channels that start runs (served by `openmolt serve`).",
 	)
 
 	@field_validator("output_schema")
@@ -442,18 +453,25 @@ def call_factory(factory: Any, om: Any, path: Path) -> Any:
 
 
 class PythonAgent:
-	"""What a Python agent file defines: its ``agent`` (or factory), ``input`` and ``schedules``.
+	"""What a Python agent file defines: its ``agent`` (or factory), ``input``, ``schedules``, ``triggers``.
 
-	``agents`` holds the file's ``agents`` list, or ``[agent]``.
+	``agents`` holds the file's ``agents`` list, or ``[agent]``; ``triggers`` maps agent names to
+	their triggers when the file defines ``agents`` (else it is the one agent's).
 	"""
 
 	def __init__(
-		self, agent: Any, input: Any, schedules: list[Any], agents: list[Any] | None = None
+		self,
+		agent: Any,
+		input: Any,
+		schedules: list[Any],
+		agents: list[Any] | None = None,
+		triggers: Triggers | dict[str, Triggers] | None = None,
 	) -> None:
 		self.agent = agent
 		self.input = input
 		self.schedules = schedules
 		self.agents = agents if agents is not None else [agent]
+		self.triggers = triggers
 
 
 def load_python_file(path: Path) -> PythonAgent:
@@ -488,4 +506,23 @@ def load_python_file(path: Path) -> PythonAgent:
 		raise AgentFileError(f"{path}: 'schedules' must be a list of schedule dicts")
 	agent = getattr(module, "agent", None)
 	agents = list(several) if several else None
-	return PythonAgent(agent, getattr(module, "input", None), list(schedules), agents)
+	triggers = _python_triggers(path, getattr(module, "triggers", None), by_name=bool(several))
+	return PythonAgent(agent, getattr(module, "input", None), list(schedules), agents, triggers)
+
+
+def _python_triggers(
+	path: Path, raw: Any, *, by_name: bool
+) -> Triggers | dict[str, Triggers] | None:
+	if raw is None or isinstance(raw, Triggers):
+		return raw
+	try:
+		if by_name:
+			if not isinstance(raw, dict):
+				raise AgentFileError(f"{path}: triggers: map each agent's name to its triggers")
+			return {str(k): Triggers.model_validate(v) for k, v in raw.items()}
+		return Triggers.model_validate(raw)
+	except ValidationError as exc:
+		problems = "; ".join(
+			f"triggers.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+		)
+		raise AgentFileError(f"{path}: {problems}") from None

@@ -29,7 +29,7 @@ __all__ = ["ECOSYSTEM_COMMANDS", "extension", "main"]
 ECOSYSTEM_COMMANDS = ("mcp", "import-openapi")
 """The subcommands this module runs."""
 
-_EXTRAS = {"mcp": "mcp", "ui": "ui", "dbos": "dbos"}
+_EXTRAS = {"mcp": "mcp", "ui": "ui", "dbos": "dbos", "serve": "serve"}
 
 
 def extension(name: str, *, needed_for: str) -> Any:

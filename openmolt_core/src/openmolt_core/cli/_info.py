@@ -109,7 +109,7 @@ def print_schema(out: IO[str], om: OpenMolt) -> None:
 
 
 def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
-	"""Print the installed provider and integration plugins with their versions."""
+	"""Print the installed provider, integration and skill plugins with their versions."""
 	rows = om.plugins.installed()
 	if as_json:
 		data = [
@@ -118,7 +118,9 @@ def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 		]
 		out.write(json.dumps(data, indent=2) + "\n")
 		return
-	for group in ("providers", "integrations"):
+	for group in ("providers", "integrations", "skills"):
+		if group == "skills" and not any(p.group == group for p in rows):
+			continue  # few installs have skill plugins
 		out.write(f"{group}:\n")
 		entries = [p for p in rows if p.group == group]
 		if not entries:

@@ -51,6 +51,7 @@ class Loaded:
 	schedules: list[Any] = field(default_factory=list)
 	keys: list[KeyReport] = field(default_factory=list)
 	file: Path = Path()
+	triggers: Any = None  # the file's webhooks and channels (openmolt_core.triggers.Triggers)
 
 	@property
 	def om(self) -> OpenMolt:
@@ -213,9 +214,25 @@ def _load_json(
 		max_steps=spec.max_steps,
 		max_tokens=spec.max_tokens,
 		timeout=spec.timeout,
+		skills=_skill_entries(path, spec.skills),
 	)
 	reports += [r for r in integration_reports if r.source is not None or r.owner[13:] in given]
-	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path)
+	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path, spec.triggers)
+
+
+def _skill_entries(path: Path, entries: list[str]) -> list[str]:
+	# Folders are relative to the agent file; a bare name is a plugin's skill unless a folder of
+	# that name sits beside the file.
+	out = []
+	for entry in entries:
+		beside = path.parent / entry
+		if Path(entry).is_absolute() or (
+			re.fullmatch(r"[a-z0-9-]+", entry) and not beside.exists()
+		):
+			out.append(entry)
+		else:
+			out.append(str(beside))
+	return out
 
 
 def _guardrails(entries: list[dict[str, Any]]) -> list[Any]:
@@ -265,7 +282,13 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 		reports = resolve_keys(owners, **keys)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
 	return Loaded(
-		agent, model_id, loaded.input, loaded.schedules, reports + integration_reports, path
+		agent,
+		model_id,
+		loaded.input,
+		loaded.schedules,
+		reports + integration_reports,
+		path,
+		loaded.triggers,
 	)
 
 

@@ -1,0 +1,356 @@
+"""Webhook signatures: check that a request was signed by the sender, before anything runs.
+
+Five schemes, each exactly as its owner documents it (all HMAC-SHA256 over the raw body bytes,
+compared in constant time):
+
+| scheme | headers | signed text | replay window |
+| --- | --- | --- | --- |
+| ``hmac`` | ``X-Signature-256: sha256=<hex>`` (the header is configurable) | the body | none: pair it with a sender that retries rarely |
+| ``standard`` | ``webhook-id``, ``webhook-timestamp``, ``webhook-signature: v1,<base64>`` | ``<id>.<timestamp>.<body>`` | ``tolerance`` seconds |
+| ``github`` | ``X-Hub-Signature-256: sha256=<hex>`` | the body | none (GitHub signs no time); ``X-GitHub-Delivery`` names the delivery |
+| ``stripe`` | ``Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`` | ``<t>.<body>`` | ``tolerance`` seconds (Stripe's libraries: 300) |
+| ``slack`` | ``X-Slack-Request-Timestamp``, ``X-Slack-Signature: v0=<hex>`` | ``v0:<timestamp>:<body>`` | ``tolerance`` seconds (Slack: 5 minutes) |
+
+``standard`` is [Standard Webhooks](https://www.standardwebhooks.com/) (its secrets read
+``whsec_<base64>``), the shared-secret scheme to choose when you control the sender: it signs an
+id and a time, so a captured request cannot be replayed later. Sources: GitHub's "Validating
+webhook deliveries", Stripe's "Check the webhook signatures" (manual verification), Slack's
+"Verifying requests from Slack"; the tests check each against its documented example.
+
+A timestamp outside the window (either way: a clock ahead by more than ``tolerance`` too) is
+refused as ``expired``. Within the window, `ReplayGuard` refuses a signature it has seen.
+
+This module is the standard library only (``hmac``, ``hashlib``): the server (``openmolt serve``,
+in ``openmolt-serve``) and any ASGI application of your own can use it. No error message
+contains the secret or the expected signature.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from openmolt_core.errors import OpenMoltError
+
+__all__ = [
+	"DEFAULT_HMAC_HEADER",
+	"DEFAULT_TOLERANCE",
+	"SCHEMES",
+	"ReplayGuard",
+	"Scheme",
+	"SignatureError",
+	"Verified",
+	"sign",
+	"verify",
+]
+
+Scheme = Literal["hmac", "standard", "github", "stripe", "slack"]
+"""The signature schemes `verify` knows."""
+
+SCHEMES: tuple[str, ...] = get_args(Scheme)
+"""Their names, for messages and for the agent file's schema."""
+
+DEFAULT_TOLERANCE = 300.0
+"""Seconds a signed timestamp may be away from now (Stripe's and Slack's own default)."""
+
+DEFAULT_HMAC_HEADER = "X-Signature-256"
+"""The header of the plain ``hmac`` scheme, unless configured."""
+
+
+class SignatureError(OpenMoltError):
+	"""A webhook request's signature is missing, wrong, too old, or seen before.
+
+	Args:
+		message: What is wrong and what the sender must do (never the secret).
+		reason: ``unsigned``, ``malformed``, ``invalid``, ``expired`` or ``replayed``.
+	"""
+
+	def __init__(self, message: str, *, reason: str) -> None:
+		super().__init__(message)
+		self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+	"""What a valid signature tells about the request.
+
+	Args:
+		scheme: The scheme that checked it.
+		signature: The signature that matched (for `ReplayGuard`).
+		timestamp: The signed time (Unix seconds), when the scheme signs one.
+		delivery: The sender's id of this delivery, when it sends one (``webhook-id``,
+			``X-GitHub-Delivery``); a retry of one delivery carries the same id.
+	"""
+
+	scheme: str
+	signature: str
+	timestamp: int | None = None
+	delivery: str | None = None
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+	lowered = name.lower()
+	for key, value in headers.items():
+		if key.lower() == lowered:
+			return value
+	return None
+
+
+def _need(headers: Mapping[str, str], name: str, scheme: str) -> str:
+	value = _header(headers, name)
+	if value is None or not value.strip():
+		raise SignatureError(
+			f"the request is not signed: the {scheme} scheme needs the {name} header",
+			reason="unsigned",
+		)
+	return value.strip()
+
+
+def _mac(key: bytes, message: bytes) -> bytes:
+	return hmac.new(key, message, hashlib.sha256).digest()
+
+
+def _timestamp(text: str, name: str, now: float, tolerance: float) -> int:
+	try:
+		stamp = int(text)
+	except ValueError:
+		raise SignatureError(f"{name} must be a Unix time in seconds", reason="malformed") from None
+	if abs(now - stamp) > tolerance:
+		raise SignatureError(
+			f"the signed time ({name}) is more than {tolerance:g} seconds away from now: an old "
+			"request replayed, or a clock that is off; send a fresh request",
+			reason="expired",
+		)
+	return stamp
+
+
+def _hex_match(expected: bytes, given: str) -> bool:
+	return hmac.compare_digest(expected.hex(), given.strip().lower())
+
+
+def _standard_key(secret: str) -> bytes:
+	raw = secret.removeprefix("whsec_")
+	try:
+		return base64.b64decode(raw, validate=True)
+	except (binascii.Error, ValueError):
+		raise SignatureError(
+			"a Standard Webhooks secret reads whsec_<base64 of 24 to 64 random bytes>",
+			reason="malformed",
+		) from None
+
+
+def verify(
+	scheme: Scheme | str,
+	secret: str,
+	body: bytes,
+	headers: Mapping[str, str],
+	*,
+	tolerance: float = DEFAULT_TOLERANCE,
+	now: float | None = None,
+	header: str = DEFAULT_HMAC_HEADER,
+) -> Verified:
+	"""Check a request's signature.
+
+	Args:
+		scheme: ``hmac``, ``standard``, ``github``, ``stripe`` or ``slack``.
+		secret: The shared secret (Stripe's ``whsec_...``, Slack's signing secret, ...).
+		body: The raw request body, as received (never re-serialized JSON).
+		headers: The request's headers (any case).
+		tolerance: Seconds a signed timestamp may be away from ``now``.
+		now: The current Unix time (default: the clock).
+		header: The header of the ``hmac`` scheme.
+
+	Returns:
+		What the signature tells (its time and delivery id).
+
+	Raises:
+		SignatureError: The request is unsigned, malformed, wrongly signed or too old.
+	"""
+	if not secret:
+		raise SignatureError("no secret is configured to check signatures with", reason="unsigned")
+	clock = time.time() if now is None else now
+	key = secret.encode()
+	if scheme in ("hmac", "github"):
+		name = "X-Hub-Signature-256" if scheme == "github" else header
+		given = _need(headers, name, scheme)
+		if not given.startswith("sha256="):
+			raise SignatureError(f"{name} must read sha256=<hex digest>", reason="malformed")
+		if not _hex_match(_mac(key, body), given.removeprefix("sha256=")):
+			raise SignatureError(
+				f"the {name} signature does not match the body: a wrong secret, or a changed body",
+				reason="invalid",
+			)
+		delivery = _header(headers, "X-GitHub-Delivery") if scheme == "github" else None
+		return Verified(scheme, given, None, delivery)
+	if scheme == "stripe":
+		given = _need(headers, "Stripe-Signature", scheme)
+		parts = [p.partition("=") for p in given.split(",")]
+		stamps = [v.strip() for k, _, v in parts if k.strip() == "t"]
+		signatures = [v.strip() for k, _, v in parts if k.strip() == "v1"]
+		if len(stamps) != 1 or not signatures:
+			raise SignatureError(
+				"Stripe-Signature must read t=<unix time>,v1=<hex digest>", reason="malformed"
+			)
+		stamp = _timestamp(stamps[0], "Stripe-Signature t", clock, tolerance)
+		expected = _mac(key, stamps[0].encode() + b"." + body)
+		match = next((s for s in signatures if _hex_match(expected, s)), None)
+		if match is None:
+			raise SignatureError(
+				"no v1 signature of Stripe-Signature matches: a wrong endpoint secret, or a "
+				"changed body",
+				reason="invalid",
+			)
+		return Verified(scheme, f"t={stamps[0]},v1={match}", stamp, None)
+	if scheme == "slack":
+		given = _need(headers, "X-Slack-Signature", scheme)
+		stamp_text = _need(headers, "X-Slack-Request-Timestamp", scheme)
+		stamp = _timestamp(stamp_text, "X-Slack-Request-Timestamp", clock, tolerance)
+		if not given.startswith("v0="):
+			raise SignatureError("X-Slack-Signature must read v0=<hex digest>", reason="malformed")
+		expected = _mac(key, b"v0:" + stamp_text.encode() + b":" + body)
+		if not _hex_match(expected, given.removeprefix("v0=")):
+			raise SignatureError(
+				"X-Slack-Signature does not match: a wrong signing secret, or a changed body",
+				reason="invalid",
+			)
+		return Verified(scheme, given, stamp, None)
+	if scheme == "standard":
+		wid = _need(headers, "webhook-id", scheme)
+		stamp_text = _need(headers, "webhook-timestamp", scheme)
+		given = _need(headers, "webhook-signature", scheme)
+		stamp = _timestamp(stamp_text, "webhook-timestamp", clock, tolerance)
+		wanted = base64.b64encode(
+			_mac(_standard_key(secret), f"{wid}.{stamp_text}.".encode() + body)
+		).decode()
+		for candidate in given.split():
+			version, _, value = candidate.partition(",")
+			if version == "v1" and hmac.compare_digest(value.encode(), wanted.encode()):
+				return Verified(scheme, candidate, stamp, wid)
+		raise SignatureError(
+			"no v1 signature of webhook-signature matches: a wrong secret, or a changed body",
+			reason="invalid",
+		)
+	raise SignatureError(
+		f"unknown signature scheme {scheme!r}; use one of {', '.join(SCHEMES)}",
+		reason="malformed",
+	)
+
+
+def sign(
+	scheme: Scheme | str,
+	secret: str,
+	body: bytes,
+	*,
+	timestamp: int | None = None,
+	delivery: str = "msg_openmolt",
+	header: str = DEFAULT_HMAC_HEADER,
+) -> dict[str, str]:
+	"""The headers a sender of that scheme adds: for your own senders, and for tests.
+
+	Args:
+		scheme: The scheme.
+		secret: The shared secret.
+		body: The body to send.
+		timestamp: The time to sign (default: now), for the schemes that sign one.
+		delivery: The ``webhook-id`` of the ``standard`` scheme.
+		header: The header of the ``hmac`` scheme.
+
+	Raises:
+		SignatureError: The scheme is unknown, or a ``standard`` secret is not ``whsec_<base64>``.
+	"""
+	stamp = str(int(time.time()) if timestamp is None else timestamp)
+	key = secret.encode()
+	if scheme == "hmac":
+		return {header: "sha256=" + _mac(key, body).hex()}
+	if scheme == "github":
+		return {"X-Hub-Signature-256": "sha256=" + _mac(key, body).hex()}
+	if scheme == "stripe":
+		return {"Stripe-Signature": f"t={stamp},v1={_mac(key, stamp.encode() + b'.' + body).hex()}"}
+	if scheme == "slack":
+		digest = _mac(key, b"v0:" + stamp.encode() + b":" + body).hex()
+		return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}
+	if scheme == "standard":
+		mac = _mac(_standard_key(secret), f"{delivery}.{stamp}.".encode() + body)
+		return {
+			"webhook-id": delivery,
+			"webhook-timestamp": stamp,
+			"webhook-signature": "v1," + base64.b64encode(mac).decode(),
+		}
+	raise SignatureError(
+		f"unknown signature scheme {scheme!r}; use one of {', '.join(SCHEMES)}",
+		reason="malformed",
+	)
+
+
+class ReplayGuard:
+	"""Refuses a signature (or a delivery id) seen before, for as long as it could be valid.
+
+	A timestamped signature is remembered until its timestamp leaves the window; one without a
+	time (``hmac``, ``github``) for ``keep`` seconds. At most ``size`` entries are kept (the
+	oldest go first). It lives in memory: after a restart the timestamp window still holds,
+	and the durable backend starts each delivery id's run once.
+
+	Args:
+		tolerance: The window of the timestamped schemes, in seconds.
+		keep: How long to remember signatures without a time.
+		size: The most entries kept.
+	"""
+
+	def __init__(
+		self, *, tolerance: float = DEFAULT_TOLERANCE, keep: float = 3600.0, size: int = 10_000
+	) -> None:
+		self.tolerance = tolerance
+		self.keep = keep
+		self.size = size
+		self._seen: OrderedDict[str, float] = OrderedDict()
+
+	def _keys(self, verified: Verified) -> list[str]:
+		keys = [f"sig:{verified.signature}"]
+		if verified.delivery:
+			keys.append(f"id:{verified.delivery}")
+		return keys
+
+	def _expire(self, clock: float) -> None:
+		while self._seen and next(iter(self._seen.values())) < clock:
+			self._seen.popitem(last=False)
+
+	def seen(self, verified: Verified, *, now: float | None = None) -> bool:
+		"""Whether this signature (or delivery id) came before, without remembering it."""
+		self._expire(time.monotonic() if now is None else now)
+		return any(k in self._seen for k in self._keys(verified))
+
+	def remember(self, verified: Verified, *, now: float | None = None) -> None:
+		"""Remember a request that was accepted."""
+		clock = time.monotonic() if now is None else now
+		until = clock + (2 * self.tolerance if verified.timestamp is not None else self.keep)
+		for k in self._keys(verified):
+			self._seen[k] = until
+			self._seen.move_to_end(k)
+		while len(self._seen) > self.size:
+			self._seen.popitem(last=False)
+
+	def forget(self, verified: Verified) -> None:
+		"""Forget a request (its run could not start: the sender may send it again)."""
+		for k in self._keys(verified):
+			self._seen.pop(k, None)
+
+	def check(self, verified: Verified, *, now: float | None = None) -> None:
+		"""Remember a verified request; raise if it was seen already.
+
+		Raises:
+			SignatureError: The same signature (or delivery id) came before (``replayed``).
+		"""
+		if self.seen(verified, now=now):
+			raise SignatureError(
+				"this signed request was received before: a replay (or a retry of a delivery "
+				"that was already accepted)",
+				reason="replayed",
+			)
+		self.remember(verified, now=now)

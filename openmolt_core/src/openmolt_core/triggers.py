@@ -1,0 +1,235 @@
+"""What starts an agent's runs besides code and clocks: webhooks and chat channels (settings only).
+
+An agent file names its triggers, and ``openmolt serve`` (``openmolt[serve]``) hosts them:
+
+```json
+{
+  "name": "Triage",
+  "model": "openai:gpt-5-mini",
+  "instructions": "Label new issues.",
+  "triggers": {
+    "webhook": {"scheme": "github", "secretEnv": "GITHUB_WEBHOOK_SECRET"},
+    "channels": [
+      {"type": "telegram", "tokenEnv": "TELEGRAM_BOT_TOKEN", "allowedUsers": [123456789]},
+      {"type": "slack", "allowedChannels": ["C0123456789"]}
+    ]
+  }
+}
+```
+
+These models are the one source of the settings: the agent file's schema, its line-accurate
+errors and the server all read them. The server itself (Starlette, uvicorn) lives in
+``openmolt-serve``; the core never imports it. Secrets come from the environment (or a ``.env``
+file) by name: a literal ``secret`` in a file that is checked in is a leak waiting to happen,
+but it is accepted for local tests.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.signatures import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Scheme
+
+__all__ = [
+	"Channel",
+	"SlackChannel",
+	"TelegramChannel",
+	"Triggers",
+	"WebhookTrigger",
+	"secret_from",
+]
+
+
+class _Model(BaseModel):
+	model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+def secret_from(value: str | None, env: str | None, *, what: str) -> str:
+	"""A secret given as is, or read from the named environment variable.
+
+	Args:
+		value: The secret itself (None: read ``env``).
+		env: The environment variable that holds it.
+		what: What it is, for the error (``the webhook secret of Triage``).
+
+	Raises:
+		ConfigurationError: Neither is set, or the variable is empty.
+	"""
+	if value:
+		return value
+	found = os.environ.get(env or "", "")
+	if not found:
+		raise ConfigurationError(
+			f"{what} is not set: export {env} (in the environment or a .env file)"
+			if env
+			else f"{what} is not set"
+		)
+	return found
+
+
+class WebhookTrigger(_Model):
+	"""``POST /hooks/<agent>``: a signed request starts a run with its payload as the input.
+
+	The signature is checked first (`openmolt_core.signatures`); then the per-agent rate limit;
+	then the run starts and the answer is ``202`` with its run id.
+	"""
+
+	scheme: Scheme = Field(
+		default="standard",
+		description="How requests are signed: standard (Standard Webhooks), hmac, github, "
+		"stripe or slack.",
+	)
+	secret: str | None = Field(
+		default=None, description="The shared secret (prefer secretEnv: never check it in)."
+	)
+	secret_env: str | None = Field(
+		default=None,
+		alias="secretEnv",
+		description="The environment variable holding the secret (default: "
+		"OPENMOLT_<AGENT>_WEBHOOK_SECRET).",
+	)
+	header: str = Field(
+		default=DEFAULT_HMAC_HEADER, description="The signature header of the hmac scheme."
+	)
+	tolerance: float = Field(
+		default=DEFAULT_TOLERANCE,
+		gt=0,
+		le=3600,
+		description="Seconds a signed timestamp may be away from now (stripe, slack, standard).",
+	)
+	rate_limit: int = Field(
+		default=60,
+		ge=1,
+		alias="rateLimit",
+		description="Runs this webhook may start per minute (bursts up to as many).",
+	)
+	max_body: int = Field(
+		default=1_000_000,
+		ge=1,
+		le=50_000_000,
+		alias="maxBody",
+		description="The largest body accepted, in bytes (larger: 413).",
+	)
+
+
+class _ChatChannel(_Model):
+	allowed_users: list[str | int] = Field(
+		default_factory=list,
+		alias="allowedUsers",
+		description="Users who may talk to the agent (ids; for Telegram also @usernames).",
+	)
+	allowed_chats: list[str | int] = Field(
+		default_factory=list,
+		alias="allowedChats",
+		description="Chats (Telegram chat ids, Slack channel ids) where anyone may talk to it.",
+	)
+	allow_everyone: bool = Field(
+		default=False,
+		alias="allowEveryone",
+		description="Let anyone who can reach the bot talk to the agent (think twice).",
+	)
+	history: int = Field(
+		default=20,
+		ge=0,
+		le=200,
+		description="Earlier messages of the chat a new run is given, to continue the conversation.",
+	)
+	base_url: str | None = Field(
+		default=None, alias="baseUrl", description="The API's address (a local server, tests)."
+	)
+
+	@model_validator(mode="after")
+	def _someone_may_talk(self) -> _ChatChannel:
+		if not (self.allowed_users or self.allowed_chats or self.allow_everyone):
+			raise ValueError(
+				"name who may talk to the agent: allowedUsers, allowedChats (or allowEveryone: "
+				"true, to let anyone who finds the bot run it)"
+			)
+		return self
+
+
+class TelegramChannel(_ChatChannel):
+	"""A Telegram bot: messages to it start or continue runs; its replies go to the same chat.
+
+	``mode`` ``polling`` asks ``getUpdates`` (nothing to expose to the internet); ``webhook``
+	answers ``POST /channels/telegram/<agent>``, checking Telegram's secret token header.
+	"""
+
+	type: Literal["telegram"]
+	token: str | None = Field(default=None, description="The bot token (prefer tokenEnv).")
+	token_env: str = Field(
+		default="TELEGRAM_BOT_TOKEN",
+		alias="tokenEnv",
+		description="The environment variable holding the bot token.",
+	)
+	mode: Literal["polling", "webhook"] = Field(
+		default="polling", description="polling (getUpdates) or webhook."
+	)
+	secret_token: str | None = Field(
+		default=None,
+		alias="secretToken",
+		description="webhook mode: the secret_token given to setWebhook (prefer secretTokenEnv).",
+	)
+	secret_token_env: str = Field(
+		default="TELEGRAM_WEBHOOK_SECRET",
+		alias="secretTokenEnv",
+		description="webhook mode: the environment variable holding that secret token.",
+	)
+	poll_timeout: int = Field(
+		default=30,
+		ge=0,
+		le=50,
+		alias="pollTimeout",
+		description="Seconds each getUpdates call waits for a message (long polling).",
+	)
+
+
+class SlackChannel(_ChatChannel):
+	"""A Slack app on the Events API: ``POST /channels/slack/<agent>`` receives its events.
+
+	Messages to the app (direct messages, or mentions in channels it is in) start or continue a
+	run; replies go to the same channel (and thread). Requests are checked with the app's
+	signing secret.
+	"""
+
+	type: Literal["slack"]
+	bot_token: str | None = Field(
+		default=None, alias="botToken", description="The bot token xoxb-... (prefer botTokenEnv)."
+	)
+	bot_token_env: str = Field(
+		default="SLACK_BOT_TOKEN",
+		alias="botTokenEnv",
+		description="The environment variable holding the bot token.",
+	)
+	signing_secret: str | None = Field(
+		default=None,
+		alias="signingSecret",
+		description="The app's signing secret (prefer signingSecretEnv).",
+	)
+	signing_secret_env: str = Field(
+		default="SLACK_SIGNING_SECRET",
+		alias="signingSecretEnv",
+		description="The environment variable holding the signing secret.",
+	)
+
+
+Channel = Annotated[TelegramChannel | SlackChannel, Field(discriminator="type")]
+"""One chat channel, by its ``type``."""
+
+
+class Triggers(_Model):
+	"""An agent's triggers: a webhook, chat channels, or both."""
+
+	webhook: WebhookTrigger | None = None
+	channels: list[Channel] = Field(default_factory=list)
+
+	@model_validator(mode="after")
+	def _one_channel_per_type(self) -> Triggers:
+		types = [c.type for c in self.channels]
+		if len(set(types)) != len(types):
+			raise ValueError("give each channel type once: one bot per agent per chat service")
+		return self

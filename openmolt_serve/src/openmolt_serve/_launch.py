@@ -1,0 +1,210 @@
+"""Start runs in the server's task group and say when each has started (and so is recorded).
+
+A trigger answers once its run has started: in process, when the run's first drive begins; on a
+durable backend, when its workflow (whose id is the run id) has started, so that a crash after
+the answer loses nothing (the backend recovers the workflow). A run id derived from the sender's
+delivery id makes a retried delivery land on the same run rather than start a second one.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from openmolt_core.errors import OpenMoltError, RunError
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
+from openmolt_core.result import RunResult, RunState
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.openmolt import OpenMolt
+
+__all__ = ["Done", "Launcher", "run_id_for", "scope_prefix"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+Done = Callable[[RunResult | None, BaseException | None], Awaitable[None]]
+"""Called when a run ends: its result, or the error it ended with."""
+
+_NAMESPACE = uuid.UUID("8b0c6a5e-2f4b-4f55-9a39-9f0e0b7e1a20")
+
+
+def run_id_for(kind: str, agent: str, delivery: str | None, *, scope: str | None = None) -> str:
+	"""The run id of a trigger: stable for one delivery id, random without one.
+
+	Args:
+		kind: ``hook``, ``telegram``, ``slack``.
+		agent: The agent's name.
+		delivery: The sender's id of the delivery (None: a new random id).
+		scope: What the run belongs to (a chat), readable in the id: `scope_prefix` finds the
+			runs of one chat among a durable store's.
+	"""
+	tail = (
+		uuid.uuid5(_NAMESPACE, f"{kind}:{agent}:{scope}:{delivery}").hex
+		if delivery
+		else uuid.uuid4().hex
+	)
+	return f"{scope_prefix(kind, agent, scope)}{tail}"
+
+
+def _slug(text: str, size: int) -> str:
+	return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:size]
+
+
+def scope_prefix(kind: str, agent: str, scope: str | None = None) -> str:
+	"""How the run ids of one kind, agent (and scope) begin."""
+	head = f"{kind}-{_slug(agent, 24) or 'agent'}-"
+	if scope is not None:
+		head += f"{uuid.uuid5(_NAMESPACE, scope).hex[:12]}-"
+	return head
+
+
+class _Starts(RunObserver):
+	"""Sets an event when a run it waits for starts."""
+
+	def __init__(self) -> None:
+		self.waiting: dict[str, anyio.Event] = {}
+
+	async def started(self, run: ObservedRun) -> None:
+		"""A run started: release whoever waits for it."""
+		event = self.waiting.get(run.run_id)
+		if event is not None:
+			event.set()
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		"""Nothing: `Launcher` hears the end from the run itself."""
+
+
+class Launcher:
+	"""Starts trigger runs in a task group the server owns.
+
+	Args:
+		tg: The server's task group (runs stop with it).
+		start_timeout: Seconds to wait for a run to start before answering anyway.
+	"""
+
+	def __init__(self, tg: TaskGroup, *, start_timeout: float = 30.0) -> None:
+		self.tg = tg
+		self.start_timeout = start_timeout
+		self._observers: dict[int, _Starts] = {}
+		self.running: set[str] = set()
+
+	def _watch(self, om: OpenMolt) -> _Starts:
+		starts = self._observers.get(id(om))
+		if starts is None:
+			starts = self._observers[id(om)] = _Starts()
+			om.observers.append(starts)
+		return starts
+
+	async def start(
+		self,
+		agent: Agent,
+		input: Any = None,
+		*,
+		run_id: str,
+		resume: RunState | None = None,
+		answer: str | None = None,
+		done: Done | None = None,
+	) -> str:
+		"""Start a run (or resume a parked one with an answer); return once it has started.
+
+		Args:
+			agent: The agent.
+			input: The run's input.
+			run_id: Its id.
+			resume: A parked run's state to resume with ``answer`` instead.
+			answer: The answer for ``resume``.
+			done: Called with the result (or the error) when the run ends.
+
+		Returns:
+			The run id.
+
+		Raises:
+			OpenMoltError: The run could not start (a missing key, a bad setting).
+		"""
+
+		async def go() -> RunResult:
+			if resume is not None:
+				return await agent.resume(resume, answer=answer)
+			return await agent.run(input, history=RunState(run_id=run_id))
+
+		return await self._launch(agent, run_id, go, done, wait=True)
+
+	async def answer(
+		self, agent: Agent, run_id: str, text: str, *, done: Done | None = None
+	) -> str:
+		"""Answer a durable run parked on a question (found in the store) and follow it.
+
+		Returns once the answer is recorded; ``done`` gets the run's next result.
+
+		Raises:
+			OpenMoltError: The run waits for no answer.
+		"""
+		om = agent.om
+		await om.answer(run_id, text)
+
+		async def go() -> RunResult:
+			result = await om.result(run_id)
+			if result is None:  # pragma: no cover - result(wait=True) always returns one
+				raise OpenMoltError(f"the run {run_id} has no result")
+			return result
+
+		return await self._launch(agent, run_id, go, done, wait=False)
+
+	async def _launch(
+		self,
+		agent: Agent,
+		run_id: str,
+		run: Callable[[], Awaitable[RunResult]],
+		done: Done | None,
+		*,
+		wait: bool,
+	) -> str:
+		starts = self._watch(agent.om)
+		started = starts.waiting.setdefault(run_id, anyio.Event())
+		if not wait:
+			started.set()
+		ended = anyio.Event()
+		failure: list[BaseException] = []
+
+		async def go() -> None:
+			result: RunResult | None = None
+			error: BaseException | None = None
+			self.running.add(run_id)
+			try:
+				result = await run()
+			except RunError as exc:
+				error, result = exc, exc.result
+			except Exception as exc:
+				error = exc
+				if not started.is_set():
+					failure.append(exc)
+				log.warning("the run %s of %s failed: %s", run_id, agent.name, exc)
+			finally:
+				self.running.discard(run_id)
+				ended.set()
+				started.set()
+			if done is not None:
+				try:
+					await done(result, error)
+				except Exception:
+					log.exception("after the run %s of %s", run_id, agent.name)
+
+		self.tg.start_soon(go, name=f"openmolt trigger run {run_id}")
+		try:
+			with anyio.move_on_after(self.start_timeout):
+				await started.wait()
+		finally:
+			starts.waiting.pop(run_id, None)
+		if failure and ended.is_set():
+			exc = failure[0]
+			if isinstance(exc, OpenMoltError):
+				raise exc
+			raise OpenMoltError(f"the run could not start: {type(exc).__name__}: {exc}") from exc
+		return run_id

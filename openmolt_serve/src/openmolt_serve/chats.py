@@ -1,0 +1,307 @@
+"""Conversations over chat channels: a message starts a run or continues the chat's conversation.
+
+One `Conversations` per agent and channel. For each message from someone the allow lists let in:
+
+- if the chat's last run is parked on a question (the agent's ``requestHumanInput``), the message
+  is the answer: the run resumes with it;
+- otherwise a new run starts, its input ``{"message", "from", "chat", "earlier"}``, where
+  ``earlier`` holds the chat's last exchanges (``history`` of them), so the agent continues the
+  conversation.
+
+When the run ends, its ``humanMessage`` (else its output, if text) is sent to the same chat (and
+thread); a question it asks is sent there too, and the run parks until the next message. Messages
+of one chat are handled one after another; chats run side by side. A message seen before (the
+service's retry) is ignored. Messages from anyone else are ignored and logged, never answered:
+a stranger learns nothing about the bot.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.result import RunResult, RunState
+from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.triggers import SlackChannel, TelegramChannel
+
+__all__ = ["Conversations", "Incoming", "Send", "park_questions"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+Send = Callable[["Incoming", str], Awaitable[None]]
+"""Sends a text to the chat (and thread) a message came from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+	"""A message from a chat service.
+
+	Args:
+		channel: ``telegram`` or ``slack``.
+		chat: The chat (Telegram chat id, Slack channel id).
+		user: The sender's id.
+		text: What they wrote.
+		id: The service's id of the message (or update, or event), for retries.
+		username: The sender's name, if known (Telegram ``@username``).
+		thread: The thread it belongs to (Slack ``thread_ts``), if any.
+		reply_to: The message to reply to (Telegram ``message_id``), if any.
+	"""
+
+	channel: str
+	chat: str
+	user: str
+	text: str
+	id: str
+	username: str | None = None
+	thread: str | None = None
+	reply_to: str | None = None
+
+	@property
+	def key(self) -> str:
+		"""The conversation it belongs to: the chat, and the thread."""
+		return f"{self.chat}/{self.thread}" if self.thread else self.chat
+
+
+def _nobody_now(question: str) -> str:
+	raise HumanInputUnavailable(question)
+
+
+def park_questions(agent: Agent) -> None:
+	"""Make the agent's questions park its run, to be answered by the chat's next message."""
+	agent.on_human_input_request = _nobody_now
+
+
+@dataclass
+class _Chat:
+	lock: anyio.Lock = field(default_factory=anyio.Lock)
+	earlier: deque[dict[str, str]] = field(default_factory=deque)
+	parked: RunState | None = None
+
+
+def _reply(result: RunResult | None, error: BaseException | None) -> str:
+	if result is not None and result.status == "success":
+		if result.human_message:
+			return result.human_message
+		output = result.output
+		if isinstance(output, dict) and isinstance(output.get("result"), str):
+			return str(output["result"])
+		return output if isinstance(output, str) and output else "Done."
+	if result is not None and result.status == "approval_required":
+		return "This waits for an approval: decide it in the run viewer, and I will go on there."
+	if result is not None and result.human_message:
+		return result.human_message
+	status = result.status if result is not None else "error"
+	return f"Sorry, I could not finish that ({status})."
+
+
+class Conversations:
+	"""The conversations of one agent on one channel.
+
+	Args:
+		agent: The agent (its questions are made to park: `park_questions`).
+		settings: The channel's settings (its type, allow lists, history).
+		send: Sends a text to a message's chat.
+		launcher: Starts the runs.
+	"""
+
+	def __init__(
+		self,
+		agent: Agent,
+		settings: TelegramChannel | SlackChannel,
+		send: Send,
+		launcher: Launcher,
+	) -> None:
+		self.channel: str = settings.type
+		self.agent = agent
+		self.settings = settings
+		self.send = send
+		self.launcher = launcher
+		self.chats: dict[str, _Chat] = {}
+		self._seen: OrderedDict[str, None] = OrderedDict()
+		park_questions(agent)
+
+	def allowed(self, message: Incoming) -> bool:
+		"""Whether the allow lists let this message's sender (or chat) talk to the agent."""
+		s = self.settings
+		if s.allow_everyone:
+			return True
+		users = {str(u).lstrip("@").lower() for u in s.allowed_users}
+		if message.user.lower() in users:
+			return True
+		if message.username and message.username.lstrip("@").lower() in users:
+			return True
+		return message.chat in {str(c) for c in s.allowed_chats}
+
+	def _first_time(self, message: Incoming) -> bool:
+		if message.id in self._seen:
+			return False
+		self._seen[message.id] = None
+		while len(self._seen) > 10_000:
+			self._seen.popitem(last=False)
+		return True
+
+	async def receive(self, message: Incoming) -> bool:
+		"""Take a message; its run goes on in the background (the service wants a quick answer).
+
+		Returns:
+			Whether it was taken (False: not allowed, empty, or seen before).
+		"""
+		if not message.text.strip() or not self._first_time(message):
+			return False
+		if not self.allowed(message):
+			log.info(
+				"%s: a message from %s in %s is ignored: not on the allow lists of %s",
+				message.channel,
+				message.user,
+				message.chat,
+				self.agent.name,
+			)
+			return False
+		self.launcher.tg.start_soon(self._handle, message, name=f"openmolt chat {message.key}")
+		return True
+
+	async def _handle(self, message: Incoming) -> None:
+		chat = self.chats.setdefault(message.key, _Chat())
+		async with chat.lock:  # one message of a chat at a time, in order
+			done = anyio.Event()
+			outcome: dict[str, Any] = {}
+
+			async def ended(result: RunResult | None, error: BaseException | None) -> None:
+				outcome["result"], outcome["error"] = result, error
+				done.set()
+
+			parked, chat.parked = chat.parked, None
+			try:
+				if parked is not None:
+					await self.launcher.start(
+						self.agent,
+						run_id=parked.run_id,
+						resume=parked,
+						answer=message.text,
+						done=ended,
+					)
+				elif (waiting := await self._parked_in_store(message)) is not None:
+					await self.launcher.answer(self.agent, waiting, message.text, done=ended)
+				else:
+					run_id = run_id_for(
+						message.channel, self.agent.name, message.id, scope=message.key
+					)
+					await self.launcher.start(
+						self.agent, self._input(message, chat), run_id=run_id, done=ended
+					)
+			except Exception as exc:
+				log.warning(
+					"%s: the run for %s could not start: %s", message.channel, message.key, exc
+				)
+				await self._say(message, "Sorry, I cannot start on that now.")
+				return
+			await done.wait()
+			chat.earlier.append({"from": message.username or message.user, "text": message.text})
+			await self._after(message, chat, outcome.get("result"), outcome.get("error"))
+
+	async def _after(
+		self, message: Incoming, chat: _Chat, result: RunResult | None, error: BaseException | None
+	) -> None:
+		"""Send what the run ended with: its question (it parks) or its reply."""
+		if result is not None and result.status == "human_input_required" and result.state.pending:
+			question = str(result.state.pending.get("message", ""))
+			chat.parked = result.state
+			chat.earlier.append({"from": "agent", "text": question})
+			await self._say(message, question)
+		else:
+			text = _reply(result, error)
+			chat.earlier.append({"from": "agent", "text": text})
+			await self._say(message, text)
+		while len(chat.earlier) > self.settings.history:
+			chat.earlier.popleft()
+
+	async def recover(self) -> int:
+		"""After a restart on a durable store: follow this channel's runs that were going.
+
+		The backend resumes them (`openmolt_core.durability`); this waits for each one's result
+		and sends it to its chat, which the run's input names. Returns how many it follows.
+		"""
+		om = self.agent.om
+		lister = getattr(om.durability, "runs", None)
+		if lister is None:
+			return 0
+		prefix = scope_prefix(self.channel, self.agent.name)
+		rows = await lister(agent=self.agent.name)
+		going = [
+			r["run_id"]
+			for r in rows
+			if str(r.get("run_id", "")).startswith(prefix)
+			and r.get("status") in ("pending", "enqueued")
+		]
+		for run_id in going:
+			self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
+		return len(going)
+
+	async def _follow(self, run_id: str) -> None:
+		from openmolt_core.errors import RunError
+		from openmolt_core.observe import run_input
+
+		error: BaseException | None = None
+		try:
+			result = await self.agent.om.result(run_id)
+		except RunError as exc:
+			result, error = exc.result, exc
+		except Exception as exc:
+			log.warning("%s: cannot follow the run %s: %s", self.channel, run_id, exc)
+			return
+		if result is None:
+			return
+		data = run_input(result.state)
+		if not isinstance(data, dict) or not isinstance(data.get("chat"), str):
+			return
+		message = Incoming(
+			channel=self.channel,
+			chat=data["chat"],
+			user="",
+			text="",
+			id=run_id,
+			thread=data.get("thread"),
+		)
+		chat = self.chats.setdefault(message.key, _Chat())
+		async with chat.lock:
+			await self._after(message, chat, result, error)
+
+	async def _parked_in_store(self, message: Incoming) -> str | None:
+		"""A durable run of this chat parked on a question (after a restart), if any."""
+		if self.agent.om.durability is None:
+			return None
+		prefix = scope_prefix(message.channel, self.agent.name, message.key)
+		try:
+			waiting = await self.agent.om.pending(agent=self.agent.name)
+		except Exception as exc:
+			log.warning("%s: cannot read the parked runs: %s", message.channel, exc)
+			return None
+		found = [p.run_id for p in waiting if p.run_id.startswith(prefix)]
+		return found[-1] if found else None
+
+	def _input(self, message: Incoming, chat: _Chat) -> dict[str, Any]:
+		data: dict[str, Any] = {
+			"message": message.text,
+			"from": message.username or message.user,
+			"chat": message.chat,
+		}
+		if message.thread:
+			data["thread"] = message.thread
+		if chat.earlier and self.settings.history:
+			data["earlier"] = list(chat.earlier)[-self.settings.history :]
+		return data
+
+	async def _say(self, message: Incoming, text: str) -> None:
+		try:
+			await self.send(message, text)
+		except Exception as exc:
+			log.warning("%s: could not reply in %s: %s", message.channel, message.chat, exc)

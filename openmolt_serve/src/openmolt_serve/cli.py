@@ -1,0 +1,270 @@
+"""``openmolt serve AGENTS...``: every trigger of the agents, and the run viewer, in one process.
+
+```
+openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-host HOST]
+                         [--ui-port PORT] [--durability STORE] [--env-file PATH] [--verbose]
+```
+
+``AGENTS`` are agent files (JSON or Python) or folders of them. For each agent it serves its
+``schedules``, its webhook (``POST /hooks/<agent>``) and its chat channels (Telegram, Slack), and
+shows every run in the run viewer (``openmolt-ui``, on a port of its own; ``--no-ui`` leaves it
+out). Both bind 127.0.0.1 unless ``--host`` (the triggers) or ``--ui-host`` (the viewer) say
+otherwise. Nobody sits at this terminal: a question an agent asks outside a chat parks its run,
+and so does a tool call that waits for approval; the viewer's page answers and decides them. Progress goes to stderr;
+each scheduled run's record goes to stdout as a JSON line. Ctrl-C or SIGTERM stops it.
+
+With a durable store (``--durability``, else ``OPENMOLT_DURABILITY``, else the files' own
+``durability``; ``openmolt[dbos]``) every run is a workflow: a webhook is answered once its run
+is recorded, schedules fire through the store, and a restart resumes what was going (see
+`openmolt_serve.server`). Python files that define several ``agents`` are served by
+``openmolt worker`` (durable runs and schedules, no triggers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from openmolt_core.errors import ConfigurationError, OpenMoltError
+from openmolt_serve.chats import park_questions
+from openmolt_serve.server import DEFAULT_PORT, TriggerServer
+
+if TYPE_CHECKING:
+	from openmolt_core.cli._run import Loaded
+
+__all__ = ["agent_files", "main", "serve"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+_AGENT_FILES = (".json", ".py")
+
+
+def _line(text: str) -> None:
+	sys.stderr.write(f"openmolt serve: {text}\n")
+	sys.stderr.flush()
+
+
+def agent_files(paths: Sequence[str]) -> list[Path]:
+	"""The agent files of the arguments: files as given, folders' ``*.json`` and ``*.py``.
+
+	Raises:
+		ConfigurationError: A path does not exist, or a folder holds no agent file.
+	"""
+	out: list[Path] = []
+	for text in paths:
+		path = Path(text)
+		if path.is_dir():
+			found = sorted(
+				p
+				for p in path.iterdir()
+				if p.suffix in _AGENT_FILES and not p.name.startswith(("_", "."))
+			)
+			if not found:
+				raise ConfigurationError(f"{path}: no agent files (*.json, *.py) in this folder")
+			out.extend(found)
+		elif path.is_file():
+			out.append(path)
+		else:
+			raise ConfigurationError(f"{path}: no such file or folder")
+	return out
+
+
+def _parser() -> argparse.ArgumentParser:
+	parser = argparse.ArgumentParser(
+		prog="openmolt serve",
+		description="Serve the agents' webhooks, chat channels and schedules, and the run "
+		"viewer, until Ctrl-C.",
+	)
+	parser.add_argument(
+		"paths", nargs="+", metavar="AGENTS", help="agent files, or folders of them"
+	)
+	parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
+	parser.add_argument(
+		"--port", type=int, default=DEFAULT_PORT, help=f"the port (default: {DEFAULT_PORT})"
+	)
+	parser.add_argument("--no-ui", action="store_true", help="do not serve the run viewer")
+	parser.add_argument(
+		"--ui-host", default="127.0.0.1", help="the run viewer's address (default: 127.0.0.1)"
+	)
+	parser.add_argument(
+		"--ui-port", type=int, default=0, help="the run viewer's port (default: any free one)"
+	)
+	parser.add_argument(
+		"--durability",
+		help="make runs durable on this store (a SQLite file or a postgresql:// URL; default: "
+		"$OPENMOLT_DURABILITY, else each file's durability, else in process)",
+	)
+	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
+	parser.add_argument("--verbose", "-v", action="store_true", help="log steps to stderr")
+	return parser
+
+
+def _load(
+	paths: Sequence[str], *, env_file: str | None, verbose: bool, durability: str | None = None
+) -> list[Loaded]:
+	from openmolt_core.cli._run import check_ready, load
+	from openmolt_core.cli._ui import record_runs
+
+	loaded: list[Loaded] = []
+	names: dict[str, Path] = {}
+	for path in agent_files(paths):
+		one = load(str(path), env_file=env_file, verbose=verbose, durability=durability)
+		if one.agent.name in names:
+			raise ConfigurationError(
+				f"{path}: {names[one.agent.name]} already defines an agent named "
+				f"{one.agent.name!r}; give each agent its own name"
+			)
+		names[one.agent.name] = path
+		check_ready(one, strict=True)  # a missing key fails now, not at the first message
+		record_runs(one.om)
+		if one.agent.on_human_input_request is not None:
+			park_questions(one.agent)  # not the terminal: the chat or the viewer answers
+		loaded.append(one)
+	return loaded
+
+
+def _schedule(one: Loaded) -> list[str]:
+	from openmolt_core.schedule import parse_schedule
+
+	ids = []
+	for raw in one.schedules:
+		spec = parse_schedule(raw)
+		if spec.input is None and one.input is not None:
+			spec = spec.model_copy(update={"input": one.input})
+		ids.append(one.agent.schedule(spec))
+	return ids
+
+
+async def _until_stopped() -> None:
+	try:
+		with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+			async for signum in signals:
+				_line(f"{signal.Signals(signum).name} received: stopping")
+				return
+	except NotImplementedError:  # no signal receivers (Windows): Ctrl-C raises KeyboardInterrupt
+		await anyio.sleep_forever()
+
+
+async def serve(
+	loaded: Sequence[Loaded],
+	*,
+	host: str = "127.0.0.1",
+	port: int = DEFAULT_PORT,
+	ui: bool = True,
+	ui_host: str = "127.0.0.1",
+	ui_port: int = 0,
+	until: Any = None,
+) -> int:
+	"""Serve loaded agent files until ``until()`` returns (default: Ctrl-C or SIGTERM).
+
+	Args:
+		loaded: The agent files, loaded.
+		host: The address of the triggers.
+		port: The triggers' port.
+		ui: Serve the run viewer.
+		ui_host: Its address.
+		ui_port: Its port (0: any free one).
+		until: An async function; serving stops when it returns.
+
+	Returns:
+		The exit code.
+	"""
+	from openmolt_core.cli._progress import to_json
+
+	server = TriggerServer([(one.agent, one.triggers) for one in loaded], host=host, port=port)
+	instances = list({id(one.om): one.om for one in loaded}.values())
+
+	def ended(event: Any) -> None:
+		sys.stdout.write(json.dumps(to_json(event.record.to_dict()), default=str) + "\n")
+		sys.stdout.flush()
+
+	scheduled = 0
+	for one in loaded:
+		for sid in _schedule(one):
+			scheduled += 1
+			_line(f"schedule {sid} of {one.agent.name}")
+		one.agent.on("schedule:end", ended)
+	async with anyio.create_task_group() as tg:
+		try:
+			async with server:
+				for route in server.routes():
+					_line(f"{route} on {server.url}")
+				for name, bot in server.telegram.items():
+					if bot.settings.mode == "polling":
+						_line(f"Telegram bot of {name}: polling getUpdates")
+				for om in instances:
+					if om.schedules:
+						await tg.start(om.scheduler.serve)
+				if ui:
+					await _with_viewer(loaded, ui_host, ui_port, until)
+				else:
+					await (until or _until_stopped)()
+		finally:
+			for om in instances:
+				if om.schedules:
+					om.scheduler.stop(cancel_running=True)
+			tg.cancel_scope.cancel()
+	for om in instances:
+		with anyio.CancelScope(shield=True):
+			await om.aclose()
+	_line(f"stopped ({len(server.agents)} agents with triggers, {scheduled} schedules)")
+	return 0
+
+
+async def _with_viewer(loaded: Sequence[Loaded], host: str, port: int, until: Any) -> None:
+	from openmolt_ui import Viewer
+
+	store = next((one.om.run_store for one in loaded if one.om.run_store is not None), None)
+	viewer = Viewer(store=store, host=host, port=port)
+	for one in loaded:
+		viewer.watch(one.om)
+		viewer.add_agent(one.agent)
+	async with viewer:
+		_line(f"run viewer: {viewer.url}")
+		await (until or _until_stopped)()
+
+
+def main(args: Sequence[str]) -> int:
+	"""Run ``openmolt serve`` (``args`` are its arguments).
+
+	Returns:
+		The exit code.
+	"""
+	ns = _parser().parse_args(list(args))
+	if ns.verbose:
+		handler = logging.StreamHandler(sys.stderr)
+		handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
+		log.addHandler(handler)
+		log.setLevel(logging.INFO)
+	durability = ns.durability or os.environ.get("OPENMOLT_DURABILITY")
+	loaded = _load(ns.paths, env_file=ns.env_file, verbose=ns.verbose, durability=durability)
+	if not any(one.triggers or one.schedules for one in loaded):
+		raise ConfigurationError(
+			"none of these agents has triggers or schedules: give an agent file a 'triggers' "
+			"block (a webhook, channels) or 'schedules', or run it once with `openmolt FILE`"
+		)
+	try:
+		return anyio.run(
+			lambda: serve(
+				loaded,
+				host=ns.host,
+				port=ns.port,
+				ui=not ns.no_ui,
+				ui_host=ns.ui_host,
+				ui_port=ns.ui_port,
+			)
+		)
+	except ExceptionGroup as group:  # a poller's or a server's error, out of the task group
+		errors = group.exceptions
+		if len(errors) == 1 and isinstance(errors[0], OpenMoltError):
+			raise errors[0] from None
+		raise

@@ -1,0 +1,280 @@
+"""`TriggerServer`: one ASGI application for every agent's webhook and chat channels, on one port.
+
+| route | what |
+| --- | --- |
+| ``POST /hooks/{agent}`` | a signed webhook starts a run (`openmolt_serve.webhooks`) |
+| ``POST /channels/telegram/{agent}`` | a Telegram update, in webhook mode (`openmolt_serve.telegram`) |
+| ``POST /channels/slack/{agent}`` | a Slack Events API request (`openmolt_serve.slack`) |
+| ``GET /health`` | ``{"ok": true, "agents": [...]}`` |
+
+```python
+async with TriggerServer([(agent, triggers)], port=8787) as server:
+    print(server.url)             # http://127.0.0.1:8787
+    await anyio.sleep_forever()   # Telegram bots in polling mode poll meanwhile
+```
+
+It binds 127.0.0.1 by default: put a reverse proxy (or a tunnel) in front to receive webhooks
+from the internet, and bind another address only on purpose. Runs start in the server's task
+group and stop with it. The server serves in the caller's event loop (asyncio: uvicorn needs it).
+
+On a durable store (``OpenMolt(durability=...)``) a trigger is answered once its run's workflow
+is recorded, and starting the server starts the engine, which resumes the runs a crash cut short;
+the chats get the results of theirs, and a question a run parked on before the restart is
+answered by the chat's next message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import anyio
+import uvicorn
+from anyio.abc import TaskGroup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
+from openmolt_serve._launch import Launcher
+from openmolt_serve.slack import SlackApp
+from openmolt_serve.telegram import TelegramBot
+from openmolt_serve.webhooks import Webhook, handle_webhook
+
+if TYPE_CHECKING:
+	import httpx
+
+	from openmolt_core.agent import Agent
+
+__all__ = ["DEFAULT_PORT", "TriggerServer"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+DEFAULT_PORT = 8787
+"""The port ``openmolt serve`` listens on unless told otherwise."""
+
+
+class _Server(uvicorn.Server):
+	"""uvicorn's server without its signal handlers: the program that embeds it owns those."""
+
+	ready: anyio.Event | None = None
+
+	@contextlib.contextmanager
+	def capture_signals(self) -> Iterator[None]:
+		yield
+
+	async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+		await super().startup(sockets=sockets)
+		if self.ready is not None:
+			self.ready.set()
+
+
+class TriggerServer:
+	"""Serves the webhooks and chat channels of several agents.
+
+	Args:
+		agents: Each agent with its triggers (agents without triggers are skipped).
+		host: The address to bind (default 127.0.0.1).
+		port: The port (0: any free one; see `url`).
+		http: The HTTP client for the chat APIs (default: each agent's instance's).
+		start_timeout: Seconds a trigger waits for its run to start before answering anyway.
+
+	Raises:
+		ConfigurationError: Two agents share a name, or a secret or token is not set.
+	"""
+
+	def __init__(
+		self,
+		agents: Sequence[tuple[Agent, Triggers | None]],
+		*,
+		host: str = "127.0.0.1",
+		port: int = DEFAULT_PORT,
+		http: httpx.AsyncClient | None = None,
+		start_timeout: float = 30.0,
+	) -> None:
+		self.host = host
+		self.port = port
+		self.start_timeout = start_timeout
+		self._http = http
+		self.agents: dict[str, tuple[Agent, Triggers]] = {}
+		for agent, triggers in agents:
+			if triggers is None:
+				continue
+			if agent.name in self.agents:
+				raise ConfigurationError(
+					f"two agents are named {agent.name!r}: their triggers would share "
+					"/hooks/<agent>; give each its own name"
+				)
+			self.agents[agent.name] = (agent, triggers)
+		self.webhooks: dict[str, Webhook] = {}
+		self.telegram: dict[str, TelegramBot] = {}
+		self.slack: dict[str, SlackApp] = {}
+		self.launcher: Launcher | None = None
+		self._tg: TaskGroup | None = None
+		self._server: _Server | None = None
+		self._stopped: anyio.Event | None = None
+		# Secrets and tokens are read now: a missing one fails before anything listens.
+		for name, (agent, triggers) in self.agents.items():
+			if triggers.webhook is not None:
+				self.webhooks[name] = Webhook.create(agent, triggers.webhook)
+
+	@property
+	def url(self) -> str:
+		"""The server's address (known once serving: the port may be picked)."""
+		host = f"[{self.host}]" if ":" in self.host else self.host
+		return f"http://{host}:{self.port}"
+
+	def routes(self) -> list[str]:
+		"""The paths served, for the start-up message."""
+		out = [f"POST /hooks/{name}" for name in self.webhooks]
+		out += [
+			f"POST /channels/telegram/{name}"
+			for name, bot in self.telegram.items()
+			if bot.settings.mode == "webhook"
+		]
+		out += [f"POST /channels/slack/{name}" for name in self.slack]
+		return out
+
+	def app(self) -> ASGIApp:
+		"""The ASGI application (needs the server running: runs start in its task group)."""
+
+		async def hook(request: Request) -> Response:
+			assert self.launcher is not None
+			return await handle_webhook(
+				request, self.webhooks.get(request.path_params["agent"]), self.launcher
+			)
+
+		async def telegram(request: Request) -> Response:
+			bot = self.telegram.get(request.path_params["agent"])
+			if bot is None or bot.settings.mode != "webhook":
+				return JSONResponse({"error": "no Telegram webhook here"}, status_code=404)
+			return await bot.handle(request)
+
+		async def slack(request: Request) -> Response:
+			app = self.slack.get(request.path_params["agent"])
+			if app is None:
+				return JSONResponse({"error": "no Slack app here"}, status_code=404)
+			return await app.handle(request)
+
+		async def health(request: Request) -> Response:
+			return JSONResponse({"ok": True, "agents": sorted(self.agents)})
+
+		return Starlette(
+			routes=[
+				Route("/hooks/{agent}", hook, methods=["POST"]),
+				Route("/channels/telegram/{agent}", telegram, methods=["POST"]),
+				Route("/channels/slack/{agent}", slack, methods=["POST"]),
+				Route("/health", health),
+			]
+		)
+
+	def _socket(self) -> socket.socket:
+		family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+		sock = socket.socket(family, socket.SOCK_STREAM)
+		sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+		try:
+			sock.bind((self.host, self.port))
+		except OSError as exc:
+			sock.close()
+			raise ConfigurationError(
+				f"openmolt serve cannot listen on {self.host}:{self.port}: {exc.strerror}; "
+				"choose another port (--port)"
+			) from exc
+		self.port = sock.getsockname()[1]
+		return sock
+
+	async def __aenter__(self) -> TriggerServer:
+		"""Start listening and polling; the routes answer on return."""
+		if self._tg is not None:
+			raise RuntimeError("this server is already serving")
+		tg = anyio.create_task_group()
+		await tg.__aenter__()
+		self._tg = tg
+		try:
+			self.launcher = Launcher(tg, start_timeout=self.start_timeout)
+			for name, (agent, triggers) in self.agents.items():
+				for channel in triggers.channels:
+					if isinstance(channel, TelegramChannel):
+						self.telegram[name] = TelegramBot(agent, channel, self.launcher, self._http)
+					elif isinstance(channel, SlackChannel):
+						self.slack[name] = SlackApp(agent, channel, self.launcher, self._http)
+			sock = self._socket()
+			config = uvicorn.Config(
+				self.app(),
+				lifespan="off",
+				log_level="warning",
+				access_log=False,
+				timeout_graceful_shutdown=2,
+			)
+			self._server = _Server(config)
+			self._server.ready = anyio.Event()
+			self._stopped = anyio.Event()
+			tg.start_soon(self._serve, sock, name="openmolt serve")
+			await self._server.ready.wait()
+			await self._recover()
+			for bot in self.telegram.values():
+				if bot.settings.mode == "polling":
+					tg.start_soon(bot.poll, name=f"openmolt telegram {bot.agent.name}")
+		except BaseException:
+			self._tg = None
+			tg.cancel_scope.cancel()
+			await tg.__aexit__(None, None, None)
+			raise
+		return self
+
+	async def _recover(self) -> None:
+		"""On a durable store: start the engine, and follow the chats' interrupted runs.
+
+		The engine resumes the runs a crash cut short; each chat gets the result of its own.
+		"""
+		started: set[int] = set()
+		for agent, _ in self.agents.values():
+			backend = agent.om.durability
+			if backend is not None and id(agent.om) not in started:
+				started.add(id(agent.om))
+				await backend.start()
+		channels: list[TelegramBot | SlackApp] = [*self.telegram.values(), *self.slack.values()]
+		for channel in channels:
+			if channel.agent.om.durability is not None:
+				count = await channel.conversations.recover()
+				if count:
+					log.warning(
+						"%s of %s: following %d runs a restart interrupted",
+						channel.settings.type,
+						channel.agent.name,
+						count,
+					)
+
+	async def _serve(self, sock: socket.socket) -> None:
+		assert self._server is not None
+		try:
+			await self._server.serve(sockets=[sock])
+		finally:
+			sock.close()
+			if self._stopped is not None:
+				self._stopped.set()
+
+	async def __aexit__(
+		self,
+		exc_type: type[BaseException] | None,
+		exc: BaseException | None,
+		tb: TracebackType | None,
+	) -> bool | None:
+		"""Stop listening and polling; runs still going are cancelled (durable ones recover)."""
+		tg, self._tg = self._tg, None
+		if self._server is not None:
+			self._server.should_exit = True
+		if tg is None:
+			return None
+		with anyio.move_on_after(5, shield=True):
+			if self._stopped is not None:
+				await self._stopped.wait()
+		tg.cancel_scope.cancel()
+		return await tg.__aexit__(exc_type, exc, tb)

@@ -1,0 +1,182 @@
+"""Slack: an app on the Events API whose messages start or continue an agent's runs.
+
+Slack posts events to ``POST /channels/slack/<agent>`` (the app's Request URL). Each request is
+checked with the app's signing secret (`openmolt_core.signatures`, scheme ``slack``: five
+minutes of tolerance) before it is read; the ``url_verification`` handshake gets its challenge
+back; an ``event_callback`` is answered ``200`` at once (Slack wants an answer within three
+seconds, and retries otherwise: a retry's ``event_id`` is seen before, and ignored), and its
+event handled in the background:
+
+- ``message`` events in a direct message (``channel_type`` ``im``), and ``app_mention`` events in
+  channels (the mention itself is taken out of the text), from people: messages of bots, the
+  app's own, and edits or deletions (a ``subtype``) are skipped;
+- a thread is a conversation of its own (``thread_ts``); a mention outside a thread is answered
+  in a new thread under it.
+
+Replies use ``chat.postMessage`` (https://api.slack.com/methods/chat.postMessage) with the bot
+token, ``channel``, ``text`` and ``thread_ts``; Slack answers ``200`` with ``ok: false`` on
+failure, which is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from openmolt_core.errors import OpenMoltError
+from openmolt_core.signatures import SignatureError, verify
+from openmolt_core.triggers import SlackChannel, secret_from
+from openmolt_serve._body import TooLarge, read_body
+from openmolt_serve._launch import Launcher
+from openmolt_serve.chats import Conversations, Incoming
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+
+__all__ = ["SLACK_API", "SlackApp", "SlackError", "incoming"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+SLACK_API = "https://slack.com/api"
+"""The Web API's address (a fake in tests may replace it)."""
+
+_MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
+
+
+class SlackError(OpenMoltError):
+	"""A Web API call failed (the message never holds the token)."""
+
+
+def incoming(event: dict[str, Any], event_id: str, bot_user: str | None = None) -> Incoming | None:
+	"""A person's message or mention as an `Incoming` (None for anything to skip)."""
+	kind = event.get("type")
+	if kind not in ("message", "app_mention"):
+		return None
+	if event.get("subtype") or event.get("bot_id") or not isinstance(event.get("text"), str):
+		return None
+	user = event.get("user")
+	channel = event.get("channel")
+	if not isinstance(user, str) or not isinstance(channel, str) or user == bot_user:
+		return None
+	if kind == "message" and event.get("channel_type") != "im":
+		return None  # in channels the app answers mentions (app_mention), not every message
+	text = event["text"]
+	thread = event.get("thread_ts")
+	if kind == "app_mention":
+		text = _MENTION.sub("", text).strip()
+		thread = thread or event.get("ts")
+	return Incoming(
+		channel="slack",
+		chat=channel,
+		user=user,
+		text=text,
+		id=event_id or str(event.get("client_msg_id") or event.get("ts", "")),
+		thread=thread if isinstance(thread, str) else None,
+	)
+
+
+class SlackApp:
+	"""One agent's Slack app.
+
+	Args:
+		agent: The agent it talks for.
+		settings: The channel's settings.
+		launcher: Starts the runs.
+		http: The HTTP client (the agent's instance's, by default).
+	"""
+
+	def __init__(
+		self,
+		agent: Agent,
+		settings: SlackChannel,
+		launcher: Launcher,
+		http: httpx.AsyncClient | None = None,
+	) -> None:
+		self.agent = agent
+		self.settings = settings
+		self.token = secret_from(
+			settings.bot_token,
+			settings.bot_token_env,
+			what=f"the Slack bot token of {agent.name!r}",
+		)
+		self.signing_secret = secret_from(
+			settings.signing_secret,
+			settings.signing_secret_env,
+			what=f"the Slack signing secret of {agent.name!r}",
+		)
+		self.base_url = (settings.base_url or SLACK_API).rstrip("/")
+		self._http = http
+		self.conversations = Conversations(agent, settings, self.reply, launcher)
+		self.bot_user: str | None = None
+
+	def __repr__(self) -> str:
+		return f"SlackApp(agent={self.agent.name!r})"
+
+	@property
+	def http(self) -> httpx.AsyncClient:
+		"""The HTTP client."""
+		return self._http or self.agent.om.http()
+
+	async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+		"""Call a Web API method with the bot token (JSON body).
+
+		Raises:
+			SlackError: The call failed, or Slack said ``ok: false``.
+		"""
+		try:
+			response = await self.http.post(
+				f"{self.base_url}/{method}",
+				json=params,
+				headers={"Authorization": f"Bearer {self.token}"},
+			)
+		except httpx.HTTPError as exc:
+			raise SlackError(f"Slack {method}: {type(exc).__name__}") from None
+		try:
+			data = response.json()
+		except ValueError:
+			data = {}
+		if response.status_code != 200 or not data.get("ok"):
+			raise SlackError(
+				f"Slack {method}: {response.status_code} {data.get('error') or response.reason_phrase}"
+			)
+		return dict(data)
+
+	async def reply(self, message: Incoming, text: str) -> None:
+		"""Post a text to the message's channel (and thread)."""
+		params: dict[str, Any] = {"channel": message.chat, "text": text}
+		if message.thread:
+			params["thread_ts"] = message.thread
+		await self.call("chat.postMessage", params)
+
+	async def handle(self, request: Request) -> Response:
+		"""``POST /channels/slack/<agent>``: one Events API request."""
+		try:
+			body = await read_body(request, 1_000_000)
+		except TooLarge:
+			return JSONResponse({"error": "the request is too large"}, status_code=413)
+		try:
+			verify("slack", self.signing_secret, body, request.headers)
+		except SignatureError as exc:
+			log.info("Slack events of %s refused (%s): %s", self.agent.name, exc.reason, exc)
+			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=401)
+		try:
+			data = json.loads(body)
+		except ValueError:
+			return JSONResponse({"error": "the request is not JSON"}, status_code=400)
+		if not isinstance(data, dict):
+			return JSONResponse({"error": "the request is not a JSON object"}, status_code=400)
+		if data.get("type") == "url_verification":
+			return JSONResponse({"challenge": data.get("challenge", "")})
+		if data.get("type") == "event_callback" and isinstance(data.get("event"), dict):
+			authorizations = data.get("authorizations") or [{}]
+			bot_user = self.bot_user or (authorizations[0] or {}).get("user_id")
+			message = incoming(data["event"], str(data.get("event_id", "")), bot_user)
+			if message is not None:
+				await self.conversations.receive(message)
+		return Response(status_code=200)

@@ -1,0 +1,224 @@
+"""Telegram: a bot whose messages start or continue an agent's runs (Bot API, called over httpx).
+
+Two ways in, as the Bot API offers (https://core.telegram.org/bots/api#getting-updates):
+
+- ``polling`` (the default): `TelegramChannel.poll` calls ``getUpdates`` with a long-poll
+  ``timeout`` and the ``offset`` after the last update taken, which confirms the earlier ones
+  to Telegram. Nothing is exposed to the internet. (Telegram refuses ``getUpdates`` while a
+  webhook is set: call ``deleteWebhook`` first.)
+- ``webhook``: Telegram posts each update to ``POST /channels/telegram/<agent>``; the request
+  must carry the ``X-Telegram-Bot-Api-Secret-Token`` given to ``setWebhook`` as
+  ``secret_token``, else ``401``.
+
+Replies use ``sendMessage`` (``chat_id``, ``text`` of at most 4096 characters, longer ones are
+split; ``reply_parameters`` points at the message answered). Only ``message`` updates with text
+are read. The bot token is part of every Bot API address, so no address is ever logged or put in
+an error.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from openmolt_core.errors import ConfigurationError, OpenMoltError
+from openmolt_core.triggers import TelegramChannel, secret_from
+from openmolt_serve._body import TooLarge, read_body
+from openmolt_serve._launch import Launcher
+from openmolt_serve.chats import Conversations, Incoming
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+
+__all__ = ["MAX_TEXT", "TELEGRAM_API", "TelegramBot", "TelegramError", "incoming"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+TELEGRAM_API = "https://api.telegram.org"
+"""The Bot API's address (a local Bot API server, or a fake in tests, may replace it)."""
+
+MAX_TEXT = 4096
+"""The most characters ``sendMessage`` takes in one message."""
+
+
+class TelegramError(OpenMoltError):
+	"""A Bot API call failed (the message never holds the token).
+
+	Args:
+		message: What failed.
+		status_code: The HTTP status, if there was a response.
+	"""
+
+	def __init__(self, message: str, *, status_code: int | None = None) -> None:
+		super().__init__(message)
+		self.status_code = status_code
+
+
+def incoming(update: dict[str, Any]) -> Incoming | None:
+	"""A text message of an update as an `Incoming` (None for anything else)."""
+	message = update.get("message")
+	if not isinstance(message, dict) or not isinstance(message.get("text"), str):
+		return None
+	sender = message.get("from") or {}
+	chat = message.get("chat") or {}
+	if sender.get("is_bot") or "id" not in chat:
+		return None
+	return Incoming(
+		channel="telegram",
+		chat=str(chat["id"]),
+		user=str(sender.get("id", "")),
+		username=sender.get("username"),
+		text=message["text"],
+		id=str(update.get("update_id", message.get("message_id", ""))),
+		reply_to=str(message["message_id"]) if "message_id" in message else None,
+	)
+
+
+def _chunks(text: str) -> list[str]:
+	return [text[i : i + MAX_TEXT] for i in range(0, len(text), MAX_TEXT)] or [""]
+
+
+class TelegramBot:
+	"""One agent's Telegram bot.
+
+	Args:
+		agent: The agent it talks for.
+		settings: The channel's settings.
+		launcher: Starts the runs.
+		http: The HTTP client (the agent's instance's, by default).
+	"""
+
+	def __init__(
+		self,
+		agent: Agent,
+		settings: TelegramChannel,
+		launcher: Launcher,
+		http: httpx.AsyncClient | None = None,
+	) -> None:
+		self.agent = agent
+		self.settings = settings
+		self.token = secret_from(
+			settings.token, settings.token_env, what=f"the Telegram bot token of {agent.name!r}"
+		)
+		self.secret_token: str | None = None
+		if settings.mode == "webhook":
+			self.secret_token = secret_from(
+				settings.secret_token,
+				settings.secret_token_env,
+				what=f"the Telegram webhook secret token of {agent.name!r} (setWebhook's secret_token)",
+			)
+		self.base_url = (settings.base_url or TELEGRAM_API).rstrip("/")
+		self._http = http
+		self.conversations = Conversations(agent, settings, self.reply, launcher)
+		self.offset: int | None = None
+
+	def __repr__(self) -> str:
+		return f"TelegramBot(agent={self.agent.name!r}, mode={self.settings.mode!r})"
+
+	@property
+	def http(self) -> httpx.AsyncClient:
+		"""The HTTP client."""
+		return self._http or self.agent.om.http()
+
+	async def call(self, method: str, params: dict[str, Any], *, read: float = 30.0) -> Any:
+		"""Call a Bot API method; return its ``result``.
+
+		Raises:
+			TelegramError: The call failed or Telegram said ``ok: false``.
+		"""
+		url = f"{self.base_url}/bot{self.token}/{method}"
+		try:
+			response = await self.http.post(url, json=params, timeout=read)
+		except httpx.HTTPError as exc:
+			raise TelegramError(f"Telegram {method}: {type(exc).__name__}") from None
+		try:
+			data = response.json()
+		except ValueError:
+			data = {}
+		if response.status_code != 200 or not data.get("ok"):
+			description = data.get("description") or response.reason_phrase
+			raise TelegramError(
+				f"Telegram {method}: {response.status_code} {description}",
+				status_code=response.status_code,
+			)
+		return data.get("result")
+
+	async def reply(self, message: Incoming, text: str) -> None:
+		"""Send a text to the message's chat (split at 4096 characters)."""
+		for n, chunk in enumerate(_chunks(text)):
+			params: dict[str, Any] = {"chat_id": message.chat, "text": chunk}
+			if n == 0 and message.reply_to:
+				params["reply_parameters"] = {
+					"message_id": int(message.reply_to),
+					"allow_sending_without_reply": True,
+				}
+			await self.call("sendMessage", params)
+
+	async def poll_once(self) -> int:
+		"""One ``getUpdates`` call; hands its messages over. Returns how many updates came."""
+		params: dict[str, Any] = {
+			"timeout": self.settings.poll_timeout,
+			"allowed_updates": ["message"],
+		}
+		if self.offset is not None:
+			params["offset"] = self.offset
+		updates = await self.call("getUpdates", params, read=self.settings.poll_timeout + 10.0)
+		for update in updates or []:
+			update_id = update.get("update_id")
+			if isinstance(update_id, int):
+				self.offset = max(self.offset or 0, update_id + 1)
+			message = incoming(update)
+			if message is not None:
+				await self.conversations.receive(message)
+		return len(updates or [])
+
+	async def poll(self) -> None:
+		"""Long-poll until cancelled; failures are logged and retried with a growing pause."""
+		pause = 1.0
+		while True:
+			try:
+				await self.poll_once()
+				pause = 1.0
+			except TelegramError as exc:
+				if exc.status_code in (401, 404):
+					raise ConfigurationError(
+						f"Telegram refused the bot token of {self.agent.name!r} ({exc}); check "
+						f"{self.settings.token_env}"
+					) from None
+				hint = (
+					" (a webhook is set: call deleteWebhook to poll)"
+					if exc.status_code == 409
+					else ""
+				)
+				log.warning("%s%s; trying again in %.0f s", exc, hint, pause)
+				await anyio.sleep(pause)
+				pause = min(pause * 2, 30.0)
+
+	async def handle(self, request: Request) -> Response:
+		"""``POST /channels/telegram/<agent>``: one update, in webhook mode."""
+		given = request.headers.get("x-telegram-bot-api-secret-token", "")
+		if self.secret_token is None or not hmac.compare_digest(
+			given.encode(), self.secret_token.encode()
+		):
+			return JSONResponse(
+				{"error": "missing or wrong X-Telegram-Bot-Api-Secret-Token"}, status_code=401
+			)
+		try:
+			body = await read_body(request, 1_000_000)
+		except TooLarge:
+			return JSONResponse({"error": "the update is too large"}, status_code=413)
+		try:
+			update = json.loads(body)
+		except ValueError:
+			return JSONResponse({"error": "the update is not JSON"}, status_code=400)
+		message = incoming(update) if isinstance(update, dict) else None
+		if message is not None:
+			await self.conversations.receive(message)
+		return JSONResponse({"ok": True})

@@ -1,0 +1,208 @@
+"""Webhook signatures, checked against the examples the vendors document and their own SDKs."""
+
+import time
+
+import pytest
+import stripe
+from slack_sdk.signature import SignatureVerifier
+
+from openmolt_core.signatures import ReplayGuard, SignatureError, sign, verify
+
+# GitHub, "Validating webhook deliveries" > "Testing the webhook payload validation":
+# https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+GITHUB_SECRET = "It's a Secret to Everybody"
+GITHUB_BODY = b"Hello, World!"
+GITHUB_SIGNATURE = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+
+# Slack, "Verifying requests from Slack" (the worked example of the signing steps):
+# https://api.slack.com/authentication/verifying-requests-from-slack
+SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+SLACK_TIMESTAMP = 1531420618
+SLACK_BODY = (
+	b"token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V"
+	b"&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text="
+	b"&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmib"
+	b"IGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+)
+SLACK_SIGNATURE = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+
+# Standard Webhooks, the test vector of its reference libraries (the "sign function works" test of
+# each library in https://github.com/standard-webhooks/standard-webhooks/tree/main/libraries).
+STANDARD_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+STANDARD_HEADERS = {
+	"webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
+	"webhook-timestamp": "1614265330",
+	"webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+}
+STANDARD_BODY = b'{"test": 2432232314}'
+
+STRIPE_SECRET = "whsec_test_secret"
+STRIPE_BODY = b'{"id": "evt_test_webhook", "object": "event"}'
+
+
+def test_githubs_documented_example_verifies() -> None:
+	"""GitHub's test values: the secret, "Hello, World!" and its published signature."""
+	headers = {"x-hub-signature-256": GITHUB_SIGNATURE, "X-GitHub-Delivery": "72d3162e"}
+	verified = verify("github", GITHUB_SECRET, GITHUB_BODY, headers)
+	assert verified.delivery == "72d3162e" and verified.timestamp is None
+	assert sign("github", GITHUB_SECRET, GITHUB_BODY) == {"X-Hub-Signature-256": GITHUB_SIGNATURE}
+	with pytest.raises(SignatureError, match="does not match") as err:
+		verify("github", GITHUB_SECRET, GITHUB_BODY + b" ", headers)
+	assert err.value.reason == "invalid"
+	with pytest.raises(SignatureError, match="does not match"):
+		verify("github", "another secret", GITHUB_BODY, headers)
+
+
+def test_slacks_documented_example_verifies_at_its_time_and_expires_after() -> None:
+	"""Slack's worked example verifies at its timestamp; five minutes later it is refused."""
+	headers = {
+		"X-Slack-Request-Timestamp": str(SLACK_TIMESTAMP),
+		"X-Slack-Signature": SLACK_SIGNATURE,
+	}
+	verified = verify("slack", SLACK_SECRET, SLACK_BODY, headers, now=SLACK_TIMESTAMP + 10)
+	assert verified.timestamp == SLACK_TIMESTAMP
+	assert sign("slack", SLACK_SECRET, SLACK_BODY, timestamp=SLACK_TIMESTAMP) == headers
+	with pytest.raises(SignatureError, match="more than 300 seconds") as err:
+		verify("slack", SLACK_SECRET, SLACK_BODY, headers, now=SLACK_TIMESTAMP + 301)
+	assert err.value.reason == "expired"
+	with pytest.raises(SignatureError, match="more than 300 seconds"):  # a clock far ahead too
+		verify("slack", SLACK_SECRET, SLACK_BODY, headers, now=SLACK_TIMESTAMP - 301)
+
+
+def test_our_slack_signatures_are_what_slacks_sdk_verifies() -> None:
+	"""slack_sdk's SignatureVerifier accepts what sign() makes, and we accept what it accepts."""
+	now = int(time.time())
+	headers = sign("slack", SLACK_SECRET, b'{"type":"event_callback"}', timestamp=now)
+	sdk = SignatureVerifier(SLACK_SECRET)
+	assert sdk.is_valid(
+		b'{"type":"event_callback"}',
+		headers["X-Slack-Request-Timestamp"],
+		headers["X-Slack-Signature"],
+	)
+	sdk_signature = sdk.generate_signature(timestamp=str(now), body=b"a=b")
+	verify(
+		"slack",
+		SLACK_SECRET,
+		b"a=b",
+		{"X-Slack-Request-Timestamp": str(now), "X-Slack-Signature": sdk_signature or ""},
+	)
+
+
+def test_stripe_signatures_agree_with_stripes_library_both_ways() -> None:
+	"""stripe-python verifies our header; we verify its header, with several v1 values and a tolerance."""
+	now = int(time.time())
+	ours = sign("stripe", STRIPE_SECRET, STRIPE_BODY, timestamp=now)["Stripe-Signature"]
+	assert stripe.WebhookSignature.verify_header(STRIPE_BODY.decode(), ours, STRIPE_SECRET, 300)
+	theirs = stripe.WebhookSignature.generate_signature_header(
+		STRIPE_BODY.decode(), STRIPE_SECRET, timestamp=now
+	)
+	# Stripe sends one v1 per active secret while a secret is rolled: any may match.
+	rolled = f"{theirs},v1={'0' * 64},v0=ignored"
+	verified = verify("stripe", STRIPE_SECRET, STRIPE_BODY, {"Stripe-Signature": rolled})
+	assert verified.timestamp == now
+	old = stripe.WebhookSignature.generate_signature_header(
+		STRIPE_BODY.decode(), STRIPE_SECRET, timestamp=now - 301
+	)
+	with pytest.raises(SignatureError, match="more than 300 seconds"):
+		verify("stripe", STRIPE_SECRET, STRIPE_BODY, {"Stripe-Signature": old})
+	# The same old header passes with the tolerance raised, as Stripe's own check does.
+	verify("stripe", STRIPE_SECRET, STRIPE_BODY, {"Stripe-Signature": old}, tolerance=600)
+	with pytest.raises(stripe.SignatureVerificationError):
+		stripe.WebhookSignature.verify_header(STRIPE_BODY.decode(), old, STRIPE_SECRET, 300)
+	with pytest.raises(SignatureError, match="no v1 signature") as err:
+		verify("stripe", "whsec_other", STRIPE_BODY, {"Stripe-Signature": theirs})
+	assert err.value.reason == "invalid"
+
+
+def test_the_standard_webhooks_example_verifies() -> None:
+	"""The Standard Webhooks reference libraries' vector: secret, id, time, body and signature."""
+	verified = verify(
+		"standard", STANDARD_SECRET, STANDARD_BODY, STANDARD_HEADERS, now=1614265330 + 5
+	)
+	assert verified.delivery == "msg_p5jXN8AQM9LWM0D4loKWxJek"
+	made = sign(
+		"standard",
+		STANDARD_SECRET,
+		STANDARD_BODY,
+		timestamp=1614265330,
+		delivery="msg_p5jXN8AQM9LWM0D4loKWxJek",
+	)
+	assert made == STANDARD_HEADERS
+	# Several signatures separated by spaces (a rolled secret): any v1 may match.
+	rolled = {
+		**STANDARD_HEADERS,
+		"webhook-signature": "v1,bm9wZQ== " + STANDARD_HEADERS["webhook-signature"],
+	}
+	verify("standard", STANDARD_SECRET, STANDARD_BODY, rolled, now=1614265330)
+	with pytest.raises(SignatureError, match="more than 300 seconds"):
+		verify("standard", STANDARD_SECRET, STANDARD_BODY, STANDARD_HEADERS)
+
+
+def test_the_plain_hmac_scheme_and_its_configurable_header() -> None:
+	"""hmac signs the body in X-Signature-256 (or the configured header)."""
+	headers = sign("hmac", "s3cret", b"{}", header="X-Acme-Signature")
+	assert list(headers) == ["X-Acme-Signature"]
+	verify("hmac", "s3cret", b"{}", headers, header="X-Acme-Signature")
+	with pytest.raises(SignatureError, match="needs the X-Signature-256 header") as err:
+		verify("hmac", "s3cret", b"{}", headers)
+	assert err.value.reason == "unsigned"
+
+
+@pytest.mark.parametrize(
+	("scheme", "headers", "reason", "message"),
+	[
+		("github", {}, "unsigned", "needs the X-Hub-Signature-256 header"),
+		("github", {"X-Hub-Signature-256": "sha1=abc"}, "malformed", "must read sha256="),
+		("stripe", {}, "unsigned", "needs the Stripe-Signature header"),
+		("stripe", {"Stripe-Signature": "v1=abc"}, "malformed", "must read t=<unix time>"),
+		("stripe", {"Stripe-Signature": "t=soon,v1=abc"}, "malformed", "Unix time"),
+		("slack", {"X-Slack-Signature": "v0=ab"}, "unsigned", "X-Slack-Request-Timestamp"),
+		("standard", {"webhook-id": "x"}, "unsigned", "webhook-timestamp"),
+		("nope", {}, "malformed", "unknown signature scheme 'nope'"),
+	],
+)
+def test_unsigned_and_malformed_requests_are_refused_with_the_reason(
+	scheme: str, headers: dict[str, str], reason: str, message: str
+) -> None:
+	"""Each missing or malformed header is refused, naming the header and the expected form."""
+	with pytest.raises(SignatureError, match=message) as err:
+		verify(scheme, "whsec_c2VjcmV0", b"{}", headers)
+	assert err.value.reason == reason
+
+
+def test_no_message_contains_the_secret_or_the_expected_signature() -> None:
+	"""A wrong signature's error shows neither the secret nor what the signature should be."""
+	secret = "sup3r-s3cret-value"
+	expected = sign("github", secret, b"body")["X-Hub-Signature-256"]
+	with pytest.raises(SignatureError) as err:
+		verify("github", secret, b"body", {"X-Hub-Signature-256": "sha256=" + "0" * 64})
+	assert secret not in str(err.value) and expected[7:] not in str(err.value)
+
+
+def test_a_replay_guard_refuses_a_signature_or_delivery_seen_before() -> None:
+	"""A second request with the same signature, or the same delivery id, is a replay."""
+	guard = ReplayGuard(tolerance=300, keep=60)
+	first = verify("github", GITHUB_SECRET, GITHUB_BODY, {"X-Hub-Signature-256": GITHUB_SIGNATURE})
+	guard.check(first, now=0)
+	with pytest.raises(SignatureError, match="received before") as err:
+		guard.check(first, now=30)
+	assert err.value.reason == "replayed"
+	guard.check(first, now=61)  # forgotten after `keep` (a signature without a time)
+	delivered = verify("standard", STANDARD_SECRET, STANDARD_BODY, STANDARD_HEADERS, now=1614265330)
+	guard.check(delivered, now=100)
+	again = type(delivered)("standard", "v1,other", delivered.timestamp, delivered.delivery)
+	with pytest.raises(SignatureError, match="received before"):
+		guard.check(again, now=101)
+
+
+def test_a_replay_guard_keeps_at_most_size_entries() -> None:
+	"""The oldest entries go first when the guard is full."""
+	guard = ReplayGuard(size=2)
+	made = [
+		verify("hmac", "k", str(i).encode(), sign("hmac", "k", str(i).encode())) for i in range(3)
+	]
+	for one in made:
+		guard.check(one, now=0)
+	guard.check(made[0], now=1)  # pushed out by the third
+	with pytest.raises(SignatureError):
+		guard.check(made[2], now=1)

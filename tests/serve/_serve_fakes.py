@@ -1,0 +1,190 @@
+"""Local servers for the trigger tests: fake Telegram and Slack APIs on 127.0.0.1, never the internet.
+
+The fakes answer the few Bot API and Web API methods the channels call, in the shapes the
+services document (https://core.telegram.org/bots/api, https://api.slack.com/methods), and
+record every call, so a test can assert the path, the token and the body that were sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+TOKEN = "123456:TEST-telegram-token"
+SLACK_TOKEN = "xoxb-test-slack-token"
+SLACK_SECRET = "slack-signing-secret-for-tests"
+
+
+class _Quiet(uvicorn.Server):
+	@contextlib.contextmanager
+	def capture_signals(self):  # type: ignore[no-untyped-def]
+		yield
+
+
+@contextlib.asynccontextmanager
+async def local_server(app: ASGIApp) -> AsyncIterator[str]:
+	"""Serve an ASGI app on 127.0.0.1 (a free port) in this loop; yields its base URL."""
+	sock = socket.socket()
+	sock.bind(("127.0.0.1", 0))
+	port = sock.getsockname()[1]
+	server = _Quiet(uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False))
+	stopped = anyio.Event()
+
+	async def run() -> None:
+		try:
+			await server.serve(sockets=[sock])
+		finally:
+			stopped.set()
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(run)
+		with anyio.fail_after(10):
+			while not server.started:  # noqa: ASYNC110  # uvicorn offers no event to wait on
+				await anyio.sleep(0.01)
+		try:
+			yield f"http://127.0.0.1:{port}"
+		finally:
+			server.should_exit = True
+			with anyio.move_on_after(10, shield=True):
+				await stopped.wait()
+			tg.cancel_scope.cancel()
+	sock.close()
+
+
+@dataclass
+class FakeTelegram:
+	"""The Bot API's getUpdates (long polling, offsets confirm) and sendMessage."""
+
+	updates: list[dict[str, Any]] = field(default_factory=list)
+	sent: list[dict[str, Any]] = field(default_factory=list)
+	polls: list[dict[str, Any]] = field(default_factory=list)
+	paths: list[str] = field(default_factory=list)
+	_new: anyio.Event = field(default_factory=anyio.Event)
+	_next_id: int = 1000
+
+	def message(self, text: str, *, user: int = 42, chat: int = 42, username: str = "ada") -> int:
+		"""Queue a text message from a user, as Telegram would deliver it; returns its update_id."""
+		self._next_id += 1
+		self.updates.append(
+			{
+				"update_id": self._next_id,
+				"message": {
+					"message_id": self._next_id * 10,
+					"date": 1700000000,
+					"from": {
+						"id": user,
+						"is_bot": False,
+						"first_name": "Ada",
+						"username": username,
+					},
+					"chat": {"id": chat, "type": "private"},
+					"text": text,
+				},
+			}
+		)
+		self._new.set()
+		self._new = anyio.Event()
+		return self._next_id
+
+	def reset(self) -> None:
+		"""Use the fake in a new event loop (a test's next "process")."""
+		self._new = anyio.Event()
+
+	def app(self) -> ASGIApp:
+		async def method(request: Request) -> Response:
+			self.paths.append(request.url.path)
+			if request.path_params["token"] != TOKEN:
+				return JSONResponse(
+					{"ok": False, "error_code": 401, "description": "Unauthorized"}, status_code=401
+				)
+			params = await request.json()
+			name = request.path_params["method"]
+			if name == "getUpdates":
+				self.polls.append(params)
+				offset = params.get("offset")
+				if offset is not None:  # confirms every update before it
+					self.updates = [u for u in self.updates if u["update_id"] >= offset]
+				if not self.updates:
+					with anyio.move_on_after(min(params.get("timeout", 0), 2)):
+						await self._new.wait()
+				return JSONResponse({"ok": True, "result": list(self.updates)})
+			if name == "sendMessage":
+				if "chat_id" not in params or not params.get("text"):
+					return JSONResponse(
+						{
+							"ok": False,
+							"error_code": 400,
+							"description": "Bad Request: text is empty",
+						},
+						status_code=400,
+					)
+				self.sent.append(params)
+				return JSONResponse(
+					{
+						"ok": True,
+						"result": {
+							"message_id": len(self.sent),
+							"chat": {"id": int(params["chat_id"]), "type": "private"},
+							"date": 1700000001,
+							"text": params["text"],
+						},
+					}
+				)
+			return JSONResponse(
+				{"ok": False, "error_code": 404, "description": "Not Found"}, status_code=404
+			)
+
+		return Starlette(routes=[Route("/bot{token}/{method}", method, methods=["POST"])])
+
+
+@dataclass
+class FakeSlack:
+	"""The Web API's chat.postMessage, with bot-token auth."""
+
+	posted: list[dict[str, Any]] = field(default_factory=list)
+	auth: list[str] = field(default_factory=list)
+
+	def app(self) -> ASGIApp:
+		async def post_message(request: Request) -> Response:
+			self.auth.append(request.headers.get("authorization", ""))
+			if request.headers.get("authorization") != f"Bearer {SLACK_TOKEN}":
+				return JSONResponse({"ok": False, "error": "invalid_auth"})
+			body = await request.json()
+			if not body.get("channel") or not body.get("text"):
+				return JSONResponse({"ok": False, "error": "no_text"})
+			self.posted.append(body)
+			return JSONResponse(
+				{"ok": True, "channel": body["channel"], "ts": f"17000000{len(self.posted)}.0001"}
+			)
+
+		return Starlette(routes=[Route("/chat.postMessage", post_message, methods=["POST"])])
+
+
+async def eventually(check: Callable[[], bool], *, seconds: float = 10.0) -> None:
+	"""Wait until ``check()`` holds (``seconds`` without it fails the test)."""
+	with anyio.fail_after(seconds):
+		while not check():  # noqa: ASYNC110  # a condition on another server's records
+			await anyio.sleep(0.02)
+
+
+async def post_json(
+	client: httpx.AsyncClient, url: str, data: Any, headers: dict[str, str]
+) -> httpx.Response:
+	return await client.post(
+		url,
+		content=json.dumps(data).encode(),
+		headers={"content-type": "application/json", **headers},
+	)

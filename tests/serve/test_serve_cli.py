@@ -1,0 +1,178 @@
+"""`openmolt serve AGENTS`: agent files' webhooks and schedules in one process, stopped by SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from openmolt_core.cli import main
+from openmolt_core.runstore import RunStore, default_path
+from openmolt_core.signatures import sign
+
+pytestmark = pytest.mark.timeout(120)
+
+SECRET = "cli-webhook-secret"
+
+
+def write(folder: Path) -> None:
+	folder.mkdir()
+	(folder / "triage.json").write_text(
+		json.dumps(
+			{
+				"name": "Triage",
+				"model": "echo:v1",
+				"triggers": {"webhook": {"scheme": "github"}},
+				"schedules": [{"type": "interval", "value": 0.5}],
+				"input": "tick",
+			}
+		)
+	)
+	(folder / "_draft.json").write_text("not read: names starting with _ are skipped")
+
+
+def wait_for(proc: subprocess.Popen[str], pattern: str, log: list[str]) -> re.Match[str]:
+	deadline = time.time() + 60
+	assert proc.stderr is not None
+	while time.time() < deadline:
+		line = proc.stderr.readline()
+		if not line and proc.poll() is not None:
+			break
+		log.append(line)
+		match = re.search(pattern, line)
+		if match:
+			return match
+	raise AssertionError("".join(log))
+
+
+def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Path) -> None:
+	"""A signed POST to the printed address starts a run (202); schedules fire; the viewer serves; SIGTERM stops it."""
+	write(tmp_path / "agents")
+	env = {**os.environ, "OPENMOLT_TRIAGE_WEBHOOK_SECRET": SECRET}
+	proc = subprocess.Popen(
+		[
+			sys.executable,
+			"-m",
+			"openmolt",
+			"serve",
+			str(tmp_path / "agents"),
+			"--port",
+			"0",
+		],
+		stdout=subprocess.PIPE,
+		stderr=subprocess.PIPE,
+		text=True,
+		env=env,
+		cwd=tmp_path,
+	)
+	log: list[str] = []
+	try:
+		url = wait_for(proc, r"POST /hooks/Triage on (http://127\.0\.0\.1:\d+)", log).group(1)
+		viewer = wait_for(proc, r"run viewer: (http://127\.0\.0\.1:\d+/\?token=\S+)", log).group(1)
+		assert httpx.get(viewer).status_code == 200  # the viewer, on its own port, with its token
+		assert httpx.get(viewer.split("?")[0]).status_code == 403
+		body = json.dumps({"action": "opened"}).encode()
+		headers = {**sign("github", SECRET, body), "X-GitHub-Delivery": "cli-1"}
+		response = httpx.post(f"{url}/hooks/Triage", content=body, headers=headers)
+		assert response.status_code == 202, response.text
+		run_id = response.json()["run_id"]
+		assert httpx.post(f"{url}/hooks/Triage", content=body).status_code == 401
+		time.sleep(1.5)  # at least one scheduled run
+	finally:
+		proc.send_signal(signal.SIGTERM)
+		out, err = proc.communicate(timeout=60)
+	assert proc.returncode == 0, "".join(log) + err
+	assert "SIGTERM received: stopping" in err and "stopped (1 agents with triggers" in err
+	records = [json.loads(line) for line in out.splitlines() if line.strip()]
+	assert records and all(r["status"] == "success" for r in records)  # the schedule's runs
+	path = default_path()
+	assert path is not None
+	import anyio
+
+	stored = anyio.run(RunStore(path).run, run_id)
+	assert stored is not None and stored.agent == "Triage"
+
+
+def test_serve_refuses_agents_without_triggers_and_missing_secrets(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Nothing to serve, or a secret that is not set: exit 2 with what to do, before listening."""
+	plain = tmp_path / "plain.json"
+	plain.write_text(json.dumps({"name": "Plain", "model": "echo:v1"}))
+	assert main(["serve", str(plain)]) == 2
+	assert "none of these agents has triggers or schedules" in capsys.readouterr().err
+	hooked = tmp_path / "hooked.json"
+	hooked.write_text(
+		json.dumps({"name": "Hooked", "model": "echo:v1", "triggers": {"webhook": {}}})
+	)
+	monkeypatch.delenv("OPENMOLT_HOOKED_WEBHOOK_SECRET", raising=False)
+	assert main(["serve", str(hooked), "--port", "0", "--no-ui"]) == 2
+	assert "export OPENMOLT_HOOKED_WEBHOOK_SECRET" in capsys.readouterr().err
+	assert main(["serve", str(tmp_path / "missing")]) == 2
+	assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_the_overview_lists_serve_and_bad_trigger_keys_name_their_line(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt --help` names serve; a misspelled trigger key is an error at its line."""
+	assert main(["--help"]) == 0
+	assert "serve" in capsys.readouterr().out
+	bad = tmp_path / "bad.json"
+	bad.write_text(
+		'{\n  "name": "B",\n  "model": "echo:v1",\n  "triggers": {\n    "webhok": {}\n  }\n}\n'
+	)
+	assert main(["serve", str(bad)]) == 2
+	assert (
+		"bad.json:5: unknown key 'triggers.webhok'; did you mean 'webhook'?"
+		in capsys.readouterr().err
+	)
+
+
+def test_python_agent_files_define_triggers(tmp_path: Path) -> None:
+	"""A Python file's `triggers` dict is read and checked like a JSON file's."""
+	from openmolt_core.cli._agentfile import AgentFileError
+	from openmolt_core.cli._run import load
+	from openmolt_core.triggers import Triggers
+
+	good = tmp_path / "good.py"
+	good.write_text(
+		"def agent(om):\n"
+		"    return om.create_agent(name='Py', model='echo:v1')\n"
+		"triggers = {'webhook': {'scheme': 'stripe', 'secretEnv': 'STRIPE_WHSEC'}}\n"
+	)
+	loaded = load(str(good), env_file=None, verbose=False)
+	assert isinstance(loaded.triggers, Triggers)
+	assert loaded.triggers.webhook is not None and loaded.triggers.webhook.scheme == "stripe"
+	bad = tmp_path / "bad.py"
+	bad.write_text(
+		"def agent(om):\n"
+		"    return om.create_agent(name='Py', model='echo:v1')\n"
+		"triggers = {'webhook': {'scheme': 'paypal'}}\n"
+	)
+	with pytest.raises(
+		AgentFileError, match=r"bad.py: triggers.webhook.scheme: Input should be .hmac."
+	):
+		load(str(bad), env_file=None, verbose=False)
+
+
+def test_served_agents_park_their_questions_instead_of_asking_the_terminal(tmp_path: Path) -> None:
+	"""A served agent's question parks its run (the chat or the viewer answers), never reads stdin."""
+	from openmolt import HumanInputUnavailable
+	from openmolt_serve.cli import _load
+
+	file = tmp_path / "asker.json"
+	file.write_text(json.dumps({"name": "Asker", "model": "echo:v1", "schedules": []}))
+	[one] = _load([str(file)], env_file=None, verbose=False)
+	handler = one.agent.on_human_input_request
+	assert handler is not None
+	with pytest.raises(HumanInputUnavailable):
+		handler("Which one?")

@@ -1,0 +1,139 @@
+"""Triggers on a durable store (openmolt-dbos, SQLite): a restart loses no trigger.
+
+These start real DBOS engines (one per process), so they run in the "dbos" xdist group with the
+durable tests, one after another.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
+
+from openmolt import OpenMolt
+from openmolt_core.signatures import sign
+from openmolt_core.testing import ScriptedModel, ask_human, finish
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos"), pytest.mark.timeout(120)]
+
+SECRET = "durable-webhook-secret"
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[str]:
+	yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	from dbos import DBOS
+
+	from openmolt_dbos import _engine
+
+	engine = _engine._ENGINE
+	if engine is not None and engine.launched:
+		await engine.shutdown()
+	DBOS.destroy()
+	_engine.reset_engine()
+
+
+async def restart() -> None:
+	"""What a crash and a new process do to this process's engine (the store stays)."""
+	from dbos import DBOS
+
+	from openmolt_dbos import _engine
+
+	engine = _engine._ENGINE
+	if engine is not None and engine.launched:
+		await engine.shutdown()
+	DBOS.destroy()
+	_engine.reset_engine()
+
+
+async def test_a_webhook_run_is_recorded_before_the_202_and_readable_by_its_id(store: str) -> None:
+	"""The 202's run id is the workflow's: om.result reads the run from the store."""
+	om = OpenMolt(durability=store, entry_points=False)
+	agent = om.create_agent(
+		name="Hooked", model=ScriptedModel([finish("done", human_message="ok")])
+	)
+	triggers = Triggers.model_validate({"webhook": {"scheme": "github", "secret": SECRET}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		async with httpx.AsyncClient(base_url=server.url) as client:
+			body = json.dumps({"action": "opened"}).encode()
+			headers = {**sign("github", SECRET, body), "X-GitHub-Delivery": "delivery-1"}
+			response = await client.post("/hooks/Hooked", content=body, headers=headers)
+	assert response.status_code == 202
+	run_id = response.json()["run_id"]
+	result = await om.result(run_id)
+	assert result is not None and result.status == "success" and result.human_message == "ok"
+	rows = await om.durability.runs(agent="Hooked")  # type: ignore[union-attr]
+	assert [r["run_id"] for r in rows] == [run_id]
+	await om.aclose()
+
+
+def helper(om: OpenMolt, model: ScriptedModel) -> Any:
+	return om.create_agent(name="Helper", model=model, instructions="Help.")
+
+
+def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
+	tmp_path: Path,
+) -> None:
+	"""The run parks on a question asked in the chat; after a restart, the next message answers it.
+
+	Each "process" is an event loop of its own (DBOS binds its executor to the loop it starts in).
+	"""
+	import anyio
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	fake: FakeTelegram | None = None
+	parked_id = ""
+
+	def triggers(base: str) -> Triggers:
+		channel = {
+			"type": "telegram",
+			"token": TOKEN,
+			"baseUrl": base,
+			"pollTimeout": 1,
+			"allowedUsers": [42],
+		}
+		return Triggers.model_validate({"channels": [channel]})
+
+	async def before() -> None:
+		nonlocal fake, parked_id
+		fake = FakeTelegram()
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(durability=store, entry_points=False)
+			agent = helper(om, ScriptedModel([ask_human("Which invoice?")]))
+			async with TriggerServer([(agent, triggers(base))], port=0):
+				fake.message("pay it")
+				await eventually(lambda: len(fake.sent) == 1, seconds=30)
+			[parked] = await om.pending(agent="Helper")
+			parked_id = parked.run_id
+			await om.aclose()
+		await restart()
+
+	model = ScriptedModel([finish("paid", human_message="Paid INV-2.")])
+
+	async def after() -> None:
+		assert fake is not None
+		fake.reset()
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(durability=store, entry_points=False)
+			agent = helper(om, model)  # the same agent; the model is asked only after the answer
+			async with TriggerServer([(agent, triggers(base))], port=0):
+				fake.message("INV-2")
+				await eventually(lambda: len(fake.sent) == 2, seconds=30)
+			assert await om.pending(agent="Helper") == []
+			result = await om.result(parked_id)
+			assert result is not None and result.status == "success"
+			await om.aclose()
+		await restart()
+
+	anyio.run(before)
+	assert fake is not None and fake.sent[0]["text"] == "Which invoice?"
+	anyio.run(after)
+	assert fake.sent[1]["chat_id"] == "42" and fake.sent[1]["text"] == "Paid INV-2."
+	assert "INV-2" in model.requests[0].messages[-1].content

@@ -1,0 +1,73 @@
+"""openmolt-serve is an extra of its own; the core never imports it, Starlette or uvicorn."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _toml(path: str) -> dict:
+	return tomllib.loads((ROOT / path).read_text())
+
+
+def test_the_serve_extra_installs_openmolt_serve_found_by_its_entry_point() -> None:
+	"""openmolt[serve] (and all) pull openmolt-serve, which the CLI finds as the extension 'serve'."""
+	extras = _toml("pyproject.toml")["project"]["optional-dependencies"]
+	assert extras["serve"] == ["openmolt-serve==0.1.0"]
+	assert "openmolt-serve==0.1.0" in extras["all"]
+	serve = _toml("openmolt_serve/pyproject.toml")["project"]
+	assert serve["entry-points"]["openmolt.extensions"] == {"serve": "openmolt_serve"}
+	core = _toml("openmolt_core/pyproject.toml")["project"]["dependencies"]
+	assert not any(d.startswith(("starlette", "uvicorn")) for d in core)
+
+
+def test_no_core_module_imports_openmolt_serve() -> None:
+	"""The core's sources never name openmolt_serve; a run with triggers' settings loads no web stack."""
+	import openmolt_core
+
+	for path in Path(openmolt_core.__file__).parent.rglob("*.py"):
+		text = path.read_text(encoding="utf-8")
+		assert "import openmolt_serve" not in text and "from openmolt_serve" not in text, path
+	code = (
+		"import json, sys\n"
+		"from openmolt_core.cli._agentfile import AgentFile\n"
+		"from openmolt_core.signatures import verify\n"
+		"AgentFile.model_validate({'name': 'a', 'model': 'x:y', 'triggers': {'webhook': {}}})\n"
+		"print(json.dumps(sorted(sys.modules)))\n"
+	)
+	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+	loaded = {m.split(".")[0] for m in json.loads(out.stdout)}
+	assert not loaded & {"starlette", "uvicorn", "openmolt_serve", "openmolt_ui"}
+
+
+@pytest.mark.parametrize(
+	"name",
+	[
+		"openmolt_serve",
+		"openmolt_serve.chats",
+		"openmolt_serve.cli",
+		"openmolt_serve.server",
+		"openmolt_serve.slack",
+		"openmolt_serve.telegram",
+		"openmolt_serve.webhooks",
+	],
+)
+def test_the_modules_export_a_sorted_documented_all(name: str) -> None:
+	"""__all__ is sorted (constants, classes, functions), and every class and function has a docstring."""
+	module = importlib.import_module(name)
+	exported = list(module.__all__)
+	assert exported == sorted(exported, key=lambda n: (not n.isupper(), not n[:1].isupper(), n))
+	for item in exported:
+		obj = getattr(module, item)
+		assert hasattr(module, item)
+		if inspect.isclass(obj) or inspect.isfunction(obj):
+			assert inspect.getdoc(obj), f"{name}.{item} has no docstring"

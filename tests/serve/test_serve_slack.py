@@ -1,0 +1,177 @@
+"""Slack: Events API requests, signed, start or continue runs; replies go to the channel and thread (a fake Web API)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, FakeSlack, eventually, local_server
+
+from openmolt import OpenMolt
+from openmolt_core.signatures import sign
+from openmolt_core.testing import ScriptedModel, ask_human, finish
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+
+pytestmark = pytest.mark.anyio
+
+
+def inputs(model: ScriptedModel) -> list[Any]:
+	return [
+		json.loads(r.messages[0].content)["input"] for r in model.requests if len(r.messages) == 1
+	]
+
+
+async def app(
+	model: ScriptedModel, fake: FakeSlack, **channel: Any
+) -> AsyncIterator[httpx.AsyncClient]:
+	async with local_server(fake.app()) as base:
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(name="Helper", model=model)
+		settings = {
+			"type": "slack",
+			"botToken": SLACK_TOKEN,
+			"signingSecret": SLACK_SECRET,
+			"baseUrl": base,
+			"allowedUsers": ["U42"],
+			**channel,
+		}
+		triggers = Triggers.model_validate({"channels": [settings]})
+		async with TriggerServer([(agent, triggers)], port=0) as server:
+			async with httpx.AsyncClient(base_url=server.url) as client:
+				yield client
+		await om.aclose()
+
+
+_n = 0
+
+
+def callback(event: dict[str, Any], event_id: str | None = None) -> dict[str, Any]:
+	global _n
+	_n += 1
+	return {
+		"type": "event_callback",
+		"team_id": "T1",
+		"event_id": event_id or f"Ev{_n}",
+		"event_time": int(time.time()),
+		"authorizations": [{"user_id": "UBOT", "is_bot": True}],
+		"event": event,
+	}
+
+
+def dm(text: str, user: str = "U42") -> dict[str, Any]:
+	return {
+		"type": "message",
+		"channel": "D1",
+		"channel_type": "im",
+		"user": user,
+		"text": text,
+		"ts": f"{time.time():.6f}",
+	}
+
+
+async def send(
+	client: httpx.AsyncClient, data: dict[str, Any], *, secret: str = SLACK_SECRET
+) -> httpx.Response:
+	body = json.dumps(data).encode()
+	headers = {**sign("slack", secret, body), "content-type": "application/json"}
+	return await client.post("/channels/slack/Helper", content=body, headers=headers)
+
+
+async def test_the_url_verification_handshake_is_answered_only_when_signed() -> None:
+	"""Slack's challenge comes back; an unsigned or wrongly signed request is 401."""
+	async for client in app(ScriptedModel([]), FakeSlack()):
+		challenge = {"type": "url_verification", "challenge": "3eZbrw1aB"}
+		assert (await send(client, challenge)).json() == {"challenge": "3eZbrw1aB"}
+		assert (await client.post("/channels/slack/Helper", json=challenge)).status_code == 401
+		assert (await send(client, challenge, secret="other")).status_code == 401
+
+
+async def test_a_direct_message_starts_a_run_and_is_answered_in_the_channel() -> None:
+	"""A DM's run replies with chat.postMessage (bot token, channel, text); a retried event is ignored."""
+	fake = FakeSlack()
+	model = ScriptedModel([finish("ok", human_message="Hi!")])
+	async for client in app(model, fake):
+		data = callback(dm("hello"), event_id="Ev-retried")
+		assert (await send(client, data)).status_code == 200
+		assert (await send(client, data)).status_code == 200  # Slack's retry: same event_id
+		await eventually(lambda: len(fake.posted) == 1)
+	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
+	assert fake.auth == [f"Bearer {SLACK_TOKEN}"]
+	assert inputs(model) == [{"message": "hello", "from": "U42", "chat": "D1"}]
+
+
+async def test_a_mention_is_answered_in_its_thread_and_a_question_waits_for_the_next_message() -> (
+	None
+):
+	"""app_mention: the mention is cut, the reply goes to a thread; a question there is answered by the next message in it."""
+	fake = FakeSlack()
+	model = ScriptedModel(
+		[ask_human("Which region?"), finish("ok", human_message="Deployed to eu.")]
+	)
+	async for client in app(model, fake, allowedUsers=[], allowedChats=["C9"]):
+		mention = {
+			"type": "app_mention",
+			"channel": "C9",
+			"user": "U7",
+			"text": "<@UBOT> deploy",
+			"ts": "111.222",
+		}
+		await send(client, callback(mention))
+		await eventually(lambda: len(fake.posted) == 1)
+		assert fake.posted[0] == {"channel": "C9", "text": "Which region?", "thread_ts": "111.222"}
+		reply = {
+			"type": "app_mention",
+			"channel": "C9",
+			"user": "U7",
+			"text": "<@UBOT> eu",
+			"ts": "111.300",
+			"thread_ts": "111.222",
+		}
+		await send(client, callback(reply))
+		await eventually(lambda: len(fake.posted) == 2)
+	assert fake.posted[1] == {"channel": "C9", "text": "Deployed to eu.", "thread_ts": "111.222"}
+	assert inputs(model) == [{"message": "deploy", "from": "U7", "chat": "C9", "thread": "111.222"}]
+
+
+async def test_bots_edits_channel_chatter_and_strangers_start_nothing() -> None:
+	"""The app's own and other bots' messages, edits, plain channel messages and unlisted users are skipped."""
+	fake = FakeSlack()
+	model = ScriptedModel([finish("ok", human_message="only this")])
+	async for client in app(model, fake):
+		await send(client, callback({**dm("from a bot"), "bot_id": "B1"}))
+		await send(client, callback({**dm("edited"), "subtype": "message_changed"}))
+		await send(client, callback({**dm("me"), "user": "UBOT"}))
+		await send(client, callback({**dm("chatter"), "channel_type": "channel", "channel": "C1"}))
+		await send(client, callback(dm("let me in", user="U666")))
+		await send(client, callback(dm("real one")))
+		await eventually(lambda: len(fake.posted) == 1)
+	assert inputs(model) == [{"message": "real one", "from": "U42", "chat": "D1"}]
+
+
+async def test_a_failed_post_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
+	"""Slack's ok:false (a wrong token) is logged without the token; the server keeps serving."""
+	fake = FakeSlack()
+	model = ScriptedModel([finish("ok", human_message="lost")])
+	async for client in app(model, fake, botToken="xoxb-wrong"):
+		await send(client, callback(dm("hello")))
+		await eventually(lambda: len(fake.auth) == 1)
+		await eventually(lambda: "invalid_auth" in caplog.text)
+		assert (
+			await send(client, {"type": "url_verification", "challenge": "c"})
+		).status_code == 200
+	assert "xoxb-wrong" not in caplog.text
+
+
+def test_chat_post_message_parameters_are_the_web_apis() -> None:
+	"""channel, text and thread_ts are parameters of chat.postMessage in Slack's own SDK."""
+	import inspect
+
+	from slack_sdk import WebClient
+
+	params = inspect.signature(WebClient.chat_postMessage).parameters
+	assert {"channel", "text", "thread_ts"} <= set(params)

@@ -1,0 +1,215 @@
+"""Telegram: messages start or continue runs, replies and questions go to the same chat (a fake Bot API)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, ask_human, finish
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+
+pytestmark = pytest.mark.anyio
+
+
+def inputs(model: ScriptedModel) -> list[Any]:
+	return [
+		json.loads(r.messages[0].content)["input"] for r in model.requests if len(r.messages) == 1
+	]
+
+
+async def bot(
+	model: ScriptedModel, fake: FakeTelegram, **channel: Any
+) -> AsyncIterator[TriggerServer]:
+	async with local_server(fake.app()) as base:
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(name="Helper", model=model, instructions="Help.")
+		settings = {
+			"type": "telegram",
+			"token": TOKEN,
+			"baseUrl": base,
+			"pollTimeout": 1,
+			"allowedUsers": [42],
+			**channel,
+		}
+		triggers = Triggers.model_validate({"channels": [settings]})
+		async with TriggerServer([(agent, triggers)], port=0) as server:
+			yield server
+		await om.aclose()
+
+
+async def test_a_message_starts_a_run_and_its_human_message_is_the_reply() -> None:
+	"""getUpdates brings the message; sendMessage answers in the same chat, replying to it."""
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("ok", human_message="Hello Ada!")])
+	async for _ in bot(model, fake):
+		update = fake.message("hi there")
+		await eventually(lambda: len(fake.sent) == 1)
+	[sent] = fake.sent
+	assert sent["chat_id"] == "42" and sent["text"] == "Hello Ada!"
+	assert sent["reply_parameters"]["message_id"] == update * 10
+	assert inputs(model) == [{"message": "hi there", "from": "ada", "chat": "42"}]
+	# Long polling: a timeout, message updates only, and the offset after the update taken.
+	assert fake.polls[0] == {"timeout": 1, "allowed_updates": ["message"]}
+	assert any(p.get("offset") == update + 1 for p in fake.polls[1:])
+	assert all(p.startswith(f"/bot{TOKEN}/") for p in fake.paths)
+
+
+async def test_a_question_is_asked_in_the_chat_and_the_next_message_answers_it() -> None:
+	"""requestHumanInput goes to the chat; the next message resumes the same run with it as the answer."""
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[ask_human("Which invoice, INV-1 or INV-2?"), finish("paid", human_message="Paid INV-2.")]
+	)
+	async for server in bot(model, fake):
+		fake.message("pay the invoice")
+		await eventually(lambda: len(fake.sent) == 1)
+		assert fake.sent[0]["text"] == "Which invoice, INV-1 or INV-2?"
+		fake.message("INV-2")
+		await eventually(lambda: len(fake.sent) == 2)
+		assert fake.sent[1]["text"] == "Paid INV-2."
+		assert server.launcher is not None and not server.launcher.running
+	# One run: the answer arrived as the result of the question, not as a new run's input.
+	assert inputs(model) == [{"message": "pay the invoice", "from": "ada", "chat": "42"}]
+	results = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert "INV-2" in json.dumps(results)
+
+
+async def test_the_next_message_continues_the_conversation() -> None:
+	"""A new run of the chat gets the earlier exchanges as its input's 'earlier'."""
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[finish("a", human_message="It is 12 °C."), finish("b", human_message="Yes, take one.")]
+	)
+	async for _ in bot(model, fake):
+		fake.message("weather in Oslo?")
+		await eventually(lambda: len(fake.sent) == 1)
+		fake.message("umbrella?")
+		await eventually(lambda: len(fake.sent) == 2)
+	second = inputs(model)[1]
+	assert second["message"] == "umbrella?"
+	assert second["earlier"] == [
+		{"from": "ada", "text": "weather in Oslo?"},
+		{"from": "agent", "text": "It is 12 °C."},
+	]
+
+
+async def test_strangers_are_ignored_and_allowed_chats_let_anyone_in() -> None:
+	"""A user not on allowedUsers gets no run and no answer; a message in an allowed chat runs."""
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("ok", human_message="hi group")])
+	async for _ in bot(model, fake, allowedChats=[-100]):
+		fake.message("let me in", user=7, chat=7, username="mallory")
+		fake.message("hello", user=8, chat=-100, username="bob")
+		await eventually(lambda: len(fake.sent) == 1)
+		await eventually(
+			lambda: all("offset" in p for p in fake.polls[-1:]) and len(fake.polls) > 2
+		)
+	assert fake.sent[0]["chat_id"] == "-100"
+	assert inputs(model) == [{"message": "hello", "from": "bob", "chat": "-100"}]
+
+
+async def test_webhook_mode_checks_telegrams_secret_token() -> None:
+	"""POST /channels/telegram/<agent> needs X-Telegram-Bot-Api-Secret-Token; then the update runs."""
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("ok", human_message="via webhook")])
+	async for server in bot(model, fake, mode="webhook", secretToken="tg-secret"):
+		fake.message("hi")  # queued in the fake, but never polled: webhook mode
+		update = fake.updates[0]
+		async with httpx.AsyncClient(base_url=server.url) as client:
+			refused = await client.post("/channels/telegram/Helper", json=update)
+			assert refused.status_code == 401
+			wrong = await client.post(
+				"/channels/telegram/Helper",
+				json=update,
+				headers={"X-Telegram-Bot-Api-Secret-Token": "nope"},
+			)
+			assert wrong.status_code == 401
+			ok = await client.post(
+				"/channels/telegram/Helper",
+				json=update,
+				headers={"X-Telegram-Bot-Api-Secret-Token": "tg-secret"},
+			)
+			assert ok.status_code == 200
+			# Telegram retries an update it got no answer for: the same update_id is ignored.
+			await client.post(
+				"/channels/telegram/Helper",
+				json=update,
+				headers={"X-Telegram-Bot-Api-Secret-Token": "tg-secret"},
+			)
+		await eventually(lambda: len(fake.sent) == 1)
+		assert server.routes() == ["POST /channels/telegram/Helper"]
+	assert fake.polls == [] and len(inputs(model)) == 1
+
+
+async def test_a_wrong_token_stops_polling_with_a_clear_error() -> None:
+	"""Telegram's 401 on getUpdates is a ConfigurationError naming the token's variable, without the token."""
+	from openmolt import ConfigurationError
+
+	fake = FakeTelegram()
+	async with local_server(fake.app()) as base:
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+		triggers = Triggers.model_validate(
+			{
+				"channels": [
+					{
+						"type": "telegram",
+						"token": "999:wrong",
+						"baseUrl": base,
+						"allowEveryone": True,
+					}
+				]
+			}
+		)
+		server = TriggerServer([(agent, triggers)], port=0)
+		with pytest.raises(ExceptionGroup) as group:
+			async with server:
+				await eventually(lambda: False, seconds=5)
+		[error] = group.value.exceptions
+		assert isinstance(error, ConfigurationError)
+		assert "TELEGRAM_BOT_TOKEN" in str(error) and "999:wrong" not in str(error)
+		await om.aclose()
+
+
+def test_channels_need_an_allow_list() -> None:
+	"""Without allowedUsers, allowedChats or allowEveryone, the settings are refused."""
+	from pydantic import ValidationError
+
+	with pytest.raises(ValidationError, match="name who may talk to the agent"):
+		Triggers.model_validate({"channels": [{"type": "telegram"}]})
+
+
+async def test_a_tool_call_waiting_for_approval_is_said_in_the_chat() -> None:
+	"""A run parked on an approval tells the chat where to decide it (the viewer), not 'failed'."""
+	from openmolt_core.testing import call_tool
+
+	def refund(amount: int) -> str:
+		"""Refund an amount."""
+		return "refunded"
+
+	fake = FakeTelegram()
+	model = ScriptedModel([call_tool("local.refund", amount=5)])
+	async with local_server(fake.app()) as base:
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(name="Helper", model=model, tools=[refund], requires_approval=True)
+		channel = {
+			"type": "telegram",
+			"token": TOKEN,
+			"baseUrl": base,
+			"pollTimeout": 1,
+			"allowedUsers": [42],
+		}
+		async with TriggerServer(
+			[(agent, Triggers.model_validate({"channels": [channel]}))], port=0
+		):
+			fake.message("refund me")
+			await eventually(lambda: len(fake.sent) == 1)
+		await om.aclose()
+	assert "waits for an approval" in fake.sent[0]["text"]

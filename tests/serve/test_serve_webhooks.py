@@ -1,0 +1,237 @@
+"""POST /hooks/<agent>: signed requests start runs; unsigned, replayed, oversized or too many are refused."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from _serve_fakes import eventually
+
+from openmolt import OpenMolt
+from openmolt_core.signatures import sign
+from openmolt_core.testing import ScriptedModel, finish
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "webhook-secret-for-tests"
+
+
+def first_input(model: ScriptedModel, n: int = 0) -> Any:
+	return json.loads(model.requests[n].messages[0].content)["input"]
+
+
+async def serving(
+	model: ScriptedModel, webhook: dict[str, Any]
+) -> AsyncIterator[tuple[TriggerServer, httpx.AsyncClient]]:
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Triage", model=model, instructions="Label issues.")
+	triggers = Triggers.model_validate({"webhook": {"secret": SECRET, **webhook}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		async with httpx.AsyncClient(base_url=server.url) as client:
+			yield server, client
+	await om.aclose()
+
+
+@pytest.fixture
+async def github() -> AsyncIterator[tuple[TriggerServer, httpx.AsyncClient, ScriptedModel]]:
+	model = ScriptedModel([finish("labelled")] * 3)
+	async for server, client in serving(
+		model, {"scheme": "github", "rateLimit": 3, "maxBody": 2000}
+	):
+		yield server, client, model
+
+
+def github_headers(body: bytes, delivery: str = "d-1") -> dict[str, str]:
+	return {
+		**sign("github", SECRET, body),
+		"X-GitHub-Delivery": delivery,
+		"X-GitHub-Event": "issues",
+		"content-type": "application/json",
+	}
+
+
+async def test_a_signed_github_delivery_starts_a_run_with_the_payload_as_input(github: Any) -> None:
+	"""202 with the run id; the run's input is the JSON payload."""
+	_server, client, model = github
+	body = json.dumps({"action": "opened", "issue": {"number": 7}}).encode()
+	response = await client.post("/hooks/Triage", content=body, headers=github_headers(body))
+	assert response.status_code == 202
+	run_id = response.json()["run_id"]
+	assert run_id.startswith("hook-triage-") and response.json()["status"] == "accepted"
+	await eventually(lambda: len(model.requests) == 1)
+	assert first_input(model) == {"action": "opened", "issue": {"number": 7}}
+	# The same delivery again (a retry, or GitHub's redelivery: the same id) starts nothing new,
+	# and a 2xx tells the sender to stop.
+	again = await client.post("/hooks/Triage", content=body, headers=github_headers(body))
+	assert again.status_code == 200
+	assert again.json() == {"run_id": run_id, "status": "duplicate"}
+	assert len(model.requests) == 1
+
+
+async def test_unsigned_and_wrongly_signed_requests_run_nothing(github: Any) -> None:
+	"""No signature, a wrong one, or a changed body: 401 with the reason, and no model call."""
+	_server, client, model = github
+	body = b'{"action": "opened"}'
+	unsigned = await client.post("/hooks/Triage", content=body)
+	assert unsigned.status_code == 401 and unsigned.json()["reason"] == "unsigned"
+	wrong = {**github_headers(body), "X-Hub-Signature-256": "sha256=" + "0" * 64}
+	assert (await client.post("/hooks/Triage", content=body, headers=wrong)).status_code == 401
+	changed = await client.post(
+		"/hooks/Triage", content=body + b" ", headers=github_headers(body, "d-2")
+	)
+	assert changed.status_code == 401 and changed.json()["reason"] == "invalid"
+	assert SECRET not in unsigned.text + changed.text
+	assert model.requests == []
+
+
+async def test_oversized_bodies_are_refused_before_they_are_read(github: Any) -> None:
+	"""A Content-Length over the cap, or a chunked body that grows past it: 413."""
+	_server, client, model = github
+	big = b"x" * 2001
+	declared = await client.post("/hooks/Triage", content=big, headers=github_headers(big))
+	assert declared.status_code == 413
+
+	async def chunks() -> AsyncIterator[bytes]:
+		for _ in range(5):
+			yield b"y" * 500
+
+	streamed = await client.post(
+		"/hooks/Triage", content=chunks(), headers={"X-Hub-Signature-256": "sha256=00"}
+	)
+	assert streamed.status_code == 413
+	assert model.requests == []
+
+
+async def test_the_rate_limit_counts_verified_requests_only(github: Any) -> None:
+	"""Three runs a minute: the fourth signed request gets 429 with Retry-After; unsigned ones never count."""
+	_server, client, _model = github
+	for _ in range(5):
+		await client.post("/hooks/Triage", content=b"{}")  # unsigned: refused, not counted
+	codes = []
+	for n in range(4):
+		body = json.dumps({"n": n}).encode()
+		response = await client.post(
+			"/hooks/Triage", content=body, headers=github_headers(body, f"r{n}")
+		)
+		codes.append(response.status_code)
+	assert codes == [202, 202, 202, 429]
+	assert int(response.headers["retry-after"]) >= 1
+
+
+async def test_an_unknown_agent_is_404(github: Any) -> None:
+	"""Only agents with a webhook answer; others are not found."""
+	_server, client, _model = github
+	response = await client.post("/hooks/Nobody", content=b"{}")
+	assert response.status_code == 404 and "Nobody" in response.json()["error"]
+	assert (await client.get("/health")).json() == {"ok": True, "agents": ["Triage"]}
+
+
+async def test_stripe_events_outside_the_tolerance_are_refused() -> None:
+	"""A Stripe-Signature older than the tolerance is a replay: 401 expired; a fresh one runs once per event id."""
+	model = ScriptedModel([finish("ok")])
+	async for _server, client in serving(model, {"scheme": "stripe", "tolerance": 60}):
+		body = json.dumps({"id": "evt_1", "type": "invoice.paid"}).encode()
+		old = sign("stripe", SECRET, body, timestamp=int(time.time()) - 120)
+		response = await client.post("/hooks/Triage", content=body, headers=old)
+		assert response.status_code == 401 and response.json()["reason"] == "expired"
+		fresh = sign("stripe", SECRET, body)
+		first = await client.post("/hooks/Triage", content=body, headers=fresh)
+		assert first.status_code == 202
+		# Stripe retries an event with a new signature and the same id: the same run, not a new one.
+		retry = sign("stripe", SECRET, body, timestamp=int(time.time()) + 1)
+		second = await client.post("/hooks/Triage", content=body, headers=retry)
+		assert second.json() == {"run_id": first.json()["run_id"], "status": "duplicate"}
+		# An exact replay of the first request names the same event: a duplicate, not a run.
+		replay = await client.post("/hooks/Triage", content=body, headers=fresh)
+		assert replay.json()["status"] == "duplicate"
+	await eventually(lambda: len(model.requests) == 1)
+	model.assert_consumed()
+
+
+async def test_exact_replays_without_a_delivery_id_are_refused_and_rate_limited_ones_may_retry() -> (
+	None
+):
+	"""hmac signs no id: the same signed request twice is a 409; a 429'd request is accepted later."""
+	from openmolt_serve._limits import RateLimit
+
+	model = ScriptedModel([finish("a"), finish("b")])
+	now = [0.0]
+	async for server, client in serving(model, {"scheme": "hmac", "rateLimit": 1}):
+		server.webhooks["Triage"].limit = RateLimit(1, clock=lambda: now[0])
+		one = b'{"n": 1}'
+		assert (
+			await client.post("/hooks/Triage", content=one, headers=sign("hmac", SECRET, one))
+		).status_code == 202
+		replay = await client.post("/hooks/Triage", content=one, headers=sign("hmac", SECRET, one))
+		assert replay.status_code == 409 and replay.json()["reason"] == "replayed"
+		two = b'{"n": 2}'
+		limited = await client.post("/hooks/Triage", content=two, headers=sign("hmac", SECRET, two))
+		assert limited.status_code == 429 and limited.headers["retry-after"] == "60"
+		now[0] = 60.0
+		retried = await client.post("/hooks/Triage", content=two, headers=sign("hmac", SECRET, two))
+		assert retried.status_code == 202
+		await eventually(lambda: len(model.requests) == 2)
+	assert [first_input(model, n) for n in range(2)] == [{"n": 1}, {"n": 2}]
+
+
+async def test_slack_webhooks_answer_the_url_verification_and_read_forms() -> None:
+	"""The signed challenge is echoed; a slash command's form becomes a dict input."""
+	model = ScriptedModel([finish("ok")])
+	async for _server, client in serving(model, {"scheme": "slack"}):
+		challenge = json.dumps({"type": "url_verification", "challenge": "abc123"}).encode()
+		response = await client.post(
+			"/hooks/Triage",
+			content=challenge,
+			headers={**sign("slack", SECRET, challenge), "content-type": "application/json"},
+		)
+		assert response.json() == {"challenge": "abc123"}
+		form = b"command=%2Ftriage&text=issue+7&user_id=U1"
+		response = await client.post(
+			"/hooks/Triage",
+			content=form,
+			headers={
+				**sign("slack", SECRET, form),
+				"content-type": "application/x-www-form-urlencoded",
+			},
+		)
+		assert response.status_code == 202
+		await eventually(lambda: len(model.requests) == 1)
+		assert first_input(model) == {"command": "/triage", "text": "issue 7", "user_id": "U1"}
+
+
+async def test_standard_webhooks_are_the_default_scheme() -> None:
+	"""Without a scheme, requests are checked as Standard Webhooks; webhook-id fixes the run id."""
+	model = ScriptedModel([finish("ok")])
+	secret = "whsec_" + "dGVzdC1zZWNyZXQtZm9yLXN0YW5kYXJkLXdlYmhvb2tz"
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Std", model=model)
+	triggers = Triggers.model_validate({"webhook": {"secret": secret}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		async with httpx.AsyncClient(base_url=server.url) as client:
+			body = b'{"type": "user.created"}'
+			headers = sign("standard", secret, body, delivery="msg_1")
+			response = await client.post("/hooks/Std", content=body, headers=headers)
+			assert response.status_code == 202
+			unsigned = await client.post("/hooks/Std", content=body)
+			assert unsigned.json()["reason"] == "unsigned"
+	await om.aclose()
+
+
+def test_a_missing_secret_fails_before_anything_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""The secret comes from OPENMOLT_<AGENT>_WEBHOOK_SECRET by default; unset, the server refuses to start."""
+	from openmolt import ConfigurationError
+
+	monkeypatch.delenv("OPENMOLT_TRIAGE_BOT_WEBHOOK_SECRET", raising=False)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Triage bot", model=ScriptedModel([]))
+	triggers = Triggers.model_validate({"webhook": {"scheme": "github"}})
+	with pytest.raises(ConfigurationError, match="export OPENMOLT_TRIAGE_BOT_WEBHOOK_SECRET"):
+		TriggerServer([(agent, triggers)])
+	monkeypatch.setenv("OPENMOLT_TRIAGE_BOT_WEBHOOK_SECRET", "s")
+	assert TriggerServer([(agent, triggers)]).webhooks["Triage bot"].secret == "s"
