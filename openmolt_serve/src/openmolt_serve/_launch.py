@@ -20,6 +20,7 @@ from anyio.abc import TaskGroup
 from openmolt_core.errors import OpenMoltError, RunError
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.result import RunResult, RunState
+from openmolt_core.taint import untrusted_input
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -111,6 +112,7 @@ class Launcher:
 		resume: RunState | None = None,
 		answer: str | None = None,
 		done: Done | None = None,
+		untrusted: str | None = None,
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -121,6 +123,10 @@ class Launcher:
 			resume: A parked run's state to resume with ``answer`` instead.
 			answer: The answer for ``resume``.
 			done: Called with the result (or the error) when the run ends.
+			untrusted: Where the input came from when someone outside wrote it (a webhook's
+				sender, ``"webhook:Triage"``): the run starts tainted
+				(`openmolt_core.taint.untrusted_input`), so the agent's taint policy applies to
+				its outbound tools from the first step.
 
 		Returns:
 			The run id.
@@ -132,7 +138,11 @@ class Launcher:
 		async def go() -> RunResult:
 			if resume is not None:
 				return await agent.resume(resume, answer=answer)
-			return await agent.run(input, history=RunState(run_id=run_id))
+			history = RunState(run_id=run_id)
+			if untrusted is not None:
+				history = untrusted_input(untrusted)
+				history.run_id = run_id
+			return await agent.run(input, history=history)
 
 		return await self._launch(agent, run_id, go, done, wait=True)
 

@@ -161,7 +161,10 @@ async def handle_webhook(request: Request, hook: Webhook | None, launcher: Launc
 	if delivery is not None:
 		hook.remember(delivery, run_id)
 	try:
-		await launcher.start(hook.agent, data, run_id=run_id)
+		# The payload is outside content, like a fetched page: the run starts tainted.
+		await launcher.start(
+			hook.agent, data, run_id=run_id, untrusted=f"webhook:{hook.agent.name}"
+		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
 		hook.guard.forget(verified)  # nothing ran: the sender's retry is welcome
