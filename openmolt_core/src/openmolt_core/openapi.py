@@ -38,7 +38,16 @@ from pathlib import Path
 from typing import Any
 
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.integrations.model import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations.model import (
+	ApiSetup,
+	BasicCredential,
+	BearerCredential,
+	Credential,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 
 __all__ = [
 	"MAX_DEPTH",
@@ -376,15 +385,19 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 			notes.append(f"`config.{key}`: the API key {param!r} ({where}; scheme {name!r})")
 			if custom_at is None:
 				custom_at = len(creds)
-				creds.append(Credential(type="custom"))  # filled below, once every key is known
+				creds.append(
+					CustomCredential(type="custom")
+				)  # filled below, once every key is known
 		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
 			creds.append(
-				Credential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"})
+				BearerCredential(
+					type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}
+				)
 			)
 			notes.append(f"`config.token`: the bearer token (scheme {name!r})")
 		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
 			creds.append(
-				Credential(
+				BasicCredential(
 					type="basic", username="{{ config.username }}", password="{{ config.password }}"
 				)
 			)
@@ -403,7 +416,7 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 				for scope, text in (flow_value.get("scopes") or {}).items():
 					scopes.setdefault(scope, _short(text, 120) or scope)
 			creds.append(
-				Credential(
+				OAuth2Credential(
 					type="oauth2",
 					auth_url=flow.get("authorizationUrl"),
 					token_url=flow.get("tokenUrl"),
@@ -422,7 +435,7 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 	if custom_at is not None:
 		if cookies:
 			headers["Cookie"] = "; ".join(cookies)
-		creds[custom_at] = Credential(type="custom", headers=headers, query_params=query)
+		creds[custom_at] = CustomCredential(type="custom", headers=headers, query_params=query)
 	return creds, scopes, notes
 
 

@@ -44,7 +44,10 @@ def camel(name: str) -> str:
 
 
 def options_config(
-	*, extra: Literal["allow", "ignore", "forbid"] = "forbid", frozen: bool = True, **more: Any
+	*,
+	extra: Literal["allow", "ignore", "forbid"] = "forbid",
+	frozen: bool = True,
+	arbitrary_types_allowed: bool = False,
 ) -> ConfigDict:
 	"""The pydantic config of an `Options` model, with camelCase aliases.
 
@@ -52,7 +55,7 @@ def options_config(
 		extra: What to do with keys that are not fields: ``forbid`` (an error naming them),
 			``allow`` (kept as given) or ``ignore``.
 		frozen: Whether instances are immutable.
-		**more: Other `pydantic.ConfigDict` settings (``arbitrary_types_allowed``...).
+		arbitrary_types_allowed: Whether fields may hold classes pydantic does not know.
 	"""
 	return ConfigDict(
 		alias_generator=to_camel,
@@ -60,7 +63,7 @@ def options_config(
 		validate_by_alias=True,
 		extra=extra,
 		frozen=frozen,
-		**more,
+		arbitrary_types_allowed=arbitrary_types_allowed,
 	)
 
 

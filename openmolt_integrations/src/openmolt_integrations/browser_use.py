@@ -10,7 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	HttpTool,
+	Integration,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
@@ -343,7 +348,7 @@ INTEGRATION = Integration(
 	api_version="v2",
 	api_setup=ApiSetup(base_url="{{ config.baseUrl | default: '" + BASE_URL + "' }}"),
 	credential_setup=[
-		Credential(type="custom", headers={"X-Browser-Use-API-Key": "{{ config.apiKey }}"})
+		CustomCredential(type="custom", headers={"X-Browser-Use-API-Key": "{{ config.apiKey }}"})
 	],
 	scopes={
 		"read": "Read tasks, sessions, logs and output files.",

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import (
 	ApiSetup,
-	Credential,
+	BearerCredential,
 	FunctionTool,
 	HttpTool,
 	Integration,
+	OAuth2Credential,
 	file_info_tool,
 )
 
@@ -587,7 +588,7 @@ INTEGRATION = Integration(
 	api_version="2",
 	api_setup=ApiSetup(base_url=API),
 	credential_setup=[
-		Credential(
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://www.dropbox.com/oauth2/authorize",
 			token_url="https://api.dropboxapi.com/oauth2/token",
@@ -605,7 +606,9 @@ INTEGRATION = Integration(
 			],
 			auth_params={"token_access_type": "offline"},
 		),
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+		BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
+		),
 	],
 	scopes={
 		"read": "List, search and download files and read their metadata.",

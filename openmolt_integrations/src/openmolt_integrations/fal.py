@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ToolError
-from openmolt_core.integrations import ApiSetup, Credential, FunctionTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	FunctionTool,
+	Integration,
+)
 from openmolt_integrations._support import file_store, require_config
 
 if TYPE_CHECKING:
@@ -315,7 +320,7 @@ INTEGRATION = Integration(
 	api_version="queue",
 	api_setup=ApiSetup(base_url="https://queue.fal.run"),
 	credential_setup=[
-		Credential(type="custom", headers={"Authorization": "Key {{ config.apiKey }}"})
+		CustomCredential(type="custom", headers={"Authorization": "Key {{ config.apiKey }}"})
 	],
 	scopes={
 		"run": "Run, queue and cancel model requests (billed by fal).",

@@ -106,12 +106,12 @@ class BasicCredential(_Credential):
 
 	Attributes:
 		type: ``basic``.
-		username: The user (a Twilio account SID, a Stripe key).
-		password: The password.
+		username: The user (a Twilio account SID, a Stripe key); default: ``config.username``.
+		password: The password; default: ``config.password``.
 	"""
 
 	type: Literal["basic"] = "basic"
-	username: str
+	username: str | None = None
 	password: str | None = Field(default=None, repr=False)
 
 
@@ -122,11 +122,14 @@ class AuthCredential(_Credential):
 		type: The type's name (``aws_sigv4``); the integration's ``auths`` must hold it.
 		params: Values the auth reads (Liquid templates over ``config.*``), by name.
 		secret_params: The names in ``params`` whose values are secrets (never shown).
+		optional_params: The names in ``params`` that may render empty; the others are
+			required, and an agent whose config lacks them is refused before it runs.
 	"""
 
 	type: str
 	params: dict[str, str] = Field(default_factory=dict)
 	secret_params: list[str] = Field(default_factory=list)
+	optional_params: list[str] = Field(default_factory=list)
 
 	@field_validator("type")
 	@classmethod

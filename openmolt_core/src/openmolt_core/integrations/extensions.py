@@ -8,7 +8,8 @@ vendor needs lives in that vendor's integration and is registered on its `Integr
   upload; an encoder under a built-in name, such as Twilio's ``form-data`` that repeats list keys,
   replaces the built-in for that integration);
 - ``response_checks``: `ResponseCheck` functions run on every decoded 2xx JSON reply, for
-  services that report failures inside a 200 (Slack's ``"ok": false``, GraphQL ``errors``);
+  services that report failures inside a 200 (Slack's ``"ok": false``; `graphql_errors` for
+  any GraphQL API);
 - ``auths``: credential types, an `AuthFactory` each returning an ``httpx.Auth`` (AWS
   Signature V4 for S3); a factory under a built-in type (``oauth2``) replaces it.
 
@@ -20,6 +21,10 @@ def shout(value: object) -> str:
 Integration(name="Loud", filters={"shout": shout}, tools=[...])  # "{{ input.text | shout }}"
 ```
 
+Pieces for writing them: `form_encoder` (a ``form-data`` encoder with another list style),
+`multipart_body` and `flatten` (the built-in multipart and form encodings), `checked_media_type`,
+`error_messages`, and `openmolt_core.integrations.credentials.render_value` for auths.
+
 The built-in request formats are ``json``, ``form-data``, ``multipart``, ``text`` and ``binary``
 (`BUILTIN_FORMATS`); the built-in credential types are ``bearer``, ``custom``, ``oauth2`` and
 ``basic``.
@@ -30,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from openmolt_core.integrations._decode import error_messages, graphql_errors
 from openmolt_core.integrations._encode import (
 	ArrayStyle,
 	EncodedBody,
@@ -53,8 +59,10 @@ __all__ = [
 	"LiquidFilter",
 	"ResponseCheck",
 	"checked_media_type",
+	"error_messages",
 	"flatten",
 	"form_encoder",
+	"graphql_errors",
 	"multipart_body",
 ]
 

@@ -6,10 +6,11 @@ A call goes through these steps:
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
    from the model are data, endpoint values are encoded path segments, header values with line
    breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
-3. encode the body in the request format (`_encode`), resolving file references; add the
-   tool's ``checksum`` header over the encoded body and its ``prefixed_headers``; a POST gets an
-   idempotency key derived from its call id (the same when a durable run replays the call) when
-   the API setup names an ``idempotency_header`` the call did not set;
+3. encode the body in the request format (`_encode`, or the integration's own ``encoders``),
+   resolving file references; headers an encoder computes from the body (a checksum, S3
+   metadata) are checked like any other; a POST gets an idempotency key derived from its call
+   id (the same when a durable run replays the call) when the API setup names an
+   ``idempotency_header`` the call did not set;
 4. send with the shared ``httpx.AsyncClient`` and the credential's ``httpx.Auth``
    (`credentials`), retrying with tenacity (``Retry-After`` and ``X-RateLimit-Reset`` honoured,
    bounded in attempts, per-wait and total time). 429 is always retried (the request was not
@@ -29,8 +30,12 @@ A call goes through these steps:
    (connection, hops, retries, body) within the tool's timeout as one total deadline;
 7. decode the response in the response format (`_decode`); a non-2xx reply that the tool does not
    accept raises a `ToolError`
-   with the status, the service's message and a trimmed body, and so does a 200 reply that the
-   API setup's ``error_check`` finds reporting a failure. Secrets are redacted from errors.
+   with the status, the service's message and a trimmed body, and so does a 200 reply in which
+   one of the integration's ``response_checks`` finds a failure. Secrets are redacted from errors.
+
+What one vendor needs (a Liquid filter, a body format, a check, an auth) is registered on its
+`openmolt_core.integrations.Integration`, never written here (see
+`openmolt_core.integrations.extensions`).
 
 Where a URL's origin may come from is decided when the integration is defined
 (`openmolt_core.integrations._origin`): ``config`` may choose it, ``input`` only within a tool's
@@ -39,8 +44,6 @@ Where a URL's origin may come from is decided when the integration is defined
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -504,7 +507,6 @@ def _reads_files(tool: HttpTool, setup: ApiSetup) -> bool:
 	parts = (
 		tool.body,
 		tool.headers,
-		tool.prefixed_headers,
 		tool.query_params,
 		setup.headers,
 		setup.query_params,
@@ -543,34 +545,14 @@ def check_text(value: Any, where: str = "input") -> None:
 			check_text(item, f"{where}[{index}]")
 
 
-def _prefixed(rendered: Mapping[str, Any]) -> list[tuple[str, str]]:
-	"""Expand ``prefixed_headers``: each key of a rendered object becomes ``<prefix><key>``."""
+def _encoded_headers(extra: Mapping[str, str]) -> list[tuple[str, str]]:
+	"""Check the headers an encoder computed from the body (a checksum, S3 metadata)."""
 	pairs: list[tuple[str, str]] = []
-	for prefix, values in rendered.items():
-		if values is MISSING or values is None or values == "":
-			continue
-		if not isinstance(values, Mapping):
-			raise ToolError(
-				f"headers prefixed {prefix!r} need an object of names to values, "
-				f"got {type(values).__name__}"
-			)
-		for key, value in values.items():
-			if value is None:
-				continue
-			if isinstance(value, (Mapping, list, tuple)):
-				raise ToolError(f"header {prefix}{key} needs a text value, not a list or object")
-			name = f"{prefix}{key}"
-			if not is_token(name):
-				raise ToolError(f"{name[:60]!r} is not a valid header name")
-			pairs.append((name, check_header(name, value)))
+	for name, value in extra.items():
+		if not is_token(name):
+			raise ToolError(f"{name[:60]!r} is not a valid header name")
+		pairs.append((name, check_header(name, value)))
 	return pairs
-
-
-def _checksum(kind: str, content: bytes | None) -> tuple[str, str]:
-	digest = hashlib.md5(content or b"", usedforsecurity=False).digest()
-	if kind == "content-md5":
-		return "Content-MD5", base64.b64encode(digest).decode("ascii")
-	raise ToolError(f"unknown checksum {kind!r}")
 
 
 async def build_request(
@@ -588,20 +570,20 @@ async def build_request(
 	setup = integration.api_setup
 	data = {"input": input, "config": context.config}
 	store = context.files
+	filters = integration.filters
 
-	def render_all() -> tuple[str, Any, Any, Any, Any, Any, Any]:
-		base = render_string(tool.base_url or setup.base_url, data)
-		endpoint = render_endpoint(tool.endpoint, data) if tool.endpoint else ""
-		query = render({**setup.query_params, **tool.query_params}, data)
-		headers = render({**setup.headers, **tool.headers}, data)
-		prefixed = render(tool.prefixed_headers, data)
-		body = render(tool.body, data) if tool.body is not None else None
-		files = render(tool.files, data)
-		return endpoint, base, query, headers, prefixed, body, files
+	def render_all() -> tuple[str, Any, Any, Any, Any, Any]:
+		base = render_string(tool.base_url or setup.base_url, data, filters=filters)
+		endpoint = render_endpoint(tool.endpoint, data, filters=filters) if tool.endpoint else ""
+		query = render({**setup.query_params, **tool.query_params}, data, filters=filters)
+		headers = render({**setup.headers, **tool.headers}, data, filters=filters)
+		body = render(tool.body, data, filters=filters) if tool.body is not None else None
+		files = render(tool.files, data, filters=filters)
+		return endpoint, base, query, headers, body, files
 
 	if _reads_files(tool, setup):
 
-		def render_reading() -> tuple[str, Any, Any, Any, Any, Any, Any]:
+		def render_reading() -> tuple[str, Any, Any, Any, Any, Any]:
 			with reading_files(store):
 				return render_all()
 
@@ -610,12 +592,11 @@ async def build_request(
 			base,
 			query,
 			rendered_headers,
-			prefixed,
 			body,
 			rendered_files,
 		) = await anyio.to_thread.run_sync(render_reading)
 	else:
-		endpoint, base, query, rendered_headers, prefixed, body, rendered_files = render_all()
+		endpoint, base, query, rendered_headers, body, rendered_files = render_all()
 	base_source = tool.base_url or setup.base_url
 	if tool.endpoint and is_absolute(tool.endpoint):
 		url, url_source = endpoint, tool.endpoint
@@ -637,22 +618,16 @@ async def build_request(
 	for name, value in rendered_headers.items():
 		if value is not MISSING and value is not None and value != "":
 			headers[name.lower()] = (name, check_header(name, value))
-	for name, value in _prefixed(prefixed):
-		headers.setdefault(name.lower(), (name, value))
 	fmt = tool.request_format or setup.request_format
 	files = {k: v for k, v in rendered_files.items() if v not in (None, "")}
-	content, content_type = await encode_body(
-		fmt,
-		None if body is MISSING else body,
-		files,
-		store,
-		arrays=tool.form_arrays or setup.form_arrays,
+	encoded = await encode_body(
+		fmt, None if body is MISSING else body, files, store, encoders=integration.encoders
 	)
+	content, content_type = encoded.content, encoded.content_type
 	if content_type and (content_type.startswith("multipart/") or "content-type" not in headers):
 		headers["content-type"] = ("Content-Type", content_type)
-	if tool.checksum:
-		name, digest = _checksum(tool.checksum, content)
-		headers[name.lower()] = (name, digest)
+	for name, value in _encoded_headers(encoded.headers):
+		headers[name.lower()] = (name, value)
 	headers.setdefault("accept-encoding", ("Accept-Encoding", ACCEPT_ENCODING))
 	try:
 		return client.build_request(
@@ -769,7 +744,7 @@ async def execute_http_tool(
 			store=context.files,
 			response_headers=tool.response_headers,
 			response_files=tool.response_files,
-			error_check=setup.error_check,
+			checks=integration.response_checks,
 		)
 	except (httpx.HTTPError, httpx.InvalidURL) as exc:
 		raise ToolError(

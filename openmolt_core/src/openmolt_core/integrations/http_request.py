@@ -124,9 +124,10 @@ async def _request(
 	client = context.http()
 	method = i.get("method", "GET").upper()
 	headers = [(k, check_header(k, v)) for k, v in (i.get("headers") or {}).items()]
-	content, ctype = await encode_body(
+	encoded = await encode_body(
 		_FORMATS[i.get("bodyFormat", "json")], i.get("body"), {}, context.files
 	)
+	content, ctype = encoded.content, encoded.content_type
 	if ctype and not any(k.lower() == "content-type" for k, _ in headers):
 		headers.append(("Content-Type", ctype))
 	if not any(k.lower() == "accept-encoding" for k, _ in headers):

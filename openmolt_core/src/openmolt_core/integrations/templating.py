@@ -39,10 +39,10 @@ if TYPE_CHECKING:
 __all__ = [
 	"BUILTIN_FILTERS",
 	"FILE_FILTERS",
-	"Filters",
 	"MAX_INLINE_FILE_BYTES",
 	"MISSING",
 	"FileSource",
+	"Filters",
 	"parse_template",
 	"reading_files",
 	"render",
@@ -291,6 +291,7 @@ class _Envs:
 
 
 _DEFAULT_ENVS = _Envs()
+_ENV = _DEFAULT_ENVS.modes[""]
 _FILTER_SETS: dict[tuple[tuple[str, Callable[..., Any]], ...], _Envs] = {}
 
 
@@ -306,6 +307,8 @@ def _envs(filters: Mapping[str, Callable[..., Any]] | None) -> _Envs:
 			raise ToolError(f"filter(s) {clash} are built in; give yours another name")
 		envs = _FILTER_SETS[key] = _Envs(filters)
 	return envs
+
+
 _MARKUP = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 _BLOCK = re.compile(r"\{%-?\s*(end)?(if|unless|for|case|capture|raw|comment|tablerow)\b")
 
