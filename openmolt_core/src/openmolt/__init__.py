@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, ModelConfig, Usage
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.tools import FunctionTool, ToolContext
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
 	"OpenMoltError",
 	"PluginError",
 	"ProviderError",
+	"RetryPolicy",
 	"RunError",
 	"RunResult",
 	"RunState",
@@ -80,6 +82,7 @@ _EXPORTS = {
 	"RunError": "openmolt_core.errors",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
+	"RetryPolicy": "openmolt_core.retry",
 	"ToolContext": "openmolt_core.tools",
 	"ToolError": "openmolt_core.errors",
 	"Usage": "openmolt_core.llm",

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.tools import FunctionTool, Tool, ToolContext
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
 	"OpenMoltError",
 	"PluginError",
 	"ProviderError",
+	"RetryPolicy",
 	"RunError",
 	"RunResult",
 	"RunState",
@@ -103,6 +105,7 @@ _EXPORTS = {
 	"OpenMolt": "openmolt_core.openmolt",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
+	"RetryPolicy": "openmolt_core.retry",
 	"FunctionTool": "openmolt_core.tools",
 	"Tool": "openmolt_core.tools",
 	"ToolContext": "openmolt_core.tools",

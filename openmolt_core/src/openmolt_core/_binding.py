@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import HttpTool, Integration
+	from openmolt_core.retry import RetryPolicy
 
 __all__ = ["BoundTool", "IntegrationBinding", "bind_integration", "parse_binding", "secret_values"]
 
@@ -220,6 +221,7 @@ def bind_integration(
 	http: Callable[[], httpx.AsyncClient],
 	files: FileStore | None = None,
 	auth_cache: dict[tuple[str, str, str], httpx.Auth] | None = None,
+	retry: RetryPolicy | None = None,
 ) -> list[BoundTool]:
 	"""Bind one integration for an agent: credential, auth, and which tools the scopes allow.
 
@@ -233,6 +235,7 @@ def bind_integration(
 		auth_cache: The instance's auths by (integration id, credential type, config): agents with
 			the same credential share one auth, so one OAuth2 refresh serves them all (each
 			agent's ``on_token_refresh`` is still called).
+		retry: The instance's retry policy for the HTTP tools.
 
 	Raises:
 		ConfigurationError: Unknown scope or credential type.
@@ -275,6 +278,7 @@ def bind_integration(
 		auth=auth,
 		redact=frozenset(secret_values(config)),
 		files=files,
+		retry=retry,
 	)
 	granted = None if binding.scopes is None else set(binding.scopes)
 	out = []

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.result import RunResult
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.runstore import RunStore
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
@@ -86,6 +87,11 @@ class OpenMolt:
 		taint_policy: The default taint policy of this instance's agents
 			(`openmolt_core.taint.TaintPolicy`, its fields as a dict, or ``"approve"``,
 			``"refuse"``, ``"allow"``); an agent's own replaces it.
+		retry: How HTTP calls that may succeed later are retried, by the integrations' tools
+			and the built-in model providers alike: a `openmolt_core.retry.RetryPolicy` or a
+			dict of its fields (``{"attempts": 6, "max_wait": 20}``); default: 4 attempts,
+			waits of at most 30 s, 60 s in all. A provider's ``max_retries`` setting still
+			sets its own number of attempts.
 	"""
 
 	def __init__(
@@ -108,6 +114,7 @@ class OpenMolt:
 		durability: DurabilityConfig | None = None,
 		guardrails: Sequence[Guardrail] = (),
 		taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None = None,
+		retry: RetryPolicy | Mapping[str, Any] | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -119,6 +126,10 @@ class OpenMolt:
 		}
 		self.max_steps = max_steps
 		self.verbose = verbose
+		from openmolt_core.retry import retry_policy
+
+		self.retry: RetryPolicy = retry_policy(retry)
+		"""The retry policy of every HTTP call of this instance (tools and providers)."""
 		self._plugin_options = (tuple(plugins), entry_points)
 		self._plugins: Plugins | None = None
 		self._http = http_client
@@ -504,7 +515,9 @@ class OpenMolt:
 		if provider is None:
 			plugin, settings = self._instance(name)
 			factory = self.plugins.provider(plugin)
-			provider = _build_provider(factory, settings, self._model_http, name=name)
+			provider = _build_provider(
+				factory, settings, self._model_http, name=name, retry=self.retry
+			)
 			source = self.plugins.source(f"providers:{plugin}")
 			if not callable(getattr(provider, "generate", None)):
 				raise PluginError(
@@ -676,6 +689,7 @@ class OpenMolt:
 					http=self.http,
 					files=files,
 					auth_cache=self._auths,
+					retry=self.retry,
 				)
 			)
 		if tools:
@@ -899,24 +913,26 @@ def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, A
 		raise ConfigurationError(f"create_agent: integrations[{iid}]: {hints}")
 
 
-_NAMED: dict[Any, bool] = {}
+_NAMED: dict[Any, tuple[str, ...]] = {}
 
 
-def _build_provider(factory: Any, settings: dict[str, Any], http: Any, *, name: str) -> Any:
-	"""Call a provider factory; one that accepts ``name`` learns the instance's name."""
-	takes_name = _NAMED.get(factory)
-	if takes_name is None:
+def _build_provider(
+	factory: Any, settings: dict[str, Any], http: Any, *, name: str, retry: Any
+) -> Any:
+	"""Call a provider factory; one that accepts ``name`` (``retry``) learns the instance's."""
+	takes = _NAMED.get(factory)
+	if takes is None:
 		import inspect
 
 		try:
 			params = inspect.signature(factory).parameters
 		except (TypeError, ValueError):
 			params = {}  # type: ignore[assignment]  # builtins without a signature take no name
-		takes_name = "name" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-		_NAMED[factory] = takes_name
-	if takes_name:
-		return factory(settings, http, name=name)
-	return factory(settings, http)
+		anything = any(p.kind is p.VAR_KEYWORD for p in params.values())
+		takes = tuple(k for k in ("name", "retry") if anything or k in params)
+		_NAMED[factory] = takes
+	given = {"name": name, "retry": retry}
+	return factory(settings, http, **{k: given[k] for k in takes})
 
 
 _AGENT_CONFIG = {

@@ -65,7 +65,8 @@ class ProviderSettings(BaseModel):
 	max_retries: int = Field(
 		default=3,
 		ge=0,
-		description="Retries of a call that may succeed later (429, 5xx, connection errors).",
+		description="Retries of a call that may succeed later (429, 5xx, connection errors); "
+		"when not given, the OpenMolt retry policy's attempts - 1 (3 by default).",
 	)
 	headers: dict[str, str] = Field(
 		default_factory=dict, description="Extra headers sent with every call."

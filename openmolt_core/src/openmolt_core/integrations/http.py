@@ -12,8 +12,9 @@ A call goes through these steps:
    id (the same when a durable run replays the call) when the API setup names an
    ``idempotency_header`` the call did not set;
 4. send with the shared ``httpx.AsyncClient`` and the credential's ``httpx.Auth``
-   (`credentials`), retrying with tenacity (``Retry-After`` and ``X-RateLimit-Reset`` honoured,
-   bounded in attempts, per-wait and total time). 429 is always retried (the request was not
+   (`credentials`), retrying under the instance's `openmolt_core.retry.RetryPolicy` (the one the
+   providers use too: ``Retry-After`` and ``X-RateLimit-Reset`` honoured, bounded in attempts,
+   per-wait and total time). 429 is always retried (the request was not
    processed); 5xx, timeouts and broken connections only when repeating is safe: an idempotent
    method, or a request with an idempotency key. A request that never reached the service (no
    connection) is always retried;
@@ -46,24 +47,13 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import httpx
-from tenacity import (
-	AsyncRetrying,
-	RetryCallState,
-	retry_if_exception,
-	retry_if_exception_type,
-	stop_after_attempt,
-	stop_after_delay,
-)
-from tenacity.stop import stop_base
 
 from openmolt_core._redact import redactor_for
 from openmolt_core.errors import ConfigurationError, ToolError
@@ -94,6 +84,7 @@ from openmolt_core.integrations.templating import (
 	render_string,
 	uses_filter,
 )
+from openmolt_core.retry import DEFAULT_RETRY, RetryPolicy, retry_after
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import ApiSetup, HttpTool, Integration
@@ -134,85 +125,15 @@ _NOT_SENT: tuple[type[Exception], ...] = (
 _CONTENT_HEADERS = ("content-type", "content-length", "transfer-encoding", "content-md5")
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-	"""How 429 and 5xx replies (and connection failures) are retried.
-
-	Args:
-		attempts: Tries in all, the first included.
-		max_total: Seconds after which no new attempt starts.
-		max_wait: The longest single wait; a service asking for more is not retried.
-		backoff: The first exponential backoff wait, when the service gives no hint.
-		sleep: The sleep function (tests pass one that does not sleep).
-	"""
-
-	attempts: int = 4
-	max_total: float = 60.0
-	max_wait: float = 30.0
-	backoff: float = 0.5
-	sleep: Callable[[float], Awaitable[Any]] = anyio.sleep
-
-
-DEFAULT_RETRY = RetryPolicy()
-"""The policy used unless ``context.extras["retry_policy"]`` holds another."""
-
-
 class _Retryable(Exception):
 	def __init__(self, response: httpx.Response, data: bytes) -> None:
 		self.response = response
 		self.data = data
 
 
-def _hint(response: httpx.Response) -> float | None:
-	"""Seconds the service asks us to wait, from Retry-After or X-RateLimit-Reset style headers."""
-	value = response.headers.get("retry-after")
-	if value:
-		try:
-			return max(float(value), 0.0)
-		except ValueError:
-			try:
-				when = parsedate_to_datetime(value)
-			except (TypeError, ValueError):
-				return None
-			import datetime as dt
-
-			return max((when - dt.datetime.now(dt.UTC)).total_seconds(), 0.0)
-	for name in ("x-ratelimit-reset", "x-rate-limit-reset", "ratelimit-reset"):
-		value = response.headers.get(name)
-		if value:
-			try:
-				reset = float(value)
-			except ValueError:
-				continue
-			if reset > 1e9:  # an epoch timestamp (GitHub, X); else seconds from now
-				import time
-
-				reset -= time.time()
-			return max(reset, 0.0)
-	return None
-
-
-def _wait_for(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
-	def wait(state: RetryCallState) -> float:
-		exc = state.outcome.exception() if state.outcome else None
-		hint = _hint(exc.response) if isinstance(exc, _Retryable) else None
-		if hint is not None:
-			return min(hint, policy.max_wait)
-		return min(policy.backoff * 2.0 ** (state.attempt_number - 1), policy.max_wait)
-
-	return wait
-
-
-class _TooLong(stop_base):
-	"""Stop when the service asks for a wait longer than the policy allows."""
-
-	def __init__(self, policy: RetryPolicy) -> None:
-		self.policy = policy
-
-	def __call__(self, retry_state: RetryCallState) -> bool:
-		exc = retry_state.outcome.exception() if retry_state.outcome else None
-		hint = _hint(exc.response) if isinstance(exc, _Retryable) else None
-		return hint is not None and hint > self.policy.max_wait
+def _hint(exc: BaseException) -> float | None:
+	"""Seconds the service asks us to wait (`openmolt_core.retry.retry_after`)."""
+	return retry_after(exc.response.headers) if isinstance(exc, _Retryable) else None
 
 
 _KEY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
@@ -253,16 +174,11 @@ async def _send_retrying(
 	max_bytes: int,
 ) -> tuple[httpx.Response, bytes]:
 	transport_errors: tuple[type[Exception], ...] = (httpx.TransportError,) if safe else _NOT_SENT
-	retrying = AsyncRetrying(
-		sleep=policy.sleep,
-		stop=stop_after_attempt(policy.attempts)
-		| stop_after_delay(policy.max_total)
-		| _TooLong(policy),
-		wait=_wait_for(policy),
-		retry=retry_if_exception_type((_Retryable, *transport_errors))
-		& retry_if_exception(lambda exc: not _bad_location(exc)),
-		reraise=True,
-	)
+
+	def worth_it(exc: BaseException) -> bool:
+		return isinstance(exc, (_Retryable, *transport_errors)) and not _bad_location(exc)
+
+	retrying = policy.retrying(worth_it, _hint)
 	try:
 		async for attempt in retrying:
 			with attempt:
@@ -702,7 +618,7 @@ async def execute_http_tool(
 			# One key per tool call: the engine's retries resend this same request, and a
 			# durable run that replays the call after a crash sends the same key again.
 			request.headers[key_header] = _idempotency_key(context.call_id)
-		policy = context.extras.get("retry_policy", DEFAULT_RETRY)
+		policy = context.retry or context.extras.get("retry_policy") or DEFAULT_RETRY
 		fmt = tool.response_format or setup.response_format
 		limit = tool.max_response_bytes or (
 			MAX_DOWNLOAD_BYTES if fmt == "binary" else MAX_RESPONSE_BYTES
