@@ -40,12 +40,21 @@ if TYPE_CHECKING:
 		Usage,
 	)
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.options import (
+		AgentConfig,
+		AgentMemory,
+		IntegrationCredential,
+		IntegrationEntry,
+		MemoryPart,
+	)
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.tools import FunctionTool, Tool, ToolContext
 
 __all__ = [
 	"Agent",
+	"AgentConfig",
+	"AgentMemory",
 	"ApprovalDecision",
 	"ApprovalError",
 	"ApprovalRequest",
@@ -55,8 +64,11 @@ __all__ = [
 	"ConfigurationError",
 	"FunctionTool",
 	"HumanInputUnavailable",
+	"IntegrationCredential",
+	"IntegrationEntry",
 	"IntegrationError",
 	"LLMProvider",
+	"MemoryPart",
 	"Message",
 	"ModelConfig",
 	"ModelRequest",
@@ -106,6 +118,11 @@ _EXPORTS = {
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
 	"RetryPolicy": "openmolt_core.retry",
+	"AgentConfig": "openmolt_core.options",
+	"AgentMemory": "openmolt_core.options",
+	"IntegrationCredential": "openmolt_core.options",
+	"IntegrationEntry": "openmolt_core.options",
+	"MemoryPart": "openmolt_core.options",
 	"FunctionTool": "openmolt_core.tools",
 	"Tool": "openmolt_core.tools",
 	"ToolContext": "openmolt_core.tools",

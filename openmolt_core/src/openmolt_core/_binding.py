@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import HttpTool, Integration
+	from openmolt_core.options import IntegrationEntry
 	from openmolt_core.retry import RetryPolicy
 
 __all__ = ["BoundTool", "IntegrationBinding", "bind_integration", "parse_binding", "secret_values"]
@@ -43,49 +44,33 @@ class IntegrationBinding:
 	on_token_refresh: Callable[[dict[str, Any]], Any] | None = None
 
 
-def parse_binding(value: str | Mapping[str, Any]) -> IntegrationBinding:
-	"""Read one entry of ``create_agent(integrations=[...])`` (a str id or the spec's dict form).
+def parse_binding(value: str | IntegrationEntry | Mapping[str, Any]) -> IntegrationBinding:
+	"""Read one entry of ``create_agent(integrations=[...])``: an id, or an `IntegrationEntry`.
+
+	Args:
+		value: The id, an `openmolt_core.options.IntegrationEntry`, or a dict of its fields.
 
 	Raises:
 		ConfigurationError: The entry is malformed; the message names the field.
 	"""
 	if isinstance(value, str):
 		return IntegrationBinding(integration=value)
-	if not isinstance(value, Mapping):
+	from openmolt_core.options import IntegrationEntry, parse_options
+
+	if not isinstance(value, (Mapping, IntegrationEntry)):
 		raise ConfigurationError(
 			f"integrations: each entry must be an id or a dict with 'integration', got {value!r}"
 		)
-	known = {"integration", "credential", "scopes"}
-	unknown = set(value) - known
-	if unknown:
-		raise ConfigurationError(
-			f"integrations: unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}"
-		)
-	if "integration" not in value:
-		raise ConfigurationError(
-			"integrations: an entry is missing 'integration' (the integration id)"
-		)
-	cred = value.get("credential") or {}
-	if not isinstance(cred, Mapping):
-		raise ConfigurationError(
-			f"integrations[{value['integration']}].credential must be a dict with 'type' and 'config'"
-		)
-	scopes = value.get("scopes")
-	if scopes == "all" or scopes is None:
-		granted = None
-	elif isinstance(scopes, (list, tuple)) and all(isinstance(s, str) for s in scopes):
-		granted = list(scopes)
-	else:
-		raise ConfigurationError(
-			f"integrations[{value['integration']}].scopes must be a list of scope names or 'all'"
-		)
-	refresh = cred.get("on_token_refresh", cred.get("onTokenRefresh"))
+	name = value.get("integration") if isinstance(value, Mapping) else value.integration
+	where = f"integrations[{name}]" if isinstance(name, str) else "integrations"
+	entry = parse_options(IntegrationEntry, value, f"create_agent: {where}")
+	cred = entry.credential
 	return IntegrationBinding(
-		integration=value["integration"],
-		credential_type=cred.get("type"),
-		config=dict(cred.get("config") or {}),
-		scopes=granted,
-		on_token_refresh=refresh,
+		integration=entry.integration,
+		credential_type=cred.type if cred else None,
+		config=dict(cred.config) if cred else {},
+		scopes=None if entry.scopes in (None, "all") else list(entry.scopes),
+		on_token_refresh=cred.on_token_refresh if cred else None,
 	)
 
 

@@ -84,6 +84,7 @@ from openmolt_core.integrations.templating import (
 	render_string,
 	uses_filter,
 )
+from openmolt_core.options import EngineConfig
 from openmolt_core.retry import DEFAULT_RETRY, RetryPolicy, retry_after
 
 if TYPE_CHECKING:
@@ -579,9 +580,8 @@ def guard_for(context: ToolContext) -> SsrfGuard:
 	Raises:
 		ToolError: ``allowInternalHosts`` is malformed.
 	"""
-	config = context.config
-	allowed = config.get("allowInternalHosts", config.get("allow_internal_hosts"))
 	try:
+		allowed = EngineConfig.of(context.config).allow_internal_hosts
 		return SsrfGuard(internal=allowed, resolver=context.extras.get("resolver"))
 	except ConfigurationError as exc:
 		raise ToolError(f"{context.integration}: {exc}") from None
