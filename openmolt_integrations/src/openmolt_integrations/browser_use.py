@@ -16,6 +16,7 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
+from openmolt_core.integrations.schema import obj
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
@@ -50,11 +51,7 @@ _STATUS_OUT = {
 
 
 def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	schema: dict[str, Any] = {"type": "object", "properties": properties}
-	if required:
-		schema["required"] = required
-	schema["additionalProperties"] = False
-	return schema
+	return obj(properties, required or (), closed=True)
 
 
 TOOLS: list[HttpTool] = [

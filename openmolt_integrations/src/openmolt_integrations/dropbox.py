@@ -19,6 +19,7 @@ from openmolt_core.integrations import (
 	OAuth2Credential,
 	file_info_tool,
 )
+from openmolt_core.integrations.schema import obj
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
@@ -106,11 +107,7 @@ _OCTET = {"Content-Type": "application/octet-stream"}
 
 
 def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	schema: dict[str, Any] = {"type": "object", "properties": properties}
-	if required:
-		schema["required"] = required
-	schema["additionalProperties"] = False
-	return schema
+	return obj(properties, required or (), closed=True)
 
 
 def _content_upload(

@@ -18,6 +18,7 @@ from openmolt_core.integrations import (
 	FunctionTool,
 	Integration,
 )
+from openmolt_core.integrations.schema import obj
 from openmolt_integrations._support import file_store, require_config
 
 if TYPE_CHECKING:
@@ -172,13 +173,8 @@ async def _upload(input: dict[str, Any], context: ToolContext) -> dict[str, Any]
 	return {"url": url, "mediaType": stored.media_type, "size": len(stored.data)}
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-	return {
-		"type": "object",
-		"properties": properties,
-		"required": required,
-		"additionalProperties": False,
-	}
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+	return obj(properties, required or (), closed=True)
 
 
 _PATH = {

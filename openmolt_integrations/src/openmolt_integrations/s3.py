@@ -21,6 +21,7 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
+from openmolt_core.integrations.schema import obj
 from openmolt_integrations._aws import AUTHS, object_body, sigv4_credential, xml_body
 
 if TYPE_CHECKING:
@@ -109,13 +110,8 @@ _OBJECT_HEADERS = [
 ]
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-	return {
-		"type": "object",
-		"properties": properties,
-		"required": required,
-		"additionalProperties": False,
-	}
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+	return obj(properties, required or (), closed=True)
 
 
 TOOLS: list[HttpTool | FunctionTool] = [
