@@ -40,6 +40,7 @@ from typing import Any
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.model import (
 	ApiSetup,
+	AuthCredential,
 	BasicCredential,
 	BearerCredential,
 	Credential,
@@ -419,7 +420,8 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 				OAuth2Credential(
 					type="oauth2",
 					auth_url=flow.get("authorizationUrl"),
-					token_url=flow.get("tokenUrl"),
+					# An implicit flow has no token URL: it can then come from the config.
+					token_url=flow.get("tokenUrl") or "{{ config.tokenUrl }}",
 					client_id="{{ config.clientId }}",
 					client_secret="{{ config.clientSecret }}",
 					refresh_token="{{ config.refreshToken }}",
@@ -745,7 +747,7 @@ def to_json(integration: Integration) -> str:
 
 def _literal(value: Any, level: int) -> str:
 	pad, inner = "\t" * level, "\t" * (level + 1)
-	if isinstance(value, (ApiSetup, Credential, HttpTool)):
+	if isinstance(value, (ApiSetup, *_CREDENTIALS, HttpTool)):
 		fields = value.model_dump(exclude_defaults=True)
 		if not fields:
 			return f"{type(value).__name__}()"
@@ -771,6 +773,20 @@ def _literal(value: Any, level: int) -> str:
 	return repr(value)
 
 
+_CREDENTIALS = (
+	AuthCredential,
+	BasicCredential,
+	BearerCredential,
+	CustomCredential,
+	OAuth2Credential,
+)
+
+
+def _imports(integration: Integration) -> list[str]:
+	kinds = {type(cred).__name__ for cred in integration.credential_setup}
+	return sorted({"ApiSetup", "HttpTool", "Integration", *kinds})
+
+
 def to_module(integration: Integration, *, source: str = "") -> str:
 	"""The integration as a Python module a person can read and edit (tabs, one tool per block).
 
@@ -790,7 +806,7 @@ def to_module(integration: Integration, *, source: str = "") -> str:
 		"from __future__ import annotations\n\n"
 		"from typing import Any\n\n"
 		"from openmolt_core import hookimpl\n"
-		"from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration\n\n"
+		f"from openmolt_core.integrations import {', '.join(_imports(integration))}\n\n"
 	)
 	fields = integration.model_dump(
 		exclude_defaults=True, exclude={"tools", "credential_setup", "api_setup"}

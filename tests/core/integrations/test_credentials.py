@@ -327,3 +327,30 @@ def test_authorization_url() -> None:
 	query = dict(parse_qsl(urlsplit(tiktok).query))
 	assert query["client_key"] == "k" and query["scope"] == "read,write"
 	assert query["code_challenge"] == "abc" and query["code_challenge_method"] == "S256"
+
+
+def test_credential_is_a_union_by_type_that_refuses_other_types_fields() -> None:
+	"""Each type has its own fields: bearer with tokenUrl, oauth2 without one, are refused."""
+	from pydantic import TypeAdapter, ValidationError
+
+	adapter: TypeAdapter[Any] = TypeAdapter(Credential)
+	bearer = adapter.validate_python({"type": "bearer", "headers": {"A": "{{ config.k }}"}})
+	assert isinstance(bearer, BearerCredential)
+	with pytest.raises(ValidationError, match="tokenUrl"):
+		adapter.validate_python({"type": "bearer", "tokenUrl": "https://t"})
+	with pytest.raises(ValidationError, match=r"accessKeyId|access_key_id"):
+		adapter.validate_python({"type": "oauth2", "tokenUrl": "https://t", "accessKeyId": "x"})
+	with pytest.raises(ValidationError, match=r"token_url|tokenUrl"):
+		adapter.validate_python({"type": "oauth2", "clientId": "c"})
+	with pytest.raises(ValidationError, match="needs a 'type'"):
+		adapter.validate_python({"headers": {}})
+	custom = adapter.validate_python({"type": "aws_sigv4", "params": {"region": "x"}})
+	assert isinstance(custom, AuthCredential)
+	with pytest.raises(
+		ValidationError, match=r"neither built in .* nor in the integration's auths"
+	):
+		Integration(name="S", credential_setup=[custom])
+	# A dump without defaults keeps the type, so it validates back to the same model.
+	for cred in (bearer, OAuth2Credential(type="oauth2", token_url="https://t"), custom):
+		again = adapter.validate_python(cred.model_dump(exclude_defaults=True, by_alias=True))
+		assert again == cred

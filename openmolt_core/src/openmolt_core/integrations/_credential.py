@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import (
+	ConfigDict,
+	Discriminator,
+	Field,
+	SerializerFunctionWrapHandler,
+	Tag,
+	field_validator,
+	model_serializer,
+)
 
 from openmolt_core.options import Options, options_config
 
@@ -37,6 +45,14 @@ BUILTIN_CREDENTIAL_TYPES: tuple[str, ...] = ("bearer", "custom", "oauth2", "basi
 
 class _Credential(Options):
 	model_config: ClassVar[ConfigDict] = options_config(arbitrary_types_allowed=True)
+
+	@model_serializer(mode="wrap")
+	def _with_type(self, handler: SerializerFunctionWrapHandler) -> Any:
+		# The type is the union's discriminator: a dump always keeps it, defaults excluded or not.
+		data = handler(self)
+		if isinstance(data, dict) and "type" not in data:
+			data = {"type": getattr(self, "type", None), **data}
+		return data
 
 
 class BearerCredential(_Credential):
