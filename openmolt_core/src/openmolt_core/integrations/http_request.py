@@ -158,7 +158,7 @@ async def _request(
 		follow_redirects=i.get("followRedirects", True),
 		guard=guard,
 		guard_first=True,
-		retry=context.extras.get("retry_policy", DEFAULT_RETRY),
+		retry=context.retry or context.extras.get("retry_policy") or DEFAULT_RETRY,
 		deadline=timeout,
 		max_bytes=max_bytes,
 	)
