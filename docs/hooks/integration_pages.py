@@ -1,7 +1,9 @@
 """mkdocs hook: one page per installed integration, generated from its definition at build time.
 
-Pages are never committed, so they cannot drift from the code: tools, scopes, credential setup and
-the "get a token" guide all come from each integration's `Integration` object.
+Pages are never committed, so they cannot drift from the code: tools, scopes, credential types,
+the config keys each reads (`openmolt_core.integrations.connect`, which ``openmolt tools ID``
+prints too), the environment variable, and the "get a token" guide with the OAuth scopes to
+request all come from each integration's `Integration` object.
 """
 
 from __future__ import annotations
@@ -13,16 +15,9 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files
 
+from openmolt_core.integrations.connect import credential_needs, env_var
 from openmolt_core.integrations.model import HttpTool, Integration
 from openmolt_core.plugins import extra_for
-
-_SECRET_FIELDS = (
-	"client_secret",
-	"password",
-	"secret_access_key",
-	"session_token",
-	"refresh_token",
-)
 
 
 def _load() -> list[tuple[str, Integration]]:
@@ -85,22 +80,7 @@ def _page(iid: str, spec: Integration) -> str:
 	if spec.api_setup.base_url:
 		out.append(f"- Base URL: `{spec.api_setup.base_url}`.")
 	out.append("")
-	if spec.credential_setup:
-		out += ["## Credentials", "", "| type | details |", "| --- | --- |"]
-		for cred in spec.credential_setup:
-			details = []
-			if cred.headers:
-				details.append("headers: " + ", ".join(f"`{k}`" for k in cred.headers))
-			if cred.query_params:
-				details.append("query: " + ", ".join(f"`{k}`" for k in cred.query_params))
-			if cred.auth_url:
-				details.append(f"authorize at `{cred.auth_url}`")
-			if cred.token_url:
-				details.append(f"token URL `{cred.token_url}`")
-			if cred.scopes:
-				details.append("OAuth scopes: " + ", ".join(f"`{s}`" for s in cred.scopes))
-			out.append(f"| `{cred.type}` | {_cell('; '.join(details)) or '—'} |")
-		out.append("")
+	out += _credentials(iid, spec)
 	if spec.scopes:
 		out += ["## Scopes", "", "| scope | allows | tools |", "| --- | --- | --- |"]
 		for scope, desc in spec.scopes.items():
@@ -132,9 +112,88 @@ def _page(iid: str, spec: Integration) -> str:
 				*rows,
 				"",
 			]
-	if spec.docs:
-		out += [spec.docs.strip(), ""]
+	out += _token_guide(iid, spec)
 	return "\n".join(out)
+
+
+def _credentials(iid: str, spec: Integration) -> list[str]:
+	"""Each credential type, the config keys it reads, and where the values go."""
+	needs = credential_needs(spec, iid)
+	if not needs:
+		return ["## Credentials", "", "None: this integration needs no credential.", ""]
+	out = ["## Credentials", ""]
+	out += [
+		"The first type is the default; an agent picks another with",
+		f"`{{'integration': '{iid}', 'credential': {{'type': ..., 'config': {{...}}}}}}`.",
+		"",
+	]
+	for need in needs:
+		out += [f"### `{need.type}`{' (default)' if need.default else ''}", ""]
+		out += ["| config key | required | secret | used for |", "| --- | --- | --- | --- |"]
+		for key in need.keys:
+			out.append(
+				f"| `{key.name}` | {'yes' if key.required else ''} | {'yes' if key.secret else ''} "
+				f"| {_cell(key.used_for)} |"
+			)
+		out.append("")
+		if need.oauth_scopes:
+			out += [
+				"OAuth scopes to request: " + ", ".join(f"`{s}`" for s in need.oauth_scopes),
+				"",
+			]
+		if need.auth_url:
+			out += [f"Authorize at `{_cell(need.auth_url)}`; tokens from `{need.token_url}`.", ""]
+		out += [f"- {note}" for note in need.notes]
+		if need.notes:
+			out.append("")
+	keys = sorted({k.name for need in needs for k in need.keys})
+	first = needs[0].keys
+	shown = [k.name for k in first if k.required] or [
+		k.name for k in first if k.name not in ("accessToken", "expiryDate")
+	]
+	example = ", ".join(f'"{k}": "..."' for k in shown[:3])
+	out += [
+		"## Configuration",
+		"",
+		"Give the values once per instance, or per agent (the agent's win):",
+		"",
+		"```python",
+		f'om = OpenMolt(integrations={{"{iid}": {{{example}}}}})',
+		f'agent = om.create_agent(..., integrations=["{iid}"])',
+		"```",
+		"",
+		f'In an agent file: `"integrations": {{"{iid}": {{{example}}}}}`.',
+	]
+	if "apiKey" in keys:
+		out += [
+			"",
+			f"The `openmolt` command also reads `apiKey` from the environment variable "
+			f"`{env_var(iid)}` (or a `.env` file).",
+		]
+	out.append("")
+	return out
+
+
+def _token_guide(iid: str, spec: Integration) -> list[str]:
+	"""The integration's own guide (the vendor's console steps), then the scopes to request."""
+	out: list[str] = []
+	guide = spec.docs.strip()
+	if guide and "## Get a token" not in guide:
+		out += ["## Get a token", ""]
+	if guide:
+		out += [guide, ""]
+	scopes = [s for need in credential_needs(spec, iid) for s in need.oauth_scopes]
+	if scopes:
+		out += [
+			"### OAuth scopes to request",
+			"",
+			"Ask for these when authorizing the app (they cover every tool; grant fewer and give",
+			"the agent matching `scopes`):",
+			"",
+			*[f"- `{s}`" for s in dict.fromkeys(scopes)],
+			"",
+		]
+	return out
 
 
 def on_files(files: Files, config: Any) -> Files:

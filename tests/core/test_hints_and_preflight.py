@@ -5,8 +5,18 @@ import pytest
 from openmolt import ConfigurationError, OpenMolt
 from openmolt_core import _hints
 from openmolt_core._preflight import missing_credentials, misspelled_keys
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BasicCredential,
+	BearerCredential,
+	Credential,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_core.testing import ScriptedModel, finish
+from openmolt_integrations._aws import AUTHS, sigv4_credential
 
 pytestmark = pytest.mark.anyio
 
@@ -69,6 +79,7 @@ def test_provider_hints() -> None:
 def _spec(*credentials: Credential) -> Integration:
 	return Integration(
 		name="Svc",
+		auths=AUTHS,
 		api_setup=ApiSetup(base_url="https://svc.example/{{ config.region }}"),
 		credential_setup=list(credentials),
 		tools=[HttpTool(handle="get", description="Get.", method="GET", endpoint="/x")],
@@ -86,34 +97,42 @@ def _tools(spec: Integration, config: dict, credential: str | None = None):
 	("credential", "config", "missing"),
 	[
 		(
-			Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+			BearerCredential(
+				type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}
+			),
 			{},
 			("apiKey",),
 		),
 		(
-			Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+			BearerCredential(
+				type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}
+			),
 			{"apiKey": "k"},
 			None,
 		),
 		(
-			Credential(type="custom", query_params={"key": "{{ config.token }}"}),
+			CustomCredential(type="custom", query_params={"key": "{{ config.token }}"}),
 			{"token": ""},
 			("token",),
 		),
-		(Credential(type="oauth2", token_url="https://t.example"), {}, ("accessToken",)),
-		(Credential(type="oauth2", token_url="https://t.example"), {"refreshToken": "r"}, None),
-		(Credential(type="oauth2"), {"accessToken": "a"}, None),
+		(OAuth2Credential(type="oauth2", token_url="https://t.example"), {}, ("accessToken",)),
 		(
-			Credential(type="basic", username="{{ config.sid | default: config.account }}"),
+			OAuth2Credential(type="oauth2", token_url="https://t.example"),
+			{"refreshToken": "r"},
+			None,
+		),
+		(OAuth2Credential(type="oauth2", token_url="https://t"), {"accessToken": "a"}, None),
+		(
+			BasicCredential(type="basic", username="{{ config.sid | default: config.account }}"),
 			{},
 			("sid",),
 		),
 		(
-			Credential(type="basic", username="{{ config.sid | default: config.account }}"),
+			BasicCredential(type="basic", username="{{ config.sid | default: config.account }}"),
 			{"account": "a"},
 			None,
 		),
-		(Credential(type="aws_sigv4"), {"accessKeyId": "a"}, ("secretAccessKey",)),
+		(sigv4_credential(), {"accessKeyId": "a"}, ("secretAccessKey",)),
 	],
 )
 def test_missing_credentials_follow_what_signing_needs(credential, config, missing) -> None:
@@ -124,7 +143,9 @@ def test_missing_credentials_follow_what_signing_needs(credential, config, missi
 
 async def test_a_run_without_its_key_stops_before_the_model() -> None:
 	"""agent.run raises ConfigurationError naming the integration and key; the model is not called."""
-	spec = _spec(Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}))
+	spec = _spec(
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
+	)
 	om = OpenMolt(entry_points=False)
 	om.register_integration("svc", spec)
 	model = ScriptedModel([finish(ok=True)])
@@ -141,7 +162,9 @@ async def test_a_run_without_its_key_stops_before_the_model() -> None:
 
 def test_misspelled_config_keys_are_caught_and_others_left_alone() -> None:
 	"""apikey and api_key look like apiKey; a key like nothing the integration reads passes."""
-	spec = _spec(Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}))
+	spec = _spec(
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
+	)
 	assert misspelled_keys(spec, {"apikey": 1, "api_key": 2, "myOwnThing": 3, "apiKey": 4}) == [
 		("apikey", "apiKey"),
 		("api_key", "apiKey"),

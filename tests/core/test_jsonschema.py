@@ -75,11 +75,11 @@ def test_refs_into_defs_as_pydantic_writes_them() -> None:
 
 
 def test_annotations_never_reject() -> None:
-	"""description, format and examples do not affect validation."""
+	"""description, examples and formats that are not checked do not affect validation."""
 	v = JsonSchemaValidator(
-		{"type": "string", "format": "date-time", "description": "x", "examples": ["y"]}
+		{"type": "string", "format": "hostname", "description": "x", "examples": ["y"]}
 	)
-	assert v.validate("not a date") == "not a date"
+	assert v.validate("not a host") == "not a host"
 
 
 def test_const_pattern_and_lengths() -> None:
@@ -115,3 +115,45 @@ def test_fractional_bounds_on_numbers_hold_for_integers_too() -> None:
 	for bad in (0, 0.05, 3, 2.5):
 		with pytest.raises(ValidationError):
 			v.validate(bad)
+
+
+@pytest.mark.parametrize(
+	("fmt", "good", "bad"),
+	[
+		(
+			"uri",
+			["https://example.com/a?b=1", "mailto:ana@example.com", "urn:isbn:0451450523"],
+			["example.com", "not a url", "https:example.com", "https://", "/relative/path", ""],
+		),
+		(
+			"date-time",
+			["2026-05-01T09:30:00Z", "2026-05-01T09:30:00.5+02:00"],
+			["2026-05-01", "2026-13-01T00:00:00Z", "tomorrow", "2026-05-01T09:30:00"],
+		),
+		("date", ["2026-05-01"], ["2026-5-1", "2026-02-30", "01/05/2026"]),
+		("email", ["ana@example.com"], ["ana", "ana@", "@example.com", "a b@example.com"]),
+		("uuid", ["123e4567-e89b-12d3-a456-426614174000"], ["123e4567", "not-a-uuid"]),
+	],
+)
+def test_checked_formats_refuse_what_does_not_fit(
+	fmt: str, good: list[str], bad: list[str]
+) -> None:
+	"""uri, date-time, date, email and uuid are enforced, with a message that shows the shape."""
+	from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+
+	validator = JsonSchemaValidator({"type": "string", "format": fmt})
+	for value in good:
+		assert validator.validate(value) == value
+	for value in bad:
+		with pytest.raises(ValidationError) as info:
+			validator.validate(value)
+		assert "must be" in format_errors(info.value) and "such as" in format_errors(info.value)
+
+
+def test_other_formats_stay_annotations() -> None:
+	"""A format the validator does not check never rejects data (JSON Schema's default)."""
+	from openmolt_core._jsonschema import CHECKED_FORMATS, JsonSchemaValidator
+
+	assert "snowflake" not in CHECKED_FORMATS
+	for fmt in ("snowflake", "hostname", "binary"):
+		assert JsonSchemaValidator({"type": "string", "format": fmt}).validate("x y") == "x y"

@@ -24,9 +24,20 @@ from openmolt import OpenMolt
 from openmolt_core._http import PooledTransport
 from openmolt_core.errors import ToolError
 from openmolt_core.events import EVENT_NAMES
-from openmolt_core.integrations import ApiSetup, Credential, FunctionTool, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BasicCredential,
+	BearerCredential,
+	Credential,
+	CustomCredential,
+	FunctionTool,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import ToolContext
+from openmolt_integrations._aws import AUTHS
 
 pytestmark = pytest.mark.anyio
 
@@ -108,24 +119,26 @@ async def echo_server() -> AsyncIterator[int]:
 
 def credential(kind: str, port: int) -> tuple[Credential, dict[str, Any]]:
 	if kind == "bearer":
-		return Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}), {
-			"apiKey": CANARIES["bearer"]
-		}
+		return BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}
+		), {"apiKey": CANARIES["bearer"]}
 	if kind == "header":
-		return Credential(type="custom", headers={"X-Api-Key": "{{ config.apiKey }}"}), {
+		return CustomCredential(type="custom", headers={"X-Api-Key": "{{ config.apiKey }}"}), {
 			"apiKey": f"  {CANARIES['header']}\n"
 		}
 	if kind == "query":
-		return Credential(type="custom", query_params={"key": "{{ config.token }}"}), {
+		return CustomCredential(type="custom", query_params={"key": "{{ config.token }}"}), {
 			"token": CANARIES["query"]
 		}
 	if kind == "basic":
-		return Credential(type="basic", username="{{ config.sid }}", password="{{ config.pw }}"), {
+		return BasicCredential(
+			type="basic", username="{{ config.sid }}", password="{{ config.pw }}"
+		), {
 			"sid": "AC123",
 			"pw": CANARIES["basic"],
 		}
 	if kind == "oauth2":
-		return Credential(type="oauth2", token_url=f"http://127.0.0.1:{port}/token"), {
+		return OAuth2Credential(type="oauth2", token_url=f"http://127.0.0.1:{port}/token"), {
 			"accessToken": "expired-token-value",
 			"expiryDate": "2000-01-01T00:00:00Z",
 			"refreshToken": CANARIES["oauth_refresh"],
@@ -133,7 +146,9 @@ def credential(kind: str, port: int) -> tuple[Credential, dict[str, Any]]:
 			"clientSecret": CANARIES["oauth_secret"],
 		}
 	pytest.importorskip("botocore")
-	return Credential(type="aws_sigv4", region="us-east-1", service="execute-api"), {
+	from openmolt_integrations._aws import sigv4_credential
+
+	return sigv4_credential("execute-api", "us-east-1"), {
 		"accessKeyId": "AKIDEXAMPLE",
 		"secretAccessKey": CANARIES["aws_secret"],
 		"sessionToken": CANARIES["aws_session"],
@@ -163,6 +178,7 @@ def integration(kind: str, port: int) -> tuple[Integration, dict[str, Any]]:
 		api_setup=ApiSetup(base_url=f"http://127.0.0.1:{port}", timeout=0.5),
 		credential_setup=[cred],
 		tools=tools,
+		auths=AUTHS,
 	)
 	return spec, config
 
@@ -261,8 +277,9 @@ def test_secret_holders_mask_their_reprs() -> None:
 
 	ctx = ToolContext(agent="a", integration="i", config={"apiKey": CANARIES["bearer"]})
 	binding = IntegrationBinding(integration="i", config={"apiKey": CANARIES["bearer"]})
-	cred = Credential(
+	cred = OAuth2Credential(
 		type="oauth2",
+		token_url="https://t.example/token",
 		client_secret=CANARIES["oauth_secret"],
 		refresh_token=CANARIES["oauth_refresh"],
 	)

@@ -64,18 +64,17 @@ def test_every_template_parses(entry: Any) -> None:
 				"base_url",
 				"query_params",
 				"headers",
-				"prefixed_headers",
 				"body",
 				"files",
 			):
 				strings += _strings(getattr(tool, field), f"{tool.handle}.{field}")
 			try:
-				parse_template(tool.endpoint, path=True)
+				parse_template(tool.endpoint, path=True, filters=integration.filters)
 			except ToolError as exc:
 				problems.append(f"{tool.handle}.endpoint: {exc}")
 		for where, source in strings:
 			try:
-				parse_template(source)
+				parse_template(source, filters=integration.filters)
 			except ToolError as exc:
 				problems.append(f"{where}: {exc}")
 	assert problems == []

@@ -48,11 +48,16 @@ async def test_retries_are_bounded(server, req) -> None:
 	assert "openai:gpt-4.1" in str(info.value) and "3 attempts" in str(info.value)
 
 
-async def test_retry_after_is_capped(server, req) -> None:
-	"""A huge Retry-After is bounded to a minute."""
-	server.reply(httpx.Response(429, headers={"retry-after": "3600"}), OK)
+async def test_a_retry_after_beyond_the_policy_is_not_waited_for(server, req) -> None:
+	"""A Retry-After longer than the policy's max_wait fails at once, saying so (one policy
+	with the HTTP tools); a shorter one is waited for exactly."""
+	server.reply(httpx.Response(429, headers={"retry-after": "3600"}))
+	with pytest.raises(ProviderError, match=r"asked to wait 3600 s, longer than .*max_wait"):
+		await openai(server).generate(req("gpt-4.1"))
+	assert server.sleeps == [] and len(server.requests) == 1
+	server.reply(httpx.Response(429, headers={"retry-after": "12"}), OK)
 	await openai(server).generate(req("gpt-4.1"))
-	assert server.sleeps == [60.0]
+	assert server.sleeps == [12.0]
 
 
 async def test_connection_errors_are_retried(server, req) -> None:

@@ -100,3 +100,31 @@ async def many_tools_fallback_and_results() -> float | None:
 	loaded: list[str] = result.state.loaded
 	print(loaded, result.state.stored, result.state.models, agent.models)
 	return result.usage_by_model["openai:gpt-5-mini"].cost_usd
+
+
+async def typed_options() -> None:
+	"""create_agent's typed options: config, integrations and memory, checked by mypy."""
+	from openmolt import (
+		AgentConfig,
+		AgentMemory,
+		IntegrationCredential,
+		IntegrationEntry,
+		MemoryPart,
+		RetryPolicy,
+	)
+
+	om = OpenMolt(retry=RetryPolicy(attempts=2))
+	entry = IntegrationEntry(
+		integration="notion",
+		credential=IntegrationCredential(type="bearer", config={"apiKey": "k"}),
+		scopes=["read"],
+	)
+	agent = om.create_agent(
+		name="Typed options",
+		model=ScriptedModel([finish(result="ok")]),
+		config=AgentConfig(max_steps=3, verbose=False),
+		integrations=["weather", entry],
+		memory=AgentMemory(long_term=MemoryPart(data="notes"), short_term="today"),
+	)
+	steps: int = agent.max_steps
+	assert steps == 3

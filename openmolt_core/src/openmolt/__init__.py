@@ -31,11 +31,21 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.llm import Attachment, ModelConfig, Usage
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.options import (
+		AgentConfig,
+		AgentMemory,
+		IntegrationCredential,
+		IntegrationEntry,
+		MemoryPart,
+	)
 	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.tools import FunctionTool, ToolContext
 
 __all__ = [
 	"Agent",
+	"AgentConfig",
+	"AgentMemory",
 	"ApprovalDecision",
 	"ApprovalError",
 	"ApprovalRequest",
@@ -45,12 +55,16 @@ __all__ = [
 	"ConfigurationError",
 	"FunctionTool",
 	"HumanInputUnavailable",
+	"IntegrationCredential",
+	"IntegrationEntry",
 	"IntegrationError",
+	"MemoryPart",
 	"ModelConfig",
 	"OpenMolt",
 	"OpenMoltError",
 	"PluginError",
 	"ProviderError",
+	"RetryPolicy",
 	"RunError",
 	"RunResult",
 	"RunState",
@@ -80,6 +94,12 @@ _EXPORTS = {
 	"RunError": "openmolt_core.errors",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
+	"RetryPolicy": "openmolt_core.retry",
+	"AgentConfig": "openmolt_core.options",
+	"AgentMemory": "openmolt_core.options",
+	"IntegrationCredential": "openmolt_core.options",
+	"IntegrationEntry": "openmolt_core.options",
+	"MemoryPart": "openmolt_core.options",
 	"ToolContext": "openmolt_core.tools",
 	"ToolError": "openmolt_core.errors",
 	"Usage": "openmolt_core.llm",

@@ -40,11 +40,21 @@ if TYPE_CHECKING:
 		Usage,
 	)
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.options import (
+		AgentConfig,
+		AgentMemory,
+		IntegrationCredential,
+		IntegrationEntry,
+		MemoryPart,
+	)
 	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.tools import FunctionTool, Tool, ToolContext
 
 __all__ = [
 	"Agent",
+	"AgentConfig",
+	"AgentMemory",
 	"ApprovalDecision",
 	"ApprovalError",
 	"ApprovalRequest",
@@ -54,8 +64,11 @@ __all__ = [
 	"ConfigurationError",
 	"FunctionTool",
 	"HumanInputUnavailable",
+	"IntegrationCredential",
+	"IntegrationEntry",
 	"IntegrationError",
 	"LLMProvider",
+	"MemoryPart",
 	"Message",
 	"ModelConfig",
 	"ModelRequest",
@@ -64,6 +77,7 @@ __all__ = [
 	"OpenMoltError",
 	"PluginError",
 	"ProviderError",
+	"RetryPolicy",
 	"RunError",
 	"RunResult",
 	"RunState",
@@ -103,6 +117,12 @@ _EXPORTS = {
 	"OpenMolt": "openmolt_core.openmolt",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
+	"RetryPolicy": "openmolt_core.retry",
+	"AgentConfig": "openmolt_core.options",
+	"AgentMemory": "openmolt_core.options",
+	"IntegrationCredential": "openmolt_core.options",
+	"IntegrationEntry": "openmolt_core.options",
+	"MemoryPart": "openmolt_core.options",
 	"FunctionTool": "openmolt_core.tools",
 	"Tool": "openmolt_core.tools",
 	"ToolContext": "openmolt_core.tools",

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import HttpTool, Integration
+	from openmolt_core.options import IntegrationEntry
+	from openmolt_core.retry import RetryPolicy
 
 __all__ = ["BoundTool", "IntegrationBinding", "bind_integration", "parse_binding", "secret_values"]
 
@@ -42,49 +44,33 @@ class IntegrationBinding:
 	on_token_refresh: Callable[[dict[str, Any]], Any] | None = None
 
 
-def parse_binding(value: str | Mapping[str, Any]) -> IntegrationBinding:
-	"""Read one entry of ``create_agent(integrations=[...])`` (a str id or the spec's dict form).
+def parse_binding(value: str | IntegrationEntry | Mapping[str, Any]) -> IntegrationBinding:
+	"""Read one entry of ``create_agent(integrations=[...])``: an id, or an `IntegrationEntry`.
+
+	Args:
+		value: The id, an `openmolt_core.options.IntegrationEntry`, or a dict of its fields.
 
 	Raises:
 		ConfigurationError: The entry is malformed; the message names the field.
 	"""
 	if isinstance(value, str):
 		return IntegrationBinding(integration=value)
-	if not isinstance(value, Mapping):
+	from openmolt_core.options import IntegrationEntry, parse_options
+
+	if not isinstance(value, (Mapping, IntegrationEntry)):
 		raise ConfigurationError(
 			f"integrations: each entry must be an id or a dict with 'integration', got {value!r}"
 		)
-	known = {"integration", "credential", "scopes"}
-	unknown = set(value) - known
-	if unknown:
-		raise ConfigurationError(
-			f"integrations: unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}"
-		)
-	if "integration" not in value:
-		raise ConfigurationError(
-			"integrations: an entry is missing 'integration' (the integration id)"
-		)
-	cred = value.get("credential") or {}
-	if not isinstance(cred, Mapping):
-		raise ConfigurationError(
-			f"integrations[{value['integration']}].credential must be a dict with 'type' and 'config'"
-		)
-	scopes = value.get("scopes")
-	if scopes == "all" or scopes is None:
-		granted = None
-	elif isinstance(scopes, (list, tuple)) and all(isinstance(s, str) for s in scopes):
-		granted = list(scopes)
-	else:
-		raise ConfigurationError(
-			f"integrations[{value['integration']}].scopes must be a list of scope names or 'all'"
-		)
-	refresh = cred.get("on_token_refresh", cred.get("onTokenRefresh"))
+	name = value.get("integration") if isinstance(value, Mapping) else value.integration
+	where = f"integrations[{name}]" if isinstance(name, str) else "integrations"
+	entry = parse_options(IntegrationEntry, value, f"create_agent: {where}")
+	cred = entry.credential
 	return IntegrationBinding(
-		integration=value["integration"],
-		credential_type=cred.get("type"),
-		config=dict(cred.get("config") or {}),
-		scopes=granted,
-		on_token_refresh=refresh,
+		integration=entry.integration,
+		credential_type=cred.type if cred else None,
+		config=dict(cred.config) if cred else {},
+		scopes=None if entry.scopes in (None, "all") else list(entry.scopes),
+		on_token_refresh=cred.on_token_refresh if cred else None,
 	)
 
 
@@ -220,6 +206,7 @@ def bind_integration(
 	http: Callable[[], httpx.AsyncClient],
 	files: FileStore | None = None,
 	auth_cache: dict[tuple[str, str, str], httpx.Auth] | None = None,
+	retry: RetryPolicy | None = None,
 ) -> list[BoundTool]:
 	"""Bind one integration for an agent: credential, auth, and which tools the scopes allow.
 
@@ -233,6 +220,7 @@ def bind_integration(
 		auth_cache: The instance's auths by (integration id, credential type, config): agents with
 			the same credential share one auth, so one OAuth2 refresh serves them all (each
 			agent's ``on_token_refresh`` is still called).
+		retry: The instance's retry policy for the HTTP tools.
 
 	Raises:
 		ConfigurationError: Unknown scope or credential type.
@@ -275,6 +263,7 @@ def bind_integration(
 		auth=auth,
 		redact=frozenset(secret_values(config)),
 		files=files,
+		retry=retry,
 	)
 	granted = None if binding.scopes is None else set(binding.scopes)
 	out = []

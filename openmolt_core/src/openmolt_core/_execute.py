@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._redact import Redactor
 	from openmolt_core._toolset import ToolSet
+	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
 
 __all__ = [
@@ -74,7 +75,8 @@ __all__ = [
 log: logging.Logger = logging.getLogger("openmolt")
 
 MemoryConfig = Mapping[str, Any]
-"""``{"long_term": {"data": str, "on_update": fn}, "short_term": {...}}`` (camelCase accepted)."""
+"""``{"long_term": {"data": str, "on_update": fn}, "short_term": {...}}`` (camelCase accepted;
+validated as `openmolt_core.options.AgentMemory`)."""
 
 HumanInputHandler = Callable[[str], Awaitable[str] | str]
 """Answers the agent's question (sync or async)."""
@@ -188,7 +190,7 @@ class RunContext:
 	tools: Mapping[str, BoundTool]
 	events: EventEmitter
 	redact: Redactor
-	memory: MemoryConfig | None
+	memory: AgentMemory | MemoryConfig | None
 	keep_long_term: Callable[[str], None]
 	human: HumanInputHandler | None
 	output: Callable[[Any], Any]
@@ -611,23 +613,28 @@ async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str,
 # helpers ----------------------------------------------------------------------------------
 
 
-def memory_part(memory: MemoryConfig | None, key: str) -> tuple[str, Callable[[str], Any] | None]:
+def memory_part(
+	memory: AgentMemory | MemoryConfig | None, key: str
+) -> tuple[str, Callable[[str], Any] | None]:
 	"""The initial data and the update callback of ``long_term`` or ``short_term`` memory.
 
 	Args:
-		memory: The agent's memory option.
-		key: ``long_term`` or ``short_term`` (the camelCase spelling is accepted in ``memory``).
+		memory: The agent's memory option (`openmolt_core.options.AgentMemory`, or a dict of its
+			fields in either spelling).
+		key: ``long_term`` or ``short_term``.
 	"""
 	if not memory:
 		return "", None
-	camel = "longTerm" if key == "long_term" else "shortTerm"
-	part = memory.get(key, memory.get(camel)) or {}
+	from openmolt_core.options import AgentMemory, parse_options
+
+	parsed = parse_options(AgentMemory, memory, "memory")
+	part = getattr(parsed, key) or ""
 	if isinstance(part, str):
 		return part, None
-	data = part.get("data", "") or ""
+	data = part.data or ""
 	if not isinstance(data, str):
 		data = dumps(data)
-	return data, part.get("on_update", part.get("onUpdate"))
+	return data, part.on_update
 
 
 def summary(command: Command) -> str:

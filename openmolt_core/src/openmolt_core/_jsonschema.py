@@ -9,18 +9,25 @@ The translation covers what tool schemas use: ``type`` (one or a list), ``proper
 ``required``, ``additionalProperties``, ``items``, ``prefixItems``, ``enum``, ``const``,
 ``anyOf``/``oneOf``/``allOf`` (first schema), ``$ref`` into ``$defs``/``definitions``, ``nullable``,
 numeric and length bounds, ``pattern``, ``minItems``/``maxItems``. Annotation keywords
-(``description``, ``format``, ``examples``, ``default``) never reject data. An unknown keyword is
-ignored, so a schema never validates *less* than the model was told.
+(``description``, ``examples``, ``default``) never reject data. An unknown keyword is ignored, so
+a schema never validates *less* than the model was told.
+
+``format`` is enforced for the formats tools rely on (`CHECKED_FORMATS`: ``uri``, ``date-time``,
+``date``, ``email``, ``uuid``), so the model hears our message rather than the service's 400 (an
+embed URL that is not a URL); other formats stay annotations, as JSON Schema 2020-12's default
+says.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic_core import PydanticCustomError, SchemaValidator, ValidationError, core_schema
 
-__all__ = ["JsonSchemaValidator", "ValidationError", "format_errors"]
+__all__ = ["CHECKED_FORMATS", "JsonSchemaValidator", "ValidationError", "format_errors"]
 
 
 def _ref_name(ref: str) -> str:
@@ -91,12 +98,16 @@ class _Translator:
 
 	def _typed(self, schema: dict[str, Any], kind: str) -> core_schema.CoreSchema:
 		if kind == "string":
-			return core_schema.str_schema(
+			text = core_schema.str_schema(
 				min_length=schema.get("minLength"),
 				max_length=schema.get("maxLength"),
 				pattern=schema.get("pattern"),
 				strict=True,
 			)
+			check = CHECKED_FORMATS.get(str(schema.get("format")))
+			if check is None:
+				return text
+			return core_schema.no_info_after_validator_function(check, text)
 		if kind == "integer":
 			bounds = {
 				"ge": schema.get("minimum"),
@@ -188,6 +199,76 @@ def _integral(value: Any) -> int:
 	if isinstance(value, float) and value.is_integer():
 		return int(value)
 	raise PydanticCustomError("int_type", "Input should be a valid integer")
+
+
+_DATE_TIME = re.compile(
+	r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$", re.ASCII
+)
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$", re.ASCII)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$", re.ASCII)
+
+
+def _fails(name: str, what: str) -> PydanticCustomError:
+	return PydanticCustomError(f"format_{name}", f"must be {what}")
+
+
+def _uri(value: str) -> str:
+	scheme, sep, rest = value.partition(":")
+	web = scheme.lower() in ("http", "https")
+	fine = bool(sep and _SCHEME.match(scheme) and rest) and not any(c.isspace() for c in value)
+	if fine and web:
+		fine = rest.startswith("//") and len(rest) > 2  # a web URL names its host
+	if not fine:
+		raise _fails("uri", "an absolute URI with a scheme, such as https://example.com/a")
+	return value
+
+
+def _date_time(value: str) -> str:
+	import datetime as dt
+
+	try:
+		if not _DATE_TIME.match(value):
+			raise ValueError(value)
+		dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+	except ValueError:
+		raise _fails("date_time", "an RFC 3339 date-time, such as 2026-05-01T09:30:00Z") from None
+	return value
+
+
+def _date(value: str) -> str:
+	import datetime as dt
+
+	try:
+		if not _DATE.match(value):
+			raise ValueError(value)
+		dt.date.fromisoformat(value)
+	except ValueError:
+		raise _fails("date", "a date as YYYY-MM-DD, such as 2026-05-01") from None
+	return value
+
+
+def _email(value: str) -> str:
+	if not _EMAIL.match(value):
+		raise _fails("email", "an email address, such as ana@example.com")
+	return value
+
+
+def _uuid(value: str) -> str:
+	if not _UUID.match(value):
+		raise _fails("uuid", "a UUID, such as 123e4567-e89b-12d3-a456-426614174000")
+	return value
+
+
+CHECKED_FORMATS: dict[str, Callable[[str], str]] = {
+	"uri": _uri,
+	"date-time": _date_time,
+	"date": _date,
+	"email": _email,
+	"uuid": _uuid,
+}
+"""The ``format`` values that reject data that does not fit; other formats are annotations."""
 
 
 def _reject(value: Any) -> Any:

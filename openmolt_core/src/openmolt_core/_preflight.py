@@ -39,22 +39,16 @@ __all__ = [
 
 _REF = re.compile(r"""config(?:\.([A-Za-z_$][\w$]*)|\[\s*["']([^"']+)["']\s*\])""")
 
+
 # Keys the credential code reads by name when a credential field has no template.
-_DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
-	"oauth2": (
-		"accessToken",
-		"access_token",
-		"expiryDate",
-		"expiry_date",
-		"refreshToken",
-		"clientId",
-		"clientSecret",
-		"tokenUrl",
-		"authUrl",
-	),
-	"basic": ("username", "password"),
-	"aws_sigv4": ("accessKeyId", "secretAccessKey", "sessionToken", "region", "service"),
-}
+# (the oauth2 ones in both spellings: `openmolt_core.integrations.credentials.OAuth2Config`).
+def _oauth2_keys() -> tuple[str, ...]:
+	from openmolt_core.integrations.credentials import OAUTH2_CONFIG_KEYS
+
+	return tuple(k for pair in OAUTH2_CONFIG_KEYS.items() for k in pair)
+
+
+_DEFAULT_KEYS: dict[str, tuple[str, ...]] = {"basic": ("username", "password")}
 
 
 def _refs(text: str | None) -> list[str]:
@@ -111,27 +105,42 @@ def _field_keys(template: str | None, default_key: str) -> list[str]:
 def _missing_for(
 	iid: str, credential: Credential, config: Mapping[str, Any]
 ) -> MissingCredential | None:
+	from openmolt_core.integrations.model import (
+		AuthCredential,
+		BasicCredential,
+		BearerCredential,
+		CustomCredential,
+		OAuth2Credential,
+	)
+
 	kind = credential.type
-	if kind in ("bearer", "custom"):
+	if isinstance(credential, (BearerCredential, CustomCredential)):
 		# As the credential code demands when it signs: every key its templates name.
-		templates = (*credential.headers.values(), *credential.query_params.values())
+		queries = credential.query_params if isinstance(credential, CustomCredential) else {}
+		templates = (*credential.headers.values(), *queries.values())
 		keys = dict.fromkeys(k for t in templates for k in _refs(t))
 		missing = tuple(k for k in keys if _unset(config, k))
 		return MissingCredential(iid, kind, missing) if missing else None
-	if kind == "oauth2":
-		if not (_unset(config, "accessToken") and _unset(config, "access_token")):
+	if isinstance(credential, OAuth2Credential):
+		from openmolt_core.integrations.credentials import oauth2_config
+
+		config = oauth2_config(config)
+		if not _unset(config, "accessToken"):
 			return None
 		if not _renders_empty(credential.refresh_token, config, "refreshToken"):
 			return None
 		refresh = _field_keys(credential.refresh_token, "refreshToken")
 		return MissingCredential(iid, kind, ("accessToken",), tuple(refresh))
-	fields = {
-		"basic": [(credential.username, "username")],
-		"aws_sigv4": [
-			(credential.access_key_id, "accessKeyId"),
-			(credential.secret_access_key, "secretAccessKey"),
-		],
-	}.get(kind, [])
+	fields: list[tuple[str | None, str]] = []
+	if isinstance(credential, BasicCredential):
+		fields = [(credential.username, "username")]
+	elif isinstance(credential, AuthCredential):
+		# A type an integration registers: every parameter it does not call optional.
+		fields = [
+			(template, name)
+			for name, template in credential.params.items()
+			if name not in credential.optional_params
+		]
 	missing_fields = [(t, k) for t, k in fields if _renders_empty(t, config, k)]
 	if not missing_fields:
 		return None
@@ -193,6 +202,8 @@ def config_keys(spec: Integration) -> set[str]:
 	keys = set(_refs(text))
 	for credential in spec.credential_setup:
 		keys.update(_DEFAULT_KEYS.get(credential.type, ()))
+		if credential.type == "oauth2":
+			keys.update(_oauth2_keys())
 	return keys
 
 

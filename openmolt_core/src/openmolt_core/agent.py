@@ -93,6 +93,7 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileStore
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.options import AgentMemory
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.schedule import ScheduleSpec
 	from openmolt_core.skills import Skill
@@ -214,7 +215,7 @@ class Agent:
 		instructions: str,
 		tools: Sequence[BoundTool],
 		output_schema: type[BaseModel] | dict[str, Any] | None,
-		memory: MemoryConfig | None,
+		memory: AgentMemory | MemoryConfig | None,
 		on_human_input_request: HumanInputHandler | None,
 		config: Mapping[str, Any] | None,
 		max_steps: int,

@@ -38,7 +38,17 @@ from pathlib import Path
 from typing import Any
 
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.integrations.model import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations.model import (
+	ApiSetup,
+	AuthCredential,
+	BasicCredential,
+	BearerCredential,
+	Credential,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 
 __all__ = [
 	"MAX_DEPTH",
@@ -376,15 +386,19 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 			notes.append(f"`config.{key}`: the API key {param!r} ({where}; scheme {name!r})")
 			if custom_at is None:
 				custom_at = len(creds)
-				creds.append(Credential(type="custom"))  # filled below, once every key is known
+				creds.append(
+					CustomCredential(type="custom")
+				)  # filled below, once every key is known
 		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
 			creds.append(
-				Credential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"})
+				BearerCredential(
+					type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}
+				)
 			)
 			notes.append(f"`config.token`: the bearer token (scheme {name!r})")
 		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
 			creds.append(
-				Credential(
+				BasicCredential(
 					type="basic", username="{{ config.username }}", password="{{ config.password }}"
 				)
 			)
@@ -403,10 +417,11 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 				for scope, text in (flow_value.get("scopes") or {}).items():
 					scopes.setdefault(scope, _short(text, 120) or scope)
 			creds.append(
-				Credential(
+				OAuth2Credential(
 					type="oauth2",
 					auth_url=flow.get("authorizationUrl"),
-					token_url=flow.get("tokenUrl"),
+					# An implicit flow has no token URL: it can then come from the config.
+					token_url=flow.get("tokenUrl") or "{{ config.tokenUrl }}",
 					client_id="{{ config.clientId }}",
 					client_secret="{{ config.clientSecret }}",
 					refresh_token="{{ config.refreshToken }}",
@@ -422,7 +437,7 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 	if custom_at is not None:
 		if cookies:
 			headers["Cookie"] = "; ".join(cookies)
-		creds[custom_at] = Credential(type="custom", headers=headers, query_params=query)
+		creds[custom_at] = CustomCredential(type="custom", headers=headers, query_params=query)
 	return creds, scopes, notes
 
 
@@ -732,7 +747,7 @@ def to_json(integration: Integration) -> str:
 
 def _literal(value: Any, level: int) -> str:
 	pad, inner = "\t" * level, "\t" * (level + 1)
-	if isinstance(value, (ApiSetup, Credential, HttpTool)):
+	if isinstance(value, (ApiSetup, *_CREDENTIALS, HttpTool)):
 		fields = value.model_dump(exclude_defaults=True)
 		if not fields:
 			return f"{type(value).__name__}()"
@@ -758,6 +773,20 @@ def _literal(value: Any, level: int) -> str:
 	return repr(value)
 
 
+_CREDENTIALS = (
+	AuthCredential,
+	BasicCredential,
+	BearerCredential,
+	CustomCredential,
+	OAuth2Credential,
+)
+
+
+def _imports(integration: Integration) -> list[str]:
+	kinds = {type(cred).__name__ for cred in integration.credential_setup}
+	return sorted({"ApiSetup", "HttpTool", "Integration", *kinds})
+
+
 def to_module(integration: Integration, *, source: str = "") -> str:
 	"""The integration as a Python module a person can read and edit (tabs, one tool per block).
 
@@ -777,7 +806,7 @@ def to_module(integration: Integration, *, source: str = "") -> str:
 		"from __future__ import annotations\n\n"
 		"from typing import Any\n\n"
 		"from openmolt_core import hookimpl\n"
-		"from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration\n\n"
+		f"from openmolt_core.integrations import {', '.join(_imports(integration))}\n\n"
 	)
 	fields = integration.model_dump(
 		exclude_defaults=True, exclude={"tools", "credential_setup", "api_setup"}

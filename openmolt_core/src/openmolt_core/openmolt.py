@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
+	from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.result import RunResult
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.runstore import RunStore
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
@@ -86,6 +88,11 @@ class OpenMolt:
 		taint_policy: The default taint policy of this instance's agents
 			(`openmolt_core.taint.TaintPolicy`, its fields as a dict, or ``"approve"``,
 			``"refuse"``, ``"allow"``); an agent's own replaces it.
+		retry: How HTTP calls that may succeed later are retried, by the integrations' tools
+			and the built-in model providers alike: a `openmolt_core.retry.RetryPolicy` or a
+			dict of its fields (``{"attempts": 6, "max_wait": 20}``); default: 4 attempts,
+			waits of at most 30 s, 60 s in all. A provider's ``max_retries`` setting still
+			sets its own number of attempts.
 	"""
 
 	def __init__(
@@ -108,6 +115,7 @@ class OpenMolt:
 		durability: DurabilityConfig | None = None,
 		guardrails: Sequence[Guardrail] = (),
 		taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None = None,
+		retry: RetryPolicy | Mapping[str, Any] | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -119,6 +127,10 @@ class OpenMolt:
 		}
 		self.max_steps = max_steps
 		self.verbose = verbose
+		from openmolt_core.retry import retry_policy
+
+		self.retry: RetryPolicy = retry_policy(retry)
+		"""The retry policy of every HTTP call of this instance (tools and providers)."""
 		self._plugin_options = (tuple(plugins), entry_points)
 		self._plugins: Plugins | None = None
 		self._http = http_client
@@ -504,7 +516,9 @@ class OpenMolt:
 		if provider is None:
 			plugin, settings = self._instance(name)
 			factory = self.plugins.provider(plugin)
-			provider = _build_provider(factory, settings, self._model_http, name=name)
+			provider = _build_provider(
+				factory, settings, self._model_http, name=name, retry=self.retry
+			)
 			source = self.plugins.source(f"providers:{plugin}")
 			if not callable(getattr(provider, "generate", None)):
 				raise PluginError(
@@ -539,10 +553,10 @@ class OpenMolt:
 		instructions: str | None = None,
 		instructions_path: str | Path | None = None,
 		model_config: ModelConfig | Mapping[str, Any] | None = None,
-		config: Mapping[str, Any] | None = None,
-		integrations: Sequence[str | Mapping[str, Any]] = (),
+		config: AgentConfig | Mapping[str, Any] | None = None,
+		integrations: Sequence[str | IntegrationEntry | Mapping[str, Any]] = (),
 		tools: Sequence[Tool | Agent | Callable[..., Any]] = (),
-		memory: MemoryConfig | None = None,
+		memory: AgentMemory | MemoryConfig | None = None,
 		on_human_input_request: HumanInputHandler | bool | None = None,
 		requires_approval: bool | str | Sequence[str] | ApprovalPolicy | None = None,
 		on_approval_request: ApprovalHandler | None = None,
@@ -568,16 +582,20 @@ class OpenMolt:
 			model_config: Standard model settings: thinking, search, temperature, max_output_tokens,
 				top_p, stop, provider_options.
 			config: Overrides of this instance's settings for this agent, as the spec's
-				``config`` ("adjust the constructor's config"): ``max_steps`` (``maxSteps``),
-				``max_tokens``, ``timeout``, ``verbose``, and the caps of `openmolt_core.agent.Limits`
-				(``max_reply_chars``, ``max_result_chars``, ``max_memory_chars``,
-				``max_answer_chars``), and ``max_result_chars_per_tool`` (thresholds by tool
-				handle or pattern, see `openmolt_core.offload`). Explicit keyword arguments win.
-			integrations: Integration ids, or dicts ``{"integration", "credential", "scopes"}``.
+				``config`` ("adjust the constructor's config"): an
+				`openmolt_core.options.AgentConfig` or a dict of its fields, in camelCase or
+				snake_case (``max_steps``, ``max_tokens``, ``timeout``, ``verbose``, the caps of
+				`openmolt_core.agent.Limits`, and ``max_result_chars_per_tool``: thresholds by
+				tool handle or pattern, see `openmolt_core.offload`). Explicit keyword arguments
+				win.
+			integrations: Integration ids, or `openmolt_core.options.IntegrationEntry` objects
+				or dicts ``{"integration", "credential": {"type", "config",
+				"on_token_refresh"}, "scopes"}``.
 			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, other agents
 				(`openmolt_core.subagents`), or plain (sync or async) functions, whose input
 				schema comes from their signature (see `openmolt_core.tools.tool`).
-			memory: ``{"long_term": {"data", "on_update"}, "short_term": {...}}``.
+			memory: An `openmolt_core.options.AgentMemory` or a dict ``{"long_term": {"data",
+				"on_update"}, "short_term": {...}}`` (camelCase accepted).
 			on_human_input_request: Answers the agent's questions (sync or async, takes the
 				question, returns the answer); None or False disables ``requestHumanInput``.
 			requires_approval: Which tool calls wait for a decision: True (all), a rule or a
@@ -619,6 +637,7 @@ class OpenMolt:
 		from openmolt_core import _binding
 		from openmolt_core.agent import Agent, Limits
 		from openmolt_core.llm import DEFAULT_MODEL_CONFIG, ModelConfig
+		from openmolt_core.options import AgentConfig
 
 		if not name:
 			raise ConfigurationError("create_agent: 'name' must not be empty")
@@ -653,6 +672,10 @@ class OpenMolt:
 		search = _tool_search(tool_loading)
 		bound: list[BoundTool] = []
 		bindings = [_binding.parse_binding(entry) for entry in integrations]
+		if memory is not None:
+			from openmolt_core.options import AgentMemory, parse_options
+
+			memory = parse_options(AgentMemory, memory, "create_agent: memory")
 		files = self.files.for_agent(
 			allow_file_system=any(
 				b.integration == "fileSystem" and (b.scopes is None or "read" in b.scopes)
@@ -676,6 +699,7 @@ class OpenMolt:
 					http=self.http,
 					files=files,
 					auth_cache=self._auths,
+					retry=self.retry,
 				)
 			)
 		if tools:
@@ -748,7 +772,9 @@ class OpenMolt:
 			output_schema=output_schema,
 			memory=memory,
 			on_human_input_request=handler,
-			config=config,
+			config=config.model_dump(exclude_unset=True)
+			if isinstance(config, AgentConfig)
+			else config,
 			max_steps=max_steps if max_steps is not None else self.max_steps,
 			max_tokens=max_tokens,
 			timeout=timeout,
@@ -794,16 +820,18 @@ class OpenMolt:
 		elif isinstance(option, CompactionConfig):
 			config = option
 		elif isinstance(option, Mapping):
-			names = {f: f for f in CompactionConfig.__dataclass_fields__}
-			names.update({_camel(f): f for f in CompactionConfig.__dataclass_fields__})
-			unknown = sorted(k for k in option if k not in names)
+			from openmolt_core.options import snake_keys
+
+			fields = CompactionConfig.__dataclass_fields__
+			given = snake_keys(option)
+			unknown = sorted(k for k, name in zip(option, given, strict=True) if name not in fields)
 			if unknown:
 				raise ConfigurationError(
 					f"create_agent: compaction: unknown key(s) {unknown}; allowed: "
-					f"{', '.join(CompactionConfig.__dataclass_fields__)}"
+					f"{', '.join(fields)}"
 				)
 			try:
-				config = CompactionConfig(**{names[k]: v for k, v in option.items()})
+				config = CompactionConfig(**given)
 			except TypeError as exc:
 				raise ConfigurationError(f"create_agent: compaction: {exc}") from exc
 		else:
@@ -876,11 +904,6 @@ class OpenMolt:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"
 
 
-def _camel(key: str) -> str:
-	head, *rest = key.split("_")
-	return head + "".join(p.title() for p in rest)
-
-
 _LIMIT_KEYS = ("max_reply_chars", "max_result_chars", "max_memory_chars", "max_answer_chars")
 _PER_TOOL = "max_result_chars_per_tool"
 
@@ -899,69 +922,49 @@ def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, A
 		raise ConfigurationError(f"create_agent: integrations[{iid}]: {hints}")
 
 
-_NAMED: dict[Any, bool] = {}
+_NAMED: dict[Any, tuple[str, ...]] = {}
 
 
-def _build_provider(factory: Any, settings: dict[str, Any], http: Any, *, name: str) -> Any:
-	"""Call a provider factory; one that accepts ``name`` learns the instance's name."""
-	takes_name = _NAMED.get(factory)
-	if takes_name is None:
+def _build_provider(
+	factory: Any, settings: dict[str, Any], http: Any, *, name: str, retry: Any
+) -> Any:
+	"""Call a provider factory; one that accepts ``name`` (``retry``) learns the instance's."""
+	takes = _NAMED.get(factory)
+	if takes is None:
 		import inspect
 
 		try:
 			params = inspect.signature(factory).parameters
 		except (TypeError, ValueError):
 			params = {}  # type: ignore[assignment]  # builtins without a signature take no name
-		takes_name = "name" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-		_NAMED[factory] = takes_name
-	if takes_name:
-		return factory(settings, http, name=name)
-	return factory(settings, http)
+		anything = any(p.kind is p.VAR_KEYWORD for p in params.values())
+		takes = tuple(k for k in ("name", "retry") if anything or k in params)
+		_NAMED[factory] = takes
+	given = {"name": name, "retry": retry}
+	return factory(settings, http, **{k: given[k] for k in takes})
 
 
-_AGENT_CONFIG = {
-	_PER_TOOL: _PER_TOOL,
-	_camel(_PER_TOOL): _PER_TOOL,
-	"max_steps": "max_steps",
-	"maxSteps": "max_steps",
-	"max_tokens": "max_tokens",
-	"maxTokens": "max_tokens",
-	"timeout": "timeout",
-	"verbose": "verbose",
-	**{key: key for key in _LIMIT_KEYS},
-	**{_camel(key): key for key in _LIMIT_KEYS},
-}
+def _agent_config(config: AgentConfig | Mapping[str, Any] | None) -> dict[str, Any]:
+	"""Read ``create_agent(config=...)`` (`openmolt_core.options.AgentConfig`).
 
-
-def _agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
-	"""Read ``create_agent(config=...)``: the instance settings one agent overrides.
+	Returns:
+		The settings that are set, the caps grouped under ``limits``.
 
 	Raises:
 		ConfigurationError: An unknown key or a wrong value; the message names it and the fix.
 	"""
 	if not config:
 		return {}
-	out: dict[str, Any] = {}
-	for key, value in config.items():
-		name = _AGENT_CONFIG.get(key)
-		if name is None:
-			import difflib
+	from openmolt_core.options import AgentConfig, parse_options
 
-			close = difflib.get_close_matches(key, list(_AGENT_CONFIG), n=1)
-			hint = f"; did you mean {close[0]!r}?" if close else ""
-			raise ConfigurationError(
-				f"create_agent: config key {key!r} is not an instance setting{hint} "
-				f"(allowed: {', '.join(sorted(set(_AGENT_CONFIG.values())))}; put facts for the "
-				"model in the instructions)"
-			)
-		if name == _PER_TOOL:
-			out.setdefault("limits", {})[name] = _per_tool(key, value)
-			continue
-		_check_budget(name, value, f"config[{key!r}]")
-		if name in _LIMIT_KEYS:
-			out.setdefault("limits", {})[name] = value
-		else:
-			out[name] = value
+	parsed = parse_options(AgentConfig, config, "create_agent: config")
+	out = {
+		k: v
+		for k, v in parsed.model_dump(exclude_unset=True, exclude_none=True).items()
+		if k not in _LIMIT_KEYS and k != _PER_TOOL
+	}
+	if limits := parsed.limits():
+		out["limits"] = limits
 	return out
 
 
@@ -1000,23 +1003,6 @@ def _approval_policy(
 	defaults.check(known, where="OpenMolt: requires_approval", strict=False)
 	mine.check(known, where="create_agent: requires_approval", strict=True)
 	return (defaults + mine) or None
-
-
-def _per_tool(key: str, value: Any) -> dict[str, int]:
-	"""Read ``config["max_result_chars_per_tool"]``: tool handles or patterns to thresholds.
-
-	Raises:
-		ConfigurationError: It is not a mapping of strings to whole numbers >= 1.
-	"""
-	if not isinstance(value, Mapping) or not all(
-		isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 1
-		for k, v in value.items()
-	):
-		raise ConfigurationError(
-			f"create_agent: config[{key!r}] must map tool handles or patterns to whole numbers "
-			"of characters >= 1, e.g. {'googleSheets.getValues': 40000, 'notion.*': 8000}"
-		)
-	return dict(value)
 
 
 def _tool_search(option: Any) -> ToolSearch | None:

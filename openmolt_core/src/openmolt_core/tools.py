@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 	from openmolt_core.events import Event
 	from openmolt_core.files import FileStore
 	from openmolt_core.llm import Usage
+	from openmolt_core.retry import RetryPolicy
 
 __all__ = ["CallingRun", "FunctionTool", "Tool", "ToolContext", "schema_of", "tool"]
 
@@ -88,6 +89,8 @@ class ToolContext:
 		files: The instance's file store: save binary results, resolve file references.
 		extras: Anything the integration or the application passes along.
 		run: The run making this call (set per call by the loop); `call_id` derives from it.
+		retry: The instance's retry policy for HTTP calls (`openmolt_core.retry.RetryPolicy`;
+			None: the default one).
 	"""
 
 	agent: str
@@ -100,6 +103,7 @@ class ToolContext:
 	files: FileStore | None = None
 	extras: dict[str, Any] = field(default_factory=dict)
 	run: CallingRun | None = None
+	retry: RetryPolicy | None = None
 
 	def __repr__(self) -> str:
 		# The config holds secrets: only its keys are shown, never its values.

@@ -8,12 +8,21 @@ of the box.
 
 from __future__ import annotations
 
+import json
+import secrets
 from typing import Any
 
-from openmolt_core.integrations import Credential, HttpTool
+from openmolt_core.errors import ToolError
+from openmolt_core.integrations import (
+	CustomCredential,
+	HttpTool,
+	OAuth2Credential,
+)
+from openmolt_core.integrations.extensions import EncodedBody, EncodeRequest, checked_media_type
 
 __all__ = [
 	"CHUNK_MULTIPLE",
+	"ENCODERS",
 	"GEMINI_API_KEY",
 	"GOOGLE_AUTH_URL",
 	"GOOGLE_TOKEN_URL",
@@ -22,6 +31,7 @@ __all__ = [
 	"array",
 	"gemini_list_models",
 	"google_oauth2",
+	"multipart_related",
 	"obj",
 	"resumable_session_tools",
 	"token_guide",
@@ -33,8 +43,39 @@ GOOGLE_AUTH_URL = "https://accounts.google.com/o/oauth2/v2/auth"
 GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token"
 """Google's OAuth2 token endpoint (code exchange and refresh)."""
 
-GEMINI_API_KEY = Credential(type="custom", headers={"x-goog-api-key": "{{ config.apiKey }}"})
+GEMINI_API_KEY = CustomCredential(type="custom", headers={"x-goog-api-key": "{{ config.apiKey }}"})
 """The Gemini API key credential (``config.apiKey``), sent as ``x-goog-api-key``."""
+
+
+async def multipart_related(body: Any, request: EncodeRequest) -> EncodedBody:
+	"""Google's ``multipart-related`` upload: JSON metadata, then the media, in one body.
+
+	The ``uploadType=multipart`` form of Drive, YouTube and the Gemini Files API
+	(https://developers.google.com/drive/api/guides/manage-uploads#multipart).
+
+	Args:
+		body: ``{"metadata": {...}, "media": <file reference>}``.
+		request: The file store.
+
+	Raises:
+		ToolError: The body has no media, or the file cannot be read.
+	"""
+	if not isinstance(body, dict) or "media" not in body:
+		raise ToolError('a multipart-related body needs {"metadata": {...}, "media": <file>}')
+	media = await request.open(body["media"], "media")
+	boundary = f"openmolt-{secrets.token_hex(12)}"
+	content = (
+		f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".encode()
+		+ json.dumps(body.get("metadata") or {}, ensure_ascii=False).encode()
+		+ f"\r\n--{boundary}\r\nContent-Type: {checked_media_type(media)}\r\n\r\n".encode()
+		+ media.data
+		+ f"\r\n--{boundary}--\r\n".encode()
+	)
+	return EncodedBody(content, f"multipart/related; boundary={boundary}")
+
+
+ENCODERS = {"multipart-related": multipart_related}
+"""The request formats of the Google integrations: ``multipart-related`` (`multipart_related`)."""
 
 PAGE_TOKEN: dict[str, Any] = {
 	"type": "string",
@@ -43,7 +84,7 @@ PAGE_TOKEN: dict[str, Any] = {
 """The ``pageToken`` input every paginated Google list tool takes."""
 
 
-def google_oauth2(*scopes: str) -> Credential:
+def google_oauth2(*scopes: str) -> OAuth2Credential:
 	"""The Google OAuth2 credential, asking for the given scope strings.
 
 	The config holds ``clientId``, ``clientSecret``, ``refreshToken`` and optionally a current
@@ -52,7 +93,7 @@ def google_oauth2(*scopes: str) -> Credential:
 	Args:
 		*scopes: OAuth2 scope strings (``https://www.googleapis.com/auth/drive.file``).
 	"""
-	return Credential(
+	return OAuth2Credential(
 		type="oauth2",
 		auth_url=GOOGLE_AUTH_URL,
 		token_url=GOOGLE_TOKEN_URL,

@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 
 __all__ = [
 	"CONTENT_URL",
@@ -546,8 +552,8 @@ INTEGRATION = Integration(
 	api_version="v0",
 	api_setup=ApiSetup(base_url="https://api.airtable.com"),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
-		Credential(
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://airtable.com/oauth2/v1/authorize",
 			token_url="https://airtable.com/oauth2/v1/token",

@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	HttpTool,
+	Integration,
+)
+from openmolt_core.integrations.schema import obj
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
@@ -45,11 +51,7 @@ _STATUS_OUT = {
 
 
 def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	schema: dict[str, Any] = {"type": "object", "properties": properties}
-	if required:
-		schema["required"] = required
-	schema["additionalProperties"] = False
-	return schema
+	return obj(properties, required or (), closed=True)
 
 
 TOOLS: list[HttpTool] = [
@@ -343,7 +345,7 @@ INTEGRATION = Integration(
 	api_version="v2",
 	api_setup=ApiSetup(base_url="{{ config.baseUrl | default: '" + BASE_URL + "' }}"),
 	credential_setup=[
-		Credential(type="custom", headers={"X-Browser-Use-API-Key": "{{ config.apiKey }}"})
+		CustomCredential(type="custom", headers={"X-Browser-Use-API-Key": "{{ config.apiKey }}"})
 	],
 	scopes={
 		"read": "Read tasks, sessions, logs and output files.",

@@ -15,7 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
@@ -466,8 +472,8 @@ INTEGRATION = Integration(
 		headers={"User-Agent": "DiscordBot (https://pypi.org/project/openmolt/, 0.1.0)"},
 	),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bot {{ config.botToken }}"}),
-		Credential(
+		BearerCredential(type="bearer", headers={"Authorization": "Bot {{ config.botToken }}"}),
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://discord.com/oauth2/authorize",
 			token_url="https://discord.com/api/oauth2/token",

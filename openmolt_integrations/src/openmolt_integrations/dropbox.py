@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import (
 	ApiSetup,
-	Credential,
+	BearerCredential,
 	FunctionTool,
 	HttpTool,
 	Integration,
+	OAuth2Credential,
 	file_info_tool,
 )
+from openmolt_core.integrations.schema import obj
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
@@ -105,11 +107,7 @@ _OCTET = {"Content-Type": "application/octet-stream"}
 
 
 def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	schema: dict[str, Any] = {"type": "object", "properties": properties}
-	if required:
-		schema["required"] = required
-	schema["additionalProperties"] = False
-	return schema
+	return obj(properties, required or (), closed=True)
 
 
 def _content_upload(
@@ -587,7 +585,7 @@ INTEGRATION = Integration(
 	api_version="2",
 	api_setup=ApiSetup(base_url=API),
 	credential_setup=[
-		Credential(
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://www.dropbox.com/oauth2/authorize",
 			token_url="https://api.dropboxapi.com/oauth2/token",
@@ -605,7 +603,9 @@ INTEGRATION = Integration(
 			],
 			auth_params={"token_access_type": "offline"},
 		),
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+		BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
+		),
 	],
 	scopes={
 		"read": "List, search and download files and read their metadata.",

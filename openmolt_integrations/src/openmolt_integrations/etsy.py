@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -596,7 +602,7 @@ INTEGRATION = Integration(
 	api_version="v3",
 	api_setup=ApiSetup(base_url="https://api.etsy.com", request_format="form-data"),
 	credential_setup=[
-		Credential(
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://www.etsy.com/oauth/connect",
 			token_url="https://api.etsy.com/v3/public/oauth/token",
@@ -615,7 +621,7 @@ INTEGRATION = Integration(
 			auth_params={"code_challenge_method": "S256"},
 			headers={"x-api-key": _API_KEY},
 		),
-		Credential(type="custom", headers={"x-api-key": _API_KEY}),
+		CustomCredential(type="custom", headers={"x-api-key": _API_KEY}),
 	],
 	scopes={
 		"shopRead": "Read the user, the shop, its reviews, shipping profiles and return policies (shops_r).",

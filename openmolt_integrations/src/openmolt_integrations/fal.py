@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ToolError
-from openmolt_core.integrations import ApiSetup, Credential, FunctionTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	FunctionTool,
+	Integration,
+)
+from openmolt_core.integrations.schema import obj
 from openmolt_integrations._support import file_store, require_config
 
 if TYPE_CHECKING:
@@ -167,13 +173,8 @@ async def _upload(input: dict[str, Any], context: ToolContext) -> dict[str, Any]
 	return {"url": url, "mediaType": stored.media_type, "size": len(stored.data)}
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-	return {
-		"type": "object",
-		"properties": properties,
-		"required": required,
-		"additionalProperties": False,
-	}
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+	return obj(properties, required or (), closed=True)
 
 
 _PATH = {
@@ -315,7 +316,7 @@ INTEGRATION = Integration(
 	api_version="queue",
 	api_setup=ApiSetup(base_url="https://queue.fal.run"),
 	credential_setup=[
-		Credential(type="custom", headers={"Authorization": "Key {{ config.apiKey }}"})
+		CustomCredential(type="custom", headers={"Authorization": "Key {{ config.apiKey }}"})
 	],
 	scopes={
 		"run": "Run, queue and cancel model requests (billed by fal).",

@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 
 __all__ = ["GITHUB_API_VERSION", "INTEGRATION", "SEARCH_TYPES", "TOOLS", "register_integrations"]
 
@@ -513,8 +519,8 @@ INTEGRATION = Integration(
 		},
 	),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
-		Credential(
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://github.com/login/oauth/authorize",
 			token_url="https://github.com/login/oauth/access_token",

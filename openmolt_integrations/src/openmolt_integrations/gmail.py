@@ -7,6 +7,7 @@ from typing import Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
 from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, obj, token_guide
+from openmolt_integrations._mime import rfc2822
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -459,6 +460,7 @@ INTEGRATION = Integration(
 		"getProfile": ["private"],
 		"send*": ["outbound"],
 	},
+	filters={"rfc2822": rfc2822},
 	name="Gmail",
 	description="Search, read, send and organize Gmail messages, threads, drafts and labels.",
 	api_version="v1",

@@ -7,6 +7,7 @@ from typing import Any
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration, file_info_tool
 from openmolt_integrations._google import (
+	ENCODERS,
 	PAGE_TOKEN,
 	UPLOAD_ID,
 	array,
@@ -492,6 +493,7 @@ INTEGRATION = Integration(
 		"listPermissions": ["private"],
 		"shareFile": ["outbound"],
 	},
+	encoders=ENCODERS,
 	name="Google Drive",
 	description="Search, read, upload, download, export, organize and share Google Drive files.",
 	api_version="v3",

@@ -14,7 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+)
 from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
@@ -550,7 +555,9 @@ INTEGRATION = Integration(
 	api_version=f"Graph API {GRAPH_VERSION}",
 	api_setup=ApiSetup(base_url=GRAPH_URL),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+		BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
+		),
 	],
 	scopes={
 		"read": "Read the account, its media and the publishing quota.",

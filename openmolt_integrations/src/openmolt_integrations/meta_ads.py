@@ -19,7 +19,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+)
 from openmolt_integrations._graph import (
 	GRAPH_URL,
 	GRAPH_VERSION,
@@ -630,7 +635,9 @@ INTEGRATION = Integration(
 	api_version=GRAPH_VERSION,
 	api_setup=ApiSetup(base_url=GRAPH_URL),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"})
+		BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
+		)
 	],
 	scopes={
 		"read": (

@@ -6,7 +6,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import GEMINI_API_KEY, array, gemini_list_models, obj
+from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, array, gemini_list_models, obj
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -206,6 +206,7 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	encoders=ENCODERS,
 	name="Nano Banana",
 	description="Generate and edit images with Gemini's native image models (Nano Banana).",
 	api_version="v1beta",

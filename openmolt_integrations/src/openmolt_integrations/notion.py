@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 
 __all__ = ["INTEGRATION", "NOTION_VERSION", "TOOLS", "register_integrations"]
 
@@ -615,8 +621,8 @@ INTEGRATION = Integration(
 		headers={"Notion-Version": NOTION_VERSION},
 	),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
-		Credential(
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://api.notion.com/v1/oauth/authorize",
 			token_url="https://api.notion.com/v1/oauth/token",

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ToolError
-from openmolt_core.integrations import ApiSetup, Credential, FunctionTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	FunctionTool,
+	Integration,
+)
 from openmolt_integrations._support import file_store, require_config
 
 if TYPE_CHECKING:
@@ -407,7 +412,7 @@ INTEGRATION = Integration(
 	api_version="v1",
 	api_setup=ApiSetup(base_url=BASE_URL),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
 	],
 	scopes={"generate": "Generate and edit images (billed per image)."},
 	tools=TOOLS,

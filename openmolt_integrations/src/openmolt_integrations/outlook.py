@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
@@ -526,7 +532,7 @@ INTEGRATION = Integration(
 	api_version="Microsoft Graph v1.0",
 	api_setup=ApiSetup(base_url="https://graph.microsoft.com/v1.0"),
 	credential_setup=[
-		Credential(
+		OAuth2Credential(
 			type="oauth2",
 			auth_url=f"{_LOGIN}/authorize",
 			token_url=f"{_LOGIN}/token",
@@ -541,7 +547,9 @@ INTEGRATION = Integration(
 				"Calendars.ReadWrite",
 			],
 		),
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+		BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
+		),
 	],
 	scopes={
 		"read": "Read and search mail, folders and attachments.",

@@ -1,6 +1,7 @@
 """Amazon S3 and S3-compatible stores (MinIO, Cloudflare R2, ...), signed with AWS SigV4.
 
-Requests are signed per request by the engine's ``aws_sigv4`` credential. The bucket is part of the
+Requests are signed per request by the ``aws_sigv4`` auth this integration registers
+(`openmolt_integrations._aws`, with its ``s3-object`` and ``s3-xml`` body formats). The bucket is part of the
 base URL: virtual-hosted style on AWS (``https://<bucket>.s3.<region>.amazonaws.com``), path style
 (``<endpoint>/<bucket>``) when ``config.forcePathStyle`` is true, which MinIO and most
 self-hosted stores need. ``config.endpoint`` points the tools at another S3-compatible service.
@@ -16,11 +17,12 @@ from openmolt_core import hookimpl
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations import (
 	ApiSetup,
-	Credential,
 	FunctionTool,
 	HttpTool,
 	Integration,
 )
+from openmolt_core.integrations.schema import obj
+from openmolt_integrations._aws import AUTHS, object_body, sigv4_credential, xml_body
 
 if TYPE_CHECKING:
 	from collections.abc import Mapping
@@ -108,13 +110,8 @@ _OBJECT_HEADERS = [
 ]
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-	return {
-		"type": "object",
-		"properties": properties,
-		"required": required,
-		"additionalProperties": False,
-	}
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+	return obj(properties, required or (), closed=True)
 
 
 TOOLS: list[HttpTool | FunctionTool] = [
@@ -248,15 +245,14 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		method="PUT",
 		base_url=_BUCKET_URL,
 		endpoint=_KEY_PATH,
-		request_format="binary",
-		body="{{ input.file }}",
+		request_format="s3-object",
+		body={"file": "{{ input.file }}", "metadata": "{{ input.metadata }}"},
 		headers={
 			"Content-Type": "{{ input.contentType }}",
 			"Cache-Control": "{{ input.cacheControl }}",
 			"Content-Disposition": "{{ input.contentDisposition }}",
 			"x-amz-storage-class": "{{ input.storageClass }}",
 		},
-		prefixed_headers={"x-amz-meta-": "{{ input.metadata }}"},
 		response_headers=["ETag", "x-amz-version-id"],
 		input_schema=_schema(
 			{
@@ -343,10 +339,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		method="POST",
 		base_url=_BUCKET_URL,
 		endpoint="/?delete",
-		request_format="text",
-		headers={"Content-Type": "application/xml"},
+		request_format="s3-xml",
 		body=_DELETE_BODY,
-		checksum="content-md5",
 		input_schema=_schema(
 			{
 				"bucket": _BUCKET,
@@ -616,15 +610,10 @@ INTEGRATION = Integration(
 	api_version="2006-03-01",
 	api_setup=ApiSetup(base_url=_SERVICE_URL, response_format="xml", input_origins=_BUCKET_ORIGINS),
 	credential_setup=[
-		Credential(
-			type="aws_sigv4",
-			access_key_id="{{ config.accessKeyId }}",
-			secret_access_key="{{ config.secretAccessKey }}",
-			session_token="{{ config.sessionToken }}",
-			region=_REGION,
-			service="s3",
-		)
+		sigv4_credential("s3", _REGION),
 	],
+	auths=AUTHS,
+	encoders={"s3-object": object_body, "s3-xml": xml_body},
 	scopes={
 		"read": "List buckets and objects, read object metadata and download objects.",
 		"write": "Upload and copy objects.",

@@ -5,7 +5,7 @@ Every tool is one GraphQL document POSTed as JSON ``{query, variables}`` to
 credential config. Shopify answers HTTP 200 even when something went wrong: a mutation reports
 problems in its payload's ``userErrors`` (nothing was changed when it is non-empty), and a query
 error arrives in a top-level ``errors`` list (with no ``data``, the API setup's
-``error_check="graphql"`` makes it a tool error). Every mutation here selects ``userErrors`` and every
+the ``graphql_errors`` response check makes it a tool error). Every mutation here selects ``userErrors`` and every
 tool's description tells the model to check them. Lists are Relay connections: pass ``after`` =
 ``pageInfo.endCursor`` while ``pageInfo.hasNextPage``.
 """
@@ -15,7 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
+from openmolt_core.integrations.extensions import graphql_errors
 
 __all__ = ["INTEGRATION", "SHOPIFY_API_VERSION", "TAGGABLE", "TOOLS", "register_integrations"]
 
@@ -665,6 +672,7 @@ INTEGRATION = Integration(
 		"cancelOrder": ["outbound"],
 		"createFulfillment": ["outbound"],
 	},
+	response_checks=[graphql_errors],
 	id="shopify",
 	name="Shopify",
 	description="Manage a Shopify store through the Admin GraphQL API: products, orders, customers, inventory, fulfillment.",
@@ -674,11 +682,12 @@ INTEGRATION = Integration(
 			"https://{{ config.shop | remove: 'https://' | remove: '.myshopify.com' }}"
 			f".myshopify.com/admin/api/{SHOPIFY_API_VERSION}"
 		),
-		error_check="graphql",
 	),
 	credential_setup=[
-		Credential(type="custom", headers={"X-Shopify-Access-Token": "{{ config.accessToken }}"}),
-		Credential(
+		CustomCredential(
+			type="custom", headers={"X-Shopify-Access-Token": "{{ config.accessToken }}"}
+		),
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://{{ config.shop | remove: 'https://' | remove: '.myshopify.com' }}.myshopify.com/admin/oauth/authorize",
 			token_url="https://{{ config.shop | remove: 'https://' | remove: '.myshopify.com' }}.myshopify.com/admin/oauth/access_token",

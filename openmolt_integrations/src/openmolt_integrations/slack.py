@@ -3,7 +3,7 @@
 Slack's Web API is unversioned; methods are named ``family.method``. Write methods take a JSON body
 (the ones slack-sdk sends as JSON) or a form body; read methods are GET with query parameters.
 Slack answers HTTP 200 with ``{"ok": false, "error": "..."}`` when a call fails; the API setup's
-``error_check="ok_field"`` turns that into a tool error carrying the ``error`` code. Files use the current external upload flow
+the ``ok_false`` response check turns that into a tool error carrying the ``error`` code. Files use the current external upload flow
 (``files.getUploadURLExternal`` → upload the bytes → ``files.completeUploadExternal``); the old
 ``files.upload`` method is retired.
 """
@@ -14,10 +14,17 @@ import json
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
+from openmolt_core.integrations.extensions import error_messages
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
-__all__ = ["INTEGRATION", "register_integrations"]
+__all__ = ["INTEGRATION", "ok_false", "register_integrations"]
 
 _CHANNEL = string("Conversation id (C… public, G… private, D… direct message), e.g. C0123456789.")
 _TS = string("Message timestamp id (the message's `ts`, e.g. 1712345678.123456).")
@@ -485,6 +492,24 @@ _TOOLS = [
 	),
 ]
 
+
+def ok_false(value: Any) -> str | None:
+	"""Slack's failure inside a 200: ``"ok": false``, with ``error`` and the response messages.
+
+	The integration's response check (https://api.slack.com/web#evaluating_responses).
+
+	Args:
+		value: The decoded reply.
+	"""
+	if not isinstance(value, dict) or value.get("ok") is not False:
+		return None
+	parts = error_messages(value.get("error")) or ["ok is false"]
+	meta = value.get("response_metadata")
+	if isinstance(meta, dict):
+		parts += error_messages(meta.get("messages"))
+	return "; ".join(parts)
+
+
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
@@ -502,10 +527,11 @@ INTEGRATION = Integration(
 	name="Slack",
 	description="Send, edit, schedule and read Slack messages; users, reactions and file uploads.",
 	api_version="Web API (unversioned, 2026)",
-	api_setup=ApiSetup(base_url="https://slack.com/api", error_check="ok_field"),
+	api_setup=ApiSetup(base_url="https://slack.com/api"),
+	response_checks=[ok_false],
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}),
-		Credential(
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}),
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://slack.com/oauth/v2/authorize",
 			token_url="https://slack.com/api/oauth.v2.access",

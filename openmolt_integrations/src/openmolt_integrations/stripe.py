@@ -16,7 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 
 __all__ = [
 	"INTEGRATION",
@@ -702,12 +708,11 @@ INTEGRATION = Integration(
 		base_url="https://api.stripe.com",
 		headers={"Stripe-Version": STRIPE_VERSION, "Stripe-Account": "{{ config.accountId }}"},
 		request_format="form-data",
-		form_arrays="indices",
 		idempotency_header="Idempotency-Key",
 	),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
-		Credential(
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://connect.stripe.com/oauth/authorize",
 			token_url="https://connect.stripe.com/oauth/token",

@@ -15,7 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	HttpTool,
+	Integration,
+)
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
@@ -585,7 +590,7 @@ INTEGRATION = Integration(
 	description="Send, edit and copy Telegram messages, photos, videos, audio, documents and albums; read updates, manage the webhook, download files.",
 	api_version="Bot API 10",
 	api_setup=ApiSetup(base_url="https://api.telegram.org/bot{{ config.botToken }}"),
-	credential_setup=[Credential(type="custom")],
+	credential_setup=[CustomCredential(type="custom")],
 	scopes={
 		"read": "Read updates, chats and files.",
 		"send": "Send, edit and forward messages and media; answer button presses.",

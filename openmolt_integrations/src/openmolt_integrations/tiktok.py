@@ -9,16 +9,19 @@ the publish status. Every answer has the envelope ``{"data": ..., "error": {"cod
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import (
 	ApiSetup,
-	Credential,
+	BearerCredential,
 	HttpTool,
 	Integration,
+	OAuth2Credential,
 	file_info_tool,
 )
+from openmolt_core.integrations.credentials import OAuth2Auth
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
@@ -361,15 +364,16 @@ INTEGRATION = Integration(
 	description="Post videos and photos to TikTok, check publish status, read the profile and videos.",
 	api_version="v2 (Content Posting API, Display API)",
 	api_setup=ApiSetup(base_url="https://open.tiktokapis.com"),
+	# TikTok names the client id client_key in its token requests.
+	auths={"oauth2": partial(OAuth2Auth, client_id_param="client_key")},
 	credential_setup=[
-		Credential(
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://www.tiktok.com/v2/auth/authorize/",
 			token_url="https://open.tiktokapis.com/v2/oauth/token/",
 			client_id="{{ config.clientKey }}",
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
-			client_id_param="client_key",
 			scope_separator=",",
 			scopes=[
 				"user.info.basic",
@@ -380,7 +384,9 @@ INTEGRATION = Integration(
 				"video.publish",
 			],
 		),
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+		BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
+		),
 	],
 	scopes={
 		"read": "Read the profile, videos and post status.",

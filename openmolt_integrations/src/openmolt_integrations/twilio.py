@@ -4,7 +4,7 @@ Every Twilio product has its own host, so tools set their own base URL: the core
 (``https://api.twilio.com/2010-04-01``, paths ending in ``.json``), Verify
 (``https://verify.twilio.com/v2``) and Lookup (``https://lookups.twilio.com/v2``). Requests use
 HTTP Basic auth and ``application/x-www-form-urlencoded`` bodies with Twilio's PascalCase names;
-a list repeats its key (``MediaUrl=a&MediaUrl=b``), as Twilio reads arrays (``form_arrays="repeat"``).
+a list repeats its key (``MediaUrl=a&MediaUrl=b``), as Twilio reads arrays (its own ``form-data`` encoder, ``form_encoder("repeat")``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BasicCredential,
+	HttpTool,
+	Integration,
+)
+from openmolt_core.integrations.extensions import form_encoder
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
@@ -452,9 +458,11 @@ INTEGRATION = Integration(
 	name="Twilio",
 	description="Send SMS, MMS and WhatsApp messages, place calls, verify users and look up numbers.",
 	api_version="2010-04-01 (core), Verify v2, Lookup v2",
-	api_setup=ApiSetup(base_url=_API, request_format="form-data", form_arrays="repeat"),
+	api_setup=ApiSetup(base_url=_API, request_format="form-data"),
+	# Twilio reads a list as its key repeated (MediaUrl=a&MediaUrl=b), not Stripe's indices.
+	encoders={"form-data": form_encoder("repeat")},
 	credential_setup=[
-		Credential(
+		BasicCredential(
 			type="basic",
 			username="{{ config.apiKeySid | default: config.accountSid }}",
 			password="{{ config.apiKeySecret | default: config.authToken }}",

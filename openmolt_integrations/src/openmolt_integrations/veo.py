@@ -20,7 +20,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import GEMINI_API_KEY, gemini_list_models, obj
+from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, gemini_list_models, obj
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -251,6 +251,7 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	encoders=ENCODERS,
 	name="Veo",
 	description="Generate and edit videos over the Gemini API with Gemini Omni Flash, Veo's successor.",
 	api_version="v1beta",

@@ -10,7 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+)
 from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
@@ -394,7 +399,9 @@ INTEGRATION = Integration(
 	api_version="Graph API v26.0",
 	api_setup=ApiSetup(base_url="https://graph.facebook.com/v26.0"),
 	credential_setup=[
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}),
+		BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
+		),
 	],
 	scopes={
 		"read": "Read media, templates, phone numbers and the business profile.",

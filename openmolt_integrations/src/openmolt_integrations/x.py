@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_integrations._msgschema import array, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
@@ -452,7 +458,7 @@ INTEGRATION = Integration(
 	api_version="API v2",
 	api_setup=ApiSetup(base_url="https://api.x.com"),
 	credential_setup=[
-		Credential(
+		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://x.com/i/oauth2/authorize",
 			token_url="https://api.x.com/2/oauth2/token",
@@ -463,7 +469,9 @@ INTEGRATION = Integration(
 			auth_params={"code_challenge_method": "S256"},
 			token_auth="basic",
 		),
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.bearerToken }}"}),
+		BearerCredential(
+			type="bearer", headers={"Authorization": "Bearer {{ config.bearerToken }}"}
+		),
 	],
 	scopes={
 		"read": "Read posts, users, timelines and search.",

@@ -5,8 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration, file_info_tool
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	file_info_tool,
+)
 from openmolt_integrations._google import (
+	ENCODERS,
 	PAGE_TOKEN,
 	UPLOAD_ID,
 	array,
@@ -691,13 +698,14 @@ INTEGRATION = Integration(
 		"updateVideo": ["outbound"],
 		"postComment": ["outbound"],
 	},
+	encoders=ENCODERS,
 	name="YouTube",
 	description="Search YouTube, upload and manage videos, playlists, comments, ratings and thumbnails.",
 	api_version="v3",
 	api_setup=ApiSetup(base_url="https://youtube.googleapis.com"),
 	credential_setup=[
 		google_oauth2(*_SCOPES),
-		Credential(type="custom", query_params={"key": "{{ config.apiKey }}"}),
+		CustomCredential(type="custom", query_params={"key": "{{ config.apiKey }}"}),
 	],
 	scopes={
 		"read": "Search and read videos, channels, playlists and comments.",

@@ -3,28 +3,27 @@
 Each provider builds its request body as plain dicts, serializes it once as compact JSON
 (``_body.encode``), and hands the bytes to `HTTPProvider.post`. That method sends them with the shared
 ``httpx.AsyncClient``, retries what may succeed later (408, 409, 429, 5xx, connection errors)
-with tenacity, honouring ``Retry-After``, and turns every other failure into a
+under the instance's `openmolt_core.retry.RetryPolicy` (tenacity; the HTTP tools share it),
+honouring ``Retry-After``, and turns every other failure into a
 `openmolt_core.errors.ProviderError` that names the provider, the model and the fix, never the key.
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
-import random
 import re
-import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ConfigurationError, ProviderError
+from openmolt_core.retry import retry_after
 
 if TYPE_CHECKING:
 	import httpx
-	from tenacity import RetryCallState
 
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_providers.settings import ProviderSettings
 
 __all__ = [
@@ -76,37 +75,19 @@ def provider_message(body: Any) -> str:
 	return str(body or "")
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
-	value = headers.get("retry-after-ms")
-	if value:
-		try:
-			return max(float(value) / 1000.0, 0.0)
-		except ValueError:
-			pass
-	value = headers.get("retry-after")
-	if not value:
-		return None
-	try:
-		return max(float(value), 0.0)
-	except ValueError:
-		pass
-	try:
-		when = email.utils.parsedate_to_datetime(value)
-	except (TypeError, ValueError):
-		return None
-	return max(when.timestamp() - time.time(), 0.0)
-
-
 class HTTPProvider:
 	"""Base of the built-in providers: settings, the key, the HTTP call and the warnings.
 
 	Args:
 		settings: The user's ``llm_providers[name]`` dict; see `openmolt_providers.settings`.
 		http: Returns the shared ``httpx.AsyncClient``.
-		sleep: Waits between retries (tests pass a fake one); defaults to ``anyio.sleep``.
+		sleep: Waits between retries (tests pass a fake one); default: the policy's.
 		name: The instance's name (``ollama`` for ``llm_providers={"ollama": {"provider":
 			"openai", ...}}``): it names errors and the ``OPENMOLT_<NAME>_API_KEY`` and
 			``OPENMOLT_<NAME>_BASE_URL`` variables. Default: the vendor's name.
+		retry: The instance's retry policy (`openmolt_core.retry.RetryPolicy`, the one the
+			HTTP tools use too): waits, backoff and caps. The ``max_retries`` setting, when
+			given, sets this provider's attempts (``max_retries + 1``).
 
 	Raises:
 		ConfigurationError: A setting is unknown or wrong; the message names it.
@@ -144,6 +125,7 @@ class HTTPProvider:
 		*,
 		sleep: Callable[[float], Awaitable[None]] | None = None,
 		name: str | None = None,
+		retry: RetryPolicy | None = None,
 	) -> None:
 		self.vendor = type(self).name
 		self.name = name or self.vendor
@@ -154,7 +136,6 @@ class HTTPProvider:
 		model = self.settings_model or ProviderSettings
 		self.options = parse_settings(model, settings, name=self.name)
 		self._http = http
-		self._sleep = sleep
 		base = self.options.base_url or os.environ.get(f"{prefix}_BASE_URL")
 		self.base_url = str(base or self.default_base_url).rstrip("/")
 		self.official = self.base_url == self.default_base_url.rstrip("/")
@@ -162,7 +143,19 @@ class HTTPProvider:
 		# A model call without streaming can think for minutes: the shared client's 60 s read
 		# timeout would cut it off and a retry would pay for it again.
 		self.timeout: float | None = self.options.timeout
-		self.max_retries = self.options.max_retries
+		from openmolt_core.retry import DEFAULT_RETRY
+
+		policy = retry or DEFAULT_RETRY
+		if "max_retries" in self.options.model_fields_set:
+			self.max_retries = self.options.max_retries
+		else:
+			self.max_retries = policy.attempts - 1
+		if sleep is not None:
+			import dataclasses
+
+			policy = dataclasses.replace(policy, sleep=sleep)
+		self.retry = policy
+		"""The retry policy of this provider's calls."""
 		self.extra_headers = dict(self.options.headers)
 		key = self.options.api_key
 		self._key: str | None = key.get_secret_value() if key is not None else None
@@ -264,21 +257,16 @@ class HTTPProvider:
 	async def _retry(
 		self, url: str, body: bytes, headers: dict[str, str], model: str, first: Exception
 	) -> dict[str, Any]:
-		from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
-
-		sleep = self._sleep
-		if sleep is None:
-			import anyio
-
-			sleep = anyio.sleep
-		await sleep(self._delay(first, 1))
-		retrying = AsyncRetrying(
-			stop=stop_after_attempt(self.max_retries),
-			wait=self._wait,
-			retry=retry_if_exception(_should_retry),
-			sleep=sleep,
-			reraise=True,
-		)
+		policy = self.retry
+		wait = _hint(first)
+		if wait is not None and wait > policy.max_wait:
+			note = (
+				f"; it asked to wait {wait:.0f} s, longer than the retry policy's max_wait "
+				f"({policy.max_wait:g} s: OpenMolt(retry={{'max_wait': ...}}))"
+			)
+			raise self._gave_up(first, model, attempts=1, note=note) from first
+		await policy.sleep(policy.delay(1, wait))
+		retrying = policy.retrying(_should_retry, _hint, attempts=self.max_retries)
 		try:
 			async for attempt in retrying:
 				with attempt:
@@ -289,11 +277,13 @@ class HTTPProvider:
 			raise
 		raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
-	def _gave_up(self, exc: Exception, model: str) -> ProviderError:
-		attempts = self.max_retries + 1
+	def _gave_up(
+		self, exc: Exception, model: str, *, attempts: int | None = None, note: str = ""
+	) -> ProviderError:
+		attempts = attempts or self.max_retries + 1
 		if isinstance(exc, _RetryableError):
 			return ProviderError(
-				f"{exc.detail} (gave up after {attempts} attempts)",
+				f"{exc.detail} (gave up after {attempts} attempts){note}",
 				provider=self.name,
 				model=model,
 				status_code=exc.status_code,
@@ -352,18 +342,6 @@ class HTTPProvider:
 			return data
 		raise self._error(response, model)
 
-	def _wait(self, state: RetryCallState) -> float:
-		exc = state.outcome.exception() if state.outcome else None
-		# attempt 1 of the retry loop is the call's second attempt
-		return self._delay(exc, state.attempt_number + 1)
-
-	def _delay(self, exc: BaseException | None, attempt: int) -> float:
-		"""Seconds to wait before ``attempt`` (2, 3, ...): Retry-After when given, else backoff."""
-		after = getattr(exc, "retry_after", None)
-		if after is not None:
-			return float(min(after, _MAX_WAIT))
-		return float(min(0.5 * 2 ** (attempt - 2), 8.0)) + random.uniform(0, 0.25)
-
 	# errors -------------------------------------------------------------------------------
 
 	def _redact(self, text: str) -> str:
@@ -392,7 +370,7 @@ class HTTPProvider:
 			}.get(status, "the provider had a server error; try again later")
 			return _RetryableError(
 				f"{what} ({status}){suffix}",
-				retry_after=_retry_after(response.headers),
+				retry_after=retry_after(response.headers),
 				provider=self.name,
 				model=model,
 				status_code=status,
@@ -415,6 +393,10 @@ class HTTPProvider:
 				"provider_options for settings this model does not support"
 			)
 		return ProviderError(message, provider=self.name, model=model, status_code=status)
+
+
+def _hint(exc: BaseException) -> float | None:
+	return exc.retry_after if isinstance(exc, _RetryableError) else None
 
 
 def _should_retry(exc: BaseException) -> bool:

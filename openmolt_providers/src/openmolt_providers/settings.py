@@ -23,10 +23,10 @@ import difflib
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import Field, SecretStr, ValidationError
 
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.options import Options
 
 __all__ = [
 	"DEFAULT_TIMEOUT",
@@ -41,12 +41,12 @@ DEFAULT_TIMEOUT = 600.0
 """Seconds a model call may take before it is abandoned (``timeout``)."""
 
 
-class ProviderSettings(BaseModel):
-	"""Settings every built-in provider takes."""
+class ProviderSettings(Options):
+	"""Settings every built-in provider takes.
 
-	model_config = ConfigDict(
-		extra="forbid", populate_by_name=True, alias_generator=to_camel, frozen=True
-	)
+	Each in snake_case or camelCase, through the alias generator every option model shares
+	(`openmolt_core.options.Options`).
+	"""
 
 	api_key: SecretStr | None = Field(
 		default=None,
@@ -65,7 +65,8 @@ class ProviderSettings(BaseModel):
 	max_retries: int = Field(
 		default=3,
 		ge=0,
-		description="Retries of a call that may succeed later (429, 5xx, connection errors).",
+		description="Retries of a call that may succeed later (429, 5xx, connection errors); "
+		"when not given, the OpenMolt retry policy's attempts - 1 (3 by default).",
 	)
 	headers: dict[str, str] = Field(
 		default_factory=dict, description="Extra headers sent with every call."

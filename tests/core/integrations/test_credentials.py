@@ -1,6 +1,7 @@
 import base64
 import datetime as dt
 import json
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlsplit
 
@@ -10,7 +11,17 @@ import httpx
 import pytest
 
 from openmolt_core.errors import ToolError
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	AuthCredential,
+	BasicCredential,
+	BearerCredential,
+	Credential,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_core.integrations.credentials import OAuth2Auth, authorization_url, make_auth
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.tools import ToolContext
@@ -20,13 +31,16 @@ pytestmark = pytest.mark.anyio
 TOOL = HttpTool(handle="get", description="d", endpoint="/me")
 
 
-def spec(*creds: Credential) -> Integration:
+def spec(*creds: Credential, auths: dict[str, Any] | None = None) -> Integration:
+	from openmolt_integrations._aws import sigv4_auth
+
 	return Integration(
 		id="svc",
 		name="Svc",
 		api_setup=ApiSetup(base_url="https://api.example.com"),
 		credential_setup=list(creds),
 		tools=[TOOL],
+		auths={"aws_sigv4": sigv4_auth, **(auths or {})},
 	)
 
 
@@ -43,7 +57,7 @@ def context(client: httpx.AsyncClient, auth: Any, config: dict[str, Any]) -> Too
 
 async def run(cred: Credential, config: dict[str, Any], handler: Any, **kw: Any) -> Any:
 	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-	integration = spec(cred)
+	integration = spec(cred, auths=kw.get("auths"))
 	auth = make_auth(
 		integration, cred, config, on_token_refresh=kw.get("on_refresh"), http=lambda: client
 	)
@@ -53,7 +67,7 @@ async def run(cred: Credential, config: dict[str, Any], handler: Any, **kw: Any)
 async def test_bearer_header_from_config() -> None:
 	"""bearer renders its header over the config."""
 	seen = []
-	cred = Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
+	cred = BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
 	await run(
 		cred, {"apiKey": "tok-123456"}, lambda r: seen.append(r) or httpx.Response(200, json={})
 	)
@@ -63,7 +77,7 @@ async def test_bearer_header_from_config() -> None:
 async def test_custom_headers_and_query_params() -> None:
 	"""custom adds headers and query parameters."""
 	seen = []
-	cred = Credential(
+	cred = CustomCredential(
 		type="custom",
 		headers={"X-API-Key": "{{ config.apiKey }}"},
 		query_params={"api_key": "{{ config.apiKey }}"},
@@ -77,7 +91,7 @@ async def test_custom_headers_and_query_params() -> None:
 
 async def test_missing_config_names_the_key_not_a_value() -> None:
 	"""A credential whose config is not set fails with the missing key's name."""
-	cred = Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
+	cred = BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
 	with pytest.raises(ToolError, match=r"\['apiKey'\]"):
 		await run(cred, {}, lambda r: httpx.Response(200))
 
@@ -85,7 +99,7 @@ async def test_missing_config_names_the_key_not_a_value() -> None:
 async def test_basic_auth() -> None:
 	"""basic sends user:password (Twilio SID and token)."""
 	seen = []
-	cred = Credential(
+	cred = BasicCredential(
 		type="basic", username="{{ config.accountSid }}", password="{{ config.authToken }}"
 	)
 	await run(
@@ -99,7 +113,7 @@ async def test_basic_auth() -> None:
 
 
 def oauth_cred(**kw: Any) -> Credential:
-	return Credential(
+	return OAuth2Credential(
 		type="oauth2",
 		auth_url="https://auth.example.com/authorize",
 		token_url="https://auth.example.com/token",
@@ -147,7 +161,7 @@ async def test_oauth2_refreshes_when_the_token_is_missing_and_reports_the_new_co
 
 
 async def test_oauth2_refreshes_an_expired_token_with_basic_client_auth_and_client_key() -> None:
-	"""An expired token (within the skew) is refreshed; token_auth basic and client_id_param work."""
+	"""An expired token (within the skew) is refreshed; token_auth basic and client_key work."""
 	seen: list[httpx.Request] = []
 
 	def handler(request: httpx.Request) -> httpx.Response:
@@ -165,7 +179,9 @@ async def test_oauth2_refreshes_an_expired_token_with_basic_client_auth_and_clie
 	assert "client_secret" not in seen[0].content.decode()
 	seen.clear()
 	config = {**BASE, "accessToken": "at-old", "expiryDate": 1000}
-	await run(oauth_cred(client_id_param="client_key"), config, handler)
+	# TikTok's way: an oauth2 auth of the integration's own that names the client id client_key.
+	tiktok = {"oauth2": partial(OAuth2Auth, client_id_param="client_key")}
+	await run(oauth_cred(), config, handler, auths=tiktok)
 	assert dict(parse_qsl(seen[0].content.decode()))["client_key"] == "cid"
 
 
@@ -247,12 +263,14 @@ async def test_concurrent_calls_share_one_refresh() -> None:
 async def test_aws_sigv4_signs_with_botocore() -> None:
 	"""aws_sigv4 adds a SigV4 Authorization, X-Amz-Date and the payload hash for S3."""
 	seen: list[httpx.Request] = []
-	cred = Credential(
+	cred = AuthCredential(
 		type="aws_sigv4",
-		access_key_id="{{ config.accessKeyId }}",
-		secret_access_key="{{ config.secretAccessKey }}",
-		region="{{ config.region }}",
-		service="s3",
+		params={
+			"access_key_id": "{{ config.accessKeyId }}",
+			"secret_access_key": "{{ config.secretAccessKey }}",
+			"region": "{{ config.region }}",
+			"service": "s3",
+		},
 	)
 	config = {
 		"accessKeyId": "AKIDEXAMPLE",
@@ -277,7 +295,7 @@ async def test_aws_sigv4_without_botocore_says_what_to_install(
 	from openmolt_core.errors import IntegrationError
 
 	monkeypatch.setitem(sys.modules, "botocore.auth", None)
-	cred = Credential(type="aws_sigv4")
+	cred = AuthCredential(type="aws_sigv4")
 	with pytest.raises(IntegrationError, match=r"pip install 'openmolt\[s3\]'"):
 		make_auth(spec(cred), cred, {}, on_token_refresh=None, http=lambda: None)  # type: ignore[arg-type,return-value]
 
@@ -298,13 +316,41 @@ def test_authorization_url() -> None:
 		"prompt": "consent",
 	}
 	tiktok = authorization_url(
-		oauth_cred(client_id_param="client_key"),
+		oauth_cred(),
 		{"clientId": "k"},
 		"https://x/cb",
 		"s",
 		scope_separator=",",
 		code_challenge="abc",
+		client_id_param="client_key",
 	)
 	query = dict(parse_qsl(urlsplit(tiktok).query))
 	assert query["client_key"] == "k" and query["scope"] == "read,write"
 	assert query["code_challenge"] == "abc" and query["code_challenge_method"] == "S256"
+
+
+def test_credential_is_a_union_by_type_that_refuses_other_types_fields() -> None:
+	"""Each type has its own fields: bearer with tokenUrl, oauth2 without one, are refused."""
+	from pydantic import TypeAdapter, ValidationError
+
+	adapter: TypeAdapter[Any] = TypeAdapter(Credential)
+	bearer = adapter.validate_python({"type": "bearer", "headers": {"A": "{{ config.k }}"}})
+	assert isinstance(bearer, BearerCredential)
+	with pytest.raises(ValidationError, match="tokenUrl"):
+		adapter.validate_python({"type": "bearer", "tokenUrl": "https://t"})
+	with pytest.raises(ValidationError, match=r"accessKeyId|access_key_id"):
+		adapter.validate_python({"type": "oauth2", "tokenUrl": "https://t", "accessKeyId": "x"})
+	with pytest.raises(ValidationError, match=r"token_url|tokenUrl"):
+		adapter.validate_python({"type": "oauth2", "clientId": "c"})
+	with pytest.raises(ValidationError, match="needs a 'type'"):
+		adapter.validate_python({"headers": {}})
+	custom = adapter.validate_python({"type": "aws_sigv4", "params": {"region": "x"}})
+	assert isinstance(custom, AuthCredential)
+	with pytest.raises(
+		ValidationError, match=r"neither built in .* nor in the integration's auths"
+	):
+		Integration(name="S", credential_setup=[custom])
+	# A dump without defaults keeps the type, so it validates back to the same model.
+	for cred in (bearer, OAuth2Credential(type="oauth2", token_url="https://t"), custom):
+		again = adapter.validate_python(cred.model_dump(exclude_defaults=True, by_alias=True))
+		assert again == cred

@@ -9,7 +9,16 @@ import httpx
 import pytest
 
 from openmolt import ConfigurationError, OpenMolt
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BasicCredential,
+	BearerCredential,
+	Credential,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_core.integrations.credentials import make_auth
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -33,11 +42,15 @@ def spec(cred: Credential) -> Integration:
 @pytest.mark.parametrize(
 	"cred",
 	[
-		Credential(type="basic", username="{{ config.user }}", password="{{ config.password }}"),
-		Credential(type="basic"),
-		Credential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
-		Credential(type="custom", query_params={"api_key": "{{ config.apiKey | nosuchfilter }}"}),
-		Credential(type="oauth2", token_url="https://t.example.com/token"),
+		BasicCredential(
+			type="basic", username="{{ config.user }}", password="{{ config.password }}"
+		),
+		BasicCredential(type="basic"),
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),
+		CustomCredential(
+			type="custom", query_params={"api_key": "{{ config.apiKey | nosuchfilter }}"}
+		),
+		OAuth2Credential(type="oauth2", token_url="https://t.example.com/token"),
 	],
 )
 def test_secrets_never_raise_on_an_unconfigured_credential(cred: Credential) -> None:
@@ -49,7 +62,9 @@ def test_secrets_never_raise_on_an_unconfigured_credential(cred: Credential) -> 
 async def test_an_unconfigured_basic_credential_is_refused_before_the_first_model_call() -> None:
 	"""Creating the agent works; its run names the missing key and never calls the model."""
 	om = OpenMolt(entry_points=False)
-	cred = Credential(type="basic", username="{{ config.user }}", password="{{ config.password }}")
+	cred = BasicCredential(
+		type="basic", username="{{ config.user }}", password="{{ config.password }}"
+	)
 	om.register_integration("svc", spec(cred))
 	model = ScriptedModel([finish(result="ok")])
 	agent = om.create_agent(name="B", model=model, integrations=["svc"])
@@ -69,7 +84,7 @@ async def test_query_credentials_are_set_once_across_retries() -> None:
 		seen.append(request)
 		return httpx.Response(429 if len(seen) == 1 else 200, json={"ok": True})
 
-	cred = Credential(type="custom", query_params={"api_key": "{{ config.apiKey }}"})
+	cred = CustomCredential(type="custom", query_params={"api_key": "{{ config.apiKey }}"})
 	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
 	config = {"apiKey": "key-123456"}
 	integration = spec(cred)
@@ -106,7 +121,7 @@ async def test_agents_with_the_same_oauth2_credential_share_one_refresh() -> Non
 		bearers.append(request.headers["authorization"])
 		return httpx.Response(200, json={"me": 1})
 
-	cred = Credential(
+	cred = OAuth2Credential(
 		type="oauth2",
 		token_url="https://auth.example.com/token",
 		refresh_token="{{ config.refreshToken }}",

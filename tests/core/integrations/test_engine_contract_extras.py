@@ -1,4 +1,4 @@
-"""Engine features for uploads and signed stores: accepted statuses, checksums, prefixed headers."""
+"""Engine features for uploads and signed stores: accepted statuses, encoder headers."""
 
 import base64
 import hashlib
@@ -10,7 +10,12 @@ from pydantic import ValidationError
 
 from openmolt_core.errors import ToolError
 from openmolt_core.files import FileStore
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	BearerCredential,
+	HttpTool,
+	Integration,
+)
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.integrations.templating import render
 from openmolt_core.tools import ToolContext
@@ -131,17 +136,28 @@ def test_accept_statuses_refuses_success_rate_limit_and_server_codes() -> None:
 # checksum
 
 
+def s3_like(*tools: HttpTool) -> Integration:
+	"""An integration with S3's encoders (headers computed from the body)."""
+	from openmolt_integrations._aws import object_body, xml_body
+
+	return Integration(
+		id="svc",
+		name="Svc",
+		api_setup=ApiSetup(base_url="https://api.example.com"),
+		tools=tools,
+		encoders={"s3-object": object_body, "s3-xml": xml_body},
+	)
+
+
 async def test_content_md5_is_computed_over_the_encoded_body() -> None:
-	"""checksum="content-md5" sends the base64 MD5 of exactly the bytes that are sent."""
+	"""An encoder's Content-MD5 is the base64 MD5 of exactly the bytes that are sent."""
 	tool = HttpTool(
 		handle="del",
 		description="d",
 		method="POST",
 		endpoint="/?delete",
-		request_format="text",
-		headers={"Content-Type": "application/xml"},
+		request_format="s3-xml",
 		body="<Delete>{% for k in input.keys %}<Key>{{ k | escape }}</Key>{% endfor %}</Delete>",
-		checksum="content-md5",
 	)
 	seen: list[httpx.Request] = []
 
@@ -149,38 +165,42 @@ async def test_content_md5_is_computed_over_the_encoded_body() -> None:
 		seen.append(request)
 		return httpx.Response(200)
 
-	await execute_http_tool(tool, integration(tool), {"keys": ["a&b", "c"]}, context(handler))
+	await execute_http_tool(tool, s3_like(tool), {"keys": ["a&b", "c"]}, context(handler))
 	(request,) = seen
 	assert request.content == b"<Delete><Key>a&amp;b</Key><Key>c</Key></Delete>"
 	expected = base64.b64encode(hashlib.md5(request.content).digest()).decode()
 	assert request.headers["content-md5"] == expected
+	assert request.headers["content-type"] == "application/xml"
 	assert str(request.url) == "https://api.example.com/?delete"
 
 
-# prefixed_headers
+# headers an encoder computes from the body (S3 metadata)
+
+PUT = HttpTool(
+	handle="put",
+	description="d",
+	method="PUT",
+	endpoint="/o",
+	request_format="s3-object",
+	body={"file": "{{ input.file }}", "metadata": "{{ input.metadata }}"},
+)
+FILE = "data:text/plain;base64,aGk="
 
 
-async def test_prefixed_headers_expand_an_object_and_skip_a_missing_one() -> None:
-	"""Each key of the object becomes <prefix><key>; without the input no such header is sent."""
-	tool = HttpTool(
-		handle="put",
-		description="d",
-		method="PUT",
-		endpoint="/o",
-		prefixed_headers={"x-amz-meta-": "{{ input.metadata }}"},
-	)
+async def test_encoder_headers_expand_an_object_and_skip_a_missing_one() -> None:
+	"""Each metadata key becomes x-amz-meta-<key>; without the input no such header is sent."""
 	seen: list[httpx.Request] = []
 
 	def handler(request: httpx.Request) -> httpx.Response:
 		seen.append(request)
 		return httpx.Response(200)
 
-	ctx = context(handler)
-	await execute_http_tool(
-		tool, integration(tool), {"metadata": {"author": "ana", "pages": 3, "x": None}}, ctx
-	)
-	await execute_http_tool(tool, integration(tool), {}, ctx)
+	ctx = context(handler, files=FileStore())
+	metadata = {"author": "ana", "pages": 3, "x": None}
+	await execute_http_tool(PUT, s3_like(PUT), {"file": FILE, "metadata": metadata}, ctx)
+	await execute_http_tool(PUT, s3_like(PUT), {"file": FILE}, ctx)
 	with_meta, without = seen
+	assert with_meta.content == b"hi"
 	assert with_meta.headers["x-amz-meta-author"] == "ana"
 	assert with_meta.headers["x-amz-meta-pages"] == "3"
 	assert "x-amz-meta-x" not in with_meta.headers
@@ -190,29 +210,24 @@ async def test_prefixed_headers_expand_an_object_and_skip_a_missing_one() -> Non
 @pytest.mark.parametrize(
 	("metadata", "message"),
 	[
-		("text", "need an object"),
+		("text", "needs an object"),
 		({"bad name": "v"}, "not a valid header name"),
 		({"k": "a\r\nInjected: 1"}, "line break"),
 		({"k": "café"}, "non-ASCII"),
 		({"k": ["a"]}, "text value"),
 	],
 )
-async def test_prefixed_headers_refuse_bad_values(metadata: Any, message: str) -> None:
+async def test_encoder_headers_refuse_bad_values(metadata: Any, message: str) -> None:
 	"""Non-objects, bad names, line breaks, non-ASCII text and lists are refused clearly."""
-	tool = HttpTool(
-		handle="put",
-		description="d",
-		method="PUT",
-		endpoint="/o",
-		prefixed_headers={"x-amz-meta-": "{{ input.metadata }}"},
-	)
+	seen: list[httpx.Request] = []
 	with pytest.raises(ToolError, match=message):
 		await execute_http_tool(
-			tool,
-			integration(tool),
-			{"metadata": metadata},
-			context(lambda r: httpx.Response(200)),
+			PUT,
+			s3_like(PUT),
+			{"file": FILE, "metadata": metadata},
+			context(lambda r: seen.append(r) or httpx.Response(200), files=FileStore()),
 		)
+	assert seen == []
 
 
 async def test_response_headers_with_a_star_collect_a_prefix() -> None:
@@ -270,7 +285,7 @@ def test_the_bracketed_lookup_parses_and_renders() -> None:
 		("endpoint", "/a/{% if %}", "field endpoint"),
 		("body", {"outer": {"inner": "{{ input.x | }}"}}, "field body.outer.inner"),
 		("headers", {"X-A": "{% for %}"}, "field headers.X-A"),
-		("prefixed_headers", {"x-m-": "{{ input.in }}x"}, "field prefixed_headers.x-m-"),
+		("files", {"f": "{{ input.in }}x"}, "field files.f"),
 	],
 )
 def test_broken_templates_name_their_field(field: str, value: Any, where: str) -> None:
@@ -289,6 +304,8 @@ def test_api_setup_and_credential_templates_are_checked() -> None:
 		Integration(
 			name="S",
 			credential_setup=[
-				Credential(type="bearer", headers={"Authorization": "Bearer {{ config.if }}x"})
+				BearerCredential(
+					type="bearer", headers={"Authorization": "Bearer {{ config.if }}x"}
+				)
 			],
 		)

@@ -15,6 +15,7 @@ from openmolt_core.integrations.file_info import plan_chunks
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.integrations.templating import render_string
 from openmolt_core.tools import ToolContext
+from openmolt_integrations._mime import rfc2822
 
 pytestmark = pytest.mark.anyio
 
@@ -50,7 +51,9 @@ def recorder(seen: list[httpx.Request], payload: Any = None) -> Any:
 	return handler
 
 
-# rfc2822
+# rfc2822 (Gmail's filter)
+
+GMAIL_FILTERS = {"rfc2822": rfc2822}
 
 
 def parse_mail(raw: str) -> email.message.EmailMessage:
@@ -63,7 +66,8 @@ def test_rfc2822_keeps_non_ascii_body_subject_and_names() -> None:
 	"""Non-ASCII text survives: UTF-8 body with a transfer encoding, encoded-word headers."""
 	raw = render_string(
 		"{{ input | rfc2822 }}",
-		{
+		filters=GMAIL_FILTERS,
+		data={
 			"input": {
 				"from": "Zoë Ämbré <zoe@example.com>",
 				"to": ["Bø Ünï <bo@example.com>", "cy@example.com"],
@@ -93,7 +97,17 @@ def test_rfc2822_refuses_header_injection() -> None:
 		render_string(
 			"{{ input | rfc2822 }}",
 			{"input": {"to": "a@example.com", "subject": "hi\nBcc: evil@example.com", "body": "x"}},
+			filters=GMAIL_FILTERS,
 		)
+
+
+def test_rfc2822_is_gmails_own_filter() -> None:
+	"""The filter is registered by Gmail, not built into the engine: elsewhere it is unknown."""
+	from openmolt_integrations import gmail
+
+	assert gmail.INTEGRATION.filters == GMAIL_FILTERS
+	with pytest.raises(ToolError):
+		render_string("{{ input | rfc2822 }}", {"input": {"to": "a@example.com"}})
 
 
 # response_files

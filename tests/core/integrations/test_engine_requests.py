@@ -1,13 +1,23 @@
 import uuid
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import pytest
+from pydantic import TypeAdapter
 
 from openmolt_core.errors import ToolError
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.files import FileStore
+from openmolt_core.integrations import (
+	ApiSetup,
+	Credential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_core.integrations.credentials import authorization_url, carries_token, make_auth
+from openmolt_core.integrations.extensions import form_encoder, graphql_errors
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.tools import ToolContext
 
@@ -32,12 +42,13 @@ def context(
 	)
 
 
-def integration(tool: HttpTool, **setup: Any) -> Integration:
+def integration(tool: HttpTool, *, code: dict[str, Any] | None = None, **setup: Any) -> Integration:
 	return Integration(
 		id="svc",
 		name="Svc",
 		api_setup=ApiSetup(base_url="https://api.example.com", **setup),
 		tools=[tool],
+		**(code or {}),
 	)
 
 
@@ -85,7 +96,7 @@ FORM_TOOL = HttpTool(
 	],
 )
 async def test_form_arrays_styles(style: str, expected: list[tuple[str, str]]) -> None:
-	"""Lists of scalars follow form_arrays; lists of objects always use indices."""
+	"""Lists of scalars follow the form encoder's style; lists of objects always use indices."""
 	seen: list[httpx.Request] = []
 
 	def handler(request: httpx.Request) -> httpx.Response:
@@ -93,14 +104,15 @@ async def test_form_arrays_styles(style: str, expected: list[tuple[str, str]]) -
 		seen.append(request)
 		return httpx.Response(200, json={})
 
+	code = {"encoders": {"form-data": form_encoder(style)}}  # type: ignore[arg-type]
 	await execute_http_tool(
-		FORM_TOOL, integration(FORM_TOOL, form_arrays=style), {"urls": ["a", "b"]}, context(handler)
+		FORM_TOOL, integration(FORM_TOOL, code=code), {"urls": ["a", "b"]}, context(handler)
 	)
 	assert form(seen[0]) == expected
 
 
-async def test_tool_form_arrays_overrides_the_api_setup() -> None:
-	"""A tool's form_arrays wins over the integration's, in multipart bodies too."""
+async def test_a_form_encoder_writes_multipart_fields_its_way() -> None:
+	"""A form-data encoder with a file field sends multipart, its list style kept."""
 	seen: list[httpx.Request] = []
 
 	def handler(request: httpx.Request) -> httpx.Response:
@@ -108,9 +120,15 @@ async def test_tool_form_arrays_overrides_the_api_setup() -> None:
 		seen.append(request)
 		return httpx.Response(200, json={})
 
-	tool = FORM_TOOL.model_copy(update={"form_arrays": "repeat", "request_format": "multipart"})
+	tool = FORM_TOOL.model_copy(update={"files": {"f": "{{ input.f }}"}})
+	code = {"encoders": {"form-data": form_encoder("repeat")}}
+	ctx = context(handler)
+	ctx = replace(ctx, files=FileStore())
 	await execute_http_tool(
-		tool, integration(tool, form_arrays="brackets"), {"urls": ["a", "b"]}, context(handler)
+		tool,
+		integration(tool, code=code),
+		{"urls": ["a", "b"], "f": "data:text/plain;base64,aGk="},
+		ctx,
 	)
 	text = seen[0].content.decode()
 	assert text.count('name="MediaUrl"\r\n') == 2
@@ -232,7 +250,7 @@ def answering(payload: Any) -> Any:
 async def test_graphql_errors_without_data_raise() -> None:
 	"""graphql: top-level errors with null data is a ToolError with every message."""
 	tool = post_tool(body={"query": "{ shop { name } }"})
-	spec = integration(tool, error_check="graphql")
+	spec = integration(tool, code={"response_checks": [graphql_errors]})
 	reply = {
 		"errors": [{"message": "Field 'nme' doesn't exist"}, {"message": "Access denied"}],
 		"data": None,
@@ -246,13 +264,15 @@ async def test_graphql_errors_without_data_raise() -> None:
 	assert await execute_http_tool(tool, spec, {}, context(answering(partial))) == partial
 	assert (
 		await execute_http_tool(tool, integration(tool), {}, context(answering(reply))) == reply
-	)  # without error_check the reply is returned
+	)  # without the check the reply is returned
 
 
-async def test_ok_field_false_raises_with_the_error() -> None:
-	"""ok_field: {"ok": false, "error": ...} is a ToolError; ok true is returned."""
+async def test_slack_ok_false_raises_with_the_error() -> None:
+	"""Slack's check: {"ok": false, "error": ...} is a ToolError; ok true is returned."""
+	from openmolt_integrations.slack import ok_false
+
 	tool = post_tool()
-	spec = integration(tool, error_check="ok_field")
+	spec = integration(tool, code={"response_checks": [ok_false]})
 	reply = {
 		"ok": False,
 		"error": "channel_not_found",
@@ -269,8 +289,9 @@ async def test_ok_field_false_raises_with_the_error() -> None:
 
 def test_scope_separator_from_the_credential() -> None:
 	"""authorization_url joins scopes with the credential's separator unless told otherwise."""
-	cred = Credential(
+	cred = OAuth2Credential(
 		type="oauth2",
+		token_url="https://slack.com/api/oauth.v2.access",
 		auth_url="https://slack.com/oauth/v2/authorize",
 		client_id="{{ config.clientId }}",
 		scopes=["chat:write", "channels:read"],
@@ -280,14 +301,14 @@ def test_scope_separator_from_the_credential() -> None:
 	assert dict(parse_qsl(urlsplit(url).query))["scope"] == "chat:write,channels:read"
 	url = authorization_url(cred, {"clientId": "c"}, "https://x/cb", "s", scope_separator=" ")
 	assert dict(parse_qsl(urlsplit(url).query))["scope"] == "chat:write channels:read"
-	assert Credential(type="oauth2").scope_separator == " "
-	assert (
-		Credential.model_validate({"type": "oauth2", "scopeSeparator": ","}).scope_separator == ","
-	)
+	assert OAuth2Credential(type="oauth2", token_url="https://t").scope_separator == " "
+	adapter: TypeAdapter[Any] = TypeAdapter(Credential)
+	given = {"type": "oauth2", "tokenUrl": "https://t", "scopeSeparator": ","}
+	assert adapter.validate_python(given).scope_separator == ","
 
 
 def oauth(**kw: Any) -> Credential:
-	return Credential(
+	return OAuth2Credential(
 		type="oauth2",
 		token_url="https://auth.example.com/token",
 		client_id="{{ config.clientId }}",

@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 from openmolt import OpenMolt
 from openmolt_core.errors import ToolError
 from openmolt_core.files import FileStore
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	Credential,
+	CustomCredential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_core.integrations.credentials import make_auth
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.integrations.http_request import http_request_integration
@@ -60,15 +67,22 @@ def context(
 
 
 def spec(
-	tool: HttpTool, *, credentials: list[Credential] | None = None, **setup: Any
+	tool: HttpTool,
+	*,
+	credentials: list[Credential] | None = None,
+	encoders: dict[str, Any] | None = None,
+	**setup: Any,
 ) -> Integration:
 	setup.setdefault("base_url", "https://api.example.com/v1")
+	from openmolt_integrations._google import ENCODERS
+
 	return Integration(
 		id="svc",
 		name="Svc",
 		api_setup=ApiSetup(**setup),
 		credential_setup=credentials or [],
 		tools=[tool],
+		encoders={**ENCODERS, **(encoders or {})},
 	)
 
 
@@ -120,7 +134,7 @@ async def test_without_credentials_redirects_are_guarded_too() -> None:
 	tool = HttpTool(
 		handle="t", description="d", endpoint="/x", follow_redirects="without-credentials"
 	)
-	creds = [Credential(type="custom", headers={"X-Api-Key": "{{ config.apiKey }}"})]
+	creds = [CustomCredential(type="custom", headers={"X-Api-Key": "{{ config.apiKey }}"})]
 	integration = spec(tool, credentials=creds)
 	config = {"apiKey": SECRET}
 	auth = make_auth(integration, creds[0], config, on_token_refresh=None, http=lambda: None)  # type: ignore[arg-type,return-value]
@@ -436,11 +450,23 @@ def header_paths(bad: str) -> list[tuple[str, Any]]:
 		)
 		return lambda ctx: execute_http_tool(tool, spec(tool), {"v": value}, ctx)
 
-	def prefixed() -> Any:
+	def encoded() -> Any:
+		# A header an integration's encoder computes from the body (S3's x-amz-meta-*).
+		from openmolt_core.integrations.extensions import EncodedBody
+
+		async def meta(body: Any, request: Any) -> EncodedBody:
+			return EncodedBody(b"x", "text/plain", {f"x-m-{k}": v for k, v in body.items()})
+
 		tool = HttpTool(
-			handle="t", description="d", endpoint="/x", prefixed_headers={"x-m-": "{{ input.m }}"}
+			handle="t",
+			description="d",
+			method="POST",
+			endpoint="/x",
+			request_format="meta",
+			body={"k": "{{ input.m }}"},
 		)
-		return lambda ctx: execute_http_tool(tool, spec(tool), {"m": {"k": value}}, ctx)
+		integration = spec(tool, encoders={"meta": meta})
+		return lambda ctx: execute_http_tool(tool, integration, {"m": value}, ctx)
 
 	def request_header() -> Any:
 		return lambda ctx: http_request_tool().execute(
@@ -449,7 +475,7 @@ def header_paths(bad: str) -> list[tuple[str, Any]]:
 
 	def credential() -> Any:
 		tool = HttpTool(handle="t", description="d", endpoint="/x")
-		creds = [Credential(type="custom", headers={"X-Key": "{{ config.key }}"})]
+		creds = [CustomCredential(type="custom", headers={"X-Key": "{{ config.key }}"})]
 		integration = spec(tool, credentials=creds)
 		config = {"key": f"secret{value}"}
 		auth = make_auth(integration, creds[0], config, on_token_refresh=None, http=lambda: None)  # type: ignore[arg-type,return-value]
@@ -459,7 +485,7 @@ def header_paths(bad: str) -> list[tuple[str, Any]]:
 
 	return [
 		("tool header", tool_header()),
-		("prefixed header", prefixed()),
+		("encoder header", encoded()),
 		("httpRequest header", request_header()),
 		("credential header", credential()),
 	]
@@ -495,7 +521,7 @@ async def test_a_refreshed_oauth2_token_with_control_characters_is_refused(bad: 
 
 	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
 	tool = HttpTool(handle="t", description="d", endpoint="/x")
-	creds = [Credential(type="oauth2", token_url="https://api.example.com/token")]
+	creds = [OAuth2Credential(type="oauth2", token_url="https://api.example.com/token")]
 	integration = spec(tool, credentials=creds)
 	config = {"refreshToken": "refresh-123456", "clientId": "c"}
 	auth = make_auth(integration, creds[0], config, on_token_refresh=None, http=lambda: client)
@@ -552,7 +578,7 @@ async def test_credentials_with_surrounding_whitespace_are_sent_stripped() -> No
 	handler, seen = recorder(httpx.Response(200, json={}))
 	tool = HttpTool(handle="t", description="d", endpoint="/x")
 	creds = [
-		Credential(
+		CustomCredential(
 			type="custom",
 			headers={"Authorization": "Bearer {{ config.key }}"},
 			query_params={"key": "{{ config.key }}"},

@@ -207,7 +207,9 @@ async def test_form_data_with_a_file_becomes_multipart(tmp_path: Any) -> None:
 
 
 async def test_multipart_related_for_google_uploads() -> None:
-	"""multipart-related sends a JSON metadata part then the media part."""
+	"""Google's multipart-related encoder sends a JSON metadata part then the media part."""
+	from openmolt_integrations._google import ENCODERS
+
 	seen: list[httpx.Request] = []
 
 	def handler(request: httpx.Request) -> httpx.Response:
@@ -222,9 +224,18 @@ async def test_multipart_related_for_google_uploads() -> None:
 		request_format="multipart-related",
 		body={"metadata": {"name": "{{ input.name }}"}, "media": "{{ input.media }}"},
 	)
+	with pytest.raises(ValueError, match="multipart-related"):
+		integration(tool)  # no engine format of that name: Google's integrations register it
+	spec = Integration(
+		id="svc",
+		name="Svc",
+		api_setup=ApiSetup(base_url="https://api.example.com/v1"),
+		tools=[tool],
+		encoders=ENCODERS,
+	)
 	await execute_http_tool(
 		tool,
-		integration(tool),
+		spec,
 		{"name": "n.txt", "media": "data:text/plain;base64,aGVsbG8="},
 		make(handler, files=FileStore()),
 	)
@@ -423,13 +434,15 @@ async def test_credentialed_tool_does_not_follow_a_cross_origin_redirect() -> No
 			return httpx.Response(302, headers={"Location": "https://evil.example.net/steal"})
 		return httpx.Response(200, json={})
 
-	from openmolt_core.integrations import Credential
+	from openmolt_core.integrations import (
+		CustomCredential,
+	)
 
 	tool = HttpTool(handle="t", description="d", endpoint="/x")
 	spec = integration(tool).model_copy(
 		update={
 			"credential_setup": [
-				Credential(
+				CustomCredential(
 					type="custom",
 					headers={"X-Api-Key": "{{ config.apiKey }}"},
 					query_params={"key": "{{ config.apiKey }}"},

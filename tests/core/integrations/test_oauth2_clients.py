@@ -9,7 +9,14 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import pytest
 
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations import (
+	ApiSetup,
+	Credential,
+	HttpTool,
+	Integration,
+	OAuth2Credential,
+)
 from openmolt_core.integrations.credentials import (
 	OAUTH2_CONFIG_KEYS,
 	authorization_url,
@@ -27,7 +34,7 @@ TOKEN_URL = "https://auth.example.com/token"
 
 def templated(**kw: Any) -> Credential:
 	"""An oauth2 credential written the way the built-in integrations write theirs."""
-	return Credential(
+	return OAuth2Credential(
 		type="oauth2",
 		auth_url="https://auth.example.com/authorize",
 		token_url=TOKEN_URL,
@@ -41,7 +48,7 @@ def templated(**kw: Any) -> Credential:
 
 def bare(**kw: Any) -> Credential:
 	"""An oauth2 credential with no templates: every value comes from the config itself."""
-	return Credential(type="oauth2", scopes=["read"], **kw)
+	return OAuth2Credential(type="oauth2", token_url="{{ config.tokenUrl }}", scopes=["read"], **kw)
 
 
 async def call(cred: Credential, config: dict[str, Any]) -> tuple[list[httpx.Request], Any]:
@@ -141,11 +148,13 @@ def test_the_key_table_pairs_each_camel_name_with_its_snake_name() -> None:
 	)
 
 
-def test_camel_case_wins_when_both_spellings_are_given() -> None:
-	"""oauth2_config copies snake_case keys to camelCase but never overrides a camelCase value."""
-	out = oauth2_config({"refreshToken": "camel", "refresh_token": "snake", "client_id": "c"})
-	assert out["refreshToken"] == "camel" and out["clientId"] == "c"
-	assert out["refresh_token"] == "snake"
+def test_both_spellings_must_agree() -> None:
+	"""oauth2_config copies snake_case keys to camelCase; two different values are refused."""
+	out = oauth2_config({"refreshToken": "same", "refresh_token": "same", "client_id": "c"})
+	assert out["refreshToken"] == "same" and out["clientId"] == "c"
+	assert out["refresh_token"] == "same" and out["client_id"] == "c"
+	with pytest.raises(ConfigurationError, match="give refreshToken or refresh_token, not both"):
+		oauth2_config({"refreshToken": "camel", "refresh_token": "snake"})
 
 
 SNAKE = {

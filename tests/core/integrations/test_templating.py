@@ -103,7 +103,9 @@ def test_url_encode_leaves_dots_but_cannot_climb_in_an_endpoint() -> None:
 
 
 def test_custom_filters() -> None:
-	"""json, base64, base64url and rfc2822 filters produce what the docs say."""
+	"""json, base64, base64url and Gmail's rfc2822 filter produce what the docs say."""
+	from openmolt_integrations._mime import rfc2822
+
 	data = {
 		"input": {
 			"arg": {"path": "/a é"},
@@ -119,7 +121,8 @@ def test_custom_filters() -> None:
 	assert render_string("{{ input.arg | json }}", data) == '{"path":"/a \\u00e9"}'
 	assert render_string("{{ input.s | base64 }}", data) == "aGk/Pg=="
 	assert render_string("{{ input.s | base64url }}", data) == "aGk_Pg"
-	encoded = render_string("{{ input.mail | rfc2822 | base64url }}", data)
+	gmail = {"rfc2822": rfc2822}
+	encoded = render_string("{{ input.mail | rfc2822 | base64url }}", data, filters=gmail)
 	message = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
 	assert "To: a@x.io, b@x.io\r\n" in message
 	assert "Subject: Hello\r\n" in message
@@ -129,10 +132,13 @@ def test_custom_filters() -> None:
 
 def test_rfc2822_refuses_header_injection() -> None:
 	"""A subject with a line break cannot add headers."""
-	with pytest.raises((ToolError, ValueError)):
+	from openmolt_integrations._mime import rfc2822
+
+	with pytest.raises(ToolError, match="could not build the email"):
 		render_string(
 			"{{ input | rfc2822 }}",
 			{"input": {"to": "a@x.io", "subject": "x\r\nBcc: evil@x.io", "body": "b"}},
+			filters={"rfc2822": rfc2822},
 		)
 
 

@@ -110,8 +110,15 @@ def test_every_stripe_post_takes_an_idempotency_key() -> None:
 	from openmolt_integrations import stripe
 
 	assert stripe.INTEGRATION.api_setup.idempotency_header == "Idempotency-Key"
-	# stripe-python's _api_encode writes every list with indices ("expand[0]").
-	assert stripe.INTEGRATION.api_setup.form_arrays == "indices"
+	# stripe-python's _api_encode writes every list with indices ("expand[0]"), as the
+	# built-in form-data encoder does (Stripe registers no encoder of its own).
+	import anyio
+
+	from openmolt_core.integrations._encode import encode_body
+
+	assert "form-data" not in stripe.INTEGRATION.encoders
+	encoded = anyio.run(encode_body, "form-data", {"expand": ["a", "b"]}, {}, None)
+	assert encoded.content == b"expand%5B0%5D=a&expand%5B1%5D=b"
 	posts = [t for t in stripe.TOOLS if t.method == "POST"]
 	assert len(posts) >= 10
 	for tool in posts:

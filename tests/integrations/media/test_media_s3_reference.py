@@ -50,7 +50,9 @@ def test_every_http_tool_maps_to_an_operation() -> None:
 	assert set(HTTP_TOOLS) == set(OPERATIONS)
 	assert MODEL["metadata"]["apiVersion"] == s3.INTEGRATION.api_version
 	assert MODEL["metadata"]["auth"] == ["aws.auth#sigv4"]
-	assert MODEL["metadata"]["endpointPrefix"] == s3.INTEGRATION.credential_setup[0].service
+	assert (
+		MODEL["metadata"]["endpointPrefix"] == s3.INTEGRATION.credential_setup[0].params["service"]
+	)
 
 
 @pytest.mark.parametrize(("handle", "operation"), OPERATIONS.items(), ids=list(OPERATIONS))
@@ -88,9 +90,9 @@ def test_tool_matches_the_service_model(handle: str, operation: str) -> None:
 	header_names = _members(request_shape, "header") | TRANSPORT_HEADERS
 	for name in tool.headers:
 		assert name.lower() in header_names, f"{handle}: header {name} not in {operation}"
-	# Header maps (location "headers", e.g. Metadata -> x-amz-meta-) are prefixed_headers.
-	for prefix in tool.prefixed_headers:
-		assert prefix in _members(request_shape, "headers"), f"{handle}: {prefix} not a map"
+	# The header map (location "headers": Metadata -> x-amz-meta-) is what s3-object sends.
+	if tool.request_format == "s3-object":
+		assert "x-amz-meta-" in _members(request_shape, "headers"), handle
 	out_headers = _members(output_shape, "header")
 	out_prefixes = _members(output_shape, "headers")
 	for name in tool.response_headers:
@@ -101,7 +103,8 @@ def test_tool_matches_the_service_model(handle: str, operation: str) -> None:
 	uses_body = tool.body is not None
 	assert uses_body == (handle in {"putObject", "createBucket", "deleteObjects"})
 	checksum_required = op.get("httpChecksum", {}).get("requestChecksumRequired", False)
-	assert (tool.checksum == "content-md5") == checksum_required, handle
+	# The s3-xml format adds Content-MD5 (test_s3_xml_sends_the_content_md5_s3_requires).
+	assert (tool.request_format == "s3-xml") == checksum_required, handle
 
 
 def test_put_object_body_is_the_raw_payload() -> None:
@@ -109,8 +112,50 @@ def test_put_object_body_is_the_raw_payload() -> None:
 	shape = MODEL["shapes"]["PutObjectRequest"]
 	assert shape["payload"] == "Body"
 	tool = HTTP_TOOLS["putObject"]
-	assert tool.request_format == "binary"
-	assert tool.body == "{{ input.file }}"
+	assert tool.request_format == "s3-object"
+	assert tool.body == {"file": "{{ input.file }}", "metadata": "{{ input.metadata }}"}
+
+
+class _Store:
+	"""Resolves one file reference, as the agent's file store would."""
+
+	async def open(self, reference: str) -> Any:
+		from openmolt_core.files import StoredFile
+
+		assert reference == "openmolt-file:f1"
+		return StoredFile(data=b"hello", media_type="text/plain", name="a.txt")
+
+
+@pytest.mark.anyio
+async def test_s3_object_sends_the_raw_file_and_metadata_headers() -> None:
+	"""s3-object sends the file's bytes as the payload and Metadata as x-amz-meta-* headers."""
+	from openmolt_core.integrations.extensions import EncodeRequest
+
+	encode = s3.INTEGRATION.encoders["s3-object"]
+	request = EncodeRequest(files={}, store=_Store())  # type: ignore[arg-type]
+	body = {"file": "openmolt-file:f1", "metadata": {"author": "Ann", "n": 2}}
+	encoded = await encode(body, request)
+	assert encoded.content == b"hello"
+	assert encoded.content_type == "text/plain"
+	assert dict(encoded.headers) == {"x-amz-meta-author": "Ann", "x-amz-meta-n": "2"}
+	plain = await encode({"file": "openmolt-file:f1"}, request)
+	assert dict(plain.headers) == {}
+
+
+@pytest.mark.anyio
+async def test_s3_xml_sends_the_content_md5_s3_requires() -> None:
+	"""s3-xml sends the XML with Content-MD5: the base64 of the body's MD5 digest."""
+	import base64
+	import hashlib
+
+	from openmolt_core.integrations.extensions import EncodeRequest
+
+	xml = "<Delete><Object><Key>a</Key></Object></Delete>"
+	encoded = await s3.INTEGRATION.encoders["s3-xml"](xml, EncodeRequest(files={}, store=None))
+	assert encoded.content == xml.encode()
+	assert encoded.content_type == "application/xml"
+	digest = base64.b64encode(hashlib.md5(xml.encode()).digest()).decode()
+	assert dict(encoded.headers) == {"Content-MD5": digest}
 
 
 def test_get_object_response_is_binary_and_list_objects_is_xml() -> None:
@@ -162,14 +207,14 @@ def test_delete_objects_body_follows_the_delete_shape() -> None:
 		"<Quiet>true</Quiet></Delete>"
 	)
 	assert MODEL["operations"]["DeleteObjects"]["httpChecksum"]["requestChecksumRequired"]
-	assert tool.checksum == "content-md5"
+	assert tool.request_format == "s3-xml"
 
 
 def test_put_object_metadata_is_the_x_amz_meta_header_map() -> None:
 	"""PutObject's Metadata member is the x-amz-meta- header map, and HeadObject returns it."""
 	put = MODEL["shapes"]["PutObjectRequest"]["members"]["Metadata"]
 	assert (put["location"], put["locationName"]) == ("headers", "x-amz-meta-")
-	assert HTTP_TOOLS["putObject"].prefixed_headers == {"x-amz-meta-": "{{ input.metadata }}"}
+	assert HTTP_TOOLS["putObject"].body["metadata"] == "{{ input.metadata }}"
 	head = MODEL["shapes"]["HeadObjectOutput"]["members"]["Metadata"]
 	assert (head["location"], head["locationName"]) == ("headers", "x-amz-meta-")
 	assert "x-amz-meta-*" in HTTP_TOOLS["headObject"].response_headers

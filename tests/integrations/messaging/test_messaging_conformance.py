@@ -537,7 +537,13 @@ def test_twilio_tools_match_the_twilio_sdk() -> None:
 	# twilio-python sends list parameters (MediaUrl) as a list the HTTP client repeats per item.
 	message = _site("twilio", "twilio/rest/api/v2010/account/message/__init__.py").read_text()
 	assert '"MediaUrl": serialize.map(media_url, lambda e: e)' in message
-	assert twilio.INTEGRATION.api_setup.form_arrays == "repeat"
+	import anyio
+
+	from openmolt_core.integrations.extensions import EncodeRequest
+
+	encode = twilio.INTEGRATION.encoders["form-data"]
+	encoded = anyio.run(encode, {"To": "+1", "MediaUrl": ["a", "b"]}, EncodeRequest({}, None))
+	assert encoded.content == b"To=%2B1&MediaUrl=a&MediaUrl=b"
 
 
 # X: the xdk PyPI package, X's SDK generated from its OpenAPI ---------------------------------
@@ -777,7 +783,10 @@ def test_slack_scopes_and_errors_follow_slack_sdk() -> None:
 	assert 'self.data.get("ok", False)' in response  # validate() raises SlackApiError otherwise
 	oauth = slack.INTEGRATION.credential("oauth2")
 	assert oauth is not None and oauth.scope_separator == ","
-	assert slack.INTEGRATION.api_setup.error_check == "ok_field"
+	(check,) = slack.INTEGRATION.response_checks
+	assert check({"ok": True, "channel": "C1"}) is None
+	failed = {"ok": False, "error": "invalid_blocks", "response_metadata": {"messages": ["m"]}}
+	assert check(failed) == "invalid_blocks; m"
 
 
 # The checks fail on a wrong request -------------------------------------------------------------

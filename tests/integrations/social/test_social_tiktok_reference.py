@@ -174,7 +174,11 @@ def test_tiktok_tools_follow_the_official_documentation() -> None:
 	assert oauth is not None
 	# https://developers.tiktok.com/doc/oauth-user-access-token-management
 	assert oauth.token_url == "https://open.tiktokapis.com/v2/oauth/token/"
-	assert oauth.client_id_param == "client_key"
+	# TikTok's token requests name the client id client_key: its own oauth2 auth says so.
+	auth = tiktok.INTEGRATION.auths["oauth2"](
+		oauth, {"clientKey": "k"}, "tiktok", on_token_refresh=None, http=lambda: None
+	)
+	assert auth.client_id_param == "client_key"
 	# https://developers.tiktok.com/doc/login-kit-web
 	assert oauth.auth_url == "https://www.tiktok.com/v2/auth/authorize/"
 	assert oauth.scope_separator == ","  # "comma (,) separated" in Login Kit for Web

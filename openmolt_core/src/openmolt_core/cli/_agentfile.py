@@ -35,6 +35,7 @@ from pydantic import (
 
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
+from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry
 from openmolt_core.schedule import ScheduleSpec
 from openmolt_core.triggers import Triggers
 
@@ -56,40 +57,12 @@ class _Model(BaseModel):
 	model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class Credential(_Model):
-	"""The credential an agent uses for one integration."""
-
-	type: str | None = Field(
-		default=None, description="bearer, custom, oauth2... (default: first)."
-	)
-	config: dict[str, Any] = Field(default_factory=dict, description="Values for the templates.")
-
-
-class IntegrationEntry(_Model):
-	"""One integration the agent may use, with its credential and scopes."""
-
-	integration: str = Field(description="The integration id, e.g. 'notion'.")
-	credential: Credential | None = None
-	scopes: list[str] | Literal["all"] | None = Field(default=None, description="Default: all.")
-
-
-class MemoryPart(_Model):
-	"""Initial memory content."""
-
-	data: str = ""
-
-
-class Memory(_Model):
-	"""Initial long- and short-term memory."""
-
-	long_term: MemoryPart | str | None = Field(default=None, alias="longTerm")
-	short_term: MemoryPart | str | None = Field(default=None, alias="shortTerm")
-
-
 class AgentFile(_Model):
 	"""An agent file for the ``openmolt`` command: create_agent options plus what the command needs.
 
-	Keys are the spec's camelCase names; the snake_case names are accepted too.
+	Keys are the spec's camelCase names; the snake_case names are accepted too. ``config``,
+	``integrations`` and ``memory`` are the typed options of ``create_agent``
+	(`openmolt_core.options`), so a file accepts and refuses what Python code does.
 	"""
 
 	model_config = ConfigDict(extra="forbid", populate_by_name=True, title="OpenMolt agent file")
@@ -119,16 +92,16 @@ class AgentFile(_Model):
 		validation_alias=AliasChoices("modelConfig", "model_config"),
 		description="thinking, search, temperature, maxOutputTokens, topP, stop, providerOptions.",
 	)
-	config: dict[str, Any] | None = Field(
+	config: AgentConfig | None = Field(
 		default=None,
 		description="Instance settings this agent overrides: maxSteps, maxTokens, timeout, "
-		"verbose, maxResultChars, maxResultCharsPerTool.",
+		"verbose, the caps (maxReplyChars, maxResultChars...) and maxResultCharsPerTool.",
 	)
 	integrations: list[str | IntegrationEntry] | dict[str, dict[str, Any]] = Field(
 		default_factory=list,
 		description="Integration ids or entries; or {id: config} to use each with that config.",
 	)
-	memory: Memory | None = None
+	memory: AgentMemory | None = None
 	output_schema: dict[str, Any] | None = Field(
 		default=None, alias="outputSchema", description="JSON Schema of the final output."
 	)

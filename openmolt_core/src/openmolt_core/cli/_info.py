@@ -169,8 +169,11 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 	Raises:
 		PluginError: The integration is not installed.
 	"""
+	from openmolt_core.integrations.connect import credential_needs, needs_as_json
+
 	spec = om.plugins.integration(integration_id)
 	integration_id = spec.id or integration_id  # the extra's spelling names the same one
+	needs = credential_needs(spec, integration_id)
 	tools = [
 		{
 			"tool": f"{integration_id}.{t.handle}",
@@ -185,11 +188,14 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 			"integration": integration_id,
 			"name": spec.name,
 			"scopes": spec.scopes,
+			"credentials": needs_as_json(needs, integration_id),
 			"tools": tools,
 		}
 		out.write(json.dumps(data, indent=2, default=str) + "\n")
 		return
-	out.write(f"{spec.name} ({integration_id})\n\nscopes:\n")
+	out.write(f"{spec.name} ({integration_id})\n")
+	_write_needs(out, needs, integration_id)
+	out.write("\nscopes:\n")
 	for scope, text in spec.scopes.items():
 		out.write(f"  {scope}: {text}\n")
 	out.write(f"\ntools ({len(tools)}):\n")
@@ -198,6 +204,42 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 		out.write(f"    {tool['description']}\n")
 		schema = json.dumps(tool["inputSchema"], indent=2, default=str)
 		out.write("    input: " + schema.replace("\n", "\n    ") + "\n")
+
+
+def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
+	"""The credentials section of ``openmolt tools ID``: each type, its keys, their sources."""
+	from openmolt_core.integrations.connect import env_var
+
+	if not needs:
+		out.write("\ncredentials: none needed\n")
+		return
+	out.write("\ncredentials (the first is the default; choose another with credential.type):\n")
+	for need in needs:
+		out.write(f"\n  {need.type}{' (default)' if need.default else ''}:\n")
+		width = max((len(k.name) for k in need.keys), default=0)
+		for key in need.keys:
+			flags = "required" if key.required else "optional"
+			flags += ", secret" if key.secret else ""
+			out.write(f"    {key.name:<{width}}  {flags:<18}  {key.used_for}\n")
+		if need.oauth_scopes:
+			out.write(f"    OAuth scopes to request: {' '.join(need.oauth_scopes)}\n")
+		if need.auth_url:
+			out.write(f"    authorize at: {need.auth_url}\n")
+		for note in need.notes:
+			out.write(f"    note: {note}\n")
+	reads_key = any(k.name == "apiKey" for need in needs for k in need.keys)
+	command = (
+		f"; the openmolt command also reads apiKey from {env_var(integration_id)} "
+		"(environment or .env)"
+		if reads_key
+		else ""
+	)
+	out.write(
+		f"\ngive the values in OpenMolt(integrations={{{integration_id!r}: {{...}}}}), in an "
+		f"agent's integrations=[{{'integration': {integration_id!r}, 'credential': "
+		f"{{'config': {{...}}}}}}], or in an agent file's integrations.{integration_id}"
+		f"{command}\n"
+	)
 
 
 def estimate(

@@ -36,6 +36,7 @@ from openmolt_core.cli._keys import (
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
 from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
 from openmolt_core.openmolt import OpenMolt
+from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
 __all__ = ["Loaded", "check_ready", "load", "make_durable", "run_once", "serve"]
@@ -57,10 +58,6 @@ class Loaded:
 	def om(self) -> OpenMolt:
 		"""The agent's OpenMolt instance."""
 		return self.agent.om
-
-
-def _snake(settings: dict[str, Any]) -> dict[str, Any]:
-	return {re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", k).lower(): v for k, v in settings.items()}
 
 
 def _integration_ids(om: OpenMolt) -> list[str]:
@@ -183,7 +180,7 @@ def _load_json(
 	ids = [b if isinstance(b, str) else b["integration"] for b in bindings]
 	reports = resolve_keys([(name, name, settings) for name, settings in providers.items()], **keys)
 	configs, integration_reports = _integration_configs(ids, given, keys)
-	providers = {name: _snake(settings) for name, settings in providers.items()}
+	providers = {name: snake_keys(settings) for name, settings in providers.items()}
 	instructions_path = spec.instructions_path
 	if instructions_path and not Path(instructions_path).is_absolute():
 		instructions_path = str(path.parent / instructions_path)
@@ -205,7 +202,7 @@ def _load_json(
 		model_config=spec.model_settings,
 		config=spec.config,
 		integrations=bindings,
-		memory=spec.memory.model_dump(exclude_none=True) if spec.memory else None,
+		memory=spec.memory,
 		on_human_input_request=ask_on_terminal if spec.human_input else None,
 		requires_approval=spec.requires_approval,
 		taint_policy=spec.taint_policy,

@@ -1,7 +1,7 @@
 """Response decoding for HTTP tools: JSON, text, XML (safely, to a dict), binary, and errors.
 
 Also: base64 media inside JSON saved as files (``response_files``), and failures that services
-report inside 200 replies (``error_check``).
+report inside 200 replies (an integration's ``response_checks``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import binascii
 import json
 import mimetypes
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from email.message import Message
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -29,10 +29,11 @@ __all__ = [
 	"MAX_DETAIL_CHARS",
 	"decode",
 	"error_message",
+	"error_messages",
+	"graphql_errors",
 	"inline_files",
 	"loads_json",
 	"parse_xml",
-	"service_error",
 	"trimmed_details",
 ]
 
@@ -257,40 +258,37 @@ async def inline_files(value: Any, paths: Sequence[str], store: FileStore | None
 	return value
 
 
-def _messages(errors: Any) -> list[str]:
+def error_messages(errors: Any) -> list[str]:
+	"""The messages in an error value: a string, an object's message, or a list of either.
+
+	Args:
+		errors: The value (``errors`` of a GraphQL reply, Slack's ``error``).
+	"""
 	if isinstance(errors, str):
 		return [errors]
 	if isinstance(errors, dict):
 		found = _find_message(errors)
 		return [found] if found else []
 	if isinstance(errors, list):
-		return [m for item in errors for m in _messages(item)]
+		return [m for item in errors for m in error_messages(item)]
 	return []
 
 
-def service_error(value: Any, check: str | None) -> str | None:
-	"""The failure a 200 reply reports, under an ``error_check`` mode, or None.
+def graphql_errors(value: Any) -> str | None:
+	"""A GraphQL reply's failure: a non-empty top-level ``errors`` with ``data`` null or absent.
 
-	``graphql``: a non-empty top-level ``errors`` while ``data`` is null or absent (partial
-	results, with ``data``, are returned as they are). ``ok_field``: ``"ok": false``, with the
-	message from ``error`` (and ``response_metadata.messages``, as Slack adds).
+	Partial results (``errors`` next to ``data``) are returned as they are. A
+	`openmolt_core.integrations.extensions.ResponseCheck` for GraphQL APIs (Shopify's Admin API).
+
+	Args:
+		value: The decoded reply.
 	"""
-	if not isinstance(value, dict) or check is None:
+	if not isinstance(value, dict):
 		return None
-	if check == "graphql":
-		errors = value.get("errors")
-		if errors and value.get("data") is None:
-			return "; ".join(_messages(errors)) or "GraphQL errors"
-		return None
-	if check == "ok_field":
-		if value.get("ok") is not False:
-			return None
-		parts = _messages(value.get("error")) or ["ok is false"]
-		meta = value.get("response_metadata")
-		if isinstance(meta, dict):
-			parts += _messages(meta.get("messages"))
-		return "; ".join(parts)
-	raise ToolError(f"unknown error_check {check!r}")
+	errors = value.get("errors")
+	if errors and value.get("data") is None:
+		return "; ".join(error_messages(errors)) or "GraphQL errors"
+	return None
 
 
 async def decode(
@@ -301,7 +299,7 @@ async def decode(
 	store: FileStore | None,
 	response_headers: Sequence[str] = (),
 	response_files: Sequence[str] = (),
-	error_check: str | None = None,
+	checks: Sequence[Callable[[Any], str | None]] = (),
 ) -> Any:
 	"""Decode a 2xx response in a response format.
 
@@ -313,7 +311,8 @@ async def decode(
 		response_headers: Response headers to include in the output; a name ending in ``*``
 			(``x-amz-meta-*``) includes every header with that prefix, by its lowercase name.
 		response_files: Paths of base64 payloads in a JSON body to save (`inline_files`).
-		error_check: How the service reports failures in 200 replies (`service_error`).
+		checks: The integration's checks of 2xx JSON replies (``response_checks``): each
+			returns the failure a reply reports, or None.
 
 	Returns:
 		For ``binary``: ``{"file", "mediaType", "size", "name"}``. For an empty body:
@@ -322,7 +321,7 @@ async def decode(
 		becomes ``{"body": <decoded>, "headers": {...}}``.
 
 	Raises:
-		ToolError: The body cannot be decoded, or ``error_check`` finds a reported failure.
+		ToolError: The body cannot be decoded, or a check finds a reported failure.
 	"""
 	headers = _listed_headers(response, response_headers)
 	media_type = response.headers.get("content-type", "application/octet-stream").split(";")[0]
@@ -340,7 +339,7 @@ async def decode(
 			value = loads_json(data)
 		except ValueError:
 			value = _text(data, response)
-		failure = service_error(value, error_check)
+		failure = next((found for check in checks if (found := check(value))), None)
 		if failure:
 			raise ToolError(
 				f"the service reported an error: {failure}",

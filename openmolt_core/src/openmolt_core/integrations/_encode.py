@@ -1,4 +1,10 @@
-"""Request encoding for HTTP tools: query strings, form bodies, multipart, uploads."""
+"""Request encoding for HTTP tools: query strings, and the built-in request formats.
+
+The built-in formats are ``json``, ``form-data``, ``multipart``, ``text`` and ``binary``; an
+integration adds its own (or replaces one) with ``encoders`` (see
+`openmolt_core.integrations.extensions`). `form_encoder` builds a ``form-data`` encoder that
+writes lists another way, and `multipart_body` and `flatten` are the pieces the built-ins use.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,8 @@ import json
 import re
 import secrets
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote_plus, urlencode
 
 import httpx
@@ -15,19 +22,71 @@ from openmolt_core.errors import ToolError
 
 if TYPE_CHECKING:
 	from openmolt_core.files import FileStore, StoredFile
-	from openmolt_core.integrations.model import ArrayStyle
+	from openmolt_core.integrations.extensions import BodyEncoder
 
 __all__ = [
+	"ArrayStyle",
+	"EncodeRequest",
 	"EncodedBody",
 	"append_query",
+	"checked_media_type",
 	"encode_body",
 	"flatten",
+	"form_encoder",
+	"multipart_body",
+	"open_file",
 	"query_pairs",
 	"set_query",
 ]
 
-EncodedBody = tuple[bytes | None, str | None]
-"""The body bytes (None: no body) and the Content-Type to send (None: leave as is)."""
+ArrayStyle = Literal["indices", "brackets", "repeat"]
+"""How form and multipart bodies write a list of scalars ``k: [a, b]``.
+
+``indices``: ``k[0]=a&k[1]=b`` (the built-in ``form-data``, what Stripe's SDKs send).
+``brackets``: ``k[]=a&k[]=b``. ``repeat``: ``k=a&k=b`` (Twilio's ``MediaUrl``). Lists of objects
+always use indices.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedBody:
+	"""A request body ready to send.
+
+	Args:
+		content: The body bytes; None sends no body.
+		content_type: The ``Content-Type`` to send; None leaves the tool's own header.
+		headers: More headers computed from the body (a checksum, metadata); every one is
+			checked like any other header before it is sent.
+	"""
+
+	content: bytes | None
+	content_type: str | None = None
+	headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeRequest:
+	"""What an encoder may use besides the rendered body.
+
+	Args:
+		files: The tool's rendered ``files`` fields (field name to a file reference).
+		store: The agent's file store, which resolves file references.
+	"""
+
+	files: Mapping[str, Any]
+	store: FileStore | None
+
+	async def open(self, reference: Any, what: str) -> StoredFile:
+		"""The bytes, media type and name behind a file reference.
+
+		Args:
+			reference: The reference (``openmolt-file:<id>``, a data URL, ``fileSystem:<path>``).
+			what: What the reference is, for the message (``"media"``).
+
+		Raises:
+			ToolError: There is no file store, or the reference cannot be resolved.
+		"""
+		return await open_file(self.store, reference, what)
 
 
 def _scalar(value: Any) -> str:
@@ -130,8 +189,12 @@ def _quote_header(value: str) -> str:
 	return _CONTROL.sub("", value.replace("\\", "\\\\").replace('"', '\\"'))
 
 
-def _media_type(stored: StoredFile) -> str:
-	"""A file's media type for a part header, refused unless it is a plain RFC 9110 media type."""
+def checked_media_type(stored: StoredFile) -> str:
+	"""A file's media type for a header, refused unless it is a plain RFC 9110 media type.
+
+	Raises:
+		ToolError: The media type is malformed (it would go into a header).
+	"""
 	if not _MEDIA_TYPE.fullmatch(stored.media_type):
 		raise ToolError(
 			"the file's media type is not a valid media type (type/subtype); refused, since it "
@@ -140,9 +203,15 @@ def _media_type(stored: StoredFile) -> str:
 	return stored.media_type
 
 
-def _multipart(
+def multipart_body(
 	fields: list[tuple[str, str]], files: list[tuple[str, StoredFile]]
-) -> tuple[bytes, str]:
+) -> EncodedBody:
+	"""A multipart/form-data body: text fields, then file parts.
+
+	Args:
+		fields: Field names and text values (`flatten` makes them from an object).
+		files: Field names and the files to send under them.
+	"""
 	boundary = f"openmolt-{secrets.token_hex(12)}"
 	chunks: list[bytes] = []
 	for name, text in fields:
@@ -155,31 +224,85 @@ def _multipart(
 		head = (
 			f"--{boundary}\r\nContent-Disposition: form-data; "
 			f'name="{_quote_header(name)}"; filename="{_quote_header(stored.name)}"\r\n'
-			f"Content-Type: {_media_type(stored)}\r\n\r\n"
+			f"Content-Type: {checked_media_type(stored)}\r\n\r\n"
 		)
 		chunks.append(head.encode() + stored.data + b"\r\n")
 	chunks.append(f"--{boundary}--\r\n".encode())
-	return b"".join(chunks), f"multipart/form-data; boundary={boundary}"
+	return EncodedBody(b"".join(chunks), f"multipart/form-data; boundary={boundary}")
 
 
-def _related(metadata: Any, media: StoredFile) -> tuple[bytes, str]:
-	boundary = f"openmolt-{secrets.token_hex(12)}"
-	body = (
-		f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".encode()
-		+ json.dumps(metadata or {}, ensure_ascii=False).encode()
-		+ f"\r\n--{boundary}\r\nContent-Type: {_media_type(media)}\r\n\r\n".encode()
-		+ media.data
-		+ f"\r\n--{boundary}--\r\n".encode()
-	)
-	return body, f"multipart/related; boundary={boundary}"
+async def open_file(store: FileStore | None, reference: Any, what: str) -> StoredFile:
+	"""Resolve a file reference through the store.
 
-
-async def _open(store: FileStore | None, reference: Any, what: str) -> StoredFile:
+	Raises:
+		ToolError: There is no store, the reference is not a string, or it cannot be resolved.
+	"""
 	if store is None:
 		raise ToolError(f"{what} needs a file store; use the tool through an OpenMolt agent")
 	if not isinstance(reference, str):
 		raise ToolError(f"{what} must be a file reference string, got {type(reference).__name__}")
 	return await store.open(reference)
+
+
+async def _files(request: EncodeRequest) -> list[tuple[str, StoredFile]]:
+	return [
+		(name, await request.open(ref, f"file field {name!r}"))
+		for name, ref in request.files.items()
+	]
+
+
+def form_encoder(arrays: ArrayStyle = "indices") -> BodyEncoder:
+	"""A ``form-data`` encoder: urlencoded nested keys, multipart when a file field is given.
+
+	Args:
+		arrays: How lists of scalars are written (see `ArrayStyle`).
+	"""
+
+	async def encode(body: Any, request: EncodeRequest) -> EncodedBody:
+		if request.files:
+			return multipart_body(flatten(body or {}, arrays=arrays), await _files(request))
+		if body is None:
+			return EncodedBody(None)
+		if not isinstance(body, Mapping):
+			raise ToolError("a form-data body must be an object")
+		content = urlencode(flatten(body, arrays=arrays)).encode()
+		return EncodedBody(content, "application/x-www-form-urlencoded")
+
+	return encode
+
+
+async def _multipart(body: Any, request: EncodeRequest) -> EncodedBody:
+	return multipart_body(flatten(body or {}), await _files(request))
+
+
+async def _json(body: Any, request: EncodeRequest) -> EncodedBody:
+	if body is None:
+		return EncodedBody(None)
+	data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+	return EncodedBody(data, "application/json")
+
+
+async def _text(body: Any, request: EncodeRequest) -> EncodedBody:
+	if body is None:
+		return EncodedBody(None)
+	text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+	return EncodedBody(text.encode(), "text/plain; charset=utf-8")
+
+
+async def _binary(body: Any, request: EncodeRequest) -> EncodedBody:
+	if body is None:
+		return EncodedBody(None)
+	stored = await request.open(body, "the binary body")
+	return EncodedBody(stored.data, checked_media_type(stored))
+
+
+_BUILTIN: dict[str, BodyEncoder] = {
+	"json": _json,
+	"form-data": form_encoder(),
+	"multipart": _multipart,
+	"text": _text,
+	"binary": _binary,
+}
 
 
 async def encode_body(
@@ -188,43 +311,21 @@ async def encode_body(
 	files: Mapping[str, Any],
 	store: FileStore | None,
 	*,
-	arrays: ArrayStyle = "indices",
+	encoders: Mapping[str, BodyEncoder] | None = None,
 ) -> EncodedBody:
 	"""Encode a rendered body in a request format.
 
 	Args:
-		fmt: ``json``, ``form-data``, ``multipart``, ``multipart-related``, ``text`` or ``binary``.
+		fmt: A built-in format, or one of ``encoders``.
 		body: The rendered body.
 		files: Rendered file fields (field name to file reference), for form-data and multipart.
 		store: Resolves file references.
-		arrays: How form-data and multipart write lists of scalars.
+		encoders: The integration's own encoders (one under a built-in name replaces it).
 
 	Raises:
 		ToolError: A file reference cannot be resolved, or the body does not fit the format.
 	"""
-	if fmt in ("form-data", "multipart") and (files or fmt == "multipart"):
-		opened = [
-			(name, await _open(store, ref, f"file field {name!r}")) for name, ref in files.items()
-		]
-		return _multipart(flatten(body or {}, arrays=arrays), opened)
-	if body is None:
-		return None, None
-	if fmt == "json":
-		data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-		return data, "application/json"
-	if fmt == "form-data":
-		if not isinstance(body, Mapping):
-			raise ToolError("a form-data body must be an object")
-		return urlencode(flatten(body, arrays=arrays)).encode(), "application/x-www-form-urlencoded"
-	if fmt == "multipart-related":
-		if not isinstance(body, Mapping) or "media" not in body:
-			raise ToolError('a multipart-related body needs {"metadata": {...}, "media": <file>}')
-		media = await _open(store, body["media"], "media")
-		return _related(body.get("metadata"), media)
-	if fmt == "text":
-		text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-		return text.encode(), "text/plain; charset=utf-8"
-	if fmt == "binary":
-		stored = await _open(store, body, "the binary body")
-		return stored.data, _media_type(stored)
-	raise ToolError(f"unknown request format {fmt!r}")
+	encoder = (encoders or {}).get(fmt) or _BUILTIN.get(fmt)
+	if encoder is None:
+		raise ToolError(f"unknown request format {fmt!r}")
+	return await encoder(body, EncodeRequest(files=files, store=store))

@@ -1,11 +1,12 @@
-"""Credentials as ``httpx.Auth``: bearer, custom, oauth2, basic and aws_sigv4.
+"""Credentials as ``httpx.Auth``: bearer, custom, oauth2 and basic, and the types integrations add.
 
 `make_auth` turns an agent's credential (the integration's `Credential` setup rendered over the
-agent's config) into an ``httpx.Auth`` that the HTTP engine passes to every request. Values are
+agent's config) into an ``httpx.Auth`` that the HTTP engine passes to every request. A type one
+vendor needs (AWS Signature V4) is the vendor integration's own, registered in its ``auths``. Values are
 rendered on each request from the current config, so an OAuth2 refresh takes effect at once.
 
 OAuth2 refreshes when the access token is missing or expires within `EXPIRY_SKEW` seconds, and
-once when a request is answered 401. Its config keys (`OAUTH2_CONFIG_KEYS`) work in camelCase and in
+once when a request is answered 401. Its config keys (`OAuth2Config`) work in camelCase and in
 snake_case. A public client (no client secret: PKCE, as Airtable allows) refreshes with its
 ``client_id`` in the body and no ``Authorization`` header, as RFC 6749 section 2.3 and the services'
 examples do; a confidential client authenticates as its credential's ``token_auth`` says. One refresh runs at a time per credential (an ``anyio.Lock``):
@@ -22,30 +23,41 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlencode
 
 import anyio
 import httpx
+from pydantic import ConfigDict, Field, ValidationError
 
-from openmolt_core.errors import IntegrationError, ToolError
+from openmolt_core.errors import ConfigurationError, IntegrationError, ToolError
 from openmolt_core.integrations._encode import set_query
 from openmolt_core.integrations._headers import check_header
 from openmolt_core.integrations.templating import MISSING, render_string
+from openmolt_core.options import Options, options_config
 
 if TYPE_CHECKING:
 	from collections.abc import AsyncGenerator
 
-	from openmolt_core.integrations.model import Credential, Integration
+	from openmolt_core.integrations.model import (
+		BasicCredential,
+		BearerCredential,
+		Credential,
+		CustomCredential,
+		Integration,
+		OAuth2Credential,
+	)
 
 __all__ = [
 	"EXPIRY_SKEW",
 	"OAUTH2_CONFIG_KEYS",
 	"OAuth2Auth",
+	"OAuth2Config",
 	"authorization_url",
 	"carries_token",
 	"make_auth",
 	"oauth2_config",
+	"render_value",
 ]
 
 log = logging.getLogger("openmolt")
@@ -53,19 +65,42 @@ log = logging.getLogger("openmolt")
 EXPIRY_SKEW = 60.0
 """Seconds before its expiry at which an OAuth2 token is refreshed."""
 
+
+class OAuth2Config(Options):
+	"""The config keys an oauth2 credential reads, each in camelCase or snake_case.
+
+	Other keys of the config (a shop domain, an API key sent next to the token) are kept as they
+	are. A key given in both spellings with different values is refused.
+
+	Attributes:
+		access_token: The current access token (``accessToken``).
+		refresh_token: The refresh token (``refreshToken``).
+		expiry_date: When the access token expires: ISO 8601, epoch seconds or milliseconds
+			(``expiryDate``).
+		client_id: The OAuth client id (``clientId``).
+		client_secret: The client secret (``clientSecret``); none for a public client.
+		token_url: The token URL, when the credential's setup reads it from the config.
+		auth_url: The authorization URL, likewise.
+	"""
+
+	model_config: ClassVar[ConfigDict] = options_config(extra="allow")
+
+	access_token: str | None = Field(default=None, repr=False)
+	refresh_token: str | None = Field(default=None, repr=False)
+	expiry_date: str | int | float | None = None
+	client_id: str | None = None
+	client_secret: str | None = Field(default=None, repr=False)
+	token_url: str | None = None
+	auth_url: str | None = None
+
+
 OAUTH2_CONFIG_KEYS: Mapping[str, str] = {
-	"accessToken": "access_token",
-	"refreshToken": "refresh_token",
-	"expiryDate": "expiry_date",
-	"clientId": "client_id",
-	"clientSecret": "client_secret",
-	"tokenUrl": "token_url",
-	"authUrl": "auth_url",
+	str(field.alias): name for name, field in OAuth2Config.model_fields.items()
 }
-"""Every OAuth2 credential config key: its camelCase name (the one templates read) to snake_case."""
+"""Every OAuth2 credential config key: its camelCase name (the one templates read) to snake_case
+(from `OAuth2Config`'s alias generator)."""
 
 _CONFIG_REF = re.compile(r"config\.([A-Za-z_$][\w$]*)")
-_UNSIGNED = frozenset({"connection", "accept-encoding", "user-agent", "accept", "expect"})
 
 
 def _value(template: str | None, config: Mapping[str, Any], key: str) -> str:
@@ -89,6 +124,22 @@ def _quiet(template: str | None, config: Mapping[str, Any], key: str) -> str:
 		return ""
 
 
+def render_value(template: str, config: Mapping[str, Any], *, quiet: bool = False) -> str:
+	"""A credential value: a Liquid template over ``config``, rendered and stripped.
+
+	For the auths integrations register (`openmolt_core.integrations.extensions.AuthFactory`).
+
+	Args:
+		template: The template (``{{ config.accessKeyId }}``).
+		config: The agent's credential config.
+		quiet: Return ``""`` instead of raising (for redaction: a broken template hides nothing).
+
+	Raises:
+		ToolError: The template does not render (unless ``quiet``).
+	"""
+	return _quiet(template, config, "") if quiet else _value(template, config, "")
+
+
 def _require(template: str | None, config: Mapping[str, Any], iid: str, what: str) -> None:
 	missing = [k for k in _CONFIG_REF.findall(template or "") if config.get(k) in (None, "")]
 	if missing:
@@ -98,7 +149,11 @@ def _require(template: str | None, config: Mapping[str, Any], iid: str, what: st
 		)
 
 
-def _headers(credential: Credential, config: Mapping[str, Any], iid: str) -> dict[str, str]:
+def _headers(
+	credential: BearerCredential | CustomCredential | OAuth2Credential,
+	config: Mapping[str, Any],
+	iid: str,
+) -> dict[str, str]:
 	out = {}
 	for name, template in credential.headers.items():
 		_require(template, config, iid, f"header {name!r}")
@@ -115,15 +170,20 @@ def _headers(credential: Credential, config: Mapping[str, Any], iid: str) -> dic
 class _StaticAuth(httpx.Auth):
 	"""bearer and custom: headers and query parameters rendered from the config."""
 
-	def __init__(self, credential: Credential, config: Mapping[str, Any], iid: str) -> None:
+	def __init__(
+		self, credential: BearerCredential | CustomCredential, config: Mapping[str, Any], iid: str
+	) -> None:
 		self.credential = credential
 		self.config = dict(config)
 		self.iid = iid
 
+	def _queries(self) -> dict[str, str]:
+		return getattr(self.credential, "query_params", {})
+
 	def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
 		request.headers.update(_headers(self.credential, self.config, self.iid))
 		params = {}
-		for name, template in self.credential.query_params.items():
+		for name, template in self._queries().items():
 			_require(template, self.config, self.iid, f"query parameter {name!r}")
 			params[name] = _value(template, self.config, name)
 		if params:
@@ -132,7 +192,7 @@ class _StaticAuth(httpx.Auth):
 
 	def secrets(self) -> set[str]:
 		"""The rendered secret values, for redaction."""
-		fields = [*self.credential.headers.items(), *self.credential.query_params.items()]
+		fields = [*self.credential.headers.items(), *self._queries().items()]
 		out: set[str] = set()
 		for name, template in fields:
 			value = _quiet(template, self.config, name).strip()
@@ -145,7 +205,7 @@ class _StaticAuth(httpx.Auth):
 
 
 class _BasicAuth(httpx.Auth):
-	def __init__(self, credential: Credential, config: Mapping[str, Any], iid: str) -> None:
+	def __init__(self, credential: BasicCredential, config: Mapping[str, Any], iid: str) -> None:
 		self.credential = credential
 		self.config = dict(config)
 		self.iid = iid
@@ -172,20 +232,32 @@ class _BasicAuth(httpx.Auth):
 
 
 def oauth2_config(config: Mapping[str, Any]) -> dict[str, Any]:
-	"""``config`` with each `OAUTH2_CONFIG_KEYS` value also under its camelCase name.
+	"""``config`` with each `OAuth2Config` key also under its camelCase name.
 
 	A key given only in snake_case (``refresh_token``) is copied to its camelCase name
-	(``refreshToken``), which the credential templates and the engine read; when both spellings
-	are set, the camelCase value wins. Other keys are left as they are.
+	(``refreshToken``), which the credential templates and the engine read; the user's own
+	spelling stays too. Other keys are left as they are.
 
 	Args:
 		config: The agent's credential config.
+
+	Raises:
+		ConfigurationError: A key is given in both spellings with different values, or has a
+			value of the wrong type.
 	"""
-	out = dict(config)
-	for camel, snake in OAUTH2_CONFIG_KEYS.items():
-		if out.get(camel) in (None, "") and out.get(snake) not in (None, ""):
-			out[camel] = out[snake]
-	return out
+	try:
+		parsed = OAuth2Config.model_validate(config)
+	except ValidationError as exc:
+		problems = "; ".join(
+			f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors()
+		)
+		raise ConfigurationError(f"the oauth2 credential config: {problems}") from None
+	known = {
+		camel: getattr(parsed, name)
+		for camel, name in OAUTH2_CONFIG_KEYS.items()
+		if getattr(parsed, name) not in (None, "")
+	}
+	return {**config, **known}
 
 
 def _expiry(value: Any) -> float | None:
@@ -204,7 +276,7 @@ def _expiry(value: Any) -> float | None:
 	return when.timestamp()
 
 
-def carries_token(credential: Credential) -> bool:
+def carries_token(credential: OAuth2Credential) -> bool:
 	"""Whether an oauth2 credential's own ``headers`` send the access token.
 
 	A header whose template reads ``config.accessToken`` (Shopify's
@@ -232,17 +304,22 @@ class OAuth2Auth(httpx.Auth):
 		iid: The integration id, for messages.
 		on_token_refresh: Called (sync or async) with the full new config after a refresh.
 		http: Getter for the shared client used to call the token URL.
+		client_id_param: The token request's name for the client id: TikTok registers an
+			``oauth2`` auth with ``client_key`` (``functools.partial(OAuth2Auth,
+			client_id_param="client_key")`` in its ``auths``).
 	"""
 
 	def __init__(
 		self,
-		credential: Credential,
+		credential: OAuth2Credential,
 		config: Mapping[str, Any],
 		iid: str,
 		*,
 		on_token_refresh: Callable[[dict[str, Any]], Any] | None,
 		http: Callable[[], httpx.AsyncClient],
+		client_id_param: str = "client_id",
 	) -> None:
+		self.client_id_param = client_id_param
 		self.credential = credential
 		self.config = oauth2_config(config)
 		self.iid = iid
@@ -313,7 +390,7 @@ class OAuth2Auth(httpx.Auth):
 		else:
 			# A public client (no secret) identifies itself in the body, whatever token_auth says.
 			if client_id:
-				form[self.credential.client_id_param] = client_id
+				form[self.client_id_param] = client_id
 			if secret:
 				form["client_secret"] = secret
 		try:
@@ -391,61 +468,6 @@ class OAuth2Auth(httpx.Auth):
 		return {s for s in {*self._seen, self._token_now()} if len(s) >= 6}
 
 
-class _AwsSigV4Auth(httpx.Auth):
-	requires_request_body = True
-
-	def __init__(self, credential: Credential, config: Mapping[str, Any], iid: str) -> None:
-		try:
-			# botocore ships no type information.
-			from botocore.auth import S3SigV4Auth, SigV4Auth  # type: ignore[import-untyped]
-			from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
-			from botocore.credentials import Credentials  # type: ignore[import-untyped]
-		except ImportError as exc:
-			raise IntegrationError(
-				"the aws_sigv4 credential needs botocore; run: pip install 'openmolt[s3]'",
-				integration=iid,
-			) from exc
-		self._classes = (S3SigV4Auth, SigV4Auth, AWSRequest, Credentials)
-		self.credential = credential
-		self.config = dict(config)
-		self.iid = iid
-
-	def _fields(self) -> tuple[str, str, str, str, str]:
-		c, cfg = self.credential, self.config
-		return (
-			_value(c.access_key_id, cfg, "accessKeyId"),
-			_value(c.secret_access_key, cfg, "secretAccessKey"),
-			_value(c.session_token, cfg, "sessionToken"),
-			_value(c.region, cfg, "region") or "us-east-1",
-			_value(c.service, cfg, "service") or "s3",
-		)
-
-	def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-		s3_auth, v4_auth, aws_request, credentials = self._classes
-		key, secret, session, region, service = self._fields()
-		if not key or not secret:
-			raise ToolError(f"{self.iid}: the AWS access key id and secret must be configured")
-		headers = {k: v for k, v in request.headers.items() if k.lower() not in _UNSIGNED}
-		aws = aws_request(
-			method=request.method, url=str(request.url), data=request.content, headers=headers
-		)
-		signer = (s3_auth if service == "s3" else v4_auth)(
-			credentials(key, secret, session or None), service, region
-		)
-		signer.add_auth(aws)
-		for name, value in aws.headers.items():
-			if name.lower() == "authorization" or name.lower().startswith("x-amz-"):
-				request.headers[name] = value
-		yield request
-
-	def secrets(self) -> set[str]:
-		"""The secret values, for redaction; never raises."""
-		c, cfg = self.credential, self.config
-		secret = _quiet(c.secret_access_key, cfg, "secretAccessKey")
-		session = _quiet(c.session_token, cfg, "sessionToken")
-		return {v for v in (secret, session) if len(v) >= 6}
-
-
 def make_auth(
 	integration: Integration,
 	credential: Credential,
@@ -456,36 +478,59 @@ def make_auth(
 ) -> httpx.Auth | None:
 	"""Build the ``httpx.Auth`` for an agent's credential.
 
+	The integration's own ``auths`` come first: a type it registers (``aws_sigv4`` in S3), or a
+	built-in type it builds its own way (TikTok's ``oauth2``). Then the built-in types.
+
 	Args:
-		integration: The integration (its id names errors).
+		integration: The integration (its id names errors; its ``auths``).
 		credential: The credential setup the agent chose.
 		config: The merged config (instance config, then the agent's).
 		on_token_refresh: OAuth2 only: called with the new config after each refresh.
 		http: Getter for the shared client (token refreshes).
 
 	Raises:
-		IntegrationError: aws_sigv4 without botocore installed.
+		IntegrationError: The type is neither built in nor registered, or the auth needs a
+			library that is not installed.
+		ConfigurationError: The config does not fit the credential (an oauth2 key given in both
+			spellings with different values).
 	"""
+	from openmolt_core.integrations.model import (
+		BasicCredential,
+		BearerCredential,
+		CustomCredential,
+		OAuth2Credential,
+	)
+
 	iid = integration.id or integration.name
-	if credential.type in ("bearer", "custom"):
+	factory = integration.auths.get(credential.type)
+	if factory is not None:
+		if isinstance(credential, OAuth2Credential):
+			config = oauth2_config(config)
+		auth: httpx.Auth = factory(
+			credential, config, iid, on_token_refresh=on_token_refresh, http=http
+		)
+		return auth
+	if isinstance(credential, (BearerCredential, CustomCredential)):
 		return _StaticAuth(credential, config, iid)
-	if credential.type == "basic":
+	if isinstance(credential, BasicCredential):
 		return _BasicAuth(credential, config, iid)
-	if credential.type == "oauth2":
+	if isinstance(credential, OAuth2Credential):
 		return OAuth2Auth(credential, config, iid, on_token_refresh=on_token_refresh, http=http)
-	if credential.type == "aws_sigv4":
-		return _AwsSigV4Auth(credential, config, iid)
-	raise IntegrationError(f"unknown credential type {credential.type!r}", integration=iid)
+	raise IntegrationError(
+		f"unknown credential type {credential.type!r}; register it in the integration's auths",
+		integration=iid,
+	)
 
 
 def authorization_url(
-	credential: Credential,
+	credential: OAuth2Credential,
 	config: Mapping[str, Any],
 	redirect_uri: str,
 	state: str,
 	*,
 	scope_separator: str | None = None,
 	code_challenge: str | None = None,
+	client_id_param: str = "client_id",
 ) -> str:
 	"""The URL where a user authorizes the app, for docs and the CLI (authorization-code flow).
 
@@ -498,6 +543,7 @@ def authorization_url(
 		scope_separator: How scopes are joined; None uses the credential's ``scope_separator``
 			(``" "`` unless the integration sets ``,``, as Slack and TikTok do).
 		code_challenge: A PKCE S256 challenge, for services that require PKCE (X).
+		client_id_param: The parameter that carries the client id (``client_key`` for TikTok).
 
 	Raises:
 		IntegrationError: The credential is not oauth2 or has no ``auth_url``.
@@ -507,7 +553,7 @@ def authorization_url(
 	config = oauth2_config(config)
 	params = {
 		"response_type": "code",
-		credential.client_id_param: _value(credential.client_id, config, "clientId"),
+		client_id_param: _value(credential.client_id, config, "clientId"),
 		"redirect_uri": redirect_uri,
 		"state": state,
 	}

@@ -6,13 +6,15 @@ A call goes through these steps:
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
    from the model are data, endpoint values are encoded path segments, header values with line
    breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
-3. encode the body in the request format (`_encode`), resolving file references; add the
-   tool's ``checksum`` header over the encoded body and its ``prefixed_headers``; a POST gets an
-   idempotency key derived from its call id (the same when a durable run replays the call) when
-   the API setup names an ``idempotency_header`` the call did not set;
+3. encode the body in the request format (`_encode`, or the integration's own ``encoders``),
+   resolving file references; headers an encoder computes from the body (a checksum, S3
+   metadata) are checked like any other; a POST gets an idempotency key derived from its call
+   id (the same when a durable run replays the call) when the API setup names an
+   ``idempotency_header`` the call did not set;
 4. send with the shared ``httpx.AsyncClient`` and the credential's ``httpx.Auth``
-   (`credentials`), retrying with tenacity (``Retry-After`` and ``X-RateLimit-Reset`` honoured,
-   bounded in attempts, per-wait and total time). 429 is always retried (the request was not
+   (`credentials`), retrying under the instance's `openmolt_core.retry.RetryPolicy` (the one the
+   providers use too: ``Retry-After`` and ``X-RateLimit-Reset`` honoured, bounded in attempts,
+   per-wait and total time). 429 is always retried (the request was not
    processed); 5xx, timeouts and broken connections only when repeating is safe: an idempotent
    method, or a request with an idempotency key. A request that never reached the service (no
    connection) is always retried;
@@ -29,8 +31,12 @@ A call goes through these steps:
    (connection, hops, retries, body) within the tool's timeout as one total deadline;
 7. decode the response in the response format (`_decode`); a non-2xx reply that the tool does not
    accept raises a `ToolError`
-   with the status, the service's message and a trimmed body, and so does a 200 reply that the
-   API setup's ``error_check`` finds reporting a failure. Secrets are redacted from errors.
+   with the status, the service's message and a trimmed body, and so does a 200 reply in which
+   one of the integration's ``response_checks`` finds a failure. Secrets are redacted from errors.
+
+What one vendor needs (a Liquid filter, a body format, a check, an auth) is registered on its
+`openmolt_core.integrations.Integration`, never written here (see
+`openmolt_core.integrations.extensions`).
 
 Where a URL's origin may come from is decided when the integration is defined
 (`openmolt_core.integrations._origin`): ``config`` may choose it, ``input`` only within a tool's
@@ -39,28 +45,15 @@ Where a URL's origin may come from is decided when the integration is defined
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import httpx
-from tenacity import (
-	AsyncRetrying,
-	RetryCallState,
-	retry_if_exception,
-	retry_if_exception_type,
-	stop_after_attempt,
-	stop_after_delay,
-)
-from tenacity.stop import stop_base
 
 from openmolt_core._redact import redactor_for
 from openmolt_core.errors import ConfigurationError, ToolError
@@ -91,6 +84,8 @@ from openmolt_core.integrations.templating import (
 	render_string,
 	uses_filter,
 )
+from openmolt_core.options import EngineConfig
+from openmolt_core.retry import DEFAULT_RETRY, RetryPolicy, retry_after
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import ApiSetup, HttpTool, Integration
@@ -131,85 +126,15 @@ _NOT_SENT: tuple[type[Exception], ...] = (
 _CONTENT_HEADERS = ("content-type", "content-length", "transfer-encoding", "content-md5")
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-	"""How 429 and 5xx replies (and connection failures) are retried.
-
-	Args:
-		attempts: Tries in all, the first included.
-		max_total: Seconds after which no new attempt starts.
-		max_wait: The longest single wait; a service asking for more is not retried.
-		backoff: The first exponential backoff wait, when the service gives no hint.
-		sleep: The sleep function (tests pass one that does not sleep).
-	"""
-
-	attempts: int = 4
-	max_total: float = 60.0
-	max_wait: float = 30.0
-	backoff: float = 0.5
-	sleep: Callable[[float], Awaitable[Any]] = anyio.sleep
-
-
-DEFAULT_RETRY = RetryPolicy()
-"""The policy used unless ``context.extras["retry_policy"]`` holds another."""
-
-
 class _Retryable(Exception):
 	def __init__(self, response: httpx.Response, data: bytes) -> None:
 		self.response = response
 		self.data = data
 
 
-def _hint(response: httpx.Response) -> float | None:
-	"""Seconds the service asks us to wait, from Retry-After or X-RateLimit-Reset style headers."""
-	value = response.headers.get("retry-after")
-	if value:
-		try:
-			return max(float(value), 0.0)
-		except ValueError:
-			try:
-				when = parsedate_to_datetime(value)
-			except (TypeError, ValueError):
-				return None
-			import datetime as dt
-
-			return max((when - dt.datetime.now(dt.UTC)).total_seconds(), 0.0)
-	for name in ("x-ratelimit-reset", "x-rate-limit-reset", "ratelimit-reset"):
-		value = response.headers.get(name)
-		if value:
-			try:
-				reset = float(value)
-			except ValueError:
-				continue
-			if reset > 1e9:  # an epoch timestamp (GitHub, X); else seconds from now
-				import time
-
-				reset -= time.time()
-			return max(reset, 0.0)
-	return None
-
-
-def _wait_for(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
-	def wait(state: RetryCallState) -> float:
-		exc = state.outcome.exception() if state.outcome else None
-		hint = _hint(exc.response) if isinstance(exc, _Retryable) else None
-		if hint is not None:
-			return min(hint, policy.max_wait)
-		return min(policy.backoff * 2.0 ** (state.attempt_number - 1), policy.max_wait)
-
-	return wait
-
-
-class _TooLong(stop_base):
-	"""Stop when the service asks for a wait longer than the policy allows."""
-
-	def __init__(self, policy: RetryPolicy) -> None:
-		self.policy = policy
-
-	def __call__(self, retry_state: RetryCallState) -> bool:
-		exc = retry_state.outcome.exception() if retry_state.outcome else None
-		hint = _hint(exc.response) if isinstance(exc, _Retryable) else None
-		return hint is not None and hint > self.policy.max_wait
+def _hint(exc: BaseException) -> float | None:
+	"""Seconds the service asks us to wait (`openmolt_core.retry.retry_after`)."""
+	return retry_after(exc.response.headers) if isinstance(exc, _Retryable) else None
 
 
 _KEY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
@@ -250,16 +175,11 @@ async def _send_retrying(
 	max_bytes: int,
 ) -> tuple[httpx.Response, bytes]:
 	transport_errors: tuple[type[Exception], ...] = (httpx.TransportError,) if safe else _NOT_SENT
-	retrying = AsyncRetrying(
-		sleep=policy.sleep,
-		stop=stop_after_attempt(policy.attempts)
-		| stop_after_delay(policy.max_total)
-		| _TooLong(policy),
-		wait=_wait_for(policy),
-		retry=retry_if_exception_type((_Retryable, *transport_errors))
-		& retry_if_exception(lambda exc: not _bad_location(exc)),
-		reraise=True,
-	)
+
+	def worth_it(exc: BaseException) -> bool:
+		return isinstance(exc, (_Retryable, *transport_errors)) and not _bad_location(exc)
+
+	retrying = policy.retrying(worth_it, _hint)
 	try:
 		async for attempt in retrying:
 			with attempt:
@@ -504,7 +424,6 @@ def _reads_files(tool: HttpTool, setup: ApiSetup) -> bool:
 	parts = (
 		tool.body,
 		tool.headers,
-		tool.prefixed_headers,
 		tool.query_params,
 		setup.headers,
 		setup.query_params,
@@ -543,34 +462,14 @@ def check_text(value: Any, where: str = "input") -> None:
 			check_text(item, f"{where}[{index}]")
 
 
-def _prefixed(rendered: Mapping[str, Any]) -> list[tuple[str, str]]:
-	"""Expand ``prefixed_headers``: each key of a rendered object becomes ``<prefix><key>``."""
+def _encoded_headers(extra: Mapping[str, str]) -> list[tuple[str, str]]:
+	"""Check the headers an encoder computed from the body (a checksum, S3 metadata)."""
 	pairs: list[tuple[str, str]] = []
-	for prefix, values in rendered.items():
-		if values is MISSING or values is None or values == "":
-			continue
-		if not isinstance(values, Mapping):
-			raise ToolError(
-				f"headers prefixed {prefix!r} need an object of names to values, "
-				f"got {type(values).__name__}"
-			)
-		for key, value in values.items():
-			if value is None:
-				continue
-			if isinstance(value, (Mapping, list, tuple)):
-				raise ToolError(f"header {prefix}{key} needs a text value, not a list or object")
-			name = f"{prefix}{key}"
-			if not is_token(name):
-				raise ToolError(f"{name[:60]!r} is not a valid header name")
-			pairs.append((name, check_header(name, value)))
+	for name, value in extra.items():
+		if not is_token(name):
+			raise ToolError(f"{name[:60]!r} is not a valid header name")
+		pairs.append((name, check_header(name, value)))
 	return pairs
-
-
-def _checksum(kind: str, content: bytes | None) -> tuple[str, str]:
-	digest = hashlib.md5(content or b"", usedforsecurity=False).digest()
-	if kind == "content-md5":
-		return "Content-MD5", base64.b64encode(digest).decode("ascii")
-	raise ToolError(f"unknown checksum {kind!r}")
 
 
 async def build_request(
@@ -588,20 +487,20 @@ async def build_request(
 	setup = integration.api_setup
 	data = {"input": input, "config": context.config}
 	store = context.files
+	filters = integration.filters
 
-	def render_all() -> tuple[str, Any, Any, Any, Any, Any, Any]:
-		base = render_string(tool.base_url or setup.base_url, data)
-		endpoint = render_endpoint(tool.endpoint, data) if tool.endpoint else ""
-		query = render({**setup.query_params, **tool.query_params}, data)
-		headers = render({**setup.headers, **tool.headers}, data)
-		prefixed = render(tool.prefixed_headers, data)
-		body = render(tool.body, data) if tool.body is not None else None
-		files = render(tool.files, data)
-		return endpoint, base, query, headers, prefixed, body, files
+	def render_all() -> tuple[str, Any, Any, Any, Any, Any]:
+		base = render_string(tool.base_url or setup.base_url, data, filters=filters)
+		endpoint = render_endpoint(tool.endpoint, data, filters=filters) if tool.endpoint else ""
+		query = render({**setup.query_params, **tool.query_params}, data, filters=filters)
+		headers = render({**setup.headers, **tool.headers}, data, filters=filters)
+		body = render(tool.body, data, filters=filters) if tool.body is not None else None
+		files = render(tool.files, data, filters=filters)
+		return endpoint, base, query, headers, body, files
 
 	if _reads_files(tool, setup):
 
-		def render_reading() -> tuple[str, Any, Any, Any, Any, Any, Any]:
+		def render_reading() -> tuple[str, Any, Any, Any, Any, Any]:
 			with reading_files(store):
 				return render_all()
 
@@ -610,12 +509,11 @@ async def build_request(
 			base,
 			query,
 			rendered_headers,
-			prefixed,
 			body,
 			rendered_files,
 		) = await anyio.to_thread.run_sync(render_reading)
 	else:
-		endpoint, base, query, rendered_headers, prefixed, body, rendered_files = render_all()
+		endpoint, base, query, rendered_headers, body, rendered_files = render_all()
 	base_source = tool.base_url or setup.base_url
 	if tool.endpoint and is_absolute(tool.endpoint):
 		url, url_source = endpoint, tool.endpoint
@@ -637,22 +535,16 @@ async def build_request(
 	for name, value in rendered_headers.items():
 		if value is not MISSING and value is not None and value != "":
 			headers[name.lower()] = (name, check_header(name, value))
-	for name, value in _prefixed(prefixed):
-		headers.setdefault(name.lower(), (name, value))
 	fmt = tool.request_format or setup.request_format
 	files = {k: v for k, v in rendered_files.items() if v not in (None, "")}
-	content, content_type = await encode_body(
-		fmt,
-		None if body is MISSING else body,
-		files,
-		store,
-		arrays=tool.form_arrays or setup.form_arrays,
+	encoded = await encode_body(
+		fmt, None if body is MISSING else body, files, store, encoders=integration.encoders
 	)
+	content, content_type = encoded.content, encoded.content_type
 	if content_type and (content_type.startswith("multipart/") or "content-type" not in headers):
 		headers["content-type"] = ("Content-Type", content_type)
-	if tool.checksum:
-		name, digest = _checksum(tool.checksum, content)
-		headers[name.lower()] = (name, digest)
+	for name, value in _encoded_headers(encoded.headers):
+		headers[name.lower()] = (name, value)
 	headers.setdefault("accept-encoding", ("Accept-Encoding", ACCEPT_ENCODING))
 	try:
 		return client.build_request(
@@ -688,9 +580,8 @@ def guard_for(context: ToolContext) -> SsrfGuard:
 	Raises:
 		ToolError: ``allowInternalHosts`` is malformed.
 	"""
-	config = context.config
-	allowed = config.get("allowInternalHosts", config.get("allow_internal_hosts"))
 	try:
+		allowed = EngineConfig.of(context.config).allow_internal_hosts
 		return SsrfGuard(internal=allowed, resolver=context.extras.get("resolver"))
 	except ConfigurationError as exc:
 		raise ToolError(f"{context.integration}: {exc}") from None
@@ -727,7 +618,7 @@ async def execute_http_tool(
 			# One key per tool call: the engine's retries resend this same request, and a
 			# durable run that replays the call after a crash sends the same key again.
 			request.headers[key_header] = _idempotency_key(context.call_id)
-		policy = context.extras.get("retry_policy", DEFAULT_RETRY)
+		policy = context.retry or context.extras.get("retry_policy") or DEFAULT_RETRY
 		fmt = tool.response_format or setup.response_format
 		limit = tool.max_response_bytes or (
 			MAX_DOWNLOAD_BYTES if fmt == "binary" else MAX_RESPONSE_BYTES
@@ -769,7 +660,7 @@ async def execute_http_tool(
 			store=context.files,
 			response_headers=tool.response_headers,
 			response_files=tool.response_files,
-			error_check=setup.error_check,
+			checks=integration.response_checks,
 		)
 	except (httpx.HTTPError, httpx.InvalidURL) as exc:
 		raise ToolError(

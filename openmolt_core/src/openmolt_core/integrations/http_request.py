@@ -36,6 +36,7 @@ from openmolt_core.integrations.http import (
 	send,
 )
 from openmolt_core.integrations.model import Integration
+from openmolt_core.options import EngineConfig
 from openmolt_core.tools import FunctionTool, ToolContext
 
 __all__ = ["http_request_integration", "register_integrations"]
@@ -95,13 +96,16 @@ def _auto_format(response: httpx.Response) -> str:
 
 
 def _guard(context: ToolContext, internal: InternalHosts, resolver: Resolver | None) -> SsrfGuard:
-	config = context.config
-	if config.get("allowPrivate") or config.get("allow_private"):
+	try:
+		config = EngineConfig.of(context.config)
+	except ConfigurationError as exc:
+		raise ToolError(f"httpRequest: {exc}") from None
+	if config.allow_private:
 		raise ToolError(
 			"httpRequest: allowPrivate is no longer supported, since it opened every internal "
 			"address to the model; list the internal hosts or networks in allowInternalHosts"
 		)
-	listed = config.get("allowInternalHosts", config.get("allow_internal_hosts"))
+	listed = config.allow_internal_hosts
 	try:
 		extra = internal_hosts(listed)
 	except ConfigurationError as exc:
@@ -124,9 +128,10 @@ async def _request(
 	client = context.http()
 	method = i.get("method", "GET").upper()
 	headers = [(k, check_header(k, v)) for k, v in (i.get("headers") or {}).items()]
-	content, ctype = await encode_body(
+	encoded = await encode_body(
 		_FORMATS[i.get("bodyFormat", "json")], i.get("body"), {}, context.files
 	)
+	content, ctype = encoded.content, encoded.content_type
 	if ctype and not any(k.lower() == "content-type" for k, _ in headers):
 		headers.append(("Content-Type", ctype))
 	if not any(k.lower() == "accept-encoding" for k, _ in headers):
@@ -153,7 +158,7 @@ async def _request(
 		follow_redirects=i.get("followRedirects", True),
 		guard=guard,
 		guard_first=True,
-		retry=context.extras.get("retry_policy", DEFAULT_RETRY),
+		retry=context.retry or context.extras.get("retry_policy") or DEFAULT_RETRY,
 		deadline=timeout,
 		max_bytes=max_bytes,
 	)

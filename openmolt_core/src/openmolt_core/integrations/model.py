@@ -6,17 +6,20 @@ an `HttpTool` (an HTTP request described as data and rendered with Liquid) or a 
 (the spec's ``execute`` form, see `openmolt_core.tools.FunctionTool`).
 
 Dicts in the spec's camelCase (``apiSetup``, ``baseUrl``, ``inputSchema``) are accepted everywhere,
-as are snake_case names.
+as are snake_case names: every model derives from `openmolt_core.options.Options`.
+
+What one vendor needs and no other (a Liquid filter, a body format, a check of 200 replies, an
+auth scheme) is registered on its `Integration` (``filters``, ``encoders``, ``response_checks``,
+``auths``; see `openmolt_core.integrations.extensions`), never added to the engine.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
-	BaseModel,
 	ConfigDict,
 	Field,
 	SkipValidation,
@@ -26,67 +29,58 @@ from pydantic import (
 )
 
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._credential import (
+	BUILTIN_CREDENTIAL_TYPES,
+	AuthCredential,
+	BasicCredential,
+	BearerCredential,
+	Credential,
+	CredentialType,
+	CustomCredential,
+	OAuth2Credential,
+)
 from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
+from openmolt_core.integrations.extensions import BUILTIN_FORMATS
 from openmolt_core.integrations.templating import parse_template
+from openmolt_core.options import Options, options_config
 from openmolt_core.tools import FunctionTool, Tool, schema_of
 
 __all__ = [
 	"ApiSetup",
-	"ArrayStyle",
-	"Checksum",
+	"AuthCredential",
+	"BasicCredential",
+	"BearerCredential",
 	"Credential",
 	"CredentialType",
-	"ErrorCheck",
+	"CustomCredential",
 	"HttpTool",
 	"Integration",
+	"OAuth2Credential",
 	"RequestFormat",
 	"ResponseFormat",
 ]
 
-RequestFormat = Literal["json", "form-data", "multipart", "multipart-related", "text", "binary"]
-"""How a request body is encoded.
+RequestFormat = str
+"""How a request body is encoded: a built-in format, or one the integration registers.
 
-``json``: a JSON body. ``form-data``: application/x-www-form-urlencoded with nested keys the way
-Stripe expects (``metadata[key]=v``, ``items[0][price]=p``); becomes multipart when a file is sent.
-``multipart``: multipart/form-data (``files`` name the file fields). ``multipart-related``: Google's
-upload form, body ``{"metadata": {...}, "media": <file reference>}``. ``text``: the rendered body as
-text. ``binary``: raw bytes (the body renders to a file reference).
+Built in (`openmolt_core.integrations.extensions.BUILTIN_FORMATS`): ``json``, a JSON body;
+``form-data``, application/x-www-form-urlencoded with nested keys the way Stripe expects
+(``metadata[key]=v``, ``items[0][price]=p``), multipart when a file is sent; ``multipart``,
+multipart/form-data (``files`` name the file fields); ``text``, the rendered body as text;
+``binary``, raw bytes (the body renders to a file reference). An integration adds formats (or
+replaces a built-in one for its own tools) in ``Integration.encoders``: Google's
+``multipart-related`` upload lives in the Google integrations, Twilio's repeated form keys in
+Twilio's.
 """
 
 ResponseFormat = Literal["json", "text", "xml", "binary"]
 """How a response body is read. ``binary`` saves the body as a file reference, never as text."""
 
-ArrayStyle = Literal["indices", "brackets", "repeat"]
-"""How ``form-data`` and ``multipart`` bodies write a list of scalars ``k: [a, b]``.
 
-``indices``: ``k[0]=a&k[1]=b`` (what Stripe's SDKs send). ``brackets``: ``k[]=a&k[]=b``.
-``repeat``: ``k=a&k=b`` (Twilio's ``MediaUrl``). Lists of objects always use indices.
-"""
+class _Spec(Options):
+	"""Base of the integration models: frozen, closed, each field in snake_case or camelCase."""
 
-ErrorCheck = Literal["graphql", "ok_field"]
-"""How a service reports failures inside 200 replies.
-
-``graphql``: a non-empty top-level ``errors`` with ``data`` null or absent is a failure.
-``ok_field``: ``{"ok": false, "error": "..."}`` is a failure (Slack).
-"""
-
-Checksum = Literal["content-md5"]
-"""A checksum header the engine computes over the final encoded body.
-
-``content-md5``: ``Content-MD5``, the base64 of the body's MD5 digest (S3's DeleteObjects and other
-multi-object writes refuse a request without one).
-"""
-
-CredentialType = Literal["bearer", "custom", "oauth2", "basic", "aws_sigv4"]
-"""The credential types an integration can accept."""
-
-
-class _Spec(BaseModel):
-	"""Base of the integration models: frozen, closed, fields by name or by alias."""
-
-	model_config: ClassVar[ConfigDict] = ConfigDict(
-		extra="forbid", populate_by_name=True, frozen=True, arbitrary_types_allowed=True
-	)
+	model_config: ClassVar[ConfigDict] = options_config(arbitrary_types_allowed=True)
 
 
 class ApiSetup(_Spec):
@@ -96,81 +90,24 @@ class ApiSetup(_Spec):
 		base_url: Prefix of every tool endpoint (Liquid with ``config.*``, e.g. a shop domain).
 		headers: Headers sent with every request (Liquid with ``config.*``).
 		query_params: Query parameters sent with every request.
-		request_format: Default body encoding.
+		request_format: Default body encoding (see `RequestFormat`).
 		response_format: Default response decoding.
 		timeout: Seconds before a request is abandoned.
-		form_arrays: How form bodies write lists of scalars (see `ArrayStyle`).
 		idempotency_header: A header that makes a POST safe to repeat (``Idempotency-Key``):
 			each POST call that does not set it gets a UUID derived from its call id, kept
 			across retries and across a durable run's replay of the call after a crash.
-		error_check: Failures the service reports in 200 replies (see `ErrorCheck`).
 		input_origins: The origins a tool whose host comes from ``input`` may reach (see
 			`HttpTool`); tools that list their own use theirs.
 	"""
 
-	base_url: str = Field(default="", alias="baseUrl")
+	base_url: str = ""
 	headers: dict[str, str] = Field(default_factory=dict)
-	query_params: dict[str, Any] = Field(default_factory=dict, alias="queryParams")
-	request_format: RequestFormat = Field(default="json", alias="requestFormat")
-	response_format: ResponseFormat = Field(default="json", alias="responseFormat")
+	query_params: dict[str, Any] = Field(default_factory=dict)
+	request_format: RequestFormat = "json"
+	response_format: ResponseFormat = "json"
 	timeout: float = Field(default=60.0, gt=0)
-	form_arrays: ArrayStyle = Field(default="indices", alias="formArrays")
-	idempotency_header: str | None = Field(default=None, alias="idempotencyHeader")
-	error_check: ErrorCheck | None = Field(default=None, alias="errorCheck")
-	input_origins: list[str] = Field(default_factory=list, alias="inputOrigins")
-
-
-class Credential(_Spec):
-	"""One way to authenticate with the service; values are Liquid templates over ``config.*``.
-
-	Attributes:
-		type: ``bearer``, ``custom``, ``oauth2``, ``basic`` or ``aws_sigv4``.
-		headers: Headers added to each request (bearer, custom, oauth2). For oauth2, a header
-			whose template reads ``config.accessToken`` carries the token itself (Shopify's
-			``X-Shopify-Access-Token``) and no ``Authorization: Bearer`` header is added.
-		query_params: Query parameters added to each request (custom).
-		auth_url: OAuth2 authorization URL (for getting a first token; shown in docs).
-		token_url: OAuth2 token URL, used to refresh.
-		client_id: OAuth2 client id.
-		client_secret: OAuth2 client secret.
-		refresh_token: OAuth2 refresh token.
-		scopes: OAuth2 scope strings the token needs (not the tool scopes).
-		scope_separator: How the authorization URL joins ``scopes`` (Slack, TikTok: ``,``).
-		auth_params: Extra authorization-URL parameters (``access_type=offline``).
-		token_auth: How the client authenticates at the token URL: in the ``body`` or with ``basic``.
-		client_id_param: The token request's name for the client id (TikTok uses ``client_key``).
-		token_format: How the token request is encoded: ``form`` (OAuth2's standard) or ``json``
-			(Notion documents a JSON body).
-		username: Basic-auth user (Twilio account SID, a Stripe key).
-		password: Basic-auth password.
-		access_key_id: AWS access key id.
-		secret_access_key: AWS secret access key.
-		session_token: AWS session token, if temporary.
-		region: AWS region for signing.
-		service: AWS service name for signing (``s3``).
-	"""
-
-	type: CredentialType
-	headers: dict[str, str] = Field(default_factory=dict)
-	query_params: dict[str, str] = Field(default_factory=dict, alias="queryParams")
-	auth_url: str | None = Field(default=None, alias="authUrl")
-	token_url: str | None = Field(default=None, alias="tokenUrl")
-	client_id: str | None = Field(default=None, alias="clientId")
-	client_secret: str | None = Field(default=None, alias="clientSecret", repr=False)
-	refresh_token: str | None = Field(default=None, alias="refreshToken", repr=False)
-	scopes: list[str] = Field(default_factory=list)
-	scope_separator: str = Field(default=" ", alias="scopeSeparator")
-	auth_params: dict[str, str] = Field(default_factory=dict, alias="authParams")
-	token_auth: Literal["body", "basic"] = Field(default="body", alias="tokenAuth")
-	client_id_param: str = Field(default="client_id", alias="clientIdParam")
-	token_format: Literal["form", "json"] = Field(default="form", alias="tokenFormat")
-	username: str | None = None
-	password: str | None = Field(default=None, repr=False)
-	access_key_id: str | None = Field(default=None, alias="accessKeyId")
-	secret_access_key: str | None = Field(default=None, alias="secretAccessKey", repr=False)
-	session_token: str | None = Field(default=None, alias="sessionToken", repr=False)
-	region: str | None = None
-	service: str | None = None
+	idempotency_header: str | None = None
+	input_origins: list[str] = Field(default_factory=list)
 
 
 class HttpTool(_Spec):
@@ -204,16 +141,11 @@ class HttpTool(_Spec):
 		response_files: Paths into a JSON response to inline base64 payloads (Gemini
 			``candidates[].content.parts[].inlineData``, Gmail attachment ``data``); each is saved to
 			the file store and replaced by a file reference, so large media never reach the model.
-		form_arrays: Overrides the integration's way of writing lists in form bodies.
 		accept_statuses: Non-2xx statuses (300-499) that are a normal answer of this tool, not a
 			failure: Google answers each non-final chunk of a resumable upload with
 			``308 Resume Incomplete`` and a ``Range`` header. Such a reply is never followed as
 			a redirect; it is decoded like a 2xx (an empty body gives ``{"ok": true, "status"}``
 			plus the listed ``response_headers``).
-		checksum: A checksum header to compute over the encoded body (see `Checksum`).
-		prefixed_headers: Header prefix to a template giving an object; each of its keys
-			becomes a header ``<prefix><key>`` (S3 user metadata: ``{"x-amz-meta-":
-			"{{ input.metadata }}"}`` sends ``x-amz-meta-author``...). A missing object sends none.
 		input_origins: The origins this tool may reach when its URL's host comes from the input
 			(an upload URL the API returned, an S3 bucket host): ``https://files.slack.com``, or
 			``https://*.s3.{{ config.region }}.amazonaws.com`` where ``*.`` is one or more DNS
@@ -229,28 +161,23 @@ class HttpTool(_Spec):
 	scopes: list[str] = Field(default_factory=list)
 	method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET"
 	endpoint: str
-	query_params: dict[str, Any] = Field(default_factory=dict, alias="queryParams")
+	query_params: dict[str, Any] = Field(default_factory=dict)
 	body: Any = None
 	headers: dict[str, str] = Field(default_factory=dict)
 	input_schema: dict[str, Any] = Field(
-		default_factory=lambda: {"type": "object", "properties": {}}, alias="inputSchema"
+		default_factory=lambda: {"type": "object", "properties": {}}
 	)
-	output_schema: dict[str, Any] | None = Field(default=None, alias="outputSchema")
-	request_format: RequestFormat | None = Field(default=None, alias="requestFormat")
-	response_format: ResponseFormat | None = Field(default=None, alias="responseFormat")
-	base_url: str | None = Field(default=None, alias="baseUrl")
+	output_schema: dict[str, Any] | None = None
+	request_format: RequestFormat | None = None
+	response_format: ResponseFormat | None = None
+	base_url: str | None = None
 	files: dict[str, str] = Field(default_factory=dict)
-	follow_redirects: bool | Literal["without-credentials"] = Field(
-		default=True, alias="followRedirects"
-	)
-	response_headers: list[str] = Field(default_factory=list, alias="responseHeaders")
-	response_files: list[str] = Field(default_factory=list, alias="responseFiles")
-	form_arrays: ArrayStyle | None = Field(default=None, alias="formArrays")
-	accept_statuses: list[int] = Field(default_factory=list, alias="acceptStatuses")
-	checksum: Checksum | None = None
-	prefixed_headers: dict[str, str] = Field(default_factory=dict, alias="prefixedHeaders")
-	input_origins: list[str] = Field(default_factory=list, alias="inputOrigins")
-	max_response_bytes: int | None = Field(default=None, alias="maxResponseBytes", gt=0)
+	follow_redirects: bool | Literal["without-credentials"] = True
+	response_headers: list[str] = Field(default_factory=list)
+	response_files: list[str] = Field(default_factory=list)
+	accept_statuses: list[int] = Field(default_factory=list)
+	input_origins: list[str] = Field(default_factory=list)
+	max_response_bytes: int | None = Field(default=None, gt=0)
 
 	@field_validator("accept_statuses")
 	@classmethod
@@ -292,10 +219,16 @@ def _template_strings(value: Any, where: str) -> list[tuple[str, str]]:
 	return found
 
 
-def _parse_all(strings: list[tuple[str, str]], owner: str, *, path_field: str = "") -> None:
+def _parse_all(
+	strings: list[tuple[str, str]],
+	owner: str,
+	filters: Mapping[str, Any] | None = None,
+	*,
+	path_field: str = "",
+) -> None:
 	for where, source in strings:
 		try:
-			parse_template(source, path=where == path_field)
+			parse_template(source, path=where == path_field, filters=filters)
 		except ToolError as exc:
 			word = re.search(r"found (\w+)", str(exc))
 			lookup = word and re.search(rf"\b(input|config)\.{word.group(1)}\b", source)
@@ -309,20 +242,19 @@ def _parse_all(strings: list[tuple[str, str]], owner: str, *, path_field: str = 
 			raise ValueError(f"{owner}, field {where}: {exc}") from None
 
 
-def _check_templates(tool: HttpTool) -> None:
+def _check_templates(tool: HttpTool, filters: Mapping[str, Any]) -> None:
 	"""Parse every template of an HTTP tool, naming the tool and field of a broken one."""
 	fields: dict[str, Any] = {
 		"endpoint": tool.endpoint,
 		"base_url": tool.base_url,
 		"query_params": tool.query_params,
 		"headers": tool.headers,
-		"prefixed_headers": tool.prefixed_headers,
 		"body": tool.body,
 		"files": tool.files,
 	}
 	strings = [s for name, value in fields.items() for s in _template_strings(value, name)]
 	strings += _template_strings(tool.input_origins, "input_origins")
-	_parse_all(strings, f"tool {tool.handle!r}", path_field="endpoint")
+	_parse_all(strings, f"tool {tool.handle!r}", filters, path_field="endpoint")
 	_check_patterns(tool.input_origins, f"tool {tool.handle!r}, field input_origins")
 
 
@@ -372,7 +304,31 @@ def _check_setup_templates(integration: Integration) -> None:
 		strings += _template_strings(
 			cred.model_dump(exclude={"type", "scopes"}), f"credential_setup[{index}]"
 		)
-	_parse_all(strings, f"integration {integration.name!r}")
+	_parse_all(strings, f"integration {integration.name!r}", integration.filters)
+
+
+def _check_extensions(integration: Integration) -> None:
+	"""Refuse a request format or credential type that is neither built in nor registered."""
+	known = {*BUILTIN_FORMATS, *integration.encoders}
+	setup = integration.api_setup
+	for tool in integration.tools:
+		fmt = (tool.request_format if isinstance(tool, HttpTool) else None) or setup.request_format
+		if fmt not in known:
+			raise ValueError(
+				f"tool {getattr(tool, 'handle', '?')!r}: request format {fmt!r} is neither built "
+				f"in ({', '.join(BUILTIN_FORMATS)}) nor in the integration's encoders"
+			)
+	if setup.request_format not in known:
+		raise ValueError(
+			f"api_setup.request_format {setup.request_format!r} is neither built in nor in the "
+			"integration's encoders"
+		)
+	for cred in integration.credential_setup:
+		if cred.type not in BUILTIN_CREDENTIAL_TYPES and cred.type not in integration.auths:
+			raise ValueError(
+				f"credential type {cred.type!r} is neither built in "
+				f"({', '.join(BUILTIN_CREDENTIAL_TYPES)}) nor in the integration's auths"
+			)
 
 
 _EXECUTE_KEYS = (
@@ -469,14 +425,26 @@ class Integration(_Spec):
 			``outbound``). A tool gets the labels of every key it matches.
 		source: Where the tools come from when they are only known at run time (an MCP server):
 			a `openmolt_core.sources.ToolSource`, listed at the start of each run; not serialized.
+		filters: The integration's own Liquid filters, a
+			`openmolt_core.integrations.extensions.LiquidFilter` by name (Gmail's ``rfc2822``); see
+			`openmolt_core.integrations.extensions`. Not serialized, like the three below.
+		encoders: The integration's own request formats, a
+			`openmolt_core.integrations.extensions.BodyEncoder` by name (Google's
+			``multipart-related``); one under a built-in name replaces it for this integration.
+		response_checks: `openmolt_core.integrations.extensions.ResponseCheck` functions run on
+			every decoded 2xx JSON reply, for services that report
+			failures inside a 200 (Slack's ``"ok": false``, GraphQL ``errors``).
+		auths: The integration's own credential types, an
+			`openmolt_core.integrations.extensions.AuthFactory` by type (AWS Signature
+			V4 for S3); one under a built-in type (``oauth2``) replaces it for this integration.
 	"""
 
 	id: str | None = None
 	name: str
 	description: str = ""
-	api_version: str | None = Field(default=None, alias="apiVersion")
-	api_setup: ApiSetup = Field(default_factory=ApiSetup, alias="apiSetup")
-	credential_setup: list[Credential] = Field(default_factory=list, alias="credentialSetup")
+	api_version: str | None = None
+	api_setup: ApiSetup = Field(default_factory=ApiSetup)
+	credential_setup: list[Credential] = Field(default_factory=list)
 	scopes: dict[str, str] = Field(default_factory=dict)
 	tools: Annotated[list[HttpTool | Tool], SkipValidation] = Field(default_factory=list)
 	docs: str = ""
@@ -484,6 +452,13 @@ class Integration(_Spec):
 		default_factory=dict
 	)
 	source: Any = Field(default=None, exclude=True, repr=False)
+	# Plain callables for pydantic (it cannot check a Protocol); the docs name the protocols.
+	filters: dict[str, Callable[..., Any]] = Field(default_factory=dict, exclude=True, repr=False)
+	encoders: dict[str, Callable[..., Any]] = Field(default_factory=dict, exclude=True, repr=False)
+	response_checks: list[Callable[[Any], str | None]] = Field(
+		default_factory=list, exclude=True, repr=False
+	)
+	auths: dict[str, Callable[..., Any]] = Field(default_factory=dict, exclude=True, repr=False)
 
 	@classmethod
 	def from_openapi(cls, document: Any, **options: Any) -> Integration:
@@ -512,13 +487,14 @@ class Integration(_Spec):
 
 	@model_validator(mode="after")
 	def _check(self) -> Integration:
+		_check_extensions(self)
 		seen: set[str] = set()
 		for tool in self.tools:
 			if tool.handle in seen:
 				raise ValueError(f"tool handle {tool.handle!r} is defined twice")
 			seen.add(tool.handle)
 			if isinstance(tool, HttpTool):
-				_check_templates(tool)
+				_check_templates(tool, self.filters)
 			unknown = [s for s in tool.scopes if s not in self.scopes]
 			if unknown and self.scopes:
 				raise ValueError(

@@ -19,12 +19,9 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from email.errors import MessageError
-from email.message import EmailMessage
-from email.policy import SMTP
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from urllib.parse import quote, quote_plus, unquote
@@ -40,10 +37,12 @@ if TYPE_CHECKING:
 	from openmolt_core.files import StoredFile
 
 __all__ = [
+	"BUILTIN_FILTERS",
 	"FILE_FILTERS",
 	"MAX_INLINE_FILE_BYTES",
 	"MISSING",
 	"FileSource",
+	"Filters",
 	"parse_template",
 	"reading_files",
 	"render",
@@ -71,6 +70,9 @@ class FileSource(Protocol):
 		...
 
 
+Filters = Mapping[str, Callable[..., Any]]
+"""Liquid filters by name: an integration's own, added to the built-in ones."""
+
 _SOURCE: ContextVar[FileSource | None] = ContextVar("openmolt_file_source", default=None)
 
 
@@ -90,12 +92,12 @@ MISSING: Any = _Missing()
 # An exact file filter over a missing input: the enclosing object is dropped.
 _DROP_OBJECT: Any = _Missing()
 
-_EXACT = re.compile(
-	r"^\s*\{\{-?\s*(input|config)((?:\.[A-Za-z_$][\w$-]*|\[\d+\])*)\s*-?\}\}\s*$", re.ASCII
-)
-_PART = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]", re.ASCII)
+# A lookup path: ``.name``, ``[0]`` or ``["any name"]`` (for names such as ``max-keys``).
+_PATH = r'((?:\.[A-Za-z_$][\w$-]*|\[\d+\]|\["[^"\\{}]*"\])*)'
+_EXACT = re.compile(r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*-?\}\}\s*$", re.ASCII)
+_PART = re.compile(r'\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\["([^"\\{}]*)"\]', re.ASCII)
 _EXACT_FILE = re.compile(
-	r"^\s*\{\{-?\s*(input|config)((?:\.[A-Za-z_$][\w$-]*|\[\d+\])*)\s*\|\s*"
+	r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*\|\s*"
 	r"(?:file_base64(?:\s*:\s*\d+)?|file_media_type)\s*-?\}\}\s*$",
 	re.ASCII,
 )
@@ -156,36 +158,6 @@ def _url_encode(value: Any) -> str:
 		raise ToolError("url_encode: the value is not valid Unicode text") from None
 
 
-def _addresses(value: Any) -> str:
-	return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
-
-
-# 7bit: bodies get a quoted-printable or base64 transfer encoding and non-ASCII headers become
-# RFC 2047 encoded words, so the message is pure ASCII whatever the text.
-_MAIL_POLICY = SMTP.clone(cte_type="7bit")
-
-
-def _rfc2822(value: Any) -> str:
-	if not isinstance(value, Mapping):
-		raise ToolError("rfc2822 needs an object with to, subject and body")
-	msg = EmailMessage(policy=_MAIL_POLICY)
-	try:
-		for key, header in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("bcc", "Bcc")):
-			if value.get(key):
-				msg[header] = _addresses(value[key])
-		msg["Subject"] = str(value.get("subject", ""))
-		if value.get("inReplyTo"):
-			msg["In-Reply-To"] = str(value["inReplyTo"])
-		if value.get("references"):
-			msg["References"] = _addresses(value["references"]).replace(",", "")
-		msg.set_content(str(value.get("body", "")))
-		if value.get("html"):
-			msg.add_alternative(str(value["html"]), subtype="html")
-		return msg.as_bytes().decode("ascii")
-	except (ValueError, TypeError, IndexError, MessageError) as exc:
-		raise ToolError(f"could not build the email: {exc}") from None
-
-
 def _file_source(name: str, value: Any) -> FileSource:
 	source = _SOURCE.get()
 	if source is None:
@@ -241,9 +213,9 @@ class _Env(Environment):
 	context_depth_limit: ClassVar[int] = 20
 	block_nesting_limit: ClassVar[int] = 20
 
-	def __init__(self) -> None:
+	def __init__(self, extra: Mapping[str, Callable[..., Any]] | None = None) -> None:
 		super().__init__()
-		for name, func in _FILTERS.items():
+		for name, func in {**_FILTERS, **(extra or {})}.items():
 			self.add_filter(name, func)
 
 
@@ -280,8 +252,8 @@ class _QueryOutput(Output):
 class _PathEnv(_Env):
 	output: ClassVar[type[Output]] = _PathOutput
 
-	def __init__(self) -> None:
-		super().__init__()
+	def __init__(self, extra: Mapping[str, Callable[..., Any]] | None = None) -> None:
+		super().__init__(extra)
 		self.add_tag(self.output)
 		# echo and liquid would write values without going through the encoding output node.
 		for tag in ("echo", "liquid"):
@@ -299,11 +271,44 @@ _FILTERS = {
 	"file_base64": _file_base64,
 	"file_media_type": _file_media_type,
 	"path_segments": _path_segments,
-	"rfc2822": _rfc2822,
 	"url_encode": _url_encode,
 }
-_ENV = _Env()
-_ENVS: dict[str, _Env] = {"": _ENV, "path": _PathEnv(), "query": _QueryEnv()}
+BUILTIN_FILTERS = tuple(_FILTERS)
+"""The filters every template can use, besides Liquid's own (an integration adds more)."""
+
+
+class _Envs:
+	"""The three environments (plain, path, query) of one set of extra filters."""
+
+	__slots__ = ("__weakref__", "modes")
+
+	def __init__(self, extra: Mapping[str, Callable[..., Any]] | None = None) -> None:
+		self.modes: dict[str, _Env] = {
+			"": _Env(extra),
+			"path": _PathEnv(extra),
+			"query": _QueryEnv(extra),
+		}
+
+
+_DEFAULT_ENVS = _Envs()
+_ENV = _DEFAULT_ENVS.modes[""]
+_FILTER_SETS: dict[tuple[tuple[str, Callable[..., Any]], ...], _Envs] = {}
+
+
+def _envs(filters: Mapping[str, Callable[..., Any]] | None) -> _Envs:
+	"""The environments for an integration's filters (made once per distinct set)."""
+	if not filters:
+		return _DEFAULT_ENVS
+	key = tuple(sorted(filters.items(), key=lambda item: item[0]))
+	envs = _FILTER_SETS.get(key)
+	if envs is None:
+		clash = sorted(set(filters) & set(_FILTERS))
+		if clash:
+			raise ToolError(f"filter(s) {clash} are built in; give yours another name")
+		envs = _FILTER_SETS[key] = _Envs(filters)
+	return envs
+
+
 _MARKUP = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 _BLOCK = re.compile(r"\{%-?\s*(end)?(if|unless|for|case|capture|raw|comment|tablerow)\b")
 
@@ -327,30 +332,30 @@ def _split_query(source: str) -> tuple[str, str | None]:
 	return source, None
 
 
+def _parts(path: str) -> tuple[str | int, ...]:
+	return tuple(
+		int(index) if index else (name or quoted) for name, index, quoted in _PART.findall(path)
+	)
+
+
 @lru_cache(maxsize=4096)
-def _compile(source: str, mode: str = "") -> tuple[str, Any]:
+def _compile(source: str, mode: str = "", envs: _Envs = _DEFAULT_ENVS) -> tuple[str, Any]:
 	exact = _EXACT.match(source)
 	if exact:
-		parts = tuple(
-			int(index) if index else name for name, index in _PART.findall(exact.group(2))
-		)
-		return "exact", (exact.group(1), parts)
+		return "exact", (exact.group(1), _parts(exact.group(2)))
 	if "{{" not in source and "{%" not in source:
 		return "literal", source
 	try:
-		template = _ENVS[mode].from_string(source)
+		template = envs.modes[mode].from_string(source)
 	except LiquidError as exc:
 		raise ToolError(f"invalid template {source[:80]!r} in the integration: {exc}") from exc
 	file_filter = _EXACT_FILE.match(source)
 	if file_filter:
-		parts = tuple(
-			int(index) if index else name for name, index in _PART.findall(file_filter.group(2))
-		)
-		return "file", (file_filter.group(1), parts, template)
+		return "file", (file_filter.group(1), _parts(file_filter.group(2)), template)
 	return "template", template
 
 
-def parse_template(source: str, *, path: bool = False) -> None:
+def parse_template(source: str, *, path: bool = False, filters: Filters | None = None) -> None:
 	"""Parse a template string once (and cache it), so that a broken one fails early.
 
 	`openmolt_core.integrations.Integration` calls this for every template of every HTTP tool
@@ -361,17 +366,19 @@ def parse_template(source: str, *, path: bool = False) -> None:
 		source: The template.
 		path: Parse it as an endpoint (every output statement is one path segment, or one
 			query value after the endpoint's ``?``).
+		filters: The integration's own filters (see `openmolt_core.integrations.extensions`).
 
 	Raises:
-		ToolError: The template does not parse.
+		ToolError: The template does not parse, or a filter shadows a built-in one.
 	"""
+	envs = _envs(filters)
 	if path:
 		part, query = _split_query(source)
-		_compile(part, "path")
+		_compile(part, "path", envs)
 		if query is not None:
-			_compile(query, "query")
+			_compile(query, "query", envs)
 	else:
-		_compile(source)
+		_compile(source, "", envs)
 
 
 def _lookup(data: Mapping[str, Any], root: str, parts: tuple[str | int, ...]) -> Any:
@@ -387,13 +394,16 @@ def _lookup(data: Mapping[str, Any], root: str, parts: tuple[str | int, ...]) ->
 	return MISSING if value is None else value
 
 
-def render_string(source: str, data: Mapping[str, Any], *, path: bool = False) -> Any:
+def render_string(
+	source: str, data: Mapping[str, Any], *, path: bool = False, filters: Filters | None = None
+) -> Any:
 	"""Render one template string.
 
 	Args:
 		source: The template, from an integration definition (never from a model).
 		data: ``{"input": ..., "config": ...}``.
 		path: Encode every output statement as one URL path segment (for endpoints).
+		filters: The integration's own filters.
 
 	Returns:
 		The value itself for an exact ``{{ input.x }}`` (`MISSING` when absent), else text.
@@ -401,11 +411,11 @@ def render_string(source: str, data: Mapping[str, Any], *, path: bool = False) -
 	Raises:
 		ToolError: The template is invalid, or a limit or a filter refused the values.
 	"""
-	return _render_mode(source, data, "path" if path else "")
+	return _render_mode(source, data, "path" if path else "", _envs(filters))
 
 
-def _render_mode(source: str, data: Mapping[str, Any], mode: str) -> Any:
-	kind, compiled = _compile(source, mode)
+def _render_mode(source: str, data: Mapping[str, Any], mode: str, envs: _Envs) -> Any:
+	kind, compiled = _compile(source, mode, envs)
 	if kind == "literal":
 		return compiled
 	if kind == "exact":
@@ -429,50 +439,51 @@ def _render_mode(source: str, data: Mapping[str, Any], mode: str) -> Any:
 		raise ToolError(f"could not render {source[:80]!r}: {exc}") from exc
 
 
-def _render(value: Any, data: Mapping[str, Any], top: bool) -> Any:
+def _render(value: Any, data: Mapping[str, Any], top: bool, envs: _Envs) -> Any:
 	if isinstance(value, str):
-		return render_string(value, data)
+		return _render_mode(value, data, "", envs)
 	if isinstance(value, Mapping):
 		out = {}
 		for key, item in value.items():
-			rendered = _render(item, data, False)
+			rendered = _render(item, data, False, envs)
 			if rendered is _DROP_OBJECT and not top:
 				return MISSING
 			if rendered is not MISSING and rendered is not _DROP_OBJECT:
 				out[key] = rendered
 		return out
 	if isinstance(value, (list, tuple)):
-		items = (_render(v, data, False) for v in value)
+		items = (_render(v, data, False, envs) for v in value)
 		return [r for r in items if r is not MISSING and r is not _DROP_OBJECT]
 	return value
 
 
-def render(value: Any, data: Mapping[str, Any]) -> Any:
+def render(value: Any, data: Mapping[str, Any], *, filters: Filters | None = None) -> Any:
 	"""Render strings recursively through dicts and lists, dropping missing optionals.
 
 	A dict key or list item whose value renders to `MISSING` is left out. A nested dict holding an
 	exact file filter (``{{ input.x | file_base64 }}``) over a missing input is left out as a whole;
 	at the top level (headers, query, body) only that key is. Non-string leaves (numbers, booleans,
-	None) are kept as they are.
+	None) are kept as they are. ``filters`` are the integration's own filters.
 	"""
-	rendered = _render(value, data, True)
+	rendered = _render(value, data, True, _envs(filters))
 	return MISSING if rendered is _DROP_OBJECT else rendered
 
 
-def render_endpoint(source: str, data: Mapping[str, Any]) -> str:
+def render_endpoint(source: str, data: Mapping[str, Any], *, filters: Filters | None = None) -> str:
 	"""Render an endpoint: each value is URL-encoded as one path segment; ``.``/``..`` refused.
 
 	After a plain-text ``?`` (a query written into the endpoint), each value is percent-encoded
-	as a query value instead, and may be empty.
+	as a query value instead, and may be empty. ``filters`` are the integration's own filters.
 
 	Raises:
 		ToolError: A value would be empty, ``.`` or ``..`` as a segment, or the template failed.
 	"""
+	envs = _envs(filters)
 	part, query = _split_query(source)
-	value = _render_mode(part, data, "path")
+	value = _render_mode(part, data, "path", envs)
 	if value is MISSING:
 		raise ToolError(f"the endpoint {source[:80]!r} needs an input value that is missing")
 	if query is None:
 		return str(value)
-	rest = _render_mode(query, data, "query")
+	rest = _render_mode(query, data, "query", envs)
 	return f"{value}?{'' if rest is MISSING else rest}"

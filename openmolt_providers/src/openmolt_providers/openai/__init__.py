@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.llm import ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.plugins import ProviderRegistrar
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.structured import SchemaDialect
 
 __all__ = ["OpenAIProvider", "register_providers"]
@@ -52,6 +53,7 @@ class OpenAIProvider(HTTPProvider):
 		http: Returns the shared ``httpx.AsyncClient``.
 		sleep: Waits between retries; tests pass a fake one.
 		name: The instance's name (default ``openai``).
+		retry: The instance's retry policy (`openmolt_core.retry.RetryPolicy`).
 
 	Raises:
 		ConfigurationError: A setting is unknown or wrong.
@@ -80,8 +82,9 @@ class OpenAIProvider(HTTPProvider):
 		*,
 		sleep: Callable[[float], Awaitable[None]] | None = None,
 		name: str | None = None,
+		retry: RetryPolicy | None = None,
 	) -> None:
-		super().__init__(settings, http, sleep=sleep, name=name)
+		super().__init__(settings, http, sleep=sleep, name=name, retry=retry)
 		options: OpenAISettings = self.options  # type: ignore[assignment]  # settings_model above
 		self.settings = options
 		self.api_mode: str = options.api_mode or "responses"

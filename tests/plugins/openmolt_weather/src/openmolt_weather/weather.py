@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, Credential, HttpTool, Integration
+from openmolt_core.integrations import (
+	ApiSetup,
+	CustomCredential,
+	HttpTool,
+	Integration,
+)
 
 WEATHER = Integration(
 	name="Weather",
 	api_setup=ApiSetup(base_url="https://api.weather.example/v2"),
-	credential_setup=[Credential(type="custom", headers={"X-Api-Key": "{{ config.apiKey }}"})],
+	credential_setup=[
+		CustomCredential(type="custom", headers={"X-Api-Key": "{{ config.apiKey }}"})
+	],
 	scopes={"read": "Read forecasts."},
 	tools=[
 		HttpTool(

@@ -1,0 +1,185 @@
+"""The credential types an integration accepts: one model per ``type``, joined in `Credential`.
+
+`Credential` is a discriminated union by ``type``: ``{"type": "bearer", "tokenUrl": ...}`` is
+refused with an error naming the field that bearer credentials do not have, and an oauth2
+credential without a ``token_url`` is refused too. A ``type`` other than the built-in ones is an
+`AuthCredential`, whose auth the integration registers in ``auths`` (AWS Signature V4 in the S3
+integration).
+
+Values are Liquid templates over ``config.*``, rendered for each request.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+	ConfigDict,
+	Discriminator,
+	Field,
+	SerializerFunctionWrapHandler,
+	Tag,
+	field_validator,
+	model_serializer,
+)
+
+from openmolt_core.options import Options, options_config
+
+__all__ = [
+	"BUILTIN_CREDENTIAL_TYPES",
+	"AuthCredential",
+	"BasicCredential",
+	"BearerCredential",
+	"Credential",
+	"CredentialType",
+	"CustomCredential",
+	"OAuth2Credential",
+]
+
+CredentialType = Literal["bearer", "custom", "oauth2", "basic"]
+"""The credential types the engine knows; an integration registers others in ``auths``."""
+
+BUILTIN_CREDENTIAL_TYPES: tuple[str, ...] = ("bearer", "custom", "oauth2", "basic")
+"""The values of `CredentialType`."""
+
+
+class _Credential(Options):
+	model_config: ClassVar[ConfigDict] = options_config(arbitrary_types_allowed=True)
+
+	@model_serializer(mode="wrap")
+	def _with_type(self, handler: SerializerFunctionWrapHandler) -> Any:
+		# The type is the union's discriminator: a dump always keeps it, defaults excluded or not.
+		data = handler(self)
+		if isinstance(data, dict) and "type" not in data:
+			data = {"type": getattr(self, "type", None), **data}
+		return data
+
+
+class BearerCredential(_Credential):
+	"""A token sent in a header on every request.
+
+	Attributes:
+		type: ``bearer``.
+		headers: The headers that carry it (``{"Authorization": "Bearer {{ config.apiKey }}"}``).
+	"""
+
+	type: Literal["bearer"] = "bearer"
+	headers: dict[str, str] = Field(default_factory=dict)
+
+
+class CustomCredential(_Credential):
+	"""Keys sent in headers and query parameters of the service's choosing.
+
+	Attributes:
+		type: ``custom``.
+		headers: Headers added to each request (``{"X-Api-Key": "{{ config.apiKey }}"}``).
+		query_params: Query parameters added to each request (``{"key": "{{ config.apiKey }}"}``).
+	"""
+
+	type: Literal["custom"] = "custom"
+	headers: dict[str, str] = Field(default_factory=dict)
+	query_params: dict[str, str] = Field(default_factory=dict)
+
+
+class OAuth2Credential(_Credential):
+	"""OAuth2 access tokens, refreshed with a refresh token at the token URL.
+
+	Attributes:
+		type: ``oauth2``.
+		token_url: The token URL, used to refresh (required).
+		auth_url: The authorization URL, where a user grants a first token (docs, CLI).
+		headers: Headers added to each request. A header whose template reads
+			``config.accessToken`` carries the token itself (Shopify's
+			``X-Shopify-Access-Token``), and no ``Authorization: Bearer`` header is added.
+		client_id: The client id.
+		client_secret: The client secret (none for a public client using PKCE).
+		refresh_token: The refresh token.
+		scopes: The OAuth scope strings to request (not the tool scopes).
+		scope_separator: How the authorization URL joins ``scopes`` (Slack, TikTok: ``,``).
+		auth_params: More authorization-URL parameters (``access_type=offline``).
+		token_auth: How a confidential client authenticates at the token URL: in the ``body``
+			or with HTTP ``basic``.
+		token_format: How the token request is encoded: ``form`` (OAuth2's standard) or
+			``json`` (Notion documents a JSON body).
+	"""
+
+	type: Literal["oauth2"] = "oauth2"
+	token_url: str
+	auth_url: str | None = None
+	headers: dict[str, str] = Field(default_factory=dict)
+	client_id: str | None = None
+	client_secret: str | None = Field(default=None, repr=False)
+	refresh_token: str | None = Field(default=None, repr=False)
+	scopes: list[str] = Field(default_factory=list)
+	scope_separator: str = " "
+	auth_params: dict[str, str] = Field(default_factory=dict)
+	token_auth: Literal["body", "basic"] = "body"
+	token_format: Literal["form", "json"] = "form"
+
+
+class BasicCredential(_Credential):
+	"""HTTP basic authentication.
+
+	Attributes:
+		type: ``basic``.
+		username: The user (a Twilio account SID, a Stripe key); default: ``config.username``.
+		password: The password; default: ``config.password``.
+	"""
+
+	type: Literal["basic"] = "basic"
+	username: str | None = None
+	password: str | None = Field(default=None, repr=False)
+
+
+class AuthCredential(_Credential):
+	"""A credential type the integration implements itself (registered in its ``auths``).
+
+	Attributes:
+		type: The type's name (``aws_sigv4``); the integration's ``auths`` must hold it.
+		params: Values the auth reads (Liquid templates over ``config.*``), by name.
+		secret_params: The names in ``params`` whose values are secrets (never shown).
+		optional_params: The names in ``params`` that may render empty; the others are
+			required, and an agent whose config lacks them is refused before it runs.
+	"""
+
+	type: str
+	params: dict[str, str] = Field(default_factory=dict)
+	secret_params: list[str] = Field(default_factory=list)
+	optional_params: list[str] = Field(default_factory=list)
+
+	@field_validator("type")
+	@classmethod
+	def _not_builtin(cls, value: str) -> str:
+		if value in BUILTIN_CREDENTIAL_TYPES:
+			raise ValueError(f"{value!r} is a built-in credential type")
+		if not value:
+			raise ValueError("give the credential a type")
+		return value
+
+
+def _kind(value: Any) -> str | None:
+	kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+	if kind is None:
+		return None
+	return kind if kind in BUILTIN_CREDENTIAL_TYPES else "auth"
+
+
+Credential = Annotated[
+	Annotated[BearerCredential, Tag("bearer")]
+	| Annotated[CustomCredential, Tag("custom")]
+	| Annotated[OAuth2Credential, Tag("oauth2")]
+	| Annotated[BasicCredential, Tag("basic")]
+	| Annotated[AuthCredential, Tag("auth")],
+	Discriminator(
+		_kind,
+		custom_error_type="credential_type",
+		custom_error_message="a credential needs a 'type': bearer, custom, oauth2, basic, or one "
+		"the integration registers in auths",
+	),
+]
+"""One way to authenticate with a service, chosen by ``type``.
+
+`BearerCredential`, `CustomCredential`, `OAuth2Credential`, `BasicCredential`, or an
+`AuthCredential` of a type the integration registers. A dict is validated into the model of its
+``type``, and fields of other types are refused.
+"""

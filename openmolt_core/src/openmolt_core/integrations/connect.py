@@ -1,0 +1,268 @@
+"""How to connect an integration: the config each credential type reads, and where it comes from.
+
+One source for the ``openmolt tools ID`` command and the generated docs page of each
+integration: `credential_needs` reads an `Integration`'s credential setup and API setup and lists,
+per credential type, every config key its templates read, whether it is required and secret,
+and where a value can come from:
+
+- ``OpenMolt(integrations={id: {key: ...}})`` (the instance, shared by its agents);
+- the agent's ``integrations=[{"integration": id, "credential": {"config": {key: ...}}}]``;
+- in an agent file, ``integrations.<id>.<key>``;
+- for ``apiKey``, the ``openmolt`` command also reads ``OPENMOLT_<ID>_API_KEY`` (environment or
+  ``.env``).
+
+The keys follow what the credential code needs when it signs (the same rules as
+`openmolt_core._preflight`), so what the page lists is what a run checks before it starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+	from openmolt_core.integrations.model import Credential, Integration
+
+__all__ = ["ConfigKey", "CredentialNeeds", "credential_needs", "env_var", "needs_as_json"]
+
+_SECRET_WORDS = ("key", "token", "secret", "password", "signature")
+
+
+def env_var(integration: str) -> str:
+	"""The variable the ``openmolt`` command reads an integration's ``apiKey`` from.
+
+	``googleDrive`` → ``OPENMOLT_GOOGLE_DRIVE_API_KEY``.
+
+	Args:
+		integration: The integration id.
+	"""
+	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", integration)
+	return f"OPENMOLT_{re.sub(r'[^A-Za-z0-9]+', '_', snake).upper()}_API_KEY"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+	"""One config key an integration reads.
+
+	Args:
+		name: The key, as the templates read it (``accessToken``).
+		required: Whether a run needs it (False: optional, or one of alternatives).
+		secret: Whether it is a secret (never shown, redacted everywhere).
+		used_for: What reads it (``header Authorization``, ``base URL``, ``refresh``).
+		env_var: An environment variable the ``openmolt`` command reads it from, if any.
+	"""
+
+	name: str
+	required: bool
+	secret: bool
+	used_for: str
+	env_var: str | None = None
+
+	def sources(self, integration: str) -> list[str]:
+		"""Where a value for this key can be given, most specific last.
+
+		Args:
+			integration: The integration id.
+		"""
+		out = [
+			f"OpenMolt(integrations={{{integration!r}: {{{self.name!r}: ...}}}})",
+			f"create_agent(integrations=[{{'integration': {integration!r}, 'credential': "
+			f"{{'config': {{{self.name!r}: ...}}}}}}])",
+			f"agent file: integrations.{integration}.{self.name}",
+		]
+		if self.env_var:
+			out.append(f"the openmolt command: environment variable {self.env_var}")
+		return out
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialNeeds:
+	"""What one credential type of an integration needs.
+
+	Args:
+		type: The credential type (``bearer``, ``oauth2``...).
+		keys: The config keys it reads.
+		oauth_scopes: The OAuth scopes to request when authorizing (oauth2).
+		auth_url: Where a user authorizes (oauth2), as a template.
+		token_url: Where tokens are refreshed (oauth2).
+		default: Whether it is the integration's default credential (the first).
+		notes: More to know (which keys may replace which).
+	"""
+
+	type: str
+	keys: tuple[ConfigKey, ...]
+	oauth_scopes: tuple[str, ...] = ()
+	auth_url: str | None = None
+	token_url: str | None = None
+	default: bool = False
+	notes: tuple[str, ...] = field(default=())
+
+
+def _refs(template: str | None) -> list[str]:
+	from openmolt_core._preflight import _refs as refs
+
+	return list(dict.fromkeys(refs(template)))
+
+
+def _secret(name: str) -> bool:
+	lowered = name.lower()
+	return any(word in lowered for word in _SECRET_WORDS) and not lowered.endswith("id")
+
+
+class _Keys:
+	def __init__(self, integration: str) -> None:
+		self.integration = integration
+		self.found: dict[str, ConfigKey] = {}
+
+	def add(
+		self,
+		names: Iterable[str],
+		used_for: str,
+		*,
+		required: bool = True,
+		secret: bool | None = None,
+	) -> None:
+		for name in names:
+			if name in self.found:
+				continue
+			self.found[name] = ConfigKey(
+				name=name,
+				required=required,
+				secret=_secret(name) if secret is None else secret,
+				used_for=used_for,
+				env_var=env_var(self.integration) if name == "apiKey" else None,
+			)
+
+
+def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[str]]:
+	from openmolt_core.integrations.model import (
+		AuthCredential,
+		BasicCredential,
+		OAuth2Credential,
+	)
+
+	keys = _Keys(iid)
+	notes: list[str] = []
+	for name, template in getattr(cred, "headers", {}).items():
+		keys.add(_refs(template), f"header {name}")
+	for name, template in getattr(cred, "query_params", {}).items():
+		keys.add(_refs(template), f"query parameter {name}")
+	if isinstance(cred, OAuth2Credential):
+		keys.add(
+			["accessToken"], "the access token (refreshed when missing or expired)", required=False
+		)
+		keys.add(["expiryDate"], "when the access token expires", required=False, secret=False)
+		fields = (
+			("refresh_token", "refreshToken", "refresh"),
+			("client_id", "clientId", "refresh and authorization"),
+			("client_secret", "clientSecret", "refresh (none for a public client)"),
+			("token_url", "tokenUrl", "refresh"),
+			("auth_url", "authUrl", "authorization"),
+		)
+		for attr, default, used_for in fields:
+			template = getattr(cred, attr)
+			names = _refs(template) if template is not None else [default]
+			keys.add(names, used_for, required=False)
+		notes.append(
+			"give accessToken, or refreshToken with clientId (and clientSecret for a "
+			"confidential client): the token is refreshed when missing or expired"
+		)
+		notes.append("every key also works in snake_case (access_token, refresh_token...)")
+	elif isinstance(cred, BasicCredential):
+		keys.add(_refs(cred.username) if cred.username else ["username"], "basic-auth user")
+		keys.add(
+			_refs(cred.password) if cred.password else ["password"],
+			"basic-auth password",
+			secret=True,
+		)
+	elif isinstance(cred, AuthCredential):
+		for param, template in cred.params.items():
+			keys.add(
+				_refs(template),
+				param,
+				required=param not in cred.optional_params,
+				secret=param in cred.secret_params,
+			)
+	return list(keys.found.values()), notes
+
+
+def _setup_keys(spec: Integration, iid: str, taken: set[str]) -> list[ConfigKey]:
+	setup = spec.api_setup
+	keys = _Keys(iid)
+	keys.found.update({name: ConfigKey(name, False, False, "") for name in taken})
+	sources = [
+		("base URL", setup.base_url),
+		*((f"header {k}", v) for k, v in setup.headers.items()),
+	]
+	sources += [(f"query parameter {k}", str(v)) for k, v in setup.query_params.items()]
+	for used_for, template in sources:
+		for name in _refs(template):
+			# Needed, unless read under {% if %} or through a default filter.
+			defaulted = re.search(r"config\." + re.escape(name) + r"\s*\|\s*default", template)
+			keys.add([name], used_for, required="{%" not in template and not defaulted)
+	return [k for name, k in keys.found.items() if name not in taken]
+
+
+def credential_needs(spec: Integration, integration: str | None = None) -> list[CredentialNeeds]:
+	"""What each credential type of an integration needs, the default one first.
+
+	Args:
+		spec: The integration.
+		integration: Its id (default: ``spec.id``, else its name).
+
+	Returns:
+		One entry per credential type; each lists the config keys of that type, then those the
+		API setup reads (a shop domain, a region).
+	"""
+	from openmolt_core.integrations.model import OAuth2Credential
+
+	iid = integration or spec.id or spec.name
+	out = []
+	for index, cred in enumerate(spec.credential_setup):
+		keys, notes = _credential_keys(iid, cred)
+		keys += _setup_keys(spec, iid, {k.name for k in keys})
+		oauth = cred if isinstance(cred, OAuth2Credential) else None
+		out.append(
+			CredentialNeeds(
+				type=cred.type,
+				keys=tuple(keys),
+				oauth_scopes=tuple(oauth.scopes) if oauth else (),
+				auth_url=oauth.auth_url if oauth else None,
+				token_url=oauth.token_url if oauth else None,
+				default=index == 0,
+				notes=tuple(notes),
+			)
+		)
+	return out
+
+
+def needs_as_json(needs: list[CredentialNeeds], integration: str) -> list[dict[str, Any]]:
+	"""The needs as JSON-ready dicts (``openmolt tools ID --json``).
+
+	Args:
+		needs: From `credential_needs`.
+		integration: The integration id.
+	"""
+	return [
+		{
+			"type": need.type,
+			"default": need.default,
+			"keys": [
+				{
+					"name": key.name,
+					"required": key.required,
+					"secret": key.secret,
+					"usedFor": key.used_for,
+					"sources": key.sources(integration),
+				}
+				for key in need.keys
+			],
+			"oauthScopes": list(need.oauth_scopes),
+			"authUrl": need.auth_url,
+			"tokenUrl": need.token_url,
+			"notes": list(need.notes),
+		}
+		for need in needs
+	]

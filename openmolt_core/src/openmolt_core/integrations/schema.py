@@ -1,0 +1,181 @@
+"""Helpers for integration authors: JSON Schema pieces and pass-through parameters.
+
+Most body and query entries of a declarative tool restate its input: ``"limit": "{{ input.limit
+}}"``. `passthrough` writes them from the names, and `passthrough_of` from the input schema
+itself, so a tool lists each parameter once:
+
+```python
+from openmolt_core.integrations import HttpTool
+from openmolt_core.integrations.schema import integer, obj, passthrough, passthrough_of, string
+
+SEARCH = obj({"query": string("What to look for."), "limit": integer("At most.", maximum=100)}, ["query"])
+tool = HttpTool(
+	handle="search",
+	description="Search.",
+	endpoint="/search",
+	input_schema=SEARCH,
+	query_params=passthrough_of(SEARCH),  # {"query": "{{ input.query }}", "limit": ...}
+)
+assert passthrough("a", b="{{ input.b | join: ',' }}") == {
+	"a": "{{ input.a }}",
+	"b": "{{ input.b | join: ',' }}",
+}
+```
+
+An exact ``{{ input.x }}`` keeps the value's type and drops the key when ``x`` is missing (see
+docs/integration-authoring.md), so pass-through entries need no conditions.
+
+Tool input names follow one rule: the vendor's own parameter names (what its docs and the model
+know), so pass-through entries map a name to itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+	"array",
+	"boolean",
+	"integer",
+	"number",
+	"obj",
+	"passthrough",
+	"passthrough_of",
+	"string",
+]
+
+
+def obj(
+	properties: Mapping[str, Mapping[str, Any]],
+	required: Iterable[str] = (),
+	*,
+	description: str | None = None,
+	closed: bool = False,
+	**extra: Any,
+) -> dict[str, Any]:
+	"""An object schema: a tool's input, or a nested object property.
+
+	Args:
+		properties: Property name to its schema.
+		required: The names that must be present.
+		description: What the object is (for a nested property).
+		closed: Refuse properties that are not listed (``additionalProperties: false``).
+		**extra: More keywords (``minProperties``...).
+	"""
+	schema: dict[str, Any] = {
+		"type": "object",
+		"properties": {k: dict(v) for k, v in properties.items()},
+	}
+	if description is not None:
+		schema["description"] = description
+	names = list(required)
+	if names:
+		unknown = [n for n in names if n not in properties]
+		if unknown:
+			raise ValueError(f"required names {unknown} are not properties of the object")
+		schema["required"] = names
+	if closed:
+		schema["additionalProperties"] = False
+	schema.update(extra)
+	return schema
+
+
+def array(items: Mapping[str, Any], description: str | None = None, **extra: Any) -> dict[str, Any]:
+	"""An array whose items follow ``items``.
+
+	Args:
+		items: The schema of each item.
+		description: What the list holds.
+		**extra: More keywords (``minItems``, ``maxItems``...).
+	"""
+	schema: dict[str, Any] = {"type": "array", "items": dict(items)}
+	if description is not None:
+		schema["description"] = description
+	return {**schema, **extra}
+
+
+def _typed(kind: str, description: str | None, extra: dict[str, Any]) -> dict[str, Any]:
+	schema: dict[str, Any] = {"type": kind}
+	if description is not None:
+		schema["description"] = description
+	return {**schema, **extra}
+
+
+def string(description: str | None = None, **extra: Any) -> dict[str, Any]:
+	"""A string (``enum``, ``format``, ``pattern``, ``maxLength``... as keywords).
+
+	Args:
+		description: What it is, for the model.
+		**extra: More keywords.
+	"""
+	return _typed("string", description, extra)
+
+
+def integer(description: str | None = None, **extra: Any) -> dict[str, Any]:
+	"""An integer (``minimum``, ``maximum``... as keywords).
+
+	Args:
+		description: What it is, for the model.
+		**extra: More keywords.
+	"""
+	return _typed("integer", description, extra)
+
+
+def number(description: str | None = None, **extra: Any) -> dict[str, Any]:
+	"""A number.
+
+	Args:
+		description: What it is, for the model.
+		**extra: More keywords.
+	"""
+	return _typed("number", description, extra)
+
+
+def boolean(description: str | None = None, **extra: Any) -> dict[str, Any]:
+	"""A boolean.
+
+	Args:
+		description: What it is, for the model.
+		**extra: More keywords.
+	"""
+	return _typed("boolean", description, extra)
+
+
+def passthrough(*names: str, **templates: str) -> dict[str, str]:
+	"""Entries that send input fields under their own names: ``{"a": "{{ input.a }}"}``.
+
+	Args:
+		*names: Input names sent as they are (each value keeps its type).
+		**templates: Other entries, by name (a filter, a renamed field).
+	"""
+	out = {name: f"{{{{ input.{name} }}}}" for name in names}
+	clash = sorted(set(out) & set(templates))
+	if clash:
+		raise ValueError(f"{clash} given both as a name and as a template")
+	return {**out, **templates}
+
+
+def passthrough_of(
+	schema: Mapping[str, Any], *, exclude: Iterable[str] = (), **templates: str
+) -> dict[str, str]:
+	"""`passthrough` for every property of an input schema, but those excluded.
+
+	A property whose name is not a plain identifier is read with brackets
+	(``{{ input["max-keys"] }}``), as Liquid needs.
+
+	Args:
+		schema: The tool's input schema (an object schema).
+		exclude: Properties sent elsewhere (in the endpoint, a header).
+		**templates: Entries that replace or add to the pass-through ones.
+	"""
+	import re
+
+	skip = set(exclude)
+	out: dict[str, str] = {}
+	for name in schema.get("properties") or {}:
+		if name in skip or name in templates:
+			continue
+		plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
+		out[name] = f"{{{{ input.{name} }}}}" if plain else f'{{{{ input["{name}"] }}}}'
+	return {**out, **templates}

@@ -1,0 +1,75 @@
+"""How to connect each integration: the keys each credential reads, in the CLI and the docs."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from openmolt_core import OpenMolt
+from openmolt_core._preflight import _missing_for
+from openmolt_core.cli._info import list_tools
+from openmolt_core.integrations.connect import credential_needs, env_var
+from openmolt_integrations import notion, s3, shopify
+
+from .test_integration_templates import ENTRIES, _registered
+
+
+def _all() -> list[tuple[str, Any]]:
+	return [(spec.id or entry.name, spec) for entry in ENTRIES for spec in _registered(entry)]
+
+
+@pytest.mark.parametrize(("iid", "spec"), _all(), ids=[i for i, _ in _all()])
+def test_the_needs_name_every_key_a_run_checks(iid: str, spec: Any) -> None:
+	"""Whatever the pre-run check finds missing with an empty config is listed, per type."""
+	needs = credential_needs(spec, iid)
+	assert [n.type for n in needs] == [c.type for c in spec.credential_setup]
+	for need, cred in zip(needs, spec.credential_setup, strict=True):
+		names = {k.name for k in need.keys}
+		missing = _missing_for(iid, cred, {})
+		if missing is not None:
+			assert set(missing.keys) <= names, (need.type, missing.keys, names)
+		listed_required = {k.name for k in need.keys if k.required}
+		# Setting every required key (and the OAuth token) satisfies the check.
+		config = {name: "x" * 12 for name in listed_required | {"accessToken"}}
+		assert _missing_for(iid, cred, config) is None, (need.type, listed_required)
+
+
+def test_known_integrations_read_what_their_docs_say() -> None:
+	"""Spot checks against the integrations' definitions."""
+	(bearer, oauth) = credential_needs(notion.INTEGRATION, "notion")
+	assert [(k.name, k.required, k.secret) for k in bearer.keys] == [("apiKey", True, True)]
+	assert bearer.keys[0].env_var == env_var("notion") == "OPENMOLT_NOTION_API_KEY"
+	assert oauth.oauth_scopes == tuple(notion.INTEGRATION.credential("oauth2").scopes)  # type: ignore[union-attr]
+	(sigv4,) = credential_needs(s3.INTEGRATION, "s3")
+	flags = {k.name: (k.required, k.secret) for k in sigv4.keys}
+	assert flags["accessKeyId"] == (True, False)
+	assert flags["secretAccessKey"] == (True, True)
+	assert flags["sessionToken"] == (False, True)
+	assert flags["endpoint"] == (False, False)  # only under {% if config.endpoint %}
+	custom = credential_needs(shopify.INTEGRATION, "shopify")[0]
+	assert {k.name: k.required for k in custom.keys} == {"accessToken": True, "shop": True}
+
+
+def test_openmolt_tools_shows_the_credentials_and_where_they_come_from() -> None:
+	"""`openmolt tools ID` lists each type's keys, the OAuth scopes and where values go."""
+	om = OpenMolt()
+	out = io.StringIO()
+	list_tools(om, "notion", out, as_json=False)
+	text = out.getvalue()
+	assert "credentials (the first is the default" in text
+	assert "bearer (default):" in text and "apiKey" in text and "required, secret" in text
+	assert "OAuth scopes to request:" not in text or "oauth2:" in text
+	assert "OpenMolt(integrations={'notion': {...}})" in text
+	assert "OPENMOLT_NOTION_API_KEY" in text
+	out = io.StringIO()
+	list_tools(om, "s3", out, as_json=True)
+	import json
+
+	data = json.loads(out.getvalue())
+	(sigv4,) = data["credentials"]
+	names = [k["name"] for k in sigv4["keys"]]
+	assert names[:3] == ["accessKeyId", "secretAccessKey", "sessionToken"]
+	assert "agent file: integrations.s3.accessKeyId" in sigv4["keys"][0]["sources"]
+	assert not any("OPENMOLT_S3_API_KEY" in s for k in sigv4["keys"] for s in k["sources"])
