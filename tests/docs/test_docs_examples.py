@@ -128,7 +128,14 @@ def test_the_example_runs(example: Example, fake_openai, tmp_path, monkeypatch) 
 		return
 	code = _LOCAL.sub(fake_openai.url, example.code)
 	namespace = {"__name__": "__main__", "__file__": str(example.page)}
-	exec(compile(code, str(example.page), "exec"), namespace)
+	try:
+		exec(compile(code, str(example.page), "exec"), namespace)
+	finally:
+		# A durable example binds this process's DBOS engine to its store; the tests that run
+		# next in this worker (tests/dbos, tests/serve) need a process without one.
+		engine = sys.modules.get("openmolt_dbos._engine")
+		if engine is not None:
+			engine.reset_engine()
 	# A documented program closes what it opened (`async with om:` or `await om.aclose()`).
 	left_open = [
 		name
