@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import openmolt
@@ -102,3 +104,23 @@ def test_parse_options_names_where_the_option_was_given() -> None:
 	"""The message starts with where the options came from."""
 	with pytest.raises(ConfigurationError, match=r"^retry-like: unknown key 'x'"):
 		parse_options(IntegrationCredential, {"x": 1}, "retry-like")
+
+
+def test_dataclass_options_read_both_spellings_through_the_same_rule(tmp_path: Path) -> None:
+	"""The taint policy and the durability settings take either spelling, never both differing."""
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.taint import TaintPolicy
+	from openmolt_dbos._settings import parse_settings
+
+	assert TaintPolicy.of({"onOutbound": "refuse", "only_trifecta": False}) == TaintPolicy(
+		on_outbound="refuse", only_trifecta=False
+	)
+	store = str(tmp_path / "runs.sqlite")
+	assert parse_settings({"url": store, "workerId": "w1"}).worker_id == "w1"
+	assert parse_settings({"url": store, "replay_events": True}).replay_events is True
+	with pytest.raises(ConfigurationError, match="'onOutbound' or 'on_outbound', not both"):
+		TaintPolicy.of({"onOutbound": "refuse", "on_outbound": "allow"})
+	with pytest.raises(ConfigurationError, match="'workerId' or 'worker_id', not both"):
+		parse_settings({"url": store, "workerId": "a", "worker_id": "b"})
+	with pytest.raises(ConfigurationError, match="did you mean 'worker_id'"):
+		parse_settings({"url": store, "wrkerId": "a"})

@@ -60,6 +60,7 @@ __all__ = [
 	"options_config",
 	"parse_options",
 	"snake_keys",
+	"snake_options",
 ]
 
 
@@ -142,6 +143,34 @@ def snake_keys(options: Mapping[str, Any]) -> dict[str, Any]:
 		options: The settings.
 	"""
 	return {to_snake(str(key)): value for key, value in options.items()}
+
+
+def snake_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
+	"""A dict's keys in snake_case, for option classes that are not `Options` models (dataclasses).
+
+	The same rule as `Options`: ``onOutbound`` and ``on_outbound`` name one option; giving both
+	with different values is refused.
+
+	Args:
+		options: The options, in either spelling.
+		where: Where they were given, for the message (``durability``).
+
+	Raises:
+		ConfigurationError: One key spelled both ways with different values.
+	"""
+	from openmolt_core.errors import ConfigurationError
+
+	out: dict[str, Any] = {}
+	given: dict[str, str] = {}
+	for key, value in options.items():
+		name = to_snake(str(key))
+		if name in out and out[name] != value:
+			raise ConfigurationError(
+				f"{where}: give {given[name]!r} or {key!r}, not both (they are one option)"
+			)
+		out[name] = value
+		given[name] = str(key)
+	return out
 
 
 def parse_options(model: type[_M], value: Any, where: str) -> _M:

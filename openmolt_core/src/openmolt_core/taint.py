@@ -209,8 +209,9 @@ class TaintPolicy:
 				f"or 'allow'; got {type(value).__name__}"
 			)
 		names = {f.name for f in fields(cls) if not f.name.startswith("_")}
-		spelled = {"onOutbound": "on_outbound", "onlyTrifecta": "only_trifecta"}
-		options: dict[str, Any] = {spelled.get(str(k), str(k)): v for k, v in value.items()}
+		from openmolt_core.options import snake_options
+
+		options = snake_options(value, where)
 		unknown = sorted(k for k in options if k not in names)
 		if unknown:
 			raise ConfigurationError(

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.options import snake_options
 
 __all__ = ["ENV_URL", "ENV_WORKER_ID", "Settings", "parse_settings"]
 
@@ -18,23 +19,6 @@ ENV_URL = "OPENMOLT_DURABILITY"
 
 ENV_WORKER_ID = "OPENMOLT_WORKER_ID"
 """The environment variable a process reads its worker id from (default: see `Settings`)."""
-
-_OPTIONS = {
-	"url": "url",
-	"worker_id": "worker_id",
-	"workerId": "worker_id",
-	"heartbeat": "heartbeat",
-	"lapse": "lapse",
-	"files_dir": "files_dir",
-	"filesDir": "files_dir",
-	"replay_events": "replay_events",
-	"replayEvents": "replay_events",
-	"poll": "poll",
-	"app_version": "app_version",
-	"appVersion": "app_version",
-	"log_level": "log_level",
-	"logLevel": "log_level",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,19 +132,17 @@ def parse_settings(config: str | os.PathLike[str] | Mapping[str, Any]) -> Settin
 		raise ConfigurationError(
 			f"durability must be a path, a URL or a dict, not {type(config).__name__}"
 		)
-	values: dict[str, Any] = {}
-	for key, value in config.items():
-		name = _OPTIONS.get(key)
-		if name is None:
+	names = [f.name for f in fields(Settings)]
+	values = snake_options(config, "durability")  # workerId and worker_id alike
+	for key in values:
+		if key not in names:
 			import difflib
 
-			close = difflib.get_close_matches(str(key), list(_OPTIONS), n=1)
+			close = difflib.get_close_matches(key, names, n=1)
 			hint = f"; did you mean {close[0]!r}?" if close else ""
 			raise ConfigurationError(
-				f"durability: unknown option {key!r}{hint} (options: "
-				f"{', '.join(sorted(set(_OPTIONS.values())))})"
+				f"durability: unknown option {key!r}{hint} (options: {', '.join(sorted(names))})"
 			)
-		values[name] = value
 	if "url" not in values:
 		raise ConfigurationError(
 			"durability: the dict needs 'url' (a SQLite file or postgresql://)"
