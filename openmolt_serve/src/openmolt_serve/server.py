@@ -47,6 +47,7 @@ from openmolt_serve._launch import Launcher
 from openmolt_serve.slack import SlackApp
 from openmolt_serve.telegram import TelegramBot
 from openmolt_serve.webhooks import Webhook, handle_webhook
+from openmolt_ui._listen import listen
 
 if TYPE_CHECKING:
 	import httpx
@@ -176,17 +177,7 @@ class TriggerServer:
 		)
 
 	def _socket(self) -> socket.socket:
-		family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-		sock = socket.socket(family, socket.SOCK_STREAM)
-		sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-		try:
-			sock.bind((self.host, self.port))
-		except OSError as exc:
-			sock.close()
-			raise ConfigurationError(
-				f"openmolt serve cannot listen on {self.host}:{self.port}: {exc.strerror}; "
-				"choose another port (--port)"
-			) from exc
+		sock = listen(self.host, self.port, who="openmolt serve")
 		self.port = sock.getsockname()[1]
 		return sock
 

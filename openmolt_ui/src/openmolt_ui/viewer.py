@@ -29,8 +29,9 @@ import anyio
 import uvicorn
 from anyio.abc import TaskGroup
 
-from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.errors import RunError
 from openmolt_core.runstore import RunStore
+from openmolt_ui._listen import listen
 from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval
 
 if TYPE_CHECKING:
@@ -354,17 +355,7 @@ class Viewer:
 		return f"http://{host}:{self.port}/?token={self.token}"
 
 	def _socket(self) -> socket.socket:
-		family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-		sock = socket.socket(family, socket.SOCK_STREAM)
-		sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-		try:
-			sock.bind((self.host, self.port))
-		except OSError as exc:
-			sock.close()
-			raise ConfigurationError(
-				f"the run viewer cannot listen on {self.host}:{self.port}: {exc.strerror}; "
-				"choose another port (--port)"
-			) from exc
+		sock = listen(self.host, self.port, who="the run viewer")
 		self.port = sock.getsockname()[1]
 		return sock
 

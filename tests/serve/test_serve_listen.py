@@ -1,0 +1,46 @@
+"""A taken port is a clear error naming the server and the fix, for the viewer and the trigger server."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.runstore import RunStore
+from openmolt_core.testing import ScriptedModel, finish
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+from openmolt_ui import Viewer
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_taken_port_names_the_server_and_the_fix(tmp_path: Path) -> None:
+	"""Both servers refuse a port another socket holds, before anything serves."""
+	taken = socket.socket()
+	taken.bind(("127.0.0.1", 0))
+	taken.listen()
+	port = taken.getsockname()[1]
+	om = OpenMolt(entry_points=False)
+	try:
+		viewer = Viewer(store=RunStore(tmp_path / "runs.db"), host="127.0.0.1", port=port)
+		with pytest.raises(
+			ConfigurationError,
+			match=rf"the run viewer cannot listen on 127.0.0.1:{port}: .*choose another port",
+		):
+			async with viewer:
+				pass
+		agent = om.create_agent(name="Hooked", model=ScriptedModel([finish("x")]))
+		triggers = Triggers.model_validate({"webhook": {"secret": "s", "scheme": "github"}})
+		server = TriggerServer([(agent, triggers)], host="127.0.0.1", port=port)
+		with pytest.raises(
+			ConfigurationError, match=rf"openmolt serve cannot listen on 127.0.0.1:{port}"
+		):
+			async with server:
+				pass
+	finally:
+		taken.close()
+		await om.aclose()
