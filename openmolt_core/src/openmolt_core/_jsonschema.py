@@ -294,7 +294,8 @@ class JsonSchemaValidator:
 	__slots__ = ("_validator", "schema")
 
 	def __init__(self, schema: dict[str, Any]) -> None:
-		self.schema = schema
+		self.schema: dict[str, Any] = schema
+		"""The schema it validates against."""
 		translator = _Translator(schema)
 		root = translator.translate(schema)
 		if translator.used:
