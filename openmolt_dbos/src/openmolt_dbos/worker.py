@@ -42,8 +42,6 @@ __all__ = ["Loaded", "load_agents", "main"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
-_AGENT_FILES = (".json", ".py")
-
 
 def _line(text: str) -> None:
 	sys.stderr.write(f"openmolt: {text}\n")
@@ -96,24 +94,6 @@ class Loaded:
 		self.agents[agent.name] = agent
 
 
-def _files(paths: Sequence[str]) -> list[Path]:
-	out: list[Path] = []
-	for text in paths:
-		path = Path(text)
-		if path.is_dir():
-			found = sorted(
-				p for p in path.iterdir() if p.suffix in _AGENT_FILES and not p.name.startswith("_")
-			)
-			if not found:
-				raise ConfigurationError(f"{path}: no agent files (*.json, *.py) in this folder")
-			out.extend(found)
-		elif path.is_file():
-			out.append(path)
-		else:
-			raise ConfigurationError(f"{path}: no such file or folder")
-	return out
-
-
 def load_agents(
 	paths: Sequence[str],
 	*,
@@ -137,9 +117,9 @@ def load_agents(
 	Raises:
 		ConfigurationError: A file is wrong, two agents share a name, or no store is given.
 	"""
-	from openmolt_core.cli._agentfile import load_json_file
+	from openmolt_core.cli._agentfile import agent_files, load_json_file
 
-	files = _files(paths)
+	files = agent_files(paths)
 	declared = [load_json_file(f).durability for f in files if f.suffix == ".json"]
 	chosen = _store(durability, declared)
 	store: dict[str, Any] = dict(chosen) if isinstance(chosen, dict) else {"url": chosen}

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core.cli._agentfile import agent_files
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_serve.chats import park_questions
 from openmolt_serve.server import DEFAULT_PORT, TriggerServer
@@ -45,37 +46,10 @@ __all__ = ["agent_files", "main", "serve"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
-_AGENT_FILES = (".json", ".py")
-
 
 def _line(text: str) -> None:
 	sys.stderr.write(f"openmolt serve: {text}\n")
 	sys.stderr.flush()
-
-
-def agent_files(paths: Sequence[str]) -> list[Path]:
-	"""The agent files of the arguments: files as given, folders' ``*.json`` and ``*.py``.
-
-	Raises:
-		ConfigurationError: A path does not exist, or a folder holds no agent file.
-	"""
-	out: list[Path] = []
-	for text in paths:
-		path = Path(text)
-		if path.is_dir():
-			found = sorted(
-				p
-				for p in path.iterdir()
-				if p.suffix in _AGENT_FILES and not p.name.startswith(("_", "."))
-			)
-			if not found:
-				raise ConfigurationError(f"{path}: no agent files (*.json, *.py) in this folder")
-			out.extend(found)
-		elif path.is_file():
-			out.append(path)
-		else:
-			raise ConfigurationError(f"{path}: no such file or folder")
-	return out
 
 
 def _parser() -> argparse.ArgumentParser:

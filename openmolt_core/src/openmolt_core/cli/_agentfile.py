@@ -20,6 +20,7 @@ import sys
 import traceback
 import types
 from bisect import bisect_right
+from collections.abc import Sequence
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -40,13 +41,50 @@ from openmolt_core.schedule import ScheduleSpec
 from openmolt_core.triggers import Triggers
 
 __all__ = [
+	"AGENT_FILE_SUFFIXES",
 	"AgentFile",
 	"AgentFileError",
 	"PythonAgent",
+	"agent_files",
 	"call_factory",
 	"load_json_file",
 	"load_python_file",
 ]
+
+
+AGENT_FILE_SUFFIXES = (".json", ".py")
+"""What an agent file's name ends in."""
+
+
+def agent_files(paths: Sequence[str]) -> list[Path]:
+	"""The agent files of the arguments: files as given, folders' ``*.json`` and ``*.py``.
+
+	In a folder, names that start with ``_`` or ``.`` (helpers, hidden and editor files) are
+	left out. ``openmolt worker`` and ``openmolt serve`` read their arguments with it.
+
+	Args:
+		paths: Agent files and folders of them.
+
+	Raises:
+		AgentFileError: A path does not exist, or a folder holds no agent file.
+	"""
+	out: list[Path] = []
+	for text in paths:
+		path = Path(text)
+		if path.is_dir():
+			found = sorted(
+				p
+				for p in path.iterdir()
+				if p.suffix in AGENT_FILE_SUFFIXES and not p.name.startswith(("_", "."))
+			)
+			if not found:
+				raise AgentFileError(f"{path}: no agent files (*.json, *.py) in this folder")
+			out.extend(found)
+		elif path.is_file():
+			out.append(path)
+		else:
+			raise AgentFileError(f"{path}: no such file or folder")
+	return out
 
 
 class AgentFileError(ConfigurationError):
