@@ -26,17 +26,25 @@ An exact ``{{ input.x }}`` keeps the value's type and drops the key when ``x`` i
 docs/integration-authoring.md), so pass-through entries need no conditions.
 
 Tool input names follow one rule: the vendor's own parameter names (what its docs and the model
-know), so pass-through entries map a name to itself.
+know), so pass-through entries map a name to itself. Where a vendor's name holds characters that a
+model provider refuses in a property name or that Liquid cannot read after a dot, `input_name`
+gives its spelling: a leading ``$`` and a trailing ``[]`` are dropped (OData's ``$top`` is ``top``,
+Stripe's ``expand[]`` is ``expand``), Twilio's ``DateSent>`` and ``DateSent<`` are
+``DateSentAfter`` and ``DateSentBefore``, and ``.`` or ``-`` become ``_`` (S3's ``max-keys`` is
+``max_keys``). Inputs with no vendor counterpart (a stored file, an upload session's URL) follow
+the vendor's case style. docs/integration-authoring.md states the rule for authors.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
 	"array",
 	"boolean",
+	"input_name",
 	"integer",
 	"number",
 	"obj",
@@ -142,6 +150,25 @@ def boolean(description: str | None = None, **extra: Any) -> dict[str, Any]:
 	return _typed("boolean", description, extra)
 
 
+def input_name(vendor_name: str) -> str:
+	"""The tool input name for a vendor's parameter or field name (the naming rule above).
+
+	Args:
+		vendor_name: The name as the vendor's API reference spells it (``$top``, ``expand[]``,
+			``DateSent>``, ``max-keys``, ``tweet.fields``).
+
+	Returns:
+		The name made of letters, digits and ``_`` that the tool's input uses: ``top``,
+		``expand``, ``DateSentAfter``, ``max_keys``, ``tweet_fields``.
+	"""
+	name = vendor_name.removeprefix("$").removesuffix("[]")
+	if name.endswith(">"):
+		name = name[:-1] + "After"
+	elif name.endswith("<"):
+		name = name[:-1] + "Before"
+	return re.sub(r"[.-]", "_", name)
+
+
 def passthrough(*names: str, **templates: str) -> dict[str, str]:
 	"""Entries that send input fields under their own names: ``{"a": "{{ input.a }}"}``.
 
@@ -169,8 +196,6 @@ def passthrough_of(
 		exclude: Properties sent elsewhere (in the endpoint, a header).
 		**templates: Entries that replace or add to the pass-through ones.
 	"""
-	import re
-
 	skip = set(exclude)
 	out: dict[str, str] = {}
 	for name in schema.get("properties") or {}:
