@@ -248,3 +248,37 @@ async def test_a_finished_durable_run_goes_on_as_a_new_segment_of_its_run(url: s
 	fetched = await om.result(first.state.run_id)
 	assert fetched.ok and fetched.output == {"result": "2"}
 	await om.aclose()
+
+
+async def test_a_sqlite_store_is_in_wal_mode_and_read_by_others_during_a_run(tmp_path: Path) -> None:
+	"""The store is switched to write-ahead logging, so other readers do not block a run."""
+	import sqlite3
+
+	from dbos import DBOS
+
+	path = tmp_path / "runs.sqlite"
+	reads: list[int] = []
+
+	def count() -> int:
+		"""Count the journaled steps from another connection, as `openmolt runs` would."""
+		with sqlite3.connect(path, timeout=0.05) as reader:
+			reader.execute("BEGIN")  # a read transaction held across the run's next commit
+			reads.append(reader.execute("SELECT count(*) FROM operation_outputs").fetchone()[0])
+			return reads[-1]
+
+	om = OpenMolt(durability=str(path), entry_points=False)
+	agent = om.create_agent(
+		name="Reader",
+		model=ScriptedModel([call_tool("local.count"), call_tool("local.count"), finish(result="ok")]),
+		tools=[count],
+	)
+	try:
+		result = await agent.run("go")
+		assert result.ok, result
+		with sqlite3.connect(path) as conn:
+			assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+		assert reads[1] > reads[0]  # the second read saw the steps committed after the first
+	finally:
+		await om.aclose()
+		DBOS.destroy()
+		reset_engine()

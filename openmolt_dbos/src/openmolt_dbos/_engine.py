@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,31 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 APP_NAME = "openmolt"
 """The DBOS application name of every OpenMolt process."""
+
+
+def use_wal(url: str) -> None:
+	"""Put a SQLite store in write-ahead-log mode before DBOS opens it (the file keeps the mode).
+
+	In WAL mode a commit appends to one log instead of writing, syncing and deleting a rollback
+	journal, so a journaled step costs less, and other processes (``openmolt runs``, a second
+	worker) read the store while a run writes to it. Durability is SQLite's default
+	(``synchronous=FULL``): a committed step survives a crash of the process or of the machine.
+	A store that cannot be switched now (another process holds it) stays as it is.
+
+	Args:
+		url: The store's ``sqlite:///`` URL.
+	"""
+	import sqlite3
+
+	path = url.split("///", 1)[1].split("?", 1)[0]
+	try:
+		with closing(sqlite3.connect(path, timeout=30)) as conn:
+			mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+	except sqlite3.Error as exc:
+		log.warning("durable: the store %s stays in its journal mode: %s", path, exc)
+		return
+	if str(mode).lower() != "wal":
+		log.warning("durable: the store %s stays in journal mode %s", path, mode)
 
 
 def require_asyncio(what: str) -> None:
@@ -233,6 +259,8 @@ class Engine:
 			"log_level": settings.log_level,
 			"notification_listener_polling_interval_sec": max(settings.poll, 0.01),
 		}
+		if settings.is_sqlite:
+			use_wal(settings.url)
 		DBOS(config=config)
 		# Launched from the event loop's thread: DBOS then runs recovered workflows on this loop.
 		DBOS.launch()
