@@ -2,19 +2,22 @@
 
     uv run python benchmarks/durable.py                 # SQLite; PostgreSQL when a URL is set
     uv run python benchmarks/durable.py --postgres postgresql://postgres@127.0.0.1:5432/postgres
-    uv run python benchmarks/durable.py --quick         # fewer repetitions, no takeover
+    uv run python benchmarks/durable.py --quick         # 3 repetitions, no takeover
 
-Each figure is measured in fresh processes (median of the repetitions):
+The per-step figures come from one process per store, in which bare workflows, durable runs and
+the same runs in process are taken in turn, each repetition measuring every kind once (medians of
+the repetitions), so that drift of the machine or the store falls on all of them alike:
 
-- **bare DBOS step**: a workflow of N steps that do nothing (``DBOS.run_step_async``): what one
+- **bare DBOS step**: a workflow of steps that do nothing (``DBOS.run_step_async``): what one
   journaled step costs on this store, the floor for anything durable.
 - **durable loop, per journaled step**: agent runs of N/4 and N tool calls (N+1 model calls and N
   tool calls: 2N+1 journaled steps), with a model and a tool that answer at once; the durable
   run's extra time over the same run in process, per journaled step, from the difference between
   the two lengths (so the per-run cost of starting and ending the workflow is left out; it is
-  shown on its own row). The target is the bare step plus 1 ms. Wall time and the process's CPU
-  time (all threads) are both shown: on a loaded machine the wall time mostly measures waiting
-  for a CPU.
+  shown on its own row). The bare step's figure is taken the same way, from workflows of 2N/4+1
+  and 2N+1 steps. The target is the bare step plus 1 ms. Wall time and the process's CPU time
+  (all threads) are both shown: on a loaded machine the wall time mostly measures waiting for a
+  CPU.
 - **takeover**: a worker is killed (SIGKILL) while a run's tool call is in flight; a live worker
   (default heartbeat 2 s, lapse 10 s, and the test settings 0.3 s / 1.5 s) notices, takes the
   run over and calls the tool again: the seconds from the kill to that call.
@@ -51,39 +54,6 @@ def _cpu() -> float:
 	return usage.ru_utime + usage.ru_stime
 
 
-def _bare(url: str, steps: int) -> dict[str, Any]:
-	import asyncio
-
-	from dbos import DBOS
-
-	DBOS(config={"name": "bench", "system_database_url": url, "log_level": "ERROR"})
-
-	async def noop() -> None:
-		return None
-
-	@DBOS.workflow(name="bench.bare")
-	async def workflow(n: int) -> float:
-		began = time.perf_counter()
-		for _ in range(n):
-			await DBOS.run_step_async(None, noop)
-		return time.perf_counter() - began
-
-	async def main() -> dict[str, Any]:
-		DBOS.launch()
-		await (await DBOS.start_workflow_async(workflow, 5)).get_result()  # warm up
-		cpu = _cpu()
-		seconds = await (await DBOS.start_workflow_async(workflow, steps)).get_result()
-		return {
-			"bare_ms_per_step": seconds / steps * 1000,
-			"bare_cpu_ms_per_step": (_cpu() - cpu) / steps * 1000,
-		}
-
-	try:
-		return asyncio.run(main())
-	finally:
-		DBOS.destroy()
-
-
 def _agent(om: Any, steps: int) -> Any:
 	from openmolt_core.testing import ScriptedModel, call_tool, finish
 
@@ -93,27 +63,66 @@ def _agent(om: Any, steps: int) -> Any:
 
 	replies = [call_tool("local.add", a=k, b=1) for k in range(steps)] + [finish(result="done")]
 	return om.create_agent(
-		name="Bench", model=ScriptedModel(replies * 6), tools=[add], max_steps=steps + 5
+		name=f"Bench{steps}",
+		model=ScriptedModel(replies * 100),
+		tools=[add],
+		max_steps=steps + 5,
 	)
 
 
-def _loop(url: str | None, steps: int) -> dict[str, Any]:
+def _interleaved(url: str, short: int, long: int, repeat: int) -> dict[str, Any]:
+	"""Bare workflows, durable runs and in-process runs of two lengths, taken in turn.
+
+	One process and one store for all of them, each repetition measuring every kind once, so
+	that the machine's and the store's drift (a growing file, a busy disk) falls on all alike.
+	"""
 	import anyio
+	from dbos import DBOS
 
 	from openmolt import OpenMolt
 
+	async def noop() -> None:
+		return None
+
+	@DBOS.workflow(name="bench.bare")
+	async def bare(n: int) -> None:
+		for _ in range(n):
+			await DBOS.run_step_async(None, noop)
+
 	async def main() -> dict[str, Any]:
-		om = OpenMolt(durability=url, entry_points=False) if url else OpenMolt(entry_points=False)
-		agent = _agent(om, steps)
-		await agent.run("warm up")  # the engine launches, imports and caches are made
-		cpu = _cpu()
-		began = time.perf_counter()
-		result = await agent.run("measure")
-		seconds = time.perf_counter() - began
-		cpu = _cpu() - cpu
-		assert result.ok, result
-		await om.aclose()
-		return {"run_ms": seconds * 1000, "cpu_ms": cpu * 1000, "journaled_steps": 2 * steps + 1}
+		durable = OpenMolt(durability=url, entry_points=False)
+		local = OpenMolt(entry_points=False)
+		agents = {
+			(kind, n): _agent(om, n)
+			for kind, om in (("durable", durable), ("local", local))
+			for n in (short, long)
+		}
+
+		async def run_bare(n: int) -> None:
+			await (await DBOS.start_workflow_async(bare, 2 * n + 1)).get_result()
+
+		def runner(kind: str, n: int) -> Any:
+			if kind == "bare":
+				return lambda: run_bare(n)
+			agent = agents[(kind, n)]
+			return lambda: agent.run("measure")
+
+		# Durable first: its run launches the engine the bare workflows run on.
+		kinds = [(kind, n) for kind in ("durable", "local", "bare") for n in (short, long)]
+		for kind, n in kinds:  # warm up: the engine launches, imports and caches are made
+			await runner(kind, n)()
+		times: dict[str, list[float]] = {}
+		for _ in range(repeat):
+			for kind, n in kinds:
+				cpu, began = _cpu(), time.perf_counter()
+				result = await runner(kind, n)()
+				seconds, cpu = time.perf_counter() - began, _cpu() - cpu
+				assert result is None or result.ok, result
+				times.setdefault(f"{kind}_{n}_ms", []).append(seconds * 1000)
+				times.setdefault(f"{kind}_{n}_cpu_ms", []).append(cpu * 1000)
+		await durable.aclose()
+		await local.aclose()
+		return {key: statistics.median(values) for key, values in times.items()}
 
 	return anyio.run(main)
 
@@ -239,7 +248,7 @@ def _takeover(url: str, heartbeat: float, lapse: float, tmp: Path) -> float:
 
 
 def rows(
-	*, repeat: int = 3, steps: int = 20, postgres: str | None = None, quick: bool = False
+	*, repeat: int = 9, steps: int = 20, postgres: str | None = None, quick: bool = False
 ) -> list[tuple[str, str, str]]:
 	"""The table rows of figure 8 (``run.py`` prints them with the other figures)."""
 	postgres = postgres or os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
@@ -251,42 +260,27 @@ def rows(
 		short, long = max(steps // 4, 2), steps
 		extra = 2 * (long - short)  # journaled steps the long run has more
 
-		def median_of(kind: str, url_of: Any, n: int) -> dict[str, float]:
-			runs = []
-			for _ in range(repeat):
-				url, drop = url_of()
-				try:
-					runs.append(_child(kind, url, str(n)))
-				finally:
-					drop()
-			return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-
-		def nothing() -> tuple[str, Any]:
-			return "-", lambda: None
-
-		local = {n: median_of("loop", nothing, n) for n in (short, long)}
 		for kind in ("sqlite", "postgres"):
 			label = "SQLite" if kind == "sqlite" else "PostgreSQL"
 			if kind == "postgres" and not postgres:
 				out.append((f"8 durable, {label}", "not measured (no PostgreSQL URL)", ""))
 				continue
+			url, drop = _store(kind, postgres, tmp)
+			try:
+				m = _child("interleaved", url, str(short), str(long), str(repeat))
+			finally:
+				drop()
 
-			def fresh(kind: str = kind) -> tuple[str, Any]:
-				return _store(kind, postgres, tmp)
+			def slope(kind: str, unit: str = "ms", m: dict[str, float] = m) -> float:
+				return (m[f"{kind}_{long}_{unit}"] - m[f"{kind}_{short}_{unit}"]) / extra
 
-			bare = median_of("bare", fresh, long)
-			durable = {n: median_of("loop", fresh, n) for n in (short, long)}
-
-			def slope(key: str, durable: dict[int, dict[str, float]] = durable) -> float:
-				added = durable[long][key] - durable[short][key]
-				return (added - (local[long][key] - local[short][key])) / extra
-
-			def fixed(key: str, durable: dict[int, dict[str, float]] = durable) -> float:
-				per_step = slope(key, durable)
-				return durable[long][key] - local[long][key] - per_step * (2 * long + 1)
-
-			b, b_cpu = bare["bare_ms_per_step"], bare["bare_cpu_ms_per_step"]
-			wall, cpu = slope("run_ms"), slope("cpu_ms")
+			b, b_cpu = slope("bare"), slope("bare", "cpu_ms")
+			wall = slope("durable") - slope("local")
+			cpu = slope("durable", "cpu_ms") - slope("local", "cpu_ms")
+			fixed = m[f"durable_{long}_ms"] - m[f"local_{long}_ms"] - wall * (2 * long + 1)
+			fixed_cpu = (
+				m[f"durable_{long}_cpu_ms"] - m[f"local_{long}_cpu_ms"] - cpu * (2 * long + 1)
+			)
 			out.append((f"8 bare DBOS step, {label}", f"{b:.2f} ms wall, {b_cpu:.2f} ms CPU", ""))
 			out.append(
 				(
@@ -299,7 +293,7 @@ def rows(
 			out.append(
 				(
 					f"8 durable run, fixed cost, {label}",
-					f"{fixed('run_ms'):.0f} ms wall, {fixed('cpu_ms'):.0f} ms CPU per run",
+					f"{fixed:.0f} ms wall, {fixed_cpu:.0f} ms CPU per run",
 					"",
 				)
 			)
@@ -323,10 +317,8 @@ def rows(
 def main() -> None:
 	if len(sys.argv) > 1 and sys.argv[1] == "--child":
 		what, *args = sys.argv[2:]
-		if what == "bare":
-			print(json.dumps(_bare(args[0], int(args[1]))))
-		elif what == "loop":
-			print(json.dumps(_loop(None if args[0] == "-" else args[0], int(args[1]))))
+		if what == "interleaved":
+			print(json.dumps(_interleaved(args[0], *(int(a) for a in args[1:]))))
 		else:
 			_takeover_role(args[0], args[1], args[2], float(args[3]), float(args[4]))
 		return
@@ -334,11 +326,11 @@ def main() -> None:
 	parser.add_argument(
 		"--postgres", help="a PostgreSQL URL (default: $OPENMOLT_TEST_POSTGRES_URL)"
 	)
-	parser.add_argument("--quick", action="store_true", help="one repetition, no takeover")
+	parser.add_argument("--quick", action="store_true", help="3 repetitions, no takeover")
 	parser.add_argument("--steps", type=int, default=20)
 	args = parser.parse_args()
 	table = rows(
-		repeat=1 if args.quick else 3, steps=args.steps, postgres=args.postgres, quick=args.quick
+		repeat=3 if args.quick else 9, steps=args.steps, postgres=args.postgres, quick=args.quick
 	)
 	width = max(len(r[0]) for r in table)
 	print(f"\n| {'figure':<{width}} | measured | goal |")
