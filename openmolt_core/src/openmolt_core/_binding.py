@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core.errors import ConfigurationError
@@ -188,13 +188,13 @@ class BoundTool:
 		if memory is not None or run is not None:
 			context = replace(context, memory=context.memory if memory is None else memory, run=run)
 		tool = self.tool
-		if not isinstance(tool, Tool):
+		if _is_http(tool):  # a class check: a runtime Protocol check costs more, on every call
 			from openmolt_core.integrations.http import execute_http_tool
 
 			if self.integration is None:
 				raise ConfigurationError(f"{self.handle}: an HTTP tool needs its integration")
 			return await execute_http_tool(tool, self.integration, input, context)
-		return await tool.execute(input, context)
+		return await cast("Tool", tool).execute(input, context)
 
 
 def bind_integration(
@@ -335,7 +335,7 @@ def bind_tools(
 	return out
 
 
-def _is_http(tool: Any) -> bool:
+def _is_http(tool: Any) -> TypeGuard[HttpTool]:
 	from openmolt_core.integrations.model import HttpTool
 
 	return isinstance(tool, HttpTool)
