@@ -250,7 +250,9 @@ async def test_a_finished_durable_run_goes_on_as_a_new_segment_of_its_run(url: s
 	await om.aclose()
 
 
-async def test_a_sqlite_store_is_in_wal_mode_and_read_by_others_during_a_run(tmp_path: Path) -> None:
+async def test_a_sqlite_store_is_in_wal_mode_and_read_by_others_during_a_run(
+	tmp_path: Path,
+) -> None:
 	"""The store is switched to write-ahead logging, so other readers do not block a run."""
 	import sqlite3
 
@@ -269,7 +271,9 @@ async def test_a_sqlite_store_is_in_wal_mode_and_read_by_others_during_a_run(tmp
 	om = OpenMolt(durability=str(path), entry_points=False)
 	agent = om.create_agent(
 		name="Reader",
-		model=ScriptedModel([call_tool("local.count"), call_tool("local.count"), finish(result="ok")]),
+		model=ScriptedModel(
+			[call_tool("local.count"), call_tool("local.count"), finish(result="ok")]
+		),
 		tools=[count],
 	)
 	try:
