@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations.connect import env_var  # one spelling of the variable names
 
 __all__ = [
 	"KeyReport",
@@ -26,12 +27,6 @@ __all__ = [
 
 _LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
-
-
-def env_var(name: str) -> str:
-	"""The variable holding a provider's or integration's key: ``googleDrive`` → ``OPENMOLT_GOOGLE_DRIVE_API_KEY``."""
-	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-	return f"OPENMOLT_{re.sub(r'[^A-Za-z0-9]+', '_', snake).upper()}_API_KEY"
 
 
 def read_dotenv(path: Path) -> dict[str, str]:

@@ -31,12 +31,12 @@ _SECRET_WORDS = ("key", "token", "secret", "password", "signature")
 
 
 def env_var(integration: str) -> str:
-	"""The variable the ``openmolt`` command reads an integration's ``apiKey`` from.
+	"""The variable the ``openmolt`` command reads an integration's ``apiKey`` (or a provider's key) from.
 
-	``googleDrive`` → ``OPENMOLT_GOOGLE_DRIVE_API_KEY``.
+	``googleDrive`` → ``OPENMOLT_GOOGLE_DRIVE_API_KEY``, ``openai`` → ``OPENMOLT_OPENAI_API_KEY``.
 
 	Args:
-		integration: The integration id.
+		integration: The integration id (or the provider's name).
 	"""
 	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", integration)
 	return f"OPENMOLT_{re.sub(r'[^A-Za-z0-9]+', '_', snake).upper()}_API_KEY"
