@@ -20,8 +20,16 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	passthrough_of,
+	string,
+)
 from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -103,21 +111,20 @@ def _hashtag_media(handle: str, edge: str, which: str) -> HttpTool:
 		description=f"The {which} public posts with a hashtag (id from searchHashtag).",
 		scopes=["read"],
 		method="GET",
-		endpoint="/{{ input.hashtag_id }}/" + edge,
+		endpoint="/{{ input.ig_hashtag_id }}/" + edge,
 		query_params={
 			"user_id": "{{ input.user_id | default: config.igUserId }}",
 			"fields": _HASHTAG_MEDIA_FIELDS,
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
+			**passthrough("limit", "after"),
 		},
 		input_schema=obj(
 			{
-				"hashtag_id": string("Hashtag id from searchHashtag.", pattern="^[0-9]+$"),
+				"ig_hashtag_id": string("Hashtag id from searchHashtag.", pattern="^[0-9]+$"),
 				"user_id": _HASHTAG_USER,
 				"limit": _LIMIT,
 				"after": _AFTER,
 			},
-			["hashtag_id"],
+			["ig_hashtag_id"],
 		),
 	)
 
@@ -130,6 +137,43 @@ def _account_input(tool: HttpTool) -> HttpTool:
 	schema["properties"] = {"ig_user_id": _IG_USER_ID, **schema.get("properties", {})}
 	return tool.model_copy(update={"input_schema": schema})
 
+
+# The SDK types creation_id `unsigned int`; the input takes it as a digit string.
+_NUMERIC_ID = "^[0-9]+$"
+# The IG User media docs: since and until take Unix timestamps or strtotime() dates.
+_LIST_MEDIA = obj(
+	{
+		"limit": _LIMIT,
+		"after": _AFTER,
+		"since": string("Only media published after this time (Unix seconds or ISO date)."),
+		"until": string("Only media published before this time."),
+	}
+)
+_CREATE_MEDIA = obj(
+	{
+		"image_url": string("Public HTTPS URL of a JPEG image (for an image post or story)."),
+		"video_url": string(
+			"Public HTTPS URL of an MP4/MOV video (reels, stories, carousel items)."
+		),
+		"media_type": string(
+			"Omit for a feed image.",
+			enum=["REELS", "STORIES", "CAROUSEL", "VIDEO", "IMAGE"],
+		),
+		"caption": string(
+			"Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200
+		),
+		"children": string(
+			"CAROUSEL: 2 to 10 item container ids, comma-separated (id1,id2,id3).",
+			pattern="^[0-9]+(,[0-9]+){1,9}$",
+		),
+		"is_carousel_item": boolean("This container is an item of a carousel."),
+		"cover_url": string("REELS: public URL of a cover image."),
+		"thumb_offset": integer("REELS: cover frame position in milliseconds.", minimum=0),
+		"share_to_feed": boolean("REELS: also show the reel in the feed."),
+		"alt_text": string("Image alt text for accessibility."),
+		"location_id": string("Facebook Page id of a place to tag."),
+	}
+)
 
 _TOOLS = [
 	HttpTool(
@@ -148,30 +192,17 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/media",
-		query_params={
-			"fields": _MEDIA_FIELDS,
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
-			"since": "{{ input.since }}",
-			"until": "{{ input.until }}",
-		},
-		input_schema=obj(
-			{
-				"limit": _LIMIT,
-				"after": _AFTER,
-				"since": string("Only media published after this time (Unix seconds or ISO date)."),
-				"until": string("Only media published before this time."),
-			}
-		),
+		query_params={"fields": _MEDIA_FIELDS, **passthrough_of(_LIST_MEDIA)},
+		input_schema=_LIST_MEDIA,
 	),
 	HttpTool(
 		handle="getMedia",
 		description="Get one media item with caption, type, URL, permalink and counts.",
 		scopes=["read"],
 		method="GET",
-		endpoint="/{{ input.media_id }}",
+		endpoint="/{{ input.ig_media_id }}",
 		query_params={"fields": _MEDIA_FIELDS},
-		input_schema=obj({"media_id": _MEDIA_ID}, ["media_id"]),
+		input_schema=obj({"ig_media_id": _MEDIA_ID}, ["ig_media_id"]),
 	),
 	HttpTool(
 		handle="createMediaContainer",
@@ -182,46 +213,8 @@ _TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/media",
 		request_format="form-data",
-		body={
-			"image_url": "{{ input.image_url }}",
-			"video_url": "{{ input.video_url }}",
-			"media_type": "{{ input.media_type }}",
-			"caption": "{{ input.caption }}",
-			"children": "{{ input.children }}",
-			"is_carousel_item": "{{ input.is_carousel_item }}",
-			"cover_url": "{{ input.cover_url }}",
-			"thumb_offset": "{{ input.thumb_offset }}",
-			"share_to_feed": "{{ input.share_to_feed }}",
-			"alt_text": "{{ input.alt_text }}",
-			"location_id": "{{ input.location_id }}",
-		},
-		input_schema=obj(
-			{
-				"image_url": string(
-					"Public HTTPS URL of a JPEG image (for an image post or story)."
-				),
-				"video_url": string(
-					"Public HTTPS URL of an MP4/MOV video (reels, stories, carousel items)."
-				),
-				"media_type": string(
-					"Omit for a feed image.",
-					enum=["REELS", "STORIES", "CAROUSEL", "VIDEO", "IMAGE"],
-				),
-				"caption": string(
-					"Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200
-				),
-				"children": string(
-					"CAROUSEL: 2 to 10 item container ids, comma-separated (id1,id2,id3).",
-					pattern="^[0-9]+(,[0-9]+){1,9}$",
-				),
-				"is_carousel_item": boolean("This container is an item of a carousel."),
-				"cover_url": string("REELS: public URL of a cover image."),
-				"thumb_offset": integer("REELS: cover frame position in milliseconds.", minimum=0),
-				"share_to_feed": boolean("REELS: also show the reel in the feed."),
-				"alt_text": string("Image alt text for accessibility."),
-				"location_id": string("Facebook Page id of a place to tag."),
-			}
-		),
+		body=passthrough_of(_CREATE_MEDIA),
+		input_schema=_CREATE_MEDIA,
 	),
 	HttpTool(
 		handle="getContainerStatus",
@@ -229,10 +222,11 @@ _TOOLS = [
 		"wait about a minute and check again; ERROR or EXPIRED: create a new one).",
 		scopes=["publish"],
 		method="GET",
-		endpoint="/{{ input.container_id }}",
+		endpoint="/{{ input.ig_container_id }}",
 		query_params={"fields": "id,status_code,status"},
 		input_schema=obj(
-			{"container_id": string("Container id from createMediaContainer.")}, ["container_id"]
+			{"ig_container_id": string("Container id from createMediaContainer.")},
+			["ig_container_id"],
 		),
 	),
 	HttpTool(
@@ -242,8 +236,11 @@ _TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/media_publish",
 		request_format="form-data",
-		body={"creation_id": "{{ input.creation_id }}"},
-		input_schema=obj({"creation_id": string("Container id to publish.")}, ["creation_id"]),
+		body=passthrough("creation_id"),
+		input_schema=obj(
+			{"creation_id": string("Container id to publish.", pattern=_NUMERIC_ID)},
+			["creation_id"],
+		),
 	),
 	HttpTool(
 		handle="getPublishingLimit",
@@ -259,24 +256,23 @@ _TOOLS = [
 		description="List comments on a media item, with their replies.",
 		scopes=["comments"],
 		method="GET",
-		endpoint="/{{ input.media_id }}/comments",
-		query_params={
-			"fields": _COMMENT_FIELDS,
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
-		},
-		input_schema=obj({"media_id": _MEDIA_ID, "limit": _LIMIT, "after": _AFTER}, ["media_id"]),
+		endpoint="/{{ input.ig_media_id }}/comments",
+		query_params={"fields": _COMMENT_FIELDS, **passthrough("limit", "after")},
+		input_schema=obj(
+			{"ig_media_id": _MEDIA_ID, "limit": _LIMIT, "after": _AFTER}, ["ig_media_id"]
+		),
 	),
 	HttpTool(
 		handle="commentOnMedia",
 		description="Post a comment on a media item as the account.",
 		scopes=["comments"],
 		method="POST",
-		endpoint="/{{ input.media_id }}/comments",
+		endpoint="/{{ input.ig_media_id }}/comments",
 		request_format="form-data",
-		body={"message": "{{ input.message }}"},
+		body=passthrough("message"),
 		input_schema=obj(
-			{"media_id": _MEDIA_ID, "message": string("Comment text.")}, ["media_id", "message"]
+			{"ig_media_id": _MEDIA_ID, "message": string("Comment text.")},
+			["ig_media_id", "message"],
 		),
 	),
 	HttpTool(
@@ -284,11 +280,12 @@ _TOOLS = [
 		description="Reply to a comment on the account's media.",
 		scopes=["comments"],
 		method="POST",
-		endpoint="/{{ input.comment_id }}/replies",
+		endpoint="/{{ input.ig_comment_id }}/replies",
 		request_format="form-data",
-		body={"message": "{{ input.message }}"},
+		body=passthrough("message"),
 		input_schema=obj(
-			{"comment_id": _COMMENT_ID, "message": string("Reply text.")}, ["comment_id", "message"]
+			{"ig_comment_id": _COMMENT_ID, "message": string("Reply text.")},
+			["ig_comment_id", "message"],
 		),
 	),
 	HttpTool(
@@ -296,15 +293,15 @@ _TOOLS = [
 		description="Hide or unhide a comment on the account's media.",
 		scopes=["comments"],
 		method="POST",
-		endpoint="/{{ input.comment_id }}",
+		endpoint="/{{ input.ig_comment_id }}",
 		request_format="form-data",
-		body={"hide": "{{ input.hide }}"},
+		body=passthrough("hide"),
 		input_schema=obj(
 			{
-				"comment_id": _COMMENT_ID,
+				"ig_comment_id": _COMMENT_ID,
 				"hide": boolean("true hides, false shows again.", default=True),
 			},
-			["comment_id", "hide"],
+			["ig_comment_id", "hide"],
 		),
 	),
 	HttpTool(
@@ -312,8 +309,8 @@ _TOOLS = [
 		description="Delete a comment on the account's media.",
 		scopes=["comments"],
 		method="DELETE",
-		endpoint="/{{ input.comment_id }}",
-		input_schema=obj({"comment_id": _COMMENT_ID}, ["comment_id"]),
+		endpoint="/{{ input.ig_comment_id }}",
+		input_schema=obj({"ig_comment_id": _COMMENT_ID}, ["ig_comment_id"]),
 	),
 	HttpTool(
 		handle="getMediaInsights",
@@ -321,13 +318,12 @@ _TOOLS = [
 		"total_interactions (available metrics depend on the media type).",
 		scopes=["insights"],
 		method="GET",
-		endpoint="/{{ input.media_id }}/insights",
+		endpoint="/{{ input.ig_media_id }}/insights",
 		query_params={"metric": "{{ input.metric | join: ',' }}"},
 		input_schema=obj(
 			{
-				"media_id": _MEDIA_ID,
+				"ig_media_id": _MEDIA_ID,
 				"metric": array(
-					"Metrics to return.",
 					{
 						"type": "string",
 						"enum": [
@@ -343,10 +339,11 @@ _TOOLS = [
 							"ig_reels_avg_watch_time",
 						],
 					},
+					"Metrics to return.",
 					minItems=1,
 				),
 			},
-			["media_id", "metric"],
+			["ig_media_id", "metric"],
 		),
 	),
 	HttpTool(
@@ -358,16 +355,11 @@ _TOOLS = [
 		endpoint=f"{_USER}/insights",
 		query_params={
 			"metric": "{{ input.metric | join: ',' }}",
-			"period": "{{ input.period }}",
-			"metric_type": "{{ input.metric_type }}",
-			"since": "{{ input.since }}",
-			"until": "{{ input.until }}",
-			"breakdown": "{{ input.breakdown }}",
+			**passthrough("period", "metric_type", "since", "until", "breakdown"),
 		},
 		input_schema=obj(
 			{
 				"metric": array(
-					"Metrics to return.",
 					{
 						"type": "string",
 						"enum": [
@@ -386,6 +378,7 @@ _TOOLS = [
 							"online_followers",
 						],
 					},
+					"Metrics to return.",
 					minItems=1,
 				),
 				"period": string(
@@ -415,8 +408,7 @@ _TOOLS = [
 		endpoint="/me/accounts",
 		query_params={
 			"fields": "id,name,instagram_business_account{id,username,name}",
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
+			**passthrough("limit", "after"),
 		},
 		input_schema=obj({"limit": _LIMIT, "after": _AFTER}),
 	),
@@ -440,7 +432,7 @@ _TOOLS = [
 		endpoint="/ig_hashtag_search",
 		query_params={
 			"user_id": "{{ input.user_id | default: config.igUserId }}",
-			"q": "{{ input.q }}",
+			**passthrough("q"),
 		},
 		input_schema=obj(
 			{"user_id": _HASHTAG_USER, "q": string("Hashtag name without #.", minLength=1)},
@@ -459,9 +451,7 @@ _TOOLS = [
 		query_params={
 			"platform": "instagram",
 			"fields": "id,updated_time,participants",
-			"user_id": "{{ input.user_id }}",
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
+			**passthrough("user_id", "limit", "after"),
 		},
 		input_schema=obj(
 			{
@@ -477,11 +467,7 @@ _TOOLS = [
 		scopes=["messages"],
 		method="GET",
 		endpoint="/{{ input.conversation_id }}/messages",
-		query_params={
-			"fields": "id,created_time,from,to,message",
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
-		},
+		query_params={"fields": "id,created_time,from,to,message", **passthrough("limit", "after")},
 		input_schema=obj(
 			{
 				"conversation_id": string("Conversation id from listConversations."),
@@ -499,13 +485,13 @@ _TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/messages",
 		request_format="json",
-		body={"recipient": "{{ input.recipient }}", "message": "{{ input.message }}"},
+		body=passthrough("recipient", "message"),
 		input_schema=obj(
 			{
 				"recipient": obj(
 					{"id": string("The user's Instagram-scoped id (IGSID).")},
 					["id"],
-					"Who receives the message.",
+					description="Who receives the message.",
 				),
 				"message": obj(
 					{
@@ -518,11 +504,11 @@ _TOOLS = [
 								"payload": obj(
 									{"url": string("Public URL of the media.", format="uri")},
 									["url"],
-									"Where the media is.",
+									description="Where the media is.",
 								),
 							},
 							["type", "payload"],
-							"Send media instead of text.",
+							description="Send media instead of text.",
 						),
 					},
 					description="The message: text, or an attachment.",
