@@ -121,7 +121,8 @@ def _hashtag_media(handle: str, edge: str, which: str) -> HttpTool:
 			{
 				"ig_hashtag_id": string("Hashtag id from searchHashtag.", pattern="^[0-9]+$"),
 				"user_id": _HASHTAG_USER,
-				"limit": _LIMIT,
+				# The hashtag media docs: "a maximum limit of 50 results per page".
+				"limit": integer("Items per page.", minimum=1, maximum=50, default=25),
 				"after": _AFTER,
 			},
 			["ig_hashtag_id"],

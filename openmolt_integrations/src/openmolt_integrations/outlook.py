@@ -130,7 +130,7 @@ _ITEM_BODY = {
 	"content": "{{ input.body }}",
 }
 _MESSAGE_BODY = {
-	"subject": "{{ input.subject }}",
+	**passthrough("subject"),
 	"body": _ITEM_BODY,
 	**passthrough("toRecipients", "ccRecipients", "bccRecipients", "importance"),
 }

@@ -536,3 +536,10 @@ def test_path_inputs_are_named_as_graph_names_the_node(
 		assert used[0] == PATH_NAMES[NODE_PLACEHOLDERS[cls]], f"{handle}: {used[0]}"
 		checked += 1
 	assert checked >= 5
+
+
+def test_hashtag_media_pages_hold_at_most_50() -> None:
+	"""The hashtag top/recent media docs page by at most 50 (no SDK bound; pinned to the docs)."""
+	tools = _tools(instagram.INTEGRATION)
+	for handle in ("getHashtagTopMedia", "getHashtagRecentMedia"):
+		assert tools[handle].input_schema["properties"]["limit"]["maximum"] == 50
