@@ -413,7 +413,9 @@ def _sdk_params(calls: Calls, handle: str) -> dict[str, tuple[str, set[str] | No
 				None
 				if values is None
 				else {
-					v for v in values if isinstance(v, str) and not v.startswith("facebook_business")
+					v
+					for v in values
+					if isinstance(v, str) and not v.startswith("facebook_business")
 				},
 			)
 	return out
@@ -474,9 +476,12 @@ def test_insights_time_range_days_are_dates() -> None:
 	"""time_range is {since, until} in YYYY-MM-DD (insights docs; the SDK types it only `map`)."""
 	for handle in ("getInsights", "startInsightsJob"):
 		prop = _tools(meta_ads.INTEGRATION)[handle].input_schema["properties"]["time_range"]
-		assert AdAccount("act_42").get_insights(pending=True)._param_checker._type_check_info[
-			"time_range"
-		] == "map"
+		assert (
+			AdAccount("act_42")
+			.get_insights(pending=True)
+			._param_checker._type_check_info["time_range"]
+			== "map"
+		)
 		assert {k: v.get("format") for k, v in prop["properties"].items()} == {
 			"since": "date",
 			"until": "date",
