@@ -92,8 +92,9 @@ account in the last 24 hours.
 Every tool's method, node/edge path and parameter names are checked by the test suite against
 the official `facebook-business` SDK (26.0.3): the `FacebookRequest` of the same `IGUser`,
 `IGMedia`, `IGComment`, `ShadowIGHashtag`, `UnifiedThread` or `User` call and its
-`param_types`, and the default `fields` against each target class's `Field` list. Not checkable
-there:
+`param_types`, and the default `fields` against each target class's `Field` list. Node ids in
+paths are named as Graph's reference pages write them (`<IG_MEDIA_ID>` is `ig_media_id`), and an
+input the SDK types as an enum lists SDK values. Not checkable there:
 
 - `searchHashtag` (`GET /ig_hashtag_search?user_id=&q=`): a root-level search the SDK has no
   call for; it follows the [hashtag search docs](https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-hashtag-search).
@@ -101,7 +102,11 @@ there:
   the [Instagram messaging docs](https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/messaging-api).
 - `listMessages`: the SDK gives the edge (`UnifiedThread` `/messages`) but no class for a message,
   so its `fields` (`id,created_time,from,to,message`) follow the [conversations docs](https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/conversations-api).
-- `fields`, `limit`, `after` are Graph-wide parameters outside `param_types`.
+- `getAccountInsights`: the SDK gives the account's insights the metric, period and breakdown
+  enums of media insights, so those values follow the [account insights docs](https://developers.facebook.com/documentation/instagram-platform/api-reference/instagram-user/insights/);
+  its `since`/`until` (and `listMedia`'s) are Unix timestamps there, not RFC 3339 times.
+- `fields`, `limit`, `after` are Graph-wide parameters outside `param_types`; hashtag media pages
+  hold at most 50 ([hashtag docs](https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-hashtag/top-media)).
 """
 
 

@@ -569,7 +569,11 @@ days once exchanged with `grant_type=fb_exchange_token`). Ad account ids look li
 
 Every tool's method, path, query and body names are checked by the test suite against the
 official `facebook-business` SDK (26.0.3): the `FacebookRequest` each SDK call builds and its
-`param_types`, the `Field` lists for default `fields`, and the SDK's enums. Not checkable there:
+`param_types`, the `Field` lists for default `fields`, and the SDK's enums. Inputs are named as
+the SDK names its parameters, and as Graph's reference pages name the node in a path
+(`act_<AD_ACCOUNT_ID>` is `ad_account_id`); an input the SDK types as an enum lists SDK values,
+one it types `datetime` takes an RFC 3339 time (`format: date-time`), and a string id it types
+`unsigned int` takes digits. Not checkable there:
 
 - `searchLocations`: the SDK's `TargetingSearch.search` gives the path (`/search`) and the `type`
   values (`adgeolocation`) but no parameter list; `q`, `location_types`, `country_code` and
@@ -577,7 +581,10 @@ official `facebook-business` SDK (26.0.3): the `FacebookRequest` each SDK call b
 - `fields`, `limit` and `after` are Graph-wide parameters the SDK adds outside `param_types`
   ([paging docs](https://developers.facebook.com/docs/graph-api/results)).
 - Shapes inside object parameters (`targeting`, `object_story_spec`, `promoted_object`) are typed
-  only as `Object` by the SDK, so the tools pass them through as given.
+  only as `Object` by the SDK, so the tools pass them through as given; `time_range`'s days are
+  dates (`YYYY-MM-DD`) per the [insights docs](https://developers.facebook.com/docs/marketing-api/insights).
+- `breakdowns` lists no values: the SDK's enum has over a hundred, so the description names the
+  common ones.
 """
 
 INTEGRATION = Integration(
