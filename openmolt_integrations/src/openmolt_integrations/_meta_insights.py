@@ -10,7 +10,7 @@ from typing import Any
 
 from openmolt_core.integrations import HttpTool
 from openmolt_core.integrations.schema import array, integer, obj, passthrough, string
-from openmolt_integrations._graph import fields_input, fields_param, json_param
+from openmolt_integrations._graph import fields_input, fields_param, json_param, paging
 
 __all__ = ["AFTER", "INSIGHTS_TOOLS", "INSIGHT_FIELDS", "LIMIT"]
 
@@ -88,7 +88,8 @@ INSIGHTS_TOOLS: list[HttpTool] = [
 		endpoint="/{{ input.object_id }}/insights",
 		query_params={
 			"fields": fields_param(INSIGHT_FIELDS),
-			**passthrough("level", "date_preset", "time_increment", "limit", "after"),
+			**passthrough("level", "date_preset", "time_increment"),
+			**paging(),
 			"time_range": json_param("time_range"),
 			"breakdowns": "{% if input.breakdowns %}{{ input.breakdowns | join: ',' }}{% endif %}",
 			"filtering": json_param("filtering"),
@@ -129,7 +130,7 @@ INSIGHTS_TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ input.report_run_id }}/insights",
-		query_params=passthrough("limit", "after"),
+		query_params=paging(),
 		input_schema=obj(
 			{"report_run_id": _REPORT_RUN_ID, "limit": LIMIT, "after": AFTER},
 			["report_run_id"],

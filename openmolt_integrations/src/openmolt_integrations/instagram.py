@@ -29,7 +29,7 @@ from openmolt_core.integrations.schema import (
 	passthrough_of,
 	string,
 )
-from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION
+from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION, paging
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -120,7 +120,7 @@ def _hashtag_media(handle: str, edge: str, which: str) -> HttpTool:
 		query_params={
 			"user_id": "{{ input.user_id | default: config.igUserId }}",
 			"fields": _HASHTAG_MEDIA_FIELDS,
-			**passthrough("limit", "after"),
+			**paging(),
 		},
 		input_schema=obj(
 			{
@@ -198,7 +198,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/media",
-		query_params={"fields": _MEDIA_FIELDS, **passthrough_of(_LIST_MEDIA)},
+		query_params={"fields": _MEDIA_FIELDS, **paging(), **passthrough("since", "until")},
 		input_schema=_LIST_MEDIA,
 	),
 	HttpTool(
@@ -263,7 +263,7 @@ _TOOLS = [
 		scopes=["comments"],
 		method="GET",
 		endpoint="/{{ input.ig_media_id }}/comments",
-		query_params={"fields": _COMMENT_FIELDS, **passthrough("limit", "after")},
+		query_params={"fields": _COMMENT_FIELDS, **paging()},
 		input_schema=obj(
 			{"ig_media_id": _MEDIA_ID, "limit": _LIMIT, "after": _AFTER}, ["ig_media_id"]
 		),
@@ -414,7 +414,7 @@ _TOOLS = [
 		endpoint="/me/accounts",
 		query_params={
 			"fields": "id,name,instagram_business_account{id,username,name}",
-			**passthrough("limit", "after"),
+			**paging(),
 		},
 		input_schema=obj({"limit": _LIMIT, "after": _AFTER}),
 	),
@@ -457,7 +457,8 @@ _TOOLS = [
 		query_params={
 			"platform": "instagram",
 			"fields": "id,updated_time,participants",
-			**passthrough("user_id", "limit", "after"),
+			**passthrough("user_id"),
+			**paging(),
 		},
 		input_schema=obj(
 			{
@@ -473,7 +474,7 @@ _TOOLS = [
 		scopes=["messages"],
 		method="GET",
 		endpoint="/{{ input.conversation_id }}/messages",
-		query_params={"fields": "id,created_time,from,to,message", **passthrough("limit", "after")},
+		query_params={"fields": "id,created_time,from,to,message", **paging()},
 		input_schema=obj(
 			{
 				"conversation_id": string("Conversation id from listConversations."),

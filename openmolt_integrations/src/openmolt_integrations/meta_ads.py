@@ -37,9 +37,11 @@ from openmolt_core.integrations.schema import (
 from openmolt_integrations._graph import (
 	GRAPH_URL,
 	GRAPH_VERSION,
+	LIMIT_PARAM,
 	fields_input,
 	fields_param,
 	json_param,
+	paging,
 )
 from openmolt_integrations._meta_insights import AFTER, INSIGHTS_TOOLS, LIMIT
 
@@ -141,7 +143,7 @@ def _list_tool(handle: str, what: str, edge: str, default_fields: str) -> HttpTo
 		query_params={
 			"fields": fields_param(default_fields),
 			"effective_status": json_param("effective_status"),
-			**passthrough("limit", "after"),
+			**paging(),
 		},
 		input_schema=obj(
 			{
@@ -177,7 +179,8 @@ def _paged(
 		endpoint=endpoint,
 		query_params={
 			"fields": fields_param(default_fields),
-			**passthrough_of(schema, exclude=["ad_account_id", "fields"]),
+			**passthrough_of(schema, exclude=["ad_account_id", "fields", "limit", "after"]),
+			**paging(),
 		},
 		input_schema=schema,
 	)
@@ -465,7 +468,9 @@ _TARGETING_TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"/{_ACCOUNT}/targetingsearch",
-		query_params=passthrough("q", "limit_type", "limit", countries=json_param("countries")),
+		query_params=passthrough(
+			"q", "limit_type", limit=LIMIT_PARAM, countries=json_param("countries")
+		),
 		input_schema=obj(
 			{
 				"ad_account_id": _AD_ACCOUNT_ID,
@@ -496,7 +501,7 @@ _TARGETING_TOOLS: list[HttpTool] = [
 		query_params={
 			"type": "adgeolocation",
 			**passthrough("q", location_types=json_param("location_types")),
-			**passthrough("country_code", "limit"),
+			**passthrough("country_code", limit=LIMIT_PARAM),
 		},
 		input_schema=obj(
 			{
