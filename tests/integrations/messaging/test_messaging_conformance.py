@@ -798,6 +798,36 @@ def test_outlook_calendar_view_times_are_date_times() -> None:
 	assert re.search(r"start date and time of the time range, represented in ISO 8601", src)
 
 
+# Outlook inputs that fill no Graph parameter of their own name, and why.
+_OUTLOOK_CONVENIENCE = {
+	"bodyAsHtml": "chooses the Prefer: outlook.body-content-type header",
+	"timeZone": "the Prefer: outlook.timezone header",
+	"expandAttachments": "composed into $expand=attachments($select=...)",
+	"replyAll": "chooses the reply or replyAll action",
+	"file": "a stored file sent as contentBytes",
+}
+
+
+def test_every_outlook_input_is_a_graph_name_or_a_listed_convenience() -> None:
+	"""Each input is a path parameter, a query or body name it is sent under (input_name of the
+	Graph name), or a convenience listed with what it does."""
+	for tool in http_tools(outlook.INTEGRATION):
+		sent = {
+			input_name(k)
+			for part in (tool.query_params, tool.body, tool.headers)
+			for k in _keys(part)
+		}
+		for name in tool.input_schema.get("properties", {}):
+			in_path = re.search(rf"input\.{name}\b", tool.endpoint) is not None
+			assert in_path or name in sent or name in _OUTLOOK_CONVENIENCE, (tool.handle, name)
+
+
+def _keys(part: Any) -> set[str]:
+	if isinstance(part, dict):
+		return set(part) | {k for v in part.values() for k in _keys(v)}
+	return set()
+
+
 def test_an_outlook_path_input_with_another_name_fails_the_check() -> None:
 	"""The path inputs are compared by name: {{ input.id }} for a message-id fails."""
 	tools = [

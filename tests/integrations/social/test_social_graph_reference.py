@@ -548,3 +548,36 @@ def test_hashtag_media_pages_hold_at_most_50() -> None:
 	tools = _tools(instagram.INTEGRATION)
 	for handle in ("getHashtagTopMedia", "getHashtagRecentMedia"):
 		assert tools[handle].input_schema["properties"]["limit"]["maximum"] == 50
+
+
+# Inputs without an SDK parameter of their name, and why.
+NOT_SDK_PARAMS = {
+	(
+		"uploadAdImage",
+		"filename",
+	): "the image file, sent as the multipart part AdImage types `file`",
+	("searchLocations", "q"): "targeting search docs (no SDK parameter list)",
+	("searchLocations", "location_types"): "targeting search docs (no SDK parameter list)",
+	("searchLocations", "country_code"): "targeting search docs (no SDK parameter list)",
+	("searchHashtag", "q"): "hashtag search docs (no SDK call)",
+	("searchHashtag", "user_id"): "hashtag search docs (no SDK call)",
+}
+
+
+@pytest.mark.parametrize(
+	("integration", "calls"),
+	[(meta_ads.INTEGRATION, META_CALLS), (instagram.INTEGRATION, IG_CALLS)],
+	ids=["meta_ads", "instagram"],
+)
+def test_every_input_is_an_sdk_parameter_a_node_id_or_paging(
+	integration: Integration, calls: Calls
+) -> None:
+	"""No input has a name of its own: each is an SDK parameter, the path's node id, or paging."""
+	nodes = set(PATH_NAMES.values()) | {"object_id"}
+	for handle, tool in _tools(integration).items():
+		sdk = _sdk_params(calls, handle) if handle in calls else {}
+		for name in tool.input_schema.get("properties", {}):
+			known = name in sdk or name in PAGING or (handle, name) in NOT_SDK_PARAMS
+			if name in nodes:
+				known = f"input.{name}" in tool.endpoint
+			assert known, f"{handle}.{name}: not an SDK parameter, node id or paging input"
