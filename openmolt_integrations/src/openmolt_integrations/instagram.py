@@ -330,9 +330,8 @@ _TOOLS = [
 			{
 				"ig_media_id": _MEDIA_ID,
 				"metric": array(
-					{
-						"type": "string",
-						"enum": [
+					string(
+						enum=[
 							"reach",
 							"views",
 							"likes",
@@ -343,8 +342,8 @@ _TOOLS = [
 							"follows",
 							"profile_visits",
 							"ig_reels_avg_watch_time",
-						],
-					},
+						]
+					),
 					"Metrics to return.",
 					minItems=1,
 				),
@@ -366,9 +365,8 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"metric": array(
-					{
-						"type": "string",
-						"enum": [
+					string(
+						enum=[
 							"reach",
 							"views",
 							"accounts_engaged",
@@ -382,8 +380,8 @@ _TOOLS = [
 							"follows_and_unfollows",
 							"profile_links_taps",
 							"online_followers",
-						],
-					},
+						]
+					),
 					"Metrics to return.",
 					minItems=1,
 				),
