@@ -36,6 +36,9 @@ _COMPOSED: dict[tuple[str, str, str], str] = {
 	("Microsoft Outlook", "createDraft", "content"): _ITEM_BODY,
 	("Microsoft Outlook", "createEvent", "content"): _ITEM_BODY,
 	("Microsoft Outlook", "createEvent", "displayName"): _ITEM_BODY,
+	("Microsoft Outlook", "getMessage", "$expand"): (
+		"expandAttachments is a yes/no composed into $expand=attachments($select=...)"
+	),
 	("WhatsApp", "sendTemplate", "code"): "the template's language object is sent from its code",
 }
 

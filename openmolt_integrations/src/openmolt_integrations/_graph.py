@@ -1,21 +1,25 @@
 """What the Meta Graph API integrations (Meta Ads, Instagram) share: the version and small helpers.
 
 The version is the one the official ``facebook-business`` SDK targets (26.0.3 ships
-``API_VERSION = 'v26.0'``); the conformance tests compare the two.
+``API_VERSION = 'v26.0'``); the conformance tests compare the two. Input schemas and pass-through
+entries come from `openmolt_core.integrations.schema` (``obj(..., closed=True)``,
+``passthrough``), the ``limit`` entry from `LIMIT_PARAM`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from openmolt_core.integrations.schema import array, passthrough, string
+
 __all__ = [
 	"GRAPH_URL",
 	"GRAPH_VERSION",
+	"LIMIT_PARAM",
 	"fields_input",
 	"fields_param",
-	"graph_schema",
 	"json_param",
-	"pass_through",
+	"paging",
 ]
 
 GRAPH_VERSION = "v26.0"
@@ -25,17 +29,25 @@ GRAPH_URL = f"https://graph.facebook.com/{GRAPH_VERSION}"
 """The base URL of the Graph API at `GRAPH_VERSION`."""
 
 
+LIMIT_PARAM = '{{ input["limit"] }}'
+"""The ``limit`` query entry. Liquid reads ``limit`` after a dot as a keyword, so the input is read
+by subscript: still an exact reference, so the value keeps its type and a left-out input drops
+the entry (``passthrough("limit")`` would write ``input.limit``, which the engine reads too, but
+which does not parse as Liquid)."""
+
+
+def paging() -> dict[str, str]:
+	"""The ``limit`` and ``after`` query entries of a paged Graph edge (cursor paging)."""
+	return {"limit": LIMIT_PARAM, **passthrough("after")}
+
+
 def fields_input(default: str) -> dict[str, Any]:
 	"""The ``fields`` input: a list of Graph field names, with the default the tool asks for.
 
 	Args:
 		default: The comma-separated fields sent when the input is left out.
 	"""
-	return {
-		"type": "array",
-		"items": {"type": "string"},
-		"description": f"Fields to return (default: {default}).",
-	}
+	return array(string(), f"Fields to return (default: {default}).")
 
 
 def fields_param(default: str) -> str:
@@ -56,36 +68,3 @@ def json_param(name: str) -> str:
 		name: The input field (a Graph parameter name).
 	"""
 	return "{% if input.NAME %}{{ input.NAME | json }}{% endif %}".replace("NAME", name)
-
-
-# Liquid reads these words as keywords after a dot, so their inputs are looked up by subscript.
-_LIQUID_WORDS = frozenset({"limit", "offset", "reversed", "cols"})
-
-
-def pass_through(*names: str) -> dict[str, str]:
-	"""Query or body entries that send each input field under its own (the vendor's) name.
-
-	A Liquid keyword (``limit``) is written ``input["limit"]``, which renders as text: use such
-	names in the query only.
-
-	Args:
-		*names: Input fields, named as the Graph API names its parameters.
-	"""
-	return {
-		name: f'{{{{ input["{name}"] }}}}' if name in _LIQUID_WORDS else f"{{{{ input.{name} }}}}"
-		for name in names
-	}
-
-
-def graph_schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	"""A tool input schema that refuses unknown fields.
-
-	Args:
-		properties: Field name to its schema.
-		required: The fields that must be present.
-	"""
-	schema: dict[str, Any] = {"type": "object", "properties": properties}
-	if required:
-		schema["required"] = required
-	schema["additionalProperties"] = False
-	return schema

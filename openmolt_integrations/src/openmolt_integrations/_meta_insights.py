@@ -9,44 +9,27 @@ from __future__ import annotations
 from typing import Any
 
 from openmolt_core.integrations import HttpTool
-from openmolt_integrations._graph import (
-	fields_input,
-	fields_param,
-	graph_schema,
-	json_param,
-	pass_through,
-)
+from openmolt_core.integrations.schema import array, integer, obj, passthrough, string
+from openmolt_integrations._graph import fields_input, fields_param, json_param, paging
 
 __all__ = ["AFTER", "INSIGHTS_TOOLS", "INSIGHT_FIELDS", "LIMIT"]
 
 INSIGHT_FIELDS = "impressions,reach,clicks,spend,ctr,cpc,cpm,actions"
-LIMIT = {
-	"type": "integer",
-	"minimum": 1,
-	"maximum": 500,
-	"description": "Page size (default 25).",
-}
-AFTER = {
-	"type": "string",
-	"description": "paging.cursors.after of the previous page, to get the next page.",
-}
+LIMIT = integer("Page size (default 25).", minimum=1, maximum=500)
+AFTER = string("paging.cursors.after of the previous page, to get the next page.")
 
 _INPUT: dict[str, Any] = {
-	"object_id": {
-		"type": "string",
-		"description": (
-			'Whose insights: an ad account ("act_1234567890"), a campaign, ad set or ad id.'
-		),
-	},
+	"object_id": string(
+		'Whose insights: an ad account ("act_1234567890"), a campaign, ad set or ad id.'
+	),
 	"fields": fields_input(INSIGHT_FIELDS),
-	"level": {
-		"type": "string",
-		"enum": ["account", "campaign", "adset", "ad"],
-		"description": "Aggregate per account, campaign, ad set or ad.",
-	},
-	"date_preset": {
-		"type": "string",
-		"enum": [
+	"level": string(
+		"Aggregate per account, campaign, ad set or ad.",
+		enum=["account", "campaign", "adset", "ad"],
+	),
+	"date_preset": string(
+		"A relative period; ignored when time_range is given.",
+		enum=[
 			"today",
 			"yesterday",
 			"last_3d",
@@ -63,40 +46,35 @@ _INPUT: dict[str, Any] = {
 			"last_year",
 			"maximum",
 		],
-		"description": "A relative period; ignored when time_range is given.",
-	},
-	"time_range": {
-		"type": "object",
-		"properties": {
-			"since": {"type": "string", "description": "First day, YYYY-MM-DD."},
-			"until": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+	),
+	# The insights docs: time_range is {'since': YYYY-MM-DD, 'until': YYYY-MM-DD}.
+	"time_range": obj(
+		{
+			"since": string("First day, YYYY-MM-DD.", format="date"),
+			"until": string("Last day, YYYY-MM-DD.", format="date"),
 		},
-		"required": ["since", "until"],
-		"description": "An explicit period in the account's time zone.",
-	},
+		["since", "until"],
+		description="An explicit period in the account's time zone.",
+	),
 	"time_increment": {
 		"type": ["integer", "string"],
 		"description": 'Days per row (1 = daily), "monthly", or "all_days" (default).',
 	},
-	"breakdowns": {
-		"type": "array",
-		"items": {"type": "string"},
-		"description": 'Split rows by e.g. "age", "gender", "country", "publisher_platform".',
-	},
-	"filtering": {
-		"type": "array",
-		"items": {
-			"type": "object",
-			"properties": {
-				"field": {"type": "string", "description": 'e.g. "campaign.name".'},
-				"operator": {"type": "string", "description": 'e.g. "CONTAIN", "IN", "EQUAL".'},
+	"breakdowns": array(
+		string(), 'Split rows by e.g. "age", "gender", "country", "publisher_platform".'
+	),
+	"filtering": array(
+		obj(
+			{
+				"field": string('e.g. "campaign.name".'),
+				"operator": string('e.g. "CONTAIN", "IN", "EQUAL".'),
 				"value": {"description": "The value to compare with."},
-			},
-		},
-		"description": "Row filters.",
-	},
+			}
+		),
+		"Row filters.",
+	),
 }
-_REPORT_RUN_ID = {"type": "string", "description": "The report_run_id startInsightsJob returned."}
+_REPORT_RUN_ID = string("The report_run_id startInsightsJob returned.")
 
 INSIGHTS_TOOLS: list[HttpTool] = [
 	HttpTool(
@@ -110,12 +88,13 @@ INSIGHTS_TOOLS: list[HttpTool] = [
 		endpoint="/{{ input.object_id }}/insights",
 		query_params={
 			"fields": fields_param(INSIGHT_FIELDS),
-			**pass_through("level", "date_preset", "time_increment", "limit", "after"),
+			**passthrough("level", "date_preset", "time_increment"),
+			**paging(),
 			"time_range": json_param("time_range"),
 			"breakdowns": "{% if input.breakdowns %}{{ input.breakdowns | join: ',' }}{% endif %}",
 			"filtering": json_param("filtering"),
 		},
-		input_schema=graph_schema({**_INPUT, "limit": LIMIT, "after": AFTER}, ["object_id"]),
+		input_schema=obj({**_INPUT, "limit": LIMIT, "after": AFTER}, ["object_id"], closed=True),
 	),
 	HttpTool(
 		handle="startInsightsJob",
@@ -128,11 +107,11 @@ INSIGHTS_TOOLS: list[HttpTool] = [
 		endpoint="/{{ input.object_id }}/insights",
 		body={
 			"fields": fields_param(INSIGHT_FIELDS),
-			**pass_through(
+			**passthrough(
 				"level", "date_preset", "time_range", "time_increment", "breakdowns", "filtering"
 			),
 		},
-		input_schema=graph_schema(dict(_INPUT), ["object_id"]),
+		input_schema=obj(_INPUT, ["object_id"], closed=True),
 	),
 	HttpTool(
 		handle="getInsightsJob",
@@ -143,7 +122,7 @@ INSIGHTS_TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ input.report_run_id }}",
-		input_schema=graph_schema({"report_run_id": _REPORT_RUN_ID}, ["report_run_id"]),
+		input_schema=obj({"report_run_id": _REPORT_RUN_ID}, ["report_run_id"], closed=True),
 	),
 	HttpTool(
 		handle="getInsightsJobResults",
@@ -151,9 +130,11 @@ INSIGHTS_TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ input.report_run_id }}/insights",
-		query_params=pass_through("limit", "after"),
-		input_schema=graph_schema(
-			{"report_run_id": _REPORT_RUN_ID, "limit": LIMIT, "after": AFTER}, ["report_run_id"]
+		query_params=paging(),
+		input_schema=obj(
+			{"report_run_id": _REPORT_RUN_ID, "limit": LIMIT, "after": AFTER},
+			["report_run_id"],
+			closed=True,
 		),
 	),
 ]

@@ -20,8 +20,16 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
-from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	passthrough_of,
+	string,
+)
+from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION, paging
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -84,8 +92,9 @@ account in the last 24 hours.
 Every tool's method, node/edge path and parameter names are checked by the test suite against
 the official `facebook-business` SDK (26.0.3): the `FacebookRequest` of the same `IGUser`,
 `IGMedia`, `IGComment`, `ShadowIGHashtag`, `UnifiedThread` or `User` call and its
-`param_types`, and the default `fields` against each target class's `Field` list. Not checkable
-there:
+`param_types`, and the default `fields` against each target class's `Field` list. Node ids in
+paths are named as Graph's reference pages write them (`<IG_MEDIA_ID>` is `ig_media_id`), and an
+input the SDK types as an enum lists SDK values. Not checkable there:
 
 - `searchHashtag` (`GET /ig_hashtag_search?user_id=&q=`): a root-level search the SDK has no
   call for; it follows the [hashtag search docs](https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-hashtag-search).
@@ -93,7 +102,11 @@ there:
   the [Instagram messaging docs](https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/messaging-api).
 - `listMessages`: the SDK gives the edge (`UnifiedThread` `/messages`) but no class for a message,
   so its `fields` (`id,created_time,from,to,message`) follow the [conversations docs](https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/conversations-api).
-- `fields`, `limit`, `after` are Graph-wide parameters outside `param_types`.
+- `getAccountInsights`: the SDK gives the account's insights the metric, period and breakdown
+  enums of media insights, so those values follow the [account insights docs](https://developers.facebook.com/documentation/instagram-platform/api-reference/instagram-user/insights/);
+  its `since`/`until` (and `listMedia`'s) are Unix timestamps there, not RFC 3339 times.
+- `fields`, `limit`, `after` are Graph-wide parameters outside `param_types`; hashtag media pages
+  hold at most 50 ([hashtag docs](https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-hashtag/top-media)).
 """
 
 
@@ -103,21 +116,21 @@ def _hashtag_media(handle: str, edge: str, which: str) -> HttpTool:
 		description=f"The {which} public posts with a hashtag (id from searchHashtag).",
 		scopes=["read"],
 		method="GET",
-		endpoint="/{{ input.hashtag_id }}/" + edge,
+		endpoint="/{{ input.ig_hashtag_id }}/" + edge,
 		query_params={
 			"user_id": "{{ input.user_id | default: config.igUserId }}",
 			"fields": _HASHTAG_MEDIA_FIELDS,
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
+			**paging(),
 		},
 		input_schema=obj(
 			{
-				"hashtag_id": string("Hashtag id from searchHashtag.", pattern="^[0-9]+$"),
+				"ig_hashtag_id": string("Hashtag id from searchHashtag.", pattern="^[0-9]+$"),
 				"user_id": _HASHTAG_USER,
-				"limit": _LIMIT,
+				# The hashtag media docs: "a maximum limit of 50 results per page".
+				"limit": integer("Items per page.", minimum=1, maximum=50, default=25),
 				"after": _AFTER,
 			},
-			["hashtag_id"],
+			["ig_hashtag_id"],
 		),
 	)
 
@@ -130,6 +143,43 @@ def _account_input(tool: HttpTool) -> HttpTool:
 	schema["properties"] = {"ig_user_id": _IG_USER_ID, **schema.get("properties", {})}
 	return tool.model_copy(update={"input_schema": schema})
 
+
+# The SDK types creation_id `unsigned int`; the input takes it as a digit string.
+_NUMERIC_ID = "^[0-9]+$"
+# The IG User media docs: since and until take Unix timestamps or strtotime() dates.
+_LIST_MEDIA = obj(
+	{
+		"limit": _LIMIT,
+		"after": _AFTER,
+		"since": string("Only media published after this time (Unix seconds or ISO date)."),
+		"until": string("Only media published before this time."),
+	}
+)
+_CREATE_MEDIA = obj(
+	{
+		"image_url": string("Public HTTPS URL of a JPEG image (for an image post or story)."),
+		"video_url": string(
+			"Public HTTPS URL of an MP4/MOV video (reels, stories, carousel items)."
+		),
+		"media_type": string(
+			"Omit for a feed image.",
+			enum=["REELS", "STORIES", "CAROUSEL", "VIDEO", "IMAGE"],
+		),
+		"caption": string(
+			"Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200
+		),
+		"children": string(
+			"CAROUSEL: 2 to 10 item container ids, comma-separated (id1,id2,id3).",
+			pattern="^[0-9]+(,[0-9]+){1,9}$",
+		),
+		"is_carousel_item": boolean("This container is an item of a carousel."),
+		"cover_url": string("REELS: public URL of a cover image."),
+		"thumb_offset": integer("REELS: cover frame position in milliseconds.", minimum=0),
+		"share_to_feed": boolean("REELS: also show the reel in the feed."),
+		"alt_text": string("Image alt text for accessibility."),
+		"location_id": string("Facebook Page id of a place to tag."),
+	}
+)
 
 _TOOLS = [
 	HttpTool(
@@ -148,30 +198,17 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/media",
-		query_params={
-			"fields": _MEDIA_FIELDS,
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
-			"since": "{{ input.since }}",
-			"until": "{{ input.until }}",
-		},
-		input_schema=obj(
-			{
-				"limit": _LIMIT,
-				"after": _AFTER,
-				"since": string("Only media published after this time (Unix seconds or ISO date)."),
-				"until": string("Only media published before this time."),
-			}
-		),
+		query_params={"fields": _MEDIA_FIELDS, **paging(), **passthrough("since", "until")},
+		input_schema=_LIST_MEDIA,
 	),
 	HttpTool(
 		handle="getMedia",
 		description="Get one media item with caption, type, URL, permalink and counts.",
 		scopes=["read"],
 		method="GET",
-		endpoint="/{{ input.media_id }}",
+		endpoint="/{{ input.ig_media_id }}",
 		query_params={"fields": _MEDIA_FIELDS},
-		input_schema=obj({"media_id": _MEDIA_ID}, ["media_id"]),
+		input_schema=obj({"ig_media_id": _MEDIA_ID}, ["ig_media_id"]),
 	),
 	HttpTool(
 		handle="createMediaContainer",
@@ -182,46 +219,8 @@ _TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/media",
 		request_format="form-data",
-		body={
-			"image_url": "{{ input.image_url }}",
-			"video_url": "{{ input.video_url }}",
-			"media_type": "{{ input.media_type }}",
-			"caption": "{{ input.caption }}",
-			"children": "{{ input.children }}",
-			"is_carousel_item": "{{ input.is_carousel_item }}",
-			"cover_url": "{{ input.cover_url }}",
-			"thumb_offset": "{{ input.thumb_offset }}",
-			"share_to_feed": "{{ input.share_to_feed }}",
-			"alt_text": "{{ input.alt_text }}",
-			"location_id": "{{ input.location_id }}",
-		},
-		input_schema=obj(
-			{
-				"image_url": string(
-					"Public HTTPS URL of a JPEG image (for an image post or story)."
-				),
-				"video_url": string(
-					"Public HTTPS URL of an MP4/MOV video (reels, stories, carousel items)."
-				),
-				"media_type": string(
-					"Omit for a feed image.",
-					enum=["REELS", "STORIES", "CAROUSEL", "VIDEO", "IMAGE"],
-				),
-				"caption": string(
-					"Caption with #hashtags and @mentions, up to 2200 characters.", maxLength=2200
-				),
-				"children": string(
-					"CAROUSEL: 2 to 10 item container ids, comma-separated (id1,id2,id3).",
-					pattern="^[0-9]+(,[0-9]+){1,9}$",
-				),
-				"is_carousel_item": boolean("This container is an item of a carousel."),
-				"cover_url": string("REELS: public URL of a cover image."),
-				"thumb_offset": integer("REELS: cover frame position in milliseconds.", minimum=0),
-				"share_to_feed": boolean("REELS: also show the reel in the feed."),
-				"alt_text": string("Image alt text for accessibility."),
-				"location_id": string("Facebook Page id of a place to tag."),
-			}
-		),
+		body=passthrough_of(_CREATE_MEDIA),
+		input_schema=_CREATE_MEDIA,
 	),
 	HttpTool(
 		handle="getContainerStatus",
@@ -229,10 +228,11 @@ _TOOLS = [
 		"wait about a minute and check again; ERROR or EXPIRED: create a new one).",
 		scopes=["publish"],
 		method="GET",
-		endpoint="/{{ input.container_id }}",
+		endpoint="/{{ input.ig_container_id }}",
 		query_params={"fields": "id,status_code,status"},
 		input_schema=obj(
-			{"container_id": string("Container id from createMediaContainer.")}, ["container_id"]
+			{"ig_container_id": string("Container id from createMediaContainer.")},
+			["ig_container_id"],
 		),
 	),
 	HttpTool(
@@ -242,8 +242,11 @@ _TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/media_publish",
 		request_format="form-data",
-		body={"creation_id": "{{ input.creation_id }}"},
-		input_schema=obj({"creation_id": string("Container id to publish.")}, ["creation_id"]),
+		body=passthrough("creation_id"),
+		input_schema=obj(
+			{"creation_id": string("Container id to publish.", pattern=_NUMERIC_ID)},
+			["creation_id"],
+		),
 	),
 	HttpTool(
 		handle="getPublishingLimit",
@@ -259,24 +262,23 @@ _TOOLS = [
 		description="List comments on a media item, with their replies.",
 		scopes=["comments"],
 		method="GET",
-		endpoint="/{{ input.media_id }}/comments",
-		query_params={
-			"fields": _COMMENT_FIELDS,
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
-		},
-		input_schema=obj({"media_id": _MEDIA_ID, "limit": _LIMIT, "after": _AFTER}, ["media_id"]),
+		endpoint="/{{ input.ig_media_id }}/comments",
+		query_params={"fields": _COMMENT_FIELDS, **paging()},
+		input_schema=obj(
+			{"ig_media_id": _MEDIA_ID, "limit": _LIMIT, "after": _AFTER}, ["ig_media_id"]
+		),
 	),
 	HttpTool(
 		handle="commentOnMedia",
 		description="Post a comment on a media item as the account.",
 		scopes=["comments"],
 		method="POST",
-		endpoint="/{{ input.media_id }}/comments",
+		endpoint="/{{ input.ig_media_id }}/comments",
 		request_format="form-data",
-		body={"message": "{{ input.message }}"},
+		body=passthrough("message"),
 		input_schema=obj(
-			{"media_id": _MEDIA_ID, "message": string("Comment text.")}, ["media_id", "message"]
+			{"ig_media_id": _MEDIA_ID, "message": string("Comment text.")},
+			["ig_media_id", "message"],
 		),
 	),
 	HttpTool(
@@ -284,11 +286,12 @@ _TOOLS = [
 		description="Reply to a comment on the account's media.",
 		scopes=["comments"],
 		method="POST",
-		endpoint="/{{ input.comment_id }}/replies",
+		endpoint="/{{ input.ig_comment_id }}/replies",
 		request_format="form-data",
-		body={"message": "{{ input.message }}"},
+		body=passthrough("message"),
 		input_schema=obj(
-			{"comment_id": _COMMENT_ID, "message": string("Reply text.")}, ["comment_id", "message"]
+			{"ig_comment_id": _COMMENT_ID, "message": string("Reply text.")},
+			["ig_comment_id", "message"],
 		),
 	),
 	HttpTool(
@@ -296,15 +299,15 @@ _TOOLS = [
 		description="Hide or unhide a comment on the account's media.",
 		scopes=["comments"],
 		method="POST",
-		endpoint="/{{ input.comment_id }}",
+		endpoint="/{{ input.ig_comment_id }}",
 		request_format="form-data",
-		body={"hide": "{{ input.hide }}"},
+		body=passthrough("hide"),
 		input_schema=obj(
 			{
-				"comment_id": _COMMENT_ID,
+				"ig_comment_id": _COMMENT_ID,
 				"hide": boolean("true hides, false shows again.", default=True),
 			},
-			["comment_id", "hide"],
+			["ig_comment_id", "hide"],
 		),
 	),
 	HttpTool(
@@ -312,8 +315,8 @@ _TOOLS = [
 		description="Delete a comment on the account's media.",
 		scopes=["comments"],
 		method="DELETE",
-		endpoint="/{{ input.comment_id }}",
-		input_schema=obj({"comment_id": _COMMENT_ID}, ["comment_id"]),
+		endpoint="/{{ input.ig_comment_id }}",
+		input_schema=obj({"ig_comment_id": _COMMENT_ID}, ["ig_comment_id"]),
 	),
 	HttpTool(
 		handle="getMediaInsights",
@@ -321,16 +324,14 @@ _TOOLS = [
 		"total_interactions (available metrics depend on the media type).",
 		scopes=["insights"],
 		method="GET",
-		endpoint="/{{ input.media_id }}/insights",
+		endpoint="/{{ input.ig_media_id }}/insights",
 		query_params={"metric": "{{ input.metric | join: ',' }}"},
 		input_schema=obj(
 			{
-				"media_id": _MEDIA_ID,
+				"ig_media_id": _MEDIA_ID,
 				"metric": array(
-					"Metrics to return.",
-					{
-						"type": "string",
-						"enum": [
+					string(
+						enum=[
 							"reach",
 							"views",
 							"likes",
@@ -341,12 +342,13 @@ _TOOLS = [
 							"follows",
 							"profile_visits",
 							"ig_reels_avg_watch_time",
-						],
-					},
+						]
+					),
+					"Metrics to return.",
 					minItems=1,
 				),
 			},
-			["media_id", "metric"],
+			["ig_media_id", "metric"],
 		),
 	),
 	HttpTool(
@@ -358,19 +360,13 @@ _TOOLS = [
 		endpoint=f"{_USER}/insights",
 		query_params={
 			"metric": "{{ input.metric | join: ',' }}",
-			"period": "{{ input.period }}",
-			"metric_type": "{{ input.metric_type }}",
-			"since": "{{ input.since }}",
-			"until": "{{ input.until }}",
-			"breakdown": "{{ input.breakdown }}",
+			**passthrough("period", "metric_type", "since", "until", "breakdown"),
 		},
 		input_schema=obj(
 			{
 				"metric": array(
-					"Metrics to return.",
-					{
-						"type": "string",
-						"enum": [
+					string(
+						enum=[
 							"reach",
 							"views",
 							"accounts_engaged",
@@ -384,8 +380,9 @@ _TOOLS = [
 							"follows_and_unfollows",
 							"profile_links_taps",
 							"online_followers",
-						],
-					},
+						]
+					),
+					"Metrics to return.",
 					minItems=1,
 				),
 				"period": string(
@@ -415,8 +412,7 @@ _TOOLS = [
 		endpoint="/me/accounts",
 		query_params={
 			"fields": "id,name,instagram_business_account{id,username,name}",
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
+			**paging(),
 		},
 		input_schema=obj({"limit": _LIMIT, "after": _AFTER}),
 	),
@@ -440,7 +436,7 @@ _TOOLS = [
 		endpoint="/ig_hashtag_search",
 		query_params={
 			"user_id": "{{ input.user_id | default: config.igUserId }}",
-			"q": "{{ input.q }}",
+			**passthrough("q"),
 		},
 		input_schema=obj(
 			{"user_id": _HASHTAG_USER, "q": string("Hashtag name without #.", minLength=1)},
@@ -459,9 +455,8 @@ _TOOLS = [
 		query_params={
 			"platform": "instagram",
 			"fields": "id,updated_time,participants",
-			"user_id": "{{ input.user_id }}",
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
+			**passthrough("user_id"),
+			**paging(),
 		},
 		input_schema=obj(
 			{
@@ -477,11 +472,7 @@ _TOOLS = [
 		scopes=["messages"],
 		method="GET",
 		endpoint="/{{ input.conversation_id }}/messages",
-		query_params={
-			"fields": "id,created_time,from,to,message",
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
-		},
+		query_params={"fields": "id,created_time,from,to,message", **paging()},
 		input_schema=obj(
 			{
 				"conversation_id": string("Conversation id from listConversations."),
@@ -499,13 +490,13 @@ _TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/messages",
 		request_format="json",
-		body={"recipient": "{{ input.recipient }}", "message": "{{ input.message }}"},
+		body=passthrough("recipient", "message"),
 		input_schema=obj(
 			{
 				"recipient": obj(
 					{"id": string("The user's Instagram-scoped id (IGSID).")},
 					["id"],
-					"Who receives the message.",
+					description="Who receives the message.",
 				),
 				"message": obj(
 					{
@@ -518,11 +509,11 @@ _TOOLS = [
 								"payload": obj(
 									{"url": string("Public URL of the media.", format="uri")},
 									["url"],
-									"Where the media is.",
+									description="Where the media is.",
 								),
 							},
 							["type", "payload"],
-							"Send media instead of text.",
+							description="Send media instead of text.",
 						),
 					},
 					description="The message: text, or an attachment.",

@@ -25,14 +25,23 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	passthrough_of,
+	string,
+)
 from openmolt_integrations._graph import (
 	GRAPH_URL,
 	GRAPH_VERSION,
+	LIMIT_PARAM,
 	fields_input,
 	fields_param,
-	graph_schema,
 	json_param,
-	pass_through,
+	paging,
 )
 from openmolt_integrations._meta_insights import AFTER, INSIGHTS_TOOLS, LIMIT
 
@@ -43,35 +52,27 @@ __all__ = ["INTEGRATION", "register_integrations"]
 
 _ACCOUNT = "act_{{ input.ad_account_id | remove_first: 'act_' }}"
 
-_AD_ACCOUNT_ID = {
-	"type": "string",
-	"pattern": "^(act_)?[0-9]+$",
-	"description": 'The ad account id, with or without the "act_" prefix ("act_1234567890").',
-}
-_STATUS = {
-	"type": "string",
-	"enum": ["ACTIVE", "PAUSED"],
-	"default": "PAUSED",
-	"description": "Start PAUSED (default, nothing is spent) or ACTIVE.",
-}
-_EFFECTIVE_STATUS = {
-	"type": "array",
-	"items": {
-		"type": "string",
-		"enum": [
-			"ACTIVE",
-			"PAUSED",
-			"DELETED",
-			"ARCHIVED",
-			"IN_PROCESS",
-			"WITH_ISSUES",
-			"CAMPAIGN_PAUSED",
-			"ADSET_PAUSED",
-			"PENDING_REVIEW",
-			"DISAPPROVED",
-		],
-	},
-	"description": "Only objects with one of these effective statuses.",
+_AD_ACCOUNT_ID = string(
+	'The ad account id, with or without the "act_" prefix ("act_1234567890").',
+	pattern="^(act_)?[0-9]+$",
+)
+_STATUS = string(
+	"Start PAUSED (default, nothing is spent) or ACTIVE.",
+	enum=["ACTIVE", "PAUSED"],
+	default="PAUSED",
+)
+# Effective statuses each edge filters on (the SDK's effective_status enums; ads add their own).
+_CAMPAIGN_STATUSES = ["ACTIVE", "PAUSED", "DELETED", "ARCHIVED", "IN_PROCESS", "WITH_ISSUES"]
+_EFFECTIVE_STATUSES = {
+	"campaigns": _CAMPAIGN_STATUSES,
+	"adsets": [*_CAMPAIGN_STATUSES, "CAMPAIGN_PAUSED"],
+	"ads": [
+		*_CAMPAIGN_STATUSES,
+		"CAMPAIGN_PAUSED",
+		"ADSET_PAUSED",
+		"PENDING_REVIEW",
+		"DISAPPROVED",
+	],
 }
 _BID_STRATEGY = [
 	"LOWEST_COST_WITHOUT_CAP",
@@ -79,8 +80,57 @@ _BID_STRATEGY = [
 	"COST_CAP",
 	"LOWEST_COST_WITH_MIN_ROAS",
 ]
+# The SDK's AdSet.OptimizationGoal values.
+_OPTIMIZATION_GOALS = [
+	"ADVERTISER_SILOED_VALUE",
+	"AD_RECALL_LIFT",
+	"APP_INSTALLS",
+	"APP_INSTALLS_AND_OFFSITE_CONVERSIONS",
+	"AUTOMATIC_OBJECTIVE",
+	"CONVERSATIONS",
+	"DERIVED_EVENTS",
+	"ENGAGED_PAGE_VIEWS",
+	"ENGAGED_USERS",
+	"EVENT_RESPONSES",
+	"IMPRESSIONS",
+	"IN_APP_VALUE",
+	"LANDING_PAGE_VIEWS",
+	"LEAD_GENERATION",
+	"LINK_CLICKS",
+	"MEANINGFUL_CALL_ATTEMPT",
+	"MESSAGING_APPOINTMENT_CONVERSION",
+	"MESSAGING_DEEP_CONVERSATION_AND_FOLLOW",
+	"MESSAGING_PURCHASE_CONVERSION",
+	"NONE",
+	"OFFSITE_CONVERSIONS",
+	"PAGE_LIKES",
+	"POST_ENGAGEMENT",
+	"PROFILE_AND_PAGE_ENGAGEMENT",
+	"PROFILE_VISIT",
+	"QUALITY_CALL",
+	"QUALITY_LEAD",
+	"REACH",
+	"REMINDERS_SET",
+	"SUBSCRIBERS",
+	"THRUPLAY",
+	"VALUE",
+	"VISIT_INSTAGRAM_PROFILE",
+]
 _BUDGET = "In minor units of the account currency (1000 = 10.00 USD)."
-_OBJECT_ID = {"type": "string", "description": "The campaign, ad set or ad id."}
+_OBJECT_ID = string("The campaign, ad set or ad id.")
+# Graph reads these as ISO 8601 times (the SDK types them `datetime`).
+_TIME = "{}, ISO 8601 with its UTC offset (2026-12-01T09:00:00+01:00)."
+# The SDK types these ids `unsigned int`; the inputs take them as digit strings.
+_NUMERIC_ID = "^[0-9]+$"
+
+
+def _object(description: str) -> dict[str, Any]:
+	"""An object parameter the SDK types only as ``Object``: passed through as given."""
+	return {"type": "object", "description": description}
+
+
+def _time(what: str) -> dict[str, Any]:
+	return string(_TIME.format(what), format="date-time")
 
 
 def _list_tool(handle: str, what: str, edge: str, default_fields: str) -> HttpTool:
@@ -93,17 +143,21 @@ def _list_tool(handle: str, what: str, edge: str, default_fields: str) -> HttpTo
 		query_params={
 			"fields": fields_param(default_fields),
 			"effective_status": json_param("effective_status"),
-			**pass_through("limit", "after"),
+			**paging(),
 		},
-		input_schema=graph_schema(
+		input_schema=obj(
 			{
 				"ad_account_id": _AD_ACCOUNT_ID,
 				"fields": fields_input(default_fields),
-				"effective_status": _EFFECTIVE_STATUS,
+				"effective_status": array(
+					string(enum=_EFFECTIVE_STATUSES[edge]),
+					"Only objects with one of these effective statuses.",
+				),
 				"limit": LIMIT,
 				"after": AFTER,
 			},
 			["ad_account_id"],
+			closed=True,
 		),
 	)
 
@@ -112,6 +166,11 @@ def _paged(
 	handle: str, description: str, endpoint: str, default_fields: str, extra: dict[str, Any]
 ) -> HttpTool:
 	"""A GET of a Graph edge with ``fields``, ``limit`` and ``after`` (and ``extra`` inputs)."""
+	schema = obj(
+		{**extra, "fields": fields_input(default_fields), "limit": LIMIT, "after": AFTER},
+		["ad_account_id"] if "ad_account_id" in extra else (),
+		closed=True,
+	)
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -120,19 +179,140 @@ def _paged(
 		endpoint=endpoint,
 		query_params={
 			"fields": fields_param(default_fields),
-			**pass_through(*(k for k in extra if k != "ad_account_id"), "limit", "after"),
+			**passthrough_of(schema, exclude=["ad_account_id", "fields", "limit", "after"]),
+			**paging(),
 		},
-		input_schema=graph_schema(
-			{
-				**extra,
-				"fields": fields_input(default_fields),
-				"limit": LIMIT,
-				"after": AFTER,
-			},
-			["ad_account_id"] if "ad_account_id" in extra else None,
-		),
+		input_schema=schema,
 	)
 
+
+_CREATE_CAMPAIGN = obj(
+	{
+		"ad_account_id": _AD_ACCOUNT_ID,
+		"name": string("The campaign name."),
+		"objective": string(
+			"What the campaign optimizes for.",
+			enum=[
+				"OUTCOME_AWARENESS",
+				"OUTCOME_TRAFFIC",
+				"OUTCOME_ENGAGEMENT",
+				"OUTCOME_LEADS",
+				"OUTCOME_APP_PROMOTION",
+				"OUTCOME_SALES",
+			],
+		),
+		"status": _STATUS,
+		"special_ad_categories": array(
+			string(
+				enum=[
+					"NONE",
+					"EMPLOYMENT",
+					"HOUSING",
+					"FINANCIAL_PRODUCTS_SERVICES",
+					"ISSUES_ELECTIONS_POLITICS",
+					"ONLINE_GAMBLING_AND_GAMING",
+				]
+			),
+			"Regulated categories the ads fall under; [] when none.",
+			default=[],
+		),
+		"daily_budget": integer("Campaign daily budget. " + _BUDGET, minimum=1),
+		"lifetime_budget": integer(
+			"Campaign total budget (needs stop_time). " + _BUDGET, minimum=1
+		),
+		"is_adset_budget_sharing_enabled": boolean(
+			"Without a campaign budget (budgets on the ad sets), required since Graph v24: true "
+			"lets ad sets share up to 20% of their budget with each other, false keeps each ad "
+			"set to its own budget."
+		),
+		"bid_strategy": string("Bid strategy, with a campaign budget only.", enum=_BID_STRATEGY),
+		"spend_cap": integer("Most the campaign may ever spend. " + _BUDGET, minimum=1),
+		"start_time": _time("Start time"),
+		"stop_time": _time("End time"),
+	},
+	["ad_account_id", "name", "objective", "special_ad_categories"],
+	closed=True,
+)
+_UPDATE_OBJECT = obj(
+	{
+		"object_id": _OBJECT_ID,
+		"status": string("The new status.", enum=["ACTIVE", "PAUSED", "ARCHIVED"]),
+		"name": string("The new name."),
+		"daily_budget": integer("New daily budget. " + _BUDGET),
+		"lifetime_budget": integer("New lifetime budget. " + _BUDGET),
+		"end_time": _time("New end time (ad sets)"),
+		"bid_amount": integer("New bid cap. " + _BUDGET),
+	},
+	["object_id"],
+	closed=True,
+)
+_CREATE_AD_SET = obj(
+	{
+		"ad_account_id": _AD_ACCOUNT_ID,
+		"campaign_id": string("The campaign's id."),
+		"name": string("The ad set name."),
+		"status": _STATUS,
+		"daily_budget": integer("Daily budget. " + _BUDGET),
+		"lifetime_budget": integer("Total budget (needs end_time). " + _BUDGET),
+		"billing_event": string(
+			"What you pay for.", enum=["IMPRESSIONS", "LINK_CLICKS", "THRUPLAY", "APP_INSTALLS"]
+		),
+		"optimization_goal": string(
+			"What delivery optimizes for, e.g. REACH, LINK_CLICKS, LANDING_PAGE_VIEWS, "
+			"OFFSITE_CONVERSIONS, LEAD_GENERATION, THRUPLAY, VALUE.",
+			enum=_OPTIMIZATION_GOALS,
+		),
+		"bid_strategy": string("Bid strategy (without a campaign budget).", enum=_BID_STRATEGY),
+		"bid_amount": integer("Bid or cost cap. " + _BUDGET),
+		"targeting": _object(
+			(
+				'Targeting spec, e.g. {"geo_locations": {"countries": ["US"]}, "age_min": 25, '
+				'"age_max": 54, "flexible_spec": [{"interests": [{"id": "6003139266461"}]}], '
+				'"publisher_platforms": ["facebook"]}.'
+			),
+		),
+		"promoted_object": _object(
+			('What is promoted, e.g. {"pixel_id": "...", "custom_event_type": "PURCHASE"}.'),
+		),
+		"start_time": _time("Start time"),
+		"end_time": _time("End time"),
+	},
+	["ad_account_id", "campaign_id", "name", "billing_event", "optimization_goal", "targeting"],
+	closed=True,
+)
+_CREATE_AD = obj(
+	{
+		"ad_account_id": _AD_ACCOUNT_ID,
+		"adset_id": string("The ad set's id.", pattern=_NUMERIC_ID),
+		"creative": obj(
+			{"creative_id": string("The creative's id.")},
+			["creative_id"],
+			description='The creative to run: {"creative_id": "..."}.',
+		),
+		"name": string("The ad name."),
+		"status": _STATUS,
+	},
+	["ad_account_id", "adset_id", "creative", "name"],
+	closed=True,
+)
+_CREATE_CREATIVE = obj(
+	{
+		"ad_account_id": _AD_ACCOUNT_ID,
+		"name": string("The creative name."),
+		"object_story_spec": _object(
+			(
+				'The post to run, e.g. {"page_id": "...", "link_data": {"image_hash": "...", '
+				'"link": "https://...", "message": "...", "name": "headline", '
+				'"call_to_action": {"type": "SHOP_NOW"}}}.'
+			),
+		),
+		"url_tags": string('Query string appended to links ("utm_source=meta").'),
+	},
+	["ad_account_id", "name", "object_story_spec"],
+	closed=True,
+)
+# New objects start PAUSED unless the agent says otherwise.
+_PAUSED = "{{ input.status | default: 'PAUSED' }}"
 
 _CAMPAIGN_TOOLS: list[HttpTool] = [
 	_paged(
@@ -149,16 +329,15 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		method="GET",
 		endpoint="/{{ input.object_id }}",
 		query_params={"fields": "{% if input.fields %}{{ input.fields | join: ',' }}{% endif %}"},
-		input_schema=graph_schema(
+		input_schema=obj(
 			{
-				"object_id": {"type": "string", "description": "The object's id."},
-				"fields": {
-					"type": "array",
-					"items": {"type": "string"},
-					"description": 'Fields to return (e.g. ["name", "status", "daily_budget"]).',
-				},
+				"object_id": string("The object's id."),
+				"fields": array(
+					string(), 'Fields to return (e.g. ["name", "status", "daily_budget"]).'
+				),
 			},
 			["object_id"],
+			closed=True,
 		),
 	),
 	_list_tool(
@@ -177,86 +356,8 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		scopes=["manage"],
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/campaigns",
-		body={
-			**pass_through("name", "objective"),
-			"status": "{{ input.status | default: 'PAUSED' }}",
-			**pass_through(
-				"special_ad_categories",
-				"daily_budget",
-				"lifetime_budget",
-				"is_adset_budget_sharing_enabled",
-				"bid_strategy",
-				"spend_cap",
-				"start_time",
-				"stop_time",
-			),
-		},
-		input_schema=graph_schema(
-			{
-				"ad_account_id": _AD_ACCOUNT_ID,
-				"name": {"type": "string", "description": "The campaign name."},
-				"objective": {
-					"type": "string",
-					"enum": [
-						"OUTCOME_AWARENESS",
-						"OUTCOME_TRAFFIC",
-						"OUTCOME_ENGAGEMENT",
-						"OUTCOME_LEADS",
-						"OUTCOME_APP_PROMOTION",
-						"OUTCOME_SALES",
-					],
-					"description": "What the campaign optimizes for.",
-				},
-				"status": _STATUS,
-				"special_ad_categories": {
-					"type": "array",
-					"items": {
-						"type": "string",
-						"enum": [
-							"NONE",
-							"EMPLOYMENT",
-							"HOUSING",
-							"FINANCIAL_PRODUCTS_SERVICES",
-							"ISSUES_ELECTIONS_POLITICS",
-							"ONLINE_GAMBLING_AND_GAMING",
-						],
-					},
-					"default": [],
-					"description": "Regulated categories the ads fall under; [] when none.",
-				},
-				"daily_budget": {
-					"type": "integer",
-					"minimum": 1,
-					"description": "Campaign daily budget. " + _BUDGET,
-				},
-				"lifetime_budget": {
-					"type": "integer",
-					"minimum": 1,
-					"description": "Campaign total budget (needs stop_time). " + _BUDGET,
-				},
-				"is_adset_budget_sharing_enabled": {
-					"type": "boolean",
-					"description": (
-						"Without a campaign budget (budgets on the ad sets), required since "
-						"Graph v24: true lets ad sets share up to 20% of their budget with each "
-						"other, false keeps each ad set to its own budget."
-					),
-				},
-				"bid_strategy": {
-					"type": "string",
-					"enum": _BID_STRATEGY,
-					"description": "Bid strategy, with a campaign budget only.",
-				},
-				"spend_cap": {
-					"type": "integer",
-					"minimum": 1,
-					"description": "Most the campaign may ever spend. " + _BUDGET,
-				},
-				"start_time": {"type": "string", "description": "ISO 8601 start time."},
-				"stop_time": {"type": "string", "description": "ISO 8601 end time."},
-			},
-			["ad_account_id", "name", "objective", "special_ad_categories"],
-		),
+		body=passthrough_of(_CREATE_CAMPAIGN, exclude=["ad_account_id"], status=_PAUSED),
+		input_schema=_CREATE_CAMPAIGN,
 	),
 	HttpTool(
 		handle="updateObject",
@@ -267,28 +368,8 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		scopes=["manage"],
 		method="POST",
 		endpoint="/{{ input.object_id }}",
-		body=pass_through(
-			"status", "name", "daily_budget", "lifetime_budget", "end_time", "bid_amount"
-		),
-		input_schema=graph_schema(
-			{
-				"object_id": _OBJECT_ID,
-				"status": {
-					"type": "string",
-					"enum": ["ACTIVE", "PAUSED", "ARCHIVED"],
-					"description": "The new status.",
-				},
-				"name": {"type": "string", "description": "The new name."},
-				"daily_budget": {"type": "integer", "description": "New daily budget. " + _BUDGET},
-				"lifetime_budget": {
-					"type": "integer",
-					"description": "New lifetime budget. " + _BUDGET,
-				},
-				"end_time": {"type": "string", "description": "New ISO 8601 end time (ad sets)."},
-				"bid_amount": {"type": "integer", "description": "New bid cap. " + _BUDGET},
-			},
-			["object_id"],
-		),
+		body=passthrough_of(_UPDATE_OBJECT, exclude=["object_id"]),
+		input_schema=_UPDATE_OBJECT,
 	),
 	HttpTool(
 		handle="deleteObject",
@@ -296,9 +377,8 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		scopes=["delete"],
 		method="DELETE",
 		endpoint="/{{ input.object_id }}",
-		input_schema=graph_schema(
-			{"object_id": {"type": "string", "description": "The id of what to delete."}},
-			["object_id"],
+		input_schema=obj(
+			{"object_id": string("The id of what to delete.")}, ["object_id"], closed=True
 		),
 	),
 	_list_tool(
@@ -317,76 +397,8 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		scopes=["manage"],
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/adsets",
-		body={
-			**pass_through("name", "campaign_id"),
-			"status": "{{ input.status | default: 'PAUSED' }}",
-			**pass_through(
-				"daily_budget",
-				"lifetime_budget",
-				"billing_event",
-				"optimization_goal",
-				"bid_strategy",
-				"bid_amount",
-				"targeting",
-				"promoted_object",
-				"start_time",
-				"end_time",
-			),
-		},
-		input_schema=graph_schema(
-			{
-				"ad_account_id": _AD_ACCOUNT_ID,
-				"campaign_id": {"type": "string", "description": "The campaign's id."},
-				"name": {"type": "string", "description": "The ad set name."},
-				"status": _STATUS,
-				"daily_budget": {"type": "integer", "description": "Daily budget. " + _BUDGET},
-				"lifetime_budget": {
-					"type": "integer",
-					"description": "Total budget (needs end_time). " + _BUDGET,
-				},
-				"billing_event": {
-					"type": "string",
-					"enum": ["IMPRESSIONS", "LINK_CLICKS", "THRUPLAY", "APP_INSTALLS"],
-					"description": "What you pay for.",
-				},
-				"optimization_goal": {
-					"type": "string",
-					"description": (
-						'What delivery optimizes for: "REACH", "IMPRESSIONS", "LINK_CLICKS", '
-						'"LANDING_PAGE_VIEWS", "OFFSITE_CONVERSIONS", "LEAD_GENERATION", '
-						'"THRUPLAY", "POST_ENGAGEMENT", "APP_INSTALLS", "VALUE"...'
-					),
-				},
-				"bid_strategy": {
-					"type": "string",
-					"enum": _BID_STRATEGY,
-					"description": "Bid strategy (without a campaign budget).",
-				},
-				"bid_amount": {"type": "integer", "description": "Bid or cost cap. " + _BUDGET},
-				"targeting": {
-					"type": "object",
-					"description": (
-						'Targeting spec, e.g. {"geo_locations": {"countries": ["US"]}, '
-						'"age_min": 25, "age_max": 54, "flexible_spec": [{"interests": '
-						'[{"id": "6003139266461"}]}], "publisher_platforms": ["facebook"]}.'
-					),
-				},
-				"promoted_object": {
-					"type": "object",
-					"description": 'What is promoted, e.g. {"pixel_id": "...", "custom_event_type": "PURCHASE"}.',
-				},
-				"start_time": {"type": "string", "description": "ISO 8601 start time."},
-				"end_time": {"type": "string", "description": "ISO 8601 end time."},
-			},
-			[
-				"ad_account_id",
-				"campaign_id",
-				"name",
-				"billing_event",
-				"optimization_goal",
-				"targeting",
-			],
-		),
+		body=passthrough_of(_CREATE_AD_SET, exclude=["ad_account_id"], status=_PAUSED),
+		input_schema=_CREATE_AD_SET,
 	),
 	_list_tool(
 		"listAds",
@@ -400,27 +412,8 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		scopes=["manage"],
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/ads",
-		body={
-			**pass_through("name", "adset_id", "creative"),
-			"status": "{{ input.status | default: 'PAUSED' }}",
-		},
-		input_schema=graph_schema(
-			{
-				"ad_account_id": _AD_ACCOUNT_ID,
-				"adset_id": {"type": "string", "description": "The ad set's id."},
-				"creative": {
-					"type": "object",
-					"properties": {
-						"creative_id": {"type": "string", "description": "The creative's id."}
-					},
-					"required": ["creative_id"],
-					"description": 'The creative to run: {"creative_id": "..."}.',
-				},
-				"name": {"type": "string", "description": "The ad name."},
-				"status": _STATUS,
-			},
-			["ad_account_id", "adset_id", "creative", "name"],
-		),
+		body=passthrough_of(_CREATE_AD, exclude=["ad_account_id"], status=_PAUSED),
+		input_schema=_CREATE_AD,
 	),
 	_paged(
 		"listCreatives",
@@ -436,19 +429,17 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/adimages",
 		request_format="multipart",
-		files={"filename": "{{ input.filename }}"},
-		input_schema=graph_schema(
+		files=passthrough("filename"),
+		input_schema=obj(
 			{
 				"ad_account_id": _AD_ACCOUNT_ID,
-				"filename": {
-					"type": "string",
-					"description": (
-						"The image (JPG or PNG) as a file reference: openmolt-file:<id>, a data: "
-						"URL, or a path from the fileSystem integration."
-					),
-				},
+				"filename": string(
+					"The image (JPG or PNG) as a file reference: openmolt-file:<id>, a data: "
+					"URL, or a path from the fileSystem integration."
+				),
 			},
 			["ad_account_id", "filename"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -461,26 +452,8 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		scopes=["manage"],
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/adcreatives",
-		body=pass_through("name", "object_story_spec", "url_tags"),
-		input_schema=graph_schema(
-			{
-				"ad_account_id": _AD_ACCOUNT_ID,
-				"name": {"type": "string", "description": "The creative name."},
-				"object_story_spec": {
-					"type": "object",
-					"description": (
-						'The post to run, e.g. {"page_id": "...", "link_data": {"image_hash": "...", '
-						'"link": "https://...", "message": "...", "name": "headline", '
-						'"call_to_action": {"type": "SHOP_NOW"}}}.'
-					),
-				},
-				"url_tags": {
-					"type": "string",
-					"description": 'Query string appended to links ("utm_source=meta").',
-				},
-			},
-			["ad_account_id", "name", "object_story_spec"],
-		),
+		body=passthrough_of(_CREATE_CREATIVE, exclude=["ad_account_id"]),
+		input_schema=_CREATE_CREATIVE,
 	),
 ]
 
@@ -495,27 +468,25 @@ _TARGETING_TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"/{_ACCOUNT}/targetingsearch",
-		query_params={
-			**pass_through("q", "limit_type", "limit"),
-			"countries": json_param("countries"),
-		},
-		input_schema=graph_schema(
+		query_params=passthrough(
+			"q", "limit_type", limit=LIMIT_PARAM, countries=json_param("countries")
+		),
+		input_schema=obj(
 			{
 				"ad_account_id": _AD_ACCOUNT_ID,
-				"q": {"type": "string", "minLength": 1, "description": 'Keyword ("yoga").'},
-				"limit_type": {
-					"type": "string",
-					"enum": ["interests", "behaviors", "education_schools", "work_employers"],
-					"description": "Only this kind of targeting option.",
-				},
-				"countries": {
-					"type": "array",
-					"items": {"type": "string", "pattern": "^[A-Z]{2}$"},
-					"description": 'Rank for audiences in these countries ("US", "DE").',
-				},
+				"q": string('Keyword ("yoga").', minLength=1),
+				"limit_type": string(
+					"Only this kind of targeting option.",
+					enum=["interests", "behaviors", "education_schools", "work_employers"],
+				),
+				"countries": array(
+					string(pattern="^[A-Z]{2}$"),
+					'Rank for audiences in these countries ("US", "DE").',
+				),
 				"limit": LIMIT,
 			},
 			["ad_account_id", "q"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -529,36 +500,30 @@ _TARGETING_TOOLS: list[HttpTool] = [
 		endpoint="/search",
 		query_params={
 			"type": "adgeolocation",
-			"q": "{{ input.q }}",
-			"location_types": json_param("location_types"),
-			**pass_through("country_code", "limit"),
+			**passthrough("q", location_types=json_param("location_types")),
+			**passthrough("country_code", limit=LIMIT_PARAM),
 		},
-		input_schema=graph_schema(
+		input_schema=obj(
 			{
-				"q": {"type": "string", "minLength": 1, "description": 'Place name ("Lyon").'},
-				"location_types": {
-					"type": "array",
-					"items": {
-						"type": "string",
-						"enum": [
+				"q": string('Place name ("Lyon").', minLength=1),
+				"location_types": array(
+					string(
+						enum=[
 							"country",
 							"region",
 							"city",
 							"zip",
 							"geo_market",
 							"electoral_district",
-						],
-					},
-					"description": "Only these kinds of places (default: all).",
-				},
-				"country_code": {
-					"type": "string",
-					"pattern": "^[A-Z]{2}$",
-					"description": 'Only places in this country ("FR").',
-				},
+						]
+					),
+					"Only these kinds of places (default: all).",
+				),
+				"country_code": string('Only places in this country ("FR").', pattern="^[A-Z]{2}$"),
 				"limit": LIMIT,
 			},
 			["q"],
+			closed=True,
 		),
 	),
 	_paged(
@@ -609,7 +574,11 @@ days once exchanged with `grant_type=fb_exchange_token`). Ad account ids look li
 
 Every tool's method, path, query and body names are checked by the test suite against the
 official `facebook-business` SDK (26.0.3): the `FacebookRequest` each SDK call builds and its
-`param_types`, the `Field` lists for default `fields`, and the SDK's enums. Not checkable there:
+`param_types`, the `Field` lists for default `fields`, and the SDK's enums. Inputs are named as
+the SDK names its parameters, and as Graph's reference pages name the node in a path
+(`act_<AD_ACCOUNT_ID>` is `ad_account_id`); an input the SDK types as an enum lists SDK values,
+one it types `datetime` takes an RFC 3339 time (`format: date-time`), and a string id it types
+`unsigned int` takes digits. Not checkable there:
 
 - `searchLocations`: the SDK's `TargetingSearch.search` gives the path (`/search`) and the `type`
   values (`adgeolocation`) but no parameter list; `q`, `location_types`, `country_code` and
@@ -617,7 +586,10 @@ official `facebook-business` SDK (26.0.3): the `FacebookRequest` each SDK call b
 - `fields`, `limit` and `after` are Graph-wide parameters the SDK adds outside `param_types`
   ([paging docs](https://developers.facebook.com/docs/graph-api/results)).
 - Shapes inside object parameters (`targeting`, `object_story_spec`, `promoted_object`) are typed
-  only as `Object` by the SDK, so the tools pass them through as given.
+  only as `Object` by the SDK, so the tools pass them through as given; `time_range`'s days are
+  dates (`YYYY-MM-DD`) per the [insights docs](https://developers.facebook.com/docs/marketing-api/insights).
+- `breakdowns` lists no values: the SDK's enum has over a hundred, so the description names the
+  common ones.
 """
 
 INTEGRATION = Integration(

@@ -3,6 +3,10 @@
 Tools act on the signed-in user (``/me``). Tokens come from the Microsoft identity platform v2.0
 (``https://login.microsoftonline.com/{tenant}/oauth2/v2.0/...``); ``offline_access`` yields a
 refresh token. Lists page through ``@odata.nextLink``: pass its ``$skip`` (or ``$skiptoken``) back.
+
+Inputs carry Graph's names: properties as Graph spells them (``toRecipients``, ``isRead``), OData
+query options without their ``$`` (``top``, ``filter``, ``search``), and path parameters as the
+Graph OpenAPI description (and msgraph-sdk) names them, ``message-id`` written ``message_id``.
 """
 
 from __future__ import annotations
@@ -17,14 +21,21 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	passthrough_of,
+	string,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
 _LOGIN = "https://login.microsoftonline.com/{{ config.tenant | default: 'common' }}/oauth2/v2.0"
 _ID = string("Message id (from listMessages or searchMessages).")
 _RECIPIENTS = array(
-	'Recipients: [{"emailAddress": {"address": "ada@example.com", "name": "Ada"}}].',
 	obj(
 		{
 			"emailAddress": obj(
@@ -33,16 +44,16 @@ _RECIPIENTS = array(
 					"name": string("Display name."),
 				},
 				["address"],
-				"The recipient.",
+				description="The recipient.",
 			)
 		},
 		["emailAddress"],
 	),
+	'Recipients: [{"emailAddress": {"address": "ada@example.com", "name": "Ada"}}].',
 )
 _CONTENT_TYPE = string("Format of the body.", enum=["Text", "HTML"], default="Text")
 _SELECT = array(
-	"Properties to return, e.g. id, subject, from, receivedDateTime, bodyPreview, isRead.",
-	{"type": "string"},
+	string(), "Properties to return, e.g. id, subject, from, receivedDateTime, bodyPreview, isRead."
 )
 _TOP = integer("Items per page.", minimum=1, maximum=1000, default=25)
 _SKIP = integer("Items to skip (paging: the $skip of @odata.nextLink).", minimum=0)
@@ -54,21 +65,21 @@ _DATETIME_TZ = obj(
 		"timeZone": string("Windows or IANA time zone, e.g. Europe/Paris or UTC."),
 	},
 	["dateTime", "timeZone"],
-	"A time with its zone.",
+	description="A time with its zone.",
 )
 _ATTENDEES = array(
-	'Attendees: [{"emailAddress": {"address": "ada@example.com"}, "type": "required"}].',
 	obj(
 		{
 			"emailAddress": obj(
 				{"address": string("Email address."), "name": string("Display name.")},
 				["address"],
-				"The attendee.",
+				description="The attendee.",
 			),
 			"type": string("Attendance.", enum=["required", "optional", "resource"]),
 		},
 		["emailAddress"],
 	),
+	'Attendees: [{"emailAddress": {"address": "ada@example.com"}, "type": "required"}].',
 )
 _LIST_QUERY = {
 	"$top": "{{ input.top | default: 25 }}",
@@ -113,17 +124,48 @@ _MESSAGE_FIELDS = {
 	"bccRecipients": _RECIPIENTS,
 	"importance": string("Importance.", enum=["low", "normal", "high"]),
 }
-_MESSAGE_BODY = {
-	"subject": "{{ input.subject }}",
-	"body": {
-		"contentType": "{{ input.contentType | default: 'Text' }}",
-		"content": "{{ input.body }}",
-	},
-	"toRecipients": "{{ input.toRecipients }}",
-	"ccRecipients": "{{ input.ccRecipients }}",
-	"bccRecipients": "{{ input.bccRecipients }}",
-	"importance": "{{ input.importance }}",
+# Graph's itemBody from the body and contentType inputs.
+_ITEM_BODY = {
+	"contentType": "{{ input.contentType | default: 'Text' }}",
+	"content": "{{ input.body }}",
 }
+_MESSAGE_BODY = {
+	**passthrough("subject"),
+	"body": _ITEM_BODY,
+	**passthrough("toRecipients", "ccRecipients", "bccRecipients", "importance"),
+}
+
+_UPDATE_MESSAGE = obj(
+	{
+		"message_id": _ID,
+		"isRead": boolean("Read state."),
+		"categories": array(string(), "Category names (replaces the current ones)."),
+		"importance": string("Importance.", enum=["low", "normal", "high"]),
+		"flag": obj(
+			{"flagStatus": string("Flag state.", enum=["notFlagged", "flagged", "complete"])},
+			["flagStatus"],
+			description="Follow-up flag.",
+		),
+	},
+	["message_id"],
+)
+_UPDATE_EVENT = obj(
+	{
+		"event_id": string("Event id (from listCalendarView)."),
+		"subject": string("New title."),
+		"start": _DATETIME_TZ,
+		"end": _DATETIME_TZ,
+		"location": obj(
+			{"displayName": string("Place name.")}, ["displayName"], description="New location."
+		),
+		"attendees": _ATTENDEES,
+		"showAs": string(
+			"Free/busy status.",
+			enum=["free", "tentative", "busy", "oof", "workingElsewhere"],
+		),
+	},
+	["event_id"],
+)
 
 _TOOLS = [
 	HttpTool(
@@ -132,7 +174,7 @@ _TOOLS = [
 		'OData $filter such as "isRead eq false" or "from/emailAddress/address eq \'a@b.com\'".',
 		scopes=["read"],
 		method="GET",
-		endpoint="/me/mailFolders/{{ input.folder | default: 'inbox' }}/messages",
+		endpoint="/me/mailFolders/{{ input.mailFolder_id | default: 'inbox' }}/messages",
 		query_params={
 			**_LIST_QUERY,
 			"$filter": "{{ input.filter }}",
@@ -143,7 +185,7 @@ _TOOLS = [
 		headers={"Prefer": _PREFER_TEXT},
 		input_schema=obj(
 			{
-				"folder": string(
+				"mailFolder_id": string(
 					"Folder id or well-known name: inbox, drafts, sentitems, deleteditems, archive, junkemail.",
 					default="inbox",
 				),
@@ -169,17 +211,17 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/me/messages",
-		query_params={**_LIST_QUERY, "$search": '"{{ input.query }}"'},
+		query_params={**_LIST_QUERY, "$search": '"{{ input.search }}"'},
 		headers={"Prefer": _PREFER_TEXT},
 		input_schema=obj(
 			{
-				"query": string("Search words or KQL; do not include double quotes."),
+				"search": string("Search words or KQL; do not include double quotes."),
 				"select": _SELECT,
 				"top": _TOP,
 				"skip": _SKIP,
 				"bodyAsHtml": _TEXT_BODY,
 			},
-			["query"],
+			["search"],
 		),
 	),
 	HttpTool(
@@ -188,7 +230,7 @@ _TOOLS = [
 		"attachment metadata.",
 		scopes=["read"],
 		method="GET",
-		endpoint="/me/messages/{{ input.id }}",
+		endpoint="/me/messages/{{ input.message_id }}",
 		query_params={
 			"$select": "{{ input.select | join: ',' }}",
 			"$expand": "{% if input.expandAttachments %}attachments($select=id,name,contentType,size){% endif %}",
@@ -196,12 +238,12 @@ _TOOLS = [
 		headers={"Prefer": _PREFER_TEXT},
 		input_schema=obj(
 			{
-				"id": _ID,
+				"message_id": _ID,
 				"select": _SELECT,
 				"expandAttachments": boolean("Include the attachments' names, types and sizes."),
 				"bodyAsHtml": _TEXT_BODY,
 			},
-			["id"],
+			["message_id"],
 		),
 	),
 	HttpTool(
@@ -212,16 +254,16 @@ _TOOLS = [
 		method="POST",
 		endpoint="/me/sendMail",
 		body={
-			"message": {**_MESSAGE_BODY, "attachments": "{{ input.attachments }}"},
-			"saveToSentItems": "{{ input.saveToSentItems }}",
+			"message": {**_MESSAGE_BODY, **passthrough("attachments")},
+			**passthrough("saveToSentItems"),
 		},
 		input_schema=obj(
 			{
 				**_MESSAGE_FIELDS,
 				"attachments": array(
+					{"type": "object"},
 					'Files up to 3 MB each: [{"@odata.type": "#microsoft.graph.fileAttachment", '
 					'"name": "a.pdf", "contentType": "application/pdf", "contentBytes": "<base64>"}].',
-					{"type": "object"},
 				),
 				"saveToSentItems": boolean("Keep a copy in Sent Items.", default=True),
 			},
@@ -242,8 +284,8 @@ _TOOLS = [
 		description="Send a draft created with createDraft.",
 		scopes=["send"],
 		method="POST",
-		endpoint="/me/messages/{{ input.id }}/send",
-		input_schema=obj({"id": string("Id of the draft.")}, ["id"]),
+		endpoint="/me/messages/{{ input.message_id }}/send",
+		input_schema=obj({"message_id": string("Id of the draft.")}, ["message_id"]),
 	),
 	HttpTool(
 		handle="replyToMessage",
@@ -251,15 +293,15 @@ _TOOLS = [
 		"quoted message; sent at once.",
 		scopes=["send"],
 		method="POST",
-		endpoint="/me/messages/{{ input.id }}/{% if input.replyAll %}replyAll{% else %}reply{% endif %}",
-		body={"comment": "{{ input.comment }}"},
+		endpoint="/me/messages/{{ input.message_id }}/{% if input.replyAll %}replyAll{% else %}reply{% endif %}",
+		body=passthrough("comment"),
 		input_schema=obj(
 			{
-				"id": _ID,
+				"message_id": _ID,
 				"comment": string("Reply text (HTML or plain)."),
 				"replyAll": boolean("Reply to all recipients.", default=False),
 			},
-			["id", "comment"],
+			["message_id", "comment"],
 		),
 	),
 	HttpTool(
@@ -267,15 +309,15 @@ _TOOLS = [
 		description="Forward a message to recipients with a comment; sent at once.",
 		scopes=["send"],
 		method="POST",
-		endpoint="/me/messages/{{ input.id }}/forward",
-		body={"comment": "{{ input.comment }}", "toRecipients": "{{ input.toRecipients }}"},
+		endpoint="/me/messages/{{ input.message_id }}/forward",
+		body=passthrough("comment", "toRecipients"),
 		input_schema=obj(
 			{
-				"id": _ID,
+				"message_id": _ID,
 				"comment": string("Text above the forwarded message."),
 				"toRecipients": _RECIPIENTS,
 			},
-			["id", "toRecipients"],
+			["message_id", "toRecipients"],
 		),
 	),
 	HttpTool(
@@ -283,33 +325,9 @@ _TOOLS = [
 		description="Mark a message read or unread, flag it, categorise it or change importance.",
 		scopes=["write"],
 		method="PATCH",
-		endpoint="/me/messages/{{ input.id }}",
-		body={
-			"isRead": "{{ input.isRead }}",
-			"categories": "{{ input.categories }}",
-			"importance": "{{ input.importance }}",
-			"flag": "{{ input.flag }}",
-		},
-		input_schema=obj(
-			{
-				"id": _ID,
-				"isRead": boolean("Read state."),
-				"categories": array(
-					"Category names (replaces the current ones).", {"type": "string"}
-				),
-				"importance": string("Importance.", enum=["low", "normal", "high"]),
-				"flag": obj(
-					{
-						"flagStatus": string(
-							"Flag state.", enum=["notFlagged", "flagged", "complete"]
-						)
-					},
-					["flagStatus"],
-					"Follow-up flag.",
-				),
-			},
-			["id"],
-		),
+		endpoint="/me/messages/{{ input.message_id }}",
+		body=passthrough_of(_UPDATE_MESSAGE, exclude=["message_id"]),
+		input_schema=_UPDATE_MESSAGE,
 	),
 	HttpTool(
 		handle="moveMessage",
@@ -317,16 +335,16 @@ _TOOLS = [
 		"it); returns the moved message with its new id.",
 		scopes=["write"],
 		method="POST",
-		endpoint="/me/messages/{{ input.id }}/move",
-		body={"destinationId": "{{ input.destinationId }}"},
+		endpoint="/me/messages/{{ input.message_id }}/move",
+		body=passthrough("destinationId"),
 		input_schema=obj(
 			{
-				"id": _ID,
+				"message_id": _ID,
 				"destinationId": string(
 					"Folder id or well-known name: inbox, archive, deleteditems, junkemail."
 				),
 			},
-			["id", "destinationId"],
+			["message_id", "destinationId"],
 		),
 	),
 	HttpTool(
@@ -338,7 +356,7 @@ _TOOLS = [
 		query_params={
 			"$top": "{{ input.top | default: 25 }}",
 			"$skip": "{{ input.skip }}",
-			"includeHiddenFolders": "{{ input.includeHiddenFolders }}",
+			**passthrough("includeHiddenFolders"),
 		},
 		input_schema=obj(
 			{"top": _TOP, "skip": _SKIP, "includeHiddenFolders": boolean("Include hidden folders.")}
@@ -349,9 +367,9 @@ _TOOLS = [
 		description="List a message's attachments (names, types, sizes; no content).",
 		scopes=["read"],
 		method="GET",
-		endpoint="/me/messages/{{ input.id }}/attachments",
+		endpoint="/me/messages/{{ input.message_id }}/attachments",
 		query_params={"$select": "id,name,contentType,size,isInline"},
-		input_schema=obj({"id": _ID}, ["id"]),
+		input_schema=obj({"message_id": _ID}, ["message_id"]),
 	),
 	HttpTool(
 		handle="getAttachment",
@@ -359,10 +377,10 @@ _TOOLS = [
 		"check its size with listAttachments first.",
 		scopes=["read"],
 		method="GET",
-		endpoint="/me/messages/{{ input.id }}/attachments/{{ input.attachmentId }}",
+		endpoint="/me/messages/{{ input.message_id }}/attachments/{{ input.attachment_id }}",
 		input_schema=obj(
-			{"id": _ID, "attachmentId": string("Attachment id from listAttachments.")},
-			["id", "attachmentId"],
+			{"message_id": _ID, "attachment_id": string("Attachment id from listAttachments.")},
+			["message_id", "attachment_id"],
 		),
 	),
 	HttpTool(
@@ -371,17 +389,16 @@ _TOOLS = [
 		"contentBytes (base64).",
 		scopes=["write"],
 		method="POST",
-		endpoint="/me/messages/{{ input.id }}/attachments",
+		endpoint="/me/messages/{{ input.message_id }}/attachments",
 		body={
 			"@odata.type": "#microsoft.graph.fileAttachment",
-			"name": "{{ input.name }}",
-			"contentType": "{{ input.contentType }}",
+			**passthrough("name", "contentType"),
 			"contentBytes": "{% if input.file %}{{ input.file | file_base64: 3145728 }}"
 			"{% else %}{{ input.contentBytes }}{% endif %}",
 		},
 		input_schema=obj(
 			{
-				"id": string("Id of the draft."),
+				"message_id": string("Id of the draft."),
 				"name": string("File name, e.g. report.pdf."),
 				"contentType": string("MIME type, e.g. application/pdf."),
 				"file": string(
@@ -393,7 +410,7 @@ _TOOLS = [
 					contentEncoding="base64",
 				),
 			},
-			["id", "name"],
+			["message_id", "name"],
 		),
 	),
 	HttpTool(
@@ -404,8 +421,7 @@ _TOOLS = [
 		method="GET",
 		endpoint="/me/calendarView",
 		query_params={
-			"startDateTime": "{{ input.startDateTime }}",
-			"endDateTime": "{{ input.endDateTime }}",
+			**passthrough("startDateTime", "endDateTime"),
 			"$top": "{{ input.top | default: 25 }}",
 			"$skip": "{{ input.skip }}",
 			"$orderby": "start/dateTime",
@@ -424,8 +440,8 @@ _TOOLS = [
 					"Time zone for the returned times, e.g. Europe/Paris (default UTC)."
 				),
 				"select": array(
+					string(),
 					"Event properties, e.g. subject, start, end, location, attendees, organizer.",
-					{"type": "string"},
 				),
 				"top": _TOP,
 				"skip": _SKIP,
@@ -441,19 +457,17 @@ _TOOLS = [
 		method="POST",
 		endpoint="/me/events",
 		body={
-			"subject": "{{ input.subject }}",
-			"body": {
-				"contentType": "{{ input.contentType | default: 'Text' }}",
-				"content": "{{ input.body }}",
-			},
-			"start": "{{ input.start }}",
-			"end": "{{ input.end }}",
+			**passthrough("subject"),
+			"body": _ITEM_BODY,
+			**passthrough("start", "end"),
 			"location": {"displayName": "{{ input.location }}"},
-			"attendees": "{{ input.attendees }}",
-			"isAllDay": "{{ input.isAllDay }}",
-			"isOnlineMeeting": "{{ input.isOnlineMeeting }}",
-			"reminderMinutesBeforeStart": "{{ input.reminderMinutesBeforeStart }}",
-			"showAs": "{{ input.showAs }}",
+			**passthrough(
+				"attendees",
+				"isAllDay",
+				"isOnlineMeeting",
+				"reminderMinutesBeforeStart",
+				"showAs",
+			),
 		},
 		input_schema=obj(
 			{
@@ -483,32 +497,9 @@ _TOOLS = [
 		"attendees. Attendees are notified.",
 		scopes=["calendar.write"],
 		method="PATCH",
-		endpoint="/me/events/{{ input.id }}",
-		body={
-			"subject": "{{ input.subject }}",
-			"start": "{{ input.start }}",
-			"end": "{{ input.end }}",
-			"location": "{{ input.location }}",
-			"attendees": "{{ input.attendees }}",
-			"showAs": "{{ input.showAs }}",
-		},
-		input_schema=obj(
-			{
-				"id": string("Event id (from listCalendarView)."),
-				"subject": string("New title."),
-				"start": _DATETIME_TZ,
-				"end": _DATETIME_TZ,
-				"location": obj(
-					{"displayName": string("Place name.")}, ["displayName"], "New location."
-				),
-				"attendees": _ATTENDEES,
-				"showAs": string(
-					"Free/busy status.",
-					enum=["free", "tentative", "busy", "oof", "workingElsewhere"],
-				),
-			},
-			["id"],
-		),
+		endpoint="/me/events/{{ input.event_id }}",
+		body=passthrough_of(_UPDATE_EVENT, exclude=["event_id"]),
+		input_schema=_UPDATE_EVENT,
 	),
 ]
 

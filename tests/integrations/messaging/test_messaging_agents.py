@@ -437,14 +437,14 @@ async def test_outlook_agent_attaches_a_file_reference_or_base64() -> None:
 		[
 			call_tool(
 				"outlook.addAttachment",
-				id="draft1",
+				message_id="draft1",
 				name="report.pdf",
 				contentType="application/pdf",
 				file=data_url(pdf, "application/pdf"),
 			),
 			call_tool(
 				"outlook.addAttachment",
-				id="draft1",
+				message_id="draft1",
 				name="note.txt",
 				contentBytes=base64.b64encode(b"hi").decode(),
 			),

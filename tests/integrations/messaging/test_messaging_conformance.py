@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from openmolt_core.integrations import HttpTool, Integration
+from openmolt_core.integrations.schema import input_name
 from openmolt_integrations import (
 	discord,
 	outlook,
@@ -683,6 +684,15 @@ def _as_user(integration: Integration) -> Integration:
 	)
 
 
+def _graph_names(ours: list[str | None], theirs: list[str]) -> bool:
+	"""Path inputs are named as msgraph-sdk's URL template names them ({message%2Did} is
+	``message-id``, the input ``message_id``); config values (the user) are not compared."""
+	return len(ours) == len(theirs) and all(
+		o is None or o == input_name(t.replace("%2D", "-"))
+		for o, t in zip(ours, theirs, strict=True)
+	)
+
+
 def test_outlook_tools_match_msgraph_sdk_request_builders() -> None:
 	"""Each Outlook tool is a msgraph-sdk request builder: path, method, query and body names."""
 	base = "https://graph.microsoft.com/v1.0"
@@ -690,12 +700,143 @@ def test_outlook_tools_match_msgraph_sdk_request_builders() -> None:
 	assert all(t.endpoint.startswith("/me/") for t in outlook.INTEGRATION.tools)
 	ops = graph_operations()
 	assert len(ops) > 50
-	# The SDK names path parameters after the resource ({message%2Did}), the tools after the
-	# input ({{ input.id }}): only their number is compared.
-	checked = check_operations(
-		_as_user(outlook.INTEGRATION), ops, names_match=lambda o, t: len(o) == len(t)
-	)
+	checked = check_operations(_as_user(outlook.INTEGRATION), ops, names_match=_graph_names)
 	assert checked == len(outlook.INTEGRATION.tools) + 1  # replyToMessage is reply and replyAll
+
+
+def _graph_enum(model: str, attribute: str) -> set[str]:
+	"""The values of the msgraph-sdk enum a model attribute is typed with, lower-cased."""
+	import enum
+	import importlib
+
+	def load(name: str) -> Any:
+		snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+		return getattr(importlib.import_module(f"msgraph.generated.models.{snake}"), name)
+
+	cls = load(model)
+	for klass in cls.__mro__:
+		hint = getattr(klass, "__annotations__", {}).get(attribute)
+		if hint:
+			kind = load(re.fullmatch(r"Optional\[(\w+)\]", hint).group(1))
+			assert issubclass(kind, enum.Enum), (model, attribute)
+			return {m.value.lower() for m in kind}
+	raise AssertionError(f"{model}.{attribute} is not in msgraph-sdk")
+
+
+# Input property (a path through the input schema) -> the msgraph-sdk model attribute it fills.
+_GRAPH_ENUM_INPUTS = {
+	"importance": ("Message", "importance"),
+	"contentType": ("ItemBody", "content_type"),
+	"flag.flagStatus": ("FollowupFlag", "flag_status"),
+	"showAs": ("Event", "show_as"),
+	"attendees[].type": ("Attendee", "type"),
+}
+
+
+def _at(schema: dict[str, Any], path: str) -> dict[str, Any] | None:
+	for part in path.split("."):
+		many = part.endswith("[]")
+		schema = (schema.get("properties") or {}).get(part.removesuffix("[]"))
+		if schema is None:
+			return None
+		if many:
+			schema = schema["items"]
+	return schema
+
+
+def test_outlook_inputs_carry_msgraph_enums() -> None:
+	"""Each input filling an enum-typed Graph property lists values of msgraph-sdk's enum."""
+	checked = 0
+	for tool in http_tools(outlook.INTEGRATION):
+		for path, (model, attribute) in _GRAPH_ENUM_INPUTS.items():
+			prop = _at(tool.input_schema, path)
+			body = tool.body if isinstance(tool.body, dict) else {}
+			if prop is None or (
+				path == "contentType" and "body" not in {**body, **(body.get("message") or {})}
+			):
+				continue  # addAttachment's contentType is a MIME type, not an itemBody's
+			values = _graph_enum(model, attribute)
+			assert "enum" in prop, (
+				f"{tool.handle}.{path}: msgraph-sdk's {model}.{attribute} is an enum"
+			)
+			assert {v.lower() for v in prop["enum"]} <= values, (tool.handle, path, values)
+			checked += 1
+	assert checked >= 10
+
+
+def test_outlook_enum_inputs_cover_every_enum_property_sent() -> None:
+	"""Every top-level Message or Event property a tool sends that msgraph-sdk types as an
+	enum is in the table above, so a new one cannot skip the check."""
+	import enum
+	import importlib
+
+	for tool in http_tools(outlook.INTEGRATION):
+		body = tool.body if isinstance(tool.body, dict) else {}
+		sent = set(body) | set(body.get("message") or {})
+		for model in ("Message", "Event"):
+			module = importlib.import_module(f"msgraph.generated.models.{model.lower()}")
+			for key in sent:
+				snake = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+				hint = getattr(module, model).__annotations__.get(snake, "")
+				name = re.fullmatch(r"Optional\[(\w+)\]", hint)
+				kind = getattr(module, name.group(1), None) if name else None
+				if isinstance(kind, type) and issubclass(kind, enum.Enum):
+					assert key in _GRAPH_ENUM_INPUTS, f"{tool.handle}: {key} is a Graph enum"
+
+
+def test_outlook_calendar_view_times_are_date_times() -> None:
+	"""calendarView's startDateTime/endDateTime are ISO 8601 times (msgraph-sdk's docstring):
+	date-time inputs, forwarded under Graph's names."""
+	src = _site(
+		"msgraph-sdk", f"{_GRAPH_USER}/calendar_view/calendar_view_request_builder.py"
+	).read_text()
+	tool = next(t for t in outlook.INTEGRATION.tools if t.handle == "listCalendarView")
+	for name in ("startDateTime", "endDateTime"):
+		assert f'return "{name}"' in src
+		assert tool.input_schema["properties"][name]["format"] == "date-time"
+		assert tool.query_params[name] == f"{{{{ input.{name} }}}}"
+	assert re.search(r"start date and time of the time range, represented in ISO 8601", src)
+
+
+# Outlook inputs that fill no Graph parameter of their own name, and why.
+_OUTLOOK_CONVENIENCE = {
+	"bodyAsHtml": "chooses the Prefer: outlook.body-content-type header",
+	"timeZone": "the Prefer: outlook.timezone header",
+	"expandAttachments": "composed into $expand=attachments($select=...)",
+	"replyAll": "chooses the reply or replyAll action",
+	"file": "a stored file sent as contentBytes",
+}
+
+
+def test_every_outlook_input_is_a_graph_name_or_a_listed_convenience() -> None:
+	"""Each input is a path parameter, a query or body name it is sent under (input_name of the
+	Graph name), or a convenience listed with what it does."""
+	for tool in http_tools(outlook.INTEGRATION):
+		sent = {
+			input_name(k)
+			for part in (tool.query_params, tool.body, tool.headers)
+			for k in _keys(part)
+		}
+		for name in tool.input_schema.get("properties", {}):
+			in_path = re.search(rf"input\.{name}\b", tool.endpoint) is not None
+			assert in_path or name in sent or name in _OUTLOOK_CONVENIENCE, (tool.handle, name)
+
+
+def _keys(part: Any) -> set[str]:
+	if isinstance(part, dict):
+		return set(part) | {k for v in part.values() for k in _keys(v)}
+	return set()
+
+
+def test_an_outlook_path_input_with_another_name_fails_the_check() -> None:
+	"""The path inputs are compared by name: {{ input.id }} for a message-id fails."""
+	tools = [
+		t.model_copy(update={"endpoint": t.endpoint.replace("input.message_id", "input.id")})
+		for t in outlook.INTEGRATION.tools
+	]
+	broken = outlook.INTEGRATION.model_copy(update={"tools": tools})
+	with pytest.raises(AssertionError, match="path parameters"):
+		check_operations(_as_user(broken), graph_operations(), names_match=_graph_names)
 
 
 # Slack ----------------------------------------------------------------------------------------
@@ -801,9 +942,7 @@ def _check(name: str, integration: Integration) -> int:
 		return check_operations(integration, twilio_operations())
 	if name == "X":
 		return check_operations(integration, x_operations())
-	return check_operations(
-		_as_user(integration), graph_operations(), names_match=lambda o, t: len(o) == len(t)
-	)
+	return check_operations(_as_user(integration), graph_operations(), names_match=_graph_names)
 
 
 _BREAKS = {

@@ -253,7 +253,9 @@ async def test_instagram_searches_a_hashtag_and_answers_a_message() -> None:
 		"instagram",
 		[
 			call_tool("instagram.searchHashtag", q="bluebottle"),
-			call_tool("instagram.getHashtagRecentMedia", hashtag_id="17843853986012965", limit=5),
+			call_tool(
+				"instagram.getHashtagRecentMedia", ig_hashtag_id="17843853986012965", limit=5
+			),
 			call_tool(
 				"instagram.sendMessage",
 				recipient={"id": "6543"},

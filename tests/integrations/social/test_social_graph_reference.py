@@ -377,3 +377,207 @@ def test_a_wrong_instagram_request_fails_the_check(handle: str, broken: str) -> 
 	"""A wrong method, path, query name or body name of an Instagram tool fails its SDK check."""
 	with pytest.raises(AssertionError):
 		check_graph(_broken(instagram.INTEGRATION, handle, broken), IG_CALLS, IG_UNCHECKABLE)
+
+
+# Input schemas carry what the SDK declares ----------------------------------------------------
+
+ENUMS_NOT_CARRIED = {
+	("getInsights", "breakdowns"): "102 SDK values; the description names the common ones",
+	("startInsightsJob", "breakdowns"): "102 SDK values; the description names the common ones",
+	# The SDK gives IGUser.get_insights the enums of InstagramInsightsResult (media metrics),
+	# which lack the account metrics (accounts_engaged, follower_count) and breakdowns
+	# (media_product_type, contact_button_type) of the IG User insights docs.
+	("getAccountInsights", "metric"): "the SDK's enum is the media metrics'",
+	("getAccountInsights", "period"): "the SDK's enum is the media periods'",
+	("getAccountInsights", "breakdown"): "the SDK's enum is the media breakdowns'",
+}
+UNIX_TIMES = {
+	("listMedia", "since"): "the IG User media docs: a Unix timestamp or a strtotime() date",
+	("listMedia", "until"): "the IG User media docs: a Unix timestamp or a strtotime() date",
+	("getAccountInsights", "since"): "the IG User insights docs: a Unix timestamp",
+	("getAccountInsights", "until"): "the IG User insights docs: a Unix timestamp",
+}
+"""SDK ``datetime`` parameters whose documented values are not RFC 3339 times."""
+
+
+def _sdk_params(calls: Calls, handle: str) -> dict[str, tuple[str, set[str] | None]]:
+	"""A tool's SDK parameters: name to (SDK type, enum values or None)."""
+	out: dict[str, tuple[str, set[str] | None]] = {}
+	for make in calls[handle]:
+		checker = make()._param_checker
+		for name, kind in checker._type_check_info.items():
+			enum = kind.removeprefix("list<").removesuffix(">")
+			values = checker._enum_data.get(enum)
+			out[name] = (
+				kind,
+				None
+				if values is None
+				else {
+					v
+					for v in values
+					if isinstance(v, str) and not v.startswith("facebook_business")
+				},
+			)
+	return out
+
+
+def _declared(
+	integration: Integration, calls: Calls
+) -> list[tuple[str, str, dict[str, Any], str, set[str] | None]]:
+	"""(tool, input, its schema, SDK type, SDK enum) for every input that is an SDK parameter."""
+	rows = []
+	for handle, tool in _tools(integration).items():
+		if handle not in calls:
+			continue
+		sdk = _sdk_params(calls, handle)
+		for name, prop in tool.input_schema.get("properties", {}).items():
+			if name in sdk:
+				rows.append((handle, name, prop, *sdk[name]))
+	return rows
+
+
+@pytest.mark.parametrize(
+	("integration", "calls"),
+	[(meta_ads.INTEGRATION, META_CALLS), (instagram.INTEGRATION, IG_CALLS)],
+	ids=["meta_ads", "instagram"],
+)
+def test_inputs_carry_the_sdk_enums(integration: Integration, calls: Calls) -> None:
+	"""An input the SDK types as an enum lists allowed values, each one an SDK value."""
+	checked = 0
+	for handle, name, prop, _kind, values in _declared(integration, calls):
+		if values is None or (handle, name) in ENUMS_NOT_CARRIED:
+			continue
+		ours = prop.get("enum") or prop.get("items", {}).get("enum")
+		assert ours, f"{handle}.{name}: the SDK lists its values; the input has no enum"
+		assert set(ours) <= values, f"{handle}.{name}: not SDK values: {set(ours) - values}"
+		checked += 1
+	assert checked >= (10 if integration is meta_ads.INTEGRATION else 1)
+
+
+@pytest.mark.parametrize(
+	("integration", "calls"),
+	[(meta_ads.INTEGRATION, META_CALLS), (instagram.INTEGRATION, IG_CALLS)],
+	ids=["meta_ads", "instagram"],
+)
+def test_inputs_carry_the_sdk_formats(integration: Integration, calls: Calls) -> None:
+	"""SDK ``datetime`` parameters are date-time inputs; string ``unsigned int`` ids are digits."""
+	checked = 0
+	for handle, name, prop, kind, _values in _declared(integration, calls):
+		if kind == "datetime" and (handle, name) not in UNIX_TIMES:
+			assert prop.get("format") == "date-time", f"{handle}.{name}: format date-time"
+			checked += 1
+		if kind == "unsigned int" and prop.get("type") == "string":
+			assert prop.get("pattern") == "^[0-9]+$", f"{handle}.{name}: a digits pattern"
+			checked += 1
+	assert checked >= (5 if integration is meta_ads.INTEGRATION else 1)
+
+
+def test_insights_time_range_days_are_dates() -> None:
+	"""time_range is {since, until} in YYYY-MM-DD (insights docs; the SDK types it only `map`)."""
+	for handle in ("getInsights", "startInsightsJob"):
+		prop = _tools(meta_ads.INTEGRATION)[handle].input_schema["properties"]["time_range"]
+		assert (
+			AdAccount("act_42")
+			.get_insights(pending=True)
+			._param_checker._type_check_info["time_range"]
+			== "map"
+		)
+		assert {k: v.get("format") for k, v in prop["properties"].items()} == {
+			"since": "date",
+			"until": "date",
+		}
+
+
+# Path parameters: the placeholders of Graph's reference pages (<IG_MEDIA_ID>, {ig-media-id}...).
+PATH_NAMES = {
+	"act_<AD_ACCOUNT_ID>": "ad_account_id",
+	"<IG_USER_ID>": "ig_user_id",
+	"<IG_MEDIA_ID>": "ig_media_id",
+	"<IG_COMMENT_ID>": "ig_comment_id",
+	"<IG_CONTAINER_ID>": "ig_container_id",
+	"<IG_HASHTAG_ID>": "ig_hashtag_id",
+	"<CONVERSATION_ID>": "conversation_id",
+	"<REPORT_RUN_ID>": "report_run_id",
+}
+NODE_PLACEHOLDERS = {
+	AdAccount: "act_<AD_ACCOUNT_ID>",
+	IGUser: "<IG_USER_ID>",
+	IGMedia: "<IG_MEDIA_ID>",
+	IGComment: "<IG_COMMENT_ID>",
+	ShadowIGMediaBuilder: "<IG_CONTAINER_ID>",
+	ShadowIGHashtag: "<IG_HASHTAG_ID>",
+	UnifiedThread: "<CONVERSATION_ID>",
+	AdReportRun: "<REPORT_RUN_ID>",
+}
+"""The node class of each call and the placeholder Graph's reference page writes for its id."""
+GENERIC_NODES = {"getObject", "updateObject", "deleteObject", "getInsights", "startInsightsJob"}
+"""Tools for any node (campaign, ad set, ad, account): their input is the Graph-wide object_id."""
+
+
+def _node_class(make: Callable[[], FacebookRequest]) -> Any:
+	"""The SDK class the call is made on (the first name the lambda's code calls)."""
+	name = make.__code__.co_names[0]
+	return globals()[name]
+
+
+@pytest.mark.parametrize(
+	("integration", "calls"),
+	[(meta_ads.INTEGRATION, META_CALLS), (instagram.INTEGRATION, IG_CALLS)],
+	ids=["meta_ads", "instagram"],
+)
+def test_path_inputs_are_named_as_graph_names_the_node(
+	integration: Integration, calls: Calls
+) -> None:
+	"""A tool's node id input is named after the reference's placeholder for that node's id."""
+	checked = 0
+	for handle, tool in _tools(integration).items():
+		used = re.findall(r"input\.(\w+)", tool.endpoint.split("}}")[0])
+		if not used or handle not in calls:
+			continue
+		if handle in GENERIC_NODES:
+			assert used == ["object_id"], handle
+			continue
+		cls = _node_class(calls[handle][0])
+		assert used[0] == PATH_NAMES[NODE_PLACEHOLDERS[cls]], f"{handle}: {used[0]}"
+		checked += 1
+	assert checked >= 5
+
+
+def test_hashtag_media_pages_hold_at_most_50() -> None:
+	"""The hashtag top/recent media docs page by at most 50 (no SDK bound; pinned to the docs)."""
+	tools = _tools(instagram.INTEGRATION)
+	for handle in ("getHashtagTopMedia", "getHashtagRecentMedia"):
+		assert tools[handle].input_schema["properties"]["limit"]["maximum"] == 50
+
+
+# Inputs without an SDK parameter of their name, and why.
+NOT_SDK_PARAMS = {
+	(
+		"uploadAdImage",
+		"filename",
+	): "the image file, sent as the multipart part AdImage types `file`",
+	("searchLocations", "q"): "targeting search docs (no SDK parameter list)",
+	("searchLocations", "location_types"): "targeting search docs (no SDK parameter list)",
+	("searchLocations", "country_code"): "targeting search docs (no SDK parameter list)",
+	("searchHashtag", "q"): "hashtag search docs (no SDK call)",
+	("searchHashtag", "user_id"): "hashtag search docs (no SDK call)",
+}
+
+
+@pytest.mark.parametrize(
+	("integration", "calls"),
+	[(meta_ads.INTEGRATION, META_CALLS), (instagram.INTEGRATION, IG_CALLS)],
+	ids=["meta_ads", "instagram"],
+)
+def test_every_input_is_an_sdk_parameter_a_node_id_or_paging(
+	integration: Integration, calls: Calls
+) -> None:
+	"""No input has a name of its own: each is an SDK parameter, the path's node id, or paging."""
+	nodes = set(PATH_NAMES.values()) | {"object_id"}
+	for handle, tool in _tools(integration).items():
+		sdk = _sdk_params(calls, handle) if handle in calls else {}
+		for name in tool.input_schema.get("properties", {}):
+			known = name in sdk or name in PAGING or (handle, name) in NOT_SDK_PARAMS
+			if name in nodes:
+				known = f"input.{name}" in tool.endpoint
+			assert known, f"{handle}.{name}: not an SDK parameter, node id or paging input"
