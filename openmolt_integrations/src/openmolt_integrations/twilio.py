@@ -5,6 +5,11 @@ Every Twilio product has its own host, so tools set their own base URL: the core
 (``https://verify.twilio.com/v2``) and Lookup (``https://lookups.twilio.com/v2``). Requests use
 HTTP Basic auth and ``application/x-www-form-urlencoded`` bodies with Twilio's PascalCase names;
 a list repeats its key (``MediaUrl=a&MediaUrl=b``), as Twilio reads arrays (its own ``form-data`` encoder, ``form_encoder("repeat")``).
+
+Inputs carry the types of the twilio SDK's parameters (the test suite checks them): integers,
+booleans and lists as such, the SDK's enums (``CallInstance.Status``...), and date-time filters
+as ``format: date-time``, or ``format: date`` where Twilio's docs ask for a day (``DateSent``,
+``StartTime``: ``YYYY-MM-DD``).
 """
 
 from __future__ import annotations
