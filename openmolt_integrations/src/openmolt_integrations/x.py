@@ -33,40 +33,93 @@ __all__ = ["INTEGRATION", "register_integrations"]
 _ID_PATTERN = {"pattern": "^[0-9]{1,19}$"}
 _POST_ID = string("Post id (digits).", **_ID_PATTERN)
 _USER_ID = string("The authenticated user's id (from getMe).", **_ID_PATTERN)
+# The values X's OpenAPI (2.167, as the xdk SDK ships it) allows for post.fields, user.fields and
+# the expansions of post endpoints; the test suite checks the inputs against it. author_id,
+# in_reply_to_user_id and referenced_posts are expansions there, not post fields.
+_POST_FIELD_VALUES = [
+	"article",
+	"article_title",
+	"attachments",
+	"card_uri",
+	"community_id",
+	"context_annotations",
+	"conversation_id",
+	"created_at",
+	"display_text_range",
+	"edit_controls",
+	"entities",
+	"geo",
+	"id",
+	"lang",
+	"matched_media_notes",
+	"media_metadata",
+	"non_public_metrics",
+	"note_post",
+	"note_request_suggestions",
+	"organic_metrics",
+	"paid_partnership",
+	"possibly_sensitive",
+	"promoted_metrics",
+	"public_metrics",
+	"reply_settings",
+	"scopes",
+	"source",
+	"suggested_source_links",
+	"suggested_source_links_with_counts",
+	"text",
+	"withheld",
+]
+_USER_FIELD_VALUES = [
+	"confirmed_email",
+	"connection_status",
+	"created_at",
+	"description",
+	"entities",
+	"id",
+	"is_identity_verified",
+	"location",
+	"name",
+	"parody",
+	"profile_banner_url",
+	"profile_image_url",
+	"protected",
+	"public_metrics",
+	"receives_your_dm",
+	"subscribes_to_you",
+	"subscription",
+	"subscription_type",
+	"url",
+	"username",
+	"verified",
+	"verified_followers_count",
+	"verified_type",
+	"withheld",
+]
+_POST_EXPANSION_VALUES = [
+	"article.cover_media",
+	"article.media_entities",
+	"attachments.media_keys",
+	"attachments.media_source_tweet",
+	"attachments.poll_ids",
+	"author_id",
+	"edit_history_post_ids",
+	"entities.mentions.username",
+	"geo.place_id",
+	"in_reply_to_user_id",
+	"referenced_posts",
+	"username",
+]
 _POST_FIELDS = array(
-	string(
-		enum=[
-			"attachments",
-			"author_id",
-			"context_annotations",
-			"conversation_id",
-			"created_at",
-			"edit_controls",
-			"entities",
-			"geo",
-			"id",
-			"in_reply_to_user_id",
-			"lang",
-			"non_public_metrics",
-			"organic_metrics",
-			"possibly_sensitive",
-			"public_metrics",
-			"referenced_posts",
-			"reply_settings",
-			"source",
-			"text",
-			"withheld",
-		],
-	),
-	"Extra post fields, e.g. created_at, public_metrics, author_id, conversation_id, entities, "
-	"referenced_posts.",
+	string(enum=_POST_FIELD_VALUES),
+	"Extra post fields, e.g. created_at, public_metrics, conversation_id, entities, note_post. "
+	"author_id, in_reply_to_user_id and referenced_posts come with the expansions of those names.",
 )
 _USER_FIELDS = array(
-	string(),
+	string(enum=_USER_FIELD_VALUES),
 	"Extra user fields, e.g. description, public_metrics, created_at, verified, profile_image_url.",
 )
 _EXPANSIONS = array(
-	string(),
+	string(enum=_POST_EXPANSION_VALUES),
 	"Objects to include in `includes`, e.g. author_id, attachments.media_keys, referenced_posts.",
 )
 _MAX = integer("Posts per page.", minimum=5, maximum=100, default=10)
@@ -100,18 +153,20 @@ _TIMELINE_SCHEMA = {
 	"end_time": _TIME,
 	**_POST_QUERY_SCHEMA,
 }
-_MEDIA_CATEGORY = string(
-	"What the media is for.",
-	enum=[
-		"tweet_image",
-		"tweet_gif",
-		"tweet_video",
-		"amplify_video",
-		"dm_image",
-		"dm_gif",
-		"dm_video",
-		"subtitles",
-	],
+_MEDIA_CATEGORIES = [
+	"tweet_image",
+	"tweet_gif",
+	"tweet_video",
+	"amplify_video",
+	"dm_image",
+	"dm_gif",
+	"dm_video",
+	"subtitles",
+]
+# A chunked upload takes every category; the one-request upload all but amplify_video.
+_MEDIA_CATEGORY = string("What the media is for.", enum=_MEDIA_CATEGORIES)
+_SIMPLE_MEDIA_CATEGORY = string(
+	"What the media is for.", enum=[c for c in _MEDIA_CATEGORIES if c != "amplify_video"]
 )
 _FILE = string(
 	"File reference: openmolt-file:<id>, data:<type>;base64,<data> or fileSystem:<path>."
@@ -369,7 +424,7 @@ _TOOLS = [
 		body=passthrough("media_category"),
 		files=passthrough("media"),
 		input_schema=obj(
-			{"media": _FILE, "media_category": _MEDIA_CATEGORY}, ["media", "media_category"]
+			{"media": _FILE, "media_category": _SIMPLE_MEDIA_CATEGORY}, ["media", "media_category"]
 		),
 	),
 	HttpTool(

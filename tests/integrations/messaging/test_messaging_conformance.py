@@ -812,6 +812,141 @@ def test_x_tools_match_the_xdk_sdk() -> None:
 	assert not any("1.1" in t.endpoint for t in x.INTEGRATION.tools)
 
 
+def _literals(node: ast.AST | None) -> list[str]:
+	"""The string values of the ``Literal[...]`` in a type annotation."""
+	values: list[str] = []
+	for sub in ast.walk(node) if node is not None else ():
+		if isinstance(sub, ast.Subscript) and ast.unparse(sub.value) == "Literal":
+			values += [
+				c.value
+				for c in ast.walk(sub.slice)
+				if isinstance(c, ast.Constant) and isinstance(c.value, str)
+			]
+	return values
+
+
+@cache
+def x_enums() -> dict[tuple[str, str], dict[str, list[str]]]:
+	"""(method, URL shape) to the values xdk allows per query and body name (its Literal types)."""
+	root = _site("xdk", "xdk")
+	models: dict[str, dict[str, list[str]]] = {}
+	for cls in ast.parse((root / "schemas.py").read_text()).body:
+		if isinstance(cls, ast.ClassDef):
+			models[cls.name] = {
+				field.target.id: _literals(field.annotation)
+				for field in cls.body
+				if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+			}
+	out: dict[tuple[str, str], dict[str, list[str]]] = {}
+	for client in root.glob("*/client.py"):
+		aliases = dict(
+			re.findall(r"\n(\w+) = schemas\.(\w+)", (client.parent / "models.py").read_text())
+		)
+		for fn in ast.walk(ast.parse(client.read_text())):
+			if not isinstance(fn, ast.FunctionDef):
+				continue
+			src = ast.unparse(fn)
+			path = re.search(r"url = self\.client\.base_url \+ ['\"]([^'\"]+)", src)
+			verb = re.search(r"method=['\"](\w+)['\"], url=full_url", src)
+			if not path or not verb:
+				continue
+			types = {a.arg: a.annotation for a in fn.args.args if a.annotation}
+			enums: dict[str, list[str]] = {}
+			for node in ast.walk(fn):
+				if (
+					isinstance(node, ast.Assign)
+					and isinstance(node.targets[0], ast.Subscript)
+					and ast.unparse(node.targets[0].value) in {"params", "page_params"}
+					and isinstance(node.targets[0].slice, ast.Constant)
+				):
+					used = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)]
+					source = next((n for n in used if n in types), None)
+					if source:
+						enums[str(node.targets[0].slice.value)] = _literals(types[source])
+			body = ast.unparse(types["body"]) if "body" in types else ""
+			model = re.sub(r"^Optional\[(\w+)\]$", r"\1", body)
+			enums.update(models.get(aliases.get(model, model), {}))
+			key = (
+				verb.group(1).upper(),
+				"https://api.x.com" + re.sub(r"\{[^}]+\}", "{}", path.group(1)),
+			)
+			out.setdefault(key, {}).update({k: v for k, v in enums.items() if v})
+	return out
+
+
+def check_x_enums(integration: Integration) -> int:
+	"""Assert every X input sent where xdk allows fixed values has an enum of those; return checks."""
+	enums = x_enums()
+	checked, errors = 0, []
+	for tool in http_tools(integration):
+		allowed = enums.get((tool.method, shape(urls(integration, tool)[0])), {})
+		props = tool.input_schema.get("properties", {})
+		for name, template in {**tool.query_params, **(tool.body or {})}.items():
+			source = re.match(r"\{\{ input\.(\w+)", str(template))
+			if name not in allowed or not source or source.group(1) not in props:
+				continue
+			ours = props[source.group(1)]
+			values = (ours.get("items") or {}).get("enum") if "items" in ours else ours.get("enum")
+			extra = set(values or ()) - set(allowed[name])
+			if not values:
+				errors.append(f"{tool.handle}.{name}: enum {allowed[name]} (ours none)")
+			elif extra:
+				errors.append(f"{tool.handle}.{name}: {sorted(extra)} are not xdk's values")
+			checked += 1
+	assert not errors, errors
+	return checked
+
+
+def test_x_inputs_carry_the_xdk_enums() -> None:
+	"""Each X input sent where X's OpenAPI fixes the values has an enum of those values."""
+	enums = x_enums()
+	search = enums[("GET", "https://api.x.com/2/tweets/search/recent")]
+	assert search["sort_order"] == ["recency", "relevancy"]
+	assert "created_at" in search["post.fields"] and "description" in search["user.fields"]
+	assert check_x_enums(x.INTEGRATION) > 20
+
+
+def _x_edit(handle: str, prop: str, change: Callable[[dict[str, Any]], None]) -> Integration:
+	tools: list[Any] = []
+	for tool in http_tools(x.INTEGRATION):
+		if tool.handle == handle:
+			schema = json.loads(json.dumps(tool.input_schema))
+			change(schema["properties"][prop])
+			tool = tool.model_copy(update={"input_schema": schema})
+		tools.append(tool)
+	return x.INTEGRATION.model_copy(update={"tools": tools})
+
+
+_X_LOOSER: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
+	"post_fields without its enum": ("getPost", "post_fields", lambda p: p["items"].pop("enum")),
+	"post_fields with an expansion": (
+		"searchRecent",
+		"post_fields",
+		lambda p: p["items"]["enum"].append("author_id"),
+	),
+	"user_fields without its enum": ("getMe", "user_fields", lambda p: p["items"].pop("enum")),
+	"sort_order without its enum": ("searchRecent", "sort_order", lambda p: p.pop("enum")),
+	"media_category amplify_video in a simple upload": (
+		"uploadMedia",
+		"media_category",
+		lambda p: p["enum"].append("amplify_video"),
+	),
+	"reply_settings with another value": (
+		"createPost",
+		"reply_settings",
+		lambda p: p["enum"].append("everyone"),
+	),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_X_LOOSER))
+def test_an_x_input_without_its_enum_fails_the_check(case: str) -> None:
+	"""Dropping an enum X's OpenAPI sets, or adding a value it lacks, makes the check fail."""
+	handle, prop, change = _X_LOOSER[case]
+	with pytest.raises(AssertionError):
+		check_x_enums(_x_edit(handle, prop, change))
+
+
 # Microsoft Graph: the msgraph-sdk PyPI package ------------------------------------------------
 
 _GRAPH_USER = "msgraph/generated/users/item"
