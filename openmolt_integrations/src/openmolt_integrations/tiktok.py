@@ -112,8 +112,9 @@ TikTok's content posting audit, direct posts are private (`SELF_ONLY`). Limits: 
 TikTok publishes no machine-readable reference for the Content Posting and Display APIs (no
 OpenAPI file, no SDK in a package registry), so nothing here is checked against one. The test
 suite pins each tool to its documentation page instead (method, URL with its trailing slash,
-query and body names, `post_info`/`source_info` fields, the scope each tool needs and the fields
-each scope grants), with the page cited next to each entry.
+query and body names, `post_info`/`source_info` fields, the scope each tool needs, the fields
+each scope grants, and the lengths, item counts, ranges and enums the pages set on the inputs),
+with the page cited next to each entry.
 """
 
 _TOOLS = [
