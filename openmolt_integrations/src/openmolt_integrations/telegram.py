@@ -115,11 +115,14 @@ against `@grammyjs/types` 5.0.0 (npm): the Bot API's methods and types as TypeSc
 declarations, maintained by the grammY team with each Bot API release (the docs' descriptions
 are copied into them). Checked: the method name, every parameter and nested field name
 (`reply_parameters`, `link_preview_options`, the album's `InputMedia` items), the enum values
-(`parse_mode`, `action`) and that every parameter the API requires is required by the tool. Not
-checkable there: the endpoint form `https://api.telegram.org/bot<token>/METHOD` and the file URL
+(`parse_mode`, `action`), that every parameter the API requires is required by the tool, and
+the ranges the docs state in words and the package copies into each parameter's description
+("1-4096 characters", "Values between 1-100", "2-10 items"): the inputs carry them as length,
+range and item-count bounds. Not checkable there: the endpoint form
+`https://api.telegram.org/bot<token>/METHOD` and the file URL
 `https://api.telegram.org/file/bot<token>/<file_path>` (`downloadFile`), which follow the
-[Bot API docs](https://core.telegram.org/bots/api#making-requests); value ranges (text lengths,
-`limit` bounds), which the types do not carry and the tools take from the same docs.
+[Bot API docs](https://core.telegram.org/bots/api#making-requests), and ranges the docs do not
+state as numbers (`getUpdates` `timeout`), which the tools take from the same docs.
 """
 
 
@@ -547,6 +550,8 @@ _TOOLS = [
 				"secret_token": string(
 					"1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.",
 					pattern="^[A-Za-z0-9_-]{1,256}$",
+					minLength=1,
+					maxLength=256,
 				),
 				"allowed_updates": _UPDATES,
 				"drop_pending_updates": boolean("Discard updates waiting in the queue."),
