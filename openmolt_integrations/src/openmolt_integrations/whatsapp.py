@@ -39,8 +39,11 @@ _MEDIA = {
 	"id": string("Media id from uploadMedia (preferred)."),
 	"link": string("Public HTTPS URL of the media (instead of id)."),
 }
+# Media captions take up to 1024 characters (Cloud API, messages reference: image, video and
+# document objects).
+_CAPTION = string("Caption shown under the media, up to 1024 characters.", maxLength=1024)
 _CAPTIONED = obj(
-	{**_MEDIA, "caption": string("Caption shown under the media.")},
+	{**_MEDIA, "caption": _CAPTION},
 	description="The media: id or link, with an optional caption.",
 )
 _MESSAGES = "/{{ config.phoneNumberId }}/messages"
@@ -152,7 +155,7 @@ _TOOLS = [
 				"document": obj(
 					{
 						**_MEDIA,
-						"caption": string("Caption."),
+						"caption": _CAPTION,
 						"filename": string("File name shown to the user."),
 					},
 					description="The document: id or link, caption, filename.",
@@ -176,16 +179,20 @@ _TOOLS = [
 							"button = reply buttons, list = list menu.", enum=["button", "list"]
 						),
 						"header": obj(
-							{"type": string("text"), "text": string("Header text.")},
+							{
+								"type": string("text"),
+								"text": string("Header text, up to 60 characters.", maxLength=60),
+							},
 							description="Optional header.",
 						),
 						"body": obj(
-							{"text": string("Body text, up to 1024 characters.")},
+							{"text": string("Body text, up to 1024 characters.", maxLength=1024)},
 							["text"],
 							description="Body.",
 						),
 						"footer": obj(
-							{"text": string("Footer text.")}, description="Optional footer."
+							{"text": string("Footer text, up to 60 characters.", maxLength=60)},
+							description="Optional footer.",
 						),
 						"action": {
 							"type": "object",

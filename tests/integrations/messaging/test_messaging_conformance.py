@@ -475,6 +475,73 @@ def test_whatsapp_tools_follow_the_cloud_api_documentation() -> None:
 	assert sends and all(t.body["messaging_product"] == "whatsapp" for t in sends)
 
 
+# Limits the Cloud API documentation sets on message fields (no machine-readable reference):
+# the inputs must carry them (equal, or stricter). Tool, input path, keyword, documented value.
+WHATSAPP_LIMITS: list[tuple[str, str, str, Any]] = [
+	# https://developers.facebook.com/docs/whatsapp/cloud-api/messages/text-messages: body,
+	# "Maximum 4096 characters".
+	("sendText", "body", "maxLength", 4096),
+	# https://developers.facebook.com/docs/whatsapp/cloud-api/messages/interactive-reply-buttons-messages
+	# and .../interactive-list-messages: body text 1024, header text 60, footer text 60 characters.
+	("sendInteractive", "interactive.body.text", "maxLength", 1024),
+	("sendInteractive", "interactive.header.text", "maxLength", 60),
+	("sendInteractive", "interactive.footer.text", "maxLength", 60),
+	# https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages (image, video
+	# and document objects): caption, "Maximum 1024 characters".
+	("sendMedia", "image.caption", "maxLength", 1024),
+	("sendMedia", "video.caption", "maxLength", 1024),
+	("sendMedia", "document.caption", "maxLength", 1024),
+	# https://developers.facebook.com/docs/whatsapp/business-management-api/message-templates:
+	# names of lowercase letters, digits and underscores, up to 512 characters; the categories.
+	("createTemplate", "name", "pattern", "^[a-z0-9_]{1,512}$"),
+	("createTemplate", "category", "enum", ["MARKETING", "UTILITY", "AUTHENTICATION"]),
+]
+
+
+def whatsapp_limit_errors(integration: Integration) -> list[str]:
+	"""The documented limits a WhatsApp input schema leaves open."""
+	tools = {t.handle: t for t in http_tools(integration)}
+	errors = []
+	for handle, path, key, value in WHATSAPP_LIMITS:
+		schema: dict[str, Any] = tools[handle].input_schema
+		for step in path.split("."):
+			schema = schema["properties"][step]
+		ours = schema.get(key)
+		ok = (
+			ours is not None and ours <= value
+			if key.startswith("max")
+			else ours is not None and set(ours) <= set(value)
+			if key == "enum"
+			else ours == value
+		)
+		if not ok:
+			errors.append(f"{handle}.{path}: {key} {value!r} (ours {ours!r})")
+	return errors
+
+
+def test_whatsapp_inputs_carry_the_documented_limits() -> None:
+	"""Text lengths, the template name pattern and categories of the docs are in the inputs."""
+	assert whatsapp_limit_errors(whatsapp.INTEGRATION) == []
+
+
+@pytest.mark.parametrize("index", range(len(WHATSAPP_LIMITS)))
+def test_a_whatsapp_input_without_its_limit_fails_the_check(index: int) -> None:
+	"""Dropping a documented limit from an input makes the check fail."""
+	handle, path, key, _ = WHATSAPP_LIMITS[index]
+	tools: list[Any] = []
+	for tool in http_tools(whatsapp.INTEGRATION):
+		if tool.handle == handle:
+			schema = json.loads(json.dumps(tool.input_schema))
+			node = schema
+			for step in path.split("."):
+				node = node["properties"][step]
+			node.pop(key)
+			tool = tool.model_copy(update={"input_schema": schema})
+		tools.append(tool)
+	broken = whatsapp.INTEGRATION.model_copy(update={"tools": tools})
+	assert whatsapp_limit_errors(broken)
+
+
 # Twilio: the twilio PyPI SDK, generated from twilio-oai --------------------------------------
 
 _TWILIO_DIRS = {"api": "v2010", "verify": "v2", "lookups": "v2"}
