@@ -22,7 +22,14 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	string,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -35,7 +42,7 @@ _GUILD = string("Server (guild) id (a snowflake).", **_SNOWFLAKE)
 
 def _ids(description: str, **extra: Any) -> dict[str, Any]:
 	"""An array of snowflakes (``items: SnowflakeType``)."""
-	return array(description, string("A snowflake id.", **_SNOWFLAKE), **extra)
+	return array(string("A snowflake id.", **_SNOWFLAKE), description, **extra)
 
 
 # The engine's validator treats ``format`` as an annotation, so a URI's shape (a scheme, then no
@@ -64,7 +71,7 @@ _EMBED = obj(
 				"icon_url": _url("Author icon URL."),
 			},
 			["name"],
-			"Author line at the top.",
+			description="Author line at the top.",
 		),
 		"footer": obj(
 			{
@@ -72,14 +79,17 @@ _EMBED = obj(
 				"icon_url": _url("Footer icon URL."),
 			},
 			["text"],
-			"Footer line.",
+			description="Footer line.",
 		),
 		"image": obj(
-			{"url": _url("Image URL (https or attachment://name).")}, ["url"], "Large image."
+			{"url": _url("Image URL (https or attachment://name).")},
+			["url"],
+			description="Large image.",
 		),
-		"thumbnail": obj({"url": _url("Thumbnail URL.")}, ["url"], "Small image at the top right."),
+		"thumbnail": obj(
+			{"url": _url("Thumbnail URL.")}, ["url"], description="Small image at the top right."
+		),
 		"fields": array(
-			"Up to 25 name/value fields.",
 			obj(
 				{
 					"name": string("Field name.", maxLength=256),
@@ -88,17 +98,18 @@ _EMBED = obj(
 				},
 				["name", "value"],
 			),
+			"Up to 25 name/value fields.",
 			maxItems=25,
 		),
 	},
 	description="A rich embed.",
 )
-_EMBEDS = array("Up to 10 rich embeds.", _EMBED, maxItems=10)
+_EMBEDS = array(_EMBED, "Up to 10 rich embeds.", maxItems=10)
 _ALLOWED_MENTIONS = obj(
 	{
 		"parse": array(
+			string(enum=["roles", "users", "everyone"]),
 			"Mention types to ping.",
-			{"type": "string", "enum": ["roles", "users", "everyone"]},
 			uniqueItems=True,
 			maxItems=3,
 		),
@@ -156,14 +167,14 @@ _TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/channels/{{ input.channel_id }}/messages",
-		body={
-			"content": "{{ input.content }}",
-			"embeds": "{{ input.embeds }}",
-			"tts": "{{ input.tts }}",
-			"allowed_mentions": "{{ input.allowed_mentions }}",
-			"message_reference": "{{ input.message_reference }}",
-			"sticker_ids": "{{ input.sticker_ids }}",
-		},
+		body=passthrough(
+			"content",
+			"embeds",
+			"tts",
+			"allowed_mentions",
+			"message_reference",
+			"sticker_ids",
+		),
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
@@ -177,7 +188,7 @@ _TOOLS = [
 						"fail_if_not_exists": boolean("Fail if the replied message was deleted."),
 					},
 					["message_id"],
-					"Reply to this message.",
+					description="Reply to this message.",
 				),
 				"sticker_ids": _ids("Up to 3 sticker ids.", maxItems=3),
 			},
@@ -192,7 +203,7 @@ _TOOLS = [
 		method="POST",
 		endpoint="/channels/{{ input.channel_id }}/messages",
 		request_format="multipart",
-		body={"content": "{{ input.content }}"},
+		body=passthrough("content"),
 		files={"files[0]": "{{ input.file }}"},
 		input_schema=obj(
 			{
@@ -213,12 +224,12 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/channels/{{ input.channel_id }}/messages",
-		query_params={
-			"limit": "{{ input.limit }}",
-			"before": "{{ input.before }}",
-			"after": "{{ input.after }}",
-			"around": "{{ input.around }}",
-		},
+		query_params=passthrough(
+			"limit",
+			"before",
+			"after",
+			"around",
+		),
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
@@ -246,11 +257,11 @@ _TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/channels/{{ input.channel_id }}/messages/{{ input.message_id }}",
-		body={
-			"content": "{{ input.content }}",
-			"embeds": "{{ input.embeds }}",
-			"allowed_mentions": "{{ input.allowed_mentions }}",
-		},
+		body=passthrough(
+			"content",
+			"embeds",
+			"allowed_mentions",
+		),
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
@@ -323,11 +334,11 @@ _TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/channels/{{ input.channel_id }}/messages/{{ input.message_id }}/threads",
-		body={
-			"name": "{{ input.name }}",
-			"auto_archive_duration": "{{ input.auto_archive_duration }}",
-			"rate_limit_per_user": "{{ input.rate_limit_per_user }}",
-		},
+		body=passthrough(
+			"name",
+			"auto_archive_duration",
+			"rate_limit_per_user",
+		),
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
@@ -348,14 +359,14 @@ _TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/channels/{{ input.channel_id }}/threads",
-		body={
-			"name": "{{ input.name }}",
-			"type": "{{ input.type }}",
-			"auto_archive_duration": "{{ input.auto_archive_duration }}",
-			"invitable": "{{ input.invitable }}",
-			"message": "{{ input.message }}",
-			"applied_tags": "{{ input.applied_tags }}",
-		},
+		body=passthrough(
+			"name",
+			"type",
+			"auto_archive_duration",
+			"invitable",
+			"message",
+			"applied_tags",
+		),
 		input_schema=obj(
 			{
 				"channel_id": _CHANNEL,
@@ -409,7 +420,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/guilds/{{ input.guild_id }}/members/search",
-		query_params={"query": "{{ input.query }}", "limit": '{{ input["limit"] | default: 10 }}'},
+		query_params=passthrough("query", limit='{{ input["limit"] | default: 10 }}'),
 		input_schema=obj(
 			{
 				"guild_id": _GUILD,
@@ -426,7 +437,7 @@ _TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/users/@me/channels",
-		body={"recipient_id": "{{ input.recipient_id }}"},
+		body=passthrough("recipient_id"),
 		input_schema=obj(
 			{"recipient_id": string("User id (a snowflake).", **_SNOWFLAKE)}, ["recipient_id"]
 		),
@@ -437,12 +448,12 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/users/@me/guilds",
-		query_params={
-			"before": "{{ input.before }}",
-			"after": "{{ input.after }}",
-			"limit": "{{ input.limit }}",
-			"with_counts": "{{ input.with_counts }}",
-		},
+		query_params=passthrough(
+			"before",
+			"after",
+			"limit",
+			"with_counts",
+		),
 		input_schema=obj(
 			{
 				"before": string("Servers before this id.", **_SNOWFLAKE),

@@ -22,7 +22,15 @@ from openmolt_core.integrations import (
 	OAuth2Credential,
 )
 from openmolt_core.integrations.extensions import error_messages
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	passthrough_of,
+	string,
+)
 
 __all__ = ["INTEGRATION", "ok_false", "register_integrations"]
 
@@ -32,8 +40,8 @@ _CURSOR = string(
 	"Pagination cursor: `response_metadata.next_cursor` of the previous page. Omit for the first page."
 )
 _BLOCKS = array(
-	"Block Kit blocks (JSON objects) for rich layout; `text` is then the notification fallback.",
 	{"type": "object"},
+	"Block Kit blocks (JSON objects) for rich layout; `text` is then the notification fallback.",
 )
 _THREAD_TS = string("`ts` of the parent message, to post inside its thread.")
 
@@ -99,8 +107,9 @@ def _post_json(
 	description: str,
 	scopes: list[str],
 	schema: dict[str, Any],
-	body: dict[str, Any],
+	body: dict[str, Any] | None = None,
 ) -> HttpTool:
+	"""A JSON POST; the body sends every input under its own name unless ``body`` is given."""
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -108,7 +117,7 @@ def _post_json(
 		method="POST",
 		endpoint=f"/{method}",
 		request_format="json",
-		body=body,
+		body=passthrough_of(schema) if body is None else body,
 		input_schema=schema,
 		output_schema=_OK,
 	)
@@ -120,8 +129,9 @@ def _post_form(
 	description: str,
 	scopes: list[str],
 	schema: dict[str, Any],
-	body: dict[str, Any],
+	body: dict[str, Any] | None = None,
 ) -> HttpTool:
+	"""A form POST; the body sends every input under its own name unless ``body`` is given."""
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -129,7 +139,7 @@ def _post_form(
 		method="POST",
 		endpoint=f"/{method}",
 		request_format="form-data",
-		body=body,
+		body=passthrough_of(schema) if body is None else body,
 		input_schema=schema,
 		output_schema=_OK,
 	)
@@ -141,8 +151,6 @@ def _param(name: str, spec: dict[str, Any]) -> str:
 	Slack's own defaults differ from ours (e.g. page sizes), so what the schema promises the model
 	is what is sent.
 	"""
-	if "default" not in spec:
-		return f"{{{{ input.{name} }}}}"
 	value = spec["default"]
 	literal = json.dumps(value) if not isinstance(value, str) else "'" + value + "'"
 	return f'{{{{ input["{name}"] | default: {literal}, allow_false: true }}}}'
@@ -157,7 +165,14 @@ def _get(
 		scopes=scopes,
 		method="GET",
 		endpoint=f"/{method}",
-		query_params={name: _param(name, spec) for name, spec in schema["properties"].items()},
+		query_params=passthrough_of(
+			schema,
+			**{
+				name: _param(name, spec)
+				for name, spec in schema["properties"].items()
+				if "default" in spec
+			},
+		),
 		input_schema=schema,
 		output_schema=_OK,
 	)
@@ -184,7 +199,6 @@ _TOOLS = [
 		"Returns `ts`, the message id used to update, delete, react or reply.",
 		["write"],
 		obj(_MESSAGE_FIELDS, ["channel"]),
-		{k: f"{{{{ input.{k} }}}}" for k in _MESSAGE_FIELDS},
 	),
 	_post_json(
 		"updateMessage",
@@ -201,13 +215,6 @@ _TOOLS = [
 			},
 			["channel", "ts"],
 		),
-		{
-			"channel": "{{ input.channel }}",
-			"ts": "{{ input.ts }}",
-			"text": "{{ input.text }}",
-			"blocks": "{{ input.blocks }}",
-			"reply_broadcast": "{{ input.reply_broadcast }}",
-		},
 	),
 	_post_form(
 		"deleteMessage",
@@ -215,7 +222,6 @@ _TOOLS = [
 		"Delete a message (chat.delete). Bot tokens can delete only the bot's own messages.",
 		["write"],
 		obj({"channel": _CHANNEL, "ts": _TS}, ["channel", "ts"]),
-		{"channel": "{{ input.channel }}", "ts": "{{ input.ts }}"},
 	),
 	_post_json(
 		"scheduleMessage",
@@ -234,14 +240,6 @@ _TOOLS = [
 			},
 			["channel", "post_at"],
 		),
-		{
-			"channel": "{{ input.channel }}",
-			"post_at": "{{ input.post_at }}",
-			"text": "{{ input.text }}",
-			"blocks": "{{ input.blocks }}",
-			"thread_ts": "{{ input.thread_ts }}",
-			"reply_broadcast": "{{ input.reply_broadcast }}",
-		},
 	),
 	_post_json(
 		"postEphemeral",
@@ -259,13 +257,6 @@ _TOOLS = [
 			},
 			["channel", "user"],
 		),
-		{
-			"channel": "{{ input.channel }}",
-			"user": "{{ input.user }}",
-			"text": "{{ input.text }}",
-			"blocks": "{{ input.blocks }}",
-			"thread_ts": "{{ input.thread_ts }}",
-		},
 	),
 	HttpTool(
 		handle="listConversations",
@@ -274,17 +265,17 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/conversations.list",
-		query_params={
-			"types": "{{ input.types | join: ',' }}",
-			"exclude_archived": '{{ input["exclude_archived"] | default: true, allow_false: true }}',
-			"limit": '{{ input["limit"] | default: 200 }}',
-			"cursor": "{{ input.cursor }}",
-		},
+		query_params=passthrough(
+			"cursor",
+			types="{{ input.types | join: ',' }}",
+			exclude_archived='{{ input["exclude_archived"] | default: true, allow_false: true }}',
+			limit='{{ input["limit"] | default: 200 }}',
+		),
 		input_schema=obj(
 			{
 				"types": array(
+					string(enum=["public_channel", "private_channel", "mpim", "im"]),
 					"Conversation types to include.",
-					{"type": "string", "enum": ["public_channel", "private_channel", "mpim", "im"]},
 					default=["public_channel"],
 				),
 				"exclude_archived": boolean("Leave out archived channels.", default=True),
@@ -350,14 +341,12 @@ _TOOLS = [
 		["write"],
 		obj(
 			{
-				"users": array(
-					"User ids (U…) to talk to.", {"type": "string"}, minItems=1, maxItems=8
-				),
+				"users": array(string(), "User ids (U…) to talk to.", minItems=1, maxItems=8),
 				"return_im": boolean("Return the full DM channel object."),
 			},
 			["users"],
 		),
-		{"users": "{{ input.users | join: ',' }}", "return_im": "{{ input.return_im }}"},
+		passthrough("return_im", users="{{ input.users | join: ',' }}"),
 	),
 	_get(
 		"listUsers",
@@ -405,11 +394,6 @@ _TOOLS = [
 			},
 			["channel", "timestamp", "name"],
 		),
-		{
-			"channel": "{{ input.channel }}",
-			"timestamp": "{{ input.timestamp }}",
-			"name": "{{ input.name }}",
-		},
 	),
 	_post_form(
 		"getUploadUrl",
@@ -426,12 +410,6 @@ _TOOLS = [
 			},
 			["filename", "length"],
 		),
-		{
-			"filename": "{{ input.filename }}",
-			"length": "{{ input.length }}",
-			"alt_txt": "{{ input.alt_txt }}",
-			"snippet_type": "{{ input.snippet_type }}",
-		},
 	),
 	HttpTool(
 		handle="uploadFileBytes",
@@ -467,7 +445,6 @@ _TOOLS = [
 		obj(
 			{
 				"files": array(
-					"The uploaded files.",
 					obj(
 						{
 							"id": string("`file_id` from getUploadUrl."),
@@ -475,6 +452,7 @@ _TOOLS = [
 						},
 						["id"],
 					),
+					"The uploaded files.",
 					minItems=1,
 				),
 				"channel_id": string("Conversation id to share the files in."),
@@ -483,12 +461,7 @@ _TOOLS = [
 			},
 			["files"],
 		),
-		{
-			"files": "{{ input.files | json }}",
-			"channel_id": "{{ input.channel_id }}",
-			"initial_comment": "{{ input.initial_comment }}",
-			"thread_ts": "{{ input.thread_ts }}",
-		},
+		passthrough("channel_id", "initial_comment", "thread_ts", files="{{ input.files | json }}"),
 	),
 ]
 

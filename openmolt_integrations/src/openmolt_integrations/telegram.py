@@ -21,7 +21,15 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	passthrough_of,
+	string,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -43,7 +51,7 @@ _REPLY = obj(
 		"quote": string("Exact part of the replied message to quote."),
 	},
 	["message_id"],
-	"Reply to a message (reply_parameters).",
+	description="Reply to a message (reply_parameters).",
 )
 _MARKUP = {
 	"type": "object",
@@ -72,13 +80,13 @@ _MEDIA_ITEM = obj(
 		"has_spoiler": boolean("Photo or video: cover with a spoiler animation."),
 	},
 	["type", "media"],
-	"One item of the album (an InputMedia object).",
+	description="One item of the album (an InputMedia object).",
 )
-_ALBUM = array("2 to 10 items, in order.", _MEDIA_ITEM, minItems=2, maxItems=10)
+_ALBUM = array(_MEDIA_ITEM, "2 to 10 items, in order.", minItems=2, maxItems=10)
 _UPDATES = array(
+	string(),
 	"Update types to receive, e.g. message, edited_message, callback_query, channel_post. "
 	"Empty list: all except chat_member, message_reaction, message_reaction_count.",
-	{"type": "string"},
 )
 
 _DOCS = """\
@@ -107,11 +115,14 @@ against `@grammyjs/types` 5.0.0 (npm): the Bot API's methods and types as TypeSc
 declarations, maintained by the grammY team with each Bot API release (the docs' descriptions
 are copied into them). Checked: the method name, every parameter and nested field name
 (`reply_parameters`, `link_preview_options`, the album's `InputMedia` items), the enum values
-(`parse_mode`, `action`) and that every parameter the API requires is required by the tool. Not
-checkable there: the endpoint form `https://api.telegram.org/bot<token>/METHOD` and the file URL
+(`parse_mode`, `action`), that every parameter the API requires is required by the tool, and
+the ranges the docs state in words and the package copies into each parameter's description
+("1-4096 characters", "Values between 1-100", "2-10 items"): the inputs carry them as length,
+range and item-count bounds. Not checkable there: the endpoint form
+`https://api.telegram.org/bot<token>/METHOD` and the file URL
 `https://api.telegram.org/file/bot<token>/<file_path>` (`downloadFile`), which follow the
-[Bot API docs](https://core.telegram.org/bots/api#making-requests); value ranges (text lengths,
-`limit` bounds), which the types do not carry and the tools take from the same docs.
+[Bot API docs](https://core.telegram.org/bots/api#making-requests), and ranges the docs do not
+state as numbers (`getUpdates` `timeout`), which the tools take from the same docs.
 """
 
 
@@ -125,7 +136,7 @@ def _method(
 		scopes=scopes,
 		method="POST",
 		endpoint=f"/{method}",
-		body={name: f"{{{{ input.{name} }}}}" for name in schema["properties"]},
+		body=passthrough_of(schema),
 		input_schema=schema,
 	)
 
@@ -134,7 +145,7 @@ def _upload(
 	handle: str, method: str, field: str, description: str, extra: dict[str, Any]
 ) -> HttpTool:
 	"""A multipart POST that uploads the file of input ``field`` (the Bot API's name) as that part."""
-	props: dict[str, Any] = {"chat_id": _CHAT, field: _FILE_REF, **extra}
+	schema = obj({"chat_id": _CHAT, field: _FILE_REF, **extra}, ["chat_id", field])
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -142,9 +153,9 @@ def _upload(
 		method="POST",
 		endpoint=f"/{method}",
 		request_format="multipart",
-		body={name: f"{{{{ input.{name} }}}}" for name in props if name != field},
-		files={field: f"{{{{ input.{field} }}}}"},
-		input_schema=obj(props, ["chat_id", field]),
+		body=passthrough_of(schema, exclude=[field]),
+		files=passthrough(field),
+		input_schema=schema,
 	)
 
 
@@ -326,18 +337,18 @@ _TOOLS = [
 		endpoint="/sendMediaGroup",
 		request_format="multipart",
 		# multipart fields are text: the album goes as the JSON-serialized array the API expects
-		body={
-			"chat_id": "{{ input.chat_id }}",
-			"media": "{{ input.media | json }}",
-			"message_thread_id": "{{ input.message_thread_id }}",
-			"disable_notification": "{{ input.disable_notification }}",
-		},
+		body=passthrough(
+			"chat_id",
+			"message_thread_id",
+			"disable_notification",
+			media="{{ input.media | json }}",
+		),
 		files={f"file{i}": f"{{{{ input.files[{i}] }}}}" for i in range(10)},
 		input_schema=obj(
 			{
 				"chat_id": _CHAT,
 				"media": _ALBUM,
-				"files": array("The files, in order: file0, file1...", _FILE_REF, maxItems=10),
+				"files": array(_FILE_REF, "The files, in order: file0, file1...", maxItems=10),
 				"message_thread_id": _THREAD,
 				"disable_notification": _SILENT,
 			},
@@ -394,18 +405,16 @@ _TOOLS = [
 			{
 				"chat_id": _CHAT,
 				"message_id": integer("Id of the message to edit."),
-				"reply_markup": {
-					"type": "object",
-					"properties": {
-						"inline_keyboard": {
-							"type": "array",
-							"items": {"type": "array", "items": {"type": "object"}},
-							"description": 'Rows of buttons: [[{"text": "Yes", "callback_data": "yes"}]].',
-						}
+				"reply_markup": obj(
+					{
+						"inline_keyboard": array(
+							array({"type": "object"}),
+							'Rows of buttons: [[{"text": "Yes", "callback_data": "yes"}]].',
+						)
 					},
-					"required": ["inline_keyboard"],
-					"description": "The new inline keyboard (InlineKeyboardMarkup).",
-				},
+					["inline_keyboard"],
+					description="The new inline keyboard (InlineKeyboardMarkup).",
+				),
 			},
 			["chat_id", "message_id"],
 		),
@@ -541,6 +550,8 @@ _TOOLS = [
 				"secret_token": string(
 					"1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.",
 					pattern="^[A-Za-z0-9_-]{1,256}$",
+					minLength=1,
+					maxLength=256,
 				),
 				"allowed_updates": _UPDATES,
 				"drop_pending_updates": boolean("Discard updates waiting in the queue."),

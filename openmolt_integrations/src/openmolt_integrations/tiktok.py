@@ -22,7 +22,14 @@ from openmolt_core.integrations import (
 	file_info_tool,
 )
 from openmolt_core.integrations.credentials import OAuth2Auth
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	string,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -50,7 +57,7 @@ _SOURCE_INFO = obj(
 		"video_url": string("PULL_FROM_URL: HTTPS URL of the video on a verified domain."),
 	},
 	["source"],
-	"How the video reaches TikTok.",
+	description="How the video reaches TikTok.",
 )
 # Fields per Login Kit scope (https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info):
 # asking for a field whose scope the token lacks fails the whole call, so the default is basic.
@@ -60,18 +67,14 @@ _FIELDS_STATS = "follower_count,following_count,likes_count,video_count"
 _FIELDS_USER = f"{_FIELDS_BASIC},{_FIELDS_PROFILE},{_FIELDS_STATS}"
 _FIELDS_VIDEO = "id,title,video_description,create_time,cover_image_url,share_url,duration,height,width,like_count,comment_count,share_count,view_count"
 
-_PHOTO_SOURCE = {
-	"source": "PULL_FROM_URL",
-	"photo_images": "{{ input.photo_images }}",
-	"photo_cover_index": "{{ input.photo_cover_index }}",
-}
+_PHOTO_SOURCE = {"source": "PULL_FROM_URL", **passthrough("photo_images", "photo_cover_index")}
 _PHOTO_TITLE = string("Title, up to 90 characters.", maxLength=90)
 _PHOTO_DESCRIPTION = string(
 	"Description with #hashtags and @mentions, up to 4000 characters.", maxLength=4000
 )
 _PHOTO_IMAGES = array(
+	string(format="uri"),
 	"Public URLs of the photos (JPEG/WebP) on a verified domain.",
-	{"type": "string", "format": "uri"},
 	minItems=1,
 	maxItems=35,
 )
@@ -109,8 +112,9 @@ TikTok's content posting audit, direct posts are private (`SELF_ONLY`). Limits: 
 TikTok publishes no machine-readable reference for the Content Posting and Display APIs (no
 OpenAPI file, no SDK in a package registry), so nothing here is checked against one. The test
 suite pins each tool to its documentation page instead (method, URL with its trailing slash,
-query and body names, `post_info`/`source_info` fields, the scope each tool needs and the fields
-each scope grants), with the page cited next to each entry.
+query and body names, `post_info`/`source_info` fields, the scope each tool needs, the fields
+each scope grants, and the lengths, item counts, ranges and enums the pages set on the inputs),
+with the page cited next to each entry.
 """
 
 _TOOLS = [
@@ -128,9 +132,9 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"fields": array(
+					string(enum=_FIELDS_USER.split(",")),
 					f"Fields to return (default: {_FIELDS_BASIC}). {_FIELDS_PROFILE} need "
 					f"user.info.profile; {_FIELDS_STATS} need user.info.stats.",
-					{"type": "string", "enum": _FIELDS_USER.split(",")},
 				)
 			}
 		),
@@ -154,18 +158,18 @@ _TOOLS = [
 		endpoint="/v2/post/publish/video/init/",
 		headers={"Content-Type": "application/json; charset=UTF-8"},
 		body={
-			"post_info": {
-				"title": "{{ input.title }}",
-				"privacy_level": "{{ input.privacy_level }}",
-				"disable_duet": "{{ input.disable_duet }}",
-				"disable_stitch": "{{ input.disable_stitch }}",
-				"disable_comment": "{{ input.disable_comment }}",
-				"video_cover_timestamp_ms": "{{ input.video_cover_timestamp_ms }}",
-				"brand_content_toggle": "{{ input.brand_content_toggle }}",
-				"brand_organic_toggle": "{{ input.brand_organic_toggle }}",
-				"is_aigc": "{{ input.is_aigc }}",
-			},
-			"source_info": "{{ input.source_info }}",
+			"post_info": passthrough(
+				"title",
+				"privacy_level",
+				"disable_duet",
+				"disable_stitch",
+				"disable_comment",
+				"video_cover_timestamp_ms",
+				"brand_content_toggle",
+				"brand_organic_toggle",
+				"is_aigc",
+			),
+			**passthrough("source_info"),
 		},
 		input_schema=obj(
 			{
@@ -195,7 +199,7 @@ _TOOLS = [
 		method="POST",
 		endpoint="/v2/post/publish/inbox/video/init/",
 		headers={"Content-Type": "application/json; charset=UTF-8"},
-		body={"source_info": "{{ input.source_info }}"},
+		body=passthrough("source_info"),
 		input_schema=obj({"source_info": _SOURCE_INFO}, ["source_info"]),
 	),
 	HttpTool(
@@ -247,15 +251,15 @@ _TOOLS = [
 		endpoint="/v2/post/publish/content/init/",
 		headers={"Content-Type": "application/json; charset=UTF-8"},
 		body={
-			"post_info": {
-				"title": "{{ input.title }}",
-				"description": "{{ input.description }}",
-				"privacy_level": "{{ input.privacy_level }}",
-				"disable_comment": "{{ input.disable_comment }}",
-				"auto_add_music": "{{ input.auto_add_music }}",
-				"brand_content_toggle": "{{ input.brand_content_toggle }}",
-				"brand_organic_toggle": "{{ input.brand_organic_toggle }}",
-			},
+			"post_info": passthrough(
+				"title",
+				"description",
+				"privacy_level",
+				"disable_comment",
+				"auto_add_music",
+				"brand_content_toggle",
+				"brand_organic_toggle",
+			),
 			"source_info": _PHOTO_SOURCE,
 			"post_mode": "DIRECT_POST",
 			"media_type": "PHOTO",
@@ -296,7 +300,7 @@ _TOOLS = [
 		endpoint="/v2/post/publish/content/init/",
 		headers={"Content-Type": "application/json; charset=UTF-8"},
 		body={
-			"post_info": {"title": "{{ input.title }}", "description": "{{ input.description }}"},
+			"post_info": passthrough("title", "description"),
 			"source_info": _PHOTO_SOURCE,
 			"post_mode": "MEDIA_UPLOAD",
 			"media_type": "PHOTO",
@@ -320,7 +324,7 @@ _TOOLS = [
 		method="POST",
 		endpoint="/v2/post/publish/status/fetch/",
 		headers={"Content-Type": "application/json; charset=UTF-8"},
-		body={"publish_id": "{{ input.publish_id }}"},
+		body=passthrough("publish_id"),
 		input_schema=obj({"publish_id": string("publish_id from an init tool.")}, ["publish_id"]),
 	),
 	HttpTool(
@@ -330,7 +334,7 @@ _TOOLS = [
 		method="POST",
 		endpoint="/v2/video/list/",
 		query_params={"fields": _FIELDS_VIDEO},
-		body={"max_count": "{{ input.max_count }}", "cursor": "{{ input.cursor }}"},
+		body=passthrough("max_count", "cursor"),
 		input_schema=obj(
 			{
 				"max_count": integer("Videos per page.", minimum=1, maximum=20, default=20),
@@ -345,9 +349,9 @@ _TOOLS = [
 		method="POST",
 		endpoint="/v2/video/query/",
 		query_params={"fields": _FIELDS_VIDEO},
-		body={"filters": {"video_ids": "{{ input.video_ids }}"}},
+		body={"filters": passthrough("video_ids")},
 		input_schema=obj(
-			{"video_ids": array("Video ids.", {"type": "string"}, minItems=1, maxItems=20)},
+			{"video_ids": array(string(), "Video ids.", minItems=1, maxItems=20)},
 			["video_ids"],
 		),
 	),

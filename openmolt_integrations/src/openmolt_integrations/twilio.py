@@ -5,6 +5,11 @@ Every Twilio product has its own host, so tools set their own base URL: the core
 (``https://verify.twilio.com/v2``) and Lookup (``https://lookups.twilio.com/v2``). Requests use
 HTTP Basic auth and ``application/x-www-form-urlencoded`` bodies with Twilio's PascalCase names;
 a list repeats its key (``MediaUrl=a&MediaUrl=b``), as Twilio reads arrays (its own ``form-data`` encoder, ``form_encoder("repeat")``).
+
+Inputs carry the types of the twilio SDK's parameters (the test suite checks them): integers,
+booleans and lists as such, the SDK's enums (``CallInstance.Status``...), and date-time filters
+as ``format: date-time``, or ``format: date`` where Twilio's docs ask for a day (``DateSent``,
+``StartTime``: ``YYYY-MM-DD``).
 """
 
 from __future__ import annotations
@@ -19,7 +24,14 @@ from openmolt_core.integrations import (
 	Integration,
 )
 from openmolt_core.integrations.extensions import form_encoder
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	string,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -69,19 +81,19 @@ _TOOLS = [
 		method="POST",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Messages.json",
-		body={
-			"To": "{{ input.To }}",
-			"From": "{{ input.From }}",
-			"MessagingServiceSid": "{{ input.MessagingServiceSid }}",
-			"Body": "{{ input.Body }}",
-			"MediaUrl": "{{ input.MediaUrl }}",
-			"ContentSid": "{{ input.ContentSid }}",
-			"ContentVariables": "{{ input.ContentVariables }}",
-			"StatusCallback": "{{ input.StatusCallback }}",
-			"SendAt": "{{ input.SendAt }}",
-			"ScheduleType": "{{ input.ScheduleType }}",
-			"ValidityPeriod": "{{ input.ValidityPeriod }}",
-		},
+		body=passthrough(
+			"To",
+			"From",
+			"MessagingServiceSid",
+			"Body",
+			"MediaUrl",
+			"ContentSid",
+			"ContentVariables",
+			"StatusCallback",
+			"SendAt",
+			"ScheduleType",
+			"ValidityPeriod",
+		),
 		input_schema=obj(
 			{
 				"To": _TO,
@@ -91,8 +103,8 @@ _TOOLS = [
 				),
 				"Body": string("Message text, up to 1600 characters.", maxLength=1600),
 				"MediaUrl": array(
+					string(),
 					"Public URLs of images or files to attach (MMS: up to 10; WhatsApp: 1).",
-					{"type": "string"},
 					minItems=1,
 					maxItems=10,
 				),
@@ -124,16 +136,18 @@ _TOOLS = [
 		method="GET",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Messages.json",
-		query_params={
-			"To": "{{ input.To }}",
-			"From": "{{ input.From }}",
-			"DateSent": "{{ input.DateSent }}",
-			"DateSent>": "{{ input.DateSentAfter }}",
-			"DateSent<": "{{ input.DateSentBefore }}",
-			"PageSize": "{{ input.PageSize }}",
-			"Page": "{{ input.Page }}",
-			"PageToken": "{{ input.PageToken }}",
-		},
+		query_params=passthrough(
+			"To",
+			"From",
+			"DateSent",
+			"PageSize",
+			"Page",
+			"PageToken",
+			**{
+				"DateSent>": "{{ input.DateSentAfter }}",
+				"DateSent<": "{{ input.DateSentBefore }}",
+			},
+		),
 		input_schema=obj(
 			{
 				"To": string("Only messages to this number."),
@@ -177,7 +191,7 @@ _TOOLS = [
 		method="GET",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Messages/{{{{ input.MessageSid }}}}/Media.json",
-		query_params={"PageSize": "{{ input.PageSize }}", "PageToken": "{{ input.PageToken }}"},
+		query_params=passthrough("PageSize", "PageToken"),
 		input_schema=obj(
 			{
 				"MessageSid": string("Message SID.", **_SID),
@@ -195,17 +209,17 @@ _TOOLS = [
 		method="POST",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Calls.json",
-		body={
-			"To": "{{ input.To }}",
-			"From": "{{ input.From }}",
-			"Twiml": "{{ input.Twiml }}",
-			"Url": "{{ input.Url }}",
-			"StatusCallback": "{{ input.StatusCallback }}",
-			"Record": "{{ input.Record }}",
-			"Timeout": "{{ input.Timeout }}",
-			"TimeLimit": "{{ input.TimeLimit }}",
-			"MachineDetection": "{{ input.MachineDetection }}",
-		},
+		body=passthrough(
+			"To",
+			"From",
+			"Twiml",
+			"Url",
+			"StatusCallback",
+			"Record",
+			"Timeout",
+			"TimeLimit",
+			"MachineDetection",
+		),
 		input_schema=obj(
 			{
 				"To": string(f"Number to call ({_E164}), a SIP address or client:name."),
@@ -241,11 +255,11 @@ _TOOLS = [
 		method="POST",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Calls/{{{{ input.Sid }}}}.json",
-		body={
-			"Status": "{{ input.Status }}",
-			"Twiml": "{{ input.Twiml }}",
-			"Url": "{{ input.Url }}",
-		},
+		body=passthrough(
+			"Status",
+			"Twiml",
+			"Url",
+		),
 		input_schema=obj(
 			{
 				"Sid": string("Call SID (CA…).", **_SID),
@@ -266,16 +280,18 @@ _TOOLS = [
 		method="GET",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Calls.json",
-		query_params={
-			"To": "{{ input.To }}",
-			"From": "{{ input.From }}",
-			"Status": "{{ input.Status }}",
-			"StartTime>": "{{ input.StartTimeAfter }}",
-			"StartTime<": "{{ input.StartTimeBefore }}",
-			"PageSize": "{{ input.PageSize }}",
-			"Page": "{{ input.Page }}",
-			"PageToken": "{{ input.PageToken }}",
-		},
+		query_params=passthrough(
+			"To",
+			"From",
+			"Status",
+			"PageSize",
+			"Page",
+			"PageToken",
+			**{
+				"StartTime>": "{{ input.StartTimeAfter }}",
+				"StartTime<": "{{ input.StartTimeBefore }}",
+			},
+		),
 		input_schema=obj(
 			{
 				"To": string("Only calls to this number."),
@@ -312,12 +328,14 @@ _TOOLS = [
 		method="GET",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Recordings.json",
-		query_params={
-			"CallSid": "{{ input.CallSid }}",
-			"DateCreated>": "{{ input.DateCreatedAfter }}",
-			"PageSize": "{{ input.PageSize }}",
-			"PageToken": "{{ input.PageToken }}",
-		},
+		query_params=passthrough(
+			"CallSid",
+			"PageSize",
+			"PageToken",
+			**{
+				"DateCreated>": "{{ input.DateCreatedAfter }}",
+			},
+		),
 		input_schema=obj(
 			{
 				"CallSid": string("Only recordings of this call."),
@@ -336,12 +354,12 @@ _TOOLS = [
 		method="GET",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/IncomingPhoneNumbers.json",
-		query_params={
-			"PhoneNumber": "{{ input.PhoneNumber }}",
-			"FriendlyName": "{{ input.FriendlyName }}",
-			"PageSize": "{{ input.PageSize }}",
-			"PageToken": "{{ input.PageToken }}",
-		},
+		query_params=passthrough(
+			"PhoneNumber",
+			"FriendlyName",
+			"PageSize",
+			"PageToken",
+		),
 		input_schema=obj(
 			{
 				"PhoneNumber": string("Only numbers containing these digits."),
@@ -359,21 +377,15 @@ _TOOLS = [
 		method="GET",
 		base_url=_LOOKUPS,
 		endpoint="/v2/PhoneNumbers/{{ input.PhoneNumber }}",
-		query_params={
-			"Fields": "{{ input.Fields | join: ',' }}",
-			"CountryCode": "{{ input.CountryCode }}",
-		},
+		query_params=passthrough("CountryCode", Fields="{{ input.Fields | join: ',' }}"),
 		input_schema=obj(
 			{
 				"PhoneNumber": string(
 					"The number, E.164 (+15558675310) or national with CountryCode."
 				),
-				"Fields": {
-					"type": "array",
-					"description": "Extra data packages (billed per lookup).",
-					"items": {
-						"type": "string",
-						"enum": [
+				"Fields": array(
+					string(
+						enum=[
 							"line_type_intelligence",
 							"caller_name",
 							"sim_swap",
@@ -385,8 +397,9 @@ _TOOLS = [
 							"phone_number_quality_score",
 							"validation",
 						],
-					},
-				},
+					),
+					"Extra data packages (billed per lookup).",
+				),
 				"CountryCode": string("ISO country code for national-format numbers, e.g. US."),
 			},
 			["PhoneNumber"],
@@ -400,12 +413,12 @@ _TOOLS = [
 		method="POST",
 		base_url=_VERIFY,
 		endpoint="/v2/Services/{{ config.verifyServiceSid }}/Verifications",
-		body={
-			"To": "{{ input.To }}",
-			"Channel": "{{ input.Channel }}",
-			"Locale": "{{ input.Locale }}",
-			"CustomFriendlyName": "{{ input.CustomFriendlyName }}",
-		},
+		body=passthrough(
+			"To",
+			"Channel",
+			"Locale",
+			"CustomFriendlyName",
+		),
 		input_schema=obj(
 			{
 				"To": string(
@@ -429,11 +442,11 @@ _TOOLS = [
 		method="POST",
 		base_url=_VERIFY,
 		endpoint="/v2/Services/{{ config.verifyServiceSid }}/VerificationCheck",
-		body={
-			"To": "{{ input.To }}",
-			"Code": "{{ input.Code }}",
-			"VerificationSid": "{{ input.VerificationSid }}",
-		},
+		body=passthrough(
+			"To",
+			"Code",
+			"VerificationSid",
+		),
 		input_schema=obj(
 			{
 				"To": string("The number or email the code was sent to."),

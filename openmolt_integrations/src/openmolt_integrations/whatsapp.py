@@ -16,7 +16,14 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
-from openmolt_integrations._msgschema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	string,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -26,14 +33,17 @@ _TO = string(
 _CONTEXT = obj(
 	{"message_id": string("wamid of the message to reply to.")},
 	["message_id"],
-	"Reply to (quote) an earlier message.",
+	description="Reply to (quote) an earlier message.",
 )
 _MEDIA = {
 	"id": string("Media id from uploadMedia (preferred)."),
 	"link": string("Public HTTPS URL of the media (instead of id)."),
 }
+# Media captions take up to 1024 characters (Cloud API, messages reference: image, video and
+# document objects).
+_CAPTION = string("Caption shown under the media, up to 1024 characters.", maxLength=1024)
 _CAPTIONED = obj(
-	{**_MEDIA, "caption": string("Caption shown under the media.")},
+	{**_MEDIA, "caption": _CAPTION},
 	description="The media: id or link, with an optional caption.",
 )
 _MESSAGES = "/{{ config.phoneNumberId }}/messages"
@@ -49,8 +59,7 @@ def _send(handle: str, description: str, schema: dict[str, Any], body: dict[str,
 		body={
 			"messaging_product": "whatsapp",
 			"recipient_type": "individual",
-			"to": "{{ input.to }}",
-			**({"context": "{{ input.context }}"} if "context" in schema["properties"] else {}),
+			**passthrough(*(n for n in ("to", "context") if n in schema["properties"])),
 			**body,
 		},
 		input_schema=schema,
@@ -99,7 +108,7 @@ _TOOLS = [
 		),
 		{
 			"type": "text",
-			"text": {"body": "{{ input.body }}", "preview_url": "{{ input.preview_url }}"},
+			"text": passthrough("body", "preview_url"),
 		},
 	),
 	_send(
@@ -112,9 +121,9 @@ _TOOLS = [
 				"name": string("Template name, e.g. hello_world."),
 				"language": string("Template language code, e.g. en_US.", default="en_US"),
 				"components": array(
+					{"type": "object"},
 					'Variable values: [{"type": "body", "parameters": [{"type": "text", '
 					'"text": "Ada"}]}]; header/button components the same way.',
-					{"type": "object"},
 				),
 				"context": _CONTEXT,
 			},
@@ -122,10 +131,11 @@ _TOOLS = [
 		),
 		{
 			"type": "template",
+			# The template's language object is sent from its code (Graph's language.code).
 			"template": {
-				"name": "{{ input.name }}",
+				**passthrough("name"),
 				"language": {"code": "{{ input.language }}"},
-				"components": "{{ input.components }}",
+				**passthrough("components"),
 			},
 		},
 	),
@@ -145,7 +155,7 @@ _TOOLS = [
 				"document": obj(
 					{
 						**_MEDIA,
-						"caption": string("Caption."),
+						"caption": _CAPTION,
 						"filename": string("File name shown to the user."),
 					},
 					description="The document: id or link, caption, filename.",
@@ -155,14 +165,7 @@ _TOOLS = [
 			},
 			["to", "type"],
 		),
-		{
-			"type": "{{ input.type }}",
-			"image": "{{ input.image }}",
-			"video": "{{ input.video }}",
-			"audio": "{{ input.audio }}",
-			"document": "{{ input.document }}",
-			"sticker": "{{ input.sticker }}",
-		},
+		passthrough("type", "image", "video", "audio", "document", "sticker"),
 	),
 	_send(
 		"sendInteractive",
@@ -176,14 +179,20 @@ _TOOLS = [
 							"button = reply buttons, list = list menu.", enum=["button", "list"]
 						),
 						"header": obj(
-							{"type": string("text"), "text": string("Header text.")},
+							{
+								"type": string("text"),
+								"text": string("Header text, up to 60 characters.", maxLength=60),
+							},
 							description="Optional header.",
 						),
 						"body": obj(
-							{"text": string("Body text, up to 1024 characters.")}, ["text"], "Body."
+							{"text": string("Body text, up to 1024 characters.", maxLength=1024)},
+							["text"],
+							description="Body.",
 						),
 						"footer": obj(
-							{"text": string("Footer text.")}, description="Optional footer."
+							{"text": string("Footer text, up to 60 characters.", maxLength=60)},
+							description="Optional footer.",
 						),
 						"action": {
 							"type": "object",
@@ -193,13 +202,13 @@ _TOOLS = [
 						},
 					},
 					["type", "body", "action"],
-					"The interactive content.",
+					description="The interactive content.",
 				),
 				"context": _CONTEXT,
 			},
 			["to", "interactive"],
 		),
-		{"type": "interactive", "interactive": "{{ input.interactive }}"},
+		{"type": "interactive", **passthrough("interactive")},
 	),
 	_send(
 		"sendReaction",
@@ -214,7 +223,7 @@ _TOOLS = [
 		),
 		{
 			"type": "reaction",
-			"reaction": {"message_id": "{{ input.message_id }}", "emoji": "{{ input.emoji }}"},
+			"reaction": passthrough("message_id", "emoji"),
 		},
 	),
 	HttpTool(
@@ -227,8 +236,7 @@ _TOOLS = [
 		body={
 			"messaging_product": "whatsapp",
 			"status": "read",
-			"message_id": "{{ input.message_id }}",
-			"typing_indicator": "{{ input.typing_indicator }}",
+			**passthrough("message_id", "typing_indicator"),
 		},
 		input_schema=obj(
 			{
@@ -236,7 +244,7 @@ _TOOLS = [
 				"typing_indicator": obj(
 					{"type": string("Indicator kind.", enum=["text"])},
 					["type"],
-					'Give {"type": "text"} to also show \'typing…\' to the user.',
+					description='Give {"type": "text"} to also show \'typing…\' to the user.',
 				),
 			},
 			["message_id"],
@@ -250,8 +258,8 @@ _TOOLS = [
 		method="POST",
 		endpoint="/{{ config.phoneNumberId }}/media",
 		request_format="multipart",
-		body={"messaging_product": "whatsapp", "type": "{{ input.type }}"},
-		files={"file": "{{ input.file }}"},
+		body={"messaging_product": "whatsapp", **passthrough("type")},
+		files=passthrough("file"),
 		input_schema=obj(
 			{
 				"file": string(
@@ -313,9 +321,7 @@ _TOOLS = [
 		endpoint="/{{ config.wabaId }}/message_templates",
 		query_params={
 			"fields": "name,status,language,category,components",
-			"name": "{{ input.name }}",
-			"limit": "{{ input.limit }}",
-			"after": "{{ input.after }}",
+			**passthrough("name", "limit", "after"),
 		},
 		input_schema=obj(
 			{
@@ -331,12 +337,7 @@ _TOOLS = [
 		scopes=["manage"],
 		method="POST",
 		endpoint="/{{ config.wabaId }}/message_templates",
-		body={
-			"name": "{{ input.name }}",
-			"language": "{{ input.language }}",
-			"category": "{{ input.category }}",
-			"components": "{{ input.components }}",
-		},
+		body=passthrough("name", "language", "category", "components"),
 		input_schema=obj(
 			{
 				"name": string(
@@ -348,9 +349,9 @@ _TOOLS = [
 					"Template category.", enum=["MARKETING", "UTILITY", "AUTHENTICATION"]
 				),
 				"components": array(
+					{"type": "object"},
 					'Components: [{"type": "BODY", "text": "Hi {{1}}, order {{2}} shipped.", '
 					'"example": {"body_text": [["Ada", "#42"]]}}] plus HEADER, FOOTER, BUTTONS.',
-					{"type": "object"},
 					minItems=1,
 				),
 			},
@@ -364,7 +365,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ config.wabaId }}/phone_numbers",
-		query_params={"limit": "{{ input.limit }}", "after": "{{ input.after }}"},
+		query_params=passthrough("limit", "after"),
 		input_schema=obj(
 			{
 				"limit": integer("Numbers per page.", minimum=1, maximum=100, default=25),

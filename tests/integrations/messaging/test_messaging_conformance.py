@@ -11,8 +11,10 @@ checked in tests/integrations/social/.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -474,6 +476,73 @@ def test_whatsapp_tools_follow_the_cloud_api_documentation() -> None:
 	assert sends and all(t.body["messaging_product"] == "whatsapp" for t in sends)
 
 
+# Limits the Cloud API documentation sets on message fields (no machine-readable reference):
+# the inputs must carry them (equal, or stricter). Tool, input path, keyword, documented value.
+WHATSAPP_LIMITS: list[tuple[str, str, str, Any]] = [
+	# https://developers.facebook.com/docs/whatsapp/cloud-api/messages/text-messages: body,
+	# "Maximum 4096 characters".
+	("sendText", "body", "maxLength", 4096),
+	# https://developers.facebook.com/docs/whatsapp/cloud-api/messages/interactive-reply-buttons-messages
+	# and .../interactive-list-messages: body text 1024, header text 60, footer text 60 characters.
+	("sendInteractive", "interactive.body.text", "maxLength", 1024),
+	("sendInteractive", "interactive.header.text", "maxLength", 60),
+	("sendInteractive", "interactive.footer.text", "maxLength", 60),
+	# https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages (image, video
+	# and document objects): caption, "Maximum 1024 characters".
+	("sendMedia", "image.caption", "maxLength", 1024),
+	("sendMedia", "video.caption", "maxLength", 1024),
+	("sendMedia", "document.caption", "maxLength", 1024),
+	# https://developers.facebook.com/docs/whatsapp/business-management-api/message-templates:
+	# names of lowercase letters, digits and underscores, up to 512 characters; the categories.
+	("createTemplate", "name", "pattern", "^[a-z0-9_]{1,512}$"),
+	("createTemplate", "category", "enum", ["MARKETING", "UTILITY", "AUTHENTICATION"]),
+]
+
+
+def whatsapp_limit_errors(integration: Integration) -> list[str]:
+	"""The documented limits a WhatsApp input schema leaves open."""
+	tools = {t.handle: t for t in http_tools(integration)}
+	errors = []
+	for handle, path, key, value in WHATSAPP_LIMITS:
+		schema: dict[str, Any] = tools[handle].input_schema
+		for step in path.split("."):
+			schema = schema["properties"][step]
+		ours = schema.get(key)
+		ok = (
+			ours is not None and ours <= value
+			if key.startswith("max")
+			else ours is not None and set(ours) <= set(value)
+			if key == "enum"
+			else ours == value
+		)
+		if not ok:
+			errors.append(f"{handle}.{path}: {key} {value!r} (ours {ours!r})")
+	return errors
+
+
+def test_whatsapp_inputs_carry_the_documented_limits() -> None:
+	"""Text lengths, the template name pattern and categories of the docs are in the inputs."""
+	assert whatsapp_limit_errors(whatsapp.INTEGRATION) == []
+
+
+@pytest.mark.parametrize("index", range(len(WHATSAPP_LIMITS)))
+def test_a_whatsapp_input_without_its_limit_fails_the_check(index: int) -> None:
+	"""Dropping a documented limit from an input makes the check fail."""
+	handle, path, key, _ = WHATSAPP_LIMITS[index]
+	tools: list[Any] = []
+	for tool in http_tools(whatsapp.INTEGRATION):
+		if tool.handle == handle:
+			schema = json.loads(json.dumps(tool.input_schema))
+			node = schema
+			for step in path.split("."):
+				node = node["properties"][step]
+			node.pop(key)
+			tool = tool.model_copy(update={"input_schema": schema})
+		tools.append(tool)
+	broken = whatsapp.INTEGRATION.model_copy(update={"tools": tools})
+	assert whatsapp_limit_errors(broken)
+
+
 # Twilio: the twilio PyPI SDK, generated from twilio-oai --------------------------------------
 
 _TWILIO_DIRS = {"api": "v2010", "verify": "v2", "lookups": "v2"}
@@ -547,6 +616,215 @@ def test_twilio_tools_match_the_twilio_sdk() -> None:
 	assert encoded.content == b"To=%2B1&MediaUrl=a&MediaUrl=b"
 
 
+# The twilio SDK's types for each parameter: the inputs carry them (issue 15 E.4) -------------
+
+
+def _twilio_prefixes() -> dict[Path, str]:
+	"""Each product's SDK directory to its URL prefix (host and version)."""
+	rest = _site("twilio", "twilio/rest")
+	out = {}
+	for domain, version_dir in _TWILIO_DIRS.items():
+		base_src = next((rest / domain).glob("*Base.py")).read_text()
+		host = re.search(r'super\(\).__init__\(twilio, "(https://[^"]+)"\)', base_src)
+		version_src = (rest / domain / version_dir / "__init__.py").read_text()
+		version = re.search(r'super\(\).__init__\(domain, "([^"]+)"\)', version_src)
+		assert host and version, domain
+		out[rest / domain / version_dir] = f"{host.group(1)}/{version.group(1)}"
+	return out
+
+
+def _sdk_enums(tree: ast.Module) -> dict[str, list[str]]:
+	"""``Instance.Enum`` to its values: the SDK's nested enum classes (``CallInstance.Status``)."""
+	enums: dict[str, list[str]] = {}
+	for outer in tree.body:
+		if isinstance(outer, ast.ClassDef):
+			for inner in outer.body:
+				if isinstance(inner, ast.ClassDef):
+					enums[f"{outer.name}.{inner.name}"] = [
+						node.value.value
+						for node in inner.body
+						if isinstance(node, ast.Assign)
+						and isinstance(node.value, ast.Constant)
+						and isinstance(node.value.value, str)
+					]
+	return enums
+
+
+def _class_uri(cls: ast.ClassDef) -> str | None:
+	for node in ast.walk(cls):
+		if (
+			isinstance(node, ast.Assign)
+			and isinstance(node.targets[0], ast.Attribute)
+			and node.targets[0].attr == "_uri"
+			and isinstance(node.value, ast.Call)
+			and isinstance(node.value.func, ast.Attribute)
+			and isinstance(node.value.func.value, ast.Constant)
+		):
+			return str(node.value.func.value.value)
+	return None
+
+
+def _sent_keys(fn: ast.FunctionDef, enums: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+	"""Each key a SDK method sends: the Python type, the serializer, enum values and the doc."""
+	types = {a.arg: ast.unparse(a.annotation) for a in fn.args.args if a.annotation}
+	doc = ast.get_docstring(fn) or ""
+	keys: dict[str, dict[str, Any]] = {}
+	for node in ast.walk(fn):
+		if not (
+			isinstance(node, ast.Call)
+			and ast.unparse(node.func) == "values.of"
+			and node.args
+			and isinstance(node.args[0], ast.Dict)
+		):
+			continue
+		for key, value in zip(node.args[0].keys, node.args[0].values, strict=True):
+			serializer = None
+			if isinstance(value, ast.Call) and value.args:
+				serializer = ast.unparse(value.func)
+				value = value.args[0]
+			if not (isinstance(key, ast.Constant) and isinstance(value, ast.Name)):
+				continue
+			kind = types.get(value.id, "")
+			enum = re.search(r"['\"](\w+\.\w+)['\"]", kind)
+			param_doc = re.search(rf":param (?:\S+ )?{value.id}: ([^\n]*)", doc)
+			keys[str(key.value)] = {
+				"type": kind,
+				"serializer": serializer,
+				"enum": enums.get(enum.group(1)) if enum else None,
+				"doc": param_doc.group(1) if param_doc else "",
+			}
+	return keys
+
+
+@cache
+def twilio_parameters() -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+	"""(method, URL shape) to the keys its SDK methods send, with their SDK types."""
+	out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+	for directory, prefix in _twilio_prefixes().items():
+		for module in directory.rglob("*.py"):
+			tree = ast.parse(module.read_text())
+			enums = _sdk_enums(tree)
+			for cls in tree.body:
+				uri = _class_uri(cls) if isinstance(cls, ast.ClassDef) else None
+				if uri is None:
+					continue
+				assert isinstance(cls, ast.ClassDef)
+				shape_ = prefix + re.sub(r"\{[^}]+\}", "{}", uri)
+				for fn in cls.body:
+					if not isinstance(fn, ast.FunctionDef):
+						continue
+					methods = {
+						kw.value.value
+						for node in ast.walk(fn)
+						if isinstance(node, ast.Call)
+						for kw in node.keywords
+						if kw.arg == "method" and isinstance(kw.value, ast.Constant)
+					}
+					for method in methods:
+						out.setdefault((str(method), shape_), {}).update(_sent_keys(fn, enums))
+	return out
+
+
+def _type_errors(where: str, ours: dict[str, Any], sdk: dict[str, Any]) -> list[str]:
+	"""What of the SDK's type a Twilio input leaves out: its JSON type, date format and enum."""
+	errors = []
+	kind, serializer = sdk["type"], sdk["serializer"]
+	expected = (
+		"array"
+		if "List[" in kind
+		else "integer"
+		if re.search(r"\bint\b", kind)
+		else "boolean"
+		if re.search(r"\bbool\b", kind)
+		else "number"
+		if re.search(r"\bfloat\b", kind)
+		else None
+	)
+	if expected and ours.get("type") != expected:
+		errors.append(f"{where}: type {expected} (ours {ours.get('type')})")
+	if serializer == "serialize.iso8601_datetime":
+		# The SDK sends a date-time; where its doc lets the filter take a day (YYYY-MM-DD), a
+		# date input is what Twilio's docs ask for.
+		allowed = {"date-time", "date"} if "YYYY-MM-DD" in sdk["doc"] else {"date-time"}
+		if ours.get("format") not in allowed:
+			errors.append(f"{where}: format {sorted(allowed)} (ours {ours.get('format')})")
+	if serializer == "serialize.iso8601_date" and ours.get("format") != "date":
+		errors.append(f"{where}: format date (ours {ours.get('format')})")
+	if sdk["enum"]:
+		values = (ours.get("items") or {}).get("enum") if "items" in ours else ours.get("enum")
+		if not values:
+			errors.append(f"{where}: enum {sdk['enum']} (ours none)")
+		elif not set(values) <= set(sdk["enum"]):
+			errors.append(f"{where}: values {set(values) - set(sdk['enum'])} are not the SDK's")
+	return errors
+
+
+def check_twilio_types(integration: Integration) -> int:
+	"""Assert every forwarded Twilio input carries its SDK type; return the inputs checked."""
+	params = twilio_parameters()
+	checked, errors = 0, []
+	for tool in http_tools(integration):
+		key = (tool.method, shape(urls(integration, tool)[0]))
+		props = tool.input_schema.get("properties", {})
+		for name, template in {**tool.query_params, **(tool.body or {})}.items():
+			source = re.match(r"\{\{ input\.(\w+)", str(template))
+			if not source or source.group(1) not in props:
+				continue
+			assert name in params[key], f"{tool.handle}: the SDK sends no {name}"
+			errors += _type_errors(
+				f"{tool.handle}.{name}", props[source.group(1)], params[key][name]
+			)
+			checked += 1
+	assert not errors, errors
+	return checked
+
+
+def test_twilio_inputs_carry_the_sdk_types() -> None:
+	"""Each Twilio input has the JSON type, date format and enum of the SDK's parameter."""
+	params = twilio_parameters()
+	message = ("POST", "https://api.twilio.com/2010-04-01/Accounts/{}/Messages.json")
+	assert params[message]["ScheduleType"]["enum"] == ["fixed"]
+	assert params[message]["SendAt"]["serializer"] == "serialize.iso8601_datetime"
+	assert check_twilio_types(twilio.INTEGRATION) > 40
+
+
+def _twilio_edit(handle: str, prop: str, change: Callable[[dict[str, Any]], None]) -> Integration:
+	tools: list[Any] = []
+	for tool in http_tools(twilio.INTEGRATION):
+		if tool.handle == handle:
+			schema = json.loads(json.dumps(tool.input_schema))
+			change(schema["properties"][prop])
+			tool = tool.model_copy(update={"input_schema": schema})
+		tools.append(tool)
+	return twilio.INTEGRATION.model_copy(update={"tools": tools})
+
+
+_TWILIO_LOOSER: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
+	"SendAt without its format": ("sendMessage", "SendAt", lambda p: p.pop("format")),
+	"SendAt as a day": ("sendMessage", "SendAt", lambda p: p.update(format="date")),
+	"DateSentAfter without its format": (
+		"listMessages",
+		"DateSentAfter",
+		lambda p: p.pop("format"),
+	),
+	"Status without its enum": ("listCalls", "Status", lambda p: p.pop("enum")),
+	"Status with a value the SDK lacks": (
+		"updateCall",
+		"Status",
+		lambda p: p.update(enum=["completed", "hangup"]),
+	),
+	"Timeout as a string": ("makeCall", "Timeout", lambda p: p.update(type="string")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TWILIO_LOOSER))
+def test_a_twilio_input_without_its_sdk_type_fails_the_check(case: str) -> None:
+	"""Dropping a format or enum the SDK sets, or changing a type, makes the check fail."""
+	handle, prop, change = _TWILIO_LOOSER[case]
+	with pytest.raises(AssertionError):
+		check_twilio_types(_twilio_edit(handle, prop, change))
+
+
 # X: the xdk PyPI package, X's SDK generated from its OpenAPI ---------------------------------
 
 
@@ -600,6 +878,141 @@ def test_x_tools_match_the_xdk_sdk() -> None:
 	assert check_operations(x.INTEGRATION, ops) == len(x.INTEGRATION.tools)
 	assert x.INTEGRATION.api_setup.base_url == "https://api.x.com"
 	assert not any("1.1" in t.endpoint for t in x.INTEGRATION.tools)
+
+
+def _literals(node: ast.AST | None) -> list[str]:
+	"""The string values of the ``Literal[...]`` in a type annotation."""
+	values: list[str] = []
+	for sub in ast.walk(node) if node is not None else ():
+		if isinstance(sub, ast.Subscript) and ast.unparse(sub.value) == "Literal":
+			values += [
+				c.value
+				for c in ast.walk(sub.slice)
+				if isinstance(c, ast.Constant) and isinstance(c.value, str)
+			]
+	return values
+
+
+@cache
+def x_enums() -> dict[tuple[str, str], dict[str, list[str]]]:
+	"""(method, URL shape) to the values xdk allows per query and body name (its Literal types)."""
+	root = _site("xdk", "xdk")
+	models: dict[str, dict[str, list[str]]] = {}
+	for cls in ast.parse((root / "schemas.py").read_text()).body:
+		if isinstance(cls, ast.ClassDef):
+			models[cls.name] = {
+				field.target.id: _literals(field.annotation)
+				for field in cls.body
+				if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+			}
+	out: dict[tuple[str, str], dict[str, list[str]]] = {}
+	for client in root.glob("*/client.py"):
+		aliases = dict(
+			re.findall(r"\n(\w+) = schemas\.(\w+)", (client.parent / "models.py").read_text())
+		)
+		for fn in ast.walk(ast.parse(client.read_text())):
+			if not isinstance(fn, ast.FunctionDef):
+				continue
+			src = ast.unparse(fn)
+			path = re.search(r"url = self\.client\.base_url \+ ['\"]([^'\"]+)", src)
+			verb = re.search(r"method=['\"](\w+)['\"], url=full_url", src)
+			if not path or not verb:
+				continue
+			types = {a.arg: a.annotation for a in fn.args.args if a.annotation}
+			enums: dict[str, list[str]] = {}
+			for node in ast.walk(fn):
+				if (
+					isinstance(node, ast.Assign)
+					and isinstance(node.targets[0], ast.Subscript)
+					and ast.unparse(node.targets[0].value) in {"params", "page_params"}
+					and isinstance(node.targets[0].slice, ast.Constant)
+				):
+					used = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)]
+					source = next((n for n in used if n in types), None)
+					if source:
+						enums[str(node.targets[0].slice.value)] = _literals(types[source])
+			body = ast.unparse(types["body"]) if "body" in types else ""
+			model = re.sub(r"^Optional\[(\w+)\]$", r"\1", body)
+			enums.update(models.get(aliases.get(model, model), {}))
+			key = (
+				verb.group(1).upper(),
+				"https://api.x.com" + re.sub(r"\{[^}]+\}", "{}", path.group(1)),
+			)
+			out.setdefault(key, {}).update({k: v for k, v in enums.items() if v})
+	return out
+
+
+def check_x_enums(integration: Integration) -> int:
+	"""Assert every X input sent where xdk allows fixed values has an enum of those; return checks."""
+	enums = x_enums()
+	checked, errors = 0, []
+	for tool in http_tools(integration):
+		allowed = enums.get((tool.method, shape(urls(integration, tool)[0])), {})
+		props = tool.input_schema.get("properties", {})
+		for name, template in {**tool.query_params, **(tool.body or {})}.items():
+			source = re.match(r"\{\{ input\.(\w+)", str(template))
+			if name not in allowed or not source or source.group(1) not in props:
+				continue
+			ours = props[source.group(1)]
+			values = (ours.get("items") or {}).get("enum") if "items" in ours else ours.get("enum")
+			extra = set(values or ()) - set(allowed[name])
+			if not values:
+				errors.append(f"{tool.handle}.{name}: enum {allowed[name]} (ours none)")
+			elif extra:
+				errors.append(f"{tool.handle}.{name}: {sorted(extra)} are not xdk's values")
+			checked += 1
+	assert not errors, errors
+	return checked
+
+
+def test_x_inputs_carry_the_xdk_enums() -> None:
+	"""Each X input sent where X's OpenAPI fixes the values has an enum of those values."""
+	enums = x_enums()
+	search = enums[("GET", "https://api.x.com/2/tweets/search/recent")]
+	assert search["sort_order"] == ["recency", "relevancy"]
+	assert "created_at" in search["post.fields"] and "description" in search["user.fields"]
+	assert check_x_enums(x.INTEGRATION) > 20
+
+
+def _x_edit(handle: str, prop: str, change: Callable[[dict[str, Any]], None]) -> Integration:
+	tools: list[Any] = []
+	for tool in http_tools(x.INTEGRATION):
+		if tool.handle == handle:
+			schema = json.loads(json.dumps(tool.input_schema))
+			change(schema["properties"][prop])
+			tool = tool.model_copy(update={"input_schema": schema})
+		tools.append(tool)
+	return x.INTEGRATION.model_copy(update={"tools": tools})
+
+
+_X_LOOSER: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
+	"post_fields without its enum": ("getPost", "post_fields", lambda p: p["items"].pop("enum")),
+	"post_fields with an expansion": (
+		"searchRecent",
+		"post_fields",
+		lambda p: p["items"]["enum"].append("author_id"),
+	),
+	"user_fields without its enum": ("getMe", "user_fields", lambda p: p["items"].pop("enum")),
+	"sort_order without its enum": ("searchRecent", "sort_order", lambda p: p.pop("enum")),
+	"media_category amplify_video in a simple upload": (
+		"uploadMedia",
+		"media_category",
+		lambda p: p["enum"].append("amplify_video"),
+	),
+	"reply_settings with another value": (
+		"createPost",
+		"reply_settings",
+		lambda p: p["enum"].append("everyone"),
+	),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_X_LOOSER))
+def test_an_x_input_without_its_enum_fails_the_check(case: str) -> None:
+	"""Dropping an enum X's OpenAPI sets, or adding a value it lacks, makes the check fail."""
+	handle, prop, change = _X_LOOSER[case]
+	with pytest.raises(AssertionError):
+		check_x_enums(_x_edit(handle, prop, change))
 
 
 # Microsoft Graph: the msgraph-sdk PyPI package ------------------------------------------------

@@ -12,6 +12,7 @@ workspace locks, and python-telegram-bot 22.8 is a release behind (Bot API 10.0)
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -237,6 +238,106 @@ def test_album_uploads_attach_each_file_by_name() -> None:
 	assert 'pass "attach://\\<file_attach_name>" to upload a new one' in photo.split("}")[0]
 	assert "InputMediaPhoto<F>" in bot_api().methods["sendMediaGroup"]["media"].type
 	assert sorted(tool.files) == sorted(f"file{i}" for i in range(10))
+
+
+# Ranges the Bot API states in words: the docs, copied into each parameter's JSDoc, say
+# "1-4096 characters", "Values between 1-100 are accepted", "must include 2-10 items".
+_CHARACTERS = re.compile(r"(\d+)-(\d+) characters")
+_ITEMS = re.compile(r"(\d+)-(\d+) items")
+_VALUES = re.compile(r"(?:[Vv]alues between |; |, )(\d+)-(\d+)\b(?! characters| items)")
+_BOUNDS = {"string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
+
+
+@cache
+def param_docs() -> dict[str, dict[str, str]]:
+	"""Each Bot API method's parameters to their JSDoc text (the docs' description)."""
+	text = npm_member("grammy", "methods.d.ts")
+	docs: dict[str, dict[str, str]] = {}
+	method = None
+	for match in re.finditer(
+		r"\n    (\w+)\(args\??: \{|/\*\*((?:(?!\*/).)*)\*/\s*(\w+)\??:", text, re.S
+	):
+		if match.group(1):
+			method = match.group(1)
+			docs[method] = {}
+		elif method:
+			docs[method][match.group(3)] = " ".join(match.group(2).split())
+	return docs
+
+
+def range_errors(integration: Integration) -> list[str]:
+	"""The ranges the docs state for a parameter that its input schema leaves open."""
+	docs = param_docs()
+	errors = []
+	for tool in integration.tools:
+		assert isinstance(tool, HttpTool)
+		if tool.handle == "downloadFile":
+			continue
+		props = tool.input_schema["properties"]
+		for name, source in _sent_inputs(tool).items():
+			if source is None or name in tool.files or source not in props:
+				continue
+			ours = props[source]
+			doc = docs[tool.endpoint.lstrip("/")].get(name, "")
+			ranges = [
+				(low, high, kind)
+				for pattern, kind in (
+					(_CHARACTERS, "string"),
+					(_ITEMS, "array"),
+					(_VALUES, "integer"),
+				)
+				for low, high in pattern.findall(doc)
+			]
+			for low, high, kind in ranges:
+				if kind == "integer" and ours.get("type") not in {"integer", "number"}:
+					continue  # "0-9" in a list of allowed characters is not a range
+				least, most = _BOUNDS.get(kind, ("minimum", "maximum"))
+				if not ours.get(most, float("inf")) <= int(high):
+					errors.append(f"{tool.handle}.{name}: {most} {high} (ours {ours.get(most)})")
+				if int(low) > 0 and not ours.get(least, float("-inf")) >= int(low):
+					errors.append(f"{tool.handle}.{name}: {least} {low} (ours {ours.get(least)})")
+	return errors
+
+
+def test_telegram_inputs_carry_the_documented_ranges() -> None:
+	"""Text lengths, item counts and value ranges the Bot API docs state are in the inputs."""
+	docs = param_docs()
+	assert "1-4096 characters" in docs["sendMessage"]["text"]
+	assert _VALUES.findall(docs["getUpdates"]["limit"]) == [("1", "100")]
+	assert _ITEMS.findall(docs["sendMediaGroup"]["media"]) == [("2", "10")]
+	assert range_errors(telegram.INTEGRATION) == []
+
+
+def _drop(handle: str, prop: str, key: str) -> Integration:
+	tools = []
+	for tool in telegram.INTEGRATION.tools:
+		assert isinstance(tool, HttpTool)
+		if tool.handle == handle:
+			schema = copy.deepcopy(tool.input_schema)
+			schema["properties"][prop].pop(key)
+			tool = tool.model_copy(update={"input_schema": schema})
+		tools.append(tool)
+	return telegram.INTEGRATION.model_copy(update={"tools": tools})
+
+
+@pytest.mark.parametrize(
+	("handle", "prop", "key"),
+	[
+		("sendMessage", "text", "maxLength"),
+		("sendMessage", "text", "minLength"),
+		("uploadPhoto", "caption", "maxLength"),
+		("getUpdates", "limit", "maximum"),
+		("sendMediaGroup", "media", "minItems"),
+		("setWebhook", "secret_token", "maxLength"),
+		("setWebhook", "max_connections", "minimum"),
+		("answerCallbackQuery", "text", "maxLength"),
+	],
+)
+def test_an_input_without_its_documented_range_fails_the_check(
+	handle: str, prop: str, key: str
+) -> None:
+	"""Dropping a bound the docs state makes the check fail."""
+	assert range_errors(_drop(handle, prop, key))
 
 
 # Negative checks -----------------------------------------------------------------------------

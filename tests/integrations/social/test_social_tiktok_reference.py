@@ -8,6 +8,7 @@ names, nested post_info/source_info names, and the Login Kit scope each tool nee
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from typing import Any
@@ -213,6 +214,86 @@ def test_default_user_fields_work_with_a_basic_token() -> None:
 	assert set(default.group(1).split(",")) <= TIKTOK_USER_FIELDS["user.info.basic"]
 	offered = set(tool.input_schema["properties"]["fields"]["items"]["enum"])
 	assert offered <= set().union(*TIKTOK_USER_FIELDS.values())
+
+
+# Constraints the documentation pages set on the fields, by tool and input path (TikTok has no
+# machine-readable reference): the inputs must carry them (equal, or stricter).
+_PRIVACY_LEVELS = [
+	"PUBLIC_TO_EVERYONE",
+	"MUTUAL_FOLLOW_FRIENDS",
+	"FOLLOWER_OF_CREATOR",
+	"SELF_ONLY",
+]
+TIKTOK_LIMITS: dict[tuple[str, str], dict[str, Any]] = {
+	# https://developers.tiktok.com/doc/content-posting-api-reference-direct-post: post_info.title
+	# up to 2200 UTF-16 runes, privacy_level "Enum of", source_info.source FILE_UPLOAD or
+	# PULL_FROM_URL.
+	("initDirectPost", "title"): {"maxLength": 2200},
+	("initDirectPost", "privacy_level"): {"enum": _PRIVACY_LEVELS},
+	("initDirectPost", "source_info.source"): {"enum": ["FILE_UPLOAD", "PULL_FROM_URL"]},
+	# https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide: "a minimum of 1
+	# chunk and a maximum of 1000 chunks".
+	("initDirectPost", "source_info.total_chunk_count"): {"minimum": 1, "maximum": 1000},
+	("initInboxUpload", "source_info.total_chunk_count"): {"minimum": 1, "maximum": 1000},
+	# https://developers.tiktok.com/doc/content-posting-api-reference-photo-post: title 90 and
+	# description 4000 UTF-16 runes, privacy_level's enum, "up to 35 photo content URLs".
+	("initPhotoPost", "title"): {"maxLength": 90},
+	("initPhotoPost", "description"): {"maxLength": 4000},
+	("initPhotoPost", "privacy_level"): {"enum": _PRIVACY_LEVELS},
+	("initPhotoPost", "photo_images"): {"maxItems": 35},
+	("uploadPhotosToInbox", "title"): {"maxLength": 90},
+	("uploadPhotosToInbox", "description"): {"maxLength": 4000},
+	("uploadPhotosToInbox", "photo_images"): {"maxItems": 35},
+	# https://developers.tiktok.com/doc/tiktok-api-v2-video-list: max_count "Maximum is 20".
+	("listVideos", "max_count"): {"maximum": 20},
+	# https://developers.tiktok.com/doc/tiktok-api-v2-video-query: "Up to 20 video IDs can be included per
+	# request".
+	("queryVideos", "video_ids"): {"maxItems": 20},
+}
+
+
+def limit_errors(integration: Integration) -> list[str]:
+	"""The documented constraints an input schema leaves open."""
+	tools = {t.handle: t for t in _tools(integration)}
+	errors = []
+	for (handle, path), limits in TIKTOK_LIMITS.items():
+		schema: dict[str, Any] = tools[handle].input_schema
+		for step in path.split("."):
+			schema = schema["properties"][step]
+		for key, value in limits.items():
+			ours = schema.get(key)
+			if key == "enum":
+				ok = ours is not None and set(ours) <= set(value)
+			elif key.startswith("max"):
+				ok = ours is not None and ours <= value
+			else:
+				ok = ours is not None and ours >= value
+			if not ok:
+				errors.append(f"{handle}.{path}: {key} {value} (ours {ours})")
+	return errors
+
+
+def test_tiktok_inputs_carry_the_documented_limits() -> None:
+	"""Lengths, counts, ranges and enums the documentation sets are in the input schemas."""
+	assert limit_errors(tiktok.INTEGRATION) == []
+
+
+@pytest.mark.parametrize("case", sorted(f"{h}.{p}" for h, p in TIKTOK_LIMITS))
+def test_a_tiktok_input_without_its_limit_fails_the_check(case: str) -> None:
+	"""Dropping a documented constraint from an input makes the check fail."""
+	handle, path = case.split(".", 1)
+	tools = []
+	for tool in _tools(tiktok.INTEGRATION):
+		if tool.handle == handle:
+			schema = copy.deepcopy(tool.input_schema)
+			node = schema
+			for step in path.split("."):
+				node = node["properties"][step]
+			for key in TIKTOK_LIMITS[(handle, path)]:
+				node.pop(key)
+			tool = tool.model_copy(update={"input_schema": schema})
+		tools.append(tool)
+	assert limit_errors(tiktok.INTEGRATION.model_copy(update={"tools": tools}))
 
 
 _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
