@@ -5,7 +5,7 @@ Bodies are form-encoded with Stripe's nested keys (``metadata[plan]=pro``,
 ``line_items[0][price]=price_123``; lists of scalars with indices, ``expand[0]=...``, as
 stripe-python sends them). Every POST carries an ``Idempotency-Key`` header so that a retried
 request is applied only once: the engine derives one key per call from the call id
-(``idempotency_header``; the same when a durable run replays the call) and reuses it when it retries; a POST tool's optional ``idempotencyKey`` input sets it explicitly, so a
+(``idempotency_header``; the same when a durable run replays the call) and reuses it when it retries; a POST tool's optional ``idempotency_key`` input sets it explicitly, so a
 model that repeats a call itself can reuse the key. Lists paginate with
 ``starting_after`` (the last id of the previous page) while ``has_more`` is true; search pages with
 ``page`` (the previous ``next_page``). Amounts are integers in the currency's smallest unit.
@@ -23,7 +23,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
 __all__ = [
 	"INTEGRATION",
@@ -62,7 +62,7 @@ RETRIEVABLE = [
 """The resources the ``retrieve`` tool reads as ``/v1/<resource>/<id>``."""
 
 
-_IDEMPOTENCY = {"Idempotency-Key": "{{ input.idempotencyKey }}"}
+_IDEMPOTENCY = {"Idempotency-Key": "{{ input.idempotency_key }}"}
 _IDEMPOTENCY_INPUT = string(
 	"A unique key (e.g. a UUID) for this operation: Stripe applies a request with the same key "
 	"only once, so retrying with the same key is safe. Reuse it only for a retry of the same call. "
@@ -115,7 +115,7 @@ _SUB_ITEMS = array(
 def _post(handle: str, description: str, scopes: list[str], endpoint: str, **kw: Any) -> HttpTool:
 	"""A POST tool with the optional idempotency key every Stripe write accepts."""
 	schema = kw.pop("input_schema")
-	schema["properties"]["idempotencyKey"] = _IDEMPOTENCY_INPUT
+	schema["properties"]["idempotency_key"] = _IDEMPOTENCY_INPUT
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -136,7 +136,7 @@ _CUSTOMER_FIELDS = {
 	"address": _ADDRESS,
 	"metadata": _METADATA,
 }
-_CUSTOMER_BODY = {k: f"{{{{ input.{k} }}}}" for k in _CUSTOMER_FIELDS}
+_CUSTOMER_BODY = passthrough(*_CUSTOMER_FIELDS)
 
 TOOLS = [
 	HttpTool(
@@ -145,12 +145,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/customers",
-		query_params={
-			"email": "{{ input.email }}",
-			"limit": "{{ input.limit }}",
-			"starting_after": "{{ input.starting_after }}",
-			"ending_before": "{{ input.ending_before }}",
-		},
+		query_params=passthrough("email", "limit", "starting_after", "ending_before"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -193,11 +188,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/{{ input.resource }}/search",
-		query_params={
-			"query": "{{ input.query }}",
-			"limit": "{{ input.limit }}",
-			"page": "{{ input.page }}",
-		},
+		query_params=passthrough("query", "limit", "page"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -244,13 +235,7 @@ TOOLS = [
 		"Create a product, optionally with a default price in the same call.",
 		["write"],
 		"/v1/products",
-		body={
-			"name": "{{ input.name }}",
-			"description": "{{ input.description }}",
-			"active": "{{ input.active }}",
-			"default_price_data": "{{ input.default_price_data }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough("name", "description", "active", "default_price_data", "metadata"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -277,15 +262,9 @@ TOOLS = [
 		"Create a price for a product: one-time, or recurring when `recurring` is given.",
 		["write"],
 		"/v1/prices",
-		body={
-			"product": "{{ input.product }}",
-			"currency": "{{ input.currency }}",
-			"unit_amount": "{{ input.unit_amount }}",
-			"recurring": "{{ input.recurring }}",
-			"nickname": "{{ input.nickname }}",
-			"lookup_key": "{{ input.lookup_key }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"product", "currency", "unit_amount", "recurring", "nickname", "lookup_key", "metadata"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -305,15 +284,15 @@ TOOLS = [
 		"Create a payment intent to collect a payment (confirm it client-side or with a saved payment method).",
 		["payments"],
 		"/v1/payment_intents",
-		body={
-			"amount": "{{ input.amount }}",
-			"currency": "{{ input.currency }}",
-			"customer": "{{ input.customer }}",
-			"description": "{{ input.description }}",
-			"receipt_email": "{{ input.receipt_email }}",
-			"automatic_payment_methods": "{{ input.automatic_payment_methods }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"amount",
+			"currency",
+			"customer",
+			"description",
+			"receipt_email",
+			"automatic_payment_methods",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -337,17 +316,17 @@ TOOLS = [
 		"Create a hosted Checkout page; send the customer to the returned `url`.",
 		["payments"],
 		"/v1/checkout/sessions",
-		body={
-			"mode": "{{ input.mode }}",
-			"line_items": "{{ input.line_items }}",
-			"success_url": "{{ input.success_url }}",
-			"cancel_url": "{{ input.cancel_url }}",
-			"customer": "{{ input.customer }}",
-			"customer_email": "{{ input.customer_email }}",
-			"client_reference_id": "{{ input.client_reference_id }}",
-			"allow_promotion_codes": "{{ input.allow_promotion_codes }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"mode",
+			"line_items",
+			"success_url",
+			"cancel_url",
+			"customer",
+			"customer_email",
+			"client_reference_id",
+			"allow_promotion_codes",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -384,16 +363,16 @@ TOOLS = [
 		"Add a line to a customer's next invoice (or to a draft invoice given by `invoice`), from a price or an amount.",
 		["billing"],
 		"/v1/invoiceitems",
-		body={
-			"customer": "{{ input.customer }}",
-			"invoice": "{{ input.invoice }}",
-			"pricing": "{{ input.pricing }}",
-			"quantity": "{{ input.quantity }}",
-			"amount": "{{ input.amount }}",
-			"currency": "{{ input.currency }}",
-			"description": "{{ input.description }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"customer",
+			"invoice",
+			"pricing",
+			"quantity",
+			"amount",
+			"currency",
+			"description",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -424,15 +403,15 @@ TOOLS = [
 		),
 		["billing"],
 		"/v1/invoices",
-		body={
-			"customer": "{{ input.customer }}",
-			"collection_method": "{{ input.collection_method }}",
-			"days_until_due": "{{ input.days_until_due }}",
-			"description": "{{ input.description }}",
-			"auto_advance": "{{ input.auto_advance }}",
-			"pending_invoice_items_behavior": "{{ input.pending_invoice_items_behavior }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"customer",
+			"collection_method",
+			"days_until_due",
+			"description",
+			"auto_advance",
+			"pending_invoice_items_behavior",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -464,7 +443,7 @@ TOOLS = [
 		),
 		["billing"],
 		"/v1/invoices/{{ input.invoice }}/finalize",
-		body={"auto_advance": "{{ input.auto_advance }}"},
+		body=passthrough("auto_advance"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -480,14 +459,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/subscriptions",
-		query_params={
-			"customer": "{{ input.customer }}",
-			"price": "{{ input.price }}",
-			"status": "{{ input.status }}",
-			"limit": "{{ input.limit }}",
-			"starting_after": "{{ input.starting_after }}",
-			"ending_before": "{{ input.ending_before }}",
-		},
+		query_params=passthrough(
+			"customer", "price", "status", "limit", "starting_after", "ending_before"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -520,16 +494,16 @@ TOOLS = [
 		"Subscribe a customer to recurring prices.",
 		["billing"],
 		"/v1/subscriptions",
-		body={
-			"customer": "{{ input.customer }}",
-			"items": "{{ input.items }}",
-			"collection_method": "{{ input.collection_method }}",
-			"days_until_due": "{{ input.days_until_due }}",
-			"trial_period_days": "{{ input.trial_period_days }}",
-			"default_payment_method": "{{ input.default_payment_method }}",
-			"payment_behavior": "{{ input.payment_behavior }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"customer",
+			"items",
+			"collection_method",
+			"days_until_due",
+			"trial_period_days",
+			"default_payment_method",
+			"payment_behavior",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -565,12 +539,7 @@ TOOLS = [
 		),
 		["billing"],
 		"/v1/subscriptions/{{ input.subscription_exposed_id }}",
-		body={
-			"cancel_at_period_end": "{{ input.cancel_at_period_end }}",
-			"items": "{{ input.items }}",
-			"proration_behavior": "{{ input.proration_behavior }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough("cancel_at_period_end", "items", "proration_behavior", "metadata"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -609,10 +578,7 @@ TOOLS = [
 		scopes=["billing"],
 		method="DELETE",
 		endpoint="/v1/subscriptions/{{ input.subscription_exposed_id }}",
-		query_params={
-			"invoice_now": "{{ input.invoice_now }}",
-			"prorate": "{{ input.prorate }}",
-		},
+		query_params=passthrough("invoice_now", "prorate"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -628,13 +594,7 @@ TOOLS = [
 		"Refund a payment, fully or in part, by payment intent (pi_…) or charge (ch_…).",
 		["refunds"],
 		"/v1/refunds",
-		body={
-			"payment_intent": "{{ input.payment_intent }}",
-			"charge": "{{ input.charge }}",
-			"amount": "{{ input.amount }}",
-			"reason": "{{ input.reason }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough("payment_intent", "charge", "amount", "reason", "metadata"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -716,7 +676,7 @@ token usable as `{"type": "oauth2", "config": {"accessToken", "refreshToken", "c
 
 Every request sends `Stripe-Version: 2026-10-28.endive`. Every write carries an `Idempotency-Key`
 (one UUID per call, kept across automatic retries and across a durable run's replay after a crash;
-pass `idempotencyKey` to choose it), so a retry never charges twice.
+pass `idempotency_key` to choose it), so a retry never charges twice.
 """,
 )
 
