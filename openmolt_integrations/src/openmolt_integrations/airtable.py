@@ -17,7 +17,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, string
+from openmolt_core.integrations.schema import array, boolean, integer, passthrough, string
 
 __all__ = [
 	"CONTENT_URL",
@@ -98,7 +98,7 @@ TOOLS = [
 		scopes=["schemaRead"],
 		method="GET",
 		endpoint="/v0/meta/bases",
-		query_params={"offset": "{{ input.offset }}"},
+		query_params=passthrough("offset"),
 		input_schema={"type": "object", "properties": {"offset": _OFFSET}},
 	),
 	HttpTool(
@@ -133,17 +133,19 @@ TOOLS = [
 		method="GET",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
 		query_params={
+			**passthrough(
+				"sort",
+				"filterByFormula",
+				"view",
+				"maxRecords",
+				"pageSize",
+				"offset",
+				"cellFormat",
+				"timeZone",
+				"userLocale",
+				"returnFieldsByFieldId",
+			),
 			"fields[]": "{{ input.fields }}",
-			"sort": "{{ input.sort }}",
-			"filterByFormula": "{{ input.filterByFormula }}",
-			"view": "{{ input.view }}",
-			"maxRecords": "{{ input.maxRecords }}",
-			"pageSize": "{{ input.pageSize }}",
-			"offset": "{{ input.offset }}",
-			"cellFormat": "{{ input.cellFormat }}",
-			"timeZone": "{{ input.timeZone }}",
-			"userLocale": "{{ input.userLocale }}",
-			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
 		},
 		input_schema={
 			"type": "object",
@@ -194,7 +196,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}",
-		query_params={"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}"},
+		query_params=passthrough("returnFieldsByFieldId"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -212,11 +214,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
-		body={
-			"records": "{{ input.records }}",
-			"typecast": "{{ input.typecast }}",
-			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
-		},
+		body=passthrough("records", "typecast", "returnFieldsByFieldId"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -246,11 +244,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
-		body={
-			"records": "{{ input.records }}",
-			"typecast": "{{ input.typecast }}",
-			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
-		},
+		body=passthrough("records", "typecast", "returnFieldsByFieldId"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -282,10 +276,8 @@ TOOLS = [
 		method="PATCH",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
 		body={
-			"performUpsert": {"fieldsToMergeOn": "{{ input.fieldsToMergeOn }}"},
-			"records": "{{ input.records }}",
-			"typecast": "{{ input.typecast }}",
-			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
+			**passthrough("records", "typecast", "returnFieldsByFieldId"),
+			"performUpsert": passthrough("fieldsToMergeOn"),
 		},
 		input_schema={
 			"type": "object",
@@ -335,11 +327,7 @@ TOOLS = [
 		scopes=["schemaWrite"],
 		method="POST",
 		endpoint="/v0/meta/bases/{{ input.baseId }}/tables",
-		body={
-			"name": "{{ input.name }}",
-			"description": "{{ input.description }}",
-			"fields": "{{ input.fields }}",
-		},
+		body=passthrough("name", "description", "fields"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -371,12 +359,7 @@ TOOLS = [
 		scopes=["schemaWrite"],
 		method="POST",
 		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableId }}/fields",
-		body={
-			"name": "{{ input.name }}",
-			"type": "{{ input.type }}",
-			"description": "{{ input.description }}",
-			"options": "{{ input.options }}",
-		},
+		body=passthrough("name", "type", "description", "options"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -405,7 +388,7 @@ TOOLS = [
 		scopes=["schemaWrite"],
 		method="PATCH",
 		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableIdOrName }}",
-		body={"name": "{{ input.name }}", "description": "{{ input.description }}"},
+		body=passthrough("name", "description"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -423,7 +406,7 @@ TOOLS = [
 		scopes=["schemaWrite"],
 		method="PATCH",
 		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableId }}/fields/{{ input.columnId }}",
-		body={"name": "{{ input.name }}", "description": "{{ input.description }}"},
+		body=passthrough("name", "description"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -448,9 +431,8 @@ TOOLS = [
 		base_url=CONTENT_URL,
 		endpoint="/v0/{{ input.baseId }}/{{ input.recordId }}/{{ input.attachmentFieldIdOrName }}/uploadAttachment",
 		body={
-			"contentType": "{{ input.file | file_media_type }}",
+			**passthrough("filename", contentType="{{ input.file | file_media_type }}"),
 			"file": f"{{{{ input.file | file_base64: {MAX_UPLOAD_BYTES} }}}}",
-			"filename": "{{ input.filename }}",
 		},
 		input_schema={
 			"type": "object",
@@ -487,7 +469,7 @@ TOOLS = [
 		scopes=["commentsRead"],
 		method="GET",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}/comments",
-		query_params={"pageSize": "{{ input.pageSize }}", "offset": "{{ input.offset }}"},
+		query_params=passthrough("pageSize", "offset"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -508,7 +490,7 @@ TOOLS = [
 		scopes=["commentsWrite"],
 		method="POST",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}/comments",
-		body={"text": "{{ input.text }}"},
+		body=passthrough("text"),
 		input_schema={
 			"type": "object",
 			"properties": {
