@@ -18,7 +18,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, number, string
+from openmolt_core.integrations.schema import array, boolean, integer, number, passthrough, string
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -75,10 +75,6 @@ _RETURN_POLICY = {
 }
 
 
-def _body(names: list[str]) -> dict[str, str]:
-	return {name: f"{{{{ input.{name} }}}}" for name in names}
-
-
 TOOLS = [
 	HttpTool(
 		handle="getMe",
@@ -105,14 +101,7 @@ TOOLS = [
 		scopes=["listingsRead"],
 		method="GET",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/listings",
-		query_params={
-			"state": "{{ input.state }}",
-			"limit": "{{ input.limit }}",
-			"offset": "{{ input.offset }}",
-			"sort_on": "{{ input.sort_on }}",
-			"sort_order": "{{ input.sort_order }}",
-			"includes": "{{ input.includes }}",
-		},
+		query_params=passthrough("state", "limit", "offset", "sort_on", "sort_order", "includes"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -154,7 +143,7 @@ TOOLS = [
 		scopes=["listingsRead"],
 		method="GET",
 		endpoint="/v3/application/listings/{{ input.listing_id }}",
-		query_params={"includes": "{{ input.includes }}"},
+		query_params=passthrough("includes"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -184,17 +173,17 @@ TOOLS = [
 		scopes=["listingsRead"],
 		method="GET",
 		endpoint="/v3/application/listings/active",
-		query_params={
-			"keywords": "{{ input.keywords }}",
-			"limit": "{{ input.limit }}",
-			"offset": "{{ input.offset }}",
-			"sort_on": "{{ input.sort_on }}",
-			"sort_order": "{{ input.sort_order }}",
-			"min_price": "{{ input.min_price }}",
-			"max_price": "{{ input.max_price }}",
-			"taxonomy_id": "{{ input.taxonomy_id }}",
-			"shop_location": "{{ input.shop_location }}",
-		},
+		query_params=passthrough(
+			"keywords",
+			"limit",
+			"offset",
+			"sort_on",
+			"sort_order",
+			"min_price",
+			"max_price",
+			"taxonomy_id",
+			"shop_location",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -223,7 +212,7 @@ TOOLS = [
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/listings",
 		request_format="form-data",
-		body=_body(["quantity", "price", *_LISTING_FIELDS]),
+		body=passthrough("quantity", "price", *_LISTING_FIELDS),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -254,7 +243,7 @@ TOOLS = [
 		method="PATCH",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/listings/{{ input.listing_id }}",
 		request_format="form-data",
-		body=_body(["state", *_LISTING_FIELDS]),
+		body=passthrough("state", *_LISTING_FIELDS),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -300,7 +289,9 @@ TOOLS = [
 		method="PUT",
 		endpoint="/v3/application/listings/{{ input.listing_id }}/inventory",
 		request_format="json",
-		body=_body(["products", "price_on_property", "quantity_on_property", "sku_on_property"]),
+		body=passthrough(
+			"products", "price_on_property", "quantity_on_property", "sku_on_property"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -348,8 +339,8 @@ TOOLS = [
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/listings/{{ input.listing_id }}/images",
 		request_format="multipart",
-		files={"image": "{{ input.image }}"},
-		body=_body(["rank", "alt_text", "overwrite"]),
+		files=passthrough("image"),
+		body=passthrough("rank", "alt_text", "overwrite"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -374,18 +365,16 @@ TOOLS = [
 		scopes=["transactionsRead"],
 		method="GET",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts",
-		query_params=_body(
-			[
-				"was_paid",
-				"was_shipped",
-				"was_delivered",
-				"min_created",
-				"max_created",
-				"limit",
-				"offset",
-				"sort_on",
-				"sort_order",
-			]
+		query_params=passthrough(
+			"was_paid",
+			"was_shipped",
+			"was_delivered",
+			"min_created",
+			"max_created",
+			"limit",
+			"offset",
+			"sort_on",
+			"sort_order",
 		),
 		input_schema={
 			"type": "object",
@@ -426,7 +415,7 @@ TOOLS = [
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts/{{ input.receipt_id }}/tracking",
 		request_format="form-data",
-		body=_body(["tracking_code", "carrier_name", "send_bcc", "note_to_buyer"]),
+		body=passthrough("tracking_code", "carrier_name", "send_bcc", "note_to_buyer"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -446,7 +435,7 @@ TOOLS = [
 		scopes=["shopRead"],
 		method="GET",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/reviews",
-		query_params=_body(["limit", "offset", "min_created", "max_created"]),
+		query_params=passthrough("limit", "offset", "min_created", "max_created"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -491,7 +480,7 @@ TOOLS = [
 		scopes=["shopWrite"],
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return",
-		body=_body(list(_RETURN_POLICY)),
+		body=passthrough(*_RETURN_POLICY),
 		input_schema={
 			"type": "object",
 			"properties": {"shop_id": _SHOP, **_RETURN_POLICY},
@@ -504,7 +493,7 @@ TOOLS = [
 		scopes=["shopWrite"],
 		method="PUT",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return/{{ input.return_policy_id }}",
-		body=_body(list(_RETURN_POLICY)),
+		body=passthrough(*_RETURN_POLICY),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -521,7 +510,7 @@ TOOLS = [
 		scopes=["shopWrite"],
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return/consolidate",
-		body=_body(["source_return_policy_id", "destination_return_policy_id"]),
+		body=passthrough("source_return_policy_id", "destination_return_policy_id"),
 		input_schema={
 			"type": "object",
 			"properties": {
