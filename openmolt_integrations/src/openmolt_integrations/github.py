@@ -18,7 +18,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
 __all__ = ["GITHUB_API_VERSION", "INTEGRATION", "SEARCH_TYPES", "TOOLS", "register_integrations"]
 
@@ -27,10 +27,6 @@ GITHUB_API_VERSION = "2026-03-10"
 
 SEARCH_TYPES = ["code", "commits", "issues", "repositories", "users"]
 """What the ``search`` tool can search (``/search/<type>``)."""
-
-
-def _q(names: list[str]) -> dict[str, str]:
-	return {name: f"{{{{ input.{name} }}}}" for name in names}
 
 
 _OWNER = string("The account owning the repository (user or organization), e.g. octocat.")
@@ -51,7 +47,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/user/repos",
-		query_params=_q(["visibility", "affiliation", "sort", "direction", "per_page", "page"]),
+		query_params=passthrough(
+			"visibility", "affiliation", "sort", "direction", "per_page", "page"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -81,19 +79,17 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/issues",
-		query_params=_q(
-			[
-				"state",
-				"labels",
-				"assignee",
-				"creator",
-				"mentioned",
-				"sort",
-				"direction",
-				"since",
-				"per_page",
-				"page",
-			]
+		query_params=passthrough(
+			"state",
+			"labels",
+			"assignee",
+			"creator",
+			"mentioned",
+			"sort",
+			"direction",
+			"since",
+			"per_page",
+			"page",
 		),
 		input_schema={
 			"type": "object",
@@ -119,7 +115,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/issues",
-		body=_q(["title", "body", "labels", "assignees", "milestone", "type"]),
+		body=passthrough("title", "body", "labels", "assignees", "milestone", "type"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -140,7 +136,9 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}",
-		body=_q(["title", "body", "state", "state_reason", "labels", "assignees", "milestone"]),
+		body=passthrough(
+			"title", "body", "state", "state_reason", "labels", "assignees", "milestone"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -166,7 +164,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
-		query_params=_q(["since", "per_page", "page"]),
+		query_params=passthrough("since", "per_page", "page"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -185,7 +183,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
-		body=_q(["body"]),
+		body=passthrough("body"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -202,7 +200,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/pulls",
-		query_params=_q(["state", "head", "base", "sort", "direction", "per_page", "page"]),
+		query_params=passthrough("state", "head", "base", "sort", "direction", "per_page", "page"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -238,7 +236,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/pulls",
-		body=_q(["title", "head", "base", "body", "draft", "maintainer_can_modify"]),
+		body=passthrough("title", "head", "base", "body", "draft", "maintainer_can_modify"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -261,7 +259,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PUT",
 		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/merge",
-		body=_q(["merge_method", "commit_title", "commit_message", "sha"]),
+		body=passthrough("merge_method", "commit_title", "commit_message", "sha"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -286,7 +284,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
-		query_params=_q(["ref"]),
+		query_params=passthrough("ref"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -307,15 +305,13 @@ TOOLS = [
 		scopes=["write"],
 		method="PUT",
 		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
-		body={
-			"message": "{{ input.message }}",
-			"content": (
-				"{% if input.content_base64 %}{{ input.content_base64 }}"
-				"{% else %}{{ input.content | base64 }}{% endif %}"
-			),
-			"sha": "{{ input.sha }}",
-			"branch": "{{ input.branch }}",
-		},
+		body=passthrough(
+			"message",
+			"sha",
+			"branch",
+			content="{% if input.content_base64 %}{{ input.content_base64 }}"
+			"{% else %}{{ input.content | base64 }}{% endif %}",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -342,7 +338,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/search/{{ input.type }}",
-		query_params=_q(["q", "sort", "order", "per_page", "page"]),
+		query_params=passthrough("q", "sort", "order", "per_page", "page"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -368,7 +364,7 @@ TOOLS = [
 		scopes=["actions"],
 		method="POST",
 		endpoint=f"{_R}/actions/workflows/{{{{ input.workflow_id }}}}/dispatches",
-		body=_q(["ref", "inputs"]),
+		body=passthrough("ref", "inputs"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -391,7 +387,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/actions/runs",
-		query_params=_q(["branch", "event", "status", "actor", "head_sha", "per_page", "page"]),
+		query_params=passthrough(
+			"branch", "event", "status", "actor", "head_sha", "per_page", "page"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -431,17 +429,15 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/releases",
-		body=_q(
-			[
-				"tag_name",
-				"target_commitish",
-				"name",
-				"body",
-				"draft",
-				"prerelease",
-				"generate_release_notes",
-				"make_latest",
-			]
+		body=passthrough(
+			"tag_name",
+			"target_commitish",
+			"name",
+			"body",
+			"draft",
+			"prerelease",
+			"generate_release_notes",
+			"make_latest",
 		),
 		input_schema={
 			"type": "object",
