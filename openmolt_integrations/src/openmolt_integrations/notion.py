@@ -17,7 +17,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
 __all__ = ["INTEGRATION", "NOTION_VERSION", "TOOLS", "register_integrations"]
 
@@ -109,13 +109,7 @@ TOOLS = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/v1/search",
-		body={
-			"query": "{{ input.query }}",
-			"filter": "{{ input.filter }}",
-			"sort": "{{ input.sort }}",
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		body=passthrough("query", "filter", "sort", "start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -149,7 +143,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/pages/{{ input.page_id }}",
-		query_params={"filter_properties": "{{ input.filter_properties }}"},
+		query_params=passthrough("filter_properties"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -167,7 +161,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/pages/{{ input.page_id }}/markdown",
-		query_params={"include_transcript": "{{ input.include_transcript }}"},
+		query_params=passthrough("include_transcript"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -187,16 +181,9 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/v1/pages",
-		body={
-			"parent": "{{ input.parent }}",
-			"properties": "{{ input.properties }}",
-			"markdown": "{{ input.markdown }}",
-			"children": "{{ input.children }}",
-			"icon": "{{ input.icon }}",
-			"cover": "{{ input.cover }}",
-			"template": "{{ input.template }}",
-			"position": "{{ input.position }}",
-		},
+		body=passthrough(
+			"parent", "properties", "markdown", "children", "icon", "cover", "template", "position"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -234,13 +221,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/pages/{{ input.page_id }}",
-		body={
-			"properties": "{{ input.properties }}",
-			"icon": "{{ input.icon }}",
-			"cover": "{{ input.cover }}",
-			"in_trash": "{{ input.in_trash }}",
-			"is_locked": "{{ input.is_locked }}",
-		},
+		body=passthrough("properties", "icon", "cover", "in_trash", "is_locked"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -265,13 +246,9 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/pages/{{ input.page_id }}/markdown",
-		body={
-			"type": "{{ input.type }}",
-			"insert_content": "{{ input.insert_content }}",
-			"replace_content_range": "{{ input.replace_content_range }}",
-			"update_content": "{{ input.update_content }}",
-			"replace_content": "{{ input.replace_content }}",
-		},
+		body=passthrough(
+			"type", "insert_content", "replace_content_range", "update_content", "replace_content"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -375,13 +352,8 @@ TOOLS = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/v1/data_sources/{{ input.data_source_id }}/query",
-		query_params={"filter_properties": "{{ input.filter_properties }}"},
-		body={
-			"filter": "{{ input.filter }}",
-			"sorts": "{{ input.sorts }}",
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		query_params=passthrough("filter_properties"),
+		body=passthrough("filter", "sorts", "start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -412,10 +384,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/blocks/{{ input.block_id }}/children",
-		query_params={
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		query_params=passthrough("start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -433,7 +402,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/blocks/{{ input.block_id }}/children",
-		body={"children": "{{ input.children }}", "position": "{{ input.position }}"},
+		body=passthrough("children", "position"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -473,11 +442,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/comments",
-		query_params={
-			"block_id": "{{ input.block_id }}",
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		query_params=passthrough("block_id", "start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -498,12 +463,7 @@ TOOLS = [
 		scopes=["comment"],
 		method="POST",
 		endpoint="/v1/comments",
-		body={
-			"parent": "{{ input.parent }}",
-			"discussion_id": "{{ input.discussion_id }}",
-			"markdown": "{{ input.markdown }}",
-			"rich_text": "{{ input.rich_text }}",
-		},
+		body=passthrough("parent", "discussion_id", "markdown", "rich_text"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -523,10 +483,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/users",
-		query_params={
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		query_params=passthrough("start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {"start_cursor": _CURSOR, "page_size": _PAGE_SIZE},
@@ -543,12 +500,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/v1/file_uploads",
-		body={
-			"mode": "{{ input.mode }}",
-			"filename": "{{ input.filename }}",
-			"content_type": "{{ input.content_type }}",
-			"external_url": "{{ input.external_url }}",
-		},
+		body=passthrough("mode", "filename", "content_type", "external_url"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -570,7 +522,7 @@ TOOLS = [
 		method="POST",
 		endpoint="/v1/file_uploads/{{ input.file_upload_id }}/send",
 		request_format="multipart",
-		files={"file": "{{ input.file }}"},
+		files=passthrough("file"),
 		input_schema={
 			"type": "object",
 			"properties": {
