@@ -23,7 +23,7 @@ from openmolt_core.integrations import (
 	OAuth2Credential,
 )
 from openmolt_core.integrations.extensions import graphql_errors
-from openmolt_core.integrations.schema import array, boolean, integer, obj, string
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
 __all__ = ["INTEGRATION", "SHOPIFY_API_VERSION", "TAGGABLE", "TOOLS", "register_integrations"]
 
@@ -171,13 +171,7 @@ TOOLS = [
 		nodes { """
 		+ _PRODUCT_FIELDS
 		+ """ } pageInfo { hasNextPage endCursor } } }""",
-		{
-			"first": "{{ input.first }}",
-			"after": "{{ input.after }}",
-			"query": "{{ input.query }}",
-			"sortKey": "{{ input.sortKey }}",
-			"reverse": "{{ input.reverse }}",
-		},
+		passthrough("first", "after", "query", "sortKey", "reverse"),
 		{
 			"first": _FIRST,
 			"after": _AFTER,
@@ -208,7 +202,7 @@ TOOLS = [
 		options { id name values } variants(first: 100) { nodes { id title sku barcode price
 		compareAtPrice inventoryQuantity selectedOptions { name value }
 		inventoryItem { id tracked } } } } }""",
-		{"id": "{{ input.id }}"},
+		passthrough("id"),
 		{"id": _gid("Product")},
 		["id"],
 	),
@@ -270,7 +264,7 @@ TOOLS = [
 		"""mutation UpdateVariants($productId: ID!, $variants: [ProductVariantsBulkInput!]!) {
 		productVariantsBulkUpdate(productId: $productId, variants: $variants) {
 		productVariants { id title sku price compareAtPrice } userErrors { field message } } }""",
-		{"productId": "{{ input.productId }}", "variants": "{{ input.variants }}"},
+		passthrough("productId", "variants"),
 		{
 			"productId": _gid("Product"),
 			"variants": array(
@@ -315,13 +309,7 @@ TOOLS = [
 		displayFulfillmentStatus currentTotalPriceSet { """
 		+ _MONEY
 		+ """ } customer { id displayName } } pageInfo { hasNextPage endCursor } } }""",
-		{
-			"first": "{{ input.first }}",
-			"after": "{{ input.after }}",
-			"query": "{{ input.query }}",
-			"sortKey": "{{ input.sortKey }}",
-			"reverse": "{{ input.reverse }}",
-		},
+		passthrough("first", "after", "query", "sortKey", "reverse"),
 		{
 			"first": _FIRST,
 			"after": _AFTER,
@@ -361,7 +349,7 @@ TOOLS = [
 		fulfillments(first: 20) { id status trackingInfo { company number url } }
 		fulfillmentOrders(first: 20) { nodes { id status assignedLocation { name location { id } }
 		lineItems(first: 100) { nodes { id remainingQuantity lineItem { id title } } } } } } }""",
-		{"id": "{{ input.id }}"},
+		passthrough("id"),
 		{"id": _gid("Order")},
 		["id"],
 	),
@@ -377,14 +365,7 @@ TOOLS = [
 		$staffNote: String) { orderCancel(orderId: $orderId, reason: $reason, restock: $restock,
 		refundMethod: $refundMethod, notifyCustomer: $notifyCustomer, staffNote: $staffNote) {
 		job { id done } orderCancelUserErrors { field message code } } }""",
-		{
-			"orderId": "{{ input.orderId }}",
-			"reason": "{{ input.reason }}",
-			"restock": "{{ input.restock }}",
-			"refundMethod": "{{ input.refundMethod }}",
-			"notifyCustomer": "{{ input.notifyCustomer }}",
-			"staffNote": "{{ input.staffNote }}",
-		},
+		passthrough("orderId", "reason", "restock", "refundMethod", "notifyCustomer", "staffNote"),
 		{
 			"orderId": _gid("Order"),
 			"reason": string(
@@ -428,7 +409,7 @@ TOOLS = [
 		lastName defaultEmailAddress { emailAddress } defaultPhoneNumber { phoneNumber }
 		numberOfOrders amountSpent { amount currencyCode } tags createdAt }
 		pageInfo { hasNextPage endCursor } } }""",
-		{"first": "{{ input.first }}", "after": "{{ input.after }}", "query": "{{ input.query }}"},
+		passthrough("first", "after", "query"),
 		{
 			"first": _FIRST,
 			"after": _AFTER,
@@ -443,16 +424,7 @@ TOOLS = [
 		"""mutation CreateCustomer($input: CustomerInput!) { customerCreate(input: $input) {
 		customer { id displayName defaultEmailAddress { emailAddress } tags }
 		userErrors { field message } } }""",
-		{
-			"input": {
-				"email": "{{ input.email }}",
-				"phone": "{{ input.phone }}",
-				"firstName": "{{ input.firstName }}",
-				"lastName": "{{ input.lastName }}",
-				"note": "{{ input.note }}",
-				"tags": "{{ input.tags }}",
-			}
-		},
+		{"input": passthrough("email", "phone", "firstName", "lastName", "note", "tags")},
 		{
 			"email": string("Email address."),
 			"phone": string("Phone number in E.164 format, e.g. +16135551111."),
@@ -469,7 +441,7 @@ TOOLS = [
 		["read_inventory"],
 		"""query ListLocations($first: Int = 50) { locations(first: $first) { nodes { id name
 		isActive fulfillsOnlineOrders address { city countryCode } } } }""",
-		{"first": "{{ input.first }}"},
+		passthrough("first"),
 		{"first": integer("How many locations (1-250).", minimum=1, maximum=250, default=50)},
 	),
 	_graphql(
@@ -483,7 +455,7 @@ TOOLS = [
 		variants(first: 10) { nodes { id displayName } } inventoryLevels(first: 50) { nodes { id
 		location { id name } quantities(names: ["available", "on_hand", "committed", "incoming"]) {
 		name quantity } } } } }""",
-		{"id": "{{ input.id }}"},
+		passthrough("id"),
 		{"id": _gid("InventoryItem")},
 		["id"],
 	),
@@ -500,13 +472,8 @@ TOOLS = [
 		inventoryAdjustmentGroup { createdAt reason changes { name delta quantityAfterChange
 		item { id } location { id name } } } userErrors { field message } } }""",
 		{
-			"idempotencyKey": "{{ input.idempotencyKey }}",
-			"input": {
-				"name": "{{ input.name }}",
-				"reason": "{{ input.reason }}",
-				"referenceDocumentUri": "{{ input.referenceDocumentUri }}",
-				"changes": "{{ input.changes }}",
-			},
+			**passthrough("idempotencyKey"),
+			"input": passthrough("name", "reason", "referenceDocumentUri", "changes"),
 		},
 		{
 			"idempotencyKey": string(
@@ -557,12 +524,10 @@ TOOLS = [
 		fulfillmentCreate(fulfillment: $fulfillment, message: $message) { fulfillment { id status
 		trackingInfo { company number url } } userErrors { field message } } }""",
 		{
-			"fulfillment": {
-				"lineItemsByFulfillmentOrder": "{{ input.lineItemsByFulfillmentOrder }}",
-				"trackingInfo": "{{ input.trackingInfo }}",
-				"notifyCustomer": "{{ input.notifyCustomer }}",
-			},
-			"message": "{{ input.message }}",
+			**passthrough("message"),
+			"fulfillment": passthrough(
+				"lineItemsByFulfillmentOrder", "trackingInfo", "notifyCustomer"
+			),
 		},
 		{
 			"lineItemsByFulfillmentOrder": array(
@@ -609,7 +574,7 @@ TOOLS = [
 			[scope],
 			f"""mutation Add{kind}Tags($id: ID!, $tags: [String!]!) {{ tagsAdd(id: $id, tags: $tags) {{
 			node {{ id }} userErrors {{ field message }} }} }}""",
-			{"id": "{{ input.id }}", "tags": "{{ input.tags }}"},
+			passthrough("id", "tags"),
 			{
 				"id": string(
 					f"The {label}'s global id, e.g. gid://shopify/{kind}/123.",
@@ -632,7 +597,7 @@ TOOLS = [
 		scopes=["graphql"],
 		method="POST",
 		endpoint="/graphql.json",
-		body={"query": "{{ input.query }}", "variables": "{{ input.variables }}"},
+		body=passthrough("query", "variables"),
 		input_schema={
 			"type": "object",
 			"properties": {
