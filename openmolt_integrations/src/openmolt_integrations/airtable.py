@@ -133,6 +133,7 @@ TOOLS = [
 		method="GET",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
 		query_params={
+			"fields[]": "{{ input.fields }}",
 			**passthrough(
 				"sort",
 				"filterByFormula",
@@ -145,7 +146,6 @@ TOOLS = [
 				"userLocale",
 				"returnFieldsByFieldId",
 			),
-			"fields[]": "{{ input.fields }}",
 		},
 		input_schema={
 			"type": "object",
