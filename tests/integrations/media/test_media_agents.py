@@ -404,18 +404,22 @@ async def test_s3_puts_with_metadata_then_deletes_objects_with_content_md5() -> 
 	assert result["Error"]["Code"] == "AccessDenied"
 
 
+TASK_ID = "3c90c3cc-0d44-4b50-8888-8dd25736052a"
+SESSION_ID = "5d1f0a3e-7b2c-4e8f-9a61-2c4b8e0d9f17"
+
+
 async def test_browser_use_creates_a_task_and_polls_it() -> None:
 	"""createTask sends camelCase JSON with the API key header; getTaskStatus polls by id."""
 	recorder = Recorder(
 		{
 			("POST", "https://api.browser-use.com/api/v2/tasks"): lambda r: httpx.Response(
-				202, json={"id": "t-1", "sessionId": "s-1"}
+				202, json={"id": TASK_ID, "sessionId": SESSION_ID}
 			),
-			("GET", "https://api.browser-use.com/api/v2/tasks/t-1/status"): lambda r: (
+			("GET", f"https://api.browser-use.com/api/v2/tasks/{TASK_ID}/status"): lambda r: (
 				httpx.Response(
 					200,
 					json={
-						"id": "t-1",
+						"id": TASK_ID,
 						"status": "finished",
 						"output": '{"price": 12}',
 						"isSuccess": True,
@@ -434,7 +438,7 @@ async def test_browser_use_creates_a_task_and_polls_it() -> None:
 				structuredOutput=schema,
 				maxSteps=20,
 			),
-			call_tool("browserUse.getTaskStatus", taskId="t-1"),
+			call_tool("browserUse.getTaskStatus", task_id=TASK_ID),
 			finish(result="12"),
 		]
 	)
@@ -457,7 +461,7 @@ async def test_browser_use_creates_a_task_and_polls_it() -> None:
 	}
 	assert status.headers["X-Browser-Use-API-Key"] == "bu_key"
 	created, polled = _results(model)
-	assert created["result"] == {"id": "t-1", "sessionId": "s-1"}
+	assert created["result"] == {"id": TASK_ID, "sessionId": SESSION_ID}
 	assert json.loads(polled["result"]["output"]) == {"price": 12}
 
 
