@@ -43,7 +43,6 @@ _COMPOSED: dict[tuple[str, str, str], str] = {
 # Integrations whose inputs are being renamed to the vendor's names (issue 15 E), checked once done.
 _PENDING = {
 	"Gmail",
-	"Amazon S3",
 	"YouTube",
 }
 

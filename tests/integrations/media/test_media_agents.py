@@ -301,9 +301,9 @@ async def test_s3_lists_objects_and_puts_one_signed() -> None:
 	)
 	model = ScriptedModel(
 		[
-			call_tool("s3.listObjects", bucket="my-bucket", prefix="reports/", maxKeys=50),
+			call_tool("s3.listObjects", Bucket="my-bucket", prefix="reports/", max_keys=50),
 			call_tool(
-				"s3.putObject", bucket="my-bucket", key="reports/q3 summary.png", file=PNG_DATA_URL
+				"s3.putObject", Bucket="my-bucket", Key="reports/q3 summary.png", file=PNG_DATA_URL
 			),
 			finish(result="ok"),
 		]
@@ -357,15 +357,15 @@ async def test_s3_puts_with_metadata_then_deletes_objects_with_content_md5() -> 
 		[
 			call_tool(
 				"s3.putObject",
-				bucket="my-bucket",
-				key="a.txt",
+				Bucket="my-bucket",
+				Key="a.txt",
 				file="data:text/plain;base64,aGk=",
-				metadata={"author": "Ana", "Project-Id": "42"},
+				Metadata={"author": "Ana", "Project-Id": "42"},
 			),
 			call_tool(
 				"s3.deleteObjects",
-				bucket="my-bucket",
-				objects=[{"key": "a.txt"}, {"key": "b.txt", "versionId": "v&1"}],
+				Bucket="my-bucket",
+				Objects=[{"Key": "a.txt"}, {"Key": "b.txt", "VersionId": "v&1"}],
 			),
 			finish(result="ok"),
 		]
