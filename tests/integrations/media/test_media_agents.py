@@ -493,7 +493,7 @@ async def test_openai_image_generates_and_edits_into_files() -> None:
 		state["ref"] = generated_result["result"]["images"][0]["file"]
 		return call_tool(
 			"openaiImage.editImage",
-			images=[state["ref"], PNG_DATA_URL],
+			image=[state["ref"], PNG_DATA_URL],
 			mask=PNG_DATA_URL,
 			prompt="Put the logo on the mug",
 			input_fidelity="high",
@@ -505,7 +505,7 @@ async def test_openai_image_generates_and_edits_into_files() -> None:
 				"openaiImage.generateImage",
 				prompt="A red fox logo",
 				size="1024x1024",
-				fileName="fox",
+				file_name="fox",
 			),
 			edit_call,
 			finish(result="done"),
@@ -558,7 +558,7 @@ async def test_openai_image_sends_input_fidelity_only_to_models_that_take_it() -
 			),
 		}
 	)
-	edit = {"images": [PNG_DATA_URL], "prompt": "Keep the face", "input_fidelity": "high"}
+	edit = {"image": [PNG_DATA_URL], "prompt": "Keep the face", "input_fidelity": "high"}
 	model = ScriptedModel(
 		[
 			call_tool("openaiImage.editImage", model="gpt-image-1.5", **edit),
@@ -638,7 +638,7 @@ async def test_fal_submits_then_reads_the_result_through_the_sdk() -> None:
 					model="fal-ai/flux/dev",
 					arguments={"prompt": "a fox", "num_images": 1},
 				),
-				call_tool("fal.result", model="fal-ai/flux/dev", requestId="req-1"),
+				call_tool("fal.result", model="fal-ai/flux/dev", request_id="req-1"),
 				finish(result="ok"),
 			]
 		)
@@ -655,7 +655,7 @@ async def test_fal_submits_then_reads_the_result_through_the_sdk() -> None:
 		assert result.called
 		assert recorder.requests == []
 		submitted, fetched = _results(model)
-		assert submitted["result"]["requestId"] == "req-1"
+		assert submitted["result"]["request_id"] == "req-1"
 		assert fetched["result"]["done"] is True
 		assert (
 			fetched["result"]["output"]["images"][0]["url"] == "https://v3.fal.media/files/fox.png"
