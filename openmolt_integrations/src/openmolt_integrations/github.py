@@ -102,7 +102,7 @@ TOOLS = [
 				"mentioned": string("Login of a mentioned user."),
 				"sort": string("Sort field.", enum=["created", "updated", "comments"]),
 				"direction": _DIRECTION,
-				"since": string("Only updated at or after this ISO 8601 time."),
+				"since": string("Only updated at or after this ISO 8601 time.", format="date-time"),
 				"per_page": _PER_PAGE,
 				"page": _PAGE,
 			},
@@ -170,7 +170,9 @@ TOOLS = [
 			"properties": {
 				**_REPO_PROPS,
 				"issue_number": _ISSUE,
-				"since": string("Only comments updated at or after this ISO 8601 time."),
+				"since": string(
+					"Only comments updated at or after this ISO 8601 time.", format="date-time"
+				),
 				"per_page": _PER_PAGE,
 				"page": _PAGE,
 			},

@@ -167,6 +167,62 @@ def test_github_tool_matches_the_openapi(tool, github_openapi, shape) -> None:
 		assert set(schema.get("required", [])) <= s["body"]
 
 
+_CARRIED = ("pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
+_CHECKED_FORMATS = {"date-time", "date", "uri", "email", "uuid"}
+
+
+def _reference_constraints(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+	"""The constraint keywords of a reference schema (those of its oneOf/anyOf branches merged)."""
+	schema = _resolve(spec, schema)
+	out = {k: schema[k] for k in (*_CARRIED, "format", "enum") if k in schema}
+	for branch in schema.get("oneOf", []) + schema.get("anyOf", []):
+		for key, value in _reference_constraints(spec, branch).items():
+			out.setdefault(key, value)
+	return out
+
+
+def check_carried(
+	where: str, ours: dict[str, Any], ref: dict[str, Any], *, enum_required: bool = True
+) -> None:
+	"""Our input schema carries the reference's checked format, pattern, bounds and enum."""
+	if ref.get("format") in _CHECKED_FORMATS:
+		assert ours.get("format") == ref["format"], f"{where}: format {ref['format']} dropped"
+	for key in _CARRIED:
+		if key in ref:
+			assert ours.get(key) == ref[key], f"{where}: {key} {ref[key]!r} dropped"
+	if "enum" in ours:
+		assert set(ours["enum"]) <= set(ref.get("enum", ours["enum"])), where
+	elif "enum" in ref and enum_required:
+		raise AssertionError(f"{where}: enum {ref['enum']} dropped")
+
+
+@pytest.mark.parametrize("tool", github.TOOLS, ids=lambda t: t.handle)
+def test_github_inputs_carry_the_openapi_constraints(tool, github_openapi, shape) -> None:
+	"""Every input a GitHub tool sends as a path, query or body parameter of the same name has
+	that parameter's format (date-time...), pattern, bounds and enum from GitHub's OpenAPI."""
+	s = shape(tool)
+	paths = [s["path"]]
+	if "{type}" in s["path"]:
+		paths = [s["path"].replace("{type}", t) for t in github.SEARCH_TYPES]
+	props = tool.input_schema["properties"]
+	checked = 0
+	for path in paths:
+		op = github_openapi["paths"][path][tool.method.lower()]
+		params = [_resolve(github_openapi, p) for p in op.get("parameters", [])]
+		refs = {p["name"]: p["schema"] for p in params}
+		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+		schema = _resolve(github_openapi, body.get("schema", {})) if body else {}
+		refs |= schema.get("properties", {})
+		for name in props:
+			if name in refs:
+				constraints = _reference_constraints(github_openapi, refs[name])
+				check_carried(
+					f"{tool.handle}.{name}", props[name], constraints, enum_required=len(paths) == 1
+				)
+				checked += 1
+	assert checked or not props
+
+
 def test_github_sends_the_version_headers() -> None:
 	"""GitHub requests pin X-GitHub-Api-Version to a version the OpenAPI knows and accept JSON."""
 	headers = github.INTEGRATION.api_setup.headers
