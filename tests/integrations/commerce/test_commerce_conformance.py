@@ -97,6 +97,54 @@ def test_stripe_tool_matches_the_sdk(tool, stripe_operations, shape) -> None:
 		assert sent <= params, f"{tool.handle} {path}: unknown params {sent - params}"
 
 
+@pytest.fixture(scope="module")
+def stripe_literals() -> dict[tuple[str, str], dict[str, set[str]]]:
+	"""(method, normalized path) → param name → the string Literal values its annotation allows
+	(without "", Stripe's "unset" value), from the stripe package's params TypedDicts."""
+	import stripe
+
+	root = Path(stripe.__file__).parent
+	call = re.compile(r'self\._request\(\s*"(get|post|delete)",\s*"(/v1/[^"]+)"')
+	params_cls = re.compile(r'params: "?(?:Optional\[)?"(\w+Params)"')
+	out: dict[tuple[str, str], dict[str, set[str]]] = {}
+	for path in root.rglob("_*_service.py"):
+		rel = path.relative_to(root).parent.parts
+		module = import_module(".".join(["stripe", "params", *rel]))
+		for chunk in path.read_text().split("\n    def ")[1:]:
+			m, p = call.search(chunk), params_cls.search(chunk)
+			if not (m and p):
+				continue
+			cls = getattr(module, p.group(1))
+			annotations: dict[str, Any] = {}
+			for base in reversed(cls.__mro__):
+				annotations |= getattr(base, "__annotations__", {})
+			values = {}
+			for name, annotation in annotations.items():
+				text = annotation if isinstance(annotation, str) else repr(annotation)
+				literal = set()
+				for body in re.findall(r"Literal\[([^\]]*)\]", text):
+					literal |= set(re.findall(r"[\"']([^\"']*)[\"']", body)) - {""}
+				if literal:
+					values[name] = literal
+			out[(m.group(1).upper(), _norm(m.group(2)))] = values
+	return out
+
+
+@pytest.mark.parametrize("tool", stripe_integration.TOOLS, ids=lambda t: t.handle)
+def test_stripe_enums_are_the_sdk_literals(tool, stripe_literals, shape) -> None:
+	"""Every parameter the stripe package types as a Literal has exactly those values as the
+	input's enum (reason, mode, collection_method, status...), so none drifts or is dropped."""
+	s = shape(tool)
+	props = tool.input_schema["properties"]
+	for path in _stripe_paths(tool):
+		literals = stripe_literals[(tool.method, _norm(path))]
+		for name in s["query"] | s["body"]:
+			if name in literals:
+				assert set(props[name].get("enum", ())) == literals[name], (tool.handle, name)
+			elif "enum" in props[name] and name != "resource":
+				raise AssertionError(f"{tool.handle}.{name}: an enum the SDK does not declare")
+
+
 def test_stripe_version_is_the_sdk_version() -> None:
 	"""The Stripe-Version header is the API version the stripe package pins."""
 	from stripe._api_version import _ApiVersion
