@@ -321,6 +321,52 @@ def test_shopify_variables_match_the_document(tool) -> None:
 			assert inner and inner.group(1) in props, f"{name} must come from a required input"
 
 
+_SCALAR_FORMATS = {"DateTime": "date-time", "Date": "date", "URL": "uri"}
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_inputs_carry_the_graphql_enums_and_formats(tool, shopify_schema) -> None:
+	"""Every input sent as a variable (or a field of an input object variable) whose GraphQL type
+	is an enum lists only its non-deprecated values; DateTime/Date/URL scalars carry the format."""
+	from graphql import GraphQLEnumType, GraphQLList, GraphQLNonNull, GraphQLScalarType
+	from graphql.utilities import type_from_ast
+
+	(op,) = [
+		d for d in parse(tool.body["query"]).definitions if isinstance(d, OperationDefinitionNode)
+	]
+	types = {
+		v.variable.name.value: type_from_ast(shopify_schema, v.type)
+		for v in op.variable_definitions or ()
+	}
+	props = tool.input_schema["properties"]
+
+	def named(gtype: Any) -> Any:
+		while isinstance(gtype, (GraphQLNonNull, GraphQLList)):
+			gtype = gtype.of_type
+		return gtype
+
+	def walk(values: dict[str, Any], type_of: Any) -> None:
+		for key, value in values.items():
+			gtype = named(type_of(key))
+			if isinstance(value, dict):
+				walk(value, lambda field, gtype=gtype: gtype.fields[field].type)
+				continue
+			match = re.fullmatch(r"\{\{ input\.(\w+) \}\}", value)
+			if not match:
+				continue
+			ours = props[match.group(1)]
+			if ours.get("type") == "array":
+				ours = ours["items"]
+			if isinstance(gtype, GraphQLEnumType):
+				allowed = {n for n, v in gtype.values.items() if not v.deprecation_reason}
+				assert "enum" in ours, f"{tool.handle}.{match.group(1)}: {gtype.name} enum dropped"
+				assert set(ours["enum"]) <= allowed, (tool.handle, set(ours["enum"]) - allowed)
+			elif isinstance(gtype, GraphQLScalarType) and gtype.name in _SCALAR_FORMATS:
+				assert ours.get("format") == _SCALAR_FORMATS[gtype.name], (tool.handle, key)
+
+	walk(tool.body["variables"], lambda name: types[name])
+
+
 def test_shopify_oauth_scopes_cover_the_documents(shopify_introspection) -> None:
 	"""The OAuth credential asks for an access scope each tool's root field needs."""
 	access = {
