@@ -40,6 +40,19 @@ def test_notion_tool_matches_the_sdk(tool, notion_endpoints, shape) -> None:
 	assert s["files"] <= ref["formDataParams"]
 
 
+@pytest.mark.parametrize("tool", notion.TOOLS, ids=lambda t: t.handle)
+def test_notion_enums_are_the_sdk_literals(tool, notion_endpoints, notion_literals, shape) -> None:
+	"""An input sent as a Notion parameter typed as a string literal union keeps an enum within
+	that union (createFileUpload mode, updatePageMarkdown type...)."""
+	s = shape(tool)
+	(ref,) = [e for e in notion_endpoints if e["method"] == s["method"] and e["path"] == s["path"]]
+	literals = notion_literals.get(ref["name"], {})
+	props = tool.input_schema["properties"]
+	for name in (s["query"] | s["body"]) & set(literals):
+		assert "enum" in props[name], f"{tool.handle}.{name}: enum {literals[name]} dropped"
+		assert set(props[name]["enum"]) <= literals[name], (tool.handle, name)
+
+
 def test_notion_uses_the_2026_03_11_names() -> None:
 	"""Notion tools target 2026-03-11: in_trash instead of archived, position instead of after."""
 	assert notion.INTEGRATION.api_setup.headers["Notion-Version"] == "2026-03-11"
