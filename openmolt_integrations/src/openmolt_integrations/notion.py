@@ -422,10 +422,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/blocks/{{ input.block_id }}",
-		body={
-			**{kind: f"{{{{ input.{kind} }}}}" for kind in _BLOCK_TYPES},
-			"in_trash": "{{ input.in_trash }}",
-		},
+		body=passthrough(*_BLOCK_TYPES, "in_trash"),
 		input_schema={
 			"type": "object",
 			"properties": {

@@ -132,7 +132,6 @@ _PRODUCT_INPUT = {
 	),
 	"handle": string("URL handle; default: derived from the title."),
 }
-_PRODUCT_VARS = {k: f"{{{{ input.{k} }}}}" for k in _PRODUCT_INPUT}
 
 TAGGABLE = [
 	("Product", "product", "write_products"),
@@ -216,12 +215,7 @@ TOOLS = [
 		"""mutation CreateProduct($product: ProductCreateInput!) { productCreate(product: $product) {
 		product { id title handle status variants(first: 10) { nodes { id title sku price } } }
 		userErrors { field message } } }""",
-		{
-			"product": {
-				**_PRODUCT_VARS,
-				"productOptions": "{{ input.productOptions }}",
-			}
-		},
+		{"product": passthrough(*_PRODUCT_INPUT, "productOptions")},
 		{
 			**_PRODUCT_INPUT,
 			"productOptions": array(
@@ -251,7 +245,7 @@ TOOLS = [
 		["write_products"],
 		"""mutation UpdateProduct($product: ProductUpdateInput!) { productUpdate(product: $product) {
 		product { id title handle status tags updatedAt } userErrors { field message } } }""",
-		{"product": {"id": "{{ input.id }}", **_PRODUCT_VARS}},
+		{"product": passthrough("id", *_PRODUCT_INPUT)},
 		{"id": _gid("Product"), **_PRODUCT_INPUT},
 		["id"],
 		_mutation_output("productUpdate"),
