@@ -104,7 +104,8 @@ _COMMIT = (
 	'"mute": {{ input.mute | default: false | json }}}'
 )
 _SESSION_CURSOR = (
-	'"cursor": {"session_id": {{ input.session_id | json }}, "offset": {{ input[\"offset\"] | json }}}'
+	'"cursor": {"session_id": {{ input.session_id | json }}, '
+	'"offset": {{ input["offset"] | json }}}'
 )
 
 _OCTET = {"Content-Type": "application/octet-stream"}
