@@ -37,6 +37,7 @@ _COMPOSED: dict[tuple[str, str, str], str] = {
 	("Microsoft Outlook", "createEvent", "content"): _ITEM_BODY,
 	("Microsoft Outlook", "createEvent", "displayName"): _ITEM_BODY,
 	("WhatsApp", "sendTemplate", "code"): "the template's language object is sent from its code",
+	("Amazon S3", "putObject", "metadata"): "the s3-object encoder sends Metadata as x-amz-meta-*",
 }
 
 

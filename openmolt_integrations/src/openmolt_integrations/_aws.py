@@ -4,7 +4,7 @@
   installs botocore). The credential is an `AuthCredential` whose ``params`` are templates over
   the config: ``access_key_id``, ``secret_access_key``, ``session_token`` (optional), ``region``
   and ``service``.
-- ``s3-object`` (`object_body`): a PutObject body ``{"file": <file reference>, "Metadata":
+- ``s3-object`` (`object_body`): a PutObject body ``{"file": <file reference>, "metadata":
   {...}}``: the file's bytes, and each metadata entry as an ``x-amz-meta-<name>`` header.
 - ``s3-xml`` (`xml_body`): an XML text body with the ``Content-MD5`` header that S3's
   DeleteObjects and other multi-object writes require.
@@ -152,11 +152,10 @@ def sigv4_credential(
 
 
 async def object_body(body: Any, request: EncodeRequest) -> EncodedBody:
-	"""``s3-object``: a file's bytes, and ``Metadata`` as ``x-amz-meta-*`` headers.
+	"""``s3-object``: a file's bytes, and ``metadata`` as ``x-amz-meta-*`` headers.
 
 	Args:
-		body: ``{"file": <file reference>, "Metadata": {name: text}}`` (botocore's PutObject
-			member names; Metadata optional).
+		body: ``{"file": <file reference>, "metadata": {name: text}}`` (metadata optional).
 		request: The file store.
 
 	Raises:
@@ -166,17 +165,17 @@ async def object_body(body: Any, request: EncodeRequest) -> EncodedBody:
 		raise ToolError('an s3-object body needs {"file": <file reference>}')
 	stored = await request.open(body["file"], "the file")
 	headers: dict[str, str] = {}
-	metadata = body.get("Metadata")
+	metadata = body.get("metadata")
 	if metadata not in (None, ""):
 		if not isinstance(metadata, Mapping):
 			raise ToolError(
-				f"Metadata needs an object of names to values, got {type(metadata).__name__}"
+				f"metadata needs an object of names to values, got {type(metadata).__name__}"
 			)
 		for key, value in metadata.items():
 			if value is None:
 				continue
 			if isinstance(value, (Mapping, list, tuple)):
-				raise ToolError(f"Metadata {key!r} needs a text value, not a list or object")
+				raise ToolError(f"metadata {key!r} needs a text value, not a list or object")
 			headers[f"x-amz-meta-{key}"] = str(value)
 	return EncodedBody(stored.data, checked_media_type(stored), headers)
 

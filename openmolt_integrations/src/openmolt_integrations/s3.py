@@ -245,7 +245,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		base_url=_BUCKET_URL,
 		endpoint=_KEY_PATH,
 		request_format="s3-object",
-		body=passthrough("file", "Metadata"),
+		# The s3-object encoder's body: the file, and metadata it sends as x-amz-meta-* headers.
+		body={"file": "{{ input.file }}", "metadata": "{{ input.Metadata }}"},
 		headers={
 			"Content-Type": "{{ input.ContentType }}",
 			"Cache-Control": "{{ input.CacheControl }}",

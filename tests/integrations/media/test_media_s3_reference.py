@@ -113,7 +113,7 @@ def test_put_object_body_is_the_raw_payload() -> None:
 	assert shape["payload"] == "Body"
 	tool = HTTP_TOOLS["putObject"]
 	assert tool.request_format == "s3-object"
-	assert tool.body == {"file": "{{ input.file }}", "Metadata": "{{ input.Metadata }}"}
+	assert tool.body == {"file": "{{ input.file }}", "metadata": "{{ input.Metadata }}"}
 
 
 class _Store:
@@ -133,7 +133,7 @@ async def test_s3_object_sends_the_raw_file_and_metadata_headers() -> None:
 
 	encode = s3.INTEGRATION.encoders["s3-object"]
 	request = EncodeRequest(files={}, store=_Store())  # type: ignore[arg-type]
-	body = {"file": "openmolt-file:f1", "Metadata": {"author": "Ann", "n": 2}}
+	body = {"file": "openmolt-file:f1", "metadata": {"author": "Ann", "n": 2}}
 	encoded = await encode(body, request)
 	assert encoded.content == b"hello"
 	assert encoded.content_type == "text/plain"
@@ -214,7 +214,7 @@ def test_put_object_metadata_is_the_x_amz_meta_header_map() -> None:
 	"""PutObject's Metadata member is the x-amz-meta- header map, and HeadObject returns it."""
 	put = MODEL["shapes"]["PutObjectRequest"]["members"]["Metadata"]
 	assert (put["location"], put["locationName"]) == ("headers", "x-amz-meta-")
-	assert HTTP_TOOLS["putObject"].body["Metadata"] == "{{ input.Metadata }}"
+	assert HTTP_TOOLS["putObject"].body["metadata"] == "{{ input.Metadata }}"
 	head = MODEL["shapes"]["HeadObjectOutput"]["members"]["Metadata"]
 	assert (head["location"], head["locationName"]) == ("headers", "x-amz-meta-")
 	assert "x-amz-meta-*" in HTTP_TOOLS["headObject"].response_headers
@@ -375,8 +375,8 @@ def _named_inputs(handle: str, operation: str) -> list[tuple[str, str]]:
 			match = _EXACT.match(value)
 			if match:
 				out.append((match.group(1), where[(location, key.lower())]))
-	if isinstance(tool.body, dict) and "Metadata" in tool.body:
-		out.append((_EXACT.match(tool.body["Metadata"]).group(1), "Metadata"))
+	if isinstance(tool.body, dict) and "metadata" in tool.body:
+		out.append((_EXACT.match(tool.body["metadata"]).group(1), "Metadata"))
 	uri = MODEL["operations"][operation]["http"]["requestUri"]
 	out += [(name, name) for name in ("Bucket", "Key") if name in re.findall(r"\{(\w+)\+?\}", uri)]
 	return out
