@@ -40,15 +40,13 @@ _COMPOSED: dict[tuple[str, str, str], str] = {
 		"expandAttachments is a yes/no composed into $expand=attachments($select=...)"
 	),
 	("WhatsApp", "sendTemplate", "code"): "the template's language object is sent from its code",
+	("Amazon S3", "putObject", "metadata"): "the s3-object encoder sends Metadata as x-amz-meta-*",
 }
 
 
 # Integrations whose inputs are being renamed to the vendor's names (issue 15 E), checked once done.
 _PENDING = {
-	"browser-use",
-	"Dropbox",
 	"Gmail",
-	"Amazon S3",
 	"YouTube",
 }
 

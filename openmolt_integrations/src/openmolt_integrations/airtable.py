@@ -17,6 +17,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.schema import array, boolean, integer, passthrough, string
 
 __all__ = [
 	"CONTENT_URL",
@@ -37,25 +38,17 @@ MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 """Airtable's limit on a file sent to uploadAttachment (larger files go by public URL)."""
 
 
-def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
-	return {"type": type_, "description": description, **extra}
-
-
-_BASE = _p("string", "The base id (starts with `app`), from listBases or the base URL.")
-_TABLE = _p(
-	"string",
-	"The table id (starts with `tbl`, preferred: it survives renames) or the table name.",
+_BASE = string("The base id (starts with `app`), from listBases or the base URL.")
+_TABLE = string(
+	"The table id (starts with `tbl`, preferred: it survives renames) or the table name."
 )
-_RECORD = _p("string", "The record id (starts with `rec`).")
-_OFFSET = _p("string", "The `offset` returned by the previous page; omit for the first page.")
-_TYPECAST = _p(
-	"boolean",
+_RECORD = string("The record id (starts with `rec`).")
+_OFFSET = string("The `offset` returned by the previous page; omit for the first page.")
+_TYPECAST = boolean(
 	"Let Airtable convert values (e.g. create missing select options, parse strings).",
 	default=False,
 )
-_FIELDS_BY_ID = _p(
-	"boolean", "Key the returned fields by field id instead of field name.", default=False
-)
+_FIELDS_BY_ID = boolean("Key the returned fields by field id instead of field name.", default=False)
 _CELL_VALUES = {
 	"type": "object",
 	"description": (
@@ -83,10 +76,9 @@ _RECORDS_OUTPUT = {
 
 
 def _batch(description: str, item: dict[str, Any]) -> dict[str, Any]:
-	return _p(
-		"array",
+	return array(
+		item,
 		f"{description} At most {MAX_RECORDS_PER_REQUEST} per call; split larger batches.",
-		items=item,
 		minItems=1,
 		maxItems=MAX_RECORDS_PER_REQUEST,
 	)
@@ -106,7 +98,7 @@ TOOLS = [
 		scopes=["schemaRead"],
 		method="GET",
 		endpoint="/v0/meta/bases",
-		query_params={"offset": "{{ input.offset }}"},
+		query_params=passthrough("offset"),
 		input_schema={"type": "object", "properties": {"offset": _OFFSET}},
 	),
 	HttpTool(
@@ -123,10 +115,9 @@ TOOLS = [
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
-				"include": _p(
-					"array",
+				"include": array(
+					{"type": "string", "enum": ["visibleFieldIds"]},
 					"Extra data to include: visibleFieldIds lists each view's visible fields.",
-					items={"type": "string", "enum": ["visibleFieldIds"]},
 				),
 			},
 			"required": ["baseId"],
@@ -143,31 +134,30 @@ TOOLS = [
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
 		query_params={
 			"fields[]": "{{ input.fields }}",
-			"sort": "{{ input.sort }}",
-			"filterByFormula": "{{ input.filterByFormula }}",
-			"view": "{{ input.view }}",
-			"maxRecords": "{{ input.maxRecords }}",
-			"pageSize": "{{ input.pageSize }}",
-			"offset": "{{ input.offset }}",
-			"cellFormat": "{{ input.cellFormat }}",
-			"timeZone": "{{ input.timeZone }}",
-			"userLocale": "{{ input.userLocale }}",
-			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
+			**passthrough(
+				"sort",
+				"filterByFormula",
+				"view",
+				"maxRecords",
+				"pageSize",
+				"offset",
+				"cellFormat",
+				"timeZone",
+				"userLocale",
+				"returnFieldsByFieldId",
+			),
 		},
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
 				"tableIdOrName": _TABLE,
-				"fields": _p(
-					"array",
+				"fields": array(
+					{"type": "string"},
 					"Only return these fields (names or ids); default: all non-empty fields.",
-					items={"type": "string"},
 				),
-				"sort": _p(
-					"array",
-					'Sort order, e.g. [{"field": "Due", "direction": "asc"}]. Overrides the view order.',
-					items={
+				"sort": array(
+					{
 						"type": "object",
 						"properties": {
 							"field": {"type": "string"},
@@ -175,26 +165,25 @@ TOOLS = [
 						},
 						"required": ["field"],
 					},
+					'Sort order, e.g. [{"field": "Due", "direction": "asc"}]. Overrides the view order.',
 				),
-				"filterByFormula": _p(
-					"string",
+				"filterByFormula": string(
 					"An Airtable formula; records where it is truthy are returned, e.g. "
-					"AND({Status} = 'Done', {Count} > 3).",
+					"AND({Status} = 'Done', {Count} > 3)."
 				),
-				"view": _p("string", "A view name or id: its filters and order apply."),
-				"maxRecords": _p("integer", "Stop after this many records in total.", minimum=1),
-				"pageSize": _p(
-					"integer", "Records per page (1-100).", minimum=1, maximum=100, default=100
+				"view": string("A view name or id: its filters and order apply."),
+				"maxRecords": integer("Stop after this many records in total.", minimum=1),
+				"pageSize": integer(
+					"Records per page (1-100).", minimum=1, maximum=100, default=100
 				),
 				"offset": _OFFSET,
-				"cellFormat": _p(
-					"string",
+				"cellFormat": string(
 					"json (default, typed values) or string (as shown in the UI; needs timeZone "
 					"and userLocale).",
 					enum=["json", "string"],
 				),
-				"timeZone": _p("string", "Time zone for cellFormat string, e.g. Europe/Paris."),
-				"userLocale": _p("string", "Locale for cellFormat string, e.g. en-gb."),
+				"timeZone": string("Time zone for cellFormat string, e.g. Europe/Paris."),
+				"userLocale": string("Locale for cellFormat string, e.g. en-gb."),
 				"returnFieldsByFieldId": _FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName"],
@@ -207,7 +196,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}",
-		query_params={"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}"},
+		query_params=passthrough("returnFieldsByFieldId"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -225,11 +214,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
-		body={
-			"records": "{{ input.records }}",
-			"typecast": "{{ input.typecast }}",
-			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
-		},
+		body=passthrough("records", "typecast", "returnFieldsByFieldId"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -259,11 +244,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
-		body={
-			"records": "{{ input.records }}",
-			"typecast": "{{ input.typecast }}",
-			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
-		},
+		body=passthrough("records", "typecast", "returnFieldsByFieldId"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -295,20 +276,17 @@ TOOLS = [
 		method="PATCH",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
 		body={
-			"performUpsert": {"fieldsToMergeOn": "{{ input.fieldsToMergeOn }}"},
-			"records": "{{ input.records }}",
-			"typecast": "{{ input.typecast }}",
-			"returnFieldsByFieldId": "{{ input.returnFieldsByFieldId }}",
+			**passthrough("records", "typecast", "returnFieldsByFieldId"),
+			"performUpsert": passthrough("fieldsToMergeOn"),
 		},
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
 				"tableIdOrName": _TABLE,
-				"fieldsToMergeOn": _p(
-					"array",
+				"fieldsToMergeOn": array(
+					{"type": "string"},
 					'1 to 3 field names or ids whose values identify a record, e.g. ["Email"].',
-					items={"type": "string"},
 					minItems=1,
 					maxItems=3,
 				),
@@ -349,22 +327,15 @@ TOOLS = [
 		scopes=["schemaWrite"],
 		method="POST",
 		endpoint="/v0/meta/bases/{{ input.baseId }}/tables",
-		body={
-			"name": "{{ input.name }}",
-			"description": "{{ input.description }}",
-			"fields": "{{ input.fields }}",
-		},
+		body=passthrough("name", "description", "fields"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
-				"name": _p("string", "The table name, unique in the base."),
-				"description": _p("string", "What the table holds."),
-				"fields": _p(
-					"array",
-					'Field definitions, e.g. [{"name": "Name", "type": "singleLineText"}, '
-					'{"name": "Status", "type": "singleSelect", "options": {"choices": [{"name": "Todo"}]}}].',
-					items={
+				"name": string("The table name, unique in the base."),
+				"description": string("What the table holds."),
+				"fields": array(
+					{
 						"type": "object",
 						"properties": {
 							"name": {"type": "string"},
@@ -374,6 +345,8 @@ TOOLS = [
 						},
 						"required": ["name", "type"],
 					},
+					'Field definitions, e.g. [{"name": "Name", "type": "singleLineText"}, '
+					'{"name": "Status", "type": "singleSelect", "options": {"choices": [{"name": "Todo"}]}}].',
 					minItems=1,
 				),
 			},
@@ -386,24 +359,18 @@ TOOLS = [
 		scopes=["schemaWrite"],
 		method="POST",
 		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableId }}/fields",
-		body={
-			"name": "{{ input.name }}",
-			"type": "{{ input.type }}",
-			"description": "{{ input.description }}",
-			"options": "{{ input.options }}",
-		},
+		body=passthrough("name", "type", "description", "options"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
-				"tableId": _p("string", "The table id (starts with `tbl`)."),
-				"name": _p("string", "The field name."),
-				"type": _p(
-					"string",
+				"tableId": string("The table id (starts with `tbl`)."),
+				"name": string("The field name."),
+				"type": string(
 					"The field type, e.g. singleLineText, multilineText, number, checkbox, date, "
-					"singleSelect, multipleSelects, email, url, currency, multipleRecordLinks.",
+					"singleSelect, multipleSelects, email, url, currency, multipleRecordLinks."
 				),
-				"description": _p("string", "What the field holds."),
+				"description": string("What the field holds."),
 				"options": {
 					"type": "object",
 					"description": (
@@ -421,14 +388,14 @@ TOOLS = [
 		scopes=["schemaWrite"],
 		method="PATCH",
 		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableIdOrName }}",
-		body={"name": "{{ input.name }}", "description": "{{ input.description }}"},
+		body=passthrough("name", "description"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
 				"tableIdOrName": _TABLE,
-				"name": _p("string", "The new table name, unique in the base."),
-				"description": _p("string", "The new description (up to 20,000 characters)."),
+				"name": string("The new table name, unique in the base."),
+				"description": string("The new description (up to 20,000 characters)."),
 			},
 			"required": ["baseId", "tableIdOrName"],
 		},
@@ -439,15 +406,15 @@ TOOLS = [
 		scopes=["schemaWrite"],
 		method="PATCH",
 		endpoint="/v0/meta/bases/{{ input.baseId }}/tables/{{ input.tableId }}/fields/{{ input.columnId }}",
-		body={"name": "{{ input.name }}", "description": "{{ input.description }}"},
+		body=passthrough("name", "description"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
-				"tableId": _p("string", "The table id (starts with `tbl`)."),
-				"columnId": _p("string", "The field id (starts with `fld`), from getBaseSchema."),
-				"name": _p("string", "The new field name."),
-				"description": _p("string", "The new description (up to 20,000 characters)."),
+				"tableId": string("The table id (starts with `tbl`)."),
+				"columnId": string("The field id (starts with `fld`), from getBaseSchema."),
+				"name": string("The new field name."),
+				"description": string("The new description (up to 20,000 characters)."),
 			},
 			"required": ["baseId", "tableId", "columnId"],
 		},
@@ -464,25 +431,23 @@ TOOLS = [
 		base_url=CONTENT_URL,
 		endpoint="/v0/{{ input.baseId }}/{{ input.recordId }}/{{ input.attachmentFieldIdOrName }}/uploadAttachment",
 		body={
-			"contentType": "{{ input.file | file_media_type }}",
+			**passthrough("filename", contentType="{{ input.file | file_media_type }}"),
 			"file": f"{{{{ input.file | file_base64: {MAX_UPLOAD_BYTES} }}}}",
-			"filename": "{{ input.filename }}",
 		},
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
 				"recordId": _RECORD,
-				"attachmentFieldIdOrName": _p(
-					"string", "The attachment field's id (starts with `fld`) or name."
+				"attachmentFieldIdOrName": string(
+					"The attachment field's id (starts with `fld`) or name."
 				),
-				"file": _p(
-					"string",
+				"file": string(
 					"The file as a reference: 'openmolt-file:<id>' (from another tool), "
 					"'data:<type>;base64,<data>' or 'fileSystem:<path>'. Its media type is sent "
-					"as contentType.",
+					"as contentType."
 				),
-				"filename": _p("string", "The attachment's file name, e.g. 'invoice.pdf'."),
+				"filename": string("The attachment's file name, e.g. 'invoice.pdf'."),
 			},
 			"required": ["baseId", "recordId", "attachmentFieldIdOrName", "file", "filename"],
 		},
@@ -504,15 +469,15 @@ TOOLS = [
 		scopes=["commentsRead"],
 		method="GET",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}/comments",
-		query_params={"pageSize": "{{ input.pageSize }}", "offset": "{{ input.offset }}"},
+		query_params=passthrough("pageSize", "offset"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
 				"tableIdOrName": _TABLE,
 				"recordId": _RECORD,
-				"pageSize": _p(
-					"integer", "Comments per page (1-100).", minimum=1, maximum=100, default=100
+				"pageSize": integer(
+					"Comments per page (1-100).", minimum=1, maximum=100, default=100
 				),
 				"offset": _OFFSET,
 			},
@@ -525,14 +490,14 @@ TOOLS = [
 		scopes=["commentsWrite"],
 		method="POST",
 		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/{{ input.recordId }}/comments",
-		body={"text": "{{ input.text }}"},
+		body=passthrough("text"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"baseId": _BASE,
 				"tableIdOrName": _TABLE,
 				"recordId": _RECORD,
-				"text": _p("string", "The comment text."),
+				"text": string("The comment text."),
 			},
 			"required": ["baseId", "tableIdOrName", "recordId", "text"],
 		},

@@ -7,7 +7,7 @@ and the files the browser produced. Sessions keep one browser open across severa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import (
@@ -16,7 +16,7 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
-from openmolt_core.integrations.schema import obj
+from openmolt_core.integrations.schema import integer, obj, passthrough, string
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
@@ -25,15 +25,11 @@ __all__ = ["INTEGRATION", "register_integrations"]
 
 BASE_URL = "https://api.browser-use.com/api/v2"
 
-_TASK_ID = {"type": "string", "description": "The task id returned by createTask."}
-_SESSION_ID = {"type": "string", "description": "The session id returned by createSession."}
-_PAGE_SIZE = {
-	"type": "integer",
-	"minimum": 1,
-	"maximum": 100,
-	"description": "Items per page (default 10).",
-}
-_PAGE_NUMBER = {"type": "integer", "minimum": 1, "description": "Page number, from 1."}
+# Ids are UUIDs (the SDK models' TaskView.id, SessionView.id, CreateTaskRequest.session_id...).
+_TASK_ID = string("The task id returned by createTask.", format="uuid")
+_SESSION_ID = string("The session id returned by createSession.", format="uuid")
+_PAGE_SIZE = integer("Items per page (default 10).", minimum=1, maximum=100)
+_PAGE_NUMBER = integer("Page number, from 1.", minimum=1)
 
 _STATUS_OUT = {
 	"type": "object",
@@ -50,10 +46,6 @@ _STATUS_OUT = {
 }
 
 
-def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	return obj(properties, required or (), closed=True)
-
-
 TOOLS: list[HttpTool] = [
 	HttpTool(
 		handle="createTask",
@@ -65,25 +57,27 @@ TOOLS: list[HttpTool] = [
 		scopes=["run"],
 		method="POST",
 		endpoint="/tasks",
-		body={
-			"task": "{{ input.task }}",
-			"llm": "{{ input.llm }}",
-			"startUrl": "{{ input.startUrl }}",
-			"maxSteps": "{{ input.maxSteps }}",
-			"structuredOutput": "{{ input.structuredOutput }}",
-			"sessionId": "{{ input.sessionId }}",
-			"metadata": "{{ input.metadata }}",
-			"secrets": "{{ input.secrets }}",
-			"allowedDomains": "{{ input.allowedDomains }}",
-			"flashMode": "{{ input.flashMode }}",
-			"thinking": "{{ input.thinking }}",
-			"vision": "{{ input.vision }}",
-			"systemPromptExtension": "{{ input.systemPromptExtension }}",
-		},
-		input_schema=_schema(
+		body=passthrough(
+			"task",
+			"llm",
+			"startUrl",
+			"maxSteps",
+			"structuredOutput",
+			"sessionId",
+			"metadata",
+			"secrets",
+			"allowedDomains",
+			"flashMode",
+			"thinking",
+			"vision",
+			"systemPromptExtension",
+		),
+		input_schema=obj(
 			{
 				"task": {
 					"type": "string",
+					"minLength": 1,
+					"maxLength": 50000,
 					"description": "What the browser agent must do, step by step if it matters.",
 				},
 				"llm": {
@@ -108,7 +102,7 @@ TOOLS: list[HttpTool] = [
 					),
 				},
 				"sessionId": {
-					"type": "string",
+					**_SESSION_ID,
 					"description": "Run in this existing session (keeps cookies and open tabs).",
 				},
 				"metadata": {
@@ -140,10 +134,12 @@ TOOLS: list[HttpTool] = [
 				},
 				"systemPromptExtension": {
 					"type": "string",
+					"maxLength": 10000,
 					"description": "Extra instructions appended to the browser agent's system prompt.",
 				},
 			},
 			["task"],
+			closed=True,
 		),
 		output_schema={
 			"type": "object",
@@ -155,8 +151,8 @@ TOOLS: list[HttpTool] = [
 		description="Cheap poll of a task: status, and the output once it has finished.",
 		scopes=["read"],
 		method="GET",
-		endpoint="/tasks/{{ input.taskId }}/status",
-		input_schema=_schema({"taskId": _TASK_ID}, ["taskId"]),
+		endpoint="/tasks/{{ input.task_id }}/status",
+		input_schema=obj({"task_id": _TASK_ID}, ["task_id"], closed=True),
 		output_schema=_STATUS_OUT,
 	),
 	HttpTool(
@@ -167,8 +163,8 @@ TOOLS: list[HttpTool] = [
 		),
 		scopes=["read"],
 		method="GET",
-		endpoint="/tasks/{{ input.taskId }}",
-		input_schema=_schema({"taskId": _TASK_ID}, ["taskId"]),
+		endpoint="/tasks/{{ input.task_id }}",
+		input_schema=obj({"task_id": _TASK_ID}, ["task_id"], closed=True),
 	),
 	HttpTool(
 		handle="listTasks",
@@ -176,23 +172,19 @@ TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/tasks",
-		query_params={
-			"pageSize": "{{ input.pageSize }}",
-			"pageNumber": "{{ input.pageNumber }}",
-			"sessionId": "{{ input.sessionId }}",
-			"filterBy": "{{ input.status }}",
-		},
-		input_schema=_schema(
+		query_params=passthrough("pageSize", "pageNumber", "sessionId", "filterBy"),
+		input_schema=obj(
 			{
 				"pageSize": _PAGE_SIZE,
 				"pageNumber": _PAGE_NUMBER,
 				"sessionId": {**_SESSION_ID, "description": "Only tasks of this session."},
-				"status": {
+				"filterBy": {
 					"type": "string",
 					"enum": ["created", "started", "finished", "failed", "stopped"],
 					"description": "Only tasks with this status.",
 				},
-			}
+			},
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -200,11 +192,11 @@ TOOLS: list[HttpTool] = [
 		description="Stop a running task, and optionally its browser session too.",
 		scopes=["control"],
 		method="PATCH",
-		endpoint="/tasks/{{ input.taskId }}",
+		endpoint="/tasks/{{ input.task_id }}",
 		body={"action": "{{ input.action | default: 'stop' }}"},
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"taskId": _TASK_ID,
+				"task_id": _TASK_ID,
 				"action": {
 					"type": "string",
 					"enum": ["stop", "stop_task_and_session"],
@@ -212,7 +204,8 @@ TOOLS: list[HttpTool] = [
 					"description": '"stop" the task only, or "stop_task_and_session" to close the browser too.',
 				},
 			},
-			["taskId"],
+			["task_id"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -220,21 +213,24 @@ TOOLS: list[HttpTool] = [
 		description="Get a download URL for a task's execution log.",
 		scopes=["read"],
 		method="GET",
-		endpoint="/tasks/{{ input.taskId }}/logs",
-		input_schema=_schema({"taskId": _TASK_ID}, ["taskId"]),
+		endpoint="/tasks/{{ input.task_id }}/logs",
+		input_schema=obj({"task_id": _TASK_ID}, ["task_id"], closed=True),
 	),
 	HttpTool(
 		handle="getTaskOutputFile",
 		description="Get a download URL for one file a task produced (ids are in getTask's outputFiles).",
 		scopes=["read"],
 		method="GET",
-		endpoint="/files/tasks/{{ input.taskId }}/output-files/{{ input.fileId }}",
-		input_schema=_schema(
+		endpoint="/files/tasks/{{ input.task_id }}/output-files/{{ input.file_id }}",
+		input_schema=obj(
 			{
-				"taskId": _TASK_ID,
-				"fileId": {"type": "string", "description": "The output file's id."},
+				"task_id": _TASK_ID,
+				"file_id": string(
+					"The output file's id (from getTask's outputFiles).", format="uuid"
+				),
 			},
-			["taskId", "fileId"],
+			["task_id", "file_id"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -246,16 +242,12 @@ TOOLS: list[HttpTool] = [
 		scopes=["run"],
 		method="POST",
 		endpoint="/sessions",
-		body={
-			"profileId": "{{ input.profileId }}",
-			"proxyCountryCode": "{{ input.proxyCountryCode }}",
-			"startUrl": "{{ input.startUrl }}",
-			"keepAlive": "{{ input.keepAlive }}",
-		},
-		input_schema=_schema(
+		body=passthrough("profileId", "proxyCountryCode", "startUrl", "keepAlive"),
+		input_schema=obj(
 			{
 				"profileId": {
 					"type": "string",
+					"format": "uuid",
 					"description": "A saved browser profile (cookies, logins) to start from.",
 				},
 				"proxyCountryCode": {
@@ -267,7 +259,8 @@ TOOLS: list[HttpTool] = [
 					"type": "boolean",
 					"description": "Keep the browser open between tasks until stopSession.",
 				},
-			}
+			},
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -275,8 +268,8 @@ TOOLS: list[HttpTool] = [
 		description="Details of a session: status, live URL, and its tasks.",
 		scopes=["read"],
 		method="GET",
-		endpoint="/sessions/{{ input.sessionId }}",
-		input_schema=_schema({"sessionId": _SESSION_ID}, ["sessionId"]),
+		endpoint="/sessions/{{ input.session_id }}",
+		input_schema=obj({"session_id": _SESSION_ID}, ["session_id"], closed=True),
 	),
 	HttpTool(
 		handle="listSessions",
@@ -284,21 +277,18 @@ TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/sessions",
-		query_params={
-			"pageSize": "{{ input.pageSize }}",
-			"pageNumber": "{{ input.pageNumber }}",
-			"filterBy": "{{ input.status }}",
-		},
-		input_schema=_schema(
+		query_params=passthrough("pageSize", "pageNumber", "filterBy"),
+		input_schema=obj(
 			{
 				"pageSize": _PAGE_SIZE,
 				"pageNumber": _PAGE_NUMBER,
-				"status": {
+				"filterBy": {
 					"type": "string",
 					"enum": ["active", "stopped"],
 					"description": "Only sessions with this status.",
 				},
-			}
+			},
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -306,9 +296,9 @@ TOOLS: list[HttpTool] = [
 		description="Stop a session and close its browser (running tasks stop too).",
 		scopes=["control"],
 		method="PATCH",
-		endpoint="/sessions/{{ input.sessionId }}",
+		endpoint="/sessions/{{ input.session_id }}",
 		body={"action": "stop"},
-		input_schema=_schema({"sessionId": _SESSION_ID}, ["sessionId"]),
+		input_schema=obj({"session_id": _SESSION_ID}, ["session_id"], closed=True),
 	),
 ]
 

@@ -19,7 +19,15 @@ from openmolt_core.integrations import (
 	OAuth2Credential,
 	file_info_tool,
 )
-from openmolt_core.integrations.schema import obj
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	obj,
+	passthrough,
+	passthrough_of,
+	string,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import IntegrationRegistrar
@@ -29,57 +37,51 @@ __all__ = ["INTEGRATION", "register_integrations"]
 API = "https://api.dropboxapi.com/2"
 CONTENT = "https://content.dropboxapi.com/2"
 
-_PATH = {
-	"type": "string",
-	"description": (
-		'A Dropbox path starting with "/" (e.g. "/Reports/q3.pdf"), a file id ("id:abc123") or '
-		'a revision ("rev:a1c10ce0dd78"). Paths are case-insensitive.'
-	),
-}
-_FILE = {
-	"type": "string",
-	"description": (
-		"A file reference: openmolt-file:<id> from an earlier tool, a data: URL, or a path from "
-		"the fileSystem integration."
-	),
-}
-_MODE = {
-	"type": "string",
-	"enum": ["add", "overwrite"],
-	"default": "add",
-	"description": (
-		'"add" never overwrites (with autorename a conflicting name gets a suffix); '
-		'"overwrite" replaces an existing file at the path.'
-	),
-}
-_AUTORENAME = {
-	"type": "boolean",
-	"default": False,
-	"description": "On a name conflict, let Dropbox pick a free name instead of failing.",
-}
-_MUTE = {
-	"type": "boolean",
-	"default": False,
-	"description": "Do not notify the user's devices about this change.",
-}
-_CURSOR = {"type": "string", "description": "The cursor returned by the previous call."}
+# Path patterns of the routes' arguments, as the dropbox SDK's stone validators declare them
+# (each anchored: stone matches the whole string). Routes differ in what they accept.
+_ANY_PATH = r"(/(.|[\r\n])*|id:.*)|(rev:[0-9a-f]{9,})|(ns:[0-9]+(/(.|[\r\n])*)?)"
+_FOLDER_PATH = r"(/(.|[\r\n])*)?|id:.*|(ns:[0-9]+(/(.|[\r\n])*)?)"
+_WRITE_PATH = r"(/(.|[\r\n])*)|(ns:[0-9]+(/(.|[\r\n])*)?)|(id:.*)"
+_NEW_PATH = r"(/(.|[\r\n])*)|(ns:[0-9]+(/(.|[\r\n])*)?)"
+_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+"""Stone's Timestamp format ``%Y-%m-%dT%H:%M:%SZ``: UTC, whole seconds."""
+
+
+def _path(pattern: str, description: str) -> dict[str, Any]:
+	return string(description, pattern=f"^(?:{pattern})$")
+
+
+_PATH_TEXT = (
+	'A Dropbox path starting with "/" (e.g. "/Reports/q3.pdf"), a file id ("id:abc123") or '
+	'a revision ("rev:a1c10ce0dd78"). Paths are case-insensitive.'
+)
+_PATH = _path(_ANY_PATH, _PATH_TEXT)
+_FILE = string(
+	"A file reference: openmolt-file:<id> from an earlier tool, a data: URL, or a path from "
+	"the fileSystem integration."
+)
+_MODE = string(
+	'"add" never overwrites (with autorename a conflicting name gets a suffix); '
+	'"overwrite" replaces an existing file at the path.',
+	enum=["add", "overwrite"],
+	default="add",
+)
+_AUTORENAME = boolean(
+	"On a name conflict, let Dropbox pick a free name instead of failing.", default=False
+)
+_MUTE = boolean("Do not notify the user's devices about this change.", default=False)
+_CURSOR = string("The cursor returned by the previous call.")
 _CHUNK = (
 	" For a chunk of a large file give the file with its byte range, "
 	"'openmolt-file:<id>#bytes=<start>-<end>' (both inclusive): fileInfo with chunkSize lists "
 	"each chunk's ranged reference."
 )
-_SESSION_ID = {
-	"type": "string",
-	"description": "The session_id returned by uploadSessionStart.",
-}
-_OFFSET = {
-	"type": "integer",
-	"minimum": 0,
-	"description": (
-		"Bytes uploaded so far in this session (the sum of all earlier chunks): the start byte "
-		"of this chunk."
-	),
-}
+_SESSION_ID = string("The session_id returned by uploadSessionStart.")
+_OFFSET = integer(
+	"Bytes uploaded so far in this session (the sum of all earlier chunks): the start byte "
+	"of this chunk.",
+	minimum=0,
+)
 
 _METADATA_OUT: dict[str, Any] = {
 	"type": "object",
@@ -101,13 +103,12 @@ _COMMIT = (
 	'"autorename": {{ input.autorename | default: false | json }}, '
 	'"mute": {{ input.mute | default: false | json }}}'
 )
-_SESSION_CURSOR = '"cursor": {"session_id": {{ input.sessionId | json }}, "offset": {{ input.byteOffset | json }}}'
+_SESSION_CURSOR = (
+	'"cursor": {"session_id": {{ input.session_id | json }}, '
+	'"offset": {{ input["offset"] | json }}}'
+)
 
 _OCTET = {"Content-Type": "application/octet-stream"}
-
-
-def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	return obj(properties, required or (), closed=True)
 
 
 def _content_upload(
@@ -128,9 +129,94 @@ def _content_upload(
 		headers={"Dropbox-API-Arg": arg, **_OCTET},
 		request_format="binary",
 		body="{{ input.file }}",
-		input_schema=_schema(properties, required),
+		input_schema=obj(properties, required, closed=True),
 	)
 
+
+_LIST_FOLDER = obj(
+	{
+		"path": _path(_FOLDER_PATH, 'The folder path; "" (empty) is the root of the Dropbox.')
+		| {"default": ""},
+		"recursive": boolean("Also list the contents of every subfolder.", default=False),
+		"limit": integer(
+			"Approximate maximum number of entries per page.", minimum=1, maximum=2000
+		),
+		"include_deleted": boolean(
+			"Include entries for files and folders that were deleted.", default=False
+		),
+		"include_media_info": boolean(
+			"Deprecated by Dropbox; has no effect on most accounts.", default=False
+		),
+	},
+	["path"],
+	closed=True,
+)
+_GET_METADATA = obj(
+	{
+		"path": _PATH,
+		"include_deleted": boolean(
+			"Return metadata even if the file or folder was deleted.", default=False
+		),
+	},
+	["path"],
+	closed=True,
+)
+_SEARCH = obj(
+	{
+		"query": string("The words to search for.", maxLength=1000),
+		"path": _path(_FOLDER_PATH, 'Only search inside this folder (e.g. "/Projects").'),
+		"max_results": integer("Maximum number of results (default 100).", minimum=1, maximum=1000),
+		"file_extensions": array(
+			string(), 'Only files with these extensions, without the dot (["pdf"]).'
+		),
+		"filename_only": boolean("Match file names only, not file contents.", default=False),
+	},
+	["query"],
+	closed=True,
+)
+
+
+def _relocate(verb: str, target: str) -> dict[str, Any]:
+	return obj(
+		{
+			"from_path": _path(_WRITE_PATH, f"What to {verb}. " + _PATH_TEXT),
+			"to_path": _path(_WRITE_PATH, f"The {target} path, including the name."),
+			"autorename": _AUTORENAME,
+		},
+		["from_path", "to_path"],
+		closed=True,
+	)
+
+
+_SHARED_LINK = obj(
+	{
+		"path": _PATH,
+		"requested_visibility": string(
+			"Who can open the link (plans without teams only have public).",
+			enum=["public", "team_only", "password"],
+		),
+		"audience": string(
+			"Who the link is meant for (newer form of requested_visibility).",
+			enum=["public", "team", "no_one"],
+		),
+		"expires": string(
+			'Expiry as UTC "YYYY-MM-DDTHH:MM:SSZ" (paid plans only).',
+			format="date-time",
+			pattern=_TIMESTAMP,
+		),
+		"allow_download": boolean("Whether people with the link may download the file."),
+	},
+	["path"],
+	closed=True,
+)
+_LIST_SHARED_LINKS = obj(
+	{
+		"path": _path(_ANY_PATH, "Only links to this item. " + _PATH_TEXT),
+		"direct_only": boolean("Only links to this exact item, not to its parent folders."),
+		"cursor": string("The cursor of the previous page, if any."),
+	},
+	closed=True,
+)
 
 TOOLS: list[HttpTool | FunctionTool] = [
 	HttpTool(
@@ -142,44 +228,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/files/list_folder",
-		body={
-			"path": "{{ input.path }}",
-			"recursive": "{{ input.recursive }}",
-			"limit": "{{ input.maxEntries }}",
-			"include_deleted": "{{ input.includeDeleted }}",
-			"include_media_info": "{{ input.includeMediaInfo }}",
-		},
-		input_schema=_schema(
-			{
-				"path": {
-					"type": "string",
-					"default": "",
-					"description": 'The folder path; "" (empty) is the root of the Dropbox.',
-				},
-				"recursive": {
-					"type": "boolean",
-					"default": False,
-					"description": "Also list the contents of every subfolder.",
-				},
-				"maxEntries": {
-					"type": "integer",
-					"minimum": 1,
-					"maximum": 2000,
-					"description": "Approximate maximum number of entries per page.",
-				},
-				"includeDeleted": {
-					"type": "boolean",
-					"default": False,
-					"description": "Include entries for files and folders that were deleted.",
-				},
-				"includeMediaInfo": {
-					"type": "boolean",
-					"default": False,
-					"description": "Deprecated by Dropbox; has no effect on most accounts.",
-				},
-			},
-			["path"],
-		),
+		body=passthrough_of(_LIST_FOLDER),
+		input_schema=_LIST_FOLDER,
 		output_schema={
 			"type": "object",
 			"properties": {
@@ -195,8 +245,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/files/list_folder/continue",
-		body={"cursor": "{{ input.cursor }}"},
-		input_schema=_schema({"cursor": _CURSOR}, ["cursor"]),
+		body=passthrough("cursor"),
+		input_schema=obj({"cursor": _CURSOR | {"minLength": 1}}, ["cursor"], closed=True),
 	),
 	HttpTool(
 		handle="getMetadata",
@@ -204,18 +254,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/files/get_metadata",
-		body={"path": "{{ input.path }}", "include_deleted": "{{ input.includeDeleted }}"},
-		input_schema=_schema(
-			{
-				"path": _PATH,
-				"includeDeleted": {
-					"type": "boolean",
-					"default": False,
-					"description": "Return metadata even if the file or folder was deleted.",
-				},
-			},
-			["path"],
-		),
+		body=passthrough_of(_GET_METADATA),
+		input_schema=_GET_METADATA,
 		output_schema=_METADATA_OUT,
 	),
 	HttpTool(
@@ -228,40 +268,10 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		method="POST",
 		endpoint="/files/search_v2",
 		body={
-			"query": "{{ input.query }}",
-			"options": {
-				"path": "{{ input.path }}",
-				"max_results": "{{ input.maxResults }}",
-				"file_extensions": "{{ input.fileExtensions }}",
-				"filename_only": "{{ input.filenameOnly }}",
-			},
+			**passthrough("query"),
+			"options": passthrough_of(_SEARCH, exclude=["query"]),
 		},
-		input_schema=_schema(
-			{
-				"query": {"type": "string", "description": "The words to search for."},
-				"path": {
-					"type": "string",
-					"description": 'Only search inside this folder (e.g. "/Projects").',
-				},
-				"maxResults": {
-					"type": "integer",
-					"minimum": 1,
-					"maximum": 1000,
-					"description": "Maximum number of results (default 100).",
-				},
-				"fileExtensions": {
-					"type": "array",
-					"items": {"type": "string"},
-					"description": 'Only files with these extensions, without the dot (["pdf"]).',
-				},
-				"filenameOnly": {
-					"type": "boolean",
-					"default": False,
-					"description": "Match file names only, not file contents.",
-				},
-			},
-			["query"],
-		),
+		input_schema=_SEARCH,
 	),
 	HttpTool(
 		handle="download",
@@ -276,7 +286,7 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		headers={"Dropbox-API-Arg": '{"path": {{ input.path | json }}}'},
 		response_format="binary",
 		response_headers=["Dropbox-API-Result"],
-		input_schema=_schema({"path": _PATH}, ["path"]),
+		input_schema=obj({"path": _PATH}, ["path"], closed=True),
 		output_schema={
 			"type": "object",
 			"properties": {
@@ -299,10 +309,9 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		'"autorename": {{ input.autorename | default: false | json }}, '
 		'"mute": {{ input.mute | default: false | json }}, "strict_conflict": false}',
 		{
-			"path": {
-				"type": "string",
-				"description": 'Where to save the file, including its name ("/Reports/q3.pdf").',
-			},
+			"path": _path(
+				_WRITE_PATH, 'Where to save the file, including its name ("/Reports/q3.pdf").'
+			),
 			"file": _FILE,
 			"mode": _MODE,
 			"autorename": _AUTORENAME,
@@ -323,11 +332,9 @@ TOOLS: list[HttpTool | FunctionTool] = [
 				**_FILE,
 				"description": "The first chunk, as a " + _FILE["description"] + _CHUNK,
 			},
-			"close": {
-				"type": "boolean",
-				"default": False,
-				"description": "True if this chunk is the whole file (no more appends).",
-			},
+			"close": boolean(
+				"True if this chunk is the whole file (no more appends).", default=False
+			),
 		},
 		["file"],
 	),
@@ -337,19 +344,15 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		"/files/upload_session/append_v2",
 		"{" + _SESSION_CURSOR + ', "close": {{ input.close | default: false | json }}}',
 		{
-			"sessionId": _SESSION_ID,
-			"byteOffset": _OFFSET,
+			"session_id": _SESSION_ID,
+			"offset": _OFFSET,
 			"file": {
 				**_FILE,
 				"description": "The next chunk, as a " + _FILE["description"] + _CHUNK,
 			},
-			"close": {
-				"type": "boolean",
-				"default": False,
-				"description": "True if this is the last chunk.",
-			},
+			"close": boolean("True if this is the last chunk.", default=False),
 		},
-		["sessionId", "byteOffset", "file"],
+		["session_id", "offset", "file"],
 	),
 	_content_upload(
 		"uploadSessionFinish",
@@ -360,21 +363,20 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		"/files/upload_session/finish",
 		"{" + _SESSION_CURSOR + ", " + _COMMIT + "}",
 		{
-			"sessionId": _SESSION_ID,
-			"byteOffset": _OFFSET,
+			"session_id": _SESSION_ID,
+			"offset": _OFFSET,
 			"file": {
 				**_FILE,
 				"description": "The last chunk, as a " + _FILE["description"] + _CHUNK,
 			},
-			"path": {
-				"type": "string",
-				"description": 'Where to save the file, including its name ("/Videos/talk.mp4").',
-			},
+			"path": _path(
+				_WRITE_PATH, 'Where to save the file, including its name ("/Videos/talk.mp4").'
+			),
 			"mode": _MODE,
 			"autorename": _AUTORENAME,
 			"mute": _MUTE,
 		},
-		["sessionId", "byteOffset", "file", "path"],
+		["session_id", "offset", "file", "path"],
 	),
 	HttpTool(
 		handle="createFolder",
@@ -382,16 +384,14 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/files/create_folder_v2",
-		body={"path": "{{ input.path }}", "autorename": "{{ input.autorename }}"},
-		input_schema=_schema(
+		body=passthrough("path", "autorename"),
+		input_schema=obj(
 			{
-				"path": {
-					"type": "string",
-					"description": 'The new folder\'s path ("/Archive/2026").',
-				},
+				"path": _path(_NEW_PATH, 'The new folder\'s path ("/Archive/2026").'),
 				"autorename": _AUTORENAME,
 			},
 			["path"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -400,8 +400,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["delete"],
 		method="POST",
 		endpoint="/files/delete_v2",
-		body={"path": "{{ input.path }}"},
-		input_schema=_schema({"path": _PATH}, ["path"]),
+		body=passthrough("path"),
+		input_schema=obj({"path": _path(_WRITE_PATH, _PATH_TEXT)}, ["path"], closed=True),
 	),
 	HttpTool(
 		handle="move",
@@ -409,19 +409,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/files/move_v2",
-		body={
-			"from_path": "{{ input.fromPath }}",
-			"to_path": "{{ input.toPath }}",
-			"autorename": "{{ input.autorename }}",
-		},
-		input_schema=_schema(
-			{
-				"fromPath": {**_PATH, "description": "What to move. " + _PATH["description"]},
-				"toPath": {"type": "string", "description": "The new path, including the name."},
-				"autorename": _AUTORENAME,
-			},
-			["fromPath", "toPath"],
-		),
+		body=passthrough("from_path", "to_path", "autorename"),
+		input_schema=_relocate("move", "new"),
 	),
 	HttpTool(
 		handle="copy",
@@ -429,19 +418,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/files/copy_v2",
-		body={
-			"from_path": "{{ input.fromPath }}",
-			"to_path": "{{ input.toPath }}",
-			"autorename": "{{ input.autorename }}",
-		},
-		input_schema=_schema(
-			{
-				"fromPath": {**_PATH, "description": "What to copy. " + _PATH["description"]},
-				"toPath": {"type": "string", "description": "The copy's path, including the name."},
-				"autorename": _AUTORENAME,
-			},
-			["fromPath", "toPath"],
-		),
+		body=passthrough("from_path", "to_path", "autorename"),
+		input_schema=_relocate("copy", "copy's"),
 	),
 	HttpTool(
 		handle="getTemporaryLink",
@@ -449,8 +427,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["share"],
 		method="POST",
 		endpoint="/files/get_temporary_link",
-		body={"path": "{{ input.path }}"},
-		input_schema=_schema({"path": _PATH}, ["path"]),
+		body=passthrough("path"),
+		input_schema=obj({"path": _PATH}, ["path"], closed=True),
 	),
 	HttpTool(
 		handle="createSharedLink",
@@ -462,38 +440,10 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		method="POST",
 		endpoint="/sharing/create_shared_link_with_settings",
 		body={
-			"path": "{{ input.path }}",
-			"settings": {
-				"requested_visibility": "{{ input.visibility }}",
-				"audience": "{{ input.audience }}",
-				"expires": "{{ input.expires }}",
-				"allow_download": "{{ input.allowDownload }}",
-			},
+			**passthrough("path"),
+			"settings": passthrough_of(_SHARED_LINK, exclude=["path"]),
 		},
-		input_schema=_schema(
-			{
-				"path": _PATH,
-				"visibility": {
-					"type": "string",
-					"enum": ["public", "team_only", "password"],
-					"description": "Who can open the link (plans without teams only have public).",
-				},
-				"audience": {
-					"type": "string",
-					"enum": ["public", "team", "no_one"],
-					"description": "Who the link is meant for (newer form of visibility).",
-				},
-				"expires": {
-					"type": "string",
-					"description": 'Expiry as UTC "YYYY-MM-DDTHH:MM:SSZ" (paid plans only).',
-				},
-				"allowDownload": {
-					"type": "boolean",
-					"description": "Whether people with the link may download the file.",
-				},
-			},
-			["path"],
-		),
+		input_schema=_SHARED_LINK,
 	),
 	HttpTool(
 		handle="listSharedLinks",
@@ -501,24 +451,8 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["share"],
 		method="POST",
 		endpoint="/sharing/list_shared_links",
-		body={
-			"path": "{{ input.path }}",
-			"direct_only": "{{ input.directOnly }}",
-			"cursor": "{{ input.cursor }}",
-		},
-		input_schema=_schema(
-			{
-				"path": {
-					**_PATH,
-					"description": "Only links to this item. " + _PATH["description"],
-				},
-				"directOnly": {
-					"type": "boolean",
-					"description": "Only links to this exact item, not to its parent folders.",
-				},
-				"cursor": {**_CURSOR, "description": "The cursor of the previous page, if any."},
-			}
-		),
+		body=passthrough_of(_LIST_SHARED_LINKS),
+		input_schema=_LIST_SHARED_LINKS,
 	),
 	HttpTool(
 		handle="getCurrentAccount",
@@ -526,7 +460,7 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		scopes=["account"],
 		method="POST",
 		endpoint="/users/get_current_account",
-		input_schema=_schema({}),
+		input_schema=obj({}, closed=True),
 	),
 	file_info_tool(scopes=["write"]),
 ]
@@ -563,7 +497,7 @@ agent = om.create_agent(
 
 Large files (over 150 MiB): plan the chunks with `fileInfo` (`chunkSize` a multiple of 4 MiB,
 e.g. 8388608), start an upload session with the first chunk, append the following chunks with
-`byteOffset` set to each chunk's start, and finish with the last chunk and the target path. Each
+`offset` set to each chunk's start, and finish with the last chunk and the target path. Each
 chunk is the file's reference with a byte range (`openmolt-file:<id>#bytes=8388608-16777215`),
 so the file is never split by hand.
 """

@@ -18,22 +18,19 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.schema import array, boolean, integer, number, passthrough, string
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
 _API_KEY = "{{ config.apiKey }}{% if config.sharedSecret %}:{{ config.sharedSecret }}{% endif %}"
 
 
-def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
-	return {"type": type_, "description": description, **extra}
-
-
-_SHOP = _p("integer", "The numeric shop id (getMe returns it as shop_id).", minimum=1)
-_LISTING = _p("integer", "The numeric listing id.", minimum=1)
-_RECEIPT = _p("integer", "The numeric receipt (order) id.", minimum=1)
-_LIMIT = _p("integer", "Results per page (1-100).", minimum=1, maximum=100, default=25)
-_OFFSET = _p("integer", "How many results to skip (page × limit).", minimum=0, default=0)
-_SORT_ORDER = _p("string", "Sort direction.", enum=["asc", "desc"], default="desc")
+_SHOP = integer("The numeric shop id (getMe returns it as shop_id).", minimum=1)
+_LISTING = integer("The numeric listing id.", minimum=1)
+_RECEIPT = integer("The numeric receipt (order) id.", minimum=1)
+_LIMIT = integer("Results per page (1-100).", minimum=1, maximum=100, default=25)
+_OFFSET = integer("How many results to skip (page × limit).", minimum=0, default=0)
+_SORT_ORDER = string("Sort direction.", enum=["asc", "desc"], default="desc")
 _PAGED_OUTPUT = {
 	"type": "object",
 	"properties": {
@@ -41,54 +38,41 @@ _PAGED_OUTPUT = {
 		"results": {"type": "array", "items": {"type": "object"}},
 	},
 }
-_WHO_MADE = _p("string", "Who made the item.", enum=["i_did", "someone_else", "collective"])
-_WHEN_MADE = _p(
-	"string",
+_WHO_MADE = string("Who made the item.", enum=["i_did", "someone_else", "collective"])
+_WHEN_MADE = string(
 	"When it was made: made_to_order, 2020_2026, 2010_2019, 2007_2009, before_2007, 2000_2006, "
-	"a decade such as 1990s, 1800s, 1700s, or before_1700.",
+	"a decade such as 1990s, 1800s, 1700s, or before_1700."
 )
-_TAGS = _p(
-	"string",
-	"Comma-separated tags (up to 13), e.g. mug,ceramic,gift for her.",
-)
-_MATERIALS = _p("string", "Comma-separated materials, e.g. stoneware,glaze.")
+_TAGS = string("Comma-separated tags (up to 13), e.g. mug,ceramic,gift for her.")
+_MATERIALS = string("Comma-separated materials, e.g. stoneware,glaze.")
 _LISTING_FIELDS = {
-	"title": _p("string", "The listing title."),
-	"description": _p("string", "The listing description (plain text)."),
+	"title": string("The listing title."),
+	"description": string("The listing description (plain text)."),
 	"who_made": _WHO_MADE,
 	"when_made": _WHEN_MADE,
-	"is_supply": _p("boolean", "true for a craft supply, false for a finished product."),
-	"taxonomy_id": _p("integer", "The seller taxonomy id (see getSellerTaxonomyNodes).", minimum=1),
-	"shipping_profile_id": _p(
-		"integer",
-		"Shipping profile id (see listShippingProfiles); required for physical items.",
-		minimum=1,
+	"is_supply": boolean("true for a craft supply, false for a finished product."),
+	"taxonomy_id": integer("The seller taxonomy id (see getSellerTaxonomyNodes).", minimum=1),
+	"shipping_profile_id": integer(
+		"Shipping profile id (see listShippingProfiles); required for physical items.", minimum=1
 	),
-	"return_policy_id": _p("integer", "Return policy id.", minimum=1),
-	"shop_section_id": _p("integer", "Shop section id.", minimum=1),
+	"return_policy_id": integer("Return policy id.", minimum=1),
+	"shop_section_id": integer("Shop section id.", minimum=1),
 	"tags": _TAGS,
 	"materials": _MATERIALS,
-	"should_auto_renew": _p("boolean", "Renew the listing automatically when it expires."),
-	"type": _p(
-		"string", "physical, download (digital) or both.", enum=["physical", "download", "both"]
-	),
+	"should_auto_renew": boolean("Renew the listing automatically when it expires."),
+	"type": string("physical, download (digital) or both.", enum=["physical", "download", "both"]),
 }
 
 
-_RETURN_POLICY_ID = _p("integer", "The numeric return policy id.", minimum=1)
+_RETURN_POLICY_ID = integer("The numeric return policy id.", minimum=1)
 _RETURN_POLICY = {
-	"accepts_returns": _p("boolean", "Whether the buyer may return items for a refund."),
-	"accepts_exchanges": _p("boolean", "Whether the buyer may exchange items."),
-	"return_deadline": _p(
-		"integer",
+	"accepts_returns": boolean("Whether the buyer may return items for a refund."),
+	"accepts_exchanges": boolean("Whether the buyer may exchange items."),
+	"return_deadline": integer(
 		"Days the buyer has to return or exchange (one of 7, 14, 21, 30, 45, 60, 90).",
 		enum=[7, 14, 21, 30, 45, 60, 90],
 	),
 }
-
-
-def _body(names: list[str]) -> dict[str, str]:
-	return {name: f"{{{{ input.{name} }}}}" for name in names}
 
 
 TOOLS = [
@@ -117,37 +101,24 @@ TOOLS = [
 		scopes=["listingsRead"],
 		method="GET",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/listings",
-		query_params={
-			"state": "{{ input.state }}",
-			"limit": "{{ input.limit }}",
-			"offset": "{{ input.offset }}",
-			"sort_on": "{{ input.sort_on }}",
-			"sort_order": "{{ input.sort_order }}",
-			"includes": "{{ input.includes }}",
-		},
+		query_params=passthrough("state", "limit", "offset", "sort_on", "sort_order", "includes"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"shop_id": _SHOP,
-				"state": _p(
-					"string",
+				"state": string(
 					"Listing state.",
 					enum=["active", "inactive", "sold_out", "draft", "expired"],
 					default="active",
 				),
 				"limit": _LIMIT,
 				"offset": _OFFSET,
-				"sort_on": _p(
-					"string",
-					"Sort field.",
-					enum=["created", "price", "updated", "score"],
-					default="created",
+				"sort_on": string(
+					"Sort field.", enum=["created", "price", "updated", "score"], default="created"
 				),
 				"sort_order": _SORT_ORDER,
-				"includes": _p(
-					"array",
-					"Associations to include with each listing.",
-					items={
+				"includes": array(
+					{
 						"type": "string",
 						"enum": [
 							"Shipping",
@@ -159,6 +130,7 @@ TOOLS = [
 							"Videos",
 						],
 					},
+					"Associations to include with each listing.",
 				),
 			},
 			"required": ["shop_id"],
@@ -171,15 +143,13 @@ TOOLS = [
 		scopes=["listingsRead"],
 		method="GET",
 		endpoint="/v3/application/listings/{{ input.listing_id }}",
-		query_params={"includes": "{{ input.includes }}"},
+		query_params=passthrough("includes"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"listing_id": _LISTING,
-				"includes": _p(
-					"array",
-					"Associations to include.",
-					items={
+				"includes": array(
+					{
 						"type": "string",
 						"enum": [
 							"Shipping",
@@ -191,6 +161,7 @@ TOOLS = [
 							"Videos",
 						],
 					},
+					"Associations to include.",
 				),
 			},
 			"required": ["listing_id"],
@@ -202,34 +173,31 @@ TOOLS = [
 		scopes=["listingsRead"],
 		method="GET",
 		endpoint="/v3/application/listings/active",
-		query_params={
-			"keywords": "{{ input.keywords }}",
-			"limit": "{{ input.limit }}",
-			"offset": "{{ input.offset }}",
-			"sort_on": "{{ input.sort_on }}",
-			"sort_order": "{{ input.sort_order }}",
-			"min_price": "{{ input.min_price }}",
-			"max_price": "{{ input.max_price }}",
-			"taxonomy_id": "{{ input.taxonomy_id }}",
-			"shop_location": "{{ input.shop_location }}",
-		},
+		query_params=passthrough(
+			"keywords",
+			"limit",
+			"offset",
+			"sort_on",
+			"sort_order",
+			"min_price",
+			"max_price",
+			"taxonomy_id",
+			"shop_location",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"keywords": _p("string", "Search words."),
+				"keywords": string("Search words."),
 				"limit": _LIMIT,
 				"offset": _OFFSET,
-				"sort_on": _p(
-					"string",
-					"Sort field.",
-					enum=["created", "price", "updated", "score"],
-					default="created",
+				"sort_on": string(
+					"Sort field.", enum=["created", "price", "updated", "score"], default="created"
 				),
 				"sort_order": _SORT_ORDER,
-				"min_price": _p("number", "Lowest price, in the shop currency.", minimum=0),
-				"max_price": _p("number", "Highest price.", minimum=0),
-				"taxonomy_id": _p("integer", "Only this category (seller taxonomy id).", minimum=1),
-				"shop_location": _p("string", "Only shops in this place, e.g. Brooklyn, NY."),
+				"min_price": number("Lowest price, in the shop currency.", minimum=0),
+				"max_price": number("Highest price.", minimum=0),
+				"taxonomy_id": integer("Only this category (seller taxonomy id).", minimum=1),
+				"shop_location": string("Only shops in this place, e.g. Brooklyn, NY."),
 			},
 		},
 		output_schema=_PAGED_OUTPUT,
@@ -244,13 +212,13 @@ TOOLS = [
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/listings",
 		request_format="form-data",
-		body=_body(["quantity", "price", *_LISTING_FIELDS]),
+		body=passthrough("quantity", "price", *_LISTING_FIELDS),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"shop_id": _SHOP,
-				"quantity": _p("integer", "How many are for sale.", minimum=1),
-				"price": _p("number", "Price in the shop currency, e.g. 24.5.", exclusiveMinimum=0),
+				"quantity": integer("How many are for sale.", minimum=1),
+				"price": number("Price in the shop currency, e.g. 24.5.", exclusiveMinimum=0),
 				**_LISTING_FIELDS,
 			},
 			"required": [
@@ -275,15 +243,13 @@ TOOLS = [
 		method="PATCH",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/listings/{{ input.listing_id }}",
 		request_format="form-data",
-		body=_body(["state", *_LISTING_FIELDS]),
+		body=passthrough("state", *_LISTING_FIELDS),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"shop_id": _SHOP,
 				"listing_id": _LISTING,
-				"state": _p(
-					"string", "active publishes, inactive hides.", enum=["active", "inactive"]
-				),
+				"state": string("active publishes, inactive hides.", enum=["active", "inactive"]),
 				**_LISTING_FIELDS,
 			},
 			"required": ["shop_id", "listing_id"],
@@ -323,16 +289,15 @@ TOOLS = [
 		method="PUT",
 		endpoint="/v3/application/listings/{{ input.listing_id }}/inventory",
 		request_format="json",
-		body=_body(["products", "price_on_property", "quantity_on_property", "sku_on_property"]),
+		body=passthrough(
+			"products", "price_on_property", "quantity_on_property", "sku_on_property"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"listing_id": _LISTING,
-				"products": _p(
-					"array",
-					'Products, e.g. [{"sku": "MUG-1", "property_values": [], "offerings": '
-					'[{"price": 24.5, "quantity": 10, "is_enabled": true}]}].',
-					items={
+				"products": array(
+					{
 						"type": "object",
 						"properties": {
 							"sku": {"type": "string"},
@@ -352,17 +317,17 @@ TOOLS = [
 						},
 						"required": ["offerings"],
 					},
+					'Products, e.g. [{"sku": "MUG-1", "property_values": [], "offerings": '
+					'[{"price": 24.5, "quantity": 10, "is_enabled": true}]}].',
 					minItems=1,
 				),
-				"price_on_property": _p(
-					"array", "Property ids that change the price.", items={"type": "integer"}
+				"price_on_property": array(
+					{"type": "integer"}, "Property ids that change the price."
 				),
-				"quantity_on_property": _p(
-					"array", "Property ids that change the quantity.", items={"type": "integer"}
+				"quantity_on_property": array(
+					{"type": "integer"}, "Property ids that change the quantity."
 				),
-				"sku_on_property": _p(
-					"array", "Property ids that change the SKU.", items={"type": "integer"}
-				),
+				"sku_on_property": array({"type": "integer"}, "Property ids that change the SKU."),
 			},
 			"required": ["listing_id", "products"],
 		},
@@ -374,19 +339,19 @@ TOOLS = [
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/listings/{{ input.listing_id }}/images",
 		request_format="multipart",
-		files={"image": "{{ input.image }}"},
-		body=_body(["rank", "alt_text", "overwrite"]),
+		files=passthrough("image"),
+		body=passthrough("rank", "alt_text", "overwrite"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"shop_id": _SHOP,
 				"listing_id": _LISTING,
-				"image": _p(
-					"string", "A file reference: openmolt-file:<id> or a data: URL of the image."
+				"image": string(
+					"A file reference: openmolt-file:<id> or a data: URL of the image."
 				),
-				"rank": _p("integer", "Position among the listing's images, 1 = main.", minimum=1),
-				"alt_text": _p("string", "Alt text describing the image (up to 500 characters)."),
-				"overwrite": _p("boolean", "Replace the image already at that rank."),
+				"rank": integer("Position among the listing's images, 1 = main.", minimum=1),
+				"alt_text": string("Alt text describing the image (up to 500 characters)."),
+				"overwrite": boolean("Replace the image already at that rank."),
 			},
 			"required": ["shop_id", "listing_id", "image"],
 		},
@@ -400,35 +365,30 @@ TOOLS = [
 		scopes=["transactionsRead"],
 		method="GET",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts",
-		query_params=_body(
-			[
-				"was_paid",
-				"was_shipped",
-				"was_delivered",
-				"min_created",
-				"max_created",
-				"limit",
-				"offset",
-				"sort_on",
-				"sort_order",
-			]
+		query_params=passthrough(
+			"was_paid",
+			"was_shipped",
+			"was_delivered",
+			"min_created",
+			"max_created",
+			"limit",
+			"offset",
+			"sort_on",
+			"sort_order",
 		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"shop_id": _SHOP,
-				"was_paid": _p("boolean", "Only paid (true) or unpaid (false) receipts."),
-				"was_shipped": _p("boolean", "Only shipped (true) or unshipped (false) receipts."),
-				"was_delivered": _p("boolean", "Only delivered (true) or undelivered receipts."),
-				"min_created": _p("integer", "Created at or after this Unix time.", minimum=0),
-				"max_created": _p("integer", "Created at or before this Unix time.", minimum=0),
+				"was_paid": boolean("Only paid (true) or unpaid (false) receipts."),
+				"was_shipped": boolean("Only shipped (true) or unshipped (false) receipts."),
+				"was_delivered": boolean("Only delivered (true) or undelivered receipts."),
+				"min_created": integer("Created at or after this Unix time.", minimum=0),
+				"max_created": integer("Created at or before this Unix time.", minimum=0),
 				"limit": _LIMIT,
 				"offset": _OFFSET,
-				"sort_on": _p(
-					"string",
-					"Sort field.",
-					enum=["created", "updated", "receipt_id"],
-					default="created",
+				"sort_on": string(
+					"Sort field.", enum=["created", "updated", "receipt_id"], default="created"
 				),
 				"sort_order": _SORT_ORDER,
 			},
@@ -455,16 +415,16 @@ TOOLS = [
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts/{{ input.receipt_id }}/tracking",
 		request_format="form-data",
-		body=_body(["tracking_code", "carrier_name", "send_bcc", "note_to_buyer"]),
+		body=passthrough("tracking_code", "carrier_name", "send_bcc", "note_to_buyer"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"shop_id": _SHOP,
 				"receipt_id": _RECEIPT,
-				"tracking_code": _p("string", "The carrier's tracking number."),
-				"carrier_name": _p("string", "The carrier, e.g. usps, ups, fedex, royal-mail."),
-				"send_bcc": _p("boolean", "Send a copy of the buyer notification to the seller."),
-				"note_to_buyer": _p("string", "A message included in the shipping notification."),
+				"tracking_code": string("The carrier's tracking number."),
+				"carrier_name": string("The carrier, e.g. usps, ups, fedex, royal-mail."),
+				"send_bcc": boolean("Send a copy of the buyer notification to the seller."),
+				"note_to_buyer": string("A message included in the shipping notification."),
 			},
 			"required": ["shop_id", "receipt_id"],
 		},
@@ -475,15 +435,15 @@ TOOLS = [
 		scopes=["shopRead"],
 		method="GET",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/reviews",
-		query_params=_body(["limit", "offset", "min_created", "max_created"]),
+		query_params=passthrough("limit", "offset", "min_created", "max_created"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"shop_id": _SHOP,
 				"limit": _LIMIT,
 				"offset": _OFFSET,
-				"min_created": _p("integer", "Created at or after this Unix time.", minimum=0),
-				"max_created": _p("integer", "Created at or before this Unix time.", minimum=0),
+				"min_created": integer("Created at or after this Unix time.", minimum=0),
+				"max_created": integer("Created at or before this Unix time.", minimum=0),
 			},
 			"required": ["shop_id"],
 		},
@@ -520,7 +480,7 @@ TOOLS = [
 		scopes=["shopWrite"],
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return",
-		body=_body(list(_RETURN_POLICY)),
+		body=passthrough(*_RETURN_POLICY),
 		input_schema={
 			"type": "object",
 			"properties": {"shop_id": _SHOP, **_RETURN_POLICY},
@@ -533,7 +493,7 @@ TOOLS = [
 		scopes=["shopWrite"],
 		method="PUT",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return/{{ input.return_policy_id }}",
-		body=_body(list(_RETURN_POLICY)),
+		body=passthrough(*_RETURN_POLICY),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -550,16 +510,16 @@ TOOLS = [
 		scopes=["shopWrite"],
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/policies/return/consolidate",
-		body=_body(["source_return_policy_id", "destination_return_policy_id"]),
+		body=passthrough("source_return_policy_id", "destination_return_policy_id"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"shop_id": _SHOP,
-				"source_return_policy_id": _p(
-					"integer", "The policy whose listings move; it is deleted.", minimum=1
+				"source_return_policy_id": integer(
+					"The policy whose listings move; it is deleted.", minimum=1
 				),
-				"destination_return_policy_id": _p(
-					"integer", "The policy the listings move to.", minimum=1
+				"destination_return_policy_id": integer(
+					"The policy the listings move to.", minimum=1
 				),
 			},
 			"required": ["shop_id", "source_return_policy_id", "destination_return_policy_id"],

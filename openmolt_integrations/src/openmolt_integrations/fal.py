@@ -44,7 +44,7 @@ _ARGUMENTS = {
 		'"landscape_4_3"}). Pass images and media as URLs, e.g. from uploadFile.'
 	),
 }
-_REQUEST_ID = {"type": "string", "description": "The requestId returned by submit."}
+_REQUEST_ID = {"type": "string", "description": "The request_id returned by submit."}
 
 
 def _client(context: ToolContext, tool: str) -> Any:
@@ -80,7 +80,7 @@ def _status_dict(status: Any) -> dict[str, Any]:
 	import fal_client
 
 	if isinstance(status, fal_client.Queued):
-		return {"status": "IN_QUEUE", "queuePosition": status.position}
+		return {"status": "IN_QUEUE", "queue_position": status.position}
 	if isinstance(status, fal_client.InProgress):
 		return {"status": "IN_PROGRESS", "logs": status.logs}
 	if isinstance(status, fal_client.Completed):
@@ -118,11 +118,11 @@ async def _submit(input: dict[str, Any], context: ToolContext) -> dict[str, Any]
 			input["model"],
 			input.get("arguments") or {},
 			path=input.get("path") or "",
-			webhook_url=input.get("webhookUrl"),
+			webhook_url=input.get("webhook_url"),
 		)
 	except Exception as exc:
 		raise _tool_error(exc, tool) from exc
-	return {"requestId": handle.request_id, "model": input["model"], "status": "IN_QUEUE"}
+	return {"request_id": handle.request_id, "model": input["model"], "status": "IN_QUEUE"}
 
 
 async def _status(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
@@ -130,11 +130,11 @@ async def _status(input: dict[str, Any], context: ToolContext) -> dict[str, Any]
 	client = _client(context, tool)
 	try:
 		status = await client.status(
-			input["model"], input["requestId"], with_logs=bool(input.get("withLogs"))
+			input["model"], input["request_id"], with_logs=bool(input.get("with_logs"))
 		)
 	except Exception as exc:
 		raise _tool_error(exc, tool) from exc
-	return {"requestId": input["requestId"], **_status_dict(status)}
+	return {"request_id": input["request_id"], **_status_dict(status)}
 
 
 async def _result(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
@@ -143,23 +143,23 @@ async def _result(input: dict[str, Any], context: ToolContext) -> dict[str, Any]
 	import fal_client
 
 	try:
-		status = await client.status(input["model"], input["requestId"])
+		status = await client.status(input["model"], input["request_id"])
 		if not isinstance(status, fal_client.Completed):
-			return {"requestId": input["requestId"], "done": False, **_status_dict(status)}
-		output = await client.result(input["model"], input["requestId"])
+			return {"request_id": input["request_id"], "done": False, **_status_dict(status)}
+		output = await client.result(input["model"], input["request_id"])
 	except Exception as exc:
 		raise _tool_error(exc, tool) from exc
-	return {"requestId": input["requestId"], "done": True, "output": output}
+	return {"request_id": input["request_id"], "done": True, "output": output}
 
 
 async def _cancel(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
 	tool = "cancel"
 	client = _client(context, tool)
 	try:
-		await client.cancel(input["model"], input["requestId"])
+		await client.cancel(input["model"], input["request_id"])
 	except Exception as exc:
 		raise _tool_error(exc, tool) from exc
-	return {"requestId": input["requestId"], "cancelled": True}
+	return {"request_id": input["request_id"], "cancelled": True}
 
 
 async def _upload(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
@@ -171,10 +171,6 @@ async def _upload(input: dict[str, Any], context: ToolContext) -> dict[str, Any]
 	except Exception as exc:
 		raise _tool_error(exc, tool) from exc
 	return {"url": url, "mediaType": stored.media_type, "size": len(stored.data)}
-
-
-def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	return obj(properties, required or (), closed=True)
 
 
 _PATH = {
@@ -191,7 +187,7 @@ TOOLS = [
 		),
 		function=_run,
 		scopes=["run"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
 				"model": _MODEL,
 				"arguments": _ARGUMENTS,
@@ -203,48 +199,51 @@ TOOLS = [
 				},
 			},
 			["model", "arguments"],
+			closed=True,
 		),
 	),
 	FunctionTool(
 		handle="submit",
-		description="Queue a model request and return its requestId at once (for slow jobs).",
+		description="Queue a model request and return its request_id at once (for slow jobs).",
 		function=_submit,
 		scopes=["run"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
 				"model": _MODEL,
 				"arguments": _ARGUMENTS,
 				"path": _PATH,
-				"webhookUrl": {
+				"webhook_url": {
 					"type": "string",
 					"description": "A URL fal calls with the result when the request finishes.",
 				},
 			},
 			["model", "arguments"],
+			closed=True,
 		),
 		output_schema={
 			"type": "object",
-			"properties": {"requestId": {"type": "string"}, "status": {"type": "string"}},
+			"properties": {"request_id": {"type": "string"}, "status": {"type": "string"}},
 		},
 	),
 	FunctionTool(
 		handle="status",
 		description=(
-			"Check a queued request: IN_QUEUE (with queuePosition), IN_PROGRESS or COMPLETED."
+			"Check a queued request: IN_QUEUE (with queue_position), IN_PROGRESS or COMPLETED."
 		),
 		function=_status,
 		scopes=["read"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
 				"model": _MODEL,
-				"requestId": _REQUEST_ID,
-				"withLogs": {
+				"request_id": _REQUEST_ID,
+				"with_logs": {
 					"type": "boolean",
 					"default": False,
 					"description": "Include the model's logs.",
 				},
 			},
-			["model", "requestId"],
+			["model", "request_id"],
+			closed=True,
 		),
 	),
 	FunctionTool(
@@ -255,14 +254,18 @@ TOOLS = [
 		),
 		function=_result,
 		scopes=["read"],
-		input_schema=_schema({"model": _MODEL, "requestId": _REQUEST_ID}, ["model", "requestId"]),
+		input_schema=obj(
+			{"model": _MODEL, "request_id": _REQUEST_ID}, ["model", "request_id"], closed=True
+		),
 	),
 	FunctionTool(
 		handle="cancel",
 		description="Cancel a queued request that has not started yet.",
 		function=_cancel,
 		scopes=["run"],
-		input_schema=_schema({"model": _MODEL, "requestId": _REQUEST_ID}, ["model", "requestId"]),
+		input_schema=obj(
+			{"model": _MODEL, "request_id": _REQUEST_ID}, ["model", "request_id"], closed=True
+		),
 	),
 	FunctionTool(
 		handle="uploadFile",
@@ -272,7 +275,7 @@ TOOLS = [
 		),
 		function=_upload,
 		scopes=["upload"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
 				"file": {
 					"type": "string",
@@ -283,6 +286,7 @@ TOOLS = [
 				}
 			},
 			["file"],
+			closed=True,
 		),
 		output_schema={"type": "object", "properties": {"url": {"type": "string"}}},
 	),

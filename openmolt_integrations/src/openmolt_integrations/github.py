@@ -18,6 +18,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
 __all__ = ["GITHUB_API_VERSION", "INTEGRATION", "SEARCH_TYPES", "TOOLS", "register_integrations"]
 
@@ -28,21 +29,13 @@ SEARCH_TYPES = ["code", "commits", "issues", "repositories", "users"]
 """What the ``search`` tool can search (``/search/<type>``)."""
 
 
-def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
-	return {"type": type_, "description": description, **extra}
-
-
-def _q(names: list[str]) -> dict[str, str]:
-	return {name: f"{{{{ input.{name} }}}}" for name in names}
-
-
-_OWNER = _p("string", "The account owning the repository (user or organization), e.g. octocat.")
-_REPO = _p("string", "The repository name without the owner, e.g. hello-world.")
-_ISSUE = _p("integer", "The issue (or pull request) number.", minimum=1)
-_PULL = _p("integer", "The pull request number.", minimum=1)
-_PER_PAGE = _p("integer", "Results per page (1-100).", minimum=1, maximum=100, default=30)
-_PAGE = _p("integer", "Page number, from 1.", minimum=1, default=1)
-_DIRECTION = _p("string", "Sort direction.", enum=["asc", "desc"])
+_OWNER = string("The account owning the repository (user or organization), e.g. octocat.")
+_REPO = string("The repository name without the owner, e.g. hello-world.")
+_ISSUE = integer("The issue (or pull request) number.", minimum=1)
+_PULL = integer("The pull request number.", minimum=1)
+_PER_PAGE = integer("Results per page (1-100).", minimum=1, maximum=100, default=30)
+_PAGE = integer("Page number, from 1.", minimum=1, default=1)
+_DIRECTION = string("Sort direction.", enum=["asc", "desc"])
 _REPO_PROPS = {"owner": _OWNER, "repo": _REPO}
 _REPO_REQUIRED = ["owner", "repo"]
 _R = "/repos/{{ input.owner }}/{{ input.repo }}"
@@ -54,20 +47,15 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/user/repos",
-		query_params=_q(["visibility", "affiliation", "sort", "direction", "per_page", "page"]),
+		query_params=passthrough(
+			"visibility", "affiliation", "sort", "direction", "per_page", "page"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"visibility": _p(
-					"string", "Filter by visibility.", enum=["all", "public", "private"]
-				),
-				"affiliation": _p(
-					"string",
-					"Comma list of owner, collaborator, organization_member.",
-				),
-				"sort": _p(
-					"string", "Sort field.", enum=["created", "updated", "pushed", "full_name"]
-				),
+				"visibility": string("Filter by visibility.", enum=["all", "public", "private"]),
+				"affiliation": string("Comma list of owner, collaborator, organization_member."),
+				"sort": string("Sort field.", enum=["created", "updated", "pushed", "full_name"]),
 				"direction": _DIRECTION,
 				"per_page": _PER_PAGE,
 				"page": _PAGE,
@@ -91,34 +79,30 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/issues",
-		query_params=_q(
-			[
-				"state",
-				"labels",
-				"assignee",
-				"creator",
-				"mentioned",
-				"sort",
-				"direction",
-				"since",
-				"per_page",
-				"page",
-			]
+		query_params=passthrough(
+			"state",
+			"labels",
+			"assignee",
+			"creator",
+			"mentioned",
+			"sort",
+			"direction",
+			"since",
+			"per_page",
+			"page",
 		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"state": _p(
-					"string", "Issue state.", enum=["open", "closed", "all"], default="open"
-				),
-				"labels": _p("string", "Comma-separated label names, e.g. bug,ui."),
-				"assignee": _p("string", "A login, none (unassigned) or * (any)."),
-				"creator": _p("string", "Login of the author."),
-				"mentioned": _p("string", "Login of a mentioned user."),
-				"sort": _p("string", "Sort field.", enum=["created", "updated", "comments"]),
+				"state": string("Issue state.", enum=["open", "closed", "all"], default="open"),
+				"labels": string("Comma-separated label names, e.g. bug,ui."),
+				"assignee": string("A login, none (unassigned) or * (any)."),
+				"creator": string("Login of the author."),
+				"mentioned": string("Login of a mentioned user."),
+				"sort": string("Sort field.", enum=["created", "updated", "comments"]),
 				"direction": _DIRECTION,
-				"since": _p("string", "Only updated at or after this ISO 8601 time."),
+				"since": string("Only updated at or after this ISO 8601 time.", format="date-time"),
 				"per_page": _PER_PAGE,
 				"page": _PAGE,
 			},
@@ -131,17 +115,17 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/issues",
-		body=_q(["title", "body", "labels", "assignees", "milestone", "type"]),
+		body=passthrough("title", "body", "labels", "assignees", "milestone", "type"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"title": _p("string", "The issue title."),
-				"body": _p("string", "The issue text (Markdown)."),
-				"labels": _p("array", "Label names.", items={"type": "string"}),
-				"assignees": _p("array", "Logins to assign.", items={"type": "string"}),
-				"milestone": _p("integer", "Milestone number."),
-				"type": _p("string", "The organization's issue type name, e.g. Bug."),
+				"title": string("The issue title."),
+				"body": string("The issue text (Markdown)."),
+				"labels": array({"type": "string"}, "Label names."),
+				"assignees": array({"type": "string"}, "Logins to assign."),
+				"milestone": integer("Milestone number."),
+				"type": string("The organization's issue type name, e.g. Bug."),
 			},
 			"required": [*_REPO_REQUIRED, "title"],
 		},
@@ -152,25 +136,24 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}",
-		body=_q(["title", "body", "state", "state_reason", "labels", "assignees", "milestone"]),
+		body=passthrough(
+			"title", "body", "state", "state_reason", "labels", "assignees", "milestone"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
 				"issue_number": _ISSUE,
-				"title": _p("string", "New title."),
-				"body": _p("string", "New text (Markdown)."),
-				"state": _p("string", "open or closed.", enum=["open", "closed"]),
-				"state_reason": _p(
-					"string",
+				"title": string("New title."),
+				"body": string("New text (Markdown)."),
+				"state": string("open or closed.", enum=["open", "closed"]),
+				"state_reason": string(
 					"Why it was closed or reopened.",
 					enum=["completed", "not_planned", "duplicate", "reopened"],
 				),
-				"labels": _p("array", "Replace all labels with these.", items={"type": "string"}),
-				"assignees": _p(
-					"array", "Replace all assignees with these.", items={"type": "string"}
-				),
-				"milestone": _p("integer", "Milestone number."),
+				"labels": array({"type": "string"}, "Replace all labels with these."),
+				"assignees": array({"type": "string"}, "Replace all assignees with these."),
+				"milestone": integer("Milestone number."),
 			},
 			"required": [*_REPO_REQUIRED, "issue_number"],
 		},
@@ -181,13 +164,15 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
-		query_params=_q(["since", "per_page", "page"]),
+		query_params=passthrough("since", "per_page", "page"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
 				"issue_number": _ISSUE,
-				"since": _p("string", "Only comments updated at or after this ISO 8601 time."),
+				"since": string(
+					"Only comments updated at or after this ISO 8601 time.", format="date-time"
+				),
 				"per_page": _PER_PAGE,
 				"page": _PAGE,
 			},
@@ -200,13 +185,13 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
-		body=_q(["body"]),
+		body=passthrough("body"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
 				"issue_number": _ISSUE,
-				"body": _p("string", "The comment (Markdown)."),
+				"body": string("The comment (Markdown)."),
 			},
 			"required": [*_REPO_REQUIRED, "issue_number", "body"],
 		},
@@ -217,18 +202,16 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/pulls",
-		query_params=_q(["state", "head", "base", "sort", "direction", "per_page", "page"]),
+		query_params=passthrough("state", "head", "base", "sort", "direction", "per_page", "page"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"state": _p("string", "PR state.", enum=["open", "closed", "all"], default="open"),
-				"head": _p("string", "Source branch as user:branch, e.g. octocat:fix-typo."),
-				"base": _p("string", "Target branch name, e.g. main."),
-				"sort": _p(
-					"string",
-					"Sort field.",
-					enum=["created", "updated", "popularity", "long-running"],
+				"state": string("PR state.", enum=["open", "closed", "all"], default="open"),
+				"head": string("Source branch as user:branch, e.g. octocat:fix-typo."),
+				"base": string("Target branch name, e.g. main."),
+				"sort": string(
+					"Sort field.", enum=["created", "updated", "popularity", "long-running"]
 				),
 				"direction": _DIRECTION,
 				"per_page": _PER_PAGE,
@@ -255,19 +238,19 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/pulls",
-		body=_q(["title", "head", "base", "body", "draft", "maintainer_can_modify"]),
+		body=passthrough("title", "head", "base", "body", "draft", "maintainer_can_modify"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"title": _p("string", "The pull request title."),
-				"head": _p(
-					"string", "Branch with the changes; user:branch for a fork, e.g. octocat:fix."
+				"title": string("The pull request title."),
+				"head": string(
+					"Branch with the changes; user:branch for a fork, e.g. octocat:fix."
 				),
-				"base": _p("string", "Branch to merge into, e.g. main."),
-				"body": _p("string", "Description (Markdown)."),
-				"draft": _p("boolean", "Open as a draft.", default=False),
-				"maintainer_can_modify": _p("boolean", "Let maintainers push to the head branch."),
+				"base": string("Branch to merge into, e.g. main."),
+				"body": string("Description (Markdown)."),
+				"draft": boolean("Open as a draft.", default=False),
+				"maintainer_can_modify": boolean("Let maintainers push to the head branch."),
 			},
 			"required": [*_REPO_REQUIRED, "title", "head", "base"],
 		},
@@ -278,18 +261,18 @@ TOOLS = [
 		scopes=["write"],
 		method="PUT",
 		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/merge",
-		body=_q(["merge_method", "commit_title", "commit_message", "sha"]),
+		body=passthrough("merge_method", "commit_title", "commit_message", "sha"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
 				"pull_number": _PULL,
-				"merge_method": _p(
-					"string", "How to merge.", enum=["merge", "squash", "rebase"], default="merge"
+				"merge_method": string(
+					"How to merge.", enum=["merge", "squash", "rebase"], default="merge"
 				),
-				"commit_title": _p("string", "Title of the merge commit."),
-				"commit_message": _p("string", "Extra detail for the merge commit."),
-				"sha": _p("string", "Merge only if the head is still this commit SHA."),
+				"commit_title": string("Title of the merge commit."),
+				"commit_message": string("Extra detail for the merge commit."),
+				"sha": string("Merge only if the head is still this commit SHA."),
 			},
 			"required": [*_REPO_REQUIRED, "pull_number"],
 		},
@@ -303,13 +286,13 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
-		query_params=_q(["ref"]),
+		query_params=passthrough("ref"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"path": _p("string", "Path in the repository, e.g. docs/index.md."),
-				"ref": _p("string", "Branch, tag or commit; default: the default branch."),
+				"path": string("Path in the repository, e.g. docs/index.md."),
+				"ref": string("Branch, tag or commit; default: the default branch."),
 			},
 			"required": [*_REPO_REQUIRED, "path"],
 		},
@@ -324,27 +307,25 @@ TOOLS = [
 		scopes=["write"],
 		method="PUT",
 		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
-		body={
-			"message": "{{ input.message }}",
-			"content": (
-				"{% if input.content_base64 %}{{ input.content_base64 }}"
-				"{% else %}{{ input.content | base64 }}{% endif %}"
-			),
-			"sha": "{{ input.sha }}",
-			"branch": "{{ input.branch }}",
-		},
+		body=passthrough(
+			"message",
+			"sha",
+			"branch",
+			content="{% if input.content_base64 %}{{ input.content_base64 }}"
+			"{% else %}{{ input.content | base64 }}{% endif %}",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"path": _p("string", "Path of the file, e.g. docs/index.md."),
-				"message": _p("string", "The commit message."),
-				"content": _p("string", "The new file content as text (UTF-8)."),
-				"content_base64": _p(
-					"string", "The new file content, base64-encoded (for binary files)."
+				"path": string("Path of the file, e.g. docs/index.md."),
+				"message": string("The commit message."),
+				"content": string("The new file content as text (UTF-8)."),
+				"content_base64": string(
+					"The new file content, base64-encoded (for binary files)."
 				),
-				"sha": _p("string", "Blob SHA of the file being replaced; omit to create a file."),
-				"branch": _p("string", "Branch to commit to; default: the default branch."),
+				"sha": string("Blob SHA of the file being replaced; omit to create a file."),
+				"branch": string("Branch to commit to; default: the default branch."),
 			},
 			"required": [*_REPO_REQUIRED, "path", "message"],
 		},
@@ -359,18 +340,17 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/search/{{ input.type }}",
-		query_params=_q(["q", "sort", "order", "per_page", "page"]),
+		query_params=passthrough("q", "sort", "order", "per_page", "page"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"type": _p("string", "What to search.", enum=SEARCH_TYPES),
-				"q": _p("string", "The search query with qualifiers."),
-				"sort": _p(
-					"string",
+				"type": string("What to search.", enum=SEARCH_TYPES),
+				"q": string("The search query with qualifiers."),
+				"sort": string(
 					"Sort field (depends on type: stars, forks, updated, comments, created, "
-					"author-date, followers...); default: best match.",
+					"author-date, followers...); default: best match."
 				),
-				"order": _p("string", "Sort direction.", enum=["asc", "desc"]),
+				"order": string("Sort direction.", enum=["asc", "desc"]),
 				"per_page": _PER_PAGE,
 				"page": _PAGE,
 			},
@@ -386,18 +366,18 @@ TOOLS = [
 		scopes=["actions"],
 		method="POST",
 		endpoint=f"{_R}/actions/workflows/{{{{ input.workflow_id }}}}/dispatches",
-		body=_q(["ref", "inputs"]),
+		body=passthrough("ref", "inputs"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"workflow_id": _p(
-					"string", "The workflow file name (e.g. deploy.yml) or its numeric id."
+				"workflow_id": string(
+					"The workflow file name (e.g. deploy.yml) or its numeric id."
 				),
-				"ref": _p("string", "Branch or tag to run on, e.g. main."),
-				"inputs": _p(
-					"object",
-					'Values for the workflow\'s inputs (at most 25), e.g. {"environment": "staging"}.',
+				"ref": string("Branch or tag to run on, e.g. main."),
+				"inputs": obj(
+					{},
+					description='Values for the workflow\'s inputs (at most 25), e.g. {"environment": "staging"}.',
 				),
 			},
 			"required": [*_REPO_REQUIRED, "workflow_id", "ref"],
@@ -409,17 +389,16 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_R}/actions/runs",
-		query_params=_q(["branch", "event", "status", "actor", "head_sha", "per_page", "page"]),
+		query_params=passthrough(
+			"branch", "event", "status", "actor", "head_sha", "per_page", "page"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"branch": _p("string", "Only runs for this branch."),
-				"event": _p(
-					"string", "Only runs triggered by this event, e.g. push, workflow_dispatch."
-				),
-				"status": _p(
-					"string",
+				"branch": string("Only runs for this branch."),
+				"event": string("Only runs triggered by this event, e.g. push, workflow_dispatch."),
+				"status": string(
 					"Only runs with this status or conclusion.",
 					enum=[
 						"completed",
@@ -438,8 +417,8 @@ TOOLS = [
 						"pending",
 					],
 				),
-				"actor": _p("string", "Only runs started by this login."),
-				"head_sha": _p("string", "Only runs for this commit."),
+				"actor": string("Only runs started by this login."),
+				"head_sha": string("Only runs for this commit."),
 				"per_page": _PER_PAGE,
 				"page": _PAGE,
 			},
@@ -452,37 +431,33 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_R}/releases",
-		body=_q(
-			[
-				"tag_name",
-				"target_commitish",
-				"name",
-				"body",
-				"draft",
-				"prerelease",
-				"generate_release_notes",
-				"make_latest",
-			]
+		body=passthrough(
+			"tag_name",
+			"target_commitish",
+			"name",
+			"body",
+			"draft",
+			"prerelease",
+			"generate_release_notes",
+			"make_latest",
 		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"tag_name": _p("string", "The tag, e.g. v1.2.0."),
-				"target_commitish": _p(
-					"string", "Branch or commit the tag is created from if it does not exist."
+				"tag_name": string("The tag, e.g. v1.2.0."),
+				"target_commitish": string(
+					"Branch or commit the tag is created from if it does not exist."
 				),
-				"name": _p("string", "The release title."),
-				"body": _p("string", "Release notes (Markdown)."),
-				"draft": _p("boolean", "Create an unpublished draft.", default=False),
-				"prerelease": _p("boolean", "Mark as a pre-release.", default=False),
-				"generate_release_notes": _p(
-					"boolean", "Let GitHub write notes from merged pull requests.", default=False
+				"name": string("The release title."),
+				"body": string("Release notes (Markdown)."),
+				"draft": boolean("Create an unpublished draft.", default=False),
+				"prerelease": boolean("Mark as a pre-release.", default=False),
+				"generate_release_notes": boolean(
+					"Let GitHub write notes from merged pull requests.", default=False
 				),
-				"make_latest": _p(
-					"string",
-					"Whether it becomes the latest release.",
-					enum=["true", "false", "legacy"],
+				"make_latest": string(
+					"Whether it becomes the latest release.", enum=["true", "false", "legacy"]
 				),
 			},
 			"required": [*_REPO_REQUIRED, "tag_name"],

@@ -17,6 +17,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
 __all__ = ["INTEGRATION", "NOTION_VERSION", "TOOLS", "register_integrations"]
 
@@ -24,22 +25,12 @@ NOTION_VERSION = "2026-03-11"
 """The ``Notion-Version`` header every request sends."""
 
 
-def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
-	return {"type": type_, "description": description, **extra}
-
-
-def _obj(description: str, **extra: Any) -> dict[str, Any]:
-	return {"type": "object", "description": description, **extra}
-
-
 def _id(what: str) -> dict[str, Any]:
-	return _p("string", f"The {what} id (a UUID, with or without dashes, as found in its URL).")
+	return string(f"The {what} id (a UUID, with or without dashes, as found in its URL).")
 
 
-_CURSOR = _p("string", "Cursor from a previous response's `next_cursor`, to get the next page.")
-_PAGE_SIZE = _p(
-	"integer", "How many results to return (1-100).", minimum=1, maximum=100, default=100
-)
+_CURSOR = string("Cursor from a previous response's `next_cursor`, to get the next page.")
+_PAGE_SIZE = integer("How many results to return (1-100).", minimum=1, maximum=100, default=100)
 _LIST_OUTPUT = {
 	"type": "object",
 	"properties": {
@@ -48,48 +39,49 @@ _LIST_OUTPUT = {
 		"next_cursor": {"type": ["string", "null"], "description": "Pass as start_cursor."},
 	},
 }
-_RICH_TEXT = _p(
-	"array",
-	'Rich text items, e.g. [{"type": "text", "text": {"content": "Hello"}}].',
-	items={"type": "object"},
+_RICH_TEXT = array(
+	{"type": "object"}, 'Rich text items, e.g. [{"type": "text", "text": {"content": "Hello"}}].'
 )
-_ICON = _obj(
-	'Page icon: {"type": "emoji", "emoji": "🚀"} or {"type": "external", "external": {"url": "https://..."}} '
-	'or {"type": "file_upload", "file_upload": {"id": "..."}}.'
+_ICON = obj(
+	{},
+	description='Page icon: {"type": "emoji", "emoji": "🚀"} or {"type": "external", "external": {"url": "https://..."}} '
+	'or {"type": "file_upload", "file_upload": {"id": "..."}}.',
 )
-_COVER = _obj(
-	'Cover image: {"type": "external", "external": {"url": "https://..."}} or '
-	'{"type": "file_upload", "file_upload": {"id": "..."}}.'
+_COVER = obj(
+	{},
+	description='Cover image: {"type": "external", "external": {"url": "https://..."}} or '
+	'{"type": "file_upload", "file_upload": {"id": "..."}}.',
 )
-_PROPERTIES = _obj(
-	"Property values keyed by property name or id, in Notion's property value format, e.g. "
+_PROPERTIES = obj(
+	{},
+	description="Property values keyed by property name or id, in Notion's property value format, e.g. "
 	'{"Name": {"title": [{"text": {"content": "Task"}}]}, "Status": {"status": {"name": "Done"}}, '
-	'"Due": {"date": {"start": "2026-12-01"}}}. Read the data source first to learn its properties.'
+	'"Due": {"date": {"start": "2026-12-01"}}}. Read the data source first to learn its properties.',
 )
-_BLOCKS = _p(
-	"array",
+_BLOCKS = array(
+	{"type": "object"},
 	"Block objects, e.g. "
 	'[{"type": "paragraph", "paragraph": {"rich_text": [{"type": "text", "text": {"content": "Hi"}}]}}]. '
 	'Attach an uploaded file with {"type": "image", "image": {"type": "file_upload", "file_upload": {"id": "..."}}}. '
 	"At most 100 blocks per request.",
-	items={"type": "object"},
 	maxItems=100,
 )
-_POSITION = _obj(
-	'Where to insert: {"type": "end"} (default), {"type": "start"}, or '
-	'{"type": "after_block", "after_block": {"id": "<block id>"}}.',
-	properties={
+_POSITION = obj(
+	{
 		"type": {"type": "string", "enum": ["end", "start", "after_block"]},
 		"after_block": {"type": "object", "properties": {"id": {"type": "string"}}},
 	},
-	required=["type"],
+	["type"],
+	description='Where to insert: {"type": "end"} (default), {"type": "start"}, or '
+	'{"type": "after_block", "after_block": {"id": "<block id>"}}.',
 )
 
 
 def _block_content(kind: str) -> dict[str, Any]:
-	return _obj(
-		f"New content of a `{kind}` block (only for a block of that type), e.g. "
-		'{"rich_text": [{"type": "text", "text": {"content": "..."}}]}.'
+	return obj(
+		{},
+		description=f"New content of a `{kind}` block (only for a block of that type), e.g. "
+		'{"rich_text": [{"type": "text", "text": {"content": "..."}}]}.',
 	)
 
 
@@ -117,33 +109,27 @@ TOOLS = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/v1/search",
-		body={
-			"query": "{{ input.query }}",
-			"filter": "{{ input.filter }}",
-			"sort": "{{ input.sort }}",
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		body=passthrough("query", "filter", "sort", "start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"query": _p("string", "Text to match against titles; omit to list everything."),
-				"filter": _obj(
-					'Limit to one kind of object: {"property": "object", "value": "page"} or '
-					'{"property": "object", "value": "data_source"}.',
-					properties={
+				"query": string("Text to match against titles; omit to list everything."),
+				"filter": obj(
+					{
 						"property": {"type": "string", "enum": ["object"]},
 						"value": {"type": "string", "enum": ["page", "data_source"]},
 					},
-					required=["property", "value"],
+					["property", "value"],
+					description='Limit to one kind of object: {"property": "object", "value": "page"} or '
+					'{"property": "object", "value": "data_source"}.',
 				),
-				"sort": _obj(
-					'Order: {"direction": "descending", "timestamp": "last_edited_time"}.',
-					properties={
+				"sort": obj(
+					{
 						"direction": {"type": "string", "enum": ["ascending", "descending"]},
 						"timestamp": {"type": "string", "enum": ["last_edited_time"]},
 					},
-					required=["direction", "timestamp"],
+					["direction", "timestamp"],
+					description='Order: {"direction": "descending", "timestamp": "last_edited_time"}.',
 				),
 				"start_cursor": _CURSOR,
 				"page_size": _PAGE_SIZE,
@@ -157,15 +143,13 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/pages/{{ input.page_id }}",
-		query_params={"filter_properties": "{{ input.filter_properties }}"},
+		query_params=passthrough("filter_properties"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"page_id": _id("page"),
-				"filter_properties": _p(
-					"array",
-					"Only return these property ids (default: all properties).",
-					items={"type": "string"},
+				"filter_properties": array(
+					{"type": "string"}, "Only return these property ids (default: all properties)."
 				),
 			},
 			"required": ["page_id"],
@@ -177,14 +161,12 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/pages/{{ input.page_id }}/markdown",
-		query_params={"include_transcript": "{{ input.include_transcript }}"},
+		query_params=passthrough("include_transcript"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"page_id": _id("page"),
-				"include_transcript": _p(
-					"boolean", "Include meeting-note transcripts.", default=False
-				),
+				"include_transcript": boolean("Include meeting-note transcripts.", default=False),
 			},
 			"required": ["page_id"],
 		},
@@ -199,37 +181,31 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/v1/pages",
-		body={
-			"parent": "{{ input.parent }}",
-			"properties": "{{ input.properties }}",
-			"markdown": "{{ input.markdown }}",
-			"children": "{{ input.children }}",
-			"icon": "{{ input.icon }}",
-			"cover": "{{ input.cover }}",
-			"template": "{{ input.template }}",
-			"position": "{{ input.position }}",
-		},
+		body=passthrough(
+			"parent", "properties", "markdown", "children", "icon", "cover", "template", "position"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"parent": _obj(
-					'Where the page goes: {"type": "page_id", "page_id": "..."} or '
-					'{"type": "data_source_id", "data_source_id": "..."}.',
-					properties={
+				"parent": obj(
+					{
 						"type": {"type": "string", "enum": ["page_id", "data_source_id"]},
 						"page_id": {"type": "string"},
 						"data_source_id": {"type": "string"},
 					},
-					required=["type"],
+					["type"],
+					description='Where the page goes: {"type": "page_id", "page_id": "..."} or '
+					'{"type": "data_source_id", "data_source_id": "..."}.',
 				),
 				"properties": _PROPERTIES,
-				"markdown": _p("string", "Page content as Markdown (instead of `children`)."),
+				"markdown": string("Page content as Markdown (instead of `children`)."),
 				"children": _BLOCKS,
 				"icon": _ICON,
 				"cover": _COVER,
-				"template": _obj(
-					'Apply a data source template: {"type": "default"} or '
-					'{"type": "template_id", "template_id": "..."}. Leave content empty when used.'
+				"template": obj(
+					{},
+					description='Apply a data source template: {"type": "default"} or '
+					'{"type": "template_id", "template_id": "..."}. Leave content empty when used.',
 				),
 				"position": _POSITION,
 			},
@@ -245,13 +221,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/pages/{{ input.page_id }}",
-		body={
-			"properties": "{{ input.properties }}",
-			"icon": "{{ input.icon }}",
-			"cover": "{{ input.cover }}",
-			"in_trash": "{{ input.in_trash }}",
-			"is_locked": "{{ input.is_locked }}",
-		},
+		body=passthrough("properties", "icon", "cover", "in_trash", "is_locked"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -259,8 +229,8 @@ TOOLS = [
 				"properties": _PROPERTIES,
 				"icon": _ICON,
 				"cover": _COVER,
-				"in_trash": _p("boolean", "true moves the page to the trash, false restores it."),
-				"is_locked": _p("boolean", "Lock the page against edits in the Notion app."),
+				"in_trash": boolean("true moves the page to the trash, false restores it."),
+				"is_locked": boolean("Lock the page against edits in the Notion app."),
 			},
 			"required": ["page_id"],
 		},
@@ -276,19 +246,14 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/pages/{{ input.page_id }}/markdown",
-		body={
-			"type": "{{ input.type }}",
-			"insert_content": "{{ input.insert_content }}",
-			"replace_content_range": "{{ input.replace_content_range }}",
-			"update_content": "{{ input.update_content }}",
-			"replace_content": "{{ input.replace_content }}",
-		},
+		body=passthrough(
+			"type", "insert_content", "replace_content_range", "update_content", "replace_content"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"page_id": _id("page"),
-				"type": _p(
-					"string",
+				"type": string(
 					"Which edit to make; the object with this name must be given.",
 					enum=[
 						"insert_content",
@@ -297,10 +262,8 @@ TOOLS = [
 						"replace_content",
 					],
 				),
-				"insert_content": _obj(
-					'{"content": "<markdown>", "position": {"type": "end"}} or '
-					'{"content": "...", "after": "<text snippet to insert after>"}.',
-					properties={
+				"insert_content": obj(
+					{
 						"content": {"type": "string"},
 						"after": {"type": "string"},
 						"position": {
@@ -308,21 +271,22 @@ TOOLS = [
 							"properties": {"type": {"type": "string", "enum": ["start", "end"]}},
 						},
 					},
-					required=["content"],
+					["content"],
+					description='{"content": "<markdown>", "position": {"type": "end"}} or '
+					'{"content": "...", "after": "<text snippet to insert after>"}.',
 				),
-				"replace_content_range": _obj(
-					'{"content": "<markdown>", "content_range": "<start text>...<end text>", '
-					'"allow_deleting_content": false}.',
-					properties={
+				"replace_content_range": obj(
+					{
 						"content": {"type": "string"},
 						"content_range": {"type": "string"},
 						"allow_deleting_content": {"type": "boolean"},
 					},
-					required=["content", "content_range"],
+					["content", "content_range"],
+					description='{"content": "<markdown>", "content_range": "<start text>...<end text>", '
+					'"allow_deleting_content": false}.',
 				),
-				"update_content": _obj(
-					'{"content_updates": [{"old_str": "...", "new_str": "...", "replace_all_matches": false}]}.',
-					properties={
+				"update_content": obj(
+					{
 						"content_updates": {
 							"type": "array",
 							"items": {
@@ -337,15 +301,16 @@ TOOLS = [
 						},
 						"allow_deleting_content": {"type": "boolean"},
 					},
-					required=["content_updates"],
+					["content_updates"],
+					description='{"content_updates": [{"old_str": "...", "new_str": "...", "replace_all_matches": false}]}.',
 				),
-				"replace_content": _obj(
-					'{"new_str": "<markdown for the whole page>", "allow_deleting_content": true}.',
-					properties={
+				"replace_content": obj(
+					{
 						"new_str": {"type": "string"},
 						"allow_deleting_content": {"type": "boolean"},
 					},
-					required=["new_str"],
+					["new_str"],
+					description='{"new_str": "<markdown for the whole page>", "allow_deleting_content": true}.',
 				),
 			},
 			"required": ["page_id", "type"],
@@ -387,31 +352,24 @@ TOOLS = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/v1/data_sources/{{ input.data_source_id }}/query",
-		query_params={"filter_properties": "{{ input.filter_properties }}"},
-		body={
-			"filter": "{{ input.filter }}",
-			"sorts": "{{ input.sorts }}",
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		query_params=passthrough("filter_properties"),
+		body=passthrough("filter", "sorts", "start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"data_source_id": _id("data source"),
-				"filter": _obj(
-					'A Notion filter, e.g. {"property": "Status", "status": {"equals": "Done"}} or '
-					'{"and": [{...}, {...}]}.'
+				"filter": obj(
+					{},
+					description='A Notion filter, e.g. {"property": "Status", "status": {"equals": "Done"}} or '
+					'{"and": [{...}, {...}]}.',
 				),
-				"sorts": _p(
-					"array",
+				"sorts": array(
+					{"type": "object"},
 					'Sort criteria, e.g. [{"property": "Due", "direction": "ascending"}] or '
 					'[{"timestamp": "created_time", "direction": "descending"}].',
-					items={"type": "object"},
 				),
-				"filter_properties": _p(
-					"array",
-					"Only return these property ids in each row.",
-					items={"type": "string"},
+				"filter_properties": array(
+					{"type": "string"}, "Only return these property ids in each row."
 				),
 				"start_cursor": _CURSOR,
 				"page_size": _PAGE_SIZE,
@@ -426,10 +384,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/blocks/{{ input.block_id }}/children",
-		query_params={
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		query_params=passthrough("start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -447,7 +402,7 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/blocks/{{ input.block_id }}/children",
-		body={"children": "{{ input.children }}", "position": "{{ input.position }}"},
+		body=passthrough("children", "position"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -467,16 +422,13 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/blocks/{{ input.block_id }}",
-		body={
-			**{kind: f"{{{{ input.{kind} }}}}" for kind in _BLOCK_TYPES},
-			"in_trash": "{{ input.in_trash }}",
-		},
+		body=passthrough(*_BLOCK_TYPES, "in_trash"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"block_id": _id("block"),
 				**{kind: _block_content(kind) for kind in _BLOCK_TYPES},
-				"in_trash": _p("boolean", "true deletes (trashes) the block, false restores it."),
+				"in_trash": boolean("true deletes (trashes) the block, false restores it."),
 			},
 			"required": ["block_id"],
 		},
@@ -487,11 +439,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/comments",
-		query_params={
-			"block_id": "{{ input.block_id }}",
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		query_params=passthrough("block_id", "start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {
@@ -512,21 +460,16 @@ TOOLS = [
 		scopes=["comment"],
 		method="POST",
 		endpoint="/v1/comments",
-		body={
-			"parent": "{{ input.parent }}",
-			"discussion_id": "{{ input.discussion_id }}",
-			"markdown": "{{ input.markdown }}",
-			"rich_text": "{{ input.rich_text }}",
-		},
+		body=passthrough("parent", "discussion_id", "markdown", "rich_text"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"parent": _obj(
-					'The page or block to comment on: {"page_id": "..."} or {"block_id": "..."}.',
-					properties={"page_id": {"type": "string"}, "block_id": {"type": "string"}},
+				"parent": obj(
+					{"page_id": {"type": "string"}, "block_id": {"type": "string"}},
+					description='The page or block to comment on: {"page_id": "..."} or {"block_id": "..."}.',
 				),
-				"discussion_id": _p("string", "Reply in this discussion thread instead."),
-				"markdown": _p("string", "The comment as Markdown."),
+				"discussion_id": string("Reply in this discussion thread instead."),
+				"markdown": string("The comment as Markdown."),
 				"rich_text": _RICH_TEXT,
 			},
 		},
@@ -537,10 +480,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/users",
-		query_params={
-			"start_cursor": "{{ input.start_cursor }}",
-			"page_size": "{{ input.page_size }}",
-		},
+		query_params=passthrough("start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
 			"properties": {"start_cursor": _CURSOR, "page_size": _PAGE_SIZE},
@@ -557,24 +497,18 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/v1/file_uploads",
-		body={
-			"mode": "{{ input.mode }}",
-			"filename": "{{ input.filename }}",
-			"content_type": "{{ input.content_type }}",
-			"external_url": "{{ input.external_url }}",
-		},
+		body=passthrough("mode", "filename", "content_type", "external_url"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"mode": _p(
-					"string",
+				"mode": string(
 					"single_part (send the bytes next) or external_url (Notion downloads them).",
 					enum=["single_part", "external_url"],
 					default="single_part",
 				),
-				"filename": _p("string", "File name with extension, e.g. report.pdf."),
-				"content_type": _p("string", "MIME type, e.g. image/png."),
-				"external_url": _p("string", "Public HTTPS URL to import (mode external_url)."),
+				"filename": string("File name with extension, e.g. report.pdf."),
+				"content_type": string("MIME type, e.g. image/png."),
+				"external_url": string("Public HTTPS URL to import (mode external_url)."),
 			},
 		},
 	),
@@ -585,14 +519,13 @@ TOOLS = [
 		method="POST",
 		endpoint="/v1/file_uploads/{{ input.file_upload_id }}/send",
 		request_format="multipart",
-		files={"file": "{{ input.file }}"},
+		files=passthrough("file"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"file_upload_id": _p("string", "The id returned by createFileUpload."),
-				"file": _p(
-					"string",
-					"A file reference: openmolt-file:<id> from an earlier tool, or a data: URL.",
+				"file_upload_id": string("The id returned by createFileUpload."),
+				"file": string(
+					"A file reference: openmolt-file:<id> from an earlier tool, or a data: URL."
 				),
 			},
 			"required": ["file_upload_id", "file"],

@@ -153,7 +153,7 @@ _COMMON: dict[str, Any] = {
 		"maximum": 100,
 		"description": "Compression 0-100 for jpeg and webp (default 100).",
 	},
-	"fileName": {
+	"file_name": {
 		"type": "string",
 		"description": 'Base name for the saved files ("logo" gives logo-1.png, logo-2.png...).',
 	},
@@ -233,7 +233,7 @@ async def _save_images(
 	fmt = payload.get("output_format") or input.get("output_format") or "png"
 	media_type = _MEDIA_TYPES.get(fmt, "application/octet-stream")
 	ext = _EXTENSIONS.get(fmt, fmt)
-	stem = input.get("fileName") or "image"
+	stem = input.get("file_name") or "image"
 	images = []
 	for index, item in enumerate(payload.get("data") or [], start=1):
 		encoded = item.get("b64_json")
@@ -279,7 +279,7 @@ async def _generate(input: dict[str, Any], context: ToolContext) -> dict[str, An
 async def _edit(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
 	tool = "editImage"
 	store = file_store(context, tool)
-	references = input.get("images") or []
+	references = input.get("image") or []
 	if not 1 <= len(references) <= 16:
 		raise ToolError("give between 1 and 16 images to edit", tool=tool)
 	field = "image" if len(references) == 1 else "image[]"
@@ -354,7 +354,7 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"images": {
+				"image": {
 					"type": "array",
 					"items": {"type": "string", "description": _FILE_REF},
 					"minItems": 1,
@@ -379,7 +379,7 @@ TOOLS = [
 					),
 				},
 			},
-			"required": ["images", "prompt"],
+			"required": ["image", "prompt"],
 			"additionalProperties": False,
 		},
 		output_schema=_OUTPUT,

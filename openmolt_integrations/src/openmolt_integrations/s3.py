@@ -21,7 +21,7 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
-from openmolt_core.integrations.schema import obj
+from openmolt_core.integrations.schema import obj, passthrough
 from openmolt_integrations._aws import AUTHS, object_body, sigv4_credential, xml_body
 
 if TYPE_CHECKING:
@@ -38,10 +38,10 @@ _SERVICE_URL = (
 	"{% else %}https://s3." + _REGION + ".amazonaws.com{% endif %}"
 )
 _BUCKET_URL = (
-	"{% if config.forcePathStyle %}" + _SERVICE_URL + "/{{ input.bucket }}"
-	'{% elsif config.endpoint %}{% assign vhost = "://" | append: input.bucket | append: "." %}'
+	"{% if config.forcePathStyle %}" + _SERVICE_URL + "/{{ input.Bucket }}"
+	'{% elsif config.endpoint %}{% assign vhost = "://" | append: input.Bucket | append: "." %}'
 	'{{ config.endpoint | replace_first: "://", vhost }}'
-	"{% else %}https://{{ input.bucket }}.s3." + _REGION + ".amazonaws.com{% endif %}"
+	"{% else %}https://{{ input.Bucket }}.s3." + _REGION + ".amazonaws.com{% endif %}"
 )
 # The bucket is part of the host (virtual-hosted style): the origins the input may choose.
 _BUCKET_ORIGINS = [
@@ -49,7 +49,7 @@ _BUCKET_ORIGINS = [
 	"{% if config.endpoint %}{{ config.endpoint | replace_first: '://', '://*.' }}"
 	"{% else %}https://*.s3." + _REGION + ".amazonaws.com{% endif %}",
 ]
-_KEY_PATH = "/{{ input.key | path_segments }}"
+_KEY_PATH = "/{{ input.Key | path_segments }}"
 
 _BUCKET = {
 	"type": "string",
@@ -91,10 +91,10 @@ _METADATA = {
 _XMLNS = "http://s3.amazonaws.com/doc/2006-03-01/"
 _DELETE_BODY = (
 	f'<Delete xmlns="{_XMLNS}">'
-	"{% for object in input.objects %}<Object><Key>{{ object.key | escape }}</Key>"
-	"{% if object.versionId %}<VersionId>{{ object.versionId | escape }}</VersionId>{% endif %}"
+	"{% for object in input.Objects %}<Object><Key>{{ object.Key | escape }}</Key>"
+	"{% if object.VersionId %}<VersionId>{{ object.VersionId | escape }}</VersionId>{% endif %}"
 	"</Object>{% endfor %}"
-	"{% if input.quiet %}<Quiet>true</Quiet>{% endif %}</Delete>"
+	"{% if input.Quiet %}<Quiet>true</Quiet>{% endif %}</Delete>"
 )
 _OBJECT_HEADERS = [
 	"Content-Type",
@@ -110,10 +110,6 @@ _OBJECT_HEADERS = [
 ]
 
 
-def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-	return obj(properties, required or (), closed=True)
-
-
 TOOLS: list[HttpTool | FunctionTool] = [
 	HttpTool(
 		handle="listBuckets",
@@ -123,20 +119,20 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		base_url=_SERVICE_URL,
 		endpoint="/",
 		query_params={
-			"max-buckets": "{{ input.maxBuckets }}",
-			"continuation-token": "{{ input.continuationToken }}",
-			"prefix": "{{ input.prefix }}",
+			**passthrough("prefix"),
+			"max-buckets": "{{ input.max_buckets }}",
+			"continuation-token": "{{ input.continuation_token }}",
 		},
 		input_schema={
 			"type": "object",
 			"properties": {
-				"maxBuckets": {
+				"max_buckets": {
 					"type": "integer",
 					"minimum": 1,
 					"maximum": 10000,
 					"description": "Maximum number of buckets to return.",
 				},
-				"continuationToken": {
+				"continuation_token": {
 					"type": "string",
 					"description": "ContinuationToken of the previous page.",
 				},
@@ -150,24 +146,23 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		description=(
 			"List objects in a bucket (ListObjectsV2), up to 1000 per page. With a delimiter "
 			'("/") folders come back as CommonPrefixes. When IsTruncated is true, pass '
-			"NextContinuationToken as continuationToken."
+			"NextContinuationToken as continuation_token."
 		),
 		scopes=["read"],
 		method="GET",
 		base_url=_BUCKET_URL,
 		endpoint="/",
 		query_params={
+			**passthrough("prefix", "delimiter"),
 			"list-type": "2",
-			"prefix": "{{ input.prefix }}",
-			"delimiter": "{{ input.delimiter }}",
-			"max-keys": "{{ input.maxKeys }}",
-			"continuation-token": "{{ input.continuationToken }}",
-			"start-after": "{{ input.startAfter }}",
+			"max-keys": "{{ input.max_keys }}",
+			"continuation-token": "{{ input.continuation_token }}",
+			"start-after": "{{ input.start_after }}",
 		},
 		response_format="xml",
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"bucket": _BUCKET,
+				"Bucket": _BUCKET,
 				"prefix": {
 					"type": "string",
 					"description": 'Only keys starting with this ("reports/2026/").',
@@ -176,22 +171,23 @@ TOOLS: list[HttpTool | FunctionTool] = [
 					"type": "string",
 					"description": 'Group keys by this character, usually "/", to list one level.',
 				},
-				"maxKeys": {
+				"max_keys": {
 					"type": "integer",
 					"minimum": 1,
 					"maximum": 1000,
 					"description": "Maximum number of keys (default 1000).",
 				},
-				"continuationToken": {
+				"continuation_token": {
 					"type": "string",
 					"description": "NextContinuationToken of the previous page.",
 				},
-				"startAfter": {
+				"start_after": {
 					"type": "string",
 					"description": "Start listing after this key.",
 				},
 			},
-			["bucket"],
+			["Bucket"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -201,10 +197,12 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		method="HEAD",
 		base_url=_BUCKET_URL,
 		endpoint=_KEY_PATH,
-		query_params={"versionId": "{{ input.versionId }}"},
+		query_params=passthrough("versionId"),
 		response_headers=_OBJECT_HEADERS,
-		input_schema=_schema(
-			{"bucket": _BUCKET, "key": _KEY, "versionId": _VERSION_ID}, ["bucket", "key"]
+		input_schema=obj(
+			{"Bucket": _BUCKET, "Key": _KEY, "versionId": _VERSION_ID},
+			["Bucket", "Key"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -217,25 +215,26 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		method="GET",
 		base_url=_BUCKET_URL,
 		endpoint=_KEY_PATH,
-		query_params={"versionId": "{{ input.versionId }}"},
-		headers={"Range": "{{ input.range }}", "If-None-Match": "{{ input.ifNoneMatch }}"},
+		query_params=passthrough("versionId"),
+		headers={**passthrough("Range"), "If-None-Match": "{{ input.IfNoneMatch }}"},
 		response_format="binary",
 		response_headers=[*_OBJECT_HEADERS, "Content-Range"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"bucket": _BUCKET,
-				"key": _KEY,
+				"Bucket": _BUCKET,
+				"Key": _KEY,
 				"versionId": _VERSION_ID,
-				"range": {
+				"Range": {
 					"type": "string",
 					"description": 'Only part of the object, as an HTTP range ("bytes=0-1023").',
 				},
-				"ifNoneMatch": {
+				"IfNoneMatch": {
 					"type": "string",
 					"description": "Only download if the ETag differs from this one.",
 				},
 			},
-			["bucket", "key"],
+			["Bucket", "Key"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -246,18 +245,19 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		base_url=_BUCKET_URL,
 		endpoint=_KEY_PATH,
 		request_format="s3-object",
-		body={"file": "{{ input.file }}", "metadata": "{{ input.metadata }}"},
+		# The s3-object encoder's body: the file, and metadata it sends as x-amz-meta-* headers.
+		body={"file": "{{ input.file }}", "metadata": "{{ input.Metadata }}"},
 		headers={
-			"Content-Type": "{{ input.contentType }}",
-			"Cache-Control": "{{ input.cacheControl }}",
-			"Content-Disposition": "{{ input.contentDisposition }}",
-			"x-amz-storage-class": "{{ input.storageClass }}",
+			"Content-Type": "{{ input.ContentType }}",
+			"Cache-Control": "{{ input.CacheControl }}",
+			"Content-Disposition": "{{ input.ContentDisposition }}",
+			"x-amz-storage-class": "{{ input.StorageClass }}",
 		},
 		response_headers=["ETag", "x-amz-version-id"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"bucket": _BUCKET,
-				"key": _KEY,
+				"Bucket": _BUCKET,
+				"Key": _KEY,
 				"file": {
 					"type": "string",
 					"description": (
@@ -265,22 +265,23 @@ TOOLS: list[HttpTool | FunctionTool] = [
 						"tool, a data: URL, or a path from the fileSystem integration."
 					),
 				},
-				"contentType": {
+				"ContentType": {
 					"type": "string",
 					"description": 'Media type to store ("image/png"); default: the file\'s type.',
 				},
-				"cacheControl": {
+				"CacheControl": {
 					"type": "string",
 					"description": 'Cache-Control to serve the object with ("max-age=3600").',
 				},
-				"contentDisposition": {
+				"ContentDisposition": {
 					"type": "string",
 					"description": 'Content-Disposition to serve it with ("attachment").',
 				},
-				"storageClass": _STORAGE_CLASS,
-				"metadata": _METADATA,
+				"StorageClass": _STORAGE_CLASS,
+				"Metadata": _METADATA,
 			},
-			["bucket", "key", "file"],
+			["Bucket", "Key", "file"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -292,23 +293,27 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		endpoint=_KEY_PATH,
 		headers={
 			"x-amz-copy-source": (
-				"/{{ input.sourceBucket }}/{{ input.sourceKey | path_segments }}"
-				"{% if input.sourceVersionId %}?versionId={{ input.sourceVersionId | url_encode }}"
+				"/{{ input.CopySourceBucket }}/{{ input.CopySourceKey | path_segments }}"
+				"{% if input.CopySourceVersionId %}?versionId={{ input.CopySourceVersionId | url_encode }}"
 				"{% endif %}"
 			),
-			"x-amz-storage-class": "{{ input.storageClass }}",
+			"x-amz-storage-class": "{{ input.StorageClass }}",
 		},
 		response_format="xml",
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"bucket": {**_BUCKET, "description": "The destination bucket."},
-				"key": {**_KEY, "description": "The destination key."},
-				"sourceBucket": {**_BUCKET, "description": "The bucket to copy from."},
-				"sourceKey": {**_KEY, "description": "The key to copy from."},
-				"sourceVersionId": {**_VERSION_ID, "description": "The source version to copy."},
-				"storageClass": _STORAGE_CLASS,
+				"Bucket": {**_BUCKET, "description": "The destination bucket."},
+				"Key": {**_KEY, "description": "The destination key."},
+				"CopySourceBucket": {**_BUCKET, "description": "The bucket to copy from."},
+				"CopySourceKey": {**_KEY, "description": "The key to copy from."},
+				"CopySourceVersionId": {
+					**_VERSION_ID,
+					"description": "The source version to copy.",
+				},
+				"StorageClass": _STORAGE_CLASS,
 			},
-			["bucket", "key", "sourceBucket", "sourceKey"],
+			["Bucket", "Key", "CopySourceBucket", "CopySourceKey"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -318,15 +323,16 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		method="DELETE",
 		base_url=_BUCKET_URL,
 		endpoint=_KEY_PATH,
-		query_params={"versionId": "{{ input.versionId }}"},
+		query_params=passthrough("versionId"),
 		response_headers=["x-amz-delete-marker", "x-amz-version-id"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"bucket": _BUCKET,
-				"key": _KEY,
+				"Bucket": _BUCKET,
+				"Key": _KEY,
 				"versionId": {**_VERSION_ID, "description": "Delete this version for good."},
 			},
-			["bucket", "key"],
+			["Bucket", "Key"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -341,10 +347,10 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		endpoint="/?delete",
 		request_format="s3-xml",
 		body=_DELETE_BODY,
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"bucket": _BUCKET,
-				"objects": {
+				"Bucket": _BUCKET,
+				"Objects": {
 					"type": "array",
 					"minItems": 1,
 					"maxItems": 1000,
@@ -352,23 +358,24 @@ TOOLS: list[HttpTool | FunctionTool] = [
 					"items": {
 						"type": "object",
 						"properties": {
-							"key": _KEY,
-							"versionId": {
+							"Key": _KEY,
+							"VersionId": {
 								**_VERSION_ID,
 								"description": "Delete this version for good.",
 							},
 						},
-						"required": ["key"],
+						"required": ["Key"],
 						"additionalProperties": False,
 					},
 				},
-				"quiet": {
+				"Quiet": {
 					"type": "boolean",
 					"default": False,
 					"description": "Report only the keys that failed, not every deleted one.",
 				},
 			},
-			["bucket", "objects"],
+			["Bucket", "Objects"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -379,11 +386,11 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		base_url=_BUCKET_URL,
 		endpoint="/",
 		response_headers=["x-amz-bucket-region"],
-		input_schema=_schema({"bucket": _BUCKET}, ["bucket"]),
+		input_schema=obj({"Bucket": _BUCKET}, ["Bucket"], closed=True),
 	),
 	HttpTool(
 		handle="createBucket",
-		description="Create a bucket. Outside us-east-1 give the region as locationConstraint.",
+		description="Create a bucket. Outside us-east-1 give the region as LocationConstraint.",
 		scopes=["buckets"],
 		method="PUT",
 		base_url=_BUCKET_URL,
@@ -391,25 +398,26 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		request_format="text",
 		headers={"Content-Type": "application/xml"},
 		body=(
-			"{% if input.locationConstraint %}"
+			"{% if input.LocationConstraint %}"
 			f'<CreateBucketConfiguration xmlns="{_XMLNS}">'
-			"<LocationConstraint>{{ input.locationConstraint | escape }}</LocationConstraint>"
+			"<LocationConstraint>{{ input.LocationConstraint | escape }}</LocationConstraint>"
 			"</CreateBucketConfiguration>{% endif %}"
 		),
 		response_headers=["Location"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"bucket": {
+				"Bucket": {
 					**_BUCKET,
 					"pattern": "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$",
 					"description": "The new bucket's name: 3-63 lowercase letters, digits, dots, hyphens.",
 				},
-				"locationConstraint": {
+				"LocationConstraint": {
 					"type": "string",
 					"description": 'The region to create it in ("eu-west-1"); omit for us-east-1.',
 				},
 			},
-			["bucket"],
+			["Bucket"],
+			closed=True,
 		),
 	),
 	HttpTool(
@@ -419,7 +427,7 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		method="DELETE",
 		base_url=_BUCKET_URL,
 		endpoint="/",
-		input_schema=_schema({"bucket": _BUCKET}, ["bucket"]),
+		input_schema=obj({"Bucket": _BUCKET}, ["Bucket"], closed=True),
 	),
 ]
 
@@ -485,7 +493,7 @@ def presign_url(
 		) from exc
 	if not 1 <= expires_in <= 604800:
 		raise ToolError(
-			f"expiresIn must be between 1 and 604800 seconds (7 days), got {expires_in}",
+			f"ExpiresIn must be between 1 and 604800 seconds (7 days), got {expires_in}",
 			tool="presignUrl",
 		)
 	access_key = config.get("accessKeyId")
@@ -505,18 +513,19 @@ def presign_url(
 
 
 def _presign(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-	expires = int(input.get("expiresIn", 3600))
+	expires = int(input.get("ExpiresIn", 3600))
+	method = input.get("HttpMethod", "GET")
 	url = presign_url(
 		context.config,
-		bucket=input["bucket"],
-		key=input["key"],
-		method=input.get("method", "GET"),
+		bucket=input["Bucket"],
+		key=input["Key"],
+		method=method,
 		expires_in=expires,
-		content_type=input.get("contentType"),
+		content_type=input.get("ContentType"),
 	)
-	out: dict[str, Any] = {"url": url, "method": input.get("method", "GET"), "expiresIn": expires}
-	if input.get("contentType"):
-		out["headers"] = {"Content-Type": input["contentType"]}
+	out: dict[str, Any] = {"url": url, "method": method, "expiresIn": expires}
+	if input.get("ContentType"):
+		out["headers"] = {"Content-Type": input["ContentType"]}
 	return out
 
 
@@ -529,29 +538,30 @@ TOOLS.append(
 		),
 		function=_presign,
 		scopes=["presign"],
-		input_schema=_schema(
+		input_schema=obj(
 			{
-				"bucket": _BUCKET,
-				"key": _KEY,
-				"method": {
+				"Bucket": _BUCKET,
+				"Key": _KEY,
+				"HttpMethod": {
 					"type": "string",
 					"enum": ["GET", "PUT", "HEAD", "DELETE"],
 					"default": "GET",
 					"description": "GET to share a download, PUT to let someone upload.",
 				},
-				"expiresIn": {
+				"ExpiresIn": {
 					"type": "integer",
 					"minimum": 1,
 					"maximum": 604800,
 					"default": 3600,
 					"description": "Seconds the URL stays valid (at most 7 days).",
 				},
-				"contentType": {
+				"ContentType": {
 					"type": "string",
 					"description": "For PUT: the Content-Type the uploader must send.",
 				},
 			},
-			["bucket", "key"],
+			["Bucket", "Key"],
+			closed=True,
 		),
 		output_schema={
 			"type": "object",
@@ -590,7 +600,7 @@ agent = om.create_agent(name="Archivist", model="openai:gpt-5-mini",
 ```
 
 Responses in XML (listObjects, copyObject, deleteObjects) come back parsed; downloads are saved
-as files. `putObject` stores user metadata (`metadata={"author": "Ana"}` becomes the header
+as files. `putObject` stores user metadata (`Metadata={"author": "Ana"}` becomes the header
 `x-amz-meta-author`), and `headObject`/`getObject` return it under `headers`. `deleteObjects`
 removes up to 1000 keys at once (OpenMolt adds the `Content-MD5` header S3 requires).
 Presigned URLs need botocore: `pip install 'openmolt[s3]'`.

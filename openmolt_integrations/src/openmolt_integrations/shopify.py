@@ -23,15 +23,12 @@ from openmolt_core.integrations import (
 	OAuth2Credential,
 )
 from openmolt_core.integrations.extensions import graphql_errors
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
 __all__ = ["INTEGRATION", "SHOPIFY_API_VERSION", "TAGGABLE", "TOOLS", "register_integrations"]
 
 SHOPIFY_API_VERSION = "2026-10"
 """The Admin API version in every request URL."""
-
-
-def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
-	return {"type": type_, "description": description, **extra}
 
 
 _USER_ERRORS_NOTE = (
@@ -85,13 +82,13 @@ _CONNECTION_OUTPUT = {
 	},
 }
 
-_FIRST = _p("integer", "How many to return (1-250).", minimum=1, maximum=250, default=20)
-_AFTER = _p("string", "pageInfo.endCursor of the previous page, to get the next page.")
-_REVERSE = _p("boolean", "Reverse the sort order.", default=False)
+_FIRST = integer("How many to return (1-250).", minimum=1, maximum=250, default=20)
+_AFTER = string("pageInfo.endCursor of the previous page, to get the next page.")
+_REVERSE = boolean("Reverse the sort order.", default=False)
 
 
 def _gid(kind: str) -> dict[str, Any]:
-	return _p("string", f"The {kind} global id, e.g. gid://shopify/{kind}/1234567890.")
+	return string(f"The {kind} global id, e.g. gid://shopify/{kind}/1234567890.")
 
 
 def _graphql(
@@ -125,19 +122,16 @@ _PRODUCT_FIELDS = (
 	"variants(first: 10) { nodes { id title sku price inventoryQuantity } }"
 )
 _PRODUCT_INPUT = {
-	"title": _p("string", "Product title."),
-	"descriptionHtml": _p("string", "Description, as HTML."),
-	"vendor": _p("string", "Vendor or brand."),
-	"productType": _p("string", "Product type, for grouping and search."),
-	"tags": _p("array", "Tags (replace all existing tags).", items={"type": "string"}),
-	"status": _p(
-		"string",
-		"ACTIVE (sellable), DRAFT (hidden) or ARCHIVED.",
-		enum=["ACTIVE", "DRAFT", "ARCHIVED"],
+	"title": string("Product title."),
+	"descriptionHtml": string("Description, as HTML."),
+	"vendor": string("Vendor or brand."),
+	"productType": string("Product type, for grouping and search."),
+	"tags": array({"type": "string"}, "Tags (replace all existing tags)."),
+	"status": string(
+		"ACTIVE (sellable), DRAFT (hidden) or ARCHIVED.", enum=["ACTIVE", "DRAFT", "ARCHIVED"]
 	),
-	"handle": _p("string", "URL handle; default: derived from the title."),
+	"handle": string("URL handle; default: derived from the title."),
 }
-_PRODUCT_VARS = {k: f"{{{{ input.{k} }}}}" for k in _PRODUCT_INPUT}
 
 TAGGABLE = [
 	("Product", "product", "write_products"),
@@ -176,19 +170,12 @@ TOOLS = [
 		nodes { """
 		+ _PRODUCT_FIELDS
 		+ """ } pageInfo { hasNextPage endCursor } } }""",
-		{
-			"first": "{{ input.first }}",
-			"after": "{{ input.after }}",
-			"query": "{{ input.query }}",
-			"sortKey": "{{ input.sortKey }}",
-			"reverse": "{{ input.reverse }}",
-		},
+		passthrough("first", "after", "query", "sortKey", "reverse"),
 		{
 			"first": _FIRST,
 			"after": _AFTER,
-			"query": _p("string", "Shopify search query, e.g. status:active vendor:Acme."),
-			"sortKey": _p(
-				"string",
+			"query": string("Shopify search query, e.g. status:active vendor:Acme."),
+			"sortKey": string(
 				"Sort field (default UPDATED_AT).",
 				enum=[
 					"CREATED_AT",
@@ -214,7 +201,7 @@ TOOLS = [
 		options { id name values } variants(first: 100) { nodes { id title sku barcode price
 		compareAtPrice inventoryQuantity selectedOptions { name value }
 		inventoryItem { id tracked } } } } }""",
-		{"id": "{{ input.id }}"},
+		passthrough("id"),
 		{"id": _gid("Product")},
 		["id"],
 	),
@@ -228,18 +215,11 @@ TOOLS = [
 		"""mutation CreateProduct($product: ProductCreateInput!) { productCreate(product: $product) {
 		product { id title handle status variants(first: 10) { nodes { id title sku price } } }
 		userErrors { field message } } }""",
-		{
-			"product": {
-				**_PRODUCT_VARS,
-				"productOptions": "{{ input.productOptions }}",
-			}
-		},
+		{"product": passthrough(*_PRODUCT_INPUT, "productOptions")},
 		{
 			**_PRODUCT_INPUT,
-			"productOptions": _p(
-				"array",
-				'Options and their values, e.g. [{"name": "Size", "values": [{"name": "S"}, {"name": "M"}]}].',
-				items={
+			"productOptions": array(
+				{
 					"type": "object",
 					"properties": {
 						"name": {"type": "string"},
@@ -252,6 +232,7 @@ TOOLS = [
 						},
 					},
 				},
+				'Options and their values, e.g. [{"name": "Size", "values": [{"name": "S"}, {"name": "M"}]}].',
 			),
 		},
 		["title"],
@@ -264,7 +245,7 @@ TOOLS = [
 		["write_products"],
 		"""mutation UpdateProduct($product: ProductUpdateInput!) { productUpdate(product: $product) {
 		product { id title handle status tags updatedAt } userErrors { field message } } }""",
-		{"product": {"id": "{{ input.id }}", **_PRODUCT_VARS}},
+		{"product": passthrough("id", *_PRODUCT_INPUT)},
 		{"id": _gid("Product"), **_PRODUCT_INPUT},
 		["id"],
 		_mutation_output("productUpdate"),
@@ -277,14 +258,11 @@ TOOLS = [
 		"""mutation UpdateVariants($productId: ID!, $variants: [ProductVariantsBulkInput!]!) {
 		productVariantsBulkUpdate(productId: $productId, variants: $variants) {
 		productVariants { id title sku price compareAtPrice } userErrors { field message } } }""",
-		{"productId": "{{ input.productId }}", "variants": "{{ input.variants }}"},
+		passthrough("productId", "variants"),
 		{
 			"productId": _gid("Product"),
-			"variants": _p(
-				"array",
-				'Changes, e.g. [{"id": "gid://shopify/ProductVariant/1", "price": "19.99", '
-				'"compareAtPrice": "24.99", "inventoryItem": {"sku": "TS-S"}}]. Prices are decimal strings.',
-				items={
+			"variants": array(
+				{
 					"type": "object",
 					"properties": {
 						"id": {"type": "string"},
@@ -301,6 +279,8 @@ TOOLS = [
 					},
 					"required": ["id"],
 				},
+				'Changes, e.g. [{"id": "gid://shopify/ProductVariant/1", "price": "19.99", '
+				'"compareAtPrice": "24.99", "inventoryItem": {"sku": "TS-S"}}]. Prices are decimal strings.',
 				minItems=1,
 			),
 		},
@@ -323,19 +303,12 @@ TOOLS = [
 		displayFulfillmentStatus currentTotalPriceSet { """
 		+ _MONEY
 		+ """ } customer { id displayName } } pageInfo { hasNextPage endCursor } } }""",
-		{
-			"first": "{{ input.first }}",
-			"after": "{{ input.after }}",
-			"query": "{{ input.query }}",
-			"sortKey": "{{ input.sortKey }}",
-			"reverse": "{{ input.reverse }}",
-		},
+		passthrough("first", "after", "query", "sortKey", "reverse"),
 		{
 			"first": _FIRST,
 			"after": _AFTER,
-			"query": _p("string", "Shopify search query, e.g. financial_status:paid."),
-			"sortKey": _p(
-				"string",
+			"query": string("Shopify search query, e.g. financial_status:paid."),
+			"sortKey": string(
 				"Sort field (default PROCESSED_AT).",
 				enum=[
 					"CREATED_AT",
@@ -346,7 +319,7 @@ TOOLS = [
 					"UPDATED_AT",
 				],
 			),
-			"reverse": _p("boolean", "Newest first when true (default).", default=True),
+			"reverse": boolean("Newest first when true (default).", default=True),
 		},
 		output=_CONNECTION_OUTPUT,
 	),
@@ -370,7 +343,7 @@ TOOLS = [
 		fulfillments(first: 20) { id status trackingInfo { company number url } }
 		fulfillmentOrders(first: 20) { nodes { id status assignedLocation { name location { id } }
 		lineItems(first: 100) { nodes { id remainingQuantity lineItem { id title } } } } } } }""",
-		{"id": "{{ input.id }}"},
+		passthrough("id"),
 		{"id": _gid("Order")},
 		["id"],
 	),
@@ -386,30 +359,21 @@ TOOLS = [
 		$staffNote: String) { orderCancel(orderId: $orderId, reason: $reason, restock: $restock,
 		refundMethod: $refundMethod, notifyCustomer: $notifyCustomer, staffNote: $staffNote) {
 		job { id done } orderCancelUserErrors { field message code } } }""",
-		{
-			"orderId": "{{ input.orderId }}",
-			"reason": "{{ input.reason }}",
-			"restock": "{{ input.restock }}",
-			"refundMethod": "{{ input.refundMethod }}",
-			"notifyCustomer": "{{ input.notifyCustomer }}",
-			"staffNote": "{{ input.staffNote }}",
-		},
+		passthrough("orderId", "reason", "restock", "refundMethod", "notifyCustomer", "staffNote"),
 		{
 			"orderId": _gid("Order"),
-			"reason": _p(
-				"string",
+			"reason": string(
 				"Why the order is cancelled.",
 				enum=["CUSTOMER", "DECLINED", "FRAUD", "INVENTORY", "OTHER", "STAFF"],
 			),
-			"restock": _p("boolean", "Put the items back in stock."),
-			"refundMethod": _p(
-				"object",
-				'How to refund; {"originalPaymentMethodsRefund": true} refunds to the original '
+			"restock": boolean("Put the items back in stock."),
+			"refundMethod": obj(
+				{"originalPaymentMethodsRefund": {"type": "boolean"}},
+				description='How to refund; {"originalPaymentMethodsRefund": true} refunds to the original '
 				"payment methods. Omit to cancel without a refund.",
-				properties={"originalPaymentMethodsRefund": {"type": "boolean"}},
 			),
-			"notifyCustomer": _p("boolean", "Email the customer.", default=False),
-			"staffNote": _p("string", "Internal note (not shown to the customer)."),
+			"notifyCustomer": boolean("Email the customer.", default=False),
+			"staffNote": string("Internal note (not shown to the customer)."),
 		},
 		["orderId", "reason", "restock"],
 		{
@@ -439,11 +403,11 @@ TOOLS = [
 		lastName defaultEmailAddress { emailAddress } defaultPhoneNumber { phoneNumber }
 		numberOfOrders amountSpent { amount currencyCode } tags createdAt }
 		pageInfo { hasNextPage endCursor } } }""",
-		{"first": "{{ input.first }}", "after": "{{ input.after }}", "query": "{{ input.query }}"},
+		passthrough("first", "after", "query"),
 		{
 			"first": _FIRST,
 			"after": _AFTER,
-			"query": _p("string", "Shopify search query, e.g. email:ada@example.com."),
+			"query": string("Shopify search query, e.g. email:ada@example.com."),
 		},
 		output=_CONNECTION_OUTPUT,
 	),
@@ -454,23 +418,14 @@ TOOLS = [
 		"""mutation CreateCustomer($input: CustomerInput!) { customerCreate(input: $input) {
 		customer { id displayName defaultEmailAddress { emailAddress } tags }
 		userErrors { field message } } }""",
+		{"input": passthrough("email", "phone", "firstName", "lastName", "note", "tags")},
 		{
-			"input": {
-				"email": "{{ input.email }}",
-				"phone": "{{ input.phone }}",
-				"firstName": "{{ input.firstName }}",
-				"lastName": "{{ input.lastName }}",
-				"note": "{{ input.note }}",
-				"tags": "{{ input.tags }}",
-			}
-		},
-		{
-			"email": _p("string", "Email address."),
-			"phone": _p("string", "Phone number in E.164 format, e.g. +16135551111."),
-			"firstName": _p("string", "First name."),
-			"lastName": _p("string", "Last name."),
-			"note": _p("string", "Internal note about the customer."),
-			"tags": _p("array", "Tags.", items={"type": "string"}),
+			"email": string("Email address."),
+			"phone": string("Phone number in E.164 format, e.g. +16135551111."),
+			"firstName": string("First name."),
+			"lastName": string("Last name."),
+			"note": string("Internal note about the customer."),
+			"tags": array({"type": "string"}, "Tags."),
 		},
 		output=_mutation_output("customerCreate"),
 	),
@@ -480,8 +435,8 @@ TOOLS = [
 		["read_inventory"],
 		"""query ListLocations($first: Int = 50) { locations(first: $first) { nodes { id name
 		isActive fulfillsOnlineOrders address { city countryCode } } } }""",
-		{"first": "{{ input.first }}"},
-		{"first": _p("integer", "How many locations (1-250).", minimum=1, maximum=250, default=50)},
+		passthrough("first"),
+		{"first": integer("How many locations (1-250).", minimum=1, maximum=250, default=50)},
 	),
 	_graphql(
 		"getInventoryItem",
@@ -494,7 +449,7 @@ TOOLS = [
 		variants(first: 10) { nodes { id displayName } } inventoryLevels(first: 50) { nodes { id
 		location { id name } quantities(names: ["available", "on_hand", "committed", "incoming"]) {
 		name quantity } } } } }""",
-		{"id": "{{ input.id }}"},
+		passthrough("id"),
 		{"id": _gid("InventoryItem")},
 		["id"],
 	),
@@ -511,39 +466,27 @@ TOOLS = [
 		inventoryAdjustmentGroup { createdAt reason changes { name delta quantityAfterChange
 		item { id } location { id name } } } userErrors { field message } } }""",
 		{
-			"idempotencyKey": "{{ input.idempotencyKey }}",
-			"input": {
-				"name": "{{ input.name }}",
-				"reason": "{{ input.reason }}",
-				"referenceDocumentUri": "{{ input.referenceDocumentUri }}",
-				"changes": "{{ input.changes }}",
-			},
+			**passthrough("idempotencyKey"),
+			"input": passthrough("name", "reason", "referenceDocumentUri", "changes"),
 		},
 		{
-			"idempotencyKey": _p(
-				"string", "A new unique key (a UUID) identifying this adjustment.", minLength=1
+			"idempotencyKey": string(
+				"A new unique key (a UUID) identifying this adjustment.", minLength=1
 			),
-			"name": _p(
-				"string",
+			"name": string(
 				"Which quantity to change: available (default) or damaged, quality_control, "
 				"reserved, safety_stock.",
 				enum=["available", "damaged", "quality_control", "reserved", "safety_stock"],
 				default="available",
 			),
-			"reason": _p(
-				"string",
-				"Why, e.g. correction, received, restock, damaged, shrinkage, cycle_count_available.",
+			"reason": string(
+				"Why, e.g. correction, received, restock, damaged, shrinkage, cycle_count_available."
 			),
-			"referenceDocumentUri": _p(
-				"string", "A URI of your document behind the change, e.g. a purchase order."
+			"referenceDocumentUri": string(
+				"A URI of your document behind the change, e.g. a purchase order."
 			),
-			"changes": _p(
-				"array",
-				'Changes, e.g. [{"inventoryItemId": "gid://shopify/InventoryItem/1", '
-				'"locationId": "gid://shopify/Location/1", "delta": 5, "changeFromQuantity": null}]. '
-				"changeFromQuantity is the quantity you expect before the change (the change fails "
-				"if it differs) or null to skip that check.",
-				items={
+			"changes": array(
+				{
 					"type": "object",
 					"properties": {
 						"inventoryItemId": {"type": "string"},
@@ -553,6 +496,10 @@ TOOLS = [
 					},
 					"required": ["inventoryItemId", "locationId", "delta", "changeFromQuantity"],
 				},
+				'Changes, e.g. [{"inventoryItemId": "gid://shopify/InventoryItem/1", '
+				'"locationId": "gid://shopify/Location/1", "delta": 5, "changeFromQuantity": null}]. '
+				"changeFromQuantity is the quantity you expect before the change (the change fails "
+				"if it differs) or null to skip that check.",
 				minItems=1,
 			),
 		},
@@ -571,19 +518,14 @@ TOOLS = [
 		fulfillmentCreate(fulfillment: $fulfillment, message: $message) { fulfillment { id status
 		trackingInfo { company number url } } userErrors { field message } } }""",
 		{
-			"fulfillment": {
-				"lineItemsByFulfillmentOrder": "{{ input.lineItemsByFulfillmentOrder }}",
-				"trackingInfo": "{{ input.trackingInfo }}",
-				"notifyCustomer": "{{ input.notifyCustomer }}",
-			},
-			"message": "{{ input.message }}",
+			**passthrough("message"),
+			"fulfillment": passthrough(
+				"lineItemsByFulfillmentOrder", "trackingInfo", "notifyCustomer"
+			),
 		},
 		{
-			"lineItemsByFulfillmentOrder": _p(
-				"array",
-				'What to fulfil, e.g. [{"fulfillmentOrderId": "gid://shopify/FulfillmentOrder/1", '
-				'"fulfillmentOrderLineItems": [{"id": "gid://shopify/FulfillmentOrderLineItem/1", "quantity": 1}]}].',
-				items={
+			"lineItemsByFulfillmentOrder": array(
+				{
 					"type": "object",
 					"properties": {
 						"fulfillmentOrderId": {"type": "string"},
@@ -601,19 +543,20 @@ TOOLS = [
 					},
 					"required": ["fulfillmentOrderId"],
 				},
+				'What to fulfil, e.g. [{"fulfillmentOrderId": "gid://shopify/FulfillmentOrder/1", '
+				'"fulfillmentOrderLineItems": [{"id": "gid://shopify/FulfillmentOrderLineItem/1", "quantity": 1}]}].',
 				minItems=1,
 			),
-			"trackingInfo": _p(
-				"object",
-				'Tracking, e.g. {"company": "UPS", "number": "1Z999", "url": "https://..."}.',
-				properties={
+			"trackingInfo": obj(
+				{
 					"company": {"type": "string"},
 					"number": {"type": "string"},
 					"url": {"type": "string"},
 				},
+				description='Tracking, e.g. {"company": "UPS", "number": "1Z999", "url": "https://..."}.',
 			),
-			"notifyCustomer": _p("boolean", "Email the customer a shipping confirmation."),
-			"message": _p("string", "An internal message about the fulfillment."),
+			"notifyCustomer": boolean("Email the customer a shipping confirmation."),
+			"message": string("An internal message about the fulfillment."),
 		},
 		["lineItemsByFulfillmentOrder"],
 		_mutation_output("fulfillmentCreate"),
@@ -625,14 +568,13 @@ TOOLS = [
 			[scope],
 			f"""mutation Add{kind}Tags($id: ID!, $tags: [String!]!) {{ tagsAdd(id: $id, tags: $tags) {{
 			node {{ id }} userErrors {{ field message }} }} }}""",
-			{"id": "{{ input.id }}", "tags": "{{ input.tags }}"},
+			passthrough("id", "tags"),
 			{
-				"id": _p(
-					"string",
+				"id": string(
 					f"The {label}'s global id, e.g. gid://shopify/{kind}/123.",
 					pattern=f"^gid://shopify/{kind}/[0-9]+$",
 				),
-				"tags": _p("array", "Tags to add.", items={"type": "string"}, minItems=1),
+				"tags": array({"type": "string"}, "Tags to add.", minItems=1),
 			},
 			["id", "tags"],
 			_mutation_output("tagsAdd"),
@@ -649,12 +591,12 @@ TOOLS = [
 		scopes=["graphql"],
 		method="POST",
 		endpoint="/graphql.json",
-		body={"query": "{{ input.query }}", "variables": "{{ input.variables }}"},
+		body=passthrough("query", "variables"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"query": _p("string", "The GraphQL document."),
-				"variables": _p("object", "Values for the document's variables."),
+				"query": string("The GraphQL document."),
+				"variables": obj({}, description="Values for the document's variables."),
 			},
 			"required": ["query"],
 		},

@@ -5,7 +5,7 @@ Bodies are form-encoded with Stripe's nested keys (``metadata[plan]=pro``,
 ``line_items[0][price]=price_123``; lists of scalars with indices, ``expand[0]=...``, as
 stripe-python sends them). Every POST carries an ``Idempotency-Key`` header so that a retried
 request is applied only once: the engine derives one key per call from the call id
-(``idempotency_header``; the same when a durable run replays the call) and reuses it when it retries; a POST tool's optional ``idempotencyKey`` input sets it explicitly, so a
+(``idempotency_header``; the same when a durable run replays the call) and reuses it when it retries; a POST tool's optional ``idempotency_key`` input sets it explicitly, so a
 model that repeats a call itself can reuse the key. Lists paginate with
 ``starting_after`` (the last id of the previous page) while ``has_more`` is true; search pages with
 ``page`` (the previous ``next_page``). Amounts are integers in the currency's smallest unit.
@@ -23,6 +23,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
 __all__ = [
 	"INTEGRATION",
@@ -61,31 +62,24 @@ RETRIEVABLE = [
 """The resources the ``retrieve`` tool reads as ``/v1/<resource>/<id>``."""
 
 
-def _p(type_: str, description: str, **extra: Any) -> dict[str, Any]:
-	return {"type": type_, "description": description, **extra}
-
-
-_IDEMPOTENCY = {"Idempotency-Key": "{{ input.idempotencyKey }}"}
-_IDEMPOTENCY_INPUT = _p(
-	"string",
+_IDEMPOTENCY = {"Idempotency-Key": "{{ input.idempotency_key }}"}
+_IDEMPOTENCY_INPUT = string(
 	"A unique key (e.g. a UUID) for this operation: Stripe applies a request with the same key "
 	"only once, so retrying with the same key is safe. Reuse it only for a retry of the same call. "
 	"Optional: without it each call gets a fresh key.",
 	maxLength=255,
 )
-_METADATA = _p(
-	"object",
-	'Your own key-value data, e.g. {"order_id": "1234"} (string values).',
+_METADATA = obj(
+	{},
+	description='Your own key-value data, e.g. {"order_id": "1234"} (string values).',
 	additionalProperties={"type": "string"},
 )
-_AMOUNT = _p(
-	"integer", "Amount in the smallest currency unit (cents: 1000 = 10.00 USD).", minimum=0
-)
-_CURRENCY = _p("string", "Three-letter ISO currency code, lowercase, e.g. usd, eur.")
-_LIMIT = _p("integer", "Objects per page (1-100).", minimum=1, maximum=100, default=10)
-_AFTER = _p("string", "Cursor: the id of the last object of the previous page (when has_more).")
-_BEFORE = _p("string", "Cursor: the id of the first object of the previous page, to go back.")
-_CUSTOMER = _p("string", "The customer id (cus_…).")
+_AMOUNT = integer("Amount in the smallest currency unit (cents: 1000 = 10.00 USD).", minimum=0)
+_CURRENCY = string("Three-letter ISO currency code, lowercase, e.g. usd, eur.")
+_LIMIT = integer("Objects per page (1-100).", minimum=1, maximum=100, default=10)
+_AFTER = string("Cursor: the id of the last object of the previous page (when has_more).")
+_BEFORE = string("Cursor: the id of the first object of the previous page, to go back.")
+_CUSTOMER = string("The customer id (cus_…).")
 _LIST_OUTPUT = {
 	"type": "object",
 	"properties": {
@@ -93,26 +87,20 @@ _LIST_OUTPUT = {
 		"has_more": {"type": "boolean", "description": "Pass the last id as starting_after."},
 	},
 }
-_ADDRESS = _p(
-	"object",
-	"Postal address.",
-	properties={
-		k: {"type": "string"} for k in ("line1", "line2", "city", "state", "postal_code", "country")
-	},
+_ADDRESS = obj(
+	{k: {"type": "string"} for k in ("line1", "line2", "city", "state", "postal_code", "country")},
+	description="Postal address.",
 )
-_RECURRING = _p(
-	"object",
-	'Billing period for a recurring price, e.g. {"interval": "month"}.',
-	properties={
+_RECURRING = obj(
+	{
 		"interval": {"type": "string", "enum": ["day", "week", "month", "year"]},
 		"interval_count": {"type": "integer", "minimum": 1},
 	},
-	required=["interval"],
+	["interval"],
+	description='Billing period for a recurring price, e.g. {"interval": "month"}.',
 )
-_SUB_ITEMS = _p(
-	"array",
-	'Prices to subscribe to, e.g. [{"price": "price_123", "quantity": 1}].',
-	items={
+_SUB_ITEMS = array(
+	{
 		"type": "object",
 		"properties": {
 			"price": {"type": "string"},
@@ -120,13 +108,14 @@ _SUB_ITEMS = _p(
 		},
 		"required": ["price"],
 	},
+	'Prices to subscribe to, e.g. [{"price": "price_123", "quantity": 1}].',
 )
 
 
 def _post(handle: str, description: str, scopes: list[str], endpoint: str, **kw: Any) -> HttpTool:
 	"""A POST tool with the optional idempotency key every Stripe write accepts."""
 	schema = kw.pop("input_schema")
-	schema["properties"]["idempotencyKey"] = _IDEMPOTENCY_INPUT
+	schema["properties"]["idempotency_key"] = _IDEMPOTENCY_INPUT
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -140,14 +129,14 @@ def _post(handle: str, description: str, scopes: list[str], endpoint: str, **kw:
 
 
 _CUSTOMER_FIELDS = {
-	"email": _p("string", "Email address."),
-	"name": _p("string", "Full name or business name."),
-	"phone": _p("string", "Phone number."),
-	"description": _p("string", "An internal note shown in the Dashboard."),
+	"email": string("Email address."),
+	"name": string("Full name or business name."),
+	"phone": string("Phone number."),
+	"description": string("An internal note shown in the Dashboard."),
 	"address": _ADDRESS,
 	"metadata": _METADATA,
 }
-_CUSTOMER_BODY = {k: f"{{{{ input.{k} }}}}" for k in _CUSTOMER_FIELDS}
+_CUSTOMER_BODY = passthrough(*_CUSTOMER_FIELDS)
 
 TOOLS = [
 	HttpTool(
@@ -156,16 +145,11 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/customers",
-		query_params={
-			"email": "{{ input.email }}",
-			"limit": "{{ input.limit }}",
-			"starting_after": "{{ input.starting_after }}",
-			"ending_before": "{{ input.ending_before }}",
-		},
+		query_params=passthrough("email", "limit", "starting_after", "ending_before"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"email": _p("string", "Only customers with this exact email (case-sensitive)."),
+				"email": string("Only customers with this exact email (case-sensitive)."),
 				"limit": _LIMIT,
 				"starting_after": _AFTER,
 				"ending_before": _BEFORE,
@@ -204,18 +188,14 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/{{ input.resource }}/search",
-		query_params={
-			"query": "{{ input.query }}",
-			"limit": "{{ input.limit }}",
-			"page": "{{ input.page }}",
-		},
+		query_params=passthrough("query", "limit", "page"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"resource": _p("string", "What to search.", enum=SEARCHABLE),
-				"query": _p("string", "The search query (Stripe search query language)."),
+				"resource": string("What to search.", enum=SEARCHABLE),
+				"query": string("The search query (Stripe search query language)."),
 				"limit": _LIMIT,
-				"page": _p("string", "The next_page value of the previous result."),
+				"page": string("The next_page value of the previous result."),
 			},
 			"required": ["resource", "query"],
 		},
@@ -238,15 +218,13 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"resource": _p("string", "The kind of object.", enum=RETRIEVABLE),
-				"id": _p(
-					"string",
-					"The object id (cus_…, pi_…, ch_…, in_…, sub_…, re_…, prod_…, price_…, cs_…).",
+				"resource": string("The kind of object.", enum=RETRIEVABLE),
+				"id": string(
+					"The object id (cus_…, pi_…, ch_…, in_…, sub_…, re_…, prod_…, price_…, cs_…)."
 				),
-				"expand": _p(
-					"array",
+				"expand": array(
+					{"type": "string"},
 					'Related objects to include in full, e.g. ["customer", "latest_invoice"].',
-					items={"type": "string"},
 				),
 			},
 			"required": ["resource", "id"],
@@ -257,29 +235,22 @@ TOOLS = [
 		"Create a product, optionally with a default price in the same call.",
 		["write"],
 		"/v1/products",
-		body={
-			"name": "{{ input.name }}",
-			"description": "{{ input.description }}",
-			"active": "{{ input.active }}",
-			"default_price_data": "{{ input.default_price_data }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough("name", "description", "active", "default_price_data", "metadata"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"name": _p("string", "The product name shown to customers."),
-				"description": _p("string", "The product description."),
-				"active": _p("boolean", "Whether it can be sold.", default=True),
-				"default_price_data": _p(
-					"object",
-					'A default price, e.g. {"currency": "usd", "unit_amount": 1500} or with '
-					'"recurring": {"interval": "month"}.',
-					properties={
+				"name": string("The product name shown to customers."),
+				"description": string("The product description."),
+				"active": boolean("Whether it can be sold.", default=True),
+				"default_price_data": obj(
+					{
 						"currency": _CURRENCY,
 						"unit_amount": _AMOUNT,
 						"recurring": _RECURRING,
 					},
-					required=["currency"],
+					["currency"],
+					description='A default price, e.g. {"currency": "usd", "unit_amount": 1500} or with '
+					'"recurring": {"interval": "month"}.',
 				),
 				"metadata": _METADATA,
 			},
@@ -291,24 +262,18 @@ TOOLS = [
 		"Create a price for a product: one-time, or recurring when `recurring` is given.",
 		["write"],
 		"/v1/prices",
-		body={
-			"product": "{{ input.product }}",
-			"currency": "{{ input.currency }}",
-			"unit_amount": "{{ input.unit_amount }}",
-			"recurring": "{{ input.recurring }}",
-			"nickname": "{{ input.nickname }}",
-			"lookup_key": "{{ input.lookup_key }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"product", "currency", "unit_amount", "recurring", "nickname", "lookup_key", "metadata"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"product": _p("string", "The product id (prod_…)."),
+				"product": string("The product id (prod_…)."),
 				"currency": _CURRENCY,
 				"unit_amount": _AMOUNT,
 				"recurring": _RECURRING,
-				"nickname": _p("string", "An internal name for the price."),
-				"lookup_key": _p("string", "A stable key to find the price later."),
+				"nickname": string("An internal name for the price."),
+				"lookup_key": string("A stable key to find the price later."),
 				"metadata": _METADATA,
 			},
 			"required": ["product", "currency", "unit_amount"],
@@ -319,28 +284,27 @@ TOOLS = [
 		"Create a payment intent to collect a payment (confirm it client-side or with a saved payment method).",
 		["payments"],
 		"/v1/payment_intents",
-		body={
-			"amount": "{{ input.amount }}",
-			"currency": "{{ input.currency }}",
-			"customer": "{{ input.customer }}",
-			"description": "{{ input.description }}",
-			"receipt_email": "{{ input.receipt_email }}",
-			"automatic_payment_methods": "{{ input.automatic_payment_methods }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"amount",
+			"currency",
+			"customer",
+			"description",
+			"receipt_email",
+			"automatic_payment_methods",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"amount": _AMOUNT,
 				"currency": _CURRENCY,
 				"customer": _CUSTOMER,
-				"description": _p("string", "Shown to the customer and in the Dashboard."),
-				"receipt_email": _p("string", "Email the receipt to this address."),
-				"automatic_payment_methods": _p(
-					"object",
-					'Let Stripe pick payment methods from the Dashboard settings: {"enabled": true}.',
-					properties={"enabled": {"type": "boolean"}},
-					required=["enabled"],
+				"description": string("Shown to the customer and in the Dashboard."),
+				"receipt_email": string("Email the receipt to this address."),
+				"automatic_payment_methods": obj(
+					{"enabled": {"type": "boolean"}},
+					["enabled"],
+					description='Let Stripe pick payment methods from the Dashboard settings: {"enabled": true}.',
 				),
 				"metadata": _METADATA,
 			},
@@ -352,29 +316,26 @@ TOOLS = [
 		"Create a hosted Checkout page; send the customer to the returned `url`.",
 		["payments"],
 		"/v1/checkout/sessions",
-		body={
-			"mode": "{{ input.mode }}",
-			"line_items": "{{ input.line_items }}",
-			"success_url": "{{ input.success_url }}",
-			"cancel_url": "{{ input.cancel_url }}",
-			"customer": "{{ input.customer }}",
-			"customer_email": "{{ input.customer_email }}",
-			"client_reference_id": "{{ input.client_reference_id }}",
-			"allow_promotion_codes": "{{ input.allow_promotion_codes }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"mode",
+			"line_items",
+			"success_url",
+			"cancel_url",
+			"customer",
+			"customer_email",
+			"client_reference_id",
+			"allow_promotion_codes",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"mode": _p(
-					"string",
+				"mode": string(
 					"payment (one-time), subscription (recurring prices) or setup (save a card).",
 					enum=["payment", "subscription", "setup"],
 				),
-				"line_items": _p(
-					"array",
-					'What is bought, e.g. [{"price": "price_123", "quantity": 2}].',
-					items={
+				"line_items": array(
+					{
 						"type": "object",
 						"properties": {
 							"price": {"type": "string"},
@@ -382,16 +343,16 @@ TOOLS = [
 						},
 						"required": ["price"],
 					},
+					'What is bought, e.g. [{"price": "price_123", "quantity": 2}].',
 				),
-				"success_url": _p(
-					"string",
-					"Where to send the customer after paying; may contain {CHECKOUT_SESSION_ID}.",
+				"success_url": string(
+					"Where to send the customer after paying; may contain {CHECKOUT_SESSION_ID}."
 				),
-				"cancel_url": _p("string", "Where to send the customer if they go back."),
+				"cancel_url": string("Where to send the customer if they go back."),
 				"customer": _CUSTOMER,
-				"customer_email": _p("string", "Prefill the email when there is no customer id."),
-				"client_reference_id": _p("string", "Your own reference, e.g. a cart id."),
-				"allow_promotion_codes": _p("boolean", "Show a promotion code field."),
+				"customer_email": string("Prefill the email when there is no customer id."),
+				"client_reference_id": string("Your own reference, e.g. a cart id."),
+				"allow_promotion_codes": boolean("Show a promotion code field."),
 				"metadata": _METADATA,
 			},
 			"required": ["mode", "success_url"],
@@ -402,34 +363,32 @@ TOOLS = [
 		"Add a line to a customer's next invoice (or to a draft invoice given by `invoice`), from a price or an amount.",
 		["billing"],
 		"/v1/invoiceitems",
-		body={
-			"customer": "{{ input.customer }}",
-			"invoice": "{{ input.invoice }}",
-			"pricing": "{{ input.pricing }}",
-			"quantity": "{{ input.quantity }}",
-			"amount": "{{ input.amount }}",
-			"currency": "{{ input.currency }}",
-			"description": "{{ input.description }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"customer",
+			"invoice",
+			"pricing",
+			"quantity",
+			"amount",
+			"currency",
+			"description",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"customer": _CUSTOMER,
-				"invoice": _p("string", "A draft invoice id (in_…); default: the next invoice."),
-				"pricing": _p(
-					"object",
-					'Bill a price: {"price": "price_123"} (then give quantity, not amount).',
-					properties={"price": {"type": "string"}},
-					required=["price"],
+				"invoice": string("A draft invoice id (in_…); default: the next invoice."),
+				"pricing": obj(
+					{"price": {"type": "string"}},
+					["price"],
+					description='Bill a price: {"price": "price_123"} (then give quantity, not amount).',
 				),
-				"quantity": _p("integer", "How many units of the price.", minimum=1),
-				"amount": _p(
-					"integer",
-					"A one-off amount in the smallest currency unit (instead of pricing).",
+				"quantity": integer("How many units of the price.", minimum=1),
+				"amount": integer(
+					"A one-off amount in the smallest currency unit (instead of pricing)."
 				),
 				"currency": _CURRENCY,
-				"description": _p("string", "The line's description (with amount)."),
+				"description": string("The line's description (with amount)."),
 				"metadata": _METADATA,
 			},
 			"required": ["customer"],
@@ -444,34 +403,30 @@ TOOLS = [
 		),
 		["billing"],
 		"/v1/invoices",
-		body={
-			"customer": "{{ input.customer }}",
-			"collection_method": "{{ input.collection_method }}",
-			"days_until_due": "{{ input.days_until_due }}",
-			"description": "{{ input.description }}",
-			"auto_advance": "{{ input.auto_advance }}",
-			"pending_invoice_items_behavior": "{{ input.pending_invoice_items_behavior }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"customer",
+			"collection_method",
+			"days_until_due",
+			"description",
+			"auto_advance",
+			"pending_invoice_items_behavior",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"customer": _CUSTOMER,
-				"collection_method": _p(
-					"string",
+				"collection_method": string(
 					"How the invoice is paid.",
 					enum=["charge_automatically", "send_invoice"],
 					default="charge_automatically",
 				),
-				"days_until_due": _p(
-					"integer", "Days until due (required for send_invoice).", minimum=0
+				"days_until_due": integer("Days until due (required for send_invoice).", minimum=0),
+				"description": string("Memo shown on the invoice."),
+				"auto_advance": boolean(
+					"Let Stripe finalize, send and collect the invoice automatically."
 				),
-				"description": _p("string", "Memo shown on the invoice."),
-				"auto_advance": _p(
-					"boolean", "Let Stripe finalize, send and collect the invoice automatically."
-				),
-				"pending_invoice_items_behavior": _p(
-					"string",
+				"pending_invoice_items_behavior": string(
 					"include (default) adds the customer's pending invoice items; exclude leaves them.",
 					enum=["include", "exclude"],
 				),
@@ -488,12 +443,12 @@ TOOLS = [
 		),
 		["billing"],
 		"/v1/invoices/{{ input.invoice }}/finalize",
-		body={"auto_advance": "{{ input.auto_advance }}"},
+		body=passthrough("auto_advance"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"invoice": _p("string", "The draft invoice id (in_…)."),
-				"auto_advance": _p("boolean", "Let Stripe send or collect it automatically."),
+				"invoice": string("The draft invoice id (in_…)."),
+				"auto_advance": boolean("Let Stripe send or collect it automatically."),
 			},
 			"required": ["invoice"],
 		},
@@ -504,21 +459,15 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/v1/subscriptions",
-		query_params={
-			"customer": "{{ input.customer }}",
-			"price": "{{ input.price }}",
-			"status": "{{ input.status }}",
-			"limit": "{{ input.limit }}",
-			"starting_after": "{{ input.starting_after }}",
-			"ending_before": "{{ input.ending_before }}",
-		},
+		query_params=passthrough(
+			"customer", "price", "status", "limit", "starting_after", "ending_before"
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"customer": _CUSTOMER,
-				"price": _p("string", "Only subscriptions to this price (price_…)."),
-				"status": _p(
-					"string",
+				"price": string("Only subscriptions to this price (price_…)."),
+				"status": string(
 					"Filter by status; default: all but canceled.",
 					enum=[
 						"active",
@@ -545,33 +494,29 @@ TOOLS = [
 		"Subscribe a customer to recurring prices.",
 		["billing"],
 		"/v1/subscriptions",
-		body={
-			"customer": "{{ input.customer }}",
-			"items": "{{ input.items }}",
-			"collection_method": "{{ input.collection_method }}",
-			"days_until_due": "{{ input.days_until_due }}",
-			"trial_period_days": "{{ input.trial_period_days }}",
-			"default_payment_method": "{{ input.default_payment_method }}",
-			"payment_behavior": "{{ input.payment_behavior }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough(
+			"customer",
+			"items",
+			"collection_method",
+			"days_until_due",
+			"trial_period_days",
+			"default_payment_method",
+			"payment_behavior",
+			"metadata",
+		),
 		input_schema={
 			"type": "object",
 			"properties": {
 				"customer": _CUSTOMER,
 				"items": _SUB_ITEMS,
-				"collection_method": _p(
-					"string",
+				"collection_method": string(
 					"charge_automatically (default) or send_invoice (email invoices).",
 					enum=["charge_automatically", "send_invoice"],
 				),
-				"days_until_due": _p(
-					"integer", "Days to pay each invoice (send_invoice).", minimum=0
-				),
-				"trial_period_days": _p("integer", "Free trial length in days.", minimum=0),
-				"default_payment_method": _p("string", "Payment method id (pm_…) to charge."),
-				"payment_behavior": _p(
-					"string",
+				"days_until_due": integer("Days to pay each invoice (send_invoice).", minimum=0),
+				"trial_period_days": integer("Free trial length in days.", minimum=0),
+				"default_payment_method": string("Payment method id (pm_…) to charge."),
+				"payment_behavior": string(
 					"What to do when the first payment needs action; default_incomplete leaves it "
 					"for the customer to complete.",
 					enum=[
@@ -594,24 +539,16 @@ TOOLS = [
 		),
 		["billing"],
 		"/v1/subscriptions/{{ input.subscription_exposed_id }}",
-		body={
-			"cancel_at_period_end": "{{ input.cancel_at_period_end }}",
-			"items": "{{ input.items }}",
-			"proration_behavior": "{{ input.proration_behavior }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough("cancel_at_period_end", "items", "proration_behavior", "metadata"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"subscription_exposed_id": _p("string", "The subscription id (sub_…)."),
-				"cancel_at_period_end": _p(
-					"boolean", "true cancels when the current period ends; false undoes that."
+				"subscription_exposed_id": string("The subscription id (sub_…)."),
+				"cancel_at_period_end": boolean(
+					"true cancels when the current period ends; false undoes that."
 				),
-				"items": _p(
-					"array",
-					'Item changes, e.g. [{"id": "si_123", "price": "price_new"}] to switch price, '
-					'[{"id": "si_123", "deleted": true}] to remove one.',
-					items={
+				"items": array(
+					{
 						"type": "object",
 						"properties": {
 							"id": {"type": "string"},
@@ -620,9 +557,10 @@ TOOLS = [
 							"deleted": {"type": "boolean"},
 						},
 					},
+					'Item changes, e.g. [{"id": "si_123", "price": "price_new"}] to switch price, '
+					'[{"id": "si_123", "deleted": true}] to remove one.',
 				),
-				"proration_behavior": _p(
-					"string",
+				"proration_behavior": string(
 					"How to charge for the change.",
 					enum=["always_invoice", "create_prorations", "none"],
 				),
@@ -640,16 +578,13 @@ TOOLS = [
 		scopes=["billing"],
 		method="DELETE",
 		endpoint="/v1/subscriptions/{{ input.subscription_exposed_id }}",
-		query_params={
-			"invoice_now": "{{ input.invoice_now }}",
-			"prorate": "{{ input.prorate }}",
-		},
+		query_params=passthrough("invoice_now", "prorate"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"subscription_exposed_id": _p("string", "The subscription id (sub_…)."),
-				"invoice_now": _p("boolean", "Invoice pending usage and prorations now."),
-				"prorate": _p("boolean", "Credit the unused time with a proration."),
+				"subscription_exposed_id": string("The subscription id (sub_…)."),
+				"invoice_now": boolean("Invoice pending usage and prorations now."),
+				"prorate": boolean("Credit the unused time with a proration."),
 			},
 			"required": ["subscription_exposed_id"],
 		},
@@ -659,25 +594,17 @@ TOOLS = [
 		"Refund a payment, fully or in part, by payment intent (pi_…) or charge (ch_…).",
 		["refunds"],
 		"/v1/refunds",
-		body={
-			"payment_intent": "{{ input.payment_intent }}",
-			"charge": "{{ input.charge }}",
-			"amount": "{{ input.amount }}",
-			"reason": "{{ input.reason }}",
-			"metadata": "{{ input.metadata }}",
-		},
+		body=passthrough("payment_intent", "charge", "amount", "reason", "metadata"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"payment_intent": _p("string", "The payment intent to refund."),
-				"charge": _p("string", "The charge to refund (instead of payment_intent)."),
-				"amount": _p(
-					"integer",
+				"payment_intent": string("The payment intent to refund."),
+				"charge": string("The charge to refund (instead of payment_intent)."),
+				"amount": integer(
 					"Amount to refund in the smallest currency unit; default: all that is left.",
 					minimum=1,
 				),
-				"reason": _p(
-					"string",
+				"reason": string(
 					"Why, for the records.",
 					enum=["duplicate", "fraudulent", "requested_by_customer"],
 				),
@@ -749,7 +676,7 @@ token usable as `{"type": "oauth2", "config": {"accessToken", "refreshToken", "c
 
 Every request sends `Stripe-Version: 2026-10-28.endive`. Every write carries an `Idempotency-Key`
 (one UUID per call, kept across automatic retries and across a durable run's replay after a crash;
-pass `idempotencyKey` to choose it), so a retry never charges twice.
+pass `idempotency_key` to choose it), so a retry never charges twice.
 """,
 )
 

@@ -120,6 +120,26 @@ def notion_endpoints() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
+def notion_literals() -> dict[str, dict[str, set[str]]]:
+	"""Endpoint name → top-level parameter → its string literal union in @notionhq/client's types
+	(``mode?: "single_part" | "multi_part" | "external_url"``), over the union's branches."""
+	block = re.compile(
+		r"^type (\w+?)(?:Body|Query)Parameters = (.*?)^(?=export |type |declare )", re.S | re.M
+	)
+	field = re.compile(r'^ {4}(\w+)\??: ((?:"[^"]*"(?: \| )?)+);$', re.M)
+	out: dict[str, dict[str, set[str]]] = {}
+	for text in members("notion", "package/build/src/api-endpoints/", ".d.ts").values():
+		for m in block.finditer(text.decode()):
+			name = m.group(1)[0].lower() + m.group(1)[1:]
+			for f in field.finditer(m.group(2)):
+				out.setdefault(name, {}).setdefault(f.group(1), set()).update(
+					re.findall(r'"([^"]*)"', f.group(2))
+				)
+	assert out.get("createFileUpload", {}).get("mode"), "the @notionhq/client types changed"
+	return out
+
+
+@pytest.fixture(scope="session")
 def github_openapi() -> dict[str, Any]:
 	"""GitHub's OpenAPI description from @octokit/openapi."""
 	return json.loads(read_member("octokit", "package/generated/api.github.com.json"))

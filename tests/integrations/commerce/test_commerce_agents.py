@@ -201,7 +201,7 @@ async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None
 				"stripe.createCustomer",
 				email="ada@example.com",
 				metadata={"plan": "pro"},
-				idempotencyKey="key-1",
+				idempotency_key="key-1",
 			),
 			call_tool(
 				"stripe.createCheckoutSession",

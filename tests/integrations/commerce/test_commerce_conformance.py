@@ -40,6 +40,19 @@ def test_notion_tool_matches_the_sdk(tool, notion_endpoints, shape) -> None:
 	assert s["files"] <= ref["formDataParams"]
 
 
+@pytest.mark.parametrize("tool", notion.TOOLS, ids=lambda t: t.handle)
+def test_notion_enums_are_the_sdk_literals(tool, notion_endpoints, notion_literals, shape) -> None:
+	"""An input sent as a Notion parameter typed as a string literal union keeps an enum within
+	that union (createFileUpload mode, updatePageMarkdown type...)."""
+	s = shape(tool)
+	(ref,) = [e for e in notion_endpoints if e["method"] == s["method"] and e["path"] == s["path"]]
+	literals = notion_literals.get(ref["name"], {})
+	props = tool.input_schema["properties"]
+	for name in (s["query"] | s["body"]) & set(literals):
+		assert "enum" in props[name], f"{tool.handle}.{name}: enum {literals[name]} dropped"
+		assert set(props[name]["enum"]) <= literals[name], (tool.handle, name)
+
+
 def test_notion_uses_the_2026_03_11_names() -> None:
 	"""Notion tools target 2026-03-11: in_trash instead of archived, position instead of after."""
 	assert notion.INTEGRATION.api_setup.headers["Notion-Version"] == "2026-03-11"
@@ -95,6 +108,54 @@ def test_stripe_tool_matches_the_sdk(tool, stripe_operations, shape) -> None:
 		params = stripe_operations[key]
 		sent = s["query"] | s["body"]
 		assert sent <= params, f"{tool.handle} {path}: unknown params {sent - params}"
+
+
+@pytest.fixture(scope="module")
+def stripe_literals() -> dict[tuple[str, str], dict[str, set[str]]]:
+	"""(method, normalized path) → param name → the string Literal values its annotation allows
+	(without "", Stripe's "unset" value), from the stripe package's params TypedDicts."""
+	import stripe
+
+	root = Path(stripe.__file__).parent
+	call = re.compile(r'self\._request\(\s*"(get|post|delete)",\s*"(/v1/[^"]+)"')
+	params_cls = re.compile(r'params: "?(?:Optional\[)?"(\w+Params)"')
+	out: dict[tuple[str, str], dict[str, set[str]]] = {}
+	for path in root.rglob("_*_service.py"):
+		rel = path.relative_to(root).parent.parts
+		module = import_module(".".join(["stripe", "params", *rel]))
+		for chunk in path.read_text().split("\n    def ")[1:]:
+			m, p = call.search(chunk), params_cls.search(chunk)
+			if not (m and p):
+				continue
+			cls = getattr(module, p.group(1))
+			annotations: dict[str, Any] = {}
+			for base in reversed(cls.__mro__):
+				annotations |= getattr(base, "__annotations__", {})
+			values = {}
+			for name, annotation in annotations.items():
+				text = annotation if isinstance(annotation, str) else repr(annotation)
+				literal = set()
+				for body in re.findall(r"Literal\[([^\]]*)\]", text):
+					literal |= set(re.findall(r"[\"']([^\"']*)[\"']", body)) - {""}
+				if literal:
+					values[name] = literal
+			out[(m.group(1).upper(), _norm(m.group(2)))] = values
+	return out
+
+
+@pytest.mark.parametrize("tool", stripe_integration.TOOLS, ids=lambda t: t.handle)
+def test_stripe_enums_are_the_sdk_literals(tool, stripe_literals, shape) -> None:
+	"""Every parameter the stripe package types as a Literal has exactly those values as the
+	input's enum (reason, mode, collection_method, status...), so none drifts or is dropped."""
+	s = shape(tool)
+	props = tool.input_schema["properties"]
+	for path in _stripe_paths(tool):
+		literals = stripe_literals[(tool.method, _norm(path))]
+		for name in s["query"] | s["body"]:
+			if name in literals:
+				assert set(props[name].get("enum", ())) == literals[name], (tool.handle, name)
+			elif "enum" in props[name] and name != "resource":
+				raise AssertionError(f"{tool.handle}.{name}: an enum the SDK does not declare")
 
 
 def test_stripe_version_is_the_sdk_version() -> None:
@@ -167,6 +228,62 @@ def test_github_tool_matches_the_openapi(tool, github_openapi, shape) -> None:
 		assert set(schema.get("required", [])) <= s["body"]
 
 
+_CARRIED = ("pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
+_CHECKED_FORMATS = {"date-time", "date", "uri", "email", "uuid"}
+
+
+def _reference_constraints(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+	"""The constraint keywords of a reference schema (those of its oneOf/anyOf branches merged)."""
+	schema = _resolve(spec, schema)
+	out = {k: schema[k] for k in (*_CARRIED, "format", "enum") if k in schema}
+	for branch in schema.get("oneOf", []) + schema.get("anyOf", []):
+		for key, value in _reference_constraints(spec, branch).items():
+			out.setdefault(key, value)
+	return out
+
+
+def check_carried(
+	where: str, ours: dict[str, Any], ref: dict[str, Any], *, enum_required: bool = True
+) -> None:
+	"""Our input schema carries the reference's checked format, pattern, bounds and enum."""
+	if ref.get("format") in _CHECKED_FORMATS:
+		assert ours.get("format") == ref["format"], f"{where}: format {ref['format']} dropped"
+	for key in _CARRIED:
+		if key in ref:
+			assert ours.get(key) == ref[key], f"{where}: {key} {ref[key]!r} dropped"
+	if "enum" in ours:
+		assert set(ours["enum"]) <= set(ref.get("enum", ours["enum"])), where
+	elif "enum" in ref and enum_required:
+		raise AssertionError(f"{where}: enum {ref['enum']} dropped")
+
+
+@pytest.mark.parametrize("tool", github.TOOLS, ids=lambda t: t.handle)
+def test_github_inputs_carry_the_openapi_constraints(tool, github_openapi, shape) -> None:
+	"""Every input a GitHub tool sends as a path, query or body parameter of the same name has
+	that parameter's format (date-time...), pattern, bounds and enum from GitHub's OpenAPI."""
+	s = shape(tool)
+	paths = [s["path"]]
+	if "{type}" in s["path"]:
+		paths = [s["path"].replace("{type}", t) for t in github.SEARCH_TYPES]
+	props = tool.input_schema["properties"]
+	checked = 0
+	for path in paths:
+		op = github_openapi["paths"][path][tool.method.lower()]
+		params = [_resolve(github_openapi, p) for p in op.get("parameters", [])]
+		refs = {p["name"]: p["schema"] for p in params}
+		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+		schema = _resolve(github_openapi, body.get("schema", {})) if body else {}
+		refs |= schema.get("properties", {})
+		for name in props:
+			if name in refs:
+				constraints = _reference_constraints(github_openapi, refs[name])
+				check_carried(
+					f"{tool.handle}.{name}", props[name], constraints, enum_required=len(paths) == 1
+				)
+				checked += 1
+	assert checked or not props
+
+
 def test_github_sends_the_version_headers() -> None:
 	"""GitHub requests pin X-GitHub-Api-Version to a version the OpenAPI knows and accept JSON."""
 	headers = github.INTEGRATION.api_setup.headers
@@ -215,6 +332,52 @@ def test_shopify_variables_match_the_document(tool) -> None:
 		if isinstance(value, str):
 			inner = re.fullmatch(r"\{\{ input\.(\w+) \}\}", value)
 			assert inner and inner.group(1) in props, f"{name} must come from a required input"
+
+
+_SCALAR_FORMATS = {"DateTime": "date-time", "Date": "date", "URL": "uri"}
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_inputs_carry_the_graphql_enums_and_formats(tool, shopify_schema) -> None:
+	"""Every input sent as a variable (or a field of an input object variable) whose GraphQL type
+	is an enum lists only its non-deprecated values; DateTime/Date/URL scalars carry the format."""
+	from graphql import GraphQLEnumType, GraphQLList, GraphQLNonNull, GraphQLScalarType
+	from graphql.utilities import type_from_ast
+
+	(op,) = [
+		d for d in parse(tool.body["query"]).definitions if isinstance(d, OperationDefinitionNode)
+	]
+	types = {
+		v.variable.name.value: type_from_ast(shopify_schema, v.type)
+		for v in op.variable_definitions or ()
+	}
+	props = tool.input_schema["properties"]
+
+	def named(gtype: Any) -> Any:
+		while isinstance(gtype, (GraphQLNonNull, GraphQLList)):
+			gtype = gtype.of_type
+		return gtype
+
+	def walk(values: dict[str, Any], type_of: Any) -> None:
+		for key, value in values.items():
+			gtype = named(type_of(key))
+			if isinstance(value, dict):
+				walk(value, lambda field, gtype=gtype: gtype.fields[field].type)
+				continue
+			match = re.fullmatch(r"\{\{ input\.(\w+) \}\}", value)
+			if not match:
+				continue
+			ours = props[match.group(1)]
+			if ours.get("type") == "array":
+				ours = ours["items"]
+			if isinstance(gtype, GraphQLEnumType):
+				allowed = {n for n, v in gtype.values.items() if not v.deprecation_reason}
+				assert "enum" in ours, f"{tool.handle}.{match.group(1)}: {gtype.name} enum dropped"
+				assert set(ours["enum"]) <= allowed, (tool.handle, set(ours["enum"]) - allowed)
+			elif isinstance(gtype, GraphQLScalarType) and gtype.name in _SCALAR_FORMATS:
+				assert ours.get("format") == _SCALAR_FORMATS[gtype.name], (tool.handle, key)
+
+	walk(tool.body["variables"], lambda name: types[name])
 
 
 def test_shopify_oauth_scopes_cover_the_documents(shopify_introspection) -> None:

@@ -106,7 +106,7 @@ def test_batch_limits_of_airtable() -> None:
 
 
 def test_every_stripe_post_takes_an_idempotency_key() -> None:
-	"""Each Stripe POST maps an optional idempotencyKey input to the Idempotency-Key header."""
+	"""Each Stripe POST maps an optional idempotency_key input to the Idempotency-Key header."""
 	from openmolt_integrations import stripe
 
 	assert stripe.INTEGRATION.api_setup.idempotency_header == "Idempotency-Key"
@@ -122,9 +122,9 @@ def test_every_stripe_post_takes_an_idempotency_key() -> None:
 	posts = [t for t in stripe.TOOLS if t.method == "POST"]
 	assert len(posts) >= 10
 	for tool in posts:
-		assert tool.headers == {"Idempotency-Key": "{{ input.idempotencyKey }}"}
-		assert "idempotencyKey" in tool.input_schema["properties"]
-		assert "idempotencyKey" not in tool.input_schema.get("required", [])
+		assert tool.headers == {"Idempotency-Key": "{{ input.idempotency_key }}"}
+		assert "idempotency_key" in tool.input_schema["properties"]
+		assert "idempotency_key" not in tool.input_schema.get("required", [])
 
 
 def test_shopify_mutations_surface_user_errors() -> None:

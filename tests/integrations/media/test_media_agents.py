@@ -210,8 +210,8 @@ async def test_dropbox_uploads_a_large_file_in_two_chunks() -> None:
 			call_tool("dropbox.uploadSessionStart", file=f"{VIDEO_URL}#bytes=0-19"),
 			call_tool(
 				"dropbox.uploadSessionFinish",
-				sessionId="sess-1",
-				byteOffset=20,
+				session_id="sess-1",
+				offset=20,
 				file=f"{VIDEO_URL}#bytes=20-39",
 				path="/Videos/talk.mp4",
 				mode="overwrite",
@@ -249,14 +249,14 @@ async def test_dropbox_plans_chunks_then_starts_appends_and_finishes() -> None:
 			call_tool("dropbox.uploadSessionStart", file=f"{VIDEO_URL}#bytes=0-15"),
 			call_tool(
 				"dropbox.uploadSessionAppend",
-				sessionId="sess-2",
-				byteOffset=16,
+				session_id="sess-2",
+				offset=16,
 				file=f"{VIDEO_URL}#bytes=16-31",
 			),
 			call_tool(
 				"dropbox.uploadSessionFinish",
-				sessionId="sess-2",
-				byteOffset=32,
+				session_id="sess-2",
+				offset=32,
 				file=f"{VIDEO_URL}#bytes=32-39",
 				path="/Videos/talk.mp4",
 			),
@@ -301,9 +301,9 @@ async def test_s3_lists_objects_and_puts_one_signed() -> None:
 	)
 	model = ScriptedModel(
 		[
-			call_tool("s3.listObjects", bucket="my-bucket", prefix="reports/", maxKeys=50),
+			call_tool("s3.listObjects", Bucket="my-bucket", prefix="reports/", max_keys=50),
 			call_tool(
-				"s3.putObject", bucket="my-bucket", key="reports/q3 summary.png", file=PNG_DATA_URL
+				"s3.putObject", Bucket="my-bucket", Key="reports/q3 summary.png", file=PNG_DATA_URL
 			),
 			finish(result="ok"),
 		]
@@ -357,15 +357,15 @@ async def test_s3_puts_with_metadata_then_deletes_objects_with_content_md5() -> 
 		[
 			call_tool(
 				"s3.putObject",
-				bucket="my-bucket",
-				key="a.txt",
+				Bucket="my-bucket",
+				Key="a.txt",
 				file="data:text/plain;base64,aGk=",
-				metadata={"author": "Ana", "Project-Id": "42"},
+				Metadata={"author": "Ana", "Project-Id": "42"},
 			),
 			call_tool(
 				"s3.deleteObjects",
-				bucket="my-bucket",
-				objects=[{"key": "a.txt"}, {"key": "b.txt", "versionId": "v&1"}],
+				Bucket="my-bucket",
+				Objects=[{"Key": "a.txt"}, {"Key": "b.txt", "VersionId": "v&1"}],
 			),
 			finish(result="ok"),
 		]
@@ -404,18 +404,22 @@ async def test_s3_puts_with_metadata_then_deletes_objects_with_content_md5() -> 
 	assert result["Error"]["Code"] == "AccessDenied"
 
 
+TASK_ID = "3c90c3cc-0d44-4b50-8888-8dd25736052a"
+SESSION_ID = "5d1f0a3e-7b2c-4e8f-9a61-2c4b8e0d9f17"
+
+
 async def test_browser_use_creates_a_task_and_polls_it() -> None:
 	"""createTask sends camelCase JSON with the API key header; getTaskStatus polls by id."""
 	recorder = Recorder(
 		{
 			("POST", "https://api.browser-use.com/api/v2/tasks"): lambda r: httpx.Response(
-				202, json={"id": "t-1", "sessionId": "s-1"}
+				202, json={"id": TASK_ID, "sessionId": SESSION_ID}
 			),
-			("GET", "https://api.browser-use.com/api/v2/tasks/t-1/status"): lambda r: (
+			("GET", f"https://api.browser-use.com/api/v2/tasks/{TASK_ID}/status"): lambda r: (
 				httpx.Response(
 					200,
 					json={
-						"id": "t-1",
+						"id": TASK_ID,
 						"status": "finished",
 						"output": '{"price": 12}',
 						"isSuccess": True,
@@ -434,7 +438,7 @@ async def test_browser_use_creates_a_task_and_polls_it() -> None:
 				structuredOutput=schema,
 				maxSteps=20,
 			),
-			call_tool("browserUse.getTaskStatus", taskId="t-1"),
+			call_tool("browserUse.getTaskStatus", task_id=TASK_ID),
 			finish(result="12"),
 		]
 	)
@@ -457,7 +461,7 @@ async def test_browser_use_creates_a_task_and_polls_it() -> None:
 	}
 	assert status.headers["X-Browser-Use-API-Key"] == "bu_key"
 	created, polled = _results(model)
-	assert created["result"] == {"id": "t-1", "sessionId": "s-1"}
+	assert created["result"] == {"id": TASK_ID, "sessionId": SESSION_ID}
 	assert json.loads(polled["result"]["output"]) == {"price": 12}
 
 
@@ -489,7 +493,7 @@ async def test_openai_image_generates_and_edits_into_files() -> None:
 		state["ref"] = generated_result["result"]["images"][0]["file"]
 		return call_tool(
 			"openaiImage.editImage",
-			images=[state["ref"], PNG_DATA_URL],
+			image=[state["ref"], PNG_DATA_URL],
 			mask=PNG_DATA_URL,
 			prompt="Put the logo on the mug",
 			input_fidelity="high",
@@ -501,7 +505,7 @@ async def test_openai_image_generates_and_edits_into_files() -> None:
 				"openaiImage.generateImage",
 				prompt="A red fox logo",
 				size="1024x1024",
-				fileName="fox",
+				file_name="fox",
 			),
 			edit_call,
 			finish(result="done"),
@@ -554,7 +558,7 @@ async def test_openai_image_sends_input_fidelity_only_to_models_that_take_it() -
 			),
 		}
 	)
-	edit = {"images": [PNG_DATA_URL], "prompt": "Keep the face", "input_fidelity": "high"}
+	edit = {"image": [PNG_DATA_URL], "prompt": "Keep the face", "input_fidelity": "high"}
 	model = ScriptedModel(
 		[
 			call_tool("openaiImage.editImage", model="gpt-image-1.5", **edit),
@@ -634,7 +638,7 @@ async def test_fal_submits_then_reads_the_result_through_the_sdk() -> None:
 					model="fal-ai/flux/dev",
 					arguments={"prompt": "a fox", "num_images": 1},
 				),
-				call_tool("fal.result", model="fal-ai/flux/dev", requestId="req-1"),
+				call_tool("fal.result", model="fal-ai/flux/dev", request_id="req-1"),
 				finish(result="ok"),
 			]
 		)
@@ -651,7 +655,7 @@ async def test_fal_submits_then_reads_the_result_through_the_sdk() -> None:
 		assert result.called
 		assert recorder.requests == []
 		submitted, fetched = _results(model)
-		assert submitted["result"]["requestId"] == "req-1"
+		assert submitted["result"]["request_id"] == "req-1"
 		assert fetched["result"]["done"] is True
 		assert (
 			fetched["result"]["output"]["images"][0]["url"] == "https://v3.fal.media/files/fox.png"

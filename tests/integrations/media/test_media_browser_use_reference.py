@@ -69,9 +69,9 @@ def test_enums_are_the_sdk_values() -> None:
 	"""Task actions and status filters use the SDK's enum values."""
 	action = TOOLS["stopTask"].input_schema["properties"]["action"]["enum"]
 	assert set(action) == _values(models.TaskUpdateAction)
-	status = TOOLS["listTasks"].input_schema["properties"]["status"]["enum"]
+	status = TOOLS["listTasks"].input_schema["properties"]["filterBy"]["enum"]
 	assert set(status) == _values(models.TaskStatus)
-	sessions = TOOLS["listSessions"].input_schema["properties"]["status"]["enum"]
+	sessions = TOOLS["listSessions"].input_schema["properties"]["filterBy"]["enum"]
 	assert set(sessions) == _values(models.SessionStatus)
 	out = TOOLS["getTaskStatus"].output_schema["properties"]["status"]["enum"]
 	assert set(out) == _values(models.TaskStatus)
@@ -100,3 +100,57 @@ def test_structured_output_is_a_json_schema_string() -> None:
 	}
 	assert max_steps["maximum"] == limits["Le"].le
 	assert max_steps["minimum"] == limits["Ge"].ge
+
+
+_PATH_PARAM = re.compile(r"\{(\w+)\}")
+
+
+def _sdk_path_params() -> dict[tuple[str, str], list[str]]:
+	"""(method, path with {} placeholders) → the SDK's path parameter names, in order."""
+	out = {}
+	for source in RESOURCES.glob("*.py"):
+		for method, path in _CALL.findall(source.read_text()):
+			out[(method, re.sub(r"\{[^}]+\}", "{}", path))] = _PATH_PARAM.findall(path)
+	return out
+
+
+@pytest.mark.parametrize("handle", list(TOOLS))
+def test_path_inputs_are_the_sdks_path_parameters(handle: str) -> None:
+	"""Path inputs are named as the SDK (and the API reference) name the path parameters: task_id,
+	session_id, file_id; the ids are UUIDs, as the SDK's view models type them."""
+	tool = TOOLS[handle]
+	ours = re.findall(r"\{\{ input\.(\w+) \}\}", tool.endpoint)
+	assert ours == _sdk_path_params()[_ours(tool)]
+	for name in ours:
+		assert tool.input_schema["properties"][name]["format"] == "uuid", (handle, name)
+	assert "UUID" in str(models.TaskView.model_fields["id"].annotation)
+	assert "UUID" in str(models.SessionView.model_fields["id"].annotation)
+
+
+_BODY_MODELS = {
+	"createTask": models.CreateTaskRequest,
+	"createSession": models.CreateSessionRequest,
+}
+
+
+@pytest.mark.parametrize("handle", list(_BODY_MODELS))
+def test_body_inputs_carry_the_model_constraints(handle: str) -> None:
+	"""Each body input has its request model field's name and its length, range and uuid format."""
+	model = _BODY_MODELS[handle]
+	fields = {field.alias or name: field for name, field in model.model_fields.items()}
+	tool = TOOLS[handle]
+	props = tool.input_schema["properties"]
+	for key, template in tool.body.items():
+		assert template == f"{{{{ input.{key} }}}}", key
+		field, schema = fields[key], props[key]
+		limits = {type(m).__name__: m for m in field.metadata}
+		if "MinLen" in limits:
+			assert schema["minLength"] == limits["MinLen"].min_length, key
+		if "MaxLen" in limits:
+			assert schema["maxLength"] == limits["MaxLen"].max_length, key
+		if "Ge" in limits:
+			assert schema["minimum"] == limits["Ge"].ge, key
+		if "Le" in limits:
+			assert schema["maximum"] == limits["Le"].le, key
+		if "UUID" in str(field.annotation):
+			assert schema["format"] == "uuid", key

@@ -111,8 +111,8 @@ def test_tool_matches_route_host_style_and_arguments(handle: str, route: tuple[s
 		sample = {
 			"path": "/Ünïcode folder/report.pdf",
 			"file": "openmolt-file:abcdefgh12",
-			"sessionId": "AAAAAAAAAAAAAAAA",
-			"byteOffset": 8388608,
+			"session_id": "AAAAAAAAAAAAAAAA",
+			"offset": 8388608,
 			"close": True,
 			"mode": "overwrite",
 			"autorename": True,
@@ -151,7 +151,7 @@ def test_upload_header_arguments_render_to_the_sdk_shape() -> None:
 	"""The rendered upload-session finish argument has cursor and commit as the SDK builds them."""
 	arg = _render_arg(
 		TOOLS["uploadSessionFinish"].headers["Dropbox-API-Arg"],
-		{"sessionId": "S1", "byteOffset": 300, "path": "/big.bin"},
+		{"session_id": "S1", "offset": 300, "path": "/big.bin"},
 	)
 	assert arg == {
 		"cursor": {"session_id": "S1", "offset": 300},
@@ -193,3 +193,110 @@ def test_oauth_scopes_are_the_route_scopes() -> None:
 	for ns, _ in ROUTES.values():
 		assert spec_scopes[ns] & asked
 	assert asked == set().union(*spec_scopes.values())
+
+
+_SENTINEL = re.compile(r"^<(\w+)>$")
+_EXACT = re.compile(r"^\{\{ input\.(\w+) \}\}$")
+_STRFTIME = {"%Y": "[0-9]{4}", "%m": "[0-9]{2}", "%d": "[0-9]{2}", "%H": "[0-9]{2}"}
+_STRFTIME |= {"%M": "[0-9]{2}", "%S": "[0-9]{2}"}
+
+
+def _sent(tool: HttpTool) -> list[tuple[list[str], str]]:
+	"""(argument field path, input name) of every input the tool sends, in its body or header."""
+	if "Dropbox-API-Arg" in tool.headers:
+		names = tool.input_schema["properties"]
+		arg, pattern = (
+			_render_arg(tool.headers["Dropbox-API-Arg"], {n: f"<{n}>" for n in names}),
+			_SENTINEL,
+		)
+	else:
+		arg, pattern = tool.body or {}, _EXACT
+	out: list[tuple[list[str], str]] = []
+
+	def walk(value: Any, where: list[str]) -> None:
+		for key, item in value.items():
+			if isinstance(item, dict):
+				walk(item, [*where, key])
+			elif isinstance(item, str) and (m := pattern.match(item)):
+				out.append(([*where, key], m.group(1)))
+
+	walk(arg, [])
+	return out
+
+
+def _expected(validator: Any) -> dict[str, Any]:
+	"""The JSON Schema keywords a stone validator's constraints become in an input schema."""
+	while isinstance(validator, bv.Nullable):
+		validator = validator.validator
+	if isinstance(validator, bv.String):
+		out: dict[str, Any] = {"type": "string"}
+		if validator.pattern:
+			out["pattern"] = f"^(?:{validator.pattern})$"
+		if validator.min_length:
+			out["minLength"] = validator.min_length
+		if validator.max_length:
+			out["maxLength"] = validator.max_length
+		return out
+	if isinstance(validator, bv.Integer):
+		out = {"type": "integer", "minimum": validator.minimum}
+		if validator.maximum < type(validator)().maximum:
+			out["maximum"] = validator.maximum
+		return out
+	if isinstance(validator, bv.Timestamp):
+		pattern = validator.format
+		assert re.fullmatch(r"(%[YmdHMS]|[-:TZ])+", pattern), pattern
+		for code, regex in _STRFTIME.items():
+			pattern = pattern.replace(code, regex)
+		return {"type": "string", "format": "date-time", "pattern": f"^{pattern}$"}
+	if isinstance(validator, bv.Boolean):
+		return {"type": "boolean"}
+	if isinstance(validator, bv.List):
+		return {"type": "array"}
+	if isinstance(validator, bv.Union):
+		return {"type": "string"}
+	raise AssertionError(f"no mapping for {type(validator).__name__}")
+
+
+@pytest.mark.parametrize(("handle", "route"), ROUTES.items(), ids=list(ROUTES))
+def test_inputs_are_named_and_constrained_as_the_route_fields(
+	handle: str, route: tuple[str, str]
+) -> None:
+	"""Each input sent is named as the field it fills (also inside Dropbox-API-Arg) and carries
+	the field's pattern, length, range, timestamp format and union tags from the SDK."""
+	ns, key = route
+	tool = TOOLS[handle]
+	struct = _struct(NAMESPACES[ns].ROUTES[key].arg_type)
+	props = tool.input_schema["properties"]
+	for path, name in _sent(tool):
+		assert name == path[-1], f"{handle}: input {name!r} fills {'.'.join(path)}"
+		owner = struct
+		for part in path[:-1]:
+			owner = _struct(dict(owner._all_fields_)[part])
+		validator = dict(owner._all_fields_)[path[-1]]
+		schema = props[name]
+		for keyword, value in _expected(validator).items():
+			assert schema.get(keyword) == value, f"{handle}.{name}: {keyword} should be {value!r}"
+		inner = validator.validator if isinstance(validator, bv.Nullable) else validator
+		if isinstance(inner, bv.Union):
+			tags = set(inner.definition._tagmap)
+			assert set(schema["enum"]) <= tags, f"{handle}.{name}: {set(schema['enum']) - tags}"
+	if tool.body is not None or "Dropbox-API-Arg" in tool.headers:
+		assert _sent(tool), handle
+
+
+def test_a_path_outside_the_route_pattern_is_refused() -> None:
+	"""The carried patterns work: a revision is no folder to list, a relative path no file."""
+	from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+
+	cases = [
+		("listFolder", {"path": "rev:a1c10ce0dd78"}, "path"),
+		("move", {"from_path": "a.txt", "to_path": "/b.txt"}, "from_path"),
+		("createSharedLink", {"path": "/a", "expires": "2026-12-01T10:00:00+01:00"}, "expires"),
+	]
+	for handle, data, field in cases:
+		with pytest.raises(ValidationError) as caught:
+			JsonSchemaValidator(TOOLS[handle].input_schema).validate(data)
+		assert format_errors(caught.value).startswith(field), (handle, format_errors(caught.value))
+	ok = {"path": "/a", "expires": "2026-12-01T10:00:00Z", "requested_visibility": "public"}
+	JsonSchemaValidator(TOOLS["createSharedLink"].input_schema).validate(ok)
+	JsonSchemaValidator(TOOLS["listFolder"].input_schema).validate({"path": ""})

@@ -94,9 +94,13 @@ def test_input_fidelity_goes_only_to_the_models_the_sdk_names() -> None:
 
 
 def test_input_names_are_the_apis_own() -> None:
-	"""Every tool input passed to the API has the API's parameter name (output_format...)."""
+	"""Every tool input passed to the API has the API's parameter name (output_format...), the
+	source images included (image); the one input with no counterpart, file_name, is snake_case."""
 	for mapping in (openai_image.GENERATE_PARAMS, openai_image.EDIT_PARAMS):
 		assert all(name == api for name, api in mapping.items())
+	for handle, hints in (("generateImage", GENERATE), ("editImage", EDIT)):
+		props = set(TOOLS[handle].input_schema["properties"])
+		assert props - {"file_name"} <= set(hints), (handle, props - set(hints))
 
 
 def test_paths_and_multipart_fields_are_the_sdks() -> None:
@@ -128,6 +132,14 @@ def test_fal_sdk_calls_take_the_arguments_we_pass() -> None:
 	upload = list(inspect.signature(client.upload).parameters)
 	assert upload[:4] == ["self", "data", "content_type", "file_name"]
 	assert "key" in {f.name for f in fal_client.AsyncClient.__dataclass_fields__.values()}
+	calls = {"run": run, "submit": submit, "status": status}
+	calls |= {"result": inspect.signature(client.result).parameters}
+	calls |= {"cancel": inspect.signature(client.cancel).parameters}
+	for tool in fal.INTEGRATION.tools:
+		if tool.handle in calls:
+			# model is the SDK's application (fal's docs call it the model id)
+			names = set(tool.input_schema["properties"]) - {"model"}
+			assert names <= set(calls[tool.handle]), (tool.handle, names - set(calls[tool.handle]))
 
 
 @pytest.mark.parametrize(

@@ -106,12 +106,12 @@ async def test_put_list_get_delete_with_accepted_signatures(moto_s3: dict[str, A
 	"""Every signed request is accepted: the object goes in, is listed, read back and deleted."""
 	model = ScriptedModel(
 		[
-			call_tool("s3.createBucket", bucket="reports"),
-			call_tool("s3.putObject", bucket="reports", key="2026/q3 numbers.csv", file=DATA_URL),
-			call_tool("s3.listObjects", bucket="reports", prefix="2026/"),
-			call_tool("s3.getObject", bucket="reports", key="2026/q3 numbers.csv"),
-			call_tool("s3.deleteObject", bucket="reports", key="2026/q3 numbers.csv"),
-			call_tool("s3.listObjects", bucket="reports", prefix="2026/"),
+			call_tool("s3.createBucket", Bucket="reports"),
+			call_tool("s3.putObject", Bucket="reports", Key="2026/q3 numbers.csv", file=DATA_URL),
+			call_tool("s3.listObjects", Bucket="reports", prefix="2026/"),
+			call_tool("s3.getObject", Bucket="reports", Key="2026/q3 numbers.csv"),
+			call_tool("s3.deleteObject", Bucket="reports", Key="2026/q3 numbers.csv"),
+			call_tool("s3.listObjects", Bucket="reports", prefix="2026/"),
 			finish(result="done"),
 		]
 	)
@@ -144,22 +144,22 @@ async def test_metadata_round_trip_and_batch_delete(moto_s3: dict[str, Any]) -> 
 	"""Metadata stored by putObject come back from headObject; deleteObjects removes both keys."""
 	model = ScriptedModel(
 		[
-			call_tool("s3.createBucket", bucket="batch"),
+			call_tool("s3.createBucket", Bucket="batch"),
 			call_tool(
 				"s3.putObject",
-				bucket="batch",
-				key="a.csv",
+				Bucket="batch",
+				Key="a.csv",
 				file=DATA_URL,
-				metadata={"author": "Ana", "project-id": "42"},
+				Metadata={"author": "Ana", "project-id": "42"},
 			),
-			call_tool("s3.putObject", bucket="batch", key="dir/b c.csv", file=DATA_URL),
-			call_tool("s3.headObject", bucket="batch", key="a.csv"),
+			call_tool("s3.putObject", Bucket="batch", Key="dir/b c.csv", file=DATA_URL),
+			call_tool("s3.headObject", Bucket="batch", Key="a.csv"),
 			call_tool(
 				"s3.deleteObjects",
-				bucket="batch",
-				objects=[{"key": "a.csv"}, {"key": "dir/b c.csv"}],
+				Bucket="batch",
+				Objects=[{"Key": "a.csv"}, {"Key": "dir/b c.csv"}],
 			),
-			call_tool("s3.listObjects", bucket="batch"),
+			call_tool("s3.listObjects", Bucket="batch"),
 			finish(result="done"),
 		]
 	)

@@ -67,12 +67,12 @@ def test_tool_matches_the_service_model(handle: str, operation: str) -> None:
 	literal_query = dict(parse_qsl(uri.query, keep_blank_values=True))
 	base = tool.base_url or ""
 	if "{Bucket}" in uri.path:
-		assert "input.bucket" in base, "the bucket is part of the base URL"
+		assert "input.Bucket" in base, "the bucket is part of the base URL"
 	else:
-		assert "input.bucket" not in base
+		assert "input.Bucket" not in base
 	path, _, endpoint_query = tool.endpoint.partition("?")
 	if "{Key+}" in uri.path:
-		assert path == "/{{ input.key | path_segments }}"
+		assert path == "/{{ input.Key | path_segments }}"
 	else:
 		assert path == "/"
 	# A bare subresource (?delete) sits in the endpoint: query_params drop empty values.
@@ -113,7 +113,7 @@ def test_put_object_body_is_the_raw_payload() -> None:
 	assert shape["payload"] == "Body"
 	tool = HTTP_TOOLS["putObject"]
 	assert tool.request_format == "s3-object"
-	assert tool.body == {"file": "{{ input.file }}", "metadata": "{{ input.metadata }}"}
+	assert tool.body == {"file": "{{ input.file }}", "metadata": "{{ input.Metadata }}"}
 
 
 class _Store:
@@ -197,7 +197,7 @@ def test_delete_objects_body_follows_the_delete_shape() -> None:
 		liquid.Environment()
 		.from_string(tool.body)
 		.render(
-			input={"objects": [{"key": "a&b.txt"}, {"key": "c", "versionId": "v1"}], "quiet": True}
+			input={"Objects": [{"Key": "a&b.txt"}, {"Key": "c", "VersionId": "v1"}], "Quiet": True}
 		)
 	)
 	assert body == (
@@ -214,7 +214,7 @@ def test_put_object_metadata_is_the_x_amz_meta_header_map() -> None:
 	"""PutObject's Metadata member is the x-amz-meta- header map, and HeadObject returns it."""
 	put = MODEL["shapes"]["PutObjectRequest"]["members"]["Metadata"]
 	assert (put["location"], put["locationName"]) == ("headers", "x-amz-meta-")
-	assert HTTP_TOOLS["putObject"].body["metadata"] == "{{ input.metadata }}"
+	assert HTTP_TOOLS["putObject"].body["metadata"] == "{{ input.Metadata }}"
 	head = MODEL["shapes"]["HeadObjectOutput"]["members"]["Metadata"]
 	assert (head["location"], head["locationName"]) == ("headers", "x-amz-meta-")
 	assert "x-amz-meta-*" in HTTP_TOOLS["headObject"].response_headers
@@ -223,7 +223,9 @@ def test_put_object_metadata_is_the_x_amz_meta_header_map() -> None:
 def test_copy_source_header_names_bucket_and_key() -> None:
 	"""x-amz-copy-source is /<bucket>/<encoded key>, optionally with ?versionId=."""
 	template = HTTP_TOOLS["copyObject"].headers["x-amz-copy-source"]
-	assert template.startswith("/{{ input.sourceBucket }}/{{ input.sourceKey | path_segments }}")
+	assert template.startswith(
+		"/{{ input.CopySourceBucket }}/{{ input.CopySourceKey | path_segments }}"
+	)
 	assert "versionId=" in template
 
 
@@ -304,7 +306,7 @@ def test_base_url_templates_agree_with_object_url(config: dict[str, Any]) -> Non
 
 	env = liquid.Environment()
 	template = HTTP_TOOLS["getObject"].base_url or ""
-	base = env.from_string(template).render(input={"bucket": "my-bucket"}, config=config)
+	base = env.from_string(template).render(input={"Bucket": "my-bucket"}, config=config)
 	assert base + "/k" == s3.object_url(config, "my-bucket", "k")
 	service = env.from_string(HTTP_TOOLS["listBuckets"].base_url or "").render(config=config)
 	assert service == config.get(
@@ -351,3 +353,73 @@ def test_presigned_url_equals_botocores_own(config: dict[str, Any]) -> None:
 			break
 	assert urlsplit(ours)[:3] == urlsplit(theirs)[:3]
 	assert parse_qs(urlsplit(ours).query) == parse_qs(urlsplit(theirs).query)
+
+
+_EXACT = re.compile(r"^\{\{ input\.(\w+) \}\}$")
+_JSON_TYPES = {"string": "string", "integer": "integer", "long": "integer", "boolean": "boolean"}
+_JSON_TYPES |= {"map": "object"}
+
+
+def _named_inputs(handle: str, operation: str) -> list[tuple[str, str]]:
+	"""(input name, request member name) of every input the tool sends: uri, query, header, body."""
+	tool = HTTP_TOOLS[handle]
+	shape = MODEL["operations"][operation].get("input", {}).get("shape")
+	members = MODEL["shapes"][shape]["members"] if shape else {}
+	where = {
+		(m.get("location"), m.get("locationName", name).lower()): name
+		for name, m in members.items()
+	}
+	out = []
+	for location, part in (("querystring", tool.query_params), ("header", tool.headers)):
+		for key, value in part.items():
+			match = _EXACT.match(value)
+			if match:
+				out.append((match.group(1), where[(location, key.lower())]))
+	if isinstance(tool.body, dict) and "metadata" in tool.body:
+		out.append((_EXACT.match(tool.body["metadata"]).group(1), "Metadata"))
+	uri = MODEL["operations"][operation]["http"]["requestUri"]
+	out += [(name, name) for name in ("Bucket", "Key") if name in re.findall(r"\{(\w+)\+?\}", uri)]
+	return out
+
+
+@pytest.mark.parametrize(("handle", "operation"), OPERATIONS.items(), ids=list(OPERATIONS))
+def test_inputs_are_named_and_typed_as_the_request_members(handle: str, operation: str) -> None:
+	"""Query inputs take the wire name (input_name: max-keys → max_keys); uri, header and body
+	inputs take botocore's member name (Bucket, Key, ContentType, StorageClass, Metadata); each
+	has the member's type and no enum value the member's enum lacks."""
+	from openmolt_core.integrations.schema import input_name
+
+	tool = HTTP_TOOLS[handle]
+	props = tool.input_schema["properties"]
+	members = MODEL["shapes"][MODEL["operations"][operation]["input"]["shape"]]["members"]
+	for given, member in _named_inputs(handle, operation):
+		spec = members[member]
+		expected = (
+			input_name(spec["locationName"]) if spec.get("location") == "querystring" else member
+		)
+		assert given == expected, f"{handle}: input {given!r} fills {member}; name it {expected!r}"
+		shape = MODEL["shapes"][spec["shape"]]
+		assert props[given]["type"] == _JSON_TYPES[shape["type"]], (handle, given)
+		if "enum" in props[given]:
+			assert set(props[given]["enum"]) <= set(shape["enum"]), (handle, given)
+	assert {"Bucket"} <= set(props) or "{Bucket}" not in MODEL["operations"][operation]["http"][
+		"requestUri"
+	]
+
+
+def test_composed_inputs_carry_the_member_names() -> None:
+	"""Inputs sent inside XML or composed headers are named as botocore's members there."""
+	delete = MODEL["shapes"]["Delete"]["members"]
+	identifier = MODEL["shapes"]["ObjectIdentifier"]["members"]
+	props = HTTP_TOOLS["deleteObjects"].input_schema["properties"]
+	assert {"Objects", "Quiet"} <= set(delete) and {"Objects", "Quiet"} <= set(props)
+	assert set(props["Objects"]["items"]["properties"]) <= set(identifier)
+	config = MODEL["shapes"]["CreateBucketConfiguration"]["members"]
+	assert "LocationConstraint" in config
+	assert "LocationConstraint" in HTTP_TOOLS["createBucket"].input_schema["properties"]
+	copy = HTTP_TOOLS["copyObject"].input_schema["properties"]
+	assert "CopySource" in MODEL["shapes"]["CopyObjectRequest"]["members"]
+	assert {"CopySourceBucket", "CopySourceKey", "CopySourceVersionId"} <= set(copy)
+	presign = next(t for t in s3.INTEGRATION.tools if t.handle == "presignUrl")
+	assert {"Bucket", "Key", "ContentType"} <= set(presign.input_schema["properties"])
+	assert {"Bucket", "Key", "ContentType"} <= set(MODEL["shapes"]["PutObjectRequest"]["members"])
