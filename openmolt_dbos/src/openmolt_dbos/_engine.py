@@ -33,7 +33,15 @@ if TYPE_CHECKING:
 	from openmolt_core.scheduler import RunRecord, Schedule, Scheduler
 	from openmolt_dbos._workers import Heartbeat
 
-__all__ = ["APP_NAME", "Engine", "Outcome", "engine_for", "require_asyncio", "reset_engine"]
+__all__ = [
+	"APP_NAME",
+	"Engine",
+	"Outcome",
+	"engine_for",
+	"require_asyncio",
+	"reset_engine",
+	"use_wal",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
