@@ -6,7 +6,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, obj, token_guide
+from openmolt_core.integrations.schema import obj
+from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 from openmolt_integrations._mime import rfc2822
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
@@ -150,7 +151,7 @@ TOOLS = [
 					"description": "With format metadata: only these headers, e.g. ['From', 'Subject', 'Date'].",
 				},
 			},
-			"id",
+			["id"],
 		),
 		output_schema=_MESSAGE_OUT,
 	),
@@ -161,7 +162,7 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/messages/send",
 		body={"raw": _RAW, "threadId": "{{ input.threadId }}"},
-		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, "to", "subject"),
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
 		output_schema=obj(
 			{
 				"id": {"type": "string"},
@@ -177,7 +178,7 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_USER}/drafts",
 		body={"message": {"raw": _RAW, "threadId": "{{ input.threadId }}"}},
-		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, "to", "subject"),
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
 		output_schema=obj(
 			{
 				"id": {"type": "string", "description": "The draft id."},
@@ -221,7 +222,7 @@ TOOLS = [
 					"description": "The draft id (from createDraft or listDrafts).",
 				},
 			},
-			"draftId",
+			["draftId"],
 		),
 		output_schema=obj(
 			{
@@ -248,7 +249,7 @@ TOOLS = [
 				"addLabelIds": {**_LABEL_IDS, "description": "Label ids to add."},
 				"removeLabelIds": {**_LABEL_IDS, "description": "Label ids to remove."},
 			},
-			"id",
+			["id"],
 		),
 		output_schema=_MESSAGE_OUT,
 	),
@@ -275,7 +276,7 @@ TOOLS = [
 				"addLabelIds": {**_LABEL_IDS, "description": "Label ids to add."},
 				"removeLabelIds": {**_LABEL_IDS, "description": "Label ids to remove."},
 			},
-			"ids",
+			["ids"],
 		),
 	),
 	HttpTool(
@@ -284,7 +285,7 @@ TOOLS = [
 		scopes=["delete"],
 		method="POST",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}/trash",
-		input_schema=obj({"userId": _USER_ID, "id": _MESSAGE_ID}, "id"),
+		input_schema=obj({"userId": _USER_ID, "id": _MESSAGE_ID}, ["id"]),
 		output_schema=_MESSAGE_OUT,
 	),
 	HttpTool(
@@ -341,7 +342,7 @@ TOOLS = [
 					"description": "With format metadata: only these headers.",
 				},
 			},
-			"id",
+			["id"],
 		),
 		output_schema=obj(
 			{"id": {"type": "string"}, "messages": {"type": "array", "items": _MESSAGE_OUT}}
@@ -363,8 +364,7 @@ TOOLS = [
 					"description": "The attachment id (body.attachmentId of the part).",
 				},
 			},
-			"messageId",
-			"id",
+			["messageId", "id"],
 		),
 		output_schema=obj(
 			{
@@ -428,7 +428,7 @@ TOOLS = [
 					"description": "Visibility in the message list.",
 				},
 			},
-			"name",
+			["name"],
 		),
 		output_schema=obj({"id": {"type": "string"}, "name": {"type": "string"}}),
 	),

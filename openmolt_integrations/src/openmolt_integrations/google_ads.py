@@ -14,7 +14,8 @@ from openmolt_core import hookimpl
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations import ApiSetup, FunctionTool, HttpTool, Integration
 from openmolt_core.integrations.http import execute_http_tool
-from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
+from openmolt_core.integrations.schema import array, obj
+from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 
 if TYPE_CHECKING:
 	from openmolt_core.tools import ToolContext
@@ -96,8 +97,7 @@ def _mutate(handle: str, path: str, resource: str, example: str, notes: str) -> 
 				"validateOnly": _VALIDATE_ONLY,
 				"responseContentType": _RESPONSE_TYPE,
 			},
-			"customerId",
-			"operations",
+			["customerId", "operations"],
 		),
 		output_schema=obj(
 			{
@@ -157,7 +157,7 @@ _IDEAS_INPUT = obj(
 		},
 		"pageToken": PAGE_TOKEN,
 	},
-	"customerId",
+	["customerId"],
 )
 _IDEAS_OUTPUT = obj(
 	{
@@ -268,8 +268,7 @@ TOOLS = [
 					description="Optional extras, e.g. {'returnTotalResultsCount': true}.",
 				),
 			},
-			"customerId",
-			"query",
+			["customerId", "query"],
 		),
 		output_schema=_SEARCH_OUT,
 	),
@@ -280,7 +279,7 @@ TOOLS = [
 		method="POST",
 		endpoint=f"{_CUSTOMER}/googleAds:searchStream",
 		body={"query": "{{ input.query }}"},
-		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, "customerId", "query"),
+		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, ["customerId", "query"]),
 		output_schema={"type": "array", "items": _SEARCH_OUT},
 	),
 	HttpTool(
@@ -306,8 +305,7 @@ TOOLS = [
 				"validateOnly": _VALIDATE_ONLY,
 				"responseContentType": _RESPONSE_TYPE,
 			},
-			"customerId",
-			"mutateOperations",
+			["customerId", "mutateOperations"],
 		),
 		output_schema=obj(
 			{
@@ -348,9 +346,7 @@ TOOLS = [
 				},
 				"validateOnly": _VALIDATE_ONLY,
 			},
-			"customerId",
-			"campaignId",
-			"status",
+			["customerId", "campaignId", "status"],
 		),
 		output_schema=obj(
 			{"results": {"type": "array", "items": obj({"resourceName": {"type": "string"}})}}

@@ -6,7 +6,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
+from openmolt_core.integrations.schema import array, obj
+from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -53,7 +54,7 @@ _ATTENDEES = array(
 			"displayName": {"type": "string", "description": "The guest's name."},
 			"optional": {"type": "boolean", "description": "Whether attendance is optional."},
 		},
-		"email",
+		["email"],
 	),
 	"Guests to invite.",
 )
@@ -84,8 +85,7 @@ _EVENT_FIELDS: dict[str, Any] = {
 						},
 						"minutes": {"type": "integer", "description": "Minutes before the start."},
 					},
-					"method",
-					"minutes",
+					["method", "minutes"],
 				),
 				"Custom reminders (with useDefault false).",
 			),
@@ -258,7 +258,7 @@ TOOLS = [
 				"eventId": _EVENT_ID,
 				"timeZone": {**_TIME_ZONE, "description": "Time zone used in the response."},
 			},
-			"eventId",
+			["eventId"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -275,8 +275,7 @@ TOOLS = [
 		body=_EVENT_BODY,
 		input_schema=obj(
 			{"calendarId": _CALENDAR_ID, **_EVENT_FIELDS, "sendUpdates": _SEND_UPDATES},
-			"start",
-			"end",
+			["start", "end"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -293,7 +292,7 @@ TOOLS = [
 				"text": {"type": "string", "description": "The sentence describing the event."},
 				"sendUpdates": _SEND_UPDATES,
 			},
-			"text",
+			["text"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -315,7 +314,7 @@ TOOLS = [
 				**_EVENT_FIELDS,
 				"sendUpdates": _SEND_UPDATES,
 			},
-			"eventId",
+			["eventId"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -328,7 +327,7 @@ TOOLS = [
 		query_params={"sendUpdates": "{{ input.sendUpdates }}"},
 		input_schema=obj(
 			{"calendarId": _CALENDAR_ID, "eventId": _EVENT_ID, "sendUpdates": _SEND_UPDATES},
-			"eventId",
+			["eventId"],
 		),
 	),
 	HttpTool(
@@ -354,8 +353,7 @@ TOOLS = [
 				},
 				"sendUpdates": _SEND_UPDATES,
 			},
-			"eventId",
-			"destination",
+			["eventId", "destination"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -378,7 +376,7 @@ TOOLS = [
 				"eventId": {**_EVENT_ID, "description": "Id of the recurring event."},
 				**_LIST_WINDOW,
 			},
-			"eventId",
+			["eventId"],
 		),
 		output_schema=_EVENTS_OUT,
 	),
@@ -416,14 +414,12 @@ TOOLS = [
 								"description": "A calendar id or an email address.",
 							}
 						},
-						"id",
+						["id"],
 					),
 					"The calendars to check, e.g. [{'id': 'primary'}, {'id': 'ana@example.com'}].",
 				),
 			},
-			"timeMin",
-			"timeMax",
-			"items",
+			["timeMin", "timeMax", "items"],
 		),
 		output_schema=obj(
 			{
@@ -453,7 +449,7 @@ TOOLS = [
 				"description": {"type": "string", "description": "What the calendar is for."},
 				"timeZone": {**_TIME_ZONE, "description": "The calendar's time zone."},
 			},
-			"summary",
+			["summary"],
 		),
 		output_schema=obj(
 			{

@@ -6,13 +6,12 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration, file_info_tool
+from openmolt_core.integrations.schema import array, obj
 from openmolt_integrations._google import (
 	ENCODERS,
 	PAGE_TOKEN,
 	UPLOAD_ID,
-	array,
 	google_oauth2,
-	obj,
 	resumable_session_tools,
 	token_guide,
 )
@@ -139,7 +138,7 @@ TOOLS = [
 			"fields": f"{{{{ input.fields | default: '{_FILE_FIELDS}' }}}}",
 			"supportsAllDrives": "true",
 		},
-		input_schema=obj({"fileId": _FILE_ID, "fields": _FIELDS}, "fileId"),
+		input_schema=obj({"fileId": _FILE_ID, "fields": _FIELDS}, ["fileId"]),
 		output_schema=_FILE_OUT,
 	),
 	HttpTool(
@@ -162,7 +161,7 @@ TOOLS = [
 					"description": "Download a file flagged as malware anyway (owner only).",
 				},
 			},
-			"fileId",
+			["fileId"],
 		),
 		output_schema=_BINARY_OUT,
 	),
@@ -199,8 +198,7 @@ TOOLS = [
 					"description": "Target format. Docs: pdf, docx, txt, markdown, html, odt, rtf, epub. Sheets: xlsx, csv/tsv (first sheet), pdf. Slides: pptx, pdf, txt. Drawings: png, jpeg, svg, pdf.",
 				},
 			},
-			"fileId",
-			"mimeType",
+			["fileId", "mimeType"],
 		),
 		output_schema=_BINARY_OUT,
 	),
@@ -226,7 +224,7 @@ TOOLS = [
 				},
 				"description": {"type": "string", "description": "A description shown in Drive."},
 			},
-			"name",
+			["name"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -243,7 +241,7 @@ TOOLS = [
 		},
 		request_format="multipart-related",
 		body={"metadata": _METADATA_BODY, "media": "{{ input.file }}"},
-		input_schema=obj({**_METADATA, "file": _FILE_REF}, "name", "file"),
+		input_schema=obj({**_METADATA, "file": _FILE_REF}, ["name", "file"]),
 		output_schema=_FILE_OUT,
 	),
 	HttpTool(
@@ -275,7 +273,7 @@ TOOLS = [
 					"description": "Size of the content in bytes, if known.",
 				},
 			},
-			"name",
+			["name"],
 		),
 		output_schema=obj(
 			{"Location": {"type": "string", "description": "The upload session URL."}}
@@ -298,8 +296,7 @@ TOOLS = [
 				},
 				"file": _FILE_REF,
 			},
-			"uploadUrl",
-			"file",
+			["uploadUrl", "file"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -340,7 +337,7 @@ TOOLS = [
 					"description": "Folder id(s) to remove, comma-separated.",
 				},
 			},
-			"fileId",
+			["fileId"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -353,7 +350,7 @@ TOOLS = [
 		query_params={"uploadType": "media", "supportsAllDrives": "true", "fields": _FILE_FIELDS},
 		request_format="binary",
 		body="{{ input.file }}",
-		input_schema=obj({"fileId": _FILE_ID, "file": _FILE_REF}, "fileId", "file"),
+		input_schema=obj({"fileId": _FILE_ID, "file": _FILE_REF}, ["fileId", "file"]),
 		output_schema=_FILE_OUT,
 	),
 	HttpTool(
@@ -373,7 +370,7 @@ TOOLS = [
 				},
 				"parents": _PARENTS,
 			},
-			"fileId",
+			["fileId"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -384,7 +381,7 @@ TOOLS = [
 		method="DELETE",
 		endpoint="/drive/v3/files/{{ input.fileId }}",
 		query_params={"supportsAllDrives": "true"},
-		input_schema=obj({"fileId": _FILE_ID}, "fileId"),
+		input_schema=obj({"fileId": _FILE_ID}, ["fileId"]),
 	),
 	HttpTool(
 		handle="shareFile",
@@ -433,9 +430,7 @@ TOOLS = [
 					"description": "A message for the notification email.",
 				},
 			},
-			"fileId",
-			"role",
-			"type",
+			["fileId", "role", "type"],
 		),
 		output_schema=obj(
 			{"id": {"type": "string"}, "role": {"type": "string"}, "type": {"type": "string"}}
@@ -452,7 +447,7 @@ TOOLS = [
 			"pageToken": "{{ input.pageToken }}",
 			"fields": "nextPageToken,permissions(id,type,role,emailAddress,domain,displayName)",
 		},
-		input_schema=obj({"fileId": _FILE_ID, "pageToken": PAGE_TOKEN}, "fileId"),
+		input_schema=obj({"fileId": _FILE_ID, "pageToken": PAGE_TOKEN}, ["fileId"]),
 		output_schema=obj(
 			{
 				"permissions": {"type": "array", "items": {"type": "object"}},

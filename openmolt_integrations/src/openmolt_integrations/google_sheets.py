@@ -6,7 +6,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import array, google_oauth2, obj, token_guide
+from openmolt_core.integrations.schema import array, obj
+from openmolt_integrations._google import google_oauth2, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -99,15 +100,15 @@ TOOLS = [
 						{
 							"properties": obj(
 								{"title": {"type": "string", "description": "The tab name."}},
-								"title",
+								["title"],
 							)
 						},
-						"properties",
+						["properties"],
 					),
 					"Tabs to create, e.g. [{'properties': {'title': 'Data'}}] (default one 'Sheet1').",
 				),
 			},
-			"title",
+			["title"],
 		),
 		output_schema=obj(
 			{
@@ -145,7 +146,7 @@ TOOLS = [
 					"description": "Include cell data and formatting (large; needs a fields mask containing sheets.data).",
 				},
 			},
-			"spreadsheetId",
+			["spreadsheetId"],
 		),
 		output_schema=obj(
 			{
@@ -175,8 +176,7 @@ TOOLS = [
 				"valueRenderOption": _RENDER,
 				"dateTimeRenderOption": _DATE_RENDER,
 			},
-			"spreadsheetId",
-			"range",
+			["spreadsheetId", "range"],
 		),
 		output_schema=_VALUE_RANGE_OUT,
 	),
@@ -205,8 +205,7 @@ TOOLS = [
 				"valueRenderOption": _RENDER,
 				"dateTimeRenderOption": _DATE_RENDER,
 			},
-			"spreadsheetId",
-			"ranges",
+			["spreadsheetId", "ranges"],
 		),
 		output_schema=obj(
 			{
@@ -235,9 +234,7 @@ TOOLS = [
 				"valueInputOption": _INPUT_OPTION,
 				"majorDimension": _MAJOR,
 			},
-			"spreadsheetId",
-			"range",
-			"values",
+			["spreadsheetId", "range", "values"],
 		),
 		output_schema=_UPDATE_OUT,
 	),
@@ -273,9 +270,7 @@ TOOLS = [
 				},
 				"majorDimension": _MAJOR,
 			},
-			"spreadsheetId",
-			"range",
-			"values",
+			["spreadsheetId", "range", "values"],
 		),
 		output_schema=obj(
 			{
@@ -298,15 +293,13 @@ TOOLS = [
 				"data": array(
 					obj(
 						{"range": _RANGE, "values": _VALUES, "majorDimension": _MAJOR},
-						"range",
-						"values",
+						["range", "values"],
 					),
 					"The ranges and their values.",
 				),
 				"valueInputOption": _INPUT_OPTION,
 			},
-			"spreadsheetId",
-			"data",
+			["spreadsheetId", "data"],
 		),
 		output_schema=obj(
 			{
@@ -324,7 +317,7 @@ TOOLS = [
 		endpoint=f"{_BASE}/values/{{{{ input.range }}}}:clear",
 		body={},
 		input_schema=obj(
-			{"spreadsheetId": _SPREADSHEET_ID, "range": _RANGE}, "spreadsheetId", "range"
+			{"spreadsheetId": _SPREADSHEET_ID, "range": _RANGE}, ["spreadsheetId", "range"]
 		),
 		output_schema=obj(
 			{"spreadsheetId": {"type": "string"}, "clearedRange": {"type": "string"}}
@@ -372,8 +365,7 @@ TOOLS = [
 					"description": "Number of columns (default 26).",
 				},
 			},
-			"spreadsheetId",
-			"title",
+			["spreadsheetId", "title"],
 		),
 		output_schema=obj(
 			{
@@ -400,8 +392,7 @@ TOOLS = [
 					"description": "The numeric sheetId (not the title).",
 				},
 			},
-			"spreadsheetId",
-			"sheetId",
+			["spreadsheetId", "sheetId"],
 		),
 		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array"}}),
 	),
@@ -427,8 +418,7 @@ TOOLS = [
 					"description": "Return the updated spreadsheet.",
 				},
 			},
-			"spreadsheetId",
-			"requests",
+			["spreadsheetId", "requests"],
 		),
 		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array"}}),
 	),

@@ -20,7 +20,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, gemini_list_models, obj
+from openmolt_core.integrations.schema import obj
+from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, gemini_list_models
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -47,7 +48,7 @@ _CONTENT = obj(
 			"description": "For image and video: the media type, e.g. 'image/png', 'video/mp4'.",
 		},
 	},
-	"type",
+	["type"],
 )
 _INTERACTION_OUT = obj(
 	{
@@ -165,7 +166,7 @@ TOOLS = [
 					"description": f"Video model id (default '{DEFAULT_MODEL}'; also 'gemini-omni-1.2-flash'). listModels shows what the key can use.",
 				},
 			},
-			"input",
+			["input"],
 		),
 		output_schema=_INTERACTION_OUT,
 	),
@@ -176,7 +177,7 @@ TOOLS = [
 		method="GET",
 		endpoint="/v1beta/interactions/{{ input.id }}",
 		response_files=_VIDEO_FILES,
-		input_schema=obj({"id": _INTERACTION_ID}, "id"),
+		input_schema=obj({"id": _INTERACTION_ID}, ["id"]),
 		output_schema=_INTERACTION_OUT,
 	),
 	HttpTool(
@@ -199,7 +200,7 @@ TOOLS = [
 				},
 				"displayName": {"type": "string", "description": "A name for the file."},
 			},
-			"file",
+			["file"],
 		),
 		output_schema=obj(
 			{
@@ -231,7 +232,7 @@ TOOLS = [
 					"description": "The video's uri ('https://generativelanguage.googleapis.com/v1beta/files/<id>:download?alt=media'), or 'files/<id>'.",
 				}
 			},
-			"videoUri",
+			["videoUri"],
 		),
 		output_schema=obj(
 			{

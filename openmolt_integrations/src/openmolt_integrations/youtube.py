@@ -12,13 +12,12 @@ from openmolt_core.integrations import (
 	Integration,
 	file_info_tool,
 )
+from openmolt_core.integrations.schema import array, obj
 from openmolt_integrations._google import (
 	ENCODERS,
 	PAGE_TOKEN,
 	UPLOAD_ID,
-	array,
 	google_oauth2,
-	obj,
 	resumable_session_tools,
 	token_guide,
 )
@@ -284,8 +283,7 @@ TOOLS = [
 					"description": "Notify subscribers of a public video (default true).",
 				},
 			},
-			"video",
-			"title",
+			["video", "title"],
 		),
 		output_schema=_VIDEO_OUT,
 	),
@@ -320,7 +318,7 @@ TOOLS = [
 				},
 				"size": {"type": "integer", "description": "Size of the video in bytes, if known."},
 			},
-			"title",
+			["title"],
 		),
 		output_schema=obj(
 			{"Location": {"type": "string", "description": "The upload session URL."}}
@@ -343,8 +341,7 @@ TOOLS = [
 				},
 				"video": {**_FILE_REF, "description": "The video file as a file reference."},
 			},
-			"uploadUrl",
-			"video",
+			["uploadUrl", "video"],
 		),
 		output_schema=_VIDEO_OUT,
 	),
@@ -373,16 +370,14 @@ TOOLS = [
 				**_SNIPPET_FIELDS,
 				"status": obj(
 					dict(_STATUS_FIELDS),
-					"privacyStatus",
+					["privacyStatus"],
 					description=(
 						"The video's new status, replacing the current one as a whole: give "
 						"privacyStatus and every other status field to keep."
 					),
 				),
 			},
-			"id",
-			"title",
-			"categoryId",
+			["id", "title", "categoryId"],
 		),
 		output_schema=_VIDEO_OUT,
 	),
@@ -393,7 +388,7 @@ TOOLS = [
 		method="DELETE",
 		endpoint=f"{_V3}/videos",
 		query_params={"id": "{{ input.id }}"},
-		input_schema=obj({"id": _VIDEO_ID}, "id"),
+		input_schema=obj({"id": _VIDEO_ID}, ["id"]),
 	),
 	HttpTool(
 		handle="rateVideo",
@@ -411,8 +406,7 @@ TOOLS = [
 					"description": "The rating.",
 				},
 			},
-			"id",
-			"rating",
+			["id", "rating"],
 		),
 	),
 	HttpTool(
@@ -432,8 +426,7 @@ TOOLS = [
 					"description": "The image (JPEG or PNG) as a file reference.",
 				},
 			},
-			"videoId",
-			"image",
+			["videoId", "image"],
 		),
 		output_schema=obj({"items": {"type": "array", "items": {"type": "object"}}}),
 	),
@@ -543,7 +536,7 @@ TOOLS = [
 				},
 				"privacyStatus": {**_PRIVACY, "description": "Who can see it (default private)."},
 			},
-			"title",
+			["title"],
 		),
 		output_schema=obj(
 			{"id": {"type": "string"}, "snippet": {"type": "object"}, "status": {"type": "object"}}
@@ -573,7 +566,7 @@ TOOLS = [
 				"maxResults": _MAX,
 				"pageToken": PAGE_TOKEN,
 			},
-			"playlistId",
+			["playlistId"],
 		),
 		output_schema=_LIST_OUT,
 	),
@@ -601,8 +594,7 @@ TOOLS = [
 					"description": "0-based position (default: the end).",
 				},
 			},
-			"playlistId",
-			"videoId",
+			["playlistId", "videoId"],
 		),
 		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
 	),
@@ -668,8 +660,7 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{"videoId": _VIDEO_ID, "text": {"type": "string", "description": "The comment text."}},
-			"videoId",
-			"text",
+			["videoId", "text"],
 		),
 		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
 	),
