@@ -19,7 +19,7 @@ from openmolt_core.integrations import (
 	OAuth2Credential,
 )
 from openmolt_core.integrations.extensions import EncodedBody, EncodeRequest, checked_media_type
-from openmolt_core.integrations.schema import obj
+from openmolt_core.integrations.schema import obj, passthrough
 
 __all__ = [
 	"CHUNK_MULTIPLE",
@@ -174,10 +174,7 @@ def gemini_list_models(description: str) -> HttpTool:
 		scopes=["generate"],
 		method="GET",
 		endpoint="/v1beta/models",
-		query_params={
-			"pageSize": "{{ input.pageSize | default: 100 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough("pageToken", pageSize="{{ input.pageSize | default: 100 }}"),
 		input_schema=obj(
 			{
 				"pageSize": {
