@@ -6,7 +6,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_core.integrations.schema import obj
+from openmolt_core.integrations.schema import obj, passthrough
 from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 from openmolt_integrations._mime import rfc2822
 
@@ -102,13 +102,13 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/messages",
-		query_params={
-			"q": "{{ input.q }}",
-			"labelIds": "{{ input.labelIds }}",
-			"maxResults": "{{ input.maxResults | default: 20 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"includeSpamTrash": "{{ input.includeSpamTrash }}",
-		},
+		query_params=passthrough(
+			"q",
+			"labelIds",
+			"pageToken",
+			"includeSpamTrash",
+			maxResults="{{ input.maxResults | default: 20 }}",
+		),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -136,10 +136,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}",
-		query_params={
-			"format": "{{ input.format }}",
-			"metadataHeaders": "{{ input.metadataHeaders }}",
-		},
+		query_params=passthrough("format", "metadataHeaders"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -161,7 +158,7 @@ TOOLS = [
 		scopes=["send"],
 		method="POST",
 		endpoint=f"{_USER}/messages/send",
-		body={"raw": _RAW, "threadId": "{{ input.threadId }}"},
+		body=passthrough("threadId", raw=_RAW),
 		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
 		output_schema=obj(
 			{
@@ -177,7 +174,7 @@ TOOLS = [
 		scopes=["draft"],
 		method="POST",
 		endpoint=f"{_USER}/drafts",
-		body={"message": {"raw": _RAW, "threadId": "{{ input.threadId }}"}},
+		body={"message": passthrough("threadId", raw=_RAW)},
 		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
 		output_schema=obj(
 			{
@@ -192,11 +189,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/drafts",
-		query_params={
-			"q": "{{ input.q }}",
-			"maxResults": "{{ input.maxResults | default: 20 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough(
+			"q", "pageToken", maxResults="{{ input.maxResults | default: 20 }}"
+		),
 		input_schema=obj(
 			{"userId": _USER_ID, "q": _Q, "maxResults": _MAX, "pageToken": PAGE_TOKEN}
 		),
@@ -238,10 +233,7 @@ TOOLS = [
 		scopes=["modify"],
 		method="POST",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}/modify",
-		body={
-			"addLabelIds": "{{ input.addLabelIds }}",
-			"removeLabelIds": "{{ input.removeLabelIds }}",
-		},
+		body=passthrough("addLabelIds", "removeLabelIds"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -259,11 +251,7 @@ TOOLS = [
 		scopes=["modify"],
 		method="POST",
 		endpoint=f"{_USER}/messages/batchModify",
-		body={
-			"ids": "{{ input.ids }}",
-			"addLabelIds": "{{ input.addLabelIds }}",
-			"removeLabelIds": "{{ input.removeLabelIds }}",
-		},
+		body=passthrough("ids", "addLabelIds", "removeLabelIds"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -294,13 +282,13 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/threads",
-		query_params={
-			"q": "{{ input.q }}",
-			"labelIds": "{{ input.labelIds }}",
-			"maxResults": "{{ input.maxResults | default: 20 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"includeSpamTrash": "{{ input.includeSpamTrash }}",
-		},
+		query_params=passthrough(
+			"q",
+			"labelIds",
+			"pageToken",
+			"includeSpamTrash",
+			maxResults="{{ input.maxResults | default: 20 }}",
+		),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -327,10 +315,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/threads/{{{{ input.id }}}}",
-		query_params={
-			"format": "{{ input.format }}",
-			"metadataHeaders": "{{ input.metadataHeaders }}",
-		},
+		query_params=passthrough("format", "metadataHeaders"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -408,11 +393,7 @@ TOOLS = [
 		scopes=["modify"],
 		method="POST",
 		endpoint=f"{_USER}/labels",
-		body={
-			"name": "{{ input.name }}",
-			"labelListVisibility": "{{ input.labelListVisibility }}",
-			"messageListVisibility": "{{ input.messageListVisibility }}",
-		},
+		body=passthrough("name", "labelListVisibility", "messageListVisibility"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
