@@ -6,7 +6,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_core.integrations.schema import array, obj
+from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
@@ -165,11 +165,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/users/me/calendarList",
-		query_params={
-			"maxResults": "{{ input.maxResults | default: 100 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"minAccessRole": "{{ input.minAccessRole }}",
-		},
+		query_params=passthrough(
+			"pageToken", "minAccessRole", maxResults="{{ input.maxResults | default: 100 }}"
+		),
 		input_schema=obj(
 			{
 				"maxResults": {
@@ -211,17 +209,17 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events",
-		query_params={
-			"timeMin": "{{ input.timeMin }}",
-			"timeMax": "{{ input.timeMax }}",
-			"q": "{{ input.q }}",
-			"timeZone": "{{ input.timeZone }}",
-			"singleEvents": "{% if input.singleEvents == false %}false{% else %}true{% endif %}",
-			"orderBy": "{% if input.singleEvents == false %}{{ input.orderBy }}{% else %}{{ input.orderBy | default: 'startTime' }}{% endif %}",
-			"maxResults": "{{ input.maxResults | default: 50 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"showDeleted": "{{ input.showDeleted }}",
-		},
+		query_params=passthrough(
+			"timeMin",
+			"timeMax",
+			"q",
+			"timeZone",
+			"pageToken",
+			"showDeleted",
+			singleEvents="{% if input.singleEvents == false %}false{% else %}true{% endif %}",
+			orderBy="{% if input.singleEvents == false %}{{ input.orderBy }}{% else %}{{ input.orderBy | default: 'startTime' }}{% endif %}",
+			maxResults="{{ input.maxResults | default: 50 }}",
+		),
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
@@ -251,7 +249,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}",
-		query_params={"timeZone": "{{ input.timeZone }}"},
+		query_params=passthrough("timeZone"),
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
@@ -268,10 +266,9 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events",
-		query_params={
-			"sendUpdates": "{{ input.sendUpdates }}",
-			"conferenceDataVersion": "{% if input.conferenceData %}1{% endif %}",
-		},
+		query_params=passthrough(
+			"sendUpdates", conferenceDataVersion="{% if input.conferenceData %}1{% endif %}"
+		),
 		body=_EVENT_BODY,
 		input_schema=obj(
 			{"calendarId": _CALENDAR_ID, **_EVENT_FIELDS, "sendUpdates": _SEND_UPDATES},
@@ -285,7 +282,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/quickAdd",
-		query_params={"text": "{{ input.text }}", "sendUpdates": "{{ input.sendUpdates }}"},
+		query_params=passthrough("text", "sendUpdates"),
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
@@ -302,10 +299,9 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}",
-		query_params={
-			"sendUpdates": "{{ input.sendUpdates }}",
-			"conferenceDataVersion": "{% if input.conferenceData %}1{% endif %}",
-		},
+		query_params=passthrough(
+			"sendUpdates", conferenceDataVersion="{% if input.conferenceData %}1{% endif %}"
+		),
 		body=_EVENT_BODY,
 		input_schema=obj(
 			{
@@ -324,7 +320,7 @@ TOOLS = [
 		scopes=["delete"],
 		method="DELETE",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}",
-		query_params={"sendUpdates": "{{ input.sendUpdates }}"},
+		query_params=passthrough("sendUpdates"),
 		input_schema=obj(
 			{"calendarId": _CALENDAR_ID, "eventId": _EVENT_ID, "sendUpdates": _SEND_UPDATES},
 			["eventId"],
@@ -336,10 +332,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}/move",
-		query_params={
-			"destination": "{{ input.destination }}",
-			"sendUpdates": "{{ input.sendUpdates }}",
-		},
+		query_params=passthrough("destination", "sendUpdates"),
 		input_schema=obj(
 			{
 				"calendarId": {
@@ -363,13 +356,13 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}/instances",
-		query_params={
-			"timeMin": "{{ input.timeMin }}",
-			"timeMax": "{{ input.timeMax }}",
-			"timeZone": "{{ input.timeZone }}",
-			"maxResults": "{{ input.maxResults | default: 50 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough(
+			"timeMin",
+			"timeMax",
+			"timeZone",
+			"pageToken",
+			maxResults="{{ input.maxResults | default: 50 }}",
+		),
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
@@ -386,12 +379,7 @@ TOOLS = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/freeBusy",
-		body={
-			"timeMin": "{{ input.timeMin }}",
-			"timeMax": "{{ input.timeMax }}",
-			"timeZone": "{{ input.timeZone }}",
-			"items": "{{ input.items }}",
-		},
+		body=passthrough("timeMin", "timeMax", "timeZone", "items"),
 		input_schema=obj(
 			{
 				"timeMin": {
@@ -438,11 +426,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars",
-		body={
-			"summary": "{{ input.summary }}",
-			"description": "{{ input.description }}",
-			"timeZone": "{{ input.timeZone }}",
-		},
+		body=passthrough("summary", "description", "timeZone"),
 		input_schema=obj(
 			{
 				"summary": {"type": "string", "description": "The calendar's name."},
