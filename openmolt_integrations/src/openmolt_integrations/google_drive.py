@@ -6,7 +6,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration, file_info_tool
-from openmolt_core.integrations.schema import array, obj
+from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import (
 	ENCODERS,
 	PAGE_TOKEN,
@@ -79,17 +79,17 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files",
-		query_params={
-			"q": "{{ input.q }}",
-			"pageSize": "{{ input.pageSize | default: 100 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"orderBy": "{{ input.orderBy }}",
-			"fields": f"nextPageToken,files({{{{ input.fields | default: '{_FILE_FIELDS}' }}}})",
-			"corpora": "{{ input.corpora }}",
-			"driveId": "{{ input.driveId }}",
-			"supportsAllDrives": "{% if input.supportsAllDrives == false %}false{% else %}true{% endif %}",
-			"includeItemsFromAllDrives": "{% if input.supportsAllDrives == false %}false{% else %}true{% endif %}",
-		},
+		query_params=passthrough(
+			"q",
+			"pageToken",
+			"orderBy",
+			"corpora",
+			"driveId",
+			pageSize="{{ input.pageSize | default: 100 }}",
+			fields=f"nextPageToken,files({{{{ input.fields | default: '{_FILE_FIELDS}' }}}})",
+			supportsAllDrives="{% if input.supportsAllDrives == false %}false{% else %}true{% endif %}",
+			includeItemsFromAllDrives="{% if input.supportsAllDrives == false %}false{% else %}true{% endif %}",
+		),
 		input_schema=obj(
 			{
 				"q": {
@@ -147,11 +147,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files/{{ input.fileId }}",
-		query_params={
-			"alt": "media",
-			"supportsAllDrives": "true",
-			"acknowledgeAbuse": "{{ input.acknowledgeAbuse }}",
-		},
+		query_params=passthrough("acknowledgeAbuse", alt="media", supportsAllDrives="true"),
 		response_format="binary",
 		input_schema=obj(
 			{
@@ -171,7 +167,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files/{{ input.fileId }}/export",
-		query_params={"mimeType": "{{ input.mimeType }}"},
+		query_params=passthrough("mimeType"),
 		response_format="binary",
 		input_schema=obj(
 			{
@@ -209,12 +205,9 @@ TOOLS = [
 		method="POST",
 		endpoint="/drive/v3/files",
 		query_params={"supportsAllDrives": "true", "fields": _FILE_FIELDS},
-		body={
-			"name": "{{ input.name }}",
-			"mimeType": "application/vnd.google-apps.folder",
-			"parents": "{{ input.parents }}",
-			"description": "{{ input.description }}",
-		},
+		body=passthrough(
+			"name", "parents", "description", mimeType="application/vnd.google-apps.folder"
+		),
 		input_schema=obj(
 			{
 				"name": {"type": "string", "description": "The folder name."},
@@ -306,18 +299,10 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/drive/v3/files/{{ input.fileId }}",
-		query_params={
-			"addParents": "{{ input.addParents }}",
-			"removeParents": "{{ input.removeParents }}",
-			"supportsAllDrives": "true",
-			"fields": _FILE_FIELDS,
-		},
-		body={
-			"name": "{{ input.name }}",
-			"description": "{{ input.description }}",
-			"starred": "{{ input.starred }}",
-			"trashed": "{{ input.trashed }}",
-		},
+		query_params=passthrough(
+			"addParents", "removeParents", supportsAllDrives="true", fields=_FILE_FIELDS
+		),
+		body=passthrough("name", "description", "starred", "trashed"),
 		input_schema=obj(
 			{
 				"fileId": _FILE_ID,
@@ -360,7 +345,7 @@ TOOLS = [
 		method="POST",
 		endpoint="/drive/v3/files/{{ input.fileId }}/copy",
 		query_params={"supportsAllDrives": "true", "fields": _FILE_FIELDS},
-		body={"name": "{{ input.name }}", "parents": "{{ input.parents }}"},
+		body=passthrough("name", "parents"),
 		input_schema=obj(
 			{
 				"fileId": _FILE_ID,
@@ -389,17 +374,8 @@ TOOLS = [
 		scopes=["share"],
 		method="POST",
 		endpoint="/drive/v3/files/{{ input.fileId }}/permissions",
-		query_params={
-			"sendNotificationEmail": "{{ input.sendNotificationEmail }}",
-			"emailMessage": "{{ input.emailMessage }}",
-			"supportsAllDrives": "true",
-		},
-		body={
-			"role": "{{ input.role }}",
-			"type": "{{ input.type }}",
-			"emailAddress": "{{ input.emailAddress }}",
-			"domain": "{{ input.domain }}",
-		},
+		query_params=passthrough("sendNotificationEmail", "emailMessage", supportsAllDrives="true"),
+		body=passthrough("role", "type", "emailAddress", "domain"),
 		input_schema=obj(
 			{
 				"fileId": _FILE_ID,
@@ -442,11 +418,11 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files/{{ input.fileId }}/permissions",
-		query_params={
-			"supportsAllDrives": "true",
-			"pageToken": "{{ input.pageToken }}",
-			"fields": "nextPageToken,permissions(id,type,role,emailAddress,domain,displayName)",
-		},
+		query_params=passthrough(
+			"pageToken",
+			supportsAllDrives="true",
+			fields="nextPageToken,permissions(id,type,role,emailAddress,domain,displayName)",
+		),
 		input_schema=obj({"fileId": _FILE_ID, "pageToken": PAGE_TOKEN}, ["fileId"]),
 		output_schema=obj(
 			{
