@@ -6,7 +6,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_core.integrations.schema import array, obj
+from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import google_oauth2, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
@@ -76,14 +76,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/v4/spreadsheets",
-		body={
-			"properties": {
-				"title": "{{ input.title }}",
-				"locale": "{{ input.locale }}",
-				"timeZone": "{{ input.timeZone }}",
-			},
-			"sheets": "{{ input.sheets }}",
-		},
+		body={"properties": passthrough("title", "locale", "timeZone"), **passthrough("sheets")},
 		input_schema=obj(
 			{
 				"title": {"type": "string", "description": "The spreadsheet's title."},
@@ -124,11 +117,11 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=_BASE,
-		query_params={
-			"fields": "{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties))' }}",
-			"ranges": "{{ input.ranges }}",
-			"includeGridData": "{{ input.includeGridData }}",
-		},
+		query_params=passthrough(
+			"ranges",
+			"includeGridData",
+			fields="{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties))' }}",
+		),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -163,11 +156,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_BASE}/values/{{{{ input.range }}}}",
-		query_params={
-			"majorDimension": "{{ input.majorDimension }}",
-			"valueRenderOption": "{{ input.valueRenderOption }}",
-			"dateTimeRenderOption": "{{ input.dateTimeRenderOption }}",
-		},
+		query_params=passthrough("majorDimension", "valueRenderOption", "dateTimeRenderOption"),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -186,12 +175,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_BASE}/values:batchGet",
-		query_params={
-			"ranges": "{{ input.ranges }}",
-			"majorDimension": "{{ input.majorDimension }}",
-			"valueRenderOption": "{{ input.valueRenderOption }}",
-			"dateTimeRenderOption": "{{ input.dateTimeRenderOption }}",
-		},
+		query_params=passthrough(
+			"ranges", "majorDimension", "valueRenderOption", "dateTimeRenderOption"
+		),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -221,11 +207,7 @@ TOOLS = [
 		method="PUT",
 		endpoint=f"{_BASE}/values/{{{{ input.range }}}}",
 		query_params={"valueInputOption": _INPUT_OPTION_QUERY},
-		body={
-			"range": "{{ input.range }}",
-			"majorDimension": "{{ input.majorDimension }}",
-			"values": "{{ input.values }}",
-		},
+		body=passthrough("range", "majorDimension", "values"),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -248,11 +230,7 @@ TOOLS = [
 			"valueInputOption": _INPUT_OPTION_QUERY,
 			"insertDataOption": "{{ input.insertDataOption | default: 'INSERT_ROWS' }}",
 		},
-		body={
-			"range": "{{ input.range }}",
-			"majorDimension": "{{ input.majorDimension }}",
-			"values": "{{ input.values }}",
-		},
+		body=passthrough("range", "majorDimension", "values"),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -286,7 +264,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_BASE}/values:batchUpdate",
-		body={"valueInputOption": _INPUT_OPTION_QUERY, "data": "{{ input.data }}"},
+		body=passthrough("data", valueInputOption=_INPUT_OPTION_QUERY),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -334,12 +312,8 @@ TOOLS = [
 				{
 					"addSheet": {
 						"properties": {
-							"title": "{{ input.title }}",
-							"index": "{{ input.index }}",
-							"gridProperties": {
-								"rowCount": "{{ input.rowCount }}",
-								"columnCount": "{{ input.columnCount }}",
-							},
+							"gridProperties": passthrough("rowCount", "columnCount"),
+							**passthrough("title", "index"),
 						}
 					}
 				}
@@ -383,7 +357,7 @@ TOOLS = [
 		scopes=["delete"],
 		method="POST",
 		endpoint=f"{_BASE}:batchUpdate",
-		body={"requests": [{"deleteSheet": {"sheetId": "{{ input.sheetId }}"}}]},
+		body={"requests": [{"deleteSheet": passthrough("sheetId")}]},
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -402,10 +376,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_BASE}:batchUpdate",
-		body={
-			"requests": "{{ input.requests }}",
-			"includeSpreadsheetInResponse": "{{ input.includeSpreadsheetInResponse }}",
-		},
+		body=passthrough("requests", "includeSpreadsheetInResponse"),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
