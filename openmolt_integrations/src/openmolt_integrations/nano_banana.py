@@ -6,7 +6,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_core.integrations.schema import array, obj
+from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, gemini_list_models
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
@@ -32,7 +32,7 @@ _SIZE = {
 }
 _GENERATION_CONFIG = {
 	"responseModalities": ["TEXT", "IMAGE"],
-	"imageConfig": {"aspectRatio": "{{ input.aspectRatio }}", "imageSize": "{{ input.imageSize }}"},
+	"imageConfig": passthrough("aspectRatio", "imageSize"),
 	"candidateCount": 1,
 }
 _INLINE = "candidates[].content.parts[].inlineData"
@@ -135,7 +135,7 @@ TOOLS = [
 		method="POST",
 		endpoint=_ENDPOINT,
 		body={
-			"contents": [{"role": "user", "parts": "{{ input.parts }}"}],
+			"contents": [passthrough("parts", role="user")],
 			"generationConfig": _GENERATION_CONFIG,
 		},
 		response_files=[_INLINE],
@@ -161,10 +161,7 @@ TOOLS = [
 		endpoint="/upload/v1beta/files",
 		query_params={"uploadType": "multipart"},
 		request_format="multipart-related",
-		body={
-			"metadata": {"file": {"displayName": "{{ input.displayName }}"}},
-			"media": "{{ input.file }}",
-		},
+		body={"metadata": {"file": passthrough("displayName")}, "media": "{{ input.file }}"},
 		input_schema=obj(
 			{
 				"file": {
