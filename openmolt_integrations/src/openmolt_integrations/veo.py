@@ -20,7 +20,7 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_core.integrations.schema import obj
+from openmolt_core.integrations.schema import obj, passthrough
 from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, gemini_list_models
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
@@ -95,17 +95,11 @@ TOOLS = [
 		endpoint="/v1beta/interactions",
 		body={
 			"model": f"{{{{ input.model | default: '{DEFAULT_MODEL}' }}}}",
-			"input": "{{ input.input }}",
-			"response_format": {
-				"type": "video",
-				"aspect_ratio": "{{ input.aspect_ratio }}",
-				"resolution": "{{ input.resolution }}",
-				"duration": "{{ input.duration }}",
-				"delivery": "{{ input.delivery }}",
-			},
-			"generation_config": {"video_config": {"task": "{{ input.task }}"}},
-			"previous_interaction_id": "{{ input.previous_interaction_id }}",
-			"background": "{{ input.background }}",
+			"response_format": passthrough(
+				"aspect_ratio", "resolution", "duration", "delivery", type="video"
+			),
+			"generation_config": {"video_config": passthrough("task")},
+			**passthrough("input", "previous_interaction_id", "background"),
 		},
 		response_files=_VIDEO_FILES,
 		input_schema=obj(
@@ -188,10 +182,7 @@ TOOLS = [
 		endpoint="/upload/v1beta/files",
 		query_params={"uploadType": "multipart"},
 		request_format="multipart-related",
-		body={
-			"metadata": {"file": {"displayName": "{{ input.displayName }}"}},
-			"media": "{{ input.file }}",
-		},
+		body={"metadata": {"file": passthrough("displayName")}, "media": "{{ input.file }}"},
 		input_schema=obj(
 			{
 				"file": {
