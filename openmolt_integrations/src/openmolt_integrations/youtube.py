@@ -12,7 +12,7 @@ from openmolt_core.integrations import (
 	Integration,
 	file_info_tool,
 )
-from openmolt_core.integrations.schema import array, obj
+from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import (
 	ENCODERS,
 	PAGE_TOKEN,
@@ -100,20 +100,20 @@ _STATUS_FIELDS: dict[str, Any] = {
 	},
 }
 _VIDEO_METADATA = {
-	"snippet": {
-		"title": "{{ input.title }}",
-		"description": "{{ input.description }}",
-		"tags": "{{ input.tags }}",
-		"categoryId": "{{ input.categoryId | default: '22' }}",
-		"defaultLanguage": "{{ input.defaultLanguage }}",
-	},
-	"status": {
-		"privacyStatus": "{{ input.privacyStatus | default: 'private' }}",
-		"publishAt": "{{ input.publishAt }}",
-		"selfDeclaredMadeForKids": "{{ input.selfDeclaredMadeForKids }}",
-		"embeddable": "{{ input.embeddable }}",
-		"license": "{{ input.license }}",
-	},
+	"snippet": passthrough(
+		"title",
+		"description",
+		"tags",
+		"defaultLanguage",
+		categoryId="{{ input.categoryId | default: '22' }}",
+	),
+	"status": passthrough(
+		"publishAt",
+		"selfDeclaredMadeForKids",
+		"embeddable",
+		"license",
+		privacyStatus="{{ input.privacyStatus | default: 'private' }}",
+	),
 }
 _LIST_OUT = obj(
 	{
@@ -139,21 +139,21 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_V3}/search",
-		query_params={
-			"part": "snippet",
-			"q": "{{ input.q }}",
-			"type": "{{ input.type | join: ',' }}",
-			"channelId": "{{ input.channelId }}",
-			"forMine": "{{ input.forMine }}",
-			"order": "{{ input.order }}",
-			"publishedAfter": "{{ input.publishedAfter }}",
-			"publishedBefore": "{{ input.publishedBefore }}",
-			"regionCode": "{{ input.regionCode }}",
-			"relevanceLanguage": "{{ input.relevanceLanguage }}",
-			"videoDuration": "{{ input.videoDuration }}",
-			"maxResults": "{{ input.maxResults | default: 25 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough(
+			"q",
+			"channelId",
+			"forMine",
+			"order",
+			"publishedAfter",
+			"publishedBefore",
+			"regionCode",
+			"relevanceLanguage",
+			"videoDuration",
+			"pageToken",
+			part="snippet",
+			type="{{ input.type | join: ',' }}",
+			maxResults="{{ input.maxResults | default: 25 }}",
+		),
 		input_schema=obj(
 			{
 				"q": {
@@ -208,11 +208,7 @@ TOOLS = [
 		query_params={
 			"part": _part_query("snippet,contentDetails,statistics,status"),
 			"id": "{{ input.id | join: ',' }}",
-			"chart": "{{ input.chart }}",
-			"myRating": "{{ input.myRating }}",
-			"regionCode": "{{ input.regionCode }}",
-			"maxResults": "{{ input.maxResults }}",
-			"pageToken": "{{ input.pageToken }}",
+			**passthrough("chart", "myRating", "regionCode", "maxResults", "pageToken"),
 		},
 		input_schema=obj(
 			{
@@ -263,11 +259,9 @@ TOOLS = [
 		scopes=["upload"],
 		method="POST",
 		endpoint="/upload/youtube/v3/videos",
-		query_params={
-			"uploadType": "multipart",
-			"part": "snippet,status",
-			"notifySubscribers": "{{ input.notifySubscribers }}",
-		},
+		query_params=passthrough(
+			"notifySubscribers", uploadType="multipart", part="snippet,status"
+		),
 		request_format="multipart-related",
 		body={"metadata": _VIDEO_METADATA, "media": "{{ input.video }}"},
 		input_schema=obj(
@@ -293,11 +287,9 @@ TOOLS = [
 		scopes=["upload"],
 		method="POST",
 		endpoint="/upload/youtube/v3/videos",
-		query_params={
-			"uploadType": "resumable",
-			"part": "snippet,status",
-			"notifySubscribers": "{{ input.notifySubscribers }}",
-		},
+		query_params=passthrough(
+			"notifySubscribers", uploadType="resumable", part="snippet,status"
+		),
 		headers={
 			"X-Upload-Content-Type": "{{ input.contentType }}",
 			"X-Upload-Content-Length": "{{ input.size }}",
@@ -359,11 +351,7 @@ TOOLS = [
 		# Without `status` only the snippet part is sent, so privacy and the other status
 		# settings stay as they are (videos.update clears fields of any part it is given).
 		query_params={"part": "snippet{% if input.status %},status{% endif %}"},
-		body={
-			"id": "{{ input.id }}",
-			"snippet": _VIDEO_METADATA["snippet"],
-			"status": "{{ input.status }}",
-		},
+		body={"snippet": _VIDEO_METADATA["snippet"], **passthrough("id", "status")},
 		input_schema=obj(
 			{
 				"id": _VIDEO_ID,
@@ -387,7 +375,7 @@ TOOLS = [
 		scopes=["delete"],
 		method="DELETE",
 		endpoint=f"{_V3}/videos",
-		query_params={"id": "{{ input.id }}"},
+		query_params=passthrough("id"),
 		input_schema=obj({"id": _VIDEO_ID}, ["id"]),
 	),
 	HttpTool(
@@ -396,7 +384,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_V3}/videos/rate",
-		query_params={"id": "{{ input.id }}", "rating": "{{ input.rating }}"},
+		query_params=passthrough("id", "rating"),
 		input_schema=obj(
 			{
 				"id": _VIDEO_ID,
@@ -415,7 +403,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/upload/youtube/v3/thumbnails/set",
-		query_params={"videoId": "{{ input.videoId }}", "uploadType": "media"},
+		query_params=passthrough("videoId", uploadType="media"),
 		request_format="binary",
 		body="{{ input.image }}",
 		input_schema=obj(
@@ -438,11 +426,8 @@ TOOLS = [
 		endpoint=f"{_V3}/channels",
 		query_params={
 			"part": _part_query("snippet,contentDetails,statistics"),
-			"mine": "{{ input.mine }}",
 			"id": "{{ input.id | join: ',' }}",
-			"forHandle": "{{ input.forHandle }}",
-			"maxResults": "{{ input.maxResults }}",
-			"pageToken": "{{ input.pageToken }}",
+			**passthrough("mine", "forHandle", "maxResults", "pageToken"),
 		},
 		input_schema=obj(
 			{
@@ -486,11 +471,9 @@ TOOLS = [
 		endpoint=f"{_V3}/playlists",
 		query_params={
 			"part": _part_query("snippet,status,contentDetails"),
-			"mine": "{{ input.mine }}",
-			"channelId": "{{ input.channelId }}",
 			"id": "{{ input.id | join: ',' }}",
 			"maxResults": "{{ input.maxResults | default: 25 }}",
-			"pageToken": "{{ input.pageToken }}",
+			**passthrough("mine", "channelId", "pageToken"),
 		},
 		input_schema=obj(
 			{
@@ -519,11 +502,7 @@ TOOLS = [
 		endpoint=f"{_V3}/playlists",
 		query_params={"part": "snippet,status"},
 		body={
-			"snippet": {
-				"title": "{{ input.title }}",
-				"description": "{{ input.description }}",
-				"defaultLanguage": "{{ input.defaultLanguage }}",
-			},
+			"snippet": passthrough("title", "description", "defaultLanguage"),
 			"status": {"privacyStatus": "{{ input.privacyStatus | default: 'private' }}"},
 		},
 		input_schema=obj(
@@ -550,9 +529,8 @@ TOOLS = [
 		endpoint=f"{_V3}/playlistItems",
 		query_params={
 			"part": _part_query("snippet,contentDetails"),
-			"playlistId": "{{ input.playlistId }}",
 			"maxResults": "{{ input.maxResults | default: 25 }}",
-			"pageToken": "{{ input.pageToken }}",
+			**passthrough("playlistId", "pageToken"),
 		},
 		input_schema=obj(
 			{
@@ -579,9 +557,8 @@ TOOLS = [
 		query_params={"part": "snippet"},
 		body={
 			"snippet": {
-				"playlistId": "{{ input.playlistId }}",
-				"position": "{{ input.position }}",
-				"resourceId": {"kind": "youtube#video", "videoId": "{{ input.videoId }}"},
+				"resourceId": passthrough("videoId", kind="youtube#video"),
+				**passthrough("playlistId", "position"),
 			}
 		},
 		input_schema=obj(
@@ -604,16 +581,16 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_V3}/commentThreads",
-		query_params={
-			"part": "snippet,replies",
-			"videoId": "{{ input.videoId }}",
-			"allThreadsRelatedToChannelId": "{{ input.channelId }}",
-			"searchTerms": "{{ input.searchTerms }}",
-			"order": "{{ input.order }}",
-			"textFormat": "plainText",
-			"maxResults": "{{ input.maxResults | default: 20 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough(
+			"videoId",
+			"searchTerms",
+			"order",
+			"pageToken",
+			part="snippet,replies",
+			allThreadsRelatedToChannelId="{{ input.channelId }}",
+			textFormat="plainText",
+			maxResults="{{ input.maxResults | default: 20 }}",
+		),
 		input_schema=obj(
 			{
 				"videoId": {
@@ -654,8 +631,8 @@ TOOLS = [
 		query_params={"part": "snippet"},
 		body={
 			"snippet": {
-				"videoId": "{{ input.videoId }}",
 				"topLevelComment": {"snippet": {"textOriginal": "{{ input.text }}"}},
+				**passthrough("videoId"),
 			}
 		},
 		input_schema=obj(
