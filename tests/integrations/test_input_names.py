@@ -44,7 +44,6 @@ _COMPOSED: dict[tuple[str, str, str], str] = {
 _PENDING = {
 	"browser-use",
 	"Dropbox",
-	"Gmail",
 	"Amazon S3",
 	"YouTube",
 }

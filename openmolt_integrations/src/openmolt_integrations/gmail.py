@@ -208,16 +208,16 @@ TOOLS = [
 		scopes=["send"],
 		method="POST",
 		endpoint=f"{_USER}/drafts/send",
-		body={"id": "{{ input.draftId }}"},
+		body=passthrough("id"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
-				"draftId": {
+				"id": {
 					"type": "string",
 					"description": "The draft id (from createDraft or listDrafts).",
 				},
 			},
-			["draftId"],
+			["id"],
 		),
 		output_schema=obj(
 			{
