@@ -45,7 +45,6 @@ _PENDING = {
 	"browser-use",
 	"Dropbox",
 	"Amazon S3",
-	"YouTube",
 }
 
 

@@ -583,11 +583,11 @@ TOOLS = [
 		endpoint=f"{_V3}/commentThreads",
 		query_params=passthrough(
 			"videoId",
+			"allThreadsRelatedToChannelId",
 			"searchTerms",
 			"order",
 			"pageToken",
 			part="snippet,replies",
-			allThreadsRelatedToChannelId="{{ input.channelId }}",
 			textFormat="plainText",
 			maxResults="{{ input.maxResults | default: 20 }}",
 		),
@@ -595,11 +595,13 @@ TOOLS = [
 			{
 				"videoId": {
 					**_VIDEO_ID,
-					"description": "Comments of this video (give videoId or channelId).",
+					"description": (
+						"Comments of this video (give videoId or allThreadsRelatedToChannelId)."
+					),
 				},
-				"channelId": {
+				"allThreadsRelatedToChannelId": {
 					"type": "string",
-					"description": "Comments on all videos of this channel.",
+					"description": "A channel id: the comments on all videos of this channel.",
 				},
 				"searchTerms": {
 					"type": "string",
@@ -631,13 +633,16 @@ TOOLS = [
 		query_params={"part": "snippet"},
 		body={
 			"snippet": {
-				"topLevelComment": {"snippet": {"textOriginal": "{{ input.text }}"}},
+				"topLevelComment": {"snippet": passthrough("textOriginal")},
 				**passthrough("videoId"),
 			}
 		},
 		input_schema=obj(
-			{"videoId": _VIDEO_ID, "text": {"type": "string", "description": "The comment text."}},
-			["videoId", "text"],
+			{
+				"videoId": _VIDEO_ID,
+				"textOriginal": {"type": "string", "description": "The comment text."},
+			},
+			["videoId", "textOriginal"],
 		),
 		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
 	),
