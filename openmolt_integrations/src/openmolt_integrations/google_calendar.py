@@ -39,6 +39,7 @@ _WHEN = obj(
 		},
 		"date": {
 			"type": "string",
+			"format": "date",
 			"description": "A date 'YYYY-MM-DD' for all-day events (the end date is exclusive). Use instead of dateTime.",
 		},
 		"timeZone": {
@@ -138,10 +139,12 @@ _EVENTS_OUT = obj(
 _LIST_WINDOW = {
 	"timeMin": {
 		"type": "string",
+		"format": "date-time",
 		"description": "Only events ending after this RFC 3339 time with offset, e.g. '2026-12-01T00:00:00Z'.",
 	},
 	"timeMax": {
 		"type": "string",
+		"format": "date-time",
 		"description": "Only events starting before this RFC 3339 time with offset, e.g. '2026-12-08T00:00:00Z'.",
 	},
 	"timeZone": {
@@ -384,10 +387,12 @@ TOOLS = [
 			{
 				"timeMin": {
 					"type": "string",
+					"format": "date-time",
 					"description": "Start of the window, RFC 3339 with offset, e.g. '2026-12-01T08:00:00+01:00'.",
 				},
 				"timeMax": {
 					"type": "string",
+					"format": "date-time",
 					"description": "End of the window, RFC 3339 with offset.",
 				},
 				"timeZone": {
