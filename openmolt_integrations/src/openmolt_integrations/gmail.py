@@ -320,7 +320,12 @@ TOOLS = [
 			{
 				"userId": _USER_ID,
 				"id": {"type": "string", "description": "The thread id."},
-				"format": _FORMAT,
+				"format": {
+					**_FORMAT,
+					"enum": ["full", "metadata", "minimal"],
+					"description": "full: headers and decoded body parts; metadata: headers only "
+					"(fast); minimal: ids and labels. (threads.get has no raw format.)",
+				},
 				"metadataHeaders": {
 					"type": "array",
 					"items": {"type": "string"},
