@@ -86,6 +86,7 @@ _STATUS_FIELDS: dict[str, Any] = {
 	"privacyStatus": _PRIVACY,
 	"publishAt": {
 		"type": "string",
+		"format": "date-time",
 		"description": "RFC 3339 time to publish a private video automatically, e.g. '2026-12-24T09:00:00Z'.",
 	},
 	"selfDeclaredMadeForKids": {
@@ -177,9 +178,14 @@ TOOLS = [
 				},
 				"publishedAfter": {
 					"type": "string",
+					"format": "date-time",
 					"description": "RFC 3339 time, e.g. '2026-11-01T00:00:00Z'.",
 				},
-				"publishedBefore": {"type": "string", "description": "RFC 3339 time."},
+				"publishedBefore": {
+					"type": "string",
+					"format": "date-time",
+					"description": "RFC 3339 time.",
+				},
 				"regionCode": {
 					"type": "string",
 					"description": "ISO 3166-1 country code, e.g. 'US'.",
@@ -245,6 +251,7 @@ TOOLS = [
 				),
 				"maxResults": {
 					**_MAX,
+					"minimum": 1,
 					"default": 5,
 					"description": "With chart or myRating: results per page (max 50; YouTube's default 5).",
 				},
