@@ -211,19 +211,20 @@ TOOLS = [
 		description="Download a generated video (MP4) given as a uri and save it as a file; returns a file reference for other tools (Drive, YouTube upload). Google deletes generated files after 2 days.",
 		scopes=["generate"],
 		method="GET",
-		endpoint="/v1beta/files/{{ input.videoUri | split: 'files/' | last | split: ':' | first }}:download",
+		# The input is the video block's uri (VideoContent.uri); the path takes the file's name.
+		endpoint="/v1beta/files/{{ input.uri | split: 'files/' | last | split: ':' | first }}:download",
 		query_params={"alt": "media"},
 		response_format="binary",
 		# The file may redirect to Google's storage host: follow it, without the API key.
 		follow_redirects="without-credentials",
 		input_schema=obj(
 			{
-				"videoUri": {
+				"uri": {
 					"type": "string",
-					"description": "The video's uri ('https://generativelanguage.googleapis.com/v1beta/files/<id>:download?alt=media'), or 'files/<id>'.",
+					"description": "The uri of the video block ('https://generativelanguage.googleapis.com/v1beta/files/<id>:download?alt=media'), or 'files/<id>'.",
 				}
 			},
-			["videoUri"],
+			["uri"],
 		),
 		output_schema=obj(
 			{

@@ -758,7 +758,7 @@ async def test_veo_edits_the_last_video_in_the_background_and_downloads_a_uri() 
 				delivery="uri",
 				model="gemini-omni-1.2-flash",
 			),
-			call_tool("veo.downloadVideo", videoUri=uri),
+			call_tool("veo.downloadVideo", uri=uri),
 		],
 		[
 			ok({"id": "int-43", "status": "in_progress"}),
