@@ -368,9 +368,14 @@ def _keyword_drops(
 		)
 	if ref.get("type") == "array" and isinstance(ours.get("items"), dict) and "items" in ref:
 		problems += _keyword_drops(doc, ours["items"], ref["items"], where + "[]", seen)
+	ref_props = ref.get("properties")
 	for name, prop in (ours.get("properties") or {}).items():
-		if name in (ref.get("properties") or {}):
-			problems += _keyword_drops(doc, prop, ref["properties"][name], f"{where}.{name}", seen)
+		if ref_props is None:
+			break  # a map or free-form object: any name
+		if name not in ref_props:
+			problems.append(f"{where}.{name} is not a field of the reference schema")
+		else:
+			problems += _keyword_drops(doc, prop, ref_props[name], f"{where}.{name}", seen)
 	return problems
 
 
@@ -405,7 +410,7 @@ def keyword_problems(tool: HttpTool, api: str, method_id: str) -> list[str]:
 	Each parameter of the method that is an input of the same name, and each body field filled
 	from an input, must declare the reference's format (`REFERENCE_FORMATS`) and pattern, an enum
 	within the reference's, and bounds within its ``minimum``/``maximum``; nested properties of
-	the input are compared with the reference schema's (through ``$ref``).
+	the input must be fields of the reference schema (through ``$ref``) and are checked alike.
 
 	Args:
 		tool: The tool.

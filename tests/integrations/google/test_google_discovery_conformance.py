@@ -143,7 +143,10 @@ KEYWORD_EXCEPTIONS = {
 
 @pytest.mark.parametrize(("iid", "handle"), CASES)
 def test_inputs_keep_the_references_formats_patterns_and_enums(iid: str, handle: str) -> None:
-	"""Each input that fills a parameter or body field keeps its format, pattern, enum and bounds."""
+	"""Each input that fills a parameter or body field keeps its format, pattern, enum and bounds.
+
+	Nested properties of such an input are fields of the reference schema, checked alike.
+	"""
 	integration, api, mapping = SUITES[iid]
 	tool = next(t for t in integration.tools if t.handle == handle)
 	target = mapping[handle]
@@ -157,7 +160,7 @@ def test_inputs_keep_the_references_formats_patterns_and_enums(iid: str, handle:
 
 
 def test_the_keyword_check_rejects_dropped_formats_and_enums() -> None:
-	"""An input without the reference's date-time format, or with a value outside its enum, fails."""
+	"""A dropped date-time format, a value outside the enum, a low bound or a wrong name fails."""
 	events = next(t for t in google_calendar.INTEGRATION.tools if t.handle == "listEvents")
 	props = dict(events.input_schema["properties"])
 	props["timeMin"] = {"type": "string"}
@@ -170,6 +173,25 @@ def test_the_keyword_check_rejects_dropped_formats_and_enums() -> None:
 	assert "parameter timeMin: the reference's format date-time is missing" in text
 	assert "parameter orderBy: ['bogus'] are not in the enum" in text
 	assert "parameter maxResults: minimum 0 below the reference's 1" in text
+	create = next(t for t in google_calendar.INTEGRATION.tools if t.handle == "createEvent")
+	attendees = create.input_schema["properties"]["attendees"]
+	items = attendees["items"]
+	renamed = {**items, "properties": {**items["properties"], "mail": {"type": "string"}}}
+	wrong_name = create.model_copy(
+		update={
+			"input_schema": {
+				**create.input_schema,
+				"properties": {
+					**create.input_schema["properties"],
+					"attendees": {**attendees, "items": renamed},
+				},
+			}
+		}
+	)
+	assert (
+		"input attendees (body.attendees)[].mail is not a field of the reference schema"
+		in keyword_problems(wrong_name, "calendar.v3", "calendar.events.insert")
+	)
 	video = next(t for t in youtube.INTEGRATION.tools if t.handle == "updateVideo")
 	status = video.input_schema["properties"]["status"]
 	nested = {**status, "properties": {**status["properties"], "publishAt": {"type": "string"}}}
