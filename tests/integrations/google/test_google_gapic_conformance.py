@@ -282,6 +282,73 @@ def test_generate_videos_is_vertex_only_in_google_genai() -> None:
 	assert "if not self._api_client.vertexai:" in body and "raise ValueError(" in body
 
 
+def _literals(annotation) -> set[str]:
+	"""The Literal values an annotation allows (through Optional, Union and type aliases)."""
+	import typing
+
+	found: set[str] = set()
+	stack = [annotation]
+	while stack:
+		item = stack.pop()
+		value = getattr(item, "__value__", None)
+		if value is not None:
+			stack.append(value)
+		elif typing.get_origin(item) is typing.Literal:
+			found |= {a for a in typing.get_args(item) if isinstance(a, str)}
+		else:
+			stack.extend(typing.get_args(item))
+	return found
+
+
+def _interaction_enum_problems(body, annotation, props: dict, where: str = "body") -> list[str]:
+	"""Each body field filled from an input with an enum: the values are the field's Literals.
+
+	A dict is checked against the models of the annotation that declare all its keys (the
+	variant of a union it is), and the one with fewest problems is reported.
+	"""
+	if not isinstance(body, dict):
+		return []
+	best: list[str] | None = None
+	for model in model_candidates(annotation):
+		fields = {(f.alias or n): f.annotation for n, f in model.model_fields.items()}
+		if not set(body) <= set(fields):
+			continue
+		problems = []
+		for key, value in body.items():
+			exact = (
+				re.match(r"^\{\{\s*input\.(\w+)\s*\}\}$", value) if isinstance(value, str) else None
+			)
+			if exact and "enum" in props.get(exact.group(1), {}):
+				allowed = _literals(fields[key])
+				extra = sorted(set(props[exact.group(1)]["enum"]) - allowed)
+				if not allowed:
+					problems.append(f"{where}.{key}: the reference declares no values")
+				elif extra:
+					problems.append(f"{where}.{key}: {extra} are not values of the reference")
+			elif isinstance(value, dict):
+				problems += _interaction_enum_problems(value, fields[key], props, f"{where}.{key}")
+		if best is None or len(problems) < len(best):
+			best = problems
+	return best or []
+
+
+def test_veo_enums_are_the_interactions_api_values() -> None:
+	"""aspect_ratio, resolution, delivery and task offer only values google-genai's types declare."""
+	tool = next(t for t in veo.TOOLS if t.handle == "generateVideo")
+	props = tool.input_schema["properties"]
+	model = _interaction_type("CreateModelInteraction")
+	assert _interaction_enum_problems(tool.body, model, props) == []
+	wrong = {
+		**props,
+		"resolution": {**props["resolution"], "enum": ["720p", "8k"]},
+		"task": {**props["task"], "enum": ["edit", "remix"]},
+	}
+	assert _interaction_enum_problems(tool.body, model, wrong) == [
+		"body.response_format.resolution: ['8k'] are not values of the reference",
+		"body.generation_config.video_config.task: ['remix'] are not values of the reference",
+	]
+
+
 NANO_BANANA_SHUT_DOWN = {"gemini-2.5-flash-image"}
 """Image models listed for shutdown (Gemini deprecations page: gemini-2.5-flash-image, 2026-10-02)."""
 
