@@ -136,7 +136,7 @@ _EVENTS_OUT = obj(
 		"nextSyncToken": {"type": "string"},
 	}
 )
-_LIST_WINDOW = {
+_LIST_WINDOW: dict[str, Any] = {
 	"timeMin": {
 		"type": "string",
 		"format": "date-time",
