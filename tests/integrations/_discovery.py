@@ -6,7 +6,8 @@ Two kinds of reference are supported, both read from installed packages (no netw
   checks a tool against one discovery method: HTTP method, URL template (the tool's Liquid
   ``{{ input.x }}`` maps to the discovery ``{x}``/``{+x}``), required path and query parameters,
   query parameter names, request body fields (walked through the schema ``$ref``s), media upload
-  paths and media download.
+  paths and media download; `keyword_problems` checks that the inputs keep the reference's
+  ``format``, ``pattern``, ``enum`` and bounds.
 - Pydantic models of an SDK (``google-genai``'s Interactions types): `pydantic_problems` walks a
   body template through the models' fields (their JSON names), unions included.
 - ``google.api.http`` rules as shipped in GAPIC packages (``rest_base.py`` of
@@ -39,6 +40,7 @@ __all__ = [
 	"endpoint_shape",
 	"http_rule_problems",
 	"input_vars",
+	"keyword_problems",
 	"model_candidates",
 	"package_file",
 	"proto_http_rules",
@@ -318,6 +320,122 @@ def _session_problems(tool: HttpTool) -> list[str]:
 			problems.append("the chunk body must be the file's #bytes= range of Content-Range")
 	elif "#bytes=" in body:
 		problems.append("a byte range body needs a Content-Range header")
+	return problems
+
+
+# keywords of the reference carried into input schemas ----------------------------------------
+
+REFERENCE_FORMATS = {"date-time": "date-time", "google-datetime": "date-time", "date": "date"}
+"""Discovery ``format`` to the JSON Schema format an input must declare (``google-datetime`` is
+RFC 3339 too); the numeric formats (``int32``, ``uint64``...) have no JSON Schema counterpart."""
+
+_EXACT_INPUT = re.compile(r"^\{\{\s*input\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$")
+
+
+def _keyword_drops(
+	doc: dict[str, Any], ours: dict[str, Any], ref: dict[str, Any], where: str, seen: frozenset[str]
+) -> list[str]:
+	if "$ref" in ref:
+		if ref["$ref"] in seen:
+			return []
+		seen = seen | {ref["$ref"]}
+		ref = doc["schemas"][ref["$ref"]]
+	problems = []
+	fmt = REFERENCE_FORMATS.get(ref.get("format", ""))
+	if fmt and ours.get("format") != fmt:
+		problems.append(
+			f"{where}: the reference's format {fmt} is missing (ours {ours.get('format')})"
+		)
+	if "pattern" in ref and ours.get("pattern") != ref["pattern"]:
+		problems.append(f"{where}: the reference's pattern {ref['pattern']!r} is missing")
+	if "enum" in ref:
+		enum = ours.get("enum")
+		if not enum:
+			problems.append(f"{where}: the reference's enum {ref['enum']} is missing")
+		elif not set(enum) <= set(ref["enum"]):
+			problems.append(f"{where}: {sorted(set(enum) - set(ref['enum']))} are not in the enum")
+	if "minimum" in ref and (
+		ours.get("minimum") is None or float(ours["minimum"]) < float(ref["minimum"])
+	):
+		problems.append(
+			f"{where}: minimum {ours.get('minimum')} below the reference's {ref['minimum']}"
+		)
+	if "maximum" in ref and (
+		ours.get("maximum") is None or float(ours["maximum"]) > float(ref["maximum"])
+	):
+		problems.append(
+			f"{where}: maximum {ours.get('maximum')} above the reference's {ref['maximum']}"
+		)
+	if ref.get("type") == "array" and isinstance(ours.get("items"), dict) and "items" in ref:
+		problems += _keyword_drops(doc, ours["items"], ref["items"], where + "[]", seen)
+	ref_props = ref.get("properties")
+	for name, prop in (ours.get("properties") or {}).items():
+		if ref_props is None:
+			break  # a map or free-form object: any name
+		if name not in ref_props:
+			problems.append(f"{where}.{name} is not a field of the reference schema")
+		else:
+			problems += _keyword_drops(doc, prop, ref_props[name], f"{where}.{name}", seen)
+	return problems
+
+
+def _body_inputs(
+	doc: dict[str, Any], body: Any, ref: dict[str, Any], where: str
+) -> list[tuple[str, dict[str, Any], str]]:
+	"""(input, reference schema, where) of each body field filled from an input of its name."""
+	if "$ref" in ref:
+		ref = doc["schemas"][ref["$ref"]]
+	found: list[tuple[str, dict[str, Any], str]] = []
+	if isinstance(body, dict):
+		props = ref.get("properties") or {}
+		for key, value in body.items():
+			if key not in props:
+				continue
+			exact = _EXACT_INPUT.match(value) if isinstance(value, str) else None
+			if exact:
+				found.append((exact.group(1), props[key], f"{where}.{key}"))
+			elif isinstance(value, str) and input_vars(value) == {key}:
+				found.append((key, props[key], f"{where}.{key}"))  # the input with a default
+			else:
+				found += _body_inputs(doc, value, props[key], f"{where}.{key}")
+	elif isinstance(body, list) and "items" in ref:
+		for value in body:
+			found += _body_inputs(doc, value, ref["items"], where + "[]")
+	return found
+
+
+def keyword_problems(tool: HttpTool, api: str, method_id: str) -> list[str]:
+	"""Where an input drops a ``format``, ``pattern``, ``enum`` or bound of the discovery method.
+
+	Each parameter of the method that is an input of the same name, and each body field filled
+	from an input, must declare the reference's format (`REFERENCE_FORMATS`) and pattern, an enum
+	within the reference's, and bounds within its ``minimum``/``maximum``; nested properties of
+	the input must be fields of the reference schema (through ``$ref``) and are checked alike.
+
+	Args:
+		tool: The tool.
+		api: The discovery document (``calendar.v3``).
+		method_id: The discovery method (``calendar.events.list``).
+	"""
+	doc = discovery_document(api)
+	method = discovery_method(api, method_id)
+	props: dict[str, Any] = tool.input_schema.get("properties", {})
+	problems: list[str] = []
+	for name, spec in method.get("parameters", {}).items():
+		if name in props:
+			ours = props[name]
+			if spec.get("repeated") and ours.get("type") == "array":
+				ours = ours.get("items", {})
+			problems += _keyword_drops(doc, ours, spec, f"parameter {name}", frozenset())
+	body = tool.body
+	if tool.request_format == "multipart-related" and isinstance(body, dict):
+		body = body.get("metadata")
+	if "request" in method and body is not None:
+		for name, ref, where in _body_inputs(doc, body, method["request"], "body"):
+			if name in props:
+				problems += _keyword_drops(
+					doc, props[name], ref, f"input {name} ({where})", frozenset()
+				)
 	return problems
 
 

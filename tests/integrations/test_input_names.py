@@ -44,13 +44,6 @@ _COMPOSED: dict[tuple[str, str, str], str] = {
 }
 
 
-# Integrations whose inputs are being renamed to the vendor's names (issue 15 E), checked once done.
-_PENDING = {
-	"Gmail",
-	"YouTube",
-}
-
-
 def _forwarded(value: Any) -> Iterator[tuple[str, str]]:
 	if isinstance(value, dict):
 		for key, item in value.items():
@@ -83,9 +76,7 @@ def test_forwarded_inputs_carry_the_vendors_names() -> None:
 		if isinstance(tool, HttpTool)
 		for part in (tool.query_params, tool.body)
 		for key, given in _forwarded(part)
-		if given != input_name(key)
-		and (name, tool.handle, key) not in _COMPOSED
-		and name not in _PENDING
+		if given != input_name(key) and (name, tool.handle, key) not in _COMPOSED
 	]
 	assert not wrong, "\n".join(wrong)
 

@@ -1,4 +1,4 @@
-"""What the Google integrations share: the OAuth2 credential, the token guide and schema helpers.
+"""What the Google integrations share: the OAuth2 credential, the token guide and upload tools.
 
 Google Calendar, Gmail, Drive, Sheets, YouTube and Google Ads all use Google's OAuth2 endpoints.
 A refresh token is only issued with ``access_type=offline``, and only reissued on a repeated
@@ -19,6 +19,7 @@ from openmolt_core.integrations import (
 	OAuth2Credential,
 )
 from openmolt_core.integrations.extensions import EncodedBody, EncodeRequest, checked_media_type
+from openmolt_core.integrations.schema import obj, passthrough
 
 __all__ = [
 	"CHUNK_MULTIPLE",
@@ -28,11 +29,9 @@ __all__ = [
 	"GOOGLE_TOKEN_URL",
 	"PAGE_TOKEN",
 	"UPLOAD_ID",
-	"array",
 	"gemini_list_models",
 	"google_oauth2",
 	"multipart_related",
-	"obj",
 	"resumable_session_tools",
 	"token_guide",
 ]
@@ -163,34 +162,6 @@ when none is given, when it has expired, and after a 401; pass `onTokenRefresh` 
 	return text + ("\n" + notes.strip() + "\n" if notes else "")
 
 
-def obj(
-	properties: dict[str, Any], *required: str, description: str | None = None
-) -> dict[str, Any]:
-	"""A JSON Schema object with the given properties and required field names.
-
-	Args:
-		properties: Property name to schema.
-		*required: The required property names.
-		description: The object's description, if it is a nested field.
-	"""
-	schema: dict[str, Any] = {"type": "object", "properties": properties}
-	if required:
-		schema["required"] = list(required)
-	if description is not None:
-		schema["description"] = description
-	return schema
-
-
-def array(items: dict[str, Any], description: str) -> dict[str, Any]:
-	"""A JSON Schema array of ``items`` with a description.
-
-	Args:
-		items: The schema of each item.
-		description: What the list holds.
-	"""
-	return {"type": "array", "items": items, "description": description}
-
-
 def gemini_list_models(description: str) -> HttpTool:
 	"""The Gemini API's ``models.list`` as a tool (Nano Banana and Veo both offer it).
 
@@ -203,10 +174,7 @@ def gemini_list_models(description: str) -> HttpTool:
 		scopes=["generate"],
 		method="GET",
 		endpoint="/v1beta/models",
-		query_params={
-			"pageSize": "{{ input.pageSize | default: 100 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough("pageToken", pageSize="{{ input.pageSize | default: 100 }}"),
 		input_schema=obj(
 			{
 				"pageSize": {
@@ -343,11 +311,7 @@ def resumable_session_tools(
 					},
 					"totalSize": _TOTAL_SIZE,
 				},
-				"uploadUrl",
-				file_field,
-				"start",
-				"end",
-				"totalSize",
+				["uploadUrl", file_field, "start", "end", "totalSize"],
 			),
 			output_schema={"anyOf": [_RANGE_OUT, done]},
 		),
@@ -368,7 +332,7 @@ def resumable_session_tools(
 			accept_statuses=[308],
 			response_headers=["Range"],
 			input_schema=obj(
-				{"uploadUrl": _SESSION_URL, "totalSize": _TOTAL_SIZE}, "uploadUrl", "totalSize"
+				{"uploadUrl": _SESSION_URL, "totalSize": _TOTAL_SIZE}, ["uploadUrl", "totalSize"]
 			),
 			output_schema={"anyOf": [_RANGE_OUT, done]},
 		),

@@ -6,7 +6,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, obj, token_guide
+from openmolt_core.integrations.schema import obj, passthrough
+from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 from openmolt_integrations._mime import rfc2822
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
@@ -101,13 +102,13 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/messages",
-		query_params={
-			"q": "{{ input.q }}",
-			"labelIds": "{{ input.labelIds }}",
-			"maxResults": "{{ input.maxResults | default: 20 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"includeSpamTrash": "{{ input.includeSpamTrash }}",
-		},
+		query_params=passthrough(
+			"q",
+			"labelIds",
+			"pageToken",
+			"includeSpamTrash",
+			maxResults="{{ input.maxResults | default: 20 }}",
+		),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -135,10 +136,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}",
-		query_params={
-			"format": "{{ input.format }}",
-			"metadataHeaders": "{{ input.metadataHeaders }}",
-		},
+		query_params=passthrough("format", "metadataHeaders"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -150,7 +148,7 @@ TOOLS = [
 					"description": "With format metadata: only these headers, e.g. ['From', 'Subject', 'Date'].",
 				},
 			},
-			"id",
+			["id"],
 		),
 		output_schema=_MESSAGE_OUT,
 	),
@@ -160,8 +158,8 @@ TOOLS = [
 		scopes=["send"],
 		method="POST",
 		endpoint=f"{_USER}/messages/send",
-		body={"raw": _RAW, "threadId": "{{ input.threadId }}"},
-		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, "to", "subject"),
+		body=passthrough("threadId", raw=_RAW),
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
 		output_schema=obj(
 			{
 				"id": {"type": "string"},
@@ -176,8 +174,8 @@ TOOLS = [
 		scopes=["draft"],
 		method="POST",
 		endpoint=f"{_USER}/drafts",
-		body={"message": {"raw": _RAW, "threadId": "{{ input.threadId }}"}},
-		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, "to", "subject"),
+		body={"message": passthrough("threadId", raw=_RAW)},
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
 		output_schema=obj(
 			{
 				"id": {"type": "string", "description": "The draft id."},
@@ -191,11 +189,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/drafts",
-		query_params={
-			"q": "{{ input.q }}",
-			"maxResults": "{{ input.maxResults | default: 20 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough(
+			"q", "pageToken", maxResults="{{ input.maxResults | default: 20 }}"
+		),
 		input_schema=obj(
 			{"userId": _USER_ID, "q": _Q, "maxResults": _MAX, "pageToken": PAGE_TOKEN}
 		),
@@ -212,16 +208,16 @@ TOOLS = [
 		scopes=["send"],
 		method="POST",
 		endpoint=f"{_USER}/drafts/send",
-		body={"id": "{{ input.draftId }}"},
+		body=passthrough("id"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
-				"draftId": {
+				"id": {
 					"type": "string",
 					"description": "The draft id (from createDraft or listDrafts).",
 				},
 			},
-			"draftId",
+			["id"],
 		),
 		output_schema=obj(
 			{
@@ -237,10 +233,7 @@ TOOLS = [
 		scopes=["modify"],
 		method="POST",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}/modify",
-		body={
-			"addLabelIds": "{{ input.addLabelIds }}",
-			"removeLabelIds": "{{ input.removeLabelIds }}",
-		},
+		body=passthrough("addLabelIds", "removeLabelIds"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -248,7 +241,7 @@ TOOLS = [
 				"addLabelIds": {**_LABEL_IDS, "description": "Label ids to add."},
 				"removeLabelIds": {**_LABEL_IDS, "description": "Label ids to remove."},
 			},
-			"id",
+			["id"],
 		),
 		output_schema=_MESSAGE_OUT,
 	),
@@ -258,11 +251,7 @@ TOOLS = [
 		scopes=["modify"],
 		method="POST",
 		endpoint=f"{_USER}/messages/batchModify",
-		body={
-			"ids": "{{ input.ids }}",
-			"addLabelIds": "{{ input.addLabelIds }}",
-			"removeLabelIds": "{{ input.removeLabelIds }}",
-		},
+		body=passthrough("ids", "addLabelIds", "removeLabelIds"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -275,7 +264,7 @@ TOOLS = [
 				"addLabelIds": {**_LABEL_IDS, "description": "Label ids to add."},
 				"removeLabelIds": {**_LABEL_IDS, "description": "Label ids to remove."},
 			},
-			"ids",
+			["ids"],
 		),
 	),
 	HttpTool(
@@ -284,7 +273,7 @@ TOOLS = [
 		scopes=["delete"],
 		method="POST",
 		endpoint=f"{_USER}/messages/{{{{ input.id }}}}/trash",
-		input_schema=obj({"userId": _USER_ID, "id": _MESSAGE_ID}, "id"),
+		input_schema=obj({"userId": _USER_ID, "id": _MESSAGE_ID}, ["id"]),
 		output_schema=_MESSAGE_OUT,
 	),
 	HttpTool(
@@ -293,13 +282,13 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/threads",
-		query_params={
-			"q": "{{ input.q }}",
-			"labelIds": "{{ input.labelIds }}",
-			"maxResults": "{{ input.maxResults | default: 20 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"includeSpamTrash": "{{ input.includeSpamTrash }}",
-		},
+		query_params=passthrough(
+			"q",
+			"labelIds",
+			"pageToken",
+			"includeSpamTrash",
+			maxResults="{{ input.maxResults | default: 20 }}",
+		),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -326,22 +315,24 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_USER}/threads/{{{{ input.id }}}}",
-		query_params={
-			"format": "{{ input.format }}",
-			"metadataHeaders": "{{ input.metadataHeaders }}",
-		},
+		query_params=passthrough("format", "metadataHeaders"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
 				"id": {"type": "string", "description": "The thread id."},
-				"format": _FORMAT,
+				"format": {
+					**_FORMAT,
+					"enum": ["full", "metadata", "minimal"],
+					"description": "full: headers and decoded body parts; metadata: headers only "
+					"(fast); minimal: ids and labels. (threads.get has no raw format.)",
+				},
 				"metadataHeaders": {
 					"type": "array",
 					"items": {"type": "string"},
 					"description": "With format metadata: only these headers.",
 				},
 			},
-			"id",
+			["id"],
 		),
 		output_schema=obj(
 			{"id": {"type": "string"}, "messages": {"type": "array", "items": _MESSAGE_OUT}}
@@ -363,8 +354,7 @@ TOOLS = [
 					"description": "The attachment id (body.attachmentId of the part).",
 				},
 			},
-			"messageId",
-			"id",
+			["messageId", "id"],
 		),
 		output_schema=obj(
 			{
@@ -408,11 +398,7 @@ TOOLS = [
 		scopes=["modify"],
 		method="POST",
 		endpoint=f"{_USER}/labels",
-		body={
-			"name": "{{ input.name }}",
-			"labelListVisibility": "{{ input.labelListVisibility }}",
-			"messageListVisibility": "{{ input.messageListVisibility }}",
-		},
+		body=passthrough("name", "labelListVisibility", "messageListVisibility"),
 		input_schema=obj(
 			{
 				"userId": _USER_ID,
@@ -428,7 +414,7 @@ TOOLS = [
 					"description": "Visibility in the message list.",
 				},
 			},
-			"name",
+			["name"],
 		),
 		output_schema=obj({"id": {"type": "string"}, "name": {"type": "string"}}),
 	),

@@ -14,7 +14,8 @@ from openmolt_core import hookimpl
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations import ApiSetup, FunctionTool, HttpTool, Integration
 from openmolt_core.integrations.http import execute_http_tool
-from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
+from openmolt_core.integrations.schema import array, obj, passthrough
+from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 
 if TYPE_CHECKING:
 	from openmolt_core.tools import ToolContext
@@ -82,12 +83,7 @@ def _mutate(handle: str, path: str, resource: str, example: str, notes: str) -> 
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_CUSTOMER}/{path}:mutate",
-		body={
-			"operations": "{{ input.operations }}",
-			"partialFailure": "{{ input.partialFailure }}",
-			"validateOnly": "{{ input.validateOnly }}",
-			"responseContentType": "{{ input.responseContentType }}",
-		},
+		body=passthrough("operations", "partialFailure", "validateOnly", "responseContentType"),
 		input_schema=obj(
 			{
 				"customerId": _CUSTOMER_ID,
@@ -96,8 +92,7 @@ def _mutate(handle: str, path: str, resource: str, example: str, notes: str) -> 
 				"validateOnly": _VALIDATE_ONLY,
 				"responseContentType": _RESPONSE_TYPE,
 			},
-			"customerId",
-			"operations",
+			["customerId", "operations"],
 		),
 		output_schema=obj(
 			{
@@ -108,14 +103,14 @@ def _mutate(handle: str, path: str, resource: str, example: str, notes: str) -> 
 	)
 
 
-_IDEAS_COMMON = {
-	"language": "{{ input.language }}",
-	"geoTargetConstants": "{{ input.geoTargetConstants }}",
-	"keywordPlanNetwork": "{{ input.keywordPlanNetwork }}",
-	"includeAdultKeywords": "{{ input.includeAdultKeywords }}",
-	"pageSize": "{{ input.pageSize }}",
-	"pageToken": "{{ input.pageToken }}",
-}
+_IDEAS_COMMON = passthrough(
+	"language",
+	"geoTargetConstants",
+	"keywordPlanNetwork",
+	"includeAdultKeywords",
+	"pageSize",
+	"pageToken",
+)
 _IDEAS_INPUT = obj(
 	{
 		"customerId": _CUSTOMER_ID,
@@ -157,7 +152,7 @@ _IDEAS_INPUT = obj(
 		},
 		"pageToken": PAGE_TOKEN,
 	},
-	"customerId",
+	["customerId"],
 )
 _IDEAS_OUTPUT = obj(
 	{
@@ -185,12 +180,10 @@ def _ideas_request(seed: str, fields: dict[str, str]) -> HttpTool:
 
 
 KEYWORD_IDEAS_REQUESTS = {
-	("keywords",): _ideas_request("keywordSeed", {"keywords": "{{ input.keywords }}"}),
-	("url",): _ideas_request("urlSeed", {"url": "{{ input.url }}"}),
-	("keywords", "url"): _ideas_request(
-		"keywordAndUrlSeed", {"keywords": "{{ input.keywords }}", "url": "{{ input.url }}"}
-	),
-	("site",): _ideas_request("siteSeed", {"site": "{{ input.site }}"}),
+	("keywords",): _ideas_request("keywordSeed", passthrough("keywords")),
+	("url",): _ideas_request("urlSeed", passthrough("url")),
+	("keywords", "url"): _ideas_request("keywordAndUrlSeed", passthrough("keywords", "url")),
+	("site",): _ideas_request("siteSeed", passthrough("site")),
 }
 """The request ``generateKeywordIdeas`` sends for each combination of seed inputs.
 
@@ -244,11 +237,7 @@ TOOLS = [
 		scopes=["read"],
 		method="POST",
 		endpoint=f"{_CUSTOMER}/googleAds:search",
-		body={
-			"query": "{{ input.query }}",
-			"pageToken": "{{ input.pageToken }}",
-			"searchSettings": "{{ input.searchSettings }}",
-		},
+		body=passthrough("query", "pageToken", "searchSettings"),
 		input_schema=obj(
 			{
 				"customerId": _CUSTOMER_ID,
@@ -268,8 +257,7 @@ TOOLS = [
 					description="Optional extras, e.g. {'returnTotalResultsCount': true}.",
 				),
 			},
-			"customerId",
-			"query",
+			["customerId", "query"],
 		),
 		output_schema=_SEARCH_OUT,
 	),
@@ -279,8 +267,8 @@ TOOLS = [
 		scopes=["read"],
 		method="POST",
 		endpoint=f"{_CUSTOMER}/googleAds:searchStream",
-		body={"query": "{{ input.query }}"},
-		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, "customerId", "query"),
+		body=passthrough("query"),
+		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, ["customerId", "query"]),
 		output_schema={"type": "array", "items": _SEARCH_OUT},
 	),
 	HttpTool(
@@ -289,12 +277,9 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_CUSTOMER}/googleAds:mutate",
-		body={
-			"mutateOperations": "{{ input.mutateOperations }}",
-			"partialFailure": "{{ input.partialFailure }}",
-			"validateOnly": "{{ input.validateOnly }}",
-			"responseContentType": "{{ input.responseContentType }}",
-		},
+		body=passthrough(
+			"mutateOperations", "partialFailure", "validateOnly", "responseContentType"
+		),
 		input_schema=obj(
 			{
 				"customerId": _CUSTOMER_ID,
@@ -306,8 +291,7 @@ TOOLS = [
 				"validateOnly": _VALIDATE_ONLY,
 				"responseContentType": _RESPONSE_TYPE,
 			},
-			"customerId",
-			"mutateOperations",
+			["customerId", "mutateOperations"],
 		),
 		output_schema=obj(
 			{
@@ -325,14 +309,14 @@ TOOLS = [
 		body={
 			"operations": [
 				{
-					"update": {
-						"resourceName": "customers/{{ input.customerId | remove: '-' }}/campaigns/{{ input.campaignId }}",
-						"status": "{{ input.status }}",
-					},
+					"update": passthrough(
+						"status",
+						resourceName="customers/{{ input.customerId | remove: '-' }}/campaigns/{{ input.campaignId }}",
+					),
 					"updateMask": "status",
 				}
 			],
-			"validateOnly": "{{ input.validateOnly }}",
+			**passthrough("validateOnly"),
 		},
 		input_schema=obj(
 			{
@@ -348,9 +332,7 @@ TOOLS = [
 				},
 				"validateOnly": _VALIDATE_ONLY,
 			},
-			"customerId",
-			"campaignId",
-			"status",
+			["customerId", "campaignId", "status"],
 		),
 		output_schema=obj(
 			{"results": {"type": "array", "items": obj({"resourceName": {"type": "string"}})}}

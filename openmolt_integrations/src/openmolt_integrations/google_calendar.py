@@ -6,7 +6,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import PAGE_TOKEN, array, google_oauth2, obj, token_guide
+from openmolt_core.integrations.schema import array, obj, passthrough
+from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -38,6 +39,7 @@ _WHEN = obj(
 		},
 		"date": {
 			"type": "string",
+			"format": "date",
 			"description": "A date 'YYYY-MM-DD' for all-day events (the end date is exclusive). Use instead of dateTime.",
 		},
 		"timeZone": {
@@ -53,7 +55,7 @@ _ATTENDEES = array(
 			"displayName": {"type": "string", "description": "The guest's name."},
 			"optional": {"type": "boolean", "description": "Whether attendance is optional."},
 		},
-		"email",
+		["email"],
 	),
 	"Guests to invite.",
 )
@@ -84,8 +86,7 @@ _EVENT_FIELDS: dict[str, Any] = {
 						},
 						"minutes": {"type": "integer", "description": "Minutes before the start."},
 					},
-					"method",
-					"minutes",
+					["method", "minutes"],
 				),
 				"Custom reminders (with useDefault false).",
 			),
@@ -135,13 +136,15 @@ _EVENTS_OUT = obj(
 		"nextSyncToken": {"type": "string"},
 	}
 )
-_LIST_WINDOW = {
+_LIST_WINDOW: dict[str, Any] = {
 	"timeMin": {
 		"type": "string",
+		"format": "date-time",
 		"description": "Only events ending after this RFC 3339 time with offset, e.g. '2026-12-01T00:00:00Z'.",
 	},
 	"timeMax": {
 		"type": "string",
+		"format": "date-time",
 		"description": "Only events starting before this RFC 3339 time with offset, e.g. '2026-12-08T00:00:00Z'.",
 	},
 	"timeZone": {
@@ -165,11 +168,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/users/me/calendarList",
-		query_params={
-			"maxResults": "{{ input.maxResults | default: 100 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"minAccessRole": "{{ input.minAccessRole }}",
-		},
+		query_params=passthrough(
+			"pageToken", "minAccessRole", maxResults="{{ input.maxResults | default: 100 }}"
+		),
 		input_schema=obj(
 			{
 				"maxResults": {
@@ -211,17 +212,17 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events",
-		query_params={
-			"timeMin": "{{ input.timeMin }}",
-			"timeMax": "{{ input.timeMax }}",
-			"q": "{{ input.q }}",
-			"timeZone": "{{ input.timeZone }}",
-			"singleEvents": "{% if input.singleEvents == false %}false{% else %}true{% endif %}",
-			"orderBy": "{% if input.singleEvents == false %}{{ input.orderBy }}{% else %}{{ input.orderBy | default: 'startTime' }}{% endif %}",
-			"maxResults": "{{ input.maxResults | default: 50 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"showDeleted": "{{ input.showDeleted }}",
-		},
+		query_params=passthrough(
+			"timeMin",
+			"timeMax",
+			"q",
+			"timeZone",
+			"pageToken",
+			"showDeleted",
+			singleEvents="{% if input.singleEvents == false %}false{% else %}true{% endif %}",
+			orderBy="{% if input.singleEvents == false %}{{ input.orderBy }}{% else %}{{ input.orderBy | default: 'startTime' }}{% endif %}",
+			maxResults="{{ input.maxResults | default: 50 }}",
+		),
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
@@ -251,14 +252,14 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}",
-		query_params={"timeZone": "{{ input.timeZone }}"},
+		query_params=passthrough("timeZone"),
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
 				"eventId": _EVENT_ID,
 				"timeZone": {**_TIME_ZONE, "description": "Time zone used in the response."},
 			},
-			"eventId",
+			["eventId"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -268,15 +269,13 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events",
-		query_params={
-			"sendUpdates": "{{ input.sendUpdates }}",
-			"conferenceDataVersion": "{% if input.conferenceData %}1{% endif %}",
-		},
+		query_params=passthrough(
+			"sendUpdates", conferenceDataVersion="{% if input.conferenceData %}1{% endif %}"
+		),
 		body=_EVENT_BODY,
 		input_schema=obj(
 			{"calendarId": _CALENDAR_ID, **_EVENT_FIELDS, "sendUpdates": _SEND_UPDATES},
-			"start",
-			"end",
+			["start", "end"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -286,14 +285,14 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/quickAdd",
-		query_params={"text": "{{ input.text }}", "sendUpdates": "{{ input.sendUpdates }}"},
+		query_params=passthrough("text", "sendUpdates"),
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
 				"text": {"type": "string", "description": "The sentence describing the event."},
 				"sendUpdates": _SEND_UPDATES,
 			},
-			"text",
+			["text"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -303,10 +302,9 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}",
-		query_params={
-			"sendUpdates": "{{ input.sendUpdates }}",
-			"conferenceDataVersion": "{% if input.conferenceData %}1{% endif %}",
-		},
+		query_params=passthrough(
+			"sendUpdates", conferenceDataVersion="{% if input.conferenceData %}1{% endif %}"
+		),
 		body=_EVENT_BODY,
 		input_schema=obj(
 			{
@@ -315,7 +313,7 @@ TOOLS = [
 				**_EVENT_FIELDS,
 				"sendUpdates": _SEND_UPDATES,
 			},
-			"eventId",
+			["eventId"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -325,10 +323,10 @@ TOOLS = [
 		scopes=["delete"],
 		method="DELETE",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}",
-		query_params={"sendUpdates": "{{ input.sendUpdates }}"},
+		query_params=passthrough("sendUpdates"),
 		input_schema=obj(
 			{"calendarId": _CALENDAR_ID, "eventId": _EVENT_ID, "sendUpdates": _SEND_UPDATES},
-			"eventId",
+			["eventId"],
 		),
 	),
 	HttpTool(
@@ -337,10 +335,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}/move",
-		query_params={
-			"destination": "{{ input.destination }}",
-			"sendUpdates": "{{ input.sendUpdates }}",
-		},
+		query_params=passthrough("destination", "sendUpdates"),
 		input_schema=obj(
 			{
 				"calendarId": {
@@ -354,8 +349,7 @@ TOOLS = [
 				},
 				"sendUpdates": _SEND_UPDATES,
 			},
-			"eventId",
-			"destination",
+			["eventId", "destination"],
 		),
 		output_schema=_EVENT_OUT,
 	),
@@ -365,20 +359,20 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/calendars/{{ input.calendarId | default: 'primary' }}/events/{{ input.eventId }}/instances",
-		query_params={
-			"timeMin": "{{ input.timeMin }}",
-			"timeMax": "{{ input.timeMax }}",
-			"timeZone": "{{ input.timeZone }}",
-			"maxResults": "{{ input.maxResults | default: 50 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough(
+			"timeMin",
+			"timeMax",
+			"timeZone",
+			"pageToken",
+			maxResults="{{ input.maxResults | default: 50 }}",
+		),
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
 				"eventId": {**_EVENT_ID, "description": "Id of the recurring event."},
 				**_LIST_WINDOW,
 			},
-			"eventId",
+			["eventId"],
 		),
 		output_schema=_EVENTS_OUT,
 	),
@@ -388,20 +382,17 @@ TOOLS = [
 		scopes=["read"],
 		method="POST",
 		endpoint="/freeBusy",
-		body={
-			"timeMin": "{{ input.timeMin }}",
-			"timeMax": "{{ input.timeMax }}",
-			"timeZone": "{{ input.timeZone }}",
-			"items": "{{ input.items }}",
-		},
+		body=passthrough("timeMin", "timeMax", "timeZone", "items"),
 		input_schema=obj(
 			{
 				"timeMin": {
 					"type": "string",
+					"format": "date-time",
 					"description": "Start of the window, RFC 3339 with offset, e.g. '2026-12-01T08:00:00+01:00'.",
 				},
 				"timeMax": {
 					"type": "string",
+					"format": "date-time",
 					"description": "End of the window, RFC 3339 with offset.",
 				},
 				"timeZone": {
@@ -416,14 +407,12 @@ TOOLS = [
 								"description": "A calendar id or an email address.",
 							}
 						},
-						"id",
+						["id"],
 					),
 					"The calendars to check, e.g. [{'id': 'primary'}, {'id': 'ana@example.com'}].",
 				),
 			},
-			"timeMin",
-			"timeMax",
-			"items",
+			["timeMin", "timeMax", "items"],
 		),
 		output_schema=obj(
 			{
@@ -442,18 +431,14 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/calendars",
-		body={
-			"summary": "{{ input.summary }}",
-			"description": "{{ input.description }}",
-			"timeZone": "{{ input.timeZone }}",
-		},
+		body=passthrough("summary", "description", "timeZone"),
 		input_schema=obj(
 			{
 				"summary": {"type": "string", "description": "The calendar's name."},
 				"description": {"type": "string", "description": "What the calendar is for."},
 				"timeZone": {**_TIME_ZONE, "description": "The calendar's time zone."},
 			},
-			"summary",
+			["summary"],
 		),
 		output_schema=obj(
 			{

@@ -6,13 +6,12 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration, file_info_tool
+from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import (
 	ENCODERS,
 	PAGE_TOKEN,
 	UPLOAD_ID,
-	array,
 	google_oauth2,
-	obj,
 	resumable_session_tools,
 	token_guide,
 )
@@ -80,17 +79,17 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files",
-		query_params={
-			"q": "{{ input.q }}",
-			"pageSize": "{{ input.pageSize | default: 100 }}",
-			"pageToken": "{{ input.pageToken }}",
-			"orderBy": "{{ input.orderBy }}",
-			"fields": f"nextPageToken,files({{{{ input.fields | default: '{_FILE_FIELDS}' }}}})",
-			"corpora": "{{ input.corpora }}",
-			"driveId": "{{ input.driveId }}",
-			"supportsAllDrives": "{% if input.supportsAllDrives == false %}false{% else %}true{% endif %}",
-			"includeItemsFromAllDrives": "{% if input.supportsAllDrives == false %}false{% else %}true{% endif %}",
-		},
+		query_params=passthrough(
+			"q",
+			"pageToken",
+			"orderBy",
+			"corpora",
+			"driveId",
+			pageSize="{{ input.pageSize | default: 100 }}",
+			fields=f"nextPageToken,files({{{{ input.fields | default: '{_FILE_FIELDS}' }}}})",
+			supportsAllDrives="{% if input.supportsAllDrives == false %}false{% else %}true{% endif %}",
+			includeItemsFromAllDrives="{% if input.supportsAllDrives == false %}false{% else %}true{% endif %}",
+		),
 		input_schema=obj(
 			{
 				"q": {
@@ -139,7 +138,7 @@ TOOLS = [
 			"fields": f"{{{{ input.fields | default: '{_FILE_FIELDS}' }}}}",
 			"supportsAllDrives": "true",
 		},
-		input_schema=obj({"fileId": _FILE_ID, "fields": _FIELDS}, "fileId"),
+		input_schema=obj({"fileId": _FILE_ID, "fields": _FIELDS}, ["fileId"]),
 		output_schema=_FILE_OUT,
 	),
 	HttpTool(
@@ -148,11 +147,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files/{{ input.fileId }}",
-		query_params={
-			"alt": "media",
-			"supportsAllDrives": "true",
-			"acknowledgeAbuse": "{{ input.acknowledgeAbuse }}",
-		},
+		query_params=passthrough("acknowledgeAbuse", alt="media", supportsAllDrives="true"),
 		response_format="binary",
 		input_schema=obj(
 			{
@@ -162,7 +157,7 @@ TOOLS = [
 					"description": "Download a file flagged as malware anyway (owner only).",
 				},
 			},
-			"fileId",
+			["fileId"],
 		),
 		output_schema=_BINARY_OUT,
 	),
@@ -172,7 +167,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files/{{ input.fileId }}/export",
-		query_params={"mimeType": "{{ input.mimeType }}"},
+		query_params=passthrough("mimeType"),
 		response_format="binary",
 		input_schema=obj(
 			{
@@ -199,8 +194,7 @@ TOOLS = [
 					"description": "Target format. Docs: pdf, docx, txt, markdown, html, odt, rtf, epub. Sheets: xlsx, csv/tsv (first sheet), pdf. Slides: pptx, pdf, txt. Drawings: png, jpeg, svg, pdf.",
 				},
 			},
-			"fileId",
-			"mimeType",
+			["fileId", "mimeType"],
 		),
 		output_schema=_BINARY_OUT,
 	),
@@ -211,12 +205,9 @@ TOOLS = [
 		method="POST",
 		endpoint="/drive/v3/files",
 		query_params={"supportsAllDrives": "true", "fields": _FILE_FIELDS},
-		body={
-			"name": "{{ input.name }}",
-			"mimeType": "application/vnd.google-apps.folder",
-			"parents": "{{ input.parents }}",
-			"description": "{{ input.description }}",
-		},
+		body=passthrough(
+			"name", "parents", "description", mimeType="application/vnd.google-apps.folder"
+		),
 		input_schema=obj(
 			{
 				"name": {"type": "string", "description": "The folder name."},
@@ -226,7 +217,7 @@ TOOLS = [
 				},
 				"description": {"type": "string", "description": "A description shown in Drive."},
 			},
-			"name",
+			["name"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -243,7 +234,7 @@ TOOLS = [
 		},
 		request_format="multipart-related",
 		body={"metadata": _METADATA_BODY, "media": "{{ input.file }}"},
-		input_schema=obj({**_METADATA, "file": _FILE_REF}, "name", "file"),
+		input_schema=obj({**_METADATA, "file": _FILE_REF}, ["name", "file"]),
 		output_schema=_FILE_OUT,
 	),
 	HttpTool(
@@ -275,7 +266,7 @@ TOOLS = [
 					"description": "Size of the content in bytes, if known.",
 				},
 			},
-			"name",
+			["name"],
 		),
 		output_schema=obj(
 			{"Location": {"type": "string", "description": "The upload session URL."}}
@@ -298,8 +289,7 @@ TOOLS = [
 				},
 				"file": _FILE_REF,
 			},
-			"uploadUrl",
-			"file",
+			["uploadUrl", "file"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -309,18 +299,10 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/drive/v3/files/{{ input.fileId }}",
-		query_params={
-			"addParents": "{{ input.addParents }}",
-			"removeParents": "{{ input.removeParents }}",
-			"supportsAllDrives": "true",
-			"fields": _FILE_FIELDS,
-		},
-		body={
-			"name": "{{ input.name }}",
-			"description": "{{ input.description }}",
-			"starred": "{{ input.starred }}",
-			"trashed": "{{ input.trashed }}",
-		},
+		query_params=passthrough(
+			"addParents", "removeParents", supportsAllDrives="true", fields=_FILE_FIELDS
+		),
+		body=passthrough("name", "description", "starred", "trashed"),
 		input_schema=obj(
 			{
 				"fileId": _FILE_ID,
@@ -340,7 +322,7 @@ TOOLS = [
 					"description": "Folder id(s) to remove, comma-separated.",
 				},
 			},
-			"fileId",
+			["fileId"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -353,7 +335,7 @@ TOOLS = [
 		query_params={"uploadType": "media", "supportsAllDrives": "true", "fields": _FILE_FIELDS},
 		request_format="binary",
 		body="{{ input.file }}",
-		input_schema=obj({"fileId": _FILE_ID, "file": _FILE_REF}, "fileId", "file"),
+		input_schema=obj({"fileId": _FILE_ID, "file": _FILE_REF}, ["fileId", "file"]),
 		output_schema=_FILE_OUT,
 	),
 	HttpTool(
@@ -363,7 +345,7 @@ TOOLS = [
 		method="POST",
 		endpoint="/drive/v3/files/{{ input.fileId }}/copy",
 		query_params={"supportsAllDrives": "true", "fields": _FILE_FIELDS},
-		body={"name": "{{ input.name }}", "parents": "{{ input.parents }}"},
+		body=passthrough("name", "parents"),
 		input_schema=obj(
 			{
 				"fileId": _FILE_ID,
@@ -373,7 +355,7 @@ TOOLS = [
 				},
 				"parents": _PARENTS,
 			},
-			"fileId",
+			["fileId"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -384,7 +366,7 @@ TOOLS = [
 		method="DELETE",
 		endpoint="/drive/v3/files/{{ input.fileId }}",
 		query_params={"supportsAllDrives": "true"},
-		input_schema=obj({"fileId": _FILE_ID}, "fileId"),
+		input_schema=obj({"fileId": _FILE_ID}, ["fileId"]),
 	),
 	HttpTool(
 		handle="shareFile",
@@ -392,17 +374,8 @@ TOOLS = [
 		scopes=["share"],
 		method="POST",
 		endpoint="/drive/v3/files/{{ input.fileId }}/permissions",
-		query_params={
-			"sendNotificationEmail": "{{ input.sendNotificationEmail }}",
-			"emailMessage": "{{ input.emailMessage }}",
-			"supportsAllDrives": "true",
-		},
-		body={
-			"role": "{{ input.role }}",
-			"type": "{{ input.type }}",
-			"emailAddress": "{{ input.emailAddress }}",
-			"domain": "{{ input.domain }}",
-		},
+		query_params=passthrough("sendNotificationEmail", "emailMessage", supportsAllDrives="true"),
+		body=passthrough("role", "type", "emailAddress", "domain"),
 		input_schema=obj(
 			{
 				"fileId": _FILE_ID,
@@ -433,9 +406,7 @@ TOOLS = [
 					"description": "A message for the notification email.",
 				},
 			},
-			"fileId",
-			"role",
-			"type",
+			["fileId", "role", "type"],
 		),
 		output_schema=obj(
 			{"id": {"type": "string"}, "role": {"type": "string"}, "type": {"type": "string"}}
@@ -447,12 +418,12 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/drive/v3/files/{{ input.fileId }}/permissions",
-		query_params={
-			"supportsAllDrives": "true",
-			"pageToken": "{{ input.pageToken }}",
-			"fields": "nextPageToken,permissions(id,type,role,emailAddress,domain,displayName)",
-		},
-		input_schema=obj({"fileId": _FILE_ID, "pageToken": PAGE_TOKEN}, "fileId"),
+		query_params=passthrough(
+			"pageToken",
+			supportsAllDrives="true",
+			fields="nextPageToken,permissions(id,type,role,emailAddress,domain,displayName)",
+		),
+		input_schema=obj({"fileId": _FILE_ID, "pageToken": PAGE_TOKEN}, ["fileId"]),
 		output_schema=obj(
 			{
 				"permissions": {"type": "array", "items": {"type": "object"}},

@@ -6,7 +6,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import array, google_oauth2, obj, token_guide
+from openmolt_core.integrations.schema import array, obj, passthrough
+from openmolt_integrations._google import google_oauth2, token_guide
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -75,14 +76,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/v4/spreadsheets",
-		body={
-			"properties": {
-				"title": "{{ input.title }}",
-				"locale": "{{ input.locale }}",
-				"timeZone": "{{ input.timeZone }}",
-			},
-			"sheets": "{{ input.sheets }}",
-		},
+		body={"properties": passthrough("title", "locale", "timeZone"), **passthrough("sheets")},
 		input_schema=obj(
 			{
 				"title": {"type": "string", "description": "The spreadsheet's title."},
@@ -99,15 +93,15 @@ TOOLS = [
 						{
 							"properties": obj(
 								{"title": {"type": "string", "description": "The tab name."}},
-								"title",
+								["title"],
 							)
 						},
-						"properties",
+						["properties"],
 					),
 					"Tabs to create, e.g. [{'properties': {'title': 'Data'}}] (default one 'Sheet1').",
 				),
 			},
-			"title",
+			["title"],
 		),
 		output_schema=obj(
 			{
@@ -123,11 +117,11 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=_BASE,
-		query_params={
-			"fields": "{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties))' }}",
-			"ranges": "{{ input.ranges }}",
-			"includeGridData": "{{ input.includeGridData }}",
-		},
+		query_params=passthrough(
+			"ranges",
+			"includeGridData",
+			fields="{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties))' }}",
+		),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -145,7 +139,7 @@ TOOLS = [
 					"description": "Include cell data and formatting (large; needs a fields mask containing sheets.data).",
 				},
 			},
-			"spreadsheetId",
+			["spreadsheetId"],
 		),
 		output_schema=obj(
 			{
@@ -162,11 +156,7 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_BASE}/values/{{{{ input.range }}}}",
-		query_params={
-			"majorDimension": "{{ input.majorDimension }}",
-			"valueRenderOption": "{{ input.valueRenderOption }}",
-			"dateTimeRenderOption": "{{ input.dateTimeRenderOption }}",
-		},
+		query_params=passthrough("majorDimension", "valueRenderOption", "dateTimeRenderOption"),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -175,8 +165,7 @@ TOOLS = [
 				"valueRenderOption": _RENDER,
 				"dateTimeRenderOption": _DATE_RENDER,
 			},
-			"spreadsheetId",
-			"range",
+			["spreadsheetId", "range"],
 		),
 		output_schema=_VALUE_RANGE_OUT,
 	),
@@ -186,12 +175,9 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_BASE}/values:batchGet",
-		query_params={
-			"ranges": "{{ input.ranges }}",
-			"majorDimension": "{{ input.majorDimension }}",
-			"valueRenderOption": "{{ input.valueRenderOption }}",
-			"dateTimeRenderOption": "{{ input.dateTimeRenderOption }}",
-		},
+		query_params=passthrough(
+			"ranges", "majorDimension", "valueRenderOption", "dateTimeRenderOption"
+		),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -205,8 +191,7 @@ TOOLS = [
 				"valueRenderOption": _RENDER,
 				"dateTimeRenderOption": _DATE_RENDER,
 			},
-			"spreadsheetId",
-			"ranges",
+			["spreadsheetId", "ranges"],
 		),
 		output_schema=obj(
 			{
@@ -222,11 +207,7 @@ TOOLS = [
 		method="PUT",
 		endpoint=f"{_BASE}/values/{{{{ input.range }}}}",
 		query_params={"valueInputOption": _INPUT_OPTION_QUERY},
-		body={
-			"range": "{{ input.range }}",
-			"majorDimension": "{{ input.majorDimension }}",
-			"values": "{{ input.values }}",
-		},
+		body=passthrough("range", "majorDimension", "values"),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -235,9 +216,7 @@ TOOLS = [
 				"valueInputOption": _INPUT_OPTION,
 				"majorDimension": _MAJOR,
 			},
-			"spreadsheetId",
-			"range",
-			"values",
+			["spreadsheetId", "range", "values"],
 		),
 		output_schema=_UPDATE_OUT,
 	),
@@ -251,11 +230,7 @@ TOOLS = [
 			"valueInputOption": _INPUT_OPTION_QUERY,
 			"insertDataOption": "{{ input.insertDataOption | default: 'INSERT_ROWS' }}",
 		},
-		body={
-			"range": "{{ input.range }}",
-			"majorDimension": "{{ input.majorDimension }}",
-			"values": "{{ input.values }}",
-		},
+		body=passthrough("range", "majorDimension", "values"),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -273,9 +248,7 @@ TOOLS = [
 				},
 				"majorDimension": _MAJOR,
 			},
-			"spreadsheetId",
-			"range",
-			"values",
+			["spreadsheetId", "range", "values"],
 		),
 		output_schema=obj(
 			{
@@ -291,22 +264,20 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_BASE}/values:batchUpdate",
-		body={"valueInputOption": _INPUT_OPTION_QUERY, "data": "{{ input.data }}"},
+		body=passthrough("data", valueInputOption=_INPUT_OPTION_QUERY),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
 				"data": array(
 					obj(
 						{"range": _RANGE, "values": _VALUES, "majorDimension": _MAJOR},
-						"range",
-						"values",
+						["range", "values"],
 					),
 					"The ranges and their values.",
 				),
 				"valueInputOption": _INPUT_OPTION,
 			},
-			"spreadsheetId",
-			"data",
+			["spreadsheetId", "data"],
 		),
 		output_schema=obj(
 			{
@@ -324,7 +295,7 @@ TOOLS = [
 		endpoint=f"{_BASE}/values/{{{{ input.range }}}}:clear",
 		body={},
 		input_schema=obj(
-			{"spreadsheetId": _SPREADSHEET_ID, "range": _RANGE}, "spreadsheetId", "range"
+			{"spreadsheetId": _SPREADSHEET_ID, "range": _RANGE}, ["spreadsheetId", "range"]
 		),
 		output_schema=obj(
 			{"spreadsheetId": {"type": "string"}, "clearedRange": {"type": "string"}}
@@ -341,12 +312,8 @@ TOOLS = [
 				{
 					"addSheet": {
 						"properties": {
-							"title": "{{ input.title }}",
-							"index": "{{ input.index }}",
-							"gridProperties": {
-								"rowCount": "{{ input.rowCount }}",
-								"columnCount": "{{ input.columnCount }}",
-							},
+							"gridProperties": passthrough("rowCount", "columnCount"),
+							**passthrough("title", "index"),
 						}
 					}
 				}
@@ -372,8 +339,7 @@ TOOLS = [
 					"description": "Number of columns (default 26).",
 				},
 			},
-			"spreadsheetId",
-			"title",
+			["spreadsheetId", "title"],
 		),
 		output_schema=obj(
 			{
@@ -391,7 +357,7 @@ TOOLS = [
 		scopes=["delete"],
 		method="POST",
 		endpoint=f"{_BASE}:batchUpdate",
-		body={"requests": [{"deleteSheet": {"sheetId": "{{ input.sheetId }}"}}]},
+		body={"requests": [{"deleteSheet": passthrough("sheetId")}]},
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -400,8 +366,7 @@ TOOLS = [
 					"description": "The numeric sheetId (not the title).",
 				},
 			},
-			"spreadsheetId",
-			"sheetId",
+			["spreadsheetId", "sheetId"],
 		),
 		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array"}}),
 	),
@@ -411,10 +376,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_BASE}:batchUpdate",
-		body={
-			"requests": "{{ input.requests }}",
-			"includeSpreadsheetInResponse": "{{ input.includeSpreadsheetInResponse }}",
-		},
+		body=passthrough("requests", "includeSpreadsheetInResponse"),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
@@ -427,8 +389,7 @@ TOOLS = [
 					"description": "Return the updated spreadsheet.",
 				},
 			},
-			"spreadsheetId",
-			"requests",
+			["spreadsheetId", "requests"],
 		),
 		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array"}}),
 	),

@@ -6,7 +6,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, array, gemini_list_models, obj
+from openmolt_core.integrations.schema import array, obj, passthrough
+from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, gemini_list_models
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -31,7 +32,7 @@ _SIZE = {
 }
 _GENERATION_CONFIG = {
 	"responseModalities": ["TEXT", "IMAGE"],
-	"imageConfig": {"aspectRatio": "{{ input.aspectRatio }}", "imageSize": "{{ input.imageSize }}"},
+	"imageConfig": passthrough("aspectRatio", "imageSize"),
 	"candidateCount": 1,
 }
 _INLINE = "candidates[].content.parts[].inlineData"
@@ -85,8 +86,7 @@ _PART = obj(
 					"description": "The image's media type, e.g. 'image/png'.",
 				},
 			},
-			"fileUri",
-			"mimeType",
+			["fileUri", "mimeType"],
 			description="An input image uploaded with uploadFile.",
 		),
 	}
@@ -124,7 +124,7 @@ TOOLS = [
 				"imageSize": _SIZE,
 				"model": _MODEL,
 			},
-			"prompt",
+			["prompt"],
 		),
 		output_schema=_IMAGE_OUT,
 	),
@@ -135,7 +135,7 @@ TOOLS = [
 		method="POST",
 		endpoint=_ENDPOINT,
 		body={
-			"contents": [{"role": "user", "parts": "{{ input.parts }}"}],
+			"contents": [passthrough("parts", role="user")],
 			"generationConfig": _GENERATION_CONFIG,
 		},
 		response_files=[_INLINE],
@@ -149,7 +149,7 @@ TOOLS = [
 				"imageSize": _SIZE,
 				"model": _MODEL,
 			},
-			"parts",
+			["parts"],
 		),
 		output_schema=_IMAGE_OUT,
 	),
@@ -161,10 +161,7 @@ TOOLS = [
 		endpoint="/upload/v1beta/files",
 		query_params={"uploadType": "multipart"},
 		request_format="multipart-related",
-		body={
-			"metadata": {"file": {"displayName": "{{ input.displayName }}"}},
-			"media": "{{ input.file }}",
-		},
+		body={"metadata": {"file": passthrough("displayName")}, "media": "{{ input.file }}"},
 		input_schema=obj(
 			{
 				"file": {
@@ -173,7 +170,7 @@ TOOLS = [
 				},
 				"displayName": {"type": "string", "description": "A name for the file."},
 			},
-			"file",
+			["file"],
 		),
 		output_schema=obj({"file": _FILE_OUT}),
 	),
@@ -185,7 +182,7 @@ TOOLS = [
 		endpoint="/v1beta/files/{{ input.name | split: 'files/' | last }}",
 		input_schema=obj(
 			{"name": {"type": "string", "description": "The file name 'files/<id>' (or its id)."}},
-			"name",
+			["name"],
 		),
 		output_schema=_FILE_OUT,
 	),
@@ -197,7 +194,7 @@ TOOLS = [
 		endpoint="/v1beta/files/{{ input.name | split: 'files/' | last }}",
 		input_schema=obj(
 			{"name": {"type": "string", "description": "The file name 'files/<id>' (or its id)."}},
-			"name",
+			["name"],
 		),
 	),
 	gemini_list_models(

@@ -20,7 +20,8 @@ from typing import Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
-from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, gemini_list_models, obj
+from openmolt_core.integrations.schema import obj, passthrough
+from openmolt_integrations._google import ENCODERS, GEMINI_API_KEY, gemini_list_models
 
 __all__ = ["DEFAULT_MODEL", "INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -47,7 +48,7 @@ _CONTENT = obj(
 			"description": "For image and video: the media type, e.g. 'image/png', 'video/mp4'.",
 		},
 	},
-	"type",
+	["type"],
 )
 _INTERACTION_OUT = obj(
 	{
@@ -94,17 +95,11 @@ TOOLS = [
 		endpoint="/v1beta/interactions",
 		body={
 			"model": f"{{{{ input.model | default: '{DEFAULT_MODEL}' }}}}",
-			"input": "{{ input.input }}",
-			"response_format": {
-				"type": "video",
-				"aspect_ratio": "{{ input.aspect_ratio }}",
-				"resolution": "{{ input.resolution }}",
-				"duration": "{{ input.duration }}",
-				"delivery": "{{ input.delivery }}",
-			},
-			"generation_config": {"video_config": {"task": "{{ input.task }}"}},
-			"previous_interaction_id": "{{ input.previous_interaction_id }}",
-			"background": "{{ input.background }}",
+			"response_format": passthrough(
+				"aspect_ratio", "resolution", "duration", "delivery", type="video"
+			),
+			"generation_config": {"video_config": passthrough("task")},
+			**passthrough("input", "previous_interaction_id", "background"),
 		},
 		response_files=_VIDEO_FILES,
 		input_schema=obj(
@@ -165,7 +160,7 @@ TOOLS = [
 					"description": f"Video model id (default '{DEFAULT_MODEL}'; also 'gemini-omni-1.2-flash'). listModels shows what the key can use.",
 				},
 			},
-			"input",
+			["input"],
 		),
 		output_schema=_INTERACTION_OUT,
 	),
@@ -176,7 +171,7 @@ TOOLS = [
 		method="GET",
 		endpoint="/v1beta/interactions/{{ input.id }}",
 		response_files=_VIDEO_FILES,
-		input_schema=obj({"id": _INTERACTION_ID}, "id"),
+		input_schema=obj({"id": _INTERACTION_ID}, ["id"]),
 		output_schema=_INTERACTION_OUT,
 	),
 	HttpTool(
@@ -187,10 +182,7 @@ TOOLS = [
 		endpoint="/upload/v1beta/files",
 		query_params={"uploadType": "multipart"},
 		request_format="multipart-related",
-		body={
-			"metadata": {"file": {"displayName": "{{ input.displayName }}"}},
-			"media": "{{ input.file }}",
-		},
+		body={"metadata": {"file": passthrough("displayName")}, "media": "{{ input.file }}"},
 		input_schema=obj(
 			{
 				"file": {
@@ -199,7 +191,7 @@ TOOLS = [
 				},
 				"displayName": {"type": "string", "description": "A name for the file."},
 			},
-			"file",
+			["file"],
 		),
 		output_schema=obj(
 			{
@@ -219,19 +211,20 @@ TOOLS = [
 		description="Download a generated video (MP4) given as a uri and save it as a file; returns a file reference for other tools (Drive, YouTube upload). Google deletes generated files after 2 days.",
 		scopes=["generate"],
 		method="GET",
-		endpoint="/v1beta/files/{{ input.videoUri | split: 'files/' | last | split: ':' | first }}:download",
+		# The input is the video block's uri (VideoContent.uri); the path takes the file's name.
+		endpoint="/v1beta/files/{{ input.uri | split: 'files/' | last | split: ':' | first }}:download",
 		query_params={"alt": "media"},
 		response_format="binary",
 		# The file may redirect to Google's storage host: follow it, without the API key.
 		follow_redirects="without-credentials",
 		input_schema=obj(
 			{
-				"videoUri": {
+				"uri": {
 					"type": "string",
-					"description": "The video's uri ('https://generativelanguage.googleapis.com/v1beta/files/<id>:download?alt=media'), or 'files/<id>'.",
+					"description": "The uri of the video block ('https://generativelanguage.googleapis.com/v1beta/files/<id>:download?alt=media'), or 'files/<id>'.",
 				}
 			},
-			"videoUri",
+			["uri"],
 		),
 		output_schema=obj(
 			{

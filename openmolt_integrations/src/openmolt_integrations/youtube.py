@@ -12,13 +12,12 @@ from openmolt_core.integrations import (
 	Integration,
 	file_info_tool,
 )
+from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import (
 	ENCODERS,
 	PAGE_TOKEN,
 	UPLOAD_ID,
-	array,
 	google_oauth2,
-	obj,
 	resumable_session_tools,
 	token_guide,
 )
@@ -87,6 +86,7 @@ _STATUS_FIELDS: dict[str, Any] = {
 	"privacyStatus": _PRIVACY,
 	"publishAt": {
 		"type": "string",
+		"format": "date-time",
 		"description": "RFC 3339 time to publish a private video automatically, e.g. '2026-12-24T09:00:00Z'.",
 	},
 	"selfDeclaredMadeForKids": {
@@ -101,20 +101,20 @@ _STATUS_FIELDS: dict[str, Any] = {
 	},
 }
 _VIDEO_METADATA = {
-	"snippet": {
-		"title": "{{ input.title }}",
-		"description": "{{ input.description }}",
-		"tags": "{{ input.tags }}",
-		"categoryId": "{{ input.categoryId | default: '22' }}",
-		"defaultLanguage": "{{ input.defaultLanguage }}",
-	},
-	"status": {
-		"privacyStatus": "{{ input.privacyStatus | default: 'private' }}",
-		"publishAt": "{{ input.publishAt }}",
-		"selfDeclaredMadeForKids": "{{ input.selfDeclaredMadeForKids }}",
-		"embeddable": "{{ input.embeddable }}",
-		"license": "{{ input.license }}",
-	},
+	"snippet": passthrough(
+		"title",
+		"description",
+		"tags",
+		"defaultLanguage",
+		categoryId="{{ input.categoryId | default: '22' }}",
+	),
+	"status": passthrough(
+		"publishAt",
+		"selfDeclaredMadeForKids",
+		"embeddable",
+		"license",
+		privacyStatus="{{ input.privacyStatus | default: 'private' }}",
+	),
 }
 _LIST_OUT = obj(
 	{
@@ -140,21 +140,21 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_V3}/search",
-		query_params={
-			"part": "snippet",
-			"q": "{{ input.q }}",
-			"type": "{{ input.type | join: ',' }}",
-			"channelId": "{{ input.channelId }}",
-			"forMine": "{{ input.forMine }}",
-			"order": "{{ input.order }}",
-			"publishedAfter": "{{ input.publishedAfter }}",
-			"publishedBefore": "{{ input.publishedBefore }}",
-			"regionCode": "{{ input.regionCode }}",
-			"relevanceLanguage": "{{ input.relevanceLanguage }}",
-			"videoDuration": "{{ input.videoDuration }}",
-			"maxResults": "{{ input.maxResults | default: 25 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough(
+			"q",
+			"channelId",
+			"forMine",
+			"order",
+			"publishedAfter",
+			"publishedBefore",
+			"regionCode",
+			"relevanceLanguage",
+			"videoDuration",
+			"pageToken",
+			part="snippet",
+			type="{{ input.type | join: ',' }}",
+			maxResults="{{ input.maxResults | default: 25 }}",
+		),
 		input_schema=obj(
 			{
 				"q": {
@@ -178,9 +178,14 @@ TOOLS = [
 				},
 				"publishedAfter": {
 					"type": "string",
+					"format": "date-time",
 					"description": "RFC 3339 time, e.g. '2026-11-01T00:00:00Z'.",
 				},
-				"publishedBefore": {"type": "string", "description": "RFC 3339 time."},
+				"publishedBefore": {
+					"type": "string",
+					"format": "date-time",
+					"description": "RFC 3339 time.",
+				},
 				"regionCode": {
 					"type": "string",
 					"description": "ISO 3166-1 country code, e.g. 'US'.",
@@ -209,11 +214,7 @@ TOOLS = [
 		query_params={
 			"part": _part_query("snippet,contentDetails,statistics,status"),
 			"id": "{{ input.id | join: ',' }}",
-			"chart": "{{ input.chart }}",
-			"myRating": "{{ input.myRating }}",
-			"regionCode": "{{ input.regionCode }}",
-			"maxResults": "{{ input.maxResults }}",
-			"pageToken": "{{ input.pageToken }}",
+			**passthrough("chart", "myRating", "regionCode", "maxResults", "pageToken"),
 		},
 		input_schema=obj(
 			{
@@ -250,6 +251,7 @@ TOOLS = [
 				),
 				"maxResults": {
 					**_MAX,
+					"minimum": 1,
 					"default": 5,
 					"description": "With chart or myRating: results per page (max 50; YouTube's default 5).",
 				},
@@ -264,11 +266,9 @@ TOOLS = [
 		scopes=["upload"],
 		method="POST",
 		endpoint="/upload/youtube/v3/videos",
-		query_params={
-			"uploadType": "multipart",
-			"part": "snippet,status",
-			"notifySubscribers": "{{ input.notifySubscribers }}",
-		},
+		query_params=passthrough(
+			"notifySubscribers", uploadType="multipart", part="snippet,status"
+		),
 		request_format="multipart-related",
 		body={"metadata": _VIDEO_METADATA, "media": "{{ input.video }}"},
 		input_schema=obj(
@@ -284,8 +284,7 @@ TOOLS = [
 					"description": "Notify subscribers of a public video (default true).",
 				},
 			},
-			"video",
-			"title",
+			["video", "title"],
 		),
 		output_schema=_VIDEO_OUT,
 	),
@@ -295,11 +294,9 @@ TOOLS = [
 		scopes=["upload"],
 		method="POST",
 		endpoint="/upload/youtube/v3/videos",
-		query_params={
-			"uploadType": "resumable",
-			"part": "snippet,status",
-			"notifySubscribers": "{{ input.notifySubscribers }}",
-		},
+		query_params=passthrough(
+			"notifySubscribers", uploadType="resumable", part="snippet,status"
+		),
 		headers={
 			"X-Upload-Content-Type": "{{ input.contentType }}",
 			"X-Upload-Content-Length": "{{ input.size }}",
@@ -320,7 +317,7 @@ TOOLS = [
 				},
 				"size": {"type": "integer", "description": "Size of the video in bytes, if known."},
 			},
-			"title",
+			["title"],
 		),
 		output_schema=obj(
 			{"Location": {"type": "string", "description": "The upload session URL."}}
@@ -343,8 +340,7 @@ TOOLS = [
 				},
 				"video": {**_FILE_REF, "description": "The video file as a file reference."},
 			},
-			"uploadUrl",
-			"video",
+			["uploadUrl", "video"],
 		),
 		output_schema=_VIDEO_OUT,
 	),
@@ -362,27 +358,21 @@ TOOLS = [
 		# Without `status` only the snippet part is sent, so privacy and the other status
 		# settings stay as they are (videos.update clears fields of any part it is given).
 		query_params={"part": "snippet{% if input.status %},status{% endif %}"},
-		body={
-			"id": "{{ input.id }}",
-			"snippet": _VIDEO_METADATA["snippet"],
-			"status": "{{ input.status }}",
-		},
+		body={"snippet": _VIDEO_METADATA["snippet"], **passthrough("id", "status")},
 		input_schema=obj(
 			{
 				"id": _VIDEO_ID,
 				**_SNIPPET_FIELDS,
 				"status": obj(
 					dict(_STATUS_FIELDS),
-					"privacyStatus",
+					["privacyStatus"],
 					description=(
 						"The video's new status, replacing the current one as a whole: give "
 						"privacyStatus and every other status field to keep."
 					),
 				),
 			},
-			"id",
-			"title",
-			"categoryId",
+			["id", "title", "categoryId"],
 		),
 		output_schema=_VIDEO_OUT,
 	),
@@ -392,8 +382,8 @@ TOOLS = [
 		scopes=["delete"],
 		method="DELETE",
 		endpoint=f"{_V3}/videos",
-		query_params={"id": "{{ input.id }}"},
-		input_schema=obj({"id": _VIDEO_ID}, "id"),
+		query_params=passthrough("id"),
+		input_schema=obj({"id": _VIDEO_ID}, ["id"]),
 	),
 	HttpTool(
 		handle="rateVideo",
@@ -401,7 +391,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint=f"{_V3}/videos/rate",
-		query_params={"id": "{{ input.id }}", "rating": "{{ input.rating }}"},
+		query_params=passthrough("id", "rating"),
 		input_schema=obj(
 			{
 				"id": _VIDEO_ID,
@@ -411,8 +401,7 @@ TOOLS = [
 					"description": "The rating.",
 				},
 			},
-			"id",
-			"rating",
+			["id", "rating"],
 		),
 	),
 	HttpTool(
@@ -421,7 +410,7 @@ TOOLS = [
 		scopes=["write"],
 		method="POST",
 		endpoint="/upload/youtube/v3/thumbnails/set",
-		query_params={"videoId": "{{ input.videoId }}", "uploadType": "media"},
+		query_params=passthrough("videoId", uploadType="media"),
 		request_format="binary",
 		body="{{ input.image }}",
 		input_schema=obj(
@@ -432,8 +421,7 @@ TOOLS = [
 					"description": "The image (JPEG or PNG) as a file reference.",
 				},
 			},
-			"videoId",
-			"image",
+			["videoId", "image"],
 		),
 		output_schema=obj({"items": {"type": "array", "items": {"type": "object"}}}),
 	),
@@ -445,11 +433,8 @@ TOOLS = [
 		endpoint=f"{_V3}/channels",
 		query_params={
 			"part": _part_query("snippet,contentDetails,statistics"),
-			"mine": "{{ input.mine }}",
 			"id": "{{ input.id | join: ',' }}",
-			"forHandle": "{{ input.forHandle }}",
-			"maxResults": "{{ input.maxResults }}",
-			"pageToken": "{{ input.pageToken }}",
+			**passthrough("mine", "forHandle", "maxResults", "pageToken"),
 		},
 		input_schema=obj(
 			{
@@ -493,11 +478,9 @@ TOOLS = [
 		endpoint=f"{_V3}/playlists",
 		query_params={
 			"part": _part_query("snippet,status,contentDetails"),
-			"mine": "{{ input.mine }}",
-			"channelId": "{{ input.channelId }}",
 			"id": "{{ input.id | join: ',' }}",
 			"maxResults": "{{ input.maxResults | default: 25 }}",
-			"pageToken": "{{ input.pageToken }}",
+			**passthrough("mine", "channelId", "pageToken"),
 		},
 		input_schema=obj(
 			{
@@ -526,11 +509,7 @@ TOOLS = [
 		endpoint=f"{_V3}/playlists",
 		query_params={"part": "snippet,status"},
 		body={
-			"snippet": {
-				"title": "{{ input.title }}",
-				"description": "{{ input.description }}",
-				"defaultLanguage": "{{ input.defaultLanguage }}",
-			},
+			"snippet": passthrough("title", "description", "defaultLanguage"),
 			"status": {"privacyStatus": "{{ input.privacyStatus | default: 'private' }}"},
 		},
 		input_schema=obj(
@@ -543,7 +522,7 @@ TOOLS = [
 				},
 				"privacyStatus": {**_PRIVACY, "description": "Who can see it (default private)."},
 			},
-			"title",
+			["title"],
 		),
 		output_schema=obj(
 			{"id": {"type": "string"}, "snippet": {"type": "object"}, "status": {"type": "object"}}
@@ -557,9 +536,8 @@ TOOLS = [
 		endpoint=f"{_V3}/playlistItems",
 		query_params={
 			"part": _part_query("snippet,contentDetails"),
-			"playlistId": "{{ input.playlistId }}",
 			"maxResults": "{{ input.maxResults | default: 25 }}",
-			"pageToken": "{{ input.pageToken }}",
+			**passthrough("playlistId", "pageToken"),
 		},
 		input_schema=obj(
 			{
@@ -573,7 +551,7 @@ TOOLS = [
 				"maxResults": _MAX,
 				"pageToken": PAGE_TOKEN,
 			},
-			"playlistId",
+			["playlistId"],
 		),
 		output_schema=_LIST_OUT,
 	),
@@ -586,9 +564,8 @@ TOOLS = [
 		query_params={"part": "snippet"},
 		body={
 			"snippet": {
-				"playlistId": "{{ input.playlistId }}",
-				"position": "{{ input.position }}",
-				"resourceId": {"kind": "youtube#video", "videoId": "{{ input.videoId }}"},
+				"resourceId": passthrough("videoId", kind="youtube#video"),
+				**passthrough("playlistId", "position"),
 			}
 		},
 		input_schema=obj(
@@ -601,8 +578,7 @@ TOOLS = [
 					"description": "0-based position (default: the end).",
 				},
 			},
-			"playlistId",
-			"videoId",
+			["playlistId", "videoId"],
 		),
 		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
 	),
@@ -612,25 +588,27 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"{_V3}/commentThreads",
-		query_params={
-			"part": "snippet,replies",
-			"videoId": "{{ input.videoId }}",
-			"allThreadsRelatedToChannelId": "{{ input.channelId }}",
-			"searchTerms": "{{ input.searchTerms }}",
-			"order": "{{ input.order }}",
-			"textFormat": "plainText",
-			"maxResults": "{{ input.maxResults | default: 20 }}",
-			"pageToken": "{{ input.pageToken }}",
-		},
+		query_params=passthrough(
+			"videoId",
+			"allThreadsRelatedToChannelId",
+			"searchTerms",
+			"order",
+			"pageToken",
+			part="snippet,replies",
+			textFormat="plainText",
+			maxResults="{{ input.maxResults | default: 20 }}",
+		),
 		input_schema=obj(
 			{
 				"videoId": {
 					**_VIDEO_ID,
-					"description": "Comments of this video (give videoId or channelId).",
+					"description": (
+						"Comments of this video (give videoId or allThreadsRelatedToChannelId)."
+					),
 				},
-				"channelId": {
+				"allThreadsRelatedToChannelId": {
 					"type": "string",
-					"description": "Comments on all videos of this channel.",
+					"description": "A channel id: the comments on all videos of this channel.",
 				},
 				"searchTerms": {
 					"type": "string",
@@ -662,14 +640,16 @@ TOOLS = [
 		query_params={"part": "snippet"},
 		body={
 			"snippet": {
-				"videoId": "{{ input.videoId }}",
-				"topLevelComment": {"snippet": {"textOriginal": "{{ input.text }}"}},
+				"topLevelComment": {"snippet": passthrough("textOriginal")},
+				**passthrough("videoId"),
 			}
 		},
 		input_schema=obj(
-			{"videoId": _VIDEO_ID, "text": {"type": "string", "description": "The comment text."}},
-			"videoId",
-			"text",
+			{
+				"videoId": _VIDEO_ID,
+				"textOriginal": {"type": "string", "description": "The comment text."},
+			},
+			["videoId", "textOriginal"],
 		),
 		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
 	),

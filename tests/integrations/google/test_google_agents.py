@@ -758,7 +758,7 @@ async def test_veo_edits_the_last_video_in_the_background_and_downloads_a_uri() 
 				delivery="uri",
 				model="gemini-omni-1.2-flash",
 			),
-			call_tool("veo.downloadVideo", videoUri=uri),
+			call_tool("veo.downloadVideo", uri=uri),
 		],
 		[
 			ok({"id": "int-43", "status": "in_progress"}),
@@ -780,3 +780,67 @@ async def test_veo_edits_the_last_video_in_the_background_and_downloads_a_uri() 
 	assert download.url.path == "/v1beta/files/vid789:download"
 	assert download.url.params["alt"] == "media"
 	assert responses[1]["file"].startswith("openmolt-file:")
+
+
+async def test_renamed_inputs_fill_the_vendors_fields() -> None:
+	"""sendDraft's id, allThreadsRelatedToChannelId and textOriginal go where Google names them."""
+	seen, _ = await run_agent(
+		gmail,
+		"gmail",
+		OAUTH,
+		[call_tool("gmail.sendDraft", id="r-77")],
+		[ok({"id": "m9", "threadId": "t-9"})],
+	)
+	(send,) = seen
+	assert send.url.path == "/gmail/v1/users/me/drafts/send"
+	assert body(send) == {"id": "r-77"}
+	seen, _ = await run_agent(
+		youtube,
+		"youtube",
+		OAUTH,
+		[
+			call_tool("youtube.listCommentThreads", allThreadsRelatedToChannelId="UC123"),
+			call_tool("youtube.postComment", videoId="vid7", textOriginal="Great launch!"),
+		],
+		[ok({"items": []}), ok({"id": "c1"})],
+	)
+	listing, post = seen
+	assert listing.url.params["allThreadsRelatedToChannelId"] == "UC123"
+	assert "channelId" not in listing.url.params
+	assert post.url.params["part"] == "snippet"
+	assert body(post) == {
+		"snippet": {
+			"videoId": "vid7",
+			"topLevelComment": {"snippet": {"textOriginal": "Great launch!"}},
+		}
+	}
+
+
+async def test_a_time_without_offset_is_refused_before_sending() -> None:
+	"""timeMin carries calendar.v3's date-time format: a bare date is refused, naming the field."""
+	requests: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		requests.append(request)
+		return httpx.Response(200, json={})
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	model = ScriptedModel(
+		[
+			call_tool("googleCalendar.listEvents", timeMin="2026-12-01", timeMax="2026-12-08"),
+			finish(result="done"),
+		]
+	)
+	om = OpenMolt(plugins=[google_calendar], entry_points=False, http_client=http)
+	agent = om.create_agent(
+		name="Tester",
+		model=model,
+		integrations=[{"integration": "googleCalendar", "credential": OAUTH}],
+	)
+	result = await agent.run("Go.")
+	await http.aclose()
+	assert result.status == "success"
+	assert requests == []
+	(entry,) = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert entry["ok"] is False
+	assert "invalid input: timeMin: must be an RFC 3339 date-time" in entry["error"]

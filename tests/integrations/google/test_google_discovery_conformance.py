@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _discovery import discovery_problems
+from _discovery import discovery_problems, keyword_problems
 
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import gmail, google_calendar, google_drive, google_sheets, youtube
@@ -125,6 +125,100 @@ def test_tool_conforms_to_discovery(iid: str, handle: str) -> None:
 	session = isinstance(target, tuple)
 	method_id = target[0] if isinstance(target, tuple) else target
 	assert discovery_problems(tool, integration, api, method_id, resumable_session=session) == []
+
+
+# (integration, tool, problem prefix): why the input does not carry the reference's keyword.
+_LOCAL_TIME = (
+	"EventDateTime.dateTime: 'a time zone offset is required unless a time zone is explicitly "
+	"specified in timeZone' (calendar.v3), so a local time with timeZone is valid and an RFC 3339 "
+	"date-time format would refuse it"
+)
+KEYWORD_EXCEPTIONS = {
+	("googleCalendar", "createEvent", "input start (body.start).dateTime"): _LOCAL_TIME,
+	("googleCalendar", "createEvent", "input end (body.end).dateTime"): _LOCAL_TIME,
+	("googleCalendar", "updateEvent", "input start (body.start).dateTime"): _LOCAL_TIME,
+	("googleCalendar", "updateEvent", "input end (body.end).dateTime"): _LOCAL_TIME,
+}
+
+
+@pytest.mark.parametrize(("iid", "handle"), CASES)
+def test_inputs_keep_the_references_formats_patterns_and_enums(iid: str, handle: str) -> None:
+	"""Each input that fills a parameter or body field keeps its format, pattern, enum and bounds.
+
+	Nested properties of such an input are fields of the reference schema, checked alike.
+	"""
+	integration, api, mapping = SUITES[iid]
+	tool = next(t for t in integration.tools if t.handle == handle)
+	target = mapping[handle]
+	method_id = target[0] if isinstance(target, tuple) else target
+	problems = [
+		p
+		for p in keyword_problems(tool, api, method_id)
+		if (iid, handle, p.split(":")[0]) not in KEYWORD_EXCEPTIONS
+	]
+	assert problems == []
+
+
+def test_the_keyword_check_rejects_dropped_formats_and_enums() -> None:
+	"""A dropped date-time format, a value outside the enum, a low bound or a wrong name fails."""
+	events = next(t for t in google_calendar.INTEGRATION.tools if t.handle == "listEvents")
+	props = dict(events.input_schema["properties"])
+	props["timeMin"] = {"type": "string"}
+	props["orderBy"] = {"type": "string", "enum": ["startTime", "bogus"]}
+	props["maxResults"] = {"type": "integer", "minimum": 0}
+	broken = events.model_copy(
+		update={"input_schema": {**events.input_schema, "properties": props}}
+	)
+	text = "\n".join(keyword_problems(broken, "calendar.v3", "calendar.events.list"))
+	assert "parameter timeMin: the reference's format date-time is missing" in text
+	assert "parameter orderBy: ['bogus'] are not in the enum" in text
+	assert "parameter maxResults: minimum 0 below the reference's 1" in text
+	create = next(t for t in google_calendar.INTEGRATION.tools if t.handle == "createEvent")
+	attendees = create.input_schema["properties"]["attendees"]
+	items = attendees["items"]
+	renamed = {**items, "properties": {**items["properties"], "mail": {"type": "string"}}}
+	wrong_name = create.model_copy(
+		update={
+			"input_schema": {
+				**create.input_schema,
+				"properties": {
+					**create.input_schema["properties"],
+					"attendees": {**attendees, "items": renamed},
+				},
+			}
+		}
+	)
+	assert (
+		"input attendees (body.attendees)[].mail is not a field of the reference schema"
+		in keyword_problems(wrong_name, "calendar.v3", "calendar.events.insert")
+	)
+	video = next(t for t in youtube.INTEGRATION.tools if t.handle == "updateVideo")
+	status = video.input_schema["properties"]["status"]
+	nested = {**status, "properties": {**status["properties"], "publishAt": {"type": "string"}}}
+	no_format = video.model_copy(
+		update={
+			"input_schema": {
+				**video.input_schema,
+				"properties": {**video.input_schema["properties"], "status": nested},
+			}
+		}
+	)
+	assert any(
+		p.startswith("input status (body.status).publishAt: the reference's format date-time")
+		for p in keyword_problems(no_format, "youtube.v3", "youtube.videos.update")
+	)
+
+
+def test_every_keyword_exception_is_still_needed() -> None:
+	"""An exception that no longer matches a problem is stale and goes."""
+	found = set()
+	for iid, handle, _ in KEYWORD_EXCEPTIONS:
+		integration, api, mapping = SUITES[iid]
+		tool = next(t for t in integration.tools if t.handle == handle)
+		target = mapping[handle]
+		method_id = target[0] if isinstance(target, tuple) else target
+		found |= {(iid, handle, p.split(":")[0]) for p in keyword_problems(tool, api, method_id)}
+	assert set(KEYWORD_EXCEPTIONS) <= found
 
 
 @pytest.mark.parametrize("iid", list(SUITES))

@@ -282,6 +282,73 @@ def test_generate_videos_is_vertex_only_in_google_genai() -> None:
 	assert "if not self._api_client.vertexai:" in body and "raise ValueError(" in body
 
 
+def _literals(annotation) -> set[str]:
+	"""The Literal values an annotation allows (through Optional, Union and type aliases)."""
+	import typing
+
+	found: set[str] = set()
+	stack = [annotation]
+	while stack:
+		item = stack.pop()
+		value = getattr(item, "__value__", None)
+		if value is not None:
+			stack.append(value)
+		elif typing.get_origin(item) is typing.Literal:
+			found |= {a for a in typing.get_args(item) if isinstance(a, str)}
+		else:
+			stack.extend(typing.get_args(item))
+	return found
+
+
+def _interaction_enum_problems(body, annotation, props: dict, where: str = "body") -> list[str]:
+	"""Each body field filled from an input with an enum: the values are the field's Literals.
+
+	A dict is checked against the models of the annotation that declare all its keys (the
+	variant of a union it is), and the one with fewest problems is reported.
+	"""
+	if not isinstance(body, dict):
+		return []
+	best: list[str] | None = None
+	for model in model_candidates(annotation):
+		fields = {(f.alias or n): f.annotation for n, f in model.model_fields.items()}
+		if not set(body) <= set(fields):
+			continue
+		problems = []
+		for key, value in body.items():
+			exact = (
+				re.match(r"^\{\{\s*input\.(\w+)\s*\}\}$", value) if isinstance(value, str) else None
+			)
+			if exact and "enum" in props.get(exact.group(1), {}):
+				allowed = _literals(fields[key])
+				extra = sorted(set(props[exact.group(1)]["enum"]) - allowed)
+				if not allowed:
+					problems.append(f"{where}.{key}: the reference declares no values")
+				elif extra:
+					problems.append(f"{where}.{key}: {extra} are not values of the reference")
+			elif isinstance(value, dict):
+				problems += _interaction_enum_problems(value, fields[key], props, f"{where}.{key}")
+		if best is None or len(problems) < len(best):
+			best = problems
+	return best or []
+
+
+def test_veo_enums_are_the_interactions_api_values() -> None:
+	"""aspect_ratio, resolution, delivery and task offer only values google-genai's types declare."""
+	tool = next(t for t in veo.TOOLS if t.handle == "generateVideo")
+	props = tool.input_schema["properties"]
+	model = _interaction_type("CreateModelInteraction")
+	assert _interaction_enum_problems(tool.body, model, props) == []
+	wrong = {
+		**props,
+		"resolution": {**props["resolution"], "enum": ["720p", "8k"]},
+		"task": {**props["task"], "enum": ["edit", "remix"]},
+	}
+	assert _interaction_enum_problems(tool.body, model, wrong) == [
+		"body.response_format.resolution: ['8k'] are not values of the reference",
+		"body.generation_config.video_config.task: ['remix'] are not values of the reference",
+	]
+
+
 NANO_BANANA_SHUT_DOWN = {"gemini-2.5-flash-image"}
 """Image models listed for shutdown (Gemini deprecations page: gemini-2.5-flash-image, 2026-10-02)."""
 
@@ -430,6 +497,102 @@ def test_ads_checker_catches_a_wrong_nested_field_path_and_method(googleapis_pro
 	assert "method GET but the reference says POST" in _ads_problems(
 		get, "generateKeywordIdeas", googleapis_protos
 	)
+
+
+_EXACT_INPUT = re.compile(r"^\{\{\s*input\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$")
+
+
+def _is_proto_plus(message) -> bool:
+	"""A proto-plus message class (a well-known protobuf type such as FieldMask has no meta)."""
+	return isinstance(message, type) and hasattr(message, "meta")
+
+
+def _input_field_problems(schema: dict, field, where: str) -> list[str]:
+	"""How an input's schema departs from the proto-plus field it fills: names and enum values."""
+	problems = []
+	if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
+		schema = schema["items"]
+	if field.enum is not None and "enum" in schema:
+		members = {member.name for member in field.enum}
+		extra = sorted(set(schema["enum"]) - members)
+		if extra:
+			problems.append(f"{where}: {extra} are not values of {field.enum.__name__}")
+	if _is_proto_plus(field.message):
+		fields = field.message.meta.fields
+		for name, sub in (schema.get("properties") or {}).items():
+			if camel_to_snake(name) not in fields:
+				problems.append(f"{where}.{name} is not a field of {field.message.__name__}")
+			else:
+				problems += _input_field_problems(
+					sub, fields[camel_to_snake(name)], f"{where}.{name}"
+				)
+	return problems
+
+
+def _body_input_problems(tool: HttpTool, request_cls) -> list[str]:
+	"""Each body field filled from an input: the input's nested names and enum values fit it."""
+	props = tool.input_schema.get("properties", {})
+	problems: list[str] = []
+
+	def walk(body, cls, where: str) -> None:
+		if isinstance(body, list):
+			for item in body:
+				walk(item, cls, where + "[]")
+			return
+		if not isinstance(body, dict):
+			return
+		for key, value in body.items():
+			field = cls.meta.fields.get(camel_to_snake(key))
+			if field is None:
+				continue  # an unknown name: test_ads_tool_conforms reports it
+			exact = _EXACT_INPUT.match(value) if isinstance(value, str) else None
+			if exact and exact.group(1) in props:
+				problems.extend(
+					_input_field_problems(props[exact.group(1)], field, f"{where}.{key}")
+				)
+			elif _is_proto_plus(field.message):
+				walk(value, field.message, f"{where}.{key}")
+
+	walk(tool.body, request_cls, "body")
+	return problems
+
+
+@pytest.mark.parametrize("handle", [h for h in ADS_RPCS if h != "listAccessibleCustomers"])
+def test_ads_inputs_fit_the_fields_they_fill(handle: str, googleapis_protos) -> None:
+	"""Nested input names are fields of the message they fill, and enum values are its values."""
+	service, rpc, module = ADS_RPCS[handle]
+	message, _, _ = _ads_rule(googleapis_protos, service, rpc)
+	request_cls = getattr(import_module(f"{ADS_TYPES}.{module}"), message)
+	for tool in _ads_tools(handle):
+		assert _body_input_problems(tool, request_cls) == []
+
+
+@pytest.mark.parametrize("handle", ["generateImage", "editImage"])
+def test_nano_banana_inputs_fit_the_fields_they_fill(handle: str) -> None:
+	"""The parts input's names (text, fileData.fileUri...) are fields of the Part message."""
+	request_cls = import_module(f"{GL_TYPES}.generative_service").GenerateContentRequest
+	tool = next(t for t in nano_banana.TOOLS if t.handle == handle)
+	assert _body_input_problems(tool, request_cls) == []
+
+
+def test_the_input_field_check_rejects_wrong_names_and_enum_values(googleapis_protos) -> None:
+	"""An enum value the proto lacks, or a nested name that is not a field, is reported."""
+	(tool,) = _ads_tools("mutateCampaigns")
+	props = dict(tool.input_schema["properties"])
+	props["responseContentType"] = {"type": "string", "enum": ["MUTABLE_RESOURCE", "EVERYTHING"]}
+	items = props["operations"]["items"]
+	props["operations"] = {
+		**props["operations"],
+		"items": {**items, "properties": {**items["properties"], "updateMaks": {"type": "string"}}},
+	}
+	bad = tool.model_copy(update={"input_schema": {**tool.input_schema, "properties": props}})
+	service, rpc, module = ADS_RPCS["mutateCampaigns"]
+	message, _, _ = _ads_rule(googleapis_protos, service, rpc)
+	request_cls = getattr(import_module(f"{ADS_TYPES}.{module}"), message)
+	assert _body_input_problems(bad, request_cls) == [
+		"body.operations.updateMaks is not a field of CampaignOperation",
+		"body.responseContentType: ['EVERYTHING'] are not values of ResponseContentType",
+	]
 
 
 def test_each_keyword_idea_seed_is_a_branch_of_the_seed_oneof() -> None:

@@ -25,9 +25,7 @@ async def test_a_video_download_follows_the_storage_redirect_without_the_key() -
 		)
 
 	om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(google)))
-	model = ScriptedModel(
-		[call_tool("veo.downloadVideo", videoUri="files/abc123"), finish(done=True)]
-	)
+	model = ScriptedModel([call_tool("veo.downloadVideo", uri="files/abc123"), finish(done=True)])
 	agent = om.create_agent(
 		name="V",
 		model=model,
