@@ -70,7 +70,7 @@ def _agent(om: Any, steps: int) -> Any:
 	)
 
 
-def _interleaved(url: str, short: int, long: int, repeat: int) -> dict[str, Any]:
+def _interleaved(url: str, short: int, long: int, repeat: int) -> dict[str, list[float]]:
 	"""Bare workflows, durable runs and in-process runs of two lengths, taken in turn.
 
 	One process and one store for all of them, each repetition measuring every kind once, so
@@ -89,7 +89,7 @@ def _interleaved(url: str, short: int, long: int, repeat: int) -> dict[str, Any]
 		for _ in range(n):
 			await DBOS.run_step_async(None, noop)
 
-	async def main() -> dict[str, Any]:
+	async def main() -> dict[str, list[float]]:
 		durable = OpenMolt(durability=url, entry_points=False)
 		local = OpenMolt(entry_points=False)
 		agents = {
@@ -122,7 +122,7 @@ def _interleaved(url: str, short: int, long: int, repeat: int) -> dict[str, Any]
 				times.setdefault(f"{kind}_{n}_cpu_ms", []).append(cpu * 1000)
 		await durable.aclose()
 		await local.aclose()
-		return {key: statistics.median(values) for key, values in times.items()}
+		return times
 
 	return anyio.run(main)
 
@@ -248,7 +248,7 @@ def _takeover(url: str, heartbeat: float, lapse: float, tmp: Path) -> float:
 
 
 def rows(
-	*, repeat: int = 9, steps: int = 20, postgres: str | None = None, quick: bool = False
+	*, repeat: int = 9, steps: int = 40, postgres: str | None = None, quick: bool = False
 ) -> list[tuple[str, str, str]]:
 	"""The table rows of figure 8 (``run.py`` prints them with the other figures)."""
 	postgres = postgres or os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
@@ -271,22 +271,44 @@ def rows(
 			finally:
 				drop()
 
-			def slope(kind: str, unit: str = "ms", m: dict[str, float] = m) -> float:
-				return (m[f"{kind}_{long}_{unit}"] - m[f"{kind}_{short}_{unit}"]) / extra
+			# Each repetition gives its own estimates (all kinds were measured in it, close in
+			# time); the figures are the medians of those paired estimates.
+			def per_rep(unit: str, m: dict[str, list[float]] = m) -> list[dict[str, float]]:
+				reps = []
+				for i in range(repeat):
 
-			b, b_cpu = slope("bare"), slope("bare", "cpu_ms")
-			wall = slope("durable") - slope("local")
-			cpu = slope("durable", "cpu_ms") - slope("local", "cpu_ms")
-			fixed = m[f"durable_{long}_ms"] - m[f"local_{long}_ms"] - wall * (2 * long + 1)
-			fixed_cpu = (
-				m[f"durable_{long}_cpu_ms"] - m[f"local_{long}_cpu_ms"] - cpu * (2 * long + 1)
-			)
+					def at(what: str, n: int, i: int = i) -> float:
+						return float(m[f"{what}_{n}_{unit}"][i])
+
+					def slope(what: str) -> float:
+						return (at(what, long) - at(what, short)) / extra
+
+					beyond_local = slope("durable") - slope("local")
+					reps.append(
+						{
+							"bare": slope("bare"),
+							"durable": beyond_local,
+							"over_bare": beyond_local - slope("bare"),
+							"fixed": at("durable", long)
+							- at("local", long)
+							- beyond_local * (2 * long + 1),
+						}
+					)
+				return reps
+
+			def median(unit: str, key: str) -> float:
+				return statistics.median(r[key] for r in per_rep(unit))
+
+			b, b_cpu = median("ms", "bare"), median("cpu_ms", "bare")
+			wall, cpu = median("ms", "durable"), median("cpu_ms", "durable")
+			over, over_cpu = median("ms", "over_bare"), median("cpu_ms", "over_bare")
+			fixed, fixed_cpu = median("ms", "fixed"), median("cpu_ms", "fixed")
 			out.append((f"8 bare DBOS step, {label}", f"{b:.2f} ms wall, {b_cpu:.2f} ms CPU", ""))
 			out.append(
 				(
 					f"8 durable loop per journaled step, {label}",
-					f"{wall:.2f} ms wall ({wall - b:+.2f} beyond the bare step), "
-					f"{cpu:.2f} ms CPU ({cpu - b_cpu:+.2f})",
+					f"{wall:.2f} ms wall ({over:+.2f} beyond the bare step), "
+					f"{cpu:.2f} ms CPU ({over_cpu:+.2f})",
 					f"≤ bare + 1 ms ({b + 1:.2f} ms)",
 				)
 			)
@@ -316,18 +338,18 @@ def rows(
 
 def main() -> None:
 	if len(sys.argv) > 1 and sys.argv[1] == "--child":
-		what, *args = sys.argv[2:]
+		what, *given = sys.argv[2:]
 		if what == "interleaved":
-			print(json.dumps(_interleaved(args[0], *(int(a) for a in args[1:]))))
+			print(json.dumps(_interleaved(given[0], *(int(a) for a in given[1:]))))
 		else:
-			_takeover_role(args[0], args[1], args[2], float(args[3]), float(args[4]))
+			_takeover_role(given[0], given[1], given[2], float(given[3]), float(given[4]))
 		return
 	parser = argparse.ArgumentParser(description="Figure 8: durable runs on DBOS")
 	parser.add_argument(
 		"--postgres", help="a PostgreSQL URL (default: $OPENMOLT_TEST_POSTGRES_URL)"
 	)
 	parser.add_argument("--quick", action="store_true", help="3 repetitions, no takeover")
-	parser.add_argument("--steps", type=int, default=20)
+	parser.add_argument("--steps", type=int, default=40)
 	args = parser.parse_args()
 	table = rows(
 		repeat=3 if args.quick else 9, steps=args.steps, postgres=args.postgres, quick=args.quick
