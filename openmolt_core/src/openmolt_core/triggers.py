@@ -29,9 +29,10 @@ from __future__ import annotations
 import os
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.options import options_config
 from openmolt_core.signatures import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Scheme
 
 __all__ = [
@@ -45,7 +46,8 @@ __all__ = [
 
 
 class _Model(BaseModel):
-	model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+	# The option models' one mechanism: camelCase aliases generated, snake_case names accepted.
+	model_config = options_config()
 
 
 def secret_from(value: str | None, env: str | None, *, what: str) -> str:
@@ -88,7 +90,6 @@ class WebhookTrigger(_Model):
 	)
 	secret_env: str | None = Field(
 		default=None,
-		alias="secretEnv",
 		description="The environment variable holding the secret (default: "
 		"OPENMOLT_<AGENT>_WEBHOOK_SECRET).",
 	)
@@ -104,14 +105,12 @@ class WebhookTrigger(_Model):
 	rate_limit: int = Field(
 		default=60,
 		ge=1,
-		alias="rateLimit",
 		description="Runs this webhook may start per minute (bursts up to as many).",
 	)
 	max_body: int = Field(
 		default=1_000_000,
 		ge=1,
 		le=50_000_000,
-		alias="maxBody",
 		description="The largest body accepted, in bytes (larger: 413).",
 	)
 
@@ -119,17 +118,14 @@ class WebhookTrigger(_Model):
 class _ChatChannel(_Model):
 	allowed_users: list[str | int] = Field(
 		default_factory=list,
-		alias="allowedUsers",
 		description="Users who may talk to the agent (ids; for Telegram also @usernames).",
 	)
 	allowed_chats: list[str | int] = Field(
 		default_factory=list,
-		alias="allowedChats",
 		description="Chats (Telegram chat ids, Slack channel ids) where anyone may talk to it.",
 	)
 	allow_everyone: bool = Field(
 		default=False,
-		alias="allowEveryone",
 		description="Let anyone who can reach the bot talk to the agent (think twice).",
 	)
 	history: int = Field(
@@ -139,7 +135,7 @@ class _ChatChannel(_Model):
 		description="Earlier messages of the chat a new run is given, to continue the conversation.",
 	)
 	base_url: str | None = Field(
-		default=None, alias="baseUrl", description="The API's address (a local server, tests)."
+		default=None, description="The API's address (a local server, tests)."
 	)
 
 	@model_validator(mode="after")
@@ -163,7 +159,6 @@ class TelegramChannel(_ChatChannel):
 	token: str | None = Field(default=None, description="The bot token (prefer tokenEnv).")
 	token_env: str = Field(
 		default="TELEGRAM_BOT_TOKEN",
-		alias="tokenEnv",
 		description="The environment variable holding the bot token.",
 	)
 	mode: Literal["polling", "webhook"] = Field(
@@ -171,19 +166,16 @@ class TelegramChannel(_ChatChannel):
 	)
 	secret_token: str | None = Field(
 		default=None,
-		alias="secretToken",
 		description="webhook mode: the secret_token given to setWebhook (prefer secretTokenEnv).",
 	)
 	secret_token_env: str = Field(
 		default="TELEGRAM_WEBHOOK_SECRET",
-		alias="secretTokenEnv",
 		description="webhook mode: the environment variable holding that secret token.",
 	)
 	poll_timeout: int = Field(
 		default=30,
 		ge=0,
 		le=50,
-		alias="pollTimeout",
 		description="Seconds each getUpdates call waits for a message (long polling).",
 	)
 
@@ -198,21 +190,18 @@ class SlackChannel(_ChatChannel):
 
 	type: Literal["slack"]
 	bot_token: str | None = Field(
-		default=None, alias="botToken", description="The bot token xoxb-... (prefer botTokenEnv)."
+		default=None, description="The bot token xoxb-... (prefer botTokenEnv)."
 	)
 	bot_token_env: str = Field(
 		default="SLACK_BOT_TOKEN",
-		alias="botTokenEnv",
 		description="The environment variable holding the bot token.",
 	)
 	signing_secret: str | None = Field(
 		default=None,
-		alias="signingSecret",
 		description="The app's signing secret (prefer signingSecretEnv).",
 	)
 	signing_secret_env: str = Field(
 		default="SLACK_SIGNING_SECRET",
-		alias="signingSecretEnv",
 		description="The environment variable holding the signing secret.",
 	)
 

@@ -36,7 +36,7 @@ from pydantic import (
 
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
-from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry
+from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry, options_config
 from openmolt_core.schedule import ScheduleSpec
 from openmolt_core.triggers import Triggers
 
@@ -92,7 +92,8 @@ class AgentFileError(ConfigurationError):
 
 
 class _Model(BaseModel):
-	model_config = ConfigDict(extra="forbid", populate_by_name=True)
+	# The option models' one mechanism: camelCase aliases generated, snake_case names accepted.
+	model_config = options_config(frozen=False)
 
 
 class AgentFile(_Model):
@@ -103,27 +104,23 @@ class AgentFile(_Model):
 	(`openmolt_core.options`), so a file accepts and refuses what Python code does.
 	"""
 
-	model_config = ConfigDict(extra="forbid", populate_by_name=True, title="OpenMolt agent file")
+	model_config = ConfigDict(**options_config(frozen=False), title="OpenMolt agent file")
 
 	schema_: str | None = Field(default=None, alias="$schema", description="For editors.")
 	name: str = Field(min_length=1, description="The agent's name.")
 	model: str = Field(description="'provider:model', e.g. 'openai:gpt-5-mini'.")
 	fallback_models: list[str] = Field(
 		default_factory=list,
-		alias="fallbackModels",
 		description="Models to try, in order, when the model fails for good (5xx after the "
 		"retries, 429 past its budget, overload, timeout), e.g. ['anthropic:claude-sonnet-4-5'].",
 	)
 	tool_loading: Literal["all", "search", "auto"] = Field(
 		default="all",
-		alias="toolLoading",
 		description="'all' lists every tool; 'search' shows a catalog the model searches and "
 		"loads tools from; 'auto' searches above 30 tools.",
 	)
 	instructions: str | None = Field(default=None, description="What the agent must do.")
-	instructions_path: str | None = Field(
-		default=None, alias="instructionsPath", description="A file with the instructions."
-	)
+	instructions_path: str | None = Field(default=None, description="A file with the instructions.")
 	model_settings: ModelConfig | None = Field(
 		default=None,
 		alias="modelConfig",
@@ -141,25 +138,22 @@ class AgentFile(_Model):
 	)
 	memory: AgentMemory | None = None
 	output_schema: dict[str, Any] | None = Field(
-		default=None, alias="outputSchema", description="JSON Schema of the final output."
+		default=None, description="JSON Schema of the final output."
 	)
-	max_steps: int | None = Field(default=None, ge=1, alias="maxSteps")
-	max_tokens: int | None = Field(default=None, ge=1, alias="maxTokens")
+	max_steps: int | None = Field(default=None, ge=1)
+	max_tokens: int | None = Field(default=None, ge=1)
 	timeout: float | None = Field(default=None, gt=0, description="Seconds per run.")
 	human_input: bool = Field(
 		default=True,
-		alias="humanInput",
 		description="Let the agent ask on the terminal (non-interactive runs end instead).",
 	)
 	requires_approval: bool | list[str] | None = Field(
 		default=None,
-		alias="requiresApproval",
 		description="Tool calls that wait for approval: true (all) or rules such as "
 		"'stripe:writes', 'github.mergePullRequest', 'slack' (asked on the terminal).",
 	)
 	taint_policy: str | dict[str, Any] | None = Field(
 		default=None,
-		alias="taintPolicy",
 		description="What a run that read untrusted content may still send out: 'approve' "
 		"(default), 'refuse', 'allow', or {onOutbound, onlyTrifecta, untrusted, private, "
 		"outbound, warn} (docs/guides/safety.md).",
@@ -171,12 +165,10 @@ class AgentFile(_Model):
 	)
 	llm_providers: dict[str, dict[str, Any]] = Field(
 		default_factory=dict,
-		alias="llmProviders",
 		description="Settings per provider, e.g. {'openai': {'apiKey': '...'}}.",
 	)
 	mcp_servers: dict[str, dict[str, Any]] = Field(
 		default_factory=dict,
-		alias="mcpServers",
 		description="MCP servers whose tools the agent uses, in the shape MCP clients use: "
 		"{id: {command, args, env, cwd} or {url, headers}} (needs openmolt[mcp]).",
 	)
