@@ -25,10 +25,9 @@ answered by the chat's next message.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -47,7 +46,7 @@ from openmolt_serve._launch import Launcher
 from openmolt_serve.slack import SlackApp
 from openmolt_serve.telegram import TelegramBot
 from openmolt_serve.webhooks import Webhook, handle_webhook
-from openmolt_ui._listen import listen
+from openmolt_ui._listen import EmbeddedServer, listen
 
 if TYPE_CHECKING:
 	import httpx
@@ -60,21 +59,6 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 DEFAULT_PORT = 8787
 """The port ``openmolt serve`` listens on unless told otherwise."""
-
-
-class _Server(uvicorn.Server):
-	"""uvicorn's server without its signal handlers: the program that embeds it owns those."""
-
-	ready: anyio.Event | None = None
-
-	@contextlib.contextmanager
-	def capture_signals(self) -> Iterator[None]:
-		yield
-
-	async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-		await super().startup(sockets=sockets)
-		if self.ready is not None:
-			self.ready.set()
 
 
 class TriggerServer:
@@ -119,7 +103,7 @@ class TriggerServer:
 		self.slack: dict[str, SlackApp] = {}
 		self.launcher: Launcher | None = None
 		self._tg: TaskGroup | None = None
-		self._server: _Server | None = None
+		self._server: EmbeddedServer | None = None
 		self._stopped: anyio.Event | None = None
 		# Secrets and tokens are read now: a missing one fails before anything listens.
 		for name, (agent, triggers) in self.agents.items():
@@ -204,7 +188,7 @@ class TriggerServer:
 				access_log=False,
 				timeout_graceful_shutdown=2,
 			)
-			self._server = _Server(config)
+			self._server = EmbeddedServer(config)
 			self._server.ready = anyio.Event()
 			self._stopped = anyio.Event()
 			tg.start_soon(self._serve, sock, name="openmolt serve")

@@ -1,12 +1,37 @@
-"""The listening socket of a local web server (the run viewer, `openmolt serve`)."""
+"""The listening socket and the uvicorn server of a local web server (the run viewer, `openmolt serve`)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+from collections.abc import Iterator
+
+import anyio
+import uvicorn
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["listen"]
+__all__ = ["EmbeddedServer", "listen"]
+
+
+class EmbeddedServer(uvicorn.Server):
+	"""uvicorn's server without its signal handlers: the program that embeds it owns those.
+
+	``ready``, when set before serving, is set once the server accepts connections.
+	"""
+
+	ready: anyio.Event | None = None
+
+	@contextlib.contextmanager
+	def capture_signals(self) -> Iterator[None]:
+		"""Leave the signals to the embedding program."""
+		yield
+
+	async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+		"""Start, then say so through ``ready``."""
+		await super().startup(sockets=sockets)
+		if self.ready is not None:
+			self.ready.set()
 
 
 def listen(host: str, port: int, *, who: str) -> socket.socket:

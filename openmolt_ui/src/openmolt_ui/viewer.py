@@ -15,12 +15,11 @@ come from the run store (`openmolt_core.runstore`), which it polls.
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import logging
 import secrets
 import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ from anyio.abc import TaskGroup
 
 from openmolt_core.errors import RunError
 from openmolt_core.runstore import RunStore
-from openmolt_ui._listen import listen
+from openmolt_ui._listen import EmbeddedServer, listen
 from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval
 
 if TYPE_CHECKING:
@@ -41,21 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["Viewer"]
 
 log: logging.Logger = logging.getLogger("openmolt")
-
-
-class _Server(uvicorn.Server):
-	"""uvicorn's server without its signal handlers: the application that embeds it owns those."""
-
-	ready: anyio.Event | None = None
-
-	@contextlib.contextmanager
-	def capture_signals(self) -> Iterator[None]:
-		yield
-
-	async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-		await super().startup(sockets=sockets)
-		if self.ready is not None:
-			self.ready.set()
 
 
 class Viewer:
@@ -96,7 +80,7 @@ class Viewer:
 		self.agents: dict[str, Agent] = {a.name: a for a in agents}
 		self.closing = False
 		self._tg: TaskGroup | None = None
-		self._server: _Server | None = None
+		self._server: EmbeddedServer | None = None
 		self._resuming: set[str] = set()
 		self._stopped: anyio.Event | None = None
 		if om is not None:
@@ -373,7 +357,7 @@ class Viewer:
 			access_log=False,
 			timeout_graceful_shutdown=2,
 		)
-		self._server = _Server(config)
+		self._server = EmbeddedServer(config)
 		self._server.ready = anyio.Event()
 		tg = anyio.create_task_group()
 		await tg.__aenter__()
