@@ -3,7 +3,7 @@
 The version is the one the official ``facebook-business`` SDK targets (26.0.3 ships
 ``API_VERSION = 'v26.0'``); the conformance tests compare the two. Input schemas and pass-through
 entries come from `openmolt_core.integrations.schema` (``obj(..., closed=True)``,
-``passthrough``), the ``limit`` entry from `LIMIT_PARAM`.
+``passthrough``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from openmolt_core.integrations.schema import array, passthrough, string
 __all__ = [
 	"GRAPH_URL",
 	"GRAPH_VERSION",
-	"LIMIT_PARAM",
 	"fields_input",
 	"fields_param",
 	"json_param",
@@ -29,16 +28,9 @@ GRAPH_URL = f"https://graph.facebook.com/{GRAPH_VERSION}"
 """The base URL of the Graph API at `GRAPH_VERSION`."""
 
 
-LIMIT_PARAM = '{{ input["limit"] }}'
-"""The ``limit`` query entry. Liquid reads ``limit`` after a dot as a keyword, so the input is read
-by subscript: still an exact reference, so the value keeps its type and a left-out input drops
-the entry (``passthrough("limit")`` would write ``input.limit``, which the engine reads too, but
-which does not parse as Liquid)."""
-
-
 def paging() -> dict[str, str]:
 	"""The ``limit`` and ``after`` query entries of a paged Graph edge (cursor paging)."""
-	return {"limit": LIMIT_PARAM, **passthrough("after")}
+	return passthrough("limit", "after")
 
 
 def fields_input(default: str) -> dict[str, Any]:

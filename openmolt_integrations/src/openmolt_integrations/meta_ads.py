@@ -37,7 +37,6 @@ from openmolt_core.integrations.schema import (
 from openmolt_integrations._graph import (
 	GRAPH_URL,
 	GRAPH_VERSION,
-	LIMIT_PARAM,
 	fields_input,
 	fields_param,
 	json_param,
@@ -468,9 +467,7 @@ _TARGETING_TOOLS: list[HttpTool] = [
 		scopes=["read"],
 		method="GET",
 		endpoint=f"/{_ACCOUNT}/targetingsearch",
-		query_params=passthrough(
-			"q", "limit_type", limit=LIMIT_PARAM, countries=json_param("countries")
-		),
+		query_params=passthrough("q", "limit_type", "limit", countries=json_param("countries")),
 		input_schema=obj(
 			{
 				"ad_account_id": _AD_ACCOUNT_ID,
@@ -501,7 +498,7 @@ _TARGETING_TOOLS: list[HttpTool] = [
 		query_params={
 			"type": "adgeolocation",
 			**passthrough("q", location_types=json_param("location_types")),
-			**passthrough("country_code", limit=LIMIT_PARAM),
+			**passthrough("country_code", "limit"),
 		},
 		input_schema=obj(
 			{
