@@ -286,3 +286,46 @@ async def test_a_sqlite_store_is_in_wal_mode_and_read_by_others_during_a_run(
 		await om.aclose()
 		DBOS.destroy()
 		reset_engine()
+
+
+async def test_a_new_run_reads_no_journal_and_a_taken_run_id_is_attached_to(url: str) -> None:
+	"""A workflow this process creates starts with nothing to replay; a taken id is not re-run."""
+	from openmolt_dbos import _engine
+
+	calls: list[int] = []
+
+	def add(a: int, b: int) -> int:
+		"""Add two numbers."""
+		calls.append(a)
+		return a + b
+
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(
+		name="Fresh",
+		model=ScriptedModel([call_tool("local.add", a=1, b=2), finish(result="3")] * 2),
+		tools=[add],
+	)
+	await om.durability.start()  # type: ignore[union-attr]
+	engine = _engine._ENGINE
+	assert engine is not None
+	client = engine.client()
+	reads: list[str] = []
+	list_steps = client.list_workflow_steps_async
+
+	async def counted(wid: str, **kwargs: Any) -> Any:
+		reads.append(wid)
+		return await list_steps(wid, **kwargs)
+
+	client.list_workflow_steps_async = counted  # type: ignore[method-assign,assignment]
+	first = await agent.run("add")
+	assert first.ok and calls == [1]
+	assert first.state.run_id not in reads  # created by this start: its journal is empty
+	assert not engine.created  # the first execution took its mark
+
+	again = agent.new_state("add")
+	again.run_id = first.state.run_id  # a new state under a run id that is taken
+	second = await agent.run(history=again)
+	assert second.ok and second.output == first.output
+	assert calls == [1]  # attached to the finished workflow: nothing ran twice
+	assert not engine.created
+	await om.aclose()

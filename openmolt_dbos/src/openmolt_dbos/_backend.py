@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
+from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised by "reject"
 
 from openmolt_core.durability import PendingRun
 from openmolt_core.errors import ConfigurationError
@@ -126,14 +127,30 @@ class DBOSBackend:
 		wid = run_id if status is None else f"{run_id}+{state.steps}"  # a new segment
 		waiter = self.engine.waiter(wid)
 		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
+		args = (agent.name, state.to_dict(), answer, None, list(decisions))
 		try:
-			with SetWorkflowID(wid), SetWorkflowAttributes(labels):
-				await DBOS.start_workflow_async(
-					run_workflow, agent.name, state.to_dict(), answer, None, list(decisions)
-				)
+			await self._start(wid, labels, args)
 			return await self._await(wid, agent, waiter=waiter)
 		finally:
+			self.engine.created.discard(wid)  # when the workflow never began
 			self.engine.forget(wid)
+
+	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> None:
+		# A start that creates the workflow tells its first execution so: the journal is empty,
+		# and the execution need not read it. DBOS refuses ("reject") to create a workflow whose
+		# id is taken; such a workflow is attached to instead (and its journal is read).
+		self.engine.created.add(wid)
+		try:
+			with (
+				SetWorkflowID(wid, workflow_id_reuse_policy="reject"),
+				SetWorkflowAttributes(labels),
+			):
+				await DBOS.start_workflow_async(run_workflow, *args)
+			return
+		except DBOSWorkflowIDInUseError:
+			self.engine.created.discard(wid)
+		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
+			await DBOS.start_workflow_async(run_workflow, *args)
 
 	async def _await(
 		self,

@@ -125,6 +125,7 @@ class Engine:
 		self._client: DBOSClient | None = None
 		self._table_engine: sa.Engine | None = None
 		self._waiters: dict[str, _Waiter] = {}
+		self.created: set[str] = set()  # workflows just created here: no journal to read yet
 		self.ended: dict[str, None] = {}  # workflows that ended in this process, oldest first
 		self._running: dict[asyncio.Task[Any], str] = {}
 		self._lock: anyio.Lock | None = None

@@ -25,22 +25,20 @@ from typing import Any
 
 from dbos import DBOS, StepReservation
 
+# DBOS keeps the step counter on its context; there is no public accessor for workflow code.
+from dbos._context import get_local_dbos_context
+
 __all__ = ["DBOSPort", "current_step_id", "in_step"]
 
 
 def current_step_id() -> int:
 	"""The id of the last step the current workflow execution opened (-1 before any)."""
-	# DBOS keeps the counter on its context; there is no public accessor for workflow code.
-	from dbos._context import get_local_dbos_context
-
 	ctx = get_local_dbos_context()
 	return ctx.function_id if ctx is not None else -1
 
 
 def in_step() -> bool:
 	"""Whether the caller runs inside a DBOS step (whose function runs only live)."""
-	from dbos._context import get_local_dbos_context
-
 	ctx = get_local_dbos_context()
 	return ctx is not None and ctx.is_step()
 

@@ -170,7 +170,11 @@ async def _run(
 	decisions: list[Any],
 ) -> dict[str, Any] | None:
 	agent = engine.agent(agent_name)
-	steps = await engine.client().list_workflow_steps_async(wid, load_output=False)
+	if wid in engine.created:  # this process created the workflow a moment ago: nothing to read
+		engine.created.discard(wid)
+		steps = []
+	else:
+		steps = await engine.client().list_workflow_steps_async(wid, load_output=False)
 	completed = {
 		s["function_id"]: (s["completed_at_epoch_ms"] or s["started_at_epoch_ms"] or 0) / 1000
 		for s in steps
