@@ -515,7 +515,7 @@ def main() -> None:
 		if 8 in only:  # durable runs on DBOS (benchmarks/durable.py)
 			from durable import rows as durable_rows
 
-			rows += durable_rows(repeat=3 if args.quick else 9, quick=args.quick)
+			rows += durable_rows(repeat=5 if args.quick else 15, quick=args.quick)
 	finally:
 		server.close()
 	load = os.getloadavg()
