@@ -89,6 +89,7 @@ def _park(question: str) -> str:
 
 
 @pytest.mark.anyio
+@pytest.mark.timeout(300)  # four CLI processes, each importing DBOS: over 120 s under load 9
 async def test_openmolt_runs_lists_and_openmolt_answer_answers_a_parked_run(tmp_path: Path) -> None:
 	"""A run parked here is listed by `openmolt runs` and answered by `openmolt answer`."""
 	import anyio
