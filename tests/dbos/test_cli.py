@@ -146,3 +146,27 @@ def test_the_worker_needs_a_store_and_unique_agent_names(tmp_path: Path) -> None
 	assert "another file already defines an agent named 'Crash'" in clash.stderr
 	missing = _cli("worker", str(tmp_path / "nothing"), "--durability", str(tmp_path / "r.sqlite"))
 	assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+
+
+def test_a_worker_factory_that_fails_names_its_file_and_line(tmp_path: Path) -> None:
+	"""An ``agent(om)`` factory that raises is reported as `openmolt run` reports it: file:line."""
+	from openmolt_core.cli._agentfile import AgentFileError
+	from openmolt_dbos.worker import load_agents
+
+	broken = tmp_path / "broken.py"
+	broken.write_text(
+		"def agent(om):\n"
+		"\tsettings = {}\n"
+		"\treturn om.create_agent(name='Broken', model=settings['model'])\n"
+	)
+	try:
+		with pytest.raises(AgentFileError) as caught:
+			load_agents(
+				[str(broken)],
+				durability=str(tmp_path / "runs.sqlite"),
+				env_file=None,
+				verbose=False,
+			)
+	finally:
+		reset_engine()
+	assert str(caught.value) == f"{broken}:3: KeyError: 'model'"

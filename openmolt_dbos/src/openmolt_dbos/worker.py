@@ -166,7 +166,7 @@ def _load_python(
 	loaded: Loaded, path: Path, store: Any, *, env_file: str | None, verbose: bool
 ) -> None:
 	from openmolt_core.agent import Agent
-	from openmolt_core.cli._agentfile import AgentFileError, load_python_file
+	from openmolt_core.cli._agentfile import AgentFileError, call_factory, load_python_file
 	from openmolt_core.cli._keys import apply_dotenv, default_dotenv, read_dotenv
 	from openmolt_core.openmolt import OpenMolt
 
@@ -181,7 +181,7 @@ def _load_python(
 		if callable(entry) and not isinstance(entry, Agent):
 			if om is None:
 				om = OpenMolt(verbose=verbose, durability=store)
-			agent = entry(om)
+			agent = call_factory(entry, om, path)  # an error names the file and its line
 		if not isinstance(agent, Agent):
 			raise AgentFileError(
 				f"{path}: each agent must be an Agent or a function of the OpenMolt instance "
