@@ -105,11 +105,12 @@ class Bench:
 
 def make(args: argparse.Namespace, *, integrations: tuple[str, ...] = ()) -> tuple[Any, Any]:
 	from openmolt import FunctionTool, OpenMolt
+	from tool_search import CREDENTIALS  # after the import is timed: it imports openmolt
 
 	client = http_client(args.transport)
 	om = OpenMolt(
 		llm_providers=settings(args.provider, args.port),
-		integrations={i: {"token": "bench"} for i in integrations},
+		integrations={i: CREDENTIALS[i] for i in integrations},
 		max_steps=args.steps + 5,
 		http_client=client,
 	)
