@@ -304,12 +304,14 @@ def bind_tools(
 		ConfigurationError: An entry is neither a tool nor a function that can be one.
 	"""
 	from openmolt_core.agent import Agent
+	from openmolt_core.integrations.model import HttpTool
 	from openmolt_core.tools import FunctionTool
 
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
 	out = []
 	for index, entry in enumerate(tools):
-		if isinstance(entry, Tool):
+		# The protocol check reads every member; the built-in tool classes need not pass it.
+		if isinstance(entry, FunctionTool | HttpTool) or isinstance(entry, Tool):
 			tool: Tool = entry
 		elif isinstance(entry, Agent):
 			tool = entry.as_tool()

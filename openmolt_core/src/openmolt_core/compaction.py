@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunState
 
 __all__ = [
+	"DEFAULT_COMPACTION",
 	"DEFAULT_CONTEXT_WINDOW",
 	"CompactionConfig",
 	"CompactionRecord",
@@ -75,6 +76,10 @@ class CompactionConfig:
 	keep_steps: int = 4
 	summary_words: int = 600
 	model: Any = None
+
+
+DEFAULT_COMPACTION = CompactionConfig()
+"""The configuration of ``compaction=True`` (the default), shared: it is frozen."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -791,7 +791,7 @@ class OpenMolt:
 			guardrails=self._guardrails + _guardrails(guardrails, "create_agent"),
 			taint_policy=taint,
 		)
-		if tools:  # agents given as tools must not reach this one again
+		if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
 
 			check_cycles(agent)
@@ -811,12 +811,12 @@ class OpenMolt:
 	def _compaction(
 		self, option: CompactionConfig | Mapping[str, Any] | bool
 	) -> tuple[CompactionConfig | None, Callable[[], tuple[LLMProvider, str]] | None]:
-		from openmolt_core.compaction import CompactionConfig
+		from openmolt_core.compaction import DEFAULT_COMPACTION, CompactionConfig
 
 		if option is False or option is None:
 			return None, None
 		if option is True:
-			config = CompactionConfig()
+			config = DEFAULT_COMPACTION
 		elif isinstance(option, CompactionConfig):
 			config = option
 		elif isinstance(option, Mapping):
@@ -1042,9 +1042,9 @@ def _taint_policy(
 	where = "create_agent: taint_policy" if mine else "OpenMolt: taint_policy"
 	policy = TaintPolicy.of(own if mine else instance, where=where)
 	for label in ("untrusted", "private", "outbound"):
-		rules = [r.lstrip("!") for r in getattr(policy, label)]
-		if rules:
-			ApprovalPolicy(tuple(rules)).check(known, where=f"{where}: {label}", strict=mine)
+		if rules := getattr(policy, label):
+			stripped = tuple(r.lstrip("!") for r in rules)
+			ApprovalPolicy(stripped).check(known, where=f"{where}: {label}", strict=mine)
 	return policy
 
 

@@ -104,6 +104,9 @@ def check_labels(labels: Iterable[str], where: str) -> tuple[Label, ...]:
 	return tuple(out)
 
 
+_NO_LABELS: frozenset[str] = frozenset()
+
+
 def declared_labels(bound: BoundTool) -> frozenset[str]:
 	"""The labels a bound tool declares: its own ``labels`` and its integration's table.
 
@@ -112,13 +115,15 @@ def declared_labels(bound: BoundTool) -> frozenset[str]:
 	Args:
 		bound: The tool as an agent sees it.
 	"""
-	import fnmatch
-
 	own = getattr(bound.tool, "labels", ()) or ()
-	out = set(own)
 	integration = bound.integration
 	table: Mapping[str, Sequence[str]] = getattr(integration, "labels", None) or {}
+	if not own and not table:
+		return _NO_LABELS
+	out = set(own)
 	if table:
+		import fnmatch
+
 		name = bound.tool.handle
 		for pattern, labels in table.items():
 			if fnmatch.fnmatchcase(name, pattern):
@@ -166,6 +171,9 @@ class TaintPolicy:
 	_rules: dict[str, tuple[ApprovalPolicy, ApprovalPolicy]] = field(
 		init=False, repr=False, compare=False
 	)
+	_active: tuple[tuple[str, ApprovalPolicy, ApprovalPolicy], ...] = field(
+		init=False, repr=False, compare=False
+	)  # the labels whose rules add or take away something
 
 	def __post_init__(self) -> None:
 		if self.on_outbound not in get_args(OnOutbound):
@@ -181,6 +189,10 @@ class TaintPolicy:
 			remove = tuple(r[1:] for r in rules if r.startswith("!"))
 			parsed[label] = (ApprovalPolicy(add), ApprovalPolicy(remove))
 		object.__setattr__(self, "_rules", parsed)
+		active = tuple(
+			(label, add, remove) for label, (add, remove) in parsed.items() if add or remove
+		)
+		object.__setattr__(self, "_active", active)
 
 	@classmethod
 	def of(cls, value: Any, *, where: str = "taint_policy") -> TaintPolicy:
@@ -197,12 +209,16 @@ class TaintPolicy:
 		"""
 		if isinstance(value, TaintPolicy):
 			return value
-		if value is None or value is True:
-			return cls()
-		if value is False:
-			return cls(on_outbound="allow")
-		if isinstance(value, str):
-			return cls(on_outbound=value)  # type: ignore[arg-type]  # checked in __post_init__
+		if value is None or isinstance(value, bool | str):
+			key = (type(value), value)  # the policies every agent of an instance shares
+			shared = _SHARED.get(key)
+			if shared is None:
+				if isinstance(value, str):
+					on_outbound = value
+				else:
+					on_outbound = "allow" if value is False else "approve"
+				shared = _SHARED[key] = cls(on_outbound=on_outbound)  # type: ignore[arg-type]  # checked in __post_init__
+			return shared
 		if not isinstance(value, Mapping):
 			raise ConfigurationError(
 				f"{where} must be a TaintPolicy, a dict of its fields, or 'approve', 'refuse' "
@@ -225,14 +241,21 @@ class TaintPolicy:
 		Args:
 			bound: The tool as an agent sees it.
 		"""
-		out = set(declared_labels(bound))
+		declared = declared_labels(bound)
+		if not self._active:
+			return declared
+		out = set(declared)
 		tool: HttpTool | Tool = bound.tool
-		for label, (add, remove) in self._rules.items():
+		for label, add, remove in self._active:
 			if add and add.rule_for(bound.handle, tool) is not None:
 				out.add(label)
 			if remove and remove.rule_for(bound.handle, tool) is not None:
 				out.discard(label)
 		return frozenset(out)
+
+
+_SHARED: dict[tuple[type, Any], TaintPolicy] = {}
+"""The policies of the shorthand options (None, True, False, an action), parsed once: frozen."""
 
 
 def gated(tools: Iterable[BoundTool], policy: TaintPolicy) -> bool:
