@@ -298,6 +298,9 @@ def trifecta(tools: Iterable[BoundTool]) -> dict[str, list[str]] | None:
 	Args:
 		tools: The agent's bound tools (their ``labels`` set).
 	"""
+	tools = [t for t in tools if t.labels]
+	if not tools:  # most agents: nothing labelled, no trifecta
+		return None
 	found: dict[str, list[str]] = {label: [] for label in sorted(LABELS)}
 	for t in tools:
 		if t.allowed:
