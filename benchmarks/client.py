@@ -104,8 +104,9 @@ class Bench:
 
 
 def make(args: argparse.Namespace, *, integrations: tuple[str, ...] = ()) -> tuple[Any, Any]:
-	from openmolt import FunctionTool, OpenMolt
 	from tool_search import CREDENTIALS  # after the import is timed: it imports openmolt
+
+	from openmolt import FunctionTool, OpenMolt
 
 	client = http_client(args.transport)
 	om = OpenMolt(
