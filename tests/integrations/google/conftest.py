@@ -6,17 +6,10 @@ The protos come from Google's ``google-proto-files`` npm package, cached in ``.c
 """
 
 import os
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
-
-# The conformance helpers live one level up (tests/integrations/_discovery.py), shared by all
-# integration tests; test modules are not packages, so make that folder importable.
-_HELPERS = str(Path(__file__).resolve().parents[1])
-if _HELPERS not in sys.path:
-	sys.path.insert(0, _HELPERS)
 
 ROOT = Path(__file__).resolve().parents[3]
 REFS = Path(os.environ.get("OPENMOLT_REFS_DIR", ROOT / ".cache" / "refs"))

@@ -11,7 +11,6 @@ checked in tests/integrations/social/.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Callable
 from functools import cache
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _edit import pop_at, with_input_schema, with_tool
 
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_core.integrations.schema import input_name
@@ -529,17 +529,7 @@ def test_whatsapp_inputs_carry_the_documented_limits() -> None:
 def test_a_whatsapp_input_without_its_limit_fails_the_check(index: int) -> None:
 	"""Dropping a documented limit from an input makes the check fail."""
 	handle, path, key, _ = WHATSAPP_LIMITS[index]
-	tools: list[Any] = []
-	for tool in http_tools(whatsapp.INTEGRATION):
-		if tool.handle == handle:
-			schema = json.loads(json.dumps(tool.input_schema))
-			node = schema
-			for step in path.split("."):
-				node = node["properties"][step]
-			node.pop(key)
-			tool = tool.model_copy(update={"input_schema": schema})
-		tools.append(tool)
-	broken = whatsapp.INTEGRATION.model_copy(update={"tools": tools})
+	broken = with_input_schema(whatsapp.INTEGRATION, handle, pop_at(path, key))
 	assert whatsapp_limit_errors(broken)
 
 
@@ -788,17 +778,6 @@ def test_twilio_inputs_carry_the_sdk_types() -> None:
 	assert check_twilio_types(twilio.INTEGRATION) > 40
 
 
-def _twilio_edit(handle: str, prop: str, change: Callable[[dict[str, Any]], None]) -> Integration:
-	tools: list[Any] = []
-	for tool in http_tools(twilio.INTEGRATION):
-		if tool.handle == handle:
-			schema = json.loads(json.dumps(tool.input_schema))
-			change(schema["properties"][prop])
-			tool = tool.model_copy(update={"input_schema": schema})
-		tools.append(tool)
-	return twilio.INTEGRATION.model_copy(update={"tools": tools})
-
-
 _TWILIO_LOOSER: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
 	"SendAt without its format": ("sendMessage", "SendAt", lambda p: p.pop("format")),
 	"SendAt as a day": ("sendMessage", "SendAt", lambda p: p.update(format="date")),
@@ -822,7 +801,9 @@ def test_a_twilio_input_without_its_sdk_type_fails_the_check(case: str) -> None:
 	"""Dropping a format or enum the SDK sets, or changing a type, makes the check fail."""
 	handle, prop, change = _TWILIO_LOOSER[case]
 	with pytest.raises(AssertionError):
-		check_twilio_types(_twilio_edit(handle, prop, change))
+		check_twilio_types(
+			with_input_schema(twilio.INTEGRATION, handle, lambda s: change(s["properties"][prop]))
+		)
 
 
 # X: the xdk PyPI package, X's SDK generated from its OpenAPI ---------------------------------
@@ -974,17 +955,6 @@ def test_x_inputs_carry_the_xdk_enums() -> None:
 	assert check_x_enums(x.INTEGRATION) > 20
 
 
-def _x_edit(handle: str, prop: str, change: Callable[[dict[str, Any]], None]) -> Integration:
-	tools: list[Any] = []
-	for tool in http_tools(x.INTEGRATION):
-		if tool.handle == handle:
-			schema = json.loads(json.dumps(tool.input_schema))
-			change(schema["properties"][prop])
-			tool = tool.model_copy(update={"input_schema": schema})
-		tools.append(tool)
-	return x.INTEGRATION.model_copy(update={"tools": tools})
-
-
 _X_LOOSER: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
 	"post_fields without its enum": ("getPost", "post_fields", lambda p: p["items"].pop("enum")),
 	"post_fields with an expansion": (
@@ -1012,7 +982,9 @@ def test_an_x_input_without_its_enum_fails_the_check(case: str) -> None:
 	"""Dropping an enum X's OpenAPI sets, or adding a value it lacks, makes the check fail."""
 	handle, prop, change = _X_LOOSER[case]
 	with pytest.raises(AssertionError):
-		check_x_enums(_x_edit(handle, prop, change))
+		check_x_enums(
+			with_input_schema(x.INTEGRATION, handle, lambda s: change(s["properties"][prop]))
+		)
 
 
 # Microsoft Graph: the msgraph-sdk PyPI package ------------------------------------------------
@@ -1382,11 +1354,6 @@ def test_a_wrong_method_path_or_parameter_name_fails_the_check(
 	integration: Integration, handle: str, broken: str
 ) -> None:
 	"""Changing one tool's method, path, a query name or a body name makes its reference check fail."""
-	tools = [
-		t.model_copy(update=_BREAKS[broken](t)) if t.handle == handle else t
-		for t in integration.tools
-	]
-	assert any(t.handle == handle for t in tools)
 	with pytest.raises(AssertionError):
-		_check(integration.name, integration.model_copy(update={"tools": tools}))
+		_check(integration.name, with_tool(integration, handle, _BREAKS[broken]))
 	assert _check(integration.name, integration) > 0

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _edit import with_input_schema, with_tool
 from _social_refs import npm_install, npm_member
 from _social_ts import close, members, split, uncomment
 
@@ -230,17 +231,6 @@ def test_discord_inputs_carry_the_spec_constraints(reference: dict[str, Any]) ->
 	assert check_discord(discord.INTEGRATION, reference) == len(discord.INTEGRATION.tools)
 
 
-def _edit(handle: str, change: Callable[[dict[str, Any]], None]) -> Integration:
-	tools = []
-	for tool in discord.INTEGRATION.tools:
-		if tool.handle == handle:
-			schema = json.loads(json.dumps(tool.input_schema))
-			change(schema)
-			tool = tool.model_copy(update={"input_schema": schema})
-		tools.append(tool)
-	return discord.INTEGRATION.model_copy(update={"tools": tools})
-
-
 def _unset(*path: str) -> Callable[[dict[str, Any]], None]:
 	def change(schema: dict[str, Any]) -> None:
 		node = schema
@@ -279,7 +269,7 @@ def test_a_looser_input_fails_the_check(reference: dict[str, Any], case: str) ->
 	"""Dropping one format, pattern or limit the spec sets makes the check fail."""
 	handle, change = _LOOSER[case]
 	with pytest.raises(AssertionError):
-		check_discord(_edit(handle, change), reference)
+		check_discord(with_input_schema(discord.INTEGRATION, handle, change), reference)
 
 
 _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
@@ -294,10 +284,5 @@ _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
 @pytest.mark.parametrize("broken", sorted(_BREAKS))
 def test_a_wrong_discord_request_fails_the_check(reference: dict[str, Any], broken: str) -> None:
 	"""A wrong method, path, path parameter, query name or body name fails the spec check."""
-	tools = [
-		t.model_copy(update=_BREAKS[broken](t)) if t.handle == "sendMessage" else t
-		for t in discord.INTEGRATION.tools
-		if isinstance(t, HttpTool)
-	]
 	with pytest.raises(AssertionError):
-		check_discord(discord.INTEGRATION.model_copy(update={"tools": tools}), reference)
+		check_discord(with_tool(discord.INTEGRATION, "sendMessage", _BREAKS[broken]), reference)

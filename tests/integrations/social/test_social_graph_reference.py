@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from _edit import with_tool
 from _social_refs import npm_member
 from facebook_business import apiconfig
 from facebook_business.adobjects.abstractcrudobject import AbstractCrudObject
@@ -266,21 +267,14 @@ _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
 }
 
 
-def _broken(integration: Integration, handle: str, broken: str) -> Integration:
-	tools = [
-		t.model_copy(update=_BREAKS[broken](t)) if t.handle == handle else t
-		for t in integration.tools
-		if isinstance(t, HttpTool)
-	]
-	return integration.model_copy(update={"tools": tools})
-
-
 @pytest.mark.parametrize("broken", sorted(_BREAKS))
 @pytest.mark.parametrize("handle", ["createCampaign", "listCampaigns", "searchTargeting"])
 def test_a_wrong_meta_ads_request_fails_the_check(handle: str, broken: str) -> None:
 	"""A wrong method, path, query name or body name of a Meta Ads tool fails its SDK check."""
 	with pytest.raises(AssertionError):
-		check_graph(_broken(meta_ads.INTEGRATION, handle, broken), META_CALLS, META_UNCHECKABLE)
+		check_graph(
+			with_tool(meta_ads.INTEGRATION, handle, _BREAKS[broken]), META_CALLS, META_UNCHECKABLE
+		)
 
 
 # Instagram --------------------------------------------------------------------------------------
@@ -376,7 +370,9 @@ def test_instagram_conversations_use_the_sdk_platform_value() -> None:
 def test_a_wrong_instagram_request_fails_the_check(handle: str, broken: str) -> None:
 	"""A wrong method, path, query name or body name of an Instagram tool fails its SDK check."""
 	with pytest.raises(AssertionError):
-		check_graph(_broken(instagram.INTEGRATION, handle, broken), IG_CALLS, IG_UNCHECKABLE)
+		check_graph(
+			with_tool(instagram.INTEGRATION, handle, _BREAKS[broken]), IG_CALLS, IG_UNCHECKABLE
+		)
 
 
 # Input schemas carry what the SDK declares ----------------------------------------------------

@@ -12,7 +12,6 @@ workspace locks, and python-telegram-bot 22.8 is a release behind (Bot API 10.0)
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from _edit import pop_at, with_input_schema, with_tool
 from _social_refs import npm_member
 from _social_ts import Member, close, members, split, uncomment
 
@@ -308,18 +308,6 @@ def test_telegram_inputs_carry_the_documented_ranges() -> None:
 	assert range_errors(telegram.INTEGRATION) == []
 
 
-def _drop(handle: str, prop: str, key: str) -> Integration:
-	tools = []
-	for tool in telegram.INTEGRATION.tools:
-		assert isinstance(tool, HttpTool)
-		if tool.handle == handle:
-			schema = copy.deepcopy(tool.input_schema)
-			schema["properties"][prop].pop(key)
-			tool = tool.model_copy(update={"input_schema": schema})
-		tools.append(tool)
-	return telegram.INTEGRATION.model_copy(update={"tools": tools})
-
-
 @pytest.mark.parametrize(
 	("handle", "prop", "key"),
 	[
@@ -337,7 +325,7 @@ def test_an_input_without_its_documented_range_fails_the_check(
 	handle: str, prop: str, key: str
 ) -> None:
 	"""Dropping a bound the docs state makes the check fail."""
-	assert range_errors(_drop(handle, prop, key))
+	assert range_errors(with_input_schema(telegram.INTEGRATION, handle, pop_at(prop, key)))
 
 
 # Negative checks -----------------------------------------------------------------------------
@@ -377,11 +365,6 @@ _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
 @pytest.mark.parametrize("handle", ["sendMessage", "sendVideo", "copyMessage"])
 def test_a_wrong_telegram_request_fails_the_check(handle: str, broken: str) -> None:
 	"""A wrong method, name, nested field, enum value or optional required param fails the check."""
-	tools = [
-		t.model_copy(update=_BREAKS[broken](t)) if t.handle == handle else t
-		for t in telegram.INTEGRATION.tools
-		if isinstance(t, HttpTool)
-	]
-	broken_integration = telegram.INTEGRATION.model_copy(update={"tools": tools})
+	broken_integration = with_tool(telegram.INTEGRATION, handle, _BREAKS[broken])
 	with pytest.raises(AssertionError):
 		check_telegram(broken_integration, bot_api())

@@ -8,12 +8,12 @@ names, nested post_info/source_info names, and the Login Kit scope each tool nee
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from _edit import pop_at, with_input_schema, with_tool
 
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import tiktok
@@ -282,18 +282,8 @@ def test_tiktok_inputs_carry_the_documented_limits() -> None:
 def test_a_tiktok_input_without_its_limit_fails_the_check(case: str) -> None:
 	"""Dropping a documented constraint from an input makes the check fail."""
 	handle, path = case.split(".", 1)
-	tools = []
-	for tool in _tools(tiktok.INTEGRATION):
-		if tool.handle == handle:
-			schema = copy.deepcopy(tool.input_schema)
-			node = schema
-			for step in path.split("."):
-				node = node["properties"][step]
-			for key in TIKTOK_LIMITS[(handle, path)]:
-				node.pop(key)
-			tool = tool.model_copy(update={"input_schema": schema})
-		tools.append(tool)
-	assert limit_errors(tiktok.INTEGRATION.model_copy(update={"tools": tools}))
+	change = pop_at(path, *TIKTOK_LIMITS[(handle, path)])
+	assert limit_errors(with_input_schema(tiktok.INTEGRATION, handle, change))
 
 
 _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
@@ -308,9 +298,5 @@ _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
 @pytest.mark.parametrize("handle", ["initPhotoPost", "listVideos", "getUserInfo"])
 def test_a_wrong_tiktok_request_fails_the_check(handle: str, broken: str) -> None:
 	"""A wrong method, path, query name or body name of a TikTok tool fails its check."""
-	tools = [
-		t.model_copy(update=_BREAKS[broken](t)) if t.handle == handle else t
-		for t in tiktok.INTEGRATION.tools
-	]
 	with pytest.raises(AssertionError):
-		check_tiktok(tiktok.INTEGRATION.model_copy(update={"tools": tools}))
+		check_tiktok(with_tool(tiktok.INTEGRATION, handle, _BREAKS[broken]))
