@@ -63,8 +63,8 @@ def _cpu() -> float:
 	return usage.ru_utime + usage.ru_stime
 
 
-def _steal(since: tuple[int, int] | None = None) -> Any:
-	"""The host's steal counters (``/proc/stat``), or the share stolen since ``since`` (0-1).
+def _steal_counters() -> tuple[int, int]:
+	"""The host's steal time and all CPU time so far (``/proc/stat`` jiffies; zeros elsewhere).
 
 	A virtual machine's CPUs are taken away by its host now and then; what it took during a
 	measurement says how far to trust its wall-clock figures.
@@ -73,11 +73,14 @@ def _steal(since: tuple[int, int] | None = None) -> Any:
 		with open("/proc/stat", encoding="ascii") as stat:
 			fields = [int(x) for x in stat.readline().split()[1:]]
 	except OSError:
-		return 0.0 if since is not None else (0, 0)
-	now = (fields[7] if len(fields) > 7 else 0, sum(fields))
-	if since is None:
-		return now
-	return (now[0] - since[0]) / max(now[1] - since[1], 1)
+		return (0, 0)
+	return (fields[7] if len(fields) > 7 else 0, sum(fields))
+
+
+def _stolen_since(before: tuple[int, int]) -> float:
+	"""The share of the CPU time the host stole since ``before`` (`_steal_counters`), 0-1."""
+	now = _steal_counters()
+	return (now[0] - before[0]) / max(now[1] - before[1], 1)
 
 
 def _agent(om: Any, steps: int) -> Any:
@@ -164,7 +167,7 @@ def _interleaved(url: str, steps: int, repeat: int) -> dict[str, list[float]]:
 		for rep in range(repeat):
 			bare_steps.clear()
 			port_steps.clear()
-			stolen = _steal()
+			stolen = _steal_counters()
 			for kind in kinds if rep % 2 == 0 else kinds[::-1]:  # neither goes first always
 				cpu, began = _cpu(), time.perf_counter()
 				await run(kind)
@@ -172,7 +175,7 @@ def _interleaved(url: str, steps: int, repeat: int) -> dict[str, list[float]]:
 				out.setdefault(f"{kind}_cpu_ms", []).append((_cpu() - cpu) * 1000)
 			out.setdefault("bare_step_ms", []).append(statistics.median(bare_steps) * 1000)
 			out.setdefault("port_step_ms", []).append(statistics.median(port_steps) * 1000)
-			out.setdefault("steal", []).append(_steal(stolen))
+			out.setdefault("steal", []).append(_stolen_since(stolen))
 		await durable.aclose()
 		await local.aclose()
 		return out
