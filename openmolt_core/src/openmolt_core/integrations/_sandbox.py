@@ -1,9 +1,12 @@
 """Path confinement for the FileSystem integration: every operation goes through directory fds.
 
-A path from the model is first checked as text: NUL and other control characters, backslashes,
-percent-encoded dots or slashes, text that is not valid Unicode and any ``..`` component are
-refused. A relative path is taken from the first directory; an absolute one must start with
-one of the directories.
+A path from the model is first checked as text (`check_path`): NUL and other control
+characters, backslashes, percent-encoded dots or slashes, text that is not valid Unicode and any
+``..`` component are refused, and so are paths over the caps: `MAX_PATH_BYTES` (PATH_MAX), names
+over `MAX_NAME_BYTES` (NAME_MAX) and more than `MAX_DEPTH` levels. Length and depth are checked
+again on the place the path leads to (its directory's own path included, symlinks resolved). A
+relative path is taken from the first directory; an absolute one must start with one of the
+directories.
 
 Then the path is walked one component at a time, from a file descriptor of the directory down
 (`Sandbox.locate`): each directory is opened with ``O_DIRECTORY | O_NOFOLLOW`` relative to its
@@ -49,10 +52,14 @@ from openmolt_core.errors import ToolError
 
 __all__ = [
 	"APPEND_LOCK",
+	"MAX_DEPTH",
 	"MAX_LINKS",
+	"MAX_NAME_BYTES",
+	"MAX_PATH_BYTES",
 	"ConfinedFile",
 	"Located",
 	"Sandbox",
+	"check_path",
 	"kind_of",
 	"open_regular",
 	"os_error",
@@ -64,7 +71,27 @@ __all__ = [
 MAX_LINKS = 40
 """Symlinks followed in one path at most (the kernel's own limit)."""
 
-_ODD = re.compile(r"[\x00-\x1f\x7f\\]|%(2e|2f|5c|00)", re.IGNORECASE)
+MAX_PATH_BYTES = 4095
+"""The longest path, in UTF-8 bytes: PATH_MAX (4,096) less its NUL.
+
+Both the path as given and the place it leads to, counted with its directory's absolute path
+(``/srv/data/a/b.txt``), must fit, so every file FileSystem makes can be opened by name by any
+other program.
+"""
+
+MAX_NAME_BYTES = 255
+"""The longest name of one path component, in UTF-8 bytes (NAME_MAX)."""
+
+MAX_DEPTH = 64
+"""The most components a path may have below its directory (``a/b/c`` has 3)."""
+
+# Control characters (C0, DEL, C1), line and paragraph separators, the bidirectional controls
+# that make a name read differently than it is, backslashes, and percent-encoded dots, slashes,
+# backslashes and NULs.
+_ODD = re.compile(
+	"[\x00-\x1f\x7f-\x9f\\\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]|%(2e|2f|5c|00)",
+	re.IGNORECASE,
+)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _KINDS = {
@@ -130,6 +157,64 @@ def _hard_linked(path: str) -> ToolError:
 		f"{path[:200]!r} has more than one hard link (another name for it may be outside the "
 		"allowed directories); refused"
 	)
+
+
+def check_path(path: object) -> list[str]:
+	"""Check a path as text, before anything touches the disk; return its components.
+
+	Refused: what is not a string or not valid Unicode, a path over `MAX_PATH_BYTES`, a name
+	over `MAX_NAME_BYTES`, control characters (NUL, C0, DEL, C1, line separators, bidirectional
+	controls), backslashes, percent-encoded dots, slashes or NULs, and ``..``.
+
+	Args:
+		path: The path as the model (or a skill's caller) wrote it.
+
+	Returns:
+		Its components, without empty ones and ``.``.
+
+	Raises:
+		ToolError: What is wrong and how to write the path instead; never the host's path.
+	"""
+	if not isinstance(path, str):
+		raise ToolError(f"a path must be a string, not {type(path).__name__}")
+	try:
+		size = len(path.encode("utf-8"))
+	except UnicodeEncodeError:
+		raise ToolError("the path is not valid Unicode (it has a lone surrogate)") from None
+	if size > MAX_PATH_BYTES:
+		raise ToolError(
+			f"the path {path[:60]!r}... is too long ({size} bytes); paths are limited to "
+			f"{MAX_PATH_BYTES} bytes in UTF-8 (PATH_MAX); use a shorter path"
+		)
+	if _ODD.search(path):
+		raise ToolError(
+			f"the path {path[:120]!r} has control characters, backslashes or percent-encoding; "
+			"write plain paths with '/'"
+		)
+	parts = [p for p in path.split("/") if p not in ("", ".")]
+	for part in parts:
+		_check_name(path, part)
+	if ".." in parts:
+		raise ToolError("'..' is not allowed in paths; give a path inside the directory")
+	return parts
+
+
+def _check_name(path: str, name: str) -> None:
+	size = len(name.encode("utf-8", "surrogatepass"))
+	if size > MAX_NAME_BYTES:
+		raise ToolError(
+			f"a name in the path {path[:60]!r}... is too long ({name[:40]!r}...: {size} bytes); "
+			f"each name is limited to {MAX_NAME_BYTES} bytes in UTF-8 (NAME_MAX); use a shorter "
+			"name"
+		)
+
+
+def _check_depth(path: str, depth: int) -> None:
+	if depth > MAX_DEPTH:
+		raise ToolError(
+			f"the path {path[:60]!r}... is too deep (it leads {depth} levels down); paths are "
+			f"limited to {MAX_DEPTH} levels below the directory; use a shallower path"
+		)
 
 
 @dataclass(slots=True)
@@ -276,33 +361,23 @@ class Sandbox:
 			resolved.append(real)
 			given.append(Path(os.path.abspath(os.fspath(root))))
 		self.roots: tuple[Path, ...] = tuple(resolved)
+		self._root_bytes = tuple(len(os.fsencode(r)) for r in resolved)
 		# The directories as the application wrote them, also accepted in absolute paths.
 		self._aliases: tuple[Path, ...] = tuple(given)
 
 	def _split(self, path: str) -> tuple[int, list[str]]:
 		"""Check a path as text; return its directory's index and its components below it."""
-		if not isinstance(path, str):
-			raise ToolError("a path must be a string")
-		try:
-			path.encode("utf-8")
-		except UnicodeEncodeError:
-			raise ToolError("the path is not valid Unicode") from None
-		if _ODD.search(path):
-			raise ToolError(
-				f"the path {path[:120]!r} has control characters, backslashes or percent-encoding; "
-				"write plain paths with '/'"
-			)
-		parts = [p for p in path.split("/") if p not in ("", ".")]
-		if ".." in parts:
-			raise ToolError("'..' is not allowed in paths; give a path inside the directory")
-		if not path.startswith("/"):
-			return 0, parts
-		found = self._root_of(parts)
+		parts = check_path(path)
+		found = (0, parts) if not path.startswith("/") else self._root_of(parts)
 		if found is None:
 			raise ToolError(
 				f"the path {path[:120]!r} is outside the allowed directories (listed in the "
 				"tool's description); use a relative path"
 			)
+		# Checked whole before the walk, so that a write refused for its length creates no
+		# parent directories on the way; the walk checks again where symlinks lead.
+		if found[1]:
+			self._check_room(path, found[0], found[1][:-1], found[1][-1])
 		return found
 
 	def _root_of(self, parts: Sequence[str]) -> tuple[int, list[str]] | None:
@@ -359,6 +434,7 @@ class Sandbox:
 					os.close(fds.pop())
 					parts.pop()
 					continue
+				self._check_room(path, root, parts, part)
 				if last and not follow:
 					name = part
 					break
@@ -410,6 +486,36 @@ class Sandbox:
 		finally:
 			for fd in fds:
 				os.close(fd)
+
+	def _check_room(self, path: str, root: int, parts: Sequence[str], name: str) -> None:
+		"""Refuse to go to ``name`` under ``parts`` when the place would be too deep or long.
+
+		Counted on the place itself (symlinks resolved), with the directory's absolute path.
+		"""
+		_check_depth(path, len(parts) + 1)
+		size = self._root_bytes[root] + sum(len(os.fsencode(p)) + 1 for p in (*parts, name))
+		if size > MAX_PATH_BYTES:
+			raise ToolError(
+				f"the path {path[:60]!r}... is too long ({size} bytes with its directory's own "
+				f"path); paths are limited to {MAX_PATH_BYTES} bytes in UTF-8 (PATH_MAX); use a "
+				"shorter path"
+			)
+
+	def room(self, root: int, parts: Sequence[str], extra: tuple[int, int]) -> str | None:
+		"""Why a tree of ``extra`` (depth, bytes) cannot go under ``parts``; None if it fits.
+
+		Args:
+			root: The directory's index.
+			parts: Where the tree's top goes (its own name included).
+			extra: The tree's depth below its top and its longest path below it, in bytes.
+		"""
+		depth = len(parts) + extra[0]
+		size = self._root_bytes[root] + sum(len(os.fsencode(p)) + 1 for p in parts) + extra[1]
+		if depth > MAX_DEPTH:
+			return f"it would make paths {depth} levels deep (the most is {MAX_DEPTH})"
+		if size > MAX_PATH_BYTES:
+			return f"it would make paths {size} bytes long (the most is {MAX_PATH_BYTES})"
+		return None
 
 	def _open_root(self, index: int) -> int:
 		return os.open(self.roots[index], _DIR_FLAGS & ~os.O_NOFOLLOW)
