@@ -64,6 +64,7 @@ __all__ = [
 	"open_regular",
 	"os_error",
 	"read_all",
+	"read_capped",
 	"temp_name",
 	"write_file",
 ]
@@ -288,6 +289,24 @@ def open_regular(
 	return fd, info
 
 
+def read_capped(fd: int, most: int) -> bytes | None:
+	"""Read a descriptor to its end, never more than ``most`` bytes; None when it holds more.
+
+	For files whose size was checked with ``fstat`` before: a file that grows while it is read
+	(appended to by another process) still costs at most ``most + 1`` bytes of memory.
+	"""
+	chunks: list[bytes] = []
+	total = 0
+	while True:
+		chunk = os.read(fd, min(1 << 20, most + 1 - total))
+		if not chunk:
+			return b"".join(chunks)
+		chunks.append(chunk)
+		total += len(chunk)
+		if total > most:
+			return None
+
+
 def read_all(fd: int, size: int) -> bytes:
 	"""Read a file descriptor to its end (at most ``size`` bytes plus what was appended)."""
 	chunks: list[bytes] = []
@@ -344,12 +363,15 @@ class Sandbox:
 
 	Args:
 		roots: The directories (they must exist).
+		pin: Remember each directory's identity (device and inode) now, and refuse to work in
+			it once its path leads to another directory (skills: a skill's folder swapped for
+			a symlink is not followed); False follows the directory's path each time.
 
 	Raises:
 		ValueError: A root does not exist or is not a directory.
 	"""
 
-	def __init__(self, roots: Sequence[str | os.PathLike[str]]) -> None:
+	def __init__(self, roots: Sequence[str | os.PathLike[str]], *, pin: bool = False) -> None:
 		if not roots:
 			raise ValueError("FileSystemIntegration needs at least one directory")
 		resolved = []
@@ -362,8 +384,20 @@ class Sandbox:
 			given.append(Path(os.path.abspath(os.fspath(root))))
 		self.roots: tuple[Path, ...] = tuple(resolved)
 		self._root_bytes = tuple(len(os.fsencode(r)) for r in resolved)
+		self._pins: tuple[tuple[int, int], ...] | None = None
+		if pin:
+			self._pins = tuple((i.st_dev, i.st_ino) for i in (os.stat(r) for r in resolved))
 		# The directories as the application wrote them, also accepted in absolute paths.
 		self._aliases: tuple[Path, ...] = tuple(given)
+
+	def check(self, path: str) -> None:
+		"""Check a path as text and against the caps, without touching the disk.
+
+		Raises:
+			ToolError: What `check_path` refuses, a path outside the directories, or a place
+				too long or too deep with its directory's own path.
+		"""
+		self._split(path)
 
 	def _split(self, path: str) -> tuple[int, list[str]]:
 		"""Check a path as text; return its directory's index and its components below it."""
@@ -464,9 +498,9 @@ class Sandbox:
 						found = self._root_of([p for p in target.split("/") if p not in ("", ".")])
 						if found is None:
 							raise self._outside(path)
-						for fd in fds:
-							os.close(fd)
-						fds = [self._open_root(found[0])]
+						while fds:  # emptied as closed: the finally must not close them again
+							os.close(fds.pop())
+						fds.append(self._open_root(found[0]))
 						root, parts = found[0], []
 						pending = [*found[1], *pending]
 					else:
@@ -518,7 +552,13 @@ class Sandbox:
 		return None
 
 	def _open_root(self, index: int) -> int:
-		return os.open(self.roots[index], _DIR_FLAGS & ~os.O_NOFOLLOW)
+		fd = os.open(self.roots[index], _DIR_FLAGS & ~os.O_NOFOLLOW)
+		if self._pins is not None:
+			info = os.fstat(fd)
+			if (info.st_dev, info.st_ino) != self._pins[index]:
+				os.close(fd)
+				raise ToolError("the directory was replaced since it was loaded; refused")
+		return fd
 
 	def _outside(self, path: str) -> ToolError:
 		return ToolError(f"the path {path[:120]!r} leads outside the allowed directories")
