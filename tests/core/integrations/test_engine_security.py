@@ -32,6 +32,7 @@ from openmolt_core.integrations._sandbox import (
 	MAX_NAME_BYTES,
 	MAX_PATH_BYTES,
 	Sandbox,
+	read_capped,
 )
 from openmolt_core.integrations.credentials import make_auth
 from openmolt_core.integrations.filesystem import file_system_integration
@@ -935,3 +936,20 @@ async def test_fs_a_tree_moved_or_copied_deeper_than_the_caps_is_refused(
 		assert fs_tree(root) == before
 	await fs_call(t, handle, source="t", destination="/".join(["u"] * 20))  # 20 + 41 levels fit
 	assert (root / "/".join(["u"] * 20) / "/".join(["t"] * 40) / "f.txt").read_text() == "x"
+
+
+def test_fs_reads_stop_at_the_cap_even_when_the_file_grows() -> None:
+	"""read_capped (FileSystem read and search, skills) never holds more than the cap plus one."""
+	reader, writer = os.pipe()
+	try:
+		os.write(writer, b"x" * 100)
+		assert read_capped(reader, 10) is None  # more than the cap: refused, 11 bytes read
+		assert os.read(reader, 1000) == b"x" * 89
+		os.write(writer, b"y" * 5)
+		os.close(writer)
+		writer = -1
+		assert read_capped(reader, 5) == b"y" * 5  # exactly the cap
+	finally:
+		os.close(reader)
+		if writer != -1:
+			os.close(writer)

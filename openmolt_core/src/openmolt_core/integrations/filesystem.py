@@ -34,6 +34,7 @@ from openmolt_core.integrations._sandbox import (
 	open_regular,
 	os_error,
 	read_all,
+	read_capped,
 	temp_name,
 	write_file,
 )
@@ -209,7 +210,8 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 		with box.locate(given) as place:
 			fd, info = open_regular(place, given)
 			try:
-				data = read_all(fd, info.st_size) if info.st_size <= MAX_READ_BYTES else None
+				# Capped while reading too: the file may grow after fstat (None: a reference).
+				data = read_capped(fd, MAX_READ_BYTES) if info.st_size <= MAX_READ_BYTES else None
 			except OSError as err:
 				raise os_error(err, given, "read") from None
 			finally:
@@ -474,7 +476,10 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 				opened = os.fstat(fd)
 				if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
 					return False
-				text = read_all(fd, opened.st_size).decode("utf-8")
+				data = read_capped(fd, MAX_SEARCH_FILE_BYTES)
+				if data is None:
+					return False  # it grew past the cap after it was checked
+				text = data.decode("utf-8")
 			except (OSError, UnicodeDecodeError):
 				return False
 			finally:
