@@ -497,3 +497,22 @@ async def test_a_replayed_run_neither_asks_again_nor_applies_twice() -> None:
 	assert len(shop.ran) == 1
 	assert first.state.messages[2].content == replayed.state.messages[2].content
 	assert json.loads(replayed.state.messages[2].content)["results"][0]["ok"] is True
+
+
+@pytest.mark.parametrize(
+	"change",
+	[{"digest": None}, {"call": 5}, {"run_id": b"r"}, {"input": ["x"]}, {"tool": None}],
+)
+def test_a_malformed_request_is_refused_when_rebuilt(change: dict[str, Any]) -> None:
+	"""ApprovalRequest.from_dict names the bad field instead of signing odd decisions."""
+	data = {
+		"run_id": "r",
+		"call": "tool:1:0:x.y",
+		"agent": "a",
+		"tool": "x.y",
+		"input": {},
+		"digest": "sha256:0",
+		**change,
+	}
+	with pytest.raises(ConfigurationError, match="not an approval request"):
+		ApprovalRequest.from_dict(data, approvals=Approvals(key=KEY))

@@ -377,3 +377,17 @@ async def test_special_files_and_symlinks_are_not_listed_or_read(
 	assert (await load(tool, name="invoices"))["files"] == ["refs/rates.csv"]
 	with pytest.raises(ToolError, match="has no file 'pipe' it can read"):
 		await load(tool, name="invoices", file="pipe")
+
+
+async def test_a_plugin_skill_object_may_read_hard_linked_files(
+	hostile: tuple[Path, Path],
+) -> None:
+	"""A Skill object a plugin registers reads its hard-linked files; one in code does not."""
+	root, _ = hostile
+	os.link(root / "refs" / "rates.csv", root.parent / "cache-copy")
+	made = Skill(name="invoices", description="d", root=root)
+	assert made.files() == []  # refs/rates.csv now has two links
+	plugin = Skill(name="invoices", description="d", root=root)
+	[found] = load_skills([plugin], hard_links=True)
+	tool = skill_tool([found], available=[])
+	assert (await load(tool, name="invoices", file="refs/rates.csv"))["content"] == "inside"

@@ -280,11 +280,24 @@ class ApprovalRequest:
 			data: The request's data.
 			approvals: The signer (``om.approvals`` of the process that will apply the decision,
 				or one with the same key).
+
+		Raises:
+			ConfigurationError: A field is missing or has the wrong type (the request was not
+				made by `to_dict`).
 		"""
-		fields = {k: data[k] for k in ("run_id", "call", "agent", "tool", "digest")}
+		names = ("run_id", "call", "agent", "tool", "digest")
+		wrong = [k for k in names if not isinstance(data.get(k), str)]
+		given = data.get("input") or {}
+		if wrong or not isinstance(given, Mapping):
+			what = ", ".join(wrong) if wrong else "input"
+			raise ConfigurationError(
+				f"not an approval request: {what} missing or of the wrong type; pass "
+				"request.to_dict() as it was made"
+			)
+		fields = {k: data[k] for k in names}
 		return cls(
 			**fields,
-			input=dict(data.get("input") or {}),
+			input=dict(given),
 			reason=str(data.get("reason") or ""),
 			rule=str(data.get("rule") or ""),
 			_approvals=approvals,

@@ -403,6 +403,12 @@ def load_skills(
 	skills: list[Skill] = []
 	for entry in entries:
 		if isinstance(entry, Skill):
+			if hard_links and entry.root is not None and entry._folder is None:
+				try:  # a plugin's Skill object: its files may be hard-linked too
+					folder = _Folder.of(entry.root, where=entry.name, hard_links=True)
+					object.__setattr__(entry, "_folder", folder)
+				except ToolError:
+					pass  # its folder is missing: said when the model loads it
 			skills.append(entry)
 		elif isinstance(entry, Mapping):
 			try:
