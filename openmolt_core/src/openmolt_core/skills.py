@@ -39,15 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ConfigurationError, ToolError
-from openmolt_core.integrations._sandbox import (
+from openmolt_core.integrations._paths import (
 	MAX_DEPTH,
 	MAX_NAME_BYTES,
 	MAX_PATH_BYTES,
-	Sandbox,
 	check_path,
-	open_regular,
-	read_capped,
 )
+from openmolt_core.integrations._sandbox import Sandbox, open_regular, read_capped
 
 if TYPE_CHECKING:
 	from openmolt_core.tools import FunctionTool, ToolContext

@@ -27,13 +27,8 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations._sandbox import (
-	MAX_DEPTH,
-	MAX_NAME_BYTES,
-	MAX_PATH_BYTES,
-	Sandbox,
-	read_capped,
-)
+from openmolt_core.integrations._paths import MAX_DEPTH, MAX_NAME_BYTES, MAX_PATH_BYTES
+from openmolt_core.integrations._sandbox import Sandbox, read_capped
 from openmolt_core.integrations.credentials import make_auth
 from openmolt_core.integrations.filesystem import file_system_integration
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
@@ -830,6 +825,8 @@ BAD_PATHS = {
 	"a C1 control": "a\x85b",
 	"a line separator": "a\u2028b",
 	"a right-to-left override": "invoice\u202etxt.exe",
+	"a backslash": "dir\\..\\x",
+	"percent-encoded dots": "%2e%2e/x",
 }
 
 

@@ -24,10 +24,9 @@ from typing import Any
 import anyio.to_thread
 
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._paths import MAX_DEPTH, MAX_PATH_BYTES
 from openmolt_core.integrations._sandbox import (
 	APPEND_LOCK,
-	MAX_DEPTH,
-	MAX_PATH_BYTES,
 	Located,
 	Sandbox,
 	kind_of,
