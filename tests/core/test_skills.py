@@ -391,3 +391,11 @@ async def test_a_plugin_skill_object_may_read_hard_linked_files(
 	[found] = load_skills([plugin], hard_links=True)
 	tool = skill_tool([found], available=[])
 	assert (await load(tool, name="invoices", file="refs/rates.csv"))["content"] == "inside"
+
+
+def test_a_symlinked_subfolder_is_not_a_skill(hostile: tuple[Path, Path]) -> None:
+	"""In a folder of skills, a symlink to a folder elsewhere is not followed."""
+	root, outside = hostile
+	(outside / "SKILL.md").write_text(INVOICES.replace("invoices", "evil"))
+	(root.parent / "evil").symlink_to(outside)
+	assert [s.name for s in load_skills([root.parent])] == ["invoices"]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ from openmolt_core.integrations._paths import (
 	MAX_PATH_BYTES,
 	check_path,
 )
-from openmolt_core.integrations._sandbox import Sandbox, open_regular, read_capped
+from openmolt_core.integrations._sandbox import Sandbox, open_regular, os_error, read_capped
 
 if TYPE_CHECKING:
 	from openmolt_core.tools import FunctionTool, ToolContext
@@ -167,8 +168,6 @@ class _Folder:
 					raise _TooLarge(info.st_size)
 				data = read_capped(fd, most)
 			except OSError as err:
-				from openmolt_core.integrations._sandbox import os_error
-
 				raise os_error(err, path, "read") from None
 			finally:
 				os.close(fd)
@@ -178,8 +177,6 @@ class _Folder:
 
 	def files(self) -> list[str]:
 		"""The readable files below the folder, sorted, at most `MAX_SKILL_FILES`."""
-		import stat
-
 		out: list[str] = []
 		try:
 			with self.box.locate(".") as place:
@@ -200,7 +197,7 @@ class _Folder:
 						if stat.S_ISREG(info.st_mode) and (info.st_nlink == 1 or self.hard_links):
 							out.append(path)
 		except (OSError, ToolError):
-			return sorted(out)[:MAX_SKILL_FILES]
+			pass  # the folder went away while listed: what was found so far
 		return sorted(out)[:MAX_SKILL_FILES]
 
 	def _fits(self, path: str) -> bool:
@@ -212,11 +209,9 @@ class _Folder:
 
 	def children(self) -> list[str]:
 		"""The names of the folder's subdirectories (not symlinks), sorted."""
-		import stat
-
 		out = []
-		with self.box.locate(".") as place:
-			for entry in os.scandir(place.dir_fd):
+		with self.box.locate(".") as place, os.scandir(place.dir_fd) as entries:
+			for entry in entries:
 				try:
 					if stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode):
 						out.append(entry.name)
