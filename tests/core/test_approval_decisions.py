@@ -1,6 +1,7 @@
 """Decisions cannot be forged, replayed or applied to changed arguments; refusals keep the state."""
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,147 @@ async def test_something_that_is_no_decision_is_refused() -> None:
 	await refused(
 		agent, saved, {"run_id": "r", "call": "c", "digest": "d", "approved": "yes"}, "forged"
 	)
+
+
+def malformed_signatures(good: str) -> dict[str, Any]:
+	"""Every shape of signature that is not 64 lowercase hex digits, from a valid one."""
+	return {
+		"non-ASCII": "\u00e9" * 64,
+		"one non-ASCII digit": good[:-1] + "\u00e9",
+		"full-width digits": "\uff10" * 64,
+		"a NUL": good[:-1] + "\x00",
+		"a lone surrogate": good[:-1] + "\ud800",
+		"too short": good[:-1],
+		"too long": good + "0",
+		"non-hex": "g" * 64,
+		"upper case": good.upper(),
+		"spaces around": f" {good} ",
+		"empty": "",
+		"None": None,
+		"bytes": good.encode(),
+		"very long": good * 20_000,
+		"a number": 7,
+		"a list": [good],
+	}
+
+
+MALFORMED = list(malformed_signatures("0" * 64))
+
+
+@pytest.mark.parametrize("kind", MALFORMED)
+@pytest.mark.parametrize("form", ["object", "dict"])
+async def test_a_malformed_signature_is_refused_as_forged(kind: str, form: str) -> None:
+	"""Non-ASCII, wrong length, non-hex, empty, None, bytes, very long: forged, state kept."""
+	shop = Shop()
+	om = OpenMolt(entry_points=False)
+	agent, saved, request = await parked_run(shop, om)
+	good = request.approve()
+	signature = malformed_signatures(good.signature)[kind]
+	if form == "object":
+		decision: Any = dataclasses.replace(good, signature=signature)
+	else:
+		decision = {**good.to_dict(), "signature": signature}
+	message = await refused(agent, saved, decision, "forged")
+	assert message == (
+		f"decision {good.id} for {good.call} is not signed by this instance's approval key: it "
+		"was forged or altered, or made by a process with another key (give both the same "
+		"Approvals(key=...) or OPENMOLT_APPROVAL_KEY)"
+	)
+	assert shop.ran == []
+	# The good decision still works: the refused one consumed nothing.
+	result = await agent.resume(saved, decision=good)
+	assert result.status == "success" and len(shop.ran) == 1
+
+
+@pytest.mark.parametrize(
+	"change",
+	[
+		{"run_id": None},
+		{"run_id": 5},
+		{"call": ["tool:1:0:local.refund"]},  # unhashable: it must not reach a dict lookup
+		{"digest": b"sha256:0"},
+		{"id": {"x": 1}},
+		{"reason": ["no"]},
+		{"input": {"amount": {1, 2}}},  # no JSON: it cannot have been signed
+		{"input": ["a"]},
+	],
+)
+async def test_a_decision_with_a_field_of_the_wrong_type_is_forged(change: dict[str, Any]) -> None:
+	"""A decision made in code with odd fields is refused as forged, never with a crash."""
+	shop = Shop()
+	om = OpenMolt(entry_points=False)
+	agent, saved, request = await parked_run(shop, om)
+	decision = dataclasses.replace(request.approve(), **change)
+	await refused(agent, saved, decision, "forged")
+	assert shop.ran == []
+
+
+@pytest.mark.parametrize("kind", MALFORMED)
+async def test_a_handler_returning_a_malformed_signature_runs_nothing(kind: str) -> None:
+	"""In process, the call is refused as forged; the run goes on and ends normally."""
+	shop = Shop()
+	om = OpenMolt(entry_points=False)
+
+	def handler(request: ApprovalRequest) -> ApprovalDecision:
+		good = request.approve()
+		return dataclasses.replace(good, signature=malformed_signatures(good.signature)[kind])
+
+	model = ScriptedModel([refund_call(), finish("x")])
+	agent = shop.agent(om, model, on_approval_request=handler)
+	result = await agent.run("go")
+	assert result.status == "success"
+	assert shop.ran == []
+	assert model.last_turn()["results"][0]["error"] == (
+		"not run: its decision was refused (forged)"
+	)
+
+
+@pytest.mark.parametrize("kind", MALFORMED)
+def test_check_signature_refuses_every_malformed_signature(kind: str) -> None:
+	"""The Python API: Approvals.check_signature and verify raise ApprovalError, nothing else."""
+	approvals = Approvals(key=KEY)
+	request = ApprovalRequest(
+		run_id="r",
+		call="tool:1:0:x.y",
+		agent="a",
+		tool="x.y",
+		input={},
+		reason="",
+		rule="",
+		digest="sha256:0",
+		_approvals=approvals,
+	)
+	good = request.deny("no")
+	approvals.check_signature(good)
+	bad = dataclasses.replace(good, signature=malformed_signatures(good.signature)[kind])
+	with pytest.raises(ApprovalError) as caught:
+		approvals.check_signature(bad)
+	assert caught.value.problem == "forged"
+	with pytest.raises(ApprovalError) as caught:
+		approvals.verify(bad, run_id="r", call="tool:1:0:x.y", digest="sha256:0")
+	assert caught.value.problem == "forged"
+
+
+async def test_a_non_ascii_digest_is_stale_not_a_crash() -> None:
+	"""A request rebuilt with an odd digest signs; the check against the call says stale."""
+	shop = Shop()
+	om = OpenMolt(entry_points=False)
+	agent, saved, request = await parked_run(shop, om)
+	odd = ApprovalRequest.from_dict(
+		{**request.to_dict(), "digest": "sha256:\u00e9"}, approvals=om.approvals
+	)
+	await refused(agent, saved, odd.approve(), "stale")
+
+
+async def test_something_that_is_no_mapping_is_refused() -> None:
+	"""from_dict on a list or a string refuses it as forged; resume on bytes says what to give."""
+	with pytest.raises(ApprovalError) as caught:
+		ApprovalDecision.from_dict(["run_id"])  # type: ignore[arg-type]
+	assert caught.value.problem == "forged"
+	shop = Shop()
+	agent, saved, _ = await parked_run(shop, OpenMolt(entry_points=False))
+	with pytest.raises(ConfigurationError, match="decision must be a decision"):
+		await agent.resume(saved, decision=b"0" * 64)  # type: ignore[arg-type]
 
 
 # replayed ---------------------------------------------------------------------------------
@@ -355,3 +497,22 @@ async def test_a_replayed_run_neither_asks_again_nor_applies_twice() -> None:
 	assert len(shop.ran) == 1
 	assert first.state.messages[2].content == replayed.state.messages[2].content
 	assert json.loads(replayed.state.messages[2].content)["results"][0]["ok"] is True
+
+
+@pytest.mark.parametrize(
+	"change",
+	[{"digest": None}, {"call": 5}, {"run_id": b"r"}, {"input": ["x"]}, {"tool": None}],
+)
+def test_a_malformed_request_is_refused_when_rebuilt(change: dict[str, Any]) -> None:
+	"""ApprovalRequest.from_dict names the bad field instead of signing odd decisions."""
+	data = {
+		"run_id": "r",
+		"call": "tool:1:0:x.y",
+		"agent": "a",
+		"tool": "x.y",
+		"input": {},
+		"digest": "sha256:0",
+		**change,
+	}
+	with pytest.raises(ConfigurationError, match="not an approval request"):
+		ApprovalRequest.from_dict(data, approvals=Approvals(key=KEY))

@@ -1,14 +1,29 @@
 """Skills: listed by name and description, loaded on demand, granting nothing."""
 
+import ctypes
+import ctypes.util
 import json
+import os
+import threading
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from openmolt import ConfigurationError, OpenMolt
-from openmolt_core.skills import MAX_SKILL_CHARS, Skill, parse_skill
+from openmolt_core.errors import ToolError
+from openmolt_core.skills import (
+	MAX_SKILL_CHARS,
+	MAX_SKILL_MD_BYTES,
+	Skill,
+	load_skills,
+	parse_skill,
+	skill_tool,
+)
 from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.tools import ToolContext
 
 pytestmark = pytest.mark.anyio
 
@@ -149,3 +164,238 @@ def test_skills_from_code_and_duplicates() -> None:
 		)
 	with pytest.raises(ConfigurationError, match="neither a skill folder"):
 		om.create_agent(name="C", model=ScriptedModel([]), skills=["/no/such/folder"])
+
+
+# -- the skill's folder is read through descriptors, like FileSystem's -------------------------
+
+SECRET = "OUTSIDE-SECRET-CONTENT"
+RENAME_EXCHANGE = 2
+
+
+def loader(skills: list[Any]) -> Any:
+	found = load_skills(skills)
+	return skill_tool(found, available=[])
+
+
+async def load(tool: Any, **input: Any) -> Any:
+	with anyio.fail_after(10):
+		return await tool.execute(input, ToolContext(agent="a", integration="skills"))
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> tuple[Path, Path]:
+	"""A skill folder next to a folder it must never read."""
+	root = tmp_path / "skills" / "invoices"
+	(root / "refs").mkdir(parents=True)
+	(root / "SKILL.md").write_text(INVOICES)
+	(root / "refs" / "rates.csv").write_text("inside")
+	outside = tmp_path / "outside"
+	outside.mkdir()
+	(outside / "rates.csv").write_text(SECRET)
+	(outside / "SKILL.md").write_text(INVOICES.replace("# Paying", SECRET))
+	return root, outside
+
+
+async def test_a_hard_link_in_a_skill_folder_is_not_read(hostile: tuple[Path, Path]) -> None:
+	"""Another name of the file may be outside: refused, and not listed."""
+	root, outside = hostile
+	os.link(outside / "rates.csv", root / "linked.csv")
+	tool = loader([root])
+	with pytest.raises(ToolError, match=r"has no file 'linked\.csv' it can read") as info:
+		await load(tool, name="invoices", file="linked.csv")
+	assert SECRET not in info.value.message
+	listed = await load(tool, name="invoices")
+	assert listed["files"] == ["refs/rates.csv"]
+	assert (await load(tool, name="invoices", file="refs/rates.csv"))["content"] == "inside"
+
+
+def test_a_hard_linked_or_escaping_skill_md_is_refused(hostile: tuple[Path, Path]) -> None:
+	"""SKILL.md itself: a hard link or a symlink out of the folder is a ConfigurationError."""
+	root, outside = hostile
+	(root / "SKILL.md").unlink()
+	os.link(outside / "SKILL.md", root / "SKILL.md")
+	with pytest.raises(ConfigurationError, match="hard link") as info:
+		load_skills([root])
+	assert str(root) not in str(info.value) and SECRET not in str(info.value)
+	(root / "SKILL.md").unlink()
+	(root / "SKILL.md").symlink_to(outside / "SKILL.md")
+	with pytest.raises(ConfigurationError, match="cannot be read") as info:
+		load_skills([root])
+	assert str(root) not in str(info.value) and SECRET not in str(info.value)
+
+
+def test_a_plugin_skill_may_be_hard_linked(hostile: tuple[Path, Path]) -> None:
+	"""Installers (uv) hard-link a package's files from their cache: plugins' skills read them."""
+	root, _ = hostile
+	os.link(root / "SKILL.md", root.parent / "cache-copy")
+	[skill] = load_skills([root], hard_links=True)
+	assert skill.instructions.startswith("# Paying invoices")
+
+
+def _renameat2() -> Any:
+	libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+	func = getattr(libc, "renameat2", None)
+	if func is None:
+		pytest.skip("renameat2 is not available")
+	func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+	return func
+
+
+async def test_a_symlink_swap_race_never_reads_outside(hostile: tuple[Path, Path]) -> None:
+	"""A directory exchanged with a symlink to outside (renameat2) while loading: never outside."""
+	root, outside = hostile
+	os.symlink(outside, root / "swap")
+	exchange = _renameat2()
+	tool = loader([root])
+	stop = threading.Event()
+	swaps = [0]
+
+	def swapper() -> None:
+		a, b = os.fsencode(root / "refs"), os.fsencode(root / "swap")
+		while not stop.is_set():
+			if exchange(-100, a, -100, b, RENAME_EXCHANGE) == 0:
+				swaps[0] += 1
+
+	thread = threading.Thread(target=swapper)
+	thread.start()
+	read = 0
+	try:
+		for _ in range(3000):
+			for file in ("refs/rates.csv", "swap/rates.csv"):
+				try:
+					out = await load(tool, name="invoices", file=file)
+				except ToolError as exc:
+					assert SECRET not in exc.message
+					continue
+				assert out["content"] == "inside", out
+				read += 1
+	finally:
+		stop.set()
+		thread.join()
+	assert swaps[0] > 100 and read > 0
+
+
+async def test_the_skill_folder_swapped_after_loading_is_not_followed(
+	hostile: tuple[Path, Path],
+) -> None:
+	"""The folder is pinned when loaded: replaced by a symlink to outside, it is refused."""
+	root, outside = hostile
+	tool = loader([root])
+	os.rename(root, root.with_name("moved"))
+	os.symlink(outside, root)
+	(outside / "refs").mkdir()
+	(outside / "refs" / "rates.csv").write_text(SECRET)
+	with pytest.raises(ToolError) as info:
+		await load(tool, name="invoices", file="refs/rates.csv")
+	assert SECRET not in info.value.message and str(root) not in info.value.message
+
+
+@pytest.mark.parametrize(
+	("file", "message"),
+	[
+		("a\x00b", "control characters"),
+		("refs/rates.csv\x00", "control characters"),
+		("a\x85b", "control characters"),
+		("n" * 300, "too long"),
+		("refs/" + "n" * 256, "too long"),
+		("\u00e9" * 200, "too long"),
+		("p/" * 2100, "too long"),
+		("/".join(["d"] * 65), "too deep"),
+		("/etc/passwd", "give a path inside the skill"),
+		("refs/../../../outside/rates.csv", "give a path inside the skill"),
+	],
+)
+async def test_odd_file_names_are_clear_errors_without_host_paths(
+	hostile: tuple[Path, Path], file: str, message: str
+) -> None:
+	"""NUL, control characters, names over NAME_MAX, paths over PATH_MAX or 64 levels."""
+	root, _ = hostile
+	tool = loader([root])
+	with pytest.raises(ToolError, match=message) as info:
+		await load(tool, name="invoices", file=file)
+	assert str(root.parent.parent) not in info.value.message
+
+
+@pytest.mark.parametrize("entry", ["a" * 300, "a\x00b", "x" * 5000])
+def test_odd_skill_entries_are_configuration_errors(tmp_path: Path, entry: str) -> None:
+	"""A folder name too long or with a NUL: a ConfigurationError, never OSError or ValueError."""
+	for given in (entry, str(tmp_path / entry)):
+		with pytest.raises(ConfigurationError) as info:
+			load_skills([given], plugins=lambda name: None)
+		assert str(tmp_path) not in str(info.value)
+
+
+def test_a_huge_skill_md_is_refused_before_reading(hostile: tuple[Path, Path]) -> None:
+	"""A 600 MB SKILL.md (sparse) is refused from its size, without reading it."""
+	root, _ = hostile
+	with open(root / "SKILL.md", "r+b") as f:
+		f.truncate(600 * 1024 * 1024)
+	tracemalloc.start()
+	try:
+		with pytest.raises(ConfigurationError, match=r"SKILL\.md is too large") as info:
+			load_skills([root])
+		peak = tracemalloc.get_traced_memory()[1]
+	finally:
+		tracemalloc.stop()
+	assert peak < 4 * 1024 * 1024
+	assert str(root) not in str(info.value)
+	assert str(MAX_SKILL_MD_BYTES) in str(info.value)
+
+
+async def test_a_huge_skill_file_is_refused_before_reading(hostile: tuple[Path, Path]) -> None:
+	"""A 600 MB file of a skill is refused from its size, without reading it."""
+	root, _ = hostile
+	(root / "refs" / "big.bin").write_bytes(b"")
+	os.truncate(root / "refs" / "big.bin", 600 * 1024 * 1024)  # sparse
+	tool = loader([root])
+	tracemalloc.start()
+	try:
+		with pytest.raises(ToolError, match="is too large") as info:
+			await load(tool, name="invoices", file="refs/big.bin")
+		peak = tracemalloc.get_traced_memory()[1]
+	finally:
+		tracemalloc.stop()
+	assert peak < 4 * 1024 * 1024 and str(root) not in info.value.message
+
+
+def test_skill_md_that_is_not_utf8_is_a_configuration_error(hostile: tuple[Path, Path]) -> None:
+	"""A SKILL.md in another encoding says so, instead of a UnicodeDecodeError."""
+	root, _ = hostile
+	(root / "SKILL.md").write_bytes(INVOICES.encode() + b"\xff\xfe")
+	with pytest.raises(ConfigurationError, match="not UTF-8"):
+		load_skills([root])
+
+
+async def test_special_files_and_symlinks_are_not_listed_or_read(
+	hostile: tuple[Path, Path],
+) -> None:
+	"""A FIFO never blocks a load; symlinks (even inside) are not listed."""
+	root, _ = hostile
+	os.mkfifo(root / "pipe")
+	(root / "inner").symlink_to(root / "refs" / "rates.csv")
+	tool = loader([root])
+	assert (await load(tool, name="invoices"))["files"] == ["refs/rates.csv"]
+	with pytest.raises(ToolError, match="has no file 'pipe' it can read"):
+		await load(tool, name="invoices", file="pipe")
+
+
+async def test_a_plugin_skill_object_may_read_hard_linked_files(
+	hostile: tuple[Path, Path],
+) -> None:
+	"""A Skill object a plugin registers reads its hard-linked files; one in code does not."""
+	root, _ = hostile
+	os.link(root / "refs" / "rates.csv", root.parent / "cache-copy")
+	made = Skill(name="invoices", description="d", root=root)
+	assert made.files() == []  # refs/rates.csv now has two links
+	plugin = Skill(name="invoices", description="d", root=root)
+	[found] = load_skills([plugin], hard_links=True)
+	tool = skill_tool([found], available=[])
+	assert (await load(tool, name="invoices", file="refs/rates.csv"))["content"] == "inside"
+
+
+def test_a_symlinked_subfolder_is_not_a_skill(hostile: tuple[Path, Path]) -> None:
+	"""In a folder of skills, a symlink to a folder elsewhere is not followed."""
+	root, outside = hostile
+	(outside / "SKILL.md").write_text(INVOICES.replace("invoices", "evil"))
+	(root.parent / "evil").symlink_to(outside)
+	assert [s.name for s in load_skills([root.parent])] == ["invoices"]

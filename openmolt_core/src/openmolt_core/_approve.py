@@ -336,17 +336,22 @@ def pending_state(ctx: RunContext, record: StepRecord, ignored: Sequence[str]) -
 	}
 
 
-def decisions_of(value: Any) -> list[ApprovalDecision]:
+def decisions_of(value: Any, signer: Approvals | None = None) -> list[ApprovalDecision]:
 	"""Read ``resume(decision=...)``: one decision or several, objects or their dicts.
 
+	Args:
+		value: What ``resume`` was given.
+		signer: When given, each decision's signature is checked here, before the run is
+			touched (and before a durable backend starts the run's next segment).
+
 	Raises:
-		ApprovalError: A dict that is not a decision.
+		ApprovalError: A dict that is not a decision, or (with ``signer``) a forged decision.
 		ConfigurationError: Something else than decisions.
 	"""
 	if value is None:
 		return []
 	items = [value] if isinstance(value, (ApprovalDecision, Mapping)) else value
-	if not isinstance(items, Sequence) or isinstance(items, str):
+	if not isinstance(items, Sequence) or isinstance(items, (str, bytes, bytearray)):
 		raise ConfigurationError(
 			"resume: decision must be a decision (request.approve() / request.deny(reason)), "
 			"its dict, or a list of them"
@@ -362,6 +367,9 @@ def decisions_of(value: Any) -> list[ApprovalDecision]:
 				f"resume: decision: {type(item).__name__} is not a decision; give "
 				"request.approve() or request.deny(reason)"
 			)
+	if signer is not None:
+		for decision in out:
+			signer.check_signature(decision)
 	return out
 
 
@@ -464,6 +472,7 @@ async def restore(
 	signer = ctx.approvals.authority()
 	chosen: dict[str, ApprovalDecision] = {}
 	for decision in decisions:
+		signer.check_signature(decision)  # first: a forged decision's fields may be anything
 		info = waiting.get(decision.call)
 		if info is None or decision.run_id != run_id:
 			signer.verify(decision, run_id=run_id, call=decision.call, digest=decision.digest)

@@ -628,7 +628,7 @@ class Agent:
 				"resume: this state waits for no answer or decision (its run is not "
 				"human_input_required or approval_required); use run(history=state) to go on"
 			)
-		decisions = _approve.decisions_of(decision)
+		decisions = _approve.decisions_of(decision, self.om.approvals)
 		if kind == "approval":
 			if answer is not None:
 				raise ConfigurationError(

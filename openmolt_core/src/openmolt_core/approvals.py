@@ -24,6 +24,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import sqlite3
 import time
@@ -66,7 +67,38 @@ def digest(tool: str, input: Mapping[str, Any]) -> str:
 	text = json.dumps(
 		{"tool": tool, "input": input}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
 	)
-	return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+	return "sha256:" + hashlib.sha256(_utf8(text)).hexdigest()
+
+
+_SIGNATURE = re.compile(r"[0-9a-f]{64}")
+"""The shape of a signature: the HMAC-SHA256 hex digest, 64 lowercase hex digits."""
+
+
+def _text(value: Any, most: int = 120) -> str:
+	"""A field of a decision as an error shows it: cut, and a repr when it is no string."""
+	text = value if isinstance(value, str) else repr(value)
+	return text if len(text) <= most else f"{text[:most]}..."
+
+
+def _utf8(text: str) -> bytes:
+	return text.encode("utf-8", "surrogatepass")
+
+
+def _malformed(decision: ApprovalDecision) -> bool:
+	"""Whether a decision has a field of the wrong type, or a signature of the wrong shape.
+
+	Such a decision was not made by `Approvals.decide` (whatever it claims): it is forged.
+	"""
+	if not all(
+		isinstance(getattr(decision, name), str) for name in ("run_id", "call", "digest", "id")
+	):
+		return True
+	if not isinstance(decision.reason, str) or not isinstance(decision.approved, bool):
+		return True
+	if decision.input is not None and not isinstance(decision.input, dict):
+		return True
+	signature = decision.signature
+	return not isinstance(signature, str) or _SIGNATURE.fullmatch(signature) is None
 
 
 # requests and decisions -------------------------------------------------------------------
@@ -137,30 +169,36 @@ class ApprovalDecision:
 		Raises:
 			ApprovalError: The data is not a decision (``problem`` is ``forged``).
 		"""
-		try:
-			decision = cls(
-				run_id=str(data["run_id"]),
-				call=str(data["call"]),
-				digest=str(data["digest"]),
-				approved=data["approved"],
-				reason=str(data.get("reason") or ""),
-				input=data.get("input"),
-				id=str(data.get("id") or ""),
-				signature=str(data.get("signature") or ""),
-			)
-		except (KeyError, TypeError) as exc:
+		if not isinstance(data, Mapping):
 			raise ApprovalError(
-				f"not an approval decision (missing {exc}); make decisions with "
+				f"not an approval decision ({type(data).__name__}); make decisions with "
 				"request.approve() or request.deny(reason)",
 				problem="forged",
-			) from None
+			)
+		missing = [k for k in ("run_id", "call", "digest", "approved") if k not in data]
+		if missing:
+			raise ApprovalError(
+				f"not an approval decision (missing {', '.join(missing)}); make decisions with "
+				"request.approve() or request.deny(reason)",
+				problem="forged",
+			)
+		decision = cls(
+			run_id=data["run_id"],
+			call=data["call"],
+			digest=data["digest"],
+			approved=data["approved"],
+			reason=data.get("reason") or "",
+			input=data.get("input"),
+			id=data.get("id") or "",
+			signature=data.get("signature") or "",
+		)
 		if not isinstance(decision.approved, bool) or not (
 			decision.input is None or isinstance(decision.input, dict)
 		):
 			raise ApprovalError(
 				"not an approval decision: 'approved' must be true or false and 'input' an object",
 				problem="forged",
-				call=decision.call,
+				call=_text(decision.call),
 			)
 		return decision
 
@@ -242,11 +280,24 @@ class ApprovalRequest:
 			data: The request's data.
 			approvals: The signer (``om.approvals`` of the process that will apply the decision,
 				or one with the same key).
+
+		Raises:
+			ConfigurationError: A field is missing or has the wrong type (the request was not
+				made by `to_dict`).
 		"""
-		fields = {k: data[k] for k in ("run_id", "call", "agent", "tool", "digest")}
+		names = ("run_id", "call", "agent", "tool", "digest")
+		wrong = [k for k in names if not isinstance(data.get(k), str)]
+		given = data.get("input") or {}
+		if wrong or not isinstance(given, Mapping):
+			what = ", ".join(wrong) if wrong else "input"
+			raise ConfigurationError(
+				f"not an approval request: {what} missing or of the wrong type; pass "
+				"request.to_dict() as it was made"
+			)
+		fields = {k: data[k] for k in names}
 		return cls(
 			**fields,
-			input=dict(data.get("input") or {}),
+			input=dict(given),
 			reason=str(data.get("reason") or ""),
 			rule=str(data.get("rule") or ""),
 			_approvals=approvals,
@@ -378,7 +429,9 @@ class Approvals:
 			separators=(",", ":"),
 			ensure_ascii=False,
 		)
-		return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
+		return hmac.new(
+			self._key, body.encode("utf-8", "surrogatepass"), hashlib.sha256
+		).hexdigest()
 
 	def decide(
 		self,
@@ -412,6 +465,29 @@ class Approvals:
 		)
 		return ApprovalDecision(**{**unsigned.to_dict(), "signature": self._sign(unsigned)})
 
+	def check_signature(self, decision: ApprovalDecision) -> None:
+		"""Check that a decision is well formed and signed with this instance's key.
+
+		Every malformed decision (a signature that is not 64 lowercase hex digits: non-ASCII,
+		too short or too long, empty, None, bytes; a field of the wrong type; an input that is
+		not JSON) is refused the same way as a wrong signature, never with a crash.
+
+		Args:
+			decision: The decision, as it arrived (from code, a dict, another process).
+
+		Raises:
+			ApprovalError: ``forged``: it was not signed here, or was altered since.
+		"""
+		if not self._signed(decision):
+			raise ApprovalError(
+				f"decision {_text(decision.id) or '(no id)'} for {_text(decision.call)} is not "
+				"signed by this instance's approval key: it was forged or altered, or made by a "
+				f"process with another key (give both the same Approvals(key=...) or "
+				f"{APPROVAL_KEY_ENV})",
+				problem="forged",
+				call=_text(decision.call, 200),
+			)
+
 	def verify(self, decision: ApprovalDecision, *, run_id: str, call: str, digest: str) -> None:
 		"""Check that a decision was signed here and is for this call with these arguments.
 
@@ -422,17 +498,10 @@ class Approvals:
 			digest: The digest of the arguments it is about to run with.
 
 		Raises:
-			ApprovalError: ``forged``, ``replayed`` (another run or call) or ``stale`` (other
-				arguments); the message says which.
+			ApprovalError: ``forged`` (see `check_signature`), ``replayed`` (another run or
+				call) or ``stale`` (other arguments); the message says which.
 		"""
-		if not hmac.compare_digest(decision.signature, self._sign(decision)):
-			raise ApprovalError(
-				f"decision {decision.id or '(no id)'} for {decision.call} is not signed by this "
-				"instance's approval key: it was forged or altered, or made by a process with "
-				f"another key (give both the same Approvals(key=...) or {APPROVAL_KEY_ENV})",
-				problem="forged",
-				call=decision.call,
-			)
+		self.check_signature(decision)
 		if decision.run_id != run_id or decision.call != call:
 			raise ApprovalError(
 				f"decision {decision.id} was made for {decision.call} of run {decision.run_id}, "
@@ -440,13 +509,23 @@ class Approvals:
 				problem="replayed",
 				call=decision.call,
 			)
-		if not hmac.compare_digest(decision.digest, digest):
+		if not hmac.compare_digest(_utf8(decision.digest), _utf8(digest)):
 			raise ApprovalError(
 				f"decision {decision.id} approved other arguments than {call} now has: the "
 				"arguments changed after approval; ask for a new decision",
 				problem="stale",
 				call=call,
 			)
+
+	def _signed(self, decision: ApprovalDecision) -> bool:
+		"""Whether a decision is well formed and its signature is this key's (constant time)."""
+		if _malformed(decision):
+			return False
+		try:
+			expected = self._sign(decision)
+		except (TypeError, ValueError, RecursionError):  # an input that is no JSON
+			return False
+		return hmac.compare_digest(decision.signature.encode("ascii"), expected.encode("ascii"))
 
 	def __repr__(self) -> str:
 		return f"Approvals(ledger={type(self.ledger).__name__})"

@@ -350,7 +350,7 @@ class Plugins:
 			from openmolt_core.skills import load_skills
 
 			try:
-				found = load_skills([skill])
+				found = load_skills([skill], hard_links=True)  # installers hard-link files
 			except ConfigurationError as exc:
 				raise PluginError(f"registered an invalid skill: {exc}", plugin=source) from exc
 			for one in found:

@@ -18,24 +18,46 @@ calls the built-in tool ``skills.load`` to read a skill's instructions, or one o
 text arrives as that call's result, so the prompt's prefix never changes. Loading a skill grants
 nothing: the tools it names still need the agent's integrations and scopes, and the result says
 which of them the agent lacks.
+
+A skill's files are read the way the FileSystem integration reads (one module both use,
+`openmolt_core.integrations._sandbox`): walked from a descriptor of the skill's folder, taken
+when it was loaded, component by component with ``O_NOFOLLOW``, so a symlink leads nowhere
+outside the folder even when swapped while it is read; only regular files with one hard link
+(another name may be outside the folder); the size from ``fstat`` before anything is read, and
+the reading stops at the cap. Paths are capped like FileSystem's (`MAX_PATH_BYTES`,
+`MAX_NAME_BYTES`, `MAX_DEPTH`, no control characters), ``SKILL.md`` at `MAX_SKILL_MD_BYTES`,
+and errors name paths as given, never the host's absolute path.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ConfigurationError, ToolError
+from openmolt_core.integrations._paths import (
+	MAX_DEPTH,
+	MAX_NAME_BYTES,
+	MAX_PATH_BYTES,
+	check_path,
+)
+from openmolt_core.integrations._sandbox import Sandbox, open_regular, os_error, read_capped
 
 if TYPE_CHECKING:
 	from openmolt_core.tools import FunctionTool, ToolContext
 
 __all__ = [
+	"MAX_DEPTH",
+	"MAX_NAME_BYTES",
+	"MAX_PATH_BYTES",
 	"MAX_SKILL_CHARS",
+	"MAX_SKILL_FILES",
+	"MAX_SKILL_MD_BYTES",
 	"Skill",
 	"describe",
 	"load_skills",
@@ -45,6 +67,12 @@ __all__ = [
 
 MAX_SKILL_CHARS = 40_000
 """The most characters ``skills.load`` returns for a skill's instructions or one of its files."""
+
+MAX_SKILL_MD_BYTES = 1024 * 1024
+"""The largest ``SKILL.md`` read when a skill is loaded (its size is checked before reading)."""
+
+MAX_SKILL_FILES = 500
+"""The most files of a skill that ``skills.load`` lists."""
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
@@ -67,6 +95,7 @@ class Skill:
 	instructions: str = ""
 	root: Path | None = None
 	allowed_tools: tuple[str, ...] = field(default_factory=tuple)
+	_folder: _Folder | None = field(default=None, init=False, repr=False, compare=False)
 
 	def __post_init__(self) -> None:
 		if len(self.name) > 64 or not _NAME.match(self.name):
@@ -79,14 +108,128 @@ class Skill:
 			)
 
 	def files(self) -> list[str]:
-		"""The skill's other files, as paths relative to its folder."""
+		"""The skill's other files, as paths relative to its folder (at most `MAX_SKILL_FILES`).
+
+		Only what ``skills.load`` can read: regular files with one link, no symlinks, no
+		``SKILL.md``, within the path caps.
+		"""
+		folder = self._folder_or_none()
+		return [] if folder is None else folder.files()
+
+	def _folder_or_none(self) -> _Folder | None:
+		"""The skill's folder, held from its first use (None for a skill made in code)."""
 		if self.root is None:
-			return []
+			return None
+		if self._folder is None:
+			object.__setattr__(self, "_folder", _Folder.of(self.root, where=self.name))
+		return self._folder
+
+
+class _Folder:
+	"""A skill's folder, read through directory descriptors (`Sandbox`), pinned at load.
+
+	Args:
+		box: The sandbox of the folder.
+		hard_links: Read files with more than one hard link (an installed plugin's files,
+			which an installer such as uv may hard-link from its cache).
+	"""
+
+	__slots__ = ("box", "hard_links")
+
+	def __init__(self, box: Sandbox, *, hard_links: bool = False) -> None:
+		self.box = box
+		self.hard_links = hard_links
+
+	@classmethod
+	def of(cls, root: Path, *, where: str, hard_links: bool = False) -> _Folder:
+		"""The folder at ``root``.
+
+		Raises:
+			ToolError: It is not a directory (``where`` names it, never the host path).
+		"""
+		try:
+			return cls(Sandbox([root], pin=True), hard_links=hard_links)
+		except (OSError, ValueError):
+			raise ToolError(f"skill {where!r}: its folder is gone or is not a directory") from None
+
+	def read(self, path: str, most: int) -> bytes:
+		"""The bytes of a regular file of the folder, refused when over ``most`` bytes.
+
+		Raises:
+			ToolError: The path is refused or too long, the file is missing, not a regular
+				file, hard-linked, outside the folder or too large (named as given).
+		"""
+		with self.box.locate(path) as place:
+			if place.name is not None and place.lstat() is None:
+				raise _Missing(path)
+			fd, info = open_regular(place, path, hard_links=self.hard_links)
+			try:
+				if info.st_size > most:
+					raise _TooLarge(info.st_size)
+				data = read_capped(fd, most)
+			except OSError as err:
+				raise os_error(err, path, "read") from None
+			finally:
+				os.close(fd)
+		if data is None:
+			raise _TooLarge(most + 1)
+		return data
+
+	def files(self) -> list[str]:
+		"""The readable files below the folder, sorted, at most `MAX_SKILL_FILES`."""
+		out: list[str] = []
+		try:
+			with self.box.locate(".") as place:
+				walk = os.fwalk(".", dir_fd=place.dir_fd, follow_symlinks=False)
+				for folder, dirs, names, folder_fd in walk:
+					rel = [p for p in folder.split("/") if p not in ("", ".")]
+					if len(rel) + 1 >= MAX_DEPTH:
+						dirs.clear()
+					dirs.sort()
+					for name in sorted(names):
+						path = "/".join([*rel, name])
+						if name == "SKILL.md" or not self._fits(path):
+							continue
+						try:
+							info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+						except OSError:
+							continue
+						if stat.S_ISREG(info.st_mode) and (info.st_nlink == 1 or self.hard_links):
+							out.append(path)
+		except (OSError, ToolError):
+			pass  # the folder went away while listed: what was found so far
+		return sorted(out)[:MAX_SKILL_FILES]
+
+	def _fits(self, path: str) -> bool:
+		try:
+			check_path(path)
+		except ToolError:
+			return False
+		return True
+
+	def children(self) -> list[str]:
+		"""The names of the folder's subdirectories (not symlinks), sorted."""
 		out = []
-		for path in sorted(self.root.rglob("*")):
-			if path.is_file() and not path.is_symlink() and path.name != "SKILL.md":
-				out.append(path.relative_to(self.root).as_posix())
-		return out
+		with self.box.locate(".") as place, os.scandir(place.dir_fd) as entries:
+			for entry in entries:
+				try:
+					if stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode):
+						out.append(entry.name)
+				except OSError:
+					continue
+		return sorted(out)
+
+
+class _Missing(Exception):
+	"""A file of a skill is not there."""
+
+
+class _TooLarge(Exception):
+	"""A file of a skill is over its cap (its size in bytes, or the cap plus one)."""
+
+	def __init__(self, size: int) -> None:
+		super().__init__(size)
+		self.size = size
 
 
 def _scalar(text: str) -> str:
@@ -159,19 +302,69 @@ def parse_skill(text: str, *, root: Path | None = None, where: str = "SKILL.md")
 		raise ConfigurationError(f"{where}: {exc}") from None
 
 
-def _from_folder(folder: Path) -> list[Skill]:
-	if (folder / "SKILL.md").is_file():
-		path = folder / "SKILL.md"
-		return [parse_skill(path.read_text(encoding="utf-8"), root=folder, where=str(path))]
-	if not folder.is_dir():
+def _shown(folder: Path) -> str:
+	"""A folder as errors name it: as written when relative, by its name when absolute."""
+	return str(folder) if not folder.is_absolute() else f".../{folder.name}"
+
+
+def _from_folder(folder: Path, *, hard_links: bool = False, where: str = "") -> list[Skill]:
+	"""The skill in ``folder``, or the skills in its subfolders, read through descriptors."""
+	shown = where or _shown(folder)
+	try:
+		box = _Folder.of(folder, where=shown, hard_links=hard_links)
+	except ToolError:
+		box = None
+	text = None if box is None else _skill_md(box, shown)
+	if box is not None and text is not None:
+		skill = parse_skill(text, root=folder, where=f"{shown}/SKILL.md")
+		object.__setattr__(skill, "_folder", box)
+		return [skill]
+	if box is None:
 		raise ConfigurationError(
-			f"skills: {str(folder)!r} is neither a skill folder nor a folder of skills"
+			f"skills: {shown!r} is neither a skill folder nor a folder of skills"
 		)
 	found = []
-	for child in sorted(folder.iterdir()):
-		if child.is_dir() and (child / "SKILL.md").is_file():
-			found.extend(_from_folder(child))
+	top = box.box.roots[0]
+	for child in box.children():
+		try:
+			inner = _Folder.of(top / child, where=child, hard_links=hard_links)
+		except ToolError:
+			continue
+		if inner.box.roots[0] != top / child:  # swapped for a symlink since it was listed
+			continue
+		text = _skill_md(inner, f"{shown}/{child}")
+		if text is not None:
+			skill = parse_skill(text, root=folder / child, where=f"{shown}/{child}/SKILL.md")
+			object.__setattr__(skill, "_folder", inner)
+			found.append(skill)
 	return found
+
+
+def _skill_md(folder: _Folder, shown: str) -> str | None:
+	"""The text of a folder's ``SKILL.md``; None when it has none.
+
+	Raises:
+		ConfigurationError: It is too large, not UTF-8, or not a file the folder may read.
+	"""
+	try:
+		data = folder.read("SKILL.md", MAX_SKILL_MD_BYTES)
+	except _Missing:
+		return None
+	except _TooLarge as exc:
+		raise ConfigurationError(
+			f"{shown}/SKILL.md is too large ({exc.size} bytes; the most is "
+			f"{MAX_SKILL_MD_BYTES}): keep the instructions short and move details to the "
+			"skill's files"
+		) from None
+	except ToolError as exc:
+		raise ConfigurationError(
+			f"{shown}/SKILL.md cannot be read: {exc.message} (it must be a regular file in the "
+			"skill's folder, with one hard link: copy it rather than link it)"
+		) from None
+	try:
+		return data.decode("utf-8")
+	except UnicodeDecodeError:
+		raise ConfigurationError(f"{shown}/SKILL.md is not UTF-8 text; save it as UTF-8") from None
 
 
 def load_skills(
@@ -179,6 +372,7 @@ def load_skills(
 	*,
 	plugins: Callable[[str], list[Skill] | None] | None = None,
 	known: Callable[[], Sequence[str]] | None = None,
+	hard_links: bool = False,
 ) -> list[Skill]:
 	"""The skills of ``create_agent(skills=[...])``: folders, plugins' skills, `Skill` objects, dicts.
 
@@ -191,6 +385,9 @@ def load_skills(
 		entries: The skills.
 		plugins: Finds a plugin's skills by name (``om.plugins.skills``); None: folders only.
 		known: The names plugins provide, for the error about a name none provides.
+		hard_links: Read files with more than one hard link (for the skills of installed
+			plugins, which an installer may hard-link from its cache); False refuses them,
+			since another name for the file may be outside the folder.
 
 	Raises:
 		ConfigurationError: A folder is not there, a skill is malformed, no plugin provides a
@@ -199,6 +396,12 @@ def load_skills(
 	skills: list[Skill] = []
 	for entry in entries:
 		if isinstance(entry, Skill):
+			if hard_links and entry.root is not None and entry._folder is None:
+				try:  # a plugin's Skill object: its files may be hard-linked too
+					folder = _Folder.of(entry.root, where=entry.name, hard_links=True)
+					object.__setattr__(entry, "_folder", folder)
+				except ToolError:
+					pass  # its folder is missing: said when the model loads it
 			skills.append(entry)
 		elif isinstance(entry, Mapping):
 			try:
@@ -207,8 +410,13 @@ def load_skills(
 				raise ConfigurationError(f"skills: {exc}") from exc
 		elif isinstance(entry, str) and plugins is not None and _NAME.match(entry):
 			skills.extend(_named(entry, plugins, known))
+		elif isinstance(entry, (str, os.PathLike)):
+			skills.extend(_from_folder(Path(entry), hard_links=hard_links))
 		else:
-			skills.extend(_from_folder(Path(entry)))
+			raise ConfigurationError(
+				f"skills: {type(entry).__name__} is not a skill; give a folder's path, a "
+				"plugin's skill name, a Skill or a dict of its fields"
+			)
 	seen: dict[str, Skill] = {}
 	for skill in skills:
 		if skill.name in seen:
@@ -227,14 +435,14 @@ def _named(
 	"""A bare name: a plugin's skill(s), or a folder of that name."""
 	found = plugins(name)
 	folder = Path(name)
-	if found is not None and folder.exists():
+	if found is not None and _exists(folder):
 		raise ConfigurationError(
 			f"skills: {name!r} is both a plugin's skill and a folder here; write './{name}' for "
 			"the folder, or rename it"
 		)
 	if found is not None:
 		return found
-	if folder.exists():
+	if _exists(folder):
 		return _from_folder(folder)
 	from openmolt_core._suggest import suggestion
 
@@ -246,27 +454,54 @@ def _named(
 	)
 
 
+def _exists(path: Path) -> bool:
+	"""Whether something is at ``path``; False for a name too long or with a NUL."""
+	try:
+		os.lstat(path)
+	except (OSError, ValueError):
+		return False
+	return True
+
+
 def _read(skill: Skill, file: str, limit: int) -> str:
-	if skill.root is None:
+	"""A file of a skill as text, through its folder's descriptors (see the module docstring).
+
+	Raises:
+		ToolError: The file is missing, refused or too large; the path as given, never the host's.
+	"""
+	folder = skill._folder_or_none()
+	if folder is None:
 		raise ToolError(f"skill {skill.name!r} has no files")
-	root = skill.root.resolve()
-	relative = Path(file)
-	if relative.is_absolute() or ".." in relative.parts or not file.strip():
+	if not file.strip() or file.startswith("/") or ".." in file.split("/"):
 		raise ToolError(
-			f"file {file!r}: give a path inside the skill, like one of {skill.files()[:5]}"
+			f"file {file[:200]!r}: give a path inside the skill, like one of {skill.files()[:5]}"
 		)
-	path = root / relative
-	real = Path(os.path.realpath(path))
-	if not real.is_relative_to(root) or path.is_symlink() or not real.is_file():
+	try:
+		folder.box.check(file)
+	except ToolError as exc:
+		raise ToolError(f"skill {skill.name!r}, file {file[:120]!r}: {exc.message}") from None
+	most = limit * 4  # a character is at most 4 bytes in UTF-8
+	try:
+		data = folder.read(file, most)
+	except _TooLarge as exc:
+		raise ToolError(
+			f"file {file!r} of skill {skill.name!r} is too large ({exc.size} bytes, the most is "
+			f"{most})"
+		) from None
+	except (_Missing, ToolError) as exc:
 		from openmolt_core._suggest import suggestion
 
-		raise ToolError(
-			f"skill {skill.name!r} has no file {file!r}; {suggestion(file, skill.files(), noun='files')}"
+		why = (
+			""
+			if isinstance(exc, _Missing)
+			else " it can read (skills.load reads regular files of the skill's folder with one "
+			"hard link, and follows no symlink out of it)"
 		)
-	size = real.stat().st_size
-	if size > limit * 4:
-		raise ToolError(f"file {file!r} of skill {skill.name!r} is too large ({size} bytes)")
-	text = real.read_text(encoding="utf-8", errors="replace")
+		raise ToolError(
+			f"skill {skill.name!r} has no file {file!r}{why}; "
+			f"{suggestion(file, skill.files(), noun='files')}"
+		) from None
+	text = data.decode("utf-8", errors="replace")
 	if len(text) > limit:
 		raise ToolError(
 			f"file {file!r} of skill {skill.name!r} is too large ({len(text)} characters)"

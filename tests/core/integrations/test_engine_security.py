@@ -2,9 +2,11 @@
 
 import gzip
 import json
+import os
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -25,7 +27,10 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations._paths import MAX_DEPTH, MAX_NAME_BYTES, MAX_PATH_BYTES
+from openmolt_core.integrations._sandbox import Sandbox, read_capped
 from openmolt_core.integrations.credentials import make_auth
+from openmolt_core.integrations.filesystem import file_system_integration
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.integrations.http_request import http_request_integration
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -768,3 +773,180 @@ async def test_a_file_media_type_cannot_inject_headers(media: str, fmt: str) -> 
 	assert seen == []
 	await execute_http_tool(tool, spec(tool), {"f": "data:image/png;base64,aGk="}, context(handler))
 	assert b"X-Evil" not in seen[0].content and len(seen) == 1
+
+
+# -- 2c. FileSystem: paths over PATH_MAX, NAME_MAX or the depth cap are refused ---------------
+
+
+def fs_tools(root: Path) -> dict[str, Any]:
+	return {t.handle: t for t in file_system_integration(root).tools}
+
+
+async def fs_call(t: dict[str, Any], handle: str, **input: Any) -> Any:
+	return await t[handle].execute(input, ToolContext(agent="a", integration="fileSystem"))
+
+
+def fs_tree(root: Path) -> list[str]:
+	return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def every_use(path: str) -> list[tuple[str, dict[str, Any]]]:
+	"""Every operation that takes a path, with ``path`` at each of its ends."""
+	return [
+		("read", {"path": path}),
+		("write", {"path": path, "content": "x"}),
+		("append", {"path": path, "content": "x"}),
+		("list", {"path": path}),
+		("stat", {"path": path}),
+		("mkdir", {"path": path}),
+		("delete", {"path": path}),
+		("search", {"path": path, "query": "x"}),
+		("move", {"source": path, "destination": "ok.txt"}),
+		("move", {"source": "ok.txt", "destination": path}),
+		("copy", {"source": path, "destination": "copy.txt"}),
+		("copy", {"source": "ok.txt", "destination": path}),
+	]
+
+
+BAD_PATHS = {
+	"2,100 levels": "a/" * 2100 + "f.txt",
+	"5,030 characters": "p" * 5030,
+	"4,096 bytes of 2-byte characters": "\u00e9" * 2048,
+	"65 levels": "/".join(["d"] * 65),
+	"100 levels of 1 character": "/".join(["d"] * 100),
+	"a 256-byte name": "n" * 256,
+	"a 256-byte name of 2-byte characters": "d/" + "\u00e9" * 128,
+	"a 258-byte name of 3-byte characters": "\u20ac" * 86,
+	"a 256-byte name of 4-byte characters": "\U0001f600" * 64,
+	"a NUL": "a\x00b",
+	"a NUL at the end": "ok.txt\x00",
+	"a tab": "a\tb",
+	"DEL": "a\x7fb",
+	"a C1 control": "a\x85b",
+	"a line separator": "a\u2028b",
+	"a right-to-left override": "invoice\u202etxt.exe",
+	"a backslash": "dir\\..\\x",
+	"percent-encoded dots": "%2e%2e/x",
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_PATHS))
+async def test_fs_paths_over_the_caps_are_refused_everywhere(tmp_path: Path, kind: str) -> None:
+	"""Every operation, both ends of move and copy: a clear error, nothing written, no host path."""
+	root = tmp_path / "root"
+	root.mkdir()
+	(root / "ok.txt").write_text("x")
+	t = fs_tools(root)
+	before = fs_tree(root)
+	for handle, args in every_use(BAD_PATHS[kind]):
+		with pytest.raises(ToolError, match=r"too long|too deep|control characters") as info:
+			await fs_call(t, handle, **args)
+		message = info.value.message
+		assert str(tmp_path) not in message, (handle, message)
+		assert "4095" in message or "255" in message or "64" in message or "control" in message
+		assert fs_tree(root) == before, handle
+
+
+@pytest.mark.parametrize("kind", list(BAD_PATHS))
+async def test_fs_references_over_the_caps_are_refused(tmp_path: Path, kind: str) -> None:
+	"""``fileSystem:`` references (what other tools upload) go through the same checks."""
+	root = tmp_path / "root"
+	root.mkdir()
+	store = FileStore(tmp_path / "store", file_system=Sandbox([root]).file)
+	with pytest.raises(ToolError, match=r"too long|too deep|control characters") as info:
+		await store.open(f"fileSystem:{BAD_PATHS[kind]}")
+	assert str(tmp_path) not in info.value.message
+
+
+async def test_fs_paths_at_the_caps_still_work(tmp_path: Path) -> None:
+	"""64 levels, 255-byte names, and the longest path that fits PATH_MAX with its directory."""
+	root = tmp_path / "root"
+	root.mkdir()
+	t = fs_tools(root)
+	deep = "/".join(["d"] * MAX_DEPTH)
+	assert (await fs_call(t, "write", path=deep, content="x"))["size"] == 1
+	assert (await fs_call(t, "read", path=deep))["content"] == "x"
+	name = "\u00e9" * 127 + "n"  # 255 bytes
+	assert len(name.encode()) == MAX_NAME_BYTES
+	await fs_call(t, "write", path=name, content="y")
+	assert (root / name).read_text() == "y"
+	room = MAX_PATH_BYTES - len(os.fsencode(root)) - 1  # the bytes left below the directory
+	blocks = (room - 1) // 251
+	longest = "n" * 250 + "/"
+	longest = longest * blocks + "m" * (room - blocks * 251)
+	assert len(os.fsencode(root / longest)) == MAX_PATH_BYTES
+	await fs_call(t, "write", path=longest, content="z")
+	assert (await fs_call(t, "read", path=longest))["content"] == "z"
+	with pytest.raises(ToolError, match="too long"):
+		await fs_call(t, "write", path=longest + "m", content="z")
+
+
+async def test_fs_a_path_too_long_with_its_directory_creates_no_parents(tmp_path: Path) -> None:
+	"""Short enough as text, too long on the host: refused before any directory is made."""
+	root = tmp_path / "root"
+	root.mkdir()
+	t = fs_tools(root)
+	path = "/".join(["n" * 250] * 16) + "/" + "m" * 70  # 4,086 bytes below the directory
+	assert len(path.encode()) <= MAX_PATH_BYTES < len(os.fsencode(root / path))
+	for handle, args in [
+		("write", {"path": path, "content": "x"}),
+		("append", {"path": path, "content": "x"}),
+		("mkdir", {"path": path}),
+	]:
+		with pytest.raises(ToolError, match=r"too long \(\d+ bytes with its directory"):
+			await fs_call(t, handle, **args)
+	assert fs_tree(root) == []
+	absolute = f"{root}/{path}"
+	with pytest.raises(ToolError, match="too long"):
+		await fs_call(t, "write", path=absolute, content="x")
+	assert fs_tree(root) == []
+
+
+async def test_fs_a_symlink_cannot_lead_past_the_caps(tmp_path: Path) -> None:
+	"""The caps count the place a path leads to, symlinks resolved."""
+	root = tmp_path / "root"
+	deep = "/".join(["s"] * 60)
+	(root / deep).mkdir(parents=True)
+	os.symlink(deep, root / "link")
+	t = fs_tools(root)
+	await fs_call(t, "mkdir", path="link/a/b/c/d")  # 64 levels once resolved
+	with pytest.raises(ToolError, match="too deep"):
+		await fs_call(t, "mkdir", path="link/a/b/c/d/e")
+	assert not (root / deep / "a/b/c/d/e").exists()
+
+
+@pytest.mark.parametrize("handle", ["copy", "move"])
+async def test_fs_a_tree_moved_or_copied_deeper_than_the_caps_is_refused(
+	tmp_path: Path, handle: str
+) -> None:
+	"""A tree's own depth counts at its destination: nothing is copied or moved."""
+	root = tmp_path / "root"
+	(root / "/".join(["t"] * 40)).mkdir(parents=True)
+	(root / "/".join(["t"] * 40) / "f.txt").write_text("x")
+	(root / "/".join(["u"] * 30)).mkdir(parents=True)
+	t = fs_tools(root)
+	before = fs_tree(root)
+	for destination in ["/".join(["u"] * 30), "/".join(["u"] * 30) + "/v"]:
+		with pytest.raises(ToolError, match="levels deep") as info:
+			await fs_call(t, handle, source="t", destination=destination)
+		assert str(tmp_path) not in info.value.message
+		assert fs_tree(root) == before
+	await fs_call(t, handle, source="t", destination="/".join(["u"] * 20))  # 20 + 41 levels fit
+	assert (root / "/".join(["u"] * 20) / "/".join(["t"] * 40) / "f.txt").read_text() == "x"
+
+
+def test_fs_reads_stop_at_the_cap_even_when_the_file_grows() -> None:
+	"""read_capped (FileSystem read and search, skills) never holds more than the cap plus one."""
+	reader, writer = os.pipe()
+	try:
+		os.write(writer, b"x" * 100)
+		assert read_capped(reader, 10) is None  # more than the cap: refused, 11 bytes read
+		assert os.read(reader, 1000) == b"x" * 89
+		os.write(writer, b"y" * 5)
+		os.close(writer)
+		writer = -1
+		assert read_capped(reader, 5) == b"y" * 5  # exactly the cap
+	finally:
+		os.close(reader)
+		if writer != -1:
+			os.close(writer)

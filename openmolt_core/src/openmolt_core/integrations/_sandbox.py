@@ -1,9 +1,12 @@
 """Path confinement for the FileSystem integration: every operation goes through directory fds.
 
-A path from the model is first checked as text: NUL and other control characters, backslashes,
-percent-encoded dots or slashes, text that is not valid Unicode and any ``..`` component are
-refused. A relative path is taken from the first directory; an absolute one must start with
-one of the directories.
+A path from the model is first checked as text (`check_path`): NUL and other control
+characters, backslashes, percent-encoded dots or slashes, text that is not valid Unicode and any
+``..`` component are refused, and so are paths over the caps: `MAX_PATH_BYTES` (PATH_MAX), names
+over `MAX_NAME_BYTES` (NAME_MAX) and more than `MAX_DEPTH` levels. Length and depth are checked
+again on the place the path leads to (its directory's own path included, symlinks resolved). A
+relative path is taken from the first directory; an absolute one must start with one of the
+directories.
 
 Then the path is walked one component at a time, from a file descriptor of the directory down
 (`Sandbox.locate`): each directory is opened with ``O_DIRECTORY | O_NOFOLLOW`` relative to its
@@ -36,7 +39,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import secrets
 import stat
 import threading
@@ -46,6 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._paths import (
+	MAX_DEPTH,
+	MAX_PATH_BYTES,
+	check_depth,
+	check_path,
+)
 
 __all__ = [
 	"APPEND_LOCK",
@@ -57,6 +65,7 @@ __all__ = [
 	"open_regular",
 	"os_error",
 	"read_all",
+	"read_capped",
 	"temp_name",
 	"write_file",
 ]
@@ -64,7 +73,6 @@ __all__ = [
 MAX_LINKS = 40
 """Symlinks followed in one path at most (the kernel's own limit)."""
 
-_ODD = re.compile(r"[\x00-\x1f\x7f\\]|%(2e|2f|5c|00)", re.IGNORECASE)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _KINDS = {
@@ -203,6 +211,24 @@ def open_regular(
 	return fd, info
 
 
+def read_capped(fd: int, most: int) -> bytes | None:
+	"""Read a descriptor to its end, never more than ``most`` bytes; None when it holds more.
+
+	For files whose size was checked with ``fstat`` before: a file that grows while it is read
+	(appended to by another process) still costs at most ``most + 1`` bytes of memory.
+	"""
+	chunks: list[bytes] = []
+	total = 0
+	while True:
+		chunk = os.read(fd, min(1 << 20, most + 1 - total))
+		if not chunk:
+			return b"".join(chunks)
+		chunks.append(chunk)
+		total += len(chunk)
+		if total > most:
+			return None
+
+
 def read_all(fd: int, size: int) -> bytes:
 	"""Read a file descriptor to its end (at most ``size`` bytes plus what was appended)."""
 	chunks: list[bytes] = []
@@ -259,12 +285,15 @@ class Sandbox:
 
 	Args:
 		roots: The directories (they must exist).
+		pin: Remember each directory's identity (device and inode) now, and refuse to work in
+			it once its path leads to another directory (skills: a skill's folder swapped for
+			a symlink is not followed); False follows the directory's path each time.
 
 	Raises:
 		ValueError: A root does not exist or is not a directory.
 	"""
 
-	def __init__(self, roots: Sequence[str | os.PathLike[str]]) -> None:
+	def __init__(self, roots: Sequence[str | os.PathLike[str]], *, pin: bool = False) -> None:
 		if not roots:
 			raise ValueError("FileSystemIntegration needs at least one directory")
 		resolved = []
@@ -276,33 +305,35 @@ class Sandbox:
 			resolved.append(real)
 			given.append(Path(os.path.abspath(os.fspath(root))))
 		self.roots: tuple[Path, ...] = tuple(resolved)
+		self._root_bytes = tuple(len(os.fsencode(r)) for r in resolved)
+		self._pins: tuple[tuple[int, int], ...] | None = None
+		if pin:
+			self._pins = tuple((i.st_dev, i.st_ino) for i in (os.stat(r) for r in resolved))
 		# The directories as the application wrote them, also accepted in absolute paths.
 		self._aliases: tuple[Path, ...] = tuple(given)
 
+	def check(self, path: str) -> None:
+		"""Check a path as text and against the caps, without touching the disk.
+
+		Raises:
+			ToolError: What `check_path` refuses, a path outside the directories, or a place
+				too long or too deep with its directory's own path.
+		"""
+		self._split(path)
+
 	def _split(self, path: str) -> tuple[int, list[str]]:
 		"""Check a path as text; return its directory's index and its components below it."""
-		if not isinstance(path, str):
-			raise ToolError("a path must be a string")
-		try:
-			path.encode("utf-8")
-		except UnicodeEncodeError:
-			raise ToolError("the path is not valid Unicode") from None
-		if _ODD.search(path):
-			raise ToolError(
-				f"the path {path[:120]!r} has control characters, backslashes or percent-encoding; "
-				"write plain paths with '/'"
-			)
-		parts = [p for p in path.split("/") if p not in ("", ".")]
-		if ".." in parts:
-			raise ToolError("'..' is not allowed in paths; give a path inside the directory")
-		if not path.startswith("/"):
-			return 0, parts
-		found = self._root_of(parts)
+		parts = check_path(path)
+		found = (0, parts) if not path.startswith("/") else self._root_of(parts)
 		if found is None:
 			raise ToolError(
 				f"the path {path[:120]!r} is outside the allowed directories (listed in the "
 				"tool's description); use a relative path"
 			)
+		# Checked whole before the walk, so that a write refused for its length creates no
+		# parent directories on the way; the walk checks again where symlinks lead.
+		if found[1]:
+			self._check_room(path, found[0], found[1][:-1], found[1][-1])
 		return found
 
 	def _root_of(self, parts: Sequence[str]) -> tuple[int, list[str]] | None:
@@ -359,6 +390,7 @@ class Sandbox:
 					os.close(fds.pop())
 					parts.pop()
 					continue
+				self._check_room(path, root, parts, part)
 				if last and not follow:
 					name = part
 					break
@@ -388,9 +420,9 @@ class Sandbox:
 						found = self._root_of([p for p in target.split("/") if p not in ("", ".")])
 						if found is None:
 							raise self._outside(path)
-						for fd in fds:
-							os.close(fd)
-						fds = [self._open_root(found[0])]
+						while fds:  # emptied as closed: the finally must not close them again
+							os.close(fds.pop())
+						fds.append(self._open_root(found[0]))
 						root, parts = found[0], []
 						pending = [*found[1], *pending]
 					else:
@@ -411,8 +443,44 @@ class Sandbox:
 			for fd in fds:
 				os.close(fd)
 
+	def _check_room(self, path: str, root: int, parts: Sequence[str], name: str) -> None:
+		"""Refuse to go to ``name`` under ``parts`` when the place would be too deep or long.
+
+		Counted on the place itself (symlinks resolved), with the directory's absolute path.
+		"""
+		check_depth(path, len(parts) + 1)
+		size = self._root_bytes[root] + sum(len(os.fsencode(p)) + 1 for p in (*parts, name))
+		if size > MAX_PATH_BYTES:
+			raise ToolError(
+				f"the path {path[:60]!r}... is too long ({size} bytes with its directory's own "
+				f"path); paths are limited to {MAX_PATH_BYTES} bytes in UTF-8 (PATH_MAX); use a "
+				"shorter path"
+			)
+
+	def room(self, root: int, parts: Sequence[str], extra: tuple[int, int]) -> str | None:
+		"""Why a tree of ``extra`` (depth, bytes) cannot go under ``parts``; None if it fits.
+
+		Args:
+			root: The directory's index.
+			parts: Where the tree's top goes (its own name included).
+			extra: The tree's depth below its top and its longest path below it, in bytes.
+		"""
+		depth = len(parts) + extra[0]
+		size = self._root_bytes[root] + sum(len(os.fsencode(p)) + 1 for p in parts) + extra[1]
+		if depth > MAX_DEPTH:
+			return f"it would make paths {depth} levels deep (the most is {MAX_DEPTH})"
+		if size > MAX_PATH_BYTES:
+			return f"it would make paths {size} bytes long (the most is {MAX_PATH_BYTES})"
+		return None
+
 	def _open_root(self, index: int) -> int:
-		return os.open(self.roots[index], _DIR_FLAGS & ~os.O_NOFOLLOW)
+		fd = os.open(self.roots[index], _DIR_FLAGS & ~os.O_NOFOLLOW)
+		if self._pins is not None:
+			info = os.fstat(fd)
+			if (info.st_dev, info.st_ino) != self._pins[index]:
+				os.close(fd)
+				raise ToolError("the directory was replaced since it was loaded; refused")
+		return fd
 
 	def _outside(self, path: str) -> ToolError:
 		return ToolError(f"the path {path[:120]!r} leads outside the allowed directories")

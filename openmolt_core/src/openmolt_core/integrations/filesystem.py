@@ -24,6 +24,7 @@ from typing import Any
 import anyio.to_thread
 
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._paths import MAX_DEPTH, MAX_PATH_BYTES
 from openmolt_core.integrations._sandbox import (
 	APPEND_LOCK,
 	Located,
@@ -32,6 +33,7 @@ from openmolt_core.integrations._sandbox import (
 	open_regular,
 	os_error,
 	read_all,
+	read_capped,
 	temp_name,
 	write_file,
 )
@@ -170,6 +172,29 @@ def _copy(src_fd: int, src_name: str, dst_fd: int, dst_name: str, shown: str) ->
 		os.close(inner_src)
 
 
+def _extent(fd: int, name: str) -> tuple[int, int]:
+	"""How deep a tree goes below its top, and its longest path below it, in bytes.
+
+	A file is ``(0, 0)``. Stops early once either is over the caps (it is refused then).
+	"""
+	if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+		return 0, 0
+	deepest = longest = 0
+	top = os.open(name, _DIR_FLAGS, dir_fd=fd)
+	try:
+		for folder, dirs, files, _ in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+			rel = [p for p in folder.split("/") if p not in ("", ".")]
+			base = sum(len(os.fsencode(p)) + 1 for p in rel)
+			for entry in (*dirs, *files):
+				deepest = max(deepest, len(rel) + 1)
+				longest = max(longest, base + len(os.fsencode(entry)) + 1)
+			if deepest > MAX_DEPTH or longest > MAX_PATH_BYTES:
+				break
+	finally:
+		os.close(top)
+	return deepest, longest
+
+
 def _remove(fd: int, name: str) -> None:
 	info = os.stat(name, dir_fd=fd, follow_symlinks=False)
 	if stat.S_ISDIR(info.st_mode):
@@ -184,7 +209,8 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 		with box.locate(given) as place:
 			fd, info = open_regular(place, given)
 			try:
-				data = read_all(fd, info.st_size) if info.st_size <= MAX_READ_BYTES else None
+				# Capped while reading too: the file may grow after fstat (None: a reference).
+				data = read_capped(fd, MAX_READ_BYTES) if info.st_size <= MAX_READ_BYTES else None
 			except OSError as err:
 				raise os_error(err, given, "read") from None
 			finally:
@@ -375,6 +401,12 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 							"the destination is the source or inside it; choose another place"
 						)
 					shown = box.display(dst.root, target[1])
+					why = box.room(dst.root, target[1], _extent(src.dir_fd, src.name))
+					if why is not None:
+						raise ToolError(
+							f"cannot {'move' if move else 'copy'} {_shown(src_given)} to "
+							f"{shown[:200]!r}: {why}; choose a shorter or shallower destination"
+						)
 					present = _lstat(dst_fd, name)
 					if present is not None and stat.S_ISLNK(present.st_mode):
 						_refuse_outside_link(shown)
@@ -443,7 +475,10 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 				opened = os.fstat(fd)
 				if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
 					return False
-				text = read_all(fd, opened.st_size).decode("utf-8")
+				data = read_capped(fd, MAX_SEARCH_FILE_BYTES)
+				if data is None:
+					return False  # it grew past the cap after it was checked
+				text = data.decode("utf-8")
 			except (OSError, UnicodeDecodeError):
 				return False
 			finally:
