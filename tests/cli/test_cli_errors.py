@@ -261,7 +261,7 @@ def test_integration_keys_are_checked_before_the_first_model_call(tmp_path, serv
 	assert done.returncode == 2
 	assert done.stderr.splitlines() == [
 		"openmolt: weather needs config 'apiKey' for its custom credential: set "
-		"OPENMOLT_WEATHER_API_KEY (in the environment or a .env file), or "
+		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set`), or "
 		f"integrations.weather.apiKey in {path} (the {{id: config}} form)"
 	]
 	assert server.requests == []

@@ -8,6 +8,7 @@ openmolt schedules FILE [-n N]        the next fire times of the file's schedule
 openmolt plugins [--json]             installed providers and integrations, with versions
 openmolt tools [INTEGRATION] [--json] every integration, or one's tools, scopes and schemas
 openmolt schema                       the JSON Schema of agent files
+openmolt keys set|list|remove|path    a per-user store of API keys and integration secrets
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
@@ -53,6 +54,7 @@ _SUMMARY = {
 	"plugins": "list the installed providers and integrations, with versions",
 	"tools": "list every integration, or one integration's tools, scopes and input schemas",
 	"schema": "print the JSON Schema of agent files (for editors)",
+	"keys": "store API keys and integration secrets for the command (a 0600 file)",
 	"eval": "score an agent file's agent on a dataset (--min-score for CI)",
 	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
 	"serve": "host agents' webhooks, chat channels, schedules and the viewer (openmolt[serve])",
@@ -211,6 +213,12 @@ def _info_command(name: str, args: list[str]) -> int:
 	return ExitCode.SUCCESS
 
 
+def _keys_command(args: list[str]) -> int:
+	from openmolt_core.cli import _keystore
+
+	return _keystore.main(args)
+
+
 def _ui_command(args: list[str]) -> int:
 	from openmolt_core.cli import _ui
 
@@ -258,6 +266,7 @@ def _dispatch(args: list[str]) -> int:
 		"plugins": lambda: _info_command("plugins", rest),
 		"tools": lambda: _info_command("tools", rest),
 		"schema": lambda: _info_command("schema", rest),
+		"keys": lambda: _keys_command(rest),
 		"eval": lambda: _eval_command(args),
 		"ui": lambda: _ui_command(rest),
 		"serve": lambda: _serve_command(rest),
@@ -267,7 +276,38 @@ def _dispatch(args: list[str]) -> int:
 	}
 	if name in commands:
 		return commands[name]()
+	problem = _not_a_file(name, args, [*commands, "--version", "--help"])
+	if problem:
+		print(f"openmolt: {problem}", file=sys.stderr)
+		return ExitCode.USAGE
 	return _run_command(args, "openmolt")
+
+
+def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
+	"""Why ``openmolt NAME ...`` is neither a command nor a file to run (None: run it as a file)."""
+	import difflib
+
+	if name.startswith("-"):
+		if any(not a.startswith("-") for a in args[1:]):
+			return None  # options before the file: `openmolt -v agent.json`
+		if name in ("-v", "--verbose"):
+			return (
+				f"{name} is a run's --verbose and needs an agent file (`openmolt FILE {name}`); "
+				"the version is `openmolt --version`"
+			)
+		options = [w for w in words if w.startswith("-")]
+		close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+		hint = f"; did you mean {close[0]!r}?" if close else ""
+		return f"no such option {name!r}{hint} (`openmolt --help` lists the commands)"
+	if os.path.exists(name) or name.endswith((".json", ".py")) or os.sep in name:
+		return None  # a file, or meant as one: the run says what is wrong with it
+	commands = [w for w in words if not w.startswith("-")]
+	close = difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
+	hint = f"; did you mean {close[0]!r}?" if close else ""
+	return (
+		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
+		"an agent file ends in .json or .py)"
+	)
 
 
 def _close_stdout() -> None:

@@ -208,8 +208,6 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 
 def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
 	"""The credentials section of ``openmolt tools ID``: each type, its keys, their sources."""
-	from openmolt_core.integrations.connect import env_var
-
 	if not needs:
 		out.write("\ncredentials: none needed\n")
 		return
@@ -217,28 +215,26 @@ def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
 	for need in needs:
 		out.write(f"\n  {need.type}{' (default)' if need.default else ''}:\n")
 		width = max((len(k.name) for k in need.keys), default=0)
+		var_width = max((len(k.env_var or "") for k in need.keys), default=0)
 		for key in need.keys:
 			flags = "required" if key.required else "optional"
 			flags += ", secret" if key.secret else ""
-			out.write(f"    {key.name:<{width}}  {flags:<18}  {key.used_for}\n")
+			variable = key.env_var or ""
+			out.write(
+				f"    {key.name:<{width}}  {variable:<{var_width}}  {flags:<18}  {key.used_for}\n"
+			)
 		if need.oauth_scopes:
 			out.write(f"    OAuth scopes to request: {' '.join(need.oauth_scopes)}\n")
 		if need.auth_url:
 			out.write(f"    authorize at: {need.auth_url}\n")
 		for note in need.notes:
 			out.write(f"    note: {note}\n")
-	reads_key = any(k.name == "apiKey" for need in needs for k in need.keys)
-	command = (
-		f"; the openmolt command also reads apiKey from {env_var(integration_id)} "
-		"(environment or .env)"
-		if reads_key
-		else ""
-	)
 	out.write(
-		f"\ngive the values in OpenMolt(integrations={{{integration_id!r}: {{...}}}}), in an "
-		f"agent's integrations=[{{'integration': {integration_id!r}, 'credential': "
-		f"{{'config': {{...}}}}}}], or in an agent file's integrations.{integration_id}"
-		f"{command}\n"
+		"\ngive the values in the environment variables above (the openmolt command also reads "
+		"a .env file and `openmolt keys set`; they win over the agent file), in "
+		f"OpenMolt(integrations={{{integration_id!r}: {{...}}}}), in an agent's "
+		f"integrations=[{{'integration': {integration_id!r}, 'credential': {{'config': {{...}}}}}}], "
+		f"or in an agent file's integrations.{integration_id}\n"
 	)
 
 

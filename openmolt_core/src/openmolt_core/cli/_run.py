@@ -29,6 +29,7 @@ from openmolt_core.cli._keys import (
 	apply_dotenv,
 	default_dotenv,
 	env_var,
+	ignored_variables,
 	read_dotenv,
 	resolve_keys,
 	snapshot_environ,
@@ -107,8 +108,10 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
 		keys = [*missing.keys, *missing.alternatives]
-		if "apiKey" in keys:
-			where.append(f"{env_var(iid)} (in the environment or a .env file), or")
+		where.append(
+			" or ".join(env_var(iid, k) for k in keys)
+			+ " (in the environment, a .env file or `openmolt keys set`), or"
+		)
 		where.append(
 			" or ".join(f"integrations.{iid}.{k}" for k in keys)
 			+ f" in {loaded.file} (the {{id: config}} form)"
@@ -139,7 +142,16 @@ def load(
 	dotenv_path = default_dotenv(env_file)
 	dotenv = read_dotenv(dotenv_path) if dotenv_path else {}
 	apply_dotenv(dotenv, os.environ)
-	keys = {"environ": environ, "dotenv": dotenv, "dotenv_path": dotenv_path, "file": path}
+	from openmolt_core.cli import _keystore
+
+	keys = {
+		"environ": environ,
+		"dotenv": dotenv,
+		"dotenv_path": dotenv_path,
+		"file": path,
+		"stored": _keystore.load(),
+		"stored_path": _keystore.path(),
+	}
 	if path.suffix == ".py":
 		loaded = _load_python(path, verbose=verbose, keys=keys)
 		if durability:
@@ -152,14 +164,40 @@ def load(
 	raise AgentFileError(f"{path}: an agent file ends in .json or .py")
 
 
+def _config_keys(om: OpenMolt) -> Callable[[str], list[str]]:
+	"""The camelCase config keys each integration reads (``apiKey`` when it cannot be loaded)."""
+	from openmolt_core._preflight import config_keys
+
+	def keys_of(iid: str) -> list[str]:
+		try:
+			spec = om.plugins.integration(iid)
+		except OpenMoltError:
+			return ["apiKey"]  # not installed: the run says so later
+		return sorted(k for k in config_keys(spec) if "_" not in k)
+
+	return keys_of
+
+
 def _integration_configs(
-	ids: list[str], given: dict[str, dict[str, Any]], keys: dict[str, Any]
+	om: OpenMolt, ids: list[str], given: dict[str, dict[str, Any]], keys: dict[str, Any]
 ) -> tuple[dict[str, dict[str, Any]], list[KeyReport]]:
-	# Every integration the agent names gets its OPENMOLT_<ID>_API_KEY, whichever form the
-	# file uses ({id: config}, or a list of ids and entries).
+	# Every integration the agent names gets each key it reads from OPENMOLT_<ID>_<KEY> (env >
+	# .env > key store > file), whichever form the file uses ({id: config}, or ids and entries).
 	configs = {iid: dict(given.get(iid, {})) for iid in dict.fromkeys([*given, *ids])}
 	owners = [(f"integrations.{iid}", iid, cfg) for iid, cfg in configs.items()]
-	return configs, resolve_keys(owners, **keys)
+	keys_of = _config_keys(om)
+	reports = resolve_keys(owners, keys_of=keys_of, **keys)
+	for iid in configs:
+		for variable in ignored_variables(
+			iid, keys_of(iid), keys["environ"], keys["dotenv"], keys.get("stored") or {}
+		):
+			reads = ", ".join(env_var(iid, k) for k in keys_of(iid)) or "no key"
+			print(
+				f"openmolt: warning: {variable} is set, but {iid} reads no such key; it reads "
+				f"{reads}",
+				file=sys.stderr,
+			)
+	return configs, reports
 
 
 def _load_json(
@@ -179,17 +217,17 @@ def _load_json(
 		]
 	ids = [b if isinstance(b, str) else b["integration"] for b in bindings]
 	reports = resolve_keys([(name, name, settings) for name, settings in providers.items()], **keys)
-	configs, integration_reports = _integration_configs(ids, given, keys)
 	providers = {name: snake_keys(settings) for name, settings in providers.items()}
 	instructions_path = spec.instructions_path
 	if instructions_path and not Path(instructions_path).is_absolute():
 		instructions_path = str(path.parent / instructions_path)
 	om = OpenMolt(
 		llm_providers=providers,
-		integrations=configs,
 		verbose=verbose,
 		durability=durability or spec.durability or None,
 	)
+	configs, integration_reports = _integration_configs(om, ids, given, keys)
+	om.integration_configs.update(configs)
 	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
 	agent = om.create_agent(
@@ -213,7 +251,9 @@ def _load_json(
 		timeout=spec.timeout,
 		skills=_skill_entries(path, spec.skills),
 	)
-	reports += [r for r in integration_reports if r.source is not None or r.owner[13:] in given]
+	reports += [
+		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
+	]
 	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path, spec.triggers)
 
 
@@ -263,7 +303,7 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 		# The factory's instance knows every key the environment holds for an installed
 		# integration, as a JSON file's would.
 		om = OpenMolt(verbose=verbose)
-		configs, found = _integration_configs(_integration_ids(om), {}, keys)
+		configs, found = _integration_configs(om, _integration_ids(om), {}, keys)
 		integration_reports = [r for r in found if r.source is not None]
 		om.integration_configs.update({iid: c for iid, c in configs.items() if c})
 		agent = call_factory(agent, om, path)
