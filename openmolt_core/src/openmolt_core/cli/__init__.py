@@ -36,6 +36,7 @@ import argparse
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -100,7 +101,11 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 	)
 	parser.add_argument("file", help="the agent file: agent.json or agent.py")
 	parser.add_argument("--input", help="the run's input: JSON if it parses, else the text")
-	parser.add_argument("--json", action="store_true", help="progress as JSON lines on stderr")
+	parser.add_argument(
+		"--json",
+		action="store_true",
+		help="the result as JSON even on a terminal, and progress as JSON lines on stderr",
+	)
 	parser.add_argument(
 		"--dry-run", action="store_true", help="print the prompt, tools and cost; call no model"
 	)
@@ -164,10 +169,12 @@ async def _run(ns: argparse.Namespace) -> int:
 			go = partial(serve, loaded, input, progress, on_stop=ns.on_stop)
 			return await run_with_ui(loaded, go, progress.line, linger=False)
 		return await serve(loaded, input, progress, on_stop=ns.on_stop)
+	# A person at a terminal gets a summary; pipes and --json get the JSON result.
+	readable = not ns.json and sys.stdout.isatty()
 	if ns.ui:
-		once = partial(run_once, loaded, input, progress)
+		once = partial(run_once, loaded, input, progress, readable=readable)
 		return await run_with_ui(loaded, once, progress.line, linger=True)
-	return await run_once(loaded, input, progress)
+	return await run_once(loaded, input, progress, readable=readable)
 
 
 def _schedules_command(args: list[str]) -> int:
@@ -199,6 +206,9 @@ def _info_command(name: str, args: list[str]) -> int:
 		parser.add_argument(
 			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"
 		)
+		parser.add_argument(
+			"tool", nargs="?", help="one tool's handle, e.g. postMessage: its whole input schema"
+		)
 	if name != "schema":
 		parser.add_argument("--json", action="store_true", help="print JSON")
 	ns = parser.parse_args(args)
@@ -209,7 +219,7 @@ def _info_command(name: str, args: list[str]) -> int:
 	elif ns.integration is None:
 		list_integrations(OpenMolt(), sys.stdout, as_json=ns.json)
 	else:
-		list_tools(OpenMolt(), ns.integration, sys.stdout, as_json=ns.json)
+		list_tools(OpenMolt(), ns.integration, sys.stdout, as_json=ns.json, handle=ns.tool)
 	return ExitCode.SUCCESS
 
 
@@ -310,6 +320,32 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 	)
 
 
+# Advice written for Python code, as an agent file says it.
+_FILE_ADVICE = {
+	"TaintPolicy(warn=False) silences this": (
+		'"taintPolicy": {"warn": false} in the agent file silences this'
+	),
+	"(taint_policy on_outbound='allow')": '("taintPolicy": {"onOutbound": "allow"})',
+}
+
+
+def _show_warning(
+	message: Warning | str,
+	category: type[Warning],
+	filename: str,
+	lineno: int,
+	file: object = None,
+	line: str | None = None,
+) -> None:
+	"""A Python warning as one line in the command's voice, with advice for agent files."""
+	if category.__name__ == "ScheduleWarning":
+		return  # about Python code that never served its schedules; the command serves them
+	text = " ".join(str(message).split())
+	for python, agent_file in _FILE_ADVICE.items():
+		text = text.replace(python, agent_file)
+	print(f"openmolt: warning: {text}", file=sys.stderr)
+
+
 def _close_stdout() -> None:
 	# The reader went away: point stdout at /dev/null so the interpreter's final flush does not
 	# fail again (https://docs.python.org/3/library/signal.html#note-on-sigpipe).
@@ -330,6 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 		The exit code (see `ExitCode`).
 	"""
 	args = list(sys.argv[1:] if argv is None else argv)
+	shown = warnings.showwarning
+	warnings.showwarning = _show_warning
 	try:
 		code = _dispatch(args)
 		sys.stdout.flush()
@@ -352,3 +390,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 			file=sys.stderr,
 		)
 		return ExitCode.INTERNAL
+	finally:
+		if argv is not None:  # called from code (tests): leave warnings as they were
+			warnings.showwarning = shown

@@ -6,7 +6,7 @@ import json
 from typing import IO, TYPE_CHECKING, Any
 
 from openmolt_core.cli._agentfile import AgentFile
-from openmolt_core.errors import OpenMoltError
+from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.result import RunState
 
 if TYPE_CHECKING:
@@ -163,11 +163,41 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 	out.write(f"\n{len(rows)} integrations; `openmolt tools ID` lists one's tools.\n")
 
 
-def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool) -> None:
-	"""Print an integration's scopes and tools with their scopes and input schemas.
+def _one_line(text: str, width: int = 72) -> str:
+	first = " ".join(text.strip().split("\n\n")[0].split())
+	sentence = first.split(". ")[0].rstrip(".")
+	line = sentence if len(sentence) <= width else sentence[: width - 1].rstrip() + "…"
+	return line
+
+
+def _how_to_connect(docs: str) -> list[str]:
+	"""The user-facing part of an integration's docs: up to its notes on reference checks."""
+	lines: list[str] = []
+	for line in docs.strip().splitlines():
+		heading = line.lower()
+		if line.startswith("#") and any(w in heading for w in ("reference", "check", "test")):
+			break
+		lines.append(line)
+	while lines and not lines[-1].strip():
+		lines.pop()
+	return lines
+
+
+def list_tools(
+	om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool, handle: str | None = None
+) -> None:
+	"""Print an integration's credentials, scopes and a table of its tools (or one tool whole).
+
+	Args:
+		om: The instance whose plugins are read.
+		integration_id: The integration.
+		out: Where to write.
+		as_json: Print everything as JSON (each tool's input schema included).
+		handle: One tool's handle (``postMessage`` or ``slack.postMessage``): print it whole.
 
 	Raises:
 		PluginError: The integration is not installed.
+		ConfigurationError: The integration has no tool of that handle.
 	"""
 	from openmolt_core.integrations.connect import credential_needs, needs_as_json
 
@@ -183,27 +213,74 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 		}
 		for t in spec.tools
 	]
+	if handle is not None:
+		wanted = handle if "." in handle else f"{integration_id}.{handle}"
+		chosen = [t for t in tools if t["tool"] == wanted]
+		if not chosen:
+			from openmolt_core._hints import close_match
+
+			near = close_match(wanted, [t["tool"] for t in tools])
+			hint = f"; did you mean {near!r}?" if near else ""
+			raise ConfigurationError(
+				f"{integration_id} has no tool {handle!r}{hint} (`openmolt tools {integration_id}` "
+				"lists them)"
+			)
+		tool = chosen[0]
+		if as_json:
+			out.write(json.dumps(tool, indent=2, ensure_ascii=False, default=str) + "\n")
+			return
+		out.write(f"{tool['tool']}  [{', '.join(tool['scopes']) or 'no scope'}]\n\n")
+		out.write(tool["description"].strip() + "\n\ninput schema:\n")
+		out.write(json.dumps(tool["inputSchema"], indent=2, ensure_ascii=False, default=str) + "\n")
+		return
 	if as_json:
 		data = {
 			"integration": integration_id,
 			"name": spec.name,
 			"scopes": spec.scopes,
 			"credentials": needs_as_json(needs, integration_id),
+			"docs": spec.docs,
 			"tools": tools,
 		}
-		out.write(json.dumps(data, indent=2, default=str) + "\n")
+		out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 		return
 	out.write(f"{spec.name} ({integration_id})\n")
+	if spec.description:
+		out.write(f"{_one_line(spec.description, 100)}\n")
 	_write_needs(out, needs, integration_id)
+	howto = _how_to_connect(spec.docs)
+	if howto:
+		out.write("\nhow to connect:\n")
+		for line in howto:
+			out.write(f"  {line}".rstrip() + "\n")
 	out.write("\nscopes:\n")
 	for scope, text in spec.scopes.items():
 		out.write(f"  {scope}: {text}\n")
-	out.write(f"\ntools ({len(tools)}):\n")
+	rows = []
 	for tool in tools:
-		out.write(f"\n  {tool['tool']}  [{', '.join(tool['scopes']) or 'no scope'}]\n")
-		out.write(f"    {tool['description']}\n")
-		schema = json.dumps(tool["inputSchema"], indent=2, default=str)
-		out.write("    input: " + schema.replace("\n", "\n    ") + "\n")
+		schema = tool["inputSchema"] or {}
+		required = schema.get("required", []) if isinstance(schema, dict) else []
+		rows.append(
+			(
+				tool["tool"],
+				",".join(tool["scopes"]) or "-",
+				", ".join(required) or "-",
+				_one_line(tool["description"], 60),
+			)
+		)
+	widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+	widths = [
+		max(w, len(h)) for w, h in zip(widths, ("tool", "scopes", "required inputs"), strict=True)
+	]
+	out.write(f"\ntools ({len(tools)}):\n")
+	head = ("tool", "scopes", "required inputs", "what it does")
+	for row in (head, *rows):
+		cells = [row[i].ljust(widths[i]) for i in range(3)]
+		out.write(f"  {'  '.join(cells)}  {row[3]}\n")
+	out.write(
+		f"\n`openmolt tools {integration_id} TOOL` shows one tool's description and input schema; "
+		"--json prints everything.\n"
+	)
 
 
 def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:

@@ -378,8 +378,28 @@ def _print(data: Any, *, indent: int | None) -> None:
 	sys.stdout.flush()
 
 
-async def run_once(loaded: Loaded, input: Any, progress: Progress) -> int:
-	"""Run the agent once; the result goes to stdout as JSON. Returns the exit code."""
+def _print_result(result: Any, loaded: Loaded, *, readable: bool) -> None:
+	if not readable:
+		_print(result.to_dict(), indent=2)
+		return
+	from openmolt_core.cli._summary import summary
+
+	store = getattr(loaded.om.run_store, "path", None)
+	sys.stdout.write(summary(result, store=store))
+	sys.stdout.flush()
+
+
+async def run_once(
+	loaded: Loaded, input: Any, progress: Progress, *, readable: bool = False
+) -> int:
+	"""Run the agent once and print its result. Returns the exit code.
+
+	Args:
+		loaded: The agent.
+		input: The run's input.
+		progress: Where progress lines go.
+		readable: Print a short summary for a person (a terminal) instead of the JSON result.
+	"""
 	agent = loaded.agent
 	progress.attach(agent)
 	set_active(progress)
@@ -413,11 +433,11 @@ async def run_once(loaded: Loaded, input: Any, progress: Progress) -> int:
 		raise outcome["exception"]
 	if "error" in outcome:
 		error: RunError = outcome["error"]
-		_print(error.result.to_dict(), indent=2)
+		_print_result(error.result, loaded, readable=readable)
 		progress.line(f"the run failed: {error}")
 		return ExitCode.ERROR
 	result = outcome["result"]
-	_print(result.to_dict(), indent=2)
+	_print_result(result, loaded, readable=readable)
 	if result.status != "success":
 		progress.line(
 			f"the run ended with status {result.status}"
