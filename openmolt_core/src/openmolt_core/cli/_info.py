@@ -204,7 +204,7 @@ def list_tools(
 	spec = om.plugins.integration(integration_id)
 	integration_id = spec.id or integration_id  # the extra's spelling names the same one
 	needs = credential_needs(spec, integration_id)
-	tools = [
+	tools: list[dict[str, Any]] = [
 		{
 			"tool": f"{integration_id}.{t.handle}",
 			"description": t.description,
@@ -256,7 +256,7 @@ def list_tools(
 	out.write("\nscopes:\n")
 	for scope, text in spec.scopes.items():
 		out.write(f"  {scope}: {text}\n")
-	rows = []
+	rows: list[tuple[str, str, str, str]] = []
 	for tool in tools:
 		schema = tool["inputSchema"] or {}
 		required = schema.get("required", []) if isinstance(schema, dict) else []
