@@ -30,7 +30,8 @@ def _builtins() -> list[str]:
 	return [
 		p.name
 		for p in om.plugins.installed()
-		if p.group == "integrations" and p.distribution in ("openmolt-integrations", "openmolt-core")
+		if p.group == "integrations"
+		and p.distribution in ("openmolt-integrations", "openmolt-core")
 	]
 
 

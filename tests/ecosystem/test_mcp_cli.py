@@ -80,9 +80,12 @@ async def test_openmolt_mcp_without_the_extension_says_what_to_install(
 	"""No openmolt-mcp installed: the command names the extra to install."""
 	from openmolt_core.cli import _ecosystem
 
+	from openmolt_core._hints import install_command
+
 	monkeypatch.setattr(_ecosystem.metadata, "entry_points", lambda **kw: [])
-	with pytest.raises(ConfigurationError, match=r"pip install 'openmolt\[mcp\]'"):
+	with pytest.raises(ConfigurationError) as caught:
 		_ecosystem.extension("mcp", needed_for="openmolt mcp")
+	assert str(caught.value).endswith(f"run: {install_command('openmolt[mcp]')}")
 
 
 async def test_mcp_servers_in_a_json_agent_file_become_integrations(
