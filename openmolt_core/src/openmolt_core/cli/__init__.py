@@ -9,6 +9,8 @@ openmolt plugins [--json]             installed providers and integrations, with
 openmolt tools [INTEGRATION] [--json] every integration, or one's tools, scopes and schemas
 openmolt schema                       the JSON Schema of agent files
 openmolt keys set|list|remove|path    a per-user store of API keys and integration secrets
+openmolt models [WORD] [--json]       the installed providers' models with their list prices
+openmolt logs [RUN_ID] [-n N] [-q TEXT] the recorded runs, or one run's events (--prune DAYS)
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
@@ -56,6 +58,8 @@ _SUMMARY = {
 	"tools": "list every integration, or one integration's tools, scopes and input schemas",
 	"schema": "print the JSON Schema of agent files (for editors)",
 	"keys": "store API keys and integration secrets for the command (a 0600 file)",
+	"models": "list the providers' models with their prices per million tokens",
+	"logs": "list the recorded runs, or show one run's events (--prune DAYS)",
 	"eval": "score an agent file's agent on a dataset (--min-score for CI)",
 	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
 	"serve": "host agents' webhooks, chat channels, schedules and the viewer (openmolt[serve])",
@@ -86,6 +90,11 @@ def _overview() -> str:
 		"",
 		"`openmolt FILE` is short for `openmolt run FILE`; `openmolt <command> --help` shows the",
 		"command's options; `openmolt --version` prints the version.",
+		"",
+		"Every run is recorded with its input, output and conversation (secrets masked) in",
+		"$XDG_STATE_HOME/openmolt/runs.db (~/.local/state/openmolt/runs.db, readable by you only):",
+		"`openmolt logs` lists them, `openmolt logs --prune DAYS` deletes old ones, and",
+		"OPENMOLT_RUN_STORE=off (or a path) turns recording off (or moves it).",
 		"",
 		"exit codes:",
 		*(f"  {int(code):>3}  {text}" for code, text in EXIT_CODES.items()),
@@ -229,6 +238,18 @@ def _keys_command(args: list[str]) -> int:
 	return _keystore.main(args)
 
 
+def _models_command(args: list[str]) -> int:
+	from openmolt_core.cli import _models
+
+	return _models.main(args)
+
+
+def _logs_command(args: list[str]) -> int:
+	from openmolt_core.cli import _logs
+
+	return _logs.main(args)
+
+
 def _ui_command(args: list[str]) -> int:
 	from openmolt_core.cli import _ui
 
@@ -277,6 +298,8 @@ def _dispatch(args: list[str]) -> int:
 		"tools": lambda: _info_command("tools", rest),
 		"schema": lambda: _info_command("schema", rest),
 		"keys": lambda: _keys_command(rest),
+		"models": lambda: _models_command(rest),
+		"logs": lambda: _logs_command(rest),
 		"eval": lambda: _eval_command(args),
 		"ui": lambda: _ui_command(rest),
 		"serve": lambda: _serve_command(rest),
