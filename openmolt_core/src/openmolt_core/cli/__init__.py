@@ -108,8 +108,36 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 		description="Run an OpenMolt agent file once, or on its schedules.",
 		epilog="Exit codes: see `openmolt --help`.",
 	)
-	parser.add_argument("file", help="the agent file: agent.json or agent.py")
-	parser.add_argument("--input", help="the run's input: JSON if it parses, else the text")
+	parser.add_argument(
+		"file",
+		nargs="?",
+		help="the agent file: agent.json or agent.py (with -m: the prompt; '-' or none reads stdin)",
+	)
+	parser.add_argument(
+		"-m",
+		"--model",
+		help="run a prompt without an agent file on this model (openai:gpt-5-mini)",
+	)
+	parser.add_argument(
+		"-s", "--instructions", help="with -m: what the agent does (its system instructions)"
+	)
+	parser.add_argument(
+		"--integration",
+		action="append",
+		default=[],
+		metavar="ID",
+		help="with -m: give the agent an integration's tools (repeatable)",
+	)
+	parser.add_argument(
+		"--tool",
+		action="append",
+		default=[],
+		metavar="MODULE:FUNCTION",
+		help="with -m: give the agent a Python function as a tool (repeatable)",
+	)
+	parser.add_argument(
+		"--input", help="the run's input: JSON if it parses, else the text; '-' reads stdin"
+	)
 	parser.add_argument(
 		"--json",
 		action="store_true",
@@ -145,8 +173,35 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _run_command(args: list[str], prog: str) -> int:
-	ns = _run_parser(prog).parse_args(args)
+	parser = _run_parser(prog)
+	ns = parser.parse_args(args)
+	if ns.model is None:
+		if ns.file is None:
+			parser.error("give an agent file (agent.json or agent.py), or -m MODEL and a prompt")
+		if ns.integration or ns.tool or ns.instructions:
+			parser.error("--integration, --tool and --instructions go with -m MODEL")
 	return anyio.run(_run, ns)
+
+
+def _stdin_text() -> str | None:
+	"""What was piped in (None on a terminal)."""
+	if sys.stdin is None or sys.stdin.isatty():
+		return None
+	return sys.stdin.read()
+
+
+def _prompt_input(ns: argparse.Namespace) -> str:
+	"""-m's input: the prompt, stdin, or both (the prompt first, as `llm` does)."""
+	from openmolt_core.errors import ConfigurationError
+
+	prompt = ns.input if ns.input not in (None, "-") else ns.file
+	piped = _stdin_text() if prompt in (None, "-") or ns.file is not None else None
+	if prompt == "-":
+		prompt = None
+	parts = [p for p in (prompt, piped) if p and p.strip()]
+	if not parts:
+		raise ConfigurationError('-m needs a prompt: openmolt -m MODEL "..." (or pipe text in)')
+	return "\n\n".join(parts)
 
 
 async def _run(ns: argparse.Namespace) -> int:
@@ -158,7 +213,24 @@ async def _run(ns: argparse.Namespace) -> int:
 	# or every step would be printed twice.
 	progress = Progress.for_terminal(json_events=ns.json, verbose=ns.verbose)
 	durability = None if ns.dry_run else ns.durability or os.environ.get("OPENMOLT_DURABILITY")
-	loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
+	if ns.model is not None:
+		from openmolt_core.cli._run import load_prompt
+
+		loaded = load_prompt(
+			ns.model,
+			instructions=ns.instructions,
+			integrations=ns.integration,
+			tools=ns.tool,
+			env_file=ns.env_file,
+			verbose=False,
+			durability=durability,
+		)
+		loaded.input = _prompt_input(ns)
+		ns.input = None  # the prompt is the input, never parsed as JSON
+	else:
+		loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
+		if ns.input == "-":
+			ns.input = _stdin_text() or ""
 	from openmolt_core.cli._approve import install
 
 	install(loaded.agent, ns.approvals or "ask", explicit=ns.approvals is not None)

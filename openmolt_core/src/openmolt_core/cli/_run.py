@@ -15,9 +15,11 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
+from pydantic import ValidationError
 
 from openmolt_core.agent import Agent
 from openmolt_core.cli._agentfile import (
+	AgentFile,
 	AgentFileError,
 	call_factory,
 	load_json_file,
@@ -40,7 +42,7 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
-__all__ = ["Loaded", "check_ready", "load", "make_durable", "run_once", "serve"]
+__all__ = ["Loaded", "check_ready", "load", "load_prompt", "make_durable", "run_once", "serve"]
 
 
 @dataclass
@@ -138,20 +140,7 @@ def load(
 		OpenMoltError: The file, a key or a plugin is wrong; the message says what to do.
 	"""
 	path = Path(file)
-	environ = snapshot_environ()
-	dotenv_path = default_dotenv(env_file)
-	dotenv = read_dotenv(dotenv_path) if dotenv_path else {}
-	apply_dotenv(dotenv, os.environ)
-	from openmolt_core.cli import _keystore
-
-	keys = {
-		"environ": environ,
-		"dotenv": dotenv,
-		"dotenv_path": dotenv_path,
-		"file": path,
-		"stored": _keystore.load(),
-		"stored_path": _keystore.path(),
-	}
+	keys = _keys_context(path, env_file)
 	if path.suffix == ".py":
 		loaded = _load_python(path, verbose=verbose, keys=keys)
 		if durability:
@@ -200,10 +189,113 @@ def _integration_configs(
 	return configs, reports
 
 
+def _keys_context(path: Path, env_file: str | None) -> dict[str, Any]:
+	"""Read the .env file into the environment; the sources `resolve_keys` reads, in order."""
+	from openmolt_core.cli import _keystore
+
+	environ = snapshot_environ()
+	dotenv_path = default_dotenv(env_file)
+	dotenv = read_dotenv(dotenv_path) if dotenv_path else {}
+	apply_dotenv(dotenv, os.environ)
+	return {
+		"environ": environ,
+		"dotenv": dotenv,
+		"dotenv_path": dotenv_path,
+		"file": path,
+		"stored": _keystore.load(),
+		"stored_path": _keystore.path(),
+	}
+
+
+def load_prompt(
+	model: str,
+	*,
+	instructions: str | None,
+	integrations: list[str],
+	tools: list[str],
+	env_file: str | None,
+	verbose: bool,
+	durability: str | None = None,
+) -> Loaded:
+	"""An agent from the command line alone: ``openmolt -m openai:gpt-5-mini "prompt"``.
+
+	Args:
+		model: The model id.
+		instructions: What the agent does (default: answer the input helpfully).
+		integrations: Integration ids to give it (``--integration slack``).
+		tools: Python functions to give it as tools (``--tool package.module:function``).
+		env_file: The ``.env`` file to read.
+		verbose: Log steps and key sources.
+		durability: Make the run durable on this store.
+
+	Raises:
+		OpenMoltError: A key, a plugin or a tool is wrong; the message says what to do.
+	"""
+	where = Path("<command line>")
+	data: dict[str, Any] = {
+		"name": "openmolt",
+		"model": model,
+		"instructions": instructions
+		or "Do what the input asks and answer it; put the answer in the output's result.",
+		"integrations": list(integrations),
+	}
+	try:
+		spec = AgentFile.model_validate(data, strict=True)
+	except ValidationError as exc:
+		raise AgentFileError(f"{where}: {exc.errors()[0]['msg']}") from None
+	functions = [_import_tool(t) for t in tools]
+	return _build_json(
+		spec,
+		Path.cwd() / "agent.json",
+		verbose=verbose,
+		keys=_keys_context(where, env_file),
+		durability=durability,
+		tools=functions,
+	)
+
+
+def _import_tool(reference: str) -> Callable[..., Any]:
+	"""``package.module:function`` → the function (``--tool``)."""
+	import importlib
+
+	module_name, _, attribute = reference.partition(":")
+	if not module_name or not attribute:
+		raise ConfigurationError(
+			f"--tool {reference!r}: give module:function, e.g. --tool mytools:lookup_order"
+		)
+	if os.getcwd() not in sys.path:  # a module beside the user, as `python -m` finds it
+		sys.path.insert(0, os.getcwd())
+	try:
+		module = importlib.import_module(module_name)
+	except ImportError as exc:
+		raise ConfigurationError(
+			f"--tool {reference!r}: cannot import {module_name}: {exc}"
+		) from None
+	function = getattr(module, attribute, None)
+	if not callable(function):
+		raise ConfigurationError(
+			f"--tool {reference!r}: {module_name} has no function {attribute!r}"
+		)
+	return function  # type: ignore[no-any-return]  # checked callable just above
+
+
 def _load_json(
 	path: Path, *, verbose: bool, keys: dict[str, Any], durability: str | None
 ) -> Loaded:
-	spec = load_json_file(path)
+	return _build_json(
+		load_json_file(path), path, verbose=verbose, keys=keys, durability=durability
+	)
+
+
+def _build_json(
+	spec: AgentFile,
+	path: Path,
+	*,
+	verbose: bool,
+	keys: dict[str, Any],
+	durability: str | None,
+	tools: list[Callable[..., Any]] | None = None,
+) -> Loaded:
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
 	for model in (spec.model, *spec.fallback_models):  # each model's provider gets its key
 		providers.setdefault(model.partition(":")[0], {})
@@ -250,6 +342,7 @@ def _load_json(
 		max_tokens=spec.max_tokens,
 		timeout=spec.timeout,
 		skills=_skill_entries(path, spec.skills),
+		tools=tools or (),
 	)
 	reports += [
 		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
