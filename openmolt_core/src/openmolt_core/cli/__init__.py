@@ -180,7 +180,7 @@ def _run_command(args: list[str], prog: str) -> int:
 			parser.error("give an agent file (agent.json or agent.py), or -m MODEL and a prompt")
 		if ns.integration or ns.tool or ns.instructions:
 			parser.error("--integration, --tool and --instructions go with -m MODEL")
-	return anyio.run(_run, ns)
+	return anyio.run(_run_agent, ns)
 
 
 def _stdin_text() -> str | None:
@@ -204,7 +204,8 @@ def _prompt_input(ns: argparse.Namespace) -> str:
 	return "\n\n".join(parts)
 
 
-async def _run(ns: argparse.Namespace) -> int:
+async def _run_agent(ns: argparse.Namespace) -> int:
+	# Not named _run: importing the submodule cli._run rebinds that name in this package.
 	from openmolt_core.cli._info import dry_run
 	from openmolt_core.cli._run import check_ready, load, parse_input, run_once, serve
 	from openmolt_core.cli._ui import record_runs, run_with_ui
@@ -241,7 +242,15 @@ async def _run(ns: argparse.Namespace) -> int:
 	if ns.dry_run:
 		for problem in check_ready(loaded, strict=False):
 			progress.line(f"warning: {problem}")
-		dry_run(loaded.agent, loaded.model_id, input, sys.stdout, as_json=ns.json)
+		try:
+			# Tools only a running service knows (MCP servers) are listed as a run would.
+			await loaded.agent._refresh_sources()
+		except OpenMoltError as exc:
+			progress.line(f"warning: the run-time tools could not be listed: {exc}")
+		try:
+			dry_run(loaded.agent, loaded.model_id, input, sys.stdout, as_json=ns.json)
+		finally:
+			await loaded.om.aclose()
 		return ExitCode.SUCCESS
 	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
 	record_runs(loaded.om)

@@ -358,7 +358,13 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		"notes": list(fitted.notes),
 	}
 	first = agent.first_message(input, RunState())
-	chars = len(system) + len(first)
+	# The reply schema travels with every request (strict or partial modes): often the larger part.
+	schema_chars = (
+		len(json.dumps(fitted.schema, ensure_ascii=False, separators=(",", ":")))
+		if fitted.schema is not None and fitted.mode != "off"
+		else 0
+	)
+	chars = len(system) + len(first) + schema_chars
 	tokens = (chars + 3) // 4
 	cost, cost_text = estimate(_price(agent), model_id, tokens)
 	tools = [
@@ -377,6 +383,7 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 			"tools": tools,
 			"structured_output": structured,
 			"characters": chars,
+			"schema_characters": schema_chars,
 			"estimated_tokens": tokens,
 			"token_estimate": "characters / 4",
 			"estimated_step_cost_usd": cost,
@@ -403,5 +410,8 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	if len(agent.models) > 1:
 		out.write(f"\n=== models, in fallback order ===\n  {', '.join(agent.models)}\n")
 	out.write("\n=== estimate ===\n")
-	out.write(f"prompt: {chars} characters ≈ {tokens} tokens (characters / 4, a rough estimate)\n")
+	out.write(
+		f"request: {chars} characters ≈ {tokens} tokens (characters / 4, a rough estimate; "
+		f"the reply schema is {schema_chars} of them)\n"
+	)
 	out.write(f"cost: {cost_text}\n")
