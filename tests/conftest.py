@@ -45,11 +45,15 @@ def _no_dns(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True, scope="session")
 def _run_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 	# The `openmolt` command records its runs under $XDG_STATE_HOME (openmolt_core.runstore):
-	# tests, and the commands they start, write there instead of the user's home.
-	old = os.environ.get("XDG_STATE_HOME")
+	# tests, and the commands they start, write there instead of the user's home. Likewise the
+	# key store of `openmolt keys` ($XDG_CONFIG_HOME/openmolt/keys.json).
+	names = ("XDG_STATE_HOME", "XDG_CONFIG_HOME")
+	old = {name: os.environ.get(name) for name in names}
 	os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
+	os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
 	yield
-	if old is None:
-		os.environ.pop("XDG_STATE_HOME", None)
-	else:
-		os.environ["XDG_STATE_HOME"] = old
+	for name, value in old.items():
+		if value is None:
+			os.environ.pop(name, None)
+		else:
+			os.environ[name] = value

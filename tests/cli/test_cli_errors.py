@@ -186,12 +186,15 @@ def test_plugins_lists_providers_and_integrations_with_versions(tmp_path, cli) -
 
 
 def test_tools_lists_an_integrations_tools_scopes_and_schemas(tmp_path, cli) -> None:
-	"""`openmolt tools weather` shows each tool, its scopes and its input schema."""
+	"""`openmolt tools weather` is a table of tools; `tools weather getForecast` has the schema."""
 	done = cli.openmolt("tools", "weather", cwd=tmp_path)
 	assert done.returncode == 0, done.stderr
-	assert "weather.getForecast  [read]" in done.stdout
+	row = next(line for line in done.stdout.splitlines() if "weather.getForecast" in line)
+	assert row.split()[:3] == ["weather.getForecast", "read", "city"]
 	assert "read: Read forecasts." in done.stdout
-	assert '"city"' in done.stdout
+	one = cli.openmolt("tools", "weather", "getForecast", cwd=tmp_path)
+	assert one.returncode == 0, one.stderr
+	assert '"city"' in one.stdout
 	data = json.loads(cli.openmolt("tools", "weather", "--json", cwd=tmp_path).stdout)
 	assert data["tools"][0]["inputSchema"]["required"] == ["city"]
 
@@ -261,7 +264,7 @@ def test_integration_keys_are_checked_before_the_first_model_call(tmp_path, serv
 	assert done.returncode == 2
 	assert done.stderr.splitlines() == [
 		"openmolt: weather needs config 'apiKey' for its custom credential: set "
-		"OPENMOLT_WEATHER_API_KEY (in the environment or a .env file), or "
+		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set`), or "
 		f"integrations.weather.apiKey in {path} (the {{id: config}} form)"
 	]
 	assert server.requests == []

@@ -256,7 +256,7 @@ def test_dry_run_prints_the_prompt_tools_and_estimate_without_calling_the_model(
 	assert "=== maestro prompt (system) ===" in out and '"commands"' in out
 	assert '"input":"Grace"' in out
 	assert "=== tools the agent sees (1) ===\n  local.shout: Upper-case a text." in out
-	assert "(characters / 4, a rough estimate)" in out
+	assert "(characters / 4, a rough estimate; the reply schema is" in out
 	assert f"price of {cli.PROVIDER}:greet unknown" in out
 	assert server.requests == []
 
@@ -268,6 +268,18 @@ def test_dry_run_json_gives_numbers(tmp_path, server, cli) -> None:
 	data = json.loads(done.stdout)
 	assert data["estimated_tokens"] == (data["characters"] + 3) // 4
 	assert data["tools"] == []
+
+
+def test_the_dry_run_estimate_is_close_to_what_a_run_sends(tmp_path, server, cli) -> None:
+	"""The estimate counts the reply schema: within 15% of the first request's body."""
+	path = cli.agent_file(tmp_path, server)
+	dry = cli.openmolt(str(path), "--dry-run", "--json", cwd=tmp_path, env=cli.clean_env())
+	data = json.loads(dry.stdout)
+	assert data["schema_characters"] > 0
+	ran = cli.openmolt(str(path), cwd=tmp_path)
+	assert ran.returncode == 0, ran.stderr
+	sent = len(json.dumps(server.requests[0]["body"], ensure_ascii=False, separators=(",", ":")))
+	assert abs(data["characters"] - sent) / sent < 0.15, (data["characters"], sent)
 
 
 def test_the_readme_starts_with_the_hello_example() -> None:

@@ -48,18 +48,50 @@ def test_integration_hints_suggest_only_what_exists(
 		assert "pip install" not in message
 
 
-def test_the_install_command_follows_the_environment(monkeypatch) -> None:
-	"""Without pip but with uv, the hint is `uv add`; with pip, `pip install`."""
+@pytest.fixture
+def _nowhere(monkeypatch, tmp_path):
+	"""A plain Python outside any tool folder, uv run or project, with pip."""
 	import importlib.util
+	import sys
 
+	monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+	monkeypatch.setattr(sys, "base_prefix", "/usr")
+	monkeypatch.setenv("HOME", str(tmp_path / "home"))
+	for name in ("UV", "UV_TOOL_DIR", "PIPX_HOME", "XDG_DATA_HOME"):
+		monkeypatch.delenv(name, raising=False)
+	monkeypatch.chdir(tmp_path)
 	real = importlib.util.find_spec
 	monkeypatch.setattr(
-		_hints.importlib.util, "find_spec", lambda n: None if n == "pip" else real(n)
+		_hints.importlib.util, "find_spec", lambda n: object() if n == "pip" else real(n)
 	)
+	return tmp_path
+
+
+def test_the_install_command_follows_the_environment(monkeypatch, _nowhere) -> None:
+	"""uv tool, pipx, a uv project, OpenMolt's own clone, a venv with pip, or uv pip."""
+	import sys
+
+	home = _nowhere / "home"
+	assert _hints.install_command("openmolt[ui]") == "pip install 'openmolt[ui]'"
+	monkeypatch.setattr(sys, "prefix", str(home / ".local/share/uv/tools/openmolt"))
+	assert _hints.install_command("openmolt[ui]") == "uv tool install 'openmolt[ui]'"
+	monkeypatch.setattr(sys, "prefix", str(home / ".local/share/pipx/venvs/openmolt"))
+	assert _hints.install_command("openmolt[ui]") == "pipx install --force 'openmolt[ui]'"
+	monkeypatch.setattr(sys, "prefix", str(_nowhere / "project/.venv"))
+	(_nowhere / "pyproject.toml").write_text('[project]\nname = "my-app"\n')
 	monkeypatch.setenv("UV", "/usr/bin/uv")
-	assert _hints.install_command("openmolt[notion]") == "uv add 'openmolt[notion]'"
+	assert _hints.install_command("openmolt[ui]") == "uv add 'openmolt[ui]'"
+	(_nowhere / "pyproject.toml").write_text('[project]\nname = "openmolt"\n')
+	assert _hints.install_command("openmolt[ui]") == "uv sync --all-packages --all-extras"
+	(_nowhere / "pyproject.toml").unlink()
+	monkeypatch.setattr(_hints.importlib.util, "find_spec", lambda n: None)
+	assert _hints.install_command("openmolt[ui]") == (
+		f"uv pip install --python {sys.executable} 'openmolt[ui]'"
+	)
 	monkeypatch.setattr(_hints.importlib.util, "find_spec", lambda n: object())
-	assert _hints.install_command("openmolt[notion]") == "pip install 'openmolt[notion]'"
+	monkeypatch.delenv("UV")
+	monkeypatch.setattr(sys, "prefix", "/usr")
+	assert _hints.install_command("openmolt[ui]") == "python -m pip install 'openmolt[ui]'"
 
 
 def test_the_known_extras_are_the_umbrellas() -> None:
@@ -68,7 +100,7 @@ def test_the_known_extras_are_the_umbrellas() -> None:
 	assert {"notion", "google-drive", "s3"} <= extras and "all" not in extras
 
 
-def test_provider_hints() -> None:
+def test_provider_hints(_nowhere) -> None:
 	"""A typo of an installed provider gets 'did you mean'; nothing installed gets the package."""
 	assert "did you mean 'openai'?" in _hints.missing_provider("opnai", available=["openai"])
 	assert "openmolt-providers" in _hints.missing_provider("openai", available=[])

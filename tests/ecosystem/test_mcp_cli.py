@@ -78,11 +78,13 @@ async def test_openmolt_mcp_without_the_extension_says_what_to_install(
 	monkeypatch: pytest.MonkeyPatch,
 ) -> None:
 	"""No openmolt-mcp installed: the command names the extra to install."""
+	from openmolt_core._hints import install_command
 	from openmolt_core.cli import _ecosystem
 
 	monkeypatch.setattr(_ecosystem.metadata, "entry_points", lambda **kw: [])
-	with pytest.raises(ConfigurationError, match=r"pip install 'openmolt\[mcp\]'"):
+	with pytest.raises(ConfigurationError) as caught:
 		_ecosystem.extension("mcp", needed_for="openmolt mcp")
+	assert str(caught.value).endswith(f"run: {install_command('openmolt[mcp]')}")
 
 
 async def test_mcp_servers_in_a_json_agent_file_become_integrations(
@@ -143,3 +145,35 @@ def test_an_unset_variable_in_mcp_servers_names_the_field(tmp_path: Path) -> Non
 		ConfigurationError, match=r"mcpServers\.gh\.env\.TOKEN: .*OPENMOLT_NOPE_UNSET"
 	):
 		load(str(agent_file), env_file=None, verbose=False)
+
+
+def test_a_dry_run_lists_the_tools_of_mcp_servers(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""--dry-run starts the agent file's MCP servers to list their tools, then stops them."""
+	from openmolt_core.cli import main as openmolt_main
+
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("DEMO_TOKEN_VALUE", "from-the-env-123456")
+	agent_file = tmp_path / "agent.json"
+	agent_file.write_text(
+		json.dumps(
+			{
+				"name": "Files",
+				"model": "openai:gpt-5-mini",
+				"mcpServers": {
+					"ours": {
+						"command": sys.executable,
+						"args": [str(HERE / "stdio_server.py")],
+						"env": {"DEMO_TOKEN": "${DEMO_TOKEN_VALUE}"},
+						"excludeTools": ["fail"],
+					}
+				},
+			}
+		),
+		encoding="utf-8",
+	)
+	assert openmolt_main([str(agent_file), "--dry-run", "--json"]) == 0
+	data = json.loads(capsys.readouterr().out)
+	assert [t["tool"] for t in data["tools"]] == ["ours.whoami", "ours.sleep"]
+	assert not children("stdio_server.py")

@@ -10,6 +10,7 @@ import pytest
 from openmolt_core import OpenMolt
 from openmolt_core._preflight import _missing_for
 from openmolt_core.cli._info import list_tools
+from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.connect import credential_needs, env_var
 from openmolt_integrations import notion, s3, shopify
 
@@ -73,3 +74,30 @@ def test_openmolt_tools_shows_the_credentials_and_where_they_come_from() -> None
 	assert names[:3] == ["accessKeyId", "secretAccessKey", "sessionToken"]
 	assert "agent file: integrations.s3.accessKeyId" in sigv4["keys"][0]["sources"]
 	assert not any("OPENMOLT_S3_API_KEY" in s for k in sigv4["keys"] for s in k["sources"])
+
+
+def test_openmolt_tools_is_a_compact_table_and_one_tool_is_shown_whole() -> None:
+	"""A row per tool (handle, scopes, required inputs, one line); `tools ID TOOL` has the schema."""
+	om = OpenMolt()
+	out = io.StringIO()
+	list_tools(om, "telegram", out, as_json=False)
+	text = out.getvalue()
+	rows = [line.split() for line in text.splitlines() if line.startswith("  telegram.")]
+	assert len(rows) == len(om.plugins.integration("telegram").tools)
+	send = next(r for r in rows if r[0] == "telegram.sendMessage")
+	assert send[1:4] == ["send", "chat_id,", "text"]
+	assert '"properties"' not in text  # no schema dumps in the table
+	assert "\\u2026" not in text and "…" in text  # non-ASCII as it is
+	assert "how to connect:" in text and "@BotFather" in text
+	assert "Reference checks" not in text  # the maintainers' notes stay out
+	assert "OPENMOLT_TELEGRAM_BOT_TOKEN" in text
+	one = io.StringIO()
+	list_tools(om, "telegram", one, as_json=False, handle="sendMessage")
+	whole = one.getvalue()
+	assert whole.startswith("telegram.sendMessage  [send]")
+	assert '"maxLength": 4096' in whole
+	with pytest.raises(ConfigurationError, match=r"did you mean 'telegram\.sendMessage'"):
+		list_tools(om, "telegram", io.StringIO(), as_json=False, handle="sendMesage")
+	data = io.StringIO()
+	list_tools(om, "telegram", data, as_json=True)
+	assert "…" in data.getvalue()  # JSON keeps non-ASCII readable too

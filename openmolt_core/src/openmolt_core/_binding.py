@@ -214,7 +214,9 @@ def bind_integration(
 		spec: The integration.
 		binding: The agent's entry for it.
 		agent: The agent's name.
-		instance_config: Config from ``OpenMolt(integrations={id: {...}})``; the agent's wins.
+		instance_config: Config from ``OpenMolt(integrations={id: {...}})``; the agent's wins,
+			and a key neither gives is read from ``OPENMOLT_<ID>_<KEY>`` in the environment
+			(`openmolt_core.integrations.connect.env_var`).
 		http: Getter for the shared HTTP client.
 		files: The agent's view of the instance's file store (binary responses, file references).
 		auth_cache: The instance's auths by (integration id, credential type, config): agents with
@@ -233,7 +235,11 @@ def bind_integration(
 				f"integrations[{iid}].scopes: unknown scope(s) {unknown}; "
 				f"{iid} defines: {', '.join(sorted(spec.scopes)) or '(none)'}"
 			)
-	config = {**instance_config, **binding.config}
+	from openmolt_core.integrations.connect import environment_config
+
+	given = {**instance_config, **binding.config}
+	# OPENMOLT_<ID>_<KEY> fills what neither gives (env_var names them): code wins in Python.
+	config = {**environment_config(spec, iid, given), **given}
 	credential = spec.credential(binding.credential_type)
 	if binding.credential_type and credential is None:
 		types = [c.type for c in spec.credential_setup]

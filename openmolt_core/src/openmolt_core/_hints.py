@@ -13,14 +13,17 @@ import importlib.util
 import os
 import re
 import shutil
+import sys
 from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 
 __all__ = [
 	"close_match",
 	"extra_for",
 	"install_command",
+	"install_environment",
 	"known_extras",
 	"missing_integration",
 	"missing_provider",
@@ -42,11 +45,79 @@ def known_extras() -> frozenset[str]:
 	return frozenset(e for e in extras if e != "all")
 
 
+def _under(prefix: Path, *parts: str | None) -> bool:
+	for part in parts:
+		if part and prefix.is_relative_to(Path(part).expanduser()):
+			return True
+	return False
+
+
+def _uv_project() -> Path | None:
+	"""The pyproject.toml of the uv project ``uv run`` started us in (None outside one)."""
+	if not os.environ.get("UV"):
+		return None
+	here = Path.cwd()
+	for folder in (here, *here.parents):
+		candidate = folder / "pyproject.toml"
+		if candidate.is_file():
+			return candidate
+	return None
+
+
+def install_environment() -> str:
+	"""How this Python was installed: ``uv-tool``, ``pipx``, ``uv-project``, ``pip`` or ``uv-pip``.
+
+	``uv tool install openmolt`` and pipx keep one virtual environment per tool under their own
+	folder; ``uv run`` sets ``UV`` and works in a project with a ``pyproject.toml``; any other
+	environment with pip gets pip, and one without pip (made by ``uv venv``) ``uv pip``.
+	"""
+	prefix = Path(sys.prefix).resolve()
+	home = Path.home()
+	data = os.environ.get("XDG_DATA_HOME") or str(home / ".local" / "share")
+	uv_tools = (os.environ.get("UV_TOOL_DIR"), str(Path(data) / "uv" / "tools"))
+	if _under(prefix, *uv_tools):
+		return "uv-tool"
+	pipx = (
+		os.environ.get("PIPX_HOME"),
+		str(Path(data) / "pipx"),
+		str(home / ".local" / "pipx"),
+		str(home / "pipx"),
+	)
+	if _under(prefix, *pipx):
+		return "pipx"
+	if _uv_project() is not None:
+		return "uv-project"
+	if importlib.util.find_spec("pip") is not None:
+		return "pip"
+	return "uv-pip" if (os.environ.get("UV") or shutil.which("uv")) else "pip"
+
+
 def install_command(requirement: str) -> str:
-	"""``pip install '<requirement>'``, or ``uv add`` where there is no pip but there is uv."""
-	if importlib.util.find_spec("pip") is None and (os.environ.get("UV") or shutil.which("uv")):
+	"""The command that installs ``requirement`` where this Python runs (`install_environment`).
+
+	``uv tool install 'openmolt[ui]'`` for a uv tool, ``pipx install --force ...`` for pipx,
+	``uv add ...`` in a uv project (``uv sync --all-extras`` in a clone of OpenMolt itself),
+	``python -m pip install ...`` with this interpreter's pip, else ``uv pip install``.
+
+	Args:
+		requirement: ``openmolt[ui]`` or a distribution name.
+	"""
+	kind = install_environment()
+	if kind == "uv-tool":
+		return f"uv tool install '{requirement}'"
+	if kind == "pipx":
+		return f"pipx install --force '{requirement}'"
+	if kind == "uv-project":
+		project = _uv_project()
+		text = project.read_text(encoding="utf-8", errors="replace") if project else ""
+		if re.search(r'(?m)^name\s*=\s*"openmolt"\s*$', text):
+			return "uv sync --all-packages --all-extras"  # a clone of OpenMolt itself
 		return f"uv add '{requirement}'"
-	return f"pip install '{requirement}'"
+	if kind == "uv-pip":
+		return f"uv pip install --python {sys.executable} '{requirement}'"
+	if Path(sys.prefix) != Path(sys.base_prefix):  # a virtual environment: its own pip
+		return f"pip install '{requirement}'"
+	return f"python -m pip install '{requirement}'"
 
 
 def close_match(name: str, candidates: Iterable[str]) -> str | None:

@@ -184,9 +184,17 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 	problems = missing_credentials(tools)
 	if not problems:
 		return
+	from openmolt_core.integrations.connect import env_var
+
 	lines = [f"agent {agent!r}: " + "; ".join(p.describe() for p in problems)]
+	variables = []
+	for problem in problems:
+		names = " and ".join(env_var(problem.integration, k) for k in problem.keys)
+		others = " or ".join(env_var(problem.integration, k) for k in problem.alternatives)
+		variables.append(f"{names} (or {others})" if others else names)
 	lines.append(
-		"give them in OpenMolt(integrations={id: {...}}) or in the agent's "
+		f"set {'; '.join(variables)} in the environment, or give them in "
+		"OpenMolt(integrations={id: {...}}) or in the agent's "
 		"integrations=[{'integration': id, 'credential': {'config': {...}}}]"
 	)
 	raise ConfigurationError("\n".join(lines))

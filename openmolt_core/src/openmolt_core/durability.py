@@ -362,7 +362,9 @@ def load_backend(om: OpenMolt, config: DurabilityConfig) -> DurabilityBackend:
 		if callable(factory):
 			backend: DurabilityBackend = factory(om, config)
 			return backend
+	from openmolt_core._hints import install_command
+
 	raise ConfigurationError(
 		"durability=... needs openmolt-dbos, which is not installed; run: "
-		"pip install 'openmolt[dbos]'"
+		f"{install_command('openmolt[dbos]')}"
 	)

@@ -335,20 +335,84 @@ class RunStore(RunObserver):
 
 	# reading ----------------------------------------------------------------------------
 
-	async def runs(self, limit: int = 100, *, agent: str | None = None) -> list[StoredRun]:
-		"""The latest runs, newest first.
+	async def runs(
+		self,
+		limit: int = 100,
+		*,
+		agent: str | None = None,
+		status: str | None = None,
+		search: str | None = None,
+		before: str | None = None,
+		since: str | None = None,
+	) -> list[StoredRun]:
+		"""The latest runs, newest first, optionally filtered.
 
 		Args:
 			limit: The most runs to return.
 			agent: Only this agent's runs.
+			status: Only runs with this status (``success``, ``error``, ``running``...).
+			search: Only runs whose input, output or error contains this text (any case).
+			before: Only runs started before this ISO 8601 time (to page back).
+			since: Only runs started at or after this ISO 8601 time.
 		"""
-		where, args = ("WHERE agent = ?", (agent, limit)) if agent else ("", (limit,))
+		clauses: list[str] = []
+		args: list[Any] = []
+		for column, op, value in (
+			("agent", "=", agent),
+			("status", "=", status),
+			("started", "<", before),
+			("started", ">=", since),
+		):
+			if value is not None:
+				clauses.append(f"{column} {op} ?")
+				args.append(value)
+		if search:
+			pattern = (
+				"%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+			)
+			clauses.append(
+				"(input LIKE ? ESCAPE '\\' OR output LIKE ? ESCAPE '\\' OR error LIKE ? ESCAPE '\\')"
+			)
+			args += [pattern] * 3
+		where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
 		rows = await anyio.to_thread.run_sync(
 			self._read,
 			f"SELECT {_RUN_COLUMNS} FROM agent_runs {where} ORDER BY started DESC LIMIT ?",
-			args,
+			(*args, limit),
 		)
 		return [_run(r) for r in rows]
+
+	async def prune(self, before: str) -> int:
+		"""Delete the runs (and their events) that started before a time; returns how many.
+
+		Runs still ``running`` are kept whatever their age.
+
+		Args:
+			before: An ISO 8601 time (UTC), e.g. ``(now - 30 days).isoformat()``.
+		"""
+
+		def delete() -> int:
+			conn = self._connect()
+			try:
+				with conn:
+					ids = [
+						r[0]
+						for r in conn.execute(
+							"SELECT run_id FROM agent_runs WHERE started < ? AND status != 'running'",
+							(before,),
+						)
+					]
+					for start in range(0, len(ids), 500):
+						chunk = ids[start : start + 500]
+						marks = ",".join("?" * len(chunk))
+						conn.execute(f"DELETE FROM run_events WHERE run_id IN ({marks})", chunk)
+						conn.execute(f"DELETE FROM agent_runs WHERE run_id IN ({marks})", chunk)
+				conn.execute("VACUUM")
+				return len(ids)
+			finally:
+				conn.close()
+
+		return await anyio.to_thread.run_sync(delete)
 
 	async def run(self, run_id: str) -> StoredRun | None:
 		"""One run, or None if the store has no run with that id."""

@@ -182,6 +182,17 @@ class HTTPProvider:
 
 		return price_for(self.vendor, model)
 
+	def models(self) -> list[str]:
+		"""The models of this vendor whose list price is known (what ``openmolt models`` lists).
+
+		Empty when the calls go to another server than the vendor's: ask that server.
+		"""
+		if not self.official:
+			return []
+		from openmolt_providers._prices import PRICES
+
+		return sorted(PRICES.get(self.vendor, {}))
+
 	@property
 	def key_required(self) -> bool:
 		"""Whether a call needs an API key: at the vendor's own API; a local server needs none."""

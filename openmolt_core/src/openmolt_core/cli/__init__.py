@@ -8,6 +8,9 @@ openmolt schedules FILE [-n N]        the next fire times of the file's schedule
 openmolt plugins [--json]             installed providers and integrations, with versions
 openmolt tools [INTEGRATION] [--json] every integration, or one's tools, scopes and schemas
 openmolt schema                       the JSON Schema of agent files
+openmolt keys set|list|remove|path    a per-user store of API keys and integration secrets
+openmolt models [WORD] [--json]       the installed providers' models with their list prices
+openmolt logs [RUN_ID] [-n N] [-q TEXT] the recorded runs, or one run's events (--prune DAYS)
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
@@ -35,6 +38,7 @@ import argparse
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -53,6 +57,9 @@ _SUMMARY = {
 	"plugins": "list the installed providers and integrations, with versions",
 	"tools": "list every integration, or one integration's tools, scopes and input schemas",
 	"schema": "print the JSON Schema of agent files (for editors)",
+	"keys": "store API keys and integration secrets for the command (a 0600 file)",
+	"models": "list the providers' models with their prices per million tokens",
+	"logs": "list the recorded runs, or show one run's events (--prune DAYS)",
 	"eval": "score an agent file's agent on a dataset (--min-score for CI)",
 	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
 	"serve": "host agents' webhooks, chat channels, schedules and the viewer (openmolt[serve])",
@@ -84,6 +91,11 @@ def _overview() -> str:
 		"`openmolt FILE` is short for `openmolt run FILE`; `openmolt <command> --help` shows the",
 		"command's options; `openmolt --version` prints the version.",
 		"",
+		"Every run is recorded with its input, output and conversation (secrets masked) in",
+		"$XDG_STATE_HOME/openmolt/runs.db (~/.local/state/openmolt/runs.db, readable by you only):",
+		"`openmolt logs` lists them, `openmolt logs --prune DAYS` deletes old ones, and",
+		"OPENMOLT_RUN_STORE=off (or a path) turns recording off (or moves it).",
+		"",
 		"exit codes:",
 		*(f"  {int(code):>3}  {text}" for code, text in EXIT_CODES.items()),
 	]
@@ -96,9 +108,41 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 		description="Run an OpenMolt agent file once, or on its schedules.",
 		epilog="Exit codes: see `openmolt --help`.",
 	)
-	parser.add_argument("file", help="the agent file: agent.json or agent.py")
-	parser.add_argument("--input", help="the run's input: JSON if it parses, else the text")
-	parser.add_argument("--json", action="store_true", help="progress as JSON lines on stderr")
+	parser.add_argument(
+		"file",
+		nargs="?",
+		help="the agent file: agent.json or agent.py (with -m: the prompt; '-' or none reads stdin)",
+	)
+	parser.add_argument(
+		"-m",
+		"--model",
+		help="run a prompt without an agent file on this model (openai:gpt-5-mini)",
+	)
+	parser.add_argument(
+		"-s", "--instructions", help="with -m: what the agent does (its system instructions)"
+	)
+	parser.add_argument(
+		"--integration",
+		action="append",
+		default=[],
+		metavar="ID",
+		help="with -m: give the agent an integration's tools (repeatable)",
+	)
+	parser.add_argument(
+		"--tool",
+		action="append",
+		default=[],
+		metavar="MODULE:FUNCTION",
+		help="with -m: give the agent a Python function as a tool (repeatable)",
+	)
+	parser.add_argument(
+		"--input", help="the run's input: JSON if it parses, else the text; '-' reads stdin"
+	)
+	parser.add_argument(
+		"--json",
+		action="store_true",
+		help="the result as JSON even on a terminal, and progress as JSON lines on stderr",
+	)
 	parser.add_argument(
 		"--dry-run", action="store_true", help="print the prompt, tools and cost; call no model"
 	)
@@ -129,11 +173,39 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _run_command(args: list[str], prog: str) -> int:
-	ns = _run_parser(prog).parse_args(args)
-	return anyio.run(_run, ns)
+	parser = _run_parser(prog)
+	ns = parser.parse_args(args)
+	if ns.model is None:
+		if ns.file is None:
+			parser.error("give an agent file (agent.json or agent.py), or -m MODEL and a prompt")
+		if ns.integration or ns.tool or ns.instructions:
+			parser.error("--integration, --tool and --instructions go with -m MODEL")
+	return anyio.run(_run_agent, ns)
 
 
-async def _run(ns: argparse.Namespace) -> int:
+def _stdin_text() -> str | None:
+	"""What was piped in (None on a terminal)."""
+	if sys.stdin is None or sys.stdin.isatty():
+		return None
+	return sys.stdin.read()
+
+
+def _prompt_input(ns: argparse.Namespace) -> str:
+	"""-m's input: the prompt, stdin, or both (the prompt first, as `llm` does)."""
+	from openmolt_core.errors import ConfigurationError
+
+	prompt = ns.input if ns.input not in (None, "-") else ns.file
+	piped = _stdin_text() if prompt in (None, "-") or ns.file is not None else None
+	if prompt == "-":
+		prompt = None
+	parts = [p for p in (prompt, piped) if p and p.strip()]
+	if not parts:
+		raise ConfigurationError('-m needs a prompt: openmolt -m MODEL "..." (or pipe text in)')
+	return "\n\n".join(parts)
+
+
+async def _run_agent(ns: argparse.Namespace) -> int:
+	# Not named _run: importing the submodule cli._run rebinds that name in this package.
 	from openmolt_core.cli._info import dry_run
 	from openmolt_core.cli._run import check_ready, load, parse_input, run_once, serve
 	from openmolt_core.cli._ui import record_runs, run_with_ui
@@ -142,7 +214,24 @@ async def _run(ns: argparse.Namespace) -> int:
 	# or every step would be printed twice.
 	progress = Progress.for_terminal(json_events=ns.json, verbose=ns.verbose)
 	durability = None if ns.dry_run else ns.durability or os.environ.get("OPENMOLT_DURABILITY")
-	loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
+	if ns.model is not None:
+		from openmolt_core.cli._run import load_prompt
+
+		loaded = load_prompt(
+			ns.model,
+			instructions=ns.instructions,
+			integrations=ns.integration,
+			tools=ns.tool,
+			env_file=ns.env_file,
+			verbose=False,
+			durability=durability,
+		)
+		loaded.input = _prompt_input(ns)
+		ns.input = None  # the prompt is the input, never parsed as JSON
+	else:
+		loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
+		if ns.input == "-":
+			ns.input = _stdin_text() or ""
 	from openmolt_core.cli._approve import install
 
 	install(loaded.agent, ns.approvals or "ask", explicit=ns.approvals is not None)
@@ -153,7 +242,15 @@ async def _run(ns: argparse.Namespace) -> int:
 	if ns.dry_run:
 		for problem in check_ready(loaded, strict=False):
 			progress.line(f"warning: {problem}")
-		dry_run(loaded.agent, loaded.model_id, input, sys.stdout, as_json=ns.json)
+		try:
+			# Tools only a running service knows (MCP servers) are listed as a run would.
+			await loaded.agent._refresh_sources()
+		except OpenMoltError as exc:
+			progress.line(f"warning: the run-time tools could not be listed: {exc}")
+		try:
+			dry_run(loaded.agent, loaded.model_id, input, sys.stdout, as_json=ns.json)
+		finally:
+			await loaded.om.aclose()
 		return ExitCode.SUCCESS
 	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
 	record_runs(loaded.om)
@@ -162,10 +259,12 @@ async def _run(ns: argparse.Namespace) -> int:
 			go = partial(serve, loaded, input, progress, on_stop=ns.on_stop)
 			return await run_with_ui(loaded, go, progress.line, linger=False)
 		return await serve(loaded, input, progress, on_stop=ns.on_stop)
+	# A person at a terminal gets a summary; pipes and --json get the JSON result.
+	readable = not ns.json and sys.stdout.isatty()
 	if ns.ui:
-		once = partial(run_once, loaded, input, progress)
+		once = partial(run_once, loaded, input, progress, readable=readable)
 		return await run_with_ui(loaded, once, progress.line, linger=True)
-	return await run_once(loaded, input, progress)
+	return await run_once(loaded, input, progress, readable=readable)
 
 
 def _schedules_command(args: list[str]) -> int:
@@ -197,6 +296,9 @@ def _info_command(name: str, args: list[str]) -> int:
 		parser.add_argument(
 			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"
 		)
+		parser.add_argument(
+			"tool", nargs="?", help="one tool's handle, e.g. postMessage: its whole input schema"
+		)
 	if name != "schema":
 		parser.add_argument("--json", action="store_true", help="print JSON")
 	ns = parser.parse_args(args)
@@ -207,8 +309,26 @@ def _info_command(name: str, args: list[str]) -> int:
 	elif ns.integration is None:
 		list_integrations(OpenMolt(), sys.stdout, as_json=ns.json)
 	else:
-		list_tools(OpenMolt(), ns.integration, sys.stdout, as_json=ns.json)
+		list_tools(OpenMolt(), ns.integration, sys.stdout, as_json=ns.json, handle=ns.tool)
 	return ExitCode.SUCCESS
+
+
+def _keys_command(args: list[str]) -> int:
+	from openmolt_core.cli import _keystore
+
+	return _keystore.main(args)
+
+
+def _models_command(args: list[str]) -> int:
+	from openmolt_core.cli import _models
+
+	return _models.main(args)
+
+
+def _logs_command(args: list[str]) -> int:
+	from openmolt_core.cli import _logs
+
+	return _logs.main(args)
 
 
 def _ui_command(args: list[str]) -> int:
@@ -258,6 +378,9 @@ def _dispatch(args: list[str]) -> int:
 		"plugins": lambda: _info_command("plugins", rest),
 		"tools": lambda: _info_command("tools", rest),
 		"schema": lambda: _info_command("schema", rest),
+		"keys": lambda: _keys_command(rest),
+		"models": lambda: _models_command(rest),
+		"logs": lambda: _logs_command(rest),
 		"eval": lambda: _eval_command(args),
 		"ui": lambda: _ui_command(rest),
 		"serve": lambda: _serve_command(rest),
@@ -267,7 +390,64 @@ def _dispatch(args: list[str]) -> int:
 	}
 	if name in commands:
 		return commands[name]()
+	problem = _not_a_file(name, args, [*commands, "--version", "--help"])
+	if problem:
+		print(f"openmolt: {problem}", file=sys.stderr)
+		return ExitCode.USAGE
 	return _run_command(args, "openmolt")
+
+
+def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
+	"""Why ``openmolt NAME ...`` is neither a command nor a file to run (None: run it as a file)."""
+	import difflib
+
+	if name.startswith("-"):
+		if any(not a.startswith("-") for a in args[1:]):
+			return None  # options before the file: `openmolt -v agent.json`
+		if name in ("-v", "--verbose"):
+			return (
+				f"{name} is a run's --verbose and needs an agent file (`openmolt FILE {name}`); "
+				"the version is `openmolt --version`"
+			)
+		options = [w for w in words if w.startswith("-")]
+		close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+		hint = f"; did you mean {close[0]!r}?" if close else ""
+		return f"no such option {name!r}{hint} (`openmolt --help` lists the commands)"
+	if os.path.exists(name) or name.endswith((".json", ".py")) or os.sep in name:
+		return None  # a file, or meant as one: the run says what is wrong with it
+	commands = [w for w in words if not w.startswith("-")]
+	close = difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
+	hint = f"; did you mean {close[0]!r}?" if close else ""
+	return (
+		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
+		"an agent file ends in .json or .py)"
+	)
+
+
+# Advice written for Python code, as an agent file says it.
+_FILE_ADVICE = {
+	"TaintPolicy(warn=False) silences this": (
+		'"taintPolicy": {"warn": false} in the agent file silences this'
+	),
+	"(taint_policy on_outbound='allow')": '("taintPolicy": {"onOutbound": "allow"})',
+}
+
+
+def _show_warning(
+	message: Warning | str,
+	category: type[Warning],
+	filename: str,
+	lineno: int,
+	file: object = None,
+	line: str | None = None,
+) -> None:
+	"""A Python warning as one line in the command's voice, with advice for agent files."""
+	if category.__name__ == "ScheduleWarning":
+		return  # about Python code that never served its schedules; the command serves them
+	text = " ".join(str(message).split())
+	for python, agent_file in _FILE_ADVICE.items():
+		text = text.replace(python, agent_file)
+	print(f"openmolt: warning: {text}", file=sys.stderr)
 
 
 def _close_stdout() -> None:
@@ -290,6 +470,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 		The exit code (see `ExitCode`).
 	"""
 	args = list(sys.argv[1:] if argv is None else argv)
+	shown = warnings.showwarning
+	warnings.showwarning = _show_warning
 	try:
 		code = _dispatch(args)
 		sys.stdout.flush()
@@ -312,3 +494,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 			file=sys.stderr,
 		)
 		return ExitCode.INTERNAL
+	finally:
+		if argv is not None:  # called from code (tests): leave warnings as they were
+			warnings.showwarning = shown

@@ -44,10 +44,12 @@ def extension(name: str, *, needed_for: str) -> Any:
 	"""
 	for entry in metadata.entry_points(group="openmolt.extensions", name=name):
 		return entry.load()
+	from openmolt_core._hints import install_command
+
 	extra = _EXTRAS.get(name, name)
 	raise ConfigurationError(
 		f"{needed_for} needs the {name} extension, which is not installed; run: "
-		f"pip install 'openmolt[{extra}]'"
+		f"{install_command(f'openmolt[{extra}]')}"
 	)
 
 

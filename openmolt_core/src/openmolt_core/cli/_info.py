@@ -6,7 +6,7 @@ import json
 from typing import IO, TYPE_CHECKING, Any
 
 from openmolt_core.cli._agentfile import AgentFile
-from openmolt_core.errors import OpenMoltError
+from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.result import RunState
 
 if TYPE_CHECKING:
@@ -163,18 +163,48 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 	out.write(f"\n{len(rows)} integrations; `openmolt tools ID` lists one's tools.\n")
 
 
-def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool) -> None:
-	"""Print an integration's scopes and tools with their scopes and input schemas.
+def _one_line(text: str, width: int = 72) -> str:
+	first = " ".join(text.strip().split("\n\n")[0].split())
+	sentence = first.split(". ")[0].rstrip(".")
+	line = sentence if len(sentence) <= width else sentence[: width - 1].rstrip() + "…"
+	return line
+
+
+def _how_to_connect(docs: str) -> list[str]:
+	"""The user-facing part of an integration's docs: up to its notes on reference checks."""
+	lines: list[str] = []
+	for line in docs.strip().splitlines():
+		heading = line.lower()
+		if line.startswith("#") and any(w in heading for w in ("reference", "check", "test")):
+			break
+		lines.append(line)
+	while lines and not lines[-1].strip():
+		lines.pop()
+	return lines
+
+
+def list_tools(
+	om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool, handle: str | None = None
+) -> None:
+	"""Print an integration's credentials, scopes and a table of its tools (or one tool whole).
+
+	Args:
+		om: The instance whose plugins are read.
+		integration_id: The integration.
+		out: Where to write.
+		as_json: Print everything as JSON (each tool's input schema included).
+		handle: One tool's handle (``postMessage`` or ``slack.postMessage``): print it whole.
 
 	Raises:
 		PluginError: The integration is not installed.
+		ConfigurationError: The integration has no tool of that handle.
 	"""
 	from openmolt_core.integrations.connect import credential_needs, needs_as_json
 
 	spec = om.plugins.integration(integration_id)
 	integration_id = spec.id or integration_id  # the extra's spelling names the same one
 	needs = credential_needs(spec, integration_id)
-	tools = [
+	tools: list[dict[str, Any]] = [
 		{
 			"tool": f"{integration_id}.{t.handle}",
 			"description": t.description,
@@ -183,33 +213,78 @@ def list_tools(om: OpenMolt, integration_id: str, out: IO[str], *, as_json: bool
 		}
 		for t in spec.tools
 	]
+	if handle is not None:
+		wanted = handle if "." in handle else f"{integration_id}.{handle}"
+		chosen = [t for t in tools if t["tool"] == wanted]
+		if not chosen:
+			from openmolt_core._hints import close_match
+
+			near = close_match(wanted, [t["tool"] for t in tools])
+			hint = f"; did you mean {near!r}?" if near else ""
+			raise ConfigurationError(
+				f"{integration_id} has no tool {handle!r}{hint} (`openmolt tools {integration_id}` "
+				"lists them)"
+			)
+		tool = chosen[0]
+		if as_json:
+			out.write(json.dumps(tool, indent=2, ensure_ascii=False, default=str) + "\n")
+			return
+		out.write(f"{tool['tool']}  [{', '.join(tool['scopes']) or 'no scope'}]\n\n")
+		out.write(tool["description"].strip() + "\n\ninput schema:\n")
+		out.write(json.dumps(tool["inputSchema"], indent=2, ensure_ascii=False, default=str) + "\n")
+		return
 	if as_json:
 		data = {
 			"integration": integration_id,
 			"name": spec.name,
 			"scopes": spec.scopes,
 			"credentials": needs_as_json(needs, integration_id),
+			"docs": spec.docs,
 			"tools": tools,
 		}
-		out.write(json.dumps(data, indent=2, default=str) + "\n")
+		out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 		return
 	out.write(f"{spec.name} ({integration_id})\n")
+	if spec.description:
+		out.write(f"{_one_line(spec.description, 100)}\n")
 	_write_needs(out, needs, integration_id)
+	howto = _how_to_connect(spec.docs)
+	if howto:
+		out.write("\nhow to connect:\n")
+		for line in howto:
+			out.write(f"  {line}".rstrip() + "\n")
 	out.write("\nscopes:\n")
 	for scope, text in spec.scopes.items():
 		out.write(f"  {scope}: {text}\n")
-	out.write(f"\ntools ({len(tools)}):\n")
+	rows: list[tuple[str, str, str, str]] = []
 	for tool in tools:
-		out.write(f"\n  {tool['tool']}  [{', '.join(tool['scopes']) or 'no scope'}]\n")
-		out.write(f"    {tool['description']}\n")
-		schema = json.dumps(tool["inputSchema"], indent=2, default=str)
-		out.write("    input: " + schema.replace("\n", "\n    ") + "\n")
+		schema = tool["inputSchema"] or {}
+		required = schema.get("required", []) if isinstance(schema, dict) else []
+		rows.append(
+			(
+				tool["tool"],
+				",".join(tool["scopes"]) or "-",
+				", ".join(required) or "-",
+				_one_line(tool["description"], 60),
+			)
+		)
+	widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+	widths = [
+		max(w, len(h)) for w, h in zip(widths, ("tool", "scopes", "required inputs"), strict=True)
+	]
+	out.write(f"\ntools ({len(tools)}):\n")
+	head = ("tool", "scopes", "required inputs", "what it does")
+	for row in (head, *rows):
+		cells = [row[i].ljust(widths[i]) for i in range(3)]
+		out.write(f"  {'  '.join(cells)}  {row[3]}\n")
+	out.write(
+		f"\n`openmolt tools {integration_id} TOOL` shows one tool's description and input schema; "
+		"--json prints everything.\n"
+	)
 
 
 def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
 	"""The credentials section of ``openmolt tools ID``: each type, its keys, their sources."""
-	from openmolt_core.integrations.connect import env_var
-
 	if not needs:
 		out.write("\ncredentials: none needed\n")
 		return
@@ -217,28 +292,26 @@ def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
 	for need in needs:
 		out.write(f"\n  {need.type}{' (default)' if need.default else ''}:\n")
 		width = max((len(k.name) for k in need.keys), default=0)
+		var_width = max((len(k.env_var or "") for k in need.keys), default=0)
 		for key in need.keys:
 			flags = "required" if key.required else "optional"
 			flags += ", secret" if key.secret else ""
-			out.write(f"    {key.name:<{width}}  {flags:<18}  {key.used_for}\n")
+			variable = key.env_var or ""
+			out.write(
+				f"    {key.name:<{width}}  {variable:<{var_width}}  {flags:<18}  {key.used_for}\n"
+			)
 		if need.oauth_scopes:
 			out.write(f"    OAuth scopes to request: {' '.join(need.oauth_scopes)}\n")
 		if need.auth_url:
 			out.write(f"    authorize at: {need.auth_url}\n")
 		for note in need.notes:
 			out.write(f"    note: {note}\n")
-	reads_key = any(k.name == "apiKey" for need in needs for k in need.keys)
-	command = (
-		f"; the openmolt command also reads apiKey from {env_var(integration_id)} "
-		"(environment or .env)"
-		if reads_key
-		else ""
-	)
 	out.write(
-		f"\ngive the values in OpenMolt(integrations={{{integration_id!r}: {{...}}}}), in an "
-		f"agent's integrations=[{{'integration': {integration_id!r}, 'credential': "
-		f"{{'config': {{...}}}}}}], or in an agent file's integrations.{integration_id}"
-		f"{command}\n"
+		"\ngive the values in the environment variables above (the openmolt command also reads "
+		"a .env file and `openmolt keys set`; they win over the agent file), in "
+		f"OpenMolt(integrations={{{integration_id!r}: {{...}}}}), in an agent's "
+		f"integrations=[{{'integration': {integration_id!r}, 'credential': {{'config': {{...}}}}}}], "
+		f"or in an agent file's integrations.{integration_id}\n"
 	)
 
 
@@ -285,7 +358,13 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		"notes": list(fitted.notes),
 	}
 	first = agent.first_message(input, RunState())
-	chars = len(system) + len(first)
+	# The reply schema travels with every request (strict or partial modes): often the larger part.
+	schema_chars = (
+		len(json.dumps(fitted.schema, ensure_ascii=False, separators=(",", ":")))
+		if fitted.schema is not None and fitted.mode != "off"
+		else 0
+	)
+	chars = len(system) + len(first) + schema_chars
 	tokens = (chars + 3) // 4
 	cost, cost_text = estimate(_price(agent), model_id, tokens)
 	tools = [
@@ -304,6 +383,7 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 			"tools": tools,
 			"structured_output": structured,
 			"characters": chars,
+			"schema_characters": schema_chars,
 			"estimated_tokens": tokens,
 			"token_estimate": "characters / 4",
 			"estimated_step_cost_usd": cost,
@@ -330,5 +410,8 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	if len(agent.models) > 1:
 		out.write(f"\n=== models, in fallback order ===\n  {', '.join(agent.models)}\n")
 	out.write("\n=== estimate ===\n")
-	out.write(f"prompt: {chars} characters ≈ {tokens} tokens (characters / 4, a rough estimate)\n")
+	out.write(
+		f"request: {chars} characters ≈ {tokens} tokens (characters / 4, a rough estimate; "
+		f"the reply schema is {schema_chars} of them)\n"
+	)
 	out.write(f"cost: {cost_text}\n")

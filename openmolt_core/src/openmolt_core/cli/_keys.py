@@ -1,13 +1,16 @@
-"""API keys for the command: the environment wins over a ``.env`` file, which wins over the file.
+"""Keys for the command: the environment wins over a ``.env`` file, then the key store, then the file.
 
-Where each key came from is reported in verbose mode; a value never is.
+A provider's key is ``OPENMOLT_<NAME>_API_KEY``; every config key an integration reads is
+``OPENMOLT_<ID>_<KEY>`` (``OPENMOLT_SLACK_TOKEN``, ``OPENMOLT_S3_SECRET_ACCESS_KEY``: `env_var`).
+The key store is ``openmolt keys set`` (`openmolt_core.cli._keystore`). Where each key came from is
+reported in verbose mode; a value never is.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ __all__ = [
 	"apply_dotenv",
 	"default_dotenv",
 	"env_var",
+	"ignored_variables",
 	"read_dotenv",
 	"resolve_keys",
 	"snapshot_environ",
@@ -83,8 +87,9 @@ class KeyReport:
 		return f"key for {self.owner}: from {self.source}"
 
 
-def _file_key(settings: Mapping[str, Any]) -> tuple[str, Any] | None:
-	for name in ("apiKey", "api_key"):
+def _file_key(settings: Mapping[str, Any], key: str) -> tuple[str, Any] | None:
+	spellings = ("apiKey", "api_key") if key == "apiKey" else (key,)
+	for name in spellings:
 		if settings.get(name):
 			return name, settings[name]
 	return None
@@ -97,40 +102,83 @@ def resolve_keys(
 	dotenv: Mapping[str, str],
 	dotenv_path: Path | None,
 	file: Path | None,
+	stored: Mapping[str, str] | None = None,
+	stored_path: Path | None = None,
+	keys_of: Callable[[str], Sequence[str]] | None = None,
 ) -> list[KeyReport]:
-	"""Put the winning key into each settings dict (``api_key`` / ``apiKey``), in place.
+	"""Put the winning value of each key into its settings dict, in place.
 
 	Args:
 		owners: ``(label, name, settings)``: e.g. ``("openai", "openai", {...})`` or
-			``("integrations.notion", "notion", {...})``. Provider settings get ``api_key``,
-			integration configs ``apiKey`` (what their templates read).
+			``("integrations.notion", "notion", {...})``. Provider settings get ``api_key``;
+			integration configs get each key they read under its own name (``apiKey``,
+			``token``, ``secretAccessKey``), which is what their templates read.
 		environ: The process environment as it was before the ``.env`` file was applied.
 		dotenv: The ``.env`` values.
 		dotenv_path: The ``.env`` file, for the report.
 		file: The agent file, for the report.
+		stored: The key store's values (``openmolt keys set``), by variable name.
+		stored_path: The key store's file, for the report.
+		keys_of: The config keys an integration reads, by id (default: ``apiKey`` only).
 
 	Returns:
-		One report per owner.
+		One report per provider; per integration, one per key found (and ``apiKey`` always).
 	"""
+	store = stored or {}
 	reports = []
 	for label, name, settings in owners:
-		variable = env_var(name)
-		target = "apiKey" if label.startswith("integrations.") else "api_key"
-		found = _file_key(settings)
-		source: str | None = None
-		if environ.get(variable):
-			value, source = environ[variable], f"environment variable {variable}"
-		elif dotenv.get(variable):
-			value, source = dotenv[variable], f"{dotenv_path} ({variable})"
-		elif found is not None:
-			where = label if label.startswith("integrations.") else f"llmProviders.{label}"
-			value, source = found[1], f"{file} ({where}.{found[0]})"
-		if source is not None:
-			for alias in ("apiKey", "api_key"):
-				settings.pop(alias, None)
-			settings[target] = value
-		reports.append(KeyReport(owner=label, variable=variable, source=source))
+		integration = label.startswith("integrations.")
+		keys: Sequence[str] = ("apiKey",)
+		if integration and keys_of is not None:
+			keys = keys_of(name) or ("apiKey",)
+		for key in keys:
+			variable = env_var(name, key)
+			target = key if integration else "api_key"
+			found = _file_key(settings, key)
+			source: str | None = None
+			if environ.get(variable):
+				value, source = environ[variable], f"environment variable {variable}"
+			elif dotenv.get(variable):
+				value, source = dotenv[variable], f"{dotenv_path} ({variable})"
+			elif store.get(variable):
+				value, source = store[variable], f"the key store {stored_path} ({variable})"
+			elif found is not None:
+				where = label if integration else f"llmProviders.{label}"
+				value, source = found[1], f"{file} ({where}.{found[0]})"
+			if source is not None:
+				if key == "apiKey":
+					for alias in ("apiKey", "api_key"):
+						settings.pop(alias, None)
+				settings[target] = value
+			if source is not None or key == "apiKey":
+				owner = label if key == "apiKey" else f"{label}.{key}"
+				reports.append(KeyReport(owner=owner, variable=variable, source=source))
 	return reports
+
+
+def ignored_variables(
+	integration: str, keys: Sequence[str], *sources: Mapping[str, str]
+) -> list[str]:
+	"""``OPENMOLT_<ID>_*`` variables that are set but name no key the integration reads.
+
+	``OPENMOLT_SLACK_API_KEY`` for Slack, which reads ``token``: a warning, not silence.
+
+	Args:
+		integration: The integration id.
+		keys: The config keys it reads.
+		sources: The environment, the ``.env`` values, the key store.
+	"""
+	from openmolt_core.integrations.connect import key_of_variable
+
+	known = {env_var(integration, k) for k in keys}
+	out = []
+	for values in sources:
+		for variable in values:
+			if variable in known or variable in out or not values[variable]:
+				continue
+			if key_of_variable(integration, variable) is not None:
+				out.append(variable)
+	return out
 
 
 def default_dotenv(explicit: str | None) -> Path | None:

@@ -15,9 +15,11 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
+from pydantic import ValidationError
 
 from openmolt_core.agent import Agent
 from openmolt_core.cli._agentfile import (
+	AgentFile,
 	AgentFileError,
 	call_factory,
 	load_json_file,
@@ -29,6 +31,7 @@ from openmolt_core.cli._keys import (
 	apply_dotenv,
 	default_dotenv,
 	env_var,
+	ignored_variables,
 	read_dotenv,
 	resolve_keys,
 	snapshot_environ,
@@ -39,7 +42,7 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
-__all__ = ["Loaded", "check_ready", "load", "make_durable", "run_once", "serve"]
+__all__ = ["Loaded", "check_ready", "load", "load_prompt", "make_durable", "run_once", "serve"]
 
 
 @dataclass
@@ -107,8 +110,10 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
 		keys = [*missing.keys, *missing.alternatives]
-		if "apiKey" in keys:
-			where.append(f"{env_var(iid)} (in the environment or a .env file), or")
+		where.append(
+			" or ".join(env_var(iid, k) for k in keys)
+			+ " (in the environment, a .env file or `openmolt keys set`), or"
+		)
 		where.append(
 			" or ".join(f"integrations.{iid}.{k}" for k in keys)
 			+ f" in {loaded.file} (the {{id: config}} form)"
@@ -135,11 +140,7 @@ def load(
 		OpenMoltError: The file, a key or a plugin is wrong; the message says what to do.
 	"""
 	path = Path(file)
-	environ = snapshot_environ()
-	dotenv_path = default_dotenv(env_file)
-	dotenv = read_dotenv(dotenv_path) if dotenv_path else {}
-	apply_dotenv(dotenv, os.environ)
-	keys = {"environ": environ, "dotenv": dotenv, "dotenv_path": dotenv_path, "file": path}
+	keys = _keys_context(path, env_file)
 	if path.suffix == ".py":
 		loaded = _load_python(path, verbose=verbose, keys=keys)
 		if durability:
@@ -152,20 +153,149 @@ def load(
 	raise AgentFileError(f"{path}: an agent file ends in .json or .py")
 
 
+def _config_keys(om: OpenMolt) -> Callable[[str], list[str]]:
+	"""The camelCase config keys each integration reads (``apiKey`` when it cannot be loaded)."""
+	from openmolt_core._preflight import config_keys
+
+	def keys_of(iid: str) -> list[str]:
+		try:
+			spec = om.plugins.integration(iid)
+		except OpenMoltError:
+			return ["apiKey"]  # not installed: the run says so later
+		return sorted(k for k in config_keys(spec) if "_" not in k)
+
+	return keys_of
+
+
 def _integration_configs(
-	ids: list[str], given: dict[str, dict[str, Any]], keys: dict[str, Any]
+	om: OpenMolt, ids: list[str], given: dict[str, dict[str, Any]], keys: dict[str, Any]
 ) -> tuple[dict[str, dict[str, Any]], list[KeyReport]]:
-	# Every integration the agent names gets its OPENMOLT_<ID>_API_KEY, whichever form the
-	# file uses ({id: config}, or a list of ids and entries).
+	# Every integration the agent names gets each key it reads from OPENMOLT_<ID>_<KEY> (env >
+	# .env > key store > file), whichever form the file uses ({id: config}, or ids and entries).
 	configs = {iid: dict(given.get(iid, {})) for iid in dict.fromkeys([*given, *ids])}
 	owners = [(f"integrations.{iid}", iid, cfg) for iid, cfg in configs.items()]
-	return configs, resolve_keys(owners, **keys)
+	keys_of = _config_keys(om)
+	reports = resolve_keys(owners, keys_of=keys_of, **keys)
+	for iid in configs:
+		for variable in ignored_variables(
+			iid, keys_of(iid), keys["environ"], keys["dotenv"], keys.get("stored") or {}
+		):
+			reads = ", ".join(env_var(iid, k) for k in keys_of(iid)) or "no key"
+			print(
+				f"openmolt: warning: {variable} is set, but {iid} reads no such key; it reads "
+				f"{reads}",
+				file=sys.stderr,
+			)
+	return configs, reports
+
+
+def _keys_context(path: Path, env_file: str | None) -> dict[str, Any]:
+	"""Read the .env file into the environment; the sources `resolve_keys` reads, in order."""
+	from openmolt_core.cli import _keystore
+
+	environ = snapshot_environ()
+	dotenv_path = default_dotenv(env_file)
+	dotenv = read_dotenv(dotenv_path) if dotenv_path else {}
+	apply_dotenv(dotenv, os.environ)
+	return {
+		"environ": environ,
+		"dotenv": dotenv,
+		"dotenv_path": dotenv_path,
+		"file": path,
+		"stored": _keystore.load(),
+		"stored_path": _keystore.path(),
+	}
+
+
+def load_prompt(
+	model: str,
+	*,
+	instructions: str | None,
+	integrations: list[str],
+	tools: list[str],
+	env_file: str | None,
+	verbose: bool,
+	durability: str | None = None,
+) -> Loaded:
+	"""An agent from the command line alone: ``openmolt -m openai:gpt-5-mini "prompt"``.
+
+	Args:
+		model: The model id.
+		instructions: What the agent does (default: answer the input helpfully).
+		integrations: Integration ids to give it (``--integration slack``).
+		tools: Python functions to give it as tools (``--tool package.module:function``).
+		env_file: The ``.env`` file to read.
+		verbose: Log steps and key sources.
+		durability: Make the run durable on this store.
+
+	Raises:
+		OpenMoltError: A key, a plugin or a tool is wrong; the message says what to do.
+	"""
+	where = Path("<command line>")
+	data: dict[str, Any] = {
+		"name": "openmolt",
+		"model": model,
+		"instructions": instructions
+		or "Do what the input asks and answer it; put the answer in the output's result.",
+		"integrations": list(integrations),
+	}
+	try:
+		spec = AgentFile.model_validate(data, strict=True)
+	except ValidationError as exc:
+		raise AgentFileError(f"{where}: {exc.errors()[0]['msg']}") from None
+	functions = [_import_tool(t) for t in tools]
+	return _build_json(
+		spec,
+		Path.cwd() / "agent.json",
+		verbose=verbose,
+		keys=_keys_context(where, env_file),
+		durability=durability,
+		tools=functions,
+	)
+
+
+def _import_tool(reference: str) -> Callable[..., Any]:
+	"""``package.module:function`` → the function (``--tool``)."""
+	import importlib
+
+	module_name, _, attribute = reference.partition(":")
+	if not module_name or not attribute:
+		raise ConfigurationError(
+			f"--tool {reference!r}: give module:function, e.g. --tool mytools:lookup_order"
+		)
+	if os.getcwd() not in sys.path:  # a module beside the user, as `python -m` finds it
+		sys.path.insert(0, os.getcwd())
+	try:
+		module = importlib.import_module(module_name)
+	except ImportError as exc:
+		raise ConfigurationError(
+			f"--tool {reference!r}: cannot import {module_name}: {exc}"
+		) from None
+	function = getattr(module, attribute, None)
+	if not callable(function):
+		raise ConfigurationError(
+			f"--tool {reference!r}: {module_name} has no function {attribute!r}"
+		)
+	return function  # type: ignore[no-any-return]  # checked callable just above
 
 
 def _load_json(
 	path: Path, *, verbose: bool, keys: dict[str, Any], durability: str | None
 ) -> Loaded:
-	spec = load_json_file(path)
+	return _build_json(
+		load_json_file(path), path, verbose=verbose, keys=keys, durability=durability
+	)
+
+
+def _build_json(
+	spec: AgentFile,
+	path: Path,
+	*,
+	verbose: bool,
+	keys: dict[str, Any],
+	durability: str | None,
+	tools: list[Callable[..., Any]] | None = None,
+) -> Loaded:
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
 	for model in (spec.model, *spec.fallback_models):  # each model's provider gets its key
 		providers.setdefault(model.partition(":")[0], {})
@@ -179,17 +309,17 @@ def _load_json(
 		]
 	ids = [b if isinstance(b, str) else b["integration"] for b in bindings]
 	reports = resolve_keys([(name, name, settings) for name, settings in providers.items()], **keys)
-	configs, integration_reports = _integration_configs(ids, given, keys)
 	providers = {name: snake_keys(settings) for name, settings in providers.items()}
 	instructions_path = spec.instructions_path
 	if instructions_path and not Path(instructions_path).is_absolute():
 		instructions_path = str(path.parent / instructions_path)
 	om = OpenMolt(
 		llm_providers=providers,
-		integrations=configs,
 		verbose=verbose,
 		durability=durability or spec.durability or None,
 	)
+	configs, integration_reports = _integration_configs(om, ids, given, keys)
+	om.integration_configs.update(configs)
 	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
 	agent = om.create_agent(
@@ -212,8 +342,11 @@ def _load_json(
 		max_tokens=spec.max_tokens,
 		timeout=spec.timeout,
 		skills=_skill_entries(path, spec.skills),
+		tools=tools or (),
 	)
-	reports += [r for r in integration_reports if r.source is not None or r.owner[13:] in given]
+	reports += [
+		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
+	]
 	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path, spec.triggers)
 
 
@@ -263,7 +396,7 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 		# The factory's instance knows every key the environment holds for an installed
 		# integration, as a JSON file's would.
 		om = OpenMolt(verbose=verbose)
-		configs, found = _integration_configs(_integration_ids(om), {}, keys)
+		configs, found = _integration_configs(om, _integration_ids(om), {}, keys)
 		integration_reports = [r for r in found if r.source is not None]
 		om.integration_configs.update({iid: c for iid, c in configs.items() if c})
 		agent = call_factory(agent, om, path)
@@ -338,8 +471,28 @@ def _print(data: Any, *, indent: int | None) -> None:
 	sys.stdout.flush()
 
 
-async def run_once(loaded: Loaded, input: Any, progress: Progress) -> int:
-	"""Run the agent once; the result goes to stdout as JSON. Returns the exit code."""
+def _print_result(result: Any, loaded: Loaded, *, readable: bool) -> None:
+	if not readable:
+		_print(result.to_dict(), indent=2)
+		return
+	from openmolt_core.cli._summary import summary
+
+	store = getattr(loaded.om.run_store, "path", None)
+	sys.stdout.write(summary(result, store=store))
+	sys.stdout.flush()
+
+
+async def run_once(
+	loaded: Loaded, input: Any, progress: Progress, *, readable: bool = False
+) -> int:
+	"""Run the agent once and print its result. Returns the exit code.
+
+	Args:
+		loaded: The agent.
+		input: The run's input.
+		progress: Where progress lines go.
+		readable: Print a short summary for a person (a terminal) instead of the JSON result.
+	"""
 	agent = loaded.agent
 	progress.attach(agent)
 	set_active(progress)
@@ -373,11 +526,11 @@ async def run_once(loaded: Loaded, input: Any, progress: Progress) -> int:
 		raise outcome["exception"]
 	if "error" in outcome:
 		error: RunError = outcome["error"]
-		_print(error.result.to_dict(), indent=2)
+		_print_result(error.result, loaded, readable=readable)
 		progress.line(f"the run failed: {error}")
 		return ExitCode.ERROR
 	result = outcome["result"]
-	_print(result.to_dict(), indent=2)
+	_print_result(result, loaded, readable=readable)
 	if result.status != "success":
 		progress.line(
 			f"the run ended with status {result.status}"

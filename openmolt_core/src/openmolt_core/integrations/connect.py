@@ -8,8 +8,10 @@ and where a value can come from:
 - ``OpenMolt(integrations={id: {key: ...}})`` (the instance, shared by its agents);
 - the agent's ``integrations=[{"integration": id, "credential": {"config": {key: ...}}}]``;
 - in an agent file, ``integrations.<id>.<key>``;
-- for ``apiKey``, the ``openmolt`` command also reads ``OPENMOLT_<ID>_API_KEY`` (environment or
-  ``.env``).
+- the environment: every key has a variable, ``OPENMOLT_<ID>_<KEY>`` (`env_var`:
+  ``OPENMOLT_SLACK_TOKEN``, ``OPENMOLT_S3_SECRET_ACCESS_KEY``, ``OPENMOLT_GMAIL_REFRESH_TOKEN``).
+  Python code reads it for a key its config does not give (`environment_config`); the ``openmolt``
+  command reads the environment, then a ``.env`` file, then its key store, before the agent file.
 
 The keys follow what the credential code needs when it signs (the same rules as
 `openmolt_core._preflight`), so what the page lists is what a run checks before it starts.
@@ -17,29 +19,113 @@ The keys follow what the credential code needs when it signs (the same rules as
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Credential, Integration
 
-__all__ = ["ConfigKey", "CredentialNeeds", "credential_needs", "env_var", "needs_as_json"]
+__all__ = [
+	"ConfigKey",
+	"CredentialNeeds",
+	"credential_needs",
+	"env_var",
+	"environment_config",
+	"key_of_variable",
+	"needs_as_json",
+]
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "signature")
 
 
-def env_var(integration: str) -> str:
-	"""The variable the ``openmolt`` command reads an integration's ``apiKey`` (or a provider's key) from.
+def _upper_snake(name: str) -> str:
+	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+	return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper()
 
-	``googleDrive`` → ``OPENMOLT_GOOGLE_DRIVE_API_KEY``, ``openai`` → ``OPENMOLT_OPENAI_API_KEY``.
+
+def env_var(integration: str, key: str = "apiKey") -> str:
+	"""The environment variable that holds one config key of an integration (or a provider's key).
+
+	``("slack", "token")`` → ``OPENMOLT_SLACK_TOKEN``, ``("s3", "secretAccessKey")`` →
+	``OPENMOLT_S3_SECRET_ACCESS_KEY``, ``("googleDrive",)`` → ``OPENMOLT_GOOGLE_DRIVE_API_KEY``,
+	``("openai",)`` → ``OPENMOLT_OPENAI_API_KEY``.
 
 	Args:
 		integration: The integration id (or the provider's name).
+		key: The config key, as the integration's templates read it (default ``apiKey``).
 	"""
-	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", integration)
-	return f"OPENMOLT_{re.sub(r'[^A-Za-z0-9]+', '_', snake).upper()}_API_KEY"
+	return f"OPENMOLT_{_upper_snake(integration)}_{_upper_snake(key)}"
+
+
+def key_of_variable(integration: str, variable: str) -> str | None:
+	"""The config key an ``OPENMOLT_<ID>_<KEY>`` variable names, in camelCase (None if not one).
+
+	``("slack", "OPENMOLT_SLACK_TOKEN")`` → ``token``; the inverse of `env_var` for every key an
+	integration reads in camelCase.
+
+	Args:
+		integration: The integration id.
+		variable: The environment variable's name.
+	"""
+	prefix = f"OPENMOLT_{_upper_snake(integration)}_"
+	if not variable.startswith(prefix) or len(variable) == len(prefix):
+		return None
+	first, *rest = variable[len(prefix) :].lower().split("_")
+	return first + "".join(part.title() for part in rest)
+
+
+_ENV_KEYS: dict[tuple[int, str], tuple[Integration, tuple[tuple[str, str], ...]]] = {}
+"""Per integration object: the (config key, variable) pairs it reads (cached; specs are long-lived)."""
+
+
+def _env_keys(spec: Integration, integration: str) -> tuple[tuple[str, str], ...]:
+	cached = _ENV_KEYS.get((id(spec), integration))
+	if cached is not None and cached[0] is spec:
+		return cached[1]
+	from openmolt_core._preflight import config_keys
+
+	pairs: dict[str, str] = {}
+	# camelCase first, so an OAuth2 key read in both spellings takes the camelCase one.
+	for key in sorted(config_keys(spec), key=lambda k: ("_" in k, k)):
+		pairs.setdefault(env_var(integration, key), key)
+	out = tuple((key, var) for var, key in pairs.items())
+	_ENV_KEYS[id(spec), integration] = (spec, out)
+	return out
+
+
+def _normal(key: str) -> str:
+	return key.replace("_", "").lower()
+
+
+def environment_config(
+	spec: Integration,
+	integration: str,
+	given: Mapping[str, Any] = {},  # read only
+	environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+	"""The config keys of an integration that the environment holds and ``given`` lacks.
+
+	Every key the integration reads (`openmolt_core._preflight.config_keys`) is looked up as
+	``OPENMOLT_<ID>_<KEY>`` (`env_var`); a key given in either spelling (``refreshToken`` or
+	``refresh_token``) is not looked up, so code and agent files win over the environment in Python.
+
+	Args:
+		spec: The integration.
+		integration: Its id, as the agent names it.
+		given: The config already given (instance and agent).
+		environ: The environment (default: ``os.environ``).
+	"""
+	env = os.environ if environ is None else environ
+	have = {_normal(k) for k, v in given.items() if v not in (None, "")}
+	out: dict[str, str] = {}
+	for key, variable in _env_keys(spec, integration):
+		value = env.get(variable)
+		if value and _normal(key) not in have:
+			out[key] = value
+	return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +137,7 @@ class ConfigKey:
 		required: Whether a run needs it (False: optional, or one of alternatives).
 		secret: Whether it is a secret (never shown, redacted everywhere).
 		used_for: What reads it (``header Authorization``, ``base URL``, ``refresh``).
-		env_var: An environment variable the ``openmolt`` command reads it from, if any.
+		env_var: The environment variable it is read from when no config gives it (`env_var`).
 	"""
 
 	name: str
@@ -73,7 +159,10 @@ class ConfigKey:
 			f"agent file: integrations.{integration}.{self.name}",
 		]
 		if self.env_var:
-			out.append(f"the openmolt command: environment variable {self.env_var}")
+			out.append(
+				f"environment variable {self.env_var} (the openmolt command also reads a .env "
+				"file and `openmolt keys set`)"
+			)
 		return out
 
 
@@ -132,7 +221,7 @@ class _Keys:
 				required=required,
 				secret=_secret(name) if secret is None else secret,
 				used_for=used_for,
-				env_var=env_var(self.integration) if name == "apiKey" else None,
+				env_var=env_var(self.integration, name),
 			)
 
 

@@ -1,0 +1,185 @@
+"""The per-user key store behind ``openmolt keys``: variable names to values, in a 0600 file.
+
+Like ``llm keys``: ``openmolt keys set slack`` asks for the value without echoing it and keeps it
+under its variable name (``OPENMOLT_SLACK_TOKEN``), so the command reads it exactly as it reads the
+environment, after the environment and a ``.env`` file and before the agent file. The file is JSON,
+``$OPENMOLT_KEYS_FILE`` or ``$XDG_CONFIG_HOME/openmolt/keys.json`` (``~/.config/openmolt/keys.json``),
+created 0600 in a 0700 folder. It is not encrypted: it is as safe as the user's account.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+from openmolt_core.errors import ConfigurationError
+
+__all__ = ["load", "path", "remove", "save"]
+
+
+def path() -> Path:
+	"""Where the key store lives (``$OPENMOLT_KEYS_FILE``, else under the user's config folder)."""
+	explicit = os.environ.get("OPENMOLT_KEYS_FILE")
+	if explicit:
+		return Path(explicit)
+	base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+	return Path(base) / "openmolt" / "keys.json"
+
+
+def load() -> dict[str, str]:
+	"""The stored values by variable name (empty when there is no store).
+
+	Raises:
+		ConfigurationError: The file is not a JSON object of strings.
+	"""
+	file = path()
+	try:
+		text = file.read_text(encoding="utf-8")
+	except FileNotFoundError:
+		return {}
+	except OSError as exc:
+		raise ConfigurationError(f"{file}: cannot read the key store ({exc.strerror})") from None
+	try:
+		data = json.loads(text)
+	except ValueError:
+		data = None
+	if not isinstance(data, dict) or not all(
+		isinstance(k, str) and isinstance(v, str) for k, v in data.items()
+	):
+		raise ConfigurationError(
+			f"{file}: the key store is not a JSON object of strings; fix or delete it"
+		)
+	return data
+
+
+def _write(values: dict[str, str]) -> Path:
+	file = path()
+	file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+	with contextlib.suppress(OSError):  # a folder the user chose may not be ours to change
+		if file.parent.stat().st_uid == os.getuid():
+			file.parent.chmod(0o700)
+	temporary = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+	fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+	try:
+		os.fchmod(fd, 0o600)  # whatever the umask
+		with os.fdopen(fd, "w", encoding="utf-8") as out:
+			json.dump(dict(sorted(values.items())), out, indent=2)
+			out.write("\n")
+	except BaseException:
+		temporary.unlink(missing_ok=True)
+		raise
+	os.replace(temporary, file)
+	return file
+
+
+def save(variable: str, value: str) -> Path:
+	"""Store one value under its variable name; returns the store's file.
+
+	Args:
+		variable: ``OPENMOLT_SLACK_TOKEN``.
+		value: The secret.
+	"""
+	values = load()
+	values[variable] = value
+	return _write(values)
+
+
+def remove(variable: str) -> bool:
+	"""Forget one value; returns whether it was stored.
+
+	Args:
+		variable: ``OPENMOLT_SLACK_TOKEN``.
+	"""
+	values = load()
+	if values.pop(variable, None) is None:
+		return False
+	_write(values)
+	return True
+
+
+def _variable(name: str, key: str | None) -> str:
+	"""The variable for ``NAME [KEY]``: a variable itself, a provider, or an integration's key."""
+	from openmolt_core.integrations.connect import credential_needs, env_var
+	from openmolt_core.openmolt import OpenMolt
+
+	if name.startswith("OPENMOLT_"):
+		return name
+	om = OpenMolt()
+	if key is None and name in om.plugins.provider_names():
+		return env_var(name)
+	if name not in om.plugins.integration_ids():
+		if key is not None:
+			return env_var(name, key)
+		raise ConfigurationError(
+			f"{name!r} is neither a provider ({', '.join(om.plugins.provider_names())}) nor an "
+			"installed integration; `openmolt tools` lists them, or give the variable's name"
+		)
+	needs = credential_needs(om.plugins.integration(name), name)
+	keys = [k for need in needs[:1] for k in need.keys if k.secret and k.required] or [
+		k for need in needs for k in need.keys if k.secret
+	]
+	if key is None and len(keys) == 1:
+		return env_var(name, keys[0].name)
+	known = {k.name for need in needs for k in need.keys}
+	if key is not None and key in known:
+		return env_var(name, key)
+	listed = ", ".join(sorted(known)) or "none"
+	what = f"{name} reads no key {key!r}" if key is not None else f"{name} has several keys"
+	raise ConfigurationError(
+		f"{what}; say which: `openmolt keys set {name} KEY` with KEY one of: {listed}"
+	)
+
+
+def main(args: list[str]) -> int:
+	"""``openmolt keys``: set, list, remove the stored keys, or print the store's path.
+
+	Args:
+		args: The arguments after ``keys``.
+	"""
+	import argparse
+	import getpass
+	import sys
+
+	parser = argparse.ArgumentParser(
+		prog="openmolt keys",
+		description="Keep API keys and integration secrets in a per-user store (a 0600 file), "
+		"read by the openmolt command after the environment and a .env file.",
+	)
+	sub = parser.add_subparsers(dest="action", required=True)
+	put = sub.add_parser("set", help="store a key (asked without echo, or read from stdin)")
+	put.add_argument("name", help="a provider (openai), an integration (slack) or a variable")
+	put.add_argument("key", nargs="?", help="the integration's config key (s3 secretAccessKey)")
+	put.add_argument("--value", help="the value (default: asked, or read from stdin)")
+	drop = sub.add_parser("remove", help="forget a stored key")
+	drop.add_argument("name")
+	drop.add_argument("key", nargs="?")
+	sub.add_parser("list", help="the stored variables (never their values)")
+	sub.add_parser("path", help="print the key store's file")
+	ns = parser.parse_args(args)
+	if ns.action == "path":
+		print(path())
+		return 0
+	if ns.action == "list":
+		for variable in load():
+			print(variable)
+		return 0
+	variable = _variable(ns.name, ns.key)
+	if ns.action == "remove":
+		if not remove(variable):
+			print(f"openmolt: {variable} is not stored", file=sys.stderr)
+			return 1
+		print(f"removed {variable}")
+		return 0
+	value = ns.value
+	if value is None:
+		if sys.stdin.isatty():
+			value = getpass.getpass(f"{variable}: ")
+		else:
+			value = sys.stdin.readline().rstrip("\r\n")
+	if not value:
+		raise ConfigurationError(f"{variable}: an empty value was given; nothing stored")
+	file = save(variable, value)
+	print(f"stored {variable} in {file}")
+	return 0

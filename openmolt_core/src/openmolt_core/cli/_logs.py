@@ -1,0 +1,150 @@
+"""``openmolt logs``: the runs the command recorded, readable without the viewer.
+
+Every ``openmolt`` run is recorded in the run store (`openmolt_core.runstore.default_path`:
+``~/.local/state/openmolt/runs.db``, or ``$OPENMOLT_RUN_STORE``; ``OPENMOLT_RUN_STORE=off``
+records nothing). ``openmolt logs`` lists the newest runs, ``openmolt logs RUN_ID`` shows one with
+its events, ``--prune DAYS`` deletes runs older than that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+
+from openmolt_core.errors import ConfigurationError
+
+__all__ = ["main"]
+
+
+def _store() -> Any:
+	from openmolt_core.runstore import RunStore, default_path
+
+	path = default_path()
+	if path is None:
+		raise ConfigurationError(
+			"the run store is off (OPENMOLT_RUN_STORE=off): nothing is recorded to show"
+		)
+	return RunStore(path)
+
+
+def _short(value: Any, width: int) -> str:
+	text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+	text = " ".join((text or "").split())
+	return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _when(iso: str) -> str:
+	try:
+		moment = datetime.fromisoformat(iso)
+	except ValueError:
+		return iso
+	return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _cost(usage: dict[str, Any] | None) -> str:
+	cost = (usage or {}).get("cost_usd")
+	return "-" if cost is None else f"${cost:.4f}"
+
+
+def _list(runs: list[Any]) -> str:
+	lines = []
+	for run in runs:
+		lines.append(
+			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {run.steps} steps  "
+			f"{_cost(run.usage)}"
+		)
+		lines.append(f"    input: {_short(run.input, 100)}")
+		if run.error:
+			lines.append(f"    error: {_short(run.error, 100)}")
+		elif run.output is not None:
+			lines.append(f"    output: {_short(run.output, 100)}")
+	return "\n".join(lines) + ("\n" if lines else "no runs recorded yet\n")
+
+
+def _one(run: Any, events: list[Any]) -> str:
+	lines = [
+		f"run {run.run_id}: {run.agent} with {run.model}, {run.status}",
+		f"started {_when(run.started)}"
+		+ (f", ended {_when(run.ended)}" if run.ended else "")
+		+ f", {run.steps} steps, {_cost(run.usage)}",
+		f"input: {_short(run.input, 400)}",
+	]
+	if run.output is not None:
+		lines.append(f"output: {_short(run.output, 400)}")
+	if run.error:
+		lines.append(f"error: {run.error}")
+	lines.append("")
+	lines.append("events:")
+	for event in events:
+		detail = {
+			k: v
+			for k, v in event.data.items()
+			if k not in ("run_id", "agent", "step")
+			and not (k in ("parent_run_id", "replayed") and not v)
+		}
+		lines.append(f"  {event.step:>3}  {event.name:<20} {_short(detail, 110)}")
+	return "\n".join(lines) + "\n"
+
+
+async def _main(ns: argparse.Namespace) -> int:
+	store = _store()
+	if not store.path.exists():
+		sys.stdout.write("[]\n" if ns.json else f"no runs recorded yet ({store.path})\n")
+		return 0
+	if ns.prune is not None:
+		cut = (datetime.now(UTC) - timedelta(days=ns.prune)).isoformat()
+		removed = await store.prune(cut)
+		print(f"removed {removed} run(s) older than {ns.prune:g} day(s) from {store.path}")
+		return 0
+	if ns.run_id:
+		run = await store.run(ns.run_id)
+		if run is None:
+			raise ConfigurationError(f"no run {ns.run_id!r} in {store.path}")
+		events = await store.events(run.run_id, limit=100_000)
+		if ns.json:
+			data = {**run.to_dict(), "events": [e.to_dict() for e in events]}
+			sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+		else:
+			sys.stdout.write(_one(run, events))
+		return 0
+	runs = await store.runs(ns.count, agent=ns.agent, status=ns.status, search=ns.search)
+	if ns.json:
+		sys.stdout.write(
+			json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False, default=str)
+			+ "\n"
+		)
+	else:
+		sys.stdout.write(_list(runs))
+	return 0
+
+
+def main(args: list[str]) -> int:
+	"""Run ``openmolt logs``.
+
+	Args:
+		args: The arguments after ``logs``.
+	"""
+	parser = argparse.ArgumentParser(
+		prog="openmolt logs",
+		description="The runs the openmolt command recorded (newest first), or one run's events.",
+	)
+	parser.add_argument("run_id", nargs="?", help="show this run with its events")
+	parser.add_argument("-n", "--count", type=int, default=10, help="how many runs (default 10)")
+	parser.add_argument("-q", "--search", help="only runs whose input, output or error has this")
+	parser.add_argument("--agent", help="only this agent's runs")
+	parser.add_argument("--status", help="only runs with this status (success, error, ...)")
+	parser.add_argument("--json", action="store_true", help="print JSON")
+	parser.add_argument(
+		"--prune", type=float, metavar="DAYS", help="delete the runs older than DAYS days"
+	)
+	ns = parser.parse_args(args)
+	if ns.count < 1:
+		parser.error("-n must be at least 1")
+	if ns.prune is not None and ns.prune < 0:
+		parser.error("--prune needs a number of days of at least 0")
+	return anyio.run(_main, ns)

@@ -1,0 +1,86 @@
+"""``openmolt models``: the models each installed provider knows, with their list prices.
+
+A provider lists its models through an optional ``models()`` method and prices them through
+``price(model)`` (`openmolt_providers` reads both from its price table); a provider without them
+is listed by name only. Prices are list prices in USD per million tokens (see docs/guides/budgets.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from openmolt_core.errors import OpenMoltError
+
+__all__ = ["main", "rows"]
+
+
+def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
+	"""One row per model: ``{"model": "openai:gpt-5-mini", "input": ..., "cached": ..., "output": ...}``.
+
+	Args:
+		provider_names: The providers to list (default: every installed one).
+	"""
+	from openmolt_core.openmolt import OpenMolt
+
+	om = OpenMolt()
+	out: list[dict[str, Any]] = []
+	for name in provider_names or om.plugins.provider_names():
+		try:
+			provider = om.provider(name)
+		except OpenMoltError as exc:
+			out.append({"model": f"{name}:", "error": str(exc)})
+			continue
+		listed = getattr(provider, "models", None)
+		priced = getattr(provider, "price", None)
+		models = listed() if callable(listed) else []
+		if not models:
+			out.append({"model": f"{name}:", "note": "lists no models; any model id it serves"})
+		for model in models:
+			price = priced(model) if callable(priced) else None
+			row: dict[str, Any] = {"model": f"{name}:{model}"}
+			if price is not None:
+				row.update(input=price[0], cached=price[1], output=price[2], cacheWrite=price[3])
+			out.append(row)
+	return out
+
+
+def _money(value: float | None) -> str:
+	return "-" if value is None else f"${value:g}"
+
+
+def main(args: list[str]) -> int:
+	"""Print the models (``--json`` for JSON; a word filters by substring).
+
+	Args:
+		args: The arguments after ``models``.
+	"""
+	parser = argparse.ArgumentParser(
+		prog="openmolt models",
+		description="The models of the installed providers with their list prices (USD per "
+		"million tokens: input, cached input, output).",
+	)
+	parser.add_argument("filter", nargs="?", help="only models whose id contains this (e.g. mini)")
+	parser.add_argument("--provider", action="append", help="only this provider (repeatable)")
+	parser.add_argument("--json", action="store_true", help="print JSON")
+	ns = parser.parse_args(args)
+	found = rows(ns.provider)
+	if ns.filter:
+		found = [r for r in found if ns.filter.lower() in r["model"].lower()]
+	if ns.json:
+		sys.stdout.write(json.dumps(found, indent=2) + "\n")
+		return 0
+	width = max((len(r["model"]) for r in found), default=5)
+	sys.stdout.write(f"{'model'.ljust(width)}  {'input':>8}  {'cached':>8}  {'output':>8}\n")
+	for r in found:
+		if "input" in r:
+			prices = f"{_money(r['input']):>8}  {_money(r['cached']):>8}  {_money(r['output']):>8}"
+		else:
+			prices = r.get("note") or r.get("error", "")
+		sys.stdout.write(f"{r['model'].ljust(width)}  {prices}\n")
+	sys.stdout.write(
+		"\nList prices in USD per million tokens (base tier); a model id is provider:model.\n"
+	)
+	return 0

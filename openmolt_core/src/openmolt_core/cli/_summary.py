@@ -1,0 +1,90 @@
+"""A run's result as a person reads it on a terminal: status, message, output, what it cost.
+
+JSON stays the output for pipes and ``--json``; on a TTY the command prints this instead, so the
+answer and the human message are the first things a person sees.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+	from pathlib import Path
+
+	from openmolt_core.result import RunResult
+
+__all__ = ["summary"]
+
+_MARK = {"success": "done", "error": "failed", "limit_reached": "stopped at a limit"}
+
+
+def _scalar(value: Any) -> str:
+	if isinstance(value, str):
+		return value
+	return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _render(value: Any, indent: str = "  ") -> list[str]:
+	"""A JSON value as indented ``key: value`` lines (strings as they are, no escapes)."""
+	if isinstance(value, Mapping):
+		lines: list[str] = []
+		for key, item in value.items():
+			if isinstance(item, (Mapping, list)) and item:
+				lines.append(f"{indent}{key}:")
+				lines += _render(item, indent + "  ")
+			else:
+				text = _scalar(item)
+				if "\n" in text:
+					lines.append(f"{indent}{key}: |")
+					lines += [f"{indent}  {line}" for line in text.splitlines()]
+				else:
+					lines.append(f"{indent}{key}: {text}")
+		return lines
+	if isinstance(value, list):
+		lines = []
+		for item in value:
+			if isinstance(item, (Mapping, list)) and item:
+				lines.append(f"{indent}-")
+				lines += _render(item, indent + "  ")
+			else:
+				lines.append(f"{indent}- {_scalar(item)}")
+		return lines
+	return [f"{indent}{line}" for line in _scalar(value).splitlines() or [""]]
+
+
+def summary(result: RunResult, *, store: Path | None = None) -> str:
+	"""The result in a few readable lines.
+
+	Args:
+		result: The run's result.
+		store: Where the run is recorded (``openmolt logs`` and ``openmolt ui`` read it).
+	"""
+	data = result.to_dict()
+	usage = result.usage
+	tokens = usage.input_tokens + usage.output_tokens
+	parts = [
+		_MARK.get(result.status, result.status.replace("_", " ")),
+		f"{result.steps} step{'s' if result.steps != 1 else ''}",
+		f"{tokens:,} tokens",
+	]
+	if usage.cost_usd is not None:
+		parts.append(f"${usage.cost_usd:.4f}")
+	lines = [" · ".join(parts)]
+	if result.error:
+		lines.append(f"error: {result.error}")
+	if result.human_message:
+		lines.append("")
+		lines.append("message:")
+		lines += [f"  {line}" for line in result.human_message.splitlines()]
+	output = data["output"]
+	if output not in (None, "", {}):
+		lines.append("")
+		lines.append("output:")
+		lines += _render(output)
+	if result.state.run_id:
+		where = f" (recorded in {store}; `openmolt ui` shows it)" if store else ""
+		lines.append("")
+		lines.append(f"run {result.state.run_id}{where}; --json prints the whole result")
+	return "\n".join(lines) + "\n"

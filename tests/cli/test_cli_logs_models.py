@@ -1,0 +1,93 @@
+"""`openmolt logs` (the recorded runs, searchable and prunable) and `openmolt models`."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import anyio
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.cli import main as openmolt_main
+from openmolt_core.runstore import RunStore
+from openmolt_core.testing import ScriptedModel, finish
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path))
+		for word in ("apples", "pears", "plums"):
+			agent = om.create_agent(
+				name="Fruit", model=ScriptedModel([finish(result=f"about {word}")])
+			)
+			await agent.run(f"tell me about {word}")
+
+	anyio.run(record)
+	return path
+
+
+def test_logs_lists_the_newest_runs_and_searches_them(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""-n limits, -q searches input and output, --json gives the rows."""
+	assert openmolt_main(["logs", "-n", "2"]) == 0
+	text = capsys.readouterr().out
+	assert text.count("Fruit  success") == 2
+	assert "input: tell me about plums" in text and "apples" not in text
+	assert openmolt_main(["logs", "-q", "PEARS", "--json"]) == 0
+	rows = json.loads(capsys.readouterr().out)
+	assert [r["input"] for r in rows] == ["tell me about pears"]
+	run_id = rows[0]["run_id"]
+	assert openmolt_main(["logs", run_id]) == 0
+	one = capsys.readouterr().out
+	assert one.startswith(f"run {run_id}: Fruit with")
+	events = one.split("events:\n")[1].splitlines()
+	assert [line.split()[1] for line in events][-1] == "finish"
+	assert "parent_run_id" not in one
+	assert openmolt_main(["logs", "no-such-run"]) == 2
+
+
+def test_logs_prune_deletes_old_runs_only(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+	"""--prune DAYS removes runs started before the cut, with their events."""
+	import sqlite3
+
+	old = (datetime.now(UTC) - timedelta(days=40)).isoformat()
+	with sqlite3.connect(store) as conn:
+		conn.execute("UPDATE agent_runs SET started = ? WHERE input LIKE '%apples%'", (old,))
+	assert openmolt_main(["logs", "--prune", "30"]) == 0
+	assert "removed 1 run(s)" in capsys.readouterr().out
+	left = anyio.run(lambda: RunStore(store).runs(10))
+	assert sorted(r.input for r in left) == ["tell me about pears", "tell me about plums"]
+	with sqlite3.connect(store) as conn:
+		orphans = conn.execute(
+			"SELECT COUNT(*) FROM run_events WHERE run_id NOT IN (SELECT run_id FROM agent_runs)"
+		).fetchone()[0]
+	assert orphans == 0
+
+
+def test_logs_with_the_store_off_says_so(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""OPENMOLT_RUN_STORE=off: nothing recorded, and logs says why."""
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", "off")
+	assert openmolt_main(["logs"]) == 2
+	assert "the run store is off" in capsys.readouterr().err
+
+
+def test_models_lists_prices_from_the_providers(capsys: pytest.CaptureFixture[str]) -> None:
+	"""Each row's prices are the provider's own price(model)."""
+	assert openmolt_main(["models", "gpt-5-mini", "--provider", "openai", "--json"]) == 0
+	rows = json.loads(capsys.readouterr().out)
+	row = next(r for r in rows if r["model"] == "openai:gpt-5-mini")
+	price = OpenMolt().provider("openai").price("gpt-5-mini")  # type: ignore[attr-defined]
+	assert (row["input"], row["cached"], row["output"]) == price[:3]
+	assert all("gpt-5-mini" in r["model"] for r in rows)
+	assert openmolt_main(["models", "haiku"]) == 0
+	text = capsys.readouterr().out
+	assert "anthropic:claude-haiku-4-5" in text and "$1" in text

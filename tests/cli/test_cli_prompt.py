@@ -1,0 +1,69 @@
+"""`openmolt -m MODEL "prompt"`: a run without an agent file, with stdin, integrations and tools."""
+
+from __future__ import annotations
+
+import json
+
+
+def _first_turn(server) -> dict:
+	turns = server.requests[0]["body"]["input"]
+	content = next(t for t in turns if t.get("role") == "user")["content"]
+	text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+	return json.loads(text)
+
+
+def _env(cli, server, **extra: str) -> dict[str, str]:
+	return cli.clean_env(
+		**{cli.KEY_VAR: "env-key", "OPENMOLT_OPENAI_BASE_URL": server.url}, **extra
+	)
+
+
+def test_a_prompt_runs_without_an_agent_file(tmp_path, server, cli) -> None:
+	"""The prompt is the input; the result is printed as JSON when piped."""
+	done = cli.openmolt("-m", "openai:greet", "Ada", cwd=tmp_path, env=_env(cli, server))
+	assert done.returncode == 0, done.stderr
+	assert json.loads(done.stdout)["output"] == {"greeting": "Hello, Ada!"}
+	first = _first_turn(server)
+	assert first["input"] == "Ada"
+
+
+def test_stdin_is_the_input_or_follows_the_prompt(tmp_path, server, cli) -> None:
+	"""Piped text alone is the input; with a prompt, it comes after it."""
+	done = cli.openmolt("-m", "openai:greet", cwd=tmp_path, env=_env(cli, server), stdin="Bob")
+	assert done.returncode == 0, done.stderr
+	assert json.loads(done.stdout)["output"] == {"greeting": "Hello, Bob!"}
+	both = cli.openmolt(
+		"run", "-m", "openai:greet", "Say hi to", cwd=tmp_path, env=_env(cli, server), stdin="Cy"
+	)
+	assert both.returncode == 0, both.stderr
+	assert json.loads(both.stdout)["output"] == {"greeting": "Hello, Say hi to\n\nCy!"}
+
+
+def test_a_function_becomes_a_tool_and_bad_references_are_named(tmp_path, server, cli) -> None:
+	"""--tool module:function is offered to the model; a wrong reference says what to write."""
+	(tmp_path / "mytools.py").write_text(
+		"def lookup_order(order_id: str) -> str:\n"
+		'    """Look up an order by its id."""\n'
+		"    return 'shipped'\n"
+	)
+	done = cli.openmolt(
+		"-m",
+		"openai:greet",
+		"--tool",
+		"mytools:lookup_order",
+		"Ada",
+		cwd=tmp_path,
+		env=_env(cli, server),
+	)
+	assert done.returncode == 0, done.stderr
+	first = _first_turn(server)
+	assert "lookup_order" in json.dumps(first["tools"])
+	bad = cli.openmolt(
+		"-m", "openai:greet", "--tool", "mytools", "x", cwd=tmp_path, env=_env(cli, server)
+	)
+	assert bad.returncode == 2
+	assert "give module:function" in bad.stderr
+	none = cli.openmolt("-m", "openai:greet", cwd=tmp_path, env=_env(cli, server))
+	assert none.returncode == 2 and "-m needs a prompt" in none.stderr
+	orphan = cli.openmolt("--tool", "mytools:lookup_order", cwd=tmp_path, env=_env(cli, server))
+	assert orphan.returncode == 2

@@ -1,0 +1,238 @@
+"""Every config key of every integration from the environment, a .env file or the key store."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core._preflight import config_keys, missing_credentials
+from openmolt_core.cli import _keystore
+from openmolt_core.cli import main as openmolt_main
+from openmolt_core.cli._run import check_ready, load
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations.connect import (
+	credential_needs,
+	env_var,
+	environment_config,
+	key_of_variable,
+)
+from openmolt_core.testing import ScriptedModel, call_tool, finish, mock_http
+
+
+def _builtins() -> list[str]:
+	om = OpenMolt()
+	return [
+		p.name
+		for p in om.plugins.installed()
+		if p.group == "integrations"
+		and p.distribution in ("openmolt-integrations", "openmolt-core")
+	]
+
+
+@pytest.fixture(autouse=True)
+def _no_openmolt_variables(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+	for name in list(os.environ):
+		if name.startswith("OPENMOLT_"):
+			monkeypatch.delenv(name)
+	monkeypatch.setenv("OPENMOLT_KEYS_FILE", str(tmp_path / "store" / "keys.json"))
+
+
+def test_the_variable_names_follow_one_rule() -> None:
+	"""OPENMOLT_<ID>_<KEY>, in upper snake case; the provider keys keep OPENMOLT_<NAME>_API_KEY."""
+	assert env_var("slack", "token") == "OPENMOLT_SLACK_TOKEN"
+	assert env_var("s3", "secretAccessKey") == "OPENMOLT_S3_SECRET_ACCESS_KEY"
+	assert env_var("gmail", "refreshToken") == "OPENMOLT_GMAIL_REFRESH_TOKEN"
+	assert env_var("googleDrive") == "OPENMOLT_GOOGLE_DRIVE_API_KEY"
+	assert env_var("openai") == "OPENMOLT_OPENAI_API_KEY"
+	assert key_of_variable("s3", "OPENMOLT_S3_SECRET_ACCESS_KEY") == "secretAccessKey"
+	assert key_of_variable("s3", "OPENMOLT_SLACK_TOKEN") is None
+
+
+@pytest.mark.parametrize("iid", _builtins())
+def test_every_key_of_every_builtin_has_a_variable_that_maps_back(iid: str) -> None:
+	"""Each camelCase key a built-in reads round-trips through its variable name."""
+	spec = OpenMolt().plugins.integration(iid)
+	for key in config_keys(spec):
+		if "_" in key:
+			continue  # the snake_case spelling of an OAuth2 key: same variable as its camelCase
+		assert key_of_variable(iid, env_var(iid, key)) == key
+
+
+@pytest.mark.parametrize("iid", _builtins())
+def test_the_default_credential_of_every_builtin_can_come_from_the_environment(
+	iid: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Setting each required key's variable satisfies the check before a run, in Python."""
+	spec = OpenMolt().plugins.integration(iid)
+	needs = credential_needs(spec, iid)
+	if not needs:
+		pytest.skip(f"{iid} needs no credential")
+	om = OpenMolt()
+	model = ScriptedModel([finish(result="x")])
+	before = om.create_agent(name="a", model=model, integrations=[iid])
+	missing = missing_credentials(before._tools.values())
+	for problem in missing:
+		for key in problem.keys or problem.alternatives[:1]:
+			monkeypatch.setenv(env_var(iid, key), f"value-of-{key}")
+	for key in needs[0].keys:  # the API setup's keys (a shop, a region) too
+		if key.required:
+			monkeypatch.setenv(env_var(iid, key.name), f"value-of-{key.name}")
+	after = OpenMolt().create_agent(name="a", model=model, integrations=[iid])
+	assert missing_credentials(after._tools.values()) == []
+
+
+def test_code_wins_over_the_environment_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""A key given in code (either spelling) is not replaced by its variable."""
+	spec = OpenMolt().plugins.integration("gmail")
+	monkeypatch.setenv("OPENMOLT_GMAIL_REFRESH_TOKEN", "env-refresh")
+	monkeypatch.setenv("OPENMOLT_GMAIL_CLIENT_ID", "env-client")
+	found = environment_config(spec, "gmail", {"refresh_token": "code-refresh"})
+	assert found == {"clientId": "env-client"}
+
+
+@pytest.mark.anyio
+async def test_a_slack_agent_signs_with_the_token_from_the_environment(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""OPENMOLT_SLACK_TOKEN reaches the Authorization header; the token is not in the result."""
+	monkeypatch.setenv("OPENMOLT_SLACK_TOKEN", "xoxb-from-env")
+	seen: list[str | None] = []
+
+	def slack(request: httpx.Request) -> httpx.Response:
+		seen.append(request.headers.get("Authorization"))
+		return httpx.Response(200, json={"ok": True, "channel": "C1", "ts": "1.2"})
+
+	om = OpenMolt(http_client=mock_http(slack))
+	model = ScriptedModel(
+		[call_tool("slack.postMessage", channel="C1", text="hi"), finish(result="sent")]
+	)
+	agent = om.create_agent(name="poster", model=model, integrations=["slack"])
+	result = await agent.run("post")
+	assert result.status == "success"
+	assert seen == ["Bearer xoxb-from-env"]
+	assert "xoxb-from-env" not in json.dumps(result.to_dict())
+
+
+def _slack_file(tmp_path: Path, **slack: str) -> Path:
+	path = tmp_path / "agent.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "Poster",
+				"model": "openai:gpt-5-mini",
+				"instructions": "Post.",
+				"integrations": {"slack": slack} if slack else ["slack"],
+				"llmProviders": {"openai": {"apiKey": "sk-file"}},
+			}
+		)
+	)
+	return path
+
+
+def test_the_command_prefers_environment_then_dotenv_then_store_then_file(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Each layer wins over the ones after it, for a key that is not apiKey."""
+	monkeypatch.chdir(tmp_path)
+	path = _slack_file(tmp_path, token="from-file")
+	assert load(str(path), env_file=None, verbose=False).om.integration_configs["slack"] == {
+		"token": "from-file"
+	}
+	_keystore.save("OPENMOLT_SLACK_TOKEN", "from-store")
+	loaded = load(str(path), env_file=None, verbose=False)
+	assert loaded.om.integration_configs["slack"]["token"] == "from-store"
+	(tmp_path / ".env").write_text("OPENMOLT_SLACK_TOKEN=from-dotenv\n")
+	monkeypatch.delenv("OPENMOLT_SLACK_TOKEN", raising=False)  # undone after the test
+	loaded = load(str(path), env_file=None, verbose=False)
+	assert loaded.om.integration_configs["slack"]["token"] == "from-dotenv"
+	monkeypatch.setenv("OPENMOLT_SLACK_TOKEN", "from-env")
+	loaded = load(str(path), env_file=None, verbose=False)
+	assert loaded.om.integration_configs["slack"]["token"] == "from-env"
+	lines = [r.line() for r in loaded.keys]
+	assert "key for integrations.slack.token: from environment variable OPENMOLT_SLACK_TOKEN" in (
+		lines
+	)
+	assert not any("from-" in line for line in lines)  # a source, never a value
+
+
+def test_a_missing_key_names_its_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+	"""The check before a run says which variable to set."""
+	monkeypatch.chdir(tmp_path)
+	loaded = load(str(_slack_file(tmp_path)), env_file=None, verbose=False)
+	with pytest.raises(ConfigurationError) as caught:
+		check_ready(loaded, strict=True)
+	assert "OPENMOLT_SLACK_TOKEN" in str(caught.value)
+
+
+def test_a_variable_the_integration_does_not_read_is_not_silently_ignored(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""OPENMOLT_SLACK_API_KEY gets a warning that names the variable Slack reads."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_SLACK_API_KEY", "xoxb-wrong-place")
+	load(str(_slack_file(tmp_path)), env_file=None, verbose=False)
+	err = capsys.readouterr().err
+	assert "OPENMOLT_SLACK_API_KEY is set, but slack reads no such key" in err
+	assert "OPENMOLT_SLACK_TOKEN" in err
+	assert "xoxb-wrong-place" not in err
+
+
+def test_keys_set_list_remove_and_the_file_modes(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt keys` stores under the variable name, 0600 in a 0700 folder, never printing values."""
+	assert openmolt_main(["keys", "set", "slack", "--value", "xoxb-1"]) == 0
+	assert openmolt_main(["keys", "set", "s3", "secretAccessKey", "--value", "s3-secret"]) == 0
+	assert openmolt_main(["keys", "set", "openai", "--value", "sk-1"]) == 0
+	file = _keystore.path()
+	assert json.loads(file.read_text()) == {
+		"OPENMOLT_OPENAI_API_KEY": "sk-1",
+		"OPENMOLT_S3_SECRET_ACCESS_KEY": "s3-secret",
+		"OPENMOLT_SLACK_TOKEN": "xoxb-1",
+	}
+	assert stat.S_IMODE(file.stat().st_mode) == 0o600
+	assert stat.S_IMODE(file.parent.stat().st_mode) == 0o700
+	capsys.readouterr()
+	assert openmolt_main(["keys", "list"]) == 0
+	listed = capsys.readouterr().out
+	assert "OPENMOLT_SLACK_TOKEN" in listed and "xoxb-1" not in listed
+	assert openmolt_main(["keys", "path"]) == 0
+	assert capsys.readouterr().out.strip() == str(file)
+	assert openmolt_main(["keys", "remove", "slack"]) == 0
+	assert "OPENMOLT_SLACK_TOKEN" not in json.loads(file.read_text())
+	assert openmolt_main(["keys", "remove", "slack"]) == 1
+	# The one required secret of the default credential, unless a key is named; a key the
+	# integration does not read is refused with the list of those it does.
+	assert openmolt_main(["keys", "set", "telegram", "--value", "1:abc"]) == 0
+	assert "OPENMOLT_TELEGRAM_BOT_TOKEN" in json.loads(file.read_text())
+	assert openmolt_main(["keys", "set", "slack", "apiKey", "--value", "x"]) == 2
+	err = capsys.readouterr().err
+	assert "slack reads no key 'apiKey'" in err and "token" in err
+
+
+@pytest.mark.parametrize(
+	("argv", "expected"),
+	[
+		(["tols"], "no such command or file 'tols'; did you mean 'tools'?"),
+		(["--versoin"], "no such option '--versoin'; did you mean '--version'?"),
+		(["-v"], "-v is a run's --verbose and needs an agent file"),
+		(["shedules"], "did you mean 'schedules'?"),
+	],
+)
+def test_a_mistyped_command_gets_a_suggestion(
+	argv: list[str],
+	expected: str,
+	capsys: pytest.CaptureFixture[str],
+	tmp_path: Path,
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A word that is neither a command nor a file is not run as a file."""
+	monkeypatch.chdir(tmp_path)
+	assert openmolt_main(argv) == 2
+	assert expected in capsys.readouterr().err

@@ -1,0 +1,86 @@
+"""The result a person reads on a terminal, and warnings in the command's own voice."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from openmolt_core.cli import _show_warning
+from openmolt_core.cli._summary import summary
+from openmolt_core.llm import Usage
+from openmolt_core.result import RunResult, RunState
+from openmolt_core.scheduler import ScheduleWarning
+from openmolt_core.taint import LethalTrifectaWarning
+
+
+def _result(**fields: object) -> RunResult:
+	state = RunState()
+	state.run_id = "run-1"
+	base: dict[str, object] = {
+		"output": {"greeting": "Hello, Zoë", "items": ["a", "b"], "note": "two\nlines"},
+		"status": "success",
+		"human_message": "I greeted Zoë.",
+		"plan": [],
+		"steps": 2,
+		"usage": Usage(input_tokens=1200, output_tokens=34, cost_usd=0.0012),
+		"state": state,
+	}
+	base.update(fields)
+	return RunResult(**base)  # type: ignore[arg-type]
+
+
+def test_the_summary_puts_the_status_message_and_output_first() -> None:
+	"""Status, steps, tokens and cost on one line; the message and output readable, non-ASCII as is."""
+	text = summary(_result(), store=Path("/tmp/runs.db"))
+	lines = text.splitlines()
+	assert lines[0] == "done · 2 steps · 1,234 tokens · $0.0012"
+	assert "message:\n  I greeted Zoë." in text
+	assert "  greeting: Hello, Zoë" in lines
+	assert "  items:" in lines and "    - a" in lines
+	assert "  note: |" in lines and "    lines" in lines
+	assert lines[-1].startswith("run run-1 (recorded in /tmp/runs.db")
+	assert "{" not in text  # no JSON dump
+
+
+def test_a_failed_run_says_why() -> None:
+	"""The error is the second line; an empty output is left out."""
+	text = summary(_result(status="limit_reached", error="max_steps (2) reached", output=None))
+	assert text.splitlines()[:2] == [
+		"stopped at a limit · 2 steps · 1,234 tokens · $0.0012",
+		"error: max_steps (2) reached",
+	]
+	assert "output:" not in text
+
+
+def test_warnings_are_one_line_with_advice_for_agent_files(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""No file path or source line; TaintPolicy(warn=False) becomes the agent file's key."""
+	message = LethalTrifectaWarning(
+		"agent 'a' combines private data (x), untrusted content (y) and an outbound channel (z):"
+		" content someone else wrote could make it send private data out; its outbound calls"
+		" after untrusted content wait for approval. See docs/guides/safety.md;"
+		" TaintPolicy(warn=False) silences this"
+	)
+	_show_warning(message, LethalTrifectaWarning, "/x/openmolt_core/taint.py", 338)
+	err = capsys.readouterr().err
+	assert err.count("\n") == 1
+	assert err.startswith("openmolt: warning: agent 'a' combines")
+	assert '"taintPolicy": {"warn": false} in the agent file silences this' in err
+	assert "taint.py" not in err and "TaintPolicy(" not in err
+	_show_warning("never ran", ScheduleWarning, "/x/scheduler.py", 87)
+	assert capsys.readouterr().err == ""
+
+
+def test_the_trifecta_advice_the_cli_rewrites_is_still_what_the_core_says() -> None:
+	"""If the core's wording changes, the CLI's rewrite must follow it (one test, not a silent miss)."""
+	from openmolt_core.cli import _FILE_ADVICE
+	from openmolt_core.taint import TaintPolicy, warn_trifecta
+
+	with warnings.catch_warnings(record=True) as caught:
+		warnings.simplefilter("always")
+		warn_trifecta("a", {"private": ["p"], "untrusted": ["u"], "outbound": ["o"]}, TaintPolicy())
+	text = str(caught[0].message)
+	assert any(python in text for python in _FILE_ADVICE)
