@@ -174,6 +174,7 @@ class Progress:
 			"memoryUpdate",
 			"humanInput",
 			"approval:decision",
+			"model:fallback",
 			"error",
 			"finish",
 			"schedule:run",
@@ -275,6 +276,13 @@ class Progress:
 		elif name == "approval:decision":
 			why = f": {event.reason}" if event.reason else ""
 			self.line(f"{event.agent} {step}: {event.tool} {event.action}{why}")
+		elif name == "model:fallback":
+			# Always said: the run goes on, but on another model than the file names first.
+			status = f" {event.status_code}" if event.status_code else ""
+			self.line(
+				f"{agent} {step}: {event.from_model} failed ({event.reason}{status}: "
+				f"{event.error}); trying {event.to_model}"
+			)
 		elif name == "error":
 			self.line(f"{step}: {event.kind}: {event.message}")
 		elif name == "finish":
