@@ -92,6 +92,8 @@ class Progress:
 		self._shown = False
 		self._runs: dict[str, _Run] = {}
 		self._max_steps: dict[str, int] = {}
+		self.errors_shown: set[str] = set()
+		"""The messages of the error events printed so far (a run's end does not repeat them)."""
 		self._live: tuple[str, _Run] | None = None  # the run the spinner follows
 
 	@classmethod
@@ -284,6 +286,7 @@ class Progress:
 				f"{event.error}); trying {event.to_model}"
 			)
 		elif name == "error":
+			self.errors_shown.add(event.message)
 			self.line(f"{step}: {event.kind}: {event.message}")
 		elif name == "finish":
 			result = event.result

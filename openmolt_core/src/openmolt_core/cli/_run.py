@@ -528,7 +528,8 @@ async def run_once(
 	if "error" in outcome:
 		error: RunError = outcome["error"]
 		_print_result(error.result, loaded, readable=readable)
-		progress.line(f"the run failed: {error}")
+		said = any(message in str(error) for message in progress.errors_shown)
+		progress.line("the run failed (see above)" if said else f"the run failed: {error}")
 		return ExitCode.ERROR
 	result = outcome["result"]
 	_print_result(result, loaded, readable=readable)
