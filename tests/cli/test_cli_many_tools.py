@@ -41,6 +41,52 @@ def test_fallback_models_and_tool_search_reach_the_agent(tmp_path: Path, only_op
 	assert agent.limits.max_result_chars_per_tool == {"httpRequest.*": 4000}
 
 
+def test_a_list_of_models_is_the_model_then_its_fallbacks(
+	tmp_path: Path, only_openai: None
+) -> None:
+	""" "model": [...] in a file is what Python accepts; fallbackModels still follow the list."""
+	path = write(
+		tmp_path,
+		model=["openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"],
+		fallbackModels=["google:gemini-2.5-flash"],
+	)
+	loaded = load(str(path), env_file=None, verbose=False)
+	assert loaded.agent.models == [
+		"openai:gpt-5-mini",
+		"anthropic:claude-sonnet-4-5",
+		"google:gemini-2.5-flash",
+	]
+	assert loaded.model_id == "openai:gpt-5-mini"
+	with pytest.raises(AgentFileError, match="at least one model"):
+		load(str(write(tmp_path, model=[])), env_file=None, verbose=False)
+
+
+def test_the_cli_reports_every_fallback() -> None:
+	"""A model:fallback event is one line, even without --verbose."""
+	import io
+
+	from openmolt_core.cli._progress import Progress
+	from openmolt_core.events import ModelFallbackEvent
+
+	out = io.StringIO()
+	progress = Progress("plain", out, verbose=False)
+	progress.event(
+		ModelFallbackEvent(
+			agent="A",
+			step=2,
+			from_model="openai:gpt-5-mini",
+			to_model="anthropic:claude-sonnet-4-5",
+			reason="server_error",
+			error="the server answered 503",
+			status_code=503,
+		)
+	)
+	assert out.getvalue().splitlines()[-1] == (
+		"openmolt: A step 2: openai:gpt-5-mini failed (server_error 503: the server answered 503); "
+		"trying anthropic:claude-sonnet-4-5"
+	)
+
+
 def test_a_fallback_models_missing_key_is_reported_before_the_run(
 	tmp_path: Path, only_openai: None
 ) -> None:

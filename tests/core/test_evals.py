@@ -108,6 +108,10 @@ async def test_a_dataset_scores_each_case_and_overall() -> None:
 	assert not by["wrong amount"].passed
 	trajectory = next(s for s in by["wrong amount"].scores if s.evaluator == "trajectory")
 	assert trajectory.score == 0.0 and "local.lookup" in trajectory.reason
+	# The tool lists are the same: the reason names the argument that differs.
+	assert "local.refund was called with other arguments (amount: expected 30, got" in (
+		trajectory.reason
+	)
 	assert by["nothing"].passed
 	assert report.passed == 2 and report.score == pytest.approx((1 + 0.5 + 1) / 3)
 	assert report.evaluator_means()["output_equals"] == 1.0

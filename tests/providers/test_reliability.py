@@ -72,6 +72,27 @@ async def test_connection_errors_are_retried(server, req) -> None:
 	assert len(server.requests) == 2
 
 
+@pytest.mark.parametrize(
+	"base_url", ["http://localhost:11434/v1", "http://127.0.0.1:8000/v1", "http://[::1]:8080/v1"]
+)
+async def test_a_local_server_that_is_down_is_said_once_without_retries(
+	server, req, base_url
+) -> None:
+	"""A failed connect on this machine means nothing listens: one attempt, and the hint."""
+
+	def refuse(request: httpx.Request) -> httpx.Response:
+		raise httpx.ConnectError("All connection attempts failed", request=request)
+
+	server.reply(refuse)
+	with pytest.raises(ProviderError) as info:
+		await openai(server, base_url=base_url).generate(req("llama3.2"))
+	assert len(server.requests) == 1 and server.sleeps == []
+	text = str(info.value)
+	assert f"nothing listens at {base_url}" in text
+	assert "ollama serve" in text and "vllm serve" in text and "llama-server" in text
+	assert info.value.retryable  # a fallback model may still answer
+
+
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
 async def test_client_errors_are_not_retried(server, req, status) -> None:
 	"""4xx errors fail at once with provider, model and fix, and never the key."""

@@ -260,10 +260,22 @@ class HTTPProvider:
 		except Exception as exc:
 			if not _should_retry(exc):
 				raise
+			if _nothing_listens(exc, url):
+				raise self._not_listening(model) from exc
 			if self.max_retries < 1:
 				raise self._gave_up(exc, model) from exc
 			first = exc
 		return await self._retry(url, body, headers, model, first)
+
+	def _not_listening(self, model: str) -> ProviderError:
+		return ProviderError(
+			f"nothing listens at {self.base_url} (the connection failed): start the server, e.g. "
+			"`ollama serve` (Ollama), `vllm serve MODEL` (vLLM) or `llama-server -m MODEL.gguf` "
+			"(llama.cpp), or fix the base_url setting (docs/guides/local-models.md)",
+			provider=self.name,
+			model=model,
+			retryable=True,
+		)
 
 	async def _retry(
 		self, url: str, body: bytes, headers: dict[str, str], model: str, first: Exception
@@ -408,6 +420,27 @@ class HTTPProvider:
 
 def _hint(exc: BaseException) -> float | None:
 	return exc.retry_after if isinstance(exc, _RetryableError) else None
+
+
+def _nothing_listens(exc: BaseException, url: str) -> bool:
+	"""A failed connect to this machine: no server is there, and retrying will not start one.
+
+	On the loopback interface a connect fails at once and only when nothing listens (no network
+	between), whatever the transport's wording (httpx says "refused", aiohttp "connect call failed").
+	"""
+	import ipaddress
+
+	import httpx
+
+	if not isinstance(exc, httpx.ConnectError):
+		return False
+	host = httpx.URL(url).host
+	if host == "localhost":
+		return True
+	try:
+		return ipaddress.ip_address(host).is_loopback
+	except ValueError:
+		return False
 
 
 def _should_retry(exc: BaseException) -> bool:

@@ -42,14 +42,24 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 
-import anyio
-
-from openmolt_core.cli._approve import approve_on_terminal
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
-from openmolt_core.cli._progress import Progress, ask_on_terminal
 from openmolt_core.errors import OpenMoltError
 
 __all__ = ["ExitCode", "approve_on_terminal", "ask_on_terminal", "main"]
+
+
+def __getattr__(name: str) -> object:
+	# The terminal prompts load the engine: imported when asked for, so that a command that
+	# stops early (a missing key, a mistyped word) starts fast.
+	if name == "approve_on_terminal":
+		from openmolt_core.cli._approve import approve_on_terminal
+
+		return approve_on_terminal
+	if name == "ask_on_terminal":
+		from openmolt_core.cli._progress import ask_on_terminal
+
+		return ask_on_terminal
+	raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _SUMMARY = {
 	"run": "run an agent file (agent.json or agent.py) once, or serve its schedules",
@@ -180,6 +190,17 @@ def _run_command(args: list[str], prog: str) -> int:
 			parser.error("give an agent file (agent.json or agent.py), or -m MODEL and a prompt")
 		if ns.integration or ns.tool or ns.instructions:
 			parser.error("--integration, --tool and --instructions go with -m MODEL")
+		if not ns.dry_run:
+			from openmolt_core.cli._early import missing_provider_key
+
+			# A missing provider key is said before the engine is even imported.
+			problem = missing_provider_key(ns.file, ns.env_file)
+			if problem is not None:
+				from openmolt_core.errors import ConfigurationError
+
+				raise ConfigurationError(problem)
+	import anyio
+
 	return anyio.run(_run_agent, ns)
 
 
@@ -207,6 +228,7 @@ def _prompt_input(ns: argparse.Namespace) -> str:
 async def _run_agent(ns: argparse.Namespace) -> int:
 	# Not named _run: importing the submodule cli._run rebinds that name in this package.
 	from openmolt_core.cli._info import dry_run
+	from openmolt_core.cli._progress import Progress
 	from openmolt_core.cli._run import check_ready, load, parse_input, run_once, serve
 	from openmolt_core.cli._ui import record_runs, run_with_ui
 

@@ -108,7 +108,10 @@ class AgentFile(_Model):
 
 	schema_: str | None = Field(default=None, alias="$schema", description="For editors.")
 	name: str = Field(min_length=1, description="The agent's name.")
-	model: str = Field(description="'provider:model', e.g. 'openai:gpt-5-mini'.")
+	model: str | list[str] = Field(
+		description="'provider:model', e.g. 'openai:gpt-5-mini'; or a list, the first model then "
+		"its fallbacks in order (the same as fallbackModels).",
+	)
 	fallback_models: list[str] = Field(
 		default_factory=list,
 		description="Models to try, in order, when the model fails for good (5xx after the "
@@ -189,6 +192,19 @@ class AgentFile(_Model):
 		default=None,
 		description="Webhooks and chat channels that start runs (served by `openmolt serve`).",
 	)
+
+	@field_validator("model")
+	@classmethod
+	def _models(cls, value: str | list[str]) -> str | list[str]:
+		if isinstance(value, list) and not value:
+			raise ValueError("give at least one model id ('provider:model')")
+		return value
+
+	@property
+	def models(self) -> list[str]:
+		"""The model then its fallbacks, whichever way the file wrote them."""
+		first = [self.model] if isinstance(self.model, str) else list(self.model)
+		return [*first, *self.fallback_models]
 
 	@field_validator("output_schema")
 	@classmethod

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openmolt_core._envvars import env_var  # one spelling of the variable names
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.integrations.connect import env_var  # one spelling of the variable names
 
 __all__ = [
 	"KeyReport",
@@ -168,7 +168,7 @@ def ignored_variables(
 		keys: The config keys it reads.
 		sources: The environment, the ``.env`` values, the key store.
 	"""
-	from openmolt_core.integrations.connect import key_of_variable
+	from openmolt_core._envvars import key_of_variable
 
 	known = {env_var(integration, k) for k in keys}
 	out = []

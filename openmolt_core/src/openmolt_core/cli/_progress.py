@@ -92,6 +92,8 @@ class Progress:
 		self._shown = False
 		self._runs: dict[str, _Run] = {}
 		self._max_steps: dict[str, int] = {}
+		self.errors_shown: set[str] = set()
+		"""The messages of the error events printed so far (a run's end does not repeat them)."""
 		self._live: tuple[str, _Run] | None = None  # the run the spinner follows
 
 	@classmethod
@@ -174,6 +176,7 @@ class Progress:
 			"memoryUpdate",
 			"humanInput",
 			"approval:decision",
+			"model:fallback",
 			"error",
 			"finish",
 			"schedule:run",
@@ -275,7 +278,15 @@ class Progress:
 		elif name == "approval:decision":
 			why = f": {event.reason}" if event.reason else ""
 			self.line(f"{event.agent} {step}: {event.tool} {event.action}{why}")
+		elif name == "model:fallback":
+			# Always said: the run goes on, but on another model than the file names first.
+			status = f" {event.status_code}" if event.status_code else ""
+			self.line(
+				f"{agent} {step}: {event.from_model} failed ({event.reason}{status}: "
+				f"{event.error}); trying {event.to_model}"
+			)
 		elif name == "error":
+			self.errors_shown.add(event.message)
 			self.line(f"{step}: {event.kind}: {event.message}")
 		elif name == "finish":
 			result = event.result

@@ -297,7 +297,8 @@ def _build_json(
 	tools: list[Callable[..., Any]] | None = None,
 ) -> Loaded:
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
-	for model in (spec.model, *spec.fallback_models):  # each model's provider gets its key
+	model_id, *fallbacks = spec.models
+	for model in spec.models:  # each model's provider gets its key
 		providers.setdefault(model.partition(":")[0], {})
 	if isinstance(spec.integrations, dict):
 		given = {name: dict(cfg) for name, cfg in spec.integrations.items()}
@@ -324,8 +325,8 @@ def _build_json(
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
 	agent = om.create_agent(
 		name=spec.name,
-		model=spec.model,
-		fallback_models=spec.fallback_models,
+		model=model_id,
+		fallback_models=fallbacks,
 		tool_loading=spec.tool_loading,
 		instructions=spec.instructions,
 		instructions_path=instructions_path,
@@ -347,7 +348,7 @@ def _build_json(
 	reports += [
 		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
 	]
-	return Loaded(agent, spec.model, spec.input, list(spec.schedules), reports, path, spec.triggers)
+	return Loaded(agent, model_id, spec.input, list(spec.schedules), reports, path, spec.triggers)
 
 
 def _skill_entries(path: Path, entries: list[str]) -> list[str]:
@@ -527,7 +528,8 @@ async def run_once(
 	if "error" in outcome:
 		error: RunError = outcome["error"]
 		_print_result(error.result, loaded, readable=readable)
-		progress.line(f"the run failed: {error}")
+		said = any(message in str(error) for message in progress.errors_shown)
+		progress.line("the run failed (see above)" if said else f"the run failed: {error}")
 		return ExitCode.ERROR
 	result = outcome["result"]
 	_print_result(result, loaded, readable=readable)

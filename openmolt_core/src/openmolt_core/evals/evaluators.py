@@ -93,6 +93,27 @@ def _same(a: Any, b: Any) -> bool:
 	return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
+def _mismatches(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list[str]:
+	"""For each expected call no observed call matches: missing, or which argument differs."""
+	out: list[str] = []
+	for want in expected:
+		if any(want.matches(c) for c in calls):
+			continue
+		same_tool = [c for c in calls if c.tool == want.tool]
+		if not same_tool:
+			out.append(f"{want.tool} was not called")
+			continue
+		got = same_tool[0].input
+		missing = "<missing>"
+		diffs = [
+			f"{key}: expected {value!r}, got {got.get(key, missing)!r}"
+			for key, value in want.input.items()
+			if not _same(value, got.get(key))
+		]
+		out.append(f"{want.tool} was called with other arguments ({', '.join(diffs)})")
+	return out
+
+
 def _plain(value: Any) -> Any:
 	dump = getattr(value, "model_dump", None)
 	return dump(mode="json") if callable(dump) else value
@@ -188,11 +209,11 @@ class Trajectory:
 		strict = self.mode in ("exact", "any_order")
 		score = 1.0 if ok else matched / max(len(expected), len(calls) if strict else 0, 1)
 		seen = [c.tool for c in calls]
-		return Score(
-			self.name,
-			score,
-			"" if ok else f"{self.mode}: expected {[e.tool for e in expected]}, got {seen}",
-		)
+		if ok:
+			return Score(self.name, score, "")
+		reason = f"{self.mode}: expected {[e.tool for e in expected]}, got {seen}"
+		details = _mismatches(expected, calls)
+		return Score(self.name, score, reason + (f"; {'; '.join(details)}" if details else ""))
 
 
 @dataclass(frozen=True, slots=True)

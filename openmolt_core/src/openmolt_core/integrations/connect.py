@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._envvars import env_var, key_of_variable
+
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Credential, Integration
 
@@ -39,42 +41,6 @@ __all__ = [
 ]
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "signature")
-
-
-def _upper_snake(name: str) -> str:
-	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-	return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper()
-
-
-def env_var(integration: str, key: str = "apiKey") -> str:
-	"""The environment variable that holds one config key of an integration (or a provider's key).
-
-	``("slack", "token")`` → ``OPENMOLT_SLACK_TOKEN``, ``("s3", "secretAccessKey")`` →
-	``OPENMOLT_S3_SECRET_ACCESS_KEY``, ``("googleDrive",)`` → ``OPENMOLT_GOOGLE_DRIVE_API_KEY``,
-	``("openai",)`` → ``OPENMOLT_OPENAI_API_KEY``.
-
-	Args:
-		integration: The integration id (or the provider's name).
-		key: The config key, as the integration's templates read it (default ``apiKey``).
-	"""
-	return f"OPENMOLT_{_upper_snake(integration)}_{_upper_snake(key)}"
-
-
-def key_of_variable(integration: str, variable: str) -> str | None:
-	"""The config key an ``OPENMOLT_<ID>_<KEY>`` variable names, in camelCase (None if not one).
-
-	``("slack", "OPENMOLT_SLACK_TOKEN")`` → ``token``; the inverse of `env_var` for every key an
-	integration reads in camelCase.
-
-	Args:
-		integration: The integration id.
-		variable: The environment variable's name.
-	"""
-	prefix = f"OPENMOLT_{_upper_snake(integration)}_"
-	if not variable.startswith(prefix) or len(variable) == len(prefix):
-		return None
-	first, *rest = variable[len(prefix) :].lower().split("_")
-	return first + "".join(part.title() for part in rest)
 
 
 _ENV_KEYS: dict[tuple[int, str], tuple[Integration, tuple[tuple[str, str], ...]]] = {}

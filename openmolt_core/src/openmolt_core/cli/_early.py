@@ -1,0 +1,97 @@
+"""The provider-key check a run makes before it builds anything (imports next to nothing).
+
+``openmolt agent.json`` without a key used to import the whole engine (about 600 modules, over a
+second) before saying which variable to set. This check reads the agent file as plain JSON and the
+same key sources as `openmolt_core.cli._keys` (environment, ``.env``, key store, the file) and stops
+at once when a built-in provider at its official API has no key. Anything it cannot decide (a
+provider instance with its own ``baseUrl``, a third-party provider, a file that does not parse) is
+left to the full check (`openmolt_core.cli._run.check_ready`), which gives the same message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["KEYED_PROVIDERS", "missing_provider_key"]
+
+KEYED_PROVIDERS = ("anthropic", "google", "openai")
+"""The built-in providers whose official API needs a key (a test checks this against them)."""
+
+
+def _variable(name: str, suffix: str) -> str:
+	from openmolt_core._envvars import env_var
+
+	return env_var(name, suffix)
+
+
+def missing_provider_key(file: str, env_file: str | None) -> str | None:
+	"""The message for the first model provider that certainly lacks its key, else None.
+
+	Args:
+		file: The agent file given to the command.
+		env_file: ``--env-file``.
+	"""
+	path = Path(file)
+	if path.suffix != ".json":
+		return None
+	try:
+		data = json.loads(path.read_text(encoding="utf-8"))
+	except (OSError, ValueError):
+		return None  # the full load explains what is wrong with the file
+	if not isinstance(data, dict):
+		return None
+	models: list[Any] = []
+	model = data.get("model")
+	models += model if isinstance(model, list) else [model]
+	fallbacks = data.get("fallbackModels", data.get("fallback_models", []))
+	models += fallbacks if isinstance(fallbacks, list) else []
+	providers = data.get("llmProviders", data.get("llm_providers", {}))
+	if not isinstance(providers, dict):
+		return None
+	dotenv = _dotenv(env_file)
+	stored = _stored()
+	for entry in models:
+		if not isinstance(entry, str) or ":" not in entry:
+			continue
+		name = entry.partition(":")[0]
+		settings = providers.get(name, {})
+		if not isinstance(settings, dict) or name not in KEYED_PROVIDERS:
+			continue
+		if any(settings.get(k) for k in ("provider", "baseUrl", "base_url")):
+			continue  # another server, or another plugin: the provider decides
+		base = _variable(name, "baseUrl")
+		if os.environ.get(base) or dotenv.get(base):
+			continue
+		variable = _variable(name, "apiKey")
+		if (
+			os.environ.get(variable)
+			or dotenv.get(variable)
+			or stored.get(variable)
+			or settings.get("apiKey")
+			or settings.get("api_key")
+		):
+			continue
+		return f"no API key for {name}: set {variable} (in the environment or a .env file)"
+	return None
+
+
+def _dotenv(env_file: str | None) -> dict[str, str]:
+	from openmolt_core.cli._keys import default_dotenv, read_dotenv
+
+	try:
+		path = default_dotenv(env_file)
+		return read_dotenv(path) if path else {}
+	except Exception:  # the full load reports a broken .env file with its line
+		return {}
+
+
+def _stored() -> dict[str, str]:
+	from openmolt_core.cli import _keystore
+
+	try:
+		return _keystore.load()
+	except Exception:  # the full load reports a broken key store
+		return {}

@@ -1,0 +1,94 @@
+"""A missing provider key is said before the engine is imported, and only when it is certain."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.cli import _keystore
+from openmolt_core.cli._early import KEYED_PROVIDERS, missing_provider_key
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+	for name in list(os.environ):
+		if name.startswith("OPENMOLT_"):
+			monkeypatch.delenv(name)
+	monkeypatch.setenv("OPENMOLT_KEYS_FILE", str(tmp_path / "keys.json"))
+	monkeypatch.chdir(tmp_path)
+
+
+def _file(tmp_path: Path, **extra: object) -> str:
+	path = tmp_path / "agent.json"
+	path.write_text(json.dumps({"name": "A", "model": "openai:gpt-5-mini", **extra}))
+	return str(path)
+
+
+def test_the_keyless_path_imports_no_engine(tmp_path: Path) -> None:
+	"""`openmolt agent.json` without a key stops before the agent, httpx or liquid are imported."""
+	path = _file(tmp_path)
+	code = (
+		"import sys\n"
+		"from openmolt_core.cli import main\n"
+		f"code = main([{path!r}])\n"
+		"heavy = [m for m in ('openmolt_core.agent', 'httpx', 'liquid', 'pydantic', 'anyio')"
+		" if m in sys.modules]\n"
+		"print(code, heavy)\n"
+	)
+	env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMOLT_")}
+	env["OPENMOLT_KEYS_FILE"] = str(tmp_path / "keys.json")
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	assert done.stdout.strip() == "2 []", done.stderr
+	assert done.stderr.strip() == (
+		"openmolt: no API key for openai: set OPENMOLT_OPENAI_API_KEY (in the environment or a "
+		".env file)"
+	)
+
+
+@pytest.mark.parametrize(
+	"extra",
+	[
+		{"llmProviders": {"openai": {"apiKey": "sk-file"}}},
+		{"llmProviders": {"openai": {"baseUrl": "http://localhost:11434/v1"}}},
+		{"model": "ollama:llama3.2", "llmProviders": {"ollama": {"provider": "openai"}}},
+		{"model": "someone:model"},
+	],
+)
+def test_what_the_early_check_cannot_be_sure_of_is_left_to_the_full_check(
+	tmp_path: Path, extra: dict[str, object]
+) -> None:
+	"""A key in the file, another server, another plugin: no early verdict."""
+	assert missing_provider_key(_file(tmp_path, **extra), None) is None
+
+
+def test_every_key_source_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+	"""The environment, a .env file, the key store; and a fallback model's key too."""
+	path = _file(tmp_path, fallbackModels=["anthropic:claude-haiku-4-5"])
+	assert "OPENMOLT_OPENAI_API_KEY" in (missing_provider_key(path, None) or "")
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-env")
+	assert "OPENMOLT_ANTHROPIC_API_KEY" in (missing_provider_key(path, None) or "")
+	(tmp_path / ".env").write_text("OPENMOLT_ANTHROPIC_API_KEY=dot\n")
+	assert missing_provider_key(path, None) is None
+	(tmp_path / ".env").unlink()
+	_keystore.save("OPENMOLT_ANTHROPIC_API_KEY", "stored")
+	assert missing_provider_key(path, None) is None
+
+
+def test_the_keyed_providers_are_the_built_ins_that_need_a_key() -> None:
+	"""The early check's list agrees with the providers themselves (one fact, checked)."""
+	om = OpenMolt()
+	builtins = [
+		p.name
+		for p in om.plugins.installed()
+		if p.group == "providers" and p.distribution == "openmolt-providers"
+	]
+	needing = sorted(n for n in builtins if getattr(om.provider(n), "key_required", False))
+	assert tuple(needing) == KEYED_PROVIDERS
