@@ -20,7 +20,6 @@ failure, which is checked.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,7 @@ from starlette.responses import JSONResponse, Response
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.signatures import SignatureError, verify
 from openmolt_core.triggers import SlackChannel, secret_from
-from openmolt_serve._body import TooLarge, read_body
+from openmolt_serve._body import SlowBody, TooDeep, TooLarge, parse_json, read_body
 from openmolt_serve._launch import Launcher
 from openmolt_serve.chats import Conversations, Incoming
 
@@ -138,8 +137,10 @@ class SlackApp:
 		except httpx.HTTPError as exc:
 			raise SlackError(f"Slack {method}: {type(exc).__name__}") from None
 		try:
-			data = response.json()
-		except ValueError:
+			data = parse_json(response.content, what=f"Slack's answer to {method}")
+		except ValueError:  # not JSON, or nested too deeply (TooDeep)
+			data = {}
+		if not isinstance(data, dict):
 			data = {}
 		if response.status_code != 200 or not data.get("ok"):
 			raise SlackError(
@@ -160,13 +161,17 @@ class SlackApp:
 			body = await read_body(request, 1_000_000)
 		except TooLarge:
 			return JSONResponse({"error": "the request is too large"}, status_code=413)
+		except SlowBody:
+			return JSONResponse({"error": "the body did not arrive in time"}, status_code=408)
 		try:
 			verify("slack", self.signing_secret, body, request.headers)
 		except SignatureError as exc:
 			log.info("Slack events of %s refused (%s): %s", self.agent.name, exc.reason, exc)
 			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=401)
 		try:
-			data = json.loads(body)
+			data = parse_json(body, what="the event")
+		except TooDeep as exc:
+			return JSONResponse({"error": str(exc), "reason": "too_deep"}, status_code=422)
 		except ValueError:
 			return JSONResponse({"error": "the request is not JSON"}, status_code=400)
 		if not isinstance(data, dict):

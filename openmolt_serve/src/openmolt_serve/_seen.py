@@ -1,0 +1,102 @@
+"""The replay guard's durable memory: a table in the run store's SQLite file.
+
+With a run store (``OpenMolt(run_store=...)``, the ``runStore`` of an agent file) the webhooks'
+`ReplayGuard <openmolt_core.signatures.ReplayGuard>` keeps what it has seen in a table of its
+own in the same file, so a restart forgets no signature: a signature without a time (``hmac``,
+``github``) is refused again for as long as the file lives, a timestamped one until its window
+closes. The calls are short local writes, made in the event loop on purpose: the guard's check
+and its remembering must not be interleaved by another request.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["SqliteSeen"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS openmolt_webhook_seen (
+	scope TEXT NOT NULL,
+	key TEXT NOT NULL,
+	until REAL,
+	PRIMARY KEY (scope, key)
+);
+"""
+
+
+class SqliteSeen:
+	"""A `SeenStore <openmolt_core.signatures.SeenStore>` in a SQLite file.
+
+	Args:
+		path: The SQLite file (the run store's).
+		scope: Whose entries these are (the agent's webhook): each agent has its own.
+	"""
+
+	def __init__(self, path: str | Path, scope: str) -> None:
+		self.path = Path(path)
+		self.scope = scope
+		self._lock = threading.Lock()
+		self._conn: sqlite3.Connection | None = None
+
+	def __repr__(self) -> str:
+		return f"SqliteSeen({str(self.path)!r}, scope={self.scope!r})"
+
+	def _db(self) -> sqlite3.Connection:
+		if self._conn is None:
+			self.path.parent.mkdir(parents=True, exist_ok=True)
+			conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+			conn.executescript(_SCHEMA)
+			self._conn = conn
+		return self._conn
+
+	def seen(self, keys: Sequence[str], now: float) -> bool:
+		"""Whether one of ``keys`` is kept and not expired at ``now``."""
+		marks = ",".join("?" * len(keys))
+		with self._lock:
+			row = (
+				self._db()
+				.execute(
+					f"SELECT 1 FROM openmolt_webhook_seen WHERE scope = ? AND key IN ({marks}) "
+					"AND (until IS NULL OR until >= ?) LIMIT 1",
+					(self.scope, *keys, now),
+				)
+				.fetchone()
+			)
+		return row is not None
+
+	def add(self, keys: Sequence[str], until: float | None) -> None:
+		"""Keep ``keys`` until ``until`` (None: for good); expired entries are dropped."""
+		with self._lock:
+			db = self._db()
+			with db:
+				db.executemany(
+					"INSERT OR REPLACE INTO openmolt_webhook_seen (scope, key, until) "
+					"VALUES (?, ?, ?)",
+					[(self.scope, k, until) for k in keys],
+				)
+				db.execute(  # the timestamped ones whose window has closed
+					"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND until < ?",
+					(self.scope, time.time()),
+				)
+
+	def discard(self, keys: Sequence[str]) -> None:
+		"""Drop ``keys``."""
+		marks = ",".join("?" * len(keys))
+		with self._lock:
+			db = self._db()
+			with db:
+				db.execute(
+					f"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND key IN ({marks})",
+					(self.scope, *keys),
+				)
+
+	def close(self) -> None:
+		"""Close the connection."""
+		with self._lock:
+			if self._conn is not None:
+				self._conn.close()
+				self._conn = None
