@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.signatures import SignatureError, verify
 from openmolt_core.triggers import SlackChannel, secret_from
-from openmolt_serve._body import SlowBody, TooDeep, TooLarge, parse_json, read_body
+from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, parse_json, read_body
 from openmolt_serve._launch import Launcher
 from openmolt_serve.chats import Conversations, Incoming
 
@@ -114,6 +114,9 @@ class SlackApp:
 		self.conversations = Conversations(agent, settings, self.reply, launcher)
 		self.bot_user: str | None = None
 
+	body_timeout: float = BODY_TIMEOUT
+	"""Seconds a request's body may take to arrive (else ``408``)."""
+
 	def __repr__(self) -> str:
 		return f"SlackApp(agent={self.agent.name!r})"
 
@@ -158,7 +161,7 @@ class SlackApp:
 	async def handle(self, request: Request) -> Response:
 		"""``POST /channels/slack/<agent>``: one Events API request."""
 		try:
-			body = await read_body(request, 1_000_000)
+			body = await read_body(request, 1_000_000, within=self.body_timeout)
 		except TooLarge:
 			return JSONResponse({"error": "the request is too large"}, status_code=413)
 		except SlowBody:

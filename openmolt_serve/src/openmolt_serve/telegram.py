@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.triggers import TelegramChannel, secret_from
-from openmolt_serve._body import SlowBody, TooDeep, TooLarge, parse_json, read_body
+from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, parse_json, read_body
 from openmolt_serve._launch import Launcher
 from openmolt_serve.chats import Conversations, Incoming
 
@@ -119,6 +119,9 @@ class TelegramBot:
 		self._http = http
 		self.conversations = Conversations(agent, settings, self.reply, launcher)
 		self.offset: int | None = None
+
+	body_timeout: float = BODY_TIMEOUT
+	"""Seconds a request's body may take to arrive (else ``408``)."""
 
 	def __repr__(self) -> str:
 		return f"TelegramBot(agent={self.agent.name!r}, mode={self.settings.mode!r})"
@@ -217,7 +220,7 @@ class TelegramBot:
 				{"error": "missing or wrong X-Telegram-Bot-Api-Secret-Token"}, status_code=401
 			)
 		try:
-			body = await read_body(request, 1_000_000)
+			body = await read_body(request, 1_000_000, within=self.body_timeout)
 		except TooLarge:
 			return JSONResponse({"error": "the update is too large"}, status_code=413)
 		except SlowBody:

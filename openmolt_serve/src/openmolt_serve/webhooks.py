@@ -42,7 +42,7 @@ from starlette.responses import JSONResponse, Response
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.signatures import ReplayGuard, SeenStore, SignatureError, verify
 from openmolt_core.triggers import WebhookTrigger, secret_from
-from openmolt_serve._body import SlowBody, TooDeep, TooLarge, payload, read_body
+from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, payload, read_body
 from openmolt_serve._launch import Launcher, run_id_for
 from openmolt_serve._limits import RateLimit
 from openmolt_serve._seen import SqliteSeen
@@ -115,20 +115,27 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 	return None
 
 
-async def handle_webhook(request: Request, hook: Webhook | None, launcher: Launcher) -> Response:
+async def handle_webhook(
+	request: Request,
+	hook: Webhook | None,
+	launcher: Launcher,
+	*,
+	body_timeout: float = BODY_TIMEOUT,
+) -> Response:
 	"""Answer one ``POST /hooks/<agent>`` (see the module's docstring for the order of checks).
 
 	Args:
 		request: The request.
 		hook: The agent's webhook (None: no such agent, or it has none).
 		launcher: Starts the run.
+		body_timeout: Seconds the body may take to arrive.
 	"""
 	if hook is None:
 		name = request.path_params.get("agent", "")
 		return _error(404, f"no agent {name!r} takes webhooks here")
 	config = hook.config
 	try:
-		body = await read_body(request, config.max_body)
+		body = await read_body(request, config.max_body, within=body_timeout)
 	except TooLarge:
 		return _error(413, f"the body is larger than {config.max_body} bytes")
 	except SlowBody:
