@@ -313,3 +313,29 @@ def test_the_limits_must_be_positive() -> None:
 		TriggerServer([], max_connections=0)
 	with pytest.raises(ConfigurationError, match="header_timeout"):
 		TriggerServer([], header_timeout=-1)
+
+
+def test_the_replay_guard_keeps_its_entries_in_the_durable_store_when_there_is_no_run_store(
+	tmp_path: Path,
+) -> None:
+	"""A durable store without a run store: a SQLite file in its files folder, per agent."""
+	from types import SimpleNamespace
+
+	from openmolt_core.signatures import ReplayGuard, SignatureError, verify
+	from openmolt_serve.webhooks import seen_store
+
+	def agent(name: str) -> Any:
+		durability = SimpleNamespace(files_dir=tmp_path / "files")
+		return SimpleNamespace(name=name, om=SimpleNamespace(run_store=None, durability=durability))
+
+	body = b'{"a": 1}'
+	verified = verify("hmac", SECRET, body, sign("hmac", SECRET, body))
+	ReplayGuard(store=seen_store(agent("Triage"))).check(verified)
+	assert (tmp_path / "files" / "webhook-seen.sqlite").exists()
+	with pytest.raises(SignatureError, match="received before"):
+		ReplayGuard(store=seen_store(agent("Triage"))).check(verified)
+	ReplayGuard(store=seen_store(agent("Other"))).check(verified)  # each agent its own
+	assert (
+		seen_store(SimpleNamespace(name="x", om=SimpleNamespace(run_store=None, durability=None)))
+		is None
+	)  # type: ignore[arg-type]

@@ -34,6 +34,7 @@ import json
 import logging
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -50,7 +51,7 @@ from openmolt_serve._seen import SqliteSeen
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["Webhook", "handle_webhook", "webhook_env"]
+__all__ = ["Webhook", "handle_webhook", "seen_store", "webhook_env"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -87,17 +88,31 @@ class Webhook:
 	def create(cls, agent: Agent, config: WebhookTrigger) -> Webhook:
 		"""Read the secret (``secret``, else ``secretEnv``, else ``OPENMOLT_<AGENT>_WEBHOOK_SECRET``).
 
-		With a run store (``OpenMolt(run_store=...)``) the replay guard keeps what it has seen
-		in that file too, so a restart forgets no signature.
+		With a run store or a durable store the replay guard keeps what it has seen there too
+		(`seen_store`), so a restart forgets no signature.
 
 		Raises:
 			ConfigurationError: The secret is not set.
 		"""
 		env = config.secret_env or webhook_env(agent.name)
 		secret = secret_from(config.secret, env, what=f"the webhook secret of {agent.name!r}")
-		run_store = agent.om.run_store
-		store = SqliteSeen(run_store.path, f"hook:{agent.name}") if run_store is not None else None
-		return cls(agent, config, secret, store)
+		return cls(agent, config, secret, seen_store(agent))
+
+
+def seen_store(agent: Agent) -> SeenStore | None:
+	"""Where the agent's replay guard keeps what it has seen, beyond the process's life.
+
+	A table in the run store's file (``OpenMolt(run_store=...)``), else a SQLite file in the
+	durable store's file folder (``OpenMolt(durability=...)``: ``files_dir``), else None (memory
+	only).
+	"""
+	scope = f"hook:{agent.name}"
+	om = agent.om
+	if om.run_store is not None:
+		return SqliteSeen(om.run_store.path, scope)
+	if om.durability is not None:
+		return SqliteSeen(Path(om.durability.files_dir) / "webhook-seen.sqlite", scope)
+	return None
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
