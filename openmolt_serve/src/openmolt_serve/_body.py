@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 
 import anyio
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from openmolt_core._parse import DEFAULT_MAX_DEPTH
 
@@ -26,6 +27,7 @@ __all__ = [
 	"parse_json",
 	"payload",
 	"read_body",
+	"too_slow",
 ]
 
 MAX_DEPTH: int = DEFAULT_MAX_DEPTH
@@ -83,6 +85,19 @@ async def read_body(request: Request, cap: int, *, within: float = BODY_TIMEOUT)
 	if scope.cancelled_caught:
 		raise SlowBody
 	return b"".join(chunks)
+
+
+def too_slow(what: str = "the body") -> JSONResponse:
+	"""The ``408`` for a body that did not arrive in time; the connection closes after it.
+
+	Args:
+		what: What was late, for the message.
+	"""
+	return JSONResponse(
+		{"error": f"{what} did not arrive in time; send the request again, all at once"},
+		status_code=408,
+		headers={"connection": "close"},  # the rest of the body may never come: do not wait
+	)
 
 
 def _nested_at_most(value: Any, limit: int) -> bool:

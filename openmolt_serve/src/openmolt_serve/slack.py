@@ -31,7 +31,15 @@ from starlette.responses import JSONResponse, Response
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.signatures import SignatureError, verify
 from openmolt_core.triggers import SlackChannel, secret_from
-from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, parse_json, read_body
+from openmolt_serve._body import (
+	BODY_TIMEOUT,
+	SlowBody,
+	TooDeep,
+	TooLarge,
+	parse_json,
+	read_body,
+	too_slow,
+)
 from openmolt_serve._launch import Launcher
 from openmolt_serve.chats import Conversations, Incoming
 
@@ -165,7 +173,7 @@ class SlackApp:
 		except TooLarge:
 			return JSONResponse({"error": "the request is too large"}, status_code=413)
 		except SlowBody:
-			return JSONResponse({"error": "the body did not arrive in time"}, status_code=408)
+			return too_slow()
 		try:
 			verify("slack", self.signing_secret, body, request.headers)
 		except SignatureError as exc:

@@ -29,7 +29,15 @@ from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.triggers import TelegramChannel, secret_from
-from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, parse_json, read_body
+from openmolt_serve._body import (
+	BODY_TIMEOUT,
+	SlowBody,
+	TooDeep,
+	TooLarge,
+	parse_json,
+	read_body,
+	too_slow,
+)
 from openmolt_serve._launch import Launcher
 from openmolt_serve.chats import Conversations, Incoming
 
@@ -224,7 +232,7 @@ class TelegramBot:
 		except TooLarge:
 			return JSONResponse({"error": "the update is too large"}, status_code=413)
 		except SlowBody:
-			return JSONResponse({"error": "the update did not arrive in time"}, status_code=408)
+			return too_slow("the update")
 		try:
 			update = parse_json(body, what="the update")
 		except TooDeep as exc:

@@ -43,7 +43,15 @@ from starlette.responses import JSONResponse, Response
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.signatures import ReplayGuard, SeenStore, SignatureError, verify
 from openmolt_core.triggers import WebhookTrigger, secret_from
-from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, payload, read_body
+from openmolt_serve._body import (
+	BODY_TIMEOUT,
+	SlowBody,
+	TooDeep,
+	TooLarge,
+	payload,
+	read_body,
+	too_slow,
+)
 from openmolt_serve._launch import Launcher, run_id_for
 from openmolt_serve._limits import RateLimit
 from openmolt_serve._seen import SqliteSeen
@@ -154,7 +162,7 @@ async def handle_webhook(
 	except TooLarge:
 		return _error(413, f"the body is larger than {config.max_body} bytes")
 	except SlowBody:
-		return _error(408, "the body did not arrive in time; send it again at once")
+		return too_slow()
 	try:
 		verified = verify(
 			config.scheme,
