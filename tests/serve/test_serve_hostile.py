@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import anyio
 import httpx
 import pytest
-from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, TOKEN, eventually
+from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, TOKEN, FakeSlack, eventually, local_server
 
 from openmolt import OpenMolt
 from openmolt_core.signatures import sign
@@ -323,7 +323,7 @@ def test_the_replay_guard_keeps_its_entries_in_the_durable_store_when_there_is_n
 	from types import SimpleNamespace
 
 	from openmolt_core.signatures import ReplayGuard, SignatureError, verify
-	from openmolt_serve.webhooks import seen_store
+	from openmolt_serve._seen import seen_store
 
 	def agent(name: str) -> Any:
 		durability = SimpleNamespace(files_dir=tmp_path / "files")
@@ -331,12 +331,62 @@ def test_the_replay_guard_keeps_its_entries_in_the_durable_store_when_there_is_n
 
 	body = b'{"a": 1}'
 	verified = verify("hmac", SECRET, body, sign("hmac", SECRET, body))
-	ReplayGuard(store=seen_store(agent("Triage"))).check(verified)
+	ReplayGuard(store=seen_store(agent("Triage"), "hook")).check(verified)
 	assert (tmp_path / "files" / "webhook-seen.sqlite").exists()
 	with pytest.raises(SignatureError, match="received before"):
-		ReplayGuard(store=seen_store(agent("Triage"))).check(verified)
-	ReplayGuard(store=seen_store(agent("Other"))).check(verified)  # each agent its own
-	assert (
-		seen_store(SimpleNamespace(name="x", om=SimpleNamespace(run_store=None, durability=None)))
-		is None
-	)  # type: ignore[arg-type]
+		ReplayGuard(store=seen_store(agent("Triage"), "hook")).check(verified)
+	ReplayGuard(store=seen_store(agent("Other"), "hook")).check(verified)  # each agent its own
+	memory_only: Any = SimpleNamespace(
+		name="x", om=SimpleNamespace(run_store=None, durability=None)
+	)
+	assert seen_store(memory_only, "hook") is None
+
+
+async def test_a_replayed_slack_event_starts_nothing_even_respelled_and_after_a_restart(
+	tmp_path: Path,
+) -> None:
+	"""The Slack app's requests go through the replay guard too (kept in the run store)."""
+	store = tmp_path / "runs.db"
+	fake = FakeSlack()
+	event = {
+		"type": "event_callback",
+		"event_id": "Ev1",
+		"event": {
+			"type": "message",
+			"channel": "D1",
+			"channel_type": "im",
+			"user": "U7",
+			"text": "hi",
+			"ts": "1.0",
+		},
+	}
+	body = json.dumps(event).encode()
+	headers = {**sign("slack", SLACK_SECRET, body), "content-type": "application/json"}
+	respelled_headers = {
+		**headers,
+		"X-Slack-Signature": "v0=" + headers["X-Slack-Signature"][3:].upper(),
+	}
+	model = ScriptedModel([finish("ok", human_message="once")] * 3)
+	async with local_server(fake.app()) as base:
+		channels = [
+			{
+				"type": "slack",
+				"botToken": SLACK_TOKEN,
+				"signingSecret": SLACK_SECRET,
+				"allowEveryone": True,
+				"baseUrl": base,
+			}
+		]
+		async for client, _, _ in serving(channels=channels, run_store=store, model=model):
+			first = await client.post("/channels/slack/Triage", content=body, headers=headers)
+			assert first.status_code == 200
+			await eventually(lambda: len(fake.posted) == 1)
+			again = await client.post(
+				"/channels/slack/Triage", content=body, headers=respelled_headers
+			)
+			assert again.status_code == 200
+		async for client, _, _ in serving(channels=channels, run_store=store, model=model):
+			after = await client.post("/channels/slack/Triage", content=body, headers=headers)
+			assert after.status_code == 200
+			await anyio.sleep(0.3)
+	assert len(model.requests) == 1 and len(fake.posted) == 1

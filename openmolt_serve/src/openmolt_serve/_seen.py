@@ -1,8 +1,9 @@
 """The replay guard's durable memory: a table in the run store's SQLite file.
 
 With a run store (``OpenMolt(run_store=...)``, the ``runStore`` of an agent file) the webhooks'
-`ReplayGuard <openmolt_core.signatures.ReplayGuard>` keeps what it has seen in a table of its
-own in the same file, so a restart forgets no signature: a signature without a time (``hmac``,
+and the Slack app's `ReplayGuard <openmolt_core.signatures.ReplayGuard>` keeps what it has seen
+in a table of its own in the same file (else, on a durable store, in a file of its files
+folder: `seen_store`), so a restart forgets no signature: a signature without a time (``hmac``,
 ``github``) is refused again for as long as the file lives, a timestamped one until its window
 closes. The calls are short local writes, made in the event loop on purpose: the guard's check
 and its remembering must not be interleaved by another request.
@@ -15,8 +16,12 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["SqliteSeen"]
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+
+__all__ = ["SqliteSeen", "seen_store"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS openmolt_webhook_seen (
@@ -100,3 +105,23 @@ class SqliteSeen:
 			if self._conn is not None:
 				self._conn.close()
 				self._conn = None
+
+
+def seen_store(agent: Agent, kind: str) -> SqliteSeen | None:
+	"""Where an agent's replay guard keeps what it has seen, beyond the process's life.
+
+	A table in the run store's file (``OpenMolt(run_store=...)``), else a SQLite file in the
+	durable store's file folder (``OpenMolt(durability=...)``: ``files_dir``), else None (memory
+	only).
+
+	Args:
+		agent: The agent.
+		kind: Which of its routes (``hook``, ``slack``): each keeps its own entries.
+	"""
+	scope = f"{kind}:{agent.name}"
+	om = agent.om
+	if om.run_store is not None:
+		return SqliteSeen(om.run_store.path, scope)
+	if om.durability is not None:
+		return SqliteSeen(Path(om.durability.files_dir) / "webhook-seen.sqlite", scope)
+	return None

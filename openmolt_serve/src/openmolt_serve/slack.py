@@ -2,7 +2,8 @@
 
 Slack posts events to ``POST /channels/slack/<agent>`` (the app's Request URL). Each request is
 checked with the app's signing secret (`openmolt_core.signatures`, scheme ``slack``: five
-minutes of tolerance) before it is read; the ``url_verification`` handshake gets its challenge
+minutes of tolerance) before it is read, and a signed request seen before (a replay, however its
+signature is spelled) is answered ``200`` and does nothing; the ``url_verification`` handshake gets its challenge
 back; an ``event_callback`` is answered ``200`` at once (Slack wants an answer within three
 seconds, and retries otherwise: a retry's ``event_id`` is seen before, and ignored), and its
 event handled in the background:
@@ -29,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.signatures import SignatureError, verify
+from openmolt_core.signatures import ReplayGuard, SignatureError, verify
 from openmolt_core.triggers import SlackChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -41,6 +42,7 @@ from openmolt_serve._body import (
 	too_slow,
 )
 from openmolt_serve._launch import Launcher
+from openmolt_serve._seen import seen_store
 from openmolt_serve.chats import Conversations, Incoming
 
 if TYPE_CHECKING:
@@ -121,6 +123,7 @@ class SlackApp:
 		self._http = http
 		self.conversations = Conversations(agent, settings, self.reply, launcher)
 		self.bot_user: str | None = None
+		self.guard = ReplayGuard(store=seen_store(agent, "slack"))
 
 	body_timeout: float = BODY_TIMEOUT
 	"""Seconds a request's body may take to arrive (else ``408``)."""
@@ -175,10 +178,15 @@ class SlackApp:
 		except SlowBody:
 			return too_slow()
 		try:
-			verify("slack", self.signing_secret, body, request.headers)
+			verified = verify("slack", self.signing_secret, body, request.headers)
 		except SignatureError as exc:
 			log.info("Slack events of %s refused (%s): %s", self.agent.name, exc.reason, exc)
 			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=401)
+		if self.guard.seen(verified):
+			# A replay, however its signature is spelled, or Slack's own retry sent within the
+			# same second: nothing runs, and the 200 tells Slack to stop.
+			return Response(status_code=200)
+		self.guard.remember(verified)
 		try:
 			data = parse_json(body, what="the event")
 		except TooDeep as exc:

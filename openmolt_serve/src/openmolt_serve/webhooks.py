@@ -34,7 +34,6 @@ import json
 import logging
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -54,12 +53,12 @@ from openmolt_serve._body import (
 )
 from openmolt_serve._launch import Launcher, run_id_for
 from openmolt_serve._limits import RateLimit
-from openmolt_serve._seen import SqliteSeen
+from openmolt_serve._seen import seen_store
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["Webhook", "handle_webhook", "seen_store", "webhook_env"]
+__all__ = ["Webhook", "handle_webhook", "webhook_env"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -104,23 +103,7 @@ class Webhook:
 		"""
 		env = config.secret_env or webhook_env(agent.name)
 		secret = secret_from(config.secret, env, what=f"the webhook secret of {agent.name!r}")
-		return cls(agent, config, secret, seen_store(agent))
-
-
-def seen_store(agent: Agent) -> SeenStore | None:
-	"""Where the agent's replay guard keeps what it has seen, beyond the process's life.
-
-	A table in the run store's file (``OpenMolt(run_store=...)``), else a SQLite file in the
-	durable store's file folder (``OpenMolt(durability=...)``: ``files_dir``), else None (memory
-	only).
-	"""
-	scope = f"hook:{agent.name}"
-	om = agent.om
-	if om.run_store is not None:
-		return SqliteSeen(om.run_store.path, scope)
-	if om.durability is not None:
-		return SqliteSeen(Path(om.durability.files_dir) / "webhook-seen.sqlite", scope)
-	return None
+		return cls(agent, config, secret, seen_store(agent, "hook"))
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
