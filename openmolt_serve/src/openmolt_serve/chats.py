@@ -236,7 +236,8 @@ class Conversations:
 						self._input(message, chat),
 						run_id=run_id,
 						done=ended,
-						tainted=any(e.get("untrusted") for e in chat.earlier),
+						tainted=bool(self.settings.history)
+						and any(e.get("untrusted") for e in chat.earlier),
 						trigger="chat",
 						where=where,
 						sender=message.user,
@@ -249,10 +250,7 @@ class Conversations:
 				await self._say(message, "Sorry, I cannot start on that now.")
 				return
 			await done.wait()
-			said: dict[str, Any] = {"from": message.username or message.user, "text": message.text}
-			if not trusted:
-				said["untrusted"] = True
-			chat.earlier.append(said)
+			chat.earlier.append(_said(message.username or message.user, message.text, not trusted))
 			await self._after(message, chat, outcome.get("result"), outcome.get("error"))
 
 	async def _after(
