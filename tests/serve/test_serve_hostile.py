@@ -217,6 +217,14 @@ async def test_a_signature_without_a_time_is_refused_after_a_restart_with_a_run_
 		fresh = {**sign(scheme, SECRET, other), "content-type": "application/json"}
 		assert (await client.post("/hooks/Triage", content=other, headers=fresh)).status_code == 202
 		await eventually(lambda: len(model.requests) == 1)
+	# The store keeps a digest of each signature, never the signature (nor the secret).
+	import sqlite3
+
+	rows = sqlite3.connect(store).execute("SELECT scope, key FROM openmolt_webhook_seen").fetchall()
+	assert rows and all(scope == "hook:Triage" for scope, _ in rows)
+	kept = " ".join(key for _, key in rows)
+	mac = next(v for k, v in headers.items() if "ignature" in k).removeprefix("sha256=")
+	assert mac not in kept and SECRET not in kept
 
 
 async def test_a_stripe_events_retry_after_a_restart_is_a_duplicate(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ compared in constant time):
 
 | scheme | headers | signed text | replay window |
 | --- | --- | --- | --- |
-| ``hmac`` | ``X-Signature-256: sha256=<hex>`` (the header is configurable) | the body | none: pair it with a sender that retries rarely |
+| ``hmac`` | ``X-Signature-256: sha256=<hex>`` (the header is configurable) | the body | none: `ReplayGuard` refuses a signature again for its whole life |
 | ``standard`` | ``webhook-id``, ``webhook-timestamp``, ``webhook-signature: v1,<base64>`` | ``<id>.<timestamp>.<body>`` | ``tolerance`` seconds |
 | ``github`` | ``X-Hub-Signature-256: sha256=<hex>`` | the body | none (GitHub signs no time); ``X-GitHub-Delivery`` names the delivery |
 | ``stripe`` | ``Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`` | ``<t>.<body>`` | ``tolerance`` seconds (Stripe's libraries: 300) |
@@ -362,7 +362,8 @@ class ReplayGuard:
 		self._kept: dict[str, float] = {}
 
 	def _keys(self, verified: Verified) -> list[str]:
-		keys = [f"sig:{verified.signature}"]
+		# A digest of the MAC, not the MAC: what a store keeps could not sign anything.
+		keys = [f"sig:{hashlib.sha256(verified.signature.encode()).hexdigest()}"]
 		if verified.delivery:
 			keys.append(f"id:{verified.delivery}")
 		return keys
