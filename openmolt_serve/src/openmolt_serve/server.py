@@ -49,6 +49,7 @@ from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_serve._launch import Launcher
+from openmolt_serve._seen import SqliteSeen
 from openmolt_serve.slack import SlackApp
 from openmolt_serve.telegram import TelegramBot
 from openmolt_serve.webhooks import Webhook, handle_webhook
@@ -286,4 +287,11 @@ class TriggerServer:
 			if self._stopped is not None:
 				await self._stopped.wait()
 		tg.cancel_scope.cancel()
-		return await tg.__aexit__(exc_type, exc, tb)
+		try:
+			return await tg.__aexit__(exc_type, exc, tb)
+		finally:
+			guards = [h.guard for h in self.webhooks.values()]
+			guards += [a.guard for a in self.slack.values()]
+			for guard in guards:
+				if isinstance(guard.store, SqliteSeen):
+					guard.store.close()
