@@ -398,3 +398,18 @@ async def test_a_replayed_slack_event_starts_nothing_even_respelled_and_after_a_
 			assert after.status_code == 200
 			await anyio.sleep(0.3)
 	assert len(model.requests) == 1 and len(fake.posted) == 1
+
+
+async def test_a_websocket_upgrade_is_plain_http_under_the_same_limits() -> None:
+	"""No route speaks WebSocket: an upgrade request gets an HTTP answer, not a held socket."""
+	async for client, _, _ in serving({"scheme": "github"}):
+		response = await client.get(
+			"/health",
+			headers={
+				"Connection": "Upgrade",
+				"Upgrade": "websocket",
+				"Sec-WebSocket-Version": "13",
+				"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+			},
+		)
+		assert response.status_code == 200 and response.json()["ok"] is True

@@ -218,6 +218,7 @@ class TriggerServer:
 					header_timeout=self.header_timeout, max_connections=self.max_connections
 				),
 				timeout_keep_alive=5,
+				ws="none",  # no route speaks WebSocket: an upgrade must not leave the limits
 				lifespan="off",
 				log_level="warning",
 				access_log=False,
