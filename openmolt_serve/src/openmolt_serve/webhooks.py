@@ -14,7 +14,7 @@ In order, before anything runs:
    (the expected MAC), so a respelled copy (upper-case hex, spaces, a base64 variant, other
    signatures beside it) is the same request; signatures without a time (``hmac``,
    ``github``) are refused again for the server's life, and across restarts when a run store
-   is configured (`openmolt_serve._seen`);
+   or a durable store is configured (`openmolt_serve._seen`);
 7. the agent's rate limit must allow it (else ``429`` with ``Retry-After``; the request is not
    remembered, so the sender may retry it). Only verified requests count, so unsigned floods
    cannot use up the limit of the real sender.
