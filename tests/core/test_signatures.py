@@ -1,6 +1,7 @@
 """Webhook signatures, checked against the examples the vendors document and their own SDKs."""
 
 import time
+from collections.abc import Sequence
 
 import pytest
 import stripe
@@ -195,14 +196,119 @@ def test_a_replay_guard_refuses_a_signature_or_delivery_seen_before() -> None:
 		guard.check(again, now=101)
 
 
-def test_a_replay_guard_keeps_at_most_size_entries() -> None:
-	"""The oldest entries go first when the guard is full."""
+def test_a_replay_guard_keeps_at_most_size_timestamped_entries() -> None:
+	"""The oldest timestamped entries go first when the guard is full."""
 	guard = ReplayGuard(size=2)
 	made = [
-		verify("hmac", "k", str(i).encode(), sign("hmac", "k", str(i).encode())) for i in range(3)
+		verify(
+			"stripe", "k", str(i).encode(), sign("stripe", "k", str(i).encode(), timestamp=0), now=0
+		)
+		for i in range(3)
 	]
 	for one in made:
 		guard.check(one, now=0)
 	guard.check(made[0], now=1)  # pushed out by the third
 	with pytest.raises(SignatureError):
 		guard.check(made[2], now=1)
+
+
+def test_signatures_without_a_time_are_refused_for_the_guards_life() -> None:
+	"""hmac and GitHub signatures never expire, so the guard never forgets them (nor evicts them)."""
+	guard = ReplayGuard(size=2)
+	first = verify("github", GITHUB_SECRET, GITHUB_BODY, {"X-Hub-Signature-256": GITHUB_SIGNATURE})
+	guard.check(first, now=0)
+	for i in range(10):  # many newer ones, timed and untimed, push nothing out
+		body = str(i).encode()
+		guard.check(verify("hmac", "k", body, sign("hmac", "k", body)), now=i)
+		timed = verify("stripe", "k", body, sign("stripe", "k", body, timestamp=i), now=i)
+		guard.check(timed, now=i)
+	for later in (3601, 86_400 * 365):
+		with pytest.raises(SignatureError, match="received before") as err:
+			guard.check(first, now=later)
+		assert err.value.reason == "replayed"
+
+
+def _respelled(scheme: str, headers: dict[str, str]) -> list[dict[str, str]]:
+	"""Other spellings of the same valid signature (case, spaces, variants, extra signatures)."""
+	out: list[dict[str, str]] = []
+	name, value = next((k, v) for k, v in headers.items() if "ignature" in k)
+	if scheme in ("hmac", "github"):
+		digest = value.removeprefix("sha256=")
+		out += [{name: "sha256=" + digest.upper()}, {name: f"  sha256={digest}  "}]
+		out += [{name: "sha256= " + digest.upper() + " "}]
+	elif scheme == "slack":
+		digest = value.removeprefix("v0=")
+		out += [{**headers, name: "v0=" + digest.upper()}, {**headers, name: f" v0={digest}\t"}]
+	elif scheme == "stripe":
+		t, _, v1 = value.partition(",")
+		digest = v1.removeprefix("v1=")
+		out += [
+			{name: f"{t},v1={digest.upper()}"},
+			{name: f" {t} , v1= {digest} "},
+			{name: f"{t},v1={'0' * 64},v1={digest},v0=abc"},
+			{name: f"{t},v1={digest},v1={digest.upper()}"},
+		]
+	elif scheme == "standard":
+		b64 = value.removeprefix("v1,")
+		url = b64.replace("+", "-").replace("/", "_")
+		out += [
+			{**headers, name: f"v1,{b64.rstrip('=')}"},
+			{**headers, name: f"v1,{url}"},
+			{**headers, name: f"v1,{url.rstrip('=')}"},
+			{**headers, name: f"v1a,xyz v1,{'A' * 44} v1,{b64}"},
+			{**headers, name: f"  v1,{b64}   v1,{b64}  "},
+		]
+	return out
+
+
+@pytest.mark.parametrize("scheme", ["hmac", "github", "slack", "stripe", "standard"])
+def test_a_respelled_signature_is_the_same_request_for_the_replay_guard(scheme: str) -> None:
+	"""Upper-case hex, spaces, base64 variants or extra signatures do not make a new request."""
+	secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=" if scheme == "standard" else "s3cret"
+	body = b'{"action": "opened"}'
+	now = int(time.time())
+	headers = sign(scheme, secret, body, timestamp=now)
+	guard = ReplayGuard()
+	first = verify(scheme, secret, body, headers, now=now)
+	guard.check(first, now=now)
+	variants = _respelled(scheme, headers)
+	assert variants
+	for other in variants:
+		again = verify(scheme, secret, body, other, now=now)
+		assert again.signature == first.signature
+		with pytest.raises(SignatureError, match="received before") as err:
+			guard.check(again, now=now + 1)
+		assert err.value.reason == "replayed"
+
+
+def test_a_replay_guard_with_a_store_remembers_across_restarts() -> None:
+	"""Entries go to the store too: a new guard over the same store refuses what the old saw."""
+
+	class Seen:
+		def __init__(self) -> None:
+			self.kept: dict[str, float | None] = {}
+
+		def seen(self, keys: Sequence[str], now: float) -> bool:
+			return any(
+				k in self.kept and (self.kept[k] is None or self.kept[k] >= now)
+				for k in keys  # type: ignore[operator]
+			)
+
+		def add(self, keys: Sequence[str], until: float | None) -> None:
+			self.kept.update(dict.fromkeys(keys, until))
+
+		def discard(self, keys: Sequence[str]) -> None:
+			for k in keys:
+				self.kept.pop(k, None)
+
+	store = Seen()
+	first = verify("github", GITHUB_SECRET, GITHUB_BODY, {"X-Hub-Signature-256": GITHUB_SIGNATURE})
+	ReplayGuard(store=store).check(first, now=0)
+	with pytest.raises(SignatureError, match="received before"):
+		ReplayGuard(store=store).check(first, now=10**9)
+	timed = verify("stripe", "k", b"{}", sign("stripe", "k", b"{}", timestamp=100), now=100)
+	ReplayGuard(store=store).check(timed, now=100)
+	with pytest.raises(SignatureError):
+		ReplayGuard(store=store).check(timed, now=300)
+	ReplayGuard(store=store).forget(timed)
+	ReplayGuard(store=store).check(timed, now=300)  # forgotten: its run could not start

@@ -176,3 +176,18 @@ def test_served_agents_park_their_questions_instead_of_asking_the_terminal(tmp_p
 	assert handler is not None
 	with pytest.raises(HumanInputUnavailable):
 		handler("Which one?")
+
+
+def test_serve_refuses_a_limit_that_is_not_positive(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""--max-connections 0 (or a timeout of 0) is exit 2, naming the setting, before listening."""
+	hooked = tmp_path / "hooked.json"
+	hooked.write_text(
+		json.dumps({"name": "Hooked", "model": "echo:v1", "triggers": {"webhook": {}}})
+	)
+	monkeypatch.setenv("OPENMOLT_HOOKED_WEBHOOK_SECRET", "s3cret")
+	for flag in ("--max-connections", "--header-timeout", "--body-timeout"):
+		assert main(["serve", str(hooked), "--port", "0", "--no-ui", flag, "0"]) == 2
+		name = flag.removeprefix("--").replace("-", "_")
+		assert f"{name} must be more than 0" in capsys.readouterr().err

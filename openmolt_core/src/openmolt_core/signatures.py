@@ -5,7 +5,7 @@ compared in constant time):
 
 | scheme | headers | signed text | replay window |
 | --- | --- | --- | --- |
-| ``hmac`` | ``X-Signature-256: sha256=<hex>`` (the header is configurable) | the body | none: pair it with a sender that retries rarely |
+| ``hmac`` | ``X-Signature-256: sha256=<hex>`` (the header is configurable) | the body | none: `ReplayGuard` refuses a signature again for its whole life |
 | ``standard`` | ``webhook-id``, ``webhook-timestamp``, ``webhook-signature: v1,<base64>`` | ``<id>.<timestamp>.<body>`` | ``tolerance`` seconds |
 | ``github`` | ``X-Hub-Signature-256: sha256=<hex>`` | the body | none (GitHub signs no time); ``X-GitHub-Delivery`` names the delivery |
 | ``stripe`` | ``Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`` | ``<t>.<body>`` | ``tolerance`` seconds (Stripe's libraries: 300) |
@@ -18,7 +18,11 @@ webhook deliveries", Stripe's "Check the webhook signatures" (manual verificatio
 "Verifying requests from Slack"; the tests check each against its documented example.
 
 A timestamp outside the window (either way: a clock ahead by more than ``tolerance`` too) is
-refused as ``expired``. Within the window, `ReplayGuard` refuses a signature it has seen.
+refused as ``expired``. Within the window, `ReplayGuard` refuses a signature it has seen, keyed on
+the verified signature itself (the expected MAC), never on the header's text: a copy with the hex
+in upper case, other spaces, a base64 variant or extra signatures beside it is the same request.
+Signatures without a time (``hmac``, ``github``) stay valid forever, so the guard keeps them for
+its whole life (and in a durable `SeenStore` when one is given).
 
 This module is the standard library only (``hmac``, ``hashlib``): the server (``openmolt serve``,
 in ``openmolt-serve``) and any ASGI application of your own can use it. No error message
@@ -31,11 +35,12 @@ import base64
 import binascii
 import hashlib
 import hmac
+import math
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, Protocol, get_args
 
 from openmolt_core.errors import OpenMoltError
 
@@ -45,6 +50,7 @@ __all__ = [
 	"SCHEMES",
 	"ReplayGuard",
 	"Scheme",
+	"SeenStore",
 	"SignatureError",
 	"Verified",
 	"sign",
@@ -83,7 +89,10 @@ class Verified:
 
 	Args:
 		scheme: The scheme that checked it.
-		signature: The signature that matched (for `ReplayGuard`).
+		signature: The signature that matched, normalized: the hex of the expected MAC, the
+			same however the sender spelled it (upper-case hex, base64 variants, spaces, the
+			other signatures of the header), so that `ReplayGuard` cannot be fooled by a
+			respelled copy.
 		timestamp: The signed time (Unix seconds), when the scheme signs one.
 		delivery: The sender's id of this delivery, when it sends one (``webhook-id``,
 			``X-GitHub-Delivery``); a retry of one delivery carries the same id.
@@ -135,6 +144,15 @@ def _hex_match(expected: bytes, given: str) -> bool:
 	return hmac.compare_digest(expected.hex(), given.strip().lower())
 
 
+def _b64(text: str) -> bytes:
+	"""Base64 in any of its spellings (standard or URL-safe, padded or not); b"" if not base64."""
+	raw = text.strip().replace("-", "+").replace("_", "/")
+	try:
+		return base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
+	except (binascii.Error, ValueError):
+		return b""
+
+
 def _standard_key(secret: str) -> bytes:
 	raw = secret.removeprefix("whsec_")
 	try:
@@ -182,13 +200,14 @@ def verify(
 		given = _need(headers, name, scheme)
 		if not given.startswith("sha256="):
 			raise SignatureError(f"{name} must read sha256=<hex digest>", reason="malformed")
-		if not _hex_match(_mac(key, body), given.removeprefix("sha256=")):
+		expected = _mac(key, body)
+		if not _hex_match(expected, given.removeprefix("sha256=")):
 			raise SignatureError(
 				f"the {name} signature does not match the body: a wrong secret, or a changed body",
 				reason="invalid",
 			)
 		delivery = _header(headers, "X-GitHub-Delivery") if scheme == "github" else None
-		return Verified(scheme, given, None, delivery)
+		return Verified(scheme, expected.hex(), None, delivery.strip() if delivery else None)
 	if scheme == "stripe":
 		given = _need(headers, "Stripe-Signature", scheme)
 		parts = [p.partition("=") for p in given.split(",")]
@@ -207,7 +226,7 @@ def verify(
 				"changed body",
 				reason="invalid",
 			)
-		return Verified(scheme, f"t={stamps[0]},v1={match}", stamp, None)
+		return Verified(scheme, expected.hex(), stamp, None)
 	if scheme == "slack":
 		given = _need(headers, "X-Slack-Signature", scheme)
 		stamp_text = _need(headers, "X-Slack-Request-Timestamp", scheme)
@@ -220,19 +239,17 @@ def verify(
 				"X-Slack-Signature does not match: a wrong signing secret, or a changed body",
 				reason="invalid",
 			)
-		return Verified(scheme, given, stamp, None)
+		return Verified(scheme, expected.hex(), stamp, None)
 	if scheme == "standard":
 		wid = _need(headers, "webhook-id", scheme)
 		stamp_text = _need(headers, "webhook-timestamp", scheme)
 		given = _need(headers, "webhook-signature", scheme)
 		stamp = _timestamp(stamp_text, "webhook-timestamp", clock, tolerance)
-		wanted = base64.b64encode(
-			_mac(_standard_key(secret), f"{wid}.{stamp_text}.".encode() + body)
-		).decode()
+		mac = _mac(_standard_key(secret), f"{wid}.{stamp_text}.".encode() + body)
 		for candidate in given.split():
 			version, _, value = candidate.partition(",")
-			if version == "v1" and hmac.compare_digest(value.encode(), wanted.encode()):
-				return Verified(scheme, candidate, stamp, wid)
+			if version == "v1" and hmac.compare_digest(_b64(value), mac):
+				return Verified(scheme, mac.hex(), stamp, wid)
 		raise SignatureError(
 			"no v1 signature of webhook-signature matches: a wrong secret, or a changed body",
 			reason="invalid",
@@ -289,60 +306,142 @@ def sign(
 	)
 
 
+class SeenStore(Protocol):
+	"""Where a `ReplayGuard` also keeps what it has seen, so that a restart forgets nothing.
+
+	``openmolt serve`` gives one (a table in the run store's SQLite file) when a run store is
+	configured. Keys are the guard's (``sig:<hex>``, ``id:<delivery>``); an entry with ``until``
+	None is kept for good, else until that Unix time.
+	"""
+
+	def seen(self, keys: Sequence[str], now: float) -> bool:
+		"""Whether one of ``keys`` is kept and not expired at ``now``."""
+		...
+
+	def add(self, keys: Sequence[str], until: float | None) -> None:
+		"""Keep ``keys`` until ``until`` (None: for good)."""
+		...
+
+	def discard(self, keys: Sequence[str]) -> None:
+		"""Drop ``keys`` (their request's run could not start)."""
+		...
+
+
 class ReplayGuard:
 	"""Refuses a signature (or a delivery id) seen before, for as long as it could be valid.
 
-	A timestamped signature is remembered until its timestamp leaves the window; one without a
-	time (``hmac``, ``github``) for ``keep`` seconds. At most ``size`` entries are kept (the
-	oldest go first). It lives in memory: after a restart the timestamp window still holds,
-	and the durable backend starts each delivery id's run once.
+	Keys are the verified, normalized signature (`Verified.signature`: the expected MAC, so a
+	respelled copy of a signature is the same key) and the delivery id. A timestamped signature
+	is remembered until its signed time leaves the window (``timestamp + tolerance``, Unix
+	time); the oldest of those go first past ``size`` entries. One without a time (``hmac``,
+	``github``) is valid forever, so it is remembered for the guard's life (``keep`` None, the
+	default) or ``keep`` seconds, and never pushed out by newer ones. With a ``store`` (a
+	`SeenStore`) every entry is also kept there, so a restart forgets nothing; without one it
+	lives in memory, and after a restart only the timestamp window still holds.
 
 	Args:
 		tolerance: The window of the timestamped schemes, in seconds.
-		keep: How long to remember signatures without a time.
-		size: The most entries kept.
+		keep: How long to remember signatures without a time (None: for the guard's life).
+		size: The most timestamped entries kept in memory.
+		store: A durable store of what was seen (None: memory only).
 	"""
 
 	def __init__(
-		self, *, tolerance: float = DEFAULT_TOLERANCE, keep: float = 3600.0, size: int = 10_000
+		self,
+		*,
+		tolerance: float = DEFAULT_TOLERANCE,
+		keep: float | None = None,
+		size: int = 100_000,
+		store: SeenStore | None = None,
 	) -> None:
 		self.tolerance = tolerance
 		self.keep = keep
 		self.size = size
-		self._seen: OrderedDict[str, float] = OrderedDict()
+		self.store = store
+		self._timed: OrderedDict[str, float] = OrderedDict()
+		self._kept: dict[str, float] = {}
 
 	def _keys(self, verified: Verified) -> list[str]:
-		keys = [f"sig:{verified.signature}"]
+		# A digest of the MAC, not the MAC: what a store keeps could not sign anything.
+		keys = [f"sig:{hashlib.sha256(verified.signature.encode()).hexdigest()}"]
 		if verified.delivery:
 			keys.append(f"id:{verified.delivery}")
 		return keys
 
-	def _expire(self, clock: float) -> None:
-		while self._seen and next(iter(self._seen.values())) < clock:
-			self._seen.popitem(last=False)
+	def _until(self, verified: Verified, clock: float) -> float | None:
+		if verified.timestamp is not None:
+			return verified.timestamp + self.tolerance + 1
+		return None if self.keep is None else clock + self.keep
 
-	def seen(self, verified: Verified, *, now: float | None = None) -> bool:
-		"""Whether this signature (or delivery id) came before, without remembering it."""
-		self._expire(time.monotonic() if now is None else now)
-		return any(k in self._seen for k in self._keys(verified))
+	def seen(self, verified: Verified, *, now: float | None = None, signature: bool = True) -> bool:
+		"""Whether this signature (or delivery id) came before, without remembering it.
+
+		Args:
+			verified: The verified request.
+			now: The current Unix time (default: the clock).
+			signature: Look the signature up too (False: the delivery id only).
+		"""
+		clock = time.time() if now is None else now
+		keys = self._keys(verified)[0 if signature else 1 :]
+		if not keys:
+			return False
+		for k in keys:
+			until = self._timed.get(k, self._kept.get(k))
+			if until is not None and until >= clock:
+				return True
+		return self.store is not None and self.store.seen(keys, clock)
+
+	def delivered(self, delivery: str, *, now: float | None = None) -> bool:
+		"""Whether a request with this delivery id was accepted (a retry of it is no new run).
+
+		Args:
+			delivery: The sender's id of the delivery.
+			now: The current Unix time (default: the clock).
+		"""
+		return self.seen(Verified("", "", None, delivery), now=now, signature=False)
 
 	def remember(self, verified: Verified, *, now: float | None = None) -> None:
-		"""Remember a request that was accepted."""
-		clock = time.monotonic() if now is None else now
-		until = clock + (2 * self.tolerance if verified.timestamp is not None else self.keep)
-		for k in self._keys(verified):
-			self._seen[k] = until
-			self._seen.move_to_end(k)
-		while len(self._seen) > self.size:
-			self._seen.popitem(last=False)
+		"""Remember a request that was accepted.
+
+		Args:
+			verified: The verified request.
+			now: The current Unix time (default: the clock).
+		"""
+		clock = time.time() if now is None else now
+		until = self._until(verified, clock)
+		keys = self._keys(verified)
+		for k in keys:
+			if verified.timestamp is None:
+				self._kept[k] = math.inf if until is None else until
+			else:
+				self._timed[k] = until if until is not None else math.inf
+				self._timed.move_to_end(k)
+		if len(self._timed) > self.size:
+			for k in [k for k, u in self._timed.items() if u < clock]:
+				del self._timed[k]
+			while len(self._timed) > self.size:
+				self._timed.popitem(last=False)
+		if self.keep is not None and len(self._kept) > self.size:
+			for k in [k for k, u in self._kept.items() if u < clock]:
+				del self._kept[k]
+		if self.store is not None:
+			self.store.add(keys, until)
 
 	def forget(self, verified: Verified) -> None:
 		"""Forget a request (its run could not start: the sender may send it again)."""
-		for k in self._keys(verified):
-			self._seen.pop(k, None)
+		keys = self._keys(verified)
+		for k in keys:
+			self._timed.pop(k, None)
+			self._kept.pop(k, None)
+		if self.store is not None:
+			self.store.discard(keys)
 
 	def check(self, verified: Verified, *, now: float | None = None) -> None:
 		"""Remember a verified request; raise if it was seen already.
+
+		Args:
+			verified: The verified request.
+			now: The current Unix time (default: the clock).
 
 		Raises:
 			SignatureError: The same signature (or delivery id) came before (``replayed``).

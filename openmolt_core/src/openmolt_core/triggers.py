@@ -22,12 +22,20 @@ errors and the server all read them. The server itself (Starlette, uvicorn) live
 ``openmolt-serve``; the core never imports it. Secrets come from the environment (or a ``.env``
 file) by name: a literal ``secret`` in a file that is checked in is a leak waiting to happen,
 but it is accepted for local tests.
+
+Whether a run a trigger starts begins *tainted* (`openmolt_core.taint`: its input was written by
+someone other than the operator, so the taint policy applies to outbound tools from the first
+step) is decided in one place, `starting_taint`, for every kind in `TRIGGER_KINDS`: webhook
+payloads, MCP calls and chat messages are tainted, except chat messages from a user id the
+operator listed in ``allowedUsers``; schedules and the operator's own code or CLI are not. A kind
+it does not know is tainted (fail closed).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Annotated, Literal
+from collections.abc import Iterable
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -36,13 +44,64 @@ from openmolt_core.options import options_config
 from openmolt_core.signatures import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Scheme
 
 __all__ = [
+	"TRIGGER_KINDS",
+	"TRIGGER_TRUST",
 	"Channel",
 	"SlackChannel",
 	"TelegramChannel",
+	"TriggerKind",
 	"Triggers",
 	"WebhookTrigger",
 	"secret_from",
+	"starting_taint",
 ]
+
+TriggerKind = Literal["operator", "schedule", "webhook", "chat", "mcp"]
+"""What starts a run: the operator's code or CLI, a schedule, a webhook, a chat message, a call
+of an agent served over MCP (``openmolt_mcp.server``)."""
+
+TRIGGER_KINDS: tuple[str, ...] = get_args(TriggerKind)
+"""Every kind of trigger; `TRIGGER_TRUST` decides each (a test checks that it does)."""
+
+TRIGGER_TRUST: dict[str, Literal["operator", "sender", "outside"]] = {
+	"operator": "operator",  # the operator's own code, CLI or API call
+	"schedule": "operator",  # a clock the operator set
+	"webhook": "outside",  # a payload someone else wrote (signed is not trusted: GitHub issues)
+	"chat": "sender",  # trusted only from a user id the operator listed
+	"mcp": "outside",  # another program's model wrote the input
+}
+"""Whose words start each kind of run: ``operator`` (clean), ``outside`` (tainted), ``sender``
+(tainted unless the sender is a trusted user id)."""
+
+
+def starting_taint(
+	kind: str,
+	*,
+	where: str = "",
+	sender: str | int | None = None,
+	trusted: Iterable[str | int] = (),
+) -> str | None:
+	"""Whether a run that a trigger starts begins tainted: the one decision for every trigger.
+
+	Args:
+		kind: The trigger's kind (one of `TRIGGER_KINDS`; any other is tainted).
+		where: Which one (the agent's name, ``telegram:Support``), for the taint record.
+		sender: Who wrote the input (a chat user's id), when known.
+		trusted: The user ids the operator trusts (a chat's ``allowedUsers``; @usernames in it
+			let a user in but never trust them: a name can change hands, an id cannot).
+
+	Returns:
+		None for a clean start, else the source to record (``untrusted_input(source)``):
+		``webhook:Triage``, ``chat:telegram:Support:12345``.
+	"""
+	trust = TRIGGER_TRUST.get(kind, "outside")
+	if trust == "operator":
+		return None
+	if trust == "sender" and sender is not None and str(sender):
+		if str(sender) in {str(t) for t in trusted if not str(t).startswith("@")}:
+			return None
+	source = f"{kind}:{where}" if where else kind
+	return f"{source}:{sender}" if sender is not None and str(sender) else source
 
 
 class _Model(BaseModel):

@@ -7,7 +7,10 @@ is an object, and as JSON text. A run that does not succeed answers ``isError`` 
 and the agent's message. Claude Desktop, IDEs and other agents can then call the agent.
 
 Nobody can answer the agent's questions over stdio (stdin carries the protocol), so
-``requestHumanInput`` is turned off for the served agent.
+``requestHumanInput`` is turned off for the served agent. The input was written by another
+program's model, not by the operator: each run starts tainted
+(`openmolt_core.triggers.starting_taint`, kind ``mcp``), so the agent's taint policy gates its
+outbound tools from the first step.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import RunError
+from openmolt_core.taint import untrusted_input
+from openmolt_core.triggers import starting_taint
 
 if TYPE_CHECKING:
 	from mcp.server.lowlevel import Server
@@ -92,8 +97,10 @@ def agent_server(agent: Agent) -> Server[Any]:
 		arguments = params.arguments or {}
 		if "input" not in arguments:
 			raise MCPError(types.INVALID_PARAMS, "the 'input' argument is required")
+		source = starting_taint("mcp", where=agent.name)
+		history = untrusted_input(source) if source is not None else None
 		try:
-			result = await agent.run(_parse(arguments["input"]))
+			result = await agent.run(_parse(arguments["input"]), history=history)
 		except RunError as exc:
 			return types.CallToolResult(
 				content=[types.TextContent(text=f"the run failed: {exc}")], is_error=True

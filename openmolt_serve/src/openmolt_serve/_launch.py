@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,6 +21,7 @@ from openmolt_core.errors import OpenMoltError, RunError
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.taint import untrusted_input
+from openmolt_core.triggers import starting_taint
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -109,24 +110,35 @@ class Launcher:
 		input: Any = None,
 		*,
 		run_id: str,
+		trigger: str,
+		where: str = "",
+		sender: str | None = None,
+		trusted: Sequence[str | int] = (),
 		resume: RunState | None = None,
 		answer: str | None = None,
 		done: Done | None = None,
-		untrusted: str | None = None,
+		tainted: bool = False,
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
+
+		Whether it starts tainted is decided by `openmolt_core.triggers.starting_taint` from
+		``trigger`` and ``sender`` (every run a trigger starts comes through here): tainted,
+		the agent's taint policy applies to its outbound tools from the first step. An answer
+		from someone untrusted taints the run it resumes the same way.
 
 		Args:
 			agent: The agent.
 			input: The run's input.
 			run_id: Its id.
+			trigger: The trigger's kind (``webhook``, ``chat``: `openmolt_core.triggers`).
+			where: Which one (the agent's name, ``telegram:Support``), for the taint record.
+			sender: Who wrote the input or the answer (a chat user's id), when known.
+			trusted: The user ids the operator trusts for this trigger.
 			resume: A parked run's state to resume with ``answer`` instead.
 			answer: The answer for ``resume``.
 			done: Called with the result (or the error) when the run ends.
-			untrusted: Where the input came from when someone outside wrote it (a webhook's
-				sender, ``"webhook:Triage"``): the run starts tainted
-				(`openmolt_core.taint.untrusted_input`), so the agent's taint policy applies to
-				its outbound tools from the first step.
+			tainted: Taint the run even from a trusted sender (its input holds words of
+				others: a chat's earlier messages from strangers).
 
 		Returns:
 			The run id.
@@ -134,14 +146,17 @@ class Launcher:
 		Raises:
 			OpenMoltError: The run could not start (a missing key, a bad setting).
 		"""
+		source = starting_taint(trigger, where=where, sender=sender, trusted=trusted)
+		if source is None and tainted:
+			source = f"{trigger}:{where}:earlier" if where else f"{trigger}:earlier"
 
 		async def go() -> RunResult:
 			if resume is not None:
+				if source is not None and not resume.tainted:
+					resume.taint.append(untrusted_input(source).taint[0])
 				return await agent.resume(resume, answer=answer)
-			history = RunState(run_id=run_id)
-			if untrusted is not None:
-				history = untrusted_input(untrusted)
-				history.run_id = run_id
+			history = RunState(run_id=run_id) if source is None else untrusted_input(source)
+			history.run_id = run_id
 			return await agent.run(input, history=history)
 
 		return await self._launch(agent, run_id, go, done, wait=True)

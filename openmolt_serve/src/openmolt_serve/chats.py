@@ -13,6 +13,16 @@ thread); a question it asks is sent there too, and the run parks until the next 
 of one chat are handled one after another; chats run side by side. A message seen before (the
 service's retry) is ignored. Messages from anyone else are ignored and logged, never answered:
 a stranger learns nothing about the bot.
+
+Letting someone talk is not trusting them. A run starts tainted (`openmolt_core.taint`: the
+taint policy gates outbound tools from the first step) unless its message comes from a user id
+listed in ``allowedUsers`` (`openmolt_core.triggers.starting_taint`): a stranger let in by
+``allowedChats`` or ``allowEveryone`` cannot make the agent send private data out without an
+approval. The same holds when a stranger's words reach a run another way: an answer to a
+parked question taints the run it resumes, and a chat whose ``earlier`` messages hold a
+stranger's (or a tainted run's reply) taints the runs that read them. A durable run parked on a
+question (after a restart) is answered only by a trusted user; anyone else's message starts a
+new, tainted run.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import anyio
 
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.result import RunResult, RunState
+from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
 
 if TYPE_CHECKING:
@@ -83,8 +94,15 @@ def park_questions(agent: Agent) -> None:
 @dataclass
 class _Chat:
 	lock: anyio.Lock = field(default_factory=anyio.Lock)
-	earlier: deque[dict[str, str]] = field(default_factory=deque)
+	earlier: deque[dict[str, Any]] = field(default_factory=deque)
 	parked: RunState | None = None
+
+
+def _said(who: str, text: str, untrusted: bool) -> dict[str, Any]:
+	"""An entry of a chat's ``earlier`` (marked when someone untrusted wrote or shaped it)."""
+	return (
+		{"from": who, "text": text, "untrusted": True} if untrusted else {"from": who, "text": text}
+	)
 
 
 def _reply(result: RunResult | None, error: BaseException | None) -> str:
@@ -141,6 +159,15 @@ class Conversations:
 			return True
 		return message.chat in {str(c) for c in s.allowed_chats}
 
+	def trusts(self, message: Incoming) -> bool:
+		"""Whether the message's sender is trusted: their user id is in ``allowedUsers``.
+
+		The decision is `openmolt_core.triggers.starting_taint`'s (this asks it).
+		"""
+		return (
+			starting_taint("chat", sender=message.user, trusted=self.settings.allowed_users) is None
+		)
+
 	def _first_time(self, message: Incoming) -> bool:
 		if message.id in self._seen:
 			return False
@@ -180,6 +207,9 @@ class Conversations:
 				done.set()
 
 			parked, chat.parked = chat.parked, None
+			where = f"{self.channel}:{self.agent.name}"
+			allowed = self.settings.allowed_users
+			trusted = self.trusts(message)
 			try:
 				if parked is not None:
 					await self.launcher.start(
@@ -188,15 +218,30 @@ class Conversations:
 						resume=parked,
 						answer=message.text,
 						done=ended,
+						trigger="chat",
+						where=where,
+						sender=message.user,
+						trusted=allowed,
 					)
-				elif (waiting := await self._parked_in_store(message)) is not None:
+				elif trusted and (waiting := await self._parked_in_store(message)) is not None:
+					# Only a trusted user answers a stored run: its state cannot be tainted
+					# from here, so anyone else's message starts a new (tainted) run instead.
 					await self.launcher.answer(self.agent, waiting, message.text, done=ended)
 				else:
 					run_id = run_id_for(
 						message.channel, self.agent.name, message.id, scope=message.key
 					)
 					await self.launcher.start(
-						self.agent, self._input(message, chat), run_id=run_id, done=ended
+						self.agent,
+						self._input(message, chat),
+						run_id=run_id,
+						done=ended,
+						tainted=bool(self.settings.history)
+						and any(e.get("untrusted") for e in chat.earlier),
+						trigger="chat",
+						where=where,
+						sender=message.user,
+						trusted=allowed,
 					)
 			except Exception as exc:
 				log.warning(
@@ -205,21 +250,22 @@ class Conversations:
 				await self._say(message, "Sorry, I cannot start on that now.")
 				return
 			await done.wait()
-			chat.earlier.append({"from": message.username or message.user, "text": message.text})
+			chat.earlier.append(_said(message.username or message.user, message.text, not trusted))
 			await self._after(message, chat, outcome.get("result"), outcome.get("error"))
 
 	async def _after(
 		self, message: Incoming, chat: _Chat, result: RunResult | None, error: BaseException | None
 	) -> None:
 		"""Send what the run ended with: its question (it parks) or its reply."""
+		tainted = result is not None and result.state.tainted
 		if result is not None and result.status == "human_input_required" and result.state.pending:
 			question = str(result.state.pending.get("message", ""))
 			chat.parked = result.state
-			chat.earlier.append({"from": "agent", "text": question})
+			chat.earlier.append(_said("agent", question, tainted))
 			await self._say(message, question)
 		else:
 			text = _reply(result, error)
-			chat.earlier.append({"from": "agent", "text": text})
+			chat.earlier.append(_said("agent", text, tainted))
 			await self._say(message, text)
 		while len(chat.earlier) > self.settings.history:
 			chat.earlier.popleft()

@@ -3,6 +3,7 @@
 ```
 openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-host HOST]
                          [--ui-port PORT] [--durability STORE] [--env-file PATH] [--verbose]
+                         [--max-connections N] [--header-timeout S] [--body-timeout S]
 ```
 
 ``AGENTS`` are agent files (JSON or Python) or folders of them. For each agent it serves its
@@ -36,6 +37,8 @@ import anyio
 
 from openmolt_core.cli._agentfile import agent_files
 from openmolt_core.errors import ConfigurationError, OpenMoltError
+from openmolt_serve._body import BODY_TIMEOUT
+from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS
 from openmolt_serve.chats import park_questions
 from openmolt_serve.server import DEFAULT_PORT, TriggerServer
 
@@ -79,6 +82,25 @@ def _parser() -> argparse.ArgumentParser:
 	)
 	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
 	parser.add_argument("--verbose", "-v", action="store_true", help="log steps to stderr")
+	parser.add_argument(
+		"--max-connections",
+		type=int,
+		default=DEFAULT_MAX_CONNECTIONS,
+		help=f"the most connections open at once; past it: 503 (default: {DEFAULT_MAX_CONNECTIONS})",
+	)
+	parser.add_argument(
+		"--header-timeout",
+		type=float,
+		default=DEFAULT_HEADER_TIMEOUT,
+		help="seconds a request's headers may take to arrive; else 408 "
+		f"(default: {DEFAULT_HEADER_TIMEOUT:g})",
+	)
+	parser.add_argument(
+		"--body-timeout",
+		type=float,
+		default=BODY_TIMEOUT,
+		help=f"seconds a request's body may take to arrive; else 408 (default: {BODY_TIMEOUT:g})",
+	)
 	return parser
 
 
@@ -137,6 +159,9 @@ async def serve(
 	ui_host: str = "127.0.0.1",
 	ui_port: int = 0,
 	until: Any = None,
+	max_connections: int = DEFAULT_MAX_CONNECTIONS,
+	header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+	body_timeout: float = BODY_TIMEOUT,
 ) -> int:
 	"""Serve loaded agent files until ``until()`` returns (default: Ctrl-C or SIGTERM).
 
@@ -148,13 +173,23 @@ async def serve(
 		ui_host: Its address.
 		ui_port: Its port (0: any free one).
 		until: An async function; serving stops when it returns.
+		max_connections: The most connections open at once (`TriggerServer`).
+		header_timeout: Seconds a request's headers may take to arrive.
+		body_timeout: Seconds a request's body may take to arrive.
 
 	Returns:
 		The exit code.
 	"""
 	from openmolt_core.cli._progress import to_json
 
-	server = TriggerServer([(one.agent, one.triggers) for one in loaded], host=host, port=port)
+	server = TriggerServer(
+		[(one.agent, one.triggers) for one in loaded],
+		host=host,
+		port=port,
+		max_connections=max_connections,
+		header_timeout=header_timeout,
+		body_timeout=body_timeout,
+	)
 	instances = list({id(one.om): one.om for one in loaded}.values())
 
 	def ended(event: Any) -> None:
@@ -235,6 +270,9 @@ def main(args: Sequence[str]) -> int:
 				ui=not ns.no_ui,
 				ui_host=ns.ui_host,
 				ui_port=ns.ui_port,
+				max_connections=ns.max_connections,
+				header_timeout=ns.header_timeout,
+				body_timeout=ns.body_timeout,
 			)
 		)
 	except ExceptionGroup as group:  # a poller's or a server's error, out of the task group

@@ -14,7 +14,11 @@ async with TriggerServer([(agent, triggers)], port=8787) as server:
 ```
 
 It binds 127.0.0.1 by default: put a reverse proxy (or a tunnel) in front to receive webhooks
-from the internet, and bind another address only on purpose. Runs start in the server's task
+from the internet, and bind another address only on purpose. Slow clients cannot hold it: a
+request's headers must arrive within ``header_timeout`` seconds and its body within
+``body_timeout`` (else ``408``, closed), at most ``max_connections`` connections are open at
+once (a new one past it is ``503``, closed), and an idle kept-alive connection closes after 5
+seconds (`openmolt_serve._conn`). Runs start in the server's task
 group and stop with it. The server serves in the caller's event loop (asyncio: uvicorn needs it).
 
 On a durable store (``OpenMolt(durability=...)``) a trigger is answered once its run's workflow
@@ -42,7 +46,10 @@ from starlette.types import ASGIApp
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
+from openmolt_serve._body import BODY_TIMEOUT
+from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_serve._launch import Launcher
+from openmolt_serve._seen import SqliteSeen
 from openmolt_serve.slack import SlackApp
 from openmolt_serve.telegram import TelegramBot
 from openmolt_serve.webhooks import Webhook, handle_webhook
@@ -70,9 +77,13 @@ class TriggerServer:
 		port: The port (0: any free one; see `url`).
 		http: The HTTP client for the chat APIs (default: each agent's instance's).
 		start_timeout: Seconds a trigger waits for its run to start before answering anyway.
+		header_timeout: Seconds a request's headers may take to arrive (else ``408``, closed).
+		body_timeout: Seconds a request's body may take to arrive (else ``408``).
+		max_connections: The most connections open at once (past it: ``503``, closed).
 
 	Raises:
-		ConfigurationError: Two agents share a name, or a secret or token is not set.
+		ConfigurationError: Two agents share a name, a secret or token is not set, or a limit
+			is not positive.
 	"""
 
 	def __init__(
@@ -83,10 +94,23 @@ class TriggerServer:
 		port: int = DEFAULT_PORT,
 		http: httpx.AsyncClient | None = None,
 		start_timeout: float = 30.0,
+		header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+		body_timeout: float = BODY_TIMEOUT,
+		max_connections: int = DEFAULT_MAX_CONNECTIONS,
 	) -> None:
+		for name, value in (
+			("header_timeout", header_timeout),
+			("body_timeout", body_timeout),
+			("max_connections", max_connections),
+		):
+			if not value > 0:
+				raise ConfigurationError(f"{name} must be more than 0 (got {value!r})")
 		self.host = host
 		self.port = port
 		self.start_timeout = start_timeout
+		self.header_timeout = header_timeout
+		self.body_timeout = body_timeout
+		self.max_connections = max_connections
 		self._http = http
 		self.agents: dict[str, tuple[Agent, Triggers]] = {}
 		for agent, triggers in agents:
@@ -133,7 +157,10 @@ class TriggerServer:
 		async def hook(request: Request) -> Response:
 			assert self.launcher is not None
 			return await handle_webhook(
-				request, self.webhooks.get(request.path_params["agent"]), self.launcher
+				request,
+				self.webhooks.get(request.path_params["agent"]),
+				self.launcher,
+				body_timeout=self.body_timeout,
 			)
 
 		async def telegram(request: Request) -> Response:
@@ -177,12 +204,21 @@ class TriggerServer:
 			for name, (agent, triggers) in self.agents.items():
 				for channel in triggers.channels:
 					if isinstance(channel, TelegramChannel):
-						self.telegram[name] = TelegramBot(agent, channel, self.launcher, self._http)
+						bot = TelegramBot(agent, channel, self.launcher, self._http)
+						bot.body_timeout = self.body_timeout
+						self.telegram[name] = bot
 					elif isinstance(channel, SlackChannel):
-						self.slack[name] = SlackApp(agent, channel, self.launcher, self._http)
+						app = SlackApp(agent, channel, self.launcher, self._http)
+						app.body_timeout = self.body_timeout
+						self.slack[name] = app
 			sock = self._socket()
 			config = uvicorn.Config(
 				self.app(),
+				http=guarded_protocol(
+					header_timeout=self.header_timeout, max_connections=self.max_connections
+				),
+				timeout_keep_alive=5,
+				ws="none",  # no route speaks WebSocket: an upgrade must not leave the limits
 				lifespan="off",
 				log_level="warning",
 				access_log=False,
@@ -252,4 +288,11 @@ class TriggerServer:
 			if self._stopped is not None:
 				await self._stopped.wait()
 		tg.cancel_scope.cancel()
-		return await tg.__aexit__(exc_type, exc, tb)
+		try:
+			return await tg.__aexit__(exc_type, exc, tb)
+		finally:
+			guards = [h.guard for h in self.webhooks.values()]
+			guards += [a.guard for a in self.slack.values()]
+			for guard in guards:
+				if isinstance(guard.store, SqliteSeen):
+					guard.store.close()

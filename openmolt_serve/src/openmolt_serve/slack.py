@@ -2,7 +2,8 @@
 
 Slack posts events to ``POST /channels/slack/<agent>`` (the app's Request URL). Each request is
 checked with the app's signing secret (`openmolt_core.signatures`, scheme ``slack``: five
-minutes of tolerance) before it is read; the ``url_verification`` handshake gets its challenge
+minutes of tolerance) before it is read, and a signed request seen before (a replay, however its
+signature is spelled) is answered ``200`` and does nothing; the ``url_verification`` handshake gets its challenge
 back; an ``event_callback`` is answered ``200`` at once (Slack wants an answer within three
 seconds, and retries otherwise: a retry's ``event_id`` is seen before, and ignored), and its
 event handled in the background:
@@ -20,7 +21,6 @@ failure, which is checked.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import TYPE_CHECKING, Any
@@ -30,10 +30,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.signatures import SignatureError, verify
+from openmolt_core.signatures import ReplayGuard, SignatureError, verify
 from openmolt_core.triggers import SlackChannel, secret_from
-from openmolt_serve._body import TooLarge, read_body
+from openmolt_serve._body import (
+	BODY_TIMEOUT,
+	SlowBody,
+	TooDeep,
+	TooLarge,
+	parse_json,
+	read_body,
+	too_slow,
+)
 from openmolt_serve._launch import Launcher
+from openmolt_serve._seen import seen_store
 from openmolt_serve.chats import Conversations, Incoming
 
 if TYPE_CHECKING:
@@ -114,6 +123,10 @@ class SlackApp:
 		self._http = http
 		self.conversations = Conversations(agent, settings, self.reply, launcher)
 		self.bot_user: str | None = None
+		self.guard = ReplayGuard(store=seen_store(agent, "slack"))
+
+	body_timeout: float = BODY_TIMEOUT
+	"""Seconds a request's body may take to arrive (else ``408``)."""
 
 	def __repr__(self) -> str:
 		return f"SlackApp(agent={self.agent.name!r})"
@@ -138,8 +151,10 @@ class SlackApp:
 		except httpx.HTTPError as exc:
 			raise SlackError(f"Slack {method}: {type(exc).__name__}") from None
 		try:
-			data = response.json()
-		except ValueError:
+			data = parse_json(response.content, what=f"Slack's answer to {method}")
+		except ValueError:  # not JSON, or nested too deeply (TooDeep)
+			data = {}
+		if not isinstance(data, dict):
 			data = {}
 		if response.status_code != 200 or not data.get("ok"):
 			raise SlackError(
@@ -157,16 +172,25 @@ class SlackApp:
 	async def handle(self, request: Request) -> Response:
 		"""``POST /channels/slack/<agent>``: one Events API request."""
 		try:
-			body = await read_body(request, 1_000_000)
+			body = await read_body(request, 1_000_000, within=self.body_timeout)
 		except TooLarge:
 			return JSONResponse({"error": "the request is too large"}, status_code=413)
+		except SlowBody:
+			return too_slow()
 		try:
-			verify("slack", self.signing_secret, body, request.headers)
+			verified = verify("slack", self.signing_secret, body, request.headers)
 		except SignatureError as exc:
 			log.info("Slack events of %s refused (%s): %s", self.agent.name, exc.reason, exc)
 			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=401)
+		if self.guard.seen(verified):
+			# A replay, however its signature is spelled, or Slack's own retry sent within the
+			# same second: nothing runs, and the 200 tells Slack to stop.
+			return Response(status_code=200)
+		self.guard.remember(verified)
 		try:
-			data = json.loads(body)
+			data = parse_json(body, what="the event")
+		except TooDeep as exc:
+			return JSONResponse({"error": str(exc), "reason": "too_deep"}, status_code=422)
 		except ValueError:
 			return JSONResponse({"error": "the request is not JSON"}, status_code=400)
 		if not isinstance(data, dict):

@@ -19,7 +19,6 @@ an error.
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,15 @@ from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.triggers import TelegramChannel, secret_from
-from openmolt_serve._body import TooLarge, read_body
+from openmolt_serve._body import (
+	BODY_TIMEOUT,
+	SlowBody,
+	TooDeep,
+	TooLarge,
+	parse_json,
+	read_body,
+	too_slow,
+)
 from openmolt_serve._launch import Launcher
 from openmolt_serve.chats import Conversations, Incoming
 
@@ -66,9 +73,11 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 	message = update.get("message")
 	if not isinstance(message, dict) or not isinstance(message.get("text"), str):
 		return None
-	sender = message.get("from") or {}
-	chat = message.get("chat") or {}
-	if sender.get("is_bot") or "id" not in chat:
+	sender = message.get("from")
+	chat = message.get("chat")
+	if not isinstance(sender, dict) or not isinstance(chat, dict):
+		return None
+	if sender.get("is_bot") or "id" not in chat or "id" not in sender:
 		return None
 	return Incoming(
 		channel="telegram",
@@ -119,6 +128,9 @@ class TelegramBot:
 		self.conversations = Conversations(agent, settings, self.reply, launcher)
 		self.offset: int | None = None
 
+	body_timeout: float = BODY_TIMEOUT
+	"""Seconds a request's body may take to arrive (else ``408``)."""
+
 	def __repr__(self) -> str:
 		return f"TelegramBot(agent={self.agent.name!r}, mode={self.settings.mode!r})"
 
@@ -139,8 +151,10 @@ class TelegramBot:
 		except httpx.HTTPError as exc:
 			raise TelegramError(f"Telegram {method}: {type(exc).__name__}") from None
 		try:
-			data = response.json()
-		except ValueError:
+			data = parse_json(response.content, what=f"Telegram's answer to {method}")
+		except ValueError:  # not JSON, or nested too deeply (TooDeep)
+			data = {}
+		if not isinstance(data, dict):
 			data = {}
 		if response.status_code != 200 or not data.get("ok"):
 			description = data.get("description") or response.reason_phrase
@@ -170,14 +184,17 @@ class TelegramBot:
 		if self.offset is not None:
 			params["offset"] = self.offset
 		updates = await self.call("getUpdates", params, read=self.settings.poll_timeout + 10.0)
-		for update in updates or []:
+		updates = updates if isinstance(updates, list) else []
+		for update in updates:
+			if not isinstance(update, dict):
+				continue
 			update_id = update.get("update_id")
 			if isinstance(update_id, int):
 				self.offset = max(self.offset or 0, update_id + 1)
 			message = incoming(update)
 			if message is not None:
 				await self.conversations.receive(message)
-		return len(updates or [])
+		return len(updates)
 
 	async def poll(self) -> None:
 		"""Long-poll until cancelled; failures are logged and retried with a growing pause."""
@@ -211,11 +228,15 @@ class TelegramBot:
 				{"error": "missing or wrong X-Telegram-Bot-Api-Secret-Token"}, status_code=401
 			)
 		try:
-			body = await read_body(request, 1_000_000)
+			body = await read_body(request, 1_000_000, within=self.body_timeout)
 		except TooLarge:
 			return JSONResponse({"error": "the update is too large"}, status_code=413)
+		except SlowBody:
+			return too_slow("the update")
 		try:
-			update = json.loads(body)
+			update = parse_json(body, what="the update")
+		except TooDeep as exc:
+			return JSONResponse({"error": str(exc), "reason": "too_deep"}, status_code=422)
 		except ValueError:
 			return JSONResponse({"error": "the update is not JSON"}, status_code=400)
 		message = incoming(update) if isinstance(update, dict) else None

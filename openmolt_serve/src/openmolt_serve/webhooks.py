@@ -3,12 +3,19 @@
 In order, before anything runs:
 
 1. the agent must exist and have a webhook (else ``404``);
-2. the body must fit ``maxBody`` (else ``413``, read no further);
+2. the body must fit ``maxBody`` (else ``413``, read no further) and arrive within
+   `BODY_TIMEOUT <openmolt_serve._body.BODY_TIMEOUT>` seconds (else ``408``);
 3. the signature must verify (`openmolt_core.signatures`; else ``401`` with the reason);
-4. a delivery id accepted before is a retry: ``200 {"status": "duplicate"}`` with its run id,
+4. a JSON body (or a form's ``payload`` field) nested deeper than the cap on model replies is
+   ``422``;
+5. a delivery id accepted before is a retry: ``200 {"status": "duplicate"}`` with its run id,
    and nothing new starts (senders such as Stripe retry until they see a 2xx);
-5. a signature seen before is a replay: ``409``;
-6. the agent's rate limit must allow it (else ``429`` with ``Retry-After``; the request is not
+6. a signature seen before is a replay: ``409``. The guard keys on the verified signature
+   (the expected MAC), so a respelled copy (upper-case hex, spaces, a base64 variant, other
+   signatures beside it) is the same request; signatures without a time (``hmac``,
+   ``github``) are refused again for the server's life, and across restarts when a run store
+   or a durable store is configured (`openmolt_serve._seen`);
+7. the agent's rate limit must allow it (else ``429`` with ``Retry-After``; the request is not
    remembered, so the sender may retry it). Only verified requests count, so unsigned floods
    cannot use up the limit of the real sender.
 
@@ -16,15 +23,16 @@ Then the run starts, and the answer is ``202 {"run_id": ...}`` once it has (on a
 once its workflow is recorded). A delivery id the sender gives (``webhook-id``,
 ``X-GitHub-Delivery``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
 run id, so the same delivery never starts two runs. A Slack ``url_verification`` request gets
-its challenge back.
+its challenge back. The payload was written outside the operator's hands: the run starts tainted
+(`openmolt_core.triggers.starting_taint`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,11 +40,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.signatures import ReplayGuard, SignatureError, verify
+from openmolt_core.signatures import ReplayGuard, SeenStore, SignatureError, verify
 from openmolt_core.triggers import WebhookTrigger, secret_from
-from openmolt_serve._body import TooLarge, payload, read_body
+from openmolt_serve._body import (
+	BODY_TIMEOUT,
+	SlowBody,
+	TooDeep,
+	TooLarge,
+	payload,
+	read_body,
+	too_slow,
+)
 from openmolt_serve._launch import Launcher, run_id_for
 from openmolt_serve._limits import RateLimit
+from openmolt_serve._seen import seen_store
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -60,36 +77,33 @@ class Webhook:
 		agent: The agent it starts.
 		config: Its settings.
 		secret: The shared secret (read from the environment by `create`).
+		store: Where the replay guard also keeps what it has seen (None: memory only).
 	"""
 
 	agent: Agent
 	config: WebhookTrigger
 	secret: str = field(repr=False)
+	store: SeenStore | None = None
 	limit: RateLimit = field(init=False)
 	guard: ReplayGuard = field(init=False)
-	accepted: OrderedDict[str, str] = field(init=False)
 
 	def __post_init__(self) -> None:
 		self.limit = RateLimit(self.config.rate_limit)
-		self.guard = ReplayGuard(tolerance=self.config.tolerance)
-		self.accepted = OrderedDict()
-
-	def remember(self, delivery: str, run_id: str) -> None:
-		"""Remember an accepted delivery's run (the last 10,000)."""
-		self.accepted[delivery] = run_id
-		while len(self.accepted) > 10_000:
-			self.accepted.popitem(last=False)
+		self.guard = ReplayGuard(tolerance=self.config.tolerance, store=self.store)
 
 	@classmethod
 	def create(cls, agent: Agent, config: WebhookTrigger) -> Webhook:
 		"""Read the secret (``secret``, else ``secretEnv``, else ``OPENMOLT_<AGENT>_WEBHOOK_SECRET``).
+
+		With a run store or a durable store the replay guard keeps what it has seen there too
+		(`seen_store`), so a restart forgets no signature.
 
 		Raises:
 			ConfigurationError: The secret is not set.
 		"""
 		env = config.secret_env or webhook_env(agent.name)
 		secret = secret_from(config.secret, env, what=f"the webhook secret of {agent.name!r}")
-		return cls(agent, config, secret)
+		return cls(agent, config, secret, seen_store(agent, "hook"))
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -107,22 +121,31 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 	return None
 
 
-async def handle_webhook(request: Request, hook: Webhook | None, launcher: Launcher) -> Response:
+async def handle_webhook(
+	request: Request,
+	hook: Webhook | None,
+	launcher: Launcher,
+	*,
+	body_timeout: float = BODY_TIMEOUT,
+) -> Response:
 	"""Answer one ``POST /hooks/<agent>`` (see the module's docstring for the order of checks).
 
 	Args:
 		request: The request.
 		hook: The agent's webhook (None: no such agent, or it has none).
 		launcher: Starts the run.
+		body_timeout: Seconds the body may take to arrive.
 	"""
 	if hook is None:
 		name = request.path_params.get("agent", "")
 		return _error(404, f"no agent {name!r} takes webhooks here")
 	config = hook.config
 	try:
-		body = await read_body(request, config.max_body)
+		body = await read_body(request, config.max_body, within=body_timeout)
 	except TooLarge:
 		return _error(413, f"the body is larger than {config.max_body} bytes")
+	except SlowBody:
+		return too_slow()
 	try:
 		verified = verify(
 			config.scheme,
@@ -135,12 +158,18 @@ async def handle_webhook(request: Request, hook: Webhook | None, launcher: Launc
 	except SignatureError as exc:
 		log.info("webhook of %s refused (%s): %s", hook.agent.name, exc.reason, exc)
 		return _error(401, str(exc), reason=exc.reason)
-	data = payload(body, request.headers.get("content-type", ""))
+	try:
+		data = payload(body, request.headers.get("content-type", ""))
+	except TooDeep as exc:
+		return _error(422, str(exc), reason="too_deep")
 	delivery = _delivery(config, verified.delivery, data)
-	if delivery is not None and delivery in hook.accepted:
+	verified = dataclasses.replace(verified, delivery=delivery)
+	run_id = run_id_for("hook", hook.agent.name, delivery)
+	if delivery is not None and hook.guard.delivered(delivery):
 		# A retry of a delivery that was accepted (its answer may have been lost): the same
-		# run, nothing new starts, and a 2xx tells the sender to stop retrying.
-		return JSONResponse({"run_id": hook.accepted[delivery], "status": "duplicate"})
+		# run (its id comes from the delivery id), nothing new starts, and a 2xx tells the
+		# sender to stop retrying.
+		return JSONResponse({"run_id": run_id, "status": "duplicate"})
 	if hook.guard.seen(verified):
 		return _error(
 			409,
@@ -157,19 +186,14 @@ async def handle_webhook(request: Request, hook: Webhook | None, launcher: Launc
 	hook.guard.remember(verified)
 	if isinstance(data, dict) and data.get("type") == "url_verification" and "challenge" in data:
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
-	run_id = run_id_for("hook", hook.agent.name, delivery)
-	if delivery is not None:
-		hook.remember(delivery, run_id)
 	try:
 		# The payload is outside content, like a fetched page: the run starts tainted.
 		await launcher.start(
-			hook.agent, data, run_id=run_id, untrusted=f"webhook:{hook.agent.name}"
+			hook.agent, data, run_id=run_id, trigger="webhook", where=hook.agent.name
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
 		hook.guard.forget(verified)  # nothing ran: the sender's retry is welcome
-		if delivery is not None:
-			hook.accepted.pop(delivery, None)
 		return _error(500, f"the run could not start: {exc}")
 	return Response(
 		json.dumps({"run_id": run_id, "status": "accepted"}),
