@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
-SOCIAL = Path(__file__).resolve().parents[1] / "integrations" / "social"
-if str(SOCIAL) not in sys.path:
-	sys.path.insert(0, str(SOCIAL))
+# The Telegram reference test and the shared helpers it imports (_edit.py) live under
+# tests/integrations, whose conftest is not loaded when this folder runs alone.
+INTEGRATIONS = Path(__file__).resolve().parents[1] / "integrations"
+for _folder in (INTEGRATIONS, INTEGRATIONS / "social"):
+	if str(_folder) not in sys.path:
+		sys.path.insert(0, str(_folder))
 
 from test_social_telegram_reference import bot_api  # noqa: E402
 
