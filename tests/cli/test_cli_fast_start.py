@@ -92,3 +92,30 @@ def test_the_keyed_providers_are_the_built_ins_that_need_a_key() -> None:
 	]
 	needing = sorted(n for n in builtins if getattr(om.provider(n), "key_required", False))
 	assert tuple(needing) == KEYED_PROVIDERS
+
+
+def test_completion_scripts_complete_commands_and_integrations(tmp_path: Path) -> None:
+	"""The bash script completes subcommands and, after `tools`, the installed integration ids."""
+	import shutil
+
+	from openmolt_core.cli import _SUMMARY
+	from openmolt_core.cli._completion import script
+
+	for shell in ("bash", "zsh", "fish"):
+		text = script(shell, list(_SUMMARY))
+		option = "-l dry-run" if shell == "fish" else "--dry-run"
+		assert "logs" in text and option in text and "completion --integrations" in text
+	if shutil.which("bash") is None:
+		pytest.skip("no bash here")
+	(tmp_path / "c.bash").write_text(script("bash", list(_SUMMARY)))
+	venv_bin = str(Path(sys.executable).parent)
+	probe = (
+		f"source {tmp_path / 'c.bash'}\n"
+		'COMP_WORDS=(openmolt sche); COMP_CWORD=1; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt tools tele); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+	)
+	env = {**os.environ, "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}"}
+	done = subprocess.run(
+		["bash", "-c", probe], capture_output=True, text=True, env=env, timeout=120
+	)
+	assert done.stdout.splitlines() == ["schedules schema", "telegram"], done.stderr

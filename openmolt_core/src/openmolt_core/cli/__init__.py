@@ -11,6 +11,7 @@ openmolt schema                       the JSON Schema of agent files
 openmolt keys set|list|remove|path    a per-user store of API keys and integration secrets
 openmolt models [WORD] [--json]       the installed providers' models with their list prices
 openmolt logs [RUN_ID] [-n N] [-q TEXT] the recorded runs, or one run's events (--prune DAYS)
+openmolt completion bash|zsh|fish     a shell completion script
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
 openmolt eval DATASET AGENT_FILE      score an agent on a dataset (--min-score for CI)
@@ -61,6 +62,7 @@ def __getattr__(name: str) -> object:
 		return ask_on_terminal
 	raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 _SUMMARY = {
 	"run": "run an agent file (agent.json or agent.py) once, or serve its schedules",
 	"schedules": "list the next fire times of an agent file's schedules",
@@ -70,6 +72,7 @@ _SUMMARY = {
 	"keys": "store API keys and integration secrets for the command (a 0600 file)",
 	"models": "list the providers' models with their prices per million tokens",
 	"logs": "list the recorded runs, or show one run's events (--prune DAYS)",
+	"completion": "print a completion script for bash, zsh or fish",
 	"eval": "score an agent file's agent on a dataset (--min-score for CI)",
 	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
 	"serve": "host agents' webhooks, chat channels, schedules and the viewer (openmolt[serve])",
@@ -353,6 +356,12 @@ def _logs_command(args: list[str]) -> int:
 	return _logs.main(args)
 
 
+def _completion_command(args: list[str]) -> int:
+	from openmolt_core.cli import _completion
+
+	return _completion.main(args, list(_SUMMARY))
+
+
 def _ui_command(args: list[str]) -> int:
 	from openmolt_core.cli import _ui
 
@@ -403,6 +412,7 @@ def _dispatch(args: list[str]) -> int:
 		"keys": lambda: _keys_command(rest),
 		"models": lambda: _models_command(rest),
 		"logs": lambda: _logs_command(rest),
+		"completion": lambda: _completion_command(rest),
 		"eval": lambda: _eval_command(args),
 		"ui": lambda: _ui_command(rest),
 		"serve": lambda: _serve_command(rest),
