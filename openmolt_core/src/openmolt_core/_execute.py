@@ -9,7 +9,6 @@ Model mistakes and tool failures become error entries, never exceptions.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -23,6 +22,7 @@ from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._suggest import suggestion
+from openmolt_core._sync import call as call_app
 from openmolt_core.commands import (
 	CallTool,
 	Command,
@@ -542,9 +542,7 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 
 		async def call() -> None:
 			try:
-				outcome = callback(data)
-				if inspect.isawaitable(outcome):
-					await outcome
+				await call_app(callback, data)  # a sync callback runs in a worker thread
 			except Exception:
 				log.exception("memory on_update callback failed; the run goes on")
 
@@ -573,9 +571,8 @@ async def _ask_human(
 
 	async def ask() -> dict[str, Any]:
 		try:
-			answer = handler(command.message)
-			if inspect.isawaitable(answer):
-				answer = await answer
+			# A sync handler runs in a worker thread: the loop and the time budget go on.
+			answer = await call_app(handler, command.message)
 		except HumanInputUnavailable as exc:
 			return {"parked": str(exc) or command.message}
 		except Exception as exc:

@@ -808,7 +808,11 @@ class Agent:
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		watch = None  # the input, while parallel input guardrails check it
 		if state.steps == 0 and state.pending is None:  # before the first model call
-			end, watch = await ctx.guards.start(ctx, self.first_message)
+			end = watch = None
+			with anyio.move_on_after(_left(port, deadline)) as scope:  # guardrails: sync ones too
+				end, watch = await ctx.guards.start(ctx, self.first_message)
+			if scope.cancelled_caught:
+				end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 			if end is not None:
 				return await self._end(ctx, end)
 		if state.pending is not None:
@@ -828,9 +832,13 @@ class Agent:
 			ctx.step = state.steps + 1
 			key, envelope = toolset.envelope(state.loaded)  # grows as the run loads tools
 			if watch is not None:  # parallel input guardrails: a tripwire cancels the call
-				called, end = await ctx.guards.alongside(
-					ctx, watch[0], functools.partial(self._call_model, ctx, key, envelope, deadline)
-				)
+				called = end = None
+				with anyio.move_on_after(_left(port, deadline)):  # the guardrails' time too
+					called, end = await ctx.guards.alongside(
+						ctx,
+						watch[0],
+						functools.partial(self._call_model, ctx, key, envelope, deadline),
+					)
 				watch = None
 				if end is not None:
 					return await self._end(ctx, end)

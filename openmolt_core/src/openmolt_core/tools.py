@@ -24,15 +24,18 @@ Sync functions run in a worker thread, so a blocking one never stalls the event 
 
 from __future__ import annotations
 
-import functools
 import inspect
 import re
+import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 from pydantic import BaseModel
+
+from openmolt_core._sync import call as _call
+from openmolt_core._sync import cancelled
 
 if TYPE_CHECKING:
 	import httpx
@@ -43,7 +46,15 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Usage
 	from openmolt_core.retry import RetryPolicy
 
-__all__ = ["CallingRun", "FunctionTool", "Tool", "ToolContext", "schema_of", "tool"]
+__all__ = [
+	"CallingRun",
+	"FunctionTool",
+	"Tool",
+	"ToolContext",
+	"cancelled",
+	"schema_of",
+	"tool",
+]
 
 
 @dataclass(slots=True)
@@ -200,16 +211,23 @@ class FunctionTool:
 	labels: Sequence[str] = ()
 
 	def __post_init__(self) -> None:
+		schema: Any = self.input_schema
+		if isinstance(schema, type) and issubclass(schema, BaseModel):
+			self.input_schema = _clean(schema.model_json_schema(by_alias=True))
+			self.function = _through_model(schema, self.function)
+		elif not isinstance(schema, dict):
+			raise TypeError(
+				f"FunctionTool {self.handle!r}: input_schema must be a JSON Schema dict or a "
+				f"pydantic model class, got {type(schema).__name__}"
+			)
 		if self.labels:
 			from openmolt_core.taint import check_labels
 
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
-		"""Call the function, awaiting it when it is async."""
-		result = self.function(input, context)
-		if inspect.isawaitable(result):
-			result = await result
+		"""Call the function: awaited when async, in a worker thread when sync (`cancelled`)."""
+		result = await _call(self.function, input, context)
 		if isinstance(result, BaseModel):
 			return result.model_dump(mode="json")
 		return result
@@ -241,6 +259,27 @@ class FunctionTool:
 		return _from_function(
 			function, name=name, description=description, scopes=scopes, labels=labels
 		)
+
+
+def _through_model(model: type[BaseModel], function: ExecuteFn) -> ExecuteFn:
+	"""Validate the input with the model (defaults, coercion, validators) before ``function``.
+
+	The function still receives a dict (the validated model, dumped by alias), as in the
+	``function(input, context)`` form with a JSON Schema dict.
+	"""
+
+	async def validated(input: dict[str, Any], context: ToolContext) -> Any:
+		from pydantic import ValidationError
+
+		from openmolt_core.errors import ToolError
+
+		try:
+			parsed = model.model_validate(input)
+		except ValidationError as exc:
+			raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
+		return await _call(function, parsed.model_dump(by_alias=True), context)
+
+	return validated
 
 
 @overload
@@ -361,6 +400,40 @@ def _clean(schema: Any) -> Any:
 	return out
 
 
+def _is_context(annotation: Any) -> bool:
+	"""Whether a parameter receives the context: ``ToolContext``, optional or annotated."""
+	if annotation is ToolContext:
+		return True
+	origin = typing.get_origin(annotation)
+	if origin is typing.Annotated:
+		return _is_context(typing.get_args(annotation)[0])
+	if origin is typing.Union or origin is types.UnionType:
+		args = [a for a in typing.get_args(annotation) if a is not type(None)]
+		return len(args) == 1 and _is_context(args[0])
+	return False
+
+
+def _mentions_context(annotation: Any) -> bool:
+	return annotation is ToolContext or any(
+		_mentions_context(a) for a in typing.get_args(annotation)
+	)
+
+
+def _field(annotation: Any, default: Any, doc: str | None, alias: str) -> tuple[Any, Any]:
+	"""A pydantic field for one parameter: its default may be a ``Field(...)`` of its own."""
+	from pydantic import Field
+	from pydantic.fields import FieldInfo
+
+	extra: dict[str, Any] = {"alias": alias}
+	if doc:
+		extra["description"] = doc
+	if isinstance(default, FieldInfo):  # ``= Field(3, ge=1)``: its default and constraints hold
+		if default.description is not None:
+			extra.pop("description", None)
+		return typing.Annotated[annotation, default], Field(**extra)
+	return annotation, Field(default, **extra)
+
+
 def _from_function(
 	function: Callable[..., Any],
 	*,
@@ -369,7 +442,7 @@ def _from_function(
 	scopes: Sequence[str],
 	labels: Sequence[str] = (),
 ) -> FunctionTool:
-	from pydantic import ConfigDict, Field, TypeAdapter, create_model
+	from pydantic import ConfigDict, TypeAdapter, create_model
 
 	handle = name or getattr(function, "__name__", "")
 	if not handle or handle == "<lambda>":
@@ -379,20 +452,50 @@ def _from_function(
 		hints = typing.get_type_hints(function, include_extras=True)
 	except Exception as exc:
 		raise TypeError(f"tool {handle!r}: its type hints cannot be read: {exc}") from exc
+	try:
+		params = list(inspect.signature(function).parameters.values())
+	except (TypeError, ValueError) as exc:
+		raise TypeError(f"tool {handle!r}: its signature cannot be read: {exc}") from exc
 	context_param: str | None = None
 	fields: dict[str, Any] = {}
-	for param in inspect.signature(function).parameters.values():
+	# Parameters become fields under safe names (``p0``...) with the parameter's name as alias, so
+	# a parameter named ``model_config``, ``json`` or ``_private`` is input like any other.
+	slots: list[tuple[str, str, bool]] = []  # (field, parameter, positional-only)
+	for param in params:
 		if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-			raise TypeError(f"tool {handle!r}: *args and **kwargs cannot be tool input")
+			star = "*" if param.kind is param.VAR_POSITIONAL else "**"
+			raise TypeError(
+				f"tool {handle!r}: parameter {star}{param.name}: *args and **kwargs cannot be tool "
+				"input (the model sends named fields); name each parameter, or take one "
+				"parameter typed with a pydantic model"
+			)
 		annotation = hints.get(param.name, Any)
-		if annotation is ToolContext:
+		if _is_context(annotation):
+			if context_param is not None:
+				raise TypeError(
+					f"tool {handle!r}: parameters {context_param!r} and {param.name!r} both take "
+					"the ToolContext; keep one"
+				)
 			context_param = param.name
 			continue
+		if _mentions_context(annotation):
+			raise TypeError(
+				f"tool {handle!r}: parameter {param.name!r}: a ToolContext is given as the whole "
+				"parameter (ToolContext, ToolContext | None); it cannot be part of other input"
+			)
+		key = f"p{len(slots)}"
 		default = ... if param.default is param.empty else param.default
-		fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
-	model = create_model(f"{handle}_input", __config__=ConfigDict(extra="forbid"), **fields)
+		fields[key] = _field(annotation, default, param_docs.get(param.name), param.name)
+		slots.append((key, param.name, param.kind is param.POSITIONAL_ONLY))
 	try:
-		schema = _clean(model.model_json_schema())
+		model = create_model(
+			f"{handle}_input",
+			__config__=ConfigDict(
+				extra="forbid", populate_by_name=False, arbitrary_types_allowed=False
+			),
+			**fields,
+		)
+		schema = _clean(model.model_json_schema(by_alias=True))
 	except Exception as exc:
 		raise TypeError(f"tool {handle!r}: its parameters have no JSON Schema: {exc}") from exc
 	returns = hints.get("return")
@@ -402,8 +505,6 @@ def _from_function(
 			output_schema = _clean(TypeAdapter(returns).json_schema())
 		except Exception:
 			output_schema = None  # a guide only: a return type without a schema is fine
-	names = list(fields)
-	is_async = inspect.iscoroutinefunction(function)
 
 	async def call(input: dict[str, Any], context: ToolContext) -> Any:
 		from pydantic import ValidationError
@@ -414,18 +515,11 @@ def _from_function(
 			parsed = model.model_validate(input)
 		except ValidationError as exc:
 			raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
-		kwargs = {n: getattr(parsed, n) for n in names}
+		args = [getattr(parsed, key) for key, _, positional in slots if positional]
+		kwargs = {name: getattr(parsed, key) for key, name, positional in slots if not positional}
 		if context_param is not None:
 			kwargs[context_param] = context
-		if is_async:
-			result = await function(**kwargs)
-		else:
-			import anyio
-
-			result = await anyio.to_thread.run_sync(functools.partial(function, **kwargs))
-			if inspect.isawaitable(result):
-				result = await result
-		return result
+		return _jsonable(await _call(function, *args, **kwargs))
 
 	return FunctionTool(
 		handle=handle,
@@ -436,3 +530,15 @@ def _from_function(
 		scopes=tuple(scopes),
 		labels=tuple(labels),
 	)
+
+
+def _jsonable(value: Any) -> Any:
+	"""A function's result as JSON values (models, dataclasses, dates...); as is when it fails."""
+	if value is None or isinstance(value, str | int | float | bool):
+		return value
+	from pydantic_core import to_jsonable_python
+
+	try:
+		return to_jsonable_python(value)
+	except Exception:
+		return value
