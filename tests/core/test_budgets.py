@@ -8,9 +8,18 @@ from typing import Any
 import anyio
 import pytest
 
-from openmolt import FunctionTool, OpenMolt
+from openmolt import ConfigurationError, FunctionTool, OpenMolt
 from openmolt_core.guardrails import guardrail
-from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_memory, wait
+from openmolt_core.llm import Usage
+from openmolt_core.testing import (
+	ScriptedModel,
+	ask_human,
+	call_tool,
+	finish,
+	update_memory,
+	update_plan,
+	wait,
+)
 from openmolt_core.tools import cancelled
 
 pytestmark = pytest.mark.anyio
@@ -299,3 +308,206 @@ async def test_the_time_budget_interrupts_a_sync_memory_callback() -> None:
 def test_cancelled_is_false_outside_a_worker_thread() -> None:
 	"""Code not run by the loop never reads as cancelled."""
 	assert cancelled() is False
+
+
+# the cost budget ------------------------------------------------------------------------------
+
+PRICE = (0.001, 0.0, 4000.0, None)
+"""USD per million tokens: 5 output tokens (ScriptedModel's usage) cost $0.02, input next to none."""
+SMALL = {"max_output_tokens": 5}  # the next call is expected to cost $0.02 as well
+
+
+def priced(replies: list[Any], price: Any = PRICE, **options: Any) -> tuple[Any, ScriptedModel]:
+	model = ScriptedModel(replies, price=price)
+	om = OpenMolt(entry_points=False)
+	options.setdefault("model_config", SMALL)
+	return om.create_agent(name="Spender", model=model, **options), model
+
+
+def notices(model: ScriptedModel) -> list[str | None]:
+	"""The notice each request's last user turn carries, if any."""
+	out = []
+	for request in model.requests:
+		last = json.loads(request.messages[-1].content)
+		out.append(last.get("notice") if isinstance(last, dict) else None)
+	return out
+
+
+async def test_no_model_call_starts_once_the_cost_budget_is_spent() -> None:
+	"""$0.02 a call under a $0.05 budget: three calls, then limit_reached naming the budget."""
+	agent, model = priced([update_plan("a")] * 5 + [finish("x")], max_cost=0.05)
+	result = await agent.run()
+	assert result.status == "limit_reached"
+	assert model.calls == 3
+	assert result.error == "$0.06 of the $0.05 cost budget (max_cost) spent"
+	assert result.usage.cost_usd == pytest.approx(0.06)
+
+
+async def test_a_call_expected_to_cross_the_cost_budget_is_told_it_is_the_last() -> None:
+	"""The estimate: request size at the input price plus max_output_tokens at the output price."""
+	agent, model = priced([update_plan("a"), update_plan("b"), finish("x")], max_cost=0.05)
+	result = await agent.run()
+	assert result.status == "success"
+	told = notices(model)
+	assert told[0] is None and told[1] is None
+	assert "last step (the $0.05 cost budget)" in (told[2] or "")
+
+
+async def test_without_max_output_tokens_a_large_output_is_assumed() -> None:
+	"""An unset max_output_tokens counts as ASSUMED_OUTPUT_TOKENS: the first call is the last."""
+	from openmolt_core._cost import ASSUMED_OUTPUT_TOKENS
+
+	agent, model = priced([finish("x")], max_cost=0.05, model_config={})
+	await agent.run()
+	assert ASSUMED_OUTPUT_TOKENS * PRICE[2] / 1e6 > 0.05  # 4096 tokens at $4000/M
+	assert "cost budget" in (notices(model)[0] or "")
+
+
+async def test_a_cost_the_provider_reports_wins_over_the_price_table() -> None:
+	"""usage.cost_usd from the provider is the call's cost."""
+	model = ScriptedModel(
+		[update_plan("a")] * 4 + [finish("x")],
+		price=PRICE,
+		usage=Usage(input_tokens=10, output_tokens=5, cost_usd=0.5),
+	)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="S", model=model, max_cost=1.2, model_config=SMALL
+	)
+	result = await agent.run()
+	assert result.status == "limit_reached" and model.calls == 3
+	assert result.usage.cost_usd == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize(
+	"where",
+	["create_agent", "config", "config_snake", "instance", "fallback", "sub_agent"],
+)
+def test_an_unknown_price_is_an_error_at_creation(where: str) -> None:
+	"""max_cost with a model that has no price is refused when the agent is created."""
+	om = OpenMolt(entry_points=False, max_cost=1.0 if where == "instance" else None)
+	unpriced = ScriptedModel([])
+	options: dict[str, Any] = {"model": unpriced}
+	if where == "create_agent":
+		options["max_cost"] = 1.0
+	elif where == "config":
+		options["config"] = {"maxCost": 1.0}
+	elif where == "config_snake":
+		options["config"] = {"max_cost": 1.0}
+	elif where == "fallback":
+		options.update(model=[ScriptedModel([], price=PRICE), unpriced], max_cost=1.0)
+	elif where == "sub_agent":
+		helper = OpenMolt(entry_points=False).create_agent(name="helper", model=unpriced)
+		options.update(model=ScriptedModel([], price=PRICE), tools=[helper], max_cost=1.0)
+	with pytest.raises(
+		ConfigurationError, match=r"max_cost.*price of 'scripted:scripted(#2)?'.*unknown"
+	):
+		om.create_agent(name="A", **options)
+
+
+def test_a_priced_model_passes_and_no_budget_needs_no_price() -> None:
+	"""A known price, or no max_cost at all, creates the agent."""
+	om = OpenMolt(entry_points=False)
+	assert om.create_agent(name="A", model=ScriptedModel([], price=PRICE), max_cost=2).max_cost == 2
+	assert om.create_agent(name="B", model=ScriptedModel([])).max_cost is None
+	assert (
+		OpenMolt(entry_points=False, max_cost=0.5)
+		.create_agent(name="C", model=ScriptedModel([], price=PRICE))
+		.max_cost
+		== 0.5
+	)
+
+
+@pytest.mark.parametrize("value", [0, -1, "1", True, float("inf"), float("nan")])
+@pytest.mark.parametrize("where", ["create_agent", "config", "instance"])
+def test_a_wrong_max_cost_is_refused_naming_it(value: Any, where: str) -> None:
+	"""max_cost must be US dollars > 0, wherever it is given."""
+	model = ScriptedModel([], price=PRICE)
+	with pytest.raises(ConfigurationError, match=r"(max_cost|maxCost).* must be US dollars > 0"):
+		if where == "instance":
+			OpenMolt(entry_points=False, max_cost=value)
+		elif where == "config":
+			OpenMolt(entry_points=False).create_agent(
+				name="A", model=model, config={"maxCost": value}
+			)
+		else:
+			OpenMolt(entry_points=False).create_agent(name="A", model=model, max_cost=value)
+
+
+async def test_a_fallback_models_price_counts() -> None:
+	"""The model that answered is priced: here the fallback, at three times the primary's price."""
+	from openmolt import ProviderError
+
+	class Down:
+		name = "down"
+		model = "m"
+
+		def price(self, model: str) -> Any:
+			return (1.0, 1.0, 1.0, None)
+
+		async def generate(self, request: Any) -> Any:
+			raise ProviderError(
+				"overloaded (529)", provider="down", status_code=529, retryable=True
+			)
+
+	backup = ScriptedModel([update_plan("a")] * 5 + [finish("x")], price=(0.001, 0, 12000.0, None))
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="F", model=[Down(), backup], max_cost=0.1, model_config=SMALL
+	)
+	result = await agent.run()
+	assert result.status == "limit_reached" and backup.calls == 2
+	assert result.usage.cost_usd == pytest.approx(0.12)
+
+
+async def test_sub_agents_costs_count_toward_the_callers_budget() -> None:
+	"""A sub-agent's spend is the caller's; the sub-agent stops where the caller's budget ends."""
+	worker_model = ScriptedModel([update_plan("a")] * 10 + [finish("x")], price=PRICE)
+	worker = OpenMolt(entry_points=False).create_agent(
+		name="worker", model=worker_model, model_config=SMALL
+	)
+	boss_model = ScriptedModel(
+		[call_tool("local.worker", task="go"), update_plan("b"), finish("x")], price=PRICE
+	)
+	boss = OpenMolt(entry_points=False).create_agent(
+		name="boss", model=boss_model, tools=[worker], max_cost=0.1, model_config=SMALL
+	)
+	result = await boss.run()
+	# boss: one call ($0.02) leaves $0.08; the worker stops after four calls ($0.08)
+	assert worker_model.calls == 4
+	entry = json.loads(result.state.messages[-1].content)["results"][0]
+	assert (
+		entry["ok"] is False and "cost budget (max_cost) the calling run had left" in entry["error"]
+	)
+	assert result.status == "limit_reached" and boss_model.calls == 1
+	assert result.usage.cost_usd == pytest.approx(0.1)
+
+
+async def test_a_resumed_run_keeps_what_it_spent() -> None:
+	"""The cost travels with the state: a resumed run counts what was spent before."""
+	from openmolt import HumanInputUnavailable, RunState
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable("later")
+
+	agent, _ = priced(
+		[update_plan("a"), ask_human("?")],
+		max_cost=0.07,
+		on_human_input_request=nobody,
+	)
+	parked = await agent.run()
+	assert parked.status == "human_input_required"
+	assert parked.usage.cost_usd == pytest.approx(0.04)
+	state = RunState.from_dict(json.loads(json.dumps(parked.state.to_dict())))
+	again, model2 = priced([update_plan("b"), update_plan("c"), finish("x")], max_cost=0.07)
+	result = await again.resume(state, answer="yes")
+	assert result.status == "limit_reached" and model2.calls == 2
+	assert result.usage.cost_usd == pytest.approx(0.08)
+
+
+def test_an_agent_file_takes_max_cost(tmp_path: Any) -> None:
+	"""maxCost in an agent file (and in its config) reaches the agent; a wrong one is refused."""
+	from openmolt_core.cli._agentfile import AgentFile
+
+	spec = AgentFile.model_validate({"name": "a", "model": "openai:gpt-5-mini", "maxCost": 0.25})
+	assert spec.max_cost == 0.25
+	with pytest.raises(ValueError, match=r"max_cost|maxCost"):
+		AgentFile.model_validate({"name": "a", "model": "openai:gpt-5-mini", "maxCost": 0})

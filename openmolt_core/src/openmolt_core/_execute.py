@@ -183,6 +183,8 @@ class RunContext:
 		toolset: Which tools are callable in this run's state, and where large results go
 			(`openmolt_core._toolset`); None: every allowed tool, results shortened.
 		guards: The agent's guardrails and taint policy (`openmolt_core._guard`).
+		cost_left: What the run may still spend in USD (None: no cost budget); a sub-agent it
+			calls gets it as its own cap (`openmolt_core._cost`).
 	"""
 
 	agent: str
@@ -201,6 +203,7 @@ class RunContext:
 	link: CallingRun | None = None
 	toolset: ToolSet | None = None
 	guards: RunGuards = field(default_factory=RunGuards)
+	cost_left: Callable[[], float | None] = lambda: None
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -460,6 +463,7 @@ async def _call_tool(
 			ctx.wants,
 			ctx.forward,
 			ctx.approvals.handler,
+			ctx.cost_left(),
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).

@@ -73,6 +73,8 @@ class CallingRun:
 		wants: Whether a handler of the calling agent (or of its own callers) wants an event.
 		emit: Passes a sub-run's event to those handlers.
 		on_approval_request: The calling run's approval handler, for sub-agents without one.
+		cost_left: What the calling run may still spend in USD (None: no cost budget); a
+			sub-agent's run stops there too.
 	"""
 
 	run_id: str
@@ -83,6 +85,7 @@ class CallingRun:
 	wants: Callable[[str], bool]
 	emit: Callable[[Event], Awaitable[None]]
 	on_approval_request: ApprovalHandler | None = None
+	cost_left: float | None = None
 
 
 @dataclass(slots=True)

@@ -211,6 +211,7 @@ def _load_json(
 		max_steps=spec.max_steps,
 		max_tokens=spec.max_tokens,
 		timeout=spec.timeout,
+		max_cost=spec.max_cost,
 		skills=_skill_entries(path, spec.skills),
 	)
 	reports += [r for r in integration_reports if r.source is not None or r.owner[13:] in given]
