@@ -463,7 +463,8 @@ def _from_function(
 	fields: dict[str, Any] = {}
 	# Parameters become fields under safe names (``p0``...) with the parameter's name as alias, so
 	# a parameter named ``model_config``, ``json`` or ``_private`` is input like any other.
-	slots: list[tuple[str, str, bool]] = []  # (field, parameter, positional-only)
+	# (field, parameter, positional-only) in signature order; the context's field is None
+	slots: list[tuple[str | None, str, bool]] = []
 	for param in params:
 		if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
 			star = "*" if param.kind is param.VAR_POSITIONAL else "**"
@@ -480,25 +481,27 @@ def _from_function(
 					"the ToolContext; keep one"
 				)
 			context_param = param.name
+			slots.append((None, param.name, param.kind is param.POSITIONAL_ONLY))
 			continue
 		if _mentions_context(annotation):
 			raise TypeError(
 				f"tool {handle!r}: parameter {param.name!r}: a ToolContext is given as the whole "
 				"parameter (ToolContext, ToolContext | None); it cannot be part of other input"
 			)
-		key = f"p{len(slots)}"
+		key = f"p{len(fields)}"
 		default = ... if param.default is param.empty else param.default
 		fields[key] = _field(annotation, default, param_docs.get(param.name), param.name)
 		slots.append((key, param.name, param.kind is param.POSITIONAL_ONLY))
 	try:
 		model = create_model(
 			f"{handle}_input",
-			__config__=ConfigDict(
-				extra="forbid", populate_by_name=False, arbitrary_types_allowed=False
-			),
+			# Unknown keys are refused at the top level only (below), as pydantic-ai and the
+			# OpenAI Agents SDK do: a forbid here would reach nested dataclasses and TypedDicts.
+			__config__=ConfigDict(populate_by_name=False),
 			**fields,
 		)
 		schema = _clean(model.model_json_schema(by_alias=True))
+		schema["additionalProperties"] = False
 	except Exception as exc:
 		raise TypeError(f"tool {handle!r}: its parameters have no JSON Schema: {exc}") from exc
 	returns = hints.get("return")
@@ -509,19 +512,28 @@ def _from_function(
 		except Exception:
 			output_schema = None  # a guide only: a return type without a schema is fine
 
+	known = {name for key, name, _ in slots if key is not None}
+
 	async def call(input: dict[str, Any], context: ToolContext) -> Any:
 		from pydantic import ValidationError
 
 		from openmolt_core.errors import ToolError
 
+		unknown = sorted(set(input) - known)
+		if unknown:
+			raise ToolError(f"invalid input: unknown field(s) {unknown}; allowed: {sorted(known)}")
 		try:
 			parsed = model.model_validate(input)
 		except ValidationError as exc:
 			raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
-		args = [getattr(parsed, key) for key, _, positional in slots if positional]
-		kwargs = {name: getattr(parsed, key) for key, name, positional in slots if not positional}
-		if context_param is not None:
-			kwargs[context_param] = context
+		args: list[Any] = []
+		kwargs: dict[str, Any] = {}
+		for key, name, positional in slots:
+			value = context if key is None else getattr(parsed, key)
+			if positional:
+				args.append(value)
+			else:
+				kwargs[name] = value
 		return _jsonable(await _call(function, *args, **kwargs))
 
 	return FunctionTool(
