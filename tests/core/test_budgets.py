@@ -20,7 +20,7 @@ from openmolt_core.testing import (
 	update_plan,
 	wait,
 )
-from openmolt_core.tools import cancelled
+from openmolt_core.tools import cancelled, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -511,3 +511,46 @@ def test_an_agent_file_takes_max_cost(tmp_path: Any) -> None:
 	assert spec.max_cost == 0.25
 	with pytest.raises(ValueError, match=r"max_cost|maxCost"):
 		AgentFile.model_validate({"name": "a", "model": "openai:gpt-5-mini", "maxCost": 0})
+
+
+@pytest.mark.parametrize("form", ["decorator", "function_tool"])
+async def test_a_per_tool_timeout_interrupts_sync_code_and_the_run_goes_on(form: str) -> None:
+	"""A tool's own timeout ends its call with an error the model reads; the run goes on."""
+	blocker = Blocker()
+	if form == "decorator":
+
+		@tool(timeout=0.2)
+		def crawl() -> str:
+			"""Crawl."""
+			return str(blocker())
+
+		made: Any = crawl
+	else:
+		made = FunctionTool(
+			handle="crawl", description="", function=blocker, input_schema=NONE, timeout=0.2
+		)
+	model = ScriptedModel([call_tool("local.crawl"), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(name="P", model=model, tools=[made])
+	result, took = await timed(agent)
+	assert result.status == "success" and took < 2
+	entry = json.loads(model.requests[1].messages[-1].content)["results"][0]
+	assert entry["ok"] is False
+	assert entry["error"] == "the tool did not finish within its 0.2 s timeout"
+	assert await blocker.abandoned()
+
+
+@pytest.mark.parametrize("value", [0, -1, "5", True, float("inf")])
+def test_a_wrong_per_tool_timeout_is_refused(value: Any) -> None:
+	with pytest.raises(TypeError, match=r"'crawl': timeout must be seconds > 0"):
+		FunctionTool(handle="crawl", description="", function=len, timeout=value)
+
+
+async def test_the_time_budget_interrupts_a_sync_event_listener() -> None:
+	"""An agent.on(...) listener that blocks is left to its thread when the time is up."""
+	blocker = Blocker()
+	agent, _ = agent_with([call_tool("local.quick"), finish("never")], timeout=0.3)
+	agent.on("tool:call", blocker)
+	result, took = await timed(agent)
+	assert result.status == "limit_reached" and took < 2
+	assert await blocker.abandoned()
+	assert blocker.threads[0] != threading.main_thread().name

@@ -20,13 +20,27 @@ if TYPE_CHECKING:
 	from openmolt_core.fallback import ModelSlot
 	from openmolt_core.llm import Usage
 
-__all__ = ["ASSUMED_OUTPUT_TOKENS", "Price", "call_cost", "check_prices", "estimate", "price_of"]
+__all__ = [
+	"ASSUMED_OUTPUT_TOKENS",
+	"Price",
+	"call_cost",
+	"check_prices",
+	"estimate",
+	"price_of",
+	"usd",
+]
 
 Price = tuple[float, float, float, float | None]
 """USD per million tokens: input, cached input, output, cache write (None: the input price)."""
 
 ASSUMED_OUTPUT_TOKENS = 4_096
 """Output tokens a call is expected to use when ``model_config.max_output_tokens`` is unset."""
+
+
+def usd(amount: float) -> str:
+	"""An amount of dollars for a message: ``0.06``, ``0.00006``, ``1.5`` (six decimals at most)."""
+	text = f"{amount:.6f}".rstrip("0").rstrip(".")
+	return text if text not in ("", "-0") else "0"
 
 
 def price_of(provider: Any, model: str) -> Price | None:

@@ -1007,7 +1007,9 @@ class Agent:
 			spent = state.usage.cost_usd or 0.0
 			if spent >= cap:
 				return RunEnd(
-					"limit_reached", None, f"${spent:.6g} of the ${cap:.6g} {whose} spent"
+					"limit_reached",
+					None,
+					f"${_cost.usd(spent)} of the ${_cost.usd(cap)} {whose} spent",
 				)
 		return None
 
@@ -1040,7 +1042,7 @@ class Agent:
 				size = estimate_tokens(state.messages, self._prompt_for(slot))
 				expected = _cost.estimate(price, size, self.model_config.max_output_tokens)
 				if (state.usage.cost_usd or 0.0) + expected >= budget[0]:
-					return f"the ${budget[0]:.6g} cost budget"
+					return f"the ${_cost.usd(budget[0])} cost budget"
 		return None
 
 	def _append_notice(self, state: RunState, notice: str) -> None:

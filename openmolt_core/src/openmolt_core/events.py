@@ -28,11 +28,12 @@ events of a sub-agent (an agent used as a tool) reach the calling agent's handle
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from openmolt_core._sync import call as call_app
 
 if TYPE_CHECKING:
 	from openmolt_core._history import RunRecord
@@ -353,11 +354,13 @@ class EventEmitter:
 		return bool(self.handlers and self.handlers.get(name))
 
 	async def emit(self, event: Event) -> None:
-		"""Call every handler of the event in order; a failing handler is logged and skipped."""
+		"""Call every handler of the event in order; a failing handler is logged and skipped.
+
+		A sync handler runs in a worker thread (`openmolt_core._sync`), so a slow one neither
+		stalls the event loop nor holds a run past its time budget.
+		"""
 		for handler in tuple(self.handlers.get(event.name, ()) if self.handlers else ()):
 			try:
-				result = handler(event)
-				if inspect.isawaitable(result):
-					await result
+				await call_app(handler, event)
 			except Exception:
 				log.exception("event handler for %r failed; the run goes on", event.name)

@@ -203,6 +203,9 @@ class FunctionTool:
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``private``, ``untrusted``, ``outbound`` (see
 			`openmolt_core.taint`).
+		timeout: Seconds one call may take (None: only the run's budget bounds it). A call
+			still running then is an error result the model reads; a sync function is left to
+			its worker thread, where `cancelled` turns True.
 	"""
 
 	handle: str
@@ -212,8 +215,17 @@ class FunctionTool:
 	output_schema: dict[str, Any] | None = None
 	scopes: Sequence[str] = ()
 	labels: Sequence[str] = ()
+	timeout: float | None = None
 
 	def __post_init__(self) -> None:
+		if self.timeout is not None and (
+			not isinstance(self.timeout, int | float)
+			or isinstance(self.timeout, bool)
+			or not 0 < self.timeout < float("inf")
+		):
+			raise TypeError(
+				f"FunctionTool {self.handle!r}: timeout must be seconds > 0, got {self.timeout!r}"
+			)
 		schema: Any = self.input_schema
 		if isinstance(schema, type) and issubclass(schema, BaseModel):
 			self.input_schema = _clean(schema.model_json_schema(by_alias=True))
@@ -230,7 +242,21 @@ class FunctionTool:
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the function: awaited when async, in a worker thread when sync (`cancelled`)."""
-		result = await _call(self.function, input, context)
+		if self.timeout is None:
+			result = await _call(self.function, input, context)
+		else:
+			import anyio
+
+			with anyio.move_on_after(self.timeout) as scope:
+				result = await _call(self.function, input, context)
+			if scope.cancelled_caught:
+				from openmolt_core.errors import ToolError
+
+				raise ToolError(
+					f"the tool did not finish within its {self.timeout:g} s timeout",
+					tool=self.handle,
+					retryable=True,
+				)
 		if isinstance(result, BaseModel):
 			return result.model_dump(mode="json")
 		return result
@@ -244,6 +270,7 @@ class FunctionTool:
 		description: str | None = None,
 		scopes: Sequence[str] = (),
 		labels: Sequence[str] = (),
+		timeout: float | None = None,
 	) -> FunctionTool:
 		"""A tool from a plain (sync or async) function, its schema from the signature.
 
@@ -254,13 +281,19 @@ class FunctionTool:
 			description: What the tool does (default: the docstring's first paragraph).
 			scopes: Scopes needed to see and call the tool.
 			labels: What it does with data (`openmolt_core.taint`).
+			timeout: Seconds one call may take (None: only the run's budget bounds it).
 
 		Raises:
 			TypeError: The function takes ``*args``/``**kwargs``, or a parameter's type has no
 				JSON Schema.
 		"""
 		return _from_function(
-			function, name=name, description=description, scopes=scopes, labels=labels
+			function,
+			name=name,
+			description=description,
+			scopes=scopes,
+			labels=labels,
+			timeout=timeout,
 		)
 
 
@@ -296,6 +329,7 @@ def tool(
 	description: str | None = None,
 	scopes: Sequence[str] = (),
 	labels: Sequence[str] = (),
+	timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -307,6 +341,7 @@ def tool(
 	description: str | None = None,
 	scopes: Sequence[str] = (),
 	labels: Sequence[str] = (),
+	timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
 	"""Make a tool of a plain function: ``@tool``, ``@tool(name=...)`` or ``tool(fn)``.
 
@@ -317,6 +352,7 @@ def tool(
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``@tool(labels=["untrusted"])`` for a tool that
 			returns outside content (see `openmolt_core.taint`).
+		timeout: Seconds one call may take: ``@tool(timeout=5)`` (None: only the run's budget).
 
 	Returns:
 		A `FunctionTool`, or a decorator that makes one.
@@ -326,7 +362,7 @@ def tool(
 
 	def decorate(fn: Callable[..., Any]) -> FunctionTool:
 		return FunctionTool.from_function(
-			fn, name=name, description=description, scopes=scopes, labels=labels
+			fn, name=name, description=description, scopes=scopes, labels=labels, timeout=timeout
 		)
 
 	return decorate
@@ -444,6 +480,7 @@ def _from_function(
 	description: str | None,
 	scopes: Sequence[str],
 	labels: Sequence[str] = (),
+	timeout: float | None = None,
 ) -> FunctionTool:
 	from pydantic import ConfigDict, TypeAdapter, create_model
 
@@ -544,6 +581,7 @@ def _from_function(
 		output_schema=output_schema,
 		scopes=tuple(scopes),
 		labels=tuple(labels),
+		timeout=timeout,
 	)
 
 
