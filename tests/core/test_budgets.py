@@ -554,3 +554,29 @@ async def test_the_time_budget_interrupts_a_sync_event_listener() -> None:
 	assert result.status == "limit_reached" and took < 2
 	assert await blocker.abandoned()
 	assert blocker.threads[0] != threading.main_thread().name
+
+
+async def test_a_tool_class_with_a_sync_execute_runs_under_the_budget() -> None:
+	"""A Tool object whose execute is a plain def runs in a worker thread, interrupted in time."""
+	blocker = Blocker()
+
+	class Crawler:
+		handle = "crawl"
+		description = "Crawl."
+		input_schema = NONE
+		output_schema = None
+		scopes = ()
+
+		def execute(self, input: dict[str, Any], context: Any) -> Any:
+			return blocker()
+
+	model = ScriptedModel([call_tool("local.crawl"), finish("never")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="K",
+		model=model,
+		tools=[Crawler()],  # type: ignore[list-item]
+		timeout=0.3,
+	)
+	result, took = await timed(agent)
+	assert result.status == "limit_reached" and took < 2
+	assert await blocker.abandoned()
