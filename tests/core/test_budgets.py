@@ -545,15 +545,34 @@ def test_a_wrong_per_tool_timeout_is_refused(value: Any) -> None:
 		FunctionTool(handle="crawl", description="", function=len, timeout=value)
 
 
-async def test_the_time_budget_interrupts_a_sync_event_listener() -> None:
-	"""An agent.on(...) listener that blocks is left to its thread when the time is up."""
-	blocker = Blocker()
+async def test_the_time_budget_interrupts_an_async_event_listener() -> None:
+	"""An async agent.on(...) listener that hangs is interrupted when the time is up."""
+
+	async def hang(event: Any) -> None:
+		await anyio.Event().wait()
+
 	agent, _ = agent_with([call_tool("local.quick"), finish("never")], timeout=0.3)
-	agent.on("tool:call", blocker)
+	agent.on("tool:call", hang)
 	result, took = await timed(agent)
 	assert result.status == "limit_reached" and took < 2
-	assert await blocker.abandoned()
-	assert blocker.threads[0] != threading.main_thread().name
+
+
+async def test_a_sync_event_listener_runs_on_the_loop_and_may_touch_its_objects() -> None:
+	"""Sync listeners are notifications run on the event loop: anyio.Event().set() works (trio too)."""
+	done = anyio.Event()
+	where: list[str] = []
+
+	def finished(event: Any) -> None:
+		where.append(threading.current_thread().name)
+		done.set()
+
+	agent, _ = agent_with([finish("ok")])
+	agent.on("finish", finished)
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(agent.run)
+		with anyio.fail_after(5):
+			await done.wait()
+	assert where == [threading.current_thread().name]
 
 
 async def test_a_tool_class_with_a_sync_execute_runs_under_the_budget() -> None:

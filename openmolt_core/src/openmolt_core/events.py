@@ -28,12 +28,11 @@ events of a sub-agent (an agent used as a tool) reach the calling agent's handle
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-
-from openmolt_core._sync import call as call_app
 
 if TYPE_CHECKING:
 	from openmolt_core._history import RunRecord
@@ -356,11 +355,15 @@ class EventEmitter:
 	async def emit(self, event: Event) -> None:
 		"""Call every handler of the event in order; a failing handler is logged and skipped.
 
-		A sync handler runs in a worker thread (`openmolt_core._sync`), so a slow one neither
-		stalls the event loop nor holds a run past its time budget.
+		Unlike the loop's other callbacks, a sync handler runs on the event loop itself: it is a
+		notification, and it may touch the loop's objects (``anyio.Event().set()``, a memory
+		stream), which a worker thread could not. It must be quick; a slow one should be async
+		(awaited, and interrupted by the time budget) or hand its work to a thread itself.
 		"""
 		for handler in tuple(self.handlers.get(event.name, ()) if self.handlers else ()):
 			try:
-				await call_app(handler, event)
+				result = handler(event)
+				if inspect.isawaitable(result):
+					await result
 			except Exception:
 				log.exception("event handler for %r failed; the run goes on", event.name)
