@@ -1,6 +1,7 @@
 """Plain typed functions are tools: schema from the signature, context only when asked for."""
 
 import dataclasses
+import functools
 import inspect
 import json
 import threading
@@ -455,3 +456,47 @@ async def test_results_that_are_not_json_become_json() -> None:
 
 	got = await tool(make).execute({}, ToolContext("A", "local"))
 	assert got == [{"width": 2, "unit": "cm"}, {"x": 1, "y": 0}, "2026-01-02"]
+
+
+class Counter:
+	"""Counts things."""
+
+	def __call__(self, n: int, step: int = 1) -> int:
+		return n + step
+
+	def double(self, n: int) -> int:
+		"""Double it."""
+		return 2 * n
+
+	async def triple(self, n: int) -> int:
+		"""Triple it."""
+		return 3 * n
+
+
+class AsyncCounter:
+	"""Counts, awaiting."""
+
+	async def __call__(self, n: int) -> int:
+		return n + 100
+
+
+@pytest.mark.parametrize(
+	("function", "handle", "description", "expected"),
+	[
+		(functools.partial(add, b=5), "add", "Add two integers.", 7),
+		(Counter(), "Counter", "Counts things.", 3),
+		(Counter().double, "double", "Double it.", 4),
+		(Counter().triple, "triple", "Triple it.", 6),
+		(AsyncCounter(), "AsyncCounter", "Counts, awaiting.", 102),
+	],
+	ids=["partial", "callable_object", "bound_method", "async_bound_method", "async_callable"],
+)
+async def test_partials_methods_and_callable_objects_are_tools(
+	function: Any, handle: str, description: str, expected: int
+) -> None:
+	"""Their name, docstring and hints come from the function that does the work."""
+	made = tool(function)
+	assert (made.handle, made.description) == (handle, description)
+	arg = "a" if handle == "add" else "n"
+	assert made.input_schema["required"] == [arg]
+	assert await made.execute({arg: 2}, ToolContext("A", "local")) == expected

@@ -24,6 +24,7 @@ Sync functions run in a worker thread, so a blocking one never stalls the event 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import types
@@ -484,12 +485,23 @@ def _from_function(
 ) -> FunctionTool:
 	from pydantic import ConfigDict, TypeAdapter, create_model
 
-	handle = name or getattr(function, "__name__", "")
+	# What carries the name, docstring and hints: a partial's function, a callable's __call__.
+	target: Any = function
+	while isinstance(target, functools.partial):
+		target = target.func
+	inner: Any = target
+	if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
+		call_method = getattr(type(target), "__call__", None)  # noqa: B004 - the class's method
+		if inspect.isfunction(call_method):
+			inner = call_method
+	default_name = type(target).__name__ if inner is not target else getattr(target, "__name__", "")
+	handle = name or default_name
 	if not handle or handle == "<lambda>":
 		raise TypeError("a tool made from a lambda needs a name: tool(name='...')(fn)")
-	summary, param_docs = _docstring(function.__doc__ or "")
+	doc = inner.__doc__ or (type(target).__doc__ if inner is not target else None)
+	summary, param_docs = _docstring(doc or "")
 	try:
-		hints = typing.get_type_hints(function, include_extras=True)
+		hints = typing.get_type_hints(inner, include_extras=True)
 	except Exception as exc:
 		raise TypeError(f"tool {handle!r}: its type hints cannot be read: {exc}") from exc
 	try:
