@@ -599,3 +599,42 @@ async def test_a_tool_class_with_a_sync_execute_runs_under_the_budget() -> None:
 	result, took = await timed(agent)
 	assert result.status == "limit_reached" and took < 2
 	assert await blocker.abandoned()
+
+
+async def test_a_sync_on_token_refresh_is_interrupted_with_its_call() -> None:
+	"""An OAuth2 refresh callback that blocks does not hold the HTTP tool call past its scope."""
+	import httpx
+
+	from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
+	from openmolt_core.integrations.credentials import make_auth
+	from openmolt_core.integrations.http import execute_http_tool
+	from openmolt_core.tools import ToolContext
+
+	blocker = Blocker()
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		if request.url.path == "/token":
+			return httpx.Response(200, json={"access_token": "at-new-1", "expires_in": 3600})
+		return httpx.Response(200, json={"ok": True})
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	cred = OAuth2Credential(type="oauth2", token_url="https://auth.example.com/token", scopes=[])
+	get = HttpTool(handle="get", description="d", endpoint="/me")
+	integration = Integration(
+		id="svc",
+		name="Svc",
+		api_setup=ApiSetup(base_url="https://api.example.com"),
+		credential_setup=[cred],
+		tools=[get],
+	)
+	config = {"refreshToken": "rt-1", "clientId": "cid", "accessToken": "old", "expiryDate": 1000}
+	auth = make_auth(integration, cred, config, on_token_refresh=blocker, http=lambda: client)
+	context = ToolContext(
+		agent="a", integration="svc", config=config, http=lambda: client, auth=auth
+	)
+	began = time.perf_counter()
+	with anyio.move_on_after(0.3) as scope:
+		await execute_http_tool(get, integration, {}, context)
+	assert scope.cancelled_caught and time.perf_counter() - began < 2
+	assert blocker.started.is_set() and await blocker.abandoned()
+	await client.aclose()
