@@ -638,3 +638,13 @@ async def test_a_sync_on_token_refresh_is_interrupted_with_its_call() -> None:
 	assert scope.cancelled_caught and time.perf_counter() - began < 2
 	assert blocker.started.is_set() and await blocker.abandoned()
 	await client.aclose()
+
+
+async def test_the_llm_output_event_carries_the_priced_cost() -> None:
+	"""A call the provider did not price is priced before its llmOutput event and its journal."""
+	agent, _ = priced([update_plan("a"), finish("x")], max_cost=1.0)
+	costs: list[Any] = []
+	agent.on("llmOutput", lambda event: costs.append(event.usage.cost_usd))
+	result = await agent.run()
+	assert costs == [pytest.approx(0.02), pytest.approx(0.02)]
+	assert result.usage_by_model["scripted:scripted"].cost_usd == pytest.approx(0.04)

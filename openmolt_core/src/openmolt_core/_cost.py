@@ -26,6 +26,7 @@ __all__ = [
 	"call_cost",
 	"check_prices",
 	"estimate",
+	"price_call",
 	"price_of",
 	"usd",
 ]
@@ -60,6 +61,14 @@ def call_cost(price: Price, usage: Usage) -> float:
 	inp, cached, out, _ = price
 	fresh = max(usage.input_tokens - usage.cached_tokens, 0)
 	return round((fresh * inp + usage.cached_tokens * cached + usage.output_tokens * out) / 1e6, 10)
+
+
+def price_call(provider: Any, model: str, usage: Usage) -> None:
+	"""Set ``usage.cost_usd`` from the model's price when the provider did not report a cost."""
+	if usage.cost_usd is None:
+		price = price_of(provider, model)
+		if price is not None:
+			usage.cost_usd = call_cost(price, usage)
 
 
 def estimate(price: Price, input_tokens: int, output_tokens: int | None) -> float:

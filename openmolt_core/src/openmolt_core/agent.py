@@ -1082,6 +1082,7 @@ class Agent:
 			slot, sent, response = await self._models.generate(
 				request, functools.partial(self._fell_back, ctx, seq + 1)
 			)
+			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
 			if ctx.wants("llmOutput"):
 				await ctx.emit(
 					LLMOutputEvent(
@@ -1108,10 +1109,9 @@ class Agent:
 					decode=ModelResponse.from_dict,
 				)
 				slot = self._models.slot(response.model)
-				if response.usage.cost_usd is None:  # the provider did not price it: its price
-					price = _cost.price_of(slot.provider(), slot.model)
-					if price is not None:
-						response.usage.cost_usd = _cost.call_cost(price, response.usage)
+				_cost.price_call(
+					slot.provider(), slot.model, response.usage
+				)  # a journal without it
 				self._count(state, step, response.model or slot.id, response)
 				return slot, response
 			return None
