@@ -648,3 +648,26 @@ async def test_the_llm_output_event_carries_the_priced_cost() -> None:
 	result = await agent.run()
 	assert costs == [pytest.approx(0.02), pytest.approx(0.02)]
 	assert result.usage_by_model["scripted:scripted"].cost_usd == pytest.approx(0.04)
+
+
+def test_an_unpriced_compaction_model_is_an_error_with_a_cost_budget() -> None:
+	"""Summaries cost too: a compaction model without a price is refused with max_cost."""
+	from openmolt_core.compaction import CompactionConfig
+
+	om = OpenMolt(entry_points=False)
+	unpriced = ScriptedModel([])
+	with pytest.raises(ConfigurationError, match=r"max_cost \(compaction model\).*unknown"):
+		om.create_agent(
+			name="A",
+			model=ScriptedModel([], price=PRICE),
+			compaction=CompactionConfig(model=unpriced),  # type: ignore[arg-type]
+			max_cost=1.0,
+		)
+	priced_summary = ScriptedModel([], price=PRICE)
+	made = om.create_agent(
+		name="B",
+		model=ScriptedModel([], price=PRICE),
+		compaction=CompactionConfig(model=priced_summary),  # type: ignore[arg-type]
+		max_cost=1.0,
+	)
+	assert made.max_cost == 1.0

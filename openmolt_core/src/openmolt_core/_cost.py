@@ -12,16 +12,18 @@ computed here from that price. The next call is expected to cost its request's s
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
-	from openmolt_core.fallback import ModelSlot
 	from openmolt_core.llm import Usage
 
 __all__ = [
 	"ASSUMED_OUTPUT_TOKENS",
+	"Model",
+	"OtherModel",
 	"Price",
 	"call_cost",
 	"check_prices",
@@ -36,6 +38,46 @@ Price = tuple[float, float, float, float | None]
 
 ASSUMED_OUTPUT_TOKENS = 4_096
 """Output tokens a call is expected to use when ``model_config.max_output_tokens`` is unset."""
+
+
+class Model(Protocol):
+	"""A model the price check reads: a `openmolt_core.fallback.ModelSlot` or an `OtherModel`."""
+
+	@property
+	def id(self) -> str:
+		"""``provider:model``, for messages."""
+		...
+
+	@property
+	def model(self) -> str:
+		"""The model name the provider is asked for."""
+		...
+
+	def provider(self) -> Any:
+		"""The provider."""
+		...
+
+
+@dataclass(frozen=True, slots=True)
+class OtherModel:
+	"""A model outside the agent's chain (its compaction model), for the price check.
+
+	Args:
+		client: The provider.
+		model: The model name.
+	"""
+
+	client: Any
+	model: str
+
+	@property
+	def id(self) -> str:
+		"""``provider:model``."""
+		return f"{getattr(self.client, 'name', 'custom')}:{self.model}"
+
+	def provider(self) -> Any:
+		"""The provider."""
+		return self.client
 
 
 def usd(amount: float) -> str:
@@ -83,7 +125,7 @@ def estimate(price: Price, input_tokens: int, output_tokens: int | None) -> floa
 	return (input_tokens * inp + (output_tokens or ASSUMED_OUTPUT_TOKENS) * out) / 1e6
 
 
-def check_prices(name: str, slots: Iterable[ModelSlot], label: str) -> None:
+def check_prices(name: str, slots: Iterable[Model], label: str) -> None:
 	"""Refuse a cost budget for an agent whose models have no known price.
 
 	Args:

@@ -1150,6 +1150,12 @@ class Agent:
 			response: ModelResponse = await ctx.port.step(
 				key, fn, encode=ModelResponse.to_dict, decode=ModelResponse.from_dict
 			)
+			# A summary the provider did not price costs its model's price (the run's cost).
+			if self.compactor is not None:
+				_cost.price_call(provider, model, response.usage)
+			else:  # the agent's own models: the one that answered, else the primary
+				slot = self._models.slot(response.model)
+				_cost.price_call(slot.provider(), slot.model, response.usage)
 			return response
 
 		record = await compact(

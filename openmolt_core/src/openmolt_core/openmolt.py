@@ -1098,7 +1098,7 @@ def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, file
 
 def _check_prices(agent: Agent) -> None:
 	"""Refuse ``max_cost`` when a model of the agent or of its sub-agents has no known price."""
-	from openmolt_core._cost import check_prices
+	from openmolt_core._cost import OtherModel, check_prices
 
 	seen: set[int] = set()
 	todo = [agent]
@@ -1109,6 +1109,9 @@ def _check_prices(agent: Agent) -> None:
 		seen.add(id(one))
 		where = "create_agent: max_cost" + ("" if one is agent else f" (sub-agent {one.name!r})")
 		check_prices(one.name, one._models.slots, where)
+		if one.compaction is not None and one.compactor is not None:  # summaries cost too
+			provider, model = one.compactor()
+			check_prices(one.name, [OtherModel(provider, model)], f"{where} (compaction model)")
 		todo.extend(one.sub_agents)
 
 
