@@ -1,13 +1,26 @@
 """Budgets that hold: the time budget bounds everything, caps bound what is re-sent."""
 
 import json
+import threading
+import time
 from typing import Any
 
 import anyio
 import pytest
 
-from openmolt import FunctionTool, OpenMolt
-from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_memory, wait
+from openmolt import ConfigurationError, FunctionTool, OpenMolt
+from openmolt_core.guardrails import guardrail
+from openmolt_core.llm import Usage
+from openmolt_core.testing import (
+	ScriptedModel,
+	ask_human,
+	call_tool,
+	finish,
+	update_memory,
+	update_plan,
+	wait,
+)
+from openmolt_core.tools import cancelled, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -141,3 +154,520 @@ async def test_limits_in_config_are_checked() -> None:
 		om.create_agent(name="x", model=ScriptedModel([]), config={"maxReplyChars": "big"})
 	agent = om.create_agent(name="y", model=ScriptedModel([]), config={"maxReplyChars": 10})
 	assert agent.limits.max_reply_chars == 10
+
+
+# sync code under the time budget ----------------------------------------------------------
+
+
+class Blocker:
+	"""A sync callable that blocks up to 5 s, checking `cancelled` as a long function should."""
+
+	def __init__(self, returns: Any = "late") -> None:
+		self.returns = returns
+		self.saw_cancel = threading.Event()
+		self.started = threading.Event()
+		self.threads: list[str] = []
+
+	def __call__(self, *args: Any, **kwargs: Any) -> Any:
+		self.started.set()
+		self.threads.append(threading.current_thread().name)
+		for _ in range(500):
+			if cancelled():
+				self.saw_cancel.set()
+				return self.returns
+			time.sleep(0.01)
+		return self.returns
+
+	async def abandoned(self) -> bool:
+		"""Whether the background thread saw the cancellation flag (waits up to 2 s)."""
+		return bool(await anyio.to_thread.run_sync(self.saw_cancel.wait, 2.0))
+
+
+async def timed(agent: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
+	began = time.perf_counter()
+	with anyio.fail_after(10):
+		result = await agent.run(*args, **kwargs)
+	return result, time.perf_counter() - began
+
+
+def _plain(blocker: Blocker) -> Any:
+	def crawl(url: str = "x") -> str:
+		"""Crawl."""
+		return str(blocker())
+
+	return crawl
+
+
+def _legacy(blocker: Blocker) -> Any:
+	return FunctionTool(handle="crawl", description="", function=blocker, input_schema=NONE)
+
+
+@pytest.mark.parametrize("form", [_plain, _legacy], ids=["plain_function", "input_context_form"])
+async def test_the_time_budget_interrupts_a_sync_tool(form: Any) -> None:
+	"""A blocking sync tool is left to its thread when the time is up: the run ends at once."""
+	blocker = Blocker()
+	model = ScriptedModel([[call_tool("local.quick"), call_tool("local.crawl")], finish("never")])
+	quick = FunctionTool(
+		handle="quick", description="", function=lambda i, c: "ok", input_schema=NONE
+	)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="S", model=model, tools=[quick, form(blocker)], timeout=0.3
+	)
+	result, took = await timed(agent)
+	assert result.status == "limit_reached" and result.error == "0.3 seconds elapsed"
+	assert took < 2, f"the run waited {took:.2f} s for a sync tool"
+	assert json.loads(result.history[-1].content)["results"] == [
+		{"tool": "local.quick", "ok": True, "result": "ok"},
+		{"tool": "local.crawl", "ok": False, "error": "interrupted: the time budget ran out"},
+	]
+	assert blocker.threads[0] != threading.main_thread().name
+	assert await blocker.abandoned()  # the thread finishes in the background, told to stop
+
+
+async def test_the_time_budget_interrupts_a_sync_human_input_handler() -> None:
+	"""A sync handler runs in a worker thread; the loop goes on, and the budget ends the run."""
+	blocker = Blocker()
+	ticks: list[float] = []
+
+	async def ticker() -> None:  # the event loop keeps running while the handler blocks
+		while True:
+			ticks.append(time.perf_counter())
+			await anyio.sleep(0.02)
+
+	agent, _ = agent_with(
+		[ask_human("?"), finish("never")], timeout=0.3, on_human_input_request=blocker
+	)
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(ticker)
+		result, took = await timed(agent)
+		tg.cancel_scope.cancel()
+	assert result.status == "limit_reached" and took < 2
+	assert json.loads(result.history[-1].content)["results"] == [
+		{
+			"command": "requestHumanInput",
+			"ok": False,
+			"error": "interrupted: the time budget ran out",
+		}
+	]
+	assert len(ticks) >= 3  # not stalled for the handler's duration
+	assert await blocker.abandoned()
+
+
+async def test_the_time_budget_interrupts_a_sync_approval_handler() -> None:
+	"""A sync approver that does not decide in time does not hold the run."""
+	blocker = Blocker()
+	agent, _ = agent_with(
+		[call_tool("local.quick"), finish("never")],
+		timeout=0.3,
+		requires_approval=["local.quick"],
+		on_approval_request=blocker,
+	)
+	result, took = await timed(agent)
+	assert result.status == "limit_reached" and took < 2
+	assert await blocker.abandoned()
+
+
+@pytest.mark.parametrize("stage", ["input", "tool_call", "tool_result", "output"])
+async def test_the_time_budget_interrupts_a_sync_guardrail(stage: str) -> None:
+	"""A sync guardrail function at any stage is bounded by the run's time budget."""
+	blocker = Blocker(returns=None)
+	replies = (
+		[finish("done")]
+		if stage in ("input", "output")
+		else [call_tool("local.quick"), finish("x")]
+	)
+	agent, _ = agent_with(replies, timeout=0.3, guardrails=[guardrail(stage, name="slow")(blocker)])  # type: ignore[arg-type]
+	result, took = await timed(agent, "go")
+	assert result.status == "limit_reached" and took < 2
+	assert await blocker.abandoned()
+
+
+async def test_the_time_budget_interrupts_a_parallel_sync_input_guardrail() -> None:
+	"""A parallel input guardrail still running at the deadline does not hold the run."""
+	blocker = Blocker(returns=None)
+	guard = guardrail("input", name="slow", parallel=True)(blocker)  # type: ignore[arg-type]
+	agent, _ = agent_with([finish("done")], timeout=0.3, guardrails=[guard])
+	result, took = await timed(agent, "go")
+	assert result.status == "limit_reached" and took < 2
+	assert await blocker.abandoned()
+
+
+async def test_the_time_budget_interrupts_a_sync_memory_callback() -> None:
+	"""A sync ``on_update`` memory callback is bounded like the rest of the step."""
+	blocker = Blocker()
+	agent, _ = agent_with(
+		[update_memory("note"), finish("never")],
+		timeout=0.3,
+		memory={"short_term": {"data": "", "on_update": blocker}},
+	)
+	result, took = await timed(agent)
+	assert result.status == "limit_reached" and took < 2
+	assert await blocker.abandoned()
+
+
+def test_cancelled_is_false_outside_a_worker_thread() -> None:
+	"""Code not run by the loop never reads as cancelled."""
+	assert cancelled() is False
+
+
+# the cost budget ------------------------------------------------------------------------------
+
+PRICE = (0.001, 0.0, 4000.0, None)
+"""USD per million tokens: 5 output tokens (ScriptedModel's usage) cost $0.02, input next to none."""
+SMALL = {"max_output_tokens": 5}  # the next call is expected to cost $0.02 as well
+
+
+def priced(replies: list[Any], price: Any = PRICE, **options: Any) -> tuple[Any, ScriptedModel]:
+	model = ScriptedModel(replies, price=price)
+	om = OpenMolt(entry_points=False)
+	options.setdefault("model_config", SMALL)
+	return om.create_agent(name="Spender", model=model, **options), model
+
+
+def notices(model: ScriptedModel) -> list[str | None]:
+	"""The notice each request's last user turn carries, if any."""
+	out = []
+	for request in model.requests:
+		last = json.loads(request.messages[-1].content)
+		out.append(last.get("notice") if isinstance(last, dict) else None)
+	return out
+
+
+async def test_no_model_call_starts_once_the_cost_budget_is_spent() -> None:
+	"""$0.02 a call under a $0.05 budget: three calls, then limit_reached naming the budget."""
+	agent, model = priced([update_plan("a")] * 5 + [finish("x")], max_cost=0.05)
+	result = await agent.run()
+	assert result.status == "limit_reached"
+	assert model.calls == 3
+	assert result.error == "$0.06 of the $0.05 cost budget (max_cost) spent"
+	assert result.usage.cost_usd == pytest.approx(0.06)
+
+
+async def test_a_call_expected_to_cross_the_cost_budget_is_told_it_is_the_last() -> None:
+	"""The estimate: request size at the input price plus max_output_tokens at the output price."""
+	agent, model = priced([update_plan("a"), update_plan("b"), finish("x")], max_cost=0.05)
+	result = await agent.run()
+	assert result.status == "success"
+	told = notices(model)
+	assert told[0] is None and told[1] is None
+	assert "last step (the $0.05 cost budget)" in (told[2] or "")
+
+
+async def test_without_max_output_tokens_a_large_output_is_assumed() -> None:
+	"""An unset max_output_tokens counts as ASSUMED_OUTPUT_TOKENS: the first call is the last."""
+	from openmolt_core._cost import ASSUMED_OUTPUT_TOKENS
+
+	agent, model = priced([finish("x")], max_cost=0.05, model_config={})
+	await agent.run()
+	assert ASSUMED_OUTPUT_TOKENS * PRICE[2] / 1e6 > 0.05  # 4096 tokens at $4000/M
+	assert "cost budget" in (notices(model)[0] or "")
+
+
+async def test_a_cost_the_provider_reports_wins_over_the_price_table() -> None:
+	"""usage.cost_usd from the provider is the call's cost."""
+	model = ScriptedModel(
+		[update_plan("a")] * 4 + [finish("x")],
+		price=PRICE,
+		usage=Usage(input_tokens=10, output_tokens=5, cost_usd=0.5),
+	)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="S", model=model, max_cost=1.2, model_config=SMALL
+	)
+	result = await agent.run()
+	assert result.status == "limit_reached" and model.calls == 3
+	assert result.usage.cost_usd == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize(
+	"where",
+	["create_agent", "config", "config_snake", "instance", "fallback", "sub_agent"],
+)
+def test_an_unknown_price_is_an_error_at_creation(where: str) -> None:
+	"""max_cost with a model that has no price is refused when the agent is created."""
+	om = OpenMolt(entry_points=False, max_cost=1.0 if where == "instance" else None)
+	unpriced = ScriptedModel([])
+	options: dict[str, Any] = {"model": unpriced}
+	if where == "create_agent":
+		options["max_cost"] = 1.0
+	elif where == "config":
+		options["config"] = {"maxCost": 1.0}
+	elif where == "config_snake":
+		options["config"] = {"max_cost": 1.0}
+	elif where == "fallback":
+		options.update(model=[ScriptedModel([], price=PRICE), unpriced], max_cost=1.0)
+	elif where == "sub_agent":
+		helper = OpenMolt(entry_points=False).create_agent(name="helper", model=unpriced)
+		options.update(model=ScriptedModel([], price=PRICE), tools=[helper], max_cost=1.0)
+	with pytest.raises(
+		ConfigurationError, match=r"max_cost.*price of 'scripted:scripted(#2)?'.*unknown"
+	):
+		om.create_agent(name="A", **options)
+
+
+def test_a_priced_model_passes_and_no_budget_needs_no_price() -> None:
+	"""A known price, or no max_cost at all, creates the agent."""
+	om = OpenMolt(entry_points=False)
+	assert om.create_agent(name="A", model=ScriptedModel([], price=PRICE), max_cost=2).max_cost == 2
+	assert om.create_agent(name="B", model=ScriptedModel([])).max_cost is None
+	assert (
+		OpenMolt(entry_points=False, max_cost=0.5)
+		.create_agent(name="C", model=ScriptedModel([], price=PRICE))
+		.max_cost
+		== 0.5
+	)
+
+
+@pytest.mark.parametrize("value", [0, -1, "1", True, float("inf"), float("nan")])
+@pytest.mark.parametrize("where", ["create_agent", "config", "instance"])
+def test_a_wrong_max_cost_is_refused_naming_it(value: Any, where: str) -> None:
+	"""max_cost must be US dollars > 0, wherever it is given."""
+	model = ScriptedModel([], price=PRICE)
+	with pytest.raises(ConfigurationError, match=r"(max_cost|maxCost).* must be US dollars > 0"):
+		if where == "instance":
+			OpenMolt(entry_points=False, max_cost=value)
+		elif where == "config":
+			OpenMolt(entry_points=False).create_agent(
+				name="A", model=model, config={"maxCost": value}
+			)
+		else:
+			OpenMolt(entry_points=False).create_agent(name="A", model=model, max_cost=value)
+
+
+async def test_a_fallback_models_price_counts() -> None:
+	"""The model that answered is priced: here the fallback, at three times the primary's price."""
+	from openmolt import ProviderError
+
+	class Down:
+		name = "down"
+		model = "m"
+
+		def price(self, model: str) -> Any:
+			return (1.0, 1.0, 1.0, None)
+
+		async def generate(self, request: Any) -> Any:
+			raise ProviderError(
+				"overloaded (529)", provider="down", status_code=529, retryable=True
+			)
+
+	backup = ScriptedModel([update_plan("a")] * 5 + [finish("x")], price=(0.001, 0, 12000.0, None))
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="F", model=[Down(), backup], max_cost=0.1, model_config=SMALL
+	)
+	result = await agent.run()
+	assert result.status == "limit_reached" and backup.calls == 2
+	assert result.usage.cost_usd == pytest.approx(0.12)
+
+
+async def test_sub_agents_costs_count_toward_the_callers_budget() -> None:
+	"""A sub-agent's spend is the caller's; the sub-agent stops where the caller's budget ends."""
+	worker_model = ScriptedModel([update_plan("a")] * 10 + [finish("x")], price=PRICE)
+	worker = OpenMolt(entry_points=False).create_agent(
+		name="worker", model=worker_model, model_config=SMALL
+	)
+	boss_model = ScriptedModel(
+		[call_tool("local.worker", task="go"), update_plan("b"), finish("x")], price=PRICE
+	)
+	boss = OpenMolt(entry_points=False).create_agent(
+		name="boss", model=boss_model, tools=[worker], max_cost=0.1, model_config=SMALL
+	)
+	result = await boss.run()
+	# boss: one call ($0.02) leaves $0.08; the worker stops after four calls ($0.08)
+	assert worker_model.calls == 4
+	entry = json.loads(result.state.messages[-1].content)["results"][0]
+	assert (
+		entry["ok"] is False and "cost budget (max_cost) the calling run had left" in entry["error"]
+	)
+	assert result.status == "limit_reached" and boss_model.calls == 1
+	assert result.usage.cost_usd == pytest.approx(0.1)
+
+
+async def test_a_resumed_run_keeps_what_it_spent() -> None:
+	"""The cost travels with the state: a resumed run counts what was spent before."""
+	from openmolt import HumanInputUnavailable, RunState
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable("later")
+
+	agent, _ = priced(
+		[update_plan("a"), ask_human("?")],
+		max_cost=0.07,
+		on_human_input_request=nobody,
+	)
+	parked = await agent.run()
+	assert parked.status == "human_input_required"
+	assert parked.usage.cost_usd == pytest.approx(0.04)
+	state = RunState.from_dict(json.loads(json.dumps(parked.state.to_dict())))
+	again, model2 = priced([update_plan("b"), update_plan("c"), finish("x")], max_cost=0.07)
+	result = await again.resume(state, answer="yes")
+	assert result.status == "limit_reached" and model2.calls == 2
+	assert result.usage.cost_usd == pytest.approx(0.08)
+
+
+def test_an_agent_file_takes_max_cost(tmp_path: Any) -> None:
+	"""maxCost in an agent file (and in its config) reaches the agent; a wrong one is refused."""
+	from openmolt_core.cli._agentfile import AgentFile
+
+	spec = AgentFile.model_validate({"name": "a", "model": "openai:gpt-5-mini", "maxCost": 0.25})
+	assert spec.max_cost == 0.25
+	with pytest.raises(ValueError, match=r"max_cost|maxCost"):
+		AgentFile.model_validate({"name": "a", "model": "openai:gpt-5-mini", "maxCost": 0})
+
+
+@pytest.mark.parametrize("form", ["decorator", "function_tool"])
+async def test_a_per_tool_timeout_interrupts_sync_code_and_the_run_goes_on(form: str) -> None:
+	"""A tool's own timeout ends its call with an error the model reads; the run goes on."""
+	blocker = Blocker()
+	if form == "decorator":
+
+		@tool(timeout=0.2)
+		def crawl() -> str:
+			"""Crawl."""
+			return str(blocker())
+
+		made: Any = crawl
+	else:
+		made = FunctionTool(
+			handle="crawl", description="", function=blocker, input_schema=NONE, timeout=0.2
+		)
+	model = ScriptedModel([call_tool("local.crawl"), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(name="P", model=model, tools=[made])
+	result, took = await timed(agent)
+	assert result.status == "success" and took < 2
+	entry = json.loads(model.requests[1].messages[-1].content)["results"][0]
+	assert entry["ok"] is False
+	assert entry["error"] == "the tool did not finish within its 0.2 s timeout"
+	assert await blocker.abandoned()
+
+
+@pytest.mark.parametrize("value", [0, -1, "5", True, float("inf")])
+def test_a_wrong_per_tool_timeout_is_refused(value: Any) -> None:
+	with pytest.raises(TypeError, match=r"'crawl': timeout must be seconds > 0"):
+		FunctionTool(handle="crawl", description="", function=len, timeout=value)
+
+
+async def test_the_time_budget_interrupts_an_async_event_listener() -> None:
+	"""An async agent.on(...) listener that hangs is interrupted when the time is up."""
+
+	async def hang(event: Any) -> None:
+		await anyio.Event().wait()
+
+	agent, _ = agent_with([call_tool("local.quick"), finish("never")], timeout=0.3)
+	agent.on("tool:call", hang)
+	result, took = await timed(agent)
+	assert result.status == "limit_reached" and took < 2
+
+
+async def test_a_sync_event_listener_runs_on_the_loop_and_may_touch_its_objects() -> None:
+	"""Sync listeners are notifications run on the event loop: anyio.Event().set() works (trio too)."""
+	done = anyio.Event()
+	where: list[str] = []
+
+	def finished(event: Any) -> None:
+		where.append(threading.current_thread().name)
+		done.set()
+
+	agent, _ = agent_with([finish("ok")])
+	agent.on("finish", finished)
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(agent.run)
+		with anyio.fail_after(5):
+			await done.wait()
+	assert where == [threading.current_thread().name]
+
+
+async def test_a_tool_class_with_a_sync_execute_runs_under_the_budget() -> None:
+	"""A Tool object whose execute is a plain def runs in a worker thread, interrupted in time."""
+	blocker = Blocker()
+
+	class Crawler:
+		handle = "crawl"
+		description = "Crawl."
+		input_schema = NONE
+		output_schema = None
+		scopes = ()
+
+		def execute(self, input: dict[str, Any], context: Any) -> Any:
+			return blocker()
+
+	model = ScriptedModel([call_tool("local.crawl"), finish("never")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="K",
+		model=model,
+		tools=[Crawler()],  # type: ignore[list-item]
+		timeout=0.3,
+	)
+	result, took = await timed(agent)
+	assert result.status == "limit_reached" and took < 2
+	assert await blocker.abandoned()
+
+
+async def test_a_sync_on_token_refresh_is_interrupted_with_its_call() -> None:
+	"""An OAuth2 refresh callback that blocks does not hold the HTTP tool call past its scope."""
+	import httpx
+
+	from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
+	from openmolt_core.integrations.credentials import make_auth
+	from openmolt_core.integrations.http import execute_http_tool
+	from openmolt_core.tools import ToolContext
+
+	blocker = Blocker()
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		if request.url.path == "/token":
+			return httpx.Response(200, json={"access_token": "at-new-1", "expires_in": 3600})
+		return httpx.Response(200, json={"ok": True})
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	cred = OAuth2Credential(type="oauth2", token_url="https://auth.example.com/token", scopes=[])
+	get = HttpTool(handle="get", description="d", endpoint="/me")
+	integration = Integration(
+		id="svc",
+		name="Svc",
+		api_setup=ApiSetup(base_url="https://api.example.com"),
+		credential_setup=[cred],
+		tools=[get],
+	)
+	config = {"refreshToken": "rt-1", "clientId": "cid", "accessToken": "old", "expiryDate": 1000}
+	auth = make_auth(integration, cred, config, on_token_refresh=blocker, http=lambda: client)
+	context = ToolContext(
+		agent="a", integration="svc", config=config, http=lambda: client, auth=auth
+	)
+	began = time.perf_counter()
+	with anyio.move_on_after(0.3) as scope:
+		await execute_http_tool(get, integration, {}, context)
+	assert scope.cancelled_caught and time.perf_counter() - began < 2
+	assert blocker.started.is_set() and await blocker.abandoned()
+	await client.aclose()
+
+
+async def test_the_llm_output_event_carries_the_priced_cost() -> None:
+	"""A call the provider did not price is priced before its llmOutput event and its journal."""
+	agent, _ = priced([update_plan("a"), finish("x")], max_cost=1.0)
+	costs: list[Any] = []
+	agent.on("llmOutput", lambda event: costs.append(event.usage.cost_usd))
+	result = await agent.run()
+	assert costs == [pytest.approx(0.02), pytest.approx(0.02)]
+	assert result.usage_by_model["scripted:scripted"].cost_usd == pytest.approx(0.04)
+
+
+def test_an_unpriced_compaction_model_is_an_error_with_a_cost_budget() -> None:
+	"""Summaries cost too: a compaction model without a price is refused with max_cost."""
+	from openmolt_core.compaction import CompactionConfig
+
+	om = OpenMolt(entry_points=False)
+	unpriced = ScriptedModel([])
+	with pytest.raises(ConfigurationError, match=r"max_cost \(compaction model\).*unknown"):
+		om.create_agent(
+			name="A",
+			model=ScriptedModel([], price=PRICE),
+			compaction=CompactionConfig(model=unpriced),  # type: ignore[arg-type]
+			max_cost=1.0,
+		)
+	priced_summary = ScriptedModel([], price=PRICE)
+	made = om.create_agent(
+		name="B",
+		model=ScriptedModel([], price=PRICE),
+		compaction=CompactionConfig(model=priced_summary),  # type: ignore[arg-type]
+		max_cost=1.0,
+	)
+	assert made.max_cost == 1.0

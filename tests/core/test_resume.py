@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +37,22 @@ def roles_alternate(state: RunState) -> bool:
 async def test_cancelling_during_a_tool_call_keeps_a_resumable_state() -> None:
 	"""The interrupted call is recorded as such; the state ends on a user turn and resumes."""
 	started = anyio.Event()
+	done = threading.Event()
+
+	def fast(input: dict[str, Any], context: Any) -> str:
+		done.set()  # a sync tool: it runs in a worker thread
+		return "done"
 
 	async def slow(input: dict[str, Any], context: Any) -> str:
+		await anyio.to_thread.run_sync(done.wait, 5.0)  # cancel once the fast call is done
+		await anyio.sleep(0.05)
 		started.set()
 		await anyio.sleep(30)
 		return "never"
 
 	tools = [
 		FunctionTool(handle="slow", description="", function=slow, input_schema=NONE),
-		FunctionTool(
-			handle="fast", description="", function=lambda i, c: "done", input_schema=NONE
-		),
+		FunctionTool(handle="fast", description="", function=fast, input_schema=NONE),
 	]
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(

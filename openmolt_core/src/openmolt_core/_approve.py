@@ -14,13 +14,13 @@ state as it was), and the loop runs the step on from the first parked call.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._jsonschema import ValidationError, format_errors
+from openmolt_core._sync import call as call_app
 from openmolt_core.approvals import (
 	ApprovalDecision,
 	ApprovalHandler,
@@ -207,9 +207,7 @@ async def gate(
 		decision = delivered
 		if decision is None and handler is not None:
 			try:
-				answer = handler(request)
-				if inspect.isawaitable(answer):
-					answer = await answer
+				answer = await call_app(handler, request)  # sync: in a worker thread
 			except ApprovalUnavailable as exc:
 				return {"parked": str(exc) or "nobody can decide now"}
 			except Exception as exc:

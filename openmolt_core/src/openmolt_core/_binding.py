@@ -194,7 +194,10 @@ class BoundTool:
 			if self.integration is None:
 				raise ConfigurationError(f"{self.handle}: an HTTP tool needs its integration")
 			return await execute_http_tool(tool, self.integration, input, context)
-		return await cast("Tool", tool).execute(input, context)
+		from openmolt_core._sync import call
+
+		# A Tool whose execute is a plain def runs in a worker thread, under the run's budgets.
+		return await call(cast("Tool", tool).execute, input, context)
 
 
 def bind_integration(

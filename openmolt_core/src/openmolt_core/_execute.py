@@ -9,7 +9,6 @@ Model mistakes and tool failures become error entries, never exceptions.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -23,6 +22,7 @@ from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._suggest import suggestion
+from openmolt_core._sync import call as call_app
 from openmolt_core.commands import (
 	CallTool,
 	Command,
@@ -183,6 +183,8 @@ class RunContext:
 		toolset: Which tools are callable in this run's state, and where large results go
 			(`openmolt_core._toolset`); None: every allowed tool, results shortened.
 		guards: The agent's guardrails and taint policy (`openmolt_core._guard`).
+		cost_left: What the run may still spend in USD (None: no cost budget); a sub-agent it
+			calls gets it as its own cap (`openmolt_core._cost`).
 	"""
 
 	agent: str
@@ -201,6 +203,7 @@ class RunContext:
 	link: CallingRun | None = None
 	toolset: ToolSet | None = None
 	guards: RunGuards = field(default_factory=RunGuards)
+	cost_left: Callable[[], float | None] = lambda: None
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -460,6 +463,7 @@ async def _call_tool(
 			ctx.wants,
 			ctx.forward,
 			ctx.approvals.handler,
+			ctx.cost_left(),
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
@@ -542,9 +546,7 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 
 		async def call() -> None:
 			try:
-				outcome = callback(data)
-				if inspect.isawaitable(outcome):
-					await outcome
+				await call_app(callback, data)  # a sync callback runs in a worker thread
 			except Exception:
 				log.exception("memory on_update callback failed; the run goes on")
 
@@ -573,9 +575,8 @@ async def _ask_human(
 
 	async def ask() -> dict[str, Any]:
 		try:
-			answer = handler(command.message)
-			if inspect.isawaitable(answer):
-				answer = await answer
+			# A sync handler runs in a worker thread: the loop and the time budget go on.
+			answer = await call_app(handler, command.message)
 		except HumanInputUnavailable as exc:
 			return {"parked": str(exc) or command.message}
 		except Exception as exc:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _verbose, taint
+from openmolt_core import _approve, _cost, _verbose, taint
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -51,6 +51,7 @@ from openmolt_core.compaction import (
 	DEFAULT_CONTEXT_WINDOW,
 	CompactionConfig,
 	compact,
+	estimate_tokens,
 	needs_compaction,
 )
 from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
@@ -145,6 +146,8 @@ class Agent:
 		max_tokens: Tokens (input + output, summed) after which no model call starts.
 		timeout: Seconds the whole run may take.
 		limits: Caps on replies, results, memory and answers.
+		max_cost: USD the run may spend on model calls (sub-agents' included), after which no
+			model call starts (`openmolt_core._cost`).
 		compaction: How older steps are summarised in long runs (None: never).
 		compactor: Returns the provider and model name that write summaries (None: this agent's).
 		skills: The agent's skills, listed by name and description in the first turn.
@@ -190,6 +193,7 @@ class Agent:
 		"instructions",
 		"last_state",
 		"limits",
+		"max_cost",
 		"max_steps",
 		"max_tokens",
 		"model",
@@ -222,6 +226,7 @@ class Agent:
 		max_tokens: int | None,
 		timeout: float | None,
 		limits: Limits | None = None,
+		max_cost: float | None = None,
 		compaction: CompactionConfig | None = None,
 		compactor: Callable[[], tuple[LLMProvider, str]] | None = None,
 		skills: Sequence[Skill] = (),
@@ -244,6 +249,7 @@ class Agent:
 		self.max_steps: int = max_steps
 		self.max_tokens: int | None = max_tokens
 		self.timeout: float | None = timeout
+		self.max_cost: float | None = max_cost
 		self.limits: Limits = limits or _LIMITS
 		self.compaction: CompactionConfig | None = compaction
 		self.compactor: Callable[[], tuple[LLMProvider, str]] | None = compactor
@@ -717,6 +723,7 @@ class Agent:
 			link=link,
 			toolset=toolset,
 			guards=RunGuards(self._guardrails, self._taint, self._gated),
+			cost_left=functools.partial(self._cost_left, state, link),
 		)
 
 	async def execute(
@@ -808,7 +815,11 @@ class Agent:
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		watch = None  # the input, while parallel input guardrails check it
 		if state.steps == 0 and state.pending is None:  # before the first model call
-			end, watch = await ctx.guards.start(ctx, self.first_message)
+			end = watch = None
+			with anyio.move_on_after(_left(port, deadline)) as scope:  # guardrails: sync ones too
+				end, watch = await ctx.guards.start(ctx, self.first_message)
+			if scope.cancelled_caught:
+				end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 			if end is not None:
 				return await self._end(ctx, end)
 		if state.pending is not None:
@@ -816,21 +827,25 @@ class Agent:
 			if end is not None:
 				return await self._end(ctx, end)
 		while True:
-			end = self._budget_end(state, port, deadline)
+			end = self._budget_end(state, port, deadline, ctx.link)
 			if end is not None:
 				return await self._end(ctx, end)
 			if self.compaction is not None:
 				primary = self._models.primary
 				await self._compact(ctx, self._prompt_for(primary) + self._missing(state, primary))
-			last = self._last_call(state)
+			last = self._last_call(state, ctx.link)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
 			ctx.step = state.steps + 1
 			key, envelope = toolset.envelope(state.loaded)  # grows as the run loads tools
 			if watch is not None:  # parallel input guardrails: a tripwire cancels the call
-				called, end = await ctx.guards.alongside(
-					ctx, watch[0], functools.partial(self._call_model, ctx, key, envelope, deadline)
-				)
+				called = end = None
+				with anyio.move_on_after(_left(port, deadline)):  # the guardrails' time too
+					called, end = await ctx.guards.alongside(
+						ctx,
+						watch[0],
+						functools.partial(self._call_model, ctx, key, envelope, deadline),
+					)
 				watch = None
 				if end is not None:
 					return await self._end(ctx, end)
@@ -973,7 +988,9 @@ class Agent:
 		}
 		return f"\nInput schemas of your tools: {dumps(need)}" if need else ""
 
-	def _budget_end(self, state: RunState, port: RunPort, deadline: float | None) -> RunEnd | None:
+	def _budget_end(
+		self, state: RunState, port: RunPort, deadline: float | None, link: CallingRun | None
+	) -> RunEnd | None:
 		if self.max_steps and state.steps >= self.max_steps:
 			return RunEnd("limit_reached", None, f"{self.max_steps} steps used")
 		if self.max_tokens and state.usage.total_tokens >= self.max_tokens:
@@ -984,9 +1001,32 @@ class Agent:
 			)
 		if deadline is not None and port.now() >= deadline:
 			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
+		budget = self._cost_budget(link)
+		if budget is not None:
+			cap, whose = budget
+			spent = state.usage.cost_usd or 0.0
+			if spent >= cap:
+				return RunEnd(
+					"limit_reached",
+					None,
+					f"${_cost.usd(spent)} of the ${_cost.usd(cap)} {whose} spent",
+				)
 		return None
 
-	def _last_call(self, state: RunState) -> str | None:
+	def _cost_budget(self, link: CallingRun | None) -> tuple[float, str] | None:
+		"""The run's cost cap: its own ``max_cost``, or what its calling run has left if less."""
+		own = self.max_cost
+		left = link.cost_left if link is not None else None
+		if left is not None and (own is None or left < own):
+			return max(left, 0.0), "cost budget (max_cost) the calling run had left"
+		return None if own is None else (own, "cost budget (max_cost)")
+
+	def _cost_left(self, state: RunState, link: CallingRun | None) -> float | None:
+		"""What the run may still spend (None: no cost budget), for the sub-agents it calls."""
+		budget = self._cost_budget(link)
+		return None if budget is None else budget[0] - (state.usage.cost_usd or 0.0)
+
+	def _last_call(self, state: RunState, link: CallingRun | None = None) -> str | None:
 		"""Why the coming call is the run's last, if it is."""
 		if self.max_steps and state.steps + 1 >= self.max_steps:
 			return f"{self.max_steps} steps"
@@ -994,6 +1034,15 @@ class Agent:
 			per_call = state.usage.total_tokens / state.steps
 			if state.usage.total_tokens + per_call >= self.max_tokens:
 				return f"{self.max_tokens} tokens"
+		budget = self._cost_budget(link)
+		if budget is not None:
+			slot = self._models.primary
+			price = _cost.price_of(slot.provider(), slot.model)
+			if price is not None:
+				size = estimate_tokens(state.messages, self._prompt_for(slot))
+				expected = _cost.estimate(price, size, self.model_config.max_output_tokens)
+				if (state.usage.cost_usd or 0.0) + expected >= budget[0]:
+					return f"the ${_cost.usd(budget[0])} cost budget"
 		return None
 
 	def _append_notice(self, state: RunState, notice: str) -> None:
@@ -1033,6 +1082,7 @@ class Agent:
 			slot, sent, response = await self._models.generate(
 				request, functools.partial(self._fell_back, ctx, seq + 1)
 			)
+			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
 			if ctx.wants("llmOutput"):
 				await ctx.emit(
 					LLMOutputEvent(
@@ -1059,6 +1109,9 @@ class Agent:
 					decode=ModelResponse.from_dict,
 				)
 				slot = self._models.slot(response.model)
+				_cost.price_call(
+					slot.provider(), slot.model, response.usage
+				)  # a journal without it
 				self._count(state, step, response.model or slot.id, response)
 				return slot, response
 			return None
@@ -1097,6 +1150,12 @@ class Agent:
 			response: ModelResponse = await ctx.port.step(
 				key, fn, encode=ModelResponse.to_dict, decode=ModelResponse.from_dict
 			)
+			# A summary the provider did not price costs its model's price (the run's cost).
+			if self.compactor is not None:
+				_cost.price_call(provider, model, response.usage)
+			else:  # the agent's own models: the one that answered, else the primary
+				slot = self._models.slot(response.model)
+				_cost.price_call(slot.provider(), slot.model, response.usage)
 			return response
 
 		record = await compact(

@@ -353,7 +353,13 @@ class EventEmitter:
 		return bool(self.handlers and self.handlers.get(name))
 
 	async def emit(self, event: Event) -> None:
-		"""Call every handler of the event in order; a failing handler is logged and skipped."""
+		"""Call every handler of the event in order; a failing handler is logged and skipped.
+
+		Unlike the loop's other callbacks, a sync handler runs on the event loop itself: it is a
+		notification, and it may touch the loop's objects (``anyio.Event().set()``, a memory
+		stream), which a worker thread could not. It must be quick; a slow one should be async
+		(awaited, and interrupted by the time budget) or hand its work to a thread itself.
+		"""
 		for handler in tuple(self.handlers.get(event.name, ()) if self.handlers else ()):
 			try:
 				result = handler(event)

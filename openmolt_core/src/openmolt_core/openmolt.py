@@ -59,6 +59,8 @@ class OpenMolt:
 		integrations: Config per integration id (API keys and the like), shared by all agents;
 			an agent's own credential config wins.
 		max_steps: Default step budget of each agent.
+		max_cost: Default cost budget of each agent's runs, in USD (None: none); see
+			`create_agent`.
 		verbose: Log each step and tool call of this instance's agents to stderr (other instances
 			stay quiet; an agent's ``config={"verbose": ...}`` overrides it).
 		plugins: Plugin modules or objects to use besides (or instead of) installed ones.
@@ -101,6 +103,7 @@ class OpenMolt:
 		integrations: Mapping[str, Mapping[str, Any]] | None = None,
 		*,
 		max_steps: int = 10,
+		max_cost: float | None = None,
 		verbose: bool = False,
 		plugins: Sequence[object] = (),
 		entry_points: bool = True,
@@ -126,6 +129,9 @@ class OpenMolt:
 			k: dict(v) for k, v in (integrations or {}).items()
 		}
 		self.max_steps = max_steps
+		if max_cost is not None:
+			_check_budget("max_cost", max_cost, "max_cost", "OpenMolt")
+		self.max_cost: float | None = max_cost
 		self.verbose = verbose
 		from openmolt_core.retry import retry_policy
 
@@ -566,6 +572,7 @@ class OpenMolt:
 		max_steps: int | None = None,
 		max_tokens: int | None = None,
 		timeout: float | None = None,
+		max_cost: float | None = None,
 		compaction: CompactionConfig | Mapping[str, Any] | bool = True,
 		skills: Sequence[str | Path | Skill | Mapping[str, Any]] = (),
 		fallback_models: Sequence[str | LLMProvider] = (),
@@ -616,6 +623,10 @@ class OpenMolt:
 				is told it is the last.
 			max_tokens: Tokens over the run (input + output) after which no model call starts.
 			timeout: Seconds the whole run may take (model calls, tools, waits, a person's answer).
+			max_cost: USD a run may spend on model calls, sub-agents' included (default: the
+				instance's): no call starts once it is spent, and a call expected to cross it
+				is told it is the last. Every model of the agent (fallbacks and sub-agents too)
+				must have a known price.
 			compaction: How long runs summarise their older steps (`openmolt_core.compaction`):
 				True (the default settings), False (never), a `CompactionConfig`, or its fields
 				as a dict (``{"threshold_tokens": 50000, "keep_steps": 6, "model":
@@ -736,6 +747,7 @@ class OpenMolt:
 			("max_steps", max_steps),
 			("max_tokens", max_tokens),
 			("timeout", timeout),
+			("max_cost", max_cost),
 		):
 			if value is not None:
 				_check_budget(option, value, option)
@@ -746,6 +758,8 @@ class OpenMolt:
 			max_tokens = overrides.get("max_tokens")
 		if timeout is None:
 			timeout = overrides.get("timeout")
+		if max_cost is None:
+			max_cost = overrides.get("max_cost", self.max_cost)
 		if overrides.get("verbose"):
 			from openmolt_core import _verbose
 
@@ -778,6 +792,7 @@ class OpenMolt:
 			max_steps=max_steps if max_steps is not None else self.max_steps,
 			max_tokens=max_tokens,
 			timeout=timeout,
+			max_cost=max_cost,
 			limits=limits,
 			compaction=compacting,
 			compactor=compactor,
@@ -795,6 +810,8 @@ class OpenMolt:
 			from openmolt_core.subagents import check_cycles
 
 			check_cycles(agent)
+		if max_cost is not None:  # an unknown price would count as zero: refused now
+			_check_prices(agent)
 		if self._durability_config is not None:
 			self._durable("create_agent").register(agent)  # runs recover by agent name
 		return agent
@@ -1079,7 +1096,26 @@ def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, file
 	)
 
 
-def _check_budget(name: str, value: Any, label: str) -> None:
+def _check_prices(agent: Agent) -> None:
+	"""Refuse ``max_cost`` when a model of the agent or of its sub-agents has no known price."""
+	from openmolt_core._cost import OtherModel, check_prices
+
+	seen: set[int] = set()
+	todo = [agent]
+	while todo:
+		one = todo.pop()
+		if id(one) in seen:
+			continue
+		seen.add(id(one))
+		where = "create_agent: max_cost" + ("" if one is agent else f" (sub-agent {one.name!r})")
+		check_prices(one.name, one._models.slots, where)
+		if one.compaction is not None and one.compactor is not None:  # summaries cost too
+			provider, model = one.compactor()
+			check_prices(one.name, [OtherModel(provider, model)], f"{where} (compaction model)")
+		todo.extend(one.sub_agents)
+
+
+def _check_budget(name: str, value: Any, label: str, where: str = "create_agent") -> None:
 	"""Refuse a budget that is not a number of the right kind (``max_steps="ten"``).
 
 	Raises:
@@ -1097,6 +1133,16 @@ def _check_budget(name: str, value: Any, label: str) -> None:
 	elif name == "timeout":
 		if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
 			raise ConfigurationError(f"create_agent: {label} must be seconds > 0, got {value!r}")
+	elif name == "max_cost":
+		if (
+			not isinstance(value, int | float)
+			or isinstance(value, bool)
+			or not value > 0
+			or value == float("inf")
+		):
+			raise ConfigurationError(
+				f"{where}: {label} must be US dollars > 0 (max_cost=0.50), got {value!r}"
+			)
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

@@ -209,8 +209,13 @@ _PLAIN = {
 
 def _problems(model: type[Options], exc: ValidationError, where: str) -> list[str]:
 	known = sorted({n for f, field in model.model_fields.items() for n in (f, field.alias) if n})
-	out = []
+	out: list[str] = []
 	for error in exc.errors():
+		if error["loc"] and error["loc"][0] in ("max_cost", "maxCost"):  # dollars, not seconds
+			text = f"{where}[{error['loc'][0]!r}] must be US dollars > 0 (maxCost: 0.5), got "
+			if not any(o.startswith(text) for o in out):
+				out.append(f"{text}{error.get('input')!r}")
+			continue
 		path = "".join(f"[{p!r}]" for p in error["loc"])
 		if error["type"] == "extra_forbidden":
 			close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
@@ -267,6 +272,7 @@ class AgentConfig(Options):
 		max_steps: The most model calls a run makes (``maxSteps``).
 		max_tokens: Tokens over the run after which no model call starts (``maxTokens``).
 		timeout: Seconds the whole run may take.
+		max_cost: US dollars a run may spend on model calls (``maxCost``).
 		verbose: Log this agent's steps and tool calls to stderr.
 		max_reply_chars: Cap of a model reply (`openmolt_core.agent.Limits`).
 		max_result_chars: Cap of a tool result shown to the model.
@@ -281,6 +287,11 @@ class AgentConfig(Options):
 	timeout: Annotated[StrictFloat | StrictInt, Field(gt=0)] | None = Field(
 		default=None, description="Seconds the whole run may take."
 	)
+	max_cost: (
+		Annotated[StrictFloat, Field(gt=0, allow_inf_nan=False)]
+		| Annotated[StrictInt, Field(gt=0)]
+		| None
+	) = Field(default=None, description="US dollars a run may spend on model calls.")
 	verbose: StrictBool | None = Field(default=None, description="Log steps to stderr.")
 	max_reply_chars: _Count | None = None
 	max_result_chars: _Count | None = None

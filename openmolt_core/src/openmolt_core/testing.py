@@ -122,16 +122,28 @@ class ScriptedModel:
 		replies: One reply per expected call (see `Reply`).
 		usage: Usage reported for each call.
 		name: The provider name it reports.
+		price: Its price in USD per million tokens, ``(input, cached input, output, cache
+			write)``, as a provider's ``price(model)`` gives it (for ``max_cost``); None: unknown.
 	"""
 
 	def __init__(
-		self, replies: Sequence[Reply], *, usage: Usage | None = None, name: str = "scripted"
+		self,
+		replies: Sequence[Reply],
+		*,
+		usage: Usage | None = None,
+		name: str = "scripted",
+		price: tuple[float, float, float, float | None] | None = None,
 	) -> None:
 		self.replies: list[Reply] = list(replies)
 		self.requests: list[ModelRequest] = []
 		self.usage: Usage = usage or Usage(input_tokens=10, output_tokens=5)
 		self.name = name
 		self.model = "scripted"
+		self._price = price
+
+	def price(self, model: str) -> tuple[float, float, float, float | None] | None:
+		"""Its price per million tokens (given at creation), or None."""
+		return self._price
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Return the next scripted reply."""

@@ -27,12 +27,16 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 from pydantic import BaseModel
+
+from openmolt_core._sync import call as _call
+from openmolt_core._sync import cancelled
 
 if TYPE_CHECKING:
 	import httpx
@@ -43,7 +47,15 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Usage
 	from openmolt_core.retry import RetryPolicy
 
-__all__ = ["CallingRun", "FunctionTool", "Tool", "ToolContext", "schema_of", "tool"]
+__all__ = [
+	"CallingRun",
+	"FunctionTool",
+	"Tool",
+	"ToolContext",
+	"cancelled",
+	"schema_of",
+	"tool",
+]
 
 
 @dataclass(slots=True)
@@ -62,6 +74,8 @@ class CallingRun:
 		wants: Whether a handler of the calling agent (or of its own callers) wants an event.
 		emit: Passes a sub-run's event to those handlers.
 		on_approval_request: The calling run's approval handler, for sub-agents without one.
+		cost_left: What the calling run may still spend in USD (None: no cost budget); a
+			sub-agent's run stops there too.
 	"""
 
 	run_id: str
@@ -72,6 +86,7 @@ class CallingRun:
 	wants: Callable[[str], bool]
 	emit: Callable[[Event], Awaitable[None]]
 	on_approval_request: ApprovalHandler | None = None
+	cost_left: float | None = None
 
 
 @dataclass(slots=True)
@@ -189,6 +204,9 @@ class FunctionTool:
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``private``, ``untrusted``, ``outbound`` (see
 			`openmolt_core.taint`).
+		timeout: Seconds one call may take (None: only the run's budget bounds it). A call
+			still running then is an error result the model reads; a sync function is left to
+			its worker thread, where `cancelled` turns True.
 	"""
 
 	handle: str
@@ -198,18 +216,48 @@ class FunctionTool:
 	output_schema: dict[str, Any] | None = None
 	scopes: Sequence[str] = ()
 	labels: Sequence[str] = ()
+	timeout: float | None = None
 
 	def __post_init__(self) -> None:
+		if self.timeout is not None and (
+			not isinstance(self.timeout, int | float)
+			or isinstance(self.timeout, bool)
+			or not 0 < self.timeout < float("inf")
+		):
+			raise TypeError(
+				f"FunctionTool {self.handle!r}: timeout must be seconds > 0, got {self.timeout!r}"
+			)
+		schema: Any = self.input_schema
+		if isinstance(schema, type) and issubclass(schema, BaseModel):
+			self.input_schema = _clean(schema.model_json_schema(by_alias=True))
+			self.function = _through_model(schema, self.function)
+		elif not isinstance(schema, dict):
+			raise TypeError(
+				f"FunctionTool {self.handle!r}: input_schema must be a JSON Schema dict or a "
+				f"pydantic model class, got {type(schema).__name__}"
+			)
 		if self.labels:
 			from openmolt_core.taint import check_labels
 
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
-		"""Call the function, awaiting it when it is async."""
-		result = self.function(input, context)
-		if inspect.isawaitable(result):
-			result = await result
+		"""Call the function: awaited when async, in a worker thread when sync (`cancelled`)."""
+		if self.timeout is None:
+			result = await _call(self.function, input, context)
+		else:
+			import anyio
+
+			with anyio.move_on_after(self.timeout) as scope:
+				result = await _call(self.function, input, context)
+			if scope.cancelled_caught:
+				from openmolt_core.errors import ToolError
+
+				raise ToolError(
+					f"the tool did not finish within its {self.timeout:g} s timeout",
+					tool=self.handle,
+					retryable=True,
+				)
 		if isinstance(result, BaseModel):
 			return result.model_dump(mode="json")
 		return result
@@ -223,6 +271,7 @@ class FunctionTool:
 		description: str | None = None,
 		scopes: Sequence[str] = (),
 		labels: Sequence[str] = (),
+		timeout: float | None = None,
 	) -> FunctionTool:
 		"""A tool from a plain (sync or async) function, its schema from the signature.
 
@@ -233,14 +282,41 @@ class FunctionTool:
 			description: What the tool does (default: the docstring's first paragraph).
 			scopes: Scopes needed to see and call the tool.
 			labels: What it does with data (`openmolt_core.taint`).
+			timeout: Seconds one call may take (None: only the run's budget bounds it).
 
 		Raises:
 			TypeError: The function takes ``*args``/``**kwargs``, or a parameter's type has no
 				JSON Schema.
 		"""
 		return _from_function(
-			function, name=name, description=description, scopes=scopes, labels=labels
+			function,
+			name=name,
+			description=description,
+			scopes=scopes,
+			labels=labels,
+			timeout=timeout,
 		)
+
+
+def _through_model(model: type[BaseModel], function: ExecuteFn) -> ExecuteFn:
+	"""Validate the input with the model (defaults, coercion, validators) before ``function``.
+
+	The function still receives a dict (the validated model, dumped by alias), as in the
+	``function(input, context)`` form with a JSON Schema dict.
+	"""
+
+	async def validated(input: dict[str, Any], context: ToolContext) -> Any:
+		from pydantic import ValidationError
+
+		from openmolt_core.errors import ToolError
+
+		try:
+			parsed = model.model_validate(input)
+		except ValidationError as exc:
+			raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
+		return await _call(function, parsed.model_dump(by_alias=True), context)
+
+	return validated
 
 
 @overload
@@ -254,6 +330,7 @@ def tool(
 	description: str | None = None,
 	scopes: Sequence[str] = (),
 	labels: Sequence[str] = (),
+	timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -265,6 +342,7 @@ def tool(
 	description: str | None = None,
 	scopes: Sequence[str] = (),
 	labels: Sequence[str] = (),
+	timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
 	"""Make a tool of a plain function: ``@tool``, ``@tool(name=...)`` or ``tool(fn)``.
 
@@ -275,6 +353,7 @@ def tool(
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``@tool(labels=["untrusted"])`` for a tool that
 			returns outside content (see `openmolt_core.taint`).
+		timeout: Seconds one call may take: ``@tool(timeout=5)`` (None: only the run's budget).
 
 	Returns:
 		A `FunctionTool`, or a decorator that makes one.
@@ -284,7 +363,7 @@ def tool(
 
 	def decorate(fn: Callable[..., Any]) -> FunctionTool:
 		return FunctionTool.from_function(
-			fn, name=name, description=description, scopes=scopes, labels=labels
+			fn, name=name, description=description, scopes=scopes, labels=labels, timeout=timeout
 		)
 
 	return decorate
@@ -361,6 +440,40 @@ def _clean(schema: Any) -> Any:
 	return out
 
 
+def _is_context(annotation: Any) -> bool:
+	"""Whether a parameter receives the context: ``ToolContext``, optional or annotated."""
+	if annotation is ToolContext:
+		return True
+	origin = typing.get_origin(annotation)
+	if origin is typing.Annotated:
+		return _is_context(typing.get_args(annotation)[0])
+	if origin is typing.Union or origin is types.UnionType:
+		args = [a for a in typing.get_args(annotation) if a is not type(None)]
+		return len(args) == 1 and _is_context(args[0])
+	return False
+
+
+def _mentions_context(annotation: Any) -> bool:
+	return annotation is ToolContext or any(
+		_mentions_context(a) for a in typing.get_args(annotation)
+	)
+
+
+def _field(annotation: Any, default: Any, doc: str | None, alias: str) -> tuple[Any, Any]:
+	"""A pydantic field for one parameter: its default may be a ``Field(...)`` of its own."""
+	from pydantic import Field
+	from pydantic.fields import FieldInfo
+
+	extra: dict[str, Any] = {"alias": alias}
+	if doc:
+		extra["description"] = doc
+	if isinstance(default, FieldInfo):  # ``= Field(3, ge=1)``: its default and constraints hold
+		if default.description is not None:
+			extra.pop("description", None)
+		return typing.Annotated[annotation, default], Field(**extra)
+	return annotation, Field(default, **extra)
+
+
 def _from_function(
 	function: Callable[..., Any],
 	*,
@@ -368,31 +481,76 @@ def _from_function(
 	description: str | None,
 	scopes: Sequence[str],
 	labels: Sequence[str] = (),
+	timeout: float | None = None,
 ) -> FunctionTool:
-	from pydantic import ConfigDict, Field, TypeAdapter, create_model
+	from pydantic import ConfigDict, TypeAdapter, create_model
 
-	handle = name or getattr(function, "__name__", "")
+	# What carries the name, docstring and hints: a partial's function, a callable's __call__.
+	target: Any = function
+	while isinstance(target, functools.partial):
+		target = target.func
+	inner: Any = target
+	if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
+		call_method = getattr(type(target), "__call__", None)  # noqa: B004 - the class's method
+		if inspect.isfunction(call_method):
+			inner = call_method
+	default_name = type(target).__name__ if inner is not target else getattr(target, "__name__", "")
+	handle = name or default_name
 	if not handle or handle == "<lambda>":
 		raise TypeError("a tool made from a lambda needs a name: tool(name='...')(fn)")
-	summary, param_docs = _docstring(function.__doc__ or "")
+	doc = inner.__doc__ or (type(target).__doc__ if inner is not target else None)
+	summary, param_docs = _docstring(doc or "")
 	try:
-		hints = typing.get_type_hints(function, include_extras=True)
+		hints = typing.get_type_hints(inner, include_extras=True)
 	except Exception as exc:
 		raise TypeError(f"tool {handle!r}: its type hints cannot be read: {exc}") from exc
+	try:
+		params = list(inspect.signature(function).parameters.values())
+	except (TypeError, ValueError) as exc:
+		raise TypeError(f"tool {handle!r}: its signature cannot be read: {exc}") from exc
 	context_param: str | None = None
 	fields: dict[str, Any] = {}
-	for param in inspect.signature(function).parameters.values():
+	# Parameters become fields under safe names (``p0``...) with the parameter's name as alias, so
+	# a parameter named ``model_config``, ``json`` or ``_private`` is input like any other.
+	# (field, parameter, positional-only) in signature order; the context's field is None
+	slots: list[tuple[str | None, str, bool]] = []
+	for param in params:
 		if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-			raise TypeError(f"tool {handle!r}: *args and **kwargs cannot be tool input")
+			star = "*" if param.kind is param.VAR_POSITIONAL else "**"
+			raise TypeError(
+				f"tool {handle!r}: parameter {star}{param.name}: *args and **kwargs cannot be tool "
+				"input (the model sends named fields); name each parameter, or take one "
+				"parameter typed with a pydantic model"
+			)
 		annotation = hints.get(param.name, Any)
-		if annotation is ToolContext:
+		if _is_context(annotation):
+			if context_param is not None:
+				raise TypeError(
+					f"tool {handle!r}: parameters {context_param!r} and {param.name!r} both take "
+					"the ToolContext; keep one"
+				)
 			context_param = param.name
+			slots.append((None, param.name, param.kind is param.POSITIONAL_ONLY))
 			continue
+		if _mentions_context(annotation):
+			raise TypeError(
+				f"tool {handle!r}: parameter {param.name!r}: a ToolContext is given as the whole "
+				"parameter (ToolContext, ToolContext | None); it cannot be part of other input"
+			)
+		key = f"p{len(fields)}"
 		default = ... if param.default is param.empty else param.default
-		fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
-	model = create_model(f"{handle}_input", __config__=ConfigDict(extra="forbid"), **fields)
+		fields[key] = _field(annotation, default, param_docs.get(param.name), param.name)
+		slots.append((key, param.name, param.kind is param.POSITIONAL_ONLY))
 	try:
-		schema = _clean(model.model_json_schema())
+		model = create_model(
+			f"{handle}_input",
+			# Unknown keys are refused at the top level only (below), as pydantic-ai and the
+			# OpenAI Agents SDK do: a forbid here would reach nested dataclasses and TypedDicts.
+			__config__=ConfigDict(populate_by_name=False),
+			**fields,
+		)
+		schema = _clean(model.model_json_schema(by_alias=True))
+		schema["additionalProperties"] = False
 	except Exception as exc:
 		raise TypeError(f"tool {handle!r}: its parameters have no JSON Schema: {exc}") from exc
 	returns = hints.get("return")
@@ -402,30 +560,30 @@ def _from_function(
 			output_schema = _clean(TypeAdapter(returns).json_schema())
 		except Exception:
 			output_schema = None  # a guide only: a return type without a schema is fine
-	names = list(fields)
-	is_async = inspect.iscoroutinefunction(function)
+
+	known = {name for key, name, _ in slots if key is not None}
 
 	async def call(input: dict[str, Any], context: ToolContext) -> Any:
 		from pydantic import ValidationError
 
 		from openmolt_core.errors import ToolError
 
+		unknown = sorted(set(input) - known)
+		if unknown:
+			raise ToolError(f"invalid input: unknown field(s) {unknown}; allowed: {sorted(known)}")
 		try:
 			parsed = model.model_validate(input)
 		except ValidationError as exc:
 			raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
-		kwargs = {n: getattr(parsed, n) for n in names}
-		if context_param is not None:
-			kwargs[context_param] = context
-		if is_async:
-			result = await function(**kwargs)
-		else:
-			import anyio
-
-			result = await anyio.to_thread.run_sync(functools.partial(function, **kwargs))
-			if inspect.isawaitable(result):
-				result = await result
-		return result
+		args: list[Any] = []
+		kwargs: dict[str, Any] = {}
+		for key, name, positional in slots:
+			value = context if key is None else getattr(parsed, key)
+			if positional:
+				args.append(value)
+			else:
+				kwargs[name] = value
+		return _jsonable(await _call(function, *args, **kwargs))
 
 	return FunctionTool(
 		handle=handle,
@@ -435,4 +593,17 @@ def _from_function(
 		output_schema=output_schema,
 		scopes=tuple(scopes),
 		labels=tuple(labels),
+		timeout=timeout,
 	)
+
+
+def _jsonable(value: Any) -> Any:
+	"""A function's result as JSON values (models, dataclasses, dates...); as is when it fails."""
+	if value is None or isinstance(value, str | int | float | bool):
+		return value
+	from pydantic_core import to_jsonable_python
+
+	try:
+		return to_jsonable_python(value)
+	except Exception:
+		return value

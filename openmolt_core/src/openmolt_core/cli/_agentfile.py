@@ -132,7 +132,7 @@ class AgentFile(_Model):
 	)
 	config: AgentConfig | None = Field(
 		default=None,
-		description="Instance settings this agent overrides: maxSteps, maxTokens, timeout, "
+		description="Instance settings this agent overrides: maxSteps, maxTokens, timeout, maxCost, "
 		"verbose, the caps (maxReplyChars, maxResultChars...) and maxResultCharsPerTool.",
 	)
 	integrations: list[str | IntegrationEntry] | dict[str, dict[str, Any]] = Field(
@@ -146,6 +146,9 @@ class AgentFile(_Model):
 	max_steps: int | None = Field(default=None, ge=1)
 	max_tokens: int | None = Field(default=None, ge=1)
 	timeout: float | None = Field(default=None, gt=0, description="Seconds per run.")
+	max_cost: float | None = Field(
+		default=None, gt=0, allow_inf_nan=False, description="US dollars per run (model calls)."
+	)
 	human_input: bool = Field(
 		default=True,
 		description="Let the agent ask on the terminal (non-interactive runs end instead).",

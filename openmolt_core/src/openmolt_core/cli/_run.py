@@ -342,6 +342,7 @@ def _build_json(
 		max_steps=spec.max_steps,
 		max_tokens=spec.max_tokens,
 		timeout=spec.timeout,
+		max_cost=spec.max_cost,
 		skills=_skill_entries(path, spec.skills),
 		tools=tools or (),
 	)

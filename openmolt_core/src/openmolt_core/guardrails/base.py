@@ -41,11 +41,11 @@ is checked again when the run resumes, and the decision is bound to the input th
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from openmolt_core._sync import call as call_app
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -289,9 +289,8 @@ class Guardrail:
 		if _is_agent(self.check):
 			return await self._ask_agent(check, fails)
 		try:
-			answer = self.check(check)  # type: ignore[operator]  # a function: checked above
-			if inspect.isawaitable(answer):
-				answer = await answer
+			# A sync function runs in a worker thread, so a budget running out interrupts it.
+			answer = await call_app(self.check, check)  # type: ignore[arg-type]  # a function: checked above
 		except Exception as exc:
 			return Verdict(fails, f"the guardrail failed ({type(exc).__name__}: {exc})"), None
 		if answer is None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import inspect
 import logging
 import re
 from collections.abc import Callable, Generator, Mapping
@@ -30,6 +29,7 @@ import anyio
 import httpx
 from pydantic import ConfigDict, Field, ValidationError
 
+from openmolt_core._sync import call as call_app
 from openmolt_core.errors import ConfigurationError, IntegrationError, ToolError
 from openmolt_core.integrations._encode import set_query
 from openmolt_core.integrations._headers import check_header
@@ -433,9 +433,7 @@ class OAuth2Auth(httpx.Auth):
 		callbacks = [self.on_token_refresh, *self._listeners]
 		for callback in (c for c in callbacks if c is not None):
 			try:
-				outcome = callback(dict(new))
-				if inspect.isawaitable(outcome):
-					await outcome
+				await call_app(callback, dict(new))  # sync: in a worker thread
 			except Exception:
 				log.warning("%s: on_token_refresh failed; the new token is used anyway", self.iid)
 

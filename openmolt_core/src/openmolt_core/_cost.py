@@ -1,0 +1,145 @@
+"""The cost budget (``max_cost``, USD): model prices, the cost of a call, the next call's estimate.
+
+Prices come from the provider: a provider that knows them has ``price(model)`` returning
+``(input, cached input, output, cache write)`` in USD per million tokens (the providers of
+``openmolt-providers`` read the genai-prices table; `openmolt_core.testing.ScriptedModel` takes
+``price=``). A call's cost is the provider's own ``usage.cost_usd`` when it reports one, else
+computed here from that price. The next call is expected to cost its request's size (characters
+/ 4, the compaction estimate) at the input price plus the model's ``max_output_tokens`` (or
+`ASSUMED_OUTPUT_TOKENS` when unset) at the output price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from openmolt_core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import Usage
+
+__all__ = [
+	"ASSUMED_OUTPUT_TOKENS",
+	"Model",
+	"OtherModel",
+	"Price",
+	"call_cost",
+	"check_prices",
+	"estimate",
+	"price_call",
+	"price_of",
+	"usd",
+]
+
+Price = tuple[float, float, float, float | None]
+"""USD per million tokens: input, cached input, output, cache write (None: the input price)."""
+
+ASSUMED_OUTPUT_TOKENS = 4_096
+"""Output tokens a call is expected to use when ``model_config.max_output_tokens`` is unset."""
+
+
+class Model(Protocol):
+	"""A model the price check reads: a `openmolt_core.fallback.ModelSlot` or an `OtherModel`."""
+
+	@property
+	def id(self) -> str:
+		"""``provider:model``, for messages."""
+		...
+
+	@property
+	def model(self) -> str:
+		"""The model name the provider is asked for."""
+		...
+
+	def provider(self) -> Any:
+		"""The provider."""
+		...
+
+
+@dataclass(frozen=True, slots=True)
+class OtherModel:
+	"""A model outside the agent's chain (its compaction model), for the price check.
+
+	Args:
+		client: The provider.
+		model: The model name.
+	"""
+
+	client: Any
+	model: str
+
+	@property
+	def id(self) -> str:
+		"""``provider:model``."""
+		return f"{getattr(self.client, 'name', 'custom')}:{self.model}"
+
+	def provider(self) -> Any:
+		"""The provider."""
+		return self.client
+
+
+def usd(amount: float) -> str:
+	"""An amount of dollars for a message: ``0.06``, ``0.00006``, ``1.5`` (six decimals at most)."""
+	text = f"{amount:.6f}".rstrip("0").rstrip(".")
+	return text if text not in ("", "-0") else "0"
+
+
+def price_of(provider: Any, model: str) -> Price | None:
+	"""The provider's price of a model, or None when it has none."""
+	price = getattr(provider, "price", None)
+	if not callable(price):
+		return None
+	value = price(model)
+	if value is None:
+		return None
+	inp, cached, out, *rest = value
+	return (float(inp), float(cached), float(out), rest[0] if rest else None)
+
+
+def call_cost(price: Price, usage: Usage) -> float:
+	"""The cost of one call in USD, from its usage at ``price``."""
+	inp, cached, out, _ = price
+	fresh = max(usage.input_tokens - usage.cached_tokens, 0)
+	return round((fresh * inp + usage.cached_tokens * cached + usage.output_tokens * out) / 1e6, 10)
+
+
+def price_call(provider: Any, model: str, usage: Usage) -> None:
+	"""Set ``usage.cost_usd`` from the model's price when the provider did not report a cost."""
+	if usage.cost_usd is None:
+		price = price_of(provider, model)
+		if price is not None:
+			usage.cost_usd = call_cost(price, usage)
+
+
+def estimate(price: Price, input_tokens: int, output_tokens: int | None) -> float:
+	"""What the next call is expected to cost: its request at the input price, its most output.
+
+	Args:
+		price: The model's price.
+		input_tokens: The request's estimated size in tokens.
+		output_tokens: The model's ``max_output_tokens`` (None: `ASSUMED_OUTPUT_TOKENS`).
+	"""
+	inp, _, out, _ = price
+	return (input_tokens * inp + (output_tokens or ASSUMED_OUTPUT_TOKENS) * out) / 1e6
+
+
+def check_prices(name: str, slots: Iterable[Model], label: str) -> None:
+	"""Refuse a cost budget for an agent whose models have no known price.
+
+	Args:
+		name: The agent's name.
+		slots: Its models (primary and fallbacks).
+		label: Where the budget was set, for the message.
+
+	Raises:
+		ConfigurationError: A model's price is unknown: its cost would count as zero.
+	"""
+	for slot in slots:
+		if price_of(slot.provider(), slot.model) is None:
+			raise ConfigurationError(
+				f"{label}: the price of {slot.id!r} (agent {name!r}) is unknown, so max_cost "
+				"cannot be enforced: use a model the provider has a price for, give a provider "
+				"object with a price(model) method, or leave max_cost out"
+			)
