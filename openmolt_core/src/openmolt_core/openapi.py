@@ -31,16 +31,16 @@ YAML documents need PyYAML (``pip install pyyaml``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from openmolt_core._openapi_load import load_document
+from openmolt_core._openapi_write import to_json, to_module
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.model import (
 	ApiSetup,
-	AuthCredential,
 	BasicCredential,
 	BearerCredential,
 	Credential,
@@ -91,7 +91,7 @@ _KEEP = (
 	"default",
 )
 _JSON = re.compile(r"^application/(.+\+)?json\b|^\*/\*$", re.IGNORECASE)
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LIQUID_WORDS = {
 	"and", "or", "not", "contains", "in", "empty", "blank", "nil", "null", "true", "false",
 	"limit", "offset", "reversed", "with", "as", "for", "if", "else", "endif", "cols",
@@ -102,60 +102,14 @@ _SKIP_HEADERS = {"authorization", "content-type", "accept", "content-length"}
 # reading ------------------------------------------------------------------------------------
 
 
-def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
-	"""Read an OpenAPI document: a dict, or a JSON or YAML file.
-
-	Raises:
-		ConfigurationError: The file cannot be read or parsed, or it is not OpenAPI 3.
-	"""
-	if isinstance(source, Mapping):
-		document = dict(source)
-	else:
-		path = Path(source)
-		try:
-			text = path.read_text(encoding="utf-8")
-		except OSError as exc:
-			raise ConfigurationError(
-				f"{path}: cannot read the OpenAPI document: {exc.strerror}"
-			) from None
-		if path.suffix.lower() in (".yaml", ".yml"):
-			try:
-				import yaml  # type: ignore[import-untyped, unused-ignore]  # optional
-			except ImportError:
-				raise ConfigurationError(
-					f"{path}: reading YAML needs PyYAML; run: pip install pyyaml (or convert the "
-					"document to JSON)"
-				) from None
-			try:
-				document = yaml.safe_load(text)
-			except yaml.YAMLError as exc:
-				raise ConfigurationError(f"{path}: invalid YAML: {exc}") from None
-		else:
-			try:
-				document = json.loads(text)
-			except json.JSONDecodeError as exc:
-				raise ConfigurationError(
-					f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (YAML files must end in .yaml)"
-				) from None
-	if not isinstance(document, dict):
-		raise ConfigurationError("an OpenAPI document is a JSON object")
-	version = str(document.get("openapi", ""))
-	if not version.startswith("3."):
-		found = f"swagger {document['swagger']}" if "swagger" in document else repr(version or None)
-		raise ConfigurationError(
-			f"only OpenAPI 3.x documents are supported, this one is {found}; convert it first "
-			"(for Swagger 2.0: swagger2openapi)"
-		)
-	return document
-
-
 # text ---------------------------------------------------------------------------------------
 
 
 def _short(raw: Any, limit: int) -> str:
 	if not isinstance(raw, str):
 		return ""
-	text: str = raw
+	# Only the start can survive the cut; bounding it first keeps the regexes linear in `limit`.
+	text: str = raw[: limit * 20]
 	text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # Markdown links and images
 	text = re.sub(r"<[^>]+>", " ", text)  # HTML tags
 	text = re.sub(r"[*_`]{1,3}", "", text)
@@ -180,7 +134,11 @@ def _camel(text: str) -> str:
 
 
 def _field_name(name: str, taken: set[str]) -> str:
-	key = name if _IDENT.match(name) else re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "value"
+	key = (
+		name
+		if _IDENT.fullmatch(name)
+		else re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "value"
+	)
 	if key[0].isdigit():
 		key = f"p{key}"
 	while key in taken:
@@ -734,93 +692,3 @@ def from_openapi(
 		)
 	except ValueError as exc:
 		raise ConfigurationError(f"the imported integration is invalid: {exc}") from None
-
-
-# writing ------------------------------------------------------------------------------------
-
-
-def to_json(integration: Integration) -> str:
-	"""The integration as the JSON ``register_integration`` accepts (camelCase keys)."""
-	data = integration.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-	return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _literal(value: Any, level: int) -> str:
-	pad, inner = "\t" * level, "\t" * (level + 1)
-	if isinstance(value, (ApiSetup, *_CREDENTIALS, HttpTool)):
-		fields = value.model_dump(exclude_defaults=True)
-		if not fields:
-			return f"{type(value).__name__}()"
-		body = "".join(f"{inner}{k}={_literal(v, level + 1)},\n" for k, v in fields.items())
-		return f"{type(value).__name__}(\n{body}{pad})"
-	if isinstance(value, dict):
-		if not value:
-			return "{}"
-		body = "".join(
-			f"{inner}{json.dumps(k, ensure_ascii=False)}: {_literal(v, level + 1)},\n"
-			for k, v in value.items()
-		)
-		return f"{{\n{body}{pad}}}"
-	if isinstance(value, (list, tuple)):
-		if not value:
-			return "[]"
-		if all(isinstance(v, str) for v in value) and sum(len(v) + 4 for v in value) < 80:
-			return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
-		body = "".join(f"{inner}{_literal(v, level + 1)},\n" for v in value)
-		return f"[\n{body}{pad}]"
-	if isinstance(value, str):
-		return json.dumps(value, ensure_ascii=False)
-	return repr(value)
-
-
-_CREDENTIALS = (
-	AuthCredential,
-	BasicCredential,
-	BearerCredential,
-	CustomCredential,
-	OAuth2Credential,
-)
-
-
-def _imports(integration: Integration) -> list[str]:
-	kinds = {type(cred).__name__ for cred in integration.credential_setup}
-	return sorted({"ApiSetup", "HttpTool", "Integration", *kinds})
-
-
-def to_module(integration: Integration, *, source: str = "") -> str:
-	"""The integration as a Python module a person can read and edit (tabs, one tool per block).
-
-	The module defines ``INTEGRATION`` and the ``register_integrations`` hook, so it works as a
-	plugin (an ``openmolt.integrations`` entry point) or with ``om.register_integration``.
-
-	Args:
-		integration: The integration (from `from_openapi`).
-		source: The document's file name, for the module docstring.
-	"""
-	header = (
-		f'"""{integration.name}{f" {integration.api_version}" if integration.api_version else ""}, '
-		f"imported from {source or 'an OpenAPI document'} by `openmolt import-openapi`.\n\n"
-		"Every tool is plain data: edit the descriptions, drop the tools you do not need, and\n"
-		"register it with `om.register_integration(INTEGRATION.id, INTEGRATION)`.\n"
-		'"""\n\n'
-		"from __future__ import annotations\n\n"
-		"from typing import Any\n\n"
-		"from openmolt_core import hookimpl\n"
-		f"from openmolt_core.integrations import {', '.join(_imports(integration))}\n\n"
-	)
-	fields = integration.model_dump(
-		exclude_defaults=True, exclude={"tools", "credential_setup", "api_setup"}
-	)
-	lines = [f"\t{k}={_literal(v, 1)},\n" for k, v in fields.items()]
-	lines.append(f"\tapi_setup={_literal(integration.api_setup, 1)},\n")
-	if integration.credential_setup:
-		lines.append(f"\tcredential_setup={_literal(list(integration.credential_setup), 1)},\n")
-	lines.append(f"\ttools={_literal(list(integration.tools), 1)},\n")
-	body = "INTEGRATION = Integration(\n" + "".join(lines) + ")\n"
-	hook = (
-		"\n\n@hookimpl\n"
-		"def register_integrations(register: Any) -> None:\n"
-		'\t"""Register the integration (when this module is an entry point)."""\n'
-		"\tregister(INTEGRATION)\n"
-	)
-	return header + body + hook

@@ -1,0 +1,217 @@
+r"""Reading an OpenAPI document within bounds: JSON values only, bounded depth and size.
+
+A document is someone else's text. Reading it must end, in little memory, with JSON values or a
+`ConfigurationError` that names the place:
+
+- YAML is composed first and its aliases counted as they would expand: a document whose values
+  expand past `MAX_NODES` (the "billion laughs" alias bomb) is refused before anything is built;
+- nesting deeper than `MAX_NESTING` is refused (JSON, YAML and dicts alike), and so is a dict
+  that contains itself;
+- what YAML reads beyond JSON becomes JSON: dates become ISO strings, numeric or boolean keys
+  (``200:``) become strings; binary values, sets, NaN and infinities are refused; a lone UTF-16
+  surrogate (``"\ud800"`` in JSON) becomes U+FFFD.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from openmolt_core.errors import ConfigurationError
+
+__all__ = ["MAX_NESTING", "MAX_NODES", "load_document", "pointer"]
+
+MAX_NESTING = 200
+"""Containers nested deeper than this in a document are refused."""
+
+MAX_NODES = 5_000_000
+"""Values a document may hold once YAML aliases are expanded (GitHub's REST API has ~1.3M)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def pointer(parts: tuple[str | int, ...]) -> str:
+	"""A JSON pointer (``#/paths/~1pets/get``) for a place in the document.
+
+	Args:
+		parts: The keys and indexes from the root.
+	"""
+	return "#/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _too_deep(parts: tuple[str | int, ...]) -> ConfigurationError:
+	return ConfigurationError(
+		f"{pointer(parts[:12])}...: the document nests deeper than {MAX_NESTING} levels (or "
+		"contains itself); flatten it"
+	)
+
+
+class _Walk:
+	"""What one conversion has seen: the containers above the current one, and a count."""
+
+	__slots__ = ("ancestors", "count")
+
+	def __init__(self) -> None:
+		self.ancestors: set[int] = set()
+		self.count = 0
+
+
+def _plain(value: Any, parts: tuple[str | int, ...], walk: _Walk) -> Any:
+	"""The value as JSON types, refusing what JSON cannot hold (see the module docstring)."""
+	walk.count += 1
+	if walk.count > MAX_NODES:
+		raise ConfigurationError(
+			f"{pointer(parts[:12])}: the document holds more than {MAX_NODES:,} values; import "
+			"a part of it"
+		)
+	if isinstance(value, str):
+		return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+	if value is None or isinstance(value, (bool, int)):
+		return value
+	if isinstance(value, float):
+		if not math.isfinite(value):
+			raise ConfigurationError(
+				f"{pointer(parts)}: {value} is not a JSON number; write it as a string"
+			)
+		return value
+	if isinstance(value, (datetime.date, datetime.datetime)):
+		return value.isoformat()
+	if isinstance(value, Mapping) or isinstance(value, (list, tuple)):
+		if len(parts) >= MAX_NESTING or id(value) in walk.ancestors:
+			raise _too_deep(parts)
+		walk.ancestors.add(id(value))
+		try:
+			if isinstance(value, Mapping):
+				out: dict[str, Any] = {}
+				for key, item in value.items():
+					name = _key(key, parts)
+					out[name] = _plain(item, (*parts, name), walk)
+				return out
+			return [_plain(item, (*parts, i), walk) for i, item in enumerate(value)]
+		finally:
+			walk.ancestors.discard(id(value))
+	raise ConfigurationError(
+		f"{pointer(parts)}: a {type(value).__name__} value is not JSON (YAML tags such as "
+		"!!binary and !!set are not read); write it as a string"
+	)
+
+
+def _key(key: Any, parts: tuple[str | int, ...]) -> str:
+	if isinstance(key, str):
+		return _SURROGATE.sub("\ufffd", key)
+	if isinstance(key, bool):
+		return "true" if key else "false"
+	if key is None or isinstance(key, (int, float, datetime.date)):
+		return "null" if key is None else str(key)
+	raise ConfigurationError(f"{pointer(parts)}: a {type(key).__name__} key is not JSON")
+
+
+def _yaml(text: str, path: Path) -> Any:
+	try:
+		import yaml  # type: ignore[import-untyped, unused-ignore]  # optional
+	except ImportError:
+		raise ConfigurationError(
+			f"{path}: reading YAML needs PyYAML; run: pip install pyyaml (or convert the "
+			"document to JSON)"
+		) from None
+	loader = yaml.SafeLoader(text)
+	try:
+		node = loader.get_single_node()
+		if node is None:
+			return None
+		_expanded_size(node, path)
+		return loader.construct_document(node)
+	except yaml.YAMLError as exc:
+		raise ConfigurationError(f"{path}: invalid YAML: {exc}") from None
+	finally:
+		loader.dispose()
+
+
+def _expanded_size(root: Any, path: Path) -> int:
+	"""The values a composed YAML tree holds once its aliases are expanded, without expanding."""
+	sizes: dict[int, int] = {}
+	stack: list[tuple[Any, bool]] = [(root, False)]
+	while stack:
+		node, done = stack.pop()
+		if id(node) in sizes:
+			continue
+		children = _children(node)
+		if done:
+			sizes[id(node)] = 1 + sum(sizes.get(id(c), 0) for c in children)
+			if sizes[id(node)] > MAX_NODES:
+				mark = node.start_mark
+				raise ConfigurationError(
+					f"{path}:{mark.line + 1}: the YAML aliases here expand to more than "
+					f"{MAX_NODES:,} values (an alias bomb?); write the values out or use $ref"
+				)
+			continue
+		if len(stack) > MAX_NODES:
+			raise ConfigurationError(f"{path}: the YAML document is too large")
+		stack.append((node, True))
+		stack.extend((c, False) for c in children if id(c) not in sizes)
+	return sizes[id(root)]
+
+
+def _children(node: Any) -> list[Any]:
+	value = node.value
+	if not isinstance(value, list):
+		return []
+	out: list[Any] = []
+	for item in value:
+		if isinstance(item, tuple):
+			out.extend(item)
+		else:
+			out.append(item)
+	return out
+
+
+def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+	"""Read an OpenAPI document: a dict, or a JSON or YAML file, as JSON values.
+
+	Raises:
+		ConfigurationError: The file cannot be read or parsed, it nests too deeply or expands
+			too far, or it is not OpenAPI 3.
+	"""
+	if isinstance(source, Mapping):
+		raw: Any = source
+	else:
+		path = Path(source)
+		try:
+			text = path.read_text(encoding="utf-8")
+		except OSError as exc:
+			raise ConfigurationError(
+				f"{path}: cannot read the OpenAPI document: {exc.strerror}"
+			) from None
+		except UnicodeDecodeError as exc:
+			raise ConfigurationError(f"{path}: not UTF-8 text ({exc.reason})") from None
+		try:
+			if path.suffix.lower() in (".yaml", ".yml"):
+				raw = _yaml(text, path)
+			else:
+				try:
+					raw = json.loads(text)
+				except json.JSONDecodeError as exc:
+					raise ConfigurationError(
+						f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (YAML files must end in "
+						".yaml)"
+					) from None
+		except RecursionError:
+			raise ConfigurationError(
+				f"{path}: the document nests deeper than the parser can read; flatten it"
+			) from None
+	if not isinstance(raw, Mapping):
+		raise ConfigurationError("an OpenAPI document is a JSON object")
+	document: dict[str, Any] = _plain(raw, (), _Walk())
+	version = str(document.get("openapi", ""))
+	if not version.startswith("3."):
+		found = f"swagger {document['swagger']}" if "swagger" in document else repr(version or None)
+		raise ConfigurationError(
+			f"only OpenAPI 3.x documents are supported, this one is {found}; convert it first "
+			"(for Swagger 2.0: swagger2openapi)"
+		)
+	return document
