@@ -36,9 +36,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from openmolt_core._openapi_load import load_document
+from openmolt_core._openapi_load import load_document, pointer
+from openmolt_core._openapi_urls import check_url, no_liquid, server_url
 from openmolt_core._openapi_write import to_json, to_module
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
 from openmolt_core.integrations.model import (
 	ApiSetup,
 	BasicCredential,
@@ -49,11 +51,15 @@ from openmolt_core.integrations.model import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.taint import Label, check_labels
 
 __all__ = [
 	"MAX_DEPTH",
 	"MAX_DESCRIPTION_CHARS",
+	"MAX_SCHEMA_NESTING",
+	"MAX_SCHEMA_PARTS",
 	"MAX_VARIANTS",
+	"default_labels",
 	"from_openapi",
 	"load_document",
 	"to_json",
@@ -65,6 +71,15 @@ MAX_DEPTH = 6
 
 MAX_VARIANTS = 8
 """``anyOf`` branches kept (OpenAI's strict mode and Gemini accept a handful)."""
+
+MAX_SCHEMA_NESTING = 64
+"""Schemas entered inside one another (``$ref`` chains, ``allOf``/``anyOf``/``oneOf`` nesting,
+properties) before a schema is refused as too deep."""
+
+MAX_SCHEMA_PARTS = 10_000
+"""Schemas one operation's input may expand to (a diamond of ``allOf``s doubles at each level);
+a whole document, a hundred times that. GitHub's largest operation takes 125, all 1,223 of them
+6,530."""
 
 MAX_DESCRIPTION_CHARS = 300
 """A tool description is cut to this many characters; field descriptions to half of it."""
@@ -158,22 +173,36 @@ def _ref(key: str) -> str:
 
 
 class _Schemas:
-	"""Resolves ``$ref``s and rewrites schemas within the providers' limits."""
+	"""Resolves ``$ref``s and rewrites schemas within the providers' limits.
+
+	Every schema is converted with the place it sits in the document (a JSON pointer, or the
+	``$ref`` it was reached through), so a schema that nests too deeply (`MAX_SCHEMA_NESTING`)
+	or expands too far (`MAX_SCHEMA_PARTS` per operation) is refused with its place named.
+	"""
 
 	def __init__(self, document: Mapping[str, Any]) -> None:
 		self.document = document
+		self.parts = 0
+		self.total = 0
 
-	def resolve(self, ref: str) -> Any:
+	def resolve(self, ref: Any) -> Any:
+		if not isinstance(ref, str):
+			raise ConfigurationError(f"a $ref must be a string, got {type(ref).__name__}")
 		if not ref.startswith("#/"):
 			raise ConfigurationError(
-				f"external reference {ref!r}: bundle the document into one file first "
+				f"external reference {ref[:200]!r}: bundle the document into one file first "
 				"(for example with `redocly bundle`)"
 			)
 		node: Any = self.document
 		for part in ref[2:].split("/"):
 			part = part.replace("~1", "/").replace("~0", "~")
+			if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+				node = node[int(part)]
+				continue
 			if not isinstance(node, Mapping) or part not in node:
-				raise ConfigurationError(f"reference {ref!r} points to nothing in the document")
+				raise ConfigurationError(
+					f"reference {ref[:200]!r} points to nothing in the document"
+				)
 			node = node[part]
 		return node
 
@@ -184,39 +213,83 @@ class _Schemas:
 			ref = value["$ref"]
 			if ref in seen:
 				raise ConfigurationError(f"reference {ref!r} refers to itself")
+			if len(seen) >= MAX_SCHEMA_NESTING:
+				raise ConfigurationError(
+					f"{ref}: a chain of more than {MAX_SCHEMA_NESTING} $refs; point to the "
+					"target directly"
+				)
 			seen.add(ref)
 			value = self.resolve(ref)
 		return value
 
 	def convert(
-		self, schema: Any, *, request: bool, depth: int = 0, stack: tuple[str, ...] = ()
+		self,
+		schema: Any,
+		*,
+		request: bool,
+		depth: int = 0,
+		stack: tuple[str, ...] = (),
+		where: str = "#",
+		level: int = 0,
 	) -> dict[str, Any]:
+		"""The schema as the providers take it (see the module docstring).
+
+		Args:
+			schema: The schema.
+			request: It describes a request (read-only fields are left out).
+			depth: Object nesting so far (deeper than `MAX_DEPTH` becomes a free-form object).
+			stack: The ``$ref``s followed to get here (a cycle becomes a free-form object).
+			where: The schema's place in the document, for errors.
+			level: Schemas entered to get here ($ref, allOf, anyOf, properties...).
+
+		Raises:
+			ConfigurationError: The schema nests deeper than `MAX_SCHEMA_NESTING` or the
+				schemas expand past `MAX_SCHEMA_PARTS`; the message names the place.
+		"""
+		self.parts += 1
+		self.total += 1
+		if self.parts > MAX_SCHEMA_PARTS or self.total > 100 * MAX_SCHEMA_PARTS:
+			whose = "this operation's" if self.parts > MAX_SCHEMA_PARTS else "the document's"
+			raise ConfigurationError(
+				f"{where}: {whose} schemas expand to too many parts (the same allOf/anyOf/$ref "
+				"reached again and again); simplify them or import fewer operations"
+			)
+		if level > MAX_SCHEMA_NESTING:
+			raise ConfigurationError(
+				f"{where}: schemas nest deeper than {MAX_SCHEMA_NESTING} levels ($ref chains, "
+				"allOf/anyOf/oneOf inside each other); flatten the schema here"
+			)
 		if schema is True or not isinstance(schema, Mapping):
 			return {}
+		nested = {"request": request, "stack": stack, "level": level + 1}
 		if "$ref" in schema:
 			ref = schema["$ref"]
 			if ref in stack or depth > MAX_DEPTH:
 				return {"type": "object", "description": "(nested value; any object)"}
 			extra = {k: v for k, v in schema.items() if k in ("description", "nullable")}
 			target = self.resolve(ref)
-			return self.convert({**target, **extra} if isinstance(target, Mapping) else target,
-				request=request, depth=depth, stack=(*stack, ref))  # fmt: skip
+			return self.convert(
+				{**target, **extra} if isinstance(target, Mapping) else target,
+				request=request,
+				depth=depth,
+				stack=(*stack, ref),
+				where=ref,
+				level=level + 1,
+			)
 		if schema.get("allOf"):
 			merged: dict[str, Any] = {}
-			for part in schema["allOf"]:
-				converted = self.convert(part, request=request, depth=depth, stack=stack)
+			for i, part in enumerate(_items(schema["allOf"], f"{where}/allOf")):
+				converted = self.convert(part, depth=depth, where=f"{where}/allOf/{i}", **nested)
 				merged = _merge(merged, converted)
 			rest = {k: v for k, v in schema.items() if k != "allOf"}
 			if rest:
-				merged = _merge(
-					merged, self.convert(rest, request=request, depth=depth, stack=stack)
-				)
+				merged = _merge(merged, self.convert(rest, depth=depth, where=where, **nested))
 			return merged
 		for key in ("oneOf", "anyOf"):
 			if schema.get(key):
 				variants = [
-					self.convert(v, request=request, depth=depth + 1, stack=stack)
-					for v in schema[key][:MAX_VARIANTS]
+					self.convert(v, depth=depth + 1, where=f"{where}/{key}/{i}", **nested)
+					for i, v in enumerate(_items(schema[key], f"{where}/{key}")[:MAX_VARIANTS])
 				]
 				variants = [v for i, v in enumerate(variants) if v not in variants[:i]]
 				out: dict[str, Any] = variants[0] if len(variants) == 1 else {"anyOf": variants}
@@ -247,7 +320,10 @@ class _Schemas:
 					{"type": "object", **({"description": described} if described else {})}, schema
 				)
 			props: dict[str, Any] = {}
-			for name, sub in (schema.get("properties") or {}).items():
+			properties = schema.get("properties") or {}
+			if not isinstance(properties, Mapping):
+				raise ConfigurationError(f"{where}/properties: must be an object of schemas")
+			for name, sub in properties.items():
 				target = (
 					self.deref(sub)
 					if isinstance(sub, Mapping) and "$ref" in sub and len(stack) <= MAX_DEPTH
@@ -255,24 +331,26 @@ class _Schemas:
 				)
 				if request and isinstance(target, Mapping) and target.get("readOnly"):
 					continue
-				props[name] = self.convert(sub, request=request, depth=depth + 1, stack=stack)
+				props[name] = self.convert(
+					sub, depth=depth + 1, where=f"{where}/properties/{_segment(name)}", **nested
+				)
 			out.setdefault("type", "object")
 			if props:
 				out["properties"] = props
-			required = [r for r in schema.get("required") or () if r in props]
+			required = [r for r in _items(schema.get("required") or [], where) if r in props]
 			if required:
 				out["required"] = required
 			more = schema.get("additionalProperties")
 			if isinstance(more, Mapping):
 				out["additionalProperties"] = self.convert(
-					more, request=request, depth=depth + 1, stack=stack
+					more, depth=depth + 1, where=f"{where}/additionalProperties", **nested
 				)
 			elif isinstance(more, bool):
 				out["additionalProperties"] = more
 		elif kind == "array" or "items" in schema:
 			out.setdefault("type", "array")
 			out["items"] = self.convert(
-				schema.get("items"), request=request, depth=depth + 1, stack=stack
+				schema.get("items"), depth=depth + 1, where=f"{where}/items", **nested
 			)
 		if request and out.get("format") == "binary":
 			out = {
@@ -280,6 +358,17 @@ class _Schemas:
 				"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
 			}
 		return _nullable(out, schema)
+
+
+def _items(value: Any, where: str) -> list[Any]:
+	if not isinstance(value, list):
+		raise ConfigurationError(f"{where}: must be a list, got {type(value).__name__}")
+	return value
+
+
+def _segment(name: str) -> str:
+	"""A key as one JSON pointer segment."""
+	return str(name).replace("~", "~0").replace("/", "~1")
 
 
 def _nullable(out: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -313,7 +402,9 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 # security -----------------------------------------------------------------------------------
 
 
-def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[str, str], list[str]]:
+def _credentials(
+	document: Mapping[str, Any], internal: InternalHosts
+) -> tuple[list[Credential], dict[str, str], list[str]]:
 	"""The credentials, the OAuth2 scopes (integration scopes) and the config keys, documented."""
 	schemes: dict[str, Any] = dict((document.get("components") or {}).get("securitySchemes") or {})
 	order: list[str] = []
@@ -333,7 +424,8 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 		kind = scheme.get("type")
 		if kind == "apiKey":
 			key = "apiKey" if len(keys) == 1 else _camel(name)
-			where, param = scheme.get("in"), scheme.get("name", "")
+			where, param = scheme.get("in"), str(scheme.get("name", ""))
+			no_liquid(param, pointer(("components", "securitySchemes", name, "name")))
 			value = f"{{{{ config.{key} }}}}"
 			if where == "header":
 				headers[param] = value
@@ -363,14 +455,20 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 			notes.append(f"`config.username`, `config.password`: HTTP basic auth (scheme {name!r})")
 		elif kind == "oauth2":
 			flows = scheme.get("flows") or {}
-			flow: Mapping[str, Any] = next(
+			kind_of_flow = next(
 				(
-					flows[f]
+					f
 					for f in ("authorizationCode", "clientCredentials", "implicit", "password")
 					if f in flows
 				),
-				{},
+				None,
 			)
+			flow: Mapping[str, Any] = flows[kind_of_flow] if kind_of_flow else {}
+			at = pointer(("components", "securitySchemes", name, "flows", kind_of_flow or ""))
+			if flow.get("tokenUrl"):
+				check_url(str(flow["tokenUrl"]), f"{at}/tokenUrl", internal)
+			if flow.get("authorizationUrl"):
+				no_liquid(str(flow["authorizationUrl"]), f"{at}/authorizationUrl")
 			for flow_value in flows.values():
 				for scope, text in (flow_value.get("scopes") or {}).items():
 					scopes.setdefault(scope, _short(text, 120) or scope)
@@ -402,21 +500,52 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 # operations ---------------------------------------------------------------------------------
 
 
-def _base_url(document: Mapping[str, Any], override: str | None) -> str:
+def _base_url(document: Mapping[str, Any], override: str | None, internal: InternalHosts) -> str:
 	if override:
-		return override.rstrip("/")
+		return check_url(override, "base_url", internal)
 	servers = document.get("servers") or []
 	if not servers:
 		raise ConfigurationError("the document names no server; pass base_url= (--base-url)")
-	server = servers[0]
-	url = str(server.get("url", ""))
-	for var, spec in (server.get("variables") or {}).items():
-		url = url.replace(f"{{{var}}}", str(spec.get("default", "")))
+	url = server_url(_items(servers, "#/servers")[0], "#/servers/0")
 	if not url.startswith(("http://", "https://")):
 		raise ConfigurationError(
-			f"the document's server URL {url!r} is not absolute; pass base_url= (--base-url)"
+			f"the document's server URL {url[:200]!r} is not absolute; pass base_url= (--base-url)"
 		)
-	return url.rstrip("/")
+	return check_url(url, "#/servers/0/url", internal)
+
+
+def _tool_base(
+	path: str,
+	method: str,
+	op: Mapping[str, Any],
+	document: Mapping[str, Any],
+	internal: InternalHosts,
+) -> str | None:
+	"""The base URL of an operation's own servers (per operation, else per path), checked."""
+	item = (document.get("paths") or {}).get(path) or {}
+	for servers, where in (
+		(op.get("servers"), pointer(("paths", path, method, "servers"))),
+		(item.get("servers"), pointer(("paths", path, "servers"))),
+	):
+		if not servers:
+			continue
+		url = server_url(_items(servers, where)[0], f"{where}/0")
+		if url.startswith(("http://", "https://")):
+			return check_url(url, f"{where}/0/url", internal)
+		return None
+	return None
+
+
+def _member(key: str, name: str, where: str) -> str:
+	"""The template reading property ``name`` of input field ``key``."""
+	if _IDENT.fullmatch(name) and name not in _LIQUID_WORDS:
+		return f"{{{{ input.{key}.{name} }}}}"
+	if '"' in name or "\\" in name or not name.isprintable():
+		raise ConfigurationError(
+			f"{where}: the property name {name[:80]!r} cannot be read in a template; rename it"
+		)
+	no_liquid(name, where)
+	return f'{{{{ input.{key}["{name}"] }}}}'
 
 
 def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
@@ -474,11 +603,21 @@ def _tool(
 	schemas: _Schemas,
 	document: Mapping[str, Any],
 	handle: str,
+	internal: InternalHosts,
 ) -> HttpTool:
+	schemas.parts = 0
+	at = pointer(("paths", path, method))
+	no_liquid(path, pointer(("paths", path)))
 	params: dict[tuple[str, str], Any] = {}
-	for raw in [*common, *(op.get("parameters") or [])]:
+	places: dict[tuple[str, str], str] = {}
+	listed = [(f"{pointer(('paths', path))}/parameters/{i}", p) for i, p in enumerate(common)]
+	listed += [(f"{at}/parameters/{i}", p) for i, p in enumerate(op.get("parameters") or [])]
+	for place, raw in listed:
 		param = schemas.deref(raw)
-		params[(param.get("name", ""), param.get("in", ""))] = param
+		if not isinstance(param, Mapping):
+			raise ConfigurationError(f"{place}: a parameter must be an object")
+		params[(str(param.get("name", "")), str(param.get("in", "")))] = param
+		places[(str(param.get("name", "")), str(param.get("in", "")))] = place
 	properties: dict[str, Any] = {}
 	required: list[str] = []
 	taken: set[str] = set()
@@ -492,7 +631,9 @@ def _tool(
 		schema = param.get("schema")
 		if schema is None and param.get("content"):
 			schema = next(iter(param["content"].values())).get("schema")
-		converted = schemas.convert(schema or {"type": "string"}, request=True)
+		converted = schemas.convert(
+			schema or {"type": "string"}, request=True, where=f"{places[(name, where)]}/schema"
+		)
 		described = _short(param.get("description"), MAX_DESCRIPTION_CHARS // 2)
 		if described:
 			converted = {**converted, "description": described}
@@ -529,7 +670,9 @@ def _tool(
 		if chosen:
 			fmt, media, raw_schema = chosen
 			key = _field_name("body", taken)
-			converted = schemas.convert(raw_schema, request=True)
+			converted = schemas.convert(
+				raw_schema, request=True, where=f"{at}/requestBody/content/{_segment(media)}/schema"
+			)
 			if fmt == "binary":
 				converted = {
 					"type": "string",
@@ -548,12 +691,11 @@ def _tool(
 					n for n, s in (raw.get("properties") or {}).items()
 					if isinstance(schemas.deref(s), Mapping) and schemas.deref(s).get("format") == "binary"
 				}  # fmt: skip
+				place = f"{at}/requestBody"
 				body = {
-					n: f"{{{{ input.{key}.{n} }}}}"
-					for n in converted["properties"]
-					if n not in binary
+					n: _member(key, n, place) for n in converted["properties"] if n not in binary
 				}
-				files = {n: f"{{{{ input.{key}.{n} }}}}" for n in binary}
+				files = {n: _member(key, n, place) for n in binary}
 			else:
 				body = _ref(key)
 			if fmt == "text" and media != "text/plain":
@@ -578,10 +720,7 @@ def _tool(
 	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
 	if required:
 		input_schema["required"] = required
-	servers = op.get("servers")
-	base = None
-	if servers and str(servers[0].get("url", "")).startswith(("http://", "https://")):
-		base = str(servers[0]["url"]).rstrip("/")
+	base = _tool_base(path, method, op, document, internal)
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -599,6 +738,39 @@ def _tool(
 	)
 
 
+def default_labels(method: str) -> list[Label]:
+	"""The labels an imported operation gets from its method (`openmolt_core.taint`).
+
+	GET and HEAD read what the service returns: ``untrusted``. POST, PUT, PATCH and DELETE send
+	the model's data out: ``outbound``. Any other method: both.
+
+	Args:
+		method: The HTTP method.
+	"""
+	upper = method.upper()
+	if upper in ("GET", "HEAD"):
+		return ["untrusted"]
+	if upper in ("POST", "PUT", "PATCH", "DELETE"):
+		return ["outbound"]
+	return ["untrusted", "outbound"]
+
+
+def _labels(
+	tools: Sequence[HttpTool], given: Mapping[str, Sequence[str]] | None
+) -> dict[str, list[Label]]:
+	"""Each tool's labels from its method, except the tools a given key names (those win)."""
+	import fnmatch
+
+	chosen = {
+		key: list(check_labels(labels, f"labels[{key!r}]")) for key, labels in (given or {}).items()
+	}
+	table: dict[str, list[Label]] = {}
+	for tool in tools:
+		if not any(fnmatch.fnmatchcase(tool.handle, key) for key in chosen):
+			table[tool.handle] = default_labels(tool.method)
+	return {**table, **chosen}
+
+
 def from_openapi(
 	document: str | Path | Mapping[str, Any],
 	*,
@@ -607,8 +779,13 @@ def from_openapi(
 	tags: Sequence[str] | None = None,
 	base_url: str | None = None,
 	name: str | None = None,
+	labels: Mapping[str, Sequence[str]] | None = None,
+	allow_internal_hosts: Sequence[str] = (),
 ) -> Integration:
 	"""An integration with one `HttpTool` per operation of an OpenAPI 3 document.
+
+	The document is someone else's text: its URLs are checked when it is imported, and every
+	request of its tools goes through the SSRF guard (``guard_every_request``).
 
 	Args:
 		document: The document: a dict, or the path of a JSON or YAML file.
@@ -618,12 +795,53 @@ def from_openapi(
 		tags: Only operations with one of these tags.
 		base_url: The API's base URL (default: the document's first server).
 		name: The display name (default: the document's title).
+		labels: Taint labels by tool handle or pattern (``{"listPets": ["untrusted",
+			"private"]}``); a tool a key names gets those instead of the ones its method gives
+			(`default_labels`).
+		allow_internal_hosts: Internal hosts or networks the tools may reach (a self-hosted API,
+			a local mock server): ``["127.0.0.1"]``, ``["api.corp.example", "10.20.0.0/16"]``.
+			Loopback, private, link-local and metadata addresses are refused otherwise.
 
 	Raises:
-		ConfigurationError: The document cannot be read, an operation or tag is unknown, or
-			an operation cannot be expressed; the message names it.
+		ConfigurationError: The document cannot be read, an operation or tag is unknown, a URL
+			points to an internal address, or an operation cannot be expressed; the message
+			names the place.
 	"""
 	doc = load_document(document)
+	internal = internal_hosts(list(allow_internal_hosts))
+	try:
+		return _integration(
+			doc,
+			id=id,
+			operations=operations,
+			tags=tags,
+			base_url=base_url,
+			name=name,
+			labels=labels,
+			internal=internal,
+		)
+	except (AttributeError, TypeError, KeyError, IndexError) as exc:
+		raise ConfigurationError(
+			f"the document is malformed (a value has the wrong type: {type(exc).__name__}: "
+			f"{str(exc)[:200]}); validate it with an OpenAPI linter"
+		) from None
+	except RecursionError:
+		raise ConfigurationError(
+			"the document's schemas nest too deeply to import; flatten them"
+		) from None
+
+
+def _integration(
+	doc: Mapping[str, Any],
+	*,
+	id: str | None,
+	operations: Sequence[str] | None,
+	tags: Sequence[str] | None,
+	base_url: str | None,
+	name: str | None,
+	labels: Mapping[str, Sequence[str]] | None,
+	internal: InternalHosts,
+) -> Integration:
 	schemas = _Schemas(doc)
 	info = doc.get("info") or {}
 	wanted = set(operations or ())
@@ -633,22 +851,28 @@ def from_openapi(
 	tools: list[HttpTool] = []
 	for path, method, op, common in _operations(doc):
 		op_id = str(op.get("operationId") or f"{method} {path}")
-		handle = _camel(op_id)
-		while handle in handles:
-			handle += "_"
-		op_tags = set(op.get("tags") or ())
-		seen_ids.update((op_id, handle))
-		seen_tags |= op_tags
-		if wanted and op_id not in wanted and handle not in wanted:
-			continue
-		if tags and not op_tags & set(tags):
-			continue
-		handles.add(handle)
 		try:
-			tools.append(_tool(path, method, op, common, schemas, doc, handle))
+			handle = _camel(op_id)
+			while handle in handles:
+				handle += "_"
+			op_tags = {str(t) for t in _items(op.get("tags") or [], "tags")}
+			seen_ids.update((op_id, handle))
+			seen_tags |= op_tags
+			if wanted and op_id not in wanted and handle not in wanted:
+				continue
+			if tags and not op_tags & set(tags):
+				continue
+			handles.add(handle)
+			tools.append(_tool(path, method, op, common, schemas, doc, handle, internal))
 		except (ValueError, ConfigurationError) as exc:
 			raise ConfigurationError(
-				f"operation {op_id!r} ({method.upper()} {path}): {exc}"
+				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"
+			) from None
+		except (AttributeError, TypeError, KeyError) as exc:
+			raise ConfigurationError(
+				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): the document is "
+				f"malformed here, a value has the wrong type ({type(exc).__name__}: "
+				f"{str(exc)[:200]}); validate it with an OpenAPI linter"
 			) from None
 	unknown = sorted(wanted - seen_ids)
 	if unknown:
@@ -666,7 +890,7 @@ def from_openapi(
 		)
 	if not tools:
 		raise ConfigurationError("the selection matches no operation")
-	credentials, scopes, notes = _credentials(doc)
+	credentials, scopes, notes = _credentials(doc, internal)
 	title = str(info.get("title") or id or "API")
 	docs = "\n".join(
 		[
@@ -684,11 +908,16 @@ def from_openapi(
 			description=_short(info.get("description"), MAX_DESCRIPTION_CHARS)
 			or f"The {title} API.",
 			api_version=str(info["version"]) if info.get("version") else None,
-			api_setup=ApiSetup(base_url=_base_url(doc, base_url)),
+			api_setup=ApiSetup(
+				base_url=_base_url(doc, base_url, internal),
+				guard_every_request=True,
+				allow_internal_hosts=list(internal.entries),
+			),
 			credential_setup=credentials,
 			scopes=scopes,
 			tools=tools,
 			docs=docs,
+			labels=_labels(tools, labels),
 		)
 	except ValueError as exc:
 		raise ConfigurationError(f"the imported integration is invalid: {exc}") from None
