@@ -261,7 +261,12 @@ class _Schemas:
 			)
 		if schema is True or not isinstance(schema, Mapping):
 			return {}
-		nested = {"request": request, "stack": stack, "level": level + 1}
+
+		def inner(value: Any, deeper: int, place: str) -> dict[str, Any]:
+			return self.convert(
+				value, request=request, depth=deeper, stack=stack, where=place, level=level + 1
+			)
+
 		if "$ref" in schema:
 			ref = schema["$ref"]
 			if ref in stack or depth > MAX_DEPTH:
@@ -279,16 +284,16 @@ class _Schemas:
 		if schema.get("allOf"):
 			merged: dict[str, Any] = {}
 			for i, part in enumerate(_items(schema["allOf"], f"{where}/allOf")):
-				converted = self.convert(part, depth=depth, where=f"{where}/allOf/{i}", **nested)
+				converted = inner(part, depth, f"{where}/allOf/{i}")
 				merged = _merge(merged, converted)
 			rest = {k: v for k, v in schema.items() if k != "allOf"}
 			if rest:
-				merged = _merge(merged, self.convert(rest, depth=depth, where=where, **nested))
+				merged = _merge(merged, inner(rest, depth, where))
 			return merged
 		for key in ("oneOf", "anyOf"):
 			if schema.get(key):
 				variants = [
-					self.convert(v, depth=depth + 1, where=f"{where}/{key}/{i}", **nested)
+					inner(v, depth + 1, f"{where}/{key}/{i}")
 					for i, v in enumerate(_items(schema[key], f"{where}/{key}")[:MAX_VARIANTS])
 				]
 				variants = [v for i, v in enumerate(variants) if v not in variants[:i]]
@@ -331,9 +336,7 @@ class _Schemas:
 				)
 				if request and isinstance(target, Mapping) and target.get("readOnly"):
 					continue
-				props[name] = self.convert(
-					sub, depth=depth + 1, where=f"{where}/properties/{_segment(name)}", **nested
-				)
+				props[name] = inner(sub, depth + 1, f"{where}/properties/{_segment(name)}")
 			out.setdefault("type", "object")
 			if props:
 				out["properties"] = props
@@ -342,16 +345,14 @@ class _Schemas:
 				out["required"] = required
 			more = schema.get("additionalProperties")
 			if isinstance(more, Mapping):
-				out["additionalProperties"] = self.convert(
-					more, depth=depth + 1, where=f"{where}/additionalProperties", **nested
+				out["additionalProperties"] = inner(
+					more, depth + 1, f"{where}/additionalProperties"
 				)
 			elif isinstance(more, bool):
 				out["additionalProperties"] = more
 		elif kind == "array" or "items" in schema:
 			out.setdefault("type", "array")
-			out["items"] = self.convert(
-				schema.get("items"), depth=depth + 1, where=f"{where}/items", **nested
-			)
+			out["items"] = inner(schema.get("items"), depth + 1, f"{where}/items")
 		if request and out.get("format") == "binary":
 			out = {
 				"type": "string",
