@@ -584,3 +584,52 @@ def test_labels_given_at_import_replace_the_methods_labels(
 		== 0
 	)
 	assert json.loads(capsys.readouterr().out)["labels"]["addPet"] == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("answer", ["127.0.0.1", "169.254.169.254"])
+async def test_an_oauth2_token_refresh_goes_through_the_guard(
+	answer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The document's token URL is refused when it resolves inside; the secret is never sent."""
+	from openmolt_core.integrations import _ssrf
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return [answer] if host == "auth.example.com" else ["93.184.216.34"]
+
+	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
+	document = _simple(
+		components={
+			"securitySchemes": {
+				"o": {
+					"type": "oauth2",
+					"flows": {
+						"clientCredentials": {
+							"tokenUrl": "https://auth.example.com/token",
+							"scopes": {},
+						}
+					},
+				}
+			}
+		}
+	)
+	sent: list[httpx.Request] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		sent.append(request)
+		return httpx.Response(200, json={"access_token": "new"})
+
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		integrations={"t": {"refreshToken": "r-secret", "clientId": "c", "clientSecret": "s"}},
+	)
+	om.register_integration("t", from_openapi(document, id="t"))
+	model = ScriptedModel([call_tool("t.listPets"), finish(result="done")])
+	agent = om.create_agent(name="A", model=model, integrations=["t"])
+	await agent.run("go")
+	await om.aclose()
+	assert sent == []
+	turns = [json.loads(m.content) for m in model.requests[-1].messages if m.role == "user"]
+	result = turns[1]["results"][0]
+	assert result["ok"] is False and "non-public" in result["error"]
