@@ -51,6 +51,7 @@ from openmolt_core.integrations.model import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.schema import input_name
 from openmolt_core.taint import Label, check_labels
 
 __all__ = [
@@ -149,17 +150,21 @@ def _camel(text: str) -> str:
 
 
 def _field_name(name: str, taken: set[str]) -> str:
-	key = (
-		name
-		if _IDENT.fullmatch(name)
-		else re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "value"
-	)
+	"""The input name of a document's parameter (`input_name`'s rule), unique in the tool."""
+	key = name if _IDENT.fullmatch(name) else input_name(name)
+	if not _IDENT.fullmatch(key):
+		key = re.sub(r"[^A-Za-z0-9_]", "_", key).strip("_") or "value"
 	if key[0].isdigit():
 		key = f"p{key}"
 	while key in taken:
 		key += "_"
 	taken.add(key)
 	return key
+
+
+def _words(text: str) -> str:
+	"""Text compared by its words only (a description that restates its summary)."""
+	return " ".join(re.findall(r"\w+", _short(text, MAX_DESCRIPTION_CHARS).lower()))
 
 
 def _ref(key: str) -> str:
@@ -701,9 +706,12 @@ def _tool(
 				body = _ref(key)
 			if fmt == "text" and media != "text/plain":
 				headers.setdefault("Content-Type", media)
-	summary = op.get("summary") or ""
-	detail = op.get("description") or ""
-	text = f"{summary.rstrip('.')}. {detail}" if summary and detail else (summary or detail)
+	summary = op.get("summary") if isinstance(op.get("summary"), str) else ""
+	detail = op.get("description") if isinstance(op.get("description"), str) else ""
+	if summary and detail and not f"{_words(detail)} ".startswith(f"{_words(summary)} "):
+		text = f"{summary.rstrip('.')}. {detail}"
+	else:
+		text = detail or summary
 	description = _short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
 	if op.get("deprecated"):
 		description = f"(deprecated) {description}"
