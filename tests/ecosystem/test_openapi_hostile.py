@@ -633,3 +633,15 @@ async def test_an_oauth2_token_refresh_goes_through_the_guard(
 	turns = [json.loads(m.content) for m in model.requests[-1].messages if m.role == "user"]
 	result = turns[1]["results"][0]
 	assert result["ok"] is False and "non-public" in result["error"]
+
+
+@pytest.mark.parametrize(
+	"path",
+	["http://169.254.169.254/latest", "https://evil.example.com/x", "//evil.example.com/x", "x/y"],
+)
+def test_a_path_that_is_not_a_path_is_refused(path: str) -> None:
+	"""A path key that is a URL (or not rooted) could choose the host: refused at import."""
+	document = _simple()
+	document["paths"] = {path: document["paths"]["/pets"]}
+	with pytest.raises(ConfigurationError, match="is not a path"):
+		from_openapi(document, id="t")

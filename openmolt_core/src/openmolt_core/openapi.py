@@ -614,6 +614,11 @@ def _tool(
 	schemas.parts = 0
 	at = pointer(("paths", path, method))
 	no_liquid(path, pointer(("paths", path)))
+	if not path.startswith("/") or path.startswith("//"):
+		raise ConfigurationError(
+			f"{pointer(('paths', path))}: {path[:100]!r} is not a path; an OpenAPI path starts "
+			"with a single '/' and is appended to the server URL (servers choose the host)"
+		)
 	params: dict[tuple[str, str], Any] = {}
 	places: dict[tuple[str, str], str] = {}
 	listed = [(f"{pointer(('paths', path))}/parameters/{i}", p) for i, p in enumerate(common)]
