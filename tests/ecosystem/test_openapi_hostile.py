@@ -545,11 +545,20 @@ async def test_redirects_to_internal_addresses_are_not_followed(
 
 def test_imported_tools_declare_labels_from_their_method(tmp_path: Path) -> None:
 	"""GET reads untrusted content, POST and DELETE send out; the module keeps the table."""
-	integration = from_openapi(_simple(), id="t")
+	document = _simple()
+	document["paths"]["/pets"]["options"] = {"operationId": "petOptions", "responses": {}}
+	document["paths"]["/pets"]["head"] = {"operationId": "petsHead", "responses": {}}
+	document["paths"]["/pets"]["put"] = {"operationId": "putPets", "responses": {}}
+	document["paths"]["/pets"]["patch"] = {"operationId": "patchPets", "responses": {}}
+	integration = from_openapi(document, id="t")
 	assert integration.labels == {
 		"listPets": ["untrusted"],
+		"putPets": ["outbound"],
 		"addPet": ["outbound"],
 		"dropPets": ["outbound"],
+		"petOptions": ["untrusted", "outbound"],
+		"petsHead": ["untrusted"],
+		"patchPets": ["outbound"],
 	}
 	path = tmp_path / "labelled_tools.py"
 	path.write_text(to_module(integration), encoding="utf-8")

@@ -85,7 +85,8 @@ a whole document, a hundred times that. GitHub's largest operation takes 125, al
 MAX_DESCRIPTION_CHARS = 300
 """A tool description is cut to this many characters; field descriptions to half of it."""
 
-_METHODS = ("get", "put", "post", "delete", "patch", "head")
+_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+# TRACE is not imported: its reply echoes the request, credentials included.
 _KEEP = (
 	"type",
 	"enum",

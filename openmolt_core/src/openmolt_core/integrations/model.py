@@ -178,7 +178,7 @@ class HttpTool(_Spec):
 	handle: str
 	description: str
 	scopes: list[str] = Field(default_factory=list)
-	method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET"
+	method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] = "GET"
 	endpoint: str
 	query_params: dict[str, Any] = Field(default_factory=dict)
 	body: Any = None
