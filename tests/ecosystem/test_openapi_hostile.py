@@ -342,6 +342,16 @@ INTERNAL = [
 	"http://api.localhost",
 	"http://metadata.google.internal",
 	"http://[2002:7f00:1::]",
+	"http://0x7f000001",
+	"http://017700000001",
+	"http://127.000.000.001",
+	"http://[0:0:0:0:0:ffff:127.0.0.1]",
+	"http://[fe80::1%25eth0]",
+	"http://[64:ff9b::a9fe:a9fe]",
+	"http://LOCALHOST.",
+	"http://127.0.0.1.",
+	"http://[::]",
+	"http://0",
 ]
 
 
@@ -413,6 +423,12 @@ def test_internal_server_urls_are_refused_at_import_in_every_place(url: str) -> 
 
 def test_user_info_and_liquid_in_urls_and_paths_are_refused() -> None:
 	"""A server URL with credentials or Liquid, and a path with Liquid, do not import."""
+	with pytest.raises(ConfigurationError, match="percent-encoded host or a fragment"):
+		from_openapi(_simple(servers=[{"url": "http://%31%32%37.0.0.1"}]), id="t")
+	with pytest.raises(ConfigurationError, match="percent-encoded host or a fragment"):
+		from_openapi(_simple(servers=[{"url": "https://api.example.com#@127.0.0.1"}]), id="t")
+	with pytest.raises(ConfigurationError, match="user name or password"):
+		from_openapi(_simple(servers=[{"url": "http://127.0.0.1:80@api.example.com"}]), id="t")
 	with pytest.raises(ConfigurationError, match="user name or password"):
 		from_openapi(_simple(servers=[{"url": "https://u:p@api.example.com"}]), id="t")
 	with pytest.raises(ConfigurationError, match="Liquid"):

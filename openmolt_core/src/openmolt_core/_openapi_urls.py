@@ -108,6 +108,11 @@ def check_url(url: str, where: str, internal: InternalHosts) -> str:
 		raise ConfigurationError(
 			f"{where}: {url[:200]!r} is not an absolute http(s) URL; pass base_url= (--base-url)"
 		)
+	if ("%" in parsed.host and ":" not in parsed.host) or parsed.fragment or "#" in url:
+		raise ConfigurationError(
+			f"{where}: {url[:200]!r} has a percent-encoded host or a fragment; write the host "
+			"plainly and leave out the '#...'"
+		)
 	if parsed.userinfo:
 		raise ConfigurationError(
 			f"{where}: {url[:200]!r} carries a user name or password; credentials belong in the "
