@@ -670,3 +670,29 @@ def test_a_path_that_is_not_a_path_is_refused(path: str) -> None:
 	document["paths"] = {path: document["paths"]["/pets"]}
 	with pytest.raises(ConfigurationError, match="is not a path"):
 		from_openapi(document, id="t")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+	"base",
+	[
+		"http://2130706433",
+		"http://0x7f.1",
+		"http://[::1]",
+		"http://[::ffff:127.0.0.1]",
+		"http://[::ffff:a9fe:a9fe]",
+		"http://169.254.169.254",
+		"http://10.0.0.1",
+	],
+)
+async def test_an_edited_module_with_an_internal_literal_is_refused_when_called(
+	base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The guard checks every request at call time too: an address written in after import."""
+	imported = from_openapi(_simple(), id="t")
+	edited = imported.model_copy(
+		update={"api_setup": imported.api_setup.model_copy(update={"base_url": base})}
+	)
+	sent, result = await _call(edited, ["93.184.216.34"], monkeypatch)
+	assert sent == []
+	assert result["ok"] is False and "non-public" in result["error"]
