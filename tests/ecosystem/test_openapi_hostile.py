@@ -696,3 +696,20 @@ async def test_an_edited_module_with_an_internal_literal_is_refused_when_called(
 	sent, result = await _call(edited, ["93.184.216.34"], monkeypatch)
 	assert sent == []
 	assert result["ok"] is False and "non-public" in result["error"]
+
+
+def test_json_files_are_checked_like_dicts(tmp_path: Path) -> None:
+	"""A JSON file nested past MAX_NESTING, holding NaN, or a lone surrogate is read safely."""
+	deep = tmp_path / "deep.json"
+	deep.write_text('{"openapi": "3.0.0", "x": ' + "[" * 300 + "]" * 300 + "}")
+	with pytest.raises(ConfigurationError, match="nests 301 levels deep"):
+		from_openapi(deep, id="t")
+	nan = tmp_path / "nan.json"
+	nan.write_text('{"openapi": "3.0.0", "x": NaN}')
+	with pytest.raises(ConfigurationError, match="NaN is not a JSON number"):
+		from_openapi(nan, id="t")
+	lone = tmp_path / "lone.json"
+	document = _simple()
+	document["info"]["title"] = "a \ud800 b ] [ { \\" + '"'
+	lone.write_text(json.dumps(document), encoding="utf-8")
+	assert from_openapi(lone, id="t").name == "a \ufffd b ] [ { \\" + '"'

@@ -18,7 +18,7 @@ import datetime
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,9 @@ MAX_NODES = 5_000_000
 """Values a document may hold once YAML aliases are expanded (GitHub's REST API has ~1.3M)."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 def pointer(parts: tuple[str | int, ...]) -> str:
@@ -44,11 +47,16 @@ def pointer(parts: tuple[str | int, ...]) -> str:
 	return "#/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def _too_deep(parts: tuple[str | int, ...]) -> ConfigurationError:
-	return ConfigurationError(
-		f"{pointer(parts[:12])}...: the document nests deeper than {MAX_NESTING} levels (or "
-		"contains itself); flatten it"
-	)
+_Where = tuple[Any, str | int] | None
+"""A place in the document, built cheaply while walking: (the parent's place, the key)."""
+
+
+def _parts(where: _Where) -> tuple[str | int, ...]:
+	parts: list[str | int] = []
+	while where is not None:
+		where, key = where
+		parts.append(key)
+	return tuple(reversed(parts))
 
 
 class _Walk:
@@ -61,54 +69,83 @@ class _Walk:
 		self.count = 0
 
 
-def _plain(value: Any, parts: tuple[str | int, ...], walk: _Walk) -> Any:
-	"""The value as JSON types, refusing what JSON cannot hold (see the module docstring)."""
-	walk.count += 1
-	if walk.count > MAX_NODES:
-		raise ConfigurationError(
-			f"{pointer(parts[:12])}: the document holds more than {MAX_NODES:,} values; import "
-			"a part of it"
-		)
-	if isinstance(value, str):
-		return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
-	if value is None or isinstance(value, (bool, int)):
+def _text(value: str) -> str:
+	if value.isascii() or not _SURROGATE.search(value):
 		return value
+	return _SURROGATE.sub("\ufffd", value)
+
+
+def _plain(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
+	"""The value as JSON types, refusing what JSON cannot hold (see the module docstring).
+
+	Scalars inside a container are handled in its loop: GitHub's document has 1.3 million
+	values, and a call for each would take most of the import's time.
+	"""
+	kind = type(value)
+	if kind is str:
+		return _text(value)
+	if value is None or kind is bool or kind is int:
+		return value
+	if isinstance(value, Mapping) or isinstance(value, (list, tuple)):
+		if depth >= MAX_NESTING or id(value) in walk.ancestors:
+			parts = _parts(where)
+			raise ConfigurationError(
+				f"{pointer(parts[:12])}{'/...' if len(parts) > 12 else ''}: the document nests "
+				f"deeper than {MAX_NESTING} levels (or contains itself); flatten it"
+			)
+		walk.count += 1 + len(value)
+		if walk.count > MAX_NODES:
+			raise ConfigurationError(
+				f"{pointer(_parts(where)[:12])}: the document holds more than {MAX_NODES:,} "
+				"values; import a part of it"
+			)
+		walk.ancestors.add(id(value))
+		try:
+			mapping = isinstance(value, Mapping)
+			pairs: Iterable[tuple[Any, Any]] = (
+				value.items() if isinstance(value, Mapping) else enumerate(value)
+			)
+			out: dict[Any, Any] = {}
+			for key, item in pairs:
+				name = key
+				if mapping and not (type(key) is str and key.isascii()):
+					name = _key(key, where)
+				inner = type(item)
+				if inner is str:
+					out[name] = item if item.isascii() else _text(item)
+				elif item is None or inner is bool or inner is int:
+					out[name] = item
+				else:
+					out[name] = _plain(item, (where, name), depth + 1, walk)
+			return out if mapping else list(out.values())
+		finally:
+			walk.ancestors.discard(id(value))
+	if isinstance(value, (bool, int)):
+		return value
+	if isinstance(value, str):
+		return _text(str(value))
 	if isinstance(value, float):
 		if not math.isfinite(value):
 			raise ConfigurationError(
-				f"{pointer(parts)}: {value} is not a JSON number; write it as a string"
+				f"{pointer(_parts(where))}: {value} is not a JSON number; write it as a string"
 			)
 		return value
 	if isinstance(value, (datetime.date, datetime.datetime)):
 		return value.isoformat()
-	if isinstance(value, Mapping) or isinstance(value, (list, tuple)):
-		if len(parts) >= MAX_NESTING or id(value) in walk.ancestors:
-			raise _too_deep(parts)
-		walk.ancestors.add(id(value))
-		try:
-			if isinstance(value, Mapping):
-				out: dict[str, Any] = {}
-				for key, item in value.items():
-					name = _key(key, parts)
-					out[name] = _plain(item, (*parts, name), walk)
-				return out
-			return [_plain(item, (*parts, i), walk) for i, item in enumerate(value)]
-		finally:
-			walk.ancestors.discard(id(value))
 	raise ConfigurationError(
-		f"{pointer(parts)}: a {type(value).__name__} value is not JSON (YAML tags such as "
+		f"{pointer(_parts(where))}: a {type(value).__name__} value is not JSON (YAML tags such as "
 		"!!binary and !!set are not read); write it as a string"
 	)
 
 
-def _key(key: Any, parts: tuple[str | int, ...]) -> str:
+def _key(key: Any, where: _Where) -> str:
 	if isinstance(key, str):
-		return _SURROGATE.sub("\ufffd", key)
+		return _text(str(key))
 	if isinstance(key, bool):
 		return "true" if key else "false"
 	if key is None or isinstance(key, (int, float, datetime.date)):
 		return "null" if key is None else str(key)
-	raise ConfigurationError(f"{pointer(parts)}: a {type(key).__name__} key is not JSON")
+	raise ConfigurationError(f"{pointer(_parts(where))}: a {type(key).__name__} key is not JSON")
 
 
 def _yaml(text: str, path: Path) -> Any:
@@ -193,20 +230,43 @@ def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 			if path.suffix.lower() in (".yaml", ".yml"):
 				raw = _yaml(text, path)
 			else:
-				try:
-					raw = json.loads(text)
-				except json.JSONDecodeError as exc:
-					raise ConfigurationError(
-						f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (YAML files must end in "
-						".yaml)"
-					) from None
+				raw = _json(text, path)
+				if isinstance(raw, dict) and not _SURROGATE_ESCAPE.search(text):
+					return _openapi_3(raw)  # json.loads made JSON values; _json checked depth
 		except RecursionError:
 			raise ConfigurationError(
 				f"{path}: the document nests deeper than the parser can read; flatten it"
 			) from None
 	if not isinstance(raw, Mapping):
 		raise ConfigurationError("an OpenAPI document is a JSON object")
-	document: dict[str, Any] = _plain(raw, (), _Walk())
+	return _openapi_3(_plain(raw, None, 0, _Walk()))
+
+
+def _json(text: str, path: Path) -> Any:
+	"""JSON text as values, refusing NaN and nesting deeper than `MAX_NESTING` (C-speed checks)."""
+
+	def constant(name: str) -> Any:
+		raise ConfigurationError(f"{path}: {name} is not a JSON number; write it as a string")
+
+	try:
+		raw = json.loads(text, parse_constant=constant)
+	except json.JSONDecodeError as exc:
+		raise ConfigurationError(
+			f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (YAML files must end in .yaml)"
+		) from None
+	brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+	depth = deepest = 0
+	for char in brackets:
+		depth += 1 if char in "[{" else -1
+		deepest = max(deepest, depth)
+	if deepest > MAX_NESTING:
+		raise ConfigurationError(
+			f"{path}: the document nests {deepest} levels deep, more than {MAX_NESTING}; flatten it"
+		)
+	return raw
+
+
+def _openapi_3(document: dict[str, Any]) -> dict[str, Any]:
 	version = str(document.get("openapi", ""))
 	if not version.startswith("3."):
 		found = f"swagger {document['swagger']}" if "swagger" in document else repr(version or None)

@@ -712,8 +712,9 @@ def _tool(
 				body = _ref(key)
 			if fmt == "text" and media != "text/plain":
 				headers.setdefault("Content-Type", media)
-	summary = op.get("summary") if isinstance(op.get("summary"), str) else ""
-	detail = op.get("description") if isinstance(op.get("description"), str) else ""
+	raw_summary, raw_detail = op.get("summary"), op.get("description")
+	summary = raw_summary if isinstance(raw_summary, str) else ""
+	detail = raw_detail if isinstance(raw_detail, str) else ""
 	if summary and detail and not f"{_words(detail)} ".startswith(f"{_words(summary)} "):
 		text = f"{summary.rstrip('.')}. {detail}"
 	else:

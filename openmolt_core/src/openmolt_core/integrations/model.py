@@ -524,9 +524,10 @@ class Integration(_Spec):
 		if self.tools and self.source is None:
 			import fnmatch
 
-			names = [t.handle for t in self.tools]
+			names = {t.handle for t in self.tools}
 			for key in self.labels:
-				if not any(fnmatch.fnmatchcase(n, key) for n in names):
+				# A plain name is looked up: a table for every tool (an imported API) stays linear.
+				if key not in names and not any(fnmatch.fnmatchcase(n, key) for n in names):
 					raise ValueError(
 						f"labels: {key!r} names no tool of this integration; use a tool name "
 						"or a pattern such as 'send*'"
