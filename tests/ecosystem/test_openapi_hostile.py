@@ -713,3 +713,21 @@ def test_json_files_are_checked_like_dicts(tmp_path: Path) -> None:
 	document["info"]["title"] = "a \ud800 b ] [ { \\" + '"'
 	lone.write_text(json.dumps(document), encoding="utf-8")
 	assert from_openapi(lone, id="t").name == "a \ufffd b ] [ { \\" + '"'
+
+
+def test_yaml_anchors_for_reuse_import_and_recursive_aliases_are_refused(tmp_path: Path) -> None:
+	"""A block reused by alias imports; an alias inside the value it names is refused."""
+	pytest.importorskip("yaml")
+	spec = tmp_path / "reuse.yaml"
+	spec.write_text(
+		"openapi: 3.0.0\ninfo: {title: T, version: '1'}\n"
+		"servers: [{url: 'https://api.example.com'}]\n"
+		"paths:\n  /x:\n    get:\n      operationId: getX\n"
+		"      responses: &ok\n        '200': {description: ok}\n"
+		"  /y:\n    get:\n      operationId: getY\n      responses: *ok\n"
+	)
+	assert [t.handle for t in from_openapi(spec, id="t").tools] == ["getX", "getY"]
+	loop = tmp_path / "loop.yaml"
+	loop.write_text('openapi: "3.0.0"\na: &a [1, *a]\n')
+	with pytest.raises(ConfigurationError, match=r"loop\.yaml:2: a YAML alias here refers"):
+		from_openapi(loop, id="t")

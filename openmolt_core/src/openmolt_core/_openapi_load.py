@@ -3,8 +3,9 @@ r"""Reading an OpenAPI document within bounds: JSON values only, bounded depth a
 A document is someone else's text. Reading it must end, in little memory, with JSON values or a
 `ConfigurationError` that names the place:
 
-- YAML is composed first and its aliases counted as they would expand: a document whose values
-  expand past `MAX_NODES` (the "billion laughs" alias bomb) is refused before anything is built;
+- YAML is composed first and its aliases counted as they would expand: aliases that add more
+  than `MAX_ALIAS_VALUES` values (the "billion laughs" alias bomb), or an alias inside the value
+  it names, are refused before anything is built;
 - nesting deeper than `MAX_NESTING` is refused (JSON, YAML and dicts alike), and so is a dict
   that contains itself;
 - what YAML reads beyond JSON becomes JSON: dates become ISO strings, numeric or boolean keys
@@ -24,10 +25,13 @@ from typing import Any
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["MAX_NESTING", "MAX_NODES", "load_document", "pointer"]
+__all__ = ["MAX_ALIAS_VALUES", "MAX_NESTING", "MAX_NODES", "load_document", "pointer"]
 
 MAX_NESTING = 200
 """Containers nested deeper than this in a document are refused."""
+
+MAX_ALIAS_VALUES = 100_000
+"""Values YAML aliases may add to a document once expanded (repeating a block is fine)."""
 
 MAX_NODES = 5_000_000
 """Values a document may hold once YAML aliases are expanded (GitHub's REST API has ~1.3M)."""
@@ -170,8 +174,14 @@ def _yaml(text: str, path: Path) -> Any:
 
 
 def _expanded_size(root: Any, path: Path) -> int:
-	"""The values a composed YAML tree holds once its aliases are expanded, without expanding."""
+	"""The values a composed YAML tree holds once its aliases are expanded, without expanding.
+
+	Raises:
+		ConfigurationError: The aliases add more than `MAX_ALIAS_VALUES` values (or the whole
+			past `MAX_NODES`), or an alias refers to a node that contains it.
+	"""
 	sizes: dict[int, int] = {}
+	visiting: set[int] = set()
 	stack: list[tuple[Any, bool]] = [(root, False)]
 	while stack:
 		node, done = stack.pop()
@@ -179,16 +189,21 @@ def _expanded_size(root: Any, path: Path) -> int:
 			continue
 		children = _children(node)
 		if done:
-			sizes[id(node)] = 1 + sum(sizes.get(id(c), 0) for c in children)
-			if sizes[id(node)] > MAX_NODES:
-				mark = node.start_mark
+			visiting.discard(id(node))
+			sizes[id(node)] = 1 + sum(sizes[id(c)] for c in children)
+			if sizes[id(node)] > MAX_NODES or sizes[id(node)] - len(sizes) > MAX_ALIAS_VALUES:
 				raise ConfigurationError(
-					f"{path}:{mark.line + 1}: the YAML aliases here expand to more than "
-					f"{MAX_NODES:,} values (an alias bomb?); write the values out or use $ref"
+					f"{path}:{node.start_mark.line + 1}: the YAML aliases here expand to more "
+					f"than {MAX_ALIAS_VALUES:,} extra values (an alias bomb?); write the values "
+					"out or use $ref"
 				)
 			continue
-		if len(stack) > MAX_NODES:
-			raise ConfigurationError(f"{path}: the YAML document is too large")
+		if id(node) in visiting:
+			raise ConfigurationError(
+				f"{path}:{node.start_mark.line + 1}: a YAML alias here refers to a value that "
+				"contains it; a document is a tree"
+			)
+		visiting.add(id(node))
 		stack.append((node, True))
 		stack.extend((c, False) for c in children if id(c) not in sizes)
 	return sizes[id(root)]
