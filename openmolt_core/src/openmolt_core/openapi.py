@@ -22,7 +22,16 @@ JSON) that a person can read and edit. What the importer does:
   (``config.apiKey``, or one key per scheme), and OAuth2 with its URLs and scopes; OAuth2 scopes
   an operation requires become the tool's scopes, so agents can be granted part of an API;
 - **descriptions** are shortened for the model (summary first, Markdown links and HTML dropped,
-  at most `MAX_DESCRIPTION_CHARS` characters).
+  at most `MAX_DESCRIPTION_CHARS` characters);
+- **labels** (`openmolt_core.taint`) come from the method (`default_labels`) unless ``labels=``
+  names the tool.
+
+The document is someone else's text (docs/security.md, "Imported OpenAPI documents"): it is read
+within bounds (`openmolt_core._openapi_load`), its URLs are checked when it is imported and every
+request of its tools goes through the SSRF guard (`openmolt_core._openapi_urls`,
+``ApiSetup.guard_every_request``), schemas are converted within bounds
+(`openmolt_core._openapi_schemas`), and the module `to_module` writes holds only literals
+(`openmolt_core._openapi_write`).
 
 No library does this translation for us: OpenAPI parsers (``openapi-pydantic``, ``prance``) give a
 model of the document, and the work here is the mapping onto `HttpTool`. JSON needs nothing extra;
@@ -37,6 +46,17 @@ from pathlib import Path
 from typing import Any
 
 from openmolt_core._openapi_load import load_document, pointer
+from openmolt_core._openapi_schemas import (
+	MAX_DEPTH,
+	MAX_DESCRIPTION_CHARS,
+	MAX_SCHEMA_NESTING,
+	MAX_SCHEMA_PARTS,
+	MAX_VARIANTS,
+	Schemas,
+	as_list,
+	segment,
+	short,
+)
 from openmolt_core._openapi_urls import check_url, no_liquid, server_url
 from openmolt_core._openapi_write import to_json, to_module
 from openmolt_core.errors import ConfigurationError
@@ -67,46 +87,8 @@ __all__ = [
 	"to_module",
 ]
 
-MAX_DEPTH = 6
-"""Object nesting kept in input schemas; deeper values are free-form objects."""
-
-MAX_VARIANTS = 8
-"""``anyOf`` branches kept (OpenAI's strict mode and Gemini accept a handful)."""
-
-MAX_SCHEMA_NESTING = 64
-"""Schemas entered inside one another (``$ref`` chains, ``allOf``/``anyOf``/``oneOf`` nesting,
-properties) before a schema is refused as too deep."""
-
-MAX_SCHEMA_PARTS = 10_000
-"""Schemas one operation's input may expand to (a diamond of ``allOf``s doubles at each level);
-a whole document, a hundred times that. GitHub's largest operation takes 125, all 1,223 of them
-6,530."""
-
-MAX_DESCRIPTION_CHARS = 300
-"""A tool description is cut to this many characters; field descriptions to half of it."""
-
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 # TRACE is not imported: its reply echoes the request, credentials included.
-_KEEP = (
-	"type",
-	"enum",
-	"const",
-	"format",
-	"pattern",
-	"minimum",
-	"maximum",
-	"exclusiveMinimum",
-	"exclusiveMaximum",
-	"multipleOf",
-	"minLength",
-	"maxLength",
-	"minItems",
-	"maxItems",
-	"uniqueItems",
-	"minProperties",
-	"maxProperties",
-	"default",
-)
 _JSON = re.compile(r"^application/(.+\+)?json\b|^\*/\*$", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LIQUID_WORDS = {
@@ -120,25 +102,6 @@ _SKIP_HEADERS = {"authorization", "content-type", "accept", "content-length"}
 
 
 # text ---------------------------------------------------------------------------------------
-
-
-def _short(raw: Any, limit: int) -> str:
-	if not isinstance(raw, str):
-		return ""
-	# Only the start can survive the cut; bounding it first keeps the regexes linear in `limit`.
-	text: str = raw[: limit * 20]
-	text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # Markdown links and images
-	text = re.sub(r"<[^>]+>", " ", text)  # HTML tags
-	text = re.sub(r"[*_`]{1,3}", "", text)
-	text = text.split("\n\n")[0]
-	text = re.sub(r"\s+", " ", text).strip()
-	if len(text) <= limit:
-		return text
-	cut = text[:limit]
-	sentence = max(cut.rfind(". "), cut.rfind("? "), cut.rfind("! "))
-	if sentence > limit // 2:
-		return cut[: sentence + 1]
-	return cut[: limit - 1].rstrip() + "…"
 
 
 def _camel(text: str) -> str:
@@ -165,7 +128,7 @@ def _field_name(name: str, taken: set[str]) -> str:
 
 def _words(text: str) -> str:
 	"""Text compared by its words only (a description that restates its summary)."""
-	return " ".join(re.findall(r"\w+", _short(text, MAX_DESCRIPTION_CHARS).lower()))
+	return " ".join(re.findall(r"\w+", short(text, MAX_DESCRIPTION_CHARS).lower()))
 
 
 def _ref(key: str) -> str:
@@ -173,237 +136,6 @@ def _ref(key: str) -> str:
 	if key in _LIQUID_WORDS:
 		return f'{{{{ input["{key}"] }}}}'
 	return f"{{{{ input.{key} }}}}"
-
-
-# schemas ------------------------------------------------------------------------------------
-
-
-class _Schemas:
-	"""Resolves ``$ref``s and rewrites schemas within the providers' limits.
-
-	Every schema is converted with the place it sits in the document (a JSON pointer, or the
-	``$ref`` it was reached through), so a schema that nests too deeply (`MAX_SCHEMA_NESTING`)
-	or expands too far (`MAX_SCHEMA_PARTS` per operation) is refused with its place named.
-	"""
-
-	def __init__(self, document: Mapping[str, Any]) -> None:
-		self.document = document
-		self.parts = 0
-		self.total = 0
-
-	def resolve(self, ref: Any) -> Any:
-		if not isinstance(ref, str):
-			raise ConfigurationError(f"a $ref must be a string, got {type(ref).__name__}")
-		if not ref.startswith("#/"):
-			raise ConfigurationError(
-				f"external reference {ref[:200]!r}: bundle the document into one file first "
-				"(for example with `redocly bundle`)"
-			)
-		node: Any = self.document
-		for part in ref[2:].split("/"):
-			part = part.replace("~1", "/").replace("~0", "~")
-			if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-				node = node[int(part)]
-				continue
-			if not isinstance(node, Mapping) or part not in node:
-				raise ConfigurationError(
-					f"reference {ref[:200]!r} points to nothing in the document"
-				)
-			node = node[part]
-		return node
-
-	def deref(self, value: Any) -> Any:
-		"""Follow ``$ref`` chains of a parameter, request body or response object."""
-		seen: set[str] = set()
-		while isinstance(value, Mapping) and "$ref" in value:
-			ref = value["$ref"]
-			if ref in seen:
-				raise ConfigurationError(f"reference {ref!r} refers to itself")
-			if len(seen) >= MAX_SCHEMA_NESTING:
-				raise ConfigurationError(
-					f"{ref}: a chain of more than {MAX_SCHEMA_NESTING} $refs; point to the "
-					"target directly"
-				)
-			seen.add(ref)
-			value = self.resolve(ref)
-		return value
-
-	def convert(
-		self,
-		schema: Any,
-		*,
-		request: bool,
-		depth: int = 0,
-		stack: tuple[str, ...] = (),
-		where: str = "#",
-		level: int = 0,
-	) -> dict[str, Any]:
-		"""The schema as the providers take it (see the module docstring).
-
-		Args:
-			schema: The schema.
-			request: It describes a request (read-only fields are left out).
-			depth: Object nesting so far (deeper than `MAX_DEPTH` becomes a free-form object).
-			stack: The ``$ref``s followed to get here (a cycle becomes a free-form object).
-			where: The schema's place in the document, for errors.
-			level: Schemas entered to get here ($ref, allOf, anyOf, properties...).
-
-		Raises:
-			ConfigurationError: The schema nests deeper than `MAX_SCHEMA_NESTING` or the
-				schemas expand past `MAX_SCHEMA_PARTS`; the message names the place.
-		"""
-		self.parts += 1
-		self.total += 1
-		if self.parts > MAX_SCHEMA_PARTS or self.total > 100 * MAX_SCHEMA_PARTS:
-			whose = "this operation's" if self.parts > MAX_SCHEMA_PARTS else "the document's"
-			raise ConfigurationError(
-				f"{where}: {whose} schemas expand to too many parts (the same allOf/anyOf/$ref "
-				"reached again and again); simplify them or import fewer operations"
-			)
-		if level > MAX_SCHEMA_NESTING:
-			raise ConfigurationError(
-				f"{where}: schemas nest deeper than {MAX_SCHEMA_NESTING} levels ($ref chains, "
-				"allOf/anyOf/oneOf inside each other); flatten the schema here"
-			)
-		if schema is True or not isinstance(schema, Mapping):
-			return {}
-
-		def inner(value: Any, deeper: int, place: str) -> dict[str, Any]:
-			return self.convert(
-				value, request=request, depth=deeper, stack=stack, where=place, level=level + 1
-			)
-
-		if "$ref" in schema:
-			ref = schema["$ref"]
-			if ref in stack or depth > MAX_DEPTH:
-				return {"type": "object", "description": "(nested value; any object)"}
-			extra = {k: v for k, v in schema.items() if k in ("description", "nullable")}
-			target = self.resolve(ref)
-			return self.convert(
-				{**target, **extra} if isinstance(target, Mapping) else target,
-				request=request,
-				depth=depth,
-				stack=(*stack, ref),
-				where=ref,
-				level=level + 1,
-			)
-		if schema.get("allOf"):
-			merged: dict[str, Any] = {}
-			for i, part in enumerate(_items(schema["allOf"], f"{where}/allOf")):
-				converted = inner(part, depth, f"{where}/allOf/{i}")
-				merged = _merge(merged, converted)
-			rest = {k: v for k, v in schema.items() if k != "allOf"}
-			if rest:
-				merged = _merge(merged, inner(rest, depth, where))
-			return merged
-		for key in ("oneOf", "anyOf"):
-			if schema.get(key):
-				variants = [
-					inner(v, depth + 1, f"{where}/{key}/{i}")
-					for i, v in enumerate(_items(schema[key], f"{where}/{key}")[:MAX_VARIANTS])
-				]
-				variants = [v for i, v in enumerate(variants) if v not in variants[:i]]
-				out: dict[str, Any] = variants[0] if len(variants) == 1 else {"anyOf": variants}
-				if any(v == {} for v in variants):
-					out = {}
-				described = _short(schema.get("description"), MAX_DESCRIPTION_CHARS // 2)
-				if described and "description" not in out:
-					out = {**out, "description": described}
-				return _nullable(out, schema)
-		out = {k: schema[k] for k in _KEEP if k in schema}
-		if schema.get("exclusiveMinimum") is True and "minimum" in schema:  # OpenAPI 3.0 form
-			out["exclusiveMinimum"] = out.pop("minimum")
-		elif isinstance(out.get("exclusiveMinimum"), bool):
-			out.pop("exclusiveMinimum")
-		if schema.get("exclusiveMaximum") is True and "maximum" in schema:
-			out["exclusiveMaximum"] = out.pop("maximum")
-		elif isinstance(out.get("exclusiveMaximum"), bool):
-			out.pop("exclusiveMaximum")
-		described = _short(
-			schema.get("description") or schema.get("title"), MAX_DESCRIPTION_CHARS // 2
-		)
-		if described:
-			out["description"] = described
-		kind = schema.get("type")
-		if kind == "object" or "properties" in schema or "additionalProperties" in schema:
-			if depth >= MAX_DEPTH:
-				return _nullable(
-					{"type": "object", **({"description": described} if described else {})}, schema
-				)
-			props: dict[str, Any] = {}
-			properties = schema.get("properties") or {}
-			if not isinstance(properties, Mapping):
-				raise ConfigurationError(f"{where}/properties: must be an object of schemas")
-			for name, sub in properties.items():
-				target = (
-					self.deref(sub)
-					if isinstance(sub, Mapping) and "$ref" in sub and len(stack) <= MAX_DEPTH
-					else sub
-				)
-				if request and isinstance(target, Mapping) and target.get("readOnly"):
-					continue
-				props[name] = inner(sub, depth + 1, f"{where}/properties/{_segment(name)}")
-			out.setdefault("type", "object")
-			if props:
-				out["properties"] = props
-			required = [r for r in _items(schema.get("required") or [], where) if r in props]
-			if required:
-				out["required"] = required
-			more = schema.get("additionalProperties")
-			if isinstance(more, Mapping):
-				out["additionalProperties"] = inner(
-					more, depth + 1, f"{where}/additionalProperties"
-				)
-			elif isinstance(more, bool):
-				out["additionalProperties"] = more
-		elif kind == "array" or "items" in schema:
-			out.setdefault("type", "array")
-			out["items"] = inner(schema.get("items"), depth + 1, f"{where}/items")
-		if request and out.get("format") == "binary":
-			out = {
-				"type": "string",
-				"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
-			}
-		return _nullable(out, schema)
-
-
-def _items(value: Any, where: str) -> list[Any]:
-	if not isinstance(value, list):
-		raise ConfigurationError(f"{where}: must be a list, got {type(value).__name__}")
-	return value
-
-
-def _segment(name: str) -> str:
-	"""A key as one JSON pointer segment."""
-	return str(name).replace("~", "~0").replace("/", "~1")
-
-
-def _nullable(out: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-	if schema.get("nullable") is not True or out == {}:
-		return out
-	kind = out.get("type")
-	if isinstance(kind, str):
-		return {**out, "type": [kind, "null"]}
-	if isinstance(kind, list):
-		return out if "null" in kind else {**out, "type": [*kind, "null"]}
-	return {"anyOf": [out, {"type": "null"}]}
-
-
-def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-	if not a:
-		return dict(b)
-	out = {**a, **{k: v for k, v in b.items() if k not in ("properties", "required")}}
-	if "properties" in a or "properties" in b:
-		out["properties"] = {**a.get("properties", {}), **b.get("properties", {})}
-	required = [
-		*a.get("required", []),
-		*[r for r in b.get("required", []) if r not in a.get("required", [])],
-	]
-	if required:
-		out["required"] = required
-	if "description" in a:
-		out["description"] = a["description"]
-	return out
 
 
 # security -----------------------------------------------------------------------------------
@@ -478,7 +210,7 @@ def _credentials(
 				no_liquid(str(flow["authorizationUrl"]), f"{at}/authorizationUrl")
 			for flow_value in flows.values():
 				for scope, text in (flow_value.get("scopes") or {}).items():
-					scopes.setdefault(scope, _short(text, 120) or scope)
+					scopes.setdefault(scope, short(text, 120) or scope)
 			creds.append(
 				OAuth2Credential(
 					type="oauth2",
@@ -513,7 +245,7 @@ def _base_url(document: Mapping[str, Any], override: str | None, internal: Inter
 	servers = document.get("servers") or []
 	if not servers:
 		raise ConfigurationError("the document names no server; pass base_url= (--base-url)")
-	url = server_url(_items(servers, "#/servers")[0], "#/servers/0")
+	url = server_url(as_list(servers, "#/servers")[0], "#/servers/0")
 	if not url.startswith(("http://", "https://")):
 		raise ConfigurationError(
 			f"the document's server URL {url[:200]!r} is not absolute; pass base_url= (--base-url)"
@@ -536,7 +268,7 @@ def _tool_base(
 	):
 		if not servers:
 			continue
-		url = server_url(_items(servers, where)[0], f"{where}/0")
+		url = server_url(as_list(servers, where)[0], f"{where}/0")
 		if url.startswith(("http://", "https://")):
 			return check_url(url, f"{where}/0/url", internal)
 		return None
@@ -571,7 +303,7 @@ def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
 	return None
 
 
-def _response_format(responses: Mapping[str, Any], schemas: _Schemas) -> str:
+def _response_format(responses: Mapping[str, Any], schemas: Schemas) -> str:
 	for status in sorted(responses, key=lambda s: (not str(s).startswith("2"), str(s))):
 		if not (str(status).startswith("2") or status == "default"):
 			continue
@@ -607,7 +339,7 @@ def _tool(
 	method: str,
 	op: Mapping[str, Any],
 	common: Sequence[Any],
-	schemas: _Schemas,
+	schemas: Schemas,
 	document: Mapping[str, Any],
 	handle: str,
 	internal: InternalHosts,
@@ -646,7 +378,7 @@ def _tool(
 		converted = schemas.convert(
 			schema or {"type": "string"}, request=True, where=f"{places[(name, where)]}/schema"
 		)
-		described = _short(param.get("description"), MAX_DESCRIPTION_CHARS // 2)
+		described = short(param.get("description"), MAX_DESCRIPTION_CHARS // 2)
 		if described:
 			converted = {**converted, "description": described}
 		properties[key] = converted
@@ -683,14 +415,14 @@ def _tool(
 			fmt, media, raw_schema = chosen
 			key = _field_name("body", taken)
 			converted = schemas.convert(
-				raw_schema, request=True, where=f"{at}/requestBody/content/{_segment(media)}/schema"
+				raw_schema, request=True, where=f"{at}/requestBody/content/{segment(media)}/schema"
 			)
 			if fmt == "binary":
 				converted = {
 					"type": "string",
 					"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
 				}
-			described = _short(request.get("description"), MAX_DESCRIPTION_CHARS // 2)
+			described = short(request.get("description"), MAX_DESCRIPTION_CHARS // 2)
 			if described and "description" not in converted:
 				converted["description"] = described
 			properties[key] = converted
@@ -719,7 +451,7 @@ def _tool(
 		text = f"{summary.rstrip('.')}. {detail}"
 	else:
 		text = detail or summary
-	description = _short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
+	description = short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
 	if op.get("deprecated"):
 		description = f"(deprecated) {description}"
 	requirements = op.get("security", document.get("security")) or []
@@ -858,7 +590,7 @@ def _integration(
 	labels: Mapping[str, Sequence[str]] | None,
 	internal: InternalHosts,
 ) -> Integration:
-	schemas = _Schemas(doc)
+	schemas = Schemas(doc)
 	info = doc.get("info") or {}
 	wanted = set(operations or ())
 	seen_ids: set[str] = set()
@@ -871,7 +603,7 @@ def _integration(
 			handle = _camel(op_id)
 			while handle in handles:
 				handle += "_"
-			op_tags = {str(t) for t in _items(op.get("tags") or [], "tags")}
+			op_tags = {str(t) for t in as_list(op.get("tags") or [], "tags")}
 			seen_ids.update((op_id, handle))
 			seen_tags |= op_tags
 			if wanted and op_id not in wanted and handle not in wanted:
@@ -921,7 +653,7 @@ def _integration(
 		return Integration(
 			id=id,
 			name=name or title,
-			description=_short(info.get("description"), MAX_DESCRIPTION_CHARS)
+			description=short(info.get("description"), MAX_DESCRIPTION_CHARS)
 			or f"The {title} API.",
 			api_version=str(info["version"]) if info.get("version") else None,
 			api_setup=ApiSetup(
