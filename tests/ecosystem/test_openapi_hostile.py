@@ -731,3 +731,24 @@ def test_yaml_anchors_for_reuse_import_and_recursive_aliases_are_refused(tmp_pat
 	loop.write_text('openapi: "3.0.0"\na: &a [1, *a]\n')
 	with pytest.raises(ConfigurationError, match=r"loop\.yaml:2: a YAML alias here refers"):
 		from_openapi(loop, id="t")
+
+
+def test_deeply_nested_defaults_and_enums_are_left_out(tmp_path: Path) -> None:
+	"""A default nested 190 levels is dropped, so the module stays importable Python."""
+	value: Any = "x"
+	for _ in range(190):
+		value = [value]
+	document = _simple()
+	document["paths"]["/pets"]["get"]["parameters"] = [
+		{
+			"name": "q",
+			"in": "query",
+			"schema": {"type": "array", "default": value, "enum": [value, [[1]]]},
+		}
+	]
+	integration = from_openapi(document, id="t")
+	schema = integration.tools[0].input_schema["properties"]["q"]
+	assert "default" not in schema and "enum" not in schema
+	path = tmp_path / "deep_tools.py"
+	path.write_text(to_module(integration), encoding="utf-8")
+	assert _import(path, "deep_tools").INTEGRATION == integration

@@ -43,6 +43,9 @@ MAX_SCHEMA_PARTS = 10_000
 a whole document, a hundred times that. GitHub's largest operation takes 125, all 1,223 of them
 6,530."""
 
+MAX_VALUE_NESTING = 16
+"""An ``enum``, ``const`` or ``default`` value nested deeper than this is left out."""
+
 MAX_DESCRIPTION_CHARS = 300
 """A tool description is cut to this many characters; field descriptions to half of it."""
 
@@ -230,7 +233,7 @@ class Schemas:
 				if described and "description" not in out:
 					out = {**out, "description": described}
 				return _nullable(out, schema)
-		out = {k: schema[k] for k in _KEEP if k in schema}
+		out = {k: schema[k] for k in _KEEP if k in schema and _shallow(schema[k])}
 		if schema.get("exclusiveMinimum") is True and "minimum" in schema:  # OpenAPI 3.0 form
 			out["exclusiveMinimum"] = out.pop("minimum")
 		elif isinstance(out.get("exclusiveMinimum"), bool):
@@ -285,6 +288,21 @@ class Schemas:
 				"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
 			}
 		return _nullable(out, schema)
+
+
+def _shallow(value: Any, limit: int = MAX_VALUE_NESTING) -> bool:
+	"""Whether a value (an enum, a default) nests at most ``limit`` levels; deeper ones are dropped."""
+	level: list[Any] = [value]
+	for _ in range(limit + 1):
+		level = [
+			v
+			for item in level
+			if isinstance(item, (dict, list))
+			for v in (item.values() if isinstance(item, dict) else item)
+		]
+		if not level:
+			return True
+	return False
 
 
 def as_list(value: Any, where: str) -> list[Any]:
