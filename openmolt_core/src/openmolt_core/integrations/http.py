@@ -26,8 +26,8 @@ A call goes through these steps:
    hop, a first request whose host comes from the input (a tool with ``input_origins``), and
    every request of an integration whose API setup sets ``guard_every_request`` (one imported
    from an OpenAPI document) goes through the SSRF guard (`openmolt_core.integrations._ssrf`):
-   resolved once, every address checked, connected to the checked address. Every header of every hop is checked
-   for control characters (`openmolt_core.integrations._headers`);
+   resolved once, every address checked, connected to the checked address. Every header of
+   every hop is checked for control characters (`openmolt_core.integrations._headers`);
 6. read the body with a cap on its decoded size (`openmolt_core.integrations._body`), all of it
    (connection, hops, retries, body) within the tool's timeout as one total deadline;
 7. decode the response in the response format (`_decode`); a non-2xx reply that the tool does not
