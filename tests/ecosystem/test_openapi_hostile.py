@@ -752,3 +752,38 @@ def test_deeply_nested_defaults_and_enums_are_left_out(tmp_path: Path) -> None:
 	path = tmp_path / "deep_tools.py"
 	path.write_text(to_module(integration), encoding="utf-8")
 	assert _import(path, "deep_tools").INTEGRATION == integration
+
+
+def _multipart(names: list[str]) -> dict[str, Any]:
+	document = _simple()
+	document["paths"]["/pets"]["post"]["requestBody"] = {
+		"content": {
+			"multipart/form-data": {
+				"schema": {
+					"type": "object",
+					"properties": {n: {"type": "string", "format": "binary"} for n in names},
+				}
+			}
+		}
+	}
+	return document
+
+
+@pytest.mark.parametrize(
+	"name", ['x }}{{ config.token }}{{ "', "a{% raw %}", 'a"b', "a\\b", "line\nbreak"]
+)
+def test_multipart_names_that_would_be_liquid_are_refused(name: str) -> None:
+	"""A multipart field name is read in a template: one that would run Liquid is refused."""
+	with pytest.raises(ConfigurationError, match=r"template|Liquid"):
+		from_openapi(_multipart([name]), id="t")
+
+
+def test_multipart_names_that_are_not_identifiers_are_read_with_brackets() -> None:
+	"""A field name with a dash or a Liquid keyword is read as input.body["name"]."""
+	integration = from_openapi(_multipart(["file-name", "limit", "photo"]), id="t")
+	tool = next(t for t in integration.tools if t.handle == "addPet")
+	assert tool.files == {
+		"file-name": '{{ input.body["file-name"] }}',
+		"limit": '{{ input.body["limit"] }}',
+		"photo": "{{ input.body.photo }}",
+	}
