@@ -406,3 +406,46 @@ def test_the_import_openapi_command_writes_a_module(
 	assert [t["handle"] for t in printed["tools"]] == ["getPetById"]
 	assert main(["import-openapi", str(spec), "--id", "x", "--operation", "nope"]) == 2
 	assert "no operation 'nope'" in capsys.readouterr().err
+
+
+def test_names_follow_input_name_and_descriptions_do_not_repeat_the_summary() -> None:
+	"""Twilio's StartTime< and StartTime> are StartTimeBefore/After, sent under their own names."""
+	document = {
+		"openapi": "3.0.0",
+		"info": {"title": "T", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"paths": {
+			"/calls": {
+				"get": {
+					"operationId": "ListCall",
+					"summary": "Retrieve a list of calls.",
+					"description": "Retrieve a list of calls made to and from your account.",
+					"parameters": [
+						{"name": "StartTime<", "in": "query", "schema": {"type": "string"}},
+						{"name": "StartTime>", "in": "query", "schema": {"type": "string"}},
+						{"name": "page-size", "in": "query", "schema": {"type": "integer"}},
+					],
+					"responses": {"200": {"description": "ok"}},
+				},
+				"post": {
+					"operationId": "CreateCall",
+					"summary": "Create a call",
+					"description": "Calls are billed per minute.",
+					"responses": {"200": {"description": "ok"}},
+				},
+			}
+		},
+	}
+	listing, create = from_openapi(document, id="t").tools
+	assert listing.description == "Retrieve a list of calls made to and from your account."
+	assert create.description == "Create a call. Calls are billed per minute."
+	assert list(listing.input_schema["properties"]) == [
+		"StartTimeBefore",
+		"StartTimeAfter",
+		"page_size",
+	]
+	assert listing.query_params == {
+		"StartTime<": "{{ input.StartTimeBefore }}",
+		"StartTime>": "{{ input.StartTimeAfter }}",
+		"page-size": "{{ input.page_size }}",
+	}

@@ -297,7 +297,9 @@ async def test_every_petstore_operation_passes_prisms_request_validation(prism: 
 	"""All 20 operations of the Petstore 3.0 document, with an API key: no violation."""
 	document = petstore()
 	url = await prism(document)
-	integration = from_openapi(document, id="petstore", base_url=url)
+	integration = from_openapi(
+		document, id="petstore", base_url=url, allow_internal_hosts=["127.0.0.1"]
+	)
 	assert len(integration.tools) == 20
 	# Operations that need OAuth2 (their tools carry its scopes) get a token, the others the key.
 	oauth = integration.model_copy(update={"tools": [t for t in integration.tools if t.scopes]})
@@ -314,7 +316,13 @@ async def test_prism_does_report_a_wrong_request_so_the_check_can_fail(prism: An
 	"""Negative control: dropping the required body of addPet is a violation Prism reports."""
 	document = petstore()
 	url = await prism(document)
-	integration = from_openapi(document, id="petstore", operations=["addPet"], base_url=url)
+	integration = from_openapi(
+		document,
+		id="petstore",
+		operations=["addPet"],
+		base_url=url,
+		allow_internal_hosts=["127.0.0.1"],
+	)
 	broken = integration.tools[0].model_copy(update={"body": {"name": 5}})
 	integration = integration.model_copy(update={"tools": [broken]})
 	seen = await _drive(url, integration, {"apiKey": "special-key"}, "custom")
@@ -325,7 +333,13 @@ async def test_missing_credentials_are_a_violation_prism_reports(prism: Any) -> 
 	"""Negative control: without the API key Prism answers 401 UNAUTHORIZED for getPetById."""
 	document = petstore()
 	url = await prism(document)
-	integration = from_openapi(document, id="petstore", operations=["getPetById"], base_url=url)
+	integration = from_openapi(
+		document,
+		id="petstore",
+		operations=["getPetById"],
+		base_url=url,
+		allow_internal_hosts=["127.0.0.1"],
+	)
 	integration = integration.model_copy(update={"credential_setup": []})
 	seen = await _drive(url, integration, {})
 	assert seen[0]["status"] == 401 and _violations(seen), seen
@@ -335,7 +349,9 @@ async def test_github_operations_pass_prisms_request_validation(prism: Any) -> N
 	"""26 varied GitHub REST operations (bodies, oneOf, arrays, PUT/PATCH/DELETE): no violation."""
 	document = reduced(github(), GITHUB_OPERATIONS)
 	url = await prism(document)
-	integration = from_openapi(document, id="github", base_url=url)
+	integration = from_openapi(
+		document, id="github", base_url=url, allow_internal_hosts=["127.0.0.1"]
+	)
 	assert len(integration.tools) == len(GITHUB_OPERATIONS)
 	seen = await _drive(url, integration, {"token": "ghp_example"})
 	assert _violations(seen) == [], json.dumps(_violations(seen), indent=1)[:4000]

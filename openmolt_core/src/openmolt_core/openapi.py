@@ -22,7 +22,16 @@ JSON) that a person can read and edit. What the importer does:
   (``config.apiKey``, or one key per scheme), and OAuth2 with its URLs and scopes; OAuth2 scopes
   an operation requires become the tool's scopes, so agents can be granted part of an API;
 - **descriptions** are shortened for the model (summary first, Markdown links and HTML dropped,
-  at most `MAX_DESCRIPTION_CHARS` characters).
+  at most `MAX_DESCRIPTION_CHARS` characters);
+- **labels** (`openmolt_core.taint`) come from the method (`default_labels`) unless ``labels=``
+  names the tool.
+
+The document is someone else's text (docs/security.md, "Imported OpenAPI documents"): it is read
+within bounds (`openmolt_core._openapi_load`), its URLs are checked when it is imported and every
+request of its tools goes through the SSRF guard (`openmolt_core._openapi_urls`,
+``ApiSetup.guard_every_request``), schemas are converted within bounds
+(`openmolt_core._openapi_schemas`), and the module `to_module` writes holds only literals
+(`openmolt_core._openapi_write`).
 
 No library does this translation for us: OpenAPI parsers (``openapi-pydantic``, ``prance``) give a
 model of the document, and the work here is the mapping onto `HttpTool`. JSON needs nothing extra;
@@ -31,16 +40,29 @@ YAML documents need PyYAML (``pip install pyyaml``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from openmolt_core._openapi_load import load_document, pointer
+from openmolt_core._openapi_schemas import (
+	MAX_DEPTH,
+	MAX_DESCRIPTION_CHARS,
+	MAX_SCHEMA_NESTING,
+	MAX_SCHEMA_PARTS,
+	MAX_VARIANTS,
+	Schemas,
+	as_list,
+	segment,
+	short,
+)
+from openmolt_core._openapi_urls import check_url, no_liquid, server_url
+from openmolt_core._openapi_write import to_json, to_module
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
 from openmolt_core.integrations.model import (
 	ApiSetup,
-	AuthCredential,
 	BasicCredential,
 	BearerCredential,
 	Credential,
@@ -49,49 +71,26 @@ from openmolt_core.integrations.model import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.schema import input_name
+from openmolt_core.taint import Label, check_labels
 
 __all__ = [
 	"MAX_DEPTH",
 	"MAX_DESCRIPTION_CHARS",
+	"MAX_SCHEMA_NESTING",
+	"MAX_SCHEMA_PARTS",
 	"MAX_VARIANTS",
+	"default_labels",
 	"from_openapi",
 	"load_document",
 	"to_json",
 	"to_module",
 ]
 
-MAX_DEPTH = 6
-"""Object nesting kept in input schemas; deeper values are free-form objects."""
-
-MAX_VARIANTS = 8
-"""``anyOf`` branches kept (OpenAI's strict mode and Gemini accept a handful)."""
-
-MAX_DESCRIPTION_CHARS = 300
-"""A tool description is cut to this many characters; field descriptions to half of it."""
-
-_METHODS = ("get", "put", "post", "delete", "patch", "head")
-_KEEP = (
-	"type",
-	"enum",
-	"const",
-	"format",
-	"pattern",
-	"minimum",
-	"maximum",
-	"exclusiveMinimum",
-	"exclusiveMaximum",
-	"multipleOf",
-	"minLength",
-	"maxLength",
-	"minItems",
-	"maxItems",
-	"uniqueItems",
-	"minProperties",
-	"maxProperties",
-	"default",
-)
+_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+# TRACE is not imported: its reply echoes the request, credentials included.
 _JSON = re.compile(r"^application/(.+\+)?json\b|^\*/\*$", re.IGNORECASE)
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LIQUID_WORDS = {
 	"and", "or", "not", "contains", "in", "empty", "blank", "nil", "null", "true", "false",
 	"limit", "offset", "reversed", "with", "as", "for", "if", "else", "endif", "cols",
@@ -102,72 +101,7 @@ _SKIP_HEADERS = {"authorization", "content-type", "accept", "content-length"}
 # reading ------------------------------------------------------------------------------------
 
 
-def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
-	"""Read an OpenAPI document: a dict, or a JSON or YAML file.
-
-	Raises:
-		ConfigurationError: The file cannot be read or parsed, or it is not OpenAPI 3.
-	"""
-	if isinstance(source, Mapping):
-		document = dict(source)
-	else:
-		path = Path(source)
-		try:
-			text = path.read_text(encoding="utf-8")
-		except OSError as exc:
-			raise ConfigurationError(
-				f"{path}: cannot read the OpenAPI document: {exc.strerror}"
-			) from None
-		if path.suffix.lower() in (".yaml", ".yml"):
-			try:
-				import yaml  # type: ignore[import-untyped, unused-ignore]  # optional
-			except ImportError:
-				raise ConfigurationError(
-					f"{path}: reading YAML needs PyYAML; run: pip install pyyaml (or convert the "
-					"document to JSON)"
-				) from None
-			try:
-				document = yaml.safe_load(text)
-			except yaml.YAMLError as exc:
-				raise ConfigurationError(f"{path}: invalid YAML: {exc}") from None
-		else:
-			try:
-				document = json.loads(text)
-			except json.JSONDecodeError as exc:
-				raise ConfigurationError(
-					f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (YAML files must end in .yaml)"
-				) from None
-	if not isinstance(document, dict):
-		raise ConfigurationError("an OpenAPI document is a JSON object")
-	version = str(document.get("openapi", ""))
-	if not version.startswith("3."):
-		found = f"swagger {document['swagger']}" if "swagger" in document else repr(version or None)
-		raise ConfigurationError(
-			f"only OpenAPI 3.x documents are supported, this one is {found}; convert it first "
-			"(for Swagger 2.0: swagger2openapi)"
-		)
-	return document
-
-
 # text ---------------------------------------------------------------------------------------
-
-
-def _short(raw: Any, limit: int) -> str:
-	if not isinstance(raw, str):
-		return ""
-	text: str = raw
-	text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # Markdown links and images
-	text = re.sub(r"<[^>]+>", " ", text)  # HTML tags
-	text = re.sub(r"[*_`]{1,3}", "", text)
-	text = text.split("\n\n")[0]
-	text = re.sub(r"\s+", " ", text).strip()
-	if len(text) <= limit:
-		return text
-	cut = text[:limit]
-	sentence = max(cut.rfind(". "), cut.rfind("? "), cut.rfind("! "))
-	if sentence > limit // 2:
-		return cut[: sentence + 1]
-	return cut[: limit - 1].rstrip() + "…"
 
 
 def _camel(text: str) -> str:
@@ -180,13 +114,21 @@ def _camel(text: str) -> str:
 
 
 def _field_name(name: str, taken: set[str]) -> str:
-	key = name if _IDENT.match(name) else re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "value"
+	"""The input name of a document's parameter (`input_name`'s rule), unique in the tool."""
+	key = name if _IDENT.fullmatch(name) else input_name(name)
+	if not _IDENT.fullmatch(key):
+		key = re.sub(r"[^A-Za-z0-9_]", "_", key).strip("_") or "value"
 	if key[0].isdigit():
 		key = f"p{key}"
 	while key in taken:
 		key += "_"
 	taken.add(key)
 	return key
+
+
+def _words(text: str) -> str:
+	"""Text compared by its words only (a description that restates its summary)."""
+	return " ".join(re.findall(r"\w+", short(text, MAX_DESCRIPTION_CHARS).lower()))
 
 
 def _ref(key: str) -> str:
@@ -196,166 +138,12 @@ def _ref(key: str) -> str:
 	return f"{{{{ input.{key} }}}}"
 
 
-# schemas ------------------------------------------------------------------------------------
-
-
-class _Schemas:
-	"""Resolves ``$ref``s and rewrites schemas within the providers' limits."""
-
-	def __init__(self, document: Mapping[str, Any]) -> None:
-		self.document = document
-
-	def resolve(self, ref: str) -> Any:
-		if not ref.startswith("#/"):
-			raise ConfigurationError(
-				f"external reference {ref!r}: bundle the document into one file first "
-				"(for example with `redocly bundle`)"
-			)
-		node: Any = self.document
-		for part in ref[2:].split("/"):
-			part = part.replace("~1", "/").replace("~0", "~")
-			if not isinstance(node, Mapping) or part not in node:
-				raise ConfigurationError(f"reference {ref!r} points to nothing in the document")
-			node = node[part]
-		return node
-
-	def deref(self, value: Any) -> Any:
-		"""Follow ``$ref`` chains of a parameter, request body or response object."""
-		seen: set[str] = set()
-		while isinstance(value, Mapping) and "$ref" in value:
-			ref = value["$ref"]
-			if ref in seen:
-				raise ConfigurationError(f"reference {ref!r} refers to itself")
-			seen.add(ref)
-			value = self.resolve(ref)
-		return value
-
-	def convert(
-		self, schema: Any, *, request: bool, depth: int = 0, stack: tuple[str, ...] = ()
-	) -> dict[str, Any]:
-		if schema is True or not isinstance(schema, Mapping):
-			return {}
-		if "$ref" in schema:
-			ref = schema["$ref"]
-			if ref in stack or depth > MAX_DEPTH:
-				return {"type": "object", "description": "(nested value; any object)"}
-			extra = {k: v for k, v in schema.items() if k in ("description", "nullable")}
-			target = self.resolve(ref)
-			return self.convert({**target, **extra} if isinstance(target, Mapping) else target,
-				request=request, depth=depth, stack=(*stack, ref))  # fmt: skip
-		if schema.get("allOf"):
-			merged: dict[str, Any] = {}
-			for part in schema["allOf"]:
-				converted = self.convert(part, request=request, depth=depth, stack=stack)
-				merged = _merge(merged, converted)
-			rest = {k: v for k, v in schema.items() if k != "allOf"}
-			if rest:
-				merged = _merge(
-					merged, self.convert(rest, request=request, depth=depth, stack=stack)
-				)
-			return merged
-		for key in ("oneOf", "anyOf"):
-			if schema.get(key):
-				variants = [
-					self.convert(v, request=request, depth=depth + 1, stack=stack)
-					for v in schema[key][:MAX_VARIANTS]
-				]
-				variants = [v for i, v in enumerate(variants) if v not in variants[:i]]
-				out: dict[str, Any] = variants[0] if len(variants) == 1 else {"anyOf": variants}
-				if any(v == {} for v in variants):
-					out = {}
-				described = _short(schema.get("description"), MAX_DESCRIPTION_CHARS // 2)
-				if described and "description" not in out:
-					out = {**out, "description": described}
-				return _nullable(out, schema)
-		out = {k: schema[k] for k in _KEEP if k in schema}
-		if schema.get("exclusiveMinimum") is True and "minimum" in schema:  # OpenAPI 3.0 form
-			out["exclusiveMinimum"] = out.pop("minimum")
-		elif isinstance(out.get("exclusiveMinimum"), bool):
-			out.pop("exclusiveMinimum")
-		if schema.get("exclusiveMaximum") is True and "maximum" in schema:
-			out["exclusiveMaximum"] = out.pop("maximum")
-		elif isinstance(out.get("exclusiveMaximum"), bool):
-			out.pop("exclusiveMaximum")
-		described = _short(
-			schema.get("description") or schema.get("title"), MAX_DESCRIPTION_CHARS // 2
-		)
-		if described:
-			out["description"] = described
-		kind = schema.get("type")
-		if kind == "object" or "properties" in schema or "additionalProperties" in schema:
-			if depth >= MAX_DEPTH:
-				return _nullable(
-					{"type": "object", **({"description": described} if described else {})}, schema
-				)
-			props: dict[str, Any] = {}
-			for name, sub in (schema.get("properties") or {}).items():
-				target = (
-					self.deref(sub)
-					if isinstance(sub, Mapping) and "$ref" in sub and len(stack) <= MAX_DEPTH
-					else sub
-				)
-				if request and isinstance(target, Mapping) and target.get("readOnly"):
-					continue
-				props[name] = self.convert(sub, request=request, depth=depth + 1, stack=stack)
-			out.setdefault("type", "object")
-			if props:
-				out["properties"] = props
-			required = [r for r in schema.get("required") or () if r in props]
-			if required:
-				out["required"] = required
-			more = schema.get("additionalProperties")
-			if isinstance(more, Mapping):
-				out["additionalProperties"] = self.convert(
-					more, request=request, depth=depth + 1, stack=stack
-				)
-			elif isinstance(more, bool):
-				out["additionalProperties"] = more
-		elif kind == "array" or "items" in schema:
-			out.setdefault("type", "array")
-			out["items"] = self.convert(
-				schema.get("items"), request=request, depth=depth + 1, stack=stack
-			)
-		if request and out.get("format") == "binary":
-			out = {
-				"type": "string",
-				"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
-			}
-		return _nullable(out, schema)
-
-
-def _nullable(out: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-	if schema.get("nullable") is not True or out == {}:
-		return out
-	kind = out.get("type")
-	if isinstance(kind, str):
-		return {**out, "type": [kind, "null"]}
-	if isinstance(kind, list):
-		return out if "null" in kind else {**out, "type": [*kind, "null"]}
-	return {"anyOf": [out, {"type": "null"}]}
-
-
-def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-	if not a:
-		return dict(b)
-	out = {**a, **{k: v for k, v in b.items() if k not in ("properties", "required")}}
-	if "properties" in a or "properties" in b:
-		out["properties"] = {**a.get("properties", {}), **b.get("properties", {})}
-	required = [
-		*a.get("required", []),
-		*[r for r in b.get("required", []) if r not in a.get("required", [])],
-	]
-	if required:
-		out["required"] = required
-	if "description" in a:
-		out["description"] = a["description"]
-	return out
-
-
 # security -----------------------------------------------------------------------------------
 
 
-def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[str, str], list[str]]:
+def _credentials(
+	document: Mapping[str, Any], internal: InternalHosts
+) -> tuple[list[Credential], dict[str, str], list[str]]:
 	"""The credentials, the OAuth2 scopes (integration scopes) and the config keys, documented."""
 	schemes: dict[str, Any] = dict((document.get("components") or {}).get("securitySchemes") or {})
 	order: list[str] = []
@@ -375,7 +163,8 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 		kind = scheme.get("type")
 		if kind == "apiKey":
 			key = "apiKey" if len(keys) == 1 else _camel(name)
-			where, param = scheme.get("in"), scheme.get("name", "")
+			where, param = scheme.get("in"), str(scheme.get("name", ""))
+			no_liquid(param, pointer(("components", "securitySchemes", name, "name")))
 			value = f"{{{{ config.{key} }}}}"
 			if where == "header":
 				headers[param] = value
@@ -405,17 +194,23 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 			notes.append(f"`config.username`, `config.password`: HTTP basic auth (scheme {name!r})")
 		elif kind == "oauth2":
 			flows = scheme.get("flows") or {}
-			flow: Mapping[str, Any] = next(
+			kind_of_flow = next(
 				(
-					flows[f]
+					f
 					for f in ("authorizationCode", "clientCredentials", "implicit", "password")
 					if f in flows
 				),
-				{},
+				None,
 			)
+			flow: Mapping[str, Any] = flows[kind_of_flow] if kind_of_flow else {}
+			at = pointer(("components", "securitySchemes", name, "flows", kind_of_flow or ""))
+			if flow.get("tokenUrl"):
+				check_url(str(flow["tokenUrl"]), f"{at}/tokenUrl", internal)
+			if flow.get("authorizationUrl"):
+				no_liquid(str(flow["authorizationUrl"]), f"{at}/authorizationUrl")
 			for flow_value in flows.values():
 				for scope, text in (flow_value.get("scopes") or {}).items():
-					scopes.setdefault(scope, _short(text, 120) or scope)
+					scopes.setdefault(scope, short(text, 120) or scope)
 			creds.append(
 				OAuth2Credential(
 					type="oauth2",
@@ -444,21 +239,52 @@ def _credentials(document: Mapping[str, Any]) -> tuple[list[Credential], dict[st
 # operations ---------------------------------------------------------------------------------
 
 
-def _base_url(document: Mapping[str, Any], override: str | None) -> str:
+def _base_url(document: Mapping[str, Any], override: str | None, internal: InternalHosts) -> str:
 	if override:
-		return override.rstrip("/")
+		return check_url(override, "base_url", internal)
 	servers = document.get("servers") or []
 	if not servers:
 		raise ConfigurationError("the document names no server; pass base_url= (--base-url)")
-	server = servers[0]
-	url = str(server.get("url", ""))
-	for var, spec in (server.get("variables") or {}).items():
-		url = url.replace(f"{{{var}}}", str(spec.get("default", "")))
+	url = server_url(as_list(servers, "#/servers")[0], "#/servers/0")
 	if not url.startswith(("http://", "https://")):
 		raise ConfigurationError(
-			f"the document's server URL {url!r} is not absolute; pass base_url= (--base-url)"
+			f"the document's server URL {url[:200]!r} is not absolute; pass base_url= (--base-url)"
 		)
-	return url.rstrip("/")
+	return check_url(url, "#/servers/0/url", internal)
+
+
+def _tool_base(
+	path: str,
+	method: str,
+	op: Mapping[str, Any],
+	document: Mapping[str, Any],
+	internal: InternalHosts,
+) -> str | None:
+	"""The base URL of an operation's own servers (per operation, else per path), checked."""
+	item = (document.get("paths") or {}).get(path) or {}
+	for servers, where in (
+		(op.get("servers"), pointer(("paths", path, method, "servers"))),
+		(item.get("servers"), pointer(("paths", path, "servers"))),
+	):
+		if not servers:
+			continue
+		url = server_url(as_list(servers, where)[0], f"{where}/0")
+		if url.startswith(("http://", "https://")):
+			return check_url(url, f"{where}/0/url", internal)
+		return None
+	return None
+
+
+def _member(key: str, name: str, where: str) -> str:
+	"""The template reading property ``name`` of input field ``key``."""
+	if _IDENT.fullmatch(name) and name not in _LIQUID_WORDS:
+		return f"{{{{ input.{key}.{name} }}}}"
+	if '"' in name or "\\" in name or not name.isprintable():
+		raise ConfigurationError(
+			f"{where}: the property name {name[:80]!r} cannot be read in a template; rename it"
+		)
+	no_liquid(name, where)
+	return f'{{{{ input.{key}["{name}"] }}}}'
 
 
 def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
@@ -477,7 +303,7 @@ def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
 	return None
 
 
-def _response_format(responses: Mapping[str, Any], schemas: _Schemas) -> str:
+def _response_format(responses: Mapping[str, Any], schemas: Schemas) -> str:
 	for status in sorted(responses, key=lambda s: (not str(s).startswith("2"), str(s))):
 		if not (str(status).startswith("2") or status == "default"):
 			continue
@@ -513,14 +339,29 @@ def _tool(
 	method: str,
 	op: Mapping[str, Any],
 	common: Sequence[Any],
-	schemas: _Schemas,
+	schemas: Schemas,
 	document: Mapping[str, Any],
 	handle: str,
+	internal: InternalHosts,
 ) -> HttpTool:
+	schemas.parts = 0
+	at = pointer(("paths", path, method))
+	no_liquid(path, pointer(("paths", path)))
+	if not path.startswith("/") or path.startswith("//"):
+		raise ConfigurationError(
+			f"{pointer(('paths', path))}: {path[:100]!r} is not a path; an OpenAPI path starts "
+			"with a single '/' and is appended to the server URL (servers choose the host)"
+		)
 	params: dict[tuple[str, str], Any] = {}
-	for raw in [*common, *(op.get("parameters") or [])]:
+	places: dict[tuple[str, str], str] = {}
+	listed = [(f"{pointer(('paths', path))}/parameters/{i}", p) for i, p in enumerate(common)]
+	listed += [(f"{at}/parameters/{i}", p) for i, p in enumerate(op.get("parameters") or [])]
+	for place, raw in listed:
 		param = schemas.deref(raw)
-		params[(param.get("name", ""), param.get("in", ""))] = param
+		if not isinstance(param, Mapping):
+			raise ConfigurationError(f"{place}: a parameter must be an object")
+		params[(str(param.get("name", "")), str(param.get("in", "")))] = param
+		places[(str(param.get("name", "")), str(param.get("in", "")))] = place
 	properties: dict[str, Any] = {}
 	required: list[str] = []
 	taken: set[str] = set()
@@ -534,8 +375,10 @@ def _tool(
 		schema = param.get("schema")
 		if schema is None and param.get("content"):
 			schema = next(iter(param["content"].values())).get("schema")
-		converted = schemas.convert(schema or {"type": "string"}, request=True)
-		described = _short(param.get("description"), MAX_DESCRIPTION_CHARS // 2)
+		converted = schemas.convert(
+			schema or {"type": "string"}, request=True, where=f"{places[(name, where)]}/schema"
+		)
+		described = short(param.get("description"), MAX_DESCRIPTION_CHARS // 2)
 		if described:
 			converted = {**converted, "description": described}
 		properties[key] = converted
@@ -571,13 +414,15 @@ def _tool(
 		if chosen:
 			fmt, media, raw_schema = chosen
 			key = _field_name("body", taken)
-			converted = schemas.convert(raw_schema, request=True)
+			converted = schemas.convert(
+				raw_schema, request=True, where=f"{at}/requestBody/content/{segment(media)}/schema"
+			)
 			if fmt == "binary":
 				converted = {
 					"type": "string",
 					"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
 				}
-			described = _short(request.get("description"), MAX_DESCRIPTION_CHARS // 2)
+			described = short(request.get("description"), MAX_DESCRIPTION_CHARS // 2)
 			if described and "description" not in converted:
 				converted["description"] = described
 			properties[key] = converted
@@ -590,20 +435,23 @@ def _tool(
 					n for n, s in (raw.get("properties") or {}).items()
 					if isinstance(schemas.deref(s), Mapping) and schemas.deref(s).get("format") == "binary"
 				}  # fmt: skip
+				place = f"{at}/requestBody"
 				body = {
-					n: f"{{{{ input.{key}.{n} }}}}"
-					for n in converted["properties"]
-					if n not in binary
+					n: _member(key, n, place) for n in converted["properties"] if n not in binary
 				}
-				files = {n: f"{{{{ input.{key}.{n} }}}}" for n in binary}
+				files = {n: _member(key, n, place) for n in binary}
 			else:
 				body = _ref(key)
 			if fmt == "text" and media != "text/plain":
 				headers.setdefault("Content-Type", media)
-	summary = op.get("summary") or ""
-	detail = op.get("description") or ""
-	text = f"{summary.rstrip('.')}. {detail}" if summary and detail else (summary or detail)
-	description = _short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
+	raw_summary, raw_detail = op.get("summary"), op.get("description")
+	summary = raw_summary if isinstance(raw_summary, str) else ""
+	detail = raw_detail if isinstance(raw_detail, str) else ""
+	if summary and detail and not f"{_words(detail)} ".startswith(f"{_words(summary)} "):
+		text = f"{summary.rstrip('.')}. {detail}"
+	else:
+		text = detail or summary
+	description = short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
 	if op.get("deprecated"):
 		description = f"(deprecated) {description}"
 	requirements = op.get("security", document.get("security")) or []
@@ -620,10 +468,7 @@ def _tool(
 	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
 	if required:
 		input_schema["required"] = required
-	servers = op.get("servers")
-	base = None
-	if servers and str(servers[0].get("url", "")).startswith(("http://", "https://")):
-		base = str(servers[0]["url"]).rstrip("/")
+	base = _tool_base(path, method, op, document, internal)
 	return HttpTool(
 		handle=handle,
 		description=description,
@@ -641,6 +486,39 @@ def _tool(
 	)
 
 
+def default_labels(method: str) -> list[Label]:
+	"""The labels an imported operation gets from its method (`openmolt_core.taint`).
+
+	GET and HEAD read what the service returns: ``untrusted``. POST, PUT, PATCH and DELETE send
+	the model's data out: ``outbound``. Any other method: both.
+
+	Args:
+		method: The HTTP method.
+	"""
+	upper = method.upper()
+	if upper in ("GET", "HEAD"):
+		return ["untrusted"]
+	if upper in ("POST", "PUT", "PATCH", "DELETE"):
+		return ["outbound"]
+	return ["untrusted", "outbound"]
+
+
+def _labels(
+	tools: Sequence[HttpTool], given: Mapping[str, Sequence[str]] | None
+) -> dict[str, list[Label]]:
+	"""Each tool's labels from its method, except the tools a given key names (those win)."""
+	import fnmatch
+
+	chosen = {
+		key: list(check_labels(labels, f"labels[{key!r}]")) for key, labels in (given or {}).items()
+	}
+	table: dict[str, list[Label]] = {}
+	for tool in tools:
+		if not any(fnmatch.fnmatchcase(tool.handle, key) for key in chosen):
+			table[tool.handle] = default_labels(tool.method)
+	return {**table, **chosen}
+
+
 def from_openapi(
 	document: str | Path | Mapping[str, Any],
 	*,
@@ -649,8 +527,13 @@ def from_openapi(
 	tags: Sequence[str] | None = None,
 	base_url: str | None = None,
 	name: str | None = None,
+	labels: Mapping[str, Sequence[str]] | None = None,
+	allow_internal_hosts: Sequence[str] = (),
 ) -> Integration:
 	"""An integration with one `HttpTool` per operation of an OpenAPI 3 document.
+
+	The document is someone else's text: its URLs are checked when it is imported, and every
+	request of its tools goes through the SSRF guard (``guard_every_request``).
 
 	Args:
 		document: The document: a dict, or the path of a JSON or YAML file.
@@ -660,13 +543,54 @@ def from_openapi(
 		tags: Only operations with one of these tags.
 		base_url: The API's base URL (default: the document's first server).
 		name: The display name (default: the document's title).
+		labels: Taint labels by tool handle or pattern (``{"listPets": ["untrusted",
+			"private"]}``); a tool a key names gets those instead of the ones its method gives
+			(`default_labels`).
+		allow_internal_hosts: Internal hosts or networks the tools may reach (a self-hosted API,
+			a local mock server): ``["127.0.0.1"]``, ``["api.corp.example", "10.20.0.0/16"]``.
+			Loopback, private, link-local and metadata addresses are refused otherwise.
 
 	Raises:
-		ConfigurationError: The document cannot be read, an operation or tag is unknown, or
-			an operation cannot be expressed; the message names it.
+		ConfigurationError: The document cannot be read, an operation or tag is unknown, a URL
+			points to an internal address, or an operation cannot be expressed; the message
+			names the place.
 	"""
 	doc = load_document(document)
-	schemas = _Schemas(doc)
+	internal = internal_hosts(list(allow_internal_hosts))
+	try:
+		return _integration(
+			doc,
+			id=id,
+			operations=operations,
+			tags=tags,
+			base_url=base_url,
+			name=name,
+			labels=labels,
+			internal=internal,
+		)
+	except (AttributeError, TypeError, KeyError, IndexError) as exc:
+		raise ConfigurationError(
+			f"the document is malformed (a value has the wrong type: {type(exc).__name__}: "
+			f"{str(exc)[:200]}); validate it with an OpenAPI linter"
+		) from None
+	except RecursionError:
+		raise ConfigurationError(
+			"the document's schemas nest too deeply to import; flatten them"
+		) from None
+
+
+def _integration(
+	doc: Mapping[str, Any],
+	*,
+	id: str | None,
+	operations: Sequence[str] | None,
+	tags: Sequence[str] | None,
+	base_url: str | None,
+	name: str | None,
+	labels: Mapping[str, Sequence[str]] | None,
+	internal: InternalHosts,
+) -> Integration:
+	schemas = Schemas(doc)
 	info = doc.get("info") or {}
 	wanted = set(operations or ())
 	seen_ids: set[str] = set()
@@ -675,22 +599,28 @@ def from_openapi(
 	tools: list[HttpTool] = []
 	for path, method, op, common in _operations(doc):
 		op_id = str(op.get("operationId") or f"{method} {path}")
-		handle = _camel(op_id)
-		while handle in handles:
-			handle += "_"
-		op_tags = set(op.get("tags") or ())
-		seen_ids.update((op_id, handle))
-		seen_tags |= op_tags
-		if wanted and op_id not in wanted and handle not in wanted:
-			continue
-		if tags and not op_tags & set(tags):
-			continue
-		handles.add(handle)
 		try:
-			tools.append(_tool(path, method, op, common, schemas, doc, handle))
+			handle = _camel(op_id)
+			while handle in handles:
+				handle += "_"
+			op_tags = {str(t) for t in as_list(op.get("tags") or [], "tags")}
+			seen_ids.update((op_id, handle))
+			seen_tags |= op_tags
+			if wanted and op_id not in wanted and handle not in wanted:
+				continue
+			if tags and not op_tags & set(tags):
+				continue
+			handles.add(handle)
+			tools.append(_tool(path, method, op, common, schemas, doc, handle, internal))
 		except (ValueError, ConfigurationError) as exc:
 			raise ConfigurationError(
-				f"operation {op_id!r} ({method.upper()} {path}): {exc}"
+				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"
+			) from None
+		except (AttributeError, TypeError, KeyError) as exc:
+			raise ConfigurationError(
+				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): the document is "
+				f"malformed here, a value has the wrong type ({type(exc).__name__}: "
+				f"{str(exc)[:200]}); validate it with an OpenAPI linter"
 			) from None
 	unknown = sorted(wanted - seen_ids)
 	if unknown:
@@ -708,7 +638,7 @@ def from_openapi(
 		)
 	if not tools:
 		raise ConfigurationError("the selection matches no operation")
-	credentials, scopes, notes = _credentials(doc)
+	credentials, scopes, notes = _credentials(doc, internal)
 	title = str(info.get("title") or id or "API")
 	docs = "\n".join(
 		[
@@ -723,104 +653,19 @@ def from_openapi(
 		return Integration(
 			id=id,
 			name=name or title,
-			description=_short(info.get("description"), MAX_DESCRIPTION_CHARS)
+			description=short(info.get("description"), MAX_DESCRIPTION_CHARS)
 			or f"The {title} API.",
 			api_version=str(info["version"]) if info.get("version") else None,
-			api_setup=ApiSetup(base_url=_base_url(doc, base_url)),
+			api_setup=ApiSetup(
+				base_url=_base_url(doc, base_url, internal),
+				guard_every_request=True,
+				allow_internal_hosts=list(internal.entries),
+			),
 			credential_setup=credentials,
 			scopes=scopes,
 			tools=tools,
 			docs=docs,
+			labels=_labels(tools, labels),
 		)
 	except ValueError as exc:
 		raise ConfigurationError(f"the imported integration is invalid: {exc}") from None
-
-
-# writing ------------------------------------------------------------------------------------
-
-
-def to_json(integration: Integration) -> str:
-	"""The integration as the JSON ``register_integration`` accepts (camelCase keys)."""
-	data = integration.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-	return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _literal(value: Any, level: int) -> str:
-	pad, inner = "\t" * level, "\t" * (level + 1)
-	if isinstance(value, (ApiSetup, *_CREDENTIALS, HttpTool)):
-		fields = value.model_dump(exclude_defaults=True)
-		if not fields:
-			return f"{type(value).__name__}()"
-		body = "".join(f"{inner}{k}={_literal(v, level + 1)},\n" for k, v in fields.items())
-		return f"{type(value).__name__}(\n{body}{pad})"
-	if isinstance(value, dict):
-		if not value:
-			return "{}"
-		body = "".join(
-			f"{inner}{json.dumps(k, ensure_ascii=False)}: {_literal(v, level + 1)},\n"
-			for k, v in value.items()
-		)
-		return f"{{\n{body}{pad}}}"
-	if isinstance(value, (list, tuple)):
-		if not value:
-			return "[]"
-		if all(isinstance(v, str) for v in value) and sum(len(v) + 4 for v in value) < 80:
-			return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
-		body = "".join(f"{inner}{_literal(v, level + 1)},\n" for v in value)
-		return f"[\n{body}{pad}]"
-	if isinstance(value, str):
-		return json.dumps(value, ensure_ascii=False)
-	return repr(value)
-
-
-_CREDENTIALS = (
-	AuthCredential,
-	BasicCredential,
-	BearerCredential,
-	CustomCredential,
-	OAuth2Credential,
-)
-
-
-def _imports(integration: Integration) -> list[str]:
-	kinds = {type(cred).__name__ for cred in integration.credential_setup}
-	return sorted({"ApiSetup", "HttpTool", "Integration", *kinds})
-
-
-def to_module(integration: Integration, *, source: str = "") -> str:
-	"""The integration as a Python module a person can read and edit (tabs, one tool per block).
-
-	The module defines ``INTEGRATION`` and the ``register_integrations`` hook, so it works as a
-	plugin (an ``openmolt.integrations`` entry point) or with ``om.register_integration``.
-
-	Args:
-		integration: The integration (from `from_openapi`).
-		source: The document's file name, for the module docstring.
-	"""
-	header = (
-		f'"""{integration.name}{f" {integration.api_version}" if integration.api_version else ""}, '
-		f"imported from {source or 'an OpenAPI document'} by `openmolt import-openapi`.\n\n"
-		"Every tool is plain data: edit the descriptions, drop the tools you do not need, and\n"
-		"register it with `om.register_integration(INTEGRATION.id, INTEGRATION)`.\n"
-		'"""\n\n'
-		"from __future__ import annotations\n\n"
-		"from typing import Any\n\n"
-		"from openmolt_core import hookimpl\n"
-		f"from openmolt_core.integrations import {', '.join(_imports(integration))}\n\n"
-	)
-	fields = integration.model_dump(
-		exclude_defaults=True, exclude={"tools", "credential_setup", "api_setup"}
-	)
-	lines = [f"\t{k}={_literal(v, 1)},\n" for k, v in fields.items()]
-	lines.append(f"\tapi_setup={_literal(integration.api_setup, 1)},\n")
-	if integration.credential_setup:
-		lines.append(f"\tcredential_setup={_literal(list(integration.credential_setup), 1)},\n")
-	lines.append(f"\ttools={_literal(list(integration.tools), 1)},\n")
-	body = "INTEGRATION = Integration(\n" + "".join(lines) + ")\n"
-	hook = (
-		"\n\n@hookimpl\n"
-		"def register_integrations(register: Any) -> None:\n"
-		'\t"""Register the integration (when this module is an entry point)."""\n'
-		"\tregister(INTEGRATION)\n"
-	)
-	return header + body + hook

@@ -4,6 +4,7 @@
 openmolt mcp AGENT_FILE [--env-file PATH] [--verbose]
     serve the agent as an MCP server over stdio (needs openmolt[mcp])
 openmolt import-openapi SPEC --id NAME [--tag T]... [--operation ID]... [--base-url URL]
+                        [--allow-internal-host HOST]... [--label TOOL=LABELS]...
                         [--format py|json] [--output FILE]
     write an integration module (or JSON) with one HttpTool per operation
 ```
@@ -87,6 +88,20 @@ def _import_openapi(args: Sequence[str]) -> int:
 		"--operation", action="append", default=[], help="only this operationId (repeatable)"
 	)
 	parser.add_argument("--base-url", help="the API's base URL (default: the document's server)")
+	parser.add_argument(
+		"--allow-internal-host",
+		action="append",
+		default=[],
+		metavar="HOST",
+		help="an internal host or network the tools may reach (127.0.0.1, 10.20.0.0/16)",
+	)
+	parser.add_argument(
+		"--label",
+		action="append",
+		default=[],
+		metavar="TOOL=LABELS",
+		help="a tool's taint labels instead of its method's: getPet=untrusted,private",
+	)
 	parser.add_argument("--format", choices=("py", "json"), help="default: from --output, else py")
 	parser.add_argument("--output", "-o", help="the file to write (default: stdout)")
 	ns = parser.parse_args(args)
@@ -97,6 +112,8 @@ def _import_openapi(args: Sequence[str]) -> int:
 		tags=ns.tag or None,
 		operations=ns.operation or None,
 		base_url=ns.base_url,
+		labels=_label_options(ns.label),
+		allow_internal_hosts=ns.allow_internal_host,
 	)
 	text = (
 		to_json(integration) if fmt == "json" else to_module(integration, source=Path(ns.spec).name)
@@ -110,6 +127,19 @@ def _import_openapi(args: Sequence[str]) -> int:
 	else:
 		sys.stdout.write(text)
 	return 0
+
+
+def _label_options(given: Sequence[str]) -> dict[str, list[str]] | None:
+	labels: dict[str, list[str]] = {}
+	for item in given:
+		tool, sep, names = item.partition("=")
+		if not sep or not tool:
+			raise ConfigurationError(
+				f"--label {item!r}: write TOOL=LABELS, e.g. getPet=untrusted,private (or getPet= "
+				"for none)"
+			)
+		labels[tool] = [n.strip() for n in names.split(",") if n.strip()]
+	return labels or None
 
 
 def main(args: Sequence[str]) -> int:

@@ -33,8 +33,9 @@ from openmolt_core._sync import call as call_app
 from openmolt_core.errors import ConfigurationError, IntegrationError, ToolError
 from openmolt_core.integrations._encode import set_query
 from openmolt_core.integrations._headers import check_header
+from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts
 from openmolt_core.integrations.templating import MISSING, render_string
-from openmolt_core.options import Options, options_config
+from openmolt_core.options import EngineConfig, Options, options_config
 
 if TYPE_CHECKING:
 	from collections.abc import AsyncGenerator
@@ -307,6 +308,8 @@ class OAuth2Auth(httpx.Auth):
 		client_id_param: The token request's name for the client id: TikTok registers an
 			``oauth2`` auth with ``client_key`` (``functools.partial(OAuth2Auth,
 			client_id_param="client_key")`` in its ``auths``).
+		guard: The SSRF guard the token request goes through (integrations whose API setup
+			sets ``guard_every_request``, whose token URL a document chose); None: not guarded.
 	"""
 
 	def __init__(
@@ -318,8 +321,10 @@ class OAuth2Auth(httpx.Auth):
 		on_token_refresh: Callable[[dict[str, Any]], Any] | None,
 		http: Callable[[], httpx.AsyncClient],
 		client_id_param: str = "client_id",
+		guard: SsrfGuard | None = None,
 	) -> None:
 		self.client_id_param = client_id_param
+		self.guard = guard
 		self.credential = credential
 		self.config = oauth2_config(config)
 		self.iid = iid
@@ -394,10 +399,14 @@ class OAuth2Auth(httpx.Auth):
 			if secret:
 				form["client_secret"] = secret
 		try:
+			client = self.http()
 			if self.credential.token_format == "json":
-				response = await self.http().post(token_url, json=form, headers=headers)
+				request = client.build_request("POST", token_url, json=form, headers=headers)
 			else:
-				response = await self.http().post(token_url, data=form, headers=headers)
+				request = client.build_request("POST", token_url, data=form, headers=headers)
+			if self.guard is not None:
+				request = await self.guard(request)
+			response = await client.send(request)
 			body = response.json()
 		except (httpx.HTTPError, ValueError) as exc:
 			raise ToolError(
@@ -513,7 +522,14 @@ def make_auth(
 	if isinstance(credential, BasicCredential):
 		return _BasicAuth(credential, config, iid)
 	if isinstance(credential, OAuth2Credential):
-		return OAuth2Auth(credential, config, iid, on_token_refresh=on_token_refresh, http=http)
+		guard = None
+		setup = integration.api_setup
+		if setup.guard_every_request:
+			allowed = internal_hosts(EngineConfig.of(config).allow_internal_hosts)
+			guard = SsrfGuard(internal=internal_hosts(setup.allow_internal_hosts) + allowed)
+		return OAuth2Auth(
+			credential, config, iid, on_token_refresh=on_token_refresh, http=http, guard=guard
+		)
 	raise IntegrationError(
 		f"unknown credential type {credential.type!r}; register it in the integration's auths",
 		integration=iid,

@@ -23,10 +23,11 @@ A call goes through these steps:
    the query would follow), and never for a status the tool lists in ``accept_statuses``. A hop
    to another origin, or from https to http, keeps only the headers of
    `openmolt_core.integrations._headers.SAFE_HEADERS` and never carries a body. Every redirect
-   hop, and a first request whose host comes from the input (a tool with ``input_origins``),
-   goes through the SSRF guard (`openmolt_core.integrations._ssrf`): resolved once, every
-   address checked, connected to the checked address. Every header of every hop is checked
-   for control characters (`openmolt_core.integrations._headers`);
+   hop, a first request whose host comes from the input (a tool with ``input_origins``), and
+   every request of an integration whose API setup sets ``guard_every_request`` (one imported
+   from an OpenAPI document) goes through the SSRF guard (`openmolt_core.integrations._ssrf`):
+   resolved once, every address checked, connected to the checked address. Every header of
+   every hop is checked for control characters (`openmolt_core.integrations._headers`);
 6. read the body with a cap on its decoded size (`openmolt_core.integrations._body`), all of it
    (connection, hops, retries, body) within the tool's timeout as one total deadline;
 7. decode the response in the response format (`_decode`); a non-2xx reply that the tool does not
@@ -74,7 +75,7 @@ from openmolt_core.integrations._origin import (
 	origin_part,
 	origin_problem,
 )
-from openmolt_core.integrations._ssrf import SsrfGuard, parse_ip
+from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts, parse_ip
 from openmolt_core.integrations.templating import (
 	FILE_FILTERS,
 	MISSING,
@@ -570,18 +571,21 @@ def host_from_input(tool: HttpTool, setup: ApiSetup) -> bool:
 	return origin_problem(origin_part(source)) is not None
 
 
-def guard_for(context: ToolContext) -> SsrfGuard:
+def guard_for(context: ToolContext, setup: ApiSetup | None = None) -> SsrfGuard:
 	"""The SSRF guard for a tool call: the integration config's ``allowInternalHosts``.
 
 	Args:
 		context: The tool's context (``config["allowInternalHosts"]``, and
 			``extras["resolver"]``, a `openmolt_core.integrations._ssrf.Resolver`, if any).
+		setup: The integration's API setup: its ``allow_internal_hosts`` are allowed too.
 
 	Raises:
 		ToolError: ``allowInternalHosts`` is malformed.
 	"""
 	try:
-		allowed = EngineConfig.of(context.config).allow_internal_hosts
+		allowed = internal_hosts(EngineConfig.of(context.config).allow_internal_hosts)
+		if setup is not None and setup.allow_internal_hosts:
+			allowed = internal_hosts(setup.allow_internal_hosts) + allowed
 		return SsrfGuard(internal=allowed, resolver=context.extras.get("resolver"))
 	except ConfigurationError as exc:
 		raise ToolError(f"{context.integration}: {exc}") from None
@@ -629,8 +633,8 @@ async def execute_http_tool(
 			auth=context.auth,
 			follow_redirects=bool(tool.follow_redirects),
 			credentialed=context.auth is not None or bool(context.redact),
-			guard=guard_for(context),
-			guard_first=host_from_input(tool, setup),
+			guard=guard_for(context, setup),
+			guard_first=setup.guard_every_request or host_from_input(tool, setup),
 			strip_credentials=redact.secrets
 			if tool.follow_redirects == "without-credentials"
 			else None,

@@ -28,7 +28,7 @@ from pydantic import (
 	model_validator,
 )
 
-from openmolt_core.errors import ToolError
+from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations._credential import (
 	BUILTIN_CREDENTIAL_TYPES,
 	AuthCredential,
@@ -40,6 +40,7 @@ from openmolt_core.integrations._credential import (
 	OAuth2Credential,
 )
 from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
+from openmolt_core.integrations._ssrf import internal_hosts
 from openmolt_core.integrations.extensions import BUILTIN_FORMATS
 from openmolt_core.integrations.templating import parse_template
 from openmolt_core.options import Options, options_config
@@ -98,6 +99,13 @@ class ApiSetup(_Spec):
 			across retries and across a durable run's replay of the call after a crash.
 		input_origins: The origins a tool whose host comes from ``input`` may reach (see
 			`HttpTool`); tools that list their own use theirs.
+		guard_every_request: Send every request, the first one too, through the SSRF guard
+			(`openmolt_core.integrations._ssrf`), as ``httpRequest`` does. Set for integrations
+			imported from a document someone else wrote (`openmolt_core.openapi`), whose URLs
+			the application did not choose.
+		allow_internal_hosts: Internal hosts or networks this integration's tools may reach
+			through the guard (``allowInternalHosts``; the integration's config may add more);
+			what the user allowed when importing.
 	"""
 
 	base_url: str = ""
@@ -108,6 +116,17 @@ class ApiSetup(_Spec):
 	timeout: float = Field(default=60.0, gt=0)
 	idempotency_header: str | None = None
 	input_origins: list[str] = Field(default_factory=list)
+	guard_every_request: bool = False
+	allow_internal_hosts: list[str] = Field(default_factory=list)
+
+	@field_validator("allow_internal_hosts")
+	@classmethod
+	def _internal(cls, value: list[str]) -> list[str]:
+		try:
+			internal_hosts(value)
+		except ConfigurationError as exc:
+			raise ValueError(str(exc)) from None
+		return value
 
 
 class HttpTool(_Spec):
@@ -159,7 +178,7 @@ class HttpTool(_Spec):
 	handle: str
 	description: str
 	scopes: list[str] = Field(default_factory=list)
-	method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET"
+	method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] = "GET"
 	endpoint: str
 	query_params: dict[str, Any] = Field(default_factory=dict)
 	body: Any = None
@@ -505,9 +524,10 @@ class Integration(_Spec):
 		if self.tools and self.source is None:
 			import fnmatch
 
-			names = [t.handle for t in self.tools]
+			names = {t.handle for t in self.tools}
 			for key in self.labels:
-				if not any(fnmatch.fnmatchcase(n, key) for n in names):
+				# A plain name is looked up: a table for every tool (an imported API) stays linear.
+				if key not in names and not any(fnmatch.fnmatchcase(n, key) for n in names):
 					raise ValueError(
 						f"labels: {key!r} names no tool of this integration; use a tool name "
 						"or a pattern such as 'send*'"

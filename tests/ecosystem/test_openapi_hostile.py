@@ -1,0 +1,789 @@
+"""Hostile OpenAPI documents: generated modules are data only, whatever the document holds."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core._openapi_write import check_module
+from openmolt_core.cli import main
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.openapi import from_openapi, to_json, to_module
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+MARK = "openmolt_hostile_openapi_ran"
+
+PAYLOADS = [
+	f'"""\nimport builtins; builtins.{MARK} = True\n"""',
+	f"'''\nimport builtins; builtins.{MARK} = True\n'''",
+	f'"\nimport builtins; builtins.{MARK} = True\n#',
+	f"\\\nimport builtins; builtins.{MARK} = True\n",
+	f'\\"""; import builtins; builtins.{MARK} = True; """',
+	"end with a backslash \\",
+	'end with a quote "',
+	"NUL \x00 inside",
+	f"line separators \u2028import builtins; builtins.{MARK} = True\u2029 x",
+	f"carriage return \rimport builtins; builtins.{MARK} = True\r",
+	"form feed \x0c and vertical tab \x0b",
+	"non-BMP \U0001f600 \U00010348 and a lone surrogate \ud800",
+	"{{ config.token }} {% raw %} }} {%",
+	"\\N{BULLET} \\u0041 \\x41 \\0",
+	"x" * 100_000,
+	'"' * 7 + "'" * 7,
+]
+
+
+def hostile_document(payload: str) -> dict[str, Any]:
+	"""A valid document with the payload in every place that reaches the generated module."""
+	return {
+		"openapi": "3.0.3",
+		"info": {"title": payload, "version": payload, "description": payload},
+		"servers": [{"url": "https://api.example.com/v1"}],
+		"components": {
+			"securitySchemes": {
+				payload: {"type": "apiKey", "in": "header", "name": "X-Key"},
+				"oauth": {
+					"type": "oauth2",
+					"flows": {
+						"clientCredentials": {
+							"tokenUrl": "https://auth.example.com/token",
+							"scopes": {payload: payload, "read": payload},
+						}
+					},
+				},
+			}
+		},
+		"paths": {
+			"/items/{id}": {
+				"get": {
+					"operationId": payload,
+					"summary": payload,
+					"description": payload,
+					"tags": [payload],
+					"security": [{"oauth": [payload]}],
+					"parameters": [
+						{
+							"name": "id",
+							"in": "path",
+							"required": True,
+							"schema": {"type": "string"},
+						},
+						{
+							"name": payload[:200],
+							"in": "query",
+							"description": payload,
+							"schema": {
+								"type": "string",
+								"enum": [payload, "b"],
+								"default": payload,
+								"pattern": payload,
+								"format": payload,
+							},
+						},
+						{"name": "X-Note", "in": "header", "schema": {"default": payload}},
+					],
+					"responses": {"200": {"description": payload}},
+				},
+				"post": {
+					"summary": payload,
+					"requestBody": {
+						"description": payload,
+						"content": {
+							"application/json": {
+								"schema": {
+									"type": "object",
+									"title": payload,
+									"properties": {
+										payload[:200]: {"type": "string", "description": payload},
+										"n": {"type": "number", "default": -1.5, "minimum": -3},
+									},
+									"required": [payload[:200]],
+								}
+							}
+						},
+					},
+					"responses": {"201": {"description": payload}},
+				},
+			}
+		},
+	}
+
+
+def _import(path: Path, name: str) -> Any:
+	spec = importlib.util.spec_from_file_location(name, path)
+	assert spec is not None and spec.loader is not None
+	module = importlib.util.module_from_spec(spec)
+	sys.modules[name] = module
+	try:
+		spec.loader.exec_module(module)
+	finally:
+		del sys.modules[name]
+	return module
+
+
+@pytest.mark.parametrize("index", range(len(PAYLOADS)))
+def test_a_module_generated_from_a_hostile_document_is_data_only(
+	index: int, tmp_path: Path
+) -> None:
+	"""Quotes, backslashes, NUL, line separators and long values stay values in the module."""
+	import builtins
+
+	payload = PAYLOADS[index]
+	integration = from_openapi(hostile_document(payload), id="hostile")
+	source = to_module(integration, source=payload)
+	path = tmp_path / f"hostile_{index}.py"
+	path.write_text(source, encoding="utf-8")
+	module = _import(path, f"hostile_{index}")
+	assert not hasattr(builtins, MARK)
+	rebuilt = module.INTEGRATION
+	assert rebuilt == integration
+	assert rebuilt.api_version == integration.api_version
+	assert module.__doc__.startswith(integration.name)
+	assert json.loads(to_json(rebuilt)) == json.loads(to_json(integration))
+
+
+def test_the_import_command_writes_a_module_that_only_holds_data(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt import-openapi` on a hostile document writes a module that imports harmlessly."""
+	import builtins
+
+	spec = tmp_path / "hostile.json"
+	spec.write_text(json.dumps(hostile_document(PAYLOADS[0])), encoding="utf-8")
+	out = tmp_path / "hostile_tools.py"
+	assert main(["import-openapi", str(spec), "--id", "hostile", "-o", str(out)]) == 0
+	module = _import(out, "hostile_tools")
+	assert not hasattr(builtins, MARK)
+	assert module.INTEGRATION.name == PAYLOADS[0]
+
+
+@pytest.mark.parametrize(
+	"source",
+	[
+		"import os\n",
+		"INTEGRATION = __import__('os')\n",
+		"INTEGRATION = Integration(name=open('x').read())\n",
+		"INTEGRATION = [x for x in ()]\n",
+		"def other() -> None:\n\tpass\n",
+		"INTEGRATION = f'{1}'\n",
+	],
+)
+def test_the_module_check_refuses_anything_but_data(source: str) -> None:
+	"""The last check on generated source refuses code: imports, calls, comprehensions."""
+	with pytest.raises(ConfigurationError):
+		check_module(source)
+
+
+# Inputs that would end a run or a process (issue 28, 6b) ------------------------------------
+
+
+def _document(schemas: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+	return {
+		"openapi": "3.1.0",
+		"info": {"title": "T", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"components": {"schemas": schemas},
+		"paths": {
+			"/x": {
+				"post": {
+					"operationId": "make",
+					"requestBody": {"content": {"application/json": {"schema": body}}},
+					"responses": {"200": {"description": "ok"}},
+				}
+			}
+		},
+	}
+
+
+def test_a_long_chain_of_allof_refs_is_refused_naming_the_schema() -> None:
+	"""A $ref/allOf chain deeper than MAX_SCHEMA_NESTING is an error naming where, not a crash."""
+	schemas = {
+		f"S{i}": {"allOf": [{"$ref": f"#/components/schemas/S{i + 1}"}]} for i in range(3000)
+	}
+	schemas["S3000"] = {"type": "object"}
+	with pytest.raises(ConfigurationError, match=r"#/components/schemas/S\d+.*nest deeper"):
+		from_openapi(_document(schemas, {"$ref": "#/components/schemas/S0"}), id="t")
+
+
+def test_allof_nested_inline_deeper_than_the_document_limit_is_refused() -> None:
+	"""Inline allOf nesting thousands deep is refused while reading, naming the place."""
+	body: dict[str, Any] = {"type": "object"}
+	for _ in range(5000):
+		body = {"allOf": [body]}
+	with pytest.raises(ConfigurationError, match=r"#/paths/~1x/post/requestBody.*deeper than"):
+		from_openapi(_document({}, body), id="t")
+
+
+def test_a_diamond_of_allofs_is_refused_before_it_expands() -> None:
+	"""Eight allOf branches to the same schema at each of eight levels (8**8) stop at the cap."""
+	schemas = {
+		f"D{i}": {"allOf": [{"$ref": f"#/components/schemas/D{i + 1}"}] * 8} for i in range(8)
+	}
+	schemas["D8"] = {"type": "object", "properties": {"a": {"type": "string"}}}
+	with pytest.raises(ConfigurationError, match=r"#/components/schemas/D\d.*too many parts"):
+		from_openapi(_document(schemas, {"$ref": "#/components/schemas/D0"}), id="t")
+
+
+def test_recursive_refs_become_free_form_objects() -> None:
+	"""A schema that contains itself (a tree) is cut, not followed forever."""
+	schemas = {
+		"Node": {
+			"type": "object",
+			"properties": {
+				"child": {"$ref": "#/components/schemas/Node"},
+				"both": {"allOf": [{"$ref": "#/components/schemas/Node"}]},
+			},
+		}
+	}
+	integration = from_openapi(_document(schemas, {"$ref": "#/components/schemas/Node"}), id="t")
+	body = integration.tools[0].input_schema["properties"]["body"]
+	assert body["properties"]["child"]["type"] == "object"
+
+
+def test_a_dict_that_contains_itself_is_refused() -> None:
+	"""A Python dict document with a cycle is an error, not a RecursionError."""
+	body: dict[str, Any] = {"type": "object"}
+	body["properties"] = {"self": body}
+	with pytest.raises(ConfigurationError, match="contains itself"):
+		from_openapi(_document({}, body), id="t")
+
+
+def test_json_nested_past_the_parser_is_an_error(tmp_path: Path) -> None:
+	"""100,000 nested brackets are a ConfigurationError, not a RecursionError."""
+	spec = tmp_path / "deep.json"
+	spec.write_text('{"openapi": "3.0.0", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+	with pytest.raises(ConfigurationError, match="deep"):
+		from_openapi(spec, id="t")
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
+	"""Nine levels of nine aliases (9**9 values in 700 bytes) are refused at once."""
+	pytest.importorskip("yaml")
+	lines = ['openapi: "3.0.0"', 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+	for i in range(1, 10):
+		lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+	spec = tmp_path / "bomb.yaml"
+	spec.write_text("\n".join(lines) + "\n")
+	assert spec.stat().st_size < 1000
+	with pytest.raises(ConfigurationError, match=r"bomb\.yaml:\d+: the YAML aliases"):
+		from_openapi(spec, id="t")
+
+
+def test_yaml_dates_and_numeric_keys_become_json(tmp_path: Path) -> None:
+	"""A YAML date version and integer status keys import as JSON strings."""
+	pytest.importorskip("yaml")
+	spec = tmp_path / "api.yaml"
+	spec.write_text(
+		"openapi: 3.0.0\ninfo: {title: T, version: 2024-01-02}\n"
+		"servers: [{url: 'https://api.example.com'}]\n"
+		"paths:\n  /x:\n    get:\n      operationId: getX\n"
+		"      responses:\n        200: {description: ok}\n"
+	)
+	integration = from_openapi(spec, id="t")
+	assert integration.api_version == "2024-01-02"
+	assert "2024-01-02" in to_module(integration)
+
+
+@pytest.mark.parametrize(
+	"change",
+	[
+		lambda d: d["paths"]["/x"]["post"].update(parameters="oops"),
+		lambda d: d["paths"]["/x"]["post"].update(parameters=[1, None]),
+		lambda d: d["paths"]["/x"]["post"].update(tags={"a": 1}),
+		lambda d: d["paths"]["/x"]["post"]["requestBody"].update(content="json"),
+		lambda d: d.update(servers="https://api.example.com"),
+		lambda d: d.update(servers=[{"url": 5}]),
+		lambda d: d["components"].update(securitySchemes={"k": "apiKey"}),
+		lambda d: d.update(info=["T"]),
+		lambda d: d["paths"]["/x"]["post"]["requestBody"]["content"]["application/json"].update(
+			schema={"type": "object", "properties": ["a"], "required": 5}
+		),
+		lambda d: d["paths"]["/x"]["post"]["requestBody"]["content"]["application/json"].update(
+			schema={"anyOf": {"a": 1}}
+		),
+		lambda d: d["paths"]["/x"]["post"]["requestBody"]["content"]["application/json"].update(
+			schema={"$ref": 5}
+		),
+	],
+)
+def test_values_of_the_wrong_type_are_configuration_errors(change: Any) -> None:
+	"""A document with a value of the wrong type fails with a ConfigurationError."""
+	document = _document({}, {"type": "object"})
+	change(document)
+	with pytest.raises(ConfigurationError):
+		from_openapi(document, id="t")
+
+
+# One SSRF guard for every way an imported tool reaches the network (issue 28, 2a) -----------
+
+INTERNAL = [
+	"http://127.0.0.1:8080",
+	"http://127.1",
+	"http://2130706433",
+	"http://0x7f.0.0.1",
+	"http://0177.0.0.1",
+	"http://[::1]",
+	"http://[::ffff:127.0.0.1]",
+	"http://[::ffff:a9fe:a9fe]",
+	"http://169.254.169.254/latest",
+	"http://[fd00:ec2::254]",
+	"http://10.0.0.5",
+	"http://192.168.1.1",
+	"http://100.64.0.1",
+	"http://0.0.0.0",
+	"http://localhost:4010",
+	"http://api.localhost",
+	"http://metadata.google.internal",
+	"http://[2002:7f00:1::]",
+	"http://0x7f000001",
+	"http://017700000001",
+	"http://127.000.000.001",
+	"http://[0:0:0:0:0:ffff:127.0.0.1]",
+	"http://[fe80::1%25eth0]",
+	"http://[64:ff9b::a9fe:a9fe]",
+	"http://LOCALHOST.",
+	"http://127.0.0.1.",
+	"http://[::]",
+	"http://0",
+]
+
+
+def _simple(**changes: Any) -> dict[str, Any]:
+	document = {
+		"openapi": "3.0.3",
+		"info": {"title": "T", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"paths": {
+			"/pets": {
+				"get": {"operationId": "listPets", "responses": {"200": {"description": "ok"}}},
+				"post": {"operationId": "addPet", "responses": {"200": {"description": "ok"}}},
+				"delete": {"operationId": "dropPets", "responses": {"200": {"description": "ok"}}},
+			}
+		},
+	}
+	document.update(changes)
+	return document
+
+
+def _places(url: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+	"""The document with an internal URL in each place a server can be given."""
+	per_path = _simple()
+	per_path["paths"]["/pets"]["servers"] = [{"url": url}]
+	per_op = _simple()
+	per_op["paths"]["/pets"]["get"]["servers"] = [{"url": url}]
+	oauth = _simple(
+		components={
+			"securitySchemes": {
+				"o": {
+					"type": "oauth2",
+					"flows": {"clientCredentials": {"tokenUrl": url + "/token", "scopes": {}}},
+				}
+			}
+		}
+	)
+	variable = _simple(
+		servers=[
+			{
+				"url": "{scheme}://{host}/v1",
+				"variables": {
+					"scheme": {"default": url.split("://")[0]},
+					"host": {"default": url.split("://")[1].split("/")[0]},
+				},
+			}
+		]
+	)
+	return [
+		("#/servers/0/url", _simple(servers=[{"url": url}]), {}),
+		("#/servers/0/url", variable, {}),
+		("#/paths/~1pets/servers/0/url", per_path, {}),
+		("#/paths/~1pets/get/servers/0/url", per_op, {}),
+		("#/components/securitySchemes/o/flows/clientCredentials/tokenUrl", oauth, {}),
+		("base_url", _simple(), {"base_url": url}),
+	]
+
+
+@pytest.mark.parametrize("url", INTERNAL)
+def test_internal_server_urls_are_refused_at_import_in_every_place(url: str) -> None:
+	"""Servers (top, variables, per path, per operation), token URLs and base_url are checked."""
+	for where, document, options in _places(url):
+		# httpx itself refuses some spellings (0177.0.0.1): refused either way.
+		with pytest.raises(
+			ConfigurationError, match=r"allow_internal_hosts|not a valid URL"
+		) as caught:
+			from_openapi(document, id="t", **options)
+		assert where in str(caught.value)
+
+
+def test_user_info_and_liquid_in_urls_and_paths_are_refused() -> None:
+	"""A server URL with credentials or Liquid, and a path with Liquid, do not import."""
+	with pytest.raises(ConfigurationError, match="percent-encoded host or a fragment"):
+		from_openapi(_simple(servers=[{"url": "http://%31%32%37.0.0.1"}]), id="t")
+	with pytest.raises(ConfigurationError, match="percent-encoded host or a fragment"):
+		from_openapi(_simple(servers=[{"url": "https://api.example.com#@127.0.0.1"}]), id="t")
+	with pytest.raises(ConfigurationError, match="user name or password"):
+		from_openapi(_simple(servers=[{"url": "http://127.0.0.1:80@api.example.com"}]), id="t")
+	with pytest.raises(ConfigurationError, match="user name or password"):
+		from_openapi(_simple(servers=[{"url": "https://u:p@api.example.com"}]), id="t")
+	with pytest.raises(ConfigurationError, match="Liquid"):
+		from_openapi(_simple(servers=[{"url": "https://{{ config.host }}/v1"}]), id="t")
+	document = _simple()
+	document["paths"]["/x/{{ config.token }}"] = document["paths"].pop("/pets")
+	with pytest.raises(ConfigurationError, match="Liquid"):
+		from_openapi(document, id="t")
+
+
+def test_allowed_internal_hosts_import_and_are_kept_in_the_outputs(tmp_path: Path) -> None:
+	"""allow_internal_hosts lets a local server import; the module and JSON carry it."""
+	integration = from_openapi(
+		_simple(servers=[{"url": "http://127.0.0.1:4010"}]),
+		id="t",
+		allow_internal_hosts=["127.0.0.1"],
+	)
+	setup = integration.api_setup
+	assert setup.guard_every_request and setup.allow_internal_hosts == ["127.0.0.1"]
+	path = tmp_path / "local_tools.py"
+	path.write_text(to_module(integration), encoding="utf-8")
+	assert _import(path, "local_tools").INTEGRATION == integration
+	assert json.loads(to_json(integration))["apiSetup"]["allowInternalHosts"] == ["127.0.0.1"]
+	with pytest.raises(ConfigurationError, match="covers public addresses"):
+		from_openapi(_simple(), id="t", allow_internal_hosts=["0.0.0.0/0"])
+
+
+async def _call(
+	integration: Any,
+	answers: list[str],
+	monkeypatch: pytest.MonkeyPatch,
+	config: dict[str, Any] | None = None,
+	reply: Any = None,
+) -> tuple[list[httpx.Request], dict[str, Any]]:
+	"""Call listPets once through an agent; the name resolves to ``answers``."""
+	from openmolt_core.integrations import _ssrf
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return answers
+
+	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
+	sent: list[httpx.Request] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		sent.append(request)
+		return reply(request) if reply else httpx.Response(200, json={"ok": True})
+
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		integrations={"t": config or {}},
+	)
+	om.register_integration("t", integration)
+	model = ScriptedModel([call_tool("t.listPets"), finish(result="done")])
+	agent = om.create_agent(name="A", model=model, integrations=["t"])
+	await agent.run("go")
+	await om.aclose()
+	turns = [json.loads(m.content) for m in model.requests[-1].messages if m.role == "user"]
+	return sent, turns[1]["results"][0]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("answer", ["127.0.0.1", "169.254.169.254", "::ffff:10.0.0.1", "fe80::1"])
+async def test_a_name_that_resolves_inside_is_refused_when_called(
+	answer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A public-looking server name that resolves to an internal address is never connected to."""
+	sent, result = await _call(from_openapi(_simple(), id="t"), [answer], monkeypatch)
+	assert sent == []
+	assert result["ok"] is False and "non-public" in result["error"]
+
+
+@pytest.mark.anyio
+async def test_the_first_request_is_pinned_to_the_checked_address(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A public answer is connected to by address, the name kept in the Host header."""
+	from openmolt_core.integrations._ssrf import unpinned_url
+
+	sent, result = await _call(from_openapi(_simple(), id="t"), ["93.184.216.34"], monkeypatch)
+	assert result["ok"] is True
+	(request,) = sent
+	assert request.url.host == "93.184.216.34"
+	assert unpinned_url(request).host == "api.example.com"
+
+
+@pytest.mark.anyio
+async def test_internal_hosts_allowed_when_registering_or_importing_are_reached(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""allowInternalHosts in the config, or allow_internal_hosts at import, opens a host."""
+	sent, result = await _call(
+		from_openapi(_simple(), id="t"),
+		["10.1.2.3"],
+		monkeypatch,
+		config={"allowInternalHosts": ["api.example.com"]},
+	)
+	assert result["ok"] is True and len(sent) == 1
+	local = from_openapi(
+		_simple(servers=[{"url": "http://127.0.0.1:4010"}]),
+		id="t",
+		allow_internal_hosts=["127.0.0.1"],
+	)
+	sent, result = await _call(local, [], monkeypatch)
+	assert result["ok"] is True and len(sent) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+	"target",
+	["http://127.0.0.1/x", "http://[::1]/", "http://169.254.169.254/", "http://2130706433/"],
+)
+async def test_redirects_to_internal_addresses_are_not_followed(
+	target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A public server that redirects inside is refused at the hop."""
+
+	def reply(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(302, headers={"Location": target})
+
+	sent, result = await _call(
+		from_openapi(_simple(), id="t"), ["93.184.216.34"], monkeypatch, reply=reply
+	)
+	assert len(sent) == 1
+	assert result["ok"] is False and "non-public" in result["error"]
+
+
+# Labels for imported operations (issue 28, 4a) ----------------------------------------------
+
+
+def test_imported_tools_declare_labels_from_their_method(tmp_path: Path) -> None:
+	"""GET reads untrusted content, POST and DELETE send out; the module keeps the table."""
+	document = _simple()
+	document["paths"]["/pets"]["options"] = {"operationId": "petOptions", "responses": {}}
+	document["paths"]["/pets"]["head"] = {"operationId": "petsHead", "responses": {}}
+	document["paths"]["/pets"]["put"] = {"operationId": "putPets", "responses": {}}
+	document["paths"]["/pets"]["patch"] = {"operationId": "patchPets", "responses": {}}
+	integration = from_openapi(document, id="t")
+	assert integration.labels == {
+		"listPets": ["untrusted"],
+		"putPets": ["outbound"],
+		"addPet": ["outbound"],
+		"dropPets": ["outbound"],
+		"petOptions": ["untrusted", "outbound"],
+		"petsHead": ["untrusted"],
+		"patchPets": ["outbound"],
+	}
+	path = tmp_path / "labelled_tools.py"
+	path.write_text(to_module(integration), encoding="utf-8")
+	assert _import(path, "labelled_tools").INTEGRATION.labels == integration.labels
+	om = OpenMolt(entry_points=False)
+	om.register_integration("t", integration)
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["t"])
+	assert agent.labels["t.listPets"] == frozenset({"untrusted"})
+	assert agent.labels["t.addPet"] == frozenset({"outbound"})
+
+
+def test_labels_given_at_import_replace_the_methods_labels(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A key (name or pattern) replaces the default of the tools it names; others keep theirs."""
+	integration = from_openapi(
+		_simple(), id="t", labels={"listPets": ["untrusted", "private"], "*Pets": ["outbound"]}
+	)
+	assert integration.labels == {
+		"addPet": ["outbound"],
+		"listPets": ["untrusted", "private"],
+		"*Pets": ["outbound"],
+	}
+	with pytest.raises(ConfigurationError, match="not a label"):
+		from_openapi(_simple(), id="t", labels={"listPets": ["secret"]})
+	with pytest.raises(ConfigurationError, match="names no tool"):
+		from_openapi(_simple(), id="t", labels={"nothing": ["private"]})
+	spec = tmp_path / "api.json"
+	spec.write_text(json.dumps(_simple()), encoding="utf-8")
+	assert (
+		main(["import-openapi", str(spec), "--id", "t", "--label", "addPet=", "--format", "json"])
+		== 0
+	)
+	assert json.loads(capsys.readouterr().out)["labels"]["addPet"] == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("answer", ["127.0.0.1", "169.254.169.254"])
+async def test_an_oauth2_token_refresh_goes_through_the_guard(
+	answer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The document's token URL is refused when it resolves inside; the secret is never sent."""
+	from openmolt_core.integrations import _ssrf
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return [answer] if host == "auth.example.com" else ["93.184.216.34"]
+
+	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
+	document = _simple(
+		components={
+			"securitySchemes": {
+				"o": {
+					"type": "oauth2",
+					"flows": {
+						"clientCredentials": {
+							"tokenUrl": "https://auth.example.com/token",
+							"scopes": {},
+						}
+					},
+				}
+			}
+		}
+	)
+	sent: list[httpx.Request] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		sent.append(request)
+		return httpx.Response(200, json={"access_token": "new"})
+
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		integrations={"t": {"refreshToken": "r-secret", "clientId": "c", "clientSecret": "s"}},
+	)
+	om.register_integration("t", from_openapi(document, id="t"))
+	model = ScriptedModel([call_tool("t.listPets"), finish(result="done")])
+	agent = om.create_agent(name="A", model=model, integrations=["t"])
+	await agent.run("go")
+	await om.aclose()
+	assert sent == []
+	turns = [json.loads(m.content) for m in model.requests[-1].messages if m.role == "user"]
+	result = turns[1]["results"][0]
+	assert result["ok"] is False and "non-public" in result["error"]
+
+
+@pytest.mark.parametrize(
+	"path",
+	["http://169.254.169.254/latest", "https://evil.example.com/x", "//evil.example.com/x", "x/y"],
+)
+def test_a_path_that_is_not_a_path_is_refused(path: str) -> None:
+	"""A path key that is a URL (or not rooted) could choose the host: refused at import."""
+	document = _simple()
+	document["paths"] = {path: document["paths"]["/pets"]}
+	with pytest.raises(ConfigurationError, match="is not a path"):
+		from_openapi(document, id="t")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+	"base",
+	[
+		"http://2130706433",
+		"http://0x7f.1",
+		"http://[::1]",
+		"http://[::ffff:127.0.0.1]",
+		"http://[::ffff:a9fe:a9fe]",
+		"http://169.254.169.254",
+		"http://10.0.0.1",
+	],
+)
+async def test_an_edited_module_with_an_internal_literal_is_refused_when_called(
+	base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The guard checks every request at call time too: an address written in after import."""
+	imported = from_openapi(_simple(), id="t")
+	edited = imported.model_copy(
+		update={"api_setup": imported.api_setup.model_copy(update={"base_url": base})}
+	)
+	sent, result = await _call(edited, ["93.184.216.34"], monkeypatch)
+	assert sent == []
+	assert result["ok"] is False and "non-public" in result["error"]
+
+
+def test_json_files_are_checked_like_dicts(tmp_path: Path) -> None:
+	"""A JSON file nested past MAX_NESTING, holding NaN, or a lone surrogate is read safely."""
+	deep = tmp_path / "deep.json"
+	deep.write_text('{"openapi": "3.0.0", "x": ' + "[" * 300 + "]" * 300 + "}")
+	with pytest.raises(ConfigurationError, match="nests 301 levels deep"):
+		from_openapi(deep, id="t")
+	nan = tmp_path / "nan.json"
+	nan.write_text('{"openapi": "3.0.0", "x": NaN}')
+	with pytest.raises(ConfigurationError, match="NaN is not a JSON number"):
+		from_openapi(nan, id="t")
+	lone = tmp_path / "lone.json"
+	document = _simple()
+	document["info"]["title"] = "a \ud800 b ] [ { \\" + '"'
+	lone.write_text(json.dumps(document), encoding="utf-8")
+	assert from_openapi(lone, id="t").name == "a \ufffd b ] [ { \\" + '"'
+
+
+def test_yaml_anchors_for_reuse_import_and_recursive_aliases_are_refused(tmp_path: Path) -> None:
+	"""A block reused by alias imports; an alias inside the value it names is refused."""
+	pytest.importorskip("yaml")
+	spec = tmp_path / "reuse.yaml"
+	spec.write_text(
+		"openapi: 3.0.0\ninfo: {title: T, version: '1'}\n"
+		"servers: [{url: 'https://api.example.com'}]\n"
+		"paths:\n  /x:\n    get:\n      operationId: getX\n"
+		"      responses: &ok\n        '200': {description: ok}\n"
+		"  /y:\n    get:\n      operationId: getY\n      responses: *ok\n"
+	)
+	assert [t.handle for t in from_openapi(spec, id="t").tools] == ["getX", "getY"]
+	loop = tmp_path / "loop.yaml"
+	loop.write_text('openapi: "3.0.0"\na: &a [1, *a]\n')
+	with pytest.raises(ConfigurationError, match=r"loop\.yaml:2: a YAML alias here refers"):
+		from_openapi(loop, id="t")
+
+
+def test_deeply_nested_defaults_and_enums_are_left_out(tmp_path: Path) -> None:
+	"""A default nested 190 levels is dropped, so the module stays importable Python."""
+	value: Any = "x"
+	for _ in range(190):
+		value = [value]
+	document = _simple()
+	document["paths"]["/pets"]["get"]["parameters"] = [
+		{
+			"name": "q",
+			"in": "query",
+			"schema": {"type": "array", "default": value, "enum": [value, [[1]]]},
+		}
+	]
+	integration = from_openapi(document, id="t")
+	schema = integration.tools[0].input_schema["properties"]["q"]
+	assert "default" not in schema and "enum" not in schema
+	path = tmp_path / "deep_tools.py"
+	path.write_text(to_module(integration), encoding="utf-8")
+	assert _import(path, "deep_tools").INTEGRATION == integration
+
+
+def _multipart(names: list[str]) -> dict[str, Any]:
+	document = _simple()
+	document["paths"]["/pets"]["post"]["requestBody"] = {
+		"content": {
+			"multipart/form-data": {
+				"schema": {
+					"type": "object",
+					"properties": {n: {"type": "string", "format": "binary"} for n in names},
+				}
+			}
+		}
+	}
+	return document
+
+
+@pytest.mark.parametrize(
+	"name", ['x }}{{ config.token }}{{ "', "a{% raw %}", 'a"b', "a\\b", "line\nbreak"]
+)
+def test_multipart_names_that_would_be_liquid_are_refused(name: str) -> None:
+	"""A multipart field name is read in a template: one that would run Liquid is refused."""
+	with pytest.raises(ConfigurationError, match=r"template|Liquid"):
+		from_openapi(_multipart([name]), id="t")
+
+
+def test_multipart_names_that_are_not_identifiers_are_read_with_brackets() -> None:
+	"""A field name with a dash or a Liquid keyword is read as input.body["name"]."""
+	integration = from_openapi(_multipart(["file-name", "limit", "photo"]), id="t")
+	tool = next(t for t in integration.tools if t.handle == "addPet")
+	assert tool.files == {
+		"file-name": '{{ input.body["file-name"] }}',
+		"limit": '{{ input.body["limit"] }}',
+		"photo": "{{ input.body.photo }}",
+	}
