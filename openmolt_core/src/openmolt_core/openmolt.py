@@ -125,6 +125,16 @@ class OpenMolt:
 		self.integration_configs: dict[str, dict[str, Any]] = {
 			k: dict(v) for k, v in (integrations or {}).items()
 		}
+		from openmolt_core.secrets import SecretSet, environment_secrets, settings_secrets
+
+		self.secrets = SecretSet()
+		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
+		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
+		viewer, telemetry and the logging filter read it; add what else must never show."""
+		self.secrets.add(*environment_secrets())
+		for settings in self.llm_providers.values():
+			self.secrets.add(*settings_secrets(settings))
+		self.secrets.add_source(self._provider_secrets)
 		self.max_steps = max_steps
 		self.verbose = verbose
 		from openmolt_core.retry import retry_policy
@@ -527,7 +537,21 @@ class OpenMolt:
 					plugin=f"providers:{plugin}" + (f" ({source})" if source else ""),
 				)
 			self._providers[name] = provider
+			import os
+
+			from openmolt_core.integrations.connect import env_var
+
+			self.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 		return provider
+
+	def _provider_secrets(self) -> set[str]:
+		"""The keys the providers made so far hold (a key read from the environment later)."""
+		out: set[str] = set()
+		for provider in list(self._providers.values()):
+			held = getattr(provider, "secrets", None)
+			if callable(held):
+				out.update(held())
+		return out
 
 	def _instance(self, name: str) -> tuple[str, dict[str, Any]]:
 		"""The plugin behind a provider name and its settings (``provider`` names the plugin).
@@ -757,6 +781,7 @@ class OpenMolt:
 			)
 		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
 		compacting, compactor = self._compaction(compaction)
+		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
 		taint = _taint_policy(self._taint_policy, taint_policy, known)
@@ -1067,6 +1092,20 @@ def _guardrails(value: Any, where: str) -> tuple[Guardrail, ...]:
 				"Guardrail(check, on=...), or use a built-in (openmolt_core.guardrails)"
 			)
 	return tuple(items)
+
+
+def _register_secrets(known: Any, contexts: Sequence[Any], sources: Sequence[Any]) -> None:
+	"""Put an agent's credential values (and its auths' refreshed tokens) into ``om.secrets``."""
+	seen: set[int] = set()
+	for context in [*contexts, *(s.context for s in sources)]:
+		if id(context) in seen:
+			continue
+		seen.add(id(context))
+		if context.redact:
+			known.add(*context.redact)
+		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
+		if callable(learned):
+			known.add_source(learned)
 
 
 def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any) -> Any:
