@@ -191,11 +191,12 @@ def test_the_instance_knows_provider_keys_from_settings_and_the_environment(
 			"openai": {"api_key": "sk-openai-set-0003", "headers": {"X-Org-Key": "org-key-0004"}},
 			"local": {"provider": "openai", "base_url": "http://127.0.0.1:1/v1"},
 		},
+		{"notion": {"apiKey": "ntn-instance-key-0008", "region": "eu-west-1"}},
 		entry_points=False,
 	)
 	known = om.secrets.values()
 	assert {"sk-ant-from-env-0001", "svc-token-value-0002", "sk-openai-set-0003"} <= known
-	assert "org-key-0004" in known
+	assert "org-key-0004" in known and "ntn-instance-key-0008" in known  # no agent needed
 	assert "https://not.a.secret.example" not in known and "http://127.0.0.1:1/v1" not in known
 	assert "sk-openai" not in repr(om.secrets) and "sk-openai" not in repr(om)
 

@@ -125,15 +125,13 @@ class OpenMolt:
 		self.integration_configs: dict[str, dict[str, Any]] = {
 			k: dict(v) for k, v in (integrations or {}).items()
 		}
-		from openmolt_core.secrets import SecretSet, environment_secrets, settings_secrets
+		from openmolt_core.secrets import SecretSet
 
 		self.secrets = SecretSet()
 		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
 		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
 		viewer, telemetry and the logging filter read it; add what else must never show."""
-		self.secrets.add(*environment_secrets())
-		for settings in self.llm_providers.values():
-			self.secrets.add(*settings_secrets(settings))
+		self.secrets.add_once(self._configured_secrets)  # read at first use: creating stays cheap
 		self.secrets.add_source(self._provider_secrets)
 		self.max_steps = max_steps
 		self.verbose = verbose
@@ -543,6 +541,18 @@ class OpenMolt:
 
 			self.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 		return provider
+
+	def _configured_secrets(self) -> set[str]:
+		"""The keys of ``llm_providers`` and ``integrations``, and secret-named environment variables."""
+		from openmolt_core._binding import secret_values
+		from openmolt_core.secrets import environment_secrets, settings_secrets
+
+		found = environment_secrets()
+		for settings in self.llm_providers.values():
+			found |= settings_secrets(settings)
+		for config in self.integration_configs.values():
+			found |= secret_values(config)
+		return found
 
 	def _provider_secrets(self) -> set[str]:
 		"""The keys the providers made so far hold (a key read from the environment later)."""

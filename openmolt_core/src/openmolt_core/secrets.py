@@ -65,7 +65,8 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 		environ: The environment (default: ``os.environ``).
 	"""
 	source = os.environ if environ is None else environ
-	return {v for k, v in source.items() if len(v.strip()) >= 8 and _SECRET_ENV.search(k)}
+	found = (source.get(k, "") for k in list(source) if _SECRET_ENV.search(k))
+	return {v for v in found if len(v.strip()) >= 8}
 
 
 def settings_secrets(settings: Mapping[str, object]) -> set[str]:
@@ -219,11 +220,25 @@ class SecretSet:
 	also read by the logging filter (`openmolt_core._redact.RedactingFilter`) while it lives.
 	"""
 
-	__slots__ = ("__weakref__", "_sources", "_values")
+	__slots__ = ("__weakref__", "_later", "_sources", "_values")
 
 	def __init__(self) -> None:
 		self._values: frozenset[str] = frozenset()
 		self._sources: tuple[Callable[[], Iterable[str]], ...] = ()
+		self._later: list[Callable[[], Iterable[str]]] = []
+
+	def add_once(self, source: Callable[[], Iterable[str]]) -> None:
+		"""Register a callable whose secrets are read once, at the first use of the set.
+
+		For what is costly to read and known from the start (the environment): making an
+		instance stays cheap, and the values are known before anything is masked or logged.
+
+		Args:
+			source: Returns the secrets.
+		"""
+		self._later.append(source)
+		with _LOCK:
+			_LIVE.add(self)
 
 	def add(self, *values: str | None) -> None:
 		"""Register secret values (``None`` and empty strings are ignored).
@@ -252,12 +267,15 @@ class SecretSet:
 		with _LOCK:
 			self._sources = (*self._sources, source)
 			_LIVE.add(self)
-		from openmolt_core._redact import install_log_redaction
-
-		install_log_redaction()
 
 	def values(self) -> frozenset[str]:
 		"""Every secret known now (a source that fails adds nothing rather than raising)."""
+		while self._later:
+			once = self._later.pop()
+			try:
+				self.add(*once())
+			except Exception:  # a broken source must not break redaction or logging
+				continue
 		if not self._sources:
 			return self._values
 		found = set(self._values)
@@ -277,7 +295,7 @@ class SecretSet:
 		return mask(text, self.values())
 
 	def __bool__(self) -> bool:
-		return bool(self._values or self._sources)
+		return bool(self._values or self._sources or self._later)
 
 	def __len__(self) -> int:
 		return len(self.values())
