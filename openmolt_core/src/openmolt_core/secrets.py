@@ -151,7 +151,7 @@ def spellings(secret: str) -> frozenset[str]:
 			json.dumps(json.dumps(value))[3:-3],  # a JSON text inside a JSON string
 			repr(value)[1:-1],
 		):
-			out.add(escaped)
+			out.update((escaped, escaped.replace("/", "\\/")))  # some encoders write \/
 		data = value.encode("utf-8")
 		std = base64.b64encode(data).decode("ascii")
 		url = base64.urlsafe_b64encode(data).decode("ascii")
