@@ -145,6 +145,7 @@ def _all_spellings(secret: str) -> dict[str, str]:
 	out["json utf8"] = json.dumps(secret, ensure_ascii=False)[1:-1]
 	out["json in json"] = json.dumps(json.dumps(secret))[1:-1]
 	out["repr"] = repr(secret)[1:-1]
+	out["bytes repr"] = repr(secret.encode())[2:-1]
 	out["json escaped slash"] = json.dumps(secret)[1:-1].replace("/", "\\/")
 	return out
 

@@ -12,7 +12,8 @@ remembering its own.
 A secret is masked in every spelling it can take on the way out (`spellings`): as is, stripped,
 percent-encoded (``quote`` and ``quote_plus``, the safe sets of a query, a path and a URL,
 upper- and lower-case hex), base64 (standard and URL-safe, with and without padding, and inside a
-longer base64 text such as HTTP Basic's ``user:secret``), JSON-escaped and ``repr``-escaped.
+longer base64 text such as HTTP Basic's ``user:secret``), JSON-escaped and ``repr``-escaped
+(also as UTF-8 bytes, as an HTTP trace shows a header).
 A percent-encoded run the fixed spellings miss (another encoder's safe set) is decoded and masked
 whole when it holds a secret (`mask`).
 """
@@ -150,6 +151,7 @@ def spellings(secret: str) -> frozenset[str]:
 			json.dumps(value, ensure_ascii=False)[1:-1],
 			json.dumps(json.dumps(value))[3:-3],  # a JSON text inside a JSON string
 			repr(value)[1:-1],
+			repr(value.encode("utf-8"))[2:-1],  # bytes in a trace (httpcore, hpack): b'...\xc3'
 		):
 			out.update((escaped, escaped.replace("/", "\\/")))  # some encoders write \/
 		data = value.encode("utf-8")
