@@ -58,8 +58,8 @@ async def test_args_from_the_environment_are_masked_in_the_error_repr_and_log(
 		"gone",
 		MCP.stdio("/nonexistent/mcp-server", ["--cred", "${MY_SERVICE_CRED}", f"--api-key={FLAG}"]),
 	)
+	assert ARG in om.secrets.values() and FLAG in om.secrets.values()  # known once registered
 	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["gone"])
-	assert ARG in om.secrets.values() and FLAG in om.secrets.values()
 	with pytest.raises(IntegrationError) as caught:
 		await agent.run("go")
 	assert "/nonexistent/mcp-server" in str(caught.value)

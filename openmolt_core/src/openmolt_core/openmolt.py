@@ -513,6 +513,9 @@ class OpenMolt:
 		except ValidationError as exc:
 			raise ConfigurationError(f"register_integration({id!r}): {exc}") from exc
 		self.plugins.add_integration(spec, id=id)
+		held = getattr(spec.source, "secrets", None)  # an MCP server's env, headers, ${VAR}s
+		if held:
+			self.secrets.add(*held)
 
 	def provider(self, name: str) -> LLMProvider:
 		"""The provider instance for a name (``openai``), created on first use.
