@@ -273,3 +273,20 @@ def test_records_of_a_logger_made_after_the_secrets_are_masked(
 	assert "late-logger-secret-0007" not in caplog.text
 	assert caplog.text.count("[redacted]") == 3
 	del om
+
+
+def test_a_secret_source_that_logs_does_not_recurse(caplog: pytest.LogCaptureFixture) -> None:
+	"""A source that logs while the filter reads it: no recursion, the record is still masked."""
+	import logging
+
+	om = OpenMolt(entry_points=False)
+
+	def chatty() -> set[str]:
+		logging.getLogger("httpx").warning("reading secrets")
+		return {"chatty-source-secret-0009"}
+
+	om.secrets.add_source(chatty)
+	om.secrets.add("another-secret-0010")
+	caplog.set_level(logging.DEBUG)
+	logging.getLogger("httpx").info("value chatty-source-secret-0009")
+	assert "chatty-source-secret-0009" not in caplog.text and "[redacted]" in caplog.text

@@ -164,6 +164,8 @@ def _live_secrets() -> frozenset[str]:
 	return frozenset(found)
 
 
+_BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
+
 _PLAIN = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
 	"message",
 	"asctime",
@@ -175,9 +177,13 @@ class RedactingFilter(logging.Filter):
 
 	def filter(self, record: logging.LogRecord) -> bool:
 		"""Rewrite the record with secrets masked; never drops a record."""
-		if getattr(record, "_openmolt_masked", False):
-			return True  # masked when it was made (see `install_log_redaction`)
-		secrets = _live_secrets()
+		if getattr(record, "_openmolt_masked", False) or getattr(_BUSY, "on", False):
+			return True  # masked when it was made, or logged by a secret source while masking
+		_BUSY.on = True
+		try:
+			secrets = _live_secrets()
+		finally:
+			_BUSY.on = False
 		if not secrets:
 			return True
 		record._openmolt_masked = True
