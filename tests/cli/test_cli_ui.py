@@ -69,7 +69,9 @@ def test_openmolt_ui_serves_the_recorded_runs_behind_its_token(tmp_path, server,
 		assert httpx.get(f"{base}/api/state", timeout=5).status_code == 403
 		page = httpx.get(url, timeout=5)
 		assert page.status_code == 200 and "OpenMolt runs" in page.text
-		events = httpx.get(f"{base}/api/runs/{run_id}", cookies=page.cookies, timeout=5).json()
+		assert not page.cookies  # no cookie: a cookie for 127.0.0.1 would go to every port
+		headers = {"x-openmolt-token": _token(url)}
+		events = httpx.get(f"{base}/api/runs/{run_id}", headers=headers, timeout=5).json()
 		assert [e["name"] for e in events["events"]][-1] == "finish"
 	finally:
 		running.proc.send_signal(signal.SIGINT)

@@ -306,3 +306,196 @@ async def test_a_tool_error_for_a_bad_header_does_not_echo_the_value() -> None:
 	with pytest.raises(ToolError) as info:
 		await execute_http_tool(tool, spec, {"v": f"{CANARIES['header']}\x1b"}, ctx)
 	assert CANARIES["header"] not in info.value.message and "X-Bad" in info.value.message
+
+
+# every secret kind the instance knows, in every spelling, on every surface -----------------
+
+KINDS = {
+	"provider": "sk-CANARYprov+/=\u00e9 ~01",  # llm_providers: + / = non-ASCII and a space
+	"provider_env": "CANARYenvprov+/=0123",  # OPENMOLT_ANTHROPIC_API_KEY
+	"integration": "CANARY/integ+key=77",  # an integration's credential config
+	"mcp_header": "CANARYmcpHeader+99",  # an MCP server's header, through ${VAR}
+	"mcp_url": "CANARYmcpUrlPath-55",  # in an MCP server's URL path, through ${VAR}
+	"mcp_query": "CANARYmcpQuery/=66",  # in its query (?api_key=...)
+	"mcp_arg": "CANARYmcpArg+/=42",  # a stdio server's argument, through ${VAR}
+	"mcp_env": "CANARYmcpEnv=88",  # a stdio server's env
+	"webhook": "CANARYwebhook-secret+5",  # openmolt serve: a webhook's signing secret
+	"bot": "123456:CANARYbot-token_ABC",  # openmolt serve: a Telegram bot token
+}
+
+
+def every_spelling(secret: str) -> dict[str, str]:
+	"""The spellings a secret may take on the way out: none of them may show anywhere."""
+	from urllib.parse import quote, quote_plus
+
+	out = {"raw": secret}
+	for safe in ("", "/"):
+		for name, encoded in (
+			(f"quote[{safe}]", quote(secret, safe=safe)),
+			(f"quote_plus[{safe}]", quote_plus(secret, safe=safe)),
+		):
+			out[name] = encoded
+			out[f"{name} lower"] = __import__("re").sub(
+				r"%[0-9A-F]{2}", lambda m: m[0].lower(), encoded
+			)
+	data = secret.encode()
+	for name, encode in (("b64", base64.b64encode), ("b64url", base64.urlsafe_b64encode)):
+		out[name] = encode(data).decode()
+		out[f"{name} nopad"] = encode(data).decode().rstrip("=")
+		for user in ("u", "us", "user"):  # HTTP Basic's user:secret, at each alignment
+			out[f"{name} {user}:"] = encode(f"{user}:{secret}".encode()).decode()
+	out["json"] = json.dumps(secret)[1:-1]
+	out["json raw"] = json.dumps(secret, ensure_ascii=False)[1:-1]
+	return out
+
+
+def leaky_integration() -> Integration:
+	async def leak(i: dict[str, Any], context: ToolContext) -> Any:
+		"""Return every secret in every spelling, and send them in a URL (httpx logs it)."""
+		http = context.http()
+		from urllib.parse import quote
+
+		await http.get(
+			f"https://api.example/bot{KINDS['bot']}/getMe",
+			params={k: v for k, v in KINDS.items()},
+		)
+		await http.get(f"https://api.example/{quote(KINDS['provider'], safe='')}/x")
+		logging.getLogger("mcp.client.stdio").debug("started with args %s", [KINDS["mcp_arg"]])
+		logging.getLogger("mcp.client.made_late").info("env %r", {"K": KINDS["mcp_env"]})
+		return {kind: every_spelling(secret) for kind, secret in KINDS.items()}
+
+	return Integration(
+		name="Leaky",
+		api_setup=ApiSetup(base_url="https://api.example"),
+		credential_setup=[
+			BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
+		],
+		tools=[FunctionTool(handle="leak", description="d", function=leak)],
+	)
+
+
+def stored_text(path: Any) -> str:
+	"""Every value of every table of a SQLite file, as text."""
+	import sqlite3
+
+	out = []
+	with sqlite3.connect(path) as db:
+		tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+		for table in tables:
+			out += [repr(row) for row in db.execute(f"SELECT * FROM {table}")]
+	return "\n".join(out)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the viewer's server runs on asyncio
+async def test_every_secret_kind_in_every_spelling_never_shows_anywhere(
+	tmp_path: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""Provider keys, credentials, MCP and bot secrets returned by a tool: masked everywhere.
+
+	The run store, the events, the viewer's JSON, the OpenTelemetry spans (contents captured),
+	what the model reads, and the httpx, httpcore, mcp and openmolt logs at DEBUG.
+	"""
+	pytest.importorskip("openmolt_otel")
+	pytest.importorskip("openmolt_ui")
+	pytest.importorskip("openmolt_mcp")
+	pytest.importorskip("openmolt_serve")
+	from opentelemetry.sdk.trace import TracerProvider
+	from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+	from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+	from openmolt_core.runstore import RunStore
+	from openmolt_core.triggers import TelegramChannel, WebhookTrigger
+	from openmolt_mcp import MCP
+	from openmolt_otel import CAPTURE_ENV, Telemetry
+	from openmolt_serve.telegram import TelegramBot
+	from openmolt_serve.webhooks import Webhook
+	from openmolt_ui import Viewer
+
+	for name in [*LOGGERS, "mcp"]:
+		caplog.set_level(logging.DEBUG, logger=name)
+	caplog.set_level(logging.DEBUG)
+	monkeypatch.setenv(CAPTURE_ENV, "true")
+	monkeypatch.setenv("OPENMOLT_ANTHROPIC_API_KEY", KINDS["provider_env"])
+	for var in ("mcp_header", "mcp_url", "mcp_query", "mcp_arg"):
+		monkeypatch.setenv(f"CANARY_{var.upper()}", KINDS[var])
+
+	def api(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(200, json={"ok": True, "result": {"saw": str(request.url)}})
+
+	exporter = InMemorySpanExporter()
+	tracing = TracerProvider()
+	tracing.add_span_processor(SimpleSpanProcessor(exporter))
+	store = tmp_path / "runs.db"
+	om = OpenMolt(
+		{"openai": {"api_key": KINDS["provider"]}},
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		run_store=store,
+	)
+	Telemetry(tracer_provider=tracing).instrument(om)
+	om.register_integration("leaky", leaky_integration())
+	om.register_integration(
+		"remote",
+		MCP.http(
+			"https://mcp.example/${CANARY_MCP_URL}/mcp?api_key=${CANARY_MCP_QUERY}",
+			headers={"Authorization": "Bearer ${CANARY_MCP_HEADER}"},
+		),
+	)
+	om.register_integration(
+		"local",
+		MCP.stdio(
+			"/nonexistent/server", ["--token", "${CANARY_MCP_ARG}"], env={"K": KINDS["mcp_env"]}
+		),
+	)
+	# an agent bound to the MCP servers (never run): their secrets join the instance's set
+	om.create_agent(name="Binder", model=ScriptedModel([]), integrations=["remote", "local"])
+	model = ScriptedModel([call_tool("leaky.leak"), finish(result="done")])
+	agent = om.create_agent(
+		name="Leaker",
+		model=model,
+		integrations=[
+			{"integration": "leaky", "credential": {"config": {"apiKey": KINDS["integration"]}}}
+		],
+	)
+	Webhook.create(agent, WebhookTrigger(secret=KINDS["webhook"]))
+	bot = TelegramBot(
+		agent,
+		TelegramChannel(type="telegram", token=KINDS["bot"], allowed_users=[1]),
+		launcher=None,
+	)  # type: ignore[arg-type]
+	await bot.call("getMe", {})
+	seen: list[str] = []
+	for event in EVENT_NAMES:
+		if event != "schedule":
+			agent.on(event, lambda e: seen.append(repr(e)))
+	result = await agent.run("go")
+	assert result.output == {"result": "done"}
+	seen += [repr(result), json.dumps(result.state.to_dict()), repr(om), repr(om.secrets)]
+	seen += [m.content for request in model.requests for m in request.messages]
+	seen.append(stored_text(store))
+	async with Viewer(store=RunStore(store), poll=0.1) as viewer, httpx.AsyncClient() as http:
+		base = f"http://127.0.0.1:{viewer.port}"
+		headers = {"x-openmolt-token": viewer.token}
+		view = await http.get(f"{base}/api/runs/{result.state.run_id}", headers=headers)
+		assert view.status_code == 200 and "tool:response" in view.text
+		seen += [view.text, (await http.get(f"{base}/api/state", headers=headers)).text]
+	spans = exporter.get_finished_spans()
+	assert any("gen_ai.tool.call.result" in (s.attributes or {}) for s in spans)
+	for span in spans:
+		seen.append(json.dumps(dict(span.attributes or {}), ensure_ascii=False))
+		seen.append(str(span.status.description))
+	for name in ("remote", "local"):
+		seen.append(repr(om.plugins.integration(name)))
+	await om.aclose()
+	seen += texts_of_records(caplog.records)
+	seen.append(caplog.text)
+	assert any("HTTP Request: GET https://api.example/bot" in t for t in seen)  # httpx's INFO
+	assert any("started with args" in t for t in seen) and any("env {" in t for t in seen)
+	leaked = [
+		(kind, spelling, text[:300])
+		for text in seen
+		for kind, secret in KINDS.items()
+		for spelling, value in every_spelling(secret).items()
+		if value in text
+	]
+	assert not leaked, leaked[:5]

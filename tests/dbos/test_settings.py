@@ -115,3 +115,29 @@ def test_a_dead_worker_is_taken_over_once_and_only_by_its_version(store: str) ->
 		assert [h.take_over() for h in live] == [[], []]  # never twice
 	finally:
 		engine.dispose()
+
+
+def test_the_sqlite_store_is_0600_in_a_0700_folder_whatever_the_umask(tmp_path: Path) -> None:
+	"""The durable store holds every step's result: new folders 0700, the file (and WAL) 0600."""
+	import os
+	import sqlite3
+	import stat
+
+	from openmolt_dbos._engine import use_wal
+
+	old = os.umask(0o002)
+	try:
+		path = tmp_path / "state" / "runs.sqlite"
+		use_wal(f"sqlite:///{path}")
+		with sqlite3.connect(path) as conn:
+			conn.execute("CREATE TABLE t (x)")
+		earlier = tmp_path / "earlier.sqlite"
+		sqlite3.connect(earlier).close()
+		os.chmod(earlier, 0o644)
+		use_wal(f"sqlite:///{earlier}")
+	finally:
+		os.umask(old)
+	assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
+	files = [*(tmp_path / "state").iterdir(), earlier]
+	for file in files:
+		assert stat.S_IMODE(file.stat().st_mode) == 0o600, file

@@ -224,9 +224,45 @@ def test_a_request_without_the_token_is_refused(served: Served, page: Any) -> No
 		assert "forbidden" in page.content()
 	response = page.goto(served.viewer.url)
 	assert response is not None and response.status == 200
-	# the cookie set by the page lets it read the API, never post to it
-	assert page.evaluate("fetch('/api/state').then(r => r.status)") == 200
+	# no cookie is set (a cookie for 127.0.0.1 goes to every port): a request needs the token
+	assert page.context.cookies() == []
+	assert page.evaluate("fetch('/api/state').then(r => r.status)") == 403
 	status = page.evaluate(
 		"fetch('/api/questions/q1', {method: 'POST', body: '{\"answer\": \"x\"}'}).then(r => r.status)"
 	)
 	assert status == 403
+
+
+def test_another_local_server_never_receives_the_token(served: Served, page: Any) -> None:
+	"""After the page ran live, a server on another 127.0.0.1 port gets no cookie, no token."""
+	import http.server
+	import threading
+
+	seen: list[str] = []
+
+	class Record(http.server.BaseHTTPRequestHandler):
+		def do_GET(self) -> None:
+			seen.append(f"{self.path} {self.headers}")
+			self.send_response(200)
+			self.send_header("content-type", "text/plain")
+			self.end_headers()
+			self.wfile.write(b"other")
+
+		def log_message(self, *args: Any) -> None:
+			pass
+
+	other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+	thread = threading.Thread(target=other.serve_forever, daemon=True)
+	thread.start()
+	try:
+		response = page.goto(served.viewer.url)
+		assert response is not None and response.status == 200
+		expect(page.get_by_test_id("connection")).to_have_text("live")  # the streams are open
+		page.goto(f"http://127.0.0.1:{other.server_address[1]}/anything")
+		page.evaluate("fetch('/api/state').then(r => r.status)")
+	finally:
+		other.shutdown()
+		other.server_close()
+	assert seen and all(served.viewer.token not in s for s in seen)
+	assert all("cookie" not in s.lower() for s in seen), seen
+	assert page.context.cookies() == []

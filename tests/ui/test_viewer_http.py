@@ -41,7 +41,7 @@ def _base(viewer: Viewer) -> str:
 
 
 async def test_every_route_refuses_a_request_without_the_right_token(tmp_path: Path) -> None:
-	"""403 without the token or with a wrong one; the page's token sets a strict cookie."""
+	"""403 without the token or with a wrong one; no cookie carries it (every port would get it)."""
 	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
 		base = _base(viewer)
 		for path in ("/", "/api/state", "/api/stream", "/api/runs/x", "/static/app.js"):
@@ -53,15 +53,23 @@ async def test_every_route_refuses_a_request_without_the_right_token(tmp_path: P
 		).status_code == 403
 		page = await http.get(viewer.url)
 		assert page.status_code == 200
-		cookie = page.headers["set-cookie"]
-		assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+		assert "set-cookie" not in page.headers and not http.cookies
 		assert f'content="{viewer.token}"' in page.text
+		assert f'src="/static/app.js?token={viewer.token}"' in page.text
 		assert page.headers["referrer-policy"] == "no-referrer"
 		assert "default-src 'self'" in page.headers["content-security-policy"]
 		assert page.headers["cache-control"] == "no-store"
-		# the cookie reads, never writes: a POST needs the header
-		assert (await http.get(f"{base}/api/state")).status_code == 200
-		posted = await http.post(f"{base}/api/questions/q1", json={"answer": "x"})
+		# a GET may name the token in its URL (EventSource cannot send headers); a POST may not
+		assert (await http.get(f"{base}/api/state")).status_code == 403
+		assert (await http.get(f"{base}/api/state?token={viewer.token}")).status_code == 200
+		assert (await http.get(f"{base}/static/app.js?token={viewer.token}")).status_code == 200
+		# a cookie named like the old one, or for this port, opens nothing
+		for name in ("openmolt_ui_token", f"openmolt_ui_token_{viewer.port}"):
+			cookie = {"cookie": f"{name}={viewer.token}"}
+			assert (await http.get(f"{base}/api/state", headers=cookie)).status_code == 403
+		posted = await http.post(
+			f"{base}/api/questions/q1?token={viewer.token}", json={"answer": "x"}
+		)
 		assert posted.status_code == 403
 		headers = {"x-openmolt-token": viewer.token}
 		posted = await http.post(f"{base}/api/questions/q1", json={"answer": "x"}, headers=headers)

@@ -301,7 +301,9 @@ class Agent:
 	def _redactor(self) -> Redactor:
 		# Built on first use: creating an agent stays cheap, and its secrets are known by then.
 		if self._redactor_cache is None:
-			self._redactor_cache = redactor_for(t.context for t in self._tools.values())
+			self._redactor_cache = redactor_for(
+				(t.context for t in self._tools.values()), self.om.secrets
+			)
 		return self._redactor_cache
 
 	# events -------------------------------------------------------------------------------

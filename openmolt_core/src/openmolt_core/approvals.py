@@ -361,6 +361,9 @@ class SQLiteLedger:
 		self._lock: anyio.Lock | None = None
 
 	def _claim(self, call: str, decision: str) -> bool:
+		from openmolt_core._private import private_file
+
+		private_file(self.path)  # 0600 in a 0700 folder
 		with sqlite3.connect(self.path, timeout=30) as db:
 			db.execute(
 				"CREATE TABLE IF NOT EXISTS decided "

@@ -22,6 +22,7 @@ import base64
 import binascii
 import json
 import mimetypes
+import os
 import re
 import secrets
 import shutil
@@ -128,8 +129,9 @@ class FileStore:
 	def _dir(self) -> Path:
 		if self._root is None:
 			self._root = Path(tempfile.mkdtemp(prefix="openmolt-files-"))
-		self._root.mkdir(parents=True, exist_ok=True)
-		return self._root
+		from openmolt_core._private import private_dir
+
+		return private_dir(self._root)  # a folder made here is 0700
 
 	async def save(
 		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
@@ -149,8 +151,8 @@ class FileStore:
 
 		def write() -> None:
 			folder = self._dir()
-			(folder / file_id).write_bytes(data)
-			(folder / f"{file_id}.json").write_text(json.dumps(meta), encoding="utf-8")
+			_write_private(folder / file_id, data)
+			_write_private(folder / f"{file_id}.json", json.dumps(meta).encode("utf-8"))
 
 		await anyio.to_thread.run_sync(write)
 		return {"file": f"{FILE_PREFIX}{file_id}", **meta}
@@ -371,3 +373,11 @@ def parse_data_url(url: str) -> StoredFile:
 		raise ToolError(f"malformed base64 in data: URL: {exc}") from exc
 	ext = mimetypes.guess_extension(media_type) or ""
 	return StoredFile(data, media_type, f"file{ext}")
+
+
+def _write_private(path: Path, data: bytes) -> None:
+	"""Write a new file readable by its user only (0600, whatever the umask)."""
+	fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+	with os.fdopen(fd, "wb") as out:
+		os.fchmod(out.fileno(), 0o600)
+		out.write(data)

@@ -128,6 +128,14 @@ class OpenMolt:
 		self.integration_configs: dict[str, dict[str, Any]] = {
 			k: dict(v) for k, v in (integrations or {}).items()
 		}
+		from openmolt_core.secrets import SecretSet
+
+		self.secrets = SecretSet()
+		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
+		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
+		viewer, telemetry and the logging filter read it; add what else must never show."""
+		self.secrets.add_once(self._configured_secrets)  # read at first use: creating stays cheap
+		self.secrets.add_source(self._provider_secrets)
 		self.max_steps = max_steps
 		if max_cost is not None:
 			_check_budget("max_cost", max_cost, "max_cost", "OpenMolt")
@@ -511,6 +519,9 @@ class OpenMolt:
 		except ValidationError as exc:
 			raise ConfigurationError(f"register_integration({id!r}): {exc}") from exc
 		self.plugins.add_integration(spec, id=id)
+		held = getattr(spec.source, "secrets", None)  # an MCP server's env, headers, ${VAR}s
+		if held:
+			self.secrets.add(*held)
 
 	def provider(self, name: str) -> LLMProvider:
 		"""The provider instance for a name (``openai``), created on first use.
@@ -533,7 +544,33 @@ class OpenMolt:
 					plugin=f"providers:{plugin}" + (f" ({source})" if source else ""),
 				)
 			self._providers[name] = provider
+			import os
+
+			from openmolt_core.integrations.connect import env_var
+
+			self.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 		return provider
+
+	def _configured_secrets(self) -> set[str]:
+		"""The keys of ``llm_providers`` and ``integrations``, and secret-named environment variables."""
+		from openmolt_core._binding import secret_values
+		from openmolt_core.secrets import environment_secrets, settings_secrets
+
+		found = environment_secrets()
+		for settings in self.llm_providers.values():
+			found |= settings_secrets(settings)
+		for config in self.integration_configs.values():
+			found |= secret_values(config)
+		return found
+
+	def _provider_secrets(self) -> set[str]:
+		"""The keys the providers made so far hold (a key read from the environment later)."""
+		out: set[str] = set()
+		for provider in list(self._providers.values()):
+			held = getattr(provider, "secrets", None)
+			if callable(held):
+				out.update(held())
+		return out
 
 	def _instance(self, name: str) -> tuple[str, dict[str, Any]]:
 		"""The plugin behind a provider name and its settings (``provider`` names the plugin).
@@ -771,6 +808,7 @@ class OpenMolt:
 			)
 		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
 		compacting, compactor = self._compaction(compaction)
+		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
 		taint = _taint_policy(self._taint_policy, taint_policy, known)
@@ -1084,6 +1122,20 @@ def _guardrails(value: Any, where: str) -> tuple[Guardrail, ...]:
 				"Guardrail(check, on=...), or use a built-in (openmolt_core.guardrails)"
 			)
 	return tuple(items)
+
+
+def _register_secrets(known: Any, contexts: Sequence[Any], sources: Sequence[Any]) -> None:
+	"""Put an agent's credential values (and its auths' refreshed tokens) into ``om.secrets``."""
+	seen: set[int] = set()
+	for context in [*contexts, *(s.context for s in sources)]:
+		if id(context) in seen:
+			continue
+		seen.add(id(context))
+		if context.redact:
+			known.add(*context.redact)
+		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
+		if callable(learned):
+			known.add_source(learned)
 
 
 def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any) -> Any:

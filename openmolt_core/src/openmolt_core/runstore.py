@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core._private import private_file
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ class RunStore(RunObserver):
 		if not self._ready:
 			with self._init_lock:
 				if not self._ready:
-					self.path.parent.mkdir(parents=True, exist_ok=True)
+					private_file(self.path)  # 0600 in a 0700 folder: runs hold inputs, outputs
 					conn = sqlite3.connect(self.path, timeout=10)
 					try:
 						conn.executescript(_SCHEMA)

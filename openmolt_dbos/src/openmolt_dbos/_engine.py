@@ -64,6 +64,12 @@ def use_wal(url: str) -> None:
 	import sqlite3
 
 	path = url.split("///", 1)[1].split("?", 1)[0]
+	from openmolt_core._private import private_file
+
+	try:
+		private_file(path)  # 0600 in a 0700 folder: the store holds every step's input and output
+	except OSError as exc:
+		log.warning("durable: the store %s keeps its mode: %s", path, exc)
 	try:
 		with closing(sqlite3.connect(path, timeout=30)) as conn:
 			mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]

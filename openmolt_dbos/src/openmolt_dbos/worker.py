@@ -237,9 +237,10 @@ def _options(ns: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _serve(ns: argparse.Namespace) -> int:
+	from openmolt_core._redact import redact_handler
 	from openmolt_core.cli._progress import to_json
 
-	handler = logging.StreamHandler(sys.stderr)
+	handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too
 	handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
 	log.addHandler(handler)
 	if not ns.verbose and log.level == logging.NOTSET:

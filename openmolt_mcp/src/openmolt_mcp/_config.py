@@ -16,9 +16,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from openmolt_core._redact import Redactor
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.secrets import MASK, mask
 
 __all__ = [
 	"HttpServer",
@@ -78,6 +80,21 @@ class ServerOptions(BaseModel):
 	)
 	name: str | None = Field(default=None, description="A display name.")
 	description: str = ""
+	_from_env: frozenset[str] = PrivateAttr(default_factory=frozenset)
+	"""The secret values ``${VAR}`` references brought in (set by `parse_server`)."""
+
+	def __repr_args__(self) -> Any:
+		# A pydantic repr would print args, env, url and headers as they are.
+		secrets = secrets_of(self) if isinstance(self, (StdioServer, HttpServer)) else frozenset()
+		for name, value in super().__repr_args__():
+			if name in ("env", "headers") and isinstance(value, dict):
+				yield name, {k: MASK for k in value}
+			elif secrets and isinstance(value, str):
+				yield name, mask(value, secrets)
+			elif secrets and isinstance(value, list):
+				yield name, [mask(v, secrets) if isinstance(v, str) else v for v in value]
+			else:
+				yield name, value
 
 	def admits(self, tool: str) -> bool:
 		"""Whether the allow and deny lists let a tool of this name through."""
@@ -139,8 +156,13 @@ ServerConfig = StdioServer | HttpServer
 """One MCP server's configuration."""
 
 
-def expand(value: str, where: str) -> str:
+def expand(value: str, where: str, found: dict[str, str] | None = None) -> str:
 	"""Replace ``${VAR}`` and ``${VAR:-default}`` with the environment's values.
+
+	Args:
+		value: The text.
+		where: Where it sits, for the error.
+		found: Receives each variable read and its value (to tell which are secrets).
 
 	Raises:
 		ConfigurationError: A variable without a default is not set; the message names it.
@@ -156,8 +178,11 @@ def expand(value: str, where: str) -> str:
 					f"${{{name}:-default}}"
 				)
 			return default
+		if seen is not None:
+			seen[name] = found
 		return found
 
+	seen = found
 	return _VAR.sub(one, value)
 
 
@@ -185,18 +210,20 @@ def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers"
 	if "command" in data and "url" in data:
 		raise ConfigurationError(f"{place}: give 'command' (stdio) or 'url' (HTTP), not both")
 	model: type[StdioServer] | type[HttpServer]
+	read: dict[str, str] = {}
+	in_url: dict[str, str] = {}
 	if "command" in data or kind == "stdio":
 		model = StdioServer
-		data["args"] = [expand(str(a), f"{place}.args") for a in data.get("args") or []]
+		data["args"] = [expand(str(a), f"{place}.args", read) for a in data.get("args") or []]
 		data["env"] = {
-			k: expand(str(v), f"{place}.env.{k}") for k, v in (data.get("env") or {}).items()
+			k: expand(str(v), f"{place}.env.{k}", read) for k, v in (data.get("env") or {}).items()
 		}
 	elif "url" in data or kind in ("http", "streamable-http", "streamableHttp"):
 		model = HttpServer
 		if isinstance(data.get("url"), str):
-			data["url"] = expand(data["url"], f"{place}.url")
+			data["url"] = expand(data["url"], f"{place}.url", in_url)
 		data["headers"] = {
-			k: expand(str(v), f"{place}.headers.{k}")
+			k: expand(str(v), f"{place}.headers.{k}", read)
 			for k, v in (data.get("headers") or {}).items()
 		}
 	else:
@@ -204,64 +231,97 @@ def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers"
 			f"{place} needs 'command' (a server started over stdio) or 'url' (Streamable HTTP)"
 		)
 	try:
-		return model.model_validate(data)
+		config = model.model_validate(data)
 	except ValidationError as exc:
 		problems = "; ".join(
 			f"{place}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
 		)
 		raise ConfigurationError(problems) from None
+	secret = {v for k, v in read.items() if _is_secret(k, v)}
+	for part in in_url.values():  # a part of the URL: secret, unless it is a URL (then its parts)
+		if "://" in part:
+			secret |= _url_secrets(part)
+		elif part and not part.isdigit():
+			secret.add(part)
+	config._from_env = frozenset(secret)
+	return config
+
+
+def _is_secret(name: str, value: str) -> bool:
+	"""Whether a named value is secret: its name hints at one, or it is long and not public."""
+	lowered = name.lower()
+	hinted = any(h in lowered for h in _HINTS)
+	public = any(lowered.endswith(p) or lowered == p for p in _PUBLIC_ENV)
+	return bool(value) and (hinted or (len(value) >= 6 and not public))
+
+
+def _url_secrets(url: str) -> set[str]:
+	"""The secrets a URL carries: its userinfo, and query values named like secrets."""
+	from urllib.parse import unquote, unquote_plus, urlsplit
+
+	out: set[str] = set()
+	try:
+		parts = urlsplit(url)
+	except ValueError:
+		return out
+	if "@" in parts.netloc:
+		userinfo = parts.netloc.rsplit("@", 1)[0]
+		out.update(p for p in userinfo.split(":") if len(p) >= 4)
+	for pair in parts.query.split("&"):
+		key, _, raw = pair.partition("=")
+		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
+			if _is_secret(unquote_plus(key), value) and not value.isdigit():
+				out.add(value)
+	return out
+
+
+def _arg_secrets(args: list[str]) -> set[str]:
+	"""The secrets in a command line: values of flags named like secrets, secret URLs' parts."""
+	out: set[str] = set()
+	hinted_flag = False
+	for arg in args:
+		if hinted_flag and not arg.startswith("-"):
+			out.add(arg)
+		name, sep, value = arg.partition("=")
+		hinted_flag = arg.startswith("-") and not sep and any(h in arg.lower() for h in _HINTS)
+		if sep and value and any(h in name.lower() for h in _HINTS):
+			out.add(value)
+		if "://" in arg:
+			out |= _url_secrets(arg)
+	return out
 
 
 def secrets_of(config: ServerConfig) -> frozenset[str]:
-	"""The values of a server's ``env`` and ``headers`` that must never be shown.
+	"""The values of a server's configuration that must never be shown.
 
 	An env value is secret when its name hints at one (key, token, secret, password...) or, if
 	it has 6+ characters, unless its name says it is a path, a directory, a URL, a host, a port,
-	a region, a level or a mode. Every header value is secret except a few standard ones, and so
-	is its credential part (``Bearer <token>`` gives the token too).
+	a region, a level or a mode; the same rule holds for every ``${VAR}`` read into ``args``,
+	``env``, ``url`` or ``headers``. Every header value is secret except a few standard ones, and
+	so is its credential part (``Bearer <token>`` gives the token too). In ``args``, the value of
+	a flag named like a secret (``--api-key X``, ``--token=X``); in a URL (the server's, or one in
+	``args``), the userinfo and the query values named like secrets.
 	"""
-	out: set[str] = set()
+	out: set[str] = set(config._from_env)
 	if isinstance(config, StdioServer):
-		for key, value in config.env.items():
-			lowered = key.lower()
-			hinted = any(h in lowered for h in _HINTS)
-			public = any(lowered.endswith(p) or lowered == p for p in _PUBLIC_ENV)
-			if value and (hinted or (len(value) >= 6 and not public)):
-				out.add(value)
+		out.update(value for key, value in config.env.items() if _is_secret(key, value))
+		out |= _arg_secrets(config.args)
 	else:
 		for key, value in config.headers.items():
 			if key.lower() in _PUBLIC_HEADERS or not value:
 				continue
 			out.add(value)
 			out.update(part for part in value.split() if len(part) >= 6)
-		user = re.match(r"^https?://([^@/]+)@", config.url)
-		if user:
-			out.update(p for p in user.group(1).split(":") if len(p) >= 4)
-	return frozenset(out)
+		out |= _url_secrets(config.url)
+	return frozenset(v for v in out if v.strip())
 
 
-class Masker:
-	"""Masks secret values in text and in JSON-like values (``[redacted]``, as the core does).
+class Masker(Redactor):
+	"""Masks secret values, in every spelling, in text and in JSON-like values (the core's redactor).
 
 	Args:
 		secrets: The values to mask.
 	"""
 
 	def __init__(self, secrets: frozenset[str]) -> None:
-		self._secrets = tuple(sorted(secrets, key=len, reverse=True))
-
-	def __call__(self, text: str) -> str:
-		"""Return the text with every secret masked."""
-		for secret in self._secrets:
-			text = text.replace(secret, "[redacted]")
-		return text
-
-	def deep(self, value: Any) -> Any:
-		"""Return a copy of a JSON-like value with secrets masked in every string."""
-		if isinstance(value, str):
-			return self(value)
-		if isinstance(value, Mapping):
-			return {k: self.deep(v) for k, v in value.items()}
-		if isinstance(value, (list, tuple)):
-			return [self.deep(v) for v in value]
-		return value
+		super().__init__(frozenset(secrets))

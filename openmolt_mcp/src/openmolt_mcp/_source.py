@@ -103,6 +103,10 @@ class MCPToolSource:
 		from mcp import Client, StdioServerParameters
 		from mcp.types import Implementation
 
+		from openmolt_core._redact import install_log_redaction
+
+		install_log_redaction()  # the SDK's loggers exist now: mask its records too
+
 		from openmolt_core import __version__
 
 		common: dict[str, Any] = {

@@ -215,6 +215,18 @@ class HTTPProvider:
 				)
 		return self._key
 
+	def secrets(self) -> set[str]:
+		"""The values this provider must never show: its key and its extra headers' values.
+
+		Read by ``OpenMolt.secrets`` (`openmolt_core.secrets`), so a key read from the
+		environment on first use is masked everywhere from then on.
+		"""
+		from openmolt_core.secrets import settings_secrets
+
+		found = {self._key or "", os.environ.get(self.env_var, "")}
+		found |= settings_secrets({"headers": self.extra_headers})
+		return {v for v in found if v}
+
 	def auth_headers(self, key: str | None) -> dict[str, str]:
 		"""The headers that carry the key; each provider names its own."""
 		raise NotImplementedError

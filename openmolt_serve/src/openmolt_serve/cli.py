@@ -250,7 +250,9 @@ def main(args: Sequence[str]) -> int:
 	"""
 	ns = _parser().parse_args(list(args))
 	if ns.verbose:
-		handler = logging.StreamHandler(sys.stderr)
+		from openmolt_core._redact import redact_handler
+
+		handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too
 		handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
 		log.addHandler(handler)
 		log.setLevel(logging.INFO)

@@ -119,6 +119,7 @@ class SlackApp:
 			settings.signing_secret_env,
 			what=f"the Slack signing secret of {agent.name!r}",
 		)
+		agent.om.secrets.add(self.token, self.signing_secret)  # masked in logs, runs and the viewer
 		self.base_url = (settings.base_url or SLACK_API).rstrip("/")
 		self._http = http
 		self.conversations = Conversations(agent, settings, self.reply, launcher)

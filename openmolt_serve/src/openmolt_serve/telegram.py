@@ -123,6 +123,7 @@ class TelegramBot:
 				settings.secret_token_env,
 				what=f"the Telegram webhook secret token of {agent.name!r} (setWebhook's secret_token)",
 			)
+		agent.om.secrets.add(self.token, self.secret_token)  # masked in logs, runs and the viewer
 		self.base_url = (settings.base_url or TELEGRAM_API).rstrip("/")
 		self._http = http
 		self.conversations = Conversations(agent, settings, self.reply, launcher)

@@ -103,6 +103,7 @@ class Webhook:
 		"""
 		env = config.secret_env or webhook_env(agent.name)
 		secret = secret_from(config.secret, env, what=f"the webhook secret of {agent.name!r}")
+		agent.om.secrets.add(secret)  # masked in logs, runs and the viewer
 		return cls(agent, config, secret, seen_store(agent, "hook"))
 
 

@@ -2,7 +2,7 @@
 
 | route | what |
 | --- | --- |
-| ``GET /?token=...`` | the page (sets the token cookie) |
+| ``GET /?token=...`` | the page (the token in a ``meta`` tag, for its script) |
 | ``GET /static/...`` | its script and style sheet (shipped in the wheel, no build step) |
 | ``GET /api/state`` | runs, questions and approvals waiting |
 | ``GET /api/stream`` | the same, pushed as server-sent events (``state``) whenever it changes |
@@ -11,11 +11,13 @@
 | ``POST /api/questions/{id}`` | answer a question: ``{"answer": "..."}`` |
 | ``POST /api/approvals/{id}`` | decide a call: ``{"action": "approve" / "deny" / "edit", "reason", "input"}`` |
 
-Every request must carry the viewer's token: the page's URL has it (``?token=``), which sets an
-HTTP-only, same-site cookie for what the page loads next; the API also takes it in the
-``X-OpenMolt-Token`` header, and every ``POST`` must send it there (a cookie alone is refused, so
-another site cannot make a browser post to the viewer). Without it the answer is ``403``. When
-bound to a loopback address, requests must also name a loopback host (against DNS rebinding).
+Every request must carry the viewer's token: in the ``X-OpenMolt-Token`` header (the page's
+``fetch`` calls, and every ``POST``), or in the URL's ``?token=`` for a ``GET`` (the page itself,
+its script and style sheet, and the ``EventSource`` streams, which cannot send headers). No cookie
+carries it: a browser sends a cookie set by ``127.0.0.1`` to every port of ``127.0.0.1``, so
+another local server would receive it. A ``POST`` needs the header, so another site cannot make a
+browser post to the viewer. Without the token the answer is ``403``. When bound to a loopback
+address, requests must also name a loopback host (against DNS rebinding).
 
 Server-sent events rather than websockets: the page only listens, and sends its rare answers as
 plain ``POST`` requests; ``EventSource`` reconnects by itself and needs nothing on the server but a
@@ -30,6 +32,7 @@ import secrets
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import anyio
 from starlette.applications import Starlette
@@ -46,10 +49,7 @@ from openmolt_ui._live import ApprovalDecision
 if TYPE_CHECKING:
 	from openmolt_ui.viewer import Viewer
 
-__all__ = ["COOKIE", "HEADER", "TokenGuard", "create_app", "sse"]
-
-COOKIE = "openmolt_ui_token"
-"""The cookie that carries the token after the page loads."""
+__all__ = ["HEADER", "TokenGuard", "create_app", "sse"]
 
 HEADER = "x-openmolt-token"
 """The header that carries the token (required on ``POST``)."""
@@ -91,11 +91,10 @@ class TokenGuard:
 		request = Request(scope)
 		header = request.headers.get(HEADER)
 		query = request.query_params.get("token")
-		cookie = request.cookies.get(COOKIE)
 		if request.method in ("GET", "HEAD"):
-			allowed = self._ok(header) or self._ok(query) or self._ok(cookie)
+			allowed = self._ok(header) or self._ok(query)
 		else:
-			allowed = self._ok(header)  # never a cookie alone: no cross-site posts
+			allowed = self._ok(header)  # a header: a page of another site cannot set it
 		if not allowed:
 			response = Response(
 				"forbidden: this viewer needs its token (open the URL `openmolt ui` printed)\n",
@@ -105,19 +104,11 @@ class TokenGuard:
 			)
 			await response(scope, receive, send)
 			return
-		set_cookie = self._ok(query)
 
 		async def send_with_headers(message: Message) -> None:
 			if message["type"] == "http.response.start":
 				headers = list(message.get("headers", []))
 				headers += _SECURITY_HEADERS
-				if set_cookie:
-					headers.append(
-						(
-							b"set-cookie",
-							f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode(),
-						)
-					)
 				message = {**message, "headers": headers}
 			await send(message)
 
@@ -132,7 +123,8 @@ def sse(event: str, data: Any, *, id: int | None = None) -> str:
 
 def _page(token: str) -> str:
 	template = resources.files("openmolt_ui").joinpath("static/index.html").read_text("utf-8")
-	return template.replace("{{TOKEN}}", html.escape(token, quote=True))
+	in_url = html.escape(quote(token, safe=""), quote=True)
+	return template.replace("{{TOKEN_URL}}", in_url).replace("{{TOKEN}}", html.escape(token))
 
 
 def create_app(viewer: Viewer) -> ASGIApp:

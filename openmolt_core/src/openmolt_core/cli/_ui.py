@@ -28,8 +28,10 @@ def record_runs(om: OpenMolt) -> None:
 	path = default_path()
 	if path is None:
 		return
+	from openmolt_core._private import private_dir
+
 	try:
-		path.parent.mkdir(parents=True, exist_ok=True)
+		private_dir(path.parent, own=True)  # ~/.local/state/openmolt: 0700, also if made before
 	except OSError:
 		return  # a read-only home: run without history rather than fail
 	om.run_store = RunStore(path)

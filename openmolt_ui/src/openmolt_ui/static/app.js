@@ -4,6 +4,9 @@
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="openmolt-token"]').content;
+// No cookie carries the token (a cookie for 127.0.0.1 goes to every port): requests send it in
+// the x-openmolt-token header, and EventSource, which cannot set headers, in its URL.
+const AUTH = `token=${encodeURIComponent(TOKEN)}`;
 const selected = { id: null, source: null, events: [], run: null, stream: null };
 let lastState = { runs: [], questions: [], approvals: [] };
 
@@ -213,7 +216,7 @@ function select(runId) {
   if (selected.stream) selected.stream.close();
   Object.assign(selected, { id: runId, events: [], run: null, stream: null });
   history.replaceState(null, "", `#run=${encodeURIComponent(runId)}`);
-  const stream = new EventSource(`/api/runs/${encodeURIComponent(runId)}/stream?after=0`);
+  const stream = new EventSource(`/api/runs/${encodeURIComponent(runId)}/stream?after=0&${AUTH}`);
   selected.stream = stream;
   stream.addEventListener("event", (e) => {
     selected.events.push(JSON.parse(e.data));
@@ -378,7 +381,7 @@ function renderRun() {
 
 function connect() {
   const status = document.getElementById("connection");
-  const stream = new EventSource("/api/stream");
+  const stream = new EventSource(`/api/stream?${AUTH}`);
   stream.addEventListener("open", () => {
     status.textContent = "live";
     status.className = "badge success";

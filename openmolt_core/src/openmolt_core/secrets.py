@@ -1,0 +1,315 @@
+"""The one set of secrets an OpenMolt instance knows, and every spelling they can take.
+
+``OpenMolt.secrets`` is a `SecretSet`: the provider keys (``llm_providers`` settings and the
+``OPENMOLT_*_API_KEY`` / ``*_TOKEN`` / ``*_SECRET`` environment variables), the integration
+credentials an agent binds (and the OAuth2 tokens a refresh brings later), the MCP servers'
+env, headers, ``${VAR}`` arguments and URL secrets, and the webhook and chat-bot secrets
+``openmolt serve`` reads. Every agent's redactor, and so the run store, the events, the viewer,
+the OpenTelemetry spans and the logging filter, reads this set; a new source of secrets registers
+into it (``om.secrets.add(value)`` or ``om.secrets.add_source(callable)``) instead of each feature
+remembering its own.
+
+A secret is masked in every spelling it can take on the way out (`spellings`): as is, stripped,
+percent-encoded (``quote`` and ``quote_plus``, the safe sets of a query, a path and a URL,
+upper- and lower-case hex), base64 (standard and URL-safe, with and without padding, and inside a
+longer base64 text such as HTTP Basic's ``user:secret``), JSON-escaped and ``repr``-escaped
+(also as UTF-8 bytes, as an HTTP trace shows a header).
+A percent-encoded run the fixed spellings miss (another encoder's safe set) is decoded and masked
+whole when it holds a secret (`mask`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
+
+__all__ = [
+	"MASK",
+	"SecretSet",
+	"environment_secrets",
+	"mask",
+	"settings_secrets",
+	"spellings",
+]
+
+MASK = "[redacted]"
+"""What a secret is replaced with."""
+
+MIN_ENCODED = 6
+"""A secret shorter than this is masked as is only (its encodings would match ordinary text)."""
+
+_SAFE = ("", "/", "!$&'()*+,;=:@/~", ":@")  # nothing, a path segment, a path (httpx), userinfo
+_PERCENT_RUN = re.compile(r"[^\s\"'<>\\&?#=,;]*%[0-9A-Fa-f]{2}[^\s\"'<>\\&?#=,;]*")
+
+
+_SECRET_ENV = re.compile(
+	r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)$", re.IGNORECASE
+)
+_HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "sig")
+_PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "accept-language"})
+
+
+def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
+	"""The values of environment variables named like secrets (``*_API_KEY``, ``*_TOKEN``...).
+
+	Provider keys (``OPENMOLT_OPENAI_API_KEY``), integration keys and bot tokens are read from
+	such variables; a value of fewer than 8 characters is left out (it would mask ordinary text).
+
+	Args:
+		environ: The environment (default: ``os.environ``).
+	"""
+	source = os.environ if environ is None else environ
+	found = (source.get(k, "") for k in list(source) if _SECRET_ENV.search(k))
+	return {v for v in found if len(v.strip()) >= 8}
+
+
+def settings_secrets(settings: Mapping[str, object]) -> set[str]:
+	"""The secret values in a settings mapping (a provider's ``llm_providers`` entry).
+
+	A string is secret when its key hints at one (key, token, secret, password, auth...); every
+	value of a ``headers`` mapping is, except a few standard headers, and so is the credential
+	part of ``Bearer <token>``. Nested mappings are read too.
+
+	Args:
+		settings: The settings.
+	"""
+	out: set[str] = set()
+	for key, value in settings.items():
+		lowered = str(key).lower()
+		if isinstance(value, Mapping):
+			if lowered == "headers":
+				for name, header in value.items():
+					if isinstance(header, str) and str(name).lower() not in _PUBLIC_HEADERS:
+						out.add(header)
+						out.update(part for part in header.split() if len(part) >= 6)
+			else:
+				out |= settings_secrets(value)
+		elif isinstance(value, str) and any(h in lowered for h in _HINTS):
+			out.add(value)
+		else:
+			secret = getattr(value, "get_secret_value", None)  # a pydantic SecretStr
+			if callable(secret):
+				found = secret()
+				if isinstance(found, str):
+					out.add(found)
+	return {v for v in out if v.strip()}
+
+
+def _lower_hex(text: str) -> str:
+	return re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), text)
+
+
+def _b64_cores(data: bytes) -> set[str]:
+	"""The base64 text the secret's bytes always produce, at each of the 3 byte alignments.
+
+	A secret inside a longer value (``user:secret`` for HTTP Basic) is encoded from an offset of
+	0, 1 or 2 bytes modulo 3; the characters fully made of the secret's bits are the same
+	whatever surrounds it, so masking them hides the secret (a character or two of its edges,
+	shared with its neighbours, remain).
+	"""
+	out: set[str] = set()
+	for offset in range(3):
+		encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")
+		start = -(-8 * offset // 6)  # ceil: the first character made of the secret's bits only
+		end = 8 * (offset + len(data)) // 6
+		core = encoded[start:end]
+		if len(core) >= 8:
+			out.add(core)
+			out.add(core.replace("+", "-").replace("/", "_"))
+	return out
+
+
+@lru_cache(maxsize=4096)
+def spellings(secret: str) -> frozenset[str]:
+	"""Every spelling of a secret to mask: raw, stripped, percent-encoded, base64, JSON, repr.
+
+	Args:
+		secret: The secret value.
+
+	Returns:
+		The non-empty spellings (the raw value always among them).
+	"""
+	out = {secret}
+	stripped = secret.strip()
+	if len(stripped) >= MIN_ENCODED:
+		out.add(stripped)
+	for value in {secret, stripped}:
+		if len(value) < MIN_ENCODED:
+			continue
+		for safe in _SAFE:
+			for encoded in (quote(value, safe=safe), quote_plus(value, safe=safe)):
+				out.update((encoded, _lower_hex(encoded)))
+		for escaped in (
+			json.dumps(value)[1:-1],
+			json.dumps(value, ensure_ascii=False)[1:-1],
+			json.dumps(json.dumps(value))[3:-3],  # a JSON text inside a JSON string
+			repr(value)[1:-1],
+			repr(value.encode("utf-8"))[2:-1],  # bytes in a trace (httpcore, hpack): b'...\xc3'
+		):
+			out.update((escaped, escaped.replace("/", "\\/")))  # some encoders write \/
+		data = value.encode("utf-8")
+		std = base64.b64encode(data).decode("ascii")
+		url = base64.urlsafe_b64encode(data).decode("ascii")
+		out.update((std, std.rstrip("="), url, url.rstrip("=")))
+		out.update(_b64_cores(data))
+	return frozenset(s for s in out if s)
+
+
+Probes = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@lru_cache(maxsize=256)
+def _patterns(secrets: frozenset[str]) -> tuple[Probes, frozenset[str]]:
+	"""What to look for: each spelling no other one contains, with the spellings containing it.
+
+	Only the probes are searched (a padded base64 text contains its core, so searching the core
+	is enough); when one is found, the longer spellings around it are replaced first.
+	"""
+	every = sorted(set().union(*(spellings(s) for s in secrets)), key=len, reverse=True)
+	probes = []
+	for spelling in every:
+		if not any(other != spelling and other in spelling for other in every):
+			around = tuple(other for other in every if spelling in other)  # longest first
+			probes.append((spelling, around))
+	decoded = frozenset(s for s in secrets if len(s.strip()) >= MIN_ENCODED)
+	return tuple(sorted(probes, key=lambda p: len(p[0]), reverse=True)), decoded
+
+
+def mask(text: str, secrets: frozenset[str]) -> str:
+	"""Return the text with every spelling of every secret replaced by ``[redacted]``.
+
+	Args:
+		text: The text.
+		secrets: The raw secret values (`spellings` are derived, and cached).
+	"""
+	if not secrets:
+		return text
+	probes, decoded = _patterns(secrets)
+	for probe, around in probes:
+		if probe in text:
+			for spelling in around:
+				if spelling in text:
+					text = text.replace(spelling, MASK)
+	if decoded and "%" in text:
+		text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
+	return text
+
+
+def _masked_run(run: str, secrets: frozenset[str]) -> str:
+	"""A percent-encoded run, masked whole when it decodes to something holding a secret."""
+	for decoded in {unquote(run), unquote_plus(run)}:
+		if any(s.strip() in decoded for s in secrets):
+			return MASK
+	return run
+
+
+_LIVE: weakref.WeakSet[SecretSet] = weakref.WeakSet()
+_LOCK = threading.Lock()
+
+
+class SecretSet:
+	"""The secrets one OpenMolt instance knows; every redactor of the instance reads it.
+
+	Values are added as they become known (``add``); values learned later, such as the tokens
+	an OAuth2 refresh brings, come from sources asked at every use (``add_source``). The set is
+	also read by the logging filter (`openmolt_core._redact.RedactingFilter`) while it lives.
+	"""
+
+	__slots__ = ("__weakref__", "_later", "_sources", "_values")
+
+	def __init__(self) -> None:
+		self._values: frozenset[str] = frozenset()
+		self._sources: tuple[Callable[[], Iterable[str]], ...] = ()
+		self._later: list[Callable[[], Iterable[str]]] = []
+
+	def add_once(self, source: Callable[[], Iterable[str]]) -> None:
+		"""Register a callable whose secrets are read once, at the first use of the set.
+
+		For what is costly to read and known from the start (the environment): making an
+		instance stays cheap, and the values are known before anything is masked or logged.
+
+		Args:
+			source: Returns the secrets.
+		"""
+		self._later.append(source)
+		with _LOCK:
+			_LIVE.add(self)
+
+	def add(self, *values: str | None) -> None:
+		"""Register secret values (``None`` and empty strings are ignored).
+
+		Args:
+			*values: The secrets: API keys, tokens, passwords, signing secrets.
+		"""
+		new = frozenset(v for v in values if isinstance(v, str) and v.strip())
+		if new - self._values:
+			with _LOCK:
+				self._values = self._values | new
+				_LIVE.add(self)
+			from openmolt_core._redact import install_log_redaction
+
+			install_log_redaction()
+
+	def add_source(self, source: Callable[[], Iterable[str]]) -> None:
+		"""Register a callable giving secrets learned later; asked at every use.
+
+		Args:
+			source: Returns the current secrets (an OAuth2 auth's refreshed tokens). Registering
+				the same callable twice has no effect.
+		"""
+		if any(s is source or s == source for s in self._sources):
+			return
+		with _LOCK:
+			self._sources = (*self._sources, source)
+			_LIVE.add(self)
+
+	def values(self) -> frozenset[str]:
+		"""Every secret known now (a source that fails adds nothing rather than raising)."""
+		while self._later:
+			once = self._later.pop()
+			try:
+				self.add(*once())
+			except Exception:  # a broken source must not break redaction or logging
+				continue
+		if not self._sources:
+			return self._values
+		found = set(self._values)
+		for source in self._sources:
+			try:
+				found.update(v for v in source() if isinstance(v, str) and v.strip())
+			except Exception:  # a broken source must not break redaction or logging
+				continue
+		return frozenset(found)
+
+	def mask(self, text: str) -> str:
+		"""Return the text with every spelling of every secret masked.
+
+		Args:
+			text: The text.
+		"""
+		return mask(text, self.values())
+
+	def __bool__(self) -> bool:
+		return bool(self._values or self._sources or self._later)
+
+	def __len__(self) -> int:
+		return len(self.values())
+
+	def __contains__(self, value: object) -> bool:
+		return value in self.values()
+
+	def __repr__(self) -> str:
+		return f"SecretSet({len(self._values)} values, {len(self._sources)} sources)"
+
+
+def _live_sets() -> list[SecretSet]:
+	"""The secret sets alive in this process (for the logging filter)."""
+	with _LOCK:
+		return list(_LIVE)

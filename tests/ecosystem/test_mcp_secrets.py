@@ -1,0 +1,115 @@
+"""MCP secrets in ``args`` (``${VAR}``), in the URL's path or query, and in env never show.
+
+Not in the errors of a server that cannot start or be reached, its configuration's repr, the
+MCP SDK's log records, nor in any percent-encoded or base64 spelling; and they join the instance's
+secret set (`OpenMolt.secrets`), so every agent of the instance masks them.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from urllib.parse import quote, quote_plus
+
+import anyio
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.errors import IntegrationError
+from openmolt_core.testing import ScriptedModel
+from openmolt_mcp import MCP
+from openmolt_mcp._config import parse_server, secrets_of
+
+pytestmark = pytest.mark.anyio
+
+ARG = "CANARYarg+/=secret1"
+PATH = "CANARYpathSecret22"
+QUERY = "CANARYquery/+key33"
+FLAG = "CANARYflagValue44"
+
+
+def spellings(secret: str) -> list[str]:
+	data = secret.encode()
+	return [
+		secret,
+		quote(secret, safe=""),
+		quote(secret, safe="").lower(),
+		quote_plus(secret),
+		base64.b64encode(data).decode(),
+		base64.urlsafe_b64encode(data).decode().rstrip("="),
+	]
+
+
+def assert_clean(*texts: str) -> None:
+	for text in texts:
+		for secret in (ARG, PATH, QUERY, FLAG):
+			for spelling in spellings(secret):
+				assert spelling not in text, (secret, spelling, text[:300])
+
+
+async def test_args_from_the_environment_are_masked_in_the_error_repr_and_log(
+	monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""A server that cannot start: its ${VAR} argument and --api-key=X value never show."""
+	caplog.set_level(logging.DEBUG)
+	monkeypatch.setenv("MY_SERVICE_CRED", ARG)
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"gone",
+		MCP.stdio("/nonexistent/mcp-server", ["--cred", "${MY_SERVICE_CRED}", f"--api-key={FLAG}"]),
+	)
+	assert ARG in om.secrets.values() and FLAG in om.secrets.values()  # known once registered
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["gone"])
+	with pytest.raises(IntegrationError) as caught:
+		await agent.run("go")
+	assert "/nonexistent/mcp-server" in str(caught.value)
+	logging.getLogger("mcp.client.stdio").debug("spawning with %s", [ARG, quote(ARG, safe="")])
+	assert_clean(str(caught.value), repr(om.plugins.integration("gone")), caplog.text)
+	assert "[redacted]" in caplog.text
+	await om.aclose()
+
+
+async def test_secrets_in_the_url_path_and_query_are_masked(
+	monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""A server URL with a token in its path and query: masked in the error and the logs."""
+	caplog.set_level(logging.DEBUG)
+	monkeypatch.setenv("TENANT", PATH)
+	listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+	port = listener.extra(anyio.abc.SocketAttribute.local_port)
+	await listener.aclose()  # nothing listens there any more: the connection is refused
+	url = f"http://127.0.0.1:{port}/${{TENANT}}/mcp?api_key={quote(QUERY, safe='')}"
+	om = OpenMolt(entry_points=False)
+	om.register_integration("remote", MCP.http(url, startup_timeout=2))
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["remote"])
+	with pytest.raises(IntegrationError) as caught:
+		await agent.run("go")
+	assert f"127.0.0.1:{port}" in str(caught.value)
+	assert_clean(str(caught.value), repr(om.plugins.integration("remote")), caplog.text)
+	await om.aclose()
+
+
+def test_the_secrets_of_a_configuration_and_its_repr() -> None:
+	"""secrets_of finds ${VAR} values, secret flags, URL userinfo and query keys; repr hides them."""
+	import os
+
+	os.environ["OPENMOLT_TEST_MCP_TOKEN"] = ARG
+	try:
+		stdio = parse_server(
+			"s",
+			{
+				"command": "server",
+				"args": ["--token", "${OPENMOLT_TEST_MCP_TOKEN}", "--password", FLAG, "--verbose"],
+				"env": {"LOG_LEVEL": "debug", "SERVICE_KEY": "k3y-value-1"},
+			},
+		)
+		http = parse_server(
+			"h", {"url": f"https://user:{PATH}@mcp.example/mcp?token={QUERY}&page=2"}
+		)
+	finally:
+		del os.environ["OPENMOLT_TEST_MCP_TOKEN"]
+	assert {ARG, FLAG, "k3y-value-1"} <= secrets_of(stdio)
+	assert "--verbose" not in secrets_of(stdio) and "debug" not in secrets_of(stdio)
+	assert {PATH, QUERY} <= secrets_of(http) and "2" not in secrets_of(http)
+	assert_clean(repr(stdio), str(stdio), repr(http), str(http))
+	assert "LOG_LEVEL" in repr(stdio) and "mcp.example" in repr(http)

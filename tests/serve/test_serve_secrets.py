@@ -1,0 +1,72 @@
+"""The secrets `openmolt serve` reads (webhook, Telegram, Slack) join the instance's secret set."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel
+from openmolt_core.triggers import SlackChannel, TelegramChannel, WebhookTrigger
+from openmolt_serve.slack import SlackApp
+from openmolt_serve.telegram import TelegramBot
+from openmolt_serve.webhooks import Webhook
+
+pytestmark = pytest.mark.anyio
+
+SECRETS = {
+	"webhook": "whsec+CANARY/webhook=1",
+	"bot": "123456:CANARY-telegram_token2",
+	"bot secret": "CANARYtelegram-secret-3",
+	"slack token": "xoxb-CANARY-slack-4",
+	"slack signing": "CANARYslack+signing/5",
+}
+
+
+async def test_serve_secrets_are_masked_in_httpx_lines_and_runs(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""The bot token in a Bot API URL path, and every other serve secret, never show in a log."""
+	caplog.set_level(logging.DEBUG)
+	http = httpx.AsyncClient(
+		transport=httpx.MockTransport(lambda r: httpx.Response(200, json={"ok": True}))
+	)
+	om = OpenMolt(entry_points=False, http_client=http)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	Webhook.create(agent, WebhookTrigger(secret=SECRETS["webhook"]))
+	telegram: Any = TelegramChannel(
+		type="telegram",
+		token=SECRETS["bot"],
+		mode="webhook",
+		secret_token=SECRETS["bot secret"],
+		allowed_users=[1],
+	)
+	bot = TelegramBot(agent, telegram, None, http)  # type: ignore[arg-type]
+	slack: Any = SlackChannel(
+		type="slack",
+		bot_token=SECRETS["slack token"],
+		signing_secret=SECRETS["slack signing"],
+		allowed_users=["U1"],
+	)
+	SlackApp(agent, slack, None, http)  # type: ignore[arg-type]
+	assert set(SECRETS.values()) <= om.secrets.values()
+	await bot.call("getMe", {})
+	for secret in SECRETS.values():
+		await http.get("https://api.example/x", params={"q": secret})
+		logging.getLogger("openmolt").info(
+			"%s %s", quote(secret, safe=""), base64.b64encode(secret.encode()).decode()
+		)
+	await om.aclose()
+	assert "HTTP Request: POST https://api.telegram.org/bot[redacted]/getMe" in caplog.text
+	for secret in SECRETS.values():
+		for spelling in (
+			secret,
+			quote(secret, safe=""),
+			base64.b64encode(secret.encode()).decode(),
+		):
+			assert spelling not in caplog.text, spelling
