@@ -9,7 +9,6 @@ created 0600 in a 0700 folder. It is not encrypted: it is as safe as the user's 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
@@ -55,15 +54,15 @@ def load() -> dict[str, str]:
 
 
 def _write(values: dict[str, str]) -> Path:
+	from openmolt_core._private import FILE_MODE, private_dir
+
 	file = path()
-	file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-	with contextlib.suppress(OSError):  # a folder the user chose may not be ours to change
-		if file.parent.stat().st_uid == os.getuid():
-			file.parent.chmod(0o700)
+	private_dir(file.parent, own=not os.environ.get("OPENMOLT_KEYS_FILE"))
+	# Written whole to a 0600 temporary beside it, then renamed: never a half-written store.
 	temporary = file.with_name(f".{file.name}.{os.getpid()}.tmp")
-	fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+	fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
 	try:
-		os.fchmod(fd, 0o600)  # whatever the umask
+		os.fchmod(fd, FILE_MODE)  # whatever the umask
 		with os.fdopen(fd, "w", encoding="utf-8") as out:
 			json.dump(dict(sorted(values.items())), out, indent=2)
 			out.write("\n")
