@@ -35,6 +35,7 @@ from openmolt_dbos._runs import (
 	set_engine,
 )
 from openmolt_dbos._settings import Settings
+from openmolt_dbos._workers import answered, claim_answer
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -48,7 +49,24 @@ if TYPE_CHECKING:
 	from openmolt_dbos._engine import _Waiter
 	from openmolt_dbos._schedules import DBOSScheduleBackend
 
-__all__ = ["DBOSBackend"]
+__all__ = ["AlreadyAnsweredError", "DBOSBackend"]
+
+
+class AlreadyAnsweredError(ConfigurationError):
+	"""Another answer to the run's question won; this one was not used.
+
+	Args:
+		run_id: The run.
+		question: The question's id (its step).
+	"""
+
+	def __init__(self, run_id: str, question: str | None = None) -> None:
+		self.run_id = run_id
+		self.question = question
+		super().__init__(
+			f"run {run_id} waits for no answer: its question was already answered (the first "
+			"answer wins; this one was not used); see `openmolt runs` for what it waits for now"
+		)
 
 
 class DBOSBackend:
@@ -219,25 +237,36 @@ class DBOSBackend:
 		return max(found, key=lambda s: _segment(s.workflow_id, run_id), default=None)
 
 	async def _send(self, status: WorkflowStatus, text: str) -> str:
+		run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
 		question = attrs(status).get("openmolt_question")
 		if not attrs(status).get("openmolt_parked") or not isinstance(question, dict):
+			if await anyio.to_thread.run_sync(answered, self.engine.tables, status.workflow_id):
+				raise AlreadyAnsweredError(run_id)  # by another answer (the run may have ended)
 			raise ConfigurationError(
-				f"run {attrs(status).get('openmolt_run', status.workflow_id)} waits for no answer "
-				f"(status {status.status.lower()}); see `openmolt runs`"
+				f"run {run_id} waits for no answer (status {status.status.lower()}); see "
+				"`openmolt runs`"
 			)
 		qid = str(question.get("id"))
+		won = await anyio.to_thread.run_sync(
+			claim_answer, self.engine.tables, status.workflow_id, qid, str(text)
+		)
+		# The winner sends; a loser sends the winner's text again (the key makes it a no-op),
+		# should the winner have died between recording the answer and sending it.
 		await self.engine.client().send_async(
 			status.workflow_id,
-			{"question": qid, "text": str(text)},
+			{"question": qid, "text": str(text) if won is None else won},
 			ANSWER_TOPIC,
 			idempotency_key=f"{status.workflow_id}:{qid}",
 		)
+		if won is not None:
+			raise AlreadyAnsweredError(run_id, qid)
 		return qid
 
 	async def answer(self, run_id: str, text: str) -> None:
 		"""Answer a parked run's question (from any process; the first answer wins).
 
 		Raises:
+			AlreadyAnsweredError: Another answer to the question won (this one was not used).
 			ConfigurationError: No run has that id, or it waits for no answer.
 		"""
 		require_asyncio("om.answer")

@@ -33,7 +33,16 @@ import sqlalchemy as sa
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["WORKERS", "Heartbeat", "create_tables", "list_workers", "make_engine"]
+__all__ = [
+	"ANSWERS",
+	"WORKERS",
+	"Heartbeat",
+	"answered",
+	"claim_answer",
+	"create_tables",
+	"list_workers",
+	"make_engine",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -63,6 +72,16 @@ SCHEDULES = sa.Table(
 )
 """Per schedule: the instant interval counts start from, and the last due time handled."""
 
+ANSWERS = sa.Table(
+	"openmolt_answers",
+	_META,
+	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("question", sa.String(64), primary_key=True),
+	sa.Column("text", sa.Text, nullable=False),
+	sa.Column("answered_at", sa.Float, nullable=False),
+)
+"""The answer that won each parked question: one row, inserted by the first answer only."""
+
 
 def make_engine(url: str) -> sa.Engine:
 	"""A small SQLAlchemy engine on the store (SQLite waits for locks instead of failing)."""
@@ -89,6 +108,41 @@ def create_tables(engine: sa.Engine) -> None:
 	except sa.exc.DBAPIError:
 		# Another process created them between the check and the CREATE.
 		_META.create_all(engine, checkfirst=True)
+
+
+def claim_answer(engine: sa.Engine, workflow_id: str, question: str, text: str) -> str | None:
+	"""Record the answer to a question unless one is recorded: None if this one won, else the text.
+
+	The primary key admits one row per question, so of two processes answering at once exactly
+	one inserts it; the other reads the winner's text (to send it again, idempotently, should the
+	winner have died between recording and sending).
+	"""
+	try:
+		with engine.begin() as conn:
+			conn.execute(
+				sa.insert(ANSWERS).values(
+					workflow_id=workflow_id, question=question, text=text, answered_at=time.time()
+				)
+			)
+		return None
+	except sa.exc.IntegrityError:
+		pass
+	with engine.connect() as conn:
+		won = conn.execute(
+			sa.select(ANSWERS.c.text)
+			.where(ANSWERS.c.workflow_id == workflow_id)
+			.where(ANSWERS.c.question == question)
+		).scalar()
+	return str(won or "")
+
+
+def answered(engine: sa.Engine, workflow_id: str) -> bool:
+	"""Whether any question of the workflow has a recorded answer."""
+	with engine.connect() as conn:
+		found = conn.execute(
+			sa.select(ANSWERS.c.question).where(ANSWERS.c.workflow_id == workflow_id).limit(1)
+		).first()
+	return found is not None
 
 
 def list_workers(engine: sa.Engine) -> list[dict[str, Any]]:

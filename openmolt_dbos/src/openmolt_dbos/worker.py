@@ -328,10 +328,14 @@ async def _runs(ns: argparse.Namespace) -> int:
 
 async def _answer(ns: argparse.Namespace) -> int:
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_dbos._backend import AlreadyAnsweredError
 
 	om = OpenMolt(durability=_store(ns.durability), entry_points=False)
 	try:
 		await om.answer(ns.run_id, ns.text)
+	except AlreadyAnsweredError as exc:
+		print(f"openmolt: {exc}", file=sys.stderr)
+		return 1  # not used: another answer won
 	finally:
 		await om.aclose()
 	_line(f"answered run {ns.run_id}; it goes on in the worker that runs it")
