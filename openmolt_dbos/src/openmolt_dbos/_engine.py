@@ -187,10 +187,19 @@ class Engine:
 	def tables(self) -> sa.Engine:
 		"""The engine on OpenMolt's own tables (workers, schedules), created on first use."""
 		if self._table_engine is None:
-			from openmolt_dbos._workers import create_tables, make_engine
+			from openmolt_dbos._workers import create_tables, ensure_database, make_engine
 
-			self._table_engine = make_engine(self.settings.url)
-			create_tables(self._table_engine)
+			ensure_database(self.settings.url)  # a new PostgreSQL database: created first
+			engine = make_engine(self.settings.url)
+			try:
+				create_tables(engine)
+			except sa_errors() as exc:
+				engine.dispose()
+				raise ConfigurationError(
+					f"durable: cannot open the store {self.settings.describe()}: "
+					f"{str(getattr(exc, 'orig', exc)).strip().splitlines()[0]}"
+				) from None
+			self._table_engine = engine
 		return self._table_engine
 
 	def client(self) -> DBOSClient:
@@ -358,6 +367,13 @@ class Engine:
 		if waiter is not None and not waiter.event.is_set():
 			waiter.outcome = outcome
 			waiter.event.set()
+
+
+def sa_errors() -> type[Exception]:
+	"""SQLAlchemy's base error for connections and statements (imported on first use)."""
+	import sqlalchemy as sa
+
+	return sa.exc.DBAPIError
 
 
 _ENGINE: Engine | None = None

@@ -40,6 +40,7 @@ __all__ = [
 	"answered",
 	"claim_answer",
 	"create_tables",
+	"ensure_database",
 	"list_workers",
 	"make_engine",
 ]
@@ -99,6 +100,84 @@ def make_engine(url: str) -> sa.Engine:
 		max_overflow=2,
 		pool_pre_ping=True,
 	)
+
+
+def ensure_database(url: str) -> None:
+	"""Create a PostgreSQL store's database if it does not exist yet (as DBOS does).
+
+	The check and the ``CREATE DATABASE`` go through the server's ``postgres`` database. A role
+	that may not create databases gets an error naming the database and the fix; so does a
+	server that cannot be reached. SQLite creates its file itself: nothing to do.
+
+	Args:
+		url: The store's URL.
+
+	Raises:
+		ConfigurationError: The database is missing and cannot be created, or the server is
+			unreachable.
+	"""
+	if not url.startswith("postgres"):
+		return
+	target = sa.engine.make_url(url.replace("postgresql://", "postgresql+psycopg://", 1))
+	name = str(target.database or "")
+	where = f"postgresql://{target.username or ''}@{target.host or ''}:{target.port or 5432}/{name}"
+	if not name:
+		raise ConfigurationError(
+			f"durability: the PostgreSQL URL {where} names no database; end it with /DBNAME"
+		)
+	admin = sa.create_engine(target.set(database="postgres"), poolclass=sa.pool.NullPool)
+	try:
+		with admin.connect() as conn:
+			conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+			exists = conn.execute(
+				sa.text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}
+			).scalar()
+			if exists:
+				return
+			quoted = '"' + name.replace('"', '""') + '"'
+			try:
+				conn.execute(sa.text(f"CREATE DATABASE {quoted}"))
+			except sa.exc.ProgrammingError as exc:
+				if "already exists" in str(exc):  # another process created it a moment ago
+					return
+				raise ConfigurationError(
+					f"durability: the PostgreSQL database {name!r} does not exist and role "
+					f"{target.username!r} may not create it ({_first_line(exc)}); create it "
+					f"(createdb {name}, or CREATE DATABASE {quoted} as an administrator), grant "
+					"the role CREATEDB, or point durability at an existing database"
+				) from None
+			log.info("durable: created the PostgreSQL database %s", name)
+	except sa.exc.OperationalError as exc:
+		_probe(target, name, where, exc)
+	finally:
+		admin.dispose()
+
+
+def _probe(target: sa.URL, name: str, where: str, exc: Exception) -> None:
+	# The server's `postgres` database is not reachable for this role: the store's own may be.
+	direct = sa.create_engine(target, poolclass=sa.pool.NullPool)
+	try:
+		with direct.connect():
+			return
+	except sa.exc.OperationalError as again:
+		text = _first_line(again)
+		if "does not exist" in text:
+			raise ConfigurationError(
+				f"durability: the PostgreSQL database {name!r} does not exist, and the server's "
+				f"'postgres' database is not open to role {target.username!r} to create it; "
+				f"create it (createdb {name}) or point durability at an existing database"
+			) from None
+		raise ConfigurationError(
+			f"durability: cannot reach the store {where}: {text}; check the host, port, role "
+			"and password of the URL, and that the server runs"
+		) from None
+	finally:
+		direct.dispose()
+
+
+def _first_line(exc: BaseException) -> str:
+	orig = getattr(exc, "orig", None) or exc
+	return (str(orig).strip().splitlines() or [type(orig).__name__])[0]
 
 
 def create_tables(engine: sa.Engine) -> None:
