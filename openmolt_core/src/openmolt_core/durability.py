@@ -74,6 +74,7 @@ __all__ = [
 	"ForwardingPort",
 	"LocalPort",
 	"PendingRun",
+	"RunHandle",
 	"RunPort",
 	"load_backend",
 	"step_key",
@@ -289,6 +290,33 @@ class PendingRun:
 		}
 
 
+@dataclass(frozen=True, slots=True)
+class RunHandle:
+	"""A durable run started in the background (`openmolt_core.agent.Agent.start`).
+
+	Args:
+		run_id: The run's id (its workflow's id): pass it to ``om.result``, ``om.answer``,
+			``openmolt runs``, from any process.
+		backend: The durability backend that runs it.
+	"""
+
+	run_id: str
+	backend: DurabilityBackend
+
+	async def result(self, *, wait: bool = True) -> RunResult | None:
+		"""The run's result (``om.result(run_id)``).
+
+		Args:
+			wait: Wait until the run has ended (through any parked question); without, return at
+				once: the result of an ended run, the ``human_input_required`` result of a parked
+				one, or None while it runs.
+
+		Raises:
+			RunError: The run ended on an error (with its state).
+		"""
+		return await self.backend.result(self.run_id, wait=wait)
+
+
 @runtime_checkable
 class DurabilityBackend(Protocol):
 	"""What an `OpenMolt` instance with ``durability=...`` delegates to (``openmolt-dbos``)."""
@@ -318,6 +346,10 @@ class DurabilityBackend(Protocol):
 		Returns when the run ends or parks on a question (``human_input_required``) or on
 		tool calls that wait for approval (``approval_required``, resumed with ``decisions``).
 		"""
+		...
+
+	async def begin(self, agent: Agent, state: RunState) -> None:
+		"""Start a prepared new state as a durable run in the background; return once it is recorded."""
 		...
 
 	async def answer(self, run_id: str, text: str) -> None:

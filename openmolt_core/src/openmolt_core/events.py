@@ -96,7 +96,9 @@ class Event:
 	Args:
 		agent: The agent's name.
 		step: The step number (1-based) the event belongs to.
-		run_id: The run's id (`openmolt_core.result.RunState.run_id`); empty for schedule events.
+		run_id: The run's id (`openmolt_core.result.RunState.run_id`); for ``schedule:run`` and
+			``schedule:end``, the scheduled run's (durable: ``<schedule id>@<due time>``); empty
+			for ``schedule:skip``.
 		seq: The event's number in its run, 1-based and deterministic: the same run replayed
 			gives the same numbers, so ``(run_id, seq)`` identifies an event.
 		parent_run_id: For a sub-agent's event, the id of the run that called it as a tool.

@@ -153,6 +153,16 @@ class DBOSBackend:
 			self.engine.created.discard(wid)  # when the workflow never began
 			self.engine.forget(wid)
 
+	async def begin(self, agent: Agent, state: RunState) -> None:
+		"""Start a new state as the workflow ``state.run_id`` and return once DBOS recorded it.
+
+		The workflow runs on in this process; a run id already taken attaches to its run.
+		"""
+		await self.start()
+		wid = state.run_id
+		labels = {"openmolt_run": wid, "openmolt_agent": agent.name}
+		await self._start(wid, labels, (agent.name, state.to_dict(), None, None, []))
+
 	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> None:
 		# A start that creates the workflow tells its first execution so: the journal is empty,
 		# and the execution need not read it. DBOS refuses ("reject") to create a workflow whose
