@@ -14,6 +14,7 @@ Step keys are deterministic: the same run replayed asks for the same keys in the
 | tool call | ``tool:<step>:<command index>:<tool handle>`` |
 | memory callback | ``memory:<step>:<command index>`` |
 | human input | ``human:<step>:<command index>`` |
+| a person's word on an in-doubt call | ``indoubt:<step>:<command index>:<tool handle>`` |
 | approval decision | ``approval:<step>:<command index>:<tool handle>`` (before the tool call's own step) |
 | time budget | ``deadline:<n>`` (the n-th budget of the run) |
 | a run's first state | ``start`` (when a durable engine builds it inside its workflow) |
@@ -161,6 +162,11 @@ class RunPort(Protocol):
 		...
 
 
+# A port may also journal the start of tool calls: ``async def call_started(key) -> bool``
+# records that the call ``key`` starts and says whether a previous execution had started it
+# (the call is then in doubt, see `openmolt_core._indoubt`); ports without it never find one.
+
+
 class LocalPort:
 	"""The in-process port: steps run directly, time is the monotonic clock, sleep is anyio's."""
 
@@ -256,6 +262,12 @@ class ForwardingPort:
 	) -> Any:
 		"""Run the step on the wrapped port."""
 		return await self.port.step(key, fn, encode=encode, decode=decode)
+
+	async def call_started(self, key: str) -> bool:
+		"""Record a tool call's start on the wrapped port (see `openmolt_core._indoubt`)."""
+		from openmolt_core._indoubt import call_started
+
+		return await call_started(self.port, key)
 
 
 # backends -----------------------------------------------------------------------------------

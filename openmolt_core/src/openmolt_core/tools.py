@@ -28,6 +28,7 @@ import functools
 import inspect
 import re
 import typing
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
@@ -43,7 +44,15 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Usage
 	from openmolt_core.retry import RetryPolicy
 
-__all__ = ["CallingRun", "FunctionTool", "Tool", "ToolContext", "schema_of", "tool"]
+__all__ = [
+	"IDEMPOTENCY_NAMESPACE",
+	"CallingRun",
+	"FunctionTool",
+	"Tool",
+	"ToolContext",
+	"schema_of",
+	"tool",
+]
 
 
 @dataclass(slots=True)
@@ -72,6 +81,10 @@ class CallingRun:
 	wants: Callable[[str], bool]
 	emit: Callable[[Event], Awaitable[None]]
 	on_approval_request: ApprovalHandler | None = None
+
+
+IDEMPOTENCY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
+"""The UUID5 namespace of idempotency keys (`ToolContext.idempotency_key`): never change it."""
 
 
 @dataclass(slots=True)
@@ -121,6 +134,18 @@ class ToolContext:
 		"""
 		run = self.run
 		return f"{run.run_id}/{run.call}" if run is not None else ""
+
+	@property
+	def idempotency_key(self) -> str:
+		"""This call's idempotency key: a UUID derived from `call_id` (a fresh one outside a run).
+
+		HTTP tools send it in their integration's idempotency header. A function tool with side
+		effects passes it to the service it calls (a payment API's ``Idempotency-Key``), or keeps
+		it to skip work already done: a durable run that replays the call after a crash gives the
+		same key, so the effect happens once where the service honours keys.
+		"""
+		call_id = self.call_id
+		return str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, call_id) if call_id else uuid.uuid4())
 
 
 @runtime_checkable
@@ -189,6 +214,9 @@ class FunctionTool:
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``private``, ``untrusted``, ``outbound`` (see
 			`openmolt_core.taint`).
+		in_doubt: What a durable run does with a call of it found started but not finished
+			after a crash: ``retry``, ``ask`` or ``fail`` (default: ``ask`` for ``outbound``
+			tools, else ``retry``; see `openmolt_core._indoubt`).
 	"""
 
 	handle: str
@@ -198,12 +226,17 @@ class FunctionTool:
 	output_schema: dict[str, Any] | None = None
 	scopes: Sequence[str] = ()
 	labels: Sequence[str] = ()
+	in_doubt: str | None = None
 
 	def __post_init__(self) -> None:
 		if self.labels:
 			from openmolt_core.taint import check_labels
 
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
+		if self.in_doubt is not None:
+			from openmolt_core._indoubt import check_policy
+
+			check_policy(self.in_doubt, f"tool {self.handle!r}")
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the function, awaiting it when it is async."""
@@ -223,6 +256,7 @@ class FunctionTool:
 		description: str | None = None,
 		scopes: Sequence[str] = (),
 		labels: Sequence[str] = (),
+		in_doubt: str | None = None,
 	) -> FunctionTool:
 		"""A tool from a plain (sync or async) function, its schema from the signature.
 
@@ -233,14 +267,21 @@ class FunctionTool:
 			description: What the tool does (default: the docstring's first paragraph).
 			scopes: Scopes needed to see and call the tool.
 			labels: What it does with data (`openmolt_core.taint`).
+			in_doubt: ``retry``, ``ask`` or ``fail``: a durable run's way with a call found
+				started but not finished after a crash (`openmolt_core._indoubt`).
 
 		Raises:
 			TypeError: The function takes ``*args``/``**kwargs``, or a parameter's type has no
 				JSON Schema.
 		"""
-		return _from_function(
+		made = _from_function(
 			function, name=name, description=description, scopes=scopes, labels=labels
 		)
+		if in_doubt is not None:
+			from openmolt_core._indoubt import check_policy
+
+			made.in_doubt = check_policy(in_doubt, f"tool {made.handle!r}")
+		return made
 
 
 @overload
@@ -254,6 +295,7 @@ def tool(
 	description: str | None = None,
 	scopes: Sequence[str] = (),
 	labels: Sequence[str] = (),
+	in_doubt: str | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -265,6 +307,7 @@ def tool(
 	description: str | None = None,
 	scopes: Sequence[str] = (),
 	labels: Sequence[str] = (),
+	in_doubt: str | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
 	"""Make a tool of a plain function: ``@tool``, ``@tool(name=...)`` or ``tool(fn)``.
 
@@ -275,6 +318,8 @@ def tool(
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``@tool(labels=["untrusted"])`` for a tool that
 			returns outside content (see `openmolt_core.taint`).
+		in_doubt: ``retry``, ``ask`` or ``fail``: a durable run's way with a call found started
+			but not finished after a crash (``@tool(in_doubt="fail")``; docs/guides/durable.md).
 
 	Returns:
 		A `FunctionTool`, or a decorator that makes one.
@@ -284,7 +329,12 @@ def tool(
 
 	def decorate(fn: Callable[..., Any]) -> FunctionTool:
 		return FunctionTool.from_function(
-			fn, name=name, description=description, scopes=scopes, labels=labels
+			fn,
+			name=name,
+			description=description,
+			scopes=scopes,
+			labels=labels,
+			in_doubt=in_doubt,
 		)
 
 	return decorate

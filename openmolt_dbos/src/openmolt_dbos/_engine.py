@@ -202,6 +202,12 @@ class Engine:
 			self._table_engine = engine
 		return self._table_engine
 
+	def record_start(self, workflow_id: str, step: str) -> bool:
+		"""Record a tool call's start; True if it had started before (in a thread: it blocks)."""
+		from openmolt_dbos._workers import record_start
+
+		return record_start(self.tables, workflow_id, step, self.executor_id)
+
 	def client(self) -> DBOSClient:
 		"""A DBOS client on the store, for reading and answering runs from outside workflows.
 

@@ -51,9 +51,19 @@ class DBOSPort:
 			new run): steps up to it are answered from the journal.
 		completed: When each journaled step completed (step id to wall-clock seconds).
 		deliver_replayed: Deliver events emitted while replaying (marked ``replayed``).
+		starts: Records a tool call's start (workflow id, step key), in a thread; True if it had
+			started before (`call_started`).
 	"""
 
-	__slots__ = ("_deadlines", "_ids", "_journal_end", "_reserved", "_times", "deliver_replayed")
+	__slots__ = (
+		"_deadlines",
+		"_ids",
+		"_journal_end",
+		"_reserved",
+		"_starts",
+		"_times",
+		"deliver_replayed",
+	)
 
 	def __init__(
 		self,
@@ -61,7 +71,9 @@ class DBOSPort:
 		journal_end: int,
 		completed: dict[int, float] | None = None,
 		deliver_replayed: bool = False,
+		starts: Callable[[str, str], bool] | None = None,
 	) -> None:
+		self._starts = starts
 		self._journal_end = journal_end
 		ordered = sorted((completed or {}).items())
 		self._ids = [i for i, _ in ordered]
@@ -103,6 +115,19 @@ class DBOSPort:
 		"""Take the step ids of a concurrent batch now, in command order."""
 		for key in keys:
 			self._reserved[key] = DBOS.reserve_step()
+
+	async def call_started(self, key: str) -> bool:
+		"""Record the start of the tool call ``key`` before it runs; True if it started before.
+
+		A call started by an execution that died before journaling its result is in doubt
+		(`openmolt_core._indoubt`): its tool's policy decides what happens, not a blind re-run.
+		"""
+		if self._starts is None:
+			return False
+		import anyio
+
+		wid = DBOS.workflow_id or ""
+		return await anyio.to_thread.run_sync(self._starts, wid, key)
 
 	async def step(
 		self,

@@ -183,6 +183,7 @@ async def _run(
 		journal_end=max(completed, default=-1),
 		completed=completed,
 		deliver_replayed=engine.settings.replay_events,
+		starts=engine.record_start,
 	)
 	if schedule is None:
 		result = await agent.execute(state, port=port, answer=answer, decisions=decisions)

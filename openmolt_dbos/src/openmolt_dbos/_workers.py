@@ -35,6 +35,7 @@ from openmolt_core.errors import ConfigurationError
 
 __all__ = [
 	"ANSWERS",
+	"CALLS",
 	"WORKERS",
 	"Heartbeat",
 	"answered",
@@ -43,6 +44,7 @@ __all__ = [
 	"ensure_database",
 	"list_workers",
 	"make_engine",
+	"record_start",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -82,6 +84,33 @@ ANSWERS = sa.Table(
 	sa.Column("answered_at", sa.Float, nullable=False),
 )
 """The answer that won each parked question: one row, inserted by the first answer only."""
+
+CALLS = sa.Table(
+	"openmolt_calls",
+	_META,
+	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("step", sa.String(400), primary_key=True),
+	sa.Column("executor_id", sa.String(200)),
+	sa.Column("started_at", sa.Float, nullable=False),
+)
+"""The start of each tool call that must not silently run twice (`openmolt_core._indoubt`)."""
+
+
+def record_start(engine: sa.Engine, workflow_id: str, step: str, executor_id: str) -> bool:
+	"""Record that a tool call starts; True if it had started before (the call is in doubt)."""
+	try:
+		with engine.begin() as conn:
+			conn.execute(
+				sa.insert(CALLS).values(
+					workflow_id=workflow_id,
+					step=step,
+					executor_id=executor_id,
+					started_at=time.time(),
+				)
+			)
+	except sa.exc.IntegrityError:
+		return True
+	return False
 
 
 def make_engine(url: str) -> sa.Engine:
