@@ -102,6 +102,15 @@ async def refund_strict(scenario: str, value: str, hold: str = "") -> dict[str, 
 	return await _refund(scenario, value, hold)
 
 
+def shout(text: str) -> str:
+	"""Shout a text (the tool a changed definition adds).
+
+	Args:
+		text: The text.
+	"""
+	return text.upper()
+
+
 def park(question: str) -> str:
 	"""Nobody answers in a worker: the run parks until om.answer."""
 	raise HumanInputUnavailable(question)
@@ -176,7 +185,13 @@ def build(om: OpenMolt) -> list[Any]:
 		model=ServerModel(),
 		instructions="Do what the scenario says.",
 		integrations=["svc"],
-		tools=[echo, refund, refund_strict],
+		# OPENMOLT_TEST_EXTRA_TOOL: a changed definition (one more tool), as after a deploy.
+		tools=[
+			echo,
+			refund,
+			refund_strict,
+			*([shout] if os.environ.get("OPENMOLT_TEST_EXTRA_TOOL") else []),
+		],
 		memory={"short_term": {"data": "", "on_update": remember}},
 		on_human_input_request=park,
 		max_steps=20,

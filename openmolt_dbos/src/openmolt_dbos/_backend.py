@@ -314,21 +314,95 @@ class DBOSBackend:
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
 		out = []
+		versions = await anyio.to_thread.run_sync(self.engine.live_versions)
 		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
 			labels_of = attrs(status)
 			parked = bool(labels_of.get("openmolt_parked"))
+			going = status.status in ("PENDING", "ENQUEUED")
+			# A run no live worker can resume: its agent version is served nowhere.
+			stranded = going and bool(status.app_version) and status.app_version not in versions
 			out.append(
 				{
 					"run_id": labels_of.get("openmolt_run", status.workflow_id),
 					"workflow_id": status.workflow_id,
 					"agent": labels_of.get("openmolt_agent", ""),
-					"status": "parked" if parked else status.status.lower(),
+					"status": "stranded"
+					if stranded
+					else "parked"
+					if parked
+					else status.status.lower(),
+					"version": status.app_version,
 					"worker": status.executor_id,
 					"created_at": _ms(status.created_at),
 					"updated_at": _ms(status.updated_at),
 				}
 			)
 		return out
+
+	async def cancel(self, run_id: str) -> str:
+		"""Cancel an unfinished run (a stranded one, say); its workflow id.
+
+		Raises:
+			ConfigurationError: No run has that id, or it has ended.
+		"""
+		status = await self._going(run_id)
+		await self.engine.client().cancel_workflow_async(status.workflow_id)
+		return status.workflow_id
+
+	async def migrate(self, run_id: str, version: str | None = None) -> str:
+		"""Resume an unfinished run on the agent definition live workers serve; its workflow id.
+
+		For a run stranded by a compatible change (a tool added, instructions reworded): its
+		application version becomes ``version`` (default: this process's if it runs durable
+		work, else the one version the live workers serve), and a worker of it resumes the run
+		from its journal. A replay that asks for other steps than the journal holds stops with
+		an error naming the step (the change was not compatible): cancel such a run instead.
+
+		Args:
+			run_id: The run.
+			version: The application version to move it to (see `openmolt runs --all`).
+
+		Raises:
+			ConfigurationError: No run has that id, it has ended, or the version is ambiguous.
+		"""
+		status = await self._going(run_id)
+		if version is None:
+			live = sorted(await anyio.to_thread.run_sync(self.engine.live_versions))
+			if len(live) != 1:
+				raise ConfigurationError(
+					f"migrate {run_id}: live workers serve {len(live)} versions "
+					f"({', '.join(live) or 'none'}); name one with --version, and start a worker "
+					"of the new definition first"
+				)
+			version = live[0]
+
+		def move() -> None:
+			import sqlalchemy as sa
+
+			client = self.engine.client()
+			table = client._sys_db.tables.workflow_status  # DBOS's own table (no public API for it)
+			with client._sys_db.engine.begin() as conn:
+				conn.execute(
+					sa.update(table)
+					.where(table.c.workflow_uuid == status.workflow_id)
+					.where(table.c.status.in_(("PENDING", "ENQUEUED")))
+					.values(application_version=version)
+				)
+			client.resume_workflow(status.workflow_id)
+
+		await anyio.to_thread.run_sync(move)
+		return status.workflow_id
+
+	async def _going(self, run_id: str) -> WorkflowStatus:
+		require_asyncio("openmolt runs")
+		status = await self._latest(run_id)
+		if status is None:
+			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
+		if status.status not in ("PENDING", "ENQUEUED"):
+			raise ConfigurationError(
+				f"run {run_id} has ended (status {status.status.lower()}); nothing to do"
+			)
+		return status
 
 	async def result(self, run_id: str, *, wait: bool = True) -> RunResult | None:
 		"""A run's result from the store.

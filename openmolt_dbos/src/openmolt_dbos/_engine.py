@@ -27,7 +27,7 @@ from openmolt_dbos._settings import Settings
 
 if TYPE_CHECKING:
 	import sqlalchemy as sa
-	from dbos import DBOSClient
+	from dbos import DBOSClient, WorkflowStatus
 
 	from openmolt_core.agent import Agent
 	from openmolt_core.scheduler import RunRecord, Schedule, Scheduler
@@ -263,12 +263,78 @@ class Engine:
 			self.heartbeat = heartbeat
 			heartbeat.start()
 			self.launched = True
+			await self.report_stranded()
 			log.info(
 				"durable: worker %s launched on %s (version %s, agents: %s)",
 				self.executor_id,
 				settings.describe(),
 				self.app_version,
 				", ".join(sorted(self.agents)),
+			)
+
+	def live_versions(self) -> set[str]:
+		"""The application versions some live worker serves now (this process's, if launched)."""
+		import time
+
+		from openmolt_dbos._workers import list_workers
+
+		cutoff = time.time() - self.settings.lapse
+		versions = {
+			str(row["app_version"])
+			for row in list_workers(self.tables)
+			if row["state"] == "live" and row["beat_at"] >= cutoff
+		}
+		if self.launched:
+			versions.add(self.app_version)
+		return versions
+
+	async def stranded(self) -> list[WorkflowStatus]:
+		"""Unfinished runs whose application version no live worker serves: nobody resumes them."""
+		from openmolt_dbos._runs import WORKFLOW
+
+		versions = await anyio.to_thread.run_sync(self.live_versions)
+		going = await self.client().list_workflows_async(
+			name=WORKFLOW, status=["PENDING", "ENQUEUED"], load_input=False, load_output=False
+		)
+		return [s for s in going if s.app_version and s.app_version not in versions]
+
+	async def report_stranded(self) -> None:
+		"""Warn about stranded runs at launch, and emit ``run:stranded`` on their agents here."""
+		from openmolt_core.events import RunStrandedEvent
+
+		try:
+			found = await self.stranded()
+		except Exception:
+			log.warning("durable: could not look for stranded runs", exc_info=True)
+			return
+		if not found:
+			return
+		log.warning(
+			"durable: %d unfinished run(s) wait for an agent version no live worker serves "
+			"(this worker serves %s): %s. Keep a worker of their definition until they finish, "
+			"cancel them (openmolt runs --cancel RUN_ID), or resume them on this definition if "
+			"the change is compatible (openmolt runs --migrate RUN_ID); see `openmolt runs --all`",
+			len(found),
+			self.app_version,
+			", ".join(
+				f"{attrs_of(s).get('openmolt_run', s.workflow_id)} ({s.app_version})"
+				for s in found[:20]
+			)
+			+ (" ..." if len(found) > 20 else ""),
+		)
+		for status in found:
+			agent = self.agents.get(str(attrs_of(status).get("openmolt_agent", "")))
+			if agent is None or not agent._events.wants("run:stranded"):
+				continue
+			await agent._events.emit(
+				RunStrandedEvent(
+					agent=agent.name,
+					step=0,
+					run_id=str(attrs_of(status).get("openmolt_run", status.workflow_id)),
+					version=str(status.app_version),
+					current=self.app_version,
+					worker=str(status.executor_id or ""),
+				)
 			)
 
 	def _start_dbos(self) -> None:
@@ -373,6 +439,11 @@ class Engine:
 		if waiter is not None and not waiter.event.is_set():
 			waiter.outcome = outcome
 			waiter.event.set()
+
+
+def attrs_of(status: WorkflowStatus) -> dict[str, Any]:
+	"""A workflow's attributes (empty when it has none)."""
+	return dict(status.attributes or {})
 
 
 def sa_errors() -> type[Exception]:
