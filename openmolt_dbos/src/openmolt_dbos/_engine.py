@@ -129,6 +129,7 @@ class Engine:
 		self.ended: dict[str, None] = {}  # workflows that ended in this process, oldest first
 		self._running: dict[asyncio.Task[Any], str] = {}
 		self._lock: anyio.Lock | None = None
+		self._loop: asyncio.AbstractEventLoop | None = None
 
 	# agents -------------------------------------------------------------------------------
 
@@ -257,11 +258,13 @@ class Engine:
 				heartbeat=settings.heartbeat,
 				lapse=settings.lapse,
 				recover=self._recover,
+				fence=self._fence,
 			)
+			self._loop = asyncio.get_running_loop()
 			await anyio.to_thread.run_sync(heartbeat.claim)
 			self._start_dbos()
 			self.heartbeat = heartbeat
-			heartbeat.start()
+			await anyio.to_thread.run_sync(heartbeat.start)  # beats first: the lease starts now
 			self.launched = True
 			await self.report_stranded()
 			log.info(
@@ -354,6 +357,25 @@ class Engine:
 		DBOS(config=config)
 		# Launched from the event loop's thread: DBOS then runs recovered workflows on this loop.
 		DBOS.launch()
+
+	def lease_valid(self) -> bool:
+		"""Whether this process may execute runs now (its lease holds; see `Heartbeat`)."""
+		heartbeat = self.heartbeat
+		return heartbeat is None or heartbeat.check()
+
+	def _fence(self) -> None:
+		# From the lease's thread: stop every run executing here (they stay pending, and resume
+		# here when the lease is back, or in the worker that takes this one over).
+		loop = self._loop
+		if loop is None or loop.is_closed():
+			return
+
+		def cancel_all() -> None:
+			for task in list(self._running):
+				if not task.done():
+					task.cancel()
+
+		loop.call_soon_threadsafe(cancel_all)
 
 	def _recover(self, executor_id: str) -> None:
 		from dbos import DBOS

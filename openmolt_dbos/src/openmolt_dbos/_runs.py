@@ -184,6 +184,7 @@ async def _run(
 		completed=completed,
 		deliver_replayed=engine.settings.replay_events,
 		starts=engine.record_start,
+		lease=engine.lease_valid,
 	)
 	if schedule is None:
 		result = await agent.execute(state, port=port, answer=answer, decisions=decisions)
