@@ -194,7 +194,7 @@ class Engine:
 			engine = make_engine(self.settings.url)
 			try:
 				create_tables(engine)
-			except sa_errors() as exc:
+			except _sa_errors() as exc:
 				engine.dispose()
 				raise ConfigurationError(
 					f"durable: cannot open the store {self.settings.describe()}: "
@@ -320,20 +320,20 @@ class Engine:
 			len(found),
 			self.app_version,
 			", ".join(
-				f"{attrs_of(s).get('openmolt_run', s.workflow_id)} ({s.app_version})"
+				f"{_attrs(s).get('openmolt_run', s.workflow_id)} ({s.app_version})"
 				for s in found[:20]
 			)
 			+ (" ..." if len(found) > 20 else ""),
 		)
 		for status in found:
-			agent = self.agents.get(str(attrs_of(status).get("openmolt_agent", "")))
+			agent = self.agents.get(str(_attrs(status).get("openmolt_agent", "")))
 			if agent is None or not agent._events.wants("run:stranded"):
 				continue
 			await agent._events.emit(
 				RunStrandedEvent(
 					agent=agent.name,
 					step=0,
-					run_id=str(attrs_of(status).get("openmolt_run", status.workflow_id)),
+					run_id=str(_attrs(status).get("openmolt_run", status.workflow_id)),
 					version=str(status.app_version),
 					current=self.app_version,
 					worker=str(status.executor_id or ""),
@@ -463,12 +463,12 @@ class Engine:
 			waiter.event.set()
 
 
-def attrs_of(status: WorkflowStatus) -> dict[str, Any]:
+def _attrs(status: WorkflowStatus) -> dict[str, Any]:
 	"""A workflow's attributes (empty when it has none)."""
 	return dict(status.attributes or {})
 
 
-def sa_errors() -> type[Exception]:
+def _sa_errors() -> type[Exception]:
 	"""SQLAlchemy's base error for connections and statements (imported on first use)."""
 	import sqlalchemy as sa
 
