@@ -550,3 +550,27 @@ async def test_in_doubt_calls_follow_their_tool_s_policy() -> None:
 	assert "yes, it went through" in done.state.messages[2].content
 	with pytest.raises(ConfigurationError, match="in_doubt must be"):
 		tool(in_doubt="maybe")(read)
+
+
+async def test_llm_output_is_emitted_only_once_the_model_step_is_journaled() -> None:
+	"""A model call killed before its reply was journaled says nothing; a journaled one says it."""
+
+	class CrashAfterModel(JournalPort):
+		async def step(self, key: str, fn: Callable[[], Awaitable[Any]], **kw: Any) -> Any:
+			if key.startswith("model:"):
+				await fn()
+				raise _Killed
+			return await super().step(key, fn, **kw)
+
+	for port, killed in ((CrashAfterModel(), True), (JournalPort(), False)):
+		seen: list[str] = []
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(name="Out", model=ScriptedModel([finish(result="x")]))
+		agent.on("llmOutput", lambda e, seen=seen: seen.append(e.output))
+		if killed:
+			with pytest.raises(_Killed):
+				await agent.execute(agent.new_state("go"), port=port)
+			assert seen == []
+		else:
+			await agent.execute(agent.new_state("go"), port=port)
+			assert len(seen) == 1 and "finish" in seen[0]

@@ -1070,23 +1070,16 @@ class Agent:
 				response_mode=fitted.mode if slot.declared else None,
 			)
 
+		# The reply as it came, for llmOutput: emitted once the step's result is journaled, so a
+		# listener never sees a reply that a crash would ask the model for again.
+		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
+
 		async def call() -> ModelResponse:
 			slot, sent, response = await self._models.generate(
 				request, functools.partial(self._fell_back, ctx, seq + 1)
 			)
 			if ctx.wants("llmOutput"):
-				await ctx.emit(
-					LLMOutputEvent(
-						agent=self.name,
-						step=step,
-						output=response.text,
-						raw=response.raw,
-						usage=response.usage,
-						structured=sent.response_mode,
-						model=slot.id,
-					),
-					seq,
-				)
+				said.append((slot, sent, response))
 			response.model = slot.id
 			return response
 
@@ -1099,6 +1092,19 @@ class Agent:
 					encode=ModelResponse.to_dict,
 					decode=ModelResponse.from_dict,
 				)
+				for slot, sent, live in said:  # the call ran here (not answered from the journal)
+					await ctx.emit(
+						LLMOutputEvent(
+							agent=self.name,
+							step=step,
+							output=live.text,
+							raw=live.raw,
+							usage=live.usage,
+							structured=sent.response_mode,
+							model=slot.id,
+						),
+						seq,
+					)
 				slot = self._models.slot(response.model)
 				self._count(state, step, response.model or slot.id, response)
 				return slot, response

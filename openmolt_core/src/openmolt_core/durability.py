@@ -32,9 +32,11 @@ prototype on DBOS):
 - `RunPort.replaying`: while a recovered run re-executes the code that led up to its last
   journaled step, the events it emits were delivered before the crash. They get
   ``replayed=True`` and are not delivered again unless `RunPort.deliver_replayed` says so.
-  Events emitted inside a step (``llmOutput``, ``tool:call``, ``tool:response``) are not emitted
-  at all when the journal answers the step; each step reserves its block of sequence numbers
-  beforehand, so the numbers of later events do not move.
+  The events of a step's outcome (``llmOutput``, ``tool:response``, a failed call's ``error``)
+  are emitted once the step's result is journaled, and only by the execution that ran it, so a
+  listener never hears "done" for work a crash would do again; ``tool:call`` is emitted inside
+  the step, as the call starts. None is emitted when the journal answers the step; each step
+  reserves its block of sequence numbers beforehand, so the numbers of later events do not move.
 
 A parked question (a person is asked and nobody can answer now) ends the loop with
 ``human_input_required`` on every port; a durable engine then waits for the answer inside its
