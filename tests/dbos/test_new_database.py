@@ -103,3 +103,16 @@ async def test_an_unreachable_server_is_a_clear_error(clean: None) -> None:
 	message = str(caught.value)
 	assert "cannot reach the store" in message and "secret" not in message
 	await om.aclose()
+
+
+async def test_a_reader_of_a_missing_database_is_told_to_start_a_worker_first(
+	new_name: str, clean: None
+) -> None:
+	"""om.pending / om.answer (no worker here) never create it: a clear error instead."""
+	om = OpenMolt(durability=_url("postgres", new_name), entry_points=False)
+	om.create_agent(name="First", model=ScriptedModel([finish(result="ok")]))
+	for call in (om.pending(), om.answer("some-run", "yes")):
+		with pytest.raises(ConfigurationError, match="has no database yet"):
+			await call
+	assert not _exists(new_name)
+	await om.aclose()

@@ -223,9 +223,17 @@ class Engine:
 					system_database_url=self.settings.url, application_name=APP_NAME
 				)
 			except Exception as exc:
+				text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+				first = text[0] if text else type(exc).__name__
+				if "does not exist" in first and not self.settings.is_sqlite:
+					raise ConfigurationError(
+						f"durable: the store {self.settings.describe()} has no database yet: no "
+						"durable run has used it. Start a worker (openmolt worker) or run an agent "
+						"with durability=... first (it creates the database), or check the URL"
+					) from None
 				raise ConfigurationError(
-					f"durable: cannot open the store {self.settings.describe()}: {exc}"
-				) from exc
+					f"durable: cannot open the store {self.settings.describe()}: {first}"
+				) from None
 		return self._client
 
 	# launching ----------------------------------------------------------------------------
