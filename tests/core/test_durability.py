@@ -22,8 +22,9 @@ import pytest
 from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
+from openmolt_core.errors import ConfigurationError
 from openmolt_core.events import EVENT_NAMES
-from openmolt_core.integrations.http import _idempotency_key
+from openmolt_core.llm import Usage
 from openmolt_core.result import RunState
 from openmolt_core.scheduler import RunRecord
 from openmolt_core.testing import (
@@ -35,7 +36,7 @@ from openmolt_core.testing import (
 	update_memory,
 	wait,
 )
-from openmolt_core.tools import ToolContext
+from openmolt_core.tools import CallingRun, ToolContext
 
 pytestmark = pytest.mark.anyio
 
@@ -331,6 +332,105 @@ async def test_function_tools_see_their_call_id() -> None:
 	assert ids == [f"{result.state.run_id}/tool:1:0:local.note"]
 
 
+def _idempotency_key(call_id: str) -> str:
+	run = None
+	if call_id:
+		run_id, _, call = call_id.partition("/")
+		run = CallingRun(run_id, call, 1, 0, Usage(), lambda name: False, _no_emit)
+	return ToolContext(agent="a", integration="pay", run=run).idempotency_key
+
+
+async def _no_emit(event: Any) -> None:
+	return None
+
+
+async def test_function_tools_get_the_http_engine_s_idempotency_key_on_every_replay() -> None:
+	"""A function tool's ToolContext.idempotency_key: the HTTP header's key, the same on replay."""
+	keys: list[str] = []
+
+	def pay(context: ToolContext) -> str:
+		"""Pay once."""
+		keys.append(context.idempotency_key)
+		return "paid"
+
+	om = OpenMolt(entry_points=False)
+	replies = [call_tool("local.pay"), finish(result="x")]
+	agent = om.create_agent(name="Keys", model=ScriptedModel(replies + replies), tools=[pay])
+	state = agent.new_state("go")
+	saved = state.to_dict()
+	await agent.execute(RunState.from_dict(saved), port=LOCAL_PORT)
+	await agent.execute(RunState.from_dict(saved), port=LOCAL_PORT)  # the same call, replayed
+	assert keys == [_idempotency_key(f"{state.run_id}/tool:1:0:local.pay")] * 2
+	assert uuid.UUID(keys[0]).version == 5
+
+
+class _CrashAfterBody(JournalPort):
+	"""Runs a tool step's body, then 'crashes' before its result is journaled."""
+
+	async def step(self, key: str, fn: Callable[[], Awaitable[Any]], **kw: Any) -> Any:
+		if key.startswith("tool:"):
+			await fn()
+			raise _Killed
+		return await super().step(key, fn, **kw)
+
+
+class _Killed(BaseException):
+	pass
+
+
+async def test_tool_events_say_done_only_once_the_result_is_journaled() -> None:
+	"""tool:response comes after the step's result is journaled; none for a call a crash re-runs."""
+	order: list[str] = []
+
+	class Watching(JournalPort):
+		async def step(self, key: str, fn: Callable[[], Awaitable[Any]], **kw: Any) -> Any:
+			value = await super().step(key, fn, **kw)
+			order.append(f"journaled {key}")
+			return value
+
+	def boom(n: int) -> int:
+		"""Fail for odd n.
+
+		Args:
+			n: A number.
+		"""
+		if n % 2:
+			raise ValueError("odd")
+		return n
+
+	for port in (Watching(), _CrashAfterBody()):
+		order.clear()
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(
+			name="Order",
+			model=ScriptedModel(
+				[[call_tool("local.boom", n=2), call_tool("local.boom", n=1)], finish(result="x")]
+			),
+			tools=[boom],
+		)
+		for name in ("tool:call", "tool:response", "error"):
+			agent.on(name, lambda e: order.append(f"{e.name} {getattr(e, 'tool', '')}".strip()))
+		if isinstance(port, _CrashAfterBody):
+			killed = []
+			try:
+				await agent.execute(agent.new_state("go"), port=port)
+			except* _Killed as group:  # the batch's two calls, each killed after its body
+				killed.extend(group.exceptions)
+			assert len(killed) == 2
+			assert "tool:response local.boom" not in order and "error" not in order
+			assert "tool:call local.boom" in order  # it started: "started", never "done"
+			continue
+		await agent.execute(agent.new_state("go"), port=port)
+		for key in ("tool:1:0:local.boom", "tool:1:1:local.boom"):
+			assert f"journaled {key}" in order
+		# The k-th response comes after k results were journaled (the calls run concurrently).
+		said = [i for i, e in enumerate(order) if e == "tool:response local.boom"]
+		for k, at in enumerate(said, 1):
+			assert sum(e.startswith("journaled tool:") for e in order[:at]) >= k, order
+		assert order.index("error") > order.index("journaled tool:1:1:local.boom")
+		assert order.count("tool:response local.boom") == 2
+
+
 async def test_schedules_fire_through_their_backend() -> None:
 	"""The scheduler decides when; its backend (here a recording one) turns due times into runs."""
 	start = datetime(2024, 3, 9, 12, tzinfo=UTC)
@@ -361,3 +461,116 @@ async def test_schedules_fire_through_their_backend() -> None:
 		("fire", start + timedelta(seconds=30)),
 		("fire", start + timedelta(seconds=90)),
 	]
+
+
+class _DoubtPort(JournalPort):
+	"""A durable-like port on which every recorded call had started before (a crash)."""
+
+	def __init__(self) -> None:
+		super().__init__()
+		self.starts: list[str] = []
+
+	async def call_started(self, key: str) -> bool:
+		self.starts.append(key)
+		return True
+
+
+async def test_in_doubt_calls_follow_their_tool_s_policy() -> None:
+	"""retry runs again unmarked; ask parks on a question (or asks the handler); fail errs."""
+	from openmolt_core.tools import tool
+
+	ran: list[str] = []
+
+	def read(n: int) -> int:
+		"""Read.
+
+		Args:
+			n: A number.
+		"""
+		ran.append("read")
+		return n
+
+	@tool(labels=["outbound"])
+	def send(n: int) -> int:
+		"""Send.
+
+		Args:
+			n: A number.
+		"""
+		ran.append("send")
+		return n
+
+	@tool(labels=["outbound"], in_doubt="fail")
+	def strict(n: int) -> int:
+		"""Send, strictly.
+
+		Args:
+			n: A number.
+		"""
+		ran.append("strict")
+		return n
+
+	om = OpenMolt(entry_points=False)
+	replies = [
+		[
+			call_tool("local.read", n=1),
+			call_tool("local.send", n=2),
+			call_tool("local.strict", n=3),
+		],
+		finish(result="x"),
+	]
+	agent = om.create_agent(
+		name="Doubt",
+		model=ScriptedModel(replies),
+		tools=[read, send, strict],
+		on_human_input_request=lambda q: (_ for _ in ()).throw(HumanInputUnavailable(q)),
+	)
+	port = _DoubtPort()
+	result = await agent.execute(agent.new_state("go"), port=port)
+	assert ran == ["read"]  # the read was retried; the two outbound calls were not sent again
+	assert port.starts == ["tool:1:1:local.send", "tool:1:2:local.strict"]  # reads: no record
+	assert result.status == "human_input_required"
+	assert "In doubt" in result.state.pending["message"]
+	assert "local.send" in result.state.pending["message"]
+	entries = result.state.pending["results"]
+	assert entries[1]["ok"] is False and "in doubt" in entries[1]["error"]
+	assert entries[2]["ok"] is False and "may or may not have taken effect" in entries[2]["error"]
+
+	# A handler that can answer: the person's word is the call's result.
+	answers = []
+	om2 = OpenMolt(entry_points=False)
+	agent2 = om2.create_agent(
+		name="Doubt2",
+		model=ScriptedModel([call_tool("local.send", n=2), finish(result="x")]),
+		tools=[send],
+		on_human_input_request=lambda q: answers.append(q) or "yes, it went through",
+	)
+	done = await agent2.execute(agent2.new_state("go"), port=_DoubtPort())
+	assert done.ok and len(answers) == 1
+	assert "yes, it went through" in done.state.messages[2].content
+	with pytest.raises(ConfigurationError, match="in_doubt must be"):
+		tool(in_doubt="maybe")(read)
+
+
+async def test_llm_output_is_emitted_only_once_the_model_step_is_journaled() -> None:
+	"""A model call killed before its reply was journaled says nothing; a journaled one says it."""
+
+	class CrashAfterModel(JournalPort):
+		async def step(self, key: str, fn: Callable[[], Awaitable[Any]], **kw: Any) -> Any:
+			if key.startswith("model:"):
+				await fn()
+				raise _Killed
+			return await super().step(key, fn, **kw)
+
+	for port, killed in ((CrashAfterModel(), True), (JournalPort(), False)):
+		seen: list[str] = []
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(name="Out", model=ScriptedModel([finish(result="x")]))
+		agent.on("llmOutput", lambda e, seen=seen: seen.append(e.output))
+		if killed:
+			with pytest.raises(_Killed):
+				await agent.execute(agent.new_state("go"), port=port)
+			assert seen == []
+		else:
+			await agent.execute(agent.new_state("go"), port=port)
+			assert len(seen) == 1 and "finish" in seen[0]

@@ -121,6 +121,20 @@ async def test_a_failing_run_is_reported_and_the_schedule_goes_on() -> None:
 	assert [r.status for r in om.scheduler.get(sid).history] == ["error", "success"]
 
 
+async def test_schedule_events_carry_the_run_id_of_the_run_they_report() -> None:
+	"""schedule:run and schedule:end name the scheduled run's id (its result's state.run_id)."""
+	clock, om, agent = setup(finishes(2))
+	runs: list[str] = []
+	ends: list[tuple[str, str]] = []
+	agent.on("schedule:run", lambda e: runs.append(e.run_id))
+	agent.on("schedule:end", lambda e: ends.append((e.run_id, e.record.result.state.run_id)))
+	agent.schedule({"type": "interval", "value": 60})
+	async with om:
+		await clock.advance(minutes=2)
+	assert len(runs) == 2 and all(runs) and runs[0] != runs[1]
+	assert [a for a, _ in ends] == runs and all(a == b for a, b in ends)
+
+
 async def test_cancel_while_a_run_is_in_flight_lets_it_finish() -> None:
 	"""Cancelling a schedule stops future runs; the run in flight still finishes."""
 	model = GatedModel()

@@ -22,6 +22,7 @@ from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.errors import ProviderError
 from openmolt_core.events import EVENT_NAMES
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
+from openmolt_core.tools import ToolContext, tool
 
 
 def _server() -> str:
@@ -51,19 +52,63 @@ class ServerModel:
 		return ModelResponse(text=data["text"], usage=Usage(**data["usage"]))
 
 
-async def echo(scenario: str, value: str, hold: str = "") -> dict[str, Any]:
+async def echo(scenario: str, value: str, context: ToolContext, hold: str = "") -> dict[str, Any]:
 	"""Send a value to the server and return what it echoes.
 
 	Args:
 		scenario: The scenario.
 		value: The value.
+		context: The call's context: its idempotency key goes along, as a payment API's would.
 		hold: A hold name: the server answers only when the test releases it.
 	"""
 	async with httpx.AsyncClient(timeout=120) as client:
 		reply = await client.post(
-			f"{_server()}/tool/echo", json={"scenario": scenario, "value": value, "hold": hold}
+			f"{_server()}/tool/echo",
+			json={"scenario": scenario, "value": value, "hold": hold},
+			headers={"Idempotency-Key": context.idempotency_key},
 		)
 	return dict(reply.json())
+
+
+async def _refund(scenario: str, value: str, hold: str) -> dict[str, Any]:
+	async with httpx.AsyncClient(timeout=120) as client:
+		reply = await client.post(
+			f"{_server()}/tool/refund", json={"scenario": scenario, "value": value, "hold": hold}
+		)
+	return dict(reply.json())
+
+
+@tool(labels=["outbound"])
+async def refund(scenario: str, value: str, hold: str = "") -> dict[str, Any]:
+	"""Refund a payment (outbound, no idempotency key: an in-doubt call asks a person).
+
+	Args:
+		scenario: The scenario.
+		value: The payment.
+		hold: A hold name: the server answers only when the test releases it.
+	"""
+	return await _refund(scenario, value, hold)
+
+
+@tool(labels=["outbound"], in_doubt="fail")
+async def refund_strict(scenario: str, value: str, hold: str = "") -> dict[str, Any]:
+	"""Refund a payment; an in-doubt call ends with an error the model reads.
+
+	Args:
+		scenario: The scenario.
+		value: The payment.
+		hold: A hold name: the server answers only when the test releases it.
+	"""
+	return await _refund(scenario, value, hold)
+
+
+def shout(text: str) -> str:
+	"""Shout a text (the tool a changed definition adds).
+
+	Args:
+		text: The text.
+	"""
+	return text.upper()
 
 
 def park(question: str) -> str:
@@ -140,7 +185,13 @@ def build(om: OpenMolt) -> list[Any]:
 		model=ServerModel(),
 		instructions="Do what the scenario says.",
 		integrations=["svc"],
-		tools=[echo],
+		# OPENMOLT_TEST_EXTRA_TOOL: a changed definition (one more tool), as after a deploy.
+		tools=[
+			echo,
+			refund,
+			refund_strict,
+			*([shout] if os.environ.get("OPENMOLT_TEST_EXTRA_TOOL") else []),
+		],
 		memory={"short_term": {"data": "", "on_update": remember}},
 		on_human_input_request=park,
 		max_steps=20,

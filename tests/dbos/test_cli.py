@@ -125,7 +125,7 @@ async def test_openmolt_runs_lists_and_openmolt_answer_answers_a_parked_run(tmp_
 		again = await anyio.to_thread.run_sync(
 			lambda: _cli("answer", run_id, "no", "--durability", store)
 		)
-		assert again.returncode == 2 and "waits for no answer" in again.stderr
+		assert again.returncode == 1 and "already answered" in again.stderr
 	finally:
 		await om.aclose()
 		from dbos import DBOS

@@ -359,6 +359,16 @@ def test_completed_tools_run_once_and_the_one_in_flight_at_most_twice_with_one_k
 	echoes = Counter(e.body["value"] for e in server.entries("tool", name="echo", scenario="batch"))
 	assert all(echoes[f"v{i}"] == 1 for i in (0, 1, 2, 4)), echoes
 	assert 1 <= echoes["v3"] <= 2
+	# A function tool gets the HTTP engine's key: the replayed call sends the same one.
+	keys = {
+		e.body["value"]: e.headers["idempotency-key"]
+		for e in server.entries("tool", name="echo", scenario="batch")
+	}
+	v3 = {
+		e.headers["idempotency-key"]
+		for e in server.entries("tool", name="echo", scenario="batch", value="v3")
+	}
+	assert len(v3) == 1 and len(set(keys.values())) == 5
 
 
 @pytest.mark.timeout(420)
@@ -411,8 +421,12 @@ def test_events_are_unique_by_run_and_seq_and_replays_are_not_delivered(crashed:
 		before = [e for e in mine if e["pid"] == crashed["driver_pid"]]
 		for i, event in enumerate(before):
 			if count[(event["seq"], event["name"])] > 1:
-				in_flight = event["name"] in ("tool:call", "tool:response")
+				in_flight = event["name"] == "tool:call"
 				assert in_flight or i >= len(before) - 3, (name, event, before)
+		# "Done" is said once: a tool:response comes after its result is journaled, and a call
+		# answered from the journal says nothing again.
+		done = Counter(e["seq"] for e in mine if e["name"] == "tool:response")
+		assert all(n == 1 for n in done.values()), (name, done)
 
 
 @pytest.mark.timeout(420)

@@ -329,3 +329,48 @@ async def test_a_new_run_reads_no_journal_and_a_taken_run_id_is_attached_to(url:
 	assert calls == [1]  # attached to the finished workflow: nothing ran twice
 	assert not engine.created
 	await om.aclose()
+
+
+async def test_start_returns_the_run_id_at_once_and_the_handle_s_result_waits(url: str) -> None:
+	"""agent.start() records the run and returns; the run goes on; result() waits for it."""
+	from openmolt_core.durability import RunHandle
+
+	om = OpenMolt(durability=url, entry_points=False)
+	gate = anyio.Event()
+	called = anyio.Event()
+	calls: list[str] = []
+
+	async def slow(what: str) -> str:
+		"""Wait for the gate.
+
+		Args:
+			what: Anything.
+		"""
+		calls.append(what)
+		called.set()
+		await gate.wait()
+		return what
+
+	model = ScriptedModel([call_tool("local.slow", what="x"), finish(result="done")])
+	agent = om.create_agent(name="Bg", model=model, tools=[slow])
+	handle = await agent.start("go", run_id="bg-run-1")
+	assert isinstance(handle, RunHandle) and handle.run_id == "bg-run-1"
+	assert await handle.result(wait=False) is None  # recorded, running in the background
+	with anyio.fail_after(30):
+		await called.wait()
+	gate.set()
+	result = await handle.result()
+	assert result is not None and result.ok and result.output == {"result": "done"}
+	assert result.state.run_id == "bg-run-1"
+	assert (await om.result("bg-run-1")).output == {"result": "done"}
+	again = await agent.start("go", run_id="bg-run-1")  # a taken id attaches: nothing reruns
+	assert (await again.result()).output == {"result": "done"} and calls == ["x"]
+	await om.aclose()
+
+
+async def test_start_without_durability_says_what_to_do() -> None:
+	"""In process, start() refuses with the fix (durability=..., or a task group)."""
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Bg", model=ScriptedModel([finish(result="x")]))
+	with pytest.raises(ConfigurationError, match="durability"):
+		await agent.start("go")

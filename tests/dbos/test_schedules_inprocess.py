@@ -89,6 +89,8 @@ async def test_a_due_time_while_the_previous_run_goes_is_skipped(store: str) -> 
 	agent = om.create_agent(name="Ticker", model=model)
 	ends: list[Any] = []
 	skips: list[Any] = []
+	started: list[Any] = []
+	agent.on("schedule:run", started.append)
 	agent.on("schedule:end", ends.append)
 	agent.on("schedule:skip", skips.append)
 	sid = agent.schedule({"type": "interval", "value": 60, "id": "ticker"})
@@ -116,6 +118,8 @@ async def test_a_due_time_while_the_previous_run_goes_is_skipped(store: str) -> 
 	assert [r.status for r in om.scheduler.get(sid).history] == ["skipped", "success"]
 	assert ends[0].record.due == T0 + timedelta(seconds=60) and ends[0].record.usage["calls"] == 1
 	assert model.calls == 1
+	# The events name the run's id, the workflow's: no rebuilding it from the due time.
+	assert [e.run_id for e in started] == [first] and [e.run_id for e in ends] == [first]
 
 
 async def _async(value: Any) -> Any:

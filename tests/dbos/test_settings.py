@@ -141,3 +141,34 @@ def test_the_sqlite_store_is_0600_in_a_0700_folder_whatever_the_umask(tmp_path: 
 	files = [*(tmp_path / "state").iterdir(), earlier]
 	for file in files:
 		assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+
+
+def test_a_worker_without_a_lease_stops_its_runs_before_anyone_may_take_them(store: str) -> None:
+	"""The lease runs out before the lapse: fenced (runs stopped), no takeover by or of it yet;
+	back, it resumes its own runs, unless its row was taken (then it holds its id, with none)."""
+	engine = make_engine(store)
+	try:
+		create_tables(engine)
+		owner, other = _beat(engine, "owner", lapse=1.0), _beat(engine, "other", lapse=1.0)
+		stopped: list[str] = []
+		owner.fence = lambda: stopped.append("owner")
+		for heartbeat in (owner, other):
+			heartbeat.claim()
+		assert owner.fence_after < owner.lapse and owner.check()
+		time.sleep(owner.fence_after + 0.05)  # no beat: as when the database is unreachable
+		assert not owner.check() and stopped == ["owner"] and owner.fenced
+		assert not owner.check() and stopped == ["owner"]  # fenced once
+		other.beat()
+		assert other.take_over() == []  # the owner's beat is within the lapse: refused
+		owner.beat()  # the database answers again: the lease is back, its runs resume here
+		assert owner.lease_valid() and owner.recovered == ["owner"]  # type: ignore[attr-defined]
+		time.sleep(owner.lapse + 0.05)
+		other.beat()
+		assert other.take_over() == ["owner"]  # its beat lapsed: taken over
+		assert not owner.check()  # it had stopped already (its lease ran out first)
+		owner.beat()  # back: its row was taken, so it holds its id again with no runs
+		assert owner.lease_valid() and owner.recovered == ["owner"]  # type: ignore[attr-defined]
+		rows = {r["executor_id"]: r for r in list_workers(engine)}
+		assert rows["owner"]["state"] == "live"
+	finally:
+		engine.dispose()

@@ -19,6 +19,7 @@ import anyio
 
 from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
 from openmolt_core._guard import RunGuards, tripped
+from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._suggest import suggestion
@@ -445,8 +446,15 @@ async def _call_tool(
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		tool_input = allowed.input
 	key = step_key("tool", ctx.step, index, call.tool)
+	# What the call did, kept for its events: they are emitted once the step's result is
+	# journaled, so an observer never sees "done" for a call a crash would run again.
+	done: dict[str, Any] = {}
+	# A durable port records the start of a call that must not silently run twice.
+	policy = policy_of(bound) if getattr(ctx.port, "call_started", None) is not None else "retry"
 
 	async def work() -> dict[str, Any]:
+		if policy != "retry" and await call_started(ctx.port, key):
+			return {IN_DOUBT: policy, "tool": call.tool}  # started before a crash: in doubt
 		if ctx.wants("tool:call"):
 			await ctx.emit(
 				ToolCallEvent(agent=ctx.agent, step=ctx.step, tool=call.tool, input=tool_input),
@@ -476,19 +484,7 @@ async def _call_tool(
 			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
 			log.debug("tool %s raised", call.tool, exc_info=True)
 		duration = time.perf_counter() - began
-		if ctx.wants("tool:response"):
-			await ctx.emit(
-				ToolResponseEvent(
-					agent=ctx.agent,
-					step=ctx.step,
-					tool=call.tool,
-					input=tool_input,
-					response=ctx.redact.deep(value),
-					error=not ok,
-					duration=duration,
-				),
-				seq + 1,
-			)
+		done.update(value=value, ok=ok, duration=duration)
 		if log.isEnabledFor(logging.INFO):
 			log.info(
 				"%s step %d: %s %s (%.0f ms)",
@@ -501,7 +497,6 @@ async def _call_tool(
 		# A sub-agent's usage travels with the journaled result, so a replay counts it too.
 		spent = {"_usage": run.usage.to_dict()} if run.usage.calls else {}
 		if not ok:
-			await ctx.error("tool", ctx.redact(dumps(value)), seq=seq + 2)
 			details = {k: v for k, v in value.items() if k != "message"}
 			return {
 				"tool": call.tool,
@@ -518,6 +513,10 @@ async def _call_tool(
 		return {"tool": call.tool, "ok": True, "result": shown, **spent}
 
 	result: dict[str, Any] = await ctx.port.step(key, work)
+	if done:  # the call ran here (not answered from the journal), and its result is journaled
+		await _responded(ctx, call.tool, tool_input, done, seq)
+	elif IN_DOUBT in result:
+		result = await _in_doubt(ctx, record, index, call.tool, tool_input, result[IN_DOUBT], seq)
 	if "_usage" in result:
 		result = dict(result)
 		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
@@ -526,6 +525,71 @@ async def _call_tool(
 	if ctx.toolset is not None:  # outside the journaled step: a replay loads the same tools
 		ctx.toolset.absorb(ctx.state, ctx.step, index, call.tool, result)
 	return result if allowed is None else audited(result, allowed, ctx)
+
+
+async def _in_doubt(
+	ctx: RunContext,
+	record: StepRecord,
+	index: int,
+	tool: str,
+	tool_input: dict[str, Any],
+	policy: str,
+	seq: int,
+) -> dict[str, Any]:
+	# A call found started but not finished after a crash (openmolt_core._indoubt).
+	if policy == "fail":
+		entry = in_doubt_entry(tool, "check whether it did (with a read tool) before calling again")
+		await ctx.error("tool", entry["error"], seq=seq + 2)
+		return entry
+	text = question(tool, tool_input)
+	handler = ctx.human
+	outcome: dict[str, Any] = {"parked": text}
+	if handler is not None:
+
+		async def ask() -> dict[str, Any]:
+			try:
+				# A sync handler runs in a worker thread, under the time budget like any other.
+				answer = await call_app(handler, text)
+			except HumanInputUnavailable as exc:
+				return {"parked": str(exc) or text}
+			except Exception as exc:
+				log.exception("the human-input handler failed on an in-doubt call")
+				return {"parked": f"{text} (the handler failed: {type(exc).__name__})"}
+			return {"answer": "" if answer is None else str(answer)}
+
+		outcome = await ctx.port.step(step_key("indoubt", ctx.step, index, tool), ask)
+	if "answer" in outcome:
+		entry = await answer_entry(ctx, text, outcome["answer"])
+		return {
+			"tool": tool,
+			"ok": True,
+			"result": f"in doubt after a crash; a person who checked says: {entry['result']}",
+		}
+	record.pending = {"kind": "human_input", "message": text}
+	record.end = RunEnd("human_input_required", None, outcome["parked"])
+	return in_doubt_entry(tool, "a person is asked whether it did; their answer follows")
+
+
+async def _responded(
+	ctx: RunContext, tool: str, tool_input: dict[str, Any], done: dict[str, Any], seq: int
+) -> None:
+	# The events of a call that ran, after its step: tool:response, and error when it failed.
+	value, ok = done["value"], done["ok"]
+	if ctx.wants("tool:response"):
+		await ctx.emit(
+			ToolResponseEvent(
+				agent=ctx.agent,
+				step=ctx.step,
+				tool=tool,
+				input=tool_input,
+				response=ctx.redact.deep(value),
+				error=not ok,
+				duration=done["duration"],
+			),
+			seq + 1,
+		)
+	if not ok:
+		await ctx.error("tool", ctx.redact(dumps(value)), seq=seq + 2)
 
 
 def _memory_after(state: RunState, command: UpdateMemory) -> str:

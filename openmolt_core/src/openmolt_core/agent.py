@@ -54,7 +54,7 @@ from openmolt_core.compaction import (
 	estimate_tokens,
 	needs_compaction,
 )
-from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
+from openmolt_core.durability import LOCAL_PORT, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
 from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
@@ -595,6 +595,47 @@ class Agent:
 		self._start(state, input, attachments, None)
 		return state
 
+	async def start(
+		self,
+		input: Any = None,
+		*,
+		attachments: Sequence[Attachment] = (),
+		run_id: str | None = None,
+	) -> RunHandle:
+		"""Start a durable run in the background and return its handle at once.
+
+		The run is recorded in the durable store before this returns, so it survives a crash
+		from then on; it executes in this process (or, after a crash, in a worker). Services use
+		it to answer a request with the run id and fetch the result later, from any process:
+		``await handle.result()`` or ``om.result(handle.run_id)``.
+
+		Args:
+			input: The task input, as for `run`.
+			attachments: Images or PDFs for the model, sent with the first turn.
+			run_id: The run's id (default: a fresh one); a run id already taken attaches to
+				that run instead of starting another.
+
+		Returns:
+			The handle: ``run_id`` and ``result()``.
+
+		Raises:
+			ConfigurationError: The instance has no ``durability=...`` (without it, run the
+				agent in a task group of your own), or a setting is missing.
+		"""
+		backend = self.om.durability
+		if backend is None:
+			raise ConfigurationError(
+				"agent.start: background runs are durable runs; give OpenMolt(durability=...) "
+				"(docs/guides/durable.md), or call agent.run() in a task group of your own"
+			)
+		await self._refresh_sources()
+		state = RunState()
+		if run_id:
+			state.run_id = str(run_id)
+		self._start(state, input, attachments, None)
+		await backend.begin(self, state)
+		return RunHandle(state.run_id, backend)
+
 	async def resume(
 		self,
 		state: RunState | Mapping[str, Any],
@@ -1080,24 +1121,17 @@ class Agent:
 				response_mode=fitted.mode if slot.declared else None,
 			)
 
+		# The reply as it came, for llmOutput: emitted once the step's result is journaled, so a
+		# listener never sees a reply that a crash would ask the model for again.
+		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
+
 		async def call() -> ModelResponse:
 			slot, sent, response = await self._models.generate(
 				request, functools.partial(self._fell_back, ctx, seq + 1)
 			)
 			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
 			if ctx.wants("llmOutput"):
-				await ctx.emit(
-					LLMOutputEvent(
-						agent=self.name,
-						step=step,
-						output=response.text,
-						raw=response.raw,
-						usage=response.usage,
-						structured=sent.response_mode,
-						model=slot.id,
-					),
-					seq,
-				)
+				said.append((slot, sent, response))
 			response.model = slot.id
 			return response
 
@@ -1110,6 +1144,19 @@ class Agent:
 					encode=ModelResponse.to_dict,
 					decode=ModelResponse.from_dict,
 				)
+				for slot, sent, live in said:  # the call ran here (not answered from the journal)
+					await ctx.emit(
+						LLMOutputEvent(
+							agent=self.name,
+							step=step,
+							output=live.text,
+							raw=live.raw,
+							usage=live.usage,
+							structured=sent.response_mode,
+							model=slot.id,
+						),
+						seq,
+					)
 				slot = self._models.slot(response.model)
 				_cost.price_call(
 					slot.provider(), slot.model, response.usage

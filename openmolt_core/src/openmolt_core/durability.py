@@ -14,6 +14,7 @@ Step keys are deterministic: the same run replayed asks for the same keys in the
 | tool call | ``tool:<step>:<command index>:<tool handle>`` |
 | memory callback | ``memory:<step>:<command index>`` |
 | human input | ``human:<step>:<command index>`` |
+| a person's word on an in-doubt call | ``indoubt:<step>:<command index>:<tool handle>`` |
 | approval decision | ``approval:<step>:<command index>:<tool handle>`` (before the tool call's own step) |
 | time budget | ``deadline:<n>`` (the n-th budget of the run) |
 | a run's first state | ``start`` (when a durable engine builds it inside its workflow) |
@@ -31,9 +32,11 @@ prototype on DBOS):
 - `RunPort.replaying`: while a recovered run re-executes the code that led up to its last
   journaled step, the events it emits were delivered before the crash. They get
   ``replayed=True`` and are not delivered again unless `RunPort.deliver_replayed` says so.
-  Events emitted inside a step (``llmOutput``, ``tool:call``, ``tool:response``) are not emitted
-  at all when the journal answers the step; each step reserves its block of sequence numbers
-  beforehand, so the numbers of later events do not move.
+  The events of a step's outcome (``llmOutput``, ``tool:response``, a failed call's ``error``)
+  are emitted once the step's result is journaled, and only by the execution that ran it, so a
+  listener never hears "done" for work a crash would do again; ``tool:call`` is emitted inside
+  the step, as the call starts. None is emitted when the journal answers the step; each step
+  reserves its block of sequence numbers beforehand, so the numbers of later events do not move.
 
 A parked question (a person is asked and nobody can answer now) ends the loop with
 ``human_input_required`` on every port; a durable engine then waits for the answer inside its
@@ -74,6 +77,7 @@ __all__ = [
 	"ForwardingPort",
 	"LocalPort",
 	"PendingRun",
+	"RunHandle",
 	"RunPort",
 	"load_backend",
 	"step_key",
@@ -158,6 +162,11 @@ class RunPort(Protocol):
 			decode: Turns a journaled value back into what ``fn`` returns.
 		"""
 		...
+
+
+# A port may also journal the start of tool calls: ``async def call_started(key) -> bool``
+# records that the call ``key`` starts and says whether a previous execution had started it
+# (the call is then in doubt, see `openmolt_core._indoubt`); ports without it never find one.
 
 
 class LocalPort:
@@ -256,6 +265,12 @@ class ForwardingPort:
 		"""Run the step on the wrapped port."""
 		return await self.port.step(key, fn, encode=encode, decode=decode)
 
+	async def call_started(self, key: str) -> bool:
+		"""Record a tool call's start on the wrapped port (see `openmolt_core._indoubt`)."""
+		from openmolt_core._indoubt import call_started
+
+		return await call_started(self.port, key)
+
 
 # backends -----------------------------------------------------------------------------------
 
@@ -289,6 +304,33 @@ class PendingRun:
 		}
 
 
+@dataclass(frozen=True, slots=True)
+class RunHandle:
+	"""A durable run started in the background (`openmolt_core.agent.Agent.start`).
+
+	Args:
+		run_id: The run's id (its workflow's id): pass it to ``om.result``, ``om.answer``,
+			``openmolt runs``, from any process.
+		backend: The durability backend that runs it.
+	"""
+
+	run_id: str
+	backend: DurabilityBackend
+
+	async def result(self, *, wait: bool = True) -> RunResult | None:
+		"""The run's result (``om.result(run_id)``).
+
+		Args:
+			wait: Wait until the run has ended (through any parked question); without, return at
+				once: the result of an ended run, the ``human_input_required`` result of a parked
+				one, or None while it runs.
+
+		Raises:
+			RunError: The run ended on an error (with its state).
+		"""
+		return await self.backend.result(self.run_id, wait=wait)
+
+
 @runtime_checkable
 class DurabilityBackend(Protocol):
 	"""What an `OpenMolt` instance with ``durability=...`` delegates to (``openmolt-dbos``)."""
@@ -318,6 +360,10 @@ class DurabilityBackend(Protocol):
 		Returns when the run ends or parks on a question (``human_input_required``) or on
 		tool calls that wait for approval (``approval_required``, resumed with ``decisions``).
 		"""
+		...
+
+	async def begin(self, agent: Agent, state: RunState) -> None:
+		"""Start a prepared new state as a durable run in the background; return once it is recorded."""
 		...
 
 	async def answer(self, run_id: str, text: str) -> None:

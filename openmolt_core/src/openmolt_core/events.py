@@ -20,6 +20,7 @@
 | ``schedule:run`` | `ScheduleEvent` | a scheduled run started |
 | ``schedule:end`` | `ScheduleEvent` | a scheduled run ended (its record says how) |
 | ``schedule:skip`` | `ScheduleEvent` | a scheduled run did not start (overlap, or missed) |
+| ``run:stranded`` | `RunStrandedEvent` | a durable run waits for a version of its agent no live worker serves |
 
 Handlers may be sync or async. A handler that raises is logged and never breaks the run. The
 events of a sub-agent (an agent used as a tool) reach the calling agent's handlers too, with
@@ -58,6 +59,7 @@ __all__ = [
 	"MemoryUpdateEvent",
 	"ModelFallbackEvent",
 	"PlanUpdateEvent",
+	"RunStrandedEvent",
 	"ScheduleEvent",
 	"TaintEvent",
 	"ToolCallEvent",
@@ -85,6 +87,7 @@ EventName = Literal[
 	"schedule:run",
 	"schedule:end",
 	"schedule:skip",
+	"run:stranded",
 ]
 EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
 
@@ -96,7 +99,9 @@ class Event:
 	Args:
 		agent: The agent's name.
 		step: The step number (1-based) the event belongs to.
-		run_id: The run's id (`openmolt_core.result.RunState.run_id`); empty for schedule events.
+		run_id: The run's id (`openmolt_core.result.RunState.run_id`); for ``schedule:run`` and
+			``schedule:end``, the scheduled run's (durable: ``<schedule id>@<due time>``); empty
+			for ``schedule:skip``.
 		seq: The event's number in its run, 1-based and deterministic: the same run replayed
 			gives the same numbers, so ``(run_id, seq)`` identifies an event.
 		parent_run_id: For a sub-agent's event, the id of the run that called it as a tool.
@@ -311,6 +316,26 @@ class ScheduleEvent(Event):
 	schedule_id: str
 	record: RunRecord
 	name: str = "schedule:run"
+
+
+@dataclass(slots=True, kw_only=True)
+class RunStrandedEvent(Event):
+	"""A durable run of this agent waits for an agent version no live worker serves.
+
+	Emitted by a worker at start (``run_id`` is the stranded run's). Keep a worker of the old
+	definition until such runs finish, cancel them, or resume them on the current definition
+	when the change is compatible (docs/guides/durable.md).
+
+	Args:
+		version: The application version the run was started under.
+		current: The version this worker serves.
+		worker: The worker that ran it last.
+	"""
+
+	version: str
+	current: str
+	worker: str
+	name: str = "run:stranded"
 
 
 Handler = Callable[[Any], Awaitable[None] | None]

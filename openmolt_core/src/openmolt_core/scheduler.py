@@ -40,6 +40,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from openmolt_core._history import RecordStatus, RunRecord, SqliteHistory
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import ScheduleEvent
+from openmolt_core.result import RunState
 from openmolt_core.schedule import (
 	Clock,
 	CronSchedule,
@@ -477,7 +478,9 @@ class Scheduler:
 		await self.report(schedule, record, "schedule:skip")
 		return record
 
-	async def report(self, schedule: Schedule, record: RunRecord, event: str) -> None:
+	async def report(
+		self, schedule: Schedule, record: RunRecord, event: str, *, run_id: str = ""
+	) -> None:
 		"""Keep a record in the schedule's history (and store) and emit its event (for backends).
 
 		Args:
@@ -485,10 +488,11 @@ class Scheduler:
 			record: The run's record.
 			event: ``schedule:run``, ``schedule:end`` or ``schedule:skip``; only the last two
 				keep the record.
+			run_id: The scheduled run's id, carried by the event (empty for a skip).
 		"""
 		if event != "schedule:run":
 			await self._record(schedule, record)
-		await self._emit(schedule, record, event)
+		await self._emit(schedule, record, event, run_id=run_id)
 
 	async def _fire_here(
 		self, schedule: Schedule, due: datetime, *, note: str | None = None, wait: bool = False
@@ -515,14 +519,15 @@ class Scheduler:
 
 	async def _execute(self, schedule: Schedule, record: RunRecord) -> None:
 		scope = anyio.CancelScope()
+		state = RunState()  # its id is known before the run starts: the events carry it
 		schedule._run_scope, schedule._running = scope, record
 		try:
 			record.started = self.clock.now()
 			log.info("schedule %s: running %s", schedule.id, schedule.agent.name)
 			with scope:
-				await self._emit(schedule, record, "schedule:run")
+				await self._emit(schedule, record, "schedule:run", run_id=state.run_id)
 				try:
-					result = await schedule.agent.run(schedule.spec.input)
+					result = await schedule.agent.run(schedule.spec.input, history=state)
 					record.status, record.result, record.error = result.status, result, result.error
 					record.usage = result.usage.to_dict()
 				except RunError as exc:
@@ -543,7 +548,7 @@ class Scheduler:
 			log.warning(
 				"schedule %s: run failed: %s; the schedule goes on", schedule.id, record.error
 			)
-		await self._emit(schedule, record, "schedule:end")
+		await self._emit(schedule, record, "schedule:end", run_id=state.run_id)
 
 	async def _record(self, schedule: Schedule, record: RunRecord) -> None:
 		schedule._history.append(record)
@@ -553,13 +558,16 @@ class Scheduler:
 			except Exception:
 				log.exception("schedule %s: could not write the run history", schedule.id)
 
-	async def _emit(self, schedule: Schedule, record: RunRecord, name: str) -> None:
+	async def _emit(
+		self, schedule: Schedule, record: RunRecord, name: str, *, run_id: str = ""
+	) -> None:
 		events = schedule.agent._events
 		if events.wants(name):
 			await events.emit(
 				ScheduleEvent(
 					agent=schedule.agent.name,
 					step=0,
+					run_id=run_id,
 					schedule_id=schedule.id,
 					record=record,
 					name=name,

@@ -29,6 +29,7 @@ import inspect
 import re
 import types
 import typing
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 	from openmolt_core.retry import RetryPolicy
 
 __all__ = [
+	"IDEMPOTENCY_NAMESPACE",
 	"CallingRun",
 	"FunctionTool",
 	"Tool",
@@ -87,6 +89,10 @@ class CallingRun:
 	emit: Callable[[Event], Awaitable[None]]
 	on_approval_request: ApprovalHandler | None = None
 	cost_left: float | None = None
+
+
+IDEMPOTENCY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
+"""The UUID5 namespace of idempotency keys (`ToolContext.idempotency_key`): never change it."""
 
 
 @dataclass(slots=True)
@@ -136,6 +142,18 @@ class ToolContext:
 		"""
 		run = self.run
 		return f"{run.run_id}/{run.call}" if run is not None else ""
+
+	@property
+	def idempotency_key(self) -> str:
+		"""This call's idempotency key: a UUID derived from `call_id` (a fresh one outside a run).
+
+		HTTP tools send it in their integration's idempotency header. A function tool with side
+		effects passes it to the service it calls (a payment API's ``Idempotency-Key``), or keeps
+		it to skip work already done: a durable run that replays the call after a crash gives the
+		same key, so the effect happens once where the service honours keys.
+		"""
+		call_id = self.call_id
+		return str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, call_id) if call_id else uuid.uuid4())
 
 
 @runtime_checkable
@@ -207,6 +225,9 @@ class FunctionTool:
 		timeout: Seconds one call may take (None: only the run's budget bounds it). A call
 			still running then is an error result the model reads; a sync function is left to
 			its worker thread, where `cancelled` turns True.
+		in_doubt: What a durable run does with a call of it found started but not finished
+			after a crash: ``retry``, ``ask`` or ``fail`` (default: ``ask`` for ``outbound``
+			tools, else ``retry``; see `openmolt_core._indoubt`).
 	"""
 
 	handle: str
@@ -217,6 +238,7 @@ class FunctionTool:
 	scopes: Sequence[str] = ()
 	labels: Sequence[str] = ()
 	timeout: float | None = None
+	in_doubt: str | None = None
 
 	def __post_init__(self) -> None:
 		if self.timeout is not None and (
@@ -240,6 +262,10 @@ class FunctionTool:
 			from openmolt_core.taint import check_labels
 
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
+		if self.in_doubt is not None:
+			from openmolt_core._indoubt import check_policy
+
+			check_policy(self.in_doubt, f"tool {self.handle!r}")
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the function: awaited when async, in a worker thread when sync (`cancelled`)."""
@@ -272,6 +298,7 @@ class FunctionTool:
 		scopes: Sequence[str] = (),
 		labels: Sequence[str] = (),
 		timeout: float | None = None,
+		in_doubt: str | None = None,
 	) -> FunctionTool:
 		"""A tool from a plain (sync or async) function, its schema from the signature.
 
@@ -283,12 +310,14 @@ class FunctionTool:
 			scopes: Scopes needed to see and call the tool.
 			labels: What it does with data (`openmolt_core.taint`).
 			timeout: Seconds one call may take (None: only the run's budget bounds it).
+			in_doubt: ``retry``, ``ask`` or ``fail``: a durable run's way with a call found
+				started but not finished after a crash (`openmolt_core._indoubt`).
 
 		Raises:
 			TypeError: The function takes ``*args``/``**kwargs``, or a parameter's type has no
 				JSON Schema.
 		"""
-		return _from_function(
+		made = _from_function(
 			function,
 			name=name,
 			description=description,
@@ -296,6 +325,11 @@ class FunctionTool:
 			labels=labels,
 			timeout=timeout,
 		)
+		if in_doubt is not None:
+			from openmolt_core._indoubt import check_policy
+
+			made.in_doubt = check_policy(in_doubt, f"tool {made.handle!r}")
+		return made
 
 
 def _through_model(model: type[BaseModel], function: ExecuteFn) -> ExecuteFn:
@@ -331,6 +365,7 @@ def tool(
 	scopes: Sequence[str] = (),
 	labels: Sequence[str] = (),
 	timeout: float | None = None,
+	in_doubt: str | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -343,6 +378,7 @@ def tool(
 	scopes: Sequence[str] = (),
 	labels: Sequence[str] = (),
 	timeout: float | None = None,
+	in_doubt: str | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
 	"""Make a tool of a plain function: ``@tool``, ``@tool(name=...)`` or ``tool(fn)``.
 
@@ -354,6 +390,8 @@ def tool(
 		labels: What it does with data: ``@tool(labels=["untrusted"])`` for a tool that
 			returns outside content (see `openmolt_core.taint`).
 		timeout: Seconds one call may take: ``@tool(timeout=5)`` (None: only the run's budget).
+		in_doubt: ``retry``, ``ask`` or ``fail``: a durable run's way with a call found started
+			but not finished after a crash (``@tool(in_doubt="fail")``; docs/guides/durable.md).
 
 	Returns:
 		A `FunctionTool`, or a decorator that makes one.
@@ -363,7 +401,13 @@ def tool(
 
 	def decorate(fn: Callable[..., Any]) -> FunctionTool:
 		return FunctionTool.from_function(
-			fn, name=name, description=description, scopes=scopes, labels=labels, timeout=timeout
+			fn,
+			name=name,
+			description=description,
+			scopes=scopes,
+			labels=labels,
+			timeout=timeout,
+			in_doubt=in_doubt,
 		)
 
 	return decorate

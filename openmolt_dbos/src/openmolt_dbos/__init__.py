@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openmolt_dbos._backend import DBOSBackend
+from openmolt_dbos._backend import AlreadyAnsweredError, DBOSBackend
 from openmolt_dbos._port import DBOSPort
 from openmolt_dbos._settings import ENV_URL, ENV_WORKER_ID, Settings, parse_settings
 
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"ENV_URL",
 	"ENV_WORKER_ID",
+	"AlreadyAnsweredError",
 	"DBOSBackend",
 	"DBOSPort",
 	"Settings",

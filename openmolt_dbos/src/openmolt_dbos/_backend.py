@@ -35,6 +35,7 @@ from openmolt_dbos._runs import (
 	set_engine,
 )
 from openmolt_dbos._settings import Settings
+from openmolt_dbos._workers import answered, claim_answer
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -48,7 +49,24 @@ if TYPE_CHECKING:
 	from openmolt_dbos._engine import _Waiter
 	from openmolt_dbos._schedules import DBOSScheduleBackend
 
-__all__ = ["DBOSBackend"]
+__all__ = ["AlreadyAnsweredError", "DBOSBackend"]
+
+
+class AlreadyAnsweredError(ConfigurationError):
+	"""Another answer to the run's question won; this one was not used.
+
+	Args:
+		run_id: The run.
+		question: The question's id (its step).
+	"""
+
+	def __init__(self, run_id: str, question: str | None = None) -> None:
+		self.run_id = run_id
+		self.question = question
+		super().__init__(
+			f"run {run_id} waits for no answer: its question was already answered (the first "
+			"answer wins; this one was not used); see `openmolt runs` for what it waits for now"
+		)
 
 
 class DBOSBackend:
@@ -135,6 +153,16 @@ class DBOSBackend:
 			self.engine.created.discard(wid)  # when the workflow never began
 			self.engine.forget(wid)
 
+	async def begin(self, agent: Agent, state: RunState) -> None:
+		"""Start a new state as the workflow ``state.run_id`` and return once DBOS recorded it.
+
+		The workflow runs on in this process; a run id already taken attaches to its run.
+		"""
+		await self.start()
+		wid = state.run_id
+		labels = {"openmolt_run": wid, "openmolt_agent": agent.name}
+		await self._start(wid, labels, (agent.name, state.to_dict(), None, None, []))
+
 	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> None:
 		# A start that creates the workflow tells its first execution so: the journal is empty,
 		# and the execution need not read it. DBOS refuses ("reject") to create a workflow whose
@@ -219,25 +247,36 @@ class DBOSBackend:
 		return max(found, key=lambda s: _segment(s.workflow_id, run_id), default=None)
 
 	async def _send(self, status: WorkflowStatus, text: str) -> str:
+		run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
 		question = attrs(status).get("openmolt_question")
 		if not attrs(status).get("openmolt_parked") or not isinstance(question, dict):
+			if await anyio.to_thread.run_sync(answered, self.engine.tables, status.workflow_id):
+				raise AlreadyAnsweredError(run_id)  # by another answer (the run may have ended)
 			raise ConfigurationError(
-				f"run {attrs(status).get('openmolt_run', status.workflow_id)} waits for no answer "
-				f"(status {status.status.lower()}); see `openmolt runs`"
+				f"run {run_id} waits for no answer (status {status.status.lower()}); see "
+				"`openmolt runs`"
 			)
 		qid = str(question.get("id"))
+		won = await anyio.to_thread.run_sync(
+			claim_answer, self.engine.tables, status.workflow_id, qid, str(text)
+		)
+		# The winner sends; a loser sends the winner's text again (the key makes it a no-op),
+		# should the winner have died between recording the answer and sending it.
 		await self.engine.client().send_async(
 			status.workflow_id,
-			{"question": qid, "text": str(text)},
+			{"question": qid, "text": str(text) if won is None else won},
 			ANSWER_TOPIC,
 			idempotency_key=f"{status.workflow_id}:{qid}",
 		)
+		if won is not None:
+			raise AlreadyAnsweredError(run_id, qid)
 		return qid
 
 	async def answer(self, run_id: str, text: str) -> None:
 		"""Answer a parked run's question (from any process; the first answer wins).
 
 		Raises:
+			AlreadyAnsweredError: Another answer to the question won (this one was not used).
 			ConfigurationError: No run has that id, or it waits for no answer.
 		"""
 		require_asyncio("om.answer")
@@ -275,21 +314,95 @@ class DBOSBackend:
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
 		out = []
+		versions = await anyio.to_thread.run_sync(self.engine.live_versions)
 		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
 			labels_of = attrs(status)
 			parked = bool(labels_of.get("openmolt_parked"))
+			going = status.status in ("PENDING", "ENQUEUED")
+			# A run no live worker can resume: its agent version is served nowhere.
+			stranded = going and bool(status.app_version) and status.app_version not in versions
 			out.append(
 				{
 					"run_id": labels_of.get("openmolt_run", status.workflow_id),
 					"workflow_id": status.workflow_id,
 					"agent": labels_of.get("openmolt_agent", ""),
-					"status": "parked" if parked else status.status.lower(),
+					"status": "stranded"
+					if stranded
+					else "parked"
+					if parked
+					else status.status.lower(),
+					"version": status.app_version,
 					"worker": status.executor_id,
 					"created_at": _ms(status.created_at),
 					"updated_at": _ms(status.updated_at),
 				}
 			)
 		return out
+
+	async def cancel(self, run_id: str) -> str:
+		"""Cancel an unfinished run (a stranded one, say); its workflow id.
+
+		Raises:
+			ConfigurationError: No run has that id, or it has ended.
+		"""
+		status = await self._going(run_id)
+		await self.engine.client().cancel_workflow_async(status.workflow_id)
+		return status.workflow_id
+
+	async def migrate(self, run_id: str, version: str | None = None) -> str:
+		"""Resume an unfinished run on the agent definition live workers serve; its workflow id.
+
+		For a run stranded by a compatible change (a tool added, instructions reworded): its
+		application version becomes ``version`` (default: this process's if it runs durable
+		work, else the one version the live workers serve), and a worker of it resumes the run
+		from its journal. A replay that asks for other steps than the journal holds stops with
+		an error naming the step (the change was not compatible): cancel such a run instead.
+
+		Args:
+			run_id: The run.
+			version: The application version to move it to (see `openmolt runs --all`).
+
+		Raises:
+			ConfigurationError: No run has that id, it has ended, or the version is ambiguous.
+		"""
+		status = await self._going(run_id)
+		if version is None:
+			live = sorted(await anyio.to_thread.run_sync(self.engine.live_versions))
+			if len(live) != 1:
+				raise ConfigurationError(
+					f"migrate {run_id}: live workers serve {len(live)} versions "
+					f"({', '.join(live) or 'none'}); name one with --version, and start a worker "
+					"of the new definition first"
+				)
+			version = live[0]
+
+		def move() -> None:
+			import sqlalchemy as sa
+
+			client = self.engine.client()
+			table = client._sys_db.tables.workflow_status  # DBOS's own table (no public API for it)
+			with client._sys_db.engine.begin() as conn:
+				conn.execute(
+					sa.update(table)
+					.where(table.c.workflow_uuid == status.workflow_id)
+					.where(table.c.status.in_(("PENDING", "ENQUEUED")))
+					.values(application_version=version)
+				)
+			client.resume_workflow(status.workflow_id)
+
+		await anyio.to_thread.run_sync(move)
+		return status.workflow_id
+
+	async def _going(self, run_id: str) -> WorkflowStatus:
+		require_asyncio("openmolt runs")
+		status = await self._latest(run_id)
+		if status is None:
+			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
+		if status.status not in ("PENDING", "ENQUEUED"):
+			raise ConfigurationError(
+				f"run {run_id} has ended (status {status.status.lower()}); nothing to do"
+			)
+		return status
 
 	async def result(self, run_id: str, *, wait: bool = True) -> RunResult | None:
 		"""A run's result from the store.

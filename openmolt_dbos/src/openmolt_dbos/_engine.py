@@ -27,7 +27,7 @@ from openmolt_dbos._settings import Settings
 
 if TYPE_CHECKING:
 	import sqlalchemy as sa
-	from dbos import DBOSClient
+	from dbos import DBOSClient, WorkflowStatus
 
 	from openmolt_core.agent import Agent
 	from openmolt_core.scheduler import RunRecord, Schedule, Scheduler
@@ -135,6 +135,7 @@ class Engine:
 		self.ended: dict[str, None] = {}  # workflows that ended in this process, oldest first
 		self._running: dict[asyncio.Task[Any], str] = {}
 		self._lock: anyio.Lock | None = None
+		self._loop: asyncio.AbstractEventLoop | None = None
 
 	# agents -------------------------------------------------------------------------------
 
@@ -193,11 +194,26 @@ class Engine:
 	def tables(self) -> sa.Engine:
 		"""The engine on OpenMolt's own tables (workers, schedules), created on first use."""
 		if self._table_engine is None:
-			from openmolt_dbos._workers import create_tables, make_engine
+			from openmolt_dbos._workers import create_tables, ensure_database, make_engine
 
-			self._table_engine = make_engine(self.settings.url)
-			create_tables(self._table_engine)
+			ensure_database(self.settings.url)  # a new PostgreSQL database: created first
+			engine = make_engine(self.settings.url)
+			try:
+				create_tables(engine)
+			except _sa_errors() as exc:
+				engine.dispose()
+				raise ConfigurationError(
+					f"durable: cannot open the store {self.settings.describe()}: "
+					f"{str(getattr(exc, 'orig', exc)).strip().splitlines()[0]}"
+				) from None
+			self._table_engine = engine
 		return self._table_engine
+
+	def record_start(self, workflow_id: str, step: str) -> bool:
+		"""Record a tool call's start; True if it had started before (in a thread: it blocks)."""
+		from openmolt_dbos._workers import record_start
+
+		return record_start(self.tables, workflow_id, step, self.executor_id)
 
 	def client(self) -> DBOSClient:
 		"""A DBOS client on the store, for reading and answering runs from outside workflows.
@@ -213,9 +229,17 @@ class Engine:
 					system_database_url=self.settings.url, application_name=APP_NAME
 				)
 			except Exception as exc:
+				text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+				first = text[0] if text else type(exc).__name__
+				if "does not exist" in first and not self.settings.is_sqlite:
+					raise ConfigurationError(
+						f"durable: the store {self.settings.describe()} has no database yet: no "
+						"durable run has used it. Start a worker (openmolt worker) or run an agent "
+						"with durability=... first (it creates the database), or check the URL"
+					) from None
 				raise ConfigurationError(
-					f"durable: cannot open the store {self.settings.describe()}: {exc}"
-				) from exc
+					f"durable: cannot open the store {self.settings.describe()}: {first}"
+				) from None
 		return self._client
 
 	# launching ----------------------------------------------------------------------------
@@ -248,18 +272,86 @@ class Engine:
 				heartbeat=settings.heartbeat,
 				lapse=settings.lapse,
 				recover=self._recover,
+				fence=self._fence,
 			)
+			self._loop = asyncio.get_running_loop()
 			await anyio.to_thread.run_sync(heartbeat.claim)
 			self._start_dbos()
 			self.heartbeat = heartbeat
-			heartbeat.start()
+			await anyio.to_thread.run_sync(heartbeat.start)  # beats first: the lease starts now
 			self.launched = True
+			await self.report_stranded()
 			log.info(
 				"durable: worker %s launched on %s (version %s, agents: %s)",
 				self.executor_id,
 				settings.describe(),
 				self.app_version,
 				", ".join(sorted(self.agents)),
+			)
+
+	def live_versions(self) -> set[str]:
+		"""The application versions some live worker serves now (this process's, if launched)."""
+		import time
+
+		from openmolt_dbos._workers import list_workers
+
+		cutoff = time.time() - self.settings.lapse
+		versions = {
+			str(row["app_version"])
+			for row in list_workers(self.tables)
+			if row["state"] == "live" and row["beat_at"] >= cutoff
+		}
+		if self.launched:
+			versions.add(self.app_version)
+		return versions
+
+	async def stranded(self) -> list[WorkflowStatus]:
+		"""Unfinished runs whose application version no live worker serves: nobody resumes them."""
+		from openmolt_dbos._runs import WORKFLOW
+
+		versions = await anyio.to_thread.run_sync(self.live_versions)
+		going = await self.client().list_workflows_async(
+			name=WORKFLOW, status=["PENDING", "ENQUEUED"], load_input=False, load_output=False
+		)
+		return [s for s in going if s.app_version and s.app_version not in versions]
+
+	async def report_stranded(self) -> None:
+		"""Warn about stranded runs at launch, and emit ``run:stranded`` on their agents here."""
+		from openmolt_core.events import RunStrandedEvent
+
+		try:
+			found = await self.stranded()
+		except Exception:
+			log.warning("durable: could not look for stranded runs", exc_info=True)
+			return
+		if not found:
+			return
+		log.warning(
+			"durable: %d unfinished run(s) wait for an agent version no live worker serves "
+			"(this worker serves %s): %s. Keep a worker of their definition until they finish, "
+			"cancel them (openmolt runs --cancel RUN_ID), or resume them on this definition if "
+			"the change is compatible (openmolt runs --migrate RUN_ID); see `openmolt runs --all`",
+			len(found),
+			self.app_version,
+			", ".join(
+				f"{_attrs(s).get('openmolt_run', s.workflow_id)} ({s.app_version})"
+				for s in found[:20]
+			)
+			+ (" ..." if len(found) > 20 else ""),
+		)
+		for status in found:
+			agent = self.agents.get(str(_attrs(status).get("openmolt_agent", "")))
+			if agent is None or not agent._events.wants("run:stranded"):
+				continue
+			await agent._events.emit(
+				RunStrandedEvent(
+					agent=agent.name,
+					step=0,
+					run_id=str(_attrs(status).get("openmolt_run", status.workflow_id)),
+					version=str(status.app_version),
+					current=self.app_version,
+					worker=str(status.executor_id or ""),
+				)
 			)
 
 	def _start_dbos(self) -> None:
@@ -279,6 +371,25 @@ class Engine:
 		DBOS(config=config)
 		# Launched from the event loop's thread: DBOS then runs recovered workflows on this loop.
 		DBOS.launch()
+
+	def lease_valid(self) -> bool:
+		"""Whether this process may execute runs now (its lease holds; see `Heartbeat`)."""
+		heartbeat = self.heartbeat
+		return heartbeat is None or heartbeat.check()
+
+	def _fence(self) -> None:
+		# From the lease's thread: stop every run executing here (they stay pending, and resume
+		# here when the lease is back, or in the worker that takes this one over).
+		loop = self._loop
+		if loop is None or loop.is_closed():
+			return
+
+		def cancel_all() -> None:
+			for task in list(self._running):
+				if not task.done():
+					task.cancel()
+
+		loop.call_soon_threadsafe(cancel_all)
 
 	def _recover(self, executor_id: str) -> None:
 		from dbos import DBOS
@@ -364,6 +475,18 @@ class Engine:
 		if waiter is not None and not waiter.event.is_set():
 			waiter.outcome = outcome
 			waiter.event.set()
+
+
+def _attrs(status: WorkflowStatus) -> dict[str, Any]:
+	"""A workflow's attributes (empty when it has none)."""
+	return dict(status.attributes or {})
+
+
+def _sa_errors() -> type[Exception]:
+	"""SQLAlchemy's base error for connections and statements (imported on first use)."""
+	import sqlalchemy as sa
+
+	return sa.exc.DBAPIError
 
 
 _ENGINE: Engine | None = None

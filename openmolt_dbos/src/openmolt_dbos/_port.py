@@ -37,6 +37,16 @@ def current_step_id() -> int:
 	return ctx.function_id if ctx is not None else -1
 
 
+async def _stop_here() -> None:
+	# Cancel the workflow's own task: DBOS leaves a cancelled execution pending, to be resumed.
+	import asyncio
+
+	task = asyncio.current_task()
+	if task is not None:
+		task.cancel()
+	await asyncio.sleep(0)
+
+
 def in_step() -> bool:
 	"""Whether the caller runs inside a DBOS step (whose function runs only live)."""
 	ctx = get_local_dbos_context()
@@ -51,9 +61,21 @@ class DBOSPort:
 			new run): steps up to it are answered from the journal.
 		completed: When each journaled step completed (step id to wall-clock seconds).
 		deliver_replayed: Deliver events emitted while replaying (marked ``replayed``).
+		starts: Records a tool call's start (workflow id, step key), in a thread; True if it had
+			started before (`call_started`).
+		lease: Whether this process's worker lease holds: a step never begins without it.
 	"""
 
-	__slots__ = ("_deadlines", "_ids", "_journal_end", "_reserved", "_times", "deliver_replayed")
+	__slots__ = (
+		"_deadlines",
+		"_ids",
+		"_journal_end",
+		"_lease",
+		"_reserved",
+		"_starts",
+		"_times",
+		"deliver_replayed",
+	)
 
 	def __init__(
 		self,
@@ -61,7 +83,11 @@ class DBOSPort:
 		journal_end: int,
 		completed: dict[int, float] | None = None,
 		deliver_replayed: bool = False,
+		starts: Callable[[str, str], bool] | None = None,
+		lease: Callable[[], bool] | None = None,
 	) -> None:
+		self._starts = starts
+		self._lease = lease
 		self._journal_end = journal_end
 		ordered = sorted((completed or {}).items())
 		self._ids = [i for i, _ in ordered]
@@ -104,6 +130,19 @@ class DBOSPort:
 		for key in keys:
 			self._reserved[key] = DBOS.reserve_step()
 
+	async def call_started(self, key: str) -> bool:
+		"""Record the start of the tool call ``key`` before it runs; True if it started before.
+
+		A call started by an execution that died before journaling its result is in doubt
+		(`openmolt_core._indoubt`): its tool's policy decides what happens, not a blind re-run.
+		"""
+		if self._starts is None:
+			return False
+		import anyio
+
+		wid = DBOS.workflow_id or ""
+		return await anyio.to_thread.run_sync(self._starts, wid, key)
+
 	async def step(
 		self,
 		key: str,
@@ -118,6 +157,8 @@ class DBOSPort:
 			value = await fn()
 			return value if encode is None else encode(value)
 
+		if self._lease is not None and not self._lease():
+			await _stop_here()  # fenced: the run stops (pending) before it writes another step
 		reservation = self._reserved.pop(key, None)
 		if reservation is not None:
 			value = await reservation.run_async({"name": key}, body)

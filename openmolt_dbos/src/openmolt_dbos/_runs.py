@@ -183,6 +183,8 @@ async def _run(
 		journal_end=max(completed, default=-1),
 		completed=completed,
 		deliver_replayed=engine.settings.replay_events,
+		starts=engine.record_start,
+		lease=engine.lease_valid,
 	)
 	if schedule is None:
 		result = await agent.execute(state, port=port, answer=answer, decisions=decisions)

@@ -224,7 +224,7 @@ async def scheduled_start(
 			note=schedule.get("note"),
 		)
 		engine.records[wid] = record
-		await scheduler.report(sched, record, "schedule:run")
+		await scheduler.report(sched, record, "schedule:run", run_id=wid)
 	return None
 
 
@@ -256,4 +256,4 @@ async def scheduled_end(
 	if result is not None:
 		record.result = result
 		record.usage = result.usage.to_dict()
-	await scheduler.report(sched, record, "schedule:end")
+	await scheduler.report(sched, record, "schedule:end", run_id=wid)

@@ -10,6 +10,13 @@ which puts them back on DBOS's internal queue; the queue's dequeue admits exactl
 workflow, so each run is taken over by one worker, never two. A process that stops cleanly marks
 its row stopped, so its parked runs are taken over at once.
 
+A worker's beat is also its lease (fencing): a worker that could not renew it for
+``Heartbeat.fence_after`` seconds (less than ``lapse``) stops every run it executes, and no step
+begins without a valid lease, so the owner has stopped before another worker may take it over
+(``lapse`` after its last beat). When its beats go through again, it resumes its own runs, unless
+another worker took its row meanwhile (the runs went there). A worker without a lease takes nothing
+over.
+
 An executor id is held by one process at a time: a process that starts under an id whose row
 still beats waits up to ``lapse`` for it to stop (a predecessor that just crashed), then refuses;
 a holder on the same machine whose process is gone is known dead at once.
@@ -33,7 +40,19 @@ import sqlalchemy as sa
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["WORKERS", "Heartbeat", "create_tables", "list_workers", "make_engine"]
+__all__ = [
+	"ANSWERS",
+	"CALLS",
+	"WORKERS",
+	"Heartbeat",
+	"answered",
+	"claim_answer",
+	"create_tables",
+	"ensure_database",
+	"list_workers",
+	"make_engine",
+	"record_start",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -63,6 +82,43 @@ SCHEDULES = sa.Table(
 )
 """Per schedule: the instant interval counts start from, and the last due time handled."""
 
+ANSWERS = sa.Table(
+	"openmolt_answers",
+	_META,
+	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("question", sa.String(64), primary_key=True),
+	sa.Column("text", sa.Text, nullable=False),
+	sa.Column("answered_at", sa.Float, nullable=False),
+)
+"""The answer that won each parked question: one row, inserted by the first answer only."""
+
+CALLS = sa.Table(
+	"openmolt_calls",
+	_META,
+	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("step", sa.String(400), primary_key=True),
+	sa.Column("executor_id", sa.String(200)),
+	sa.Column("started_at", sa.Float, nullable=False),
+)
+"""The start of each tool call that must not silently run twice (`openmolt_core._indoubt`)."""
+
+
+def record_start(engine: sa.Engine, workflow_id: str, step: str, executor_id: str) -> bool:
+	"""Record that a tool call starts; True if it had started before (the call is in doubt)."""
+	try:
+		with engine.begin() as conn:
+			conn.execute(
+				sa.insert(CALLS).values(
+					workflow_id=workflow_id,
+					step=step,
+					executor_id=executor_id,
+					started_at=time.time(),
+				)
+			)
+	except sa.exc.IntegrityError:
+		return True
+	return False
+
 
 def make_engine(url: str) -> sa.Engine:
 	"""A small SQLAlchemy engine on the store (SQLite waits for locks instead of failing)."""
@@ -82,6 +138,84 @@ def make_engine(url: str) -> sa.Engine:
 	)
 
 
+def ensure_database(url: str) -> None:
+	"""Create a PostgreSQL store's database if it does not exist yet (as DBOS does).
+
+	The check and the ``CREATE DATABASE`` go through the server's ``postgres`` database. A role
+	that may not create databases gets an error naming the database and the fix; so does a
+	server that cannot be reached. SQLite creates its file itself: nothing to do.
+
+	Args:
+		url: The store's URL.
+
+	Raises:
+		ConfigurationError: The database is missing and cannot be created, or the server is
+			unreachable.
+	"""
+	if not url.startswith("postgres"):
+		return
+	target = sa.engine.make_url(url.replace("postgresql://", "postgresql+psycopg://", 1))
+	name = str(target.database or "")
+	where = f"postgresql://{target.username or ''}@{target.host or ''}:{target.port or 5432}/{name}"
+	if not name:
+		raise ConfigurationError(
+			f"durability: the PostgreSQL URL {where} names no database; end it with /DBNAME"
+		)
+	admin = sa.create_engine(target.set(database="postgres"), poolclass=sa.pool.NullPool)
+	try:
+		with admin.connect() as conn:
+			conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+			exists = conn.execute(
+				sa.text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}
+			).scalar()
+			if exists:
+				return
+			quoted = '"' + name.replace('"', '""') + '"'
+			try:
+				conn.execute(sa.text(f"CREATE DATABASE {quoted}"))
+			except sa.exc.ProgrammingError as exc:
+				if "already exists" in str(exc):  # another process created it a moment ago
+					return
+				raise ConfigurationError(
+					f"durability: the PostgreSQL database {name!r} does not exist and role "
+					f"{target.username!r} may not create it ({_first_line(exc)}); create it "
+					f"(createdb {name}, or CREATE DATABASE {quoted} as an administrator), grant "
+					"the role CREATEDB, or point durability at an existing database"
+				) from None
+			log.info("durable: created the PostgreSQL database %s", name)
+	except sa.exc.OperationalError as exc:
+		_probe(target, name, where, exc)
+	finally:
+		admin.dispose()
+
+
+def _probe(target: sa.URL, name: str, where: str, exc: Exception) -> None:
+	# The server's `postgres` database is not reachable for this role: the store's own may be.
+	direct = sa.create_engine(target, poolclass=sa.pool.NullPool)
+	try:
+		with direct.connect():
+			return
+	except sa.exc.OperationalError as again:
+		text = _first_line(again)
+		if "does not exist" in text:
+			raise ConfigurationError(
+				f"durability: the PostgreSQL database {name!r} does not exist, and the server's "
+				f"'postgres' database is not open to role {target.username!r} to create it; "
+				f"create it (createdb {name}) or point durability at an existing database"
+			) from None
+		raise ConfigurationError(
+			f"durability: cannot reach the store {where}: {text}; check the host, port, role "
+			"and password of the URL, and that the server runs"
+		) from None
+	finally:
+		direct.dispose()
+
+
+def _first_line(exc: BaseException) -> str:
+	orig = getattr(exc, "orig", None) or exc
+	return (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+
+
 def create_tables(engine: sa.Engine) -> None:
 	"""Create the workers and schedules tables if they are missing (safe to call concurrently)."""
 	try:
@@ -89,6 +223,41 @@ def create_tables(engine: sa.Engine) -> None:
 	except sa.exc.DBAPIError:
 		# Another process created them between the check and the CREATE.
 		_META.create_all(engine, checkfirst=True)
+
+
+def claim_answer(engine: sa.Engine, workflow_id: str, question: str, text: str) -> str | None:
+	"""Record the answer to a question unless one is recorded: None if this one won, else the text.
+
+	The primary key admits one row per question, so of two processes answering at once exactly
+	one inserts it; the other reads the winner's text (to send it again, idempotently, should the
+	winner have died between recording and sending).
+	"""
+	try:
+		with engine.begin() as conn:
+			conn.execute(
+				sa.insert(ANSWERS).values(
+					workflow_id=workflow_id, question=question, text=text, answered_at=time.time()
+				)
+			)
+		return None
+	except sa.exc.IntegrityError:
+		pass
+	with engine.connect() as conn:
+		won = conn.execute(
+			sa.select(ANSWERS.c.text)
+			.where(ANSWERS.c.workflow_id == workflow_id)
+			.where(ANSWERS.c.question == question)
+		).scalar()
+	return str(won or "")
+
+
+def answered(engine: sa.Engine, workflow_id: str) -> bool:
+	"""Whether any question of the workflow has a recorded answer."""
+	with engine.connect() as conn:
+		found = conn.execute(
+			sa.select(ANSWERS.c.question).where(ANSWERS.c.workflow_id == workflow_id).limit(1)
+		).first()
+	return found is not None
 
 
 def list_workers(engine: sa.Engine) -> list[dict[str, Any]]:
@@ -122,6 +291,9 @@ class Heartbeat:
 		lapse: Seconds without a beat after which a worker counts as dead.
 		recover: Called in the heartbeat thread with the id of each dead worker this process
 			claimed; it hands that worker's pending workflows to DBOS's recovery.
+		fence: Called from a thread when this process's lease runs out (it could not beat for
+			`fence_after` seconds): it must stop every run executing here, before any other
+			worker may take them over (`lapse` after the last beat).
 	"""
 
 	def __init__(
@@ -133,6 +305,7 @@ class Heartbeat:
 		heartbeat: float,
 		lapse: float,
 		recover: Callable[[str], None],
+		fence: Callable[[], None] | None = None,
 	) -> None:
 		self.engine = engine
 		self.executor_id = executor_id
@@ -140,10 +313,20 @@ class Heartbeat:
 		self.heartbeat = heartbeat
 		self.lapse = lapse
 		self.recover = recover
+		self.fence = fence
 		self.token = uuid.uuid4().hex
 		self.taken: list[tuple[str, float]] = []  # (executor id, when claimed), for reports
+		# The lease: valid until `fence_after` seconds after the last beat began (this process's
+		# monotonic clock), which is before any other worker's takeover (`lapse` after the beat
+		# time it wrote, on the wall clock): the margin covers stopping the runs and clock skew.
+		self.fence_after = max(lapse - max(heartbeat, lapse * 0.2), lapse * 0.5)
+		self.renewed = time.monotonic()
+		self.fenced = False
+		self.fences = 0  # how often the lease ran out (for reports and tests)
 		self._stop = threading.Event()
 		self._thread: threading.Thread | None = None
+		self._watch: threading.Thread | None = None
+		self._fencing = threading.Lock()
 
 	# holding the id -----------------------------------------------------------------------
 
@@ -164,7 +347,19 @@ class Heartbeat:
 				)
 			time.sleep(min(self.heartbeat, 0.5))
 
+	def lease_valid(self) -> bool:
+		"""Whether this process may execute its runs now (it beat recently, and is not fenced)."""
+		return not self.fenced and time.monotonic() - self.renewed < self.fence_after
+
+	def check(self) -> bool:
+		"""`lease_valid`, fencing at once when it ran out (so its runs resume once it is back)."""
+		if self.lease_valid():
+			return True
+		self._fence(f"could not beat for {time.monotonic() - self.renewed:.1f} s")
+		return False
+
 	def _try_claim(self) -> bool:
+		began = time.monotonic()
 		now = time.time()
 		row = {
 			"token": self.token,
@@ -187,6 +382,7 @@ class Heartbeat:
 					conn.execute(sa.insert(WORKERS).values(executor_id=self.executor_id, **row))
 				except sa.exc.IntegrityError:
 					return False  # another process inserted it first
+				self.renewed = began
 				return True
 			held = current["state"] == "live" and current["beat_at"] >= now - self.lapse
 			if held and not _gone(current):
@@ -197,22 +393,35 @@ class Heartbeat:
 				.where(WORKERS.c.token == current["token"])
 				.values(**row)
 			)
+			if done.rowcount == 1:
+				self.renewed = began
 			return done.rowcount == 1
 
 	# the thread ---------------------------------------------------------------------------
 
 	def start(self) -> None:
-		"""Start beating and watching in a daemon thread."""
+		"""Beat once (the lease starts now), then beat and watch in daemon threads."""
+		try:
+			self.beat()
+		except Exception as exc:
+			log.warning("durable: heartbeat of %s failed: %s", self.executor_id, exc)
 		self._thread = threading.Thread(
 			target=self._run, name=f"openmolt heartbeat {self.executor_id}", daemon=True
 		)
 		self._thread.start()
+		# The watch fences on time even while a beat hangs on an unreachable database.
+		self._watch = threading.Thread(
+			target=self._watch_lease, name=f"openmolt lease {self.executor_id}", daemon=True
+		)
+		self._watch.start()
 
 	def stop(self) -> None:
 		"""Stop the thread and mark the id stopped, so live workers take over its runs at once."""
 		self._stop.set()
 		if self._thread is not None:
 			self._thread.join(timeout=10)
+		if self._watch is not None:
+			self._watch.join(timeout=10)
 		try:
 			with self.engine.begin() as conn:
 				conn.execute(
@@ -230,26 +439,68 @@ class Heartbeat:
 		while not self._stop.is_set():
 			try:
 				self.beat()
-				self.take_over()
-			except Exception:
-				log.warning("durable: heartbeat of %s failed", self.executor_id, exc_info=True)
+				if self.lease_valid():  # a worker without a lease takes nothing over
+					self.take_over()
+			except Exception as exc:
+				log.warning("durable: heartbeat of %s failed: %s", self.executor_id, exc)
 			self._stop.wait(self.heartbeat)
 
+	def _watch_lease(self) -> None:
+		step = min(self.heartbeat, self.fence_after / 4, 0.25)
+		while not self._stop.wait(step):
+			self.check()
+
+	def _fence(self, why: str) -> None:
+		with self._fencing:
+			if self.fenced:
+				return
+			self.fenced = True
+			self.fences += 1
+		log.error(
+			"durable: worker %s lost its lease (%s): it stops its runs now, before another "
+			"worker may take them over; they resume here or elsewhere once the store answers",
+			self.executor_id,
+			why,
+		)
+		if self.fence is not None:
+			try:
+				self.fence()
+			except Exception:
+				log.exception("durable: could not stop the runs of %s", self.executor_id)
+
 	def beat(self) -> None:
-		"""Record that this process is alive."""
+		"""Record that this process is alive, renewing its lease.
+
+		A process that was fenced (its lease ran out) and still holds its row resumes its own
+		runs; one whose row another worker took meanwhile (its runs went there) holds the id
+		again, with no runs, and goes on as a fresh worker.
+		"""
+		began = time.monotonic()
 		with self.engine.begin() as conn:
 			done = conn.execute(
 				sa.update(WORKERS)
 				.where(WORKERS.c.executor_id == self.executor_id)
 				.where(WORKERS.c.token == self.token)
-				.values(beat_at=time.time(), state="live")
+				.where(WORKERS.c.state == "live")
+				.values(beat_at=time.time())
 			)
-		if done.rowcount != 1:
-			log.error(
-				"durable: worker id %s was taken by another process; this one keeps running "
-				"its current runs but should be restarted under its own id",
-				self.executor_id,
-			)
+		if done.rowcount == 1:
+			self.renewed = began
+			if self.fenced:
+				self.fenced = False
+				log.warning(
+					"durable: worker %s has its lease again; it resumes its runs", self.executor_id
+				)
+				self.recover(self.executor_id)
+			return
+		self._fence("another worker took over its id")
+		log.error(
+			"durable: worker id %s was taken over by another worker (its runs went there); "
+			"this process holds the id again, with no runs",
+			self.executor_id,
+		)
+		if self._try_claim():
+			self.fenced = False
 
 	def take_over(self) -> list[str]:
 		"""Claim the dead workers of this version and hand their runs to recovery; their ids."""

@@ -5,7 +5,10 @@ openmolt worker PATH... [--durability STORE] [--id ID] [--heartbeat S] [--lapse 
                         [--env-file PATH] [--verbose]
     run the durable runs and schedules of the agents in PATH (agent files, or folders of them)
 openmolt runs [--durability STORE] [--agent NAME] [--all] [--json]
-    the runs parked on a question (with --all: the latest runs and their status)
+    the runs parked on a question (with --all: the latest runs and their status; "stranded":
+    no live worker serves their agent version)
+openmolt runs --cancel RUN_ID | --migrate RUN_ID [--version V]
+    cancel an unfinished run, or resume a stranded one on the definition live workers serve
 openmolt answer RUN_ID TEXT [--durability STORE]
     answer a parked run's question; it goes on in whichever worker runs it
 ```
@@ -305,6 +308,14 @@ async def _runs(ns: argparse.Namespace) -> int:
 	try:
 		backend = om.durability
 		assert backend is not None
+		if ns.cancel:
+			wid = await backend.cancel(ns.cancel)  # type: ignore[attr-defined]
+			_line(f"cancelled run {ns.cancel} (workflow {wid})")
+			return 0
+		if ns.migrate:
+			wid = await backend.migrate(ns.migrate, ns.version)  # type: ignore[attr-defined]
+			_line(f"run {ns.migrate} resumes on the current definition (workflow {wid})")
+			return 0
 		if ns.all:
 			rows = await backend.runs(agent=ns.agent)  # type: ignore[attr-defined]
 			if ns.json:
@@ -312,6 +323,12 @@ async def _runs(ns: argparse.Namespace) -> int:
 			else:
 				for row in rows:
 					print(f"{row['run_id']}  {row['agent']}  {row['status']}  {row['created_at']}")
+				if any(row["status"] == "stranded" for row in rows):
+					_line(
+						"stranded: no live worker serves the agent version of these runs; keep "
+						"a worker of their definition, --cancel them, or --migrate them (see "
+						"docs/guides/durable.md)"
+					)
 			return 0
 		pending = await om.pending(agent=ns.agent)
 		if ns.json:
@@ -329,10 +346,14 @@ async def _runs(ns: argparse.Namespace) -> int:
 
 async def _answer(ns: argparse.Namespace) -> int:
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_dbos._backend import AlreadyAnsweredError
 
 	om = OpenMolt(durability=_store(ns.durability), entry_points=False)
 	try:
 		await om.answer(ns.run_id, ns.text)
+	except AlreadyAnsweredError as exc:
+		print(f"openmolt: {exc}", file=sys.stderr)
+		return 1  # not used: another answer won
 	finally:
 		await om.aclose()
 	_line(f"answered run {ns.run_id}; it goes on in the worker that runs it")
@@ -354,6 +375,13 @@ def main(args: Sequence[str]) -> int:
 		parser.add_argument("--agent", help="only this agent's runs")
 		parser.add_argument("--all", action="store_true", help="the latest runs, with status")
 		parser.add_argument("--json", action="store_true", help="print JSON")
+		parser.add_argument("--cancel", metavar="RUN_ID", help="cancel an unfinished run")
+		parser.add_argument(
+			"--migrate",
+			metavar="RUN_ID",
+			help="resume a stranded run on the definition the live workers serve",
+		)
+		parser.add_argument("--version", help="with --migrate: the application version")
 		return anyio.run(_runs, parser.parse_args(rest))
 	parser.add_argument("run_id", help="the parked run's id (see openmolt runs)")
 	parser.add_argument("text", help="the answer")

@@ -47,7 +47,6 @@ Where a URL's origin may come from is decided when the integration is defined
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Collection, Mapping
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
@@ -136,18 +135,6 @@ class _Retryable(Exception):
 def _hint(exc: BaseException) -> float | None:
 	"""Seconds the service asks us to wait (`openmolt_core.retry.retry_after`)."""
 	return retry_after(exc.response.headers) if isinstance(exc, _Retryable) else None
-
-
-_KEY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
-
-
-def _idempotency_key(call_id: str) -> str:
-	"""The idempotency key of a tool call: a UUID5 of its call id (a fresh UUID4 without one).
-
-	Args:
-		call_id: ``ToolContext.call_id``: the run id and the call's step key.
-	"""
-	return str(uuid.uuid5(_KEY_NAMESPACE, call_id) if call_id else uuid.uuid4())
 
 
 def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -> bool:
@@ -621,7 +608,7 @@ async def execute_http_tool(
 		if key_header and request.method == "POST" and not request.headers.get(key_header):
 			# One key per tool call: the engine's retries resend this same request, and a
 			# durable run that replays the call after a crash sends the same key again.
-			request.headers[key_header] = _idempotency_key(context.call_id)
+			request.headers[key_header] = context.idempotency_key
 		policy = context.retry or context.extras.get("retry_policy") or DEFAULT_RETRY
 		fmt = tool.response_format or setup.response_format
 		limit = tool.max_response_bytes or (

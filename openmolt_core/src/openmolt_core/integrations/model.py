@@ -173,6 +173,9 @@ class HttpTool(_Spec):
 			also goes through the SSRF guard. See `openmolt_core.integrations._origin`.
 		max_response_bytes: The largest decoded response body read (default: 8 MiB, or 100 MiB
 			when the response format is ``binary``); reading stops at the cap.
+		in_doubt: What a durable run does with a call found started but not finished after a
+			crash: ``retry``, ``ask`` or ``fail`` (default: ``retry`` for reads and keyed
+			POSTs, ``ask`` for other writes; see `openmolt_core._indoubt`).
 	"""
 
 	handle: str
@@ -197,6 +200,7 @@ class HttpTool(_Spec):
 	accept_statuses: list[int] = Field(default_factory=list)
 	input_origins: list[str] = Field(default_factory=list)
 	max_response_bytes: int | None = Field(default=None, gt=0)
+	in_doubt: Literal["retry", "ask", "fail"] | None = None
 
 	@field_validator("accept_statuses")
 	@classmethod

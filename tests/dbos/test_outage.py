@@ -1,0 +1,199 @@
+"""A database outage never runs one run in two places (PostgreSQL behind a proxy the test cuts).
+
+Two workers, w1 (which starts the runs) and w2, reach PostgreSQL through a TCP proxy. Cutting it
+for longer than the lapse: w1 cannot renew its lease, stops its runs (fencing) before w2 may take
+them over, and after the outage exactly one worker finishes each run: the model is asked each turn
+once. Cutting it for less than the lapse: nothing is fenced, nothing taken over, nothing repeated.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from _durable import FakeServer
+from conftest import make_store
+from test_crash import run_sync
+
+from openmolt_dbos._workers import list_workers, make_engine
+
+HEARTBEAT, LAPSE = 0.3, 3.0
+
+
+class Proxy:
+	"""A TCP proxy to PostgreSQL that the test can cut (every connection dropped, new ones refused)."""
+
+	def __init__(self, host: str, port: int) -> None:
+		self.target = (host, port)
+		self.up = True
+		self._conns: list[socket.socket] = []
+		self._lock = threading.Lock()
+		self.listener = socket.create_server(("127.0.0.1", 0))
+		self.port = self.listener.getsockname()[1]
+		threading.Thread(target=self._accept, daemon=True).start()
+
+	def _accept(self) -> None:
+		while True:
+			try:
+				client, _ = self.listener.accept()
+			except OSError:
+				return
+			if not self.up:
+				client.close()
+				continue
+			try:
+				upstream = socket.create_connection(self.target)
+			except OSError:
+				client.close()
+				continue
+			with self._lock:
+				self._conns += [client, upstream]
+			for a, b in ((client, upstream), (upstream, client)):
+				threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+	def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
+		try:
+			while data := src.recv(65536):
+				dst.sendall(data)
+		except OSError:
+			pass
+		for s in (src, dst):
+			try:
+				s.shutdown(socket.SHUT_RDWR)
+			except OSError:
+				pass
+			s.close()
+
+	def cut(self, seconds: float) -> None:
+		"""The database is unreachable for ``seconds``."""
+		self.up = False
+		with self._lock:
+			conns, self._conns = self._conns, []
+		for conn in conns:
+			try:
+				conn.shutdown(socket.SHUT_RDWR)
+				conn.close()
+			except OSError:
+				pass
+		time.sleep(seconds)
+		self.up = True
+
+	def close(self) -> None:
+		self.listener.close()
+
+
+@pytest.fixture
+def proxied(tmp_path: Any) -> Iterator[tuple[str, Proxy]]:
+	"""A fresh PostgreSQL database, and its URL through a proxy."""
+	stores = make_store("postgres", tmp_path)
+	store = next(stores)
+	parts = urlsplit(store)
+	proxy = Proxy(parts.hostname or "127.0.0.1", parts.port or 5432)
+	netloc = f"{parts.username}@127.0.0.1:{proxy.port}"
+	try:
+		yield urlunsplit(parts._replace(netloc=netloc)), proxy
+	finally:
+		proxy.close()
+		for _ in stores:
+			pass
+
+
+def _scripts(server: FakeServer, tag: str) -> list[str]:
+	tool, wait = f"{tag}-tool", f"{tag}-wait"
+	server.scripts[tool] = [
+		{
+			"type": "callTool",
+			"tool": "svc.charge",
+			"input": {"scenario": tool, "value": "O", "hold": tool},
+		},
+		{"type": "finish", "status": "success", "output": {"result": "charged"}},
+	]
+	server.scripts[wait] = [
+		{"type": "wait", "seconds": 2.5},
+		{"type": "finish", "status": "success", "output": {"result": "waited"}},
+	]
+	server.holds[tool] = threading.Event()
+	return [tool, wait]
+
+
+def _start(
+	spawn: Any, url: str, server: FakeServer, names: list[str]
+) -> tuple[Any, Any, dict[str, str]]:
+	env = {
+		"OPENMOLT_TEST_SERVER": server.url,
+		"OPENMOLT_TEST_HEARTBEAT": str(HEARTBEAT),
+		"OPENMOLT_TEST_LAPSE": str(LAPSE),
+	}
+	driver = spawn(["driver.py", url, "w1", *names], env, name="w1")
+	driver.wait_line("ready")
+	ids = dict(
+		line.split()[1:3] for line in driver.output().splitlines() if line.startswith("started ")
+	)
+	args = ["-m", "openmolt", "worker", "crash_agents.py", "--durability", url, "--id", "w2"]
+	worker = spawn([*args, "--heartbeat", str(HEARTBEAT), "--lapse", str(LAPSE)], env, "w2")
+	worker.wait_line("ready")
+	return driver, worker, ids
+
+
+def _once_each(server: FakeServer, names: list[str]) -> None:
+	for name in names:
+		turns = [e.body["turn"] for e in server.entries("model", name=name)]
+		assert sorted(turns) == [0, 1], (name, turns)  # each turn asked once: never two places
+
+
+@pytest.mark.timeout(240)
+def test_an_outage_longer_than_the_lapse_fences_the_owner_and_one_worker_goes_on(
+	proxied: tuple[str, Proxy], server: FakeServer, spawn: Any
+) -> None:
+	"""During a tool call and during a wait: the owner stops first; each run finishes once."""
+	url, proxy = proxied
+	names = _scripts(server, "long")
+	driver, worker, ids = _start(spawn, url, server, names)
+	server.wait_for(lambda: server.entries("tool", name="charge", scenario=names[0]), 60, "held")
+	server.wait_for(lambda: server.entries("model", name=names[1]), 60, "waiting")
+	time.sleep(0.3)
+	released = threading.Timer(0.5, server.holds[names[0]].set)  # the call ends in the outage
+	released.start()
+	proxy.cut(LAPSE * 3)
+	results = {name: run_sync(url, "result", ids[name]) for name in names}
+	assert results[names[0]].output == {"result": "charged"}
+	assert results[names[1]].output == {"result": "waited"}
+	_once_each(server, names)
+	charges = server.entries("tool", name="charge", scenario=names[0])
+	assert 1 <= len(charges) <= 2 and len({c.headers["idempotency-key"] for c in charges}) == 1
+	assert "lost its lease" in driver.output() or "lost its lease" in worker.output()
+	driver.kill()
+	worker.stop()
+
+
+@pytest.mark.timeout(240)
+def test_an_outage_shorter_than_the_lapse_changes_nothing(
+	proxied: tuple[str, Proxy], server: FakeServer, spawn: Any
+) -> None:
+	"""Nobody is fenced or taken over; every call and turn happens once, in w1."""
+	url, proxy = proxied
+	names = _scripts(server, "short")
+	driver, worker, ids = _start(spawn, url, server, names)
+	server.wait_for(lambda: server.entries("tool", name="charge", scenario=names[0]), 60, "held")
+	server.wait_for(lambda: server.entries("model", name=names[1]), 60, "waiting")
+	time.sleep(0.3)
+	proxy.cut(LAPSE / 4)
+	server.holds[names[0]].set()
+	results = {name: run_sync(url, "result", ids[name]) for name in names}
+	assert [r.status for r in results.values()] == ["success", "success"]
+	_once_each(server, names)
+	assert len(server.entries("tool", name="charge", scenario=names[0])) == 1
+	assert "lost its lease" not in driver.output() + worker.output()
+	tables = make_engine(url)
+	try:
+		rows = {r["executor_id"]: r for r in list_workers(tables)}
+	finally:
+		tables.dispose()
+	assert rows["w1"]["state"] == "live" and rows["w2"]["state"] == "live"
+	driver.kill()
+	worker.stop()

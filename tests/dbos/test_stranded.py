@@ -1,0 +1,91 @@
+"""Stranded runs: a worker restarted under its id with a changed agent definition.
+
+The old runs wait for a version no live worker serves: the worker warns at start, emits
+``run:stranded``, `openmolt runs --all` says "stranded", and ``--migrate`` resumes a run on the
+new definition when the change is compatible (a tool added).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _durable import FakeServer
+from conftest import HERE
+from test_crash import run_sync
+
+HEARTBEAT, LAPSE = 0.3, 1.5
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+	env = {**os.environ, "PYTHONPATH": str(HERE)}
+	env.pop("OPENMOLT_DURABILITY", None)
+	return subprocess.run(
+		[sys.executable, "-m", "openmolt", *args],
+		capture_output=True,
+		text=True,
+		timeout=120,
+		env=env,
+		cwd=HERE,
+	)
+
+
+@pytest.mark.timeout(240)
+def test_a_changed_definition_reports_its_stranded_runs_and_migrates_them(
+	store: str, server: FakeServer, spawn: Any, tmp_path: Path
+) -> None:
+	"""Warning, event, 'stranded' in openmolt runs; --migrate finishes it on the new definition."""
+	server.scripts["strand"] = [
+		{
+			"type": "callTool",
+			"tool": "svc.charge",
+			"input": {"scenario": "strand", "value": "S", "hold": "strand"},
+		},
+		{"type": "finish", "status": "success", "output": {"result": "migrated"}},
+	]
+	server.holds["strand"] = threading.Event()
+	events = tmp_path / "events.jsonl"
+	env = {
+		"OPENMOLT_TEST_SERVER": server.url,
+		"OPENMOLT_TEST_HEARTBEAT": str(HEARTBEAT),
+		"OPENMOLT_TEST_LAPSE": str(LAPSE),
+		"OPENMOLT_TEST_EVENTS": str(events),
+	}
+	driver = spawn(["driver.py", store, "w1", "strand"], env, name="w1")
+	driver.wait_line("ready")
+	run_id = next(
+		line.split()[2] for line in driver.output().splitlines() if line.startswith("started ")
+	)
+	server.wait_for(lambda: server.entries("tool", name="charge", scenario="strand"), 90, "S")
+	driver.kill()
+	server.holds["strand"].set()
+	args = ["-m", "openmolt", "worker", "crash_agents.py", "--durability", store, "--id", "w1"]
+	changed = {**env, "OPENMOLT_TEST_EXTRA_TOOL": "1"}
+	worker = spawn([*args, "--heartbeat", str(HEARTBEAT), "--lapse", str(LAPSE)], changed, "w1b")
+	worker.wait_line("ready")
+	worker.wait_line("no live worker serves", timeout=30)
+	assert run_id in worker.output()
+	stranded = [json.loads(line) for line in events.read_text().splitlines()]
+	assert [e["run_id"] for e in stranded if e["name"] == "run:stranded"] == [run_id]
+	listed = _cli("runs", "--all", "--json", "--durability", store)
+	assert listed.returncode == 0, listed.stderr
+	rows = {r["run_id"]: r for r in json.loads(listed.stdout)}
+	assert rows[run_id]["status"] == "stranded"
+	time.sleep(1)
+	assert len(server.entries("tool", name="charge", scenario="strand")) == 1  # nobody resumed it
+	moved = _cli("runs", "--migrate", run_id, "--durability", store)
+	assert moved.returncode == 0, moved.stderr
+	result = run_sync(store, "result", run_id)
+	worker.stop()
+	assert result.status == "success" and result.output == {"result": "migrated"}
+	listed = _cli("runs", "--all", "--json", "--durability", store)
+	assert {r["run_id"]: r["status"] for r in json.loads(listed.stdout)}[run_id] == "success"
+	ended = _cli("runs", "--cancel", run_id, "--durability", store)
+	assert ended.returncode == 2 and "has ended" in ended.stderr
