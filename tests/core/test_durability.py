@@ -414,9 +414,11 @@ async def test_tool_events_say_done_only_once_the_result_is_journaled() -> None:
 			killed = []
 			try:
 				await agent.execute(agent.new_state("go"), port=port)
-			except* _Killed as group:  # the batch's two calls, each killed after its body
+			except* _Killed as group:  # the batch's calls, each killed after its body
 				killed.extend(group.exceptions)
-			assert len(killed) == 2
+			# A sync tool runs in a worker thread: the first kill may cancel the other call
+			# before its body ends (then it was never done either).
+			assert 1 <= len(killed) <= 2
 			assert "tool:response local.boom" not in order and "error" not in order
 			assert "tool:call local.boom" in order  # it started: "started", never "done"
 			continue
