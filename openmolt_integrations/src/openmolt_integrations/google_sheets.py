@@ -445,7 +445,7 @@ _HEADER_ROW = {
 	"default": 1,
 	"description": "The row holding the column names (default 1); data rows are below it.",
 }
-_ROW_INPUTS = {"spreadsheetId": _SPREADSHEET_ID, "sheetName": _SHEET_NAME}
+_ROW_INPUTS: dict[str, Any] = {"spreadsheetId": _SPREADSHEET_ID, "sheetName": _SHEET_NAME}
 _KEY_NOTE = (
 	"Columns are named by their header text (exact, or case-insensitive when unambiguous); the "
 	"key is compared with each cell as displayed (numbers without trailing .0, TRUE/FALSE)."

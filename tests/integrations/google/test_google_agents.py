@@ -1033,3 +1033,212 @@ async def test_lookup_rows_on_an_empty_header_row_says_which_row() -> None:
 	)
 	assert len(seen) == 1
 	await http.aclose()
+
+
+def _sha(text: str) -> str:
+	import hashlib
+
+	return hashlib.sha256(text.encode()).hexdigest()
+
+
+ADS_CREDENTIAL = {
+	"type": "oauth2",
+	"config": {**OAUTH["config"], "developerToken": "dev-token-abc"},
+}
+
+
+async def test_google_ads_uploads_click_conversions_and_customer_match_contacts() -> None:
+	"""Click conversions and Customer Match: exact requests, every identifier normalized and
+	SHA-256 hashed, no plain email, phone or name in any request."""
+	job = "customers/1234567890/offlineUserDataJobs/777"
+	seen, responses = await run_agent(
+		google_ads,
+		"googleAds",
+		ADS_CREDENTIAL,
+		[
+			call_tool(
+				"googleAds.uploadClickConversions",
+				customerId="123-456-7890",
+				conversions=[
+					{
+						"gclid": "Cj0KCQ-abc",
+						"conversionAction": "customers/1234567890/conversionActions/42",
+						"conversionDateTime": "2026-11-30 14:05:00+01:00",
+						"conversionValue": 49.9,
+						"currencyCode": "EUR",
+						"orderId": "order-1",
+					},
+					{
+						"conversionAction": "customers/1234567890/conversionActions/42",
+						"conversionDateTime": "2026-11-30 15:00:00+01:00",
+						"email": "  Ana.Silva@GMAIL.com ",
+						"phoneNumber": "+44 20 7946-0958",
+					},
+				],
+			),
+			call_tool(
+				"googleAds.addCustomerMatchContacts",
+				customerId="1234567890",
+				userList="customers/1234567890/userLists/555",
+				contacts=[
+					{"email": "Bo@Example.com"},
+					{
+						"firstName": " Ana ",
+						"lastName": "Silva",
+						"countryCode": "pt",
+						"postalCode": "1000-001",
+					},
+				],
+				consent={"adUserData": "GRANTED", "adPersonalization": "GRANTED"},
+			),
+		],
+		[
+			ok({"results": [{"gclid": "Cj0KCQ-abc"}, {}]}),
+			ok({"resourceName": job}),
+			ok({}),
+			ok({"name": "customers/1234567890/operations/op-1"}),
+		],
+	)
+	upload, create, add, run = seen
+	base = "https://googleads.googleapis.com/v26/customers/1234567890"
+	for request in seen:
+		bearer(request)
+		assert request.method == "POST"
+		assert request.headers["developer-token"] == "dev-token-abc"
+		text = request.content.decode().lower()
+		assert "silva" not in text and "ana" not in text and "7946" not in text
+	assert str(upload.url) == f"{base}:uploadClickConversions"
+	assert body(upload) == {
+		"conversions": [
+			{
+				"gclid": "Cj0KCQ-abc",
+				"conversionAction": "customers/1234567890/conversionActions/42",
+				"conversionDateTime": "2026-11-30 14:05:00+01:00",
+				"conversionValue": 49.9,
+				"currencyCode": "EUR",
+				"orderId": "order-1",
+			},
+			{
+				"conversionAction": "customers/1234567890/conversionActions/42",
+				"conversionDateTime": "2026-11-30 15:00:00+01:00",
+				"userIdentifiers": [
+					{"hashedEmail": _sha("anasilva@gmail.com")},
+					{"hashedPhoneNumber": _sha("+442079460958")},
+				],
+			},
+		],
+		"partialFailure": True,
+	}
+	assert str(create.url) == f"{base}/offlineUserDataJobs:create"
+	assert body(create) == {
+		"job": {
+			"type": "CUSTOMER_MATCH_USER_LIST",
+			"customerMatchUserListMetadata": {
+				"userList": "customers/1234567890/userLists/555",
+				"consent": {"adUserData": "GRANTED", "adPersonalization": "GRANTED"},
+			},
+		}
+	}
+	assert str(add.url) == f"https://googleads.googleapis.com/v26/{job}:addOperations"
+	assert body(add) == {
+		"operations": [
+			{"create": {"userIdentifiers": [{"hashedEmail": _sha("bo@example.com")}]}},
+			{
+				"create": {
+					"userIdentifiers": [
+						{
+							"addressInfo": {
+								"hashedFirstName": _sha("ana"),
+								"hashedLastName": _sha("silva"),
+								"countryCode": "PT",
+								"postalCode": "1000-001",
+							}
+						}
+					]
+				}
+			},
+		],
+		"enablePartialFailure": True,
+	}
+	assert str(run.url) == f"https://googleads.googleapis.com/v26/{job}:run"
+	assert body(run) == {}
+	assert responses[1] == {
+		"job": job,
+		"contacts": 2,
+		"operation": "customers/1234567890/operations/op-1",
+	}
+
+
+@pytest.mark.parametrize(
+	("tool", "args", "problem"),
+	[
+		(
+			"uploadClickConversions",
+			{"conversions": [{"phoneNumber": "415 555 0123"}]},
+			"conversions[0].phoneNumber: '415 555 0123' is not an E.164 phone number",
+		),
+		(
+			"uploadClickConversions",
+			{"conversions": [{"gclid": "a", "wbraid": "b"}]},
+			"conversions[0]: give one click id",
+		),
+		(
+			"uploadClickConversions",
+			{"conversions": [{}]},
+			"conversions[0]: give a click id (gclid, gbraid or wbraid) or the person's email",
+		),
+		(
+			"addCustomerMatchContacts",
+			{"contacts": [{"email": "a@b.co"}, {"firstName": "Ana", "countryCode": "PT"}]},
+			"contacts[1]: an address match needs firstName, lastName, countryCode and postalCode "
+			"together; missing lastName, postalCode",
+		),
+		(
+			"addCustomerMatchContacts",
+			{"contacts": [{"email": "a@b.co", "hashedEmail": "0" * 64}]},
+			"contacts[0]: give email or hashedEmail, not both",
+		),
+		(
+			"addCustomerMatchContacts",
+			{"contacts": [{"countryCode": "PT"}, {}]},
+			"contacts[0]: an address match needs",
+		),
+	],
+)
+async def test_google_ads_refuses_bad_identifiers_before_sending(tool, args, problem) -> None:
+	"""A bad phone, two click ids, no identifier or a partial address fails naming the field, and
+	nothing (not even the Customer Match job) is sent."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={})
+
+	base = {
+		"uploadClickConversions": {
+			"conversionAction": "customers/1/conversionActions/2",
+			"conversionDateTime": "2026-11-30 15:00:00+01:00",
+		},
+		"addCustomerMatchContacts": {},
+	}[tool]
+	if "conversions" in args:
+		args = {"conversions": [{**base, **c} for c in args["conversions"]]}
+	else:
+		args = {**args, "userList": "customers/1/userLists/5"}
+	model = ScriptedModel(
+		[call_tool(f"googleAds.{tool}", customerId="1", **args), finish(result="done")]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_ads], entry_points=False, http_client=http)
+	agent = om.create_agent(
+		name="T",
+		model=model,
+		integrations=[{"integration": "googleAds", "credential": ADS_CREDENTIAL}],
+	)
+	events: list[Any] = []
+	agent.on("tool:response", lambda e: events.append(e))
+	await agent.run("Go.")
+	(event,) = events
+	assert event.error and problem in json.dumps(event.response)
+	assert seen == []
+	await http.aclose()
