@@ -837,8 +837,12 @@ INTEGRATION = Integration(
 
 Open <https://dashboard.stripe.com/apikeys> and create a **restricted key** (`rk_…`) with only
 the permissions the agent needs (e.g. Customers write, PaymentIntents write, Checkout Sessions
-write, Invoices write, Subscriptions write, Refunds write, Products and Prices write), or use the
-secret key (`sk_…`). Start with test-mode keys (`sk_test_…`).
+write, Payment Links write, Invoices write, Subscriptions write, Refunds write, Products and
+Prices write), or use the secret key (`sk_…`). Start with test-mode keys (`sk_test_…`).
+
+Payment links (`createPaymentLink`) are shareable URLs anyone can pay through until
+`updatePaymentLink` sets `active` to false. `sendInvoice` emails a finalized invoice;
+`voidInvoice` voids one that is unpaid (it cannot be undone).
 
 ```python
 om = OpenMolt(integrations={"stripe": {"apiKey": "rk_test_..."}})
