@@ -124,8 +124,10 @@ async def lookup_rows(input: Mapping[str, Any], send: Send) -> dict[str, Any]:
 		``{"rows": [{"rowNumber", "values"}], "matchCount", "columns"}``.
 
 	Raises:
-		ToolError: The header row is empty or has no such column.
+		ToolError: ``lookupValue`` is empty, or the header row is empty or has no such column.
 	"""
+	if _text(input.get("lookupValue")) == "":
+		raise ToolError("lookupValue: give the value to find; empty cells are not searched")
 	sheet, row, header = await _header(send, input)
 	index = _column(header, str(input["lookupColumn"]), "lookupColumn")
 	found = await _matches(send, input, sheet, row, index, input["lookupValue"])

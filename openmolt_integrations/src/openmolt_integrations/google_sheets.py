@@ -475,12 +475,16 @@ ROW_TOOLS = [
 					"minLength": 1,
 					"description": "The header of the column to search, e.g. 'Email'.",
 				},
-				"lookupValue": {**_CELL, "description": "The value to find in that column."},
+				"lookupValue": {
+					"type": ["string", "number", "boolean"],
+					"minLength": 1,
+					"description": "The value to find in that column (not empty).",
+				},
 				"headerRow": _HEADER_ROW,
 				"maxRows": {
 					"type": "integer",
 					"minimum": 1,
-					"maximum": 500,
+					"maximum": 100,
 					"default": 50,
 					"description": "Most matching rows to return (matchCount counts them all).",
 				},

@@ -117,3 +117,15 @@ def test_composed_tools_send_only_declarative_tools_of_the_integration() -> None
 	for composed, requests in google_sheets.ROW_REQUESTS.items():
 		assert composed in {t.handle for t in google_sheets.INTEGRATION.tools}
 		assert set(requests) <= handles
+
+
+@pytest.mark.parametrize("value", ["", "  ", None])
+async def test_an_empty_lookup_value_is_refused_before_reading(value) -> None:
+	"""An empty value would match every blank cell; it is refused, naming the field."""
+	sent, send = fake({})
+	with pytest.raises(ToolError, match="lookupValue: give the value to find"):
+		await lookup_rows(
+			{"spreadsheetId": "s", "sheetName": "T", "lookupColumn": "Id", "lookupValue": value},
+			send,
+		)
+	assert sent == []
