@@ -11,7 +11,7 @@ import httpx
 from openmolt import OpenMolt
 
 FIVE = ["gmail", "googleSheets", "notion", "slack", "github"]
-"""Five integrations, 77 tools."""
+"""Five integrations, about 80 tools (their built-in tool lists grow)."""
 
 _GOOGLE = {
 	"clientId": "client-id-123",

@@ -572,6 +572,8 @@ class ProtoIndex:
 		problems = []
 		for key, inner in value.items():
 			name = camel_to_snake(key)
+			if name not in fields and f"{name}_" in fields:
+				name += "_"  # proto-plus appends _ to Python names: OfflineUserDataJob.type_
 			if name not in fields:
 				problems.append(f"{where}.{key} is not a field of {message}")
 			elif fields[name] is not None:

@@ -1,4 +1,4 @@
-"""GitHub REST API: repositories, issues and comments, pull requests, files, search, Actions, releases.
+"""GitHub REST API: repositories, issues, pull requests and reviews, branches, commits, files, Actions.
 
 Every request sends ``X-GitHub-Api-Version: 2026-03-10`` and ``Accept: application/vnd.github+json``.
 Lists page with ``per_page`` (up to 100) and ``page``. File contents travel base64-encoded: the
@@ -39,6 +39,10 @@ _DIRECTION = string("Sort direction.", enum=["asc", "desc"])
 _REPO_PROPS = {"owner": _OWNER, "repo": _REPO}
 _REPO_REQUIRED = ["owner", "repo"]
 _R = "/repos/{{ input.owner }}/{{ input.repo }}"
+_REVIEW_EVENT = string(
+	"APPROVE, REQUEST_CHANGES or COMMENT (leave out to keep a pending draft review).",
+	enum=["APPROVE", "REQUEST_CHANGES", "COMMENT"],
+)
 
 TOOLS = [
 	HttpTool(
@@ -463,6 +467,158 @@ TOOLS = [
 			"required": [*_REPO_REQUIRED, "tag_name"],
 		},
 	),
+	HttpTool(
+		handle="listPullReviews",
+		description="List the reviews of a pull request (state APPROVED, CHANGES_REQUESTED, COMMENTED, PENDING...), oldest first.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/reviews",
+		query_params=passthrough("per_page", "page"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"pull_number": _PULL,
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": [*_REPO_REQUIRED, "pull_number"],
+		},
+	),
+	HttpTool(
+		handle="createPullReview",
+		description=(
+			"Review a pull request: approve, request changes or comment, with optional line "
+			"comments. Without `event` the review stays PENDING (a draft only you see) until "
+			"submitPullReview."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/reviews",
+		body=passthrough("commit_id", "body", "event", "comments"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"pull_number": _PULL,
+				"commit_id": string("The commit SHA reviewed; default: the pull request's head."),
+				"body": string(
+					"The review text (Markdown); required for REQUEST_CHANGES and COMMENT."
+				),
+				"event": _REVIEW_EVENT,
+				"comments": array(
+					obj(
+						{
+							"path": string("File path in the repository, e.g. src/app.py."),
+							"body": string("The comment (Markdown)."),
+							"line": integer("The line in the file's new version (side RIGHT)."),
+							"side": string("Side of the diff for line.", enum=["LEFT", "RIGHT"]),
+							"start_line": integer("First line of a multi-line comment."),
+							"start_side": string(
+								"Side of the diff for start_line.", enum=["LEFT", "RIGHT"]
+							),
+							"position": integer(
+								"Lines below the file's first @@ hunk header (instead of line)."
+							),
+						},
+						["path", "body"],
+					),
+					'Line comments, e.g. [{"path": "app.py", "line": 12, "body": "Typo"}].',
+				),
+			},
+			"required": [*_REPO_REQUIRED, "pull_number"],
+		},
+	),
+	HttpTool(
+		handle="submitPullReview",
+		description="Submit a PENDING review (made by createPullReview without event) as an approval, change request or comment.",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/reviews/{{{{ input.review_id }}}}/events",
+		body=passthrough("body", "event"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"pull_number": _PULL,
+				"review_id": integer("The pending review's id (from createPullReview).", minimum=1),
+				"body": string(
+					"The review text (Markdown); required for REQUEST_CHANGES and COMMENT."
+				),
+				"event": _REVIEW_EVENT,
+			},
+			"required": [*_REPO_REQUIRED, "pull_number", "review_id", "event"],
+		},
+	),
+	HttpTool(
+		handle="deleteFile",
+		description="Delete a file as one commit. Needs the file's current blob `sha` (from getContent).",
+		scopes=["write"],
+		method="DELETE",
+		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
+		body=passthrough("message", "sha", "branch"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"path": string("Path of the file, e.g. docs/old.md."),
+				"message": string("The commit message."),
+				"sha": string("Blob SHA of the file being deleted (getContent's sha)."),
+				"branch": string("Branch to commit to; default: the default branch."),
+			},
+			"required": [*_REPO_REQUIRED, "path", "message", "sha"],
+		},
+	),
+	HttpTool(
+		handle="createBranch",
+		description=(
+			"Create a branch pointing at a commit (a git reference refs/heads/<name>). To branch "
+			"from main, take the sha of listCommits with sha=main and per_page=1."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/git/refs",
+		body=passthrough("ref", "sha"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"ref": string(
+					"The new branch's full reference name, e.g. refs/heads/fix-typo.",
+					pattern="^refs/heads/[^/].*$",
+				),
+				"sha": string("The commit SHA the branch starts at."),
+			},
+			"required": [*_REPO_REQUIRED, "ref", "sha"],
+		},
+	),
+	HttpTool(
+		handle="listCommits",
+		description="List commits, newest first, of a branch or from a commit SHA; filter by path, author and dates.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/commits",
+		query_params=passthrough(
+			"sha", "path", "author", "committer", "since", "until", "per_page", "page"
+		),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"sha": string(
+					"Branch name or commit SHA to start from; default: the default branch."
+				),
+				"path": string("Only commits touching this file or directory path."),
+				"author": string("Only commits by this login or email."),
+				"committer": string("Only commits committed by this login or email."),
+				"since": string("Only commits at or after this ISO 8601 time.", format="date-time"),
+				"until": string("Only commits before this ISO 8601 time.", format="date-time"),
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": _REPO_REQUIRED,
+		},
+	),
 ]
 
 INTEGRATION = Integration(
@@ -481,10 +637,16 @@ INTEGRATION = Integration(
 		"createPull": ["outbound"],
 		"putFile": ["outbound"],
 		"createRelease": ["outbound"],
+		"listPullReviews": ["untrusted"],
+		"listCommits": ["private", "untrusted"],
+		"createPullReview": ["outbound"],
+		"submitPullReview": ["outbound"],
+		"deleteFile": ["outbound"],
+		"createBranch": ["outbound"],
 	},
 	id="github",
 	name="GitHub",
-	description="Work with GitHub repositories: issues, pull requests, files, search, Actions and releases.",
+	description="Work with GitHub repositories: issues, pull requests and reviews, branches, commits, files, search, Actions and releases.",
 	api_version=GITHUB_API_VERSION,
 	api_setup=ApiSetup(
 		base_url="https://api.github.com",
@@ -506,16 +668,16 @@ INTEGRATION = Integration(
 		),
 	],
 	scopes={
-		"read": "Read repositories, issues, pull requests, files, workflow runs; search.",
-		"write": "Open and edit issues and pull requests, comment, merge, commit files, release.",
+		"read": "Read repositories, issues, pull requests and reviews, commits, files, workflow runs; search.",
+		"write": "Open and edit issues and pull requests, comment, review, merge, create branches, commit and delete files, release.",
 		"actions": "Start GitHub Actions workflows.",
 	},
 	tools=TOOLS,
 	docs="""## Get a token
 
 Create a **fine-grained personal access token** at <https://github.com/settings/personal-access-tokens/new>:
-pick the repositories, then grant *Contents* (read and write for putFile, releases and merges),
-*Issues*, *Pull requests*, *Actions* (read and write to dispatch workflows) and *Metadata* (read).
+pick the repositories, then grant *Contents* (read and write for putFile, deleteFile, createBranch, releases and merges),
+*Issues*, *Pull requests* (read and write to review), *Actions* (read and write to dispatch workflows) and *Metadata* (read).
 A classic token needs the `repo` and `workflow` scopes. A GitHub App installation token works too.
 
 ```python

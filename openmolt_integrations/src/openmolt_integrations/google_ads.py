@@ -1,9 +1,11 @@
-"""Google Ads API (v26): GAQL reporting, accessible accounts, keyword ideas and the common mutates.
+"""Google Ads API (v26): GAQL reporting, mutates, keyword ideas, offline conversions, Customer Match.
 
-Every tool is one declarative request except ``generateKeywordIdeas``: its seed is a oneof whose
-branch depends on which inputs are given, so a small function picks one of the declarative
-requests in `KEYWORD_IDEAS_REQUESTS` (each checked against the google-ads protos) and sends it
-through the HTTP engine.
+Every tool is one declarative request except three small functions that send declarative
+requests through the HTTP engine (each checked against the google-ads protos):
+``generateKeywordIdeas`` picks one of `KEYWORD_IDEAS_REQUESTS` by the seed inputs given (its seed
+is a oneof); ``uploadClickConversions`` and ``addCustomerMatchContacts`` first normalize and
+SHA-256 hash the people's email, phone and name (`openmolt_integrations._ads_user_data`), as
+Google requires, then send `CLICK_CONVERSIONS_REQUEST` or the three `CUSTOMER_MATCH_REQUESTS`.
 """
 
 from __future__ import annotations
@@ -15,12 +17,26 @@ from openmolt_core.errors import ToolError
 from openmolt_core.integrations import ApiSetup, FunctionTool, HttpTool, Integration
 from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.integrations.schema import array, obj, passthrough
+from openmolt_integrations._ads_user_data import (
+	CONTACT_FIELDS,
+	click_conversions,
+	contact_operations,
+	customer_match_upload,
+)
 from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 
 if TYPE_CHECKING:
 	from openmolt_core.tools import ToolContext
 
-__all__ = ["API_VERSION", "INTEGRATION", "KEYWORD_IDEAS_REQUESTS", "TOOLS", "register_integrations"]
+__all__ = [
+	"API_VERSION",
+	"CLICK_CONVERSIONS_REQUEST",
+	"CUSTOMER_MATCH_REQUESTS",
+	"INTEGRATION",
+	"KEYWORD_IDEAS_REQUESTS",
+	"TOOLS",
+	"register_integrations",
+]
 
 API_VERSION = "v26"
 """The Google Ads API version the tools target (versions are sunset about a year after release)."""
@@ -206,6 +222,178 @@ async def _keyword_ideas(input: dict[str, Any], context: ToolContext) -> Any:
 	return await execute_http_tool(tool, INTEGRATION, input, context)
 
 
+# Offline click conversions and Customer Match -------------------------------------------------
+
+_CONSENT_STATUS = {"type": "string", "enum": ["GRANTED", "DENIED"]}
+_CONSENT = obj(
+	{
+		"adUserData": {**_CONSENT_STATUS, "description": "Consent to send user data to Google."},
+		"adPersonalization": {
+			**_CONSENT_STATUS,
+			"description": "Consent to ad personalization.",
+		},
+	},
+	description="The people's consent (EU users need it), e.g. {'adUserData': 'GRANTED', 'adPersonalization': 'GRANTED'}.",
+)
+_CLICK_FIELDS = {
+	"gclid": {"type": "string", "description": "The Google click id of the ad click."},
+	"gbraid": {
+		"type": "string",
+		"description": "Click id for app conversions on iOS (instead of gclid).",
+	},
+	"wbraid": {
+		"type": "string",
+		"description": "Click id for web conversions on iOS (instead of gclid).",
+	},
+	"conversionAction": {
+		"type": "string",
+		"pattern": "^customers/[0-9]+/conversionActions/[0-9]+$",
+		"description": "Resource name of the conversion action, e.g. 'customers/1234567890/conversionActions/987' (GAQL: SELECT conversion_action.resource_name FROM conversion_action).",
+	},
+	"conversionDateTime": {
+		"type": "string",
+		"pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{2}:[0-9]{2}$",
+		"description": "When the conversion happened, 'yyyy-mm-dd hh:mm:ss+hh:mm' with the UTC offset, e.g. '2026-11-30 14:05:00+01:00' (after the click).",
+	},
+	"conversionValue": {"type": "number", "description": "The conversion's value, e.g. 49.9."},
+	"currencyCode": {
+		"type": "string",
+		"description": "ISO 4217 currency of the value, e.g. 'EUR'.",
+	},
+	"orderId": {
+		"type": "string",
+		"description": "Your order or transaction id (deduplicates uploads).",
+	},
+	"consent": _CONSENT,
+}
+_CLICK_REQUIRED = ["conversionAction", "conversionDateTime"]
+_WIRE_IDENTIFIER = obj(
+	{
+		"hashedEmail": {"type": "string", "description": "SHA-256 of the normalized email."},
+		"hashedPhoneNumber": {"type": "string", "description": "SHA-256 of the E.164 number."},
+		"addressInfo": obj(
+			{
+				"hashedFirstName": {"type": "string", "description": "SHA-256 of the first name."},
+				"hashedLastName": {"type": "string", "description": "SHA-256 of the last name."},
+				"countryCode": {"type": "string", "description": "ISO country code."},
+				"postalCode": {"type": "string", "description": "Postal code."},
+			},
+			description="A hashed name with its unhashed country and postal code.",
+		),
+	}
+)
+_WIRE_IDENTIFIERS = array(_WIRE_IDENTIFIER, "User identifiers, already normalized and hashed.")
+
+CLICK_CONVERSIONS_REQUEST = HttpTool(
+	handle="uploadClickConversions",
+	description="ConversionUploadService.UploadClickConversions with hashed user identifiers.",
+	scopes=["upload"],
+	method="POST",
+	endpoint=f"{_CUSTOMER}:uploadClickConversions",
+	# The API requires partialFailure true: each conversion succeeds or fails on its own.
+	body={
+		"conversions": "{{ input.conversions }}",
+		"partialFailure": True,
+		**passthrough("validateOnly"),
+	},
+	input_schema=obj(
+		{
+			"customerId": _CUSTOMER_ID,
+			"conversions": array(
+				obj({**_CLICK_FIELDS, "userIdentifiers": _WIRE_IDENTIFIERS}, _CLICK_REQUIRED),
+				"The conversions as the API takes them.",
+			),
+			"validateOnly": _VALIDATE_ONLY,
+		},
+		["customerId", "conversions"],
+	),
+)
+"""The request ``uploadClickConversions`` sends once it has hashed the user identifiers."""
+
+_JOB = f"/{API_VERSION}/{{{{ input.resourceName | path_segments }}}}"
+_JOB_NAME = {
+	"type": "string",
+	"pattern": "^customers/[0-9]+/offlineUserDataJobs/[0-9]+$",
+	"description": "The job's resource name, from the create request's reply.",
+}
+CUSTOMER_MATCH_REQUESTS = {
+	"create": HttpTool(
+		handle="createOfflineUserDataJob",
+		description="OfflineUserDataJobService.CreateOfflineUserDataJob for a Customer Match list.",
+		scopes=["upload"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}/offlineUserDataJobs:create",
+		body={
+			"job": {
+				"type": "CUSTOMER_MATCH_USER_LIST",
+				"customerMatchUserListMetadata": passthrough("userList", "consent"),
+			}
+		},
+		input_schema=obj(
+			{
+				"customerId": _CUSTOMER_ID,
+				"userList": {"type": "string", "description": "The user list resource name."},
+				"consent": _CONSENT,
+			},
+			["customerId", "userList"],
+		),
+	),
+	"add": HttpTool(
+		handle="addOfflineUserDataJobOperations",
+		description="OfflineUserDataJobService.AddOfflineUserDataJobOperations (create operations).",
+		scopes=["upload"],
+		method="POST",
+		endpoint=f"{_JOB}:addOperations",
+		body={"operations": "{{ input.operations }}", "enablePartialFailure": True},
+		input_schema=obj(
+			{
+				"resourceName": _JOB_NAME,
+				"operations": array(
+					obj(
+						{
+							"create": obj(
+								{"userIdentifiers": _WIRE_IDENTIFIERS},
+								["userIdentifiers"],
+								description="One person (UserData).",
+							)
+						},
+						["create"],
+					),
+					"One create operation per person.",
+				),
+			},
+			["resourceName", "operations"],
+		),
+	),
+	"run": HttpTool(
+		handle="runOfflineUserDataJob",
+		description="OfflineUserDataJobService.RunOfflineUserDataJob: Google processes the job.",
+		scopes=["upload"],
+		method="POST",
+		endpoint=f"{_JOB}:run",
+		body={},
+		input_schema=obj({"resourceName": _JOB_NAME}, ["resourceName"]),
+	),
+}
+"""The three requests ``addCustomerMatchContacts`` sends in order: create the job, add the
+hashed contacts to it, run it (a long-running operation Google finishes within hours)."""
+
+
+async def _upload_click_conversions(input: dict[str, Any], context: ToolContext) -> Any:
+	request = {**input, "conversions": click_conversions(input["conversions"])}
+	return await execute_http_tool(CLICK_CONVERSIONS_REQUEST, INTEGRATION, request, context)
+
+
+async def _add_customer_match_contacts(input: dict[str, Any], context: ToolContext) -> Any:
+	operations = contact_operations(input["contacts"])
+
+	async def send(step: str, request: dict[str, Any]) -> Any:
+		tool = CUSTOMER_MATCH_REQUESTS[step]
+		return await execute_http_tool(tool, INTEGRATION, request, context)
+
+	return await customer_match_upload(input, operations, send)
+
+
 _SEARCH_OUT = obj(
 	{
 		"results": {
@@ -384,6 +572,79 @@ TOOLS = [
 		input_schema=_IDEAS_INPUT,
 		output_schema=_IDEAS_OUTPUT,
 	),
+	FunctionTool(
+		handle="uploadClickConversions",
+		description=(
+			"Upload offline conversions of ad clicks (a lead became a sale in your CRM): each "
+			"with its gclid (or gbraid/wbraid) and/or the person's email, phone or address "
+			"(enhanced conversions for leads). Emails, phone numbers and names are normalized "
+			"and SHA-256 hashed by the tool before anything is sent; give them in plain text. "
+			"Up to 2000 per call; each succeeds or fails on its own (see partialFailureError)."
+		),
+		scopes=["upload"],
+		function=_upload_click_conversions,
+		input_schema=obj(
+			{
+				"customerId": _CUSTOMER_ID,
+				"conversions": {
+					**array(
+						obj({**_CLICK_FIELDS, **CONTACT_FIELDS}, _CLICK_REQUIRED),
+						"The conversions, e.g. [{'gclid': 'Cj0K...', 'conversionAction': 'customers/123/conversionActions/456', 'conversionDateTime': '2026-11-30 14:05:00+01:00', 'conversionValue': 49.9, 'currencyCode': 'EUR'}].",
+					),
+					"minItems": 1,
+					"maxItems": 2000,
+				},
+				"validateOnly": _VALIDATE_ONLY,
+			},
+			["customerId", "conversions"],
+		),
+		output_schema=obj(
+			{
+				"results": {"type": "array", "items": {"type": "object"}},
+				"partialFailureError": {"type": "object"},
+				"jobId": {"type": "string"},
+			}
+		),
+	),
+	FunctionTool(
+		handle="addCustomerMatchContacts",
+		description=(
+			"Add people to a Customer Match user list (CRM-based audience) by email, phone "
+			"and/or name with address. Emails, phone numbers and names are normalized and "
+			"SHA-256 hashed by the tool before anything is sent; give them in plain text. Runs "
+			"an offline user data job (create, add, run); Google matches the list within hours."
+		),
+		scopes=["upload"],
+		function=_add_customer_match_contacts,
+		input_schema=obj(
+			{
+				"customerId": _CUSTOMER_ID,
+				"userList": {
+					"type": "string",
+					"pattern": "^customers/[0-9]+/userLists/[0-9]+$",
+					"description": "Resource name of the Customer Match list, e.g. 'customers/1234567890/userLists/555' (GAQL: SELECT user_list.resource_name FROM user_list WHERE user_list.type = CRM_BASED).",
+				},
+				"contacts": {
+					**array(
+						obj(CONTACT_FIELDS),
+						"The people, e.g. [{'email': 'ana@example.com', 'phoneNumber': '+14155550123'}].",
+					),
+					"minItems": 1,
+					"maxItems": 10000,
+				},
+				"consent": _CONSENT,
+			},
+			["customerId", "userList", "contacts"],
+		),
+		output_schema=obj(
+			{
+				"job": {"type": "string", "description": "The offline user data job."},
+				"contacts": {"type": "integer"},
+				"operation": {"type": "string", "description": "The long-running run operation."},
+				"partialFailureError": {"type": "object"},
+			}
+		),
+	),
 ]
 
 INTEGRATION = Integration(
@@ -391,9 +652,11 @@ INTEGRATION = Integration(
 	labels={
 		"search": ["private"],
 		"searchStream": ["private"],
+		"uploadClickConversions": ["outbound"],
+		"addCustomerMatchContacts": ["outbound"],
 	},
 	name="Google Ads",
-	description="Report on and manage Google Ads accounts: GAQL queries, campaigns, budgets, ad groups, ads, keywords and keyword ideas.",
+	description="Report on and manage Google Ads accounts: GAQL queries, campaigns, budgets, ad groups, ads, keywords, keyword ideas, offline conversions and Customer Match.",
 	api_version=API_VERSION,
 	api_setup=ApiSetup(
 		base_url="https://googleads.googleapis.com",
@@ -406,6 +669,7 @@ INTEGRATION = Integration(
 	scopes={
 		"read": "List accounts, run GAQL reports and get keyword ideas.",
 		"write": "Create, change, pause and remove campaigns, budgets, ad groups, ads and keywords.",
+		"upload": "Upload offline click conversions and Customer Match contacts (people's hashed email, phone, name).",
 	},
 	tools=TOOLS,
 	docs=token_guide(
@@ -427,6 +691,17 @@ through a manager account, also set `loginCustomerId` to the manager's id (dashe
 
 Google Ads sunsets each API version about a year after release; this integration targets
 `v26`.
+
+## Offline conversions and Customer Match
+
+`uploadClickConversions` (ConversionUploadService) and `addCustomerMatchContacts` (an offline
+user data job: create, add operations, run) take people's email, phone number and name in plain
+text and **normalize and SHA-256 hash them before anything is sent**, as Google requires:
+emails trimmed and lowercased (dots before `@gmail.com`/`@googlemail.com` removed), phone
+numbers in E.164 (`+14155550123`; a number without its `+` country code is refused), names
+trimmed and lowercased; country and postal codes are sent unhashed. Values hashed already go in
+`hashedEmail`/`hashedPhoneNumber`. Both need the `upload` scope, the account's acceptance of the
+customer data terms, and (for users in the EU) `consent`.
 
 ## Checked against
 

@@ -1,15 +1,27 @@
-"""Google Sheets (API v4): create spreadsheets, read and write cell values, manage sheets."""
+"""Google Sheets (API v4): create spreadsheets, read and write cell values, manage sheets.
+
+Every tool is one declarative request except ``lookupRows`` and ``appendOrUpdateRow``: they find
+rows by a key column's value, so a small function (`openmolt_integrations._sheets_rows`) reads the
+header row and the key column, then reads or writes the matching row. Each of its requests is
+one of the declarative tools listed in `ROW_REQUESTS`, checked against the discovery document.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, HttpTool, Integration
+from openmolt_core.errors import ToolError
+from openmolt_core.integrations import ApiSetup, FunctionTool, HttpTool, Integration
+from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import google_oauth2, token_guide
+from openmolt_integrations._sheets_rows import Send, lookup_rows, upsert_row
 
-__all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
+if TYPE_CHECKING:
+	from openmolt_core.tools import ToolContext
+
+__all__ = ["INTEGRATION", "ROW_REQUESTS", "ROW_TOOLS", "TOOLS", "register_integrations"]
 
 _SCOPES = {
 	"https://www.googleapis.com/auth/spreadsheets": "See, edit, create and delete spreadsheets."
@@ -395,12 +407,149 @@ TOOLS = [
 	),
 ]
 
+ROW_REQUESTS = {
+	"lookupRows": ("getValues", "batchGetValues"),
+	"appendOrUpdateRow": ("getValues", "updateValues", "appendValues"),
+}
+"""The declarative tools each composed tool sends its requests through, by handle."""
+
+
+def _sender(handle: str, context: ToolContext) -> Send:
+	"""Runs the integration's declarative tools that ``handle`` may use, through the engine."""
+	allowed = {t.handle: t for t in TOOLS if isinstance(t, HttpTool)}
+
+	async def send(name: str, input: dict[str, Any]) -> Any:
+		if name not in ROW_REQUESTS[handle]:
+			raise ToolError(f"{handle} sends only {', '.join(ROW_REQUESTS[handle])}, not {name}")
+		return await execute_http_tool(allowed[name], INTEGRATION, input, context)
+
+	return send
+
+
+async def _lookup_rows(input: dict[str, Any], context: ToolContext) -> Any:
+	return await lookup_rows(input, _sender("lookupRows", context))
+
+
+async def _append_or_update_row(input: dict[str, Any], context: ToolContext) -> Any:
+	return await upsert_row(input, _sender("appendOrUpdateRow", context))
+
+
+_SHEET_NAME = {
+	"type": "string",
+	"minLength": 1,
+	"description": "The sheet (tab) title, e.g. 'Sheet1' or 'Leads 2026' (no quotes, no range).",
+}
+_HEADER_ROW = {
+	"type": "integer",
+	"minimum": 1,
+	"default": 1,
+	"description": "The row holding the column names (default 1); data rows are below it.",
+}
+_ROW_INPUTS: dict[str, Any] = {"spreadsheetId": _SPREADSHEET_ID, "sheetName": _SHEET_NAME}
+_KEY_NOTE = (
+	"Columns are named by their header text (exact, or case-insensitive when unambiguous); the "
+	"key is compared with each cell as displayed (numbers without trailing .0, TRUE/FALSE)."
+)
+_ROW_OUT = obj(
+	{
+		"rowNumber": {"type": "integer", "description": "The sheet row number (1-based)."},
+		"values": {"type": "object", "description": "Column name to cell value."},
+	}
+)
+
+ROW_TOOLS = [
+	FunctionTool(
+		handle="lookupRows",
+		description=(
+			"Find the rows whose value in one column equals a given value (e.g. Email = "
+			"ana@example.com) and return them as objects keyed by column name, without reading "
+			f"the whole sheet. {_KEY_NOTE}"
+		),
+		scopes=["read"],
+		function=_lookup_rows,
+		input_schema=obj(
+			{
+				**_ROW_INPUTS,
+				"lookupColumn": {
+					"type": "string",
+					"minLength": 1,
+					"description": "The header of the column to search, e.g. 'Email'.",
+				},
+				"lookupValue": {
+					"type": ["string", "number", "boolean"],
+					"minLength": 1,
+					"description": "The value to find in that column (not empty).",
+				},
+				"headerRow": _HEADER_ROW,
+				"maxRows": {
+					"type": "integer",
+					"minimum": 1,
+					"maximum": 100,
+					"default": 50,
+					"description": "Most matching rows to return (matchCount counts them all).",
+				},
+				"valueRenderOption": _RENDER,
+			},
+			["spreadsheetId", "sheetName", "lookupColumn", "lookupValue"],
+		),
+		output_schema=obj(
+			{
+				"rows": {"type": "array", "items": _ROW_OUT},
+				"matchCount": {"type": "integer"},
+				"columns": {"type": "array", "items": {"type": "string"}},
+			}
+		),
+	),
+	FunctionTool(
+		handle="appendOrUpdateRow",
+		description=(
+			"Upsert one row by a key column: if a row's keyColumn cell equals row[keyColumn], "
+			"update that row (the first match; columns not given keep their values), else append "
+			f"the row below the table. {_KEY_NOTE}"
+		),
+		scopes=["read", "write"],
+		function=_append_or_update_row,
+		input_schema=obj(
+			{
+				**_ROW_INPUTS,
+				"keyColumn": {
+					"type": "string",
+					"minLength": 1,
+					"description": "The header of the column that identifies a row, e.g. 'Email'.",
+				},
+				"row": {
+					"type": "object",
+					"additionalProperties": _CELL,
+					"minProperties": 1,
+					"description": (
+						"Column name to value, the key column included, e.g. {'Email': "
+						"'ana@example.com', 'Status': 'paid'}. '' clears a cell."
+					),
+				},
+				"headerRow": _HEADER_ROW,
+				"valueInputOption": _INPUT_OPTION,
+			},
+			["spreadsheetId", "sheetName", "keyColumn", "row"],
+		),
+		output_schema=obj(
+			{
+				"action": {"type": "string", "enum": ["updated", "appended"]},
+				"rowNumber": {"type": ["integer", "null"]},
+				"updatedRange": {"type": ["string", "null"]},
+				"matchedRows": {"type": "array", "items": {"type": "integer"}},
+			}
+		),
+	),
+]
+"""The composed tools: rows found by a key column's value (see `ROW_REQUESTS`)."""
+
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
 		"getSpreadsheet": ["private"],
 		"getValues": ["private"],
 		"batchGetValues": ["private"],
+		"lookupRows": ["private"],
 	},
 	name="Google Sheets",
 	description="Create Google Sheets spreadsheets, read and write cell values, add and format sheets.",
@@ -408,11 +557,11 @@ INTEGRATION = Integration(
 	api_setup=ApiSetup(base_url="https://sheets.googleapis.com"),
 	credential_setup=[google_oauth2(*_SCOPES)],
 	scopes={
-		"read": "Read spreadsheets and cell values.",
-		"write": "Create spreadsheets, write, append and clear values, add sheets and format.",
+		"read": "Read spreadsheets and cell values; look rows up by a column's value.",
+		"write": "Create spreadsheets, write, append, upsert and clear values, add sheets and format.",
 		"delete": "Delete sheets (tabs).",
 	},
-	tools=TOOLS,
+	tools=[*TOOLS, *ROW_TOOLS],
 	docs=token_guide(
 		"Google Sheets",
 		"Google Sheets API",
@@ -423,7 +572,15 @@ INTEGRATION = Integration(
 Writes use `valueInputOption`: `USER_ENTERED` (default here) parses input like the Sheets UI
 (formulas, numbers, dates), `RAW` stores strings as given. Ranges are A1 notation
 (`'My sheet'!A1:C10`). For read-only agents `spreadsheets.readonly` is enough; to reach only the
-spreadsheets the app creates or opens, use `drive.file`.""",
+spreadsheets the app creates or opens, use `drive.file`.
+
+## Rows by a key column
+
+`lookupRows` and `appendOrUpdateRow` treat a sheet as a table whose first row (or `headerRow`)
+names the columns. They read that row and the key column (`values.get`), then read the matching
+rows (`values.batchGet`), update the first match (`values.update`, only the columns given) or
+append the row (`values.append`), so the agent never reads the whole sheet or writes A1 ranges.
+`appendOrUpdateRow` needs both the `read` and `write` scopes.""",
 	),
 )
 """The Google Sheets integration."""

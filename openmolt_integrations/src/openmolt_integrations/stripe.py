@@ -1,4 +1,4 @@
-"""Stripe API (``/v1``): customers, products and prices, payments, checkout, invoices, subscriptions.
+"""Stripe API (``/v1``): customers, products, payments, checkout, payment links, invoices, billing.
 
 Every request pins ``Stripe-Version`` so answers do not depend on the account's default version.
 Bodies are form-encoded with Stripe's nested keys (``metadata[plan]=pro``,
@@ -109,6 +109,55 @@ _SUB_ITEMS = array(
 		"required": ["price"],
 	},
 	'Prices to subscribe to, e.g. [{"price": "price_123", "quantity": 1}].',
+)
+
+_LINK_ITEMS = {
+	**array(
+		{
+			"type": "object",
+			"properties": {
+				"price": {"type": "string", "description": "The price id (price_…)."},
+				"quantity": {"type": "integer", "minimum": 1},
+				"adjustable_quantity": obj(
+					{
+						"enabled": {"type": "boolean"},
+						"minimum": {"type": "integer", "minimum": 0},
+						"maximum": {"type": "integer", "minimum": 1},
+					},
+					["enabled"],
+					description="Let the customer change the quantity, within bounds.",
+				),
+			},
+			"required": ["price", "quantity"],
+		},
+		'What is sold (up to 20), e.g. [{"price": "price_123", "quantity": 1}].',
+	),
+	"minItems": 1,
+	"maxItems": 20,
+}
+_AFTER_COMPLETION = obj(
+	{
+		"type": {"type": "string", "enum": ["hosted_confirmation", "redirect"]},
+		"redirect": obj(
+			{"url": {"type": "string", "description": "Where to send the payer."}}, ["url"]
+		),
+		"hosted_confirmation": obj(
+			{"custom_message": {"type": "string", "description": "Shown after payment."}}
+		),
+	},
+	["type"],
+	description=(
+		'After payment: {"type": "redirect", "redirect": {"url": "https://…"}} or '
+		'{"type": "hosted_confirmation", "hosted_confirmation": {"custom_message": "Thanks!"}}.'
+	),
+)
+_BILLING_ADDRESS = string(
+	"Collect the billing address: auto (only when needed, default) or required.",
+	enum=["auto", "required"],
+)
+_CUSTOMER_CREATION = string(
+	"Create a Customer for each payment: always, or if_required (default).",
+	enum=["always", "if_required"],
 )
 
 
@@ -612,6 +661,127 @@ TOOLS = [
 			},
 		},
 	),
+	_post(
+		"createPaymentLink",
+		(
+			"Create a payment link: a shareable URL (returned as `url`) to a hosted payment page "
+			"for the given prices, reusable by any number of customers."
+		),
+		["payments"],
+		"/v1/payment_links",
+		body=passthrough(
+			"line_items",
+			"after_completion",
+			"allow_promotion_codes",
+			"billing_address_collection",
+			"customer_creation",
+			"inactive_message",
+			"metadata",
+		),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"line_items": _LINK_ITEMS,
+				"after_completion": _AFTER_COMPLETION,
+				"allow_promotion_codes": boolean("Show a promotion code field."),
+				"billing_address_collection": _BILLING_ADDRESS,
+				"customer_creation": _CUSTOMER_CREATION,
+				"inactive_message": string("Shown to customers once the link is deactivated."),
+				"metadata": _METADATA,
+			},
+			"required": ["line_items"],
+		},
+	),
+	_post(
+		"updatePaymentLink",
+		(
+			"Change a payment link: deactivate it (active false) or reactivate it, change "
+			"quantities, the page after payment, or metadata. Its URL stays the same."
+		),
+		["payments"],
+		"/v1/payment_links/{{ input.payment_link }}",
+		body=passthrough(
+			"active",
+			"line_items",
+			"after_completion",
+			"allow_promotion_codes",
+			"billing_address_collection",
+			"customer_creation",
+			"inactive_message",
+			"metadata",
+		),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"payment_link": string("The payment link id (plink_…)."),
+				"active": boolean("false deactivates the link (payers see inactive_message)."),
+				"line_items": array(
+					{
+						"type": "object",
+						"properties": {
+							"id": {"type": "string", "description": "The line item id (li_…)."},
+							"quantity": {"type": "integer", "minimum": 1},
+						},
+						"required": ["id"],
+					},
+					'Existing line items to change, e.g. [{"id": "li_123", "quantity": 2}].',
+				),
+				"after_completion": _AFTER_COMPLETION,
+				"allow_promotion_codes": boolean("Show a promotion code field."),
+				"billing_address_collection": _BILLING_ADDRESS,
+				"customer_creation": _CUSTOMER_CREATION,
+				"inactive_message": string("Shown to customers once the link is deactivated."),
+				"metadata": _METADATA,
+			},
+			"required": ["payment_link"],
+		},
+	),
+	HttpTool(
+		handle="listPaymentLinks",
+		description="List payment links, newest first, optionally only active or inactive ones. Cursor-paginated.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/v1/payment_links",
+		query_params=passthrough("active", "limit", "starting_after", "ending_before"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"active": boolean("Only active (true) or only inactive (false) links."),
+				"limit": _LIMIT,
+				"starting_after": _AFTER,
+				"ending_before": _BEFORE,
+			},
+		},
+		output_schema=_LIST_OUTPUT,
+	),
+	_post(
+		"sendInvoice",
+		(
+			"Email a finalized invoice to its customer now (collection_method send_invoice; "
+			"finalizeInvoice a draft first). In test mode no email is sent."
+		),
+		["billing"],
+		"/v1/invoices/{{ input.invoice }}/send",
+		input_schema={
+			"type": "object",
+			"properties": {"invoice": string("The finalized invoice id (in_…).")},
+			"required": ["invoice"],
+		},
+	),
+	_post(
+		"voidInvoice",
+		(
+			"Void a finalized invoice that was not paid: it can no longer be paid and stays on "
+			"record (a draft is deleted instead; a paid invoice needs a credit note). Cannot be undone."
+		),
+		["billing"],
+		"/v1/invoices/{{ input.invoice }}/void",
+		input_schema={
+			"type": "object",
+			"properties": {"invoice": string("The finalized, unpaid invoice id (in_…).")},
+			"required": ["invoice"],
+		},
+	),
 ]
 
 INTEGRATION = Integration(
@@ -626,10 +796,15 @@ INTEGRATION = Integration(
 		"createSubscription": ["outbound"],
 		"finalizeInvoice": ["outbound"],
 		"createRefund": ["outbound"],
+		"listPaymentLinks": ["private"],
+		"createPaymentLink": ["outbound"],
+		"updatePaymentLink": ["outbound"],
+		"sendInvoice": ["outbound"],
+		"voidInvoice": ["outbound"],
 	},
 	id="stripe",
 	name="Stripe",
-	description="Customers, products and prices, payments, checkout, invoices, subscriptions and refunds on Stripe.",
+	description="Customers, products and prices, payments, checkout, payment links, invoices, subscriptions and refunds on Stripe.",
 	api_version=STRIPE_VERSION,
 	api_setup=ApiSetup(
 		base_url="https://api.stripe.com",
@@ -653,8 +828,8 @@ INTEGRATION = Integration(
 	scopes={
 		"read": "Read customers, payments, invoices, subscriptions, products and prices; search.",
 		"write": "Create and update customers, products and prices.",
-		"payments": "Create payment intents and checkout sessions (collect money).",
-		"billing": "Create and finalize invoices; create, change and cancel subscriptions.",
+		"payments": "Create payment intents, checkout sessions and payment links (collect money).",
+		"billing": "Create, finalize, send and void invoices; create, change and cancel subscriptions.",
 		"refunds": "Refund payments (money leaves the account).",
 	},
 	tools=TOOLS,
@@ -662,8 +837,12 @@ INTEGRATION = Integration(
 
 Open <https://dashboard.stripe.com/apikeys> and create a **restricted key** (`rk_…`) with only
 the permissions the agent needs (e.g. Customers write, PaymentIntents write, Checkout Sessions
-write, Invoices write, Subscriptions write, Refunds write, Products and Prices write), or use the
-secret key (`sk_…`). Start with test-mode keys (`sk_test_…`).
+write, Payment Links write, Invoices write, Subscriptions write, Refunds write, Products and
+Prices write), or use the secret key (`sk_…`). Start with test-mode keys (`sk_test_…`).
+
+Payment links (`createPaymentLink`) are shareable URLs anyone can pay through until
+`updatePaymentLink` sets `active` to false. `sendInvoice` emails a finalized invoice;
+`voidInvoice` voids one that is unpaid (it cannot be undone).
 
 ```python
 om = OpenMolt(integrations={"stripe": {"apiKey": "rk_test_..."}})

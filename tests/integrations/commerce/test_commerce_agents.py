@@ -413,3 +413,168 @@ async def test_github_agent_reads_then_writes_a_file() -> None:
 	assert second.headers["Authorization"] == "Bearer github_pat_secret"
 	assert second.headers["X-GitHub-Api-Version"] == "2026-03-10"
 	assert _json(second) == {"message": "Update docs", "content": "SGVsbG8=", "sha": "abc"}
+
+
+async def test_stripe_agent_creates_lists_and_deactivates_a_payment_link() -> None:
+	"""Stripe payment links: create (nested line items and redirect), list, deactivate."""
+	seen = await _run(
+		stripe,
+		{"apiKey": "sk_test_secret"},
+		[
+			call_tool(
+				"stripe.createPaymentLink",
+				line_items=[
+					{
+						"price": "price_1",
+						"quantity": 1,
+						"adjustable_quantity": {"enabled": True, "maximum": 5},
+					}
+				],
+				after_completion={"type": "redirect", "redirect": {"url": "https://a.example/ok"}},
+				metadata={"campaign": "spring"},
+			),
+			call_tool("stripe.listPaymentLinks", active=True, limit=5),
+			call_tool("stripe.updatePaymentLink", payment_link="plink_1", active=False),
+		],
+		[
+			{"id": "plink_1", "url": "https://buy.stripe.com/x"},
+			{"data": [], "has_more": False},
+			{"id": "plink_1", "active": False},
+		],
+	)
+	create, listed, update = seen
+	assert (create.method, str(create.url)) == ("POST", "https://api.stripe.com/v1/payment_links")
+	assert create.headers["Authorization"] == "Bearer sk_test_secret"
+	assert create.headers["Stripe-Version"] == stripe.STRIPE_VERSION
+	assert uuid.UUID(create.headers["Idempotency-Key"]).version == 5
+	assert parse_qsl(create.content.decode()) == [
+		("line_items[0][price]", "price_1"),
+		("line_items[0][quantity]", "1"),
+		("line_items[0][adjustable_quantity][enabled]", "true"),
+		("line_items[0][adjustable_quantity][maximum]", "5"),
+		("after_completion[type]", "redirect"),
+		("after_completion[redirect][url]", "https://a.example/ok"),
+		("metadata[campaign]", "spring"),
+	]
+	assert (listed.method, listed.url.path) == ("GET", "/v1/payment_links")
+	assert parse_qsl(listed.url.query.decode()) == [("active", "true"), ("limit", "5")]
+	assert listed.content == b""
+	assert (update.method, str(update.url)) == (
+		"POST",
+		"https://api.stripe.com/v1/payment_links/plink_1",
+	)
+	assert parse_qsl(update.content.decode()) == [("active", "false")]
+
+
+async def test_stripe_agent_sends_then_voids_an_invoice() -> None:
+	"""Stripe invoices: send and void are bodiless POSTs to the invoice's action paths."""
+	seen = await _run(
+		stripe,
+		{"apiKey": "sk_test_secret", "accountId": "acct_9"},
+		[
+			call_tool("stripe.sendInvoice", invoice="in_1", idempotency_key="send-1"),
+			call_tool("stripe.voidInvoice", invoice="in_1"),
+		],
+		[{"id": "in_1", "status": "open"}, {"id": "in_1", "status": "void"}],
+	)
+	send, void = seen
+	assert (send.method, str(send.url)) == ("POST", "https://api.stripe.com/v1/invoices/in_1/send")
+	assert send.headers["Idempotency-Key"] == "send-1"
+	assert send.headers["Stripe-Account"] == "acct_9"
+	assert send.headers["Authorization"] == "Bearer sk_test_secret"
+	assert (void.method, str(void.url)) == ("POST", "https://api.stripe.com/v1/invoices/in_1/void")
+	assert uuid.UUID(void.headers["Idempotency-Key"]).version == 5
+	assert parse_qsl(send.content.decode()) == parse_qsl(void.content.decode()) == []
+
+
+async def test_github_agent_branches_reviews_and_deletes() -> None:
+	"""GitHub: list commits, create a branch from the head, review a pull, submit, delete a file."""
+	seen = await _run(
+		github,
+		{"apiKey": "github_pat_secret"},
+		[
+			call_tool(
+				"github.listCommits",
+				owner="octo",
+				repo="site",
+				sha="main",
+				since="2026-01-01T00:00:00Z",
+				per_page=1,
+			),
+			call_tool(
+				"github.createBranch", owner="octo", repo="site", ref="refs/heads/fix", sha="c0ffee"
+			),
+			call_tool(
+				"github.createPullReview",
+				owner="octo",
+				repo="site",
+				pull_number=7,
+				body="Looks good",
+				comments=[{"path": "docs/a.md", "line": 3, "side": "RIGHT", "body": "Typo"}],
+			),
+			call_tool("github.listPullReviews", owner="octo", repo="site", pull_number=7),
+			call_tool(
+				"github.submitPullReview",
+				owner="octo",
+				repo="site",
+				pull_number=7,
+				review_id=42,
+				event="APPROVE",
+			),
+			call_tool(
+				"github.deleteFile",
+				owner="octo",
+				repo="site",
+				path="docs/old page.md",
+				message="Remove old page",
+				sha="b10b",
+				branch="fix",
+			),
+		],
+		[[{"sha": "c0ffee"}], {"ref": "refs/heads/fix"}, {"id": 42}, [], {"id": 42}, {}],
+	)
+	commits, branch, review, reviews, submit, delete = seen
+	base = "https://api.github.com/repos/octo/site"
+	assert (commits.method, str(commits.url)) == (
+		"GET",
+		f"{base}/commits?sha=main&since=2026-01-01T00%3A00%3A00Z&per_page=1",
+	)
+	for request in seen:
+		assert request.headers["Authorization"] == "Bearer github_pat_secret"
+		assert request.headers["X-GitHub-Api-Version"] == github.GITHUB_API_VERSION
+	assert (branch.method, str(branch.url)) == ("POST", f"{base}/git/refs")
+	assert _json(branch) == {"ref": "refs/heads/fix", "sha": "c0ffee"}
+	assert (review.method, str(review.url)) == ("POST", f"{base}/pulls/7/reviews")
+	assert _json(review) == {
+		"body": "Looks good",
+		"comments": [{"path": "docs/a.md", "line": 3, "side": "RIGHT", "body": "Typo"}],
+	}
+	assert (reviews.method, str(reviews.url)) == ("GET", f"{base}/pulls/7/reviews")
+	assert (submit.method, str(submit.url)) == ("POST", f"{base}/pulls/7/reviews/42/events")
+	assert _json(submit) == {"event": "APPROVE"}
+	assert (delete.method, str(delete.url)) == ("DELETE", f"{base}/contents/docs/old%20page.md")
+	assert _json(delete) == {"message": "Remove old page", "sha": "b10b", "branch": "fix"}
+
+
+async def test_github_create_branch_refuses_a_short_ref() -> None:
+	"""A branch name without refs/heads/ is refused before any request, naming the field."""
+	seen, handler = _recorder([])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(
+		plugins=[github],
+		entry_points=False,
+		http_client=http,
+		integrations={"github": {"apiKey": "github_pat_secret"}},
+	)
+	model = ScriptedModel(
+		[
+			call_tool("github.createBranch", owner="o", repo="r", ref="fix", sha="c0ffee"),
+			finish(result="done"),
+		]
+	)
+	agent = om.create_agent(name="T", model=model, integrations=["github"], taint_policy="allow")
+	await agent.run("Branch.")
+	assert seen == []
+	turn = json.dumps(model.last_turn())
+	assert "ref: String should match pattern" in turn and "refs/heads/" in turn
+	await http.aclose()

@@ -7,6 +7,7 @@ introspection. The npm ones are read from ``.cache/refs`` (see conftest.py).
 
 from __future__ import annotations
 
+import json
 import re
 from importlib import import_module
 from pathlib import Path
@@ -22,6 +23,16 @@ from openmolt_integrations import stripe as stripe_integration
 
 def _norm(path: str) -> str:
 	return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+def template_inputs(value: Any) -> set[str]:
+	"""The inputs a template value refers to (``{{ input.x }}``, ``{{ input.x | f }}``)."""
+	return set(re.findall(r"\binput\.(\w+)", json.dumps(value)))
+
+
+def path_template(endpoint: str) -> str:
+	"""``/repos/{{ input.owner }}/x`` → ``/repos/{owner}/x`` (filters dropped)."""
+	return re.sub(r"\{\{\s*input\.(\w+)[^}]*\}\}", r"{\1}", endpoint)
 
 
 # Notion ------------------------------------------------------------------------------------
@@ -158,6 +169,72 @@ def test_stripe_enums_are_the_sdk_literals(tool, stripe_literals, shape) -> None
 				raise AssertionError(f"{tool.handle}.{name}: an enum the SDK does not declare")
 
 
+@pytest.fixture(scope="module")
+def stripe_required() -> dict[tuple[str, str], set[str]]:
+	"""(method, normalized path) → the params the stripe package's TypedDict requires."""
+	import stripe
+
+	root = Path(stripe.__file__).parent
+	call = re.compile(r'self\._request\(\s*"(get|post|delete)",\s*"(/v1/[^"]+)"')
+	params_cls = re.compile(r'params: "?(?:Optional\[)?"(\w+Params)"')
+	out: dict[tuple[str, str], set[str]] = {}
+	for path in root.rglob("_*_service.py"):
+		rel = path.relative_to(root).parent.parts
+		module = import_module(".".join(["stripe", "params", *rel]))
+		for chunk in path.read_text().split("\n    def ")[1:]:
+			m, p = call.search(chunk), params_cls.search(chunk)
+			if m and p:
+				cls = getattr(module, p.group(1))
+				out[(m.group(1).upper(), _norm(m.group(2)))] = set(cls.__required_keys__)
+	assert out[("POST", "/v1/payment_links")] == {"line_items"}
+	return out
+
+
+def stripe_required_problems(tool, required: dict[tuple[str, str], set[str]]) -> list[str]:
+	"""Params the SDK requires that the tool does not send from a required input (or a constant)."""
+	problems = []
+	sent = dict(tool.query_params) | (tool.body if isinstance(tool.body, dict) else {})
+	needed = set(tool.input_schema.get("required", []))
+	for path in _stripe_paths(tool):
+		for name in sorted(required.get((tool.method, _norm(path)), set())):
+			if name not in sent:
+				problems.append(f"{tool.handle}: required param {name} is not sent")
+				continue
+			inputs = template_inputs(sent[name])
+			if inputs and not inputs & needed:
+				problems.append(f"{tool.handle}: required param {name} comes from optional input")
+		for name in re.findall(r"\{(\w+)\}", path):
+			if name != "resource" and name not in needed:
+				problems.append(f"{tool.handle}: path param {name} is not a required input")
+	return problems
+
+
+@pytest.mark.parametrize("tool", stripe_integration.TOOLS, ids=lambda t: t.handle)
+def test_stripe_required_params_come_from_required_inputs(tool, stripe_required) -> None:
+	"""Every parameter the stripe package requires (line_items of a payment link...) and every
+	path parameter is sent from a required input, so a call without it is refused before sending."""
+	assert stripe_required_problems(tool, stripe_required) == []
+
+
+def test_the_stripe_required_check_rejects_an_optional_required_param(stripe_required) -> None:
+	"""A payment link whose line_items input is optional, or left out of the body, is reported."""
+	(tool,) = [t for t in stripe_integration.TOOLS if t.handle == "createPaymentLink"]
+	optional = tool.model_copy(update={"input_schema": {**tool.input_schema, "required": []}})
+	assert stripe_required_problems(optional, stripe_required) == [
+		"createPaymentLink: required param line_items comes from optional input"
+	]
+	body = {k: v for k, v in tool.body.items() if k != "line_items"}
+	dropped = tool.model_copy(update={"body": body})
+	assert stripe_required_problems(dropped, stripe_required) == [
+		"createPaymentLink: required param line_items is not sent"
+	]
+	(void,) = [t for t in stripe_integration.TOOLS if t.handle == "voidInvoice"]
+	loose = void.model_copy(update={"input_schema": {**void.input_schema, "required": []}})
+	assert stripe_required_problems(loose, stripe_required) == [
+		"voidInvoice: path param invoice is not a required input"
+	]
+
+
 def test_stripe_version_is_the_sdk_version() -> None:
 	"""The Stripe-Version header is the API version the stripe package pins."""
 	from stripe._api_version import _ApiVersion
@@ -226,6 +303,56 @@ def test_github_tool_matches_the_openapi(tool, github_openapi, shape) -> None:
 		)
 		assert s["body"] <= allowed, s["body"] - allowed
 		assert set(schema.get("required", [])) <= s["body"]
+
+
+GITHUB_ONE_OF = {
+	("putFile", "content"): "composed from content (text) or content_base64 (bytes), one of two",
+}
+"""Required fields filled from one of several optional inputs, and why."""
+
+
+def github_required_problems(tool, spec: dict[str, Any]) -> list[str]:
+	"""Path params, required query params and required body fields that no required input fills."""
+	s_path = path_template(tool.endpoint)
+	paths = [s_path]
+	if "{type}" in s_path:
+		paths = [s_path.replace("{type}", t) for t in github.SEARCH_TYPES]
+	needed = set(tool.input_schema.get("required", []))
+	sent = dict(tool.query_params) | (tool.body if isinstance(tool.body, dict) else {})
+	problems = []
+	for path in paths:
+		op = spec["paths"][path][tool.method.lower()]
+		params = [_resolve(spec, p) for p in op.get("parameters", [])]
+		names = {p["name"] for p in params if p["in"] == "path"}
+		names |= {p["name"] for p in params if p["in"] == "query" and p.get("required")}
+		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+		schema = _resolve(spec, body.get("schema", {})) if body else {}
+		for name in sorted(names | set(schema.get("required", []))):
+			source = sent.get(name, f"input.{name}")
+			inputs = template_inputs(source)
+			if inputs and not inputs & needed and (tool.handle, name) not in GITHUB_ONE_OF:
+				problems.append(f"{tool.handle}: required {name} comes from an optional input")
+	return problems
+
+
+@pytest.mark.parametrize("tool", github.TOOLS, ids=lambda t: t.handle)
+def test_github_required_params_come_from_required_inputs(tool, github_openapi) -> None:
+	"""Every path parameter, required query parameter and required body field of the operation
+	(submitPullReview's event, deleteFile's sha, createBranch's ref...) is a required input."""
+	assert github_required_problems(tool, github_openapi) == []
+
+
+def test_the_github_required_check_rejects_an_optional_required_field(github_openapi) -> None:
+	"""deleteFile without sha required, or submitPullReview without event required, is reported."""
+	for handle, name in [("deleteFile", "sha"), ("submitPullReview", "event")]:
+		(tool,) = [t for t in github.TOOLS if t.handle == handle]
+		required = [r for r in tool.input_schema["required"] if r != name]
+		loose = tool.model_copy(
+			update={"input_schema": {**tool.input_schema, "required": required}}
+		)
+		assert github_required_problems(loose, github_openapi) == [
+			f"{handle}: required {name} comes from an optional input"
+		]
 
 
 _CARRIED = ("pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")

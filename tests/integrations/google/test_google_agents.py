@@ -844,3 +844,401 @@ async def test_a_time_without_offset_is_refused_before_sending() -> None:
 	(entry,) = json.loads(model.requests[1].messages[-1].content)["results"]
 	assert entry["ok"] is False
 	assert "invalid input: timeMin: must be an RFC 3339 date-time" in entry["error"]
+
+
+async def test_google_sheets_rows_by_key_column() -> None:
+	"""lookupRows and appendOrUpdateRow read the header and key column, then read or write a row.
+
+	The exact request sequence: values.get of the header row, values.get of the key column
+	(COLUMNS), then values.batchGet of the matching rows, values.update of the first match (nulls
+	for the columns not given), or values.append below the header when nothing matches.
+	"""
+	header = ok({"values": [["Email", "Name", "Status"]]})
+	seen, responses = await run_agent(
+		google_sheets,
+		"googleSheets",
+		OAUTH,
+		[
+			call_tool(
+				"googleSheets.lookupRows",
+				spreadsheetId="s1",
+				sheetName="Leads 'A'",
+				lookupColumn="email",
+				lookupValue="ana@example.com",
+			),
+			call_tool(
+				"googleSheets.appendOrUpdateRow",
+				spreadsheetId="s1",
+				sheetName="Leads 'A'",
+				keyColumn="Email",
+				row={"Email": "ana@example.com", "Status": "paid"},
+			),
+			call_tool(
+				"googleSheets.appendOrUpdateRow",
+				spreadsheetId="s1",
+				sheetName="Sheet1",
+				keyColumn="Email",
+				row={"Email": "bo@example.com", "Name": "Bo"},
+				headerRow=2,
+				valueInputOption="RAW",
+			),
+		],
+		[
+			header,
+			ok({"values": [["ana@example.com", "", "bo@example.com", "ana@example.com"]]}),
+			ok(
+				{
+					"valueRanges": [
+						{"values": [["ana@example.com", "Ana", "new"]]},
+						{"values": [["ana@example.com"]]},
+					]
+				}
+			),
+			header,
+			ok({"values": [["x@example.com", "ana@example.com"]]}),
+			ok({"updatedRange": "'Leads ''A'''!A3:C3"}),
+			header,
+			ok({"values": [["ana@example.com"]]}),
+			ok({"updates": {"updatedRange": "Sheet1!A7:B7"}}),
+		],
+	)
+	for request in seen:
+		bearer(request)
+	values = "/v4/spreadsheets/s1/values/"
+	sheet = "'Leads ''A'''"
+	get_header, get_column, batch = seen[:3]
+	assert (get_header.method, get_header.url.path) == ("GET", f"{values}{sheet}!1:1")
+	assert dict(get_header.url.params) == {}
+	assert get_column.url.path == f"{values}{sheet}!A2:A"
+	assert dict(get_column.url.params) == {"majorDimension": "COLUMNS"}
+	assert (batch.method, batch.url.path) == ("GET", "/v4/spreadsheets/s1/values:batchGet")
+	assert batch.url.params.get_list("ranges") == [f"{sheet}!A2:C2", f"{sheet}!A5:C5"]
+	assert responses[0] == {
+		"rows": [
+			{
+				"rowNumber": 2,
+				"values": {"Email": "ana@example.com", "Name": "Ana", "Status": "new"},
+			},
+			{"rowNumber": 5, "values": {"Email": "ana@example.com", "Name": "", "Status": ""}},
+		],
+		"matchCount": 2,
+		"columns": ["Email", "Name", "Status"],
+	}
+	update = seen[5]
+	assert seen[3].url.path == f"{values}{sheet}!1:1"
+	assert seen[4].url.path == f"{values}{sheet}!A2:A"
+	assert (update.method, update.url.path) == ("PUT", f"{values}{sheet}!A3:C3")
+	assert dict(update.url.params) == {"valueInputOption": "USER_ENTERED"}
+	assert body(update) == {
+		"range": f"{sheet}!A3:C3",
+		"values": [["ana@example.com", None, "paid"]],
+	}
+	assert responses[1] == {
+		"action": "updated",
+		"rowNumber": 3,
+		"updatedRange": "'Leads ''A'''!A3:C3",
+		"matchedRows": [3],
+	}
+	append = seen[8]
+	assert seen[6].url.path == f"{values}'Sheet1'!2:2"
+	assert seen[7].url.path == f"{values}'Sheet1'!A3:A"
+	assert (append.method, append.url.path) == ("POST", f"{values}'Sheet1'!A2:C2:append")
+	assert dict(append.url.params) == {"valueInputOption": "RAW", "insertDataOption": "INSERT_ROWS"}
+	assert body(append) == {"range": "'Sheet1'!A2:C2", "values": [["bo@example.com", "Bo"]]}
+	assert responses[2]["action"] == "appended" and responses[2]["rowNumber"] == 7
+
+
+@pytest.mark.parametrize(
+	("row", "key", "problem"),
+	[
+		({"Email": "a@x.io", "Plan": "pro"}, "Email", "row.Plan: no column 'Plan'"),
+		({"Name": "Ana"}, "Email", "row: give the key column 'Email' a value"),
+		({"Email": "a@x.io"}, "Mail", "keyColumn: no column 'Mail'"),
+		(
+			{"Email": "a@x.io", "email": "b@x.io"},
+			"Email",
+			"row.email: column 'Email' is given twice",
+		),
+	],
+)
+async def test_append_or_update_row_refuses_bad_columns_before_writing(row, key, problem) -> None:
+	"""An unknown column, a missing key value or a twice-given column fails, naming the field;
+	only the header row was read and nothing was written."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={"values": [["Email", "Name"]]})
+
+	model = ScriptedModel(
+		[
+			call_tool(
+				"googleSheets.appendOrUpdateRow",
+				spreadsheetId="s1",
+				sheetName="Sheet1",
+				keyColumn=key,
+				row=row,
+			),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_sheets], entry_points=False, http_client=http)
+	agent = om.create_agent(
+		name="T", model=model, integrations=[{"integration": "googleSheets", "credential": OAUTH}]
+	)
+	errors: list[Any] = []
+	agent.on("tool:response", lambda e: errors.append(e))
+	await agent.run("Go.")
+	(event,) = errors
+	assert event.error and problem in json.dumps(event.response)
+	assert [r.method for r in seen] == ["GET"]
+	if "no column" in problem:
+		assert "the columns are 'Email', 'Name'" in json.dumps(event.response)
+	await http.aclose()
+
+
+async def test_lookup_rows_on_an_empty_header_row_says_which_row() -> None:
+	"""An empty header row is reported with its number and the fix; nothing else is read."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={"range": "Sheet1!3:3"})
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_sheets], entry_points=False, http_client=http)
+	model = ScriptedModel(
+		[
+			call_tool(
+				"googleSheets.lookupRows",
+				spreadsheetId="s1",
+				sheetName="Sheet1",
+				lookupColumn="Email",
+				lookupValue=42,
+				headerRow=3,
+			),
+			finish(result="done"),
+		]
+	)
+	agent = om.create_agent(
+		name="T", model=model, integrations=[{"integration": "googleSheets", "credential": OAUTH}]
+	)
+	errors: list[Any] = []
+	agent.on("tool:response", lambda e: errors.append(e))
+	await agent.run("Go.")
+	(event,) = errors
+	assert event.error and "headerRow: row 3 of sheet 'Sheet1' is empty" in json.dumps(
+		event.response
+	)
+	assert len(seen) == 1
+	await http.aclose()
+
+
+def _sha(text: str) -> str:
+	import hashlib
+
+	return hashlib.sha256(text.encode()).hexdigest()
+
+
+ADS_CREDENTIAL = {
+	"type": "oauth2",
+	"config": {**OAUTH["config"], "developerToken": "dev-token-abc"},
+}
+
+
+async def test_google_ads_uploads_click_conversions_and_customer_match_contacts() -> None:
+	"""Click conversions and Customer Match: exact requests, every identifier normalized and
+	SHA-256 hashed, no plain email, phone or name in any request."""
+	job = "customers/1234567890/offlineUserDataJobs/777"
+	seen, responses = await run_agent(
+		google_ads,
+		"googleAds",
+		ADS_CREDENTIAL,
+		[
+			call_tool(
+				"googleAds.uploadClickConversions",
+				customerId="123-456-7890",
+				conversions=[
+					{
+						"gclid": "Cj0KCQ-abc",
+						"conversionAction": "customers/1234567890/conversionActions/42",
+						"conversionDateTime": "2026-11-30 14:05:00+01:00",
+						"conversionValue": 49.9,
+						"currencyCode": "EUR",
+						"orderId": "order-1",
+					},
+					{
+						"conversionAction": "customers/1234567890/conversionActions/42",
+						"conversionDateTime": "2026-11-30 15:00:00+01:00",
+						"email": "  Ana.Silva@GMAIL.com ",
+						"phoneNumber": "+44 20 7946-0958",
+					},
+				],
+			),
+			call_tool(
+				"googleAds.addCustomerMatchContacts",
+				customerId="1234567890",
+				userList="customers/1234567890/userLists/555",
+				contacts=[
+					{"email": "Bo@Example.com"},
+					{
+						"firstName": " Ana ",
+						"lastName": "Silva",
+						"countryCode": "pt",
+						"postalCode": "1000-001",
+					},
+				],
+				consent={"adUserData": "GRANTED", "adPersonalization": "GRANTED"},
+			),
+		],
+		[
+			ok({"results": [{"gclid": "Cj0KCQ-abc"}, {}]}),
+			ok({"resourceName": job}),
+			ok({}),
+			ok({"name": "customers/1234567890/operations/op-1"}),
+		],
+	)
+	upload, create, add, run = seen
+	base = "https://googleads.googleapis.com/v26/customers/1234567890"
+	for request in seen:
+		bearer(request)
+		assert request.method == "POST"
+		assert request.headers["developer-token"] == "dev-token-abc"
+		text = request.content.decode().lower()
+		assert "silva" not in text and "ana" not in text and "7946" not in text
+	assert str(upload.url) == f"{base}:uploadClickConversions"
+	assert body(upload) == {
+		"conversions": [
+			{
+				"gclid": "Cj0KCQ-abc",
+				"conversionAction": "customers/1234567890/conversionActions/42",
+				"conversionDateTime": "2026-11-30 14:05:00+01:00",
+				"conversionValue": 49.9,
+				"currencyCode": "EUR",
+				"orderId": "order-1",
+			},
+			{
+				"conversionAction": "customers/1234567890/conversionActions/42",
+				"conversionDateTime": "2026-11-30 15:00:00+01:00",
+				"userIdentifiers": [
+					{"hashedEmail": _sha("anasilva@gmail.com")},
+					{"hashedPhoneNumber": _sha("+442079460958")},
+				],
+			},
+		],
+		"partialFailure": True,
+	}
+	assert str(create.url) == f"{base}/offlineUserDataJobs:create"
+	assert body(create) == {
+		"job": {
+			"type": "CUSTOMER_MATCH_USER_LIST",
+			"customerMatchUserListMetadata": {
+				"userList": "customers/1234567890/userLists/555",
+				"consent": {"adUserData": "GRANTED", "adPersonalization": "GRANTED"},
+			},
+		}
+	}
+	assert str(add.url) == f"https://googleads.googleapis.com/v26/{job}:addOperations"
+	assert body(add) == {
+		"operations": [
+			{"create": {"userIdentifiers": [{"hashedEmail": _sha("bo@example.com")}]}},
+			{
+				"create": {
+					"userIdentifiers": [
+						{
+							"addressInfo": {
+								"hashedFirstName": _sha("ana"),
+								"hashedLastName": _sha("silva"),
+								"countryCode": "PT",
+								"postalCode": "1000-001",
+							}
+						}
+					]
+				}
+			},
+		],
+		"enablePartialFailure": True,
+	}
+	assert str(run.url) == f"https://googleads.googleapis.com/v26/{job}:run"
+	assert body(run) == {}
+	assert responses[1] == {
+		"job": job,
+		"contacts": 2,
+		"operation": "customers/1234567890/operations/op-1",
+	}
+
+
+@pytest.mark.parametrize(
+	("tool", "args", "problem"),
+	[
+		(
+			"uploadClickConversions",
+			{"conversions": [{"phoneNumber": "415 555 0123"}]},
+			"conversions[0].phoneNumber: '415 555 0123' is not an E.164 phone number",
+		),
+		(
+			"uploadClickConversions",
+			{"conversions": [{"gclid": "a", "wbraid": "b"}]},
+			"conversions[0]: give one click id",
+		),
+		(
+			"uploadClickConversions",
+			{"conversions": [{}]},
+			"conversions[0]: give a click id (gclid, gbraid or wbraid) or the person's email",
+		),
+		(
+			"addCustomerMatchContacts",
+			{"contacts": [{"email": "a@b.co"}, {"firstName": "Ana", "countryCode": "PT"}]},
+			"contacts[1]: an address match needs firstName, lastName, countryCode and postalCode "
+			"together; missing lastName, postalCode",
+		),
+		(
+			"addCustomerMatchContacts",
+			{"contacts": [{"email": "a@b.co", "hashedEmail": "0" * 64}]},
+			"contacts[0]: give email or hashedEmail, not both",
+		),
+		(
+			"addCustomerMatchContacts",
+			{"contacts": [{"countryCode": "PT"}, {}]},
+			"contacts[0]: an address match needs",
+		),
+	],
+)
+async def test_google_ads_refuses_bad_identifiers_before_sending(tool, args, problem) -> None:
+	"""A bad phone, two click ids, no identifier or a partial address fails naming the field, and
+	nothing (not even the Customer Match job) is sent."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={})
+
+	base = {
+		"uploadClickConversions": {
+			"conversionAction": "customers/1/conversionActions/2",
+			"conversionDateTime": "2026-11-30 15:00:00+01:00",
+		},
+		"addCustomerMatchContacts": {},
+	}[tool]
+	if "conversions" in args:
+		args = {"conversions": [{**base, **c} for c in args["conversions"]]}
+	else:
+		args = {**args, "userList": "customers/1/userLists/5"}
+	model = ScriptedModel(
+		[call_tool(f"googleAds.{tool}", customerId="1", **args), finish(result="done")]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_ads], entry_points=False, http_client=http)
+	agent = om.create_agent(
+		name="T",
+		model=model,
+		integrations=[{"integration": "googleAds", "credential": ADS_CREDENTIAL}],
+	)
+	events: list[Any] = []
+	agent.on("tool:response", lambda e: events.append(e))
+	await agent.run("Go.")
+	(event,) = events
+	assert event.error and problem in json.dumps(event.response)
+	assert seen == []
+	await http.aclose()

@@ -404,7 +404,21 @@ ADS_RPCS = {
 		"GenerateKeywordIdeas",
 		"keyword_plan_idea_service",
 	),
+	"uploadClickConversions": (
+		"ConversionUploadService",
+		"UploadClickConversions",
+		"conversion_upload_service",
+	),
 }
+_JOBS = ("OfflineUserDataJobService", "offline_user_data_job_service")
+ADS_STEPS = {
+	"addCustomerMatchContacts": {
+		"create": (_JOBS[0], "CreateOfflineUserDataJob", _JOBS[1]),
+		"add": (_JOBS[0], "AddOfflineUserDataJobOperations", _JOBS[1]),
+		"run": (_JOBS[0], "RunOfflineUserDataJob", _JOBS[1]),
+	}
+}
+"""Tools that send several RPCs in order: each step's declarative request and its RPC."""
 
 
 def _snake(name: str) -> str:
@@ -425,21 +439,24 @@ def _ads_tools(handle: str) -> list[HttpTool]:
 	"""The declarative request(s) of a tool: generateKeywordIdeas has one per seed."""
 	if handle == "generateKeywordIdeas":
 		return list(google_ads.KEYWORD_IDEAS_REQUESTS.values())
+	if handle == "uploadClickConversions":
+		return [google_ads.CLICK_CONVERSIONS_REQUEST]
 	(tool,) = [t for t in google_ads.TOOLS if t.handle == handle]
 	assert isinstance(tool, HttpTool)
 	return [tool]
 
 
-def _ads_problems(tool: HttpTool, handle: str, protos) -> list[str]:
-	service, rpc, module = ADS_RPCS[handle]
+def _ads_problems(tool: HttpTool, handle: str, protos, target=None) -> list[str]:
+	service, rpc, module = target or ADS_RPCS[handle]
 	message, rule, body = _ads_rule(protos, service, rpc)
 	request = (INDEX, f"{ADS_TYPES}.{module}", message)
 	return http_rule_problems(tool, google_ads.INTEGRATION, rule, request=request, body_field=body)
 
 
 def test_every_ads_tool_is_mapped() -> None:
-	"""Each Google Ads tool names its RPC."""
-	assert {t.handle for t in google_ads.TOOLS} == set(ADS_RPCS)
+	"""Each Google Ads tool names its RPC (or its RPCs, in order)."""
+	assert {t.handle for t in google_ads.TOOLS} == set(ADS_RPCS) | set(ADS_STEPS)
+	assert set(google_ads.CUSTOMER_MATCH_REQUESTS) == set(ADS_STEPS["addCustomerMatchContacts"])
 
 
 def test_ads_version_is_supported_by_the_client_library() -> None:
@@ -615,3 +632,186 @@ def test_ads_headers_carry_developer_token_and_login_customer() -> None:
 	headers = google_ads.INTEGRATION.api_setup.headers
 	assert headers["developer-token"] == "{{ config.developerToken }}"
 	assert "config.loginCustomerId" in headers["login-customer-id"]
+
+
+# Offline conversions and Customer Match --------------------------------------------------------
+
+STEP_CASES = [
+	pytest.param(handle, step, target, id=f"{handle}.{step}")
+	for handle, steps in ADS_STEPS.items()
+	for step, target in steps.items()
+]
+
+
+@pytest.mark.parametrize(("handle", "step", "target"), STEP_CASES)
+def test_ads_step_request_conforms(handle: str, step: str, target, googleapis_protos) -> None:
+	"""Each step of a multi-RPC tool: the RPC exists; method, path, body fields and nested input
+	names and enum values match its proto rule and request message."""
+	service, rpc, module = target
+	grpc = package_file(ADS, f"{ADS_SERVICES}/{_snake(service)}/transports/grpc.py").read_text(
+		encoding="utf-8"
+	)
+	assert f'"/google.ads.googleads.{V}.services.{service}/{rpc}"' in grpc
+	tool = google_ads.CUSTOMER_MATCH_REQUESTS[step]
+	assert _ads_problems(tool, handle, googleapis_protos, target) == []
+	message, _, _ = _ads_rule(googleapis_protos, service, rpc)
+	request_cls = getattr(import_module(f"{ADS_TYPES}.{module}"), message)
+	assert _body_input_problems(tool, request_cls) == []
+
+
+def _required_fields(protos, service: str, message: str) -> set[str]:
+	"""Fields of a request message marked ``(google.api.field_behavior) = REQUIRED``."""
+	text = protos(f"google/ads/googleads/{PROTO_VERSION}/services/{_snake(service)}.proto")
+	block = re.search(rf"^message {message} \{{(.*?)^\}}", text, re.M | re.S)
+	assert block is not None, f"{message} is not in {service}'s proto"
+	fields = re.findall(
+		r"^\s*(?:optional |repeated )?[\w.]+ (\w+) = \d+\s*\[[^\]]*REQUIRED", block.group(1), re.M
+	)
+	return set(fields)
+
+
+def required_problems(tool: HttpTool, protos, target) -> list[str]:
+	"""Required request fields that the tool's URL or body does not always send."""
+	service, rpc, _ = target
+	message, _, _ = _ads_rule(protos, service, rpc)
+	url_vars = {camel_to_snake(v) for v in re.findall(r"input\.(\w+)", tool.endpoint)}
+	if "resource_name" in url_vars:
+		url_vars.add("resource_name")
+	sent = {camel_to_snake(k) for k in (tool.body or {})} | url_vars
+	needed = set(tool.input_schema.get("required", []))
+	problems = []
+	for field in sorted(_required_fields(protos, service, message)):
+		if field not in sent:
+			problems.append(f"{tool.handle}: required {field} is not sent")
+			continue
+		value = (tool.body or {}).get(re.sub(r"_([a-z])", lambda m: m.group(1).upper(), field))
+		# An exact {{ input.x }} is dropped when x is missing; a constant or an object is sent.
+		exact = _EXACT_INPUT.match(value) if isinstance(value, str) else None
+		if exact and exact.group(1) not in needed:
+			problems.append(f"{tool.handle}: required {field} comes from an optional input")
+	return problems
+
+
+REQUIRED_CASES = [
+	pytest.param(tool, ADS_RPCS[handle], id=f"{handle}.{tool.handle}")
+	for handle in ADS_RPCS
+	for tool in _ads_tools(handle)
+] + [
+	pytest.param(google_ads.CUSTOMER_MATCH_REQUESTS[step], target, id=f"{handle}.{step}")
+	for handle, steps in ADS_STEPS.items()
+	for step, target in steps.items()
+]
+
+
+@pytest.mark.parametrize(("tool", "target"), REQUIRED_CASES)
+def test_ads_requests_send_every_required_field(tool: HttpTool, target, googleapis_protos) -> None:
+	"""Every REQUIRED field of the request message (customer_id, conversions, partial_failure,
+	job, operations, resource_name...) is in the URL or body, from a required input or a constant."""
+	assert required_problems(tool, googleapis_protos, target) == []
+
+
+def test_the_required_check_rejects_a_dropped_or_optional_field(googleapis_protos) -> None:
+	"""Dropping partialFailure, or making conversions optional, is reported."""
+	tool = google_ads.CLICK_CONVERSIONS_REQUEST
+	target = ADS_RPCS["uploadClickConversions"]
+	body = {k: v for k, v in tool.body.items() if k != "partialFailure"}
+	assert required_problems(tool.model_copy(update={"body": body}), googleapis_protos, target) == [
+		"uploadClickConversions: required partial_failure is not sent"
+	]
+	loose = tool.model_copy(update={"input_schema": {**tool.input_schema, "required": []}})
+	assert required_problems(loose, googleapis_protos, target) == [
+		"uploadClickConversions: required conversions comes from an optional input"
+	]
+
+
+def _render_request(tool: HttpTool, input: dict) -> dict:
+	from openmolt_core.integrations.templating import render
+
+	return render(tool.body, {"input": input, "config": {}})
+
+
+def test_rendered_click_conversions_parse_as_the_request_message() -> None:
+	"""What uploadClickConversions sends (identifiers hashed) parses as UploadClickConversionsRequest,
+	with no unknown field, and holds no plain email or phone number."""
+	from openmolt_integrations._ads_user_data import click_conversions
+
+	conversions = click_conversions(
+		[
+			{
+				"gclid": "Cj0KCQ",
+				"conversionAction": "customers/1/conversionActions/2",
+				"conversionDateTime": "2026-11-30 14:05:00+01:00",
+				"conversionValue": 49.9,
+				"currencyCode": "EUR",
+				"orderId": "o-1",
+				"consent": {"adUserData": "GRANTED", "adPersonalization": "DENIED"},
+				"email": " Ana.Silva@Gmail.com ",
+				"phoneNumber": "+1 (415) 555-0123",
+				"firstName": "Ana",
+				"lastName": "Silva",
+				"countryCode": "us",
+				"postalCode": "94043",
+			}
+		]
+	)
+	body = _render_request(
+		google_ads.CLICK_CONVERSIONS_REQUEST, {"customerId": "1", "conversions": conversions}
+	)
+	cls = import_module(f"{ADS_TYPES}.conversion_upload_service").UploadClickConversionsRequest
+	parsed = cls.from_json(json.dumps(body), ignore_unknown_fields=False)
+	assert parsed.partial_failure is True
+	(conversion,) = parsed.conversions
+	assert conversion.gclid == "Cj0KCQ" and conversion.order_id == "o-1"
+	kinds = [type(i).pb(i).WhichOneof("identifier") for i in conversion.user_identifiers]
+	assert kinds == ["hashed_email", "hashed_phone_number", "address_info"]
+	text = json.dumps(body)
+	assert "Gmail" not in text and "ana" not in text.lower().replace("conversionaction", "")
+	assert "555" not in text and "Silva" not in text
+
+
+@pytest.mark.parametrize("step", ["create", "add", "run"])
+def test_rendered_customer_match_requests_parse_as_their_messages(step: str) -> None:
+	"""The create, add and run requests, rendered, parse as their request messages."""
+	from openmolt_integrations._ads_user_data import contact_operations
+
+	module = import_module(f"{ADS_TYPES}.offline_user_data_job_service")
+	name = "customers/1/offlineUserDataJobs/9"
+	inputs = {
+		"create": {
+			"customerId": "1",
+			"userList": "customers/1/userLists/5",
+			"consent": {"adUserData": "GRANTED"},
+		},
+		"add": {
+			"resourceName": name,
+			"operations": contact_operations(
+				[{"email": "a@example.com"}, {"hashedPhoneNumber": "A" * 64}]
+			),
+		},
+		"run": {"resourceName": name},
+	}
+	message = {
+		"create": "CreateOfflineUserDataJobRequest",
+		"add": "AddOfflineUserDataJobOperationsRequest",
+		"run": "RunOfflineUserDataJobRequest",
+	}[step]
+	body = _render_request(google_ads.CUSTOMER_MATCH_REQUESTS[step], inputs[step])
+	parsed = getattr(module, message).from_json(json.dumps(body), ignore_unknown_fields=False)
+	if step == "create":
+		assert parsed.job.type_.name == "CUSTOMER_MATCH_USER_LIST"
+		assert parsed.job.customer_match_user_list_metadata.user_list == "customers/1/userLists/5"
+	elif step == "add":
+		assert parsed.enable_partial_failure is True
+		assert [len(op.create.user_identifiers) for op in parsed.operations] == [1, 1]
+		assert parsed.operations[1].create.user_identifiers[0].hashed_phone_number == "a" * 64
+
+
+def test_consent_enum_is_the_consent_status_values() -> None:
+	"""The consent inputs offer GRANTED and DENIED, values of ConsentStatus."""
+	from google.ads.googleads.v26.enums.types.consent_status import ConsentStatusEnum
+
+	members = {m.name for m in ConsentStatusEnum.ConsentStatus}
+	tool = next(t for t in google_ads.TOOLS if t.handle == "addCustomerMatchContacts")
+	consent = tool.input_schema["properties"]["consent"]["properties"]
+	for field in ("adUserData", "adPersonalization"):
+		assert set(consent[field]["enum"]) <= members

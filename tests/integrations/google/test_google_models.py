@@ -65,11 +65,16 @@ def test_module_defines_a_valid_integration(iid: str) -> None:
 	assert isinstance(Integration.model_validate(dumped), Integration)
 	assert spec.api_version
 	assert 5 <= len(http_tools) <= 20
-	# Besides HTTP tools only the core's fileInfo, which plans chunked uploads, and Google Ads'
-	# generateKeywordIdeas, which picks one of its declarative requests by the seed inputs.
+	# Besides HTTP tools only the core's fileInfo, which plans chunked uploads, and composed
+	# tools that send declarative requests: Google Ads' generateKeywordIdeas picks one by the
+	# seed inputs; its uploads hash user identifiers first; Sheets' row tools find a row by key.
 	assert {t.handle for t in spec.tools if t not in http_tools} <= {
 		"fileInfo",
 		"generateKeywordIdeas",
+		"uploadClickConversions",
+		"addCustomerMatchContacts",
+		"lookupRows",
+		"appendOrUpdateRow",
 	}
 	assert "## Get a token" in spec.docs
 	assert spec.api_setup.base_url.startswith("https://")
