@@ -460,6 +460,7 @@ async def _call_tool(
 			ctx.wants,
 			ctx.forward,
 			ctx.approvals.handler,
+			ctx.state.taint,
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).

@@ -62,6 +62,8 @@ class CallingRun:
 		wants: Whether a handler of the calling agent (or of its own callers) wants an event.
 		emit: Passes a sub-run's event to those handlers.
 		on_approval_request: The calling run's approval handler, for sub-agents without one.
+		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
+			tainted run starts tainted.
 	"""
 
 	run_id: str
@@ -72,6 +74,7 @@ class CallingRun:
 	wants: Callable[[str], bool]
 	emit: Callable[[Event], Awaitable[None]]
 	on_approval_request: ApprovalHandler | None = None
+	taint: Sequence[Mapping[str, Any]] = ()
 
 
 @dataclass(slots=True)
@@ -139,7 +142,9 @@ class Tool(Protocol):
 	"""The integration scopes an agent needs to see and call this tool.
 
 	A tool may also have a ``labels`` attribute (``private``, ``untrusted``, ``outbound``: see
-	`openmolt_core.taint`); it is optional, so it is not part of the protocol.
+	`openmolt_core.taint`); it is optional, so it is not part of the protocol. A tool without
+	one (or with ``labels = None``) declares nothing and is treated as ``untrusted`` and
+	``outbound``; ``labels = ()`` declares that it does none of these.
 	"""
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
@@ -188,7 +193,9 @@ class FunctionTool:
 		output_schema: JSON Schema of the output, if known.
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``private``, ``untrusted``, ``outbound`` (see
-			`openmolt_core.taint`).
+			`openmolt_core.taint`). None (the default) declares nothing: the taint policy then
+			treats the tool as ``untrusted`` and ``outbound`` (fail closed); ``labels=[]``
+			declares that it does none of these.
 	"""
 
 	handle: str
@@ -197,10 +204,10 @@ class FunctionTool:
 	input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
 	output_schema: dict[str, Any] | None = None
 	scopes: Sequence[str] = ()
-	labels: Sequence[str] = ()
+	labels: Sequence[str] | None = None
 
 	def __post_init__(self) -> None:
-		if self.labels:
+		if self.labels is not None:
 			from openmolt_core.taint import check_labels
 
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
@@ -222,7 +229,7 @@ class FunctionTool:
 		name: str | None = None,
 		description: str | None = None,
 		scopes: Sequence[str] = (),
-		labels: Sequence[str] = (),
+		labels: Sequence[str] | None = None,
 	) -> FunctionTool:
 		"""A tool from a plain (sync or async) function, its schema from the signature.
 
@@ -232,7 +239,8 @@ class FunctionTool:
 			name: The tool's handle (default: the function's name).
 			description: What the tool does (default: the docstring's first paragraph).
 			scopes: Scopes needed to see and call the tool.
-			labels: What it does with data (`openmolt_core.taint`).
+			labels: What it does with data (`openmolt_core.taint`); None declares nothing
+				(treated as ``untrusted`` and ``outbound``), ``[]`` declares none.
 
 		Raises:
 			TypeError: The function takes ``*args``/``**kwargs``, or a parameter's type has no
@@ -253,7 +261,7 @@ def tool(
 	name: str | None = None,
 	description: str | None = None,
 	scopes: Sequence[str] = (),
-	labels: Sequence[str] = (),
+	labels: Sequence[str] | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -264,7 +272,7 @@ def tool(
 	name: str | None = None,
 	description: str | None = None,
 	scopes: Sequence[str] = (),
-	labels: Sequence[str] = (),
+	labels: Sequence[str] | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
 	"""Make a tool of a plain function: ``@tool``, ``@tool(name=...)`` or ``tool(fn)``.
 
@@ -274,7 +282,9 @@ def tool(
 		description: What the tool does (default: the docstring's first paragraph).
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``@tool(labels=["untrusted"])`` for a tool that
-			returns outside content (see `openmolt_core.taint`).
+			returns outside content, ``@tool(labels=[])`` for one that reads nothing private,
+			returns nothing outside and sends nothing out (see `openmolt_core.taint`). Without
+			labels the taint policy treats the tool as ``untrusted`` and ``outbound``.
 
 	Returns:
 		A `FunctionTool`, or a decorator that makes one.
@@ -367,7 +377,7 @@ def _from_function(
 	name: str | None,
 	description: str | None,
 	scopes: Sequence[str],
-	labels: Sequence[str] = (),
+	labels: Sequence[str] | None = None,
 ) -> FunctionTool:
 	from pydantic import ConfigDict, Field, TypeAdapter, create_model
 
@@ -434,5 +444,5 @@ def _from_function(
 		input_schema=schema,
 		output_schema=output_schema,
 		scopes=tuple(scopes),
-		labels=tuple(labels),
+		labels=None if labels is None else tuple(labels),
 	)
