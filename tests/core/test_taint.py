@@ -695,3 +695,23 @@ def test_the_core_built_in_tools_declare_their_labels() -> None:
 	assert loader.labels == ()
 	for cls in (_SearchTool, _LoadTool, ReadResultTool):
 		assert cls.labels == ()
+
+
+def test_a_table_read_again_sees_a_key_added_later() -> None:
+	"""The patterns of a table are found once, and again when the table changes."""
+	svc = Integration(
+		name="Svc",
+		tools=[
+			FunctionTool("sendA", "d", lambda i, c: "x"),
+			FunctionTool("ping", "d", lambda i, c: "x"),
+		],
+		labels={"ping": []},
+	)
+	om = OpenMolt()
+	om.register_integration("svc", svc)
+	first = om.create_agent(name="A", model=ScriptedModel([]), integrations=["svc"])
+	assert first.labels["svc.sendA"] == {"untrusted", "outbound"}
+	svc.labels["send*"] = ["outbound"]
+	again = om.create_agent(name="B", model=ScriptedModel([]), integrations=["svc"])
+	assert again.labels["svc.sendA"] == {"outbound"}
+	assert again.labels["svc.ping"] == frozenset()

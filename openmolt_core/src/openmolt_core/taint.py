@@ -36,6 +36,7 @@ Such an agent is also reported when it is created: a `LethalTrifectaWarning` (Py
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -140,16 +141,39 @@ def declared_labels(bound: BoundTool) -> frozenset[str] | None:
 	declared = own is not None
 	out = set(own) if own is not None else set()
 	if table:
-		import fnmatch
+		from fnmatch import fnmatchcase
 
 		name = bound.tool.handle
-		for pattern, labels in table.items():
-			if fnmatch.fnmatchcase(name, pattern):
+		exact = table.get(name)
+		if exact is not None:
+			declared = True
+			out.update(exact)
+		for pattern in _patterns(table):
+			if pattern != name and fnmatchcase(name, pattern):
 				declared = True
-				out.update(labels)
+				out.update(table[pattern])
 	if not declared:
 		return None
 	return frozenset(out & LABELS) if out else _NO_LABELS
+
+
+_WILDCARD = re.compile(r"[*?\[]")
+_PATTERNS: dict[int, tuple[Mapping[str, Sequence[str]], int, tuple[str, ...]]] = {}
+
+
+def _patterns(table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+	"""The keys of a labels table that are shell-style patterns, found once per table.
+
+	A table is usually one integration's, read by every agent created with it: the plain keys
+	are looked up directly, and only the patterns are matched one by one.
+	"""
+	entry = _PATTERNS.get(id(table))
+	if entry is None or entry[0] is not table or entry[1] != len(table):
+		if len(_PATTERNS) > 1024:  # tables made on the fly (tests): keep the cache small
+			_PATTERNS.clear()
+		entry = (table, len(table), tuple(k for k in table if _WILDCARD.search(k)))
+		_PATTERNS[id(table)] = entry
+	return entry[2]
 
 
 def unlabelled(tools: Iterable[BoundTool]) -> list[str]:
