@@ -715,3 +715,15 @@ def test_a_table_read_again_sees_a_key_added_later() -> None:
 	again = om.create_agent(name="B", model=ScriptedModel([]), integrations=["svc"])
 	assert again.labels["svc.sendA"] == {"outbound"}
 	assert again.labels["svc.ping"] == frozenset()
+
+
+@pytest.mark.parametrize("labels", [["outbund"], "secret", [None]])
+def test_a_misspelt_label_on_a_tool_object_is_an_error_not_none(labels: Any) -> None:
+	"""A tool object's own labels are checked: a typo must not pass for "declares none"."""
+	plain = _PlainTool()
+	plain.labels = labels  # type: ignore[attr-defined]
+	with pytest.raises(ConfigurationError, match=r"tool 'local.plain': labels: .* is not a label"):
+		OpenMolt().create_agent(name="A", model=ScriptedModel([]), tools=[plain])
+	plain.labels = "untrusted"  # type: ignore[attr-defined]  # one label as a string
+	agent = OpenMolt().create_agent(name="A", model=ScriptedModel([]), tools=[plain])
+	assert agent.labels["local.plain"] == {"untrusted"}

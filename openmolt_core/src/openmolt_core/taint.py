@@ -134,12 +134,18 @@ def declared_labels(bound: BoundTool) -> frozenset[str] | None:
 
 	Returns:
 		The declared labels, or None when the tool declares nothing.
+
+	Raises:
+		ConfigurationError: The tool's own ``labels`` hold something that is not a label (a
+			misspelt label must not pass for "none").
 	"""
 	own = getattr(bound.tool, "labels", None)
 	integration = bound.integration
 	table: Mapping[str, Sequence[str]] = getattr(integration, "labels", None) or {}
 	declared = own is not None
-	out = set(own) if own is not None else set()
+	out: set[str] = set()
+	if own:
+		out.update(check_labels(own, f"tool {bound.handle!r}: labels"))
 	if table:
 		from fnmatch import fnmatchcase
 
