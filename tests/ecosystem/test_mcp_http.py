@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 import uvicorn
 from mcp.server import MCPServer
@@ -29,6 +30,11 @@ def _app() -> Any:
 	def echo_header(text: str) -> str:
 		"""Echo the text and the token the server saw."""
 		return f"{text} (authorized with {TOKEN})"
+
+	@server.tool(annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False))
+	def add(a: int, b: int) -> int:
+		"""Add, closed-world by the server's own claim."""
+		return a + b
 
 	app = server.streamable_http_app()
 
@@ -82,6 +88,9 @@ async def test_tools_over_streamable_http_with_a_bearer_header(http_server: str)
 	last = json.loads(model.requests[1].messages[-1].content)["results"][0]
 	assert last["ok"] is True
 	assert last["result"] == {"result": "hi (authorized with [redacted])"}
+	# A remote server receives every argument: its closed-world claim still leaves outbound.
+	assert agent.labels["remote.add"] == {"outbound"}
+	assert agent.labels["remote.echo_header"] == {"untrusted", "outbound"}  # no annotations
 	assert TOKEN not in repr(om.plugins.integration("remote"))
 
 

@@ -258,7 +258,7 @@ class MCPToolSource:
 			read_only = bool(annotations and annotations.read_only_hint)
 			labels = self.options.labels_of(tool.name)
 			if labels is None:
-				labels = _hinted(annotations)
+				labels = _hinted(annotations, remote=isinstance(self.options, HttpServer))
 			schema = dict(tool.input_schema or {})
 			schema.setdefault("type", "object")
 			description = (
@@ -348,22 +348,31 @@ class MCPToolSource:
 			await connection.closed.wait()
 
 
-def _hinted(annotations: Any) -> frozenset[str] | None:
+def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
 	"""A tool's labels from the server's annotations, when the config declares none.
 
 	The annotations are the server's own claims, so they only ever inform: a tool the server
-	marks closed-world (``openWorldHint: false``) declares no labels; any other annotated tool
-	(``openWorldHint`` true, or absent, which the specification reads as true) may read what
-	someone else wrote and send its arguments anywhere, ``readOnlyHint`` or not (a fetcher
+	marks closed-world (``openWorldHint: false``) declares no labels, except on a remote server
+	(Streamable HTTP), which receives every argument, so it is ``outbound``; any other annotated
+	tool (``openWorldHint`` true, or absent, which the specification reads as true) may read
+	what someone else wrote and send its arguments anywhere, ``readOnlyHint`` or not (a fetcher
 	"only reads", yet its URL carries data out), so it is ``untrusted`` and ``outbound``. A tool
 	without annotations declares nothing (None): the agent's taint policy treats it as unknown,
 	``untrusted`` and ``outbound`` by default, and names it in the trifecta warning.
+
+	Args:
+		annotations: The tool's annotations, or None.
+		remote: Whether the server is reached over the network.
 	"""
 	if annotations is None:
 		return None
 	if annotations.open_world_hint is False:
-		return frozenset()
-	return frozenset(("untrusted", "outbound"))
+		return _OUTBOUND if remote else frozenset()
+	return _BOTH
+
+
+_OUTBOUND: frozenset[str] = frozenset(("outbound",))
+_BOTH: frozenset[str] = frozenset(("untrusted", "outbound"))
 
 
 async def _list_all(client: Client) -> list[Any]:
