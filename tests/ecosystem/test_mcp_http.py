@@ -121,9 +121,14 @@ async def test_a_refused_connection_is_an_integration_error_without_the_token(
 
 
 async def test_a_server_on_loopback_is_refused_unless_the_config_allows_it(
-	http_server: str,
+	http_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-	"""Without allowInternalHosts the guard refuses 127.0.0.1 before anything is sent."""
+	"""Without allowInternalHosts the guard refuses 127.0.0.1 before anything is sent.
+
+	A proxy in the environment does not open a way around the guard.
+	"""
+	monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.9:9")
+	monkeypatch.setenv("ALL_PROXY", "http://127.0.0.9:9")
 	om = OpenMolt(entry_points=False)
 	om.register_integration(
 		"remote",

@@ -131,6 +131,10 @@ class MCPToolSource:
 						headers=options.headers,
 						timeout=httpx2.Timeout(30.0, read=max(300.0, options.timeout)),
 						transport=GuardedTransport(options.allow_internal_hosts),
+						# Nothing from the environment, like the core's HTTP client: no proxy
+						# (a proxy transport would bypass the guard) and no .netrc password
+						# sent to a server someone else may have named.
+						trust_env=False,
 					)
 				)
 				client = Client(streamable_http_client(options.url, http_client=http), **common)
