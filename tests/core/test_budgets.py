@@ -44,8 +44,10 @@ def agent_with(replies: list[Any], **options: Any) -> tuple[Any, ScriptedModel]:
 	model = ScriptedModel(replies)
 	om = OpenMolt(entry_points=False)
 	tools = [
-		FunctionTool(handle="hang", description="", function=forever, input_schema=NONE),
-		FunctionTool(handle="quick", description="", function=lambda i, c: "ok", input_schema=NONE),
+		FunctionTool(handle="hang", description="", function=forever, input_schema=NONE, labels=[]),
+		FunctionTool(
+			handle="quick", description="", function=lambda i, c: "ok", input_schema=NONE, labels=[]
+		),
 	]
 	return om.create_agent(name="B", model=model, tools=tools, **options), model
 

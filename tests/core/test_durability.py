@@ -36,7 +36,7 @@ from openmolt_core.testing import (
 	update_memory,
 	wait,
 )
-from openmolt_core.tools import CallingRun, ToolContext
+from openmolt_core.tools import CallingRun, ToolContext, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -121,6 +121,9 @@ async def test_the_local_deadline_is_the_monotonic_clock_plus_the_budget() -> No
 
 
 def _agent(om: OpenMolt, replies: list[Any], events: list[Any], **options: Any) -> Any:
+	# Declared with no labels: an undeclared tool would taint the run, and the taint event after
+	# the last journaled step is delivered live on a partial replay, outside these numbers.
+	@tool(labels=[])
 	async def slow(n: int) -> int:
 		"""Return n, later for small n.
 

@@ -99,7 +99,9 @@ async def test_plain_functions_run_in_an_agent_sync_and_async() -> None:
 		]
 	)
 	om = OpenMolt(entry_points=False)
-	agent = om.create_agent(name="F", model=model, tools=[add, ship])
+	# add declares that it does nothing with data; ship, a plain function, declares nothing,
+	# so its result counts as untrusted (fail closed: openmolt_core.taint).
+	agent = om.create_agent(name="F", model=model, tools=[tool(labels=[])(add), ship])
 	result = await agent.run()
 	assert result.status == "success"
 	assert results(model, 1) == [
@@ -108,6 +110,7 @@ async def test_plain_functions_run_in_an_agent_sync_and_async() -> None:
 			"tool": "local.ship",
 			"ok": True,
 			"result": {"city": "Oslo", "weekday": 2, "speed": "slow", "agent": "F"},
+			"untrusted": True,
 		},
 	]
 
@@ -150,6 +153,7 @@ async def test_the_input_context_form_still_works() -> None:
 		description="Echo.",
 		function=lambda input, context: {"got": input["x"], "by": context.integration},
 		input_schema={"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+		labels=[],
 	)
 	model = ScriptedModel([call_tool("local.echo", x="hi"), finish("x")])
 	await OpenMolt(entry_points=False).create_agent(name="L", model=model, tools=[legacy]).run()

@@ -257,7 +257,7 @@ async def test_by_default_the_heuristic_reads_only_results_labelled_untrusted() 
 		"""Fetch a page."""
 		return text
 
-	@tool
+	@tool(labels=[])
 	def notes() -> str:
 		"""My own notes."""
 		return text

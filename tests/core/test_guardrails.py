@@ -22,6 +22,7 @@ from openmolt_core.guardrails import (
 )
 from openmolt_core.llm import ModelRequest, Usage
 from openmolt_core.testing import ScriptedModel, call_tool, finish, update_plan
+from openmolt_core.tools import tool
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +57,8 @@ class Desk:
 			self.ran.append(("lookup", {"name": name}))
 			return {"name": name, "email": f"{name}@example.com", "note": "likes tea"}
 
-		self.tools = [send, lookup]
+		# Declared with no labels: a tool that declares nothing counts as untrusted and outbound.
+		self.tools = [tool(labels=[])(send), tool(labels=[])(lookup)]
 
 	def agent(self, model: ScriptedModel, om: OpenMolt | None = None, **options: Any) -> Any:
 		return (om or OpenMolt()).create_agent(

@@ -38,7 +38,7 @@ def add_tool(**kw: Any) -> FunctionTool:
 		description="Add two integers.",
 		function=lambda i, c: {"sum": i["a"] + i["b"]},
 		input_schema=ADD_SCHEMA,
-		**kw,
+		**{"labels": [], **kw},  # declares no labels: these tests are not about taint
 	)
 
 
@@ -167,7 +167,9 @@ async def test_a_tool_that_raises_becomes_an_error_result() -> None:
 	def boom(i: Any, c: Any) -> Any:
 		raise RuntimeError("disk on fire")
 
-	tool = FunctionTool(handle="add", description="", function=boom, input_schema=ADD_SCHEMA)
+	tool = FunctionTool(
+		handle="add", description="", function=boom, input_schema=ADD_SCHEMA, labels=[]
+	)
 	agent, model = make_agent(
 		[call_tool("local.add", a=1, b=2), finish(result="x")], tools=[tool], output_schema=Report
 	)
@@ -187,7 +189,9 @@ async def test_a_tool_error_carries_status_and_details() -> None:
 	def refuse(i: Any, c: Any) -> Any:
 		raise ToolError("not found", status_code=404, details={"id": "x"})
 
-	tool = FunctionTool(handle="add", description="", function=refuse, input_schema=ADD_SCHEMA)
+	tool = FunctionTool(
+		handle="add", description="", function=refuse, input_schema=ADD_SCHEMA, labels=[]
+	)
 	agent, model = make_agent(
 		[call_tool("local.add", a=1, b=2), finish(result="x")], tools=[tool], output_schema=Report
 	)

@@ -51,8 +51,8 @@ async def test_cancelling_during_a_tool_call_keeps_a_resumable_state() -> None:
 		return "never"
 
 	tools = [
-		FunctionTool(handle="slow", description="", function=slow, input_schema=NONE),
-		FunctionTool(handle="fast", description="", function=fast, input_schema=NONE),
+		FunctionTool(handle="slow", description="", function=slow, input_schema=NONE, labels=[]),
+		FunctionTool(handle="fast", description="", function=fast, input_schema=NONE, labels=[]),
 	]
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(
@@ -94,7 +94,11 @@ async def test_a_parked_question_gets_its_answer_on_resume() -> None:
 	"""resume(state, answer=...) delivers the answer as the pending question's result."""
 	om = OpenMolt(entry_points=False)
 	tool = FunctionTool(
-		handle="find", description="", function=lambda i, c: ["INV-1", "INV-2"], input_schema=NONE
+		handle="find",
+		description="",
+		function=lambda i, c: ["INV-1", "INV-2"],
+		input_schema=NONE,
+		labels=[],
 	)
 	agent = om.create_agent(
 		name="P",

@@ -11,6 +11,7 @@ import pytest
 from openmolt import HumanInputUnavailable, OpenMolt, RunError
 from openmolt_core.runstore import RunStore, default_path
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_plan
+from openmolt_core.tools import tool
 
 pytestmark = pytest.mark.anyio
 
@@ -20,6 +21,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 	return str(request.param)
 
 
+@tool(labels=[])  # declares no labels: this test is not about taint
 def double(n: int) -> int:
 	"""Twice n."""
 	return 2 * n

@@ -403,7 +403,7 @@ async def test_rules_add_and_take_away_labels() -> None:
 	await agent.run("go")
 	assert posted == ["a"]  # no longer outbound
 
-	@tool
+	@tool(labels=[])
 	def lookup(q: str) -> str:
 		"""Search the web.
 
@@ -515,3 +515,215 @@ def test_labels_are_checked_where_they_are_declared() -> None:
 		Integration(id="x", name="X", tools=tools, labels={"send*": ["outbound"]})
 	with pytest.raises(ValueError, match="labels"):
 		Integration(id="x", name="X", tools=tools, labels={"get": ["loud"]})
+
+
+# unknown labels: fail closed ----------------------------------------------------------------
+
+
+class _PlainTool:
+	"""A Tool object with no labels attribute at all."""
+
+	handle = "plain"
+	description = "A tool from someone else's library."
+	output_schema = None
+	scopes = ()
+
+	def __init__(self) -> None:
+		self.input_schema: dict[str, Any] = {"type": "object"}
+
+	async def execute(self, input: dict[str, Any], context: Any) -> str:
+		return "x"
+
+
+class _DeclaredTool(_PlainTool):
+	handle = "declared"
+	labels = ()
+
+
+def _undeclared_sources() -> list[Any]:
+	def fn() -> str:
+		"""A plain function."""
+		return "x"
+
+	return [
+		pytest.param(fn, "local.fn", id="plain-function"),
+		pytest.param(tool(fn), "local.fn", id="@tool"),
+		pytest.param(FunctionTool("fn", "d", lambda i, c: "x"), "local.fn", id="FunctionTool"),
+		pytest.param(FunctionTool("fn", "d", lambda i, c: "x", labels=None), "local.fn", id="None"),
+		pytest.param(_PlainTool(), "local.plain", id="tool-object"),
+	]
+
+
+@pytest.mark.parametrize(("entry", "handle"), _undeclared_sources())
+def test_a_tool_that_declares_nothing_counts_as_untrusted_and_outbound(
+	entry: Any, handle: str
+) -> None:
+	"""Every way of giving a tool without labels fails closed under the default policy."""
+	agent = OpenMolt().create_agent(name="A", model=ScriptedModel([]), tools=[entry])
+	assert agent.labels[handle] == {"untrusted", "outbound"}
+
+
+def test_an_empty_list_declares_a_tool_safe_and_differs_from_nothing() -> None:
+	"""``labels=[]``, ``labels = ()`` and an integration table's ``[]`` declare no labels."""
+	safe = FunctionTool("fn", "d", lambda i, c: "x", labels=[])
+	declared = Integration(
+		name="Svc",
+		tools=[
+			FunctionTool("ping", "d", lambda i, c: "x"),
+			FunctionTool("pong", "d", lambda i, c: "x"),
+		],
+		labels={"ping": []},
+	)
+	om = OpenMolt()
+	om.register_integration("svc", declared)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([]), tools=[safe, _DeclaredTool()], integrations=["svc"]
+	)
+	assert agent.labels["local.fn"] == frozenset()
+	assert agent.labels["local.declared"] == frozenset()
+	assert agent.labels["svc.ping"] == frozenset()
+	assert agent.labels["svc.pong"] == {"untrusted", "outbound"}  # no key matches it
+
+
+def test_an_undeclared_tool_with_a_private_one_holds_the_trifecta_and_is_named() -> None:
+	"""The warning says which tools have unknown labels and how to declare them."""
+
+	def send(to: str) -> str:
+		"""Send something."""
+		return "sent"
+
+	@tool(labels=["private"])
+	def vault() -> str:
+		"""Secrets."""
+		return API_KEY
+
+	with pytest.warns(LethalTrifectaWarning) as seen:
+		OpenMolt().create_agent(name="A", model=ScriptedModel([]), tools=[vault, send])
+	message = str(seen[0].message)
+	assert "local.send declare(s) no labels" in message
+	assert "labels=[] for none" in message
+
+
+def test_declared_tools_alone_do_not_start_warning() -> None:
+	"""Agents whose tools all declare labels warn as before (here: no trifecta, no warning)."""
+	import warnings
+
+	@tool(labels=["private"])
+	def vault() -> str:
+		"""Secrets."""
+		return API_KEY
+
+	with warnings.catch_warnings():
+		warnings.simplefilter("error", LethalTrifectaWarning)
+		OpenMolt().create_agent(
+			name="A",
+			model=ScriptedModel([]),
+			tools=[vault, FunctionTool("fn", "d", lambda i, c: "x", labels=[]), _DeclaredTool()],
+		)
+
+
+async def test_an_undeclared_sender_waits_for_approval_after_untrusted_content() -> None:
+	"""The injected read, then an undeclared send with the secret: it parks, nothing is sent."""
+	sent: list[str] = []
+
+	@tool(labels=["private"])
+	def vault() -> str:
+		"""Secrets."""
+		return API_KEY
+
+	@tool(labels=["untrusted"])
+	def mail() -> str:
+		"""The inbox."""
+		return INJECTED
+
+	def send(text: str) -> str:
+		"""Send a text."""
+		sent.append(text)
+		return "sent"
+
+	model = ScriptedModel(
+		[call_tool("local.mail"), call_tool("local.vault"), call_tool("local.send", text=API_KEY)]
+	)
+	with pytest.warns(LethalTrifectaWarning):
+		agent = OpenMolt().create_agent(name="A", model=model, tools=[vault, mail, send])
+	result = await agent.run("go")
+	assert result.status == "approval_required"
+	assert sent == []
+
+
+def test_unknown_labels_is_a_policy_field_checked_like_the_others() -> None:
+	"""``unknown_labels`` (camelCase too) sets what undeclared tools count as; bad labels fail."""
+
+	def fn() -> str:
+		"""A plain function."""
+		return "x"
+
+	policy = TaintPolicy.of({"unknownLabels": ["outbound"]})
+	assert policy.unknown_labels == ("outbound",)
+	agent = OpenMolt().create_agent(
+		name="A", model=ScriptedModel([]), tools=[fn], taint_policy=policy
+	)
+	assert agent.labels["local.fn"] == {"outbound"}
+	trusting = OpenMolt().create_agent(
+		name="B", model=ScriptedModel([]), tools=[fn], taint_policy={"unknown_labels": []}
+	)
+	assert trusting.labels["local.fn"] == frozenset()
+	with pytest.raises(ConfigurationError, match="taint_policy: unknown_labels: 'secret'"):
+		TaintPolicy(unknown_labels=("secret",))
+
+
+def test_a_policy_rule_still_takes_a_label_away_from_an_undeclared_tool() -> None:
+	"""``outbound=["!local.fn"]`` leaves an undeclared tool untrusted but not outbound."""
+
+	def fn() -> str:
+		"""A plain function."""
+		return "x"
+
+	agent = OpenMolt().create_agent(
+		name="A", model=ScriptedModel([]), tools=[fn], taint_policy={"outbound": ["!local.fn"]}
+	)
+	assert agent.labels["local.fn"] == {"untrusted"}
+
+
+def test_the_core_built_in_tools_declare_their_labels() -> None:
+	"""skills.load and the tool-set tools declare none; they stay out of the trifecta."""
+	from openmolt_core._toolset import _LoadTool, _SearchTool
+	from openmolt_core.offload import ReadResultTool
+	from openmolt_core.skills import Skill, skill_tool
+
+	loader = skill_tool([Skill(name="s", description="d")], available=[])
+	assert loader.labels == ()
+	for cls in (_SearchTool, _LoadTool, ReadResultTool):
+		assert cls.labels == ()
+
+
+def test_a_table_read_again_sees_a_key_added_later() -> None:
+	"""The patterns of a table are found once, and again when the table changes."""
+	svc = Integration(
+		name="Svc",
+		tools=[
+			FunctionTool("sendA", "d", lambda i, c: "x"),
+			FunctionTool("ping", "d", lambda i, c: "x"),
+		],
+		labels={"ping": []},
+	)
+	om = OpenMolt()
+	om.register_integration("svc", svc)
+	first = om.create_agent(name="A", model=ScriptedModel([]), integrations=["svc"])
+	assert first.labels["svc.sendA"] == {"untrusted", "outbound"}
+	svc.labels["send*"] = ["outbound"]
+	again = om.create_agent(name="B", model=ScriptedModel([]), integrations=["svc"])
+	assert again.labels["svc.sendA"] == {"outbound"}
+	assert again.labels["svc.ping"] == frozenset()
+
+
+@pytest.mark.parametrize("labels", [["outbund"], "secret", [None]])
+def test_a_misspelt_label_on_a_tool_object_is_an_error_not_none(labels: Any) -> None:
+	"""A tool object's own labels are checked: a typo must not pass for "declares none"."""
+	plain = _PlainTool()
+	plain.labels = labels  # type: ignore[attr-defined]
+	with pytest.raises(ConfigurationError, match=r"tool 'local.plain': labels: .* is not a label"):
+		OpenMolt().create_agent(name="A", model=ScriptedModel([]), tools=[plain])
+	plain.labels = "untrusted"  # type: ignore[attr-defined]  # one label as a string
+	agent = OpenMolt().create_agent(name="A", model=ScriptedModel([]), tools=[plain])
+	assert agent.labels["local.plain"] == {"untrusted"}

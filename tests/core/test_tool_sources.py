@@ -83,6 +83,7 @@ async def test_tools_are_listed_at_the_first_run_and_named_integration_dot_tool(
 		"tool": "srv.say",
 		"ok": True,
 		"result": {"tool": "say", "got": {"text": "hi"}},
+		"untrusted": True,  # the listed tool declares no labels: unknown, so untrusted
 	}
 	await om.aclose()
 	assert source.closed == 1

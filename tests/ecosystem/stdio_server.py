@@ -1,7 +1,8 @@
 """A small MCP server built with the official SDK, run over stdio by the tests.
 
 ``python stdio_server.py`` serves: ``whoami`` (its pid and the value of $DEMO_TOKEN), ``sleep``
-(waits) and ``fail`` (raises).
+(waits), ``fail`` (raises) and ``send`` (appends its text to the file $SENT_LOG names: what a real
+server would send out; no annotations, so its labels are unknown).
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ async def sleep(seconds: float) -> str:
 def fail() -> str:
 	"""Always fails."""
 	raise RuntimeError("the database is down")
+
+
+@server.tool()
+def send(text: str) -> str:
+	"""Send a text out (to the file $SENT_LOG names)."""
+	with open(os.environ["SENT_LOG"], "a", encoding="utf-8") as out:
+		out.write(text + "\n")
+	return "sent"
 
 
 if __name__ == "__main__":

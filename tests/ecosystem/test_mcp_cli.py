@@ -105,6 +105,7 @@ async def test_mcp_servers_in_a_json_agent_file_become_integrations(
 						"args": [str(HERE / "stdio_server.py")],
 						"env": {"DEMO_TOKEN": "${DEMO_TOKEN_VALUE}"},
 						"excludeTools": ["fail"],
+						"labels": {"whoami": []},
 					}
 				},
 			}
@@ -120,9 +121,11 @@ async def test_mcp_servers_in_a_json_agent_file_become_integrations(
 		twin = om.create_agent(name="Twin", model=model, integrations=["ours"])
 		await twin.run("who")
 		listed = [t["tool"] for t in json.loads(model.requests[0].messages[0].content)["tools"]]
-		assert listed == ["ours.whoami", "ours.sleep"]
+		assert listed == ["ours.whoami", "ours.sleep", "ours.send"]
 		result: Any = json.loads(model.requests[1].messages[-1].content)["results"][0]
 		assert result["ok"] is True and result["result"]["token"] == "[redacted]"
+		assert "untrusted" not in result  # the agent file's labels declare whoami safe
+		assert twin.labels["ours.send"] == {"untrusted", "outbound"}  # no entry, no annotations
 	finally:
 		await om.aclose()
 	assert not children("stdio_server.py")

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 import uvicorn
 from mcp.server import MCPServer
@@ -29,6 +30,11 @@ def _app() -> Any:
 	def echo_header(text: str) -> str:
 		"""Echo the text and the token the server saw."""
 		return f"{text} (authorized with {TOKEN})"
+
+	@server.tool(annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False))
+	def add(a: int, b: int) -> int:
+		"""Add, closed-world by the server's own claim."""
+		return a + b
 
 	app = server.streamable_http_app()
 
@@ -66,7 +72,12 @@ async def test_tools_over_streamable_http_with_a_bearer_header(http_server: str)
 	"""Headers reach the server; the token never reaches the model or the error log."""
 	om = OpenMolt(entry_points=False)
 	om.register_integration(
-		"remote", MCP.http(http_server, headers={"Authorization": f"Bearer {TOKEN}"})
+		"remote",
+		MCP.http(
+			http_server,
+			headers={"Authorization": f"Bearer {TOKEN}"},
+			allow_internal_hosts=["127.0.0.1"],
+		),
 	)
 	model = ScriptedModel([call_tool("remote.echo_header", text="hi"), finish(result="ok")])
 	agent = om.create_agent(name="A", model=model, integrations=["remote"])
@@ -77,6 +88,9 @@ async def test_tools_over_streamable_http_with_a_bearer_header(http_server: str)
 	last = json.loads(model.requests[1].messages[-1].content)["results"][0]
 	assert last["ok"] is True
 	assert last["result"] == {"result": "hi (authorized with [redacted])"}
+	# A remote server receives every argument: its closed-world claim still leaves outbound.
+	assert agent.labels["remote.add"] == {"outbound"}
+	assert agent.labels["remote.echo_header"] == {"untrusted", "outbound"}  # no annotations
 	assert TOKEN not in repr(om.plugins.integration("remote"))
 
 
@@ -88,7 +102,12 @@ async def test_a_refused_connection_is_an_integration_error_without_the_token(
 	wrong = "wrong-token-1234567"
 	om.register_integration(
 		"remote",
-		MCP.http(http_server, headers={"Authorization": f"Bearer {wrong}"}, startup_timeout=2),
+		MCP.http(
+			http_server,
+			headers={"Authorization": f"Bearer {wrong}"},
+			startup_timeout=2,
+			allow_internal_hosts=["127.0.0.1"],
+		),
 	)
 	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["remote"])
 	with pytest.raises(IntegrationError) as caught:
@@ -96,3 +115,119 @@ async def test_a_refused_connection_is_an_integration_error_without_the_token(
 	assert str(caught.value).startswith(f"remote: the MCP server ({http_server}) could not be")
 	assert wrong not in str(caught.value)
 	await om.aclose()
+
+
+# the SSRF guard: the same policy as httpRequest -----------------------------------------------
+
+
+async def test_a_server_on_loopback_is_refused_unless_the_config_allows_it(
+	http_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Without allowInternalHosts the guard refuses 127.0.0.1 before anything is sent.
+
+	A proxy in the environment does not open a way around the guard.
+	"""
+	monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.9:9")
+	monkeypatch.setenv("ALL_PROXY", "http://127.0.0.9:9")
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"remote",
+		MCP.http(http_server, headers={"Authorization": f"Bearer {TOKEN}"}, startup_timeout=5),
+	)
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["remote"])
+	with pytest.raises(IntegrationError, match="allowInternalHosts") as caught:
+		await agent.run("go")
+	assert "Loopback" in str(caught.value)
+	assert TOKEN not in str(caught.value)
+	await om.aclose()
+
+
+def _guarded(
+	answers: dict[str, str], hops: dict[str, str], allow: list[str] | None = None
+) -> tuple[Any, list[Any]]:
+	import httpx2
+
+	from openmolt_mcp._guard import GuardedTransport
+
+	sent: list[Any] = []
+
+	def handle(request: Any) -> Any:
+		sent.append(request)
+		target = hops.get(request.headers["host"])
+		if target is not None:
+			return httpx2.Response(307, headers={"Location": target})
+		return httpx2.Response(200, json={"ok": True})
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return [answers[host]]
+
+	transport = GuardedTransport(allow or [], inner=httpx2.MockTransport(handle), resolver=resolve)
+	return httpx2.AsyncClient(transport=transport, follow_redirects=True), sent
+
+
+async def test_requests_are_pinned_to_the_checked_address() -> None:
+	"""The connection goes to the address that was checked; Host and SNI keep the name."""
+	client, sent = _guarded({"mcp.example": "93.184.216.34"}, {})
+	async with client:
+		response = await client.post("https://mcp.example/mcp", json={})
+	assert response.status_code == 200
+	[request] = sent
+	assert request.url.host == "93.184.216.34"
+	assert request.headers["host"] == "mcp.example"
+	assert request.extensions["sni_hostname"] == "mcp.example"
+	assert str(response.request.url) == "https://mcp.example/mcp"
+
+
+@pytest.mark.parametrize(
+	("target", "answer", "why"),
+	[
+		("http://169.254.169.254/latest/meta-data", None, "metadata"),
+		("http://metadata.google.internal/", None, "metadata"),
+		("http://internal.example/mcp", "10.0.0.7", "Private-Use"),
+		("http://[::1]/mcp", None, "Loopback"),
+		("http://0x7f.1/mcp", None, "Loopback"),
+		("http://link.example/mcp", "169.254.10.1", "Link Local"),
+	],
+)
+async def test_a_redirect_to_an_internal_address_is_refused(
+	target: str, answer: str | None, why: str
+) -> None:
+	"""Every hop is checked: a public server cannot bounce the client to an internal one."""
+	import httpx2
+
+	answers = {"mcp.example": "93.184.216.34"}
+	if answer is not None:
+		answers[httpx2.URL(target).host] = answer
+	client, sent = _guarded(answers, {"mcp.example": target})
+	async with client:
+		with pytest.raises(httpx2.TransportError, match=why) as caught:
+			await client.post("https://mcp.example/mcp", json={})
+	assert "allowInternalHosts" in str(caught.value)
+	assert len(sent) == 1  # the first hop only
+
+
+async def test_allow_internal_hosts_opens_only_what_it_lists() -> None:
+	"""A listed network is reachable; the metadata endpoint and other networks stay refused."""
+	import httpx2
+
+	answers = {"mcp.corp.example": "10.20.0.5", "other.corp.example": "10.30.0.5"}
+	client, sent = _guarded(answers, {}, allow=["10.20.0.0/16"])
+	async with client:
+		assert (await client.get("http://mcp.corp.example/mcp")).status_code == 200
+		with pytest.raises(httpx2.TransportError, match=r"10\.30\.0\.5"):
+			await client.get("http://other.corp.example/mcp")
+		with pytest.raises(httpx2.TransportError, match="metadata"):
+			await client.get("http://169.254.169.254/")
+	assert len(sent) == 1
+
+
+def test_a_wrong_allow_internal_hosts_names_the_field() -> None:
+	"""Everything (0.0.0.0/0) is refused with the field's path and the fix."""
+	from openmolt_core.errors import ConfigurationError
+
+	with pytest.raises(ConfigurationError, match=r"mcpServers\.web\.allowInternalHosts.*covers"):
+		MCP.from_config(
+			"web", {"url": "https://x.example/mcp", "allowInternalHosts": ["0.0.0.0/0"]}
+		)
+	entry = {"url": "https://x.example/mcp", "allowInternalHosts": ["mcp.corp.example"]}
+	assert MCP.from_config("web", entry).source.options.allow_internal_hosts == ["mcp.corp.example"]

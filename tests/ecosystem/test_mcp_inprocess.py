@@ -112,7 +112,10 @@ async def test_tools_are_listed_with_the_servers_schemas_and_called() -> None:
 	assert listed["demo.add"]["description"] == "Add two numbers."
 	assert listed["demo.add"]["inputSchema"]["required"] == ["a", "b"]
 	assert listed["demo.add"]["inputSchema"]["properties"]["a"]["type"] == "integer"
-	assert _results(model, 1) == [{"tool": "demo.add", "ok": True, "result": {"result": 5}}]
+	# The server's tools carry no annotations and the config no labels: unknown, so untrusted.
+	assert _results(model, 1) == [
+		{"tool": "demo.add", "ok": True, "result": {"result": 5}, "untrusted": True}
+	]
 	await om.aclose()
 
 
@@ -239,7 +242,12 @@ async def test_a_changed_tool_list_is_seen_at_the_next_run_not_mid_run() -> None
 		await anyio.sleep(0.01)
 	await agent.run("again")
 	assert "demo.extra" in [t["tool"] for t in _tools(model, 3)]
-	assert _results(model, 4)[0] == {"tool": "demo.extra", "ok": True, "result": "extra!"}
+	assert _results(model, 4)[0] == {
+		"tool": "demo.extra",
+		"ok": True,
+		"result": "extra!",
+		"untrusted": True,
+	}
 	await om.aclose()
 
 

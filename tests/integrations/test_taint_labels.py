@@ -85,3 +85,40 @@ def test_the_generic_http_tool_is_both_untrusted_and_outbound() -> None:
 	from openmolt_core.integrations.http_request import http_request_integration
 
 	assert labels_of(http_request_integration(), "request") == {"untrusted", "outbound"}
+
+
+def _declared(integration: Integration, key: str) -> dict[str, Any]:
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.taint import declared_labels
+	from openmolt_core.tools import ToolContext
+
+	context = ToolContext(agent="a", integration=key)
+	return {
+		t.handle: declared_labels(BoundTool(f"{key}.{t.handle}", t, context, True, [], integration))
+		for t in integration.tools
+	}
+
+
+def _core_integrations() -> list[Any]:
+	from openmolt_core.integrations.filesystem import file_system_integration
+	from openmolt_core.integrations.http_request import http_request_integration
+
+	return [
+		pytest.param("fileSystem", file_system_integration("."), id="fileSystem"),
+		pytest.param("httpRequest", http_request_integration(), id="httpRequest"),
+	]
+
+
+@pytest.mark.parametrize(("key", "integration"), [*_integrations(), *_core_integrations()])
+def test_every_built_in_tool_declares_its_labels(key: str, integration: Integration) -> None:
+	"""No built-in tool is unknown: each would otherwise count as untrusted and outbound."""
+	unknown = [h for h, labels in _declared(integration, key).items() if labels is None]
+	assert unknown == [], f"declare labels for {key}: {unknown} (labels=[] for none)"
+
+
+def test_the_file_system_reads_are_private_and_its_writes_declare_none() -> None:
+	from openmolt_core.integrations.filesystem import file_system_integration
+
+	declared = _declared(file_system_integration("."), "fileSystem")
+	assert {h for h, labels in declared.items() if labels} == {"read", "list", "search"}
+	assert all(labels == {"private"} for labels in declared.values() if labels)

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from openmolt_core.errors import ToolError
 from openmolt_core.llm import ModelRequest
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_plan
+from openmolt_core.tools import tool
 from openmolt_ui import PendingApproval
 
 from .conftest import Served
@@ -143,6 +144,7 @@ def _gated(served: Served, calls: list[int]) -> Any:
 	way, with the pending call the loop holds.
 	"""
 
+	@tool(labels=["outbound"])  # money moves out; nothing private read, nothing others wrote
 	async def refund(amount: int) -> dict[str, Any]:
 		"""Refund an amount to the customer."""
 		decision = await served.viewer.request_approval(

@@ -472,6 +472,7 @@ async def _call_tool(
 			ctx.forward,
 			ctx.approvals.handler,
 			ctx.cost_left(),
+			ctx.state.taint,
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).

@@ -72,7 +72,9 @@ def policy_of(bound: BoundTool) -> InDoubt:
 	if not labels:
 		from openmolt_core.taint import declared_labels
 
-		labels = declared_labels(bound)
+		# A function tool that declares nothing is retried: it gets the call's idempotency key
+		# (ToolContext.idempotency_key) to deduplicate with; declare it outbound to be asked.
+		labels = declared_labels(bound) or frozenset()
 	return "ask" if "outbound" in labels else "retry"
 
 

@@ -60,6 +60,7 @@ _SEARCH_SCHEMA: dict[str, Any] = {
 
 class _SearchTool:
 	handle = "searchTools"
+	labels: tuple[str, ...] = ()  # reads the agent's own tool catalog (`openmolt_core.taint`)
 	description = (
 		"Search the tool catalog by what you want to do; returns matching tool handles to load "
 		"with openmolt.loadTools."
@@ -118,6 +119,7 @@ _LOAD_SCHEMA: dict[str, Any] = {
 
 class _LoadTool:
 	handle = "loadTools"
+	labels: tuple[str, ...] = ()  # loads the agent's own tools' schemas (`openmolt_core.taint`)
 	description = (
 		f"Load tools from the catalog by handle (or an integration id for all its tools, at most "
 		f"{MAX_LOAD} at once); returns their input schemas; call them from your next step."

@@ -293,7 +293,7 @@ class Agent:
 			t.labels = policy.labels_for(t)
 		held = taint.trifecta(tools)
 		if held and policy.warn and self._trifecta is None:
-			taint.warn_trifecta(self.name, held, policy)
+			taint.warn_trifecta(self.name, held, policy, taint.unlabelled(tools))
 		self._trifecta = held
 		self._gated = taint.gated(tools, policy)
 
@@ -342,6 +342,11 @@ class Agent:
 	def labels(self) -> dict[str, frozenset[str]]:
 		"""The labels of the tools this agent can see, by handle (see `openmolt_core.taint`)."""
 		return {h: t.labels for h, t in self._tools.items() if t.allowed}
+
+	@property
+	def lists_tools_at_run_time(self) -> bool:
+		"""Whether some of its tools come from a source listed at each run (an MCP server)."""
+		return self._sources is not None
 
 	@property
 	def sub_agents(self) -> list[Agent]:

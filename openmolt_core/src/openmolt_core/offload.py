@@ -692,6 +692,9 @@ class ReadResultTool:
 	"""
 
 	handle = "readResult"
+	# It reads back a result the run already has: whatever that result's tool is labelled was
+	# counted when the call ran (`openmolt_core.taint`).
+	labels: tuple[str, ...] = ()
 	description = (
 		"Read part of a result that was too large to show: give its handle and one of pointer "
 		"(JSON Pointer), path (JSONPath), lines or bytes; without one, the start."

@@ -567,6 +567,9 @@ def skill_tool(
 			"required": ["name"],
 			"additionalProperties": False,
 		},
+		# Skills are know-how the user installed for this agent, like its instructions; it
+		# reads no private data and sends nothing (`openmolt_core.taint`).
+		labels=(),
 	)
 
 

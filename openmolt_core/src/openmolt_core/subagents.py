@@ -16,7 +16,12 @@ schema as the tool's output schema. A call runs the researcher to its end:
   the caller's run id followed by ``.<step>.<index>`` of the call, so a viewer can nest it;
 - it asks approvals with its own ``on_approval_request``, else with the caller's;
 - its output is the tool's result; a sub-run that does not succeed is an error result that says
-  how it ended.
+  how it ended;
+- taint crosses the boundary both ways (`openmolt_core.taint`): the tool's labels are the union
+  of the sub-agent's tools' labels, so its reads of private or untrusted data and its outbound
+  channels count in the caller (a tainted caller's call of a sub-agent that can send data out
+  waits for approval, and the sub-agent's untrusted results taint the caller), and a sub-agent
+  called by a tainted run starts tainted.
 
 Agents cannot call each other in a cycle: ``create_agent`` refuses a tool graph with one.
 """
@@ -29,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
+from openmolt_core.taint import MAX_TAINT_RECORDS, UNKNOWN_LABELS
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -74,8 +80,17 @@ class AgentTool:
 
 	@property
 	def labels(self) -> frozenset[str]:
-		"""The labels of the sub-agent's tools: what it reads and sends, the caller's taint sees."""
-		return frozenset(label for labels in self.agent.labels.values() for label in labels)
+		"""The labels of the sub-agent's tools: what it reads and sends, the caller's taint sees.
+
+		The union of its visible tools' labels (each resolved by its own policy, so a tool that
+		declares none counts as ``untrusted`` and ``outbound``). An agent whose tools are listed
+		at run time (an MCP server) also counts as ``untrusted`` and ``outbound``: what those
+		tools do is not known when the caller is created.
+		"""
+		out = {label for labels in self.agent.labels.values() for label in labels}
+		if self.agent.lists_tools_at_run_time:
+			out.update(UNKNOWN_LABELS)
+		return frozenset(out)
 
 	def __post_init__(self) -> None:
 		self.output_schema = self.agent.output_schema
@@ -95,8 +110,15 @@ class AgentTool:
 		"""
 		task: Any = input.get("task") if self.input_schema == TASK_SCHEMA else input
 		name = self.agent.name
+		history = None
+		if context.run is not None and context.run.taint:
+			# The caller read untrusted content, and the task may carry its instructions: the
+			# sub-run starts tainted, so its own outbound calls go through its taint policy.
+			from openmolt_core.result import RunState
+
+			history = RunState(taint=[dict(t) for t in context.run.taint[:MAX_TAINT_RECORDS]])
 		try:
-			result = await self.agent.run(task, parent=context.run)
+			result = await self.agent.run(task, history=history, parent=context.run)
 		except RunError as exc:
 			if context.run is not None:
 				context.run.usage.add(exc.result.usage)

@@ -11,8 +11,14 @@ Each tool may carry labels that say what it does with data:
 Integrations declare them in one table (``Integration(labels={"getMessage": ["private",
 "untrusted"], "send*": ["outbound"]})``, see docs/integration-authoring.md); Python tools with
 ``@tool(labels=[...])`` or ``FunctionTool(labels=...)``; any `openmolt_core.tools.Tool` may have a
-``labels`` attribute. An agent used as a tool carries the labels of its own tools. The policy's
+``labels`` attribute; an MCP server's config a ``labels`` table; an OpenAPI import labels each
+operation by its method. An agent used as a tool carries the labels of its own tools. The policy's
 rules add labels (``untrusted=["mcp.fetch"]``) or take them away (``outbound=["!slack.addReaction"]``).
+
+Labels are resolved in one place, `declared_labels`, for every kind of tool, and fail closed: a
+tool that declares nothing (no ``labels``, or None, and no key of its integration's table) counts
+as ``untrusted`` and ``outbound`` (`TaintPolicy.unknown_labels`). To declare that a tool does none
+of the three things, give it ``labels=[]`` (or a table entry with ``[]``).
 
 A run is *tainted* once a call of an ``untrusted`` tool has run and its result reached the model:
 from then on the model may be following instructions that someone else wrote. `RunState.taint
@@ -30,6 +36,7 @@ Such an agent is also reported when it is created: a `LethalTrifectaWarning` (Py
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -47,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"LABELS",
 	"MAX_TAINT_RECORDS",
+	"UNKNOWN_LABELS",
 	"Label",
 	"LethalTrifectaWarning",
 	"TaintPolicy",
@@ -54,6 +62,7 @@ __all__ = [
 	"declared_labels",
 	"gated",
 	"trifecta",
+	"unlabelled",
 	"untrusted_input",
 	"warn_trifecta",
 ]
@@ -104,31 +113,82 @@ def check_labels(labels: Iterable[str], where: str) -> tuple[Label, ...]:
 	return tuple(out)
 
 
+UNKNOWN_LABELS: tuple[Label, ...] = ("untrusted", "outbound")
+"""The labels of a tool that declares none, under the default policy (fail closed)."""
+
 _NO_LABELS: frozenset[str] = frozenset()
 
 
-def declared_labels(bound: BoundTool) -> frozenset[str]:
+def declared_labels(bound: BoundTool) -> frozenset[str] | None:
 	"""The labels a bound tool declares: its own ``labels`` and its integration's table.
 
-	The table's keys are tool names or shell-style patterns (``send*``) inside the integration.
+	This is the one place a tool's labels come from, whatever its source (an integration, a
+	function, an MCP server, an OpenAPI import, an agent used as a tool, a skill). A tool
+	declares labels when it has a ``labels`` attribute that is not None (``()`` declares that
+	it does none of the three things) or when a key of its integration's table matches it (a
+	tool name or a shell-style pattern such as ``send*``; ``[]`` declares none). A tool that
+	declares nothing gives None: the policy treats it as `UNKNOWN_LABELS`.
 
 	Args:
 		bound: The tool as an agent sees it.
+
+	Returns:
+		The declared labels, or None when the tool declares nothing.
+
+	Raises:
+		ConfigurationError: The tool's own ``labels`` hold something that is not a label (a
+			misspelt label must not pass for "none").
 	"""
-	own = getattr(bound.tool, "labels", ()) or ()
+	own = getattr(bound.tool, "labels", None)
 	integration = bound.integration
 	table: Mapping[str, Sequence[str]] = getattr(integration, "labels", None) or {}
-	if not own and not table:
-		return _NO_LABELS
-	out = set(own)
+	declared = own is not None
+	out: set[str] = set()
+	if own:
+		out.update(check_labels(own, f"tool {bound.handle!r}: labels"))
 	if table:
-		import fnmatch
+		from fnmatch import fnmatchcase
 
 		name = bound.tool.handle
-		for pattern, labels in table.items():
-			if fnmatch.fnmatchcase(name, pattern):
-				out.update(labels)
-	return frozenset(out & LABELS)
+		exact = table.get(name)
+		if exact is not None:
+			declared = True
+			out.update(exact)
+		for pattern in _patterns(table):
+			if pattern != name and fnmatchcase(name, pattern):
+				declared = True
+				out.update(table[pattern])
+	if not declared:
+		return None
+	return frozenset(out & LABELS) if out else _NO_LABELS
+
+
+_WILDCARD = re.compile(r"[*?\[]")
+_PATTERNS: dict[int, tuple[Mapping[str, Sequence[str]], int, tuple[str, ...]]] = {}
+
+
+def _patterns(table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+	"""The keys of a labels table that are shell-style patterns, found once per table.
+
+	A table is usually one integration's, read by every agent created with it: the plain keys
+	are looked up directly, and only the patterns are matched one by one.
+	"""
+	entry = _PATTERNS.get(id(table))
+	if entry is None or entry[0] is not table or entry[1] != len(table):
+		if len(_PATTERNS) > 1024:  # tables made on the fly (tests): keep the cache small
+			_PATTERNS.clear()
+		entry = (table, len(table), tuple(k for k in table if _WILDCARD.search(k)))
+		_PATTERNS[id(table)] = entry
+	return entry[2]
+
+
+def unlabelled(tools: Iterable[BoundTool]) -> list[str]:
+	"""The handles of the visible tools that declare no labels (`declared_labels` is None).
+
+	Args:
+		tools: The agent's bound tools.
+	"""
+	return [t.handle for t in tools if t.allowed and declared_labels(t) is None]
 
 
 def _rules(value: Any, where: str) -> tuple[str, ...]:
@@ -160,6 +220,11 @@ class TaintPolicy:
 		private: Rules for tools that read private data, likewise.
 		outbound: Rules for tools that can send data out, likewise.
 		warn: Warn when an agent holding the trifecta is created (`LethalTrifectaWarning`).
+		unknown_labels: The labels of a tool that declares none (`declared_labels`): by
+			default ``untrusted`` and ``outbound``, so a tool nobody described cannot carry
+			private data out unseen (fail closed). Declare a tool's labels rather than change
+			this (``labels=[]`` on a tool, a ``labels`` table on an integration or an MCP
+			server); ``()`` trusts every undeclared tool.
 	"""
 
 	on_outbound: OnOutbound = "approve"
@@ -168,12 +233,14 @@ class TaintPolicy:
 	private: tuple[str, ...] = ()
 	outbound: tuple[str, ...] = ()
 	warn: bool = True
+	unknown_labels: tuple[str, ...] = UNKNOWN_LABELS
 	_rules: dict[str, tuple[ApprovalPolicy, ApprovalPolicy]] = field(
 		init=False, repr=False, compare=False
 	)
 	_active: tuple[tuple[str, ApprovalPolicy, ApprovalPolicy], ...] = field(
 		init=False, repr=False, compare=False
 	)  # the labels whose rules add or take away something
+	_unknown: frozenset[str] = field(init=False, repr=False, compare=False)
 
 	def __post_init__(self) -> None:
 		if self.on_outbound not in get_args(OnOutbound):
@@ -181,6 +248,11 @@ class TaintPolicy:
 				f"taint_policy: on_outbound must be 'approve', 'refuse' or 'allow', got "
 				f"{self.on_outbound!r}"
 			)
+		object.__setattr__(
+			self,
+			"unknown_labels",
+			check_labels(self.unknown_labels, "taint_policy: unknown_labels"),
+		)
 		parsed = {}
 		for label in ("untrusted", "private", "outbound"):
 			rules = _rules(getattr(self, label), f"taint_policy: {label}")
@@ -193,6 +265,7 @@ class TaintPolicy:
 			(label, add, remove) for label, (add, remove) in parsed.items() if add or remove
 		)
 		object.__setattr__(self, "_active", active)
+		object.__setattr__(self, "_unknown", frozenset(self.unknown_labels))
 
 	@classmethod
 	def of(cls, value: Any, *, where: str = "taint_policy") -> TaintPolicy:
@@ -241,7 +314,8 @@ class TaintPolicy:
 		Args:
 			bound: The tool as an agent sees it.
 		"""
-		declared = declared_labels(bound)
+		found = declared_labels(bound)
+		declared = self._unknown if found is None else found
 		if not self._active:
 			return declared
 		out = set(declared)
@@ -309,13 +383,20 @@ def trifecta(tools: Iterable[BoundTool]) -> dict[str, list[str]] | None:
 	return found if all(found.values()) else None
 
 
-def warn_trifecta(agent: str, held: Mapping[str, Sequence[str]], policy: TaintPolicy) -> None:
+def warn_trifecta(
+	agent: str,
+	held: Mapping[str, Sequence[str]],
+	policy: TaintPolicy,
+	unknown: Sequence[str] = (),
+) -> None:
 	"""Report an agent that holds the trifecta (a `LethalTrifectaWarning` and a log line).
 
 	Args:
 		agent: The agent's name.
 		held: Its tools per label (`trifecta`).
 		policy: Its policy (the message says what it does about it).
+		unknown: The tools that declare no labels (`unlabelled`): the message names them and
+			says how to declare them.
 	"""
 
 	def few(handles: Sequence[str]) -> str:
@@ -334,5 +415,12 @@ def warn_trifecta(agent: str, held: Mapping[str, Sequence[str]], policy: TaintPo
 		f"someone else wrote could make it send private data out; {effect}. See "
 		"docs/guides/safety.md; TaintPolicy(warn=False) silences this"
 	)
+	if unknown and policy.unknown_labels:
+		message += (
+			f". {few(list(unknown))} declare(s) no labels, so they count as "
+			f"{' and '.join(policy.unknown_labels)}: declare what each does with data "
+			"(@tool(labels=[...]), FunctionTool(labels=...), a tool's labels attribute, "
+			"Integration(labels={...}), an MCP server's 'labels'; labels=[] for none)"
+		)
 	log.warning("%s", message)
 	warnings.warn(LethalTrifectaWarning(message), stacklevel=5)

@@ -78,6 +78,8 @@ class CallingRun:
 		on_approval_request: The calling run's approval handler, for sub-agents without one.
 		cost_left: What the calling run may still spend in USD (None: no cost budget); a
 			sub-agent's run stops there too.
+		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
+			tainted run starts tainted.
 	"""
 
 	run_id: str
@@ -89,6 +91,7 @@ class CallingRun:
 	emit: Callable[[Event], Awaitable[None]]
 	on_approval_request: ApprovalHandler | None = None
 	cost_left: float | None = None
+	taint: Sequence[Mapping[str, Any]] = ()
 
 
 IDEMPOTENCY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
@@ -172,7 +175,9 @@ class Tool(Protocol):
 	"""The integration scopes an agent needs to see and call this tool.
 
 	A tool may also have a ``labels`` attribute (``private``, ``untrusted``, ``outbound``: see
-	`openmolt_core.taint`); it is optional, so it is not part of the protocol.
+	`openmolt_core.taint`); it is optional, so it is not part of the protocol. A tool without
+	one (or with ``labels = None``) declares nothing and is treated as ``untrusted`` and
+	``outbound``; ``labels = ()`` declares that it does none of these.
 	"""
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
@@ -221,7 +226,9 @@ class FunctionTool:
 		output_schema: JSON Schema of the output, if known.
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``private``, ``untrusted``, ``outbound`` (see
-			`openmolt_core.taint`).
+			`openmolt_core.taint`). None (the default) declares nothing: the taint policy then
+			treats the tool as ``untrusted`` and ``outbound`` (fail closed); ``labels=[]``
+			declares that it does none of these.
 		timeout: Seconds one call may take (None: only the run's budget bounds it). A call
 			still running then is an error result the model reads; a sync function is left to
 			its worker thread, where `cancelled` turns True.
@@ -236,7 +243,7 @@ class FunctionTool:
 	input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
 	output_schema: dict[str, Any] | None = None
 	scopes: Sequence[str] = ()
-	labels: Sequence[str] = ()
+	labels: Sequence[str] | None = None
 	timeout: float | None = None
 	in_doubt: str | None = None
 
@@ -258,7 +265,7 @@ class FunctionTool:
 				f"FunctionTool {self.handle!r}: input_schema must be a JSON Schema dict or a "
 				f"pydantic model class, got {type(schema).__name__}"
 			)
-		if self.labels:
+		if self.labels is not None:
 			from openmolt_core.taint import check_labels
 
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
@@ -296,7 +303,7 @@ class FunctionTool:
 		name: str | None = None,
 		description: str | None = None,
 		scopes: Sequence[str] = (),
-		labels: Sequence[str] = (),
+		labels: Sequence[str] | None = None,
 		timeout: float | None = None,
 		in_doubt: str | None = None,
 	) -> FunctionTool:
@@ -308,7 +315,8 @@ class FunctionTool:
 			name: The tool's handle (default: the function's name).
 			description: What the tool does (default: the docstring's first paragraph).
 			scopes: Scopes needed to see and call the tool.
-			labels: What it does with data (`openmolt_core.taint`).
+			labels: What it does with data (`openmolt_core.taint`); None declares nothing
+				(treated as ``untrusted`` and ``outbound``), ``[]`` declares none.
 			timeout: Seconds one call may take (None: only the run's budget bounds it).
 			in_doubt: ``retry``, ``ask`` or ``fail``: a durable run's way with a call found
 				started but not finished after a crash (`openmolt_core._indoubt`).
@@ -363,7 +371,7 @@ def tool(
 	name: str | None = None,
 	description: str | None = None,
 	scopes: Sequence[str] = (),
-	labels: Sequence[str] = (),
+	labels: Sequence[str] | None = None,
 	timeout: float | None = None,
 	in_doubt: str | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
@@ -376,7 +384,7 @@ def tool(
 	name: str | None = None,
 	description: str | None = None,
 	scopes: Sequence[str] = (),
-	labels: Sequence[str] = (),
+	labels: Sequence[str] | None = None,
 	timeout: float | None = None,
 	in_doubt: str | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
@@ -388,7 +396,9 @@ def tool(
 		description: What the tool does (default: the docstring's first paragraph).
 		scopes: Scopes needed to see and call the tool.
 		labels: What it does with data: ``@tool(labels=["untrusted"])`` for a tool that
-			returns outside content (see `openmolt_core.taint`).
+			returns outside content, ``@tool(labels=[])`` for one that reads nothing private,
+			returns nothing outside and sends nothing out (see `openmolt_core.taint`). Without
+			labels the taint policy treats the tool as ``untrusted`` and ``outbound``.
 		timeout: Seconds one call may take: ``@tool(timeout=5)`` (None: only the run's budget).
 		in_doubt: ``retry``, ``ask`` or ``fail``: a durable run's way with a call found started
 			but not finished after a crash (``@tool(in_doubt="fail")``; docs/guides/durable.md).
@@ -524,7 +534,7 @@ def _from_function(
 	name: str | None,
 	description: str | None,
 	scopes: Sequence[str],
-	labels: Sequence[str] = (),
+	labels: Sequence[str] | None = None,
 	timeout: float | None = None,
 ) -> FunctionTool:
 	from pydantic import ConfigDict, TypeAdapter, create_model
@@ -636,7 +646,7 @@ def _from_function(
 		input_schema=schema,
 		output_schema=output_schema,
 		scopes=tuple(scopes),
-		labels=tuple(labels),
+		labels=None if labels is None else tuple(labels),
 		timeout=timeout,
 	)
 

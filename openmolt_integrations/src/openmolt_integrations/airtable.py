@@ -507,6 +507,20 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"whoami": [],
+		"listBases": [],
+		"getBaseSchema": [],
+		"createRecords": [],
+		"updateRecords": [],
+		"upsertRecords": [],
+		"deleteRecords": [],
+		"createTable": [],
+		"createField": [],
+		"updateTable": [],
+		"updateField": [],
+		"uploadAttachment": [],
+		"createComment": [],
 		"listRecords": ["private"],
 		"getRecord": ["private"],
 		"listComments": ["private", "untrusted"],  # collaborators of a shared base

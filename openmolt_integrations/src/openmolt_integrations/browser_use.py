@@ -324,6 +324,14 @@ a JSON Schema string as `structuredOutput`. `config.baseUrl` overrides the API b
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"stopTask": [],
+		"getTaskLogs": [],
+		"getTaskOutputFile": [],
+		"createSession": [],
+		"getSession": [],
+		"listSessions": [],
+		"stopSession": [],
 		"createTask": ["outbound"],
 		"getTask": ["untrusted"],
 		"getTaskStatus": ["untrusted"],

@@ -468,6 +468,16 @@ _TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"deleteMessage": [],
+		"addReaction": [],
+		"removeReaction": [],
+		"pinMessage": [],
+		"getChannel": [],
+		"listGuildChannels": [],
+		"searchGuildMembers": [],
+		"createDm": [],
+		"listMyGuilds": [],
 		"listMessages": ["private", "untrusted"],
 		"getMessage": ["private", "untrusted"],
 		"listActiveThreads": ["untrusted"],

@@ -505,6 +505,17 @@ so the file is never split by hand.
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"upload": [],
+		"uploadSessionStart": [],
+		"uploadSessionAppend": [],
+		"uploadSessionFinish": [],
+		"createFolder": [],
+		"delete": [],
+		"move": [],
+		"copy": [],
+		"listSharedLinks": [],
+		"fileInfo": [],
 		"listFolder*": ["private"],
 		"getMetadata": ["private"],
 		"search": ["private"],

@@ -549,6 +549,23 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"getMe": [],
+		"getShop": [],
+		"listShopListings": [],
+		"getListing": [],
+		"createDraftListing": [],
+		"deleteListing": [],
+		"getListingInventory": [],
+		"updateListingInventory": [],
+		"uploadListingImage": [],
+		"listShippingProfiles": [],
+		"listReturnPolicies": [],
+		"createReturnPolicy": [],
+		"updateReturnPolicy": [],
+		"consolidateReturnPolicies": [],
+		"deleteReturnPolicy": [],
+		"getSellerTaxonomyNodes": [],
 		"listReceipts": ["private", "untrusted"],
 		"getReceipt": ["private", "untrusted"],
 		"listShopReviews": ["untrusted"],

@@ -312,6 +312,12 @@ The tools use fal's Python SDK, which runs on asyncio (not trio).
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"run": [],
+		"submit": [],
+		"status": [],
+		"result": [],
+		"cancel": [],
 		"uploadFile": ["outbound"],
 	},
 	id="fal",

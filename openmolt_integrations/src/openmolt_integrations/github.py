@@ -624,6 +624,11 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"getRepo": [],
+		"mergePull": [],
+		"dispatchWorkflow": [],
+		"listWorkflowRuns": [],
 		"listMyRepos": ["private"],
 		"getContent": ["private", "untrusted"],
 		"listIssues": ["untrusted"],

@@ -439,6 +439,15 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"listMessages": [],
+		"createDraft": [],
+		"listDrafts": [],
+		"modifyMessageLabels": [],
+		"batchModifyMessages": [],
+		"trashMessage": [],
+		"listLabels": [],
+		"createLabel": [],
 		"getMessage": ["private", "untrusted"],
 		"listThreads": ["private", "untrusted"],
 		"getThread": ["private", "untrusted"],

@@ -650,6 +650,16 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"listAccessibleCustomers": [],
+		"mutate": [],
+		"setCampaignStatus": [],
+		"mutateCampaigns": [],
+		"mutateCampaignBudgets": [],
+		"mutateAdGroups": [],
+		"mutateAdGroupAds": [],
+		"mutateAdGroupCriteria": [],
+		"generateKeywordIdeas": [],
 		"search": ["private"],
 		"searchStream": ["private"],
 		"uploadClickConversions": ["outbound"],

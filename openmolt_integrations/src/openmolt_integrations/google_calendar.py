@@ -453,6 +453,12 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"listCalendars": [],
+		"quickAddEvent": [],
+		"deleteEvent": [],
+		"moveEvent": [],
+		"createCalendar": [],
 		"listEvents": ["private", "untrusted"],
 		"getEvent": ["private", "untrusted"],
 		"listEventInstances": ["private", "untrusted"],

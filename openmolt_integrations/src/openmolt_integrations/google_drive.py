@@ -456,6 +456,19 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"createFolder": [],
+		"uploadFile": [],
+		"startResumableUpload": [],
+		"uploadResumableContent": [],
+		"updateFile": [],
+		"updateFileContent": [],
+		"copyFile": [],
+		"deleteFile": [],
+		"getAbout": [],
+		"uploadResumableChunk": [],
+		"getResumableUploadStatus": [],
+		"fileInfo": [],
 		"listFiles": ["private"],
 		"getFile": ["private"],
 		# Anyone can share a file with the user: its content is outside content.

@@ -546,6 +546,15 @@ ROW_TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"createSpreadsheet": [],
+		"updateValues": [],
+		"appendValues": [],
+		"batchUpdateValues": [],
+		"clearValues": [],
+		"addSheet": [],
+		"deleteSheet": [],
+		"batchUpdateSpreadsheet": [],
 		"getSpreadsheet": ["private"],
 		"getValues": ["private"],
 		"batchGetValues": ["private"],

@@ -528,6 +528,17 @@ _TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"getAccount": [],
+		"listMedia": [],
+		"getMedia": [],
+		"getContainerStatus": [],
+		"getPublishingLimit": [],
+		"hideComment": [],
+		"deleteComment": [],
+		"listAccounts": [],
+		"listStories": [],
+		"searchHashtag": [],
 		"listComments": ["untrusted"],
 		"listConversations": ["private", "untrusted"],
 		"listMessages": ["private", "untrusted"],

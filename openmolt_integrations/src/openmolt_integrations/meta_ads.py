@@ -592,6 +592,26 @@ one it types `datetime` takes an RFC 3339 time (`format: date-time`), and a stri
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"listAdAccounts": [],
+		"getObject": [],
+		"listCampaigns": [],
+		"createCampaign": [],
+		"updateObject": [],
+		"deleteObject": [],
+		"listAdSets": [],
+		"createAdSet": [],
+		"listAds": [],
+		"createAd": [],
+		"listCreatives": [],
+		"uploadAdImage": [],
+		"createCreative": [],
+		"startInsightsJob": [],
+		"getInsightsJob": [],
+		"searchTargeting": [],
+		"searchLocations": [],
+		"listPages": [],
+		"listPromotePages": [],
 		"getInsights": ["private"],
 		"getInsightsJobResults": ["private"],
 	},

@@ -203,6 +203,15 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What each tool does with data (openmolt_core.taint): none of the three.
+	labels={
+		"generateImage": [],
+		"editImage": [],
+		"uploadFile": [],
+		"getFile": [],
+		"deleteFile": [],
+		"listModels": [],
+	},
 	encoders=ENCODERS,
 	name="Nano Banana",
 	description="Generate and edit images with Gemini's native image models (Nano Banana).",

@@ -536,6 +536,16 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"createPage": [],
+		"updatePage": [],
+		"updatePageMarkdown": [],
+		"getDatabase": [],
+		"getDataSource": [],
+		"appendBlockChildren": [],
+		"updateBlock": [],
+		"createComment": [],
+		"sendFileUpload": [],
 		"search": ["private", "untrusted"],
 		"getPage": ["private", "untrusted"],
 		"getPageMarkdown": ["private", "untrusted"],

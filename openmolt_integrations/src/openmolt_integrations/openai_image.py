@@ -406,6 +406,11 @@ that upload tools (Dropbox, S3, Drive...) accept directly.
 """
 
 INTEGRATION = Integration(
+	# What each tool does with data (openmolt_core.taint): none of the three.
+	labels={
+		"generateImage": [],
+		"editImage": [],
+	},
 	id="openaiImage",
 	name="OpenAI GPT-Image",
 	description="Generate and edit images with OpenAI's GPT image models; results saved as files.",

@@ -506,6 +506,13 @@ _TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"createDraft": [],
+		"updateMessage": [],
+		"moveMessage": [],
+		"listMailFolders": [],
+		"listAttachments": [],
+		"addAttachment": [],
 		"listMessages": ["private", "untrusted"],
 		"searchMessages": ["private", "untrusted"],
 		"getMessage": ["private", "untrusted"],

@@ -609,6 +609,15 @@ Presigned URLs need botocore: `pip install 'openmolt[s3]'`.
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"listBuckets": [],
+		"putObject": [],
+		"copyObject": [],
+		"deleteObject": [],
+		"deleteObjects": [],
+		"headBucket": [],
+		"createBucket": [],
+		"deleteBucket": [],
 		"listObjects": ["private"],
 		"headObject": ["private"],
 		"getObject": ["private"],

@@ -607,6 +607,20 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"getShop": [],
+		"listProducts": [],
+		"getProduct": [],
+		"createProduct": [],
+		"updateProduct": [],
+		"updateVariants": [],
+		"createCustomer": [],
+		"listLocations": [],
+		"getInventoryItem": [],
+		"adjustInventory": [],
+		"addProductTags": [],
+		"addOrderTags": [],
+		"addCustomerTags": [],
 		"listOrders": ["private", "untrusted"],
 		"getOrder": ["private", "untrusted"],
 		"listCustomers": ["private"],

@@ -486,6 +486,14 @@ def ok_false(value: Any) -> str | None:
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"deleteMessage": [],
+		"listConversations": [],
+		"getConversationInfo": [],
+		"openConversation": [],
+		"addReaction": [],
+		"getUploadUrl": [],
+		"uploadFileBytes": [],
 		"getConversationHistory": ["private", "untrusted"],
 		"getThreadReplies": ["private", "untrusted"],
 		"listUsers": ["private"],

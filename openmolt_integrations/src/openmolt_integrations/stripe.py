@@ -787,6 +787,15 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"createCustomer": [],
+		"updateCustomer": [],
+		"createProduct": [],
+		"createPrice": [],
+		"createInvoiceItem": [],
+		"createInvoice": [],
+		"updateSubscription": [],
+		"cancelSubscription": [],
 		"listCustomers": ["private"],
 		"search": ["private"],
 		"retrieve": ["private"],

@@ -582,6 +582,15 @@ _TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"getMe": [],
+		"editMessageReplyMarkup": [],
+		"deleteMessage": [],
+		"getFile": [],
+		"downloadFile": [],
+		"sendChatAction": [],
+		"getWebhookInfo": [],
+		"deleteWebhook": [],
 		"getUpdates": ["private", "untrusted"],
 		"getChat": ["private"],
 		"sendMessage": ["outbound"],

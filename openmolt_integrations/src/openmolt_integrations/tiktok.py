@@ -361,6 +361,16 @@ _TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"getUserInfo": [],
+		"queryCreatorInfo": [],
+		"initInboxUpload": [],
+		"uploadVideoChunk": [],
+		"uploadPhotosToInbox": [],
+		"getPostStatus": [],
+		"listVideos": [],
+		"queryVideos": [],
+		"fileInfo": [],
 		"initDirectPost": ["outbound"],
 		"initPhotoPost": ["outbound"],
 	},

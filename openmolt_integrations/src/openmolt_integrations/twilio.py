@@ -461,6 +461,15 @@ _TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"cancelMessage": [],
+		"listMessageMedia": [],
+		"getCall": [],
+		"updateCall": [],
+		"listPhoneNumbers": [],
+		"lookupPhoneNumber": [],
+		"startVerification": [],
+		"checkVerification": [],
 		"listMessages": ["private", "untrusted"],
 		"getMessage": ["private", "untrusted"],
 		"listCalls": ["private"],

@@ -244,6 +244,14 @@ TOOLS = [
 ]
 
 INTEGRATION = Integration(
+	# What each tool does with data (openmolt_core.taint): none of the three.
+	labels={
+		"generateVideo": [],
+		"getInteraction": [],
+		"uploadFile": [],
+		"downloadVideo": [],
+		"listModels": [],
+	},
 	encoders=ENCODERS,
 	name="Veo",
 	description="Generate and edit videos over the Gemini API with Gemini Omni Flash, Veo's successor.",

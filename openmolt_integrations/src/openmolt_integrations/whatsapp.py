@@ -390,6 +390,17 @@ _TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"sendReaction": [],
+		"markAsRead": [],
+		"uploadMedia": [],
+		"getMediaUrl": [],
+		"downloadMedia": [],
+		"deleteMedia": [],
+		"listTemplates": [],
+		"createTemplate": [],
+		"listPhoneNumbers": [],
+		"getBusinessProfile": [],
 		"sendText": ["outbound"],
 		"sendTemplate": ["outbound"],
 		"sendMedia": ["outbound"],

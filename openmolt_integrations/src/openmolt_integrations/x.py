@@ -504,6 +504,17 @@ _TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"deletePost": [],
+		"getMe": [],
+		"likePost": [],
+		"unlikePost": [],
+		"repostPost": [],
+		"uploadMedia": [],
+		"initializeMediaUpload": [],
+		"appendMediaUpload": [],
+		"finalizeMediaUpload": [],
+		"getMediaUploadStatus": [],
 		"getPost": ["untrusted"],
 		"searchRecent": ["untrusted"],
 		"getUserByUsername": ["untrusted"],

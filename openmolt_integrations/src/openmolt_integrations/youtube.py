@@ -669,6 +669,18 @@ TOOLS = [
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
+		# Reads no private data, returns nothing others wrote, sends nothing out.
+		"uploadVideoContent": [],
+		"deleteVideo": [],
+		"rateVideo": [],
+		"setThumbnail": [],
+		"listChannels": [],
+		"listPlaylists": [],
+		"createPlaylist": [],
+		"addToPlaylist": [],
+		"uploadVideoChunk": [],
+		"getVideoUploadStatus": [],
+		"fileInfo": [],
 		"search": ["untrusted"],
 		"listVideos": ["untrusted"],
 		"listPlaylistItems": ["untrusted"],

@@ -3,8 +3,8 @@
 The shape is the one MCP clients share (Claude Desktop, VS Code, Claude Code, Gemini CLI): a
 server has ``command``, ``args``, ``env`` and ``cwd`` (stdio), or ``url`` and ``headers``
 (Streamable HTTP), with an optional ``type``. OpenMolt adds ``includeTools`` / ``excludeTools``
-(the allow and deny lists), ``scopes``, ``timeout`` and ``startupTimeout`` (seconds, like every
-OpenMolt timeout). ``${VAR}`` and ``${VAR:-default}`` in ``args``, ``env``, ``url`` and
+(the allow and deny lists), ``scopes``, ``labels`` (what each tool does with data, see
+`openmolt_core.taint`), ``timeout`` and ``startupTimeout`` (seconds, like every OpenMolt timeout). ``${VAR}`` and ``${VAR:-default}`` in ``args``, ``env``, ``url`` and
 ``headers`` read the environment when the server is defined, so secrets stay out of agent files.
 """
 
@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from openmolt_core._redact import Redactor
 from openmolt_core.errors import ConfigurationError
@@ -78,6 +78,12 @@ class ServerOptions(BaseModel):
 		alias="startupTimeout",
 		description="Seconds to start the server and list its tools.",
 	)
+	labels: dict[str, list[Literal["private", "untrusted", "outbound"]]] | None = Field(
+		default=None,
+		description="Tool name pattern to its taint labels (private, untrusted, outbound); "
+		"[] declares a tool safe. A matching entry wins over the server's annotations; a tool "
+		"gets the labels of every entry it matches.",
+	)
 	name: str | None = Field(default=None, description="A display name.")
 	description: str = ""
 	_from_env: frozenset[str] = PrivateAttr(default_factory=frozenset)
@@ -103,6 +109,17 @@ class ServerOptions(BaseModel):
 		if self.include_tools is None:
 			return True
 		return any(fnmatch.fnmatchcase(tool, p) for p in self.include_tools)
+
+	def labels_of(self, tool: str) -> frozenset[str] | None:
+		"""A tool's labels from the ``labels`` entries it matches, or None when none matches."""
+		if not self.labels:
+			return None
+		found = [
+			labels for pattern, labels in self.labels.items() if fnmatch.fnmatchcase(tool, pattern)
+		]
+		if not found:
+			return None
+		return frozenset(label for labels in found for label in labels)
 
 	def scopes_of(self, tool: str, read_only: bool) -> list[str]:
 		"""The scopes a tool needs: the user's mapping, else read or write by its annotation."""
@@ -141,11 +158,33 @@ class StdioServer(ServerOptions):
 
 
 class HttpServer(ServerOptions):
-	"""A server reached over Streamable HTTP."""
+	"""A server reached over Streamable HTTP.
+
+	Its URL and every redirect go through the SSRF guard ``httpRequest`` uses (`openmolt_mcp._guard`):
+	a server on a loopback, private, link-local or cloud metadata address is refused unless
+	``allowInternalHosts`` lists it (``["127.0.0.1"]``, ``["mcp.corp.example"]``,
+	``["10.20.0.0/16"]``).
+	"""
 
 	type: Literal["http", "streamable-http", "streamableHttp"] = "http"
 	url: str = Field(pattern=r"^https?://", description="The MCP endpoint, e.g. https://host/mcp.")
 	headers: dict[str, str] = Field(default_factory=dict)
+	allow_internal_hosts: list[str] = Field(
+		default_factory=list,
+		alias="allowInternalHosts",
+		description="Internal hosts or networks this server may be on (none by default).",
+	)
+
+	@field_validator("allow_internal_hosts")
+	@classmethod
+	def _internal(cls, value: list[str]) -> list[str]:
+		from openmolt_core.integrations._ssrf import InternalHosts
+
+		try:
+			InternalHosts(value)
+		except ConfigurationError as exc:
+			raise ValueError(str(exc)) from None
+		return value
 
 	def describe(self) -> str:
 		"""The URL, for messages (header values never are shown)."""

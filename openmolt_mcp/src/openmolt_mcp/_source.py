@@ -128,10 +128,17 @@ class MCPToolSource:
 				from mcp.client.streamable_http import streamable_http_client
 
 				assert isinstance(options, HttpServer)
+				from openmolt_mcp._guard import GuardedTransport
+
 				http = await stack.enter_async_context(
 					httpx2.AsyncClient(
 						headers=options.headers,
 						timeout=httpx2.Timeout(30.0, read=max(300.0, options.timeout)),
+						transport=GuardedTransport(options.allow_internal_hosts),
+						# Nothing from the environment, like the core's HTTP client: no proxy
+						# (a proxy transport would bypass the guard) and no .netrc password
+						# sent to a server someone else may have named.
+						trust_env=False,
 					)
 				)
 				client = Client(streamable_http_client(options.url, http_client=http), **common)
@@ -257,10 +264,9 @@ class MCPToolSource:
 			handles.add(handle)
 			annotations = tool.annotations
 			read_only = bool(annotations and annotations.read_only_hint)
-			open_world = bool(annotations and annotations.open_world_hint)
-			labels = (
-				({"untrusted"} | (set() if read_only else {"outbound"})) if open_world else set()
-			)
+			labels = self.options.labels_of(tool.name)
+			if labels is None:
+				labels = _hinted(annotations, remote=isinstance(self.options, HttpServer))
 			schema = dict(tool.input_schema or {})
 			schema.setdefault("type", "object")
 			description = (
@@ -277,7 +283,7 @@ class MCPToolSource:
 					scopes=tuple(self.options.scopes_of(tool.name, read_only)),
 					name=tool.name,
 					source=self,
-					labels=frozenset(labels),
+					labels=None if labels is None else frozenset(labels),
 				)
 			)
 		return tuple(out)
@@ -348,6 +354,33 @@ class MCPToolSource:
 		connection.scope.cancel()
 		with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_WAIT):
 			await connection.closed.wait()
+
+
+def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
+	"""A tool's labels from the server's annotations, when the config declares none.
+
+	The annotations are the server's own claims, so they only ever inform: a tool the server
+	marks closed-world (``openWorldHint: false``) declares no labels, except on a remote server
+	(Streamable HTTP), which receives every argument, so it is ``outbound``; any other annotated
+	tool (``openWorldHint`` true, or absent, which the specification reads as true) may read
+	what someone else wrote and send its arguments anywhere, ``readOnlyHint`` or not (a fetcher
+	"only reads", yet its URL carries data out), so it is ``untrusted`` and ``outbound``. A tool
+	without annotations declares nothing (None): the agent's taint policy treats it as unknown,
+	``untrusted`` and ``outbound`` by default, and names it in the trifecta warning.
+
+	Args:
+		annotations: The tool's annotations, or None.
+		remote: Whether the server is reached over the network.
+	"""
+	if annotations is None:
+		return None
+	if annotations.open_world_hint is False:
+		return _OUTBOUND if remote else frozenset()
+	return _BOTH
+
+
+_OUTBOUND: frozenset[str] = frozenset(("outbound",))
+_BOTH: frozenset[str] = frozenset(("untrusted", "outbound"))
 
 
 async def _list_all(client: Client) -> list[Any]:

@@ -43,10 +43,11 @@ class MCPTool:
 		scopes: The integration scopes an agent needs to see and call it.
 		name: The server's own name for the tool.
 		source: The source that calls the server.
-		labels: What it does with data (`openmolt_core.taint`): a tool the server marks
-			``openWorldHint`` reaches outside content, so it is ``untrusted``, and ``outbound``
-			too unless it is also ``readOnlyHint``. Unmarked tools have none (add them with the
-			agent's ``taint_policy`` rules).
+		labels: What it does with data (`openmolt_core.taint`): the server config's
+			``labels`` entry for the tool when one matches; else from its annotations (an
+			open-world tool is ``untrusted`` and ``outbound``, a closed-world one has none);
+			None when it has neither, which the taint policy treats as unknown (``untrusted``
+			and ``outbound`` by default).
 	"""
 
 	handle: str
@@ -56,7 +57,7 @@ class MCPTool:
 	scopes: tuple[str, ...]
 	name: str
 	source: MCPToolSource = field(repr=False)
-	labels: frozenset[str] = frozenset()
+	labels: frozenset[str] | None = None
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the tool on its server and map the result (see the module docstring).

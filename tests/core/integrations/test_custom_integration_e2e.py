@@ -149,8 +149,14 @@ async def test_spec_example_execute_form_end_to_end() -> None:
 	results = [json.loads(m.content) for m in model.requests[1].messages if m.role == "user"][1][
 		"results"
 	]
+	# The spec's example declares no labels: its tool counts as untrusted (fail closed).
 	assert results == [
-		{"tool": "myCustomIntegration.myCustomTool", "ok": True, "result": {"result": "xy"}}
+		{
+			"tool": "myCustomIntegration.myCustomTool",
+			"ok": True,
+			"result": {"result": "xy"},
+			"untrusted": True,
+		}
 	]
 
 

@@ -19,6 +19,9 @@ WEATHER = Integration(
 		CustomCredential(type="custom", headers={"X-Api-Key": "{{ config.apiKey }}"})
 	],
 	scopes={"read": "Read forecasts."},
+	# What each tool does with data (openmolt_core.taint): a forecast is public, and the city
+	# sent is no secret. A tool with no entry would count as untrusted and outbound.
+	labels={"getForecast": []},
 	tools=[
 		HttpTool(
 			handle="getForecast",
