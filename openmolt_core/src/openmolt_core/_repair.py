@@ -2,15 +2,18 @@
 
 `openmolt_core._fit.Fitter` builds one repair per fitted sub-schema that needs one; a repair
 follows the fitted schema, never the value, so a reply nested deeper than its schema costs
-nothing and cannot make it recurse. Repairs change values in place and never raise.
+nothing and cannot make it recurse. Repairs change values in place and never raise, except
+`Decode` on JSON text a state cannot hold (`openmolt_core._jsonsafe.UnsafeJson`): the parser
+refuses the reply with its message.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from openmolt_core._jsonsafe import UnsafeJson, loads
 
 __all__ = ["ArrayRepair", "Decode", "Match", "ObjectRepair", "Repair", "UnionRepair", "kinds_of"]
 
@@ -20,15 +23,21 @@ Repair = Callable[[Any], Any]
 
 @dataclass(frozen=True, slots=True)
 class Decode:
-	"""A value sent as JSON text: decoded (text that is not JSON stays as it is)."""
+	"""A value sent as JSON text: decoded (text that is not JSON stays as it is).
+
+	Raises:
+		UnsafeJson: The text holds a key twice, ``NaN``/``Infinity`` or a lone surrogate.
+	"""
 
 	def __call__(self, value: Any) -> Any:
 		"""Decode ``value`` when it is a string."""
 		if not isinstance(value, str):
 			return value
 		try:
-			return json.loads(value)
-		except ValueError:
+			return loads(value)
+		except UnsafeJson:
+			raise
+		except (ValueError, RecursionError):
 			return value
 
 

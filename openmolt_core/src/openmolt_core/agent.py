@@ -41,6 +41,7 @@ from openmolt_core._execute import (
 	summary,
 )
 from openmolt_core._guard import RunGuards
+from openmolt_core._jsonsafe import encodable
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
@@ -893,11 +894,12 @@ class Agent:
 			self._append_results(state, record.entries("interrupted: the time budget ran out"))
 			return record.end
 		if record.pending is not None and record.pending["kind"] == "approval":
-			state.pending = _approve.pending_state(ctx, record, ignored_texts)
+			state.pending = encodable(_approve.pending_state(ctx, record, ignored_texts))
 			return record.end
 		results = record.entries("did not run")
 		if record.pending is not None:
-			state.pending = {**record.pending, "results": results + ignored}
+			# Results go into the saved state as they are: keep it encodable whatever a tool gave.
+			state.pending = encodable({**record.pending, "results": results + ignored})
 			return record.end
 		if record.end is not None:
 			for text in ignored_texts:
