@@ -97,9 +97,9 @@ async def test_tool_inputs_are_constrained_and_fallbacks_decoded(model, host) ->
 	modes: list[str | None] = []
 	agent.on("llmOutput", lambda e: modes.append(e.structured))
 	fitted = agent.structured_output()
-	closed = host != "generativelanguage.googleapis.com"
-	assert fitted.mode == ("partial" if closed else "strict")
-	assert fitted.encoded == ({"local.note"} if closed else set())
+	# A dict of anything has no strict form in any dialect (closing it would allow only {}).
+	assert fitted.mode == "partial"
+	assert fitted.encoded == {"local.note"}
 	result = await agent.run("Ship to Oslo and note it.")
 	assert result.status == "success", result
 	assert result.output == {"answer": "done"}
@@ -118,5 +118,5 @@ async def test_tool_inputs_are_constrained_and_fallbacks_decoded(model, host) ->
 	}
 	inputs = list(variants.values())
 	assert inputs[0]["properties"]["to"]["properties"]["city"] == {"type": "string"}
-	assert (inputs[1]["type"] == "string") is closed
+	assert inputs[1]["type"] == "string"
 	await om.aclose()

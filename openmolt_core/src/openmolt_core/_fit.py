@@ -12,8 +12,11 @@ The rules, for every dialect:
 - ``allOf`` is merged when its parts do not disagree; ``oneOf`` becomes ``anyOf`` when a
   ``const``/``enum`` property tells its branches apart (then at most one can match, as before).
 - A sub-schema that allows any value (no ``type``, ``enum``, ``const`` or ``anyOf``), ``not``,
-  conditionals, tuples and pattern-keyed objects have no form. So has, in a dialect that closes
-  objects, an object without ``properties`` or with ``additionalProperties`` other than false.
+  conditionals, tuples and pattern-keyed objects have no form. Nor has an open object without
+  properties (``{"type": "object"}``, ``"properties": {}``: any object), in any dialect, nor, in
+  a dialect that closes objects, one with ``additionalProperties`` other than false. An object
+  with ``properties`` is sent with those properties only (closed where the dialect closes
+  objects): its declared properties are what a tool reads.
 - Annotations (``title``, ``examples``...) are dropped; ``description`` is kept when the dialect
   knows it. Assertions the dialect lacks (``maxLength`` in Anthropic's) are dropped and recorded
   in `Fitter.relaxed`: the provider does not enforce them, the loop's validation does.
@@ -492,11 +495,12 @@ class Fitter:
 		extra = schema.get("additionalProperties")
 		if props is not None and not isinstance(props, dict):
 			raise NoStrictForm(f"{where}: properties is not an object")
-		if d.closed_objects:
-			if extra not in (None, False):
-				raise NoStrictForm(f"{where}: additionalProperties other than false")
-			if props is None and extra is not False:
-				raise NoStrictForm(f"{where}: an object without properties (free-form)")
+		if not props and extra is not False and not isinstance(extra, dict):
+			# {"type": "object"} and {"properties": {}} mean "any object": closing it would let
+			# the model write only {}; no dialect has a form for "any keys, any values".
+			raise NoStrictForm(f"{where}: an object without properties (free-form)")
+		if d.closed_objects and extra not in (None, False):
+			raise NoStrictForm(f"{where}: additionalProperties other than false")
 		props = props or {}
 		required = schema.get("required", [])
 		if not isinstance(required, list):
