@@ -96,6 +96,8 @@ async def test_tool_inputs_are_constrained_and_fallbacks_decoded(model, host) ->
 	agent = om.create_agent(name="Clerk", model=model, tools=[ship, note], output_schema=OUTPUT)
 	modes: list[str | None] = []
 	agent.on("llmOutput", lambda e: modes.append(e.structured))
+	notes: list[tuple[str, ...]] = []
+	agent.on("llmOutput", lambda e: notes.append(e.notes))
 	fitted = agent.structured_output()
 	# A dict of anything has no strict form in any dialect (closing it would allow only {}).
 	assert fitted.mode == "partial"
@@ -109,6 +111,9 @@ async def test_tool_inputs_are_constrained_and_fallbacks_decoded(model, host) ->
 		("ship", (Address(city="Oslo"), True)),
 	]
 	assert modes == [fitted.mode, fitted.mode]
+	# The event says why a part fell back, as --dry-run does.
+	assert notes == [fitted.notes, fitted.notes]
+	assert any(n.startswith("local.note: input sent as JSON text") for n in notes[0])
 	sent = schema_sent(host, bodies[0])
 	assert sent == fitted.schema
 	variants = {
@@ -119,4 +124,46 @@ async def test_tool_inputs_are_constrained_and_fallbacks_decoded(model, host) ->
 	inputs = list(variants.values())
 	assert inputs[0]["properties"]["to"]["properties"]["city"] == {"type": "string"}
 	assert inputs[1]["type"] == "string"
+	await om.aclose()
+
+
+async def test_a_server_refusing_structured_output_gets_the_plain_prompt_at_once() -> None:
+	"""The retry without response_format carries the command shapes and every input schema."""
+
+	@tool(name="ship", description="Ship a parcel.")
+	def ship(to: Address, express: bool = False) -> str:
+		return "shipped"
+
+	reply = json.dumps({"commands": [finish({"answer": "done"})]})
+	bodies: list[dict[str, Any]] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		body = json.loads(request.content)
+		bodies.append(body)
+		if "response_format" in body:
+			return httpx.Response(400, json={"error": {"message": "response_format unsupported"}})
+		message = {"role": "assistant", "content": reply}
+		return httpx.Response(
+			200, json={"choices": [{"message": message, "finish_reason": "stop"}]}
+		)
+
+	settings = {
+		"openai": {"api_key": "k", "base_url": "http://localhost:8000/v1", "api_mode": "chat"}
+	}
+	http = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(llm_providers=settings, http_client=http)
+	agent = om.create_agent(
+		name="Clerk", model="openai:llama3.2", tools=[ship], output_schema=OUTPUT
+	)
+	assert agent.structured_output().mode == "strict"
+	with pytest.warns(Warning, match="rejected response_format"):
+		result = await agent.run("Ship to Oslo.")
+	assert result.status == "success"
+	strict, plain = bodies
+	strict_system = strict["messages"][0]["content"]
+	plain_system = plain["messages"][0]["content"]
+	assert "Examples:" not in strict_system and "Examples:" in plain_system
+	schemas = plain_system.split("Input schemas of your tools: ", 1)[1]
+	assert '"local.ship"' in schemas and '"city"' in schemas
+	assert plain["messages"][1:] == strict["messages"][1:]
 	await om.aclose()

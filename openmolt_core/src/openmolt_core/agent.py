@@ -397,9 +397,9 @@ class Agent:
 		"""The maestro (system) prompt of the first model, built once."""
 		return self._prompt_for(self._models.primary)
 
-	def _prompt_for(self, slot: ModelSlot) -> str:
+	def _prompt_for(self, slot: ModelSlot, *, plain: bool = False) -> str:
 		# Each model gets the prompt for its dialect: enforced structured output needs no examples.
-		enforced = slot.fitted(*self._tool_set().envelope(())).mode != "off"
+		enforced = not plain and slot.fitted(*self._tool_set().envelope(())).mode != "off"
 		prompt = self._prompts.get(enforced)
 		if prompt is None:
 			prompt = self._prompts[enforced] = maestro_prompt(
@@ -946,7 +946,11 @@ class Agent:
 		self._append_results(state, results)
 		return None
 
-	def _missing(self, state: RunState, slot: ModelSlot) -> str:
+	def _plain_prompt(self, state: RunState, slot: ModelSlot) -> str:
+		"""The system prompt for one step of ``slot`` sent without structured output."""
+		return self._prompt_for(slot, plain=True) + self._missing(state, slot, plain=True)
+
+	def _missing(self, state: RunState, slot: ModelSlot, *, plain: bool = False) -> str:
 		"""Input schemas a model needs but the run's first turn leaves out, for its prompt.
 
 		A first turn built while replies were constrained lists tools without the input schemas
@@ -958,8 +962,14 @@ class Agent:
 		fitted = slot.fitted(*toolset.envelope(()))
 		first = state.messages[0].content if state.messages else ""
 		prefix = self._prefix
-		if prefix is not None and fitted is self._prefix_fit and first.startswith(prefix):
-			return ""  # built for this very fit
+		off = plain or fitted.mode == "off"
+		built_for = self._prefix_fit
+		if plain:  # the first turn lists every schema only when it was built for mode off
+			same = built_for is not None and built_for.mode == "off"
+		else:
+			same = fitted is built_for
+		if prefix is not None and same and first.startswith(prefix):
+			return ""  # built for this very fit (or, plain, for one that listed every schema)
 		try:
 			listed = {
 				t.get("tool")
@@ -971,7 +981,7 @@ class Agent:
 		need = {
 			h: toolset.tools[h].tool.input_schema
 			for h in toolset.callable(())
-			if h not in listed and (fitted.mode == "off" or h in fitted.encoded)
+			if h not in listed and (off or h in fitted.encoded)
 		}
 		return f"\nInput schemas of your tools: {dumps(need)}" if need else ""
 
@@ -1021,6 +1031,11 @@ class Agent:
 		def request(slot: ModelSlot) -> ModelRequest:
 			# Each model gets its own prompt and the reply schema fitted to its dialect.
 			fitted = slot.fitted(key, envelope)
+			plain = None
+			if fitted.mode != "off":
+				# What a server that refuses structured output gets instead: the command shapes,
+				# and every input schema the reply schema carried.
+				plain = functools.partial(self._plain_prompt, state, slot)
 			return ModelRequest(
 				model=slot.model,
 				system=self._prompt_for(slot) + self._missing(state, slot),
@@ -1029,6 +1044,7 @@ class Agent:
 				config=self.model_config,
 				cache_key=f"openmolt:{self.name}",
 				response_mode=fitted.mode if slot.declared else None,
+				plain_system=plain,
 			)
 
 		async def call() -> ModelResponse:
@@ -1036,6 +1052,7 @@ class Agent:
 				request, functools.partial(self._fell_back, ctx, seq + 1)
 			)
 			if ctx.wants("llmOutput"):
+				fitted = slot.fitted(key, envelope)
 				await ctx.emit(
 					LLMOutputEvent(
 						agent=self.name,
@@ -1045,6 +1062,8 @@ class Agent:
 						usage=response.usage,
 						structured=sent.response_mode,
 						model=slot.id,
+						notes=fitted.notes,
+						relaxed=tuple(sorted(fitted.relaxed)),
 					),
 					seq,
 				)
