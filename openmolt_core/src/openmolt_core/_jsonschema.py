@@ -337,7 +337,7 @@ class _Translator:
 			self.used[name] = core_schema.any_schema()  # a placeholder breaks cycles
 			translated = dict(self.translate(target, f"{where} ({ref})"))
 			translated["ref"] = name  # every core schema may carry a ref
-			self.used[name] = translated  # type: ignore[assignment]
+			self.used[name] = translated
 		return core_schema.definition_reference_schema(name)
 
 	def _typed_part(self, schema: dict[str, Any], where: str) -> core_schema.CoreSchema | None:
@@ -352,9 +352,8 @@ class _Translator:
 			variants: list[Any] = [self._typed(schema, k, where) for k in kinds if k != "null"]
 			if "null" in kinds:
 				variants.append(core_schema.none_schema())
-			if len(variants) == 1:
-				return variants[0]
-			return core_schema.union_schema(variants)
+			only: core_schema.CoreSchema = variants[0]
+			return only if len(variants) == 1 else core_schema.union_schema(variants)
 		keys = schema.keys()
 		wanted = {
 			"object": bool(_OBJECT_KEYS & keys),
@@ -543,7 +542,7 @@ def _integer(schema: dict[str, Any]) -> core_schema.CoreSchema:
 	}
 	# JSON Schema counts 1.0 as an integer: accept it, and hand the tool an int.
 	return core_schema.chain_schema(
-		[_check(_integral), core_schema.int_schema(**bounds, strict=True)]  # type: ignore[arg-type]
+		[_check(_integral), core_schema.int_schema(**bounds, strict=True)]
 	)
 
 
