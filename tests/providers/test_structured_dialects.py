@@ -204,3 +204,61 @@ def test_gemini_fitted_schemas_use_only_documented_keywords_and_validate(
 		assert _keywords(fitted.schema, set()) <= listed
 		model = types.JSONSchema.model_validate(fitted.schema)
 		assert model.model_dump(by_alias=True, exclude_none=True, mode="json") == fitted.schema
+
+
+def _input(tool: ToolSchema, dialect: SchemaDialect) -> tuple[dict[str, Any], FittedSchema]:
+	fitted = fit(envelope([tool], output=None), dialect)
+	assert fitted.schema is not None
+	for v in fitted.schema["properties"]["commands"]["items"]["anyOf"]:
+		tag = v["properties"].get("tool", {})
+		if tool.handle in (tag.get("const"), *tag.get("enum", ())):
+			return v["properties"]["input"], fitted
+	raise AssertionError(tool.handle)
+
+
+def _with(prop: dict[str, Any]) -> ToolSchema:
+	schema = {"type": "object", "properties": {"v": prop}, "required": ["v"]}
+	return ToolSchema("t.x", schema)
+
+
+@pytest.mark.parametrize(
+	("pattern", "sent"),
+	[
+		("^[A-Z]{3}-\\d+$", True),
+		("^(?:ab|cd)*[a-z0-9._%+-]+$", True),
+		("^(?!admin)[a-z]+$", False),
+		("(?<=a)b", False),
+		("\\bword\\b", False),
+		("(a)\\1", False),
+		("(?P<n>a)", False),
+		("a[", False),
+	],
+)
+def test_anthropic_gets_simple_patterns_and_the_loop_checks_the_rest(
+	pattern: str, sent: bool
+) -> None:
+	"""A simple pattern is sent to Anthropic; lookaround, backreferences, \\b are relaxed."""
+	schema, fitted = _input(_with({"type": "string", "pattern": pattern}), ANTHROPIC)
+	assert fitted.mode == "strict"
+	assert (schema["properties"]["v"].get("pattern") == pattern) is sent
+	assert ("pattern" in fitted.relaxed) is not sent
+
+
+def test_gemini_gets_tuples_and_the_others_fall_back() -> None:
+	"""prefixItems has a form on Gemini (closed: maxItems); elsewhere the input is JSON text."""
+	pair = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}]}
+	closed = _with({**pair, "items": False})
+	schema, fitted = _input(closed, GEMINI)
+	assert fitted.mode == "strict"
+	assert schema["properties"]["v"] == {
+		"type": "array",
+		"prefixItems": [{"type": "string"}, {"type": "number"}],
+		"maxItems": 2,
+	}
+	typed = _with({**pair, "items": {"type": "boolean"}})
+	assert _input(typed, GEMINI)[0]["properties"]["v"]["items"] == {"type": "boolean"}
+	assert _input(_with(pair), GEMINI)[1].mode == "partial"  # further items of any kind
+	for dialect in (OPENAI, ANTHROPIC):
+		schema, fitted = _input(closed, dialect)
+		assert fitted.mode == "partial" and schema["type"] == "string"
+		assert any("prefixItems has no strict form" in n for n in fitted.notes)

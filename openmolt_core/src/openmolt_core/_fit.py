@@ -25,6 +25,7 @@ The rules, for every dialect:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -101,7 +102,7 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
 		return sorted({_PRIMITIVES.get(type(v), "") for v in values} - {""})
 	if "properties" in schema or "additionalProperties" in schema:
 		return ["object"]
-	if "items" in schema:
+	if "items" in schema or "prefixItems" in schema:
 		return ["array"]
 	return []
 
@@ -127,7 +128,7 @@ _BY_KIND = {
 	"integer": frozenset(
 		{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 	),
-	"array": frozenset({"items", "minItems", "maxItems", "uniqueItems"}),
+	"array": frozenset({"items", "prefixItems", "minItems", "maxItems", "uniqueItems"}),
 	"object": frozenset({"properties", "required", "additionalProperties"}),
 }
 _BY_KIND["number"] = _BY_KIND["integer"]
@@ -341,7 +342,9 @@ class Fitter:
 			if "anyOf" in schema or not _disjoint(branches):
 				raise NoStrictForm(f"{where}: oneOf whose branches a value could match twice")
 			schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": branches}
-		blocked = sorted(NO_FORM & schema.keys())
+		blocked = sorted(
+			NO_FORM & schema.keys() - ({"prefixItems"} if self.dialect.tuples else set())
+		)
 		if blocked:
 			raise NoStrictForm(f"{where}: {blocked[0]} has no strict form")
 		if schema.get("nullable") is True:
@@ -435,7 +438,10 @@ class Fitter:
 			out["format"] = schema["format"]
 		for key in ASSERTIONS & schema.keys():
 			value = schema[key]
-			if key not in d.keywords or (isinstance(value, bool) and key != "uniqueItems"):
+			simple = key == "pattern" and d.simple_patterns and simple_pattern(value)
+			if (key not in d.keywords and not simple) or (
+				isinstance(value, bool) and key != "uniqueItems"
+			):
 				self.relaxed.add(key)
 				continue
 			if key == "minItems" and d.max_min_items is not None and value > d.max_min_items:
@@ -445,7 +451,11 @@ class Fitter:
 		repair: Repair | None = None
 		if "object" in kinds:
 			repair = self._object(schema, out, root, refs, where, nesting)
-		if "array" in kinds:
+		if "array" in kinds and "prefixItems" in schema:
+			if repair is not None:
+				raise NoStrictForm(f"{where}: an object-or-array value needs two repairs")
+			self._tuple(schema, out, root, refs, where, nesting)
+		elif "array" in kinds:
 			if "items" not in schema or not isinstance(schema["items"], dict):
 				raise NoStrictForm(f"{where}: array items allow any value")
 			items, item_repair, _ = self.node(
@@ -459,6 +469,39 @@ class Fitter:
 		if not d.type_lists and isinstance(out.get("type"), list):
 			out = _split(out)  # the repair checks the value's kind itself, so it still applies
 		return out, repair
+
+	def _tuple(
+		self,
+		schema: dict[str, Any],
+		out: dict[str, Any],
+		root: Any,
+		refs: tuple[str, ...],
+		where: str,
+		nesting: int,
+	) -> None:
+		"""``prefixItems`` where the dialect takes it; an item that needs a repair has no form."""
+		prefix = schema["prefixItems"]
+		if not isinstance(prefix, list) or not prefix:
+			raise NoStrictForm(f"{where}: prefixItems is not a list of schemas")
+		fitted = []
+		for i, sub in enumerate(prefix):
+			item, item_repair, _ = self.node(sub, root, refs, f"{where}[{i}]", nesting + 1)
+			if item_repair is not None:
+				raise NoStrictForm(f"{where}[{i}]: a tuple item that needs a repair")
+			fitted.append(item)
+		out["prefixItems"] = fitted
+		rest = schema.get("items")
+		if rest is False:
+			if "maxItems" not in self.dialect.keywords:
+				raise NoStrictForm(f"{where}: a closed tuple needs maxItems")
+			out["maxItems"] = min(len(prefix), out.get("maxItems", len(prefix)))
+		elif isinstance(rest, dict):
+			item, item_repair, _ = self.node(rest, root, refs, f"{where}[]", nesting + 1)
+			if item_repair is not None:
+				raise NoStrictForm(f"{where}[]: tuple items that need a repair")
+			out["items"] = item
+		else:
+			raise NoStrictForm(f"{where}: items after the tuple allow any value")
 
 	def _literals(self, values: Any, where: str) -> None:
 		if not isinstance(values, list) or not values:
@@ -547,6 +590,25 @@ class Fitter:
 		note = f"Default: {json.dumps(default, ensure_ascii=False)[:80]}."
 		text = schema.get("description")
 		return {**schema, "description": f"{text} {note}" if text else note}
+
+
+_NOT_SIMPLE = re.compile(r"\\[1-9bBk]|\(\?(?!:)")
+"""Backreferences, word boundaries, named references and every ``(?...)`` group but ``(?:``."""
+
+
+def simple_pattern(pattern: Any) -> bool:
+	"""Whether a ``pattern`` is a simple regular expression (see ``SchemaDialect.simple_patterns``).
+
+	Args:
+		pattern: The keyword's value.
+	"""
+	if not isinstance(pattern, str) or _NOT_SIMPLE.search(pattern):
+		return False
+	try:
+		re.compile(pattern)
+	except (re.error, RecursionError, OverflowError):
+		return False
+	return True
 
 
 def _resolve(root: Any, ref: Any, where: str) -> dict[str, Any]:

@@ -81,6 +81,11 @@ class SchemaDialect:
 		type_lists: A list of types (``["string", "null"]``) may be sent; if not, it is written
 			as ``anyOf`` with one branch per type.
 		enum_types: JSON types an ``enum`` (or ``const``) value may have.
+		simple_patterns: ``pattern`` is sent when it is a simple regular expression (no
+			lookaround, backreference, word boundary or other ``(?...)`` group than ``(?:``), even
+			though ``keywords`` lacks it; other patterns are dropped and checked by the loop.
+		tuples: ``prefixItems`` is accepted: a tuple whose further items have a schema (or none
+			allowed, sent as ``maxItems``) has a form.
 		max_min_items: The largest ``minItems`` accepted; larger ones are lowered to it.
 		max_properties: Object properties in the whole schema.
 		max_depth: Object and array levels on the longest path (the root is level 1).
@@ -104,6 +109,8 @@ class SchemaDialect:
 	literal_types: bool = True
 	type_lists: bool = True
 	enum_types: frozenset[str] = _PRIMITIVE_TYPES
+	simple_patterns: bool = False
+	tuples: bool = False
 	max_min_items: int | None = None
 	max_properties: int | None = None
 	max_depth: int | None = None
