@@ -262,3 +262,11 @@ def test_gemini_gets_tuples_and_the_others_fall_back() -> None:
 		schema, fitted = _input(closed, dialect)
 		assert fitted.mode == "partial" and schema["type"] == "string"
 		assert any("prefixItems has no strict form" in n for n in fitted.notes)
+
+
+@pytest.mark.parametrize("dialect", [OPENAI, ANTHROPIC, GEMINI], ids=lambda d: d.name)
+def test_a_lookaround_pattern_is_never_sent_and_the_loop_checks_it(dialect: SchemaDialect) -> None:
+	"""No dialect gets a pattern its decoder cannot compile; the tool stays strict."""
+	schema, fitted = _input(_with({"type": "string", "pattern": "^(?!admin$)[a-z]+$"}), dialect)
+	assert fitted.mode == "strict" and "pattern" in fitted.relaxed
+	assert "pattern" not in schema["properties"]["v"]

@@ -438,10 +438,13 @@ class Fitter:
 			out["format"] = schema["format"]
 		for key in ASSERTIONS & schema.keys():
 			value = schema[key]
-			simple = key == "pattern" and d.simple_patterns and simple_pattern(value)
-			if (key not in d.keywords and not simple) or (
-				isinstance(value, bool) and key != "uniqueItems"
-			):
+			if key == "pattern":
+				# Constrained decoders compile a pattern into an automaton: lookaround and
+				# backreferences have none, and the API would refuse the whole request.
+				known = (key in d.keywords or d.simple_patterns) and simple_pattern(value)
+			else:
+				known = key in d.keywords and (not isinstance(value, bool) or key == "uniqueItems")
+			if not known:
 				self.relaxed.add(key)
 				continue
 			if key == "minItems" and d.max_min_items is not None and value > d.max_min_items:

@@ -83,7 +83,8 @@ class SchemaDialect:
 		enum_types: JSON types an ``enum`` (or ``const``) value may have.
 		simple_patterns: ``pattern`` is sent when it is a simple regular expression (no
 			lookaround, backreference, word boundary or other ``(?...)`` group than ``(?:``), even
-			though ``keywords`` lacks it; other patterns are dropped and checked by the loop.
+			though ``keywords`` lacks it. In every dialect, a pattern that is not simple is
+			dropped and checked by the loop.
 		tuples: ``prefixItems`` is accepted: a tuple whose further items have a schema (or none
 			allowed, sent as ``maxItems``) has a form.
 		max_min_items: The largest ``minItems`` accepted; larger ones are lowered to it.
