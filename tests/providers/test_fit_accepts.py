@@ -142,7 +142,10 @@ def _sent_input(tool: ToolSchema, dialect: SchemaDialect) -> tuple[dict[str, Any
 	for v in fitted.schema["properties"]["commands"]["items"]["anyOf"]:
 		tag = v["properties"].get("tool", {})
 		if tool.handle in (tag.get("const"), *tag.get("enum", ())):
-			return v["properties"]["input"], list(fitted.notes)
+			sent = v["properties"]["input"]
+			if "$defs" in fitted.schema:  # recursive definitions (OpenAI) sit at the root
+				sent = {**sent, "$defs": fitted.schema["$defs"]}
+			return sent, list(fitted.notes)
 	raise AssertionError(tool.handle)
 
 

@@ -270,3 +270,72 @@ def test_a_lookaround_pattern_is_never_sent_and_the_loop_checks_it(dialect: Sche
 	schema, fitted = _input(_with({"type": "string", "pattern": "^(?!admin$)[a-z]+$"}), dialect)
 	assert fitted.mode == "strict" and "pattern" in fitted.relaxed
 	assert "pattern" not in schema["properties"]["v"]
+
+
+TREE = {
+	"type": "object",
+	"properties": {
+		"name": {"type": "string"},
+		"note": {"type": "string"},
+		"children": {"type": "array", "items": {"$ref": "#"}},
+	},
+	"required": ["name"],
+	"additionalProperties": False,
+}
+LINKED = {
+	"type": "object",
+	"$defs": {
+		"node": {
+			"type": "object",
+			"properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
+			"required": ["v"],
+			"additionalProperties": False,
+		}
+	},
+	"properties": {"head": {"$ref": "#/$defs/node"}},
+	"required": ["head"],
+	"additionalProperties": False,
+}
+
+
+def test_openai_gets_recursive_schemas_in_the_roots_defs() -> None:
+	"""A recursive $ref stays strict on OpenAI: its definition goes to the root's $defs."""
+	import jsonschema
+	from openai.lib._pydantic import _ensure_strict_json_schema
+
+	tools = [ToolSchema("t.tree", TREE), ToolSchema("t.list", LINKED)]
+	fitted = fit(envelope(tools, output=None), OPENAI)
+	assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+	defs = fitted.schema["$defs"]
+	assert {"t_tree_input_root", "t_list_input_head_node"} <= set(defs)
+	schema = copy.deepcopy(fitted.schema)
+	assert _ensure_strict_json_schema(schema, path=(), root=schema) == fitted.schema
+	reply = {
+		"commands": [
+			{
+				"type": "callTool",
+				"tool": "t.tree",
+				"input": {
+					"name": "a",
+					"note": None,
+					"children": [{"name": "b", "note": "x", "children": None}],
+				},
+			},
+			{
+				"type": "callTool",
+				"tool": "t.list",
+				"input": {"head": {"v": 1, "next": {"v": 2, "next": None}}},
+			},
+		]
+	}
+	jsonschema.validate(reply, fitted.schema)  # the reply OpenAI may send fits what it got
+	restored = fitted.restore(copy.deepcopy(reply))
+	tree, linked = (c["input"] for c in restored["commands"])
+	assert tree == {"name": "a", "children": [{"name": "b", "note": "x"}]}
+	assert linked == {"head": {"v": 1, "next": {"v": 2}}}
+	jsonschema.validate(tree, TREE)
+	jsonschema.validate(linked, LINKED)
+	for dialect in (ANTHROPIC, GEMINI):
+		other = fit(envelope(tools, output=None), dialect)
+		assert other.encoded == {"t.tree", "t.list"}
+		assert any("recursive $ref" in n for n in other.notes)

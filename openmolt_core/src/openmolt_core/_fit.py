@@ -8,7 +8,9 @@ property carries when the canonical schema left it out). A sub-schema that has n
 The rules, for every dialect:
 
 - ``$ref`` into the schema's own ``$defs``/``definitions`` is inlined (the fitted schema is one
-  tree, so it can be nested in the reply envelope); a recursive or foreign ``$ref`` has no form.
+  tree, so it can be nested in the reply envelope); a foreign ``$ref`` has no form, nor has a
+  recursive one unless the dialect takes recursion (``recursive_refs``): then the definition goes
+  to `Fitter.defs`, for the root's ``$defs``, with a `RefRepair` that follows it.
 - ``allOf`` is merged when its parts do not disagree; ``oneOf`` becomes ``anyOf`` when a
   ``const``/``enum`` property tells its branches apart (then at most one can match, as before).
 - A sub-schema that allows any value (no ``type``, ``enum``, ``const`` or ``anyOf``), ``not``,
@@ -30,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._repair import ArrayRepair, Match, ObjectRepair, Repair, UnionRepair
+from openmolt_core._repair import ArrayRepair, Match, ObjectRepair, RefRepair, Repair, UnionRepair
 
 if TYPE_CHECKING:
 	from openmolt_core.structured import SchemaDialect
@@ -303,6 +305,11 @@ class Fitter:
 	dialect: SchemaDialect
 	relaxed: set[str] = field(default_factory=set)
 	describe_defaults: bool = True
+	defs: dict[str, dict[str, Any]] = field(default_factory=dict)
+	"""Recursive definitions, for the root ``$defs`` of the schema sent (``recursive_refs``)."""
+	prefix: str = ""
+	"""Starts the names of `defs` (the tool's handle), so that tools' definitions never clash."""
+	_recursing: dict[str, tuple[str, RefRepair, list[bool]]] = field(default_factory=dict)
 
 	def fit(self, schema: Any, where: str = "") -> tuple[dict[str, Any], Repair | None]:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
@@ -310,8 +317,30 @@ class Fitter:
 		Raises:
 			NoStrictForm: Some part of it has no form in the dialect.
 		"""
-		fitted, repair, _ = self.node(schema, schema, (), where or "(root)", 0)
+		where = where or "(root)"
+		if self.dialect.recursive_refs and isinstance(schema, dict):
+			fitted, repair, _ = self._definition("#", schema, schema, (), where, 0)
+			return fitted, repair
+		fitted, repair, _ = self.node(schema, schema, (), where, 0)
 		return fitted, repair
+
+	def _definition(
+		self, ref: str, target: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
+	) -> tuple[dict[str, Any], Repair | None, Any]:
+		"""Fit a ``$ref``'s target; when it refers to itself, as a definition in `defs`."""
+		name = _def_name(f"{self.prefix}{where}", ref, self.defs, self._recursing)
+		holder = RefRepair()
+		used = [False]
+		self._recursing[ref] = (name, holder, used)
+		try:
+			fitted, repair, default = self.node(target, root, (*refs, ref), where, nesting + 1)
+		finally:
+			del self._recursing[ref]
+		if not used[0]:
+			return fitted, repair, default
+		self.defs[name] = fitted
+		holder.target = repair
+		return {"$ref": f"#/$defs/{name}"}, (holder if repair is not None else None), default
 
 	def node(
 		self, schema: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
@@ -324,13 +353,19 @@ class Fitter:
 		default = schema.get("default", _MISSING)
 		if "$ref" in schema:
 			ref = schema["$ref"]
+			if ref in self._recursing:  # a definition that refers to itself (recursive_refs)
+				name, holder, used = self._recursing[ref]
+				used[0] = True
+				return {"$ref": f"#/$defs/{name}"}, holder, default
 			if ref in refs or ref == "#":
 				raise NoStrictForm(f"{where}: recursive $ref {ref!r}")
 			target = _resolve(root, ref, where)
 			rest = {k: v for k, v in schema.items() if k != "$ref"}
-			fitted, repair, inner = self.node(
-				_merge([target, rest], where), root, (*refs, ref), where, nesting + 1
-			)
+			merged = _merge([target, rest], where)
+			if self.dialect.recursive_refs:
+				fitted, repair, inner = self._definition(ref, merged, root, refs, where, nesting)
+			else:
+				fitted, repair, inner = self.node(merged, root, (*refs, ref), where, nesting + 1)
 			return fitted, repair, default if default is not _MISSING else inner
 		if "allOf" in schema:
 			parts = [p if isinstance(p, dict) else {} for p in schema["allOf"]]
@@ -593,6 +628,18 @@ class Fitter:
 		note = f"Default: {json.dumps(default, ensure_ascii=False)[:80]}."
 		text = schema.get("description")
 		return {**schema, "description": f"{text} {note}" if text else note}
+
+
+def _def_name(where: str, ref: str, defs: Mapping[str, Any], busy: Mapping[str, Any]) -> str:
+	"""A ``$defs`` name for a recursive definition: readable, unique, ``[A-Za-z0-9_-]`` only."""
+	tail = "root" if ref == "#" else ref.rsplit("/", 1)[-1]
+	base = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{where}_{tail}").strip("_")[:60] or "def"
+	taken = set(defs) | {entry[0] for entry in busy.values()}
+	name, n = base, 1
+	while name in taken:
+		n += 1
+		name = f"{base}_{n}"
+	return name
 
 
 _NOT_SIMPLE = re.compile(r"\\[1-9bBk]|\(\?(?!:)")

@@ -15,7 +15,16 @@ from typing import Any
 
 from openmolt_core._jsonsafe import UnsafeJson, loads
 
-__all__ = ["ArrayRepair", "Decode", "Match", "ObjectRepair", "Repair", "UnionRepair", "kinds_of"]
+__all__ = [
+	"ArrayRepair",
+	"Decode",
+	"Match",
+	"ObjectRepair",
+	"RefRepair",
+	"Repair",
+	"UnionRepair",
+	"kinds_of",
+]
 
 Repair = Callable[[Any], Any]
 """Undoes the dialect's changes on one value valid under the fitted sub-schema (in place)."""
@@ -131,6 +140,23 @@ class Match:
 			else self.allowed & other.allowed
 		)
 		return allowed is None or (self.required | other.required) <= allowed
+
+
+class RefRepair:
+	"""The repair of a recursive definition (``$defs``), set once the definition is fitted.
+
+	A value is nested at most as deep as the parser's depth cap, so following it cannot recurse
+	without end.
+	"""
+
+	__slots__ = ("target",)
+
+	def __init__(self) -> None:
+		self.target: Repair | None = None
+
+	def __call__(self, value: Any) -> Any:
+		"""Repair ``value`` as the definition's repair says."""
+		return self.target(value) if self.target is not None else value
 
 
 @dataclass(frozen=True, slots=True)
