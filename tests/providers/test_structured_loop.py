@@ -14,7 +14,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from openmolt import OpenMolt
+from openmolt import OpenMolt, RunState
 from openmolt_core.testing import call_tool, finish
 from openmolt_core.tools import tool
 
@@ -166,4 +166,51 @@ async def test_a_server_refusing_structured_output_gets_the_plain_prompt_at_once
 	schemas = plain_system.split("Input schemas of your tools: ", 1)[1]
 	assert '"local.ship"' in schemas and '"city"' in schemas
 	assert plain["messages"][1:] == strict["messages"][1:]
+	await om.aclose()
+
+
+@pytest.mark.parametrize(
+	("model", "host"),
+	[
+		("openai:gpt-5-mini", "api.openai.com"),
+		("anthropic:claude-sonnet-4-5", "api.anthropic.com"),
+		("google:gemini-2.5-flash", "generativelanguage.googleapis.com"),
+	],
+)
+@pytest.mark.parametrize(
+	"text",
+	["a\\ud800b", "\\udfff", "x\ud800"],
+	ids=["escaped-by-the-model", "low-half", "decoded-by-the-transport"],
+)
+async def test_a_lone_surrogate_never_poisons_the_state(model: str, host: str, text: str) -> None:
+	"""On every provider: refused (or replaced, from the transport); the run and its state go on."""
+	calls: list[str] = []
+
+	@tool(name="say", description="Say something.")
+	def say(words: str) -> str:
+		calls.append(words)
+		return "said"
+
+	first = '{"commands":[{"type":"callTool","tool":"local.say","input":{"words":"' + text + '"}}]}'
+	script = [first, json.dumps({"commands": [finish({"answer": "done"})]})]
+	bodies: list[bytes] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		bodies.append(request.content)
+		# ASCII JSON, as APIs send it: a surrogate in the text arrives as a "\ud800" escape.
+		body = json.dumps(wire(host, script[len(bodies) - 1])).encode()
+		return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(llm_providers=SETTINGS, http_client=http)
+	agent = om.create_agent(name="Clerk", model=model, tools=[say], output_schema=OUTPUT)
+	result = await agent.run("Say it.")
+	assert result.status == "success", result
+	assert all("\ud800" not in c and "\udfff" not in c for c in calls)
+	if "\\" in text:
+		assert calls == [] and b"lone surrogate" in bodies[1]
+	else:
+		assert calls == ["x\ufffd"]
+	saved = json.dumps(result.state.to_dict(), ensure_ascii=False).encode("utf-8")
+	assert RunState.from_dict(json.loads(saved)).to_dict() == result.state.to_dict()
 	await om.aclose()

@@ -41,7 +41,7 @@ from openmolt_core._execute import (
 	summary,
 )
 from openmolt_core._guard import RunGuards
-from openmolt_core._jsonsafe import encodable
+from openmolt_core._jsonsafe import encodable, encodable_text
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
@@ -1051,6 +1051,9 @@ class Agent:
 			slot, sent, response = await self._models.generate(
 				request, functools.partial(self._fell_back, ctx, seq + 1)
 			)
+			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
+			# model's text) is not text: U+FFFD, so the journal and the history always encode.
+			response.text = encodable_text(response.text)
 			if ctx.wants("llmOutput"):
 				fitted = slot.fitted(key, envelope)
 				await ctx.emit(
