@@ -410,3 +410,24 @@ async def test_a_result_parked_for_a_human_stays_encodable() -> None:
 	result = await agent.run()
 	assert result.status == "human_input_required", result.status
 	_encodes(result.state)
+
+
+@pytest.mark.parametrize(
+	"value",
+	[
+		"\ud800" + "x" * 5000,
+		{"a": [float("nan")] * 500, "b": "\udc00" * 2000},
+		'["\\ud800", "' + "x" * 5000 + '"]',
+	],
+	ids=["text", "document", "json-text"],
+)
+async def test_a_large_result_stored_as_a_file_stays_encodable(value: Any) -> None:
+	"""A result past the size cap is stored in the file store: that path is made encodable too."""
+	ran: list[Any] = []
+	model = ScriptedModel([call_tool("local.echo", text="x"), finish(value="done")])
+	agent = text_agent(model, ran, result=value, config={"max_result_chars": 1000})
+	result = await agent.run()
+	assert result.status == "success" and ran
+	turn = json.loads(model.requests[1].messages[-1].content)
+	assert "stored" in turn["results"][0]["result"]
+	_encodes(result.state)
