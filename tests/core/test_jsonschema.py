@@ -1,7 +1,7 @@
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
@@ -266,3 +266,48 @@ def test_odd_schemas_build_and_never_crash(schema: dict[str, Any]) -> None:
 			v.validate(value)
 		except ValidationError:
 			pass
+
+
+_KEYS = [
+	*"type enum const properties required additionalProperties patternProperties".split(),
+	*"propertyNames minProperties maxProperties dependentRequired dependentSchemas".split(),
+	*"dependencies items prefixItems additionalItems contains minContains maxContains".split(),
+	*"minItems maxItems uniqueItems minLength maxLength pattern minimum maximum".split(),
+	*"exclusiveMinimum exclusiveMaximum multipleOf anyOf oneOf allOf not if then else".split(),
+	*"$ref $defs nullable format".split(),
+]
+_WORDS = ["string", "object", "array", "integer", "number", "null", "boolean", "x", "#"]
+_WORDS += ["#/$defs/a", "a(", "(?=a)", "uri", "date", "regex", "^a$"]
+_SCALARS = (
+	st.none()
+	| st.booleans()
+	| st.integers(-5, 5)
+	| st.integers()
+	| st.floats()
+	| st.sampled_from(_WORDS)
+)
+_VALUES = st.recursive(
+	_SCALARS,
+	lambda inner: (
+		st.lists(inner, max_size=3)
+		| st.dictionaries(st.sampled_from([*_KEYS, "a", "b"]), inner, max_size=4)
+	),
+	max_leaves=12,
+)
+_DATA = st.recursive(
+	st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+	lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner),
+	max_leaves=8,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(_KEYS), _VALUES, max_size=5), _DATA)
+def test_any_schema_builds_and_any_value_gets_an_answer(schema: dict[str, Any], value: Any) -> None:
+	"""Whatever a schema holds (odd types, huge bounds, bad regexes), building never raises and a
+	value is either accepted or refused with a ValidationError."""
+	validator = JsonSchemaValidator(schema)
+	try:
+		validator.validate(value)
+	except ValidationError:
+		pass

@@ -87,13 +87,17 @@ _STRING_KEYS = frozenset("minLength maxLength pattern format".split())
 _NUMBER_KEYS = frozenset("minimum maximum exclusiveMinimum exclusiveMaximum multipleOf".split())
 
 
+_MOST = 1 << 62
+"""Counts past this are capped (pydantic-core's lengths are machine integers)."""
+
+
 def _count(value: Any) -> int | None:
 	"""A length or count keyword's value as an int (``2.0`` is 2), or None when it is not one."""
 	if isinstance(value, bool) or not isinstance(value, int | float):
 		return None
 	if isinstance(value, float) and not value.is_integer():
 		return None
-	return max(int(value), 0)
+	return min(max(int(value), 0), _MOST)
 
 
 def _kind(value: Any) -> str:
@@ -517,6 +521,8 @@ class _Translator:
 
 
 def _literals(values: list[Any]) -> core_schema.CoreSchema:
+	if not values:  # an empty enum: no value is allowed
+		return _check(_reject)
 	if all(isinstance(v, str) or v is None for v in values):
 		return core_schema.literal_schema(list(values))
 	allowed = {_canon(v) for v in values}
@@ -530,47 +536,49 @@ def _literals(values: list[Any]) -> core_schema.CoreSchema:
 	return _check(check)
 
 
+_LIMITS = (
+	("minimum", "greater_than_equal", "greater than or equal to", lambda v, x: v >= x),
+	("maximum", "less_than_equal", "less than or equal to", lambda v, x: v <= x),
+	("exclusiveMinimum", "greater_than", "greater than", lambda v, x: v > x),
+	("exclusiveMaximum", "less_than", "less than", lambda v, x: v < x),
+)
+
+
+def _bounded(schema: dict[str, Any], base: core_schema.CoreSchema) -> core_schema.CoreSchema:
+	"""``base`` with the numeric bounds, compared exactly in Python (big ints, floats, both)."""
+	limits = [
+		(kind, words, test, value)
+		for key, kind, words, test in _LIMITS
+		if isinstance(value := schema.get(key), int | float)
+		and not isinstance(value, bool)
+		and math.isfinite(value)
+	]
+	if not limits:
+		return base
+
+	def check(value: Any) -> Any:
+		for kind, words, test, limit in limits:
+			if not test(value, limit):
+				raise PydanticCustomError(
+					kind, f"Input should be {words} {{limit}}", {"limit": limit}
+				)
+		return value
+
+	return core_schema.no_info_after_validator_function(check, base)
+
+
 def _integer(schema: dict[str, Any]) -> core_schema.CoreSchema:
-	bounds = {
-		"ge": schema.get("minimum"),
-		"le": schema.get("maximum"),
-		"gt": schema.get("exclusiveMinimum"),
-		"lt": schema.get("exclusiveMaximum"),
-	}
-	bounds = {
-		k: v for k, v in bounds.items() if isinstance(v, int | float) and not isinstance(v, bool)
-	}
 	# JSON Schema counts 1.0 as an integer: accept it, and hand the tool an int.
-	return core_schema.chain_schema(
-		[_check(_integral), core_schema.int_schema(**bounds, strict=True)]
-	)
+	base = core_schema.chain_schema([_check(_integral), core_schema.int_schema(strict=True)])
+	return _bounded(schema, base)
 
 
 def _number(schema: dict[str, Any]) -> core_schema.CoreSchema:
-	def num(key: str) -> Any:
-		v = schema.get(key)
-		return v if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-	return core_schema.union_schema(
-		[
-			core_schema.int_schema(
-				# Integer bounds for integers: x >= 0.5 means x >= 1 when x is an int.
-				ge=_bound(num("minimum"), math.ceil),
-				le=_bound(num("maximum"), math.floor),
-				gt=_bound(num("exclusiveMinimum"), math.floor),
-				lt=_bound(num("exclusiveMaximum"), math.ceil),
-				strict=True,
-			),
-			core_schema.float_schema(
-				ge=num("minimum"),
-				le=num("maximum"),
-				gt=num("exclusiveMinimum"),
-				lt=num("exclusiveMaximum"),
-				strict=True,
-			),
-		],
+	base = core_schema.union_schema(
+		[core_schema.int_schema(strict=True), core_schema.float_schema(strict=True)],
 		mode="left_to_right",
 	)
+	return _bounded(schema, base)
 
 
 def _multiple_of(step: float) -> Callable[[Any], Any]:
@@ -759,10 +767,6 @@ def _if(cond: _Sub, then: _Sub | None, other: _Sub | None) -> Callable[[Any], An
 		return value
 
 	return check
-
-
-def _bound(value: Any, rounding: Any) -> int | None:
-	return None if value is None else int(rounding(value))
 
 
 def _integral(value: Any) -> int:
