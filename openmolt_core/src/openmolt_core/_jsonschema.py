@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
@@ -536,11 +537,11 @@ def _literals(values: list[Any]) -> core_schema.CoreSchema:
 	return _check(check)
 
 
-_LIMITS = (
-	("minimum", "greater_than_equal", "greater than or equal to", lambda v, x: v >= x),
-	("maximum", "less_than_equal", "less than or equal to", lambda v, x: v <= x),
-	("exclusiveMinimum", "greater_than", "greater than", lambda v, x: v > x),
-	("exclusiveMaximum", "less_than", "less than", lambda v, x: v < x),
+_LIMITS: tuple[tuple[str, str, str, Callable[[Any, Any], bool]], ...] = (
+	("minimum", "greater_than_equal", "greater than or equal to", operator.ge),
+	("maximum", "less_than_equal", "less than or equal to", operator.le),
+	("exclusiveMinimum", "greater_than", "greater than", operator.gt),
+	("exclusiveMaximum", "less_than", "less than", operator.lt),
 )
 
 
