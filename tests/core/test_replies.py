@@ -308,6 +308,11 @@ POISON = [
 		"-Infinity is not a JSON number",
 	),
 	(
+		"overflowing number",
+		'{"commands":[{"type":"finish","status":"success","output":{"value":1e999}}]}',
+		"too large for a JSON number",
+	),
+	(
 		"duplicate key",
 		'{"commands":[{"type":"callTool","tool":"local.echo","input":{"text":"a","text":"b"}}]}',
 		"appears twice",

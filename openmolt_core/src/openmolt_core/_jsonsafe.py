@@ -45,11 +45,20 @@ def _constant(name: str) -> Any:
 	raise UnsafeJson(f"{name} is not a JSON number; use a number, or null, or a string")
 
 
+def _float(text: str) -> float:
+	value = float(text)
+	if not math.isfinite(value):  # 1e999 decodes as infinity
+		raise UnsafeJson(f"{text[:40]} is too large for a JSON number; use a smaller number")
+	return value
+
+
 def _show(key: str) -> str:
 	return json.dumps(_SURROGATE.sub("\ufffd", key[:40]), ensure_ascii=False)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
+_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A surrogate escape in JSON text: only text holding one (or a raw surrogate) needs a walk."""
 
 
 def loads(text: str) -> Any:
@@ -63,7 +72,8 @@ def loads(text: str) -> Any:
 		ValueError: The text is not JSON (`json.JSONDecodeError`).
 	"""
 	value = _DECODER.decode(text)
-	_check(value)
+	if _ESCAPE.search(text) or _SURROGATE.search(text):
+		_check(value)  # a valid pair is fine: only the decoded strings can tell
 	return value
 
 
