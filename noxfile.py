@@ -37,8 +37,13 @@ NPM_TOOLS = {
 }
 
 
+# PyPI source distributions the tests read: jsonschema's vendors the official
+# JSON-Schema-Test-Suite (json/tests/), run against our validator (tests/core/test_jsonschema_suite.py).
+PYPI_REFS = ["jsonschema==4.26.0"]
+
+
 def _refs(session: nox.Session) -> None:
-	"""Fill .cache/refs/ with the npm reference tarballs that are missing (needs npm)."""
+	"""Fill .cache/refs/ with the npm and PyPI reference tarballs that are missing (npm, uvx)."""
 	from pathlib import Path
 
 	cache = Path(".cache/refs")
@@ -49,6 +54,15 @@ def _refs(session: nox.Session) -> None:
 		if not (cache / tarball).is_file():
 			session.run(
 				"npm", "pack", spec, "--pack-destination", str(cache), external=True, silent=True
+			)
+	for spec in PYPI_REFS:
+		name, version = spec.split("==")
+		if not (cache / f"{name}-{version}.tar.gz").is_file():
+			session.run(
+				*("uvx", "pip", "download", spec, "--no-binary", ":all:", "--no-deps"),
+				*("-d", str(cache)),
+				external=True,
+				silent=True,
 			)
 
 

@@ -1,7 +1,7 @@
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
@@ -157,3 +157,157 @@ def test_other_formats_stay_annotations() -> None:
 	assert "snowflake" not in CHECKED_FORMATS
 	for fmt in ("snowflake", "hostname", "binary"):
 		assert JsonSchemaValidator({"type": "string", "format": fmt}).validate("x y") == "x y"
+
+
+def test_keywords_a_dialect_drops_are_enforced_by_the_loop() -> None:
+	"""uniqueItems, multipleOf, min/maxProperties, contains, not and oneOf reject what they should."""
+	days = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+	assert "items must be unique" in errors(days, ["mon", "mon"])
+	assert "items must be unique" in errors({"uniqueItems": True}, [1, 1.0])
+	JsonSchemaValidator({"uniqueItems": True}).validate([1, True, {"a": 1}, {"a": True}])
+	assert "multiple of 0.5" in errors({"type": "number", "multipleOf": 0.5}, 0.7)
+	JsonSchemaValidator({"type": "number", "multipleOf": 0.0001}).validate(0.0075)
+	assert "at least 1 properties" in errors({"type": "object", "minProperties": 1}, {})
+	assert "at most 1 properties" in errors({"maxProperties": 1}, {"a": 1, "b": 2})
+	assert "'contains'" in errors({"contains": {"const": "x"}}, ["a", "b"])
+	assert "must not match" in errors({"not": {"type": "string"}}, "a")
+	one = {"oneOf": [{"type": "integer"}, {"minimum": 2}]}
+	assert "exactly one" in errors(one, 3)
+	JsonSchemaValidator(one).validate(1)
+	tagged = {"if": {"properties": {"k": {"const": "a"}}}, "then": {"required": ["x"]}}
+	assert "'then'" in errors(tagged, {"k": "a"})
+	assert "needs 'b'" in errors({"dependentRequired": {"a": ["b"]}}, {"a": 1})
+	named = {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}}
+	assert "property name 'A1'" in errors(named, {"A1": 1})
+
+
+def test_enum_and_const_use_json_equality() -> None:
+	"""true is not 1, 1.0 is 1, and objects compare by content."""
+	assert "one of" in errors({"enum": [1, 2]}, True)
+	assert "one of" in errors({"const": False}, 0)
+	JsonSchemaValidator({"const": 1}).validate(1.0)
+	JsonSchemaValidator({"enum": [{"a": [1]}]}).validate({"a": [1.0]})
+
+
+def test_type_specific_keywords_apply_to_their_type_only() -> None:
+	"""Without a type, maxLength says nothing about numbers, properties nothing about lists."""
+	v = JsonSchemaValidator({"maxLength": 2, "properties": {"a": {"type": "string"}}})
+	assert v.validate(12345) == 12345 and v.validate([1]) == [1]
+	assert "at most 2 characters" in errors({"maxLength": 2}, "abc")
+
+
+def test_pattern_properties_and_prefix_items() -> None:
+	"""Keys matching a pattern follow its schema; the others, additionalProperties."""
+	schema = {
+		"type": "object",
+		"patternProperties": {"^x-": {"type": "integer"}},
+		"additionalProperties": False,
+	}
+	JsonSchemaValidator(schema).validate({"x-a": 1})
+	assert "x-a" in errors(schema, {"x-a": "no"})
+	assert "b: unknown field" in errors(schema, {"b": 1})
+	pair = {"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False}
+	assert JsonSchemaValidator(pair).validate(["a", 1.0]) == ["a", 1]
+	assert errors(pair, ["a", 1, 2])
+
+
+def test_lookaround_patterns_run_on_pythons_engine() -> None:
+	"""A pattern Rust's regex engine refuses (lookaround, backreference) is still enforced."""
+	ahead = {"type": "string", "pattern": "^(?!admin$)[a-z]+$"}
+	JsonSchemaValidator(ahead).validate("ana")
+	assert errors(ahead, "admin")
+	twice = {"type": "object", "patternProperties": {"^(a)\\1$": {"type": "integer"}}}
+	assert errors(twice, {"aa": "x"})
+	assert JsonSchemaValidator({"format": "regex"}).validate("(?<=a)b") == "(?<=a)b"
+	assert "valid regular expression" in errors({"format": "regex"}, "a[")
+
+
+@pytest.mark.parametrize("pattern", ["(?<=a+)b", "a[", "\\p{L}+(?<=x*)", "(?<n>a)(?<=\\k<n>+)"])
+def test_a_pattern_no_engine_takes_is_skipped_with_a_warning(
+	pattern: str, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""Never a crash: the keyword is skipped (logged when the validator is built)."""
+	with caplog.at_level("WARNING", logger="openmolt"):
+		v = JsonSchemaValidator(
+			{
+				"type": "object",
+				"properties": {"s": {"type": "string", "pattern": pattern}},
+				"patternProperties": {pattern: {"type": "integer"}},
+			}
+		)
+	assert v.validate({"s": "anything", "k": 1}) == {"s": "anything", "k": 1}
+	assert "not checked" in caplog.text and "rewrite it" in caplog.text
+
+
+@pytest.mark.parametrize(
+	"schema",
+	[
+		{"minLength": "x"},
+		{"maxItems": 2.5},
+		{"pattern": 5},
+		{"type": "strange"},
+		{"properties": []},
+		{"required": 5, "properties": {"a": {}}},
+		{"enum": 5},
+		{"items": 5},
+		{"$ref": 5},
+		{"$ref": "#/nowhere"},
+		{"multipleOf": 0},
+		{"minimum": "1", "type": "number"},
+		{"not": 3},
+		{"dependentRequired": {"a": "b"}},
+	],
+)
+def test_odd_schemas_build_and_never_crash(schema: dict[str, Any]) -> None:
+	"""Building a validator never raises for a schema's content; a value gets an answer."""
+	v = JsonSchemaValidator(schema)
+	for value in ({"a": 1}, "s", 1, [1], None):
+		try:
+			v.validate(value)
+		except ValidationError:
+			pass
+
+
+_KEYS = [
+	*"type enum const properties required additionalProperties patternProperties".split(),
+	*"propertyNames minProperties maxProperties dependentRequired dependentSchemas".split(),
+	*"dependencies items prefixItems additionalItems contains minContains maxContains".split(),
+	*"minItems maxItems uniqueItems minLength maxLength pattern minimum maximum".split(),
+	*"exclusiveMinimum exclusiveMaximum multipleOf anyOf oneOf allOf not if then else".split(),
+	*"$ref $defs nullable format".split(),
+]
+_WORDS = ["string", "object", "array", "integer", "number", "null", "boolean", "x", "#"]
+_WORDS += ["#/$defs/a", "a(", "(?=a)", "uri", "date", "regex", "^a$"]
+_SCALARS = (
+	st.none()
+	| st.booleans()
+	| st.integers(-5, 5)
+	| st.integers()
+	| st.floats()
+	| st.sampled_from(_WORDS)
+)
+_VALUES = st.recursive(
+	_SCALARS,
+	lambda inner: (
+		st.lists(inner, max_size=3)
+		| st.dictionaries(st.sampled_from([*_KEYS, "a", "b"]), inner, max_size=4)
+	),
+	max_leaves=12,
+)
+_DATA = st.recursive(
+	st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+	lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner),
+	max_leaves=8,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(_KEYS), _VALUES, max_size=5), _DATA)
+def test_any_schema_builds_and_any_value_gets_an_answer(schema: dict[str, Any], value: Any) -> None:
+	"""Whatever a schema holds (odd types, huge bounds, bad regexes), building never raises and a
+	value is either accepted or refused with a ValidationError."""
+	validator = JsonSchemaValidator(schema)
+	try:
+		validator.validate(value)
+	except ValidationError:
+		pass

@@ -233,3 +233,206 @@ async def test_an_unexpected_exception_in_a_step_is_a_run_error_with_the_state(
 	state = info.value.result.state
 	assert info.value.result.status == "error" and state.steps == 1
 	assert agent.last_state is state
+
+
+TEXT_IN = {
+	"type": "object",
+	"properties": {"text": {"type": "string"}},
+	"required": ["text"],
+	"additionalProperties": False,
+}
+ANY_OUT = {"type": "object", "properties": {"value": {}}, "required": ["value"]}
+
+
+def text_agent(model: Any, ran: list[Any], result: Any = "ok", **options: Any) -> Any:
+	tool = FunctionTool(
+		handle="echo",
+		description="",
+		function=lambda i, c: ran.append(i) or result,
+		input_schema=TEXT_IN,
+	)
+	om = OpenMolt(entry_points=False)
+	return om.create_agent(name="S", model=model, tools=[tool], output_schema=ANY_OUT, **options)
+
+
+def _encodes(state: Any) -> None:
+	"""The state is JSON that encodes as UTF-8, as a store writes it."""
+	json.dumps(state.to_dict(), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+POISON = [
+	# (where the model's text goes, the raw reply, what the error says)
+	(
+		"tool input",
+		r'{"commands":[{"type":"callTool","tool":"local.echo","input":{"text":"a\ud800"}}]}',
+		"lone surrogate",
+	),
+	(
+		"low half alone",
+		r'{"commands":[{"type":"callTool","tool":"local.echo","input":{"text":"\udc00b"}}]}',
+		"lone surrogate",
+	),
+	(
+		"a key",
+		r'{"commands":[{"type":"callTool","tool":"local.echo","input":{"text":"x","\ud800":1}}]}',
+		"lone surrogate",
+	),
+	(
+		"finish output",
+		r'{"commands":[{"type":"finish","status":"success","output":{"value":"\ud800"}}]}',
+		"lone surrogate",
+	),
+	(
+		"human message",
+		r'{"commands":[{"type":"finish","status":"success","output":{"value":1},"humanMessage":"\udfff"}]}',
+		"lone surrogate",
+	),
+	(
+		"plan",
+		r'{"commands":[{"type":"updatePlan","plan":[{"step":"\ud83d","status":"pending"}]}]}',
+		"lone surrogate",
+	),
+	(
+		"question",
+		r'{"commands":[{"type":"requestHumanInput","message":"\ud800?"}]}',
+		"lone surrogate",
+	),
+	(
+		"NaN output",
+		'{"commands":[{"type":"finish","status":"success","output":{"value":NaN}}]}',
+		"NaN is not a JSON number",
+	),
+	(
+		"Infinity",
+		'{"commands":[{"type":"finish","status":"success","output":{"value":-Infinity}}]}',
+		"-Infinity is not a JSON number",
+	),
+	(
+		"overflowing number",
+		'{"commands":[{"type":"finish","status":"success","output":{"value":1e999}}]}',
+		"too large for a JSON number",
+	),
+	(
+		"duplicate key",
+		'{"commands":[{"type":"callTool","tool":"local.echo","input":{"text":"a","text":"b"}}]}',
+		"appears twice",
+	),
+	(
+		"duplicate command field",
+		'{"commands":[{"type":"callTool","type":"finish","tool":"local.echo","input":{"text":"a"}}]}',
+		"appears twice",
+	),
+	(
+		"duplicate in prose",
+		'Sure: {"commands":[{"type":"callTool","tool":"local.echo","input":{"text":"a","text":"b"}}]} done',
+		"appears twice",
+	),
+	(
+		"surrogate in prose",
+		r'Here {"commands":[{"type":"callTool","tool":"local.echo","input":{"text":"\ud800"}}]}',
+		"lone surrogate",
+	),
+]
+
+
+@pytest.mark.parametrize(("where", "reply", "said"), POISON, ids=[p[0] for p in POISON])
+async def test_a_reply_a_state_could_not_hold_runs_nothing_and_the_state_stays_encodable(
+	where: str, reply: str, said: str
+) -> None:
+	"""Lone surrogates, NaN/Infinity and duplicate keys are refused as feedback, never run."""
+	ran: list[Any] = []
+	model = ScriptedModel([reply, finish(value="done")])
+	result = await text_agent(model, ran).run()
+	assert ran == [] and result.status == "success" and result.output == {"value": "done"}
+	error = results(model, 1)[0]["error"]
+	assert said in error and "nothing was run" in error
+	_encodes(result.state)
+	json.dumps(result.to_dict(), allow_nan=False).encode("utf-8")
+
+
+async def test_a_pair_of_surrogate_escapes_is_one_character_and_fine() -> None:
+	"""A valid escaped pair (an emoji) is text: it runs."""
+	ran: list[Any] = []
+	reply = (
+		r'{"commands":[{"type":"callTool","tool":"local.echo","input":{"text":"\ud83d\ude00"}}]}'
+	)
+	model = ScriptedModel([reply, finish(value="done")])
+	await text_agent(model, ran).run()
+	assert ran == [{"text": "\U0001f600"}]
+
+
+@pytest.mark.parametrize(
+	"bad",
+	['{"text":"\\ud800"}', '{"text":"a","text":"b"}', '{"text":NaN}'],
+	ids=["surrogate", "duplicate", "nan"],
+)
+async def test_a_tool_input_sent_as_json_text_is_held_to_the_same_rules(bad: str) -> None:
+	"""Where a dialect sends a tool's input as JSON text, the decoded text is checked too."""
+	from openmolt_core._parse import parse_reply
+	from openmolt_core._repair import Decode, ObjectRepair
+	from openmolt_core.prompt import dumps
+
+	def restore(data: Any) -> Any:
+		for command in data["commands"]:
+			ObjectRepair((("input", False, Decode()),))(command)
+		return data
+
+	reply = json.dumps({"commands": [{"type": "callTool", "tool": "local.echo", "input": bad}]})
+	parsed = parse_reply(reply, dumps=dumps, restore=restore)
+	assert parsed.commands == [] and "nothing was run" in parsed.errors[0]
+	parsed.cleaned.encode("utf-8")
+
+
+@pytest.mark.parametrize(
+	"value",
+	["bad\ud800text", float("nan"), float("inf"), {"k\udc00": [float("-inf"), "\ud800"]}],
+	ids=["surrogate", "nan", "inf", "nested"],
+)
+async def test_a_tool_result_a_state_could_not_hold_is_made_encodable(value: Any) -> None:
+	"""A tool's result is not the model's to fix: it reaches the model and the state encodable."""
+	ran: list[Any] = []
+	model = ScriptedModel([call_tool("local.echo", text="x"), finish(value="done")])
+	result = await text_agent(model, ran, result=value).run()
+	assert ran and result.status == "success"
+	turn = model.requests[1].messages[-1].content
+	turn.encode("utf-8")
+	assert json.loads(turn)["results"][0]["ok"] is True
+	_encodes(result.state)
+
+
+async def test_a_result_parked_for_a_human_stays_encodable() -> None:
+	"""Results held in the saved state while a question waits are made encodable too."""
+	ran: list[Any] = []
+	model = ScriptedModel([[call_tool("local.echo", text="x"), ask_human("ok?")]])
+	from openmolt import HumanInputUnavailable
+
+	def nobody(question: Any) -> Any:
+		raise HumanInputUnavailable("no one to ask")
+
+	agent = text_agent(
+		model, ran, result={"v": float("nan"), "s": "\ud800"}, on_human_input_request=nobody
+	)
+	result = await agent.run()
+	assert result.status == "human_input_required", result.status
+	_encodes(result.state)
+
+
+@pytest.mark.parametrize(
+	"value",
+	[
+		"\ud800" + "x" * 5000,
+		{"a": [float("nan")] * 500, "b": "\udc00" * 2000},
+		'["\\ud800", "' + "x" * 5000 + '"]',
+	],
+	ids=["text", "document", "json-text"],
+)
+async def test_a_large_result_stored_as_a_file_stays_encodable(value: Any) -> None:
+	"""A result past the size cap is stored in the file store: that path is made encodable too."""
+	ran: list[Any] = []
+	model = ScriptedModel([call_tool("local.echo", text="x"), finish(value="done")])
+	agent = text_agent(model, ran, result=value, config={"max_result_chars": 1000})
+	result = await agent.run()
+	assert result.status == "success" and ran
+	turn = json.loads(model.requests[1].messages[-1].content)
+	assert "stored" in turn["results"][0]["result"]
+	_encodes(result.state)

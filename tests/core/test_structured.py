@@ -116,9 +116,10 @@ def test_free_form_objects_fall_back_per_tool_and_restore_decodes_them() -> None
 	assert f.restore(call("t.free", "not json"))["commands"][0]["input"] == "not json"
 
 
-def test_an_object_with_no_properties_is_the_empty_object() -> None:
-	"""A tool that declares no properties takes no input: the empty closed object."""
-	f = fit(env(ToolSchema("t.me", {"type": "object", "properties": {}})), REQUIRE_ALL)
+def test_a_closed_object_with_no_properties_is_the_empty_object() -> None:
+	"""A tool whose input is closed and empty takes no input: the empty closed object."""
+	closed = {"type": "object", "properties": {}, "additionalProperties": False}
+	f = fit(env(ToolSchema("t.me", closed)), REQUIRE_ALL)
 	assert f.mode == "strict"
 	assert input_of(f, "t.me") == {
 		"type": "object",
@@ -128,14 +129,39 @@ def test_an_object_with_no_properties_is_the_empty_object() -> None:
 	}
 
 
-def test_open_dialect_keeps_open_objects_and_writes_const_as_enum() -> None:
-	"""A dialect that does not close objects keeps free-form ones; const becomes a one-value enum."""
-	f = fit(env(tool("t.free", data={"type": "object"})), OPEN)
+@pytest.mark.parametrize("dialect", [REQUIRE_ALL, OPEN], ids=["closed", "open"])
+@pytest.mark.parametrize(
+	"schema",
+	[
+		{"type": "object", "properties": {}},
+		{"type": "object"},
+		{"type": "object", "additionalProperties": True},
+		{"type": "object", "properties": {}, "additionalProperties": True},
+	],
+	ids=["empty-properties", "bare", "open", "empty-and-open"],
+)
+def test_an_open_object_falls_back_to_json_text_with_a_note(
+	schema: dict[str, Any], dialect: SchemaDialect
+) -> None:
+	""" "Any object" has no strict form: closing it would let the model write only {}."""
+	f = fit(env(ToolSchema("t.any", schema)), dialect)
+	assert f.mode == "partial"
+	assert input_of(f, "t.any")["type"] == "string"
+	assert any("t.any: input sent as JSON text" in n and "free-form" in n for n in f.notes)
+	nested = fit(env(tool("t.nest", inputs=schema)), dialect)
+	assert nested.mode == "partial" and input_of(nested, "t.nest")["type"] == "string"
+
+
+def test_open_dialect_keeps_typed_open_objects_and_writes_const_as_enum() -> None:
+	"""A dialect that does not close objects keeps a map of typed values; const becomes an enum."""
+	words = {"type": "object", "additionalProperties": {"type": "string"}}
+	f = fit(env(tool("t.free", data=words)), OPEN)
 	assert f.mode == "strict"
 	assert input_of(f, "t.free")["properties"]["data"] == {
 		"type": "object",
 		"properties": {},
 		"required": [],
+		"additionalProperties": {"type": "string"},
 	}
 	assert variant(f, "t.free")["properties"]["tool"] == {"type": "string", "enum": ["t.free"]}
 

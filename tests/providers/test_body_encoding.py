@@ -89,3 +89,11 @@ async def test_request_bodies_are_compact_utf8_json(model: str, settings: Any) -
 	compact = json.dumps(json.loads(body), ensure_ascii=False, separators=(",", ":")).encode()
 	assert body == compact
 	assert "Tromsø".encode() in body
+
+
+def test_a_lone_surrogate_in_a_body_is_sent_as_the_replacement_character() -> None:
+	"""A message built by hand with a lone surrogate still encodes (as U+FFFD), never crashes."""
+	from openmolt_providers._body import encode
+
+	data = encode({"messages": [{"content": "a\ud800b", "k\udc00": 1}]})
+	assert json.loads(data) == {"messages": [{"content": "a\ufffdb", "k\ufffd": 1}]}

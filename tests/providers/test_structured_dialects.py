@@ -204,3 +204,138 @@ def test_gemini_fitted_schemas_use_only_documented_keywords_and_validate(
 		assert _keywords(fitted.schema, set()) <= listed
 		model = types.JSONSchema.model_validate(fitted.schema)
 		assert model.model_dump(by_alias=True, exclude_none=True, mode="json") == fitted.schema
+
+
+def _input(tool: ToolSchema, dialect: SchemaDialect) -> tuple[dict[str, Any], FittedSchema]:
+	fitted = fit(envelope([tool], output=None), dialect)
+	assert fitted.schema is not None
+	for v in fitted.schema["properties"]["commands"]["items"]["anyOf"]:
+		tag = v["properties"].get("tool", {})
+		if tool.handle in (tag.get("const"), *tag.get("enum", ())):
+			return v["properties"]["input"], fitted
+	raise AssertionError(tool.handle)
+
+
+def _with(prop: dict[str, Any]) -> ToolSchema:
+	schema = {"type": "object", "properties": {"v": prop}, "required": ["v"]}
+	return ToolSchema("t.x", schema)
+
+
+@pytest.mark.parametrize(
+	("pattern", "sent"),
+	[
+		("^[A-Z]{3}-\\d+$", True),
+		("^(?:ab|cd)*[a-z0-9._%+-]+$", True),
+		("^(?!admin)[a-z]+$", False),
+		("(?<=a)b", False),
+		("\\bword\\b", False),
+		("(a)\\1", False),
+		("(?P<n>a)", False),
+		("a[", False),
+	],
+)
+def test_anthropic_gets_simple_patterns_and_the_loop_checks_the_rest(
+	pattern: str, sent: bool
+) -> None:
+	"""A simple pattern is sent to Anthropic; lookaround, backreferences, \\b are relaxed."""
+	schema, fitted = _input(_with({"type": "string", "pattern": pattern}), ANTHROPIC)
+	assert fitted.mode == "strict"
+	assert (schema["properties"]["v"].get("pattern") == pattern) is sent
+	assert ("pattern" in fitted.relaxed) is not sent
+
+
+def test_gemini_gets_tuples_and_the_others_fall_back() -> None:
+	"""prefixItems has a form on Gemini (closed: maxItems); elsewhere the input is JSON text."""
+	pair = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}]}
+	closed = _with({**pair, "items": False})
+	schema, fitted = _input(closed, GEMINI)
+	assert fitted.mode == "strict"
+	assert schema["properties"]["v"] == {
+		"type": "array",
+		"prefixItems": [{"type": "string"}, {"type": "number"}],
+		"maxItems": 2,
+	}
+	typed = _with({**pair, "items": {"type": "boolean"}})
+	assert _input(typed, GEMINI)[0]["properties"]["v"]["items"] == {"type": "boolean"}
+	assert _input(_with(pair), GEMINI)[1].mode == "partial"  # further items of any kind
+	for dialect in (OPENAI, ANTHROPIC):
+		schema, fitted = _input(closed, dialect)
+		assert fitted.mode == "partial" and schema["type"] == "string"
+		assert any("prefixItems has no strict form" in n for n in fitted.notes)
+
+
+@pytest.mark.parametrize("dialect", [OPENAI, ANTHROPIC, GEMINI], ids=lambda d: d.name)
+def test_a_lookaround_pattern_is_never_sent_and_the_loop_checks_it(dialect: SchemaDialect) -> None:
+	"""No dialect gets a pattern its decoder cannot compile; the tool stays strict."""
+	schema, fitted = _input(_with({"type": "string", "pattern": "^(?!admin$)[a-z]+$"}), dialect)
+	assert fitted.mode == "strict" and "pattern" in fitted.relaxed
+	assert "pattern" not in schema["properties"]["v"]
+
+
+TREE = {
+	"type": "object",
+	"properties": {
+		"name": {"type": "string"},
+		"note": {"type": "string"},
+		"children": {"type": "array", "items": {"$ref": "#"}},
+	},
+	"required": ["name"],
+	"additionalProperties": False,
+}
+LINKED = {
+	"type": "object",
+	"$defs": {
+		"node": {
+			"type": "object",
+			"properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
+			"required": ["v"],
+			"additionalProperties": False,
+		}
+	},
+	"properties": {"head": {"$ref": "#/$defs/node"}},
+	"required": ["head"],
+	"additionalProperties": False,
+}
+
+
+def test_openai_gets_recursive_schemas_in_the_roots_defs() -> None:
+	"""A recursive $ref stays strict on OpenAI: its definition goes to the root's $defs."""
+	import jsonschema
+	from openai.lib._pydantic import _ensure_strict_json_schema
+
+	tools = [ToolSchema("t.tree", TREE), ToolSchema("t.list", LINKED)]
+	fitted = fit(envelope(tools, output=None), OPENAI)
+	assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+	defs = fitted.schema["$defs"]
+	assert {"t_tree_input_root", "t_list_input_head_node"} <= set(defs)
+	schema = copy.deepcopy(fitted.schema)
+	assert _ensure_strict_json_schema(schema, path=(), root=schema) == fitted.schema
+	reply = {
+		"commands": [
+			{
+				"type": "callTool",
+				"tool": "t.tree",
+				"input": {
+					"name": "a",
+					"note": None,
+					"children": [{"name": "b", "note": "x", "children": None}],
+				},
+			},
+			{
+				"type": "callTool",
+				"tool": "t.list",
+				"input": {"head": {"v": 1, "next": {"v": 2, "next": None}}},
+			},
+		]
+	}
+	jsonschema.validate(reply, fitted.schema)  # the reply OpenAI may send fits what it got
+	restored = fitted.restore(copy.deepcopy(reply))
+	tree, linked = (c["input"] for c in restored["commands"])
+	assert tree == {"name": "a", "children": [{"name": "b", "note": "x"}]}
+	assert linked == {"head": {"v": 1, "next": {"v": 2}}}
+	jsonschema.validate(tree, TREE)
+	jsonschema.validate(linked, LINKED)
+	for dialect in (ANTHROPIC, GEMINI):
+		other = fit(envelope(tools, output=None), dialect)
+		assert other.encoded == {"t.tree", "t.list"}
+		assert any("recursive $ref" in n for n in other.notes)

@@ -8,12 +8,17 @@ property carries when the canonical schema left it out). A sub-schema that has n
 The rules, for every dialect:
 
 - ``$ref`` into the schema's own ``$defs``/``definitions`` is inlined (the fitted schema is one
-  tree, so it can be nested in the reply envelope); a recursive or foreign ``$ref`` has no form.
+  tree, so it can be nested in the reply envelope); a foreign ``$ref`` has no form, nor has a
+  recursive one unless the dialect takes recursion (``recursive_refs``): then the definition goes
+  to `Fitter.defs`, for the root's ``$defs``, with a `RefRepair` that follows it.
 - ``allOf`` is merged when its parts do not disagree; ``oneOf`` becomes ``anyOf`` when a
   ``const``/``enum`` property tells its branches apart (then at most one can match, as before).
 - A sub-schema that allows any value (no ``type``, ``enum``, ``const`` or ``anyOf``), ``not``,
-  conditionals, tuples and pattern-keyed objects have no form. So has, in a dialect that closes
-  objects, an object without ``properties`` or with ``additionalProperties`` other than false.
+  conditionals, tuples and pattern-keyed objects have no form. Nor has an open object without
+  properties (``{"type": "object"}``, ``"properties": {}``: any object), in any dialect, nor, in
+  a dialect that closes objects, one with ``additionalProperties`` other than false. An object
+  with ``properties`` is sent with those properties only (closed where the dialect closes
+  objects): its declared properties are what a tool reads.
 - Annotations (``title``, ``examples``...) are dropped; ``description`` is kept when the dialect
   knows it. Assertions the dialect lacks (``maxLength`` in Anthropic's) are dropped and recorded
   in `Fitter.relaxed`: the provider does not enforce them, the loop's validation does.
@@ -22,11 +27,12 @@ The rules, for every dialect:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._repair import ArrayRepair, Match, ObjectRepair, Repair, UnionRepair
+from openmolt_core._repair import ArrayRepair, Match, ObjectRepair, RefRepair, Repair, UnionRepair
 
 if TYPE_CHECKING:
 	from openmolt_core.structured import SchemaDialect
@@ -98,7 +104,7 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
 		return sorted({_PRIMITIVES.get(type(v), "") for v in values} - {""})
 	if "properties" in schema or "additionalProperties" in schema:
 		return ["object"]
-	if "items" in schema:
+	if "items" in schema or "prefixItems" in schema:
 		return ["array"]
 	return []
 
@@ -124,7 +130,7 @@ _BY_KIND = {
 	"integer": frozenset(
 		{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 	),
-	"array": frozenset({"items", "minItems", "maxItems", "uniqueItems"}),
+	"array": frozenset({"items", "prefixItems", "minItems", "maxItems", "uniqueItems"}),
 	"object": frozenset({"properties", "required", "additionalProperties"}),
 }
 _BY_KIND["number"] = _BY_KIND["integer"]
@@ -299,6 +305,11 @@ class Fitter:
 	dialect: SchemaDialect
 	relaxed: set[str] = field(default_factory=set)
 	describe_defaults: bool = True
+	defs: dict[str, dict[str, Any]] = field(default_factory=dict)
+	"""Recursive definitions, for the root ``$defs`` of the schema sent (``recursive_refs``)."""
+	prefix: str = ""
+	"""Starts the names of `defs` (the tool's handle), so that tools' definitions never clash."""
+	_recursing: dict[str, tuple[str, RefRepair, list[bool]]] = field(default_factory=dict)
 
 	def fit(self, schema: Any, where: str = "") -> tuple[dict[str, Any], Repair | None]:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
@@ -306,8 +317,30 @@ class Fitter:
 		Raises:
 			NoStrictForm: Some part of it has no form in the dialect.
 		"""
-		fitted, repair, _ = self.node(schema, schema, (), where or "(root)", 0)
+		where = where or "(root)"
+		if self.dialect.recursive_refs and isinstance(schema, dict):
+			fitted, repair, _ = self._definition("#", schema, schema, (), where, 0)
+			return fitted, repair
+		fitted, repair, _ = self.node(schema, schema, (), where, 0)
 		return fitted, repair
+
+	def _definition(
+		self, ref: str, target: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
+	) -> tuple[dict[str, Any], Repair | None, Any]:
+		"""Fit a ``$ref``'s target; when it refers to itself, as a definition in `defs`."""
+		name = _def_name(f"{self.prefix}{where}", ref, self.defs, self._recursing)
+		holder = RefRepair()
+		used = [False]
+		self._recursing[ref] = (name, holder, used)
+		try:
+			fitted, repair, default = self.node(target, root, (*refs, ref), where, nesting + 1)
+		finally:
+			del self._recursing[ref]
+		if not used[0]:
+			return fitted, repair, default
+		self.defs[name] = fitted
+		holder.target = repair
+		return {"$ref": f"#/$defs/{name}"}, (holder if repair is not None else None), default
 
 	def node(
 		self, schema: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
@@ -320,13 +353,19 @@ class Fitter:
 		default = schema.get("default", _MISSING)
 		if "$ref" in schema:
 			ref = schema["$ref"]
+			if ref in self._recursing:  # a definition that refers to itself (recursive_refs)
+				name, holder, used = self._recursing[ref]
+				used[0] = True
+				return {"$ref": f"#/$defs/{name}"}, holder, default
 			if ref in refs or ref == "#":
 				raise NoStrictForm(f"{where}: recursive $ref {ref!r}")
 			target = _resolve(root, ref, where)
 			rest = {k: v for k, v in schema.items() if k != "$ref"}
-			fitted, repair, inner = self.node(
-				_merge([target, rest], where), root, (*refs, ref), where, nesting + 1
-			)
+			merged = _merge([target, rest], where)
+			if self.dialect.recursive_refs:
+				fitted, repair, inner = self._definition(ref, merged, root, refs, where, nesting)
+			else:
+				fitted, repair, inner = self.node(merged, root, (*refs, ref), where, nesting + 1)
 			return fitted, repair, default if default is not _MISSING else inner
 		if "allOf" in schema:
 			parts = [p if isinstance(p, dict) else {} for p in schema["allOf"]]
@@ -338,7 +377,9 @@ class Fitter:
 			if "anyOf" in schema or not _disjoint(branches):
 				raise NoStrictForm(f"{where}: oneOf whose branches a value could match twice")
 			schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": branches}
-		blocked = sorted(NO_FORM & schema.keys())
+		blocked = sorted(
+			NO_FORM & schema.keys() - ({"prefixItems"} if self.dialect.tuples else set())
+		)
 		if blocked:
 			raise NoStrictForm(f"{where}: {blocked[0]} has no strict form")
 		if schema.get("nullable") is True:
@@ -432,7 +473,13 @@ class Fitter:
 			out["format"] = schema["format"]
 		for key in ASSERTIONS & schema.keys():
 			value = schema[key]
-			if key not in d.keywords or (isinstance(value, bool) and key != "uniqueItems"):
+			if key == "pattern":
+				# Constrained decoders compile a pattern into an automaton: lookaround and
+				# backreferences have none, and the API would refuse the whole request.
+				known = (key in d.keywords or d.simple_patterns) and simple_pattern(value)
+			else:
+				known = key in d.keywords and (not isinstance(value, bool) or key == "uniqueItems")
+			if not known:
 				self.relaxed.add(key)
 				continue
 			if key == "minItems" and d.max_min_items is not None and value > d.max_min_items:
@@ -442,7 +489,11 @@ class Fitter:
 		repair: Repair | None = None
 		if "object" in kinds:
 			repair = self._object(schema, out, root, refs, where, nesting)
-		if "array" in kinds:
+		if "array" in kinds and "prefixItems" in schema:
+			if repair is not None:
+				raise NoStrictForm(f"{where}: an object-or-array value needs two repairs")
+			self._tuple(schema, out, root, refs, where, nesting)
+		elif "array" in kinds:
 			if "items" not in schema or not isinstance(schema["items"], dict):
 				raise NoStrictForm(f"{where}: array items allow any value")
 			items, item_repair, _ = self.node(
@@ -456,6 +507,39 @@ class Fitter:
 		if not d.type_lists and isinstance(out.get("type"), list):
 			out = _split(out)  # the repair checks the value's kind itself, so it still applies
 		return out, repair
+
+	def _tuple(
+		self,
+		schema: dict[str, Any],
+		out: dict[str, Any],
+		root: Any,
+		refs: tuple[str, ...],
+		where: str,
+		nesting: int,
+	) -> None:
+		"""``prefixItems`` where the dialect takes it; an item that needs a repair has no form."""
+		prefix = schema["prefixItems"]
+		if not isinstance(prefix, list) or not prefix:
+			raise NoStrictForm(f"{where}: prefixItems is not a list of schemas")
+		fitted = []
+		for i, sub in enumerate(prefix):
+			item, item_repair, _ = self.node(sub, root, refs, f"{where}[{i}]", nesting + 1)
+			if item_repair is not None:
+				raise NoStrictForm(f"{where}[{i}]: a tuple item that needs a repair")
+			fitted.append(item)
+		out["prefixItems"] = fitted
+		rest = schema.get("items")
+		if rest is False:
+			if "maxItems" not in self.dialect.keywords:
+				raise NoStrictForm(f"{where}: a closed tuple needs maxItems")
+			out["maxItems"] = min(len(prefix), out.get("maxItems", len(prefix)))
+		elif isinstance(rest, dict):
+			item, item_repair, _ = self.node(rest, root, refs, f"{where}[]", nesting + 1)
+			if item_repair is not None:
+				raise NoStrictForm(f"{where}[]: tuple items that need a repair")
+			out["items"] = item
+		else:
+			raise NoStrictForm(f"{where}: items after the tuple allow any value")
 
 	def _literals(self, values: Any, where: str) -> None:
 		if not isinstance(values, list) or not values:
@@ -492,11 +576,12 @@ class Fitter:
 		extra = schema.get("additionalProperties")
 		if props is not None and not isinstance(props, dict):
 			raise NoStrictForm(f"{where}: properties is not an object")
-		if d.closed_objects:
-			if extra not in (None, False):
-				raise NoStrictForm(f"{where}: additionalProperties other than false")
-			if props is None and extra is not False:
-				raise NoStrictForm(f"{where}: an object without properties (free-form)")
+		if not props and extra is not False and not isinstance(extra, dict):
+			# {"type": "object"} and {"properties": {}} mean "any object": closing it would let
+			# the model write only {}; no dialect has a form for "any keys, any values".
+			raise NoStrictForm(f"{where}: an object without properties (free-form)")
+		if d.closed_objects and extra not in (None, False):
+			raise NoStrictForm(f"{where}: additionalProperties other than false")
 		props = props or {}
 		required = schema.get("required", [])
 		if not isinstance(required, list):
@@ -543,6 +628,37 @@ class Fitter:
 		note = f"Default: {json.dumps(default, ensure_ascii=False)[:80]}."
 		text = schema.get("description")
 		return {**schema, "description": f"{text} {note}" if text else note}
+
+
+def _def_name(where: str, ref: str, defs: Mapping[str, Any], busy: Mapping[str, Any]) -> str:
+	"""A ``$defs`` name for a recursive definition: readable, unique, ``[A-Za-z0-9_-]`` only."""
+	tail = "root" if ref == "#" else ref.rsplit("/", 1)[-1]
+	base = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{where}_{tail}").strip("_")[:60] or "def"
+	taken = set(defs) | {entry[0] for entry in busy.values()}
+	name, n = base, 1
+	while name in taken:
+		n += 1
+		name = f"{base}_{n}"
+	return name
+
+
+_NOT_SIMPLE = re.compile(r"\\[1-9bBk]|\(\?(?!:)")
+"""Backreferences, word boundaries, named references and every ``(?...)`` group but ``(?:``."""
+
+
+def simple_pattern(pattern: Any) -> bool:
+	"""Whether a ``pattern`` is a simple regular expression (see ``SchemaDialect.simple_patterns``).
+
+	Args:
+		pattern: The keyword's value.
+	"""
+	if not isinstance(pattern, str) or _NOT_SIMPLE.search(pattern):
+		return False
+	try:
+		re.compile(pattern)
+	except (re.error, RecursionError, OverflowError):
+		return False
+	return True
 
 
 def _resolve(root: Any, ref: Any, where: str) -> dict[str, Any]:

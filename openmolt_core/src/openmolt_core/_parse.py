@@ -1,4 +1,4 @@
-"""Turn a model's reply text into commands to run, or into precise errors for the model.
+r"""Turn a model's reply text into commands to run, or into precise errors for the model.
 
 The rules (the maestro prompt states them, docs/guides/replies.md explains them):
 
@@ -15,6 +15,10 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
    nothing, even when what arrived happens to parse.
 5. A reply holding several JSON objects runs nothing: which one was meant is a guess.
 6. A reply longer than the size cap, or nested deeper than the depth cap, runs nothing.
+7. A reply a state could not hold runs nothing: a key twice in one object (which one was meant is
+   a guess), ``NaN`` or ``Infinity`` (not JSON), a lone surrogate escape such as ``"\ud800"`` (not
+   text: the next request, and every resume of the saved state, would fail to encode it). This
+   holds for tool inputs sent as JSON text too (`openmolt_core._jsonsafe`).
 
 Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level object,
 and finding those objects in prose is one pass of a regular expression without backtracking.
@@ -30,6 +34,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
+from openmolt_core._jsonsafe import UnsafeJson, encodable_text, loads
 from openmolt_core._jsonschema import format_errors
 from openmolt_core._suggest import suggestion
 from openmolt_core.commands import COMMAND_TYPES, ENDS_REPLY, Command, command_class
@@ -89,7 +94,6 @@ class ParsedReply:
 _THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
 # One token per string (terminated or not) or bracket; possessive, so no backtracking.
 _TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
-_DECODER = json.JSONDecoder()
 
 
 def _strip(text: str) -> str:
@@ -149,7 +153,9 @@ def _decode(text: str, max_depth: int) -> Any:
 	"""The reply's one JSON value, found the way models send it, or `_Invalid`."""
 	s = _strip(text)
 	try:
-		return _bounded(json.loads(s), max_depth)
+		return _bounded(loads(s), max_depth)
+	except UnsafeJson as unsafe:
+		raise _Invalid(_unsafe(unsafe)) from None
 	except RecursionError:
 		raise _Invalid(
 			f"your answer is nested too deeply (the most is {max_depth} levels)"
@@ -159,7 +165,9 @@ def _decode(text: str, max_depth: int) -> Any:
 	found: list[Any] = []
 	for start, end in _objects(s):
 		try:
-			value = _DECODER.decode(s[start:end])
+			value = loads(s[start:end])
+		except UnsafeJson as unsafe:
+			raise _Invalid(_unsafe(unsafe)) from None
 		except RecursionError:
 			raise _Invalid(
 				f"your answer is nested too deeply (the most is {max_depth} levels)"
@@ -175,6 +183,10 @@ def _decode(text: str, max_depth: int) -> Any:
 	error = whole if isinstance(whole, json.JSONDecodeError) else None
 	where = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
 	raise _Invalid(f"your answer was not valid JSON{where}; {_SHAPE}")
+
+
+def _unsafe(error: UnsafeJson) -> str:
+	return f"nothing was run: {error}"
 
 
 def _bounded(value: Any, max_depth: int) -> Any:
@@ -255,17 +267,19 @@ def parse_reply(
 				f"your answer was {len(text)} characters, more than the {max_chars} allowed, so "
 				"none of it was run: send fewer or smaller commands"
 			],
-			text[:1000],
+			encodable_text(text[:1000]),
 		)
 	why = _STOP_REASONS.get(finish_reason or "")
 	try:
 		data = _decode(text, max_depth)
 	except _Invalid as invalid:
-		return ParsedReply([], [why or invalid.message], text.strip()[:1000])
+		return ParsedReply([], [why or invalid.message], encodable_text(text.strip()[:1000]))
 	if why:
 		return ParsedReply([], [why], dumps(data))
 	try:
 		items = _items(restore(data) if restore is not None else data)
+	except UnsafeJson as unsafe:  # a tool input sent as JSON text (`openmolt_core._repair.Decode`)
+		return ParsedReply([], [_unsafe(unsafe)], dumps(data))
 	except _Invalid as invalid:
 		return ParsedReply([], [invalid.message], dumps(data))
 	commands: list[Command] = []

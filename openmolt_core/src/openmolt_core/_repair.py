@@ -2,17 +2,29 @@
 
 `openmolt_core._fit.Fitter` builds one repair per fitted sub-schema that needs one; a repair
 follows the fitted schema, never the value, so a reply nested deeper than its schema costs
-nothing and cannot make it recurse. Repairs change values in place and never raise.
+nothing and cannot make it recurse. Repairs change values in place and never raise, except
+`Decode` on JSON text a state cannot hold (`openmolt_core._jsonsafe.UnsafeJson`): the parser
+refuses the reply with its message.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ArrayRepair", "Decode", "Match", "ObjectRepair", "Repair", "UnionRepair", "kinds_of"]
+from openmolt_core._jsonsafe import UnsafeJson, loads
+
+__all__ = [
+	"ArrayRepair",
+	"Decode",
+	"Match",
+	"ObjectRepair",
+	"RefRepair",
+	"Repair",
+	"UnionRepair",
+	"kinds_of",
+]
 
 Repair = Callable[[Any], Any]
 """Undoes the dialect's changes on one value valid under the fitted sub-schema (in place)."""
@@ -20,15 +32,21 @@ Repair = Callable[[Any], Any]
 
 @dataclass(frozen=True, slots=True)
 class Decode:
-	"""A value sent as JSON text: decoded (text that is not JSON stays as it is)."""
+	"""A value sent as JSON text: decoded (text that is not JSON stays as it is).
+
+	Raises:
+		UnsafeJson: The text holds a key twice, ``NaN``/``Infinity`` or a lone surrogate.
+	"""
 
 	def __call__(self, value: Any) -> Any:
 		"""Decode ``value`` when it is a string."""
 		if not isinstance(value, str):
 			return value
 		try:
-			return json.loads(value)
-		except ValueError:
+			return loads(value)
+		except UnsafeJson:
+			raise
+		except (ValueError, RecursionError):
 			return value
 
 
@@ -122,6 +140,23 @@ class Match:
 			else self.allowed & other.allowed
 		)
 		return allowed is None or (self.required | other.required) <= allowed
+
+
+class RefRepair:
+	"""The repair of a recursive definition (``$defs``), set once the definition is fitted.
+
+	A value is nested at most as deep as the parser's depth cap, so following it cannot recurse
+	without end.
+	"""
+
+	__slots__ = ("target",)
+
+	def __init__(self) -> None:
+		self.target: Repair | None = None
+
+	def __call__(self, value: Any) -> Any:
+		"""Repair ``value`` as the definition's repair says."""
+		return self.target(value) if self.target is not None else value
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from openmolt_core._execute import (
 	summary,
 )
 from openmolt_core._guard import RunGuards
+from openmolt_core._jsonsafe import encodable, encodable_text
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
@@ -409,9 +410,9 @@ class Agent:
 		"""The maestro (system) prompt of the first model, built once."""
 		return self._prompt_for(self._models.primary)
 
-	def _prompt_for(self, slot: ModelSlot) -> str:
+	def _prompt_for(self, slot: ModelSlot, *, plain: bool = False) -> str:
 		# Each model gets the prompt for its dialect: enforced structured output needs no examples.
-		enforced = slot.fitted(*self._tool_set().envelope(())).mode != "off"
+		enforced = not plain and slot.fitted(*self._tool_set().envelope(())).mode != "off"
 		prompt = self._prompts.get(enforced)
 		if prompt is None:
 			prompt = self._prompts[enforced] = maestro_prompt(
@@ -956,11 +957,12 @@ class Agent:
 			self._append_results(state, record.entries("interrupted: the time budget ran out"))
 			return record.end
 		if record.pending is not None and record.pending["kind"] == "approval":
-			state.pending = _approve.pending_state(ctx, record, ignored_texts)
+			state.pending = encodable(_approve.pending_state(ctx, record, ignored_texts))
 			return record.end
 		results = record.entries("did not run")
 		if record.pending is not None:
-			state.pending = {**record.pending, "results": results + ignored}
+			# Results go into the saved state as they are: keep it encodable whatever a tool gave.
+			state.pending = encodable({**record.pending, "results": results + ignored})
 			return record.end
 		if record.end is not None:
 			for text in ignored_texts:
@@ -1007,7 +1009,11 @@ class Agent:
 		self._append_results(state, results)
 		return None
 
-	def _missing(self, state: RunState, slot: ModelSlot) -> str:
+	def _plain_prompt(self, state: RunState, slot: ModelSlot) -> str:
+		"""The system prompt for one step of ``slot`` sent without structured output."""
+		return self._prompt_for(slot, plain=True) + self._missing(state, slot, plain=True)
+
+	def _missing(self, state: RunState, slot: ModelSlot, *, plain: bool = False) -> str:
 		"""Input schemas a model needs but the run's first turn leaves out, for its prompt.
 
 		A first turn built while replies were constrained lists tools without the input schemas
@@ -1019,8 +1025,14 @@ class Agent:
 		fitted = slot.fitted(*toolset.envelope(()))
 		first = state.messages[0].content if state.messages else ""
 		prefix = self._prefix
-		if prefix is not None and fitted is self._prefix_fit and first.startswith(prefix):
-			return ""  # built for this very fit
+		off = plain or fitted.mode == "off"
+		built_for = self._prefix_fit
+		if plain:  # the first turn lists every schema only when it was built for mode off
+			same = built_for is not None and built_for.mode == "off"
+		else:
+			same = fitted is built_for
+		if prefix is not None and same and first.startswith(prefix):
+			return ""  # built for this very fit (or, plain, for one that listed every schema)
 		try:
 			listed = {
 				t.get("tool")
@@ -1032,7 +1044,7 @@ class Agent:
 		need = {
 			h: toolset.tools[h].tool.input_schema
 			for h in toolset.callable(())
-			if h not in listed and (fitted.mode == "off" or h in fitted.encoded)
+			if h not in listed and (off or h in fitted.encoded)
 		}
 		return f"\nInput schemas of your tools: {dumps(need)}" if need else ""
 
@@ -1116,6 +1128,11 @@ class Agent:
 		def request(slot: ModelSlot) -> ModelRequest:
 			# Each model gets its own prompt and the reply schema fitted to its dialect.
 			fitted = slot.fitted(key, envelope)
+			plain = None
+			if fitted.mode != "off":
+				# What a server that refuses structured output gets instead: the command shapes,
+				# and every input schema the reply schema carried.
+				plain = functools.partial(self._plain_prompt, state, slot)
 			return ModelRequest(
 				model=slot.model,
 				system=self._prompt_for(slot) + self._missing(state, slot),
@@ -1124,6 +1141,7 @@ class Agent:
 				config=self.model_config,
 				cache_key=f"openmolt:{self.name}",
 				response_mode=fitted.mode if slot.declared else None,
+				plain_system=plain,
 			)
 
 		# The reply as it came, for llmOutput: emitted once the step's result is journaled, so a
@@ -1135,6 +1153,9 @@ class Agent:
 				request, functools.partial(self._fell_back, ctx, seq + 1)
 			)
 			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
+			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
+			# model's text) is not text: U+FFFD, so the journal and the history always encode.
+			response.text = encodable_text(response.text)
 			if ctx.wants("llmOutput"):
 				said.append((slot, sent, response))
 			response.model = slot.id
@@ -1150,6 +1171,7 @@ class Agent:
 					decode=ModelResponse.from_dict,
 				)
 				for slot, sent, live in said:  # the call ran here (not answered from the journal)
+					fitted = slot.fitted(key, envelope)
 					await ctx.emit(
 						LLMOutputEvent(
 							agent=self.name,
@@ -1159,6 +1181,8 @@ class Agent:
 							usage=live.usage,
 							structured=sent.response_mode,
 							model=slot.id,
+							notes=fitted.notes,
+							relaxed=tuple(sorted(fitted.relaxed)),
 						),
 						seq,
 					)

@@ -126,6 +126,9 @@ class LLMOutputEvent(Event):
 	``structured`` is the structured-output mode the request used (``strict``, ``partial`` or
 	``off``; see `openmolt_core.structured`), or None for a provider that declares no dialect.
 	``model`` is the model that answered (``provider:model``), which a fallback may change.
+	``notes`` say why each part of the reply schema fell back to JSON text (or why structured
+	output is off) for that model, and ``relaxed`` names the assertion keywords its dialect does
+	not enforce, which the loop checks (`openmolt_core.structured.FittedSchema`).
 	"""
 
 	output: str
@@ -133,6 +136,8 @@ class LLMOutputEvent(Event):
 	usage: Usage
 	structured: str | None = None
 	model: str = ""
+	notes: tuple[str, ...] = ()
+	relaxed: tuple[str, ...] = ()
 	name: str = "llmOutput"
 
 

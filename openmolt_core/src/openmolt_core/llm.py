@@ -7,6 +7,7 @@ plugins (``openai``, ``anthropic``, ``google``) or are passed directly as ``mode
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -110,6 +111,11 @@ class ModelRequest:
 		response_mode: How the provider should use ``response_schema``: ``strict`` and
 			``partial`` as structured output that constrains the reply, ``off`` as no structured
 			output (the prompt asks for JSON); None when the provider declared no dialect.
+		plain_system: Builds the system prompt of the same step without structured output (mode
+			``off``: the command shapes, and the tools' input schemas that ``response_schema``
+			carried). A provider that drops the structured output of this request (a server
+			that refuses it) sends this prompt instead of ``system``; None when there is nothing
+			to drop.
 	"""
 
 	model: str
@@ -119,6 +125,7 @@ class ModelRequest:
 	config: ModelConfig = field(default_factory=ModelConfig)
 	cache_key: str | None = None
 	response_mode: StructuredMode | None = None
+	plain_system: Callable[[], str] | None = None
 
 
 @dataclass(slots=True)

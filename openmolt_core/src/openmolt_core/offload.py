@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from openmolt_core._jsonsafe import encodable
 from openmolt_core.errors import ToolError
 from openmolt_core.files import FILE_PREFIX
 from openmolt_core.prompt import dumps
@@ -467,6 +468,8 @@ class Offload:
 		"""
 		limit = self.threshold(handle)
 		binary = isinstance(value, bytes | bytearray)
+		if not binary:
+			value = encodable(value)  # a lone surrogate or NaN must not reach the file or the state
 		text = "" if binary else dumps(value)
 		if not binary and len(text) <= limit:
 			return value

@@ -13,14 +13,27 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from openmolt_core._jsonsafe import encodable, encodable_text
 from openmolt_core.commands import COMMANDS, Finish, RequestHumanInput
 
 __all__ = ["dumps", "example_value", "maestro_prompt"]
 
 
 def dumps(value: Any) -> str:
-	"""Compact, deterministic JSON (the same value always gives the same bytes)."""
-	return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+	"""Compact, deterministic JSON (the same value always gives the same bytes).
+
+	The text is always valid JSON that encodes as UTF-8, whatever a tool returned: a lone
+	surrogate becomes U+FFFD and ``NaN``/``Infinity`` become strings
+	(`openmolt_core._jsonsafe.encodable`), so no result can make a state unsendable or unsaveable.
+	"""
+	try:
+		text = json.dumps(
+			value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False
+		)
+	except ValueError:  # NaN or an infinity somewhere
+		text = json.dumps(encodable(value), ensure_ascii=False, separators=(",", ":"), default=str)
+	# Surrogates appear as themselves inside string literals: replacing them keeps the JSON valid.
+	return encodable_text(text)
 
 
 _HEAD = """\

@@ -36,6 +36,7 @@ How the schema is fitted:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,8 +44,6 @@ from openmolt_core._fit import Fitter, Metrics, NoStrictForm, measure
 from openmolt_core._repair import Decode, ObjectRepair, Repair
 
 if TYPE_CHECKING:
-	from collections.abc import Mapping
-
 	from openmolt_core.envelope import Envelope, ToolSchema
 
 __all__ = ["FittedSchema", "SchemaDialect", "StructuredMode", "fit", "fit_schema"]
@@ -81,6 +80,13 @@ class SchemaDialect:
 		type_lists: A list of types (``["string", "null"]``) may be sent; if not, it is written
 			as ``anyOf`` with one branch per type.
 		enum_types: JSON types an ``enum`` (or ``const``) value may have.
+		simple_patterns: ``pattern`` is sent when it is a simple regular expression (no
+			lookaround, backreference, word boundary or other ``(?...)`` group than ``(?:``), even
+			though ``keywords`` lacks it. In every dialect, a pattern that is not simple is
+			dropped and checked by the loop.
+		recursive_refs: A recursive ``$ref`` is sent as a reference into the root's ``$defs``.
+		tuples: ``prefixItems`` is accepted: a tuple whose further items have a schema (or none
+			allowed, sent as ``maxItems``) has a form.
 		max_min_items: The largest ``minItems`` accepted; larger ones are lowered to it.
 		max_properties: Object properties in the whole schema.
 		max_depth: Object and array levels on the longest path (the root is level 1).
@@ -104,6 +110,9 @@ class SchemaDialect:
 	literal_types: bool = True
 	type_lists: bool = True
 	enum_types: frozenset[str] = _PRIMITIVE_TYPES
+	simple_patterns: bool = False
+	recursive_refs: bool = False
+	tuples: bool = False
 	max_min_items: int | None = None
 	max_properties: int | None = None
 	max_depth: int | None = None
@@ -228,6 +237,10 @@ class _Part:
 	repair: Repair | None
 	metrics: Metrics
 	relaxed: frozenset[str] = frozenset()
+	defs: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+
+
+_Inner = tuple[dict[str, Any], "Repair | None", frozenset[str], "Mapping[str, dict[str, Any]]"]
 
 
 class _EnvelopeFit:
@@ -243,17 +256,22 @@ class _EnvelopeFit:
 		key: tuple[str, str | None],
 		variant: dict[str, Any],
 		prop: str | None = None,
-		inner: tuple[dict[str, Any], Repair | None, frozenset[str]] | None = None,
+		inner: _Inner | None = None,
 	) -> _Part:
 		"""Fit a command variant; ``prop`` (fitted as ``inner``) was a stand-in in ``variant``."""
 		fitter = Fitter(self.dialect, describe_defaults=False)
 		schema, repair = fitter.fit(variant, key[0])
 		relaxed = frozenset(fitter.relaxed)
+		defs: Mapping[str, dict[str, Any]] = {}
 		if prop is not None and inner is not None:
 			schema["properties"][prop] = inner[0]
 			repair = _with(repair, prop, inner[1])
 			relaxed |= inner[2]
-		return _Part(key, schema, repair, self.measure(schema), relaxed)
+			defs = inner[3]
+		metrics = self.measure(schema)
+		for definition in defs.values():  # the root's $defs: measured where they are sent
+			metrics = metrics + measure(definition, long_enum_values=self.dialect._long_values())
+		return _Part(key, schema, repair, metrics, relaxed, defs)
 
 	def measure(self, variant: dict[str, Any]) -> Metrics:
 		m = measure(variant, long_enum_values=self.dialect._long_values())
@@ -261,28 +279,28 @@ class _EnvelopeFit:
 		m.size += 1  # and a comma separates it from the next
 		return m
 
-	def inner(
-		self, schema: Any, where: str, nullable: bool = False
-	) -> tuple[dict[str, Any], Repair | None, frozenset[str]]:
-		fitter = Fitter(replace(self.dialect, require_all=True) if nullable else self.dialect)
+	def inner(self, schema: Any, where: str, prefix: str, nullable: bool = False) -> _Inner:
+		dialect = replace(self.dialect, require_all=True) if nullable else self.dialect
+		fitter = Fitter(dialect, prefix=f"{prefix}_")
 		fitted, repair = fitter.fit(schema, where)
-		return fitted, repair, frozenset(fitter.relaxed)
+		return fitted, repair, frozenset(fitter.relaxed), dict(fitter.defs)
 
 	def tool(self, tool: ToolSchema, strict: bool, nullable: bool = False) -> _Part:
 		shell = self.envelope.tool_variant(tool, _STAND_IN)
 		key = ("callTool", tool.handle)
 		if strict:
-			inner = self.inner(tool.input_schema, "input", nullable)
+			inner = self.inner(tool.input_schema, "input", tool.handle, nullable)
 			return self.part(key, shell, "input", inner)
-		return self.part(key, shell, "input", (dict(_ENCODED_INPUT), Decode(), frozenset()))
+		return self.part(key, shell, "input", (dict(_ENCODED_INPUT), Decode(), frozenset(), {}))
 
 	def finish(self, strict: bool) -> _Part:
 		shell = self.envelope.finish_variant(_STAND_IN)
 		schema = self.envelope.output_schema
 		if strict and schema is not None:
-			return self.part(("finish", None), shell, "output", self.inner(schema, "output"))
+			inner = self.inner(schema, "output", "finish")
+			return self.part(("finish", None), shell, "output", inner)
 		return self.part(
-			("finish", None), shell, "output", (dict(_ENCODED_OUTPUT), Decode(), frozenset())
+			("finish", None), shell, "output", (dict(_ENCODED_OUTPUT), Decode(), frozenset(), {})
 		)
 
 	def run(self) -> FittedSchema:
@@ -326,6 +344,9 @@ class _EnvelopeFit:
 				encoded.add(tool.handle)
 		parts = [*tools, *others, finish]
 		wrapper["properties"]["commands"]["items"] = {"anyOf": [p.schema for p in parts]}
+		defs = {name: schema for p in parts for name, schema in p.defs.items()}
+		if defs:  # recursive definitions (OpenAI): every $ref points at the root
+			wrapper["$defs"] = defs
 		over = d.violations(wrapper)
 		if over:  # pragma: no cover - the running total is exact; kept as a safety net
 			return self.off(f"the fitted schema passes the {d.name} limits: {'; '.join(over)}")
@@ -437,6 +458,10 @@ def fit_schema(schema: dict[str, Any], dialect: SchemaDialect | None) -> FittedS
 		fitted, repair = fitter.fit(schema)
 	except NoStrictForm as exc:
 		return FittedSchema(schema, "off", notes=(f"no strict form: {exc}",), dialect=dialect.name)
+	if fitter.defs:  # recursive definitions: at the root, which is itself one when it recurses
+		ref = fitted.get("$ref")
+		root = fitter.defs[ref.rsplit("/", 1)[-1]] if isinstance(ref, str) else fitted
+		fitted = {**root, "$defs": dict(fitter.defs)}
 	if fitted.get("type") != "object":
 		return FittedSchema(
 			schema, "off", notes=("the root is not an object",), dialect=dialect.name

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = ["data_url", "encode", "last_key", "merge_options"]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def encode(body: dict[str, Any]) -> bytes:
 	"""Serialize a request body: UTF-8 JSON without the spaces after ``,`` and ``:``.
 
 	`json.dumps`' default separators add two bytes per key and one per list item: about
-	170 bytes on an agent's first request, sent again with every step.
+	170 bytes on an agent's first request, sent again with every step. A lone surrogate (from a
+	message a caller built by hand: the loop's own state never holds one) is sent as U+FFFD, so a
+	body always encodes.
 	"""
-	return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+	text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+	try:
+		return text.encode()
+	except UnicodeEncodeError:
+		return _SURROGATE.sub("\ufffd", text).encode()
 
 
 def merge_options(body: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

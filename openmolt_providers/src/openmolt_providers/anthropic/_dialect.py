@@ -7,7 +7,8 @@ of primitives, ``const``, ``anyOf``, ``allOf`` (not with ``$ref``), local ``$ref
 below and ``minItems`` of 0 or 1; not supported are recursive schemas, numeric constraints
 (``minimum``, ``maximum``, ``multipleOf``), string length constraints and other array
 constraints. ``pattern`` is accepted with simple regular expressions only ("complex patterns may
-result in 400 errors"), so it is dropped and checked by the loop. Section "Schema complexity
+result in 400 errors"): a simple one is sent (no lookaround, backreference or word boundary), any
+other is dropped and checked by the loop (`SchemaDialect.simple_patterns`). Section "Schema complexity
 limits", for all strict schemas of a request together: at most 24 optional parameters (not in
 ``required``) and 16 parameters with union types (``anyOf`` or a list of types); past internal
 limits the request fails with "Schema is too complex for compilation". Properties with a default
@@ -47,6 +48,7 @@ ANTHROPIC = SchemaDialect(
 	require_defaults=True,
 	literal_types=False,
 	type_lists=False,
+	simple_patterns=True,
 	max_min_items=1,
 	max_optional=24,
 	max_unions=16,

@@ -7,7 +7,9 @@ only the following properties are supported: ``$id``, ``$defs``, ``$ref``, ``$an
 ``type``, ``format``, ``title``, ``description``, ``enum`` (for strings and numbers), ``items``,
 ``prefixItems``, ``minItems``, ``maxItems``, ``minimum``, ``maximum``, ``anyOf``, ``oneOf``
 (interpreted the same as ``anyOf``), ``properties``, ``additionalProperties``, ``required``".
-So ``const`` travels as a one-value ``enum``, and a boolean or null enum has no form. Objects
+So ``const`` travels as a one-value ``enum``, a boolean or null enum has no form, and a tuple
+(``prefixItems``) is sent as one, its further items with their schema or, when none is allowed,
+as ``maxItems``. Objects
 need not be closed and properties need not be required. The structured output guide
 (https://ai.google.dev/gemini-api/docs/structured-output) gives no limit in numbers, only that
 the API may reject very large or deeply nested schemas: no limit is checked here.
@@ -31,6 +33,7 @@ GEMINI = SchemaDialect(
 	formats=frozenset({"date-time", "date", "time"}),
 	closed_objects=False,
 	const_as_enum=True,
+	tuples=True,
 	enum_types=frozenset({"string", "number"}),
 	source="https://ai.google.dev/api/generate-content#generationconfig (2026-12-01)",
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
@@ -135,7 +136,13 @@ class OpenAIProvider(HTTPProvider):
 			return await self._chat(request)
 		payload = _responses.build(self, request)
 		try:
-			data = await _fallback.post(self, self._urls["responses"], payload, request.model)
+			data = await _fallback.post(
+				self,
+				self._urls["responses"],
+				payload,
+				request.model,
+				lambda: _responses.build(self, _plain(request)),
+			)
 		except ProviderError as exc:
 			if exc.status_code not in _NO_ENDPOINT or self.official:
 				raise
@@ -155,7 +162,11 @@ class OpenAIProvider(HTTPProvider):
 
 	async def _chat(self, request: ModelRequest) -> ModelResponse:
 		data = await _fallback.post(
-			self, self._urls["chat"], _chat.build(self, request), request.model
+			self,
+			self._urls["chat"],
+			_chat.build(self, request),
+			request.model,
+			lambda: _chat.build(self, _plain(request)),
 		)
 		return _chat.parse(self, request.model, data)
 
@@ -202,3 +213,9 @@ def _unknown_endpoint(data: dict[str, Any]) -> str:
 def register_providers(register: ProviderRegistrar) -> None:
 	"""Register ``openai``."""
 	register(OpenAIProvider, name="openai")
+
+
+def _plain(request: ModelRequest) -> ModelRequest:
+	"""The request without structured output, with the loop's prompt for that (when it gave one)."""
+	system = request.plain_system() if request.plain_system is not None else request.system
+	return replace(request, system=system, response_schema=None)

@@ -4,7 +4,8 @@ From "Structured model outputs", section "Supported schemas"
 (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas, checked
 2026-12-01): the root is an object; every property is ``required`` (an optional one is written
 as a union with ``null``); every object sets ``additionalProperties: false``; supported are
-``anyOf``, ``enum``, ``const``, ``$defs``, string ``pattern`` and ``format`` (the nine formats
+``anyOf``, ``enum``, ``const``, ``$defs`` (recursion too: ``"$ref": "#"`` or into ``$defs``, so a
+recursive definition is sent in the root's ``$defs``), string ``pattern`` and ``format`` (the nine formats
 below), number ``multipleOf``/``maximum``/``exclusiveMaximum``/``minimum``/``exclusiveMinimum``,
 array ``minItems``/``maxItems``; not supported are ``allOf``, ``not``, ``dependentRequired``,
 ``dependentSchemas``, ``if``/``then``/``else`` (``default`` is not listed: it is dropped). Limits: at most
@@ -51,6 +52,7 @@ OPENAI = SchemaDialect(
 	),
 	closed_objects=True,
 	require_all=True,
+	recursive_refs=True,
 	max_properties=5000,
 	max_depth=10,
 	max_enum_values=1000,

@@ -3,7 +3,9 @@
 Servers that speak Chat Completions differ in what they take: some compile any JSON Schema into a
 grammar, some know only ``json_object``, some refuse the field or one of its schemas with a 400
 or 422. When a server other than api.openai.com refuses a request that asked for structured
-output, the request is sent once more without it. If that one succeeds, the provider remembers
+output, the request is sent once more without it, with the system prompt the loop wrote for a
+step without structured output (`ModelRequest.plain_system`: the command shapes, and the tools'
+input schemas the reply schema carried). If that one succeeds, the provider remembers
 it (`OpenAIProvider.plain_json`): from then on it asks that server for no structured output, its
 dialect is None (so the loop reports mode ``off``), and a `ModelConfigWarning` says so once.
 If the plain request fails too, its error is raised and nothing is remembered.
@@ -11,6 +13,7 @@ If the plain request fails too, its error is raised and nothing is remembered.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
@@ -42,7 +45,11 @@ def _blames_format(exc: ProviderError) -> bool:
 
 
 async def post(
-	provider: OpenAIProvider, url: str, payload: dict[str, Any], model: str
+	provider: OpenAIProvider,
+	url: str,
+	payload: dict[str, Any],
+	model: str,
+	plain_body: Callable[[], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
 	"""Send one request body; without its structured output once more if the server refused it.
 
@@ -51,6 +58,8 @@ async def post(
 		url: The endpoint.
 		payload: The request body.
 		model: The model name.
+		plain_body: Builds the body without structured output (called once the provider asks
+			for plain JSON), with the prompt for it; None strips the format from ``payload``.
 
 	Raises:
 		ProviderError: The request failed (and without structured output too, when retried).
@@ -63,15 +72,13 @@ async def post(
 		if provider.official or key is None or not _blames_format(exc):
 			raise
 		first = exc
-	plain = dict(payload)
-	if key == "response_format":
-		del plain["response_format"]
-	else:
-		plain["text"] = {k: v for k, v in plain["text"].items() if k != "format"}
-		if not plain["text"]:
-			del plain["text"]
-	data = await provider.post(url, encode(plain), model=model)
-	provider.plain_json = True
+	provider.plain_json = True  # from here on the provider builds bodies without a format
+	try:
+		plain = plain_body() if plain_body is not None else _stripped(payload, key)
+		data = await provider.post(url, encode(plain), model=model)
+	except BaseException:
+		provider.plain_json = False
+		raise
 	detail = str(first).split(": ", 1)[-1]
 	provider.warn(
 		model,
@@ -80,3 +87,14 @@ async def post(
 		"it for plain JSON (the prompt describes the reply and every reply is checked)",
 	)
 	return data
+
+
+def _stripped(payload: dict[str, Any], key: str) -> dict[str, Any]:
+	plain = dict(payload)
+	if key == "response_format":
+		del plain["response_format"]
+	else:
+		plain["text"] = {k: v for k, v in plain["text"].items() if k != "format"}
+		if not plain["text"]:
+			del plain["text"]
+	return plain
