@@ -172,7 +172,7 @@ def _mcp(om: OpenMolt, p: Provider, tmp: Path) -> Any:
 
 
 def _max_steps(om: OpenMolt, p: Provider, tmp: Path) -> Any:
-	return _agent(om, p, max_steps=2)
+	return _agent(om, p, max_steps=2, timeout=600)  # the time budget adds the deadline step
 
 
 MAX_COST = {"openai": 0.0008, "anthropic": 0.008, "google": 0.0008}
@@ -185,7 +185,7 @@ def _max_cost(om: OpenMolt, p: Provider, tmp: Path) -> Any:
 
 def _memory(om: OpenMolt, p: Provider, tmp: Path) -> Any:
 	memory = {
-		"long_term": {"data": "The user lives in Oslo."},
+		"long_term": {"data": "The user lives in Oslo.", "on_update": lambda text: None},
 		"short_term": {"data": "Asked twice already."},
 	}
 	return _agent(om, p, memory=memory)

@@ -4,7 +4,8 @@ Each provider (OpenAI Responses, OpenAI Chat Completions, Anthropic, Gemini) run
 through its real request builder and reply parser, over an `httpx.MockTransport` that records each
 request body and answers the scenario's scripted replies in the provider's wire format. The agent
 runs through `Agent.execute` with a `RecordingPort`, a `openmolt_core.durability.RunPort` that
-records every step key and reads time from a fixed clock, with a fixed run id.
+records every step key and reads time from a fixed clock, with a fixed run id; the instance's
+own clock is a `openmolt_core.testing.FakeClock`.
 
 What a golden holds, per provider: the agent's fingerprint, every request (method, URL, the body
 parsed and the SHA-256 of its exact bytes), each phase's status and `RunState.to_dict()`, the step
@@ -34,6 +35,7 @@ import httpx
 from openmolt import OpenMolt
 from openmolt_core.approvals import Approvals
 from openmolt_core.events import EVENT_NAMES
+from openmolt_core.testing import FakeClock
 
 RUN_ID = "golden-run"
 """The run id of every golden run (a sub-agent's derives from it)."""
@@ -315,6 +317,7 @@ async def record_provider(scenario: Scenario, provider: Provider, tmp: Path) -> 
 		approvals=Approvals(key=APPROVAL_KEY),
 		retry={"attempts": 1},
 		files_dir=tmp / "files",
+		clock=FakeClock(),
 	)
 	try:
 		if scenario.setup is not None:

@@ -6,10 +6,11 @@ journal, and review the diff before committing it. With ``--check`` it writes no
 fresh recordings with the files, prints where they differ and exits 1 on any difference
 (``test_goldens.py`` runs it so).
 
-It always runs with ``PYTHONHASHSEED=0`` (it restarts itself to get it): the fitted reply schema
-orders some keywords by set iteration (``for key in ASSERTIONS & schema.keys()`` in
-``openmolt_core/_fit.py``), so the bytes sent to Gemini and Chat Completions depend on the hash
-seed. Remove the pin once that order is fixed, and record again.
+It always runs in `environment` (it restarts itself to get it): without the ``OPENMOLT_*``
+variables a developer may have set (``OPENMOLT_OPENAI_BASE_URL`` would change every URL), and with
+``PYTHONHASHSEED=0``: the fitted reply schema orders some keywords by set iteration (``for key in
+ASSERTIONS & schema.keys()`` in ``openmolt_core/_fit.py``), so the bytes sent to Gemini and Chat
+Completions depend on the hash seed. Remove the pin once that order is fixed, and record again.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
-from ._matrix import SCENARIOS
-from ._recorder import dumps, record
 
 HERE = Path(__file__).parent
 HASH_SEED = "0"
@@ -62,8 +60,18 @@ def _short(value: Any) -> str:
 	return text if len(text) <= 160 else text[:157] + "..."
 
 
+def environment() -> dict[str, str]:
+	"""The environment recordings run in (see the module docstring)."""
+	env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMOLT_")}
+	env["PYTHONHASHSEED"] = HASH_SEED
+	return env
+
+
 async def main(args: list[str]) -> int:
 	"""Record the named scenarios (all when none is named); write or check their files."""
+	from ._matrix import SCENARIOS
+	from ._recorder import dumps, record
+
 	check = "--check" in args
 	names = [a for a in args if a != "--check"]
 	known = [s.name for s in SCENARIOS]
@@ -98,9 +106,9 @@ async def main(args: list[str]) -> int:
 
 
 def run(args: list[str]) -> int:
-	"""Run `main` with the pinned hash seed, restarting the interpreter if needed."""
-	if os.environ.get("PYTHONHASHSEED") != HASH_SEED:
-		env = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
+	"""Run `main` in `environment`, restarting the interpreter if needed."""
+	env = environment()
+	if env != dict(os.environ):
 		os.execve(sys.executable, [sys.executable, "-m", "tests.goldens.record", *args], env)
 	return anyio.run(main, args)
 

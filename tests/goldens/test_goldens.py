@@ -1,6 +1,6 @@
 """The goldens: what each agent of the matrix sends, saves and journals stays byte-identical.
 
-The recording runs in a child interpreter with the pinned hash seed (``record.py`` says why).
+The recording runs in a child interpreter, in the environment ``record.py`` pins (it says why).
 When a change is meant to alter a golden, rewrite the files with
 ``uv run --group test python -m tests.goldens.record`` and review their diff.
 """
@@ -8,25 +8,23 @@ When a change is meant to alter a golden, rewrite the files with
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from ._matrix import SCENARIOS
 from ._recorder import PROVIDERS, Randoms, normalize
-from .record import HASH_SEED, HERE, differences
+from .record import HERE, differences, environment
 
 ROOT = Path(__file__).parents[2]
 
 
 def test_the_goldens_match_fresh_recordings() -> None:
 	"""Every scenario, recorded afresh on every provider, equals its file byte for byte."""
-	env = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
 	done = subprocess.run(
 		[sys.executable, "-m", "tests.goldens.record", "--check"],
 		cwd=ROOT,
-		env=env,
+		env=environment(),
 		capture_output=True,
 		text=True,
 		timeout=300,
