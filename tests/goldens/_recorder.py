@@ -153,6 +153,10 @@ not pass ``retry`` on), so without it they would retry a failure, with real, jit
 instead of falling back."""
 
 
+class RecordingError(Exception):
+	"""A scenario could not be recorded on a provider (the message names both)."""
+
+
 @dataclass(frozen=True)
 class Fail:
 	"""A scripted reply that is an HTTP error (a model that is down, for fallback)."""
@@ -371,7 +375,13 @@ async def record(scenario: Scenario, tmp: Path) -> dict[str, Any]:
 	async def one(provider: Provider) -> None:
 		folder = tmp / provider.name
 		folder.mkdir(parents=True, exist_ok=True)
-		parts[provider.name] = await record_provider(scenario, provider, folder)
+		try:
+			parts[provider.name] = await record_provider(scenario, provider, folder)
+		except Exception as exc:
+			raise RecordingError(
+				f"golden {scenario.name!r} on {provider.name}: {exc!r}; if the agent now asks "
+				"for more (or fewer) model calls, change its script in tests/goldens/_matrix.py"
+			) from exc
 
 	# The providers run side by side (each on its own instance, port and server): a scenario
 	# that starts an MCP server then waits for the four starts at once, not one after another.
