@@ -290,8 +290,9 @@ def normalize(text: str, randoms: Randoms) -> str:
 	"""THE one place goldens replace values: each random value by its placeholder.
 
 	Which values and why: an approval decision's ``id`` is ``secrets.token_hex(8)`` and its
-	``signature`` an HMAC over it (``openmolt_core.approvals``); the run's files and skills live
-	in a temporary folder. Every other value of a golden is deterministic.
+	``signature`` an HMAC over it (``openmolt_core.approvals``); a stored file's id is
+	``secrets.token_urlsafe(12)`` (``openmolt_core.files``), numbered by `Randoms.scan`; the run's
+	files and skills live in a temporary folder. Every other value of a golden is deterministic.
 	"""
 	for value, placeholder in sorted(randoms.values.items(), key=lambda kv: -len(kv[0])):
 		text = text.replace(value, placeholder)

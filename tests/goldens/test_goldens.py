@@ -86,3 +86,12 @@ def test_random_values_are_numbered_in_the_order_they_appear() -> None:
 	assert text == (
 		'{"a": "openmolt-file:<file-2>", "b": "openmolt-file:<file-1>", "id": "<approval-id>"}'
 	)
+
+
+def test_the_recording_port_is_a_durability_port() -> None:
+	"""The recorder journals through the same port protocol a durable engine implements."""
+	from openmolt_core.durability import RunPort
+
+	from ._recorder import RecordingPort
+
+	assert isinstance(RecordingPort(), RunPort)
