@@ -495,3 +495,34 @@ async def test_a_constrained_first_turn_leaves_out_input_schemas_and_a_resume_ad
 	saved.messages[-1].content = '{"results":[]}'
 	await later.run(history=saved)
 	assert 'Input schemas of your tools: {"local.add":' in plain.systems[0]
+
+
+def test_the_fitted_schema_is_the_same_bytes_whatever_the_hash_seed() -> None:
+	"""Assertion keywords keep the schema's order, not a set's: the request (and the provider's
+	prompt cache) is the same in every process."""
+	import os
+	import subprocess
+	import sys
+
+	code = (
+		"import json\n"
+		"from openmolt_core.structured import fit_schema\n"
+		"from openmolt_providers.gemini._dialect import dialect_for as gemini\n"
+		"from openmolt_providers.openai._dialect import dialect_for as openai\n"
+		"n = {'type': 'integer', 'minimum': 1, 'maximum': 9, 'multipleOf': 3}\n"
+		"s = {'type': 'string', 'minLength': 1, 'maxLength': 5, 'pattern': '^a'}\n"
+		"a = {'type': 'array', 'items': n, 'minItems': 1, 'maxItems': 3, 'uniqueItems': True}\n"
+		"schema = {'type': 'object', 'properties': {'n': n, 's': s, 'a': a},"
+		" 'required': ['n', 's', 'a'], 'additionalProperties': False}\n"
+		"for d in (openai('gpt-5-mini'), gemini('gemini-2.5-flash')):\n"
+		"    print(json.dumps(fit_schema(schema, d).schema))\n"
+	)
+	outputs = set()
+	for seed in ("0", "1", "2", "3"):
+		env = {**os.environ, "PYTHONHASHSEED": seed}
+		done = subprocess.run(
+			[sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+		)
+		assert done.returncode == 0, done.stderr
+		outputs.add(done.stdout)
+	assert len(outputs) == 1, outputs

@@ -220,3 +220,16 @@ async def test_non_json_reply_is_a_clear_error(server, req) -> None:
 	server.reply(httpx.Response(200, text="<html>proxy</html>"))
 	with pytest.raises(ProviderError, match="base_url"):
 		await openai(server).generate(req("gpt-4.1"))
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "google"])
+def test_every_provider_takes_the_instances_retry_policy(name: str) -> None:
+	"""OpenMolt(retry=...) reaches each built-in provider (it was lost for Anthropic and Gemini)."""
+	from openmolt import OpenMolt
+
+	om = OpenMolt(
+		retry={"attempts": 2, "max_wait": 7.0},
+		llm_providers={name: {"api_key": "k-test-123456"}},
+	)
+	provider = om.provider(name)
+	assert provider.retry is om.retry  # type: ignore[attr-defined]

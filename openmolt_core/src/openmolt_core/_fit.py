@@ -471,7 +471,9 @@ class Fitter:
 				out["enum"] = list(values)
 		if isinstance(schema.get("format"), str) and schema["format"] in d.formats:
 			out["format"] = schema["format"]
-		for key in ASSERTIONS & schema.keys():
+		# In the schema's own key order, never a set's: the request bytes (and the provider's
+		# prompt cache) must not depend on PYTHONHASHSEED.
+		for key in [k for k in schema if k in ASSERTIONS]:
 			value = schema[key]
 			if key == "pattern":
 				# Constrained decoders compile a pattern into an automaton: lookaround and

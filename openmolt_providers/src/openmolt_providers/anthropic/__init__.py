@@ -21,6 +21,7 @@ from openmolt_providers.anthropic._dialect import ANTHROPIC
 from openmolt_providers.settings import AnthropicSettings
 
 if TYPE_CHECKING:
+	from openmolt_core.retry import RetryPolicy
 	from collections.abc import Awaitable, Callable, Mapping
 
 	import httpx
@@ -43,6 +44,7 @@ class AnthropicProvider(HTTPProvider):
 		http: Returns the shared ``httpx.AsyncClient``.
 		sleep: Waits between retries; tests pass a fake one.
 		name: The instance's name (default: the vendor's).
+		retry: The instance's retry policy (`openmolt_core.retry.RetryPolicy`).
 	"""
 
 	name = "anthropic"
@@ -58,8 +60,9 @@ class AnthropicProvider(HTTPProvider):
 		*,
 		sleep: Callable[[float], Awaitable[None]] | None = None,
 		name: str | None = None,
+		retry: RetryPolicy | None = None,
 	) -> None:
-		super().__init__(settings, http, sleep=sleep, name=name)
+		super().__init__(settings, http, sleep=sleep, name=name, retry=retry)
 		self._url = self.base_url + "/messages"
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:

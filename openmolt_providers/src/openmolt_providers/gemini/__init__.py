@@ -21,6 +21,7 @@ from openmolt_providers.gemini import _convert, _dialect
 from openmolt_providers.settings import GeminiSettings
 
 if TYPE_CHECKING:
+	from openmolt_core.retry import RetryPolicy
 	from collections.abc import Awaitable, Callable, Mapping
 
 	import httpx
@@ -40,6 +41,7 @@ class GeminiProvider(HTTPProvider):
 		http: Returns the shared ``httpx.AsyncClient``.
 		sleep: Waits between retries; tests pass a fake one.
 		name: The instance's name (default: the vendor's).
+		retry: The instance's retry policy (`openmolt_core.retry.RetryPolicy`).
 	"""
 
 	name = "google"
@@ -55,8 +57,9 @@ class GeminiProvider(HTTPProvider):
 		*,
 		sleep: Callable[[float], Awaitable[None]] | None = None,
 		name: str | None = None,
+		retry: RetryPolicy | None = None,
 	) -> None:
-		super().__init__(settings, http, sleep=sleep, name=name)
+		super().__init__(settings, http, sleep=sleep, name=name, retry=retry)
 		self._urls: dict[str, str] = {}
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:
