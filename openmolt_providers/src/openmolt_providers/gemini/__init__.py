@@ -21,13 +21,13 @@ from openmolt_providers.gemini import _convert, _dialect
 from openmolt_providers.settings import GeminiSettings
 
 if TYPE_CHECKING:
-	from openmolt_core.retry import RetryPolicy
 	from collections.abc import Awaitable, Callable, Mapping
 
 	import httpx
 
 	from openmolt_core.llm import ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.plugins import ProviderRegistrar
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.structured import SchemaDialect
 
 __all__ = ["GeminiProvider", "register_providers"]
