@@ -263,7 +263,7 @@ async def test_instagram_searches_a_hashtag_and_answers_a_message() -> None:
 			),
 		],
 		service,
-		config={"accessToken": "EAAG-token", "igUserId": "17841400"},
+		config={"accessToken": "EAAG-token", "igUserId": "17841400", "pageId": "1122"},
 	)
 	search, media, message = service.requests
 	assert str(search.url) == f"{GRAPH}/ig_hashtag_search?user_id=17841400&q=bluebottle"
@@ -273,7 +273,8 @@ async def test_instagram_searches_a_hashtag_and_answers_a_message() -> None:
 		"fields": "id,caption,media_type,media_url,permalink,timestamp,like_count,comments_count",
 		"limit": "5",
 	}
-	assert (message.method, str(message.url)) == ("POST", f"{GRAPH}/17841400/messages")
+	# Facebook Login: the message goes through the linked Page, not the IG user.
+	assert (message.method, str(message.url)) == ("POST", f"{GRAPH}/1122/messages")
 	assert message.headers["Content-Type"] == "application/json"
 	assert json.loads(message.content) == {
 		"recipient": {"id": "6543"},
