@@ -242,6 +242,44 @@ async def test_instagram_finds_its_account_from_the_token_then_reads_stories() -
 	}
 
 
+async def test_meta_ads_campaign_without_a_budget_choice_is_refused_before_sending() -> None:
+	"""Graph v24+ refuses a campaign with neither a campaign budget nor
+	is_adset_budget_sharing_enabled: the tool says both ways and sends nothing; a campaign with
+	either is sent (false counts as a choice)."""
+	service = Recorder(ok({"id": "240"}), ok({"id": "241"}))
+	base = {
+		"ad_account_id": "act_123",
+		"name": "Winter",
+		"objective": "OUTCOME_SALES",
+		"special_ad_categories": [],
+	}
+	model = ScriptedModel(
+		[
+			call_tool("metaAds.createCampaign", **base),
+			call_tool("metaAds.createCampaign", **base, daily_budget=5000),
+			call_tool("metaAds.createCampaign", **base, is_adset_budget_sharing_enabled=False),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	binding = {"integration": "metaAds", "credential": {"config": {"accessToken": "EAAB-tok"}}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(
+			name="Tester", model=model, integrations=[binding], taint_policy="allow"
+		)
+		result = await agent.run("Create campaigns.")
+	assert result.status == "success"
+	refused, _, _ = tool_results(model)
+	text = json.dumps(refused)
+	for name in ("daily_budget", "lifetime_budget", "is_adset_budget_sharing_enabled"):
+		assert name in text, text
+	assert "EAAB-tok" not in text
+	assert len(service.requests) == 2
+	assert json.loads(service.requests[0].content)["daily_budget"] == 5000
+	assert json.loads(service.requests[1].content)["is_adset_budget_sharing_enabled"] is False
+	assert service.requests[0].headers["Content-Type"] == "application/json"
+
+
 async def test_instagram_searches_a_hashtag_and_answers_a_message() -> None:
 	"""Hashtag search and media use the configured account; a DM is a JSON body to /messages."""
 	service = Recorder(

@@ -254,7 +254,10 @@ def test_bodies_are_json_as_the_official_node_sdk_sends_them() -> None:
 	for tool in _tools(meta_ads.INTEGRATION).values():
 		if tool.method == "POST":
 			fmt = tool.request_format or meta_ads.INTEGRATION.api_setup.request_format
+			# createCampaign's format is JSON after a check of the budget choice.
+			fmt = "json" if fmt == meta_ads.CAMPAIGN_FORMAT else fmt
 			assert fmt == ("multipart" if tool.files else "json"), tool.handle
+	assert meta_ads.INTEGRATION.encoders[meta_ads.CAMPAIGN_FORMAT] is meta_ads.campaign_body
 
 
 # Negative checks -----------------------------------------------------------------------------
