@@ -335,6 +335,41 @@ async def test_instagram_account_tool_without_any_account_id_is_refused() -> Non
 	assert result.status == "success"
 
 
+async def test_instagram_direct_messages_without_a_page_id_are_refused() -> None:
+	"""Without page_id and pageId, listConversations fails with a message, sends nothing, and
+	never falls back to the IG user's edge (the Instagram Login form this token cannot use)."""
+	service = Recorder()
+	model = ScriptedModel([call_tool("instagram.listConversations"), finish(result="done")])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	config = {"accessToken": "EAAG", "igUserId": "17841400"}
+	binding = {"integration": "instagram", "credential": {"config": config}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		result = await agent.run("Use the tools.")
+	assert service.requests == []
+	(shown,) = tool_results(model)
+	assert "error" in json.dumps(shown).lower()
+	assert result.status == "success"
+
+
+async def test_instagram_lists_conversations_of_the_linked_page() -> None:
+	"""listConversations is GET /<PAGE_ID>/conversations?platform=instagram."""
+	service = Recorder(ok({"data": []}))
+	await run_agent(
+		"instagram",
+		[call_tool("instagram.listConversations", page_id="1122", limit=5)],
+		service,
+		config={"accessToken": "EAAG-page-token", "igUserId": "17841400"},
+	)
+	(listing,) = service.requests
+	assert listing.url.path == "/v26.0/1122/conversations"
+	assert params(listing) == {
+		"platform": "instagram",
+		"fields": "id,updated_time,participants",
+		"limit": "5",
+	}
+
+
 # Telegram ---------------------------------------------------------------------------------------
 
 TOKEN = "123456:AAH-secret"
