@@ -11,6 +11,9 @@ the unreferenced tools and their count.
 
 from __future__ import annotations
 
+from openmolt_core.integrations import HttpTool
+from openmolt_integrations import tiktok
+
 MAX_UNREFERENCED = 40
 """The most tools that may stay without a machine-readable reference."""
 
@@ -112,21 +115,8 @@ UNREFERENCED: dict[str, str] = {
 			"createComment",
 		)
 	},
-	**{
-		f"tiktok.{h}": _TIKTOK
-		for h in (
-			"getUserInfo",
-			"queryCreatorInfo",
-			"initDirectPost",
-			"initInboxUpload",
-			"uploadVideoChunk",
-			"initPhotoPost",
-			"uploadPhotosToInbox",
-			"getPostStatus",
-			"listVideos",
-			"queryVideos",
-		)
-	},
+	# Every TikTok request: the integration has no machine-readable reference at all.
+	**{f"tiktok.{t.handle}": _TIKTOK for t in tiktok.INTEGRATION.tools if isinstance(t, HttpTool)},
 	**{
 		f"whatsapp.{h}": _WHATSAPP
 		for h in (
