@@ -545,8 +545,8 @@ _TOOLS = [
 	),
 	HttpTool(
 		handle="deleteEvent",
-		description="Delete a calendar event. When you organise it, Outlook sends the attendees "
-		"a cancellation; to cancel with a message use Outlook itself.",
+		description="Delete a calendar event. Deleting a meeting you organise sends its "
+		"attendees a cancellation.",
 		scopes=["calendar.write"],
 		method="DELETE",
 		endpoint="/me/events/{{ input.event_id }}",
