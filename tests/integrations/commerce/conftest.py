@@ -172,6 +172,17 @@ def etsy_api_files() -> dict[str, str]:
 	}
 
 
+@pytest.fixture(scope="session")
+def airtable_js() -> dict[str, str]:
+	"""airtable.js's ``lib/*.js`` sources (the UMD bundle left out), by file name."""
+	prefix = "package/lib/"
+	return {
+		name.removeprefix(prefix): data.decode("utf-8")
+		for name, data in members("airtable", prefix, ".js").items()
+		if "umd" not in name
+	}
+
+
 @pytest.fixture
 def shape() -> Callable[[HttpTool], dict[str, Any]]:
 	"""A tool's request shape: method, path template, query keys, body keys, file fields."""

@@ -34,19 +34,6 @@ RECORD_CALLS = {
 
 
 @pytest.fixture(scope="module")
-def airtable_js() -> dict[str, str]:
-	"""The client's lib/*.js sources by file name."""
-	from conftest import members
-
-	prefix = "package/lib/"
-	return {
-		name.removeprefix(prefix): data.decode("utf-8")
-		for name, data in members("airtable", prefix, ".js").items()
-		if "umd" not in name
-	}
-
-
-@pytest.fixture(scope="module")
 def calls(airtable_js: dict[str, str]) -> set[tuple[str, str]]:
 	"""(method, path shape) of every runAction the record classes make."""
 	found: set[tuple[str, str]] = set()
