@@ -1170,6 +1170,86 @@ def test_outlook_enum_inputs_cover_every_enum_property_sent() -> None:
 					assert key in _GRAPH_ENUM_INPUTS, f"{tool.handle}: {key} is a Graph enum"
 
 
+def _graph_attribute(model: str, wire: str) -> str | None:
+	"""The msgraph-sdk model a model attribute holds (a list's item model), or None for scalars
+	and for names the model does not have (check_operations checks those against the request
+	builders)."""
+	import importlib
+
+	snake = re.sub(r"(?<!^)(?=[A-Z])", "_", model).lower()
+	cls = getattr(importlib.import_module(f"msgraph.generated.models.{snake}"), model)
+	attribute = re.sub(r"(?<!^)(?=[A-Z])", "_", wire).lower()
+	for klass in cls.__mro__:
+		hint = getattr(klass, "__annotations__", {}).get(attribute)
+		if hint:
+			inner = re.fullmatch(r"Optional\[(?:list\[)?(\w+)\]?\]", hint)
+			name = inner.group(1) if inner else ""
+			return name if name[:1].isupper() and name not in {"UUID"} else None
+	return None  # not a property of the model (an action's own parameter: checked elsewhere)
+
+
+def check_graph_object(where: str, schema: dict[str, Any], model: str) -> int:
+	"""An input describing a Graph object has only that msgraph-sdk model's wire names, all the
+	way down; return the objects checked."""
+	models = _site("msgraph-sdk", "msgraph/generated/models")
+	if schema.get("type") == "array":
+		schema = schema["items"]
+	props = schema.get("properties")
+	if not props:
+		return 0
+	fields = _graph_model_fields(models, model)
+	assert set(props) <= fields, f"{where}: {set(props) - fields} not in msgraph-sdk's {model}"
+	checked = 1
+	for name, prop in props.items():
+		inner = _graph_attribute(model, name)
+		if inner:
+			checked += check_graph_object(f"{where}.{name}", prop, inner)
+	return checked
+
+
+# The Graph model each Outlook path writes (the request builders' body type).
+_OUTLOOK_BODY_MODELS = {
+	"/me/contacts": "Contact",
+	"/me/events": "Event",
+	"/me/messages": "Message",
+	"/me/sendMail": "Message",
+	"/me/mailFolders": "MailFolder",
+}
+
+
+def test_outlook_object_inputs_are_msgraph_models() -> None:
+	"""Every object input a tool sends as a Graph property (recipients, attendees, start, a
+	contact's emailAddresses and addresses...) has the field names of msgraph-sdk's model."""
+	checked = 0
+	for tool in http_tools(outlook.INTEGRATION):
+		if not isinstance(tool.body, dict) or tool.endpoint.endswith("/attachments"):
+			continue
+		model = next(
+			(m for p, m in _OUTLOOK_BODY_MODELS.items() if tool.endpoint.startswith(p)), None
+		)
+		if model is None:
+			continue
+		body = tool.body.get("message", tool.body) if tool.handle == "sendMail" else tool.body
+		props = tool.input_schema["properties"]
+		for key, value in body.items():
+			match = (
+				re.fullmatch(r"\{\{ input\.(\w+) \}\}", value) if isinstance(value, str) else None
+			)
+			if not match or match.group(1) not in props:
+				continue
+			inner = _graph_attribute(model, key)
+			if inner:
+				checked += check_graph_object(f"{tool.handle}.{key}", props[match.group(1)], inner)
+	assert checked >= 10, checked
+
+
+def test_an_outlook_object_input_with_a_foreign_field_fails_the_check() -> None:
+	"""A contact address with a field PhysicalAddress does not have fails the model check."""
+	schema = {"type": "object", "properties": {"street": {}, "county": {}}}
+	with pytest.raises(AssertionError, match="county"):
+		check_graph_object("t", schema, "PhysicalAddress")
+
+
 def test_outlook_calendar_view_times_are_date_times() -> None:
 	"""calendarView's startDateTime/endDateTime are ISO 8601 times (msgraph-sdk's docstring):
 	date-time inputs, forwarded under Graph's names."""
