@@ -638,6 +638,12 @@ and pass their ids to `createDraftListing` or `updateListing`.
 
 Every request sends `x-api-key: <keystring>:<shared secret>`. Public data (searchActiveListings,
 getShop, getListing) also works with the `custom` credential: just `apiKey` and `sharedSecret`.
+
+## Checked against
+
+Every tool's method, path, query and body names, the body fields Etsy requires and the
+string-literal enums are checked by the test suite against Etsy's Open API v3 document as the
+`etsy-ts` npm package (8.0.1, generated from it) types it, and pinned to its reference page.
 """,
 )
 
