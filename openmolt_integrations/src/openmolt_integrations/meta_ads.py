@@ -27,6 +27,7 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
+from openmolt_core.integrations.extensions import EncodedBody
 from openmolt_core.integrations.schema import (
 	array,
 	boolean,
@@ -47,7 +48,7 @@ from openmolt_integrations._graph import (
 from openmolt_integrations._meta_insights import AFTER, INSIGHTS_TOOLS, LIMIT
 
 if TYPE_CHECKING:
-	from openmolt_core.integrations.extensions import EncodedBody, EncodeRequest
+	from openmolt_core.integrations.extensions import EncodeRequest
 	from openmolt_core.plugins import IntegrationRegistrar
 
 __all__ = ["CAMPAIGN_FORMAT", "INTEGRATION", "campaign_body", "register_integrations"]
@@ -328,8 +329,6 @@ async def campaign_body(body: Any, request: EncodeRequest) -> EncodedBody:
 	Raises:
 		ToolError: Neither a campaign budget nor ``is_adset_budget_sharing_enabled`` is given.
 	"""
-	from openmolt_core.integrations.extensions import EncodedBody
-
 	fields = body if isinstance(body, dict) else {}
 	if not any(fields.get(k) is not None for k in (*_CAMPAIGN_BUDGET, _NO_CAMPAIGN_BUDGET)):
 		raise ToolError(
