@@ -20,6 +20,8 @@ NPM_REFS = [
 	"@notionhq/client@5.26.0",
 	"@octokit/openapi@23.0.2",
 	"@shopify/dev-mcp@1.16.0",
+	"etsy-ts@8.0.1",
+	"airtable@0.12.2",
 	"google-proto-files@6.0.1",
 	"@readme/oas-examples@8.2.2",
 	"@grammyjs/types@5.0.0",

@@ -28,6 +28,7 @@ NOT_OUTBOUND = {
 	"airtable.createComment": "a comment stays inside the base",
 	"notion.createComment": "a comment stays inside the workspace",
 	"notion.sendFileUpload": "the bytes go to the workspace's own upload",
+	"outlook.createMailFolder": "a folder in the user's own mailbox",
 	"telegram.sendChatAction": "a typing indicator carries no data",
 	"whatsapp.sendReaction": "an emoji on a message carries no data",
 }

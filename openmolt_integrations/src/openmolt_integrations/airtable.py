@@ -580,6 +580,14 @@ for confidential clients). Give the agent `{"type": "oauth2", "config": {"access
 `Authorization` header, as Airtable's OAuth reference shows.
 
 Writes take at most 10 records per call. Airtable allows 5 requests per second per base.
+
+## Checked against
+
+Airtable publishes no OpenAPI document. The record tools (list, get, create, update, upsert,
+delete) are checked by the test suite against Airtable's official client, `airtable` on npm
+(0.12.2): its record requests, list parameters and their literals. The metadata, comment and
+attachment-upload tools, which that client does not call, are pinned to their documentation
+pages.
 """,
 )
 

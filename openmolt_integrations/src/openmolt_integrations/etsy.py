@@ -40,8 +40,29 @@ _PAGED_OUTPUT = {
 }
 _WHO_MADE = string("Who made the item.", enum=["i_did", "someone_else", "collective"])
 _WHEN_MADE = string(
-	"When it was made: made_to_order, 2020_2026, 2010_2019, 2007_2009, before_2007, 2000_2006, "
-	"a decade such as 1990s, 1800s, 1700s, or before_1700."
+	"When it was made: made_to_order, a range (2020_2026, 2010_2019, 2007_2009, 2000_2006, "
+	"before_2007), a decade (1990s ... 1900s), a century (1800s, 1700s) or before_1700.",
+	enum=[
+		"made_to_order",
+		"2020_2026",
+		"2010_2019",
+		"2007_2009",
+		"before_2007",
+		"2000_2006",
+		"1990s",
+		"1980s",
+		"1970s",
+		"1960s",
+		"1950s",
+		"1940s",
+		"1930s",
+		"1920s",
+		"1910s",
+		"1900s",
+		"1800s",
+		"1700s",
+		"before_1700",
+	],
 )
 _TAGS = string("Comma-separated tags (up to 13), e.g. mug,ceramic,gift for her.")
 _MATERIALS = string("Comma-separated materials, e.g. stoneware,glaze.")
@@ -634,6 +655,12 @@ and pass their ids to `createDraftListing` or `updateListing`.
 
 Every request sends `x-api-key: <keystring>:<shared secret>`. Public data (searchActiveListings,
 getShop, getListing) also works with the `custom` credential: just `apiKey` and `sharedSecret`.
+
+## Checked against
+
+Every tool's method, path, query and body names, the body fields Etsy requires and the
+string-literal enums are checked by the test suite against Etsy's Open API v3 document as the
+`etsy-ts` npm package (8.0.1, generated from it) types it, and pinned to its reference page.
 """,
 )
 

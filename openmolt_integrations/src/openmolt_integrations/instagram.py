@@ -7,6 +7,13 @@ are covered too. Lists page with ``paging.cursors.after``.
 
 The Instagram account id comes from the token (``listAccounts``: the Pages it manages and their
 linked Instagram accounts), from each call's ``ig_user_id``, or from the ``igUserId`` config.
+
+The credential is a Facebook Login token (``graph.facebook.com``: "Instagram API with Facebook
+Login"), not an Instagram Login one (``graph.instagram.com``). With Facebook Login, direct messages
+go through the Messenger Platform on the linked Facebook Page: ``GET /<PAGE_ID>/conversations
+?platform=instagram`` and ``POST /<PAGE_ID>/messages`` with a Page access token (Meta's
+Conversations API and Send API references); ``/<IG_ID>/conversations`` is the Instagram Login
+form and refuses this token.
 """
 
 from __future__ import annotations
@@ -34,6 +41,17 @@ from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION, paging
 __all__ = ["INTEGRATION", "register_integrations"]
 
 _USER = "/{{ input.ig_user_id | default: config.igUserId }}"
+# Direct messages (Facebook Login): the Page linked to the Instagram account.
+_PAGE = "/{{ input.page_id | default: config.pageId }}"
+_PAGE_ID = string(
+	"The Facebook Page linked to the Instagram account (its id from listAccounts); defaults to "
+	"the pageId config.",
+	pattern="^[0-9]+$",
+)
+_FACEBOOK_LOGIN_DM = (
+	" Instagram API with Facebook Login: the messages go through the linked Facebook Page "
+	"(page_id), and the access token must be that Page's token."
+)
 _IG_USER_ID = string(
 	"The Instagram account id (instagram_business_account.id from listAccounts); defaults to "
 	"the igUserId config.",
@@ -64,8 +82,8 @@ Facebook Page.
 1. In [Meta for Developers](https://developers.facebook.com/apps), create an app (type
    **Business**) and add **Instagram** (API setup with Facebook login).
 2. Request the permissions `instagram_basic`, `instagram_content_publish`,
-   `instagram_manage_comments`, `instagram_manage_insights`, `instagram_manage_messages` (direct
-   messages), `pages_show_list` and `pages_read_engagement` (Advanced Access needs App Review for
+   `instagram_manage_comments`, `instagram_manage_insights`, `instagram_manage_messages` and
+   `pages_manage_metadata` (direct messages), `pages_show_list` and `pages_read_engagement` (Advanced Access needs App Review for
    accounts you do not manage).
 3. Get a user token with those permissions: in the Graph API Explorer, or through the OAuth
    dialog `https://www.facebook.com/v26.0/dialog/oauth?client_id=…&redirect_uri=…&scope=…` and
@@ -80,6 +98,17 @@ Facebook Page.
 om = OpenMolt(integrations={"instagram": {"accessToken": "EAAG..."}})
 # or, always the same account:
 om = OpenMolt(integrations={"instagram": {"accessToken": "EAAG...", "igUserId": "1784..."}})
+```
+
+**Direct messages** (`listConversations`, `sendMessage`): this integration uses the Instagram API
+with Facebook Login, where messaging goes through the linked Facebook Page (`/<PAGE_ID>/
+conversations?platform=instagram`, `/<PAGE_ID>/messages`) and needs that **Page's access token**
+(`GET /<PAGE_ID>?fields=access_token` with the user token, or a system user's Page token; it
+serves the other tools too) and `pages_manage_metadata`. Give the Page id per call (`page_id`,
+the `id` listAccounts returns) or once as `pageId`:
+
+```python
+om = OpenMolt(integrations={"instagram": {"accessToken": "EAAG...(Page token)", "pageId": "1234..."}})
 ```
 
 Meta issues no refresh tokens: renew 60-day tokens before they expire. Media to publish must be
@@ -98,10 +127,10 @@ input the SDK types as an enum lists SDK values. Not checkable there:
 
 - `searchHashtag` (`GET /ig_hashtag_search?user_id=&q=`): a root-level search the SDK has no
   call for; it follows the [hashtag search docs](https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-hashtag-search).
-- `sendMessage`: the SDK types `recipient` and `message` only as `Object`; their shapes follow
-  the [Instagram messaging docs](https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/messaging-api).
+- `sendMessage`: the SDK's `Page` `/messages` call types `recipient` and `message` only as
+  `Object`; their shapes follow the [Send API docs](https://developers.facebook.com/docs/messenger-platform/instagram/features/send-message).
 - `listMessages`: the SDK gives the edge (`UnifiedThread` `/messages`) but no class for a message,
-  so its `fields` (`id,created_time,from,to,message`) follow the [conversations docs](https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/conversations-api).
+  so its `fields` (`id,created_time,from,to,message`) follow the [conversations docs](https://developers.facebook.com/docs/messenger-platform/instagram/features/conversations).
 - `getAccountInsights`: the SDK gives the account's insights the metric, period and breakdown
   enums of media insights, so those values follow the [account insights docs](https://developers.facebook.com/documentation/instagram-platform/api-reference/instagram-user/insights/);
   its `since`/`until` (and `listMedia`'s) are Unix timestamps there, not RFC 3339 times.
@@ -448,10 +477,10 @@ _TOOLS = [
 	HttpTool(
 		handle="listConversations",
 		description="List the account's Instagram direct-message conversations, newest first "
-		"(needs instagram_manage_messages).",
+		"(needs instagram_manage_messages)." + _FACEBOOK_LOGIN_DM,
 		scopes=["messages"],
 		method="GET",
-		endpoint=f"{_USER}/conversations",
+		endpoint=f"{_PAGE}/conversations",
 		query_params={
 			"platform": "instagram",
 			"fields": "id,updated_time,participants",
@@ -460,6 +489,7 @@ _TOOLS = [
 		},
 		input_schema=obj(
 			{
+				"page_id": _PAGE_ID,
 				"user_id": string("Only the conversation with this Instagram-scoped user id."),
 				"limit": _LIMIT,
 				"after": _AFTER,
@@ -485,14 +515,16 @@ _TOOLS = [
 	HttpTool(
 		handle="sendMessage",
 		description="Send a direct message to a user who wrote to the account in the last 24 "
-		"hours (recipient.id: their Instagram-scoped id from a conversation or webhook).",
+		"hours (recipient.id: their Instagram-scoped id from a conversation or webhook)."
+		+ _FACEBOOK_LOGIN_DM,
 		scopes=["messages"],
 		method="POST",
-		endpoint=f"{_USER}/messages",
+		endpoint=f"{_PAGE}/messages",
 		request_format="json",
 		body=passthrough("recipient", "message"),
 		input_schema=obj(
 			{
+				"page_id": _PAGE_ID,
 				"recipient": obj(
 					{"id": string("The user's Instagram-scoped id (IGSID).")},
 					["id"],

@@ -16,15 +16,18 @@ and drops a left-out optional parameter instead of sending it empty.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
+from openmolt_core.errors import ToolError
 from openmolt_core.integrations import (
 	ApiSetup,
 	BearerCredential,
 	HttpTool,
 	Integration,
 )
+from openmolt_core.integrations.extensions import EncodedBody
 from openmolt_core.integrations.schema import (
 	array,
 	boolean,
@@ -45,9 +48,10 @@ from openmolt_integrations._graph import (
 from openmolt_integrations._meta_insights import AFTER, INSIGHTS_TOOLS, LIMIT
 
 if TYPE_CHECKING:
+	from openmolt_core.integrations.extensions import EncodeRequest
 	from openmolt_core.plugins import IntegrationRegistrar
 
-__all__ = ["INTEGRATION", "register_integrations"]
+__all__ = ["CAMPAIGN_FORMAT", "INTEGRATION", "campaign_body", "register_integrations"]
 
 _ACCOUNT = "act_{{ input.ad_account_id | remove_first: 'act_' }}"
 
@@ -310,6 +314,34 @@ _CREATE_CREATIVE = obj(
 	["ad_account_id", "name", "object_story_spec"],
 	closed=True,
 )
+_CAMPAIGN_BUDGET = ("daily_budget", "lifetime_budget")
+_NO_CAMPAIGN_BUDGET = "is_adset_budget_sharing_enabled"
+CAMPAIGN_FORMAT = "meta-campaign"
+"""createCampaign's request format: JSON, refused unless the budget choice is made."""
+
+
+async def campaign_body(body: Any, request: EncodeRequest) -> EncodedBody:
+	"""JSON for a new campaign, after checking the budget choice Graph v24+ requires.
+
+	Since v24 Meta refuses a campaign with neither a campaign budget nor
+	``is_adset_budget_sharing_enabled``; the tool says which two ways there are before sending.
+
+	Raises:
+		ToolError: Neither a campaign budget nor ``is_adset_budget_sharing_enabled`` is given.
+	"""
+	fields = body if isinstance(body, dict) else {}
+	if not any(fields.get(k) is not None for k in (*_CAMPAIGN_BUDGET, _NO_CAMPAIGN_BUDGET)):
+		raise ToolError(
+			"createCampaign needs a budget choice (Meta refuses the campaign without one since "
+			"Graph v24): either give the campaign a budget, daily_budget or lifetime_budget "
+			"(campaign budget optimization), or budget on its ad sets and set "
+			"is_adset_budget_sharing_enabled (true: ad sets may share up to 20% of their "
+			"budgets; false: each keeps its own)."
+		)
+	data = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
+	return EncodedBody(data, "application/json")
+
+
 # New objects start PAUSED unless the agent says otherwise.
 _PAUSED = "{{ input.status | default: 'PAUSED' }}"
 
@@ -350,11 +382,13 @@ _CAMPAIGN_TOOLS: list[HttpTool] = [
 		description=(
 			"Create a campaign (PAUSED by default). Either give it a budget (daily_budget or "
 			"lifetime_budget: campaign budget optimization), or leave the budget to its ad sets "
-			"and then set is_adset_budget_sharing_enabled (required without a campaign budget)."
+			"and then set is_adset_budget_sharing_enabled (true or false). One of the two is "
+			"required: Meta refuses a campaign with neither."
 		),
 		scopes=["manage"],
 		method="POST",
 		endpoint=f"/{_ACCOUNT}/campaigns",
+		request_format=CAMPAIGN_FORMAT,
 		body=passthrough_of(_CREATE_CAMPAIGN, exclude=["ad_account_id"], status=_PAUSED),
 		input_schema=_CREATE_CAMPAIGN,
 	),
@@ -623,6 +657,7 @@ INTEGRATION = Integration(
 	),
 	api_version=GRAPH_VERSION,
 	api_setup=ApiSetup(base_url=GRAPH_URL),
+	encoders={CAMPAIGN_FORMAT: campaign_body},
 	credential_setup=[
 		BearerCredential(
 			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}

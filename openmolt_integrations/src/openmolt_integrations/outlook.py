@@ -1,4 +1,4 @@
-"""Microsoft Outlook through Microsoft Graph v1.0: mail, drafts, attachments and calendar events.
+"""Microsoft Outlook through Microsoft Graph v1.0: mail, folders, calendar events and contacts.
 
 Tools act on the signed-in user (``/me``). Tokens come from the Microsoft identity platform v2.0
 (``https://login.microsoftonline.com/{tenant}/oauth2/v2.0/...``); ``offline_access`` yields a
@@ -95,10 +95,10 @@ _DOCS = """\
    `organizations`; personal only: `consumers`; one organisation: its tenant id) and add a
    redirect URI (platform **Web**).
 2. **API permissions** → **Microsoft Graph** → **Delegated**: `offline_access`, `User.Read`,
-   `Mail.ReadWrite`, `Mail.Send`, `Calendars.ReadWrite`.
+   `Mail.ReadWrite`, `Mail.Send`, `Calendars.ReadWrite`, `Contacts.ReadWrite`.
 3. **Certificates & secrets** → **New client secret**; copy the value.
 4. Send the user to
-   `https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=…&response_type=code&redirect_uri=…&scope=offline_access%20User.Read%20Mail.ReadWrite%20Mail.Send%20Calendars.ReadWrite`,
+   `https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=…&response_type=code&redirect_uri=…&scope=offline_access%20User.Read%20Mail.ReadWrite%20Mail.Send%20Calendars.ReadWrite%20Contacts.ReadWrite`,
    then exchange the `code` at `https://login.microsoftonline.com/common/oauth2/v2.0/token`
    (`grant_type=authorization_code`). Keep the `refresh_token`.
 
@@ -166,6 +166,48 @@ _UPDATE_EVENT = obj(
 	},
 	["event_id"],
 )
+
+_EMAIL_ADDRESSES = array(
+	obj(
+		{
+			"address": string("Email address.", format="email"),
+			"name": string("Display name."),
+		},
+		["address"],
+	),
+	'Email addresses (up to 3): [{"address": "ada@example.com", "name": "Ada Lovelace"}].',
+	maxItems=3,
+)
+_PHYSICAL_ADDRESS = obj(
+	{
+		"street": string("Street and number."),
+		"city": string("City."),
+		"state": string("State or province."),
+		"postalCode": string("Postal code."),
+		"countryOrRegion": string("Country or region."),
+	},
+	description="A postal address.",
+)
+# Graph's contact properties (microsoft.graph.contact) a tool writes, by their Graph names.
+_CONTACT_FIELDS = {
+	"givenName": string("First name."),
+	"surname": string("Last name."),
+	"displayName": string("Name as shown; Outlook builds it from the names when omitted."),
+	"emailAddresses": _EMAIL_ADDRESSES,
+	"businessPhones": array(string(), "Business phone numbers."),
+	"homePhones": array(string(), "Home phone numbers."),
+	"mobilePhone": string("Mobile phone number."),
+	"companyName": string("Company."),
+	"jobTitle": string("Job title."),
+	"department": string("Department."),
+	"businessAddress": _PHYSICAL_ADDRESS,
+	"homeAddress": _PHYSICAL_ADDRESS,
+	"birthday": string("Birthday, ISO 8601 (e.g. 1990-12-10T00:00:00Z).", format="date-time"),
+	"personalNotes": string("Notes about the contact."),
+	"categories": array(string(), "Category names."),
+}
+_CONTACT_ID = string("Contact id (from listContacts or createContact).")
+_UPDATE_CONTACT = obj({"contact_id": _CONTACT_ID, **_CONTACT_FIELDS}, ["contact_id"])
 
 _TOOLS = [
 	HttpTool(
@@ -501,6 +543,111 @@ _TOOLS = [
 		body=passthrough_of(_UPDATE_EVENT, exclude=["event_id"]),
 		input_schema=_UPDATE_EVENT,
 	),
+	HttpTool(
+		handle="deleteEvent",
+		description="Delete a calendar event. Deleting a meeting you organise sends its "
+		"attendees a cancellation.",
+		scopes=["calendar.write"],
+		method="DELETE",
+		endpoint="/me/events/{{ input.event_id }}",
+		input_schema=obj(
+			{"event_id": string("Event id (from listCalendarView or createEvent).")},
+			["event_id"],
+		),
+	),
+	HttpTool(
+		handle="deleteMessage",
+		description="Delete a message: it moves to Deleted Items (recoverable there). To file it "
+		"elsewhere use moveMessage.",
+		scopes=["write"],
+		method="DELETE",
+		endpoint="/me/messages/{{ input.message_id }}",
+		input_schema=obj({"message_id": _ID}, ["message_id"]),
+	),
+	HttpTool(
+		handle="createMailFolder",
+		description="Create a mail folder, at the top level or inside another folder "
+		"(mailFolder_id); returns its id for moveMessage and listMessages.",
+		scopes=["write"],
+		method="POST",
+		endpoint="/me/mailFolders{% if input.mailFolder_id %}/{{ input.mailFolder_id }}"
+		"/childFolders{% endif %}",
+		body=passthrough("displayName", "isHidden"),
+		input_schema=obj(
+			{
+				"displayName": string("Folder name."),
+				"mailFolder_id": string(
+					"Parent folder id or well-known name (inbox, archive...); omit for a "
+					"top-level folder."
+				),
+				"isHidden": boolean("Create it hidden (cannot be changed later).", default=False),
+			},
+			["displayName"],
+		),
+	),
+	HttpTool(
+		handle="listContacts",
+		description="List the contacts of the default contacts folder, by name; filter with "
+		"OData, e.g. \"emailAddresses/any(a:a/address eq 'ada@example.com')\".",
+		scopes=["contacts.read"],
+		method="GET",
+		endpoint="/me/contacts",
+		query_params={
+			**_LIST_QUERY,
+			"$filter": "{{ input.filter }}",
+			"$orderby": "{{ input.orderby }}",
+		},
+		input_schema=obj(
+			{
+				"filter": string("OData filter, e.g. startswith(displayName,'Ada')."),
+				"orderby": string("Sort order, e.g. displayName."),
+				"select": array(
+					string(),
+					"Properties to return, e.g. displayName, emailAddresses, mobilePhone.",
+				),
+				"top": _TOP,
+				"skip": _SKIP,
+			}
+		),
+	),
+	HttpTool(
+		handle="getContact",
+		description="Get one contact with its names, email addresses, phones and addresses.",
+		scopes=["contacts.read"],
+		method="GET",
+		endpoint="/me/contacts/{{ input.contact_id }}",
+		query_params={"$select": "{{ input.select | join: ',' }}"},
+		input_schema=obj(
+			{"contact_id": _CONTACT_ID, "select": array(string(), "Properties to return.")},
+			["contact_id"],
+		),
+	),
+	HttpTool(
+		handle="createContact",
+		description="Create a contact in the default contacts folder; returns it with its id.",
+		scopes=["contacts.write"],
+		method="POST",
+		endpoint="/me/contacts",
+		body=passthrough(*_CONTACT_FIELDS),
+		input_schema=obj(_CONTACT_FIELDS),
+	),
+	HttpTool(
+		handle="updateContact",
+		description="Change a contact (only the given fields; a list replaces the current one).",
+		scopes=["contacts.write"],
+		method="PATCH",
+		endpoint="/me/contacts/{{ input.contact_id }}",
+		body=passthrough_of(_UPDATE_CONTACT, exclude=["contact_id"]),
+		input_schema=_UPDATE_CONTACT,
+	),
+	HttpTool(
+		handle="deleteContact",
+		description="Delete a contact (it moves to Deleted Items).",
+		scopes=["contacts.write"],
+		method="DELETE",
+		endpoint="/me/contacts/{{ input.contact_id }}",
+		input_schema=obj({"contact_id": _CONTACT_ID}, ["contact_id"]),
+	),
 ]
 
 INTEGRATION = Integration(
@@ -524,9 +671,14 @@ INTEGRATION = Integration(
 		"forwardMessage": ["outbound"],
 		"createEvent": ["outbound"],
 		"updateEvent": ["outbound"],
+		# The organiser's delete sends the attendees a cancellation.
+		"deleteEvent": ["outbound"],
+		"listContacts": ["private"],
+		"getContact": ["private"],
 	},
 	name="Microsoft Outlook",
-	description="Read, search, send, reply to and organise Outlook mail; drafts, attachments and calendar events.",
+	description="Read, search, send, reply to and organise Outlook mail; drafts, attachments, "
+	"calendar events and contacts.",
 	api_version="Microsoft Graph v1.0",
 	api_setup=ApiSetup(base_url="https://graph.microsoft.com/v1.0"),
 	credential_setup=[
@@ -543,6 +695,7 @@ INTEGRATION = Integration(
 				"Mail.ReadWrite",
 				"Mail.Send",
 				"Calendars.ReadWrite",
+				"Contacts.ReadWrite",
 			],
 		),
 		BearerCredential(
@@ -551,10 +704,13 @@ INTEGRATION = Integration(
 	],
 	scopes={
 		"read": "Read and search mail, folders and attachments.",
-		"write": "Create drafts, add attachments, move, flag and mark messages.",
+		"write": "Create drafts and mail folders, add attachments, move, flag, mark and delete "
+		"messages.",
 		"send": "Send mail, drafts, replies and forwards.",
 		"calendar.read": "Read calendar events.",
-		"calendar.write": "Create and change calendar events.",
+		"calendar.write": "Create, change and delete calendar events.",
+		"contacts.read": "Read contacts.",
+		"contacts.write": "Create, change and delete contacts.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

@@ -1,4 +1,4 @@
-"""Shopify Admin GraphQL API: shop, products and variants, orders, customers, inventory, fulfillment.
+"""Shopify Admin GraphQL API: shop, products, orders and draft orders, customers, inventory.
 
 Every tool is one GraphQL document POSTed as JSON ``{query, variables}`` to
 ``https://<shop>.myshopify.com/admin/api/2026-10/graphql.json``; the shop comes from the
@@ -131,6 +131,112 @@ _PRODUCT_INPUT = {
 		"ACTIVE (sellable), DRAFT (hidden) or ARCHIVED.", enum=["ACTIVE", "DRAFT", "ARCHIVED"]
 	),
 	"handle": string("URL handle; default: derived from the title."),
+}
+
+_MAILING_ADDRESS = obj(
+	{
+		"firstName": string("First name."),
+		"lastName": string("Last name."),
+		"company": string("Company."),
+		"address1": string("Street address."),
+		"address2": string("Apartment, suite, etc."),
+		"city": string("City."),
+		"provinceCode": string("Province or state code, e.g. ON or CA."),
+		"zip": string("Postal or ZIP code."),
+		"countryCode": string("Two-letter country code, e.g. CA.", pattern="^[A-Z]{2}$"),
+		"phone": string("Phone number in E.164 format."),
+	},
+	description="A postal address (MailingAddressInput).",
+)
+_MONEY_INPUT = obj(
+	{
+		"amount": string("Decimal amount, e.g. 19.99."),
+		"currencyCode": string("Three-letter currency code, e.g. USD.", pattern="^[A-Z]{3}$"),
+	},
+	["amount", "currencyCode"],
+	description='An amount, e.g. {"amount": "19.99", "currencyCode": "USD"}.',
+)
+_ATTRIBUTES = array(
+	obj({"key": string("Name."), "value": string("Value.")}, ["key", "value"]),
+	'Custom attributes, e.g. [{"key": "gift", "value": "yes"}].',
+)
+_ORDER_LINE_ITEMS = array(
+	obj(
+		{
+			"variantId": string("The variant's global id (or give title and priceSet)."),
+			"quantity": integer("How many.", minimum=1),
+			"title": string("Title of a custom item (no variant)."),
+			"priceSet": obj(
+				{"shopMoney": _MONEY_INPUT},
+				["shopMoney"],
+				description="Unit price of a custom item, in the shop's currency.",
+			),
+			"sku": string("SKU."),
+			"requiresShipping": boolean("Whether the item needs shipping."),
+			"taxable": boolean("Whether the item is taxable."),
+		},
+		["quantity"],
+	),
+	'Items, e.g. [{"variantId": "gid://shopify/ProductVariant/1", "quantity": 2}] or a custom '
+	'item [{"title": "Gift wrap", "quantity": 1, "priceSet": {"shopMoney": {"amount": "5.00", '
+	'"currencyCode": "USD"}}}].',
+	minItems=1,
+)
+_DRAFT_LINE_ITEMS = array(
+	obj(
+		{
+			"variantId": string("The variant's global id (or give title and the price)."),
+			"quantity": integer("How many.", minimum=1),
+			"title": string("Title of a custom item (no variant)."),
+			"originalUnitPriceWithCurrency": _MONEY_INPUT,
+			"sku": string("SKU."),
+			"requiresShipping": boolean("Whether the item needs shipping."),
+			"taxable": boolean("Whether the item is taxable."),
+		},
+		["quantity"],
+	),
+	'Items, e.g. [{"variantId": "gid://shopify/ProductVariant/1", "quantity": 1}] or a custom '
+	'item [{"title": "Engraving", "quantity": 1, "originalUnitPriceWithCurrency": '
+	'{"amount": "10.00", "currencyCode": "USD"}}].',
+	minItems=1,
+)
+# DraftOrderInput fields the draft order tools write (create and update take the same input).
+_DRAFT_ORDER_INPUT = {
+	"lineItems": _DRAFT_LINE_ITEMS,
+	"purchasingEntity": obj(
+		{"customerId": string("The customer's global id, e.g. gid://shopify/Customer/1.")},
+		description='Who buys: {"customerId": "gid://shopify/Customer/1"}.',
+	),
+	"email": string("The customer's email address."),
+	"phone": string("The customer's phone number."),
+	"note": string("Note on the draft order."),
+	"tags": array({"type": "string"}, "Tags (replace all existing tags)."),
+	"shippingAddress": _MAILING_ADDRESS,
+	"billingAddress": _MAILING_ADDRESS,
+	"discountCodes": array({"type": "string"}, "Discount codes to apply."),
+	"poNumber": string("Purchase order number."),
+	"reserveInventoryUntil": string(
+		"Hold the items' stock until this time (ISO 8601).", format="date-time"
+	),
+	"taxExempt": boolean("Whether no tax applies."),
+	"visibleToCustomer": boolean("Show the draft order in the customer's account."),
+	"customAttributes": _ATTRIBUTES,
+}
+_DRAFT_ORDER_SELECTION = (
+	"draftOrder { id name status invoiceUrl totalPriceSet { "
+	+ _MONEY
+	+ " } customer { id displayName } } userErrors { field message }"
+)
+# CustomerInput fields updateCustomer writes.
+_CUSTOMER_UPDATE = {
+	"email": string("Email address."),
+	"phone": string("Phone number in E.164 format, e.g. +16135551111."),
+	"firstName": string("First name."),
+	"lastName": string("Last name."),
+	"note": string("Internal note about the customer."),
+	"tags": array({"type": "string"}, "Tags (replace all existing tags)."),
+	"locale": string("Preferred language, e.g. en or fr-CA."),
+	"taxExempt": boolean("Whether the customer is exempt from taxes."),
 }
 
 TAGGABLE = [
@@ -551,7 +657,7 @@ TOOLS = [
 				{
 					"company": {"type": "string"},
 					"number": {"type": "string"},
-					"url": {"type": "string"},
+					"url": {"type": "string", "format": "uri"},
 				},
 				description='Tracking, e.g. {"company": "UPS", "number": "1Z999", "url": "https://..."}.',
 			),
@@ -560,6 +666,182 @@ TOOLS = [
 		},
 		["lineItemsByFulfillmentOrder"],
 		_mutation_output("fulfillmentCreate"),
+	),
+	_graphql(
+		"deleteProduct",
+		"Delete a product with its variants and media (cannot be undone). Without synchronous "
+		"the deletion runs as a background operation." + _USER_ERRORS_NOTE,
+		["write_products"],
+		"""mutation DeleteProduct($input: ProductDeleteInput!, $synchronous: Boolean) {
+		productDelete(input: $input, synchronous: $synchronous) { deletedProductId
+		productDeleteOperation { id status } userErrors { field message } } }""",
+		{"input": passthrough("id"), **passthrough("synchronous")},
+		{
+			"id": _gid("Product"),
+			"synchronous": boolean("Wait until the product is deleted.", default=True),
+		},
+		["id"],
+		_mutation_output("productDelete"),
+	),
+	_graphql(
+		"createOrder",
+		(
+			"Create an order directly (e.g. imported or sold elsewhere; for an order the customer "
+			"pays later use createDraftOrder). Give lineItems; financialStatus PAID records it as "
+			"paid, with no payment taken. sendReceipt emails the customer." + _USER_ERRORS_NOTE
+		),
+		["write_orders"],
+		"""mutation CreateOrder($order: OrderCreateOrderInput!, $options: OrderCreateOptionsInput) {
+		orderCreate(order: $order, options: $options) { order { id name createdAt
+		displayFinancialStatus displayFulfillmentStatus totalPriceSet { """
+		+ _MONEY
+		+ """ } customer { id displayName } } userErrors { field message } } }""",
+		{
+			"order": passthrough(
+				"lineItems",
+				"customer",
+				"email",
+				"phone",
+				"financialStatus",
+				"fulfillmentStatus",
+				"shippingAddress",
+				"billingAddress",
+				"note",
+				"tags",
+				"poNumber",
+				"processedAt",
+				"sourceName",
+				"test",
+			),
+			"options": passthrough("sendReceipt", "sendFulfillmentReceipt", "inventoryBehaviour"),
+		},
+		{
+			"lineItems": _ORDER_LINE_ITEMS,
+			"customer": obj(
+				{
+					"toAssociate": obj(
+						{
+							"id": string("The customer's global id."),
+							"email": string("The customer's email address."),
+						},
+						description="An existing customer, by id or email.",
+					)
+				},
+				description='The buyer, e.g. {"toAssociate": {"id": "gid://shopify/Customer/1"}}.',
+			),
+			"email": string("The customer's email address."),
+			"phone": string("The customer's phone number."),
+			"financialStatus": string(
+				"Payment state to record (default PENDING).",
+				enum=[
+					"AUTHORIZED",
+					"EXPIRED",
+					"PAID",
+					"PARTIALLY_PAID",
+					"PARTIALLY_REFUNDED",
+					"PENDING",
+					"REFUNDED",
+					"VOIDED",
+				],
+			),
+			"fulfillmentStatus": string(
+				"Fulfillment state to record (default unfulfilled).",
+				enum=["FULFILLED", "PARTIAL", "RESTOCKED"],
+			),
+			"shippingAddress": _MAILING_ADDRESS,
+			"billingAddress": _MAILING_ADDRESS,
+			"note": string("Note on the order."),
+			"tags": array({"type": "string"}, "Tags."),
+			"poNumber": string("Purchase order number."),
+			"processedAt": string(
+				"When the order was placed (ISO 8601); default now.", format="date-time"
+			),
+			"sourceName": string("Where the order came from, e.g. a marketplace's name."),
+			"test": boolean("A test order."),
+			"sendReceipt": boolean("Email the customer an order confirmation.", default=False),
+			"sendFulfillmentReceipt": boolean(
+				"Email the customer a shipping confirmation.", default=False
+			),
+			"inventoryBehaviour": string(
+				"How stock changes (default BYPASS: not at all).",
+				enum=["BYPASS", "DECREMENT_IGNORING_POLICY", "DECREMENT_OBEYING_POLICY"],
+			),
+		},
+		["lineItems"],
+		_mutation_output("orderCreate"),
+	),
+	_graphql(
+		"updateOrder",
+		"Update an order's email, phone, note, tags, PO number, shipping address or custom "
+		"attributes." + _USER_ERRORS_NOTE,
+		["write_orders"],
+		"""mutation UpdateOrder($input: OrderInput!) { orderUpdate(input: $input) { order { id
+		name email phone note tags poNumber updatedAt } userErrors { field message } } }""",
+		{
+			"input": passthrough(
+				"id",
+				"email",
+				"phone",
+				"note",
+				"tags",
+				"poNumber",
+				"shippingAddress",
+				"customAttributes",
+			)
+		},
+		{
+			"id": _gid("Order"),
+			"email": string("The customer's email address for this order."),
+			"phone": string("The customer's phone number for this order."),
+			"note": string("Note on the order."),
+			"tags": array({"type": "string"}, "Tags (replace all existing tags)."),
+			"poNumber": string("Purchase order number."),
+			"shippingAddress": _MAILING_ADDRESS,
+			"customAttributes": _ATTRIBUTES,
+		},
+		["id"],
+		_mutation_output("orderUpdate"),
+	),
+	_graphql(
+		"createDraftOrder",
+		"Create a draft order (a quote or an order the customer pays later through its "
+		"invoiceUrl)." + _USER_ERRORS_NOTE,
+		["write_draft_orders"],
+		"""mutation CreateDraftOrder($input: DraftOrderInput!) { draftOrderCreate(input: $input)
+		{ """
+		+ _DRAFT_ORDER_SELECTION
+		+ """ } }""",
+		{"input": passthrough(*_DRAFT_ORDER_INPUT)},
+		_DRAFT_ORDER_INPUT,
+		["lineItems"],
+		_mutation_output("draftOrderCreate"),
+	),
+	_graphql(
+		"updateDraftOrder",
+		"Update a draft order (only the given fields; lineItems replaces all its items)."
+		+ _USER_ERRORS_NOTE,
+		["write_draft_orders"],
+		"""mutation UpdateDraftOrder($id: ID!, $input: DraftOrderInput!) {
+		draftOrderUpdate(id: $id, input: $input) { """
+		+ _DRAFT_ORDER_SELECTION
+		+ """ } }""",
+		{**passthrough("id"), "input": passthrough(*_DRAFT_ORDER_INPUT)},
+		{"id": _gid("DraftOrder"), **_DRAFT_ORDER_INPUT},
+		["id"],
+		_mutation_output("draftOrderUpdate"),
+	),
+	_graphql(
+		"updateCustomer",
+		"Update a customer's name, email, phone, note, tags, locale or tax exemption (only the "
+		"given fields)." + _USER_ERRORS_NOTE,
+		["write_customers"],
+		"""mutation UpdateCustomer($input: CustomerInput!) { customerUpdate(input: $input) {
+		customer { id displayName defaultEmailAddress { emailAddress } tags updatedAt }
+		userErrors { field message } } }""",
+		{"input": passthrough("id", *_CUSTOMER_UPDATE)},
+		{"id": _gid("Customer"), **_CUSTOMER_UPDATE},
+		["id"],
+		_mutation_output("customerUpdate"),
 	),
 	*(
 		_graphql(
@@ -627,11 +909,19 @@ INTEGRATION = Integration(
 		"graphql": ["private"],
 		"cancelOrder": ["outbound"],
 		"createFulfillment": ["outbound"],
+		# An order or a draft order is what the customer sees (receipts, invoices, their
+		# account); a deleted product leaves the storefront.
+		"createOrder": ["outbound"],
+		"updateOrder": ["outbound"],
+		"createDraftOrder": ["outbound"],
+		"updateDraftOrder": ["outbound"],
+		"deleteProduct": ["outbound"],
 	},
 	response_checks=[graphql_errors],
 	id="shopify",
 	name="Shopify",
-	description="Manage a Shopify store through the Admin GraphQL API: products, orders, customers, inventory, fulfillment.",
+	description="Manage a Shopify store through the Admin GraphQL API: products, orders, draft "
+	"orders, customers, inventory, fulfillment.",
 	api_version=SHOPIFY_API_VERSION,
 	api_setup=ApiSetup(
 		base_url=(
@@ -657,25 +947,30 @@ INTEGRATION = Integration(
 				"write_orders",
 				"read_customers",
 				"write_customers",
+				"write_draft_orders",
 				"read_inventory",
 				"write_inventory",
 				"read_merchant_managed_fulfillment_orders",
 				"write_merchant_managed_fulfillment_orders",
 			],
 			# Shopify's own library joins scopes with commas; ``expiring=1`` belongs to the code
-			# exchange (POST .../admin/oauth/access_token), not to this URL.
+			# exchange (POST .../admin/oauth/access_token), not to this URL. The authorize URL
+			# Shopify documents carries client_id, scope, redirect_uri, state (and
+			# grant_options[]), no response_type.
 			scope_separator=",",
+			auth_params={"response_type": None},
 			headers={"X-Shopify-Access-Token": "{{ config.accessToken }}"},
 		),
 	],
 	scopes={
 		"read_shop": "Read the shop's settings.",
 		"read_products": "Read products and variants (Shopify scope read_products).",
-		"write_products": "Create and update products and variants (write_products).",
+		"write_products": "Create, update and delete products and variants (write_products).",
 		"read_orders": "Read orders (read_orders; read_all_orders for older than 60 days).",
-		"write_orders": "Cancel and tag orders (write_orders).",
+		"write_orders": "Create, update, cancel and tag orders (write_orders).",
+		"write_draft_orders": "Create and update draft orders (write_draft_orders).",
 		"read_customers": "Read customers (read_customers).",
-		"write_customers": "Create and tag customers (write_customers).",
+		"write_customers": "Create, update and tag customers (write_customers).",
 		"read_inventory": "Read locations and stock levels (read_inventory, read_locations).",
 		"write_inventory": "Adjust stock (write_inventory).",
 		"write_fulfillments": "Fulfil orders (write_merchant_managed_fulfillment_orders).",
@@ -686,8 +981,8 @@ INTEGRATION = Integration(
 
 **Your own store (custom app).** In the Shopify admin open *Settings → Apps and sales channels →
 Develop apps* (or the Dev Dashboard), create an app, choose the Admin API access scopes
-(`read_products`, `write_products`, `read_orders`, `write_orders`, `read_customers`,
-`write_customers`, `read_inventory`, `write_inventory`, `read_locations`,
+(`read_products`, `write_products`, `read_orders`, `write_orders`, `write_draft_orders`,
+`read_customers`, `write_customers`, `read_inventory`, `write_inventory`, `read_locations`,
 `write_merchant_managed_fulfillment_orders`), install it, and copy the Admin API access token
 (`shpat_…`, shown once).
 

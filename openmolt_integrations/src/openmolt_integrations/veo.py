@@ -88,7 +88,10 @@ TOOLS = [
 			"edit or extend. Upload images and videos with uploadFile first and pass them as "
 			"input blocks. Returns the interaction: the video is saved as a file "
 			"(steps[].content[] of type video) or given as a uri for downloadVideo. To change "
-			"the result, call again with previous_interaction_id and an instruction."
+			"the result, call again with previous_interaction_id and an instruction. To continue "
+			"a scene (what Veo 3.1's video extension did), give the earlier video as input with "
+			"task extend. A last frame (Veo 3.1's first-to-last-frame interpolation) has no "
+			"successor on the Gemini API: give only a first frame and describe how it ends."
 		),
 		scopes=["generate"],
 		method="POST",
@@ -124,8 +127,9 @@ TOOLS = [
 						"reference_to_video",
 						"edit",
 						"extend",
+						"upscale",
 					],
-					"description": "Optional: what to do with the input media (image_to_video: the image is the first frame; reference_to_video: keep the look of the images; edit or extend a video). The model infers it when omitted.",
+					"description": "Optional: what to do with the input media (image_to_video: the image is the first frame; reference_to_video: keep the look of the images; edit a video; extend: continue a video's scene, replacing Veo 3.1's video extension; upscale a video). The model infers it when omitted.",
 				},
 				"aspect_ratio": {
 					"type": "string",
@@ -292,7 +296,14 @@ that generates takes a `model` input; `listModels` shows what your key can use.
 
 Upload media with `uploadFile` and pass it as input blocks (`{"type": "image", "uri": ...,
 "mime_type": ...}`): one image as the first frame (`task: image_to_video`), up to three images
-of a character or product to keep (`task: reference_to_video`), or a video to edit or extend.
+of a character or product to keep (`task: reference_to_video`), or a video to edit (`task:
+edit`), upscale (`task: upscale`) or extend.
+
+**What replaced Veo 3.1's extension and last-frame tools.** Scene extension (Veo 3.1's video
+extension) is `generateVideo` with the earlier video as an input block and `task: extend`.
+First-to-last-frame interpolation (Veo's `lastFrame`) has no Gemini API successor: Gemini Omni
+Flash takes a first frame only (`task: image_to_video`), so describe the ending in the prompt;
+Veo's `lastFrame` remains only on Vertex AI.
 Images made by the Nano Banana integration work directly as `uploadFile` input.
 
 A video arrives inline (saved to OpenMolt's file store; the tool returns a file reference) or as

@@ -89,6 +89,13 @@ Meta issues long-lived tokens without refresh tokens, so pass the resulting toke
 
 Free-form messages reach a user only within 24 hours of their last message; start conversations
 with an approved template (`sendTemplate`). Throughput is about 80 messages per second per number.
+
+## Checked against
+
+`listTemplates`, `createTemplate` and `listPhoneNumbers` are checked by the test suite against the
+WhatsApp Business Account requests of Meta's `facebook-business` SDK (edge, method, parameter
+names, the category enum). The phone-number and media requests (messages, media, business
+profile) are in no Meta SDK or registry spec: they are pinned to the Cloud API documentation.
 """
 
 _TOOLS = [

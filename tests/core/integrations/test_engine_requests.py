@@ -307,6 +307,26 @@ def test_scope_separator_from_the_credential() -> None:
 	assert adapter.validate_python(given).scope_separator == ","
 
 
+def test_auth_params_add_replace_or_leave_out_url_parameters() -> None:
+	"""auth_params adds parameters, overrides defaults, and a None leaves a default out."""
+	cred = OAuth2Credential(
+		type="oauth2",
+		token_url="https://t.example/token",
+		auth_url="https://a.example/authorize",
+		client_id="{{ config.clientId }}",
+		auth_params={"response_type": None, "prompt": "consent"},
+	)
+	query = dict(
+		parse_qsl(urlsplit(authorization_url(cred, {"clientId": "c"}, "https://x", "s")).query)
+	)
+	assert query == {
+		"client_id": "c",
+		"redirect_uri": "https://x",
+		"state": "s",
+		"prompt": "consent",
+	}
+
+
 def oauth(**kw: Any) -> Credential:
 	return OAuth2Credential(
 		type="oauth2",

@@ -191,6 +191,61 @@ async def test_shopify_agent_lists_products_then_adds_tags() -> None:
 	assert _json(second)["variables"] == {"id": "gid://shopify/Order/1", "tags": ["vip"]}
 
 
+async def test_shopify_agent_orders_drafts_and_updates() -> None:
+	"""The typed order, draft order, product and customer mutations send their input objects
+	under the schema's argument names, without the inputs the model left out."""
+	line = [{"variantId": "gid://shopify/ProductVariant/9", "quantity": 2}]
+	seen = await _run(
+		shopify,
+		{"shop": "acme", "accessToken": "shpat_secret"},
+		[
+			call_tool(
+				"shopify.createOrder",
+				lineItems=line,
+				email="ada@example.com",
+				financialStatus="PAID",
+				sendReceipt=True,
+			),
+			call_tool("shopify.updateOrder", id="gid://shopify/Order/1", note="Gift"),
+			call_tool(
+				"shopify.createDraftOrder",
+				lineItems=line,
+				purchasingEntity={"customerId": "gid://shopify/Customer/3"},
+			),
+			call_tool("shopify.updateDraftOrder", id="gid://shopify/DraftOrder/4", tags=["b2b"]),
+			call_tool("shopify.deleteProduct", id="gid://shopify/Product/5"),
+			call_tool("shopify.updateCustomer", id="gid://shopify/Customer/3", lastName="King"),
+		],
+		[{"data": {}}] * 6,
+	)
+	variables = [_json(r)["variables"] for r in seen]
+	assert variables == [
+		{
+			"order": {"lineItems": line, "email": "ada@example.com", "financialStatus": "PAID"},
+			"options": {"sendReceipt": True},
+		},
+		{"input": {"id": "gid://shopify/Order/1", "note": "Gift"}},
+		{
+			"input": {
+				"lineItems": line,
+				"purchasingEntity": {"customerId": "gid://shopify/Customer/3"},
+			}
+		},
+		{"id": "gid://shopify/DraftOrder/4", "input": {"tags": ["b2b"]}},
+		{"input": {"id": "gid://shopify/Product/5"}},
+		{"input": {"id": "gid://shopify/Customer/3", "lastName": "King"}},
+	]
+	queries = [_json(r)["query"].split("(")[0] for r in seen]
+	assert queries == [
+		"mutation CreateOrder",
+		"mutation UpdateOrder",
+		"mutation CreateDraftOrder",
+		"mutation UpdateDraftOrder",
+		"mutation DeleteProduct",
+		"mutation UpdateCustomer",
+	]
+
+
 async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None:
 	"""Stripe: form-encoded nested bodies, version header, idempotency key, bearer key."""
 	seen = await _run(

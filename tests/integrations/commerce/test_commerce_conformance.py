@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graphql import OperationDefinitionNode, build_client_schema, parse, validate
+from graphql import (
+	GraphQLInputObjectType,
+	OperationDefinitionNode,
+	Undefined,
+	build_client_schema,
+	parse,
+	validate,
+)
 from graphql.validation import NoDeprecatedCustomRule, specified_rules
 
 from openmolt_integrations import github, notion, shopify
@@ -503,8 +510,67 @@ def test_shopify_inputs_carry_the_graphql_enums_and_formats(tool, shopify_schema
 				assert set(ours["enum"]) <= allowed, (tool.handle, set(ours["enum"]) - allowed)
 			elif isinstance(gtype, GraphQLScalarType) and gtype.name in _SCALAR_FORMATS:
 				assert ours.get("format") == _SCALAR_FORMATS[gtype.name], (tool.handle, key)
+			elif isinstance(gtype, GraphQLInputObjectType):
+				check_input_object(f"{tool.handle}.{match.group(1)}", ours, gtype)
 
 	walk(tool.body["variables"], lambda name: types[name])
+
+
+# An enum with more values than this (CurrencyCode, CountryCode: hundreds) may be an input with
+# a pattern instead of an enum list; a declared enum must still be a subset.
+_LISTED_ENUM_MAX = 40
+
+
+def check_input_object(where: str, ours: dict[str, Any], gtype: Any) -> None:
+	"""An input schema describing a GraphQL input object: its properties are the type's
+	non-deprecated fields, every non-null field without a default is required, and nested enums,
+	scalars and input objects follow the same rules, all the way down."""
+	from graphql import (
+		GraphQLEnumType,
+		GraphQLInputObjectType,
+		GraphQLList,
+		GraphQLNonNull,
+		GraphQLScalarType,
+	)
+
+	if ours.get("type") == "array":
+		ours = ours["items"]
+	props = ours.get("properties")
+	if not props:
+		return  # a free-form object (the model writes the GraphQL input itself)
+	fields = {n: f for n, f in gtype.fields.items() if not f.deprecation_reason}
+	assert set(props) <= set(fields), f"{where}: {set(props) - set(fields)} not in {gtype.name}"
+	must = {
+		n
+		for n, f in fields.items()
+		if isinstance(f.type, GraphQLNonNull) and f.default_value is Undefined
+	}
+	assert must <= set(ours.get("required", [])), f"{where}: {gtype.name} requires {must}"
+	for name, prop in props.items():
+		field_type = fields[name].type
+		while isinstance(field_type, (GraphQLNonNull, GraphQLList)):
+			field_type = field_type.of_type
+		item = prop["items"] if prop.get("type") == "array" else prop
+		if isinstance(field_type, GraphQLEnumType):
+			allowed = {n for n, v in field_type.values.items() if not v.deprecation_reason}
+			if len(allowed) <= _LISTED_ENUM_MAX:
+				assert "enum" in item, f"{where}.{name}: {field_type.name} enum dropped"
+			assert set(item.get("enum", allowed)) <= allowed, (where, name)
+		elif isinstance(field_type, GraphQLScalarType) and field_type.name in _SCALAR_FORMATS:
+			assert item.get("format") == _SCALAR_FORMATS[field_type.name], (where, name)
+		elif isinstance(field_type, GraphQLInputObjectType):
+			check_input_object(f"{where}.{name}", prop, field_type)
+
+
+def test_a_shopify_input_object_missing_a_required_field_fails_the_check(shopify_schema) -> None:
+	"""The input object check catches a dropped required field and an unknown property."""
+	line = shopify_schema.get_type("OrderCreateLineItemInput")
+	item = {"type": "object", "properties": {"variantId": {"type": "string"}}}
+	with pytest.raises(AssertionError, match="requires"):
+		check_input_object("t", {"type": "array", "items": item}, line)
+	unknown = {"type": "object", "properties": {"qty": {"type": "integer"}}, "required": ["qty"]}
+	with pytest.raises(AssertionError, match="not in OrderCreateLineItemInput"):
+		check_input_object("t", unknown, line)
 
 
 def test_shopify_oauth_scopes_cover_the_documents(shopify_introspection) -> None:

@@ -101,6 +101,9 @@ def test_authorize_url_joins_scopes_with_commas_and_leaves_expiring_to_the_excha
 	parts = urlsplit(url)
 	assert (parts.netloc, parts.path) == ("acme.myshopify.com", "/admin/oauth/authorize")
 	query = dict(parse_qsl(parts.query))
+	# Exactly the parameters of Shopify's authorization code grant documentation
+	# (shopify.dev/docs/apps/build/authentication-authorization/access-tokens/authorization-code-grant).
+	assert set(query) == {"client_id", "scope", "redirect_uri", "state"}
 	assert query["scope"] == ",".join(oauth.scopes)
 	assert "expiring" not in query
 	assert "expiring=1" in shopify.INTEGRATION.docs

@@ -250,6 +250,25 @@ def test_veo_input_blocks_use_the_content_types_names() -> None:
 	assert all(f'"{t}"' in hints for t in task)
 
 
+def test_veo_offers_every_video_task_and_says_what_replaced_veo_3_1_tools() -> None:
+	"""The task enum is google-genai's whole VideoConfig Task literal (a new mode is not
+	dropped); scene extension is task extend, and the tool and docs say that Veo 3.1's last
+	frame has no Gemini API successor (no input claims one)."""
+	import typing
+
+	from google.genai._gaos.types.interactions import videoconfig
+
+	literal = next(a for a in typing.get_args(videoconfig.Task) if typing.get_origin(a))
+	tool = next(t for t in veo.TOOLS if t.handle == "generateVideo")
+	assert set(tool.input_schema["properties"]["task"]["enum"]) == set(typing.get_args(literal))
+	assert "task extend" in tool.description and "last frame" in tool.description
+	assert "no successor" in tool.description
+	assert not [p for p in tool.input_schema["properties"] if "last" in p.lower()]
+	assert "Veo 3.1's extension and last-frame tools" in veo.INTEGRATION.docs
+	for t in veo.TOOLS:
+		assert "veo-3" not in json.dumps(t.input_schema), t.handle
+
+
 def test_veo_response_files_paths_exist_in_the_interaction() -> None:
 	"""steps[].content[] and output_video are Interaction fields holding VideoContent (data)."""
 	interaction = _interaction_type("Interaction")

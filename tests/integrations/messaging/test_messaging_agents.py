@@ -428,6 +428,61 @@ async def test_outlook_agent_sends_mail_and_reads_the_calendar() -> None:
 	assert view.headers["prefer"] == 'outlook.timezone="Europe/Paris"'
 
 
+async def test_outlook_agent_deletes_and_files_and_keeps_contacts() -> None:
+	"""The Graph v1.0 paths and bodies of the event, message, folder and contact tools."""
+	service = Recorder(
+		httpx.Response(204),
+		httpx.Response(204),
+		httpx.Response(201, json={"id": "f1"}),
+		httpx.Response(201, json={"id": "f2"}),
+		httpx.Response(201, json={"id": "c1"}),
+		httpx.Response(200, json={"value": []}),
+		httpx.Response(200, json={"id": "c1"}),
+		httpx.Response(200, json={"id": "c1"}),
+		httpx.Response(204),
+	)
+	emails = [{"address": "ada@example.com", "name": "Ada"}]
+	await run_agent(
+		"outlook",
+		[
+			call_tool("outlook.deleteEvent", event_id="ev/1"),
+			call_tool("outlook.deleteMessage", message_id="m1"),
+			call_tool("outlook.createMailFolder", displayName="Invoices"),
+			call_tool("outlook.createMailFolder", displayName="2026", mailFolder_id="f1"),
+			call_tool(
+				"outlook.createContact", givenName="Ada", surname="Lovelace", emailAddresses=emails
+			),
+			call_tool("outlook.listContacts", filter="startswith(displayName,'Ada')", top=5),
+			call_tool("outlook.getContact", contact_id="c1", select=["displayName"]),
+			call_tool("outlook.updateContact", contact_id="c1", jobTitle="Analyst"),
+			call_tool("outlook.deleteContact", contact_id="c1"),
+		],
+		service,
+		config={"accessToken": "graph-access-token", "expiryDate": "2100-01-01T00:00:00Z"},
+		credential="oauth2",
+	)
+	graph = "https://graph.microsoft.com/v1.0/me"
+	got = [(r.method, str(r.url.copy_with(query=None))) for r in service.requests]
+	assert got == [
+		("DELETE", f"{graph}/events/ev%2F1"),
+		("DELETE", f"{graph}/messages/m1"),
+		("POST", f"{graph}/mailFolders"),
+		("POST", f"{graph}/mailFolders/f1/childFolders"),
+		("POST", f"{graph}/contacts"),
+		("GET", f"{graph}/contacts"),
+		("GET", f"{graph}/contacts/c1"),
+		("PATCH", f"{graph}/contacts/c1"),
+		("DELETE", f"{graph}/contacts/c1"),
+	]
+	_, _, top, child, create, listing, get, update, _ = service.requests
+	assert body(top) == {"displayName": "Invoices"}
+	assert body(child) == {"displayName": "2026"}
+	assert body(create) == {"givenName": "Ada", "surname": "Lovelace", "emailAddresses": emails}
+	assert dict(listing.url.params) == {"$top": "5", "$filter": "startswith(displayName,'Ada')"}
+	assert dict(get.url.params) == {"$select": "displayName"}
+	assert body(update) == {"jobTitle": "Analyst"}
+
+
 async def test_outlook_agent_attaches_a_file_reference_or_base64() -> None:
 	"""addAttachment embeds a file reference as contentBytes, or passes given base64 through."""
 	service = Recorder(httpx.Response(201, json={"id": "att1"}), httpx.Response(201, json={}))

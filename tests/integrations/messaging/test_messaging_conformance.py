@@ -1011,7 +1011,7 @@ def graph_operations() -> dict[tuple[str, str], list[dict[str, Any]]]:
 	"""Request builders of the installed msgraph-sdk under /users/{id}: URL template and verbs."""
 	root = _site("msgraph-sdk", _GRAPH_USER)
 	ops: dict[tuple[str, str], list[dict[str, Any]]] = {}
-	for sub in ("messages", "mail_folders", "send_mail", "events", "calendar_view"):
+	for sub in ("messages", "mail_folders", "send_mail", "events", "calendar_view", "contacts"):
 		for builder in (root / sub).rglob("*_request_builder.py"):
 			src = builder.read_text()
 			template = re.search(r'super\(\).__init__\(request_adapter, "([^"]+)"', src)
@@ -1086,7 +1086,8 @@ def test_outlook_tools_match_msgraph_sdk_request_builders() -> None:
 	ops = graph_operations()
 	assert len(ops) > 50
 	checked = check_operations(_as_user(outlook.INTEGRATION), ops, names_match=_graph_names)
-	assert checked == len(outlook.INTEGRATION.tools) + 1  # replyToMessage is reply and replyAll
+	# replyToMessage is reply and replyAll; createMailFolder a top-level or a child folder.
+	assert checked == len(outlook.INTEGRATION.tools) + 2
 
 
 def _graph_enum(model: str, attribute: str) -> set[str]:
@@ -1167,6 +1168,86 @@ def test_outlook_enum_inputs_cover_every_enum_property_sent() -> None:
 				kind = getattr(module, name.group(1), None) if name else None
 				if isinstance(kind, type) and issubclass(kind, enum.Enum):
 					assert key in _GRAPH_ENUM_INPUTS, f"{tool.handle}: {key} is a Graph enum"
+
+
+def _graph_attribute(model: str, wire: str) -> str | None:
+	"""The msgraph-sdk model a model attribute holds (a list's item model), or None for scalars
+	and for names the model does not have (check_operations checks those against the request
+	builders)."""
+	import importlib
+
+	snake = re.sub(r"(?<!^)(?=[A-Z])", "_", model).lower()
+	cls = getattr(importlib.import_module(f"msgraph.generated.models.{snake}"), model)
+	attribute = re.sub(r"(?<!^)(?=[A-Z])", "_", wire).lower()
+	for klass in cls.__mro__:
+		hint = getattr(klass, "__annotations__", {}).get(attribute)
+		if hint:
+			inner = re.fullmatch(r"Optional\[(?:list\[)?(\w+)\]?\]", hint)
+			name = inner.group(1) if inner else ""
+			return name if name[:1].isupper() and name not in {"UUID"} else None
+	return None  # not a property of the model (an action's own parameter: checked elsewhere)
+
+
+def check_graph_object(where: str, schema: dict[str, Any], model: str) -> int:
+	"""An input describing a Graph object has only that msgraph-sdk model's wire names, all the
+	way down; return the objects checked."""
+	models = _site("msgraph-sdk", "msgraph/generated/models")
+	if schema.get("type") == "array":
+		schema = schema["items"]
+	props = schema.get("properties")
+	if not props:
+		return 0
+	fields = _graph_model_fields(models, model)
+	assert set(props) <= fields, f"{where}: {set(props) - fields} not in msgraph-sdk's {model}"
+	checked = 1
+	for name, prop in props.items():
+		inner = _graph_attribute(model, name)
+		if inner:
+			checked += check_graph_object(f"{where}.{name}", prop, inner)
+	return checked
+
+
+# The Graph model each Outlook path writes (the request builders' body type).
+_OUTLOOK_BODY_MODELS = {
+	"/me/contacts": "Contact",
+	"/me/events": "Event",
+	"/me/messages": "Message",
+	"/me/sendMail": "Message",
+	"/me/mailFolders": "MailFolder",
+}
+
+
+def test_outlook_object_inputs_are_msgraph_models() -> None:
+	"""Every object input a tool sends as a Graph property (recipients, attendees, start, a
+	contact's emailAddresses and addresses...) has the field names of msgraph-sdk's model."""
+	checked = 0
+	for tool in http_tools(outlook.INTEGRATION):
+		if not isinstance(tool.body, dict) or tool.endpoint.endswith("/attachments"):
+			continue
+		model = next(
+			(m for p, m in _OUTLOOK_BODY_MODELS.items() if tool.endpoint.startswith(p)), None
+		)
+		if model is None:
+			continue
+		body = tool.body.get("message", tool.body) if tool.handle == "sendMail" else tool.body
+		props = tool.input_schema["properties"]
+		for key, value in body.items():
+			match = (
+				re.fullmatch(r"\{\{ input\.(\w+) \}\}", value) if isinstance(value, str) else None
+			)
+			if not match or match.group(1) not in props:
+				continue
+			inner = _graph_attribute(model, key)
+			if inner:
+				checked += check_graph_object(f"{tool.handle}.{key}", props[match.group(1)], inner)
+	assert checked >= 10, checked
+
+
+def test_an_outlook_object_input_with_a_foreign_field_fails_the_check() -> None:
+	"""A contact address with a field PhysicalAddress does not have fails the model check."""
+	schema = {"type": "object", "properties": {"street": {}, "county": {}}}
+	with pytest.raises(AssertionError, match="county"):
+		check_graph_object("t", schema, "PhysicalAddress")
 
 
 def test_outlook_calendar_view_times_are_date_times() -> None:

@@ -242,6 +242,44 @@ async def test_instagram_finds_its_account_from_the_token_then_reads_stories() -
 	}
 
 
+async def test_meta_ads_campaign_without_a_budget_choice_is_refused_before_sending() -> None:
+	"""Graph v24+ refuses a campaign with neither a campaign budget nor
+	is_adset_budget_sharing_enabled: the tool says both ways and sends nothing; a campaign with
+	either is sent (false counts as a choice)."""
+	service = Recorder(ok({"id": "240"}), ok({"id": "241"}))
+	base = {
+		"ad_account_id": "act_123",
+		"name": "Winter",
+		"objective": "OUTCOME_SALES",
+		"special_ad_categories": [],
+	}
+	model = ScriptedModel(
+		[
+			call_tool("metaAds.createCampaign", **base),
+			call_tool("metaAds.createCampaign", **base, daily_budget=5000),
+			call_tool("metaAds.createCampaign", **base, is_adset_budget_sharing_enabled=False),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	binding = {"integration": "metaAds", "credential": {"config": {"accessToken": "EAAB-tok"}}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(
+			name="Tester", model=model, integrations=[binding], taint_policy="allow"
+		)
+		result = await agent.run("Create campaigns.")
+	assert result.status == "success"
+	refused, _, _ = tool_results(model)
+	text = json.dumps(refused)
+	for name in ("daily_budget", "lifetime_budget", "is_adset_budget_sharing_enabled"):
+		assert name in text, text
+	assert "EAAB-tok" not in text
+	assert len(service.requests) == 2
+	assert json.loads(service.requests[0].content)["daily_budget"] == 5000
+	assert json.loads(service.requests[1].content)["is_adset_budget_sharing_enabled"] is False
+	assert service.requests[0].headers["Content-Type"] == "application/json"
+
+
 async def test_instagram_searches_a_hashtag_and_answers_a_message() -> None:
 	"""Hashtag search and media use the configured account; a DM is a JSON body to /messages."""
 	service = Recorder(
@@ -263,7 +301,7 @@ async def test_instagram_searches_a_hashtag_and_answers_a_message() -> None:
 			),
 		],
 		service,
-		config={"accessToken": "EAAG-token", "igUserId": "17841400"},
+		config={"accessToken": "EAAG-token", "igUserId": "17841400", "pageId": "1122"},
 	)
 	search, media, message = service.requests
 	assert str(search.url) == f"{GRAPH}/ig_hashtag_search?user_id=17841400&q=bluebottle"
@@ -273,7 +311,8 @@ async def test_instagram_searches_a_hashtag_and_answers_a_message() -> None:
 		"fields": "id,caption,media_type,media_url,permalink,timestamp,like_count,comments_count",
 		"limit": "5",
 	}
-	assert (message.method, str(message.url)) == ("POST", f"{GRAPH}/17841400/messages")
+	# Facebook Login: the message goes through the linked Page, not the IG user.
+	assert (message.method, str(message.url)) == ("POST", f"{GRAPH}/1122/messages")
 	assert message.headers["Content-Type"] == "application/json"
 	assert json.loads(message.content) == {
 		"recipient": {"id": "6543"},
@@ -294,6 +333,41 @@ async def test_instagram_account_tool_without_any_account_id_is_refused() -> Non
 	(shown,) = tool_results(model)
 	assert "error" in json.dumps(shown).lower()
 	assert result.status == "success"
+
+
+async def test_instagram_direct_messages_without_a_page_id_are_refused() -> None:
+	"""Without page_id and pageId, listConversations fails with a message, sends nothing, and
+	never falls back to the IG user's edge (the Instagram Login form this token cannot use)."""
+	service = Recorder()
+	model = ScriptedModel([call_tool("instagram.listConversations"), finish(result="done")])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	config = {"accessToken": "EAAG", "igUserId": "17841400"}
+	binding = {"integration": "instagram", "credential": {"config": config}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		result = await agent.run("Use the tools.")
+	assert service.requests == []
+	(shown,) = tool_results(model)
+	assert "error" in json.dumps(shown).lower()
+	assert result.status == "success"
+
+
+async def test_instagram_lists_conversations_of_the_linked_page() -> None:
+	"""listConversations is GET /<PAGE_ID>/conversations?platform=instagram."""
+	service = Recorder(ok({"data": []}))
+	await run_agent(
+		"instagram",
+		[call_tool("instagram.listConversations", page_id="1122", limit=5)],
+		service,
+		config={"accessToken": "EAAG-page-token", "igUserId": "17841400"},
+	)
+	(listing,) = service.requests
+	assert listing.url.path == "/v26.0/1122/conversations"
+	assert params(listing) == {
+		"platform": "instagram",
+		"fields": "id,updated_time,participants",
+		"limit": "5",
+	}
 
 
 # Telegram ---------------------------------------------------------------------------------------

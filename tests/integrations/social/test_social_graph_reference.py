@@ -254,7 +254,10 @@ def test_bodies_are_json_as_the_official_node_sdk_sends_them() -> None:
 	for tool in _tools(meta_ads.INTEGRATION).values():
 		if tool.method == "POST":
 			fmt = tool.request_format or meta_ads.INTEGRATION.api_setup.request_format
+			# createCampaign's format is JSON after a check of the budget choice.
+			fmt = "json" if fmt == meta_ads.CAMPAIGN_FORMAT else fmt
 			assert fmt == ("multipart" if tool.files else "json"), tool.handle
+	assert meta_ads.INTEGRATION.encoders[meta_ads.CAMPAIGN_FORMAT] is meta_ads.campaign_body
 
 
 # Negative checks -----------------------------------------------------------------------------
@@ -298,9 +301,10 @@ IG_CALLS: Calls = {
 	"listStories": [lambda: IGUser("42").get_stories(pending=True)],
 	"getHashtagTopMedia": [lambda: ShadowIGHashtag("42").get_top_media(pending=True)],
 	"getHashtagRecentMedia": [lambda: ShadowIGHashtag("42").get_recent_media(pending=True)],
-	"listConversations": [lambda: IGUser("42").get_conversations(pending=True)],
+	# Facebook Login: direct messages are the linked Page's edges (Messenger Platform).
+	"listConversations": [lambda: Page("42").get_conversations(pending=True)],
 	"listMessages": [lambda: UnifiedThread("42").get_messages(pending=True)],
-	"sendMessage": [lambda: IGUser("42").create_message(pending=True)],
+	"sendMessage": [lambda: Page("42").create_message(pending=True)],
 }
 IG_UNCHECKABLE = {"searchHashtag"}
 # The SDK types these edges' results as AbstractCrudObject; their object classes list the fields.
@@ -361,8 +365,24 @@ def test_instagram_conversations_use_the_sdk_platform_value() -> None:
 	"""listConversations asks for the instagram platform, an SDK enum value of the edge."""
 	tool = _tools(instagram.INTEGRATION)["listConversations"]
 	request = IG_CALLS["listConversations"][0]()
-	platforms = {v.lower() for v in request._param_checker._enum_data["platform_enum"]}
+	enum = request._param_checker._enum_data["platform_enum"]  # Page's: a class __dict__
+	platforms = {v.lower() for v in enum if isinstance(v, str) and not v.startswith("__")}
+	assert "instagram" in platforms
 	assert tool.query_params["platform"] in platforms
+
+
+@pytest.mark.parametrize("handle", ["listConversations", "sendMessage"])
+def test_instagram_direct_messages_go_through_the_linked_page(handle: str) -> None:
+	"""The credential is a Facebook Login token (graph.facebook.com), so direct messages use the
+	Page's /conversations and /messages (Page access token), never the IG user's edges (the
+	Instagram Login form); the tool says so to the model."""
+	tool = _tools(instagram.INTEGRATION)[handle]
+	edge = "messages" if handle == "sendMessage" else "conversations"
+	assert tool.endpoint == f"/{{{{ input.page_id | default: config.pageId }}}}/{edge}"
+	assert "ig_user_id" not in tool.input_schema["properties"]
+	assert tool.input_schema["properties"]["page_id"]["pattern"] == "^[0-9]+$"
+	assert "Facebook Login" in tool.description and "Page" in tool.description
+	assert instagram.INTEGRATION.api_setup.base_url.startswith("https://graph.facebook.com/")
 
 
 @pytest.mark.parametrize("broken", sorted(_BREAKS))
@@ -494,6 +514,7 @@ PATH_NAMES = {
 	"<IG_HASHTAG_ID>": "ig_hashtag_id",
 	"<CONVERSATION_ID>": "conversation_id",
 	"<REPORT_RUN_ID>": "report_run_id",
+	"<PAGE_ID>": "page_id",
 }
 NODE_PLACEHOLDERS = {
 	AdAccount: "act_<AD_ACCOUNT_ID>",
@@ -504,6 +525,7 @@ NODE_PLACEHOLDERS = {
 	ShadowIGHashtag: "<IG_HASHTAG_ID>",
 	UnifiedThread: "<CONVERSATION_ID>",
 	AdReportRun: "<REPORT_RUN_ID>",
+	Page: "<PAGE_ID>",
 }
 """The node class of each call and the placeholder Graph's reference page writes for its id."""
 GENERIC_NODES = {"getObject", "updateObject", "deleteObject", "getInsights", "startInsightsJob"}

@@ -96,7 +96,9 @@ class OAuth2Credential(_Credential):
 		refresh_token: The refresh token.
 		scopes: The OAuth scope strings to request (not the tool scopes).
 		scope_separator: How the authorization URL joins ``scopes`` (Slack, TikTok: ``,``).
-		auth_params: More authorization-URL parameters (``access_type=offline``).
+		auth_params: More authorization-URL parameters (``access_type=offline``); a None value
+			leaves out a parameter the URL otherwise carries (Shopify documents no
+			``response_type``).
 		token_auth: How a confidential client authenticates at the token URL: in the ``body``
 			or with HTTP ``basic``.
 		token_format: How the token request is encoded: ``form`` (OAuth2's standard) or
@@ -112,7 +114,7 @@ class OAuth2Credential(_Credential):
 	refresh_token: str | None = Field(default=None, repr=False)
 	scopes: list[str] = Field(default_factory=list)
 	scope_separator: str = " "
-	auth_params: dict[str, str] = Field(default_factory=dict)
+	auth_params: dict[str, str | None] = Field(default_factory=dict)
 	token_auth: Literal["body", "basic"] = "body"
 	token_format: Literal["form", "json"] = "form"
 

@@ -565,7 +565,7 @@ def authorization_url(
 	if credential.type != "oauth2" or not credential.auth_url:
 		raise IntegrationError("needs an oauth2 credential with auth_url", integration="oauth2")
 	config = oauth2_config(config)
-	params = {
+	params: dict[str, str | None] = {
 		"response_type": "code",
 		client_id_param: _value(credential.client_id, config, "clientId"),
 		"redirect_uri": redirect_uri,
@@ -578,5 +578,6 @@ def authorization_url(
 		params["code_challenge"] = code_challenge
 		params["code_challenge_method"] = "S256"
 	params.update(credential.auth_params)
+	sent = {k: v for k, v in params.items() if v is not None}
 	base = _value(credential.auth_url, config, "authUrl")
-	return f"{base}{'&' if '?' in base else '?'}{urlencode(params)}"
+	return f"{base}{'&' if '?' in base else '?'}{urlencode(sent)}"
