@@ -559,6 +559,8 @@ INTEGRATION = Integration(
 		"getValues": ["private"],
 		"batchGetValues": ["private"],
 		"lookupRows": ["private"],
+		# Reads the header row and the key column before it writes.
+		"appendOrUpdateRow": ["private"],
 	},
 	name="Google Sheets",
 	description="Create Google Sheets spreadsheets, read and write cell values, add and format sheets.",

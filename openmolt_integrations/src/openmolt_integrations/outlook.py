@@ -657,6 +657,12 @@ INTEGRATION = Integration(
 		"createDraft": [],
 		"updateMessage": [],
 		"moveMessage": [],
+		# In the user's own mailbox and address book: nothing leaves it.
+		"deleteMessage": [],
+		"createMailFolder": [],
+		"createContact": [],
+		"updateContact": [],
+		"deleteContact": [],
 		"listMailFolders": [],
 		"listAttachments": [],
 		"addAttachment": [],

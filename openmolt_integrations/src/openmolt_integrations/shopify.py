@@ -893,10 +893,8 @@ INTEGRATION = Integration(
 		"getShop": [],
 		"listProducts": [],
 		"getProduct": [],
-		"createProduct": [],
-		"updateProduct": [],
-		"updateVariants": [],
 		"createCustomer": [],
+		"updateCustomer": [],
 		"listLocations": [],
 		"getInventoryItem": [],
 		"adjustInventory": [],
@@ -906,11 +904,16 @@ INTEGRATION = Integration(
 		"listOrders": ["private", "untrusted"],
 		"getOrder": ["private", "untrusted"],
 		"listCustomers": ["private"],
-		"graphql": ["private"],
+		# Any query or mutation: it may read orders (customers' words) and change the store.
+		"graphql": ["private", "untrusted", "outbound"],
 		"cancelOrder": ["outbound"],
 		"createFulfillment": ["outbound"],
 		# An order or a draft order is what the customer sees (receipts, invoices, their
-		# account); a deleted product leaves the storefront.
+		# account); a product's title, description and prices are on the public storefront, and a
+		# deleted one leaves it.
+		"createProduct": ["outbound"],
+		"updateProduct": ["outbound"],
+		"updateVariants": ["outbound"],
 		"createOrder": ["outbound"],
 		"updateOrder": ["outbound"],
 		"createDraftOrder": ["outbound"],
