@@ -20,9 +20,10 @@ The default is ``retry`` for reads and for tools with an idempotency key, and ``
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.tools import InDoubt
+from openmolt_core.tools import check_in_doubt as check_policy
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -30,27 +31,10 @@ if TYPE_CHECKING:
 
 __all__ = ["IN_DOUBT", "InDoubt", "check_policy", "in_doubt_entry", "policy_of", "question"]
 
-InDoubt = Literal["retry", "ask", "fail"]
-"""What happens to a tool call found started but not finished after a crash."""
-
 IN_DOUBT = "_in_doubt"
 """The key of a tool step's journaled result when its call was in doubt."""
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-
-
-def check_policy(value: Any, where: str) -> InDoubt | None:
-	"""A declared policy, checked.
-
-	Raises:
-		ConfigurationError: Not ``retry``, ``ask`` or ``fail``.
-	"""
-	if value is None or value in get_args(InDoubt):
-		return value  # type: ignore[no-any-return]
-	raise ConfigurationError(
-		f"{where}: in_doubt must be 'retry', 'ask' or 'fail', got {value!r} (what happens to a "
-		"call found started but not finished after a crash; see docs/guides/durable.md)"
-	)
 
 
 def policy_of(bound: BoundTool) -> InDoubt:

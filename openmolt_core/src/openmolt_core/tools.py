@@ -32,7 +32,7 @@ import typing
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, overload, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -52,9 +52,11 @@ __all__ = [
 	"IDEMPOTENCY_NAMESPACE",
 	"CallingRun",
 	"FunctionTool",
+	"InDoubt",
 	"Tool",
 	"ToolContext",
 	"cancelled",
+	"check_in_doubt",
 	"schema_of",
 	"tool",
 ]
@@ -92,6 +94,31 @@ class CallingRun:
 	on_approval_request: ApprovalHandler | None = None
 	cost_left: float | None = None
 	taint: Sequence[Mapping[str, Any]] = ()
+
+
+InDoubt = Literal["retry", "ask", "fail"]
+"""What a durable run does with a tool call found started but not finished after a crash
+(`openmolt_core._indoubt`)."""
+
+
+def check_in_doubt(value: Any, where: str) -> InDoubt | None:
+	"""A declared in-doubt policy, checked (None: the default for the tool's kind).
+
+	Args:
+		value: ``retry``, ``ask``, ``fail`` or None.
+		where: The tool, for the message.
+
+	Raises:
+		ConfigurationError: Not ``retry``, ``ask`` or ``fail``.
+	"""
+	if value is None or value in get_args(InDoubt):
+		return value  # type: ignore[no-any-return]
+	from openmolt_core.errors import ConfigurationError
+
+	raise ConfigurationError(
+		f"{where}: in_doubt must be 'retry', 'ask' or 'fail', got {value!r} (what happens to a "
+		"call found started but not finished after a crash; see docs/guides/durable.md)"
+	)
 
 
 IDEMPOTENCY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
@@ -270,9 +297,7 @@ class FunctionTool:
 
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
 		if self.in_doubt is not None:
-			from openmolt_core._indoubt import check_policy
-
-			check_policy(self.in_doubt, f"tool {self.handle!r}")
+			check_in_doubt(self.in_doubt, f"tool {self.handle!r}")
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the function: awaited when async, in a worker thread when sync (`cancelled`)."""
@@ -334,9 +359,7 @@ class FunctionTool:
 			timeout=timeout,
 		)
 		if in_doubt is not None:
-			from openmolt_core._indoubt import check_policy
-
-			made.in_doubt = check_policy(in_doubt, f"tool {made.handle!r}")
+			made.in_doubt = check_in_doubt(in_doubt, f"tool {made.handle!r}")
 		return made
 
 
