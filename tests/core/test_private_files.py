@@ -115,3 +115,34 @@ def test_a_folder_the_user_named_keeps_its_mode(tmp_path: Path) -> None:
 	assert mode(tmp_path) == 0o755 and mode(tmp_path / "runs.db") == 0o600
 	private_dir(tmp_path / "a" / "b")
 	assert mode(tmp_path / "a") == 0o700 and mode(tmp_path / "a" / "b") == 0o700
+
+
+def test_making_an_open_store_private_keeps_sqlites_locks(tmp_path) -> None:
+	"""private_file on a database this process holds open must not drop SQLite's POSIX locks
+	(closing any descriptor of a file drops them all): another process stays locked out."""
+	import sqlite3
+	import subprocess
+	import sys
+
+	from openmolt_core._private import private_file
+
+	path = tmp_path / "store.sqlite"
+	conn = sqlite3.connect(path, isolation_level=None, timeout=0.1)
+	conn.execute("CREATE TABLE t (x)")
+	conn.execute("BEGIN EXCLUSIVE")  # this process holds the write lock
+	conn.execute("INSERT INTO t VALUES (1)")
+	private_file(path)  # as a second store of the same file in this process would
+	other = (
+		"import sqlite3, sys\n"
+		"c = sqlite3.connect(sys.argv[1], timeout=0.2)\n"
+		"try:\n"
+		"    c.execute('INSERT INTO t VALUES (2)'); c.commit(); print('wrote')\n"
+		"except sqlite3.OperationalError as e:\n"
+		"    print('locked' if 'locked' in str(e) else e)\n"
+	)
+	done = subprocess.run(
+		[sys.executable, "-c", other, str(path)], capture_output=True, text=True, timeout=60
+	)
+	conn.execute("COMMIT")
+	conn.close()
+	assert done.stdout.strip() == "locked", done.stdout + done.stderr

@@ -64,11 +64,21 @@ def private_file(path: str | os.PathLike[str], *, own_dir: bool = False) -> Path
 	if str(file) == ":memory:" or str(file).startswith("file:"):
 		return file  # SQLite's in-memory database, or a URI: nothing to make here
 	private_dir(file.parent, own=own_dir)
-	fd = os.open(file, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+	# Never open (and close) a file that exists: closing any descriptor of a file drops every
+	# POSIX lock this process holds on it, and SQLite's locks are POSIX locks; a store opened
+	# twice in one process would lose them ("disk I/O error", a corrupt journal). chmod by path.
 	try:
-		os.fchmod(fd, FILE_MODE)
-	finally:
-		os.close(fd)
+		fd = os.open(
+			file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), FILE_MODE
+		)
+	except FileExistsError:
+		with contextlib.suppress(OSError):
+			os.chmod(file, FILE_MODE)
+	else:
+		try:
+			os.fchmod(fd, FILE_MODE)  # whatever the umask
+		finally:
+			os.close(fd)
 	for suffix in _SIDECARS:
 		with contextlib.suppress(OSError):
 			os.chmod(f"{file}{suffix}", FILE_MODE)
