@@ -210,7 +210,7 @@ async def test_the_time_budget_interrupts_a_sync_tool(form: Any) -> None:
 	blocker = Blocker()
 	model = ScriptedModel([[call_tool("local.quick"), call_tool("local.crawl")], finish("never")])
 	quick = FunctionTool(
-		handle="quick", description="", function=lambda i, c: "ok", input_schema=NONE
+		handle="quick", description="", function=lambda i, c: "ok", input_schema=NONE, labels=[]
 	)
 	agent = OpenMolt(entry_points=False).create_agent(
 		name="S", model=model, tools=[quick, form(blocker)], timeout=0.3

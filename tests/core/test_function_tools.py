@@ -321,7 +321,9 @@ async def test_field_constraints_hold_in_a_run() -> None:
 	model = ScriptedModel(
 		[call_tool("local.field_defaults", a=0), call_tool("local.field_defaults"), finish("x")]
 	)
-	agent = OpenMolt(entry_points=False).create_agent(name="F", model=model, tools=[field_defaults])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="F", model=model, tools=[tool(field_defaults, labels=[])]
+	)
 	await agent.run()
 	(refused,), (ran,) = results(model, 1), results(model, 2)
 	assert refused["ok"] is False and "greater than or equal to 1" in refused["error"]
@@ -425,7 +427,7 @@ async def test_a_pydantic_model_as_input_schema_is_converted_and_validates() -> 
 		return "ok"
 
 	made = FunctionTool(
-		handle="refund", description="Refund.", function=refund, input_schema=Refund
+		handle="refund", description="Refund.", function=refund, input_schema=Refund, labels=[]
 	)
 	assert made.input_schema == {
 		"properties": {
@@ -504,3 +506,15 @@ async def test_partials_methods_and_callable_objects_are_tools(
 	arg = "a" if handle == "add" else "n"
 	assert made.input_schema["required"] == [arg]
 	assert await made.execute({arg: 2}, ToolContext("A", "local")) == expected
+
+
+def test_tool_of_a_function_takes_the_same_options_as_the_decorator() -> None:
+	"""tool(fn, labels=[], ...) applies its options (they were silently dropped)."""
+
+	def ping() -> str:
+		"""Ping."""
+		return "pong"
+
+	made = tool(ping, name="pinger", labels=[], scopes=["read"], timeout=2, in_doubt="fail")
+	assert made.handle == "pinger" and made.labels == () and tuple(made.scopes) == ("read",)
+	assert made.timeout == 2 and made.in_doubt == "fail"

@@ -57,7 +57,7 @@ async def test_refused():
 async def test_allowed():
 	om = OpenMolt(llm_providers={"openai": {"api_key": "k", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0}})
 	agent = om.create_agent(name="A", model="openai:gpt-5-mini")
-	with pytest.raises(RunError, match="could not reach"):
+	with pytest.raises(RunError, match="nothing listens at http://127.0.0.1:9"):
 		await agent.run("x")
 	await om.aclose()
 

@@ -52,13 +52,13 @@ def policy_of(bound: BoundTool) -> InDoubt:
 			return "retry"
 		setup = getattr(bound.integration, "api_setup", None)
 		return "retry" if getattr(setup, "idempotency_header", None) else "ask"
-	labels = bound.labels
-	if not labels:
-		from openmolt_core.taint import declared_labels
+	from openmolt_core.taint import declared_labels
 
-		# A function tool that declares nothing is retried: it gets the call's idempotency key
-		# (ToolContext.idempotency_key) to deduplicate with; declare it outbound to be asked.
-		labels = declared_labels(bound) or frozenset()
+	# What the tool declares, not what the taint policy makes of it: a function tool that
+	# declares nothing (the policy treats it as outbound) is retried, with the call's
+	# idempotency key (ToolContext.idempotency_key) to deduplicate; declare it outbound to be
+	# asked instead.
+	labels = declared_labels(bound) or frozenset()
 	return "ask" if "outbound" in labels else "retry"
 
 

@@ -385,7 +385,17 @@ def _through_model(model: type[BaseModel], function: ExecuteFn) -> ExecuteFn:
 
 
 @overload
-def tool(function: Callable[..., Any], /) -> FunctionTool: ...
+def tool(
+	function: Callable[..., Any],
+	/,
+	*,
+	name: str | None = None,
+	description: str | None = None,
+	scopes: Sequence[str] = (),
+	labels: Sequence[str] | None = None,
+	timeout: float | None = None,
+	in_doubt: str | None = None,
+) -> FunctionTool: ...
 
 
 @overload
@@ -429,8 +439,6 @@ def tool(
 	Returns:
 		A `FunctionTool`, or a decorator that makes one.
 	"""
-	if function is not None:
-		return FunctionTool.from_function(function)
 
 	def decorate(fn: Callable[..., Any]) -> FunctionTool:
 		return FunctionTool.from_function(
@@ -443,6 +451,8 @@ def tool(
 			in_doubt=in_doubt,
 		)
 
+	if function is not None:  # tool(fn) or tool(fn, labels=[]): the options apply too
+		return decorate(function)
 	return decorate
 
 

@@ -56,17 +56,22 @@ class AlreadyAnsweredError(ConfigurationError):
 	"""Another answer to the run's question won; this one was not used.
 
 	Args:
+		message: What happened (default: says so for ``run_id``).
 		run_id: The run.
 		question: The question's id (its step).
 	"""
 
-	def __init__(self, run_id: str, question: str | None = None) -> None:
+	def __init__(
+		self, message: str | None = None, *, run_id: str, question: str | None = None
+	) -> None:
+		super().__init__(
+			message
+			or f"run {run_id} waits for no answer: its question was already answered (the "
+			"first answer wins; this one was not used); see `openmolt runs` for what it waits "
+			"for now"
+		)
 		self.run_id = run_id
 		self.question = question
-		super().__init__(
-			f"run {run_id} waits for no answer: its question was already answered (the first "
-			"answer wins; this one was not used); see `openmolt runs` for what it waits for now"
-		)
 
 
 class DBOSBackend:
@@ -251,7 +256,9 @@ class DBOSBackend:
 		question = attrs(status).get("openmolt_question")
 		if not attrs(status).get("openmolt_parked") or not isinstance(question, dict):
 			if await anyio.to_thread.run_sync(answered, self.engine.tables, status.workflow_id):
-				raise AlreadyAnsweredError(run_id)  # by another answer (the run may have ended)
+				raise AlreadyAnsweredError(
+					run_id=run_id
+				)  # by another answer (the run may have ended)
 			raise ConfigurationError(
 				f"run {run_id} waits for no answer (status {status.status.lower()}); see "
 				"`openmolt runs`"
@@ -269,7 +276,7 @@ class DBOSBackend:
 			idempotency_key=f"{status.workflow_id}:{qid}",
 		)
 		if won is not None:
-			raise AlreadyAnsweredError(run_id, qid)
+			raise AlreadyAnsweredError(run_id=run_id, question=qid)
 		return qid
 
 	async def answer(self, run_id: str, text: str) -> None:
