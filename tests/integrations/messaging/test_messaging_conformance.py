@@ -11,6 +11,7 @@ checked in tests/integrations/social/.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable
 from functools import cache
@@ -804,6 +805,148 @@ def test_a_twilio_input_without_its_sdk_type_fails_the_check(case: str) -> None:
 		check_twilio_types(
 			with_input_schema(twilio.INTEGRATION, handle, lambda s: change(s["properties"][prop]))
 		)
+
+
+# Twilio SIDs: the per-resource patterns of Twilio's OpenAPI (twilio-oai) ---------------------
+
+# The twilio SDK carries no parameter patterns; twilio-oai (the OpenAPI the SDK is generated from)
+# is published on GitHub only. twilio_oai_sids.json is its extract: every parameter and form field
+# with a pattern, by (method, URL shape), for the three products the tools use (source and commit
+# inside the file).
+_TWILIO_SIDS = Path(__file__).with_name("twilio_oai_sids.json")
+
+
+@cache
+def twilio_sid_patterns() -> dict[str, Any]:
+	loaded: dict[str, Any] = json.loads(_TWILIO_SIDS.read_text())
+	return loaded
+
+
+def twilio_sid_errors(integration: Integration) -> list[str]:
+	"""Where a Twilio input that fills a SID parameter lacks its OpenAPI pattern and length, or
+	an input named like a SID fills no parameter the OpenAPI gives a pattern."""
+	ref = twilio_sid_patterns()
+	errors = []
+	for tool in http_tools(integration):
+		url = urls(integration, tool)[0]
+		patterns = ref["patterns"].get(f"{tool.method} {shape(url)}", {})
+		props = tool.input_schema.get("properties", {})
+		sources = {
+			name: name for name in input_path_names(url) if name is not None and name in props
+		}
+		for name, template in {**tool.query_params, **(tool.body or {})}.items():
+			source = re.match(r"\{\{ input\.(\w+)", str(template))
+			if source and source.group(1) in props:
+				sources[name] = source.group(1)
+		for name, source in sources.items():
+			ours = props[source]
+			if name not in patterns:
+				if source.endswith("Sid"):
+					errors.append(f"{tool.handle}.{source}: no SID pattern in Twilio's OpenAPI")
+				continue
+			wanted = (patterns[name], ref["minLength"], ref["maxLength"])
+			found = (ours.get("pattern"), ours.get("minLength"), ours.get("maxLength"))
+			if found != wanted:
+				errors.append(f"{tool.handle}.{source}: {wanted} (ours {found})")
+		errors += [
+			f"{tool.handle}.{name}: a SID input sent nowhere"
+			for name in props
+			if name.endswith("Sid") and name not in sources.values()
+		]
+	return errors
+
+
+def test_twilio_sid_inputs_carry_the_openapi_patterns() -> None:
+	"""Every SID input has its resource's pattern (prefix, upper- or lower-case hex) and length."""
+	ref = twilio_sid_patterns()
+	message = ref["patterns"]["GET https://api.twilio.com/2010-04-01/Accounts/{}/Messages/{}.json"]
+	assert message == {"AccountSid": "^AC[0-9a-fA-F]{32}$", "Sid": "^(SM|MM)[0-9a-fA-F]{32}$"}
+	assert twilio_sid_errors(twilio.INTEGRATION) == []
+	sid_inputs = [
+		name
+		for tool in http_tools(twilio.INTEGRATION)
+		for name in tool.input_schema.get("properties", {})
+		if name.endswith("Sid")
+	]
+	assert len(sid_inputs) >= 9
+
+
+@pytest.mark.parametrize(
+	("handle", "prop", "value", "valid"),
+	[
+		("getMessage", "Sid", "SM" + "0123456789ABCDEF" * 2, True),
+		("getMessage", "Sid", "MM" + "0123456789abcdef" * 2, True),
+		("getMessage", "Sid", "CA" + "0123456789abcdef" * 2, False),
+		("getMessage", "Sid", "SM" + "0123456789abcdef" * 2 + "0", False),
+		("getCall", "Sid", "CA" + "ABCDEF0123456789" * 2, True),
+		("getCall", "Sid", "SM" + "0123456789abcdef" * 2, False),
+		("listRecordings", "CallSid", "CA" + "0123456789abcdef" * 2, True),
+		("listRecordings", "CallSid", "RE" + "0123456789abcdef" * 2, False),
+		("listMessageMedia", "MessageSid", "MM" + "0123456789abcdef" * 2, True),
+		("sendMessage", "MessagingServiceSid", "MG" + "0123456789abcdef" * 2, True),
+		("sendMessage", "MessagingServiceSid", "SM" + "0123456789abcdef" * 2, False),
+		("sendMessage", "ContentSid", "HX" + "0123456789abcdef" * 2, True),
+		("checkVerification", "VerificationSid", "VE" + "0123456789abcdef" * 2, True),
+		("checkVerification", "VerificationSid", "VA" + "0123456789abcdef" * 2, False),
+	],
+)
+def test_twilio_sid_inputs_accept_their_resource_only(
+	handle: str, prop: str, value: str, valid: bool
+) -> None:
+	"""A SID of the resource (either hex case) passes validation; another resource's SID fails."""
+	from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError
+
+	tool = next(t for t in twilio.INTEGRATION.tools if t.handle == handle)
+	validator = JsonSchemaValidator(tool.input_schema["properties"][prop])
+	if valid:
+		validator.validate(value)
+	else:
+		with pytest.raises(ValidationError):
+			validator.validate(value)
+
+
+_TWILIO_SID_BREAKS: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
+	"the old shared pattern": (
+		"getMessage",
+		"Sid",
+		lambda p: p.update(pattern="^[A-Z]{2}[0-9a-f]{32}$"),
+	),
+	"a call SID without its pattern": ("getCall", "Sid", lambda p: p.pop("pattern")),
+	"a message SID with the call prefix": (
+		"listMessageMedia",
+		"MessageSid",
+		lambda p: p.update(pattern="^CA[0-9a-fA-F]{32}$"),
+	),
+	"CallSid without its length": ("listRecordings", "CallSid", lambda p: p.pop("maxLength")),
+	"MessagingServiceSid lower-case hex only": (
+		"sendMessage",
+		"MessagingServiceSid",
+		lambda p: p.update(pattern="^MG[0-9a-f]{32}$"),
+	),
+	"VerificationSid as any string": (
+		"checkVerification",
+		"VerificationSid",
+		lambda p: p.pop("pattern"),
+	),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TWILIO_SID_BREAKS))
+def test_a_twilio_sid_input_without_its_pattern_fails_the_check(case: str) -> None:
+	"""Loosening or changing one SID pattern, or dropping its length, makes the check fail."""
+	handle, prop, change = _TWILIO_SID_BREAKS[case]
+	broken = with_input_schema(twilio.INTEGRATION, handle, lambda s: change(s["properties"][prop]))
+	assert twilio_sid_errors(broken)
+
+
+def test_a_new_sid_input_without_a_reference_pattern_fails_the_check() -> None:
+	"""A SID input the OpenAPI gives no pattern for (or that is sent nowhere) is reported."""
+	broken = with_input_schema(
+		twilio.INTEGRATION,
+		"getMessage",
+		lambda s: s["properties"].update(ParentSid={"type": "string"}),
+	)
+	assert twilio_sid_errors(broken) == ["getMessage.ParentSid: a SID input sent nowhere"]
 
 
 # X: the xdk PyPI package, X's SDK generated from its OpenAPI ---------------------------------
