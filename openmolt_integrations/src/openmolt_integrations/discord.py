@@ -121,6 +121,24 @@ _ALLOWED_MENTIONS = obj(
 )
 # The spec's content limit (maxLength 4000); Discord documents 2000 for bots without Nitro.
 _CONTENT = string("Message text (Markdown), up to 2000 characters.", maxLength=4000)
+_ROLE = string("Role id (a snowflake).", **_SNOWFLAKE)
+_USER = string("User id (a snowflake).", **_SNOWFLAKE)
+# Channel settings shared by createChannel and updateChannel (CreateGuildChannelRequest and
+# UpdateGuildChannelRequestPartial in the spec).
+_CHANNEL_SETTINGS = {
+	"name": string("Channel name, 1 to 100 characters.", minLength=1, maxLength=100),
+	"topic": string(
+		"Text and announcement channels: the topic, up to 1024 characters.", maxLength=1024
+	),
+	"parent_id": string("Category id to put the channel in (a snowflake).", **_SNOWFLAKE),
+	"position": integer("Sorting position in the channel list.", minimum=0),
+	"nsfw": boolean("Age-restricted channel."),
+	"rate_limit_per_user": integer(
+		"Slow mode: seconds between messages per user.", minimum=0, maximum=21600
+	),
+	"bitrate": integer("Voice channels: bitrate in bits per second, from 8000.", minimum=8000),
+	"user_limit": integer("Voice channels: user limit, 0 for none.", minimum=0, maximum=99),
+}
 _ARCHIVE = integer(
 	"Minutes of inactivity before the thread is archived.", enum=[60, 1440, 4320, 10080]
 )
@@ -133,8 +151,11 @@ _DOCS = """\
 2. Under **Bot**, enable the **Message Content Intent** if the agent must read message text.
 3. Invite the bot: **OAuth2** → **URL Generator**, tick the `bot` scope and the permissions Send
    Messages, Send Messages in Threads, Create Public Threads, Read Message History, Add
-   Reactions, Embed Links, Attach Files, Manage Messages (for pins), then open the URL and pick
-   the server.
+   Reactions, Embed Links, Attach Files, Manage Messages (for pins), Manage Channels (create,
+   edit and delete channels) and Manage Roles (add and remove roles; only roles below the bot's
+   own), then open the URL and pick the server.
+4. For `listGuildMembers`, enable the **Server Members Intent** under **Bot** (a privileged
+   intent).
 
 ```python
 om = OpenMolt(integrations={"discord": {"botToken": "MTA..."}})
@@ -463,6 +484,86 @@ _TOOLS = [
 			}
 		),
 	),
+	HttpTool(
+		handle="createChannel",
+		description="Create a channel in a server: text (type 0), voice (2), category (4), "
+		"announcement (5), stage (13) or forum (15). Needs Manage Channels. Returns the channel.",
+		scopes=["manage"],
+		method="POST",
+		endpoint="/guilds/{{ input.guild_id }}/channels",
+		body=passthrough("type", *_CHANNEL_SETTINGS),
+		input_schema=obj(
+			{
+				"guild_id": _GUILD,
+				"type": integer(
+					"Channel type: 0 text, 2 voice, 4 category, 5 announcement, 13 stage, 15 forum.",
+					enum=[0, 2, 4, 5, 13, 15],
+					default=0,
+				),
+				**_CHANNEL_SETTINGS,
+			},
+			["guild_id", "name"],
+		),
+	),
+	HttpTool(
+		handle="updateChannel",
+		description="Change a channel's name, topic, category, position or settings (only the "
+		"given fields change). Needs Manage Channels.",
+		scopes=["manage"],
+		method="PATCH",
+		endpoint="/channels/{{ input.channel_id }}",
+		body=passthrough(*_CHANNEL_SETTINGS),
+		input_schema=obj({"channel_id": _CHANNEL, **_CHANNEL_SETTINGS}, ["channel_id"]),
+	),
+	HttpTool(
+		handle="deleteChannel",
+		description="Delete a server channel (or close a DM). Cannot be undone; a category's "
+		"channels stay, without the category. Needs Manage Channels.",
+		scopes=["manage"],
+		method="DELETE",
+		endpoint="/channels/{{ input.channel_id }}",
+		input_schema=obj({"channel_id": _CHANNEL}, ["channel_id"]),
+	),
+	HttpTool(
+		handle="listGuildMembers",
+		description="List a server's members in user id order, one page at a time: pass the "
+		"last user id as `after`. Needs the Server Members privileged intent.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/guilds/{{ input.guild_id }}/members",
+		query_params=passthrough("after", limit='{{ input["limit"] | default: 100 }}'),
+		input_schema=obj(
+			{
+				"guild_id": _GUILD,
+				"limit": integer("Members to return.", minimum=1, maximum=1000, default=100),
+				"after": string("Members with a user id above this one.", **_SNOWFLAKE),
+			},
+			["guild_id"],
+		),
+	),
+	HttpTool(
+		handle="addMemberRole",
+		description="Give a server member a role. Needs Manage Roles, and the role must be "
+		"below the bot's highest role.",
+		scopes=["manage"],
+		method="PUT",
+		endpoint="/guilds/{{ input.guild_id }}/members/{{ input.user_id }}/roles/{{ input.role_id }}",
+		input_schema=obj(
+			{"guild_id": _GUILD, "user_id": _USER, "role_id": _ROLE},
+			["guild_id", "user_id", "role_id"],
+		),
+	),
+	HttpTool(
+		handle="removeMemberRole",
+		description="Take a role away from a server member. Needs Manage Roles.",
+		scopes=["manage"],
+		method="DELETE",
+		endpoint="/guilds/{{ input.guild_id }}/members/{{ input.user_id }}/roles/{{ input.role_id }}",
+		input_schema=obj(
+			{"guild_id": _GUILD, "user_id": _USER, "role_id": _ROLE},
+			["guild_id", "user_id", "role_id"],
+		),
+	),
 ]
 
 INTEGRATION = Integration(
@@ -474,9 +575,17 @@ INTEGRATION = Integration(
 		"send*": ["outbound"],
 		"editMessage": ["outbound"],
 		"createThread*": ["outbound"],
+		"createChannel": ["outbound"],
+		"updateChannel": ["outbound"],
+		"deleteChannel": ["outbound"],
+		"addMemberRole": ["outbound"],
+		"removeMemberRole": ["outbound"],
+		# names and nicknames the members chose
+		"listGuildMembers": ["private", "untrusted"],
 	},
 	name="Discord",
-	description="Send, edit and read Discord messages with embeds, reactions, threads and pins.",
+	description="Send, edit and read Discord messages with embeds, reactions, threads and pins; "
+	"create, edit and delete channels; list members and give or take roles.",
 	api_version="v10",
 	api_setup=ApiSetup(
 		base_url="https://discord.com/api/v10",
@@ -498,6 +607,7 @@ INTEGRATION = Integration(
 		"read": "Read channels, threads, messages, servers and members.",
 		"write": "Send and edit messages, react, pin, open DMs and create threads.",
 		"delete": "Delete messages.",
+		"manage": "Create, edit and delete channels; give and take members' roles.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

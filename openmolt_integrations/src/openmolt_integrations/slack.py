@@ -45,6 +45,12 @@ _BLOCKS = array(
 )
 _THREAD_TS = string("`ts` of the parent message, to post inside its thread.")
 
+_CHANNEL_NAME = string(
+	"Channel name: lowercase letters, digits, hyphens and underscores, up to 80 characters.",
+	pattern="^[a-z0-9_-]{1,80}$",
+	minLength=1,
+	maxLength=80,
+)
 _OK = obj(
 	{"ok": boolean("True on success."), "error": string("Error code when ok is false.")},
 	description="Slack's envelope: every answer has `ok`, failures add `error`.",
@@ -67,7 +73,11 @@ _SCOPES = [
 	"reactions:write",
 	"files:read",
 	"files:write",
+	"channels:manage",
+	"groups:write",
 ]
+# search.messages works only with a user token: its scope is requested as a user scope.
+_USER_SCOPES = ["search:read"]
 
 _DOCS = """\
 ## Get a token
@@ -76,7 +86,9 @@ Slack tools act as a Slack app. Create one at <https://api.slack.com/apps> ("Cre
 scratch"), open **OAuth & Permissions** and add these **Bot Token Scopes**: `chat:write`,
 `chat:write.public`, `channels:read`, `channels:history`, `groups:read`, `groups:history`,
 `im:read`, `im:write`, `im:history`, `mpim:read`, `mpim:history`, `users:read`,
-`users:read.email`, `reactions:write`, `files:read`, `files:write`. Click **Install to Workspace**
+`users:read.email`, `reactions:write`, `files:read`, `files:write`, `channels:manage`,
+`groups:write` (the last two for creating, renaming and archiving channels, inviting and removing
+members, and setting topics and purposes). Click **Install to Workspace**
 and copy the **Bot User OAuth Token** (`xoxb-…`). Invite the bot to private channels
 (`/invite @yourbot`); public channels work through `chat:write.public`.
 
@@ -86,6 +98,8 @@ agent = om.create_agent(..., integrations=["slack"])
 ```
 
 A user token (`xoxp-…`, **User Token Scopes**) acts as the person who installed the app instead.
+`searchMessages` (search.messages) works only with a user token that has the `search:read` user
+scope; Slack refuses it for bot tokens. `getPermalink` needs no scope.
 
 **OAuth v2 with token rotation.** For an app installed by others, send users to
 `https://slack.com/oauth/v2/authorize?client_id=…&scope=chat:write,channels:read,…&redirect_uri=…`,
@@ -463,6 +477,120 @@ _TOOLS = [
 		),
 		passthrough("channel_id", "initial_comment", "thread_ts", files="{{ input.files | json }}"),
 	),
+	_post_form(
+		"createChannel",
+		"conversations.create",
+		"Create a public or private channel (conversations.create). Returns `channel.id`.",
+		["manage"],
+		obj(
+			{
+				"name": _CHANNEL_NAME,
+				"is_private": boolean("Create a private channel.", default=False),
+				"team_id": string("Workspace id (T…); needed only with an org-wide token."),
+			},
+			["name"],
+		),
+	),
+	_post_form(
+		"renameChannel",
+		"conversations.rename",
+		"Rename a channel (conversations.rename); only its creator or an admin can.",
+		["manage"],
+		obj({"channel": _CHANNEL, "name": _CHANNEL_NAME}, ["channel", "name"]),
+	),
+	_post_form(
+		"archiveChannel",
+		"conversations.archive",
+		"Archive a channel (conversations.archive): it becomes read-only and leaves the lists.",
+		["manage"],
+		obj({"channel": _CHANNEL}, ["channel"]),
+	),
+	_post_form(
+		"inviteToChannel",
+		"conversations.invite",
+		"Invite 1 to 1000 users to a channel (conversations.invite).",
+		["manage"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"users": array(string(), "User ids (U…) to invite.", minItems=1, maxItems=1000),
+				"force": boolean("Invite the valid users even if some ids are invalid."),
+			},
+			["channel", "users"],
+		),
+		passthrough("channel", "force", users="{{ input.users | join: ',' }}"),
+	),
+	_post_form(
+		"removeFromChannel",
+		"conversations.kick",
+		"Remove a user from a channel (conversations.kick).",
+		["manage"],
+		obj(
+			{"channel": _CHANNEL, "user": string("Id of the user to remove (U…).")},
+			["channel", "user"],
+		),
+	),
+	_post_form(
+		"setChannelTopic",
+		"conversations.setTopic",
+		"Set a channel's topic, shown in its header (conversations.setTopic).",
+		["manage"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"topic": string(
+					"The new topic, up to 250 characters (no formatting).", maxLength=250
+				),
+			},
+			["channel", "topic"],
+		),
+	),
+	_post_form(
+		"setChannelPurpose",
+		"conversations.setPurpose",
+		"Set a channel's purpose, its description (conversations.setPurpose).",
+		["manage"],
+		obj(
+			{
+				"channel": _CHANNEL,
+				"purpose": string("The new purpose, up to 250 characters.", maxLength=250),
+			},
+			["channel", "purpose"],
+		),
+	),
+	_get(
+		"searchMessages",
+		"search.messages",
+		"Search the workspace's messages with Slack's search syntax (in:#channel, from:@user, "
+		"before:2026-01-31, has:link). Needs a user token with search:read; bot tokens are refused.",
+		["read"],
+		obj(
+			{
+				"query": string("Search query, e.g. `deploy in:#ops from:@ada`.", minLength=1),
+				"count": integer("Results per page.", minimum=1, maximum=100, default=20),
+				"page": integer("Page number, from 1.", minimum=1, maximum=100),
+				"cursor": string(
+					"Cursor paging: `*` for the first page, then `response_metadata.next_cursor`."
+				),
+				"sort": string("Sort by relevance (score) or time.", enum=["score", "timestamp"]),
+				"sort_dir": string("Sort direction.", enum=["asc", "desc"]),
+				"highlight": boolean("Mark the matching words in the results."),
+				"team_id": string("Workspace id (T…); needed only with an org-wide token."),
+			},
+			["query"],
+		),
+	),
+	_get(
+		"getPermalink",
+		"chat.getPermalink",
+		"Get a message's permanent link, e.g. https://acme.slack.com/archives/C…/p… "
+		"(chat.getPermalink).",
+		["read"],
+		obj(
+			{"channel": _CHANNEL, "message_ts": string("`ts` of the message.")},
+			["channel", "message_ts"],
+		),
+	),
 ]
 
 
@@ -496,9 +624,19 @@ INTEGRATION = Integration(
 		"scheduleMessage": ["outbound"],
 		"postEphemeral": ["outbound"],
 		"completeUpload": ["outbound"],
+		"createChannel": ["outbound"],
+		"renameChannel": ["outbound"],
+		"archiveChannel": ["outbound"],
+		"inviteToChannel": ["outbound"],
+		"removeFromChannel": ["outbound"],
+		"setChannelTopic": ["outbound"],
+		"setChannelPurpose": ["outbound"],
+		"searchMessages": ["private", "untrusted"],
+		"getPermalink": ["private"],
 	},
 	name="Slack",
-	description="Send, edit, schedule and read Slack messages; users, reactions and file uploads.",
+	description="Send, edit, schedule, read and search Slack messages; manage channels and "
+	"their members; users, reactions, permalinks and file uploads.",
 	api_version="Web API (unversioned, 2026)",
 	api_setup=ApiSetup(base_url="https://slack.com/api"),
 	response_checks=[ok_false],
@@ -513,12 +651,15 @@ INTEGRATION = Integration(
 			refresh_token="{{ config.refreshToken }}",
 			scopes=_SCOPES,
 			scope_separator=",",
+			auth_params={"user_scope": ",".join(_USER_SCOPES)},
 		),
 	],
 	scopes={
-		"read": "Read conversations, messages, threads and users.",
+		"read": "Read and search conversations, messages, threads and users; get permalinks.",
 		"write": "Post, edit, schedule and delete messages, open DMs and add reactions.",
 		"files": "Upload files and share them in conversations.",
+		"manage": "Create, rename and archive channels, invite and remove members, set topics "
+		"and purposes.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

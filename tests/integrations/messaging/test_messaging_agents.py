@@ -732,3 +732,123 @@ async def test_outlook_refresh_goes_to_the_tenant_token_url() -> None:
 	assert form(refresh)["client_id"] == ["cid"]
 	assert str(folders.url) == "https://graph.microsoft.com/v1.0/me/mailFolders?%24top=5"
 	assert folders.headers["authorization"] == "Bearer graph-new"
+
+
+async def test_slack_agent_manages_a_channel_searches_and_links() -> None:
+	"""Channel management goes as form posts, search and permalink as GET queries, each with the
+	token; the search's default page size is sent."""
+	ok = httpx.Response(200, json={"ok": True})
+	service = Recorder(
+		httpx.Response(200, json={"ok": True, "channel": {"id": "C0NEW000001"}}),
+		ok,
+		ok,
+		ok,
+		ok,
+		ok,
+		ok,
+		httpx.Response(200, json={"ok": True, "messages": {"matches": [], "total": 0}}),
+		httpx.Response(
+			200, json={"ok": True, "permalink": "https://acme.slack.com/archives/C1/p1"}
+		),
+	)
+	channel = "C0NEW000001"
+	await run_agent(
+		"slack",
+		[
+			call_tool("slack.createChannel", name="launch-2026", is_private=True),
+			call_tool("slack.renameChannel", channel=channel, name="launch-q1"),
+			call_tool("slack.inviteToChannel", channel=channel, users=["U01", "U02"]),
+			call_tool("slack.removeFromChannel", channel=channel, user="U02"),
+			call_tool("slack.setChannelTopic", channel=channel, topic="Ship on Friday"),
+			call_tool("slack.setChannelPurpose", channel=channel, purpose="Launch planning"),
+			call_tool("slack.archiveChannel", channel=channel),
+			call_tool("slack.searchMessages", query="deploy in:#ops", sort="timestamp"),
+			call_tool("slack.getPermalink", channel="C1", message_ts="1712345678.000100"),
+		],
+		service,
+		config={"token": "xoxp-user-token"},
+	)
+	create, rename, invite, kick, topic, purpose, archive, search, link = service.requests
+	expected = [
+		(create, "conversations.create", {"name": ["launch-2026"], "is_private": ["true"]}),
+		(rename, "conversations.rename", {"channel": [channel], "name": ["launch-q1"]}),
+		(invite, "conversations.invite", {"channel": [channel], "users": ["U01,U02"]}),
+		(kick, "conversations.kick", {"channel": [channel], "user": ["U02"]}),
+		(topic, "conversations.setTopic", {"channel": [channel], "topic": ["Ship on Friday"]}),
+		(
+			purpose,
+			"conversations.setPurpose",
+			{"channel": [channel], "purpose": ["Launch planning"]},
+		),
+		(archive, "conversations.archive", {"channel": [channel]}),
+	]
+	for request, method, fields in expected:
+		assert (request.method, str(request.url)) == ("POST", f"https://slack.com/api/{method}")
+		assert request.headers["authorization"] == "Bearer xoxp-user-token"
+		assert form(request) == fields
+	assert search.method == "GET"
+	assert search.url.copy_with(query=None) == "https://slack.com/api/search.messages"
+	assert dict(search.url.params) == {
+		"query": "deploy in:#ops",
+		"sort": "timestamp",
+		"count": "20",
+	}
+	assert search.headers["authorization"] == "Bearer xoxp-user-token"
+	assert link.url.copy_with(query=None) == "https://slack.com/api/chat.getPermalink"
+	assert dict(link.url.params) == {"channel": "C1", "message_ts": "1712345678.000100"}
+
+
+async def test_discord_agent_manages_channels_members_and_roles() -> None:
+	"""Channel create, edit and delete, the member list and role changes go to their v10 routes
+	with the bot token; only the given channel settings are sent."""
+	guild, channel = "1100000000000000001", "1200000000000000009"
+	user, role = "1400000000000000001", "1500000000000000001"
+	service = Recorder(
+		httpx.Response(201, json={"id": channel, "type": 0}),
+		httpx.Response(200, json={"id": channel}),
+		httpx.Response(204),
+		httpx.Response(204),
+		httpx.Response(200, json={"id": channel}),
+		httpx.Response(200, json=[{"user": {"id": user}}]),
+	)
+	await run_agent(
+		"discord",
+		[
+			call_tool(
+				"discord.createChannel",
+				guild_id=guild,
+				name="launch",
+				type=0,
+				topic="Launch planning",
+				parent_id="1300000000000000001",
+			),
+			call_tool("discord.updateChannel", channel_id=channel, name="launch-q1", nsfw=False),
+			call_tool("discord.addMemberRole", guild_id=guild, user_id=user, role_id=role),
+			call_tool("discord.removeMemberRole", guild_id=guild, user_id=user, role_id=role),
+			call_tool("discord.deleteChannel", channel_id=channel),
+			# last: what members wrote (nicknames) is untrusted, and outbound calls after it wait
+			call_tool("discord.listGuildMembers", guild_id=guild, limit=50, after="1"),
+		],
+		service,
+		config={"botToken": "MTA1.bot-token.secret"},
+	)
+	create, update, add, remove, delete, members = service.requests
+	base = "https://discord.com/api/v10"
+	for request in service.requests:
+		assert request.headers["authorization"] == "Bot MTA1.bot-token.secret"
+	assert (create.method, str(create.url)) == ("POST", f"{base}/guilds/{guild}/channels")
+	assert body(create) == {
+		"name": "launch",
+		"type": 0,
+		"topic": "Launch planning",
+		"parent_id": "1300000000000000001",
+	}
+	assert (update.method, str(update.url)) == ("PATCH", f"{base}/channels/{channel}")
+	assert body(update) == {"name": "launch-q1", "nsfw": False}
+	assert members.method == "GET"
+	assert members.url.copy_with(query=None) == f"{base}/guilds/{guild}/members"
+	assert dict(members.url.params) == {"limit": "50", "after": "1"}
+	route = f"{base}/guilds/{guild}/members/{user}/roles/{role}"
+	assert (add.method, str(add.url), add.content) == ("PUT", route, b"")
+	assert (remove.method, str(remove.url)) == ("DELETE", route)
+	assert (delete.method, str(delete.url)) == ("DELETE", f"{base}/channels/{channel}")

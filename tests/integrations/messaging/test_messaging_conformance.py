@@ -206,6 +206,30 @@ _DISCORD_MESSAGE = {
 	"poll",
 }
 _DISCORD_MESSAGE_PATH = "https://discord.com/api/v10/channels/{channel.id}/messages/{message.id}"
+_DISCORD_MEMBER_ROLE = (
+	"https://discord.com/api/v10/guilds/{guild.id}/members/{user.id}/roles/{role.id}"
+)
+# https://discord.com/developers/docs/resources/guild#create-guild-channel-json-params
+_DISCORD_CHANNEL_SETTINGS = {
+	"name",
+	"type",
+	"topic",
+	"bitrate",
+	"user_limit",
+	"rate_limit_per_user",
+	"position",
+	"permission_overwrites",
+	"parent_id",
+	"nsfw",
+	"rtc_region",
+	"video_quality_mode",
+	"default_auto_archive_duration",
+	"default_reaction_emoji",
+	"available_tags",
+	"default_sort_order",
+	"default_forum_layout",
+	"default_thread_rate_limit_per_user",
+}
 DISCORD_DOCS: dict[str, tuple[str, str, set[str], set[str], dict[str, set[str]]]] = {
 	# https://discord.com/developers/docs/resources/message#create-message
 	"createMessage": (
@@ -315,6 +339,44 @@ DISCORD_DOCS: dict[str, tuple[str, str, set[str], set[str], dict[str, set[str]]]
 		set(),
 		{},
 	),
+	# https://discord.com/developers/docs/resources/guild#create-guild-channel
+	"createGuildChannel": (
+		"POST",
+		"https://discord.com/api/v10/guilds/{guild.id}/channels",
+		set(),
+		_DISCORD_CHANNEL_SETTINGS,
+		{},
+	),
+	# https://discord.com/developers/docs/resources/channel#modify-channel (guild channel and
+	# thread fields)
+	"modifyChannel": (
+		"PATCH",
+		"https://discord.com/api/v10/channels/{channel.id}",
+		set(),
+		_DISCORD_CHANNEL_SETTINGS
+		| {"flags", "archived", "auto_archive_duration", "locked", "invitable", "applied_tags"},
+		{},
+	),
+	# https://discord.com/developers/docs/resources/channel#deleteclose-channel
+	"deleteChannel": (
+		"DELETE",
+		"https://discord.com/api/v10/channels/{channel.id}",
+		set(),
+		set(),
+		{},
+	),
+	# https://discord.com/developers/docs/resources/guild#list-guild-members
+	"listGuildMembers": (
+		"GET",
+		"https://discord.com/api/v10/guilds/{guild.id}/members",
+		{"limit", "after"},
+		set(),
+		{},
+	),
+	# https://discord.com/developers/docs/resources/guild#add-guild-member-role
+	"addGuildMemberRole": ("PUT", _DISCORD_MEMBER_ROLE, set(), set(), {}),
+	# https://discord.com/developers/docs/resources/guild#remove-guild-member-role
+	"removeGuildMemberRole": ("DELETE", _DISCORD_MEMBER_ROLE, set(), set(), {}),
 	# https://discord.com/developers/docs/resources/user#create-dm
 	"createDm": (
 		"POST",
@@ -1379,6 +1441,12 @@ def _slack_methods() -> dict[str, dict[str, Any]]:
 		if not isinstance(fn, ast.FunctionDef):
 			continue
 		params = {a.arg for a in fn.args.kwonlyargs}
+		# keyword-only arguments without a default are the method's required arguments
+		required = {
+			a.arg
+			for a, default in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)
+			if default is None
+		}
 		for node in ast.walk(fn):
 			if (
 				isinstance(node, ast.Call)
@@ -1402,6 +1470,7 @@ def _slack_methods() -> dict[str, dict[str, Any]]:
 					"verb": verb.value if isinstance(verb, ast.Constant) else "POST",
 					"json": "json" in kw,
 					"params": params,
+					"required": required,
 				}
 	return methods
 
@@ -1429,6 +1498,7 @@ def test_slack_tools_are_slack_sdk_web_api_methods() -> None:
 			assert fmt == ("json" if spec["json"] else "form-data"), f"{tool.handle}: {fmt}"
 			names = set(tool.body)
 		assert names <= spec["params"], f"{tool.handle}: {names - spec['params']}"
+		assert slack_required_errors(tool, spec) == []
 		checked += 1
 	assert checked == len(slack.INTEGRATION.tools) - 1
 	upload = next(t for t in slack.INTEGRATION.tools if t.handle == "uploadFileBytes")
@@ -1441,6 +1511,77 @@ def test_slack_tools_are_slack_sdk_web_api_methods() -> None:
 		str(metadata.distribution("slack-sdk").locate_file("slack_sdk/web/client.py"))
 	).read_text()
 	assert 'url=f["upload_url"]' in client  # slack-sdk also POSTs the raw bytes to upload_url
+
+
+def slack_required_errors(tool: HttpTool, spec: dict[str, Any]) -> list[str]:
+	"""The WebClient method's required arguments that the tool may leave out."""
+	sent = tool.query_params if tool.method == "GET" else (tool.body or {})
+	required = set(tool.input_schema.get("required", []))
+	errors = []
+	for name in sorted(spec["required"]):
+		source = re.match(r"\{\{ input\.(\w+)", str(sent.get(name, "")))
+		if name not in sent:
+			errors.append(f"{tool.handle}: slack-sdk requires {name}")
+		elif source and source.group(1) not in required:
+			errors.append(f"{tool.handle}: make {source.group(1)} required ({name})")
+	return errors
+
+
+_SLACK_NEW = {
+	"createChannel": ("conversations.create", {"name", "is_private", "team_id"}),
+	"renameChannel": ("conversations.rename", {"channel", "name"}),
+	"archiveChannel": ("conversations.archive", {"channel"}),
+	"inviteToChannel": ("conversations.invite", {"channel", "users", "force"}),
+	"removeFromChannel": ("conversations.kick", {"channel", "user"}),
+	"setChannelTopic": ("conversations.setTopic", {"channel", "topic"}),
+	"setChannelPurpose": ("conversations.setPurpose", {"channel", "purpose"}),
+	"searchMessages": ("search.messages", None),
+	"getPermalink": ("chat.getPermalink", {"channel", "message_ts"}),
+}
+
+
+def test_slack_channel_search_and_permalink_tools_are_the_sdk_methods() -> None:
+	"""The channel management, search and permalink tools call the methods slack-sdk names,
+	sending every argument it requires from a required input."""
+	methods = _slack_methods()
+	assert methods["search.messages"]["verb"] == "GET"
+	assert methods["conversations.invite"]["required"] == {"channel", "users"}
+	tools = {t.handle: t for t in slack.INTEGRATION.tools}
+	for handle, (name, sent) in _SLACK_NEW.items():
+		tool = tools[handle]
+		assert tool.endpoint == f"/{name}", handle
+		assert slack_required_errors(tool, methods[name]) == [], handle
+		if sent is not None:
+			assert set(tool.body or tool.query_params) == sent, handle
+	search = tools["searchMessages"].input_schema["properties"]
+	assert search["sort"]["enum"] == ["score", "timestamp"]
+	assert search["sort_dir"]["enum"] == ["asc", "desc"]
+	assert search["count"]["maximum"] == 100 and search["page"]["maximum"] == 100
+
+
+@pytest.mark.parametrize(
+	("handle", "field"),
+	[
+		("renameChannel", "name"),
+		("inviteToChannel", "users"),
+		("removeFromChannel", "user"),
+		("setChannelTopic", "topic"),
+		("searchMessages", "query"),
+		("getPermalink", "message_ts"),
+		("postMessage", "channel"),
+	],
+)
+def test_a_slack_tool_with_an_optional_required_argument_fails_the_check(
+	handle: str, field: str
+) -> None:
+	"""Making an input optional that fills an argument slack-sdk requires fails the check."""
+	broken = with_input_schema(
+		slack.INTEGRATION,
+		handle,
+		lambda s: s.update(required=[r for r in s["required"] if r != field]),
+	)
+	tool = next(t for t in broken.tools if t.handle == handle)
+	assert slack_required_errors(tool, _slack_methods()[tool.endpoint.lstrip("/")])
 
 
 def test_slack_scopes_and_errors_follow_slack_sdk() -> None:
