@@ -852,3 +852,71 @@ async def test_discord_agent_manages_channels_members_and_roles() -> None:
 	assert (add.method, str(add.url), add.content) == ("PUT", route, b"")
 	assert (remove.method, str(remove.url)) == ("DELETE", route)
 	assert (delete.method, str(delete.url)) == ("DELETE", f"{base}/channels/{channel}")
+
+
+async def test_x_agent_sends_a_dm_follows_and_reads_dms() -> None:
+	"""DMs go to /2/dm_conversations/with/{id}/messages as JSON, follows to /2/users/{id}/following,
+	and the DM list sends X's dotted field names comma-joined; the user token is the Bearer."""
+	me, them = "1000000000000000001", "2000000000000000002"
+	service = Recorder(
+		httpx.Response(201, json={"data": {"dm_conversation_id": f"{me}-{them}"}}),
+		httpx.Response(200, json={"data": {"following": True}}),
+		httpx.Response(200, json={"data": {"following": False}}),
+		httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}),
+	)
+	await run_agent(
+		"x",
+		[
+			call_tool(
+				"x.sendDirectMessage",
+				participant_id=them,
+				text="Thanks for the intro!",
+				attachments=[{"media_id": "1455952740635586573"}],
+			),
+			call_tool("x.followUser", id=me, target_user_id=them),
+			call_tool("x.unfollowUser", source_user_id=me, target_user_id=them),
+			call_tool(
+				"x.listDirectMessages",
+				max_results=20,
+				event_types=["MessageCreate"],
+				dm_event_fields=["created_at", "text"],
+				expansions=["sender_id"],
+			),
+		],
+		service,
+		config={
+			"accessToken": "x-user-access-token",
+			"expiryDate": 4102444800,
+			"clientId": "cid",
+			"clientSecret": "csecret",
+			"refreshToken": "r",
+		},
+		credential="oauth2",
+	)
+	dm, follow, unfollow, events = service.requests
+	for request in service.requests:
+		assert request.headers["authorization"] == "Bearer x-user-access-token"
+	assert (dm.method, str(dm.url)) == (
+		"POST",
+		f"https://api.x.com/2/dm_conversations/with/{them}/messages",
+	)
+	assert body(dm) == {
+		"text": "Thanks for the intro!",
+		"attachments": [{"media_id": "1455952740635586573"}],
+	}
+	assert (follow.method, str(follow.url)) == (
+		"POST",
+		f"https://api.x.com/2/users/{me}/following",
+	)
+	assert body(follow) == {"target_user_id": them}
+	assert (unfollow.method, str(unfollow.url)) == (
+		"DELETE",
+		f"https://api.x.com/2/users/{me}/following/{them}",
+	)
+	assert events.url.copy_with(query=None) == "https://api.x.com/2/dm_events"
+	assert dict(events.url.params) == {
+		"max_results": "20",
+		"event_types": "MessageCreate",
+		"dm_event.fields": "created_at,text",
+		"expansions": "sender_id",
+	}
