@@ -577,6 +577,149 @@ _TOOLS = [
 		["admin"],
 		obj({"drop_pending_updates": boolean("Discard updates waiting in the queue.")}),
 	),
+	_method(
+		"pinChatMessage",
+		"pinChatMessage",
+		"Pin a message in a chat (the bot must be an admin with the pin right in groups and "
+		"channels).",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"message_id": integer("Id of the message to pin."),
+				"disable_notification": boolean(
+					"Pin without notifying the members (always silent in channels)."
+				),
+			},
+			["chat_id", "message_id"],
+		),
+	),
+	_method(
+		"unpinChatMessage",
+		"unpinChatMessage",
+		"Unpin a message in a chat; without message_id, the most recent pinned message.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"message_id": integer("Id of the message to unpin (omit for the latest pin)."),
+			},
+			["chat_id"],
+		),
+	),
+	_method(
+		"sendLocation",
+		"sendLocation",
+		"Send a point on the map, optionally a live location that can be updated for a period.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"latitude": {
+					"type": "number",
+					"description": "Latitude, -90 to 90.",
+					"minimum": -90,
+					"maximum": 90,
+				},
+				"longitude": {
+					"type": "number",
+					"description": "Longitude, -180 to 180.",
+					"minimum": -180,
+					"maximum": 180,
+				},
+				"horizontal_accuracy": {
+					"type": "number",
+					"description": "Radius of uncertainty in meters, 0 to 1500.",
+					"minimum": 0,
+					"maximum": 1500,
+				},
+				"live_period": integer(
+					"Live location: seconds it can be updated, 60 to 86400 (2147483647: "
+					"indefinitely).",
+					minimum=60,
+					maximum=2147483647,
+				),
+				"heading": integer(
+					"Live location: direction of movement in degrees.", minimum=1, maximum=360
+				),
+				"proximity_alert_radius": integer(
+					"Live location: alert distance in meters.", minimum=1, maximum=100000
+				),
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "latitude", "longitude"],
+		),
+	),
+	_method(
+		"sendSticker",
+		"sendSticker",
+		"Send a sticker (static .WEBP, animated .TGS or video .WEBM) by file_id or HTTPS URL.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"sticker": string("file_id of a sticker on Telegram, or an HTTPS URL of a .WEBP."),
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "sticker"],
+		),
+	),
+	_method(
+		"sendAnimation",
+		"sendAnimation",
+		"Send an animation (GIF or H.264/MPEG-4 AVC video without sound) by file_id or HTTPS "
+		"URL. To send bytes, use uploadAnimation.",
+		["send"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"animation": string("file_id of an animation on Telegram, or an HTTPS URL."),
+				"caption": _CAPTION,
+				"parse_mode": _PARSE_MODE,
+				"has_spoiler": boolean("Cover the animation with a spoiler effect."),
+				"message_thread_id": _THREAD,
+				"reply_parameters": _REPLY,
+				"disable_notification": _SILENT,
+			},
+			["chat_id", "animation"],
+		),
+	),
+	_upload(
+		"uploadAnimation",
+		"sendAnimation",
+		"animation",
+		"Upload and send an animation (GIF or soundless MP4) from a file reference (max 50 MB).",
+		{"caption": _CAPTION, "parse_mode": _PARSE_MODE, "message_thread_id": _THREAD},
+	),
+	_method(
+		"getChatAdministrators",
+		"getChatAdministrators",
+		"List a group's or channel's administrators with their rights and custom titles "
+		"(other bots only with return_bots).",
+		["read"],
+		obj(
+			{
+				"chat_id": _CHAT,
+				"return_bots": boolean("Also list the other bots that are administrators."),
+			},
+			["chat_id"],
+		),
+	),
+	_method(
+		"getChatMember",
+		"getChatMember",
+		"Get one member of a chat: status (creator, administrator, member, restricted, left, "
+		"kicked), rights and custom title.",
+		["read"],
+		obj(
+			{"chat_id": _CHAT, "user_id": integer("The user's id.")},
+			["chat_id", "user_id"],
+		),
+	),
 ]
 
 INTEGRATION = Integration(
@@ -596,15 +739,26 @@ INTEGRATION = Integration(
 		"editMessageText": ["outbound"],
 		"answerCallbackQuery": ["outbound"],
 		"setWebhook": ["outbound"],
+		"pinChatMessage": ["outbound"],
+		"unpinChatMessage": ["outbound"],
+		"sendLocation": ["outbound"],
+		"sendSticker": ["outbound"],
+		"sendAnimation": ["outbound"],
+		# members' names and the custom titles admins gave them
+		"getChatAdministrators": ["private", "untrusted"],
+		"getChatMember": ["private", "untrusted"],
 	},
 	name="Telegram",
-	description="Send, edit and copy Telegram messages, photos, videos, audio, documents and albums; read updates, manage the webhook, download files.",
+	description="Send, edit, copy and pin Telegram messages, photos, videos, audio, documents, "
+	"albums, locations, stickers and animations; read updates, chats' administrators and "
+	"members, manage the webhook, download files.",
 	api_version="Bot API 10",
 	api_setup=ApiSetup(base_url="https://api.telegram.org/bot{{ config.botToken }}"),
 	credential_setup=[CustomCredential(type="custom")],
 	scopes={
-		"read": "Read updates, chats and files.",
-		"send": "Send, edit and forward messages and media; answer button presses.",
+		"read": "Read updates, chats, their administrators and members, and files.",
+		"send": "Send, edit and forward messages, media, locations, stickers and animations; pin "
+		"and unpin messages; answer button presses.",
 		"delete": "Delete messages.",
 		"admin": "Set, inspect or remove the bot's webhook.",
 	},

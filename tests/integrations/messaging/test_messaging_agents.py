@@ -920,3 +920,77 @@ async def test_x_agent_sends_a_dm_follows_and_reads_dms() -> None:
 		"dm_event.fields": "created_at,text",
 		"expansions": "sender_id",
 	}
+
+
+async def test_telegram_agent_pins_sends_media_and_reads_members() -> None:
+	"""Pins, locations, stickers, animations (by URL and uploaded) and member reads each go to
+	their Bot API method with the token only in the path, as JSON or multipart."""
+	token = "123456789:AAHsecretTokenValue"
+	sent = httpx.Response(200, json={"ok": True, "result": {"message_id": 9, "chat": {"id": 42}}})
+	done = httpx.Response(200, json={"ok": True, "result": True})
+	service = Recorder(
+		done,
+		done,
+		sent,
+		sent,
+		sent,
+		sent,
+		httpx.Response(200, json={"ok": True, "result": [{"status": "creator"}]}),
+		httpx.Response(200, json={"ok": True, "result": {"status": "member"}}),
+	)
+	gif = data_url(b"GIF89a", "image/gif")
+	result, model = await run_agent(
+		"telegram",
+		[
+			call_tool(
+				"telegram.pinChatMessage", chat_id=42, message_id=7, disable_notification=True
+			),
+			call_tool("telegram.unpinChatMessage", chat_id="@channel"),
+			call_tool(
+				"telegram.sendLocation",
+				chat_id=42,
+				latitude=59.9139,
+				longitude=10.7522,
+				live_period=900,
+			),
+			call_tool("telegram.sendSticker", chat_id=42, sticker="CAACAgIAAxkBAAE"),
+			call_tool(
+				"telegram.sendAnimation",
+				chat_id=42,
+				animation="https://example.com/cat.gif",
+				caption="cat",
+			),
+			call_tool("telegram.uploadAnimation", chat_id=42, animation=gif, caption="dog"),
+			call_tool("telegram.getChatAdministrators", chat_id=-1001234567890),
+			call_tool("telegram.getChatMember", chat_id=-1001234567890, user_id=777),
+		],
+		service,
+		config={"botToken": token},
+	)
+	pin, unpin, location, sticker, animation, upload, admins, member = service.requests
+	base = f"https://api.telegram.org/bot{token}"
+	expected = [
+		(pin, "pinChatMessage", {"chat_id": 42, "message_id": 7, "disable_notification": True}),
+		(unpin, "unpinChatMessage", {"chat_id": "@channel"}),
+		(
+			location,
+			"sendLocation",
+			{"chat_id": 42, "latitude": 59.9139, "longitude": 10.7522, "live_period": 900},
+		),
+		(sticker, "sendSticker", {"chat_id": 42, "sticker": "CAACAgIAAxkBAAE"}),
+		(
+			animation,
+			"sendAnimation",
+			{"chat_id": 42, "animation": "https://example.com/cat.gif", "caption": "cat"},
+		),
+		(admins, "getChatAdministrators", {"chat_id": -1001234567890}),
+		(member, "getChatMember", {"chat_id": -1001234567890, "user_id": 777}),
+	]
+	for request, method, fields in expected:
+		assert (request.method, str(request.url)) == ("POST", f"{base}/{method}")
+		assert body(request) == fields
+	assert (upload.method, str(upload.url)) == ("POST", f"{base}/sendAnimation")
+	parts = multipart_parts(upload)
+	assert parts["chat_id"] == b"42" and parts["caption"] == b"dog"
+	assert parts["animation"] == b"GIF89a"
+	assert token not in model_saw(model) and token not in json.dumps(result.output)
