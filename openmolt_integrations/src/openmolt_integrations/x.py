@@ -27,99 +27,31 @@ from openmolt_core.integrations.schema import (
 	passthrough,
 	string,
 )
+from openmolt_integrations._x import (
+	DM_EVENT_FIELD_VALUES,
+	DM_EVENT_TYPE_VALUES,
+	DM_EXPANSION_VALUES,
+	POST_EXPANSION_VALUES,
+	POST_FIELD_VALUES,
+	USER_FIELD_VALUES,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
 _ID_PATTERN = {"pattern": "^[0-9]{1,19}$"}
 _POST_ID = string("Post id (digits).", **_ID_PATTERN)
 _USER_ID = string("The authenticated user's id (from getMe).", **_ID_PATTERN)
-# The values X's OpenAPI (2.167, as the xdk SDK ships it) allows for post.fields, user.fields and
-# the expansions of post endpoints; the test suite checks the inputs against it. author_id,
-# in_reply_to_user_id and referenced_posts are expansions there, not post fields.
-_POST_FIELD_VALUES = [
-	"article",
-	"article_title",
-	"attachments",
-	"card_uri",
-	"community_id",
-	"context_annotations",
-	"conversation_id",
-	"created_at",
-	"display_text_range",
-	"edit_controls",
-	"entities",
-	"geo",
-	"id",
-	"lang",
-	"matched_media_notes",
-	"media_metadata",
-	"non_public_metrics",
-	"note_post",
-	"note_request_suggestions",
-	"organic_metrics",
-	"paid_partnership",
-	"possibly_sensitive",
-	"promoted_metrics",
-	"public_metrics",
-	"reply_settings",
-	"scopes",
-	"source",
-	"suggested_source_links",
-	"suggested_source_links_with_counts",
-	"text",
-	"withheld",
-]
-_USER_FIELD_VALUES = [
-	"confirmed_email",
-	"connection_status",
-	"created_at",
-	"description",
-	"entities",
-	"id",
-	"is_identity_verified",
-	"location",
-	"name",
-	"parody",
-	"profile_banner_url",
-	"profile_image_url",
-	"protected",
-	"public_metrics",
-	"receives_your_dm",
-	"subscribes_to_you",
-	"subscription",
-	"subscription_type",
-	"url",
-	"username",
-	"verified",
-	"verified_followers_count",
-	"verified_type",
-	"withheld",
-]
-_POST_EXPANSION_VALUES = [
-	"article.cover_media",
-	"article.media_entities",
-	"attachments.media_keys",
-	"attachments.media_source_tweet",
-	"attachments.poll_ids",
-	"author_id",
-	"edit_history_post_ids",
-	"entities.mentions.username",
-	"geo.place_id",
-	"in_reply_to_user_id",
-	"referenced_posts",
-	"username",
-]
 _POST_FIELDS = array(
-	string(enum=_POST_FIELD_VALUES),
+	string(enum=POST_FIELD_VALUES),
 	"Extra post fields, e.g. created_at, public_metrics, conversation_id, entities, note_post. "
 	"author_id, in_reply_to_user_id and referenced_posts come with the expansions of those names.",
 )
 _USER_FIELDS = array(
-	string(enum=_USER_FIELD_VALUES),
+	string(enum=USER_FIELD_VALUES),
 	"Extra user fields, e.g. description, public_metrics, created_at, verified, profile_image_url.",
 )
 _EXPANSIONS = array(
-	string(enum=_POST_EXPANSION_VALUES),
+	string(enum=POST_EXPANSION_VALUES),
 	"Objects to include in `includes`, e.g. author_id, attachments.media_keys, referenced_posts.",
 )
 _MAX = integer("Posts per page.", minimum=5, maximum=100, default=10)
@@ -184,29 +116,16 @@ _SCOPES = [
 	"follows.write",
 	"offline.access",
 ]
-# The values X's OpenAPI allows for dm_event.fields, the expansions of DM events and event_types.
 _DM_FIELDS = array(
-	string(
-		enum=[
-			"attachments",
-			"created_at",
-			"dm_conversation_id",
-			"entities",
-			"event_type",
-			"id",
-			"text",
-		]
-	),
-	"Extra DM event fields, e.g. created_at, sender_id comes with the expansion of that name.",
+	string(enum=DM_EVENT_FIELD_VALUES),
+	"Extra DM event fields, e.g. created_at, dm_conversation_id; the sender comes with the "
+	"sender_id expansion.",
 )
 _DM_EXPANSIONS = array(
-	string(enum=["attachments.media_keys", "participant_ids", "referenced_posts", "sender_id"]),
+	string(enum=DM_EXPANSION_VALUES),
 	"Objects to include in `includes`, e.g. sender_id (the sender's user object).",
 )
-_DM_EVENT_TYPES = array(
-	string(enum=["MessageCreate", "ParticipantsJoin", "ParticipantsLeave"]),
-	"Event types to return; default all.",
-)
+_DM_EVENT_TYPES = array(string(enum=DM_EVENT_TYPE_VALUES), "Event types to return; default all.")
 _DM_QUERY = {
 	**passthrough("max_results", "pagination_token"),
 	**_joined("event_types", "dm_event.fields", "expansions", "user.fields"),
