@@ -1138,6 +1138,100 @@ def x_enums() -> dict[tuple[str, str], dict[str, list[str]]]:
 	return out
 
 
+@cache
+def x_required() -> dict[tuple[str, str], set[str]]:
+	"""(method, URL shape) to the query and body names xdk requires: arguments without a default
+	that fill a query parameter, and request-model fields that are neither Optional nor defaulted."""
+	root = _site("xdk", "xdk")
+	needed: dict[str, set[str]] = {}
+	for cls in ast.parse((root / "schemas.py").read_text()).body:
+		if isinstance(cls, ast.ClassDef):
+			needed[cls.name] = {
+				field.target.id
+				for field in cls.body
+				if isinstance(field, ast.AnnAssign)
+				and isinstance(field.target, ast.Name)
+				and field.value is None
+				and not ast.unparse(field.annotation).startswith("Optional")
+			}
+	out: dict[tuple[str, str], set[str]] = {}
+	for client in root.glob("*/client.py"):
+		aliases = dict(
+			re.findall(r"\n(\w+) = schemas\.(\w+)", (client.parent / "models.py").read_text())
+		)
+		for fn in ast.walk(ast.parse(client.read_text())):
+			if not isinstance(fn, ast.FunctionDef):
+				continue
+			src = ast.unparse(fn)
+			path = re.search(r"url = self\.client\.base_url \+ ['\"]([^'\"]+)", src)
+			verb = re.search(r"method=['\"](\w+)['\"], url=full_url", src)
+			if not path or not verb:
+				continue
+			args = fn.args.args[1:]
+			no_default = {a.arg for a in args[: len(args) - len(fn.args.defaults)]}
+			names: set[str] = set()
+			for node in ast.walk(fn):
+				if (
+					isinstance(node, ast.Assign)
+					and isinstance(node.targets[0], ast.Subscript)
+					and ast.unparse(node.targets[0].value) in {"params", "page_params"}
+					and isinstance(node.targets[0].slice, ast.Constant)
+					and {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & no_default
+				):
+					names.add(str(node.targets[0].slice.value))
+			body = next((a for a in args if a.arg == "body"), None)
+			if body is not None and body.annotation is not None and "body" in no_default:
+				model = ast.unparse(body.annotation)
+				names |= needed.get(aliases.get(model, model), set())
+			key = (
+				verb.group(1).upper(),
+				"https://api.x.com" + re.sub(r"\{[^}]+\}", "{}", path.group(1)),
+			)
+			out.setdefault(key, set()).update(names)
+	return out
+
+
+def x_required_errors(integration: Integration) -> list[str]:
+	"""The names xdk requires that a tool leaves out or fills from an optional input."""
+	required_by = x_required()
+	errors = []
+	for tool in http_tools(integration):
+		sent = {**tool.query_params, **(tool.body or {})}
+		required = set(tool.input_schema.get("required", []))
+		for name in sorted(required_by.get((tool.method, shape(urls(integration, tool)[0])), ())):
+			source = re.match(r"\{\{ input\.(\w+)", str(sent.get(name, "")))
+			if name not in sent:
+				errors.append(f"{tool.handle}: xdk requires {name}")
+			elif source and source.group(1) not in required:
+				errors.append(f"{tool.handle}: make {source.group(1)} required ({name})")
+	return errors
+
+
+def test_x_tools_send_what_xdk_requires() -> None:
+	"""Every query parameter and body field xdk requires is sent from a required input."""
+	required = x_required()
+	assert required[("GET", "https://api.x.com/2/tweets/search/recent")] == {"query"}
+	assert required[("POST", "https://api.x.com/2/users/{}/following")] == {"target_user_id"}
+	assert x_required_errors(x.INTEGRATION) == []
+
+
+@pytest.mark.parametrize(
+	("handle", "field"),
+	[
+		("followUser", "target_user_id"),
+		("likePost", "tweet_id"),
+		("searchRecent", "query"),
+		("repostPost", "tweet_id"),
+	],
+)
+def test_an_x_tool_with_an_optional_required_field_fails_the_check(handle: str, field: str) -> None:
+	"""Making the input optional that fills a field xdk requires fails the check."""
+	broken = with_input_schema(
+		x.INTEGRATION, handle, lambda s: s.update(required=[r for r in s["required"] if r != field])
+	)
+	assert x_required_errors(broken)
+
+
 def check_x_enums(integration: Integration) -> int:
 	"""Assert every X input sent where xdk allows fixed values has an enum of those; return checks."""
 	enums = x_enums()
