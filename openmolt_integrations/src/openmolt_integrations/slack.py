@@ -90,7 +90,8 @@ A user token (`xoxp-…`, **User Token Scopes**) acts as the person who installe
 scope; Slack refuses it for bot tokens. `getPermalink` needs no scope.
 
 **OAuth v2 with token rotation.** For an app installed by others, send users to
-`https://slack.com/oauth/v2/authorize?client_id=…&scope=chat:write,channels:read,…&redirect_uri=…`,
+`https://slack.com/oauth/v2/authorize?client_id=…&scope=chat:write,channels:read,…&user_scope=search:read&redirect_uri=…`
+(the `oauth2` credential asks for `search:read` as a user scope),
 exchange the `code` at `https://slack.com/api/oauth.v2.access`, and enable token rotation to get a
 `refresh_token` (tokens then expire after 12 hours). Configure the `oauth2` credential with
 `clientId`, `clientSecret`, `refreshToken` (and the current `accessToken`, `expiryDate`); OpenMolt

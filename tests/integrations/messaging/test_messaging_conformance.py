@@ -1762,3 +1762,48 @@ def test_a_wrong_method_path_or_parameter_name_fails_the_check(
 	with pytest.raises(AssertionError):
 		_check(integration.name, with_tool(integration, handle, _BREAKS[broken]))
 	assert _check(integration.name, integration) > 0
+
+
+# The OAuth scopes each vendor documents for the new tools, which the integration's OAuth2
+# credential must request (Slack: https://docs.slack.dev/reference/methods/<method> "Required
+# scopes"; X: https://docs.x.com/x-api/ endpoint pages "OAuth 2.0 scopes required").
+_OAUTH_SCOPES: dict[tuple[str, str], set[str]] = {
+	("slack", "createChannel"): {"channels:manage", "groups:write"},
+	("slack", "renameChannel"): {"channels:manage", "groups:write"},
+	("slack", "archiveChannel"): {"channels:manage", "groups:write"},
+	("slack", "inviteToChannel"): {"channels:manage", "groups:write"},
+	("slack", "removeFromChannel"): {"channels:manage", "groups:write"},
+	("slack", "setChannelTopic"): {"channels:manage", "groups:write"},
+	("slack", "setChannelPurpose"): {"channels:manage", "groups:write"},
+	("x", "sendDirectMessage"): {"dm.write", "dm.read", "tweet.read", "users.read"},
+	("x", "sendConversationMessage"): {"dm.write", "dm.read", "tweet.read", "users.read"},
+	("x", "listDirectMessages"): {"dm.read", "tweet.read", "users.read"},
+	("x", "getDirectMessagesWith"): {"dm.read", "tweet.read", "users.read"},
+	("x", "followUser"): {"follows.write", "tweet.read", "users.read"},
+	("x", "unfollowUser"): {"follows.write", "tweet.read", "users.read"},
+}
+
+
+@pytest.mark.parametrize(("key", "handle"), sorted(_OAUTH_SCOPES))
+def test_the_oauth_credential_requests_the_scopes_each_new_tool_needs(
+	key: str, handle: str
+) -> None:
+	"""The authorization asks for every OAuth scope the vendor requires for the tool."""
+	integration = {"slack": slack.INTEGRATION, "x": x.INTEGRATION}[key]
+	assert any(t.handle == handle for t in integration.tools)
+	oauth = integration.credential("oauth2")
+	assert oauth is not None
+	missing = _OAUTH_SCOPES[(key, handle)] - set(oauth.scopes)
+	assert not missing, f"{key}.{handle}: the oauth2 credential does not request {missing}"
+
+
+def test_slack_search_asks_for_its_user_scope() -> None:
+	"""search.messages takes only user tokens: search:read is requested as user_scope, not as a
+	bot scope (Slack refuses it there)."""
+	oauth = slack.INTEGRATION.credential("oauth2")
+	assert oauth is not None
+	assert oauth.auth_params["user_scope"] == "search:read"
+	assert "search:read" not in oauth.scopes
+	assert "user token" in next(
+		t.description for t in slack.INTEGRATION.tools if t.handle == "searchMessages"
+	)
