@@ -7,7 +7,7 @@ Input schemas carry the constraints of Discord's OpenAPI document (``discord/dis
 API v10): snowflake ids are ``SnowflakeType`` (``pattern ^(0|[1-9][0-9]*)$``), embed URLs are
 ``format: uri`` with ``maxLength 2048``, and text and list limits are the spec's, so the model gets
 our validation message instead of Discord's 400. Each constraint is written once below
-(`_SNOWFLAKE`, `_URL`, ...) and reused wherever the spec uses the same schema.
+(`SNOWFLAKE` in `_discord`, `_url`, ...) and reused wherever the spec uses the same schema.
 """
 
 from __future__ import annotations
@@ -30,19 +30,16 @@ from openmolt_core.integrations.schema import (
 	passthrough,
 	string,
 )
+from openmolt_integrations._discord import CHANNEL, GUILD, GUILD_TOOLS, SNOWFLAKE
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
-# SnowflakeType in the spec: {"type": "string", "pattern": "^(0|[1-9][0-9]*)$", "format": "snowflake"}
-_SNOWFLAKE = {"pattern": "^(0|[1-9][0-9]*)$"}
-_CHANNEL = string("Channel or thread id (a snowflake, e.g. 1234567890123456789).", **_SNOWFLAKE)
-_MESSAGE = string("Message id (a snowflake).", **_SNOWFLAKE)
-_GUILD = string("Server (guild) id (a snowflake).", **_SNOWFLAKE)
+_MESSAGE = string("Message id (a snowflake).", **SNOWFLAKE)
 
 
 def _ids(description: str, **extra: Any) -> dict[str, Any]:
 	"""An array of snowflakes (``items: SnowflakeType``)."""
-	return array(string("A snowflake id.", **_SNOWFLAKE), description, **extra)
+	return array(string("A snowflake id.", **SNOWFLAKE), description, **extra)
 
 
 # The engine's validator treats ``format`` as an annotation, so a URI's shape (a scheme, then no
@@ -121,24 +118,6 @@ _ALLOWED_MENTIONS = obj(
 )
 # The spec's content limit (maxLength 4000); Discord documents 2000 for bots without Nitro.
 _CONTENT = string("Message text (Markdown), up to 2000 characters.", maxLength=4000)
-_ROLE = string("Role id (a snowflake).", **_SNOWFLAKE)
-_USER = string("User id (a snowflake).", **_SNOWFLAKE)
-# Channel settings shared by createChannel and updateChannel (CreateGuildChannelRequest and
-# UpdateGuildChannelRequestPartial in the spec).
-_CHANNEL_SETTINGS = {
-	"name": string("Channel name, 1 to 100 characters.", minLength=1, maxLength=100),
-	"topic": string(
-		"Text and announcement channels: the topic, up to 1024 characters.", maxLength=1024
-	),
-	"parent_id": string("Category id to put the channel in (a snowflake).", **_SNOWFLAKE),
-	"position": integer("Sorting position in the channel list.", minimum=0),
-	"nsfw": boolean("Age-restricted channel."),
-	"rate_limit_per_user": integer(
-		"Slow mode: seconds between messages per user.", minimum=0, maximum=21600
-	),
-	"bitrate": integer("Voice channels: bitrate in bits per second, from 8000.", minimum=8000),
-	"user_limit": integer("Voice channels: user limit, 0 for none.", minimum=0, maximum=99),
-}
 _ARCHIVE = integer(
 	"Minutes of inactivity before the thread is archived.", enum=[60, 1440, 4320, 10080]
 )
@@ -198,7 +177,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"content": _CONTENT,
 				"embeds": _EMBEDS,
 				"tts": boolean("Send as text-to-speech.", default=False),
@@ -228,7 +207,7 @@ _TOOLS = [
 		files={"files[0]": "{{ input.file }}"},
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"content": _CONTENT,
 				"file": string(
 					"File reference: openmolt-file:<id>, data:<type>;base64,<data> or "
@@ -253,11 +232,11 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"limit": integer("Messages to return.", minimum=1, maximum=100, default=50),
-				"before": string("Messages before this message id (older).", **_SNOWFLAKE),
-				"after": string("Messages after this message id (newer).", **_SNOWFLAKE),
-				"around": string("Messages around this message id.", **_SNOWFLAKE),
+				"before": string("Messages before this message id (older).", **SNOWFLAKE),
+				"after": string("Messages after this message id (newer).", **SNOWFLAKE),
+				"around": string("Messages around this message id.", **SNOWFLAKE),
 			},
 			["channel_id"],
 		),
@@ -269,7 +248,7 @@ _TOOLS = [
 		method="GET",
 		endpoint="/channels/{{ input.channel_id }}/messages/{{ input.message_id }}",
 		input_schema=obj(
-			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+			{"channel_id": CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
 		),
 	),
 	HttpTool(
@@ -285,7 +264,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"message_id": _MESSAGE,
 				"content": _CONTENT,
 				"embeds": _EMBEDS,
@@ -301,7 +280,7 @@ _TOOLS = [
 		method="DELETE",
 		endpoint="/channels/{{ input.channel_id }}/messages/{{ input.message_id }}",
 		input_schema=obj(
-			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+			{"channel_id": CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
 		),
 	),
 	HttpTool(
@@ -313,7 +292,7 @@ _TOOLS = [
 		"{{ input.emoji_name }}/@me",
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"message_id": _MESSAGE,
 				"emoji_name": string(
 					"A Unicode emoji (👍) or a custom emoji as name:id (party:123456789012345678)."
@@ -331,7 +310,7 @@ _TOOLS = [
 		"{{ input.emoji_name }}/@me",
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"message_id": _MESSAGE,
 				"emoji_name": string("The emoji, as given to addReaction."),
 			},
@@ -345,7 +324,7 @@ _TOOLS = [
 		method="PUT",
 		endpoint="/channels/{{ input.channel_id }}/messages/pins/{{ input.message_id }}",
 		input_schema=obj(
-			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+			{"channel_id": CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
 		),
 	),
 	HttpTool(
@@ -362,7 +341,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"message_id": _MESSAGE,
 				"name": string("Thread name, 1 to 100 characters.", minLength=1, maxLength=100),
 				"auto_archive_duration": _ARCHIVE,
@@ -390,7 +369,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"name": string("Thread name, 1 to 100 characters.", minLength=1, maxLength=100),
 				"type": integer(
 					"11 = public thread, 12 = private thread (text channels only).", enum=[11, 12]
@@ -416,7 +395,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/channels/{{ input.channel_id }}",
-		input_schema=obj({"channel_id": _CHANNEL}, ["channel_id"]),
+		input_schema=obj({"channel_id": CHANNEL}, ["channel_id"]),
 	),
 	HttpTool(
 		handle="listGuildChannels",
@@ -425,7 +404,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/guilds/{{ input.guild_id }}/channels",
-		input_schema=obj({"guild_id": _GUILD}, ["guild_id"]),
+		input_schema=obj({"guild_id": GUILD}, ["guild_id"]),
 	),
 	HttpTool(
 		handle="listActiveThreads",
@@ -433,7 +412,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/guilds/{{ input.guild_id }}/threads/active",
-		input_schema=obj({"guild_id": _GUILD}, ["guild_id"]),
+		input_schema=obj({"guild_id": GUILD}, ["guild_id"]),
 	),
 	HttpTool(
 		handle="searchGuildMembers",
@@ -444,7 +423,7 @@ _TOOLS = [
 		query_params=passthrough("query", limit='{{ input["limit"] | default: 10 }}'),
 		input_schema=obj(
 			{
-				"guild_id": _GUILD,
+				"guild_id": GUILD,
 				"query": string("Start of the username or nickname.", minLength=1, maxLength=100),
 				"limit": integer("Members to return.", minimum=1, maximum=1000, default=10),
 			},
@@ -460,7 +439,7 @@ _TOOLS = [
 		endpoint="/users/@me/channels",
 		body=passthrough("recipient_id"),
 		input_schema=obj(
-			{"recipient_id": string("User id (a snowflake).", **_SNOWFLAKE)}, ["recipient_id"]
+			{"recipient_id": string("User id (a snowflake).", **SNOWFLAKE)}, ["recipient_id"]
 		),
 	),
 	HttpTool(
@@ -477,93 +456,14 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"before": string("Servers before this id.", **_SNOWFLAKE),
-				"after": string("Servers after this id.", **_SNOWFLAKE),
+				"before": string("Servers before this id.", **SNOWFLAKE),
+				"after": string("Servers after this id.", **SNOWFLAKE),
 				"limit": integer("Servers to return.", minimum=1, maximum=200, default=200),
 				"with_counts": boolean("Include approximate member and presence counts."),
 			}
 		),
 	),
-	HttpTool(
-		handle="createChannel",
-		description="Create a channel in a server: text (type 0), voice (2), category (4), "
-		"announcement (5), stage (13) or forum (15). Needs Manage Channels. Returns the channel.",
-		scopes=["manage"],
-		method="POST",
-		endpoint="/guilds/{{ input.guild_id }}/channels",
-		body=passthrough("type", *_CHANNEL_SETTINGS),
-		input_schema=obj(
-			{
-				"guild_id": _GUILD,
-				"type": integer(
-					"Channel type: 0 text, 2 voice, 4 category, 5 announcement, 13 stage, 15 forum.",
-					enum=[0, 2, 4, 5, 13, 15],
-					default=0,
-				),
-				**_CHANNEL_SETTINGS,
-			},
-			["guild_id", "name"],
-		),
-	),
-	HttpTool(
-		handle="updateChannel",
-		description="Change a channel's name, topic, category, position or settings (only the "
-		"given fields change). Needs Manage Channels.",
-		scopes=["manage"],
-		method="PATCH",
-		endpoint="/channels/{{ input.channel_id }}",
-		body=passthrough(*_CHANNEL_SETTINGS),
-		input_schema=obj({"channel_id": _CHANNEL, **_CHANNEL_SETTINGS}, ["channel_id"]),
-	),
-	HttpTool(
-		handle="deleteChannel",
-		description="Delete a server channel (or close a DM). Cannot be undone; a category's "
-		"channels stay, without the category. Needs Manage Channels.",
-		scopes=["manage"],
-		method="DELETE",
-		endpoint="/channels/{{ input.channel_id }}",
-		input_schema=obj({"channel_id": _CHANNEL}, ["channel_id"]),
-	),
-	HttpTool(
-		handle="listGuildMembers",
-		description="List a server's members in user id order, one page at a time: pass the "
-		"last user id as `after`. Needs the Server Members privileged intent.",
-		scopes=["read"],
-		method="GET",
-		endpoint="/guilds/{{ input.guild_id }}/members",
-		query_params=passthrough("after", limit='{{ input["limit"] | default: 100 }}'),
-		input_schema=obj(
-			{
-				"guild_id": _GUILD,
-				"limit": integer("Members to return.", minimum=1, maximum=1000, default=100),
-				"after": string("Members with a user id above this one.", **_SNOWFLAKE),
-			},
-			["guild_id"],
-		),
-	),
-	HttpTool(
-		handle="addMemberRole",
-		description="Give a server member a role. Needs Manage Roles, and the role must be "
-		"below the bot's highest role.",
-		scopes=["manage"],
-		method="PUT",
-		endpoint="/guilds/{{ input.guild_id }}/members/{{ input.user_id }}/roles/{{ input.role_id }}",
-		input_schema=obj(
-			{"guild_id": _GUILD, "user_id": _USER, "role_id": _ROLE},
-			["guild_id", "user_id", "role_id"],
-		),
-	),
-	HttpTool(
-		handle="removeMemberRole",
-		description="Take a role away from a server member. Needs Manage Roles.",
-		scopes=["manage"],
-		method="DELETE",
-		endpoint="/guilds/{{ input.guild_id }}/members/{{ input.user_id }}/roles/{{ input.role_id }}",
-		input_schema=obj(
-			{"guild_id": _GUILD, "user_id": _USER, "role_id": _ROLE},
-			["guild_id", "user_id", "role_id"],
-		),
-	),
+	*GUILD_TOOLS,
 ]
 
 INTEGRATION = Integration(
