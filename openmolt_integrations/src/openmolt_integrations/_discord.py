@@ -21,9 +21,7 @@ _USER = string("User id (a snowflake).", **SNOWFLAKE)
 # UpdateGuildChannelRequestPartial in the spec).
 _CHANNEL_SETTINGS = {
 	"name": string("Channel name, 1 to 100 characters.", minLength=1, maxLength=100),
-	"topic": string(
-		"Text and announcement channels: the topic, up to 1024 characters.", maxLength=1024
-	),
+	"topic": string("The topic: up to 1024 characters (4096 for forum channels).", maxLength=4096),
 	"parent_id": string("Category id to put the channel in (a snowflake).", **SNOWFLAKE),
 	"position": integer("Sorting position in the channel list.", minimum=0),
 	"nsfw": boolean("Age-restricted channel."),
@@ -31,7 +29,11 @@ _CHANNEL_SETTINGS = {
 		"Slow mode: seconds between messages per user.", minimum=0, maximum=21600
 	),
 	"bitrate": integer("Voice channels: bitrate in bits per second, from 8000.", minimum=8000),
-	"user_limit": integer("Voice channels: user limit, 0 for none.", minimum=0, maximum=99),
+	"user_limit": integer(
+		"Voice channels: user limit, 0 for none (up to 99; stage channels up to 10000).",
+		minimum=0,
+		maximum=10000,
+	),
 }
 
 
