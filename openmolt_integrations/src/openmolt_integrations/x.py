@@ -494,7 +494,7 @@ _TOOLS = [
 			{
 				"dm_conversation_id": string(
 					"Conversation id, e.g. 123-456 (one-to-one) or digits (group).",
-					pattern="^([0-9]{1,19}-[0-9]{1,19}|[0-9]{15,19})$",
+					pattern="^([0-9]{1,19}-)?[0-9]{1,19}$",
 				),
 				**_DM_MESSAGE,
 			},

@@ -994,3 +994,38 @@ async def test_telegram_agent_pins_sends_media_and_reads_members() -> None:
 	assert parts["chat_id"] == b"42" and parts["caption"] == b"dog"
 	assert parts["animation"] == b"GIF89a"
 	assert token not in model_saw(model) and token not in json.dumps(result.output)
+
+
+async def test_x_agent_replies_in_a_dm_conversation_and_reads_it() -> None:
+	"""A conversation message goes to /2/dm_conversations/{id}/messages; the conversation with a
+	user is read from /2/dm_conversations/with/{id}/dm_events."""
+	them = "2000000000000000002"
+	service = Recorder(
+		httpx.Response(201, json={"data": {"dm_event_id": "1"}}),
+		httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}),
+	)
+	await run_agent(
+		"x",
+		[
+			call_tool(
+				"x.sendConversationMessage",
+				dm_conversation_id=f"1000000000000000001-{them}",
+				text="On my way",
+			),
+			call_tool("x.getDirectMessagesWith", participant_id=them, max_results=5),
+		],
+		service,
+		config={"accessToken": "x-user-access-token", "expiryDate": 4102444800},
+		credential="oauth2",
+	)
+	send, read = service.requests
+	assert (send.method, str(send.url)) == (
+		"POST",
+		f"https://api.x.com/2/dm_conversations/1000000000000000001-{them}/messages",
+	)
+	assert body(send) == {"text": "On my way"}
+	assert read.url.copy_with(query=None) == (
+		f"https://api.x.com/2/dm_conversations/with/{them}/dm_events"
+	)
+	assert dict(read.url.params) == {"max_results": "5"}
+	assert read.headers["authorization"] == "Bearer x-user-access-token"
