@@ -1,4 +1,4 @@
-"""Request bytes of an agent with 5 integrations (77 tools), with and without tool search.
+"""Request bytes of an agent with 5 integrations (86 tools), with and without tool search.
 
     uv run python benchmarks/tool_search.py           # the table
     uv run python benchmarks/tool_search.py --json    # the figures as JSON

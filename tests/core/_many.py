@@ -11,7 +11,7 @@ import httpx
 from openmolt import OpenMolt
 
 FIVE = ["gmail", "googleSheets", "notion", "slack", "github"]
-"""Five integrations, about 80 tools (their built-in tool lists grow)."""
+"""Five integrations, over 80 tools."""
 
 _GOOGLE = {
 	"clientId": "client-id-123",

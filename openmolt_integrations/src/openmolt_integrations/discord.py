@@ -7,7 +7,7 @@ Input schemas carry the constraints of Discord's OpenAPI document (``discord/dis
 API v10): snowflake ids are ``SnowflakeType`` (``pattern ^(0|[1-9][0-9]*)$``), embed URLs are
 ``format: uri`` with ``maxLength 2048``, and text and list limits are the spec's, so the model gets
 our validation message instead of Discord's 400. Each constraint is written once below
-(`_SNOWFLAKE`, `_URL`, ...) and reused wherever the spec uses the same schema.
+(`SNOWFLAKE` in `_discord`, `_url`, ...) and reused wherever the spec uses the same schema.
 """
 
 from __future__ import annotations
@@ -30,19 +30,16 @@ from openmolt_core.integrations.schema import (
 	passthrough,
 	string,
 )
+from openmolt_integrations._discord import CHANNEL, GUILD, GUILD_TOOLS, SNOWFLAKE
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
-# SnowflakeType in the spec: {"type": "string", "pattern": "^(0|[1-9][0-9]*)$", "format": "snowflake"}
-_SNOWFLAKE = {"pattern": "^(0|[1-9][0-9]*)$"}
-_CHANNEL = string("Channel or thread id (a snowflake, e.g. 1234567890123456789).", **_SNOWFLAKE)
-_MESSAGE = string("Message id (a snowflake).", **_SNOWFLAKE)
-_GUILD = string("Server (guild) id (a snowflake).", **_SNOWFLAKE)
+_MESSAGE = string("Message id (a snowflake).", **SNOWFLAKE)
 
 
 def _ids(description: str, **extra: Any) -> dict[str, Any]:
 	"""An array of snowflakes (``items: SnowflakeType``)."""
-	return array(string("A snowflake id.", **_SNOWFLAKE), description, **extra)
+	return array(string("A snowflake id.", **SNOWFLAKE), description, **extra)
 
 
 # The engine's validator treats ``format`` as an annotation, so a URI's shape (a scheme, then no
@@ -133,8 +130,11 @@ _DOCS = """\
 2. Under **Bot**, enable the **Message Content Intent** if the agent must read message text.
 3. Invite the bot: **OAuth2** → **URL Generator**, tick the `bot` scope and the permissions Send
    Messages, Send Messages in Threads, Create Public Threads, Read Message History, Add
-   Reactions, Embed Links, Attach Files, Manage Messages (for pins), then open the URL and pick
-   the server.
+   Reactions, Embed Links, Attach Files, Manage Messages (for pins), Manage Channels (create,
+   edit and delete channels) and Manage Roles (add and remove roles; only roles below the bot's
+   own), then open the URL and pick the server.
+4. For `listGuildMembers`, enable the **Server Members Intent** under **Bot** (a privileged
+   intent).
 
 ```python
 om = OpenMolt(integrations={"discord": {"botToken": "MTA..."}})
@@ -177,7 +177,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"content": _CONTENT,
 				"embeds": _EMBEDS,
 				"tts": boolean("Send as text-to-speech.", default=False),
@@ -207,7 +207,7 @@ _TOOLS = [
 		files={"files[0]": "{{ input.file }}"},
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"content": _CONTENT,
 				"file": string(
 					"File reference: openmolt-file:<id>, data:<type>;base64,<data> or "
@@ -232,11 +232,11 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"limit": integer("Messages to return.", minimum=1, maximum=100, default=50),
-				"before": string("Messages before this message id (older).", **_SNOWFLAKE),
-				"after": string("Messages after this message id (newer).", **_SNOWFLAKE),
-				"around": string("Messages around this message id.", **_SNOWFLAKE),
+				"before": string("Messages before this message id (older).", **SNOWFLAKE),
+				"after": string("Messages after this message id (newer).", **SNOWFLAKE),
+				"around": string("Messages around this message id.", **SNOWFLAKE),
 			},
 			["channel_id"],
 		),
@@ -248,7 +248,7 @@ _TOOLS = [
 		method="GET",
 		endpoint="/channels/{{ input.channel_id }}/messages/{{ input.message_id }}",
 		input_schema=obj(
-			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+			{"channel_id": CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
 		),
 	),
 	HttpTool(
@@ -264,7 +264,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"message_id": _MESSAGE,
 				"content": _CONTENT,
 				"embeds": _EMBEDS,
@@ -280,7 +280,7 @@ _TOOLS = [
 		method="DELETE",
 		endpoint="/channels/{{ input.channel_id }}/messages/{{ input.message_id }}",
 		input_schema=obj(
-			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+			{"channel_id": CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
 		),
 	),
 	HttpTool(
@@ -292,7 +292,7 @@ _TOOLS = [
 		"{{ input.emoji_name }}/@me",
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"message_id": _MESSAGE,
 				"emoji_name": string(
 					"A Unicode emoji (👍) or a custom emoji as name:id (party:123456789012345678)."
@@ -310,7 +310,7 @@ _TOOLS = [
 		"{{ input.emoji_name }}/@me",
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"message_id": _MESSAGE,
 				"emoji_name": string("The emoji, as given to addReaction."),
 			},
@@ -324,7 +324,7 @@ _TOOLS = [
 		method="PUT",
 		endpoint="/channels/{{ input.channel_id }}/messages/pins/{{ input.message_id }}",
 		input_schema=obj(
-			{"channel_id": _CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
+			{"channel_id": CHANNEL, "message_id": _MESSAGE}, ["channel_id", "message_id"]
 		),
 	),
 	HttpTool(
@@ -341,7 +341,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"message_id": _MESSAGE,
 				"name": string("Thread name, 1 to 100 characters.", minLength=1, maxLength=100),
 				"auto_archive_duration": _ARCHIVE,
@@ -369,7 +369,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"channel_id": _CHANNEL,
+				"channel_id": CHANNEL,
 				"name": string("Thread name, 1 to 100 characters.", minLength=1, maxLength=100),
 				"type": integer(
 					"11 = public thread, 12 = private thread (text channels only).", enum=[11, 12]
@@ -395,7 +395,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/channels/{{ input.channel_id }}",
-		input_schema=obj({"channel_id": _CHANNEL}, ["channel_id"]),
+		input_schema=obj({"channel_id": CHANNEL}, ["channel_id"]),
 	),
 	HttpTool(
 		handle="listGuildChannels",
@@ -404,7 +404,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/guilds/{{ input.guild_id }}/channels",
-		input_schema=obj({"guild_id": _GUILD}, ["guild_id"]),
+		input_schema=obj({"guild_id": GUILD}, ["guild_id"]),
 	),
 	HttpTool(
 		handle="listActiveThreads",
@@ -412,7 +412,7 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/guilds/{{ input.guild_id }}/threads/active",
-		input_schema=obj({"guild_id": _GUILD}, ["guild_id"]),
+		input_schema=obj({"guild_id": GUILD}, ["guild_id"]),
 	),
 	HttpTool(
 		handle="searchGuildMembers",
@@ -423,7 +423,7 @@ _TOOLS = [
 		query_params=passthrough("query", limit='{{ input["limit"] | default: 10 }}'),
 		input_schema=obj(
 			{
-				"guild_id": _GUILD,
+				"guild_id": GUILD,
 				"query": string("Start of the username or nickname.", minLength=1, maxLength=100),
 				"limit": integer("Members to return.", minimum=1, maximum=1000, default=10),
 			},
@@ -439,7 +439,7 @@ _TOOLS = [
 		endpoint="/users/@me/channels",
 		body=passthrough("recipient_id"),
 		input_schema=obj(
-			{"recipient_id": string("User id (a snowflake).", **_SNOWFLAKE)}, ["recipient_id"]
+			{"recipient_id": string("User id (a snowflake).", **SNOWFLAKE)}, ["recipient_id"]
 		),
 	),
 	HttpTool(
@@ -456,13 +456,14 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"before": string("Servers before this id.", **_SNOWFLAKE),
-				"after": string("Servers after this id.", **_SNOWFLAKE),
+				"before": string("Servers before this id.", **SNOWFLAKE),
+				"after": string("Servers after this id.", **SNOWFLAKE),
 				"limit": integer("Servers to return.", minimum=1, maximum=200, default=200),
 				"with_counts": boolean("Include approximate member and presence counts."),
 			}
 		),
 	),
+	*GUILD_TOOLS,
 ]
 
 INTEGRATION = Integration(
@@ -484,9 +485,17 @@ INTEGRATION = Integration(
 		"send*": ["outbound"],
 		"editMessage": ["outbound"],
 		"createThread*": ["outbound"],
+		"createChannel": ["outbound"],
+		"updateChannel": ["outbound"],
+		"deleteChannel": ["outbound"],
+		"addMemberRole": ["outbound"],
+		"removeMemberRole": ["outbound"],
+		# names and nicknames the members chose
+		"listGuildMembers": ["private", "untrusted"],
 	},
 	name="Discord",
-	description="Send, edit and read Discord messages with embeds, reactions, threads and pins.",
+	description="Send, edit and read Discord messages with embeds, reactions, threads and pins; "
+	"create, edit and delete channels; list members and give or take roles.",
 	api_version="v10",
 	api_setup=ApiSetup(
 		base_url="https://discord.com/api/v10",
@@ -508,6 +517,7 @@ INTEGRATION = Integration(
 		"read": "Read channels, threads, messages, servers and members.",
 		"write": "Send and edit messages, react, pin, open DMs and create threads.",
 		"delete": "Delete messages.",
+		"manage": "Create, edit and delete channels; give and take members' roles.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

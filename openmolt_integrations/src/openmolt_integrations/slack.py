@@ -10,7 +10,6 @@ the ``ok_false`` response check turns that into a tool error carrying the ``erro
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from openmolt_core import hookimpl
@@ -28,27 +27,22 @@ from openmolt_core.integrations.schema import (
 	integer,
 	obj,
 	passthrough,
-	passthrough_of,
 	string,
+)
+from openmolt_integrations._slack import (
+	BLOCKS,
+	CHANNEL,
+	CHANNEL_TOOLS,
+	CURSOR,
+	OK,
+	THREAD_TS,
+	TS,
+	get_tool,
+	post_form,
+	post_json,
 )
 
 __all__ = ["INTEGRATION", "ok_false", "register_integrations"]
-
-_CHANNEL = string("Conversation id (C… public, G… private, D… direct message), e.g. C0123456789.")
-_TS = string("Message timestamp id (the message's `ts`, e.g. 1712345678.123456).")
-_CURSOR = string(
-	"Pagination cursor: `response_metadata.next_cursor` of the previous page. Omit for the first page."
-)
-_BLOCKS = array(
-	{"type": "object"},
-	"Block Kit blocks (JSON objects) for rich layout; `text` is then the notification fallback.",
-)
-_THREAD_TS = string("`ts` of the parent message, to post inside its thread.")
-
-_OK = obj(
-	{"ok": boolean("True on success."), "error": string("Error code when ok is false.")},
-	description="Slack's envelope: every answer has `ok`, failures add `error`.",
-)
 
 _SCOPES = [
 	"chat:write",
@@ -67,7 +61,11 @@ _SCOPES = [
 	"reactions:write",
 	"files:read",
 	"files:write",
+	"channels:manage",
+	"groups:write",
 ]
+# search.messages works only with a user token: its scope is requested as a user scope.
+_USER_SCOPES = ["search:read"]
 
 _DOCS = """\
 ## Get a token
@@ -76,7 +74,9 @@ Slack tools act as a Slack app. Create one at <https://api.slack.com/apps> ("Cre
 scratch"), open **OAuth & Permissions** and add these **Bot Token Scopes**: `chat:write`,
 `chat:write.public`, `channels:read`, `channels:history`, `groups:read`, `groups:history`,
 `im:read`, `im:write`, `im:history`, `mpim:read`, `mpim:history`, `users:read`,
-`users:read.email`, `reactions:write`, `files:read`, `files:write`. Click **Install to Workspace**
+`users:read.email`, `reactions:write`, `files:read`, `files:write`, `channels:manage`,
+`groups:write` (the last two for creating, renaming and archiving channels, inviting and removing
+members, and setting topics and purposes). Click **Install to Workspace**
 and copy the **Bot User OAuth Token** (`xoxb-…`). Invite the bot to private channels
 (`/invite @yourbot`); public channels work through `chat:write.public`.
 
@@ -86,9 +86,12 @@ agent = om.create_agent(..., integrations=["slack"])
 ```
 
 A user token (`xoxp-…`, **User Token Scopes**) acts as the person who installed the app instead.
+`searchMessages` (search.messages) works only with a user token that has the `search:read` user
+scope; Slack refuses it for bot tokens. `getPermalink` needs no scope.
 
 **OAuth v2 with token rotation.** For an app installed by others, send users to
-`https://slack.com/oauth/v2/authorize?client_id=…&scope=chat:write,channels:read,…&redirect_uri=…`,
+`https://slack.com/oauth/v2/authorize?client_id=…&scope=chat:write,channels:read,…&user_scope=search:read&redirect_uri=…`
+(the `oauth2` credential asks for `search:read` as a user scope),
 exchange the `code` at `https://slack.com/api/oauth.v2.access`, and enable token rotation to get a
 `refresh_token` (tokens then expire after 12 hours). Configure the `oauth2` credential with
 `clientId`, `clientSecret`, `refreshToken` (and the current `accessToken`, `expiryDate`); OpenMolt
@@ -100,89 +103,11 @@ distributed apps that are not in the Slack Marketplace get 1 request a minute an
 page on `conversations.history` and `conversations.replies`; internal apps are not limited.
 """
 
-
-def _post_json(
-	handle: str,
-	method: str,
-	description: str,
-	scopes: list[str],
-	schema: dict[str, Any],
-	body: dict[str, Any] | None = None,
-) -> HttpTool:
-	"""A JSON POST; the body sends every input under its own name unless ``body`` is given."""
-	return HttpTool(
-		handle=handle,
-		description=description,
-		scopes=scopes,
-		method="POST",
-		endpoint=f"/{method}",
-		request_format="json",
-		body=passthrough_of(schema) if body is None else body,
-		input_schema=schema,
-		output_schema=_OK,
-	)
-
-
-def _post_form(
-	handle: str,
-	method: str,
-	description: str,
-	scopes: list[str],
-	schema: dict[str, Any],
-	body: dict[str, Any] | None = None,
-) -> HttpTool:
-	"""A form POST; the body sends every input under its own name unless ``body`` is given."""
-	return HttpTool(
-		handle=handle,
-		description=description,
-		scopes=scopes,
-		method="POST",
-		endpoint=f"/{method}",
-		request_format="form-data",
-		body=passthrough_of(schema) if body is None else body,
-		input_schema=schema,
-		output_schema=_OK,
-	)
-
-
-def _param(name: str, spec: dict[str, Any]) -> str:
-	"""A query template that sends the schema's default when the input leaves it out.
-
-	Slack's own defaults differ from ours (e.g. page sizes), so what the schema promises the model
-	is what is sent.
-	"""
-	value = spec["default"]
-	literal = json.dumps(value) if not isinstance(value, str) else "'" + value + "'"
-	return f'{{{{ input["{name}"] | default: {literal}, allow_false: true }}}}'
-
-
-def _get(
-	handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]
-) -> HttpTool:
-	return HttpTool(
-		handle=handle,
-		description=description,
-		scopes=scopes,
-		method="GET",
-		endpoint=f"/{method}",
-		query_params=passthrough_of(
-			schema,
-			**{
-				name: _param(name, spec)
-				for name, spec in schema["properties"].items()
-				if "default" in spec
-			},
-		),
-		input_schema=schema,
-		output_schema=_OK,
-	)
-
-
 _MESSAGE_FIELDS = {
-	"channel": _CHANNEL,
+	"channel": CHANNEL,
 	"text": string("Message text (Slack mrkdwn). Required unless `blocks` is given."),
-	"blocks": _BLOCKS,
-	"thread_ts": _THREAD_TS,
+	"blocks": BLOCKS,
+	"thread_ts": THREAD_TS,
 	"reply_broadcast": boolean(
 		"With thread_ts: also show the reply in the channel.", default=False
 	),
@@ -192,7 +117,7 @@ _MESSAGE_FIELDS = {
 }
 
 _TOOLS = [
-	_post_json(
+	post_json(
 		"postMessage",
 		"chat.postMessage",
 		"Post a message to a channel, a direct message or a thread (chat.postMessage). "
@@ -200,30 +125,30 @@ _TOOLS = [
 		["write"],
 		obj(_MESSAGE_FIELDS, ["channel"]),
 	),
-	_post_json(
+	post_json(
 		"updateMessage",
 		"chat.update",
 		"Edit a message the token posted (chat.update).",
 		["write"],
 		obj(
 			{
-				"channel": _CHANNEL,
-				"ts": _TS,
+				"channel": CHANNEL,
+				"ts": TS,
 				"text": string("New text."),
-				"blocks": _BLOCKS,
+				"blocks": BLOCKS,
 				"reply_broadcast": boolean("Broadcast an existing thread reply to the channel."),
 			},
 			["channel", "ts"],
 		),
 	),
-	_post_form(
+	post_form(
 		"deleteMessage",
 		"chat.delete",
 		"Delete a message (chat.delete). Bot tokens can delete only the bot's own messages.",
 		["write"],
-		obj({"channel": _CHANNEL, "ts": _TS}, ["channel", "ts"]),
+		obj({"channel": CHANNEL, "ts": TS}, ["channel", "ts"]),
 	),
-	_post_json(
+	post_json(
 		"scheduleMessage",
 		"chat.scheduleMessage",
 		"Schedule a message for later (chat.scheduleMessage), up to 120 days ahead. "
@@ -231,17 +156,17 @@ _TOOLS = [
 		["write"],
 		obj(
 			{
-				"channel": _CHANNEL,
+				"channel": CHANNEL,
 				"post_at": integer("When to post, as a Unix timestamp in seconds (in the future)."),
 				"text": string("Message text. Required unless `blocks` is given."),
-				"blocks": _BLOCKS,
-				"thread_ts": _THREAD_TS,
+				"blocks": BLOCKS,
+				"thread_ts": THREAD_TS,
 				"reply_broadcast": boolean("With thread_ts: also show the reply in the channel."),
 			},
 			["channel", "post_at"],
 		),
 	),
-	_post_json(
+	post_json(
 		"postEphemeral",
 		"chat.postEphemeral",
 		"Show a message to one user in a channel, visible only to them and not stored "
@@ -249,11 +174,11 @@ _TOOLS = [
 		["write"],
 		obj(
 			{
-				"channel": _CHANNEL,
+				"channel": CHANNEL,
 				"user": string("Id of the user who sees the message (U…); must be in the channel."),
 				"text": string("Message text. Required unless `blocks` is given."),
-				"blocks": _BLOCKS,
-				"thread_ts": _THREAD_TS,
+				"blocks": BLOCKS,
+				"thread_ts": THREAD_TS,
 			},
 			["channel", "user"],
 		),
@@ -280,12 +205,12 @@ _TOOLS = [
 				),
 				"exclude_archived": boolean("Leave out archived channels.", default=True),
 				"limit": integer("Page size.", minimum=1, maximum=1000, default=200),
-				"cursor": _CURSOR,
+				"cursor": CURSOR,
 			}
 		),
-		output_schema=_OK,
+		output_schema=OK,
 	),
-	_get(
+	get_tool(
 		"getConversationHistory",
 		"conversations.history",
 		"Read a channel's messages, newest first (conversations.history). Thread replies are "
@@ -293,47 +218,47 @@ _TOOLS = [
 		["read"],
 		obj(
 			{
-				"channel": _CHANNEL,
+				"channel": CHANNEL,
 				"oldest": string("Only messages after this `ts` (Unix time with microseconds)."),
 				"latest": string("Only messages before this `ts`."),
 				"inclusive": boolean("Include messages exactly at `oldest`/`latest`."),
 				"limit": integer("Messages per page.", minimum=1, maximum=999, default=100),
-				"cursor": _CURSOR,
+				"cursor": CURSOR,
 			},
 			["channel"],
 		),
 	),
-	_get(
+	get_tool(
 		"getThreadReplies",
 		"conversations.replies",
 		"Read a thread: the parent message and its replies (conversations.replies).",
 		["read"],
 		obj(
 			{
-				"channel": _CHANNEL,
+				"channel": CHANNEL,
 				"ts": string("`ts` of the thread's parent message."),
 				"oldest": string("Only replies after this `ts`."),
 				"latest": string("Only replies before this `ts`."),
 				"limit": integer("Messages per page.", minimum=1, maximum=1000, default=100),
-				"cursor": _CURSOR,
+				"cursor": CURSOR,
 			},
 			["channel", "ts"],
 		),
 	),
-	_get(
+	get_tool(
 		"getConversationInfo",
 		"conversations.info",
 		"Get a conversation's details: name, topic, purpose, membership (conversations.info).",
 		["read"],
 		obj(
 			{
-				"channel": _CHANNEL,
+				"channel": CHANNEL,
 				"include_num_members": boolean("Also return the member count."),
 			},
 			["channel"],
 		),
 	),
-	_post_form(
+	post_form(
 		"openConversation",
 		"conversations.open",
 		"Open (or resume) a direct message or a group DM with 1 to 8 users "
@@ -348,7 +273,7 @@ _TOOLS = [
 		),
 		passthrough("return_im", users="{{ input.users | join: ',' }}"),
 	),
-	_get(
+	get_tool(
 		"listUsers",
 		"users.list",
 		"List the workspace's members, one page at a time (users.list).",
@@ -356,12 +281,12 @@ _TOOLS = [
 		obj(
 			{
 				"limit": integer("Users per page.", minimum=1, maximum=1000, default=200),
-				"cursor": _CURSOR,
+				"cursor": CURSOR,
 				"include_locale": boolean("Include each user's locale."),
 			}
 		),
 	),
-	_get(
+	get_tool(
 		"getUserInfo",
 		"users.info",
 		"Get one user's profile: name, display name, time zone, title (users.info).",
@@ -374,28 +299,28 @@ _TOOLS = [
 			["user"],
 		),
 	),
-	_get(
+	get_tool(
 		"lookupUserByEmail",
 		"users.lookupByEmail",
 		"Find a user by email address (users.lookupByEmail; needs users:read.email).",
 		["read"],
 		obj({"email": string("Email address.", format="email")}, ["email"]),
 	),
-	_post_form(
+	post_form(
 		"addReaction",
 		"reactions.add",
 		"Add an emoji reaction to a message (reactions.add).",
 		["write"],
 		obj(
 			{
-				"channel": _CHANNEL,
+				"channel": CHANNEL,
 				"timestamp": string("`ts` of the message to react to."),
 				"name": string("Emoji name without colons, e.g. thumbsup or white_check_mark."),
 			},
 			["channel", "timestamp", "name"],
 		),
 	),
-	_post_form(
+	post_form(
 		"getUploadUrl",
 		"files.getUploadURLExternal",
 		"Step 1 of 3 to share a file: reserve an upload (files.getUploadURLExternal). Returns "
@@ -436,7 +361,7 @@ _TOOLS = [
 			["upload_url", "file"],
 		),
 	),
-	_post_form(
+	post_form(
 		"completeUpload",
 		"files.completeUploadExternal",
 		"Step 3 of 3: finish the upload and share the file in a channel or thread "
@@ -457,12 +382,46 @@ _TOOLS = [
 				),
 				"channel_id": string("Conversation id to share the files in."),
 				"initial_comment": string("Message text posted with the files."),
-				"thread_ts": _THREAD_TS,
+				"thread_ts": THREAD_TS,
 			},
 			["files"],
 		),
 		passthrough("channel_id", "initial_comment", "thread_ts", files="{{ input.files | json }}"),
 	),
+	get_tool(
+		"searchMessages",
+		"search.messages",
+		"Search the workspace's messages with Slack's search syntax (in:#channel, from:@user, "
+		"before:2026-01-31, has:link). Needs a user token with search:read; bot tokens are refused.",
+		["read"],
+		obj(
+			{
+				"query": string("Search query, e.g. `deploy in:#ops from:@ada`.", minLength=1),
+				"count": integer("Results per page.", minimum=1, maximum=100, default=20),
+				"page": integer("Page number, from 1.", minimum=1, maximum=100),
+				"cursor": string(
+					"Cursor paging: `*` for the first page, then `response_metadata.next_cursor`."
+				),
+				"sort": string("Sort by relevance (score) or time.", enum=["score", "timestamp"]),
+				"sort_dir": string("Sort direction.", enum=["asc", "desc"]),
+				"highlight": boolean("Mark the matching words in the results."),
+				"team_id": string("Workspace id (T…); needed only with an org-wide token."),
+			},
+			["query"],
+		),
+	),
+	get_tool(
+		"getPermalink",
+		"chat.getPermalink",
+		"Get a message's permanent link, e.g. https://acme.slack.com/archives/C…/p… "
+		"(chat.getPermalink).",
+		["read"],
+		obj(
+			{"channel": CHANNEL, "message_ts": string("`ts` of the message.")},
+			["channel", "message_ts"],
+		),
+	),
+	*CHANNEL_TOOLS,
 ]
 
 
@@ -504,9 +463,19 @@ INTEGRATION = Integration(
 		"scheduleMessage": ["outbound"],
 		"postEphemeral": ["outbound"],
 		"completeUpload": ["outbound"],
+		"createChannel": ["outbound"],
+		"renameChannel": ["outbound"],
+		"archiveChannel": ["outbound"],
+		"inviteToChannel": ["outbound"],
+		"removeFromChannel": ["outbound"],
+		"setChannelTopic": ["outbound"],
+		"setChannelPurpose": ["outbound"],
+		"searchMessages": ["private", "untrusted"],
+		"getPermalink": ["private"],
 	},
 	name="Slack",
-	description="Send, edit, schedule and read Slack messages; users, reactions and file uploads.",
+	description="Send, edit, schedule, read and search Slack messages; manage channels and "
+	"their members; users, reactions, permalinks and file uploads.",
 	api_version="Web API (unversioned, 2026)",
 	api_setup=ApiSetup(base_url="https://slack.com/api"),
 	response_checks=[ok_false],
@@ -521,12 +490,15 @@ INTEGRATION = Integration(
 			refresh_token="{{ config.refreshToken }}",
 			scopes=_SCOPES,
 			scope_separator=",",
+			auth_params={"user_scope": ",".join(_USER_SCOPES)},
 		),
 	],
 	scopes={
-		"read": "Read conversations, messages, threads and users.",
+		"read": "Read and search conversations, messages, threads and users; get permalinks.",
 		"write": "Post, edit, schedule and delete messages, open DMs and add reactions.",
 		"files": "Upload files and share them in conversations.",
+		"manage": "Create, rename and archive channels, invite and remove members, set topics "
+		"and purposes.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

@@ -21,73 +21,24 @@ from openmolt_core.integrations import (
 	HttpTool,
 	Integration,
 )
-from openmolt_core.integrations.schema import (
-	array,
-	boolean,
-	integer,
-	obj,
-	passthrough,
-	passthrough_of,
-	string,
+from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
+from openmolt_integrations._telegram import (
+	ALBUM,
+	CAPTION,
+	CHAT,
+	CHAT_TOOLS,
+	FILE_REF,
+	MARKUP,
+	PARSE_MODE,
+	REPLY,
+	SILENT,
+	THREAD,
+	UPDATES,
+	method_tool,
+	upload_tool,
 )
 
 __all__ = ["INTEGRATION", "register_integrations"]
-
-_CHAT = {
-	"type": ["integer", "string"],
-	"description": "Chat id (a number; groups are negative) or a public channel's @username.",
-}
-_PARSE_MODE = string(
-	"How to read entities in the text. HTML is the easiest to escape (<b>, <i>, <a href>, "
-	"<code>); MarkdownV2 needs _*[]()~`>#+-=|{}.! escaped with a backslash.",
-	enum=["HTML", "MarkdownV2", "Markdown"],
-)
-_THREAD = integer("Forum topic id, to post inside a topic of a forum supergroup.")
-_REPLY = obj(
-	{
-		"message_id": integer("Id of the message to reply to."),
-		"chat_id": _CHAT,
-		"allow_sending_without_reply": boolean("Send even if the replied message is gone."),
-		"quote": string("Exact part of the replied message to quote."),
-	},
-	["message_id"],
-	description="Reply to a message (reply_parameters).",
-)
-_MARKUP = {
-	"type": "object",
-	"description": 'reply_markup: an inline keyboard {"inline_keyboard": [[{"text": "Yes", '
-	'"callback_data": "yes"}]]}, a reply keyboard, {"remove_keyboard": true} or '
-	'{"force_reply": true}.',
-}
-_SILENT = boolean("Deliver without a notification sound.")
-_CAPTION = string("Caption, up to 1024 characters.", maxLength=1024)
-_FILE_REF = string(
-	"File reference of the bytes to upload: openmolt-file:<id>, data:<type>;base64,<data> or "
-	"fileSystem:<path>."
-)
-_MEDIA_ITEM = obj(
-	{
-		"type": string(
-			"photo or video (mixable), or all audio, or all document.",
-			enum=["photo", "video", "audio", "document"],
-		),
-		"media": string(
-			"file_id on Telegram, an HTTPS URL, or attach://<name> of an uploaded file "
-			"(uploadMediaGroup)."
-		),
-		"caption": _CAPTION,
-		"parse_mode": _PARSE_MODE,
-		"has_spoiler": boolean("Photo or video: cover with a spoiler animation."),
-	},
-	["type", "media"],
-	description="One item of the album (an InputMedia object).",
-)
-_ALBUM = array(_MEDIA_ITEM, "2 to 10 items, in order.", minItems=2, maxItems=10)
-_UPDATES = array(
-	string(),
-	"Update types to receive, e.g. message, edited_message, callback_query, channel_post. "
-	"Empty list: all except chat_member, message_reaction, message_reaction_count.",
-)
 
 _DOCS = """\
 ## Get a token
@@ -104,6 +55,10 @@ om = OpenMolt(integrations={"telegram": {"botToken": "123456789:AAH..."}})
 A bot only sees chats it was added to, and in groups only commands and replies unless privacy mode
 is turned off (`/setprivacy` in BotFather). To find a chat id, send the bot a message and call
 `getUpdates`: `result[].message.chat.id`. Use either `getUpdates` (polling) or `setWebhook`, not both.
+
+Pinning and unpinning need the bot to be an administrator with the right to pin messages in
+groups and channels (any chat with the bot in private chats). `getChatAdministrators` and
+`getChatMember` work in groups, supergroups and channels the bot is in.
 
 Limits: about 30 messages per second overall, 1 per second per chat and 20 per minute per group;
 429 answers carry `retry_after`. Bots download files up to 20 MB and upload up to 50 MB.
@@ -125,62 +80,28 @@ range and item-count bounds. Not checkable there: the endpoint form
 state as numbers (`getUpdates` `timeout`), which the tools take from the same docs.
 """
 
-
-def _method(
-	handle: str, method: str, description: str, scopes: list[str], schema: dict[str, Any]
-) -> HttpTool:
-	"""A JSON POST to a Bot API method whose body is the tool input, field for field."""
-	return HttpTool(
-		handle=handle,
-		description=description,
-		scopes=scopes,
-		method="POST",
-		endpoint=f"/{method}",
-		body=passthrough_of(schema),
-		input_schema=schema,
-	)
-
-
-def _upload(
-	handle: str, method: str, field: str, description: str, extra: dict[str, Any]
-) -> HttpTool:
-	"""A multipart POST that uploads the file of input ``field`` (the Bot API's name) as that part."""
-	schema = obj({"chat_id": _CHAT, field: _FILE_REF, **extra}, ["chat_id", field])
-	return HttpTool(
-		handle=handle,
-		description=description,
-		scopes=["send"],
-		method="POST",
-		endpoint=f"/{method}",
-		request_format="multipart",
-		body=passthrough_of(schema, exclude=[field]),
-		files=passthrough(field),
-		input_schema=schema,
-	)
-
-
 _TOOLS = [
-	_method(
+	method_tool(
 		"getMe",
 		"getMe",
 		"Check the token and get the bot's id, name and username.",
 		["read"],
 		obj({}),
 	),
-	_method(
+	method_tool(
 		"sendMessage",
 		"sendMessage",
 		"Send a text message (up to 4096 characters) to a chat, optionally with buttons or as a reply.",
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
+				"chat_id": CHAT,
 				"text": string("Message text, 1 to 4096 characters.", minLength=1, maxLength=4096),
-				"parse_mode": _PARSE_MODE,
-				"message_thread_id": _THREAD,
-				"reply_parameters": _REPLY,
-				"reply_markup": _MARKUP,
-				"disable_notification": _SILENT,
+				"parse_mode": PARSE_MODE,
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"reply_markup": MARKUP,
+				"disable_notification": SILENT,
 				"link_preview_options": obj(
 					{"is_disabled": boolean("Hide the link preview.")},
 					description="Link preview settings.",
@@ -189,7 +110,7 @@ _TOOLS = [
 			["chat_id", "text"],
 		),
 	),
-	_method(
+	method_tool(
 		"sendPhoto",
 		"sendPhoto",
 		"Send a photo that is already on Telegram (file_id) or at a public HTTPS URL. To send "
@@ -197,27 +118,27 @@ _TOOLS = [
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
+				"chat_id": CHAT,
 				"photo": string(
 					"file_id of a photo on Telegram, or an HTTPS URL of a JPEG/PNG (max 10 MB)."
 				),
-				"caption": _CAPTION,
-				"parse_mode": _PARSE_MODE,
-				"message_thread_id": _THREAD,
-				"reply_parameters": _REPLY,
-				"disable_notification": _SILENT,
+				"caption": CAPTION,
+				"parse_mode": PARSE_MODE,
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"disable_notification": SILENT,
 			},
 			["chat_id", "photo"],
 		),
 	),
-	_upload(
+	upload_tool(
 		"uploadPhoto",
 		"sendPhoto",
 		"photo",
 		"Upload and send a photo from a file reference (max 10 MB).",
-		{"caption": _CAPTION, "parse_mode": _PARSE_MODE, "message_thread_id": _THREAD},
+		{"caption": CAPTION, "parse_mode": PARSE_MODE, "message_thread_id": THREAD},
 	),
-	_method(
+	method_tool(
 		"sendDocument",
 		"sendDocument",
 		"Send a document that is on Telegram (file_id) or at a public HTTPS URL (PDF or ZIP "
@@ -225,25 +146,25 @@ _TOOLS = [
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
+				"chat_id": CHAT,
 				"document": string("file_id of a document on Telegram, or an HTTPS URL."),
-				"caption": _CAPTION,
-				"parse_mode": _PARSE_MODE,
-				"message_thread_id": _THREAD,
-				"reply_parameters": _REPLY,
-				"disable_notification": _SILENT,
+				"caption": CAPTION,
+				"parse_mode": PARSE_MODE,
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"disable_notification": SILENT,
 			},
 			["chat_id", "document"],
 		),
 	),
-	_upload(
+	upload_tool(
 		"uploadDocument",
 		"sendDocument",
 		"document",
 		"Upload and send any file as a document from a file reference (max 50 MB).",
-		{"caption": _CAPTION, "parse_mode": _PARSE_MODE, "message_thread_id": _THREAD},
+		{"caption": CAPTION, "parse_mode": PARSE_MODE, "message_thread_id": THREAD},
 	),
-	_method(
+	method_tool(
 		"sendVideo",
 		"sendVideo",
 		"Send a video (MP4) that is on Telegram (file_id) or at a public HTTPS URL. To send "
@@ -251,31 +172,31 @@ _TOOLS = [
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
+				"chat_id": CHAT,
 				"video": string("file_id of a video on Telegram, or an HTTPS URL of an MP4."),
-				"caption": _CAPTION,
-				"parse_mode": _PARSE_MODE,
+				"caption": CAPTION,
+				"parse_mode": PARSE_MODE,
 				"supports_streaming": boolean("The video can be played while it downloads."),
-				"message_thread_id": _THREAD,
-				"reply_parameters": _REPLY,
-				"disable_notification": _SILENT,
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"disable_notification": SILENT,
 			},
 			["chat_id", "video"],
 		),
 	),
-	_upload(
+	upload_tool(
 		"uploadVideo",
 		"sendVideo",
 		"video",
 		"Upload and send a video (MP4) from a file reference (max 50 MB).",
 		{
-			"caption": _CAPTION,
-			"parse_mode": _PARSE_MODE,
+			"caption": CAPTION,
+			"parse_mode": PARSE_MODE,
 			"supports_streaming": boolean("The video can be played while it downloads."),
-			"message_thread_id": _THREAD,
+			"message_thread_id": THREAD,
 		},
 	),
-	_method(
+	method_tool(
 		"sendAudio",
 		"sendAudio",
 		"Send music (MP3 or M4A, shown in the player) that is on Telegram (file_id) or at a "
@@ -283,34 +204,34 @@ _TOOLS = [
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
+				"chat_id": CHAT,
 				"audio": string("file_id of an audio file on Telegram, or an HTTPS URL."),
-				"caption": _CAPTION,
-				"parse_mode": _PARSE_MODE,
+				"caption": CAPTION,
+				"parse_mode": PARSE_MODE,
 				"performer": string("Performer shown in the player."),
 				"title": string("Track name shown in the player."),
 				"duration": integer("Duration in seconds.", minimum=0),
-				"message_thread_id": _THREAD,
-				"reply_parameters": _REPLY,
-				"disable_notification": _SILENT,
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"disable_notification": SILENT,
 			},
 			["chat_id", "audio"],
 		),
 	),
-	_upload(
+	upload_tool(
 		"uploadAudio",
 		"sendAudio",
 		"audio",
 		"Upload and send music (MP3 or M4A) from a file reference (max 50 MB).",
 		{
-			"caption": _CAPTION,
-			"parse_mode": _PARSE_MODE,
+			"caption": CAPTION,
+			"parse_mode": PARSE_MODE,
 			"performer": string("Performer shown in the player."),
 			"title": string("Track name shown in the player."),
-			"message_thread_id": _THREAD,
+			"message_thread_id": THREAD,
 		},
 	),
-	_method(
+	method_tool(
 		"sendMediaGroup",
 		"sendMediaGroup",
 		"Send an album of 2 to 10 photos and videos (or only audio, or only documents) that are "
@@ -319,11 +240,11 @@ _TOOLS = [
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
-				"media": _ALBUM,
-				"message_thread_id": _THREAD,
-				"reply_parameters": _REPLY,
-				"disable_notification": _SILENT,
+				"chat_id": CHAT,
+				"media": ALBUM,
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"disable_notification": SILENT,
 			},
 			["chat_id", "media"],
 		),
@@ -346,16 +267,16 @@ _TOOLS = [
 		files={f"file{i}": f"{{{{ input.files[{i}] }}}}" for i in range(10)},
 		input_schema=obj(
 			{
-				"chat_id": _CHAT,
-				"media": _ALBUM,
-				"files": array(_FILE_REF, "The files, in order: file0, file1...", maxItems=10),
-				"message_thread_id": _THREAD,
-				"disable_notification": _SILENT,
+				"chat_id": CHAT,
+				"media": ALBUM,
+				"files": array(FILE_REF, "The files, in order: file0, file1...", maxItems=10),
+				"message_thread_id": THREAD,
+				"disable_notification": SILENT,
 			},
 			["chat_id", "media", "files"],
 		),
 	),
-	_method(
+	method_tool(
 		"copyMessage",
 		"copyMessage",
 		"Copy a message to another chat without the 'Forwarded from' header (a new message "
@@ -363,39 +284,39 @@ _TOOLS = [
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
-				"from_chat_id": _CHAT,
+				"chat_id": CHAT,
+				"from_chat_id": CHAT,
 				"message_id": integer("Id of the message in from_chat_id."),
 				"caption": string(
 					"New caption for media, up to 1024 characters (omit to keep it).",
 					maxLength=1024,
 				),
-				"parse_mode": _PARSE_MODE,
-				"message_thread_id": _THREAD,
-				"reply_parameters": _REPLY,
-				"reply_markup": _MARKUP,
-				"disable_notification": _SILENT,
+				"parse_mode": PARSE_MODE,
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"reply_markup": MARKUP,
+				"disable_notification": SILENT,
 			},
 			["chat_id", "from_chat_id", "message_id"],
 		),
 	),
-	_method(
+	method_tool(
 		"editMessageText",
 		"editMessageText",
 		"Replace the text of a message the bot sent.",
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
+				"chat_id": CHAT,
 				"message_id": integer("Id of the message to edit."),
 				"text": string("New text, 1 to 4096 characters.", minLength=1, maxLength=4096),
-				"parse_mode": _PARSE_MODE,
-				"reply_markup": _MARKUP,
+				"parse_mode": PARSE_MODE,
+				"reply_markup": MARKUP,
 			},
 			["chat_id", "message_id", "text"],
 		),
 	),
-	_method(
+	method_tool(
 		"editMessageReplyMarkup",
 		"editMessageReplyMarkup",
 		"Change or remove the inline keyboard of a message the bot sent (omit reply_markup to "
@@ -403,7 +324,7 @@ _TOOLS = [
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
+				"chat_id": CHAT,
 				"message_id": integer("Id of the message to edit."),
 				"reply_markup": obj(
 					{
@@ -419,33 +340,33 @@ _TOOLS = [
 			["chat_id", "message_id"],
 		),
 	),
-	_method(
+	method_tool(
 		"deleteMessage",
 		"deleteMessage",
 		"Delete a message (the bot's own within 48 hours; others' in groups where it is admin).",
 		["delete"],
 		obj(
-			{"chat_id": _CHAT, "message_id": integer("Id of the message to delete.")},
+			{"chat_id": CHAT, "message_id": integer("Id of the message to delete.")},
 			["chat_id", "message_id"],
 		),
 	),
-	_method(
+	method_tool(
 		"forwardMessage",
 		"forwardMessage",
 		"Forward a message from one chat to another.",
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
-				"from_chat_id": _CHAT,
+				"chat_id": CHAT,
+				"from_chat_id": CHAT,
 				"message_id": integer("Id of the message in from_chat_id."),
-				"message_thread_id": _THREAD,
-				"disable_notification": _SILENT,
+				"message_thread_id": THREAD,
+				"disable_notification": SILENT,
 			},
 			["chat_id", "from_chat_id", "message_id"],
 		),
 	),
-	_method(
+	method_tool(
 		"getUpdates",
 		"getUpdates",
 		"Fetch new updates (incoming messages, button presses) by long polling. Pass offset = "
@@ -461,11 +382,11 @@ _TOOLS = [
 					maximum=50,
 					default=0,
 				),
-				"allowed_updates": _UPDATES,
+				"allowed_updates": UPDATES,
 			}
 		),
 	),
-	_method(
+	method_tool(
 		"getFile",
 		"getFile",
 		"Get a file's `file_path` from its file_id (photos, documents, voice notes in updates); "
@@ -487,21 +408,14 @@ _TOOLS = [
 			["file_path"],
 		),
 	),
-	_method(
-		"getChat",
-		"getChat",
-		"Get a chat's details: title, type, description, pinned message.",
-		["read"],
-		obj({"chat_id": _CHAT}, ["chat_id"]),
-	),
-	_method(
+	method_tool(
 		"sendChatAction",
 		"sendChatAction",
 		"Show a status such as 'typing…' in a chat for about 5 seconds.",
 		["send"],
 		obj(
 			{
-				"chat_id": _CHAT,
+				"chat_id": CHAT,
 				"action": string(
 					"The status to show.",
 					enum=[
@@ -518,12 +432,12 @@ _TOOLS = [
 						"upload_video_note",
 					],
 				),
-				"message_thread_id": _THREAD,
+				"message_thread_id": THREAD,
 			},
 			["chat_id", "action"],
 		),
 	),
-	_method(
+	method_tool(
 		"answerCallbackQuery",
 		"answerCallbackQuery",
 		"Answer an inline-keyboard button press (stops the button's spinner), with an optional "
@@ -538,45 +452,95 @@ _TOOLS = [
 			["callback_query_id"],
 		),
 	),
-	_method(
-		"setWebhook",
-		"setWebhook",
-		"Have Telegram POST updates to an HTTPS URL. Telegram then sends the secret_token in the "
-		"X-Telegram-Bot-Api-Secret-Token header of each call.",
-		["admin"],
+	method_tool(
+		"sendLocation",
+		"sendLocation",
+		"Send a point on the map, optionally a live location that can be updated for a period.",
+		["send"],
 		obj(
 			{
-				"url": string("HTTPS URL that receives updates (ports 443, 80, 88 or 8443)."),
-				"secret_token": string(
-					"1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.",
-					pattern="^[A-Za-z0-9_-]{1,256}$",
-					minLength=1,
-					maxLength=256,
+				"chat_id": CHAT,
+				"latitude": {
+					"type": "number",
+					"description": "Latitude, -90 to 90.",
+					"minimum": -90,
+					"maximum": 90,
+				},
+				"longitude": {
+					"type": "number",
+					"description": "Longitude, -180 to 180.",
+					"minimum": -180,
+					"maximum": 180,
+				},
+				"horizontal_accuracy": {
+					"type": "number",
+					"description": "Radius of uncertainty in meters, 0 to 1500.",
+					"minimum": 0,
+					"maximum": 1500,
+				},
+				"live_period": integer(
+					"Live location: seconds it can be updated, 60 to 86400 (2147483647: "
+					"indefinitely).",
+					minimum=60,
+					maximum=2147483647,
 				),
-				"allowed_updates": _UPDATES,
-				"drop_pending_updates": boolean("Discard updates waiting in the queue."),
-				"max_connections": integer(
-					"Simultaneous connections.", minimum=1, maximum=100, default=40
+				"heading": integer(
+					"Live location: direction of movement in degrees.", minimum=1, maximum=360
 				),
+				"proximity_alert_radius": integer(
+					"Live location: alert distance in meters.", minimum=1, maximum=100000
+				),
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"disable_notification": SILENT,
 			},
-			["url"],
+			["chat_id", "latitude", "longitude"],
 		),
 	),
-	_method(
-		"getWebhookInfo",
-		"getWebhookInfo",
-		"Get the webhook's status: its URL (empty when polling with getUpdates), pending update "
-		"count and the last delivery error.",
-		["admin"],
-		obj({}),
+	method_tool(
+		"sendSticker",
+		"sendSticker",
+		"Send a sticker (static .WEBP, animated .TGS or video .WEBM) by file_id or HTTPS URL.",
+		["send"],
+		obj(
+			{
+				"chat_id": CHAT,
+				"sticker": string("file_id of a sticker on Telegram, or an HTTPS URL of a .WEBP."),
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"disable_notification": SILENT,
+			},
+			["chat_id", "sticker"],
+		),
 	),
-	_method(
-		"deleteWebhook",
-		"deleteWebhook",
-		"Remove the webhook so that getUpdates works again.",
-		["admin"],
-		obj({"drop_pending_updates": boolean("Discard updates waiting in the queue.")}),
+	method_tool(
+		"sendAnimation",
+		"sendAnimation",
+		"Send an animation (GIF or H.264/MPEG-4 AVC video without sound) by file_id or HTTPS "
+		"URL. To send bytes, use uploadAnimation.",
+		["send"],
+		obj(
+			{
+				"chat_id": CHAT,
+				"animation": string("file_id of an animation on Telegram, or an HTTPS URL."),
+				"caption": CAPTION,
+				"parse_mode": PARSE_MODE,
+				"has_spoiler": boolean("Cover the animation with a spoiler effect."),
+				"message_thread_id": THREAD,
+				"reply_parameters": REPLY,
+				"disable_notification": SILENT,
+			},
+			["chat_id", "animation"],
+		),
 	),
+	upload_tool(
+		"uploadAnimation",
+		"sendAnimation",
+		"animation",
+		"Upload and send an animation (GIF or soundless MP4) from a file reference (max 50 MB).",
+		{"caption": CAPTION, "parse_mode": PARSE_MODE, "message_thread_id": THREAD},
+	),
+	*CHAT_TOOLS,
 ]
 
 INTEGRATION = Integration(
@@ -605,15 +569,26 @@ INTEGRATION = Integration(
 		"editMessageText": ["outbound"],
 		"answerCallbackQuery": ["outbound"],
 		"setWebhook": ["outbound"],
+		"pinChatMessage": ["outbound"],
+		"unpinChatMessage": ["outbound"],
+		"sendLocation": ["outbound"],
+		"sendSticker": ["outbound"],
+		"sendAnimation": ["outbound"],
+		# members' names and the custom titles admins gave them
+		"getChatAdministrators": ["private", "untrusted"],
+		"getChatMember": ["private", "untrusted"],
 	},
 	name="Telegram",
-	description="Send, edit and copy Telegram messages, photos, videos, audio, documents and albums; read updates, manage the webhook, download files.",
+	description="Send, edit, copy and pin Telegram messages, photos, videos, audio, documents, "
+	"albums, locations, stickers and animations; read updates, chats' administrators and "
+	"members, manage the webhook, download files.",
 	api_version="Bot API 10",
 	api_setup=ApiSetup(base_url="https://api.telegram.org/bot{{ config.botToken }}"),
 	credential_setup=[CustomCredential(type="custom")],
 	scopes={
-		"read": "Read updates, chats and files.",
-		"send": "Send, edit and forward messages and media; answer button presses.",
+		"read": "Read updates, chats, their administrators and members, and files.",
+		"send": "Send, edit and forward messages, media, locations, stickers and animations; pin "
+		"and unpin messages; answer button presses.",
 		"delete": "Delete messages.",
 		"admin": "Set, inspect or remove the bot's webhook.",
 	},

@@ -312,7 +312,9 @@ _TOOLS = [
 				"photo_images": _PHOTO_IMAGES,
 				"photo_cover_index": _PHOTO_COVER,
 			},
-			["photo_images", "photo_cover_index"],
+			# post_info is required on this endpoint and an empty one is not sent: the title
+			# (which the creator can still change in the app) is what always fills it.
+			["title", "photo_images", "photo_cover_index"],
 		),
 	),
 	HttpTool(

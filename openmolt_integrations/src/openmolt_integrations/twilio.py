@@ -9,7 +9,9 @@ a list repeats its key (``MediaUrl=a&MediaUrl=b``), as Twilio reads arrays (its 
 Inputs carry the types of the twilio SDK's parameters (the test suite checks them): integers,
 booleans and lists as such, the SDK's enums (``CallInstance.Status``...), and date-time filters
 as ``format: date-time``, or ``format: date`` where Twilio's docs ask for a day (``DateSent``,
-``StartTime``: ``YYYY-MM-DD``).
+``StartTime``: ``YYYY-MM-DD``). SID inputs carry the pattern Twilio's OpenAPI (twilio-oai) declares
+for that parameter: the resource's own prefix (``CA`` for a call, ``SM`` or ``MM`` for a message)
+and 32 hex digits of either case.
 """
 
 from __future__ import annotations
@@ -49,7 +51,25 @@ _FROM = string(
 _PAGE_SIZE = integer("Results per page.", minimum=1, maximum=1000, default=50)
 _PAGE_TOKEN = string("Pagination: the PageToken from the previous page's next_page_uri.")
 _PAGE = integer("Page number, used with PageToken.", minimum=0)
-_SID = {"pattern": "^[A-Z]{2}[0-9a-f]{32}$"}
+
+
+def _sid(description: str, *prefixes: str) -> dict[str, Any]:
+	"""A SID input: the resource's two-letter prefix(es) and 32 hex digits, as Twilio's OpenAPI has it.
+
+	twilio-oai declares each SID parameter with its own prefix (``^CA[0-9a-fA-F]{32}$`` for a call,
+	``^(SM|MM)[0-9a-fA-F]{32}$`` for a message) and a length of 34; the test suite checks every SID
+	input against the pinned patterns.
+
+	Args:
+		description: What the SID names.
+		prefixes: The resource's prefixes (``"SM", "MM"``).
+	"""
+	head = prefixes[0] if len(prefixes) == 1 else "(" + "|".join(prefixes) + ")"
+	return string(description, pattern=f"^{head}[0-9a-fA-F]{{32}}$", minLength=34, maxLength=34)
+
+
+_MESSAGE_SID = ("SM", "MM")
+_CALL_SID = ("CA",)
 
 _DOCS = """\
 ## Get a token
@@ -98,8 +118,8 @@ _TOOLS = [
 			{
 				"To": _TO,
 				"From": _FROM,
-				"MessagingServiceSid": string(
-					"Messaging Service SID (MG…) to send through, instead of From."
+				"MessagingServiceSid": _sid(
+					"Messaging Service SID (MG…) to send through, instead of From.", "MG"
 				),
 				"Body": string("Message text, up to 1600 characters.", maxLength=1600),
 				"MediaUrl": array(
@@ -108,8 +128,8 @@ _TOOLS = [
 					minItems=1,
 					maxItems=10,
 				),
-				"ContentSid": string(
-					"Content template SID (HX…), e.g. an approved WhatsApp template."
+				"ContentSid": _sid(
+					"Content template SID (HX…), e.g. an approved WhatsApp template.", "HX"
 				),
 				"ContentVariables": string(
 					"JSON object, as a string, with values for the content template's placeholders, "
@@ -172,7 +192,7 @@ _TOOLS = [
 		method="GET",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Messages/{{{{ input.Sid }}}}.json",
-		input_schema=obj({"Sid": string("Message SID (SM… or MM…).", **_SID)}, ["Sid"]),
+		input_schema=obj({"Sid": _sid("Message SID (SM… or MM…).", *_MESSAGE_SID)}, ["Sid"]),
 	),
 	HttpTool(
 		handle="cancelMessage",
@@ -182,7 +202,9 @@ _TOOLS = [
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Messages/{{{{ input.Sid }}}}.json",
 		body={"Status": "canceled"},
-		input_schema=obj({"Sid": string("Message SID of the scheduled message.", **_SID)}, ["Sid"]),
+		input_schema=obj(
+			{"Sid": _sid("Message SID of the scheduled message (SM…).", *_MESSAGE_SID)}, ["Sid"]
+		),
 	),
 	HttpTool(
 		handle="listMessageMedia",
@@ -194,7 +216,7 @@ _TOOLS = [
 		query_params=passthrough("PageSize", "PageToken"),
 		input_schema=obj(
 			{
-				"MessageSid": string("Message SID.", **_SID),
+				"MessageSid": _sid("Message SID (SM… or MM…).", *_MESSAGE_SID),
 				"PageSize": _PAGE_SIZE,
 				"PageToken": _PAGE_TOKEN,
 			},
@@ -245,7 +267,7 @@ _TOOLS = [
 		method="GET",
 		base_url=_API,
 		endpoint=f"{_ACCOUNT}/Calls/{{{{ input.Sid }}}}.json",
-		input_schema=obj({"Sid": string("Call SID (CA…).", **_SID)}, ["Sid"]),
+		input_schema=obj({"Sid": _sid("Call SID (CA…).", *_CALL_SID)}, ["Sid"]),
 	),
 	HttpTool(
 		handle="updateCall",
@@ -262,7 +284,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"Sid": string("Call SID (CA…).", **_SID),
+				"Sid": _sid("Call SID (CA…).", *_CALL_SID),
 				"Status": string(
 					"completed hangs up, canceled cancels a queued or ringing call.",
 					enum=["completed", "canceled"],
@@ -338,7 +360,7 @@ _TOOLS = [
 		),
 		input_schema=obj(
 			{
-				"CallSid": string("Only recordings of this call."),
+				"CallSid": _sid("Only recordings of this call (CA…).", *_CALL_SID),
 				"DateCreatedAfter": string(
 					"Only recordings made on or after this time (ISO 8601).", format="date-time"
 				),
@@ -451,7 +473,7 @@ _TOOLS = [
 			{
 				"To": string("The number or email the code was sent to."),
 				"Code": string("The code the user entered (4 to 10 characters)."),
-				"VerificationSid": string("Verification SID (VE…), instead of To."),
+				"VerificationSid": _sid("Verification SID (VE…), instead of To.", "VE"),
 			},
 			["Code"],
 		),

@@ -27,99 +27,31 @@ from openmolt_core.integrations.schema import (
 	passthrough,
 	string,
 )
+from openmolt_integrations._x import (
+	DM_EVENT_FIELD_VALUES,
+	DM_EVENT_TYPE_VALUES,
+	DM_EXPANSION_VALUES,
+	POST_EXPANSION_VALUES,
+	POST_FIELD_VALUES,
+	USER_FIELD_VALUES,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
 _ID_PATTERN = {"pattern": "^[0-9]{1,19}$"}
 _POST_ID = string("Post id (digits).", **_ID_PATTERN)
 _USER_ID = string("The authenticated user's id (from getMe).", **_ID_PATTERN)
-# The values X's OpenAPI (2.167, as the xdk SDK ships it) allows for post.fields, user.fields and
-# the expansions of post endpoints; the test suite checks the inputs against it. author_id,
-# in_reply_to_user_id and referenced_posts are expansions there, not post fields.
-_POST_FIELD_VALUES = [
-	"article",
-	"article_title",
-	"attachments",
-	"card_uri",
-	"community_id",
-	"context_annotations",
-	"conversation_id",
-	"created_at",
-	"display_text_range",
-	"edit_controls",
-	"entities",
-	"geo",
-	"id",
-	"lang",
-	"matched_media_notes",
-	"media_metadata",
-	"non_public_metrics",
-	"note_post",
-	"note_request_suggestions",
-	"organic_metrics",
-	"paid_partnership",
-	"possibly_sensitive",
-	"promoted_metrics",
-	"public_metrics",
-	"reply_settings",
-	"scopes",
-	"source",
-	"suggested_source_links",
-	"suggested_source_links_with_counts",
-	"text",
-	"withheld",
-]
-_USER_FIELD_VALUES = [
-	"confirmed_email",
-	"connection_status",
-	"created_at",
-	"description",
-	"entities",
-	"id",
-	"is_identity_verified",
-	"location",
-	"name",
-	"parody",
-	"profile_banner_url",
-	"profile_image_url",
-	"protected",
-	"public_metrics",
-	"receives_your_dm",
-	"subscribes_to_you",
-	"subscription",
-	"subscription_type",
-	"url",
-	"username",
-	"verified",
-	"verified_followers_count",
-	"verified_type",
-	"withheld",
-]
-_POST_EXPANSION_VALUES = [
-	"article.cover_media",
-	"article.media_entities",
-	"attachments.media_keys",
-	"attachments.media_source_tweet",
-	"attachments.poll_ids",
-	"author_id",
-	"edit_history_post_ids",
-	"entities.mentions.username",
-	"geo.place_id",
-	"in_reply_to_user_id",
-	"referenced_posts",
-	"username",
-]
 _POST_FIELDS = array(
-	string(enum=_POST_FIELD_VALUES),
+	string(enum=POST_FIELD_VALUES),
 	"Extra post fields, e.g. created_at, public_metrics, conversation_id, entities, note_post. "
 	"author_id, in_reply_to_user_id and referenced_posts come with the expansions of those names.",
 )
 _USER_FIELDS = array(
-	string(enum=_USER_FIELD_VALUES),
+	string(enum=USER_FIELD_VALUES),
 	"Extra user fields, e.g. description, public_metrics, created_at, verified, profile_image_url.",
 )
 _EXPANSIONS = array(
-	string(enum=_POST_EXPANSION_VALUES),
+	string(enum=POST_EXPANSION_VALUES),
 	"Objects to include in `includes`, e.g. author_id, attachments.media_keys, referenced_posts.",
 )
 _MAX = integer("Posts per page.", minimum=5, maximum=100, default=10)
@@ -179,8 +111,44 @@ _SCOPES = [
 	"like.read",
 	"like.write",
 	"media.write",
+	"dm.read",
+	"dm.write",
+	"follows.write",
 	"offline.access",
 ]
+_DM_FIELDS = array(
+	string(enum=DM_EVENT_FIELD_VALUES),
+	"Extra DM event fields, e.g. created_at, dm_conversation_id; the sender comes with the "
+	"sender_id expansion.",
+)
+_DM_EXPANSIONS = array(
+	string(enum=DM_EXPANSION_VALUES),
+	"Objects to include in `includes`, e.g. sender_id (the sender's user object).",
+)
+_DM_EVENT_TYPES = array(string(enum=DM_EVENT_TYPE_VALUES), "Event types to return; default all.")
+_DM_QUERY = {
+	**passthrough("max_results", "pagination_token"),
+	**_joined("event_types", "dm_event.fields", "expansions", "user.fields"),
+}
+_DM_QUERY_SCHEMA = {
+	"max_results": integer("Events per page.", minimum=1, maximum=100, default=100),
+	"pagination_token": _PAGINATION,
+	"event_types": _DM_EVENT_TYPES,
+	"dm_event_fields": _DM_FIELDS,
+	"expansions": _DM_EXPANSIONS,
+	"user_fields": _USER_FIELDS,
+}
+_DM_MESSAGE = {
+	"text": string("Message text, up to 10000 characters.", minLength=1, maxLength=10000),
+	"attachments": array(
+		obj(
+			{"media_id": string("Media id from uploadMedia (dm_image, dm_gif, dm_video).")},
+			["media_id"],
+		),
+		"One media attachment.",
+		maxItems=1,
+	),
+}
 
 _DOCS = """\
 ## Get a token
@@ -189,7 +157,7 @@ _DOCS = """\
 2. In the app's **User authentication settings**, enable **OAuth 2.0**, type **Web App**
    (confidential client), and add your callback URL. Copy the **Client ID** and **Client Secret**.
 3. Authorise a user with PKCE: send them to
-   `https://x.com/i/oauth2/authorize?response_type=code&client_id=…&redirect_uri=…&scope=tweet.read%20tweet.write%20users.read%20like.read%20like.write%20media.write%20offline.access&state=…&code_challenge=…&code_challenge_method=S256`,
+   `https://x.com/i/oauth2/authorize?response_type=code&client_id=…&redirect_uri=…&scope=tweet.read%20tweet.write%20users.read%20like.read%20like.write%20media.write%20dm.read%20dm.write%20follows.write%20offline.access&state=…&code_challenge=…&code_challenge_method=S256`,
    then POST the `code` and `code_verifier` to `https://api.x.com/2/oauth2/token`
    (`grant_type=authorization_code`, HTTP Basic auth with the client id and secret). Keep the
    `refresh_token` (from `offline.access`).
@@ -204,7 +172,9 @@ agent = om.create_agent(..., integrations=[{"integration": "x", "credential": {
 
 Access tokens last two hours and refresh tokens are single-use: store the new config that
 `onTokenRefresh` receives. An app-only Bearer token (`bearer` credential, `bearerToken`) can read
-public posts and users but cannot post, like or upload. Rate limits are per endpoint per 15
+public posts and users but cannot post, like, follow, upload or touch direct messages. Direct
+messages need `dm.read` and `dm.write`, following `follows.write` (each with `tweet.read` and
+`users.read`). Rate limits are per endpoint per 15
 minutes; 429 answers carry `x-rate-limit-reset`, which OpenMolt honours.
 """
 
@@ -499,6 +469,88 @@ _TOOLS = [
 		query_params=passthrough("media_id", command="STATUS"),
 		input_schema=obj({"media_id": string("Media id.")}, ["media_id"]),
 	),
+	HttpTool(
+		handle="sendDirectMessage",
+		description="Send a direct message to a user (opens the one-to-one conversation if "
+		"needed). Returns dm_conversation_id and dm_event_id.",
+		scopes=["dm"],
+		method="POST",
+		endpoint="/2/dm_conversations/with/{{ input.participant_id }}/messages",
+		body=passthrough("text", "attachments"),
+		input_schema=obj(
+			{"participant_id": string("Recipient's user id.", **_ID_PATTERN), **_DM_MESSAGE},
+			["participant_id", "text"],
+		),
+	),
+	HttpTool(
+		handle="sendConversationMessage",
+		description="Send a message to an existing DM conversation (one-to-one or group) by its "
+		"dm_conversation_id.",
+		scopes=["dm"],
+		method="POST",
+		endpoint="/2/dm_conversations/{{ input.dm_conversation_id }}/messages",
+		body=passthrough("text", "attachments"),
+		input_schema=obj(
+			{
+				"dm_conversation_id": string(
+					"Conversation id, e.g. 123-456 (one-to-one) or digits (group).",
+					pattern="^([0-9]{1,19}-)?[0-9]{1,19}$",
+				),
+				**_DM_MESSAGE,
+			},
+			["dm_conversation_id", "text"],
+		),
+	),
+	HttpTool(
+		handle="listDirectMessages",
+		description="The user's recent direct message events (last 30 days), newest first, "
+		"across conversations; page with pagination_token.",
+		scopes=["dm"],
+		method="GET",
+		endpoint="/2/dm_events",
+		query_params=_DM_QUERY,
+		input_schema=obj(_DM_QUERY_SCHEMA),
+	),
+	HttpTool(
+		handle="getDirectMessagesWith",
+		description="The direct message events of the one-to-one conversation with a user, "
+		"newest first.",
+		scopes=["dm"],
+		method="GET",
+		endpoint="/2/dm_conversations/with/{{ input.participant_id }}/dm_events",
+		query_params=_DM_QUERY,
+		input_schema=obj(
+			{"participant_id": string("The other user's id.", **_ID_PATTERN), **_DM_QUERY_SCHEMA},
+			["participant_id"],
+		),
+	),
+	HttpTool(
+		handle="followUser",
+		description="Follow a user as the authenticated user (a protected account gets a "
+		"follow request: `pending_follow`).",
+		scopes=["engage"],
+		method="POST",
+		endpoint="/2/users/{{ input.id }}/following",
+		body=passthrough("target_user_id"),
+		input_schema=obj(
+			{"id": _USER_ID, "target_user_id": string("Id of the user to follow.", **_ID_PATTERN)},
+			["id", "target_user_id"],
+		),
+	),
+	HttpTool(
+		handle="unfollowUser",
+		description="Stop following a user as the authenticated user.",
+		scopes=["engage"],
+		method="DELETE",
+		endpoint="/2/users/{{ input.source_user_id }}/following/{{ input.target_user_id }}",
+		input_schema=obj(
+			{
+				"source_user_id": _USER_ID,
+				"target_user_id": string("Id of the user to unfollow.", **_ID_PATTERN),
+			},
+			["source_user_id", "target_user_id"],
+		),
+	),
 ]
 
 INTEGRATION = Integration(
@@ -522,9 +574,15 @@ INTEGRATION = Integration(
 		"getMentions": ["untrusted"],
 		"getHomeTimeline": ["untrusted"],
 		"createPost": ["outbound"],
+		"send*Message": ["outbound"],
+		"listDirectMessages": ["private", "untrusted"],
+		"getDirectMessagesWith": ["private", "untrusted"],
+		"followUser": ["outbound"],
+		"unfollowUser": ["outbound"],
 	},
 	name="X",
-	description="Post, reply, delete, search recent posts, read timelines, like, repost and upload media on X.",
+	description="Post, reply, delete, search recent posts, read timelines, like, repost, follow, "
+	"send and read direct messages, and upload media on X.",
 	api_version="API v2",
 	api_setup=ApiSetup(base_url="https://api.x.com"),
 	credential_setup=[
@@ -546,7 +604,8 @@ INTEGRATION = Integration(
 	scopes={
 		"read": "Read posts, users, timelines and search.",
 		"write": "Publish and delete posts.",
-		"engage": "Like, unlike and repost.",
+		"engage": "Like, unlike and repost; follow and unfollow users.",
+		"dm": "Send and read direct messages.",
 		"media": "Upload images and videos.",
 	},
 	tools=_TOOLS,

@@ -56,6 +56,26 @@ def test_nested_dicts_and_lists_are_rendered_and_missing_optionals_dropped() -> 
 	assert render("{{ input.absent }}", DATA) is MISSING
 
 
+def test_a_nested_object_whose_keys_are_all_missing_is_left_out() -> None:
+	"""An object is never sent empty: it goes when one of its values is there, or written as {}."""
+	template = {
+		"post_info": {"title": "{{ input.title }}", "description": "{{ input.description }}"},
+		"settings": {"outer": {"inner": "{{ input.absent }}"}},
+		"kept": {"title": "{{ input.absent }}", "name": "{{ input.name }}"},
+		"written_empty": {},
+		"items": [{"tag": "{{ input.absent }}"}, {"tag": "{{ input.name }}"}],
+		"flag": {"on": "{{ input.flag }}"},
+	}
+	assert render(template, DATA) == {
+		"kept": {"name": "Ada"},
+		"written_empty": {},
+		"items": [{"tag": "Ada"}],
+		"flag": {"on": False},
+	}
+	# At the top level (a body, headers, query) the object itself stays, even empty.
+	assert render({"title": "{{ input.absent }}"}, DATA) == {}
+
+
 def test_input_values_are_data_never_templates() -> None:
 	"""A model-provided string holding Liquid syntax is passed through literally."""
 	data = {

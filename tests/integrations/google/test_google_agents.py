@@ -772,7 +772,7 @@ async def test_veo_edits_the_last_video_in_the_background_and_downloads_a_uri() 
 		"model": "gemini-omni-1.2-flash",
 		"input": [{"type": "text", "text": "Make it night"}],
 		"response_format": {"type": "video", "delivery": "uri"},
-		"generation_config": {"video_config": {}},
+		# no video settings given: generation_config is left out, not sent as {"video_config": {}}
 		"previous_interaction_id": "int-42",
 		"background": True,
 	}

@@ -787,3 +787,300 @@ async def test_outlook_refresh_goes_to_the_tenant_token_url() -> None:
 	assert form(refresh)["client_id"] == ["cid"]
 	assert str(folders.url) == "https://graph.microsoft.com/v1.0/me/mailFolders?%24top=5"
 	assert folders.headers["authorization"] == "Bearer graph-new"
+
+
+async def test_slack_agent_manages_a_channel_searches_and_links() -> None:
+	"""Channel management goes as form posts, search and permalink as GET queries, each with the
+	token; the search's default page size is sent."""
+	ok = httpx.Response(200, json={"ok": True})
+	service = Recorder(
+		httpx.Response(200, json={"ok": True, "channel": {"id": "C0NEW000001"}}),
+		ok,
+		ok,
+		ok,
+		ok,
+		ok,
+		ok,
+		httpx.Response(200, json={"ok": True, "messages": {"matches": [], "total": 0}}),
+		httpx.Response(
+			200, json={"ok": True, "permalink": "https://acme.slack.com/archives/C1/p1"}
+		),
+	)
+	channel = "C0NEW000001"
+	await run_agent(
+		"slack",
+		[
+			call_tool("slack.createChannel", name="launch-2026", is_private=True),
+			call_tool("slack.renameChannel", channel=channel, name="launch-q1"),
+			call_tool("slack.inviteToChannel", channel=channel, users=["U01", "U02"]),
+			call_tool("slack.removeFromChannel", channel=channel, user="U02"),
+			call_tool("slack.setChannelTopic", channel=channel, topic="Ship on Friday"),
+			call_tool("slack.setChannelPurpose", channel=channel, purpose="Launch planning"),
+			call_tool("slack.archiveChannel", channel=channel),
+			call_tool("slack.searchMessages", query="deploy in:#ops", sort="timestamp"),
+			call_tool("slack.getPermalink", channel="C1", message_ts="1712345678.000100"),
+		],
+		service,
+		config={"token": "xoxp-user-token"},
+	)
+	create, rename, invite, kick, topic, purpose, archive, search, link = service.requests
+	expected = [
+		(create, "conversations.create", {"name": ["launch-2026"], "is_private": ["true"]}),
+		(rename, "conversations.rename", {"channel": [channel], "name": ["launch-q1"]}),
+		(invite, "conversations.invite", {"channel": [channel], "users": ["U01,U02"]}),
+		(kick, "conversations.kick", {"channel": [channel], "user": ["U02"]}),
+		(topic, "conversations.setTopic", {"channel": [channel], "topic": ["Ship on Friday"]}),
+		(
+			purpose,
+			"conversations.setPurpose",
+			{"channel": [channel], "purpose": ["Launch planning"]},
+		),
+		(archive, "conversations.archive", {"channel": [channel]}),
+	]
+	for request, method, fields in expected:
+		assert (request.method, str(request.url)) == ("POST", f"https://slack.com/api/{method}")
+		assert request.headers["authorization"] == "Bearer xoxp-user-token"
+		assert form(request) == fields
+	assert search.method == "GET"
+	assert search.url.copy_with(query=None) == "https://slack.com/api/search.messages"
+	assert dict(search.url.params) == {
+		"query": "deploy in:#ops",
+		"sort": "timestamp",
+		"count": "20",
+	}
+	assert search.headers["authorization"] == "Bearer xoxp-user-token"
+	assert link.url.copy_with(query=None) == "https://slack.com/api/chat.getPermalink"
+	assert dict(link.url.params) == {"channel": "C1", "message_ts": "1712345678.000100"}
+
+
+async def test_discord_agent_manages_channels_members_and_roles() -> None:
+	"""Channel create, edit and delete, the member list and role changes go to their v10 routes
+	with the bot token; only the given channel settings are sent."""
+	guild, channel = "1100000000000000001", "1200000000000000009"
+	user, role = "1400000000000000001", "1500000000000000001"
+	service = Recorder(
+		httpx.Response(201, json={"id": channel, "type": 0}),
+		httpx.Response(200, json={"id": channel}),
+		httpx.Response(204),
+		httpx.Response(204),
+		httpx.Response(200, json={"id": channel}),
+		httpx.Response(200, json=[{"user": {"id": user}}]),
+	)
+	await run_agent(
+		"discord",
+		[
+			call_tool(
+				"discord.createChannel",
+				guild_id=guild,
+				name="launch",
+				type=0,
+				topic="Launch planning",
+				parent_id="1300000000000000001",
+			),
+			call_tool("discord.updateChannel", channel_id=channel, name="launch-q1", nsfw=False),
+			call_tool("discord.addMemberRole", guild_id=guild, user_id=user, role_id=role),
+			call_tool("discord.removeMemberRole", guild_id=guild, user_id=user, role_id=role),
+			call_tool("discord.deleteChannel", channel_id=channel),
+			# last: what members wrote (nicknames) is untrusted, and outbound calls after it wait
+			call_tool("discord.listGuildMembers", guild_id=guild, limit=50, after="1"),
+		],
+		service,
+		config={"botToken": "MTA1.bot-token.secret"},
+	)
+	create, update, add, remove, delete, members = service.requests
+	base = "https://discord.com/api/v10"
+	for request in service.requests:
+		assert request.headers["authorization"] == "Bot MTA1.bot-token.secret"
+	assert (create.method, str(create.url)) == ("POST", f"{base}/guilds/{guild}/channels")
+	assert body(create) == {
+		"name": "launch",
+		"type": 0,
+		"topic": "Launch planning",
+		"parent_id": "1300000000000000001",
+	}
+	assert (update.method, str(update.url)) == ("PATCH", f"{base}/channels/{channel}")
+	assert body(update) == {"name": "launch-q1", "nsfw": False}
+	assert members.method == "GET"
+	assert members.url.copy_with(query=None) == f"{base}/guilds/{guild}/members"
+	assert dict(members.url.params) == {"limit": "50", "after": "1"}
+	route = f"{base}/guilds/{guild}/members/{user}/roles/{role}"
+	assert (add.method, str(add.url), add.content) == ("PUT", route, b"")
+	assert (remove.method, str(remove.url)) == ("DELETE", route)
+	assert (delete.method, str(delete.url)) == ("DELETE", f"{base}/channels/{channel}")
+
+
+async def test_x_agent_sends_a_dm_follows_and_reads_dms() -> None:
+	"""DMs go to /2/dm_conversations/with/{id}/messages as JSON, follows to /2/users/{id}/following,
+	and the DM list sends X's dotted field names comma-joined; the user token is the Bearer."""
+	me, them = "1000000000000000001", "2000000000000000002"
+	service = Recorder(
+		httpx.Response(201, json={"data": {"dm_conversation_id": f"{me}-{them}"}}),
+		httpx.Response(200, json={"data": {"following": True}}),
+		httpx.Response(200, json={"data": {"following": False}}),
+		httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}),
+	)
+	await run_agent(
+		"x",
+		[
+			call_tool(
+				"x.sendDirectMessage",
+				participant_id=them,
+				text="Thanks for the intro!",
+				attachments=[{"media_id": "1455952740635586573"}],
+			),
+			call_tool("x.followUser", id=me, target_user_id=them),
+			call_tool("x.unfollowUser", source_user_id=me, target_user_id=them),
+			call_tool(
+				"x.listDirectMessages",
+				max_results=20,
+				event_types=["MessageCreate"],
+				dm_event_fields=["created_at", "text"],
+				expansions=["sender_id"],
+			),
+		],
+		service,
+		config={
+			"accessToken": "x-user-access-token",
+			"expiryDate": 4102444800,
+			"clientId": "cid",
+			"clientSecret": "csecret",
+			"refreshToken": "r",
+		},
+		credential="oauth2",
+	)
+	dm, follow, unfollow, events = service.requests
+	for request in service.requests:
+		assert request.headers["authorization"] == "Bearer x-user-access-token"
+	assert (dm.method, str(dm.url)) == (
+		"POST",
+		f"https://api.x.com/2/dm_conversations/with/{them}/messages",
+	)
+	assert body(dm) == {
+		"text": "Thanks for the intro!",
+		"attachments": [{"media_id": "1455952740635586573"}],
+	}
+	assert (follow.method, str(follow.url)) == (
+		"POST",
+		f"https://api.x.com/2/users/{me}/following",
+	)
+	assert body(follow) == {"target_user_id": them}
+	assert (unfollow.method, str(unfollow.url)) == (
+		"DELETE",
+		f"https://api.x.com/2/users/{me}/following/{them}",
+	)
+	assert events.url.copy_with(query=None) == "https://api.x.com/2/dm_events"
+	assert dict(events.url.params) == {
+		"max_results": "20",
+		"event_types": "MessageCreate",
+		"dm_event.fields": "created_at,text",
+		"expansions": "sender_id",
+	}
+
+
+async def test_telegram_agent_pins_sends_media_and_reads_members() -> None:
+	"""Pins, locations, stickers, animations (by URL and uploaded) and member reads each go to
+	their Bot API method with the token only in the path, as JSON or multipart."""
+	token = "123456789:AAHsecretTokenValue"
+	sent = httpx.Response(200, json={"ok": True, "result": {"message_id": 9, "chat": {"id": 42}}})
+	done = httpx.Response(200, json={"ok": True, "result": True})
+	service = Recorder(
+		done,
+		done,
+		sent,
+		sent,
+		sent,
+		sent,
+		httpx.Response(200, json={"ok": True, "result": [{"status": "creator"}]}),
+		httpx.Response(200, json={"ok": True, "result": {"status": "member"}}),
+	)
+	gif = data_url(b"GIF89a", "image/gif")
+	result, model = await run_agent(
+		"telegram",
+		[
+			call_tool(
+				"telegram.pinChatMessage", chat_id=42, message_id=7, disable_notification=True
+			),
+			call_tool("telegram.unpinChatMessage", chat_id="@channel"),
+			call_tool(
+				"telegram.sendLocation",
+				chat_id=42,
+				latitude=59.9139,
+				longitude=10.7522,
+				live_period=900,
+			),
+			call_tool("telegram.sendSticker", chat_id=42, sticker="CAACAgIAAxkBAAE"),
+			call_tool(
+				"telegram.sendAnimation",
+				chat_id=42,
+				animation="https://example.com/cat.gif",
+				caption="cat",
+			),
+			call_tool("telegram.uploadAnimation", chat_id=42, animation=gif, caption="dog"),
+			call_tool("telegram.getChatAdministrators", chat_id=-1001234567890),
+			call_tool("telegram.getChatMember", chat_id=-1001234567890, user_id=777),
+		],
+		service,
+		config={"botToken": token},
+	)
+	pin, unpin, location, sticker, animation, upload, admins, member = service.requests
+	base = f"https://api.telegram.org/bot{token}"
+	expected = [
+		(pin, "pinChatMessage", {"chat_id": 42, "message_id": 7, "disable_notification": True}),
+		(unpin, "unpinChatMessage", {"chat_id": "@channel"}),
+		(
+			location,
+			"sendLocation",
+			{"chat_id": 42, "latitude": 59.9139, "longitude": 10.7522, "live_period": 900},
+		),
+		(sticker, "sendSticker", {"chat_id": 42, "sticker": "CAACAgIAAxkBAAE"}),
+		(
+			animation,
+			"sendAnimation",
+			{"chat_id": 42, "animation": "https://example.com/cat.gif", "caption": "cat"},
+		),
+		(admins, "getChatAdministrators", {"chat_id": -1001234567890}),
+		(member, "getChatMember", {"chat_id": -1001234567890, "user_id": 777}),
+	]
+	for request, method, fields in expected:
+		assert (request.method, str(request.url)) == ("POST", f"{base}/{method}")
+		assert body(request) == fields
+	assert (upload.method, str(upload.url)) == ("POST", f"{base}/sendAnimation")
+	parts = multipart_parts(upload)
+	assert parts["chat_id"] == b"42" and parts["caption"] == b"dog"
+	assert parts["animation"] == b"GIF89a"
+	assert token not in model_saw(model) and token not in json.dumps(result.output)
+
+
+async def test_x_agent_replies_in_a_dm_conversation_and_reads_it() -> None:
+	"""A conversation message goes to /2/dm_conversations/{id}/messages; the conversation with a
+	user is read from /2/dm_conversations/with/{id}/dm_events."""
+	them = "2000000000000000002"
+	service = Recorder(
+		httpx.Response(201, json={"data": {"dm_event_id": "1"}}),
+		httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}),
+	)
+	await run_agent(
+		"x",
+		[
+			call_tool(
+				"x.sendConversationMessage",
+				dm_conversation_id=f"1000000000000000001-{them}",
+				text="On my way",
+			),
+			call_tool("x.getDirectMessagesWith", participant_id=them, max_results=5),
+		],
+		service,
+		config={"accessToken": "x-user-access-token", "expiryDate": 4102444800},
+		credential="oauth2",
+	)
+	send, read = service.requests
+	assert (send.method, str(send.url)) == (
+		"POST",
+		f"https://api.x.com/2/dm_conversations/1000000000000000001-{them}/messages",
+	)
+	assert body(send) == {"text": "On my way"}
+	assert read.url.copy_with(query=None) == (
+		f"https://api.x.com/2/dm_conversations/with/{them}/dm_events"
+	)
+	assert dict(read.url.params) == {"max_results": "5"}
+	assert read.headers["authorization"] == "Bearer x-user-access-token"

@@ -11,6 +11,7 @@ checked in tests/integrations/social/.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable
 from functools import cache
@@ -205,6 +206,30 @@ _DISCORD_MESSAGE = {
 	"poll",
 }
 _DISCORD_MESSAGE_PATH = "https://discord.com/api/v10/channels/{channel.id}/messages/{message.id}"
+_DISCORD_MEMBER_ROLE = (
+	"https://discord.com/api/v10/guilds/{guild.id}/members/{user.id}/roles/{role.id}"
+)
+# https://discord.com/developers/docs/resources/guild#create-guild-channel-json-params
+_DISCORD_CHANNEL_SETTINGS = {
+	"name",
+	"type",
+	"topic",
+	"bitrate",
+	"user_limit",
+	"rate_limit_per_user",
+	"position",
+	"permission_overwrites",
+	"parent_id",
+	"nsfw",
+	"rtc_region",
+	"video_quality_mode",
+	"default_auto_archive_duration",
+	"default_reaction_emoji",
+	"available_tags",
+	"default_sort_order",
+	"default_forum_layout",
+	"default_thread_rate_limit_per_user",
+}
 DISCORD_DOCS: dict[str, tuple[str, str, set[str], set[str], dict[str, set[str]]]] = {
 	# https://discord.com/developers/docs/resources/message#create-message
 	"createMessage": (
@@ -314,6 +339,44 @@ DISCORD_DOCS: dict[str, tuple[str, str, set[str], set[str], dict[str, set[str]]]
 		set(),
 		{},
 	),
+	# https://discord.com/developers/docs/resources/guild#create-guild-channel
+	"createGuildChannel": (
+		"POST",
+		"https://discord.com/api/v10/guilds/{guild.id}/channels",
+		set(),
+		_DISCORD_CHANNEL_SETTINGS,
+		{},
+	),
+	# https://discord.com/developers/docs/resources/channel#modify-channel (guild channel and
+	# thread fields)
+	"modifyChannel": (
+		"PATCH",
+		"https://discord.com/api/v10/channels/{channel.id}",
+		set(),
+		_DISCORD_CHANNEL_SETTINGS
+		| {"flags", "archived", "auto_archive_duration", "locked", "invitable", "applied_tags"},
+		{},
+	),
+	# https://discord.com/developers/docs/resources/channel#deleteclose-channel
+	"deleteChannel": (
+		"DELETE",
+		"https://discord.com/api/v10/channels/{channel.id}",
+		set(),
+		set(),
+		{},
+	),
+	# https://discord.com/developers/docs/resources/guild#list-guild-members
+	"listGuildMembers": (
+		"GET",
+		"https://discord.com/api/v10/guilds/{guild.id}/members",
+		{"limit", "after"},
+		set(),
+		{},
+	),
+	# https://discord.com/developers/docs/resources/guild#add-guild-member-role
+	"addGuildMemberRole": ("PUT", _DISCORD_MEMBER_ROLE, set(), set(), {}),
+	# https://discord.com/developers/docs/resources/guild#remove-guild-member-role
+	"removeGuildMemberRole": ("DELETE", _DISCORD_MEMBER_ROLE, set(), set(), {}),
 	# https://discord.com/developers/docs/resources/user#create-dm
 	"createDm": (
 		"POST",
@@ -806,11 +869,155 @@ def test_a_twilio_input_without_its_sdk_type_fails_the_check(case: str) -> None:
 		)
 
 
+# Twilio SIDs: the per-resource patterns of Twilio's OpenAPI (twilio-oai) ---------------------
+
+# The twilio SDK carries no parameter patterns; twilio-oai (the OpenAPI the SDK is generated from)
+# is published on GitHub only. twilio_oai_sids.json is its extract: every parameter and form field
+# with a pattern, by (method, URL shape), for the three products the tools use (source and commit
+# inside the file).
+_TWILIO_SIDS = Path(__file__).with_name("twilio_oai_sids.json")
+
+
+@cache
+def twilio_sid_patterns() -> dict[str, Any]:
+	loaded: dict[str, Any] = json.loads(_TWILIO_SIDS.read_text())
+	return loaded
+
+
+def twilio_sid_errors(integration: Integration) -> list[str]:
+	"""Where a Twilio input that fills a SID parameter lacks its OpenAPI pattern and length, or
+	an input named like a SID fills no parameter the OpenAPI gives a pattern."""
+	ref = twilio_sid_patterns()
+	errors = []
+	for tool in http_tools(integration):
+		url = urls(integration, tool)[0]
+		patterns = ref["patterns"].get(f"{tool.method} {shape(url)}", {})
+		props = tool.input_schema.get("properties", {})
+		sources = {
+			name: name for name in input_path_names(url) if name is not None and name in props
+		}
+		for name, template in {**tool.query_params, **(tool.body or {})}.items():
+			source = re.match(r"\{\{ input\.(\w+)", str(template))
+			if source and source.group(1) in props:
+				sources[name] = source.group(1)
+		for name, source in sources.items():
+			ours = props[source]
+			if name not in patterns:
+				if source.endswith("Sid"):
+					errors.append(f"{tool.handle}.{source}: no SID pattern in Twilio's OpenAPI")
+				continue
+			wanted = (patterns[name], ref["minLength"], ref["maxLength"])
+			found = (ours.get("pattern"), ours.get("minLength"), ours.get("maxLength"))
+			if found != wanted:
+				errors.append(f"{tool.handle}.{source}: {wanted} (ours {found})")
+		errors += [
+			f"{tool.handle}.{name}: a SID input sent nowhere"
+			for name in props
+			if name.endswith("Sid") and name not in sources.values()
+		]
+	return errors
+
+
+def test_twilio_sid_inputs_carry_the_openapi_patterns() -> None:
+	"""Every SID input has its resource's pattern (prefix, upper- or lower-case hex) and length."""
+	ref = twilio_sid_patterns()
+	message = ref["patterns"]["GET https://api.twilio.com/2010-04-01/Accounts/{}/Messages/{}.json"]
+	assert message == {"AccountSid": "^AC[0-9a-fA-F]{32}$", "Sid": "^(SM|MM)[0-9a-fA-F]{32}$"}
+	assert twilio_sid_errors(twilio.INTEGRATION) == []
+	sid_inputs = [
+		name
+		for tool in http_tools(twilio.INTEGRATION)
+		for name in tool.input_schema.get("properties", {})
+		if name.endswith("Sid")
+	]
+	assert len(sid_inputs) >= 9
+
+
+@pytest.mark.parametrize(
+	("handle", "prop", "value", "valid"),
+	[
+		("getMessage", "Sid", "SM" + "0123456789ABCDEF" * 2, True),
+		("getMessage", "Sid", "MM" + "0123456789abcdef" * 2, True),
+		("getMessage", "Sid", "CA" + "0123456789abcdef" * 2, False),
+		("getMessage", "Sid", "SM" + "0123456789abcdef" * 2 + "0", False),
+		("getCall", "Sid", "CA" + "ABCDEF0123456789" * 2, True),
+		("getCall", "Sid", "SM" + "0123456789abcdef" * 2, False),
+		("listRecordings", "CallSid", "CA" + "0123456789abcdef" * 2, True),
+		("listRecordings", "CallSid", "RE" + "0123456789abcdef" * 2, False),
+		("listMessageMedia", "MessageSid", "MM" + "0123456789abcdef" * 2, True),
+		("sendMessage", "MessagingServiceSid", "MG" + "0123456789abcdef" * 2, True),
+		("sendMessage", "MessagingServiceSid", "SM" + "0123456789abcdef" * 2, False),
+		("sendMessage", "ContentSid", "HX" + "0123456789abcdef" * 2, True),
+		("checkVerification", "VerificationSid", "VE" + "0123456789abcdef" * 2, True),
+		("checkVerification", "VerificationSid", "VA" + "0123456789abcdef" * 2, False),
+	],
+)
+def test_twilio_sid_inputs_accept_their_resource_only(
+	handle: str, prop: str, value: str, valid: bool
+) -> None:
+	"""A SID of the resource (either hex case) passes validation; another resource's SID fails."""
+	from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError
+
+	tool = next(t for t in twilio.INTEGRATION.tools if t.handle == handle)
+	validator = JsonSchemaValidator(tool.input_schema["properties"][prop])
+	if valid:
+		validator.validate(value)
+	else:
+		with pytest.raises(ValidationError):
+			validator.validate(value)
+
+
+_TWILIO_SID_BREAKS: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
+	"the old shared pattern": (
+		"getMessage",
+		"Sid",
+		lambda p: p.update(pattern="^[A-Z]{2}[0-9a-f]{32}$"),
+	),
+	"a call SID without its pattern": ("getCall", "Sid", lambda p: p.pop("pattern")),
+	"a message SID with the call prefix": (
+		"listMessageMedia",
+		"MessageSid",
+		lambda p: p.update(pattern="^CA[0-9a-fA-F]{32}$"),
+	),
+	"CallSid without its length": ("listRecordings", "CallSid", lambda p: p.pop("maxLength")),
+	"MessagingServiceSid lower-case hex only": (
+		"sendMessage",
+		"MessagingServiceSid",
+		lambda p: p.update(pattern="^MG[0-9a-f]{32}$"),
+	),
+	"VerificationSid as any string": (
+		"checkVerification",
+		"VerificationSid",
+		lambda p: p.pop("pattern"),
+	),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TWILIO_SID_BREAKS))
+def test_a_twilio_sid_input_without_its_pattern_fails_the_check(case: str) -> None:
+	"""Loosening or changing one SID pattern, or dropping its length, makes the check fail."""
+	handle, prop, change = _TWILIO_SID_BREAKS[case]
+	broken = with_input_schema(twilio.INTEGRATION, handle, lambda s: change(s["properties"][prop]))
+	assert twilio_sid_errors(broken)
+
+
+def test_a_new_sid_input_without_a_reference_pattern_fails_the_check() -> None:
+	"""A SID input the OpenAPI gives no pattern for (or that is sent nowhere) is reported."""
+	broken = with_input_schema(
+		twilio.INTEGRATION,
+		"getMessage",
+		lambda s: s["properties"].update(ParentSid={"type": "string"}),
+	)
+	assert twilio_sid_errors(broken) == ["getMessage.ParentSid: a SID input sent nowhere"]
+
+
 # X: the xdk PyPI package, X's SDK generated from its OpenAPI ---------------------------------
 
 
 def _xdk_schema_fields(schemas: str, name: str) -> set[str]:
 	block = re.search(rf"\nclass {name}\(BaseModel\):\n(.*?)(?=\nclass |\Z)", schemas, re.S)
+	if block is None and re.search(rf"\n{name} = Dict\[", schemas):
+		return set()  # an untyped body (Dict[str, Any]): no field names to compare
 	assert block, name
 	fields = set()
 	for match in re.finditer(r"\n    (\w+): [^\n]*(?:\n        [^\n]*)*", block.group(1)):
@@ -827,7 +1034,8 @@ def x_operations() -> dict[tuple[str, str], list[dict[str, Any]]]:
 	for client in root.glob("*/client.py"):
 		models = (client.parent / "models.py").read_text()
 		for fn in re.split(r"\n    def ", client.read_text())[1:]:
-			path = re.search(r'url = self\.client\.base_url \+ "([^"]+)"', fn)
+			# black wraps long URLs: url = (\n self.client.base_url\n + "/2/...")
+			path = re.search(r'url = \(?\s*self\.client\.base_url\s*\+\s*"([^"]+)"', fn)
 			verb = re.search(r'method="(\w+)", url=full_url', fn)
 			if not path or not verb:
 				continue
@@ -839,7 +1047,11 @@ def x_operations() -> dict[tuple[str, str], list[dict[str, Any]]]:
 			model = re.search(r"body: (?:Optional\[)?(\w+)", signature)
 			if model:
 				alias = re.search(rf"\n{model.group(1)} = schemas\.(\w+)", models)
-				body = _xdk_schema_fields(schemas, alias.group(1) if alias else model.group(1))
+				name = alias.group(1) if alias else model.group(1)
+				# a request model is in schemas.py, or in the client's models.py as a RootModel
+				# of one (class Name(RootModel[schemas.Other]))
+				root = re.search(rf"\nclass {name}\(\s*RootModel\[schemas\.(\w+)\]", models)
+				body = _xdk_schema_fields(schemas, root.group(1) if root else name)
 			ops.setdefault(
 				(
 					verb.group(1).upper(),
@@ -856,6 +1068,9 @@ def test_x_tools_match_the_xdk_sdk() -> None:
 	"""Each X tool is an operation of xdk (X API v2), with its query and body names."""
 	ops = x_operations()
 	assert len(ops) > 100
+	# URLs black wrapped in parentheses are read too (they were skipped before)
+	assert ("DELETE", "https://api.x.com/2/users/{}/following/{}") in ops
+	assert ("POST", "https://api.x.com/2/dm_conversations/with/{}/messages") in ops
 	assert check_operations(x.INTEGRATION, ops) == len(x.INTEGRATION.tools)
 	assert x.INTEGRATION.api_setup.base_url == "https://api.x.com"
 	assert not any("1.1" in t.endpoint for t in x.INTEGRATION.tools)
@@ -923,6 +1138,100 @@ def x_enums() -> dict[tuple[str, str], dict[str, list[str]]]:
 	return out
 
 
+@cache
+def x_required() -> dict[tuple[str, str], set[str]]:
+	"""(method, URL shape) to the query and body names xdk requires: arguments without a default
+	that fill a query parameter, and request-model fields that are neither Optional nor defaulted."""
+	root = _site("xdk", "xdk")
+	needed: dict[str, set[str]] = {}
+	for cls in ast.parse((root / "schemas.py").read_text()).body:
+		if isinstance(cls, ast.ClassDef):
+			needed[cls.name] = {
+				field.target.id
+				for field in cls.body
+				if isinstance(field, ast.AnnAssign)
+				and isinstance(field.target, ast.Name)
+				and field.value is None
+				and not ast.unparse(field.annotation).startswith("Optional")
+			}
+	out: dict[tuple[str, str], set[str]] = {}
+	for client in root.glob("*/client.py"):
+		aliases = dict(
+			re.findall(r"\n(\w+) = schemas\.(\w+)", (client.parent / "models.py").read_text())
+		)
+		for fn in ast.walk(ast.parse(client.read_text())):
+			if not isinstance(fn, ast.FunctionDef):
+				continue
+			src = ast.unparse(fn)
+			path = re.search(r"url = self\.client\.base_url \+ ['\"]([^'\"]+)", src)
+			verb = re.search(r"method=['\"](\w+)['\"], url=full_url", src)
+			if not path or not verb:
+				continue
+			args = fn.args.args[1:]
+			no_default = {a.arg for a in args[: len(args) - len(fn.args.defaults)]}
+			names: set[str] = set()
+			for node in ast.walk(fn):
+				if (
+					isinstance(node, ast.Assign)
+					and isinstance(node.targets[0], ast.Subscript)
+					and ast.unparse(node.targets[0].value) in {"params", "page_params"}
+					and isinstance(node.targets[0].slice, ast.Constant)
+					and {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & no_default
+				):
+					names.add(str(node.targets[0].slice.value))
+			body = next((a for a in args if a.arg == "body"), None)
+			if body is not None and body.annotation is not None and "body" in no_default:
+				model = ast.unparse(body.annotation)
+				names |= needed.get(aliases.get(model, model), set())
+			key = (
+				verb.group(1).upper(),
+				"https://api.x.com" + re.sub(r"\{[^}]+\}", "{}", path.group(1)),
+			)
+			out.setdefault(key, set()).update(names)
+	return out
+
+
+def x_required_errors(integration: Integration) -> list[str]:
+	"""The names xdk requires that a tool leaves out or fills from an optional input."""
+	required_by = x_required()
+	errors = []
+	for tool in http_tools(integration):
+		sent = {**tool.query_params, **(tool.body or {})}
+		required = set(tool.input_schema.get("required", []))
+		for name in sorted(required_by.get((tool.method, shape(urls(integration, tool)[0])), ())):
+			source = re.match(r"\{\{ input\.(\w+)", str(sent.get(name, "")))
+			if name not in sent:
+				errors.append(f"{tool.handle}: xdk requires {name}")
+			elif source and source.group(1) not in required:
+				errors.append(f"{tool.handle}: make {source.group(1)} required ({name})")
+	return errors
+
+
+def test_x_tools_send_what_xdk_requires() -> None:
+	"""Every query parameter and body field xdk requires is sent from a required input."""
+	required = x_required()
+	assert required[("GET", "https://api.x.com/2/tweets/search/recent")] == {"query"}
+	assert required[("POST", "https://api.x.com/2/users/{}/following")] == {"target_user_id"}
+	assert x_required_errors(x.INTEGRATION) == []
+
+
+@pytest.mark.parametrize(
+	("handle", "field"),
+	[
+		("followUser", "target_user_id"),
+		("likePost", "tweet_id"),
+		("searchRecent", "query"),
+		("repostPost", "tweet_id"),
+	],
+)
+def test_an_x_tool_with_an_optional_required_field_fails_the_check(handle: str, field: str) -> None:
+	"""Making the input optional that fills a field xdk requires fails the check."""
+	broken = with_input_schema(
+		x.INTEGRATION, handle, lambda s: s.update(required=[r for r in s["required"] if r != field])
+	)
+	assert x_required_errors(broken)
+
+
 def check_x_enums(integration: Integration) -> int:
 	"""Assert every X input sent where xdk allows fixed values has an enum of those; return checks."""
 	enums = x_enums()
@@ -968,6 +1277,21 @@ _X_LOOSER: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
 		"uploadMedia",
 		"media_category",
 		lambda p: p["enum"].append("amplify_video"),
+	),
+	"event_types without its enum": (
+		"listDirectMessages",
+		"event_types",
+		lambda p: p["items"].pop("enum"),
+	),
+	"dm_event_fields with a post field": (
+		"getDirectMessagesWith",
+		"dm_event_fields",
+		lambda p: p["items"]["enum"].append("public_metrics"),
+	),
+	"DM expansions with a post expansion": (
+		"listDirectMessages",
+		"expansions",
+		lambda p: p["items"]["enum"].append("author_id"),
 	),
 	"reply_settings with another value": (
 		"createPost",
@@ -1317,6 +1641,12 @@ def _slack_methods() -> dict[str, dict[str, Any]]:
 		if not isinstance(fn, ast.FunctionDef):
 			continue
 		params = {a.arg for a in fn.args.kwonlyargs}
+		# keyword-only arguments without a default are the method's required arguments
+		required = {
+			a.arg
+			for a, default in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)
+			if default is None
+		}
 		for node in ast.walk(fn):
 			if (
 				isinstance(node, ast.Call)
@@ -1340,6 +1670,7 @@ def _slack_methods() -> dict[str, dict[str, Any]]:
 					"verb": verb.value if isinstance(verb, ast.Constant) else "POST",
 					"json": "json" in kw,
 					"params": params,
+					"required": required,
 				}
 	return methods
 
@@ -1367,6 +1698,7 @@ def test_slack_tools_are_slack_sdk_web_api_methods() -> None:
 			assert fmt == ("json" if spec["json"] else "form-data"), f"{tool.handle}: {fmt}"
 			names = set(tool.body)
 		assert names <= spec["params"], f"{tool.handle}: {names - spec['params']}"
+		assert slack_required_errors(tool, spec) == []
 		checked += 1
 	assert checked == len(slack.INTEGRATION.tools) - 1
 	upload = next(t for t in slack.INTEGRATION.tools if t.handle == "uploadFileBytes")
@@ -1379,6 +1711,77 @@ def test_slack_tools_are_slack_sdk_web_api_methods() -> None:
 		str(metadata.distribution("slack-sdk").locate_file("slack_sdk/web/client.py"))
 	).read_text()
 	assert 'url=f["upload_url"]' in client  # slack-sdk also POSTs the raw bytes to upload_url
+
+
+def slack_required_errors(tool: HttpTool, spec: dict[str, Any]) -> list[str]:
+	"""The WebClient method's required arguments that the tool may leave out."""
+	sent = tool.query_params if tool.method == "GET" else (tool.body or {})
+	required = set(tool.input_schema.get("required", []))
+	errors = []
+	for name in sorted(spec["required"]):
+		source = re.match(r"\{\{ input\.(\w+)", str(sent.get(name, "")))
+		if name not in sent:
+			errors.append(f"{tool.handle}: slack-sdk requires {name}")
+		elif source and source.group(1) not in required:
+			errors.append(f"{tool.handle}: make {source.group(1)} required ({name})")
+	return errors
+
+
+_SLACK_NEW = {
+	"createChannel": ("conversations.create", {"name", "is_private", "team_id"}),
+	"renameChannel": ("conversations.rename", {"channel", "name"}),
+	"archiveChannel": ("conversations.archive", {"channel"}),
+	"inviteToChannel": ("conversations.invite", {"channel", "users", "force"}),
+	"removeFromChannel": ("conversations.kick", {"channel", "user"}),
+	"setChannelTopic": ("conversations.setTopic", {"channel", "topic"}),
+	"setChannelPurpose": ("conversations.setPurpose", {"channel", "purpose"}),
+	"searchMessages": ("search.messages", None),
+	"getPermalink": ("chat.getPermalink", {"channel", "message_ts"}),
+}
+
+
+def test_slack_channel_search_and_permalink_tools_are_the_sdk_methods() -> None:
+	"""The channel management, search and permalink tools call the methods slack-sdk names,
+	sending every argument it requires from a required input."""
+	methods = _slack_methods()
+	assert methods["search.messages"]["verb"] == "GET"
+	assert methods["conversations.invite"]["required"] == {"channel", "users"}
+	tools = {t.handle: t for t in slack.INTEGRATION.tools}
+	for handle, (name, sent) in _SLACK_NEW.items():
+		tool = tools[handle]
+		assert tool.endpoint == f"/{name}", handle
+		assert slack_required_errors(tool, methods[name]) == [], handle
+		if sent is not None:
+			assert set(tool.body or tool.query_params) == sent, handle
+	search = tools["searchMessages"].input_schema["properties"]
+	assert search["sort"]["enum"] == ["score", "timestamp"]
+	assert search["sort_dir"]["enum"] == ["asc", "desc"]
+	assert search["count"]["maximum"] == 100 and search["page"]["maximum"] == 100
+
+
+@pytest.mark.parametrize(
+	("handle", "field"),
+	[
+		("renameChannel", "name"),
+		("inviteToChannel", "users"),
+		("removeFromChannel", "user"),
+		("setChannelTopic", "topic"),
+		("searchMessages", "query"),
+		("getPermalink", "message_ts"),
+		("postMessage", "channel"),
+	],
+)
+def test_a_slack_tool_with_an_optional_required_argument_fails_the_check(
+	handle: str, field: str
+) -> None:
+	"""Making an input optional that fills an argument slack-sdk requires fails the check."""
+	broken = with_input_schema(
+		slack.INTEGRATION,
+		handle,
+		lambda s: s.update(required=[r for r in s["required"] if r != field]),
+	)
+	tool = next(t for t in broken.tools if t.handle == handle)
+	assert slack_required_errors(tool, _slack_methods()[tool.endpoint.lstrip("/")])
 
 
 def test_slack_scopes_and_errors_follow_slack_sdk() -> None:
@@ -1427,9 +1830,11 @@ _BREAKS = {
 		(whatsapp.INTEGRATION, "sendText"),
 		(twilio.INTEGRATION, "sendMessage"),
 		(x.INTEGRATION, "createPost"),
+		(x.INTEGRATION, "sendDirectMessage"),
+		(x.INTEGRATION, "followUser"),
 		(outlook.INTEGRATION, "createDraft"),
 	],
-	ids=["discord", "whatsapp", "twilio", "x", "outlook"],
+	ids=["discord", "whatsapp", "twilio", "x", "x-dm", "x-follow", "outlook"],
 )
 def test_a_wrong_method_path_or_parameter_name_fails_the_check(
 	integration: Integration, handle: str, broken: str
@@ -1438,3 +1843,48 @@ def test_a_wrong_method_path_or_parameter_name_fails_the_check(
 	with pytest.raises(AssertionError):
 		_check(integration.name, with_tool(integration, handle, _BREAKS[broken]))
 	assert _check(integration.name, integration) > 0
+
+
+# The OAuth scopes each vendor documents for the new tools, which the integration's OAuth2
+# credential must request (Slack: https://docs.slack.dev/reference/methods/<method> "Required
+# scopes"; X: https://docs.x.com/x-api/ endpoint pages "OAuth 2.0 scopes required").
+_OAUTH_SCOPES: dict[tuple[str, str], set[str]] = {
+	("slack", "createChannel"): {"channels:manage", "groups:write"},
+	("slack", "renameChannel"): {"channels:manage", "groups:write"},
+	("slack", "archiveChannel"): {"channels:manage", "groups:write"},
+	("slack", "inviteToChannel"): {"channels:manage", "groups:write"},
+	("slack", "removeFromChannel"): {"channels:manage", "groups:write"},
+	("slack", "setChannelTopic"): {"channels:manage", "groups:write"},
+	("slack", "setChannelPurpose"): {"channels:manage", "groups:write"},
+	("x", "sendDirectMessage"): {"dm.write", "dm.read", "tweet.read", "users.read"},
+	("x", "sendConversationMessage"): {"dm.write", "dm.read", "tweet.read", "users.read"},
+	("x", "listDirectMessages"): {"dm.read", "tweet.read", "users.read"},
+	("x", "getDirectMessagesWith"): {"dm.read", "tweet.read", "users.read"},
+	("x", "followUser"): {"follows.write", "tweet.read", "users.read"},
+	("x", "unfollowUser"): {"follows.write", "tweet.read", "users.read"},
+}
+
+
+@pytest.mark.parametrize(("key", "handle"), sorted(_OAUTH_SCOPES))
+def test_the_oauth_credential_requests_the_scopes_each_new_tool_needs(
+	key: str, handle: str
+) -> None:
+	"""The authorization asks for every OAuth scope the vendor requires for the tool."""
+	integration = {"slack": slack.INTEGRATION, "x": x.INTEGRATION}[key]
+	assert any(t.handle == handle for t in integration.tools)
+	oauth = integration.credential("oauth2")
+	assert oauth is not None
+	missing = _OAUTH_SCOPES[(key, handle)] - set(oauth.scopes)
+	assert not missing, f"{key}.{handle}: the oauth2 credential does not request {missing}"
+
+
+def test_slack_search_asks_for_its_user_scope() -> None:
+	"""search.messages takes only user tokens: search:read is requested as user_scope, not as a
+	bot scope (Slack refuses it there)."""
+	oauth = slack.INTEGRATION.credential("oauth2")
+	assert oauth is not None
+	assert oauth.auth_params["user_scope"] == "search:read"
+	assert "search:read" not in oauth.scopes
+	assert "user token" in next(
+		t.description for t in slack.INTEGRATION.tools if t.handle == "searchMessages"
+	)

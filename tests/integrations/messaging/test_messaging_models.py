@@ -44,13 +44,14 @@ def walk_properties(schema: dict[str, Any], path: str = "") -> list[tuple[str, d
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_module_defines_a_valid_integration(name: str) -> None:
-	"""The module's INTEGRATION revalidates from its own dump and has an API version, docs and 5-17 tools."""
+	"""The module's INTEGRATION revalidates from its own dump and has an API version, docs and 5-40 tools."""
 	spec = integration(name)
 	tools = [t.model_dump(by_alias=True) if isinstance(t, HttpTool) else t for t in spec.tools]
 	again = Integration.model_validate({**spec.model_dump(by_alias=True), "tools": tools})
 	assert [t.handle for t in again.tools] == [t.handle for t in spec.tools]
 	assert spec.api_version and spec.description and spec.credential_setup
-	assert 5 <= len(spec.tools) <= 30
+	# Telegram's Bot API coverage (messages, media, pins, members, webhook) is the largest
+	assert 5 <= len(spec.tools) <= 40
 	assert "## Get a token" in spec.docs
 	# Besides HTTP tools, only the core's fileInfo tool (chunked uploads) is allowed.
 	assert all(

@@ -490,7 +490,12 @@ async def test_tiktok_basic_profile_then_photo_posts_to_inbox_and_profile() -> N
 		"tiktok",
 		[
 			call_tool("tiktok.getUserInfo"),
-			call_tool("tiktok.uploadPhotosToInbox", photo_images=photos, photo_cover_index=0),
+			call_tool(
+				"tiktok.uploadPhotosToInbox",
+				title="Sunday",
+				photo_images=photos,
+				photo_cover_index=0,
+			),
 			call_tool(
 				"tiktok.initPhotoPost",
 				title="Spring",
@@ -514,7 +519,7 @@ async def test_tiktok_basic_profile_then_photo_posts_to_inbox_and_profile() -> N
 	source = {"source": "PULL_FROM_URL", "photo_images": photos}
 	assert str(inbox.url) == "https://open.tiktokapis.com/v2/post/publish/content/init/"
 	assert json.loads(inbox.content) == {
-		"post_info": {},
+		"post_info": {"title": "Sunday"},
 		"source_info": {**source, "photo_cover_index": 0},
 		"post_mode": "MEDIA_UPLOAD",
 		"media_type": "PHOTO",

@@ -67,7 +67,7 @@ def paths() -> dict[tuple[str, str], Operation]:
 			verb = re.match(r"(get|put|post|patch|delete): \{", part)
 			if not verb:
 				continue
-			request = re.search(r"requestBody\?: ([^;]+)", part)
+			request = re.search(r"requestBody\?:\s*([^;]+)", part)
 			out[(verb.group(1).upper(), match.group(1))] = Operation(
 				_params(part, "path"),
 				_params(part, "query"),
@@ -151,6 +151,10 @@ def constraint_errors(where: str, ours: dict[str, Any], ref: dict[str, Any]) -> 
 	if "pattern" in ref and ref.get("format") != "date-time":  # zod's date-time regex
 		if ours.get("pattern") != ref["pattern"]:
 			errors.append(f"{where}: pattern {ref['pattern']!r} (ours {ours.get('pattern')!r})")
+	if "enum" in ref:
+		values = ours.get("enum")
+		if not values or not set(values) <= set(ref["enum"]):
+			errors.append(f"{where}: enum {ref['enum']} (ours {values})")
 	for key in _BOUNDS_MAX:
 		if key in ref and ref[key] < 2**31 - 1 and not ours.get(key, float("inf")) <= ref[key]:
 			errors.append(f"{where}: {key} {ref[key]} (ours {ours.get(key)})")
@@ -199,8 +203,16 @@ def check_discord(integration: Integration, ref: dict[str, Any]) -> int:
 				errors += constraint_errors(f"{tool.handle} query {name}", props[source], snowflake)
 		if isinstance(tool.body, dict) or tool.files:
 			assert op.body, f"{tool.handle}: the spec's operation takes no body"
-			body = _merge([ref[n] for n in re.findall(r"\b([A-Z]\w*)\b", op.body) if n in ref])
+			named = [ref[n] for n in re.findall(r"\b([A-Z]\w*)\b", op.body) if n in ref]
+			body = _merge(named)
 			fields = body.get("properties", {})
+			# what every alternative of the body requires, the tool sends from a required input
+			need = set.intersection(*(set(n.get("required", ())) for n in named))
+			required = set(tool.input_schema.get("required", []))
+			for name in sorted(need):
+				source = _input_of((tool.body or {}).get(name))
+				if name not in (tool.body or {}) or (source and source not in required):
+					errors.append(f"{tool.handle}.{name}: required by the spec")
 			# The multipart form of a message adds files[n] parts (payload_json is the JSON body).
 			allowed = set(fields) | {f for f in tool.files if re.fullmatch(r"files\[\d+\]", f)}
 			sent = set(tool.body or {}) | set(tool.files)
@@ -257,6 +269,23 @@ _LOOSER = {
 	),
 	"before pattern": ("listMessages", _unset("properties", "before", "pattern")),
 	"channel_id pattern": ("getChannel", _unset("properties", "channel_id", "pattern")),
+	"channel type without its enum": ("createChannel", _unset("properties", "type", "enum")),
+	"channel name maxLength": ("updateChannel", _unset("properties", "name", "maxLength")),
+	"channel parent_id pattern": ("createChannel", _unset("properties", "parent_id", "pattern")),
+	"slow mode maximum": ("updateChannel", _unset("properties", "rate_limit_per_user", "maximum")),
+	"bitrate minimum": ("createChannel", _unset("properties", "bitrate", "minimum")),
+	"role_id pattern": ("addMemberRole", _unset("properties", "role_id", "pattern")),
+	"user_id pattern": ("removeMemberRole", _unset("properties", "user_id", "pattern")),
+	"members after pattern": ("listGuildMembers", _unset("properties", "after", "pattern")),
+	"channel name not required": (
+		"createChannel",
+		lambda s: s.update(required=[r for r in s["required"] if r != "name"]),
+	),
+	"thread name not required": (
+		"createThread",
+		lambda s: s.update(required=[r for r in s["required"] if r != "name"]),
+	),
+	"a DM channel type": ("createChannel", lambda s: s["properties"]["type"]["enum"].append(1)),
 	"embed title maxLength": (
 		"editMessage",
 		_unset("properties", "embeds", "items", "properties", "title", "maxLength"),
@@ -275,14 +304,31 @@ def test_a_looser_input_fails_the_check(reference: dict[str, Any], case: str) ->
 _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
 	"method": lambda t: {"method": "PATCH" if t.method != "PATCH" else "PUT"},
 	"path": lambda t: {"endpoint": t.endpoint + "/nonexistent"},
-	"path name": lambda t: {"endpoint": t.endpoint.replace("channel_id", "chan_id")},
+	"path name": lambda t: {
+		"endpoint": t.endpoint.replace("channel_id", "chan_id").replace("guild_id", "server_id")
+	},
 	"query": lambda t: {"query_params": {**t.query_params, "nonexistent_param": "1"}},
 	"body": lambda t: {"body": {**(t.body or {}), "nonexistent_field": "1"}},
 }
 
 
 @pytest.mark.parametrize("broken", sorted(_BREAKS))
-def test_a_wrong_discord_request_fails_the_check(reference: dict[str, Any], broken: str) -> None:
+@pytest.mark.parametrize("handle", ["sendMessage", "createChannel", "updateChannel"])
+def test_a_wrong_discord_request_fails_the_check(
+	reference: dict[str, Any], broken: str, handle: str
+) -> None:
 	"""A wrong method, path, path parameter, query name or body name fails the spec check."""
 	with pytest.raises(AssertionError):
-		check_discord(with_tool(discord.INTEGRATION, "sendMessage", _BREAKS[broken]), reference)
+		check_discord(with_tool(discord.INTEGRATION, handle, _BREAKS[broken]), reference)
+
+
+@pytest.mark.parametrize(
+	"handle", ["listGuildMembers", "addMemberRole", "removeMemberRole", "deleteChannel"]
+)
+def test_a_wrong_member_or_role_route_fails_the_check(
+	reference: dict[str, Any], handle: str
+) -> None:
+	"""The member, role and channel routes are compared too: another method or path fails."""
+	for change in (lambda t: {"method": "POST"}, _BREAKS["path"]):
+		with pytest.raises(AssertionError):
+			check_discord(with_tool(discord.INTEGRATION, handle, change), reference)

@@ -216,6 +216,13 @@ def test_telegram_tools_are_bot_api_methods() -> None:
 		"editMessageReplyMarkup",
 		"setWebhook",
 		"getWebhookInfo",
+		"pinChatMessage",
+		"unpinChatMessage",
+		"sendLocation",
+		"sendSticker",
+		"sendAnimation",
+		"getChatAdministrators",
+		"getChatMember",
 	}
 	assert wanted <= names
 
@@ -319,6 +326,11 @@ def test_telegram_inputs_carry_the_documented_ranges() -> None:
 		("setWebhook", "secret_token", "maxLength"),
 		("setWebhook", "max_connections", "minimum"),
 		("answerCallbackQuery", "text", "maxLength"),
+		("sendLocation", "horizontal_accuracy", "maximum"),
+		("sendLocation", "heading", "minimum"),
+		("sendLocation", "heading", "maximum"),
+		("sendAnimation", "caption", "maxLength"),
+		("uploadAnimation", "caption", "maxLength"),
 	],
 )
 def test_an_input_without_its_documented_range_fails_the_check(
@@ -362,9 +374,53 @@ _BREAKS: dict[str, Callable[[HttpTool], dict[str, Any]]] = {
 
 
 @pytest.mark.parametrize("broken", sorted(_BREAKS))
-@pytest.mark.parametrize("handle", ["sendMessage", "sendVideo", "copyMessage"])
+@pytest.mark.parametrize("handle", ["sendMessage", "sendVideo", "copyMessage", "sendAnimation"])
 def test_a_wrong_telegram_request_fails_the_check(handle: str, broken: str) -> None:
 	"""A wrong method, name, nested field, enum value or optional required param fails the check."""
 	broken_integration = with_tool(telegram.INTEGRATION, handle, _BREAKS[broken])
 	with pytest.raises(AssertionError):
 		check_telegram(broken_integration, bot_api())
+
+
+@pytest.mark.parametrize(
+	("handle", "field"),
+	[
+		("pinChatMessage", "message_id"),
+		("pinChatMessage", "chat_id"),
+		("unpinChatMessage", "chat_id"),
+		("sendLocation", "latitude"),
+		("sendLocation", "longitude"),
+		("sendSticker", "sticker"),
+		("sendAnimation", "animation"),
+		("uploadAnimation", "animation"),
+		("getChatAdministrators", "chat_id"),
+		("getChatMember", "user_id"),
+	],
+)
+def test_a_required_bot_api_parameter_left_optional_fails_the_check(
+	handle: str, field: str
+) -> None:
+	"""An input that fills a parameter the Bot API requires must be required by the tool."""
+	broken = with_input_schema(
+		telegram.INTEGRATION,
+		handle,
+		lambda s: s.update(required=[r for r in s["required"] if r != field]),
+	)
+	with pytest.raises(AssertionError, match="required"):
+		check_telegram(broken, bot_api())
+
+
+@pytest.mark.parametrize(
+	("handle", "method"),
+	[
+		("pinChatMessage", "pinChatMessage"),
+		("getChatMember", "getChatMember"),
+		("sendSticker", "sendSticker"),
+	],
+)
+def test_a_chat_tool_pointed_at_another_method_fails_the_check(handle: str, method: str) -> None:
+	"""Sending a new tool's parameters to another Bot API method fails the parameter check."""
+	other = {"pinChatMessage": "/getChat", "getChatMember": "/getMe", "sendSticker": "/sendMessage"}
+	broken = with_tool(telegram.INTEGRATION, handle, lambda t: {"endpoint": other[method]})
+	with pytest.raises(AssertionError):
+		check_telegram(broken, bot_api())

@@ -216,6 +216,64 @@ def test_default_user_fields_work_with_a_basic_token() -> None:
 	assert offered <= set().union(*TIKTOK_USER_FIELDS.values())
 
 
+# The body fields each page marks "Required: true" (post_info and source_info are objects).
+TIKTOK_REQUIRED_BODY = {
+	"initDirectPost": {"post_info", "source_info"},
+	"initInboxUpload": {"source_info"},
+	"initPhotoPost": {"post_info", "source_info", "post_mode", "media_type"},
+	"uploadPhotosToInbox": {"post_info", "source_info", "post_mode", "media_type"},
+	"getPostStatus": {"publish_id"},
+}
+
+
+def _always_sent(value: Any, required: set[str]) -> bool:
+	"""Whether a body template always renders to something: a constant, a required input, or an
+	object with one such value (an object whose values are all missing optionals is left out)."""
+	if isinstance(value, dict):
+		return any(_always_sent(v, required) for v in value.values())
+	if isinstance(value, str):
+		used = re.fullmatch(r"\{\{ input\.(\w+) \}\}", value)
+		return used is None or used.group(1) in required
+	return True
+
+
+def required_body_errors(integration: Integration) -> list[str]:
+	"""The documented required body fields a tool may leave out (or could send empty)."""
+	errors = []
+	for tool in _tools(integration):
+		required = set(tool.input_schema.get("required", []))
+		body = tool.body if isinstance(tool.body, dict) else {}
+		for name in sorted(TIKTOK_REQUIRED_BODY.get(tool.handle, set())):
+			if name not in body or not _always_sent(body[name], required):
+				errors.append(f"{tool.handle}.{name} is required but may be left out")
+	return errors
+
+
+def test_required_body_objects_are_never_sent_empty_or_left_out() -> None:
+	"""Every body field a page requires is always sent; post_info always has something in it."""
+	assert required_body_errors(tiktok.INTEGRATION) == []
+
+
+@pytest.mark.parametrize(
+	("handle", "field"),
+	[
+		("uploadPhotosToInbox", "title"),
+		("initDirectPost", "privacy_level"),
+		("initInboxUpload", "source_info"),
+	],
+)
+def test_an_optional_input_that_fills_a_required_object_fails_the_check(
+	handle: str, field: str
+) -> None:
+	"""Making the input that fills a required body object optional makes the check fail."""
+	broken = with_input_schema(
+		tiktok.INTEGRATION,
+		handle,
+		lambda s: s.update(required=[r for r in s["required"] if r != field]),
+	)
+	assert required_body_errors(broken)
+
+
 # Constraints the documentation pages set on the fields, by tool and input path (TikTok has no
 # machine-readable reference): the inputs must carry them (equal, or stricter).
 _PRIVACY_LEVELS = [

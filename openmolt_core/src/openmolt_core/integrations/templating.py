@@ -450,7 +450,9 @@ def _render(value: Any, data: Mapping[str, Any], top: bool, envs: _Envs) -> Any:
 				return MISSING
 			if rendered is not MISSING and rendered is not _DROP_OBJECT:
 				out[key] = rendered
-		return out
+		# A nested object written with keys, all of whose values were missing optionals, is left
+		# out rather than sent empty (TikTok's post_info, Outlook's location, Dropbox's options).
+		return MISSING if value and not out and not top else out
 	if isinstance(value, (list, tuple)):
 		items = (_render(v, data, False, envs) for v in value)
 		return [r for r in items if r is not MISSING and r is not _DROP_OBJECT]
@@ -460,9 +462,10 @@ def _render(value: Any, data: Mapping[str, Any], top: bool, envs: _Envs) -> Any:
 def render(value: Any, data: Mapping[str, Any], *, filters: Filters | None = None) -> Any:
 	"""Render strings recursively through dicts and lists, dropping missing optionals.
 
-	A dict key or list item whose value renders to `MISSING` is left out. A nested dict holding an
-	exact file filter (``{{ input.x | file_base64 }}``) over a missing input is left out as a whole;
-	at the top level (headers, query, body) only that key is. Non-string leaves (numbers, booleans,
+	A dict key or list item whose value renders to `MISSING` is left out, and so is a nested dict
+	whose keys were all left out (an object is never sent empty unless written as ``{}``). A
+	nested dict holding an exact file filter (``{{ input.x | file_base64 }}``) over a missing
+	input is left out as a whole; at the top level (headers, query, body) only that key is. Non-string leaves (numbers, booleans,
 	None) are kept as they are. ``filters`` are the integration's own filters.
 	"""
 	rendered = _render(value, data, True, _envs(filters))
