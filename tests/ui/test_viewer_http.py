@@ -25,7 +25,7 @@ def weather_api(request: httpx.Request) -> httpx.Response:
 	return httpx.Response(200, json={"summary": "rain", "echo": request.headers["X-Api-Key"]})
 
 
-def _om(store: Path) -> OpenMolt:
+def _om(store: Path | None) -> OpenMolt:
 	om = OpenMolt(
 		entry_points=False,
 		run_store=store,
@@ -144,6 +144,24 @@ async def test_runs_of_another_process_stream_from_the_store_redacted(tmp_path: 
 async def test_live_runs_are_redacted_too(tmp_path: Path) -> None:
 	"""Events a watched instance emits reach the page with secrets masked."""
 	om = _om(tmp_path / "runs.db")
+	model = ScriptedModel([call_tool("weather.getForecast", city="Oslo"), finish(ok=True)])
+	agent = om.create_agent(name="Here", model=model, integrations=["weather"])
+	async with Viewer(om) as viewer, httpx.AsyncClient() as http:
+		result = await agent.run("Oslo?")
+		headers = {"x-openmolt-token": viewer.token}
+		url = f"{_base(viewer)}/api/runs/{result.state.run_id}"
+		view = (await http.get(url, headers=headers)).json()
+		# the store holds every event of the run (across resumes): they come from there, the
+		# summary from this process
+		assert view["source"] == "store" and view["run"]["live"] is True
+		ids = [e["id"] for e in view["events"]]
+		assert ids == sorted(ids) and len(ids) == len(set(ids)) > 0
+		assert SECRET not in json.dumps(view) and "[redacted]" in json.dumps(view)
+
+
+async def test_without_a_store_live_runs_come_from_memory_redacted(tmp_path: Path) -> None:
+	"""No run store: the run's events are the ones this process kept, numbered, masked."""
+	om = _om(None)
 	model = ScriptedModel([call_tool("weather.getForecast", city="Oslo"), finish(ok=True)])
 	agent = om.create_agent(name="Here", model=model, integrations=["weather"])
 	async with Viewer(om) as viewer, httpx.AsyncClient() as http:

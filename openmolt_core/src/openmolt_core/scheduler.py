@@ -40,6 +40,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from openmolt_core._history import RecordStatus, RunRecord, SqliteHistory
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import ScheduleEvent
+from openmolt_core.observe import started_by
 from openmolt_core.schedule import (
 	Clock,
 	CronSchedule,
@@ -522,7 +523,8 @@ class Scheduler:
 			with scope:
 				await self._emit(schedule, record, "schedule:run")
 				try:
-					result = await schedule.agent.run(schedule.spec.input)
+					with started_by("schedule", where=schedule.id):
+						result = await schedule.agent.run(schedule.spec.input)
 					record.status, record.result, record.error = result.status, result, result.error
 					record.usage = result.usage.to_dict()
 				except RunError as exc:

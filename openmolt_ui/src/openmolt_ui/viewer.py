@@ -16,10 +16,13 @@ come from the run store (`openmolt_core.runstore`), which it polls.
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
+import os
 import secrets
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -147,18 +150,34 @@ class Viewer:
 
 	# what the page reads ----------------------------------------------------------------
 
-	async def runs(self, limit: int = 100) -> list[dict[str, Any]]:
-		"""Runs of this process and of the store, newest first."""
+	async def runs(self, limit: int = 100, **filters: str | None) -> list[dict[str, Any]]:
+		"""Runs of this process and of the store, newest first (sub-agents' runs left out).
+
+		Args:
+			limit: The most runs to return.
+			**filters: `RunStore.runs`'s filters (``agent``, ``status``, ``search``, ``before``,
+				``since``); a live run is kept when it matches the ones it can be checked for.
+		"""
 		rows: dict[str, dict[str, Any]] = {}
+		wanted = filters.get("status")
+		asked = {**filters, "status": "running" if wanted == "killed" else wanted}
 		if self.store is not None:
 			try:
-				for stored in await self.store.runs(limit):
-					rows[stored.run_id] = {**stored.to_dict(), "live": False}
+				for stored in await self.store.runs(limit, **asked):
+					row = _checked(stored.to_dict())
+					if not wanted or row["status"] == wanted:
+						rows[stored.run_id] = row
 			except Exception:
 				log.exception("the run viewer could not read the run store %s", self.store.path)
 		for live in self.live.runs.values():
-			rows[live.run.run_id] = live.summary()
-		ordered = sorted(rows.values(), key=lambda r: r["started"], reverse=True)
+			row = _merged(live.summary(), rows.get(live.run.run_id))
+			if row["run_id"] in rows or _matches(row, filters):
+				rows[row["run_id"]] = row
+		ordered = sorted(
+			(r for r in rows.values() if not _is_sub_run(r["run_id"])),
+			key=lambda r: r["started"],
+			reverse=True,
+		)
 		return ordered[:limit]
 
 	async def snapshot(self) -> dict[str, Any]:
@@ -224,19 +243,74 @@ class Viewer:
 		return await self.run_events(run_id, after=0)
 
 	async def run_events(self, run_id: str, *, after: int) -> dict[str, Any] | None:
-		"""A run's summary and its events after ``after``, from this process or the store."""
+		"""A run's summary and its events after ``after``.
+
+		The store holds every event of a run, across its resumes and processes, so its events
+		come from there when it has the run; only a run it does not know (no store) is read
+		from this process's memory. The summary is the live one when the run is live here.
+		"""
 		live = self.live.runs.get(run_id)
-		if live is not None:
-			events = [e for e in live.events[after:] if e["id"] > after]
-			return {"source": "live", "run": live.summary(), "events": events}
-		if self.store is None:
-			return None
-		stored = await self.store.run(run_id)
+		stored = await self.store.run(run_id) if self.store is not None else None
 		if stored is None:
-			return None
-		stored_events = await self.store.events(run_id, after=after)
-		summary = {**stored.to_dict(), "live": False}  # the page reads the plan from the events
+			if live is None:
+				return None
+			events = [e for e in live.events if e["id"] > after]
+			return {"source": "live", "run": live.summary(), "events": events}
+		assert self.store is not None
+		stored_events = await self.store.events(run_id, after=after, limit=5000)
+		summary = _checked(stored.to_dict())
+		if live is not None:
+			summary = _merged(live.summary(), summary)
 		return {"source": "store", "run": summary, "events": [e.to_dict() for e in stored_events]}
+
+	async def export(self, run_id: str) -> dict[str, Any] | None:
+		"""One run as a JSON document: its row, every event, and its sub-agents' runs' rows."""
+		view = await self.run_events(run_id, after=0)
+		if view is None:
+			return None
+		events = list(view["events"])
+		while self.store is not None and events and len(events) % 5000 == 0:
+			more = await self.store.events(run_id, after=events[-1]["id"], limit=5000)
+			if not more:
+				break
+			events += [e.to_dict() for e in more]
+		subs = sorted({e["data"]["sub_run_id"] for e in events if e["data"].get("sub_run_id")})
+		sub_runs = []
+		for sub in subs:
+			found = await self.store.run(sub) if self.store is not None else None
+			if found is not None:
+				sub_runs.append(_checked(found.to_dict()))
+		return {
+			"format": "openmolt-run/1",
+			"run": view["run"],
+			"events": events,
+			"sub_runs": sub_runs,
+		}
+
+	async def overview(self, days: int) -> dict[str, Any]:
+		"""Runs, tokens and cost per day and per agent over the last ``days`` days (UTC)."""
+		today = datetime.now(UTC).date()
+		first = today - timedelta(days=days - 1)
+		rows = await self.store.totals(first.isoformat()) if self.store is not None else []
+		per_day: dict[str, dict[str, Any]] = {}
+		per_agent: dict[str, dict[str, Any]] = {}
+		for n in range(days):
+			day = (first + timedelta(days=n)).isoformat()
+			per_day[day] = _zero(day=day)
+		for row in rows:
+			for key, group, name in (
+				(row["day"], per_day, "day"),
+				(row["agent"], per_agent, "agent"),
+			):
+				into = group.setdefault(key, _zero(**{name: key}))
+				into["runs"] += row["runs"]
+				into["input_tokens"] += row["input_tokens"]
+				into["output_tokens"] += row["output_tokens"]
+				into["tokens"] = into["input_tokens"] + into["output_tokens"]
+				if row["cost_usd"] is not None:
+					into["cost_usd"] = (into["cost_usd"] or 0.0) + row["cost_usd"]
+		agents = sorted(per_agent.values(), key=lambda a: (-(a["cost_usd"] or 0), -a["tokens"]))
+		return {"since": first.isoformat(), "days": list(per_day.values()), "agents": agents}
 
 	# what the page does -----------------------------------------------------------------
 
@@ -401,6 +475,66 @@ class Viewer:
 		"""Serve until cancelled (``openmolt ui`` does this)."""
 		async with self:
 			await anyio.sleep_forever()
+
+
+_PARKED = ("human_input_required", "approval_required")
+
+
+def _zero(**key: str) -> dict[str, Any]:
+	return {**key, "runs": 0, "input_tokens": 0, "output_tokens": 0, "tokens": 0, "cost_usd": None}
+
+
+def _merged(live: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
+	"""A live run's row, with what the store knows better: when it first started, its trigger."""
+	if stored is None:
+		return live
+	return {**stored, **live, "started": min(stored["started"], live["started"])}
+
+
+def _checked(row: dict[str, Any]) -> dict[str, Any]:
+	"""A stored row as the page shows it: a run whose process died shows as ``killed``."""
+	row = {**row, "live": False}
+	if row["status"] == "running" and not _alive(row.get("pid")):
+		row["status"] = "killed"
+		row["error"] = (
+			f"its process (pid {row.get('pid')}) ended before the run did: killed or crashed"
+		)
+	return row
+
+
+def _alive(pid: Any) -> bool:
+	if not isinstance(pid, int) or pid <= 0:
+		return True  # nothing to check: believe the row
+	if pid == os.getpid():
+		return True
+	try:
+		os.kill(pid, 0)
+	except ProcessLookupError:
+		return False
+	except PermissionError:
+		return True  # another user's process
+	return True
+
+
+def _is_sub_run(run_id: str) -> bool:
+	# A sub-agent's run id is its caller's followed by .<step>.<index> (openmolt_core.subagents).
+	return "." in run_id
+
+
+def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:
+	"""Whether a live row passes the list's filters (the store applies them to its rows)."""
+	agent, status, search = filters.get("agent"), filters.get("status"), filters.get("search")
+	before, since, trigger = filters.get("before"), filters.get("since"), filters.get("trigger")
+	if (agent and row["agent"] != agent) or (status and row["status"] != status):
+		return False
+	if trigger and (row.get("trigger") or {}).get("kind") != trigger:
+		return False
+	if (before and row["started"] >= before) or (since and row["started"] < since):
+		return False
+	if search:
+		text = json.dumps([row.get("input"), row.get("output"), row.get("error")], default=str)
+		return search.lower() in text.lower()
+	return True
 
 
 def _step_of(call: str) -> int:
