@@ -74,6 +74,7 @@ def test_without_a_terminal_the_run_parks_for_the_viewer(tmp_path: Path, cli: An
 	(row,) = anyio.run(RunStore(store).runs)
 	assert row.status == "approval_required" and row.pending is not None
 	assert row.pending["kind"] == "approval"
+	assert row.trigger == {"kind": "cli", "where": "Pay"}  # where the run came from
 
 
 def test_the_flag_approves_or_denies_every_call(tmp_path: Path, cli: Any) -> None:

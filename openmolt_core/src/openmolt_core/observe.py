@@ -296,8 +296,6 @@ class WatchedRun:
 
 		self.attach(ctx)
 		await self.notify("started")
-		# a run started from inside this one (a sub-agent) says so
-		token = _trigger.set({"kind": "agent", "parent_run_id": self.run.run_id})
 		try:
 			result = await loop()
 		except RunError as exc:
@@ -310,8 +308,6 @@ class WatchedRun:
 			message = self.run.redact(f"{type(exc).__name__}: {exc}")
 			await self._end(RunOutcome("error", None, message))
 			raise
-		finally:
-			_trigger.reset(token)
 		await self._end(RunOutcome(result.status, result, result.error))
 		return result
 
@@ -321,7 +317,12 @@ class WatchedRun:
 
 
 def watch_run(
-	agent: Agent, state: RunState, observers: Sequence[RunObserver], *, redact: Redactor
+	agent: Agent,
+	state: RunState,
+	observers: Sequence[RunObserver],
+	*,
+	redact: Redactor,
+	parent: str | None = None,
 ) -> WatchedRun:
 	"""The observed drive of a run of ``agent`` (called by the loop when observers exist).
 
@@ -330,7 +331,13 @@ def watch_run(
 		state: The run's state.
 		observers: The instance's observers.
 		redact: The agent's redactor.
+		parent: The id of the run that called this one as a tool (a sub-agent's run).
 	"""
+	trigger = (
+		{"kind": "agent", "parent_run_id": parent}
+		if parent
+		else redact.deep(_trigger.get() or {"kind": "api"})
+	)
 	provider = agent.provider_name or "custom"
 	model = f"{agent.provider_name}:{agent.model}" if agent.provider_name else agent.model
 	run = ObservedRun(
@@ -342,6 +349,6 @@ def watch_run(
 		state=state,
 		redact=redact,
 		resumed=state.steps > 0 or state.pending is not None,
-		trigger=redact.deep(_trigger.get() or {"kind": "api"}),
+		trigger=trigger,
 	)
 	return WatchedRun(run, observers)

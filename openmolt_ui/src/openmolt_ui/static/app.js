@@ -97,6 +97,7 @@ async function loadRuns(older) {
   list.loading = true;
   const problem = document.getElementById("filter-error");
   try {
+    if (older && !list.rows) list.rows = lastState.runs.slice(); // page on from the stream's first page
     const last = older && list.rows && list.rows.length ? list.rows[list.rows.length - 1] : null;
     const data = await getJSON(`/api/runs?${query({ limit: PAGE, before: last ? last.started : "" })}`);
     list.rows = last ? list.rows.concat(data.runs) : data.runs;
@@ -830,4 +831,9 @@ document.getElementById("overview-days").addEventListener("change", renderOvervi
 
 const wanted = new URLSearchParams(location.hash.slice(1)).get("run");
 if (wanted) select(wanted);
+window.addEventListener("hashchange", () => {
+  // a link to another run of this viewer (#run=ID) opens it
+  const runId = new URLSearchParams(location.hash.slice(1)).get("run");
+  if (runId && runId !== selected.id) select(runId);
+});
 connect();
