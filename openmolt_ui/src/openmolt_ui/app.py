@@ -236,7 +236,10 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		return _streaming(events())
 
 	async def answer(request: Request) -> Response:
-		body = await _json(request)
+		try:
+			body = await _json(request, viewer.body_timeout)
+		except _BodyError as exc:
+			return JSONResponse({"error": str(exc)}, status_code=exc.status)
 		if body is None or not isinstance(body.get("answer"), str):
 			return JSONResponse(
 				{"error": 'send {"answer": "..."} as JSON (the answer is a string)'},
@@ -252,7 +255,10 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		return JSONResponse(outcome, status_code=codes[outcome["status"]])
 
 	async def decide(request: Request) -> Response:
-		body = await _json(request)
+		try:
+			body = await _json(request, viewer.body_timeout)
+		except _BodyError as exc:
+			return JSONResponse({"error": str(exc)}, status_code=exc.status)
 		decision = _decision(body)
 		if isinstance(decision, str):
 			return JSONResponse({"error": decision}, status_code=400)
@@ -289,9 +295,33 @@ def _streaming(body: AsyncIterator[str]) -> Response:
 	)
 
 
-async def _json(request: Request) -> dict[str, Any] | None:
+_MAX_BODY = 1_000_000  # bytes: an answer or a decision is small
+
+
+class _BodyError(Exception):
+	def __init__(self, status: int, message: str) -> None:
+		super().__init__(message)
+		self.status = status
+
+
+async def _json(request: Request, deadline: float) -> dict[str, Any] | None:
+	"""The request's JSON object (None if it is not one), read within ``deadline`` seconds.
+
+	Raises:
+		_BodyError: The body took too long (408) or is too large (413).
+	"""
+	chunks: list[bytes] = []
+	size = 0
+	with anyio.move_on_after(deadline) as scope:
+		async for chunk in request.stream():
+			size += len(chunk)
+			if size > _MAX_BODY:
+				raise _BodyError(413, f"the body is larger than {_MAX_BODY} bytes")
+			chunks.append(chunk)
+	if scope.cancelled_caught:
+		raise _BodyError(408, f"the body did not arrive within {deadline:g} s")
 	try:
-		body = await request.json()
+		body = json.loads(b"".join(chunks) or b"null")
 	except ValueError:
 		return None
 	return body if isinstance(body, dict) else None

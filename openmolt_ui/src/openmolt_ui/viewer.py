@@ -15,7 +15,6 @@ come from the run store (`openmolt_core.runstore`), which it polls.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import os
@@ -31,9 +30,10 @@ import anyio
 import uvicorn
 from anyio.abc import TaskGroup
 
-from openmolt_core.errors import RunError
+from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.runstore import RunStore
-from openmolt_ui._listen import EmbeddedServer, listen
+from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
+from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
 from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval
 
 if TYPE_CHECKING:
@@ -54,11 +54,16 @@ class Viewer:
 		store: The run store to show history from (a path or a `RunStore`); default: the
 			instance's ``run_store``.
 		agents: Agents whose parked runs (from the store) the page may resume with an answer.
-		host: The address to bind (default 127.0.0.1; another address exposes the runs and
-			approvals to the network, token or not: think twice).
+		host: The address to bind (default 127.0.0.1; another address is refused unless
+			``allow_remote``: it exposes the runs and approvals to the network, and the token
+			travels in clear over plain HTTP).
+		allow_remote: Allow a non-loopback ``host``.
 		port: The port (0: any free port; see `url`).
 		token: The token (default: 32 random bytes, URL-safe).
 		poll: Seconds between reads of the run store for runs of other processes.
+		max_connections: The most connections open at once (past it: ``503``, closed).
+		header_timeout: Seconds a request's headers may take to arrive (else ``408``).
+		body_timeout: Seconds a request's body may take to arrive (else ``408``).
 	"""
 
 	def __init__(
@@ -71,7 +76,22 @@ class Viewer:
 		port: int = 0,
 		token: str | None = None,
 		poll: float = 1.0,
+		allow_remote: bool = False,
+		max_connections: int = DEFAULT_MAX_CONNECTIONS,
+		header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+		body_timeout: float = 10.0,
 	) -> None:
+		for name, value in (
+			("max_connections", max_connections),
+			("header_timeout", header_timeout),
+			("body_timeout", body_timeout),
+		):
+			if not value > 0:
+				raise ConfigurationError(f"Viewer: {name} must be more than 0, not {value!r}")
+		self.allow_remote = allow_remote
+		self.max_connections = max_connections
+		self.header_timeout = header_timeout
+		self.body_timeout = body_timeout
 		self.live = LiveRuns()
 		self.token: str = token or secrets.token_urlsafe(32)
 		self.host = host
@@ -94,12 +114,7 @@ class Viewer:
 	@property
 	def loopback(self) -> bool:
 		"""Whether the viewer binds a loopback address only."""
-		if self.host == "localhost":
-			return True
-		try:
-			return ipaddress.ip_address(self.host).is_loopback
-		except ValueError:
-			return False
+		return is_loopback(self.host)
 
 	def watch(self, om: OpenMolt) -> None:
 		"""Show the runs of another OpenMolt instance live (and use its run store if none is set)."""
@@ -423,9 +438,17 @@ class Viewer:
 
 		if self._tg is not None:
 			raise RuntimeError("this viewer is already serving")
+		check_remote(self.host, allow_remote=self.allow_remote, who="the run viewer")
 		sock = self._socket()
 		config = uvicorn.Config(
 			create_app(self),
+			http=guarded_protocol(
+				header_timeout=self.header_timeout,
+				max_connections=self.max_connections,
+				who="the run viewer",
+			),
+			timeout_keep_alive=5,
+			ws="none",  # the page speaks no WebSocket: an upgrade must not leave the limits
 			lifespan="off",
 			log_level="warning",
 			access_log=False,
