@@ -332,6 +332,15 @@ def test_the_timeline_and_the_model_side_of_each_step(served: Served, page: Any)
 	slowest = view.locator("[data-testid=bar][data-slowest=true]")
 	expect(slowest).to_have_attribute("data-kind", "tool")
 	expect(slowest.get_by_test_id("bar-duration")).to_have_text("6.00 s")
+	# drawn to scale: the 6 s call is three times the first model call (2 s, its fallback in it)
+	expect(bars.first.get_by_test_id("bar-duration")).to_have_text("2.00 s")
+	track = slowest.locator(".bar-track").bounding_box()
+	tool_bar = slowest.locator(".bar").bounding_box()
+	model_bar = bars.first.locator(".bar").bounding_box()
+	assert track and tool_bar and model_bar
+	assert abs(tool_bar["width"] / track["width"] - 6 / 9) < 0.02
+	assert abs(tool_bar["width"] / model_bar["width"] - 3) < 0.15
+	assert tool_bar["x"] > model_bar["x"] + model_bar["width"] - 1  # after the model call
 	first = view.locator("[data-testid=step][data-step='1'] [data-testid=model-call]")
 	expect(first.get_by_test_id("model-name")).to_have_text("anthropic:claude")
 	expect(first.get_by_test_id("model-tokens")).to_contain_text("1200 in · 800 cached · 90 out")

@@ -385,7 +385,7 @@ function steps(events) {
     const s = event.name === "finish" || event.name === "planUpdate" ? null : step(event.step);
     if (event.name === "planUpdate") plan = d.plan;
     else if (event.name === "llmOutput")
-      s.model = { ...d, start: previous ? previous.time : null, end: event.time };
+      s.model = { ...d, start: previous ? previous.time : null, end: event.time }; // fallbacks included
     else if (event.name === "model:fallback") s.fallbacks.push(d);
     else if (event.name === "commandsQueued") {
       s.commands = d.commands;
@@ -426,7 +426,7 @@ function steps(events) {
       result = d.result;
       if (result && PARKED.includes(result.status)) result = { ...result, parkedAt: event.time };
     }
-    previous = event;
+    if (event.name !== "model:fallback") previous = event; // a fallback is part of its model call
   }
   return { list: [...byStep.values()].sort((a, b) => a.n - b.n), result, plan };
 }
@@ -627,11 +627,15 @@ function timeline(run, list, result) {
       const left = ((b.start - t0) / (t1 - t0)) * 100;
       const width = Math.max(((b.end - b.start) / (t1 - t0)) * 100, 0.5);
       const isSlowest = b === slowest;
+      const bar = el("span", { class: `bar ${b.kind} ${b.status}` });
+      // set through the CSSOM: the content security policy refuses inline style attributes
+      bar.style.left = `${left.toFixed(2)}%`;
+      bar.style.width = `${Math.min(width, 100 - left).toFixed(2)}%`;
       return el(
         "div",
         { class: `bar-row${isSlowest ? " slowest" : ""}`, "data-testid": "bar", "data-kind": b.kind, "data-status": b.status, "data-slowest": isSlowest ? "true" : null, title: `${b.label}: ${ms((b.end - b.start) / 1000)}` },
         el("span", { class: "bar-label" }, b.label, isSlowest ? " · slowest" : ""),
-        el("span", { class: "bar-track" }, el("span", { class: `bar ${b.kind} ${b.status}`, style: `left:${left.toFixed(2)}%;width:${width.toFixed(2)}%` })),
+        el("span", { class: "bar-track" }, bar),
         el("span", { class: "bar-time", "data-testid": "bar-duration" }, ms((b.end - b.start) / 1000))
       );
     })
