@@ -151,6 +151,7 @@ def test_denied_and_edited_decisions_stay_on_the_page(served: Served, page: Any)
 	expect(denied.get_by_test_id("tool-input")).to_contain_text("9000")
 	edited = view.locator("[data-testid=tool-call][data-status=ok]")
 	expect(edited.get_by_test_id("decision")).to_have_attribute("data-action", "edited")
+	expect(edited.get_by_test_id("decision-reason")).to_have_text("edited in the run viewer")
 	expect(edited.get_by_test_id("decision-input")).to_contain_text('"amount": 400')
 	expect(edited.get_by_test_id("asked-input")).to_contain_text('"amount": 500')
 	expect(view.locator("[data-testid=bar][data-kind=approval]")).to_have_count(2)
@@ -509,3 +510,47 @@ def test_overview_export_and_a_direct_link(served: Served, page: Any) -> None:
 	page.goto(f"http://127.0.0.1:{served.viewer.port}{link}")
 	expect(page.get_by_test_id("run-agent")).to_have_text("Billing")
 	expect(page.locator("[data-testid=run-item].selected")).to_have_attribute("data-run-id", "o1")
+
+
+def test_parked_runs_look_parked_and_disabled_buttons_look_disabled(
+	served: Served, page: Any
+) -> None:
+	"""A run parked on an approval of an agent not loaded here: an amber badge, greyed buttons."""
+	seed_runs(
+		served.store_path,
+		[
+			{
+				"run_id": "parked1",
+				"agent": "Elsewhere",
+				"status": "approval_required",
+				"started": _iso(1),
+				"error": "no terminal to decide this call; the run parks",
+				"pending": {
+					"kind": "approval",
+					"step": 1,
+					"calls": [
+						{"index": 0, "call": "tool:1:0:local.refund", "tool": "local.refund"}
+					],
+					"commands": [
+						{"type": "callTool", "tool": "local.refund", "input": {"amount": 5}}
+					],
+				},
+			}
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=parked1")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-parked")).to_contain_text("local.refund")
+	expect(view.get_by_test_id("run-error")).to_have_count(0)
+	card = page.get_by_test_id("approval")
+	approve = card.get_by_test_id("approve")
+	expect(approve).to_be_disabled()
+	assert float(approve.evaluate("b => getComputedStyle(b).opacity")) < 0.6
+	assert approve.evaluate("b => getComputedStyle(b).cursor") == "not-allowed"
+	status = view.get_by_test_id("run-status")
+	grey = page.evaluate(
+		"getComputedStyle(document.documentElement).getPropertyValue('--line').trim()"
+	)
+	background = status.evaluate("b => getComputedStyle(b).backgroundColor")
+	assert background != "rgb(226, 226, 224)" and grey == "#e2e2e0"  # amber, not the grey
+	shoot(page, "parked")

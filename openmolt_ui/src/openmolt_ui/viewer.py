@@ -185,7 +185,12 @@ class Viewer:
 			except Exception:
 				log.exception("the run viewer could not read the run store %s", self.store.path)
 		for live in self.live.runs.values():
-			row = _merged(live.summary(), rows.get(live.run.run_id))
+			stored_row = rows.get(live.run.run_id)
+			if stored_row is None and live.run.resumed and self.store is not None:
+				# resumed here, started long ago (or elsewhere): its first start is in the store
+				found = await self.store.run(live.run.run_id)
+				stored_row = _checked(found.to_dict()) if found is not None else None
+			row = _merged(live.summary(), stored_row)
 			if row["run_id"] in rows or _matches(row, filters):
 				rows[row["run_id"]] = row
 		ordered = sorted(
@@ -567,9 +572,14 @@ def _step_of(call: str) -> int:
 
 
 def _apply(request: Any, decision: ApprovalDecision) -> Any:
-	"""The page's decision as the loop's: ``request.approve(...)`` or ``request.deny(...)``."""
+	"""The page's decision as the loop's: ``request.approve(...)`` or ``request.deny(...)``.
+
+	An approval without a reason says who made it (``approved in the run viewer``), as the
+	terminal's do; a denial's reason is the person's own (the model reads it).
+	"""
 	if decision.action == "deny":
 		return request.deny(decision.reason)
 	if decision.action == "edit":
-		return request.approve(input=dict(decision.input or {}), reason=decision.reason)
-	return request.approve(reason=decision.reason)
+		reason = decision.reason or "edited in the run viewer"
+		return request.approve(input=dict(decision.input or {}), reason=reason)
+	return request.approve(reason=decision.reason or "approved in the run viewer")
