@@ -57,15 +57,24 @@ def entry_of(stdout: str) -> dict[str, Any]:
 	return output
 
 
-def test_without_a_terminal_the_call_is_refused(tmp_path: Path, cli: Any) -> None:
-	"""No terminal on stdin: the call is denied and the model reads why; nothing is refunded."""
-	done = cli.openmolt(str(write_agent(tmp_path)), cwd=tmp_path)
-	assert done.returncode == 0, done.stderr
-	entry = entry_of(done.stdout)
-	assert entry["ok"] is False and "without a terminal" in entry["error"]
-	assert entry["approval"]["decision"] == "denied"
+def test_without_a_terminal_the_run_parks_for_the_viewer(tmp_path: Path, cli: Any) -> None:
+	"""No terminal on stdin: nothing runs, the run parks in the store and says where to decide it."""
+	import anyio
+
+	from openmolt_core.runstore import RunStore
+
+	store = tmp_path / "runs.db"
+	env = cli.clean_env(OPENMOLT_RUN_STORE=str(store))
+	done = cli.openmolt(str(write_agent(tmp_path)), "--json", cwd=tmp_path, env=env)
+	assert done.returncode == 6, done.stderr  # ExitCode.APPROVAL_REQUIRED
+	result = json.loads(done.stdout)
+	assert result["status"] == "approval_required"
+	assert "openmolt ui AGENT_FILE" in result["error"]
 	assert "REFUNDED" not in done.stderr
-	assert "local.refund denied" in done.stderr
+	(row,) = anyio.run(RunStore(store).runs)
+	assert row.status == "approval_required" and row.pending is not None
+	assert row.pending["kind"] == "approval"
+	assert row.trigger == {"kind": "cli", "where": "Pay"}  # where the run came from
 
 
 def test_the_flag_approves_or_denies_every_call(tmp_path: Path, cli: Any) -> None:

@@ -153,3 +153,90 @@ def test_the_default_path_follows_the_environment(
 	for off in ("off", "", "0"):
 		monkeypatch.setenv("OPENMOLT_RUN_STORE", off)
 		assert default_path() is None
+
+
+async def test_a_run_records_where_it_came_from_and_keeps_it_across_a_resume(
+	tmp_path: Path,
+) -> None:
+	"""started_by's kind and details go with the row; a sub-agent names its caller; a resume
+	(started elsewhere) keeps the first origin."""
+	from openmolt_core.observe import started_by
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	child = om.create_agent(name="Child", model=ScriptedModel([finish(ok=True)]))
+	parent = om.create_agent(
+		name="Parent",
+		model=ScriptedModel([call_tool("local.Child", task="go"), ask_human("more?")]),
+		tools=[child],
+		on_human_input_request=nobody,
+	)
+	with started_by("chat", where="telegram:Support", sender="42", empty=""):
+		parked = await parent.run("hi")
+	assert parked.status == "human_input_required"
+	store = om.run_store
+	assert store is not None
+	row = await store.run(parked.state.run_id)
+	assert row is not None and row.trigger == {
+		"kind": "chat",
+		"where": "telegram:Support",
+		"sender": "42",
+	}
+	sub = await store.run(f"{parked.state.run_id}.1.0")
+	assert sub is not None
+	assert sub.trigger == {"kind": "agent", "parent_run_id": parked.state.run_id}
+	state = await store.state(parked.state.run_id)
+	assert state is not None
+	elsewhere = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	again = elsewhere.create_agent(name="Parent", model=ScriptedModel([finish(done=True)]))
+	with started_by("cli"):
+		assert (await again.resume(state, answer="no")).status == "success"
+	await elsewhere.aclose()
+	row = await store.run(parked.state.run_id)
+	assert row is not None and row.trigger is not None and row.trigger["kind"] == "chat"
+	assert [r.run_id for r in await store.runs(trigger="chat")] == [parked.state.run_id]
+	assert await store.runs(trigger="webhook") == []
+	plain = om.create_agent(name="Plain", model=ScriptedModel([finish(ok=True)]))
+	result = await plain.run("x")
+	row = await store.run(result.state.run_id)
+	assert row is not None and row.trigger == {"kind": "api"}
+	with pytest.raises(ValueError, match="kind"):
+		with started_by(""):
+			pass
+	await om.aclose()
+
+
+async def test_a_store_made_before_triggers_gets_the_column(tmp_path: Path) -> None:
+	"""An older file (no trigger column) is upgraded on first use; its rows read as None."""
+	path = tmp_path / "old.db"
+	conn = sqlite3.connect(path)
+	conn.executescript(
+		"CREATE TABLE agent_runs (run_id TEXT PRIMARY KEY, agent TEXT NOT NULL, model TEXT NOT"
+		" NULL, status TEXT NOT NULL, started TEXT NOT NULL, updated TEXT NOT NULL, ended TEXT,"
+		" input TEXT, steps INTEGER NOT NULL DEFAULT 0, usage TEXT, output TEXT, error TEXT,"
+		" pending TEXT, state TEXT, pid INTEGER);"
+		"INSERT INTO agent_runs (run_id, agent, model, status, started, updated)"
+		" VALUES ('old', 'A', 'm', 'success', '2026-01-01T00:00:00+00:00', '2026-01-01');"
+	)
+	conn.close()
+	store = RunStore(path)
+	(old,) = await store.runs()
+	assert old.run_id == "old" and old.trigger is None
+
+
+async def test_totals_sum_tokens_and_cost_per_day_and_agent(tmp_path: Path) -> None:
+	"""Sub-agents' runs are left out (their usage is in their caller's already)."""
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	child = om.create_agent(name="Child", model=ScriptedModel([finish(ok=True)]))
+	parent = om.create_agent(
+		name="Parent",
+		model=ScriptedModel([call_tool("local.Child", task="go"), finish(ok=True)]),
+		tools=[child],
+	)
+	result = await parent.run("hi")
+	store = om.run_store
+	assert store is not None
+	(row,) = await store.totals("2000-01-01")
+	assert row["agent"] == "Parent" and row["runs"] == 1
+	assert row["input_tokens"] == result.usage.input_tokens
+	assert row["output_tokens"] == result.usage.output_tokens
+	await om.aclose()

@@ -99,6 +99,79 @@ def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Pa
 
 	stored = anyio.run(RunStore(path).run, run_id)
 	assert stored is not None and stored.agent == "Triage"
+	assert stored.trigger == {"kind": "webhook", "where": "Triage"}
+	# one line when the trigger started the run, one when it ended: once each, without --verbose
+	lines = (("".join(log)) + err).splitlines()
+	assert lines.count(f"openmolt serve: run {run_id} of Triage started by webhook Triage") == 1
+	ended = [line for line in lines if line.startswith(f"openmolt serve: run {run_id} of Triage:")]
+	assert len(ended) == 1 and "success · 1 step" in ended[0], ended
+	assert any("started by schedule" in line for line in lines)
+
+
+def test_serve_verbose_prints_each_line_once(tmp_path: Path) -> None:
+	"""--verbose adds the steps; no line is printed twice."""
+	folder = tmp_path / "agents"
+	folder.mkdir()
+	(folder / "hook.json").write_text(
+		json.dumps(
+			{"name": "Hook", "model": "echo:v1", "triggers": {"webhook": {"scheme": "github"}}}
+		)
+	)
+	env = {**os.environ, "OPENMOLT_HOOK_WEBHOOK_SECRET": SECRET}
+	proc = subprocess.Popen(
+		[
+			sys.executable,
+			"-m",
+			"openmolt",
+			"serve",
+			str(folder),
+			"--port",
+			"0",
+			"--no-ui",
+			"--verbose",
+		],
+		stdout=subprocess.PIPE,
+		stderr=subprocess.PIPE,
+		text=True,
+		env=env,
+		cwd=tmp_path,
+	)
+	log: list[str] = []
+	try:
+		url = wait_for(proc, r"POST /hooks/Hook on (http://127\.0\.0\.1:\d+)", log).group(1)
+		body = json.dumps({"action": "opened"}).encode()
+		headers = {**sign("github", SECRET, body), "X-GitHub-Delivery": "v-1"}
+		response = httpx.post(f"{url}/hooks/Hook", content=body, headers=headers)
+		assert response.status_code == 202, response.text
+		wait_for(proc, r"run \S+ of Hook: success", log)
+	finally:
+		proc.send_signal(signal.SIGTERM)
+		_out, err = proc.communicate(timeout=60)
+	lines = [line for line in ("".join(log) + err).splitlines() if line.strip()]
+	steps = [line for line in lines if line.startswith("openmolt: ")]
+	assert steps, lines  # --verbose shows the run's steps
+	assert len(lines) == len(set(lines)), lines
+
+
+def test_serve_and_ui_refuse_a_remote_host_without_allow_remote(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""--host 0.0.0.0 (or --ui-host) is exit 2 naming --allow-remote; nothing listens."""
+	hooked = tmp_path / "hooked.json"
+	hooked.write_text(
+		json.dumps({"name": "Hooked", "model": "echo:v1", "triggers": {"webhook": {}}})
+	)
+	monkeypatch.setenv("OPENMOLT_HOOKED_WEBHOOK_SECRET", "s3cret")
+	for args in (["--host", "0.0.0.0", "--no-ui"], ["--ui-host", "192.0.2.1"]):
+		assert main(["serve", str(hooked), "--port", "0", *args]) == 2
+		err = capsys.readouterr().err
+		assert "is not a loopback address" in err and "--allow-remote" in err, err
+	store = tmp_path / "runs.db"
+	assert main(["ui", "--store", str(store), "--host", "0.0.0.0"]) == 2
+	err = capsys.readouterr().err
+	assert (
+		"openmolt ui: --host 0.0.0.0 is not a loopback address" in err and "--allow-remote" in err
+	)
 
 
 def test_serve_refuses_agents_without_triggers_and_missing_secrets(

@@ -102,8 +102,11 @@ async def test_a_webhook_payload_starts_the_run_tainted() -> None:
 	model = ScriptedModel([call_tool("local.forward", text="the vault key"), finish("done")])
 	ended: list[Any] = []
 
+	triggers_seen: list[Any] = []
+
 	class Ends(RunObserver):
 		async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+			triggers_seen.append(run.trigger)
 			ended.append((run.state, outcome.status))
 
 	om = OpenMolt(entry_points=False, observers=[Ends()])
@@ -117,6 +120,7 @@ async def test_a_webhook_payload_starts_the_run_tainted() -> None:
 			await eventually(lambda: bool(ended))
 	await om.aclose()
 	state, status = ended[0]
+	assert triggers_seen == [{"kind": "webhook", "where": "Relay"}]  # where the run came from
 	assert state.taint[0]["tool"] == "webhook:Relay" and state.tainted
 	assert status == "approval_required"  # the outbound call waits for a person
 	assert sent == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,3 +137,80 @@ def page(browser: Any) -> Iterator[Any]:
 		yield page
 	finally:
 		context.close()
+
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts" / "ui"
+"""Where the browser tests save a screenshot of each page they check (git-ignored); the ones the
+docs show are copied to docs/guides/ by ``uv run python tests/ui/copy_screenshots.py``."""
+
+
+def shoot(page: Any, name: str) -> Path:
+	"""Save a full-page screenshot of ``page`` as ``.artifacts/ui/<name>.png``."""
+	ARTIFACTS.mkdir(parents=True, exist_ok=True)
+	path = ARTIFACTS / f"{name}.png"
+	page.screenshot(path=str(path), full_page=True)
+	return path
+
+
+def no_horizontal_scroll(page: Any) -> None:
+	"""The page is no wider than its viewport (usable on a phone without scrolling sideways)."""
+	widths = page.evaluate(
+		"[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+	)
+	assert widths[0] <= widths[1], f"the page scrolls sideways: {widths[0]} px in {widths[1]} px"
+
+
+def seed_runs(
+	store: Path, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]] = ()
+) -> None:
+	"""Write runs (and events) straight into a run store's file, as another process would have.
+
+	Each row needs ``run_id``, ``agent``, ``status`` and ``started``; the rest has defaults.
+	"""
+	import json
+	import sqlite3
+	import threading
+
+	import anyio
+
+	from openmolt_core.runstore import RunStore
+
+	# the store makes its file and tables (in a thread: Playwright's loop runs in this one)
+	maker = threading.Thread(target=anyio.run, args=(RunStore(store).runs,))
+	maker.start()
+	maker.join()
+	conn = sqlite3.connect(store)
+	with conn:
+		conn.executemany(
+			"INSERT INTO agent_runs (run_id, agent, model, status, started, updated, ended, input,"
+			" steps, usage, output, error, pending, pid, trigger) VALUES"
+			" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			[
+				(
+					r["run_id"],
+					r["agent"],
+					r.get("model", "scripted"),
+					r["status"],
+					r["started"],
+					r.get("updated", r["started"]),
+					r.get("ended", r["started"]),
+					json.dumps(r.get("input", "")),
+					r.get("steps", 1),
+					json.dumps(r.get("usage", {"input_tokens": 10, "output_tokens": 5})),
+					json.dumps(r.get("output")),
+					r.get("error"),
+					json.dumps(r["pending"]) if r.get("pending") else None,
+					r.get("pid", 1),
+					json.dumps(r.get("trigger", {"kind": "cli"})),
+				)
+				for r in rows
+			],
+		)
+		conn.executemany(
+			"INSERT INTO run_events (run_id, seq, name, step, time, data) VALUES (?, ?, ?, ?, ?, ?)",
+			[
+				(e["run_id"], i + 1, e["name"], e.get("step", 1), e["time"], json.dumps(e["data"]))
+				for i, e in enumerate(events)
+			],
+		)
+	conn.close()

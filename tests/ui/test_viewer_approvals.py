@@ -85,7 +85,11 @@ async def test_viewer_approve_shows_the_request_and_answers_with_its_methods(
 	async with Viewer(store=tmp_path / "r.db") as viewer, httpx.AsyncClient() as http:
 		for body, expected in [
 			({"action": "approve", "reason": "fine"}, ("approve", None, "fine")),
-			({"action": "edit", "input": {"amount": 50}}, ("approve", {"amount": 50}, "")),
+			(
+				{"action": "edit", "input": {"amount": 50}},
+				("approve", {"amount": 50}, "edited in the run viewer"),
+			),
+			({"action": "approve"}, ("approve", None, "approved in the run viewer")),
 			({"action": "deny", "reason": "too much"}, ("deny", "too much")),
 		]:
 			request = Request()

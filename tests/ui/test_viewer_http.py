@@ -25,7 +25,7 @@ def weather_api(request: httpx.Request) -> httpx.Response:
 	return httpx.Response(200, json={"summary": "rain", "echo": request.headers["X-Api-Key"]})
 
 
-def _om(store: Path) -> OpenMolt:
+def _om(store: Path | None) -> OpenMolt:
 	om = OpenMolt(
 		entry_points=False,
 		run_store=store,
@@ -151,6 +151,24 @@ async def test_live_runs_are_redacted_too(tmp_path: Path) -> None:
 		headers = {"x-openmolt-token": viewer.token}
 		url = f"{_base(viewer)}/api/runs/{result.state.run_id}"
 		view = (await http.get(url, headers=headers)).json()
+		# the store holds every event of the run (across resumes): they come from there, the
+		# summary from this process
+		assert view["source"] == "store" and view["run"]["live"] is True
+		ids = [e["id"] for e in view["events"]]
+		assert ids == sorted(ids) and len(ids) == len(set(ids)) > 0
+		assert SECRET not in json.dumps(view) and "[redacted]" in json.dumps(view)
+
+
+async def test_without_a_store_live_runs_come_from_memory_redacted(tmp_path: Path) -> None:
+	"""No run store: the run's events are the ones this process kept, numbered, masked."""
+	om = _om(None)
+	model = ScriptedModel([call_tool("weather.getForecast", city="Oslo"), finish(ok=True)])
+	agent = om.create_agent(name="Here", model=model, integrations=["weather"])
+	async with Viewer(om) as viewer, httpx.AsyncClient() as http:
+		result = await agent.run("Oslo?")
+		headers = {"x-openmolt-token": viewer.token}
+		url = f"{_base(viewer)}/api/runs/{result.state.run_id}"
+		view = (await http.get(url, headers=headers)).json()
 		assert view["source"] == "live"
 		assert [e["id"] for e in view["events"]] == list(range(1, len(view["events"]) + 1))
 		assert SECRET not in json.dumps(view) and "[redacted]" in json.dumps(view)
@@ -193,3 +211,98 @@ async def test_a_port_in_use_is_a_clear_configuration_error(tmp_path: Path) -> N
 		with pytest.raises(ConfigurationError, match="--port"):
 			async with Viewer(store=tmp_path / "runs.db", port=first.port):
 				pass
+
+
+def _socket_to(viewer: Viewer) -> Any:
+	import socket
+
+	return socket.create_connection(("127.0.0.1", viewer.port), timeout=5)
+
+
+def _said(sock: Any) -> tuple[bool, bytes]:
+	"""Whether the server closed the socket, and what it sent first."""
+	sock.settimeout(0.05)
+	got = b""
+	try:
+		while True:
+			chunk = sock.recv(4096)
+			if not chunk:
+				return True, got
+			got += chunk
+	except TimeoutError:
+		return False, got
+	except OSError:
+		return True, got
+
+
+async def test_the_viewer_has_the_slow_client_limits_of_serve(tmp_path: Path) -> None:
+	"""Half-sent headers: 408 and closed; a half-sent body: 408; past the cap: 503."""
+	import anyio
+
+	store = tmp_path / "runs.db"
+	async with Viewer(
+		store=store, header_timeout=0.4, body_timeout=0.4, max_connections=4
+	) as viewer:
+		slow = _socket_to(viewer)
+		slow.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+		await anyio.sleep(1.0)
+		closed, said = _said(slow)
+		slow.close()
+		assert closed and said.startswith(b"HTTP/1.1 408"), said
+		half = _socket_to(viewer)
+		half.sendall(
+			b"POST /api/questions/q1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			+ f"x-openmolt-token: {viewer.token}\r\n".encode()
+			+ b'content-type: application/json\r\ncontent-length: 100\r\n\r\n{"answer": '
+		)
+		await anyio.sleep(1.0)
+		_, said = _said(half)
+		half.close()
+		assert said.startswith(b"HTTP/1.1 408"), said
+		held = [_socket_to(viewer) for _ in range(4)]
+		await anyio.sleep(0.2)
+		extra = _socket_to(viewer)
+		await anyio.sleep(0.3)
+		closed, said = _said(extra)
+		assert closed and said.startswith(b"HTTP/1.1 503"), said
+		for sock in (*held, extra):
+			sock.close()
+
+
+async def test_a_remote_host_needs_allow_remote_and_is_told_the_token_travels_in_clear(
+	tmp_path: Path,
+) -> None:
+	"""Viewer(host=0.0.0.0) is refused; allowed, check_remote says the token is in clear."""
+	from openmolt_ui._listen import check_remote
+
+	with pytest.raises(ConfigurationError, match="allow-remote"):
+		async with Viewer(store=tmp_path / "r.db", host="0.0.0.0"):
+			pass
+	assert check_remote("127.0.0.1", allow_remote=False, who="x") is None
+	assert check_remote("::1", allow_remote=False, who="x") is None
+	warning = check_remote("0.0.0.0", allow_remote=True, who="openmolt ui")
+	assert warning is not None and "travels in clear" in warning and "TLS" in warning
+	with pytest.raises(ConfigurationError, match="Viewer: max_connections must be more than 0"):
+		Viewer(store=tmp_path / "r.db", max_connections=0)
+
+
+async def test_list_filters_are_checked_and_an_empty_answer_is_refused(tmp_path: Path) -> None:
+	"""Bad filters name the field and the fix; an empty answer is 400."""
+	async with Viewer(store=tmp_path / "r.db") as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		base = _base(viewer)
+		for query, says in (
+			("status=nope", "status must be one of"),
+			("since=yesterday", "since must be an ISO 8601 time"),
+			("limit=0", "limit must be a whole number from 1 to 500"),
+		):
+			bad = await http.get(f"{base}/api/runs?{query}", headers=headers)
+			assert bad.status_code == 400 and says in bad.json()["error"], query
+		ok = await http.get(f"{base}/api/runs?since=2026-01-01T00:00:00Z&limit=5", headers=headers)
+		assert ok.status_code == 200 and ok.json() == {"runs": [], "more": False}
+		days = await http.get(f"{base}/api/overview?days=0", headers=headers)
+		assert days.status_code == 400 and "days must be" in days.json()["error"]
+		empty = await http.post(f"{base}/api/questions/q1", json={"answer": "  "}, headers=headers)
+		assert empty.status_code == 400 and "answer is empty" in empty.json()["error"]
+		missing = await http.get(f"{base}/api/runs/nope/export", headers=headers)
+		assert missing.status_code == 404

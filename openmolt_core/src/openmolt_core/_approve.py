@@ -249,6 +249,9 @@ async def gate(
 				action=action,
 				reason=reason,
 				decision_id=str(outcome.get("id") or ""),
+				input=ctx.redact.deep(outcome["input"])
+				if action == "edited" and isinstance(outcome.get("input"), dict)
+				else None,
 			)
 		)
 	else:

@@ -841,7 +841,13 @@ class Agent:
 			await self._prepare()
 			ctx = self._context(state, port, link)
 			if self.om.observers:  # the run store, the viewer, telemetry (openmolt_core.observe)
-				watch = watch_run(self, state, self.om.observers, redact=self._redactor)
+				watch = watch_run(
+					self,
+					state,
+					self.om.observers,
+					redact=self._redactor,
+					parent=link.run_id if link is not None else None,
+				)
 				return await watch.drive(ctx, lambda: self._loop(ctx, answer, decisions))
 			return await self._loop(ctx, answer, decisions)
 		except (RunError, ConfigurationError, ApprovalError):

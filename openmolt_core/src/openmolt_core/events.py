@@ -227,7 +227,8 @@ class ApprovalDecisionEvent(Event):
 	"""A decision on a call: ``action`` is ``approved``, ``edited``, ``denied`` or ``refused``.
 
 	``refused`` means no valid decision came (a forged, replayed or stale one, or a handler that
-	failed): the call did not run and ``reason`` says why. ``decision_id`` is the decision's id.
+	failed): the call did not run and ``reason`` says why. ``decision_id`` is the decision's id;
+	``input`` the edited input the call runs with (``edited`` only, redacted).
 	"""
 
 	tool: str
@@ -235,6 +236,7 @@ class ApprovalDecisionEvent(Event):
 	action: str
 	reason: str = ""
 	decision_id: str = ""
+	input: dict[str, Any] | None = None
 	name: str = "approval:decision"
 
 

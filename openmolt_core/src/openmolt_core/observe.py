@@ -22,10 +22,12 @@ run. With no observer, a run pays one attribute check.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -50,6 +52,7 @@ __all__ = [
 	"WatchedRun",
 	"event_data",
 	"run_input",
+	"started_by",
 	"watch_run",
 ]
 
@@ -74,6 +77,9 @@ class ObservedRun:
 		resumed: Whether this drive goes on from a saved state (a resume or ``history=``).
 		started: When this drive started (UTC).
 		pid: The process that runs it.
+		trigger: Where the run came from (`started_by`): ``{"kind": "webhook", "where":
+			"Triage"}``, ``{"kind": "agent", "parent_run_id": ...}`` for a sub-agent's run,
+			``{"kind": "api"}`` when nothing said.
 	"""
 
 	run_id: str
@@ -86,6 +92,7 @@ class ObservedRun:
 	resumed: bool = False
 	started: datetime = field(default_factory=lambda: datetime.now(UTC))
 	pid: int = field(default_factory=os.getpid)
+	trigger: dict[str, Any] = field(default_factory=lambda: {"kind": "api"})
 
 	@property
 	def input(self) -> Any:
@@ -136,6 +143,35 @@ class RunObserver:
 		return port
 
 
+_trigger: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+	"openmolt_trigger", default=None
+)
+
+
+@contextmanager
+def started_by(kind: str, **details: str | int | None) -> Iterator[None]:
+	"""Say where the runs started inside this block come from; observers record it.
+
+	``with started_by("webhook", where="Triage"): await agent.run(payload)`` records the run
+	as started by the webhook ``Triage`` (the run store keeps it with the run's row).
+
+	Args:
+		kind: ``cli``, ``api``, ``schedule``, ``webhook``, ``chat``, ``mcp``... (the kinds of
+			`openmolt_core.triggers`, plus ``cli`` and ``api``).
+		**details: Which one: ``where`` (the trigger's or schedule's name, the chat channel),
+			``sender`` (the chat user's id)... Empty values are left out.
+	"""
+	if not isinstance(kind, str) or not kind:
+		raise ValueError("started_by: kind must be a non-empty string such as 'webhook'")
+	token = _trigger.set(
+		{"kind": kind, **{k: v for k, v in details.items() if v not in (None, "")}}
+	)
+	try:
+		yield
+	finally:
+		_trigger.reset(token)
+
+
 def run_input(state: RunState) -> Any:
 	"""The input of a run, read back from its first message (None if there is none)."""
 	if not state.messages:
@@ -156,7 +192,8 @@ def event_data(event: Event, redact: Redactor) -> dict[str, Any]:
 	"""An event as JSON-serializable data, with secrets masked.
 
 	The provider's raw response (``llmOutput.raw``) is left out; a ``finish`` event carries the
-	result's dict (without the state).
+	result's dict (without the state). A sub-agent's event (``parent_run_id`` set) also carries
+	``sub_run_id`` and ``sub_agent``: the observed run is the caller's, the event is the sub-run's.
 
 	Args:
 		event: The event.
@@ -174,6 +211,9 @@ def event_data(event: Event, redact: Redactor) -> dict[str, Any]:
 		elif hasattr(value, "to_dict"):
 			value = value.to_dict()
 		data[f.name] = value
+	if event.parent_run_id:  # a sub-agent's event, passed up: say which run it belongs to
+		data["sub_run_id"] = event.run_id
+		data["sub_agent"] = event.agent
 	return redact.deep(_jsonable(data))  # type: ignore[no-any-return]
 
 
@@ -277,7 +317,12 @@ class WatchedRun:
 
 
 def watch_run(
-	agent: Agent, state: RunState, observers: Sequence[RunObserver], *, redact: Redactor
+	agent: Agent,
+	state: RunState,
+	observers: Sequence[RunObserver],
+	*,
+	redact: Redactor,
+	parent: str | None = None,
 ) -> WatchedRun:
 	"""The observed drive of a run of ``agent`` (called by the loop when observers exist).
 
@@ -286,7 +331,13 @@ def watch_run(
 		state: The run's state.
 		observers: The instance's observers.
 		redact: The agent's redactor.
+		parent: The id of the run that called this one as a tool (a sub-agent's run).
 	"""
+	trigger = (
+		{"kind": "agent", "parent_run_id": parent}
+		if parent
+		else redact.deep(_trigger.get() or {"kind": "api"})
+	)
 	provider = agent.provider_name or "custom"
 	model = f"{agent.provider_name}:{agent.model}" if agent.provider_name else agent.model
 	run = ObservedRun(
@@ -298,5 +349,6 @@ def watch_run(
 		state=state,
 		redact=redact,
 		resumed=state.steps > 0 or state.pending is not None,
+		trigger=trigger,
 	)
 	return WatchedRun(run, observers)

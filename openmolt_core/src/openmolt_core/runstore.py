@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS agent_runs (
 	error TEXT,
 	pending TEXT,
 	state TEXT,
-	pid INTEGER
+	pid INTEGER,
+	trigger TEXT
 );
 CREATE INDEX IF NOT EXISTS agent_runs_by_start ON agent_runs (started);
 CREATE TABLE IF NOT EXISTS run_events (
@@ -78,8 +79,10 @@ CREATE INDEX IF NOT EXISTS run_events_by_run ON run_events (run_id, id);
 
 _RUN_COLUMNS = (
 	"run_id, agent, model, status, started, updated, ended, input, steps, usage, output, error,"
-	" pending, pid"
+	" pending, pid, trigger"
 )
+_ADDED_COLUMNS = {"trigger": "TEXT"}
+"""Columns added since the first schema: a store made before them gets them on first use."""
 
 
 def default_path() -> Path | None:
@@ -126,6 +129,8 @@ class StoredRun:
 		error: What went wrong, or what stopped it.
 		pending: What a parked run waits for (``state.pending``: kind, message...).
 		pid: The process that ran it.
+		trigger: Where it came from (`openmolt_core.observe.started_by`): ``{"kind":
+			"webhook", "where": "Triage"}``; None for a run recorded before triggers were.
 	"""
 
 	run_id: str
@@ -142,6 +147,7 @@ class StoredRun:
 	error: str | None
 	pending: dict[str, Any] | None
 	pid: int | None
+	trigger: dict[str, Any] | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The run as JSON-serializable data."""
@@ -160,6 +166,7 @@ class StoredRun:
 			"error": self.error,
 			"pending": _public_pending(self.pending),
 			"pid": self.pid,
+			"trigger": self.trigger,
 		}
 
 
@@ -230,6 +237,11 @@ class RunStore(RunObserver):
 					conn = sqlite3.connect(self.path, timeout=10)
 					try:
 						conn.executescript(_SCHEMA)
+						have = {r[1] for r in conn.execute("PRAGMA table_info(agent_runs)")}
+						for column, kind in _ADDED_COLUMNS.items():
+							if column not in have:
+								conn.execute(f"ALTER TABLE agent_runs ADD COLUMN {column} {kind}")
+						conn.commit()
 					finally:
 						conn.close()
 					self._ready = True
@@ -256,7 +268,7 @@ class RunStore(RunObserver):
 	# recording (the observer) -----------------------------------------------------------
 
 	async def started(self, run: ObservedRun) -> None:
-		"""Write the run's row (status ``running``); a resumed run keeps its row and input."""
+		"""Write the run's row (status ``running``); a resumed run keeps its row, input, trigger."""
 		now = _now()
 		state = run.state
 		row = (
@@ -269,11 +281,13 @@ class RunStore(RunObserver):
 			state.steps,
 			_dumps(state.usage.to_dict()),
 			os.getpid(),
+			_dumps(run.trigger),
 		)
 		await anyio.to_thread.run_sync(
 			self._write,
 			"INSERT INTO agent_runs (run_id, agent, model, status, started, updated, input, steps,"
-			" usage, pid) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE"
+			" usage, pid, trigger) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)"
+			" ON CONFLICT(run_id) DO UPDATE"
 			" SET status = 'running', updated = excluded.updated, ended = NULL, pending = NULL,"
 			" pid = excluded.pid",
 			row,
@@ -345,6 +359,7 @@ class RunStore(RunObserver):
 		search: str | None = None,
 		before: str | None = None,
 		since: str | None = None,
+		trigger: str | None = None,
 	) -> list[StoredRun]:
 		"""The latest runs, newest first, optionally filtered.
 
@@ -355,6 +370,7 @@ class RunStore(RunObserver):
 			search: Only runs whose input, output or error contains this text (any case).
 			before: Only runs started before this ISO 8601 time (to page back).
 			since: Only runs started at or after this ISO 8601 time.
+			trigger: Only runs started by this kind of trigger (``webhook``, ``cli``...).
 		"""
 		clauses: list[str] = []
 		args: list[Any] = []
@@ -363,6 +379,7 @@ class RunStore(RunObserver):
 			("status", "=", status),
 			("started", "<", before),
 			("started", ">=", since),
+			("json_extract(trigger, '$.kind')", "=", trigger),
 		):
 			if value is not None:
 				clauses.append(f"{column} {op} ?")
@@ -415,6 +432,32 @@ class RunStore(RunObserver):
 
 		return await anyio.to_thread.run_sync(delete)
 
+	async def totals(self, since: str) -> list[dict[str, Any]]:
+		"""Runs, tokens and cost summed per day and agent, for runs started since a time.
+
+		A sub-agent's run is left out: its tokens and cost are in its caller's already.
+
+		Args:
+			since: An ISO 8601 time (UTC).
+
+		Returns:
+			One row per (day, agent), oldest day first: ``day`` (``YYYY-MM-DD``, UTC),
+			``agent``, ``runs``, ``input_tokens``, ``output_tokens``, ``cost_usd`` (None when no
+			run of the group knew its cost).
+		"""
+		rows = await anyio.to_thread.run_sync(
+			self._read,
+			"SELECT substr(started, 1, 10), agent, count(*),"
+			" coalesce(sum(json_extract(usage, '$.input_tokens')), 0),"
+			" coalesce(sum(json_extract(usage, '$.output_tokens')), 0),"
+			" sum(json_extract(usage, '$.cost_usd'))"
+			" FROM agent_runs WHERE started >= ? AND instr(run_id, '.') = 0"
+			" GROUP BY 1, 2 ORDER BY 1, 2",
+			(since,),
+		)
+		keys = ("day", "agent", "runs", "input_tokens", "output_tokens", "cost_usd")
+		return [dict(zip(keys, r, strict=True)) for r in rows]
+
 	async def run(self, run_id: str) -> StoredRun | None:
 		"""One run, or None if the store has no run with that id."""
 		rows = await anyio.to_thread.run_sync(
@@ -466,4 +509,5 @@ def _run(row: tuple[Any, ...]) -> StoredRun:
 		error=row[11],
 		pending=_loads(row[12]),
 		pid=row[13],
+		trigger=_loads(row[14]),
 	)

@@ -40,6 +40,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from openmolt_core._history import RecordStatus, RunRecord, SqliteHistory
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import ScheduleEvent
+from openmolt_core.observe import started_by
 from openmolt_core.result import RunState
 from openmolt_core.schedule import (
 	Clock,
@@ -527,7 +528,8 @@ class Scheduler:
 			with scope:
 				await self._emit(schedule, record, "schedule:run", run_id=state.run_id)
 				try:
-					result = await schedule.agent.run(schedule.spec.input, history=state)
+					with started_by("schedule", where=schedule.id):
+						result = await schedule.agent.run(schedule.spec.input, history=state)
 					record.status, record.result, record.error = result.status, result, result.error
 					record.usage = result.usage.to_dict()
 				except RunError as exc:

@@ -18,7 +18,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from openmolt_core.errors import OpenMoltError, RunError
-from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, started_by
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.taint import untrusted_input
 from openmolt_core.triggers import starting_taint
@@ -151,13 +151,14 @@ class Launcher:
 			source = f"{trigger}:{where}:earlier" if where else f"{trigger}:earlier"
 
 		async def go() -> RunResult:
-			if resume is not None:
-				if source is not None and not resume.tainted:
-					resume.taint.append(untrusted_input(source).taint[0])
-				return await agent.resume(resume, answer=answer)
-			history = RunState(run_id=run_id) if source is None else untrusted_input(source)
-			history.run_id = run_id
-			return await agent.run(input, history=history)
+			with started_by(trigger, where=where, sender=sender):
+				if resume is not None:
+					if source is not None and not resume.tainted:
+						resume.taint.append(untrusted_input(source).taint[0])
+					return await agent.resume(resume, answer=answer)
+				history = RunState(run_id=run_id) if source is None else untrusted_input(source)
+				history.run_id = run_id
+				return await agent.run(input, history=history)
 
 		return await self._launch(agent, run_id, go, done, wait=True)
 

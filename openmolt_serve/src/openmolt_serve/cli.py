@@ -2,7 +2,8 @@
 
 ```
 openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-host HOST]
-                         [--ui-port PORT] [--durability STORE] [--env-file PATH] [--verbose]
+                         [--ui-port PORT] [--allow-remote] [--durability STORE]
+                         [--env-file PATH] [--verbose]
                          [--max-connections N] [--header-timeout S] [--body-timeout S]
 ```
 
@@ -10,7 +11,10 @@ openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-host HOST]
 ``schedules``, its webhook (``POST /hooks/<agent>``) and its chat channels (Telegram, Slack), and
 shows every run in the run viewer (``openmolt-ui``, on a port of its own; ``--no-ui`` leaves it
 out). Both bind 127.0.0.1 unless ``--host`` (the triggers) or ``--ui-host`` (the viewer) say
-otherwise. Nobody sits at this terminal: a question an agent asks outside a chat parks its run,
+otherwise; an address that is not a loopback one needs ``--allow-remote`` (and then a TLS proxy
+in front: the viewer's token and the payloads travel in clear over plain HTTP). Without
+``--verbose`` it prints one line per run a trigger starts and one per run that ends; with it,
+the steps too (each line once). Nobody sits at this terminal: a question an agent asks outside a chat parks its run,
 and so does a tool call that waits for approval; the viewer's page answers and decides them. Progress goes to stderr;
 each scheduled run's record goes to stdout as a JSON line. Ctrl-C or SIGTERM stops it.
 
@@ -39,8 +43,10 @@ from openmolt_core.cli._agentfile import agent_files
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS
+from openmolt_serve._lines import RunLines
 from openmolt_serve.chats import park_questions
 from openmolt_serve.server import DEFAULT_PORT, TriggerServer
+from openmolt_ui._listen import check_remote
 
 if TYPE_CHECKING:
 	from openmolt_core.cli._run import Loaded
@@ -53,6 +59,15 @@ log: logging.Logger = logging.getLogger("openmolt")
 def _line(text: str) -> None:
 	sys.stderr.write(f"openmolt serve: {text}\n")
 	sys.stderr.flush()
+
+
+class _NotShownYet(logging.Filter):
+	"""Leaves out the records of verbose runs: the core's verbose handler prints those."""
+
+	def filter(self, record: logging.LogRecord) -> bool:
+		from openmolt_core import _verbose
+
+		return not _verbose.is_verbose()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,6 +96,12 @@ def _parser() -> argparse.ArgumentParser:
 		"$OPENMOLT_DURABILITY, else each file's durability, else in process)",
 	)
 	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
+	parser.add_argument(
+		"--allow-remote",
+		action="store_true",
+		help="allow a --host or --ui-host that is not a loopback address (the token and the "
+		"payloads then travel in clear over plain HTTP: put a TLS proxy in front)",
+	)
 	parser.add_argument("--verbose", "-v", action="store_true", help="log steps to stderr")
 	parser.add_argument(
 		"--max-connections",
@@ -158,6 +179,7 @@ async def serve(
 	ui: bool = True,
 	ui_host: str = "127.0.0.1",
 	ui_port: int = 0,
+	allow_remote: bool = False,
 	until: Any = None,
 	max_connections: int = DEFAULT_MAX_CONNECTIONS,
 	header_timeout: float = DEFAULT_HEADER_TIMEOUT,
@@ -172,6 +194,7 @@ async def serve(
 		ui: Serve the run viewer.
 		ui_host: Its address.
 		ui_port: Its port (0: any free one).
+		allow_remote: Allow addresses that are not loopback ones (``--allow-remote``).
 		until: An async function; serving stops when it returns.
 		max_connections: The most connections open at once (`TriggerServer`).
 		header_timeout: Seconds a request's headers may take to arrive.
@@ -182,6 +205,14 @@ async def serve(
 	"""
 	from openmolt_core.cli._progress import to_json
 
+	warnings = [
+		check_remote(h, allow_remote=allow_remote, who=f"openmolt serve ({what})", option=opt)
+		for h, what, opt in ((host, "triggers", "--host"), (ui_host, "run viewer", "--ui-host"))
+		if opt == "--host" or ui
+	]
+	for warning in warnings:
+		if warning:
+			_line(f"warning: {warning}")
 	server = TriggerServer(
 		[(one.agent, one.triggers) for one in loaded],
 		host=host,
@@ -191,6 +222,8 @@ async def serve(
 		body_timeout=body_timeout,
 	)
 	instances = list({id(one.om): one.om for one in loaded}.values())
+	for om in instances:
+		om.observers.append(RunLines(_line))
 
 	def ended(event: Any) -> None:
 		sys.stdout.write(json.dumps(to_json(event.record.to_dict()), default=str) + "\n")
@@ -214,7 +247,7 @@ async def serve(
 					if om.schedules:
 						await tg.start(om.scheduler.serve)
 				if ui:
-					await _with_viewer(loaded, ui_host, ui_port, until)
+					await _with_viewer(loaded, ui_host, ui_port, until, allow_remote)
 				else:
 					await (until or _until_stopped)()
 		finally:
@@ -229,11 +262,13 @@ async def serve(
 	return 0
 
 
-async def _with_viewer(loaded: Sequence[Loaded], host: str, port: int, until: Any) -> None:
+async def _with_viewer(
+	loaded: Sequence[Loaded], host: str, port: int, until: Any, allow_remote: bool
+) -> None:
 	from openmolt_ui import Viewer
 
 	store = next((one.om.run_store for one in loaded if one.om.run_store is not None), None)
-	viewer = Viewer(store=store, host=host, port=port)
+	viewer = Viewer(store=store, host=host, port=port, allow_remote=allow_remote)
 	for one in loaded:
 		viewer.watch(one.om)
 		viewer.add_agent(one.agent)
@@ -254,6 +289,7 @@ def main(args: Sequence[str]) -> int:
 
 		handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too
 		handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
+		handler.addFilter(_NotShownYet())  # a verbose run's records have their own handler
 		log.addHandler(handler)
 		log.setLevel(logging.INFO)
 	durability = ns.durability or os.environ.get("OPENMOLT_DURABILITY")
@@ -272,6 +308,7 @@ def main(args: Sequence[str]) -> int:
 				ui=not ns.no_ui,
 				ui_host=ns.ui_host,
 				ui_port=ns.ui_port,
+				allow_remote=ns.allow_remote,
 				max_connections=ns.max_connections,
 				header_timeout=ns.header_timeout,
 				body_timeout=ns.body_timeout,

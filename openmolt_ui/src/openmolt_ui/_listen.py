@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import socket
 from collections.abc import Iterator
 
@@ -11,7 +12,47 @@ import uvicorn
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["EmbeddedServer", "listen"]
+__all__ = ["EmbeddedServer", "check_remote", "is_loopback", "listen"]
+
+
+def is_loopback(host: str) -> bool:
+	"""Whether ``host`` is a loopback address (``127.0.0.1``, ``::1``, ``localhost``)."""
+	if host == "localhost":
+		return True
+	try:
+		return ipaddress.ip_address(host.strip("[]")).is_loopback
+	except ValueError:
+		return False
+
+
+def check_remote(host: str, *, allow_remote: bool, who: str, option: str = "--host") -> str | None:
+	"""Refuse a non-loopback address unless allowed; when allowed, say what that exposes.
+
+	Args:
+		host: The address to bind.
+		allow_remote: Whether ``--allow-remote`` (``allow_remote=True``) was given.
+		who: What listens (``openmolt ui``), for the messages.
+		option: The option that named the address.
+
+	Returns:
+		None for a loopback address, else the warning to print: the token travels in clear.
+
+	Raises:
+		ConfigurationError: A non-loopback address without ``allow_remote``.
+	"""
+	if is_loopback(host):
+		return None
+	if not allow_remote:
+		raise ConfigurationError(
+			f"{who}: {option} {host} is not a loopback address: the page's token, the runs and "
+			"the approvals would be reachable from the network; keep 127.0.0.1 (reach it "
+			"through an SSH tunnel), or pass --allow-remote to expose it on purpose"
+		)
+	return (
+		f"{who} listens on {host} over plain HTTP: the token travels in clear, so anyone on the "
+		"network path can read it and use it (answer questions, decide approvals); put a TLS "
+		"proxy (HTTPS) in front, or use an SSH tunnel"
+	)
 
 
 class EmbeddedServer(uvicorn.Server):

@@ -85,6 +85,7 @@ class LiveRun:
 			else {k: v for k, v in pending.items() if k != "results"},
 			"plan": self.run.redact.deep(state.plan),
 			"pid": self.run.pid,
+			"trigger": self.run.trigger,
 			"live": True,
 		}
 

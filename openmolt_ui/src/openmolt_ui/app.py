@@ -6,7 +6,10 @@
 | ``GET /static/...`` | its script and style sheet (shipped in the wheel, no build step) |
 | ``GET /api/state`` | runs, questions and approvals waiting |
 | ``GET /api/stream`` | the same, pushed as server-sent events (``state``) whenever it changes |
+| ``GET /api/runs?agent=&status=&trigger=&search=&since=&before=&limit=`` | runs, filtered, paged |
 | ``GET /api/runs/{id}`` | one run and its events |
+| ``GET /api/runs/{id}/export`` | one run as a JSON file (row, events, sub-agents' rows) |
+| ``GET /api/overview?days=N`` | runs, tokens and cost per day and per agent |
 | ``GET /api/runs/{id}/stream?after=N`` | its new events as they happen (``event``, ``run``, ``reset``) |
 | ``POST /api/questions/{id}`` | answer a question: ``{"answer": "..."}`` |
 | ``POST /api/approvals/{id}`` | decide a call: ``{"action": "approve" / "deny" / "edit", "reason", "input"}`` |
@@ -29,7 +32,8 @@ from __future__ import annotations
 import html
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -158,6 +162,33 @@ def create_app(viewer: Viewer) -> ASGIApp:
 
 		return _streaming(events())
 
+	async def run_list(request: Request) -> Response:
+		asked = _filters(request.query_params)
+		if isinstance(asked, str):
+			return JSONResponse({"error": asked}, status_code=400)
+		limit, filters = asked
+		rows = await viewer.runs(limit + 1, **filters)
+		return JSONResponse({"runs": rows[:limit], "more": len(rows) > limit})
+
+	async def export(request: Request) -> Response:
+		run_id = request.path_params["run_id"]
+		found = await viewer.export(run_id)
+		if found is None:
+			return JSONResponse({"error": f"no run with id {run_id!r}"}, status_code=404)
+		name = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
+		return JSONResponse(
+			found, headers={"content-disposition": f'attachment; filename="run-{name}.json"'}
+		)
+
+	async def overview(request: Request) -> Response:
+		text = request.query_params.get("days", "14")
+		if not text.isdigit() or not 1 <= int(text) <= 366:
+			return JSONResponse(
+				{"error": f"days must be a whole number from 1 to 366, not {text!r}"},
+				status_code=400,
+			)
+		return JSONResponse(await viewer.overview(int(text)))
+
 	async def run(request: Request) -> Response:
 		run_id = request.path_params["run_id"]
 		found = await viewer.run_view(run_id)
@@ -205,10 +236,18 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		return _streaming(events())
 
 	async def answer(request: Request) -> Response:
-		body = await _json(request)
+		try:
+			body = await _json(request, viewer.body_timeout)
+		except _BodyError as exc:
+			return JSONResponse({"error": str(exc)}, status_code=exc.status)
 		if body is None or not isinstance(body.get("answer"), str):
 			return JSONResponse(
 				{"error": 'send {"answer": "..."} as JSON (the answer is a string)'},
+				status_code=400,
+			)
+		if not body["answer"].strip():
+			return JSONResponse(
+				{"error": "answer is empty: type an answer (an empty one tells the agent nothing)"},
 				status_code=400,
 			)
 		outcome = await viewer.answer(request.path_params["question_id"], body["answer"])
@@ -216,7 +255,10 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		return JSONResponse(outcome, status_code=codes[outcome["status"]])
 
 	async def decide(request: Request) -> Response:
-		body = await _json(request)
+		try:
+			body = await _json(request, viewer.body_timeout)
+		except _BodyError as exc:
+			return JSONResponse({"error": str(exc)}, status_code=exc.status)
 		decision = _decision(body)
 		if isinstance(decision, str):
 			return JSONResponse({"error": decision}, status_code=400)
@@ -228,6 +270,9 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		Route("/", index),
 		Route("/api/state", state),
 		Route("/api/stream", stream),
+		Route("/api/runs", run_list),
+		Route("/api/overview", overview),
+		Route("/api/runs/{run_id}/export", export),
 		Route("/api/runs/{run_id}", run),
 		Route("/api/runs/{run_id}/stream", run_stream),
 		Route("/api/questions/{question_id}", answer, methods=["POST"]),
@@ -250,12 +295,77 @@ def _streaming(body: AsyncIterator[str]) -> Response:
 	)
 
 
-async def _json(request: Request) -> dict[str, Any] | None:
+_MAX_BODY = 1_000_000  # bytes: an answer or a decision is small
+
+
+class _BodyError(Exception):
+	def __init__(self, status: int, message: str) -> None:
+		super().__init__(message)
+		self.status = status
+
+
+async def _json(request: Request, deadline: float) -> dict[str, Any] | None:
+	"""The request's JSON object (None if it is not one), read within ``deadline`` seconds.
+
+	Raises:
+		_BodyError: The body took too long (408) or is too large (413).
+	"""
+	chunks: list[bytes] = []
+	size = 0
+	with anyio.move_on_after(deadline) as scope:
+		async for chunk in request.stream():
+			size += len(chunk)
+			if size > _MAX_BODY:
+				raise _BodyError(413, f"the body is larger than {_MAX_BODY} bytes")
+			chunks.append(chunk)
+	if scope.cancelled_caught:
+		raise _BodyError(408, f"the body did not arrive within {deadline:g} s")
 	try:
-		body = await request.json()
+		body = json.loads(b"".join(chunks) or b"null")
 	except ValueError:
 		return None
 	return body if isinstance(body, dict) else None
+
+
+STATUSES = (
+	"running",
+	"waiting",
+	"success",
+	"failure",
+	"error",
+	"limit_reached",
+	"human_input_required",
+	"approval_required",
+	"guardrail_tripped",
+	"cancelled",
+	"killed",
+)
+"""The statuses the list can be filtered by (a run's own, ``cancelled``, and ``killed``)."""
+
+
+def _filters(query: Mapping[str, str]) -> tuple[int, dict[str, str | None]] | str:
+	"""The list's filters from the query string, or what is wrong with them."""
+	filters: dict[str, str | None] = {
+		key: (query.get(key) or "").strip() or None
+		for key in ("agent", "status", "trigger", "search", "since", "before")
+	}
+	if filters["status"] is not None and filters["status"] not in STATUSES:
+		return f"status must be one of {', '.join(STATUSES)}, not {filters['status']!r}"
+	for key in ("since", "before"):
+		value = filters[key]
+		if value is None:
+			continue
+		try:
+			moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+		except ValueError:
+			return f"{key} must be an ISO 8601 time such as 2026-05-01T00:00:00Z, not {value!r}"
+		if moment.tzinfo is None:
+			moment = moment.replace(tzinfo=UTC)
+		filters[key] = moment.astimezone(UTC).isoformat()
+	text = query.get("limit", "50")
+	if not text.isdigit() or not 1 <= int(text) <= 500:
+		return f"limit must be a whole number from 1 to 500, not {text!r}"
+	return int(text), filters
 
 
 def _decision(body: dict[str, Any] | None) -> ApprovalDecision | str:

@@ -1,7 +1,7 @@
 """``openmolt ui`` and ``openmolt AGENT_FILE --ui``: the viewer from the command line.
 
 ```
-openmolt ui [AGENT_FILE ...] [--store PATH] [--host HOST] [--port PORT]
+openmolt ui [AGENT_FILE ...] [--store PATH] [--host HOST] [--port PORT] [--allow-remote]
     show the run store's runs (default: the one `openmolt` records to) until Ctrl-C; with agent
     files, parked runs of those agents can be answered in the page (they resume here)
 openmolt AGENT_FILE --ui [run options]
@@ -23,6 +23,7 @@ import anyio
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.runstore import RunStore, default_path
+from openmolt_ui._listen import check_remote
 from openmolt_ui.viewer import Viewer
 
 __all__ = ["main", "with_viewer"]
@@ -44,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
 	)
 	parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
 	parser.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+	parser.add_argument(
+		"--allow-remote",
+		action="store_true",
+		help="allow a --host that is not a loopback address (the token then travels in clear "
+		"over plain HTTP: put a TLS proxy in front)",
+	)
 	parser.add_argument("--env-file", help="the .env file to read for the agent files")
 	return parser
 
@@ -71,8 +78,9 @@ def main(args: Sequence[str]) -> int:
 			"openmolt ui: OPENMOLT_RUN_STORE is off, so there is no run store to show; "
 			"pass --store PATH"
 		)
+	warning = check_remote(ns.host, allow_remote=ns.allow_remote, who="openmolt ui")
 	store = RunStore(path)
-	viewer = Viewer(store=store, host=ns.host, port=ns.port)
+	viewer = Viewer(store=store, host=ns.host, port=ns.port, allow_remote=ns.allow_remote)
 	if ns.files:
 		from openmolt_core.cli._run import check_ready, load
 
@@ -87,6 +95,8 @@ def main(args: Sequence[str]) -> int:
 
 	async def serve() -> None:
 		async with viewer:
+			if warning:
+				print(f"openmolt ui: warning: {warning}", file=sys.stderr, flush=True)
 			print(f"openmolt ui: {viewer.url}", file=sys.stderr, flush=True)
 			print(f"openmolt ui: showing {path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
 			await _until_stopped()

@@ -15,11 +15,13 @@ come from the run store (`openmolt_core.runstore`), which it polls.
 
 from __future__ import annotations
 
-import ipaddress
+import json
 import logging
+import os
 import secrets
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -28,9 +30,10 @@ import anyio
 import uvicorn
 from anyio.abc import TaskGroup
 
-from openmolt_core.errors import RunError
+from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.runstore import RunStore
-from openmolt_ui._listen import EmbeddedServer, listen
+from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
+from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
 from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval
 
 if TYPE_CHECKING:
@@ -51,11 +54,16 @@ class Viewer:
 		store: The run store to show history from (a path or a `RunStore`); default: the
 			instance's ``run_store``.
 		agents: Agents whose parked runs (from the store) the page may resume with an answer.
-		host: The address to bind (default 127.0.0.1; another address exposes the runs and
-			approvals to the network, token or not: think twice).
+		host: The address to bind (default 127.0.0.1; another address is refused unless
+			``allow_remote``: it exposes the runs and approvals to the network, and the token
+			travels in clear over plain HTTP).
+		allow_remote: Allow a non-loopback ``host``.
 		port: The port (0: any free port; see `url`).
 		token: The token (default: 32 random bytes, URL-safe).
 		poll: Seconds between reads of the run store for runs of other processes.
+		max_connections: The most connections open at once (past it: ``503``, closed).
+		header_timeout: Seconds a request's headers may take to arrive (else ``408``).
+		body_timeout: Seconds a request's body may take to arrive (else ``408``).
 	"""
 
 	def __init__(
@@ -68,7 +76,22 @@ class Viewer:
 		port: int = 0,
 		token: str | None = None,
 		poll: float = 1.0,
+		allow_remote: bool = False,
+		max_connections: int = DEFAULT_MAX_CONNECTIONS,
+		header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+		body_timeout: float = 10.0,
 	) -> None:
+		for name, value in (
+			("max_connections", max_connections),
+			("header_timeout", header_timeout),
+			("body_timeout", body_timeout),
+		):
+			if not value > 0:
+				raise ConfigurationError(f"Viewer: {name} must be more than 0, not {value!r}")
+		self.allow_remote = allow_remote
+		self.max_connections = max_connections
+		self.header_timeout = header_timeout
+		self.body_timeout = body_timeout
 		self.live = LiveRuns()
 		self.token: str = token or secrets.token_urlsafe(32)
 		self.host = host
@@ -91,12 +114,7 @@ class Viewer:
 	@property
 	def loopback(self) -> bool:
 		"""Whether the viewer binds a loopback address only."""
-		if self.host == "localhost":
-			return True
-		try:
-			return ipaddress.ip_address(self.host).is_loopback
-		except ValueError:
-			return False
+		return is_loopback(self.host)
 
 	def watch(self, om: OpenMolt) -> None:
 		"""Show the runs of another OpenMolt instance live (and use its run store if none is set)."""
@@ -147,18 +165,39 @@ class Viewer:
 
 	# what the page reads ----------------------------------------------------------------
 
-	async def runs(self, limit: int = 100) -> list[dict[str, Any]]:
-		"""Runs of this process and of the store, newest first."""
+	async def runs(self, limit: int = 100, **filters: str | None) -> list[dict[str, Any]]:
+		"""Runs of this process and of the store, newest first (sub-agents' runs left out).
+
+		Args:
+			limit: The most runs to return.
+			**filters: `RunStore.runs`'s filters (``agent``, ``status``, ``search``, ``before``,
+				``since``); a live run is kept when it matches the ones it can be checked for.
+		"""
 		rows: dict[str, dict[str, Any]] = {}
+		wanted = filters.get("status")
+		asked = {**filters, "status": "running" if wanted == "killed" else wanted}
 		if self.store is not None:
 			try:
-				for stored in await self.store.runs(limit):
-					rows[stored.run_id] = {**stored.to_dict(), "live": False}
+				for stored in await self.store.runs(limit, **asked):
+					row = _checked(stored.to_dict())
+					if not wanted or row["status"] == wanted:
+						rows[stored.run_id] = row
 			except Exception:
 				log.exception("the run viewer could not read the run store %s", self.store.path)
 		for live in self.live.runs.values():
-			rows[live.run.run_id] = live.summary()
-		ordered = sorted(rows.values(), key=lambda r: r["started"], reverse=True)
+			stored_row = rows.get(live.run.run_id)
+			if stored_row is None and live.run.resumed and self.store is not None:
+				# resumed here, started long ago (or elsewhere): its first start is in the store
+				found = await self.store.run(live.run.run_id)
+				stored_row = _checked(found.to_dict()) if found is not None else None
+			row = _merged(live.summary(), stored_row)
+			if row["run_id"] in rows or _matches(row, filters):
+				rows[row["run_id"]] = row
+		ordered = sorted(
+			(r for r in rows.values() if not _is_sub_run(r["run_id"])),
+			key=lambda r: r["started"],
+			reverse=True,
+		)
 		return ordered[:limit]
 
 	async def snapshot(self) -> dict[str, Any]:
@@ -224,19 +263,74 @@ class Viewer:
 		return await self.run_events(run_id, after=0)
 
 	async def run_events(self, run_id: str, *, after: int) -> dict[str, Any] | None:
-		"""A run's summary and its events after ``after``, from this process or the store."""
+		"""A run's summary and its events after ``after``.
+
+		The store holds every event of a run, across its resumes and processes, so its events
+		come from there when it has the run; only a run it does not know (no store) is read
+		from this process's memory. The summary is the live one when the run is live here.
+		"""
 		live = self.live.runs.get(run_id)
-		if live is not None:
-			events = [e for e in live.events[after:] if e["id"] > after]
-			return {"source": "live", "run": live.summary(), "events": events}
-		if self.store is None:
-			return None
-		stored = await self.store.run(run_id)
+		stored = await self.store.run(run_id) if self.store is not None else None
 		if stored is None:
-			return None
-		stored_events = await self.store.events(run_id, after=after)
-		summary = {**stored.to_dict(), "live": False}  # the page reads the plan from the events
+			if live is None:
+				return None
+			events = [e for e in live.events if e["id"] > after]
+			return {"source": "live", "run": live.summary(), "events": events}
+		assert self.store is not None
+		stored_events = await self.store.events(run_id, after=after, limit=5000)
+		summary = _checked(stored.to_dict())
+		if live is not None:
+			summary = _merged(live.summary(), summary)
 		return {"source": "store", "run": summary, "events": [e.to_dict() for e in stored_events]}
+
+	async def export(self, run_id: str) -> dict[str, Any] | None:
+		"""One run as a JSON document: its row, every event, and its sub-agents' runs' rows."""
+		view = await self.run_events(run_id, after=0)
+		if view is None:
+			return None
+		events = list(view["events"])
+		while self.store is not None and events and len(events) % 5000 == 0:
+			more = await self.store.events(run_id, after=events[-1]["id"], limit=5000)
+			if not more:
+				break
+			events += [e.to_dict() for e in more]
+		subs = sorted({e["data"]["sub_run_id"] for e in events if e["data"].get("sub_run_id")})
+		sub_runs = []
+		for sub in subs:
+			found = await self.store.run(sub) if self.store is not None else None
+			if found is not None:
+				sub_runs.append(_checked(found.to_dict()))
+		return {
+			"format": "openmolt-run/1",
+			"run": view["run"],
+			"events": events,
+			"sub_runs": sub_runs,
+		}
+
+	async def overview(self, days: int) -> dict[str, Any]:
+		"""Runs, tokens and cost per day and per agent over the last ``days`` days (UTC)."""
+		today = datetime.now(UTC).date()
+		first = today - timedelta(days=days - 1)
+		rows = await self.store.totals(first.isoformat()) if self.store is not None else []
+		per_day: dict[str, dict[str, Any]] = {}
+		per_agent: dict[str, dict[str, Any]] = {}
+		for n in range(days):
+			day = (first + timedelta(days=n)).isoformat()
+			per_day[day] = _zero(day=day)
+		for row in rows:
+			for key, group, name in (
+				(row["day"], per_day, "day"),
+				(row["agent"], per_agent, "agent"),
+			):
+				into = group.setdefault(key, _zero(**{name: key}))
+				into["runs"] += row["runs"]
+				into["input_tokens"] += row["input_tokens"]
+				into["output_tokens"] += row["output_tokens"]
+				into["tokens"] = into["input_tokens"] + into["output_tokens"]
+				if row["cost_usd"] is not None:
+					into["cost_usd"] = (into["cost_usd"] or 0.0) + row["cost_usd"]
+		agents = sorted(per_agent.values(), key=lambda a: (-(a["cost_usd"] or 0), -a["tokens"]))
+		return {"since": first.isoformat(), "days": list(per_day.values()), "agents": agents}
 
 	# what the page does -----------------------------------------------------------------
 
@@ -349,9 +443,17 @@ class Viewer:
 
 		if self._tg is not None:
 			raise RuntimeError("this viewer is already serving")
+		check_remote(self.host, allow_remote=self.allow_remote, who="the run viewer")
 		sock = self._socket()
 		config = uvicorn.Config(
 			create_app(self),
+			http=guarded_protocol(
+				header_timeout=self.header_timeout,
+				max_connections=self.max_connections,
+				who="the run viewer",
+			),
+			timeout_keep_alive=5,
+			ws="none",  # the page speaks no WebSocket: an upgrade must not leave the limits
 			lifespan="off",
 			log_level="warning",
 			access_log=False,
@@ -403,6 +505,66 @@ class Viewer:
 			await anyio.sleep_forever()
 
 
+_PARKED = ("human_input_required", "approval_required")
+
+
+def _zero(**key: str) -> dict[str, Any]:
+	return {**key, "runs": 0, "input_tokens": 0, "output_tokens": 0, "tokens": 0, "cost_usd": None}
+
+
+def _merged(live: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
+	"""A live run's row, with what the store knows better: when it first started, its trigger."""
+	if stored is None:
+		return live
+	return {**stored, **live, "started": min(stored["started"], live["started"])}
+
+
+def _checked(row: dict[str, Any]) -> dict[str, Any]:
+	"""A stored row as the page shows it: a run whose process died shows as ``killed``."""
+	row = {**row, "live": False}
+	if row["status"] == "running" and not _alive(row.get("pid")):
+		row["status"] = "killed"
+		row["error"] = (
+			f"its process (pid {row.get('pid')}) ended before the run did: killed or crashed"
+		)
+	return row
+
+
+def _alive(pid: Any) -> bool:
+	if not isinstance(pid, int) or pid <= 0:
+		return True  # nothing to check: believe the row
+	if pid == os.getpid():
+		return True
+	try:
+		os.kill(pid, 0)
+	except ProcessLookupError:
+		return False
+	except PermissionError:
+		return True  # another user's process
+	return True
+
+
+def _is_sub_run(run_id: str) -> bool:
+	# A sub-agent's run id is its caller's followed by .<step>.<index> (openmolt_core.subagents).
+	return "." in run_id
+
+
+def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:
+	"""Whether a live row passes the list's filters (the store applies them to its rows)."""
+	agent, status, search = filters.get("agent"), filters.get("status"), filters.get("search")
+	before, since, trigger = filters.get("before"), filters.get("since"), filters.get("trigger")
+	if (agent and row["agent"] != agent) or (status and row["status"] != status):
+		return False
+	if trigger and (row.get("trigger") or {}).get("kind") != trigger:
+		return False
+	if (before and row["started"] >= before) or (since and row["started"] < since):
+		return False
+	if search:
+		text = json.dumps([row.get("input"), row.get("output"), row.get("error")], default=str)
+		return search.lower() in text.lower()
+	return True
+
+
 def _step_of(call: str) -> int:
 	# A call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key).
 	parts = call.split(":")
@@ -410,9 +572,14 @@ def _step_of(call: str) -> int:
 
 
 def _apply(request: Any, decision: ApprovalDecision) -> Any:
-	"""The page's decision as the loop's: ``request.approve(...)`` or ``request.deny(...)``."""
+	"""The page's decision as the loop's: ``request.approve(...)`` or ``request.deny(...)``.
+
+	An approval without a reason says who made it (``approved in the run viewer``), as the
+	terminal's do; a denial's reason is the person's own (the model reads it).
+	"""
 	if decision.action == "deny":
 		return request.deny(decision.reason)
 	if decision.action == "edit":
-		return request.approve(input=dict(decision.input or {}), reason=decision.reason)
-	return request.approve(reason=decision.reason)
+		reason = decision.reason or "edited in the run viewer"
+		return request.approve(input=dict(decision.input or {}), reason=reason)
+	return request.approve(reason=decision.reason or "approved in the run viewer")

@@ -1,7 +1,8 @@
 """Approvals on the command line: ask on the terminal, refuse without one, or let a flag decide.
 
 ``--approvals ask`` (the default) asks a person on the terminal for each call that waits for
-approval; without a terminal the call is refused, and the model reads why. ``--approvals approve``
+approval; without a terminal the run parks (status ``approval_required``, recorded in the run
+store), to be decided in the viewer (``openmolt ui AGENT_FILE``) or by ``agent.resume``. ``--approvals approve``
 and ``--approvals deny`` decide every call without asking (for scripts and CI). An agent file's
 own ``on_approval_request`` is kept unless the flag says otherwise.
 """
@@ -26,10 +27,11 @@ Mode = Literal["ask", "approve", "deny"]
 MODES: tuple[Mode, ...] = ("ask", "approve", "deny")
 """The values of ``--approvals``."""
 
-_NO_TERMINAL = (
-	"nobody could approve this call: the command runs without a terminal (run it on a terminal, "
-	"or with --approvals approve)"
+_WHERE = (
+	"the run parks: decide it in the viewer (`openmolt ui AGENT_FILE`), or run the command on a "
+	"terminal, or with --approvals approve"
 )
+_NO_TERMINAL = f"no terminal to decide this call; {_WHERE}"
 _lock: anyio.Lock | None = None
 
 
@@ -46,11 +48,17 @@ async def approve_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
 	The call (tool, the agent's reason, the input with secrets redacted) goes to stderr and the
 	answer is read from stdin: ``y`` approves, ``n`` denies (with an optional reason), ``e``
 	approves with an input typed as JSON. Calls that wait at the same time are asked one by one.
-	Without a terminal on stdin, the call is denied.
+	Without a terminal on stdin (or when stdin closes before a decision), the run parks with
+	status ``approval_required``, to be decided in ``openmolt ui AGENT_FILE``.
+
+	Raises:
+		ApprovalUnavailable: Nobody can decide on this terminal: the run parks.
 	"""
+	from openmolt_core.approvals import ApprovalUnavailable
+
 	global _lock
 	if not sys.stdin or not sys.stdin.isatty():
-		return request.deny(_NO_TERMINAL)
+		raise ApprovalUnavailable(_NO_TERMINAL)
 	if _lock is None:
 		_lock = anyio.Lock()
 	async with _lock:
@@ -65,7 +73,7 @@ async def approve_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
 		while True:
 			answer = await _line("Approve? [y]es, [n]o, [e]dit the input: ")
 			if answer is None:
-				return request.deny("stdin closed before a decision")
+				raise ApprovalUnavailable(f"stdin closed before a decision; {_WHERE}")
 			choice = answer.strip().lower()[:1]
 			if choice == "y":
 				return request.approve(reason="approved on the terminal")

@@ -38,6 +38,7 @@ from openmolt_core.cli._keys import (
 )
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
 from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
+from openmolt_core.observe import started_by
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
@@ -511,7 +512,8 @@ async def run_once(
 			progress.status(f"{agent.name}: starting with {loaded.model_id}")
 			progress.start(agent.name, agent.max_steps)
 			try:
-				outcome["result"] = await agent.run(input)
+				with started_by("cli", where=agent.name):
+					outcome["result"] = await agent.run(input)
 			except RunError as exc:
 				outcome["error"] = exc
 			except Exception as exc:  # reported below, after the task group closes

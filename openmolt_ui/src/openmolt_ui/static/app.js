@@ -66,13 +66,89 @@ async function post(url, body) {
   return data;
 }
 
-// the list: runs, questions, approvals ------------------------------------------------------
+// the list: runs (filtered, paged), questions, approvals ---------------------------------------
+
+const PAGE = 50;
+const list = { filters: {}, rows: null, more: false, paged: false, loading: false, again: false };
+
+function filtersActive() {
+  return Object.values(list.filters).some((v) => v);
+}
+
+function query(extra) {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries({ ...list.filters, ...extra })) if (value) params.set(key, value);
+  return params.toString();
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { headers: { "x-openmolt-token": TOKEN } });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(data.error || `${response.status}`);
+  return data;
+}
+
+async function loadRuns(older) {
+  // The filtered (or paged) list comes from /api/runs; the stream's first page otherwise.
+  if (list.loading) {
+    list.again = true;
+    return;
+  }
+  list.loading = true;
+  const problem = document.getElementById("filter-error");
+  try {
+    if (older && !list.rows) list.rows = lastState.runs.slice(); // page on from the stream's first page
+    const last = older && list.rows && list.rows.length ? list.rows[list.rows.length - 1] : null;
+    const data = await getJSON(`/api/runs?${query({ limit: PAGE, before: last ? last.started : "" })}`);
+    list.rows = last ? list.rows.concat(data.runs) : data.runs;
+    list.paged = Boolean(last);
+    list.more = data.more;
+    problem.textContent = "";
+  } catch (error) {
+    problem.textContent = error.message;
+  } finally {
+    list.loading = false;
+  }
+  renderList();
+  if (list.again) {
+    list.again = false;
+    loadRuns(false);
+  }
+}
+
+function readFilters() {
+  const form = document.getElementById("filters");
+  list.filters = Object.fromEntries(
+    [...form.querySelectorAll("[name]")].map((input) => [input.name, input.value.trim()])
+  );
+  if (list.filters.since) list.filters.since = new Date(list.filters.since).toISOString();
+  list.rows = null;
+  list.paged = false;
+  if (filtersActive()) loadRuns(false);
+  else renderList();
+}
 
 function renderState(state) {
   lastState = state;
+  if (filtersActive() && !list.paged) loadRuns(false);
+  renderList();
+  renderQuestions(state.questions);
+  renderApprovals(state.approvals);
+  document.getElementById("nothing-waits").hidden =
+    state.questions.length + state.approvals.length > 0;
+  const agents = [...new Set(state.runs.map((r) => r.agent))].sort();
+  const options = document.getElementById("agent-names");
+  if (options.childElementCount !== agents.length)
+    options.replaceChildren(...agents.map((a) => el("option", { value: a })));
+  if (!selected.id && state.runs.length && !wanted) select(state.runs[0].run_id);
+}
+
+function renderList() {
+  const rows = list.rows || (filtersActive() ? [] : lastState.runs);
+  const more = list.rows ? list.more : lastState.runs.length >= 100;
   const runs = document.getElementById("runs");
   runs.replaceChildren(
-    ...nodes(state.runs.map((run) =>
+    ...nodes(rows.map((run) =>
       el(
         "li",
         {
@@ -82,21 +158,19 @@ function renderState(state) {
           class: run.run_id === selected.id ? "selected" : "",
           onclick: () => select(run.run_id),
         },
-        el("div", { class: "line1" }, el("span", {}, run.agent), badge(run.status)),
+        el("div", { class: "line1" }, el("span", { class: "agent" }, run.agent), badge(run.status)),
         el(
           "div",
           { class: "line2" },
-          `${when(run.started)} · ${run.steps} steps · ${tokens(run.usage)} tokens`
+          `${when(run.started)} · ${run.steps} steps · ${tokens(run.usage)} tokens`,
+          run.trigger && run.trigger.kind ? ` · ${run.trigger.kind}` : ""
         )
       )
     ))
   );
-  document.getElementById("no-runs").hidden = state.runs.length > 0;
-  renderQuestions(state.questions);
-  renderApprovals(state.approvals);
-  document.getElementById("nothing-waits").hidden =
-    state.questions.length + state.approvals.length > 0;
-  if (!selected.id && state.runs.length) select(state.runs[0].run_id);
+  document.getElementById("no-runs").hidden = rows.length > 0;
+  document.getElementById("no-runs").textContent = filtersActive() ? "No run matches." : "No runs yet.";
+  document.getElementById("older").hidden = !more;
 }
 
 const drafts = new Map(); // what a person typed survives a re-render
@@ -125,6 +199,10 @@ function renderQuestions(questions) {
       const problem = el("div", { class: "error-text", "data-testid": "answer-error" });
       const disabled = q.kind === "parked" && !q.can_answer;
       const send = async () => {
+        if (!answer.value.trim()) {
+          problem.textContent = "type an answer first: an empty answer tells the agent nothing";
+          return;
+        }
         try {
           await post(`/api/questions/${encodeURIComponent(q.id)}`, { answer: answer.value });
           drafts.delete(key);
@@ -210,58 +288,145 @@ function renderApprovals(approvals) {
   );
 }
 
-// one run: its plan, steps, commands and tool calls -----------------------------------------
+// one run: its origin, plan, timeline, steps (model side, commands, tool calls, decisions) ----
 
 function select(runId) {
   if (selected.stream) selected.stream.close();
   Object.assign(selected, { id: runId, events: [], run: null, stream: null });
   history.replaceState(null, "", `#run=${encodeURIComponent(runId)}`);
+  showPage("runs");
   const stream = new EventSource(`/api/runs/${encodeURIComponent(runId)}/stream?after=0&${AUTH}`);
   selected.stream = stream;
   stream.addEventListener("event", (e) => {
     selected.events.push(JSON.parse(e.data));
-    renderRun();
+    renderSoon();
   });
   stream.addEventListener("run", (e) => {
     selected.run = JSON.parse(e.data);
-    renderRun();
+    renderSoon();
   });
   stream.addEventListener("reset", () => {
     selected.events = [];
   });
   for (const name of ["gone", "end"]) stream.addEventListener(name, () => stream.close());
-  renderState(lastState);
+  renderList();
   renderRun();
+}
+
+let renderQueued = false;
+function renderSoon() {
+  // events come in bursts (a whole stored run at once): draw once per frame
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    renderRun();
+  });
+}
+
+const PARKED = ["human_input_required", "approval_required"];
+
+function callIndex(key) {
+  // a call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key)
+  const parts = String(key || "").split(":");
+  return parts.length > 2 && /^\d+$/.test(parts[2]) ? Number(parts[2]) : -1;
+}
+
+function runTree(runId, events) {
+  // Group the events by the run they belong to: a sub-agent's carry sub_run_id (and the id of
+  // the run that called it in parent_run_id); the others are the run's own.
+  const runs = new Map();
+  const get = (id, parent, agent) => {
+    if (!runs.has(id)) runs.set(id, { id, parent, agent, events: [] });
+    return runs.get(id);
+  };
+  const root = get(runId, null, null);
+  for (const event of events) {
+    const d = event.data || {};
+    const own = !d.sub_run_id || d.sub_run_id === runId;
+    if (own) root.events.push(event);
+    else get(d.sub_run_id, d.parent_run_id, d.sub_agent).events.push(event);
+  }
+  return { root, runs };
 }
 
 function steps(events) {
   const byStep = new Map();
   const step = (n) => {
-    if (!byStep.has(n)) byStep.set(n, { n, usage: null, commands: null, tools: [], notes: [] });
+    if (!byStep.has(n))
+      byStep.set(n, { n, model: null, fallbacks: [], commands: null, calls: [], notes: [] });
     return byStep.get(n);
+  };
+  const slot = (s, index, tool) => {
+    // the tool call of command `index` (a decision, then its tool:call, then its response)
+    let call = s.calls.find((c) => c.index === index && index >= 0);
+    if (!call) {
+      call = { index, tool, input: null, state: "waiting", decision: null, request: null };
+      s.calls.push(call);
+    }
+    return call;
+  };
+  const nextFree = (s, tool) => {
+    // the first callTool command for this tool that no call event took yet
+    const commands = s.commands || [];
+    for (let i = 0; i < commands.length; i += 1) {
+      if (commands[i].type !== "callTool" || commands[i].tool !== tool) continue;
+      const taken = s.calls.find((c) => c.index === i);
+      if (!taken || (taken.state === "waiting" && taken.decision && taken.decision.action !== "denied" && taken.decision.action !== "refused"))
+        return i;
+    }
+    return -1;
   };
   let result = null;
   let plan = null;
+  let previous = null;
   for (const event of events) {
-    const d = event.data;
+    const d = event.data || {};
+    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(event.step);
     if (event.name === "planUpdate") plan = d.plan;
-    else if (event.name === "llmOutput") step(event.step).usage = d.usage;
-    else if (event.name === "commandsQueued") step(event.step).commands = d.commands;
-    else if (event.name === "tool:call")
-      step(event.step).tools.push({ tool: d.tool, input: d.input, done: false });
-    else if (event.name === "tool:response") {
-      const s = step(event.step);
-      const call = s.tools.find((t) => !t.done && t.tool === d.tool);
-      const target = call || { tool: d.tool, input: d.input };
-      Object.assign(target, { done: true, response: d.response, error: d.error, duration: d.duration });
-      if (!call) s.tools.push(target);
+    else if (event.name === "llmOutput")
+      s.model = { ...d, start: previous ? previous.time : null, end: event.time }; // fallbacks included
+    else if (event.name === "model:fallback") s.fallbacks.push(d);
+    else if (event.name === "commandsQueued") {
+      s.commands = d.commands;
+      s.queued = event.time;
+    } else if (event.name === "approval:request") {
+      const r = d.request || {};
+      const call = slot(s, callIndex(r.call), r.tool);
+      call.request = { ...r, time: event.time };
+    } else if (event.name === "approval:decision") {
+      const call = slot(s, callIndex(d.call), d.tool);
+      call.decision = { ...d, time: event.time };
+      if (d.action === "denied" || d.action === "refused") call.state = d.action;
+      if (!call.input && call.request) call.input = call.request.input;
+    } else if (event.name === "tool:call") {
+      const index = nextFree(s, d.tool);
+      const call = index >= 0 ? slot(s, index, d.tool) : slot(s, -1 - s.calls.length, d.tool);
+      Object.assign(call, { input: d.input, state: "running", start: event.time });
+    } else if (event.name === "tool:response") {
+      let call = s.calls.find((c) => c.state === "running" && c.tool === d.tool);
+      if (!call) call = slot(s, -1 - s.calls.length, d.tool);
+      Object.assign(call, {
+        state: d.error ? "failed" : "ok",
+        response: d.response,
+        error: d.error,
+        duration: d.duration,
+        end: event.time,
+        input: call.input || d.input,
+      });
     } else if (event.name === "humanInput")
-      step(event.step).notes.push({ kind: "humanInput", text: `asked: ${d.message}\nanswer: ${d.response}` });
+      s.notes.push({ kind: "humanInput", text: `asked: ${d.message}\nanswer: ${d.response}`, start: previous ? previous.time : null, end: event.time });
     else if (event.name === "error")
-      step(event.step).notes.push({ kind: "error", text: `${d.kind}: ${d.message}` });
+      s.notes.push({ kind: "error", text: `${d.kind}: ${d.message}` });
     else if (event.name === "memoryUpdate")
-      step(event.step).notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
-    else if (event.name === "finish") result = d.result;
+      s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
+    else if (event.name === "guardrail")
+      s.notes.push({ kind: "guardrail", text: `${d.guardrail} ${d.action} (${d.stage}): ${d.reason || ""}` });
+    else if (event.name === "finish") {
+      result = d.result;
+      if (result && PARKED.includes(result.status)) result = { ...result, parkedAt: event.time };
+    }
+    if (event.name !== "model:fallback") previous = event; // a fallback is part of its model call
   }
   return { list: [...byStep.values()].sort((a, b) => a.n - b.n), result, plan };
 }
@@ -289,19 +454,47 @@ function mark(status) {
   return { completed: "✓", inProgress: "▶", failed: "✗", skipped: "–" }[status] || "○";
 }
 
-function toolView(call) {
-  const status = !call.done ? "running" : call.error ? "failed" : "ok";
+function ms(seconds) {
+  if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return "";
+  return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(2)} s`;
+}
+
+function decisionView(decision) {
+  const text = {
+    approved: "approved",
+    edited: "approved with an edited input",
+    denied: "denied",
+    refused: "not run: no valid decision",
+  }[decision.action] || decision.action;
+  return el(
+    "div",
+    { class: `decision ${decision.action}`, "data-testid": "decision", "data-action": decision.action },
+    el("b", {}, text),
+    decision.reason ? [" · ", el("span", { "data-testid": "decision-reason" }, decision.reason)] : null,
+    decision.time ? el("span", { class: "muted" }, ` · ${when(decision.time)}`) : null,
+    decision.action === "edited" && decision.input
+      ? [el("div", { class: "label" }, "edited input"), el("pre", { "data-testid": "decision-input" }, json(decision.input))]
+      : null
+  );
+}
+
+function toolView(call, subRuns) {
+  const status = { waiting: "waiting", running: "running", ok: "ok", failed: "failed", denied: "denied", refused: "denied" }[call.state];
+  const asked = call.request && call.decision && call.decision.action === "edited" ? call.request.input : null;
   return el(
     "div",
     { class: "command tool", "data-testid": "tool-call", "data-tool": call.tool, "data-status": status },
     el("span", { class: "kind" }, call.tool),
     " ",
     badge(status, "tool-status"),
-    call.done ? el("span", { class: "duration" }, ` ${Math.round((call.duration || 0) * 1000)} ms`) : null,
-    el("div", { class: "label" }, "input"),
-    el("pre", { "data-testid": "tool-input" }, json(call.input)),
-    call.done ? el("div", { class: "label" }, call.error ? "error" : "output") : null,
-    call.done ? el("pre", { "data-testid": "tool-output" }, json(call.response)) : null
+    call.state === "ok" || call.state === "failed" ? el("span", { class: "duration" }, ` ${ms(call.duration || 0)}`) : null,
+    call.decision ? decisionView(call.decision) : null,
+    asked ? [el("div", { class: "label" }, "input asked for"), el("pre", { "data-testid": "asked-input" }, json(asked))] : null,
+    call.input ? [el("div", { class: "label" }, asked ? "input run" : "input"), el("pre", { "data-testid": "tool-input" }, json(call.input))] : null,
+    call.state === "ok" || call.state === "failed"
+      ? [el("div", { class: "label" }, call.error ? "error" : "output"), el("pre", { "data-testid": "tool-output" }, json(call.response))]
+      : null,
+    subRuns
   );
 }
 
@@ -322,6 +515,156 @@ function commandView(command) {
   );
 }
 
+function usageSum(list) {
+  const sum = { input_tokens: 0, cached_tokens: 0, output_tokens: 0, cost_usd: null };
+  for (const s of list) {
+    const u = s.model && s.model.usage;
+    if (!u) continue;
+    sum.input_tokens += u.input_tokens || 0;
+    sum.cached_tokens += u.cached_tokens || 0;
+    sum.output_tokens += u.output_tokens || 0;
+    if (u.cost_usd !== null && u.cost_usd !== undefined) sum.cost_usd = (sum.cost_usd || 0) + u.cost_usd;
+  }
+  return sum;
+}
+
+function modelView(s) {
+  const m = s.model;
+  if (!m) return null;
+  const u = m.usage || {};
+  return el(
+    "div",
+    { class: "model", "data-testid": "model-call" },
+    el(
+      "div",
+      { class: "model-line" },
+      el("span", { class: "kind", "data-testid": "model-name" }, m.model || "model"),
+      el("span", { "data-testid": "model-tokens" }, ` ${u.input_tokens || 0} in · ${u.cached_tokens || 0} cached · ${u.output_tokens || 0} out`),
+      el("span", { "data-testid": "model-cost" }, ` · ${cost(u)}`),
+      m.start && m.end ? el("span", { class: "duration" }, ` · ${ms((Date.parse(m.end) - Date.parse(m.start)) / 1000)}`) : null
+    ),
+    s.fallbacks.map((f) =>
+      el("div", { class: "fallback", "data-testid": "fallback" }, `${f.from_model} failed (${f.reason}): ${f.to_model} answered`)
+    ),
+    el("details", { "data-testid": "model-reply" }, el("summary", {}, "reply as the model wrote it"), el("pre", {}, m.output || ""))
+  );
+}
+
+function stepsView(runId, tree, list) {
+  return list.map((s) => {
+    const subs = [...tree.runs.values()].filter((r) => r.parent === runId);
+    const forCall = (call) => {
+      const mine = subs.filter((r) => {
+        const tail = r.id.slice(runId.length + 1).split(".");
+        return Number(tail[0]) === s.n && Number(tail[1]) === call.index;
+      });
+      return mine.map((r) => subRunView(r, tree));
+    };
+    const placed = new Set(s.calls.filter((c) => c.index >= 0).map((c) => c.index));
+    const loose = subs.filter((r) => {
+      const tail = r.id.slice(runId.length + 1).split(".");
+      return Number(tail[0]) === s.n && !placed.has(Number(tail[1]));
+    });
+    return el(
+      "div",
+      { class: "step", "data-testid": "step", "data-step": s.n },
+      el("div", { class: "head" }, `Step ${s.n}`),
+      modelView(s),
+      (s.commands || []).map(commandView),
+      s.calls.map((c) => toolView(c, forCall(c))),
+      loose.map((r) => subRunView(r, tree)),
+      s.notes.map((n) => el("div", { class: `command note ${n.kind}`, "data-testid": `note-${n.kind}` }, el("pre", {}, n.text)))
+    );
+  });
+}
+
+function subRunView(sub, tree) {
+  const { list, result, plan } = steps(sub.events);
+  const usage = usageSum(list);
+  const status = result ? result.status : "running";
+  return el(
+    "div",
+    { class: "subrun", "data-testid": "sub-run", "data-run-id": sub.id, "data-agent": sub.agent || "" },
+    el("div", { class: "title" }, el("b", { "data-testid": "sub-agent" }, `sub-agent ${sub.agent || ""}`), badge(status, "sub-status")),
+    el("div", { class: "muted", "data-testid": "sub-usage" }, `${usage.input_tokens} in · ${usage.cached_tokens} cached · ${usage.output_tokens} out · ${cost(usage)} (counted in this run's totals)`),
+    plan && plan.length ? el("div", { class: "plan", "data-testid": "sub-plan" }, planList(plan)) : null,
+    stepsView(sub.id, tree, list)
+  );
+}
+
+function timeline(run, list, result) {
+  // A waterfall: one bar per model call, tool call and wait, placed by its start and duration.
+  const bars = [];
+  const t = (iso) => (iso ? Date.parse(iso) : NaN);
+  const now = Date.now();
+  for (const s of list) {
+    if (s.model && s.model.end)
+      bars.push({ kind: "model", label: `step ${s.n} · ${s.model.model || "model"}`, start: t(s.model.start || run.started), end: t(s.model.end), status: "ok" });
+    for (const c of s.calls) {
+      if (c.request && c.decision)
+        bars.push({ kind: "approval", label: `approval · ${c.tool}`, start: t(c.request.time), end: t(c.decision.time), status: c.decision.action });
+      if (c.start)
+        bars.push({ kind: "tool", label: c.tool, start: t(c.start), end: c.end ? t(c.end) : now, status: c.state });
+    }
+    for (const command of s.commands || [])
+      if (command.type === "wait" && s.queued) bars.push({ kind: "wait", label: `wait ${command.seconds} s`, start: t(s.queued), end: t(s.queued) + command.seconds * 1000, status: "ok" });
+    for (const n of s.notes)
+      if (n.kind === "humanInput" && n.start) bars.push({ kind: "person", label: "waiting for a person", start: t(n.start), end: t(n.end), status: "ok" });
+  }
+  if (result && result.parkedAt && PARKED.includes(run.status))
+    bars.push({ kind: "parked", label: "parked: waits for a person", start: t(result.parkedAt), end: now, status: "waiting" });
+  const good = bars.filter((b) => !Number.isNaN(b.start) && !Number.isNaN(b.end));
+  if (!good.length) return el("p", { class: "muted" }, "Nothing timed yet.");
+  const t0 = Math.min(...good.map((b) => b.start));
+  const t1 = Math.max(...good.map((b) => b.end), t0 + 1);
+  const calls = good.filter((b) => b.kind === "model" || b.kind === "tool");
+  const slowest = calls.reduce((a, b) => (!a || b.end - b.start > a.end - a.start ? b : a), null);
+  return el(
+    "div",
+    { class: "timeline", "data-testid": "timeline" },
+    el("div", { class: "axis muted" }, el("span", {}, "0"), el("span", {}, ms((t1 - t0) / 1000))),
+    good.map((b) => {
+      const left = ((b.start - t0) / (t1 - t0)) * 100;
+      const width = Math.max(((b.end - b.start) / (t1 - t0)) * 100, 0.5);
+      const isSlowest = b === slowest;
+      const bar = el("span", { class: `bar ${b.kind} ${b.status}` });
+      // set through the CSSOM: the content security policy refuses inline style attributes
+      bar.style.left = `${left.toFixed(2)}%`;
+      bar.style.width = `${Math.min(width, 100 - left).toFixed(2)}%`;
+      return el(
+        "div",
+        { class: `bar-row${isSlowest ? " slowest" : ""}`, "data-testid": "bar", "data-kind": b.kind, "data-status": b.status, "data-slowest": isSlowest ? "true" : null, title: `${b.label}: ${ms((b.end - b.start) / 1000)}` },
+        el("span", { class: "bar-label" }, b.label, isSlowest ? " · slowest" : ""),
+        el("span", { class: "bar-track" }, bar),
+        el("span", { class: "bar-time", "data-testid": "bar-duration" }, ms((b.end - b.start) / 1000))
+      );
+    })
+  );
+}
+
+function origin(run) {
+  const t = run.trigger;
+  if (!t || !t.kind) return run.run_id.includes(".") ? "a sub-agent's run" : "started from Python (no trigger recorded)";
+  const details = Object.entries(t)
+    .filter(([key, value]) => key !== "kind" && value !== null && value !== "" && typeof value !== "object")
+    .map(([key, value]) => `${key} ${value}`);
+  return `${t.kind}${details.length ? ` · ${details.join(" · ")}` : ""}`;
+}
+
+function parkedView(run) {
+  const pending = run.pending || {};
+  const what = run.status === "human_input_required"
+    ? `It waits for an answer: ${pending.message || "(no question)"}`
+    : `It waits for a decision on ${(pending.calls || []).map((c) => c.tool).join(", ") || "a tool call"}`;
+  return el(
+    "div",
+    { class: "card parked", "data-testid": "run-parked" },
+    el("b", {}, "Parked. "),
+    what,
+    el("div", { class: "muted" }, "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE.")
+  );
+}
+
 function renderRun() {
   const main = document.getElementById("run");
   const run = selected.run;
@@ -329,10 +672,13 @@ function renderRun() {
     main.replaceChildren(el("p", { class: "muted" }, selected.id ? "Loading…" : "Choose a run."));
     return;
   }
-  const { list, result, plan: planned } = steps(selected.events);
-  // a live run carries its plan; a stored one's comes from its events
+  const tree = runTree(run.run_id, selected.events);
+  const { list, result, plan: planned } = steps(tree.root.events);
+  // a live run carries its plan; a stored one's comes from its own events
   const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
   const usage = run.usage || {};
+  const link = `${location.pathname}?${AUTH}#run=${encodeURIComponent(run.run_id)}`;
+  const parked = PARKED.includes(run.status);
   main.replaceChildren(...nodes([
     el(
       "div",
@@ -340,44 +686,120 @@ function renderRun() {
       el("h2", { "data-testid": "run-agent" }, run.agent),
       badge(run.status, "run-status")
     ),
-    el("div", { class: "muted" }, `${run.model} · run ${run.run_id} · started ${when(run.started)}`),
+    el("div", { class: "muted" }, `${run.model} · run ${run.run_id} · started `, el("span", { "data-testid": "run-started", "data-time": run.started }, when(run.started))),
+    el("div", { class: "muted" }, "from ", el("span", { "data-testid": "run-origin" }, origin(run))),
+    el(
+      "div",
+      { class: "links" },
+      el("a", { href: link, "data-testid": "run-link" }, "Link to this run"),
+      el("a", { href: `/api/runs/${encodeURIComponent(run.run_id)}/export?${AUTH}`, download: `run-${run.run_id}.json`, "data-testid": "run-export" }, "Export as JSON")
+    ),
     el(
       "div",
       { class: "stats" },
       el("div", {}, el("span", {}, "steps"), el("b", { "data-testid": "run-steps" }, run.steps)),
       el("div", {}, el("span", {}, "tokens in"), el("b", { "data-testid": "tokens-in" }, usage.input_tokens || 0)),
+      el("div", {}, el("span", {}, "cached"), el("b", { "data-testid": "tokens-cached" }, usage.cached_tokens || 0)),
       el("div", {}, el("span", {}, "tokens out"), el("b", { "data-testid": "tokens-out" }, usage.output_tokens || 0)),
       el("div", {}, el("span", {}, "cost"), el("b", { "data-testid": "run-cost" }, cost(usage)))
     ),
+    parked ? parkedView(run) : null,
+    !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, run.error) : null,
     el("h3", {}, "Input"),
     el("pre", { "data-testid": "run-input" }, typeof run.input === "string" ? run.input : json(run.input)),
     el("h3", {}, "Plan"),
     plan.length ? el("div", { class: "plan", "data-testid": "plan" }, planList(plan)) : el("p", { class: "muted" }, "No plan yet."),
-    run.error ? el("div", { class: "card", "data-testid": "run-error" }, run.error) : null,
     run.output !== null && run.output !== undefined
       ? [el("h3", {}, "Output"), el("pre", { "data-testid": "run-output" }, json(run.output))]
       : null,
+    el("h3", {}, "Timeline"),
+    timeline(run, list, result),
     el("h3", {}, "Steps"),
     list.length ? null : el("p", { class: "muted" }, "Waiting for the model…"),
-    list.map((s) =>
-      el(
-        "div",
-        { class: "step", "data-testid": "step", "data-step": s.n },
-        el(
-          "div",
-          { class: "head" },
-          `Step ${s.n}`,
-          s.usage ? el("span", { class: "tokens" }, `${s.usage.input_tokens} in · ${s.usage.output_tokens} out`) : null
-        ),
-        (s.commands || []).map(commandView),
-        s.tools.map(toolView),
-        s.notes.map((n) => el("div", { class: `command note ${n.kind}`, "data-testid": `note-${n.kind}` }, el("pre", {}, n.text)))
-      )
-    )
+    stepsView(run.run_id, tree, list)
   ]));
 }
 
-// the list's stream --------------------------------------------------------------------------
+// the overview: tokens and cost per agent and per day -------------------------------------------
+
+function showPage(name) {
+  for (const page of ["runs", "overview"]) {
+    document.getElementById(`page-${page}`).hidden = page !== name;
+    document.getElementById(`nav-${page}`).classList.toggle("current", page === name);
+  }
+}
+
+function number(n) {
+  return Number(n || 0).toLocaleString("en-US");
+}
+
+function svg(tag, attrs) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  return node;
+}
+
+function svgChart(days, key) {
+  // A small inline SVG bar chart (no library, no CDN: the page is served offline).
+  const width = 600;
+  const height = 120;
+  const max = Math.max(...days.map((d) => d[key] || 0), 0) || 1;
+  const step = width / Math.max(days.length, 1);
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", "data-testid": "chart", role: "img", "aria-label": `${key === "cost_usd" ? "cost" : "tokens"} per day` });
+  days.forEach((d, i) => {
+    const h = Math.round(((d[key] || 0) / max) * (height - 20));
+    const bar = svg("rect", { x: i * step + 2, y: height - 14 - h, width: Math.max(step - 4, 1), height: Math.max(h, 1), "data-testid": "chart-bar", "data-day": d.day });
+    const title = svg("title", {});
+    title.textContent = `${d.day}: ${key === "cost_usd" ? `$${(d[key] || 0).toFixed(4)}` : number(d[key])}`;
+    bar.append(title);
+    chart.append(bar);
+    if (i === 0 || i === days.length - 1) {
+      const label = svg("text", { x: i * step + 2, y: height - 2, class: "chart-label" });
+      label.textContent = d.day.slice(5);
+      chart.append(label);
+    }
+  });
+  return chart;
+}
+
+async function renderOverview() {
+  const box = document.getElementById("overview");
+  box.replaceChildren(el("p", { class: "muted" }, "Loading…"));
+  let data;
+  try {
+    data = await getJSON(`/api/overview?days=${document.getElementById("overview-days").value}`);
+  } catch (error) {
+    box.replaceChildren(el("p", { class: "error-text" }, error.message));
+    return;
+  }
+  const key = data.days.some((d) => d.cost_usd) ? "cost_usd" : "tokens";
+  const money = (v) => (v === null || v === undefined ? "unknown" : `$${v.toFixed(4)}`);
+  const table = (rows, first, testid) =>
+    el(
+      "table",
+      { "data-testid": testid },
+      el("thead", {}, el("tr", {}, el("th", {}, first), el("th", {}, "runs"), el("th", {}, "tokens in"), el("th", {}, "tokens out"), el("th", {}, "cost"))),
+      el(
+        "tbody",
+        {},
+        rows.map((r) =>
+          el("tr", { "data-testid": `${testid}-row`, "data-key": r.agent || r.day },
+            el("td", {}, r.agent || r.day), el("td", {}, number(r.runs)), el("td", {}, number(r.input_tokens)),
+            el("td", {}, number(r.output_tokens)), el("td", {}, money(r.cost_usd)))
+        )
+      )
+    );
+  box.replaceChildren(...nodes([
+    el("h3", {}, `${key === "cost_usd" ? "Cost" : "Tokens"} per day`),
+    svgChart(data.days, key),
+    el("h3", {}, "Per agent"),
+    data.agents.length ? table(data.agents, "agent", "per-agent") : el("p", { class: "muted" }, "No runs in this period."),
+    el("h3", {}, "Per day"),
+    table(data.days.filter((d) => d.runs), "day", "per-day"),
+  ]));
+}
+
+// wiring ----------------------------------------------------------------------------------------
 
 function connect() {
   const status = document.getElementById("connection");
@@ -398,6 +820,24 @@ function connect() {
   });
 }
 
+document.getElementById("filters").addEventListener("submit", (e) => {
+  e.preventDefault();
+  readFilters();
+});
+document.getElementById("filters").addEventListener("change", readFilters);
+document.getElementById("older").addEventListener("click", () => loadRuns(true));
+document.getElementById("nav-runs").addEventListener("click", () => showPage("runs"));
+document.getElementById("nav-overview").addEventListener("click", () => {
+  showPage("overview");
+  renderOverview();
+});
+document.getElementById("overview-days").addEventListener("change", renderOverview);
+
 const wanted = new URLSearchParams(location.hash.slice(1)).get("run");
 if (wanted) select(wanted);
+window.addEventListener("hashchange", () => {
+  // a link to another run of this viewer (#run=ID) opens it
+  const runId = new URLSearchParams(location.hash.slice(1)).get("run");
+  if (runId && runId !== selected.id) select(runId);
+});
 connect();
