@@ -544,6 +544,10 @@ INTEGRATION = Integration(
 				"Mail.Send",
 				"Calendars.ReadWrite",
 			],
+			# Microsoft identity platform: PKCE (S256) supported; a "mobile and desktop" (public)
+			# registration needs no client secret, a web one sends it.
+			pkce="supported",
+			client_secret_required=False,
 		),
 		BearerCredential(
 			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}

@@ -521,6 +521,27 @@ INTEGRATION = Integration(
 			refresh_token="{{ config.refreshToken }}",
 			scopes=_SCOPES,
 			scope_separator=",",
+			# Slack's OAuth v2: comma-separated bot scopes, the client secret at oauth.v2.access,
+			# no PKCE for apps with a secret, and redirect URLs that must be https (even localhost).
+			pkce="unsupported",
+			client_secret_required=True,
+			https_redirect=True,
+			scope_map={
+				"read": [
+					"channels:read",
+					"channels:history",
+					"groups:read",
+					"groups:history",
+					"im:read",
+					"im:history",
+					"mpim:read",
+					"mpim:history",
+					"users:read",
+					"users:read.email",
+				],
+				"write": ["chat:write", "chat:write.public", "im:write", "reactions:write"],
+				"files": ["files:read", "files:write"],
+			},
 		),
 	],
 	scopes={

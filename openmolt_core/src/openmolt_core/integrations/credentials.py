@@ -21,9 +21,9 @@ import base64
 import datetime as dt
 import logging
 import re
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import anyio
 import httpx
@@ -40,6 +40,7 @@ from openmolt_core.options import EngineConfig, Options, options_config
 if TYPE_CHECKING:
 	from collections.abc import AsyncGenerator
 
+	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.integrations.model import (
 		BasicCredential,
 		BearerCredential,
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("openmolt")
+
+_TOKEN_KEYS = frozenset({"accessToken", "refreshToken", "expiryDate"})
 
 EXPIRY_SKEW = 60.0
 """Seconds before its expiry at which an OAuth2 token is refreshed."""
@@ -334,6 +337,30 @@ class OAuth2Auth(httpx.Auth):
 		self.refreshes = 0
 		self._lock = anyio.Lock()
 		self._seen: set[str] = set()
+		self._store: tuple[CredentialStore, str, str | None, frozenset[str]] | None = None
+
+	def use_store(
+		self,
+		store: CredentialStore,
+		integration: str,
+		user: str | None = None,
+		*,
+		keys: frozenset[str] = frozenset(_TOKEN_KEYS),
+	) -> None:
+		"""Refresh through a credential store: one refresh at a time across processes.
+
+		Before refreshing, the auth takes the store's lock for this credential and reads it
+		again: a token another process saved meanwhile is used instead of refreshing (and a
+		rotated refresh token is not spent twice). A new token is saved back under the lock.
+
+		Args:
+			store: The store the config came from (`openmolt_core.credstore`).
+			integration: The id it is stored under.
+			user: The end user; None: the operator.
+			keys: The token keys (camelCase) that came from the store, which it may replace;
+				a key the application gave explicitly is kept.
+		"""
+		self._store = (store, integration, user, frozenset(keys) & _TOKEN_KEYS)
 
 	def add_refresh_listener(self, callback: Callable[[dict[str, Any]], Any] | None) -> None:
 		"""Also call ``callback`` after each refresh (another agent sharing this credential).
@@ -372,8 +399,39 @@ class OAuth2Auth(httpx.Auth):
 			token = self._token_now()
 			if self._fresh(token, stale):
 				return token
+			if self._store is None:
+				await self._refresh()
+				return self._token_now()
+			return await self._refresh_shared(stale)
+
+	async def _refresh_shared(self, stale: str | None) -> str:
+		"""`_refresh` under the store's cross-process lock, adopting what another process saved."""
+		assert self._store is not None
+		store, integration, user, keys = self._store
+		lock = store.locked(integration, user)
+		await anyio.to_thread.run_sync(lock.__enter__)
+		try:
+			stored = await anyio.to_thread.run_sync(store.load, integration, user) or {}
+			adopted = {k: str(stored[k]) for k in keys if stored.get(k) not in (None, "")}
+			if adopted:
+				self.config = {**self.config, **adopted}
+				self._seen |= {v for k, v in adopted.items() if k != "expiryDate"}
+				token = self._token_now()
+				if self._fresh(token, stale):
+					return token  # another process refreshed while this one waited
 			await self._refresh()
+			saved = {k: self.config[k] for k in _TOKEN_KEYS if self.config.get(k) not in (None, "")}
+			try:
+				await anyio.to_thread.run_sync(store.save, integration, {**stored, **saved}, user)
+			except Exception as exc:  # the token works; only the next process will refresh again
+				log.warning(
+					"%s: the new token could not be saved to the credential store (%s)",
+					self.iid,
+					type(exc).__name__,
+				)
 			return self._token_now()
+		finally:
+			await anyio.to_thread.run_sync(lock.__exit__, None, None, None)
 
 	async def _refresh(self) -> None:
 		cfg = self.config
@@ -544,7 +602,8 @@ def authorization_url(
 	*,
 	scope_separator: str | None = None,
 	code_challenge: str | None = None,
-	client_id_param: str = "client_id",
+	client_id_param: str | None = None,
+	scopes: Sequence[str] | None = None,
 ) -> str:
 	"""The URL where a user authorizes the app, for docs and the CLI (authorization-code flow).
 
@@ -556,8 +615,10 @@ def authorization_url(
 		state: An unguessable value to check on return.
 		scope_separator: How scopes are joined; None uses the credential's ``scope_separator``
 			(``" "`` unless the integration sets ``,``, as Slack and TikTok do).
-		code_challenge: A PKCE S256 challenge, for services that require PKCE (X).
-		client_id_param: The parameter that carries the client id (``client_key`` for TikTok).
+		code_challenge: A PKCE S256 challenge (`openmolt_core.integrations.oauth.pkce_pair`).
+		client_id_param: The parameter that carries the client id; None: the credential's
+			``client_id_param`` (``client_key`` for TikTok).
+		scopes: The OAuth scopes to ask for; None: all of the credential's ``scopes``.
 
 	Raises:
 		IntegrationError: The credential is not oauth2 or has no ``auth_url``.
@@ -565,18 +626,26 @@ def authorization_url(
 	if credential.type != "oauth2" or not credential.auth_url:
 		raise IntegrationError("needs an oauth2 credential with auth_url", integration="oauth2")
 	config = oauth2_config(config)
-	params = {
-		"response_type": "code",
-		client_id_param: _value(credential.client_id, config, "clientId"),
-		"redirect_uri": redirect_uri,
-		"state": state,
-	}
-	if credential.scopes:
+	# The integration's extra parameters first: none of them may replace the flow's own.
+	params = dict(credential.auth_params)
+	params.update(
+		{
+			"response_type": "code",
+			client_id_param or credential.client_id_param: _value(
+				credential.client_id, config, "clientId"
+			),
+			"redirect_uri": redirect_uri,
+			"state": state,
+		}
+	)
+	wanted = list(credential.scopes if scopes is None else scopes)
+	if wanted:
 		separator = credential.scope_separator if scope_separator is None else scope_separator
-		params["scope"] = separator.join(credential.scopes)
+		params["scope"] = separator.join(wanted)
 	if code_challenge:
 		params["code_challenge"] = code_challenge
 		params["code_challenge_method"] = "S256"
-	params.update(credential.auth_params)
+	else:
+		params.pop("code_challenge_method", None)
 	base = _value(credential.auth_url, config, "authUrl")
-	return f"{base}{'&' if '?' in base else '?'}{urlencode(params)}"
+	return f"{base}{'&' if '?' in base else '?'}{urlencode(params, quote_via=quote)}"
