@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
+from openmolt_core._envvars import env_var
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations.credentials import _value, authorization_url, oauth2_config
 
@@ -242,7 +243,8 @@ async def exchange_code(
 	if credential.client_secret_required and not secret:
 		raise ConfigurationError(
 			f"clientSecret: {integration} needs the OAuth client secret to exchange the code; "
-			f"give it with --client-secret or OPENMOLT_{integration.upper()}_CLIENT_SECRET"
+			f"set {env_var(integration, 'clientSecret')} (or `openmolt keys set`), or type it "
+			"when `openmolt auth` asks"
 		)
 	form = {"grant_type": "authorization_code", "code": code, "redirect_uri": consent.redirect_uri}
 	if consent.verifier:
