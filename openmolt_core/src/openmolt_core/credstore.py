@@ -256,6 +256,16 @@ class EncryptedFileStore:
 			fcntl.flock(fd, fcntl.LOCK_UN)
 			os.close(fd)
 
+	def check(self) -> None:
+		"""Make sure the store can be written and read: a key, and the right one.
+
+		Raises:
+			ConfigurationError: No key (the message says how to make one), a malformed key, or
+				a file written with another key.
+		"""
+		self._cipher()
+		self._read()
+
 	def load(self, integration: str, user: str | None = None) -> dict[str, Any] | None:
 		"""The stored config of (integration, user), or None.
 

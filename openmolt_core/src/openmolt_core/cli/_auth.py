@@ -123,7 +123,7 @@ def _sign_in(ns: argparse.Namespace) -> int:
 	iid = spec.id or ns.integration
 	credential = oauth2_credential(spec, iid)
 	store = EncryptedFileStore()
-	store.load(iid)  # no key, or the wrong one: say so before the user signs in
+	store.check()  # no key, or the wrong one: say so before the user signs in
 	config = _config(spec, iid, ns)
 	if not config.get("clientId") and not config.get("client_id"):
 		config["clientId"] = _ask(f"{iid} OAuth client id: ", secret=False)
