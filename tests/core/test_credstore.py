@@ -411,3 +411,72 @@ def test_refresh_is_single_flight_across_processes(
 	finally:
 		control.close()
 	assert "ERROR ToolError" in unshared  # the rotation race the lock prevents
+
+
+class _BrokenStore:
+	"""A store whose reads fail (another key), or whose lock cannot be taken."""
+
+	def __init__(self, *, lock_fails: bool = False) -> None:
+		self.lock_fails = lock_fails
+
+	def load(self, integration: str, user: str | None = None) -> dict[str, Any] | None:
+		raise ConfigurationError("cannot decrypt")
+
+	def save(self, integration: str, config: Any, user: str | None = None) -> None:
+		raise AssertionError("never saved")
+
+	def delete(self, integration: str, user: str | None = None) -> bool:
+		return False
+
+	def entries(self) -> list[tuple[str, str | None]]:
+		return []
+
+	def locked(self, integration: str, user: str | None = None) -> Any:
+		import contextlib
+
+		if self.lock_fails:
+
+			@contextlib.contextmanager
+			def broken() -> Iterator[None]:
+				raise OSError("no locks here")
+				yield
+
+			return broken()
+		return contextlib.nullcontext()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("lock_fails", [False, True])
+async def test_a_failing_store_at_refresh_is_a_tool_error_or_a_local_refresh(
+	auth_server: FakeAuthServer, lock_fails: bool
+) -> None:
+	"""An unreadable store: a ToolError naming the fix, no secret; no lock: refresh anyway."""
+	from openmolt_core.errors import ToolError
+	from openmolt_core.integrations import OAuth2Credential
+	from openmolt_core.integrations.credentials import OAuth2Auth
+
+	credential = OAuth2Credential(
+		type="oauth2",
+		token_url=f"{auth_server.url}/token",
+		client_id="{{ config.clientId }}",
+		client_secret="{{ config.clientSecret }}",
+		refresh_token="{{ config.refreshToken }}",
+	)
+	config = {
+		"accessToken": "at-expired-0000",
+		"refreshToken": "rt-initial-000",
+		"expiryDate": "2000-01-01T00:00:00Z",
+		"clientId": "cid-123",
+		"clientSecret": "csecret-abcdef",
+	}
+	async with httpx.AsyncClient(trust_env=False) as client:
+		auth = OAuth2Auth(credential, config, "mail", on_token_refresh=None, http=lambda: client)
+		auth.use_store(_BrokenStore(lock_fails=lock_fails), "mail", keys=frozenset(config))  # type: ignore[arg-type]
+		if lock_fails:
+			assert (await auth.token()).startswith("at-")
+			assert auth_server.refreshes == 1
+			return
+		with pytest.raises(ToolError, match="credential store could not be read") as info:
+			await auth.token()
+	assert "rt-initial-000" not in str(info.value) and "csecret" not in str(info.value)
+	assert auth_server.refreshes == 0

@@ -409,9 +409,22 @@ class OAuth2Auth(httpx.Auth):
 		assert self._store is not None
 		store, integration, user, keys = self._store
 		lock = store.locked(integration, user)
-		await anyio.to_thread.run_sync(lock.__enter__)
 		try:
-			stored = await anyio.to_thread.run_sync(store.load, integration, user) or {}
+			with anyio.CancelScope(shield=True):  # a lock taken is always released below
+				await anyio.to_thread.run_sync(lock.__enter__)
+		except Exception as exc:  # a store that cannot lock: refresh in this process alone
+			log.warning("%s: the credential store's lock failed (%s)", self.iid, type(exc).__name__)
+			await self._refresh()
+			return self._token_now()
+		try:
+			try:
+				stored = await anyio.to_thread.run_sync(store.load, integration, user) or {}
+			except Exception as exc:
+				raise ToolError(
+					f"{self.iid}: the credential store could not be read to refresh the token "
+					f"({type(exc).__name__}); check the store's key, or run `openmolt auth "
+					f"{integration}` again"
+				) from None
 			adopted = {k: str(stored[k]) for k in keys if stored.get(k) not in (None, "")}
 			if adopted:
 				self.config = {**self.config, **adopted}
@@ -431,7 +444,8 @@ class OAuth2Auth(httpx.Auth):
 				)
 			return self._token_now()
 		finally:
-			await anyio.to_thread.run_sync(lock.__exit__, None, None, None)
+			with anyio.CancelScope(shield=True):
+				await anyio.to_thread.run_sync(lock.__exit__, None, None, None)
 
 	async def _refresh(self) -> None:
 		cfg = self.config
