@@ -33,14 +33,14 @@ FakeAuthServer = _load_fake_server()
 
 
 @pytest.fixture
-def server() -> Iterator[Any]:
+def auth_server() -> Iterator[Any]:
 	srv = FakeAuthServer()
 	yield srv
 	srv.close()
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: Any) -> Path:
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, auth_server: Any) -> Path:
 	"""A credential file and key of the test's own, and a ``mail`` integration at the fake server."""
 	path = tmp_path / "credentials.enc"
 	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(path))
@@ -54,8 +54,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: Any) -> Path:
 		credential_setup=[
 			OAuth2Credential(
 				type="oauth2",
-				auth_url=f"{server.url}/authorize",
-				token_url=f"{server.url}/token",
+				auth_url=f"{auth_server.url}/authorize",
+				token_url=f"{auth_server.url}/token",
 				client_id="{{ config.clientId }}",
 				client_secret="{{ config.clientSecret }}",
 				refresh_token="{{ config.refreshToken }}",
@@ -95,7 +95,7 @@ def _browser(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_sign_in_stores_encrypted_tokens_and_prints_none(
 	env: Path,
-	server: Any,
+	auth_server: Any,
 	monkeypatch: pytest.MonkeyPatch,
 	capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -105,7 +105,7 @@ def test_sign_in_stores_encrypted_tokens_and_prints_none(
 	code = main(["auth", "mail", "--client-id", "cid-123", "--scopes", "send"])
 	out, err = capsys.readouterr()
 	assert code == ExitCode.SUCCESS, err
-	assert len(opened) == 1 and server.authorize_requests[0]["scope"] == "offline mail.send"
+	assert len(opened) == 1 and auth_server.authorize_requests[0]["scope"] == "offline mail.send"
 	stored = EncryptedFileStore(env).load("mail")
 	assert stored is not None
 	assert stored["clientId"] == "cid-123" and stored["clientSecret"] == "csecret-abcdef"
@@ -128,7 +128,7 @@ def test_sign_in_stores_encrypted_tokens_and_prints_none(
 
 def test_an_agent_file_gives_the_scopes(
 	env: Path,
-	server: Any,
+	auth_server: Any,
 	tmp_path: Path,
 	monkeypatch: pytest.MonkeyPatch,
 	capsys: pytest.CaptureFixture[str],
@@ -148,7 +148,7 @@ def test_an_agent_file_gives_the_scopes(
 	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_SECRET", "csecret-abcdef")
 	_browser(monkeypatch)
 	assert main(["auth", "mail", "--agent", str(agent)]) == ExitCode.SUCCESS, capsys.readouterr()
-	assert server.authorize_requests[0]["scope"] == "offline mail.read"
+	assert auth_server.authorize_requests[0]["scope"] == "offline mail.read"
 
 
 def test_bad_input_is_named(
@@ -180,3 +180,37 @@ def test_list_when_empty(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
 	"""No sign-ins yet: says how to make one."""
 	assert main(["auth", "list"]) == ExitCode.SUCCESS
 	assert "openmolt auth ID" in capsys.readouterr().out
+
+
+def test_a_run_uses_stored_tokens_and_names_openmolt_auth_when_none(
+	tmp_path: Path, server: Any, cli: Any
+) -> None:
+	"""`openmolt run` reads the store; without a sign-in it says `openmolt auth gmail`."""
+	import datetime as dt
+
+	path = cli.agent_file(tmp_path, server, integrations=["gmail"])
+	key = Fernet.generate_key().decode()
+	store_file = tmp_path / "creds.enc"
+	env = cli.clean_env(
+		**{
+			cli.KEY_VAR: "k",
+			"OPENMOLT_CREDENTIALS_FILE": str(store_file),
+			"OPENMOLT_CREDENTIALS_KEY": key,
+		}
+	)
+	done = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	assert done.returncode == 2
+	assert "or sign in with `openmolt auth gmail`" in done.stderr
+	later = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).isoformat()
+	tokens = {
+		"accessToken": "ya29.stored-access-1",
+		"refreshToken": "1//stored-refresh-1",
+		"expiryDate": later,
+		"clientId": "cid.apps.googleusercontent.com",
+		"clientSecret": "GOCSPX-stored-secret",
+	}
+	EncryptedFileStore(store_file, key=key).save("gmail", tokens)
+	ran = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	assert ran.returncode == 0, ran.stderr
+	for secret in ("ya29.stored-access-1", "1//stored-refresh-1", "GOCSPX-stored-secret"):
+		assert secret not in ran.stdout + ran.stderr
