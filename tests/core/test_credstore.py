@@ -480,3 +480,48 @@ async def test_a_failing_store_at_refresh_is_a_tool_error_or_a_local_refresh(
 			await auth.token()
 	assert "rt-initial-000" not in str(info.value) and "csecret" not in str(info.value)
 	assert auth_server.refreshes == 0
+
+
+@pytest.mark.anyio
+async def test_a_token_another_holder_saved_is_adopted_and_announced(
+	store: EncryptedFileStore, auth_server: FakeAuthServer
+) -> None:
+	"""The second auth finds the first's new token in the store: no refresh, on_token_refresh told."""
+	from openmolt_core.integrations import OAuth2Credential
+	from openmolt_core.integrations.credentials import OAuth2Auth
+
+	config = {
+		"access_token": "at-expired-0000",
+		"refresh_token": "rt-initial-000",
+		"expiry_date": "2000-01-01T00:00:00Z",
+		"clientId": "cid-123",
+		"clientSecret": "csecret-abcdef",
+	}
+	store.save("mail", config)
+	credential = OAuth2Credential(
+		type="oauth2",
+		token_url=f"{auth_server.url}/token",
+		client_id="{{ config.clientId }}",
+		client_secret="{{ config.clientSecret }}",
+		refresh_token="{{ config.refreshToken }}",
+	)
+	told: list[dict[str, Any]] = []
+	async with httpx.AsyncClient(trust_env=False) as client:
+		auths = [
+			OAuth2Auth(
+				credential, config, "mail", on_token_refresh=told.append, http=lambda: client
+			)
+			for _ in range(2)
+		]
+		for auth in auths:
+			auth.use_store(
+				store, "mail", keys=frozenset({"accessToken", "refreshToken", "expiryDate"})
+			)
+		first = await auths[0].token()
+		second = await auths[1].token()
+	assert first == second and auth_server.refreshes == 1
+	assert [t["accessToken"] for t in told] == [first, first]
+	assert told[1]["access_token"] == first  # the snake_case spelling given is kept current
+	assert first in auths[1].secrets()
+	saved = store.load("mail")
+	assert saved is not None and saved["accessToken"] == first

@@ -360,7 +360,9 @@ class OAuth2Auth(httpx.Auth):
 			keys: The token keys (camelCase) that came from the store, which it may replace;
 				a key the application gave explicitly is kept.
 		"""
-		self._store = (store, integration, user, frozenset(keys) & _TOKEN_KEYS)
+		camel = {snake: camel for camel, snake in OAUTH2_CONFIG_KEYS.items()}
+		wanted = frozenset(camel.get(k, k) for k in keys) & _TOKEN_KEYS
+		self._store = (store, integration, user, wanted)
 
 	def add_refresh_listener(self, callback: Callable[[dict[str, Any]], Any] | None) -> None:
 		"""Also call ``callback`` after each refresh (another agent sharing this credential).
@@ -425,13 +427,22 @@ class OAuth2Auth(httpx.Auth):
 					f"({type(exc).__name__}); check the store's key, or run `openmolt auth "
 					f"{integration}` again"
 				) from None
-			adopted = {k: str(stored[k]) for k in keys if stored.get(k) not in (None, "")}
-			if adopted:
+			adopted = {}
+			for key in keys:  # camelCase, or the snake_case spelling a store may hold
+				value = stored.get(key) or stored.get(OAUTH2_CONFIG_KEYS[key])
+				if value not in (None, ""):
+					adopted[key] = str(value)
+			if adopted and any(self.config.get(k) != v for k, v in adopted.items()):
 				self.config = {**self.config, **adopted}
+				for camel, value in adopted.items():  # the user's spelling too
+					if OAUTH2_CONFIG_KEYS[camel] in self.config:
+						self.config[OAUTH2_CONFIG_KEYS[camel]] = value
 				self._seen |= {v for k, v in adopted.items() if k != "expiryDate"}
 				token = self._token_now()
 				if self._fresh(token, stale):
-					return token  # another process refreshed while this one waited
+					# Another process refreshed while this one waited: its token, and the news.
+					await self._notify(dict(self.config))
+					return token
 			await self._refresh()
 			saved = {k: self.config[k] for k in _TOKEN_KEYS if self.config.get(k) not in (None, "")}
 			try:
@@ -511,6 +522,10 @@ class OAuth2Auth(httpx.Auth):
 			if OAUTH2_CONFIG_KEYS[camel] in new:  # keep the user's spelling current as well
 				new[OAUTH2_CONFIG_KEYS[camel]] = value
 		self.config = new
+		await self._notify(new)
+
+	async def _notify(self, new: dict[str, Any]) -> None:
+		"""Give the new config to ``on_token_refresh`` and every listener."""
 		callbacks = [self.on_token_refresh, *self._listeners]
 		for callback in (c for c in callbacks if c is not None):
 			try:
