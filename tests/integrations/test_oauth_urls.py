@@ -208,3 +208,13 @@ def test_slack_needs_an_https_redirect() -> None:
 
 	with pytest.raises(ConfigurationError, match="--no-browser --redirect-uri"):
 		anyio.run(go)
+
+
+def test_connect_needs_name_openmolt_auth_for_oauth2() -> None:
+	"""`openmolt tools ID` and the docs pages say how to sign in with the command."""
+	from openmolt_core.integrations.connect import credential_needs
+
+	(oauth,) = [n for n in credential_needs(gmail.INTEGRATION, "gmail") if n.type == "oauth2"]
+	assert any("`openmolt auth gmail`" in note for note in oauth.notes)
+	(bearer, _) = credential_needs(github.INTEGRATION, "github")
+	assert not any("openmolt auth" in note for note in bearer.notes)
