@@ -62,6 +62,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, auth_server: Any) -> Pa
 				scopes=["offline", "mail.read", "mail.send"],
 				scope_map={"read": ["mail.read"], "send": ["mail.send"]},
 				pkce="required",
+				device_url=f"{auth_server.url}/device",
 			)
 		],
 		scopes={"read": "read", "send": "send"},
@@ -214,3 +215,17 @@ def test_a_run_uses_stored_tokens_and_names_openmolt_auth_when_none(
 	assert ran.returncode == 0, ran.stderr
 	for secret in ("ya29.stored-access-1", "1//stored-refresh-1", "GOCSPX-stored-secret"):
 		assert secret not in ran.stdout + ran.stderr
+
+
+def test_device_flow_from_the_command(
+	env: Path, auth_server: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""--device shows the code, needs no client secret, and stores the tokens."""
+	auth_server.device_interval = 0
+	auth_server.device_answers = ["ok"]
+	opened = _browser(monkeypatch)
+	assert main(["auth", "mail", "--device", "--client-id", "cid-123"]) == ExitCode.SUCCESS
+	err = capsys.readouterr().err
+	assert f"open {auth_server.url}/activate and enter the code WDJB-MJHT" in err
+	stored = EncryptedFileStore(env).load("mail")
+	assert stored is not None and stored["accessToken"] not in err and opened == []

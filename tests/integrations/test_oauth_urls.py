@@ -218,3 +218,21 @@ def test_connect_needs_name_openmolt_auth_for_oauth2() -> None:
 	assert any("`openmolt auth gmail`" in note for note in oauth.notes)
 	(bearer, _) = credential_needs(github.INTEGRATION, "github")
 	assert not any("openmolt auth" in note for note in bearer.notes)
+
+
+def test_device_flow_urls_are_the_documented_ones() -> None:
+	"""GitHub's and Microsoft's device authorization endpoints; none elsewhere."""
+	from openmolt_core.integrations.credentials import render_value
+
+	_, github_cred = credential_of(github)
+	assert github_cred.device_url == "https://github.com/login/device/code"
+	_, outlook_cred = credential_of(outlook)
+	assert outlook_cred.device_url is not None
+	assert render_value(outlook_cred.device_url, {}) == (
+		"https://login.microsoftonline.com/common/oauth2/v2.0/devicecode"
+	)
+	assert render_value(outlook_cred.device_url, {"tenant": "contoso.com"}) == (
+		"https://login.microsoftonline.com/contoso.com/oauth2/v2.0/devicecode"
+	)
+	for module in (gmail, slack, dropbox, x, tiktok, etsy, shopify):
+		assert credential_of(module)[1].device_url is None, module.__name__

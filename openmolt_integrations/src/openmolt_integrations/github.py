@@ -675,6 +675,7 @@ INTEGRATION = Integration(
 			pkce="supported",
 			client_secret_required=True,
 			scope_map={"read": ["repo"], "write": ["repo", "workflow"], "actions": ["repo"]},
+			device_url="https://github.com/login/device/code",  # when the app enables it
 		),
 	],
 	scopes={

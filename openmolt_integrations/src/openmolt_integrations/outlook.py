@@ -548,6 +548,7 @@ INTEGRATION = Integration(
 			# registration needs no client secret, a web one sends it.
 			pkce="supported",
 			client_secret_required=False,
+			device_url=f"{_LOGIN}/devicecode",
 		),
 		BearerCredential(
 			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}

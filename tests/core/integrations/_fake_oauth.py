@@ -47,6 +47,9 @@ class FakeAuthServer:
 		self.token_requests: list[dict[str, str]] = []
 		self.authorize_requests: list[dict[str, str]] = []
 		self.refreshes = 0
+		self.device_answers: list[str] = ["authorization_pending", "slow_down", "ok"]
+		self.devices: dict[str, str] = {}
+		self.device_interval = 5
 		self._lock = threading.Lock()
 		owner = self
 
@@ -62,7 +65,10 @@ class FakeAuthServer:
 			def do_POST(self) -> None:
 				length = int(self.headers.get("Content-Length") or 0)
 				form = dict(parse_qsl(self.rfile.read(length).decode()))
-				status, body = owner.token(form, self.headers.get("Authorization"))
+				if urlsplit(self.path).path == "/device":
+					status, body = owner.device(form)
+				else:
+					status, body = owner.token(form, self.headers.get("Authorization"))
 				self._answer(status, {"Content-Type": "application/json"}, json.dumps(body))
 
 			def _answer(self, status: int, headers: dict[str, str], body: str) -> None:
@@ -118,6 +124,20 @@ class FakeAuthServer:
 		location = f"{q['redirect_uri']}?{urlencode({'code': code, 'state': q['state']})}"
 		return 302, {"Location": location}, ""
 
+	def device(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:
+		"""Start a device authorization (RFC 8628 section 3.2)."""
+		if form.get("client_id") != self.client_id:
+			return 400, {"error": "invalid_client"}
+		code = "dev-" + secrets.token_urlsafe(12)
+		self.devices[code] = form.get("scope", "")
+		return 200, {
+			"device_code": code,
+			"user_code": "WDJB-MJHT",
+			"verification_uri": f"{self.url}/activate",
+			"interval": self.device_interval,
+			"expires_in": 900,
+		}
+
 	def _client_ok(self, form: dict[str, str], basic: str | None) -> bool:
 		if basic:
 			pair = base64.b64decode(basic.removeprefix("Basic ")).decode()
@@ -131,6 +151,17 @@ class FakeAuthServer:
 	def token(self, form: dict[str, str], basic: str | None) -> tuple[int, dict[str, Any]]:
 		"""Exchange a code or a refresh token."""
 		self.token_requests.append(form)
+		if form.get("grant_type") == "urn:ietf:params:oauth:grant-type:device_code":
+			# A public client (GitHub, Microsoft): the client id, no secret.
+			if (
+				form.get("client_id") != self.client_id
+				or form.get("device_code") not in self.devices
+			):
+				return 400, {"error": "invalid_grant"}
+			answer = self.device_answers.pop(0) if self.device_answers else "expired_token"
+			if answer != "ok":
+				return 400, {"error": answer}
+			return 200, self._tokens(self.devices.pop(form["device_code"]))
 		if not self._client_ok(form, basic):
 			return 401, {"error": "invalid_client"}
 		if form.get("grant_type") == "authorization_code":

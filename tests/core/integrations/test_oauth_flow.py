@@ -294,3 +294,60 @@ def test_a_busy_port_is_a_clear_error() -> None:
 			LoopbackReceiver(port)
 	finally:
 		first.close()
+
+
+async def test_device_flow_polls_through_pending_and_slow_down(server: FakeAuthServer) -> None:
+	"""RFC 8628: the code is shown, pending and slow_down are waited out, the tokens come back."""
+	from openmolt_core.integrations.oauth import device_authorize
+
+	shown: list[tuple[str, str]] = []
+	waits: list[float] = []
+
+	async def sleep(seconds: float) -> None:
+		waits.append(seconds)
+
+	spec = service(server, device_url=f"{server.url}/device")
+	async with httpx.AsyncClient(trust_env=False) as client:
+		tokens = await device_authorize(
+			spec,
+			"mail",
+			{"clientId": "cid-123"},
+			client=client,
+			tool_scopes=["send"],
+			show=lambda uri, code: shown.append((uri, code)),
+			sleep=sleep,
+		)
+	assert shown == [(f"{server.url}/activate", "WDJB-MJHT")]
+	assert waits == [5, 5, 10]  # slow_down adds five seconds
+	assert tokens["accessToken"].startswith("at-") and tokens["clientId"] == "cid-123"
+	device_polls = [r for r in server.token_requests if "device_code" in r]
+	assert len(device_polls) == 3 and all("client_secret" not in r for r in device_polls)
+
+
+@pytest.mark.parametrize("ending", ["access_denied", "expired_token"])
+async def test_device_flow_ends_on_refusal(server: FakeAuthServer, ending: str) -> None:
+	"""A refusal or an expired code ends the polling with the reason, never a token."""
+	from openmolt_core.integrations.oauth import device_authorize
+
+	server.device_answers = ["authorization_pending", ending]
+
+	async def sleep(seconds: float) -> None:
+		return None
+
+	spec = service(server, device_url=f"{server.url}/device")
+	async with httpx.AsyncClient(trust_env=False) as client:
+		with pytest.raises(ToolError, match=ending):
+			await device_authorize(
+				spec, "mail", CONFIG, client=client, show=lambda u, c: None, sleep=sleep
+			)
+
+
+async def test_device_flow_needs_a_device_url(server: FakeAuthServer) -> None:
+	"""An integration without a device flow: the error says to use the browser."""
+	from openmolt_core.integrations.oauth import device_authorize
+
+	async with httpx.AsyncClient(trust_env=False) as client:
+		with pytest.raises(ConfigurationError, match="no device flow"):
+			await device_authorize(
+				service(server), "mail", CONFIG, client=client, show=lambda u, c: None
+			)

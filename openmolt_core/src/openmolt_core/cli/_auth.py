@@ -2,7 +2,7 @@
 
 ```
 openmolt auth ID [--scopes read,send | --agent FILE] [--client-id ID] [--no-browser] [--port N]
-                 [--redirect-uri URI] [--set KEY=VALUE]...
+                 [--redirect-uri URI] [--set KEY=VALUE]... [--device]
 openmolt auth list [--json]
 openmolt auth revoke ID
 ```
@@ -12,7 +12,8 @@ scopes given (``--scopes``, or the agent file's, else every tool's), listens on
 ``http://127.0.0.1:<port>/callback``, checks ``state``, exchanges the code with PKCE, and saves
 the tokens, encrypted, in the credential store (`openmolt_core.credstore`) that agents read after
 their config and the environment. ``--no-browser`` prints the URL and reads the address the
-browser was sent to, for a remote machine. The client id and secret come from ``--client-id``,
+browser was sent to, for a remote machine; ``--device`` uses the service's device flow (GitHub,
+Microsoft: a code to enter on any device). The client id and secret come from ``--client-id``,
 ``OPENMOLT_<ID>_CLIENT_ID`` / ``OPENMOLT_<ID>_CLIENT_SECRET`` (the environment or ``openmolt keys
 set``), or a prompt that does not echo; a secret is never taken on the command line. No token is
 ever printed.
@@ -54,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
 		"--no-browser",
 		action="store_true",
 		help="print the URL and read the address the browser was sent to (remote machines)",
+	)
+	parser.add_argument(
+		"--device",
+		action="store_true",
+		help="the device flow (GitHub, Microsoft): enter a code on another device",
 	)
 	parser.add_argument(
 		"--port", type=int, default=0, help="the loopback redirect's port (default: any free one)"
@@ -115,7 +121,7 @@ def _sign_in(ns: argparse.Namespace) -> int:
 	import httpx
 
 	from openmolt_core.credstore import EncryptedFileStore
-	from openmolt_core.integrations.oauth import authorize, oauth2_credential
+	from openmolt_core.integrations.oauth import authorize, device_authorize, oauth2_credential
 	from openmolt_core.openmolt import OpenMolt
 
 	om = OpenMolt(credential_store=False)
@@ -127,8 +133,10 @@ def _sign_in(ns: argparse.Namespace) -> int:
 	config = _config(spec, iid, ns)
 	if not config.get("clientId") and not config.get("client_id"):
 		config["clientId"] = _ask(f"{iid} OAuth client id: ", secret=False)
-	if credential.client_secret_required and not (
-		config.get("clientSecret") or config.get("client_secret")
+	if (
+		credential.client_secret_required
+		and not ns.device
+		and not (config.get("clientSecret") or config.get("client_secret"))
 	):
 		config["clientSecret"] = _ask(f"{iid} OAuth client secret (not shown): ", secret=True)
 	if ns.scopes:
@@ -151,8 +159,15 @@ def _sign_in(ns: argparse.Namespace) -> int:
 		print("Then paste the whole address the browser was sent to:", file=sys.stderr)
 		return sys.stdin.readline()
 
+	def show_code(uri: str, code: str) -> None:
+		print(f"On any device, open {uri} and enter the code {code}", file=sys.stderr)
+
 	async def flow() -> dict[str, Any]:
 		async with httpx.AsyncClient(timeout=30.0, trust_env=False) as client:
+			if ns.device:
+				return await device_authorize(
+					spec, iid, config, client=client, tool_scopes=tool_scopes, show=show_code
+				)
 			return await authorize(
 				spec,
 				iid,

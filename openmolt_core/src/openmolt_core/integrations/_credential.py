@@ -112,6 +112,9 @@ class OAuth2Credential(_Credential):
 			["https://www.googleapis.com/auth/gmail.readonly"]}``): ``openmolt auth`` asks only
 			for those of the tools the agent may call, plus every entry of ``scopes`` that no
 			tool scope lists (``offline_access``). Empty: all of ``scopes`` are asked for.
+		device_url: The device authorization URL (RFC 8628), for services with a device flow
+			(GitHub, Microsoft): ``openmolt auth ID --device`` shows a code to enter on another
+			device instead of redirecting a browser.
 		https_redirect: The service accepts only ``https`` redirect URLs, even on localhost
 			(Slack): ``openmolt auth`` cannot listen on ``http://127.0.0.1`` and asks for
 			``--no-browser --redirect-uri https://...``.
@@ -134,6 +137,7 @@ class OAuth2Credential(_Credential):
 	client_id_param: str = "client_id"
 	scope_map: dict[str, list[str]] = Field(default_factory=dict)
 	https_redirect: bool = False
+	device_url: str | None = None
 
 
 class BasicCredential(_Credential):

@@ -20,7 +20,7 @@ import datetime as dt
 import hashlib
 import secrets
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import TYPE_CHECKING, Any
@@ -42,6 +42,7 @@ __all__ = [
 	"authorize",
 	"code_from_redirect",
 	"consent_url",
+	"device_authorize",
 	"exchange_code",
 	"oauth2_credential",
 	"pkce_pair",
@@ -210,6 +211,144 @@ def code_from_redirect(answer: str, state: str) -> str:
 	return code
 
 
+def _token_fields(body: dict[str, Any], client_id: str, secret: str) -> dict[str, Any]:
+	"""The tokens of a token answer, and the client that obtained them."""
+	out: dict[str, Any] = {"accessToken": str(body["access_token"])}
+	if body.get("refresh_token"):
+		out["refreshToken"] = str(body["refresh_token"])
+	if body.get("expires_in") is not None:
+		try:
+			seconds = float(body["expires_in"])
+		except (TypeError, ValueError):
+			seconds = None
+		if seconds is not None:
+			when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)
+			out["expiryDate"] = when.isoformat().replace("+00:00", "Z")
+	if client_id:
+		out["clientId"] = client_id
+	if secret:
+		out["clientSecret"] = secret
+	return out
+
+
+def _with_config(config: Mapping[str, Any], tokens: dict[str, Any]) -> dict[str, Any]:
+	"""What the flow was given (client, a shop or tenant the URLs read) with the new tokens.
+
+	A refresh needs it again. Old tokens are dropped, in both spellings.
+	"""
+	kept = {
+		k: v for k, v in config.items() if _normal(k) not in _TOKEN_KEYS and v not in (None, "")
+	}
+	return {**kept, **tokens}
+
+
+async def device_authorize(
+	spec: Integration,
+	integration: str,
+	config: Mapping[str, Any],
+	*,
+	client: httpx.AsyncClient,
+	tool_scopes: Iterable[str] | None = None,
+	show: Callable[[str, str], None],
+	sleep: Callable[[float], Awaitable[Any]] | None = None,
+) -> dict[str, Any]:
+	"""The device authorization grant (RFC 8628): show a code, poll until the user enters it.
+
+	Args:
+		spec: The integration (its oauth2 credential's ``device_url``).
+		integration: Its id.
+		config: The client id (and secret when the service wants one).
+		client: The HTTP client.
+		tool_scopes: The tool scopes the agent needs (`requested_scopes`); None: all.
+		show: Given the verification URL and the user code, tells the user.
+		sleep: Awaitable sleep between polls (default ``anyio.sleep``; tests pass a fast one).
+
+	Returns:
+		The config to store, as `authorize` returns it.
+
+	Raises:
+		ConfigurationError: No device flow, or no client id.
+		ToolError: The user refused, the code expired, or the service failed.
+	"""
+	import anyio
+
+	credential = oauth2_credential(spec, integration)
+	if not credential.device_url:
+		raise ConfigurationError(
+			f"--device: {integration} has no device flow; sign in with the browser (drop "
+			"--device), or use --no-browser on a remote machine"
+		)
+	cfg = oauth2_config(config)
+	client_id = _value(credential.client_id, cfg, "clientId")
+	secret = _value(credential.client_secret, cfg, "clientSecret")
+	if not client_id:
+		raise ConfigurationError(
+			"clientId: the OAuth client id is not set; give it with --client-id"
+		)
+	scopes = requested_scopes(spec, credential, tool_scopes)
+	form = {"client_id": client_id}
+	if scopes:
+		form["scope"] = " ".join(scopes)
+	headers = {"Accept": "application/json"}
+	device_url = _value(credential.device_url, cfg, "deviceUrl")
+	token_url = _value(credential.token_url, cfg, "tokenUrl")
+	try:
+		answer = await client.post(device_url, data=form, headers=headers)
+		start = answer.json()
+	except (httpx.HTTPError, ValueError) as exc:
+		raise ToolError(
+			f"{integration}: the device authorization request failed ({type(exc).__name__})"
+		) from None
+	if not answer.is_success or not isinstance(start, dict) or not start.get("device_code"):
+		reason = (
+			start.get("error_description") or start.get("error")
+			if isinstance(start, dict)
+			else None
+		)
+		raise ToolError(
+			f"{integration}: the device authorization was refused ({answer.status_code}: "
+			f"{str(reason or 'no device_code')[:200]}); is the device flow enabled for the app?"
+		)
+	uri = str(start.get("verification_uri") or start.get("verification_url") or "")
+	show(uri, str(start.get("user_code") or ""))
+	try:  # RFC 8628 section 3.2: five seconds unless the service says otherwise
+		interval = max(0.0, float(start["interval"])) if start.get("interval") is not None else 5.0
+	except (TypeError, ValueError):
+		interval = 5.0
+	deadline = anyio.current_time() + float(start.get("expires_in") or 900)
+	poll = {
+		"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+		"device_code": str(start["device_code"]),
+		"client_id": client_id,
+	}
+	if secret:
+		poll["client_secret"] = secret
+	wait = sleep or anyio.sleep
+	while anyio.current_time() < deadline:
+		await wait(interval)
+		try:
+			response = await client.post(token_url, data=poll, headers=headers)
+			body = response.json()
+		except (httpx.HTTPError, ValueError) as exc:
+			raise ToolError(
+				f"{integration}: polling for the token failed ({type(exc).__name__})"
+			) from None
+		body = body if isinstance(body, dict) else {}
+		if body.get("access_token"):
+			return _with_config(config, _token_fields(body, client_id, secret))
+		error = body.get("error")
+		if error == "authorization_pending":
+			continue
+		if error == "slow_down":
+			interval += 5  # RFC 8628 section 3.5
+			continue
+		reason = body.get("error_description") or error or f"HTTP {response.status_code}"
+		raise ToolError(f"{integration}: the device sign-in ended ({str(reason)[:200]})")
+	raise ToolError(
+		f"{integration}: the device code expired; run `openmolt auth {integration} --device` again"
+	)
+
+
 async def exchange_code(
 	credential: OAuth2Credential,
 	config: Mapping[str, Any],
@@ -280,22 +419,7 @@ async def exchange_code(
 			f"{str(reason or 'no access_token')[:200]}); run `openmolt auth {integration}` again",
 			status_code=response.status_code,
 		)
-	out: dict[str, Any] = {"accessToken": str(access)}
-	if body.get("refresh_token"):
-		out["refreshToken"] = str(body["refresh_token"])
-	if body.get("expires_in") is not None:
-		try:
-			seconds = float(body["expires_in"])
-		except (TypeError, ValueError):
-			seconds = None
-		if seconds is not None:
-			when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)
-			out["expiryDate"] = when.isoformat().replace("+00:00", "Z")
-	if client_id:
-		out["clientId"] = client_id
-	if secret:
-		out["clientSecret"] = secret
-	return out
+	return _token_fields(body, client_id, secret)
 
 
 _PAGE = (
@@ -441,12 +565,7 @@ async def authorize(
 	tokens = await exchange_code(
 		credential, config, code, consent, client=client, integration=integration
 	)
-	# What the flow was given (client id and secret, a shop or tenant the URLs read) is kept
-	# with the new tokens: a refresh needs it again. Old tokens are dropped, in both spellings.
-	kept = {
-		k: v for k, v in config.items() if _normal(k) not in _TOKEN_KEYS and v not in (None, "")
-	}
-	return {**kept, **tokens}
+	return _with_config(config, tokens)
 
 
 _TOKEN_KEYS = frozenset({"accesstoken", "refreshtoken", "expirydate"})
