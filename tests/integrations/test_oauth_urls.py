@@ -5,8 +5,8 @@ Google OAuth 2.0 for installed apps (PKCE S256, ``access_type=offline``, ``promp
 space-separated scopes), Slack OAuth v2 (comma-separated ``scope``), GitHub OAuth apps (``scope``
 space-separated, PKCE S256), the Microsoft identity platform v2.0 endpoint, Dropbox
 (``token_access_type=offline``, PKCE), X OAuth 2.0 (PKCE required), TikTok Login Kit for web
-(``client_key``, comma-separated scopes), Etsy Open API v3 (PKCE required, space-separated) and
-Shopify (comma-separated scopes on the shop's domain).
+(``client_key``, comma-separated scopes), Etsy Open API v3 (PKCE required, space-separated),
+Airtable (PKCE required) and Shopify (comma-separated scopes on the shop's domain).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pytest
 from openmolt_core.integrations import Integration, OAuth2Credential
 from openmolt_core.integrations.oauth import consent_url, oauth2_credential, requested_scopes
 from openmolt_integrations import (
+	airtable,
 	dropbox,
 	etsy,
 	github,
@@ -95,6 +96,15 @@ DOCUMENTED: dict[str, tuple[Any, str, str, str, str, bool, dict[str, str]]] = {
 		etsy,
 		"www.etsy.com",
 		"/oauth/connect",
+		"client_id",
+		" ",
+		True,
+		{"response_type": "code"},
+	),
+	"airtable": (
+		airtable,
+		"airtable.com",
+		"/oauth2/v1/authorize",
 		"client_id",
 		" ",
 		True,

@@ -351,3 +351,20 @@ async def test_device_flow_needs_a_device_url(server: FakeAuthServer) -> None:
 			await device_authorize(
 				service(server), "mail", CONFIG, client=client, show=lambda u, c: None
 			)
+
+
+async def test_a_forged_callback_on_the_loopback_is_turned_away(server: FakeAuthServer) -> None:
+	"""Another program hitting /callback first gets 400; the real answer still signs in."""
+	statuses: list[int] = []
+
+	def show(url: str) -> None:
+		redirect = dict(parse_qsl(urlsplit(url).query))["redirect_uri"]
+		with httpx.Client(trust_env=False, follow_redirects=True) as client:
+			statuses.append(client.get(f"{redirect}?code=forged&state=forged").status_code)
+			statuses.append(client.get(url).status_code)
+
+	async with httpx.AsyncClient(trust_env=False) as client:
+		tokens = await authorize(service(server), "mail", CONFIG, client=client, show=show)
+	assert statuses == [400, 200]
+	assert tokens["accessToken"].startswith("at-")
+	assert [r["code"] for r in server.token_requests] != ["forged"]

@@ -426,13 +426,20 @@ _PAGE = (
 	b"<!doctype html><meta charset=utf-8><title>OpenMolt</title>"
 	b"<p>Signed in. You can close this window and return to the terminal."
 )
+_WRONG = (
+	b"<!doctype html><meta charset=utf-8><title>OpenMolt</title>"
+	b"<p>This answer is not for the sign-in in progress (its state differs). Use the newest "
+	b"address the terminal shows."
+)
 
 
 class LoopbackReceiver:
 	"""A one-shot HTTP listener on 127.0.0.1 that catches the service's redirect.
 
 	Only ``GET /callback`` is taken (a browser's ``/favicon.ico`` gets 404); the listener binds
-	the loopback address only, never every interface.
+	the loopback address only, never every interface. Once told the sign-in's ``state``
+	(`expect`), an answer carrying another state (a stale tab, another local program) is turned
+	away with 400 and the listener keeps waiting for the real one.
 
 	Args:
 		port: The port (0: any free one; services that register an exact redirect need a fixed one).
@@ -441,33 +448,59 @@ class LoopbackReceiver:
 	def __init__(self, port: int = 0) -> None:
 		received: list[str] = []
 		arrived = threading.Event()
+		owner = self
 
 		class _Handler(BaseHTTPRequestHandler):
 			def do_GET(self) -> None:
 				if urlsplit(self.path).path != CALLBACK_PATH:
 					self.send_error(404)
 					return
+				if not owner._expected_state(self.path):
+					owner.refused += 1
+					self._page(400, _WRONG)
+					return
 				received.append(self.path)
 				arrived.set()
-				self.send_response(200)
+				self._page(200, _PAGE)
+
+			def _page(self, status: int, body: bytes) -> None:
+				self.send_response(status)
 				self.send_header("Content-Type", "text/html; charset=utf-8")
-				self.send_header("Content-Length", str(len(_PAGE)))
+				self.send_header("Content-Length", str(len(body)))
 				self.end_headers()
-				self.wfile.write(_PAGE)
+				self.wfile.write(body)
 
 			def log_message(self, format: str, *args: Any) -> None:
 				return  # the query holds the code: never printed
 
+		self.refused = 0
+		"""Answers turned away because their state was not this sign-in's."""
+		self._state: str | None = None
 		try:
 			self._server = HTTPServer(("127.0.0.1", port), _Handler)
 		except OSError as exc:
 			raise ConfigurationError(
 				f"--port: cannot listen on 127.0.0.1:{port} ({exc.strerror}); choose another port"
 			) from None
+		self._server.timeout = 0.2  # handle_request returns, so close() ends the thread
 		self._received = received
 		self._arrived = arrived
 		self._thread = threading.Thread(target=self._serve, daemon=True)
 		self._thread.start()
+
+	def expect(self, state: str) -> None:
+		"""Take only answers carrying this ``state``.
+
+		Args:
+			state: The state of the consent URL.
+		"""
+		self._state = state
+
+	def _expected_state(self, path: str) -> bool:
+		if self._state is None:
+			return True
+		got = dict(parse_qsl(urlsplit(path).query)).get("state", "")
+		return secrets.compare_digest(got.encode(), self._state.encode())
 
 	def _serve(self) -> None:
 		while not self._arrived.is_set():
@@ -497,6 +530,7 @@ class LoopbackReceiver:
 	def close(self) -> None:
 		"""Stop listening."""
 		self._arrived.set()
+		self._thread.join(timeout=2)
 		self._server.server_close()
 
 
@@ -557,6 +591,7 @@ async def authorize(
 		receiver = LoopbackReceiver(port)
 		try:
 			consent = consent_url(credential, config, receiver.redirect_uri, scopes)
+			receiver.expect(consent.state)
 			show(consent.url)
 			answer = await anyio.to_thread.run_sync(receiver.wait, wait_seconds)
 		finally:
