@@ -229,3 +229,15 @@ def test_device_flow_from_the_command(
 	assert f"open {auth_server.url}/activate and enter the code WDJB-MJHT" in err
 	stored = EncryptedFileStore(env).load("mail")
 	assert stored is not None and stored["accessToken"] not in err and opened == []
+
+
+@pytest.mark.parametrize(
+	("args", "message"),
+	[(["--port", "70000"], "--port: 70000"), (["--timeout", "0"], "--timeout: 0.0")],
+)
+def test_bad_numbers_are_named(
+	env: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+	"""A port or timeout out of range: exit 2 with the option named."""
+	assert main(["auth", "mail", "--client-id", "c", *args]) == ExitCode.USAGE
+	assert message in capsys.readouterr().err

@@ -525,3 +525,15 @@ async def test_a_token_another_holder_saved_is_adopted_and_announced(
 	assert first in auths[1].secrets()
 	saved = store.load("mail")
 	assert saved is not None and saved["accessToken"] == first
+
+
+def test_a_config_that_is_not_json_is_refused_and_nothing_changes(
+	store: EncryptedFileStore,
+) -> None:
+	"""A value JSON cannot hold: an error naming config; what was stored stays."""
+	store.save("gmail", SECRETS)
+	before = store.path.read_bytes()
+	for bad in ({"accessToken": object()}, {"expiryDate": float("nan")}):
+		with pytest.raises(ConfigurationError, match="config: a credential config must hold JSON"):
+			store.save("slack", bad)
+	assert store.path.read_bytes() == before and store.entries() == [("gmail", None)]

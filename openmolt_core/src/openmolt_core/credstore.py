@@ -227,7 +227,14 @@ class EncryptedFileStore:
 	def _write(self, entries: list[dict[str, Any]]) -> None:
 		from openmolt_core._private import FILE_MODE, private_dir
 
-		token = self._cipher().encrypt(json.dumps({"version": 1, "entries": entries}).encode())
+		try:
+			text = json.dumps({"version": 1, "entries": entries}, allow_nan=False)
+		except (TypeError, ValueError) as exc:
+			raise ConfigurationError(
+				f"config: a credential config must hold JSON values (text, numbers, lists, "
+				f"objects): {type(exc).__name__}"
+			) from None
+		token = self._cipher().encrypt(text.encode())
 		private_dir(self.path.parent, own=not os.environ.get("OPENMOLT_CREDENTIALS_FILE"))
 		temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
 		fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)

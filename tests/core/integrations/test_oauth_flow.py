@@ -368,3 +368,10 @@ async def test_a_forged_callback_on_the_loopback_is_turned_away(server: FakeAuth
 	assert statuses == [400, 200]
 	assert tokens["accessToken"].startswith("at-")
 	assert [r["code"] for r in server.token_requests] != ["forged"]
+
+
+@pytest.mark.parametrize("port", [-1, 65536, 10**9])
+def test_a_port_out_of_range_is_named(port: int) -> None:
+	"""Not a port: an error naming --port, never an OverflowError."""
+	with pytest.raises(ConfigurationError, match="--port"):
+		LoopbackReceiver(port)

@@ -117,6 +117,10 @@ def _config(spec: Any, integration: str, ns: argparse.Namespace) -> dict[str, An
 
 
 def _sign_in(ns: argparse.Namespace) -> int:
+	if not 0 <= ns.port <= 65535:
+		raise ConfigurationError(f"--port: {ns.port} is not a port; give 1-65535, or 0 for any")
+	if not ns.timeout > 0:
+		raise ConfigurationError(f"--timeout: {ns.timeout} seconds; give a positive number")
 	import anyio
 	import httpx
 

@@ -473,6 +473,8 @@ class LoopbackReceiver:
 			def log_message(self, format: str, *args: Any) -> None:
 				return  # the query holds the code: never printed
 
+		if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+			raise ConfigurationError(f"--port: {port!r} is not a port; give 1-65535, or 0 for any")
 		self.refused = 0
 		"""Answers turned away because their state was not this sign-in's."""
 		self._state: str | None = None
