@@ -162,6 +162,9 @@ def test_bad_input_is_named(
 	assert "unknown scope(s) ['delete']" in capsys.readouterr().err
 	assert main(["auth", "mail", "--set", "novalue"]) == ExitCode.USAGE
 	assert "--set 'novalue'" in capsys.readouterr().err
+	assert main(["auth", "mail", "--set", "clientSecret=cs-on-the-line"]) == ExitCode.USAGE
+	err = capsys.readouterr().err
+	assert "OPENMOLT_MAIL_CLIENT_SECRET" in err and "cs-on-the-line" not in err
 	assert main(["auth", "httpRequest"]) == ExitCode.USAGE
 	assert "no oauth2 credential" in capsys.readouterr().err
 

@@ -108,8 +108,16 @@ def _config(spec: Any, integration: str, ns: argparse.Namespace) -> dict[str, An
 	for item in ns.set:
 		key, sep, value = item.partition("=")
 		if not sep or not key.strip():
-			raise ConfigurationError(f"--set {item!r}: write KEY=VALUE (--set shop=acme)")
-		given[key.strip()] = value.strip()
+			raise ConfigurationError(f"--set {key!r}: write KEY=VALUE (--set shop=acme)")
+		key = key.strip()
+		if any(word in key.lower() for word in ("secret", "token", "password", "key")):
+			from openmolt_core._envvars import env_var
+
+			raise ConfigurationError(
+				f"--set {key}: a secret is never taken on the command line (shell history, ps); "
+				f"set {env_var(integration, key)} or `openmolt keys set {integration} {key}`"
+			)
+		given[key] = value.strip()
 	if ns.client_id:
 		given["clientId"] = ns.client_id
 	environ = {**_keystore.load(), **os.environ}  # the environment wins, as for `openmolt run`
