@@ -537,3 +537,17 @@ def test_a_config_that_is_not_json_is_refused_and_nothing_changes(
 		with pytest.raises(ConfigurationError, match="config: a credential config must hold JSON"):
 			store.save("slack", bad)
 	assert store.path.read_bytes() == before and store.entries() == [("gmail", None)]
+
+
+def test_an_integration_without_credentials_never_reads_the_store(
+	store: EncryptedFileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""httpRequest needs no credential: an unreadable store does not stop its agent."""
+	from openmolt_core import OpenMolt
+	from openmolt_core.testing import ScriptedModel
+
+	store.save("mail", SECRETS)
+	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())  # now unreadable
+	om = OpenMolt(credential_store=EncryptedFileStore(store.path))
+	agent = om.create_agent(name="a", model=ScriptedModel([]), integrations=["httpRequest"])
+	assert agent is not None

@@ -259,7 +259,7 @@ def bind_integration(
 	given = {**instance_config, **binding.config}
 	# OPENMOLT_<ID>_<KEY> fills what neither gives (env_var names them): code wins in Python.
 	config = {**environment_config(spec, iid, given), **given}
-	stored = _stored_config(store, iid, config)
+	stored = _stored_config(store if spec.credential_setup else None, iid, config)
 	config = {**stored, **config}
 	credential = spec.credential(binding.credential_type)
 	if binding.credential_type and credential is None:
