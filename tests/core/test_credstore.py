@@ -551,3 +551,15 @@ def test_an_integration_without_credentials_never_reads_the_store(
 	om = OpenMolt(credential_store=EncryptedFileStore(store.path))
 	agent = om.create_agent(name="a", model=ScriptedModel([]), integrations=["httpRequest"])
 	assert agent is not None
+
+
+def test_every_stored_secret_is_masked_even_unbound(store: EncryptedFileStore) -> None:
+	"""om.secrets knows every stored token, whether or not an agent uses that integration."""
+	from openmolt_core import OpenMolt
+
+	store.save("gmail", SECRETS)
+	store.save("slack", {"accessToken": "xoxe-stored-slack-77"}, user="alice")
+	om = OpenMolt(entry_points=False, credential_store=store)
+	masked = om.secrets.mask(f"{SECRETS['refreshToken']} xoxe-stored-slack-77 cid-123")
+	assert SECRETS["refreshToken"] not in masked and "xoxe-stored-slack-77" not in masked
+	assert "cid-123" in masked  # a client id is not a secret

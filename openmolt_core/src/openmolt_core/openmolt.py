@@ -162,6 +162,8 @@ class OpenMolt:
 		self._auths: dict[tuple[str, str, str], Any] = {}
 		self.credential_store = _credential_store(credential_store)
 		"""The credential store integrations read after their config and the environment."""
+		if self.credential_store is not None:
+			self.secrets.add_once(self._stored_secrets)
 		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
@@ -559,6 +561,21 @@ class OpenMolt:
 
 			self.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 		return provider
+
+	def _stored_secrets(self) -> set[str]:
+		"""Every secret value in the credential store, bound or not; nothing if it cannot be read."""
+		from openmolt_core._binding import secret_values
+
+		store = self.credential_store
+		found: set[str] = set()
+		if store is None:
+			return found
+		try:
+			for integration, user in store.entries():
+				found |= secret_values(store.load(integration, user) or {})
+		except Exception:  # no key, another key: agents that need the store say so by name
+			log.debug("the credential store could not be read for the secret set")
+		return found
 
 	def _configured_secrets(self) -> set[str]:
 		"""The keys of ``llm_providers`` and ``integrations``, and secret-named environment variables."""
