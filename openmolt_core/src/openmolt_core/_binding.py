@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core.agent import Agent
+	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import HttpTool, Integration
 	from openmolt_core.options import IntegrationEntry
@@ -200,6 +201,17 @@ class BoundTool:
 		return await call(cast("Tool", tool).execute, input, context)
 
 
+def _stored_config(
+	store: CredentialStore | None, iid: str, config: Mapping[str, Any]
+) -> dict[str, Any]:
+	"""The operator's stored keys for ``iid`` that ``config`` (code, file, environment) lacks."""
+	if store is None:
+		return {}
+	stored = store.load(iid) or {}
+	have = {k.replace("_", "").lower() for k, v in config.items() if v not in (None, "")}
+	return {k: v for k, v in stored.items() if k.replace("_", "").lower() not in have}
+
+
 def bind_integration(
 	spec: Integration,
 	binding: IntegrationBinding,
@@ -210,6 +222,7 @@ def bind_integration(
 	files: FileStore | None = None,
 	auth_cache: dict[tuple[str, str, str], httpx.Auth] | None = None,
 	retry: RetryPolicy | None = None,
+	store: CredentialStore | None = None,
 ) -> list[BoundTool]:
 	"""Bind one integration for an agent: credential, auth, and which tools the scopes allow.
 
@@ -226,6 +239,9 @@ def bind_integration(
 			the same credential share one auth, so one OAuth2 refresh serves them all (each
 			agent's ``on_token_refresh`` is still called).
 		retry: The instance's retry policy for the HTTP tools.
+		store: The instance's credential store (`openmolt_core.credstore`): the operator's
+			stored config fills what the config and the environment leave out, and an OAuth2
+			refresh of stored tokens is saved back to it.
 
 	Raises:
 		ConfigurationError: Unknown scope or credential type.
@@ -243,6 +259,8 @@ def bind_integration(
 	given = {**instance_config, **binding.config}
 	# OPENMOLT_<ID>_<KEY> fills what neither gives (env_var names them): code wins in Python.
 	config = {**environment_config(spec, iid, given), **given}
+	stored = _stored_config(store if spec.credential_setup else None, iid, config)
+	config = {**stored, **config}
 	credential = spec.credential(binding.credential_type)
 	if binding.credential_type and credential is None:
 		types = [c.type for c in spec.credential_setup]
@@ -260,6 +278,8 @@ def bind_integration(
 			auth = make_auth(
 				spec, credential, config, on_token_refresh=binding.on_token_refresh, http=http
 			)
+			if store is not None and stored and isinstance(auth, OAuth2Auth):
+				auth.use_store(store, iid, keys=frozenset(stored))
 			if auth_cache is not None and auth is not None:
 				auth_cache[key] = auth
 		elif isinstance(auth, OAuth2Auth):

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.compaction import CompactionConfig
+	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
@@ -95,6 +96,11 @@ class OpenMolt:
 			dict of its fields (``{"attempts": 6, "max_wait": 20}``); default: 4 attempts,
 			waits of at most 30 s, 60 s in all. A provider's ``max_retries`` setting still
 			sets its own number of attempts.
+		credential_store: Where integration credentials from ``openmolt auth`` are kept
+			(`openmolt_core.credstore`): a `CredentialStore`, a path to an encrypted file, or
+			False for none. Default: the encrypted file ``openmolt auth`` writes, when it
+			exists. Its values fill what the config and the environment leave out, join
+			`secrets`, and refreshed tokens are saved back to it.
 	"""
 
 	def __init__(
@@ -119,6 +125,7 @@ class OpenMolt:
 		guardrails: Sequence[Guardrail] = (),
 		taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None = None,
 		retry: RetryPolicy | Mapping[str, Any] | None = None,
+		credential_store: CredentialStore | str | Path | bool | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -153,6 +160,10 @@ class OpenMolt:
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._auths: dict[tuple[str, str, str], Any] = {}
+		self.credential_store = _credential_store(credential_store)
+		"""The credential store integrations read after their config and the environment."""
+		if self.credential_store is not None:
+			self.secrets.add_once(self._stored_secrets)
 		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
@@ -551,6 +562,21 @@ class OpenMolt:
 			self.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 		return provider
 
+	def _stored_secrets(self) -> set[str]:
+		"""Every secret value in the credential store, bound or not; nothing if it cannot be read."""
+		from openmolt_core._binding import secret_values
+
+		store = self.credential_store
+		found: set[str] = set()
+		if store is None:
+			return found
+		try:
+			for integration, user in store.entries():
+				found |= secret_values(store.load(integration, user) or {})
+		except Exception:  # no key, another key: agents that need the store say so by name
+			log.debug("the credential store could not be read for the secret set")
+		return found
+
 	def _configured_secrets(self) -> set[str]:
 		"""The keys of ``llm_providers`` and ``integrations``, and secret-named environment variables."""
 		from openmolt_core._binding import secret_values
@@ -748,6 +774,7 @@ class OpenMolt:
 					files=files,
 					auth_cache=self._auths,
 					retry=self.retry,
+					store=self.credential_store,
 				)
 			)
 		if tools:
@@ -1122,6 +1149,26 @@ def _guardrails(value: Any, where: str) -> tuple[Guardrail, ...]:
 				"Guardrail(check, on=...), or use a built-in (openmolt_core.guardrails)"
 			)
 	return tuple(items)
+
+
+def _credential_store(value: Any) -> CredentialStore | None:
+	"""``OpenMolt(credential_store=...)`` as a store, or None."""
+	from openmolt_core.credstore import CredentialStore, EncryptedFileStore, default_store
+
+	if value is None:
+		return default_store()
+	if value is True:
+		return EncryptedFileStore()
+	if value is False:
+		return None
+	if isinstance(value, (str, Path)):
+		return EncryptedFileStore(value)
+	if isinstance(value, CredentialStore):
+		return value
+	raise ConfigurationError(
+		f"credential_store: a {type(value).__name__} is not a credential store; give a path, "
+		"an object with load, save, delete, entries and locked (openmolt_core.credstore), or False"
+	)
 
 
 def _register_secrets(known: Any, contexts: Sequence[Any], sources: Sequence[Any]) -> None:

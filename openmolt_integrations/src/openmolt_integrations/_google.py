@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from openmolt_core.errors import ToolError
@@ -83,14 +84,21 @@ PAGE_TOKEN: dict[str, Any] = {
 """The ``pageToken`` input every paginated Google list tool takes."""
 
 
-def google_oauth2(*scopes: str) -> OAuth2Credential:
+def google_oauth2(
+	*scopes: str, scope_map: Mapping[str, list[str]] | None = None
+) -> OAuth2Credential:
 	"""The Google OAuth2 credential, asking for the given scope strings.
 
 	The config holds ``clientId``, ``clientSecret``, ``refreshToken`` and optionally a current
 	``accessToken`` with its ``expiryDate``; the engine refreshes the access token when needed.
+	``openmolt auth`` runs Google's flow for installed apps: PKCE (S256), a loopback redirect,
+	``access_type=offline`` and ``prompt=consent`` (so a refresh token comes back every time),
+	space-separated scopes; the Desktop client's secret is sent with the code.
 
 	Args:
 		*scopes: OAuth2 scope strings (``https://www.googleapis.com/auth/drive.file``).
+		scope_map: The OAuth scopes each tool scope needs, so that ``openmolt auth`` asks only
+			for those the agent uses; their scopes join ``scopes``.
 	"""
 	return OAuth2Credential(
 		type="oauth2",
@@ -99,7 +107,10 @@ def google_oauth2(*scopes: str) -> OAuth2Credential:
 		client_id="{{ config.clientId }}",
 		client_secret="{{ config.clientSecret }}",
 		refresh_token="{{ config.refreshToken }}",
-		scopes=list(scopes),
+		scopes=list(dict.fromkeys([*scopes, *(s for v in (scope_map or {}).values() for s in v)])),
+		scope_map={k: list(v) for k, v in (scope_map or {}).items()},
+		pkce="supported",
+		client_secret_required=True,
 		auth_params={
 			"access_type": "offline",
 			"prompt": "consent",

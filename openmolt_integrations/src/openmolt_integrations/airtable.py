@@ -548,6 +548,8 @@ INTEGRATION = Integration(
 				"schema.bases:write",
 			],
 			token_auth="basic",
+			pkce="required",  # Airtable requires PKCE (S256); a public client sends no secret
+			client_secret_required=False,
 		),
 	],
 	scopes={

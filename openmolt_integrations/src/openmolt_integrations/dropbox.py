@@ -547,6 +547,9 @@ INTEGRATION = Integration(
 				"sharing.write",
 			],
 			auth_params={"token_access_type": "offline"},
+			# Dropbox: PKCE (S256) supported, and with it the app secret is optional.
+			pkce="supported",
+			client_secret_required=False,
 		),
 		BearerCredential(
 			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}

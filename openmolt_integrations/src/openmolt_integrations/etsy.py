@@ -616,8 +616,10 @@ INTEGRATION = Integration(
 				"transactions_r",
 				"transactions_w",
 			],
-			auth_params={"code_challenge_method": "S256"},
 			headers={"x-api-key": _API_KEY},
+			# Etsy Open API v3: PKCE required, no client secret (the keystring is the client id).
+			pkce="required",
+			client_secret_required=False,
 		),
 		CustomCredential(type="custom", headers={"x-api-key": _API_KEY}),
 	],

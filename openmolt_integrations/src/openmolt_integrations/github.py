@@ -670,6 +670,12 @@ INTEGRATION = Integration(
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
 			scopes=["repo", "workflow", "read:user"],
+			# GitHub OAuth apps: space-separated scopes, PKCE (S256) accepted, the client secret
+			# at the token URL; private repositories need ``repo`` even to read.
+			pkce="supported",
+			client_secret_required=True,
+			scope_map={"read": ["repo"], "write": ["repo", "workflow"], "actions": ["repo"]},
+			device_url="https://github.com/login/device/code",  # when the app enables it
 		),
 	],
 	scopes={

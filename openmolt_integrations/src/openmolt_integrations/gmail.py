@@ -14,7 +14,19 @@ __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
 _SCOPES = {
 	"https://www.googleapis.com/auth/gmail.modify": "Read, send, draft, label and trash mail (no permanent deletion).",
+	"https://www.googleapis.com/auth/gmail.readonly": "Read mail only (asked for an agent with just the read scope).",
+	"https://www.googleapis.com/auth/gmail.send": "Send mail only (the send scope).",
+	"https://www.googleapis.com/auth/gmail.compose": "Create drafts and send them (the draft scope).",
 }
+
+_SCOPE_MAP = {
+	"read": ["https://www.googleapis.com/auth/gmail.readonly"],
+	"send": ["https://www.googleapis.com/auth/gmail.send"],
+	"draft": ["https://www.googleapis.com/auth/gmail.compose"],
+	"modify": ["https://www.googleapis.com/auth/gmail.modify"],
+	"delete": ["https://www.googleapis.com/auth/gmail.modify"],
+}
+"""The Gmail OAuth scopes each tool scope needs (``openmolt auth gmail --scopes read,send``)."""
 
 _USER = "/gmail/v1/users/{{ input.userId | default: 'me' }}"
 _USER_ID = {
@@ -460,7 +472,7 @@ INTEGRATION = Integration(
 	description="Search, read, send and organize Gmail messages, threads, drafts and labels.",
 	api_version="v1",
 	api_setup=ApiSetup(base_url="https://gmail.googleapis.com"),
-	credential_setup=[google_oauth2(*_SCOPES)],
+	credential_setup=[google_oauth2(*_SCOPES, scope_map=_SCOPE_MAP)],
 	scopes={
 		"read": "Search and read messages, threads, drafts, labels and attachments.",
 		"send": "Send messages and drafts.",

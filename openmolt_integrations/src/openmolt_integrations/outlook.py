@@ -703,6 +703,11 @@ INTEGRATION = Integration(
 				"Calendars.ReadWrite",
 				"Contacts.ReadWrite",
 			],
+			# Microsoft identity platform: PKCE (S256) supported; a "mobile and desktop" (public)
+			# registration needs no client secret, a web one sends it.
+			pkce="supported",
+			client_secret_required=False,
+			device_url=f"{_LOGIN}/devicecode",
 		),
 		BearerCredential(
 			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}

@@ -491,6 +491,28 @@ INTEGRATION = Integration(
 			scopes=_SCOPES,
 			scope_separator=",",
 			auth_params={"user_scope": ",".join(_USER_SCOPES)},
+			# Slack's OAuth v2: comma-separated bot scopes, the client secret at oauth.v2.access,
+			# no PKCE for apps with a secret, and redirect URLs that must be https (even localhost).
+			pkce="unsupported",
+			client_secret_required=True,
+			https_redirect=True,
+			scope_map={
+				"read": [
+					"channels:read",
+					"channels:history",
+					"groups:read",
+					"groups:history",
+					"im:read",
+					"im:history",
+					"mpim:read",
+					"mpim:history",
+					"users:read",
+					"users:read.email",
+				],
+				"write": ["chat:write", "chat:write.public", "im:write", "reactions:write"],
+				"files": ["files:read", "files:write"],
+				"manage": ["channels:manage", "groups:write"],
+			},
 		),
 	],
 	scopes={

@@ -391,6 +391,11 @@ INTEGRATION = Integration(
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
 			scope_separator=",",
+			# TikTok Login Kit for web: client_key, comma-separated scopes, the client secret
+			# at the token URL; its PKCE is for desktop and mobile apps only.
+			client_id_param="client_key",
+			pkce="unsupported",
+			client_secret_required=True,
 			scopes=[
 				"user.info.basic",
 				"user.info.profile",

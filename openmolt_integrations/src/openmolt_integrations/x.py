@@ -594,8 +594,10 @@ INTEGRATION = Integration(
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
 			scopes=_SCOPES,
-			auth_params={"code_challenge_method": "S256"},
 			token_auth="basic",
+			# X OAuth 2.0: PKCE required; a public client sends no secret.
+			pkce="required",
+			client_secret_required=False,
 		),
 		BearerCredential(
 			type="bearer", headers={"Authorization": "Bearer {{ config.bearerToken }}"}

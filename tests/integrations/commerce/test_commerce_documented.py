@@ -373,7 +373,7 @@ def test_etsy_sends_the_api_key_with_the_shared_secret() -> None:
 		assert cred.headers["x-api-key"].startswith("{{ config.apiKey }}")
 		assert ":{{ config.sharedSecret }}" in cred.headers["x-api-key"]
 	(oauth,) = [c for c in etsy.INTEGRATION.credential_setup if c.type == "oauth2"]
-	assert oauth.auth_params["code_challenge_method"] == "S256"
+	assert oauth.pkce == "required" and not oauth.client_secret_required
 	assert oauth.token_url == "https://api.etsy.com/v3/public/oauth/token"
 
 

@@ -9,6 +9,7 @@ openmolt plugins [--json]             installed providers and integrations, with
 openmolt tools [INTEGRATION] [--json] every integration, or one's tools, scopes and schemas
 openmolt schema                       the JSON Schema of agent files
 openmolt keys set|list|remove|path    a per-user store of API keys and integration secrets
+openmolt auth ID | list | revoke ID   sign in to an integration with OAuth2 (encrypted tokens)
 openmolt models [WORD] [--json]       the installed providers' models with their list prices
 openmolt logs [RUN_ID] [-n N] [-q TEXT] the recorded runs, or one run's events (--prune DAYS)
 openmolt completion bash|zsh|fish     a shell completion script
@@ -70,6 +71,7 @@ _SUMMARY = {
 	"tools": "list every integration, or one integration's tools, scopes and input schemas",
 	"schema": "print the JSON Schema of agent files (for editors)",
 	"keys": "store API keys and integration secrets for the command (a 0600 file)",
+	"auth": "sign in to an integration with OAuth2 and keep its tokens encrypted (list, revoke)",
 	"models": "list the providers' models with their prices per million tokens",
 	"logs": "list the recorded runs, or show one run's events (--prune DAYS)",
 	"completion": "print a completion script for bash, zsh or fish",
@@ -344,6 +346,12 @@ def _keys_command(args: list[str]) -> int:
 	return _keystore.main(args)
 
 
+def _auth_command(args: list[str]) -> int:
+	from openmolt_core.cli import _auth
+
+	return _auth.main(args)
+
+
 def _models_command(args: list[str]) -> int:
 	from openmolt_core.cli import _models
 
@@ -410,6 +418,7 @@ def _dispatch(args: list[str]) -> int:
 		"tools": lambda: _info_command("tools", rest),
 		"schema": lambda: _info_command("schema", rest),
 		"keys": lambda: _keys_command(rest),
+		"auth": lambda: _auth_command(rest),
 		"models": lambda: _models_command(rest),
 		"logs": lambda: _logs_command(rest),
 		"completion": lambda: _completion_command(rest),

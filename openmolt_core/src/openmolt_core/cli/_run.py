@@ -119,6 +119,8 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			" or ".join(f"integrations.{iid}.{k}" for k in keys)
 			+ f" in {loaded.file} (the {{id: config}} form)"
 		)
+		if missing.credential == "oauth2":
+			where[-1] += f"; or sign in with `openmolt auth {iid}`"
 		problems.append(" ".join(where))
 	problems = list(dict.fromkeys(problems))  # two models of one provider: said once
 	if strict and problems:

@@ -103,6 +103,23 @@ class OAuth2Credential(_Credential):
 			or with HTTP ``basic``.
 		token_format: How the token request is encoded: ``form`` (OAuth2's standard) or
 			``json`` (Notion documents a JSON body).
+		pkce: Whether the service takes a PKCE S256 ``code_challenge`` (RFC 7636) in the
+			authorization-code flow: ``required`` (X, Etsy), ``supported`` (Google, Microsoft,
+			Dropbox, GitHub) or ``unsupported`` (the challenge is not sent).
+		client_secret_required: Whether exchanging a code needs the client secret (False: a
+			public client with PKCE, as Etsy and Dropbox allow).
+		client_id_param: The authorization and token requests' name for the client id
+			(``client_key`` for TikTok).
+		scope_map: The OAuth scopes each tool scope needs (``{"read":
+			["https://www.googleapis.com/auth/gmail.readonly"]}``): ``openmolt auth`` asks only
+			for those of the tools the agent may call, plus every entry of ``scopes`` that no
+			tool scope lists (``offline_access``). Empty: all of ``scopes`` are asked for.
+		device_url: The device authorization URL (RFC 8628), for services with a device flow
+			(GitHub, Microsoft): ``openmolt auth ID --device`` shows a code to enter on another
+			device instead of redirecting a browser.
+		https_redirect: The service accepts only ``https`` redirect URLs, even on localhost
+			(Slack): ``openmolt auth`` cannot listen on ``http://127.0.0.1`` and asks for
+			``--no-browser --redirect-uri https://...``.
 	"""
 
 	type: Literal["oauth2"] = "oauth2"
@@ -117,6 +134,12 @@ class OAuth2Credential(_Credential):
 	auth_params: dict[str, str | None] = Field(default_factory=dict)
 	token_auth: Literal["body", "basic"] = "body"
 	token_format: Literal["form", "json"] = "form"
+	pkce: Literal["required", "supported", "unsupported"] = "unsupported"
+	client_secret_required: bool = True
+	client_id_param: str = "client_id"
+	scope_map: dict[str, list[str]] = Field(default_factory=dict)
+	https_redirect: bool = False
+	device_url: str | None = None
 
 
 class BasicCredential(_Credential):

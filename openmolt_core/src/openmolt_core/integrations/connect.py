@@ -279,6 +279,12 @@ def credential_needs(spec: Integration, integration: str | None = None) -> list[
 		keys, notes = _credential_keys(iid, cred)
 		keys += _setup_keys(spec, iid, {k.name for k in keys})
 		oauth = cred if isinstance(cred, OAuth2Credential) else None
+		if oauth is not None and oauth.auth_url:
+			notes.append(
+				f"`openmolt auth {iid}` signs in and keeps these keys encrypted in the credential "
+				"store, which agents read after their config and the environment "
+				"(docs/guides/accounts.md)"
+			)
 		out.append(
 			CredentialNeeds(
 				type=cred.type,

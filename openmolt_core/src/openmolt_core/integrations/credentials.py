@@ -21,9 +21,9 @@ import base64
 import datetime as dt
 import logging
 import re
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import anyio
 import httpx
@@ -40,6 +40,7 @@ from openmolt_core.options import EngineConfig, Options, options_config
 if TYPE_CHECKING:
 	from collections.abc import AsyncGenerator
 
+	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.integrations.model import (
 		BasicCredential,
 		BearerCredential,
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("openmolt")
+
+_TOKEN_KEYS = frozenset({"accessToken", "refreshToken", "expiryDate"})
 
 EXPIRY_SKEW = 60.0
 """Seconds before its expiry at which an OAuth2 token is refreshed."""
@@ -334,6 +337,32 @@ class OAuth2Auth(httpx.Auth):
 		self.refreshes = 0
 		self._lock = anyio.Lock()
 		self._seen: set[str] = set()
+		self._store: tuple[CredentialStore, str, str | None, frozenset[str]] | None = None
+
+	def use_store(
+		self,
+		store: CredentialStore,
+		integration: str,
+		user: str | None = None,
+		*,
+		keys: frozenset[str] = frozenset(_TOKEN_KEYS),
+	) -> None:
+		"""Refresh through a credential store: one refresh at a time across processes.
+
+		Before refreshing, the auth takes the store's lock for this credential and reads it
+		again: a token another process saved meanwhile is used instead of refreshing (and a
+		rotated refresh token is not spent twice). A new token is saved back under the lock.
+
+		Args:
+			store: The store the config came from (`openmolt_core.credstore`).
+			integration: The id it is stored under.
+			user: The end user; None: the operator.
+			keys: The token keys (camelCase) that came from the store, which it may replace;
+				a key the application gave explicitly is kept.
+		"""
+		camel = {snake: camel for camel, snake in OAUTH2_CONFIG_KEYS.items()}
+		wanted = frozenset(camel.get(k, k) for k in keys) & _TOKEN_KEYS
+		self._store = (store, integration, user, wanted)
 
 	def add_refresh_listener(self, callback: Callable[[dict[str, Any]], Any] | None) -> None:
 		"""Also call ``callback`` after each refresh (another agent sharing this credential).
@@ -372,8 +401,62 @@ class OAuth2Auth(httpx.Auth):
 			token = self._token_now()
 			if self._fresh(token, stale):
 				return token
+			if self._store is None:
+				await self._refresh()
+				return self._token_now()
+			return await self._refresh_shared(stale)
+
+	async def _refresh_shared(self, stale: str | None) -> str:
+		"""`_refresh` under the store's cross-process lock, adopting what another process saved."""
+		assert self._store is not None
+		store, integration, user, keys = self._store
+		lock = store.locked(integration, user)
+		try:
+			with anyio.CancelScope(shield=True):  # a lock taken is always released below
+				await anyio.to_thread.run_sync(lock.__enter__)
+		except Exception as exc:  # a store that cannot lock: refresh in this process alone
+			log.warning("%s: the credential store's lock failed (%s)", self.iid, type(exc).__name__)
 			await self._refresh()
 			return self._token_now()
+		try:
+			try:
+				stored = await anyio.to_thread.run_sync(store.load, integration, user) or {}
+			except Exception as exc:
+				raise ToolError(
+					f"{self.iid}: the credential store could not be read to refresh the token "
+					f"({type(exc).__name__}); check the store's key, or run `openmolt auth "
+					f"{integration}` again"
+				) from None
+			adopted = {}
+			for key in keys:  # camelCase, or the snake_case spelling a store may hold
+				value = stored.get(key) or stored.get(OAUTH2_CONFIG_KEYS[key])
+				if value not in (None, ""):
+					adopted[key] = str(value)
+			if adopted and any(self.config.get(k) != v for k, v in adopted.items()):
+				self.config = {**self.config, **adopted}
+				for camel, value in adopted.items():  # the user's spelling too
+					if OAUTH2_CONFIG_KEYS[camel] in self.config:
+						self.config[OAUTH2_CONFIG_KEYS[camel]] = value
+				self._seen |= {v for k, v in adopted.items() if k != "expiryDate"}
+				token = self._token_now()
+				if self._fresh(token, stale):
+					# Another process refreshed while this one waited: its token, and the news.
+					await self._notify(dict(self.config))
+					return token
+			await self._refresh()
+			saved = {k: self.config[k] for k in _TOKEN_KEYS if self.config.get(k) not in (None, "")}
+			try:
+				await anyio.to_thread.run_sync(store.save, integration, {**stored, **saved}, user)
+			except Exception as exc:  # the token works; only the next process will refresh again
+				log.warning(
+					"%s: the new token could not be saved to the credential store (%s)",
+					self.iid,
+					type(exc).__name__,
+				)
+			return self._token_now()
+		finally:
+			with anyio.CancelScope(shield=True):
+				await anyio.to_thread.run_sync(lock.__exit__, None, None, None)
 
 	async def _refresh(self) -> None:
 		cfg = self.config
@@ -439,6 +522,10 @@ class OAuth2Auth(httpx.Auth):
 			if OAUTH2_CONFIG_KEYS[camel] in new:  # keep the user's spelling current as well
 				new[OAUTH2_CONFIG_KEYS[camel]] = value
 		self.config = new
+		await self._notify(new)
+
+	async def _notify(self, new: dict[str, Any]) -> None:
+		"""Give the new config to ``on_token_refresh`` and every listener."""
 		callbacks = [self.on_token_refresh, *self._listeners]
 		for callback in (c for c in callbacks if c is not None):
 			try:
@@ -544,7 +631,8 @@ def authorization_url(
 	*,
 	scope_separator: str | None = None,
 	code_challenge: str | None = None,
-	client_id_param: str = "client_id",
+	client_id_param: str | None = None,
+	scopes: Sequence[str] | None = None,
 ) -> str:
 	"""The URL where a user authorizes the app, for docs and the CLI (authorization-code flow).
 
@@ -556,8 +644,10 @@ def authorization_url(
 		state: An unguessable value to check on return.
 		scope_separator: How scopes are joined; None uses the credential's ``scope_separator``
 			(``" "`` unless the integration sets ``,``, as Slack and TikTok do).
-		code_challenge: A PKCE S256 challenge, for services that require PKCE (X).
-		client_id_param: The parameter that carries the client id (``client_key`` for TikTok).
+		code_challenge: A PKCE S256 challenge (`openmolt_core.integrations.oauth.pkce_pair`).
+		client_id_param: The parameter that carries the client id; None: the credential's
+			``client_id_param`` (``client_key`` for TikTok).
+		scopes: The OAuth scopes to ask for; None: all of the credential's ``scopes``.
 
 	Raises:
 		IntegrationError: The credential is not oauth2 or has no ``auth_url``.
@@ -565,19 +655,31 @@ def authorization_url(
 	if credential.type != "oauth2" or not credential.auth_url:
 		raise IntegrationError("needs an oauth2 credential with auth_url", integration="oauth2")
 	config = oauth2_config(config)
-	params: dict[str, str | None] = {
-		"response_type": "code",
-		client_id_param: _value(credential.client_id, config, "clientId"),
-		"redirect_uri": redirect_uri,
-		"state": state,
-	}
-	if credential.scopes:
+	# The integration's extra parameters first: none of them may replace the flow's own, and
+	# one given as None drops a parameter the flow would send (Shopify takes no response_type).
+	extra = credential.auth_params
+	params: dict[str, str | None] = {k: v for k, v in extra.items() if v is not None}
+	params.update(
+		{
+			"response_type": "code",
+			client_id_param or credential.client_id_param: _value(
+				credential.client_id, config, "clientId"
+			),
+			"redirect_uri": redirect_uri,
+			"state": state,
+		}
+	)
+	for key in [k for k, v in extra.items() if v is None]:
+		params.pop(key, None)
+	wanted = list(credential.scopes if scopes is None else scopes)
+	if wanted:
 		separator = credential.scope_separator if scope_separator is None else scope_separator
-		params["scope"] = separator.join(credential.scopes)
+		params["scope"] = separator.join(wanted)
 	if code_challenge:
 		params["code_challenge"] = code_challenge
 		params["code_challenge_method"] = "S256"
-	params.update(credential.auth_params)
+	else:
+		params.pop("code_challenge_method", None)
 	sent = {k: v for k, v in params.items() if v is not None}
 	base = _value(credential.auth_url, config, "authUrl")
-	return f"{base}{'&' if '?' in base else '?'}{urlencode(sent)}"
+	return f"{base}{'&' if '?' in base else '?'}{urlencode(sent, quote_via=quote)}"

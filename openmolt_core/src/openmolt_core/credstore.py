@@ -1,0 +1,384 @@
+"""Where integration credentials obtained by ``openmolt auth`` live: an encrypted file, or your own store.
+
+A `CredentialStore` keeps one config per (integration, user): the tokens an OAuth2 sign-in gave
+(``accessToken``, ``refreshToken``, ``expiryDate``) with the client id and secret that refresh
+them. ``user=None`` is the operator (the one account the application acts as); other users are
+for credentials per end user. An integration reads the store after its explicit config and the
+environment (`openmolt_core._binding.bind_integration`), the values join ``om.secrets``, and a
+refresh writes the new tokens back under `CredentialStore.locked`, so processes sharing a store
+refresh one at a time and each uses the token another obtained.
+
+`EncryptedFileStore` is the default: one file (``$OPENMOLT_CREDENTIALS_FILE``, else
+``$XDG_CONFIG_HOME/openmolt/credentials.enc``), mode 0600, encrypted whole with Fernet
+(AES-128-CBC with HMAC-SHA256, from the ``cryptography`` package). Its key comes from the OS
+keyring when the ``keyring`` package is installed and has a backend (made on first use), else
+from ``OPENMOLT_CREDENTIALS_KEY``; make one with::
+
+	python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"
+
+Without a key nothing is stored: a credential is never written in clear. Another store (a
+database table, a secrets manager) implements the five methods of `CredentialStore`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from openmolt_core.errors import ConfigurationError
+
+__all__ = [
+	"KEY_VARIABLE",
+	"CredentialStore",
+	"EncryptedFileStore",
+	"default_path",
+	"default_store",
+]
+
+KEY_VARIABLE = "OPENMOLT_CREDENTIALS_KEY"
+"""The environment variable holding the file store's Fernet key when no keyring is available."""
+
+_KEYRING_SERVICE = "openmolt"
+_KEYRING_NAME = "credentials-key"
+_HOW = (
+	f'set {KEY_VARIABLE} to a key made with: python -c "from cryptography.fernet import '
+	'Fernet; print(Fernet.generate_key().decode())"'
+)
+
+
+@runtime_checkable
+class CredentialStore(Protocol):
+	"""Credentials per (integration, user); ``user=None`` is the operator.
+
+	Implementations keep values secret at rest and never put them in a repr or a message.
+	"""
+
+	def load(self, integration: str, user: str | None = None) -> dict[str, Any] | None:
+		"""The stored config, or None.
+
+		Args:
+			integration: The integration id (``gmail``).
+			user: The end user; None: the operator.
+		"""
+		...
+
+	def save(self, integration: str, config: Mapping[str, Any], user: str | None = None) -> None:
+		"""Store (replace) a config.
+
+		Args:
+			integration: The integration id.
+			config: The config (tokens, client id and secret).
+			user: The end user; None: the operator.
+		"""
+		...
+
+	def delete(self, integration: str, user: str | None = None) -> bool:
+		"""Forget a config; True when there was one.
+
+		Args:
+			integration: The integration id.
+			user: The end user; None: the operator.
+		"""
+		...
+
+	def entries(self) -> list[tuple[str, str | None]]:
+		"""Every stored (integration, user), sorted."""
+		...
+
+	def locked(
+		self, integration: str, user: str | None = None
+	) -> contextlib.AbstractContextManager[None]:
+		"""Hold the lock of one credential, across processes, while refreshing and saving it.
+
+		Args:
+			integration: The integration id.
+			user: The end user; None: the operator.
+		"""
+		...
+
+
+def default_path() -> Path:
+	"""``$OPENMOLT_CREDENTIALS_FILE``, else ``$XDG_CONFIG_HOME/openmolt/credentials.enc``."""
+	explicit = os.environ.get("OPENMOLT_CREDENTIALS_FILE")
+	if explicit:
+		return Path(explicit)
+	base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+	return Path(base) / "openmolt" / "credentials.enc"
+
+
+def _keyring_key() -> bytes | None:
+	"""The key kept in the OS keyring, made there on first use; None without a usable keyring."""
+	import importlib
+
+	try:
+		keyring: Any = importlib.import_module("keyring")  # optional: typed as Any
+	except ImportError:
+		return None
+	try:
+		backend = keyring.get_keyring()
+		if getattr(backend, "priority", 1) <= 0:  # keyring's "fail" and "null" backends
+			return None
+		found = keyring.get_password(_KEYRING_SERVICE, _KEYRING_NAME)
+		if isinstance(found, str) and found:
+			return found.encode("ascii")
+		from cryptography.fernet import Fernet
+
+		made = Fernet.generate_key()
+		keyring.set_password(_KEYRING_SERVICE, _KEYRING_NAME, made.decode("ascii"))
+		return made
+	except Exception:  # keyring.errors.KeyringError and whatever a backend raises: no keyring
+		return None
+
+
+def _check_user(user: str | None) -> str:
+	if user is None:
+		return ""
+	if not isinstance(user, str) or not user.strip():
+		raise ConfigurationError("user: give a non-empty user id, or None for the operator")
+	return user
+
+
+class EncryptedFileStore:
+	"""The default `CredentialStore`: one Fernet-encrypted JSON file, mode 0600.
+
+	Args:
+		path: The file (default: `default_path`).
+		key: The Fernet key (default: the OS keyring, else ``OPENMOLT_CREDENTIALS_KEY``).
+
+	The key is looked up when the file is first read or written, so making a store is cheap.
+	"""
+
+	def __init__(
+		self, path: str | os.PathLike[str] | None = None, *, key: str | bytes | None = None
+	):
+		self.path = Path(path) if path is not None else default_path()
+		self._key = key.encode("ascii") if isinstance(key, str) else key
+		self._fernet: Any = None
+
+	def __repr__(self) -> str:
+		return f"EncryptedFileStore({str(self.path)!r})"
+
+	def _cipher(self) -> Any:
+		if self._fernet is not None:
+			return self._fernet
+		try:
+			from cryptography.fernet import Fernet
+		except ImportError:
+			raise ConfigurationError(
+				"the credential store needs the cryptography package: "
+				"pip install 'openmolt-core[credentials]'"
+			) from None
+		key = self._key or _keyring_key()
+		where = "the key given" if self._key else "the OS keyring"
+		if key is None:
+			raw = os.environ.get(KEY_VARIABLE, "").strip()
+			if not raw:
+				raise ConfigurationError(
+					f"the credential store {self.path} needs an encryption key and no OS keyring "
+					f"is available; {_HOW}. Credentials are never stored in clear"
+				)
+			key, where = raw.encode("ascii", "replace"), KEY_VARIABLE
+		try:
+			self._fernet = Fernet(key)
+		except (ValueError, TypeError):
+			raise ConfigurationError(
+				f"{where}: not a Fernet key (32 bytes, url-safe base64); {_HOW}"
+			) from None
+		return self._fernet
+
+	def _read(self) -> list[dict[str, Any]]:
+		try:
+			blob = self.path.read_bytes()
+		except FileNotFoundError:
+			return []
+		except OSError as exc:
+			raise ConfigurationError(
+				f"{self.path}: cannot read the credential store ({exc.strerror})"
+			) from None
+		if not blob.strip():
+			return []
+		from cryptography.fernet import InvalidToken
+
+		cipher = self._cipher()
+		try:
+			data = json.loads(cipher.decrypt(blob.strip()))
+		except InvalidToken:
+			raise ConfigurationError(
+				f"{self.path}: cannot decrypt the credential store with this key (it was written "
+				f"with another, or changed); use the key it was made with ({KEY_VARIABLE} or the "
+				"OS keyring), or delete the file and sign in again"
+			) from None
+		except ValueError:
+			data = None
+		entries = data.get("entries") if isinstance(data, dict) else None
+		if not isinstance(entries, list):
+			raise ConfigurationError(
+				f"{self.path}: the credential store is damaged; delete it and sign in again"
+			)
+		return [e for e in entries if isinstance(e, dict) and isinstance(e.get("config"), dict)]
+
+	def _write(self, entries: list[dict[str, Any]]) -> None:
+		from openmolt_core._private import FILE_MODE, private_dir
+
+		try:
+			text = json.dumps({"version": 1, "entries": entries}, allow_nan=False)
+		except (TypeError, ValueError) as exc:
+			raise ConfigurationError(
+				f"config: a credential config must hold JSON values (text, numbers, lists, "
+				f"objects): {type(exc).__name__}"
+			) from None
+		token = self._cipher().encrypt(text.encode())
+		private_dir(self.path.parent, own=not os.environ.get("OPENMOLT_CREDENTIALS_FILE"))
+		temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+		fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+		try:
+			os.fchmod(fd, FILE_MODE)  # whatever the umask
+			with os.fdopen(fd, "wb") as out:
+				out.write(token + b"\n")
+				out.flush()
+				os.fsync(out.fileno())
+		except BaseException:
+			temporary.unlink(missing_ok=True)
+			raise
+		os.replace(temporary, self.path)
+
+	@contextlib.contextmanager
+	def _flock(self, name: str) -> Iterator[None]:
+		from openmolt_core._private import FILE_MODE, private_dir
+
+		private_dir(self.path.parent, own=not os.environ.get("OPENMOLT_CREDENTIALS_FILE"))
+		lock = self.path.with_name(f".{self.path.name}.{name}.lock")
+		fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+		try:
+			fcntl.flock(fd, fcntl.LOCK_EX)
+			yield
+		finally:
+			fcntl.flock(fd, fcntl.LOCK_UN)
+			os.close(fd)
+
+	def check(self) -> None:
+		"""Make sure the store can be written and read: a key, and the right one.
+
+		Raises:
+			ConfigurationError: No key (the message says how to make one), a malformed key, or
+				a file written with another key.
+		"""
+		self._cipher()
+		self._read()
+
+	def load(self, integration: str, user: str | None = None) -> dict[str, Any] | None:
+		"""The stored config of (integration, user), or None.
+
+		Args:
+			integration: The integration id.
+			user: The end user; None: the operator.
+
+		Raises:
+			ConfigurationError: No key, a wrong key, or a damaged file.
+		"""
+		who = _check_user(user)
+		if not self.path.exists():
+			return None
+		for entry in self._read():
+			if entry.get("integration") == integration and entry.get("user", "") == who:
+				return dict(entry["config"])
+		return None
+
+	def save(self, integration: str, config: Mapping[str, Any], user: str | None = None) -> None:
+		"""Store (replace) the config of (integration, user), encrypted.
+
+		Args:
+			integration: The integration id.
+			config: The config.
+			user: The end user; None: the operator.
+
+		Raises:
+			ConfigurationError: No key (nothing is written in clear), or a wrong one.
+		"""
+		who = _check_user(user)
+		if not integration:
+			raise ConfigurationError("integration: give the integration id")
+		self._cipher()  # no key: refuse before touching the file
+		with self._flock("file"):
+			entries = [
+				e
+				for e in self._read()
+				if not (e.get("integration") == integration and e.get("user", "") == who)
+			]
+			now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+			entries.append(
+				{"integration": integration, "user": who, "config": dict(config), "updated": now}
+			)
+			entries.sort(key=lambda e: (e["integration"], e.get("user", "")))
+			self._write(entries)
+
+	def delete(self, integration: str, user: str | None = None) -> bool:
+		"""Forget the config of (integration, user).
+
+		Args:
+			integration: The integration id.
+			user: The end user; None: the operator.
+
+		Returns:
+			True when there was one.
+		"""
+		who = _check_user(user)
+		if not self.path.exists():
+			return False
+		with self._flock("file"):
+			entries = self._read()
+			kept = [
+				e
+				for e in entries
+				if not (e.get("integration") == integration and e.get("user", "") == who)
+			]
+			if len(kept) == len(entries):
+				return False
+			self._write(kept)
+			return True
+
+	def entries(self) -> list[tuple[str, str | None]]:
+		"""Every stored (integration, user), sorted; the operator's user is None."""
+		if not self.path.exists():
+			return []
+		return [(str(e.get("integration")), e.get("user") or None) for e in self._read()]
+
+	def updated(self, integration: str, user: str | None = None) -> str | None:
+		"""When (integration, user) was last saved (ISO 8601), or None.
+
+		Args:
+			integration: The integration id.
+			user: The end user; None: the operator.
+		"""
+		who = _check_user(user)
+		for entry in self._read() if self.path.exists() else []:
+			if entry.get("integration") == integration and entry.get("user", "") == who:
+				return str(entry.get("updated") or "") or None
+		return None
+
+	def locked(
+		self, integration: str, user: str | None = None
+	) -> contextlib.AbstractContextManager[None]:
+		"""An exclusive lock on one credential (an ``fcntl`` lock file beside the store).
+
+		Every process sharing the file waits on it, so one refresh runs at a time.
+
+		Args:
+			integration: The integration id.
+			user: The end user; None: the operator.
+		"""
+		digest = hashlib.sha256(f"{integration}\0{_check_user(user)}".encode()).hexdigest()[:16]
+		return self._flock(digest)
+
+
+def default_store() -> EncryptedFileStore | None:
+	"""The default file store when its file exists (``openmolt auth`` made it), else None."""
+	path = default_path()
+	return EncryptedFileStore(path) if path.exists() else None

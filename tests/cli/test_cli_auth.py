@@ -1,0 +1,246 @@
+"""``openmolt auth``: sign in through the browser, list and revoke, never printing a token."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from cryptography.fernet import Fernet
+
+from openmolt_core.cli import main
+from openmolt_core.cli._exit import ExitCode
+from openmolt_core.credstore import EncryptedFileStore
+from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
+
+
+def _load_fake_server() -> Any:
+	# The authorization server the core's flow tests use (tests/core/integrations/_fake_oauth.py).
+	path = Path(__file__).parents[1] / "core" / "integrations" / "_fake_oauth.py"
+	spec = importlib.util.spec_from_file_location("openmolt_test_fake_oauth", path)
+	assert spec is not None and spec.loader is not None
+	module = importlib.util.module_from_spec(spec)
+	spec.loader.exec_module(module)
+	return module.FakeAuthServer
+
+
+FakeAuthServer = _load_fake_server()
+
+
+@pytest.fixture
+def auth_server() -> Iterator[Any]:
+	srv = FakeAuthServer()
+	yield srv
+	srv.close()
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, auth_server: Any) -> Path:
+	"""A credential file and key of the test's own, and a ``mail`` integration at the fake server."""
+	path = tmp_path / "credentials.enc"
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(path))
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_KEY", Fernet.generate_key().decode())
+	monkeypatch.setenv("OPENMOLT_KEYS_FILE", str(tmp_path / "keys.json"))
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	spec = Integration(
+		id="mail",
+		name="Mail",
+		api_setup=ApiSetup(base_url="https://api.example.com"),
+		credential_setup=[
+			OAuth2Credential(
+				type="oauth2",
+				auth_url=f"{auth_server.url}/authorize",
+				token_url=f"{auth_server.url}/token",
+				client_id="{{ config.clientId }}",
+				client_secret="{{ config.clientSecret }}",
+				refresh_token="{{ config.refreshToken }}",
+				scopes=["offline", "mail.read", "mail.send"],
+				scope_map={"read": ["mail.read"], "send": ["mail.send"]},
+				pkce="required",
+				device_url=f"{auth_server.url}/device",
+			)
+		],
+		scopes={"read": "read", "send": "send"},
+		tools=[HttpTool(handle="me", description="d", endpoint="/me", scopes=["read"])],
+	)
+	from openmolt_core.plugins import Plugins
+
+	real = Plugins.integration
+
+	def integration(self: Any, id: str) -> Integration:
+		return spec if id == "mail" else real(self, id)
+
+	monkeypatch.setattr(Plugins, "integration", integration)
+	return path
+
+
+def _browser(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+	opened: list[str] = []
+
+	def open_url(url: str) -> bool:
+		opened.append(url)
+		with httpx.Client(trust_env=False, follow_redirects=True) as client:
+			assert client.get(url).status_code == 200
+		return True
+
+	import webbrowser
+
+	monkeypatch.setattr(webbrowser, "open", open_url)
+	return opened
+
+
+def test_sign_in_stores_encrypted_tokens_and_prints_none(
+	env: Path,
+	auth_server: Any,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""The browser flow ends with the tokens in the store; nothing printed holds a token."""
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_SECRET", "csecret-abcdef")
+	opened = _browser(monkeypatch)
+	code = main(["auth", "mail", "--client-id", "cid-123", "--scopes", "send"])
+	out, err = capsys.readouterr()
+	assert code == ExitCode.SUCCESS, err
+	assert len(opened) == 1 and auth_server.authorize_requests[0]["scope"] == "offline mail.send"
+	stored = EncryptedFileStore(env).load("mail")
+	assert stored is not None
+	assert stored["clientId"] == "cid-123" and stored["clientSecret"] == "csecret-abcdef"
+	for secret in (stored["accessToken"], stored["refreshToken"], "csecret-abcdef"):
+		assert secret not in out + err
+		assert secret.encode() not in env.read_bytes()
+	assert "Signed in to mail (with a refresh token)" in err
+
+	assert main(["auth", "list", "--json"]) == ExitCode.SUCCESS
+	listed_text = capsys.readouterr().out
+	(row,) = json.loads(listed_text)
+	assert row["integration"] == "mail" and row["user"] is None and row["refreshToken"] is True
+	assert stored["accessToken"] not in listed_text and stored["refreshToken"] not in listed_text
+
+	assert main(["auth", "revoke", "mail"]) == ExitCode.SUCCESS
+	assert EncryptedFileStore(env).load("mail") is None
+	assert main(["auth", "revoke", "mail"]) == ExitCode.USAGE
+	assert "no stored sign-in" in capsys.readouterr().err
+
+
+def test_an_agent_file_gives_the_scopes(
+	env: Path,
+	auth_server: Any,
+	tmp_path: Path,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""--agent: the agent file's scopes for the integration choose the OAuth scopes."""
+	agent = tmp_path / "agent.json"
+	agent.write_text(
+		json.dumps(
+			{
+				"name": "a",
+				"model": "openai:gpt-5-mini",
+				"integrations": [{"integration": "mail", "scopes": ["read"]}],
+			}
+		)
+	)
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_ID", "cid-123")
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_SECRET", "csecret-abcdef")
+	_browser(monkeypatch)
+	assert main(["auth", "mail", "--agent", str(agent)]) == ExitCode.SUCCESS, capsys.readouterr()
+	assert auth_server.authorize_requests[0]["scope"] == "offline mail.read"
+
+
+def test_bad_input_is_named(
+	env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An unknown tool scope, a bad --set, an integration without OAuth: errors naming the fix."""
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_ID", "cid-123")
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_SECRET", "csecret-abcdef")
+	assert main(["auth", "mail", "--scopes", "delete"]) == ExitCode.USAGE
+	assert "unknown scope(s) ['delete']" in capsys.readouterr().err
+	assert main(["auth", "mail", "--set", "novalue"]) == ExitCode.USAGE
+	assert "--set 'novalue'" in capsys.readouterr().err
+	assert main(["auth", "mail", "--set", "clientSecret=cs-on-the-line"]) == ExitCode.USAGE
+	err = capsys.readouterr().err
+	assert "OPENMOLT_MAIL_CLIENT_SECRET" in err and "cs-on-the-line" not in err
+	assert main(["auth", "httpRequest"]) == ExitCode.USAGE
+	assert "no oauth2 credential" in capsys.readouterr().err
+
+
+def test_no_key_stops_before_the_browser_opens(
+	env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Without a key nothing is asked of the user and nothing is stored in clear."""
+	monkeypatch.delenv("OPENMOLT_CREDENTIALS_KEY")
+	opened = _browser(monkeypatch)
+	assert main(["auth", "mail", "--client-id", "cid-123"]) == ExitCode.USAGE
+	assert "OPENMOLT_CREDENTIALS_KEY" in capsys.readouterr().err
+	assert opened == [] and not env.exists()
+
+
+def test_list_when_empty(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+	"""No sign-ins yet: says how to make one."""
+	assert main(["auth", "list"]) == ExitCode.SUCCESS
+	assert "openmolt auth ID" in capsys.readouterr().out
+
+
+def test_a_run_uses_stored_tokens_and_names_openmolt_auth_when_none(
+	tmp_path: Path, server: Any, cli: Any
+) -> None:
+	"""`openmolt run` reads the store; without a sign-in it says `openmolt auth gmail`."""
+	import datetime as dt
+
+	path = cli.agent_file(tmp_path, server, integrations=["gmail"])
+	key = Fernet.generate_key().decode()
+	store_file = tmp_path / "creds.enc"
+	env = cli.clean_env(
+		**{
+			cli.KEY_VAR: "k",
+			"OPENMOLT_CREDENTIALS_FILE": str(store_file),
+			"OPENMOLT_CREDENTIALS_KEY": key,
+		}
+	)
+	done = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	assert done.returncode == 2
+	assert "or sign in with `openmolt auth gmail`" in done.stderr
+	later = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).isoformat()
+	tokens = {
+		"accessToken": "ya29.stored-access-1",
+		"refreshToken": "1//stored-refresh-1",
+		"expiryDate": later,
+		"clientId": "cid.apps.googleusercontent.com",
+		"clientSecret": "GOCSPX-stored-secret",
+	}
+	EncryptedFileStore(store_file, key=key).save("gmail", tokens)
+	ran = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	assert ran.returncode == 0, ran.stderr
+	for secret in ("ya29.stored-access-1", "1//stored-refresh-1", "GOCSPX-stored-secret"):
+		assert secret not in ran.stdout + ran.stderr
+
+
+def test_device_flow_from_the_command(
+	env: Path, auth_server: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""--device shows the code, needs no client secret, and stores the tokens."""
+	auth_server.device_interval = 0
+	auth_server.device_answers = ["ok"]
+	opened = _browser(monkeypatch)
+	assert main(["auth", "mail", "--device", "--client-id", "cid-123"]) == ExitCode.SUCCESS
+	err = capsys.readouterr().err
+	assert f"open {auth_server.url}/activate and enter the code WDJB-MJHT" in err
+	stored = EncryptedFileStore(env).load("mail")
+	assert stored is not None and stored["accessToken"] not in err and opened == []
+
+
+@pytest.mark.parametrize(
+	("args", "message"),
+	[(["--port", "70000"], "--port: 70000"), (["--timeout", "0"], "--timeout: 0.0")],
+)
+def test_bad_numbers_are_named(
+	env: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+	"""A port or timeout out of range: exit 2 with the option named."""
+	assert main(["auth", "mail", "--client-id", "c", *args]) == ExitCode.USAGE
+	assert message in capsys.readouterr().err
