@@ -194,6 +194,11 @@ CREATE TABLE IF NOT EXISTS session_items (
 	created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS session_items_by_session ON session_items (session_id, id);
+CREATE TABLE IF NOT EXISTS session_last (
+	scope TEXT PRIMARY KEY,
+	session_id TEXT NOT NULL,
+	updated REAL NOT NULL
+);
 """
 
 
@@ -289,6 +294,36 @@ class SQLiteSession:
 		await anyio.to_thread.run_sync(
 			self._run, "DELETE FROM session_items WHERE session_id = ?", [(self.session_id,)]
 		)
+
+	async def mark_last(self, scope: str) -> None:
+		"""Remember this session as the last one of ``scope`` (the CLI's ``-c`` reads it).
+
+		Args:
+			scope: What the session was the last one of (``cli:<agent name>``).
+		"""
+		await anyio.to_thread.run_sync(
+			self._run,
+			"INSERT INTO session_last (scope, session_id, updated) VALUES (?, ?, ?) "
+			"ON CONFLICT(scope) DO UPDATE SET session_id = excluded.session_id, "
+			"updated = excluded.updated",
+			[(scope, self.session_id, time.time())],
+		)
+
+	@classmethod
+	async def last(cls, scope: str, path: str | os.PathLike[str] | None = None) -> str | None:
+		"""The id of the session last marked for ``scope`` in the file (None: none yet).
+
+		Args:
+			scope: As given to `mark_last`.
+			path: The file (default: `default_path`).
+		"""
+		probe = cls("probe", path)
+		if not probe.path.exists():
+			return None
+		rows = await anyio.to_thread.run_sync(
+			probe._run, "SELECT session_id FROM session_last WHERE scope = ?", [(scope,)]
+		)
+		return str(rows[0][0]) if rows else None
 
 
 class SQLAlchemySession:
