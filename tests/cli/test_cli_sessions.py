@@ -51,7 +51,7 @@ def test_c_continues_the_agents_last_conversation(tmp_path, server, cli) -> None
 	# --session moves the last one; -c follows it
 	cli.openmolt(str(path), "--input", "Cy", "--session", "other", cwd=tmp_path, env=env)
 	cli.openmolt(str(path), "--input", "Di", "-c", cwd=tmp_path, env=env)
-	assert [e["content"] for e in first_turn(server.requests[3])["earlier"]][0] == "Cy"
+	assert first_turn(server.requests[3])["earlier"][0]["content"] == "Cy"
 
 
 def test_session_and_c_together_are_refused(tmp_path, server, cli) -> None:
