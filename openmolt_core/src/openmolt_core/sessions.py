@@ -469,8 +469,12 @@ class SessionHistory:
 
 
 def _entry(item: dict[str, Any]) -> dict[str, Any]:
-	# The stored item as the model sees it: who, and what (nothing else changes between turns).
-	return {"role": item["role"], "content": item.get("content")}
+	# The stored item as the model sees it: who, what, and whether someone untrusted wrote or
+	# shaped it (all fixed when it was written: an entry never changes between turns).
+	entry = {"role": item["role"], "content": item.get("content")}
+	if item.get("tainted"):
+		entry["untrusted"] = True
+	return entry
 
 
 def _start(items: list[dict[str, Any]]) -> tuple[int, dict[str, Any] | None]:
@@ -489,7 +493,7 @@ def history_of(items: list[dict[str, Any]]) -> SessionHistory:
 	if summary is not None:
 		text = str(summary.get("content") or "")
 		note = "the earlier turns, summarised" if text else "earlier turns were dropped"
-		earlier.append({"role": "summary", "content": text or note})
+		earlier.append(_entry({**summary, "content": text or note}))
 		tainted = bool(summary.get("tainted"))
 	for item in items[start:]:
 		if item.get("role") in ("user", "agent"):
