@@ -191,7 +191,8 @@ class _ChatChannel(_Model):
 		default=20,
 		ge=0,
 		le=200,
-		description="Earlier messages of the chat a new run is given, to continue the conversation.",
+		description="0: each message is a run of its own; more: the chat is a session whose "
+		"earlier turns (summarised when long) each run reads (openmolt_core.sessions).",
 	)
 	base_url: str | None = Field(
 		default=None, description="The API's address (a local server, tests)."
