@@ -339,3 +339,89 @@ async def test_postgres_sessions_keep_users_apart() -> None:
 	await a.clear()
 	await b.clear()
 	assert await a.get_items() == [] and await b.get_items() == []
+
+
+class Failing:
+	name = "failing"
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		raise RuntimeError("the summariser is down")
+
+
+async def test_a_failed_summary_keeps_every_turn_and_the_run_goes_on() -> None:
+	"""The run reads the latest turns; nothing is written for the summary; the next run retries."""
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Chat", model=model, compaction=CompactionConfig(threshold_tokens=400)
+	)
+	agent.compactor = lambda: (Failing(), "cheap")
+	session = InMemorySession("s")
+	for i in range(8):
+		result = await agent.run(f"turn {i} " * 10, session=session)
+		assert result.status == "success"
+	items = await session.get_items()
+	assert [i["role"] for i in items].count("summary") == 0
+	assert len(items) == 16
+	last = first_turn(model.requests[-1])["earlier"]
+	assert "turn 0" not in json.dumps(last) and "turn 6" in json.dumps(last)
+	for request in model.requests:
+		assert estimate_tokens(request.messages, request.system) < 400 * 2
+
+
+class Broken:
+	"""A store whose writes fail (a full disk) and whose reads hold junk."""
+
+	session_id = "broken"
+
+	async def get_items(self, limit: int | None = None) -> list[Any]:
+		return [
+			"junk",
+			{"role": "nobody", "content": "x"},
+			{"role": "summary", "content": "old", "through": "abc"},
+			{"role": "user", "content": "kept"},
+			{"role": "memory", "content": 42},
+		]
+
+	async def add_items(self, items: list[dict[str, Any]]) -> None:
+		raise OSError("disk full")
+
+	async def pop_item(self) -> dict[str, Any] | None:
+		return None
+
+	async def clear(self) -> None:
+		return None
+
+
+async def test_a_broken_store_never_loses_the_runs_result(caplog: pytest.LogCaptureFixture) -> None:
+	"""Junk items are skipped; a failed write is logged and the result is returned."""
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	result = await agent.run("hello", session=Broken())
+	assert result.status == "success" and result.human_message == "you said hello"
+	turn = first_turn(model.requests[0])
+	assert turn["earlier"] == [
+		{"role": "summary", "content": "old"},
+		{"role": "user", "content": "kept"},
+	]
+	assert turn["memory"]["shortTerm"] == "42"
+	assert "could not be added to session broken" in caplog.text and "disk full" in caplog.text
+
+
+async def test_the_agents_short_term_data_starts_a_new_session() -> None:
+	"""A session without notes starts from the agent's short_term; its own notes win later."""
+	model = Echo(note={"two": "session note"})
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model, memory={"short_term": "house rules"})
+	session = InMemorySession("s")
+	await agent.run("one", session=session)
+	await agent.run("two", session=session)
+	await agent.run("three", session=session)
+	notes = [first_turn(r)["memory"]["shortTerm"] for r in model.requests]
+	assert notes == ["house rules", "house rules", "house rules\nsession note"]
+
+
+def test_sqlite_sessions_need_a_file() -> None:
+	with pytest.raises(ConfigurationError, match="InMemorySession"):
+		SQLiteSession("a", ":memory:")

@@ -602,7 +602,7 @@ class Agent:
 				long_term, _ = memory_part(self._memory, "long_term")
 			short_term, _ = memory_part(self._memory, "short_term")
 			state.memory = {"longTerm": long_term, "shortTerm": short_term}
-		if past is not None:
+		if past is not None and past.memory is not None:
 			state.memory["shortTerm"] = past.memory
 		if parent is not None:  # deterministic, and it names the call that made it
 			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
@@ -635,7 +635,7 @@ class Agent:
 			state,
 			input,
 			asked_tainted,
-			past.memory,
+			state.memory.get("shortTerm") or "",
 			self._drive(state, answer=None, link=parent),
 		)
 
@@ -653,24 +653,30 @@ class Agent:
 			result = await run
 		except RunError as exc:
 			if exc.result is not None:
-				await session.add_items(
-					sessions.items_after(
-						self,
-						exc.result,
-						asked=asked,
-						asked_tainted=asked_tainted,
-						memory_before=memory_before,
-					)
-				)
+				await self._append_turn(session, exc.result, asked, asked_tainted, memory_before)
 			raise
 		finally:
 			self._session_runs.discard(state.run_id)
-		await session.add_items(
-			sessions.items_after(
-				self, result, asked=asked, asked_tainted=asked_tainted, memory_before=memory_before
-			)
-		)
+		await self._append_turn(session, result, asked, asked_tainted, memory_before)
 		return result
+
+	async def _append_turn(
+		self, session: Session, result: RunResult, asked: Any, tainted: bool, memory: str
+	) -> None:
+		# The run's result is the caller's either way: a store that fails is logged, not raised.
+		items = sessions.items_after(
+			self, result, asked=asked, asked_tainted=tainted, memory_before=memory
+		)
+		try:
+			await session.add_items(items)
+		except Exception as exc:
+			log.warning(
+				"%s: the turn of run %s could not be added to session %s: %s",
+				self.name,
+				result.state.run_id,
+				session.session_id,
+				self._redactor(f"{type(exc).__name__}: {exc}"),
+			)
 
 	def new_state(self, input: Any = None, attachments: Sequence[Attachment] = ()) -> RunState:
 		"""A fresh run's state: memory as the agent keeps it, and the first message.
@@ -786,13 +792,12 @@ class Agent:
 			)
 		with _verbose.scope(self._verbose_run):
 			if session is not None:
-				items = await session.get_items()
 				return await self._in_session(
 					session,
 					loaded,
 					answer if kind == "human_input" else "(approval decided)",
 					loaded.tainted,
-					sessions.history_of(items).memory,
+					loaded.memory.get("shortTerm") or "",  # the notes as the run parked with them
 					self._drive(loaded, answer=answer, decisions=decisions),
 				)
 			return await self._drive(loaded, answer=answer, decisions=decisions)

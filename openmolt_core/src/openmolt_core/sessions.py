@@ -37,6 +37,7 @@ Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `In
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -70,6 +71,8 @@ __all__ = [
 	"read_history",
 	"reply_of",
 ]
+
+log: logging.Logger = logging.getLogger("openmolt")
 
 ENV_VAR = "OPENMOLT_SESSIONS"
 """The environment variable naming the CLI's and ``openmolt serve``'s session file."""
@@ -216,12 +219,17 @@ class SQLiteSession:
 	def __init__(self, session_id: str, path: str | os.PathLike[str] | None = None) -> None:
 		self.session_id: str = _check_id(session_id)
 		self.path: Path = Path(path) if path is not None else default_path()
+		if str(self.path) == ":memory:" or str(self.path).startswith("file:"):
+			raise ConfigurationError(
+				f"SQLiteSession path: {str(self.path)!r} would not outlive a connection; give a "
+				"file path, or use InMemorySession for a session kept in this process"
+			)
 
 	def __repr__(self) -> str:
 		return f"SQLiteSession({self.session_id!r}, {str(self.path)!r})"
 
 	def _connect(self) -> sqlite3.Connection:
-		key = str(self.path.resolve()) if str(self.path) != ":memory:" else ":memory:"
+		key = str(self.path.resolve())
 		if key not in self._ready:
 			with self._lock:
 				if key not in self._ready:
@@ -452,7 +460,8 @@ class SessionHistory:
 
 	Args:
 		earlier: The entries of ``"earlier"`` (a summary first, if any), oldest first.
-		memory: The session's short-term memory.
+		memory: The session's short-term memory; None when no run of it kept notes yet (the run
+			starts from the agent's own ``short_term``).
 		tainted: Whether an untrusted person or a tainted run wrote any of them.
 		count: How many items the session held when read.
 	"""
@@ -460,7 +469,7 @@ class SessionHistory:
 	__slots__ = ("count", "earlier", "memory", "tainted")
 
 	def __init__(
-		self, earlier: list[dict[str, Any]], memory: str, tainted: bool, count: int
+		self, earlier: list[dict[str, Any]], memory: str | None, tainted: bool, count: int
 	) -> None:
 		self.earlier = earlier
 		self.memory = memory
@@ -479,14 +488,25 @@ def _entry(item: dict[str, Any]) -> dict[str, Any]:
 
 def _start(items: list[dict[str, Any]]) -> tuple[int, dict[str, Any] | None]:
 	"""Where the verbatim turns begin: after the latest summary's ``through``."""
-	for item in reversed(items):
+	for index in range(len(items) - 1, -1, -1):
+		item = items[index]
 		if item.get("role") == "summary":
-			return int(item.get("through") or 0), item
+			through = item.get("through")
+			# A summary covers the items before it, never more (a hand-edited store).
+			if not isinstance(through, int) or isinstance(through, bool):
+				through = index
+			return max(0, min(through, index)), item
 	return 0, None
 
 
-def history_of(items: list[dict[str, Any]]) -> SessionHistory:
+def _valid(items: Sequence[Any]) -> list[dict[str, Any]]:
+	"""The items a run can read: dicts of a known role (a store of someone else's may hold more)."""
+	return [i for i in items if isinstance(i, dict) and i.get("role") in ROLES]
+
+
+def history_of(items: Sequence[Any]) -> SessionHistory:
 	"""The history a run reads from a session's items (see the module)."""
+	items = _valid(items)
 	start, summary = _start(items)
 	earlier: list[dict[str, Any]] = []
 	tainted = False
@@ -499,7 +519,7 @@ def history_of(items: list[dict[str, Any]]) -> SessionHistory:
 		if item.get("role") in ("user", "agent"):
 			earlier.append(_entry(item))
 			tainted = tainted or bool(item.get("tainted"))
-	memory = ""
+	memory: str | None = None
 	for item in reversed(items):
 		if item.get("role") == "memory":
 			memory = str(item.get("content") or "")
@@ -531,7 +551,7 @@ async def read_history(agent: Agent, session: Session) -> SessionHistory:
 	The summary (or, with compaction off, a marker that drops them) is appended to the session,
 	so every later run reads the same history and the prefix stays stable until the next one.
 	"""
-	items = await session.get_items()
+	items = _valid(await session.get_items())
 	history = history_of(items)
 	budget = _budget(agent)
 	if _tokens(history.earlier) <= budget:
@@ -553,12 +573,26 @@ async def read_history(agent: Agent, session: Session) -> SessionHistory:
 		return history
 	tainted = bool(summary and summary.get("tainted")) or any(i.get("tainted") for i in old)
 	text = ""
+	keep = True
 	if agent.compaction is not None:
-		text = await _summarise(agent, str((summary or {}).get("content") or ""), old)
+		try:
+			text = await _summarise(agent, str((summary or {}).get("content") or ""), old)
+		except Exception as exc:
+			# No summary this time: this run reads the latest turns only; the session keeps
+			# every turn, and the next run tries again.
+			log.warning(
+				"%s: session %s: the earlier turns could not be summarised (%s); this run "
+				"reads the latest ones only",
+				agent.name,
+				session.session_id,
+				agent._redactor(f"{type(exc).__name__}: {exc}"),
+			)
+			keep = False
 	marker: dict[str, Any] = {"role": "summary", "content": agent._redactor(text), "through": cut}
 	if tainted:
 		marker["tainted"] = True
-	await session.add_items([marker])
+	if keep:
+		await session.add_items([marker])
 	return history_of([*items, marker])
 
 

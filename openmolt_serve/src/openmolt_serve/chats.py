@@ -269,7 +269,7 @@ class Conversations:
 			return
 		try:
 			items = await session.get_items()
-			memory = history_of(items).memory
+			memory = history_of(items).memory or ""
 			await session.add_items(
 				items_after(
 					self.agent,
