@@ -172,6 +172,13 @@ class WebhookTrigger(_Model):
 		le=50_000_000,
 		description="The largest body accepted, in bytes (larger: 413).",
 	)
+	session: str | None = Field(
+		default=None,
+		pattern=r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$",
+		description="Continue a session per value of this payload field, a dotted path "
+		"(issue.number, data.object.customer): the runs of one value share a conversation "
+		"(openmolt_core.sessions). A payload without it runs alone.",
+	)
 
 
 class _ChatChannel(_Model):
