@@ -253,3 +253,25 @@ async def test_a_tool_call_waiting_for_approval_is_said_in_the_chat() -> None:
 			await eventually(lambda: len(fake.sent) == 1)
 		await om.aclose()
 	assert "waits for an approval" in fake.sent[0]["text"]
+
+
+async def test_a_restart_while_a_question_waits_keeps_the_question(tmp_path: Any) -> None:
+	"""In process, a parked run is lost with the process; its question is in the session, so the
+	answer after the restart starts a run that reads it."""
+	from openmolt_core.sessions import SQLiteSession
+
+	path = tmp_path / "sessions.db"
+	fake = FakeTelegram()
+	first = ScriptedModel([ask_human("Which invoice, INV-1 or INV-2?")])
+	async for _ in bot(first, fake, sessions=lambda sid: SQLiteSession(sid, path)):
+		fake.message("pay the invoice")
+		await eventually(lambda: len(fake.sent) == 1)
+	again = ScriptedModel([finish("paid", human_message="Paid INV-2.")])
+	async for _ in bot(again, fake, sessions=lambda sid: SQLiteSession(sid, path)):
+		fake.message("INV-2")
+		await eventually(lambda: len(fake.sent) == 2)
+	assert fake.sent[1]["text"] == "Paid INV-2."
+	assert [e["content"] for e in earlier(again)[0]] == [
+		{"message": "pay the invoice", "from": "ada", "chat": "42"},
+		"Which invoice, INV-1 or INV-2?",
+	]

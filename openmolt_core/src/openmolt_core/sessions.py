@@ -29,6 +29,13 @@ starts from the session's latest ``memory`` item and is stored back at the end, 
 ``short_term`` ``on_update`` callback is not called, so two sessions never see each other's
 notes. Long-term memory stays the agent's, shared by all its sessions.
 
+The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), in three
+parts a kernel ``Capability`` can take over as they are: the history the first request reads
+(`read_history`), the turn appended when the run ends (`items_after`) and the memory namespace
+(the session's ``shortTerm``). Runs of one session should go one after another (a chat's lock
+does it for ``openmolt serve``): two at once each read the turns that ended before they started,
+and their turns are appended in the order they end.
+
 Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `InMemorySession`,
 `SQLiteSession` (the default of the CLI and ``openmolt serve``; a 0600 file in a 0700 folder) and
 `SQLAlchemySession` (PostgreSQL, through SQLAlchemy and psycopg, an optional import).
