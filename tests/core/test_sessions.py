@@ -297,6 +297,18 @@ async def test_bad_sessions_and_items_are_refused_with_the_fix() -> None:
 		await InMemorySession("a").add_items([{"content": "no role"}])
 	with pytest.raises(ConfigurationError, match="not JSON-serializable"):
 		await InMemorySession("a").add_items([{"role": "user", "content": object()}])
+	with pytest.raises(ConfigurationError, match="wrap one item in a list"):
+		await InMemorySession("a").add_items({"role": "user", "content": "x"})  # type: ignore[arg-type]
+	with pytest.raises(ConfigurationError, match="got int"):
+		InMemorySession(42)  # type: ignore[arg-type]
+
+
+async def test_store_errors_never_echo_an_items_content() -> None:
+	secret = "sk-live-ITEMSECRET-0987654321"
+	for bad in ({"role": "boss", "content": secret}, {"role": "user", "content": {secret, 1}}):
+		with pytest.raises(ConfigurationError) as caught:
+			await InMemorySession("a").add_items([bad])
+		assert secret not in str(caught.value)
 
 
 async def test_a_parked_question_resumes_in_its_session() -> None:

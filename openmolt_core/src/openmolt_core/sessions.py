@@ -49,6 +49,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
@@ -125,27 +126,37 @@ class Session(Protocol):
 
 def _check_id(session_id: Any) -> str:
 	if not isinstance(session_id, str) or not session_id.strip():
+		got = "an empty string" if isinstance(session_id, str) else type(session_id).__name__
 		raise ConfigurationError(
-			f"session_id: expected a non-empty string (a user, chat or thread id), got "
-			f"{session_id!r}"
+			f"session_id: expected a non-empty string (a user, chat or thread id), got {got}"
 		)
 	return session_id
 
 
 def _check_items(items: Sequence[dict[str, Any]]) -> list[str]:
+	# Errors name the item and its shape, never its content (it may hold anything).
+	if isinstance(items, (str, bytes, dict)) or not isinstance(items, Sequence):
+		raise ConfigurationError(
+			f"add_items: expected a list of items (dicts with a 'role'), got "
+			f"{type(items).__name__}; wrap one item in a list"
+		)
 	texts = []
 	for i, item in enumerate(items):
-		if not isinstance(item, dict) or item.get("role") not in ROLES:
+		if not isinstance(item, dict):
 			raise ConfigurationError(
-				f"session item {i}: expected a dict whose 'role' is one of {', '.join(ROLES)}, "
-				f"got {item!r:.80}"
+				f"session item {i}: expected a dict with a 'role', got {type(item).__name__}"
+			)
+		if item.get("role") not in ROLES:
+			raise ConfigurationError(
+				f"session item {i}: 'role' must be one of {', '.join(ROLES)}; this one has "
+				f"keys {sorted(map(str, item))[:10]}"
 			)
 		try:
 			texts.append(json.dumps(item, ensure_ascii=False))
 		except (TypeError, ValueError) as exc:
 			raise ConfigurationError(
-				f"session item {i}: not JSON-serializable ({exc}); give text, numbers, lists "
-				"and dicts"
+				f"session item {i}: not JSON-serializable ({type(exc).__name__}); give text, "
+				"numbers, lists and dicts"
 			) from exc
 	return texts
 
@@ -354,7 +365,7 @@ class SQLAlchemySession:
 		engine: An engine to share between sessions instead of ``url``.
 	"""
 
-	_tables: ClassVar[set[int]] = set()
+	_tables: ClassVar[weakref.WeakSet[Any]] = weakref.WeakSet()  # engines whose table exists
 
 	def __init__(self, session_id: str, url: str | None = None, *, engine: Any = None) -> None:
 		self.session_id: str = _check_id(session_id)
@@ -390,9 +401,9 @@ class SQLAlchemySession:
 		return f"SQLAlchemySession({self.session_id!r})"
 
 	def _ensure(self) -> None:
-		if id(self.engine) not in self._tables:
+		if self.engine not in self._tables:
 			self._meta.create_all(self.engine, checkfirst=True)
-			self._tables.add(id(self.engine))
+			self._tables.add(self.engine)
 
 	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
 		"""The items, oldest first (the latest ``limit`` of them)."""
