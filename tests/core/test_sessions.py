@@ -437,3 +437,36 @@ async def test_the_agents_short_term_data_starts_a_new_session() -> None:
 def test_sqlite_sessions_need_a_file() -> None:
 	with pytest.raises(ConfigurationError, match="InMemorySession"):
 		SQLiteSession("a", ":memory:")
+
+
+async def test_two_users_at_the_same_time_never_mix() -> None:
+	"""Two conversations run side by side on one agent (their steps interleave): no word crosses."""
+	import anyio
+
+	class Slow(Echo):
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			await anyio.sleep(0.001)
+			return await super().generate(request)
+
+	notes = {f"{who} {i}": f"{who} note {i}" for who in ("alice", "bob") for i in range(5)}
+	model = Slow(note=notes)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	sessions_by = {"alice": InMemorySession("alice"), "bob": InMemorySession("bob")}
+
+	async def talk(who: str) -> None:
+		for i in range(5):
+			await agent.run(f"{who} {i}", session=sessions_by[who])
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(talk, "alice")
+		tg.start_soon(talk, "bob")
+	assert len(model.requests) == 10
+	for request in model.requests:
+		turn = first_turn(request)
+		who = turn["input"].split()[0]
+		other = "bob" if who == "alice" else "alice"
+		assert other not in json.dumps(turn)
+	for who, session in sessions_by.items():
+		items = await session.get_items()
+		assert all(who in json.dumps(i) for i in items)
