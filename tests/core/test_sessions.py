@@ -470,3 +470,40 @@ async def test_two_users_at_the_same_time_never_mix() -> None:
 	for who, session in sessions_by.items():
 		items = await session.get_items()
 		assert all(who in json.dumps(i) for i in items)
+
+
+async def test_an_approval_resumed_in_its_session_adds_the_reply_only() -> None:
+	"""A decision is no turn of the conversation: the parked reply, then the final one."""
+	from openmolt_core.testing import call_tool
+
+	def refund(customer: str, amount: int) -> dict[str, Any]:
+		"""Refund a customer.
+
+		Args:
+			customer: The customer id.
+			amount: Cents.
+		"""
+		return {"refunded": amount}
+
+	model = ScriptedModel(
+		[
+			call_tool("local.refund", customer="cus_1", amount=500),
+			finish("done", human_message="Refunded."),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Pay", model=model, tools=[refund], requires_approval=["local.refund"]
+	)
+	session = InMemorySession("pay")
+	parked = await agent.run("refund cus_1", session=session)
+	assert parked.status == "approval_required"
+	[request] = agent.approval_requests(parked.state)
+	done = await agent.resume(parked.state, decision=request.approve(), session=session)
+	assert done.human_message == "Refunded."
+	items = await session.get_items()
+	assert [(i["role"], i["status"] if i["role"] == "agent" else None) for i in items] == [
+		("user", None),
+		("agent", "approval_required"),
+		("agent", "success"),
+	]

@@ -795,7 +795,7 @@ class Agent:
 				return await self._in_session(
 					session,
 					loaded,
-					answer if kind == "human_input" else "(approval decided)",
+					answer if kind == "human_input" else None,
 					loaded.tainted,
 					loaded.memory.get("shortTerm") or "",  # the notes as the run parked with them
 					self._drive(loaded, answer=answer, decisions=decisions),

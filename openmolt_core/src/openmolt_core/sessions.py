@@ -662,7 +662,8 @@ def items_after(
 	Args:
 		agent: The agent (its redactor masks every secret).
 		result: The run's result.
-		asked: The run's input (or the answer that resumed it).
+		asked: The run's input (or the answer that resumed it); None for no user turn (a run
+			resumed by approval decisions, which are no part of the conversation).
 		asked_tainted: Whether someone untrusted wrote ``asked``.
 		memory_before: The session's short-term memory when the run started.
 	"""
@@ -683,7 +684,7 @@ def items_after(
 	}
 	if state.tainted:
 		reply["tainted"] = True
-	items = [user, reply]
+	items = [reply] if asked is None else [user, reply]
 	memory = state.memory.get("shortTerm") or ""
 	if memory != memory_before:
 		note: dict[str, Any] = {"role": "memory", "content": redact(memory), "run_id": state.run_id}
