@@ -59,3 +59,42 @@ def test_session_and_c_together_are_refused(tmp_path, server, cli) -> None:
 	done = cli.openmolt(str(path), "--session", "a", "-c", cwd=tmp_path)
 	assert done.returncode == 2
 	assert "not both" in done.stderr
+
+
+def test_a_missing_key_is_said_first_with_session_too(tmp_path, server, cli) -> None:
+	"""--session and -c do not skip the early key check: nothing is stored, nothing runs."""
+	path = tmp_path / "agent.json"
+	path.write_text(json.dumps({"name": "G", "model": "openai:gpt-5-mini", "instructions": "Hi."}))
+	sessions = tmp_path / "sessions.db"
+	env = cli.clean_env(OPENMOLT_SESSIONS=str(sessions), OPENMOLT_KEYS_FILE=str(tmp_path / "k"))
+	for flags in (["--session", "me"], ["-c"]):
+		done = cli.openmolt(str(path), *flags, cwd=tmp_path, env=env)
+		assert done.returncode == 2, done.stderr
+		assert "no API key for" in done.stderr
+	assert not sessions.exists() and server.requests == []
+
+
+def test_an_empty_session_id_is_refused(tmp_path, server, cli) -> None:
+	path = cli.agent_file(tmp_path, server)
+	done = cli.openmolt(str(path), "--session", "  ", cwd=tmp_path)
+	assert done.returncode == 2 and "--session: give a conversation id" in done.stderr
+
+
+def test_the_keyless_path_with_a_session_imports_no_engine(tmp_path, cli) -> None:
+	"""The early key check still comes first: the engine is never imported."""
+	import subprocess
+	import sys
+
+	path = tmp_path / "agent.json"
+	path.write_text(json.dumps({"name": "G", "model": "openai:gpt-5-mini", "instructions": "Hi."}))
+	code = (
+		"import sys\n"
+		"from openmolt_core.cli import main\n"
+		f"code = main([{str(path)!r}, '--session', 'me'])\n"
+		"print(code, 'openmolt_core.agent' in sys.modules, 'openmolt_core.sessions' in sys.modules)\n"
+	)
+	env = cli.clean_env(OPENMOLT_KEYS_FILE=str(tmp_path / "keys.json"))
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	assert done.stdout.strip() == "2 False False", done.stderr

@@ -201,15 +201,15 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 def _run_command(args: list[str], prog: str) -> int:
 	parser = _run_parser(prog)
 	ns = parser.parse_args(args)
+	if ns.session is not None and ns.continue_last:
+		parser.error("give --session ID or -c (continue the last conversation), not both")
+	if ns.session is not None and not ns.session.strip():
+		parser.error("--session: give a conversation id (a name of your choice)")
 	if ns.model is None:
 		if ns.file is None:
 			parser.error("give an agent file (agent.json or agent.py), or -m MODEL and a prompt")
 		if ns.integration or ns.tool or ns.instructions:
 			parser.error("--integration, --tool and --instructions go with -m MODEL")
-	if ns.session is not None and ns.continue_last:
-		parser.error("give --session ID or -c (continue the last conversation), not both")
-	if ns.session is not None and not ns.session.strip():
-		parser.error("--session: give a conversation id (a name of your choice)")
 		if not ns.dry_run:
 			from openmolt_core.cli._early import missing_provider_key
 
