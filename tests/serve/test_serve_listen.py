@@ -34,7 +34,9 @@ async def test_a_taken_port_names_the_server_and_the_fix(tmp_path: Path) -> None
 			async with viewer:
 				pass
 		agent = om.create_agent(name="Hooked", model=ScriptedModel([finish("x")]))
-		triggers = Triggers.model_validate({"webhook": {"secret": "s", "scheme": "github"}})
+		triggers = Triggers.model_validate(
+			{"webhook": {"secret": "whsec-listen-test", "scheme": "github"}}
+		)
 		server = TriggerServer([(agent, triggers)], host="127.0.0.1", port=port)
 		with pytest.raises(
 			ConfigurationError, match=rf"openmolt serve cannot listen on 127.0.0.1:{port}"

@@ -25,7 +25,7 @@ def inputs(model: ScriptedModel) -> list[Any]:
 
 
 async def bot(
-	model: ScriptedModel, fake: FakeTelegram, **channel: Any
+	model: ScriptedModel, fake: FakeTelegram, sessions: Any = None, **channel: Any
 ) -> AsyncIterator[TriggerServer]:
 	async with local_server(fake.app()) as base:
 		om = OpenMolt(entry_points=False)
@@ -39,7 +39,7 @@ async def bot(
 			**channel,
 		}
 		triggers = Triggers.model_validate({"channels": [settings]})
-		async with TriggerServer([(agent, triggers)], port=0) as server:
+		async with TriggerServer([(agent, triggers)], port=0, sessions=sessions) as server:
 			yield server
 		await om.aclose()
 
@@ -81,8 +81,16 @@ async def test_a_question_is_asked_in_the_chat_and_the_next_message_answers_it()
 	assert "INV-2" in json.dumps(results)
 
 
+def earlier(model: ScriptedModel) -> list[Any]:
+	return [
+		json.loads(r.messages[0].content).get("earlier")
+		for r in model.requests
+		if len(r.messages) == 1
+	]
+
+
 async def test_the_next_message_continues_the_conversation() -> None:
-	"""A new run of the chat gets the earlier exchanges as its input's 'earlier'."""
+	"""A new run of the chat continues its session: the earlier turns come before its input."""
 	fake = FakeTelegram()
 	model = ScriptedModel(
 		[finish("a", human_message="It is 12 °C."), finish("b", human_message="Yes, take one.")]
@@ -93,11 +101,43 @@ async def test_the_next_message_continues_the_conversation() -> None:
 		fake.message("umbrella?")
 		await eventually(lambda: len(fake.sent) == 2)
 	second = inputs(model)[1]
-	assert second["message"] == "umbrella?"
-	assert second["earlier"] == [
-		{"from": "ada", "text": "weather in Oslo?"},
-		{"from": "agent", "text": "It is 12 °C."},
+	assert second == {"message": "umbrella?", "from": "ada", "chat": "42"}
+	assert earlier(model)[1] == [
+		{"role": "user", "content": {"message": "weather in Oslo?", "from": "ada", "chat": "42"}},
+		{"role": "agent", "content": "It is 12 °C."},
 	]
+
+
+async def test_a_restart_keeps_the_conversation(tmp_path: Any) -> None:
+	"""A new server on the same session file goes on with the chat where the last one was."""
+	from openmolt_core.sessions import SQLiteSession
+
+	path = tmp_path / "sessions.db"
+	fake = FakeTelegram()
+	first = ScriptedModel([finish("a", human_message="Noted: order 42.")])
+	async for _ in bot(first, fake, sessions=lambda sid: SQLiteSession(sid, path)):
+		fake.message("my order is 42")
+		await eventually(lambda: len(fake.sent) == 1)
+	again = ScriptedModel([finish("b", human_message="Order 42 ships today.")])
+	async for _ in bot(again, fake, sessions=lambda sid: SQLiteSession(sid, path)):
+		fake.message("where is it?")
+		await eventually(lambda: len(fake.sent) == 2)
+	assert [e["content"] for e in earlier(again)[0]] == [
+		{"message": "my order is 42", "from": "ada", "chat": "42"},
+		"Noted: order 42.",
+	]
+	assert earlier(first) == [None]
+
+
+async def test_history_0_runs_each_message_alone() -> None:
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("a", human_message="one"), finish("b", human_message="two")])
+	async for _ in bot(model, fake, history=0):
+		fake.message("first")
+		await eventually(lambda: len(fake.sent) == 1)
+		fake.message("second")
+		await eventually(lambda: len(fake.sent) == 2)
+	assert earlier(model) == [None, None]
 
 
 async def test_strangers_are_ignored_and_allowed_chats_let_anyone_in() -> None:
@@ -213,3 +253,25 @@ async def test_a_tool_call_waiting_for_approval_is_said_in_the_chat() -> None:
 			await eventually(lambda: len(fake.sent) == 1)
 		await om.aclose()
 	assert "waits for an approval" in fake.sent[0]["text"]
+
+
+async def test_a_restart_while_a_question_waits_keeps_the_question(tmp_path: Any) -> None:
+	"""In process, a parked run is lost with the process; its question is in the session, so the
+	answer after the restart starts a run that reads it."""
+	from openmolt_core.sessions import SQLiteSession
+
+	path = tmp_path / "sessions.db"
+	fake = FakeTelegram()
+	first = ScriptedModel([ask_human("Which invoice, INV-1 or INV-2?")])
+	async for _ in bot(first, fake, sessions=lambda sid: SQLiteSession(sid, path)):
+		fake.message("pay the invoice")
+		await eventually(lambda: len(fake.sent) == 1)
+	again = ScriptedModel([finish("paid", human_message="Paid INV-2.")])
+	async for _ in bot(again, fake, sessions=lambda sid: SQLiteSession(sid, path)):
+		fake.message("INV-2")
+		await eventually(lambda: len(fake.sent) == 2)
+	assert fake.sent[1]["text"] == "Paid INV-2."
+	assert [e["content"] for e in earlier(again)[0]] == [
+		{"message": "pay the invoice", "from": "ada", "chat": "42"},
+		"Which invoice, INV-1 or INV-2?",
+	]

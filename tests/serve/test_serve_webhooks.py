@@ -287,3 +287,52 @@ def test_a_missing_secret_fails_before_anything_listens(monkeypatch: pytest.Monk
 		TriggerServer([(agent, triggers)])
 	monkeypatch.setenv("OPENMOLT_TRIAGE_BOT_WEBHOOK_SECRET", "s")
 	assert TriggerServer([(agent, triggers)]).webhooks["Triage bot"].secret == "s"
+
+
+async def test_session_continues_one_conversation_per_payload_value() -> None:
+	"""webhook.session: deliveries of one issue share a session; another issue starts its own."""
+	model = ScriptedModel([finish("one"), finish("two"), finish("three"), finish("four")])
+	async for server, client in serving(model, {"scheme": "github", "session": "issue.number"}):
+		launcher = server.launcher
+		assert launcher is not None
+		for n, (number, action) in enumerate(
+			[(7, "opened"), (8, "opened"), (7, "edited"), ("x", "closed")]
+		):
+			issue: dict[str, Any] = {"number": number} if number != "x" else {"title": "none"}
+			body = json.dumps({"action": action, "issue": issue}).encode()
+			response = await client.post(
+				"/hooks/Triage", content=body, headers=github_headers(body, f"d-{n}")
+			)
+			assert response.status_code == 202
+			await eventually(lambda n=n: len(model.requests) == n + 1)
+			await eventually(lambda launcher=launcher: not launcher.running)
+	turns = [json.loads(r.messages[0].content) for r in model.requests]
+	assert "earlier" not in turns[0] and "earlier" not in turns[1] and "earlier" not in turns[3]
+	earlier = turns[2]["earlier"]
+	assert earlier[0]["content"] == {"action": "opened", "issue": {"number": 7}}
+	assert earlier[0]["untrusted"] is True and earlier[1]["content"] == "one"
+
+
+@pytest.mark.parametrize(
+	("path", "data", "key"),
+	[
+		("issue.number", {"issue": {"number": 7}}, "7"),
+		("a.0.id", {"a": [{"id": "cus_1"}]}, "cus_1"),
+		("a.5.id", {"a": [{"id": "cus_1"}]}, None),
+		("issue.number", {"issue": {"number": True}}, None),
+		("issue", {"issue": {"number": 7}}, None),
+		("issue.number", ["not", "a", "dict"], None),
+		("issue.number", {"issue": {"number": "   "}}, None),
+	],
+)
+def test_session_key_reads_text_or_numbers_only(path: str, data: Any, key: str | None) -> None:
+	from openmolt_serve.webhooks import session_key
+
+	assert session_key(data, path) == key
+
+
+def test_a_bad_session_path_is_refused_with_the_field() -> None:
+	from pydantic import ValidationError
+
+	with pytest.raises(ValidationError, match="session"):
+		Triggers.model_validate({"webhook": {"secret": SECRET, "session": "issue..number"}})

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.sessions import InMemorySession, Session, SQLiteSession
 	from openmolt_core.tools import FunctionTool, ToolContext
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
 	"ConfigurationError",
 	"FunctionTool",
 	"HumanInputUnavailable",
+	"InMemorySession",
 	"IntegrationCredential",
 	"IntegrationEntry",
 	"IntegrationError",
@@ -68,6 +70,8 @@ __all__ = [
 	"RunError",
 	"RunResult",
 	"RunState",
+	"SQLiteSession",
+	"Session",
 	"ToolContext",
 	"ToolError",
 	"Usage",
@@ -100,6 +104,9 @@ _EXPORTS = {
 	"IntegrationCredential": "openmolt_core.options",
 	"IntegrationEntry": "openmolt_core.options",
 	"MemoryPart": "openmolt_core.options",
+	"InMemorySession": "openmolt_core.sessions",
+	"SQLiteSession": "openmolt_core.sessions",
+	"Session": "openmolt_core.sessions",
 	"ToolContext": "openmolt_core.tools",
 	"ToolError": "openmolt_core.errors",
 	"Usage": "openmolt_core.llm",

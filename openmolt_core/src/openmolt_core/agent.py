@@ -19,12 +19,12 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _cost, _verbose, taint
+from openmolt_core import _approve, _cost, _verbose, sessions, taint
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -98,6 +98,7 @@ if TYPE_CHECKING:
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.schedule import ScheduleSpec
+	from openmolt_core.sessions import Session, SessionHistory
 	from openmolt_core.skills import Skill
 	from openmolt_core.structured import FittedSchema
 	from openmolt_core.subagents import AgentTool
@@ -183,6 +184,7 @@ class Agent:
 		"_prompts",
 		"_redactor_cache",
 		"_search",
+		"_session_runs",
 		"_sources",
 		"_taint",
 		"_tools",
@@ -278,6 +280,7 @@ class Agent:
 		self._redactor_cache: Redactor | None = None
 		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
 		self._search = tool_search
+		self._session_runs: set[str] = set()  # runs whose short-term memory is their session's
 		self._files = files
 		self._toolset: ToolSet | None = None
 		self._sources = AgentSources(self._tools, sources) if sources else None
@@ -460,13 +463,19 @@ class Agent:
 				self._prefix += f',"skills":{dumps(describe(self.skills))}'
 		return self._prefix
 
-	def first_message(self, input: Any, state: RunState) -> str:
-		"""The first user turn: instructions and tools (static), then memory, plan and input.
+	def first_message(
+		self, input: Any, state: RunState, earlier: list[dict[str, Any]] | None = None
+	) -> str:
+		"""The first user turn: instructions and tools (static), then earlier turns, memory, plan, input.
 
 		Memory and plan appear only when they hold something (a resumed plan, long-term memory
-		from earlier runs): empty ones would cost bytes at every step for nothing.
+		from earlier runs): empty ones would cost bytes at every step for nothing. The earlier
+		turns of a session (`openmolt_core.sessions`) come right after the static part: a new turn
+		only appends to them, so the prefix stays the same from one turn to the next.
 		"""
 		rest: dict[str, Any] = {}
+		if earlier:
+			rest["earlier"] = earlier
 		if any(state.memory.values()):
 			rest["memory"] = state.memory
 		if state.plan:
@@ -521,6 +530,7 @@ class Agent:
 		history: RunState | Mapping[str, Any] | None = None,
 		attachments: Sequence[Attachment] = (),
 		parent: CallingRun | None = None,
+		session: Session | None = None,
 	) -> RunResult:
 		"""Run the agent until it finishes or a budget runs out.
 
@@ -533,6 +543,9 @@ class Agent:
 			attachments: Images or PDFs for the model, sent with the first turn.
 			parent: The run that calls this agent as a tool (a tool's ``context.run``): the
 				run nests in it (`openmolt_core.subagents`). Agent tools pass it.
+			session: The conversation this run continues (`openmolt_core.sessions`): the model
+				sees its earlier turns, and the run's input and reply are appended to it. A
+				``history`` given with it must be a fresh state (no messages).
 
 		Returns:
 			The result: validated output, status, plan, usage and the full state.
@@ -546,6 +559,8 @@ class Agent:
 		"""
 		# The run's logs reach stderr only if its own instance (or agent) is verbose.
 		with _verbose.scope(self._verbose_run):
+			if session is not None:
+				return await self._run_in_session(input, history, attachments, parent, session)
 			return await self._run(input, history, attachments, parent)
 
 	@property
@@ -577,18 +592,91 @@ class Agent:
 		input: Any,
 		attachments: Sequence[Attachment],
 		parent: CallingRun | None,
+		past: SessionHistory | None = None,
 	) -> None:
 		# A new run (a fresh state may be given to fix its run id): memory starts from the
-		# agent's, unless the state brings its own.
+		# agent's, unless the state brings its own; a session brings its own short-term memory.
 		if not any(state.memory.values()):
 			long_term = self._long_term
 			if long_term is None:
 				long_term, _ = memory_part(self._memory, "long_term")
 			short_term, _ = memory_part(self._memory, "short_term")
 			state.memory = {"longTerm": long_term, "shortTerm": short_term}
+		if past is not None and past.memory is not None:
+			state.memory["shortTerm"] = past.memory
 		if parent is not None:  # deterministic, and it names the call that made it
 			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
-		state.messages.append(Message("user", self.first_message(input, state), list(attachments)))
+		earlier = past.earlier if past is not None else None
+		first = self.first_message(input, state, earlier)
+		state.messages.append(Message("user", first, list(attachments)))
+
+	# sessions: the one seam (the history the first turn reads, the turn appended at the end,
+	# the session's short-term memory) ------------------------------------------------------
+
+	async def _run_in_session(
+		self,
+		input: Any,
+		history: RunState | Mapping[str, Any] | None,
+		attachments: Sequence[Attachment],
+		parent: CallingRun | None,
+		session: Session,
+	) -> RunResult:
+		state = _session_state(session, history)
+		await self._refresh_sources()
+		past = await sessions.read_history(self, session)
+		asked_tainted = state.tainted  # the caller's word: someone untrusted wrote the input
+		if past.tainted and not state.tainted:
+			state.taint.append(
+				{"call": "session", "tool": f"session:{session.session_id}", "step": 0}
+			)
+		self._start(state, input, attachments, parent, past)
+		return await self._in_session(
+			session,
+			state,
+			input,
+			asked_tainted,
+			state.memory.get("shortTerm") or "",
+			self._drive(state, answer=None, link=parent),
+		)
+
+	async def _in_session(
+		self,
+		session: Session,
+		state: RunState,
+		asked: Any,
+		asked_tainted: bool,
+		memory_before: str,
+		run: Awaitable[RunResult],
+	) -> RunResult:
+		self._session_runs.add(state.run_id)
+		try:
+			result = await run
+		except RunError as exc:
+			if exc.result is not None:
+				await self._append_turn(session, exc.result, asked, asked_tainted, memory_before)
+			raise
+		finally:
+			self._session_runs.discard(state.run_id)
+		await self._append_turn(session, result, asked, asked_tainted, memory_before)
+		return result
+
+	async def _append_turn(
+		self, session: Session, result: RunResult, asked: Any, tainted: bool, memory: str
+	) -> None:
+		# The run's result is the caller's either way: a store that fails is logged, not raised.
+		items = sessions.items_after(
+			self, result, asked=asked, asked_tainted=tainted, memory_before=memory
+		)
+		try:
+			await session.add_items(items)
+		except Exception as exc:
+			log.warning(
+				"%s: the turn of run %s could not be added to session %s: %s",
+				self.name,
+				result.state.run_id,
+				session.session_id,
+				self._redactor(f"{type(exc).__name__}: {exc}"),
+			)
 
 	def new_state(self, input: Any = None, attachments: Sequence[Attachment] = ()) -> RunState:
 		"""A fresh run's state: memory as the agent keeps it, and the first message.
@@ -651,6 +739,7 @@ class Agent:
 		| Mapping[str, Any]
 		| Sequence[ApprovalDecision | Mapping[str, Any]]
 		| None = None,
+		session: Session | None = None,
 	) -> RunResult:
 		"""Go on with a parked run: a question with its answer, tool calls with their decisions.
 
@@ -666,6 +755,8 @@ class Agent:
 			decision: One decision or a list (``approval_required``): from
 				``agent.approval_requests(state)``, ``request.approve()`` or
 				``request.deny(reason)``, as objects or their ``to_dict()``.
+			session: The session the parked run belongs to: the answer and the run's next
+				reply are appended to it (`openmolt_core.sessions`).
 
 		Returns:
 			The run's result, as `run` returns it.
@@ -700,6 +791,15 @@ class Agent:
 				"resume: this run waits for a person's answer: give answer=..."
 			)
 		with _verbose.scope(self._verbose_run):
+			if session is not None:
+				return await self._in_session(
+					session,
+					loaded,
+					answer if kind == "human_input" else None,
+					loaded.tainted,
+					loaded.memory.get("shortTerm") or "",  # the notes as the run parked with them
+					self._drive(loaded, answer=answer, decisions=decisions),
+				)
 			return await self._drive(loaded, answer=answer, decisions=decisions)
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
@@ -756,13 +856,19 @@ class Agent:
 			handler = link.on_approval_request  # a sub-agent asks its caller's approver
 
 		toolset = self._tool_set()
+		memory = self._memory
+		if memory and state.run_id in self._session_runs:  # short-term memory is the session's
+			from openmolt_core.options import AgentMemory, parse_options
+
+			parsed = parse_options(AgentMemory, memory, "memory")
+			memory = parsed.model_copy(update={"short_term": None})
 		return RunContext(
 			agent=self.name,
 			state=state,
 			tools=toolset.tools,
 			events=self._events,
 			redact=self._redactor,
-			memory=self._memory,
+			memory=memory,
 			keep_long_term=keep,
 			human=self.on_human_input_request,
 			output=self._validate_output,
@@ -1442,6 +1548,23 @@ _LIMITS = Limits()
 
 def _left(port: RunPort, deadline: float | None) -> float:
 	return float("inf") if deadline is None else max(deadline - port.now(), 0.0)
+
+
+def _session_state(session: Any, history: RunState | Mapping[str, Any] | None) -> RunState:
+	"""The fresh state a session run starts from (a given one fixes its run id and taint)."""
+	if not isinstance(session, sessions.Session):
+		raise ConfigurationError(
+			f"run(session=...): expected a Session (InMemorySession, SQLiteSession, or an object "
+			f"with session_id, get_items, add_items, pop_item and clear), got "
+			f"{type(session).__name__}"
+		)
+	state = RunState() if history is None else _load(history)
+	if state.messages:
+		raise ConfigurationError(
+			"run(session=...): history must be a fresh state (no messages); to go on with a "
+			"parked run of the session, call resume(state, answer=..., session=session)"
+		)
+	return state
 
 
 def _load(state: RunState | Mapping[str, Any]) -> RunState:

@@ -172,6 +172,13 @@ class WebhookTrigger(_Model):
 		le=50_000_000,
 		description="The largest body accepted, in bytes (larger: 413).",
 	)
+	session: str | None = Field(
+		default=None,
+		pattern=r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$",
+		description="Continue a session per value of this payload field, a dotted path "
+		"(issue.number, data.object.customer): the runs of one value share a conversation "
+		"(openmolt_core.sessions). A payload without it runs alone.",
+	)
 
 
 class _ChatChannel(_Model):
@@ -191,7 +198,8 @@ class _ChatChannel(_Model):
 		default=20,
 		ge=0,
 		le=200,
-		description="Earlier messages of the chat a new run is given, to continue the conversation.",
+		description="0: each message is a run of its own; more: the chat is a session whose "
+		"earlier turns (summarised when long) each run reads (openmolt_core.sessions).",
 	)
 	base_url: str | None = Field(
 		default=None, description="The API's address (a local server, tests)."

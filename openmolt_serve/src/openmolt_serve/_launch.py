@@ -26,13 +26,33 @@ from openmolt_core.triggers import starting_taint
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_core.sessions import Session
 
-__all__ = ["Done", "Launcher", "run_id_for", "scope_prefix"]
+__all__ = ["Done", "Launcher", "Sessions", "in_memory_sessions", "run_id_for", "scope_prefix"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
 Done = Callable[[RunResult | None, BaseException | None], Awaitable[None]]
 """Called when a run ends: its result, or the error it ended with."""
+
+Sessions = Callable[[str], "Session"]
+"""Gives the session of a conversation id (`openmolt_core.sessions`): where chats keep theirs."""
+
+
+def in_memory_sessions() -> Sessions:
+	"""Sessions kept in this process (one per id): what a server uses unless given a store."""
+	from openmolt_core.sessions import InMemorySession
+
+	kept: dict[str, Session] = {}
+
+	def get(session_id: str) -> Session:
+		found = kept.get(session_id)
+		if found is None:
+			found = kept[session_id] = InMemorySession(session_id)
+		return found
+
+	return get
+
 
 _NAMESPACE = uuid.UUID("8b0c6a5e-2f4b-4f55-9a39-9f0e0b7e1a20")
 
@@ -89,11 +109,15 @@ class Launcher:
 	Args:
 		tg: The server's task group (runs stop with it).
 		start_timeout: Seconds to wait for a run to start before answering anyway.
+		sessions: Where conversations are kept, by id (default: in this process only).
 	"""
 
-	def __init__(self, tg: TaskGroup, *, start_timeout: float = 30.0) -> None:
+	def __init__(
+		self, tg: TaskGroup, *, start_timeout: float = 30.0, sessions: Sessions | None = None
+	) -> None:
 		self.tg = tg
 		self.start_timeout = start_timeout
+		self.sessions: Sessions = sessions or in_memory_sessions()
 		self._observers: dict[int, _Starts] = {}
 		self.running: set[str] = set()
 
@@ -118,6 +142,7 @@ class Launcher:
 		answer: str | None = None,
 		done: Done | None = None,
 		tainted: bool = False,
+		session: Session | None = None,
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -138,7 +163,9 @@ class Launcher:
 			answer: The answer for ``resume``.
 			done: Called with the result (or the error) when the run ends.
 			tainted: Taint the run even from a trusted sender (its input holds words of
-				others: a chat's earlier messages from strangers).
+				others).
+			session: The conversation the run continues (or the resumed run belongs to): its
+				earlier turns reach the model, and a stranger's among them taint the run.
 
 		Returns:
 			The run id.
@@ -155,10 +182,10 @@ class Launcher:
 				if resume is not None:
 					if source is not None and not resume.tainted:
 						resume.taint.append(untrusted_input(source).taint[0])
-					return await agent.resume(resume, answer=answer)
+					return await agent.resume(resume, answer=answer, session=session)
 				history = RunState(run_id=run_id) if source is None else untrusted_input(source)
 				history.run_id = run_id
-				return await agent.run(input, history=history)
+				return await agent.run(input, history=history, session=session)
 
 		return await self._launch(agent, run_id, go, done, wait=True)
 

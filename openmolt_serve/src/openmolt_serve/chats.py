@@ -4,9 +4,11 @@ One `Conversations` per agent and channel. For each message from someone the all
 
 - if the chat's last run is parked on a question (the agent's ``requestHumanInput``), the message
   is the answer: the run resumes with it;
-- otherwise a new run starts, its input ``{"message", "from", "chat", "earlier"}``, where
-  ``earlier`` holds the chat's last exchanges (``history`` of them), so the agent continues the
-  conversation.
+- otherwise a new run starts, its input ``{"message", "from", "chat"}``, in the chat's session
+  (`openmolt_core.sessions`; the id is ``<channel>:<agent>:<chat>[/<thread>]``): the model sees
+  the chat's earlier turns, summarised when long, and the run's turn is appended to them. The
+  server's sessions store keeps them (``openmolt serve``: a SQLite file), so a restart keeps every
+  conversation. ``history: 0`` turns this off: each message is a run of its own.
 
 When the run ends, its ``humanMessage`` (else its output, if text) is sent to the same chat (and
 thread); a question it asks is sent there too, and the run parks until the next message. Messages
@@ -19,8 +21,8 @@ taint policy gates outbound tools from the first step) unless its message comes 
 listed in ``allowedUsers`` (`openmolt_core.triggers.starting_taint`): a stranger let in by
 ``allowedChats`` or ``allowEveryone`` cannot make the agent send private data out without an
 approval. The same holds when a stranger's words reach a run another way: an answer to a
-parked question taints the run it resumes, and a chat whose ``earlier`` messages hold a
-stranger's (or a tainted run's reply) taints the runs that read them. A durable run parked on a
+parked question taints the run it resumes, and a session whose earlier turns hold a
+stranger's (or a tainted run's reply or notes) taints the runs that read them. A durable run parked on a
 question (after a restart) is answered only by a trusted user; anyone else's message starts a
 new, tainted run.
 """
@@ -28,7 +30,7 @@ new, tainted run.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,11 +39,13 @@ import anyio
 
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.result import RunResult, RunState
+from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
+	from openmolt_core.sessions import Session
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
 
 __all__ = ["Conversations", "Incoming", "Send", "park_questions"]
@@ -94,15 +98,7 @@ def park_questions(agent: Agent) -> None:
 @dataclass
 class _Chat:
 	lock: anyio.Lock = field(default_factory=anyio.Lock)
-	earlier: deque[dict[str, Any]] = field(default_factory=deque)
 	parked: RunState | None = None
-
-
-def _said(who: str, text: str, untrusted: bool) -> dict[str, Any]:
-	"""An entry of a chat's ``earlier`` (marked when someone untrusted wrote or shaped it)."""
-	return (
-		{"from": who, "text": text, "untrusted": True} if untrusted else {"from": who, "text": text}
-	)
 
 
 def _reply(result: RunResult | None, error: BaseException | None) -> str:
@@ -210,6 +206,7 @@ class Conversations:
 			where = f"{self.channel}:{self.agent.name}"
 			allowed = self.settings.allowed_users
 			trusted = self.trusts(message)
+			session = self.session(message.key)
 			try:
 				if parked is not None:
 					await self.launcher.start(
@@ -222,26 +219,32 @@ class Conversations:
 						where=where,
 						sender=message.user,
 						trusted=allowed,
+						session=session,
 					)
 				elif trusted and (waiting := await self._parked_in_store(message)) is not None:
 					# Only a trusted user answers a stored run: its state cannot be tainted
 					# from here, so anyone else's message starts a new (tainted) run instead.
-					await self.launcher.answer(self.agent, waiting, message.text, done=ended)
+					async def answered(
+						result: RunResult | None, error: BaseException | None
+					) -> None:
+						await self._record(session, result, message.text, asked_tainted=False)
+						await ended(result, error)
+
+					await self.launcher.answer(self.agent, waiting, message.text, done=answered)
 				else:
 					run_id = run_id_for(
 						message.channel, self.agent.name, message.id, scope=message.key
 					)
 					await self.launcher.start(
 						self.agent,
-						self._input(message, chat),
+						self._input(message),
 						run_id=run_id,
 						done=ended,
-						tainted=bool(self.settings.history)
-						and any(e.get("untrusted") for e in chat.earlier),
 						trigger="chat",
 						where=where,
 						sender=message.user,
 						trusted=allowed,
+						session=session,
 					)
 			except Exception as exc:
 				log.warning(
@@ -250,25 +253,45 @@ class Conversations:
 				await self._say(message, "Sorry, I cannot start on that now.")
 				return
 			await done.wait()
-			chat.earlier.append(_said(message.username or message.user, message.text, not trusted))
 			await self._after(message, chat, outcome.get("result"), outcome.get("error"))
+
+	def session(self, key: str) -> Session | None:
+		"""The session of a conversation (`Incoming.key`); None when ``history`` is 0."""
+		if not self.settings.history:
+			return None
+		return self.launcher.sessions(f"{self.channel}:{self.agent.name}:{key}")
+
+	async def _record(
+		self, session: Session | None, result: RunResult | None, asked: Any, *, asked_tainted: bool
+	) -> None:
+		"""Append a run's turn that ran outside `agent.run` (a durable run resumed elsewhere)."""
+		if session is None or result is None:
+			return
+		try:
+			items = await session.get_items()
+			memory = history_of(items).memory or ""
+			await session.add_items(
+				items_after(
+					self.agent,
+					result,
+					asked=asked,
+					asked_tainted=asked_tainted,
+					memory_before=memory,
+				)
+			)
+		except Exception as exc:
+			log.warning("%s: could not record the turn of %s: %s", self.channel, session, exc)
 
 	async def _after(
 		self, message: Incoming, chat: _Chat, result: RunResult | None, error: BaseException | None
 	) -> None:
 		"""Send what the run ended with: its question (it parks) or its reply."""
-		tainted = result is not None and result.state.tainted
 		if result is not None and result.status == "human_input_required" and result.state.pending:
 			question = str(result.state.pending.get("message", ""))
 			chat.parked = result.state
-			chat.earlier.append(_said("agent", question, tainted))
 			await self._say(message, question)
 		else:
-			text = _reply(result, error)
-			chat.earlier.append(_said("agent", text, tainted))
-			await self._say(message, text)
-		while len(chat.earlier) > self.settings.history:
-			chat.earlier.popleft()
+			await self._say(message, _reply(result, error))
 
 	async def recover(self) -> int:
 		"""After a restart on a durable store: follow this channel's runs that were going.
@@ -319,6 +342,9 @@ class Conversations:
 		)
 		chat = self.chats.setdefault(message.key, _Chat())
 		async with chat.lock:
+			# The process that started it (and would have appended its turn) is gone.
+			outside = any(t.get("call") == "input" for t in result.state.taint)
+			await self._record(self.session(message.key), result, data, asked_tainted=outside)
 			await self._after(message, chat, result, error)
 
 	async def _parked_in_store(self, message: Incoming) -> str | None:
@@ -334,7 +360,7 @@ class Conversations:
 		found = [p.run_id for p in waiting if p.run_id.startswith(prefix)]
 		return found[-1] if found else None
 
-	def _input(self, message: Incoming, chat: _Chat) -> dict[str, Any]:
+	def _input(self, message: Incoming) -> dict[str, Any]:
 		data: dict[str, Any] = {
 			"message": message.text,
 			"from": message.username or message.user,
@@ -342,8 +368,6 @@ class Conversations:
 		}
 		if message.thread:
 			data["thread"] = message.thread
-		if chat.earlier and self.settings.history:
-			data["earlier"] = list(chat.earlier)[-self.settings.history :]
 		return data
 
 	async def _say(self, message: Incoming, text: str) -> None:

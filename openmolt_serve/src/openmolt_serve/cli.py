@@ -23,6 +23,10 @@ With a durable store (``--durability``, else ``OPENMOLT_DURABILITY``, else the f
 is recorded, schedules fire through the store, and a restart resumes what was going (see
 `openmolt_serve.server`). Python files that define several ``agents`` are served by
 ``openmolt worker`` (durable runs and schedules, no triggers).
+
+Chats keep their conversations in sessions (`openmolt_core.sessions`), so a restart keeps every
+one: in the durable store's database when it is PostgreSQL, else in the SQLite file
+``$OPENMOLT_SESSIONS`` (``~/.local/state/openmolt/sessions.db``, readable by you only).
 """
 
 from __future__ import annotations
@@ -50,8 +54,10 @@ from openmolt_ui._listen import check_remote
 
 if TYPE_CHECKING:
 	from openmolt_core.cli._run import Loaded
+	from openmolt_core.sessions import Session
+	from openmolt_serve._launch import Sessions
 
-__all__ = ["agent_files", "main", "serve"]
+__all__ = ["agent_files", "main", "serve", "stored_sessions"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -171,6 +177,36 @@ async def _until_stopped() -> None:
 		await anyio.sleep_forever()
 
 
+def stored_sessions(durability: str | None) -> Sessions:
+	"""Where ``openmolt serve`` keeps the chats' sessions: a PostgreSQL store's database, else SQLite.
+
+	Args:
+		durability: The durable store (``--durability``): a ``postgresql://`` URL keeps the
+			sessions in its database; anything else (or None) keeps them in
+			`openmolt_core.sessions.default_path`.
+	"""
+	from openmolt_core.sessions import SQLAlchemySession, SQLiteSession
+
+	if durability and durability.startswith(("postgresql://", "postgres://")):
+		shared: list[Any] = []
+
+		def in_postgres(session_id: str) -> Session:
+			if not shared:
+				first = SQLAlchemySession(
+					session_id, durability.replace("postgres://", "postgresql://", 1)
+				)
+				shared.append(first.engine)
+				return first
+			return SQLAlchemySession(session_id, engine=shared[0])
+
+		return in_postgres
+
+	def in_sqlite(session_id: str) -> Session:
+		return SQLiteSession(session_id)  # default_path(), read when a chat first speaks
+
+	return in_sqlite
+
+
 async def serve(
 	loaded: Sequence[Loaded],
 	*,
@@ -184,6 +220,7 @@ async def serve(
 	max_connections: int = DEFAULT_MAX_CONNECTIONS,
 	header_timeout: float = DEFAULT_HEADER_TIMEOUT,
 	body_timeout: float = BODY_TIMEOUT,
+	sessions: Sessions | None = None,
 ) -> int:
 	"""Serve loaded agent files until ``until()`` returns (default: Ctrl-C or SIGTERM).
 
@@ -199,6 +236,7 @@ async def serve(
 		max_connections: The most connections open at once (`TriggerServer`).
 		header_timeout: Seconds a request's headers may take to arrive.
 		body_timeout: Seconds a request's body may take to arrive.
+		sessions: Where chats keep their conversations (default: `stored_sessions`, SQLite).
 
 	Returns:
 		The exit code.
@@ -220,6 +258,7 @@ async def serve(
 		max_connections=max_connections,
 		header_timeout=header_timeout,
 		body_timeout=body_timeout,
+		sessions=sessions or stored_sessions(None),
 	)
 	instances = list({id(one.om): one.om for one in loaded}.values())
 	for om in instances:
@@ -312,6 +351,7 @@ def main(args: Sequence[str]) -> int:
 				max_connections=ns.max_connections,
 				header_timeout=ns.header_timeout,
 				body_timeout=ns.body_timeout,
+				sessions=stored_sessions(durability),
 			)
 		)
 	except ExceptionGroup as group:  # a poller's or a server's error, out of the task group

@@ -48,7 +48,7 @@ from openmolt_core.errors import ConfigurationError
 from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
-from openmolt_serve._launch import Launcher
+from openmolt_serve._launch import Launcher, Sessions
 from openmolt_serve._seen import SqliteSeen
 from openmolt_serve.slack import SlackApp
 from openmolt_serve.telegram import TelegramBot
@@ -80,6 +80,8 @@ class TriggerServer:
 		header_timeout: Seconds a request's headers may take to arrive (else ``408``, closed).
 		body_timeout: Seconds a request's body may take to arrive (else ``408``).
 		max_connections: The most connections open at once (past it: ``503``, closed).
+		sessions: Where chats keep their conversations, by session id (`openmolt_core.sessions`;
+			``lambda sid: SQLiteSession(sid, path)``); default: in this process only.
 
 	Raises:
 		ConfigurationError: Two agents share a name, a secret or token is not set, or a limit
@@ -97,6 +99,7 @@ class TriggerServer:
 		header_timeout: float = DEFAULT_HEADER_TIMEOUT,
 		body_timeout: float = BODY_TIMEOUT,
 		max_connections: int = DEFAULT_MAX_CONNECTIONS,
+		sessions: Sessions | None = None,
 	) -> None:
 		for name, value in (
 			("header_timeout", header_timeout),
@@ -112,6 +115,7 @@ class TriggerServer:
 		self.body_timeout = body_timeout
 		self.max_connections = max_connections
 		self._http = http
+		self.sessions = sessions
 		self.agents: dict[str, tuple[Agent, Triggers]] = {}
 		for agent, triggers in agents:
 			if triggers is None:
@@ -200,7 +204,7 @@ class TriggerServer:
 		await tg.__aenter__()
 		self._tg = tg
 		try:
-			self.launcher = Launcher(tg, start_timeout=self.start_timeout)
+			self.launcher = Launcher(tg, start_timeout=self.start_timeout, sessions=self.sessions)
 			for name, (agent, triggers) in self.agents.items():
 				for channel in triggers.channels:
 					if isinstance(channel, TelegramChannel):

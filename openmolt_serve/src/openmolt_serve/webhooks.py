@@ -25,6 +25,13 @@ once its workflow is recorded). A delivery id the sender gives (``webhook-id``,
 run id, so the same delivery never starts two runs. A Slack ``url_verification`` request gets
 its challenge back. The payload was written outside the operator's hands: the run starts tainted
 (`openmolt_core.triggers.starting_taint`).
+
+With ``session`` (a dotted path into the payload, ``issue.number``), the runs whose payloads
+hold the same value continue one session (`openmolt_core.sessions`, id
+``hook:<agent>:<value>``): the agent sees what the earlier deliveries of that issue, customer
+or thread asked and what it answered. Its turns are tainted like the payloads, so every run of
+such a session starts tainted. A payload without the field (or with a value that is not text or
+a number) runs alone.
 """
 
 from __future__ import annotations
@@ -58,7 +65,7 @@ from openmolt_serve._seen import seen_store
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["Webhook", "handle_webhook", "webhook_env"]
+__all__ = ["Webhook", "handle_webhook", "session_key", "webhook_env"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -120,6 +127,29 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 		if config.scheme == "slack" and isinstance(data.get("event_id"), str):
 			return str(data["event_id"])
 	return None
+
+
+def session_key(data: Any, path: str | None) -> str | None:
+	"""The value at a dotted path of the payload, as a session key (None: not there).
+
+	Args:
+		data: The payload.
+		path: The webhook's ``session`` (``issue.number``); list items by index (``items.0.id``).
+	"""
+	if not path:
+		return None
+	value = data
+	for part in path.split("."):
+		if isinstance(value, dict) and part in value:
+			value = value[part]
+		elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+			value = value[int(part)]
+		else:
+			return None
+	if isinstance(value, bool) or not isinstance(value, (str, int)):
+		return None
+	text = str(value).strip()
+	return text[:200] if text else None
 
 
 async def handle_webhook(
@@ -189,8 +219,15 @@ async def handle_webhook(
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
 	try:
 		# The payload is outside content, like a fetched page: the run starts tainted.
+		key = session_key(data, config.session)
+		session = launcher.sessions(f"hook:{hook.agent.name}:{key}") if key else None
 		await launcher.start(
-			hook.agent, data, run_id=run_id, trigger="webhook", where=hook.agent.name
+			hook.agent,
+			data,
+			run_id=run_id,
+			trigger="webhook",
+			where=hook.agent.name,
+			session=session,
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)

@@ -184,12 +184,29 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 	parser.add_argument(
 		"--ui", action="store_true", help="serve the run viewer while it runs (openmolt[ui])"
 	)
+	parser.add_argument(
+		"--session",
+		metavar="ID",
+		help="continue the conversation ID (or start it): the agent sees its earlier turns; "
+		"kept in $OPENMOLT_SESSIONS, else ~/.local/state/openmolt/sessions.db",
+	)
+	parser.add_argument(
+		"-c",
+		"--continue",
+		dest="continue_last",
+		action="store_true",
+		help="continue this agent's last conversation (a new one if there is none)",
+	)
 	return parser
 
 
 def _run_command(args: list[str], prog: str) -> int:
 	parser = _run_parser(prog)
 	ns = parser.parse_args(args)
+	if ns.session is not None and ns.continue_last:
+		parser.error("give --session ID or -c (continue the last conversation), not both")
+	if ns.session is not None and not ns.session.strip():
+		parser.error("--session: give a conversation id (a name of your choice)")
 	if ns.model is None:
 		if ns.file is None:
 			parser.error("give an agent file (agent.json or agent.py), or -m MODEL and a prompt")
@@ -281,6 +298,18 @@ async def _run_agent(ns: argparse.Namespace) -> int:
 		return ExitCode.SUCCESS
 	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
 	record_runs(loaded.om)
+	session = None
+	if ns.session is not None or ns.continue_last:
+		from openmolt_core.cli._run import cli_session
+		from openmolt_core.errors import ConfigurationError
+
+		if (loaded.schedules or loaded.om.schedules) and not ns.once:
+			raise ConfigurationError(
+				"--session and -c continue one conversation: add --once to run this agent "
+				"with schedules once"
+			)
+		session = await cli_session(loaded.agent.name, ns.session)
+		progress.line(f"session: {session.session_id}")
 	if (loaded.schedules or loaded.om.schedules) and not ns.once:
 		if ns.ui:
 			go = partial(serve, loaded, input, progress, on_stop=ns.on_stop)
@@ -289,9 +318,9 @@ async def _run_agent(ns: argparse.Namespace) -> int:
 	# A person at a terminal gets a summary; pipes and --json get the JSON result.
 	readable = not ns.json and sys.stdout.isatty()
 	if ns.ui:
-		once = partial(run_once, loaded, input, progress, readable=readable)
+		once = partial(run_once, loaded, input, progress, readable=readable, session=session)
 		return await run_with_ui(loaded, once, progress.line, linger=True)
-	return await run_once(loaded, input, progress, readable=readable)
+	return await run_once(loaded, input, progress, readable=readable, session=session)
 
 
 def _schedules_command(args: list[str]) -> int:

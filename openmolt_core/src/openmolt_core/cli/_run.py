@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -43,7 +43,19 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
-__all__ = ["Loaded", "check_ready", "load", "load_prompt", "make_durable", "run_once", "serve"]
+if TYPE_CHECKING:
+	from openmolt_core.sessions import Session, SQLiteSession
+
+__all__ = [
+	"Loaded",
+	"check_ready",
+	"cli_session",
+	"load",
+	"load_prompt",
+	"make_durable",
+	"run_once",
+	"serve",
+]
 
 
 @dataclass
@@ -487,8 +499,35 @@ def _print_result(result: Any, loaded: Loaded, *, readable: bool) -> None:
 	sys.stdout.flush()
 
 
+async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:
+	"""The conversation ``--session ID`` names, or (``-c``) the agent's last one, or a new one.
+
+	The sessions live in `openmolt_core.sessions.default_path`; the one returned is marked as
+	the agent's last, for the next ``-c``.
+
+	Args:
+		agent_name: The agent's name (``-c`` continues its last conversation).
+		session_id: ``--session``'s id; None for ``-c``.
+	"""
+	import uuid
+
+	from openmolt_core.sessions import SQLiteSession
+
+	scope = f"cli:{agent_name}"
+	if session_id is None:
+		session_id = await SQLiteSession.last(scope) or uuid.uuid4().hex[:12]
+	session = SQLiteSession(session_id)
+	await session.mark_last(scope)
+	return session
+
+
 async def run_once(
-	loaded: Loaded, input: Any, progress: Progress, *, readable: bool = False
+	loaded: Loaded,
+	input: Any,
+	progress: Progress,
+	*,
+	readable: bool = False,
+	session: Session | None = None,
 ) -> int:
 	"""Run the agent once and print its result. Returns the exit code.
 
@@ -497,6 +536,7 @@ async def run_once(
 		input: The run's input.
 		progress: Where progress lines go.
 		readable: Print a short summary for a person (a terminal) instead of the JSON result.
+		session: The conversation the run continues (``--session``, ``-c``).
 	"""
 	agent = loaded.agent
 	progress.attach(agent)
@@ -515,7 +555,7 @@ async def run_once(
 			progress.start(agent.name, agent.max_steps)
 			try:
 				with started_by("cli", where=agent.name):
-					outcome["result"] = await agent.run(input)
+					outcome["result"] = await agent.run(input, session=session)
 			except RunError as exc:
 				outcome["error"] = exc
 			except Exception as exc:  # reported below, after the task group closes

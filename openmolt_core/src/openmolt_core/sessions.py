@@ -1,0 +1,703 @@
+"""Sessions: conversations that outlive a run (``agent.run(input, session=...)``).
+
+A session is an ordered, append-only record of one conversation, keyed by an id the application
+chooses (per user, per chat, per thread). Each run in it reads the earlier turns and appends its
+own: the user's input, the agent's reply (its human message, else its output) and the run behind
+them. Items are JSON dicts; ``role`` says which kind:
+
+- ``{"role": "user", "content": input, "run_id", "tainted"?}``: what the run was asked;
+- ``{"role": "agent", "content": reply, "status", "run_id", "tainted"?}``: what it answered;
+- ``{"role": "memory", "content": text, "run_id", "tainted"?}``: the session's short-term memory
+  after a run (the latest one counts);
+- ``{"role": "summary", "content": text, "through": n, "tainted"?}``: the first ``n`` items, summarised
+  (empty content: they were dropped), written when the history grew past its budget.
+
+How the earlier turns reach the model (`history_of`): under ``"earlier"`` in the first user turn,
+right after the agent's instructions and tools and before its memory and input, as the latest
+summary (if any) and then every turn after it, oldest first. A new turn only appends to that list,
+so the prompt's prefix is byte-stable from one turn to the next and the provider's cache keeps
+it; when the list passes its budget (half the agent's compaction threshold), the older turns are
+summarised in one chunk (the compaction's summary prompt and model) and the prefix changes once.
+
+Taint stays with the words: an item written by someone untrusted (a stranger's chat message) or
+by a tainted run is marked ``tainted``, and a run whose history holds one starts tainted
+(`openmolt_core.taint`). A summary of tainted turns is tainted. Items are stored redacted (the
+agent's redactor: every secret of ``om.secrets`` and of its tools).
+
+Short-term memory (``updateMemory`` with ``shortTerm``) in a session run is the session's: it
+starts from the session's latest ``memory`` item and is stored back at the end, and the agent's
+``short_term`` ``on_update`` callback is not called, so two sessions never see each other's
+notes. Long-term memory stays the agent's, shared by all its sessions.
+
+The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), in three
+parts a kernel ``Capability`` can take over as they are: the history the first request reads
+(`read_history`), the turn appended when the run ends (`items_after`) and the memory namespace
+(the session's ``shortTerm``). Runs of one session should go one after another (a chat's lock
+does it for ``openmolt serve``): two at once each read the turns that ended before they started,
+and their turns are appended in the order they end.
+
+Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `InMemorySession`,
+`SQLiteSession` (the default of the CLI and ``openmolt serve``; a 0600 file in a 0700 folder) and
+`SQLAlchemySession` (PostgreSQL, through SQLAlchemy and psycopg, an optional import).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+import anyio
+
+from openmolt_core._private import private_file
+from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.llm import Message, ModelRequest
+from openmolt_core.prompt import dumps
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.result import RunResult
+
+__all__ = [
+	"ENV_VAR",
+	"InMemorySession",
+	"SQLAlchemySession",
+	"SQLiteSession",
+	"Session",
+	"SessionHistory",
+	"default_path",
+	"history_of",
+	"items_after",
+	"read_history",
+	"reply_of",
+]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+ENV_VAR = "OPENMOLT_SESSIONS"
+"""The environment variable naming the CLI's and ``openmolt serve``'s session file."""
+
+ROLES = ("user", "agent", "memory", "summary")
+"""The kinds of session items."""
+
+SUMMARY_PROMPT = """\
+You summarise the earlier turns of a conversation between people and an AI agent so it can go \
+on without them. You receive the previous summary (if any) and the turns, as JSON. Write a \
+dense, factual summary in plain text: what was asked and answered, every id, number, name and \
+value the agent may still need, and what was still open. Do not invent anything. Do not give \
+instructions. Keep it under {words} words."""
+
+
+@runtime_checkable
+class Session(Protocol):
+	"""The store of one conversation: what a third party implements to keep sessions elsewhere.
+
+	Items are JSON-serializable dicts with a ``role`` (see the module); the store keeps them in
+	the order they were added and never rewrites one.
+	"""
+
+	session_id: str
+	"""The conversation's id, chosen by the application."""
+
+	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
+		"""The items, oldest first; with ``limit``, only the latest ``limit`` of them."""
+		...
+
+	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
+		"""Append items at the end, in order."""
+		...
+
+	async def pop_item(self) -> dict[str, Any] | None:
+		"""Remove and return the latest item (None when the session is empty)."""
+		...
+
+	async def clear(self) -> None:
+		"""Remove every item of the session."""
+		...
+
+
+def _check_id(session_id: Any) -> str:
+	if not isinstance(session_id, str) or not session_id.strip():
+		got = "an empty string" if isinstance(session_id, str) else type(session_id).__name__
+		raise ConfigurationError(
+			f"session_id: expected a non-empty string (a user, chat or thread id), got {got}"
+		)
+	return session_id
+
+
+def _check_items(items: Sequence[dict[str, Any]]) -> list[str]:
+	# Errors name the item and its shape, never its content (it may hold anything).
+	if isinstance(items, (str, bytes, dict)) or not isinstance(items, Sequence):
+		raise ConfigurationError(
+			f"add_items: expected a list of items (dicts with a 'role'), got "
+			f"{type(items).__name__}; wrap one item in a list"
+		)
+	texts = []
+	for i, item in enumerate(items):
+		if not isinstance(item, dict):
+			raise ConfigurationError(
+				f"session item {i}: expected a dict with a 'role', got {type(item).__name__}"
+			)
+		if item.get("role") not in ROLES:
+			raise ConfigurationError(
+				f"session item {i}: 'role' must be one of {', '.join(ROLES)}; this one has "
+				f"keys {sorted(map(str, item))[:10]}"
+			)
+		try:
+			texts.append(json.dumps(item, ensure_ascii=False))
+		except (TypeError, ValueError) as exc:
+			raise ConfigurationError(
+				f"session item {i}: not JSON-serializable ({type(exc).__name__}); give text, "
+				"numbers, lists and dicts"
+			) from exc
+	return texts
+
+
+class InMemorySession:
+	"""A session kept in this process only (tests, notebooks): gone when the process ends.
+
+	Args:
+		session_id: The conversation's id.
+	"""
+
+	def __init__(self, session_id: str) -> None:
+		self.session_id: str = _check_id(session_id)
+		self._items: list[str] = []
+
+	def __repr__(self) -> str:
+		return f"InMemorySession({self.session_id!r}, {len(self._items)} items)"
+
+	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
+		"""The items, oldest first (the latest ``limit`` of them)."""
+		rows = self._items if limit is None else self._items[-limit:] if limit > 0 else []
+		return [json.loads(r) for r in rows]
+
+	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
+		"""Append items (copies: a caller's later change does not reach the session)."""
+		self._items.extend(_check_items(items))
+
+	async def pop_item(self) -> dict[str, Any] | None:
+		"""Remove and return the latest item."""
+		return json.loads(self._items.pop()) if self._items else None
+
+	async def clear(self) -> None:
+		"""Remove every item."""
+		self._items.clear()
+
+
+def default_path() -> Path:
+	"""The CLI's and ``openmolt serve``'s session file.
+
+	``$OPENMOLT_SESSIONS``, else ``$XDG_STATE_HOME/openmolt/sessions.db``
+	(``~/.local/state/openmolt/sessions.db``).
+	"""
+	value = os.environ.get(ENV_VAR, "").strip()
+	if value:
+		return Path(value)
+	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+	return Path(state_home) / "openmolt" / "sessions.db"
+
+
+_SCHEMA = """
+PRAGMA journal_mode = WAL;
+CREATE TABLE IF NOT EXISTS session_items (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id TEXT NOT NULL,
+	item TEXT NOT NULL,
+	created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS session_items_by_session ON session_items (session_id, id);
+CREATE TABLE IF NOT EXISTS session_last (
+	scope TEXT PRIMARY KEY,
+	session_id TEXT NOT NULL,
+	updated REAL NOT NULL
+);
+"""
+
+
+class SQLiteSession:
+	"""A session in a SQLite file (many sessions share one file), readable by its user only.
+
+	Args:
+		session_id: The conversation's id.
+		path: The file (default: `default_path`); made 0600 in a 0700 folder.
+	"""
+
+	_ready: ClassVar[set[str]] = set()
+	_lock = threading.Lock()
+
+	def __init__(self, session_id: str, path: str | os.PathLike[str] | None = None) -> None:
+		self.session_id: str = _check_id(session_id)
+		self.path: Path = Path(path) if path is not None else default_path()
+		if str(self.path) == ":memory:" or str(self.path).startswith("file:"):
+			raise ConfigurationError(
+				f"SQLiteSession path: {str(self.path)!r} would not outlive a connection; give a "
+				"file path, or use InMemorySession for a session kept in this process"
+			)
+
+	def __repr__(self) -> str:
+		return f"SQLiteSession({self.session_id!r}, {str(self.path)!r})"
+
+	def _connect(self) -> sqlite3.Connection:
+		key = str(self.path.resolve())
+		if key not in self._ready:
+			with self._lock:
+				if key not in self._ready:
+					private_file(self.path)  # conversations hold people's words: 0600
+					conn = sqlite3.connect(self.path, timeout=10)
+					try:
+						conn.executescript(_SCHEMA)
+					finally:
+						conn.close()
+					self._ready.add(key)
+		return sqlite3.connect(self.path, timeout=10)
+
+	def _run(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+		conn = self._connect()
+		try:
+			with conn:
+				found: list[tuple[Any, ...]] = []
+				for row in rows:
+					found.extend(conn.execute(sql, row).fetchall())
+				return found
+		finally:
+			conn.close()
+
+	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
+		"""The items, oldest first (the latest ``limit`` of them)."""
+		if limit is not None and limit <= 0:
+			return []
+		sql = "SELECT item FROM session_items WHERE session_id = ? ORDER BY id DESC"
+		args: tuple[Any, ...] = (self.session_id,)
+		if limit is not None:
+			sql += " LIMIT ?"
+			args = (self.session_id, int(limit))
+		rows = await anyio.to_thread.run_sync(self._run, sql, [args])
+		return [json.loads(r[0]) for r in reversed(rows)]
+
+	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
+		"""Append items, in one transaction."""
+		texts = _check_items(items)
+		now = time.time()
+		await anyio.to_thread.run_sync(
+			self._run,
+			"INSERT INTO session_items (session_id, item, created) VALUES (?, ?, ?)",
+			[(self.session_id, t, now) for t in texts],
+		)
+
+	async def pop_item(self) -> dict[str, Any] | None:
+		"""Remove and return the latest item."""
+
+		def pop() -> dict[str, Any] | None:
+			conn = self._connect()
+			try:
+				with conn:
+					row = conn.execute(
+						"SELECT id, item FROM session_items WHERE session_id = ? "
+						"ORDER BY id DESC LIMIT 1",
+						(self.session_id,),
+					).fetchone()
+					if row is None:
+						return None
+					conn.execute("DELETE FROM session_items WHERE id = ?", (row[0],))
+					item: dict[str, Any] = json.loads(row[1])
+					return item
+			finally:
+				conn.close()
+
+		return await anyio.to_thread.run_sync(pop)
+
+	async def clear(self) -> None:
+		"""Remove every item of this session (the others in the file stay)."""
+		await anyio.to_thread.run_sync(
+			self._run, "DELETE FROM session_items WHERE session_id = ?", [(self.session_id,)]
+		)
+
+	async def mark_last(self, scope: str) -> None:
+		"""Remember this session as the last one of ``scope`` (the CLI's ``-c`` reads it).
+
+		Args:
+			scope: What the session was the last one of (``cli:<agent name>``).
+		"""
+		await anyio.to_thread.run_sync(
+			self._run,
+			"INSERT INTO session_last (scope, session_id, updated) VALUES (?, ?, ?) "
+			"ON CONFLICT(scope) DO UPDATE SET session_id = excluded.session_id, "
+			"updated = excluded.updated",
+			[(scope, self.session_id, time.time())],
+		)
+
+	@classmethod
+	async def last(cls, scope: str, path: str | os.PathLike[str] | None = None) -> str | None:
+		"""The id of the session last marked for ``scope`` in the file (None: none yet).
+
+		Args:
+			scope: As given to `mark_last`.
+			path: The file (default: `default_path`).
+		"""
+		probe = cls("probe", path)
+		if not probe.path.exists():
+			return None
+		rows = await anyio.to_thread.run_sync(
+			probe._run, "SELECT session_id FROM session_last WHERE scope = ?", [(scope,)]
+		)
+		return str(rows[0][0]) if rows else None
+
+
+class SQLAlchemySession:
+	"""A session in a database SQLAlchemy reaches: PostgreSQL (``postgresql://...``), SQLite.
+
+	Needs SQLAlchemy and, for PostgreSQL, psycopg (both come with ``openmolt-dbos``); the table
+	``openmolt_session_items`` is made on first use. Give the same URL as the durable backend's
+	to keep conversations in its database.
+
+	Args:
+		session_id: The conversation's id.
+		url: The database URL (``postgresql://`` uses the psycopg driver).
+		engine: An engine to share between sessions instead of ``url``.
+	"""
+
+	_tables: ClassVar[weakref.WeakSet[Any]] = weakref.WeakSet()  # engines whose table exists
+
+	def __init__(self, session_id: str, url: str | None = None, *, engine: Any = None) -> None:
+		self.session_id: str = _check_id(session_id)
+		try:
+			import sqlalchemy as sa
+		except ImportError as exc:  # pragma: no cover - depends on the environment
+			raise ConfigurationError(
+				"SQLAlchemySession needs SQLAlchemy (and psycopg for PostgreSQL): "
+				"pip install 'openmolt[dbos]' or pip install sqlalchemy psycopg"
+			) from exc
+		if engine is None:
+			if not url:
+				raise ConfigurationError(
+					"SQLAlchemySession: give url='postgresql://user@host/db' or engine=..."
+				)
+			if url.startswith("postgresql://"):
+				url = url.replace("postgresql://", "postgresql+psycopg://", 1)
+			engine = sa.create_engine(url)
+		self._sa = sa
+		self.engine: Any = engine
+		meta = sa.MetaData()
+		self._table = sa.Table(
+			"openmolt_session_items",
+			meta,
+			sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+			sa.Column("session_id", sa.String, nullable=False, index=True),
+			sa.Column("item", sa.Text, nullable=False),
+			sa.Column("created", sa.Float, nullable=False),
+		)
+		self._meta = meta
+
+	def __repr__(self) -> str:
+		return f"SQLAlchemySession({self.session_id!r})"
+
+	def _ensure(self) -> None:
+		if self.engine not in self._tables:
+			self._meta.create_all(self.engine, checkfirst=True)
+			self._tables.add(self.engine)
+
+	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
+		"""The items, oldest first (the latest ``limit`` of them)."""
+		if limit is not None and limit <= 0:
+			return []
+		t, sa = self._table, self._sa
+
+		def read() -> list[dict[str, Any]]:
+			self._ensure()
+			query = sa.select(t.c.item).where(t.c.session_id == self.session_id)
+			query = query.order_by(t.c.id.desc())
+			if limit is not None:
+				query = query.limit(int(limit))
+			with self.engine.connect() as conn:
+				rows = conn.execute(query).fetchall()
+			return [json.loads(r[0]) for r in reversed(rows)]
+
+		return await anyio.to_thread.run_sync(read)
+
+	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
+		"""Append items, in one transaction."""
+		texts = _check_items(items)
+		now = time.time()
+		rows = [{"session_id": self.session_id, "item": x, "created": now} for x in texts]
+
+		def write() -> None:
+			self._ensure()
+			if rows:
+				with self.engine.begin() as conn:
+					conn.execute(self._table.insert(), rows)
+
+		await anyio.to_thread.run_sync(write)
+
+	async def pop_item(self) -> dict[str, Any] | None:
+		"""Remove and return the latest item."""
+		t, sa = self._table, self._sa
+
+		def pop() -> dict[str, Any] | None:
+			self._ensure()
+			with self.engine.begin() as conn:
+				row = conn.execute(
+					sa.select(t.c.id, t.c.item)
+					.where(t.c.session_id == self.session_id)
+					.order_by(t.c.id.desc())
+					.limit(1)
+				).fetchone()
+				if row is None:
+					return None
+				conn.execute(t.delete().where(t.c.id == row[0]))
+				item: dict[str, Any] = json.loads(row[1])
+				return item
+
+		return await anyio.to_thread.run_sync(pop)
+
+	async def clear(self) -> None:
+		"""Remove every item of this session."""
+		t = self._table
+
+		def clear() -> None:
+			self._ensure()
+			with self.engine.begin() as conn:
+				conn.execute(t.delete().where(t.c.session_id == self.session_id))
+
+		await anyio.to_thread.run_sync(clear)
+
+
+# what a run reads and writes -------------------------------------------------------------------
+
+
+class SessionHistory:
+	"""What a session gives a run: the earlier turns, its memory and whether they are tainted.
+
+	Args:
+		earlier: The entries of ``"earlier"`` (a summary first, if any), oldest first.
+		memory: The session's short-term memory; None when no run of it kept notes yet (the run
+			starts from the agent's own ``short_term``).
+		tainted: Whether an untrusted person or a tainted run wrote any of them.
+		count: How many items the session held when read.
+	"""
+
+	__slots__ = ("count", "earlier", "memory", "tainted")
+
+	def __init__(
+		self, earlier: list[dict[str, Any]], memory: str | None, tainted: bool, count: int
+	) -> None:
+		self.earlier = earlier
+		self.memory = memory
+		self.tainted = tainted
+		self.count = count
+
+
+def _entry(item: dict[str, Any]) -> dict[str, Any]:
+	# The stored item as the model sees it: who, what, and whether someone untrusted wrote or
+	# shaped it (all fixed when it was written: an entry never changes between turns).
+	entry = {"role": item["role"], "content": item.get("content")}
+	if item.get("tainted"):
+		entry["untrusted"] = True
+	return entry
+
+
+def _start(items: list[dict[str, Any]]) -> tuple[int, dict[str, Any] | None]:
+	"""Where the verbatim turns begin: after the latest summary's ``through``."""
+	for index in range(len(items) - 1, -1, -1):
+		item = items[index]
+		if item.get("role") == "summary":
+			through = item.get("through")
+			# A summary covers the items before it, never more (a hand-edited store).
+			if not isinstance(through, int) or isinstance(through, bool):
+				through = index
+			return max(0, min(through, index)), item
+	return 0, None
+
+
+def _valid(items: Sequence[Any]) -> list[dict[str, Any]]:
+	"""The items a run can read: dicts of a known role (a store of someone else's may hold more)."""
+	return [i for i in items if isinstance(i, dict) and i.get("role") in ROLES]
+
+
+def history_of(items: Sequence[Any]) -> SessionHistory:
+	"""The history a run reads from a session's items (see the module)."""
+	items = _valid(items)
+	start, summary = _start(items)
+	earlier: list[dict[str, Any]] = []
+	tainted = False
+	if summary is not None:
+		text = str(summary.get("content") or "")
+		note = "the earlier turns, summarised" if text else "earlier turns were dropped"
+		earlier.append(_entry({**summary, "content": text or note}))
+		tainted = bool(summary.get("tainted"))
+	for item in items[start:]:
+		if item.get("role") in ("user", "agent"):
+			earlier.append(_entry(item))
+			tainted = tainted or bool(item.get("tainted"))
+	memory: str | None = None
+	for item in reversed(items):
+		if item.get("role") == "memory":
+			memory = str(item.get("content") or "")
+			tainted = tainted or bool(item.get("tainted"))
+			break
+	return SessionHistory(earlier, memory, tainted, len(items))
+
+
+def _budget(agent: Agent) -> int:
+	"""The tokens the earlier turns may take: half the agent's compaction threshold."""
+	from openmolt_core.compaction import DEFAULT_COMPACTION
+
+	config = agent.compaction or DEFAULT_COMPACTION
+	threshold = config.threshold_tokens
+	if threshold is None:
+		window = getattr(agent.provider(), "context_window", None)
+		size = window(agent.model) if callable(window) else None
+		threshold = int((size or DEFAULT_CONTEXT_WINDOW) * config.share)
+	return max(threshold // 2, 1)
+
+
+def _tokens(entries: list[dict[str, Any]]) -> int:
+	return len(dumps(entries)) // 4
+
+
+async def read_history(agent: Agent, session: Session) -> SessionHistory:
+	"""Read a session for a run of ``agent``, summarising its older turns first when too long.
+
+	The summary (or, with compaction off, a marker that drops them) is appended to the session,
+	so every later run reads the same history and the prefix stays stable until the next one.
+	"""
+	items = _valid(await session.get_items())
+	history = history_of(items)
+	budget = _budget(agent)
+	if _tokens(history.earlier) <= budget:
+		return history
+	start, summary = _start(items)
+	turns = [i for i in range(start, len(items)) if items[i].get("role") in ("user", "agent")]
+	# Keep the latest turns that fit in half the budget; summarise everything before them.
+	kept = 0
+	size = 0
+	for i in reversed(turns):
+		size += _tokens([_entry(items[i])])
+		if size > budget // 2:
+			break
+		kept += 1
+	kept = max(kept, 1) if turns else 0
+	cut = turns[-kept] if kept else len(items)
+	old = [items[i] for i in turns if i < cut]
+	if not old:
+		return history
+	tainted = bool(summary and summary.get("tainted")) or any(i.get("tainted") for i in old)
+	text = ""
+	keep = True
+	if agent.compaction is not None:
+		try:
+			text = await _summarise(agent, str((summary or {}).get("content") or ""), old)
+		except Exception as exc:
+			# No summary this time: this run reads the latest turns only; the session keeps
+			# every turn, and the next run tries again.
+			log.warning(
+				"%s: session %s: the earlier turns could not be summarised (%s); this run "
+				"reads the latest ones only",
+				agent.name,
+				session.session_id,
+				agent._redactor(f"{type(exc).__name__}: {exc}"),
+			)
+			keep = False
+	marker: dict[str, Any] = {"role": "summary", "content": agent._redactor(text), "through": cut}
+	if tainted:
+		marker["tainted"] = True
+	if keep:
+		await session.add_items([marker])
+	return history_of([*items, marker])
+
+
+async def _summarise(agent: Agent, previous: str, old: list[dict[str, Any]]) -> str:
+	config = agent.compaction
+	words = config.summary_words if config is not None else 600
+	if agent.compactor is not None:
+		provider, model = agent.compactor()
+	else:
+		provider, model = agent.provider(), agent.model
+	request = ModelRequest(
+		model=model,
+		system=SUMMARY_PROMPT.replace("{words}", str(words)),
+		messages=[
+			Message(
+				"user",
+				dumps({"previousSummary": previous, "turns": [_entry(i) for i in old]}),
+			)
+		],
+		config=agent.model_config,
+		cache_key=None,
+	)
+	response = await provider.generate(request)
+	return response.text.strip()
+
+
+def reply_of(result: RunResult) -> Any:
+	"""What a run answered, for the session: its human message, else its output."""
+	if result.human_message:
+		return result.human_message
+	if result.status == "human_input_required" and result.state.pending:
+		return str(result.state.pending.get("message", ""))
+	output = result.output
+	if hasattr(output, "model_dump"):
+		output = output.model_dump(mode="json")
+	return output
+
+
+def items_after(
+	agent: Agent,
+	result: RunResult,
+	*,
+	asked: Any,
+	asked_tainted: bool,
+	memory_before: str,
+) -> list[dict[str, Any]]:
+	"""The items a run appends to its session: the input, the reply and the memory if changed.
+
+	Args:
+		agent: The agent (its redactor masks every secret).
+		result: The run's result.
+		asked: The run's input (or the answer that resumed it); None for no user turn (a run
+			resumed by approval decisions, which are no part of the conversation).
+		asked_tainted: Whether someone untrusted wrote ``asked``.
+		memory_before: The session's short-term memory when the run started.
+	"""
+	redact = agent._redactor
+	state = result.state
+	user: dict[str, Any] = {
+		"role": "user",
+		"content": redact.deep(_plain(asked)),
+		"run_id": state.run_id,
+	}
+	if asked_tainted:
+		user["tainted"] = True
+	reply: dict[str, Any] = {
+		"role": "agent",
+		"content": redact.deep(_plain(reply_of(result))),
+		"status": result.status,
+		"run_id": state.run_id,
+	}
+	if state.tainted:
+		reply["tainted"] = True
+	items = [reply] if asked is None else [user, reply]
+	memory = state.memory.get("shortTerm") or ""
+	if memory != memory_before:
+		note: dict[str, Any] = {"role": "memory", "content": redact(memory), "run_id": state.run_id}
+		if state.tainted:  # a tainted run's notes carry its taint into the next turns
+			note["tainted"] = True
+		items.append(note)
+	return items
+
+
+def _plain(value: Any) -> Any:
+	"""A JSON-safe copy (anything else as its text)."""
+	try:
+		result: Any = json.loads(json.dumps(value, ensure_ascii=False, default=str))
+	except (TypeError, ValueError):
+		return str(value)
+	return result

@@ -1,0 +1,509 @@
+"""Sessions: conversations that outlive a run, per user, with their taint and redacted."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import stat
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openmolt import (
+	ConfigurationError,
+	HumanInputUnavailable,
+	InMemorySession,
+	OpenMolt,
+	RunState,
+	Session,
+	SQLiteSession,
+)
+from openmolt_core import ModelRequest, ModelResponse, Usage
+from openmolt_core.compaction import CompactionConfig, estimate_tokens
+from openmolt_core.sessions import SQLAlchemySession, history_of
+from openmolt_core.taint import untrusted_input
+from openmolt_core.testing import ScriptedModel, finish, update_memory
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
+
+
+def first_turn(request: ModelRequest) -> dict[str, Any]:
+	body: dict[str, Any] = json.loads(request.messages[0].content)
+	return body
+
+
+class Echo:
+	"""A model that answers every turn with the input it read (and a note, when asked)."""
+
+	name = "echo"
+
+	def __init__(self, note: dict[str, str] | None = None) -> None:
+		self.requests: list[ModelRequest] = []
+		self.note = note or {}
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.requests.append(replace(request, messages=list(request.messages)))
+		said = str(first_turn(request)["input"])
+		commands: list[dict[str, Any]] = []
+		if said in self.note:
+			commands.append(update_memory(self.note[said]))
+		commands.append(finish(f"you said {said}", human_message=f"you said {said}"))
+		tokens = estimate_tokens(request.messages, request.system)
+		return ModelResponse(
+			text=json.dumps({"commands": commands}), usage=Usage(tokens, 10, calls=1)
+		)
+
+
+def sessions(kind: str, tmp_path: Path, session_id: str) -> Session:
+	if kind == "memory":
+		return InMemorySession(session_id)
+	if kind == "sqlite":
+		return SQLiteSession(session_id, tmp_path / "state" / "sessions.db")
+	pytest.importorskip("sqlalchemy")
+	url = f"sqlite:///{tmp_path / 'sa.db'}"
+	return SQLAlchemySession(session_id, url)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+async def test_two_users_interleaved_never_mix(kind: str, tmp_path: Path) -> None:
+	"""Alice's turns, replies and notes never reach Bob's runs, and the other way round."""
+	model = Echo(note={"remember tea": "alice likes tea", "remember coffee": "bob likes coffee"})
+	updates: list[str] = []
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Chat",
+		model=model,
+		memory={"short_term": {"data": "", "on_update": updates.append}},
+	)
+	alice = sessions(kind, tmp_path, "alice")
+	bob = sessions(kind, tmp_path, "bob")
+	for session, text in [
+		(alice, "remember tea"),
+		(bob, "remember coffee"),
+		(alice, "alice two"),
+		(bob, "bob two"),
+		(alice, "alice three"),
+	]:
+		result = await agent.run(text, session=session)
+		assert result.human_message == f"you said {text}"
+	turns = [first_turn(r) for r in model.requests]
+	alice_turns = [turns[i] for i in (0, 2, 4)]
+	bob_turns = [turns[i] for i in (1, 3)]
+	for turn in alice_turns:
+		assert "coffee" not in json.dumps(turn) and "bob" not in json.dumps(turn)
+	for turn in bob_turns:
+		assert "tea" not in json.dumps(turn) and "alice" not in json.dumps(turn)
+	# each sees its own earlier turns, in order, and its own notes
+	assert [e["content"] for e in alice_turns[2]["earlier"]] == [
+		"remember tea",
+		"you said remember tea",
+		"alice two",
+		"you said alice two",
+	]
+	assert alice_turns[1]["memory"]["shortTerm"] == "alice likes tea"
+	assert bob_turns[1]["memory"]["shortTerm"] == "bob likes coffee"
+	assert "earlier" not in turns[0] and "earlier" not in turns[1]
+	assert updates == []  # the agent's short-term callback is not the session's store
+	assert len(await alice.get_items()) == 3 * 2 + 1  # three turns and one note
+
+
+async def test_a_session_continues_after_a_restart(tmp_path: Path) -> None:
+	"""A new process (instance, agent, session object) on the same file goes on where it was."""
+	path = tmp_path / "state" / "sessions.db"
+	first = Echo(note={"my order is 42": "order 42"})
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=first)
+	await agent.run("my order is 42", session=SQLiteSession("telegram:7", path))
+	assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+	assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+
+	again = Echo()
+	om2 = OpenMolt(entry_points=False)
+	agent2 = om2.create_agent(name="Chat", model=again)
+	result = await agent2.run("where is it?", session=SQLiteSession("telegram:7", path))
+	turn = first_turn(again.requests[0])
+	assert [e["content"] for e in turn["earlier"]] == ["my order is 42", "you said my order is 42"]
+	assert turn["memory"]["shortTerm"] == "order 42"
+	assert result.status == "success"
+
+
+async def test_the_prefix_grows_by_appending_between_turns() -> None:
+	"""Turn n+1's first message starts with turn n's, up to the end of its earlier turns."""
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	session = InMemorySession("u")
+	for i in range(4):
+		await agent.run(f"message {i}", session=session)
+	texts = [r.messages[0].content for r in model.requests]
+	for before, after in itertools.pairwise(texts[1:]):
+		cut = before.index('],"input"')  # the earlier list, without its closing bracket
+		assert after.startswith(before[:cut])
+
+
+class Summariser:
+	name = "summariser"
+
+	def __init__(self) -> None:
+		self.requests: list[ModelRequest] = []
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.requests.append(request)
+		turns = json.loads(request.messages[0].content)["turns"]
+		return ModelResponse(text=f"summary of {len(turns)} turns", usage=Usage(50, 10, calls=1))
+
+
+async def test_a_500_turn_session_stays_in_its_window_and_keeps_the_prefix() -> None:
+	"""Every request stays under the threshold; summaries come in chunks; between them, prefix-stable."""
+	model = Echo()
+	summariser = Summariser()
+	om = OpenMolt(entry_points=False)
+	threshold = 3000
+	agent = om.create_agent(
+		name="Chat", model=model, compaction=CompactionConfig(threshold_tokens=threshold)
+	)
+	agent.compactor = lambda: (summariser, "cheap")
+	session = InMemorySession("long")
+	for i in range(500):
+		await agent.run(f"turn {i} " + "words " * 20, session=session)
+	assert len(model.requests) == 500
+	for request in model.requests:
+		assert estimate_tokens(request.messages, request.system) < threshold
+	# summaries are chunks, not one per turn: most turns keep the cached prefix
+	assert 5 <= len(summariser.requests) <= 60
+	texts = [r.messages[0].content for r in model.requests]
+	stable = 0
+	for before, after in itertools.pairwise(texts):
+		if '"earlier"' in before and after.startswith(before[: before.index('],"input"')]):
+			stable += 1
+	assert stable >= 500 - 1 - 2 * len(summariser.requests)
+	# the summary carries the older turns: the last request starts from one
+	earlier = first_turn(model.requests[-1])["earlier"]
+	assert earlier[0]["role"] == "summary" and earlier[0]["content"].startswith("summary of")
+	assert "turn 499" in first_turn(model.requests[-1])["input"]
+	assert "turn 498" in earlier[-2]["content"]
+
+
+async def test_without_compaction_old_turns_are_dropped_in_chunks() -> None:
+	"""compaction=None: no model call, the oldest turns are dropped in one chunk, marked."""
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model, compaction=None)
+	session = InMemorySession("long")
+	big = "x" * 20_000
+	for i in range(12):
+		await agent.run(f"{i} {big}", session=session)
+	earlier = first_turn(model.requests[-1])["earlier"]
+	assert earlier[0] == {"role": "summary", "content": "earlier turns were dropped"}
+	assert len(model.requests) == 12
+
+
+async def test_a_strangers_words_taint_the_later_turns() -> None:
+	"""A run started tainted marks its items; the next run of the session starts tainted."""
+	model = Echo(note={"stranger says hi": "note from a stranger"})
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	session = InMemorySession("chat:1")
+	first = await agent.run(
+		"stranger says hi", history=untrusted_input("chat:telegram:Bot:999"), session=session
+	)
+	assert first.state.tainted
+	items = await session.get_items()
+	assert [i.get("tainted") for i in items] == [True, True, True]
+
+	clean = await agent.run("owner asks", session=session)
+	assert clean.state.tainted
+	assert clean.state.taint[0]["tool"] == "session:chat:1"
+	assert history_of(await session.get_items()).tainted
+
+	# a fresh session is clean
+	other = await agent.run("owner asks", session=InMemorySession("chat:2"))
+	assert not other.state.tainted
+
+
+async def test_a_summary_of_tainted_turns_stays_tainted() -> None:
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Chat", model=model, compaction=CompactionConfig(threshold_tokens=400)
+	)
+	agent.compactor = lambda: (Summariser(), "cheap")
+	session = InMemorySession("s")
+	await agent.run("from a stranger " * 10, history=untrusted_input("webhook"), session=session)
+	for i in range(12):
+		await agent.run(f"owner {i} " * 10, session=session)
+	items = await session.get_items()
+	summaries = [i for i in items if i["role"] == "summary"]
+	assert summaries and all(s.get("tainted") for s in summaries)
+	last = await agent.run("owner again", session=session)
+	assert last.state.tainted
+
+
+async def test_sessions_store_only_redacted_content(tmp_path: Path) -> None:
+	"""A secret in the input, the reply and a note is masked before it reaches the store."""
+	secret = "sk-live-SESSIONSECRET-1234567890"
+	model = ScriptedModel(
+		[[update_memory(f"key {secret}"), finish(f"got {secret}", human_message=f"got {secret}")]]
+	)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	agent = om.create_agent(name="Chat", model=model)
+	path = tmp_path / "s.db"
+	await agent.run(f"my key is {secret}", session=SQLiteSession("u", path))
+	items = await SQLiteSession("u", path).get_items()
+	assert len(items) == 3
+	assert secret not in json.dumps(items)
+	assert "[redacted]" in json.dumps(items)
+	assert secret.encode() not in path.read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+async def test_the_store_protocol(kind: str, tmp_path: Path) -> None:
+	"""get (with a limit), add, pop and clear, per session id, in order."""
+	a = sessions(kind, tmp_path, "a")
+	b = sessions(kind, tmp_path, "b")
+	assert isinstance(a, Session)
+	await a.add_items([{"role": "user", "content": str(i)} for i in range(5)])
+	await b.add_items([{"role": "user", "content": "b"}])
+	assert [i["content"] for i in await a.get_items()] == ["0", "1", "2", "3", "4"]
+	assert [i["content"] for i in await a.get_items(limit=2)] == ["3", "4"]
+	assert await a.get_items(limit=0) == []
+	assert (await a.pop_item()) == {"role": "user", "content": "4"}
+	await a.clear()
+	assert await a.get_items() == [] and await a.pop_item() is None
+	assert [i["content"] for i in await b.get_items()] == ["b"]
+
+
+async def test_bad_sessions_and_items_are_refused_with_the_fix() -> None:
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=ScriptedModel([]))
+	with pytest.raises(ConfigurationError, match="expected a Session"):
+		await agent.run("hi", session="alice")  # type: ignore[arg-type]
+	state = RunState()
+	state.messages.append(agent.new_state("x").messages[0])
+	with pytest.raises(ConfigurationError, match="history must be a fresh state"):
+		await agent.run(None, history=state, session=InMemorySession("a"))
+	with pytest.raises(ConfigurationError, match="session_id"):
+		InMemorySession("  ")
+	with pytest.raises(ConfigurationError, match="'role'"):
+		await InMemorySession("a").add_items([{"content": "no role"}])
+	with pytest.raises(ConfigurationError, match="not JSON-serializable"):
+		await InMemorySession("a").add_items([{"role": "user", "content": object()}])
+	with pytest.raises(ConfigurationError, match="wrap one item in a list"):
+		await InMemorySession("a").add_items({"role": "user", "content": "x"})  # type: ignore[arg-type]
+	with pytest.raises(ConfigurationError, match="got int"):
+		InMemorySession(42)  # type: ignore[arg-type]
+
+
+async def test_store_errors_never_echo_an_items_content() -> None:
+	secret = "sk-live-ITEMSECRET-0987654321"
+	for bad in ({"role": "boss", "content": secret}, {"role": "user", "content": {secret, 1}}):
+		with pytest.raises(ConfigurationError) as caught:
+			await InMemorySession("a").add_items([bad])
+		assert secret not in str(caught.value)
+
+
+async def test_a_parked_question_resumes_in_its_session() -> None:
+	"""A question parks the run; the answer and the final reply are appended on resume."""
+	from openmolt_core.testing import ask_human
+
+	model = ScriptedModel(
+		[[ask_human("which size?")], [finish("ok", human_message="size M noted")]]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+
+	def later(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	agent.on_human_input_request = later
+	session = InMemorySession("shop")
+	parked = await agent.run("buy a shirt", session=session)
+	assert parked.status == "human_input_required"
+	done = await agent.resume(parked.state, answer="M", session=session)
+	assert done.human_message == "size M noted"
+	contents = [i["content"] for i in await session.get_items()]
+	assert contents == ["buy a shirt", "which size?", "M", "size M noted"]
+
+
+POSTGRES_URL = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
+async def test_postgres_sessions_keep_users_apart() -> None:
+	import uuid
+
+	tag = uuid.uuid4().hex
+	a = SQLAlchemySession(f"a-{tag}", POSTGRES_URL)
+	b = SQLAlchemySession(f"b-{tag}", POSTGRES_URL)
+	await a.add_items([{"role": "user", "content": "one"}, {"role": "agent", "content": "two"}])
+	await b.add_items([{"role": "user", "content": "other"}])
+	assert [i["content"] for i in await a.get_items()] == ["one", "two"]
+	assert (await a.pop_item()) == {"role": "agent", "content": "two"}
+	await a.clear()
+	await b.clear()
+	assert await a.get_items() == [] and await b.get_items() == []
+
+
+class Failing:
+	name = "failing"
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		raise RuntimeError("the summariser is down")
+
+
+async def test_a_failed_summary_keeps_every_turn_and_the_run_goes_on() -> None:
+	"""The run reads the latest turns; nothing is written for the summary; the next run retries."""
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Chat", model=model, compaction=CompactionConfig(threshold_tokens=400)
+	)
+	agent.compactor = lambda: (Failing(), "cheap")
+	session = InMemorySession("s")
+	for i in range(8):
+		result = await agent.run(f"turn {i} " * 10, session=session)
+		assert result.status == "success"
+	items = await session.get_items()
+	assert [i["role"] for i in items].count("summary") == 0
+	assert len(items) == 16
+	last = first_turn(model.requests[-1])["earlier"]
+	assert "turn 0" not in json.dumps(last) and "turn 6" in json.dumps(last)
+	for request in model.requests:
+		assert estimate_tokens(request.messages, request.system) < 400 * 2
+
+
+class Broken:
+	"""A store whose writes fail (a full disk) and whose reads hold junk."""
+
+	session_id = "broken"
+
+	async def get_items(self, limit: int | None = None) -> list[Any]:
+		return [
+			"junk",
+			{"role": "nobody", "content": "x"},
+			{"role": "summary", "content": "old", "through": "abc"},
+			{"role": "user", "content": "kept"},
+			{"role": "memory", "content": 42},
+		]
+
+	async def add_items(self, items: list[dict[str, Any]]) -> None:
+		raise OSError("disk full")
+
+	async def pop_item(self) -> dict[str, Any] | None:
+		return None
+
+	async def clear(self) -> None:
+		return None
+
+
+async def test_a_broken_store_never_loses_the_runs_result(caplog: pytest.LogCaptureFixture) -> None:
+	"""Junk items are skipped; a failed write is logged and the result is returned."""
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	result = await agent.run("hello", session=Broken())
+	assert result.status == "success" and result.human_message == "you said hello"
+	turn = first_turn(model.requests[0])
+	assert turn["earlier"] == [
+		{"role": "summary", "content": "old"},
+		{"role": "user", "content": "kept"},
+	]
+	assert turn["memory"]["shortTerm"] == "42"
+	assert "could not be added to session broken" in caplog.text and "disk full" in caplog.text
+
+
+async def test_the_agents_short_term_data_starts_a_new_session() -> None:
+	"""A session without notes starts from the agent's short_term; its own notes win later."""
+	model = Echo(note={"two": "session note"})
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model, memory={"short_term": "house rules"})
+	session = InMemorySession("s")
+	await agent.run("one", session=session)
+	await agent.run("two", session=session)
+	await agent.run("three", session=session)
+	notes = [first_turn(r)["memory"]["shortTerm"] for r in model.requests]
+	assert notes == ["house rules", "house rules", "house rules\nsession note"]
+
+
+def test_sqlite_sessions_need_a_file() -> None:
+	with pytest.raises(ConfigurationError, match="InMemorySession"):
+		SQLiteSession("a", ":memory:")
+
+
+async def test_two_users_at_the_same_time_never_mix() -> None:
+	"""Two conversations run side by side on one agent (their steps interleave): no word crosses."""
+	import anyio
+
+	class Slow(Echo):
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			await anyio.sleep(0.001)
+			return await super().generate(request)
+
+	notes = {f"{who} {i}": f"{who} note {i}" for who in ("alice", "bob") for i in range(5)}
+	model = Slow(note=notes)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	sessions_by = {"alice": InMemorySession("alice"), "bob": InMemorySession("bob")}
+
+	async def talk(who: str) -> None:
+		for i in range(5):
+			await agent.run(f"{who} {i}", session=sessions_by[who])
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(talk, "alice")
+		tg.start_soon(talk, "bob")
+	assert len(model.requests) == 10
+	for request in model.requests:
+		turn = first_turn(request)
+		who = turn["input"].split()[0]
+		other = "bob" if who == "alice" else "alice"
+		assert other not in json.dumps(turn)
+	for who, session in sessions_by.items():
+		items = await session.get_items()
+		assert all(who in json.dumps(i) for i in items)
+
+
+async def test_an_approval_resumed_in_its_session_adds_the_reply_only() -> None:
+	"""A decision is no turn of the conversation: the parked reply, then the final one."""
+	from openmolt_core.testing import call_tool
+
+	def refund(customer: str, amount: int) -> dict[str, Any]:
+		"""Refund a customer.
+
+		Args:
+			customer: The customer id.
+			amount: Cents.
+		"""
+		return {"refunded": amount}
+
+	model = ScriptedModel(
+		[
+			call_tool("local.refund", customer="cus_1", amount=500),
+			finish("done", human_message="Refunded."),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Pay", model=model, tools=[refund], requires_approval=["local.refund"]
+	)
+	session = InMemorySession("pay")
+	parked = await agent.run("refund cus_1", session=session)
+	assert parked.status == "approval_required"
+	[request] = agent.approval_requests(parked.state)
+	done = await agent.resume(parked.state, decision=request.approve(), session=session)
+	assert done.human_message == "Refunded."
+	items = await session.get_items()
+	assert [(i["role"], i["status"] if i["role"] == "agent" else None) for i in items] == [
+		("user", None),
+		("agent", "approval_required"),
+		("agent", "success"),
+	]
