@@ -311,3 +311,55 @@ def test_any_schema_builds_and_any_value_gets_an_answer(schema: dict[str, Any], 
 		validator.validate(value)
 	except ValidationError:
 		pass
+
+
+def test_a_pattern_no_engine_checks_is_said_when_tools_are_bound(caplog) -> None:
+	"""A variable-width lookbehind (neither engine) is warned about at binding; others are not."""
+	import logging
+
+	from openmolt_core._jsonschema import unchecked_patterns
+
+	schema = {
+		"type": "object",
+		"properties": {
+			"a": {"type": "string", "pattern": "(?<=a+)b"},
+			"b": {"type": "string", "pattern": "(?=x)x"},  # lookahead: Python's re checks it
+			"c": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}},
+		},
+		"patternProperties": {"(?<=q+)z": {"type": "string"}},
+	}
+	with caplog.at_level(logging.WARNING, logger="openmolt"):
+		skipped = unchecked_patterns(schema, "tool 'x': input")
+	assert sorted(skipped) == ["(?<=a+)b", "(?<=q+)z"]
+	assert sum("not supported by either regex engine" in r.message for r in caplog.records) == 2
+
+
+def test_an_imported_operation_with_such_a_pattern_warns_at_import(caplog) -> None:
+	"""OpenAPI import names the operation whose pattern will not be checked."""
+	import logging
+
+	from openmolt_core.openapi import from_openapi
+
+	document = {
+		"openapi": "3.1.0",
+		"info": {"title": "T", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"paths": {
+			"/things": {
+				"get": {
+					"operationId": "listThings",
+					"parameters": [
+						{
+							"name": "q",
+							"in": "query",
+							"schema": {"type": "string", "pattern": "(?<=a+)b"},
+						}
+					],
+					"responses": {"200": {"description": "ok"}},
+				}
+			}
+		},
+	}
+	with caplog.at_level(logging.WARNING, logger="openmolt"):
+		from_openapi(document, id="things")
+	assert any("listThings" in r.message and "not supported" in r.message for r in caplog.records)

@@ -60,6 +60,7 @@ __all__ = [
 	"JsonSchemaValidator",
 	"ValidationError",
 	"format_errors",
+	"unchecked_patterns",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -155,6 +156,44 @@ class _Regex:
 		if self.python is not None:
 			return self.python.search(text) is not None
 		return self.rust is not None and bool(self.rust.isinstance_python(text))
+
+
+def unchecked_patterns(schema: Any, where: str) -> list[str]:
+	"""The regular expressions of a schema that no engine can check, each logged as a warning.
+
+	Called when tools from outside are bound (an MCP server's list, an imported OpenAPI
+	document), so a pattern the loop will skip is said then, not at the tool's first call;
+	nothing here raises.
+
+	Args:
+		schema: A JSON Schema (``pattern`` values and ``patternProperties`` keys, at any depth).
+		where: The tool, for the warning.
+
+	Returns:
+		The skipped patterns.
+	"""
+	skipped: list[str] = []
+	stack: list[tuple[Any, int]] = [(schema, 0)]
+	while stack:
+		node, depth = stack.pop()
+		if depth > 64:
+			continue  # the validator's own depth cap refuses the rest
+		if isinstance(node, list):
+			stack.extend((item, depth + 1) for item in node)
+			continue
+		if not isinstance(node, dict):
+			continue
+		found = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+		props = node.get("patternProperties")
+		if isinstance(props, dict):
+			found += [k for k in props if isinstance(k, str)]
+		for pattern in found:
+			if _Regex(pattern, where).engine is None:
+				skipped.append(pattern)
+		stack.extend(
+			(value, depth + 1) for value in node.values() if isinstance(value, dict | list)
+		)
+	return skipped
 
 
 def _regex_format(value: str) -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core._jsonschema import unchecked_patterns
 from openmolt_core.errors import IntegrationError, ToolError
 from openmolt_mcp._config import HttpServer, Masker, ServerOptions, StdioServer, secrets_of
 from openmolt_mcp._owner import spawn
@@ -269,6 +270,8 @@ class MCPToolSource:
 				labels = _hinted(annotations, remote=isinstance(self.options, HttpServer))
 			schema = dict(tool.input_schema or {})
 			schema.setdefault("type", "object")
+			# A pattern no regex engine supports is said now, at binding, not at the first call.
+			unchecked_patterns(schema, f"MCP tool {tool.name!r}: input")
 			description = (
 				tool.description or tool.title or (annotations and annotations.title) or ""
 			)
