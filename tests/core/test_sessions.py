@@ -341,16 +341,22 @@ POSTGRES_URL = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
 async def test_postgres_sessions_keep_users_apart() -> None:
 	import uuid
 
+	import sqlalchemy as sa
+
 	tag = uuid.uuid4().hex
-	a = SQLAlchemySession(f"a-{tag}", POSTGRES_URL)
-	b = SQLAlchemySession(f"b-{tag}", POSTGRES_URL)
-	await a.add_items([{"role": "user", "content": "one"}, {"role": "agent", "content": "two"}])
-	await b.add_items([{"role": "user", "content": "other"}])
-	assert [i["content"] for i in await a.get_items()] == ["one", "two"]
-	assert (await a.pop_item()) == {"role": "agent", "content": "two"}
-	await a.clear()
-	await b.clear()
-	assert await a.get_items() == [] and await b.get_items() == []
+	engine = sa.create_engine(POSTGRES_URL)  # shared, and disposed: no connection left open
+	try:
+		a = SQLAlchemySession(f"a-{tag}", engine=engine)
+		b = SQLAlchemySession(f"b-{tag}", engine=engine)
+		await a.add_items([{"role": "user", "content": "one"}, {"role": "agent", "content": "two"}])
+		await b.add_items([{"role": "user", "content": "other"}])
+		assert [i["content"] for i in await a.get_items()] == ["one", "two"]
+		assert (await a.pop_item()) == {"role": "agent", "content": "two"}
+		await a.clear()
+		await b.clear()
+		assert await a.get_items() == [] and await b.get_items() == []
+	finally:
+		engine.dispose()
 
 
 class Failing:

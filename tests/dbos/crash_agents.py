@@ -125,6 +125,8 @@ async def remember(data: str) -> None:
 def _svc() -> dict[str, Any]:
 	return {
 		"name": "svc",
+		# Declared, so no run here is tainted (the crash tests are about durability, not taint).
+		"labels": {"charge": ["outbound"]},
 		"apiSetup": {"baseUrl": _server(), "idempotencyHeader": "Idempotency-Key", "timeout": 120},
 		"tools": [
 			{
@@ -187,7 +189,7 @@ def build(om: OpenMolt) -> list[Any]:
 		integrations=["svc"],
 		# OPENMOLT_TEST_EXTRA_TOOL: a changed definition (one more tool), as after a deploy.
 		tools=[
-			echo,
+			tool(echo, labels=[]),
 			refund,
 			refund_strict,
 			*([shout] if os.environ.get("OPENMOLT_TEST_EXTRA_TOOL") else []),

@@ -104,10 +104,10 @@ def instances(schema: Any, root: Any, depth: int = 0) -> st.SearchStrategy[Any]:
 		)
 	if kind == "string":
 		return st.text(max_size=8)
-	if kind == "integer":
-		return st.integers(int(schema.get("minimum", -10)), int(schema.get("maximum", 100)))
-	if kind == "number":
-		return st.integers(int(schema.get("minimum", -10)), int(schema.get("maximum", 100)))
+	if kind in ("integer", "number"):
+		low = int(schema.get("minimum", -10))
+		# A range given only from below (Discord's bitrate: minimum 8000) starts at its minimum.
+		return st.integers(low, int(schema.get("maximum", max(low, 0) + 100)))
 	if kind == "boolean":
 		return st.booleans()
 	if kind == "null":
