@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 	from openmolt_core.runstore import RunStore
 	from openmolt_core.schedule import Clock
 	from openmolt_core.scheduler import Schedule, Scheduler
+	from openmolt_core.secrets import SecretSet
 	from openmolt_core.skills import Skill
 	from openmolt_core.taint import TaintPolicy
 	from openmolt_core.tools import Tool
@@ -137,7 +138,7 @@ class OpenMolt:
 		}
 		from openmolt_core.secrets import SecretSet
 
-		self.secrets = SecretSet()
+		self.secrets: SecretSet = SecretSet()
 		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
 		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
 		viewer, telemetry and the logging filter read it; add what else must never show."""
@@ -160,7 +161,7 @@ class OpenMolt:
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._auths: dict[tuple[str, str, str], Any] = {}
-		self.credential_store = _credential_store(credential_store)
+		self.credential_store: CredentialStore | None = _credential_store(credential_store)
 		"""The credential store integrations read after their config and the environment."""
 		if self.credential_store is not None:
 			self.secrets.add_once(self._stored_secrets)
