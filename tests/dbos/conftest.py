@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,27 @@ def make_store(kind: str, tmp_path: Path) -> Iterator[str]:
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 	"""A fresh store, on SQLite and on PostgreSQL."""
 	yield from make_store(request.param, tmp_path)
+
+
+@pytest.fixture(params=STORES)
+async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+	"""A fresh store for a durable instance in this process; the engine is shut down after."""
+	stores = make_store(request.param, tmp_path)
+	store_url = next(stores)
+	try:
+		yield store_url
+	finally:
+		from dbos import DBOS
+
+		from openmolt_dbos import _engine
+
+		engine = _engine._ENGINE
+		if engine is not None and engine.launched:
+			await engine.shutdown()
+		DBOS.destroy()
+		_engine.reset_engine()
+		for _ in stores:
+			pass
 
 
 @pytest.fixture

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import pytest
-from conftest import HERE, make_store
+from conftest import HERE
 
 from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
@@ -21,26 +20,6 @@ from openmolt_dbos._engine import reset_engine
 pytestmark = pytest.mark.anyio
 
 ROUNDS = 6
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-	stores = make_store(request.param, tmp_path)
-	store = next(stores)
-	try:
-		yield store
-	finally:
-		from dbos import DBOS
-
-		from openmolt_dbos import _engine
-
-		engine = _engine._ENGINE
-		if engine is not None and engine.launched:
-			await engine.shutdown()
-		DBOS.destroy()
-		reset_engine()
-		for _ in stores:
-			pass
 
 
 def park(question: str) -> str:

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import make_store
 
 from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
@@ -20,26 +18,6 @@ from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, u
 from openmolt_dbos._engine import reset_engine
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-	stores = make_store(request.param, tmp_path)
-	store = next(stores)
-	try:
-		yield store
-	finally:
-		from dbos import DBOS
-
-		from openmolt_dbos import _engine
-
-		engine = _engine._ENGINE
-		if engine is not None and engine.launched:
-			await engine.shutdown()
-		DBOS.destroy()
-		reset_engine()
-		for _ in stores:
-			pass
 
 
 def _steps(store: str, run_id: str) -> list[tuple[int, str]]:

@@ -3,37 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-from conftest import make_store
 
 from openmolt import InMemorySession, OpenMolt
 from openmolt_core.testing import ScriptedModel, finish, update_memory
-from openmolt_dbos._engine import reset_engine
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-	stores = make_store(request.param, tmp_path)
-	store = next(stores)
-	try:
-		yield store
-	finally:
-		from dbos import DBOS
-
-		from openmolt_dbos import _engine
-
-		engine = _engine._ENGINE
-		if engine is not None and engine.launched:
-			await engine.shutdown()
-		DBOS.destroy()
-		reset_engine()
-		for _ in stores:
-			pass
 
 
 async def test_a_durable_run_continues_its_session(url: str) -> None:
