@@ -56,6 +56,28 @@ OK = obj(
 )
 
 
+def _post(
+	request_format: str,
+	handle: str,
+	method: str,
+	description: str,
+	scopes: list[str],
+	schema: dict[str, Any],
+	body: dict[str, Any] | None,
+) -> HttpTool:
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method="POST",
+		endpoint=f"/{method}",
+		request_format=request_format,
+		body=passthrough_of(schema) if body is None else body,
+		input_schema=schema,
+		output_schema=OK,
+	)
+
+
 def post_json(
 	handle: str,
 	method: str,
@@ -65,17 +87,7 @@ def post_json(
 	body: dict[str, Any] | None = None,
 ) -> HttpTool:
 	"""A JSON POST; the body sends every input under its own name unless ``body`` is given."""
-	return HttpTool(
-		handle=handle,
-		description=description,
-		scopes=scopes,
-		method="POST",
-		endpoint=f"/{method}",
-		request_format="json",
-		body=passthrough_of(schema) if body is None else body,
-		input_schema=schema,
-		output_schema=OK,
-	)
+	return _post("json", handle, method, description, scopes, schema, body)
 
 
 def post_form(
@@ -87,17 +99,7 @@ def post_form(
 	body: dict[str, Any] | None = None,
 ) -> HttpTool:
 	"""A form POST; the body sends every input under its own name unless ``body`` is given."""
-	return HttpTool(
-		handle=handle,
-		description=description,
-		scopes=scopes,
-		method="POST",
-		endpoint=f"/{method}",
-		request_format="form-data",
-		body=passthrough_of(schema) if body is None else body,
-		input_schema=schema,
-		output_schema=OK,
-	)
+	return _post("form-data", handle, method, description, scopes, schema, body)
 
 
 def _param(name: str, spec: dict[str, Any]) -> str:
