@@ -36,7 +36,7 @@ from openmolt_core.events import ApprovalDecisionEvent, ApprovalRequestEvent
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._execute import RunContext, StepRecord
-	from openmolt_core.commands import CallTool, Command
+	from openmolt_core.commands import CallTool
 
 __all__ = [
 	"REASON_CHARS",
@@ -326,15 +326,10 @@ def pending_state(ctx: RunContext, record: StepRecord, ignored: Sequence[str]) -
 		record: The parked step (its ``pending`` holds the calls).
 		ignored: The texts of commands the parser ignored in the reply.
 	"""
-	pending = record.pending or {}
-	return {
-		"kind": "approval",
-		"step": ctx.step,
-		"calls": sorted(pending.get("calls", []), key=lambda c: c["index"]),
-		"commands": [c.model_dump(mode="json", by_alias=True) for c in record.commands],
-		"results": list(record.results),
-		"ignored": list(ignored),
-	}
+	from openmolt_core._park import parked_step
+
+	calls = list((record.pending or {}).get("calls", []))
+	return parked_step(ctx.step, record.commands, record.results, ignored, "approval", calls)
 
 
 def decisions_of(value: Any, signer: Approvals | None = None) -> list[ApprovalDecision]:
@@ -374,23 +369,6 @@ def decisions_of(value: Any, signer: Approvals | None = None) -> list[ApprovalDe
 	return out
 
 
-def _commands(pending: Mapping[str, Any]) -> list[Command]:
-	from pydantic import TypeAdapter
-	from pydantic import ValidationError as PydanticError
-
-	from openmolt_core.commands import Command
-
-	adapter: TypeAdapter[Command] = TypeAdapter(Command)
-	try:
-		commands = [adapter.validate_python(c) for c in pending["commands"]]
-	except (KeyError, TypeError, PydanticError) as exc:
-		raise ConfigurationError(
-			f"resume: the saved state's pending step is damaged ({type(exc).__name__}); it "
-			"cannot be resumed"
-		) from None
-	return commands
-
-
 def pending_requests(ctx: RunContext) -> list[ApprovalRequest]:
 	"""The requests of a step parked on approvals, signed by this run's signer.
 
@@ -402,9 +380,10 @@ def pending_requests(ctx: RunContext) -> list[ApprovalRequest]:
 		raise ConfigurationError(
 			"approval_requests: this state waits for no approval (its run is not approval_required)"
 		)
+	from openmolt_core._park import saved_commands
 	from openmolt_core.commands import CallTool
 
-	commands = _commands(pending)
+	commands = saved_commands(pending)
 	out = []
 	for info in pending.get("calls", []):
 		call = commands[info["index"]]
@@ -434,31 +413,10 @@ async def restore(
 		ApprovalError: A decision is forged, replayed, stale or invalid; the state is untouched.
 	"""
 	from openmolt_core._execute import StepRecord, check
+	from openmolt_core._park import restore_step
 	from openmolt_core.commands import CallTool
 
-	commands = _commands(pending)
-	results = list(pending.get("results") or [None] * len(commands))
-	checker = check(ctx)
-	for index, command in enumerate(commands):
-		if results[index] is not None:
-			continue
-		# The reason is checked at parse time only: this agent's reply schema may have none.
-		reason = ""
-		if isinstance(command, CallTool):
-			reason = command.reason
-			command = CallTool(type="callTool", tool=command.tool, input=command.input)
-		checked = checker(index, command)
-		if isinstance(checked, str):
-			kind = (
-				{"tool": command.tool}
-				if isinstance(command, CallTool)
-				else {"command": command.type}
-			)
-			results[index] = {**kind, "ok": False, "error": f"not run on resume: {checked}"}
-		elif isinstance(checked, CallTool):
-			commands[index] = checked.model_copy(update={"reason": reason})
-		else:
-			commands[index] = checked
+	commands, results, start, ignored = restore_step(pending, check(ctx))
 	waiting = {c["call"]: c for c in pending.get("calls", [])}
 	for info in waiting.values():
 		at = info["index"]
@@ -496,5 +454,4 @@ async def restore(
 		chosen[decision.call] = decision
 	ctx.approvals.decisions = chosen
 	ctx.approvals.parked = waiting
-	start = min((c["index"] for c in waiting.values()), default=len(commands))
-	return StepRecord(commands, results=results), start, list(pending.get("ignored") or [])
+	return StepRecord(commands, results=results), start, ignored
