@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 		RunError,
 		ToolError,
 	)
+	from openmolt_core.hooks import Capability, Park, Proceed, Refuse, Stop
 	from openmolt_core.llm import Attachment, ModelConfig, Usage
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.options import (
@@ -53,6 +54,7 @@ __all__ = [
 	"ApprovalUnavailable",
 	"Approvals",
 	"Attachment",
+	"Capability",
 	"ConfigurationError",
 	"FunctionTool",
 	"HumanInputUnavailable",
@@ -64,14 +66,18 @@ __all__ = [
 	"ModelConfig",
 	"OpenMolt",
 	"OpenMoltError",
+	"Park",
 	"PluginError",
+	"Proceed",
 	"ProviderError",
+	"Refuse",
 	"RetryPolicy",
 	"RunError",
 	"RunResult",
 	"RunState",
 	"SQLiteSession",
 	"Session",
+	"Stop",
 	"ToolContext",
 	"ToolError",
 	"Usage",
@@ -85,6 +91,11 @@ _EXPORTS = {
 	"ApprovalRequest": "openmolt_core.approvals",
 	"ApprovalUnavailable": "openmolt_core.approvals",
 	"Approvals": "openmolt_core.approvals",
+	"Capability": "openmolt_core.hooks",
+	"Park": "openmolt_core.hooks",
+	"Proceed": "openmolt_core.hooks",
+	"Refuse": "openmolt_core.hooks",
+	"Stop": "openmolt_core.hooks",
 	"Attachment": "openmolt_core.llm",
 	"ConfigurationError": "openmolt_core.errors",
 	"FunctionTool": "openmolt_core.tools",

@@ -45,6 +45,16 @@ from openmolt_core.events import (
 	ToolCallEvent,
 	ToolResponseEvent,
 )
+from openmolt_core.hooks import (
+	NO_HOOKS,
+	Hooks,
+	Park,
+	Proceed,
+	Refuse,
+	Stop,
+	decision_from_dict,
+	decision_to_dict,
+)
 from openmolt_core.llm import Usage
 from openmolt_core.offload import MAX_RESULT_CHARS, trim
 from openmolt_core.prompt import dumps
@@ -138,12 +148,14 @@ class StepRecord:
 		results: One entry per command, None while it has not finished.
 		end: How the step ends the run, if it does.
 		pending: The question a parked run waits for.
+		parked: The calls a capability parked (`openmolt_core.hooks.Park`), one entry each.
 	"""
 
 	commands: list[Command]
 	results: list[dict[str, Any] | None] = field(default_factory=list)
 	end: RunEnd | None = None
 	pending: dict[str, Any] | None = None
+	parked: list[dict[str, Any]] | None = None
 
 	def __post_init__(self) -> None:
 		if not self.results:
@@ -186,6 +198,7 @@ class RunContext:
 		guards: The agent's guardrails and taint policy (`openmolt_core._guard`).
 		cost_left: What the run may still spend in USD (None: no cost budget); a sub-agent it
 			calls gets it as its own cap (`openmolt_core._cost`).
+		hooks: The agent's capabilities (`openmolt_core.hooks`), each hook resolved once.
 	"""
 
 	agent: str
@@ -205,6 +218,7 @@ class RunContext:
 	toolset: ToolSet | None = None
 	guards: RunGuards = field(default_factory=RunGuards)
 	cost_left: Callable[[], float | None] = lambda: None
+	hooks: Hooks = NO_HOOKS
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -377,6 +391,11 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 				index = end
 				continue
 			case Finish():
+				if ctx.hooks.before_finish:
+					ruled = await _finish_ruled(ctx, record, index, command)
+					if ruled:
+						index += 1
+						continue
 				done = await ctx.guards.finish(ctx, record, index, command)
 				if done is not None:
 					record.results[index] = _entry(done, ok=True)
@@ -404,6 +423,22 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 		index += 1
 
 
+async def _finish_ruled(ctx: RunContext, record: StepRecord, index: int, finish: Finish) -> bool:
+	"""Ask the capabilities about a finish; True when one refused it or stopped the run."""
+	decision = await ctx.hooks.decide_finish(ctx, finish)
+	if isinstance(decision, Refuse):
+		await ctx.error("capability", f"finish refused: {decision.reason}")
+		record.results[index] = _entry(finish, ok=False, error=f"refused: {decision.reason}")
+		return True
+	if isinstance(decision, Stop):
+		record.results[index] = _entry(
+			finish, ok=False, error=f"the run stopped: {decision.reason}"
+		)
+		record.end = RunEnd(decision.status, None, decision.reason)
+		return True
+	return False
+
+
 _TOOL_EVENTS = 3  # tool:call, tool:response, error
 
 
@@ -414,18 +449,24 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 	seqs = {i: ctx.reserve_events(_TOOL_EVENTS) for i in todo}
 	if len(todo) == 1:
 		i = todo[0]
-		record.results[i] = await _call_tool(ctx, record, i, record.commands[i], seqs[i])
+		record.results[i] = await _call_tool(
+			ctx, record, i, cast(CallTool, record.commands[i]), seqs[i]
+		)
 		return
 	keys = []
 	for i in todo:
 		call = cast(CallTool, record.commands[i])
+		if ctx.hooks.before_tool:
+			keys.append(step_key("hook", ctx.step, i, call.tool))  # the capabilities' decision
 		if ctx.tools[call.tool].approval is not None or ctx.approvals.parked:
 			keys.append(step_key("approval", ctx.step, i, call.tool))  # its gate comes first
 		keys.append(step_key("tool", ctx.step, i, call.tool))
 	ctx.port.reserve(keys)
 
 	async def one(i: int) -> None:
-		record.results[i] = await _call_tool(ctx, record, i, record.commands[i], seqs[i])
+		record.results[i] = await _call_tool(
+			ctx, record, i, cast(CallTool, record.commands[i]), seqs[i]
+		)
 
 	async with anyio.create_task_group() as tg:
 		for i in todo:
@@ -433,9 +474,14 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 
 
 async def _call_tool(
-	ctx: RunContext, record: StepRecord, index: int, call: Any, seq: int
+	ctx: RunContext, record: StepRecord, index: int, call: CallTool, seq: int
 ) -> dict[str, Any] | None:
 	bound = ctx.tools[call.tool]
+	if ctx.hooks.before_tool:
+		ruled = await _capabilities_rule(ctx, record, index, call, bound, seq)
+		if not isinstance(ruled, CallTool):
+			return ruled  # refused or stopped (an entry), or parked (None)
+		call = ruled
 	tool_input: dict[str, Any] = call.input
 	allowed = None
 	if bound.approval is not None or ctx.approvals.parked or ctx.guards.gates(bound):
@@ -523,9 +569,69 @@ async def _call_tool(
 		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
 	if ctx.guards.screens(bound):  # result guardrails; untrusted content taints the run
 		result = await ctx.guards.result(ctx, record, index, call, bound, result)
+	if ctx.hooks.after_tool:
+		result = await ctx.hooks.after(ctx, call, bound, result)
 	if ctx.toolset is not None:  # outside the journaled step: a replay loads the same tools
 		ctx.toolset.absorb(ctx.state, ctx.step, index, call.tool, result)
 	return result if allowed is None else audited(result, allowed, ctx)
+
+
+async def _capabilities_rule(
+	ctx: RunContext, record: StepRecord, index: int, call: CallTool, bound: BoundTool, seq: int
+) -> CallTool | dict[str, Any] | None:
+	"""The capabilities' decision on a call, journaled so a replay decides the same.
+
+	Returns the call to run (its input maybe replaced), a result entry (refused, stopped), or
+	None (parked: the step stops before it, ``record.parked`` says why).
+	"""
+
+	async def decide() -> dict[str, Any]:
+		by, decision = await ctx.hooks.decide_tool(ctx, call, bound)
+		return {"by": by, **decision_to_dict(decision)}
+
+	ruled: dict[str, Any] = await ctx.port.step(
+		step_key("hook", ctx.step, index, call.tool), decide
+	)
+	by = str(ruled.get("by") or "")
+	decision = decision_from_dict(ruled)
+	match decision:
+		case Proceed(input=None):
+			return call
+		case Proceed(input=new):
+			try:
+				value = bound.validator().validate(dict(new or {}))
+			except ValidationError as exc:
+				message = (
+					f"capability {by!r} gave {call.tool} an invalid input: {format_errors(exc)}"
+				)
+				await ctx.error("capability", message, seq=seq + 2)
+				return {"tool": call.tool, "ok": False, "error": f"not run: {message}"}
+			return call.model_copy(update={"input": value})
+		case Refuse(reason=reason):
+			await ctx.error("capability", f"{by}: {call.tool} refused: {reason}", seq=seq + 2)
+			return {"tool": call.tool, "ok": False, "error": f"not run: {reason}"}
+		case Stop(reason=reason, status=status):
+			record.pending = None
+			record.end = RunEnd(status, None, reason)
+			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+		case Park():
+			if record.end is not None and record.parked is None:
+				return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+			parked = record.parked = record.parked or []
+			parked.append(
+				{
+					"index": index,
+					"tool": call.tool,
+					"by": by,
+					"message": decision.message,
+					"request": dict(decision.request),
+					"status": decision.status,
+				}
+			)
+			if record.end is None:
+				record.end = RunEnd(decision.status, None, decision.message)
+			return None
+	raise AssertionError(decision)  # pragma: no cover - every decision is matched above
 
 
 async def _in_doubt(

@@ -43,6 +43,7 @@ from openmolt_core._execute import (
 from openmolt_core._guard import RunGuards
 from openmolt_core._jsonsafe import encodable, encodable_text
 from openmolt_core._jsonschema import JsonSchemaValidator
+from openmolt_core._park import CAPABILITY, parked_step, restore_step
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
 from openmolt_core._redact import Redactor, redactor_for
@@ -75,6 +76,7 @@ from openmolt_core.fallback import (
 	slot_id,
 )
 from openmolt_core.fallback import record as record_model
+from openmolt_core.hooks import NO_HOOKS, AgentInfo, Capability, Hooks
 from openmolt_core.llm import (
 	Attachment,
 	LLMProvider,
@@ -120,6 +122,7 @@ log.addHandler(logging.NullHandler())  # a library logs; the application decides
 STEPS_LEFT_WARNING = 3
 """Results carry ``stepsLeft`` once this few steps remain."""
 
+_NOTHING: Any = object()  # resume(given=...) left out
 _LARGE_REPLY = 50_000  # characters: parse in a worker thread, so the event loop never stalls
 _LAST_STEP = (
 	"This is your last step ({why}): finish now with the best output you have, using status "
@@ -165,6 +168,8 @@ class Agent:
 			(`openmolt_core.guardrails`).
 		taint_policy: What a run that read untrusted content may still send out, and which
 			tools count as what (`openmolt_core.taint`; default: `TaintPolicy()`).
+		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
+			(`openmolt_core.hooks`): the instance's first, then the agent's own.
 	"""
 
 	__slots__ = (
@@ -172,6 +177,7 @@ class Agent:
 		"_files",
 		"_gated",
 		"_guardrails",
+		"_hooks",
 		"_long_term",
 		"_memory",
 		"_models",
@@ -241,6 +247,7 @@ class Agent:
 		files: FileStore | None = None,
 		guardrails: Sequence[Guardrail] = (),
 		taint_policy: taint.TaintPolicy | None = None,
+		capabilities: Sequence[Capability] = (),
 	) -> None:
 		self.om: OpenMolt = om
 		self.name: str = name
@@ -273,7 +280,10 @@ class Agent:
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
 		self._long_term: str | None = None  # set by the first update; the next run starts there
+		self._hooks: Hooks = Hooks(capabilities) if capabilities else NO_HOOKS
 		self._events = EventEmitter()
+		if capabilities:
+			self._events.extra = self._hooks.event_names()
 		self._prompts: dict[bool, str] = {}
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
@@ -461,7 +471,17 @@ class Agent:
 				from openmolt_core.skills import describe
 
 				self._prefix += f',"skills":{dumps(describe(self.skills))}'
+			if self._hooks:
+				self._prefix += self._capability_fields()
 		return self._prefix
+
+	def _capability_fields(self) -> str:
+		# What the capabilities add to the first turn, after the agent's own fields.
+		info = AgentInfo(self.name, tuple(self._tools), self.models[0])
+		fields: dict[str, Any] = {}
+		for cap in self._hooks.capabilities:
+			fields.update(cap.first_turn(info))
+		return f",{dumps(fields)[1:-1]}" if fields else ""
 
 	def first_message(
 		self, input: Any, state: RunState, earlier: list[dict[str, Any]] | None = None
@@ -510,6 +530,8 @@ class Agent:
 		# them keeps the fingerprint it had before they existed.
 		if len(self._models.slots) > 1:
 			body["fallback"] = self.models[1:]
+		if self._hooks:
+			body["capabilities"] = list(self._hooks.by_name)
 		search = self._search
 		if search is not None:
 			searcher = type(search.searcher).__name__ if search.searcher is not None else None
@@ -740,6 +762,7 @@ class Agent:
 		| Sequence[ApprovalDecision | Mapping[str, Any]]
 		| None = None,
 		session: Session | None = None,
+		given: Any = _NOTHING,
 	) -> RunResult:
 		"""Go on with a parked run: a question with its answer, tool calls with their decisions.
 
@@ -757,6 +780,8 @@ class Agent:
 				``request.deny(reason)``, as objects or their ``to_dict()``.
 			session: The session the parked run belongs to: the answer and the run's next
 				reply are appended to it (`openmolt_core.sessions`).
+			given: For a run a capability parked (`openmolt_core.hooks.Park`): what the
+				application delivers to it (JSON), handed to the capability's ``resume`` hook.
 
 		Returns:
 			The run's result, as `run` returns it.
@@ -774,6 +799,9 @@ class Agent:
 				"resume: this state waits for no answer or decision (its run is not "
 				"human_input_required or approval_required); use run(history=state) to go on"
 			)
+		if kind == CAPABILITY or given is not _NOTHING:
+			loaded = _given(loaded, kind, answer, decision, given)
+			answer = None
 		decisions = _approve.decisions_of(decision, self.om.approvals)
 		if kind == "approval":
 			if answer is not None:
@@ -786,7 +814,7 @@ class Agent:
 					"resume: this run waits for approval decisions: give decision=... (see "
 					"agent.approval_requests(state)), or set on_approval_request"
 				)
-		elif decisions or answer is None:
+		elif kind != CAPABILITY and (decisions or answer is None):
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
@@ -879,6 +907,7 @@ class Agent:
 			toolset=toolset,
 			guards=RunGuards(self._guardrails, self._taint, self._gated),
 			cost_left=functools.partial(self._cost_left, state, link),
+			hooks=self._hooks,
 		)
 
 	async def execute(
@@ -974,6 +1003,10 @@ class Agent:
 		toolset = ctx.toolset or self._tool_set()
 		self._models.begin(self.model_config)  # each model's dialect is asked again, per run
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
+		for started in self._hooks.on_run_start:
+			stop = await started(ctx)
+			if stop is not None:
+				return await self._end(ctx, RunEnd(stop.status, None, stop.reason))
 		watch = None  # the input, while parallel input guardrails check it
 		if state.steps == 0 and state.pending is None:  # before the first model call
 			end = watch = None
@@ -991,6 +1024,8 @@ class Agent:
 			end = self._budget_end(state, port, deadline, ctx.link)
 			if end is not None:
 				return await self._end(ctx, end)
+			for before in self._hooks.before_model:
+				await before(ctx)
 			if self.compaction is not None:
 				primary = self._models.primary
 				await self._compact(ctx, self._prompt_for(primary) + self._missing(state, primary))
@@ -1071,6 +1106,12 @@ class Agent:
 		if record.pending is not None and record.pending["kind"] == "approval":
 			state.pending = encodable(_approve.pending_state(ctx, record, ignored_texts))
 			return record.end
+		if record.parked and record.pending is None:  # a capability parked calls (hooks.Park)
+			parked = parked_step(
+				ctx.step, record.commands, record.results, ignored_texts, CAPABILITY, record.parked
+			)
+			state.pending = encodable(parked)
+			return record.end
 		results = record.entries("did not run")
 		if record.pending is not None:
 			# Results go into the saved state as they are: keep it encodable whatever a tool gave.
@@ -1106,6 +1147,8 @@ class Agent:
 			record, start, ignored = await _approve.restore(ctx, pending, decisions)
 			state.pending = None  # every decision was checked: the step goes on
 			return await self._run_record(ctx, record, ignored, deadline, start)
+		if pending.get("kind") == CAPABILITY:
+			return await self._deliver_given(ctx, pending, deadline)
 		state.pending = None
 		results = list(pending.get("results") or [])
 		if answer is None:
@@ -1120,6 +1163,24 @@ class Agent:
 			results.append(await answer_entry(ctx, str(pending.get("message", "")), answer))
 		self._append_results(state, results)
 		return None
+
+	async def _deliver_given(
+		self, ctx: RunContext, pending: Mapping[str, Any], deadline: float | None
+	) -> RunEnd | None:
+		"""Hand what the application gave to the capabilities that parked; the step goes on."""
+		commands, results, start, ignored = restore_step(pending, check(ctx))
+		record = StepRecord(commands, results=results)
+		for info in pending.get("calls") or ():
+			by = str(info.get("by") or "")
+			cap = self._hooks.by_name.get(by)
+			if cap is None:
+				raise ConfigurationError(
+					f"resume: capability {by!r} parked this run, and agent {self.name!r} has no "
+					"capability of that name; create the agent with it to go on"
+				)
+			await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
+		ctx.state.pending = None
+		return await self._run_record(ctx, record, ignored, deadline, start)
 
 	def _plain_prompt(self, state: RunState, slot: ModelSlot) -> str:
 		"""The system prompt for one step of ``slot`` sent without structured output."""
@@ -1260,9 +1321,15 @@ class Agent:
 		# listener never sees a reply that a crash would ask the model for again.
 		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
 
+		send = None
+		if self._hooks.wrap_model:  # capabilities around each model call, inside its step
+
+			def send(slot: ModelSlot, built: ModelRequest) -> Awaitable[ModelResponse]:
+				return self._hooks.wrap(ctx, slot.provider().generate)(built)
+
 		async def call() -> ModelResponse:
 			slot, sent, response = await self._models.generate(
-				request, functools.partial(self._fell_back, ctx, seq + 1)
+				request, functools.partial(self._fell_back, ctx, seq + 1), send
 			)
 			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
@@ -1460,6 +1527,8 @@ class Agent:
 
 	async def _end(self, ctx: RunContext, end: RunEnd) -> RunResult:
 		result = self._result(ctx.state, end)
+		for ended in self._hooks.on_run_end:
+			await ended(ctx, result)
 		if ctx.wants("finish"):
 			await ctx.emit(FinishEvent(agent=self.name, step=ctx.state.steps, result=result))
 		return result
@@ -1544,6 +1613,35 @@ class Agent:
 
 
 _LIMITS = Limits()
+
+
+def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -> RunState:
+	"""The parked state with what ``resume(given=...)`` delivers to the capability that parked."""
+	if kind != CAPABILITY:
+		raise ConfigurationError(
+			"resume: given=... is for a run a capability parked; this run waits for "
+			+ (
+				"approval decisions (decision=...)"
+				if kind == "approval"
+				else "an answer (answer=...)"
+			)
+		)
+	if answer is not None or decision is not None:
+		raise ConfigurationError(
+			"resume: this run waits for what a capability asked for: give given=..., not an "
+			"answer or a decision"
+		)
+	if given is _NOTHING:
+		raise ConfigurationError(
+			"resume: a capability parked this run (state.pending['calls'] says which and why): "
+			"give given=... (JSON) to go on"
+		)
+	try:
+		json.dumps(given)
+	except (TypeError, ValueError) as exc:
+		raise ConfigurationError(f"resume: given must be JSON ({exc})") from None
+	state.pending = {**(state.pending or {}), "given": given}
+	return state
 
 
 def _left(port: RunPort, deadline: float | None) -> float:

@@ -354,6 +354,8 @@ class EventEmitter:
 	"""Keeps handlers per event name and calls them, sync or async, without letting them fail a run."""
 
 	handlers: dict[str, list[Handler]] | None = None  # made on the first `on`: agents are many
+	extra: frozenset[str] = frozenset()
+	"""Event names accepted beyond the built-in ones (those the agent's capabilities register)."""
 
 	def on(self, name: str, handler: Handler) -> None:
 		"""Add a handler for an event name.
@@ -361,9 +363,9 @@ class EventEmitter:
 		Raises:
 			ValueError: The event name is unknown.
 		"""
-		if name not in EVENT_NAMES:
+		if name not in EVENT_NAMES and name not in self.extra:
 			raise ValueError(
-				f"unknown event {name!r}; use one of: {', '.join(sorted(EVENT_NAMES))}"
+				f"unknown event {name!r}; use one of: {', '.join(sorted(EVENT_NAMES | self.extra))}"
 			)
 		if self.handlers is None:
 			self.handlers = {}

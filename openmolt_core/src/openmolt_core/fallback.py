@@ -28,7 +28,7 @@ replayed step is parsed as that model's reply.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -252,6 +252,7 @@ class ModelChain:
 		self,
 		request: Callable[[ModelSlot], ModelRequest],
 		on_fallback: Callable[[ModelSlot, ModelSlot, FallbackReason, BaseException], Any],
+		send: Callable[[ModelSlot, ModelRequest], Awaitable[ModelResponse]] | None = None,
 	) -> tuple[ModelSlot, ModelRequest, ModelResponse]:
 		"""Ask each model in turn until one answers, or a failure must not fall back.
 
@@ -259,6 +260,8 @@ class ModelChain:
 			request: Builds the request for one model (its prompt and fitted schema).
 			on_fallback: Awaited with (failed model, next model, reason, error) before the next
 				model is tried.
+			send: Sends one model's request (the capabilities' ``wrap_model`` around the
+				provider); None: the provider's ``generate``.
 
 		Returns:
 			The model that answered, its request and its response.
@@ -272,7 +275,10 @@ class ModelChain:
 		for position, slot in enumerate(self.slots):
 			built = request(slot)
 			try:
-				response = await slot.provider().generate(built)
+				if send is None:
+					response = await slot.provider().generate(built)
+				else:
+					response = await send(slot, built)
 				if not isinstance(response, ModelResponse) or not isinstance(response.text, str):
 					raise ProviderError(
 						f"the provider returned {type(response).__name__} without reply text",

@@ -1,7 +1,8 @@
 """The hooks a plugin can implement. They run while an OpenMolt instance loads its plugins.
 
 A plugin is a module (or object) with functions marked ``@hookimpl``, found through the
-``openmolt.providers``, ``openmolt.integrations`` or ``openmolt.skills`` entry-point group (the
+``openmolt.providers``, ``openmolt.integrations``, ``openmolt.skills`` or ``openmolt.capabilities``
+entry-point group (the
 entry-point name is the id users type: ``openai``, ``notion``, ``pdf-forms``) or passed as
 ``OpenMolt(plugins=[...])``.
 
@@ -16,11 +17,17 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-	from openmolt_core.plugins import IntegrationRegistrar, ProviderRegistrar, SkillRegistrar
+	from openmolt_core.plugins import (
+		CapabilityRegistrar,
+		IntegrationRegistrar,
+		ProviderRegistrar,
+		SkillRegistrar,
+	)
 
 __all__ = [
 	"hookimpl",
 	"hookspec",
+	"register_capabilities",
 	"register_integrations",
 	"register_providers",
 	"register_skills",
@@ -65,4 +72,16 @@ def register_skills(register: SkillRegistrar) -> None:
 	``register(skill)`` with a `Skill`, the path of a skill folder the plugin ships (one with a
 	``SKILL.md``, or a folder of them: ``Path(__file__).parent / "skills"``), or a skill's fields
 	as a dict. The entry-point name is a skill's name, or names every skill the plugin registers.
+	"""
+
+
+@hookspec
+def register_capabilities(register: CapabilityRegistrar) -> None:
+	"""Register capabilities (`openmolt_core.hooks.Capability`) that agents name.
+
+	Called once per plugin per OpenMolt instance, when an agent first names one of the plugin's
+	capabilities (``create_agent(capabilities=["audit-log"])``, or ``"capabilities"`` in an agent
+	file). Call ``register(factory, name="audit-log")``: ``factory(**options)`` returns a new
+	`Capability` for one agent, with the options the agent gives (``{"name": "audit-log",
+	"options": {...}}``).
 	"""

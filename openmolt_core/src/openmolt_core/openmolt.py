@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
+	from openmolt_core.hooks import Capability, CapabilityEntry
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
@@ -102,6 +103,9 @@ class OpenMolt:
 			False for none. Default: the encrypted file ``openmolt auth`` writes, when it
 			exists. Its values fill what the config and the environment leave out, join
 			`secrets`, and refreshed tokens are saved back to it.
+		capabilities: Behaviour attached to the runs of every agent of this instance
+			(`openmolt_core.hooks.Capability` objects, or the names of capabilities plugins
+			register, or ``{"name": ..., "options": {...}}``); they run before an agent's own.
 	"""
 
 	def __init__(
@@ -127,6 +131,7 @@ class OpenMolt:
 		taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None = None,
 		retry: RetryPolicy | Mapping[str, Any] | None = None,
 		credential_store: CredentialStore | str | Path | bool | None = None,
+		capabilities: Sequence[CapabilityEntry] = (),
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -187,6 +192,9 @@ class OpenMolt:
 		self._durability_config = durability
 		self._durability: DurabilityBackend | None = None
 		self._guardrails = _guardrails(guardrails, "OpenMolt")
+		self._capabilities: tuple[CapabilityEntry, ...] = _capability_entries(
+			capabilities, "OpenMolt"
+		)
 		self._taint_policy = taint_policy
 		if verbose:
 			from openmolt_core import _verbose
@@ -641,6 +649,7 @@ class OpenMolt:
 		skills: Sequence[str | Path | Skill | Mapping[str, Any]] = (),
 		fallback_models: Sequence[str | LLMProvider] = (),
 		tool_loading: ToolLoading | ToolSearch = "all",
+		capabilities: Sequence[CapabilityEntry] = (),
 	) -> Agent:
 		"""Create an agent. Creating one never touches the network.
 
@@ -704,10 +713,13 @@ class OpenMolt:
 				catalog and built-in tools to search and load tools; ``"auto"`` searches when the
 				agent has more than 30 tools; a `openmolt_core.toolsearch.ToolSearch` sets the
 				searcher (embeddings), pinned tools and limits.
+			capabilities: Behaviour attached to the agent's runs (`openmolt_core.hooks`):
+				`Capability` objects, names of capabilities plugins register, or ``{"name":
+				..., "options": {...}}``; they run after the instance's, in list order.
 
 		Raises:
 			ConfigurationError: An option is wrong; the message names it and the fix.
-			PluginError: The provider or an integration is not installed.
+			PluginError: The provider, an integration or a capability is not installed.
 		"""
 		from openmolt_core import _binding
 		from openmolt_core.agent import Agent, Limits
@@ -787,6 +799,21 @@ class OpenMolt:
 			visible = [t.handle for t in bound if t.allowed]
 			loader = skill_tool(agent_skills, available=visible)
 			bound.extend(_binding.bind_tools([loader], agent=name, files=files, prefix="skills"))
+		caps = self._capabilities_of(
+			(*self._capabilities, *_capability_entries(capabilities, "create_agent"))
+		)
+		if caps:
+			from openmolt_core.hooks import AgentInfo
+
+			info = AgentInfo(name, tuple(t.handle for t in bound), _model_id(models[0]))
+			for cap in caps:
+				extra = cap.tools(info)
+				if extra:
+					bound.extend(
+						_binding.bind_tools(
+							list(extra), agent=name, http=self.http, files=files, prefix=cap.name
+						)
+					)
 		handles = [t.handle for t in bound]
 		if len(set(handles)) != len(handles):
 			duplicates = {h for h in handles if handles.count(h) > 1}
@@ -871,6 +898,7 @@ class OpenMolt:
 			files=files,
 			guardrails=self._guardrails + _guardrails(guardrails, "create_agent"),
 			taint_policy=taint,
+			capabilities=caps,
 		)
 		if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
@@ -881,6 +909,32 @@ class OpenMolt:
 		if self._durability_config is not None:
 			self._durable("create_agent").register(agent)  # runs recover by agent name
 		return agent
+
+	def _capabilities_of(self, entries: Sequence[CapabilityEntry]) -> list[Capability]:
+		"""One agent's capabilities: objects as given, names built by their plugin's factory."""
+		from openmolt_core.hooks import Capability
+
+		out: list[Capability] = []
+		for entry in entries:
+			if isinstance(entry, Capability):
+				out.append(entry)
+				continue
+			name, options = (entry, {}) if isinstance(entry, str) else _capability_spec(entry)
+			factory = self.plugins.capability(name)
+			try:
+				built = factory(**options)
+			except Exception as exc:
+				raise ConfigurationError(
+					f"capabilities: {name!r} could not be built with options {sorted(options)}: "
+					f"{type(exc).__name__}: {exc}"
+				) from exc
+			if not isinstance(built, Capability):
+				raise ConfigurationError(
+					f"capabilities: the factory of {name!r} returned {type(built).__name__}, "
+					"not a Capability; report it to the plugin's authors"
+				)
+			out.append(built)
+		return out
 
 	def _skills(self, entries: Sequence[str | Path | Skill | Mapping[str, Any]]) -> list[Skill]:
 		if not entries:
@@ -1213,6 +1267,47 @@ def _check_prices(agent: Agent) -> None:
 			provider, model = one.compactor()
 			check_prices(one.name, [OtherModel(provider, model)], f"{where} (compaction model)")
 		todo.extend(one.sub_agents)
+
+
+def _capability_entries(entries: Any, where: str) -> tuple[CapabilityEntry, ...]:
+	"""Check the shape of a ``capabilities`` option (names are resolved per agent)."""
+	from openmolt_core.hooks import Capability
+
+	if isinstance(entries, str | Capability | Mapping):
+		entries = [entries]
+	if not isinstance(entries, Sequence):
+		raise ConfigurationError(
+			f"{where}: capabilities must be a list of Capability objects, names or "
+			f"{{'name': ..., 'options': {{...}}}}, got {type(entries).__name__}"
+		)
+	for index, entry in enumerate(entries):
+		if isinstance(entry, Mapping):
+			_capability_spec(entry, f"{where}: capabilities[{index}]")
+		elif not isinstance(entry, str | Capability):
+			raise ConfigurationError(
+				f"{where}: capabilities[{index}] is a {type(entry).__name__}; give a Capability "
+				"(a subclass of openmolt.Capability), the name of one a plugin registers, or "
+				"{'name': ..., 'options': {...}}"
+			)
+	return tuple(entries)
+
+
+def _capability_spec(
+	entry: Mapping[str, Any], where: str = "capabilities"
+) -> tuple[str, dict[str, Any]]:
+	name = entry.get("name")
+	options = entry.get("options") or {}
+	unknown = set(entry) - {"name", "options"}
+	if not isinstance(name, str) or not name or unknown or not isinstance(options, Mapping):
+		raise ConfigurationError(
+			f"{where}: expected {{'name': <a registered capability>, 'options': {{...}}}}"
+			+ (f"; unknown key(s) {sorted(unknown)}" if unknown else "")
+		)
+	return name, dict(options)
+
+
+def _model_id(model: Any) -> str:
+	return model if isinstance(model, str) else type(model).__name__
 
 
 def _check_budget(name: str, value: Any, label: str, where: str = "create_agent") -> None:

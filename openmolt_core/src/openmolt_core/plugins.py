@@ -2,8 +2,8 @@
 
 Each `OpenMolt` instance owns one `Plugins`. Nothing is imported until a model id, an integration
 id or a skill name asks for it; then only the entry point with that name is loaded, registered with
-pluggy as ``providers:<name>``, ``integrations:<name>`` or ``skills:<name>``, and its hook called
-once.
+pluggy as ``providers:<name>``, ``integrations:<name>``, ``skills:<name>`` or
+``capabilities:<name>``, and its hook called once.
 
 Finding the entry points reads the metadata of every installed distribution (milliseconds with a
 few hundred installed), so it is done once per process, on the first lookup, and shared by every
@@ -34,11 +34,14 @@ from openmolt_core.errors import PluginError
 if TYPE_CHECKING:
 	import httpx
 
+	from openmolt_core.hooks import Capability
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider
 	from openmolt_core.skills import Skill
 
 __all__ = [
+	"CapabilityFactory",
+	"CapabilityRegistrar",
 	"IntegrationRegistrar",
 	"PluginConflictWarning",
 	"PluginInfo",
@@ -49,7 +52,7 @@ __all__ = [
 	"extra_for",
 ]
 
-Group = Literal["providers", "integrations", "skills"]
+Group = Literal["providers", "integrations", "skills", "capabilities"]
 
 ProviderFactory = Callable[[Mapping[str, Any], "Callable[[], httpx.AsyncClient]"], "LLMProvider"]
 """Builds a provider from the user's settings for it and a getter for the shared HTTP client."""
@@ -70,6 +73,18 @@ class IntegrationRegistrar(Protocol):
 		self, integration: Integration | Mapping[str, Any], *, id: str | None = None
 	) -> None:
 		"""Register an integration; ``id`` defaults to its own id, then the entry-point name."""
+		...
+
+
+CapabilityFactory = Callable[..., "Capability"]
+"""Builds one agent's `openmolt_core.hooks.Capability` from the options the agent gives."""
+
+
+class CapabilityRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_capabilities``."""
+
+	def __call__(self, factory: CapabilityFactory, *, name: str) -> None:
+		"""Register a capability factory under the name agents give."""
 		...
 
 
@@ -100,8 +115,13 @@ class PluginInfo:
 	version: str
 
 
-_GROUPS: tuple[Group, ...] = ("providers", "integrations", "skills")
-_KINDS: dict[str, str] = {"providers": "provider", "integrations": "integration", "skills": "skill"}
+_GROUPS: tuple[Group, ...] = ("providers", "integrations", "skills", "capabilities")
+_KINDS: dict[str, str] = {
+	"providers": "provider",
+	"integrations": "integration",
+	"skills": "skill",
+	"capabilities": "capability",
+}
 _index: dict[Group, dict[str, metadata.EntryPoint]] | None = None
 _index_lock = threading.Lock()  # instances may first look plugins up in worker threads
 
@@ -268,6 +288,7 @@ class Plugins:
 		self._providers: dict[str, ProviderFactory] = {}
 		self._integrations: dict[str, Integration] = {}
 		self._skills: dict[str, Skill] = {}
+		self._capabilities: dict[str, CapabilityFactory] = {}
 		self._skill_sets: dict[str, list[str]] = {}  # skill entry point -> the skills it registered
 		self._sources: dict[str, str] = {}
 		self._owners: dict[tuple[Group, str], str] = {}  # who registered each name, for conflicts
@@ -343,6 +364,14 @@ class Plugins:
 		)
 		if default_id is not None and registered:
 			self._skill_sets.setdefault(default_id, []).extend(registered)
+
+		def register_capability(factory: CapabilityFactory, *, name: str) -> None:
+			if not callable(factory):
+				raise PluginError(f"capability {name!r}: the factory is not callable", plugin=name)
+			if self._claim("capabilities", name, where):
+				self._capabilities[name] = factory
+
+		pm.subset_hook_caller("register_capabilities", others)(register=register_capability)
 
 	def _skill_registrar(self, source: str, registered: list[str]) -> SkillRegistrar:
 		def register_skill(skill: Skill | str | os.PathLike[str] | Mapping[str, Any]) -> None:
@@ -480,6 +509,28 @@ class Plugins:
 			return [self._skills[name]]
 		names = self._skill_sets.get(name)
 		return [self._skills[n] for n in names if n in self._skills] if names else None
+
+	def capability(self, name: str) -> CapabilityFactory:
+		"""The factory of a capability a plugin registers, loading its plugin on first use.
+
+		Raises:
+			PluginError: No installed plugin provides it.
+		"""
+		if name not in self._capabilities:
+			self._load_explicit()
+		if name not in self._capabilities:
+			self._load_entry_point("capabilities", name)
+		factory = self._capabilities.get(name)
+		if factory is None:
+			from openmolt_core._suggest import suggestion
+
+			known = sorted({*self._capabilities, *self._entry_index()["capabilities"]})
+			raise PluginError(
+				f"no installed plugin provides the capability {name!r}; "
+				+ suggestion(name, known, noun="capabilities"),
+				plugin=f"capabilities:{name}",
+			)
+		return factory
 
 	def skill_names(self) -> list[str]:
 		"""The skill names registered by loaded plugins and the installed skill entry points."""

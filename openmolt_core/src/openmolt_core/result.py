@@ -70,6 +70,9 @@ class RunState:
 			``{"call", "tool", "step"}`` each, the first 20; the run is tainted when not empty.
 		audit: What guardrails and the taint policy did, oldest first (the first 200): ``{"by",
 			"stage", "action", "reason", "step"}`` and, at the tool stages, ``tool`` and ``call``.
+		ext: The capabilities' state, by capability name (`openmolt_core.hooks`): JSON each.
+			Saved only when a capability wrote some, so a run without capabilities saves
+			exactly what it did before they existed.
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -88,6 +91,7 @@ class RunState:
 	usage_by_model: dict[str, Usage] = field(default_factory=dict)
 	taint: list[dict[str, Any]] = field(default_factory=list)
 	audit: list[dict[str, Any]] = field(default_factory=list)
+	ext: dict[str, Any] = field(default_factory=dict)
 
 	@property
 	def tainted(self) -> bool:
@@ -96,7 +100,7 @@ class RunState:
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The state as a JSON-serializable dict."""
-		return {
+		data: dict[str, Any] = {
 			"messages": [
 				{
 					"role": m.role,
@@ -130,6 +134,10 @@ class RunState:
 			"taint": list(self.taint),
 			"audit": list(self.audit),
 		}
+		ext = {k: v for k, v in self.ext.items() if v}
+		if ext:
+			data["ext"] = ext
+		return data
 
 	@classmethod
 	def from_dict(cls, data: dict[str, Any]) -> RunState:
@@ -169,6 +177,7 @@ class RunState:
 				},
 				taint=list(data.get("taint") or []),
 				audit=list(data.get("audit") or []),
+				ext=dict(data.get("ext") or {}),
 			)
 		except (KeyError, TypeError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc

@@ -96,6 +96,15 @@ class _Model(BaseModel):
 	model_config = options_config(frozen=False)
 
 
+class CapabilitySpec(_Model):
+	"""A capability a plugin provides, with its options."""
+
+	name: str = Field(description="The name the plugin registers it under.")
+	options: dict[str, Any] = Field(
+		default_factory=dict, description="Given to the plugin's factory as keywords."
+	)
+
+
 class AgentFile(_Model):
 	"""An agent file for the ``openmolt`` command: create_agent options plus what the command needs.
 
@@ -186,6 +195,11 @@ class AgentFile(_Model):
 	skills: list[str] = Field(
 		default_factory=list,
 		description="Skill folders (relative to this file), or names of skills plugins provide.",
+	)
+	capabilities: list[str | CapabilitySpec] = Field(
+		default_factory=list,
+		description="Capabilities plugins provide, by name, or {name, options}: behaviour "
+		"attached to the agent's runs (docs/guides/capabilities.md).",
 	)
 	input: Any = Field(default=None, description="The run's input (--input overrides it).")
 	schedules: list[ScheduleSpec] = Field(

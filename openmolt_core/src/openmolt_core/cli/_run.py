@@ -360,6 +360,7 @@ def _build_json(
 		max_cost=spec.max_cost,
 		skills=_skill_entries(path, spec.skills),
 		tools=tools or (),
+		capabilities=[c if isinstance(c, str) else c.model_dump() for c in spec.capabilities],
 	)
 	reports += [
 		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given

@@ -1,0 +1,543 @@
+"""Capabilities: behaviour that attaches to an agent's runs through one typed interface.
+
+The loop knows a few primitives: a model call, a tool call, a call that parks, a resume that
+delivers, a run end, the durability port and numbered events. Everything else acts through a
+`Capability`: a class whose methods the loop calls at those points. A capability overrides only
+the hooks it needs; a hook that no capability of an agent overrides is never called (the lists are
+resolved once, when the agent is created: see `Hooks`), so an agent without capabilities pays
+nothing for the interface.
+
+Rules the loop keeps (docs/guides/capabilities.md):
+
+- **Order**: the instance's capabilities (``OpenMolt(capabilities=[...])`` and plugins'
+  ``register_capabilities``), then the agent's (``create_agent(capabilities=[...])``), in list
+  order. ``before_*`` hooks stop at the first answer that is not `Proceed`; ``wrap_model`` hooks
+  nest, the first outermost.
+- **Durable**: a tool call's `before_tool` decisions are journaled by the loop (one step per call,
+  ``hook:<step>:<index>:<tool>``), so a replay decides the same without asking again.
+  `wrap_model` runs inside the journaled model step (a replay does not run it again);
+  `before_model` and `on_run_start` run again on replay, so whatever they decide that is not a pure
+  function of the state must go through ``run.port.step(key, fn)``.
+- **State**: a capability keeps JSON under ``run.state.ext[self.name]`` (`Capability.state`): it
+  is saved, resumed and journaled with the run. Names are unique per agent.
+- **Events**: a capability lists its event classes in ``events`` (name to class); ``agent.on``
+  accepts those names, and ``run.emit`` numbers them like the loop's own.
+- **Parking**: `before_tool` may return `Park`: the step stops before that call (calls of the
+  same step that already ran keep their results), the run ends with the park's status, and
+  ``agent.resume(state, given=...)`` hands ``given`` to the capability's `resume` hook, then the
+  step goes on from the parked call, asking `before_tool` again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+
+from openmolt_core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+	from openmolt_core._redact import Redactor
+	from openmolt_core.commands import CallTool, Finish
+	from openmolt_core.durability import RunPort
+	from openmolt_core.events import Event
+	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.result import RunResult, RunState, RunStatus
+	from openmolt_core.tools import Tool
+
+__all__ = [
+	"AgentInfo",
+	"Capability",
+	"CapabilityEntry",
+	"FinishDecision",
+	"Hooks",
+	"Park",
+	"Proceed",
+	"Refuse",
+	"Run",
+	"Stop",
+	"ToolDecision",
+	"ToolSpec",
+	"decision_from_dict",
+	"decision_to_dict",
+]
+
+
+# decisions ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Proceed:
+	"""Go on. From `Capability.before_tool`, ``input`` replaces the call's input (None: keep it).
+
+	Args:
+		input: The input the call runs with instead, checked against the tool's input schema.
+	"""
+
+	input: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+	"""Do not run this call (or accept this finish): the model reads ``reason`` and goes on.
+
+	Args:
+		reason: Why, in words the model can act on.
+	"""
+
+	reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Park:
+	"""Stop the run before this call until someone answers (`Capability.resume` gets it).
+
+	Args:
+		message: What the run waits for, for a person (the result's ``error``).
+		request: JSON the application shows or answers (kept in ``state.pending``).
+		status: The run's status while it waits.
+	"""
+
+	message: str
+	request: Mapping[str, Any] = field(default_factory=dict)
+	status: Literal["approval_required", "human_input_required"] = "approval_required"
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+	"""End the run now: the call does not run (or the finish is replaced), ``reason`` says why.
+
+	Args:
+		reason: Why the run stops (the result's ``error``).
+		status: The run's status.
+	"""
+
+	reason: str
+	status: RunStatus = "guardrail_tripped"
+
+
+ToolDecision = Proceed | Refuse | Park | Stop
+"""What `Capability.before_tool` answers."""
+
+FinishDecision = Proceed | Refuse | Stop
+"""What `Capability.before_finish` answers."""
+
+PROCEED = Proceed()
+
+
+def decision_to_dict(decision: ToolDecision) -> dict[str, Any]:
+	"""A decision as JSON, for the journal (`decision_from_dict` reads it back)."""
+	match decision:
+		case Proceed():
+			return {"proceed": None if decision.input is None else dict(decision.input)}
+		case Refuse():
+			return {"refuse": decision.reason}
+		case Park():
+			return {
+				"park": {
+					"message": decision.message,
+					"request": dict(decision.request),
+					"status": decision.status,
+				}
+			}
+		case Stop():
+			return {"stop": {"reason": decision.reason, "status": decision.status}}
+	raise TypeError(f"not a decision: {type(decision).__name__}")  # pragma: no cover
+
+
+def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
+	"""Read a decision journaled by `decision_to_dict`."""
+	if "proceed" in data:
+		return Proceed(data["proceed"])
+	if "refuse" in data:
+		return Refuse(str(data["refuse"]))
+	if "park" in data:
+		park = data["park"]
+		return Park(str(park["message"]), dict(park.get("request") or {}), park["status"])
+	stop = data["stop"]
+	return Stop(str(stop["reason"]), stop["status"])
+
+
+# what a hook sees ---------------------------------------------------------------------------
+
+
+class Run(Protocol):
+	"""What a hook sees of a run (the loop's run context)."""
+
+	@property
+	def agent(self) -> str:
+		"""The agent's name."""
+		...
+
+	@property
+	def state(self) -> RunState:
+		"""The run's state (saved, resumed and journaled; ``state.ext`` holds capabilities')."""
+		...
+
+	@property
+	def port(self) -> RunPort:
+		"""The durability port: ``await run.port.step(key, fn)`` journals a decision."""
+		...
+
+	@property
+	def step(self) -> int:
+		"""The current step (1-based; 0 before the first model call)."""
+		...
+
+	@property
+	def redact(self) -> Redactor:
+		"""Scrubs the agent's secrets from text (``redact(text)``, ``redact.deep(value)``)."""
+		...
+
+	def wants(self, name: str) -> bool:
+		"""Whether anything listens to the event ``name``."""
+		...
+
+	async def emit(self, event: Event, seq: int | None = None) -> None:
+		"""Emit an event of this run (numbered in order; replays number it the same)."""
+		...
+
+	def skip_event(self) -> None:
+		"""Count an event nobody listens to, so later numbers stay deterministic."""
+		...
+
+
+class ToolSpec(Protocol):
+	"""What a hook sees of a tool: the one record every tool source is described by."""
+
+	@property
+	def handle(self) -> str:
+		"""The handle the model calls (``integration.tool``)."""
+		...
+
+	@property
+	def labels(self) -> frozenset[str]:
+		"""What it does with data (`openmolt_core.taint`); unknown labels count as all three."""
+		...
+
+	@property
+	def approval(self) -> str | None:
+		"""The approval rule that makes its calls wait for a decision, or None."""
+		...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+	"""What a capability sees of the agent being built (`Capability.tools`, `first_turn`).
+
+	Args:
+		name: The agent's name.
+		tools: The handles of the tools bound so far (integrations and ``tools=``).
+		model: The model id (``provider:model``, or the provider's name).
+	"""
+
+	name: str
+	tools: tuple[str, ...]
+	model: str
+
+
+# the interface ------------------------------------------------------------------------------
+
+
+class Capability:
+	"""Behaviour attached to an agent's runs; override the hooks you need (each default does nothing).
+
+	Subclass it, set ``name`` (letters, digits, ``_`` and ``-``: it names the state under
+	``state.ext``, the journal keys and the events), and give instances to
+	``create_agent(capabilities=[...])`` or ``OpenMolt(capabilities=[...])``, or register a factory
+	from a plugin's ``register_capabilities`` hook so agents name it (``capabilities=["name"]``).
+	"""
+
+	name: ClassVar[str] = ""
+	"""The capability's name: unique per agent."""
+
+	events: ClassVar[Mapping[str, type[Event]]] = {}
+	"""The events it emits, by name (``agent.on(name, ...)`` accepts them)."""
+
+	# building the agent (no I/O) ----------------------------------------------------------
+
+	def tools(self, agent: AgentInfo) -> Sequence[Tool | Callable[..., Any]]:
+		"""Tools the capability adds to the agent (function tools, or `Tool` objects).
+
+		Args:
+			agent: The agent being built.
+		"""
+		return ()
+
+	def first_turn(self, agent: AgentInfo) -> Mapping[str, Any]:
+		"""Fields added to the first user turn (JSON), after the agent's own.
+
+		Args:
+			agent: The agent being built.
+		"""
+		return {}
+
+	# a run ----------------------------------------------------------------------------------
+
+	def state(self, run: Run) -> dict[str, Any]:
+		"""This capability's JSON state in the run (``run.state.ext[self.name]``), made on first use.
+
+		Args:
+			run: The run.
+		"""
+		mine: dict[str, Any] = run.state.ext.setdefault(self.name, {})
+		return mine
+
+	async def on_run_start(self, run: Run) -> Stop | None:
+		"""A run starts or goes on (also after a resume, and on a durable replay).
+
+		Args:
+			run: The run.
+
+		Returns:
+			`Stop` to end the run before anything else happens, or None.
+		"""
+		return None
+
+	async def on_run_end(self, run: Run, result: RunResult) -> None:
+		"""The run ended (finished, parked, or stopped by a limit or a capability).
+
+		Args:
+			run: The run.
+			result: Its result.
+		"""
+
+	async def before_model(self, run: Run) -> None:
+		"""A step is about to ask the model (outside the journaled model call; runs on replay).
+
+		Args:
+			run: The run; ``run.state.messages`` is what the model will read.
+		"""
+
+	async def wrap_model(
+		self,
+		run: Run,
+		request: ModelRequest,
+		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	) -> ModelResponse:
+		"""Around one model call, inside its journaled step (each model a fallback tries).
+
+		Args:
+			run: The run.
+			request: The request about to be sent.
+			call: Sends a request and returns the response (the next capability's hook, or the
+				provider).
+		"""
+		return await call(request)
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
+		"""A validated tool call is about to run (its decision is journaled by the loop).
+
+		Args:
+			run: The run.
+			call: The call (``call.tool``, ``call.input``).
+			tool: The tool's record.
+
+		Returns:
+			`Proceed` (optionally with a new input), `Refuse`, `Park` or `Stop`.
+		"""
+		return PROCEED
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any]:
+		"""A call's result entry, before the model reads it (outside the journaled call).
+
+		Args:
+			run: The run.
+			call: The call.
+			tool: The tool's record.
+			entry: ``{"tool", "ok", "result"}`` or ``{"tool", "ok": False, "error"}``.
+
+		Returns:
+			The entry the model reads (return ``entry`` unchanged to keep it).
+		"""
+		return entry
+
+	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision:
+		"""The model finished with a validated output (``finish.output``, ``finish.status``).
+
+		Args:
+			run: The run.
+			finish: The finish command.
+
+		Returns:
+			`Proceed`, `Refuse` (the model reads why and goes on) or `Stop`.
+		"""
+		return PROCEED
+
+	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
+		"""A run this capability parked goes on: ``given`` is what the application delivered.
+
+		Args:
+			run: The run.
+			parked: The `Park` request, as saved.
+			given: ``agent.resume(state, given=...)``'s value (JSON).
+		"""
+
+
+CapabilityEntry = Capability | str | Mapping[str, Any]
+"""What ``capabilities=[...]`` takes: a `Capability`, the name of one a plugin registers
+(``register_capabilities``), or ``{"name": ..., "options": {...}}``."""
+
+_HOOKS = (
+	"on_run_start",
+	"on_run_end",
+	"before_model",
+	"wrap_model",
+	"before_tool",
+	"after_tool",
+	"before_finish",
+	"resume",
+)
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+
+
+def _overrides(capability: Capability, hook: str) -> bool:
+	return getattr(type(capability), hook) is not getattr(Capability, hook)
+
+
+class Hooks:
+	"""An agent's capabilities, with each hook's list resolved once (only overriding ones).
+
+	Args:
+		capabilities: In the order they run.
+
+	Raises:
+		ConfigurationError: A capability is not one, has no valid name, or two share a name.
+	"""
+
+	__slots__ = (
+		"after_tool",
+		"before_finish",
+		"before_model",
+		"before_tool",
+		"by_name",
+		"capabilities",
+		"on_run_end",
+		"on_run_start",
+		"resume",
+		"wrap_model",
+	)
+
+	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
+		self.capabilities: tuple[Capability, ...] = tuple(capabilities)
+		self.by_name: dict[str, Capability] = {}
+		for cap in self.capabilities:
+			if not isinstance(cap, Capability):
+				raise ConfigurationError(
+					f"capabilities: {type(cap).__name__} is not a Capability; subclass "
+					"openmolt.Capability (or name a registered capability)"
+				)
+			name = type(cap).name
+			if not isinstance(name, str) or not _NAME.fullmatch(name):
+				raise ConfigurationError(
+					f"capabilities: {type(cap).__name__}.name must be a name of letters, digits, "
+					f"'_' and '-' starting with a letter (got {name!r})"
+				)
+			if name in self.by_name:
+				raise ConfigurationError(
+					f"capabilities: two capabilities are named {name!r}; a name is unique per "
+					"agent (it keys the run's state and journal)"
+				)
+			self.by_name[name] = cap
+		for hook in _HOOKS:
+			setattr(
+				self,
+				hook,
+				tuple(getattr(c, hook) for c in self.capabilities if _overrides(c, hook)),
+			)
+
+	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
+	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]
+	before_model: tuple[Callable[[Run], Awaitable[None]], ...]
+	wrap_model: tuple[
+		Callable[
+			[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
+			Awaitable[ModelResponse],
+		],
+		...,
+	]
+	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
+	after_tool: tuple[
+		Callable[[Run, CallTool, ToolSpec, dict[str, Any]], Awaitable[dict[str, Any]]], ...
+	]
+	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision]], ...]
+	resume: tuple[Callable[[Run, Mapping[str, Any], Any], Awaitable[None]], ...]
+
+	def __bool__(self) -> bool:
+		return bool(self.capabilities)
+
+	def event_names(self) -> frozenset[str]:
+		"""The event names the capabilities register."""
+		return frozenset(n for c in self.capabilities for n in type(c).events)
+
+	async def decide_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec
+	) -> tuple[str, ToolDecision]:
+		"""Ask each capability's `Capability.before_tool` in order; the first non-Proceed wins.
+
+		A `Proceed` with a new input hands that input to the next capability.
+
+		Returns:
+			The name of the capability that decided (the last that changed the input, for a
+			`Proceed`; empty when none did), and the decision.
+		"""
+		by, decision = "", PROCEED
+		for hook in self.before_tool:
+			name = type(hook.__self__).name  # type: ignore[attr-defined]
+			answer = await hook(run, call, tool)
+			if not isinstance(answer, (Proceed, Refuse, Park, Stop)):
+				raise TypeError(
+					f"capability {name!r}: before_tool returned {type(answer).__name__}; return "
+					"Proceed(), Refuse(reason), Park(message) or Stop(reason)"
+				)
+			if not isinstance(answer, Proceed):
+				return name, answer
+			if answer.input is not None:
+				call = call.model_copy(update={"input": dict(answer.input)})
+				by, decision = name, answer
+		return by, decision
+
+	async def decide_finish(self, run: Run, finish: Finish) -> FinishDecision:
+		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins."""
+		for hook in self.before_finish:
+			answer = await hook(run, finish)
+			if not isinstance(answer, Proceed):
+				return answer
+		return PROCEED
+
+	async def after(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any]:
+		"""Pass a result entry through each capability's `Capability.after_tool`, in order."""
+		for hook in self.after_tool:
+			entry = await hook(run, call, tool, entry)
+		return entry
+
+	def wrap(
+		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]
+	) -> Callable[[ModelRequest], Awaitable[ModelResponse]]:
+		"""``send`` wrapped in every `Capability.wrap_model`, the first capability outermost."""
+		for hook in reversed(self.wrap_model):
+			send = _wrapped(hook, run, send)
+		return send
+
+
+def _wrapped(
+	hook: Callable[
+		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
+		Awaitable[ModelResponse],
+	],
+	run: Run,
+	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
+) -> Callable[[ModelRequest], Awaitable[ModelResponse]]:
+	async def call(request: ModelRequest) -> ModelResponse:
+		return await hook(run, request, inner)
+
+	return call
+
+
+NO_HOOKS = Hooks()
+"""The hooks of an agent without capabilities (shared: it holds nothing)."""

@@ -1,0 +1,458 @@
+"""Capabilities: the typed hooks features attach through (openmolt_core.hooks)."""
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pytest
+
+from openmolt import (
+	Capability,
+	ConfigurationError,
+	OpenMolt,
+	Park,
+	Proceed,
+	Refuse,
+	RunState,
+	Stop,
+)
+from openmolt_core.commands import CallTool, Finish
+from openmolt_core.events import Event
+from openmolt_core.hooks import NO_HOOKS, AgentInfo, Hooks, Run, ToolSpec
+from openmolt_core.llm import ModelRequest, ModelResponse
+from openmolt_core.result import RunResult
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+	return "asyncio"
+
+
+class Till:
+	"""A tool that records what really ran."""
+
+	def __init__(self) -> None:
+		self.ran: list[dict[str, Any]] = []
+
+		def pay(amount: int) -> dict[str, Any]:
+			"""Pay an amount.
+
+			Args:
+				amount: Cents.
+			"""
+			self.ran.append({"amount": amount})
+			return {"paid": amount}
+
+		self.tools = [pay]
+
+
+def results_of(model: ScriptedModel, call: int) -> list[dict[str, Any]]:
+	"""The results the model read at its ``call``-th request (0-based)."""
+	turn = json.loads(model.requests[call].messages[-1].content)
+	out: list[dict[str, Any]] = turn["results"]
+	return out
+
+
+def roundtrip(state: RunState) -> dict[str, Any]:
+	out: dict[str, Any] = json.loads(json.dumps(state.to_dict()))
+	return out
+
+
+# resolving the hooks --------------------------------------------------------------------------
+
+
+class Quiet(Capability):
+	name = "quiet"
+
+
+class Counting(Capability):
+	name = "counting"
+
+	async def before_model(self, run: Run) -> None:
+		self.state(run)["models"] = self.state(run).get("models", 0) + 1
+
+
+def test_only_the_hooks_a_capability_overrides_are_called() -> None:
+	hooks = Hooks([Quiet(), Counting()])
+	assert len(hooks.before_model) == 1
+	assert hooks.before_tool == () and hooks.wrap_model == () and hooks.on_run_end == ()
+	assert list(hooks.by_name) == ["quiet", "counting"]
+	assert not NO_HOOKS and NO_HOOKS.before_model == ()
+
+
+@pytest.mark.parametrize(
+	("caps", "message"),
+	[
+		([object()], "is not a Capability"),
+		([type("Nameless", (Capability,), {})()], "must be a name"),
+		([type("Bad", (Capability,), {"name": "9lives"})()], "must be a name"),
+		([Quiet(), Quiet()], "two capabilities are named 'quiet'"),
+	],
+)
+def test_a_bad_capability_is_refused_with_its_fix(caps: list[Any], message: str) -> None:
+	with pytest.raises(ConfigurationError, match=message):
+		Hooks(caps)
+
+
+def test_create_agent_names_the_wrong_entry() -> None:
+	om = OpenMolt(entry_points=False)
+	with pytest.raises(ConfigurationError, match=r"capabilities\[1\] is a int"):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[Quiet(), 3])  # type: ignore[list-item]
+	with pytest.raises(ConfigurationError, match="unknown key"):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[{"name": "x", "o": 1}])
+
+
+async def test_an_agent_without_capabilities_shares_the_empty_hooks() -> None:
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]))
+	assert agent._hooks is NO_HOOKS
+	result = await agent.run("go")
+	assert "ext" not in result.state.to_dict()  # saved exactly as before capabilities
+
+
+# tool calls -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Rule(Capability):
+	"""Answers every call of ``local.pay`` with ``decision``; records what it was asked."""
+
+	decision: Any
+	name: ClassVar[str] = "rule"
+
+	def __post_init__(self) -> None:
+		self.asked: list[tuple[str, dict[str, Any]]] = []
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		self.asked.append((tool.handle, dict(call.input)))
+		return self.decision
+
+
+async def test_a_refused_call_does_not_run_and_the_model_reads_why() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	rule = Rule(Refuse("payments are closed today"))
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[rule]
+	)
+	errors: list[Event] = []
+	agent.on("error", errors.append)
+	result = await agent.run("pay")
+	assert result.status == "success" and till.ran == []
+	assert results_of(model, 1) == [
+		{"tool": "local.pay", "ok": False, "error": "not run: payments are closed today"}
+	]
+	assert rule.asked == [("local.pay", {"amount": 5})]
+	assert [e.kind for e in errors] == ["capability"]  # type: ignore[attr-defined]
+
+
+async def test_a_capability_may_rewrite_the_input_and_it_is_checked() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Rule(Proceed({"amount": 3}))]
+	)
+	await agent.run("pay")
+	assert till.ran == [{"amount": 3}]
+	bad = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="B", model=bad, tools=till.tools, capabilities=[Rule(Proceed({"amount": "x"}))]
+	)
+	await agent.run("pay")
+	assert till.ran == [{"amount": 3}]  # the invalid rewrite did not run
+	entry = results_of(bad, 1)[0]
+	assert (
+		entry["ok"] is False
+		and "capability 'rule' gave local.pay an invalid input" in entry["error"]
+	)
+
+
+async def test_stop_ends_the_run_before_the_call() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=5)])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Rule(Stop("fraud suspected"))]
+	)
+	result = await agent.run("pay")
+	assert (result.status, result.error, till.ran) == ("guardrail_tripped", "fraud suspected", [])
+
+
+async def test_before_hooks_stop_at_the_first_answer_that_is_not_proceed() -> None:
+	till = Till()
+	first, second = Rule(Proceed({"amount": 7})), Rule(Refuse("no"))
+
+	class Second(Rule):
+		name: ClassVar[str] = "second"
+
+	later = Second(Refuse("no"))
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	om = OpenMolt(entry_points=False, capabilities=[first])  # the instance's run first
+	agent = om.create_agent(name="A", model=model, tools=till.tools, capabilities=[later])
+	await agent.run("pay")
+	assert first.asked == [("local.pay", {"amount": 5})]
+	assert later.asked == [("local.pay", {"amount": 7})]  # saw the first one's rewrite
+	assert till.ran == [] and second.asked == []
+
+
+class Ledger(Capability):
+	"""Parks every payment above 100 until someone approves it (kept in the run's state)."""
+
+	name = "ledger"
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		if call.input.get("amount", 0) <= 100 or self.state(run).get("approved"):
+			return Proceed()
+		return Park(
+			f"approve a payment of {call.input['amount']}", {"amount": call.input["amount"]}
+		)
+
+	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
+		self.state(run)["approved"] = given == "yes"
+		self.state(run)["asked_for"] = parked["amount"]
+
+
+async def test_a_parked_call_resumes_in_another_agent_instance_with_what_was_given() -> None:
+	till = Till()
+	model = ScriptedModel(
+		[[call_tool("local.pay", amount=50), call_tool("local.pay", amount=500)], finish("paid")]
+	)
+
+	def build() -> Any:
+		return OpenMolt(entry_points=False).create_agent(
+			name="A", model=model, tools=till.tools, capabilities=[Ledger()]
+		)
+
+	result = await build().run("pay both")
+	assert result.status == "approval_required"
+	assert result.error == "approve a payment of 500"
+	assert till.ran == [{"amount": 50}]  # the call before it ran, the parked one did not
+	saved = roundtrip(result.state)
+	assert saved["pending"]["kind"] == "capability"
+	assert saved["pending"]["calls"] == [
+		{
+			"index": 1,
+			"tool": "local.pay",
+			"by": "ledger",
+			"message": "approve a payment of 500",
+			"request": {"amount": 500},
+			"status": "approval_required",
+		}
+	]
+	with pytest.raises(ConfigurationError, match="give given="):
+		await build().resume(saved)
+	with pytest.raises(ConfigurationError, match="not an answer"):
+		await build().resume(saved, answer="yes")
+	done = await build().resume(saved, given="yes")
+	assert done.status == "success"
+	assert till.ran == [{"amount": 50}, {"amount": 500}]
+	assert done.state.ext == {"ledger": {"approved": True, "asked_for": 500}}
+	# one result turn for the whole step: both calls, in command order
+	assert [r["result"] for r in results_of(model, 1)] == [{"paid": 50}, {"paid": 500}]
+	assert RunState.from_dict(roundtrip(done.state)).ext == done.state.ext
+
+
+async def test_given_is_refused_for_a_run_parked_on_something_else() -> None:
+	model = ScriptedModel([{"type": "requestHumanInput", "message": "which?"}])
+
+	def nobody(question: str) -> str:
+		from openmolt import HumanInputUnavailable
+
+		raise HumanInputUnavailable(question)
+
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, on_human_input_request=nobody, capabilities=[Ledger()]
+	)
+	result = await agent.run("x")
+	assert result.status == "human_input_required"
+	with pytest.raises(ConfigurationError, match="an answer"):
+		await agent.resume(result.state, given="yes")
+
+
+async def test_a_run_parked_by_a_capability_the_agent_lacks_says_so() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=500)])
+	om = OpenMolt(entry_points=False)
+	parked = await om.create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Ledger()]
+	).run("x")
+	other = om.create_agent(name="A2", model=model, tools=till.tools, capabilities=[Quiet()])
+	with pytest.raises(Exception, match="capability 'ledger' parked this run"):
+		await other.resume(parked.state, given="yes")
+
+
+class Shrink(Capability):
+	name = "shrink"
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any]:
+		return {**entry, "result": {"note": "summarised"}}
+
+
+async def test_after_tool_changes_what_the_model_reads() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=1), finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Shrink()]
+	)
+	await agent.run("x")
+	assert results_of(model, 1)[0]["result"] == {"note": "summarised"}
+
+
+# building: tools and the first turn -----------------------------------------------------------
+
+
+class Clock(Capability):
+	name = "clock"
+
+	def tools(self, agent: AgentInfo) -> list[Callable[..., Any]]:
+		def now() -> str:
+			"""The time (always noon here)."""
+			return "12:00"
+
+		return [now]
+
+	def first_turn(self, agent: AgentInfo) -> Mapping[str, Any]:
+		return {"timezone": "UTC", "agentTools": list(agent.tools)}
+
+
+async def test_a_capability_adds_tools_and_first_turn_fields() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("clock.now"), finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Clock()]
+	)
+	assert agent.tools == ["local.pay", "clock.now"]
+	await agent.run("what time")
+	first = json.loads(model.requests[0].messages[0].content)
+	assert first["timezone"] == "UTC" and first["agentTools"] == ["local.pay", "clock.now"]
+	assert results_of(model, 1)[0]["result"] == "12:00"
+	# a capability's tool without labels is unknown to the taint policy: untrusted, outbound
+	assert agent.labels["clock.now"] == frozenset({"untrusted", "outbound"})
+
+
+def test_the_fingerprint_names_the_capabilities() -> None:
+	om = OpenMolt(entry_points=False)
+	plain = om.create_agent(name="A", model=ScriptedModel([]))
+	with_cap = om.create_agent(name="A", model=ScriptedModel([]), capabilities=[Quiet()])
+	assert plain.fingerprint() != with_cap.fingerprint()
+
+
+# the model call and the run -------------------------------------------------------------------
+
+
+class Around(Capability):
+	def __init__(self, label: str, log: list[str]) -> None:
+		self.label, self.log = label, log
+
+	async def wrap_model(
+		self,
+		run: Run,
+		request: ModelRequest,
+		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	) -> ModelResponse:
+		self.log.append(f"{self.label} in")
+		response = await call(request)
+		self.log.append(f"{self.label} out")
+		return response
+
+
+async def test_wrap_model_hooks_nest_the_first_outermost() -> None:
+	log: list[str] = []
+	outer = type("Outer", (Around,), {"name": "outer"})("outer", log)
+	inner = type("Inner", (Around,), {"name": "inner"})("inner", log)
+	model = ScriptedModel([finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, capabilities=[outer, inner]
+	)
+	assert (await agent.run("x")).status == "success"
+	assert log == ["outer in", "inner in", "inner out", "outer out"]
+
+
+class Lifecycle(Capability):
+	name = "lifecycle"
+	events: ClassVar[Mapping[str, type[Event]]] = {}
+
+	def __init__(self, stop: bool = False) -> None:
+		self.stop = stop
+		self.seen: list[str] = []
+
+	async def on_run_start(self, run: Run) -> Stop | None:
+		self.seen.append("start")
+		return Stop("closed", status="failure") if self.stop else None
+
+	async def before_model(self, run: Run) -> None:
+		self.seen.append(f"model {run.state.steps + 1}")
+
+	async def before_finish(self, run: Run, finish: Finish) -> Any:
+		if finish.output == "draft":
+			self.seen.append("refused draft")
+			return Refuse("say it properly")
+		return Proceed()
+
+	async def on_run_end(self, run: Run, result: RunResult) -> None:
+		self.seen.append(f"end {result.status}")
+
+
+async def test_run_hooks_see_the_run_from_start_to_end() -> None:
+	cap = Lifecycle()
+	model = ScriptedModel([finish("draft"), finish("final")])
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=model, capabilities=[cap])
+	result = await agent.run("x")
+	assert result.output == "final"
+	assert cap.seen == ["start", "model 1", "refused draft", "model 2", "end success"]
+	assert results_of(model, 1) == [
+		{"command": "finish", "ok": False, "error": "refused: say it properly"}
+	]
+
+
+async def test_on_run_start_may_stop_a_run_before_any_model_call() -> None:
+	cap = Lifecycle(stop=True)
+	model = ScriptedModel([])
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=model, capabilities=[cap])
+	result = await agent.run("x")
+	assert (result.status, result.error, model.calls) == ("failure", None, 0)
+	assert cap.seen == ["start", "end failure"]
+
+
+@dataclass(slots=True, kw_only=True)
+class PaidEvent(Event):
+	amount: int
+	name: str = "ledger:paid"
+
+
+class Announcer(Capability):
+	name = "announcer"
+	events: ClassVar[Mapping[str, type[Event]]] = {"ledger:paid": PaidEvent}
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any]:
+		if run.wants("ledger:paid"):
+			await run.emit(PaidEvent(agent=run.agent, step=run.step, amount=call.input["amount"]))
+		else:
+			run.skip_event()
+		return entry
+
+
+async def test_a_capability_registers_its_events_and_they_are_numbered_in_order() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=9), finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Announcer()]
+	)
+	seen: list[Event] = []
+	agent.on("ledger:paid", seen.append)
+	agent.on("tool:response", seen.append)
+	agent.on("finish", seen.append)
+	await agent.run("x")
+	assert [type(e).__name__ for e in seen] == ["ToolResponseEvent", "PaidEvent", "FinishEvent"]
+	assert [e.seq for e in seen] == sorted(e.seq for e in seen)
+	assert seen[1].amount == 9  # type: ignore[attr-defined]
+	plain = OpenMolt(entry_points=False).create_agent(name="B", model=ScriptedModel([]))
+	with pytest.raises(ValueError, match="unknown event 'ledger:paid'"):
+		plain.on("ledger:paid", seen.append)
