@@ -456,3 +456,39 @@ async def test_a_capability_registers_its_events_and_they_are_numbered_in_order(
 	plain = OpenMolt(entry_points=False).create_agent(name="B", model=ScriptedModel([]))
 	with pytest.raises(ValueError, match="unknown event 'ledger:paid'"):
 		plain.on("ledger:paid", seen.append)
+
+
+def test_a_capability_may_not_take_the_name_of_an_integration_of_the_agent() -> None:
+	class Local(Capability):
+		name = "local"
+
+	with pytest.raises(ConfigurationError, match="also an integration of this agent"):
+		OpenMolt(entry_points=False).create_agent(
+			name="A", model=ScriptedModel([]), capabilities=[Local()]
+		)
+
+
+async def test_a_capabilitys_tools_stay_callable_when_the_agent_searches_its_tools() -> None:
+	many = []
+	for i in range(6):
+
+		def fn(x: int) -> int:
+			"""Echo.
+
+			Args:
+				x: A number.
+			"""
+			return x
+
+		fn.__name__ = f"echo{i}"
+		many.append(fn)
+	model = ScriptedModel([call_tool("clock.now"), finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=many, capabilities=[Clock()], tool_loading="search"
+	)
+	await agent.run("time?")
+	entry = results_of(model, 1)[0]
+	assert (entry["tool"], entry["ok"], entry["result"]) == ("clock.now", True, "12:00")
+	first = json.loads(model.requests[0].messages[0].content)
+	listed = {t["tool"] for t in first["tools"]}
+	assert "clock.now" in listed and "local.echo0" not in listed  # the others wait in the catalog

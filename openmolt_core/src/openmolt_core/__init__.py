@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 		RunError,
 		ToolError,
 	)
-	from openmolt_core.hookspecs import hookimpl
 	from openmolt_core.hooks import Capability, Park, Proceed, Refuse, Stop
+	from openmolt_core.hookspecs import hookimpl
 	from openmolt_core.llm import (
 		Attachment,
 		LLMProvider,

@@ -41,7 +41,6 @@ __all__ = ["BUILTIN_TOOLS", "ToolSet"]
 BUILTIN_TOOLS = frozenset({SEARCH_TOOL, LOAD_TOOL, READ_TOOL})
 """The built-in tools' handles: their results are never stored (they bound their own size)."""
 
-_ALWAYS = ("skills.*",)  # the skill loader: the first turn lists the skills, so it stays callable
 _ENVELOPES = 32  # envelopes kept per agent (one per loaded set seen)
 _DESCRIPTION = 160  # characters of a description in search results
 
@@ -183,6 +182,8 @@ class ToolSet:
 		files: The agent's view of the file store.
 		output_schema: The finish output's schema (for the envelopes).
 		human_input: Whether ``requestHumanInput`` is allowed (for the envelopes).
+		always: Patterns of tools callable even when searching: the capabilities' own tools
+			(the skill loader: the first turn lists the skills, so it stays callable).
 	"""
 
 	__slots__ = (
@@ -210,6 +211,7 @@ class ToolSet:
 		files: FileStore | None,
 		output_schema: dict[str, Any] | None,
 		human_input: bool,
+		always: Sequence[str] = (),
 	) -> None:
 		allowed = [t for t in tools.values() if t.allowed]
 		if search is not None and len(allowed) <= search.above:
@@ -238,7 +240,7 @@ class ToolSet:
 			pinned = {
 				t.handle
 				for t in allowed
-				if any(fnmatchcase(t.handle, p) for p in (*search.pinned, *_ALWAYS))
+				if any(fnmatchcase(t.handle, p) for p in (*search.pinned, *always))
 			}
 			self._base = frozenset(b.handle for b in builtins) | pinned
 			self.loadable = frozenset(t.handle for t in allowed) - pinned

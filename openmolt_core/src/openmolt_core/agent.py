@@ -155,7 +155,6 @@ class Agent:
 			model call starts (`openmolt_core._cost`).
 		compaction: How older steps are summarised in long runs (None: never).
 		compactor: Returns the provider and model name that write summaries (None: this agent's).
-		skills: The agent's skills, listed by name and description in the first turn.
 		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 		requires_approval: Which tool calls wait for a decision (`openmolt_core.policy`).
 		on_approval_request: Decides those calls; None parks the run (``approval_required``).
@@ -212,7 +211,6 @@ class Agent:
 		"on_approval_request",
 		"on_human_input_request",
 		"provider_name",
-		"skills",
 		"timeout",
 	)
 
@@ -238,7 +236,6 @@ class Agent:
 		max_cost: float | None = None,
 		compaction: CompactionConfig | None = None,
 		compactor: Callable[[], tuple[LLMProvider, str]] | None = None,
-		skills: Sequence[Skill] = (),
 		sources: Sequence[SourceBinding] = (),
 		requires_approval: ApprovalPolicy | None = None,
 		on_approval_request: ApprovalHandler | None = None,
@@ -263,7 +260,6 @@ class Agent:
 		self.limits: Limits = limits or _LIMITS
 		self.compaction: CompactionConfig | None = compaction
 		self.compactor: Callable[[], tuple[LLMProvider, str]] | None = compactor
-		self.skills: tuple[Skill, ...] = tuple(skills)
 		self.on_human_input_request: HumanInputHandler | None = on_human_input_request
 		self.on_approval_request: ApprovalHandler | None = on_approval_request
 		self.last_state: RunState | None = None
@@ -333,6 +329,12 @@ class Agent:
 			ValueError: The event name is unknown.
 		"""
 		self._events.on(event, handler)
+
+	@property
+	def skills(self) -> tuple[Skill, ...]:
+		"""The agent's skills (``create_agent(skills=...)``), in the order the first turn lists them."""
+		found = self._hooks.by_name.get("skills")
+		return tuple(getattr(found, "skills", ()))
 
 	def off(self, event: str, handler: Handler | None = None) -> None:
 		"""Remove a handler added with `on` (every handler of the event when None)."""
@@ -446,6 +448,7 @@ class Agent:
 			)
 			self._toolset = ToolSet(
 				self._tools,
+				always=tuple(f"{name}.*" for name in self._hooks.by_name),
 				agent=self.name,
 				search=self._search,
 				offload=offload,
@@ -467,17 +470,14 @@ class Agent:
 			)
 			self._prefix = f'{{"about":{head},{listing}'
 			self._prefix_fit = fitted
-			if self.skills:
-				from openmolt_core.skills import describe
-
-				self._prefix += f',"skills":{dumps(describe(self.skills))}'
 			if self._hooks:
 				self._prefix += self._capability_fields()
 		return self._prefix
 
 	def _capability_fields(self) -> str:
 		# What the capabilities add to the first turn, after the agent's own fields.
-		info = AgentInfo(self.name, tuple(self._tools), self.models[0])
+		callable_now = tuple(h for h, t in self._tools.items() if t.allowed)
+		info = AgentInfo(self.name, callable_now, self.models[0])
 		fields: dict[str, Any] = {}
 		for cap in self._hooks.capabilities:
 			fields.update(cap.first_turn(info))
@@ -530,8 +530,9 @@ class Agent:
 		# them keeps the fingerprint it had before they existed.
 		if len(self._models.slots) > 1:
 			body["fallback"] = self.models[1:]
-		if self._hooks:
-			body["capabilities"] = list(self._hooks.by_name)
+		named = [n for n, c in self._hooks.by_name.items() if type(c).in_fingerprint]
+		if named:
+			body["capabilities"] = named
 		search = self._search
 		if search is not None:
 			searcher = type(search.searcher).__name__ if search.searcher is not None else None

@@ -228,7 +228,9 @@ class AgentInfo:
 
 	Args:
 		name: The agent's name.
-		tools: The handles of the tools bound so far (integrations and ``tools=``).
+		tools: The handles of the tools the agent may call (its scopes allow them): when building
+			tools, those bound so far (integrations, ``tools=``, earlier capabilities'); in
+			`Capability.first_turn`, all of them.
 		model: The model id (``provider:model``, or the provider's name).
 	"""
 
@@ -254,6 +256,10 @@ class Capability:
 
 	events: ClassVar[Mapping[str, type[Event]]] = {}
 	"""The events it emits, by name (``agent.on(name, ...)`` accepts them)."""
+
+	in_fingerprint: ClassVar[bool] = True
+	"""Whether the agent's fingerprint names it (False only for a capability whose whole effect on
+	a journaled run is already there, such as its tools' schemas)."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 

@@ -792,21 +792,21 @@ class OpenMolt:
 			)
 		if tools:
 			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
-		agent_skills = self._skills(skills)
-		if agent_skills:
-			from openmolt_core.skills import skill_tool
-
-			visible = [t.handle for t in bound if t.allowed]
-			loader = skill_tool(agent_skills, available=visible)
-			bound.extend(_binding.bind_tools([loader], agent=name, files=files, prefix="skills"))
 		caps = self._capabilities_of(
 			(*self._capabilities, *_capability_entries(capabilities, "create_agent"))
 		)
+		agent_skills = self._skills(skills)
+		if agent_skills:  # sugar for the skills capability, first of the agent's own
+			from openmolt_core.capabilities.skills import Skills
+
+			caps.insert(len(self._capabilities), Skills(agent_skills))
 		if caps:
 			from openmolt_core.hooks import AgentInfo
 
-			info = AgentInfo(name, tuple(t.handle for t in bound), _model_id(models[0]))
+			_check_capability_names(caps, bindings)
 			for cap in caps:
+				callable_now = tuple(t.handle for t in bound if t.allowed)
+				info = AgentInfo(name, callable_now, _model_id(models[0]))
 				extra = cap.tools(info)
 				if extra:
 					bound.extend(
@@ -889,7 +889,6 @@ class OpenMolt:
 			limits=limits,
 			compaction=compacting,
 			compactor=compactor,
-			skills=agent_skills,
 			sources=sources,
 			requires_approval=policy,
 			on_approval_request=on_approval_request,
@@ -1304,6 +1303,18 @@ def _capability_spec(
 			+ (f"; unknown key(s) {sorted(unknown)}" if unknown else "")
 		)
 	return name, dict(options)
+
+
+def _check_capability_names(caps: Sequence[Capability], bindings: Sequence[Any]) -> None:
+	"""A capability's name prefixes its tools' handles: it may not be an integration's id."""
+	taken = {"local", "openmolt", *(b.integration for b in bindings)}
+	for cap in caps:
+		if cap.name in taken:
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__} is named {cap.name!r}, which is also an "
+				"integration of this agent (its tools' handles start with it); rename the "
+				"capability"
+			)
 
 
 def _model_id(model: Any) -> str:
