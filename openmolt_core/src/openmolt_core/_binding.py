@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from openmolt_core._jsonschema import JsonSchemaValidator
+from openmolt_core._lazy import loaded
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.tools import CallingRun, Tool, ToolContext
 
@@ -333,15 +334,14 @@ def bind_tools(
 		ConfigurationError: An entry is neither a tool nor a function that can be one.
 	"""
 	from openmolt_core.agent import Agent
-	from openmolt_core.integrations.model import HttpTool
 	from openmolt_core.tools import FunctionTool
 
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
 	out = []
 	for index, entry in enumerate(tools):
 		# The protocol check reads every member; the built-in tool classes need not pass it.
-		if isinstance(entry, FunctionTool | HttpTool) or isinstance(entry, Tool):
-			tool: Tool = entry
+		if isinstance(entry, FunctionTool) or _is_http(entry) or isinstance(entry, Tool):
+			tool: Tool = cast("Tool", entry)  # an HttpTool runs through the engine, not execute
 		elif isinstance(entry, Agent):
 			tool = entry.as_tool()
 		elif callable(entry):
@@ -367,9 +367,8 @@ def bind_tools(
 
 
 def _is_http(tool: Any) -> TypeGuard[HttpTool]:
-	from openmolt_core.integrations.model import HttpTool
-
-	return isinstance(tool, HttpTool)
+	http_tool = loaded("openmolt_core.integrations.model", "HttpTool")  # none if never imported
+	return http_tool is not None and isinstance(tool, http_tool)
 
 
 def describe_tools(

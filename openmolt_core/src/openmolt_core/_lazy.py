@@ -8,10 +8,11 @@ program needs them.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "loaded"]
 
 
 def lazy_exports(
@@ -36,3 +37,17 @@ def lazy_exports(
 		return sorted({*namespace, *exports})
 
 	return __getattr__, __dir__
+
+
+def loaded(module: str, name: str) -> Any:
+	"""A module's attribute if the module is imported already, else None; never imports it.
+
+	For ``isinstance`` checks against a feature's class: when its module was never imported, no
+	instance of the class can exist, so a plain run need not import the feature to ask.
+
+	Args:
+		module: The module's full name.
+		name: The attribute.
+	"""
+	found = sys.modules.get(module)
+	return None if found is None else getattr(found, name, None)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _cost, _verbose, sessions, taint
+from openmolt_core import _approve, _cost, _verbose, taint
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -43,11 +43,11 @@ from openmolt_core._execute import (
 from openmolt_core._guard import RunGuards
 from openmolt_core._jsonsafe import encodable, encodable_text
 from openmolt_core._jsonschema import JsonSchemaValidator
+from openmolt_core._lazy import loaded
 from openmolt_core._park import CAPABILITY, parked_step, restore_step
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
 from openmolt_core._redact import Redactor, redactor_for
-from openmolt_core._sources import AgentSources, SourceBinding
 from openmolt_core._toolset import ToolSet
 from openmolt_core.compaction import (
 	DEFAULT_CONTEXT_WINDOW,
@@ -85,7 +85,6 @@ from openmolt_core.llm import (
 	ModelRequest,
 	ModelResponse,
 )
-from openmolt_core.observe import watch_run
 from openmolt_core.offload import Offload
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import RunResult, RunState
@@ -93,6 +92,7 @@ from openmolt_core.result import RunResult, RunState
 if TYPE_CHECKING:
 	from pydantic import BaseModel
 
+	from openmolt_core._sources import AgentSources, SourceBinding
 	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileStore
 	from openmolt_core.guardrails import Guardrail
@@ -289,7 +289,11 @@ class Agent:
 		self._session_runs: set[str] = set()  # runs whose short-term memory is their session's
 		self._files = files
 		self._toolset: ToolSet | None = None
-		self._sources = AgentSources(self._tools, sources) if sources else None
+		self._sources: AgentSources | None = None
+		if sources:  # tools listed at run time (MCP servers)
+			from openmolt_core._sources import AgentSources
+
+			self._sources = AgentSources(self._tools, sources)
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
 		# Which calls wait for a decision: the tool listing and the reply schema show it.
@@ -367,9 +371,10 @@ class Agent:
 	@property
 	def sub_agents(self) -> list[Agent]:
 		"""The agents this agent can call as tools (`openmolt_core.subagents`)."""
-		from openmolt_core.subagents import AgentTool
-
-		return [t.tool.agent for t in self._tools.values() if isinstance(t.tool, AgentTool)]
+		agent_tool = loaded("openmolt_core.subagents", "AgentTool")  # none if never imported
+		if agent_tool is None:
+			return []
+		return [t.tool.agent for t in self._tools.values() if isinstance(t.tool, agent_tool)]
 
 	def as_tool(
 		self,
@@ -646,6 +651,8 @@ class Agent:
 	) -> RunResult:
 		state = _session_state(session, history)
 		await self._refresh_sources()
+		from openmolt_core import sessions
+
 		past = await sessions.read_history(self, session)
 		asked_tainted = state.tainted  # the caller's word: someone untrusted wrote the input
 		if past.tainted and not state.tainted:
@@ -687,6 +694,8 @@ class Agent:
 		self, session: Session, result: RunResult, asked: Any, tainted: bool, memory: str
 	) -> None:
 		# The run's result is the caller's either way: a store that fails is logged, not raised.
+		from openmolt_core import sessions
+
 		items = sessions.items_after(
 			self, result, asked=asked, asked_tainted=tainted, memory_before=memory
 		)
@@ -977,6 +986,8 @@ class Agent:
 			await self._prepare()
 			ctx = self._context(state, port, link)
 			if self.om.observers:  # the run store, the viewer, telemetry (openmolt_core.observe)
+				from openmolt_core.observe import watch_run
+
 				watch = watch_run(
 					self,
 					state,
@@ -1651,6 +1662,8 @@ def _left(port: RunPort, deadline: float | None) -> float:
 
 def _session_state(session: Any, history: RunState | Mapping[str, Any] | None) -> RunState:
 	"""The fresh state a session run starts from (a given one fixes its run id and taint)."""
+	from openmolt_core import sessions
+
 	if not isinstance(session, sessions.Session):
 		raise ConfigurationError(
 			f"run(session=...): expected a Session (InMemorySession, SQLiteSession, or an object "
