@@ -108,8 +108,11 @@ def test_create_agent_names_the_wrong_entry() -> None:
 
 async def test_an_agent_without_capabilities_shares_the_empty_hooks() -> None:
 	om = OpenMolt(entry_points=False)
-	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]))
+	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]), compaction=False)
 	assert agent._hooks is NO_HOOKS
+	default = om.create_agent(name="B", model=ScriptedModel([]))  # compaction is on by default
+	assert list(default._hooks.by_name) == ["compaction"]
+	assert default._hooks.before_tool == () and len(default._hooks.before_model) == 1
 	result = await agent.run("go")
 	assert "ext" not in result.state.to_dict()  # saved exactly as before capabilities
 

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, assert_never, cast
+from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 
 import anyio
 
@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._redact import Redactor
 	from openmolt_core._toolset import ToolSet
+	from openmolt_core.llm import LLMProvider, ModelConfig, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
 
@@ -174,6 +175,31 @@ class StepRecord:
 		return out
 
 
+class ModelAccess(Protocol):
+	"""What a capability may ask of the agent's models during a run (``run.models``)."""
+
+	@property
+	def config(self) -> ModelConfig:
+		"""The agent's model configuration."""
+		...
+
+	def system(self) -> str:
+		"""The system prompt the first model gets at the coming step."""
+		...
+
+	def context_window(self) -> int | None:
+		"""The first model's context window in tokens, when its provider says."""
+		...
+
+	def own(self, ctx: RunContext) -> tuple[LLMProvider, str]:
+		"""The agent's models as one provider for a call of a capability's own (falls back)."""
+		...
+
+	def price(self, response: ModelResponse) -> None:
+		"""Price a response of the agent's own models that the provider did not price."""
+		...
+
+
 @dataclass(slots=True)
 class RunContext:
 	"""What the commands of a run may touch, passed explicitly instead of the agent object.
@@ -199,6 +225,7 @@ class RunContext:
 		cost_left: What the run may still spend in USD (None: no cost budget); a sub-agent it
 			calls gets it as its own cap (`openmolt_core._cost`).
 		hooks: The agent's capabilities (`openmolt_core.hooks`), each hook resolved once.
+		models: What capabilities may ask of the agent's models (`ModelAccess`).
 	"""
 
 	agent: str
@@ -219,6 +246,7 @@ class RunContext:
 	guards: RunGuards = field(default_factory=RunGuards)
 	cost_left: Callable[[], float | None] = lambda: None
 	hooks: Hooks = NO_HOOKS
+	models: ModelAccess | None = None
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""

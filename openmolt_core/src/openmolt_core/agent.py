@@ -49,19 +49,11 @@ from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._toolset import ToolSet
-from openmolt_core.compaction import (
-	DEFAULT_CONTEXT_WINDOW,
-	CompactionConfig,
-	compact,
-	estimate_tokens,
-	needs_compaction,
-)
 from openmolt_core.durability import LOCAL_PORT, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
 from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
 	CommandsQueuedEvent,
-	CompactionEvent,
 	EventEmitter,
 	FinishEvent,
 	Handler,
@@ -69,7 +61,6 @@ from openmolt_core.events import (
 	ModelFallbackEvent,
 )
 from openmolt_core.fallback import (
-	ChainProvider,
 	FallbackReason,
 	ModelChain,
 	ModelSlot,
@@ -94,6 +85,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core._sources import AgentSources, SourceBinding
 	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
+	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.openmolt import OpenMolt
@@ -153,8 +145,6 @@ class Agent:
 		limits: Caps on replies, results, memory and answers.
 		max_cost: USD the run may spend on model calls (sub-agents' included), after which no
 			model call starts (`openmolt_core._cost`).
-		compaction: How older steps are summarised in long runs (None: never).
-		compactor: Returns the provider and model name that write summaries (None: this agent's).
 		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 		requires_approval: Which tool calls wait for a decision (`openmolt_core.policy`).
 		on_approval_request: Decides those calls; None parks the run (``approval_required``).
@@ -195,8 +185,6 @@ class Agent:
 		"_tools",
 		"_toolset",
 		"_trifecta",
-		"compaction",
-		"compactor",
 		"config",
 		"instructions",
 		"last_state",
@@ -234,8 +222,6 @@ class Agent:
 		timeout: float | None,
 		limits: Limits | None = None,
 		max_cost: float | None = None,
-		compaction: CompactionConfig | None = None,
-		compactor: Callable[[], tuple[LLMProvider, str]] | None = None,
 		sources: Sequence[SourceBinding] = (),
 		requires_approval: ApprovalPolicy | None = None,
 		on_approval_request: ApprovalHandler | None = None,
@@ -258,8 +244,6 @@ class Agent:
 		self.timeout: float | None = timeout
 		self.max_cost: float | None = max_cost
 		self.limits: Limits = limits or _LIMITS
-		self.compaction: CompactionConfig | None = compaction
-		self.compactor: Callable[[], tuple[LLMProvider, str]] | None = compactor
 		self.on_human_input_request: HumanInputHandler | None = on_human_input_request
 		self.on_approval_request: ApprovalHandler | None = on_approval_request
 		self.last_state: RunState | None = None
@@ -333,6 +317,40 @@ class Agent:
 			ValueError: The event name is unknown.
 		"""
 		self._events.on(event, handler)
+
+	@property
+	def compaction(self) -> CompactionConfig | None:
+		"""How older steps are summarised in long runs (None: never; `openmolt_core.compaction`)."""
+		found = self._hooks.by_name.get("compaction")
+		config: CompactionConfig | None = getattr(found, "config", None)
+		return config
+
+	@compaction.setter
+	def compaction(self, value: CompactionConfig | None) -> None:
+		from openmolt_core.capabilities.compaction import Compaction
+
+		found = self._hooks.by_name.get("compaction")
+		kept = [c for c in self._hooks.capabilities if c is not found]
+		if value is not None:
+			kept.append(Compaction(value, getattr(found, "compactor", None)))
+		self._hooks = Hooks(kept) if kept else NO_HOOKS
+
+	@property
+	def compactor(self) -> Callable[[], tuple[LLMProvider, str]] | None:
+		"""Returns the provider and model that write summaries (None: this agent's own models)."""
+		found = self._hooks.by_name.get("compaction")
+		compactor: Callable[[], tuple[LLMProvider, str]] | None = getattr(found, "compactor", None)
+		return compactor
+
+	@compactor.setter
+	def compactor(self, value: Callable[[], tuple[LLMProvider, str]] | None) -> None:
+		found = self._hooks.by_name.get("compaction")
+		if found is None:
+			raise ConfigurationError(
+				f"agent {self.name!r} does not compact (compaction=False): set agent.compaction "
+				"first"
+			)
+		found.compactor = value  # type: ignore[attr-defined]
 
 	@property
 	def skills(self) -> tuple[Skill, ...]:
@@ -918,6 +936,7 @@ class Agent:
 			guards=RunGuards(self._guardrails, self._taint, self._gated),
 			cost_left=functools.partial(self._cost_left, state, link),
 			hooks=self._hooks,
+			models=_RunModels(self, state),
 		)
 
 	async def execute(
@@ -1038,9 +1057,6 @@ class Agent:
 				return await self._end(ctx, end)
 			for before in self._hooks.before_model:
 				await before(ctx)
-			if self.compaction is not None:
-				primary = self._models.primary
-				await self._compact(ctx, self._prompt_for(primary) + self._missing(state, primary))
 			last = self._last_call(state, ctx.link)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
@@ -1284,6 +1300,8 @@ class Agent:
 			slot = self._models.primary
 			price = _cost.price_of(slot.provider(), slot.model)
 			if price is not None:
+				from openmolt_core.compaction import estimate_tokens
+
 				size = estimate_tokens(state.messages, self._prompt_for(slot))
 				expected = _cost.estimate(price, size, self.model_config.max_output_tokens)
 				if (state.usage.cost_usd or 0.0) + expected >= budget[0]:
@@ -1395,66 +1413,6 @@ class Agent:
 			result = self._result(state, RunEnd("error", None, ""))
 			result.error = message
 			raise RunError(message, result=result) from exc
-
-	async def _compact(self, ctx: RunContext, system: str) -> None:
-		config = self.compaction
-		if config is None:
-			return
-		threshold = config.threshold_tokens
-		if threshold is None:
-			window = getattr(self.provider(), "context_window", None)
-			size = window(self.model) if callable(window) else None
-			threshold = int((size or DEFAULT_CONTEXT_WINDOW) * config.share)
-		state = ctx.state
-		if not needs_compaction(state, threshold, system):
-			return
-		if self.compactor is not None:
-			provider, model = self.compactor()
-		else:  # the agent's own models, falling back as a step does
-			first = ctx.reserve_events(len(self._models.slots) - 1)  # its model:fallback events
-			fell_back = functools.partial(self._fell_back, ctx, first)
-			provider, model = ChainProvider(self._models, fell_back), self.model
-
-		async def journal(key: str, fn: Any) -> ModelResponse:
-			response: ModelResponse = await ctx.port.step(
-				key, fn, encode=ModelResponse.to_dict, decode=ModelResponse.from_dict
-			)
-			# A summary the provider did not price costs its model's price (the run's cost).
-			if self.compactor is not None:
-				_cost.price_call(provider, model, response.usage)
-			else:  # the agent's own models: the one that answered, else the primary
-				slot = self._models.slot(response.model)
-				_cost.price_call(slot.provider(), slot.model, response.usage)
-			return response
-
-		record = await compact(
-			state,
-			config=config,
-			threshold=threshold,
-			step=state.steps + 1,
-			provider=provider,
-			model=model,
-			model_config=self.model_config,
-			journal=journal,
-			system=system,
-			keep=self._tool_set().kept(state),
-		)
-		if record is None:
-			return
-		log.info("%s: steps 1-%d compacted", self.name, record.through_step)
-		if ctx.wants("compaction"):
-			await ctx.emit(
-				CompactionEvent(
-					agent=self.name,
-					step=record.step,
-					through_step=record.through_step,
-					tokens_before=record.tokens_before,
-					tokens_after=record.tokens_after,
-					files=list(record.files),
-				)
-			)
-		else:
-			ctx.skip_event()
 
 	async def _fell_back(
 		self,
@@ -1625,6 +1583,51 @@ class Agent:
 
 
 _LIMITS = Limits()
+
+
+class _RunModels:
+	"""What capabilities may ask of an agent's models during a run (`RunContext.models`)."""
+
+	__slots__ = ("_agent", "_state")
+
+	def __init__(self, agent: Agent, state: RunState) -> None:
+		self._agent = agent
+		self._state = state
+
+	@property
+	def config(self) -> ModelConfig:
+		"""The agent's model configuration."""
+		return self._agent.model_config
+
+	def system(self) -> str:
+		"""The system prompt the first model gets at the coming step."""
+		agent = self._agent
+		primary = agent._models.primary
+		return agent._prompt_for(primary) + agent._missing(self._state, primary)
+
+	def context_window(self) -> int | None:
+		"""The first model's context window in tokens, when its provider says."""
+		agent = self._agent
+		window = getattr(agent.provider(), "context_window", None)
+		size = window(agent.model) if callable(window) else None
+		return size if isinstance(size, int) else None
+
+	def own(self, ctx: RunContext) -> tuple[LLMProvider, str]:
+		"""The agent's models as one provider for a call of its own, falling back as a step does.
+
+		Its ``model:fallback`` events are numbered from a block taken now.
+		"""
+		from openmolt_core.fallback import ChainProvider
+
+		agent = self._agent
+		first = ctx.reserve_events(len(agent._models.slots) - 1)
+		fell_back = functools.partial(agent._fell_back, ctx, first)
+		return ChainProvider(agent._models, fell_back), agent.model
+
+	def price(self, response: ModelResponse) -> None:
+		"""Price a response of the agent's own models that the provider did not price."""
+		slot = self._agent._models.slot(response.model)
+		_cost.price_call(slot.provider(), slot.model, response.usage)
 
 
 def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -> RunState:

@@ -800,6 +800,11 @@ class OpenMolt:
 			from openmolt_core.capabilities.skills import Skills
 
 			caps.insert(len(self._capabilities), Skills(agent_skills))
+		compacting, compactor = self._compaction(compaction)
+		if compacting is not None:  # sugar for the compaction capability, last of the agent's
+			from openmolt_core.capabilities.compaction import Compaction
+
+			caps.append(Compaction(compacting, compactor))
 		if caps:
 			from openmolt_core.hooks import AgentInfo
 
@@ -862,7 +867,6 @@ class OpenMolt:
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
 		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
-		compacting, compactor = self._compaction(compaction)
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
@@ -887,8 +891,6 @@ class OpenMolt:
 			timeout=timeout,
 			max_cost=max_cost,
 			limits=limits,
-			compaction=compacting,
-			compactor=compactor,
 			sources=sources,
 			requires_approval=policy,
 			on_approval_request=on_approval_request,
