@@ -495,3 +495,19 @@ async def test_a_capabilitys_tools_stay_callable_when_the_agent_searches_its_too
 	first = json.loads(model.requests[0].messages[0].content)
 	listed = {t["tool"] for t in first["tools"]}
 	assert "clock.now" in listed and "local.echo0" not in listed  # the others wait in the catalog
+
+
+def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
+	from openmolt_core.compaction import CompactionConfig
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=ScriptedModel([]))
+	tighter = CompactionConfig(threshold_tokens=1000)
+	agent.compaction = tighter
+	assert agent.compaction is tighter and agent._hooks.by_name["compaction"].config is tighter  # type: ignore[attr-defined]
+	agent.compaction = None
+	assert agent.compaction is None and agent._hooks is NO_HOOKS
+	with pytest.raises(ConfigurationError, match="compaction=False"):
+		agent.compaction = tighter
+	with pytest.raises(ConfigurationError, match="does not compact"):
+		agent.compactor = lambda: (ScriptedModel([]), "m")

@@ -327,12 +327,16 @@ class Agent:
 
 	@compaction.setter
 	def compaction(self, value: CompactionConfig | None) -> None:
-		from openmolt_core.capabilities.compaction import Compaction
-
 		found = self._hooks.by_name.get("compaction")
-		kept = [c for c in self._hooks.capabilities if c is not found]
 		if value is not None:
-			kept.append(Compaction(value, getattr(found, "compactor", None)))
+			if found is None:
+				raise ConfigurationError(
+					f"agent {self.name!r} was created with compaction=False; create it with "
+					"compaction=... to compact its runs"
+				)
+			found.config = value  # type: ignore[attr-defined]
+			return
+		kept = [c for c in self._hooks.capabilities if c is not found]
 		self._hooks = Hooks(kept) if kept else NO_HOOKS
 
 	@property
