@@ -211,3 +211,18 @@ async def test_approvals_are_interrupts_decided_by_the_front_end_only_when_allow
 			assert "TOOL_CALL_RESULT" in types(after)
 			assert after[-1].result == {"result": "ok"}
 			assert ran == ["Oslo"]
+
+
+def test_a_missing_token_fails_before_anything_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""No token and no variable: the error names the variable to set."""
+	from openmolt_core.errors import ConfigurationError
+
+	monkeypatch.delenv("OPENMOLT_HELPER_AGUI_TOKEN", raising=False)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	with pytest.raises(ConfigurationError, match="OPENMOLT_HELPER_AGUI_TOKEN"):
+		TriggerServer([(agent, Triggers.model_validate({"agui": {}}))], port=0)
+	monkeypatch.setenv("OPENMOLT_HELPER_AGUI_TOKEN", "from-the-environment-123")
+	server = TriggerServer([(agent, Triggers.model_validate({"agui": {}}))], port=0)
+	assert server.routes() == ["POST /agui/Helper"]
+	assert "from-the-environment-123" in om.secrets.values()  # masked wherever it shows up

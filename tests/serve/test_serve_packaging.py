@@ -23,7 +23,9 @@ def test_the_serve_extra_installs_openmolt_serve_found_by_its_entry_point() -> N
 	"""openmolt[serve] (and all) pull openmolt-serve, which the CLI finds as the extension 'serve'."""
 	extras = _toml("pyproject.toml")["project"]["optional-dependencies"]
 	assert extras["serve"] == ["openmolt-serve==0.1.0"]
-	assert "openmolt-serve==0.1.0" in extras["all"]
+	assert "openmolt-serve[a2a,agui]==0.1.0" in extras["all"]
+	assert extras["a2a"] == ["openmolt-serve[a2a]==0.1.0"]
+	assert extras["agui"] == ["openmolt-serve[agui]==0.1.0"]
 	serve = _toml("openmolt_serve/pyproject.toml")["project"]
 	assert serve["entry-points"]["openmolt.extensions"] == {"serve": "openmolt_serve"}
 	core = _toml("openmolt_core/pyproject.toml")["project"]["dependencies"]
@@ -59,6 +61,11 @@ def test_no_core_module_imports_openmolt_serve() -> None:
 		"openmolt_serve.slack",
 		"openmolt_serve.telegram",
 		"openmolt_serve.webhooks",
+		"openmolt_serve.a2a",
+		"openmolt_serve.agui",
+		"openmolt_serve._agui_events",
+		"openmolt_serve._a2a_remote",
+		"openmolt_serve._token",
 	],
 )
 def test_the_modules_export_a_sorted_documented_all(name: str) -> None:
