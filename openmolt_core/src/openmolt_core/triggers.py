@@ -190,7 +190,8 @@ class _TokenTrigger(_Model):
 	# What A2A and AG-UI share: their callers send a bearer token (neither protocol signs
 	# requests), checked before anything runs, then a rate limit and a body cap, as webhooks.
 	token: str | None = Field(
-		default=None, description="The bearer token callers send (prefer tokenEnv: never check it in)."
+		default=None,
+		description="The bearer token callers send (prefer tokenEnv: never check it in).",
 	)
 	rate_limit: int = Field(
 		default=60, ge=1, description="Runs it may start per minute (bursts up to as many)."
