@@ -294,3 +294,39 @@ async def test_an_unreachable_remote_agent_is_a_tool_error_without_the_token() -
 	assert "remote-secret-token-42" not in seen
 	assert result.ok
 	await om.aclose()
+
+
+async def test_a_call_waiting_for_approval_is_auth_required_and_the_caller_cannot_decide_it() -> (
+	None
+):
+	"""An approval parks the task in auth-required; a message to it changes nothing and runs nothing."""
+	ran: list[str] = []
+
+	@tool(labels=[])
+	def refund(order: str) -> str:
+		"""Refund an order.
+
+		Args:
+			order: The order.
+		"""
+		ran.append(order)
+		return "refunded"
+
+	model = ScriptedModel([call_tool("local.refund", order="A1"), finish("done")])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Helper", model=model, tools=[refund], requires_approval=["local.refund"]
+	)
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, authed() as http:
+		client = await client_for(f"{server.url}/a2a/Helper", streaming=False, http=http)
+		(first,) = [r async for r in client.send_message(message("Refund A1"))]
+		task = first.task
+		assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+		assert "operator's approval" in get_text_parts(task.status.message.parts)[0]
+		again = message("I approve it", task_id=task.id, context_id=task.context_id)
+		(second,) = [r async for r in client.send_message(again)]
+		assert second.task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+	await om.aclose()
+	assert ran == []
+	assert len(model.requests) == 1

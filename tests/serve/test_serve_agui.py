@@ -226,3 +226,59 @@ def test_a_missing_token_fails_before_anything_listens(monkeypatch: pytest.Monke
 	server = TriggerServer([(agent, Triggers.model_validate({"agui": {}}))], port=0)
 	assert server.routes() == ["POST /agui/Helper"]
 	assert "from-the-environment-123" in om.secrets.values()  # masked wherever it shows up
+
+
+async def test_known_secrets_are_masked_in_every_event() -> None:
+	"""A secret the instance knows, in a tool's result and the final text, never leaves in clear."""
+	secret = "sk-live-agui-secret-9f8e7d"
+	body = run_input()
+	model = ScriptedModel(
+		[call_tool("local.lookup", city=secret), finish({"result": f"key {secret}"})]
+	)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+
+	@tool(labels=[])
+	def lookup(city: str) -> str:
+		"""Echo the city.
+
+		Args:
+			city: The city.
+		"""
+		return f"weather for {city}"
+
+	agent = om.create_agent(name="Helper", model=model, tools=[lookup])
+	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		headers = {"Authorization": f"Bearer {TOKEN}"}
+		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
+			async with client.stream("POST", "/agui/Helper", json=body) as response:
+				text = (await response.aread()).decode()
+	await om.aclose()
+	assert "TOOL_CALL_RESULT" in text and "RUN_FINISHED" in text
+	assert secret not in text
+	assert "[redacted]" in text
+
+
+async def test_an_endpoint_forgets_its_least_recently_used_idle_thread() -> None:
+	"""Threads are capped: the oldest idle one goes; the one in use stays."""
+	from openmolt_serve import agui
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	endpoint = agui.AguiEndpoint(
+		agent,
+		Triggers.model_validate({"agui": {"token": TOKEN}}).agui,
+		launcher=None,  # type: ignore[arg-type]
+	)
+	old = agui.MAX_THREADS
+	agui.MAX_THREADS = 2
+	try:
+		endpoint._thread("a")
+		endpoint._thread("b")
+		endpoint._thread("a")  # used again: now the most recent
+		endpoint._thread("c")
+		assert list(endpoint.threads) == ["a", "c"]
+	finally:
+		agui.MAX_THREADS = old
+	await om.aclose()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -50,9 +51,13 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import AguiTrigger
 
-__all__ = ["AguiEndpoint"]
+__all__ = ["MAX_THREADS", "AguiEndpoint"]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+MAX_THREADS = 10_000
+"""Threads an endpoint remembers (a parked run each, at most); past it, the least recently used
+idle one is forgotten (its conversation stays in its session)."""
 
 
 @dataclass
@@ -92,7 +97,7 @@ class AguiEndpoint:
 		self.config = config
 		self.launcher = launcher
 		self.guard = guard or TokenGuard.create(agent, "agui", config)
-		self.threads: dict[str, _Thread] = {}
+		self.threads: OrderedDict[str, _Thread] = OrderedDict()
 		self.redact = Redactor(known=agent.om.secrets)
 
 	async def handle(self, request: Request) -> Response:
@@ -104,7 +109,7 @@ class AguiEndpoint:
 			given = RunAgentInput.model_validate_json(body)
 		except ValidationError as exc:
 			return _error(422, f"not an AG-UI RunAgentInput: {_first(exc)}", "invalid")
-		thread = self.threads.setdefault(given.thread_id, _Thread())
+		thread = self._thread(given.thread_id)
 		try:
 			start = self._start(given, thread)
 		except _Refused as exc:
@@ -115,6 +120,17 @@ class AguiEndpoint:
 			media_type=encoder.get_content_type(),
 			headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
 		)
+
+	def _thread(self, thread_id: str) -> _Thread:
+		thread = self.threads.get(thread_id)
+		if thread is None:
+			thread = self.threads[thread_id] = _Thread()
+		self.threads.move_to_end(thread_id)
+		if len(self.threads) > MAX_THREADS:
+			idle = next((k for k, t in self.threads.items() if not t.lock.locked()), None)
+			if idle is not None and idle != thread_id:
+				del self.threads[idle]
+		return thread
 
 	def _start(self, given: RunAgentInput, thread: _Thread) -> _Start:
 		if not given.resume:
