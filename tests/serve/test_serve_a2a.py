@@ -330,3 +330,38 @@ async def test_a_call_waiting_for_approval_is_auth_required_and_the_caller_canno
 	await om.aclose()
 	assert ran == []
 	assert len(model.requests) == 1
+
+
+async def test_stopping_the_server_cancels_the_runs_of_tasks_in_flight() -> None:
+	"""A task still running when the server stops has its run cancelled, not left behind."""
+	entered = anyio.Event()
+	stopped: list[str] = []
+
+	@tool(labels=[])
+	async def slow(city: str) -> str:
+		"""Wait forever.
+
+		Args:
+			city: The city.
+		"""
+		entered.set()
+		try:
+			await anyio.sleep_forever()
+		finally:
+			stopped.append(city)
+		return "never"
+
+	model = ScriptedModel([call_tool("local.slow", city="Oslo"), finish("never")])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=model, tools=[slow])
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, authed() as http:
+		client = await client_for(f"{server.url}/a2a/Helper", streaming=True, http=http)
+		async for _ in client.send_message(message("Weather?")):
+			if entered.is_set():
+				break
+		with anyio.fail_after(10):
+			await entered.wait()
+		assert stopped == []
+	assert stopped == ["Oslo"]
+	await om.aclose()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from a2a.helpers.proto_helpers import (
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import A2ATrigger
 
-__all__ = ["OpenMoltExecutor", "a2a_app", "agent_card", "remote_agent"]
+__all__ = ["A2AServer", "OpenMoltExecutor", "a2a_server", "agent_card", "remote_agent"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -118,10 +119,27 @@ def agent_card(agent: Agent, config: A2ATrigger, url: str) -> AgentCard:
 	)
 
 
-def a2a_app(
+@dataclass
+class A2AServer:
+	"""One agent's A2A server: the ASGI app to mount, and the handler that owns its tasks.
+
+	Args:
+		app: The card and the JSON-RPC endpoint, behind the token.
+		handler: The a2a-sdk request handler (its tasks run the agent).
+	"""
+
+	app: ASGIApp
+	handler: DefaultRequestHandler
+
+	async def aclose(self) -> None:
+		"""Stop the tasks still running (their runs are cancelled): the server is stopping."""
+		await self.handler.aclose()
+
+
+def a2a_server(
 	agent: Agent, config: A2ATrigger, guard: TokenGuard, sessions: Sessions, url: str
-) -> ASGIApp:
-	"""The ASGI app to mount at ``/a2a/<agent>``: the card, and JSON-RPC behind the token.
+) -> A2AServer:
+	"""The A2A server to mount at ``/a2a/<agent>``: the card, and JSON-RPC behind the token.
 
 	Args:
 		agent: The agent.
@@ -138,7 +156,8 @@ def a2a_app(
 		agent_card=card,
 	)
 	routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
-	return guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
+	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
+	return A2AServer(app, handler)
 
 
 class OpenMoltExecutor(AgentExecutor):

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core.agent import Agent
+	from openmolt_serve.a2a import A2AServer
 	from openmolt_serve.agui import AguiEndpoint
 
 __all__ = ["DEFAULT_PORT", "TriggerServer"]
@@ -134,6 +135,7 @@ class TriggerServer:
 		self.webhooks: dict[str, Webhook] = {}
 		self.guards: dict[tuple[str, str], TokenGuard] = {}
 		self.agui: dict[str, AguiEndpoint] = {}
+		self.a2a: dict[str, A2AServer] = {}
 		self.telegram: dict[str, TelegramBot] = {}
 		self.slack: dict[str, SlackApp] = {}
 		self.launcher: Launcher | None = None
@@ -221,12 +223,13 @@ class TriggerServer:
 			config = self.agents[name][1].a2a
 			if kind != "a2a" or config is None:
 				continue
-			from openmolt_serve.a2a import a2a_app
+			from openmolt_serve.a2a import a2a_server
 
 			assert self.launcher is not None
 			path = f"/a2a/{quote(name, safe='')}"
-			app = a2a_app(guard.agent, config, guard, self.launcher.sessions, self.url + path)
-			mounts.append(Mount(f"/a2a/{name}", app=app))
+			server = a2a_server(guard.agent, config, guard, self.launcher.sessions, self.url + path)
+			self.a2a[name] = server
+			mounts.append(Mount(f"/a2a/{name}", app=server.app))
 		return mounts
 
 	def _socket(self) -> socket.socket:
@@ -335,6 +338,9 @@ class TriggerServer:
 		with anyio.move_on_after(5, shield=True):
 			if self._stopped is not None:
 				await self._stopped.wait()
+		with anyio.move_on_after(5, shield=True):
+			for a2a in self.a2a.values():  # their tasks run in the SDK's handler, not in tg
+				await a2a.aclose()
 		tg.cancel_scope.cancel()
 		try:
 			return await tg.__aexit__(exc_type, exc, tb)
