@@ -263,7 +263,8 @@ class OpenMoltExecutor(AgentExecutor):
 
 
 _APPROVAL_NOTE = (
-	"a tool call waits for the operator's approval (decided in their run viewer); ask again later"
+	"a tool call waits for the operator's approval: they decide it in their run viewer, where the "
+	"run goes on; this task does not"
 )
 
 
