@@ -282,3 +282,26 @@ async def test_an_endpoint_forgets_its_least_recently_used_idle_thread() -> None
 	finally:
 		agui.MAX_THREADS = old
 	await om.aclose()
+
+
+async def test_the_gate_checks_size_token_depth_and_rate_in_the_webhooks_order() -> None:
+	"""413 before the token is read; 422 for deep JSON; 429 after rateLimit runs; 401s use none of it."""
+	model = ScriptedModel([finish({"result": "ok"})] * 3)
+	async for client, _, _ in serving(model, rateLimit=2, maxBody=5000):
+		huge = await client.post(
+			"/agui/Helper", content=b"x" * 6000, headers={"Authorization": "Bearer nope"}
+		)
+		assert huge.status_code == 413  # even without the right token: nothing more is read
+		deep = "[" * 200 + "]" * 200
+		assert (await client.post("/agui/Helper", content=deep)).status_code == 422
+		for _ in range(5):
+			stranger = await client.post(
+				"/agui/Helper", json=run_input(), headers={"Authorization": "Bearer nope"}
+			)
+			assert stranger.status_code == 401
+		await run(client, run_input(thread="a"))
+		await run(client, run_input(thread="b"))
+		limited = await client.post("/agui/Helper", json=run_input(thread="c"))
+		assert limited.status_code == 429
+		assert int(limited.headers["Retry-After"]) >= 1
+	assert len(model.requests) == 2
