@@ -7,6 +7,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from ag_ui.core import Event, EventType, RunAgentInput, UserMessage
@@ -305,3 +306,28 @@ async def test_the_gate_checks_size_token_depth_and_rate_in_the_webhooks_order()
 		assert limited.status_code == 429
 		assert int(limited.headers["Retry-After"]) >= 1
 	assert len(model.requests) == 2
+
+
+async def answer(client: httpx.AsyncClient, body: dict[str, Any], into: list[Any]) -> None:
+	async with client.stream("POST", "/agui/Helper", json=body) as response:
+		into.append((response.status_code, (await response.aread()).decode()))
+
+
+async def test_two_answers_to_one_interrupt_resume_the_run_once() -> None:
+	"""Concurrent resumes of one question: one goes on; the other is refused or told it was answered."""
+	model = ScriptedModel([ask_human("Which city?"), finish({"result": "ok"}), finish("extra")])
+	async for client, _, _ in serving(model):
+		first = await run(client, run_input("Weather?"))
+		outcome = first[-1].outcome
+		(interrupt,) = (outcome.root if hasattr(outcome, "root") else outcome).interrupts
+		entry = {"interruptId": interrupt.id, "status": "resolved", "payload": "Oslo"}
+		answers: list[Any] = []
+		body = run_input("", resume=[entry])
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(answer, client, body, answers)
+			tg.start_soon(answer, client, body, answers)
+		finished = [b for s, b in answers if s == 200 and '"RUN_FINISHED"' in b]
+		assert len(finished) == 1
+		other = next(a for a in answers if a[1] not in finished)
+		assert other[0] == 409 or '"code":"answered"' in other[1]
+	assert len(model.requests) == 2  # the question, then one resumed step

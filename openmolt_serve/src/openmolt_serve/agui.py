@@ -173,7 +173,9 @@ class AguiEndpoint:
 		send, receive = anyio.create_memory_object_stream[BaseEvent](math.inf)
 		async with thread.lock:  # one run of a thread at a time
 			if start.resume is not None and thread.parked is not start.resume:
-				yield encoder.encode(_gone())  # another request answered it meanwhile
+				# Another request answered it while this one waited for the thread.
+				for event in [*events.started(start.resume.plan), _gone()]:
+					yield encoder.encode(event)
 				return
 			thread.parked = None
 			run_id = (
