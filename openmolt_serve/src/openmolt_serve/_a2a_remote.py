@@ -101,6 +101,8 @@ def remote_agent(
 			context_id=str(input.get("contextId") or ""),
 		)
 		try:
+			# A client of its own, not the instance's shared one: the SDK sets its A2A-Version
+			# header on the client it is given, and the bearer token must go to this host only.
 			async with httpx.AsyncClient(
 				headers=headers, timeout=timeout, transport=transport
 			) as http:
