@@ -37,6 +37,9 @@ NPM_TOOLS = {
 	"mcp-server-everything": "@modelcontextprotocol/server-everything@2026.8.18",
 	"prism": "@stoplight/prism-cli@5.16.0",
 }
+# npm libraries the tests load with node, installed the same way: AG-UI's published TypeScript
+# client drives `openmolt serve`'s AG-UI endpoint (tests/serve/test_serve_agui_client.py).
+NPM_LIBS = ["@ag-ui/client@1.0.0"]
 
 
 # PyPI source distributions the tests read: jsonschema's vendors the official
@@ -72,8 +75,11 @@ def _node_tools(session: nox.Session) -> None:
 	"""Install the npm test tools into .cache/node/ unless they are all there (needs npm)."""
 	from pathlib import Path
 
-	bins = Path(".cache/node/node_modules/.bin")
-	if all((bins / name).exists() for name in NPM_TOOLS):
+	modules = Path(".cache/node/node_modules")
+	libs = [spec.rsplit("@", 1)[0] for spec in NPM_LIBS]
+	if all((modules / ".bin" / name).exists() for name in NPM_TOOLS) and all(
+		(modules / lib / "package.json").is_file() for lib in libs
+	):
 		return
 	session.run(
 		"npm",
@@ -85,6 +91,7 @@ def _node_tools(session: nox.Session) -> None:
 		"--no-fund",
 		"--loglevel=error",
 		*NPM_TOOLS.values(),
+		*NPM_LIBS,
 		external=True,
 		silent=True,
 	)

@@ -1,7 +1,8 @@
 """Taint follows every tool source: an injected instruction cannot move a secret out unapproved.
 
 For each way a tool reaches an agent (a third-party integration, a built-in one, a function, an
-MCP server over stdio, an OpenAPI import, a sub-agent, a skill's tool, httpRequest), a scripted
+MCP server over stdio, an OpenAPI import, a sub-agent, a skill's tool, httpRequest, a remote A2A
+agent), a scripted
 model reads a canary secret with a private tool, reads an injected instruction from an untrusted
 result, then tries to send the secret through that source's tool. Under the default policy the
 call parks for approval; under ``refuse`` it is refused; the secret never reaches the transport.
@@ -215,6 +216,34 @@ def http_request_case(om: OpenMolt, tmp: Path) -> Case:
 	)
 
 
+def a2a_case(om: OpenMolt, tmp: Path) -> Case:
+	"""A remote A2A agent as a tool (`openmolt_serve.a2a.remote_agent`): the message leaves."""
+	from openmolt_serve.a2a import remote_agent
+
+	sent: list[str] = []
+
+	def remote(request: httpx.Request) -> httpx.Response:
+		if request.method == "GET":  # the agent card, so that the tool goes on to send
+			interface = {"url": f"{base}/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+			card = {"name": "Courier", "version": "1", "supportedInterfaces": [interface]}
+			return httpx.Response(200, json={**card, "capabilities": {}, "description": "Sends."})
+		sent.append(request.content.decode(errors="replace"))
+		return httpx.Response(503)
+
+	base = "https://agents.example/a2a/Courier"
+
+	courier = remote_agent(
+		"https://agents.example/a2a/Courier",
+		handle="courier",
+		transport=httpx.MockTransport(remote),
+	)
+	return Case(
+		tools=[courier],
+		send=("local.courier", {"message": f"send {CANARY}"}),
+		sent=lambda: " ".join(sent),
+	)
+
+
 SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"integration": integration_case,
 	"built-in integration": builtin_integration_case,
@@ -224,6 +253,7 @@ SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"sub-agent": subagent_case,
 	"skill": skill_case,
 	"httpRequest": http_request_case,
+	"a2a": a2a_case,
 }
 
 
@@ -238,6 +268,7 @@ def test_the_table_covers_every_tool_source() -> None:
 		"sub-agent",
 		"skill",
 		"httpRequest",
+		"a2a",
 	}
 
 

@@ -264,3 +264,57 @@ def test_serve_refuses_a_limit_that_is_not_positive(
 		assert main(["serve", str(hooked), "--port", "0", "--no-ui", flag, "0"]) == 2
 		name = flag.removeprefix("--").replace("-", "_")
 		assert f"{name} must be more than 0" in capsys.readouterr().err
+
+
+def test_serve_hosts_an_agent_files_agui_endpoint_and_a2a_server(tmp_path: Path) -> None:
+	"""An agent file with agui and a2a triggers: both routes are printed and answer with the token."""
+	(tmp_path / "helper.json").write_text(
+		json.dumps(
+			{
+				"name": "Helper",
+				"model": "echo:v1",
+				"triggers": {"agui": {}, "a2a": {"description": "Echoes."}},
+			}
+		)
+	)
+	env = {
+		**os.environ,
+		"OPENMOLT_HELPER_AGUI_TOKEN": "cli-agui-token-123",
+		"OPENMOLT_HELPER_A2A_TOKEN": "cli-a2a-token-456",
+	}
+	command = [sys.executable, "-m", "openmolt", "serve", str(tmp_path / "helper.json")]
+	proc = subprocess.Popen(
+		[*command, "--port", "0", "--no-ui"],
+		stdout=subprocess.PIPE,
+		stderr=subprocess.PIPE,
+		text=True,
+		env=env,
+		cwd=tmp_path,
+	)
+	log: list[str] = []
+	try:
+		url = wait_for(proc, r"POST /agui/Helper on (http://127\.0\.0\.1:\d+)", log).group(1)
+		wait_for(proc, r"A2A /a2a/Helper/ on", log)
+		card = httpx.get(f"{url}/a2a/Helper/.well-known/agent-card.json").json()
+		assert card["description"] == "Echoes."
+		run = {
+			"threadId": "t",
+			"runId": "r",
+			"messages": [{"id": "m", "role": "user", "content": "hi"}],
+		}
+		refused = httpx.post(f"{url}/agui/Helper", json=run)
+		assert refused.status_code == 401
+		headers = {"Authorization": "Bearer cli-agui-token-123"}
+		response = httpx.post(f"{url}/agui/Helper", json=run, headers=headers, timeout=30)
+		assert response.status_code == 200, response.text
+		kinds = [
+			json.loads(line[6:])["type"]
+			for line in response.text.splitlines()
+			if line.startswith("data: ")
+		]
+		assert kinds[0] == "RUN_STARTED" and kinds[-1] == "RUN_FINISHED", kinds
+	finally:
+		proc.send_signal(signal.SIGTERM)
+		out, err = proc.communicate(timeout=60)
+	assert proc.returncode == 0, "".join(log) + err
+	assert "cli-agui-token-123" not in "".join(log) + err + out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -23,7 +24,9 @@ def test_the_serve_extra_installs_openmolt_serve_found_by_its_entry_point() -> N
 	"""openmolt[serve] (and all) pull openmolt-serve, which the CLI finds as the extension 'serve'."""
 	extras = _toml("pyproject.toml")["project"]["optional-dependencies"]
 	assert extras["serve"] == ["openmolt-serve==0.1.0"]
-	assert "openmolt-serve==0.1.0" in extras["all"]
+	assert "openmolt-serve[a2a,agui]==0.1.0" in extras["all"]
+	assert extras["a2a"] == ["openmolt-serve[a2a]==0.1.0"]
+	assert extras["agui"] == ["openmolt-serve[agui]==0.1.0"]
 	serve = _toml("openmolt_serve/pyproject.toml")["project"]
 	assert serve["entry-points"]["openmolt.extensions"] == {"serve": "openmolt_serve"}
 	core = _toml("openmolt_core/pyproject.toml")["project"]["dependencies"]
@@ -59,6 +62,11 @@ def test_no_core_module_imports_openmolt_serve() -> None:
 		"openmolt_serve.slack",
 		"openmolt_serve.telegram",
 		"openmolt_serve.webhooks",
+		"openmolt_serve.a2a",
+		"openmolt_serve.agui",
+		"openmolt_serve._agui_events",
+		"openmolt_serve._a2a_remote",
+		"openmolt_serve._token",
 	],
 )
 def test_the_modules_export_a_sorted_documented_all(name: str) -> None:
@@ -71,3 +79,37 @@ def test_the_modules_export_a_sorted_documented_all(name: str) -> None:
 		assert hasattr(module, item)
 		if inspect.isclass(obj) or inspect.isfunction(obj):
 			assert inspect.getdoc(obj), f"{name}.{item} has no docstring"
+
+
+def test_the_protocol_sdks_load_only_for_agents_that_use_them() -> None:
+	"""openmolt serve without an a2a or agui trigger imports neither SDK (they are extras)."""
+	code = (
+		"import json, sys\n"
+		"from openmolt_serve import TriggerServer\n"
+		"import openmolt_serve.cli\n"
+		"print(json.dumps(sorted(sys.modules)))\n"
+	)
+	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+	loaded = {m.split(".")[0] for m in json.loads(out.stdout)}
+	assert not loaded & {"a2a", "ag_ui"}
+
+
+@pytest.mark.parametrize(("kind", "extra"), [("a2a", "openmolt[a2a]"), ("agui", "openmolt[agui]")])
+def test_a_missing_protocol_sdk_names_the_extra(
+	kind: str, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A trigger whose SDK is not installed fails at start with the pip command that fixes it."""
+	from openmolt import OpenMolt
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_core.triggers import Triggers
+	from openmolt_serve import TriggerServer, server
+
+	def missing(name: str) -> None:
+		raise ImportError(f"No module named {name!r}")
+
+	monkeypatch.setattr(server.importlib, "import_module", missing)
+	agent = OpenMolt(entry_points=False).create_agent(name="Helper", model=ScriptedModel([]))
+	triggers = Triggers.model_validate({kind: {"token": "t0ken-for-tests"}})
+	with pytest.raises(ConfigurationError, match=rf"pip install '{re.escape(extra)}'"):
+		TriggerServer([(agent, triggers)], port=0)

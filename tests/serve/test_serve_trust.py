@@ -31,6 +31,8 @@ EXPECTED: dict[str, tuple[bool, bool]] = {
 	"webhook": (True, True),
 	"chat": (True, False),
 	"mcp": (True, True),
+	"a2a": (True, True),
+	"agui": (True, True),
 }
 
 
@@ -51,7 +53,7 @@ def test_each_kind_starts_tainted_unless_the_operator_or_a_trusted_user_wrote_it
 		assert got.startswith(f"{kind}:Helper")
 
 
-@pytest.mark.parametrize("kind", ["a2a", "email", "", "Webhook", "sampling"])
+@pytest.mark.parametrize("kind", ["telepathy", "email", "", "Webhook", "sampling"])
 def test_an_unknown_kind_is_tainted(kind: str) -> None:
 	"""A kind without a decision fails closed, even from a 'trusted' sender."""
 	assert starting_taint(kind, sender="42", trusted=[42]) is not None

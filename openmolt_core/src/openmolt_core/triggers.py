@@ -46,6 +46,8 @@ from openmolt_core.signatures import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Sch
 __all__ = [
 	"TRIGGER_KINDS",
 	"TRIGGER_TRUST",
+	"A2ATrigger",
+	"AguiTrigger",
 	"Channel",
 	"SlackChannel",
 	"TelegramChannel",
@@ -56,9 +58,10 @@ __all__ = [
 	"starting_taint",
 ]
 
-TriggerKind = Literal["operator", "schedule", "webhook", "chat", "mcp"]
+TriggerKind = Literal["operator", "schedule", "webhook", "chat", "mcp", "a2a", "agui"]
 """What starts a run: the operator's code or CLI, a schedule, a webhook, a chat message, a call
-of an agent served over MCP (``openmolt_mcp.server``)."""
+of an agent served over MCP (``openmolt_mcp.server``), an A2A message or an AG-UI run request
+(``openmolt_serve.a2a``, ``openmolt_serve.agui``)."""
 
 TRIGGER_KINDS: tuple[str, ...] = get_args(TriggerKind)
 """Every kind of trigger; `TRIGGER_TRUST` decides each (a test checks that it does)."""
@@ -69,6 +72,8 @@ TRIGGER_TRUST: dict[str, Literal["operator", "sender", "outside"]] = {
 	"webhook": "outside",  # a payload someone else wrote (signed is not trusted: GitHub issues)
 	"chat": "sender",  # trusted only from a user id the operator listed
 	"mcp": "outside",  # another program's model wrote the input
+	"a2a": "outside",  # another agent wrote the message (a token proves the caller, not the words)
+	"agui": "outside",  # a front end's user typed it
 }
 """Whose words start each kind of run: ``operator`` (clean), ``outside`` (tainted), ``sender``
 (tainted unless the sender is a trusted user id)."""
@@ -181,6 +186,66 @@ class WebhookTrigger(_Model):
 	)
 
 
+class _TokenTrigger(_Model):
+	# What A2A and AG-UI share: their callers send a bearer token (neither protocol signs
+	# requests), checked before anything runs, then a rate limit and a body cap, as webhooks.
+	token: str | None = Field(
+		default=None,
+		description="The bearer token callers send (prefer tokenEnv: never check it in).",
+	)
+	rate_limit: int = Field(
+		default=60, ge=1, description="Runs it may start per minute (bursts up to as many)."
+	)
+	max_body: int = Field(
+		default=1_000_000,
+		ge=1,
+		le=50_000_000,
+		description="The largest request body accepted, in bytes (larger: 413).",
+	)
+
+
+class A2ATrigger(_TokenTrigger):
+	"""The agent as an A2A server: its agent card and JSON-RPC endpoint at ``/a2a/<agent>``.
+
+	Callers send ``Authorization: Bearer <token>`` (the card, which says so, is public).
+	"""
+
+	token_env: str | None = Field(
+		default=None,
+		description="The environment variable holding the token (default: "
+		"OPENMOLT_<AGENT>_A2A_TOKEN).",
+	)
+	description: str | None = Field(
+		default=None,
+		description="What the agent does, for the agent card (default: its name; the "
+		"instructions are never published).",
+	)
+	public_url: str | None = Field(
+		default=None,
+		pattern=r"^https?://",
+		description="The address callers reach the server at, for the card (behind a proxy); "
+		"default: the server's own.",
+	)
+
+
+class AguiTrigger(_TokenTrigger):
+	"""The agent as an AG-UI endpoint: ``POST /agui/<agent>`` streams a run's events.
+
+	Callers send ``Authorization: Bearer <token>``.
+	"""
+
+	token_env: str | None = Field(
+		default=None,
+		description="The environment variable holding the token (default: "
+		"OPENMOLT_<AGENT>_AGUI_TOKEN).",
+	)
+	decide_approvals: bool = Field(
+		default=False,
+		description="Let the front end decide the approvals a run waits for (its user is the "
+		"approver); otherwise they are decided in the run viewer and the front end is told so.",
+	)
+
+
 class _ChatChannel(_Model):
 	allowed_users: list[str | int] = Field(
 		default_factory=list,
@@ -278,10 +343,12 @@ Channel = Annotated[TelegramChannel | SlackChannel, Field(discriminator="type")]
 
 
 class Triggers(_Model):
-	"""An agent's triggers: a webhook, chat channels, or both."""
+	"""An agent's triggers: a webhook, chat channels, an A2A server, an AG-UI endpoint."""
 
 	webhook: WebhookTrigger | None = None
 	channels: list[Channel] = Field(default_factory=list)
+	a2a: A2ATrigger | None = None
+	agui: AguiTrigger | None = None
 
 	@model_validator(mode="after")
 	def _one_channel_per_type(self) -> Triggers:

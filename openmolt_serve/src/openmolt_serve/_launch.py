@@ -25,10 +25,19 @@ from openmolt_core.triggers import starting_taint
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
+	from openmolt_core.approvals import ApprovalDecision
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.sessions import Session
 
-__all__ = ["Done", "Launcher", "Sessions", "in_memory_sessions", "run_id_for", "scope_prefix"]
+__all__ = [
+	"Done",
+	"Launcher",
+	"Sessions",
+	"in_memory_sessions",
+	"run_id_for",
+	"run_trigger",
+	"scope_prefix",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -87,6 +96,39 @@ def scope_prefix(kind: str, agent: str, scope: str | None = None) -> str:
 	return head
 
 
+async def run_trigger(
+	agent: Agent,
+	input: Any = None,
+	*,
+	run_id: str,
+	trigger: str,
+	where: str = "",
+	sender: str | None = None,
+	trusted: Sequence[str | int] = (),
+	resume: RunState | None = None,
+	answer: str | None = None,
+	decision: Sequence[ApprovalDecision] | None = None,
+	tainted: bool = False,
+	session: Session | None = None,
+) -> RunResult:
+	"""Run (or resume) a trigger's run here, tainted as `starting_taint` decides.
+
+	What `Launcher.start` runs in the server's task group; a protocol whose handler owns the run
+	(A2A's executor, which cancels it) calls it directly. The arguments are `Launcher.start`'s.
+	"""
+	source = starting_taint(trigger, where=where, sender=sender, trusted=trusted)
+	if source is None and tainted:
+		source = f"{trigger}:{where}:earlier" if where else f"{trigger}:earlier"
+	with started_by(trigger, where=where, sender=sender):
+		if resume is not None:
+			if source is not None and not resume.tainted:
+				resume.taint.append(untrusted_input(source).taint[0])
+			return await agent.resume(resume, answer=answer, decision=decision, session=session)
+		history = RunState(run_id=run_id) if source is None else untrusted_input(source)
+		history.run_id = run_id
+		return await agent.run(input, history=history, session=session)
+
+
 class _Starts(RunObserver):
 	"""Sets an event when a run it waits for starts."""
 
@@ -140,6 +182,7 @@ class Launcher:
 		trusted: Sequence[str | int] = (),
 		resume: RunState | None = None,
 		answer: str | None = None,
+		decision: Sequence[ApprovalDecision] | None = None,
 		done: Done | None = None,
 		tainted: bool = False,
 		session: Session | None = None,
@@ -147,7 +190,7 @@ class Launcher:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
 		Whether it starts tainted is decided by `openmolt_core.triggers.starting_taint` from
-		``trigger`` and ``sender`` (every run a trigger starts comes through here): tainted,
+		``trigger`` and ``sender`` (every run a trigger starts comes through `run_trigger`): tainted,
 		the agent's taint policy applies to its outbound tools from the first step. An answer
 		from someone untrusted taints the run it resumes the same way.
 
@@ -160,7 +203,8 @@ class Launcher:
 			sender: Who wrote the input or the answer (a chat user's id), when known.
 			trusted: The user ids the operator trusts for this trigger.
 			resume: A parked run's state to resume with ``answer`` instead.
-			answer: The answer for ``resume``.
+			answer: The answer for ``resume`` (a parked question).
+			decision: The decisions for ``resume`` (parked approvals).
 			done: Called with the result (or the error) when the run ends.
 			tainted: Taint the run even from a trusted sender (its input holds words of
 				others).
@@ -173,19 +217,22 @@ class Launcher:
 		Raises:
 			OpenMoltError: The run could not start (a missing key, a bad setting).
 		"""
-		source = starting_taint(trigger, where=where, sender=sender, trusted=trusted)
-		if source is None and tainted:
-			source = f"{trigger}:{where}:earlier" if where else f"{trigger}:earlier"
 
 		async def go() -> RunResult:
-			with started_by(trigger, where=where, sender=sender):
-				if resume is not None:
-					if source is not None and not resume.tainted:
-						resume.taint.append(untrusted_input(source).taint[0])
-					return await agent.resume(resume, answer=answer, session=session)
-				history = RunState(run_id=run_id) if source is None else untrusted_input(source)
-				history.run_id = run_id
-				return await agent.run(input, history=history, session=session)
+			return await run_trigger(
+				agent,
+				input,
+				run_id=run_id,
+				trigger=trigger,
+				where=where,
+				sender=sender,
+				trusted=trusted,
+				resume=resume,
+				answer=answer,
+				decision=decision,
+				tainted=tainted,
+				session=session,
+			)
 
 		return await self._launch(agent, run_id, go, done, wait=True)
 

@@ -8,7 +8,8 @@ openmolt serve AGENTS... [--host HOST] [--port PORT] [--no-ui] [--ui-host HOST]
 ```
 
 ``AGENTS`` are agent files (JSON or Python) or folders of them. For each agent it serves its
-``schedules``, its webhook (``POST /hooks/<agent>``) and its chat channels (Telegram, Slack), and
+``schedules``, its webhook (``POST /hooks/<agent>``), its chat channels (Telegram, Slack), its
+AG-UI endpoint (``POST /agui/<agent>``) and its A2A server (``/a2a/<agent>/``), and
 shows every run in the run viewer (``openmolt-ui``, on a port of its own; ``--no-ui`` leaves it
 out). Both bind 127.0.0.1 unless ``--host`` (the triggers) or ``--ui-host`` (the viewer) say
 otherwise; an address that is not a loopback one needs ``--allow-remote`` (and then a TLS proxy

@@ -5,6 +5,8 @@
 | ``POST /hooks/{agent}`` | a signed webhook starts a run (`openmolt_serve.webhooks`) |
 | ``POST /channels/telegram/{agent}`` | a Telegram update, in webhook mode (`openmolt_serve.telegram`) |
 | ``POST /channels/slack/{agent}`` | a Slack Events API request (`openmolt_serve.slack`) |
+| ``POST /agui/{agent}`` | an AG-UI run, its events streamed back (`openmolt_serve.agui`) |
+| ``/a2a/{agent}/`` | an A2A 1.0 server: the agent card and JSON-RPC (`openmolt_serve.a2a`) |
 | ``GET /health`` | ``{"ok": true, "agents": [...]}`` |
 
 ```python
@@ -29,6 +31,7 @@ answered by the chat's next message.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import socket
 from collections.abc import Sequence
@@ -41,7 +44,7 @@ from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
 from openmolt_core.errors import ConfigurationError
@@ -50,6 +53,7 @@ from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_serve._launch import Launcher, Sessions
 from openmolt_serve._seen import SqliteSeen
+from openmolt_serve._token import TokenGuard
 from openmolt_serve.slack import SlackApp
 from openmolt_serve.telegram import TelegramBot
 from openmolt_serve.webhooks import Webhook, handle_webhook
@@ -59,6 +63,8 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core.agent import Agent
+	from openmolt_serve.a2a import A2AServer
+	from openmolt_serve.agui import AguiEndpoint
 
 __all__ = ["DEFAULT_PORT", "TriggerServer"]
 
@@ -127,6 +133,9 @@ class TriggerServer:
 				)
 			self.agents[agent.name] = (agent, triggers)
 		self.webhooks: dict[str, Webhook] = {}
+		self.guards: dict[tuple[str, str], TokenGuard] = {}
+		self.agui: dict[str, AguiEndpoint] = {}
+		self.a2a: dict[str, A2AServer] = {}
 		self.telegram: dict[str, TelegramBot] = {}
 		self.slack: dict[str, SlackApp] = {}
 		self.launcher: Launcher | None = None
@@ -137,6 +146,12 @@ class TriggerServer:
 		for name, (agent, triggers) in self.agents.items():
 			if triggers.webhook is not None:
 				self.webhooks[name] = Webhook.create(agent, triggers.webhook)
+			for kind, config in (("a2a", triggers.a2a), ("agui", triggers.agui)):
+				if config is not None:
+					_needs(kind)
+					guard = TokenGuard.create(agent, kind, config)
+					guard.body_timeout = body_timeout
+					self.guards[(kind, name)] = guard
 
 	@property
 	def url(self) -> str:
@@ -153,6 +168,8 @@ class TriggerServer:
 			if bot.settings.mode == "webhook"
 		]
 		out += [f"POST /channels/slack/{name}" for name in self.slack]
+		out += [f"POST /agui/{name}" for kind, name in self.guards if kind == "agui"]
+		out += [f"A2A /a2a/{name}/" for kind, name in self.guards if kind == "a2a"]
 		return out
 
 	def app(self) -> ASGIApp:
@@ -179,17 +196,41 @@ class TriggerServer:
 				return JSONResponse({"error": "no Slack app here"}, status_code=404)
 			return await app.handle(request)
 
+		async def agui(request: Request) -> Response:
+			endpoint = self.agui.get(request.path_params["agent"])
+			if endpoint is None:
+				return JSONResponse({"error": "no AG-UI endpoint here"}, status_code=404)
+			return await endpoint.handle(request)
+
 		async def health(request: Request) -> Response:
 			return JSONResponse({"ok": True, "agents": sorted(self.agents)})
 
-		return Starlette(
-			routes=[
-				Route("/hooks/{agent}", hook, methods=["POST"]),
-				Route("/channels/telegram/{agent}", telegram, methods=["POST"]),
-				Route("/channels/slack/{agent}", slack, methods=["POST"]),
-				Route("/health", health),
-			]
-		)
+		routes: list[BaseRoute] = [
+			Route("/hooks/{agent}", hook, methods=["POST"]),
+			Route("/channels/telegram/{agent}", telegram, methods=["POST"]),
+			Route("/channels/slack/{agent}", slack, methods=["POST"]),
+			Route("/agui/{agent}", agui, methods=["POST"]),
+			Route("/health", health),
+		]
+		routes += self._a2a_mounts()
+		return Starlette(routes=routes)
+
+	def _a2a_mounts(self) -> list[BaseRoute]:
+		from urllib.parse import quote
+
+		mounts: list[BaseRoute] = []
+		for (kind, name), guard in self.guards.items():
+			config = self.agents[name][1].a2a
+			if kind != "a2a" or config is None:
+				continue
+			from openmolt_serve.a2a import a2a_server
+
+			assert self.launcher is not None
+			path = f"/a2a/{quote(name, safe='')}"
+			server = a2a_server(guard.agent, config, guard, self.launcher.sessions, self.url + path)
+			self.a2a[name] = server
+			mounts.append(Mount(f"/a2a/{name}", app=server.app))
+		return mounts
 
 	def _socket(self) -> socket.socket:
 		sock = listen(self.host, self.port, who="openmolt serve")
@@ -205,6 +246,12 @@ class TriggerServer:
 		self._tg = tg
 		try:
 			self.launcher = Launcher(tg, start_timeout=self.start_timeout, sessions=self.sessions)
+			for (kind, name), guard in self.guards.items():
+				settings = self.agents[name][1].agui
+				if kind == "agui" and settings is not None:
+					from openmolt_serve.agui import AguiEndpoint
+
+					self.agui[name] = AguiEndpoint(guard.agent, settings, self.launcher, guard)
 			for name, (agent, triggers) in self.agents.items():
 				for channel in triggers.channels:
 					if isinstance(channel, TelegramChannel):
@@ -291,6 +338,9 @@ class TriggerServer:
 		with anyio.move_on_after(5, shield=True):
 			if self._stopped is not None:
 				await self._stopped.wait()
+		with anyio.move_on_after(5, shield=True):
+			for a2a in self.a2a.values():  # their tasks run in the SDK's handler, not in tg
+				await a2a.aclose()
 		tg.cancel_scope.cancel()
 		try:
 			return await tg.__aexit__(exc_type, exc, tb)
@@ -300,3 +350,17 @@ class TriggerServer:
 			for guard in guards:
 				if isinstance(guard.store, SqliteSeen):
 					guard.store.close()
+
+
+_EXTRAS = {"a2a": ("a2a", "openmolt[a2a]"), "agui": ("ag_ui", "openmolt[agui]")}
+
+
+def _needs(kind: str) -> None:
+	"""Fail now, with the command that fixes it, when a protocol's SDK is not installed."""
+	module, extra = _EXTRAS[kind]
+	try:
+		importlib.import_module(module)
+	except ImportError:
+		raise ConfigurationError(
+			f"the {kind} trigger needs the protocol's SDK: pip install '{extra}'"
+		) from None

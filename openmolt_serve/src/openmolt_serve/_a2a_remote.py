@@ -1,0 +1,154 @@
+"""A remote A2A agent as a tool: `remote_agent` (re-exported by `openmolt_serve.a2a`).
+
+```python
+from openmolt_serve.a2a import remote_agent
+
+travel = remote_agent("https://travel.example/a2a/Planner", token=os.environ["PLANNER_TOKEN"])
+agent = om.create_agent(name="Assistant", model=..., tools=[travel])
+```
+
+The tool sends the model's ``message`` with the official ``a2a-sdk`` client (the agent card is
+read first, so the remote's own interface and version are used) and returns the task's end:
+``{"status": "completed", "text", "data", "taskId", "contextId"}``. A remote that asks a
+question returns ``status: "input-required"`` with its ``question``; the model answers by calling
+the tool again with that ``taskId`` (and ``contextId``). Its words come from outside and the
+message leaves the process: the tool is labelled ``untrusted`` and ``outbound``
+(`openmolt_core.taint`). The token is sent as a bearer header only: never to the model, never
+in an error.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import httpx
+from a2a.client import A2AClientError, ClientConfig, ClientFactory
+from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
+from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
+
+from openmolt_core.errors import ConfigurationError, ToolError
+from openmolt_core.tools import FunctionTool, ToolContext
+
+__all__ = ["REMOTE_INPUT", "remote_agent"]
+
+REMOTE_INPUT: dict[str, Any] = {
+	"type": "object",
+	"properties": {
+		"message": {"type": "string", "description": "What to ask the remote agent."},
+		"taskId": {
+			"type": "string",
+			"description": "To answer the remote agent's question: the taskId it returned.",
+		},
+		"contextId": {
+			"type": "string",
+			"description": "To continue an earlier conversation: the contextId it returned.",
+		},
+	},
+	"required": ["message"],
+	"additionalProperties": False,
+}
+"""The tool's input."""
+
+_STATES = {
+	TaskState.TASK_STATE_COMPLETED: "completed",
+	TaskState.TASK_STATE_FAILED: "failed",
+	TaskState.TASK_STATE_CANCELED: "canceled",
+	TaskState.TASK_STATE_REJECTED: "rejected",
+	TaskState.TASK_STATE_INPUT_REQUIRED: "input-required",
+	TaskState.TASK_STATE_AUTH_REQUIRED: "auth-required",
+	TaskState.TASK_STATE_WORKING: "working",
+	TaskState.TASK_STATE_SUBMITTED: "submitted",
+}
+
+
+def remote_agent(
+	url: str,
+	*,
+	handle: str | None = None,
+	description: str | None = None,
+	token: str | None = None,
+	timeout: float = 300.0,
+	transport: httpx.AsyncBaseTransport | None = None,
+) -> FunctionTool:
+	"""A tool that asks a remote A2A agent and returns how its task ended.
+
+	Args:
+		url: The agent's base URL (its card is at ``<url>/.well-known/agent-card.json``).
+		handle: The tool's handle (default: ``a2a_<host>``; the card's name is not known yet).
+		description: What it does, for the model (default: names the URL; say what the
+			remote agent is good at).
+		token: The bearer token the remote agent wants, if any (read it from the environment).
+		timeout: Seconds one exchange may take.
+		transport: An httpx transport (tests; default: the network).
+
+	Raises:
+		ConfigurationError: ``url`` is not an http(s) URL.
+	"""
+	if not re.match(r"^https?://[^/\s]+", url or ""):
+		raise ConfigurationError(f"remote_agent: url must be an http(s) URL, got {url!r}")
+	host = re.sub(r"[^A-Za-z0-9]+", "_", httpx.URL(url).host).strip("_")
+	name = handle or f"a2a_{host}"
+
+	async def ask(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+		headers = {"Authorization": f"Bearer {token}"} if token else {}
+		message = Message(
+			message_id=uuid.uuid4().hex,
+			role=Role.ROLE_USER,
+			parts=[Part(text=str(input["message"]))],
+			task_id=str(input.get("taskId") or ""),
+			context_id=str(input.get("contextId") or ""),
+		)
+		try:
+			# A client of its own, not the instance's shared one: the SDK sets its A2A-Version
+			# header on the client it is given, and the bearer token must go to this host only.
+			async with httpx.AsyncClient(
+				headers=headers, timeout=timeout, transport=transport
+			) as http:
+				factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False))
+				client = await factory.create_from_url(url)
+				last: Any = None
+				async for response in client.send_message(SendMessageRequest(message=message)):
+					last = response
+		except (A2AClientError, httpx.HTTPError, ValueError) as exc:
+			text = str(exc).replace(token, "[redacted]") if token else str(exc)
+			raise ToolError(f"the A2A agent at {url} did not answer: {text}") from None
+		if last is None:
+			raise ToolError(f"the A2A agent at {url} sent nothing back")
+		if last.HasField("message"):
+			return _reply(last.message, "completed")
+		return _task(last.task)
+
+	return FunctionTool(
+		handle=name,
+		description=description or f"Ask the remote A2A agent at {url}.",
+		function=ask,
+		input_schema=REMOTE_INPUT,
+		labels=["untrusted", "outbound"],
+		timeout=timeout,
+	)
+
+
+def _reply(message: Message, status: str) -> dict[str, Any]:
+	return {
+		"status": status,
+		"text": "\n".join(get_text_parts(message.parts)),
+		"data": list(get_data_parts(message.parts)),
+		"contextId": message.context_id,
+	}
+
+
+def _task(task: Task) -> dict[str, Any]:
+	status = _STATES.get(task.status.state, "unknown")
+	out: dict[str, Any] = {"status": status, "taskId": task.id, "contextId": task.context_id}
+	said = "\n".join(get_text_parts(task.status.message.parts))
+	texts = [t for artifact in task.artifacts for t in get_text_parts(artifact.parts)]
+	data = [d for artifact in task.artifacts for d in get_data_parts(artifact.parts)]
+	if status == "input-required":
+		out["question"] = said
+	else:
+		out["text"] = "\n".join(texts) or said
+	if data:
+		out["data"] = data
+	return out

@@ -1,0 +1,282 @@
+"""An OpenMolt run's events as AG-UI events: the one table that maps them.
+
+| OpenMolt | AG-UI |
+| --- | --- |
+| the run starts | ``RUN_STARTED``, then ``STATE_SNAPSHOT`` of ``{"plan": [...]}`` |
+| ``tool:call`` | ``TOOL_CALL_START``, ``TOOL_CALL_ARGS`` (the input as JSON), ``TOOL_CALL_END`` |
+| ``tool:response`` | ``TOOL_CALL_RESULT`` (the result as JSON) |
+| ``planUpdate`` | ``STATE_DELTA``: a JSON Patch (RFC 6902) of ``/plan``, item by item |
+| text for a person | ``TEXT_MESSAGE_START``, ``TEXT_MESSAGE_CONTENT``, ``TEXT_MESSAGE_END`` |
+| the run ends | ``RUN_FINISHED`` (success: ``result`` is the output; parked: an ``interrupt`` outcome) or ``RUN_ERROR`` |
+
+Text comes today as one piece when the run ends (its ``humanMessage``, else a text output);
+`AguiEvents.text` takes any piece, so a streamed ``text:delta`` event feeds
+``TEXT_MESSAGE_CONTENT`` by one more line in `MAPPED`. Everything sent is redacted with the
+instance's secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
+the protocol's schema, so an event this module builds is valid by construction.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ag_ui.core import (
+	BaseEvent,
+	Interrupt,
+	RunErrorEvent,
+	RunFinishedEvent,
+	RunFinishedInterruptOutcome,
+	RunFinishedSuccessOutcome,
+	RunStartedEvent,
+	StateDeltaEvent,
+	StateSnapshotEvent,
+	TextMessageContentEvent,
+	TextMessageEndEvent,
+	TextMessageStartEvent,
+	ToolCallArgsEvent,
+	ToolCallEndEvent,
+	ToolCallResultEvent,
+	ToolCallStartEvent,
+)
+from pydantic import BaseModel
+
+from openmolt_core.events import Event, PlanUpdateEvent, ToolCallEvent, ToolResponseEvent
+
+if TYPE_CHECKING:
+	from openmolt_core._redact import Redactor
+	from openmolt_core.approvals import ApprovalRequest
+	from openmolt_core.result import RunResult
+
+__all__ = ["APPROVAL_SCHEMA", "MAPPED", "PROTOCOL_VERSION", "AguiEvents", "question_id"]
+
+PROTOCOL_VERSION = "1.0"
+"""The AG-UI version these events follow (that of ``ag-ui-protocol``)."""
+
+APPROVAL_SCHEMA: dict[str, Any] = {
+	"type": "object",
+	"properties": {
+		"approved": {"type": "boolean"},
+		"reason": {"type": "string"},
+		"input": {"type": "object"},
+	},
+	"required": ["approved"],
+}
+"""The answer an approval interrupt expects (its ``responseSchema``)."""
+
+
+def question_id(run_id: str, step: int) -> str:
+	"""The interrupt id of the question a run parked on at a step."""
+	return f"{run_id}:question:{step}"
+
+
+def _json(value: Any) -> Any:
+	if isinstance(value, BaseModel):
+		return value.model_dump(mode="json", by_alias=True)
+	return json.loads(json.dumps(value, default=str))
+
+
+class AguiEvents:
+	"""Turns one run's OpenMolt events into AG-UI events, keeping what spans several of them.
+
+	Args:
+		thread_id: The AG-UI thread (the conversation).
+		run_id: The AG-UI run id the client chose (echoed in ``RUN_STARTED``/``RUN_FINISHED``).
+		redact: Masks the instance's secrets in everything sent.
+	"""
+
+	def __init__(self, thread_id: str, run_id: str, redact: Redactor) -> None:
+		self.thread_id = thread_id
+		self.run_id = run_id
+		self.redact = redact
+		self.plan: list[dict[str, Any]] = []
+		self._calls: dict[tuple[int, str, str], deque[str]] = {}
+		self._message: str | None = None
+
+	def started(self, plan: list[dict[str, Any]]) -> list[BaseEvent]:
+		"""``RUN_STARTED`` and the state the run starts from (its plan)."""
+		self.plan = [dict(item) for item in plan]
+		return [
+			RunStartedEvent(
+				thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
+			),
+			StateSnapshotEvent(snapshot={"plan": self.redact.deep(_json(self.plan))}),
+		]
+
+	def translate(self, event: Event) -> list[BaseEvent]:
+		"""The AG-UI events for one OpenMolt event (none for those `MAPPED` leaves out)."""
+		mapper = MAPPED.get(event.name)
+		return mapper(self, event) if mapper is not None else []
+
+	def tool_call(self, event: ToolCallEvent) -> list[BaseEvent]:
+		"""A tool is about to run: its call opens and closes with its arguments."""
+		call_id = f"call_{uuid.uuid4().hex[:16]}"
+		self._calls.setdefault(self._key(event.step, event.tool, event.input), deque()).append(
+			call_id
+		)
+		args = json.dumps(self.redact.deep(_json(event.input)))
+		return [
+			ToolCallStartEvent(tool_call_id=call_id, tool_call_name=event.tool),
+			ToolCallArgsEvent(tool_call_id=call_id, delta=args),
+			ToolCallEndEvent(tool_call_id=call_id),
+		]
+
+	def tool_result(self, event: ToolResponseEvent) -> list[BaseEvent]:
+		"""A tool returned (or failed): its result, for the call it answers."""
+		waiting = self._calls.get(self._key(event.step, event.tool, event.input))
+		if not waiting:
+			return []  # a call this stream never announced (it started before a resume)
+		content = self.redact.deep(_json(event.response))
+		text = content if isinstance(content, str) else json.dumps(content)
+		return [
+			ToolCallResultEvent(
+				message_id=f"msg_{uuid.uuid4().hex[:16]}",
+				tool_call_id=waiting.popleft(),
+				content=text,
+				role="tool",
+			)
+		]
+
+	def plan_update(self, event: PlanUpdateEvent) -> list[BaseEvent]:
+		"""The plan changed: a patch of the items that did."""
+		new = self.redact.deep(_json(event.plan))
+		old = self.plan
+		ops: list[dict[str, Any]] = []
+		for index, item in enumerate(new[: len(old)]):
+			if item != old[index]:
+				ops.append({"op": "replace", "path": f"/plan/{index}", "value": item})
+		for index in range(len(old), len(new)):
+			ops.append({"op": "add", "path": f"/plan/{index}", "value": new[index]})
+		for index in range(len(old) - 1, len(new) - 1, -1):
+			ops.append({"op": "remove", "path": f"/plan/{index}"})
+		self.plan = new
+		return [StateDeltaEvent(delta=ops)] if ops else []
+
+	def text(self, delta: str) -> list[BaseEvent]:
+		"""A piece of text for a person: opens an assistant message first if none is open."""
+		if not delta:
+			return []
+		out: list[BaseEvent] = []
+		if self._message is None:
+			self._message = f"msg_{uuid.uuid4().hex[:16]}"
+			out.append(TextMessageStartEvent(message_id=self._message, role="assistant"))
+		out.append(TextMessageContentEvent(message_id=self._message, delta=self.redact(delta)))
+		return out
+
+	def end_text(self) -> list[BaseEvent]:
+		"""Close the open text message, if any."""
+		if self._message is None:
+			return []
+		message, self._message = self._message, None
+		return [TextMessageEndEvent(message_id=message)]
+
+	def finished(
+		self,
+		result: RunResult | None,
+		error: BaseException | None,
+		approvals: list[ApprovalRequest] | None = None,
+		*,
+		decide_approvals: bool = False,
+	) -> list[BaseEvent]:
+		"""The run ended: its text for a person, then ``RUN_FINISHED`` or ``RUN_ERROR``.
+
+		Args:
+			result: The run's result (None: it broke before one existed).
+			error: What it ended with, if it raised.
+			approvals: The calls a run parked on ``approval_required`` waits for.
+			decide_approvals: Whether the client may decide them (else the interrupt says
+				where they are decided).
+		"""
+		out: list[BaseEvent] = []
+		if result is not None:
+			out += self.text(_words(result))
+		out += self.end_text()
+		if result is None or result.status not in (
+			"success",
+			"human_input_required",
+			"approval_required",
+		):
+			status = result.status if result is not None else "error"
+			why = (result.error or result.human_message) if result is not None else None
+			message = why or (f"{type(error).__name__}: {error}" if error else status)
+			out.append(RunErrorEvent(message=self.redact(message), code=status))
+			return out
+		if result.status == "success":
+			out.append(
+				RunFinishedEvent(
+					thread_id=self.thread_id,
+					run_id=self.run_id,
+					result=self.redact.deep(_json(result.output)),
+					outcome=RunFinishedSuccessOutcome(),
+				)
+			)
+			return out
+		interrupts = self._interrupts(result, approvals or [], decide_approvals)
+		out.append(
+			RunFinishedEvent(
+				thread_id=self.thread_id,
+				run_id=self.run_id,
+				outcome=RunFinishedInterruptOutcome(interrupts=interrupts),
+			)
+		)
+		return out
+
+	def _interrupts(
+		self, result: RunResult, approvals: list[ApprovalRequest], decide: bool
+	) -> list[Interrupt]:
+		pending = result.state.pending or {}
+		if result.status == "human_input_required":
+			return [
+				Interrupt(
+					id=question_id(result.state.run_id, result.state.steps),
+					reason="question",
+					message=self.redact(str(pending.get("message", ""))),
+					response_schema={"type": "string"},
+				)
+			]
+		where = "" if decide else " (decided in the run viewer, not here)"
+		return [
+			Interrupt(
+				id=request.call,
+				reason="approval",
+				message=self.redact(
+					f"{request.tool} waits for an approval{where}: {request.reason or request.rule}"
+				),
+				response_schema=APPROVAL_SCHEMA if decide else None,
+				metadata={
+					"tool": request.tool,
+					"input": self.redact.deep(_json(request.input)),
+					"rule": request.rule,
+					"decidable": decide,
+				},
+			)
+			for request in approvals
+		]
+
+	@staticmethod
+	def _key(step: int, tool: str, input: dict[str, Any]) -> tuple[int, str, str]:
+		return (step, tool, json.dumps(input, sort_keys=True, default=str))
+
+
+def _words(result: RunResult) -> str:
+	if result.human_message:
+		return result.human_message
+	output = result.output
+	if result.status == "success" and isinstance(output, str):
+		return output
+	if result.status == "success" and isinstance(output, dict):
+		found = output.get("result")
+		return found if isinstance(found, str) else ""
+	return ""
+
+
+MAPPED: dict[str, Callable[[AguiEvents, Any], list[BaseEvent]]] = {
+	"tool:call": AguiEvents.tool_call,
+	"tool:response": AguiEvents.tool_result,
+	"planUpdate": AguiEvents.plan_update,
+	# "text:delta": lambda events, event: events.text(event.delta),  once the loop streams text
+}
+"""The OpenMolt events an AG-UI stream listens to, and what each becomes."""

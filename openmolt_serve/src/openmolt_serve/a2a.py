@@ -1,0 +1,297 @@
+"""The agent as an A2A 1.0 server, and remote A2A agents as tools (`remote_agent`).
+
+``openmolt serve`` serves an agent whose file says ``"triggers": {"a2a": {...}}`` at
+``/a2a/<agent>``: its agent card at ``/a2a/<agent>/.well-known/agent-card.json`` (public: it names
+the agent, its one skill and the bearer scheme callers must use) and the JSON-RPC methods at
+``/a2a/<agent>/``: ``SendMessage``, ``SendStreamingMessage``, ``GetTask``, ``CancelTask``,
+``SubscribeToTask`` and ``ListTasks``. The protocol is the official ``a2a-sdk``'s: its request
+handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the agent.
+
+- A message starts a task, whose run starts tainted (kind ``a2a``: another agent wrote it). Its
+  ``contextId`` is a session (``a2a:<agent>:<context>``), so later tasks of one context see the
+  earlier turns.
+- While it runs, each tool call is a ``working`` status update (streamed to
+  ``SendStreamingMessage`` and ``SubscribeToTask``).
+- It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),
+  ``failed``, or ``input-required`` when the agent asks a question: the caller's next message
+  to that task is the answer, and the same run goes on. A run waiting for an approval is
+  ``auth-required``: the operator decides it in the run viewer (a caller never approves calls
+  its own words asked for).
+- ``CancelTask`` stops the run (``canceled``).
+
+Every request but the card's passes `openmolt_serve._token.TokenGuard` first.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from a2a.helpers.proto_helpers import (
+	get_data_parts,
+	get_text_parts,
+	new_data_part,
+	new_text_message,
+	new_text_part,
+)
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import (
+	AgentCapabilities,
+	AgentCard,
+	AgentInterface,
+	AgentSkill,
+	HTTPAuthSecurityScheme,
+	Message,
+	SecurityRequirement,
+	SecurityScheme,
+	StringList,
+	Task,
+	TaskState,
+	TaskStatus,
+)
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSION_CURRENT
+from starlette.applications import Starlette
+from starlette.types import ASGIApp
+
+from openmolt_core._redact import Redactor
+from openmolt_core.errors import RunError
+from openmolt_core.events import ToolCallEvent
+from openmolt_serve._a2a_remote import remote_agent
+from openmolt_serve._launch import Sessions, run_id_for, run_trigger
+from openmolt_serve._token import TokenGuard
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.triggers import A2ATrigger
+
+__all__ = ["A2AServer", "OpenMoltExecutor", "a2a_server", "agent_card", "remote_agent"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+
+def agent_card(agent: Agent, config: A2ATrigger, url: str) -> AgentCard:
+	"""The agent's card: its name, one skill, the JSON-RPC interface at ``url``, bearer auth.
+
+	The instructions are never published: the description is ``config.description``, else one
+	line naming the agent.
+
+	Args:
+		agent: The agent.
+		config: Its ``a2a`` settings.
+		url: Where its JSON-RPC endpoint is reached (ends with ``/``).
+	"""
+	description = config.description or f"The OpenMolt agent {agent.name}."
+	return AgentCard(
+		name=agent.name,
+		description=description,
+		version="1.0.0",
+		supported_interfaces=[
+			AgentInterface(
+				url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION_CURRENT
+			)
+		],
+		capabilities=AgentCapabilities(streaming=True),
+		default_input_modes=["text/plain", "application/json"],
+		default_output_modes=["text/plain", "application/json"],
+		skills=[
+			AgentSkill(
+				id=_slug(agent.name),
+				name=agent.name,
+				description=description,
+				tags=["openmolt"],
+			)
+		],
+		security_schemes={
+			"bearer": SecurityScheme(
+				http_auth_security_scheme=HTTPAuthSecurityScheme(
+					scheme="bearer", description="The agent's A2A token."
+				)
+			)
+		},
+		security_requirements=[SecurityRequirement(schemes={"bearer": StringList()})],
+	)
+
+
+@dataclass
+class A2AServer:
+	"""One agent's A2A server: the ASGI app to mount, and the handler that owns its tasks.
+
+	Args:
+		app: The card and the JSON-RPC endpoint, behind the token.
+		handler: The a2a-sdk request handler (its tasks run the agent).
+	"""
+
+	app: ASGIApp
+	handler: DefaultRequestHandler
+
+	async def aclose(self) -> None:
+		"""Stop the tasks still running (their runs are cancelled): the server is stopping."""
+		await self.handler.aclose()
+
+
+def a2a_server(
+	agent: Agent, config: A2ATrigger, guard: TokenGuard, sessions: Sessions, url: str
+) -> A2AServer:
+	"""The A2A server to mount at ``/a2a/<agent>``: the card, and JSON-RPC behind the token.
+
+	Args:
+		agent: The agent.
+		config: Its ``a2a`` settings.
+		guard: Its token gate.
+		sessions: Where each context's conversation is kept.
+		url: The public address of the mount (``config.public_url`` wins).
+	"""
+	base = (config.public_url or url).rstrip("/") + "/"
+	card = agent_card(agent, config, base)
+	handler = DefaultRequestHandler(
+		agent_executor=OpenMoltExecutor(agent, sessions),
+		task_store=InMemoryTaskStore(),
+		agent_card=card,
+	)
+	routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
+	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
+	return A2AServer(app, handler)
+
+
+class OpenMoltExecutor(AgentExecutor):
+	"""Runs an OpenMolt agent for the A2A request handler: one task, one run.
+
+	Args:
+		agent: The agent.
+		sessions: Where each context's conversation is kept (``a2a:<agent>:<context>``).
+	"""
+
+	def __init__(self, agent: Agent, sessions: Sessions) -> None:
+		self.agent = agent
+		self.sessions = sessions
+		self.parked: dict[str, RunState] = {}
+		self.redact = Redactor(known=agent.om.secrets)
+
+	async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+		"""Start the task's run, or resume it with the caller's answer; report how it ends."""
+		task_id = context.task_id or ""
+		context_id = context.context_id or ""
+		updater = TaskUpdater(event_queue, task_id, context_id)
+		message = context.message
+		if context.current_task is None:
+			task = Task(
+				id=task_id,
+				context_id=context_id,
+				status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+				history=[message] if message is not None else [],
+			)
+			await event_queue.enqueue_event(task)
+		text, data = _content(message)
+		parked = self.parked.pop(task_id, None)
+		run_id = (
+			parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
+		)
+		if parked is not None and (parked.pending or {}).get("kind") != "human_input":
+			self.parked[task_id] = parked  # an approval: the caller cannot decide it
+			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
+			return
+		await updater.start_work()
+
+		async def working(event: ToolCallEvent) -> None:
+			if event.run_id == run_id and not event.replayed:
+				note = self._say(updater, f"calling {event.tool}")
+				await updater.update_status(TaskState.TASK_STATE_WORKING, note)
+
+		self.agent.on("tool:call", working)
+		try:
+			result = await run_trigger(
+				self.agent,
+				text if not data else {"message": text, "data": data},
+				run_id=run_id,
+				trigger="a2a",
+				where=self.agent.name,
+				resume=parked,
+				answer=text if parked is not None else None,
+				session=self.sessions(f"a2a:{self.agent.name}:{context_id}"),
+			)
+		except RunError as exc:
+			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)
+			result = exc.result
+		except Exception as exc:
+			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)
+			result = None
+		finally:
+			self.agent.off("tool:call", working)
+		if result is None:
+			await updater.failed(self._say(updater, "the run failed"))
+			return
+		await self._report(updater, task_id, result)
+
+	async def _report(self, updater: TaskUpdater, task_id: str, result: RunResult) -> None:
+		words = _words(result)
+		if result.status == "success":
+			parts = [new_text_part(self.redact(words))] if words else []
+			if result.output is not None:
+				parts.append(new_data_part(self.redact.deep(_json(result.output))))
+			if parts:
+				await updater.add_artifact(parts, name="output", last_chunk=True)
+			await updater.complete(self._say(updater, words) if words else None)
+		elif result.status == "human_input_required":
+			self.parked[task_id] = result.state
+			question = str((result.state.pending or {}).get("message", "")) or words
+			await updater.requires_input(self._say(updater, question))
+		elif result.status == "approval_required":
+			self.parked[task_id] = result.state
+			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
+		else:
+			why = result.error or words or result.status
+			await updater.failed(self._say(updater, f"{result.status}: {why}"))
+
+	async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+		"""Stop the task (the handler has cancelled its run already) and say so."""
+		task_id = context.task_id or ""
+		self.parked.pop(task_id, None)
+		updater = TaskUpdater(event_queue, task_id, context.context_id or "")
+		await updater.cancel()
+
+	def _say(self, updater: TaskUpdater, text: str) -> Message:
+		return new_text_message(
+			self.redact(text), context_id=updater.context_id, task_id=updater.task_id
+		)
+
+
+_APPROVAL_NOTE = (
+	"a tool call waits for the operator's approval: they decide it in their run viewer, where the "
+	"run goes on; this task does not"
+)
+
+
+def _content(message: Message | None) -> tuple[str, list[Any]]:
+	if message is None:
+		return "", []
+	return "\n".join(get_text_parts(message.parts)), list(get_data_parts(message.parts))
+
+
+def _words(result: RunResult) -> str:
+	if result.human_message:
+		return result.human_message
+	output = result.output
+	if isinstance(output, str):
+		return output
+	if isinstance(output, dict) and isinstance(output.get("result"), str):
+		return str(output["result"])
+	return ""
+
+
+def _json(value: Any) -> Any:
+	from pydantic import BaseModel
+
+	if isinstance(value, BaseModel):
+		return value.model_dump(mode="json", by_alias=True)
+	return json.loads(json.dumps(value, default=str))
+
+
+def _slug(name: str) -> str:
+	return "".join(c if c.isalnum() else "-" for c in name).strip("-").lower() or "agent"

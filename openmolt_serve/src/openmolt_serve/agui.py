@@ -1,0 +1,284 @@
+"""``POST /agui/<agent>``: the agent as an AG-UI endpoint, for CopilotKit-style front ends.
+
+The request is AG-UI's ``RunAgentInput``; the answer is a stream of AG-UI events (server-sent
+events, ``text/event-stream``, encoded by ``ag-ui-protocol``'s ``EventEncoder``), mapped from the
+run's own events in one table (`openmolt_serve._agui_events`): the run's start and end, its tool
+calls and their results, its plan as state (a snapshot, then JSON Patch deltas), and its text.
+
+```json
+{"triggers": {"agui": {"tokenEnv": "SUPPORT_AGUI_TOKEN"}}}
+```
+
+- **Who may call**: ``Authorization: Bearer <token>`` (`openmolt_serve._token`: body cap,
+  token, depth, rate limit, in the webhooks' order). The words are a front end user's: the run
+  starts tainted (`openmolt_core.triggers.starting_taint`, kind ``agui``).
+- **Threads**: each ``threadId`` is a session (`openmolt_core.sessions`, id
+  ``agui:<agent>:<thread>``): the agent sees the thread's earlier turns, so a client sends only
+  what is new (the last user message is the input; ``context`` items ride along with it).
+- **Interrupts**: a run that asks a question, or waits for an approval, ends with
+  ``RUN_FINISHED`` whose outcome is ``interrupt``. The next request on the thread answers it with
+  ``resume`` entries (``interruptId``, ``status``, ``payload``): a question's payload is the
+  answer; an approval's is ``{"approved": true|false, "reason"?, "input"?}``, accepted only with
+  ``decideApprovals: true`` (otherwise the operator decides in the run viewer).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from ag_ui.core import BaseEvent, ResumeEntry, RunAgentInput, RunErrorEvent, UserMessage
+from ag_ui.encoder import EventEncoder
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from openmolt_core._redact import Redactor
+from openmolt_core.errors import OpenMoltError
+from openmolt_serve._agui_events import MAPPED, AguiEvents, question_id
+from openmolt_serve._launch import Launcher, run_id_for
+from openmolt_serve._token import TokenGuard
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.approvals import ApprovalDecision, ApprovalRequest
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.triggers import AguiTrigger
+
+__all__ = ["MAX_THREADS", "AguiEndpoint"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+MAX_THREADS = 10_000
+"""Threads an endpoint remembers (a parked run each, at most); past it, the least recently used
+idle one is forgotten (its conversation stays in its session)."""
+
+
+@dataclass
+class _Thread:
+	lock: anyio.Lock = field(default_factory=anyio.Lock)
+	parked: RunState | None = None
+
+
+@dataclass
+class _Start:
+	"""What one request starts: a new run, or a parked one resumed."""
+
+	input: Any = None
+	resume: RunState | None = None
+	answer: str | None = None
+	decisions: list[ApprovalDecision] = field(default_factory=list)
+
+
+class AguiEndpoint:
+	"""One agent's AG-UI endpoint.
+
+	Args:
+		agent: The agent.
+		config: Its ``agui`` settings.
+		launcher: Starts the runs (in the server's task group).
+		guard: Its token gate (default: made from ``config``).
+	"""
+
+	def __init__(
+		self,
+		agent: Agent,
+		config: AguiTrigger,
+		launcher: Launcher,
+		guard: TokenGuard | None = None,
+	) -> None:
+		self.agent = agent
+		self.config = config
+		self.launcher = launcher
+		self.guard = guard or TokenGuard.create(agent, "agui", config)
+		self.threads: OrderedDict[str, _Thread] = OrderedDict()
+		self.redact = Redactor(known=agent.om.secrets)
+
+	async def handle(self, request: Request) -> Response:
+		"""Answer one ``POST /agui/<agent>``: a refusal, or the run's event stream."""
+		body, refusal = await self.guard.admit(request)
+		if refusal is not None:
+			return refusal
+		try:
+			given = RunAgentInput.model_validate_json(body)
+		except ValidationError as exc:
+			return _error(422, f"not an AG-UI RunAgentInput: {_first(exc)}", "invalid")
+		thread = self._thread(given.thread_id)
+		try:
+			start = self._start(given, thread)
+		except _Refused as exc:
+			return _error(exc.status, str(exc), exc.reason)
+		encoder = EventEncoder(accept=request.headers.get("accept", ""))
+		return StreamingResponse(
+			self._stream(given, thread, start, encoder),
+			media_type=encoder.get_content_type(),
+			headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+		)
+
+	def _thread(self, thread_id: str) -> _Thread:
+		thread = self.threads.get(thread_id)
+		if thread is None:
+			thread = self.threads[thread_id] = _Thread()
+		self.threads.move_to_end(thread_id)
+		if len(self.threads) > MAX_THREADS:
+			idle = next((k for k, t in self.threads.items() if not t.lock.locked()), None)
+			if idle is not None and idle != thread_id:
+				del self.threads[idle]
+		return thread
+
+	def _start(self, given: RunAgentInput, thread: _Thread) -> _Start:
+		if not given.resume:
+			text = _last_user_text(given)
+			if text is None:
+				raise _Refused(422, "messages: end with a user message (what the agent should do)")
+			context = [
+				{"description": c.description, "value": c.value} for c in given.context or []
+			]
+			return _Start(input={"message": text, "context": context} if context else text)
+		parked = thread.parked
+		if parked is None or parked.pending is None:
+			raise _Refused(409, "resume: this thread has no run waiting for an answer", "nothing")
+		entries = {entry.interrupt_id: entry for entry in given.resume}
+		if parked.pending.get("kind") == "human_input":
+			entry = entries.get(question_id(parked.run_id, parked.steps))
+			if entry is None:
+				raise _Refused(409, "resume: no entry answers the question this thread waits for")
+			return _Start(resume=parked, answer=_answer(entry))
+		if not self.config.decide_approvals:
+			raise _Refused(
+				403,
+				"resume: approvals of this agent are decided in the run viewer, not by the front "
+				"end (the operator may set decideApprovals: true)",
+				"approvals",
+			)
+		decisions = [
+			_decision(request, entries[request.call])
+			for request in self.agent.approval_requests(parked)
+			if request.call in entries
+		]
+		if not decisions:
+			raise _Refused(409, "resume: no entry answers the approvals this thread waits for")
+		return _Start(resume=parked, decisions=decisions)
+
+	async def _stream(
+		self, given: RunAgentInput, thread: _Thread, start: _Start, encoder: EventEncoder
+	) -> AsyncIterator[str]:
+		events = AguiEvents(given.thread_id, given.run_id, self.redact)
+		send, receive = anyio.create_memory_object_stream[BaseEvent](math.inf)
+		async with thread.lock:  # one run of a thread at a time
+			if start.resume is not None and thread.parked is not start.resume:
+				# Another request answered it while this one waited for the thread.
+				for event in [*events.started(start.resume.plan), _gone()]:
+					yield encoder.encode(event)
+				return
+			thread.parked = None
+			run_id = (
+				start.resume.run_id
+				if start.resume is not None
+				else run_id_for("agui", self.agent.name, None, scope=given.thread_id)
+			)
+			for event in events.started(start.resume.plan if start.resume is not None else []):
+				yield encoder.encode(event)
+
+			def relay(event: Any) -> None:
+				if event.run_id == run_id and not event.replayed:
+					for out in events.translate(event):
+						send.send_nowait(out)
+
+			async def done(result: RunResult | None, error: BaseException | None) -> None:
+				with send:
+					approvals: list[ApprovalRequest] = []
+					if result is not None and result.status in (
+						"human_input_required",
+						"approval_required",
+					):
+						thread.parked = result.state
+						if result.status == "approval_required":
+							approvals = self.agent.approval_requests(result.state)
+					for out in events.finished(
+						result, error, approvals, decide_approvals=self.config.decide_approvals
+					):
+						send.send_nowait(out)
+
+			for name in MAPPED:
+				self.agent.on(name, relay)
+			try:
+				await self.launcher.start(
+					self.agent,
+					start.input,
+					run_id=run_id,
+					trigger="agui",
+					where=self.agent.name,
+					resume=start.resume,
+					answer=start.answer,
+					decision=start.decisions or None,
+					done=done,
+					session=self.launcher.sessions(f"agui:{self.agent.name}:{given.thread_id}"),
+				)
+				async with receive:
+					async for out in receive:
+						yield encoder.encode(out)
+			except OpenMoltError as exc:
+				log.warning("AG-UI run of %s could not start: %s", self.agent.name, exc)
+				if start.resume is not None:
+					thread.parked = start.resume  # nothing ran: it still waits
+				yield encoder.encode(events.finished(None, exc)[-1])
+			finally:
+				for name in MAPPED:
+					self.agent.off(name, relay)
+
+
+class _Refused(Exception):
+	def __init__(self, status: int, message: str, reason: str = "resume") -> None:
+		super().__init__(message)
+		self.status = status
+		self.reason = reason
+
+
+def _error(status: int, message: str, reason: str) -> JSONResponse:
+	return JSONResponse({"error": message, "reason": reason}, status_code=status)
+
+
+def _first(exc: ValidationError) -> str:
+	error = exc.errors()[0]
+	where = ".".join(str(part) for part in error["loc"]) or "the body"
+	return f"{where}: {error['msg']}"
+
+
+def _gone() -> BaseEvent:
+	return RunErrorEvent(message="this interrupt was answered already", code="answered")
+
+
+def _last_user_text(given: RunAgentInput) -> str | None:
+	for message in reversed(given.messages):
+		if isinstance(message, UserMessage):
+			content = message.content
+			if isinstance(content, str):
+				return content
+			texts = [getattr(part, "text", None) for part in content]
+			return "\n".join(t for t in texts if isinstance(t, str))
+	return None
+
+
+def _answer(entry: ResumeEntry) -> str:
+	if entry.status == "cancelled":
+		return "(the person chose not to answer)"
+	payload = entry.payload
+	if isinstance(payload, dict) and isinstance(payload.get("answer"), str):
+		return str(payload["answer"])
+	return payload if isinstance(payload, str) else json.dumps(payload)
+
+
+def _decision(request: ApprovalRequest, entry: ResumeEntry) -> ApprovalDecision:
+	payload = entry.payload if isinstance(entry.payload, dict) else {}
+	reason = payload.get("reason") if isinstance(payload.get("reason"), str) else ""
+	if entry.status == "cancelled" or payload.get("approved") is not True:
+		return request.deny(str(reason or "the person did not approve it"))
+	edited = payload.get("input")
+	return request.approve(input=edited if isinstance(edited, dict) else None, reason=str(reason))

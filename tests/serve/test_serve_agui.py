@@ -1,0 +1,333 @@
+"""POST /agui/<agent>: an AG-UI run streams events that the protocol's own schema accepts."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from ag_ui.core import Event, EventType, RunAgentInput, UserMessage
+from pydantic import TypeAdapter
+
+from openmolt import OpenMolt
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_plan
+from openmolt_core.tools import tool
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+from openmolt_serve.chats import park_questions
+
+pytestmark = pytest.mark.anyio
+
+TOKEN = "agui-token-for-tests-0123456789"
+EVENTS: TypeAdapter[Any] = TypeAdapter(Event)  # the protocol's discriminated union of events
+
+
+class Ends(RunObserver):
+	def __init__(self) -> None:
+		self.states: list[Any] = []
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		self.states.append(run.state)
+
+
+async def serving(
+	model: ScriptedModel, **agui: Any
+) -> AsyncIterator[tuple[httpx.AsyncClient, list[Any], Ends]]:
+	ran: list[Any] = []
+
+	@tool(labels=[])
+	def lookup(city: str) -> dict[str, Any]:
+		"""Look a city up.
+
+		Args:
+			city: The city.
+		"""
+		ran.append(city)
+		return {"city": city, "weather": "rain"}
+
+	ends = Ends()
+	om = OpenMolt(entry_points=False)
+	om.observers.append(ends)
+	agent = om.create_agent(
+		name="Helper",
+		model=model,
+		instructions="Help.",
+		tools=[lookup],
+		requires_approval=["local.lookup"] if agui.pop("approve", False) else None,
+	)
+	park_questions(agent)
+	triggers = Triggers.model_validate({"agui": {"token": TOKEN, **agui}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		headers = {"Authorization": f"Bearer {TOKEN}"}
+		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
+			yield client, ran, ends
+	await om.aclose()
+
+
+def run_input(text: str = "Weather in Oslo?", thread: str = "t-1", **more: Any) -> dict[str, Any]:
+	given = RunAgentInput(
+		thread_id=thread,
+		run_id=uuid.uuid4().hex,
+		messages=[UserMessage(id="m1", role="user", content=text)],
+		**more,
+	)
+	return given.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def run(client: httpx.AsyncClient, body: dict[str, Any]) -> list[Any]:
+	"""POST a run and parse every server-sent event with the protocol's own models."""
+	async with client.stream("POST", "/agui/Helper", json=body) as response:
+		assert response.status_code == 200, await response.aread()
+		assert response.headers["content-type"].startswith("text/event-stream")
+		text = (await response.aread()).decode()
+	frames = [f for f in text.split("\n\n") if f.strip()]
+	assert all(f.startswith("data: ") for f in frames)
+	return [EVENTS.validate_json(f.removeprefix("data: ")) for f in frames]
+
+
+def types(events: list[Any]) -> list[str]:
+	return [e.type.value for e in events]
+
+
+async def test_a_run_streams_its_lifecycle_tools_plan_and_text() -> None:
+	"""Run started, plan as snapshot then delta, a tool call with args and result, text, finished."""
+	model = ScriptedModel(
+		[
+			[update_plan("look it up", "answer"), call_tool("local.lookup", city="Oslo")],
+			finish({"result": "Take an umbrella."}),
+		]
+	)
+	async for client, ran, ends in serving(model):
+		body = run_input()
+		events = await run(client, body)
+		assert types(events) == [
+			"RUN_STARTED",
+			"STATE_SNAPSHOT",
+			"STATE_DELTA",
+			"TOOL_CALL_START",
+			"TOOL_CALL_ARGS",
+			"TOOL_CALL_END",
+			"TOOL_CALL_RESULT",
+			"TEXT_MESSAGE_START",
+			"TEXT_MESSAGE_CONTENT",
+			"TEXT_MESSAGE_END",
+			"RUN_FINISHED",
+		]
+		started, snapshot, delta, start, args, end, result, _, content, _, finished = events
+		assert (started.thread_id, started.run_id) == ("t-1", body["runId"])
+		assert snapshot.snapshot == {"plan": []}
+		assert [op.root.op if hasattr(op, "root") else op.op for op in delta.delta] == [
+			"add",
+			"add",
+		]
+		assert start.tool_call_name == "local.lookup"
+		assert json.loads(args.delta) == {"city": "Oslo"}
+		assert start.tool_call_id == end.tool_call_id == result.tool_call_id
+		assert json.loads(result.content) == {"city": "Oslo", "weather": "rain"}
+		assert content.delta == "Take an umbrella."
+		assert finished.run_id == body["runId"]
+		assert finished.result == {"result": "Take an umbrella."}
+		assert ran == ["Oslo"]
+		assert json.loads(model.requests[0].messages[0].content)["input"] == "Weather in Oslo?"
+		assert ends.states[0].tainted  # a front end's words: the run starts tainted
+
+
+async def test_callers_without_the_token_or_with_bad_input_are_refused() -> None:
+	"""No token or a wrong one is 401 before anything runs; input that is not RunAgentInput is 422."""
+	model = ScriptedModel([])
+	async for client, _, _ in serving(model):
+		body = run_input()
+		missing = await client.post("/agui/Helper", json=body, headers={"Authorization": ""})
+		assert missing.status_code == 401
+		assert missing.headers["www-authenticate"] == "Bearer"
+		wrong = await client.post(
+			"/agui/Helper", json=body, headers={"Authorization": "Bearer nope"}
+		)
+		assert wrong.status_code == 401
+		assert TOKEN not in wrong.text
+		bad = await client.post("/agui/Helper", json={"threadId": "t"})
+		assert bad.status_code == 422
+		assert "runId" in bad.json()["error"] or "run_id" in bad.json()["error"]
+		nobody = await client.post("/agui/Nobody", json=body)
+		assert nobody.status_code == 404
+		no_user = {**body, "messages": []}
+		assert (await client.post("/agui/Helper", json=no_user)).status_code == 422
+	assert model.requests == []
+
+
+async def test_a_question_is_an_interrupt_and_the_next_run_answers_it() -> None:
+	"""The run ends with an interrupt outcome; a resume entry with the answer goes on with that run."""
+	model = ScriptedModel([ask_human("Which city?"), finish({"result": "Rain in Oslo."})])
+	async for client, _, _ in serving(model):
+		first = await run(client, run_input("Weather?"))
+		finished = first[-1]
+		assert finished.type == EventType.RUN_FINISHED
+		outcome = finished.outcome.root if hasattr(finished.outcome, "root") else finished.outcome
+		assert outcome.type == "interrupt"
+		(interrupt,) = outcome.interrupts
+		assert (interrupt.reason, interrupt.message) == ("question", "Which city?")
+		wrong = run_input("", resume=[{"interruptId": "nope", "status": "resolved"}])
+		assert (await client.post("/agui/Helper", json=wrong)).status_code == 409
+		resumed = run_input(
+			"", resume=[{"interruptId": interrupt.id, "status": "resolved", "payload": "Oslo"}]
+		)
+		second = await run(client, resumed)
+		assert second[-1].type == EventType.RUN_FINISHED
+		assert second[-1].result == {"result": "Rain in Oslo."}
+		assert "Oslo" in model.requests[1].messages[-1].content
+		again = await client.post("/agui/Helper", json=resumed)
+		assert again.status_code == 409  # answered: nothing waits any more
+
+
+async def test_approvals_are_interrupts_decided_by_the_front_end_only_when_allowed() -> None:
+	"""Without decideApprovals a resume is 403; with it, an approval lets the call run."""
+	for decide in (False, True):
+		model = ScriptedModel([call_tool("local.lookup", city="Oslo"), finish({"result": "ok"})])
+		async for client, ran, _ in serving(model, approve=True, decideApprovals=decide):
+			events = await run(client, run_input())
+			outcome = events[-1].outcome
+			outcome = outcome.root if hasattr(outcome, "root") else outcome
+			(interrupt,) = outcome.interrupts
+			assert interrupt.reason == "approval"
+			assert interrupt.metadata["decidable"] is decide
+			assert interrupt.metadata["input"] == {"city": "Oslo"}
+			entry = {
+				"interruptId": interrupt.id,
+				"status": "resolved",
+				"payload": {"approved": True},
+			}
+			body = run_input("", resume=[entry])
+			if not decide:
+				refused = await client.post("/agui/Helper", json=body)
+				assert refused.status_code == 403
+				assert "run viewer" in refused.json()["error"]
+				assert ran == []
+				continue
+			after = await run(client, body)
+			assert "TOOL_CALL_RESULT" in types(after)
+			assert after[-1].result == {"result": "ok"}
+			assert ran == ["Oslo"]
+
+
+def test_a_missing_token_fails_before_anything_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""No token and no variable: the error names the variable to set."""
+	from openmolt_core.errors import ConfigurationError
+
+	monkeypatch.delenv("OPENMOLT_HELPER_AGUI_TOKEN", raising=False)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	with pytest.raises(ConfigurationError, match="OPENMOLT_HELPER_AGUI_TOKEN"):
+		TriggerServer([(agent, Triggers.model_validate({"agui": {}}))], port=0)
+	monkeypatch.setenv("OPENMOLT_HELPER_AGUI_TOKEN", "from-the-environment-123")
+	server = TriggerServer([(agent, Triggers.model_validate({"agui": {}}))], port=0)
+	assert server.routes() == ["POST /agui/Helper"]
+	assert "from-the-environment-123" in om.secrets.values()  # masked wherever it shows up
+
+
+async def test_known_secrets_are_masked_in_every_event() -> None:
+	"""A secret the instance knows, in a tool's result and the final text, never leaves in clear."""
+	secret = "sk-live-agui-secret-9f8e7d"
+	body = run_input()
+	model = ScriptedModel(
+		[call_tool("local.lookup", city=secret), finish({"result": f"key {secret}"})]
+	)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+
+	@tool(labels=[])
+	def lookup(city: str) -> str:
+		"""Echo the city.
+
+		Args:
+			city: The city.
+		"""
+		return f"weather for {city}"
+
+	agent = om.create_agent(name="Helper", model=model, tools=[lookup])
+	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		headers = {"Authorization": f"Bearer {TOKEN}"}
+		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
+			async with client.stream("POST", "/agui/Helper", json=body) as response:
+				text = (await response.aread()).decode()
+	await om.aclose()
+	assert "TOOL_CALL_RESULT" in text and "RUN_FINISHED" in text
+	assert secret not in text
+	assert "[redacted]" in text
+
+
+async def test_an_endpoint_forgets_its_least_recently_used_idle_thread() -> None:
+	"""Threads are capped: the oldest idle one goes; the one in use stays."""
+	from openmolt_serve import agui
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	endpoint = agui.AguiEndpoint(
+		agent,
+		Triggers.model_validate({"agui": {"token": TOKEN}}).agui,
+		launcher=None,  # type: ignore[arg-type]
+	)
+	old = agui.MAX_THREADS
+	agui.MAX_THREADS = 2
+	try:
+		endpoint._thread("a")
+		endpoint._thread("b")
+		endpoint._thread("a")  # used again: now the most recent
+		endpoint._thread("c")
+		assert list(endpoint.threads) == ["a", "c"]
+	finally:
+		agui.MAX_THREADS = old
+	await om.aclose()
+
+
+async def test_the_gate_checks_size_token_depth_and_rate_in_the_webhooks_order() -> None:
+	"""413 before the token is read; 422 for deep JSON; 429 after rateLimit runs; 401s use none of it."""
+	model = ScriptedModel([finish({"result": "ok"})] * 3)
+	async for client, _, _ in serving(model, rateLimit=2, maxBody=5000):
+		huge = await client.post(
+			"/agui/Helper", content=b"x" * 6000, headers={"Authorization": "Bearer nope"}
+		)
+		assert huge.status_code == 413  # even without the right token: nothing more is read
+		deep = "[" * 200 + "]" * 200
+		assert (await client.post("/agui/Helper", content=deep)).status_code == 422
+		for _ in range(5):
+			stranger = await client.post(
+				"/agui/Helper", json=run_input(), headers={"Authorization": "Bearer nope"}
+			)
+			assert stranger.status_code == 401
+		await run(client, run_input(thread="a"))
+		await run(client, run_input(thread="b"))
+		limited = await client.post("/agui/Helper", json=run_input(thread="c"))
+		assert limited.status_code == 429
+		assert int(limited.headers["Retry-After"]) >= 1
+	assert len(model.requests) == 2
+
+
+async def answer(client: httpx.AsyncClient, body: dict[str, Any], into: list[Any]) -> None:
+	async with client.stream("POST", "/agui/Helper", json=body) as response:
+		into.append((response.status_code, (await response.aread()).decode()))
+
+
+async def test_two_answers_to_one_interrupt_resume_the_run_once() -> None:
+	"""Concurrent resumes of one question: one goes on; the other is refused or told it was answered."""
+	model = ScriptedModel([ask_human("Which city?"), finish({"result": "ok"}), finish("extra")])
+	async for client, _, _ in serving(model):
+		first = await run(client, run_input("Weather?"))
+		outcome = first[-1].outcome
+		(interrupt,) = (outcome.root if hasattr(outcome, "root") else outcome).interrupts
+		entry = {"interruptId": interrupt.id, "status": "resolved", "payload": "Oslo"}
+		answers: list[Any] = []
+		body = run_input("", resume=[entry])
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(answer, client, body, answers)
+			tg.start_soon(answer, client, body, answers)
+		finished = [b for s, b in answers if s == 200 and '"RUN_FINISHED"' in b]
+		assert len(finished) == 1
+		other = next(a for a in answers if a[1] not in finished)
+		assert other[0] == 409 or '"code":"answered"' in other[1]
+	assert len(model.requests) == 2  # the question, then one resumed step
