@@ -106,12 +106,16 @@ def test_create_agent_names_the_wrong_entry() -> None:
 		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[{"name": "x", "o": 1}])
 
 
-async def test_an_agent_without_capabilities_shares_the_empty_hooks() -> None:
+async def test_an_agent_without_features_calls_only_the_observers_hook() -> None:
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]), compaction=False)
-	assert agent._hooks is NO_HOOKS
+	hooks = agent._hooks
+	assert list(hooks.by_name) == ["run-observers"]  # every agent: observers may come later
+	assert len(hooks.wrap_run) == 1
+	for name in ("on_run_start", "before_model", "wrap_model", "before_tool", "after_tool"):
+		assert getattr(hooks, name) == (), name
 	default = om.create_agent(name="B", model=ScriptedModel([]))  # compaction is on by default
-	assert list(default._hooks.by_name) == ["compaction"]
+	assert list(default._hooks.by_name) == ["run-observers", "compaction"]
 	assert default._hooks.before_tool == () and len(default._hooks.before_model) == 1
 	result = await agent.run("go")
 	assert "ext" not in result.state.to_dict()  # saved exactly as before capabilities
@@ -506,7 +510,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 	agent.compaction = tighter
 	assert agent.compaction is tighter and agent._hooks.by_name["compaction"].config is tighter  # type: ignore[attr-defined]
 	agent.compaction = None
-	assert agent.compaction is None and agent._hooks is NO_HOOKS
+	assert agent.compaction is None and list(agent._hooks.by_name) == ["run-observers"]
 	with pytest.raises(ConfigurationError, match="compaction=False"):
 		agent.compaction = tighter
 	with pytest.raises(ConfigurationError, match="does not compact"):

@@ -67,7 +67,7 @@ from openmolt_core.fallback import (
 	slot_id,
 )
 from openmolt_core.fallback import record as record_model
-from openmolt_core.hooks import NO_HOOKS, AgentInfo, Capability, Hooks
+from openmolt_core.hooks import NO_HOOKS, AgentInfo, Capability, Hooks, drive_wrapped
 from openmolt_core.llm import (
 	Attachment,
 	LLMProvider,
@@ -1008,17 +1008,9 @@ class Agent:
 		try:
 			await self._prepare()
 			ctx = self._context(state, port, link)
-			if self.om.observers:  # the run store, the viewer, telemetry (openmolt_core.observe)
-				from openmolt_core.observe import watch_run
-
-				watch = watch_run(
-					self,
-					state,
-					self.om.observers,
-					redact=self._redactor,
-					parent=link.run_id if link is not None else None,
-				)
-				return await watch.drive(ctx, lambda: self._loop(ctx, answer, decisions))
+			if self._hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
+				drive = drive_wrapped(self._hooks, ctx, lambda: self._loop(ctx, answer, decisions))
+				return await drive()
 			return await self._loop(ctx, answer, decisions)
 		except (RunError, ConfigurationError, ApprovalError):
 			raise

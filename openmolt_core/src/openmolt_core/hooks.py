@@ -301,6 +301,19 @@ class Capability:
 		"""
 		return None
 
+	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
+		"""Around one drive of a run (a start, a resume, a durable execution), errors included.
+
+		The first capability's is outermost. It may route the run's events and port before
+		calling ``drive`` (the run store and observers do), and sees every way the drive ends:
+		its result, `openmolt_core.errors.RunError`, cancellation.
+
+		Args:
+			run: The run.
+			drive: Runs the loop (the next capability's hook, or the loop itself).
+		"""
+		return await drive()
+
 	async def on_run_end(self, run: Run, result: RunResult) -> None:
 		"""The run ended (finished, parked, or stopped by a limit or a capability).
 
@@ -388,6 +401,7 @@ CapabilityEntry = Capability | str | Mapping[str, Any]
 (``register_capabilities``), or ``{"name": ..., "options": {...}}``."""
 
 _HOOKS = (
+	"wrap_run",
 	"on_run_start",
 	"on_run_end",
 	"before_model",
@@ -425,6 +439,7 @@ class Hooks:
 		"on_run_start",
 		"resume",
 		"wrap_model",
+		"wrap_run",
 	)
 
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
@@ -455,6 +470,7 @@ class Hooks:
 				tuple(getattr(c, hook) for c in self.capabilities if _overrides(c, hook)),
 			)
 
+	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
 	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
 	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]
 	before_model: tuple[Callable[[Run], Awaitable[None]], ...]
@@ -529,6 +545,26 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = _wrapped(hook, run, send)
 		return send
+
+
+def drive_wrapped(
+	hooks: Hooks, run: Run, drive: Callable[[], Awaitable[RunResult]]
+) -> Callable[[], Awaitable[RunResult]]:
+	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost."""
+	for hook in reversed(hooks.wrap_run):
+		drive = _around(hook, run, drive)
+	return drive
+
+
+def _around(
+	hook: Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]],
+	run: Run,
+	inner: Callable[[], Awaitable[RunResult]],
+) -> Callable[[], Awaitable[RunResult]]:
+	async def drive() -> RunResult:
+		return await hook(run, inner)
+
+	return drive
 
 
 def _wrapped(

@@ -792,14 +792,20 @@ class OpenMolt:
 			)
 		if tools:
 			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
-		caps = self._capabilities_of(
-			(*self._capabilities, *_capability_entries(capabilities, "create_agent"))
-		)
+		from openmolt_core.capabilities.observers import Observers
+
+		observed = Observers(lambda: self.observers)  # the run store, viewer, telemetry: outermost
+		caps = [
+			observed,
+			*self._capabilities_of(
+				(*self._capabilities, *_capability_entries(capabilities, "create_agent"))
+			),
+		]
 		agent_skills = self._skills(skills)
 		if agent_skills:  # sugar for the skills capability, first of the agent's own
 			from openmolt_core.capabilities.skills import Skills
 
-			caps.insert(len(self._capabilities), Skills(agent_skills))
+			caps.insert(1 + len(self._capabilities), Skills(agent_skills))
 		compacting, compactor = self._compaction(compaction)
 		if compacting is not None:  # sugar for the compaction capability, last of the agent's
 			from openmolt_core.capabilities.compaction import Compaction
@@ -901,6 +907,7 @@ class OpenMolt:
 			taint_policy=taint,
 			capabilities=caps,
 		)
+		observed.agent = agent
 		if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
 
