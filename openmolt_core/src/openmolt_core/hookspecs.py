@@ -19,6 +19,7 @@ import pluggy
 if TYPE_CHECKING:
 	from openmolt_core.plugins import (
 		CapabilityRegistrar,
+		CommandRegistrar,
 		IntegrationRegistrar,
 		ProviderRegistrar,
 		SkillRegistrar,
@@ -28,6 +29,7 @@ __all__ = [
 	"hookimpl",
 	"hookspec",
 	"register_capabilities",
+	"register_commands",
 	"register_integrations",
 	"register_providers",
 	"register_skills",
@@ -84,4 +86,16 @@ def register_capabilities(register: CapabilityRegistrar) -> None:
 	file). Call ``register(factory, name="audit-log")``: ``factory(**options)`` returns a new
 	`Capability` for one agent, with the options the agent gives (``{"name": "audit-log",
 	"options": {...}}``).
+	"""
+
+
+@hookspec
+def register_commands(register: CommandRegistrar) -> None:
+	"""Register ``openmolt`` subcommands (``openmolt serve``, ``openmolt worker``...).
+
+	Called once per process by the ``openmolt`` command, for the plugins of the
+	``openmolt.commands`` entry-point group, when the command line names a command the core does
+	not have. Call ``register(name, main, summary="...")``: ``main(args)`` runs the command with
+	the arguments after its name and returns the exit code. Load agent files with
+	`openmolt_core.agentfile`, never with the command's private modules.
 	"""

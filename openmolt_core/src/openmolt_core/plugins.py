@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"CapabilityFactory",
 	"CapabilityRegistrar",
+	"CommandRegistrar",
 	"IntegrationRegistrar",
 	"PluginConflictWarning",
 	"PluginInfo",
@@ -85,6 +86,14 @@ class CapabilityRegistrar(Protocol):
 
 	def __call__(self, factory: CapabilityFactory, *, name: str) -> None:
 		"""Register a capability factory under the name agents give."""
+		...
+
+
+class CommandRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_commands``."""
+
+	def __call__(self, name: str, main: Callable[[list[str]], int], *, summary: str) -> None:
+		"""Register ``openmolt NAME``: ``main(args)`` gets the arguments after the name."""
 		...
 
 

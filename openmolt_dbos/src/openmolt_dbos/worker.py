@@ -120,7 +120,7 @@ def load_agents(
 	Raises:
 		ConfigurationError: A file is wrong, two agents share a name, or no store is given.
 	"""
-	from openmolt_core.cli._agentfile import agent_files, load_json_file
+	from openmolt_core.agentfile import agent_files, load_json_file
 
 	files = agent_files(paths)
 	declared = [load_json_file(f).durability for f in files if f.suffix == ".json"]
@@ -149,7 +149,7 @@ def load_agents(
 def _load_json(
 	loaded: Loaded, path: Path, store: Any, *, env_file: str | None, verbose: bool
 ) -> None:
-	from openmolt_core.cli._run import check_ready, load
+	from openmolt_core.agentfile import check_ready, load
 
 	one = load(str(path), env_file=env_file, verbose=verbose, durability=store)
 	check_ready(one, strict=True)  # a missing key fails at start, not in the first run
@@ -169,8 +169,14 @@ def _load_python(
 	loaded: Loaded, path: Path, store: Any, *, env_file: str | None, verbose: bool
 ) -> None:
 	from openmolt_core.agent import Agent
-	from openmolt_core.cli._agentfile import AgentFileError, call_factory, load_python_file
-	from openmolt_core.cli._keys import apply_dotenv, default_dotenv, read_dotenv
+	from openmolt_core.agentfile import (
+		AgentFileError,
+		apply_dotenv,
+		call_factory,
+		default_dotenv,
+		load_python_file,
+		read_dotenv,
+	)
 	from openmolt_core.openmolt import OpenMolt
 
 	dotenv_path = default_dotenv(env_file)
@@ -241,7 +247,7 @@ def _options(ns: argparse.Namespace) -> dict[str, Any]:
 
 async def _serve(ns: argparse.Namespace) -> int:
 	from openmolt_core._redact import redact_handler
-	from openmolt_core.cli._progress import to_json
+	from openmolt_core.agentfile import to_json
 
 	handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too
 	handler.setFormatter(logging.Formatter("openmolt: %(message)s"))

@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core.cli._agentfile import agent_files
+from openmolt_core import hookimpl
+from openmolt_core.agentfile import agent_files
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS
@@ -54,7 +55,8 @@ from openmolt_serve.server import DEFAULT_PORT, TriggerServer
 from openmolt_ui._listen import check_remote
 
 if TYPE_CHECKING:
-	from openmolt_core.cli._run import Loaded
+	from openmolt_core.agentfile import Loaded
+	from openmolt_core.plugins import CommandRegistrar
 	from openmolt_core.sessions import Session
 	from openmolt_serve._launch import Sessions
 
@@ -135,8 +137,7 @@ def _parser() -> argparse.ArgumentParser:
 def _load(
 	paths: Sequence[str], *, env_file: str | None, verbose: bool, durability: str | None = None
 ) -> list[Loaded]:
-	from openmolt_core.cli._run import check_ready, load
-	from openmolt_core.cli._ui import record_runs
+	from openmolt_core.agentfile import check_ready, load, record_runs
 
 	loaded: list[Loaded] = []
 	names: dict[str, Path] = {}
@@ -242,7 +243,7 @@ async def serve(
 	Returns:
 		The exit code.
 	"""
-	from openmolt_core.cli._progress import to_json
+	from openmolt_core.agentfile import to_json
 
 	warnings = [
 		check_remote(h, allow_remote=allow_remote, who=f"openmolt serve ({what})", option=opt)
@@ -360,3 +361,13 @@ def main(args: Sequence[str]) -> int:
 		if len(errors) == 1 and isinstance(errors[0], OpenMoltError):
 			raise errors[0] from None
 		raise
+
+
+@hookimpl
+def register_commands(register: CommandRegistrar) -> None:
+	"""Register ``openmolt serve`` with the ``openmolt`` command."""
+	register(
+		"serve",
+		lambda args: main(args),
+		summary="serve the webhooks, chat channels, AG-UI and A2A endpoints of agent files",
+	)

@@ -17,14 +17,18 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core import hookimpl
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.runstore import RunStore, default_path
 from openmolt_ui._listen import check_remote
 from openmolt_ui.viewer import Viewer
+
+if TYPE_CHECKING:
+	from openmolt_core.plugins import CommandRegistrar
 
 __all__ = ["main", "with_viewer"]
 
@@ -82,7 +86,7 @@ def main(args: Sequence[str]) -> int:
 	store = RunStore(path)
 	viewer = Viewer(store=store, host=ns.host, port=ns.port, allow_remote=ns.allow_remote)
 	if ns.files:
-		from openmolt_core.cli._run import check_ready, load
+		from openmolt_core.agentfile import check_ready, load
 
 		for file in ns.files:
 			loaded = load(file, env_file=ns.env_file, verbose=False)
@@ -118,7 +122,7 @@ async def with_viewer(
 	"""Run an agent file (``run``) with the viewer serving; its questions go to the page.
 
 	Args:
-		loaded: The loaded agent file (``openmolt_core.cli._run.Loaded``).
+		loaded: The loaded agent file (``openmolt_core.agentfile.Loaded``).
 		run: Runs it once or serves its schedules; returns the exit code.
 		line: Prints a progress line.
 		linger: Keep the page open after ``run`` returns, until Ctrl-C.
@@ -141,3 +145,9 @@ async def with_viewer(
 			line(f"the run ended; the viewer stays open at {viewer.url} until Ctrl-C")
 			await _until_stopped()
 	return code
+
+
+@hookimpl
+def register_commands(register: CommandRegistrar) -> None:
+	"""Register ``openmolt ui`` with the ``openmolt`` command."""
+	register("ui", lambda args: main(args), summary="open the run viewer on the recorded runs")

@@ -84,7 +84,6 @@ _SUMMARY = {
 	"runs": "list durable runs parked on a question (needs openmolt[dbos])",
 	"answer": "answer a parked durable run (needs openmolt[dbos])",
 }
-_DURABLE = ("worker", "runs", "answer")  # openmolt-dbos's commands
 
 
 def _version() -> str:
@@ -399,19 +398,6 @@ def _completion_command(args: list[str]) -> int:
 	return _completion.main(args, list(_SUMMARY))
 
 
-def _ui_command(args: list[str]) -> int:
-	from openmolt_core.cli import _ui
-
-	return _ui.main(args)
-
-
-def _serve_command(args: list[str]) -> int:
-	from openmolt_core.cli._ecosystem import extension
-
-	code: int = extension("serve", needed_for="openmolt serve").main(args)
-	return code
-
-
 def _eval_command(args: list[str]) -> int:
 	from openmolt_core.cli import _eval
 
@@ -422,14 +408,6 @@ def _ecosystem_command(args: list[str]) -> int:
 	from openmolt_core.cli import _ecosystem
 
 	return _ecosystem.main(args)
-
-
-def _durable_command(args: list[str]) -> int:
-	from openmolt_core.cli._ecosystem import extension
-
-	plugin = extension("dbos", needed_for=f"openmolt {args[0]}")
-	code: int = plugin.cli_main(args)
-	return code
 
 
 def _dispatch(args: list[str]) -> int:
@@ -452,19 +430,29 @@ def _dispatch(args: list[str]) -> int:
 		"logs": lambda: _logs_command(rest),
 		"completion": lambda: _completion_command(rest),
 		"eval": lambda: _eval_command(args),
-		"ui": lambda: _ui_command(rest),
-		"serve": lambda: _serve_command(rest),
-		"mcp": lambda: _ecosystem_command(args),
 		"import-openapi": lambda: _ecosystem_command(args),
-		**{durable: lambda: _durable_command(args) for durable in _DURABLE},
 	}
 	if name in commands:
 		return commands[name]()
-	problem = _not_a_file(name, args, [*commands, "--version", "--help"])
+	if not name.startswith("-") and not _file_like(name):
+		from openmolt_core.cli import _commands
+
+		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
+		if plugin_command is not None:
+			return plugin_command.main(rest)
+	from openmolt_core.cli._commands import PLUGIN_COMMANDS
+
+	words = [*commands, *PLUGIN_COMMANDS, "--version", "--help"]
+	problem = _not_a_file(name, args, words)
 	if problem:
 		print(f"openmolt: {problem}", file=sys.stderr)
 		return ExitCode.USAGE
 	return _run_command(args, "openmolt")
+
+
+def _file_like(name: str) -> bool:
+	"""Whether ``openmolt NAME`` names an agent file rather than a command."""
+	return os.path.exists(name) or name.endswith((".json", ".py")) or os.sep in name
 
 
 def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
@@ -483,7 +471,7 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 		close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
 		hint = f"; did you mean {close[0]!r}?" if close else ""
 		return f"no such option {name!r}{hint} (`openmolt --help` lists the commands)"
-	if os.path.exists(name) or name.endswith((".json", ".py")) or os.sep in name:
+	if _file_like(name):
 		return None  # a file, or meant as one: the run says what is wrong with it
 	commands = [w for w in words if not w.startswith("-")]
 	close = difflib.get_close_matches(name, commands, n=1, cutoff=0.6)

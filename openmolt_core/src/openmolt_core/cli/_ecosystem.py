@@ -1,17 +1,16 @@
-"""``openmolt mcp AGENT_FILE`` and ``openmolt import-openapi SPEC``, and the extensions they use.
+"""``openmolt import-openapi SPEC``, and the extensions other commands use.
 
 ```
-openmolt mcp AGENT_FILE [--env-file PATH] [--verbose]
-    serve the agent as an MCP server over stdio (needs openmolt[mcp])
 openmolt import-openapi SPEC --id NAME [--tag T]... [--operation ID]... [--base-url URL]
                         [--allow-internal-host HOST]... [--label TOOL=LABELS]...
                         [--format py|json] [--output FILE]
     write an integration module (or JSON) with one HttpTool per operation
 ```
 
-The core never imports its plugins: the MCP side is found through the ``openmolt.extensions``
-entry point ``mcp`` (installed by ``openmolt-mcp``), loaded only by these commands and by agent
-files with an ``mcpServers`` block.
+The core never imports its plugins: an extension (the MCP client for agent files' ``mcpServers``,
+the viewer for ``--ui``) is found through the ``openmolt.extensions`` entry point of its
+distribution, loaded only when used. ``openmolt mcp`` is openmolt-mcp's own command
+(``register_commands``).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from openmolt_core.errors import ConfigurationError
 
 __all__ = ["ECOSYSTEM_COMMANDS", "extension", "main"]
 
-ECOSYSTEM_COMMANDS = ("mcp", "import-openapi")
+ECOSYSTEM_COMMANDS = ("import-openapi",)
 """The subcommands this module runs."""
 
 _EXTRAS = {"mcp": "mcp", "ui": "ui", "dbos": "dbos", "serve": "serve"}
@@ -52,26 +51,6 @@ def extension(name: str, *, needed_for: str) -> Any:
 		f"{needed_for} needs the {name} extension, which is not installed; run: "
 		f"{install_command(f'openmolt[{extra}]')}"
 	)
-
-
-def _mcp(args: Sequence[str]) -> int:
-	import anyio
-
-	from openmolt_core.cli._run import check_ready, load
-
-	parser = argparse.ArgumentParser(
-		prog="openmolt mcp",
-		description="Serve an agent as an MCP server over stdio (one tool: the agent).",
-	)
-	parser.add_argument("file", help="the agent file: agent.json or agent.py")
-	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
-	parser.add_argument("--verbose", "-v", action="store_true", help="log steps to stderr")
-	ns = parser.parse_args(args)
-	plugin = extension("mcp", needed_for="openmolt mcp")
-	loaded = load(ns.file, env_file=ns.env_file, verbose=ns.verbose)
-	check_ready(loaded, strict=True)  # a missing key fails now, not at the first call
-	anyio.run(plugin.serve_stdio, loaded.agent)
-	return 0
 
 
 def _import_openapi(args: Sequence[str]) -> int:
@@ -143,11 +122,9 @@ def _label_options(given: Sequence[str]) -> dict[str, list[str]] | None:
 
 
 def main(args: Sequence[str]) -> int:
-	"""Run ``openmolt mcp`` or ``openmolt import-openapi`` (``args[0]`` names which).
+	"""Run ``openmolt import-openapi`` (``args[0]`` is its name).
 
 	Returns:
 		The exit code.
 	"""
-	if args[0] == "mcp":
-		return _mcp(args[1:])
 	return _import_openapi(args[1:])

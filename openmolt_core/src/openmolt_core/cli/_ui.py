@@ -2,13 +2,14 @@
 
 Every run the command makes is recorded in the default run store
 (`openmolt_core.runstore.default_path`; ``OPENMOLT_RUN_STORE=off`` turns it off), so
-``openmolt ui`` can show it. The viewer itself lives in ``openmolt-ui`` (``openmolt[ui]``), found
-through the ``openmolt.extensions`` entry point ``ui``: the core never imports Starlette.
+``openmolt ui`` can show it. The viewer itself lives in ``openmolt-ui`` (``openmolt[ui]``), which
+registers ``openmolt ui``; ``--ui`` finds it through the ``openmolt.extensions`` entry point
+``ui``: the core never imports Starlette.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from openmolt_core.cli._ecosystem import extension
@@ -16,7 +17,7 @@ from openmolt_core.cli._ecosystem import extension
 if TYPE_CHECKING:
 	from openmolt_core.openmolt import OpenMolt
 
-__all__ = ["main", "record_runs", "run_with_ui"]
+__all__ = ["record_runs", "run_with_ui"]
 
 
 def record_runs(om: OpenMolt) -> None:
@@ -48,14 +49,4 @@ async def run_with_ui(
 	"""
 	plugin = extension("ui", needed_for="--ui")
 	code: int = await plugin.with_viewer(loaded, run, line=line, linger=linger)
-	return code
-
-
-def main(args: Sequence[str]) -> int:
-	"""Run ``openmolt ui`` (``args`` are its arguments).
-
-	Raises:
-		ConfigurationError: ``openmolt[ui]`` is not installed.
-	"""
-	code: int = extension("ui", needed_for="openmolt ui").main(args)
 	return code
