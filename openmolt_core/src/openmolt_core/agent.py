@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _cost, _verbose, sessions, taint
+from openmolt_core import _approve, _cost, _livereply, _verbose, sessions, taint
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -87,6 +87,7 @@ from openmolt_core.observe import watch_run
 from openmolt_core.offload import Offload
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import RunResult, RunState
+from openmolt_core.runstream import RunStream
 
 if TYPE_CHECKING:
 	from pydantic import BaseModel
@@ -562,6 +563,35 @@ class Agent:
 			if session is not None:
 				return await self._run_in_session(input, history, attachments, parent, session)
 			return await self._run(input, history, attachments, parent)
+
+	def stream(
+		self,
+		input: Any = None,
+		*,
+		history: RunState | Mapping[str, Any] | None = None,
+		attachments: Sequence[Attachment] = (),
+		session: Session | None = None,
+	) -> RunStream:
+		"""Run the agent and receive its events as they happen, the model's text included.
+
+		``async with agent.stream(input) as run:`` starts the run; ``async for event in run``
+		yields its events (``text:delta`` while the model writes its message, ``command:ready``
+		as each command arrives, then the tool calls and results); ``await run.result()`` gives
+		what `run` returns. See `openmolt_core.runstream` and docs/guides/streaming.md.
+
+		Args:
+			input: As for `run`.
+			history: As for `run`.
+			attachments: As for `run`.
+			session: As for `run`.
+
+		Returns:
+			The streamed run, to enter with ``async with``.
+
+		Raises:
+			ConfigurationError: ``history`` is no saved run.
+		"""
+		return RunStream(self, input, history=history, attachments=attachments, session=session)
 
 	@property
 	def _verbose_run(self) -> bool:
@@ -1262,7 +1292,9 @@ class Agent:
 
 		async def call() -> ModelResponse:
 			slot, sent, response = await self._models.generate(
-				request, functools.partial(self._fell_back, ctx, seq + 1)
+				request,
+				functools.partial(self._fell_back, ctx, seq + 1),
+				_livereply.sender(ctx),  # streams only when text:delta or command:ready listen
 			)
 			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the

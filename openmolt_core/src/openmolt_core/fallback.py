@@ -28,7 +28,7 @@ replayed step is parsed as that model's reply.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -252,6 +252,7 @@ class ModelChain:
 		self,
 		request: Callable[[ModelSlot], ModelRequest],
 		on_fallback: Callable[[ModelSlot, ModelSlot, FallbackReason, BaseException], Any],
+		send: Callable[[LLMProvider, ModelRequest, str], Awaitable[ModelResponse]] | None = None,
 	) -> tuple[ModelSlot, ModelRequest, ModelResponse]:
 		"""Ask each model in turn until one answers, or a failure must not fall back.
 
@@ -259,6 +260,8 @@ class ModelChain:
 			request: Builds the request for one model (its prompt and fitted schema).
 			on_fallback: Awaited with (failed model, next model, reason, error) before the next
 				model is tried.
+			send: Asks one model (its provider, its request, its id) instead of ``generate``:
+				a streaming run's (`openmolt_core._livereply`). None: ``generate``.
 
 		Returns:
 			The model that answered, its request and its response.
@@ -272,7 +275,10 @@ class ModelChain:
 		for position, slot in enumerate(self.slots):
 			built = request(slot)
 			try:
-				response = await slot.provider().generate(built)
+				if send is None:
+					response = await slot.provider().generate(built)
+				else:
+					response = await send(slot.provider(), built, slot.id)
 				if not isinstance(response, ModelResponse) or not isinstance(response.text, str):
 					raise ProviderError(
 						f"the provider returned {type(response).__name__} without reply text",
