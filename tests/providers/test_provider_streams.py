@@ -244,3 +244,21 @@ async def test_an_agent_streams_over_a_provider(req) -> None:
 	assert result.output == {"answer": "Oslo — «hovedstad»"}
 	assert server.requests[0].headers["accept"] == "text/event-stream"
 	await om.aclose()
+
+
+async def test_a_server_of_unknown_api_answers_at_once_first(req) -> None:
+	"""Without api_mode, a local server's first call is not streamed; once it answered, it is."""
+	server = Streams(
+		(DATA / "openai_responses_stream.sse").read_bytes(),
+		json.loads((DATA / "openai_responses_streamed.json").read_text()),
+		9,
+	)
+	provider = OpenAIProvider({"base_url": "http://127.0.0.1:8000/v1"}, server.http)
+	first, [one] = await _collect(provider, req("local-model"))
+	second, [two] = await _collect(provider, req("local-model"))
+	assert first == [TEXT] and len(second) > 10
+	assert one.text == two.text == TEXT
+	assert [r.headers["accept"] for r in server.requests] == [
+		"application/json",
+		"text/event-stream",
+	]

@@ -101,6 +101,7 @@ class OpenAIProvider(HTTPProvider):
 		}
 		self.plain_json = False
 		"""Whether this server refused structured output once (then it gets plain JSON requests)."""
+		self._api_known = False  # a call of this server answered: streams may use its API
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:
 		"""``Authorization: Bearer``, plus the organization and project when set."""
@@ -176,9 +177,10 @@ class OpenAIProvider(HTTPProvider):
 				cut off before the reply was complete.
 		"""
 		self.headers()
-		if self.may_fall_back:
+		if self.may_fall_back and not self._api_known:
 			async for chunk in self._at_once(request):
 				yield chunk
+			self._api_known = True  # its Responses API answered, or it speaks chat from now on
 			return
 		source = _stream.chat if self.api_mode == "chat" else _stream.responses
 		streamed = False
