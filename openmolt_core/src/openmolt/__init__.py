@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.runstream import RunStream
 	from openmolt_core.sessions import InMemorySession, Session, SQLiteSession
 	from openmolt_core.tools import FunctionTool, ToolContext
 
@@ -70,6 +71,7 @@ __all__ = [
 	"RunError",
 	"RunResult",
 	"RunState",
+	"RunStream",
 	"SQLiteSession",
 	"Session",
 	"ToolContext",
@@ -98,6 +100,7 @@ _EXPORTS = {
 	"RunError": "openmolt_core.errors",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
+	"RunStream": "openmolt_core.runstream",
 	"RetryPolicy": "openmolt_core.retry",
 	"AgentConfig": "openmolt_core.options",
 	"AgentMemory": "openmolt_core.options",

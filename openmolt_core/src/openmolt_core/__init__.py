@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.runstream import RunStream
+	from openmolt_core.streaming import StreamingProvider, TextDelta
 	from openmolt_core.tools import FunctionTool, Tool, ToolContext
 
 __all__ = [
@@ -81,6 +83,9 @@ __all__ = [
 	"RunError",
 	"RunResult",
 	"RunState",
+	"RunStream",
+	"StreamingProvider",
+	"TextDelta",
 	"Tool",
 	"ToolContext",
 	"ToolError",
@@ -117,6 +122,9 @@ _EXPORTS = {
 	"OpenMolt": "openmolt_core.openmolt",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
+	"RunStream": "openmolt_core.runstream",
+	"StreamingProvider": "openmolt_core.streaming",
+	"TextDelta": "openmolt_core.streaming",
 	"RetryPolicy": "openmolt_core.retry",
 	"AgentConfig": "openmolt_core.options",
 	"AgentMemory": "openmolt_core.options",
