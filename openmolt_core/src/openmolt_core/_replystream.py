@@ -22,6 +22,7 @@ reply: a new reply needs a new decoder.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = ["CommandDone", "ReplyDecoder", "ReplyPiece", "TextPiece"]
 # The streamed fields, and the command type each belongs to.
 _FIELDS = {"humanMessage": "finish", "output": "finish", "message": "requestHumanInput"}
 _SPACE = frozenset(" \t\r\n")
+_SPECIAL = re.compile(r'["\\]')
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -122,9 +124,19 @@ class ReplyDecoder:
 		out: list[ReplyPiece] = []
 		if self._stopped or not chunk:
 			return out
-		self._text += chunk
-		text = self._text
+		text, self._text = self._text, ""
+		text += chunk  # the only reference: CPython grows it in place instead of copying
+		self._text = text
 		while self._pos < len(text) and not self._stopped:
+			string = self._string
+			if string is not None and not string.in_escape:
+				# Plain text inside a string is skipped in one search, not a step per character.
+				found = _SPECIAL.search(text, self._pos)
+				end = len(text) if found is None else found.start()
+				if end > self._pos:
+					string.high = -1  # a character after a high surrogate breaks the pair
+					self._pos = end
+					continue
 			self._step(text[self._pos], out)
 			self._pos += 1
 		if not self._stopped:
