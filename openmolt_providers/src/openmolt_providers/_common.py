@@ -454,6 +454,10 @@ class HTTPProvider:
 
 	# errors -------------------------------------------------------------------------------
 
+	def scrub(self, text: str) -> str:
+		"""A provider's message fit for an error: the key and key-like strings masked, capped."""
+		return self._redact(text)
+
 	def _redact(self, text: str) -> str:
 		if self._key:
 			text = text.replace(self._key, "***")

@@ -100,7 +100,7 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 			error = data.get("error") or {}
 			status = _STATUS.get(str(error.get("type")), None)
 			raise ProviderError(
-				f"the stream failed: {provider._redact(str(error.get('message') or error.get('type')))}",
+				f"the stream failed: {provider.scrub(str(error.get('message') or error.get('type')))}",
 				provider=provider.name,
 				model=model,
 				status_code=status,

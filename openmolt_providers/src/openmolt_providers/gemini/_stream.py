@@ -51,7 +51,7 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 			continue
 		if "error" in data:
 			raise ProviderError(
-				f"the stream failed: {provider._redact(provider_message(data))}",
+				f"the stream failed: {provider.scrub(provider_message(data))}",
 				provider=provider.name,
 				model=model,
 				status_code=(data["error"] or {}).get("code"),
