@@ -198,7 +198,7 @@ async def test_a_replayed_step_does_not_stream_again() -> None:
 	assert again == [] and second.output == first.output
 
 
-async def test_sub_agent_events_and_other_runs() -> None:
+async def test_a_concurrent_run_of_the_agent_is_not_in_the_stream() -> None:
 	"""The stream has its own run's events only: a concurrent run of the agent is not in it."""
 	agent = agent_with(Streamer(REPLIES + REPLIES))
 	async with agent.stream("go") as run:
@@ -228,3 +228,34 @@ async def test_leaving_the_block_early_cancels_the_run() -> None:
 			if event.name == "text:delta":
 				break
 	assert not agent._events.wants("text:delta")
+	with pytest.raises(RuntimeError, match="cancelled before it ended"):
+		await run.result()
+	assert agent.last_state is not None and agent.last_state.run_id == run.run_id
+
+
+async def test_a_sub_agents_text_is_in_the_stream_with_its_parent() -> None:
+	"""A sub-agent's deltas come in the caller's stream, naming the calling run."""
+	om = OpenMolt(entry_points=False)
+	helper = om.create_agent(
+		name="helper",
+		instructions="Helps.",
+		model=Streamer([{"commands": [finish({"n": 1}, human_message="from the helper")]}]),
+	)
+	main = om.create_agent(
+		name="main",
+		model=Streamer(
+			[
+				{"commands": [call_tool("local.helper", task="x")]},
+				{"commands": [finish({"n": 2}, human_message="from main")]},
+			]
+		),
+		tools=[helper],
+	)
+	async with main.stream("go") as run:
+		events = [e async for e in run]
+		await run.result()
+	texts: dict[str, str] = {}
+	for e in events:
+		if e.name == "text:delta" and e.field == "humanMessage":
+			texts[e.parent_run_id] = texts.get(e.parent_run_id, "") + e.text
+	assert texts == {"": "from main", run.run_id: "from the helper"}

@@ -180,11 +180,16 @@ class RunStream:
 		Raises:
 			RunError: As ``agent.run()`` raises.
 			ConfigurationError: As ``agent.run()`` raises.
+			RuntimeError: The run was cancelled (the block was left before it ended).
 		"""
 		if not self._entered:
 			raise RuntimeError("use `async with agent.stream(...) as run:` before result()")
 		await self._done.wait()
 		if self._error is not None:
 			raise self._error
-		assert self._result is not None
+		if self._result is None:
+			raise RuntimeError(
+				"the run was cancelled before it ended (its `async with` block was left, or the "
+				"task was cancelled); agent.last_state holds where it stopped"
+			)
 		return self._result
