@@ -80,7 +80,7 @@ async def stream_reply(
 		ProviderError: As the provider raises; also when a stream ends without its response.
 	"""
 	stream = getattr(provider, "stream", None)
-	if stream is None:
+	if not callable(stream):  # no capability (or an unrelated attribute of that name)
 		response = await provider.generate(request)
 		if isinstance(response, ModelResponse) and response.text:
 			await on_text(response.text)
