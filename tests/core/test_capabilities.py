@@ -515,3 +515,18 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		agent.compaction = tighter
 	with pytest.raises(ConfigurationError, match="does not compact"):
 		agent.compactor = lambda: (ScriptedModel([]), "m")
+
+
+async def test_a_streamed_run_goes_through_wrap_model_too() -> None:
+	log: list[str] = []
+	outer = type("Outer2", (Around,), {"name": "outer"})("outer", log)
+	model = ScriptedModel([finish("ok", human_message="all done")])
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=model, capabilities=[outer])
+	texts: list[str] = []
+	async with agent.stream("x") as run:
+		async for event in run:
+			if event.name == "text:delta" and event.field == "humanMessage":  # type: ignore[attr-defined]
+				texts.append(event.text)  # type: ignore[attr-defined]
+		result = await run.result()
+	assert result.output == "ok" and "".join(texts) == "all done"
+	assert log == ["outer in", "outer out"]

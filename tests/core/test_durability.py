@@ -23,7 +23,7 @@ from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.events import EVENT_NAMES
+from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS
 from openmolt_core.llm import Usage
 from openmolt_core.result import RunState
 from openmolt_core.scheduler import RunRecord
@@ -141,7 +141,7 @@ def _agent(om: OpenMolt, replies: list[Any], events: list[Any], **options: Any) 
 		memory={"short_term": {"data": "", "on_update": lambda data: None}},
 		**options,
 	)
-	for name in sorted(EVENT_NAMES):
+	for name in sorted(EVENT_NAMES - STREAM_EVENTS):  # streaming previews are not replayed
 		agent.on(name, events.append)
 	return agent
 

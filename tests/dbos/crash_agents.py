@@ -20,7 +20,7 @@ import httpx
 from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.errors import ProviderError
-from openmolt_core.events import EVENT_NAMES
+from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 from openmolt_core.tools import ToolContext, tool
 
@@ -207,7 +207,7 @@ def build(om: OpenMolt) -> list[Any]:
 		timeout=float(os.environ.get("OPENMOLT_TEST_BUDGET", "12")),
 	)
 	for agent in (crash, budget):
-		for name in sorted(EVENT_NAMES):
+		for name in sorted(EVENT_NAMES - STREAM_EVENTS):
 			if not name.startswith("schedule"):
 				agent.on(name, _write_event)
 		agent.on("tool:call", _jitter)

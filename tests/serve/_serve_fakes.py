@@ -70,6 +70,7 @@ class FakeTelegram:
 
 	updates: list[dict[str, Any]] = field(default_factory=list)
 	sent: list[dict[str, Any]] = field(default_factory=list)
+	edits: list[dict[str, Any]] = field(default_factory=list)
 	polls: list[dict[str, Any]] = field(default_factory=list)
 	paths: list[str] = field(default_factory=list)
 	_new: anyio.Event = field(default_factory=anyio.Event)
@@ -143,6 +144,9 @@ class FakeTelegram:
 						},
 					}
 				)
+			if name == "editMessageText":
+				self.edits.append(params)
+				return JSONResponse({"ok": True, "result": {"message_id": params["message_id"]}})
 			return JSONResponse(
 				{"ok": False, "error_code": 404, "description": "Not Found"}, status_code=404
 			)
@@ -155,6 +159,7 @@ class FakeSlack:
 	"""The Web API's chat.postMessage, with bot-token auth."""
 
 	posted: list[dict[str, Any]] = field(default_factory=list)
+	updated: list[dict[str, Any]] = field(default_factory=list)
 	auth: list[str] = field(default_factory=list)
 
 	def app(self) -> ASGIApp:
@@ -170,7 +175,19 @@ class FakeSlack:
 				{"ok": True, "channel": body["channel"], "ts": f"17000000{len(self.posted)}.0001"}
 			)
 
-		return Starlette(routes=[Route("/chat.postMessage", post_message, methods=["POST"])])
+		async def update(request: Request) -> Response:
+			if request.headers.get("authorization") != f"Bearer {SLACK_TOKEN}":
+				return JSONResponse({"ok": False, "error": "invalid_auth"})
+			body = await request.json()
+			self.updated.append(body)
+			return JSONResponse({"ok": True, "channel": body["channel"], "ts": body["ts"]})
+
+		return Starlette(
+			routes=[
+				Route("/chat.postMessage", post_message, methods=["POST"]),
+				Route("/chat.update", update, methods=["POST"]),
+			]
+		)
 
 
 async def eventually(check: Callable[[], bool], *, seconds: float = 10.0) -> None:

@@ -128,3 +128,36 @@ async def typed_options() -> None:
 	)
 	steps: int = agent.max_steps
 	assert steps == 3
+
+
+async def streamed_run() -> str:
+	"""agent.stream(): typed events, the same RunResult, and a provider that streams."""
+	from collections.abc import AsyncIterator
+
+	from openmolt import RunStream
+	from openmolt_core import StreamingProvider, TextDelta
+	from openmolt_core.events import Event, TextDeltaEvent
+	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.streaming import StreamChunk
+
+	class Typist:
+		name = "typist"
+
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			return ModelResponse(text="{}")
+
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			yield TextDelta("{}")
+			yield ModelResponse(text="{}")
+
+	provider: StreamingProvider = Typist()
+	om = OpenMolt()
+	agent = om.create_agent(name="Streamer", model=provider)
+	run: RunStream
+	async with agent.stream("go") as run:
+		async for event in run:
+			seen: Event = event
+			if isinstance(seen, TextDeltaEvent):
+				print(seen.text, seen.field, seen.index)
+		result: RunResult = await run.result()
+	return result.status

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.runstream import RunStream
 	from openmolt_core.sessions import InMemorySession, Session, SQLiteSession
 	from openmolt_core.tools import FunctionTool, ToolContext
 
@@ -75,6 +76,7 @@ __all__ = [
 	"RunError",
 	"RunResult",
 	"RunState",
+	"RunStream",
 	"SQLiteSession",
 	"Session",
 	"Stop",
@@ -109,6 +111,7 @@ _EXPORTS = {
 	"RunError": "openmolt_core.errors",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
+	"RunStream": "openmolt_core.runstream",
 	"RetryPolicy": "openmolt_core.retry",
 	"AgentConfig": "openmolt_core.options",
 	"AgentMemory": "openmolt_core.options",

@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.runstream import RunStream
+	from openmolt_core.streaming import StreamingProvider, TextDelta
 	from openmolt_core.tools import FunctionTool, Tool, ToolContext
 
 __all__ = [
@@ -86,7 +88,10 @@ __all__ = [
 	"RunError",
 	"RunResult",
 	"RunState",
+	"RunStream",
 	"Stop",
+	"StreamingProvider",
+	"TextDelta",
 	"Tool",
 	"ToolContext",
 	"ToolError",
@@ -128,6 +133,9 @@ _EXPORTS = {
 	"OpenMolt": "openmolt_core.openmolt",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",
+	"RunStream": "openmolt_core.runstream",
+	"StreamingProvider": "openmolt_core.streaming",
+	"TextDelta": "openmolt_core.streaming",
 	"RetryPolicy": "openmolt_core.retry",
 	"AgentConfig": "openmolt_core.options",
 	"AgentMemory": "openmolt_core.options",

@@ -91,6 +91,7 @@ if TYPE_CHECKING:
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.policy import ApprovalPolicy
+	from openmolt_core.runstream import RunStream
 	from openmolt_core.schedule import ScheduleSpec
 	from openmolt_core.sessions import Session, SessionHistory
 	from openmolt_core.skills import Skill
@@ -612,6 +613,37 @@ class Agent:
 			if session is not None:
 				return await self._run_in_session(input, history, attachments, parent, session)
 			return await self._run(input, history, attachments, parent)
+
+	def stream(
+		self,
+		input: Any = None,
+		*,
+		history: RunState | Mapping[str, Any] | None = None,
+		attachments: Sequence[Attachment] = (),
+		session: Session | None = None,
+	) -> RunStream:
+		"""Run the agent and receive its events as they happen, the model's text included.
+
+		``async with agent.stream(input) as run:`` starts the run; ``async for event in run``
+		yields its events (``text:delta`` while the model writes its message, ``command:ready``
+		as each command arrives, then the tool calls and results); ``await run.result()`` gives
+		what `run` returns. See `openmolt_core.runstream` and docs/guides/streaming.md.
+
+		Args:
+			input: As for `run`.
+			history: As for `run`.
+			attachments: As for `run`.
+			session: As for `run`.
+
+		Returns:
+			The streamed run, to enter with ``async with``.
+
+		Raises:
+			ConfigurationError: ``history`` is no saved run.
+		"""
+		from openmolt_core.runstream import RunStream
+
+		return RunStream(self, input, history=history, attachments=attachments, session=session)
 
 	@property
 	def _verbose_run(self) -> bool:
@@ -1347,11 +1379,7 @@ class Agent:
 		# listener never sees a reply that a crash would ask the model for again.
 		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
 
-		send = None
-		if self._hooks.wrap_model:  # capabilities around each model call, inside its step
-
-			def send(slot: ModelSlot, built: ModelRequest) -> Awaitable[ModelResponse]:
-				return self._hooks.wrap(ctx, slot.provider().generate)(built)
+		send = self._sender(ctx)
 
 		async def call() -> ModelResponse:
 			slot, sent, response = await self._models.generate(
@@ -1409,6 +1437,32 @@ class Agent:
 			result = self._result(state, RunEnd("error", None, ""))
 			result.error = message
 			raise RunError(message, result=result) from exc
+
+	def _sender(
+		self, ctx: RunContext
+	) -> Callable[[ModelSlot, ModelRequest], Awaitable[ModelResponse]] | None:
+		"""How a step asks one model (None: the provider's ``generate``).
+
+		Streamed when someone listens to the text, inside the capabilities' ``wrap_model``.
+		"""
+		live = None
+		if ctx.wants("text:delta") or ctx.wants("command:ready"):  # a streamed run
+			from openmolt_core import _livereply
+
+			live = _livereply.sender(ctx)
+		wrap = self._hooks.wrap_model
+		if live is None and not wrap:
+			return None
+
+		def send(slot: ModelSlot, built: ModelRequest) -> Awaitable[ModelResponse]:
+			async def ask(request: ModelRequest) -> ModelResponse:
+				if live is not None:
+					return await live(slot.provider(), request, slot.id)
+				return await slot.provider().generate(request)
+
+			return self._hooks.wrap(ctx, ask)(built) if wrap else ask(built)
+
+		return send
 
 	async def _fell_back(
 		self,

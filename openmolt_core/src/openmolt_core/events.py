@@ -4,6 +4,8 @@
 | --- | --- | --- |
 | ``llmOutput`` | `LLMOutputEvent` | a model replied (text, raw response, usage) |
 | ``model:fallback`` | `ModelFallbackEvent` | a model failed for good; the step goes to the next |
+| ``text:delta`` | `TextDeltaEvent` | new text of the reply's message or output, while it streams |
+| ``command:ready`` | `CommandReadyEvent` | a command of the reply was fully received, while it streams |
 | ``commandsQueued`` | `CommandsQueuedEvent` | the reply parsed into commands, before they run |
 | ``tool:call`` | `ToolCallEvent` | a tool is about to run |
 | ``tool:response`` | `ToolResponseEvent` | a tool returned (or failed) |
@@ -25,6 +27,12 @@
 Handlers may be sync or async. A handler that raises is logged and never breaks the run. The
 events of a sub-agent (an agent used as a tool) reach the calling agent's handlers too, with
 ``parent_run_id`` set to the calling run's id.
+
+``text:delta`` and ``command:ready`` are the streaming events (`openmolt_core.streaming`): a run
+streams its model calls only when something listens to one of them. They are previews, not
+numbered (``seq`` is 0), not journaled and not stored: a replayed step does not stream again, a
+``model:fallback`` starts the step's text over, and a reply that turns out invalid runs nothing
+(an ``error`` event follows). ``llmOutput`` and ``commandsQueued`` stay the final word.
 """
 
 from __future__ import annotations
@@ -43,8 +51,10 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"EVENT_NAMES",
+	"STREAM_EVENTS",
 	"ApprovalDecisionEvent",
 	"ApprovalRequestEvent",
+	"CommandReadyEvent",
 	"CommandsQueuedEvent",
 	"CompactionEvent",
 	"ErrorEvent",
@@ -62,6 +72,7 @@ __all__ = [
 	"RunStrandedEvent",
 	"ScheduleEvent",
 	"TaintEvent",
+	"TextDeltaEvent",
 	"ToolCallEvent",
 	"ToolResponseEvent",
 ]
@@ -71,6 +82,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 EventName = Literal[
 	"llmOutput",
 	"model:fallback",
+	"text:delta",
+	"command:ready",
 	"commandsQueued",
 	"tool:call",
 	"tool:response",
@@ -90,6 +103,8 @@ EventName = Literal[
 	"run:stranded",
 ]
 EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
+STREAM_EVENTS: frozenset[str] = frozenset({"text:delta", "command:ready"})
+"""The streaming events: unnumbered previews that observers and stores do not receive."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -156,6 +171,44 @@ class ModelFallbackEvent(Event):
 	error: str
 	status_code: int | None = None
 	name: str = "model:fallback"
+
+
+@dataclass(slots=True, kw_only=True)
+class TextDeltaEvent(Event):
+	"""New text of the reply while it streams (a preview: see the module docstring).
+
+	Args:
+		index: The command's position in the reply (0-based).
+		field: ``humanMessage`` or ``output`` of ``finish``, or ``message`` of
+			``requestHumanInput``.
+		text: The new text. The deltas of one field concatenate to its final value; an
+			``output`` that is not a string comes as its JSON source text (``raw``).
+		raw: Whether ``text`` is JSON source rather than a string's content.
+		model: The model writing the reply (``provider:model``).
+	"""
+
+	index: int
+	field: str
+	text: str
+	raw: bool = False
+	model: str = ""
+	name: str = "text:delta"
+
+
+@dataclass(slots=True, kw_only=True)
+class CommandReadyEvent(Event):
+	"""A command of the reply was fully received while it streams (not yet validated or run).
+
+	Args:
+		index: The command's position in the reply (0-based).
+		command: The command as the model wrote it (JSON).
+		model: The model writing the reply (``provider:model``).
+	"""
+
+	index: int
+	command: dict[str, Any]
+	model: str = ""
+	name: str = "command:ready"
 
 
 @dataclass(slots=True, kw_only=True)

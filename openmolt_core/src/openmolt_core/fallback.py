@@ -260,8 +260,9 @@ class ModelChain:
 			request: Builds the request for one model (its prompt and fitted schema).
 			on_fallback: Awaited with (failed model, next model, reason, error) before the next
 				model is tried.
-			send: Sends one model's request (the capabilities' ``wrap_model`` around the
-				provider); None: the provider's ``generate``.
+			send: Sends one model's request instead of its provider's ``generate``: the
+				capabilities' ``wrap_model`` around the provider, a streaming run's reader
+				(`openmolt_core._livereply`). None: ``generate``.
 
 		Returns:
 			The model that answered, its request and its response.

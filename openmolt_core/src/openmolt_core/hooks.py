@@ -61,6 +61,7 @@ __all__ = [
 	"ToolSpec",
 	"decision_from_dict",
 	"decision_to_dict",
+	"drive_wrapped",
 ]
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from openmolt_core.events import Event, EventEmitter
+from openmolt_core.events import STREAM_EVENTS, Event, EventEmitter
 from openmolt_core.result import RunStatus
 
 if TYPE_CHECKING:
@@ -249,11 +249,13 @@ class _Tee(EventEmitter):
 		self._inner.off(name, handler)
 
 	def wants(self, name: str) -> bool:
-		return True
+		# Observers keep no previews: a run streams only when a handler asks for it.
+		return name not in STREAM_EVENTS or self._inner.wants(name)
 
 	async def emit(self, event: Event) -> None:
 		await self._inner.emit(event)
-		await self._watch.notify("event", event)
+		if event.name not in STREAM_EVENTS:
+			await self._watch.notify("event", event)
 
 
 class WatchedRun:

@@ -259,6 +259,11 @@ class _ChatChannel(_Model):
 		default=False,
 		description="Let anyone who can reach the bot talk to the agent (think twice).",
 	)
+	stream: bool = Field(
+		default=False,
+		description="Show the reply while the model writes it: one message, edited as it "
+		"grows (at most once a second).",
+	)
 	history: int = Field(
 		default=20,
 		ge=0,

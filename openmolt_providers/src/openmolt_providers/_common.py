@@ -10,12 +10,13 @@ honouring ``Retry-After``, and turns every other failure into a
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.retry import retry_after
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_providers._sse import SSEvent
 	from openmolt_providers.settings import ProviderSettings
 
 __all__ = [
@@ -37,6 +39,7 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """Statuses worth another try: timeouts, conflicts, rate limits and server trouble."""
 
 _MAX_WAIT = 60.0
+_T = TypeVar("_T")
 
 _KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
@@ -270,14 +273,61 @@ class HTTPProvider:
 			# The first attempt goes straight out: tenacity is set up only when a retry is due.
 			return await self._send(url, body, headers, model)
 		except Exception as exc:
-			if not _should_retry(exc):
-				raise
-			if _nothing_listens(exc, url):
-				raise self._not_listening(model) from exc
-			if self.max_retries < 1:
-				raise self._gave_up(exc, model) from exc
-			first = exc
-		return await self._retry(url, body, headers, model, first)
+			first = self._retryable(exc, url, model)
+		return await self._retry(
+			functools.partial(self._send, url, body, headers, model), model, first
+		)
+
+	async def post_stream(self, url: str, body: bytes, *, model: str) -> AsyncIterator[SSEvent]:
+		"""POST a JSON body and yield the server-sent events of the reply as they arrive.
+
+		Opening the stream is retried as `post` retries (nothing was received yet); a stream
+		cut off once it flows is not, since its text was already reported.
+
+		Args:
+			url: The full URL.
+			body: The serialized JSON body (asking for a stream).
+			model: The model name, for error messages.
+
+		Raises:
+			ProviderError: The provider refused the request, it still failed after the
+				retries, or the connection broke while the reply streamed.
+		"""
+		import httpx
+
+		from openmolt_providers._sse import sse_events  # loaded with the first stream
+
+		headers = {**self.headers(), "accept": "text/event-stream"}
+		try:
+			response = await self._open(url, body, headers, model)
+		except Exception as exc:
+			first = self._retryable(exc, url, model)
+			response = await self._retry(
+				functools.partial(self._open, url, body, headers, model), model, first
+			)
+		try:
+			async for event in sse_events(response.aiter_bytes()):
+				yield event
+		except httpx.TransportError as exc:
+			raise ProviderError(
+				f"the connection broke while the reply streamed ({type(exc).__name__}), so none "
+				"of it was run; try again",
+				provider=self.name,
+				model=model,
+				retryable=True,
+			) from exc
+		finally:
+			await response.aclose()
+
+	def _retryable(self, exc: Exception, url: str, model: str) -> Exception:
+		"""The first failure of a call, when another attempt is due; else raises what to raise."""
+		if not _should_retry(exc):
+			raise exc
+		if _nothing_listens(exc, url):
+			raise self._not_listening(model) from exc
+		if self.max_retries < 1:
+			raise self._gave_up(exc, model) from exc
+		return exc
 
 	def _not_listening(self, model: str) -> ProviderError:
 		return ProviderError(
@@ -289,9 +339,8 @@ class HTTPProvider:
 			retryable=True,
 		)
 
-	async def _retry(
-		self, url: str, body: bytes, headers: dict[str, str], model: str, first: Exception
-	) -> dict[str, Any]:
+	async def _retry(self, send: Callable[[], Awaitable[_T]], model: str, first: Exception) -> _T:
+		"""Try ``send`` again under the retry policy, after ``first`` failed."""
 		policy = self.retry
 		wait = _hint(first)
 		if wait is not None and wait > policy.max_wait:
@@ -305,7 +354,7 @@ class HTTPProvider:
 		try:
 			async for attempt in retrying:
 				with attempt:
-					return await self._send(url, body, headers, model)
+					return await send()
 		except Exception as exc:
 			if _should_retry(exc):
 				raise self._gave_up(exc, model) from exc
@@ -377,7 +426,37 @@ class HTTPProvider:
 			return data
 		raise self._error(response, model)
 
+	async def _open(
+		self, url: str, body: bytes, headers: dict[str, str], model: str
+	) -> httpx.Response:
+		"""Send a streaming request; the response, its body not read yet, once its status is OK."""
+		import httpx
+
+		client = self._http()
+		if self._timeout_ext is None:
+			timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
+			self._timeout_ext = timeout.as_dict()
+		request = httpx.Request(
+			"POST",
+			url,
+			headers={**client.headers, **headers},
+			content=body,
+			extensions={"timeout": self._timeout_ext},
+		)
+		response = await client.send(request, stream=True)
+		if response.status_code < 300:
+			return response
+		try:
+			await response.aread()
+		finally:
+			await response.aclose()
+		raise self._error(response, model)
+
 	# errors -------------------------------------------------------------------------------
+
+	def scrub(self, text: str) -> str:
+		"""A provider's message fit for an error: the key and key-like strings masked, capped."""
+		return self._redact(text)
 
 	def _redact(self, text: str) -> str:
 		if self._key:

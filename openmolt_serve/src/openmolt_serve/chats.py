@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.sessions import Session
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
+	from openmolt_serve._live import LiveReplies
 
 __all__ = ["Conversations", "Incoming", "Send", "park_questions"]
 
@@ -125,6 +126,8 @@ class Conversations:
 		settings: The channel's settings (its type, allow lists, history).
 		send: Sends a text to a message's chat.
 		launcher: Starts the runs.
+		live: Shows each run's reply while it is written (``stream: true``;
+			`openmolt_serve._live`); None: the reply is sent when the run ends.
 	"""
 
 	def __init__(
@@ -133,15 +136,19 @@ class Conversations:
 		settings: TelegramChannel | SlackChannel,
 		send: Send,
 		launcher: Launcher,
+		live: LiveReplies | None = None,
 	) -> None:
 		self.channel: str = settings.type
 		self.agent = agent
 		self.settings = settings
 		self.send = send
 		self.launcher = launcher
+		self.live = live
 		self.chats: dict[str, _Chat] = {}
 		self._seen: OrderedDict[str, None] = OrderedDict()
 		park_questions(agent)
+		if live is not None:
+			agent.on("text:delta", live.on_delta)  # the agent's runs stream (docs: streaming)
 
 	def allowed(self, message: Incoming) -> bool:
 		"""Whether the allow lists let this message's sender (or chat) talk to the agent."""
@@ -209,6 +216,7 @@ class Conversations:
 			session = self.session(message.key)
 			try:
 				if parked is not None:
+					self._watch(parked.run_id, message)
 					await self.launcher.start(
 						self.agent,
 						run_id=parked.run_id,
@@ -235,6 +243,7 @@ class Conversations:
 					run_id = run_id_for(
 						message.channel, self.agent.name, message.id, scope=message.key
 					)
+					self._watch(run_id, message)
 					await self.launcher.start(
 						self.agent,
 						self._input(message),
@@ -287,11 +296,18 @@ class Conversations:
 	) -> None:
 		"""Send what the run ended with: its question (it parks) or its reply."""
 		if result is not None and result.status == "human_input_required" and result.state.pending:
-			question = str(result.state.pending.get("message", ""))
+			text = str(result.state.pending.get("message", ""))
 			chat.parked = result.state
-			await self._say(message, question)
 		else:
-			await self._say(message, _reply(result, error))
+			text = _reply(result, error)
+		if self.live is not None and result is not None:
+			if await self.live.finish(result.state.run_id, text):
+				return  # the live message now says it
+		await self._say(message, text)
+
+	def _watch(self, run_id: str, message: Incoming) -> None:
+		if self.live is not None:
+			self.live.watch(run_id, message)
 
 	async def recover(self) -> int:
 		"""After a restart on a durable store: follow this channel's runs that were going.

@@ -16,7 +16,8 @@ event handled in the background:
 
 Replies use ``chat.postMessage`` (https://api.slack.com/methods/chat.postMessage) with the bot
 token, ``channel``, ``text`` and ``thread_ts``; Slack answers ``200`` with ``ok: false`` on
-failure, which is checked.
+failure, which is checked. With ``stream: true`` the reply is posted as soon as the model starts
+writing it and grows by ``chat.update`` (`openmolt_serve._live`).
 """
 
 from __future__ import annotations
@@ -42,18 +43,22 @@ from openmolt_serve._body import (
 	too_slow,
 )
 from openmolt_serve._launch import Launcher
+from openmolt_serve._live import LiveReplies
 from openmolt_serve._seen import seen_store
 from openmolt_serve.chats import Conversations, Incoming
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["SLACK_API", "SlackApp", "SlackError", "incoming"]
+__all__ = ["MAX_TEXT", "SLACK_API", "SlackApp", "SlackError", "incoming"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
 SLACK_API = "https://slack.com/api"
 """The Web API's address (a fake in tests may replace it)."""
+
+MAX_TEXT = 40_000
+"""The most characters of a message's ``text`` (chat.postMessage and chat.update truncate it)."""
 
 _MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
 
@@ -122,7 +127,8 @@ class SlackApp:
 		agent.om.secrets.add(self.token, self.signing_secret)  # masked in logs, runs and the viewer
 		self.base_url = (settings.base_url or SLACK_API).rstrip("/")
 		self._http = http
-		self.conversations = Conversations(agent, settings, self.reply, launcher)
+		live = LiveReplies(self.post, self.edit, limit=MAX_TEXT) if settings.stream else None
+		self.conversations = Conversations(agent, settings, self.reply, launcher, live)
 		self.bot_user: str | None = None
 		self.guard = ReplayGuard(store=seen_store(agent, "slack"))
 
@@ -169,6 +175,18 @@ class SlackApp:
 		if message.thread:
 			params["thread_ts"] = message.thread
 		await self.call("chat.postMessage", params)
+
+	async def post(self, message: Incoming, text: str) -> str:
+		"""Post a text to the message's channel (and thread); returns the message's ``ts``."""
+		params: dict[str, Any] = {"channel": message.chat, "text": text}
+		if message.thread:
+			params["thread_ts"] = message.thread
+		data = await self.call("chat.postMessage", params)
+		return str(data.get("ts", ""))
+
+	async def edit(self, message: Incoming, sent: str, text: str) -> None:
+		"""Replace the text of a message the app posted (``chat.update``)."""
+		await self.call("chat.update", {"channel": message.chat, "ts": sent, "text": text})
 
 	async def handle(self, request: Request) -> Response:
 		"""``POST /channels/slack/<agent>``: one Events API request."""

@@ -11,7 +11,8 @@ Two ways in, as the Bot API offers (https://core.telegram.org/bots/api#getting-u
   ``secret_token``, else ``401``.
 
 Replies use ``sendMessage`` (``chat_id``, ``text`` of at most 4096 characters, longer ones are
-split; ``reply_parameters`` points at the message answered). Only ``message`` updates with text
+split; ``reply_parameters`` points at the message answered). With ``stream: true`` the reply is
+sent as soon as the model starts writing it and grows by ``editMessageText`` (`openmolt_serve._live`). Only ``message`` updates with text
 are read. The bot token is part of every Bot API address, so no address is ever logged or put in
 an error.
 """
@@ -39,6 +40,7 @@ from openmolt_serve._body import (
 	too_slow,
 )
 from openmolt_serve._launch import Launcher
+from openmolt_serve._live import LiveReplies
 from openmolt_serve.chats import Conversations, Incoming
 
 if TYPE_CHECKING:
@@ -126,7 +128,8 @@ class TelegramBot:
 		agent.om.secrets.add(self.token, self.secret_token)  # masked in logs, runs and the viewer
 		self.base_url = (settings.base_url or TELEGRAM_API).rstrip("/")
 		self._http = http
-		self.conversations = Conversations(agent, settings, self.reply, launcher)
+		live = LiveReplies(self.post, self.edit, limit=MAX_TEXT) if settings.stream else None
+		self.conversations = Conversations(agent, settings, self.reply, launcher, live)
 		self.offset: int | None = None
 
 	body_timeout: float = BODY_TIMEOUT
@@ -175,6 +178,22 @@ class TelegramBot:
 					"allow_sending_without_reply": True,
 				}
 			await self.call("sendMessage", params)
+
+	async def post(self, message: Incoming, text: str) -> str:
+		"""Send one text (at most 4096 characters) to the message's chat; returns its id."""
+		params: dict[str, Any] = {"chat_id": message.chat, "text": text[:MAX_TEXT]}
+		if message.reply_to:
+			params["reply_parameters"] = {
+				"message_id": int(message.reply_to),
+				"allow_sending_without_reply": True,
+			}
+		sent = await self.call("sendMessage", params)
+		return str((sent or {}).get("message_id", ""))
+
+	async def edit(self, message: Incoming, sent: str, text: str) -> None:
+		"""Replace the text of a message the bot sent (``editMessageText``)."""
+		params = {"chat_id": message.chat, "message_id": int(sent), "text": text[:MAX_TEXT]}
+		await self.call("editMessageText", params)
 
 	async def poll_once(self) -> int:
 		"""One ``getUpdates`` call; hands its messages over. Returns how many updates came."""

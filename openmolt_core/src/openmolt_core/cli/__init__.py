@@ -161,6 +161,12 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 		"--dry-run", action="store_true", help="print the prompt, tools and cost; call no model"
 	)
 	parser.add_argument("--verbose", "-v", action="store_true", help="log steps and key sources")
+	parser.add_argument(
+		"--no-stream",
+		action="store_true",
+		help="on a terminal, print the agent's message when the run ends instead of as the "
+		"model writes it",
+	)
 	parser.add_argument("--once", action="store_true", help="run once even if there are schedules")
 	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
 	parser.add_argument(
@@ -316,10 +322,13 @@ async def _run_agent(ns: argparse.Namespace) -> int:
 		return await serve(loaded, input, progress, on_stop=ns.on_stop)
 	# A person at a terminal gets a summary; pipes and --json get the JSON result.
 	readable = not ns.json and sys.stdout.isatty()
+	stream = readable and not ns.no_stream  # the message as it is written, on a terminal
+	once = partial(
+		run_once, loaded, input, progress, readable=readable, session=session, stream=stream
+	)
 	if ns.ui:
-		once = partial(run_once, loaded, input, progress, readable=readable, session=session)
 		return await run_with_ui(loaded, once, progress.line, linger=True)
-	return await run_once(loaded, input, progress, readable=readable, session=session)
+	return await once()
 
 
 def _schedules_command(args: list[str]) -> int:

@@ -95,6 +95,7 @@ class Progress:
 		self.errors_shown: set[str] = set()
 		"""The messages of the error events printed so far (a run's end does not repeat them)."""
 		self._live: tuple[str, _Run] | None = None  # the run the spinner follows
+		self._paused = False
 
 	@classmethod
 	def for_terminal(cls, *, json_events: bool, verbose: bool = False) -> Progress:
@@ -139,9 +140,20 @@ class Progress:
 			return f"{run.header(agent)}: {run.activity}"
 		return self._status
 
+	def pause(self) -> None:
+		"""Stop drawing the spinner (text is being written to the terminal) until `resume`."""
+		self._paused = True
+		self._clear()
+		self.stream.flush()
+
+	def resume(self) -> None:
+		"""Draw the spinner again after `pause`."""
+		self._paused = False
+		self._draw()
+
 	def _draw(self) -> None:
 		text = self._text()
-		if self.mode == "spinner" and text:
+		if self.mode == "spinner" and text and not self._paused:
 			self.stream.write(f"\r\x1b[K{_FRAMES[self._frame % len(_FRAMES)]} {text}")
 			self._shown = True
 		self.stream.flush()

@@ -489,14 +489,15 @@ def _print(data: Any, *, indent: int | None) -> None:
 	sys.stdout.flush()
 
 
-def _print_result(result: Any, loaded: Loaded, *, readable: bool) -> None:
+def _print_result(result: Any, loaded: Loaded, *, readable: bool, live: Any = None) -> None:
 	if not readable:
 		_print(result.to_dict(), indent=2)
 		return
 	from openmolt_core.cli._summary import summary
 
 	store = getattr(loaded.om.run_store, "path", None)
-	sys.stdout.write(summary(result, store=store))
+	shown = live is not None and live.shown(result.human_message)
+	sys.stdout.write(summary(result, store=store, message=not shown))
 	sys.stdout.flush()
 
 
@@ -529,6 +530,7 @@ async def run_once(
 	*,
 	readable: bool = False,
 	session: Session | None = None,
+	stream: bool = False,
 ) -> int:
 	"""Run the agent once and print its result. Returns the exit code.
 
@@ -538,9 +540,16 @@ async def run_once(
 		progress: Where progress lines go.
 		readable: Print a short summary for a person (a terminal) instead of the JSON result.
 		session: The conversation the run continues (``--session``, ``-c``).
+		stream: Write the agent's message to stdout as the model writes it (a terminal).
 	"""
 	agent = loaded.agent
 	progress.attach(agent)
+	live = None
+	if stream:
+		from openmolt_core.cli._stream import LiveText
+
+		live = LiveText(sys.stdout, progress)
+		live.attach(agent)
 	set_active(progress)
 	outcome: dict[str, Any] = {}
 
@@ -573,12 +582,12 @@ async def run_once(
 		raise outcome["exception"]
 	if "error" in outcome:
 		error: RunError = outcome["error"]
-		_print_result(error.result, loaded, readable=readable)
+		_print_result(error.result, loaded, readable=readable, live=live)
 		said = any(message in str(error) for message in progress.errors_shown)
 		progress.line("the run failed (see above)" if said else f"the run failed: {error}")
 		return ExitCode.ERROR
 	result = outcome["result"]
-	_print_result(result, loaded, readable=readable)
+	_print_result(result, loaded, readable=readable, live=live)
 	if result.status != "success":
 		progress.line(
 			f"the run ended with status {result.status}"

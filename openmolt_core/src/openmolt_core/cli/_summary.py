@@ -54,12 +54,13 @@ def _render(value: Any, indent: str = "  ") -> list[str]:
 	return [f"{indent}{line}" for line in _scalar(value).splitlines() or [""]]
 
 
-def summary(result: RunResult, *, store: Path | None = None) -> str:
+def summary(result: RunResult, *, store: Path | None = None, message: bool = True) -> str:
 	"""The result in a few readable lines.
 
 	Args:
 		result: The run's result.
 		store: Where the run is recorded (``openmolt logs`` and ``openmolt ui`` read it).
+		message: Show the human message (not when it was streamed to the terminal already).
 	"""
 	data = result.to_dict()
 	usage = result.usage
@@ -74,7 +75,7 @@ def summary(result: RunResult, *, store: Path | None = None) -> str:
 	lines = [" · ".join(parts)]
 	if result.error:
 		lines.append(f"error: {result.error}")
-	if result.human_message:
+	if result.human_message and message:
 		lines.append("")
 		lines.append("message:")
 		lines += [f"  {line}" for line in result.human_message.splitlines()]

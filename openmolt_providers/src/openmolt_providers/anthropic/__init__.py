@@ -16,18 +16,19 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core import hookimpl
 from openmolt_providers._body import encode
 from openmolt_providers._common import HTTPProvider
-from openmolt_providers.anthropic import _convert, _models
+from openmolt_providers.anthropic import _convert, _models, _stream
 from openmolt_providers.anthropic._dialect import ANTHROPIC
 from openmolt_providers.settings import AnthropicSettings
 
 if TYPE_CHECKING:
-	from collections.abc import Awaitable, Callable, Mapping
+	from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 	import httpx
 
 	from openmolt_core.llm import ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.plugins import ProviderRegistrar
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.streaming import StreamChunk
 	from openmolt_core.structured import SchemaDialect
 
 __all__ = ["API_VERSION", "AnthropicProvider", "register_providers"]
@@ -99,6 +100,19 @@ class AnthropicProvider(HTTPProvider):
 		body = encode(self.build(request))
 		data = await self.post(self._url, body, model=request.model)
 		return _convert.parse(self, request.model, data)
+
+	def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+		"""Send one request and yield the reply text as it arrives, then the whole response.
+
+		The final response equals what `generate` returns for the same reply.
+
+		Raises:
+			ConfigurationError: No API key is set.
+			ProviderError: The API refused the request, failed after retries, or the stream was
+				cut off before the reply was complete.
+		"""
+		self.headers()
+		return _stream.stream(self, request)
 
 
 @hookimpl

@@ -19,14 +19,15 @@ usually has none. Settings: `openmolt_providers.settings.OpenAISettings`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
+from openmolt_core.streaming import TextDelta
 from openmolt_providers._common import HTTPProvider
-from openmolt_providers.openai import _chat, _dialect, _fallback, _responses
+from openmolt_providers.openai import _chat, _dialect, _fallback, _responses, _stream
 from openmolt_providers.settings import OpenAISettings
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.plugins import ProviderRegistrar
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.streaming import StreamChunk
 	from openmolt_core.structured import SchemaDialect
 
 __all__ = ["OpenAIProvider", "register_providers"]
@@ -99,6 +101,7 @@ class OpenAIProvider(HTTPProvider):
 		}
 		self.plain_json = False
 		"""Whether this server refused structured output once (then it gets plain JSON requests)."""
+		self._api_known = False  # a call of this server answered: streams may use its API
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:
 		"""``Authorization: Bearer``, plus the organization and project when set."""
@@ -159,6 +162,43 @@ class OpenAIProvider(HTTPProvider):
 				),
 			)
 		return _responses.parse(self, request.model, data)
+
+	async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+		"""Send one request and yield the reply text as it arrives, then the whole response.
+
+		The final response equals what `generate` returns for the same reply. A server whose
+		API is not known yet (no ``api_mode``, not OpenAI's) answers without streaming first, as
+		does a server that refuses the structured output before anything streamed (the request
+		goes again without it, as `generate` sends it).
+
+		Raises:
+			ConfigurationError: No API key is set.
+			ProviderError: The API refused the request, failed after retries, or the stream was
+				cut off before the reply was complete.
+		"""
+		self.headers()
+		if self.may_fall_back and not self._api_known:
+			async for chunk in self._at_once(request):
+				yield chunk
+			self._api_known = True  # its Responses API answered, or it speaks chat from now on
+			return
+		source = _stream.chat if self.api_mode == "chat" else _stream.responses
+		streamed = False
+		try:
+			async for chunk in source(self, request):
+				streamed = True
+				yield chunk
+		except ProviderError as exc:
+			if streamed or self.official or not _fallback.blames_format(exc):
+				raise
+			async for chunk in self._at_once(request):
+				yield chunk
+
+	async def _at_once(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+		response = await self.generate(request)
+		if response.text:
+			yield TextDelta(response.text)
+		yield response
 
 	async def _chat(self, request: ModelRequest) -> ModelResponse:
 		data = await _fallback.post(

@@ -22,7 +22,7 @@ from openmolt_providers._body import encode
 if TYPE_CHECKING:
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["post"]
+__all__ = ["blames_format", "post"]
 
 _REJECTED = frozenset({400, 415, 422, 501})
 """Statuses a server answers a request field it does not take with."""
@@ -37,7 +37,8 @@ def _format_key(payload: dict[str, Any]) -> str | None:
 	return None
 
 
-def _blames_format(exc: ProviderError) -> bool:
+def blames_format(exc: ProviderError) -> bool:
+	"""Whether a server's refusal may be about the request's structured output."""
 	if exc.status_code in _REJECTED:
 		return True
 	text = str(exc).lower()
@@ -69,7 +70,7 @@ async def post(
 		return await provider.post(url, body, model=model)
 	except ProviderError as exc:
 		key = _format_key(payload)
-		if provider.official or key is None or not _blames_format(exc):
+		if provider.official or key is None or not blames_format(exc):
 			raise
 		first = exc
 	provider.plain_json = True  # from here on the provider builds bodies without a format

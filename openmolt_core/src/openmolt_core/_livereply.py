@@ -1,0 +1,83 @@
+"""A step's model call, streamed to the run's listeners while the reply arrives.
+
+The loop asks `sender` once per model call. When nothing listens to ``text:delta`` or
+``command:ready`` it returns None, and the call is the plain ``generate`` it always was (the cost
+of streaming for a run that does not stream is two dictionary lookups per step). Otherwise the
+call streams (`openmolt_core.streaming.stream_reply`), a `ReplyDecoder` reads the reply as it
+comes, and what it reports becomes events. They are previews: unnumbered (``seq`` 0), not
+journaled, so a step answered from the journal does not stream again; the reply is parsed and
+run, or refused, only once it is complete, as without streaming.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from openmolt_core._replystream import ReplyDecoder, TextPiece
+from openmolt_core.events import CommandReadyEvent, Event, TextDeltaEvent
+from openmolt_core.streaming import stream_reply
+
+if TYPE_CHECKING:
+	from openmolt_core._execute import RunContext
+	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
+
+__all__ = ["Send", "sender"]
+
+Send = Callable[["LLMProvider", "ModelRequest", str], Awaitable["ModelResponse"]]
+"""Asks one model (provider, request, ``provider:model`` id) for the step's reply."""
+
+
+def sender(ctx: RunContext) -> Send | None:
+	"""How the current step asks a model: streaming to the listeners, or None (``generate``).
+
+	Args:
+		ctx: The run (its listeners, its step, its redactor).
+	"""
+	text = ctx.wants("text:delta")
+	ready = ctx.wants("command:ready")
+	if not (text or ready):
+		return None
+
+	async def send(provider: LLMProvider, request: ModelRequest, model: str) -> ModelResponse:
+		decoder = ReplyDecoder()  # one per call: a fallback starts the reply over
+
+		async def on_text(chunk: str) -> None:
+			for piece in decoder.feed(chunk):
+				if isinstance(piece, TextPiece):
+					if text:
+						await _emit(
+							ctx,
+							TextDeltaEvent(
+								agent=ctx.agent,
+								step=ctx.step,
+								index=piece.index,
+								field=piece.field,
+								text=ctx.redact(piece.text),
+								raw=piece.raw,
+								model=model,
+							),
+						)
+				elif ready:
+					await _emit(
+						ctx,
+						CommandReadyEvent(
+							agent=ctx.agent,
+							step=ctx.step,
+							index=piece.index,
+							command=ctx.redact.deep(piece.command),
+							model=model,
+						),
+					)
+
+		return await stream_reply(provider, request, on_text)
+
+	return send
+
+
+async def _emit(ctx: RunContext, event: Event) -> None:
+	"""Deliver a preview: it takes no sequence number, so a run's numbering never depends on it."""
+	event.run_id = ctx.state.run_id
+	if ctx.link is not None:
+		event.parent_run_id = ctx.link.run_id
+	await ctx.forward(event)

@@ -1,0 +1,60 @@
+"""The agent's message on the terminal as the model writes it (``openmolt run``; ``--no-stream``).
+
+Only the run the command started is shown (a sub-agent's text is not), and only its
+``humanMessage``: the commands and the output come with the summary once the run ends. The
+spinner on stderr pauses while a message is written, so the two never share a line.
+"""
+
+from __future__ import annotations
+
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+	from openmolt_core.cli._progress import Progress
+
+__all__ = ["LiveText"]
+
+
+class LiveText:
+	"""Writes the human message of an agent's own run while it streams.
+
+	Args:
+		out: Where the text goes (stdout, a terminal).
+		progress: The spinner to pause while text is written.
+	"""
+
+	def __init__(self, out: IO[str], progress: Progress) -> None:
+		self.out = out
+		self.progress = progress
+		self._text: list[str] | None = None  # the message being written, if one is
+		self.last = ""
+		"""The last message written in full."""
+
+	def attach(self, agent: Any) -> None:
+		"""Listen to the agent's streaming text (which makes its runs stream)."""
+		agent.on("text:delta", self._delta)
+		agent.on("llmOutput", self._end)
+		agent.on("model:fallback", self._end)
+
+	def shown(self, message: str) -> bool:
+		"""Whether ``message`` (the result's) was written already, so a summary can skip it."""
+		return bool(message) and message == self.last
+
+	def _delta(self, event: Any) -> None:
+		if event.parent_run_id or event.field != "humanMessage":
+			return
+		if self._text is None:
+			self.progress.pause()
+			self._text = []
+		self._text.append(event.text)
+		self.out.write(event.text)
+		self.out.flush()
+
+	def _end(self, event: Any) -> None:
+		if self._text is None or event.parent_run_id:
+			return
+		self.out.write("\n")
+		self.out.flush()
+		self.last = "".join(self._text)
+		self._text = None
+		self.progress.resume()

@@ -1,0 +1,114 @@
+"""Streaming over the Messages API (``"stream": true``, server-sent events).
+
+``message_start`` carries the message with empty content; each content block comes as
+``content_block_start``, deltas (``text_delta``, ``thinking_delta``, ``signature_delta``,
+``input_json_delta``, ``citations_delta``) and ``content_block_stop``; ``message_delta`` sets the
+stop reason and the output usage; ``message_stop`` ends the stream. The events are put back
+together into the message a call without streaming returns, which `_convert.parse` reads. A stream
+without its ``message_stop`` raises a retryable `ProviderError` and runs nothing; an ``error``
+event raises as the same error would over plain HTTP (``overloaded_error`` is a 529).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ProviderError
+from openmolt_core.streaming import StreamChunk, TextDelta
+from openmolt_providers._body import encode
+from openmolt_providers.anthropic import _convert
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import ModelRequest
+	from openmolt_providers.anthropic import AnthropicProvider
+
+__all__ = ["stream"]
+
+# Error types of the API and the HTTP status each stands for (docs: errors).
+_STATUS = {
+	"overloaded_error": 529,
+	"api_error": 500,
+	"rate_limit_error": 429,
+	"timeout_error": 504,
+	"request_too_large": 413,
+	"invalid_request_error": 400,
+	"authentication_error": 401,
+	"permission_error": 403,
+	"not_found_error": 404,
+}
+_RETRY = frozenset({429, 500, 504, 529})
+_APPEND = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
+
+
+async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+	"""Stream one Messages API call."""
+	model = request.model
+	payload = {**_convert.build(provider, request), "stream": True}
+	message: dict[str, Any] = {}
+	blocks: dict[int, dict[str, Any]] = {}
+	partial: dict[int, list[str]] = {}
+	async for event in provider.post_stream(
+		provider.base_url + "/messages", encode(payload), model=model
+	):
+		try:
+			data = json.loads(event.data)
+		except ValueError as exc:
+			raise ProviderError(
+				f"the stream sent an event that is not JSON ({event.event})",
+				provider=provider.name,
+				model=model,
+			) from exc
+		kind = data.get("type") if isinstance(data, dict) else None
+		if kind == "message_start":
+			message = dict(data.get("message") or {})
+			message["usage"] = dict(message.get("usage") or {})
+		elif kind == "content_block_start":
+			blocks[int(data.get("index", len(blocks)))] = dict(data.get("content_block") or {})
+		elif kind == "content_block_delta":
+			index = int(data.get("index", 0))
+			block = blocks.setdefault(index, {"type": "text", "text": ""})
+			delta = data.get("delta") or {}
+			dtype = delta.get("type")
+			if dtype in _APPEND:
+				key = _APPEND[dtype]
+				piece = str(delta.get(key) or "")
+				block[key] = str(block.get(key) or "") + piece
+				if dtype == "text_delta" and piece and block.get("type") == "text":
+					yield TextDelta(piece)
+			elif dtype == "input_json_delta":
+				partial.setdefault(index, []).append(str(delta.get("partial_json") or ""))
+			elif dtype == "citations_delta":
+				block.setdefault("citations", []).append(delta.get("citation"))
+		elif kind == "content_block_stop":
+			index = int(data.get("index", 0))
+			if index in partial and index in blocks:
+				text = "".join(partial.pop(index))
+				try:
+					blocks[index]["input"] = json.loads(text) if text else {}
+				except ValueError:
+					blocks[index]["input"] = text
+		elif kind == "message_delta":
+			message.update(data.get("delta") or {})
+			message.setdefault("usage", {}).update(data.get("usage") or {})
+		elif kind == "message_stop":
+			message["content"] = [blocks[i] for i in sorted(blocks)]
+			yield _convert.parse(provider, model, message)
+			return
+		elif kind == "error":
+			error = data.get("error") or {}
+			status = _STATUS.get(str(error.get("type")), None)
+			raise ProviderError(
+				f"the stream failed: {provider.scrub(str(error.get('message') or error.get('type')))}",
+				provider=provider.name,
+				model=model,
+				status_code=status,
+				retryable=status in _RETRY,
+			)
+	raise ProviderError(
+		"the stream ended before the reply was complete, so none of it was run; try again",
+		provider=provider.name,
+		model=model,
+		retryable=True,
+	)

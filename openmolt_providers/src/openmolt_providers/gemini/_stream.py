@@ -1,0 +1,99 @@
+"""Streaming over the Gemini API (``:streamGenerateContent?alt=sse``).
+
+Each event is a ``GenerateContentResponse`` holding the next parts of the reply; the last one
+carries the candidate's ``finishReason`` and the usage (a blocked prompt says so in
+``promptFeedback`` instead). There is no end marker: a stream that ends without a finish reason or
+a block was cut off, raises a retryable `ProviderError` and runs nothing. The parts are put back
+together (adjacent text parts of the same kind joined) into the response a call without streaming
+returns, which `_convert.parse` reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ProviderError
+from openmolt_core.streaming import StreamChunk, TextDelta
+from openmolt_providers._body import encode
+from openmolt_providers._common import provider_message
+from openmolt_providers.gemini import _convert
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import ModelRequest
+	from openmolt_providers.gemini import GeminiProvider
+
+__all__ = ["stream", "stream_url"]
+
+
+def stream_url(provider: GeminiProvider, model: str) -> str:
+	"""The ``streamGenerateContent`` URL of a model, asking for server-sent events."""
+	return provider.url(model).removesuffix(":generateContent") + ":streamGenerateContent?alt=sse"
+
+
+async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+	"""Stream one ``generateContent`` call."""
+	model = request.model
+	body = encode(_convert.build(provider, request))
+	parts: list[dict[str, Any]] = []
+	whole: dict[str, Any] = {}
+	candidate: dict[str, Any] = {}
+	ended = False
+	async for event in provider.post_stream(stream_url(provider, model), body, model=model):
+		try:
+			data = json.loads(event.data)
+		except ValueError as exc:
+			raise ProviderError(
+				"the stream sent an event that is not JSON", provider=provider.name, model=model
+			) from exc
+		if not isinstance(data, dict):
+			continue
+		if "error" in data:
+			raise ProviderError(
+				f"the stream failed: {provider.scrub(provider_message(data))}",
+				provider=provider.name,
+				model=model,
+				status_code=(data["error"] or {}).get("code"),
+				retryable=(data["error"] or {}).get("code") in (429, 500, 503, 504),
+			)
+		whole.update({k: v for k, v in data.items() if k != "candidates"})
+		if (data.get("promptFeedback") or {}).get("blockReason"):
+			ended = True
+		for item in data.get("candidates") or ():
+			if item.get("index", 0) != 0:
+				continue
+			for part in (item.get("content") or {}).get("parts") or ():
+				text = part.get("text")
+				if isinstance(text, str) and not part.get("thought") and text:
+					yield TextDelta(text)
+				_add(parts, part)
+			candidate.update({k: v for k, v in item.items() if k != "content"})
+			if item.get("finishReason"):
+				ended = True
+	if not ended:
+		raise ProviderError(
+			"the stream ended before the reply was complete, so none of it was run; try again",
+			provider=provider.name,
+			model=model,
+			retryable=True,
+		)
+	if candidate or parts:
+		whole["candidates"] = [{"content": {"parts": parts, "role": "model"}, **candidate}]
+	yield _convert.parse(provider, model, whole)
+
+
+def _add(parts: list[dict[str, Any]], part: dict[str, Any]) -> None:
+	"""Append a part, joining it to the last one when both are text of the same kind."""
+	last = parts[-1] if parts else None
+	if (
+		last is not None
+		and set(last) <= {"text", "thought"}
+		and set(part) <= {"text", "thought"}
+		and "text" in last
+		and "text" in part
+		and bool(last.get("thought")) == bool(part.get("thought"))
+	):
+		last["text"] += part["text"]
+		return
+	parts.append(dict(part))

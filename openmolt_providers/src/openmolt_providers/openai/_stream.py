@@ -1,0 +1,142 @@
+"""Streaming over the Responses API and Chat Completions (``"stream": true``, server-sent events).
+
+Responses API: ``response.output_text.delta`` events carry the text; the stream ends with
+``response.completed`` (or ``response.incomplete``, ``response.failed``), whose ``response`` is the
+object a call without streaming returns, so it is parsed by the same `_responses.parse`. Chat
+Completions: ``chat.completion.chunk`` objects carry ``choices[0].delta.content``, the last ones
+the ``finish_reason`` and (asked for with ``stream_options.include_usage``) the usage; the chunks
+are put back together into the ``chat.completion`` object `_chat.parse` reads. Either way, a
+stream that ends before its last event raises a retryable `ProviderError` and runs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ProviderError
+from openmolt_core.streaming import StreamChunk, TextDelta
+from openmolt_providers._body import encode
+from openmolt_providers.openai import _chat, _responses
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import ModelRequest
+	from openmolt_providers._sse import SSEvent
+	from openmolt_providers.openai import OpenAIProvider
+
+__all__ = ["chat", "cut_off", "responses"]
+
+_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+def cut_off(provider: OpenAIProvider, model: str) -> ProviderError:
+	"""The error of a stream that ended before its last event (retryable: nothing ran)."""
+	return ProviderError(
+		"the stream ended before the reply was complete, so none of it was run; try again",
+		provider=provider.name,
+		model=model,
+		retryable=True,
+	)
+
+
+def _data(provider: OpenAIProvider, model: str, event: SSEvent) -> Any:
+	try:
+		return json.loads(event.data)
+	except ValueError as exc:
+		raise ProviderError(
+			f"the stream sent an event that is not JSON ({event.event}); check the base_url "
+			"setting",
+			provider=provider.name,
+			model=model,
+		) from exc
+
+
+async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+	"""Stream one Responses API call."""
+	model = request.model
+	payload = {**_responses.build(provider, request), "stream": True}
+	url = provider.base_url + "/responses"
+	async for event in provider.post_stream(url, encode(payload), model=model):
+		data = _data(provider, model, event)
+		if not isinstance(data, dict):
+			continue
+		kind = data.get("type") or event.event
+		if kind == "response.output_text.delta":
+			delta = data.get("delta")
+			if isinstance(delta, str) and delta:
+				yield TextDelta(delta)
+		elif kind in _ENDS and isinstance(data.get("response"), dict):
+			yield _responses.parse(provider, model, data["response"])
+			return
+		elif kind == "error":
+			raise ProviderError(
+				f"the stream failed: {data.get('message') or data.get('code') or 'no reason given'}",
+				provider=provider.name,
+				model=model,
+				retryable=data.get("code") in ("server_error", "rate_limit_exceeded"),
+			)
+	raise cut_off(provider, model)
+
+
+async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+	"""Stream one Chat Completions call."""
+	model = request.model
+	body = _chat.build(provider, request)
+	payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
+	url = provider.base_url + "/chat/completions"
+	texts: list[str] = []
+	refusals: list[str] = []
+	first: dict[str, Any] = {}
+	finish: str | None = None
+	usage: Any = None
+	done = False
+	async for event in provider.post_stream(url, encode(payload), model=model):
+		if event.data.strip() == "[DONE]":
+			done = True
+			break
+		data = _data(provider, model, event)
+		if not isinstance(data, dict):
+			continue
+		if "error" in data:
+			raise ProviderError(
+				f"the stream failed: {_error_message(data['error'])}",
+				provider=provider.name,
+				model=model,
+			)
+		if not first:
+			first = data
+		if data.get("usage"):
+			usage = data["usage"]
+		for choice in data.get("choices") or ():
+			if choice.get("index", 0) != 0:
+				continue
+			delta = choice.get("delta") or {}
+			content = delta.get("content")
+			if isinstance(content, str) and content:
+				texts.append(content)
+				yield TextDelta(content)
+			if isinstance(delta.get("refusal"), str):
+				refusals.append(delta["refusal"])
+			if choice.get("finish_reason"):
+				finish = choice["finish_reason"]
+	if finish is None or not (done or usage):  # the usage chunk follows the finish reason
+		raise cut_off(provider, model)
+	message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+	if refusals:
+		message["refusal"] = "".join(refusals)
+	whole = {
+		"id": first.get("id"),
+		"object": "chat.completion",
+		"created": first.get("created"),
+		"model": first.get("model", model),
+		"choices": [{"index": 0, "message": message, "finish_reason": finish}],
+		"usage": usage,
+	}
+	yield _chat.parse(provider, model, whole)
+
+
+def _error_message(error: Any) -> str:
+	if isinstance(error, dict):
+		return str(error.get("message") or error.get("type") or "no reason given")
+	return str(error)

@@ -1,0 +1,121 @@
+"""A chat's reply while the model writes it: one message, edited as it grows (``stream: true``).
+
+When a channel streams, the first text of a run's ``humanMessage`` is sent as a message; later
+text edits that message (Telegram ``editMessageText``, Slack ``chat.update``), at most once per
+``interval`` seconds per run, since both services rate-limit edits. When the run ends, what it
+ends with (its reply, or a question) replaces the message's text, so the chat ends as it would
+without streaming, in one message instead of two. A step whose reply was refused, or a model
+that fell back, starts the text over. A failed send or edit is logged and the run's text is not
+shown live any more; the end still replies.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+	from openmolt_serve.chats import Incoming
+
+__all__ = ["Edit", "LiveReplies", "Post"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+Post = Callable[["Incoming", str], Awaitable[str]]
+"""Sends a text to a message's chat; returns the sent message's id (Telegram) or ts (Slack)."""
+Edit = Callable[["Incoming", str, str], Awaitable[None]]
+"""Replaces the text of a sent message (the chat's message, the sent id, the new text)."""
+
+
+@dataclass(slots=True)
+class _Live:
+	message: Incoming
+	attempt: tuple[int, str] = (0, "")  # the step and model whose text is shown
+	text: str = ""
+	shown: str = ""
+	sent: str | None = None  # the live message's id
+	last: float = float("-inf")
+	broken: bool = False
+	pieces: list[str] = field(default_factory=list)
+
+
+class LiveReplies:
+	"""The live messages of one channel's runs.
+
+	Args:
+		post: Sends a new message.
+		edit: Edits a sent message.
+		limit: The most characters one message holds (longer text shows its start).
+		interval: The least seconds between two edits of one message.
+		clock: Tells the time (tests pass a fake one).
+	"""
+
+	def __init__(
+		self,
+		post: Post,
+		edit: Edit,
+		*,
+		limit: int,
+		interval: float = 1.0,
+		clock: Callable[[], float] = time.monotonic,
+	) -> None:
+		self.post = post
+		self.edit = edit
+		self.limit = limit
+		self.interval = interval
+		self.clock = clock
+		self._runs: dict[str, _Live] = {}
+
+	def watch(self, run_id: str, message: Incoming) -> None:
+		"""Show the text of a run about to start (or resume) in the chat of ``message``."""
+		self._runs[run_id] = _Live(message)
+
+	async def on_delta(self, event: Any) -> None:
+		"""The ``text:delta`` handler: grow the run's text; send or edit when it is time."""
+		live = self._runs.get(event.run_id)
+		if live is None or live.broken or event.field != "humanMessage" or event.parent_run_id:
+			return
+		attempt = (event.step, event.model)
+		if attempt != live.attempt:
+			live.attempt, live.pieces = attempt, []
+		live.pieces.append(event.text)
+		live.text = "".join(live.pieces)
+		if self.clock() - live.last >= self.interval:
+			await self._show(live, live.text)
+
+	async def finish(self, run_id: str, text: str) -> bool:
+		"""The run ended with ``text``: put it in the live message, if the run has one.
+
+		Returns:
+			Whether it did (else the caller sends ``text`` as usual).
+		"""
+		live = self._runs.pop(run_id, None)
+		if live is None or live.sent is None or live.broken:
+			return False
+		if len(text) > self.limit:
+			return False  # the usual reply splits it; the live message keeps its start
+		await self._show(live, text)
+		return not live.broken
+
+	async def _show(self, live: _Live, text: str) -> None:
+		text = text[: self.limit]
+		if not text.strip() or text == live.shown:
+			return
+		live.last = self.clock()
+		try:
+			if live.sent is None:
+				live.sent = await self.post(live.message, text)
+			else:
+				await self.edit(live.message, live.sent, text)
+			live.shown = text
+		except Exception as exc:
+			live.broken = True
+			log.warning(
+				"%s: the live reply in %s stopped: %s",
+				live.message.channel,
+				live.message.chat,
+				exc,
+			)

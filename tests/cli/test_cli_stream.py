@@ -1,0 +1,94 @@
+"""The agent's message on a terminal as the model writes it, and --no-stream."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.cli import _run_parser
+from openmolt_core.cli._progress import Progress
+from openmolt_core.cli._stream import LiveText
+from openmolt_core.cli._summary import summary
+from openmolt_core.llm import ModelRequest, ModelResponse
+from openmolt_core.streaming import StreamChunk, TextDelta
+from openmolt_core.testing import call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+
+class Typist:
+	"""Streams scripted replies two characters at a time."""
+
+	def __init__(self, *replies: dict[str, object]) -> None:
+		self.name = "typist"
+		self.model = "t"
+		self.texts = [json.dumps(r) for r in replies]
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		return ModelResponse(text=self.texts.pop(0))
+
+	async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+		text = self.texts.pop(0)
+		for i in range(0, len(text), 2):
+			yield TextDelta(text[i : i + 2])
+		yield ModelResponse(text=text)
+
+
+async def test_the_message_is_written_as_it_streams_and_the_spinner_pauses() -> None:
+	"""The human message reaches stdout in pieces; a sub-agent's does not; the spinner waits."""
+	om = OpenMolt(entry_points=False)
+	helper = om.create_agent(
+		name="helper",
+		instructions="Helps.",
+		model=Typist({"commands": [finish({"ok": 1}, human_message="sub text")]}),
+	)
+	main = om.create_agent(
+		name="Main",
+		model=Typist(
+			{"commands": [call_tool("local.helper", task="x")]},
+			{"commands": [finish({"ok": 2}, human_message="Hello, Zoë!\nBye")]},
+		),
+		tools=[helper],
+	)
+	out, err = io.StringIO(), io.StringIO()
+	progress = Progress("spinner", err)
+	live = LiveText(out, progress)
+	live.attach(main)
+	progress.status("working")
+	writes: list[str] = []
+	out.write = lambda text: writes.append(text) or len(text)  # type: ignore[method-assign]
+	result = await main.run("go")
+	assert result.human_message == "Hello, Zoë!\nBye"
+	assert "".join(writes) == "Hello, Zoë!\nBye\n"
+	assert len(writes) > 3  # in pieces
+	assert live.shown(result.human_message) and not live.shown("other")
+	assert "\r\x1b[K" in err.getvalue()  # the spinner was cleared before the text
+
+
+def test_a_streamed_message_is_not_repeated_in_the_summary() -> None:
+	"""summary(message=False) leaves the message out."""
+	from openmolt_core.llm import Usage
+	from openmolt_core.result import RunResult, RunState
+
+	result = RunResult(
+		output=None,
+		status="success",
+		human_message="hi",
+		plan=[],
+		steps=1,
+		usage=Usage(),
+		state=RunState(),
+	)
+	assert "message:" in summary(result)
+	assert "message:" not in summary(result, message=False)
+
+
+def test_no_stream_flag() -> None:
+	"""--no-stream is an option of the run command (off by default)."""
+	parser = _run_parser("openmolt")
+	assert parser.parse_args(["agent.json"]).no_stream is False
+	assert parser.parse_args(["agent.json", "--no-stream"]).no_stream is True

@@ -1,0 +1,261 @@
+"""agent.stream(): events as they happen, the model's text included, and the same result."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from openmolt import OpenMolt, ProviderError, RunError
+from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS, Event
+from openmolt_core.llm import ModelRequest, ModelResponse, Usage
+from openmolt_core.streaming import StreamChunk, StreamingProvider, TextDelta
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+from ._journal import Journal
+
+pytestmark = pytest.mark.anyio
+
+REPLIES = [
+	{"commands": [call_tool("local.add", a=2, b=3)]},
+	{"commands": [finish({"result": "5"}, human_message='2 + 3 = 5, "done" ✓ 😀')]},
+]
+
+
+def add(a: int, b: int) -> int:
+	"""Add two numbers.
+
+	Args:
+		a: One.
+		b: Two.
+	"""
+	return a + b
+
+
+class Streamer:
+	"""A provider that streams its scripted replies a few characters at a time."""
+
+	def __init__(self, replies: list[Any], *, size: int = 3, cut: int | None = None) -> None:
+		self.name = "streamer"
+		self.model = "s1"
+		self.texts = [json.dumps(r, ensure_ascii=True) for r in replies]
+		self.size = size
+		self.cut = cut
+		self.generated = 0
+		self.streamed = 0
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.generated += 1
+		return self._response(self.texts.pop(0))
+
+	async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+		self.streamed += 1
+		text = self.texts.pop(0)
+		sent = text if self.cut is None else text[: self.cut]
+		for i in range(0, len(sent), self.size):
+			yield TextDelta(sent[i : i + self.size])
+		if self.cut is None:
+			yield self._response(text)
+
+	def _response(self, text: str) -> ModelResponse:
+		return ModelResponse(text=text, usage=Usage(input_tokens=7, output_tokens=3))
+
+
+def agent_with(*models: Any) -> Any:
+	om = OpenMolt(entry_points=False)
+	return om.create_agent(name="S", model=list(models), tools=[add], max_steps=5)
+
+
+async def collect(agent: Any, input: str = "go") -> tuple[list[Event], Any]:
+	async with agent.stream(input) as run:
+		events = [event async for event in run]
+		result = await run.result()
+	return events, result
+
+
+def test_the_provider_satisfies_the_protocol() -> None:
+	"""A provider with generate and stream is a StreamingProvider; ScriptedModel is not."""
+	assert isinstance(Streamer([]), StreamingProvider)
+	assert not isinstance(ScriptedModel([]), StreamingProvider)
+
+
+async def test_stream_yields_text_commands_then_tools_and_the_same_result() -> None:
+	"""Deltas make up the human message; a tool call is announced before it runs; same result."""
+	model = Streamer(REPLIES)
+	events, result = await collect(agent_with(model))
+	assert model.streamed == 2 and model.generated == 0
+	names = [e.name for e in events]
+	ready = names.index("command:ready")
+	assert names.index("tool:call") > ready
+	assert events[ready].command == REPLIES[0]["commands"][0]
+	deltas = [e for e in events if e.name == "text:delta" and e.field == "humanMessage"]
+	assert len(deltas) > 3
+	assert "".join(d.text for d in deltas) == '2 + 3 = 5, "done" ✓ 😀'
+	assert {d.model for d in deltas} == {"streamer:s1"}
+	output = "".join(e.text for e in events if e.name == "text:delta" and e.field == "output")
+	assert json.loads(output) == {"result": "5"}
+	last = {name: i for i, name in enumerate(names)}
+	assert names[-1] == "finish" and last["llmOutput"] > last["text:delta"]
+	assert all(e.seq == 0 for e in events if e.name in STREAM_EVENTS)
+	assert all(e.run_id == result.state.run_id for e in events)
+
+	# The same run, not streamed, with the same listeners: the same numbered events.
+	agent = agent_with(ScriptedModel(REPLIES))
+	seen: list[tuple[str, int]] = []
+	for name in EVENT_NAMES - STREAM_EVENTS:
+		agent.on(name, lambda e: seen.append((e.name, e.seq)))
+	plain = await agent.run("go")
+	assert result.output == plain.output == {"result": "5"}
+	assert result.status == plain.status
+	assert result.state.seq == plain.state.seq  # previews take no sequence numbers
+	assert [(e.name, e.seq) for e in events if e.name not in STREAM_EVENTS] == seen
+
+
+async def test_a_provider_without_stream_gives_the_whole_reply_at_once() -> None:
+	"""ScriptedModel cannot stream: the message comes as one delta, the result is the same."""
+	events, result = await collect(agent_with(ScriptedModel(REPLIES)))
+	deltas = [e.text for e in events if e.name == "text:delta" and e.field == "humanMessage"]
+	assert deltas == ['2 + 3 = 5, "done" ✓ 😀']
+	assert result.output == {"result": "5"}
+
+
+async def test_a_run_nobody_streams_calls_generate() -> None:
+	"""Without a streaming listener the loop calls generate, even with other listeners."""
+	model = Streamer(REPLIES)
+	agent = agent_with(model)
+	seen: list[str] = []
+	agent.on("llmOutput", lambda e: seen.append(e.name))
+	result = await agent.run("go")
+	assert (model.generated, model.streamed) == (2, 0)
+	assert result.output == {"result": "5"} and seen == ["llmOutput", "llmOutput"]
+
+
+async def test_a_listener_on_text_delta_streams_a_plain_run() -> None:
+	"""agent.on("text:delta") alone makes run() stream."""
+	model = Streamer(REPLIES, size=1)
+	agent = agent_with(model)
+	text: list[str] = []
+	agent.on("text:delta", lambda e: text.append(e.text))
+	await agent.run("go")
+	assert model.streamed == 2
+	assert "".join(text).startswith('{"result":')
+
+
+async def test_a_cut_stream_runs_nothing() -> None:
+	"""A stream cut inside the tool call's input runs no tool, and the run fails resumable."""
+	model = Streamer(REPLIES, cut=len(json.dumps(REPLIES[0])) - 5)
+	agent = agent_with(model)
+	async with agent.stream("go") as run:
+		events = [event async for event in run]
+		with pytest.raises(RunError) as caught:
+			await run.result()
+	names = [e.name for e in events]
+	assert "tool:call" not in names and "command:ready" not in names
+	assert "without a complete reply" in str(caught.value)
+	assert caught.value.result.state.steps == 0
+
+
+async def test_a_cut_stream_falls_back_to_the_next_model() -> None:
+	"""A stream cut off is retryable: the next model answers the step from the start."""
+	cut = Streamer(REPLIES, cut=20)
+	cut.name = "cut"
+	events, result = await collect(agent_with(cut, ScriptedModel(REPLIES)))
+	names = [e.name for e in events]
+	assert names.index("model:fallback") < names.index("command:ready")
+	assert result.output == {"result": "5"}
+
+
+async def test_a_provider_error_mid_stream_is_the_runs_error() -> None:
+	"""A failure the provider raises mid-stream ends the run as without streaming."""
+
+	class Broken(Streamer):
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			yield TextDelta('{"commands":[')
+			raise ProviderError("the request was rejected (400)", provider="streamer")
+
+	async with agent_with(Broken(REPLIES)).stream("go") as run:
+		with pytest.raises(RunError, match="rejected"):
+			await run.result()
+		events = [event async for event in run]
+	assert [e.name for e in events if e.name == "error"] == ["error"]
+
+
+async def test_a_replayed_step_does_not_stream_again() -> None:
+	"""A durable run streams its live steps; replayed from the journal, it streams nothing."""
+	journal = Journal()
+	live = agent_with(Streamer(REPLIES))
+	deltas: list[str] = []
+	live.on("text:delta", lambda e: deltas.append(e.text))
+	first = await live.execute(None, port=journal, input="go", run_id="r1")
+	assert deltas and first.output == {"result": "5"}
+
+	replayed = agent_with(Streamer([]))  # any call to the model would fail: nothing is scripted
+	again: list[str] = []
+	replayed.on("text:delta", lambda e: again.append(e.text))
+	second = await replayed.execute(None, port=Journal(journal.values), input="go", run_id="r1")
+	assert again == [] and second.output == first.output
+
+
+async def test_a_concurrent_run_of_the_agent_is_not_in_the_stream() -> None:
+	"""The stream has its own run's events only: a concurrent run of the agent is not in it."""
+	agent = agent_with(Streamer(REPLIES + REPLIES))
+	async with agent.stream("go") as run:
+		other = await agent.run("go")
+		events = [event async for event in run]
+		result = await run.result()
+	assert {e.run_id for e in events} == {run.run_id} == {result.state.run_id}
+	assert other.state.run_id != run.run_id
+	agent.off("text:delta")  # the stream removed its handlers: nothing listens any more
+	assert not agent._events.wants("text:delta")
+
+
+async def test_leaving_the_block_early_cancels_the_run() -> None:
+	"""Breaking out of the block stops the run; its handlers are gone."""
+
+	class Slow(Streamer):
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			import anyio
+
+			yield TextDelta('{"commands":[{"type":"finish","humanMessage":"a')
+			await anyio.sleep(30)
+			yield TextDelta("never")
+
+	agent = agent_with(Slow(REPLIES))
+	async with agent.stream("go") as run:
+		async for event in run:
+			if event.name == "text:delta":
+				break
+	assert not agent._events.wants("text:delta")
+	with pytest.raises(RuntimeError, match="cancelled before it ended"):
+		await run.result()
+	assert agent.last_state is not None and agent.last_state.run_id == run.run_id
+
+
+async def test_a_sub_agents_text_is_in_the_stream_with_its_parent() -> None:
+	"""A sub-agent's deltas come in the caller's stream, naming the calling run."""
+	om = OpenMolt(entry_points=False)
+	helper = om.create_agent(
+		name="helper",
+		instructions="Helps.",
+		model=Streamer([{"commands": [finish({"n": 1}, human_message="from the helper")]}]),
+	)
+	main = om.create_agent(
+		name="main",
+		model=Streamer(
+			[
+				{"commands": [call_tool("local.helper", task="x")]},
+				{"commands": [finish({"n": 2}, human_message="from main")]},
+			]
+		),
+		tools=[helper],
+	)
+	async with main.stream("go") as run:
+		events = [e async for e in run]
+		await run.result()
+	texts: dict[str, str] = {}
+	for e in events:
+		if e.name == "text:delta" and e.field == "humanMessage":
+			texts[e.parent_run_id] = texts.get(e.parent_run_id, "") + e.text
+	assert texts == {"": "from main", run.run_id: "from the helper"}
