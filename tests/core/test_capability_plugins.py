@@ -95,7 +95,7 @@ def test_an_agent_file_names_capabilities(tmp_path: Any) -> None:
 	}
 	path.write_text(json.dumps(spec))
 	agent = load(str(path), env_file=None, verbose=False).agent
-	assert list(agent._hooks.by_name) == ["approver"] and "approver.policy" in agent.tools
+	assert "approver" in agent._hooks.by_name and "approver.policy" in agent.tools
 	path.write_text(json.dumps({**spec, "capabilities": [{"name": "acme-approver", "opts": {}}]}))
 	with pytest.raises(AgentFileError, match="capabilities"):
 		load(str(path), env_file=None, verbose=False)

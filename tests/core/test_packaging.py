@@ -16,7 +16,7 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 		"openmolt.integrations"
 	]
 	# Besides the integrations, extras name features with their own distribution (mcp, ui, otel,
-	# dbos, serve).
+	# dbos, serve, and serve's protocols a2a and agui).
 	extras = set(_toml("pyproject.toml")["project"]["optional-dependencies"]) - {
 		"all",
 		"mcp",
@@ -24,16 +24,32 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 		"otel",
 		"dbos",
 		"serve",
+		"a2a",
+		"agui",
 	}
 	assert {extra_for(i) for i in ids} == extras
 	assert len(ids) == 29
 
 
+def _merged(requirements: list[str]) -> dict[str, tuple[frozenset[str], str]]:
+	"""Requirements by distribution: the union of their extras, and the version spec."""
+	import re
+
+	out: dict[str, tuple[frozenset[str], str]] = {}
+	for req in requirements:
+		match = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[([^\]]*)\])?(.*)", req)
+		assert match, req
+		name, extras, spec = match.group(1), match.group(2) or "", match.group(3)
+		had = out.get(name, (frozenset(), spec))[0]
+		out[name] = (had | {e.strip() for e in extras.split(",") if e.strip()}, spec)
+	return out
+
+
 def test_all_installs_what_every_extra_installs() -> None:
-	"""openmolt[all] pulls the union of the per-integration extras."""
+	"""openmolt[all] pulls the union of the other extras (a distribution's extras merged)."""
 	deps = _toml("pyproject.toml")["project"]["optional-dependencies"]
-	union = {d for name, reqs in deps.items() if name != "all" for d in reqs}
-	assert set(deps["all"]) == union
+	union = [d for name, reqs in deps.items() if name != "all" for d in reqs]
+	assert _merged(deps["all"]) == _merged(union)
 
 
 def test_the_core_depends_only_on_the_design_card() -> None:
