@@ -4,14 +4,13 @@ The tests drive the real `openai` provider (its `base_url` pointed at the fake s
 whole client path runs: request building, HTTP, response parsing. Set OPENMOLT_TEST_PROVIDER=fakeai
 to use the minimal third-party test provider of tests/plugins/openmolt_weather instead.
 
-`openmolt(...)` runs the command in this process (`openmolt_core.cli.main`) unless the test asks
-for a process: a fresh interpreter costs a second or more of start-up and imports, which only
+`cli.openmolt(...)` runs the command in this process (`openmolt_core.cli.main`) unless the test
+asks for a process: a fresh interpreter costs a second or more of start-up and imports, which only
 tests about the process itself (signals, exit status, pipes, terminals, start-up) need.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import queue
@@ -19,7 +18,6 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -181,77 +179,17 @@ def openmolt(
 	env: dict[str, str] | None = None,
 	stdin: str = "",
 	timeout: float = 60,
-	process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-	"""Run the command: in this process by default, in a fresh one with ``process=True``.
-
-	In process is `openmolt_core.cli.main(args)` with this environment, folder, stdin and
-	Python's default warning filters, its output captured: what a test of arguments and output
-	needs, without the second of a fresh interpreter. A test about the process itself (signals,
-	its exit status, start-up and import time, a pipe or a terminal, what is installed on
-	``sys.path``) passes ``process=True``.
-	"""
-	env = env if env is not None else clean_env(**{KEY_VAR: "env-key"})
-	if process:
-		return subprocess.run(
-			[sys.executable, "-m", "openmolt", *args],
-			cwd=cwd,
-			env=env,
-			input=stdin,
-			capture_output=True,
-			text=True,
-			timeout=timeout,
-		)
-	return _in_process(list(args), cwd=cwd, env=env, stdin=stdin)
-
-
-def _in_process(
-	args: list[str], *, cwd: Path, env: dict[str, str], stdin: str
-) -> subprocess.CompletedProcess[str]:
-	from openmolt_core import testing
-	from openmolt_core.cli import main
-
-	saved_allow = testing.ALLOW_MODEL_REQUESTS
-	saved_env = dict(os.environ)
-	saved_path = list(sys.path)
-	saved_modules = set(sys.modules)
-	saved_streams = (sys.stdin, sys.stdout, sys.stderr)
-	saved_cwd = os.getcwd()
-	out, err = io.StringIO(), io.StringIO()
-	try:
-		os.environ.clear()
-		os.environ.update(env)
-		os.chdir(cwd)
-		sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
-		# The command sends model requests as a user's does (here to the fake server only).
-		testing.ALLOW_MODEL_REQUESTS = True
-		with warnings.catch_warnings():
-			_python_default_warnings()
-			try:
-				code = main(args)
-			except SystemExit as exc:  # argparse's usage errors and --help
-				code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-	finally:
-		testing.ALLOW_MODEL_REQUESTS = saved_allow
-		sys.stdin, sys.stdout, sys.stderr = saved_streams
-		os.chdir(saved_cwd)
-		os.environ.clear()
-		os.environ.update(saved_env)
-		sys.path[:] = saved_path
-		for name in set(sys.modules) - saved_modules:
-			if name.startswith("openmolt_agentfile_"):  # Python agent files, imported by path
-				del sys.modules[name]
-	return subprocess.CompletedProcess(
-		["openmolt", *args], code, stdout=out.getvalue(), stderr=err.getvalue()
+	"""Run the command in a fresh process (the `cli` fixture's ``openmolt(..., process=True)``)."""
+	return subprocess.run(
+		[sys.executable, "-m", "openmolt", *args],
+		cwd=cwd,
+		env=env if env is not None else clean_env(**{KEY_VAR: "env-key"}),
+		input=stdin,
+		capture_output=True,
+		text=True,
+		timeout=timeout,
 	)
-
-
-def _python_default_warnings() -> None:
-	"""The warning filters of a plain `python` process (pytest's turn warnings into errors)."""
-	warnings.resetwarnings()
-	warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
-	for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
-		warnings.simplefilter("ignore", category, append=True)
 
 
 class Running:
@@ -310,14 +248,33 @@ class Running:
 
 
 @pytest.fixture
-def cli():
-	"""The helpers above, for test modules (importlib mode cannot import conftest by name)."""
+def cli(cli_in_process):
+	"""The helpers above, for test modules (importlib mode cannot import conftest by name).
+
+	``cli.openmolt(*args, cwd=..., env=..., stdin=..., process=False)`` runs the command in this
+	process by default (`cli_in_process`); a test about the process itself (signals, its exit
+	status, pipes, terminals, start-up, what is installed on ``sys.path``) passes
+	``process=True``.
+	"""
 	from types import SimpleNamespace
+
+	def run(
+		*args: str,
+		cwd: Path,
+		env: dict[str, str] | None = None,
+		stdin: str = "",
+		timeout: float = 60,
+		process: bool = False,
+	) -> subprocess.CompletedProcess[str]:
+		if process:
+			return openmolt(*args, cwd=cwd, env=env, stdin=stdin, timeout=timeout)
+		env = env if env is not None else clean_env(**{KEY_VAR: "env-key"})
+		return cli_in_process(list(args), cwd=cwd, env=env, stdin=stdin)
 
 	return SimpleNamespace(
 		agent_file=agent_file,
 		clean_env=clean_env,
-		openmolt=openmolt,
+		openmolt=run,
 		Running=Running,
 		PROVIDER=PROVIDER,
 		KEY_VAR=KEY_VAR,
