@@ -53,6 +53,25 @@ def test_the_keyless_path_imports_no_engine(tmp_path: Path) -> None:
 	)
 
 
+def test_a_run_without_integrations_imports_no_template_engine(tmp_path: Path, server, cli) -> None:
+	"""A plain agent file's run reaches the model without the integrations or liquid (~150 modules)."""
+	path = cli.agent_file(tmp_path, server)
+	code = (
+		"import sys\n"
+		"from openmolt_core.cli import main\n"
+		f"code = main([{str(path)!r}, '--json'])\n"
+		"loaded = [m for m in ('liquid', 'openmolt_core.integrations') if m in sys.modules]\n"
+		"print(code, loaded, file=sys.stderr)\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key"})
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	assert done.stderr.splitlines()[-1] == "0 []", done.stderr
+	assert json.loads(done.stdout)["status"] == "success"
+	assert len(server.requests) == 1
+
+
 @pytest.mark.parametrize(
 	"extra",
 	[

@@ -577,7 +577,7 @@ class OpenMolt:
 			self._providers[name] = provider
 			import os
 
-			from openmolt_core.integrations.connect import env_var
+			from openmolt_core._envvars import env_var  # not .integrations: no template engine
 
 			self.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 		return provider
