@@ -53,9 +53,28 @@ def test_the_keyless_path_imports_no_engine(tmp_path: Path) -> None:
 	)
 
 
-def test_a_run_without_integrations_imports_no_template_engine(tmp_path: Path, server, cli) -> None:
-	"""A plain agent file's run reaches the model without the integrations or liquid (~150 modules)."""
+PY_TOOL_AGENT = """
+from openmolt import FunctionTool
+
+shout = FunctionTool("shout", "Upper-case a text.", lambda i, c: i["text"].upper())
+input = "Ada"
+
+
+def agent(om):
+	om.llm_providers["{provider}"] = {{"base_url": "{url}", "max_retries": 0}}
+	return om.create_agent(name="Greeter", model="{provider}:greet", tools=[shout])
+"""
+
+
+@pytest.mark.parametrize("kind", ["json", "python with a function tool"])
+def test_a_run_without_integrations_imports_no_template_engine(
+	tmp_path: Path, server, cli, kind: str
+) -> None:
+	"""A run without integrations reaches the model without them or liquid (~150 modules)."""
 	path = cli.agent_file(tmp_path, server)
+	if kind != "json":
+		path = tmp_path / "agent.py"
+		path.write_text(PY_TOOL_AGENT.format(provider=cli.PROVIDER, url=server.url))
 	code = (
 		"import sys\n"
 		"from openmolt_core.cli import main\n"

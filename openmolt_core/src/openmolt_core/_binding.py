@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
@@ -332,17 +333,15 @@ def bind_tools(
 	Raises:
 		ConfigurationError: An entry is neither a tool nor a function that can be one.
 	"""
-	from openmolt_core.agent import Agent
-	from openmolt_core.integrations.model import HttpTool
 	from openmolt_core.tools import FunctionTool
 
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
 	out = []
 	for index, entry in enumerate(tools):
 		# The protocol check reads every member; the built-in tool classes need not pass it.
-		if isinstance(entry, FunctionTool | HttpTool) or isinstance(entry, Tool):
-			tool: Tool = entry
-		elif isinstance(entry, Agent):
+		if isinstance(entry, FunctionTool) or _is_http(entry) or isinstance(entry, Tool):
+			tool: Tool = cast("Tool", entry)  # HttpTool runs as a Tool; it is not typed as one
+		elif isinstance(entry, _agent_class()):
 			tool = entry.as_tool()
 		elif callable(entry):
 			try:
@@ -367,9 +366,16 @@ def bind_tools(
 
 
 def _is_http(tool: Any) -> TypeGuard[HttpTool]:
-	from openmolt_core.integrations.model import HttpTool
+	# Without the module loaded no HttpTool exists: a function tool does not load the template
+	# engine (integrations.model imports liquid) just to be told it is not an HTTP tool.
+	model = sys.modules.get("openmolt_core.integrations.model")
+	return model is not None and isinstance(tool, model.HttpTool)
 
-	return isinstance(tool, HttpTool)
+
+def _agent_class() -> type[Agent]:
+	from openmolt_core.agent import Agent
+
+	return Agent
 
 
 def describe_tools(
