@@ -1,6 +1,10 @@
 import importlib.util
+import io
 import os
-from collections.abc import Iterator
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -57,3 +61,65 @@ def _run_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -
 			os.environ.pop(name, None)
 		else:
 			os.environ[name] = value
+
+
+def _in_process(
+	args: list[str], *, cwd: Path, env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+	from openmolt_core import testing
+	from openmolt_core.cli import main
+
+	saved_allow = testing.ALLOW_MODEL_REQUESTS
+	saved_env = dict(os.environ)
+	saved_path = list(sys.path)
+	saved_modules = set(sys.modules)
+	saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+	saved_cwd = os.getcwd()
+	out, err = io.StringIO(), io.StringIO()
+	try:
+		os.environ.clear()
+		os.environ.update(env)
+		os.chdir(cwd)
+		sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
+		# The command sends model requests as a user's does (the tests' go to local fakes).
+		testing.ALLOW_MODEL_REQUESTS = True
+		with warnings.catch_warnings():
+			_python_default_warnings()
+			try:
+				code = main(args)
+			except SystemExit as exc:  # argparse's usage errors and --help
+				code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+	finally:
+		testing.ALLOW_MODEL_REQUESTS = saved_allow
+		sys.stdin, sys.stdout, sys.stderr = saved_streams
+		os.chdir(saved_cwd)
+		os.environ.clear()
+		os.environ.update(saved_env)
+		sys.path[:] = saved_path
+		for name in set(sys.modules) - saved_modules:
+			if name.startswith("openmolt_agentfile_"):  # Python agent files, imported by path
+				del sys.modules[name]
+	return subprocess.CompletedProcess(
+		["openmolt", *args], int(code), stdout=out.getvalue(), stderr=err.getvalue()
+	)
+
+
+def _python_default_warnings() -> None:
+	"""The warning filters of a plain `python` process (pytest's turn warnings into errors)."""
+	warnings.resetwarnings()
+	warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+	for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+		warnings.simplefilter("ignore", category, append=True)
+
+
+@pytest.fixture
+def cli_in_process() -> Callable[..., subprocess.CompletedProcess[str]]:
+	"""Run the ``openmolt`` command in this process: ``run(args, cwd=..., env=..., stdin="")``.
+
+	It is `openmolt_core.cli.main(args)` with exactly that environment, folder and stdin and
+	Python's default warning filters, its stdout, stderr and exit code returned as a
+	``CompletedProcess``; what a test of arguments and output needs, without the second or more
+	a fresh interpreter spends starting and importing. The environment, folder, streams,
+	``sys.path`` and the Python agent files it imported are restored afterwards.
+	"""
+	return _in_process

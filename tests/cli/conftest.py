@@ -3,6 +3,10 @@
 The tests drive the real `openai` provider (its `base_url` pointed at the fake server), so the
 whole client path runs: request building, HTTP, response parsing. Set OPENMOLT_TEST_PROVIDER=fakeai
 to use the minimal third-party test provider of tests/plugins/openmolt_weather instead.
+
+`cli.openmolt(...)` runs the command in this process (`openmolt_core.cli.main`) unless the test
+asks for a process: a fresh interpreter costs a second or more of start-up and imports, which only
+tests about the process itself (signals, exit status, pipes, terminals, start-up) need.
 """
 
 from __future__ import annotations
@@ -121,7 +125,8 @@ class FakeModelServer:
 
 
 def _serve(srv: FakeModelServer):
-	thread = threading.Thread(target=srv.httpd.serve_forever, daemon=True)
+	# A short poll interval: shutdown() waits for the next poll (0.5 s by default, every test).
+	thread = threading.Thread(target=srv.httpd.serve_forever, args=(0.02,), daemon=True)
 	thread.start()
 	yield srv
 	srv.httpd.shutdown()
@@ -169,8 +174,13 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def openmolt(
-	*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str = "", timeout: float = 60
+	*args: str,
+	cwd: Path,
+	env: dict[str, str] | None = None,
+	stdin: str = "",
+	timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
+	"""Run the command in a fresh process (the `cli` fixture's ``openmolt(..., process=True)``)."""
 	return subprocess.run(
 		[sys.executable, "-m", "openmolt", *args],
 		cwd=cwd,
@@ -238,14 +248,33 @@ class Running:
 
 
 @pytest.fixture
-def cli():
-	"""The helpers above, for test modules (importlib mode cannot import conftest by name)."""
+def cli(cli_in_process):
+	"""The helpers above, for test modules (importlib mode cannot import conftest by name).
+
+	``cli.openmolt(*args, cwd=..., env=..., stdin=..., process=False)`` runs the command in this
+	process by default (`cli_in_process`); a test about the process itself (signals, its exit
+	status, pipes, terminals, start-up, what is installed on ``sys.path``) passes
+	``process=True``.
+	"""
 	from types import SimpleNamespace
+
+	def run(
+		*args: str,
+		cwd: Path,
+		env: dict[str, str] | None = None,
+		stdin: str = "",
+		timeout: float = 60,
+		process: bool = False,
+	) -> subprocess.CompletedProcess[str]:
+		if process:
+			return openmolt(*args, cwd=cwd, env=env, stdin=stdin, timeout=timeout)
+		env = env if env is not None else clean_env(**{KEY_VAR: "env-key"})
+		return cli_in_process(list(args), cwd=cwd, env=env, stdin=stdin)
 
 	return SimpleNamespace(
 		agent_file=agent_file,
 		clean_env=clean_env,
-		openmolt=openmolt,
+		openmolt=run,
 		Running=Running,
 		PROVIDER=PROVIDER,
 		KEY_VAR=KEY_VAR,

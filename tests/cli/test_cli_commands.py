@@ -85,15 +85,31 @@ def test_tools_without_an_id_lists_every_integration(tmp_path, cli) -> None:
 
 def test_test_only_plugins_never_show_to_users_and_built_ins_do(tmp_path, cli) -> None:
 	"""Outside the test session, `openmolt plugins` lists the built-ins and no test double."""
-	done = cli.openmolt("plugins", "--json", cwd=tmp_path, env=user_env(cli))
-	assert done.returncode == 0, done.stderr
-	names = {(p["group"], p["name"]): p["distribution"] for p in json.loads(done.stdout)}
+	# One process without the test plugins on sys.path runs both commands (a second costs 1 s).
+	code = (
+		"import sys\n"
+		"from openmolt_core.cli import main\n"
+		"codes = [main(['plugins', '--json'])]\n"
+		"print('\\n--8<--')\n"
+		"codes.append(main(['tools', 'notion']))\n"
+		"print(codes, file=sys.stderr)\n"
+	)
+	done = subprocess.run(
+		[sys.executable, "-c", code],
+		cwd=tmp_path,
+		env=user_env(cli),
+		capture_output=True,
+		text=True,
+		timeout=60,
+	)
+	assert done.stderr.splitlines()[-1] == "[0, 0]", done.stderr
+	plugins, tools = done.stdout.split("\n--8<--\n")
+	names = {(p["group"], p["name"]): p["distribution"] for p in json.loads(plugins)}
 	assert names[("integrations", "notion")] == "openmolt-integrations"
 	assert names[("providers", "openai")] == "openmolt-providers"
 	assert {"weather", "echo", "fakeai", "empty"}.isdisjoint(n for _, n in names)
 	assert "openmolt-weather" not in names.values()
-	tools = cli.openmolt("tools", "notion", cwd=tmp_path, env=user_env(cli))
-	assert tools.returncode == 0 and "notion." in tools.stdout
+	assert tools.startswith("Notion (notion)") and "notion." in tools
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path, cli) -> None:
@@ -109,10 +125,12 @@ def test_a_closed_pipe_ends_quietly(tmp_path, cli) -> None:
 		text=True,
 	)
 	os.close(write)
-	with os.fdopen(read) as stdout:
-		head = [stdout.readline(), stdout.readline()]
+	# Unbuffered, a few bytes: a buffered reader could take the whole output (about 5 KB) before
+	# it closes, and the command would never meet the closed pipe.
+	with os.fdopen(read, "rb", buffering=0) as stdout:
+		head = stdout.read(64).decode()
 	_, err = proc.communicate(timeout=60)
-	assert head[0].startswith("Notion (notion)")
+	assert head.startswith("Notion (notion)")
 	assert err == ""
 	assert proc.returncode == 141
 
@@ -141,7 +159,7 @@ def test_hints_for_missing_integrations_are_right(
 
 def test_an_unknown_third_party_id_gets_no_install_command(tmp_path, cli) -> None:
 	"""With nothing close installed, `weather2` is told how to add it, never `pip install`."""
-	done = cli.openmolt("tools", "weather2", cwd=tmp_path, env=user_env(cli))
+	done = cli.openmolt("tools", "weather2", cwd=tmp_path, env=user_env(cli), process=True)
 	assert done.returncode == 2
 	message = done.stderr.split("(available")[0]
 	assert "no installed plugin and no built-in has this id" in message

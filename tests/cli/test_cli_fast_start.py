@@ -53,6 +53,44 @@ def test_the_keyless_path_imports_no_engine(tmp_path: Path) -> None:
 	)
 
 
+PY_TOOL_AGENT = """
+from openmolt import FunctionTool
+
+shout = FunctionTool("shout", "Upper-case a text.", lambda i, c: i["text"].upper())
+input = "Ada"
+
+
+def agent(om):
+	om.llm_providers["{provider}"] = {{"base_url": "{url}", "max_retries": 0}}
+	return om.create_agent(name="Greeter", model="{provider}:greet", tools=[shout])
+"""
+
+
+@pytest.mark.parametrize("kind", ["json", "python with a function tool"])
+def test_a_run_without_integrations_imports_no_template_engine(
+	tmp_path: Path, server, cli, kind: str
+) -> None:
+	"""A run without integrations reaches the model without them or liquid (~150 modules)."""
+	path = cli.agent_file(tmp_path, server)
+	if kind != "json":
+		path = tmp_path / "agent.py"
+		path.write_text(PY_TOOL_AGENT.format(provider=cli.PROVIDER, url=server.url))
+	code = (
+		"import sys\n"
+		"from openmolt_core.cli import main\n"
+		f"code = main([{str(path)!r}, '--json'])\n"
+		"loaded = [m for m in ('liquid', 'openmolt_core.integrations') if m in sys.modules]\n"
+		"print(code, loaded, file=sys.stderr)\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key"})
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	assert done.stderr.splitlines()[-1] == "0 []", done.stderr
+	assert json.loads(done.stdout)["status"] == "success"
+	assert len(server.requests) == 1
+
+
 @pytest.mark.parametrize(
 	"extra",
 	[

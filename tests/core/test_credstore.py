@@ -276,6 +276,32 @@ def test_credential_store_argument_is_checked(tmp_path: Path) -> None:
 		OpenMolt(entry_points=False, credential_store=42)  # type: ignore[arg-type]
 
 
+def test_the_default_store_is_looked_up_at_first_use(
+	store: EncryptedFileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Creating an instance touches no file; the default store is found when first used."""
+	from openmolt_core import OpenMolt, credstore
+
+	looked_up: list[int] = []
+	real = credstore.default_store
+
+	def counted() -> EncryptedFileStore | None:
+		looked_up.append(1)
+		return real()
+
+	monkeypatch.setattr(credstore, "default_store", counted)
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(store.path))
+	om = OpenMolt(entry_points=False)
+	assert looked_up == []
+	store.save("slack", {"accessToken": "xoxe-made-after-the-instance-1"})  # `openmolt auth`
+	found = om.credential_store
+	assert isinstance(found, EncryptedFileStore) and found.path == store.path
+	assert om.credential_store is found and looked_up == [1]
+	assert "xoxe-made-after-the-instance-1" in om.secrets
+	om.credential_store = None  # set by hand: no lookup, no store
+	assert om.credential_store is None and looked_up == [1]
+
+
 @pytest.fixture
 def auth_server() -> Iterator[FakeAuthServer]:
 	srv = FakeAuthServer(refresh_delay=0.3)

@@ -53,7 +53,7 @@ def local_url():
 			pass
 
 	httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-	thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+	thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
 	thread.start()
 	yield f"http://127.0.0.1:{httpd.server_address[1]}/"
 	httpd.shutdown()

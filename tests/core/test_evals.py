@@ -1,8 +1,8 @@
 """Evals: datasets scored deterministically with a scripted model, reports, CLI for CI."""
 
 import json
+import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -233,20 +233,17 @@ agent = om.create_agent(name="Upper", model=Model())
 """
 
 
-def test_the_eval_command_exits_non_zero_under_the_threshold(tmp_path: Path) -> None:
+def test_the_eval_command_exits_non_zero_under_the_threshold(
+	tmp_path: Path, cli_in_process
+) -> None:
 	"""openmolt eval prints a table, writes JSON, and exits 1 below --min-score (0 at or above)."""
 	(tmp_path / "agent.py").write_text(textwrap.dedent(AGENT_FILE))
 	cases = [{"input": "a", "expected_output": "A"}, {"input": "b", "expected_output": "x"}]
 	(tmp_path / "data.json").write_text(json.dumps({"cases": cases}))
 
 	def run(*args: str) -> subprocess.CompletedProcess[str]:
-		return subprocess.run(
-			[sys.executable, "-m", "openmolt", "eval", "data.json", "agent.py", *args],
-			cwd=tmp_path,
-			capture_output=True,
-			text=True,
-			timeout=120,
-		)
+		command = ["eval", "data.json", "agent.py", *args]
+		return cli_in_process(command, cwd=tmp_path, env=dict(os.environ))
 
 	low = run("--min-score", "0.9", "--json", "report.json")
 	assert low.returncode == 1, low.stderr

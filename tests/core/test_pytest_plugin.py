@@ -47,7 +47,7 @@ async def test_fixtures(scripted_model, mock_http):
 
 
 async def test_refused():
-	om = OpenMolt(llm_providers={"openai": {"api_key": "k", "base_url": "http://127.0.0.1:9/v1"}})
+	om = OpenMolt(llm_providers={"openai": {"api_key": "k", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0}})
 	agent = om.create_agent(name="R", model="openai:gpt-5-mini")
 	with pytest.raises(ModelRequestsDisallowedError, match="mark the test"):
 		await agent.run("x")

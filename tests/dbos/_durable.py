@@ -42,7 +42,7 @@ class FakeServer:
 		server.daemon_threads = True
 		self._server = server
 		self.url = f"http://127.0.0.1:{server.server_address[1]}"
-		self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+		self._thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
 		self._thread.start()
 
 	def close(self) -> None:

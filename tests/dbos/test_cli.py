@@ -134,17 +134,26 @@ async def test_openmolt_runs_lists_and_openmolt_answer_answers_a_parked_run(tmp_
 		reset_engine()
 
 
-def test_the_worker_needs_a_store_and_unique_agent_names(tmp_path: Path) -> None:
+def test_the_worker_needs_a_store_and_unique_agent_names(tmp_path: Path, cli_in_process) -> None:
 	"""Without a store, or with two agents of one name, the worker says what to fix (exit 2)."""
-	no_store = _cli("worker", "crash_agents.py")
+	env = {k: v for k, v in os.environ.items() if k != "OPENMOLT_DURABILITY"}
+
+	def worker(*args: str) -> subprocess.CompletedProcess[str]:
+		# In this process: each fails before a worker starts (a fresh one imports DBOS, 4 s).
+		try:
+			return cli_in_process(["worker", *args], cwd=HERE, env=env)
+		finally:
+			reset_engine()
+
+	no_store = worker("crash_agents.py")
 	assert no_store.returncode == 2
 	assert "no durable store: pass --durability" in no_store.stderr
 	twin = tmp_path / "twin.py"
 	twin.write_text((HERE / "crash_agents.py").read_text())
-	clash = _cli("worker", "crash_agents.py", str(twin), "--durability", str(tmp_path / "r.sqlite"))
+	clash = worker("crash_agents.py", str(twin), "--durability", str(tmp_path / "r.sqlite"))
 	assert clash.returncode == 2
 	assert "another file already defines an agent named 'Crash'" in clash.stderr
-	missing = _cli("worker", str(tmp_path / "nothing"), "--durability", str(tmp_path / "r.sqlite"))
+	missing = worker(str(tmp_path / "nothing"), "--durability", str(tmp_path / "r.sqlite"))
 	assert missing.returncode == 2 and "no such file or folder" in missing.stderr
 
 

@@ -152,7 +152,7 @@ class FakeOpenAI:
 @pytest.fixture(scope="session")
 def fake_openai():
 	server = FakeOpenAI()
-	thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
+	thread = threading.Thread(target=server.httpd.serve_forever, args=(0.02,), daemon=True)
 	thread.start()
 	yield server
 	server.httpd.shutdown()

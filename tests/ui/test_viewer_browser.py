@@ -254,7 +254,7 @@ def test_another_local_server_never_receives_the_token(served: Served, page: Any
 			pass
 
 	other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
-	thread = threading.Thread(target=other.serve_forever, daemon=True)
+	thread = threading.Thread(target=other.serve_forever, args=(0.02,), daemon=True)
 	thread.start()
 	try:
 		response = page.goto(served.viewer.url)

@@ -184,7 +184,7 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 	problems = missing_credentials(tools)
 	if not problems:
 		return
-	from openmolt_core.integrations.connect import env_var
+	from openmolt_core._envvars import env_var
 
 	lines = [f"agent {agent!r}: " + "; ".join(p.describe() for p in problems)]
 	variables = []

@@ -98,7 +98,7 @@ def model_list(model: Any, fallback_models: Sequence[Any] = ()) -> list[Any]:
 	Raises:
 		ConfigurationError: The list is empty, or a model appears twice.
 	"""
-	models = list(model) if isinstance(model, list | tuple) else [model]
+	models = list(model) if isinstance(model, (list, tuple)) else [model]
 	models += list(fallback_models)
 	if not models:
 		raise ConfigurationError("create_agent: model must name at least one model")

@@ -166,10 +166,12 @@ class OpenMolt:
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
 		self._auths: dict[tuple[str, str, str], Any] = {}
-		self.credential_store: CredentialStore | None = _credential_store(credential_store)
-		"""The credential store integrations read after their config and the environment."""
-		if self.credential_store is not None:
-			self.secrets.add_once(self._stored_secrets)
+		# The default store is a file lookup: made at first use (`credential_store`), not here.
+		self._default_credential_store = credential_store is None
+		self._credential_store = (
+			None if credential_store is None else _credential_store(credential_store)
+		)
+		self.secrets.add_once(self._stored_secrets)
 		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
@@ -233,6 +235,23 @@ class OpenMolt:
 	async def _serve_late(self, scheduler: Scheduler) -> None:
 		if self._task_group is not None:  # not if the block ended before this task started
 			await scheduler.serve()
+
+	@property
+	def credential_store(self) -> CredentialStore | None:
+		"""The credential store integrations read after their config and the environment.
+
+		The default one (the file ``openmolt auth`` writes, when it exists) is looked up here, at
+		first use: creating an instance touches no file.
+		"""
+		if self._default_credential_store:
+			self._default_credential_store = False
+			self._credential_store = _credential_store(None)
+		return self._credential_store
+
+	@credential_store.setter
+	def credential_store(self, store: CredentialStore | None) -> None:
+		self._default_credential_store = False
+		self._credential_store = store
 
 	@property
 	def approvals(self) -> Approvals:
@@ -566,19 +585,19 @@ class OpenMolt:
 			self._providers[name] = provider
 			import os
 
-			from openmolt_core.integrations.connect import env_var
+			from openmolt_core._envvars import env_var  # not .integrations: no template engine
 
 			self.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 		return provider
 
 	def _stored_secrets(self) -> set[str]:
 		"""Every secret value in the credential store, bound or not; nothing if it cannot be read."""
-		from openmolt_core._binding import secret_values
-
 		store = self.credential_store
 		found: set[str] = set()
 		if store is None:
 			return found
+		from openmolt_core._binding import secret_values
+
 		try:
 			for integration, user in store.entries():
 				found |= secret_values(store.load(integration, user) or {})

@@ -566,3 +566,11 @@ class Plugins:
 	def source(self, qualified: str) -> str | None:
 		"""The distribution a loaded plugin came from, for error messages."""
 		return self._sources.get(qualified)
+
+	def sources(self) -> dict[str, str]:
+		"""Every entry-point plugin loaded so far and its distribution.
+
+		Keys are qualified ids (``integrations:notion``), values distribution names
+		(``openmolt-integrations``).
+		"""
+		return dict(self._sources)

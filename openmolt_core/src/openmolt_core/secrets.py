@@ -222,12 +222,19 @@ class SecretSet:
 	also read by the logging filter (`openmolt_core._redact.RedactingFilter`) while it lives.
 	"""
 
-	__slots__ = ("__weakref__", "_later", "_sources", "_values")
+	__slots__ = ("__weakref__", "_later", "_live", "_sources", "_values")
 
 	def __init__(self) -> None:
 		self._values: frozenset[str] = frozenset()
 		self._sources: tuple[Callable[[], Iterable[str]], ...] = ()
 		self._later: list[Callable[[], Iterable[str]]] = []
+		self._live = False  # in _LIVE, read by the logging filter (once: every instance has one)
+
+	def _go_live(self) -> None:
+		if not self._live:
+			with _LOCK:
+				_LIVE.add(self)
+			self._live = True
 
 	def add_once(self, source: Callable[[], Iterable[str]]) -> None:
 		"""Register a callable whose secrets are read once, at the first use of the set.
@@ -239,8 +246,7 @@ class SecretSet:
 			source: Returns the secrets.
 		"""
 		self._later.append(source)
-		with _LOCK:
-			_LIVE.add(self)
+		self._go_live()
 
 	def add(self, *values: str | None) -> None:
 		"""Register secret values (``None`` and empty strings are ignored).
@@ -252,7 +258,7 @@ class SecretSet:
 		if new - self._values:
 			with _LOCK:
 				self._values = self._values | new
-				_LIVE.add(self)
+			self._go_live()
 			from openmolt_core._redact import install_log_redaction
 
 			install_log_redaction()
@@ -268,7 +274,7 @@ class SecretSet:
 			return
 		with _LOCK:
 			self._sources = (*self._sources, source)
-			_LIVE.add(self)
+		self._go_live()
 
 	def values(self) -> frozenset[str]:
 		"""Every secret known now (a source that fails adds nothing rather than raising)."""

@@ -84,7 +84,9 @@ class FakeAuthServer:
 				return
 
 		self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-		self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+		self._thread = threading.Thread(
+			target=self._server.serve_forever, args=(0.02,), daemon=True
+		)
 		self._thread.start()
 
 	@property

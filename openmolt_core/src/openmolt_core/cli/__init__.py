@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
-from openmolt_core.errors import OpenMoltError
+from openmolt_core.errors import OpenMoltError, PluginError
 
 __all__ = ["ExitCode", "approve_on_terminal", "ask_on_terminal", "main"]
 
@@ -282,8 +282,10 @@ async def _run_agent(ns: argparse.Namespace) -> int:
 		if ns.input == "-":
 			ns.input = _stdin_text() or ""
 	from openmolt_core.cli._approve import install
+	from openmolt_core.cli._ecosystem import remember_plugins
 
 	install(loaded.agent, ns.approvals or "ask", explicit=ns.approvals is not None)
+	remember_plugins(loaded.om.plugins.sources())  # named if their distribution goes away
 	if ns.verbose:
 		for report in loaded.keys:
 			progress.line(report.line())
@@ -366,6 +368,11 @@ def _info_command(name: str, args: list[str]) -> int:
 	if name != "schema":
 		parser.add_argument("--json", action="store_true", help="print JSON")
 	ns = parser.parse_args(args)
+	if name in ("plugins", "tools"):
+		from openmolt_core.cli._ecosystem import remember_plugins
+
+		listed = OpenMolt().plugins.installed()
+		remember_plugins({f"{p.group}:{p.name}": p.distribution for p in listed if p.distribution})
 	if name == "schema":
 		print_schema(sys.stdout, OpenMolt())
 	elif name == "plugins":
@@ -549,6 +556,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 	except OpenMoltError as exc:
 		for line in str(exc).splitlines() or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
+		if isinstance(exc, PluginError):
+			from openmolt_core.cli._ecosystem import former_plugin_hint
+
+			hint = former_plugin_hint(exc)  # its distribution was uninstalled since
+			if hint:
+				print(f"openmolt: {hint}", file=sys.stderr)
 		return ExitCode.USAGE
 	except KeyboardInterrupt:
 		print("openmolt: interrupted", file=sys.stderr)

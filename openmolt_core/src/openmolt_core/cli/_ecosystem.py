@@ -1,4 +1,4 @@
-"""``openmolt import-openapi SPEC``, and the extensions other commands use.
+"""``openmolt import-openapi SPEC``, the extensions other commands use, and the plugins seen.
 
 ```
 openmolt import-openapi SPEC --id NAME [--tag T]... [--operation ID]... [--base-url URL]
@@ -11,20 +11,33 @@ The core never imports its plugins: an extension (the MCP client for agent files
 the viewer for ``--ui``) is found through the ``openmolt.extensions`` entry point of its
 distribution, loaded only when used. ``openmolt mcp`` is openmolt-mcp's own command
 (``register_commands``).
+
+The command also remembers which distribution provided each third-party plugin it saw installed
+(`remember_plugins`, ``$XDG_STATE_HOME/openmolt/plugins.json``), so that an id whose distribution
+was uninstalled since is told what to install again (`former_plugin_hint`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
 
-__all__ = ["ECOSYSTEM_COMMANDS", "extension", "main"]
+__all__ = [
+	"ECOSYSTEM_COMMANDS",
+	"extension",
+	"former_plugin_hint",
+	"main",
+	"plugin_record_path",
+	"remember_plugins",
+]
 
 ECOSYSTEM_COMMANDS = ("import-openapi",)
 """The subcommands this module runs."""
@@ -51,6 +64,100 @@ def extension(name: str, *, needed_for: str) -> Any:
 		f"{needed_for} needs the {name} extension, which is not installed; run: "
 		f"{install_command(f'openmolt[{extra}]')}"
 	)
+
+
+# The plugins seen installed -------------------------------------------------------------------
+
+_FIRST_PARTY = frozenset({"openmolt-core", "openmolt-providers", "openmolt-integrations"})
+"""Distributions of the built-in plugins: their ids get the ``openmolt[...]`` hints instead."""
+
+
+def plugin_record_path() -> Path:
+	"""Where the command remembers third-party plugins: ``$XDG_STATE_HOME/openmolt/plugins.json``."""
+	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+	return Path(state_home) / "openmolt" / "plugins.json"
+
+
+def _read_record(path: Path) -> dict[str, dict[str, str]]:
+	try:
+		data = json.loads(path.read_text(encoding="utf-8"))
+	except (OSError, ValueError):
+		return {}
+	if not isinstance(data, dict):
+		return {}
+	return {
+		str(k): {"distribution": str(v["distribution"]), "version": str(v.get("version", ""))}
+		for k, v in data.items()
+		if isinstance(v, dict) and isinstance(v.get("distribution"), str)
+	}
+
+
+def remember_plugins(sources: Mapping[str, str]) -> None:
+	"""Record the distribution of each third-party plugin seen (``integrations:weather``).
+
+	The record is written only when it gains or changes an entry, and an id stays recorded
+	after its distribution is uninstalled, which is the point. Never raises: the record only
+	improves a later error message.
+
+	Args:
+		sources: Qualified plugin ids and the distributions that provide them
+			(`openmolt_core.plugins.Plugins.sources`); built-in ones are left out.
+	"""
+	try:
+		found = {
+			key: {"distribution": dist, "version": metadata.version(dist)}
+			for key, dist in sources.items()
+			if dist not in _FIRST_PARTY and _installed(dist)
+		}
+		if not found:
+			return
+		path = plugin_record_path()
+		record = _read_record(path)
+		if all(record.get(key) == value for key, value in found.items()):
+			return
+		from openmolt_core._private import private_file
+
+		record.update(found)
+		private_file(path, own_dir=True)
+		path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+	except Exception:  # a read-only home, a broken distribution: the record is optional
+		return
+
+
+def _installed(distribution: str) -> bool:
+	try:
+		metadata.distribution(distribution)
+	except metadata.PackageNotFoundError:
+		return False
+	return True
+
+
+def former_plugin_hint(exc: OpenMoltError) -> str | None:
+	"""For a plugin that is not there: the distribution that provided it, now uninstalled.
+
+	Args:
+		exc: The error a run or a command stopped with.
+
+	Returns:
+		A line naming the distribution and the command that installs it again, or None when
+		the error is not about a missing plugin or nothing is known about that id.
+	"""
+	if not isinstance(exc, PluginError):
+		return None
+	known = _read_record(plugin_record_path()).get(exc.plugin)
+	if known is None or _installed(known["distribution"]):
+		return None
+	from openmolt_core._hints import install_command
+
+	name = known["distribution"]
+	version = f" {known['version']}" if known["version"] else ""
+	return (
+		f"{exc.plugin} was provided by {name}{version}, which is no longer installed; "
+		f"run: {install_command(name)}"
+	)
+
+
+# mcp and import-openapi -------------------------------------------------------------------------
 
 
 def _import_openapi(args: Sequence[str]) -> int:

@@ -76,8 +76,21 @@ class Loaded:
 		return self.agent.om
 
 
-def _integration_ids(om: OpenMolt) -> list[str]:
-	return [p.name for p in om.plugins.installed() if p.group == "integrations"]
+def _integration_ids(om: OpenMolt, keys: dict[str, Any]) -> list[str]:
+	"""The installed integrations a variable of the key sources is named for (``OPENMOLT_<ID>_``).
+
+	Learning an integration's keys loads its plugin (and the template engine): one that no
+	variable names would get an empty config anyway, so only the named ones are loaded.
+	"""
+	sources = (keys["environ"], keys["dotenv"], keys.get("stored") or {})
+	names = [n for source in sources for n in source if n.startswith("OPENMOLT_")]
+	if not names:
+		return []
+	return [
+		iid
+		for iid in om.plugins.integration_ids()
+		if any(n.startswith(env_var(iid, "x")[:-1]) for n in names)
+	]
 
 
 def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
@@ -414,7 +427,7 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 		# The factory's instance knows every key the environment holds for an installed
 		# integration, as a JSON file's would.
 		om = OpenMolt(verbose=verbose)
-		configs, found = _integration_configs(om, _integration_ids(om), {}, keys)
+		configs, found = _integration_configs(om, _integration_ids(om, keys), {}, keys)
 		integration_reports = [r for r in found if r.source is not None]
 		om.integration_configs.update({iid: c for iid, c in configs.items() if c})
 		agent = call_factory(agent, om, path)
