@@ -259,3 +259,21 @@ async def test_a_sub_agents_text_is_in_the_stream_with_its_parent() -> None:
 		if e.name == "text:delta" and e.field == "humanMessage":
 			texts[e.parent_run_id] = texts.get(e.parent_run_id, "") + e.text
 	assert texts == {"": "from main", run.run_id: "from the helper"}
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+async def test_a_secret_split_across_deltas_never_reaches_a_listener(size: int) -> None:
+	"""Each delta masked alone would let the halves of a secret through: they are held back."""
+	secret = "sk-live-7f3a9c2e11"
+	reply = {"commands": [finish("ok", human_message=f"the key is {secret}, keep it")]}
+	model = Streamer([reply], size=size)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	agent = om.create_agent(name="S", model=model, max_steps=2)
+	deltas: list[str] = []
+	agent.on("text:delta", lambda e: deltas.append(e.text))
+	result = await agent.run("go")
+	said = "".join(deltas)
+	assert model.streamed == 1 and result.output == "ok"
+	assert secret not in said and all(secret[:9] not in d for d in deltas)
+	assert "the key is [redacted], keep it" in said

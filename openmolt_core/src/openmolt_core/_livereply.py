@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from openmolt_core._replystream import ReplyDecoder, TextPiece
 from openmolt_core.events import CommandReadyEvent, Event, TextDeltaEvent
+from openmolt_core.secrets import StreamMask
 from openmolt_core.streaming import stream_reply
 
 if TYPE_CHECKING:
@@ -41,36 +42,53 @@ def sender(ctx: RunContext) -> Send | None:
 
 	async def send(provider: LLMProvider, request: ModelRequest, model: str) -> ModelResponse:
 		decoder = ReplyDecoder()  # one per call: a fallback starts the reply over
+		# One mask per field: a secret split across two deltas is held back until it is whole,
+		# then masked (each delta masked alone would let its halves through).
+		masks: dict[tuple[int, str, bool], StreamMask] = {}
+
+		async def delta(index: int, field: str, raw: bool, piece: str) -> None:
+			if piece:
+				event = TextDeltaEvent(
+					agent=ctx.agent,
+					step=ctx.step,
+					index=index,
+					field=field,
+					text=piece,
+					raw=raw,
+					model=model,
+				)
+				await _emit(ctx, event)
+
+		async def flush(index: int | None = None) -> None:
+			for key in [k for k in masks if index is None or k[0] == index]:
+				await delta(*key, masks.pop(key).flush())
 
 		async def on_text(chunk: str) -> None:
 			for piece in decoder.feed(chunk):
 				if isinstance(piece, TextPiece):
 					if text:
+						key = (piece.index, piece.field, piece.raw)
+						masked = masks.get(key)
+						if masked is None:
+							masked = masks[key] = StreamMask(lambda: ctx.redact.secrets)
+						await delta(*key, masked.feed(piece.text))
+				else:
+					await flush(piece.index)  # the command's text is whole: send what was held
+					if ready:
 						await _emit(
 							ctx,
-							TextDeltaEvent(
+							CommandReadyEvent(
 								agent=ctx.agent,
 								step=ctx.step,
 								index=piece.index,
-								field=piece.field,
-								text=ctx.redact(piece.text),
-								raw=piece.raw,
+								command=ctx.redact.deep(piece.command),
 								model=model,
 							),
 						)
-				elif ready:
-					await _emit(
-						ctx,
-						CommandReadyEvent(
-							agent=ctx.agent,
-							step=ctx.step,
-							index=piece.index,
-							command=ctx.redact.deep(piece.command),
-							model=model,
-						),
-					)
 
-		return await stream_reply(provider, request, on_text)
+		response = await stream_reply(provider, request, on_text)
+		await flush()
+		return response
 
 	return send
 

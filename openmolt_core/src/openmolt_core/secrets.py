@@ -33,7 +33,9 @@ from urllib.parse import quote, quote_plus, unquote, unquote_plus
 __all__ = [
 	"MASK",
 	"SecretSet",
+	"StreamMask",
 	"environment_secrets",
+	"held_back",
 	"mask",
 	"settings_secrets",
 	"spellings",
@@ -208,6 +210,62 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 		if any(s.strip() in decoded for s in secrets):
 			return MASK
 	return run
+
+
+@lru_cache(maxsize=64)
+def _prefixes(secrets: frozenset[str]) -> tuple[frozenset[str], int]:
+	"""Every proper prefix of every spelling of the secrets, and the longest spelling's length."""
+	every = set().union(*(spellings(s) for s in secrets)) if secrets else set()
+	prefixes = frozenset(sp[:i] for sp in every for i in range(1, len(sp)))
+	return prefixes, max((len(sp) for sp in every), default=0)
+
+
+def held_back(text: str, secrets: frozenset[str]) -> int:
+	"""How many trailing characters of ``text`` could be the start of a secret's spelling.
+
+	Text that is sent piece by piece (a streamed reply) must hold them back until the next piece
+	says whether a secret follows: masking each piece alone would let a secret split across two
+	pieces through.
+
+	Args:
+		text: The text not yet sent.
+		secrets: The raw secret values.
+	"""
+	if not secrets or not text:
+		return 0
+	prefixes, longest = _prefixes(secrets)
+	for k in range(min(longest - 1, len(text)), 0, -1):
+		if text[-k:] in prefixes:
+			return k
+	return 0
+
+
+class StreamMask:
+	"""Masks secrets in text that arrives in pieces, holding back what may start a secret.
+
+	Args:
+		secrets: Returns the raw secret values (asked at each piece: tokens may be new).
+	"""
+
+	__slots__ = ("_held", "_secrets")
+
+	def __init__(self, secrets: Callable[[], Iterable[str]]) -> None:
+		self._secrets = secrets
+		self._held = ""
+
+	def feed(self, piece: str) -> str:
+		"""The masked text that can be sent now (possibly empty)."""
+		text = self._held + piece
+		secrets = frozenset(self._secrets())
+		keep = held_back(text, secrets)
+		cut = len(text) - keep
+		self._held = text[cut:]
+		return mask(text[:cut], secrets) if cut else ""
+
+	def flush(self) -> str:
+		"""The masked rest, once no more pieces come."""
+		text, self._held = self._held, ""
+		return mask(text, frozenset(self._secrets())) if text else ""
 
 
 _LIVE: weakref.WeakSet[SecretSet] = weakref.WeakSet()
