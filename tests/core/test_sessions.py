@@ -359,6 +359,47 @@ async def test_postgres_sessions_keep_users_apart() -> None:
 		engine.dispose()
 
 
+@pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
+def test_processes_that_create_the_session_table_at_once_all_go_on() -> None:
+	"""PostgreSQL refuses a concurrent CREATE TABLE even with the existence check: tolerated."""
+	import threading
+	import uuid
+
+	import sqlalchemy as sa
+
+	assert POSTGRES_URL is not None
+	name = f"om_race_{uuid.uuid4().hex[:12]}"
+	admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+	with admin.connect() as conn:
+		conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+	url = sa.engine.make_url(POSTGRES_URL).set(database=name)
+	engines = [sa.create_engine(url) for _ in range(6)]
+	barrier = threading.Barrier(len(engines))
+	failures: list[BaseException] = []
+
+	def start(engine: Any) -> None:
+		session = SQLAlchemySession("s", engine=engine)
+		barrier.wait()
+		try:
+			session._ensure()
+		except BaseException as exc:
+			failures.append(exc)
+
+	try:
+		threads = [threading.Thread(target=start, args=(e,)) for e in engines]
+		for t in threads:
+			t.start()
+		for t in threads:
+			t.join()
+		assert failures == []
+	finally:
+		for engine in engines:
+			engine.dispose()
+		with admin.connect() as conn:
+			conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+		admin.dispose()
+
+
 class Failing:
 	name = "failing"
 

@@ -402,7 +402,13 @@ class SQLAlchemySession:
 
 	def _ensure(self) -> None:
 		if self.engine not in self._tables:
-			self._meta.create_all(self.engine, checkfirst=True)
+			try:
+				self._meta.create_all(self.engine, checkfirst=True)
+			except self._sa.exc.DBAPIError:
+				# Two processes creating the table at once: PostgreSQL refuses the second
+				# CREATE TABLE (a duplicate pg_type row) even with the existence check. The other
+				# one made it; check again, and fail only if it is still missing.
+				self._meta.create_all(self.engine, checkfirst=True)
 			self._tables.add(self.engine)
 
 	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
