@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
+from dbos._error import DBOSWorkflowConflictIDError
 
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.result import RunResult, RunState
@@ -153,6 +154,8 @@ async def run_workflow(
 	untrack = engine.track(wid, task) if task is not None else (lambda: None)
 	try:
 		return await _run(engine, wid, agent_name, state, answer, schedule, decisions or [])
+	except DBOSWorkflowConflictIDError:
+		raise  # another execution owns the run now: it ends it, and says how (DBOS parks this one)
 	except Exception as exc:
 		engine.notify(wid, Outcome("error", exc))
 		raise
