@@ -522,7 +522,7 @@ async def _call_tool(
 		result = dict(result)
 		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
 	if ctx.guards.screens(bound):  # result guardrails; untrusted content taints the run
-		result = await ctx.guards.result(ctx, record, index, call, bound, result)
+		result = await ctx.guards.result(ctx, record, index, call, bound, result, live=bool(done))
 	if ctx.toolset is not None:  # outside the journaled step: a replay loads the same tools
 		ctx.toolset.absorb(ctx.state, ctx.step, index, call.tool, result)
 	return result if allowed is None else audited(result, allowed, ctx)
