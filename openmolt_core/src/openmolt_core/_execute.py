@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
+from openmolt_core import _cost
 from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
 from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
@@ -186,6 +187,8 @@ class RunContext:
 		guards: The agent's guardrails and taint policy (`openmolt_core._guard`).
 		cost_left: What the run may still spend in USD (None: no cost budget); a sub-agent it
 			calls gets it as its own cap (`openmolt_core._cost`).
+		shared_budget: While a batch of calls that spend the cost budget runs at once (several
+			sub-agents), the share each of them gets as its cap (`openmolt_core._cost.share`).
 	"""
 
 	agent: str
@@ -205,6 +208,7 @@ class RunContext:
 	toolset: ToolSet | None = None
 	guards: RunGuards = field(default_factory=RunGuards)
 	cost_left: Callable[[], float | None] = lambda: None
+	shared_budget: float | None = None
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -427,9 +431,17 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 	async def one(i: int) -> None:
 		record.results[i] = await _call_tool(ctx, record, i, record.commands[i], seqs[i])
 
-	async with anyio.create_task_group() as tg:
-		for i in todo:
-			tg.start_soon(one, i)
+	# Sub-agents called at once each reserve a share of the cost budget (openmolt_core._cost).
+	calls = (cast(CallTool, record.commands[i]) for i in todo)
+	spenders = sum(_cost.spends_budget(ctx.tools[c.tool].tool) for c in calls)
+	if spenders > 1:
+		ctx.shared_budget = _cost.share(ctx.cost_left(), spenders)
+	try:
+		async with anyio.create_task_group() as tg:
+			for i in todo:
+				tg.start_soon(one, i)
+	finally:
+		ctx.shared_budget = None
 
 
 async def _call_tool(
@@ -471,7 +483,9 @@ async def _call_tool(
 			ctx.wants,
 			ctx.forward,
 			ctx.approvals.handler,
-			ctx.cost_left(),
+			ctx.shared_budget
+			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
+			else ctx.cost_left(),
 			ctx.state.taint,
 		)
 		try:
