@@ -451,12 +451,15 @@ async def _call_tool(
 	tool_input: dict[str, Any] = call.input
 	allowed = None
 	if bound.approval is not None or ctx.approvals.parked or ctx.guards.gates(bound):
+		numbered = ctx.state.seq
 		allowed = await gate(ctx, record, index, call, bound)  # guardrails, policy, approval
 		if allowed.input is None:
 			return allowed.entry  # denied or refused; None when parked
 		if tripped(record):  # a guardrail stopped the step while this call was checked
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		tool_input = allowed.input
+		if ctx.state.seq != numbered:  # the gate's events (a decision...) came after the block
+			seq = ctx.reserve_events(_TOOL_EVENTS)  # the call's events follow them, in order
 	key = step_key("tool", ctx.step, index, call.tool)
 	# What the call did, kept for its events: they are emitted once the step's result is
 	# journaled, so an observer never sees "done" for a call a crash would run again.
