@@ -75,10 +75,12 @@ async def test_an_execution_that_lost_its_run_makes_no_further_call(url: str) ->
 	# The tool's result is journaled, then its response event goes out: the run changes hands
 	# between that step and the next model call.
 	agent.on("tool:response", lambda event: _give_away("fence-run-1"))
-	await agent.start("pay", run_id="fence-run-1")
-	await _until(lambda: charged, "the charge")
-	await _until(lambda: "tool:1:0:local.charge" in _journal("fence-run-1"), "the journal")
-	await anyio.sleep(1.0)  # time for a call the stale execution must not make
+	state = agent.new_state("pay")
+	state.run_id = "fence-run-1"
+	with anyio.move_on_after(3) as waited:  # time for a call the stale execution must not make
+		# The caller is not told the run failed: it goes on with its owner (polled for).
+		await agent.run(history=state)
+	assert waited.cancelled_caught
 	assert len(model.requests) == 1 and charged == [5]
 	assert _journal("fence-run-1")[-1] == "tool:1:0:local.charge"  # nothing after the hand-off
 	await om.aclose()

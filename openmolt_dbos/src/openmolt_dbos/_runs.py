@@ -154,10 +154,14 @@ async def run_workflow(
 	untrack = engine.track(wid, task) if task is not None else (lambda: None)
 	try:
 		return await _run(engine, wid, agent_name, state, answer, schedule, decisions or [])
-	except DBOSWorkflowConflictIDError:
-		raise  # another execution owns the run now: it ends it, and says how (DBOS parks this one)
-	except Exception as exc:
-		engine.notify(wid, Outcome("error", exc))
+	except BaseException as exc:
+		# DBOS's error for an execution that lost its run (openmolt_dbos._ownership) is a
+		# BaseException: DBOS parks this execution, and a waiter polls for the owner's outcome.
+		# From a concurrent batch it comes in a task group's group: DBOS knows it only alone.
+		if isinstance(exc, BaseExceptionGroup) and exc.subgroup(DBOSWorkflowConflictIDError):
+			raise DBOSWorkflowConflictIDError(wid) from exc
+		if isinstance(exc, Exception):
+			engine.notify(wid, Outcome("error", exc))
 		raise
 	finally:
 		untrack()
