@@ -498,3 +498,44 @@ def test_local_tools_name_their_own_scopes() -> None:
 	om.create_agent(
 		name="B", model=ScriptedModel([]), tools=[read], requires_approval=["local:read"]
 	)
+
+
+async def test_events_are_numbered_in_the_order_they_are_emitted_across_a_resume() -> None:
+	"""Parked, then resumed with a decision: the decision, then the call's events, each numbered
+	after the one before (the call's numbers are taken once its gate has spoken)."""
+	from openmolt_core.events import EVENT_NAMES
+
+	shop = Shop()
+	om = OpenMolt(entry_points=False)
+	model = ScriptedModel([refund_call(), finish("refunded")])
+	agent = shop.agent(om, model)
+	seen: list[tuple[str, int]] = []
+	for name in EVENT_NAMES:
+		agent.on(name, lambda e: seen.append((e.name, e.seq)))
+	parked = await agent.run("go")
+	[request] = agent.approval_requests(parked.state)
+	result = await agent.resume(roundtrip(parked.state), decision=request.approve())
+	assert result.output == "refunded"
+	names = [name for name, _ in seen]
+	at = names.index("approval:decision")
+	assert names[at : at + 3] == ["approval:decision", "tool:call", "tool:response"]
+	seqs = [seq for _, seq in seen]
+	assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seen
+
+
+async def test_a_decision_given_by_the_handler_comes_before_the_call_s_events() -> None:
+	"""Decided at once by the handler: request, decision, call, response, in numbering order."""
+	from openmolt_core.events import EVENT_NAMES
+
+	shop = Shop()
+	om = OpenMolt(entry_points=False)
+	model = ScriptedModel([refund_call(), finish("refunded")])
+	agent = shop.agent(om, model, on_approval_request=lambda request: request.approve())
+	seen: list[tuple[str, int]] = []
+	for name in EVENT_NAMES:
+		agent.on(name, lambda e: seen.append((e.name, e.seq)))
+	await agent.run("go")
+	order = [n for n, _ in seen if n.startswith(("approval", "tool"))]
+	assert order == ["approval:request", "approval:decision", "tool:call", "tool:response"]
+	seqs = [seq for _, seq in seen]
+	assert seqs == sorted(seqs), seen

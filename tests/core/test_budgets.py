@@ -380,6 +380,54 @@ async def test_a_cost_the_provider_reports_wins_over_the_price_table() -> None:
 	assert result.usage.cost_usd == pytest.approx(1.5)
 
 
+async def test_sub_agents_called_at_once_share_what_the_run_has_left() -> None:
+	"""Two sub-agents in one batch each reserve half of what is left: together they cannot each
+	spend all of it (they count into the caller only when they end)."""
+	om = OpenMolt(entry_points=False)
+	children = []
+	for name in ("Left", "Right"):
+		child_model = ScriptedModel([update_plan("a")] * 10 + [finish("x")], price=PRICE)
+		children.append(
+			(om.create_agent(name=name, model=child_model, model_config=SMALL), child_model)
+		)
+	both = [call_tool("local.Left", task="a"), call_tool("local.Right", task="b")]
+	model = ScriptedModel([both, finish("done")], price=PRICE)
+	parent = om.create_agent(
+		name="Parent",
+		model=model,
+		tools=[agent for agent, _ in children],
+		max_cost=0.09,
+		model_config=SMALL,
+	)
+	result = await parent.run()
+	# $0.07 left after the parent's first call: $0.035 each, so two $0.02 calls each (the
+	# second crosses it), whichever ends first; without the shares each child's cap is all that
+	# is left when it starts (here the first took four calls and left the other nothing; with
+	# real latency both take four: $0.18 for a $0.09 budget).
+	assert [child_model.calls for _, child_model in children] == [2, 2]
+	assert result.usage.cost_usd == pytest.approx(0.02 + 4 * 0.02)
+	assert result.status == "limit_reached"
+
+
+async def test_a_single_sub_agent_call_gets_all_that_is_left() -> None:
+	"""A sub-agent called alone (or beside plain tools) is not split: it may spend the rest."""
+
+	def plain() -> str:
+		"""A tool that spends nothing."""
+		return "ok"
+
+	om = OpenMolt(entry_points=False)
+	child_model = ScriptedModel([update_plan("a")] * 10 + [finish("x")], price=PRICE)
+	child = om.create_agent(name="Only", model=child_model, model_config=SMALL)
+	both = [call_tool("local.Only", task="a"), call_tool("local.plain")]
+	model = ScriptedModel([both, finish("done")], price=PRICE)
+	parent = om.create_agent(
+		name="Parent", model=model, tools=[child, plain], max_cost=0.09, model_config=SMALL
+	)
+	await parent.run()
+	assert child_model.calls == 4  # $0.07 left: stops once $0.08 >= $0.07
+
+
 @pytest.mark.parametrize(
 	"where",
 	["create_agent", "config", "config_snake", "instance", "fallback", "sub_agent"],

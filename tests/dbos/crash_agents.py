@@ -125,7 +125,6 @@ async def remember(data: str) -> None:
 def _svc() -> dict[str, Any]:
 	return {
 		"name": "svc",
-		# Declared, so no run here is tainted (the crash tests are about durability, not taint).
 		"labels": {"charge": ["outbound"]},
 		"apiSetup": {"baseUrl": _server(), "idempotencyHeader": "Idempotency-Key", "timeout": 120},
 		"tools": [
@@ -188,8 +187,10 @@ def build(om: OpenMolt) -> list[Any]:
 		instructions="Do what the scenario says.",
 		integrations=["svc"],
 		# OPENMOLT_TEST_EXTRA_TOOL: a changed definition (one more tool), as after a deploy.
+		# echo returns what the server says: untrusted, so runs that call it are tainted and
+		# their taint event must be delivered once across a crash, as every other event.
 		tools=[
-			tool(echo, labels=[]),
+			tool(echo, labels=["untrusted"]),
 			refund,
 			refund_strict,
 			*([shout] if os.environ.get("OPENMOLT_TEST_EXTRA_TOOL") else []),

@@ -30,6 +30,8 @@ __all__ = [
 	"estimate",
 	"price_call",
 	"price_of",
+	"share",
+	"spends_budget",
 	"usd",
 ]
 
@@ -143,3 +145,29 @@ def check_prices(name: str, slots: Iterable[Model], label: str) -> None:
 				"cannot be enforced: use a model the provider has a price for, give a provider "
 				"object with a price(model) method, or leave max_cost out"
 			)
+
+
+def spends_budget(tool: Any) -> bool:
+	"""Whether calls of a tool spend the calling run's cost budget (it runs an agent).
+
+	A tool that runs an agent reads `openmolt_core.tools.CallingRun.cost_left` as its cap and
+	says so with a true ``spends_budget`` attribute (`openmolt_core.subagents.AgentTool` does).
+	"""
+	return getattr(tool, "spends_budget", False) is True
+
+
+def share(left: float | None, spenders: int) -> float | None:
+	"""What one of ``spenders`` calls made at once may spend of what the run has ``left``.
+
+	Sub-agents called in one batch run at the same time and count their spend into the calling
+	run only when they end, so each would otherwise take the whole of what is left: each
+	reserves an equal part of what was left when the batch began (whichever ends first), and
+	what one does not spend stays the run's.
+
+	Args:
+		left: What the run may still spend (None: no cost budget).
+		spenders: How many calls of the batch spend the budget (1 or fewer: no split).
+	"""
+	if left is None or spenders <= 1:
+		return left
+	return left / spenders

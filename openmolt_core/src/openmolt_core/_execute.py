@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 
 import anyio
 
+from openmolt_core import _cost
 from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
 from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
@@ -226,6 +227,8 @@ class RunContext:
 			calls gets it as its own cap (`openmolt_core._cost`).
 		hooks: The agent's capabilities (`openmolt_core.hooks`), each hook resolved once.
 		models: What capabilities may ask of the agent's models (`ModelAccess`).
+		shared_budget: While a batch of calls that spend the cost budget runs at once (several
+			sub-agents), the share each of them gets as its cap (`openmolt_core._cost.share`).
 	"""
 
 	agent: str
@@ -247,6 +250,7 @@ class RunContext:
 	cost_left: Callable[[], float | None] = lambda: None
 	hooks: Hooks = NO_HOOKS
 	models: ModelAccess | None = None
+	shared_budget: float | None = None
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -496,9 +500,17 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 			ctx, record, i, cast(CallTool, record.commands[i]), seqs[i]
 		)
 
-	async with anyio.create_task_group() as tg:
-		for i in todo:
-			tg.start_soon(one, i)
+	# Sub-agents called at once each reserve a share of the cost budget (openmolt_core._cost).
+	calls = (cast(CallTool, record.commands[i]) for i in todo)
+	spenders = sum(_cost.spends_budget(ctx.tools[c.tool].tool) for c in calls)
+	if spenders > 1:
+		ctx.shared_budget = _cost.share(ctx.cost_left(), spenders)
+	try:
+		async with anyio.create_task_group() as tg:
+			for i in todo:
+				tg.start_soon(one, i)
+	finally:
+		ctx.shared_budget = None
 
 
 async def _call_tool(
@@ -513,12 +525,15 @@ async def _call_tool(
 	tool_input: dict[str, Any] = call.input
 	allowed = None
 	if bound.approval is not None or ctx.approvals.parked or ctx.guards.gates(bound):
+		numbered = ctx.state.seq
 		allowed = await gate(ctx, record, index, call, bound)  # guardrails, policy, approval
 		if allowed.input is None:
 			return allowed.entry  # denied or refused; None when parked
 		if tripped(record):  # a guardrail stopped the step while this call was checked
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		tool_input = allowed.input
+		if ctx.state.seq != numbered:  # the gate's events (a decision...) came after the block
+			seq = ctx.reserve_events(_TOOL_EVENTS)  # the call's events follow them, in order
 	key = step_key("tool", ctx.step, index, call.tool)
 	# What the call did, kept for its events: they are emitted once the step's result is
 	# journaled, so an observer never sees "done" for a call a crash would run again.
@@ -545,7 +560,9 @@ async def _call_tool(
 			ctx.wants,
 			ctx.forward,
 			ctx.approvals.handler,
-			ctx.cost_left(),
+			ctx.shared_budget
+			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
+			else ctx.cost_left(),
 			ctx.state.taint,
 		)
 		try:
@@ -596,7 +613,7 @@ async def _call_tool(
 		result = dict(result)
 		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
 	if ctx.guards.screens(bound):  # result guardrails; untrusted content taints the run
-		result = await ctx.guards.result(ctx, record, index, call, bound, result)
+		result = await ctx.guards.result(ctx, record, index, call, bound, result, live=bool(done))
 	if ctx.hooks.after_tool:
 		result = await ctx.hooks.after(ctx, call, bound, result)
 	if ctx.toolset is not None:  # outside the journaled step: a replay loads the same tools

@@ -385,10 +385,23 @@ class RunGuards:
 		call: CallTool,
 		bound: BoundTool,
 		entry: dict[str, Any],
+		*,
+		live: bool = True,
 	) -> dict[str, Any]:
 		"""Check a tool's result before the model reads it, and taint the run if it is untrusted.
 
 		A withheld result taints nothing: the model never read it.
+
+		Args:
+			ctx: The run.
+			record: The step's record.
+			index: The call's index in the step.
+			call: The call.
+			bound: Its tool.
+			entry: The result entry the model would read.
+			live: Whether the call ran in this execution (its step's result was just journaled).
+				A call answered from the journal taints the state again, but its ``taint``
+				event went out when it ran: like the call's own events, it is not emitted twice.
 		"""
 		key = step_key("tool", ctx.step, index, call.tool)
 		guards = [g for g in self._by_stage.get("tool_result", ()) if g.applies(bound)]
@@ -419,15 +432,18 @@ class RunGuards:
 				entry = {**entry, "result": value}
 		if "untrusted" in bound.labels:
 			entry = {**entry, "untrusted": True}
-			await self._taint(ctx, key, call.tool)
+			await self._taint(ctx, key, call.tool, live)
 		return entry
 
-	async def _taint(self, ctx: RunContext, key: str, tool: str) -> None:
+	async def _taint(self, ctx: RunContext, key: str, tool: str, live: bool) -> None:
 		taint = ctx.state.taint
 		first = not taint
 		if len(taint) < MAX_TAINT_RECORDS and all(t.get("call") != key for t in taint):
 			taint.append({"call": key, "tool": tool, "step": ctx.step})
 		if not first:
+			return
+		if not live:  # answered from the journal: the event went out when the call ran
+			ctx.skip_event()
 			return
 		log.info("%s step %d: untrusted content from %s taints the run", ctx.agent, ctx.step, tool)
 		if ctx.wants("taint"):

@@ -1009,6 +1009,9 @@ class Agent:
 			RunError: As for `run`.
 		"""
 		await self._refresh_sources()
+		from openmolt_core._redacted_port import RedactedPort
+
+		port = RedactedPort(port, lambda value: self._redactor.deep(value))  # no secret journaled
 		if state is None:
 
 			async def start() -> RunState:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
 from openmolt_core.taint import MAX_TAINT_RECORDS, UNKNOWN_LABELS
@@ -77,6 +77,9 @@ class AgentTool:
 	scopes: Sequence[str] = ()
 	output_schema: dict[str, Any] | None = field(init=False, default=None)
 	"""The sub-agent's output schema."""
+	spends_budget: ClassVar[bool] = True
+	"""Its calls spend the calling run's cost budget: calls made at once share it
+	(`openmolt_core._cost.share`)."""
 
 	@property
 	def labels(self) -> frozenset[str]:

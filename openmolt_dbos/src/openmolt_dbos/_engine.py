@@ -371,6 +371,11 @@ class Engine:
 		DBOS(config=config)
 		# Launched from the event loop's thread: DBOS then runs recovered workflows on this loop.
 		DBOS.launch()
+		from dbos._dbos import _get_dbos_instance
+
+		from openmolt_dbos._ownership import guard_steps
+
+		guard_steps(_get_dbos_instance()._sys_db)  # no call begins in a stale execution
 
 	def lease_valid(self) -> bool:
 		"""Whether this process may execute runs now (its lease holds; see `Heartbeat`)."""

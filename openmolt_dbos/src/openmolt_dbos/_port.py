@@ -14,6 +14,14 @@ same way again, and the replay takes the path its journal records instead of end
 `replaying` compares the workflow's step counter with the last step the journal held when the
 execution began: while it is behind, the run re-executes code whose effects (and events) happened
 before the crash.
+
+Fencing: a step's body (the model call, the tool call) begins only while this worker's lease holds
+(checked when the body begins, after DBOS looked the step up in the store, which also checks that
+this execution still owns the run: `openmolt_dbos._ownership`), and its result goes to the journal
+only if the lease still holds when the call ends. DBOS checks the ownership again in the
+transaction that writes the step, so a write under way when the worker was fenced lands only if
+no other worker has claimed the run since (it is then the journal's answer for the worker that
+takes it over); once another execution owns the run, nothing of the old one is journaled.
 """
 
 from __future__ import annotations
@@ -154,7 +162,12 @@ class DBOSPort:
 		"""Run ``fn`` as the DBOS step ``key``, or return its journaled value."""
 
 		async def body() -> Any:
+			# The last moment before the call: DBOS has just read the store (and the owner).
+			if self._lease is not None and not self._lease():
+				await _stop_here()
 			value = await fn()
+			if self._lease is not None and not self._lease():
+				await _stop_here()  # fenced during the call: its result is not journaled here
 			return value if encode is None else encode(value)
 
 		if self._lease is not None and not self._lease():

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
+from dbos._error import DBOSWorkflowConflictIDError
 
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.result import RunResult, RunState
@@ -153,8 +154,14 @@ async def run_workflow(
 	untrack = engine.track(wid, task) if task is not None else (lambda: None)
 	try:
 		return await _run(engine, wid, agent_name, state, answer, schedule, decisions or [])
-	except Exception as exc:
-		engine.notify(wid, Outcome("error", exc))
+	except BaseException as exc:
+		# DBOS's error for an execution that lost its run (openmolt_dbos._ownership) is a
+		# BaseException: DBOS parks this execution, and a waiter polls for the owner's outcome.
+		# From a concurrent batch it comes in a task group's group: DBOS knows it only alone.
+		if isinstance(exc, BaseExceptionGroup) and exc.subgroup(DBOSWorkflowConflictIDError):
+			raise DBOSWorkflowConflictIDError(wid) from exc
+		if isinstance(exc, Exception):
+			engine.notify(wid, Outcome("error", exc))
 		raise
 	finally:
 		untrack()

@@ -33,6 +33,7 @@ __all__ = [
 	"click_conversions",
 	"contact_operations",
 	"customer_match_upload",
+	"job_external_id",
 	"normalize_email",
 	"normalize_phone",
 	"sha256_hex",
@@ -248,32 +249,88 @@ def contact_operations(contacts: list[Mapping[str, Any]]) -> list[dict[str, Any]
 	return operations
 
 
+def job_external_id(key: str) -> str:
+	"""The ``externalId`` of the Customer Match job of one tool call: 63 bits of its key.
+
+	The call's idempotency key (`openmolt_core.tools.ToolContext.idempotency_key`) is the same
+	every time the call is made again (a retry, a durable run's replay), so the job it created
+	can be found by this id (an int64 Google keeps with the job, sent as a decimal string).
+	"""
+	return str(int(hashlib.sha256(key.encode()).hexdigest()[:16], 16) >> 1)
+
+
+_FIND = (
+	"SELECT offline_user_data_job.resource_name, offline_user_data_job.status "
+	"FROM offline_user_data_job WHERE offline_user_data_job.external_id = {external_id}"
+)
+
+
+async def _existing_job(send: Send, customer_id: str, external_id: str) -> tuple[str, str] | None:
+	found = await send(
+		"find", {"customerId": customer_id, "query": _FIND.format(external_id=external_id)}
+	)
+	rows = found.get("results") if isinstance(found, dict) else None
+	for row in rows or []:
+		job = row.get("offlineUserDataJob") if isinstance(row, dict) else None
+		if not isinstance(job, dict):
+			continue
+		name = job.get("resourceName")
+		if isinstance(name, str) and _JOB_NAME.match(name):
+			return name, str(job.get("status") or "")
+	return None
+
+
 async def customer_match_upload(
-	input: Mapping[str, Any], operations: list[dict[str, Any]], send: Send
+	input: Mapping[str, Any], operations: list[dict[str, Any]], send: Send, key: str
 ) -> dict[str, Any]:
-	"""Create a Customer Match job for the list, add the operations, run it.
+	"""Create a Customer Match job for the list, add the operations, run it; once per call.
+
+	The job carries ``externalId`` from the call's idempotency key, and is looked up by it first:
+	a call made again after a crash (a durable run's replay, a retry) goes on with the job the
+	first attempt created instead of creating a second one. A job still ``PENDING`` gets the
+	operations (adding a person twice to one job adds them once) and is run; a job already run
+	(``RUNNING``, ``SUCCESS``, ``FAILED``) is reported as it is, nothing sent again.
 
 	Args:
 		input: ``customerId``, ``userList`` and optional ``consent``.
 		operations: From `contact_operations` (hashed already).
-		send: Sends the ``create``, ``add`` and ``run`` requests.
+		send: Sends the ``find``, ``create``, ``add`` and ``run`` requests.
+		key: The call's idempotency key.
 
 	Returns:
-		``{"job", "contacts", "operation"}`` and ``partialFailureError`` when some failed.
+		``{"job", "contacts", "operation"}`` and ``partialFailureError`` when some failed; for a
+		job an earlier attempt already ran, ``{"job", "contacts", "status", "earlierAttempt"}``.
 
 	Raises:
 		ToolError: Google's reply to the create request names no job.
 	"""
-	create = {"customerId": input["customerId"], "userList": input["userList"]}
-	if input.get("consent"):
-		create["consent"] = input["consent"]
-	created = await send("create", create)
-	name = (created or {}).get("resourceName") if isinstance(created, dict) else None
-	if not isinstance(name, str) or not _JOB_NAME.match(name):
-		raise ToolError(
-			f"Google Ads answered the job creation without a job resource name "
-			f"({str(created)[:200]}); nothing was uploaded, try again"
-		)
+	external_id = job_external_id(key)
+	existing = await _existing_job(send, input["customerId"], external_id)
+	if existing is not None and existing[1] not in ("", "PENDING", "UNSPECIFIED", "UNKNOWN"):
+		return {
+			"job": existing[0],
+			"contacts": len(operations),
+			"status": existing[1],
+			"earlierAttempt": True,
+		}
+	name: Any
+	if existing is not None:
+		name = existing[0]
+	else:
+		create = {
+			"customerId": input["customerId"],
+			"userList": input["userList"],
+			"externalId": external_id,
+		}
+		if input.get("consent"):
+			create["consent"] = input["consent"]
+		created = await send("create", create)
+		name = (created or {}).get("resourceName") if isinstance(created, dict) else None
+		if not isinstance(name, str) or not _JOB_NAME.match(name):
+			raise ToolError(
+				f"Google Ads answered the job creation without a job resource name "
+				f"({str(created)[:200]}); nothing was uploaded, try again"
+			)
 	added = await send("add", {"resourceName": name, "operations": operations})
 	ran = await send("run", {"resourceName": name})
 	out: dict[str, Any] = {"job": name, "contacts": len(operations)}

@@ -317,6 +317,15 @@ _JOB_NAME = {
 	"description": "The job's resource name, from the create request's reply.",
 }
 CUSTOMER_MATCH_REQUESTS = {
+	"find": HttpTool(
+		handle="findOfflineUserDataJob",
+		description="GoogleAdsService.Search for the job an earlier attempt of the call created.",
+		scopes=["upload"],
+		method="POST",
+		endpoint=f"{_CUSTOMER}/googleAds:search",
+		body=passthrough("query"),
+		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, ["customerId", "query"]),
+	),
 	"create": HttpTool(
 		handle="createOfflineUserDataJob",
 		description="OfflineUserDataJobService.CreateOfflineUserDataJob for a Customer Match list.",
@@ -326,6 +335,7 @@ CUSTOMER_MATCH_REQUESTS = {
 		body={
 			"job": {
 				"type": "CUSTOMER_MATCH_USER_LIST",
+				**passthrough("externalId"),
 				"customerMatchUserListMetadata": passthrough("userList", "consent"),
 			}
 		},
@@ -333,6 +343,11 @@ CUSTOMER_MATCH_REQUESTS = {
 			{
 				"customerId": _CUSTOMER_ID,
 				"userList": {"type": "string", "description": "The user list resource name."},
+				"externalId": {
+					"type": "string",
+					"pattern": "^[0-9]{1,19}$",
+					"description": "The job's id from the call's idempotency key (int64).",
+				},
 				"consent": _CONSENT,
 			},
 			["customerId", "userList"],
@@ -375,8 +390,9 @@ CUSTOMER_MATCH_REQUESTS = {
 		input_schema=obj({"resourceName": _JOB_NAME}, ["resourceName"]),
 	),
 }
-"""The three requests ``addCustomerMatchContacts`` sends in order: create the job, add the
-hashed contacts to it, run it (a long-running operation Google finishes within hours)."""
+"""The requests ``addCustomerMatchContacts`` sends in order: find the job an earlier attempt of
+the same call created (by its ``externalId``, from the call's idempotency key), else create it,
+add the hashed contacts to it, run it (a long-running operation Google finishes within hours)."""
 
 
 async def _upload_click_conversions(input: dict[str, Any], context: ToolContext) -> Any:
@@ -391,7 +407,7 @@ async def _add_customer_match_contacts(input: dict[str, Any], context: ToolConte
 		tool = CUSTOMER_MATCH_REQUESTS[step]
 		return await execute_http_tool(tool, INTEGRATION, request, context)
 
-	return await customer_match_upload(input, operations, send)
+	return await customer_match_upload(input, operations, send, context.idempotency_key)
 
 
 _SEARCH_OUT = obj(
@@ -616,6 +632,9 @@ TOOLS = [
 		),
 		scopes=["upload"],
 		function=_add_customer_match_contacts,
+		# Made again after a crash, the call finds the job its first attempt created (by the
+		# call's idempotency key) and goes on with it: safe to retry, no person needs asking.
+		in_doubt="retry",
 		input_schema=obj(
 			{
 				"customerId": _CUSTOMER_ID,
@@ -642,6 +661,14 @@ TOOLS = [
 				"contacts": {"type": "integer"},
 				"operation": {"type": "string", "description": "The long-running run operation."},
 				"partialFailureError": {"type": "object"},
+				"status": {
+					"type": "string",
+					"description": "The job's status when an earlier attempt of the call ran it.",
+				},
+				"earlierAttempt": {
+					"type": "boolean",
+					"description": "True when the job was run by an earlier attempt of the call.",
+				},
 			}
 		),
 	),

@@ -1094,12 +1094,13 @@ async def test_google_ads_uploads_click_conversions_and_customer_match_contacts(
 		],
 		[
 			ok({"results": [{"gclid": "Cj0KCQ-abc"}, {}]}),
+			ok({}),  # no job of this call yet
 			ok({"resourceName": job}),
 			ok({}),
 			ok({"name": "customers/1234567890/operations/op-1"}),
 		],
 	)
-	upload, create, add, run = seen
+	upload, find, create, add, run = seen
 	base = "https://googleads.googleapis.com/v26/customers/1234567890"
 	for request in seen:
 		bearer(request)
@@ -1129,10 +1130,15 @@ async def test_google_ads_uploads_click_conversions_and_customer_match_contacts(
 		],
 		"partialFailure": True,
 	}
+	external_id = body(create)["job"]["externalId"]  # from the call's idempotency key
+	assert external_id.isdigit() and 0 <= int(external_id) < 2**63
+	assert str(find.url) == f"{base}/googleAds:search"
+	assert body(find)["query"].endswith(f"WHERE offline_user_data_job.external_id = {external_id}")
 	assert str(create.url) == f"{base}/offlineUserDataJobs:create"
 	assert body(create) == {
 		"job": {
 			"type": "CUSTOMER_MATCH_USER_LIST",
+			"externalId": external_id,
 			"customerMatchUserListMetadata": {
 				"userList": "customers/1234567890/userLists/555",
 				"consent": {"adUserData": "GRANTED", "adPersonalization": "GRANTED"},

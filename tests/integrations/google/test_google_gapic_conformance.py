@@ -432,6 +432,7 @@ ADS_RPCS = {
 _JOBS = ("OfflineUserDataJobService", "offline_user_data_job_service")
 ADS_STEPS = {
 	"addCustomerMatchContacts": {
+		"find": ("GoogleAdsService", "Search", "google_ads_service"),
 		"create": (_JOBS[0], "CreateOfflineUserDataJob", _JOBS[1]),
 		"add": (_JOBS[0], "AddOfflineUserDataJobOperations", _JOBS[1]),
 		"run": (_JOBS[0], "RunOfflineUserDataJob", _JOBS[1]),
@@ -788,17 +789,22 @@ def test_rendered_click_conversions_parse_as_the_request_message() -> None:
 	assert "555" not in text and "Silva" not in text
 
 
-@pytest.mark.parametrize("step", ["create", "add", "run"])
+@pytest.mark.parametrize("step", ["find", "create", "add", "run"])
 def test_rendered_customer_match_requests_parse_as_their_messages(step: str) -> None:
-	"""The create, add and run requests, rendered, parse as their request messages."""
-	from openmolt_integrations._ads_user_data import contact_operations
+	"""The find, create, add and run requests, rendered, parse as their request messages."""
+	from openmolt_integrations._ads_user_data import contact_operations, job_external_id
 
-	module = import_module(f"{ADS_TYPES}.offline_user_data_job_service")
+	module = import_module(
+		f"{ADS_TYPES}.{'google_ads_service' if step == 'find' else 'offline_user_data_job_service'}"
+	)
 	name = "customers/1/offlineUserDataJobs/9"
+	external_id = job_external_id("3f1c0a4e-0000-5000-8000-000000000000")
 	inputs = {
+		"find": {"customerId": "1", "query": "SELECT offline_user_data_job.status FROM x"},
 		"create": {
 			"customerId": "1",
 			"userList": "customers/1/userLists/5",
+			"externalId": external_id,
 			"consent": {"adUserData": "GRANTED"},
 		},
 		"add": {
@@ -810,6 +816,7 @@ def test_rendered_customer_match_requests_parse_as_their_messages(step: str) -> 
 		"run": {"resourceName": name},
 	}
 	message = {
+		"find": "SearchGoogleAdsRequest",
 		"create": "CreateOfflineUserDataJobRequest",
 		"add": "AddOfflineUserDataJobOperationsRequest",
 		"run": "RunOfflineUserDataJobRequest",
@@ -819,6 +826,7 @@ def test_rendered_customer_match_requests_parse_as_their_messages(step: str) -> 
 	if step == "create":
 		assert parsed.job.type_.name == "CUSTOMER_MATCH_USER_LIST"
 		assert parsed.job.customer_match_user_list_metadata.user_list == "customers/1/userLists/5"
+		assert parsed.job.external_id == int(external_id)
 	elif step == "add":
 		assert parsed.enable_partial_failure is True
 		assert [len(op.create.user_identifiers) for op in parsed.operations] == [1, 1]
