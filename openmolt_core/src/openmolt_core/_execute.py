@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
+from openmolt_core import _authorize
 from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
 from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
@@ -419,6 +420,8 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 	keys = []
 	for i in todo:
 		call = cast(CallTool, record.commands[i])
+		if ctx.tools[call.tool].account is not None:  # the end user's account first
+			keys.append(step_key("account", ctx.step, i, call.tool))
 		if ctx.tools[call.tool].approval is not None or ctx.approvals.parked:
 			keys.append(step_key("approval", ctx.step, i, call.tool))  # its gate comes first
 		keys.append(step_key("tool", ctx.step, i, call.tool))
@@ -438,6 +441,11 @@ async def _call_tool(
 	bound = ctx.tools[call.tool]
 	tool_input: dict[str, Any] = call.input
 	allowed = None
+	if bound.account is not None:  # per end user: connected, or the call parks (_authorize)
+		held = await _authorize.screen(ctx.port, ctx.state, ctx.step, index, bound)
+		if held is not None:
+			key = step_key("tool", ctx.step, index, call.tool)
+			return _unauthorized(record, index, key, call.tool, held)
 	if bound.approval is not None or ctx.approvals.parked or ctx.guards.gates(bound):
 		allowed = await gate(ctx, record, index, call, bound)  # guardrails, policy, approval
 		if allowed.input is None:
@@ -473,6 +481,7 @@ async def _call_tool(
 			ctx.approvals.handler,
 			ctx.cost_left(),
 			ctx.state.taint,
+			ctx.state.user,
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
@@ -526,6 +535,19 @@ async def _call_tool(
 	if ctx.toolset is not None:  # outside the journaled step: a replay loads the same tools
 		ctx.toolset.absorb(ctx.state, ctx.step, index, call.tool, result)
 	return result if allowed is None else audited(result, allowed, ctx)
+
+
+def _unauthorized(
+	record: StepRecord, index: int, key: str, tool: str, held: dict[str, Any]
+) -> dict[str, Any] | None:
+	# The call waits for the user's account (None: parked), or is refused with a reason.
+	if "authorize" not in held:
+		return {"tool": tool, "ok": False, "error": str(held.get("error") or "not authorized")}
+	if record.pending is not None and record.pending.get("kind") != _authorize.KIND:
+		return {"tool": tool, "ok": False, "error": "not run: the user must connect an account"}
+	record.pending = _authorize.add(record.pending, index, key, held["authorize"])
+	record.end = RunEnd("authorization_required", None, _authorize.message(record.pending))
+	return None
 
 
 async def _in_doubt(

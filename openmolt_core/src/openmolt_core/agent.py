@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _cost, _verbose, sessions, taint
+from openmolt_core import _approve, _authorize, _cost, _verbose, sessions, taint
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -531,6 +531,7 @@ class Agent:
 		attachments: Sequence[Attachment] = (),
 		parent: CallingRun | None = None,
 		session: Session | None = None,
+		user: str | None = None,
 	) -> RunResult:
 		"""Run the agent until it finishes or a budget runs out.
 
@@ -546,6 +547,10 @@ class Agent:
 			session: The conversation this run continues (`openmolt_core.sessions`): the model
 				sees its earlier turns, and the run's input and reply are appended to it. A
 				``history`` given with it must be a fresh state (no messages).
+			user: The end user the run acts for: integrations bound with ``account: "user"``
+				use this user's credential (`openmolt_core.accounts`); kept in the state, so a
+				resumed run acts for the same user. None: the operator (a sub-agent's run: its
+				caller's user).
 
 		Returns:
 			The result: validated output, status, plan, usage and the full state.
@@ -558,6 +563,8 @@ class Agent:
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
 		# The run's logs reach stderr only if its own instance (or agent) is verbose.
+		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
+			history = _for_user(history, user, parent)
 		with _verbose.scope(self._verbose_run):
 			if session is not None:
 				return await self._run_in_session(input, history, attachments, parent, session)
@@ -695,6 +702,7 @@ class Agent:
 		*,
 		attachments: Sequence[Attachment] = (),
 		run_id: str | None = None,
+		user: str | None = None,
 	) -> RunHandle:
 		"""Start a durable run in the background and return its handle at once.
 
@@ -708,6 +716,7 @@ class Agent:
 			attachments: Images or PDFs for the model, sent with the first turn.
 			run_id: The run's id (default: a fresh one); a run id already taken attaches to
 				that run instead of starting another.
+			user: The end user the run acts for, as for `run`.
 
 		Returns:
 			The handle: ``run_id`` and ``result()``.
@@ -723,7 +732,7 @@ class Agent:
 				"(docs/guides/durable.md), or call agent.run() in a task group of your own"
 			)
 		await self._refresh_sources()
-		state = RunState()
+		state = RunState(user=_user_id(user))
 		if run_id:
 			state.run_id = str(run_id)
 		self._start(state, input, attachments, None)
@@ -785,6 +794,13 @@ class Agent:
 				raise ConfigurationError(
 					"resume: this run waits for approval decisions: give decision=... (see "
 					"agent.approval_requests(state)), or set on_approval_request"
+				)
+		elif kind == _authorize.KIND:
+			if decisions or answer is not None:
+				raise ConfigurationError(
+					"resume: this run waits for an end user to connect an account, not an answer "
+					"or a decision; call resume(state) once connected "
+					"(openmolt_core.accounts.authorization_requests(state))"
 				)
 		elif decisions or answer is None:
 			raise ConfigurationError(
@@ -1071,6 +1087,12 @@ class Agent:
 		if record.pending is not None and record.pending["kind"] == "approval":
 			state.pending = encodable(_approve.pending_state(ctx, record, ignored_texts))
 			return record.end
+		if record.pending is not None and record.pending["kind"] == _authorize.KIND:
+			pending = _authorize.pending_state(
+				ctx.step, record.pending, record.commands, record.results, ignored_texts
+			)
+			state.pending = encodable(pending)
+			return record.end
 		results = record.entries("did not run")
 		if record.pending is not None:
 			# Results go into the saved state as they are: keep it encodable whatever a tool gave.
@@ -1105,6 +1127,11 @@ class Agent:
 				)
 			record, start, ignored = await _approve.restore(ctx, pending, decisions)
 			state.pending = None  # every decision was checked: the step goes on
+			return await self._run_record(ctx, record, ignored, deadline, start)
+		if pending.get("kind") == _authorize.KIND:  # the user connected (or parks again)
+			commands, done, start, ignored = _authorize.restore(pending, ctx.tools)
+			state.pending = None
+			record = StepRecord(commands, results=done)
 			return await self._run_record(ctx, record, ignored, deadline, start)
 		state.pending = None
 		results = list(pending.get("results") or [])
@@ -1496,7 +1523,13 @@ class Agent:
 			state=state,
 			error=end.message
 			if end.status
-			in ("human_input_required", "approval_required", "limit_reached", "guardrail_tripped")
+			in (
+				"human_input_required",
+				"approval_required",
+				"authorization_required",
+				"limit_reached",
+				"guardrail_tripped",
+			)
 			else None,
 		)
 
@@ -1565,6 +1598,30 @@ def _session_state(session: Any, history: RunState | Mapping[str, Any] | None) -
 			"parked run of the session, call resume(state, answer=..., session=session)"
 		)
 	return state
+
+
+def _for_user(
+	history: RunState | Mapping[str, Any] | None, user: str | None, parent: CallingRun | None
+) -> RunState | Mapping[str, Any] | None:
+	"""The state a run starts from, acting for ``user`` (or its caller's user)."""
+	if user is None:
+		user = parent.user if parent is not None else None
+		if user is None:
+			return history
+	user = _user_id(user)
+	state = RunState() if history is None else _load(history)
+	if state.messages and state.user != user:
+		raise ConfigurationError(
+			f"run: this saved run acts for {state.user!r}, not {user!r}; a run keeps its user"
+		)
+	state.user = user
+	return state
+
+
+def _user_id(user: str | None) -> str | None:
+	if user is not None and (not isinstance(user, str) or not user.strip()):
+		raise ConfigurationError("run: user must be a non-empty user id, or None for the operator")
+	return user
 
 
 def _load(state: RunState | Mapping[str, Any]) -> RunState:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._http import PooledTransport
+	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.compaction import CompactionConfig
@@ -102,6 +103,11 @@ class OpenMolt:
 			False for none. Default: the encrypted file ``openmolt auth`` writes, when it
 			exists. Its values fill what the config and the environment leave out, join
 			`secrets`, and refreshed tokens are saved back to it.
+		accounts: End users' accounts (`openmolt_core.accounts`): ``{"redirect_uri": ...,
+			"key": ...}``, the redirect the services send users back to (``openmolt serve``
+			answers at ``/auth/callback``) and the key that signs consent states (shared by
+			processes that share runs). Default: ``OPENMOLT_AUTH_REDIRECT_URI`` and
+			``OPENMOLT_AUTH_KEY``.
 	"""
 
 	def __init__(
@@ -127,6 +133,7 @@ class OpenMolt:
 		taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None = None,
 		retry: RetryPolicy | Mapping[str, Any] | None = None,
 		credential_store: CredentialStore | str | Path | bool | None = None,
+		accounts: Mapping[str, Any] | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -165,6 +172,8 @@ class OpenMolt:
 		"""The credential store integrations read after their config and the environment."""
 		if self.credential_store is not None:
 			self.secrets.add_once(self._stored_secrets)
+		self._accounts_options = dict(accounts or {})
+		self._accounts: Accounts | None = None
 		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
@@ -234,6 +243,22 @@ class OpenMolt:
 
 			self._approvals = Approvals()
 		return self._approvals
+
+	@property
+	def accounts(self) -> Accounts:
+		"""End users' accounts: consent URLs and the callback that completes them (`openmolt_core.accounts`)."""
+		if self._accounts is None:
+			from openmolt_core.accounts import Accounts
+
+			self._accounts = Accounts(
+				spec_of=self.plugins.integration,
+				configs=self.integration_configs,
+				store=lambda: self.credential_store,
+				http=self.http,
+				secrets=self.secrets,
+				**self._accounts_options,
+			)
+		return self._accounts
 
 	# durability ---------------------------------------------------------------------------
 
@@ -765,6 +790,7 @@ class OpenMolt:
 				sources.append(_bind_source(self, spec, binding, name, files))
 				continue
 			_refuse_misspelled(spec, binding, self.integration_configs)
+			added = len(bound)
 			bound.extend(
 				_binding.bind_integration(
 					spec,
@@ -778,6 +804,12 @@ class OpenMolt:
 					store=self.credential_store,
 				)
 			)
+			if binding.account == "user":  # each run's end user's credential, per call
+				account = self.accounts.for_binding(
+					spec, binding.integration, binding.credential_type, binding.scopes
+				)
+				for tool in bound[added:]:
+					tool.account = account
 		if tools:
 			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
 		agent_skills = self._skills(skills)

@@ -16,6 +16,7 @@ RunStatus = Literal[
 	"limit_reached",
 	"human_input_required",
 	"approval_required",
+	"authorization_required",
 	"guardrail_tripped",
 	"error",
 ]
@@ -26,7 +27,9 @@ budget ran out before it finished. ``human_input_required``: it asked a person a
 answer now (the handler raised `openmolt_core.agent.HumanInputUnavailable`); the run is parked
 and ``agent.resume(state, answer=...)`` goes on. ``approval_required``: a tool call waits for a
 decision nobody could give now (see `openmolt_core.approvals`); ``agent.resume(state,
-decision=...)`` goes on. ``guardrail_tripped``: a guardrail's tripwire stopped the run (see
+decision=...)`` goes on. ``authorization_required``: a tool call needs the end user's account
+(or more of its scopes) and the user has not connected it (see `openmolt_core.accounts`); once
+they have, ``agent.resume(state)`` goes on. ``guardrail_tripped``: a guardrail's tripwire stopped the run (see
 `openmolt_core.guardrails`); ``error`` says which and why, ``state.audit`` holds the verdict.
 ``error``: the provider failed for good, or the run broke in an unexpected way; the state is kept
 either way.
@@ -70,6 +73,9 @@ class RunState:
 			``{"call", "tool", "step"}`` each, the first 20; the run is tainted when not empty.
 		audit: What guardrails and the taint policy did, oldest first (the first 200): ``{"by",
 			"stage", "action", "reason", "step"}`` and, at the tool stages, ``tool`` and ``call``.
+		user: The end user the run acts for (``agent.run(input, user=...)``): integrations
+			bound per user use this user's credentials (`openmolt_core.accounts`). None: the
+			operator; the key is then left out of `to_dict`, so a plain run's state is unchanged.
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -88,6 +94,7 @@ class RunState:
 	usage_by_model: dict[str, Usage] = field(default_factory=dict)
 	taint: list[dict[str, Any]] = field(default_factory=list)
 	audit: list[dict[str, Any]] = field(default_factory=list)
+	user: str | None = None
 
 	@property
 	def tainted(self) -> bool:
@@ -129,6 +136,7 @@ class RunState:
 			"usage_by_model": {k: u.to_dict() for k, u in self.usage_by_model.items()},
 			"taint": list(self.taint),
 			"audit": list(self.audit),
+			**({"user": self.user} if self.user is not None else {}),
 		}
 
 	@classmethod
@@ -169,6 +177,7 @@ class RunState:
 				},
 				taint=list(data.get("taint") or []),
 				audit=list(data.get("audit") or []),
+				user=None if data.get("user") is None else str(data["user"]),
 			)
 		except (KeyError, TypeError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc
