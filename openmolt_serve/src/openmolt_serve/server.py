@@ -5,6 +5,7 @@
 | ``POST /hooks/{agent}`` | a signed webhook starts a run (`openmolt_serve.webhooks`) |
 | ``POST /channels/telegram/{agent}`` | a Telegram update, in webhook mode (`openmolt_serve.telegram`) |
 | ``POST /channels/slack/{agent}`` | a Slack Events API request (`openmolt_serve.slack`) |
+| ``GET /auth/callback`` | an end user connected an account: the consent completes, the run goes on (`openmolt_serve._auth`) |
 | ``GET /health`` | ``{"ok": true, "agents": [...]}`` |
 
 ```python
@@ -46,6 +47,7 @@ from starlette.types import ASGIApp
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
+from openmolt_serve._auth import CALLBACK_ROUTE, handle_callback
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_serve._launch import Launcher, Sessions
@@ -182,11 +184,18 @@ class TriggerServer:
 		async def health(request: Request) -> Response:
 			return JSONResponse({"ok": True, "agents": sorted(self.agents)})
 
+		async def callback(request: Request) -> Response:
+			instances = {id(a.om): a.om for a, _ in self.agents.values()}.values()
+			chats = [b.conversations for b in self.telegram.values()]
+			chats += [a.conversations for a in self.slack.values()]
+			return await handle_callback(request, instances, chats)
+
 		return Starlette(
 			routes=[
 				Route("/hooks/{agent}", hook, methods=["POST"]),
 				Route("/channels/telegram/{agent}", telegram, methods=["POST"]),
 				Route("/channels/slack/{agent}", slack, methods=["POST"]),
+				Route(CALLBACK_ROUTE, callback),
 				Route("/health", health),
 			]
 		)
