@@ -336,6 +336,7 @@ STATUSES = (
 	"limit_reached",
 	"human_input_required",
 	"approval_required",
+	"authorization_required",
 	"guardrail_tripped",
 	"cancelled",
 	"killed",

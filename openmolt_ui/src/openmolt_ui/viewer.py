@@ -223,6 +223,10 @@ class Viewer:
 						and row["run_id"] not in self._resuming,
 					}
 				)
+		for row in runs:  # runs waiting for an end user to connect an account: shown, not answered
+			pending = row.get("pending")
+			if row["status"] == "authorization_required" and isinstance(pending, dict):
+				questions.extend(_authorizations(row, pending))
 		approvals = self.live.approvals.pending
 		for row in runs:
 			pending = row.get("pending")
@@ -506,6 +510,27 @@ class Viewer:
 
 
 _PARKED = ("human_input_required", "approval_required")
+
+
+def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[str, Any]]:
+	"""A parked run's authorization requests as the list's items (`openmolt_core.accounts`)."""
+	out = []
+	for call in pending.get("calls") or []:
+		if not isinstance(call, dict):
+			continue
+		out.append(
+			{
+				"id": f"parked:{row['run_id']}:{call.get('call', '')}",
+				"kind": "parked",
+				"run_id": row["run_id"],
+				"agent": row["agent"],
+				"message": f"{call.get('tool')} waits for {call.get('user')} to connect "
+				f"{call.get('integration')}: {call.get('url')}",
+				"asked": row.get("ended") or row["updated"],
+				"can_answer": False,  # the user connects; the application resumes the run
+			}
+		)
+	return out
 
 
 def _zero(**key: str) -> dict[str, Any]:
