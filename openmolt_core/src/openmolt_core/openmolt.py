@@ -174,6 +174,7 @@ class OpenMolt:
 			self.secrets.add_once(self._stored_secrets)
 		self._accounts_options = dict(accounts or {})
 		self._accounts: Accounts | None = None
+		self._store_option = credential_store
 		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
@@ -253,12 +254,20 @@ class OpenMolt:
 			self._accounts = Accounts(
 				spec_of=self.plugins.integration,
 				configs=self.integration_configs,
-				store=lambda: self.credential_store,
+				store=self._users_store,
 				http=self.http,
 				secrets=self.secrets,
 				**self._accounts_options,
 			)
 		return self._accounts
+
+	def _users_store(self) -> CredentialStore | None:
+		# End users connect at run time: the default file is made then, unless turned off.
+		if self.credential_store is None and self._store_option is None:
+			from openmolt_core.credstore import EncryptedFileStore
+
+			self.credential_store = EncryptedFileStore()
+		return self.credential_store
 
 	# durability ---------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 ```
 openmolt run FILE [--input TEXT|JSON] [--json] [--dry-run] [--verbose] [--once]
                   [--env-file PATH] [--on-stop finish|cancel] [--approvals ask|approve|deny]
+                  [--user ID]
 openmolt FILE ...                     the same as `openmolt run FILE ...`
 openmolt schedules FILE [-n N]        the next fire times of the file's schedules
 openmolt plugins [--json]             installed providers and integrations, with versions
@@ -191,6 +192,12 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 		"kept in $OPENMOLT_SESSIONS, else ~/.local/state/openmolt/sessions.db",
 	)
 	parser.add_argument(
+		"--user",
+		metavar="ID",
+		help="the end user the run acts for: integrations with account 'user' use their "
+		"stored credential (docs/guides/accounts.md)",
+	)
+	parser.add_argument(
 		"-c",
 		"--continue",
 		dest="continue_last",
@@ -318,9 +325,11 @@ async def _run_agent(ns: argparse.Namespace) -> int:
 	# A person at a terminal gets a summary; pipes and --json get the JSON result.
 	readable = not ns.json and sys.stdout.isatty()
 	if ns.ui:
-		once = partial(run_once, loaded, input, progress, readable=readable, session=session)
+		once = partial(
+			run_once, loaded, input, progress, readable=readable, session=session, user=ns.user
+		)
 		return await run_with_ui(loaded, once, progress.line, linger=True)
-	return await run_once(loaded, input, progress, readable=readable, session=session)
+	return await run_once(loaded, input, progress, readable=readable, session=session, user=ns.user)
 
 
 def _schedules_command(args: list[str]) -> int:
