@@ -360,3 +360,41 @@ def test_per_user_needs_a_store_and_a_redirect(tmp_path: Path) -> None:
 	with pytest.raises(ConfigurationError, match="redirect_uri"):
 		om.accounts.consent(mail("http://x"), "mail", "u", ["mail.read"])
 	assert CALLBACK_PATH == "/auth/callback"
+
+
+async def test_an_api_key_per_user_never_falls_back_to_the_operators(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A bearer integration per user: each user's key; a user without one never gets the operator's."""
+	from openmolt_core import OpenMolt
+	from openmolt_core.integrations import ApiSetup, BearerCredential, HttpTool, Integration
+
+	keyed = Integration(
+		id="crm",
+		name="CRM",
+		api_setup=ApiSetup(base_url="https://api.crm.example"),
+		credential_setup=[
+			BearerCredential(headers={"Authorization": "Bearer {{ config.apiKey }}"})
+		],
+		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
+	)
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		credential_store=store,
+		integrations={"crm": {"apiKey": "sk-operator-000000"}},
+	)
+	om.register_integration("crm", keyed)
+	store.save("crm", {"apiKey": "sk-ivy-1111111"}, user="ivy")
+	store.save("crm", {"region": "eu"}, user="jack")  # connected, but no key
+	model = ScriptedModel(
+		[call_tool("crm.me"), finish(result="a"), call_tool("crm.me"), finish(result="b")]
+	)
+	agent = om.create_agent(
+		name="a", model=model, integrations=[{"integration": "crm", "account": "user"}]
+	)
+	assert (await agent.run("go", user="ivy")).ok
+	assert (await agent.run("go", user="jack")).ok
+	assert api.calls == [("/me", "Bearer sk-ivy-1111111")]  # jack's call failed, unsigned
+	assert "sk-operator" not in json.dumps([r.messages[-1].content for r in model.requests])
+	await om.aclose()

@@ -444,7 +444,13 @@ class UserAccounts:
 
 	def _config(self, base: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
 		mine = {k: v for k, v in stored.items() if k != GRANTED}
-		return {**_without_tokens(base), **mine}
+		if self._oauth() is not None:  # the operator's OAuth client, the user's tokens
+			return {**_without_tokens(base), **mine}
+		# Another credential (an API key per user): nothing secret of the operator's is kept,
+		# so a user whose stored config lacks a key never signs with the operator's.
+		hidden = secret_values(base)
+		public = {k: v for k, v in base.items() if not (isinstance(v, str) and v in hidden)}
+		return {**_without_tokens(public), **mine}
 
 	def _auth(self, base: ToolContext, user: str, stored: Mapping[str, Any]) -> Any:
 		from openmolt_core.integrations.credentials import OAuth2Auth, make_auth
