@@ -197,10 +197,14 @@ async def test_a_user_who_has_not_connected_parks_the_run_and_it_resumes(
 	om = make_om(store, api, server)
 	model = ScriptedModel([call_tool("mail.me"), finish(result="done")])
 	agent = per_user(om, model)
+	events: list[Any] = []
+	agent.on("authorization:request", events.append)
 	parked = await agent.run("who am I?", user="carol")
 	assert parked.status == "authorization_required"
 	assert not api.calls
 	[request] = authorization_requests(parked.state)
+	[event] = events
+	assert event.request["url"] == request["url"] and event.run_id == parked.state.run_id
 	assert request["integration"] == "mail" and request["user"] == "carol"
 	assert request["reason"] == "not_connected" and request["tool"] == "mail.me"
 	assert request["scopes"] == ["offline", "mail.read", "mail.send"]  # all the agent's, at once

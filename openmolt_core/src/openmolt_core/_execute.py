@@ -37,6 +37,7 @@ from openmolt_core.commands import (
 from openmolt_core.durability import RunPort, step_key
 from openmolt_core.errors import ToolError
 from openmolt_core.events import (
+	AuthorizationRequestEvent,
 	ErrorEvent,
 	Event,
 	EventEmitter,
@@ -445,7 +446,7 @@ async def _call_tool(
 		held = await _authorize.screen(ctx.port, ctx.state, ctx.step, index, bound)
 		if held is not None:
 			key = step_key("tool", ctx.step, index, call.tool)
-			return _unauthorized(record, index, key, call.tool, held)
+			return await _unauthorized(ctx, record, index, key, call.tool, held, seq)
 	if bound.approval is not None or ctx.approvals.parked or ctx.guards.gates(bound):
 		allowed = await gate(ctx, record, index, call, bound)  # guardrails, policy, approval
 		if allowed.input is None:
@@ -537,10 +538,22 @@ async def _call_tool(
 	return result if allowed is None else audited(result, allowed, ctx)
 
 
-def _unauthorized(
-	record: StepRecord, index: int, key: str, tool: str, held: dict[str, Any]
+async def _unauthorized(
+	ctx: RunContext,
+	record: StepRecord,
+	index: int,
+	key: str,
+	tool: str,
+	held: dict[str, Any],
+	seq: int,
 ) -> dict[str, Any] | None:
-	# The call waits for the user's account (None: parked), or is refused with a reason.
+	# The call waits for the user's account (None: parked), or is refused with a reason. Its
+	# event takes the number reserved for tool:call, which does not happen.
+	if "authorize" in held and ctx.wants("authorization:request"):
+		request = dict(held["authorize"])
+		await ctx.emit(
+			AuthorizationRequestEvent(agent=ctx.agent, step=ctx.step, request=request), seq
+		)
 	if "authorize" not in held:
 		return {"tool": tool, "ok": False, "error": str(held.get("error") or "not authorized")}
 	if record.pending is not None and record.pending.get("kind") != _authorize.KIND:
