@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import hashlib
 import hmac
 import json
@@ -355,10 +356,14 @@ class Accounts:
 				"credential_store: end users' tokens are kept in the credential store; give "
 				"OpenMolt(credential_store=...)"
 			)
+		if not self.redirect_uri:
+			raise ConfigurationError(
+				f"accounts.redirect_uri: the code exchange repeats the redirect the consent URL "
+				f"named; give this process the same {REDIRECT_VARIABLE}"
+			)
 		spec = self._spec_of(integration)
 		credential: OAuth2Credential = oauth2_credential(spec, integration)
-		config = self.client_config(spec, integration)
-		assert self.redirect_uri is not None  # read_state: this instance made the URL
+		config = await anyio.to_thread.run_sync(self.client_config, spec, integration)
 		consent = Consent("", state, self._verifier(state), self.redirect_uri, scopes)
 		if credential.pkce == "unsupported":
 			consent = dataclasses.replace(consent, verifier=None)
@@ -517,8 +522,9 @@ class UserAccounts:
 			return None
 		wanted = [*(granted or []), *requested_scopes(self.spec, oauth, self.scopes), *needed]
 		scopes = list(dict.fromkeys(wanted))
-		try:
-			url = self.accounts.consent(self.spec, iid, user, scopes, run_id=run_id)
+		consent = functools.partial(self.accounts.consent, run_id=run_id)
+		try:  # the client config may come from the store: a file read, off the event loop
+			url = await anyio.to_thread.run_sync(consent, self.spec, iid, user, scopes)
 		except ConfigurationError as exc:
 			log.warning("%s: cannot ask %s to connect: %s", iid, user, exc)
 			return {"error": f"not run: {user} must connect {iid}, and {exc}"}
