@@ -379,7 +379,11 @@ class Accounts:
 		return Connected(integration, user, scopes, str(body.get("r") or ""))
 
 	def for_binding(
-		self, spec: Integration, integration: str, credential_type: str | None, scopes: Any
+		self,
+		spec: Integration,
+		integration: str,
+		credential_type: str | None,
+		scopes: Iterable[str] | None,
 	) -> UserAccounts:
 		"""The `UserAccounts` of one agent's binding.
 
@@ -457,7 +461,7 @@ class UserAccounts:
 		public = {k: v for k, v in base.items() if not (isinstance(v, str) and v in hidden)}
 		return {**_without_tokens(public), **mine}
 
-	def _auth(self, base: ToolContext, user: str, stored: Mapping[str, Any]) -> Any:
+	def _auth(self, base: ToolContext, user: str, stored: Mapping[str, Any]) -> httpx.Auth | None:
 		from openmolt_core.integrations.credentials import OAuth2Auth, make_auth
 
 		if self.credential is None:
@@ -511,8 +515,12 @@ class UserAccounts:
 		elif isinstance(granted, list) and any(s not in granted for s in needed):
 			reason = "scopes"
 		else:
+			from openmolt_core.integrations.credentials import OAuth2Auth
+
+			auth = self._auth(tool.context, user, stored)
 			try:  # a token that must be refreshed is refreshed now: a revoked grant shows here
-				await self._auth(tool.context, user, stored).token()
+				if isinstance(auth, OAuth2Auth):
+					await auth.token()
 			except ToolError as exc:
 				details = exc.details if isinstance(exc.details, dict) else {}
 				if details.get("error") != "invalid_grant":
