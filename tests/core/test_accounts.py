@@ -402,3 +402,47 @@ async def test_an_api_key_per_user_never_falls_back_to_the_operators(
 	assert api.calls == [("/me", "Bearer sk-ivy-1111111")]  # jack's call failed, unsigned
 	assert "sk-operator" not in json.dumps([r.messages[-1].content for r in model.requests])
 	await om.aclose()
+
+
+@pytest.mark.parametrize("approval_first", [True, False])
+async def test_a_step_with_an_approval_and_an_authorization_parks_on_the_approval(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, approval_first: bool
+) -> None:
+	"""One kind of park per step, whichever parks first: the call needing an account fails."""
+	from openmolt_core.tools import tool
+
+	@tool
+	def refund(amount: int) -> str:
+		"""Refund.
+
+		Args:
+			amount: Cents.
+		"""
+		return "refunded"
+
+	om = make_om(store, api, server)
+	model = ScriptedModel([[call_tool("mail.me"), call_tool("local.refund", amount=5)]])
+	agent = om.create_agent(
+		name="a",
+		model=model,
+		tools=[refund],
+		integrations=[{"integration": "mail", "account": "user"}],
+		requires_approval=["local.refund"],
+	)
+	if not approval_first:  # the approval's gate waits: the authorization parks first
+
+		async def slow(event: Any) -> None:
+			await anyio.sleep(0.3)
+
+		agent.on("approval:request", slow)
+	parked = await agent.run("go", user="kim")
+	assert parked.status == "approval_required"
+	pending = parked.state.pending
+	assert pending is not None and [c["tool"] for c in pending["calls"]] == ["local.refund"]
+	assert pending["results"][0] == {
+		"tool": "mail.me",
+		"ok": False,
+		"error": "not run: the user must connect an account",
+	}
+	assert not api.calls
+	await om.aclose()

@@ -294,6 +294,16 @@ def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) ->
 	if tripped(record):  # a guardrail stopped the step meanwhile: nothing parks
 		return Gate(entry={"tool": request.tool, "ok": False, "error": "not run: the run stopped"})
 	pending = record.pending
+	if pending is not None and pending.get("kind") == "authorization":
+		# One kind of park per step: calls waiting for an account fail instead (as when they
+		# come second, openmolt_core._execute), whichever of the concurrent calls parked first.
+		for waiting in pending.get("calls", []):
+			record.results[waiting["index"]] = {
+				"tool": waiting["tool"],
+				"ok": False,
+				"error": "not run: the user must connect an account",
+			}
+		pending = None
 	if pending is None or pending.get("kind") != "approval":
 		pending = record.pending = {"kind": "approval", "calls": []}
 	pending["calls"].append(
