@@ -415,6 +415,48 @@ class Viewer:
 			return live.run.agent
 		return self.agents.get(row["agent"])
 
+	async def connect(self, answer: str) -> tuple[bool, str]:
+		"""An end user comes back from a service's consent page: store their account, go on.
+
+		The answer's signed state names the run (`openmolt_core.accounts`); a run parked here on
+		``authorization_required`` whose agent is loaded resumes in the background.
+
+		Args:
+			answer: The redirect's query string.
+
+		Returns:
+			Whether the account was connected, and what to tell the user.
+		"""
+		from openmolt_core.errors import OpenMoltError
+
+		instances = {id(a.om): a.om for a in self.agents.values()}
+		problem = "this sign-in link is not for this viewer"
+		for om in instances.values():
+			try:
+				connected = await om.accounts.complete(answer)
+			except OpenMoltError as exc:
+				problem = str(exc)
+				if "signature" in problem:  # another instance's state: try the next one
+					continue
+				return False, f"The account was not connected: {problem}"
+			said = f"Your {connected.integration} account is connected. You can close this window"
+			run_id = connected.run_id
+			state = await self._parked_state(run_id) if run_id else None
+			pending = getattr(state, "pending", None) or {}
+			row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
+			agent = self._agent_for(row) if row is not None else None
+			if (
+				pending.get("kind") == "authorization"
+				and agent is not None
+				and self._tg is not None
+				and run_id not in self._resuming
+			):
+				self._resuming.add(run_id)
+				self._tg.start_soon(self._resume, agent, state, {}, name=f"resume {run_id}")
+				return True, f"{said}; the agent goes on."
+			return True, f"{said}."
+		return False, f"The account was not connected: {problem}"
+
 	async def _resume(self, agent: Agent, state: Any, given: dict[str, Any]) -> None:
 		try:
 			if self.live not in agent.om.observers:
