@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
-from openmolt_core import _authorize
 from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
 from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
@@ -443,6 +442,8 @@ async def _call_tool(
 	tool_input: dict[str, Any] = call.input
 	allowed = None
 	if bound.account is not None:  # per end user: connected, or the call parks (_authorize)
+		from openmolt_core import _authorize  # loaded only by agents that bind users' accounts
+
 		held = await _authorize.screen(ctx.port, ctx.state, ctx.step, index, bound)
 		if held is not None:
 			key = step_key("tool", ctx.step, index, call.tool)
@@ -556,6 +557,8 @@ async def _unauthorized(
 		)
 	if "authorize" not in held:
 		return {"tool": tool, "ok": False, "error": str(held.get("error") or "not authorized")}
+	from openmolt_core import _authorize
+
 	if record.pending is not None and record.pending.get("kind") != _authorize.KIND:
 		return {"tool": tool, "ok": False, "error": "not run: the user must connect an account"}
 	record.pending = _authorize.add(record.pending, index, key, held["authorize"])

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _authorize, _cost, _verbose, sessions, taint
+from openmolt_core import _approve, _cost, _verbose, sessions, taint
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -795,7 +795,7 @@ class Agent:
 					"resume: this run waits for approval decisions: give decision=... (see "
 					"agent.approval_requests(state)), or set on_approval_request"
 				)
-		elif kind == _authorize.KIND:
+		elif kind == "authorization":
 			if decisions or answer is not None:
 				raise ConfigurationError(
 					"resume: this run waits for an end user to connect an account, not an answer "
@@ -1087,7 +1087,9 @@ class Agent:
 		if record.pending is not None and record.pending["kind"] == "approval":
 			state.pending = encodable(_approve.pending_state(ctx, record, ignored_texts))
 			return record.end
-		if record.pending is not None and record.pending["kind"] == _authorize.KIND:
+		if record.pending is not None and record.pending["kind"] == "authorization":
+			from openmolt_core import _authorize  # loaded only by runs that bind users' accounts
+
 			pending = _authorize.pending_state(
 				ctx.step, record.pending, record.commands, record.results, ignored_texts
 			)
@@ -1128,7 +1130,9 @@ class Agent:
 			record, start, ignored = await _approve.restore(ctx, pending, decisions)
 			state.pending = None  # every decision was checked: the step goes on
 			return await self._run_record(ctx, record, ignored, deadline, start)
-		if pending.get("kind") == _authorize.KIND:  # the user connected (or parks again)
+		if pending.get("kind") == "authorization":  # the user connected (or parks again)
+			from openmolt_core import _authorize
+
 			commands, done, start, ignored = _authorize.restore(pending, ctx.tools)
 			state.pending = None
 			record = StepRecord(commands, results=done)

@@ -56,7 +56,10 @@ class RunState:
 			"commands": [...], "results": [...], "ignored": [...]}`` holds the calls that wait
 			for a decision (index, call key, tool, reason, rule, digest), every command of the
 			step as JSON, one result per command (null for those still to run) and the texts
-			of ignored commands. None when the run is not parked.
+			of ignored commands. ``{"kind": "authorization", ...}`` is the same step record for
+			calls waiting for their end user to connect an account; each of its ``calls`` holds
+			the integration, user, scopes and consent URL (`openmolt_core.accounts`). None when
+			the run is not parked.
 		context_tokens: Input tokens of the latest model call (the prompt's size as the provider
 			counted it), for compaction.
 		compaction: What compaction summarised so far (`openmolt_core.compaction`): the original
