@@ -446,3 +446,21 @@ async def test_a_step_with_an_approval_and_an_authorization_parks_on_the_approva
 	}
 	assert not api.calls
 	await om.aclose()
+
+
+async def test_a_consent_link_expires(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A state older than the ttl is refused: resuming the run gives a fresh link."""
+	import time
+
+	om = make_om(store, api, server)
+	location = await consent(
+		om.accounts.consent(om.plugins.integration("mail"), "mail", "lee", ["mail.read"])
+	)
+	later = time.time() + om.accounts.ttl + 1
+	monkeypatch.setattr(time, "time", lambda: later)
+	with pytest.raises(ConfigurationError, match="expired"):
+		await om.accounts.complete(location)
+	assert store.entries() == []
+	await om.aclose()
