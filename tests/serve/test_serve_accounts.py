@@ -95,7 +95,7 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 					bad = await browser.get(f"{server.url}/auth/callback?code=x&state=forged.sig")
 					assert bad.status_code == 400 and "not connected" in bad.text
 					page = await browser.get(f"{server.url}/auth/callback?{query}")
-				assert page.status_code == 200 and "connected" in page.text
+				assert page.status_code == 200 and "the agent goes on" in page.text
 				await eventually(lambda: len(fake.sent) == 2)
 				assert fake.sent[1]["text"] == "You are ada."
 			await om.aclose()

@@ -60,11 +60,8 @@ async def handle_callback(
 				continue
 			log.info("auth callback refused: %s", problem)
 			return _page(400, f"The account was not connected: {problem}")
-		for chat in conversations:
-			chat.connected(connected.run_id)
-		return _page(
-			200,
-			f"Your {connected.integration} account is connected. You can close this window; "
-			"the agent goes on.",
-		)
+		going = any([chat.connected(connected.run_id) for chat in conversations])
+		said = f"Your {connected.integration} account is connected. You can close this window"
+		# No chat here waits for it (a restart forgot it): the user's next message goes on.
+		return _page(200, f"{said}; the agent goes on." if going else f"{said} and ask again.")
 	return _page(400, f"The account was not connected: {problem}")
