@@ -464,3 +464,15 @@ async def test_a_consent_link_expires(
 		await om.accounts.complete(location)
 	assert store.entries() == []
 	await om.aclose()
+
+
+def test_accounts_settings_are_checked_by_name() -> None:
+	"""An unknown key is named with the known ones; camelCase works; a short key is refused."""
+	from openmolt_core import OpenMolt
+
+	with pytest.raises(ConfigurationError, match=r"accounts\.redirect: unknown setting"):
+		_ = OpenMolt(entry_points=False, accounts={"redirect": "https://x"}).accounts
+	om = OpenMolt(entry_points=False, accounts={"redirectUri": "https://x/auth/callback"})
+	assert om.accounts.redirect_uri == "https://x/auth/callback"
+	with pytest.raises(ConfigurationError, match="at least 16 characters"):
+		_ = OpenMolt(entry_points=False, accounts={"key": "short"}).accounts

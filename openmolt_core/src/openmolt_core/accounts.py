@@ -58,11 +58,13 @@ if TYPE_CHECKING:
 __all__ = [
 	"CALLBACK_PATH",
 	"KEY_VARIABLE",
+	"OPTIONS",
 	"REDIRECT_VARIABLE",
 	"Accounts",
 	"Connected",
 	"UserAccounts",
 	"authorization_requests",
+	"check_options",
 ]
 
 log = logging.getLogger("openmolt")
@@ -75,6 +77,9 @@ KEY_VARIABLE = "OPENMOLT_AUTH_KEY"
 
 REDIRECT_VARIABLE = "OPENMOLT_AUTH_REDIRECT_URI"
 """The environment variable with the redirect URI registered with the services."""
+
+OPTIONS = ("redirect_uri", "key", "ttl")
+"""The keys of ``OpenMolt(accounts={...})`` (camelCase ``redirectUri`` works too)."""
 
 GRANTED = "grantedScopes"
 """The stored key listing the OAuth scopes a user granted."""
@@ -132,6 +137,24 @@ def authorization_requests(state: RunState | Mapping[str, Any]) -> list[dict[str
 	if not isinstance(pending, Mapping) or pending.get("kind") != KIND:
 		return []
 	return [dict(c) for c in pending.get("calls", [])]
+
+
+def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
+	"""``OpenMolt(accounts={...})`` as `Accounts` keyword arguments.
+
+	Args:
+		options: ``redirect_uri``, ``key`` and ``ttl`` (camelCase accepted).
+
+	Raises:
+		ConfigurationError: An unknown key (the message names it and the known ones).
+	"""
+	out: dict[str, Any] = {}
+	for name, value in options.items():
+		key = "".join(f"_{c.lower()}" if c.isupper() else c for c in str(name))
+		if key not in OPTIONS:
+			raise ConfigurationError(f"accounts.{name}: unknown setting; give {', '.join(OPTIONS)}")
+		out[key] = value
+	return out
 
 
 class Accounts:

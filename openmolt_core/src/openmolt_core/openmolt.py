@@ -249,7 +249,7 @@ class OpenMolt:
 	def accounts(self) -> Accounts:
 		"""End users' accounts: consent URLs and the callback that completes them (`openmolt_core.accounts`)."""
 		if self._accounts is None:
-			from openmolt_core.accounts import Accounts
+			from openmolt_core.accounts import Accounts, check_options
 
 			self._accounts = Accounts(
 				spec_of=self.plugins.integration,
@@ -257,7 +257,7 @@ class OpenMolt:
 				store=self._users_store,
 				http=self.http,
 				secrets=self.secrets,
-				**self._accounts_options,
+				**check_options(self._accounts_options),
 			)
 		return self._accounts
 
