@@ -65,7 +65,9 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 		return httpx.Response(200, json={"me": "ada"})
 
 	fake = FakeTelegram()
-	model = ScriptedModel([call_tool("mail.me"), finish("ok", human_message="You are ada.")])
+	model = ScriptedModel(
+		[call_tool("mail.me"), call_tool("mail.me"), finish("ok", human_message="You are ada.")]
+	)
 	try:
 		async with local_server(fake.app()) as base:
 			om = OpenMolt(
@@ -84,9 +86,13 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 			channel = {"type": "telegram", "token": TOKEN, "baseUrl": base, "allowedUsers": [42]}
 			triggers = Triggers.model_validate({"channels": [{**channel, "pollTimeout": 1}]})
 			async with TriggerServer([(agent, triggers)], port=0) as server:
-				fake.message("who am I?")
+				fake.message("who am I?", chat=-100)  # in a group: no link where others see it
 				await eventually(lambda: len(fake.sent) == 1)
-				text = fake.sent[0]["text"]
+				assert "private chat" in fake.sent[0]["text"]
+				assert "http" not in fake.sent[0]["text"]
+				fake.message("who am I?")  # in the private chat with the bot
+				await eventually(lambda: len(fake.sent) == 2)
+				text = fake.sent[1]["text"]
 				assert "Connect it here" in text and not seen
 				link = text.split("mail: ", 1)[1].strip()
 				async with httpx.AsyncClient(trust_env=False) as browser:
@@ -96,8 +102,8 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 					assert bad.status_code == 400 and "not connected" in bad.text
 					page = await browser.get(f"{server.url}/auth/callback?{query}")
 				assert page.status_code == 200 and "the agent goes on" in page.text
-				await eventually(lambda: len(fake.sent) == 2)
-				assert fake.sent[1]["text"] == "You are ada."
+				await eventually(lambda: len(fake.sent) == 3)
+				assert fake.sent[2]["text"] == "You are ada."
 			await om.aclose()
 	finally:
 		await real.aclose()
@@ -105,5 +111,5 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 	stored = store.load("mail", user="telegram:42")
 	assert stored is not None
 	assert seen == [f"Bearer {stored['accessToken']}"]
-	assert len([r for r in model.requests if len(r.messages) == 1]) == 1  # one run, resumed
+	assert len([r for r in model.requests if len(r.messages) == 1]) == 2  # group's, private's
 	assert "code=" not in json.dumps(fake.sent)  # nothing of the answer reaches the chat

@@ -14,7 +14,8 @@ When the run ends, its ``humanMessage`` (else its output, if text) is sent to th
 thread); a question it asks is sent there too, and the run parks until the next message.
 A run acts for its sender (``user="<channel>:<sender id>"``): an integration the agent binds
 per end user uses that sender's account (`openmolt_core.accounts`), and when they have not
-connected it, the chat gets the consent link; the run goes on once they have (the callback
+connected it, the chat gets the consent link (a private chat only: a link connects whoever signs
+in on it, so a group is told to write privately); the run goes on once they have (the callback
 route tells the chat: `Conversations.connected`), or at their next message. Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
 service's retry) is ignored. Messages from anyone else are ignored and logged, never answered:
@@ -110,6 +111,13 @@ class _Chat:
 def end_user(message: Incoming) -> str:
 	"""The end user a chat message's run acts for: ``<channel>:<sender id>``."""
 	return f"{message.channel}:{message.user}"
+
+
+def _private(message: Incoming) -> bool:
+	"""Whether only the sender reads the chat: a Telegram chat with the user, a Slack DM."""
+	if message.channel == "telegram":
+		return message.chat == message.user
+	return message.chat.startswith("D")  # Slack: a direct message's channel id
 
 
 def _connect_text(state: RunState) -> str:
@@ -316,6 +324,14 @@ class Conversations:
 			chat.parked = result.state
 			await self._say(message, question)
 		elif result is not None and result.status == "authorization_required":
+			if not _private(message):
+				# A consent link connects whoever signs in on it: never shown to a group.
+				await self._say(
+					message,
+					"To do this I need access to your account: write to me in a private chat "
+					"and I will send you the link to connect it.",
+				)
+				return
 			chat.parked, chat.asked = result.state, message
 			await self._say(message, _connect_text(result.state))
 		else:
