@@ -477,3 +477,54 @@ def test_accounts_settings_are_checked_by_name() -> None:
 	assert om.accounts.redirect_uri == "https://x/auth/callback"
 	with pytest.raises(ConfigurationError, match="at least 16 characters"):
 		_ = OpenMolt(entry_points=False, accounts={"key": "short"}).accounts
+
+
+async def test_the_accounts_capability_comes_with_a_per_user_binding_only(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""create_agent adds it for account 'user'; the fingerprint says so (its hook: steps)."""
+	om = make_om(store, api, server)
+	user_bound = per_user(om, ScriptedModel([]))
+	operator = om.create_agent(name="assistant", model=ScriptedModel([]), integrations=["mail"])
+	assert "accounts" in user_bound._hooks.by_name
+	assert "accounts" not in operator._hooks.by_name
+	assert user_bound.fingerprint() != operator.fingerprint()
+	await om.aclose()
+
+
+async def test_a_sub_agent_acts_for_its_callers_user(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""The caller's user reaches the sub-agent: its per-user tool signs with that user's token."""
+	store.save("mail", tokens("at-lena-00000"), user="lena")
+	om = make_om(store, api, server)
+	child = per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="it is lena")]), "me")
+	parent_model = ScriptedModel([call_tool("local.me", task="who?"), finish(result="done")])
+	parent = om.create_agent(name="boss", model=parent_model, tools=[child])
+	result = await parent.run("go", user="lena")
+	assert result.ok, result.error
+	assert api.calls == [("/me", "Bearer at-lena-00000")]
+	await om.aclose()
+
+
+async def test_a_parked_run_takes_no_decision_and_its_event_comes_before_finish(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""The event is numbered after the step's own, before the finish; decision= is refused."""
+	om = make_om(store, api, server)
+	agent = per_user(om, ScriptedModel([call_tool("mail.me")]))
+	seen: list[Any] = []
+	for name in ("llmOutput", "authorization:request", "finish"):
+		agent.on(name, seen.append)
+	parked = await agent.run("go", user="mia")
+	assert [e.name for e in seen] == ["llmOutput", "authorization:request", "finish"]
+	assert [e.seq for e in seen] == sorted(e.seq for e in seen)
+	assert seen[1].step == 1 and seen[1].request == authorization_requests(parked.state)[0]
+	pending = parked.state.pending
+	assert pending is not None and pending["kind"] == "capability"
+	assert [(c["by"], c["status"]) for c in pending["calls"]] == [
+		("accounts", "authorization_required")
+	]
+	with pytest.raises(ConfigurationError, match="not an answer or a decision"):
+		await agent.resume(parked.state, decision={"call": "x", "action": "approve"})
+	await om.aclose()
