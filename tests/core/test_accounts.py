@@ -528,3 +528,18 @@ async def test_a_parked_run_takes_no_decision_and_its_event_comes_before_finish(
 	with pytest.raises(ConfigurationError, match="not an answer or a decision"):
 		await agent.resume(parked.state, decision={"call": "x", "action": "approve"})
 	await om.aclose()
+
+
+async def test_a_streamed_run_acts_for_its_user(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""agent.stream(input, user=...) signs with that user's token, as agent.run does."""
+	store.save("mail", tokens("at-nora-00000"), user="nora")
+	om = make_om(store, api, server)
+	agent = per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="nora")]))
+	async with agent.stream("who am I?", user="nora") as run:
+		names = [event.name async for event in run]
+		result = await run.result()
+	assert result.ok and result.state.user == "nora" and "tool:response" in names
+	assert api.calls == [("/me", "Bearer at-nora-00000")]
+	await om.aclose()

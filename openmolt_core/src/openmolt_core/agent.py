@@ -628,6 +628,7 @@ class Agent:
 		history: RunState | Mapping[str, Any] | None = None,
 		attachments: Sequence[Attachment] = (),
 		session: Session | None = None,
+		user: str | None = None,
 	) -> RunStream:
 		"""Run the agent and receive its events as they happen, the model's text included.
 
@@ -641,6 +642,7 @@ class Agent:
 			history: As for `run`.
 			attachments: As for `run`.
 			session: As for `run`.
+			user: As for `run`.
 
 		Returns:
 			The streamed run, to enter with ``async with``.
@@ -650,7 +652,9 @@ class Agent:
 		"""
 		from openmolt_core.runstream import RunStream
 
-		return RunStream(self, input, history=history, attachments=attachments, session=session)
+		return RunStream(
+			self, input, history=history, attachments=attachments, session=session, user=user
+		)
 
 	@property
 	def _verbose_run(self) -> bool:
