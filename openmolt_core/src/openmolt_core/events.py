@@ -301,7 +301,9 @@ class AuthorizationRequestEvent(Event):
 	"""A tool call waits for its end user to connect an account (`openmolt_core.accounts`).
 
 	``request`` holds ``integration``, ``user``, ``scopes``, ``url`` (the consent URL to show
-	them), ``tool`` and ``reason`` (``not_connected``, ``scopes`` or ``revoked``); no secret.
+	them), ``tool``, ``reason`` (``not_connected``, ``scopes`` or ``revoked``) and ``index``
+	(the call's place in its step); no secret. The accounts capability
+	(`openmolt_core.capabilities.accounts`) emits one per parked call as the run ends parked.
 	"""
 
 	request: dict[str, Any]
