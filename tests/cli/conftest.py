@@ -107,6 +107,8 @@ class FakeModelServer:
 			]
 		elif behaviour == "ask" and len(messages) == 1:
 			commands = [{"type": "requestHumanInput", "message": "What is your name?"}]
+		elif behaviour.startswith("call:") and len(messages) == 1:  # one tool call, no input
+			commands = [{"type": "callTool", "tool": behaviour[5:], "input": {}}]
 		else:
 			if behaviour == "ask":
 				name = json.loads(_text(messages[-1]["content"]))["results"][0]["result"]

@@ -244,3 +244,51 @@ def test_bad_numbers_are_named(
 	"""A port or timeout out of range: exit 2 with the option named."""
 	assert main(["auth", "mail", "--client-id", "c", *args]) == ExitCode.USAGE
 	assert message in capsys.readouterr().err
+
+
+def test_sign_in_for_an_end_user_keeps_their_tokens_apart(
+	env: Path,
+	auth_server: Any,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""--user stores the tokens under that user (not the operator's client); revoke --user forgets."""
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_SECRET", "csecret-abcdef")
+	_browser(monkeypatch)
+	code = main(["auth", "mail", "--client-id", "cid-123", "--scopes", "read", "--user", "alice"])
+	assert code == ExitCode.SUCCESS, capsys.readouterr().err
+	store = EncryptedFileStore(env)
+	assert store.entries() == [("mail", "alice")] and store.load("mail") is None
+	stored = store.load("mail", user="alice")
+	assert stored is not None and stored["accessToken"].startswith("at-")
+	assert "clientSecret" not in stored
+	assert main(["auth", "revoke", "mail"]) == ExitCode.USAGE  # the operator has none
+	assert main(["auth", "revoke", "mail", "--user", "alice"]) == ExitCode.SUCCESS
+	assert store.entries() == []
+
+
+def test_a_run_for_an_end_user_who_has_not_connected_exits_8_with_the_link(
+	tmp_path: Path, server: Any, cli: Any
+) -> None:
+	"""--user with a per-user integration not connected: status authorization_required, exit 8."""
+	path = cli.agent_file(
+		tmp_path,
+		server,
+		behaviour="call:gmail.listMessages",
+		integrations=[{"integration": "gmail", "account": "user"}],
+	)
+	env = cli.clean_env(
+		**{
+			cli.KEY_VAR: "k",
+			"OPENMOLT_CREDENTIALS_FILE": str(tmp_path / "creds.enc"),
+			"OPENMOLT_CREDENTIALS_KEY": Fernet.generate_key().decode(),
+			"OPENMOLT_GMAIL_CLIENT_ID": "cid.apps.googleusercontent.com",
+			"OPENMOLT_AUTH_REDIRECT_URI": "https://app.example/auth/callback",
+		}
+	)
+	done = cli.openmolt(str(path), "--user", "alice", "--json", cwd=tmp_path, env=env)
+	assert done.returncode == ExitCode.AUTHORIZATION_REQUIRED, done.stderr
+	result = json.loads(done.stdout)
+	assert result["status"] == "authorization_required"
+	assert "alice to connect gmail: https://accounts.google.com/" in result["error"]
+	assert "redirect_uri=https%3A%2F%2Fapp.example%2Fauth%2Fcallback" in result["error"]

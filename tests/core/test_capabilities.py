@@ -249,8 +249,15 @@ async def test_a_parked_call_resumes_in_another_agent_instance_with_what_was_giv
 			"status": "approval_required",
 		}
 	]
-	with pytest.raises(ConfigurationError, match="give given="):
-		await build().resume(saved)
+	# Nothing given: the capability's resume hears None, its before_tool is asked again.
+	again = await build().resume(saved)
+	assert again.status == "approval_required" and again.error == "approve a payment of 500"
+	assert again.state.ext == {"ledger": {"approved": False, "asked_for": 500}}
+	assert (
+		again.state.pending is not None
+		and again.state.pending["calls"] == saved["pending"]["calls"]
+	)
+	assert till.ran == [{"amount": 50}]
 	with pytest.raises(ConfigurationError, match="not an answer"):
 		await build().resume(saved, answer="yes")
 	done = await build().resume(saved, given="yes")

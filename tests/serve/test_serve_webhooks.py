@@ -336,3 +336,24 @@ def test_a_bad_session_path_is_refused_with_the_field() -> None:
 
 	with pytest.raises(ValidationError, match="session"):
 		Triggers.model_validate({"webhook": {"secret": SECRET, "session": "issue..number"}})
+
+
+async def test_user_names_the_end_user_the_run_acts_for() -> None:
+	"""webhook.user: the run acts for hook:<value>; a payload without it runs for the operator."""
+	model = ScriptedModel([finish("one"), finish("two")])
+	async for server, client in serving(model, {"scheme": "github", "user": "sender.login"}):
+		launcher = server.launcher
+		assert launcher is not None
+		agent = server.agents["Triage"][0]
+		users = []
+		for n, payload in enumerate([{"sender": {"login": "octocat"}}, {"action": "opened"}]):
+			body = json.dumps(payload).encode()
+			response = await client.post(
+				"/hooks/Triage", content=body, headers=github_headers(body, f"u-{n}")
+			)
+			assert response.status_code == 202
+			await eventually(lambda n=n: len(model.requests) == n + 1)
+			await eventually(lambda launcher=launcher: not launcher.running)
+			assert agent.last_state is not None
+			users.append(agent.last_state.user)
+	assert users == ["hook:octocat", None]

@@ -161,3 +161,32 @@ async def streamed_run() -> str:
 				print(seen.text, seen.field, seen.index)
 		result: RunResult = await run.result()
 	return result.status
+
+
+async def end_users_accounts(callback_url: str) -> str:
+	"""Credentials per end user and the consent a parked run waits for (openmolt_core.accounts)."""
+	from openmolt_core.accounts import Connected, authorization_requests
+	from openmolt_core.events import AuthorizationRequestEvent
+
+	om = OpenMolt(
+		credential_store="credentials.enc",
+		accounts={"redirect_uri": "https://app.example/auth/callback", "key": "k" * 32},
+	)
+	agent = om.create_agent(
+		name="Inbox",
+		model="openai:gpt-5-mini",
+		integrations=[{"integration": "gmail", "account": "user", "scopes": ["read"]}],
+	)
+
+	def on_request(event: AuthorizationRequestEvent) -> None:
+		print(event.request["url"], event.request["user"])
+
+	agent.on("authorization:request", on_request)
+	result = await agent.run("Summarise my mail", user="alice")
+	if result.status == "authorization_required":
+		urls: list[str] = [r["url"] for r in authorization_requests(result.state)]
+		print(urls, result.state.user)
+		connected: Connected = await om.accounts.complete(callback_url)
+		print(connected.integration, connected.user, connected.run_id)
+		result = await agent.resume(result.state)
+	return result.status

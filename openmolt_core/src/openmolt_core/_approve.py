@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._jsonschema import ValidationError, format_errors
+from openmolt_core._park import BEHIND_APPROVAL
 from openmolt_core._sync import call as call_app
 from openmolt_core.approvals import (
 	ApprovalDecision,
@@ -294,6 +295,16 @@ def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) ->
 	if tripped(record):  # a guardrail stopped the step meanwhile: nothing parks
 		return Gate(entry={"tool": request.tool, "ok": False, "error": "not run: the run stopped"})
 	pending = record.pending
+	if record.parked:
+		# One kind of park per step: calls a capability parked fail instead (as when they come
+		# second, openmolt_core._execute), whichever of the concurrent calls parked first.
+		for waiting in record.parked:
+			record.results[waiting["index"]] = {
+				"tool": waiting["tool"],
+				"ok": False,
+				"error": BEHIND_APPROVAL,
+			}
+		record.parked = None
 	if pending is None or pending.get("kind") != "approval":
 		pending = record.pending = {"kind": "approval", "calls": []}
 	pending["calls"].append(

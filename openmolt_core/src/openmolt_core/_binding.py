@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, cast
 
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._lazy import loaded
@@ -22,7 +22,14 @@ if TYPE_CHECKING:
 	from openmolt_core.options import IntegrationEntry
 	from openmolt_core.retry import RetryPolicy
 
-__all__ = ["BoundTool", "IntegrationBinding", "bind_integration", "parse_binding", "secret_values"]
+__all__ = [
+	"BoundTool",
+	"IntegrationBinding",
+	"UserAccount",
+	"bind_integration",
+	"parse_binding",
+	"secret_values",
+]
 
 _SECRET_HINTS = ("key", "token", "secret", "password", "auth", "credential", "sid", "signature")
 
@@ -37,6 +44,8 @@ class IntegrationBinding:
 		config: The credential config (API keys, OAuth tokens...), merged over the instance's.
 		scopes: The granted scopes; None means all.
 		on_token_refresh: Called with the new config after an OAuth2 refresh.
+		account: ``operator`` (one account for every run) or ``user`` (each run's end user's
+			credential, from the store: `openmolt_core.accounts`).
 	"""
 
 	integration: str
@@ -44,6 +53,46 @@ class IntegrationBinding:
 	config: dict[str, Any] = field(default_factory=dict, repr=False)  # secrets
 	scopes: list[str] | None = None
 	on_token_refresh: Callable[[dict[str, Any]], Any] | None = None
+	account: str = "operator"
+
+
+class UserAccount(Protocol):
+	"""How a tool bound per end user finds that user's credential (`openmolt_core.accounts`).
+
+	The accounts capability (`openmolt_core.capabilities.accounts`) asks `authorize` before each
+	call (journaled by the loop), and the tool runs in the context `context` returns: the user's
+	credential, read from the store for this call only, never kept on the agent.
+	"""
+
+	async def authorize(
+		self, user: str | None, tool: BoundTool, run_id: str
+	) -> dict[str, Any] | None:
+		"""Whether ``user`` can make this call now.
+
+		Args:
+			user: The run's end user (None: the run has none).
+			tool: The tool about to be called.
+			run_id: The run's id (the consent's callback names it).
+
+		Returns:
+			None when the user's account is connected with the scopes the tool needs; else
+			plain JSON (no secret): ``{"error": reason}`` (the call does not run; the model
+			reads the reason) or ``{"authorize": request}`` (the run parks until the user
+			connects: integration, user, scopes, consent URL).
+		"""
+		...
+
+	async def context(self, base: ToolContext, user: str | None) -> ToolContext:
+		"""The context one call runs in: ``base`` with the user's config and auth.
+
+		Args:
+			base: The binding's context (the operator's client config, no tokens).
+			user: The run's end user.
+
+		Raises:
+			ToolError: The user's credential is gone.
+		"""
+		...
 
 
 def parse_binding(value: str | IntegrationEntry | Mapping[str, Any]) -> IntegrationBinding:
@@ -73,6 +122,7 @@ def parse_binding(value: str | IntegrationEntry | Mapping[str, Any]) -> Integrat
 		config=dict(cred.config) if cred else {},
 		scopes=None if entry.scopes in (None, "all") else list(entry.scopes),
 		on_token_refresh=cred.on_token_refresh if cred else None,
+		account=entry.account,
 	)
 
 
@@ -129,6 +179,8 @@ class BoundTool:
 		integration: The integration it belongs to (None for ``create_agent(tools=...)``).
 		approval: The policy rule that makes its calls wait for a decision, or None.
 		labels: What it does with data (`openmolt_core.taint`), as the agent's policy reads it.
+		account: For an integration bound per end user: finds the run's user's credential for
+			each call (`UserAccount`); None: the tool runs in ``context`` as bound.
 	"""
 
 	handle: str
@@ -139,6 +191,7 @@ class BoundTool:
 	integration: Integration | None = None
 	approval: str | None = None
 	labels: frozenset[str] = frozenset()
+	account: UserAccount | None = None
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
 
@@ -187,6 +240,8 @@ class BoundTool:
 			run: The calling run, shown to the tool as ``context.run``.
 		"""
 		context = self.context
+		if self.account is not None:  # the run's end user's credential, for this call only
+			context = await self.account.context(context, run.user if run is not None else None)
 		if memory is not None or run is not None:
 			context = replace(context, memory=context.memory if memory is None else memory, run=run)
 		tool = self.tool

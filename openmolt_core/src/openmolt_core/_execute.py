@@ -22,6 +22,7 @@ from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
 from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
 from openmolt_core._jsonschema import ValidationError, format_errors
+from openmolt_core._park import BEHIND_APPROVAL
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._suggest import suggestion
 from openmolt_core._sync import call as call_app
@@ -564,6 +565,7 @@ async def _call_tool(
 			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
 			else ctx.cost_left(),
 			ctx.state.taint,
+			ctx.state.user,
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
@@ -661,6 +663,8 @@ async def _capabilities_rule(
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		case Park():
 			if record.end is not None and record.parked is None:
+				if record.pending is not None and record.pending.get("kind") == "approval":
+					return {"tool": call.tool, "ok": False, "error": BEHIND_APPROVAL}
 				return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 			parked = record.parked = record.parked or []
 			parked.append(

@@ -23,6 +23,7 @@ RecordStatus = Literal[
 	"limit_reached",
 	"human_input_required",
 	"approval_required",
+	"authorization_required",
 	"guardrail_tripped",
 	"error",
 	"cancelled",

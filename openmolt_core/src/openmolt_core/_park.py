@@ -21,10 +21,16 @@ if TYPE_CHECKING:
 
 	from openmolt_core.commands import Command
 
-__all__ = ["parked_step", "restore_step", "saved_commands"]
+__all__ = ["BEHIND_APPROVAL", "parked_step", "restore_step", "saved_commands"]
 
 CAPABILITY = "capability"
 """``state.pending["kind"]`` of a step parked by a capability."""
+
+BEHIND_APPROVAL = (
+	"not run: another call of this step waits for approval; call it again once that is decided"
+)
+"""The result of a call a capability parked in a step that parks on an approval (one kind of
+park per step, whichever of its calls parked first)."""
 
 
 def parked_step(

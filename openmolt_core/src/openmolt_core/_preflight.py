@@ -162,6 +162,8 @@ def missing_credentials(tools: Iterable[BoundTool]) -> list[MissingCredential]:
 	for tool in tools:
 		context = tool.context
 		credential = getattr(context.auth, "credential", None)
+		if tool.account is not None:  # per end user: checked per call (openmolt_core.accounts)
+			continue
 		if credential is None or id(context) in seen:
 			continue
 		seen.add(id(context))

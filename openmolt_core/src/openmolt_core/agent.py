@@ -582,6 +582,7 @@ class Agent:
 		attachments: Sequence[Attachment] = (),
 		parent: CallingRun | None = None,
 		session: Session | None = None,
+		user: str | None = None,
 	) -> RunResult:
 		"""Run the agent until it finishes or a budget runs out.
 
@@ -597,6 +598,10 @@ class Agent:
 			session: The conversation this run continues (`openmolt_core.sessions`): the model
 				sees its earlier turns, and the run's input and reply are appended to it. A
 				``history`` given with it must be a fresh state (no messages).
+			user: The end user the run acts for: integrations bound with ``account: "user"``
+				use this user's credential (`openmolt_core.accounts`); kept in the state, so a
+				resumed run acts for the same user. None: the operator (a sub-agent's run: its
+				caller's user).
 
 		Returns:
 			The result: validated output, status, plan, usage and the full state.
@@ -609,6 +614,8 @@ class Agent:
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
 		# The run's logs reach stderr only if its own instance (or agent) is verbose.
+		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
+			history = _for_user(history, user, parent)
 		with _verbose.scope(self._verbose_run):
 			if session is not None:
 				return await self._run_in_session(input, history, attachments, parent, session)
@@ -621,6 +628,7 @@ class Agent:
 		history: RunState | Mapping[str, Any] | None = None,
 		attachments: Sequence[Attachment] = (),
 		session: Session | None = None,
+		user: str | None = None,
 	) -> RunStream:
 		"""Run the agent and receive its events as they happen, the model's text included.
 
@@ -634,6 +642,7 @@ class Agent:
 			history: As for `run`.
 			attachments: As for `run`.
 			session: As for `run`.
+			user: As for `run`.
 
 		Returns:
 			The streamed run, to enter with ``async with``.
@@ -643,7 +652,9 @@ class Agent:
 		"""
 		from openmolt_core.runstream import RunStream
 
-		return RunStream(self, input, history=history, attachments=attachments, session=session)
+		return RunStream(
+			self, input, history=history, attachments=attachments, session=session, user=user
+		)
 
 	@property
 	def _verbose_run(self) -> bool:
@@ -781,6 +792,7 @@ class Agent:
 		*,
 		attachments: Sequence[Attachment] = (),
 		run_id: str | None = None,
+		user: str | None = None,
 	) -> RunHandle:
 		"""Start a durable run in the background and return its handle at once.
 
@@ -794,6 +806,7 @@ class Agent:
 			attachments: Images or PDFs for the model, sent with the first turn.
 			run_id: The run's id (default: a fresh one); a run id already taken attaches to
 				that run instead of starting another.
+			user: The end user the run acts for, as for `run`.
 
 		Returns:
 			The handle: ``run_id`` and ``result()``.
@@ -809,7 +822,7 @@ class Agent:
 				"(docs/guides/durable.md), or call agent.run() in a task group of your own"
 			)
 		await self._refresh_sources()
-		state = RunState()
+		state = RunState(user=_user_id(user))
 		if run_id:
 			state.run_id = str(run_id)
 		self._start(state, input, attachments, None)
@@ -845,7 +858,9 @@ class Agent:
 			session: The session the parked run belongs to: the answer and the run's next
 				reply are appended to it (`openmolt_core.sessions`).
 			given: For a run a capability parked (`openmolt_core.hooks.Park`): what the
-				application delivers to it (JSON), handed to the capability's ``resume`` hook.
+				application delivers to it (JSON), handed to the capability's ``resume`` hook;
+				left out, None (a run waiting for an end user's account needs nothing: its
+				capability asks again).
 
 		Returns:
 			The run's result, as `run` returns it.
@@ -1588,7 +1603,13 @@ class Agent:
 			state=state,
 			error=end.message
 			if end.status
-			in ("human_input_required", "approval_required", "limit_reached", "guardrail_tripped")
+			in (
+				"human_input_required",
+				"approval_required",
+				"authorization_required",
+				"limit_reached",
+				"guardrail_tripped",
+			)
 			else None,
 		)
 
@@ -1695,15 +1716,14 @@ def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -
 			)
 		)
 	if answer is not None or decision is not None:
+		calls = (state.pending or {}).get("calls") or ()
+		by = ", ".join(sorted({repr(c.get("by")) for c in calls if isinstance(c, Mapping)}))
 		raise ConfigurationError(
-			"resume: this run waits for what a capability asked for: give given=..., not an "
-			"answer or a decision"
+			f"resume: this run waits for what capability {by} asked for (state.pending['calls'] "
+			"says what): give given=... (or nothing), not an answer or a decision"
 		)
-	if given is _NOTHING:
-		raise ConfigurationError(
-			"resume: a capability parked this run (state.pending['calls'] says which and why): "
-			"give given=... (JSON) to go on"
-		)
+	if given is _NOTHING:  # the capability needs nothing delivered (its before_tool asks again)
+		given = None
 	try:
 		json.dumps(given)
 	except (TypeError, ValueError) as exc:
@@ -1733,6 +1753,30 @@ def _session_state(session: Any, history: RunState | Mapping[str, Any] | None) -
 			"parked run of the session, call resume(state, answer=..., session=session)"
 		)
 	return state
+
+
+def _for_user(
+	history: RunState | Mapping[str, Any] | None, user: str | None, parent: CallingRun | None
+) -> RunState | Mapping[str, Any] | None:
+	"""The state a run starts from, acting for ``user`` (or its caller's user)."""
+	if user is None:
+		user = parent.user if parent is not None else None
+		if user is None:
+			return history
+	user = _user_id(user)
+	state = RunState() if history is None else _load(history)
+	if state.messages and state.user != user:
+		raise ConfigurationError(
+			f"run: this saved run acts for {state.user!r}, not {user!r}; a run keeps its user"
+		)
+	state.user = user
+	return state
+
+
+def _user_id(user: str | None) -> str | None:
+	if user is not None and (not isinstance(user, str) or not user.strip()):
+		raise ConfigurationError("run: user must be a non-empty user id, or None for the operator")
+	return user
 
 
 def _load(state: RunState | Mapping[str, Any]) -> RunState:

@@ -14,6 +14,7 @@
 | ``humanInput`` | `HumanInputEvent` | the agent asked a person and got an answer |
 | ``approval:request`` | `ApprovalRequestEvent` | a tool call waits for a decision |
 | ``approval:decision`` | `ApprovalDecisionEvent` | a decision was applied, or refused |
+| ``authorization:request`` | `AuthorizationRequestEvent` | a call waits for its end user to connect an account |
 | ``guardrail`` | `GuardrailEvent` | a guardrail or the taint policy acted |
 | ``taint`` | `TaintEvent` | the run read untrusted content for the first time |
 | ``error`` | `ErrorEvent` | a mistake was fed back to the model, or the run failed |
@@ -54,6 +55,7 @@ __all__ = [
 	"STREAM_EVENTS",
 	"ApprovalDecisionEvent",
 	"ApprovalRequestEvent",
+	"AuthorizationRequestEvent",
 	"CommandReadyEvent",
 	"CommandsQueuedEvent",
 	"CompactionEvent",
@@ -92,6 +94,7 @@ EventName = Literal[
 	"humanInput",
 	"approval:request",
 	"approval:decision",
+	"authorization:request",
 	"guardrail",
 	"taint",
 	"error",
@@ -291,6 +294,20 @@ class ApprovalDecisionEvent(Event):
 	decision_id: str = ""
 	input: dict[str, Any] | None = None
 	name: str = "approval:decision"
+
+
+@dataclass(slots=True, kw_only=True)
+class AuthorizationRequestEvent(Event):
+	"""A tool call waits for its end user to connect an account (`openmolt_core.accounts`).
+
+	``request`` holds ``integration``, ``user``, ``scopes``, ``url`` (the consent URL to show
+	them), ``tool``, ``reason`` (``not_connected``, ``scopes`` or ``revoked``) and ``index``
+	(the call's place in its step); no secret. The accounts capability
+	(`openmolt_core.capabilities.accounts`) emits one per parked call as the run ends parked.
+	"""
+
+	request: dict[str, Any]
+	name: str = "authorization:request"
 
 
 @dataclass(slots=True, kw_only=True)

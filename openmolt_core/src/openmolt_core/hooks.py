@@ -102,7 +102,9 @@ class Park:
 
 	message: str
 	request: Mapping[str, Any] = field(default_factory=dict)
-	status: Literal["approval_required", "human_input_required"] = "approval_required"
+	status: Literal["approval_required", "human_input_required", "authorization_required"] = (
+		"approval_required"
+	)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._http import PooledTransport
+	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.compaction import CompactionConfig
@@ -106,6 +107,11 @@ class OpenMolt:
 		capabilities: Behaviour attached to the runs of every agent of this instance
 			(`openmolt_core.hooks.Capability` objects, or the names of capabilities plugins
 			register, or ``{"name": ..., "options": {...}}``); they run before an agent's own.
+		accounts: End users' accounts (`openmolt_core.accounts`): ``{"redirect_uri": ...,
+			"key": ...}``, the redirect the services send users back to (``openmolt serve``
+			answers at ``/auth/callback``) and the key that signs consent states (shared by
+			processes that share runs). Default: ``OPENMOLT_AUTH_REDIRECT_URI`` and
+			``OPENMOLT_AUTH_KEY``.
 	"""
 
 	def __init__(
@@ -132,6 +138,7 @@ class OpenMolt:
 		retry: RetryPolicy | Mapping[str, Any] | None = None,
 		credential_store: CredentialStore | str | Path | bool | None = None,
 		capabilities: Sequence[CapabilityEntry] = (),
+		accounts: Mapping[str, Any] | None = None,
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -172,6 +179,9 @@ class OpenMolt:
 			None if credential_store is None else _credential_store(credential_store)
 		)
 		self.secrets.add_once(self._stored_secrets)
+		self._accounts_options = dict(accounts or {})
+		self._accounts: Accounts | None = None
+		self._store_option = credential_store
 		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
@@ -261,6 +271,30 @@ class OpenMolt:
 
 			self._approvals = Approvals()
 		return self._approvals
+
+	@property
+	def accounts(self) -> Accounts:
+		"""End users' accounts: consent URLs and the callback that completes them (`openmolt_core.accounts`)."""
+		if self._accounts is None:
+			from openmolt_core.accounts import Accounts, check_options
+
+			self._accounts = Accounts(
+				spec_of=self.plugins.integration,
+				configs=self.integration_configs,
+				store=self._users_store,
+				http=self.http,
+				secrets=self.secrets,
+				**check_options(self._accounts_options),
+			)
+		return self._accounts
+
+	def _users_store(self) -> CredentialStore | None:
+		# End users connect at run time: the default file is made then, unless turned off.
+		if self.credential_store is None and self._store_option is None:
+			from openmolt_core.credstore import EncryptedFileStore
+
+			self.credential_store = EncryptedFileStore()
+		return self.credential_store
 
 	# durability ---------------------------------------------------------------------------
 
@@ -796,6 +830,7 @@ class OpenMolt:
 				sources.append(_bind_source(self, spec, binding, name, files))
 				continue
 			_refuse_misspelled(spec, binding, self.integration_configs)
+			added = len(bound)
 			bound.extend(
 				_binding.bind_integration(
 					spec,
@@ -809,6 +844,12 @@ class OpenMolt:
 					store=self.credential_store,
 				)
 			)
+			if binding.account == "user":  # each run's end user's credential, per call
+				account = self.accounts.for_binding(
+					spec, binding.integration, binding.credential_type, binding.scopes
+				)
+				for tool in bound[added:]:
+					tool.account = account
 		if tools:
 			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
 		from openmolt_core.capabilities.observers import Observers
@@ -820,6 +861,10 @@ class OpenMolt:
 				(*self._capabilities, *_capability_entries(capabilities, "create_agent"))
 			),
 		]
+		if any(b.account == "user" for b in bindings):  # calls wait for their user's account
+			from openmolt_core.capabilities.accounts import EndUserAccounts
+
+			caps.insert(1 + len(self._capabilities), EndUserAccounts())
 		agent_skills = self._skills(skills)
 		if agent_skills:  # sugar for the skills capability, first of the agent's own
 			from openmolt_core.capabilities.skills import Skills

@@ -366,8 +366,17 @@ class IntegrationEntry(Options):
 		credential: The credential to use (default: the integration's first type, with the
 			instance's config).
 		scopes: The scopes granted, or ``"all"`` (the default).
+		account: Whose account the tools act as: ``operator`` (the default: the credential
+			given, the environment or the operator's stored one) or ``user`` (each run's end
+			user, ``agent.run(input, user=...)``, from the credential store; a user who has
+			not connected parks the run with an authorization request, see
+			`openmolt_core.accounts`).
 	"""
 
 	integration: str = Field(min_length=1, description="The integration id, e.g. 'notion'.")
 	credential: IntegrationCredential | None = None
 	scopes: list[str] | Literal["all"] | None = Field(default=None, description="Default: all.")
+	account: Literal["operator", "user"] = Field(
+		default="operator",
+		description="'user': each run's end user's stored credential; 'operator': one account.",
+	)

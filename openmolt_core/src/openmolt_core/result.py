@@ -16,6 +16,7 @@ RunStatus = Literal[
 	"limit_reached",
 	"human_input_required",
 	"approval_required",
+	"authorization_required",
 	"guardrail_tripped",
 	"error",
 ]
@@ -26,7 +27,9 @@ budget ran out before it finished. ``human_input_required``: it asked a person a
 answer now (the handler raised `openmolt_core.agent.HumanInputUnavailable`); the run is parked
 and ``agent.resume(state, answer=...)`` goes on. ``approval_required``: a tool call waits for a
 decision nobody could give now (see `openmolt_core.approvals`); ``agent.resume(state,
-decision=...)`` goes on. ``guardrail_tripped``: a guardrail's tripwire stopped the run (see
+decision=...)`` goes on. ``authorization_required``: a tool call needs the end user's account
+(or more of its scopes) and the user has not connected it (see `openmolt_core.accounts`); once
+they have, ``agent.resume(state)`` goes on. ``guardrail_tripped``: a guardrail's tripwire stopped the run (see
 `openmolt_core.guardrails`); ``error`` says which and why, ``state.audit`` holds the verdict.
 ``error``: the provider failed for good, or the run broke in an unexpected way; the state is kept
 either way.
@@ -53,7 +56,12 @@ class RunState:
 			"commands": [...], "results": [...], "ignored": [...]}`` holds the calls that wait
 			for a decision (index, call key, tool, reason, rule, digest), every command of the
 			step as JSON, one result per command (null for those still to run) and the texts
-			of ignored commands. None when the run is not parked.
+			of ignored commands. ``{"kind": "capability", ...}`` is the same step record for
+			calls a capability parked (`openmolt_core.hooks.Park`): each of its ``calls`` holds
+			``index``, ``tool``, ``by`` (the capability), ``message``, ``request`` and
+			``status``; those of ``by: "accounts"`` wait for their end user to connect an
+			account (`openmolt_core.accounts.authorization_requests`). None when the run is not
+			parked.
 		context_tokens: Input tokens of the latest model call (the prompt's size as the provider
 			counted it), for compaction.
 		compaction: What compaction summarised so far (`openmolt_core.compaction`): the original
@@ -73,6 +81,9 @@ class RunState:
 		ext: The capabilities' state, by capability name (`openmolt_core.hooks`): JSON each.
 			Saved only when a capability wrote some, so a run without capabilities saves
 			exactly what it did before they existed.
+		user: The end user the run acts for (``agent.run(input, user=...)``): integrations
+			bound per user use this user's credentials (`openmolt_core.accounts`). None: the
+			operator; the key is then left out of `to_dict`, so a plain run's state is unchanged.
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -92,6 +103,7 @@ class RunState:
 	taint: list[dict[str, Any]] = field(default_factory=list)
 	audit: list[dict[str, Any]] = field(default_factory=list)
 	ext: dict[str, Any] = field(default_factory=dict)
+	user: str | None = None
 
 	@property
 	def tainted(self) -> bool:
@@ -133,6 +145,7 @@ class RunState:
 			"usage_by_model": {k: u.to_dict() for k, u in self.usage_by_model.items()},
 			"taint": list(self.taint),
 			"audit": list(self.audit),
+			**({"user": self.user} if self.user is not None else {}),
 		}
 		ext = {k: v for k, v in self.ext.items() if v}
 		if ext:
@@ -178,6 +191,7 @@ class RunState:
 				taint=list(data.get("taint") or []),
 				audit=list(data.get("audit") or []),
 				ext=dict(data.get("ext") or {}),
+				user=None if data.get("user") is None else str(data["user"]),
 			)
 		except (KeyError, TypeError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc

@@ -56,6 +56,7 @@ class StreamableAgent(Protocol):
 		history: RunState | Mapping[str, Any] | None = None,
 		attachments: Sequence[Attachment] = (),
 		session: Any = None,
+		user: str | None = None,
 	) -> RunResult:
 		"""Run the agent."""
 		...
@@ -71,6 +72,7 @@ class RunStream:
 		attachments: Images or PDFs sent with the first turn.
 		session: The conversation the run continues (an `openmolt_core.sessions.Session`, as
 			for ``agent.run``; typed loosely here, which sits below sessions in the layers).
+		user: The end user the run acts for (as for ``agent.run``).
 
 	Raises:
 		ConfigurationError: ``history`` is no saved run.
@@ -84,6 +86,7 @@ class RunStream:
 		history: RunState | Mapping[str, Any] | None = None,
 		attachments: Sequence[Attachment] = (),
 		session: Any = None,
+		user: str | None = None,
 	) -> None:
 		self._agent = agent
 		self._input = input
@@ -99,6 +102,7 @@ class RunStream:
 		self._state = state
 		self._attachments = tuple(attachments)
 		self._session = session
+		self._user = user
 		self._send: MemoryObjectSendStream[Event]
 		self._receive: MemoryObjectReceiveStream[Event]
 		self._send, self._receive = anyio.create_memory_object_stream[Event](math.inf)
@@ -137,6 +141,7 @@ class RunStream:
 				history=self._state,
 				attachments=self._attachments,
 				session=self._session,
+				user=self._user,
 			)
 		except Exception as exc:  # kept for result(); cancellation passes through
 			self._error = exc

@@ -82,6 +82,8 @@ class CallingRun:
 			sub-agent's run stops there too.
 		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
 			tainted run starts tainted.
+		user: The end user the calling run acts for (None: the operator); a sub-agent's run
+			acts for the same user (`openmolt_core.accounts`).
 	"""
 
 	run_id: str
@@ -94,6 +96,7 @@ class CallingRun:
 	on_approval_request: ApprovalHandler | None = None
 	cost_left: float | None = None
 	taint: Sequence[Mapping[str, Any]] = ()
+	user: str | None = None
 
 
 InDoubt = Literal["retry", "ask", "fail"]

@@ -184,6 +184,13 @@ class WebhookTrigger(_Model):
 		"(issue.number, data.object.customer): the runs of one value share a conversation "
 		"(openmolt_core.sessions). A payload without it runs alone.",
 	)
+	user: str | None = Field(
+		default=None,
+		pattern=r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$",
+		description="The end user the run acts for: this payload field, a dotted path "
+		"(sender.login); integrations bound per user use their account (openmolt_core.accounts). "
+		"A payload without it runs for the operator.",
+	)
 
 
 class _TokenTrigger(_Model):

@@ -110,6 +110,7 @@ async def run_trigger(
 	decision: Sequence[ApprovalDecision] | None = None,
 	tainted: bool = False,
 	session: Session | None = None,
+	user: str | None = None,
 ) -> RunResult:
 	"""Run (or resume) a trigger's run here, tainted as `starting_taint` decides.
 
@@ -126,7 +127,7 @@ async def run_trigger(
 			return await agent.resume(resume, answer=answer, decision=decision, session=session)
 		history = RunState(run_id=run_id) if source is None else untrusted_input(source)
 		history.run_id = run_id
-		return await agent.run(input, history=history, session=session)
+		return await agent.run(input, history=history, session=session, user=user)
 
 
 class _Starts(RunObserver):
@@ -186,6 +187,7 @@ class Launcher:
 		done: Done | None = None,
 		tainted: bool = False,
 		session: Session | None = None,
+		user: str | None = None,
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -210,6 +212,8 @@ class Launcher:
 				others).
 			session: The conversation the run continues (or the resumed run belongs to): its
 				earlier turns reach the model, and a stranger's among them taint the run.
+			user: The end user the run acts for (a chat's sender): integrations bound per
+				user use their account (`openmolt_core.accounts`).
 
 		Returns:
 			The run id.
@@ -232,6 +236,7 @@ class Launcher:
 				decision=decision,
 				tainted=tainted,
 				session=session,
+				user=user,
 			)
 
 		return await self._launch(agent, run_id, go, done, wait=True)

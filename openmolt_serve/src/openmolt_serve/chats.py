@@ -11,7 +11,12 @@ One `Conversations` per agent and channel. For each message from someone the all
   conversation. ``history: 0`` turns this off: each message is a run of its own.
 
 When the run ends, its ``humanMessage`` (else its output, if text) is sent to the same chat (and
-thread); a question it asks is sent there too, and the run parks until the next message. Messages
+thread); a question it asks is sent there too, and the run parks until the next message.
+A run acts for its sender (``user="<channel>:<sender id>"``): an integration the agent binds
+per end user uses that sender's account (`openmolt_core.accounts`), and when they have not
+connected it, the chat gets the consent link (a private chat only: a link connects whoever signs
+in on it, so a group is told to write privately); the run goes on once they have (the callback
+route tells the chat: `Conversations.connected`), or at their next message. Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
 service's retry) is ignored. Messages from anyone else are ignored and logged, never answered:
 a stranger learns nothing about the bot.
@@ -37,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core.accounts import authorization_requests
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.sessions import history_of, items_after
@@ -49,7 +55,7 @@ if TYPE_CHECKING:
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
 	from openmolt_serve._live import LiveReplies
 
-__all__ = ["Conversations", "Incoming", "Send", "park_questions"]
+__all__ = ["Conversations", "Incoming", "Send", "end_user", "park_questions"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -100,6 +106,31 @@ def park_questions(agent: Agent) -> None:
 class _Chat:
 	lock: anyio.Lock = field(default_factory=anyio.Lock)
 	parked: RunState | None = None
+	asked: Incoming | None = None  # the message whose run waits for an account
+
+
+def end_user(message: Incoming) -> str:
+	"""The end user a chat message's run acts for: ``<channel>:<sender id>``."""
+	return f"{message.channel}:{message.user}"
+
+
+def _private(message: Incoming) -> bool:
+	"""Whether only the sender reads the chat: a Telegram chat with the user, a Slack DM."""
+	if message.channel == "telegram":
+		return message.chat == message.user
+	return message.chat.startswith("D")  # Slack: a direct message's channel id
+
+
+def _connect_text(state: RunState) -> str:
+	links = [
+		f"{r.get('integration')}: {r.get('url')}"
+		for r in authorization_requests(state)
+		if r.get("url")
+	]
+	return (
+		"To do this I need access to your account. Connect it here, and I will go on:\n"
+		+ "\n".join(links)
+	)
 
 
 def _reply(result: RunResult | None, error: BaseException | None) -> str:
@@ -209,7 +240,7 @@ class Conversations:
 				outcome["result"], outcome["error"] = result, error
 				done.set()
 
-			parked, chat.parked = chat.parked, None
+			parked, chat.parked, chat.asked = chat.parked, None, None
 			where = f"{self.channel}:{self.agent.name}"
 			allowed = self.settings.allowed_users
 			trusted = self.trusts(message)
@@ -221,7 +252,8 @@ class Conversations:
 						self.agent,
 						run_id=parked.run_id,
 						resume=parked,
-						answer=message.text,
+						# A run waiting for an account takes no answer: it goes on, or asks again.
+						answer=None if authorization_requests(parked) else message.text,
 						done=ended,
 						trigger="chat",
 						where=where,
@@ -254,6 +286,7 @@ class Conversations:
 						sender=message.user,
 						trusted=allowed,
 						session=session,
+						user=end_user(message),
 					)
 			except Exception as exc:
 				log.warning(
@@ -298,6 +331,16 @@ class Conversations:
 		if result is not None and result.status == "human_input_required" and result.state.pending:
 			text = str(result.state.pending.get("message", ""))
 			chat.parked = result.state
+		elif result is not None and result.status == "authorization_required":
+			if not _private(message):
+				# A consent link connects whoever signs in on it: never shown to a group.
+				text = (
+					"To do this I need access to your account: write to me in a private chat "
+					"and I will send you the link to connect it."
+				)
+			else:
+				chat.parked, chat.asked = result.state, message
+				text = _connect_text(result.state)
 		else:
 			text = _reply(result, error)
 		if self.live is not None and result is not None:
@@ -308,6 +351,22 @@ class Conversations:
 	def _watch(self, run_id: str, message: Incoming) -> None:
 		if self.live is not None:
 			self.live.watch(run_id, message)
+
+	def connected(self, run_id: str) -> bool:
+		"""An end user connected the account a chat's run waits for: the run goes on.
+
+		Args:
+			run_id: The run the consent named (`openmolt_core.accounts.Connected.run_id`).
+
+		Returns:
+			Whether a chat of this agent was waiting for it.
+		"""
+		for chat in self.chats.values():
+			if chat.parked is not None and chat.parked.run_id == run_id and chat.asked:
+				message, chat.asked = chat.asked, None  # a second callback starts nothing
+				self.launcher.tg.start_soon(self._handle, message, name=f"openmolt {run_id}")
+				return True
+		return False
 
 	async def recover(self) -> int:
 		"""After a restart on a durable store: follow this channel's runs that were going.

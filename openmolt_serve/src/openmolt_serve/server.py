@@ -7,6 +7,7 @@
 | ``POST /channels/slack/{agent}`` | a Slack Events API request (`openmolt_serve.slack`) |
 | ``POST /agui/{agent}`` | an AG-UI run, its events streamed back (`openmolt_serve.agui`) |
 | ``/a2a/{agent}/`` | an A2A 1.0 server: the agent card and JSON-RPC (`openmolt_serve.a2a`) |
+| ``GET /auth/callback`` | an end user connected an account: the consent completes, the run goes on (`openmolt_serve._auth`) |
 | ``GET /health`` | ``{"ok": true, "agents": [...]}`` |
 
 ```python
@@ -49,6 +50,7 @@ from starlette.types import ASGIApp
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
+from openmolt_serve._auth import CALLBACK_ROUTE, handle_callback
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_serve._launch import Launcher, Sessions
@@ -205,11 +207,18 @@ class TriggerServer:
 		async def health(request: Request) -> Response:
 			return JSONResponse({"ok": True, "agents": sorted(self.agents)})
 
+		async def callback(request: Request) -> Response:
+			instances = {id(a.om): a.om for a, _ in self.agents.values()}.values()
+			chats = [b.conversations for b in self.telegram.values()]
+			chats += [a.conversations for a in self.slack.values()]
+			return await handle_callback(request, instances, chats)
+
 		routes: list[BaseRoute] = [
 			Route("/hooks/{agent}", hook, methods=["POST"]),
 			Route("/channels/telegram/{agent}", telegram, methods=["POST"]),
 			Route("/channels/slack/{agent}", slack, methods=["POST"]),
 			Route("/agui/{agent}", agui, methods=["POST"]),
+			Route(CALLBACK_ROUTE, callback),
 			Route("/health", health),
 		]
 		routes += self._a2a_mounts()

@@ -32,6 +32,10 @@ hold the same value continue one session (`openmolt_core.sessions`, id
 or thread asked and what it answered. Its turns are tainted like the payloads, so every run of
 such a session starts tainted. A payload without the field (or with a value that is not text or
 a number) runs alone.
+
+With ``user`` (a dotted path too, ``sender.login``), the run acts for that end user
+(``hook:<value>``): integrations the agent binds per user use their account
+(`openmolt_core.accounts`). The value is the payload's word, so only a signed payload names it.
 """
 
 from __future__ import annotations
@@ -228,6 +232,7 @@ async def handle_webhook(
 			trigger="webhook",
 			where=hook.agent.name,
 			session=session,
+			user=f"hook:{who}" if (who := session_key(data, config.user)) else None,
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)

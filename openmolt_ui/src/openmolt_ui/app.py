@@ -13,13 +13,16 @@
 | ``GET /api/runs/{id}/stream?after=N`` | its new events as they happen (``event``, ``run``, ``reset``) |
 | ``POST /api/questions/{id}`` | answer a question: ``{"answer": "..."}`` |
 | ``POST /api/approvals/{id}`` | decide a call: ``{"action": "approve" / "deny" / "edit", "reason", "input"}`` |
+| ``GET /auth/callback`` | an end user connected an account (`openmolt_core.accounts`): store it, resume the run |
 
 Every request must carry the viewer's token: in the ``X-OpenMolt-Token`` header (the page's
 ``fetch`` calls, and every ``POST``), or in the URL's ``?token=`` for a ``GET`` (the page itself,
 its script and style sheet, and the ``EventSource`` streams, which cannot send headers). No cookie
 carries it: a browser sends a cookie set by ``127.0.0.1`` to every port of ``127.0.0.1``, so
 another local server would receive it. A ``POST`` needs the header, so another site cannot make a
-browser post to the viewer. Without the token the answer is ``403``. When bound to a loopback
+browser post to the viewer. Without the token the answer is ``403``, except at
+``GET /auth/callback``, where a service sends a user's browser back: it carries no token, and the
+signed ``state`` of the consent it completes is its check. When bound to a loopback
 address, requests must also name a loopback host (against DNS rebinding).
 
 Server-sent events rather than websockets: the page only listens, and sends its rare answers as
@@ -48,6 +51,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from openmolt_core.accounts import CALLBACK_PATH
 from openmolt_ui._live import ApprovalDecision
 
 if TYPE_CHECKING:
@@ -95,7 +99,9 @@ class TokenGuard:
 		request = Request(scope)
 		header = request.headers.get(HEADER)
 		query = request.query_params.get("token")
-		if request.method in ("GET", "HEAD"):
+		if request.method == "GET" and request.url.path == CALLBACK_PATH:
+			allowed = True  # a service's redirect: the consent's signed state is checked
+		elif request.method in ("GET", "HEAD"):
 			allowed = self._ok(header) or self._ok(query)
 		else:
 			allowed = self._ok(header)  # a header: a page of another site cannot set it
@@ -266,7 +272,13 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		codes = {"answered": 200, "resuming": 202, "unknown": 404, "cannot": 409}
 		return JSONResponse(outcome, status_code=codes[outcome["status"]])
 
+	async def callback(request: Request) -> Response:
+		connected, text = await viewer.connect(request.url.query)
+		body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{html.escape(text)}"
+		return HTMLResponse(body, status_code=200 if connected else 400)
+
 	routes = [
+		Route(CALLBACK_PATH, callback),
 		Route("/", index),
 		Route("/api/state", state),
 		Route("/api/stream", stream),
@@ -336,6 +348,7 @@ STATUSES = (
 	"limit_reached",
 	"human_input_required",
 	"approval_required",
+	"authorization_required",
 	"guardrail_tripped",
 	"cancelled",
 	"killed",

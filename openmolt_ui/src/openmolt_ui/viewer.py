@@ -223,6 +223,10 @@ class Viewer:
 						and row["run_id"] not in self._resuming,
 					}
 				)
+		for row in runs:  # runs waiting for an end user to connect an account: shown, not answered
+			pending = row.get("pending")
+			if row["status"] == "authorization_required" and isinstance(pending, dict):
+				questions.extend(_authorizations(row, pending))
 		approvals = self.live.approvals.pending
 		for row in runs:
 			pending = row.get("pending")
@@ -411,6 +415,49 @@ class Viewer:
 			return live.run.agent
 		return self.agents.get(row["agent"])
 
+	async def connect(self, answer: str) -> tuple[bool, str]:
+		"""An end user comes back from a service's consent page: store their account, go on.
+
+		The answer's signed state names the run (`openmolt_core.accounts`); a run parked here on
+		``authorization_required`` whose agent is loaded resumes in the background.
+
+		Args:
+			answer: The redirect's query string.
+
+		Returns:
+			Whether the account was connected, and what to tell the user.
+		"""
+		from openmolt_core.accounts import authorization_requests
+		from openmolt_core.errors import OpenMoltError
+
+		instances = {id(a.om): a.om for a in self.agents.values()}
+		problem = "this sign-in link is not for this viewer"
+		for om in instances.values():
+			try:
+				connected = await om.accounts.complete(answer)
+			except OpenMoltError as exc:
+				problem = str(exc)
+				if "signature" in problem:  # another instance's state: try the next one
+					continue
+				return False, f"The account was not connected: {problem}"
+			said = f"Your {connected.integration} account is connected. You can close this window"
+			run_id = connected.run_id
+			state = await self._parked_state(run_id) if run_id else None
+			pending = getattr(state, "pending", None) or {}
+			row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
+			agent = self._agent_for(row) if row is not None else None
+			if (
+				authorization_requests({"pending": pending})
+				and agent is not None
+				and self._tg is not None
+				and run_id not in self._resuming
+			):
+				self._resuming.add(run_id)
+				self._tg.start_soon(self._resume, agent, state, {}, name=f"resume {run_id}")
+				return True, f"{said}; the agent goes on."
+			return True, f"{said}."
+		return False, f"The account was not connected: {problem}"
+
 	async def _resume(self, agent: Agent, state: Any, given: dict[str, Any]) -> None:
 		try:
 			if self.live not in agent.om.observers:
@@ -506,6 +553,27 @@ class Viewer:
 
 
 _PARKED = ("human_input_required", "approval_required")
+
+
+def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[str, Any]]:
+	"""A parked run's authorization requests as the list's items (`openmolt_core.accounts`)."""
+	from openmolt_core.accounts import authorization_requests
+
+	out = []
+	for call in authorization_requests({"pending": pending}):
+		out.append(
+			{
+				"id": f"parked:{row['run_id']}:{call.get('index', '')}",
+				"kind": "parked",
+				"run_id": row["run_id"],
+				"agent": row["agent"],
+				"message": f"{call.get('tool')} waits for {call.get('user')} to connect "
+				f"{call.get('integration')}: {call.get('url')}",
+				"asked": row.get("ended") or row["updated"],
+				"can_answer": False,  # the user connects; the application resumes the run
+			}
+		)
+	return out
 
 
 def _zero(**key: str) -> dict[str, Any]:

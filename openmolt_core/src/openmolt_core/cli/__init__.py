@@ -3,6 +3,7 @@
 ```
 openmolt run FILE [--input TEXT|JSON] [--json] [--dry-run] [--verbose] [--once]
                   [--env-file PATH] [--on-stop finish|cancel] [--approvals ask|approve|deny]
+                  [--user ID]
 openmolt FILE ...                     the same as `openmolt run FILE ...`
 openmolt schedules FILE [-n N]        the next fire times of the file's schedules
 openmolt plugins [--json]             installed providers and integrations, with versions
@@ -196,6 +197,12 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 		"kept in $OPENMOLT_SESSIONS, else ~/.local/state/openmolt/sessions.db",
 	)
 	parser.add_argument(
+		"--user",
+		metavar="ID",
+		help="the end user the run acts for: integrations with account 'user' use their "
+		"stored credential (docs/guides/accounts.md)",
+	)
+	parser.add_argument(
 		"-c",
 		"--continue",
 		dest="continue_last",
@@ -326,7 +333,14 @@ async def _run_agent(ns: argparse.Namespace) -> int:
 	readable = not ns.json and sys.stdout.isatty()
 	stream = readable and not ns.no_stream  # the message as it is written, on a terminal
 	once = partial(
-		run_once, loaded, input, progress, readable=readable, session=session, stream=stream
+		run_once,
+		loaded,
+		input,
+		progress,
+		readable=readable,
+		session=session,
+		stream=stream,
+		user=ns.user,
 	)
 	if ns.ui:
 		return await run_with_ui(loaded, once, progress.line, linger=True)

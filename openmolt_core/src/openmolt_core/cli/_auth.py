@@ -2,9 +2,9 @@
 
 ```
 openmolt auth ID [--scopes read,send | --agent FILE] [--client-id ID] [--no-browser] [--port N]
-                 [--redirect-uri URI] [--set KEY=VALUE]... [--device]
+                 [--redirect-uri URI] [--set KEY=VALUE]... [--device] [--user ID]
 openmolt auth list [--json]
-openmolt auth revoke ID
+openmolt auth revoke ID [--user ID]
 ```
 
 ``openmolt auth gmail`` opens Google's consent page asking only for the OAuth scopes of the tool
@@ -16,7 +16,9 @@ browser was sent to, for a remote machine; ``--device`` uses the service's devic
 Microsoft: a code to enter on any device). The client id and secret come from ``--client-id``,
 ``OPENMOLT_<ID>_CLIENT_ID`` / ``OPENMOLT_<ID>_CLIENT_SECRET`` (the environment or ``openmolt keys
 set``), or a prompt that does not echo; a secret is never taken on the command line. No token is
-ever printed.
+ever printed. ``--user ID`` keeps the tokens for that end user instead of the operator, for
+integrations an agent binds per user (`openmolt_core.accounts`); applications usually let
+their users connect through the consent URL a run parks with.
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ def _parser() -> argparse.ArgumentParser:
 	)
 	parser.add_argument(
 		"--timeout", type=float, default=300.0, help="seconds to wait for the browser"
+	)
+	parser.add_argument(
+		"--user",
+		metavar="ID",
+		help="keep the tokens for this end user (agents binding the integration per user)",
 	)
 	return parser
 
@@ -194,7 +201,9 @@ def _sign_in(ns: argparse.Namespace) -> int:
 			)
 
 	tokens = anyio.run(flow)
-	store.save(iid, tokens)
+	if ns.user is not None:  # the operator's client stays the operator's
+		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
+	store.save(iid, tokens, user=ns.user)
 	refresh = "with a refresh token" if tokens.get("refreshToken") else "without a refresh token"
 	print(f"Signed in to {iid} ({refresh}); saved in {store.path}", file=sys.stderr)
 	return ExitCode.SUCCESS
@@ -253,9 +262,10 @@ def _revoke(args: list[str]) -> int:
 		prog="openmolt auth revoke", description="Forget an integration's stored sign-in."
 	)
 	parser.add_argument("integration", help="the integration id")
+	parser.add_argument("--user", metavar="ID", help="an end user's sign-in (default: yours)")
 	ns = parser.parse_args(args)
 	store = EncryptedFileStore()
-	if not store.delete(ns.integration):
+	if not store.delete(ns.integration, user=ns.user):
 		raise ConfigurationError(
 			f"{ns.integration}: no stored sign-in; `openmolt auth list` shows them"
 		)

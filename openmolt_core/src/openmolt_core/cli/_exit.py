@@ -25,6 +25,7 @@ class ExitCode(IntEnum):
 	ERROR = 5
 	APPROVAL_REQUIRED = 6
 	GUARDRAIL_TRIPPED = 7
+	AUTHORIZATION_REQUIRED = 8
 	INTERNAL = 70
 	INTERRUPTED = 130
 	PIPE_CLOSED = 141
@@ -40,6 +41,9 @@ EXIT_CODES: dict[ExitCode, str] = {
 	ExitCode.ERROR: "status error: the model provider failed for good",
 	ExitCode.APPROVAL_REQUIRED: "status approval_required: a tool call waits for a decision",
 	ExitCode.GUARDRAIL_TRIPPED: "status guardrail_tripped: a guardrail stopped the run",
+	ExitCode.AUTHORIZATION_REQUIRED: (
+		"status authorization_required: the end user (--user) must connect an account"
+	),
 	ExitCode.INTERNAL: "an unexpected error in OpenMolt or a plugin (--verbose shows it)",
 	ExitCode.INTERRUPTED: "a single run cancelled by Ctrl-C (SIGINT)",
 	ExitCode.PIPE_CLOSED: "stdout was closed early (`openmolt tools notion` piped into `head`)",
@@ -56,6 +60,7 @@ _BY_STATUS = {
 	"error": ExitCode.ERROR,
 	"approval_required": ExitCode.APPROVAL_REQUIRED,
 	"guardrail_tripped": ExitCode.GUARDRAIL_TRIPPED,
+	"authorization_required": ExitCode.AUTHORIZATION_REQUIRED,
 }
 
 

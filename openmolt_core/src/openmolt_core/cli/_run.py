@@ -544,6 +544,7 @@ async def run_once(
 	readable: bool = False,
 	session: Session | None = None,
 	stream: bool = False,
+	user: str | None = None,
 ) -> int:
 	"""Run the agent once and print its result. Returns the exit code.
 
@@ -554,6 +555,7 @@ async def run_once(
 		readable: Print a short summary for a person (a terminal) instead of the JSON result.
 		session: The conversation the run continues (``--session``, ``-c``).
 		stream: Write the agent's message to stdout as the model writes it (a terminal).
+		user: The end user the run acts for (``--user``; `openmolt_core.accounts`).
 	"""
 	agent = loaded.agent
 	progress.attach(agent)
@@ -578,7 +580,7 @@ async def run_once(
 			progress.start(agent.name, agent.max_steps)
 			try:
 				with started_by("cli", where=agent.name):
-					outcome["result"] = await agent.run(input, session=session)
+					outcome["result"] = await agent.run(input, session=session, user=user)
 			except RunError as exc:
 				outcome["error"] = exc
 			except Exception as exc:  # reported below, after the task group closes

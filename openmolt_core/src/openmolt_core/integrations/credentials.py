@@ -503,10 +503,13 @@ class OAuth2Auth(httpx.Auth):
 				if isinstance(body, dict)
 				else None
 			)
+			code = body.get("error") if isinstance(body, dict) else None
 			raise ToolError(
 				f"{self.iid}: the OAuth2 token refresh was refused ({response.status_code}: "
 				f"{reason or 'no access_token'}); the user must authorize again",
 				status_code=response.status_code,
+				# The OAuth error code (RFC 6749 section 5.2): invalid_grant is a revoked grant.
+				details={"error": code} if isinstance(code, str) else None,
 			)
 		self.refreshes += 1
 		updates = {"accessToken": str(access)}

@@ -324,7 +324,7 @@ function renderSoon() {
   });
 }
 
-const PARKED = ["human_input_required", "approval_required"];
+const PARKED = ["human_input_required", "approval_required", "authorization_required"];
 
 function callIndex(key) {
   // a call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key)

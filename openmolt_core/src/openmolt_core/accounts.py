@@ -1,0 +1,604 @@
+"""End users' accounts: credentials per user, and runs that park until a user connects one.
+
+An agent names the integrations that act for each run's end user
+(``integrations=[{"integration": "gmail", "account": "user"}]``, the same key in an agent
+file); the others use the operator's one account. ``agent.run(input, user="alice")`` then reads
+alice's credential from the credential store (`openmolt_core.credstore`, keyed by
+(integration, user)) for each call, never caching it on the agent, so runs of two users can
+interleave on one agent. Alice's values join ``om.secrets`` and are masked like every secret.
+
+When alice has not connected gmail, has not granted a scope a tool needs, or gmail revoked her
+refresh token (``invalid_grant``), the call does not fail: the run parks with status
+``authorization_required`` and an authorization request (`authorization_requests`) carrying the
+consent URL. The application (or ``openmolt serve``'s chat channel) shows it to her; the
+service sends her browser back to the redirect URI, where ``await om.accounts.complete(url)``
+(served as ``/auth/callback`` by ``openmolt serve``) checks the ``state``, exchanges the code and
+stores her tokens; ``agent.resume(state)`` goes on, in any process, durable runs too.
+
+The ``state`` is signed (HMAC-SHA256 with the instance's key) and names the integration, the
+user, the scopes and the run, and expires: an answer cannot be replayed for another user, and
+no server-side record is needed between the park and the callback. The PKCE verifier is
+derived from the state with the same key, so it never leaves the server. Processes that share
+runs share the key: ``OpenMolt(accounts={"key": ...})`` or ``OPENMOLT_AUTH_KEY``.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import functools
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets as random_bytes  # `secrets` names the instance's secret set below
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+import anyio
+
+from openmolt_core._binding import secret_values
+from openmolt_core._park import CAPABILITY
+from openmolt_core.errors import ConfigurationError, ToolError
+
+if TYPE_CHECKING:
+	import httpx
+
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.credstore import CredentialStore
+	from openmolt_core.integrations.model import Integration, OAuth2Credential
+	from openmolt_core.result import RunState
+	from openmolt_core.secrets import SecretSet
+	from openmolt_core.tools import ToolContext
+
+__all__ = [
+	"CALLBACK_PATH",
+	"CAPABILITY_NAME",
+	"KEY_VARIABLE",
+	"OPTIONS",
+	"REDIRECT_VARIABLE",
+	"Accounts",
+	"Connected",
+	"UserAccounts",
+	"authorization_requests",
+	"check_options",
+]
+
+log = logging.getLogger("openmolt")
+
+CAPABILITY_NAME = "accounts"
+"""The name of the capability that parks calls for end users' accounts
+(`openmolt_core.capabilities.accounts`): ``by`` of its calls in ``state.pending``."""
+
+CALLBACK_PATH = "/auth/callback"
+"""Where ``openmolt serve`` takes the services' redirects."""
+
+KEY_VARIABLE = "OPENMOLT_AUTH_KEY"
+"""The environment variable with the key that signs consent states (shared by processes)."""
+
+REDIRECT_VARIABLE = "OPENMOLT_AUTH_REDIRECT_URI"
+"""The environment variable with the redirect URI registered with the services."""
+
+OPTIONS = ("redirect_uri", "key", "ttl")
+"""The keys of ``OpenMolt(accounts={...})`` (camelCase ``redirectUri`` works too)."""
+
+GRANTED = "grantedScopes"
+"""The stored key listing the OAuth scopes a user granted."""
+
+_TOKEN_KEYS = frozenset({"accesstoken", "refreshtoken", "expirydate"})
+_DAY = 24 * 3600
+
+
+def _b64(data: bytes) -> str:
+	return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+	return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _normal(key: str) -> str:
+	return key.replace("_", "").lower()
+
+
+def _without_tokens(config: Mapping[str, Any]) -> dict[str, Any]:
+	"""The operator's client config without any token: a user's tokens never mix with another's."""
+	return {k: v for k, v in config.items() if _normal(k) not in _TOKEN_KEYS}
+
+
+@dataclass(frozen=True, slots=True)
+class Connected:
+	"""What a completed consent connected.
+
+	Args:
+		integration: The integration id.
+		user: The end user whose tokens were stored.
+		scopes: The OAuth scopes asked for.
+		run_id: The run that asked (empty when none did).
+	"""
+
+	integration: str
+	user: str
+	scopes: tuple[str, ...]
+	run_id: str
+
+
+def authorization_requests(state: RunState | Mapping[str, Any]) -> list[dict[str, Any]]:
+	"""The authorization requests a parked run (``authorization_required``) waits for.
+
+	Args:
+		state: The run's state, or its dict.
+
+	Returns:
+		One request per parked call: ``integration``, ``user``, ``scopes`` (OAuth), ``url``
+		(the consent URL to show the user), ``tool``, ``reason`` (``not_connected``,
+		``scopes`` or ``revoked``), ``index`` (the call's place in its step); empty when the
+		run waits for nothing of the kind. They are the requests of the calls
+		``state.pending`` (kind ``capability``) holds with ``"by": "accounts"``.
+	"""
+	pending = state.get("pending") if isinstance(state, Mapping) else state.pending
+	if not isinstance(pending, Mapping) or pending.get("kind") != CAPABILITY:
+		return []
+	return [
+		{**c["request"], "index": c["index"]}
+		for c in pending.get("calls") or ()
+		if isinstance(c, Mapping)
+		and c.get("by") == CAPABILITY_NAME
+		and isinstance(c.get("request"), Mapping)
+	]
+
+
+def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
+	"""``OpenMolt(accounts={...})`` as `Accounts` keyword arguments.
+
+	Args:
+		options: ``redirect_uri``, ``key`` and ``ttl`` (camelCase accepted).
+
+	Raises:
+		ConfigurationError: An unknown key (the message names it and the known ones).
+	"""
+	out: dict[str, Any] = {}
+	for name, value in options.items():
+		key = "".join(f"_{c.lower()}" if c.isupper() else c for c in str(name))
+		if key not in OPTIONS:
+			raise ConfigurationError(f"accounts.{name}: unknown setting; give {', '.join(OPTIONS)}")
+		out[key] = value
+	return out
+
+
+class Accounts:
+	"""The instance's end-user accounts: consent URLs, and the callback that completes them.
+
+	``om.accounts`` is made on first use from ``OpenMolt(accounts={...})``.
+
+	Args:
+		spec_of: Returns the integration of an id (``om.plugins.integration``).
+		configs: The instance's integration configs (the OAuth client id and secret).
+		store: Returns the credential store (None: there is none).
+		http: Returns the shared HTTP client (the code exchange, refreshes).
+		secrets: The instance's secret set: users' tokens join it.
+		redirect_uri: The redirect registered with the services, served by ``openmolt serve``
+			at `CALLBACK_PATH` (default: ``$OPENMOLT_AUTH_REDIRECT_URI``).
+		key: Signs consent states (default: ``$OPENMOLT_AUTH_KEY``, else a random key for this
+			process only).
+		ttl: Seconds a consent URL stays valid.
+	"""
+
+	def __init__(
+		self,
+		*,
+		spec_of: Callable[[str], Integration],
+		configs: Mapping[str, Mapping[str, Any]],
+		store: Callable[[], CredentialStore | None],
+		http: Callable[[], httpx.AsyncClient],
+		secrets: SecretSet,
+		redirect_uri: str | None = None,
+		key: str | bytes | None = None,
+		ttl: float = _DAY,
+	) -> None:
+		self._spec_of = spec_of
+		self._configs = configs
+		self.store = store
+		self.http = http
+		self.secrets = secrets
+		self.redirect_uri = redirect_uri or os.environ.get(REDIRECT_VARIABLE) or None
+		raw = key if key is not None else os.environ.get(KEY_VARIABLE) or None
+		if raw is not None and len(raw) < 16:
+			raise ConfigurationError(
+				f"accounts.key: give at least 16 characters ({KEY_VARIABLE}); make one with: "
+				'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+			)
+		self._key = (raw.encode() if isinstance(raw, str) else raw) or random_bytes.token_bytes(32)
+		if ttl <= 0:
+			raise ConfigurationError(f"accounts.ttl: give a positive number of seconds, got {ttl}")
+		self.ttl = float(ttl)
+
+	def __repr__(self) -> str:
+		return f"Accounts(redirect_uri={self.redirect_uri!r})"
+
+	# the operator's client -------------------------------------------------------------------
+
+	def client_config(self, spec: Integration, integration: str) -> dict[str, Any]:
+		"""The OAuth client config (id, secret, a shop or tenant): instance, environment, store.
+
+		Tokens are left out: they belong to one account.
+
+		Args:
+			spec: The integration.
+			integration: Its id.
+		"""
+		from openmolt_core.integrations.connect import environment_config
+
+		given = dict(self._configs.get(integration, {}))
+		config = {**environment_config(spec, integration, given), **given}
+		store = self.store()
+		stored = (store.load(integration) or {}) if store is not None else {}
+		have = {_normal(k) for k, v in config.items() if v not in (None, "")}
+		config = {**{k: v for k, v in stored.items() if _normal(k) not in have}, **config}
+		return _without_tokens(config)
+
+	# consent ---------------------------------------------------------------------------------
+
+	def _sign(self, payload: bytes) -> str:
+		return _b64(hmac.new(self._key, payload, hashlib.sha256).digest())
+
+	def _verifier(self, state: str) -> str:
+		# RFC 7636: 43 unreserved characters; derived, so nothing is kept between the two halves.
+		return _b64(hmac.new(self._key, b"pkce\0" + state.encode(), hashlib.sha256).digest())
+
+	def state(self, integration: str, user: str, scopes: Iterable[str], run_id: str = "") -> str:
+		"""A signed, expiring ``state`` naming who connects what.
+
+		Args:
+			integration: The integration id.
+			user: The end user.
+			scopes: The OAuth scopes asked for.
+			run_id: The run that waits (empty: none).
+		"""
+		body = {
+			"i": integration,
+			"u": user,
+			"s": list(scopes),
+			"r": run_id,
+			"e": int(time.time() + self.ttl),
+			"n": _b64(random_bytes.token_bytes(9)),
+		}
+		payload = json.dumps(body, separators=(",", ":")).encode()
+		return f"{_b64(payload)}.{self._sign(payload)}"
+
+	def read_state(self, state: str) -> dict[str, Any]:
+		"""The contents of a state this instance signed.
+
+		Args:
+			state: The ``state`` the service sent back.
+
+		Raises:
+			ConfigurationError: Forged, damaged or expired.
+		"""
+		head, _, signature = state.partition(".")
+		try:
+			payload = _unb64(head)
+			body = json.loads(payload)
+		except ValueError:
+			body = None
+		if not isinstance(body, dict) or not hmac.compare_digest(
+			signature.encode(), self._sign(payload).encode()
+		):
+			raise ConfigurationError(
+				"state: this answer was not started here (its signature does not match); "
+				f"processes that share runs must share {KEY_VARIABLE}"
+			)
+		if float(body.get("e", 0)) < time.time():
+			raise ConfigurationError(
+				"state: this consent link expired; resume the run to get a fresh one"
+			)
+		return body
+
+	def consent(
+		self,
+		spec: Integration,
+		integration: str,
+		user: str,
+		scopes: Iterable[str],
+		*,
+		config: Mapping[str, Any] | None = None,
+		run_id: str = "",
+	) -> str:
+		"""The consent URL that connects ``user``'s account with these OAuth scopes.
+
+		Args:
+			spec: The integration.
+			integration: Its id.
+			user: The end user.
+			scopes: The OAuth scopes to ask for.
+			config: The client config (default: `client_config`).
+			run_id: The run that waits.
+
+		Raises:
+			ConfigurationError: No redirect URI, no client id, or no oauth2 credential.
+		"""
+		from openmolt_core.integrations.credentials import authorization_url
+		from openmolt_core.integrations.oauth import oauth2_credential
+
+		if not self.redirect_uri:
+			raise ConfigurationError(
+				"accounts.redirect_uri: end users connect through a redirect this application "
+				"serves; give OpenMolt(accounts={'redirect_uri': 'https://your.app/auth/callback'})"
+				f" or {REDIRECT_VARIABLE} (openmolt serve answers at {CALLBACK_PATH})"
+			)
+		credential = oauth2_credential(spec, integration)
+		wanted = list(dict.fromkeys(scopes))
+		state = self.state(integration, user, wanted, run_id)
+		challenge = None
+		if credential.pkce != "unsupported":
+			digest = hashlib.sha256(self._verifier(state).encode("ascii")).digest()
+			challenge = _b64(digest)
+		client = self.client_config(spec, integration) if config is None else config
+		from openmolt_core.integrations.credentials import _value, oauth2_config
+
+		if not _value(credential.client_id, oauth2_config(client), "clientId"):
+			from openmolt_core.integrations.connect import env_var
+
+			raise ConfigurationError(
+				f"{integration}: the OAuth client id is not set; give it in OpenMolt(integrations="
+				f"{{{integration!r}: {{'clientId': ...}}}}) or {env_var(integration, 'clientId')}"
+			)
+		return authorization_url(
+			credential,
+			client,
+			self.redirect_uri,
+			state,
+			code_challenge=challenge,
+			scopes=wanted,
+		)
+
+	async def complete(self, answer: str) -> Connected:
+		"""Finish a consent: check the state, exchange the code, store the user's tokens.
+
+		Args:
+			answer: The URL the service redirected to (or its query string).
+
+		Returns:
+			What was connected; resume the runs that wait for it.
+
+		Raises:
+			ConfigurationError: The service refused, or the state is forged, stale or missing.
+			ToolError: The code exchange failed.
+		"""
+		from openmolt_core.integrations.oauth import (
+			Consent,
+			code_from_redirect,
+			exchange_code,
+			oauth2_credential,
+		)
+
+		text = answer.strip()
+		query = urlsplit(text).query if "?" in text or "://" in text else text.lstrip("?")
+		params = dict(parse_qsl(query))
+		state = params.get("state", "")
+		if not state or params.get("error"):
+			code_from_redirect(text, state or "-")  # the service's refusal, or "no state"
+		body = self.read_state(state)
+		code = code_from_redirect(text, state)
+		integration, user = str(body["i"]), str(body["u"])
+		scopes = tuple(str(s) for s in body.get("s") or ())
+		store = self.store()
+		if store is None:
+			raise ConfigurationError(
+				"credential_store: end users' tokens are kept in the credential store; give "
+				"OpenMolt(credential_store=...)"
+			)
+		if not self.redirect_uri:
+			raise ConfigurationError(
+				f"accounts.redirect_uri: the code exchange repeats the redirect the consent URL "
+				f"named; give this process the same {REDIRECT_VARIABLE}"
+			)
+		spec = self._spec_of(integration)
+		credential: OAuth2Credential = oauth2_credential(spec, integration)
+		config = await anyio.to_thread.run_sync(self.client_config, spec, integration)
+		consent = Consent("", state, self._verifier(state), self.redirect_uri, scopes)
+		if credential.pkce == "unsupported":
+			consent = dataclasses.replace(consent, verifier=None)
+		tokens = await exchange_code(
+			credential, config, code, consent, client=self.http(), integration=integration
+		)
+		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
+		self.secrets.add(*secret_values(tokens))
+		await anyio.to_thread.run_sync(
+			lambda: store.save(integration, {**tokens, GRANTED: list(scopes)}, user=user)
+		)
+		log.info("%s: connected for user %s", integration, user)
+		return Connected(integration, user, scopes, str(body.get("r") or ""))
+
+	def for_binding(
+		self,
+		spec: Integration,
+		integration: str,
+		credential_type: str | None,
+		scopes: Iterable[str] | None,
+	) -> UserAccounts:
+		"""The `UserAccounts` of one agent's binding.
+
+		Args:
+			spec: The integration.
+			integration: Its id.
+			credential_type: The credential type the agent chose (None: the first).
+			scopes: The tool scopes the agent is granted (None: all).
+
+		Raises:
+			ConfigurationError: There is no credential store.
+		"""
+		if self.store() is None:
+			raise ConfigurationError(
+				f"integrations[{integration}].account: 'user' reads each user's credential from "
+				"the credential store; give OpenMolt(credential_store='credentials.enc') (and "
+				"OPENMOLT_CREDENTIALS_KEY)"
+			)
+		return UserAccounts(self, spec, integration, credential_type, scopes)
+
+
+class UserAccounts:
+	"""One agent's binding of an integration per end user (`openmolt_core._binding.UserAccount`).
+
+	It keeps no user's credential: each call reads it from the store.
+
+	Args:
+		accounts: The instance's `Accounts`.
+		spec: The integration.
+		integration: Its id.
+		credential_type: The credential type (None: the integration's first).
+		scopes: The tool scopes the agent is granted (None: all): a user who connects is asked
+			for all of them at once.
+	"""
+
+	def __init__(
+		self,
+		accounts: Accounts,
+		spec: Integration,
+		integration: str,
+		credential_type: str | None,
+		scopes: Iterable[str] | None,
+	) -> None:
+		self.accounts = accounts
+		self.spec = spec
+		self.integration = integration
+		self.credential = spec.credential(credential_type)
+		self.scopes = None if scopes is None else list(scopes)
+
+	def __repr__(self) -> str:
+		return f"UserAccounts({self.integration!r})"
+
+	def _oauth(self) -> OAuth2Credential | None:
+		from openmolt_core.integrations.model import OAuth2Credential
+
+		cred = self.credential
+		return cred if isinstance(cred, OAuth2Credential) and cred.auth_url else None
+
+	async def _load(self, user: str) -> dict[str, Any] | None:
+		store = self.accounts.store()
+		if store is None:
+			return None
+		found = await anyio.to_thread.run_sync(store.load, self.integration, user)
+		if found:
+			self.accounts.secrets.add(*secret_values(found))
+		return found
+
+	def _config(self, base: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
+		mine = {k: v for k, v in stored.items() if k != GRANTED}
+		if self._oauth() is not None:  # the operator's OAuth client, the user's tokens
+			return {**_without_tokens(base), **mine}
+		# Another credential (an API key per user): nothing secret of the operator's is kept,
+		# so a user whose stored config lacks a key never signs with the operator's.
+		hidden = secret_values(base)
+		public = {k: v for k, v in base.items() if not (isinstance(v, str) and v in hidden)}
+		return {**_without_tokens(public), **mine}
+
+	def _auth(self, base: ToolContext, user: str, stored: Mapping[str, Any]) -> httpx.Auth | None:
+		from openmolt_core.integrations.credentials import OAuth2Auth, make_auth
+
+		if self.credential is None:
+			return None
+		known = self.accounts.secrets
+
+		def learned(config: dict[str, Any]) -> None:
+			known.add(*secret_values(config))
+
+		config = self._config(base.config, stored)
+		http = base.http or self.accounts.http
+		auth = make_auth(self.spec, self.credential, config, on_token_refresh=learned, http=http)
+		if isinstance(auth, OAuth2Auth):
+			store = self.accounts.store()
+			if store is not None:
+				auth.use_store(store, self.integration, user, keys=frozenset(stored))
+		return auth
+
+	async def authorize(
+		self, user: str | None, tool: BoundTool, run_id: str
+	) -> dict[str, Any] | None:
+		"""Whether ``user`` can make this call now; see `openmolt_core._binding.UserAccount`.
+
+		Args:
+			user: The run's end user.
+			tool: The tool about to be called.
+			run_id: The run's id.
+		"""
+		iid = self.integration
+		if user is None:
+			return {
+				"error": f"{iid} acts for the run's end user and this run has none; "
+				"the application runs the agent with user=..."
+			}
+		stored = await self._load(user)
+		oauth = self._oauth()
+		if oauth is None:
+			if stored:
+				return None
+			return {
+				"error": f"{user} has no {iid} credential; the application stores one "
+				f"with credential_store.save({iid!r}, {{...}}, user={user!r})"
+			}
+		from openmolt_core.integrations.oauth import requested_scopes
+
+		needed = requested_scopes(self.spec, oauth, getattr(tool.tool, "scopes", None) or [])
+		granted = stored.get(GRANTED) if stored else None
+		reason = None
+		if not stored:
+			reason = "not_connected"
+		elif isinstance(granted, list) and any(s not in granted for s in needed):
+			reason = "scopes"
+		else:
+			from openmolt_core.integrations.credentials import OAuth2Auth
+
+			auth = self._auth(tool.context, user, stored)
+			try:  # a token that must be refreshed is refreshed now: a revoked grant shows here
+				if isinstance(auth, OAuth2Auth):
+					await auth.token()
+			except ToolError as exc:
+				details = exc.details if isinstance(exc.details, dict) else {}
+				if details.get("error") != "invalid_grant":
+					return None  # another failure: the call reports it
+				reason = "revoked"
+		if reason is None:
+			return None
+		wanted = [*(granted or []), *requested_scopes(self.spec, oauth, self.scopes), *needed]
+		scopes = list(dict.fromkeys(wanted))
+		consent = functools.partial(self.accounts.consent, run_id=run_id)
+		try:  # the client config may come from the store: a file read, off the event loop
+			url = await anyio.to_thread.run_sync(consent, self.spec, iid, user, scopes)
+		except ConfigurationError as exc:
+			log.warning("%s: cannot ask %s to connect: %s", iid, user, exc)
+			return {"error": f"{user} must connect {iid}, and {exc}"}
+		request = {
+			"integration": iid,
+			"user": user,
+			"scopes": scopes,
+			"url": url,
+			"tool": tool.handle,
+			"reason": reason,
+		}
+		return {"authorize": request}
+
+	async def context(self, base: ToolContext, user: str | None) -> ToolContext:
+		"""The context of one call: the user's config and auth over the binding's client config.
+
+		Args:
+			base: The binding's context.
+			user: The run's end user.
+
+		Raises:
+			ToolError: The user's credential is gone.
+		"""
+		stored = await self._load(user) if user is not None else None
+		if not stored or user is None:
+			raise ToolError(
+				f"{self.integration}: {user or 'this run'} has no connected account; the user "
+				"must connect it first"
+			)
+		config = self._config(base.config, stored)
+		auth = self._auth(base, user, stored) if base.auth is not None else None
+		redact = base.redact | frozenset(secret_values(config))
+		return dataclasses.replace(base, config=config, auth=auth, redact=redact)

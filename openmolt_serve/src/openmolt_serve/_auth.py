@@ -1,0 +1,67 @@
+"""``GET /auth/callback``: where a service sends an end user back after they connect an account.
+
+The consent URL of a run parked on ``authorization_required`` (`openmolt_core.accounts`) names
+this route as its redirect (``OpenMolt(accounts={"redirect_uri": "https://<host>/auth/callback"})``).
+The route hands the answer to ``om.accounts.complete``, which checks the signed ``state`` (it
+names the integration, the user and the run), exchanges the code and stores the user's tokens;
+then the chat whose run waits for them goes on (`openmolt_serve.chats.Conversations.connected`).
+Nothing of the answer (the code, the state) is logged or shown.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from starlette.responses import HTMLResponse, Response
+
+from openmolt_core.errors import OpenMoltError
+
+if TYPE_CHECKING:
+	from starlette.requests import Request
+
+	from openmolt_core.openmolt import OpenMolt
+	from openmolt_serve.chats import Conversations
+
+__all__ = ["CALLBACK_ROUTE", "handle_callback"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+CALLBACK_ROUTE = "/auth/callback"
+"""The route (`openmolt_core.accounts.CALLBACK_PATH`)."""
+
+
+def _page(status: int, text: str) -> Response:
+	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{html.escape(text)}</p>"
+	return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+async def handle_callback(
+	request: Request, instances: Iterable[OpenMolt], conversations: Iterable[Conversations]
+) -> Response:
+	"""Complete a consent, store the user's tokens, and let the waiting chat go on.
+
+	Args:
+		request: The service's redirect.
+		instances: The OpenMolt instances of the served agents (the one that signed the state
+			completes it).
+		conversations: The chat channels' conversations, told which run may go on.
+	"""
+	query = request.url.query
+	problem = "this sign-in link is not for this server"
+	for om in instances:
+		try:
+			connected = await om.accounts.complete(query)
+		except OpenMoltError as exc:
+			problem = str(exc)
+			if "signature" in problem:  # another instance's state: try the next one
+				continue
+			log.info("auth callback refused: %s", problem)
+			return _page(400, f"The account was not connected: {problem}")
+		going = any([chat.connected(connected.run_id) for chat in conversations])
+		said = f"Your {connected.integration} account is connected. You can close this window"
+		# No chat here waits for it (a restart forgot it): the user's next message goes on.
+		return _page(200, f"{said}; the agent goes on." if going else f"{said} and ask again.")
+	return _page(400, f"The account was not connected: {problem}")

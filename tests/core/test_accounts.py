@@ -1,0 +1,545 @@
+"""Credentials per end user, and runs that park until the user connects an account (issue 36)."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import anyio
+import httpx
+import pytest
+from cryptography.fernet import Fernet
+
+from openmolt_core._park import BEHIND_APPROVAL
+from openmolt_core.accounts import CALLBACK_PATH, authorization_requests
+from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.result import RunState
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+from .integrations._fake_oauth import FakeAuthServer
+
+pytestmark = pytest.mark.anyio
+
+REDIRECT = "http://127.0.0.1:9/auth/callback"  # the application's; the browser never gets there
+AUTH_KEY = "test-accounts-key-0123456789"
+
+
+def _future(hours: float = 1) -> str:
+	when = dt.datetime.now(dt.UTC) + dt.timedelta(hours=hours)
+	return when.isoformat().replace("+00:00", "Z")
+
+
+def mail(server_url: str) -> Any:
+	"""An OAuth2 integration whose tool scopes map to OAuth scopes, like Gmail's."""
+	from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
+
+	return Integration(
+		id="mail",
+		name="Mail",
+		api_setup=ApiSetup(base_url="https://api.mail.example"),
+		credential_setup=[
+			OAuth2Credential(
+				type="oauth2",
+				auth_url=f"{server_url}/authorize",
+				token_url=f"{server_url}/token",
+				client_id="{{ config.clientId }}",
+				client_secret="{{ config.clientSecret }}",
+				refresh_token="{{ config.refreshToken }}",
+				scopes=["mail.read", "mail.send", "offline"],
+				scope_map={"read": ["mail.read"], "send": ["mail.send"]},
+				pkce="required",
+			)
+		],
+		scopes={"read": "Read mail.", "send": "Send mail."},
+		tools=[
+			HttpTool(handle="me", description="who am I", endpoint="/me", scopes=["read"]),
+			HttpTool(
+				handle="send", description="send", method="POST", endpoint="/send", scopes=["send"]
+			),
+		],
+	)
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EncryptedFileStore:
+	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	return EncryptedFileStore(tmp_path / "credentials.enc")
+
+
+@pytest.fixture
+def server() -> Iterator[FakeAuthServer]:
+	srv = FakeAuthServer()
+	yield srv
+	srv.close()
+
+
+class Api:
+	"""The mail API behind a mock transport; the token server is reached for real."""
+
+	def __init__(self) -> None:
+		self.calls: list[tuple[str, str]] = []  # (path, Authorization)
+		self.real = httpx.AsyncClient(trust_env=False)
+		self.hold: dict[str, anyio.Event] = {}
+		self.arrived = anyio.Event()
+
+	async def __call__(self, request: httpx.Request) -> httpx.Response:
+		if request.url.host == "127.0.0.1":
+			answer = await self.real.send(request)
+			return httpx.Response(answer.status_code, content=await answer.aread())
+		self.calls.append((request.url.path, request.headers.get("authorization", "")))
+		self.arrived.set()
+		token = request.headers.get("authorization", "").removeprefix("Bearer ")
+		gate = self.hold.get(token)
+		if gate is not None:
+			await gate.wait()
+		return httpx.Response(200, json={"me": token[-4:]})
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[Api]:
+	found = Api()
+	yield found
+	await found.real.aclose()
+
+
+def make_om(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, key: str = AUTH_KEY, **kw: Any
+) -> Any:
+	from openmolt_core import OpenMolt
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(
+		entry_points=False,
+		http_client=client,
+		credential_store=store,
+		integrations={"mail": {"clientId": "cid-123", "clientSecret": "csecret-abcdef"}},
+		accounts={"redirect_uri": REDIRECT, "key": key},
+		**kw,
+	)
+	om.register_integration("mail", mail(server.url))
+	return om
+
+
+def per_user(om: Any, model: ScriptedModel, name: str = "assistant") -> Any:
+	return om.create_agent(
+		name=name, model=model, integrations=[{"integration": "mail", "account": "user"}]
+	)
+
+
+def tokens(access: str, refresh: str = "rt-none", **more: Any) -> dict[str, Any]:
+	return {"accessToken": access, "refreshToken": refresh, "expiryDate": _future(), **more}
+
+
+async def consent(url: str) -> str:
+	"""What a browser does: the service's consent page redirects to the application."""
+	async with httpx.AsyncClient(trust_env=False) as browser:
+		answer = await browser.get(url)
+	assert answer.status_code == 302, answer.text
+	return answer.headers["location"]
+
+
+def test_a_plain_state_is_unchanged_and_the_user_round_trips() -> None:
+	"""No user: no key in to_dict (saved states and goldens stay); a user survives JSON."""
+	plain = RunState(run_id="r").to_dict()
+	assert "user" not in plain
+	assert RunState.from_dict(plain).user is None
+	alice = RunState(run_id="r", user="alice").to_dict()
+	assert alice["user"] == "alice"
+	assert RunState.from_dict(json.loads(json.dumps(alice))).user == "alice"
+
+
+async def test_two_users_interleaved_on_one_agent_each_see_their_own_token(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""Alice's call is in flight while Bob's runs: each run sends only its own user's token."""
+	store.save("mail", tokens("at-alice-aaaa"), user="alice")
+	store.save("mail", tokens("at-bob-bbbbbb"), user="bob")
+	store.save("mail", tokens("at-operator-00"))  # the operator's: never used per user
+	om = make_om(store, api, server)
+	model = ScriptedModel(
+		[call_tool("mail.me"), call_tool("mail.me"), finish(result="b"), finish(result="a")]
+	)
+	agent = per_user(om, model)
+	api.hold["at-alice-aaaa"] = release = anyio.Event()
+	results: dict[str, Any] = {}
+
+	async def run(user: str) -> None:
+		results[user] = await agent.run("who am I?", user=user)
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(run, "alice")
+		with anyio.fail_after(5):
+			await api.arrived.wait()  # alice's call is in flight, held
+		with anyio.fail_after(5):
+			await run("bob")  # bob's whole run goes while alice's call waits
+		release.set()
+	assert api.calls == [("/me", "Bearer at-alice-aaaa"), ("/me", "Bearer at-bob-bbbbbb")]
+	assert results["alice"].ok and results["bob"].ok
+	assert results["alice"].state.user == "alice" and results["bob"].state.user == "bob"
+	for user in ("alice", "bob"):
+		sent = json.dumps(results[user].state.to_dict())
+		assert "at-alice" not in sent and "at-bob" not in sent
+	assert "at-bob-bbbbbb" not in om.secrets.mask("at-bob-bbbbbb")
+	await om.aclose()
+
+
+async def test_a_user_who_has_not_connected_parks_the_run_and_it_resumes(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""No credential: the run parks with the consent URL; the callback stores it; resume goes on."""
+	om = make_om(store, api, server)
+	model = ScriptedModel([call_tool("mail.me"), finish(result="done")])
+	agent = per_user(om, model)
+	events: list[Any] = []
+	agent.on("authorization:request", events.append)
+	parked = await agent.run("who am I?", user="carol")
+	assert parked.status == "authorization_required"
+	assert not api.calls
+	[request] = authorization_requests(parked.state)
+	[event] = events
+	assert event.request["url"] == request["url"] and event.run_id == parked.state.run_id
+	assert request["integration"] == "mail" and request["user"] == "carol"
+	assert request["reason"] == "not_connected" and request["tool"] == "mail.me"
+	assert request["scopes"] == ["offline", "mail.read", "mail.send"]  # all the agent's, at once
+	assert request["url"] in (parked.error or "")
+	saved = json.loads(json.dumps(parked.state.to_dict()))  # another process could resume it
+	location = await consent(request["url"])
+	assert location.startswith(REDIRECT + "?")
+	assert server.authorize_requests[-1]["scope"] == "offline mail.read mail.send"
+	connected = await om.accounts.complete(location)
+	assert (connected.integration, connected.user) == ("mail", "carol")
+	assert connected.run_id == parked.state.run_id
+	stored = store.load("mail", user="carol")
+	assert stored is not None and stored["accessToken"].startswith("at-")
+	assert stored["grantedScopes"] == ["offline", "mail.read", "mail.send"]
+	assert "clientSecret" not in stored  # the operator's client stays the operator's
+	assert store.load("mail") is None  # nothing written for the operator
+	done = await agent.resume(saved)
+	assert done.ok and done.state.user == "carol"
+	assert api.calls == [("/me", f"Bearer {stored['accessToken']}")]
+	assert stored["accessToken"] not in json.dumps(done.state.to_dict())
+	model.assert_consumed()
+	await om.aclose()
+
+
+async def test_the_state_is_signed_and_bound_to_the_user(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A state edited to name another user, or signed by another key, stores nothing."""
+	om = make_om(store, api, server)
+	url = om.accounts.consent(om.plugins.integration("mail"), "mail", "carol", ["mail.read"])
+	location = await consent(url)
+	query = dict(parse_qsl(urlsplit(location).query))
+	head, _, signature = query["state"].partition(".")
+	body = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+	body["u"] = "mallory"
+	forged = base64.urlsafe_b64encode(json.dumps(body).encode()).rstrip(b"=").decode()
+	with pytest.raises(ConfigurationError, match="state"):
+		await om.accounts.complete("?" + urlencode({**query, "state": f"{forged}.{signature}"}))
+	other = make_om(store, api, server, key="another-key-entirely-000")
+	with pytest.raises(ConfigurationError, match="state"):
+		await other.accounts.complete(location)
+	with pytest.raises(ConfigurationError, match="refused"):
+		await om.accounts.complete("?error=access_denied&state=x")
+	assert store.entries() == []
+	assert (await om.accounts.complete(location)).user == "carol"
+	assert store.entries() == [("mail", "carol")]
+	await om.aclose()
+	await other.aclose()
+
+
+async def test_a_revoked_refresh_token_parks_for_consent_again(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""invalid_grant on refresh: the run parks (reason revoked) instead of failing the call."""
+	store.save(
+		"mail",
+		{"accessToken": "at-dave-old", "refreshToken": "rt-revoked", "expiryDate": _future(-1)},
+		user="dave",
+	)
+	om = make_om(store, api, server)
+	model = ScriptedModel([call_tool("mail.me"), finish(result="done")])
+	agent = per_user(om, model)
+	parked = await agent.run("who am I?", user="dave")
+	assert parked.status == "authorization_required"
+	[request] = authorization_requests(parked.state)
+	assert request["reason"] == "revoked"
+	assert not api.calls
+	await om.accounts.complete(await consent(request["url"]))
+	done = await agent.resume(parked.state)
+	assert done.ok
+	stored = store.load("mail", user="dave")
+	assert stored is not None
+	assert api.calls == [("/me", f"Bearer {stored['accessToken']}")]
+	await om.aclose()
+
+
+async def test_an_expired_token_is_refreshed_for_that_user_and_saved_back(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A live refresh token: the user's token is refreshed with the operator's client, saved."""
+	store.save(
+		"mail",
+		{"accessToken": "at-erin-old", "refreshToken": "rt-initial-000", "expiryDate": _future(-1)},
+		user="erin",
+	)
+	om = make_om(store, api, server)
+	agent = per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="done")]))
+	result = await agent.run("who am I?", user="erin")
+	assert result.ok
+	stored = store.load("mail", user="erin")
+	assert stored is not None and stored["accessToken"] != "at-erin-old"
+	assert server.refreshes == 1
+	assert api.calls == [("/me", f"Bearer {stored['accessToken']}")]
+	assert stored["accessToken"] not in om.secrets.mask(stored["accessToken"])
+	await om.aclose()
+
+
+async def test_a_scope_not_granted_asks_for_it_with_the_granted_ones(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A user who granted read only: the send call parks asking for read and send."""
+	store.save("mail", tokens("at-frank-read", grantedScopes=["offline", "mail.read"]), user="f")
+	om = make_om(store, api, server)
+	model = ScriptedModel([call_tool("mail.me"), call_tool("mail.send"), finish(result="x")])
+	agent = om.create_agent(
+		name="a",
+		model=model,
+		integrations=[{"integration": "mail", "account": "user", "scopes": ["read", "send"]}],
+	)
+	parked = await agent.run("go", user="f")
+	assert parked.status == "authorization_required"
+	[request] = authorization_requests(parked.state)
+	assert request["reason"] == "scopes" and request["tool"] == "mail.send"
+	assert request["scopes"] == ["offline", "mail.read", "mail.send"]
+	assert api.calls == [("/me", "Bearer at-frank-read")]  # the first call ran
+	await om.aclose()
+
+
+async def test_a_run_without_a_user_is_told_and_does_not_park(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A per-user tool in a run with no user: the model reads why; nothing is sent."""
+	store.save("mail", tokens("at-operator-00"))
+	om = make_om(store, api, server)
+	model = ScriptedModel([call_tool("mail.me"), finish(result="x")])
+	result = await per_user(om, model).run("go")
+	assert result.ok and not api.calls
+	assert "user=" in model.requests[1].messages[-1].content
+	await om.aclose()
+
+
+async def test_resume_refuses_an_answer_and_a_run_keeps_its_user(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A run waiting for an account takes no answer; its saved state cannot change user."""
+	om = make_om(store, api, server)
+	agent = per_user(om, ScriptedModel([call_tool("mail.me")]))
+	parked = await agent.run("go", user="gina")
+	with pytest.raises(ConfigurationError, match="capability 'accounts'"):
+		await agent.resume(parked.state, answer="yes")
+	with pytest.raises(ConfigurationError, match="keeps its user"):
+		await agent.run(history=parked.state, user="henry")
+	with pytest.raises(ConfigurationError, match="user"):
+		await agent.run("go", user=" ")
+	await om.aclose()
+
+
+def test_per_user_needs_a_store_and_a_redirect(tmp_path: Path) -> None:
+	"""Without a credential store the binding is refused; without a redirect, the URL is."""
+	from openmolt_core import OpenMolt
+
+	om = OpenMolt(entry_points=False, credential_store=False)
+	om.register_integration("mail", mail("http://127.0.0.1:1"))
+	with pytest.raises(ConfigurationError, match="credential store"):
+		per_user(om, ScriptedModel([]))
+	om = OpenMolt(entry_points=False, integrations={"mail": {"clientId": "c"}})
+	with pytest.raises(ConfigurationError, match="redirect_uri"):
+		om.accounts.consent(mail("http://x"), "mail", "u", ["mail.read"])
+	assert CALLBACK_PATH == "/auth/callback"
+
+
+async def test_an_api_key_per_user_never_falls_back_to_the_operators(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A bearer integration per user: each user's key; a user without one never gets the operator's."""
+	from openmolt_core import OpenMolt
+	from openmolt_core.integrations import ApiSetup, BearerCredential, HttpTool, Integration
+
+	keyed = Integration(
+		id="crm",
+		name="CRM",
+		api_setup=ApiSetup(base_url="https://api.crm.example"),
+		credential_setup=[
+			BearerCredential(headers={"Authorization": "Bearer {{ config.apiKey }}"})
+		],
+		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
+	)
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		credential_store=store,
+		integrations={"crm": {"apiKey": "sk-operator-000000"}},
+	)
+	om.register_integration("crm", keyed)
+	store.save("crm", {"apiKey": "sk-ivy-1111111"}, user="ivy")
+	store.save("crm", {"region": "eu"}, user="jack")  # connected, but no key
+	model = ScriptedModel(
+		[call_tool("crm.me"), finish(result="a"), call_tool("crm.me"), finish(result="b")]
+	)
+	agent = om.create_agent(
+		name="a", model=model, integrations=[{"integration": "crm", "account": "user"}]
+	)
+	assert (await agent.run("go", user="ivy")).ok
+	assert (await agent.run("go", user="jack")).ok
+	assert api.calls == [("/me", "Bearer sk-ivy-1111111")]  # jack's call failed, unsigned
+	assert "sk-operator" not in json.dumps([r.messages[-1].content for r in model.requests])
+	await om.aclose()
+
+
+@pytest.mark.parametrize("approval_first", [True, False])
+async def test_a_step_with_an_approval_and_an_authorization_parks_on_the_approval(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, approval_first: bool
+) -> None:
+	"""One kind of park per step, whichever parks first: the call needing an account fails.
+
+	The approval's park wins, and the model reads that the call waits behind it (the kernel's
+	rule for any capability's park, `openmolt_core._park.BEHIND_APPROVAL`).
+	"""
+	from openmolt_core.tools import tool
+
+	@tool
+	def refund(amount: int) -> str:
+		"""Refund.
+
+		Args:
+			amount: Cents.
+		"""
+		return "refunded"
+
+	om = make_om(store, api, server)
+	model = ScriptedModel([[call_tool("mail.me"), call_tool("local.refund", amount=5)]])
+	agent = om.create_agent(
+		name="a",
+		model=model,
+		tools=[refund],
+		integrations=[{"integration": "mail", "account": "user"}],
+		requires_approval=["local.refund"],
+	)
+	if not approval_first:  # the approval's gate waits: the authorization parks first
+
+		async def slow(event: Any) -> None:
+			await anyio.sleep(0.3)
+
+		agent.on("approval:request", slow)
+	parked = await agent.run("go", user="kim")
+	assert parked.status == "approval_required"
+	pending = parked.state.pending
+	assert pending is not None and [c["tool"] for c in pending["calls"]] == ["local.refund"]
+	assert pending["results"][0] == {"tool": "mail.me", "ok": False, "error": BEHIND_APPROVAL}
+	assert not api.calls
+	await om.aclose()
+
+
+async def test_a_consent_link_expires(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A state older than the ttl is refused: resuming the run gives a fresh link."""
+	import time
+
+	om = make_om(store, api, server)
+	location = await consent(
+		om.accounts.consent(om.plugins.integration("mail"), "mail", "lee", ["mail.read"])
+	)
+	later = time.time() + om.accounts.ttl + 1
+	monkeypatch.setattr(time, "time", lambda: later)
+	with pytest.raises(ConfigurationError, match="expired"):
+		await om.accounts.complete(location)
+	assert store.entries() == []
+	await om.aclose()
+
+
+def test_accounts_settings_are_checked_by_name() -> None:
+	"""An unknown key is named with the known ones; camelCase works; a short key is refused."""
+	from openmolt_core import OpenMolt
+
+	with pytest.raises(ConfigurationError, match=r"accounts\.redirect: unknown setting"):
+		_ = OpenMolt(entry_points=False, accounts={"redirect": "https://x"}).accounts
+	om = OpenMolt(entry_points=False, accounts={"redirectUri": "https://x/auth/callback"})
+	assert om.accounts.redirect_uri == "https://x/auth/callback"
+	with pytest.raises(ConfigurationError, match="at least 16 characters"):
+		_ = OpenMolt(entry_points=False, accounts={"key": "short"}).accounts
+
+
+async def test_the_accounts_capability_comes_with_a_per_user_binding_only(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""create_agent adds it for account 'user'; the fingerprint says so (its hook: steps)."""
+	om = make_om(store, api, server)
+	user_bound = per_user(om, ScriptedModel([]))
+	operator = om.create_agent(name="assistant", model=ScriptedModel([]), integrations=["mail"])
+	assert "accounts" in user_bound._hooks.by_name
+	assert "accounts" not in operator._hooks.by_name
+	assert user_bound.fingerprint() != operator.fingerprint()
+	await om.aclose()
+
+
+async def test_a_sub_agent_acts_for_its_callers_user(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""The caller's user reaches the sub-agent: its per-user tool signs with that user's token."""
+	store.save("mail", tokens("at-lena-00000"), user="lena")
+	om = make_om(store, api, server)
+	child = per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="it is lena")]), "me")
+	parent_model = ScriptedModel([call_tool("local.me", task="who?"), finish(result="done")])
+	parent = om.create_agent(name="boss", model=parent_model, tools=[child])
+	result = await parent.run("go", user="lena")
+	assert result.ok, result.error
+	assert api.calls == [("/me", "Bearer at-lena-00000")]
+	await om.aclose()
+
+
+async def test_a_parked_run_takes_no_decision_and_its_event_comes_before_finish(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""The event is numbered after the step's own, before the finish; decision= is refused."""
+	om = make_om(store, api, server)
+	agent = per_user(om, ScriptedModel([call_tool("mail.me")]))
+	seen: list[Any] = []
+	for name in ("llmOutput", "authorization:request", "finish"):
+		agent.on(name, seen.append)
+	parked = await agent.run("go", user="mia")
+	assert [e.name for e in seen] == ["llmOutput", "authorization:request", "finish"]
+	assert [e.seq for e in seen] == sorted(e.seq for e in seen)
+	assert seen[1].step == 1 and seen[1].request == authorization_requests(parked.state)[0]
+	pending = parked.state.pending
+	assert pending is not None and pending["kind"] == "capability"
+	assert [(c["by"], c["status"]) for c in pending["calls"]] == [
+		("accounts", "authorization_required")
+	]
+	with pytest.raises(ConfigurationError, match="not an answer or a decision"):
+		await agent.resume(parked.state, decision={"call": "x", "action": "approve"})
+	await om.aclose()
+
+
+async def test_a_streamed_run_acts_for_its_user(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""agent.stream(input, user=...) signs with that user's token, as agent.run does."""
+	store.save("mail", tokens("at-nora-00000"), user="nora")
+	om = make_om(store, api, server)
+	agent = per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="nora")]))
+	async with agent.stream("who am I?", user="nora") as run:
+		names = [event.name async for event in run]
+		result = await run.result()
+	assert result.ok and result.state.user == "nora" and "tool:response" in names
+	assert api.calls == [("/me", "Bearer at-nora-00000")]
+	await om.aclose()

@@ -1,0 +1,84 @@
+"""A durable run parked on an end user's authorization, resumed from another process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from accounts_agent import build
+from cryptography.fernet import Fernet
+from test_inprocess import _steps
+
+from openmolt_core.accounts import authorization_requests
+from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
+from openmolt_core.testing import ScriptedModel, call_tool
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "core" / "integrations"))
+from _fake_oauth import FakeAuthServer  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def auth_server() -> Iterator[FakeAuthServer]:
+	srv = FakeAuthServer()
+	yield srv
+	srv.close()
+
+
+async def test_a_parked_durable_run_resumes_in_another_process_once_connected(
+	url: str, tmp_path: Path, auth_server: FakeAuthServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Park here (no account), connect through the callback, resume in a new process."""
+	key = Fernet.generate_key().decode()
+	monkeypatch.setenv(KEY_VARIABLE, key)
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	credentials = tmp_path / "credentials.enc"
+	seen: list[str] = []
+	om, agent = build(
+		url, str(credentials), auth_server.url, ScriptedModel([call_tool("mail.me")]), seen
+	)
+	async with om:
+		parked = await agent.run("who am I?", user="alice")
+	assert parked.status == "authorization_required" and not seen
+	[request] = authorization_requests(parked.state)
+	assert request["user"] == "alice" and request["integration"] == "mail"
+	state_file = tmp_path / "state.json"
+	state_file.write_text(json.dumps(parked.state.to_dict()))
+	# The user follows the link; the service sends the browser to the callback, here.
+	async with httpx.AsyncClient(trust_env=False) as browser:
+		location = (await browser.get(request["url"])).headers["location"]
+	connected = await om.accounts.complete(location)
+	assert connected.run_id == parked.state.run_id
+	stored = EncryptedFileStore(credentials).load("mail", user="alice")
+	assert stored is not None
+	await om.aclose()
+	from dbos import DBOS
+
+	from openmolt_dbos import _engine
+
+	engine = _engine._ENGINE
+	if engine is not None and engine.launched:
+		await engine.shutdown()  # this process lets go of the run
+	DBOS.destroy()
+	_engine.reset_engine()
+	env: dict[str, Any] = {**os.environ, KEY_VARIABLE: key}
+	args = [sys.executable, "accounts_agent.py", url, str(credentials), auth_server.url]
+	with anyio.fail_after(120):
+		done = await anyio.run_process([*args, str(state_file)], cwd=HERE, env=env, check=False)
+	assert done.returncode == 0, done.stderr.decode()[-4000:]
+	line = next(x for x in done.stdout.decode().splitlines() if x.startswith("result "))
+	assert line.split() == ["result", "success", "alice", "Bearer", stored["accessToken"]]
+	run_id = parked.state.run_id
+	first = [name for _, name in _steps(url, run_id)]
+	assert "hook:1:0:mail.me" in first and "tool:1:0:mail.me" not in first
+	resumed = [name for _, name in _steps(url, f"{run_id}+1")]  # the other process's segment
+	assert resumed[:2] == ["hook:1:0:mail.me", "tool:1:0:mail.me"] and "model:2" in resumed

@@ -1,0 +1,115 @@
+"""A chat user connects an account when the agent needs it: the link in the chat, the callback route."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
+from cryptography.fernet import Fernet
+
+from openmolt import OpenMolt
+from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
+from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core" / "integrations"))
+from _fake_oauth import FakeAuthServer
+
+pytestmark = pytest.mark.anyio
+
+
+def mail(server_url: str) -> Integration:
+	return Integration(
+		id="mail",
+		name="Mail",
+		api_setup=ApiSetup(base_url="https://api.mail.example"),
+		credential_setup=[
+			OAuth2Credential(
+				type="oauth2",
+				auth_url=f"{server_url}/authorize",
+				token_url=f"{server_url}/token",
+				client_id="{{ config.clientId }}",
+				client_secret="{{ config.clientSecret }}",
+				refresh_token="{{ config.refreshToken }}",
+				scopes=["mail.read"],
+				pkce="required",
+			)
+		],
+		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
+	)
+
+
+async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The run parks for the sender's account; the callback stores it; the chat gets the answer."""
+	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	store = EncryptedFileStore(tmp_path / "credentials.enc")
+	auth = FakeAuthServer()
+	real = httpx.AsyncClient(trust_env=False)
+	seen: list[str] = []
+
+	async def api(request: httpx.Request) -> httpx.Response:
+		if request.url.host == "127.0.0.1":
+			answer = await real.send(request)
+			return httpx.Response(answer.status_code, content=await answer.aread())
+		seen.append(request.headers.get("authorization", ""))
+		return httpx.Response(200, json={"me": "ada"})
+
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[call_tool("mail.me"), call_tool("mail.me"), finish("ok", human_message="You are ada.")]
+	)
+	try:
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(
+				entry_points=False,
+				http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+				credential_store=store,
+				integrations={"mail": {"clientId": "cid-123", "clientSecret": "csecret-abcdef"}},
+				accounts={"redirect_uri": "http://127.0.0.1:9/auth/callback", "key": "k" * 32},
+			)
+			om.register_integration("mail", mail(auth.url))
+			agent = om.create_agent(
+				name="Helper",
+				model=model,
+				integrations=[{"integration": "mail", "account": "user"}],
+			)
+			channel = {"type": "telegram", "token": TOKEN, "baseUrl": base, "allowedUsers": [42]}
+			triggers = Triggers.model_validate({"channels": [{**channel, "pollTimeout": 1}]})
+			async with TriggerServer([(agent, triggers)], port=0) as server:
+				fake.message("who am I?", chat=-100)  # in a group: no link where others see it
+				await eventually(lambda: len(fake.sent) == 1)
+				assert "private chat" in fake.sent[0]["text"]
+				assert "http" not in fake.sent[0]["text"]
+				fake.message("who am I?")  # in the private chat with the bot
+				await eventually(lambda: len(fake.sent) == 2)
+				text = fake.sent[1]["text"]
+				assert "Connect it here" in text and not seen
+				link = text.split("mail: ", 1)[1].strip()
+				async with httpx.AsyncClient(trust_env=False) as browser:
+					location = (await browser.get(link)).headers["location"]
+					query = urlsplit(location).query
+					bad = await browser.get(f"{server.url}/auth/callback?code=x&state=forged.sig")
+					assert bad.status_code == 400 and "not connected" in bad.text
+					page = await browser.get(f"{server.url}/auth/callback?{query}")
+				assert page.status_code == 200 and "the agent goes on" in page.text
+				await eventually(lambda: len(fake.sent) == 3)
+				assert fake.sent[2]["text"] == "You are ada."
+			await om.aclose()
+	finally:
+		await real.aclose()
+		auth.close()
+	stored = store.load("mail", user="telegram:42")
+	assert stored is not None
+	assert seen == [f"Bearer {stored['accessToken']}"]
+	assert len([r for r in model.requests if len(r.messages) == 1]) == 2  # group's, private's
+	assert "code=" not in json.dumps(fake.sent)  # nothing of the answer reaches the chat
