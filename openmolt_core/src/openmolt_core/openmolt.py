@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
+	from openmolt_core.capabilities.observers import Observers
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
@@ -822,73 +823,19 @@ class OpenMolt:
 				for b in bindings
 			)
 		)
-		sources = []
-		for binding in bindings:
-			spec = self.plugins.integration(binding.integration)
-			binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
-			if spec.source is not None:  # its tools are listed at run time (an MCP server)
-				sources.append(_bind_source(self, spec, binding, name, files))
-				continue
-			_refuse_misspelled(spec, binding, self.integration_configs)
-			added = len(bound)
-			bound.extend(
-				_binding.bind_integration(
-					spec,
-					binding,
-					agent=name,
-					instance_config=self.integration_configs.get(binding.integration, {}),
-					http=self.http,
-					files=files,
-					auth_cache=self._auths,
-					retry=self.retry,
-					store=self.credential_store,
-				)
-			)
-			if binding.account == "user":  # each run's end user's credential, per call
-				account = self.accounts.for_binding(
-					spec, binding.integration, binding.credential_type, binding.scopes
-				)
-				for tool in bound[added:]:
-					tool.account = account
+		sources = self._bind_integrations(name, bindings, bound, files)
 		if tools:
 			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
-		from openmolt_core.capabilities.observers import Observers
-
-		observed = Observers(lambda: self.observers)  # the run store, viewer, telemetry: outermost
-		caps = [
-			observed,
-			*self._capabilities_of(
-				(*self._capabilities, *_capability_entries(capabilities, "create_agent"))
-			),
-		]
-		if any(b.account == "user" for b in bindings):  # calls wait for their user's account
-			from openmolt_core.capabilities.accounts import EndUserAccounts
-
-			caps.insert(1 + len(self._capabilities), EndUserAccounts())
-		agent_skills = self._skills(skills)
-		if agent_skills:  # sugar for the skills capability, first of the agent's own
-			from openmolt_core.capabilities.skills import Skills
-
-			caps.insert(1 + len(self._capabilities), Skills(agent_skills))
-		compacting, compactor = self._compaction(compaction)
-		if compacting is not None:  # sugar for the compaction capability, last of the agent's
-			from openmolt_core.capabilities.compaction import Compaction
-
-			caps.append(Compaction(compacting, compactor))
-		if caps:
-			from openmolt_core.hooks import AgentInfo
-
-			_check_capability_names(caps, bindings)
-			for cap in caps:
-				callable_now = tuple(t.handle for t in bound if t.allowed)
-				info = AgentInfo(name, callable_now, _model_id(models[0]))
-				extra = cap.tools(info)
-				if extra:
-					bound.extend(
-						_binding.bind_tools(
-							list(extra), agent=name, http=self.http, files=files, prefix=cap.name
-						)
-					)
+		observed, caps = self._agent_capabilities(
+			name,
+			models[0],
+			bindings,
+			bound,
+			capabilities=capabilities,
+			skills=skills,
+			compaction=compaction,
+			files=files,
+		)
 		handles = [t.handle for t in bound]
 		if len(set(handles)) != len(handles):
 			duplicates = {h for h in handles if handles.count(h) > 1}
@@ -918,16 +865,16 @@ class OpenMolt:
 		):
 			if value is not None:
 				_check_budget(option, value, option)
-		overrides = _agent_config(config)
+		settings = _agent_config(config)  # explicit keywords win over these
 		if max_steps is None:
-			max_steps = overrides.get("max_steps")
+			max_steps = settings.max_steps
 		if max_tokens is None:
-			max_tokens = overrides.get("max_tokens")
+			max_tokens = settings.max_tokens
 		if timeout is None:
-			timeout = overrides.get("timeout")
+			timeout = settings.timeout
 		if max_cost is None:
-			max_cost = overrides.get("max_cost", self.max_cost)
-		if overrides.get("verbose"):
+			max_cost = settings.max_cost if settings.max_cost is not None else self.max_cost
+		if settings.verbose:
 			from openmolt_core import _verbose
 
 			_verbose.enable()
@@ -936,7 +883,8 @@ class OpenMolt:
 			raise ConfigurationError(
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
-		limits = Limits(**overrides["limits"]) if overrides.get("limits") else None
+		caps_given = settings.limits()
+		limits = Limits(**caps_given) if caps_given else None
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
@@ -981,6 +929,103 @@ class OpenMolt:
 		if self._durability_config is not None:
 			self._durable("create_agent").register(agent)  # runs recover by agent name
 		return agent
+
+	def _bind_integrations(
+		self, name: str, bindings: Sequence[Any], bound: list[BoundTool], files: FileStore
+	) -> list[Any]:
+		"""Bind an agent's integrations into ``bound``; return the run-time sources (MCP servers).
+
+		Integrations bound with ``account: "user"`` get the end user's account per call.
+		"""
+		from openmolt_core import _binding
+
+		sources: list[Any] = []
+		for binding in bindings:
+			spec = self.plugins.integration(binding.integration)
+			binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
+			if spec.source is not None:  # its tools are listed at run time (an MCP server)
+				sources.append(_bind_source(self, spec, binding, name, files))
+				continue
+			_refuse_misspelled(spec, binding, self.integration_configs)
+			added = len(bound)
+			bound.extend(
+				_binding.bind_integration(
+					spec,
+					binding,
+					agent=name,
+					instance_config=self.integration_configs.get(binding.integration, {}),
+					http=self.http,
+					files=files,
+					auth_cache=self._auths,
+					retry=self.retry,
+					store=self.credential_store,
+				)
+			)
+			if binding.account == "user":  # each run's end user's credential, per call
+				account = self.accounts.for_binding(
+					spec, binding.integration, binding.credential_type, binding.scopes
+				)
+				for tool in bound[added:]:
+					tool.account = account
+		return sources
+
+	def _agent_capabilities(
+		self,
+		name: str,
+		model: str | LLMProvider,
+		bindings: Sequence[Any],
+		bound: list[BoundTool],
+		*,
+		capabilities: Sequence[CapabilityEntry],
+		skills: Sequence[str | Path | Skill | Mapping[str, Any]],
+		compaction: CompactionConfig | Mapping[str, Any] | bool,
+		files: FileStore,
+	) -> tuple[Observers, list[Capability]]:
+		"""An agent's capabilities, in hook order, and their tools bound into ``bound``.
+
+		The run observers first (outermost), then the instance's, then the agent's: the sugar of
+		the keyword options (end users' accounts, skills) before the ones given, compaction last.
+
+		Returns:
+			The observers capability (it learns its agent once built) and every capability.
+		"""
+		from openmolt_core import _binding
+		from openmolt_core.capabilities.observers import Observers
+
+		observed = Observers(lambda: self.observers)  # the run store, viewer, telemetry
+		own: list[Capability] = []
+		if any(b.account == "user" for b in bindings):  # calls wait for their user's account
+			from openmolt_core.capabilities.accounts import EndUserAccounts
+
+			own.append(EndUserAccounts())
+		agent_skills = self._skills(skills)
+		if agent_skills:
+			from openmolt_core.capabilities.skills import Skills
+
+			own.insert(0, Skills(agent_skills))
+		given = self._capabilities_of(
+			(*self._capabilities, *_capability_entries(capabilities, "create_agent"))
+		)
+		instance = given[: len(self._capabilities)]
+		caps: list[Capability] = [observed, *instance, *own, *given[len(instance) :]]
+		compacting, compactor = self._compaction(compaction)
+		if compacting is not None:
+			from openmolt_core.capabilities.compaction import Compaction
+
+			caps.append(Compaction(compacting, compactor))
+		from openmolt_core.hooks import AgentInfo
+
+		_check_capability_names(caps, bindings)
+		for cap in caps:
+			callable_now = tuple(t.handle for t in bound if t.allowed)
+			extra = cap.tools(AgentInfo(name, callable_now, _model_id(model)))
+			if extra:
+				bound.extend(
+					_binding.bind_tools(
+						list(extra), agent=name, http=self.http, files=files, prefix=cap.name
+					)
+				)
+		return observed, caps
 
 	def _capabilities_of(self, entries: Sequence[CapabilityEntry]) -> list[Capability]:
 		"""One agent's capabilities: objects as given, names built by their plugin's factory."""
@@ -1114,7 +1159,6 @@ class OpenMolt:
 
 
 _LIMIT_KEYS = ("max_reply_chars", "max_result_chars", "max_memory_chars", "max_answer_chars")
-_PER_TOOL = "max_result_chars_per_tool"
 
 
 def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, Any]) -> None:
@@ -1153,28 +1197,17 @@ def _build_provider(
 	return factory(settings, http, **{k: given[k] for k in takes})
 
 
-def _agent_config(config: AgentConfig | Mapping[str, Any] | None) -> dict[str, Any]:
-	"""Read ``create_agent(config=...)`` (`openmolt_core.options.AgentConfig`).
-
-	Returns:
-		The settings that are set, the caps grouped under ``limits``.
+def _agent_config(config: AgentConfig | Mapping[str, Any] | None) -> AgentConfig:
+	"""Read ``create_agent(config=...)`` (`openmolt_core.options.AgentConfig`); empty when None.
 
 	Raises:
 		ConfigurationError: An unknown key or a wrong value; the message names it and the fix.
 	"""
-	if not config:
-		return {}
 	from openmolt_core.options import AgentConfig, parse_options
 
-	parsed = parse_options(AgentConfig, config, "create_agent: config")
-	out = {
-		k: v
-		for k, v in parsed.model_dump(exclude_unset=True, exclude_none=True).items()
-		if k not in _LIMIT_KEYS and k != _PER_TOOL
-	}
-	if limits := parsed.limits():
-		out["limits"] = limits
-	return out
+	if not config:
+		return AgentConfig()
+	return parse_options(AgentConfig, config, "create_agent: config")
 
 
 def _known_tools(
