@@ -417,8 +417,17 @@ _HOOKS = (
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
-def _overrides(capability: Capability, hook: str) -> bool:
-	return getattr(type(capability), hook) is not getattr(Capability, hook)
+_OVERRIDDEN: dict[type, tuple[str, ...]] = {}
+
+
+def _overridden(cls: type[Capability]) -> tuple[str, ...]:
+	"""The hooks a capability class overrides (worked out once per class)."""
+	found = _OVERRIDDEN.get(cls)
+	if found is None:
+		found = _OVERRIDDEN[cls] = tuple(
+			h for h in _HOOKS if getattr(cls, h) is not getattr(Capability, h)
+		)
+	return found
 
 
 class Hooks:
@@ -466,12 +475,12 @@ class Hooks:
 					"agent (it keys the run's state and journal)"
 				)
 			self.by_name[name] = cap
-		for hook in _HOOKS:
-			setattr(
-				self,
-				hook,
-				tuple(getattr(c, hook) for c in self.capabilities if _overrides(c, hook)),
-			)
+		lists: dict[str, list[Any]] = {hook: [] for hook in _HOOKS}
+		for cap in self.capabilities:
+			for hook in _overridden(type(cap)):
+				lists[hook].append(getattr(cap, hook))
+		for hook, found in lists.items():
+			setattr(self, hook, tuple(found))
 
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
 	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]

@@ -1197,16 +1197,22 @@ def _build_provider(
 	return factory(settings, http, **{k: given[k] for k in takes})
 
 
+_NO_CONFIG: AgentConfig | None = None
+
+
 def _agent_config(config: AgentConfig | Mapping[str, Any] | None) -> AgentConfig:
 	"""Read ``create_agent(config=...)`` (`openmolt_core.options.AgentConfig`); empty when None.
 
 	Raises:
 		ConfigurationError: An unknown key or a wrong value; the message names it and the fix.
 	"""
+	global _NO_CONFIG
 	from openmolt_core.options import AgentConfig, parse_options
 
 	if not config:
-		return AgentConfig()
+		if _NO_CONFIG is None:
+			_NO_CONFIG = AgentConfig()  # read only: shared by every agent without a config
+		return _NO_CONFIG
 	return parse_options(AgentConfig, config, "create_agent: config")
 
 
