@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core._binding import BoundTool
 	from openmolt_core.credstore import CredentialStore
-	from openmolt_core.integrations.model import Integration, OAuth2Credential
+	from openmolt_core.integrations.model import Credential, Integration, OAuth2Credential
 	from openmolt_core.result import RunState
 	from openmolt_core.secrets import SecretSet
 	from openmolt_core.tools import ToolContext
@@ -205,7 +205,7 @@ class Accounts:
 		self.store = store
 		self.http = http
 		self.secrets = secrets
-		self.redirect_uri = redirect_uri or os.environ.get(REDIRECT_VARIABLE) or None
+		self.redirect_uri: str | None = redirect_uri or os.environ.get(REDIRECT_VARIABLE) or None
 		raw = key if key is not None else os.environ.get(KEY_VARIABLE) or None
 		if raw is not None and len(raw) < 16:
 			raise ConfigurationError(
@@ -215,7 +215,7 @@ class Accounts:
 		self._key = (raw.encode() if isinstance(raw, str) else raw) or random_bytes.token_bytes(32)
 		if ttl <= 0:
 			raise ConfigurationError(f"accounts.ttl: give a positive number of seconds, got {ttl}")
-		self.ttl = float(ttl)
+		self.ttl: float = float(ttl)
 
 	def __repr__(self) -> str:
 		return f"Accounts(redirect_uri={self.redirect_uri!r})"
@@ -466,8 +466,8 @@ class UserAccounts:
 		self.accounts = accounts
 		self.spec = spec
 		self.integration = integration
-		self.credential = spec.credential(credential_type)
-		self.scopes = None if scopes is None else list(scopes)
+		self.credential: Credential | None = spec.credential(credential_type)
+		self.scopes: list[str] | None = None if scopes is None else list(scopes)
 
 	def __repr__(self) -> str:
 		return f"UserAccounts({self.integration!r})"
