@@ -251,6 +251,7 @@ class RunContext:
 	cost_left: Callable[[], float | None] = lambda: None
 	hooks: Hooks = NO_HOOKS
 	models: ModelAccess | None = None
+	owner: Any = None
 	shared_budget: float | None = None
 
 	def wants(self, name: str) -> bool:

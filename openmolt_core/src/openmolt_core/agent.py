@@ -159,7 +159,8 @@ class Agent:
 		taint_policy: What a run that read untrusted content may still send out, and which
 			tools count as what (`openmolt_core.taint`; default: `TaintPolicy()`).
 		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
-			(`openmolt_core.hooks`): the instance's first, then the agent's own.
+			(`openmolt_core.hooks`): the instance's first, then the agent's own; or their
+			`Hooks`, already resolved.
 	"""
 
 	__slots__ = (
@@ -231,7 +232,7 @@ class Agent:
 		files: FileStore | None = None,
 		guardrails: Sequence[Guardrail] = (),
 		taint_policy: taint.TaintPolicy | None = None,
-		capabilities: Sequence[Capability] = (),
+		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
 		self.om: OpenMolt = om
 		self.name: str = name
@@ -261,10 +262,14 @@ class Agent:
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
 		self._long_term: str | None = None  # set by the first update; the next run starts there
-		self._hooks: Hooks = Hooks(capabilities) if capabilities else NO_HOOKS
+		if isinstance(capabilities, Hooks):  # resolved by the instance (shared by its agents)
+			self._hooks: Hooks = capabilities
+		else:
+			self._hooks = Hooks(capabilities) if capabilities else NO_HOOKS
 		self._events = EventEmitter()
-		if capabilities:
-			self._events.extra = self._hooks.event_names()
+		extra = self._hooks.event_names()
+		if extra:
+			self._events.extra = extra
 		self._prompts: dict[bool, str] = {}
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
@@ -329,16 +334,13 @@ class Agent:
 	@compaction.setter
 	def compaction(self, value: CompactionConfig | None) -> None:
 		found = self._hooks.by_name.get("compaction")
-		if value is not None:
-			if found is None:
-				raise ConfigurationError(
-					f"agent {self.name!r} was created with compaction=False; create it with "
-					"compaction=... to compact its runs"
-				)
-			found.config = value  # type: ignore[attr-defined]
-			return
-		kept = [c for c in self._hooks.capabilities if c is not found]
-		self._hooks = Hooks(kept) if kept else NO_HOOKS
+		if value is not None and found is None:
+			raise ConfigurationError(
+				f"agent {self.name!r} was created with compaction=False; create it with "
+				"compaction=... to compact its runs"
+			)
+		# Replaced, not changed: agents with the same settings share one capability.
+		self._replace(found, None if value is None else _compaction_like(found, config=value))
 
 	@property
 	def compactor(self) -> Callable[[], tuple[LLMProvider, str]] | None:
@@ -355,7 +357,15 @@ class Agent:
 				f"agent {self.name!r} does not compact (compaction=False): set agent.compaction "
 				"first"
 			)
-		found.compactor = value  # type: ignore[attr-defined]
+		self._replace(found, _compaction_like(found, compactor=value))
+
+	def _replace(self, old: Capability | None, new: Capability | None) -> None:
+		# One capability swapped for another (or removed), the hooks resolved again.
+		caps = [new if c is old else c for c in self._hooks.capabilities]
+		if old is None and new is not None:
+			caps.append(new)
+		kept = [c for c in caps if c is not None]
+		self._hooks = Hooks(kept) if kept else NO_HOOKS
 
 	@property
 	def skills(self) -> tuple[Skill, ...]:
@@ -988,6 +998,7 @@ class Agent:
 			cost_left=functools.partial(self._cost_left, state, link),
 			hooks=self._hooks,
 			models=_RunModels(self, state),
+			owner=self,
 		)
 
 	async def execute(
@@ -1734,6 +1745,13 @@ def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -
 
 def _left(port: RunPort, deadline: float | None) -> float:
 	return float("inf") if deadline is None else max(deadline - port.now(), 0.0)
+
+
+def _compaction_like(found: Any, **changes: Any) -> Capability:
+	"""A copy of the compaction capability with some settings changed."""
+	settings = {"config": found.config, "compactor": found.compactor, **changes}
+	made: Capability = type(found)(**settings)
+	return made
 
 
 def _session_state(session: Any, history: RunState | Mapping[str, Any] | None) -> RunState:

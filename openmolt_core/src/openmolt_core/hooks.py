@@ -59,6 +59,7 @@ __all__ = [
 	"Stop",
 	"ToolDecision",
 	"ToolSpec",
+	"builds",
 	"decision_from_dict",
 	"decision_to_dict",
 	"drive_wrapped",
@@ -254,6 +255,8 @@ class Capability:
 	from a plugin's ``register_capabilities`` hook so agents name it (``capabilities=["name"]``).
 	"""
 
+	__slots__ = ()
+
 	name: ClassVar[str] = ""
 	"""The capability's name: unique per agent."""
 
@@ -417,6 +420,7 @@ _HOOKS = (
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
+_BUILDS = ("tools", "first_turn")
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
 
 
@@ -425,9 +429,14 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	found = _OVERRIDDEN.get(cls)
 	if found is None:
 		found = _OVERRIDDEN[cls] = tuple(
-			h for h in _HOOKS if getattr(cls, h) is not getattr(Capability, h)
+			h for h in (*_HOOKS, *_BUILDS) if getattr(cls, h) is not getattr(Capability, h)
 		)
 	return found
+
+
+def builds(capability: Capability, hook: str) -> bool:
+	"""Whether a capability overrides a building hook (``tools``, ``first_turn``)."""
+	return hook in _overridden(type(capability))
 
 
 class Hooks:
@@ -475,12 +484,13 @@ class Hooks:
 					"agent (it keys the run's state and journal)"
 				)
 			self.by_name[name] = cap
-		lists: dict[str, list[Any]] = {hook: [] for hook in _HOOKS}
+		lists: dict[str, list[Any]] = {}
 		for cap in self.capabilities:
 			for hook in _overridden(type(cap)):
-				lists[hook].append(getattr(cap, hook))
-		for hook, found in lists.items():
-			setattr(self, hook, tuple(found))
+				lists.setdefault(hook, []).append(getattr(cap, hook))
+		for hook in _HOOKS:
+			found = lists.get(hook)
+			setattr(self, hook, tuple(found) if found else ())
 
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
 	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]

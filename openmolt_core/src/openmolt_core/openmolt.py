@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
-	from openmolt_core.hooks import Capability, CapabilityEntry
+	from openmolt_core.hooks import Capability, CapabilityEntry, Hooks
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
@@ -208,6 +208,10 @@ class OpenMolt:
 		self._capabilities: tuple[CapabilityEntry, ...] = _capability_entries(
 			capabilities, "OpenMolt"
 		)
+		# The compaction capabilities of this instance's agents, one per setting (shared).
+		self._compactions: dict[tuple[Any, Any], Capability] = {}
+		self._observed: Observers | None = None
+		self._hooks: dict[tuple[int, ...], tuple[tuple[Capability, ...], Hooks]] = {}
 		self._taint_policy = taint_policy
 		if verbose:
 			from openmolt_core import _verbose
@@ -826,7 +830,7 @@ class OpenMolt:
 		sources = self._bind_integrations(name, bindings, bound, files)
 		if tools:
 			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
-		observed, caps = self._agent_capabilities(
+		caps = self._agent_capabilities(
 			name,
 			models[0],
 			bindings,
@@ -917,9 +921,8 @@ class OpenMolt:
 			files=files,
 			guardrails=self._guardrails + _guardrails(guardrails, "create_agent"),
 			taint_policy=taint,
-			capabilities=caps,
+			capabilities=self._resolved(caps),
 		)
-		observed.agent = agent
 		if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
 
@@ -980,19 +983,21 @@ class OpenMolt:
 		skills: Sequence[str | Path | Skill | Mapping[str, Any]],
 		compaction: CompactionConfig | Mapping[str, Any] | bool,
 		files: FileStore,
-	) -> tuple[Observers, list[Capability]]:
+	) -> list[Capability]:
 		"""An agent's capabilities, in hook order, and their tools bound into ``bound``.
 
 		The run observers first (outermost), then the instance's, then the agent's: the sugar of
 		the keyword options (end users' accounts, skills) before the ones given, compaction last.
 
 		Returns:
-			The observers capability (it learns its agent once built) and every capability.
+			The capabilities (the instance's observers and compaction are shared objects).
 		"""
 		from openmolt_core import _binding
 		from openmolt_core.capabilities.observers import Observers
 
-		observed = Observers(lambda: self.observers)  # the run store, viewer, telemetry
+		observed = self._observed
+		if observed is None:  # the run store, viewer, telemetry: one for the instance's agents
+			observed = self._observed = Observers(lambda: self.observers)
 		own: list[Capability] = []
 		if any(b.account == "user" for b in bindings):  # calls wait for their user's account
 			from openmolt_core.capabilities.accounts import EndUserAccounts
@@ -1003,20 +1008,21 @@ class OpenMolt:
 			from openmolt_core.capabilities.skills import Skills
 
 			own.insert(0, Skills(agent_skills))
-		given = self._capabilities_of(
-			(*self._capabilities, *_capability_entries(capabilities, "create_agent"))
-		)
+		entries = self._capabilities
+		if capabilities:
+			entries = (*entries, *_capability_entries(capabilities, "create_agent"))
+		given = self._capabilities_of(entries) if entries else []
 		instance = given[: len(self._capabilities)]
 		caps: list[Capability] = [observed, *instance, *own, *given[len(instance) :]]
 		compacting, compactor = self._compaction(compaction)
 		if compacting is not None:
-			from openmolt_core.capabilities.compaction import Compaction
-
-			caps.append(Compaction(compacting, compactor))
-		from openmolt_core.hooks import AgentInfo
+			caps.append(self._compactor_capability(compacting, compactor))
+		from openmolt_core.hooks import AgentInfo, builds
 
 		_check_capability_names(caps, bindings)
 		for cap in caps:
+			if not builds(cap, "tools"):
+				continue
 			callable_now = tuple(t.handle for t in bound if t.allowed)
 			extra = cap.tools(AgentInfo(name, callable_now, _model_id(model)))
 			if extra:
@@ -1025,7 +1031,34 @@ class OpenMolt:
 						list(extra), agent=name, http=self.http, files=files, prefix=cap.name
 					)
 				)
-		return observed, caps
+		return caps
+
+	def _resolved(self, caps: Sequence[Capability]) -> Hooks:
+		"""The hooks of these capabilities; agents with the same ones share them (they are fixed)."""
+		from openmolt_core.hooks import Hooks
+
+		key = tuple(id(c) for c in caps)
+		found = self._hooks.get(key)
+		if found is not None and all(a is b for a, b in zip(found[0], caps, strict=True)):
+			return found[1]
+		hooks = Hooks(caps)
+		if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
+			self._hooks[key] = (tuple(caps), hooks)
+		return hooks
+
+	def _compactor_capability(
+		self,
+		config: CompactionConfig,
+		compactor: Callable[[], tuple[LLMProvider, str]] | None,
+	) -> Capability:
+		"""The compaction capability; agents with the same settings share one (it keeps nothing)."""
+		from openmolt_core.capabilities.compaction import Compaction
+
+		key = (config, compactor)
+		shared = self._compactions.get(key)
+		if shared is None:
+			shared = self._compactions[key] = Compaction(config, compactor)
+		return shared
 
 	def _capabilities_of(self, entries: Sequence[CapabilityEntry]) -> list[Capability]:
 		"""One agent's capabilities: objects as given, names built by their plugin's factory."""

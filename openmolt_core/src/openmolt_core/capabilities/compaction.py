@@ -36,6 +36,8 @@ class Compaction(Capability):
 			own models.
 	"""
 
+	__slots__ = ("compactor", "config")
+
 	name = "compaction"
 	in_fingerprint: ClassVar[bool] = False  # it journals its own steps; the agent's are unchanged
 

@@ -1,6 +1,6 @@
 """The instance's run observers as a capability: the run store, the viewer, telemetry.
 
-Every agent of an `OpenMolt` instance gets it (``OpenMolt(observers=[...])``, ``run_store=...``,
+Every agent of an `OpenMolt` instance gets it (one object, shared: the run tells which agent runs) (``OpenMolt(observers=[...])``, ``run_store=...``,
 the CLI's run log, the viewer and OpenTelemetry add observers, also after agents exist). Around
 each drive of a run (``wrap_run``) it routes the run's events and port through the observers and
 tells them how the run starts and ends; with no observer it only passes the drive on.
@@ -31,22 +31,23 @@ class Observers(Capability):
 			after the agent was created).
 	"""
 
+	__slots__ = ("observers",)
+
 	name = "run-observers"
 	in_fingerprint: ClassVar[bool] = False  # observing changes nothing a run journals
 
 	def __init__(self, observers: Callable[[], Sequence[RunObserver]]) -> None:
 		self.observers = observers
-		self.agent: Agent | None = None  # set by create_agent once the agent exists
 
 	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
 		"""Run the drive watched by the observers (`openmolt_core.observe`), if there are any."""
 		observers = self.observers()
-		agent = self.agent
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		agent: Agent | None = ctx.owner
 		if not observers or agent is None:
 			return await drive()
 		from openmolt_core.observe import watch_run
 
-		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		link = ctx.link
 		watch = watch_run(
 			agent,

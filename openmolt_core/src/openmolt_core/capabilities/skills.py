@@ -26,6 +26,8 @@ class Skills(Capability):
 		skills: The skills, in the order the first turn lists them.
 	"""
 
+	__slots__ = ("skills",)
+
 	name = "skills"
 	in_fingerprint: ClassVar[bool] = False  # its tool and its schema are in the fingerprint
 
