@@ -537,3 +537,30 @@ async def test_a_streamed_run_goes_through_wrap_model_too() -> None:
 		result = await run.result()
 	assert result.output == "ok" and "".join(texts) == "all done"
 	assert log == ["outer in", "outer out"]
+
+
+async def test_what_a_capability_says_is_masked_like_everything_else() -> None:
+	"""A reason, a park message or request that holds a secret never reaches the model,
+	an event or the saved state: the kernel masks them, capabilities need not remember to."""
+	secret = "sk-live-0123456789abcdef"
+
+	class Leaky(Capability):
+		name = "leaky"
+
+		async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+			if call.input["amount"] == 1:
+				return Refuse(f"the key {secret} is over quota")
+			return Park(f"ask the owner of {secret}", {"key": secret})
+
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=1), call_tool("local.pay", amount=2)])
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	agent = om.create_agent(name="A", model=model, tools=till.tools, capabilities=[Leaky()])
+	said: list[str] = []
+	agent.on("error", lambda e: said.append(e.message))  # type: ignore[attr-defined]
+	result = await agent.run("pay")
+	saved = json.dumps(roundtrip(result.state))
+	assert result.status == "approval_required" and till.ran == []
+	assert secret not in saved and secret not in str(result.error) and secret not in str(said)
+	assert "[redacted]" in saved and said

@@ -461,14 +461,14 @@ async def _finish_ruled(ctx: RunContext, record: StepRecord, index: int, finish:
 	"""Ask the capabilities about a finish; True when one refused it or stopped the run."""
 	decision = await ctx.hooks.decide_finish(ctx, finish)
 	if isinstance(decision, Refuse):
-		await ctx.error("capability", f"finish refused: {decision.reason}")
-		record.results[index] = _entry(finish, ok=False, error=f"refused: {decision.reason}")
+		reason = ctx.redact(decision.reason)
+		await ctx.error("capability", f"finish refused: {reason}")
+		record.results[index] = _entry(finish, ok=False, error=f"refused: {reason}")
 		return True
 	if isinstance(decision, Stop):
-		record.results[index] = _entry(
-			finish, ok=False, error=f"the run stopped: {decision.reason}"
-		)
-		record.end = RunEnd(decision.status, None, decision.reason)
+		reason = ctx.redact(decision.reason)
+		record.results[index] = _entry(finish, ok=False, error=f"the run stopped: {reason}")
+		record.end = RunEnd(decision.status, None, reason)
 		return True
 	return False
 
@@ -635,7 +635,10 @@ async def _capabilities_rule(
 
 	async def decide() -> dict[str, Any]:
 		by, decision = await ctx.hooks.decide_tool(ctx, call, bound)
-		return {"by": by, **decision_to_dict(decision)}
+		said = decision_to_dict(decision)
+		if not isinstance(decision, Proceed):  # reasons and requests reach the model, events
+			said = ctx.redact.deep(said)  # and the saved state: never a secret in them
+		return {"by": by, **said}
 
 	ruled: dict[str, Any] = await ctx.port.step(
 		step_key("hook", ctx.step, index, call.tool), decide
