@@ -132,6 +132,7 @@ def typing(session: nox.Session) -> None:
 		"openmolt_providers/src/openmolt_providers",
 		"openmolt_integrations/src/openmolt_integrations",
 		"openmolt_mcp/src/openmolt_mcp",
+		"openmolt_evals/src/openmolt_evals",
 		"openmolt_ui/src/openmolt_ui",
 		"openmolt_otel/src/openmolt_otel",
 		"openmolt_dbos/src/openmolt_dbos",
@@ -208,6 +209,7 @@ WHEEL_PACKAGES = {
 	"openmolt_otel": {"openmolt_otel"},
 	"openmolt_dbos": {"openmolt_dbos"},
 	"openmolt_serve": {"openmolt_serve"},
+	"openmolt_evals": {"openmolt_evals"},
 }
 
 

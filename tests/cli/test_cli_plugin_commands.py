@@ -34,6 +34,7 @@ def test_openmolt_s_own_plugin_commands_are_registered_by_their_distributions() 
 		"runs": "openmolt-dbos",
 		"answer": "openmolt-dbos",
 		"mcp": "openmolt-mcp",
+		"eval": "openmolt-evals",
 	}
 
 

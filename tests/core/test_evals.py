@@ -11,15 +11,15 @@ import pytest
 
 from openmolt import ConfigurationError, OpenMolt
 from openmolt_core import ModelRequest, ModelResponse, Usage
-from openmolt_core.evals import Case, Dataset, ToolCall, compare, evaluate, trajectory_of
-from openmolt_core.evals.evaluators import (
+from openmolt_core.testing import call_tool, finish
+from openmolt_evals import Case, Dataset, ToolCall, compare, evaluate, trajectory_of
+from openmolt_evals.evaluators import (
 	Efficiency,
 	LLMJudge,
 	OutputSchema,
 	ToolArguments,
 	Trajectory,
 )
-from openmolt_core.testing import call_tool, finish
 
 pytestmark = pytest.mark.anyio
 
@@ -252,3 +252,15 @@ def test_the_eval_command_exits_non_zero_under_the_threshold(
 	ok = run("--min-score", "0.5", "--compare", "report.json")
 	assert ok.returncode == 0, ok.stderr
 	assert "score 0.50 → 0.50" in ok.stderr
+
+
+def test_the_old_module_paths_are_the_distribution_s_objects() -> None:
+	"""openmolt_core.evals moved to openmolt-evals; the old paths re-export it."""
+	import openmolt_core.evals as old
+	import openmolt_core.evals.evaluators as old_evaluators
+	import openmolt_evals
+	import openmolt_evals.evaluators
+
+	assert old.Dataset is openmolt_evals.Dataset and old.evaluate is openmolt_evals.evaluate
+	assert old_evaluators.OutputEquals is openmolt_evals.evaluators.OutputEquals
+	assert sorted(old.__all__) == sorted(openmolt_evals.__all__)

@@ -16,7 +16,7 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 		"openmolt.integrations"
 	]
 	# Besides the integrations, extras name features with their own distribution (mcp, ui, otel,
-	# dbos, serve, and serve's protocols a2a and agui).
+	# dbos, serve, and serve's protocols a2a and agui; evals).
 	extras = set(_toml("pyproject.toml")["project"]["optional-dependencies"]) - {
 		"all",
 		"mcp",
@@ -26,6 +26,7 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 		"serve",
 		"a2a",
 		"agui",
+		"evals",
 	}
 	assert {extra_for(i) for i in ids} == extras
 	assert len(ids) == 29

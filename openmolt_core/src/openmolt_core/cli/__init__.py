@@ -428,12 +428,6 @@ def _completion_command(args: list[str]) -> int:
 	return _completion.main(args, list(_SUMMARY))
 
 
-def _eval_command(args: list[str]) -> int:
-	from openmolt_core.cli import _eval
-
-	return _eval.main(args)
-
-
 def _ecosystem_command(args: list[str]) -> int:
 	from openmolt_core.cli import _ecosystem
 
@@ -459,7 +453,6 @@ def _dispatch(args: list[str]) -> int:
 		"models": lambda: _models_command(rest),
 		"logs": lambda: _logs_command(rest),
 		"completion": lambda: _completion_command(rest),
-		"eval": lambda: _eval_command(args),
 		"import-openapi": lambda: _ecosystem_command(args),
 	}
 	if name in commands:

@@ -1,7 +1,8 @@
 """Subcommands that plugins register (``register_commands``, entry-point group ``openmolt.commands``).
 
 ``openmolt serve`` (openmolt-serve), ``openmolt ui`` (openmolt-ui), ``openmolt worker``, ``runs`` and
-``answer`` (openmolt-dbos) and ``openmolt mcp`` (openmolt-mcp) live in their distributions, which
+``answer`` (openmolt-dbos), ``openmolt mcp`` (openmolt-mcp) and ``openmolt eval`` (openmolt-evals) live
+in their distributions, which
 register them. The command looks them up only for a name it does not know itself, once per process;
 a known plugin command that is not installed names the extra that brings it.
 """
@@ -23,6 +24,7 @@ PLUGIN_COMMANDS = {
 	"runs": "dbos",
 	"answer": "dbos",
 	"mcp": "mcp",
+	"eval": "evals",
 }
 """The commands of OpenMolt's own plugin distributions, and the extra that installs each."""
 

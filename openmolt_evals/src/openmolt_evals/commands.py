@@ -1,4 +1,4 @@
-"""``openmolt eval DATASET AGENT_FILE``: score an agent on a dataset, for CI.
+"""``openmolt eval DATASET AGENT_FILE``: score an agent on a dataset, for CI (registered with the command).
 
 ```
 openmolt eval evals/support.json agent.json [--min-score 0.9] [--concurrency 4]
@@ -7,6 +7,7 @@ openmolt eval evals/support.json agent.json [--min-score 0.9] [--concurrency 4]
 
 Prints the report as a table on stdout (or the JSON report with ``--json -``) and exits 0 when
 the score reaches ``--min-score``, 1 when it does not, 2 on a usage or configuration error.
+The ``openmolt.commands`` entry point ``evals`` names this module (``register_commands``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
-__all__ = ["main"]
+from openmolt_core import hookimpl
+
+if TYPE_CHECKING:
+	from openmolt_core.plugins import CommandRegistrar
+
+__all__ = ["main", "register_commands"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,8 +47,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _main(ns: argparse.Namespace) -> int:
-	from openmolt_core.cli._run import check_ready, load
-	from openmolt_core.evals import Dataset, evaluate
+	from openmolt_core.agentfile import check_ready, load
+	from openmolt_evals import Dataset, evaluate
 
 	dataset = Dataset.load(ns.dataset)
 	loaded = load(ns.file, env_file=ns.env_file, verbose=False)
@@ -63,7 +70,7 @@ async def _write(ns: argparse.Namespace, table: str, data: dict[str, object]) ->
 
 
 def _write_sync(ns: argparse.Namespace, table: str, data: dict[str, object]) -> None:
-	from openmolt_core.evals import compare
+	from openmolt_evals import compare
 
 	if ns.json == "-":
 		sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
@@ -79,8 +86,18 @@ def _write_sync(ns: argparse.Namespace, table: str, data: dict[str, object]) -> 
 
 
 def main(args: list[str]) -> int:
-	"""Run ``openmolt eval`` with its arguments (``args[0]`` is ``eval``)."""
-	ns = _parser().parse_args(args[1:])
+	"""Run ``openmolt eval`` with the arguments after its name; returns the exit code."""
+	ns = _parser().parse_args(args)
 	if ns.min_score is not None and not 0 <= ns.min_score <= 1:
 		_parser().error("--min-score is a score from 0 to 1")
 	return anyio.run(_main, ns)
+
+
+@hookimpl
+def register_commands(register: CommandRegistrar) -> None:
+	"""Register ``openmolt eval``."""
+	register(
+		"eval",
+		lambda args: main(args),
+		summary="score an agent file's agent on a dataset (--min-score for CI)",
+	)

@@ -1,0 +1,515 @@
+"""Evals: prove that an agent picks the right tools with the right arguments, and keeps doing so.
+
+A `Dataset` is a list of `Case`s (an input, and what should happen: an output, tool calls, checks).
+`evaluate` runs the agent on every case, concurrently up to a limit, and scores each run with the
+evaluators (`openmolt_evals.evaluators`). The `Report` prints as a table, saves as JSON, and
+compares with an earlier report (model A against model B, or last week's prompt against today's).
+
+```python
+dataset = Dataset.load("evals/support.json")
+report = await evaluate(agent, dataset, concurrency=4)
+print(report.table())
+assert report.score >= 0.9
+```
+
+From the command line: ``openmolt eval evals/support.json agent.json --min-score 0.9`` exits 1
+when the score is under the threshold, for CI. ``Dataset.record(results)`` turns real runs into
+cases: their inputs, outputs and tool calls become the expectations.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.llm import Usage
+from openmolt_core.result import RunState
+from openmolt_evals.evaluators import (
+	EVALUATORS,
+	Evaluator,
+	OutputEquals,
+	Score,
+	ToolCall,
+	Trajectory,
+)
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+	from openmolt_core.events import ToolCallEvent
+	from openmolt_core.llm import LLMProvider
+	from openmolt_core.result import RunResult
+
+__all__ = [
+	"Case",
+	"CaseReport",
+	"Dataset",
+	"Observed",
+	"Report",
+	"ToolCall",
+	"compare",
+	"evaluate",
+	"trajectory_of",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+	"""One case of a dataset.
+
+	Args:
+		name: How reports name it.
+		input: The run's input.
+		expected_output: The output the run should finish with (checked by `OutputEquals`).
+		expected_tools: The tool calls it should make (checked by `Trajectory`).
+		evaluators: Evaluators for this case only, besides the dataset's.
+	"""
+
+	name: str
+	input: Any = None
+	expected_output: Any = None
+	expected_tools: tuple[ToolCall, ...] = ()
+	evaluators: tuple[Evaluator, ...] = ()
+
+
+def _evaluator(data: Any, where: str) -> Evaluator:
+	if isinstance(data, Evaluator):
+		return data
+	if not isinstance(data, Mapping) or "type" not in data:
+		raise ConfigurationError(
+			f"{where}: an evaluator is {{'type': ..., ...}}; types: {', '.join(EVALUATORS)}"
+		)
+	cls = EVALUATORS.get(str(data["type"]))
+	if cls is None:
+		from openmolt_core._suggest import suggestion
+
+		raise ConfigurationError(
+			f"{where}: unknown evaluator {data['type']!r}; {suggestion(str(data['type']), EVALUATORS, noun='evaluators')}"
+		)
+	fields = {k: v for k, v in data.items() if k != "type"}
+	if "expected" in fields and cls is Trajectory:
+		fields["expected"] = tuple(ToolCall(**c) for c in fields["expected"])
+	try:
+		evaluator: Evaluator = cls(**fields)
+	except TypeError as exc:
+		raise ConfigurationError(f"{where}: {data['type']}: {exc}") from exc
+	return evaluator
+
+
+def _case(data: Mapping[str, Any], index: int) -> Case:
+	where = f"cases[{index}]"
+	known = {
+		"name",
+		"input",
+		"expected_output",
+		"expectedOutput",
+		"expected_tools",
+		"expectedTools",
+		"evaluators",
+	}
+	unknown = sorted(set(data) - known)
+	if unknown:
+		raise ConfigurationError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(known)}")
+	tools = data.get("expected_tools", data.get("expectedTools")) or ()
+	try:
+		expected = tuple(ToolCall(tool=t["tool"], input=t.get("input") or {}) for t in tools)
+	except (KeyError, TypeError) as exc:
+		raise ConfigurationError(
+			f"{where}.expected_tools: each is {{'tool': ..., 'input': {{...}}}}"
+		) from exc
+	return Case(
+		name=str(data.get("name") or f"case {index + 1}"),
+		input=data.get("input"),
+		expected_output=data.get("expected_output", data.get("expectedOutput")),
+		expected_tools=expected,
+		evaluators=tuple(
+			_evaluator(e, f"{where}.evaluators") for e in data.get("evaluators") or ()
+		),
+	)
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+	"""Cases and the evaluators that score every one of them.
+
+	Args:
+		cases: The cases.
+		evaluators: Evaluators for every case. None: `OutputEquals` for cases with an expected
+			output and `Trajectory` (in order) for cases with expected tools.
+		name: The dataset's name, for reports.
+	"""
+
+	cases: tuple[Case, ...]
+	evaluators: tuple[Evaluator, ...] | None = None
+	name: str = "dataset"
+
+	@classmethod
+	def from_dict(cls, data: Mapping[str, Any], *, name: str = "dataset") -> Dataset:
+		"""Read a dataset from its JSON form (``{"cases": [...], "evaluators": [...]}``).
+
+		Raises:
+			ConfigurationError: The data is malformed; the message names the field.
+		"""
+		cases = data.get("cases")
+		if not isinstance(cases, list) or not cases:
+			raise ConfigurationError("dataset: 'cases' must be a non-empty list")
+		evaluators = data.get("evaluators")
+		return cls(
+			cases=tuple(_case(c, i) for i, c in enumerate(cases)),
+			evaluators=None
+			if evaluators is None
+			else tuple(_evaluator(e, "evaluators") for e in evaluators),
+			name=str(data.get("name") or name),
+		)
+
+	@classmethod
+	def load(cls, path: str | Path) -> Dataset:
+		"""Read a dataset from a JSON file.
+
+		Raises:
+			ConfigurationError: The file cannot be read or is malformed.
+		"""
+		file = Path(path)
+		try:
+			data = json.loads(file.read_text(encoding="utf-8"))
+		except (OSError, ValueError) as exc:
+			raise ConfigurationError(f"dataset {str(file)!r}: {exc}") from exc
+		return cls.from_dict(data, name=file.stem)
+
+	@classmethod
+	def record(cls, runs: Iterable[RunResult | RunState], *, name: str = "recorded") -> Dataset:
+		"""Cases from real runs: each run's input, final output and the tool calls that ran.
+
+		Review the cases before you rely on them: they expect exactly what happened.
+		"""
+		cases = []
+		for index, run in enumerate(runs):
+			state = run if isinstance(run, RunState) else run.state
+			output = None if isinstance(run, RunState) else _dump(run.output)
+			first = json.loads(state.messages[0].content) if state.messages else {}
+			cases.append(
+				Case(
+					name=f"{name} {index + 1}",
+					input=first.get("input"),
+					expected_output=output,
+					expected_tools=tuple(trajectory_of(state)),
+				)
+			)
+		return cls(cases=tuple(cases), name=name)
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The dataset's JSON form (evaluators of the built-in types only)."""
+		return {
+			"name": self.name,
+			"cases": [
+				{
+					"name": c.name,
+					"input": c.input,
+					"expected_output": c.expected_output,
+					"expected_tools": [
+						{"tool": t.tool, "input": dict(t.input)} for t in c.expected_tools
+					],
+				}
+				for c in self.cases
+			],
+		}
+
+
+def _dump(value: Any) -> Any:
+	dump = getattr(value, "model_dump", None)
+	return dump(mode="json") if callable(dump) else value
+
+
+def trajectory_of(state: RunState) -> list[ToolCall]:
+	"""The tool calls a run made that ran, in order, read from its history."""
+	calls: list[ToolCall] = []
+	messages = state.messages
+	for index, message in enumerate(messages):
+		if message.role != "assistant" or index + 1 >= len(messages):
+			continue
+		try:
+			commands = json.loads(message.content).get("commands") or []
+			results = json.loads(messages[index + 1].content).get("results") or []
+		except (ValueError, AttributeError):
+			continue
+		tools = [r for r in results if isinstance(r, dict) and "tool" in r]
+		asked = [c for c in commands if isinstance(c, dict) and c.get("type") == "callTool"]
+		if len(tools) != len(asked):
+			continue  # the reply did not run (its results are errors)
+		calls.extend(ToolCall(str(c.get("tool")), c.get("input") or {}) for c in asked)
+	return calls
+
+
+@dataclass(slots=True)
+class Observed:
+	"""What one case's run did, as evaluators see it.
+
+	Args:
+		output: The validated output (None when the run did not finish).
+		status: The run's status.
+		human_message: The model's message for a person.
+		steps: Model calls made.
+		usage: Tokens and cost of the run.
+		seconds: Wall-clock seconds.
+		tool_calls: The tool calls that ran, in order.
+		error: What went wrong, when the run failed.
+		resolve_model: Turns a ``"provider:model"`` (or None) into a provider and a model name.
+		judge_usage: Tokens the judges spent on this case.
+	"""
+
+	output: Any
+	status: str
+	human_message: str
+	steps: int
+	usage: Usage
+	seconds: float
+	tool_calls: list[ToolCall]
+	error: str | None
+	resolve_model: Any
+	judge_usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseReport:
+	"""One case's scores.
+
+	Args:
+		case: The case's name.
+		status: The run's status.
+		scores: One per evaluator.
+		steps: Model calls.
+		usage: The run's usage.
+		seconds: Wall-clock seconds.
+		error: What went wrong, when the run failed.
+	"""
+
+	case: str
+	status: str
+	scores: tuple[Score, ...]
+	steps: int
+	usage: Usage
+	seconds: float
+	error: str | None = None
+
+	@property
+	def score(self) -> float:
+		"""The mean of the evaluators' scores (0 for a run that failed)."""
+		if self.status == "error" or not self.scores:
+			return 0.0 if self.status == "error" else 1.0
+		return sum(s.score for s in self.scores) / len(self.scores)
+
+	@property
+	def passed(self) -> bool:
+		"""Whether every evaluator gave full marks."""
+		return self.status != "error" and all(s.score >= 1.0 for s in self.scores)
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The case report as JSON-serializable data."""
+		return {
+			"case": self.case,
+			"status": self.status,
+			"score": self.score,
+			"passed": self.passed,
+			"scores": [s.to_dict() for s in self.scores],
+			"steps": self.steps,
+			"usage": self.usage.to_dict(),
+			"seconds": round(self.seconds, 3),
+			"error": self.error,
+		}
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+	"""A dataset's results: per case, and overall.
+
+	Args:
+		dataset: The dataset's name.
+		agent: The agent's name and model.
+		cases: One report per case, in the dataset's order.
+	"""
+
+	dataset: str
+	agent: str
+	cases: tuple[CaseReport, ...]
+
+	@property
+	def score(self) -> float:
+		"""The mean case score, from 0 to 1."""
+		return sum(c.score for c in self.cases) / len(self.cases) if self.cases else 0.0
+
+	@property
+	def passed(self) -> int:
+		"""How many cases got full marks."""
+		return sum(1 for c in self.cases if c.passed)
+
+	def evaluator_means(self) -> dict[str, float]:
+		"""The mean score of each evaluator over the cases it scored."""
+		totals: dict[str, list[float]] = {}
+		for case in self.cases:
+			for s in case.scores:
+				totals.setdefault(s.evaluator, []).append(s.score)
+		return {k: sum(v) / len(v) for k, v in totals.items()}
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The report as JSON-serializable data (the format `compare` and ``--compare`` read)."""
+		usage = Usage()
+		for case in self.cases:
+			usage.add(case.usage)
+		return {
+			"dataset": self.dataset,
+			"agent": self.agent,
+			"score": self.score,
+			"passed": self.passed,
+			"total": len(self.cases),
+			"evaluators": self.evaluator_means(),
+			"usage": usage.to_dict(),
+			"cases": [c.to_dict() for c in self.cases],
+		}
+
+	def table(self) -> str:
+		"""The report as a plain-text table for a terminal."""
+		rows = [("case", "status", "score", "steps", "tokens", "cost", "seconds", "why")]
+		for c in self.cases:
+			why = "; ".join(
+				f"{s.evaluator}: {s.reason}" for s in c.scores if s.score < 1.0 and s.reason
+			)
+			cost = f"${c.usage.cost_usd:.4f}" if c.usage.cost_usd is not None else "-"
+			rows.append(
+				(
+					c.case,
+					c.status,
+					f"{c.score:.2f}",
+					str(c.steps),
+					str(c.usage.total_tokens),
+					cost,
+					f"{c.seconds:.2f}",
+					(c.error or why)[:80],
+				)
+			)
+		widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+		lines = [
+			"  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows
+		]
+		lines.insert(1, "  ".join("-" * w for w in widths))
+		lines.append(
+			f"\n{self.dataset} with {self.agent}: score {self.score:.2f}, {self.passed}/{len(self.cases)} cases passed"
+		)
+		return "\n".join(lines)
+
+
+def compare(before: Mapping[str, Any] | Report, after: Mapping[str, Any] | Report) -> str:
+	"""How two reports of one dataset differ, per case and overall (``before`` → ``after``).
+
+	Args:
+		before: The earlier report (or its `Report.to_dict`).
+		after: The later one.
+	"""
+	a = before.to_dict() if isinstance(before, Report) else dict(before)
+	b = after.to_dict() if isinstance(after, Report) else dict(after)
+	old = {c["case"]: c["score"] for c in a.get("cases", [])}
+	lines = [
+		f"{a.get('agent')} → {b.get('agent')}: score {a.get('score', 0):.2f} → {b.get('score', 0):.2f}"
+	]
+	for case in b.get("cases", []):
+		prev = old.get(case["case"])
+		if prev is None:
+			lines.append(f"  {case['case']}: new, {case['score']:.2f}")
+		elif abs(prev - case["score"]) > 1e-9:
+			lines.append(f"  {case['case']}: {prev:.2f} → {case['score']:.2f}")
+	return "\n".join(lines)
+
+
+async def evaluate(
+	agent: Agent,
+	dataset: Dataset,
+	*,
+	concurrency: int = 4,
+	evaluators: Sequence[Evaluator] | None = None,
+) -> Report:
+	"""Run the agent on every case and score the runs.
+
+	Args:
+		agent: The agent under test.
+		dataset: The cases.
+		concurrency: How many runs at once.
+		evaluators: Overrides the dataset's evaluators.
+
+	Returns:
+		The report, cases in the dataset's order.
+	"""
+	limiter = anyio.CapacityLimiter(max(concurrency, 1))
+	reports: list[CaseReport | None] = [None] * len(dataset.cases)
+	chosen = evaluators if evaluators is not None else dataset.evaluators
+
+	async def one(index: int, case: Case) -> None:
+		async with limiter:
+			reports[index] = await _run_case(agent, case, chosen)
+
+	async with anyio.create_task_group() as tg:
+		for index, case in enumerate(dataset.cases):
+			tg.start_soon(one, index, case)
+	return Report(
+		dataset=dataset.name,
+		agent=f"{agent.name} ({agent.provider_name or 'custom'}:{agent.model})",
+		cases=tuple(r for r in reports if r is not None),
+	)
+
+
+def _defaults(case: Case) -> list[Evaluator]:
+	out: list[Evaluator] = []
+	if case.expected_output is not None:
+		out.append(OutputEquals())
+	if case.expected_tools:
+		out.append(Trajectory())
+	return out
+
+
+async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None) -> CaseReport:
+	state = RunState()
+	calls: list[ToolCall] = []
+
+	def seen(event: ToolCallEvent) -> None:
+		if event.run_id == state.run_id:
+			calls.append(ToolCall(event.tool, dict(event.input)))
+
+	agent.on("tool:call", seen)
+	began = time.perf_counter()
+	error: str | None = None
+	try:
+		result = await agent.run(case.input, history=state)
+	except RunError as exc:
+		result, error = exc.result, str(exc)
+	finally:
+		agent.off("tool:call", seen)
+	seconds = time.perf_counter() - began
+
+	def resolve(model: Any) -> tuple[LLMProvider, str]:
+		if model is None:
+			return agent.provider(), agent.model
+		_, name, factory = agent.om._resolve_model(model)
+		return factory(), name
+
+	observed = Observed(
+		output=result.output,
+		status=result.status,
+		human_message=result.human_message,
+		steps=result.steps,
+		usage=result.usage,
+		seconds=seconds,
+		tool_calls=calls,
+		error=error or result.error,
+		resolve_model=resolve,
+	)
+	evaluators = [*(chosen if chosen is not None else _defaults(case)), *case.evaluators]
+	scores = tuple([await e.evaluate(observed, case) for e in evaluators])
+	usage = Usage()
+	usage.add(result.usage)
+	if observed.judge_usage.calls:
+		usage.add(observed.judge_usage)
+	return CaseReport(case.name, result.status, scores, result.steps, usage, seconds, error)

@@ -1,0 +1,372 @@
+"""The evaluators: each looks at one case's run and gives a score from 0 to 1 with a reason.
+
+| evaluator | checks |
+| --- | --- |
+| `OutputEquals` | the output equals the expected value (dicts compared as JSON) |
+| `OutputSchema` | the output matches a JSON Schema |
+| `Trajectory` | the tools called match the expected ones: ``exact``, ``in_order``, ``any_order`` or ``subset`` |
+| `ToolArguments` | the arguments of a tool's calls: equal to values, or passing a check |
+| `LLMJudge` | a model grades the output against a rubric |
+| `Efficiency` | steps, tokens, cost and seconds within limits |
+
+An evaluator is any object with ``name`` and ``async evaluate(observed, case) -> Score``; the
+built-ins are small frozen dataclasses, so a dataset file can name them with their fields.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+	from openmolt_evals import Case, Observed
+
+__all__ = [
+	"Efficiency",
+	"Evaluator",
+	"LLMJudge",
+	"OutputEquals",
+	"OutputSchema",
+	"Score",
+	"ToolArguments",
+	"ToolCall",
+	"Trajectory",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+	"""One evaluator's verdict on one case.
+
+	Args:
+		evaluator: The evaluator's name.
+		score: From 0 (failed) to 1 (passed).
+		reason: Why, in a few words.
+	"""
+
+	evaluator: str
+	score: float
+	reason: str = ""
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The score as JSON-serializable data."""
+		return {"evaluator": self.evaluator, "score": self.score, "reason": self.reason}
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+	"""Scores one case's run."""
+
+	@property
+	def name(self) -> str:
+		"""How reports name it."""
+		...
+
+	async def evaluate(self, observed: Observed, case: Case) -> Score:
+		"""Score what the agent did for the case."""
+		...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+	"""A tool call, expected or observed.
+
+	Args:
+		tool: The tool handle (``integration.tool``).
+		input: Its input (for an expected call: the fields that must match; empty: any).
+	"""
+
+	tool: str
+	input: Mapping[str, Any] = field(default_factory=dict)
+
+	def matches(self, other: ToolCall) -> bool:
+		"""Whether an observed call is this expected one: same tool, and the fields given here."""
+		return self.tool == other.tool and all(
+			_same(v, other.input.get(k)) for k, v in self.input.items()
+		)
+
+
+def _same(a: Any, b: Any) -> bool:
+	return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+def _mismatches(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list[str]:
+	"""For each expected call no observed call matches: missing, or which argument differs."""
+	out: list[str] = []
+	for want in expected:
+		if any(want.matches(c) for c in calls):
+			continue
+		same_tool = [c for c in calls if c.tool == want.tool]
+		if not same_tool:
+			out.append(f"{want.tool} was not called")
+			continue
+		got = same_tool[0].input
+		missing = "<missing>"
+		diffs = [
+			f"{key}: expected {value!r}, got {got.get(key, missing)!r}"
+			for key, value in want.input.items()
+			if not _same(value, got.get(key))
+		]
+		out.append(f"{want.tool} was called with other arguments ({', '.join(diffs)})")
+	return out
+
+
+def _plain(value: Any) -> Any:
+	dump = getattr(value, "model_dump", None)
+	return dump(mode="json") if callable(dump) else value
+
+
+@dataclass(frozen=True, slots=True)
+class OutputEquals:
+	"""The output equals the case's ``expected_output`` (or ``expected`` when given here)."""
+
+	expected: Any = None
+	name: str = "output_equals"
+
+	async def evaluate(self, observed: Observed, case: Case) -> Score:
+		"""1 when equal (as JSON), else 0."""
+		expected = self.expected if self.expected is not None else case.expected_output
+		got = _plain(observed.output)
+		ok = _same(got, expected)
+		return Score(
+			self.name, 1.0 if ok else 0.0, "" if ok else f"expected {expected!r}, got {got!r}"
+		)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSchema:
+	"""The output matches a JSON Schema."""
+
+	schema: Mapping[str, Any]
+	name: str = "output_schema"
+
+	async def evaluate(self, observed: Observed, case: Case) -> Score:
+		"""1 when the output validates, else 0 with the first problems."""
+		from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+
+		try:
+			JsonSchemaValidator(dict(self.schema)).validate(_plain(observed.output))
+		except ValidationError as exc:
+			return Score(self.name, 0.0, format_errors(exc, limit=3))
+		return Score(self.name, 1.0)
+
+
+TrajectoryMode = Literal["exact", "in_order", "any_order", "subset"]
+"""``exact``: the same calls, in order, nothing else. ``in_order``: the expected calls appear in
+this order, others may come between. ``any_order``: the same calls, in any order. ``subset``: every
+expected call appears somewhere."""
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+	"""The tools the agent called, against the case's ``expected_tools``.
+
+	Args:
+		mode: How strictly to compare (see `TrajectoryMode`).
+		expected: The expected calls (default: the case's).
+	"""
+
+	mode: TrajectoryMode = "in_order"
+	expected: Sequence[ToolCall] | None = None
+	name: str = "trajectory"
+
+	async def evaluate(self, observed: Observed, case: Case) -> Score:
+		"""The share of expected calls matched (1 only when the mode's rule holds)."""
+		expected = list(self.expected if self.expected is not None else case.expected_tools)
+		calls = list(observed.tool_calls)
+		if not expected:
+			ok = not calls if self.mode in ("exact", "any_order") else True
+			return Score(
+				self.name, 1.0 if ok else 0.0, "" if ok else f"expected no calls, got {len(calls)}"
+			)
+		if self.mode in ("exact", "in_order"):
+			matched, position = 0, 0
+			for e in expected:
+				while position < len(calls) and not e.matches(calls[position]):
+					position += 1
+				if position < len(calls):
+					matched += 1
+					position += 1
+			ok = matched == len(expected)
+			if self.mode == "exact":
+				ok = len(calls) == len(expected) and all(
+					e.matches(c) for e, c in zip(expected, calls, strict=True)
+				)
+		else:
+			remaining = list(calls)
+			matched = 0
+			for e in expected:
+				hit = next((c for c in remaining if e.matches(c)), None)
+				if hit is not None:
+					remaining.remove(hit)
+					matched += 1
+			ok = matched == len(expected) and (self.mode == "subset" or not remaining)
+		# Partial credit: the expected calls found (in order, for the ordered modes), over the
+		# longer of the two lists when extra calls count against the mode.
+		strict = self.mode in ("exact", "any_order")
+		score = 1.0 if ok else matched / max(len(expected), len(calls) if strict else 0, 1)
+		seen = [c.tool for c in calls]
+		if ok:
+			return Score(self.name, score, "")
+		reason = f"{self.mode}: expected {[e.tool for e in expected]}, got {seen}"
+		details = _mismatches(expected, calls)
+		return Score(self.name, score, reason + (f"; {'; '.join(details)}" if details else ""))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolArguments:
+	"""Checks on the arguments of every call of one tool.
+
+	Args:
+		tool: The tool handle.
+		equals: Fields that must have these values (a dotted path reaches into objects).
+		matches: Fields whose string value must match these regular expressions.
+		check: A function of the input returning True when it is right (from Python only).
+	"""
+
+	tool: str
+	equals: Mapping[str, Any] = field(default_factory=dict)
+	matches: Mapping[str, str] = field(default_factory=dict)
+	check: Callable[[Mapping[str, Any]], bool] | None = None
+	name: str = "tool_arguments"
+
+	async def evaluate(self, observed: Observed, case: Case) -> Score:
+		"""The share of this tool's calls whose arguments pass (0 when it was never called)."""
+		calls = [c for c in observed.tool_calls if c.tool == self.tool]
+		if not calls:
+			return Score(self.name, 0.0, f"{self.tool} was not called")
+		problems: list[str] = []
+		passed = 0
+		for call in calls:
+			bad = [
+				f"{k}={_get(call.input, k)!r}"
+				for k, v in self.equals.items()
+				if not _same(_get(call.input, k), v)
+			]
+			bad += [
+				f"{k}={_get(call.input, k)!r} !~ {rx}"
+				for k, rx in self.matches.items()
+				if not re.search(rx, str(_get(call.input, k) or ""))
+			]
+			if self.check is not None and not self.check(call.input):
+				bad.append("check failed")
+			if bad:
+				problems.append(", ".join(bad))
+			else:
+				passed += 1
+		return Score(self.name, passed / len(calls), "; ".join(problems))
+
+
+def _get(data: Mapping[str, Any], path: str) -> Any:
+	value: Any = data
+	for part in path.split("."):
+		if isinstance(value, Mapping):
+			value = value.get(part)
+		elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+			value = value[int(part)]
+		else:
+			return None
+	return value
+
+
+_JUDGE = """\
+You grade the result of an AI agent against a rubric. You receive the task input, the agent's \
+output and message, and the rubric. Answer with one JSON object and nothing else: \
+{"score": <a number from 0 to 1>, "reason": "<one sentence>"}."""
+
+
+@dataclass(frozen=True, slots=True)
+class LLMJudge:
+	"""A model grades the output against a rubric, with any configured provider.
+
+	Args:
+		rubric: What a good result is.
+		model: A ``"provider:model"`` id, resolved with the evaluating `OpenMolt` instance, or a
+			provider object.
+		threshold: Scores at or above this count as passed in reports.
+	"""
+
+	rubric: str
+	model: Any = None
+	threshold: float = 0.5
+	name: str = "llm_judge"
+
+	async def evaluate(self, observed: Observed, case: Case) -> Score:
+		"""The judge's score (0 when its answer cannot be read)."""
+		from openmolt_core.llm import Message, ModelRequest
+
+		provider, model = observed.resolve_model(self.model)
+		payload = {
+			"input": case.input,
+			"output": _plain(observed.output),
+			"humanMessage": observed.human_message,
+			"rubric": self.rubric,
+		}
+		request = ModelRequest(
+			model=model, system=_JUDGE, messages=[Message("user", json.dumps(payload, default=str))]
+		)
+		response = await provider.generate(request)
+		observed.judge_usage.add(response.usage)
+		try:
+			data = json.loads(_json_part(response.text))
+			score = min(max(float(data["score"]), 0.0), 1.0)
+		except (ValueError, KeyError, TypeError):
+			return Score(
+				self.name, 0.0, f"the judge's answer was not readable: {response.text[:200]!r}"
+			)
+		return Score(self.name, score, str(data.get("reason", "")))
+
+
+def _json_part(text: str) -> str:
+	start, end = text.find("{"), text.rfind("}")
+	return text[start : end + 1] if start >= 0 and end > start else text
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+	"""Steps, tokens, cost and seconds within limits (None: not checked).
+
+	Args:
+		max_steps: The most model calls.
+		max_tokens: The most tokens (input + output).
+		max_cost_usd: The most estimated cost.
+		max_seconds: The most wall-clock seconds.
+	"""
+
+	max_steps: int | None = None
+	max_tokens: int | None = None
+	max_cost_usd: float | None = None
+	max_seconds: float | None = None
+	name: str = "efficiency"
+
+	async def evaluate(self, observed: Observed, case: Case) -> Score:
+		"""The share of limits kept."""
+		checks: list[tuple[str, float | None, float | None]] = [
+			("steps", self.max_steps, observed.steps),
+			("tokens", self.max_tokens, observed.usage.total_tokens),
+			("cost", self.max_cost_usd, observed.usage.cost_usd),
+			("seconds", self.max_seconds, observed.seconds),
+		]
+		active = [(n, limit, value) for n, limit, value in checks if limit is not None]
+		if not active:
+			return Score(self.name, 1.0)
+		over = [
+			f"{n} {value:g} > {limit:g}"
+			for n, limit, value in active
+			if value is not None and value > limit
+		]
+		return Score(self.name, 1 - len(over) / len(active), "; ".join(over))
+
+
+EVALUATORS: dict[str, type[Any]] = {
+	"output_equals": OutputEquals,
+	"output_schema": OutputSchema,
+	"trajectory": Trajectory,
+	"tool_arguments": ToolArguments,
+	"llm_judge": LLMJudge,
+	"efficiency": Efficiency,
+}
+"""The built-in evaluators by the name a dataset file uses (``{"type": "trajectory", ...}``)."""
