@@ -232,6 +232,7 @@ def build(session: nox.Session) -> None:
 		"openmolt-otel",
 		"openmolt-dbos",
 		"openmolt-serve",
+		"openmolt-evals",
 	):
 		session.run(
 			"uv", "build", "--package", name, "--wheel", "-o", str(out), external=True, silent=True
