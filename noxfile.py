@@ -105,9 +105,10 @@ def tests(session: nox.Session) -> None:
 	_sync(session, "test")
 	# loadgroup: tests marked xdist_group("browser") (tests/ui) share one worker, so the browser
 	# tests run one after another; everything else spreads over both workers as before.
+	# --durations: every run prints its 15 slowest tests (the suite is kept under 8 minutes).
 	# tests/dbos run in one xdist group (serially, with per-test timeouts): they start real DBOS
 	# engines and worker processes. PostgreSQL cases need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
-	session.run("pytest", "-n", "2", "--dist", "loadgroup", *session.posargs)
+	session.run("pytest", "-n", "2", "--dist", "loadgroup", "--durations=15", *session.posargs)
 
 
 @nox.session(python="3.11")
