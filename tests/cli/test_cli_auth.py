@@ -279,7 +279,7 @@ def test_a_run_for_an_end_user_who_has_not_connected_exits_8_with_the_link(
 	)
 	env = cli.clean_env(
 		**{
-			cli.KEY_VAR: "k",
+			cli.KEY_VAR: "sk-test-0123456789abcdef",  # a real key's length: "k" masks every k
 			"OPENMOLT_CREDENTIALS_FILE": str(tmp_path / "creds.enc"),
 			"OPENMOLT_CREDENTIALS_KEY": Fernet.generate_key().decode(),
 			"OPENMOLT_GMAIL_CLIENT_ID": "cid.apps.googleusercontent.com",

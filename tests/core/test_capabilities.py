@@ -564,3 +564,26 @@ async def test_what_a_capability_says_is_masked_like_everything_else() -> None:
 	assert result.status == "approval_required" and till.ran == []
 	assert secret not in saved and secret not in str(result.error) and secret not in str(said)
 	assert "[redacted]" in saved and said
+
+
+@pytest.mark.parametrize("secret", ["ar", "es", "to", "op"])
+async def test_a_short_secret_inside_a_key_name_does_not_break_a_decision(secret: str) -> None:
+	"""Only what a decision says is masked, never its keys ("park", "stop", "request"...)."""
+
+	class Parks(Capability):
+		name = "parks"
+
+		async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+			return Park("wait", {"key": "v"}) if call.input["amount"] > 1 else Stop("stop it")
+
+	till = Till()
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	model = ScriptedModel([call_tool("local.pay", amount=2)])
+	agent = om.create_agent(name="A", model=model, tools=till.tools, capabilities=[Parks()])
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required"
+	model = ScriptedModel([call_tool("local.pay", amount=1)])
+	agent = om.create_agent(name="B", model=model, tools=till.tools, capabilities=[Parks()])
+	stopped = await agent.run("pay")
+	assert stopped.status == "guardrail_tripped" and till.ran == []

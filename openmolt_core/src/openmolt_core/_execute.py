@@ -54,6 +54,7 @@ from openmolt_core.hooks import (
 	Proceed,
 	Refuse,
 	Stop,
+	ToolDecision,
 	decision_from_dict,
 	decision_to_dict,
 )
@@ -457,6 +458,22 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 		index += 1
 
 
+def _masked(decision: ToolDecision, redact: Redactor) -> ToolDecision:
+	"""A decision with what it says masked (never its keys: a short secret could be in one).
+
+	Reasons, messages and requests reach the model, events, the journal and the saved state; a
+	Proceed's input is the call's own, checked against the tool's schema.
+	"""
+	match decision:
+		case Refuse(reason=reason):
+			return Refuse(redact(reason))
+		case Stop(reason=reason, status=status):
+			return Stop(redact(reason), status)
+		case Park(message=message, request=request, status=status):
+			return Park(redact(message), redact.deep(dict(request)), status)
+	return decision
+
+
 async def _finish_ruled(ctx: RunContext, record: StepRecord, index: int, finish: Finish) -> bool:
 	"""Ask the capabilities about a finish; True when one refused it or stopped the run."""
 	decision = await ctx.hooks.decide_finish(ctx, finish)
@@ -635,10 +652,7 @@ async def _capabilities_rule(
 
 	async def decide() -> dict[str, Any]:
 		by, decision = await ctx.hooks.decide_tool(ctx, call, bound)
-		said = decision_to_dict(decision)
-		if not isinstance(decision, Proceed):  # reasons and requests reach the model, events
-			said = ctx.redact.deep(said)  # and the saved state: never a secret in them
-		return {"by": by, **said}
+		return {"by": by, **decision_to_dict(_masked(decision, ctx.redact))}
 
 	ruled: dict[str, Any] = await ctx.port.step(
 		step_key("hook", ctx.step, index, call.tool), decide
