@@ -13,8 +13,8 @@ import time
 from typing import Any
 
 import pytest
+from _crash_cases import run_sync
 from _durable import FakeServer
-from test_crash import run_sync
 
 HEARTBEAT, LAPSE = 0.3, 1.5
 

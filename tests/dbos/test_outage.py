@@ -16,9 +16,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from _crash_cases import _steps, run_sync
 from _durable import FakeServer
 from conftest import make_store
-from test_crash import _steps, run_sync
 
 from openmolt_dbos._workers import list_workers, make_engine
 

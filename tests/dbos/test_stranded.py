@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _crash_cases import run_sync
 from _durable import FakeServer
 from conftest import HERE
-from test_crash import run_sync
 
 HEARTBEAT, LAPSE = 0.3, 1.5
 

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from _crash_cases import run_sync
 from _durable import FakeServer
 from conftest import Proc
-from test_crash import run_sync
 
 from openmolt_dbos._workers import list_workers, make_engine
 

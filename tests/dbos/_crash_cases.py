@@ -1,5 +1,9 @@
 """The crash harness: durable runs killed with SIGKILL, resumed by a worker, compared with uncrashed runs.
 
+The cases run once per store from ``test_crash_sqlite.py`` and ``test_crash_postgres.py``, which
+give the module-scoped ``crash_store`` fixture: with one store per module, a shuffled test order
+never sets the harness (about a minute) up twice.
+
 One process (``driver.py``, worker id ``w1``) starts six runs at once. The fake server holds each
 one at its crash point; when the server's log (and the store) show that all of them are there, the
 process is killed with SIGKILL:
@@ -31,7 +35,7 @@ from typing import Any
 import anyio
 import pytest
 from _durable import FakeServer
-from conftest import STORES, Proc, make_store, start_python
+from conftest import Proc, make_store, start_python
 
 from openmolt import OpenMolt
 from openmolt_core.errors import RunError
@@ -185,10 +189,10 @@ def _references(server: FakeServer, events: Path, out: dict[str, Any]) -> None:
 	anyio.run(main)
 
 
-@pytest.fixture(scope="module", params=STORES)
-def crashed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
-	tmp = tmp_path_factory.mktemp(f"crash-{request.param}")
-	stores = make_store(request.param, tmp)
+@pytest.fixture(scope="module")
+def crashed(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+	tmp = tmp_path_factory.mktemp(f"crash-{crash_store}")
+	stores = make_store(crash_store, tmp)
 	store = next(stores)
 	server = FakeServer()
 	server.jitter = 0.02
