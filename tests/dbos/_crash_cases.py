@@ -189,8 +189,22 @@ def _references(server: FakeServer, events: Path, out: dict[str, Any]) -> None:
 	anyio.run(main)
 
 
+_HARNESS: dict[str, dict[str, Any]] = {}
+"""What the harness observed, per store: computed once per process (pytest-xdist tears
+module fixtures down at the end of each batch of tests it hands a worker, which would run the
+one-minute harness again for the same cases)."""
+
+
 @pytest.fixture(scope="module")
 def crashed(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+	found = _HARNESS.get(crash_store)
+	if found is None:
+		found = _HARNESS[crash_store] = _harness(crash_store, tmp_path_factory)
+	return found
+
+
+def _harness(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+	"""Crash the runs, recover them, and return what happened (the processes and store gone)."""
 	tmp = tmp_path_factory.mktemp(f"crash-{crash_store}")
 	stores = make_store(crash_store, tmp)
 	store = next(stores)
@@ -290,7 +304,7 @@ def crashed(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
 		deadlines = {
 			run_ids["budget"]: _output(store, run_ids["budget"], "deadline:1"),
 		}
-		yield {
+		return {
 			"store": store,
 			"server": server,
 			"run_ids": run_ids,
