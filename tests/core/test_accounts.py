@@ -23,7 +23,7 @@ from openmolt_core.errors import ConfigurationError
 from openmolt_core.result import RunState
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
-from .integrations._fake_oauth import FakeAuthServer
+from .integrations._fake_oauth import FakeAuthServer, mail_integration
 
 pytestmark = pytest.mark.anyio
 
@@ -38,26 +38,12 @@ def _future(hours: float = 1) -> str:
 
 def mail(server_url: str) -> Any:
 	"""An OAuth2 integration whose tool scopes map to OAuth scopes, like Gmail's."""
-	from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
+	from openmolt_core.integrations import HttpTool
 
-	return Integration(
-		id="mail",
-		name="Mail",
-		api_setup=ApiSetup(base_url="https://api.mail.example"),
-		credential_setup=[
-			OAuth2Credential(
-				type="oauth2",
-				auth_url=f"{server_url}/authorize",
-				token_url=f"{server_url}/token",
-				client_id="{{ config.clientId }}",
-				client_secret="{{ config.clientSecret }}",
-				refresh_token="{{ config.refreshToken }}",
-				scopes=["mail.read", "mail.send", "offline"],
-				scope_map={"read": ["mail.read"], "send": ["mail.send"]},
-				pkce="required",
-			)
-		],
-		scopes={"read": "Read mail.", "send": "Send mail."},
+	return mail_integration(
+		server_url,
+		scopes=["mail.read", "mail.send", "offline"],
+		scope_map={"read": ["mail.read"], "send": ["mail.send"]},
 		tools=[
 			HttpTool(handle="me", description="who am I", endpoint="/me", scopes=["read"]),
 			HttpTool(

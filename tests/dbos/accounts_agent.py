@@ -18,33 +18,13 @@ import anyio
 import httpx
 
 from openmolt import OpenMolt
-from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
 from openmolt_core.testing import ScriptedModel, finish
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core" / "integrations"))
+from _fake_oauth import mail_integration  # the accounts tests' one integration
 
 REDIRECT = "http://127.0.0.1:9/auth/callback"
 AUTH_KEY = "durable-accounts-key-0123456789"
-
-
-def mail(server_url: str) -> Integration:
-	"""An OAuth2 integration on the fake authorization server."""
-	return Integration(
-		id="mail",
-		name="Mail",
-		api_setup=ApiSetup(base_url="https://api.mail.example"),
-		credential_setup=[
-			OAuth2Credential(
-				type="oauth2",
-				auth_url=f"{server_url}/authorize",
-				token_url=f"{server_url}/token",
-				client_id="{{ config.clientId }}",
-				client_secret="{{ config.clientSecret }}",
-				refresh_token="{{ config.refreshToken }}",
-				scopes=["mail.read"],
-				pkce="required",
-			)
-		],
-		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
-	)
 
 
 def build(
@@ -68,7 +48,7 @@ def build(
 		integrations={"mail": {"clientId": "cid-123", "clientSecret": "csecret-abcdef"}},
 		accounts={"redirect_uri": REDIRECT, "key": AUTH_KEY},
 	)
-	om.register_integration("mail", mail(auth_server))
+	om.register_integration("mail", mail_integration(auth_server))
 	agent = om.create_agent(
 		name="Mailer", model=model, integrations=[{"integration": "mail", "account": "user"}]
 	)

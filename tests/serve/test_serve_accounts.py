@@ -14,36 +14,14 @@ from cryptography.fernet import Fernet
 
 from openmolt import OpenMolt
 from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
-from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core" / "integrations"))
-from _fake_oauth import FakeAuthServer
+from _fake_oauth import FakeAuthServer, mail_integration
 
 pytestmark = pytest.mark.anyio
-
-
-def mail(server_url: str) -> Integration:
-	return Integration(
-		id="mail",
-		name="Mail",
-		api_setup=ApiSetup(base_url="https://api.mail.example"),
-		credential_setup=[
-			OAuth2Credential(
-				type="oauth2",
-				auth_url=f"{server_url}/authorize",
-				token_url=f"{server_url}/token",
-				client_id="{{ config.clientId }}",
-				client_secret="{{ config.clientSecret }}",
-				refresh_token="{{ config.refreshToken }}",
-				scopes=["mail.read"],
-				pkce="required",
-			)
-		],
-		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
-	)
 
 
 async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
@@ -77,7 +55,7 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 				integrations={"mail": {"clientId": "cid-123", "clientSecret": "csecret-abcdef"}},
 				accounts={"redirect_uri": "http://127.0.0.1:9/auth/callback", "key": "k" * 32},
 			)
-			om.register_integration("mail", mail(auth.url))
+			om.register_integration("mail", mail_integration(auth.url))
 			agent = om.create_agent(
 				name="Helper",
 				model=model,

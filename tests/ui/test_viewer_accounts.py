@@ -14,12 +14,11 @@ from cryptography.fernet import Fernet
 
 from openmolt import OpenMolt
 from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
-from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_ui import Viewer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "core" / "integrations"))
-from _fake_oauth import FakeAuthServer
+from _fake_oauth import FakeAuthServer, mail_integration
 
 pytestmark = pytest.mark.anyio
 
@@ -40,25 +39,7 @@ def instance(tmp_path: Path, auth_url: str, handler: Any) -> OpenMolt:
 		integrations={"mail": {"clientId": "cid-123", "clientSecret": "csecret-abcdef"}},
 		accounts={"redirect_uri": "http://127.0.0.1:9/auth/callback", "key": "k" * 32},
 	)
-	om.register_integration(
-		"mail",
-		Integration(
-			id="mail",
-			name="Mail",
-			api_setup=ApiSetup(base_url="https://api.mail.example"),
-			credential_setup=[
-				OAuth2Credential(
-					type="oauth2",
-					auth_url=f"{auth_url}/authorize",
-					token_url=f"{auth_url}/token",
-					client_id="{{ config.clientId }}",
-					client_secret="{{ config.clientSecret }}",
-					pkce="required",
-				)
-			],
-			tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
-		),
-	)
+	om.register_integration("mail", mail_integration(auth_url, refresh=False))
 	return om
 
 

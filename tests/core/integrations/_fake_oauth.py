@@ -200,3 +200,49 @@ class FakeAuthServer:
 			"token_type": "Bearer",
 			"scope": scope,
 		}
+
+
+def mail_integration(
+	server_url: str,
+	*,
+	scopes: list[str] | None = None,
+	scope_map: dict[str, list[str]] | None = None,
+	tools: list[Any] | None = None,
+	refresh: bool = True,
+) -> Any:
+	"""The OAuth2 "mail" integration the accounts tests connect on this server (PKCE required).
+
+	Args:
+		server_url: The fake server's URL (its ``/authorize`` and ``/token``).
+		scopes: The OAuth scopes (default: ``mail.read``).
+		scope_map: Tool scopes to OAuth scopes, as Gmail's integration declares them.
+		tools: Its tools (default: ``me``, a GET of ``/me``).
+		refresh: Whether the credential reads a refresh token from the config.
+	"""
+	from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
+
+	credential: dict[str, Any] = {
+		"type": "oauth2",
+		"auth_url": f"{server_url}/authorize",
+		"token_url": f"{server_url}/token",
+		"client_id": "{{ config.clientId }}",
+		"client_secret": "{{ config.clientSecret }}",
+		"pkce": "required",
+	}
+	if refresh:
+		credential["refresh_token"] = "{{ config.refreshToken }}"
+	if scopes is not None or refresh:
+		credential["scopes"] = scopes if scopes is not None else ["mail.read"]
+	if scope_map is not None:
+		credential["scope_map"] = scope_map
+	extra: dict[str, Any] = {}
+	if scope_map is not None:
+		extra["scopes"] = {name: f"{name.capitalize()} mail." for name in scope_map}
+	return Integration(
+		id="mail",
+		name="Mail",
+		api_setup=ApiSetup(base_url="https://api.mail.example"),
+		credential_setup=[OAuth2Credential(**credential)],
+		tools=tools or [HttpTool(handle="me", description="who am I", endpoint="/me")],
+		**extra,
+	)
