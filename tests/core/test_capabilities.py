@@ -587,3 +587,16 @@ async def test_a_short_secret_inside_a_key_name_does_not_break_a_decision(secret
 	agent = om.create_agent(name="B", model=model, tools=till.tools, capabilities=[Parks()])
 	stopped = await agent.run("pay")
 	assert stopped.status == "guardrail_tripped" and till.ran == []
+
+
+async def test_a_capability_s_event_reaches_the_run_store(tmp_path: Any) -> None:
+	"""Observers hear every event, a capability's too: the run store keeps it with its data."""
+	till = Till()
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	model = ScriptedModel([call_tool("local.pay", amount=9), finish("ok")])
+	agent = om.create_agent(name="A", model=model, tools=till.tools, capabilities=[Announcer()])
+	result = await agent.run("x")
+	stored = await om.run_store.events(result.state.run_id)  # type: ignore[union-attr]
+	paid = [e for e in stored if e.name == "ledger:paid"]
+	assert len(paid) == 1 and paid[0].data["amount"] == 9
+	await om.aclose()
