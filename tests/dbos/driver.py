@@ -8,6 +8,7 @@ Each scenario named ``budget...`` runs on the Budget agent, the others on Crash.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Any
@@ -50,4 +51,9 @@ async def main(store: str, worker_id: str, scenarios: list[str]) -> None:
 
 
 if __name__ == "__main__":
+	# What the engine says (fencing, takeovers) goes to the output, as the worker command's does.
+	said = logging.StreamHandler(sys.stdout)
+	said.setFormatter(logging.Formatter("openmolt: %(message)s"))
+	logging.getLogger("openmolt").addHandler(said)
+	logging.getLogger("openmolt").setLevel(logging.INFO)
 	anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import anyio
 import pytest
-from _crash_cases import _steps, run_sync
+from _crash_cases import _client_om, _om_call, _steps
 from _durable import FakeServer
 from conftest import make_store
 
+from openmolt_dbos._engine import reset_engine
 from openmolt_dbos._workers import list_workers, make_engine
 
 HEARTBEAT, LAPSE = 0.3, 3.0
@@ -151,6 +153,30 @@ def _settled(url: str, server: FakeServer, names: list[str], ids: dict[str, str]
 	server.wait_for(lambda: "DBOS.sleep" in _steps(url, ids[names[1]]), 60, "sleeping")
 
 
+async def _now(url: str, run_id: str) -> Any:
+	om = _client_om(url)
+	try:
+		return await om.result(run_id, wait=False)
+	finally:
+		await om.aclose()
+		reset_engine()
+
+
+def _results(url: str, ids: dict[str, str], *procs: Any) -> dict[str, Any]:
+	"""Each run's result; a run that does not end in time fails the test with what the workers said."""
+
+	async def all_of() -> dict[str, Any]:
+		with anyio.move_on_after(120):
+			return {name: await _om_call(url, "result", run_id) for name, run_id in ids.items()}
+		statuses = {name: await _now(url, run_id) for name, run_id in ids.items()}
+		said = "\n".join(
+			line for p in procs for line in p.output().splitlines() if "openmolt" in line.lower()
+		)
+		raise AssertionError(f"the runs did not end: {statuses}\n{said[-6000:]}")
+
+	return anyio.run(all_of)
+
+
 def _once_each(server: FakeServer, names: list[str]) -> None:
 	for name in names:
 		turns = [e.body["turn"] for e in server.entries("model", name=name)]
@@ -169,7 +195,7 @@ def test_an_outage_longer_than_the_lapse_fences_the_owner_and_one_worker_goes_on
 	released = threading.Timer(0.5, server.holds[names[0]].set)  # the call ends in the outage
 	released.start()
 	proxy.cut(LAPSE * 3)
-	results = {name: run_sync(url, "result", ids[name]) for name in names}
+	results = _results(url, ids, driver, worker)
 	assert results[names[0]].output == {"result": "charged"}
 	assert results[names[1]].output == {"result": "waited"}
 	_once_each(server, names)
@@ -191,7 +217,7 @@ def test_an_outage_shorter_than_the_lapse_changes_nothing(
 	_settled(url, server, names, ids)
 	proxy.cut(LAPSE / 4)
 	server.holds[names[0]].set()
-	results = {name: run_sync(url, "result", ids[name]) for name in names}
+	results = _results(url, ids, driver, worker)
 	assert [r.status for r in results.values()] == ["success", "success"]
 	_once_each(server, names)
 	assert len(server.entries("tool", name="charge", scenario=names[0])) == 1

@@ -145,7 +145,8 @@ def test_the_sqlite_store_is_0600_in_a_0700_folder_whatever_the_umask(tmp_path: 
 
 def test_a_worker_without_a_lease_stops_its_runs_before_anyone_may_take_them(store: str) -> None:
 	"""The lease runs out before the lapse: fenced (runs stopped), no takeover by or of it yet;
-	back, it resumes its own runs, unless its row was taken (then it holds its id, with none)."""
+	back, it resumes its own runs; if its row was taken, it holds its id again and resumes what is
+	still pending under it."""
 	engine = make_engine(store)
 	try:
 		create_tables(engine)
@@ -167,9 +168,39 @@ def test_a_worker_without_a_lease_stops_its_runs_before_anyone_may_take_them(sto
 		other.beat()
 		assert other.take_over() == ["owner"]  # its beat lapsed: taken over
 		assert not owner.check()  # it had stopped already (its lease ran out first)
-		owner.beat()  # back: its row was taken, so it holds its id again with no runs
-		assert owner.lease_valid() and owner.recovered == ["owner"]  # type: ignore[attr-defined]
+		owner.beat()  # back: its row was taken, so it holds its id again, and resumes what its
+		# queue dequeued (and stopped) while it was fenced: the runs still pending under its id
+		assert owner.lease_valid() and owner.recovered == ["owner", "owner"]  # type: ignore[attr-defined]
 		rows = {r["executor_id"]: r for r in list_workers(engine)}
 		assert rows["owner"]["state"] == "live"
+	finally:
+		engine.dispose()
+
+
+def test_a_recovery_that_fails_when_the_lease_comes_back_is_tried_again(store: str) -> None:
+	"""The store answers the beat but not the recovery: the runs are still owed, and the next beat
+	resumes them (a run left pending under a live worker would wait forever)."""
+	engine = make_engine(store)
+	try:
+		create_tables(engine)
+		owner = _beat(engine, "owner", lapse=3.0)
+		calls: list[str] = []
+
+		def flaky(executor_id: str) -> None:
+			calls.append(executor_id)
+			if len(calls) == 1:
+				raise ConnectionError("the store went away again")
+
+		owner.recover = flaky
+		owner.claim()
+		time.sleep(owner.fence_after + 0.05)
+		assert not owner.check()
+		with pytest.raises(ConnectionError):
+			owner.beat()
+		assert owner.lease_valid() and calls == ["owner"]  # the lease holds: runs may start here
+		owner.beat()
+		assert calls == ["owner", "owner"]
+		owner.beat()
+		assert calls == ["owner", "owner"]  # resumed once: nothing owed any more
 	finally:
 		engine.dispose()

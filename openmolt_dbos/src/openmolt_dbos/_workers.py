@@ -13,9 +13,10 @@ its row stopped, so its parked runs are taken over at once.
 A worker's beat is also its lease (fencing): a worker that could not renew it for
 ``Heartbeat.fence_after`` seconds (less than ``lapse``) stops every run it executes, and no step
 begins without a valid lease, so the owner has stopped before another worker may take it over
-(``lapse`` after its last beat). When its beats go through again, it resumes its own runs, unless
-another worker took its row meanwhile (the runs went there). A worker without a lease takes nothing
-over.
+(``lapse`` after its last beat). When its beats go through again, it resumes its own runs; if
+another worker took its row meanwhile (the runs went there), it holds the id again and resumes what
+is still pending under it (runs its queue dequeued while it was fenced, which stopped at their
+first step). A worker without a lease takes nothing over.
 
 An executor id is held by one process at a time: a process that starts under an id whose row
 still beats waits up to ``lapse`` for it to stop (a predecessor that just crashed), then refuses;
@@ -323,6 +324,7 @@ class Heartbeat:
 		self.renewed = time.monotonic()
 		self.fenced = False
 		self.fences = 0  # how often the lease ran out (for reports and tests)
+		self._owed = False  # the lease came back and this id's own runs are still to resume
 		self._stop = threading.Event()
 		self._thread: threading.Thread | None = None
 		self._watch: threading.Thread | None = None
@@ -472,8 +474,10 @@ class Heartbeat:
 		"""Record that this process is alive, renewing its lease.
 
 		A process that was fenced (its lease ran out) and still holds its row resumes its own
-		runs; one whose row another worker took meanwhile (its runs went there) holds the id
-		again, with no runs, and goes on as a fresh worker.
+		runs. One whose row another worker took meanwhile holds the id again and resumes what is
+		still pending under it: the takeover handed the runs on, but this process's queue may
+		have dequeued some of them while it was fenced, and stopped them at their first step. A
+		recovery that fails is tried again at the next beat.
 		"""
 		began = time.monotonic()
 		with self.engine.begin() as conn:
@@ -487,11 +491,8 @@ class Heartbeat:
 		if done.rowcount == 1:
 			self.renewed = began
 			if self.fenced:
-				self.fenced = False
-				log.warning(
-					"durable: worker %s has its lease again; it resumes its runs", self.executor_id
-				)
-				self.recover(self.executor_id)
+				self._lease_back("it resumes its runs")
+			self._resume_own()
 			return
 		self._fence("another worker took over its id")
 		log.error(
@@ -500,7 +501,20 @@ class Heartbeat:
 			self.executor_id,
 		)
 		if self._try_claim():
-			self.fenced = False
+			self._lease_back("it resumes any run it stopped after the takeover")
+			self._resume_own()
+
+	def _lease_back(self, what: str) -> None:
+		# Unfenced before the recovery: a run it hands back may be dequeued here at once, and
+		# must find the lease valid.
+		self.fenced = False
+		self._owed = True
+		log.warning("durable: worker %s has its lease again; %s", self.executor_id, what)
+
+	def _resume_own(self) -> None:
+		if self._owed:
+			self.recover(self.executor_id)  # raises: still owed, tried again at the next beat
+			self._owed = False
 
 	def take_over(self) -> list[str]:
 		"""Claim the dead workers of this version and hand their runs to recovery; their ids."""
