@@ -727,3 +727,20 @@ def test_a_misspelt_label_on_a_tool_object_is_an_error_not_none(labels: Any) -> 
 	plain.labels = "untrusted"  # type: ignore[attr-defined]  # one label as a string
 	agent = OpenMolt().create_agent(name="A", model=ScriptedModel([]), tools=[plain])
 	assert agent.labels["local.plain"] == {"untrusted"}
+
+
+def test_a_tool_record_no_policy_labelled_fails_closed() -> None:
+	"""A bound tool no policy has labelled holds what it declares, else untrusted and outbound."""
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.tools import ToolContext
+
+	context = ToolContext(agent="A", integration="local", config={"api_key": "sk-secret-value"})
+	undeclared = BoundTool("local.fn", FunctionTool("fn", "d", lambda i, c: "x"), context, True, [])
+	declared = BoundTool(
+		"local.fn", FunctionTool("fn", "d", lambda i, c: "x", labels=[]), context, True, []
+	)
+	assert undeclared.labels == {"untrusted", "outbound"}
+	assert declared.labels == frozenset()
+	assert undeclared.secrets == {"api_key"}  # the names it was bound with, never the values
+	undeclared.labels = frozenset({"private"})  # a policy's reading wins
+	assert undeclared.labels == {"private"}

@@ -2,11 +2,13 @@
 
 For each way a tool reaches an agent (a third-party integration, a built-in one, a function, an
 MCP server over stdio, an OpenAPI import, a sub-agent, a skill's tool, httpRequest, a remote A2A
-agent), a scripted
+agent, a capability's own tool), a scripted
 model reads a canary secret with a private tool, reads an injected instruction from an untrusted
 result, then tries to send the secret through that source's tool. Under the default policy the
 call parks for approval; under ``refuse`` it is refused; the secret never reaches the transport.
 The sources are listed in one table, `SOURCES`, and a test checks that the table covers them.
+Every source's tool reaches the capabilities as the same record (`openmolt_core.hooks.ToolSpec`):
+a test shows the record, and the labels, each source's sending tool gets.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from typing import Any
 import httpx
 import pytest
 
-from openmolt import OpenMolt
+from openmolt import Capability, OpenMolt
+from openmolt_core.commands import CallTool
+from openmolt_core.hooks import Proceed, Run, ToolDecision, ToolSpec
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_core.openapi import from_openapi
 from openmolt_core.skills import Skill
@@ -57,6 +61,7 @@ class Case:
 	integrations: list[str] = field(default_factory=list)
 	tools: list[Any] = field(default_factory=list)
 	skills: list[Any] = field(default_factory=list)
+	capabilities: list[Any] = field(default_factory=list)
 	send: tuple[str, dict[str, Any]] = ("", {})
 	sent: Callable[[], str] = lambda: ""
 	om_options: dict[str, Any] = field(default_factory=dict)
@@ -244,6 +249,36 @@ def a2a_case(om: OpenMolt, tmp: Path) -> Case:
 	)
 
 
+class Outbox(Capability):
+	"""A capability with its own tool, which declares no labels."""
+
+	__slots__ = ("sent",)
+	name = "outbox"
+
+	def __init__(self) -> None:
+		self.sent: list[str] = []
+
+	def tools(self, agent: Any) -> list[Any]:
+		"""The outbox's sending tool."""
+
+		def send(text: str) -> str:
+			"""Send a text."""
+			self.sent.append(text)
+			return "sent"
+
+		return [send]
+
+
+def capability_case(om: OpenMolt, tmp: Path) -> Case:
+	"""A capability's own tool (``Capability.tools``), with no labels."""
+	outbox = Outbox()
+	return Case(
+		capabilities=[outbox],
+		send=("outbox.send", {"text": CANARY}),
+		sent=lambda: " ".join(outbox.sent),
+	)
+
+
 SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"integration": integration_case,
 	"built-in integration": builtin_integration_case,
@@ -254,6 +289,7 @@ SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"skill": skill_case,
 	"httpRequest": http_request_case,
 	"a2a": a2a_case,
+	"capability": capability_case,
 }
 
 
@@ -269,10 +305,13 @@ def test_the_table_covers_every_tool_source() -> None:
 		"skill",
 		"httpRequest",
 		"a2a",
+		"capability",
 	}
 
 
-async def _run(source: str, policy: Any, tmp: Path) -> tuple[Any, ScriptedModel, str]:
+async def _run(
+	source: str, policy: Any, tmp: Path, *capabilities: Capability
+) -> tuple[Any, ScriptedModel, str]:
 	http, seen = _recording_http()
 	om = OpenMolt(http_client=http)
 	case = SOURCES[source](om, tmp)
@@ -291,6 +330,7 @@ async def _run(source: str, policy: Any, tmp: Path) -> tuple[Any, ScriptedModel,
 				integrations=case.integrations,
 				tools=[notes, inbox, *case.tools],
 				skills=case.skills,
+				capabilities=[*case.capabilities, *capabilities],
 				**options,
 			)
 			result = await agent.run("Summarize my email.")
@@ -326,3 +366,64 @@ async def test_trusting_undeclared_tools_is_an_explicit_opt_out(
 	policy: Any = {"on_outbound": "refuse", "unknown_labels": []}
 	_, _, outside = await _run(source, policy, tmp_path)
 	assert CANARY in outside
+
+
+class Records(Capability):
+	"""Keeps the record of each tool a call of reaches ``before_tool``."""
+
+	__slots__ = ("seen",)
+	name = "records"
+
+	def __init__(self) -> None:
+		self.seen: dict[str, ToolSpec] = {}
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
+		"""Keep the record; let the call go on to the taint policy."""
+		self.seen[call.tool] = tool
+		return Proceed()
+
+
+SENDER_LABELS = {
+	"integration": {"untrusted", "outbound"},  # declares nothing: fail closed
+	"built-in integration": {"outbound"},
+	"function": {"untrusted", "outbound"},
+	"mcp": {"untrusted", "outbound"},
+	"openapi": {"outbound"},  # a POST operation
+	"sub-agent": {"untrusted", "outbound"},  # its own tool: send, undeclared
+	"skill": {"untrusted", "outbound"},
+	"httpRequest": {"untrusted", "outbound"},
+	"a2a": {"untrusted", "outbound"},
+	"capability": {"untrusted", "outbound"},
+}
+"""The labels each source's sending tool gets under the default policy."""
+
+
+def test_the_labels_table_covers_every_source() -> None:
+	"""Each source in `SOURCES` says which labels its sending tool gets."""
+	assert set(SENDER_LABELS) == set(SOURCES)
+
+
+@pytest.mark.parametrize("source", list(SOURCES))
+async def test_every_source_reaches_the_checks_as_one_record(source: str, tmp_path: Path) -> None:
+	"""The record a capability reads: handle, schemas, scopes, labels, secret names, approval,
+	in-doubt policy; the same fields for every source, the labels failing closed."""
+	records = Records()
+	result, _, outside = await _run(source, None, tmp_path, records)
+	assert result.status == "approval_required", result.error  # the policy read the labels
+	seen = records.seen
+	[handle] = [h for h in seen if h not in ("local.notes", "local.inbox", "skills.load")]
+	assert seen["local.notes"].labels == {"private"}
+	assert seen["local.inbox"].labels == {"untrusted"}
+	record = seen[handle]
+	assert record.handle == handle
+	assert record.labels == SENDER_LABELS[source]
+	assert record.input_schema.get("type") == "object"
+	assert record.output_schema is None or isinstance(record.output_schema, dict)
+	assert isinstance(record.scopes, tuple)
+	assert record.approval is None
+	assert record.in_doubt in ("retry", "ask", "fail")
+	assert all(isinstance(name, str) for name in record.secrets)
+	assert "xoxb-t0ken" not in repr(record.secrets)  # names, never values
+	if source == "built-in integration":
+		assert record.secrets == {"token"}
+	assert CANARY not in outside

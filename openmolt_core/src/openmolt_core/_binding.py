@@ -8,9 +8,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, cast
 
 from openmolt_core._jsonschema import JsonSchemaValidator
+from openmolt_core._labels import UNKNOWN, declared_labels
 from openmolt_core._lazy import loaded
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.tools import CallingRun, Tool, ToolContext
+from openmolt_core.tools import CallingRun, InDoubt, Tool, ToolContext, check_in_doubt
 
 if TYPE_CHECKING:
 	import httpx
@@ -28,6 +29,7 @@ __all__ = [
 	"UserAccount",
 	"bind_integration",
 	"parse_binding",
+	"secret_names",
 	"secret_values",
 ]
 
@@ -151,7 +153,20 @@ def secret_values(config: Mapping[str, Any]) -> set[str]:
 	of keys, tokens, secrets or passwords; so a secret cannot leak because its key had an unusual
 	name, while a region in an error message stays readable.
 	"""
-	out: set[str] = set()
+	return {value for _, value in _secrets(config)}
+
+
+def secret_names(config: Mapping[str, Any]) -> frozenset[str]:
+	"""The keys of a credential config whose values are secrets (`secret_values`), never the values.
+
+	A key of a nested config is named by its path (``oauth.client_secret``).
+	"""
+	return frozenset(name for name, _ in _secrets(config))
+
+
+def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+	"""The secret entries of a credential config, as (key path, value)."""
+	out: list[tuple[str, str]] = []
 	for key, value in config.items():
 		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
@@ -160,15 +175,23 @@ def secret_values(config: Mapping[str, Any]) -> set[str]:
 				continue
 			if value.isdigit() and not hinted:
 				continue
-			out.add(value)
+			out.append((prefix + key, value))
 		elif isinstance(value, Mapping):
-			out |= secret_values(value)
+			out += _secrets(value, f"{prefix}{key}.")
 	return out
+
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
 
 @dataclass(slots=True)
 class BoundTool:
-	"""A tool as one agent sees it: full handle, validator, and the context it runs in.
+	"""A tool as one agent sees it: the one record of a tool, whatever its source.
+
+	Every tool an agent holds (an integration's, a function, an MCP server's, an OpenAPI
+	operation, an agent used as a tool, a skill's, a capability's own) is bound into one of
+	these; capabilities read it through the `openmolt_core.hooks.ToolSpec` protocol (handle,
+	schemas, scopes, labels, secret names, approval, in-doubt policy), never the tool's class.
 
 	Args:
 		handle: The full handle (``integration.tool``).
@@ -178,7 +201,9 @@ class BoundTool:
 		missing_scopes: The scopes the agent lacks for it.
 		integration: The integration it belongs to (None for ``create_agent(tools=...)``).
 		approval: The policy rule that makes its calls wait for a decision, or None.
-		labels: What it does with data (`openmolt_core.taint`), as the agent's policy reads it.
+		labels: What it does with data (`openmolt_core.taint`), as the agent's policy reads it;
+			None: what the tool declares, and `openmolt_core._labels.UNKNOWN` (``untrusted``
+			and ``outbound``) when it declares nothing (fail closed).
 		account: For an integration bound per end user: finds the run's user's credential for
 			each call (`UserAccount`); None: the tool runs in ``context`` as bound.
 	"""
@@ -190,7 +215,7 @@ class BoundTool:
 	missing_scopes: list[str]
 	integration: Integration | None = None
 	approval: str | None = None
-	labels: frozenset[str] = frozenset()
+	_labels: frozenset[str] | None = None
 	account: UserAccount | None = None
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
@@ -198,6 +223,72 @@ class BoundTool:
 	def __repr__(self) -> str:
 		# The context holds the credential config: it is not shown.
 		return f"BoundTool({self.handle!r}, allowed={self.allowed})"
+
+	# the record (`openmolt_core.hooks.ToolSpec`) -----------------------------------------
+
+	@property
+	def labels(self) -> frozenset[str]:
+		"""What it does with data: the agent's policy's reading, else what the tool declares.
+
+		A tool that declares nothing, and that no policy has labelled, is ``untrusted`` and
+		``outbound`` (fail closed).
+		"""
+		found = self._labels
+		if found is None:
+			declared = declared_labels(self)
+			found = self._labels = UNKNOWN if declared is None else declared
+		return found
+
+	@labels.setter
+	def labels(self, value: frozenset[str]) -> None:
+		self._labels = frozenset(value)
+
+	@property
+	def input_schema(self) -> dict[str, Any]:
+		"""The JSON Schema of its input."""
+		return self.tool.input_schema or {"type": "object"}
+
+	@property
+	def output_schema(self) -> dict[str, Any] | None:
+		"""The JSON Schema of its result, or None when it names none."""
+		return self.tool.output_schema or None
+
+	@property
+	def scopes(self) -> tuple[str, ...]:
+		"""The scopes a call needs (its integration's; none for most function tools)."""
+		return tuple(getattr(self.tool, "scopes", None) or ())
+
+	@property
+	def secrets(self) -> frozenset[str]:
+		"""The names of the credential keys it was bound with that hold secrets (never values)."""
+		return secret_names(self.context.config)
+
+	@property
+	def in_doubt(self) -> InDoubt:
+		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
+
+		``retry`` for a tool whose calls are safe to repeat (a read, an HTTP method that is
+		idempotent, an integration that sends an idempotency key, a function tool that does
+		not declare itself ``outbound``), ``ask`` for other outbound calls, unless the tool
+		declares its own (``in_doubt`` / ``inDoubt``).
+		"""
+		tool = self.tool
+		declared = getattr(tool, "in_doubt", None)
+		if declared is None:
+			declared = getattr(tool, "inDoubt", None)
+		if declared is not None:
+			return check_in_doubt(declared, f"tool {self.handle!r}") or "retry"
+		method = getattr(tool, "method", None)
+		if isinstance(method, str) and not callable(getattr(tool, "execute", None)):
+			if method.upper() in _SAFE_METHODS:
+				return "retry"
+			setup = getattr(self.integration, "api_setup", None)
+			return "retry" if getattr(setup, "idempotency_header", None) else "ask"
+		# What the tool declares, not what the taint policy makes of it: a function tool that
+		# declares nothing (the policy treats it as outbound) is retried, with the call's
+		# idempotency key (ToolContext.idempotency_key) to deduplicate; declare it outbound to
+		# be asked instead.
+		return "ask" if "outbound" in (declared_labels(self) or ()) else "retry"
 
 	@property
 	def is_function(self) -> bool:

@@ -34,32 +34,10 @@ __all__ = ["IN_DOUBT", "InDoubt", "check_policy", "in_doubt_entry", "policy_of",
 IN_DOUBT = "_in_doubt"
 """The key of a tool step's journaled result when its call was in doubt."""
 
-_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-
 
 def policy_of(bound: BoundTool) -> InDoubt:
 	"""A bound tool's in-doubt policy: its own, else the default for its kind (module docstring)."""
-	tool = bound.tool
-	declared = getattr(tool, "in_doubt", None)
-	if declared is None:
-		declared = getattr(tool, "inDoubt", None)
-	if declared is not None:
-		return check_policy(declared, f"tool {bound.handle!r}") or "retry"
-	method = getattr(tool, "method", None)
-	if isinstance(method, str) and not callable(getattr(tool, "execute", None)):
-		method = method.upper()
-		if method in _SAFE_METHODS:
-			return "retry"
-		setup = getattr(bound.integration, "api_setup", None)
-		return "retry" if getattr(setup, "idempotency_header", None) else "ask"
-	from openmolt_core.taint import declared_labels
-
-	# What the tool declares, not what the taint policy makes of it: a function tool that
-	# declares nothing (the policy treats it as outbound) is retried, with the call's
-	# idempotency key (ToolContext.idempotency_key) to deduplicate; declare it outbound to be
-	# asked instead.
-	labels = declared_labels(bound) or frozenset()
-	return "ask" if "outbound" in labels else "retry"
+	return bound.in_doubt
 
 
 async def call_started(port: RunPort, key: str) -> bool:

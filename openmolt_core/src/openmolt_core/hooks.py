@@ -208,7 +208,12 @@ class Run(Protocol):
 
 
 class ToolSpec(Protocol):
-	"""What a hook sees of a tool: the one record every tool source is described by."""
+	"""What a hook sees of a tool: the one record every tool source is described by.
+
+	An integration's tool, a function, an MCP server's tool, an OpenAPI operation, an agent used
+	as a tool, a skill's tool and a capability's own tools all bind into this record; a
+	capability reads it, never the tool's class or its source.
+	"""
 
 	@property
 	def handle(self) -> str:
@@ -216,13 +221,46 @@ class ToolSpec(Protocol):
 		...
 
 	@property
+	def input_schema(self) -> dict[str, Any]:
+		"""The JSON Schema of its input."""
+		...
+
+	@property
+	def output_schema(self) -> dict[str, Any] | None:
+		"""The JSON Schema of its result, or None when it names none."""
+		...
+
+	@property
+	def scopes(self) -> tuple[str, ...]:
+		"""The scopes a call needs."""
+		...
+
+	@property
 	def labels(self) -> frozenset[str]:
-		"""What it does with data (`openmolt_core.taint`); unknown labels count as all three."""
+		"""What it does with data (``private``, ``untrusted``, ``outbound``: `openmolt_core.taint`).
+
+		A tool whose labels are unknown (it declares none, and no policy says) has
+		``untrusted`` and ``outbound``: fail closed.
+		"""
+		...
+
+	@property
+	def secrets(self) -> frozenset[str]:
+		"""The names of the credential keys it was bound with that hold secrets (names only)."""
 		...
 
 	@property
 	def approval(self) -> str | None:
 		"""The approval rule that makes its calls wait for a decision, or None."""
+		...
+
+	@property
+	def in_doubt(self) -> Literal["retry", "ask", "fail"]:
+		"""Its idempotency: what a call found started but unfinished after a crash does.
+
+		``retry`` (repeating it is safe), ``ask`` (a person says whether it happened) or
+		``fail`` (the model reads that it may have happened).
+		"""
 		...
 
 

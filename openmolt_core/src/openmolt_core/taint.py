@@ -36,20 +36,24 @@ Such an agent is also reported when it is created: a `LethalTrifectaWarning` (Py
 from __future__ import annotations
 
 import logging
-import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from openmolt_core._labels import (
+	LABELS,
+	UNKNOWN_LABELS,
+	Label,
+	check_labels,
+	declared_labels,
+)
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.policy import ApprovalPolicy
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core.integrations.model import HttpTool
 	from openmolt_core.result import RunState
-	from openmolt_core.tools import Tool
 
 __all__ = [
 	"LABELS",
@@ -69,12 +73,6 @@ __all__ = [
 
 log: logging.Logger = logging.getLogger("openmolt")
 
-Label = Literal["private", "untrusted", "outbound"]
-"""What a tool does with data (see the module's table)."""
-
-LABELS: frozenset[str] = frozenset(get_args(Label))
-"""Every label."""
-
 MAX_TAINT_RECORDS = 20
 """``RunState.taint`` keeps the first this many calls that tainted the run."""
 
@@ -89,97 +87,6 @@ class LethalTrifectaWarning(UserWarning):
 	or split the work between agents that do not hold all three. Silence it for one agent with
 	``TaintPolicy(warn=False)``.
 	"""
-
-
-def check_labels(labels: Iterable[str], where: str) -> tuple[Label, ...]:
-	"""Read a list of labels, refusing unknown ones.
-
-	Args:
-		labels: The labels as given.
-		where: The option's name, for the message.
-
-	Raises:
-		ConfigurationError: A label is not one of `LABELS`.
-	"""
-	if isinstance(labels, str):
-		labels = [labels]
-	out: list[Label] = []
-	for label in labels:
-		if label not in LABELS:
-			raise ConfigurationError(
-				f"{where}: {label!r} is not a label; use {', '.join(sorted(LABELS))}"
-			)
-		out.append(label)  # type: ignore[arg-type]  # checked against LABELS just above
-	return tuple(out)
-
-
-UNKNOWN_LABELS: tuple[Label, ...] = ("untrusted", "outbound")
-"""The labels of a tool that declares none, under the default policy (fail closed)."""
-
-_NO_LABELS: frozenset[str] = frozenset()
-
-
-def declared_labels(bound: BoundTool) -> frozenset[str] | None:
-	"""The labels a bound tool declares: its own ``labels`` and its integration's table.
-
-	This is the one place a tool's labels come from, whatever its source (an integration, a
-	function, an MCP server, an OpenAPI import, an agent used as a tool, a skill). A tool
-	declares labels when it has a ``labels`` attribute that is not None (``()`` declares that
-	it does none of the three things) or when a key of its integration's table matches it (a
-	tool name or a shell-style pattern such as ``send*``; ``[]`` declares none). A tool that
-	declares nothing gives None: the policy treats it as `UNKNOWN_LABELS`.
-
-	Args:
-		bound: The tool as an agent sees it.
-
-	Returns:
-		The declared labels, or None when the tool declares nothing.
-
-	Raises:
-		ConfigurationError: The tool's own ``labels`` hold something that is not a label (a
-			misspelt label must not pass for "none").
-	"""
-	own = getattr(bound.tool, "labels", None)
-	integration = bound.integration
-	table: Mapping[str, Sequence[str]] = getattr(integration, "labels", None) or {}
-	declared = own is not None
-	out: set[str] = set()
-	if own:
-		out.update(check_labels(own, f"tool {bound.handle!r}: labels"))
-	if table:
-		from fnmatch import fnmatchcase
-
-		name = bound.tool.handle
-		exact = table.get(name)
-		if exact is not None:
-			declared = True
-			out.update(exact)
-		for pattern in _patterns(table):
-			if pattern != name and fnmatchcase(name, pattern):
-				declared = True
-				out.update(table[pattern])
-	if not declared:
-		return None
-	return frozenset(out & LABELS) if out else _NO_LABELS
-
-
-_WILDCARD = re.compile(r"[*?\[]")
-_PATTERNS: dict[int, tuple[Mapping[str, Sequence[str]], int, tuple[str, ...]]] = {}
-
-
-def _patterns(table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
-	"""The keys of a labels table that are shell-style patterns, found once per table.
-
-	A table is usually one integration's, read by every agent created with it: the plain keys
-	are looked up directly, and only the patterns are matched one by one.
-	"""
-	entry = _PATTERNS.get(id(table))
-	if entry is None or entry[0] is not table or entry[1] != len(table):
-		if len(_PATTERNS) > 1024:  # tables made on the fly (tests): keep the cache small
-			_PATTERNS.clear()
-		entry = (table, len(table), tuple(k for k in table if _WILDCARD.search(k)))
-		_PATTERNS[id(table)] = entry
-	return entry[2]
 
 
 def unlabelled(tools: Iterable[BoundTool]) -> list[str]:
@@ -319,7 +226,7 @@ class TaintPolicy:
 		if not self._active:
 			return declared
 		out = set(declared)
-		tool: HttpTool | Tool = bound.tool
+		tool = bound.tool
 		for label, add, remove in self._active:
 			if add and add.rule_for(bound.handle, tool) is not None:
 				out.add(label)

@@ -296,7 +296,7 @@ class FunctionTool:
 				f"pydantic model class, got {type(schema).__name__}"
 			)
 		if self.labels is not None:
-			from openmolt_core.taint import check_labels
+			from openmolt_core._labels import check_labels
 
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
 		if self.in_doubt is not None:
