@@ -8,10 +8,17 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, cast
 
 from openmolt_core._jsonschema import JsonSchemaValidator
-from openmolt_core._labels import UNKNOWN, declared_labels
 from openmolt_core._lazy import loaded
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.tools import CallingRun, InDoubt, Tool, ToolContext, check_in_doubt
+from openmolt_core.tools import (
+	UNKNOWN,
+	CallingRun,
+	InDoubt,
+	Tool,
+	ToolContext,
+	check_in_doubt,
+	declared_labels,
+)
 
 if TYPE_CHECKING:
 	import httpx
@@ -202,7 +209,7 @@ class BoundTool:
 		integration: The integration it belongs to (None for ``create_agent(tools=...)``).
 		approval: The policy rule that makes its calls wait for a decision, or None.
 		labels: What it does with data (`openmolt_core.taint`), as the agent's policy reads it;
-			None: what the tool declares, and `openmolt_core._labels.UNKNOWN` (``untrusted``
+			None: what the tool declares, and `openmolt_core.tools.UNKNOWN` (``untrusted``
 			and ``outbound``) when it declares nothing (fail closed).
 		account: For an integration bound per end user: finds the run's user's credential for
 			each call (`UserAccount`); None: the tool runs in ``context`` as bound.

@@ -41,15 +41,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from openmolt_core._labels import (
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.policy import ApprovalPolicy
+from openmolt_core.tools import (
 	LABELS,
 	UNKNOWN_LABELS,
 	Label,
 	check_labels,
 	declared_labels,
 )
-from openmolt_core.errors import ConfigurationError
-from openmolt_core.policy import ApprovalPolicy
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool

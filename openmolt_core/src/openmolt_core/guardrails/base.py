@@ -43,21 +43,23 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
+from openmolt_core._lazy import loaded
 from openmolt_core._sync import call as call_app
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core.agent import Agent
 	from openmolt_core.llm import Usage
 	from openmolt_core.policy import ApprovalPolicy
+	from openmolt_core.result import RunResult
 
 __all__ = [
 	"STAGES",
 	"VERDICT_SCHEMA",
 	"Action",
+	"GuardAgent",
 	"GuardFunction",
 	"Guardrail",
 	"GuardrailCheck",
@@ -210,6 +212,24 @@ GuardFunction = Callable[[GuardrailCheck], Verdict | Awaitable[Verdict | None] |
 """A guardrail written as a function (sync or async)."""
 
 
+class GuardAgent(Protocol):
+	"""An agent that judges (`openmolt_core.agent.Agent`, made with ``om.create_agent``).
+
+	Its output schema is `Verdict`'s: the guardrail runs it once per check, in this process.
+	"""
+
+	@property
+	def name(self) -> str:
+		"""The agent's name (the guardrail's, unless given)."""
+		...
+
+	async def execute(
+		self, state: Any, *, port: Any, input: Any = None, run_id: str | None = None
+	) -> RunResult:
+		"""Run the agent on ``input`` (`openmolt_core.agent.Agent.execute`)."""
+		...
+
+
 @dataclass(frozen=True, slots=True)
 class Guardrail:
 	"""A check at one stage of a run (see the module's table).
@@ -233,7 +253,7 @@ class Guardrail:
 			outside the input stage, or a malformed rule.
 	"""
 
-	check: GuardFunction | Agent
+	check: GuardFunction | GuardAgent
 	on: Stage = "input"
 	name: str = ""
 	tools: tuple[str, ...] = ()
@@ -243,7 +263,7 @@ class Guardrail:
 
 	def __post_init__(self) -> None:
 		from openmolt_core.policy import ApprovalPolicy
-		from openmolt_core.taint import check_labels
+		from openmolt_core.tools import check_labels
 
 		name = self.name or _name_of(self.check)
 		where = f"guardrail {name!r}"
@@ -370,9 +390,8 @@ def guardrail(
 
 
 def _is_agent(value: Any) -> bool:
-	from openmolt_core.agent import Agent
-
-	return isinstance(value, Agent)
+	agent = loaded("openmolt_core.agent", "Agent")  # none if never imported: no agent exists
+	return agent is not None and isinstance(value, agent)
 
 
 def _name_of(check: Any) -> str:
