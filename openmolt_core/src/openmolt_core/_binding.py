@@ -188,7 +188,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	return out
 
 
-_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+_IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
 
 @dataclass(slots=True)
@@ -287,7 +287,7 @@ class BoundTool:
 			return check_in_doubt(declared, f"tool {self.handle!r}") or "retry"
 		method = getattr(tool, "method", None)
 		if isinstance(method, str) and not callable(getattr(tool, "execute", None)):
-			if method.upper() in _SAFE_METHODS:
+			if method.upper() in _IDEMPOTENT_METHODS:
 				return "retry"
 			setup = getattr(self.integration, "api_setup", None)
 			return "retry" if getattr(setup, "idempotency_header", None) else "ask"
