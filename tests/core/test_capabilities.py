@@ -349,6 +349,70 @@ async def test_a_capability_adds_tools_and_first_turn_fields() -> None:
 	assert agent.labels["clock.now"] == frozenset({"untrusted", "outbound"})
 
 
+class Catalog(Capability):
+	"""Lists its tools at run time: the same list object until ``change`` makes a new one."""
+
+	name = "catalog"
+	in_fingerprint: ClassVar[bool] = False
+
+	def __init__(self) -> None:
+		self.calls = 0
+		self.change("hello")
+
+	def change(self, word: str) -> None:
+		from openmolt_core._binding import bind_tools
+
+		def say() -> str:
+			"""Say the word."""
+			return word
+
+		self.listed = bind_tools([say], agent="A", prefix="catalog")
+
+	async def list_tools(self) -> Any:
+		self.calls += 1
+		return self.listed
+
+
+async def test_a_capability_lists_its_tools_before_each_run_s_first_turn() -> None:
+	"""Tools listed at run time are in the first turn; the agent rebinds only on a new list."""
+	catalog = Catalog()
+	script = [call_tool("catalog.say"), finish("ok"), finish("ok"), call_tool("catalog.say")]
+	model = ScriptedModel([*script, finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=Till().tools, capabilities=[catalog]
+	)
+	assert agent.lists_tools_at_run_time and agent.tools == ["local.pay"]  # not listed yet
+	await agent.run("say")
+	first = json.loads(model.requests[0].messages[0].content)
+	assert [t["tool"] for t in first["tools"]] == ["local.pay", "catalog.say"]
+	assert results_of(model, 1)[0]["result"] == "hello"
+	prompt = agent.system_prompt()
+	await agent.run("again")  # the same list: nothing is rebuilt
+	assert catalog.calls == 2 and agent.system_prompt() is prompt
+	catalog.change("bye")
+	await agent.run("once more")  # a new list: the tools are bound again
+	assert catalog.calls == 3 and agent.tools == ["local.pay", "catalog.say"]
+	assert results_of(model, 4)[0]["result"] == "bye"
+	assert agent.labels["catalog.say"] == frozenset({"untrusted", "outbound"})
+
+
+async def test_a_listed_tool_may_not_take_the_handle_of_another_tool() -> None:
+	"""A listed tool whose handle the agent already has is refused, naming the capability."""
+	catalog = Catalog()
+	model = ScriptedModel([finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=model, capabilities=[catalog])
+	catalog.listed = [*catalog.listed, *catalog.listed]
+	with pytest.raises(ConfigurationError, match=r"'catalog\.say' given twice .*'catalog'"):
+		await agent.run("say")
+	assert model.requests == []
+
+
+def test_an_agent_without_run_time_tools_says_so() -> None:
+	"""Only an agent with a capability that lists tools lists them at run time."""
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=ScriptedModel([]))
+	assert not agent.lists_tools_at_run_time
+
+
 def test_the_fingerprint_names_the_capabilities() -> None:
 	om = OpenMolt(entry_points=False)
 	plain = om.create_agent(name="A", model=ScriptedModel([]))

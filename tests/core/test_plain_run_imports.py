@@ -43,7 +43,7 @@ UNUSED = [
 	"openmolt_core.observe",
 	"openmolt_core.sessions",
 	"openmolt_core.subagents",
-	"openmolt_core._sources",
+	"openmolt_core.capabilities.sources",
 	"openmolt_core.skills",
 ]
 

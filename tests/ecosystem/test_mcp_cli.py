@@ -116,7 +116,7 @@ async def test_mcp_servers_in_a_json_agent_file_become_integrations(
 	om = loaded.om
 	try:
 		assert om.plugins.integration("ours").source is not None
-		assert loaded.agent._sources is not None
+		assert loaded.agent.lists_tools_at_run_time
 		model = ScriptedModel([call_tool("ours.whoami"), finish(result="ok")])
 		twin = om.create_agent(name="Twin", model=model, integrations=["ours"])
 		await twin.run("who")

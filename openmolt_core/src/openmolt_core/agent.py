@@ -83,7 +83,6 @@ from openmolt_core.result import RunResult, RunState
 if TYPE_CHECKING:
 	from pydantic import BaseModel
 
-	from openmolt_core._sources import AgentSources, SourceBinding
 	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
@@ -146,7 +145,6 @@ class Agent:
 		limits: Caps on replies, results, memory and answers.
 		max_cost: USD the run may spend on model calls (sub-agents' included), after which no
 			model call starts (`openmolt_core._cost`).
-		sources: The integrations whose tools are listed at the start of each run (MCP servers).
 		requires_approval: Which tool calls wait for a decision (`openmolt_core.policy`).
 		on_approval_request: Decides those calls; None parks the run (``approval_required``).
 		fallback: Models to try, in order, when the model fails for good
@@ -182,7 +180,7 @@ class Agent:
 		"_redactor_cache",
 		"_search",
 		"_session_runs",
-		"_sources",
+		"_static",
 		"_taint",
 		"_tools",
 		"_toolset",
@@ -224,7 +222,6 @@ class Agent:
 		timeout: float | None,
 		limits: Limits | None = None,
 		max_cost: float | None = None,
-		sources: Sequence[SourceBinding] = (),
 		requires_approval: ApprovalPolicy | None = None,
 		on_approval_request: ApprovalHandler | None = None,
 		fallback: Sequence[ModelSlot] = (),
@@ -279,11 +276,10 @@ class Agent:
 		self._session_runs: set[str] = set()  # runs whose short-term memory is their session's
 		self._files = files
 		self._toolset: ToolSet | None = None
-		self._sources: AgentSources | None = None
-		if sources:  # tools listed at run time (MCP servers)
-			from openmolt_core._sources import AgentSources
-
-			self._sources = AgentSources(self._tools, sources)
+		# With tools listed at run time (Capability.list_tools): the others, and the lists.
+		self._static: tuple[dict[str, BoundTool], list[Sequence[BoundTool]]] | None = None
+		if self._hooks.list_tools:
+			self._static = (self._tools, [])
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
 		# Which calls wait for a decision: the tool listing and the reply schema show it.
@@ -398,8 +394,8 @@ class Agent:
 
 	@property
 	def lists_tools_at_run_time(self) -> bool:
-		"""Whether some of its tools come from a source listed at each run (an MCP server)."""
-		return self._sources is not None
+		"""Whether some of its tools are listed at each run (an MCP server's)."""
+		return bool(self._hooks.list_tools)
 
 	@property
 	def sub_agents(self) -> list[Agent]:
@@ -677,7 +673,7 @@ class Agent:
 		attachments: Sequence[Attachment],
 		parent: CallingRun | None,
 	) -> RunResult:
-		await self._refresh_sources()
+		await self._refresh_tools()
 		state = RunState() if history is None else _load(history)
 		if not state.messages:
 			self._start(state, input, attachments, parent)
@@ -725,7 +721,7 @@ class Agent:
 		session: Session,
 	) -> RunResult:
 		state = _session_state(session, history)
-		await self._refresh_sources()
+		await self._refresh_tools()
 		from openmolt_core import sessions
 
 		past = await sessions.read_history(self, session)
@@ -831,7 +827,7 @@ class Agent:
 				"agent.start: background runs are durable runs; give OpenMolt(durability=...) "
 				"(docs/guides/durable.md), or call agent.run() in a task group of your own"
 			)
-		await self._refresh_sources()
+		await self._refresh_tools()
 		state = RunState(user=_user_id(user))
 		if run_id:
 			state.run_id = str(run_id)
@@ -880,7 +876,7 @@ class Agent:
 			ApprovalError: A decision is forged, replayed, stale or invalid; the state is kept.
 			RunError: As for `run`.
 		"""
-		await self._refresh_sources()
+		await self._refresh_tools()
 		loaded = _load(state)
 		kind = (loaded.pending or {}).get("kind")
 		if kind is None:
@@ -933,21 +929,34 @@ class Agent:
 		"""
 		return _approve.pending_requests(self._context(_load(state), LOCAL_PORT))
 
-	async def _refresh_sources(self) -> None:
-		"""List the tools of run-time sources (MCP servers); rebind only when they changed.
+	async def _refresh_tools(self) -> None:
+		"""List the tools known only at run time (`Capability.list_tools`); rebind when changed.
 
 		This runs before the first message and the reply schema are built, so a run's prompt
 		and schema never change while it runs.
 		"""
-		if self._sources is None:
+		if self._static is None:
 			return
-		tools = await self._sources.refresh()
-		if tools is not None:
-			self._mark(tools.values())
-			self._tools = tools
-			self._prefix = self._redactor_cache = self._toolset = None
-			self._prompts.clear()
-			self._models.forget()
+		static, before = self._static
+		lists = [await list_tools() for list_tools in self._hooks.list_tools]
+		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
+			return
+		tools = dict(static)
+		for listing, listed in zip(self._hooks.list_tools, lists, strict=True):
+			for bound in listed:
+				if bound.handle in tools:
+					by = type(listing.__self__).name  # type: ignore[attr-defined]
+					raise ConfigurationError(
+						f"create_agent: tool handle {bound.handle!r} given twice (capability "
+						f"{by!r} lists a tool the agent already has)"
+					)
+				tools[bound.handle] = bound
+		self._static = (static, lists)
+		self._mark(tools.values())
+		self._tools = tools
+		self._prefix = self._redactor_cache = self._toolset = None
+		self._prompts.clear()
+		self._models.forget()
 
 	async def _prepare(self) -> None:
 		# A missing integration key fails here, before a model call is paid for (each run: a
@@ -1034,7 +1043,7 @@ class Agent:
 		Raises:
 			RunError: As for `run`.
 		"""
-		await self._refresh_sources()
+		await self._refresh_tools()
 		from openmolt_core._redacted_port import RedactedPort
 
 		port = RedactedPort(port, lambda value: self._redactor.deep(value))  # no secret journaled

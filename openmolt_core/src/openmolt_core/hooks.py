@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
+	from openmolt_core._binding import BoundTool
 	from openmolt_core._redact import Redactor
 	from openmolt_core.commands import CallTool, Finish
 	from openmolt_core.durability import RunPort
@@ -323,6 +324,24 @@ class Capability:
 		"""
 		return {}
 
+	async def list_tools(self) -> Sequence[BoundTool]:
+		"""Tools only known at run time (an MCP server's), listed before each run's first turn.
+
+		The agent calls it at the start of each run, before the first message and the reply
+		schema are built, so a run's prompt and schema never change while it runs (also before a
+		resume and a durable execution). Return the *same* sequence object for as long as the
+		tools have not changed: the agent rebinds its tools (labels, approval rules, prompt)
+		only when an object differs from the one it got last time.
+
+		Returns:
+			The capability's tools, bound (handles, contexts and scopes; see
+			`openmolt_core.capabilities.sources`); they come after the agent's other tools.
+
+		Raises:
+			IntegrationError: The tools could not be listed (the run does not start).
+		"""
+		return ()
+
 	# a run ----------------------------------------------------------------------------------
 
 	def state(self, run: Run) -> dict[str, Any]:
@@ -445,6 +464,7 @@ CapabilityEntry = Capability | str | Mapping[str, Any]
 (``register_capabilities``), or ``{"name": ..., "options": {...}}``."""
 
 _HOOKS = (
+	"list_tools",
 	"wrap_run",
 	"on_run_start",
 	"on_run_end",
@@ -494,6 +514,7 @@ class Hooks:
 		"before_tool",
 		"by_name",
 		"capabilities",
+		"list_tools",
 		"on_run_end",
 		"on_run_start",
 		"resume",
@@ -530,6 +551,7 @@ class Hooks:
 			found = lists.get(hook)
 			setattr(self, hook, tuple(found) if found else ())
 
+	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
 	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
 	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]

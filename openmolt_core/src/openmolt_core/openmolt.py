@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.capabilities.observers import Observers
+	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
@@ -434,7 +435,7 @@ class OpenMolt:
 
 			warn_unserved(self._scheduler)
 		if self._tool_sources:
-			from openmolt_core._sources import close_sources
+			from openmolt_core.capabilities.sources import close_sources
 
 			await close_sources(self._tool_sources.values())
 		if self._files is not None:
@@ -839,6 +840,7 @@ class OpenMolt:
 			skills=skills,
 			compaction=compaction,
 			files=files,
+			sources=sources,
 		)
 		handles = [t.handle for t in bound]
 		if len(set(handles)) != len(handles):
@@ -913,7 +915,6 @@ class OpenMolt:
 			timeout=timeout,
 			max_cost=max_cost,
 			limits=limits,
-			sources=sources,
 			requires_approval=policy,
 			on_approval_request=on_approval_request,
 			fallback=chain,
@@ -935,14 +936,14 @@ class OpenMolt:
 
 	def _bind_integrations(
 		self, name: str, bindings: Sequence[Any], bound: list[BoundTool], files: FileStore
-	) -> list[Any]:
+	) -> list[SourceBinding]:
 		"""Bind an agent's integrations into ``bound``; return the run-time sources (MCP servers).
 
 		Integrations bound with ``account: "user"`` get the end user's account per call.
 		"""
 		from openmolt_core import _binding
 
-		sources: list[Any] = []
+		sources: list[SourceBinding] = []
 		for binding in bindings:
 			spec = self.plugins.integration(binding.integration)
 			binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
@@ -983,11 +984,13 @@ class OpenMolt:
 		skills: Sequence[str | Path | Skill | Mapping[str, Any]],
 		compaction: CompactionConfig | Mapping[str, Any] | bool,
 		files: FileStore,
+		sources: Sequence[SourceBinding] = (),
 	) -> list[Capability]:
 		"""An agent's capabilities, in hook order, and their tools bound into ``bound``.
 
 		The run observers first (outermost), then the instance's, then the agent's: the sugar of
-		the keyword options (end users' accounts, skills) before the ones given, compaction last.
+		the keyword options (skills, end users' accounts, the integrations whose tools are listed
+		at run time) before the ones given, compaction last.
 
 		Returns:
 			The capabilities (the instance's observers and compaction are shared objects).
@@ -1003,6 +1006,10 @@ class OpenMolt:
 			from openmolt_core.capabilities.accounts import EndUserAccounts
 
 			own.append(EndUserAccounts())
+		if sources:  # tools listed at the start of each run (MCP servers)
+			from openmolt_core.capabilities.sources import Sources
+
+			own.append(Sources(sources))
 		agent_skills = self._skills(skills)
 		if agent_skills:
 			from openmolt_core.capabilities.skills import Skills
@@ -1384,8 +1391,10 @@ def _register_secrets(known: Any, contexts: Sequence[Any], sources: Sequence[Any
 			known.add_source(learned)
 
 
-def _bind_source(om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any) -> Any:
-	from openmolt_core._sources import bind_source
+def _bind_source(
+	om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any
+) -> SourceBinding:
+	from openmolt_core.capabilities.sources import bind_source
 
 	om._tool_sources[id(spec.source)] = spec.source
 	config = om.integration_configs.get(binding.integration, {})

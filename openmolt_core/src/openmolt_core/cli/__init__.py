@@ -302,7 +302,7 @@ async def _run_agent(ns: argparse.Namespace) -> int:
 			progress.line(f"warning: {problem}")
 		try:
 			# Tools only a running service knows (MCP servers) are listed as a run would.
-			await loaded.agent._refresh_sources()
+			await loaded.agent._refresh_tools()
 		except OpenMoltError as exc:
 			progress.line(f"warning: the run-time tools could not be listed: {exc}")
 		try:

@@ -1,22 +1,26 @@
-"""Bind the tools of integrations whose tools are listed at run time (see `openmolt_core.sources`).
+"""Tools listed at run time as a capability: the integrations that carry a `ToolSource`.
 
-``create_agent`` makes one `SourceBinding` per such integration (the scope and credential checks of
-any binding, and the tool context); `AgentSources` lists and binds their tools at the start of each
-run, returning the agent's new tools only when a list changed. `close_sources` stops them when the
-OpenMolt instance closes.
+An integration whose tools only a running service knows (an MCP server: ``openmolt_mcp`` makes
+them) carries a source instead of tools (`openmolt_core.sources`). ``create_agent`` makes one
+`SourceBinding` per such integration of the agent (the scope checks of any binding, and the tool
+context) and gives them to one `Sources` capability. Its `Sources.list_tools` hook lists every
+source at the start of each run, before the first turn is built, and binds the tools again only
+when a list changed (a source returns the same sequence while its list holds). `close_sources`
+stops the sources when the OpenMolt instance closes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
 from openmolt_core._binding import BoundTool, secret_values
 from openmolt_core._redact import Redactor
 from openmolt_core.errors import ConfigurationError, IntegrationError, OpenMoltError
+from openmolt_core.hooks import Capability
 from openmolt_core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -27,7 +31,7 @@ if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.sources import ToolSource
 
-__all__ = ["AgentSources", "SourceBinding", "bind_source", "close_sources"]
+__all__ = ["SourceBinding", "Sources", "bind_source", "close_sources"]
 
 
 @dataclass(slots=True)
@@ -127,30 +131,37 @@ def bind_source(
 	return SourceBinding(integration=spec, source=source, binding=binding, context=context)
 
 
-class AgentSources:
-	"""The source integrations of one agent, and the tools they listed last.
+class Sources(Capability):
+	"""List the tools of an agent's source integrations at the start of each run, and bind them.
 
 	Args:
-		static: The agent's other tools (listed as data), kept first.
 		bindings: One `SourceBinding` per source integration, in the agent's order.
 	"""
 
-	__slots__ = ("_bindings", "_listed", "_static")
+	__slots__ = ("_bindings", "_bound", "_listed")
 
-	def __init__(self, static: Mapping[str, BoundTool], bindings: Sequence[SourceBinding]) -> None:
-		self._static = dict(static)
-		self._bindings = list(bindings)
+	name = "tool-sources"
+	# The tools it lists are in the fingerprint (schemas, handles) once listed.
+	in_fingerprint: ClassVar[bool] = False
+
+	def __init__(self, bindings: Sequence[SourceBinding]) -> None:
+		self._bindings = tuple(bindings)
 		self._listed: list[Sequence[Tool]] | None = None
+		self._bound: Sequence[BoundTool] = ()
 
-	async def refresh(self) -> dict[str, BoundTool] | None:
-		"""List every source's tools (at the start of a run); bind them again if a list changed.
+	@property
+	def bindings(self) -> tuple[SourceBinding, ...]:
+		"""The source integrations, in the agent's order."""
+		return self._bindings
+
+	async def list_tools(self) -> Sequence[BoundTool]:
+		"""List every source's tools (at once); bind them again if a list changed.
 
 		Returns:
-			The agent's whole tool table when it changed (static tools first), else None.
+			The bound tools: the same sequence as last time when no list changed.
 
 		Raises:
 			IntegrationError: A source could not list its tools (the message is redacted).
-			ConfigurationError: Two tools would have the same handle.
 		"""
 		lists: list[Sequence[Tool]] = [()] * len(self._bindings)
 
@@ -165,18 +176,12 @@ class AgentSources:
 					tg.start_soon(one, index, binding)
 		previous = self._listed
 		if previous is not None and all(a is b for a, b in zip(lists, previous, strict=True)):
-			return None
-		tools = dict(self._static)
+			return self._bound
+		bound: list[BoundTool] = []
 		for binding, listed in zip(self._bindings, lists, strict=True):
-			for bound in binding.bind(listed):
-				if bound.handle in tools:
-					raise ConfigurationError(
-						f"create_agent: tool handle {bound.handle!r} given twice (the source of "
-						f"{binding.id!r} lists a tool another integration already has)"
-					)
-				tools[bound.handle] = bound
-		self._listed = lists
-		return tools
+			bound.extend(binding.bind(listed))
+		self._listed, self._bound = lists, bound
+		return bound
 
 
 async def _list(binding: SourceBinding) -> Sequence[Tool]:
