@@ -1,7 +1,7 @@
 """Agents as tools: own budget, usage rolled up, nested events, output schema, no cycles."""
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -259,6 +259,39 @@ def test_cycles_are_refused() -> None:
 		check_cycles(a)
 	with pytest.raises(ConfigurationError, match="cycle"):
 		om.create_agent(name="d", model=ScriptedModel([]), tools=[a])
+
+
+def test_any_tool_that_names_its_agent_is_a_nested_run_tool() -> None:
+	"""The kernel knows agent tools by the contract (an ``agent`` attribute), not their class."""
+	from openmolt_core.tools import NestedRunTool
+
+	om = OpenMolt(entry_points=False)
+	helper = om.create_agent(name="helper", model=ScriptedModel([]))
+	made = helper.as_tool(name="second")
+	assert isinstance(made, AgentTool) and isinstance(made, NestedRunTool)
+	assert made.handle == "second" and made.agent is helper
+
+	class Delegate:
+		"""Someone else's tool that runs an agent."""
+
+		handle = "delegate"
+		description = "Delegate."
+		input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+		output_schema = None
+		scopes = ()
+		agent = helper
+
+		async def execute(self, input: dict[str, Any], context: Any) -> Any:
+			return None
+
+	assert isinstance(Delegate(), NestedRunTool)
+	boss = om.create_agent(name="boss", model=ScriptedModel([]), tools=[Delegate()])
+	assert boss.sub_agents == [helper]
+	back = Delegate()
+	back.agent = boss
+	helper._tools.update(om.create_agent(name="x", model=ScriptedModel([]), tools=[back])._tools)
+	with pytest.raises(ConfigurationError, match="in a cycle: helper -> boss -> helper"):
+		check_cycles(helper)
 
 
 async def test_any_tool_can_nest_a_run_with_its_calling_run() -> None:

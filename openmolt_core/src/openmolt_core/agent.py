@@ -43,7 +43,6 @@ from openmolt_core._execute import (
 from openmolt_core._guard import RunGuards
 from openmolt_core._jsonsafe import encodable, encodable_text
 from openmolt_core._jsonschema import JsonSchemaValidator
-from openmolt_core._lazy import loaded
 from openmolt_core._park import CAPABILITY, parked_step, restore_step
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._preflight import check_credentials
@@ -95,8 +94,7 @@ if TYPE_CHECKING:
 	from openmolt_core.sessions import Session, SessionHistory
 	from openmolt_core.skills import Skill
 	from openmolt_core.structured import FittedSchema
-	from openmolt_core.subagents import AgentTool
-	from openmolt_core.tools import CallingRun
+	from openmolt_core.tools import CallingRun, NestedRunTool
 	from openmolt_core.toolsearch import ToolSearch
 
 __all__ = [
@@ -399,11 +397,9 @@ class Agent:
 
 	@property
 	def sub_agents(self) -> list[Agent]:
-		"""The agents this agent can call as tools (`openmolt_core.subagents`)."""
-		agent_tool = loaded("openmolt_core.subagents", "AgentTool")  # none if never imported
-		if agent_tool is None:
-			return []
-		return [t.tool.agent for t in self._tools.values() if isinstance(t.tool, agent_tool)]
+		"""The agents this agent can call as tools (the ``agent`` of its `NestedRunTool` tools)."""
+		tools = self._tools.values()
+		return [a for t in tools if isinstance(a := getattr(t.tool, "agent", None), Agent)]
 
 	def as_tool(
 		self,
@@ -411,7 +407,7 @@ class Agent:
 		name: str | None = None,
 		description: str | None = None,
 		input_schema: dict[str, Any] | None = None,
-	) -> AgentTool:
+	) -> NestedRunTool:
 		"""This agent as a tool for another agent (``create_agent(tools=[agent.as_tool()])``).
 
 		Args:
@@ -420,11 +416,12 @@ class Agent:
 			input_schema: The tool's input (default: ``{"task": str}``, given as the input).
 
 		Returns:
-			The tool; see `openmolt_core.subagents` for how its runs nest.
+			The tool (an `openmolt_core.subagents.AgentTool`, made by the instance); see
+			`openmolt_core.subagents` for how its runs nest.
 		"""
-		from openmolt_core.subagents import TASK_SCHEMA, AgentTool
-
-		return AgentTool(self, name or "", description or "", dict(input_schema or TASK_SCHEMA))
+		return self.om.agent_tool(
+			self, name=name, description=description, input_schema=input_schema
+		)
 
 	@property
 	def human_input_enabled(self) -> bool:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 	from openmolt_core.scheduler import Schedule, Scheduler
 	from openmolt_core.secrets import SecretSet
 	from openmolt_core.skills import Skill
+	from openmolt_core.subagents import AgentTool
 	from openmolt_core.taint import TaintPolicy
 	from openmolt_core.tools import Tool
 	from openmolt_core.toolsearch import ToolLoading, ToolSearch
@@ -933,6 +934,26 @@ class OpenMolt:
 		if self._durability_config is not None:
 			self._durable("create_agent").register(agent)  # runs recover by agent name
 		return agent
+
+	def agent_tool(
+		self,
+		agent: Agent,
+		*,
+		name: str | None = None,
+		description: str | None = None,
+		input_schema: dict[str, Any] | None = None,
+	) -> AgentTool:
+		"""An agent as a tool for another agent: what ``agent.as_tool(...)`` returns.
+
+		Args:
+			agent: The agent each call runs (nested in the calling run).
+			name: The tool's handle (default: the agent's name as an identifier).
+			description: What it does, for the calling model (default: from the instructions).
+			input_schema: The tool's input (default: ``{"task": str}``, given as the input).
+		"""
+		from openmolt_core.subagents import TASK_SCHEMA, AgentTool
+
+		return AgentTool(agent, name or "", description or "", dict(input_schema or TASK_SCHEMA))
 
 	def _bind_integrations(
 		self, name: str, bindings: Sequence[Any], bound: list[BoundTool], files: FileStore

@@ -29,18 +29,18 @@ Agents cannot call each other in a cycle: ``create_agent`` refuses a tool graph 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
 from openmolt_core.taint import MAX_TAINT_RECORDS, UNKNOWN_LABELS
 
 if TYPE_CHECKING:
-	from openmolt_core.agent import Agent
-	from openmolt_core.tools import ToolContext
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.tools import CallingRun, ToolContext
 
-__all__ = ["TASK_SCHEMA", "AgentTool", "check_cycles"]
+__all__ = ["TASK_SCHEMA", "AgentTool", "SubAgent", "check_cycles"]
 
 TASK_SCHEMA: dict[str, Any] = {
 	"type": "object",
@@ -54,6 +54,46 @@ TASK_SCHEMA: dict[str, Any] = {
 	"additionalProperties": False,
 }
 """The default input of an agent tool: one task, given to the sub-agent as its input."""
+
+
+class SubAgent(Protocol):
+	"""What an agent tool needs of the agent it runs (an `openmolt_core.agent.Agent` has it)."""
+
+	name: str
+	"""The agent's name."""
+	instructions: str
+	"""Its instructions (the tool's default description starts with them)."""
+
+	@property
+	def output_schema(self) -> dict[str, Any] | None:
+		"""The JSON Schema of its output (the tool's output schema)."""
+		...
+
+	@property
+	def labels(self) -> dict[str, frozenset[str]]:
+		"""The labels of its visible tools, by handle."""
+		...
+
+	@property
+	def lists_tools_at_run_time(self) -> bool:
+		"""Whether some of its tools are listed at each run (what they do is unknown now)."""
+		...
+
+	@property
+	def sub_agents(self) -> Sequence[SubAgent]:
+		"""The agents it calls as tools."""
+		...
+
+	async def run(
+		self,
+		input: Any = None,
+		*,
+		history: RunState | Mapping[str, Any] | None = None,
+		parent: CallingRun | None = None,
+	) -> RunResult:
+		"""Run it to its end, nested in ``parent``."""
+		...
+
 
 _HANDLE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -70,7 +110,7 @@ class AgentTool:
 			input is the task text; with another schema it is the whole input object.
 	"""
 
-	agent: Agent
+	agent: SubAgent
 	handle: str = ""
 	description: str = ""
 	input_schema: dict[str, Any] = field(default_factory=lambda: dict(TASK_SCHEMA))
@@ -142,7 +182,7 @@ class AgentTool:
 		return dump(mode="json") if callable(dump) else output
 
 
-def check_cycles(agent: Agent) -> None:
+def check_cycles(agent: SubAgent) -> None:
 	"""Refuse an agent whose tools reach it again through agent tools.
 
 	Args:
@@ -151,9 +191,9 @@ def check_cycles(agent: Agent) -> None:
 	Raises:
 		ConfigurationError: The message shows the cycle (``a -> b -> a``).
 	"""
-	path: list[Agent] = []
+	path: list[SubAgent] = []
 
-	def visit(current: Agent) -> None:
+	def visit(current: SubAgent) -> None:
 		if any(current is seen for seen in path):
 			start = next(i for i, seen in enumerate(path) if seen is current)
 			names = " -> ".join(a.name for a in [*path[start:], current])

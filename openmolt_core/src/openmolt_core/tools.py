@@ -58,6 +58,7 @@ __all__ = [
 	"FunctionTool",
 	"InDoubt",
 	"Label",
+	"NestedRunTool",
 	"Tool",
 	"ToolContext",
 	"cancelled",
@@ -231,6 +232,21 @@ class Tool(Protocol):
 			ToolError: The tool failed in a way the model should hear about.
 		"""
 		...
+
+
+@runtime_checkable
+class NestedRunTool(Tool, Protocol):
+	"""A tool whose calls run an agent, nested in the calling run: all the kernel knows of sub-agents.
+
+	Its ``execute`` runs ``agent.run(..., parent=context.run)`` (`CallingRun`), so the nested
+	run's id, events, usage, cost budget, approver and end user come from the calling run; a
+	true ``spends_budget`` makes calls made at once share the calling run's cost budget.
+	``Agent.sub_agents`` lists the ``agent`` of such tools (``create_agent`` refuses a cycle).
+	`openmolt_core.subagents.AgentTool` is the one ``agent.as_tool()`` makes.
+	"""
+
+	agent: Any
+	"""The agent (an `openmolt_core.agent.Agent`) each call runs."""
 
 
 def schema_of(schema: type[BaseModel] | dict[str, Any] | None) -> dict[str, Any] | None:
