@@ -183,7 +183,7 @@ async def test_each_model_gets_its_prompt_and_schema_and_replies_are_read_its_wa
 	assert result.status == "success", result.error
 	assert result.output == {"result": "ok"}  # decoded: read as the backup's reply
 	sent = backup.requests[0]
-	_, envelope = agent._tool_set().envelope(())
+	_, envelope = agent._tool_set().envelope()
 	assert sent.response_schema == fit(envelope, SchemaDialect("dialect-of-strict")).schema
 	assert sent.response_schema != primary.requests[0].response_schema
 	assert sent.response_mode == "strict"

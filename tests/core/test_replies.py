@@ -221,12 +221,12 @@ async def test_an_unexpected_exception_in_a_step_is_a_run_error_with_the_state(
 	monkeypatch: pytest.MonkeyPatch,
 ) -> None:
 	"""A bug inside a step ends the run as RunError carrying the state, never a bare exception."""
-	from openmolt_core import _toolset
+	from openmolt_core import offload
 
 	async def broken(*args: Any, **kwargs: Any) -> Any:
 		raise RecursionError("maximum recursion depth exceeded")
 
-	monkeypatch.setattr(_toolset.ToolSet, "shrink", broken)
+	monkeypatch.setattr(offload.Offload, "shrink", broken)
 	agent = agent_with(Exploding())
 	with pytest.raises(RunError, match="RecursionError") as info:
 		await agent.run("go")

@@ -384,7 +384,7 @@ def _searching_state() -> tuple[Any, RunState]:
 
 
 AGENT, STATE = _searching_state()
-_, ENVELOPE = AGENT._tool_set().envelope(STATE.loaded)
+_, ENVELOPE = AGENT._tool_set().envelope(STATE)
 VALIDATOR = jsonschema.Draft202012Validator(ENVELOPE.schema())
 
 

@@ -48,6 +48,7 @@ from openmolt_core.events import (
 	ToolResponseEvent,
 )
 from openmolt_core.hooks import (
+	BUILTIN,
 	NO_HOOKS,
 	Hooks,
 	Park,
@@ -59,7 +60,6 @@ from openmolt_core.hooks import (
 	decision_to_dict,
 )
 from openmolt_core.llm import Usage
-from openmolt_core.offload import MAX_RESULT_CHARS, trim
 from openmolt_core.prompt import dumps
 from openmolt_core.tools import CallingRun
 
@@ -84,7 +84,6 @@ __all__ = [
 	"memory_part",
 	"run_step",
 	"summary",
-	"trim",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -92,6 +91,9 @@ log: logging.Logger = logging.getLogger("openmolt")
 MemoryConfig = Mapping[str, Any]
 """``{"long_term": {"data": str, "on_update": fn}, "short_term": {...}}`` (camelCase accepted;
 validated as `openmolt_core.options.AgentMemory`)."""
+
+MAX_RESULT_CHARS = 16_000
+"""A tool result longer than this (as JSON) is stored and previewed (by default)."""
 
 HumanInputHandler = Callable[[str], Awaitable[str] | str]
 """Answers the agent's question (sync or async)."""
@@ -222,8 +224,8 @@ class RunContext:
 		step: The current step number.
 		approvals: Who decides tool calls that wait for approval, and decisions given on resume.
 		link: The run that called this one as a tool (a sub-agent's run), or None.
-		toolset: Which tools are callable in this run's state, and where large results go
-			(`openmolt_core._toolset`); None: every allowed tool, results shortened.
+		toolset: Which tools are callable in this run's state (`openmolt_core._toolset`);
+			None: every allowed tool.
 		guards: The agent's guardrails and taint policy (`openmolt_core._guard`).
 		cost_left: What the run may still spend in USD (None: no cost budget); a sub-agent it
 			calls gets it as its own cap (`openmolt_core._cost`).
@@ -491,6 +493,7 @@ async def _finish_ruled(ctx: RunContext, record: StepRecord, index: int, finish:
 
 
 _TOOL_EVENTS = 3  # tool:call, tool:response, error
+_BUILTIN = f"{BUILTIN}."  # built-in tools' results are never replaced (they bound their size)
 
 
 async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> None:
@@ -617,12 +620,9 @@ async def _call_tool(
 				**({"details": details} if details else {}),
 				**spent,
 			}
-		shown = (
-			await ctx.toolset.shrink(call.tool, value)
-			if ctx.toolset is not None
-			else trim(value, ctx.limits.max_result_chars)
-		)
-		return {"tool": call.tool, "ok": True, "result": shown, **spent}
+		if ctx.hooks.replace_result and not call.tool.startswith(_BUILTIN):
+			value = await ctx.hooks.replaced(ctx, call, bound, value)  # journaled as replaced
+		return {"tool": call.tool, "ok": True, "result": value, **spent}
 
 	result: dict[str, Any] = await ctx.port.step(key, work)
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
@@ -636,8 +636,11 @@ async def _call_tool(
 		result = await ctx.guards.result(ctx, record, index, call, bound, result, live=bool(done))
 	if ctx.hooks.after_tool:
 		result = await ctx.hooks.after(ctx, call, bound, result)
-	if ctx.toolset is not None:  # outside the journaled step: a replay loads the same tools
-		ctx.toolset.absorb(ctx.state, ctx.step, index, call.tool, result)
+	# Outside the journaled step: a replay loads the same tools, notes the same results.
+	for done_hook in ctx.hooks.tool_done:
+		done_hook(ctx, call, index, result)
+	if ctx.toolset is not None:
+		ctx.toolset.absorb(ctx.state, call.tool, result)
 	return result if allowed is None else audited(result, allowed, ctx)
 
 

@@ -2,11 +2,12 @@
 
 An agent's first message lists some tools (all of them, or with tool search the built-in search and
 load tools and the pinned ones); a run may load more (``RunState.loaded``): tools picked from the
-catalog with ``openmolt.loadTools``, and ``openmolt.readResult`` once a result was stored
-(`openmolt_core.offload`). `ToolSet` answers, for a run's state, which tools are callable, the reply
-envelope that admits exactly those, why a call is refused, and what a finished call changes in the
-state. The loop calls `ToolSet.absorb` with each tool call's journaled entry, outside the journaled
-step, so a replayed run rebuilds the same loaded set.
+catalog with ``openmolt.loadTools``, and the capabilities' built-in tools they make visible
+(`openmolt_core.hooks.Capability.visible_tools`: ``openmolt.readResult`` once a result was
+stored). `ToolSet` answers, for a run's state, which tools are callable, the reply envelope that
+admits exactly those, why a call is refused, and what a finished call changes in the state. The
+loop calls `ToolSet.absorb` with each tool call's journaled entry, outside the journaled step, so a
+replayed run rebuilds the same loaded set.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core._suggest import suggestion
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.errors import ToolError
-from openmolt_core.offload import READ_TOOL, Offload, ReadResultTool, is_stored
+from openmolt_core.hooks import BUILTIN, NO_HOOKS, AgentInfo, Hooks, builds, load_tools
 from openmolt_core.prompt import dumps
+from openmolt_core.result import RunState
 from openmolt_core.tools import ToolContext
 from openmolt_core.toolsearch import (
 	LOAD_TOOL,
@@ -34,12 +36,8 @@ from openmolt_core.toolsearch import (
 
 if TYPE_CHECKING:
 	from openmolt_core.files import FileStore
-	from openmolt_core.result import RunState
 
-__all__ = ["BUILTIN_TOOLS", "ToolSet"]
-
-BUILTIN_TOOLS = frozenset({SEARCH_TOOL, LOAD_TOOL, READ_TOOL})
-"""The built-in tools' handles: their results are never stored (they bound their own size)."""
+__all__ = ["ToolSet"]
 
 _ENVELOPES = 32  # envelopes kept per agent (one per loaded set seen)
 _DESCRIPTION = 160  # characters of a description in search results
@@ -65,7 +63,7 @@ class _SearchTool:
 		"with openmolt.loadTools."
 	)
 	output_schema: dict[str, Any] | None = None
-	scopes: tuple[str, ...] = ()
+	scopes: Sequence[str] = ()
 
 	def __init__(self, toolset: ToolSet, search: ToolSearch) -> None:
 		self.input_schema = _SEARCH_SCHEMA
@@ -124,7 +122,7 @@ class _LoadTool:
 		f"{MAX_LOAD} at once); returns their input schemas; call them from your next step."
 	)
 	output_schema: dict[str, Any] | None = None
-	scopes: tuple[str, ...] = ()
+	scopes: Sequence[str] = ()
 
 	def __init__(self, toolset: ToolSet) -> None:
 		self.input_schema = _LOAD_SCHEMA
@@ -178,25 +176,29 @@ class ToolSet:
 		tools: The agent's bound tools by handle (allowed by its scopes or not).
 		agent: The agent's name (the built-in tools' context).
 		search: The tool-search setting, or None to list every tool.
-		offload: Where large results go (the ``openmolt.readResult`` tool reads them).
+		hooks: The agent's capabilities: their built-in tools, and which tools they leave
+			visible at a step (`openmolt_core.hooks.Capability.visible_tools`).
 		files: The agent's view of the file store.
 		output_schema: The finish output's schema (for the envelopes).
 		human_input: Whether ``requestHumanInput`` is allowed (for the envelopes).
 		always: Patterns of tools callable even when searching: the capabilities' own tools
 			(the skill loader: the first turn lists the skills, so it stays callable).
+		model: The model id the capabilities see (`openmolt_core.hooks.AgentInfo`).
 	"""
 
 	__slots__ = (
+		"_allowed",
 		"_approvals",
 		"_base",
 		"_envelopes",
+		"_fresh",
+		"_hooks",
 		"_human_input",
 		"_order",
 		"_output_schema",
 		"entries",
 		"integrations",
 		"loadable",
-		"offload",
 		"search",
 		"tools",
 	)
@@ -207,34 +209,43 @@ class ToolSet:
 		*,
 		agent: str,
 		search: ToolSearch | None,
-		offload: Offload,
+		hooks: Hooks = NO_HOOKS,
 		files: FileStore | None,
 		output_schema: dict[str, Any] | None,
 		human_input: bool,
 		always: Sequence[str] = (),
+		model: str = "",
 	) -> None:
 		allowed = [t for t in tools.values() if t.allowed]
 		if search is not None and len(allowed) <= search.above:
 			search = None
 		self.search: ToolSearch | None = search
-		self.offload = offload
+		self._hooks = hooks
 		self._output_schema = output_schema
 		self._human_input = human_input
-		context = ToolContext(agent=agent, integration="openmolt", files=files)
+		context = ToolContext(agent=agent, integration=BUILTIN, files=files)
 
 		def builtin(tool: Any) -> BoundTool:
-			return BoundTool(f"openmolt.{tool.handle}", tool, context, True, [])
+			return BoundTool(f"{BUILTIN}.{tool.handle}", tool, context, True, [])
 
 		builtins = [builtin(_SearchTool(self, search)), builtin(_LoadTool(self))] if search else []
-		read = builtin(ReadResultTool(offload))
+		lead: list[BoundTool] = []
+		trail: list[BoundTool] = []
+		info = AgentInfo(agent, tuple(t.handle for t in allowed), model)
+		for cap in hooks.capabilities:
+			if builds(cap, "builtin_tools"):
+				given = [builtin(t) for t in cap.builtin_tools(info)]
+				(lead if type(cap).builtins_lead else trail).extend(given)
 		self.tools: dict[str, BoundTool] = {
-			**{b.handle: b for b in builtins},
+			**{b.handle: b for b in (*builtins, *lead)},
 			**tools,
-			read.handle: read,
+			**{b.handle: b for b in trail},
 		}
 		self._order = {h: i for i, h in enumerate(self.tools)}
+		# Every tool a run could call, in order: the capabilities hide some at each step.
+		self._allowed = tuple(h for h, t in self.tools.items() if t.allowed)
 		if search is None:
-			self._base = frozenset(t.handle for t in allowed)
+			self._base: frozenset[str] = frozenset()
 			self.loadable: frozenset[str] = frozenset()
 		else:
 			pinned = {
@@ -251,6 +262,7 @@ class ToolSet:
 		for entry in self.entries:
 			self.integrations.setdefault(entry.integration, []).append(entry.handle)
 		self._envelopes: dict[tuple[str, ...], Envelope] = {}
+		self._fresh = RunState()  # what the first turn lists: a run that loaded nothing
 		# Whether callTool carries a reason: some tool of the agent waits for approval (loaded or
 		# not, so the reply schema's shape and the prompt stay the same for the whole run).
 		self._approvals = has_approvals(tools.values())
@@ -264,7 +276,7 @@ class ToolSet:
 			schemas_for: Whether a tool's ``inputSchema`` is listed (default: every tool's); see
 				`openmolt_core._binding.describe_tools`.
 		"""
-		listed = describe_tools([self.tools[h] for h in self.callable(())], schemas_for=schemas_for)
+		listed = describe_tools([self.tools[h] for h in self.callable()], schemas_for=schemas_for)
 		text = f'"tools":{listed}'
 		if self.search is None:
 			return text
@@ -284,14 +296,29 @@ class ToolSet:
 			lines.append(f"{integration} ({name}){about}. Tools: {names}")
 		return lines
 
-	def callable(self, loaded: Sequence[str]) -> tuple[str, ...]:
-		"""The handles a run may call with this loaded set, in the agent's order."""
-		extra = {h for h in loaded if h in self.loadable or h == READ_TOOL}
-		return tuple(h for h in self.tools if h in self._base or h in extra)
+	def callable(self, state: RunState | None = None) -> tuple[str, ...]:
+		"""The handles a run in this state may call, in the agent's order.
 
-	def envelope(self, loaded: Sequence[str]) -> tuple[tuple[str, ...], Envelope]:
-		"""The reply envelope for a loaded set, and its key (the callable handles)."""
-		key = self.callable(loaded)
+		Args:
+			state: The run's state (None: a run that loaded nothing, as the first turn lists).
+		"""
+		if state is None:
+			state = self._fresh
+		handles = self._allowed
+		if self.search is not None:
+			loaded = state.loaded
+			handles = tuple(h for h in handles if h not in self.loadable or h in loaded)
+		if self._hooks.visible_tools:
+			handles = self._hooks.visible(state, handles)
+		return handles
+
+	def envelope(self, state: RunState | None = None) -> tuple[tuple[str, ...], Envelope]:
+		"""The reply envelope for a run's state, and its key (the callable handles).
+
+		Args:
+			state: The run's state (None: a run that loaded nothing).
+		"""
+		key = self.callable(state)
 		envelope = self._envelopes.get(key)
 		if envelope is None:
 			if len(self._envelopes) >= _ENVELOPES:
@@ -308,10 +335,12 @@ class ToolSet:
 	def kept(self, state: RunState) -> dict[str, Any]:
 		"""What compaction must keep of this run's tools: the loaded ones' descriptions.
 
-		The ``loadTools`` results that carried them may be summarised away; the tools stay
-		loaded, so the model must still read their inputs.
+		The results that carried them (``loadTools``'s) may be summarised away; the tools stay
+		callable, so the model must still read their inputs: every tool callable now that the
+		first turn did not list.
 		"""
-		loaded = [h for h in state.loaded if h in self.loadable or h == READ_TOOL]
+		first = set(self.callable())
+		loaded = [h for h in self.callable(state) if h not in first]
 		if not loaded:
 			return {}
 		return {"loadedTools": [self.tools[h].describe() for h in loaded]}
@@ -323,23 +352,18 @@ class ToolSet:
 
 		A searching agent hears of a tool its scopes exclude as of an unknown one.
 		"""
-		if handle in self._base:
+		visible = self.callable(state)
+		if handle in visible:
 			return None
-		if handle == READ_TOOL:
-			if READ_TOOL in state.loaded:
-				return None
-			return (
-				f"{READ_TOOL} reads results that were stored because they were too large; no "
-				"result of this run was stored yet"
-			)
+		hidden = self._hooks.hidden(state, handle) if self._hooks.why_hidden else None
+		if hidden is not None:
+			return hidden
 		if self.search is None:
 			if handle in self.tools:
 				return None  # not granted: the usual message
-			hint = suggestion(handle, self.callable(state.loaded), noun="tools")
+			hint = suggestion(handle, visible, noun="tools")
 			return f"unknown tool {handle!r}; {hint}"
 		if handle in self.loadable:
-			if handle in state.loaded:
-				return None
 			return (
 				f"tool {handle!r} is not loaded yet; load it with {LOAD_TOOL} "
 				f'{{"tools": ["{handle}"]}}, then call it from the next step'
@@ -350,35 +374,17 @@ class ToolSet:
 			f"{LOAD_TOOL}"
 		)
 
-	def absorb(self, state: RunState, step: int, index: int, handle: str, entry: Any) -> None:
-		"""Apply a finished tool call to the run's state: tools it loaded, a result it stored.
+	def absorb(self, state: RunState, handle: str, entry: Any) -> None:
+		"""Apply a finished tool call to the run's state: the tools it loaded.
 
 		Called with the journaled entry, outside the journaled step, so a replay does the same.
 		"""
-		if not isinstance(entry, dict) or not entry.get("ok"):
+		if handle != LOAD_TOOL or not isinstance(entry, dict) or not entry.get("ok"):
 			return
 		result = entry.get("result")
-		if handle == LOAD_TOOL and isinstance(result, dict):
-			self._load(state, [h for h in result.get("loaded") or () if h in self.loadable])
-		elif isinstance(result, dict) and is_stored(result):
-			self._load(state, [READ_TOOL])
-			state.stored.append(
-				{"file": result["stored"], "tool": handle, "step": step, "index": index}
-			)
-			state.stored.sort(key=lambda s: (s.get("step", 0), s.get("index", 0)))
-
-	def _load(self, state: RunState, handles: Sequence[str]) -> None:
-		merged = set(state.loaded) | set(handles)
-		if len(merged) == len(state.loaded):
-			return
-		end = len(self._order)
-		state.loaded = sorted(merged, key=lambda h: (self._order.get(h, end), h))
-
-	async def shrink(self, handle: str, value: Any) -> Any:
-		"""A tool's result as the model sees it (stored and previewed when too large)."""
-		if handle in BUILTIN_TOOLS:
-			return value
-		return await self.offload.shrink(handle, value)
+		if isinstance(result, dict):
+			loaded = [h for h in result.get("loaded") or () if h in self.loadable]
+			load_tools(state, loaded, self._order)
 
 
 def _entry(bound: BoundTool) -> CatalogEntry:

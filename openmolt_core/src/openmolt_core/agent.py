@@ -66,7 +66,7 @@ from openmolt_core.fallback import (
 	slot_id,
 )
 from openmolt_core.fallback import record as record_model
-from openmolt_core.hooks import NO_HOOKS, AgentInfo, Capability, Hooks, drive_wrapped
+from openmolt_core.hooks import NO_HOOKS, AgentInfo, Capability, Hooks, builds, drive_wrapped
 from openmolt_core.llm import (
 	Attachment,
 	LLMProvider,
@@ -75,7 +75,6 @@ from openmolt_core.llm import (
 	ModelRequest,
 	ModelResponse,
 )
-from openmolt_core.offload import Offload
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import RunResult, RunState
 
@@ -360,6 +359,7 @@ class Agent:
 			caps.append(new)
 		kept = [c for c in caps if c is not None]
 		self._hooks = Hooks(kept) if kept else NO_HOOKS
+		self._toolset = None  # it asks the capabilities which tools a step sees
 
 	@property
 	def skills(self) -> tuple[Skill, ...]:
@@ -435,7 +435,7 @@ class Agent:
 		A run that loads tools (tool search, ``openmolt.readResult``) gets a larger one from the
 		step after.
 		"""
-		return self._tool_set().envelope(())[1]
+		return self._tool_set().envelope()[1]
 
 	@property
 	def models(self) -> list[str]:
@@ -450,7 +450,7 @@ class Agent:
 		"""
 		primary = self._models.primary
 		primary.begin(self.model_config)  # asked again: a setting or the server may change it
-		return primary.fitted(*self._tool_set().envelope(()))
+		return primary.fitted(*self._tool_set().envelope())
 
 	def system_prompt(self) -> str:
 		"""The maestro (system) prompt of the first model, built once."""
@@ -458,7 +458,7 @@ class Agent:
 
 	def _prompt_for(self, slot: ModelSlot, *, plain: bool = False) -> str:
 		# Each model gets the prompt for its dialect: enforced structured output needs no examples.
-		enforced = not plain and slot.fitted(*self._tool_set().envelope(())).mode != "off"
+		enforced = not plain and slot.fitted(*self._tool_set().envelope()).mode != "off"
 		prompt = self._prompts.get(enforced)
 		if prompt is None:
 			prompt = self._prompts[enforced] = maestro_prompt(
@@ -473,16 +473,13 @@ class Agent:
 	def _tool_set(self) -> ToolSet:
 		if self._toolset is None:
 			files = self._files if self._files is not None else self.om.files
-			limits = self.limits
-			offload = Offload(
-				files, limit=limits.max_result_chars, per_tool=limits.max_result_chars_per_tool
-			)
 			self._toolset = ToolSet(
 				self._tools,
 				always=tuple(f"{name}.*" for name in self._hooks.by_name),
 				agent=self.name,
 				search=self._search,
-				offload=offload,
+				hooks=self._hooks,
+				model=self.models[0],
 				files=files,
 				output_schema=self.output_schema,
 				human_input=self.human_input_enabled,
@@ -564,6 +561,9 @@ class Agent:
 		named = [n for n, c in self._hooks.by_name.items() if type(c).in_fingerprint]
 		if named:
 			body["capabilities"] = named
+		for cap in self._hooks.capabilities:
+			if builds(cap, "fingerprint"):
+				body.update(cap.fingerprint())
 		search = self._search
 		if search is not None:
 			searcher = type(search.searcher).__name__ if search.searcher is not None else None
@@ -1124,7 +1124,7 @@ class Agent:
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
 			ctx.step = state.steps + 1
-			key, envelope = toolset.envelope(state.loaded)  # grows as the run loads tools
+			key, envelope = toolset.envelope(state)  # grows as the run loads tools
 			if watch is not None:  # parallel input guardrails: a tripwire cancels the call
 				called = end = None
 				with anyio.move_on_after(_left(port, deadline)):  # the guardrails' time too
@@ -1286,7 +1286,7 @@ class Agent:
 		Tools loaded during the run came with their schemas (the ``loadTools`` result).
 		"""
 		toolset = self._tool_set()
-		fitted = slot.fitted(*toolset.envelope(()))
+		fitted = slot.fitted(*toolset.envelope())
 		first = state.messages[0].content if state.messages else ""
 		prefix = self._prefix
 		off = plain or fitted.mode == "off"
@@ -1307,7 +1307,7 @@ class Agent:
 			return ""
 		need = {
 			h: toolset.tools[h].tool.input_schema
-			for h in toolset.callable(())
+			for h in toolset.callable()
 			if h not in listed and (off or h in fitted.encoded)
 		}
 		return f"\nInput schemas of your tools: {dumps(need)}" if need else ""

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 	from openmolt_core.tools import Tool
 
 __all__ = [
+	"BUILTIN",
 	"AgentInfo",
 	"Capability",
 	"CapabilityEntry",
@@ -64,6 +65,7 @@ __all__ = [
 	"decision_from_dict",
 	"decision_to_dict",
 	"drive_wrapped",
+	"load_tools",
 ]
 
 
@@ -130,6 +132,9 @@ FinishDecision = Proceed | Refuse | Stop
 
 PROCEED = Proceed()
 
+BUILTIN = "openmolt"
+"""The integration id of built-in tools (`Capability.builtin_tools`): ``openmolt.<handle>``."""
+
 
 def decision_to_dict(decision: ToolDecision) -> dict[str, Any]:
 	"""A decision as JSON, for the journal (`decision_from_dict` reads it back)."""
@@ -188,6 +193,11 @@ class Run(Protocol):
 	@property
 	def step(self) -> int:
 		"""The current step (1-based; 0 before the first model call)."""
+		...
+
+	@property
+	def tools(self) -> Mapping[str, ToolSpec]:
+		"""The run's tools by handle, in the agent's order (built-in ones included)."""
 		...
 
 	@property
@@ -306,6 +316,10 @@ class Capability:
 	"""Whether the agent's fingerprint names it (False only for a capability whose whole effect on
 	a journaled run is already there, such as its tools' schemas)."""
 
+	builtins_lead: ClassVar[bool] = False
+	"""Whether its `builtin_tools` come before the agent's own tools in the first turn's listing
+	and the reply schema (entry points such as tool search's), rather than after them."""
+
 	# building the agent (no I/O) ----------------------------------------------------------
 
 	def tools(self, agent: AgentInfo) -> Sequence[Tool | Callable[..., Any]]:
@@ -341,6 +355,27 @@ class Capability:
 			IntegrationError: The tools could not be listed (the run does not start).
 		"""
 		return ()
+
+	def builtin_tools(self, agent: AgentInfo) -> Sequence[Tool]:
+		"""Tools of the run's machinery, bound as ``openmolt.<handle>``, apart from the agent's.
+
+		Unlike `tools`, they are not the agent's (``agent.tools``, its fingerprint): they are
+		asked for whenever the agent's tool set is built (again after a run-time source lists
+		new tools), and listed after the agent's tools (before, with `builtins_lead`). Their
+		results are never replaced (`replace_result`): they bound their own size.
+
+		Args:
+			agent: The agent (``agent.tools``: the handles of its tools the scopes allow).
+		"""
+		return ()
+
+	def fingerprint(self) -> Mapping[str, Any]:
+		"""Entries added to the agent's fingerprint (JSON), for what changes the steps it asks for.
+
+		Merged into the fingerprint's body; the keys must not be the agent's own (``name``,
+		``model``, ``tools``...).
+		"""
+		return {}
 
 	# a run ----------------------------------------------------------------------------------
 
@@ -385,6 +420,31 @@ class Capability:
 			result: Its result.
 		"""
 
+	def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
+		"""The tools the model may call at this step (and sees in its reply schema).
+
+		Called before each step with the tools the others left visible (the first with every
+		tool the agent's scopes allow, built-in ones included); return them, or fewer, in the
+		same order. It must be a pure function of ``state``: a replay sees the same tools.
+
+		Args:
+			state: The run's state (a fresh one for the first turn's listing).
+			handles: The tools visible so far.
+		"""
+		return handles
+
+	def why_hidden(self, state: RunState, handle: str) -> str | None:
+		"""Why a call to a tool no capability left visible is refused (None: not this one's).
+
+		The first capability that answers is the reply's error; with no answer, the usual
+		messages apply (an unknown tool, or one the scopes exclude).
+
+		Args:
+			state: The run's state.
+			handle: The tool the model called.
+		"""
+		return None
+
 	async def before_model(self, run: Run) -> None:
 		"""A step is about to ask the model (outside the journaled model call; runs on replay).
 
@@ -421,6 +481,23 @@ class Capability:
 		"""
 		return PROCEED
 
+	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
+		"""A call's successful result, inside its journaled step: what the model reads instead.
+
+		The journal keeps what it returns, so a replay reads the same without calling again
+		(offload stores a large result and returns a preview). Not asked for built-in tools.
+
+		Args:
+			run: The run.
+			call: The call.
+			tool: The tool's record.
+			value: The tool's result (or the previous capability's replacement).
+
+		Returns:
+			The result the model reads (return ``value`` to keep it).
+		"""
+		return value
+
 	async def after_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
 	) -> dict[str, Any]:
@@ -436,6 +513,19 @@ class Capability:
 			The entry the model reads (return ``entry`` unchanged to keep it).
 		"""
 		return entry
+
+	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
+		"""A call's entry as the model reads it (after every `after_tool`): update the run's state.
+
+		Called outside the journaled call, with what the journal holds, so a replay updates the
+		state the same way (tool search loads tools here; offload notes a stored result).
+
+		Args:
+			run: The run.
+			call: The call.
+			index: The call's position among the step's commands.
+			entry: ``{"tool", "ok", "result"}`` or ``{"tool", "ok": False, "error"}``.
+		"""
 
 	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision:
 		"""The model finished with a validated output (``finish.output``, ``finish.status``).
@@ -468,17 +558,21 @@ _HOOKS = (
 	"wrap_run",
 	"on_run_start",
 	"on_run_end",
+	"visible_tools",
+	"why_hidden",
 	"before_model",
 	"wrap_model",
 	"before_tool",
+	"replace_result",
 	"after_tool",
+	"tool_done",
 	"before_finish",
 	"resume",
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
-_BUILDS = ("tools", "first_turn")
+_BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint")
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
 
 
@@ -493,7 +587,7 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 
 
 def builds(capability: Capability, hook: str) -> bool:
-	"""Whether a capability overrides a building hook (``tools``, ``first_turn``)."""
+	"""Whether a capability overrides a building hook (``tools``, ``first_turn``...)."""
 	return hook in _overridden(type(capability))
 
 
@@ -517,7 +611,11 @@ class Hooks:
 		"list_tools",
 		"on_run_end",
 		"on_run_start",
+		"replace_result",
 		"resume",
+		"tool_done",
+		"visible_tools",
+		"why_hidden",
 		"wrap_model",
 		"wrap_run",
 	)
@@ -555,6 +653,8 @@ class Hooks:
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
 	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
 	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]
+	visible_tools: tuple[Callable[[RunState, tuple[str, ...]], tuple[str, ...]], ...]
+	why_hidden: tuple[Callable[[RunState, str], str | None], ...]
 	before_model: tuple[Callable[[Run], Awaitable[None]], ...]
 	wrap_model: tuple[
 		Callable[
@@ -564,9 +664,11 @@ class Hooks:
 		...,
 	]
 	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
+	replace_result: tuple[Callable[[Run, CallTool, ToolSpec, Any], Awaitable[Any]], ...]
 	after_tool: tuple[
 		Callable[[Run, CallTool, ToolSpec, dict[str, Any]], Awaitable[dict[str, Any]]], ...
 	]
+	tool_done: tuple[Callable[[Run, CallTool, int, Mapping[str, Any]], None], ...]
 	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision]], ...]
 	resume: tuple[Callable[[Run, Mapping[str, Any], Any], Awaitable[None]], ...]
 
@@ -620,6 +722,26 @@ class Hooks:
 			entry = await hook(run, call, tool, entry)
 		return entry
 
+	def visible(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
+		"""The tools callable at this step: ``handles`` through each `Capability.visible_tools`."""
+		for hook in self.visible_tools:
+			handles = hook(state, handles)
+		return handles
+
+	def hidden(self, state: RunState, handle: str) -> str | None:
+		"""Why a call to a hidden tool is refused: the first `Capability.why_hidden` answer."""
+		for hook in self.why_hidden:
+			reason = hook(state, handle)
+			if reason is not None:
+				return reason
+		return None
+
+	async def replaced(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
+		"""A result through each capability's `Capability.replace_result`, in order."""
+		for hook in self.replace_result:
+			value = await hook(run, call, tool, value)
+		return value
+
 	def wrap(
 		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]
 	) -> Callable[[ModelRequest], Awaitable[ModelResponse]]:
@@ -627,6 +749,24 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = _wrapped(hook, run, send)
 		return send
+
+
+def load_tools(state: RunState, handles: Sequence[str], order: Mapping[str, Any]) -> None:
+	"""Make tools callable from the next step: add them to ``state.loaded``, in the tools' order.
+
+	A capability's `Capability.visible_tools` reads the loaded set (tool search, offload).
+
+	Args:
+		state: The run's state.
+		handles: The tools to add.
+		order: The run's tools by handle, in the agent's order (``run.tools``).
+	"""
+	merged = set(state.loaded) | set(handles)
+	if len(merged) == len(state.loaded):
+		return
+	position = {h: i for i, h in enumerate(order)}
+	end = len(position)
+	state.loaded = sorted(merged, key=lambda h: (position.get(h, end), h))
 
 
 def drive_wrapped(

@@ -41,13 +41,14 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 
+from openmolt_core._execute import MAX_RESULT_CHARS
 from openmolt_core._jsonsafe import encodable
 from openmolt_core.errors import ToolError
 from openmolt_core.files import FILE_PREFIX
@@ -68,9 +69,6 @@ __all__ = [
 	"shape",
 	"trim",
 ]
-
-MAX_RESULT_CHARS = 16_000
-"""A tool result longer than this (as JSON) is stored and previewed (by default)."""
 
 READ_TOOL = "openmolt.readResult"
 """The built-in tool that reads a slice of a stored result."""
@@ -704,7 +702,7 @@ class ReadResultTool:
 	)
 	input_schema = _READ_SCHEMA
 	output_schema: dict[str, Any] | None = None
-	scopes: tuple[str, ...] = ()
+	scopes: Sequence[str] = ()
 
 	def __init__(self, offload: Offload) -> None:
 		self._offload = offload

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._http import PooledTransport
 	from openmolt_core.accounts import Accounts
-	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
+	from openmolt_core.agent import Agent, HumanInputHandler, Limits, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.capabilities.observers import Observers
 	from openmolt_core.capabilities.sources import SourceBinding
@@ -212,6 +212,8 @@ class OpenMolt:
 		)
 		# The compaction capabilities of this instance's agents, one per setting (shared).
 		self._compactions: dict[tuple[Any, Any], Capability] = {}
+		# The offload capabilities of this instance's agents, one per store and thresholds.
+		self._offloads: dict[tuple[Any, ...], Capability] = {}
 		self._observed: Observers | None = None
 		self._hooks: dict[tuple[int, ...], tuple[tuple[Capability, ...], Hooks]] = {}
 		self._taint_policy = taint_policy
@@ -892,6 +894,7 @@ class OpenMolt:
 			)
 		caps_given = settings.limits()
 		limits = Limits(**caps_given) if caps_given else None
+		caps.append(self._offload_capability(files, limits or Limits()))
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
@@ -1073,6 +1076,19 @@ class OpenMolt:
 		if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
 			self._hooks[key] = (tuple(caps), hooks)
 		return hooks
+
+	def _offload_capability(self, files: FileStore, limits: Limits) -> Capability:
+		"""The offload of large results; agents with the same store and thresholds share one."""
+		from openmolt_core.capabilities.offload import OffloadResults
+		from openmolt_core.offload import Offload
+
+		per_tool = limits.max_result_chars_per_tool
+		key = (id(files), limits.max_result_chars, tuple(sorted(per_tool.items())))
+		shared = self._offloads.get(key)
+		if shared is None:
+			offload = Offload(files, limit=limits.max_result_chars, per_tool=per_tool)
+			shared = self._offloads[key] = OffloadResults(offload)
+		return shared
 
 	def _compactor_capability(
 		self,
