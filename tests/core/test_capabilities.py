@@ -19,7 +19,7 @@ from openmolt import (
 )
 from openmolt_core.commands import CallTool, Finish
 from openmolt_core.events import Event
-from openmolt_core.hooks import NO_HOOKS, AgentInfo, Hooks, Run, ToolSpec
+from openmolt_core.hooks import NO_HOOKS, AgentInfo, Hooks, Run, ToolSpec, load_tools
 from openmolt_core.llm import ModelRequest, ModelResponse
 from openmolt_core.result import RunResult
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -421,6 +421,77 @@ def test_the_fingerprint_names_the_capabilities() -> None:
 	plain = om.create_agent(name="A", model=ScriptedModel([]))
 	with_cap = om.create_agent(name="A", model=ScriptedModel([]), capabilities=[Quiet()])
 	assert plain.fingerprint() != with_cap.fingerprint()
+
+
+# tools a step sees, built-in tools, results replaced --------------------------------------------
+
+
+class Peek:
+	"""A built-in tool: reads a secret word (``openmolt.peek``)."""
+
+	handle = "peek"
+	description = "Read the word."
+	input_schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False}
+	output_schema = None
+	scopes: tuple[str, ...] = ()
+	labels: tuple[str, ...] = ()
+
+	async def execute(self, input: dict[str, Any], context: Any) -> Any:
+		return {"word": "x" * 50}
+
+
+class Vault(Capability):
+	"""Hides ``openmolt.peek`` until a ``local.pay`` result was seen; shortens results."""
+
+	name = "vault"
+	in_fingerprint: ClassVar[bool] = False  # named only through its fingerprint() entry
+
+	def builtin_tools(self, agent: AgentInfo) -> list[Any]:
+		return [Peek()]
+
+	def fingerprint(self) -> Mapping[str, Any]:
+		return {"vault": 1}
+
+	def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
+		if "openmolt.peek" in state.loaded:
+			return handles
+		return tuple(h for h in handles if h != "openmolt.peek")
+
+	def why_hidden(self, state: RunState, handle: str) -> str | None:
+		return "pay first" if handle == "openmolt.peek" else None
+
+	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
+		return {"short": call.tool}
+
+	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
+		if entry.get("ok") and call.tool == "local.pay":
+			load_tools(run.state, ["openmolt.peek"], run.tools)
+			self.state(run).setdefault("seen", []).append([run.step, index])
+
+
+async def test_a_capability_decides_which_tools_a_step_sees_and_replaces_results() -> None:
+	till = Till()
+	model = ScriptedModel(
+		[
+			call_tool("openmolt.peek"),
+			[call_tool("local.pay", amount=1), call_tool("local.pay", amount=2)],
+			call_tool("openmolt.peek"),
+			finish("ok"),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=model, tools=till.tools, capabilities=[Vault()])
+	assert agent.tools == ["local.pay"]  # a built-in tool is not the agent's
+	assert [t.handle for t in agent.envelope.tools] == ["local.pay"]  # peek: hidden at first
+	result = await agent.run("go")
+	assert "pay first" in model.requests[1].messages[-1].content
+	assert [r["result"] for r in results_of(model, 2)] == [{"short": "local.pay"}] * 2
+	assert len(till.ran) == 2  # the tools ran; the model read the replacements
+	assert results_of(model, 3)[0]["result"] == {"word": "x" * 50}  # built-in: never replaced
+	assert result.state.loaded == ["openmolt.peek"]
+	assert result.state.ext["vault"] == {"seen": [[2, 0], [2, 1]]}
+	plain = om.create_agent(name="A", model=ScriptedModel([]), tools=till.tools)
+	assert agent.fingerprint() != plain.fingerprint()  # its entry, not its name
 
 
 # the model call and the run -------------------------------------------------------------------

@@ -1079,8 +1079,7 @@ class OpenMolt:
 
 	def _offload_capability(self, files: FileStore, limits: Limits) -> Capability:
 		"""The offload of large results; agents with the same store and thresholds share one."""
-		from openmolt_core.capabilities.offload import OffloadResults
-		from openmolt_core.offload import Offload
+		from openmolt_core.capabilities.offload import Offload, OffloadResults
 
 		per_tool = limits.max_result_chars_per_tool
 		key = (id(files), limits.max_result_chars, tuple(sorted(per_tool.items())))
