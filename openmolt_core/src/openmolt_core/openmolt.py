@@ -894,7 +894,7 @@ class OpenMolt:
 			)
 		caps_given = settings.limits()
 		limits = Limits(**caps_given) if caps_given else None
-		caps.append(self._offload_capability(files, limits or Limits()))
+		caps.append(self._offload_capability(files, limits))
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
@@ -1077,15 +1077,18 @@ class OpenMolt:
 			self._hooks[key] = (tuple(caps), hooks)
 		return hooks
 
-	def _offload_capability(self, files: FileStore, limits: Limits) -> Capability:
+	def _offload_capability(self, files: FileStore, limits: Limits | None) -> Capability:
 		"""The offload of large results; agents with the same store and thresholds share one."""
-		from openmolt_core.capabilities.offload import Offload, OffloadResults
-
-		per_tool = limits.max_result_chars_per_tool
-		key = (id(files), limits.max_result_chars, tuple(sorted(per_tool.items())))
+		per_tool = limits.max_result_chars_per_tool if limits is not None else {}
+		limit = limits.max_result_chars if limits is not None else None
+		key = (id(files), limit, *sorted(per_tool.items()))
 		shared = self._offloads.get(key)
 		if shared is None:
-			offload = Offload(files, limit=limits.max_result_chars, per_tool=per_tool)
+			from openmolt_core.agent import Limits
+			from openmolt_core.capabilities.offload import Offload, OffloadResults
+
+			limit = limit if limit is not None else Limits().max_result_chars
+			offload = Offload(files, limit=limit, per_tool=per_tool)
 			shared = self._offloads[key] = OffloadResults(offload)
 		return shared
 
