@@ -28,6 +28,8 @@ from typing import Any
 
 import httpx
 
+from openmolt_core._tls import client_context
+
 __all__ = ["DEFAULT_TIMEOUT", "MAX_CONNECTIONS", "PooledTransport", "fast_path", "new_client"]
 
 DEFAULT_TIMEOUT = 60.0
@@ -110,8 +112,9 @@ class PooledTransport(httpx.AsyncBaseTransport):
 	def prepare(self, loop: Any | None) -> None:
 		"""Build the pool for an event loop ahead of its first request (safe in a worker thread).
 
-		Building a pool imports its HTTP library and loads the CA bundle: hundreds of milliseconds
-		that would otherwise block the event loop on the first request.
+		Building a pool imports its HTTP library: tens of milliseconds that would otherwise block
+		the event loop on the first request. (The CA bundle is read at the first TLS handshake,
+		`openmolt_core._tls`.)
 
 		Args:
 			loop: The asyncio loop the pool will serve, or None for a non-asyncio one (trio).
@@ -129,10 +132,11 @@ class PooledTransport(httpx.AsyncBaseTransport):
 				pools.plain = self._httpx_pool()
 
 	def _ssl_context(self) -> ssl.SSLContext:
-		# One CA bundle per transport, shared by its pools: loading it is one C call that holds
-		# the GIL for tens of milliseconds, even in a worker thread.
+		# One CA bundle per transport, shared by its pools, read at the first TLS handshake:
+		# reading it holds the GIL for tens of milliseconds, even in a worker thread, and a
+		# program that only speaks plain HTTP (a local model server) never needs it.
 		if self._ssl is None:
-			self._ssl = httpx.create_ssl_context()
+			self._ssl = client_context()
 		return self._ssl
 
 	def _httpx_pool(self) -> httpx.AsyncBaseTransport:
@@ -323,8 +327,9 @@ def _aiohttp_pool(ssl_context: ssl.SSLContext, sessions: list[Any]) -> httpx.Asy
 def new_client(transport: PooledTransport | None = None) -> httpx.AsyncClient:
 	"""Create the shared client: timeouts set, redirects off (tools decide), a fast pool.
 
-	Created lazily, once per OpenMolt instance: loading the CA bundle costs tens of milliseconds,
-	and it happens on the first request in each event loop, not here.
+	Created lazily, once per OpenMolt instance: its pools are built on the first request in each
+	event loop (or by `PooledTransport.prepare`), not here, and the CA bundle is read at the first
+	TLS handshake.
 
 	Args:
 		transport: The pool to send through (the caller keeps it to call

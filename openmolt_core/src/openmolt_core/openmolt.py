@@ -538,10 +538,11 @@ class OpenMolt:
 		"""Load what a first run needs in a worker thread, so the event loop never blocks on it.
 
 		The first run of a process imports the provider, the HTTP stack and (for HTTP tools) the
-		template engine, and loads the CA bundle: hundreds of milliseconds that would stall every
-		other task of the event loop. `Agent.run` calls this once per provider; later calls cost
-		a dictionary lookup. (Parsing the CA bundle is one C call that holds the GIL for tens of
-		milliseconds even in a thread: that one pause per process remains.)
+		template engine: hundreds of milliseconds that would stall every other task of the event
+		loop. `Agent.run` calls this once per provider; later calls cost a dictionary lookup.
+		(The CA bundle is read at the first TLS handshake: one C call that holds the GIL for
+		tens of milliseconds, in a thread or not; that one pause per process remains, and a
+		process that only speaks plain HTTP never pays it.)
 
 		Args:
 			provider: The provider name the run will use, if any.
