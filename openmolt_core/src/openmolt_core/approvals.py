@@ -26,7 +26,6 @@ import json
 import os
 import re
 import secrets
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -361,6 +360,8 @@ class SQLiteLedger:
 		self._lock: anyio.Lock | None = None
 
 	def _claim(self, call: str, decision: str) -> bool:
+		import sqlite3  # here: a run without approvals never loads it
+
 		from openmolt_core._private import private_file
 
 		private_file(self.path)  # 0600 in a 0700 folder
@@ -375,6 +376,8 @@ class SQLiteLedger:
 			return cursor.rowcount == 1
 
 	def _claimed(self, call: str) -> str | None:
+		import sqlite3
+
 		if not self.path.exists():
 			return None
 		with sqlite3.connect(self.path, timeout=30) as db:
