@@ -33,6 +33,12 @@ POSTGRES_URL = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
 STORES = ["sqlite", "postgres"]
 
 
+# tryfirst: pytest-xdist's worker reads the xdist_group marks in this same hook to send a group
+# to one worker. This conftest is registered before that worker plugin when a run names files
+# of this folder (``pytest tests/dbos/test_crash_sqlite.py``), after it when the folder is found
+# by collection; hooks run latest-registered first, so without tryfirst such a run spread the
+# group over both workers, and each worker set the crash harness up for each store (4 setups).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 	for item in items:
 		if HERE in Path(str(item.fspath)).parents or Path(str(item.fspath)).parent == HERE:
