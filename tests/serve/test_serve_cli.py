@@ -16,7 +16,7 @@ import pytest
 
 from openmolt_core.cli import main
 from openmolt_core.runstore import RunStore, default_path
-from openmolt_core.signatures import sign
+from openmolt_serve.signatures import sign
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -16,10 +16,10 @@ import pytest
 from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
 
 from openmolt import OpenMolt
-from openmolt_core.signatures import sign
 from openmolt_core.testing import ScriptedModel, ask_human, finish
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
+from openmolt_serve.signatures import sign
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos"), pytest.mark.timeout(120)]
 

@@ -16,11 +16,11 @@ import pytest
 from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, TOKEN, FakeSlack, eventually, local_server
 
 from openmolt import OpenMolt
-from openmolt_core.signatures import sign
 from openmolt_core.testing import ScriptedModel, finish
 from openmolt_core.triggers import TelegramChannel, Triggers
 from openmolt_serve import TriggerServer
 from openmolt_serve._body import MAX_DEPTH
+from openmolt_serve.signatures import sign
 from openmolt_serve.telegram import TelegramBot, TelegramError
 
 pytestmark = pytest.mark.anyio
@@ -330,8 +330,8 @@ def test_the_replay_guard_keeps_its_entries_in_the_durable_store_when_there_is_n
 	"""A durable store without a run store: a SQLite file in its files folder, per agent."""
 	from types import SimpleNamespace
 
-	from openmolt_core.signatures import ReplayGuard, SignatureError, verify
 	from openmolt_serve._seen import seen_store
+	from openmolt_serve.signatures import ReplayGuard, SignatureError, verify
 
 	def agent(name: str) -> Any:
 		durability = SimpleNamespace(files_dir=tmp_path / "files")

@@ -34,7 +34,11 @@ def test_the_serve_extra_installs_openmolt_serve_found_by_its_entry_point() -> N
 
 
 def test_no_core_module_imports_openmolt_serve() -> None:
-	"""The core's sources never name openmolt_serve; a run with triggers' settings loads no web stack."""
+	"""The core's sources never name openmolt_serve; a run with triggers' settings loads no web stack.
+
+	The old home of the signatures (a shim) names the module they moved to as a string, and
+	imports it only when one of its names is used.
+	"""
 	import openmolt_core
 
 	for path in Path(openmolt_core.__file__).parent.rglob("*.py"):
@@ -43,13 +47,31 @@ def test_no_core_module_imports_openmolt_serve() -> None:
 	code = (
 		"import json, sys\n"
 		"from openmolt_core.cli._agentfile import AgentFile\n"
-		"from openmolt_core.signatures import verify\n"
+		"import openmolt_core.signatures\n"
 		"AgentFile.model_validate({'name': 'a', 'model': 'x:y', 'triggers': {'webhook': {}}})\n"
 		"print(json.dumps(sorted(sys.modules)))\n"
 	)
 	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 	loaded = {m.split(".")[0] for m in json.loads(out.stdout)}
 	assert not loaded & {"starlette", "uvicorn", "openmolt_serve", "openmolt_ui"}
+
+
+def test_the_old_home_of_the_signatures_re_exports_the_same_objects() -> None:
+	"""``openmolt_core.signatures`` (documented before the move) gives serve's own objects."""
+	import openmolt_core.signatures as old
+	from openmolt_core import triggers
+	from openmolt_serve import signatures
+
+	for name in signatures.__all__:
+		assert getattr(old, name) is getattr(signatures, name), name
+	assert old.__all__ is signatures.__all__
+	assert signatures.Scheme is triggers.Scheme
+	assert triggers.WebhookTrigger().tolerance == signatures.DEFAULT_TOLERANCE
+	namespace: dict[str, object] = {}
+	exec("from openmolt_core.signatures import *", namespace)
+	assert namespace["verify"] is signatures.verify
+	with pytest.raises(AttributeError):
+		old.nothing_of_that_name  # noqa: B018
 
 
 @pytest.mark.parametrize(
@@ -62,6 +84,7 @@ def test_no_core_module_imports_openmolt_serve() -> None:
 		"openmolt_serve.slack",
 		"openmolt_serve.telegram",
 		"openmolt_serve.webhooks",
+		"openmolt_serve.signatures",
 		"openmolt_serve.a2a",
 		"openmolt_serve.agui",
 		"openmolt_serve._agui_events",

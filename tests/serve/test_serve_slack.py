@@ -12,10 +12,10 @@ import pytest
 from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, FakeSlack, eventually, local_server
 
 from openmolt import OpenMolt
-from openmolt_core.signatures import sign
 from openmolt_core.testing import ScriptedModel, ask_human, finish
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
+from openmolt_serve.signatures import sign
 
 pytestmark = pytest.mark.anyio
 

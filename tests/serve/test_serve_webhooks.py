@@ -13,11 +13,11 @@ from _serve_fakes import eventually
 
 from openmolt import OpenMolt
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
-from openmolt_core.signatures import sign
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
+from openmolt_serve.signatures import sign
 
 pytestmark = pytest.mark.anyio
 

@@ -41,14 +41,16 @@ from pydantic import BaseModel, Field, model_validator
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.options import options_config
-from openmolt_core.signatures import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Scheme
 
 __all__ = [
+	"DEFAULT_HMAC_HEADER",
+	"DEFAULT_TOLERANCE",
 	"TRIGGER_KINDS",
 	"TRIGGER_TRUST",
 	"A2ATrigger",
 	"AguiTrigger",
 	"Channel",
+	"Scheme",
 	"SlackChannel",
 	"TelegramChannel",
 	"TriggerKind",
@@ -137,10 +139,20 @@ def secret_from(value: str | None, env: str | None, *, what: str) -> str:
 	return found
 
 
+Scheme = Literal["hmac", "standard", "github", "stripe", "slack"]
+"""How a webhook's requests are signed; ``openmolt_serve.signatures`` checks each scheme."""
+
+DEFAULT_TOLERANCE = 300.0
+"""Seconds a signed timestamp may be away from now (Stripe's and Slack's own default)."""
+
+DEFAULT_HMAC_HEADER = "X-Signature-256"
+"""The header of the plain ``hmac`` scheme, unless configured."""
+
+
 class WebhookTrigger(_Model):
 	"""``POST /hooks/<agent>``: a signed request starts a run with its payload as the input.
 
-	The signature is checked first (`openmolt_core.signatures`); then the per-agent rate limit;
+	The signature is checked first (`openmolt_serve.signatures`); then the per-agent rate limit;
 	then the run starts and the answer is ``202`` with its run id.
 	"""
 

@@ -1,7 +1,7 @@
 """The replay guard's durable memory: a table in the run store's SQLite file.
 
 With a run store (``OpenMolt(run_store=...)``, the ``runStore`` of an agent file) the webhooks'
-and the Slack app's `ReplayGuard <openmolt_core.signatures.ReplayGuard>` keeps what it has seen
+and the Slack app's `ReplayGuard <openmolt_serve.signatures.ReplayGuard>` keeps what it has seen
 in a table of its own in the same file (else, on a durable store, in a file of its files
 folder: `seen_store`), so a restart forgets no signature: a signature without a time (``hmac``,
 ``github``) is refused again for as long as the file lives, a timestamped one until its window
@@ -37,7 +37,7 @@ CREATE INDEX IF NOT EXISTS openmolt_webhook_seen_until ON openmolt_webhook_seen 
 
 
 class SqliteSeen:
-	"""A `SeenStore <openmolt_core.signatures.SeenStore>` in a SQLite file.
+	"""A `SeenStore <openmolt_serve.signatures.SeenStore>` in a SQLite file.
 
 	Args:
 		path: The SQLite file (the run store's).

@@ -1,7 +1,7 @@
 """Slack: an app on the Events API whose messages start or continue an agent's runs.
 
 Slack posts events to ``POST /channels/slack/<agent>`` (the app's Request URL). Each request is
-checked with the app's signing secret (`openmolt_core.signatures`, scheme ``slack``: five
+checked with the app's signing secret (`openmolt_serve.signatures`, scheme ``slack``: five
 minutes of tolerance) before it is read, and a signed request seen before (a replay, however its
 signature is spelled) is answered ``200`` and does nothing; the ``url_verification`` handshake gets its challenge
 back; an ``event_callback`` is answered ``200`` at once (Slack wants an answer within three
@@ -31,7 +31,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.signatures import ReplayGuard, SignatureError, verify
 from openmolt_core.triggers import SlackChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -46,6 +45,7 @@ from openmolt_serve._launch import Launcher
 from openmolt_serve._live import LiveReplies
 from openmolt_serve._seen import seen_store
 from openmolt_serve.chats import Conversations, Incoming
+from openmolt_serve.signatures import ReplayGuard, SignatureError, verify
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent

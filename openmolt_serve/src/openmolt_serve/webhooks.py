@@ -5,7 +5,7 @@ In order, before anything runs:
 1. the agent must exist and have a webhook (else ``404``);
 2. the body must fit ``maxBody`` (else ``413``, read no further) and arrive within
    `BODY_TIMEOUT <openmolt_serve._body.BODY_TIMEOUT>` seconds (else ``408``);
-3. the signature must verify (`openmolt_core.signatures`; else ``401`` with the reason);
+3. the signature must verify (`openmolt_serve.signatures`; else ``401`` with the reason);
 4. a JSON body (or a form's ``payload`` field) nested deeper than the cap on model replies is
    ``422``;
 5. a delivery id accepted before is a retry: ``200 {"status": "duplicate"}`` with its run id,
@@ -51,7 +51,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.signatures import ReplayGuard, SeenStore, SignatureError, verify
 from openmolt_core.triggers import WebhookTrigger, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -65,6 +64,7 @@ from openmolt_serve._body import (
 from openmolt_serve._launch import Launcher, run_id_for
 from openmolt_serve._limits import RateLimit
 from openmolt_serve._seen import seen_store
+from openmolt_serve.signatures import ReplayGuard, SeenStore, SignatureError, verify
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent

@@ -7,7 +7,7 @@ import pytest
 import stripe
 from slack_sdk.signature import SignatureVerifier
 
-from openmolt_core.signatures import ReplayGuard, SignatureError, sign, verify
+from openmolt_serve.signatures import ReplayGuard, SignatureError, sign, verify
 
 # GitHub, "Validating webhook deliveries" > "Testing the webhook payload validation":
 # https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries

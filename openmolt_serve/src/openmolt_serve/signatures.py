@@ -1,0 +1,449 @@
+"""Webhook signatures: check that a request was signed by the sender, before anything runs.
+
+Five schemes, each exactly as its owner documents it (all HMAC-SHA256 over the raw body bytes,
+compared in constant time):
+
+| scheme | headers | signed text | replay window |
+| --- | --- | --- | --- |
+| ``hmac`` | ``X-Signature-256: sha256=<hex>`` (the header is configurable) | the body | none: `ReplayGuard` refuses a signature again for its whole life |
+| ``standard`` | ``webhook-id``, ``webhook-timestamp``, ``webhook-signature: v1,<base64>`` | ``<id>.<timestamp>.<body>`` | ``tolerance`` seconds |
+| ``github`` | ``X-Hub-Signature-256: sha256=<hex>`` | the body | none (GitHub signs no time); ``X-GitHub-Delivery`` names the delivery |
+| ``stripe`` | ``Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`` | ``<t>.<body>`` | ``tolerance`` seconds (Stripe's libraries: 300) |
+| ``slack`` | ``X-Slack-Request-Timestamp``, ``X-Slack-Signature: v0=<hex>`` | ``v0:<timestamp>:<body>`` | ``tolerance`` seconds (Slack: 5 minutes) |
+
+``standard`` is [Standard Webhooks](https://www.standardwebhooks.com/) (its secrets read
+``whsec_<base64>``), the shared-secret scheme to choose when you control the sender: it signs an
+id and a time, so a captured request cannot be replayed later. Sources: GitHub's "Validating
+webhook deliveries", Stripe's "Check the webhook signatures" (manual verification), Slack's
+"Verifying requests from Slack"; the tests check each against its documented example.
+
+A timestamp outside the window (either way: a clock ahead by more than ``tolerance`` too) is
+refused as ``expired``. Within the window, `ReplayGuard` refuses a signature it has seen, keyed on
+the verified signature itself (the expected MAC), never on the header's text: a copy with the hex
+in upper case, other spaces, a base64 variant or extra signatures beside it is the same request.
+Signatures without a time (``hmac``, ``github``) stay valid forever, so the guard keeps them for
+its whole life (and in a durable `SeenStore` when one is given).
+
+The checks are the standard library (``hmac``, ``hashlib``); the schemes and their defaults are
+the agent file's settings (`openmolt_core.triggers`). The server (``openmolt serve``) and any ASGI
+or WSGI application of your own can use this module (``pip install "openmolt[serve]"``; it moved
+here from ``openmolt_serve.signatures``, which re-exports it). No error message contains the secret
+or the expected signature.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, get_args
+
+from openmolt_core.errors import OpenMoltError
+from openmolt_core.triggers import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Scheme
+
+__all__ = [
+	"DEFAULT_HMAC_HEADER",
+	"DEFAULT_TOLERANCE",
+	"SCHEMES",
+	"ReplayGuard",
+	"Scheme",
+	"SeenStore",
+	"SignatureError",
+	"Verified",
+	"sign",
+	"verify",
+]
+
+SCHEMES: tuple[str, ...] = get_args(Scheme)
+"""The names of the schemes `verify` knows (`Scheme`, the agent file's setting), for messages."""
+
+
+class SignatureError(OpenMoltError):
+	"""A webhook request's signature is missing, wrong, too old, or seen before.
+
+	Args:
+		message: What is wrong and what the sender must do (never the secret).
+		reason: ``unsigned``, ``malformed``, ``invalid``, ``expired`` or ``replayed``.
+	"""
+
+	def __init__(self, message: str, *, reason: str) -> None:
+		super().__init__(message)
+		self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+	"""What a valid signature tells about the request.
+
+	Args:
+		scheme: The scheme that checked it.
+		signature: The signature that matched, normalized: the hex of the expected MAC, the
+			same however the sender spelled it (upper-case hex, base64 variants, spaces, the
+			other signatures of the header), so that `ReplayGuard` cannot be fooled by a
+			respelled copy.
+		timestamp: The signed time (Unix seconds), when the scheme signs one.
+		delivery: The sender's id of this delivery, when it sends one (``webhook-id``,
+			``X-GitHub-Delivery``); a retry of one delivery carries the same id.
+	"""
+
+	scheme: str
+	signature: str
+	timestamp: int | None = None
+	delivery: str | None = None
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+	lowered = name.lower()
+	for key, value in headers.items():
+		if key.lower() == lowered:
+			return value
+	return None
+
+
+def _need(headers: Mapping[str, str], name: str, scheme: str) -> str:
+	value = _header(headers, name)
+	if value is None or not value.strip():
+		raise SignatureError(
+			f"the request is not signed: the {scheme} scheme needs the {name} header",
+			reason="unsigned",
+		)
+	return value.strip()
+
+
+def _mac(key: bytes, message: bytes) -> bytes:
+	return hmac.new(key, message, hashlib.sha256).digest()
+
+
+def _timestamp(text: str, name: str, now: float, tolerance: float) -> int:
+	try:
+		stamp = int(text)
+	except ValueError:
+		raise SignatureError(f"{name} must be a Unix time in seconds", reason="malformed") from None
+	if abs(now - stamp) > tolerance:
+		raise SignatureError(
+			f"the signed time ({name}) is more than {tolerance:g} seconds away from now: an old "
+			"request replayed, or a clock that is off; send a fresh request",
+			reason="expired",
+		)
+	return stamp
+
+
+def _hex_match(expected: bytes, given: str) -> bool:
+	return hmac.compare_digest(expected.hex(), given.strip().lower())
+
+
+def _b64(text: str) -> bytes:
+	"""Base64 in any of its spellings (standard or URL-safe, padded or not); b"" if not base64."""
+	raw = text.strip().replace("-", "+").replace("_", "/")
+	try:
+		return base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
+	except (binascii.Error, ValueError):
+		return b""
+
+
+def _standard_key(secret: str) -> bytes:
+	raw = secret.removeprefix("whsec_")
+	try:
+		return base64.b64decode(raw, validate=True)
+	except (binascii.Error, ValueError):
+		raise SignatureError(
+			"a Standard Webhooks secret reads whsec_<base64 of 24 to 64 random bytes>",
+			reason="malformed",
+		) from None
+
+
+def verify(
+	scheme: Scheme | str,
+	secret: str,
+	body: bytes,
+	headers: Mapping[str, str],
+	*,
+	tolerance: float = DEFAULT_TOLERANCE,
+	now: float | None = None,
+	header: str = DEFAULT_HMAC_HEADER,
+) -> Verified:
+	"""Check a request's signature.
+
+	Args:
+		scheme: ``hmac``, ``standard``, ``github``, ``stripe`` or ``slack``.
+		secret: The shared secret (Stripe's ``whsec_...``, Slack's signing secret, ...).
+		body: The raw request body, as received (never re-serialized JSON).
+		headers: The request's headers (any case).
+		tolerance: Seconds a signed timestamp may be away from ``now``.
+		now: The current Unix time (default: the clock).
+		header: The header of the ``hmac`` scheme.
+
+	Returns:
+		What the signature tells (its time and delivery id).
+
+	Raises:
+		SignatureError: The request is unsigned, malformed, wrongly signed or too old.
+	"""
+	if not secret:
+		raise SignatureError("no secret is configured to check signatures with", reason="unsigned")
+	clock = time.time() if now is None else now
+	key = secret.encode()
+	if scheme in ("hmac", "github"):
+		name = "X-Hub-Signature-256" if scheme == "github" else header
+		given = _need(headers, name, scheme)
+		if not given.startswith("sha256="):
+			raise SignatureError(f"{name} must read sha256=<hex digest>", reason="malformed")
+		expected = _mac(key, body)
+		if not _hex_match(expected, given.removeprefix("sha256=")):
+			raise SignatureError(
+				f"the {name} signature does not match the body: a wrong secret, or a changed body",
+				reason="invalid",
+			)
+		delivery = _header(headers, "X-GitHub-Delivery") if scheme == "github" else None
+		return Verified(scheme, expected.hex(), None, delivery.strip() if delivery else None)
+	if scheme == "stripe":
+		given = _need(headers, "Stripe-Signature", scheme)
+		parts = [p.partition("=") for p in given.split(",")]
+		stamps = [v.strip() for k, _, v in parts if k.strip() == "t"]
+		signatures = [v.strip() for k, _, v in parts if k.strip() == "v1"]
+		if len(stamps) != 1 or not signatures:
+			raise SignatureError(
+				"Stripe-Signature must read t=<unix time>,v1=<hex digest>", reason="malformed"
+			)
+		stamp = _timestamp(stamps[0], "Stripe-Signature t", clock, tolerance)
+		expected = _mac(key, stamps[0].encode() + b"." + body)
+		match = next((s for s in signatures if _hex_match(expected, s)), None)
+		if match is None:
+			raise SignatureError(
+				"no v1 signature of Stripe-Signature matches: a wrong endpoint secret, or a "
+				"changed body",
+				reason="invalid",
+			)
+		return Verified(scheme, expected.hex(), stamp, None)
+	if scheme == "slack":
+		given = _need(headers, "X-Slack-Signature", scheme)
+		stamp_text = _need(headers, "X-Slack-Request-Timestamp", scheme)
+		stamp = _timestamp(stamp_text, "X-Slack-Request-Timestamp", clock, tolerance)
+		if not given.startswith("v0="):
+			raise SignatureError("X-Slack-Signature must read v0=<hex digest>", reason="malformed")
+		expected = _mac(key, b"v0:" + stamp_text.encode() + b":" + body)
+		if not _hex_match(expected, given.removeprefix("v0=")):
+			raise SignatureError(
+				"X-Slack-Signature does not match: a wrong signing secret, or a changed body",
+				reason="invalid",
+			)
+		return Verified(scheme, expected.hex(), stamp, None)
+	if scheme == "standard":
+		wid = _need(headers, "webhook-id", scheme)
+		stamp_text = _need(headers, "webhook-timestamp", scheme)
+		given = _need(headers, "webhook-signature", scheme)
+		stamp = _timestamp(stamp_text, "webhook-timestamp", clock, tolerance)
+		mac = _mac(_standard_key(secret), f"{wid}.{stamp_text}.".encode() + body)
+		for candidate in given.split():
+			version, _, value = candidate.partition(",")
+			if version == "v1" and hmac.compare_digest(_b64(value), mac):
+				return Verified(scheme, mac.hex(), stamp, wid)
+		raise SignatureError(
+			"no v1 signature of webhook-signature matches: a wrong secret, or a changed body",
+			reason="invalid",
+		)
+	raise SignatureError(
+		f"unknown signature scheme {scheme!r}; use one of {', '.join(SCHEMES)}",
+		reason="malformed",
+	)
+
+
+def sign(
+	scheme: Scheme | str,
+	secret: str,
+	body: bytes,
+	*,
+	timestamp: int | None = None,
+	delivery: str = "msg_openmolt",
+	header: str = DEFAULT_HMAC_HEADER,
+) -> dict[str, str]:
+	"""The headers a sender of that scheme adds: for your own senders, and for tests.
+
+	Args:
+		scheme: The scheme.
+		secret: The shared secret.
+		body: The body to send.
+		timestamp: The time to sign (default: now), for the schemes that sign one.
+		delivery: The ``webhook-id`` of the ``standard`` scheme.
+		header: The header of the ``hmac`` scheme.
+
+	Raises:
+		SignatureError: The scheme is unknown, or a ``standard`` secret is not ``whsec_<base64>``.
+	"""
+	stamp = str(int(time.time()) if timestamp is None else timestamp)
+	key = secret.encode()
+	if scheme == "hmac":
+		return {header: "sha256=" + _mac(key, body).hex()}
+	if scheme == "github":
+		return {"X-Hub-Signature-256": "sha256=" + _mac(key, body).hex()}
+	if scheme == "stripe":
+		return {"Stripe-Signature": f"t={stamp},v1={_mac(key, stamp.encode() + b'.' + body).hex()}"}
+	if scheme == "slack":
+		digest = _mac(key, b"v0:" + stamp.encode() + b":" + body).hex()
+		return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}
+	if scheme == "standard":
+		mac = _mac(_standard_key(secret), f"{delivery}.{stamp}.".encode() + body)
+		return {
+			"webhook-id": delivery,
+			"webhook-timestamp": stamp,
+			"webhook-signature": "v1," + base64.b64encode(mac).decode(),
+		}
+	raise SignatureError(
+		f"unknown signature scheme {scheme!r}; use one of {', '.join(SCHEMES)}",
+		reason="malformed",
+	)
+
+
+class SeenStore(Protocol):
+	"""Where a `ReplayGuard` also keeps what it has seen, so that a restart forgets nothing.
+
+	``openmolt serve`` gives one (a table in the run store's SQLite file) when a run store is
+	configured. Keys are the guard's (``sig:<hex>``, ``id:<delivery>``); an entry with ``until``
+	None is kept for good, else until that Unix time.
+	"""
+
+	def seen(self, keys: Sequence[str], now: float) -> bool:
+		"""Whether one of ``keys`` is kept and not expired at ``now``."""
+		...
+
+	def add(self, keys: Sequence[str], until: float | None) -> None:
+		"""Keep ``keys`` until ``until`` (None: for good)."""
+		...
+
+	def discard(self, keys: Sequence[str]) -> None:
+		"""Drop ``keys`` (their request's run could not start)."""
+		...
+
+
+class ReplayGuard:
+	"""Refuses a signature (or a delivery id) seen before, for as long as it could be valid.
+
+	Keys are the verified, normalized signature (`Verified.signature`: the expected MAC, so a
+	respelled copy of a signature is the same key) and the delivery id. A timestamped signature
+	is remembered until its signed time leaves the window (``timestamp + tolerance``, Unix
+	time); the oldest of those go first past ``size`` entries. One without a time (``hmac``,
+	``github``) is valid forever, so it is remembered for the guard's life (``keep`` None, the
+	default) or ``keep`` seconds, and never pushed out by newer ones. With a ``store`` (a
+	`SeenStore`) every entry is also kept there, so a restart forgets nothing; without one it
+	lives in memory, and after a restart only the timestamp window still holds.
+
+	Args:
+		tolerance: The window of the timestamped schemes, in seconds.
+		keep: How long to remember signatures without a time (None: for the guard's life).
+		size: The most timestamped entries kept in memory.
+		store: A durable store of what was seen (None: memory only).
+	"""
+
+	def __init__(
+		self,
+		*,
+		tolerance: float = DEFAULT_TOLERANCE,
+		keep: float | None = None,
+		size: int = 100_000,
+		store: SeenStore | None = None,
+	) -> None:
+		self.tolerance = tolerance
+		self.keep = keep
+		self.size = size
+		self.store = store
+		self._timed: OrderedDict[str, float] = OrderedDict()
+		self._kept: dict[str, float] = {}
+
+	def _keys(self, verified: Verified) -> list[str]:
+		# A digest of the MAC, not the MAC: what a store keeps could not sign anything.
+		keys = [f"sig:{hashlib.sha256(verified.signature.encode()).hexdigest()}"]
+		if verified.delivery:
+			keys.append(f"id:{verified.delivery}")
+		return keys
+
+	def _until(self, verified: Verified, clock: float) -> float | None:
+		if verified.timestamp is not None:
+			return verified.timestamp + self.tolerance + 1
+		return None if self.keep is None else clock + self.keep
+
+	def seen(self, verified: Verified, *, now: float | None = None, signature: bool = True) -> bool:
+		"""Whether this signature (or delivery id) came before, without remembering it.
+
+		Args:
+			verified: The verified request.
+			now: The current Unix time (default: the clock).
+			signature: Look the signature up too (False: the delivery id only).
+		"""
+		clock = time.time() if now is None else now
+		keys = self._keys(verified)[0 if signature else 1 :]
+		if not keys:
+			return False
+		for k in keys:
+			until = self._timed.get(k, self._kept.get(k))
+			if until is not None and until >= clock:
+				return True
+		return self.store is not None and self.store.seen(keys, clock)
+
+	def delivered(self, delivery: str, *, now: float | None = None) -> bool:
+		"""Whether a request with this delivery id was accepted (a retry of it is no new run).
+
+		Args:
+			delivery: The sender's id of the delivery.
+			now: The current Unix time (default: the clock).
+		"""
+		return self.seen(Verified("", "", None, delivery), now=now, signature=False)
+
+	def remember(self, verified: Verified, *, now: float | None = None) -> None:
+		"""Remember a request that was accepted.
+
+		Args:
+			verified: The verified request.
+			now: The current Unix time (default: the clock).
+		"""
+		clock = time.time() if now is None else now
+		until = self._until(verified, clock)
+		keys = self._keys(verified)
+		for k in keys:
+			if verified.timestamp is None:
+				self._kept[k] = math.inf if until is None else until
+			else:
+				self._timed[k] = until if until is not None else math.inf
+				self._timed.move_to_end(k)
+		if len(self._timed) > self.size:
+			for k in [k for k, u in self._timed.items() if u < clock]:
+				del self._timed[k]
+			while len(self._timed) > self.size:
+				self._timed.popitem(last=False)
+		if self.keep is not None and len(self._kept) > self.size:
+			for k in [k for k, u in self._kept.items() if u < clock]:
+				del self._kept[k]
+		if self.store is not None:
+			self.store.add(keys, until)
+
+	def forget(self, verified: Verified) -> None:
+		"""Forget a request (its run could not start: the sender may send it again)."""
+		keys = self._keys(verified)
+		for k in keys:
+			self._timed.pop(k, None)
+			self._kept.pop(k, None)
+		if self.store is not None:
+			self.store.discard(keys)
+
+	def check(self, verified: Verified, *, now: float | None = None) -> None:
+		"""Remember a verified request; raise if it was seen already.
+
+		Args:
+			verified: The verified request.
+			now: The current Unix time (default: the clock).
+
+		Raises:
+			SignatureError: The same signature (or delivery id) came before (``replayed``).
+		"""
+		if self.seen(verified, now=now):
+			raise SignatureError(
+				"this signed request was received before: a replay (or a retry of a delivery "
+				"that was already accepted)",
+				reason="replayed",
+			)
+		self.remember(verified, now=now)
