@@ -248,13 +248,14 @@ async def settle(a: Any, steps: int) -> None:
 	"""Run until the shared client has moved to its steady-state pool (a one-time import).
 
 	A loop starts on httpx's pool and builds aiohttp's in a worker thread after
-	``openmolt_core._http._WARM`` requests; the figures below measure the steady state after it.
+	``openmolt_core.integrations._client._WARM`` requests; the figures below measure the steady
+	state after it.
 	"""
 	import anyio
 
-	from openmolt_core import _http
+	from openmolt_core.integrations import _client
 
-	for _ in range(_http._WARM // (steps + 1) + 1):
+	for _ in range(_client._WARM // (steps + 1) + 1):
 		_check(await a.run("warm up"), steps)
 	await anyio.sleep(1.0)  # the background build
 	_check(await a.run("warm up"), steps)

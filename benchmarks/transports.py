@@ -5,7 +5,7 @@
 - ``sharded``: 8 httpx pools of 32 connections, each request sent to the least busy one, so the
   pool's scan over its connections stays short. Pure httpx, no new dependency.
 - ``aiohttp``: the ``httpx-aiohttp`` transport (aiohttp's connector and C HTTP parser).
-- ``openmolt``: the pool that ``openmolt_core._http.new_client()`` builds now (``PooledTransport``).
+- ``openmolt``: the pool that ``openmolt_core.integrations._client.new_client()`` builds now (``PooledTransport``).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def build(name: str) -> Any:
 			limits=httpx.Limits(max_connections=200, max_keepalive_connections=200)
 		)
 	if name == "openmolt":
-		from openmolt_core._http import PooledTransport
+		from openmolt_core.integrations._client import PooledTransport
 
 		return PooledTransport()
 	raise SystemExit(f"unknown transport {name!r}")

@@ -100,7 +100,7 @@ def test_aiohttp_sessions_of_a_loop_closed_by_hand_are_closed_quietly() -> None:
 		SCRIPT
 		+ """
 import asyncio, gc
-from openmolt_core._http import fast_path
+from openmolt_core.integrations._client import fast_path
 
 loop = asyncio.new_event_loop()
 loop.run_until_complete(main(om, 8))  # busy: aiohttp's pool

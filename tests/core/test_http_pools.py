@@ -13,8 +13,8 @@ import pytest
 from anyio.abc import SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from openmolt_core import _http
-from openmolt_core._http import PooledTransport, fast_path
+from openmolt_core.integrations import _client as _http
+from openmolt_core.integrations._client import PooledTransport, fast_path
 
 pytestmark = [
 	pytest.mark.anyio,
@@ -63,7 +63,7 @@ def test_a_short_sequential_program_never_imports_aiohttp() -> None:
 	"""A few requests one after the other go through httpx's pool; aiohttp is not even imported."""
 	code = """
 import sys, anyio, httpx
-from openmolt_core._http import new_client
+from openmolt_core.integrations._client import new_client
 
 async def main():
 	async def handle(stream):

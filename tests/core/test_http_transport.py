@@ -12,7 +12,7 @@ import pytest
 from anyio.abc import SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from openmolt_core._http import PooledTransport, fast_path, new_client
+from openmolt_core.integrations._client import PooledTransport, fast_path, new_client
 
 
 @pytest.fixture(params=["asyncio", "trio"])

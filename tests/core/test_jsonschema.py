@@ -338,7 +338,7 @@ def test_an_imported_operation_with_such_a_pattern_warns_at_import(caplog) -> No
 	"""OpenAPI import names the operation whose pattern will not be checked."""
 	import logging
 
-	from openmolt_core.openapi import from_openapi
+	from openmolt_core.integrations.openapi import from_openapi
 
 	document = {
 		"openapi": "3.1.0",

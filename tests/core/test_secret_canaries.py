@@ -21,7 +21,6 @@ import pytest
 from anyio.abc import SocketStream
 
 from openmolt import OpenMolt
-from openmolt_core._http import PooledTransport
 from openmolt_core.errors import ToolError
 from openmolt_core.events import EVENT_NAMES
 from openmolt_core.integrations import (
@@ -35,6 +34,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations._client import PooledTransport
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import ToolContext
 from openmolt_integrations._aws import AUTHS

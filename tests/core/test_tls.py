@@ -12,8 +12,8 @@ import httpx
 import pytest
 from anyio.abc import SocketStream
 
-from openmolt_core._http import PooledTransport, new_client
 from openmolt_core._tls import client_context
+from openmolt_core.integrations._client import PooledTransport, new_client
 
 
 def _settings(context: ssl.SSLContext) -> dict[str, object]:

@@ -28,7 +28,8 @@ def test_importing_openmolt_loads_neither_mcp_nor_the_openapi_importer() -> None
 	"""`import openmolt` stays light: no MCP module, no importer."""
 	mods = _modules("import sys, json, openmolt; print(json.dumps(sorted(sys.modules)))")
 	assert [m for m in mods if m.startswith(("openmolt_mcp", "mcp"))] == []
-	assert "openmolt_core.openapi" not in mods and "openmolt_core.capabilities.sources" not in mods
+	assert "openmolt_core.integrations.openapi" not in mods and "openmolt_core.openapi" not in mods
+	assert "openmolt_core.capabilities.sources" not in mods
 
 
 def test_defining_an_mcp_integration_does_not_load_the_sdk() -> None:

@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core._openapi_write import check_module
 from openmolt_core.cli import main
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.openapi import from_openapi, to_json, to_module
+from openmolt_core.integrations._openapi_write import check_module
+from openmolt_core.integrations.openapi import from_openapi, to_json, to_module
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
 MARK = "openmolt_hostile_openapi_ran"

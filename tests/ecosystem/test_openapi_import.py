@@ -15,7 +15,7 @@ from openmolt import OpenMolt
 from openmolt_core.cli import main
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations import Integration
-from openmolt_core.openapi import (
+from openmolt_core.integrations.openapi import (
 	MAX_DESCRIPTION_CHARS,
 	MAX_VARIANTS,
 	from_openapi,

@@ -22,7 +22,7 @@ import pytest
 from _ecosystem import ROOT, node_bin
 
 from openmolt import OpenMolt
-from openmolt_core.openapi import from_openapi
+from openmolt_core.integrations.openapi import from_openapi
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
 pytestmark = pytest.mark.anyio

@@ -28,7 +28,7 @@ from openmolt import Capability, OpenMolt
 from openmolt_core.commands import CallTool
 from openmolt_core.hooks import Proceed, Run, ToolDecision, ToolSpec
 from openmolt_core.integrations import HttpTool, Integration
-from openmolt_core.openapi import from_openapi
+from openmolt_core.integrations.openapi import from_openapi
 from openmolt_core.skills import Skill
 from openmolt_core.taint import LethalTrifectaWarning
 from openmolt_core.testing import ScriptedModel, call_tool, finish

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 	from pydantic import BaseModel
 
 	from openmolt_core._binding import BoundTool
-	from openmolt_core._http import PooledTransport
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import Agent, HumanInputHandler, Limits, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.hooks import Capability, CapabilityEntry, Hooks
+	from openmolt_core.integrations._client import PooledTransport
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
@@ -387,7 +387,7 @@ class OpenMolt:
 	def http(self) -> httpx.AsyncClient:
 		"""The shared HTTP client, created on first use."""
 		if self._http is None:
-			from openmolt_core._http import PooledTransport, new_client
+			from openmolt_core.integrations._client import PooledTransport, new_client
 
 			self._transport = PooledTransport()
 			self._http = new_client(self._transport)

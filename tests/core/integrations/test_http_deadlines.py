@@ -11,9 +11,9 @@ import httpx
 import pytest
 from anyio.abc import SocketStream
 
-from openmolt_core._http import PooledTransport
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
+from openmolt_core.integrations._client import PooledTransport
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.integrations.http_request import http_request_integration
 from openmolt_core.tools import ToolContext

@@ -161,7 +161,7 @@ def former_plugin_hint(exc: OpenMoltError) -> str | None:
 
 
 def _import_openapi(args: Sequence[str]) -> int:
-	from openmolt_core.openapi import from_openapi, to_json, to_module
+	from openmolt_core.integrations.openapi import from_openapi, to_json, to_module
 
 	parser = argparse.ArgumentParser(
 		prog="openmolt import-openapi",

@@ -7,27 +7,38 @@
 - `extensions`: what an integration registers for itself (filters, encoders, checks, auths);
 - `filesystem`: the FileSystem integration (``_sandbox`` confines its paths);
 - `http_request`: the generic ``httpRequest`` integration (``_ssrf`` guards its addresses);
-- `file_info`: the ``fileInfo`` tool integrations with chunked uploads add to their tools.
+- `file_info`: the ``fileInfo`` tool integrations with chunked uploads add to their tools;
+- `openapi`: integrations imported from OpenAPI documents (``_openapi_*`` do the parts);
+- `_client`: the shared ``httpx.AsyncClient`` and its transport (``_aiohttp`` the fast one).
+
+The names below resolve on first use, so importing a module of this package (the shared
+client, for one) loads neither pydantic nor the engine.
 """
 
 from __future__ import annotations
 
-from openmolt_core.integrations.file_info import file_info_tool
-from openmolt_core.integrations.model import (
-	ApiSetup,
-	AuthCredential,
-	BasicCredential,
-	BearerCredential,
-	Credential,
-	CredentialType,
-	CustomCredential,
-	HttpTool,
-	Integration,
-	OAuth2Credential,
-	RequestFormat,
-	ResponseFormat,
-)
-from openmolt_core.tools import FunctionTool
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core._lazy import lazy_exports
+
+if TYPE_CHECKING:
+	from openmolt_core.integrations.file_info import file_info_tool
+	from openmolt_core.integrations.model import (
+		ApiSetup,
+		AuthCredential,
+		BasicCredential,
+		BearerCredential,
+		Credential,
+		CredentialType,
+		CustomCredential,
+		HttpTool,
+		Integration,
+		OAuth2Credential,
+		RequestFormat,
+		ResponseFormat,
+	)
+	from openmolt_core.tools import FunctionTool
 
 __all__ = [
 	"ApiSetup",
@@ -45,3 +56,13 @@ __all__ = [
 	"ResponseFormat",
 	"file_info_tool",
 ]
+
+_FROM: dict[str, str] = {
+	**dict.fromkeys(__all__, "openmolt_core.integrations.model"),
+	"FunctionTool": "openmolt_core.tools",
+	"file_info_tool": "openmolt_core.integrations.file_info",
+}
+
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), _FROM)

@@ -101,8 +101,8 @@ class ApiSetup(_Spec):
 			`HttpTool`); tools that list their own use theirs.
 		guard_every_request: Send every request, the first one too, through the SSRF guard
 			(`openmolt_core.integrations._ssrf`), as ``httpRequest`` does. Set for integrations
-			imported from a document someone else wrote (`openmolt_core.openapi`), whose URLs
-			the application did not choose.
+			imported from a document someone else wrote (`openmolt_core.integrations.openapi`),
+			whose URLs the application did not choose.
 		allow_internal_hosts: Internal hosts or networks this integration's tools may reach
 			through the guard (``allowInternalHosts``; the integration's config may add more);
 			what the user allowed when importing.
@@ -487,17 +487,17 @@ class Integration(_Spec):
 	def from_openapi(cls, document: Any, **options: Any) -> Integration:
 		"""An integration with one `HttpTool` per operation of an OpenAPI 3.x document.
 
-		See `openmolt_core.openapi.from_openapi` for the options (``id``, ``operations``,
-		``tags``, ``base_url``...).
+		See `openmolt_core.integrations.openapi.from_openapi` for the options (``id``,
+		``operations``, ``tags``, ``base_url``...).
 
 		Args:
 			document: The document: a dict, or the path of a JSON or YAML file.
-			**options: Passed to `openmolt_core.openapi.from_openapi`.
+			**options: Passed to `openmolt_core.integrations.openapi.from_openapi`.
 
 		Raises:
 			ConfigurationError: The document cannot be read or an option is wrong.
 		"""
-		from openmolt_core.openapi import from_openapi
+		from openmolt_core.integrations.openapi import from_openapi
 
 		return from_openapi(document, **options)
 

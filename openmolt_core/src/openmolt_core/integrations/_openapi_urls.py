@@ -1,0 +1,129 @@
+"""The URLs of an imported document, checked when it is imported (the guard checks them again).
+
+A document's author chooses its ``servers`` (top level, per path and per operation, with their
+variables) and its OAuth2 URLs. When imported, each URL an imported tool would use is built
+(variables substituted with their defaults) and refused if it is not plain http(s), carries a
+user name or password or Liquid markup, or names a host the SSRF guard refuses without asking
+the DNS: an IP literal in any spelling (``127.1``, ``2130706433``, ``[::ffff:127.0.0.1]``), a
+cloud metadata name, or ``localhost``. Names that only resolve to such addresses are refused
+when a tool calls them: imported integrations set ``guard_every_request``, so every request goes
+through `openmolt_core.integrations._ssrf.SsrfGuard`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations._iana import METADATA_NAMES
+from openmolt_core.integrations._ssrf import InternalHosts, parse_ip, refusal
+
+__all__ = ["check_url", "no_liquid", "server_url"]
+
+_LIQUID = ("{{", "}}", "{%", "%}")
+
+
+def no_liquid(text: str, where: str) -> str:
+	"""Refuse document text that would be read as Liquid in a tool's templates.
+
+	Args:
+		text: A path, URL or name from the document.
+		where: Its place in the document, for the error.
+
+	Raises:
+		ConfigurationError: The text holds ``{{``, ``}}``, ``{%`` or ``%}``.
+	"""
+	if any(mark in text for mark in _LIQUID):
+		raise ConfigurationError(
+			f"{where}: {text[:120]!r} holds Liquid markup ({{{{ or {{%), which the tool's "
+			"templates would run; an OpenAPI path, URL or name never needs it"
+		)
+	return text
+
+
+def server_url(server: Any, where: str) -> str:
+	"""A server object's URL with its variables replaced by their defaults.
+
+	Args:
+		server: The server object (``{"url": ..., "variables": {...}}``).
+		where: Its place in the document.
+
+	Raises:
+		ConfigurationError: The server is not an object or a variable has no usable default.
+	"""
+	if not isinstance(server, Mapping):
+		raise ConfigurationError(f"{where}: a server must be an object with a url")
+	url = server.get("url")
+	if not isinstance(url, str):
+		raise ConfigurationError(f"{where}/url: must be a string")
+	variables = server.get("variables") or {}
+	if not isinstance(variables, Mapping):
+		raise ConfigurationError(f"{where}/variables: must be an object")
+	for name, spec in variables.items():
+		default = spec.get("default") if isinstance(spec, Mapping) else None
+		if not isinstance(default, (str, int, float)) or isinstance(default, bool):
+			raise ConfigurationError(
+				f"{where}/variables/{name}: a server variable needs a default (a string)"
+			)
+		url = url.replace(f"{{{name}}}", str(default))
+	return url
+
+
+def _host_problem(host: str, internal: InternalHosts) -> str | None:
+	name = host.lower().rstrip(".")
+	if name in METADATA_NAMES and not internal.names_host(name):
+		return "a cloud metadata service"
+	if (name == "localhost" or name.endswith(".localhost")) and not internal.names_host(name):
+		return "the local machine (localhost)"
+	address = parse_ip(host)
+	if address is None:
+		return None
+	why = refusal(address)
+	if why is None or internal.allows(name, address):
+		return None
+	return f"a non-public address ({address}: {why})"
+
+
+def check_url(url: str, where: str, internal: InternalHosts) -> str:
+	"""Check a URL an imported tool would reach, and return it without a trailing slash.
+
+	Args:
+		url: The absolute URL.
+		where: Its place in the document (or ``base_url``).
+		internal: The internal hosts the user allowed when importing.
+
+	Raises:
+		ConfigurationError: The URL is not absolute http(s), carries user info or Liquid, or
+			names a host the SSRF guard refuses; the message names the place and the way out.
+	"""
+	no_liquid(url, where)
+	try:
+		parsed = httpx.URL(url)
+	except (httpx.InvalidURL, ValueError) as exc:
+		raise ConfigurationError(f"{where}: {url[:200]!r} is not a valid URL ({exc})") from None
+	if parsed.scheme not in ("http", "https") or not parsed.host:
+		raise ConfigurationError(
+			f"{where}: {url[:200]!r} is not an absolute http(s) URL; pass base_url= (--base-url)"
+		)
+	if ("%" in parsed.host and ":" not in parsed.host) or parsed.fragment or "#" in url:
+		raise ConfigurationError(
+			f"{where}: {url[:200]!r} has a percent-encoded host or a fragment; write the host "
+			"plainly and leave out the '#...'"
+		)
+	if parsed.userinfo:
+		raise ConfigurationError(
+			f"{where}: {url[:200]!r} carries a user name or password; credentials belong in the "
+			"integration's config"
+		)
+	problem = _host_problem(parsed.host, internal)
+	if problem is not None:
+		raise ConfigurationError(
+			f"{where}: {url[:200]!r} points to {problem}; imported tools never reach loopback, "
+			"private, link-local or metadata addresses unless you allow the host: "
+			f"from_openapi(..., allow_internal_hosts=[{parsed.host!r}]) or "
+			f"--allow-internal-host {parsed.host}"
+		)
+	return url.rstrip("/")
