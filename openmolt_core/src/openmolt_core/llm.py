@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
-
-if TYPE_CHECKING:
-	from openmolt_core.structured import StructuredMode
 
 __all__ = [
 	"DEFAULT_MODEL_CONFIG",
@@ -24,8 +21,13 @@ __all__ = [
 	"ModelConfig",
 	"ModelRequest",
 	"ModelResponse",
+	"StructuredMode",
 	"Usage",
 ]
+
+StructuredMode = Literal["strict", "partial", "off"]
+"""How much of a reply the provider constrains (see `openmolt_core.structured`, which fits the
+reply schema to a provider's dialect and re-exports this name)."""
 
 
 class ModelConfig(BaseModel):

@@ -38,18 +38,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core._fit import Fitter, Metrics, NoStrictForm, measure
 from openmolt_core._repair import Decode, ObjectRepair, Repair
+from openmolt_core.llm import StructuredMode
 
 if TYPE_CHECKING:
 	from openmolt_core.envelope import Envelope, ToolSchema
 
 __all__ = ["FittedSchema", "SchemaDialect", "StructuredMode", "fit", "fit_schema"]
-
-StructuredMode = Literal["strict", "partial", "off"]
-"""How much of a reply the provider constrains (see the module docstring)."""
 
 _PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean", "null"})
 _ENCODED_INPUT = {"type": "string", "description": "The tool's input object as JSON text."}
