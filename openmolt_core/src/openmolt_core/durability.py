@@ -66,7 +66,6 @@ if TYPE_CHECKING:
 
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision
-	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.scheduler import ScheduleBackend
 
@@ -391,11 +390,12 @@ class DurabilityBackend(Protocol):
 		...
 
 
-def load_backend(om: OpenMolt, config: DurabilityConfig) -> DurabilityBackend:
+def load_backend(om: object, config: DurabilityConfig) -> DurabilityBackend:
 	"""Build the durability backend for an instance (``openmolt-dbos``, found by entry point).
 
 	Args:
-		om: The instance it serves.
+		om: The `OpenMolt` instance it serves, handed to the backend's factory as it is (the
+			kernel reads nothing of it, so it does not name the assembly layer's type).
 		config: What ``OpenMolt(durability=...)`` was given.
 
 	Raises:
