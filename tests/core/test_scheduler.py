@@ -337,3 +337,31 @@ async def test_explicit_ids_must_be_unique_and_derived_ones_are_made_unique() ->
 		agent.schedule({"type": "interval", "value": 6, "id": "mine"})
 	for schedule in agent.om.schedules:
 		schedule.cancel()  # never meant to be served
+
+
+def test_a_durability_backend_fires_schedules_only_when_it_says_so() -> None:
+	"""Scheduling asks the durability backend for its schedule backend through a protocol."""
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.scheduler import (
+		DurableSchedules,
+		LocalScheduleBackend,
+		schedule_backend_of,
+	)
+	from openmolt_dbos import DBOSBackend
+
+	class Firing:
+		def __init__(self) -> None:
+			self.backend = LocalScheduleBackend()
+
+		def schedule_backend(self) -> LocalScheduleBackend:
+			return self.backend
+
+	class RunsOnly:
+		pass
+
+	firing = Firing()
+	assert schedule_backend_of(None) is None
+	assert schedule_backend_of(firing) is firing.backend
+	with pytest.raises(ConfigurationError, match="RunsOnly cannot fire schedules"):
+		schedule_backend_of(RunsOnly())
+	assert issubclass(DBOSBackend, DurableSchedules)

@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision
 	from openmolt_core.result import RunResult, RunState
-	from openmolt_core.scheduler import ScheduleBackend
 
 __all__ = [
 	"LOCAL_PORT",
@@ -332,7 +331,11 @@ class RunHandle:
 
 @runtime_checkable
 class DurabilityBackend(Protocol):
-	"""What an `OpenMolt` instance with ``durability=...`` delegates to (``openmolt-dbos``)."""
+	"""What an `OpenMolt` instance with ``durability=...`` delegates to (``openmolt-dbos``).
+
+	A backend that fires schedules too has ``schedule_backend()``
+	(`openmolt_core.scheduler.DurableSchedules`).
+	"""
 
 	@property
 	def files_dir(self) -> Path:
@@ -379,10 +382,6 @@ class DurabilityBackend(Protocol):
 		Raises:
 			RunError: The run ended on an error; the error carries its state.
 		"""
-		...
-
-	def schedule_backend(self) -> ScheduleBackend:
-		"""Where this instance's schedules fire (one due time runs once across all workers)."""
 		...
 
 	async def aclose(self) -> None:

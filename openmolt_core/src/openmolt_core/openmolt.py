@@ -238,11 +238,10 @@ class OpenMolt:
 		if self._scheduler is None:
 			import weakref
 
-			from openmolt_core.scheduler import Scheduler
+			from openmolt_core.scheduler import Scheduler, schedule_backend_of
 
 			clock, store = self._scheduler_options
-			durable = self.durability
-			backend = durable.schedule_backend() if durable is not None else None
+			backend = schedule_backend_of(self.durability)
 			self._scheduler = Scheduler(clock=clock, store=store, backend=backend)
 			# Schedules that never ran are worth a word when the program ends without serving.
 			weakref.finalize(self, _warn_unserved_quietly, self._scheduler)

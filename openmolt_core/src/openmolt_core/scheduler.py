@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
 __all__ = [
+	"DurableSchedules",
 	"LocalScheduleBackend",
 	"RecordStatus",
 	"RunRecord",
@@ -64,6 +65,7 @@ __all__ = [
 	"ScheduleWarning",
 	"Scheduler",
 	"SqliteHistory",
+	"schedule_backend_of",
 	"warn_unserved",
 ]
 
@@ -134,6 +136,39 @@ class ScheduleBackend(Protocol):
 	) -> RunRecord | None:
 		"""Record that a due time does not run (missed); None if another worker recorded it."""
 		...
+
+
+@runtime_checkable
+class DurableSchedules(Protocol):
+	"""A durability backend that fires schedules too (``openmolt-dbos``'s does).
+
+	The kernel's `openmolt_core.durability.DurabilityBackend` knows runs only; scheduling asks its
+	backend for this.
+	"""
+
+	def schedule_backend(self) -> ScheduleBackend:
+		"""Where this instance's schedules fire (one due time runs once across all workers)."""
+		...
+
+
+def schedule_backend_of(durability: object | None) -> ScheduleBackend | None:
+	"""The schedule backend of an instance's durability backend (None: schedules run here).
+
+	Args:
+		durability: The instance's durability backend, or None when it has none.
+
+	Raises:
+		ConfigurationError: The durability backend cannot fire schedules (`DurableSchedules`),
+			so each worker would fire every due time.
+	"""
+	if durability is None:
+		return None
+	if not isinstance(durability, DurableSchedules):
+		raise ConfigurationError(
+			f"the durability backend {type(durability).__name__} cannot fire schedules (it has no "
+			"schedule_backend()); schedule the agent without durability, or use openmolt-dbos"
+		)
+	return durability.schedule_backend()
 
 
 class LocalScheduleBackend:
