@@ -16,3 +16,12 @@ def test_structured_mode_is_the_contracts() -> None:
 	assert structured.StructuredMode is llm.StructuredMode
 	assert get_args(llm.StructuredMode) == ("strict", "partial", "off")
 	assert "StructuredMode" in structured.__all__ and "StructuredMode" in llm.__all__
+
+
+def test_the_run_record_is_a_result() -> None:
+	"""`RunRecord` (what ``schedule:*`` events carry) lives with the results; old homes re-export it."""
+	from openmolt_core import _history, result, scheduler
+
+	assert _history.RunRecord is result.RunRecord is scheduler.RunRecord
+	assert _history.RecordStatus is result.RecordStatus is scheduler.RecordStatus
+	assert set(get_args(result.RunStatus)) < set(get_args(result.RecordStatus))

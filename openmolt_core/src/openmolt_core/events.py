@@ -45,10 +45,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-	from openmolt_core._history import RunRecord
 	from openmolt_core.approvals import ApprovalRequest
 	from openmolt_core.llm import Usage
-	from openmolt_core.result import RunResult
+	from openmolt_core.result import RunRecord, RunResult
 
 __all__ = [
 	"EVENT_NAMES",
