@@ -279,19 +279,7 @@ class RunResult:
 		}
 
 
-RecordStatus = Literal[
-	"running",
-	"success",
-	"failure",
-	"limit_reached",
-	"human_input_required",
-	"approval_required",
-	"authorization_required",
-	"guardrail_tripped",
-	"error",
-	"cancelled",
-	"skipped",
-]
+RecordStatus = Literal[RunStatus, "running", "cancelled", "skipped"]
 """A run's status: the run's own (`openmolt_core.result.RunStatus`), or ``running``, ``cancelled``
 (stopped before it ended) or ``skipped`` (not started: another run of the agent was going, or the
 run was missed while the process was down; ``note`` says which)."""
