@@ -30,16 +30,17 @@ def test_an_agent_file_sets_the_taint_policy_and_guardrails(tmp_path: Path) -> N
 		],
 	)
 	agent = load(path, env_file=None, verbose=False).agent
-	assert agent._taint.on_outbound == "refuse" and agent._taint.only_trifecta is False
-	assert agent._gated  # only_trifecta off: the outbound httpRequest is gated once tainted
-	guards = [(g.name, g.on) for g in agent._guardrails]
+	safety: Any = agent._hooks.by_name["safety"]
+	assert safety.policy.on_outbound == "refuse" and safety.policy.only_trifecta is False
+	assert safety.gated  # only_trifecta off: the outbound httpRequest is gated once tainted
+	guards = [(g.name, g.on) for g in safety.guardrails]
 	assert guards == [
 		("max_size", "input"),
 		("prompt_injection", "tool_result"),
 		("json_schema", "tool_call"),
 		("pii_redaction", "input"),
 	]
-	assert agent._guardrails[2].tools == ("httpRequest",)
+	assert safety.guardrails[2].tools == ("httpRequest",)
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 `gate` runs before a tool call whose tool a policy rule selects (`openmolt_core.policy`), before
 a call that was parked, whatever the current policy says (a parked call never runs without a
-valid decision), and before a call that a guardrail or the taint policy checks
-(`openmolt_core._guard`): those come first, and may refuse the call or make it wait. The
+valid decision), and before a call a capability hands it under a rule of its own
+(`openmolt_core.hooks.Approve`: the taint policy's, `openmolt_core.capabilities.safety`). The
 handler's answer and the ledger claim go through the port under
 ``approval:<step>:<index>:<handle>``, so a replayed run neither asks twice nor claims twice.
 
@@ -163,35 +163,35 @@ async def _accept(
 
 
 async def gate(
-	ctx: RunContext, record: StepRecord, index: int, call: CallTool, bound: BoundTool
+	ctx: RunContext,
+	record: StepRecord,
+	index: int,
+	call: CallTool,
+	bound: BoundTool,
+	rule: str | None = None,
+	*,
+	rewritten: bool = False,
 ) -> Gate:
 	"""Decide whether a call runs: the one gate every tool call that may not run goes through.
 
-	First the tool-call guardrails and the taint policy (`openmolt_core._guard.RunGuards.call`):
-	they may refuse the call, stop the run, rewrite the input, or make the call wait. Then, for a
-	call that waits: ask the handler, use a delivered decision, or park the step.
+	For a call that waits: ask the handler, use a delivered decision, or park the step.
 
 	Args:
 		ctx: The run.
 		record: The step's record (a parked call is added to ``record.pending``).
 		index: The call's index in the reply.
-		call: The call, as checked at parse time.
+		call: The call, as the capabilities let it through (its input maybe rewritten).
 		bound: Its tool.
+		rule: The rule a capability makes the call wait under (`openmolt_core.hooks.Approve`).
+		rewritten: Whether a capability rewrote the input (the result then shows what ran).
 	"""
 	approvals = ctx.approvals
 	key = step_key("tool", ctx.step, index, call.tool)
 	parked = approvals.parked.pop(key, None)
-	# Guardrails and the taint policy first: they may refuse the call, rewrite its input (the
-	# decision is then bound to the new one), or make it wait for a decision.
-	screened = await ctx.guards.call(ctx, record, index, call, bound)
-	if screened.entry is not None:
-		return Gate(entry=screened.entry)
-	rewritten = screened.call is not call
-	call = screened.call
-	if bound.approval is None and parked is None and screened.rule is None:
+	if bound.approval is None and parked is None and rule is None:
 		return Gate(input=call.input, rewritten=rewritten)
 	delivered = approvals.decisions.pop(key, None)
-	own = "; ".join(r for r in (bound.approval, screened.rule) if r)
+	own = "; ".join(r for r in (bound.approval, rule) if r)
 	rule = (parked or {}).get("rule") or own
 	request = _request(ctx, key, call, rule, (parked or {}).get("reason") or call.reason)
 	if delivered is None:
@@ -290,9 +290,7 @@ def audited(entry: dict[str, Any], gate: Gate, ctx: RunContext) -> dict[str, Any
 
 
 def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) -> Gate:
-	from openmolt_core._guard import tripped
-
-	if tripped(record):  # a guardrail stopped the step meanwhile: nothing parks
+	if record.stopped:  # a capability stopped the step meanwhile: nothing parks
 		return Gate(entry={"tool": request.tool, "ok": False, "error": "not run: the run stopped"})
 	pending = record.pending
 	if record.parked:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 
@@ -19,7 +20,6 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
-from openmolt_core._guard import RunGuards, tripped
 from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._park import BEHIND_APPROVAL
@@ -50,6 +50,7 @@ from openmolt_core.events import (
 from openmolt_core.hooks import (
 	BUILTIN,
 	NO_HOOKS,
+	Approve,
 	Hooks,
 	Park,
 	Proceed,
@@ -167,6 +168,11 @@ class StepRecord:
 		if not self.results:
 			self.results = [None] * len(self.commands)
 
+	@property
+	def stopped(self) -> bool:
+		"""Whether a capability (or a limit) stopped the step: calls not started do not run."""
+		return self.end is not None and self.pending is None and self.parked is None
+
 	def entries(self, interrupted: str) -> list[dict[str, Any]]:
 		"""The results in command order; a command that did not finish is reported as such."""
 		out = []
@@ -226,7 +232,6 @@ class RunContext:
 		link: The run that called this one as a tool (a sub-agent's run), or None.
 		toolset: Which tools are callable in this run's state (`openmolt_core._toolset`);
 			None: every allowed tool.
-		guards: The agent's guardrails and taint policy (`openmolt_core._guard`).
 		cost_left: What the run may still spend in USD (None: no cost budget); a sub-agent it
 			calls gets it as its own cap (`openmolt_core._cost`).
 		hooks: The agent's capabilities (`openmolt_core.hooks`), each hook resolved once.
@@ -250,12 +255,21 @@ class RunContext:
 	approvals: RunApprovals = field(default_factory=RunApprovals)
 	link: CallingRun | None = None
 	toolset: ToolSet | None = None
-	guards: RunGuards = field(default_factory=RunGuards)
 	cost_left: Callable[[], float | None] = lambda: None
 	hooks: Hooks = NO_HOOKS
 	models: ModelAccess | None = None
 	owner: Any = None
 	shared_budget: float | None = None
+
+	@property
+	def command_index(self) -> int:
+		"""The index in the step of the command a hook decides on (a call, a finish)."""
+		return _COMMAND.get()[0]
+
+	@property
+	def call_from_journal(self) -> bool:
+		"""In ``after_tool``: whether the call's result came from the journal (it ran before)."""
+		return _COMMAND.get()[1]
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -317,6 +331,11 @@ class RunContext:
 			)
 		elif seq is None:
 			self.skip_event()
+
+
+_COMMAND: ContextVar[tuple[int, bool]] = ContextVar("openmolt_command", default=(0, False))
+"""The command a hook sees (its index, and whether its result came from the journal): one per
+task, so concurrent calls each see their own."""
 
 
 def _entry(command: Command, **values: Any) -> dict[str, Any]:
@@ -428,12 +447,10 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 				index = end
 				continue
 			case Finish():
+				done: Finish | None = command
 				if ctx.hooks.before_finish:
-					ruled = await _finish_ruled(ctx, record, index, command)
-					if ruled:
-						index += 1
-						continue
-				done = await ctx.guards.finish(ctx, record, index, command)
+					_COMMAND.set((index, False))
+					done = await _finish_ruled(ctx, record, index, command)
 				if done is not None:
 					record.results[index] = _entry(done, ok=True)
 					record.end = RunEnd(done.status, done.output, done.human_message)
@@ -467,29 +484,45 @@ def _masked(decision: ToolDecision, redact: Redactor) -> ToolDecision:
 	Proceed's input is the call's own, checked against the tool's schema.
 	"""
 	match decision:
-		case Refuse(reason=reason):
-			return Refuse(redact(reason))
-		case Stop(reason=reason, status=status):
-			return Stop(redact(reason), status)
+		case Refuse(reason=reason, entry=entry):
+			return Refuse(redact(reason), entry)
+		case Stop(reason=reason, status=status, entry=entry):
+			return Stop(redact(reason), status, entry)
 		case Park(message=message, request=request, status=status):
 			return Park(redact(message), redact.deep(dict(request)), status)
 	return decision
 
 
-async def _finish_ruled(ctx: RunContext, record: StepRecord, index: int, finish: Finish) -> bool:
-	"""Ask the capabilities about a finish; True when one refused it or stopped the run."""
-	decision = await ctx.hooks.decide_finish(ctx, finish)
+async def _finish_ruled(
+	ctx: RunContext, record: StepRecord, index: int, finish: Finish
+) -> Finish | None:
+	"""Ask the capabilities about a finish: the finish to end with, or None (refused, stopped)."""
+	done, decision = await ctx.hooks.decide_finish(ctx, finish)
+	if done is not finish and isinstance(decision, Proceed):  # a capability rewrote the output
+		try:
+			done = done.model_copy(update={"output": ctx.output(done.output)})
+		except ValidationError as exc:
+			why = f"a capability rewrote the output into one that does not match the output schema: {format_errors(exc)}"
+			decision = Stop(why)
 	if isinstance(decision, Refuse):
 		reason = ctx.redact(decision.reason)
+		if decision.entry is not None:  # the capability reported it
+			record.results[index] = dict(decision.entry)
+			return None
 		await ctx.error("capability", f"finish refused: {reason}")
 		record.results[index] = _entry(finish, ok=False, error=f"refused: {reason}")
-		return True
+		return None
 	if isinstance(decision, Stop):
 		reason = ctx.redact(decision.reason)
-		record.results[index] = _entry(finish, ok=False, error=f"the run stopped: {reason}")
+		record.results[index] = (
+			dict(decision.entry)
+			if decision.entry is not None
+			else _entry(finish, ok=False, error=f"the run stopped: {reason}")
+		)
+		record.pending = None
 		record.end = RunEnd(decision.status, None, reason)
-		return True
-	return False
+		return None
+	return done
 
 
 _TOOL_EVENTS = 3  # tool:call, tool:response, error
@@ -539,23 +572,37 @@ async def _call_tool(
 	ctx: RunContext, record: StepRecord, index: int, call: CallTool, seq: int
 ) -> dict[str, Any] | None:
 	bound = ctx.tools[call.tool]
-	if ctx.hooks.before_tool:
-		ruled = await _capabilities_rule(ctx, record, index, call, bound, seq)
-		if not isinstance(ruled, CallTool):
+	hooks = ctx.hooks
+	_COMMAND.set((index, False))
+	rule = None  # a capability's approval rule (`openmolt_core.hooks.Approve`)
+	given = call
+	numbered = ctx.state.seq
+	for journaled in (True, False):
+		if not (hooks.before_tool if journaled else hooks.before_tool_unjournaled):
+			continue
+		if not journaled:
+			numbered = ctx.state.seq
+		ruled = await _capabilities_rule(ctx, record, index, call, bound, seq, journaled)
+		if not isinstance(ruled, tuple):
 			return ruled  # refused or stopped (an entry), or parked (None)
-		call = ruled
+		call, asked = ruled
+		rule = "; ".join(r for r in (rule, asked) if r) or None
+		if not journaled and record.stopped:  # a capability stopped the step meanwhile
+			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+	rewritten = call is not given
+	if rewritten:  # a parked step saves the input that will run (a decision is bound to it)
+		record.commands[index] = call
 	tool_input: dict[str, Any] = call.input
 	allowed = None
-	if bound.approval is not None or ctx.approvals.parked or ctx.guards.gates(bound):
-		numbered = ctx.state.seq
-		allowed = await gate(ctx, record, index, call, bound)  # guardrails, policy, approval
+	if bound.approval is not None or ctx.approvals.parked or rule is not None or rewritten:
+		allowed = await gate(ctx, record, index, call, bound, rule, rewritten=rewritten)
 		if allowed.input is None:
 			return allowed.entry  # denied or refused; None when parked
-		if tripped(record):  # a guardrail stopped the step while this call was checked
+		if record.stopped:  # a capability stopped the step while this call waited
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		tool_input = allowed.input
-		if ctx.state.seq != numbered:  # the gate's events (a decision...) came after the block
-			seq = ctx.reserve_events(_TOOL_EVENTS)  # the call's events follow them, in order
+	if ctx.state.seq != numbered:  # events (a check, a decision...) came after the block
+		seq = ctx.reserve_events(_TOOL_EVENTS)  # the call's events follow them, in order
 	key = step_key("tool", ctx.step, index, call.tool)
 	# What the call did, kept for its events: they are emitted once the step's result is
 	# journaled, so an observer never sees "done" for a call a crash would run again.
@@ -632,10 +679,12 @@ async def _call_tool(
 	if "_usage" in result:
 		result = dict(result)
 		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
-	if ctx.guards.screens(bound):  # result guardrails; untrusted content taints the run
-		result = await ctx.guards.result(ctx, record, index, call, bound, result, live=bool(done))
-	if ctx.hooks.after_tool:
-		result = await ctx.hooks.after(ctx, call, bound, result)
+	if hooks.after_tool:
+		_COMMAND.set((index, not done))
+		result, stop = await hooks.after(ctx, call, bound, result)
+		if stop is not None:  # the model reads the entry; the run ends after the step
+			record.pending = None
+			record.end = RunEnd(stop.status, None, ctx.redact(stop.reason))
 	# Outside the journaled step: a replay loads the same tools, notes the same results.
 	for done_hook in ctx.hooks.tool_done:
 		done_hook(ctx, call, index, result)
@@ -645,27 +694,38 @@ async def _call_tool(
 
 
 async def _capabilities_rule(
-	ctx: RunContext, record: StepRecord, index: int, call: CallTool, bound: BoundTool, seq: int
-) -> CallTool | dict[str, Any] | None:
-	"""The capabilities' decision on a call, journaled so a replay decides the same.
+	ctx: RunContext,
+	record: StepRecord,
+	index: int,
+	call: CallTool,
+	bound: BoundTool,
+	seq: int,
+	journaled: bool = True,
+) -> tuple[CallTool, str | None] | dict[str, Any] | None:
+	"""The capabilities' decision on a call; the journaled ones' go through the port.
 
-	Returns the call to run (its input maybe replaced), a result entry (refused, stopped), or
-	None (parked: the step stops before it, ``record.parked`` says why).
+	Returns the call to run (its input maybe replaced) and the approval rule it waits under, a
+	result entry (refused, stopped), or None (parked: the step stops before it,
+	``record.parked`` says why).
 	"""
+	if journaled:
 
-	async def decide() -> dict[str, Any]:
-		by, decision = await ctx.hooks.decide_tool(ctx, call, bound)
-		return {"by": by, **decision_to_dict(_masked(decision, ctx.redact))}
+		async def decide() -> dict[str, Any]:
+			by, decision = await ctx.hooks.decide_tool(ctx, call, bound)
+			return {"by": by, **decision_to_dict(_masked(decision, ctx.redact))}
 
-	ruled: dict[str, Any] = await ctx.port.step(
-		step_key("hook", ctx.step, index, call.tool), decide
-	)
-	by = str(ruled.get("by") or "")
-	decision = decision_from_dict(ruled)
+		ruled: dict[str, Any] = await ctx.port.step(
+			step_key("hook", ctx.step, index, call.tool), decide
+		)
+		by = str(ruled.get("by") or "")
+		decision = decision_from_dict(ruled)
+	else:  # a pure function of journaled inputs: asked again on a replay
+		by, decision = await ctx.hooks.decide_tool(ctx, call, bound, journaled=False)
+		decision = _masked(decision, ctx.redact)
 	match decision:
-		case Proceed(input=None):
-			return call
-		case Proceed(input=new):
+		case Proceed(input=None) | Approve(input=None):
+			return call, getattr(decision, "rule", None)
+		case Proceed(input=new) | Approve(input=new):
 			try:
 				value = bound.validator().validate(dict(new or {}))
 			except ValidationError as exc:
@@ -674,13 +734,17 @@ async def _capabilities_rule(
 				)
 				await ctx.error("capability", message, seq=seq + 2)
 				return {"tool": call.tool, "ok": False, "error": f"not run: {message}"}
-			return call.model_copy(update={"input": value})
-		case Refuse(reason=reason):
+			return call.model_copy(update={"input": value}), getattr(decision, "rule", None)
+		case Refuse(reason=reason, entry=entry):
+			if entry is not None:  # the capability reported it its own way
+				return dict(entry)
 			await ctx.error("capability", f"{by}: {call.tool} refused: {reason}", seq=seq + 2)
 			return {"tool": call.tool, "ok": False, "error": f"not run: {reason}"}
-		case Stop(reason=reason, status=status):
+		case Stop(reason=reason, status=status, entry=entry):
 			record.pending = None
 			record.end = RunEnd(status, None, reason)
+			if entry is not None:
+				return dict(entry)
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		case Park():
 			if record.end is not None and record.parked is None:

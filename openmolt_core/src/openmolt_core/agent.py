@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _cost, _verbose, taint
+from openmolt_core import _approve, _cost, _verbose
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -40,7 +40,6 @@ from openmolt_core._execute import (
 	run_step,
 	summary,
 )
-from openmolt_core._guard import RunGuards
 from openmolt_core._jsonsafe import encodable, encodable_text
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._park import CAPABILITY, parked_step, restore_step
@@ -66,7 +65,16 @@ from openmolt_core.fallback import (
 	slot_id,
 )
 from openmolt_core.fallback import record as record_model
-from openmolt_core.hooks import NO_HOOKS, AgentInfo, Capability, Hooks, builds, drive_wrapped
+from openmolt_core.hooks import (
+	NO_HOOKS,
+	AgentInfo,
+	Alongside,
+	Capability,
+	Hooks,
+	builds,
+	alongside,
+	drive_wrapped,
+)
 from openmolt_core.llm import (
 	Attachment,
 	LLMProvider,
@@ -84,7 +92,6 @@ if TYPE_CHECKING:
 	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.files import FileStore
-	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.policy import ApprovalPolicy
@@ -149,10 +156,6 @@ class Agent:
 		tool_search: Show a catalog and search it instead of listing every tool
 			(`openmolt_core.toolsearch`); None lists them all.
 		files: The agent's view of the file store (large results are kept there).
-		guardrails: Checks around the input, tool calls, results and output
-			(`openmolt_core.guardrails`).
-		taint_policy: What a run that read untrusted content may still send out, and which
-			tools count as what (`openmolt_core.taint`; default: `TaintPolicy()`).
 		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
 			(`openmolt_core.hooks`): the instance's first, then the agent's own; or their
 			`Hooks`, already resolved.
@@ -161,8 +164,6 @@ class Agent:
 	__slots__ = (
 		"_events",
 		"_files",
-		"_gated",
-		"_guardrails",
 		"_hooks",
 		"_long_term",
 		"_memory",
@@ -178,10 +179,8 @@ class Agent:
 		"_search",
 		"_session_runs",
 		"_static",
-		"_taint",
 		"_tools",
 		"_toolset",
-		"_trifecta",
 		"config",
 		"instructions",
 		"last_state",
@@ -224,8 +223,6 @@ class Agent:
 		fallback: Sequence[ModelSlot] = (),
 		tool_search: ToolSearch | None = None,
 		files: FileStore | None = None,
-		guardrails: Sequence[Guardrail] = (),
-		taint_policy: taint.TaintPolicy | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
 		self.om: OpenMolt = om
@@ -247,11 +244,6 @@ class Agent:
 		self._models = ModelChain([ModelSlot(primary, provider_name, model, provider), *fallback])
 		self._tools = {t.handle: t for t in tools}
 		self._policy = requires_approval
-		self._guardrails = tuple(guardrails)
-		self._taint = taint_policy or taint.TaintPolicy()
-		self._gated = False
-		self._trifecta: dict[str, list[str]] | None = None
-		self._mark(self._tools.values())
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
@@ -260,6 +252,7 @@ class Agent:
 			self._hooks: Hooks = capabilities
 		else:
 			self._hooks = Hooks(capabilities) if capabilities else NO_HOOKS
+		self._mark(self._tools.values())
 		self._events = EventEmitter()
 		extra = self._hooks.event_names()
 		if extra:
@@ -284,15 +277,10 @@ class Agent:
 		if self._policy:
 			for t in tools:
 				t.approval = self._policy.rule_for(t.handle, t.tool)
-		# What each tool does with data, and whether this agent holds the lethal trifecta.
-		policy = self._taint
-		for t in tools:
-			t.labels = policy.labels_for(t)
-		held = taint.trifecta(tools)
-		if held and policy.warn and self._trifecta is None:
-			taint.warn_trifecta(self.name, held, policy, taint.unlabelled(tools))
-		self._trifecta = held
-		self._gated = taint.gated(tools, policy)
+		# What the capabilities say of the whole tool set (labels: the safety capability).
+		if self._hooks.describes:
+			allowed = tuple(t.handle for t in tools if t.allowed)
+			self._hooks.describe(AgentInfo(self.name, allowed, self.models[0]), tools)
 
 	@property
 	def _redactor(self) -> Redactor:
@@ -1000,7 +988,6 @@ class Agent:
 			approvals=_approve.RunApprovals(handler, lambda: self.om.approvals),
 			link=link,
 			toolset=toolset,
-			guards=RunGuards(self._guardrails, self._taint, self._gated),
 			cost_left=functools.partial(self._cost_left, state, link),
 			hooks=self._hooks,
 			models=_RunModels(self, state),
@@ -1101,11 +1088,14 @@ class Agent:
 			stop = await started(ctx)
 			if stop is not None:
 				return await self._end(ctx, RunEnd(stop.status, None, stop.reason))
-		watch = None  # the input, while parallel input guardrails check it
-		if state.steps == 0 and state.pending is None:  # before the first model call
-			end = watch = None
-			with anyio.move_on_after(_left(port, deadline)) as scope:  # guardrails: sync ones too
-				end, watch = await ctx.guards.start(ctx, self.first_message)
+		watch: list[Alongside] = []  # checks that run alongside the first model call
+		first = self._hooks.before_first_model
+		if first and state.steps == 0 and state.pending is None:  # before the first model call
+			end = None
+			with anyio.move_on_after(_left(port, deadline)) as scope:  # sync checks too
+				stop, watch = await self._hooks.first_model(ctx)
+				if stop is not None:
+					end = RunEnd(stop.status, None, stop.reason)
 			if scope.cancelled_caught:
 				end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 			if end is not None:
@@ -1125,17 +1115,15 @@ class Agent:
 				self._append_notice(state, _LAST_STEP.format(why=last))
 			ctx.step = state.steps + 1
 			key, envelope = toolset.envelope(state)  # grows as the run loads tools
-			if watch is not None:  # parallel input guardrails: a tripwire cancels the call
-				called = end = None
-				with anyio.move_on_after(_left(port, deadline)):  # the guardrails' time too
-					called, end = await ctx.guards.alongside(
-						ctx,
-						watch[0],
-						functools.partial(self._call_model, ctx, key, envelope, deadline),
+			if watch:  # checks alongside the first model call: a Stop cancels the call
+				called = stop = None
+				with anyio.move_on_after(_left(port, deadline)):  # the checks' time too
+					called, stop = await alongside(
+						watch, functools.partial(self._call_model, ctx, key, envelope, deadline)
 					)
-				watch = None
-				if end is not None:
-					return await self._end(ctx, end)
+				watch = []
+				if stop is not None:
+					return await self._end(ctx, RunEnd(stop.status, None, stop.reason))
 			else:
 				called = await self._call_model(ctx, key, envelope, deadline)
 			if called is None:

@@ -22,6 +22,12 @@ Rules the loop keeps (docs/guides/capabilities.md):
   is saved, resumed and journaled with the run. Names are unique per agent.
 - **Events**: a capability lists its event classes in ``events`` (name to class); ``agent.on``
   accepts those names, and ``run.emit`` numbers them like the loop's own.
+- **Pure decisions**: a capability whose `before_tool` decisions are a pure function of journaled
+  inputs (the state, the call, the tool record), or that journals its own steps, sets
+  ``journal_decisions = False``: the loop asks it after the journaled ones, outside the step.
+- **Nesting**: `before_tool` and `after_tool` bracket a call as ``wrap_model`` hooks nest: the
+  ``before_tool`` hooks run in list order, the ``after_tool`` hooks in reverse (the last
+  capability sees the result first).
 - **Parking**: `before_tool` may return `Park`: the step stops before that call (calls of the
   same step that already ran keep their results), the run ends with the park's status, and
   ``agent.resume(state, given=...)`` hands ``given`` to the capability's `resume` hook, then the
@@ -50,6 +56,8 @@ if TYPE_CHECKING:
 __all__ = [
 	"BUILTIN",
 	"AgentInfo",
+	"Alongside",
+	"Approve",
 	"Capability",
 	"CapabilityEntry",
 	"FinishDecision",
@@ -60,6 +68,7 @@ __all__ = [
 	"Run",
 	"Stop",
 	"ToolDecision",
+	"ToolRecord",
 	"ToolSpec",
 	"builds",
 	"decision_from_dict",
@@ -89,9 +98,13 @@ class Refuse:
 
 	Args:
 		reason: Why, in words the model can act on.
+		entry: The whole result entry the model reads instead of the loop's (``{"tool", "ok":
+			False, "error": "not run: <reason>"}``); the loop then emits no ``error`` event
+			(the capability reports the refusal its own way).
 	"""
 
 	reason: str
+	entry: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,17 +131,47 @@ class Stop:
 	Args:
 		reason: Why the run stops (the result's ``error``).
 		status: The run's status.
+		entry: The result entry the model reads for the call (or the finish) instead of the
+			loop's (``"not run: the run stopped"``).
 	"""
 
 	reason: str
 	status: RunStatus = "guardrail_tripped"
+	entry: Mapping[str, Any] | None = None
 
 
-ToolDecision = Proceed | Refuse | Park | Stop
+@dataclass(frozen=True, slots=True)
+class Approve:
+	"""Run this call once a person approved it under ``rule`` (the approvals gate asks or parks).
+
+	Args:
+		rule: Why the call waits, as the approval request names it (joined to the tool's own
+			approval rule, if it has one).
+		input: The input the call runs with instead (None: keep it), as for `Proceed`.
+	"""
+
+	rule: str
+	input: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Alongside:
+	"""From `Capability.before_first_model`: a check that runs while the first model call runs.
+
+	Args:
+		check: Returns `Stop` to end the run (the model call is cancelled), or None. Its
+			verdicts go through the port like any decision that is not a pure function of the
+			state.
+	"""
+
+	check: Callable[[], Awaitable[Stop | None]]
+
+
+ToolDecision = Proceed | Refuse | Park | Stop | Approve
 """What `Capability.before_tool` answers."""
 
 FinishDecision = Proceed | Refuse | Stop
-"""What `Capability.before_finish` answers."""
+"""What `Capability.before_finish` answers (or the `Finish` to go on with instead)."""
 
 PROCEED = Proceed()
 
@@ -142,7 +185,10 @@ def decision_to_dict(decision: ToolDecision) -> dict[str, Any]:
 		case Proceed():
 			return {"proceed": None if decision.input is None else dict(decision.input)}
 		case Refuse():
-			return {"refuse": decision.reason}
+			out: dict[str, Any] = {"refuse": decision.reason}
+			if decision.entry is not None:
+				out["entry"] = dict(decision.entry)
+			return out
 		case Park():
 			return {
 				"park": {
@@ -152,7 +198,13 @@ def decision_to_dict(decision: ToolDecision) -> dict[str, Any]:
 				}
 			}
 		case Stop():
-			return {"stop": {"reason": decision.reason, "status": decision.status}}
+			stop: dict[str, Any] = {"reason": decision.reason, "status": decision.status}
+			if decision.entry is not None:
+				stop["entry"] = dict(decision.entry)
+			return {"stop": stop}
+		case Approve():
+			new = None if decision.input is None else dict(decision.input)
+			return {"approve": {"rule": decision.rule, "input": new}}
 	raise TypeError(f"not a decision: {type(decision).__name__}")  # pragma: no cover
 
 
@@ -161,12 +213,15 @@ def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
 	if "proceed" in data:
 		return Proceed(data["proceed"])
 	if "refuse" in data:
-		return Refuse(str(data["refuse"]))
+		return Refuse(str(data["refuse"]), data.get("entry"))
 	if "park" in data:
 		park = data["park"]
 		return Park(str(park["message"]), dict(park.get("request") or {}), park["status"])
+	if "approve" in data:
+		approve = data["approve"]
+		return Approve(str(approve["rule"]), approve.get("input"))
 	stop = data["stop"]
-	return Stop(str(stop["reason"]), stop["status"])
+	return Stop(str(stop["reason"]), stop["status"], stop.get("entry"))
 
 
 # what a hook sees ---------------------------------------------------------------------------
@@ -203,6 +258,15 @@ class Run(Protocol):
 	@property
 	def redact(self) -> Redactor:
 		"""Scrubs the agent's secrets from text (``redact(text)``, ``redact.deep(value)``)."""
+		...
+
+	@property
+	def call_from_journal(self) -> bool:
+		"""In `Capability.after_tool`: whether the call's result came from the journal.
+
+		Such a call ran before a crash and its events went out then: an event about it is
+		counted (``skip_event``), not emitted again.
+		"""
 		...
 
 	def wants(self, name: str) -> bool:
@@ -275,6 +339,13 @@ class ToolSpec(Protocol):
 		...
 
 
+class ToolRecord(ToolSpec, Protocol):
+	"""A tool's record while the agent is built: what `Capability.describe_tools` may set."""
+
+	labels: frozenset[str]
+	"""What it does with data (``private``, ``untrusted``, ``outbound``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class AgentInfo:
 	"""What a capability sees of the agent being built (`Capability.tools`, `first_turn`).
@@ -319,6 +390,13 @@ class Capability:
 	builtins_lead: ClassVar[bool] = False
 	"""Whether its `builtin_tools` come before the agent's own tools in the first turn's listing
 	and the reply schema (entry points such as tool search's), rather than after them."""
+
+	journal_decisions: ClassVar[bool] = True
+	"""Whether the loop journals its `before_tool` decisions (``hook:<step>:<index>:<tool>``).
+
+	False for a capability whose decisions are a pure function of journaled inputs (the state,
+	the call, the tool record) or go through ``run.port.step`` themselves: the loop then asks it
+	after the journaled capabilities, outside their step, and a replay asks it again."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
@@ -377,6 +455,17 @@ class Capability:
 		"""
 		return {}
 
+	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
+		"""See the agent's whole tool set, and set what the records say (their ``labels``).
+
+		Called when the agent is built, and again when a run-time source (an MCP server)
+		changes its tools; the capabilities in order, each seeing what the earlier ones set.
+
+		Args:
+			agent: The agent being built (``agent.tools``: the handles it may call).
+			tools: Every bound tool of the agent (allowed or not).
+		"""
+
 	# a run ----------------------------------------------------------------------------------
 
 	def state(self, run: Run) -> dict[str, Any]:
@@ -396,6 +485,21 @@ class Capability:
 
 		Returns:
 			`Stop` to end the run before anything else happens, or None.
+		"""
+		return None
+
+	async def before_first_model(self, run: Run) -> Stop | Alongside | None:
+		"""A run is about to make its first model call (after `on_run_start`, under its time budget).
+
+		Called once per run that has made no model call and waits for nothing (again when such
+		a run is given back its state, or replayed); outside any journaled step.
+
+		Args:
+			run: The run; ``run.state.messages[0]`` is the first turn, which it may rewrite.
+
+		Returns:
+			`Stop` to end the run now, `Alongside` to run a check while the first model call
+			runs (a `Stop` from it cancels the call), or None.
 		"""
 		return None
 
@@ -500,17 +604,21 @@ class Capability:
 
 	async def after_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
-	) -> dict[str, Any]:
+	) -> dict[str, Any] | Stop:
 		"""A call's result entry, before the model reads it (outside the journaled call).
 
+		The capabilities' hooks run in reverse order (the last capability's first).
+
 		Args:
-			run: The run.
+			run: The run (``run.call_from_journal``: whether the call ran before a crash).
 			call: The call.
 			tool: The tool's record.
 			entry: ``{"tool", "ok", "result"}`` or ``{"tool", "ok": False, "error"}``.
 
 		Returns:
-			The entry the model reads (return ``entry`` unchanged to keep it).
+			The entry the model reads (return ``entry`` unchanged to keep it), or `Stop` to end
+			the run after this step (its ``entry``, or ``"result withheld: the run stopped"``,
+			is what the model reads, and the next capabilities see).
 		"""
 		return entry
 
@@ -527,7 +635,7 @@ class Capability:
 			entry: ``{"tool", "ok", "result"}`` or ``{"tool", "ok": False, "error"}``.
 		"""
 
-	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision:
+	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision | Finish:
 		"""The model finished with a validated output (``finish.output``, ``finish.status``).
 
 		Args:
@@ -535,7 +643,9 @@ class Capability:
 			finish: The finish command.
 
 		Returns:
-			`Proceed`, `Refuse` (the model reads why and goes on) or `Stop`.
+			`Proceed`, a `Finish` to end with instead (its output rewritten: the loop checks it
+			against the output schema, and the next capabilities see it), `Refuse` (the model
+			reads why and goes on) or `Stop`.
 		"""
 		return PROCEED
 
@@ -557,6 +667,7 @@ _HOOKS = (
 	"list_tools",
 	"wrap_run",
 	"on_run_start",
+	"before_first_model",
 	"on_run_end",
 	"visible_tools",
 	"why_hidden",
@@ -572,7 +683,7 @@ _HOOKS = (
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
-_BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint")
+_BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint", "describe_tools")
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
 
 
@@ -604,10 +715,13 @@ class Hooks:
 	__slots__ = (
 		"after_tool",
 		"before_finish",
+		"before_first_model",
 		"before_model",
 		"before_tool",
+		"before_tool_unjournaled",
 		"by_name",
 		"capabilities",
+		"describes",
 		"list_tools",
 		"on_run_end",
 		"on_run_start",
@@ -648,10 +762,19 @@ class Hooks:
 		for hook in _HOOKS:
 			found = lists.get(hook)
 			setattr(self, hook, tuple(found) if found else ())
+		deciding = [c for c in self.capabilities if "before_tool" in _overridden(type(c))]
+		self.before_tool = tuple(c.before_tool for c in deciding if type(c).journal_decisions)
+		self.before_tool_unjournaled: tuple[
+			Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...
+		] = tuple(c.before_tool for c in deciding if not type(c).journal_decisions)
+		self.after_tool = self.after_tool[::-1]  # they bracket the call: the last one first
+		self.describes: bool = any(builds(c, "describe_tools") for c in self.capabilities)
+		"""Whether a capability overrides `Capability.describe_tools`."""
 
 	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
 	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
+	before_first_model: tuple[Callable[[Run], Awaitable[Stop | Alongside | None]], ...]
 	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]
 	visible_tools: tuple[Callable[[RunState, tuple[str, ...]], tuple[str, ...]], ...]
 	why_hidden: tuple[Callable[[RunState, str], str | None], ...]
@@ -664,12 +787,14 @@ class Hooks:
 		...,
 	]
 	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
+	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
 	replace_result: tuple[Callable[[Run, CallTool, ToolSpec, Any], Awaitable[Any]], ...]
 	after_tool: tuple[
-		Callable[[Run, CallTool, ToolSpec, dict[str, Any]], Awaitable[dict[str, Any]]], ...
+		Callable[[Run, CallTool, ToolSpec, dict[str, Any]], Awaitable[dict[str, Any] | Stop]], ...
 	]
+	"""The `Capability.after_tool` hooks, in the order they run (the last capability's first)."""
 	tool_done: tuple[Callable[[Run, CallTool, int, Mapping[str, Any]], None], ...]
-	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision]], ...]
+	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision | Finish]], ...]
 	resume: tuple[Callable[[Run, Mapping[str, Any], Any], Awaitable[None]], ...]
 
 	def __bool__(self) -> bool:
@@ -679,25 +804,53 @@ class Hooks:
 		"""The event names the capabilities register."""
 		return frozenset(n for c in self.capabilities for n in type(c).events)
 
+	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
+		"""Show the agent's tool set to each capability's `Capability.describe_tools`, in order."""
+		if self.describes:
+			for cap in self.capabilities:
+				if builds(cap, "describe_tools"):
+					cap.describe_tools(agent, tools)
+
+	async def first_model(self, run: Run) -> tuple[Stop | None, list[Alongside]]:
+		"""Ask each `Capability.before_first_model` in order; the first `Stop` ends the asking.
+
+		Returns:
+			The `Stop`, or None; the checks to run alongside the first model call.
+		"""
+		checks: list[Alongside] = []
+		for hook in self.before_first_model:
+			answer = await hook(run)
+			if isinstance(answer, Stop):
+				return answer, []
+			if answer is not None:
+				checks.append(answer)
+		return None, checks
+
 	async def decide_tool(
-		self, run: Run, call: CallTool, tool: ToolSpec
+		self, run: Run, call: CallTool, tool: ToolSpec, *, journaled: bool = True
 	) -> tuple[str, ToolDecision]:
 		"""Ask each capability's `Capability.before_tool` in order; the first non-Proceed wins.
 
 		A `Proceed` with a new input hands that input to the next capability.
+
+		Args:
+			run: The run.
+			call: The call.
+			tool: Its tool's record.
+			journaled: Ask the capabilities whose decisions the loop journals, or the others.
 
 		Returns:
 			The name of the capability that decided (the last that changed the input, for a
 			`Proceed`; empty when none did), and the decision.
 		"""
 		by, decision = "", PROCEED
-		for hook in self.before_tool:
+		for hook in self.before_tool if journaled else self.before_tool_unjournaled:
 			name = type(hook.__self__).name  # type: ignore[attr-defined]
 			answer = await hook(run, call, tool)
-			if not isinstance(answer, (Proceed, Refuse, Park, Stop)):
+			if not isinstance(answer, (Proceed, Refuse, Park, Stop, Approve)):
 				raise TypeError(
 					f"capability {name!r}: before_tool returned {type(answer).__name__}; return "
-					"Proceed(), Refuse(reason), Park(message) or Stop(reason)"
+					"Proceed(), Refuse(reason), Park(message), Stop(reason) or Approve(rule)"
 				)
 			if not isinstance(answer, Proceed):
 				return name, answer
@@ -706,21 +859,42 @@ class Hooks:
 				by, decision = name, answer
 		return by, decision
 
-	async def decide_finish(self, run: Run, finish: Finish) -> FinishDecision:
-		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins."""
+	async def decide_finish(self, run: Run, finish: Finish) -> tuple[Finish, FinishDecision]:
+		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins.
+
+		A `Finish` answered replaces the finish for the next capabilities.
+
+		Returns:
+			The finish to end with (the model's, or the last one a capability answered), and
+			the decision.
+		"""
+		from openmolt_core.commands import Finish
+
 		for hook in self.before_finish:
 			answer = await hook(run, finish)
-			if not isinstance(answer, Proceed):
-				return answer
-		return PROCEED
+			if isinstance(answer, Finish):
+				finish = answer
+			elif not isinstance(answer, Proceed):
+				return finish, answer
+		return finish, PROCEED
 
 	async def after(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
-	) -> dict[str, Any]:
-		"""Pass a result entry through each capability's `Capability.after_tool`, in order."""
+	) -> tuple[dict[str, Any], Stop | None]:
+		"""Pass a result entry through each capability's `Capability.after_tool`, last first.
+
+		Returns:
+			The entry the model reads, and the first `Stop` a capability answered (the next
+			capabilities see its entry).
+		"""
+		stopped = None
 		for hook in self.after_tool:
-			entry = await hook(run, call, tool, entry)
-		return entry
+			answer = await hook(run, call, tool, entry)
+			if isinstance(answer, Stop):
+				stopped = stopped or answer
+				answer = dict(answer.entry or {**_key(entry), "ok": False, "error": WITHHELD})
+			entry = answer
+		return entry, stopped
 
 	def visible(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
 		"""The tools callable at this step: ``handles`` through each `Capability.visible_tools`."""
@@ -767,6 +941,48 @@ def load_tools(state: RunState, handles: Sequence[str], order: Mapping[str, Any]
 	position = {h: i for i, h in enumerate(order)}
 	end = len(position)
 	state.loaded = sorted(merged, key=lambda h: (position.get(h, end), h))
+
+
+WITHHELD = "result withheld: the run stopped"
+"""The error of a result a capability's `Capability.after_tool` stopped the run on."""
+
+
+def _key(entry: Mapping[str, Any]) -> dict[str, Any]:
+	return {"tool": entry["tool"]} if "tool" in entry else {}
+
+
+async def alongside(
+	checks: Sequence[Alongside], call: Callable[[], Awaitable[Any]]
+) -> tuple[Any, Stop | None]:
+	"""Run ``call`` (the first model call) while the checks run; a `Stop` cancels the call.
+
+	The call's exception, if any, is raised once every check is done with.
+
+	Returns:
+		The call's result (None when cancelled), and the `Stop` of the check that ended it.
+	"""
+	import anyio
+
+	out: dict[str, Any] = {}
+	async with anyio.create_task_group() as tg:
+
+		async def watch(check: Alongside) -> None:
+			stop = await check.check()
+			if stop is not None and "stop" not in out:
+				out["stop"] = stop
+				tg.cancel_scope.cancel()
+
+		for check in checks:
+			tg.start_soon(watch, check)
+		try:
+			out["response"] = await call()
+		except Exception as exc:  # raised after the checks are done with
+			out["error"] = exc
+	if "stop" in out:
+		return None, out["stop"]
+	if "error" in out:
+		raise out["error"]
+	return out.get("response"), None
 
 
 def drive_wrapped(

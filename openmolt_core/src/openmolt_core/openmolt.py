@@ -215,7 +215,6 @@ class OpenMolt:
 		# The offload capabilities of this instance's agents, one per store and thresholds.
 		self._offloads: dict[tuple[Any, ...], Capability] = {}
 		self._observed: Observers | None = None
-		self._hooks: dict[tuple[int, ...], tuple[tuple[Capability, ...], Hooks]] = {}
 		self._taint_policy = taint_policy
 		if verbose:
 			from openmolt_core import _verbose
@@ -924,9 +923,7 @@ class OpenMolt:
 			fallback=chain,
 			tool_search=search,
 			files=files,
-			guardrails=self._guardrails + _guardrails(guardrails, "create_agent"),
-			taint_policy=taint,
-			capabilities=self._resolved(caps),
+			capabilities=self._resolved(caps, _safety(self._guardrails, guardrails, taint)),
 		)
 		if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
@@ -1064,18 +1061,11 @@ class OpenMolt:
 				)
 		return caps
 
-	def _resolved(self, caps: Sequence[Capability]) -> Hooks:
-		"""The hooks of these capabilities; agents with the same ones share them (they are fixed)."""
+	def _resolved(self, caps: Sequence[Capability], safety: Capability) -> Hooks:
+		"""The hooks of these capabilities, then the agent's own safety (it knows its tools)."""
 		from openmolt_core.hooks import Hooks
 
-		key = tuple(id(c) for c in caps)
-		found = self._hooks.get(key)
-		if found is not None and all(a is b for a, b in zip(found[0], caps, strict=True)):
-			return found[1]
-		hooks = Hooks(caps)
-		if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
-			self._hooks[key] = (tuple(caps), hooks)
-		return hooks
+		return Hooks((*caps, safety))
 
 	def _offload_capability(self, files: FileStore, limits: Limits | None) -> Capability:
 		"""The offload of large results; agents with the same store and thresholds share one."""
@@ -1373,6 +1363,13 @@ def _taint_policy(
 			stripped = tuple(r.lstrip("!") for r in rules)
 			ApprovalPolicy(stripped).check(known, where=f"{where}: {label}", strict=mine)
 	return policy
+
+
+def _safety(instance: tuple[Guardrail, ...], own: Any, policy: TaintPolicy) -> Capability:
+	"""An agent's safety capability: the instance's guardrails, then its own, and its policy."""
+	from openmolt_core.capabilities.safety import Safety
+
+	return Safety(instance + _guardrails(own, "create_agent"), policy)
 
 
 def _guardrails(value: Any, where: str) -> tuple[Guardrail, ...]:

@@ -1,0 +1,480 @@
+"""Guardrails and the taint policy as a capability: what the agent's runs check, and what they read.
+
+``create_agent(guardrails=..., taint_policy=...)`` builds it (every agent has one: the default
+policy labels every tool and taints a run that read untrusted content). It attaches through:
+
+- `Safety.describe_tools`: the taint policy labels each tool (`openmolt_core.taint`), and an
+  agent that holds the lethal trifecta is reported when it is built;
+- `Safety.before_first_model`: the input guardrails run before the first model call (reading
+  the input back from the first turn), and the parallel ones alongside it;
+- `Safety.before_tool`: the tool-call guardrails, then the taint policy, which refuses the call
+  or hands it to the approvals gate under its rule (`openmolt_core.hooks.Approve`);
+- `Safety.after_tool`: the tool-result guardrails, and untrusted content taints the run;
+- `Safety.before_finish`: the output guardrails on a ``finish``.
+
+Its decisions are a pure function of the state and of its own journaled steps: every verdict
+goes through the run's port under ``guard:<step>:<stage>:<index>:<n>``, so the loop does not
+journal them again (``journal_decisions = False``). What is not ``allow`` is logged, emitted as
+a ``guardrail`` event and kept in ``state.audit``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from openmolt_core.durability import step_key
+from openmolt_core.events import GuardrailEvent, TaintEvent
+from openmolt_core.guardrails.base import Guardrail, GuardrailCheck, Stage, Verdict
+from openmolt_core.hooks import (
+	PROCEED,
+	Alongside,
+	Approve,
+	Capability,
+	Proceed,
+	Refuse,
+	Stop,
+)
+from openmolt_core.llm import Usage
+from openmolt_core.taint import (
+	MAX_TAINT_RECORDS,
+	TaintPolicy,
+	gated,
+	trifecta,
+	unlabelled,
+	warn_trifecta,
+)
+
+if TYPE_CHECKING:
+	from openmolt_core._binding import BoundTool
+	from openmolt_core._execute import RunContext
+	from openmolt_core.commands import CallTool, Finish
+	from openmolt_core.hooks import (
+		AgentInfo,
+		FinishDecision,
+		Run,
+		ToolDecision,
+		ToolRecord,
+		ToolSpec,
+	)
+	from openmolt_core.result import RunState
+
+__all__ = ["MAX_AUDIT", "POLICY", "Safety"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+MAX_AUDIT = 200
+"""``state.audit`` keeps the first this many entries."""
+
+POLICY = "taint_policy"
+"""The name the taint policy's actions go by in results, events and the audit."""
+
+
+class Safety(Capability):
+	"""An agent's guardrails and taint policy, attached to its runs.
+
+	Args:
+		guardrails: The guardrails, the instance's first.
+		policy: The taint policy.
+	"""
+
+	__slots__ = ("_by_stage", "_warned", "gated", "guardrails", "policy")
+
+	name = "safety"
+	in_fingerprint: ClassVar[bool] = False  # its own steps are journaled (guard:...)
+	journal_decisions: ClassVar[bool] = False  # a pure function of the state and its steps
+
+	def __init__(
+		self, guardrails: Sequence[Guardrail] = (), policy: TaintPolicy | None = None
+	) -> None:
+		self.guardrails: tuple[Guardrail, ...] = tuple(guardrails)
+		"""The guardrails, in the order they run."""
+		self.policy: TaintPolicy = policy or TaintPolicy()
+		"""The taint policy."""
+		self.gated: bool = False
+		"""Whether the policy's ``on_outbound`` applies to the agent's tools (it holds the
+		trifecta, or the policy applies everywhere; never for ``allow``)."""
+		self._warned = False
+		self._by_stage: dict[str, list[Guardrail]] = {}
+		for g in self.guardrails:
+			self._by_stage.setdefault(g.on, []).append(g)
+
+	def at(self, stage: Stage, *, parallel: bool = False) -> list[Guardrail]:
+		"""The guardrails of a stage (for the input: those that run before, or alongside)."""
+		return [g for g in self._by_stage.get(stage, ()) if g.parallel == parallel]
+
+	# building the agent -----------------------------------------------------------------
+
+	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
+		"""Label each tool by the policy; report an agent that holds the lethal trifecta once.
+
+		Args:
+			agent: The agent being built.
+			tools: Its bound tools.
+		"""
+		bound: list[BoundTool] = list(tools)  # type: ignore[arg-type]  # the loop's records
+		policy = self.policy
+		for t in bound:
+			t.labels = policy.labels_for(t)
+		held = trifecta(bound)
+		if held and policy.warn and not self._warned:
+			warn_trifecta(agent.name, held, policy, unlabelled(bound))
+		self._warned = held is not None
+		self.gated = gated(bound, policy)
+
+	# judging ------------------------------------------------------------------------------
+
+	async def _judge(
+		self, ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str
+	) -> Verdict:
+		async def ask() -> dict[str, Any]:
+			verdict, usage = await g.judge(check)
+			out = verdict.to_dict()
+			if usage is not None and usage.calls:
+				out["_usage"] = usage.to_dict()
+			return out
+
+		data: dict[str, Any] = await ctx.port.step(key, ask)
+		if "_usage" in data:
+			ctx.state.usage.add(Usage.from_dict(data["_usage"]))
+		try:
+			return Verdict.from_dict(data)
+		except ValueError as exc:  # a journal written by something else
+			return Verdict("refuse" if check.tool else "trip", f"unreadable verdict: {exc}")
+
+	async def _stage(
+		self,
+		ctx: RunContext,
+		guards: Sequence[Guardrail],
+		stage: Stage,
+		value: Any,
+		*,
+		step: int,
+		index: int = 0,
+		bound: BoundTool | None = None,
+		call: str = "",
+		parallel: bool = False,
+	) -> tuple[Any, Verdict | None, str]:
+		"""Run guardrails in order.
+
+		Returns:
+			The value let through; the verdict that stopped it, or None; the name of the
+			guardrail that stopped it, or else of the last one that rewrote it ("" for none).
+		"""
+		last = ""
+		for n, g in enumerate(guards):
+			check = GuardrailCheck(
+				stage=stage,
+				value=value,
+				agent=ctx.agent,
+				run_id=ctx.state.run_id,
+				step=step,
+				tool=bound.handle if bound is not None else "",
+				labels=bound.labels if bound is not None else frozenset(),
+				tainted=ctx.state.tainted,
+			)
+			verdict = await self._judge(ctx, g, check, f"guard:{step}:{stage}:{index}:{n}")
+			if verdict.action == "allow":
+				continue
+			if parallel and verdict.action == "rewrite":
+				verdict = Verdict("trip", "a parallel guardrail cannot rewrite the input")
+			tool = bound.handle if bound is not None else ""
+			await self.record(ctx, g.name, stage, verdict.action, verdict.reason, tool, call)
+			if verdict.action == "rewrite":
+				value, last = verdict.value, g.name
+				continue
+			return value, verdict, g.name
+		return value, None, last
+
+	async def record(
+		self,
+		ctx: RunContext,
+		by: str,
+		stage: str,
+		action: str,
+		reason: str,
+		tool: str = "",
+		call: str = "",
+	) -> None:
+		"""Log, audit and emit what a guardrail or the policy did."""
+		reason = ctx.redact(reason)
+		where = f" ({tool})" if tool else ""
+		log.info(
+			"%s step %d: %s %s at %s%s: %s", ctx.agent, ctx.step, by, action, stage, where, reason
+		)
+		audit = ctx.state.audit
+		if len(audit) < MAX_AUDIT:
+			entry: dict[str, Any] = {
+				"by": by,
+				"stage": stage,
+				"action": action,
+				"reason": reason,
+				"step": ctx.step,
+			}
+			if tool:
+				entry.update(tool=tool, call=call)
+			audit.append(entry)
+		if ctx.wants("guardrail"):
+			await ctx.emit(
+				GuardrailEvent(
+					agent=ctx.agent,
+					step=ctx.step,
+					guardrail=by,
+					stage=stage,
+					action=action,
+					reason=reason,
+					tool=tool,
+					call=call,
+				)
+			)
+		else:
+			ctx.skip_event()
+
+	# the input ----------------------------------------------------------------------------
+
+	async def before_first_model(self, run: Run) -> Stop | Alongside | None:
+		"""Run the input guardrails of a run that has made no model call yet.
+
+		The input is read back from the first turn, so a run started anywhere (``run``, a
+		durable workflow, a recovered one) is checked the same way; a rewrite renders the first
+		turn again (the agent's ``first_message``). A run given back its state before its first
+		model call is checked again (rewrites are idempotent, tripwires trip).
+
+		Returns:
+			`Stop` when one tripped (or refused); the parallel guardrails, to run alongside the
+			first model call; or None.
+		"""
+		if not self._by_stage.get("input"):
+			return None
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		state = ctx.state
+		found, value = _first_input(state)
+		if not found:
+			return None
+		new, stop = value, None
+		guards = self.at("input")
+		if guards:
+			new, verdict, name = await self._stage(ctx, guards, "input", value, step=0)
+			if verdict is not None:
+				stop = _tripped(name, "the input", verdict)
+		if new != value:
+			state.messages[0].content = ctx.owner.first_message(new, state)
+		if stop is not None:
+			return stop
+		if not self.at("input", parallel=True):
+			return None
+
+		async def watch() -> Stop | None:
+			guards = self.at("input", parallel=True)
+			_, verdict, name = await self._stage(ctx, guards, "input", new, step=0, parallel=True)
+			return None if verdict is None else _tripped(name, "the input", verdict)
+
+		return Alongside(watch)
+
+	# tool calls ---------------------------------------------------------------------------
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
+		"""Check a tool call before approvals: its guardrails, then the taint policy.
+
+		A rewritten input is checked against the tool's schema (the loop runs the call with it,
+		and a parked step saves it, so the decision is bound to it).
+		"""
+		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
+		guards = self._by_stage.get("tool_call")
+		checked = [g for g in guards if g.applies(bound)] if guards else None
+		outbound = self.gated and "outbound" in bound.labels
+		if not checked and not (outbound and run.state.tainted):
+			return PROCEED
+		from openmolt_core._jsonschema import ValidationError, format_errors
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		index = ctx.command_index
+		key = step_key("tool", ctx.step, index, call.tool)
+		new = None
+		if checked:
+			value, verdict, name = await self._stage(
+				ctx,
+				checked,
+				"tool_call",
+				call.input,
+				step=ctx.step,
+				index=index,
+				bound=bound,
+				call=key,
+			)
+			if verdict is not None:
+				return _refused(call, name, verdict)
+			if value != call.input:  # equal after a journal replay: no rewrite
+				try:
+					new = bound.validator().validate(value)
+				except ValidationError as exc:
+					why = f"the rewritten input does not match the tool's schema: {format_errors(exc)}"
+					await self.record(
+						ctx, name or "guardrail", "tool_call", "refuse", why, call.tool, key
+					)
+					return Refuse(why, {"tool": call.tool, "ok": False, "error": f"not run: {why}"})
+		if not (outbound and ctx.state.tainted):
+			return PROCEED if new is None else Proceed(new)
+		sources = sorted({t["tool"] for t in ctx.state.taint})
+		read = ", ".join(sources[:3]) + (
+			f" and {len(sources) - 3} more" if len(sources) > 3 else ""
+		)
+		if self.policy.on_outbound == "refuse":
+			why = (
+				f"this run read untrusted content ({read}), and {call.tool} can send data out: "
+				"the policy refuses such calls now. Do not retry it; finish and tell the user "
+				"what you wanted to send"
+			)
+			await self.record(ctx, POLICY, "tool_call", "refuse", why, call.tool, key)
+			await ctx.error("policy", f"{key}: {why}")
+			entry = {
+				"tool": call.tool,
+				"ok": False,
+				"error": f"refused by policy: {why}",
+				"policy": {
+					"rule": "untrusted content",
+					"after": [t["call"] for t in ctx.state.taint],
+				},
+			}
+			return Refuse(why, entry)
+		rule = f"taint: after untrusted content from {read}"
+		await self.record(ctx, POLICY, "tool_call", "approve", rule, call.tool, key)
+		return Approve(rule, new)
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any] | Stop:
+		"""Check a tool's result before the model reads it, and taint the run if it is untrusted.
+
+		A withheld result taints nothing: the model never read it. A call answered from the
+		journal taints the state again, but its ``taint`` event went out when it ran: like the
+		call's own events, it is not emitted twice.
+		"""
+		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
+		guards = self._by_stage.get("tool_result")
+		checked = [g for g in guards if g.applies(bound)] if guards else None
+		untrusted = "untrusted" in bound.labels
+		if not checked and not untrusted:
+			return entry
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		index = ctx.command_index
+		key = step_key("tool", ctx.step, index, call.tool)
+		if checked and entry.get("ok"):
+			value, verdict, name = await self._stage(
+				ctx,
+				checked,
+				"tool_result",
+				entry.get("result"),
+				step=ctx.step,
+				index=index,
+				bound=bound,
+				call=key,
+			)
+			if verdict is not None:
+				if verdict.action == "trip":
+					error = (
+						f"result withheld: guardrail {name!r} stopped the run ({verdict.reason})"
+					)
+					withheld = {"tool": call.tool, "ok": False, "error": error, "guardrail": name}
+					why = (
+						f"guardrail {name!r} tripped on the result of {call.tool}: {verdict.reason}"
+					)
+					return Stop(why, entry=withheld)
+				error = f"result withheld by guardrail {name!r}: {verdict.reason}"
+				return {"tool": call.tool, "ok": False, "error": error, "guardrail": name}
+			if value != entry.get("result"):
+				entry = {**entry, "result": value}
+		if untrusted:
+			entry = {**entry, "untrusted": True}
+			await self._taint(ctx, key, call.tool, not ctx.call_from_journal)
+		return entry
+
+	async def _taint(self, ctx: RunContext, key: str, tool: str, live: bool) -> None:
+		taint = ctx.state.taint
+		first = not taint
+		if len(taint) < MAX_TAINT_RECORDS and all(t.get("call") != key for t in taint):
+			taint.append({"call": key, "tool": tool, "step": ctx.step})
+		if not first:
+			return
+		if not live:  # answered from the journal: the event went out when the call ran
+			ctx.skip_event()
+			return
+		log.info("%s step %d: untrusted content from %s taints the run", ctx.agent, ctx.step, tool)
+		if ctx.wants("taint"):
+			await ctx.emit(TaintEvent(agent=ctx.agent, step=ctx.step, tool=tool, call=key))
+		else:
+			ctx.skip_event()
+
+	# the output ---------------------------------------------------------------------------
+
+	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision | Finish:
+		"""Run the output guardrails on a finish.
+
+		Returns:
+			The finish to end with (its output rewritten), `Proceed`, `Refuse` (the model reads
+			why) or `Stop` (a guardrail tripped).
+		"""
+		guards = self.at("output")
+		if not guards:
+			return PROCEED
+		from openmolt_core._jsonschema import ValidationError, format_errors
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		dump = getattr(finish.output, "model_dump", None)
+		value = dump(mode="json") if callable(dump) else finish.output
+		new, verdict, name = await self._stage(
+			ctx, guards, "output", value, step=ctx.step, index=ctx.command_index
+		)
+		if verdict is None and new != value:
+			try:
+				return finish.model_copy(update={"output": ctx.output(new)})
+			except ValidationError as exc:
+				verdict = Verdict(
+					"trip",
+					f"it rewrote the output into one that does not match the output schema: "
+					f"{format_errors(exc)}",
+				)
+		if verdict is None:
+			return PROCEED
+		if verdict.action == "refuse":
+			error = (
+				f"refused by guardrail {name!r}: {verdict.reason}; fix the output and finish again"
+			)
+			return Refuse(
+				error, {"command": "finish", "ok": False, "error": error, "guardrail": name}
+			)
+		error = f"stopped: guardrail {name!r} tripped ({verdict.reason})"
+		entry = {"command": "finish", "ok": False, "error": error, "guardrail": name}
+		return Stop(f"guardrail {name!r} tripped on the output: {verdict.reason}", entry=entry)
+
+
+def _refused(call: CallTool, name: str, verdict: Verdict) -> Refuse | Stop:
+	"""What a tool-call guardrail's refusal or tripwire answers (the entry the model reads)."""
+	if verdict.action == "trip":
+		error = f"not run: guardrail {name!r} stopped the run ({verdict.reason})"
+		entry = {"tool": call.tool, "ok": False, "error": error, "guardrail": name}
+		return Stop(
+			f"guardrail {name!r} tripped on the call of {call.tool}: {verdict.reason}", entry=entry
+		)
+	error = f"refused by guardrail {name!r}: {verdict.reason}"
+	return Refuse(error, {"tool": call.tool, "ok": False, "error": error, "guardrail": name})
+
+
+def _tripped(name: str, what: str, verdict: Verdict) -> Stop:
+	return Stop(f"guardrail {name!r} tripped on {what}: {verdict.reason}")
+
+
+def _first_input(state: RunState) -> tuple[bool, Any]:
+	"""The input a run's first turn carries (whether there is one, and its value)."""
+	import json
+
+	if not state.messages or state.messages[0].role != "user":
+		return False, None
+	try:
+		first = json.loads(state.messages[0].content)
+	except ValueError:
+		return False, None
+	if not isinstance(first, dict) or "input" not in first:
+		return False, None
+	return True, first["input"]

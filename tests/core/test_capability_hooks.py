@@ -1,0 +1,282 @@
+"""The hooks the safety capability needed: pure decisions, exact entries, stops after a call,
+rewritten finishes, checks before and alongside the first model call, the tool set at build, and
+a hand-off to the approvals gate."""
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from openmolt import Capability, OpenMolt, Proceed, Refuse, Stop
+from openmolt_core.commands import CallTool, Finish
+from openmolt_core.events import Event
+from openmolt_core.hooks import (
+	AgentInfo,
+	Alongside,
+	Approve,
+	Run,
+	ToolRecord,
+	ToolSpec,
+	decision_from_dict,
+	decision_to_dict,
+)
+from openmolt_core.result import RunState
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from tests.core.test_capabilities import Till, results_of
+from tests.core.test_durability import JournalPort
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+	return "asyncio"
+
+
+class Decides(Capability):
+	"""Answers every call with ``decision``."""
+
+	name: ClassVar[str] = "decides"
+
+	def __init__(self, decision: Any) -> None:
+		self.decision = decision
+		self.asked = 0
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		self.asked += 1
+		return self.decision
+
+
+class Pure(Decides):
+	name: ClassVar[str] = "pure"
+	journal_decisions: ClassVar[bool] = False
+
+
+def test_decisions_with_their_entries_round_trip_through_the_journal() -> None:
+	for decision in (
+		Refuse("no", {"tool": "t", "ok": False, "error": "mine", "policy": {}}),
+		Stop("stop", "guardrail_tripped", {"tool": "t", "ok": False, "error": "x"}),
+		Approve("a rule", {"amount": 2}),
+		Refuse("plain"),
+	):
+		assert decision_from_dict(decision_to_dict(decision)) == decision
+	assert decision_to_dict(Refuse("plain")) == {"refuse": "plain"}  # journals as before
+
+
+async def test_a_pure_capability_decides_outside_the_journal() -> None:
+	async def run_with(cap: Capability) -> set[str]:
+		till = Till()
+		model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+		agent = OpenMolt(entry_points=False).create_agent(
+			name="A", model=model, tools=till.tools, capabilities=[cap]
+		)
+		port = JournalPort()
+		result = await agent.execute(None, port=port, input="pay")
+		assert result.status == "success" and till.ran == []
+		return {key for key, _ in port.recorded.values()}
+
+	journaled = await run_with(Decides(Refuse("closed")))
+	pure = Pure(Refuse("closed"))
+	unjournaled = await run_with(pure)
+	assert any(k.startswith("hook:") for k in journaled)
+	assert not any(k.startswith("hook:") for k in unjournaled) and pure.asked == 1
+
+
+async def test_a_refusal_with_its_entry_is_read_as_given_and_emits_no_error() -> None:
+	till = Till()
+	entry = {"tool": "local.pay", "ok": False, "error": "refused by policy: x", "policy": {}}
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Pure(Refuse("x", entry))]
+	)
+	errors: list[Event] = []
+	agent.on("error", errors.append)
+	await agent.run("pay")
+	assert results_of(model, 1) == [entry] and errors == []
+
+
+async def test_a_stop_with_its_entry_ends_the_run_and_the_state_keeps_the_entry() -> None:
+	till = Till()
+	entry = {"tool": "local.pay", "ok": False, "error": "not run: tripped", "guardrail": "g"}
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Pure(Stop("tripped", entry=entry))]
+	)
+	result = await agent.run("pay")
+	assert (result.status, result.error, till.ran) == ("guardrail_tripped", "tripped", [])
+	assert entry in str_results(result.state)
+
+
+def str_results(state: RunState) -> list[dict[str, Any]]:
+	import json
+
+	out: list[dict[str, Any]] = json.loads(state.messages[-1].content)["results"]
+	return out
+
+
+class Withholds(Capability):
+	name: ClassVar[str] = "withholds"
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any] | Stop:
+		return Stop("the result was hostile")
+
+
+class Sees(Capability):
+	name: ClassVar[str] = "sees"
+
+	def __init__(self) -> None:
+		self.seen: list[dict[str, Any]] = []
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any]:
+		self.seen.append(entry)
+		return {**entry, "seen": True}
+
+
+async def test_after_tool_may_stop_the_run_and_runs_last_capability_first() -> None:
+	till = Till()
+	sees = Sees()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[sees, Withholds()]
+	)
+	result = await agent.run("pay")
+	assert (result.status, result.error, model.calls) == (
+		"guardrail_tripped",
+		"the result was hostile",
+		1,
+	)
+	withheld = {"tool": "local.pay", "ok": False, "error": "result withheld: the run stopped"}
+	assert sees.seen == [withheld]  # the withholding capability came last: it answered first
+	assert str_results(result.state) == [{**withheld, "seen": True}]
+
+
+class Rewrites(Capability):
+	name: ClassVar[str] = "rewrites"
+
+	def __init__(self, output: Any) -> None:
+		self.output = output
+
+	async def before_finish(self, run: Run, finish: Finish) -> Finish:
+		return finish.model_copy(update={"output": self.output})
+
+
+async def test_before_finish_may_rewrite_the_output_which_is_checked() -> None:
+	schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+	om = OpenMolt(entry_points=False)
+	good = om.create_agent(
+		name="A",
+		model=ScriptedModel([finish({"n": 1})]),
+		output_schema=schema,
+		capabilities=[Rewrites({"n": 2})],
+	)
+	assert (await good.run("x")).output == {"n": 2}
+	bad = om.create_agent(
+		name="B",
+		model=ScriptedModel([finish({"n": 1})]),
+		output_schema=schema,
+		capabilities=[Rewrites({"n": "two"})],
+	)
+	result = await bad.run("x")
+	assert result.status == "guardrail_tripped" and "does not match" in (result.error or "")
+
+
+class First(Capability):
+	name: ClassVar[str] = "first"
+
+	def __init__(self, answer: str) -> None:
+		self.answer = answer
+		self.asked = 0
+
+	async def before_first_model(self, run: Run) -> Stop | Alongside | None:
+		self.asked += 1
+		if self.answer == "stop":
+			return Stop("not this input")
+
+		async def check() -> Stop | None:
+			if self.answer == "pass":
+				return None
+			await anyio.lowlevel.checkpoint()
+			return Stop("tripped alongside")
+
+		return Alongside(check)
+
+
+class SlowModel(ScriptedModel):
+	async def generate(self, request: Any) -> Any:
+		await anyio.sleep(5)
+		return await super().generate(request)
+
+
+async def test_before_first_model_stops_the_run_or_checks_alongside_the_call() -> None:
+	om = OpenMolt(entry_points=False)
+	model = ScriptedModel([finish("ok"), finish("ok")])
+	first = First("stop")
+	stopped = await om.create_agent(name="A", model=model, capabilities=[first]).run("x")
+	assert (stopped.status, stopped.error, model.calls) == (
+		"guardrail_tripped",
+		"not this input",
+		0,
+	)
+	passing = First("pass")
+	done = await om.create_agent(name="B", model=model, capabilities=[passing]).run("x")
+	assert done.status == "success" and model.calls == 1
+	with anyio.fail_after(3):  # the check cancels the slow model call
+		slow = SlowModel([finish("ok")])
+		tripped = await om.create_agent(name="C", model=slow, capabilities=[First("trip")]).run("x")
+	assert (tripped.status, tripped.error) == ("guardrail_tripped", "tripped alongside")
+
+
+class Labels(Capability):
+	name: ClassVar[str] = "labels"
+
+	def __init__(self) -> None:
+		self.seen: list[tuple[str, tuple[str, ...], list[str]]] = []
+
+	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
+		self.seen.append((agent.name, agent.tools, [t.handle for t in tools]))
+
+
+async def test_describe_tools_sees_the_whole_tool_set_at_build() -> None:
+	till = Till()
+	labels = Labels()
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([]), tools=till.tools, capabilities=[labels]
+	)
+	assert labels.seen == [("A", ("local.pay",), ["local.pay"])]
+	# the safety capability, after it, labelled the tool (no labels declared: fail closed)
+	assert agent.labels["local.pay"] == frozenset({"untrusted", "outbound"})
+
+
+async def test_approve_hands_the_call_to_the_approvals_gate_under_its_rule() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A",
+		model=model,
+		tools=till.tools,
+		capabilities=[Pure(Approve("ask first", {"amount": 4}))],
+	)
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required" and till.ran == []
+	(request,) = agent.approval_requests(parked.state)
+	assert (request.rule, request.input) == ("ask first", {"amount": 4})
+	done = await agent.resume(parked.state, decision=request.approve())
+	assert done.status == "success" and till.ran == [{"amount": 4}]
+	assert results_of(model, 1)[0]["input"] == {"amount": 4}  # what ran
+
+
+async def test_a_rewritten_input_is_what_runs_and_what_the_result_shows() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Pure(Proceed({"amount": 3}))]
+	)
+	await agent.run("pay")
+	assert till.ran == [{"amount": 3}]
+	assert results_of(model, 1)[0]["input"] == {"amount": 3}
