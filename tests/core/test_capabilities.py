@@ -656,7 +656,11 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 	agent.compaction = tighter
 	assert agent.compaction is tighter and agent._hooks.by_name["compaction"].config is tighter  # type: ignore[attr-defined]
 	agent.compaction = None
-	assert agent.compaction is None and list(agent._hooks.by_name) == ["run-observers", "offload", "safety"]
+	assert agent.compaction is None and list(agent._hooks.by_name) == [
+		"run-observers",
+		"offload",
+		"safety",
+	]
 	with pytest.raises(ConfigurationError, match="compaction=False"):
 		agent.compaction = tighter
 	with pytest.raises(ConfigurationError, match="does not compact"):

@@ -278,9 +278,9 @@ class Agent:
 			for t in tools:
 				t.approval = self._policy.rule_for(t.handle, t.tool)
 		# What the capabilities say of the whole tool set (labels: the safety capability).
-		if self._hooks.describes:
+		if self._hooks.describe_tools:
 			allowed = tuple(t.handle for t in tools if t.allowed)
-			self._hooks.describe(AgentInfo(self.name, allowed, self.models[0]), tools)
+			self._hooks.describe(AgentInfo(self.name, allowed, self._models.slots[0].id), tools)
 
 	@property
 	def _redactor(self) -> Redactor:

@@ -37,7 +37,7 @@ Rules the loop keeps (docs/guides/capabilities.md):
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
@@ -70,6 +70,7 @@ __all__ = [
 	"ToolDecision",
 	"ToolRecord",
 	"ToolSpec",
+	"alongside",
 	"builds",
 	"decision_from_dict",
 	"decision_to_dict",
@@ -400,6 +401,15 @@ class Capability:
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
+	def active_hooks(self) -> Collection[str] | None:
+		"""The hooks this instance needs, of those its class overrides (None: all of them).
+
+		Asked once, when the agent's hooks are resolved: a capability whose settings leave a
+		hook idle (no output guardrails: no ``before_finish``) keeps it off every run's path.
+		Covers the run hooks and `describe_tools`.
+		"""
+		return None
+
 	def tools(self, agent: AgentInfo) -> Sequence[Tool | Callable[..., Any]]:
 		"""Tools the capability adds to the agent (function tools, or `Tool` objects).
 
@@ -684,6 +694,7 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
 _BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint", "describe_tools")
+_RESOLVED = (*_HOOKS, "describe_tools")  # what `Hooks` lists, per capability that has it
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
 
 
@@ -692,7 +703,9 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	found = _OVERRIDDEN.get(cls)
 	if found is None:
 		found = _OVERRIDDEN[cls] = tuple(
-			h for h in (*_HOOKS, *_BUILDS) if getattr(cls, h) is not getattr(Capability, h)
+			h
+			for h in (*_HOOKS, *_BUILDS, "active_hooks")
+			if getattr(cls, h) is not getattr(Capability, h)
 		)
 	return found
 
@@ -721,7 +734,7 @@ class Hooks:
 		"before_tool_unjournaled",
 		"by_name",
 		"capabilities",
-		"describes",
+		"describe_tools",
 		"list_tools",
 		"on_run_end",
 		"on_run_start",
@@ -735,41 +748,62 @@ class Hooks:
 	)
 
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
-		self.capabilities: tuple[Capability, ...] = tuple(capabilities)
+		self.capabilities: tuple[Capability, ...] = ()
 		self.by_name: dict[str, Capability] = {}
-		for cap in self.capabilities:
-			if not isinstance(cap, Capability):
-				raise ConfigurationError(
-					f"capabilities: {type(cap).__name__} is not a Capability; subclass "
-					"openmolt.Capability (or name a registered capability)"
-				)
-			name = type(cap).name
-			if not isinstance(name, str) or not _NAME.fullmatch(name):
-				raise ConfigurationError(
-					f"capabilities: {type(cap).__name__}.name must be a name of letters, digits, "
-					f"'_' and '-' starting with a letter (got {name!r})"
-				)
-			if name in self.by_name:
-				raise ConfigurationError(
-					f"capabilities: two capabilities are named {name!r}; a name is unique per "
-					"agent (it keys the run's state and journal)"
-				)
-			self.by_name[name] = cap
-		lists: dict[str, list[Any]] = {}
-		for cap in self.capabilities:
-			for hook in _overridden(type(cap)):
-				lists.setdefault(hook, []).append(getattr(cap, hook))
-		for hook in _HOOKS:
-			found = lists.get(hook)
-			setattr(self, hook, tuple(found) if found else ())
-		deciding = [c for c in self.capabilities if "before_tool" in _overridden(type(c))]
-		self.before_tool = tuple(c.before_tool for c in deciding if type(c).journal_decisions)
+		for hook in _RESOLVED:
+			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
 			Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...
-		] = tuple(c.before_tool for c in deciding if not type(c).journal_decisions)
-		self.after_tool = self.after_tool[::-1]  # they bracket the call: the last one first
-		self.describes: bool = any(builds(c, "describe_tools") for c in self.capabilities)
-		"""Whether a capability overrides `Capability.describe_tools`."""
+		] = ()
+		"""The `Capability.before_tool` hooks whose decisions the loop does not journal
+		(``journal_decisions = False``): asked after the others, outside their step."""
+		for cap in capabilities:
+			self._add(cap)
+
+	def adding(self, capability: Capability) -> Hooks:
+		"""These hooks and one more capability's, after them; these stay as they are.
+
+		Cheaper than resolving every capability again: an instance resolves the hooks its
+		agents share once, and adds each agent's own (its safety) to them.
+		"""
+		new = Hooks.__new__(Hooks)
+		for slot in Hooks.__slots__:
+			setattr(new, slot, getattr(self, slot))
+		new.by_name = dict(self.by_name)
+		new._add(capability)
+		return new
+
+	def _add(self, cap: Capability) -> None:
+		if not isinstance(cap, Capability):
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__} is not a Capability; subclass "
+				"openmolt.Capability (or name a registered capability)"
+			)
+		name = type(cap).name
+		if not isinstance(name, str) or not _NAME.fullmatch(name):
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__}.name must be a name of letters, digits, "
+				f"'_' and '-' starting with a letter (got {name!r})"
+			)
+		if name in self.by_name:
+			raise ConfigurationError(
+				f"capabilities: two capabilities are named {name!r}; a name is unique per "
+				"agent (it keys the run's state and journal)"
+			)
+		self.by_name[name] = cap
+		self.capabilities += (cap,)
+		overridden = _overridden(type(cap))
+		active = cap.active_hooks() if "active_hooks" in overridden else None
+		for hook in overridden:
+			if hook not in _RESOLVED or (active is not None and hook not in active):
+				continue
+			method = getattr(cap, hook)
+			if hook == "before_tool" and not type(cap).journal_decisions:
+				self.before_tool_unjournaled += (method,)
+			elif hook == "after_tool":  # they bracket the call: the last capability's first
+				self.after_tool = (method, *self.after_tool)
+			else:
+				setattr(self, hook, (*getattr(self, hook), method))
 
 	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
@@ -788,6 +822,8 @@ class Hooks:
 	]
 	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
 	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
+	describe_tools: tuple[Callable[[AgentInfo, Sequence[ToolRecord]], None], ...]
+	"""The `Capability.describe_tools` hooks, in order."""
 	replace_result: tuple[Callable[[Run, CallTool, ToolSpec, Any], Awaitable[Any]], ...]
 	after_tool: tuple[
 		Callable[[Run, CallTool, ToolSpec, dict[str, Any]], Awaitable[dict[str, Any] | Stop]], ...
@@ -806,10 +842,8 @@ class Hooks:
 
 	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
 		"""Show the agent's tool set to each capability's `Capability.describe_tools`, in order."""
-		if self.describes:
-			for cap in self.capabilities:
-				if builds(cap, "describe_tools"):
-					cap.describe_tools(agent, tools)
+		for hook in self.describe_tools:
+			hook(agent, tools)
 
 	async def first_model(self, run: Run) -> tuple[Stop | None, list[Alongside]]:
 		"""Ask each `Capability.before_first_model` in order; the first `Stop` ends the asking.

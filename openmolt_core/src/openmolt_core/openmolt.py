@@ -215,6 +215,7 @@ class OpenMolt:
 		# The offload capabilities of this instance's agents, one per store and thresholds.
 		self._offloads: dict[tuple[Any, ...], Capability] = {}
 		self._observed: Observers | None = None
+		self._hooks: dict[tuple[int, ...], tuple[tuple[Capability, ...], Hooks]] = {}
 		self._taint_policy = taint_policy
 		if verbose:
 			from openmolt_core import _verbose
@@ -1062,10 +1063,21 @@ class OpenMolt:
 		return caps
 
 	def _resolved(self, caps: Sequence[Capability], safety: Capability) -> Hooks:
-		"""The hooks of these capabilities, then the agent's own safety (it knows its tools)."""
+		"""The hooks of these capabilities, then the agent's own safety (it knows its tools).
+
+		Agents with the same capabilities share their resolved hooks (they are fixed); each
+		agent's safety is added to them.
+		"""
 		from openmolt_core.hooks import Hooks
 
-		return Hooks((*caps, safety))
+		key = tuple(id(c) for c in caps)
+		found = self._hooks.get(key)
+		if found is not None and all(a is b for a, b in zip(found[0], caps, strict=True)):
+			return found[1].adding(safety)
+		hooks = Hooks(caps)
+		if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
+			self._hooks[key] = (tuple(caps), hooks)
+		return hooks.adding(safety)
 
 	def _offload_capability(self, files: FileStore, limits: Limits | None) -> Capability:
 		"""The offload of large results; agents with the same store and thresholds share one."""

@@ -20,6 +20,7 @@ a ``guardrail`` event and kept in ``state.audit``.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -79,7 +80,7 @@ class Safety(Capability):
 		policy: The taint policy.
 	"""
 
-	__slots__ = ("_by_stage", "_warned", "gated", "guardrails", "policy")
+	__slots__ = ("_active", "_by_stage", "_warned", "gated", "guardrails", "policy")
 
 	name = "safety"
 	in_fingerprint: ClassVar[bool] = False  # its own steps are journaled (guard:...)
@@ -99,12 +100,22 @@ class Safety(Capability):
 		self._by_stage: dict[str, list[Guardrail]] = {}
 		for g in self.guardrails:
 			self._by_stage.setdefault(g.on, []).append(g)
+		gates = self.policy.on_outbound != "allow"
+		self._active = _hooks_needed(frozenset(self._by_stage), gates)
 
 	def at(self, stage: Stage, *, parallel: bool = False) -> list[Guardrail]:
 		"""The guardrails of a stage (for the input: those that run before, or alongside)."""
 		return [g for g in self._by_stage.get(stage, ()) if g.parallel == parallel]
 
 	# building the agent -----------------------------------------------------------------
+
+	def active_hooks(self) -> frozenset[str]:
+		"""The hooks its settings need: labels and taint always, a stage's hook with guardrails.
+
+		``before_tool`` also without tool-call guardrails while the policy may gate outbound
+		calls (``on_outbound`` other than ``allow``).
+		"""
+		return self._active
 
 	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
 		"""Label each tool by the policy; report an agent that holds the lethal trifecta once.
@@ -447,6 +458,20 @@ class Safety(Capability):
 		error = f"stopped: guardrail {name!r} tripped ({verdict.reason})"
 		entry = {"command": "finish", "ok": False, "error": error, "guardrail": name}
 		return Stop(f"guardrail {name!r} tripped on the output: {verdict.reason}", entry=entry)
+
+
+@functools.cache
+def _hooks_needed(stages: frozenset[str], gates: bool) -> frozenset[str]:
+	"""The hooks a safety capability needs: labels and taint always, each stage's with
+	guardrails, and ``before_tool`` also while the policy may gate outbound calls."""
+	hooks = {"describe_tools", "after_tool"}  # every tool's labels; untrusted results taint
+	if "input" in stages:
+		hooks.add("before_first_model")
+	if "tool_call" in stages or gates:
+		hooks.add("before_tool")
+	if "output" in stages:
+		hooks.add("before_finish")
+	return frozenset(hooks)
 
 
 def _refused(call: CallTool, name: str, verdict: Verdict) -> Refuse | Stop:
