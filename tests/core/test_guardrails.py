@@ -497,3 +497,35 @@ async def test_a_replayed_run_does_not_ask_its_guardrails_again() -> None:
 	assert first.state.audit == replayed.state.audit
 	assert [m.content for m in first.state.messages] == [m.content for m in replayed.state.messages]
 	assert [a["stage"] for a in first.state.audit] == ["input", "tool_call", "output"]
+
+
+async def test_a_tripwire_in_a_batch_keeps_its_unguarded_calls_that_have_not_started_from_running() -> (
+	None
+):
+	"""A tripwire stops the run: a call of the same reply that has not started does not start.
+
+	The guarded call comes first and trips before the unguarded one starts; that one is watched
+	by no guardrail, and neither the taint policy nor any capability would refuse it.
+	"""
+
+	async def no_sending(check: GuardrailCheck) -> Verdict:
+		return trip("no sending today")
+
+	stop = Guardrail(no_sending, on="tool_call", tools=("local.send",), name="stop")
+	model = ScriptedModel(
+		[
+			[
+				call_tool("local.send", to="a@example.com", text="hi"),
+				call_tool("local.lookup", name="ada"),
+			]
+		]
+	)
+	desk = Desk()
+	agent = desk.agent(model, guardrails=[stop], taint_policy="allow")
+	result = await agent.run("go")
+	assert result.status == "guardrail_tripped"
+	assert desk.ran == []  # lookup never ran
+	last = json.loads(result.state.messages[-1].content)["results"]
+	assert last[1] == {"tool": "local.lookup", "ok": False, "error": "not run: the run stopped"}
+	assert last[0]["guardrail"] == "stop"
+	model.assert_consumed()

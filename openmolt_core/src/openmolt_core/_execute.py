@@ -587,8 +587,10 @@ async def _call_tool(
 			return ruled  # refused or stopped (an entry), or parked (None)
 		call, asked = ruled
 		rule = "; ".join(r for r in (rule, asked) if r) or None
-		if not journaled and record.stopped:  # a capability stopped the step meanwhile
-			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+	# A call of the batch stopped the step meanwhile (a tripwire on its input or its result):
+	# a call that has not started does not start, whichever capabilities watch it.
+	if record.stopped:
+		return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 	rewritten = call is not given
 	if rewritten:  # a parked step saves the input that will run (a decision is bound to it)
 		record.commands[index] = call
