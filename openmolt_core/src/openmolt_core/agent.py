@@ -71,8 +71,8 @@ from openmolt_core.hooks import (
 	Alongside,
 	Capability,
 	Hooks,
-	builds,
 	alongside,
+	builds,
 	drive_wrapped,
 )
 from openmolt_core.llm import (

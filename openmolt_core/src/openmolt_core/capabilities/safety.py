@@ -462,8 +462,10 @@ class Safety(Capability):
 
 @functools.cache
 def _hooks_needed(stages: frozenset[str], gates: bool) -> frozenset[str]:
-	"""The hooks a safety capability needs: labels and taint always, each stage's with
-	guardrails, and ``before_tool`` also while the policy may gate outbound calls."""
+	"""The hooks a safety capability needs (labels and taint always, a stage's with guardrails).
+
+	``before_tool`` also while the policy may gate outbound calls.
+	"""
 	hooks = {"describe_tools", "after_tool"}  # every tool's labels; untrusted results taint
 	if "input" in stages:
 		hooks.add("before_first_model")
