@@ -499,13 +499,13 @@ async def test_a_replayed_run_does_not_ask_its_guardrails_again() -> None:
 	assert [a["stage"] for a in first.state.audit] == ["input", "tool_call", "output"]
 
 
-async def test_a_tripwire_in_a_batch_keeps_its_unguarded_calls_that_have_not_started_from_running() -> (
-	None
-):
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # trio starts a batch in random order
+async def test_a_tripwire_in_a_batch_keeps_the_calls_that_have_not_started_from_running() -> None:
 	"""A tripwire stops the run: a call of the same reply that has not started does not start.
 
-	The guarded call comes first and trips before the unguarded one starts; that one is watched
-	by no guardrail, and neither the taint policy nor any capability would refuse it.
+	The guarded call comes first and trips before the unguarded one starts (asyncio starts the
+	batch's tasks in order); that one is watched by no guardrail, and neither the taint policy
+	nor any capability would refuse it.
 	"""
 
 	async def no_sending(check: GuardrailCheck) -> Verdict:
