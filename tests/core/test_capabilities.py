@@ -495,6 +495,43 @@ async def test_a_capability_decides_which_tools_a_step_sees_and_replaces_results
 	assert agent.fingerprint() != plain.fingerprint()  # its entry, not its name
 
 
+class Order(Capability):
+	"""Notes the calls it is told about, in the order it is told."""
+
+	name = "order"
+
+	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
+		self.state(run).setdefault("seen", []).append(index)
+
+
+async def test_a_concurrent_batch_is_settled_in_command_order_whichever_call_ends_first() -> None:
+	"""The state a batch leaves (tool_done) never depends on which call ended first: the first
+	call here ends last, yet the capability hears of the calls in command order."""
+	import anyio
+
+	ended: list[int] = []
+
+	async def slow(seconds: float) -> dict[str, Any]:
+		"""Wait.
+
+		Args:
+			seconds: How long.
+		"""
+		await anyio.sleep(seconds)
+		ended.append(int(seconds * 100))
+		return {"waited": seconds}
+
+	model = ScriptedModel(
+		[[call_tool("local.slow", seconds=s) for s in (0.2, 0.05, 0.0)], finish("ok")]
+	)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=[slow], capabilities=[Order()]
+	)
+	result = await agent.run("go")
+	assert ended == [0, 5, 20]  # they ended in the reverse order
+	assert result.state.ext["order"] == {"seen": [0, 1, 2]}
+
+
 # the model call and the run -------------------------------------------------------------------
 
 

@@ -550,9 +550,14 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		keys.append(step_key("tool", ctx.step, i, call.tool))
 	ctx.port.reserve(keys)
 
+	# What the calls' entries do to the run's state (loaded tools, stored results) is applied
+	# after the batch, in command order: the state is the same whichever call ends first, and
+	# on a replay, where they end in another order.
+	finished: dict[int, tuple[CallTool, dict[str, Any]]] = {}
+
 	async def one(i: int) -> None:
 		record.results[i] = await _call_tool(
-			ctx, record, i, cast(CallTool, record.commands[i]), seqs[i]
+			ctx, record, i, cast(CallTool, record.commands[i]), seqs[i], finished
 		)
 
 	# Sub-agents called at once each reserve a share of the cost budget (openmolt_core._cost).
@@ -566,11 +571,19 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 				tg.start_soon(one, i)
 	finally:
 		ctx.shared_budget = None
+		for i in sorted(finished):
+			_settle(ctx, finished[i][0], i, finished[i][1])
 
 
 async def _call_tool(
-	ctx: RunContext, record: StepRecord, index: int, call: CallTool, seq: int
+	ctx: RunContext,
+	record: StepRecord,
+	index: int,
+	call: CallTool,
+	seq: int,
+	batch: dict[int, tuple[CallTool, dict[str, Any]]] | None = None,
 ) -> dict[str, Any] | None:
+	# ``batch``: the call is one of a concurrent batch, whose entries are settled after it.
 	bound = ctx.tools[call.tool]
 	hooks = ctx.hooks
 	_COMMAND.set((index, False))
@@ -687,12 +700,19 @@ async def _call_tool(
 		if stop is not None:  # the model reads the entry; the run ends after the step
 			record.pending = None
 			record.end = RunEnd(stop.status, None, ctx.redact(stop.reason))
+	if batch is None:
+		_settle(ctx, call, index, result)
+	else:
+		batch[index] = (call, result)
+	return result if allowed is None else audited(result, allowed, ctx)
+
+
+def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:
 	# Outside the journaled step: a replay loads the same tools, notes the same results.
 	for done_hook in ctx.hooks.tool_done:
 		done_hook(ctx, call, index, result)
 	if ctx.toolset is not None:
 		ctx.toolset.absorb(ctx.state, call.tool, result)
-	return result if allowed is None else audited(result, allowed, ctx)
 
 
 async def _capabilities_rule(

@@ -636,7 +636,9 @@ class Capability:
 		"""A call's entry as the model reads it (after every `after_tool`): update the run's state.
 
 		Called outside the journaled call, with what the journal holds, so a replay updates the
-		state the same way (tool search loads tools here; offload notes a stored result).
+		state the same way (tool search loads tools here; offload notes a stored result). The
+		calls of a concurrent batch are settled after the batch, in command order, whichever
+		ended first: the state never depends on timing.
 
 		Args:
 			run: The run.
