@@ -532,6 +532,57 @@ async def test_a_concurrent_batch_is_settled_in_command_order_whichever_call_end
 	assert result.state.ext["order"] == {"seen": [0, 1, 2]}
 
 
+class Note(Capability):
+	"""A first-turn field after the tools (not leading)."""
+
+	name = "note"
+
+	def first_turn(self, agent: AgentInfo) -> Mapping[str, Any]:
+		return {"note": "n"}
+
+
+class Index(Capability):
+	"""Leads the tools: a built-in tool before the agent's, an index of them right after them."""
+
+	name = "index"
+	builtins_lead: ClassVar[bool] = True
+	first_turn_lead: ClassVar[bool] = True
+
+	def __init__(self) -> None:
+		self.seen: list[AgentInfo] = []
+
+	def builtin_tools(self, agent: AgentInfo) -> list[Any]:
+		self.seen.append(agent)
+		return [Peek()]
+
+	def first_turn(self, agent: AgentInfo) -> Mapping[str, Any]:
+		self.seen.append(agent)
+		return {
+			"index": [f"{r.handle} ({r.integration_name}): {r.description}" for r in agent.records]
+		}
+
+
+def test_a_leading_capability_comes_first_and_reads_the_tools_records() -> None:
+	"""Its built-in tools lead the listing and its fields follow the tools, ahead of the others."""
+	till = Till()
+	index = Index()
+	note = Note()
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([]), tools=till.tools, capabilities=[note, index]
+	)
+	caps = agent.capabilities
+	assert caps.index(note) < caps.index(index)  # in the order given
+	first = agent.first_message("go", RunState())
+	assert [t["tool"] for t in json.loads(first)["tools"]] == ["openmolt.peek", "local.pay"]
+	keys = list(json.loads(first))
+	assert keys.index("tools") + 1 == keys.index("index") < keys.index("note")
+	assert json.loads(first)["index"] == ["local.pay (local): Pay an amount."]
+	assert {tuple(r.handle for r in info.records) for info in index.seen} == {("local.pay",)}
+	[record] = index.seen[0].records
+	assert record.integration_description == ""
+	assert record.describe()["inputSchema"]["required"] == ["amount"]
+
+
 # the model call and the run -------------------------------------------------------------------
 
 

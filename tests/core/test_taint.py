@@ -687,13 +687,13 @@ def test_a_policy_rule_still_takes_a_label_away_from_an_undeclared_tool() -> Non
 
 def test_the_core_built_in_tools_declare_their_labels() -> None:
 	"""skills.load and the tool-set tools declare none; they stay out of the trifecta."""
-	from openmolt_core._toolset import _LoadTool, _SearchTool
+	from openmolt_core.capabilities.toolsearch import LoadToolsTool, SearchToolsTool
 	from openmolt_core.offload import ReadResultTool
 	from openmolt_core.skills import Skill, skill_tool
 
 	loader = skill_tool([Skill(name="s", description="d")], available=[])
 	assert loader.labels == ()
-	for cls in (_SearchTool, _LoadTool, ReadResultTool):
+	for cls in (SearchToolsTool, LoadToolsTool, ReadResultTool):
 		assert cls.labels == ()
 
 

@@ -298,10 +298,15 @@ async def test_the_id_openmolt_is_reserved() -> None:
 
 
 def catalog() -> list[CatalogEntry]:
+	from openmolt_core.capabilities.toolsearch import ToolCatalog
+
 	agent = instance().create_agent(
 		name="A", model=ScriptedModel([]), integrations=FIVE, tool_loading="search"
 	)
-	return list(agent._tool_set().entries)
+	assert agent.envelope  # the tool set is built: the capability holds its catalog
+	[search] = [c for c in agent.capabilities if isinstance(c, ToolCatalog)]
+	assert search.catalog is not None
+	return list(search.catalog.entries)
 
 
 @pytest.mark.parametrize(
@@ -397,14 +402,22 @@ def test_every_reply_a_runs_schema_accepts_the_parser_accepts(reply: Any) -> Non
 	assert not parsed.errors, (reply, parsed.errors)
 
 
-@pytest.mark.parametrize("tool", ["local.t0", "local.t2", "openmolt.readResult", "local.nope"])
-def test_a_tool_outside_the_runs_schema_is_refused_by_the_parser(tool: str) -> None:
+@pytest.mark.parametrize(
+	("tool", "why"),
+	[
+		("local.t0", "is not loaded yet"),
+		("local.t2", "is not loaded yet"),
+		("openmolt.readResult", "no result of this run was stored yet"),  # offload answers first
+		("local.nope", "unknown tool"),
+	],
+)
+def test_a_tool_outside_the_runs_schema_is_refused_by_the_parser(tool: str, why: str) -> None:
 	"""Tools not loaded (and readResult before a stored result) are refused, as the schema does."""
 	reply = {"commands": [{"type": "callTool", "tool": tool, "input": {"n": 1}}]}
 	assert not VALIDATOR.is_valid(reply)
 	ctx = AGENT._context(STATE, LOCAL_PORT)
 	parsed = parse_reply(json.dumps(reply), dumps=dumps, check=check(ctx))
-	assert parsed.errors and tool in parsed.errors[0]
+	assert parsed.errors and tool in parsed.errors[0] and why in parsed.errors[0]
 
 
 async def test_a_searching_agent_can_always_load_its_skills() -> None:

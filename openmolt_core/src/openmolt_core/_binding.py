@@ -298,6 +298,23 @@ class BoundTool:
 		return "ask" if "outbound" in (declared_labels(self) or ()) else "retry"
 
 	@property
+	def description(self) -> str:
+		"""What it does, for the model."""
+		return self.tool.description
+
+	@property
+	def integration_name(self) -> str:
+		"""The display name of its integration (``Gmail``); the handle's prefix when it has none."""
+		spec = self.integration
+		return spec.name if spec is not None else self.handle.partition(".")[0]
+
+	@property
+	def integration_description(self) -> str:
+		"""One line on what its integration does (empty when it has none, or says nothing)."""
+		spec = self.integration
+		return spec.description if spec is not None else ""
+
+	@property
 	def is_function(self) -> bool:
 		"""Whether the tool runs Python code rather than an HTTP request."""
 		return callable(getattr(self.tool, "execute", None))

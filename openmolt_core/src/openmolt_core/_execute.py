@@ -711,8 +711,6 @@ def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any])
 	# Outside the journaled step: a replay loads the same tools, notes the same results.
 	for done_hook in ctx.hooks.tool_done:
 		done_hook(ctx, call, index, result)
-	if ctx.toolset is not None:
-		ctx.toolset.absorb(ctx.state, call.tool, result)
 
 
 async def _capabilities_rule(

@@ -101,7 +101,6 @@ if TYPE_CHECKING:
 	from openmolt_core.skills import Skill
 	from openmolt_core.structured import FittedSchema
 	from openmolt_core.tools import CallingRun, NestedRunTool
-	from openmolt_core.toolsearch import ToolSearch
 
 __all__ = [
 	"STEPS_LEFT_WARNING",
@@ -153,8 +152,6 @@ class Agent:
 		on_approval_request: Decides those calls; None parks the run (``approval_required``).
 		fallback: Models to try, in order, when the model fails for good
 			(`openmolt_core.fallback`).
-		tool_search: Show a catalog and search it instead of listing every tool
-			(`openmolt_core.toolsearch`); None lists them all.
 		files: The agent's view of the file store (large results are kept there).
 		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
 			(`openmolt_core.hooks`): the instance's first, then the agent's own; or their
@@ -176,7 +173,6 @@ class Agent:
 		"_prefix_fit",
 		"_prompts",
 		"_redactor_cache",
-		"_search",
 		"_session_runs",
 		"_static",
 		"_tools",
@@ -221,7 +217,6 @@ class Agent:
 		requires_approval: ApprovalPolicy | None = None,
 		on_approval_request: ApprovalHandler | None = None,
 		fallback: Sequence[ModelSlot] = (),
-		tool_search: ToolSearch | None = None,
 		files: FileStore | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
@@ -262,7 +257,6 @@ class Agent:
 		self._output_validator: JsonSchemaValidator | None = None
 		self._redactor_cache: Redactor | None = None
 		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
-		self._search = tool_search
 		self._session_runs: set[str] = set()  # runs whose short-term memory is their session's
 		self._files = files
 		self._toolset: ToolSet | None = None
@@ -350,6 +344,11 @@ class Agent:
 		self._toolset = None  # it asks the capabilities which tools a step sees
 
 	@property
+	def capabilities(self) -> tuple[Capability, ...]:
+		"""The agent's capabilities, in the order their hooks run (`openmolt_core.hooks`)."""
+		return self._hooks.capabilities
+
+	@property
 	def skills(self) -> tuple[Skill, ...]:
 		"""The agent's skills (``create_agent(skills=...)``), in the order the first turn lists them."""
 		found = self._hooks.by_name.get("skills")
@@ -420,8 +419,8 @@ class Agent:
 	def envelope(self) -> Envelope:
 		"""The agent's reply schema at the start of a run, in parts (`openmolt_core.envelope`).
 
-		A run that loads tools (tool search, ``openmolt.readResult``) gets a larger one from the
-		step after.
+		A run whose capabilities make more tools callable (tools loaded from tool search's
+		catalog, ``openmolt.readResult``) gets a larger one from the step after.
 		"""
 		return self._tool_set().envelope()[1]
 
@@ -463,9 +462,7 @@ class Agent:
 			files = self._files if self._files is not None else self.om.files
 			self._toolset = ToolSet(
 				self._tools,
-				always=tuple(f"{name}.*" for name in self._hooks.by_name),
 				agent=self.name,
-				search=self._search,
 				hooks=self._hooks,
 				model=self.models[0],
 				files=files,
@@ -491,11 +488,12 @@ class Agent:
 		return self._prefix
 
 	def _capability_fields(self) -> str:
-		# What the capabilities add to the first turn, after the agent's own fields.
-		callable_now = tuple(h for h, t in self._tools.items() if t.allowed)
-		info = AgentInfo(self.name, callable_now, self.models[0])
+		# What the capabilities add to the first turn, after the agent's own fields (those about
+		# the tools first: Capability.first_turn_lead).
+		records = tuple(t for t in self._tools.values() if t.allowed)
+		info = AgentInfo(self.name, tuple(t.handle for t in records), self.models[0], records)
 		fields: dict[str, Any] = {}
-		for cap in self._hooks.capabilities:
+		for cap in sorted(self._hooks.capabilities, key=lambda c: not type(c).first_turn_lead):
 			fields.update(cap.first_turn(info))
 		return f",{dumps(fields)[1:-1]}" if fields else ""
 
@@ -523,9 +521,10 @@ class Agent:
 	def fingerprint(self) -> str:
 		"""A hash of what a journaled run of this agent depends on.
 
-		The name, models, instructions, tool schemas, output schema, tool search and whether it
-		may ask a person: a durable engine records it in its application version, so a run is
-		recovered only by a process that built the same agent.
+		The name, models, instructions, tool schemas, output schema, whether it may ask a person
+		and what its capabilities add (tool search's settings): a durable engine records it in
+		its application version, so a run is recovered only by a process that built the same
+		agent.
 		"""
 		import hashlib
 		import json
@@ -542,7 +541,7 @@ class Agent:
 			"output": self.output_schema,
 			"human_input": self.human_input_enabled,
 		}
-		# Fallback models and tool search change the steps a run asks for; an agent without
+		# Fallback models and capabilities change the steps a run asks for; an agent without
 		# them keeps the fingerprint it had before they existed.
 		if len(self._models.slots) > 1:
 			body["fallback"] = self.models[1:]
@@ -552,10 +551,6 @@ class Agent:
 		for cap in self._hooks.capabilities:
 			if builds(cap, "fingerprint"):
 				body.update(cap.fingerprint())
-		search = self._search
-		if search is not None:
-			searcher = type(search.searcher).__name__ if search.searcher is not None else None
-			body["tool_search"] = [sorted(search.pinned), search.limit, search.above, searcher]
 		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
 		return hashlib.sha256(text.encode()).hexdigest()
 

@@ -331,6 +331,25 @@ class ToolSpec(Protocol):
 		...
 
 	@property
+	def description(self) -> str:
+		"""What it does, for the model."""
+		...
+
+	@property
+	def integration_name(self) -> str:
+		"""The display name of its integration (``Gmail``); the handle's prefix when it has none."""
+		...
+
+	@property
+	def integration_description(self) -> str:
+		"""One line on what its integration does (empty when it has none, or says nothing)."""
+		...
+
+	def describe(self) -> dict[str, Any]:
+		"""The tool as the model reads it in a listing (handle, description, schemas, approval)."""
+		...
+
+	@property
 	def in_doubt(self) -> Literal["retry", "ask", "fail"]:
 		"""Its idempotency: what a call found started but unfinished after a crash does.
 
@@ -349,19 +368,23 @@ class ToolRecord(ToolSpec, Protocol):
 
 @dataclass(frozen=True, slots=True)
 class AgentInfo:
-	"""What a capability sees of the agent being built (`Capability.tools`, `first_turn`).
+	"""What a capability sees of the agent being built (`Capability.tools`, `first_turn`...).
 
 	Args:
 		name: The agent's name.
 		tools: The handles of the tools the agent may call (its scopes allow them): when building
 			tools, those bound so far (integrations, ``tools=``, earlier capabilities'); in
-			`Capability.first_turn`, all of them.
+			`Capability.builtin_tools` and `Capability.first_turn`, all of them.
 		model: The model id (``provider:model``, or the provider's name).
+		records: The records of those tools, in the same order (descriptions, integrations,
+			schemas), in `Capability.builtin_tools` and `Capability.first_turn`; empty in
+			`Capability.tools` (the agent's policies have not labelled them yet).
 	"""
 
 	name: str
 	tools: tuple[str, ...]
 	model: str
+	records: Sequence[ToolSpec] = ()
 
 
 # the interface ------------------------------------------------------------------------------
@@ -399,6 +422,10 @@ class Capability:
 	the call, the tool record) or go through ``run.port.step`` themselves: the loop then asks it
 	after the journaled capabilities, outside their step, and a replay asks it again."""
 
+	first_turn_lead: ClassVar[bool] = False
+	"""Whether its `first_turn` fields come right after the tools in the first turn, ahead of the
+	other capabilities' fields (fields about the tools, such as tool search's catalog)."""
+
 	# building the agent (no I/O) ----------------------------------------------------------
 
 	def active_hooks(self) -> Collection[str] | None:
@@ -419,7 +446,7 @@ class Capability:
 		return ()
 
 	def first_turn(self, agent: AgentInfo) -> Mapping[str, Any]:
-		"""Fields added to the first user turn (JSON), after the agent's own.
+		"""Fields added to the first user turn (JSON), after the agent's own (see `first_turn_lead`).
 
 		Args:
 			agent: The agent being built.

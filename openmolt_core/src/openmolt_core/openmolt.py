@@ -895,6 +895,10 @@ class OpenMolt:
 		caps_given = settings.limits()
 		limits = Limits(**caps_given) if caps_given else None
 		caps.append(self._offload_capability(files, limits))
+		if search is not None:  # after offload: it says why readResult is hidden first
+			from openmolt_core.capabilities.toolsearch import ToolCatalog
+
+			caps.append(ToolCatalog(search, own=[type(c).name for c in caps]))
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
@@ -922,7 +926,6 @@ class OpenMolt:
 			requires_approval=policy,
 			on_approval_request=on_approval_request,
 			fallback=chain,
-			tool_search=search,
 			files=files,
 			capabilities=self._resolved(caps, _safety(self._guardrails, guardrails, taint)),
 		)
@@ -1340,12 +1343,12 @@ def _tool_search(option: Any) -> ToolSearch | None:
 	Raises:
 		ConfigurationError: The value is not ``all``, ``search``, ``auto`` or a ToolSearch.
 	"""
+	if isinstance(option, str) and option == "all":  # the default: the module is not loaded
+		return None
 	from openmolt_core.toolsearch import AUTO_SEARCH_ABOVE, ToolSearch
 
 	if isinstance(option, ToolSearch):
 		return option
-	if option == "all":
-		return None
 	if option == "search":
 		return ToolSearch()
 	if option == "auto":

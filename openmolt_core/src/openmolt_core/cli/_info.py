@@ -346,6 +346,13 @@ def _price(agent: Agent) -> tuple[float, float, float, float | None] | None:
 	return price(agent.model) if callable(price) else None
 
 
+def _searching(agent: Agent) -> bool:
+	"""Whether the agent searches its tools (its first message lists a catalog)."""
+	from openmolt_core.capabilities.toolsearch import ToolCatalog
+
+	return any(isinstance(c, ToolCatalog) and c.searches(agent.tools) for c in agent.capabilities)
+
+
 def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: bool) -> None:
 	"""Print the maestro prompt, the first message, the visible tools and the cost of one step."""
 	system = agent.system_prompt()
@@ -372,7 +379,7 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		for t in agent._tools.values()
 		if t.allowed
 	]
-	searching = agent._tool_set().search is not None  # the first message lists a catalog
+	searching = _searching(agent)  # the first message lists a catalog
 	if as_json:
 		data = {
 			"model": model_id,
