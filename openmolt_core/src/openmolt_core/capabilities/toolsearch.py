@@ -241,6 +241,8 @@ def _short(text: str) -> str:
 class ToolCatalog(Capability):
 	"""List a catalog instead of every tool; the model searches it and loads what it needs.
 
+	One per agent: it keeps the catalog of the agent's latest tool set (`builtin_tools`).
+
 	Args:
 		search: The setting (`openmolt_core.toolsearch.ToolSearch`).
 		own: The names of the agent's capabilities: their tools stay listed, as pinned ones
