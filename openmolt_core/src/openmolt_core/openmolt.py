@@ -895,14 +895,15 @@ class OpenMolt:
 		caps_given = settings.limits()
 		limits = Limits(**caps_given) if caps_given else None
 		caps.append(self._offload_capability(files, limits))
-		if search is not None:  # after offload: it says why readResult is hidden first
-			from openmolt_core.capabilities.toolsearch import ToolCatalog
-
-			caps.append(ToolCatalog(search, own=[type(c).name for c in caps]))
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
 		taint = _taint_policy(self._taint_policy, taint_policy, known)
+		own = [_safety(self._guardrails, guardrails, taint)]  # this agent's, after the shared
+		if search is not None:  # after offload: it says why readResult is hidden first
+			from openmolt_core.capabilities.toolsearch import ToolCatalog
+
+			own.insert(0, ToolCatalog(search, own=[type(c).name for c in (*caps, *own)]))
 		agent = Agent(
 			self,
 			name=name,
@@ -927,7 +928,7 @@ class OpenMolt:
 			on_approval_request=on_approval_request,
 			fallback=chain,
 			files=files,
-			capabilities=self._resolved(caps, _safety(self._guardrails, guardrails, taint)),
+			capabilities=self._resolved(caps, own),
 		)
 		if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
@@ -1065,22 +1066,25 @@ class OpenMolt:
 				)
 		return caps
 
-	def _resolved(self, caps: Sequence[Capability], safety: Capability) -> Hooks:
-		"""The hooks of these capabilities, then the agent's own safety (it knows its tools).
+	def _resolved(self, caps: Sequence[Capability], own: Sequence[Capability]) -> Hooks:
+		"""The hooks of these capabilities, then the agent's own (its tool search, its safety).
 
 		Agents with the same capabilities share their resolved hooks (they are fixed); each
-		agent's safety is added to them.
+		agent's own capabilities (they know its tools) are added to them.
 		"""
 		from openmolt_core.hooks import Hooks
 
 		key = tuple(id(c) for c in caps)
 		found = self._hooks.get(key)
 		if found is not None and all(a is b for a, b in zip(found[0], caps, strict=True)):
-			return found[1].adding(safety)
-		hooks = Hooks(caps)
-		if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
-			self._hooks[key] = (tuple(caps), hooks)
-		return hooks.adding(safety)
+			hooks = found[1]
+		else:
+			hooks = Hooks(caps)
+			if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
+				self._hooks[key] = (tuple(caps), hooks)
+		for cap in own:
+			hooks = hooks.adding(cap)
+		return hooks
 
 	def _offload_capability(self, files: FileStore, limits: Limits | None) -> Capability:
 		"""The offload of large results; agents with the same store and thresholds share one."""
