@@ -172,11 +172,18 @@ def test_a_percent_encoded_run_of_another_encoder_is_decoded_and_masked() -> Non
 
 
 def test_short_values_and_ordinary_text_are_left_alone() -> None:
-	"""Only the raw spelling of a very short secret is masked; other text stays as it was."""
+	"""Only the raw spelling of a very short secret is masked, where it stands alone (not inside a
+	word: masking every ``es`` would make every log line noise); other text stays as it was."""
 	from openmolt_core.secrets import mask
 
 	assert mask("the abc of it", frozenset({"abc"})) == "the [redacted] of it"
 	assert mask("YWJj and %61bc", frozenset({"abc"})) == "YWJj and %61bc"
+	# Where it stands alone only: inside a word or a number it is ordinary text.
+	both = frozenset({"es", "sk-proj-AbC123_xyz"})
+	assert mask("tests pass; key=es&x=1", both) == "tests pass; key=[redacted]&x=1"
+	assert mask("es", both) == "[redacted]" and mask("yes, es.", both) == "yes, [redacted]."
+	assert mask("a sk-proj-AbC123_xyz and tests", both) == "a [redacted] and tests"
+	assert mask("token 42 and 1042", frozenset({"42"})) == "token [redacted] and 1042"
 	text = "lorem ipsum dolor sit amet " * 10
 	assert mask(text, frozenset({"sk-proj-AbC123_xyz"})) == text
 

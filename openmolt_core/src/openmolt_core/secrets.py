@@ -193,15 +193,35 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 	"""
 	if not secrets:
 		return text
-	probes, decoded = _patterns(secrets)
-	for probe, around in probes:
-		if probe in text:
-			for spelling in around:
-				if spelling in text:
-					text = text.replace(spelling, MASK)
-	if decoded and "%" in text:
-		text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
+	long, short = _by_length(secrets)
+	if long:
+		probes, decoded = _patterns(long)
+		for probe, around in probes:
+			if probe in text:
+				for spelling in around:
+					if spelling in text:
+						text = text.replace(spelling, MASK)
+		if decoded and "%" in text:
+			text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
+	if short is not None:
+		text = short.sub(MASK, text)
 	return text
+
+
+@lru_cache(maxsize=256)
+def _by_length(secrets: frozenset[str]) -> tuple[frozenset[str], re.Pattern[str] | None]:
+	"""The secrets masked wherever they stand, and a pattern for the very short ones.
+
+	A secret shorter than `MIN_ENCODED` characters (a 2-letter value some test or setting calls
+	a password) is masked where it stands alone, never inside a longer word or number: masked
+	everywhere, ``es`` would turn every log line, event and error into noise.
+	"""
+	short = sorted((v for v in secrets if len(v.strip()) < MIN_ENCODED), key=len, reverse=True)
+	if not short:
+		return secrets, None
+	alone = "|".join(re.escape(v) for v in short)
+	pattern = re.compile(rf"(?<![0-9A-Za-z_])(?:{alone})(?![0-9A-Za-z_])")
+	return secrets - frozenset(short), pattern
 
 
 def _masked_run(run: str, secrets: frozenset[str]) -> str:
