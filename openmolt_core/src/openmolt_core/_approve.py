@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._park import BEHIND_APPROVAL
 from openmolt_core._sync import call as call_app
-from openmolt_core.approvals import (
+from openmolt_core.decisions import (
 	ApprovalDecision,
 	ApprovalHandler,
 	ApprovalRequest,
-	Approvals,
 	ApprovalUnavailable,
 	digest,
 )
@@ -37,6 +36,7 @@ from openmolt_core.events import ApprovalDecisionEvent, ApprovalRequestEvent
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._execute import RunContext, StepRecord
+	from openmolt_core.approvals import Approvals
 	from openmolt_core.commands import CallTool
 
 __all__ = [
@@ -79,7 +79,9 @@ class RunApprovals:
 		"""The signer and ledger of this run."""
 		if self.signer is not None:
 			return self.signer()
-		if self._own is None:
+		if self._own is None:  # here: a run that decides nothing never loads the signer
+			from openmolt_core.approvals import Approvals
+
 			self._own = Approvals()
 		return self._own
 

@@ -16,6 +16,9 @@ keyed digest is all that is needed, so no dependency). Before the call runs, the
 signature, the run, the call and the digest of the arguments it is about to send, then claims the
 call in the ledger, so that each call is decided once. The decision is recorded in the result the
 model reads (its ``approval`` entry) and emitted as an ``approval:decision`` event.
+
+The request, the decision and the handler's type are the contract's (`openmolt_core.decisions`),
+re-exported here; this module adds the signer and the ledgers.
 """
 
 from __future__ import annotations
@@ -27,13 +30,20 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from openmolt_core.decisions import (
+	ApprovalDecision,
+	ApprovalHandler,
+	ApprovalRequest,
+	ApprovalUnavailable,
+	_text,
+	_utf8,
+	digest,
+)
 from openmolt_core.errors import ApprovalError, ConfigurationError
 
 __all__ = [
@@ -53,34 +63,8 @@ APPROVAL_KEY_ENV = "OPENMOLT_APPROVAL_KEY"
 """The environment variable `Approvals` reads its key from when none is given."""
 
 
-def digest(tool: str, input: Mapping[str, Any]) -> str:
-	"""The digest of a call's exact arguments: what a decision approves.
-
-	Args:
-		tool: The tool's full handle.
-		input: The input the tool would run with.
-
-	Returns:
-		``sha256:`` and the hex digest of the canonical JSON (sorted keys, no spaces).
-	"""
-	text = json.dumps(
-		{"tool": tool, "input": input}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-	)
-	return "sha256:" + hashlib.sha256(_utf8(text)).hexdigest()
-
-
 _SIGNATURE = re.compile(r"[0-9a-f]{64}")
 """The shape of a signature: the HMAC-SHA256 hex digest, 64 lowercase hex digits."""
-
-
-def _text(value: Any, most: int = 120) -> str:
-	"""A field of a decision as an error shows it: cut, and a repr when it is no string."""
-	text = value if isinstance(value, str) else repr(value)
-	return text if len(text) <= most else f"{text[:most]}..."
-
-
-def _utf8(text: str) -> bytes:
-	return text.encode("utf-8", "surrogatepass")
 
 
 def _malformed(decision: ApprovalDecision) -> bool:
@@ -98,213 +82,6 @@ def _malformed(decision: ApprovalDecision) -> bool:
 		return True
 	signature = decision.signature
 	return not isinstance(signature, str) or _SIGNATURE.fullmatch(signature) is None
-
-
-# requests and decisions -------------------------------------------------------------------
-
-
-class ApprovalUnavailable(Exception):  # a signal, raised by handlers, not an error
-	"""Raise from an approval handler when nobody can decide now: the run parks.
-
-	The run ends with status ``approval_required``, its state holding the call;
-	``agent.resume(state, decision=...)`` applies the decision later, in any process.
-	"""
-
-
-Action = Literal["approved", "edited", "denied"]
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalDecision:
-	"""A decision on one tool call, bound to that call and to its exact arguments, and signed.
-
-	Make one with `ApprovalRequest.approve` or `ApprovalRequest.deny`; `to_dict` and `from_dict`
-	carry it between processes as JSON.
-
-	Args:
-		run_id: The run the call belongs to.
-		call: The call's step key (``tool:<step>:<index>:<handle>``).
-		digest: The digest of the arguments the decision was made for (`digest`).
-		approved: Whether the call may run.
-		reason: Why (a denial's reason reaches the model).
-		input: The edited input to run instead (approvals only); it must match the tool's schema.
-		id: A random id, recorded in the run's history and the ledger.
-		signature: The HMAC of every field above, with the key of `Approvals`.
-	"""
-
-	run_id: str
-	call: str
-	digest: str
-	approved: bool
-	reason: str = ""
-	input: dict[str, Any] | None = None
-	id: str = ""
-	signature: str = ""
-
-	@property
-	def action(self) -> Action:
-		"""``approved``, ``edited`` (approved with another input) or ``denied``."""
-		if not self.approved:
-			return "denied"
-		return "approved" if self.input is None else "edited"
-
-	def to_dict(self) -> dict[str, Any]:
-		"""The decision as JSON-serializable data."""
-		return {
-			"run_id": self.run_id,
-			"call": self.call,
-			"digest": self.digest,
-			"approved": self.approved,
-			"reason": self.reason,
-			"input": self.input,
-			"id": self.id,
-			"signature": self.signature,
-		}
-
-	@classmethod
-	def from_dict(cls, data: Mapping[str, Any]) -> ApprovalDecision:
-		"""Rebuild a decision from `to_dict`'s output.
-
-		Raises:
-			ApprovalError: The data is not a decision (``problem`` is ``forged``).
-		"""
-		if not isinstance(data, Mapping):
-			raise ApprovalError(
-				f"not an approval decision ({type(data).__name__}); make decisions with "
-				"request.approve() or request.deny(reason)",
-				problem="forged",
-			)
-		missing = [k for k in ("run_id", "call", "digest", "approved") if k not in data]
-		if missing:
-			raise ApprovalError(
-				f"not an approval decision (missing {', '.join(missing)}); make decisions with "
-				"request.approve() or request.deny(reason)",
-				problem="forged",
-			)
-		decision = cls(
-			run_id=data["run_id"],
-			call=data["call"],
-			digest=data["digest"],
-			approved=data["approved"],
-			reason=data.get("reason") or "",
-			input=data.get("input"),
-			id=data.get("id") or "",
-			signature=data.get("signature") or "",
-		)
-		if not isinstance(decision.approved, bool) or not (
-			decision.input is None or isinstance(decision.input, dict)
-		):
-			raise ApprovalError(
-				"not an approval decision: 'approved' must be true or false and 'input' an object",
-				problem="forged",
-				call=_text(decision.call),
-			)
-		return decision
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-	"""A tool call that waits for a decision, as the approver sees it.
-
-	Args:
-		run_id: The run's id.
-		call: The call's step key (``tool:<step>:<index>:<handle>``): it names the call.
-		agent: The agent's name.
-		tool: The tool's full handle.
-		input: The call's input, with secrets redacted.
-		reason: Why the agent makes the call, in its own words ("" when it gave none).
-		rule: The policy rule that asks for approval.
-		digest: The digest of the exact arguments (`digest`); a decision is bound to it.
-	"""
-
-	run_id: str
-	call: str
-	agent: str
-	tool: str
-	input: dict[str, Any]
-	reason: str
-	rule: str
-	digest: str
-	_approvals: Approvals | None = field(default=None, repr=False, compare=False)
-
-	def approve(
-		self, *, input: Mapping[str, Any] | None = None, reason: str = ""
-	) -> ApprovalDecision:
-		"""Let the call run, as it is or with an edited input.
-
-		Args:
-			input: The whole input to run instead; the loop checks it against the tool's schema.
-				Secrets show as ``[redacted]`` in ``request.input``: an edit made from it sends
-				that text in their place.
-			reason: A note for the history.
-		"""
-		return self._signer().decide(
-			self, approved=True, reason=reason, input=None if input is None else dict(input)
-		)
-
-	def deny(self, reason: str = "") -> ApprovalDecision:
-		"""Refuse the call; the model reads the reason.
-
-		Args:
-			reason: Why, for the model (say what it should do instead).
-		"""
-		return self._signer().decide(self, approved=False, reason=reason)
-
-	def _signer(self) -> Approvals:
-		if self._approvals is None:
-			raise ConfigurationError(
-				"this approval request has no signer; get requests from "
-				"agent.approval_requests(state) or ApprovalRequest.from_dict(data, approvals=...)"
-			)
-		return self._approvals
-
-	def to_dict(self) -> dict[str, Any]:
-		"""The request as JSON-serializable data (for a queue, a web page, a log)."""
-		return {
-			"run_id": self.run_id,
-			"call": self.call,
-			"agent": self.agent,
-			"tool": self.tool,
-			"input": self.input,
-			"reason": self.reason,
-			"rule": self.rule,
-			"digest": self.digest,
-		}
-
-	@classmethod
-	def from_dict(cls, data: Mapping[str, Any], *, approvals: Approvals) -> ApprovalRequest:
-		"""Rebuild a request from `to_dict`'s output, signing its decisions with ``approvals``.
-
-		Args:
-			data: The request's data.
-			approvals: The signer (``om.approvals`` of the process that will apply the decision,
-				or one with the same key).
-
-		Raises:
-			ConfigurationError: A field is missing or has the wrong type (the request was not
-				made by `to_dict`).
-		"""
-		names = ("run_id", "call", "agent", "tool", "digest")
-		wrong = [k for k in names if not isinstance(data.get(k), str)]
-		given = data.get("input") or {}
-		if wrong or not isinstance(given, Mapping):
-			what = ", ".join(wrong) if wrong else "input"
-			raise ConfigurationError(
-				f"not an approval request: {what} missing or of the wrong type; pass "
-				"request.to_dict() as it was made"
-			)
-		fields = {k: data[k] for k in names}
-		return cls(
-			**fields,
-			input=dict(given),
-			reason=str(data.get("reason") or ""),
-			rule=str(data.get("rule") or ""),
-			_approvals=approvals,
-		)
-
-
-ApprovalHandler = Callable[[ApprovalRequest], Awaitable[ApprovalDecision] | ApprovalDecision]
-"""Decides a call (sync or async): returns ``request.approve(...)`` or ``request.deny(...)``."""
 
 
 # the ledger -------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-	from openmolt_core.approvals import ApprovalRequest
+	from openmolt_core.decisions import ApprovalRequest
 	from openmolt_core.llm import Usage
 	from openmolt_core.result import RunRecord, RunResult
 
