@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 	from pathlib import Path
 
 	from openmolt_core.agent import Agent
-	from openmolt_core.approvals import ApprovalDecision
+	from openmolt_core.decisions import ApprovalDecision
 	from openmolt_core.result import RunResult, RunState
 
 __all__ = [
