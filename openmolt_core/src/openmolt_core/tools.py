@@ -43,7 +43,7 @@ from openmolt_core._sync import cancelled
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.approvals import ApprovalHandler
+	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.events import Event
 	from openmolt_core.files import FileStore
 	from openmolt_core.llm import Usage
