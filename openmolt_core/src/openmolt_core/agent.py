@@ -89,8 +89,8 @@ from openmolt_core.result import RunResult, RunState
 if TYPE_CHECKING:
 	from pydantic import BaseModel
 
-	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.compaction import CompactionConfig
+	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileStore
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.options import AgentMemory
