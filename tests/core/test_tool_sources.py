@@ -231,3 +231,27 @@ async def test_aclose_closes_each_source_once_even_when_cancelled() -> None:
 		scope.cancel()
 		await om.aclose()
 	assert source.closed == 1
+
+
+async def test_approval_rules_mark_the_listed_tools_they_select_at_run_time() -> None:
+	"""The approvals capability marks tools listed at run start: a selected call parks."""
+	source = FakeSource([_echo("say"), _echo("peek")])
+	om = _om(source)
+	ran: list[str] = []
+	model = ScriptedModel([call_tool("srv.say", text="hi"), finish(result="done")])
+	agent = om.create_agent(
+		name="A", model=model, integrations=["srv"], requires_approval="srv.say"
+	)
+	agent.on("tool:call", lambda e: ran.append(e.tool))
+	result = await agent.run("go")
+	assert result.status == "approval_required"
+	assert ran == []
+	tools = json.loads(model.requests[0].messages[0].content)["tools"]
+	assert {t["tool"]: t.get("approval", False) for t in tools} == {
+		"srv.say": True,
+		"srv.peek": False,
+	}
+	[request] = agent.approval_requests(result.state)
+	assert (request.tool, request.rule) == ("srv.say", "srv.say")
+	plain = om.create_agent(name="B", model=ScriptedModel([]), integrations=["srv"])
+	assert "approvals" not in plain._hooks.by_name  # free when the agent has no rules

@@ -94,7 +94,6 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileStore
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.options import AgentMemory
-	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.schedule import ScheduleSpec
 	from openmolt_core.sessions import Session, SessionHistory
@@ -148,8 +147,8 @@ class Agent:
 		limits: Caps on replies, results, memory and answers.
 		max_cost: USD the run may spend on model calls (sub-agents' included), after which no
 			model call starts (`openmolt_core._cost`).
-		requires_approval: Which tool calls wait for a decision (`openmolt_core.policy`).
-		on_approval_request: Decides those calls; None parks the run (``approval_required``).
+		on_approval_request: Decides the calls that wait for approval (the approvals capability
+			marks them); None parks the run (``approval_required``).
 		fallback: Models to try, in order, when the model fails for good
 			(`openmolt_core.fallback`).
 		files: The agent's view of the file store (large results are kept there).
@@ -168,7 +167,6 @@ class Agent:
 		"_output_json",
 		"_output_model",
 		"_output_validator",
-		"_policy",
 		"_prefix",
 		"_prefix_fit",
 		"_prompts",
@@ -214,7 +212,6 @@ class Agent:
 		timeout: float | None,
 		limits: Limits | None = None,
 		max_cost: float | None = None,
-		requires_approval: ApprovalPolicy | None = None,
 		on_approval_request: ApprovalHandler | None = None,
 		fallback: Sequence[ModelSlot] = (),
 		files: FileStore | None = None,
@@ -238,7 +235,6 @@ class Agent:
 		primary = slot_id(provider_name, model, None if provider_name else provider())
 		self._models = ModelChain([ModelSlot(primary, provider_name, model, provider), *fallback])
 		self._tools = {t.handle: t for t in tools}
-		self._policy = requires_approval
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
@@ -266,15 +262,12 @@ class Agent:
 			self._static = (self._tools, [])
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
-		# Which calls wait for a decision: the tool listing and the reply schema show it.
-		tools = list(tools)
-		if self._policy:
-			for t in tools:
-				t.approval = self._policy.rule_for(t.handle, t.tool)
-		# What the capabilities say of the whole tool set (labels: the safety capability).
+		# What the capabilities say of the whole tool set (labels: the safety capability; which
+		# calls wait for a decision: the approvals capability).
 		if self._hooks.describe_tools:
-			allowed = tuple(t.handle for t in tools if t.allowed)
-			self._hooks.describe(AgentInfo(self.name, allowed, self._models.slots[0].id), tools)
+			records = list(tools)
+			allowed = tuple(t.handle for t in records if t.allowed)
+			self._hooks.describe(AgentInfo(self.name, allowed, self._models.slots[0].id), records)
 
 	@property
 	def _redactor(self) -> Redactor:

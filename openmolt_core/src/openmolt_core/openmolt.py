@@ -904,6 +904,10 @@ class OpenMolt:
 			from openmolt_core.capabilities.toolsearch import ToolCatalog
 
 			own.insert(0, ToolCatalog(search, own=[type(c).name for c in (*caps, *own)]))
+		if policy:  # first: it marks the tools the rules select before the others see them
+			from openmolt_core.capabilities.approvals import ApprovalRules
+
+			own.insert(0, ApprovalRules(policy))
 		agent = Agent(
 			self,
 			name=name,
@@ -924,7 +928,6 @@ class OpenMolt:
 			timeout=timeout,
 			max_cost=max_cost,
 			limits=limits,
-			requires_approval=policy,
 			on_approval_request=on_approval_request,
 			fallback=chain,
 			files=files,
@@ -1067,7 +1070,7 @@ class OpenMolt:
 		return caps
 
 	def _resolved(self, caps: Sequence[Capability], own: Sequence[Capability]) -> Hooks:
-		"""The hooks of these capabilities, then the agent's own (its tool search, its safety).
+		"""The hooks of these capabilities, then the agent's own (approvals, tool search, safety).
 
 		Agents with the same capabilities share their resolved hooks (they are fixed); each
 		agent's own capabilities (they know its tools) are added to them.
