@@ -15,7 +15,7 @@ state as it was), and the loop runs the step on from the first parked call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +46,6 @@ __all__ = [
 	"audited",
 	"decisions_of",
 	"gate",
-	"has_approvals",
 	"pending_requests",
 	"pending_state",
 	"restore",
@@ -101,11 +100,6 @@ class Gate:
 	audit: dict[str, Any] | None = None
 	entry: dict[str, Any] | None = None
 	rewritten: bool = False
-
-
-def has_approvals(tools: Iterable[BoundTool]) -> bool:
-	"""Whether some visible tool waits for approval (the reply schema then has ``reason``)."""
-	return any(t.approval is not None for t in tools if t.allowed)
 
 
 def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) -> ApprovalRequest:

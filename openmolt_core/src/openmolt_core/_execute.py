@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 import anyio
 
 from openmolt_core import _cost
-from openmolt_core._approve import RunApprovals, audited, gate, has_approvals
+from openmolt_core._approve import RunApprovals, audited, gate
+from openmolt_core._binding import has_approvals
 from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._park import BEHIND_APPROVAL

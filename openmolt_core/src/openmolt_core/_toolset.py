@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._approve import has_approvals
-from openmolt_core._binding import BoundTool, describe_tools
+from openmolt_core._binding import BoundTool, describe_tools, has_approvals
 from openmolt_core._suggest import suggestion
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.hooks import BUILTIN, NO_HOOKS, AgentInfo, Hooks, builds
