@@ -32,7 +32,9 @@ def test_an_agent_file_sets_the_taint_policy_and_guardrails(tmp_path: Path) -> N
 	agent = load(path, env_file=None, verbose=False).agent
 	safety: Any = agent._hooks.by_name["safety"]
 	assert safety.policy.on_outbound == "refuse" and safety.policy.only_trifecta is False
-	assert safety.gated  # only_trifecta off: the outbound httpRequest is gated once tainted
+	assert safety.gates(
+		agent._tools.values()
+	)  # only_trifecta off: the outbound httpRequest is gated once tainted
 	guards = [(g.name, g.on) for g in safety.guardrails]
 	assert guards == [
 		("max_size", "input"),

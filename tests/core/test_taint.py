@@ -355,6 +355,24 @@ async def test_only_agents_with_private_data_and_an_outbound_channel_are_gated_b
 	assert result.state.audit[0]["action"] == "refuse"
 
 
+async def test_agents_sharing_one_safety_are_each_gated_and_warned_by_their_tools() -> None:
+	"""Agents of one instance with the same settings share one safety capability."""
+	script = [call_tool("local.fetch_page", url="x"), call_tool("local.post", text="hi"), finish()]
+	om = OpenMolt()
+	plain, plain_posted = _local_agent(
+		om, ScriptedModel(script), no_private=True, taint_policy="refuse"
+	)
+	with pytest.warns(LethalTrifectaWarning) as seen:
+		holder, holder_posted = _local_agent(om, ScriptedModel(script), taint_policy="refuse")
+		_local_agent(om, ScriptedModel([]), taint_policy="refuse")
+	assert len(seen) == 2  # each agent that holds the trifecta is reported
+	assert plain._hooks.by_name["safety"] is holder._hooks.by_name["safety"]
+	await plain.run("go")
+	result = await holder.run("go")
+	assert plain_posted == ["hi"]  # nothing private to leak: not gated
+	assert holder_posted == [] and result.state.audit[0]["action"] == "refuse"
+
+
 async def test_a_run_whose_input_came_from_outside_starts_tainted() -> None:
 	"""A webhook payload as the input: no untrusted tool needed, the policy applies at once."""
 	model = ScriptedModel([call_tool("local.notes"), call_tool("local.post", text="x"), finish()])

@@ -215,7 +215,7 @@ class OpenMolt:
 		# The offload capabilities of this instance's agents, one per store and thresholds.
 		self._offloads: dict[tuple[Any, ...], Capability] = {}
 		self._observed: Observers | None = None
-		self._hooks: dict[tuple[int, ...], tuple[tuple[Capability, ...], Hooks]] = {}
+		self._hooks: dict[tuple[int | None, ...], tuple[tuple[Any, ...], Hooks]] = {}
 		self._taint_policy = taint_policy
 		if verbose:
 			from openmolt_core import _verbose
@@ -899,15 +899,17 @@ class OpenMolt:
 		known = _known_tools(bound, sources)
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
 		taint = _taint_policy(self._taint_policy, taint_policy, known)
-		own = [_safety(self._guardrails, guardrails, taint)]  # this agent's, after the shared
-		if search is not None:  # after offload: it says why readResult is hidden first
-			from openmolt_core.capabilities.toolsearch import ToolCatalog
-
-			own.insert(0, ToolCatalog(search, own=[type(c).name for c in (*caps, *own)]))
+		guards = self._guardrails + _guardrails(guardrails, "create_agent")
+		own: list[Capability] = []  # this agent's, after the shared (then its safety)
 		if policy:  # first: it marks the tools the rules select before the others see them
 			from openmolt_core.capabilities.approvals import ApprovalRules
 
-			own.insert(0, ApprovalRules(policy))
+			own.append(ApprovalRules(policy))
+		if search is not None:  # after offload: it says why readResult is hidden first
+			from openmolt_core.capabilities.safety import Safety
+			from openmolt_core.capabilities.toolsearch import ToolCatalog
+
+			own.append(ToolCatalog(search, own=[*(type(c).name for c in caps), Safety.name]))
 		agent = Agent(
 			self,
 			name=name,
@@ -931,7 +933,7 @@ class OpenMolt:
 			on_approval_request=on_approval_request,
 			fallback=chain,
 			files=files,
-			capabilities=self._resolved(caps, own),
+			capabilities=self._resolved(caps, own, guards, taint),
 		)
 		if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 			from openmolt_core.subagents import check_cycles
@@ -1069,24 +1071,43 @@ class OpenMolt:
 				)
 		return caps
 
-	def _resolved(self, caps: Sequence[Capability], own: Sequence[Capability]) -> Hooks:
-		"""The hooks of these capabilities, then the agent's own (approvals, tool search, safety).
+	def _resolved(
+		self,
+		caps: Sequence[Capability],
+		own: Sequence[Capability],
+		guardrails: tuple[Guardrail, ...],
+		policy: TaintPolicy,
+	) -> Hooks:
+		"""The hooks of these capabilities, then the agent's own (approvals, tool search), then safety.
 
-		Agents with the same capabilities share their resolved hooks (they are fixed); each
-		agent's own capabilities (they know its tools) are added to them.
+		Agents with the same capabilities share their resolved hooks (they are fixed); with the
+		same safety settings too, and no capability of their own, the safety is shared as well
+		and so are the whole hooks. An agent with capabilities of its own (they know its tools),
+		or whose capabilities list tools at run time, has them and a safety of its own (it
+		remembers whether it warned of the trifecta) added to the shared ones.
 		"""
+		key = (*map(id, caps), None, id(policy), *map(id, guardrails))  # None: not an id
+		found = self._hooks.get(key) if not own else None
+		if found is not None:  # it holds the objects of its key: their ids are still theirs
+			return found[1]
+		from openmolt_core.capabilities.safety import Safety
 		from openmolt_core.hooks import Hooks
 
-		key = tuple(id(c) for c in caps)
-		found = self._hooks.get(key)
-		if found is not None and all(a is b for a, b in zip(found[0], caps, strict=True)):
-			hooks = found[1]
-		else:
-			hooks = Hooks(caps)
+		base_key = tuple(map(id, caps))
+		found = self._hooks.get(base_key)
+		if found is None:
+			base = Hooks(caps)
 			if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
-				self._hooks[key] = (tuple(caps), hooks)
-		for cap in own:
-			hooks = hooks.adding(cap)
+				self._hooks[base_key] = (tuple(caps), base)
+		else:
+			base = found[1]
+		if own or base.list_tools:
+			for cap in own:
+				base = base.adding(cap)
+			return base.adding(Safety(guardrails, policy))
+		hooks = base.adding(Safety(guardrails, policy, shared=True))
+		if len(self._hooks) < 64:
+			self._hooks[key] = ((*caps, policy, *guardrails), hooks)
 		return hooks
 
 	def _offload_capability(self, files: FileStore, limits: Limits | None) -> Capability:
@@ -1385,13 +1406,6 @@ def _taint_policy(
 			stripped = tuple(r.lstrip("!") for r in rules)
 			ApprovalPolicy(stripped).check(known, where=f"{where}: {label}", strict=mine)
 	return policy
-
-
-def _safety(instance: tuple[Guardrail, ...], own: Any, policy: TaintPolicy) -> Capability:
-	"""An agent's safety capability: the instance's guardrails, then its own, and its policy."""
-	from openmolt_core.capabilities.safety import Safety
-
-	return Safety(instance + _guardrails(own, "create_agent"), policy)
 
 
 def _guardrails(value: Any, where: str) -> tuple[Guardrail, ...]:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core.durability import step_key
 from openmolt_core.events import GuardrailEvent, TaintEvent
 from openmolt_core.guardrails.base import Guardrail, GuardrailCheck, Stage, Verdict
 from openmolt_core.hooks import (
+	BUILTIN,
 	PROCEED,
 	Alongside,
 	Approve,
@@ -68,6 +69,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 MAX_AUDIT = 200
 """``state.audit`` keeps the first this many entries."""
 
+_BUILTIN = f"{BUILTIN}."
+
 POLICY = "taint_policy"
 """The name the taint policy's actions go by in results, events and the audit."""
 
@@ -75,33 +78,53 @@ POLICY = "taint_policy"
 class Safety(Capability):
 	"""An agent's guardrails and taint policy, attached to its runs.
 
+	Agents with the same guardrails and policy share one (`OpenMolt` does): it keeps nothing of
+	an agent but the trifecta warning's memory, and only when it is the agent's own.
+
 	Args:
 		guardrails: The guardrails, the instance's first.
 		policy: The taint policy.
+		shared: Whether several agents share it: each describes its tools once, when it is
+			created (no capability lists tools at run time), so it remembers no warning. One
+			agent's own (the default) warns again only when a new tool set completes the
+			trifecta.
 	"""
 
-	__slots__ = ("_active", "_by_stage", "_warned", "gated", "guardrails", "policy")
+	__slots__ = ("_active", "_by_stage", "_warned", "guardrails", "policy")
 
 	name = "safety"
 	in_fingerprint: ClassVar[bool] = False  # its own steps are journaled (guard:...)
 	journal_decisions: ClassVar[bool] = False  # a pure function of the state and its steps
 
 	def __init__(
-		self, guardrails: Sequence[Guardrail] = (), policy: TaintPolicy | None = None
+		self,
+		guardrails: Sequence[Guardrail] = (),
+		policy: TaintPolicy | None = None,
+		*,
+		shared: bool = False,
 	) -> None:
 		self.guardrails: tuple[Guardrail, ...] = tuple(guardrails)
 		"""The guardrails, in the order they run."""
 		self.policy: TaintPolicy = policy or TaintPolicy()
 		"""The taint policy."""
-		self.gated: bool = False
-		"""Whether the policy's ``on_outbound`` applies to the agent's tools (it holds the
-		trifecta, or the policy applies everywhere; never for ``allow``)."""
-		self._warned = False
+		self._warned: bool | None = None if shared else False  # None: remembers nothing
 		self._by_stage: dict[str, list[Guardrail]] = {}
 		for g in self.guardrails:
 			self._by_stage.setdefault(g.on, []).append(g)
 		gates = self.policy.on_outbound != "allow"
 		self._active = _hooks_needed(frozenset(self._by_stage), gates)
+
+	def gates(self, tools: Iterable[ToolSpec]) -> bool:
+		"""Whether the policy's ``on_outbound`` applies to an agent with these tools.
+
+		It does when the agent holds the trifecta, or the policy applies everywhere; never for
+		``allow`` (`openmolt_core.taint.gated`).
+
+		Args:
+			tools: The agent's tools, labelled (built-in ones are left out).
+		"""
+		own = [t for t in tools if not t.handle.startswith(_BUILTIN)]
+		return gated(own, self.policy)  # type: ignore[arg-type]  # the loop's records
 
 	def at(self, stage: Stage, *, parallel: bool = False) -> list[Guardrail]:
 		"""The guardrails of a stage (for the input: those that run before, or alongside)."""
@@ -131,8 +154,8 @@ class Safety(Capability):
 		held = trifecta(bound)
 		if held and policy.warn and not self._warned:
 			warn_trifecta(agent.name, held, policy, unlabelled(bound))
-		self._warned = held is not None
-		self.gated = gated(bound, policy)
+		if self._warned is not None:
+			self._warned = held is not None
 
 	# judging ------------------------------------------------------------------------------
 
@@ -294,8 +317,10 @@ class Safety(Capability):
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
 		guards = self._by_stage.get("tool_call")
 		checked = [g for g in guards if g.applies(bound)] if guards else None
-		outbound = self.gated and "outbound" in bound.labels
-		if not checked and not (outbound and run.state.tainted):
+		outbound = run.state.tainted and "outbound" in bound.labels
+		if outbound:  # the rare case: worked out from the run's tools
+			outbound = self.gates(run.tools.values())
+		if not checked and not outbound:
 			return PROCEED
 		from openmolt_core._jsonschema import ValidationError, format_errors
 
@@ -325,7 +350,7 @@ class Safety(Capability):
 						ctx, name or "guardrail", "tool_call", "refuse", why, call.tool, key
 					)
 					return Refuse(why, {"tool": call.tool, "ok": False, "error": f"not run: {why}"})
-		if not (outbound and ctx.state.tainted):
+		if not outbound:
 			return PROCEED if new is None else Proceed(new)
 		sources = sorted({t["tool"] for t in ctx.state.taint})
 		read = ", ".join(sources[:3]) + (
