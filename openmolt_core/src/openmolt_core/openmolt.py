@@ -212,6 +212,7 @@ class OpenMolt:
 		)
 		# The compaction capabilities of this instance's agents, one per setting (shared).
 		self._compactions: dict[tuple[Any, Any], Capability] = {}
+		self._default_compaction: Capability | None = None  # compaction=True's, once known
 		# The offload capabilities of this instance's agents, one per store and thresholds.
 		self._offloads: dict[tuple[Any, ...], Capability] = {}
 		self._observed: Observers | None = None
@@ -783,7 +784,7 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider, an integration or a capability is not installed.
 		"""
-		from openmolt_core import _binding
+		from openmolt_core._binding import bind_tools, parse_binding
 		from openmolt_core.agent import Agent, Limits
 		from openmolt_core.llm import DEFAULT_MODEL_CONFIG, ModelConfig
 		from openmolt_core.options import AgentConfig
@@ -810,17 +811,20 @@ class OpenMolt:
 				mc = ModelConfig.model_validate(model_config)
 		except Exception as exc:
 			raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
-		from openmolt_core import fallback as _fallback
+		from openmolt_core.fallback import ModelSlot, model_list, slot_id
 
-		models = _fallback.model_list(model, fallback_models)
+		if isinstance(model, str) and not fallback_models:  # the common case: one model
+			models: list[str | LLMProvider] = [model]
+		else:
+			models = model_list(model, fallback_models)
 		provider_name, model_name, provider_factory = self._resolve_model(models[0])
 		chain = [
-			_fallback.ModelSlot(_fallback.slot_id(p, m, f() if not p else None), p, m, f)
+			ModelSlot(slot_id(p, m, f() if not p else None), p, m, f)
 			for p, m, f in (self._resolve_model(other) for other in models[1:])
 		]
-		search = _tool_search(tool_loading)
+		search = None if tool_loading == "all" else _tool_search(tool_loading)
 		bound: list[BoundTool] = []
-		bindings = [_binding.parse_binding(entry) for entry in integrations]
+		bindings = [parse_binding(entry) for entry in integrations] if integrations else []
 		if memory is not None:
 			from openmolt_core.options import AgentMemory, parse_options
 
@@ -831,9 +835,9 @@ class OpenMolt:
 				for b in bindings
 			)
 		)
-		sources = self._bind_integrations(name, bindings, bound, files)
+		sources = self._bind_integrations(name, bindings, bound, files) if bindings else []
 		if tools:
-			bound.extend(_binding.bind_tools(tools, agent=name, http=self.http, files=files))
+			bound.extend(bind_tools(tools, agent=name, http=self.http, files=files))
 		caps = self._agent_capabilities(
 			name,
 			models[0],
@@ -892,11 +896,11 @@ class OpenMolt:
 			raise ConfigurationError(
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
-		caps_given = settings.limits()
+		caps_given = settings.limits() if config else None
 		limits = Limits(**caps_given) if caps_given else None
 		caps.append(self._offload_capability(files, limits))
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
-		known = _known_tools(bound, sources)
+		known = lambda: _known_tools(bound, sources)  # noqa: E731  # for rules, when given
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
 		taint = _taint_policy(self._taint_policy, taint_policy, known)
 		guards = self._guardrails + _guardrails(guardrails, "create_agent")
@@ -1026,7 +1030,7 @@ class OpenMolt:
 		Returns:
 			The capabilities (the instance's observers and compaction are shared objects).
 		"""
-		from openmolt_core import _binding
+		from openmolt_core._binding import bind_tools
 		from openmolt_core.capabilities.observers import Observers
 
 		observed = self._observed
@@ -1052,9 +1056,9 @@ class OpenMolt:
 		given = self._capabilities_of(entries) if entries else []
 		instance = given[: len(self._capabilities)]
 		caps: list[Capability] = [observed, *instance, *own, *given[len(instance) :]]
-		compacting, compactor = self._compaction(compaction)
+		compacting = self._compactor_capability(compaction)
 		if compacting is not None:
-			caps.append(self._compactor_capability(compacting, compactor))
+			caps.append(compacting)
 		from openmolt_core.hooks import AgentInfo, builds
 
 		_check_capability_names(caps, bindings)
@@ -1065,7 +1069,7 @@ class OpenMolt:
 			extra = cap.tools(AgentInfo(name, callable_now, _model_id(model)))
 			if extra:
 				bound.extend(
-					_binding.bind_tools(
+					bind_tools(
 						list(extra), agent=name, http=self.http, files=files, prefix=cap.name
 					)
 				)
@@ -1112,9 +1116,12 @@ class OpenMolt:
 
 	def _offload_capability(self, files: FileStore, limits: Limits | None) -> Capability:
 		"""The offload of large results; agents with the same store and thresholds share one."""
-		per_tool = limits.max_result_chars_per_tool if limits is not None else {}
-		limit = limits.max_result_chars if limits is not None else None
-		key = (id(files), limit, *sorted(per_tool.items()))
+		per_tool: Mapping[str, int] = {}
+		limit: int | None = None
+		key: tuple[Any, ...] = (id(files), None)  # the common case: the default thresholds
+		if limits is not None:
+			per_tool, limit = limits.max_result_chars_per_tool, limits.max_result_chars
+			key = (id(files), limit, *sorted(per_tool.items()))
 		shared = self._offloads.get(key)
 		if shared is None:
 			from openmolt_core.agent import Limits
@@ -1126,17 +1133,25 @@ class OpenMolt:
 		return shared
 
 	def _compactor_capability(
-		self,
-		config: CompactionConfig,
-		compactor: Callable[[], tuple[LLMProvider, str]] | None,
-	) -> Capability:
-		"""The compaction capability; agents with the same settings share one (it keeps nothing)."""
+		self, option: CompactionConfig | Mapping[str, Any] | bool
+	) -> Capability | None:
+		"""The compaction capability (None: none); agents with the same settings share one.
+
+		It keeps nothing of an agent; the default's (``compaction=True``) is found at once.
+		"""
+		if option is True and self._default_compaction is not None:
+			return self._default_compaction
+		config, compactor = self._compaction(option)
+		if config is None:
+			return None
 		from openmolt_core.capabilities.compaction import Compaction
 
 		key = (config, compactor)
 		shared = self._compactions.get(key)
 		if shared is None:
 			shared = self._compactions[key] = Compaction(config, compactor)
+		if option is True:
+			self._default_compaction = shared
 		return shared
 
 	def _capabilities_of(self, entries: Sequence[CapabilityEntry]) -> list[Capability]:
@@ -1328,11 +1343,13 @@ def _agent_config(config: AgentConfig | Mapping[str, Any] | None) -> AgentConfig
 	return parse_options(AgentConfig, config, "create_agent: config")
 
 
-def _known_tools(
-	bound: Sequence[BoundTool], sources: Sequence[Any]
-) -> dict[str, tuple[list[str], list[str] | None]]:
+_Known = dict[str, tuple[list[str], list[str] | None]]
+"""For each integration an agent uses, its scopes and tool names (None: known at run time)."""
+
+
+def _known_tools(bound: Sequence[BoundTool], sources: Sequence[Any]) -> _Known:
 	"""For each integration an agent uses, its scopes and tool names (None: known at run time)."""
-	known: dict[str, tuple[list[str], list[str] | None]] = {}
+	known: _Known = {}
 	for t in bound:
 		iid, _, name = t.handle.partition(".")
 		scopes = list(t.integration.scopes) if t.integration is not None else []
@@ -1346,10 +1363,10 @@ def _known_tools(
 	return known
 
 
-def _approval_policy(
-	instance: Any, own: Any, known: dict[str, tuple[list[str], list[str] | None]]
-) -> ApprovalPolicy | None:
+def _approval_policy(instance: Any, own: Any, known: Callable[[], _Known]) -> ApprovalPolicy | None:
 	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
+
+	``known`` gives the agent's tools (`_known_tools`), worked out only when there are rules.
 
 	Raises:
 		ConfigurationError: A rule is malformed or names a scope or tool that does not exist.
@@ -1360,8 +1377,9 @@ def _approval_policy(
 
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
 	mine = ApprovalPolicy.of(own, where="create_agent: requires_approval")
-	defaults.check(known, where="OpenMolt: requires_approval", strict=False)
-	mine.check(known, where="create_agent: requires_approval", strict=True)
+	tools = known()
+	defaults.check(tools, where="OpenMolt: requires_approval", strict=False)
+	mine.check(tools, where="create_agent: requires_approval", strict=True)
 	return (defaults + mine) or None
 
 
@@ -1386,25 +1404,28 @@ def _tool_search(option: Any) -> ToolSearch | None:
 	)
 
 
-def _taint_policy(
-	instance: Any, own: Any, known: dict[str, tuple[list[str], list[str] | None]]
-) -> TaintPolicy:
+def _taint_policy(instance: Any, own: Any, known: Callable[[], _Known]) -> TaintPolicy:
 	"""The agent's taint policy (its own, else the instance's), its rules checked against its tools.
+
+	``known`` gives the agent's tools (`_known_tools`), worked out only when there are rules.
 
 	Raises:
 		ConfigurationError: The policy is malformed, or a rule names a scope or tool that does not
 			exist.
 	"""
-	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.taint import TaintPolicy
 
 	mine = own is not None
 	where = "create_agent: taint_policy" if mine else "OpenMolt: taint_policy"
 	policy = TaintPolicy.of(own if mine else instance, where=where)
+	tools: _Known | None = None
 	for label in ("untrusted", "private", "outbound"):
 		if rules := getattr(policy, label):
+			from openmolt_core.policy import ApprovalPolicy
+
 			stripped = tuple(r.lstrip("!") for r in rules)
-			ApprovalPolicy(stripped).check(known, where=f"{where}: {label}", strict=mine)
+			tools = known() if tools is None else tools
+			ApprovalPolicy(stripped).check(tools, where=f"{where}: {label}", strict=mine)
 	return policy
 
 
