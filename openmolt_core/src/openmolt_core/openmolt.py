@@ -1030,11 +1030,10 @@ class OpenMolt:
 		Returns:
 			The capabilities (the instance's observers and compaction are shared objects).
 		"""
-		from openmolt_core._binding import bind_tools
-		from openmolt_core.capabilities.observers import Observers
-
 		observed = self._observed
 		if observed is None:  # the run store, viewer, telemetry: one for the instance's agents
+			from openmolt_core.capabilities.observers import Observers
+
 			observed = self._observed = Observers(lambda: self.observers)
 		own: list[Capability] = []
 		if any(b.account == "user" for b in bindings):  # calls wait for their user's account
@@ -1068,6 +1067,8 @@ class OpenMolt:
 			callable_now = tuple(t.handle for t in bound if t.allowed)
 			extra = cap.tools(AgentInfo(name, callable_now, _model_id(model)))
 			if extra:
+				from openmolt_core._binding import bind_tools
+
 				bound.extend(
 					bind_tools(
 						list(extra), agent=name, http=self.http, files=files, prefix=cap.name

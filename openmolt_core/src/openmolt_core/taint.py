@@ -273,6 +273,9 @@ def untrusted_input(source: str) -> RunState:
 	return RunState(taint=[{"call": "input", "tool": source, "step": 0}])
 
 
+_SORTED_LABELS = tuple(sorted(LABELS))
+
+
 def trifecta(tools: Iterable[BoundTool]) -> dict[str, list[str]] | None:
 	"""The agent's visible tools per label, when they hold all three labels (else None).
 
@@ -282,7 +285,7 @@ def trifecta(tools: Iterable[BoundTool]) -> dict[str, list[str]] | None:
 	tools = [t for t in tools if t.labels]
 	if not tools:  # most agents: nothing labelled, no trifecta
 		return None
-	found: dict[str, list[str]] = {label: [] for label in sorted(LABELS)}
+	found: dict[str, list[str]] = {label: [] for label in _SORTED_LABELS}
 	for t in tools:
 		if t.allowed:
 			for label in t.labels:
