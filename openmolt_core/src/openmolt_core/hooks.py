@@ -755,6 +755,7 @@ class Hooks:
 	"""
 
 	__slots__ = (
+		"_events",
 		"after_tool",
 		"before_finish",
 		"before_first_model",
@@ -779,6 +780,7 @@ class Hooks:
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
 		self.capabilities: tuple[Capability, ...] = ()
 		self.by_name: dict[str, Capability] = {}
+		self._events: frozenset[str] | None = None  # event_names, once asked
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
@@ -821,6 +823,7 @@ class Hooks:
 			)
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
+		self._events = None
 		overridden = _overridden(type(cap))
 		active = cap.active_hooks() if "active_hooks" in overridden else None
 		for hook in overridden:
@@ -867,7 +870,10 @@ class Hooks:
 
 	def event_names(self) -> frozenset[str]:
 		"""The event names the capabilities register."""
-		return frozenset(n for c in self.capabilities for n in type(c).events)
+		found = self._events
+		if found is None:  # agents that share these hooks ask once
+			found = self._events = frozenset(n for c in self.capabilities for n in type(c).events)
+		return found
 
 	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
 		"""Show the agent's tool set to each capability's `Capability.describe_tools`, in order."""

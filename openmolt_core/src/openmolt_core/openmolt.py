@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
+	from openmolt_core.fallback import ModelSlot
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.hooks import Capability, CapabilityEntry, Hooks
@@ -786,8 +787,7 @@ class OpenMolt:
 		"""
 		from openmolt_core._binding import bind_tools, parse_binding
 		from openmolt_core.agent import Agent, Limits
-		from openmolt_core.llm import DEFAULT_MODEL_CONFIG, ModelConfig
-		from openmolt_core.options import AgentConfig
+		from openmolt_core.llm import DEFAULT_MODEL_CONFIG
 
 		if not name:
 			raise ConfigurationError("create_agent: 'name' must not be empty")
@@ -802,26 +802,13 @@ class OpenMolt:
 				raise ConfigurationError(
 					f"create_agent: instructions_path {str(instructions_path)!r} cannot be read: {exc.strerror}"
 				) from exc
-		try:
-			if model_config is None:
-				mc = DEFAULT_MODEL_CONFIG
-			elif isinstance(model_config, ModelConfig):
-				mc = model_config
-			else:
-				mc = ModelConfig.model_validate(model_config)
-		except Exception as exc:
-			raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
-		from openmolt_core.fallback import ModelSlot, model_list, slot_id
-
+		mc = DEFAULT_MODEL_CONFIG if model_config is None else _model_config(model_config)
 		if isinstance(model, str) and not fallback_models:  # the common case: one model
 			models: list[str | LLMProvider] = [model]
+			chain: list[ModelSlot] = []
 		else:
-			models = model_list(model, fallback_models)
+			models, chain = self._model_chain(model, fallback_models)
 		provider_name, model_name, provider_factory = self._resolve_model(models[0])
-		chain = [
-			ModelSlot(slot_id(p, m, f() if not p else None), p, m, f)
-			for p, m, f in (self._resolve_model(other) for other in models[1:])
-		]
 		search = None if tool_loading == "all" else _tool_search(tool_loading)
 		bound: list[BoundTool] = []
 		bindings = [parse_binding(entry) for entry in integrations] if integrations else []
@@ -926,9 +913,7 @@ class OpenMolt:
 			output_schema=output_schema,
 			memory=memory,
 			on_human_input_request=handler,
-			config=config.model_dump(exclude_unset=True)
-			if isinstance(config, AgentConfig)
-			else config,
+			config=_config_dict(config) if config else None,
 			max_steps=max_steps if max_steps is not None else self.max_steps,
 			max_tokens=max_tokens,
 			timeout=timeout,
@@ -1225,6 +1210,23 @@ class OpenMolt:
 		_, name, factory = self._resolve_model(config.model)
 		return config, lambda: (factory(), name)
 
+	def _model_chain(
+		self, model: Sequence[str | LLMProvider] | str | LLMProvider, fallback: Sequence[Any]
+	) -> tuple[list[str | LLMProvider], list[ModelSlot]]:
+		"""An agent's models in order, and the slots of those after the first (its fallbacks).
+
+		Raises:
+			ConfigurationError: No model, one listed twice, or one that cannot be resolved.
+		"""
+		from openmolt_core.fallback import ModelSlot, model_list, slot_id
+
+		models = model_list(model, fallback)
+		chain = [
+			ModelSlot(slot_id(p, m, f() if not p else None), p, m, f)
+			for p, m, f in (self._resolve_model(other) for other in models[1:])
+		]
+		return models, chain
+
 	def _resolve_model(self, model: str | LLMProvider) -> tuple[str, str, Any]:
 		if not isinstance(model, str):
 			if not hasattr(model, "generate"):
@@ -1326,6 +1328,27 @@ def _build_provider(
 
 
 _NO_CONFIG: AgentConfig | None = None
+
+
+def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
+	"""Read ``create_agent(model_config=...)``: a `ModelConfig` or a dict of its fields.
+
+	Raises:
+		ConfigurationError: The value is not valid; the message names the problem.
+	"""
+	from openmolt_core.llm import ModelConfig
+
+	try:
+		return value if isinstance(value, ModelConfig) else ModelConfig.model_validate(value)
+	except Exception as exc:
+		raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
+
+
+def _config_dict(config: AgentConfig | Mapping[str, Any]) -> Mapping[str, Any]:
+	"""``create_agent(config=...)`` as given, as a dict (the keys set, for the agent's record)."""
+	from openmolt_core.options import AgentConfig
+
+	return config.model_dump(exclude_unset=True) if isinstance(config, AgentConfig) else config
 
 
 def _agent_config(config: AgentConfig | Mapping[str, Any] | None) -> AgentConfig:
