@@ -40,6 +40,7 @@ from openmolt_core.hooks import (
 )
 from openmolt_core.llm import Usage
 from openmolt_core.taint import (
+	LABELS,
 	MAX_TAINT_RECORDS,
 	TaintPolicy,
 	gated,
@@ -147,11 +148,14 @@ class Safety(Capability):
 			agent: The agent being built.
 			tools: Its bound tools.
 		"""
-		bound: list[BoundTool] = list(tools)  # type: ignore[arg-type]  # the loop's records
+		bound: Sequence[BoundTool] = tools  # type: ignore[assignment]  # the loop's records
 		policy = self.policy
+		labels: set[str] = set()  # those of the tools it may call
 		for t in bound:
 			t.labels = policy.labels_for(t)
-		held = trifecta(bound)
+			if t.allowed:
+				labels.update(t.labels)
+		held = trifecta(bound) if len(labels) == len(LABELS) else None  # most agents: not all
 		if held and policy.warn and not self._warned:
 			warn_trifecta(agent.name, held, policy, unlabelled(bound))
 		if self._warned is not None:
