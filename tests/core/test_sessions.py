@@ -554,3 +554,58 @@ async def test_an_approval_resumed_in_its_session_adds_the_reply_only() -> None:
 		("agent", "approval_required"),
 		("agent", "success"),
 	]
+
+
+def test_the_session_contract_is_one_type() -> None:
+	"""The contract's Session and SessionHistory are the ones sessions and openmolt export."""
+	import openmolt
+	from openmolt_core import conversation
+	from openmolt_core import sessions as module
+
+	assert module.Session is conversation.Session is openmolt.Session
+	assert module.SessionHistory is conversation.SessionHistory
+
+
+async def test_an_instance_chooses_how_its_runs_meet_their_sessions() -> None:
+	"""Runs and resumes go through om.conversation: opened once per new run, closed at its end."""
+	from openmolt_core.conversation import RunConversation, SessionHistory
+	from openmolt_core.result import RunResult
+	from openmolt_core.testing import ask_human
+
+	calls: list[tuple[str, Any]] = []
+
+	class Recorded:
+		async def open(self, state: RunState) -> SessionHistory:
+			calls.append(("open", len(state.messages)))
+			earlier = [{"role": "user", "content": "earlier words"}]
+			return SessionHistory(earlier, "kept notes", False, 1)
+
+		async def close(
+			self, result: RunResult, *, asked: Any, asked_tainted: bool, memory_before: str
+		) -> None:
+			calls.append(("close", (result.status, asked, asked_tainted, memory_before)))
+
+	class Instance(OpenMolt):
+		def conversation(self, agent: Any, session: Session) -> RunConversation:
+			return Recorded()
+
+	model = ScriptedModel([[ask_human("which size?")], [finish("ok", human_message="noted")]])
+	om = Instance(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+
+	def later(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	agent.on_human_input_request = later
+	session = InMemorySession("shop")
+	parked = await agent.run("buy a shirt", session=session)
+	turn = json.loads(model.requests[0].messages[0].content)
+	assert turn["earlier"] == [{"role": "user", "content": "earlier words"}]
+	assert turn["memory"]["shortTerm"] == "kept notes"
+	await agent.resume(parked.state, answer="M", session=session)
+	assert calls == [
+		("open", 0),
+		("close", ("human_input_required", "buy a shirt", False, "kept notes")),
+		("close", ("success", "M", False, "kept notes")),
+	]
+	assert await session.get_items() == []  # the instance's conversation kept them elsewhere

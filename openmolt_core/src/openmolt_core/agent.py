@@ -90,13 +90,13 @@ if TYPE_CHECKING:
 	from pydantic import BaseModel
 
 	from openmolt_core.compaction import CompactionConfig
+	from openmolt_core.conversation import RunConversation, Session, SessionHistory
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileStore
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.schedule import ScheduleSpec
-	from openmolt_core.sessions import Session, SessionHistory
 	from openmolt_core.skills import Skill
 	from openmolt_core.structured import FittedSchema
 	from openmolt_core.tools import CallingRun, NestedRunTool
@@ -682,8 +682,9 @@ class Agent:
 		first = self.first_message(input, state, earlier)
 		state.messages.append(Message("user", first, list(attachments)))
 
-	# sessions: the one seam (the history the first turn reads, the turn appended at the end,
-	# the session's short-term memory) ------------------------------------------------------
+	# sessions: the one seam, a run's `RunConversation` (`om.conversation`): opened for the
+	# history the first turn reads, closed to append the turn; its short-term memory is the
+	# session's -----------------------------------------------------------------------------
 
 	async def _run_in_session(
 		self,
@@ -695,17 +696,12 @@ class Agent:
 	) -> RunResult:
 		state = _session_state(session, history)
 		await self._refresh_tools()
-		from openmolt_core import sessions
-
-		past = await sessions.read_history(self, session)
+		conversation = self.om.conversation(self, session)
 		asked_tainted = state.tainted  # the caller's word: someone untrusted wrote the input
-		if past.tainted and not state.tainted:
-			state.taint.append(
-				{"call": "session", "tool": f"session:{session.session_id}", "step": 0}
-			)
+		past = await conversation.open(state)
 		self._start(state, input, attachments, parent, past)
 		return await self._in_session(
-			session,
+			conversation,
 			state,
 			input,
 			asked_tainted,
@@ -715,44 +711,30 @@ class Agent:
 
 	async def _in_session(
 		self,
-		session: Session,
+		conversation: RunConversation,
 		state: RunState,
 		asked: Any,
 		asked_tainted: bool,
 		memory_before: str,
 		run: Awaitable[RunResult],
 	) -> RunResult:
+		close = functools.partial(
+			conversation.close,
+			asked=asked,
+			asked_tainted=asked_tainted,
+			memory_before=memory_before,
+		)
 		self._session_runs.add(state.run_id)
 		try:
 			result = await run
 		except RunError as exc:
 			if exc.result is not None:
-				await self._append_turn(session, exc.result, asked, asked_tainted, memory_before)
+				await close(exc.result)
 			raise
 		finally:
 			self._session_runs.discard(state.run_id)
-		await self._append_turn(session, result, asked, asked_tainted, memory_before)
+		await close(result)
 		return result
-
-	async def _append_turn(
-		self, session: Session, result: RunResult, asked: Any, tainted: bool, memory: str
-	) -> None:
-		# The run's result is the caller's either way: a store that fails is logged, not raised.
-		from openmolt_core import sessions
-
-		items = sessions.items_after(
-			self, result, asked=asked, asked_tainted=tainted, memory_before=memory
-		)
-		try:
-			await session.add_items(items)
-		except Exception as exc:
-			log.warning(
-				"%s: the turn of run %s could not be added to session %s: %s",
-				self.name,
-				result.state.run_id,
-				session.session_id,
-				self._redactor(f"{type(exc).__name__}: {exc}"),
-			)
 
 	def new_state(self, input: Any = None, attachments: Sequence[Attachment] = ()) -> RunState:
 		"""A fresh run's state: memory as the agent keeps it, and the first message.
@@ -879,7 +861,7 @@ class Agent:
 		with _verbose.scope(self._verbose_run):
 			if session is not None:
 				return await self._in_session(
-					session,
+					self.om.conversation(self, session),
 					loaded,
 					answer if kind == "human_input" else None,
 					loaded.tainted,
@@ -1738,9 +1720,9 @@ def _compaction_like(found: Any, **changes: Any) -> Capability:
 
 def _session_state(session: Any, history: RunState | Mapping[str, Any] | None) -> RunState:
 	"""The fresh state a session run starts from (a given one fixes its run id and taint)."""
-	from openmolt_core import sessions
+	from openmolt_core.conversation import Session
 
-	if not isinstance(session, sessions.Session):
+	if not isinstance(session, Session):
 		raise ConfigurationError(
 			f"run(session=...): expected a Session (InMemorySession, SQLiteSession, or an object "
 			f"with session_id, get_items, add_items, pop_item and clear), got "

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 	from openmolt_core.capabilities.observers import Observers
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.compaction import CompactionConfig
+	from openmolt_core.conversation import RunConversation, Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.fallback import ModelSlot
@@ -305,6 +306,22 @@ class OpenMolt:
 
 			self.credential_store = EncryptedFileStore()
 		return self.credential_store
+
+	# sessions -----------------------------------------------------------------------------
+
+	def conversation(self, agent: Agent, session: Session) -> RunConversation:
+		"""A run's part in ``session``: what the loop opens and closes (``run(session=...)``).
+
+		The agent asks for one per run with a session; the default reads and appends the
+		session's items as `openmolt_core.sessions` describes (`SessionRun`).
+
+		Args:
+			agent: The agent whose run it is.
+			session: The conversation's store.
+		"""
+		from openmolt_core.sessions import SessionRun
+
+		return SessionRun(agent, session)
 
 	# durability ---------------------------------------------------------------------------
 

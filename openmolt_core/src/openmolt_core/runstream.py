@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 	from anyio.abc import TaskGroup
 	from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+	from openmolt_core.conversation import Session
 	from openmolt_core.events import Handler
 	from openmolt_core.llm import Attachment
 
@@ -55,7 +56,7 @@ class StreamableAgent(Protocol):
 		*,
 		history: RunState | Mapping[str, Any] | None = None,
 		attachments: Sequence[Attachment] = (),
-		session: Any = None,
+		session: Session | None = None,
 		user: str | None = None,
 	) -> RunResult:
 		"""Run the agent."""
@@ -70,8 +71,7 @@ class RunStream:
 		input: The task input (as for ``agent.run``).
 		history: A saved run to go on from (as for ``agent.run``).
 		attachments: Images or PDFs sent with the first turn.
-		session: The conversation the run continues (an `openmolt_core.sessions.Session`, as
-			for ``agent.run``; typed loosely here, which sits below sessions in the layers).
+		session: The conversation the run continues (as for ``agent.run``).
 		user: The end user the run acts for (as for ``agent.run``).
 
 	Raises:
@@ -85,7 +85,7 @@ class RunStream:
 		*,
 		history: RunState | Mapping[str, Any] | None = None,
 		attachments: Sequence[Attachment] = (),
-		session: Any = None,
+		session: Session | None = None,
 		user: str | None = None,
 	) -> None:
 		self._agent = agent

@@ -29,10 +29,10 @@ starts from the session's latest ``memory`` item and is stored back at the end, 
 ``short_term`` ``on_update`` callback is not called, so two sessions never see each other's
 notes. Long-term memory stays the agent's, shared by all its sessions.
 
-The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), in three
-parts a kernel ``Capability`` can take over as they are: the history the first request reads
-(`read_history`), the turn appended when the run ends (`items_after`) and the memory namespace
-(the session's ``shortTerm``). Runs of one session should go one after another (a chat's lock
+The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), through
+the contract of `openmolt_core.conversation`: a `SessionRun` made per run (`OpenMolt.conversation`)
+reads the history the first request shows (`read_history`) when the run opens, appends the turn
+(`items_after`) when it closes, and the session's ``shortTerm`` is the run's memory namespace. Runs of one session should go one after another (a chat's lock
 does it for ``openmolt serve``): two at once each read the turns that ended before they started,
 and their turns are appended in the order they end.
 
@@ -52,19 +52,20 @@ import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
 from openmolt_core._private import private_file
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
+from openmolt_core.conversation import Session, SessionHistory
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.llm import Message, ModelRequest
 from openmolt_core.prompt import dumps
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
-	from openmolt_core.result import RunResult
+	from openmolt_core.result import RunResult, RunState
 
 __all__ = [
 	"ENV_VAR",
@@ -73,6 +74,7 @@ __all__ = [
 	"SQLiteSession",
 	"Session",
 	"SessionHistory",
+	"SessionRun",
 	"default_path",
 	"history_of",
 	"items_after",
@@ -94,34 +96,6 @@ on without them. You receive the previous summary (if any) and the turns, as JSO
 dense, factual summary in plain text: what was asked and answered, every id, number, name and \
 value the agent may still need, and what was still open. Do not invent anything. Do not give \
 instructions. Keep it under {words} words."""
-
-
-@runtime_checkable
-class Session(Protocol):
-	"""The store of one conversation: what a third party implements to keep sessions elsewhere.
-
-	Items are JSON-serializable dicts with a ``role`` (see the module); the store keeps them in
-	the order they were added and never rewrites one.
-	"""
-
-	session_id: str
-	"""The conversation's id, chosen by the application."""
-
-	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
-		"""The items, oldest first; with ``limit``, only the latest ``limit`` of them."""
-		...
-
-	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
-		"""Append items at the end, in order."""
-		...
-
-	async def pop_item(self) -> dict[str, Any] | None:
-		"""Remove and return the latest item (None when the session is empty)."""
-		...
-
-	async def clear(self) -> None:
-		"""Remove every item of the session."""
-		...
 
 
 def _check_id(session_id: Any) -> str:
@@ -479,28 +453,6 @@ class SQLAlchemySession:
 # what a run reads and writes -------------------------------------------------------------------
 
 
-class SessionHistory:
-	"""What a session gives a run: the earlier turns, its memory and whether they are tainted.
-
-	Args:
-		earlier: The entries of ``"earlier"`` (a summary first, if any), oldest first.
-		memory: The session's short-term memory; None when no run of it kept notes yet (the run
-			starts from the agent's own ``short_term``).
-		tainted: Whether an untrusted person or a tainted run wrote any of them.
-		count: How many items the session held when read.
-	"""
-
-	__slots__ = ("count", "earlier", "memory", "tainted")
-
-	def __init__(
-		self, earlier: list[dict[str, Any]], memory: str | None, tainted: bool, count: int
-	) -> None:
-		self.earlier = earlier
-		self.memory = memory
-		self.tainted = tainted
-		self.count = count
-
-
 def _entry(item: dict[str, Any]) -> dict[str, Any]:
 	# The stored item as the model sees it: who, what, and whether someone untrusted wrote or
 	# shaped it (all fixed when it was written: an entry never changes between turns).
@@ -707,3 +659,63 @@ def _plain(value: Any) -> Any:
 	except (TypeError, ValueError):
 		return str(value)
 	return result
+
+
+class SessionRun:
+	"""A run's part in a session (`openmolt_core.conversation.RunConversation`).
+
+	`OpenMolt.conversation` makes one per run with ``session=...``: `open` reads the history
+	(`read_history`) and taints the run when it is tainted; `close` appends the turn
+	(`items_after`), logging a store that fails.
+
+	Args:
+		agent: The agent whose run it is (its redactor, its compaction for long histories).
+		session: The conversation's store.
+	"""
+
+	__slots__ = ("agent", "session")
+
+	def __init__(self, agent: Agent, session: Session) -> None:
+		self.agent: Agent = agent
+		self.session: Session = session
+
+	def __repr__(self) -> str:
+		return f"SessionRun({self.agent.name!r}, {self.session!r})"
+
+	async def open(self, state: RunState) -> SessionHistory:
+		"""Read the session for a new run; a tainted history taints ``state``.
+
+		Args:
+			state: The new run's state (no messages yet).
+		"""
+		past = await read_history(self.agent, self.session)
+		if past.tainted and not state.tainted:
+			session = f"session:{self.session.session_id}"
+			state.taint.append({"call": "session", "tool": session, "step": 0})
+		return past
+
+	async def close(
+		self, result: RunResult, *, asked: Any, asked_tainted: bool, memory_before: str
+	) -> None:
+		"""Append the run's turn (see `items_after`); a store that fails is logged, not raised.
+
+		Args:
+			result: The run's result.
+			asked: The run's input, or the answer that resumed it; None for no user turn.
+			asked_tainted: Whether someone untrusted wrote ``asked``.
+			memory_before: The session's short-term memory when the run started.
+		"""
+		agent = self.agent
+		items = items_after(
+			agent, result, asked=asked, asked_tainted=asked_tainted, memory_before=memory_before
+		)
+		try:
+			await self.session.add_items(items)
+		except Exception as exc:
+			log.warning(
+				"%s: the turn of run %s could not be added to session %s: %s",
+				agent.name,
+				result.state.run_id,
+				self.session.session_id,
+				agent._redactor(f"{type(exc).__name__}: {exc}"),
+			)
