@@ -16,6 +16,7 @@ from openmolt_core.hooks import (
 	AgentInfo,
 	Alongside,
 	Approve,
+	Gated,
 	Run,
 	ToolRecord,
 	ToolSpec,
@@ -269,6 +270,60 @@ async def test_approve_hands_the_call_to_the_approvals_gate_under_its_rule() -> 
 	done = await agent.resume(parked.state, decision=request.approve())
 	assert done.status == "success" and till.ran == [{"amount": 4}]
 	assert results_of(model, 1)[0]["input"] == {"amount": 4}  # what ran
+
+
+class Keeper(Capability):
+	"""A gate of its own (`Capability.gate_tool`): answers every call it sees with ``gated``."""
+
+	name: ClassVar[str] = "keeper"
+
+	def __init__(self, gated: Gated) -> None:
+		self.gated = gated
+		self.seen: list[tuple[int, str, str | None]] = []
+
+	async def gate_tool(
+		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
+	) -> Gated:
+		self.seen.append((index, call.tool, rule))
+		return self.gated
+
+
+async def test_the_gate_hook_sees_only_calls_that_may_not_run_as_they_are() -> None:
+	till = Till()
+	keeper = Keeper(Gated(entry={"tool": "local.pay", "ok": False, "error": "kept back"}))
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[keeper, Pure(Proceed())]
+	)
+	assert (await agent.run("pay")).status == "success"
+	assert keeper.seen == [] and till.ran == [{"amount": 5}]  # nothing waits: never asked
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[keeper, Pure(Approve("r"))]
+	)
+	done = await agent.run("pay")
+	assert done.status == "success" and till.ran == [{"amount": 5}]  # the refused call: not run
+	assert keeper.seen == [(0, "local.pay", "r")]
+	assert results_of(model, 1) == [{"tool": "local.pay", "ok": False, "error": "kept back"}]
+
+
+async def test_what_a_gate_lets_through_runs_noted_and_the_next_gate_sees_it() -> None:
+	till = Till()
+	keeper = Keeper(Gated(input={"amount": 2}, note={"kept": True}, edited=True))
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A",
+		model=model,
+		tools=till.tools,
+		capabilities=[keeper, Pure(Approve("r"))],
+		on_approval_request=lambda request: request.approve(),
+	)
+	assert (await agent.run("pay")).status == "success"
+	assert till.ran == [{"amount": 2}]  # the approvals gate, after it, approved the edited call
+	(entry,) = results_of(model, 1)
+	assert entry["kept"] is True and entry["input"] == {"amount": 2}
+	assert entry["approval"]["decision"] == "approved" and entry["approval"]["rule"] == "r"
 
 
 async def test_a_rewritten_input_is_what_runs_and_what_the_result_shows() -> None:

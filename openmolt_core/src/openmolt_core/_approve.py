@@ -32,6 +32,7 @@ from openmolt_core.decisions import (
 from openmolt_core.durability import step_key
 from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.events import ApprovalDecisionEvent, ApprovalRequestEvent
+from openmolt_core.hooks import Gated
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -41,9 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"REASON_CHARS",
-	"Gate",
 	"RunApprovals",
-	"audited",
 	"decisions_of",
 	"gate",
 	"pending_requests",
@@ -83,23 +82,6 @@ class RunApprovals:
 
 			self._own = Approvals()
 		return self._own
-
-
-@dataclass(slots=True)
-class Gate:
-	"""What the gate lets through.
-
-	Args:
-		input: The input to run with (edited or not); None when the call does not run.
-		audit: What the call's result records about its decision.
-		entry: The result the model reads when the call does not run (None when it parked).
-		rewritten: Whether a guardrail rewrote the input (the result then shows what ran).
-	"""
-
-	input: dict[str, Any] | None = None
-	audit: dict[str, Any] | None = None
-	entry: dict[str, Any] | None = None
-	rewritten: bool = False
 
 
 def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) -> ApprovalRequest:
@@ -165,9 +147,7 @@ async def gate(
 	call: CallTool,
 	bound: BoundTool,
 	rule: str | None = None,
-	*,
-	rewritten: bool = False,
-) -> Gate:
+) -> Gated:
 	"""Decide whether a call runs: the one gate every tool call that may not run goes through.
 
 	For a call that waits: ask the handler, use a delivered decision, or park the step.
@@ -179,13 +159,12 @@ async def gate(
 		call: The call, as the capabilities let it through (its input maybe rewritten).
 		bound: Its tool.
 		rule: The rule a capability makes the call wait under (`openmolt_core.hooks.Approve`).
-		rewritten: Whether a capability rewrote the input (the result then shows what ran).
 	"""
 	approvals = ctx.approvals
 	key = step_key("tool", ctx.step, index, call.tool)
 	parked = approvals.parked.pop(key, None)
 	if bound.approval is None and parked is None and rule is None:
-		return Gate(input=call.input, rewritten=rewritten)
+		return Gated(input=call.input)
 	delivered = approvals.decisions.pop(key, None)
 	own = "; ".join(r for r in (bound.approval, rule) if r)
 	rule = (parked or {}).get("rule") or own
@@ -257,13 +236,13 @@ async def gate(
 		await ctx.error("approval", f"{key}: {reason}")
 		problem = outcome.get("problem")
 		why = f"its decision was refused ({problem})" if problem else reason
-		return Gate(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})
+		return Gated(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})
 	audit: dict[str, Any] = {"decision": action, "id": outcome["id"], "digest": request.digest}
 	if rule:
 		audit["rule"] = rule
 	if action == "denied":
 		said = f": {reason}" if reason else " (no reason given)"
-		return Gate(
+		return Gated(
 			entry={
 				"tool": call.tool,
 				"ok": False,
@@ -274,20 +253,16 @@ async def gate(
 	if reason:
 		audit["reason"] = reason
 	edited = outcome.get("input")
-	return Gate(input=call.input if edited is None else edited, audit=audit, rewritten=rewritten)
+	return Gated(
+		input=call.input if edited is None else edited,
+		note={"approval": audit},
+		edited=action == "edited",
+	)
 
 
-def audited(entry: dict[str, Any], gate: Gate, ctx: RunContext) -> dict[str, Any]:
-	"""A call's result with its decision recorded (and the input that ran, when edited)."""
-	out = entry if gate.audit is None else {**entry, "approval": gate.audit}
-	if gate.rewritten or (gate.audit is not None and gate.audit["decision"] == "edited"):
-		out = {**out, "input": ctx.redact.deep(gate.input)}
-	return out
-
-
-def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) -> Gate:
+def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) -> Gated:
 	if record.stopped:  # a capability stopped the step meanwhile: nothing parks
-		return Gate(entry={"tool": request.tool, "ok": False, "error": "not run: the run stopped"})
+		return Gated(entry={"tool": request.tool, "ok": False, "error": "not run: the run stopped"})
 	pending = record.pending
 	if record.parked:
 		# One kind of park per step: calls a capability parked fail instead (as when they come
@@ -320,7 +295,7 @@ def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) ->
 		f"{tools} {'waits' if len(pending['calls']) == 1 else 'wait'} for approval ({why}); "
 		"decide with agent.approval_requests(state) and agent.resume(state, decision=...)",
 	)
-	return Gate()
+	return Gated()
 
 
 def pending_state(ctx: RunContext, record: StepRecord, ignored: Sequence[str]) -> dict[str, Any]:

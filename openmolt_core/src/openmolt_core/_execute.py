@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 import anyio
 
 from openmolt_core import _cost
-from openmolt_core._approve import RunApprovals, audited, gate
 from openmolt_core._binding import has_approvals
 from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
 from openmolt_core._jsonschema import ValidationError, format_errors
@@ -52,6 +51,7 @@ from openmolt_core.hooks import (
 	BUILTIN,
 	NO_HOOKS,
 	Approve,
+	Gated,
 	Hooks,
 	Park,
 	Proceed,
@@ -229,7 +229,9 @@ class RunContext:
 		limits: Caps on results, memory and answers.
 		port: Journals steps, tells the time, sleeps (`openmolt_core.durability`).
 		step: The current step number.
-		approvals: Who decides tool calls that wait for approval, and decisions given on resume.
+		approvals: The approval side of this run, kept by the approvals gate
+			(`Capability.gate_tool`): who decides, and on a resume the decisions given and the
+			calls it parked (the loop gates every call while ``approvals.parked`` holds any).
 		link: The run that called this one as a tool (a sub-agent's run), or None.
 		toolset: Which tools are callable in this run's state (`openmolt_core._toolset`);
 			None: every allowed tool.
@@ -253,7 +255,7 @@ class RunContext:
 	limits: Limits
 	port: RunPort
 	step: int = 0
-	approvals: RunApprovals = field(default_factory=RunApprovals)
+	approvals: Any = None
 	link: CallingRun | None = None
 	toolset: ToolSet | None = None
 	cost_left: Callable[[], float | None] = lambda: None
@@ -546,7 +548,7 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		call = cast(CallTool, record.commands[i])
 		if ctx.hooks.before_tool:
 			keys.append(step_key("hook", ctx.step, i, call.tool))  # the capabilities' decision
-		if ctx.tools[call.tool].approval is not None or ctx.approvals.parked:
+		if ctx.tools[call.tool].approval is not None or _regates(ctx):
 			keys.append(step_key("approval", ctx.step, i, call.tool))  # its gate comes first
 		keys.append(step_key("tool", ctx.step, i, call.tool))
 	ctx.port.reserve(keys)
@@ -609,14 +611,15 @@ async def _call_tool(
 	if rewritten:  # a parked step saves the input that will run (a decision is bound to it)
 		record.commands[index] = call
 	tool_input: dict[str, Any] = call.input
-	allowed = None
-	if bound.approval is not None or ctx.approvals.parked or rule is not None or rewritten:
-		allowed = await gate(ctx, record, index, call, bound, rule, rewritten=rewritten)
-		if allowed.input is None:
-			return allowed.entry  # denied or refused; None when parked
+	note = None  # what the gate's decision adds to the result
+	if bound.approval is not None or rule is not None or _regates(ctx):
+		gated = await _gate(ctx, record, index, call, bound, rule)
+		if gated.input is None:
+			return None if gated.entry is None else dict(gated.entry)  # not run; None: parked
 		if record.stopped:  # a capability stopped the step while this call waited
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
-		tool_input = allowed.input
+		tool_input, note = dict(gated.input), gated.note
+		rewritten = rewritten or gated.edited
 	if ctx.state.seq != numbered:  # events (a check, a decision...) came after the block
 		seq = ctx.reserve_events(_TOOL_EVENTS)  # the call's events follow them, in order
 	key = step_key("tool", ctx.step, index, call.tool)
@@ -644,7 +647,7 @@ async def _call_tool(
 			Usage(),
 			ctx.wants,
 			ctx.forward,
-			ctx.approvals.handler,
+			None if ctx.approvals is None else ctx.approvals.handler,
 			ctx.shared_budget
 			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
 			else ctx.cost_left(),
@@ -705,7 +708,46 @@ async def _call_tool(
 		_settle(ctx, call, index, result)
 	else:
 		batch[index] = (call, result)
-	return result if allowed is None else audited(result, allowed, ctx)
+	if note:
+		result = {**result, **note}
+	if rewritten:  # the result shows the input that ran
+		result = {**result, "input": ctx.redact.deep(tool_input)}
+	return result
+
+
+def _regates(ctx: RunContext) -> bool:
+	"""Whether a resumed run's gate waits to see calls it parked (whatever their tools say)."""
+	return ctx.approvals is not None and bool(ctx.approvals.parked)
+
+
+async def _gate(
+	ctx: RunContext,
+	record: StepRecord,
+	index: int,
+	call: CallTool,
+	bound: BoundTool,
+	rule: str | None,
+) -> Gated:
+	"""Hand a call that may not run as it is to the gates (`Capability.gate_tool`), in order.
+
+	Without a gate (an agent built without one), such a call does not run: nobody can decide it.
+	"""
+	gates = ctx.hooks.gate_tool
+	if not gates:
+		why = "it waits for approval, and this agent has no approvals gate"
+		return Gated(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})
+	gated = Gated(input=call.input)
+	note: dict[str, Any] = {}
+	edited = False
+	for gate in gates:
+		gated = await gate(ctx, record, index, call, bound, rule)
+		if gated.input is None:
+			return gated
+		note.update(gated.note or {})
+		edited = edited or gated.edited
+		if gated.input is not call.input:
+			call = call.model_copy(update={"input": dict(gated.input)})
+	return Gated(input=call.input, note=note or None, edited=edited)
 
 
 def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:

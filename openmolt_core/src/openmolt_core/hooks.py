@@ -61,6 +61,7 @@ __all__ = [
 	"Capability",
 	"CapabilityEntry",
 	"FinishDecision",
+	"Gated",
 	"Hooks",
 	"Park",
 	"Proceed",
@@ -166,6 +167,24 @@ class Alongside:
 	"""
 
 	check: Callable[[], Awaitable[Stop | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Gated:
+	"""From `Capability.gate_tool`: what the last gate on a call lets through.
+
+	Args:
+		input: The input the call runs with (maybe edited); None when it does not run.
+		entry: The result entry the model reads when the call does not run (None: it parked,
+			and the gate recorded the park on the step).
+		note: Fields added to the call's result entry (what it records about its decision).
+		edited: Whether the gate changed the input (the result then shows the input that ran).
+	"""
+
+	input: Mapping[str, Any] | None = None
+	entry: Mapping[str, Any] | None = None
+	note: Mapping[str, Any] | None = None
+	edited: bool = False
 
 
 ToolDecision = Proceed | Refuse | Park | Stop | Approve
@@ -622,6 +641,30 @@ class Capability:
 		"""
 		return PROCEED
 
+	async def gate_tool(
+		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
+	) -> Gated:
+		"""The last gate on a call, after every capability's decision (the approvals gate).
+
+		Asked only for a call that may not run as it is: its tool is marked (``tool.approval``),
+		a capability answered `Approve` (``rule``), or a resumed run delivered something for
+		the calls its gate parked (``run.approvals``). The gate journals what it asks through
+		``run.port.step``; to park, it records the call on ``step`` (``pending``, ``end``) and
+		answers ``Gated()``.
+
+		Args:
+			run: The run.
+			step: The step's record (`openmolt_core._execute.StepRecord`).
+			index: The call's position among the step's commands.
+			call: The call, as the capabilities let it through (its input maybe rewritten).
+			tool: The tool's record.
+			rule: The rule a capability makes the call wait under (`Approve`), or None.
+
+		Returns:
+			`Gated`: the input to run with, or the entry the model reads instead.
+		"""
+		return Gated(input=call.input)
+
 	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""A call's successful result, inside its journaled step: what the model reads instead.
 
@@ -713,6 +756,7 @@ _HOOKS = (
 	"before_model",
 	"wrap_model",
 	"before_tool",
+	"gate_tool",
 	"replace_result",
 	"after_tool",
 	"tool_done",
@@ -765,6 +809,7 @@ class Hooks:
 		"by_name",
 		"capabilities",
 		"describe_tools",
+		"gate_tool",
 		"list_tools",
 		"on_run_end",
 		"on_run_start",
@@ -854,6 +899,10 @@ class Hooks:
 	]
 	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
 	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
+	gate_tool: tuple[
+		Callable[[Run, Any, int, CallTool, ToolSpec, str | None], Awaitable[Gated]], ...
+	]
+	"""The `Capability.gate_tool` hooks, in order (the approvals gate's)."""
 	describe_tools: tuple[Callable[[AgentInfo, Sequence[ToolRecord]], None], ...]
 	"""The `Capability.describe_tools` hooks, in order."""
 	replace_result: tuple[Callable[[Run, CallTool, ToolSpec, Any], Awaitable[Any]], ...]

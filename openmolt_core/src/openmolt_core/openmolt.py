@@ -1091,19 +1091,21 @@ class OpenMolt:
 		same safety settings too, and no capability of their own, the safety is shared as well
 		and so are the whole hooks. An agent with capabilities of its own (they know its tools),
 		or whose capabilities list tools at run time, has them and a safety of its own (it
-		remembers whether it warned of the trifecta) added to the shared ones.
+		remembers whether it warned of the trifecta) added to the shared ones. The shared hooks
+		end with the approvals gate (`ApprovalGate`).
 		"""
 		key = (*map(id, caps), None, id(policy), *map(id, guardrails))  # None: not an id
 		found = self._hooks.get(key) if not own else None
 		if found is not None:  # it holds the objects of its key: their ids are still theirs
 			return found[1]
+		from openmolt_core.capabilities.approvals import ApprovalGate
 		from openmolt_core.capabilities.safety import Safety
 		from openmolt_core.hooks import Hooks
 
 		base_key = tuple(map(id, caps))
 		found = self._hooks.get(base_key)
 		if found is None:
-			base = Hooks(caps)
+			base = Hooks((*caps, ApprovalGate()))  # every agent: its safety may hand it a call
 			if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
 				self._hooks[base_key] = (tuple(caps), base)
 		else:

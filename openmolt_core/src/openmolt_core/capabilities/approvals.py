@@ -1,4 +1,4 @@
-"""Approvals as a capability: which tool calls wait for a decision.
+"""Approvals as capabilities: which tool calls wait for a decision, and the gate that decides.
 
 ``create_agent(requires_approval=...)`` (and ``OpenMolt(requires_approval=...)``) builds it when
 the agent has approval rules (`openmolt_core.policy`). It attaches through
@@ -6,23 +6,29 @@ the agent has approval rules (`openmolt_core.policy`). It attaches through
 says ``"approval": true`` and the reply schema gives ``callTool`` a ``reason``), when the agent is
 built and again when a run-time source changes its tools.
 
-The gate that asks, parks and checks decisions (`openmolt_core._approve`) reads the mark; the
+`ApprovalGate` is the last gate on a call (`Capability.gate_tool`): it asks the approver, uses
+a decision delivered on resume, or parks the run (`openmolt_core._approve`), for a call whose tool
+is marked and for one a capability hands it under a rule of its own (`openmolt_core.hooks.Approve`:
+the taint policy's, so every agent ``create_agent`` builds has it, shared per instance). The
 decisions are signed by `openmolt_core.approvals.Approvals`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from openmolt_core import _approve
 from openmolt_core.hooks import AgentInfo, Capability
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core.hooks import ToolRecord
+	from openmolt_core._execute import RunContext
+	from openmolt_core.commands import CallTool
+	from openmolt_core.hooks import Gated, Run, ToolRecord, ToolSpec
 	from openmolt_core.policy import ApprovalPolicy
 
-__all__ = ["ApprovalRules"]
+__all__ = ["ApprovalGate", "ApprovalRules"]
 
 
 class ApprovalRules(Capability):
@@ -51,3 +57,30 @@ class ApprovalRules(Capability):
 		rule_for = self.policy.rule_for
 		for t in bound:
 			t.approval = rule_for(t.handle, t.tool)
+
+
+class ApprovalGate(Capability):
+	"""The approvals gate: asks, uses delivered decisions, or parks (`openmolt_core._approve`)."""
+
+	__slots__ = ()
+
+	name = "approval-gate"
+	in_fingerprint: ClassVar[bool] = False  # its steps are the journal's ``approval:`` keys
+
+	async def gate_tool(
+		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
+	) -> Gated:
+		"""Decide whether a call that waits for approval runs (see `Capability.gate_tool`).
+
+		Args:
+			run: The run.
+			step: The step's record (a parked call is added to its ``pending``).
+			index: The call's index in the reply.
+			call: The call, as the capabilities let it through.
+			tool: Its tool's record.
+			rule: The rule a capability makes the call wait under, or None.
+		"""
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		if ctx.approvals is None:  # a run context built without its approval side
+			ctx.approvals = _approve.RunApprovals()
+		return await _approve.gate(ctx, step, index, call, tool, rule)  # type: ignore[arg-type]
