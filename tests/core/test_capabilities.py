@@ -111,15 +111,21 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]), compaction=False)
 	hooks = agent._hooks
 	# Every agent: observers may come later, a large result is stored (offload), and safety
-	# labels its tools and taints its runs.
-	assert list(hooks.by_name) == ["run-observers", "offload", "safety"]
+	# labels its tools and taints its runs (and may hand a call to the approvals gate).
+	assert list(hooks.by_name) == ["run-observers", "offload", "approval-gate", "safety"]
 	assert len(hooks.wrap_run) == 1
 	for name in ("on_run_start", "before_model", "wrap_model", "before_tool"):
 		assert getattr(hooks, name) == (), name  # before_tool: none journaled (hook:...)
 	for name in ("visible_tools", "why_hidden", "replace_result", "tool_done"):
 		assert len(getattr(hooks, name)) == 1, name
 	default = om.create_agent(name="B", model=ScriptedModel([]))  # compaction is on by default
-	assert list(default._hooks.by_name) == ["run-observers", "compaction", "offload", "safety"]
+	assert list(default._hooks.by_name) == [
+		"run-observers",
+		"compaction",
+		"offload",
+		"approval-gate",
+		"safety",
+	]
 	assert default._hooks.before_tool == () and len(default._hooks.before_model) == 1
 	result = await agent.run("go")
 	assert "ext" not in result.state.to_dict()  # saved exactly as before capabilities
@@ -747,6 +753,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 	assert agent.compaction is None and list(agent._hooks.by_name) == [
 		"run-observers",
 		"offload",
+		"approval-gate",
 		"safety",
 	]
 	with pytest.raises(ConfigurationError, match="compaction=False"):

@@ -48,6 +48,7 @@ __all__ = [
 	"pending_requests",
 	"pending_state",
 	"restore",
+	"run_approvals",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -84,6 +85,15 @@ class RunApprovals:
 		return self._own
 
 
+def run_approvals(ctx: RunContext) -> RunApprovals:
+	"""The approval side of a run, made on first use from its approver and its agent's signer."""
+	if ctx.approvals is None:
+		om = getattr(ctx.owner, "om", None)
+		ctx.approvals = RunApprovals(ctx.approver, None if om is None else lambda: om.approvals)
+	approvals: RunApprovals = ctx.approvals
+	return approvals
+
+
 def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) -> ApprovalRequest:
 	return ApprovalRequest(
 		run_id=ctx.state.run_id,
@@ -94,7 +104,7 @@ def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) 
 		reason=ctx.redact(reason[:REASON_CHARS]),
 		rule=rule,
 		digest=digest(call.tool, call.input),
-		_approvals=ctx.approvals.authority(),
+		_approvals=run_approvals(ctx).authority(),
 	)
 
 
@@ -160,7 +170,7 @@ async def gate(
 		bound: Its tool.
 		rule: The rule a capability makes the call wait under (`openmolt_core.hooks.Approve`).
 	"""
-	approvals = ctx.approvals
+	approvals = run_approvals(ctx)
 	key = step_key("tool", ctx.step, index, call.tool)
 	parked = approvals.parked.pop(key, None)
 	if bound.approval is None and parked is None and rule is None:
@@ -408,7 +418,8 @@ async def restore(
 				"not match its command); it cannot be resumed"
 			)
 	run_id = ctx.state.run_id
-	signer = ctx.approvals.authority()
+	approvals = run_approvals(ctx)
+	signer = approvals.authority()
 	chosen: dict[str, ApprovalDecision] = {}
 	for decision in decisions:
 		signer.check_signature(decision)  # first: a forged decision's fields may be anything
@@ -432,6 +443,6 @@ async def restore(
 			request = _request(ctx, decision.call, command, info.get("rule", ""), "")
 			await _accept(signer, decision, request, ctx.tools.get(command.tool), claim=False)
 		chosen[decision.call] = decision
-	ctx.approvals.decisions = chosen
-	ctx.approvals.parked = waiting
+	approvals.decisions = chosen
+	approvals.parked = waiting
 	return StepRecord(commands, results=results), start, ignored

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._redact import Redactor
 	from openmolt_core._toolset import ToolSet
+	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
@@ -229,9 +230,11 @@ class RunContext:
 		limits: Caps on results, memory and answers.
 		port: Journals steps, tells the time, sleeps (`openmolt_core.durability`).
 		step: The current step number.
-		approvals: The approval side of this run, kept by the approvals gate
-			(`Capability.gate_tool`): who decides, and on a resume the decisions given and the
-			calls it parked (the loop gates every call while ``approvals.parked`` holds any).
+		approver: Decides tool calls that wait for approval (the agent's, or its caller's);
+			None parks them. A sub-agent's run asks its caller's.
+		approvals: The approval side of this run, made by the approvals gate on first use
+			(`Capability.gate_tool`): on a resume, the decisions given and the calls it parked
+			(the loop gates every call while ``approvals.parked`` holds any).
 		link: The run that called this one as a tool (a sub-agent's run), or None.
 		toolset: Which tools are callable in this run's state (`openmolt_core._toolset`);
 			None: every allowed tool.
@@ -255,6 +258,7 @@ class RunContext:
 	limits: Limits
 	port: RunPort
 	step: int = 0
+	approver: ApprovalHandler | None = None
 	approvals: Any = None
 	link: CallingRun | None = None
 	toolset: ToolSet | None = None
@@ -647,7 +651,7 @@ async def _call_tool(
 			Usage(),
 			ctx.wants,
 			ctx.forward,
-			None if ctx.approvals is None else ctx.approvals.handler,
+			ctx.approver,
 			ctx.shared_budget
 			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
 			else ctx.cost_left(),

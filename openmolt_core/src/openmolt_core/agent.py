@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _approve, _cost, _verbose
+from openmolt_core import _cost, _verbose
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -842,6 +842,8 @@ class Agent:
 		if kind == CAPABILITY or given is not _NOTHING:
 			loaded = _given(loaded, kind, answer, decision, given)
 			answer = None
+		from openmolt_core import _approve  # here: a plain run never loads the approvals gate
+
 		decisions = _approve.decisions_of(decision, self.om.approvals)
 		if kind == "approval":
 			if answer is not None:
@@ -882,6 +884,8 @@ class Agent:
 		Raises:
 			ConfigurationError: The state waits for no approval.
 		"""
+		from openmolt_core import _approve
+
 		return _approve.pending_requests(self._context(_load(state), LOCAL_PORT))
 
 	async def _refresh_tools(self) -> None:
@@ -955,7 +959,7 @@ class Agent:
 			output=self._validate_output,
 			limits=self.limits,
 			port=port,
-			approvals=_approve.RunApprovals(handler, lambda: self.om.approvals),
+			approver=handler,
 			link=link,
 			toolset=toolset,
 			cost_left=functools.partial(self._cost_left, state, link),
@@ -1153,6 +1157,8 @@ class Agent:
 			self._append_results(state, record.entries("interrupted: the time budget ran out"))
 			return record.end
 		if record.pending is not None and record.pending["kind"] == "approval":
+			from openmolt_core import _approve
+
 			state.pending = encodable(_approve.pending_state(ctx, record, ignored_texts))
 			return record.end
 		if record.parked and record.pending is None:  # a capability parked calls (hooks.Park)
@@ -1193,6 +1199,8 @@ class Agent:
 					"this run waits for approval decisions, not an answer: use "
 					"agent.resume(state, decision=...)"
 				)
+			from openmolt_core import _approve
+
 			record, start, ignored = await _approve.restore(ctx, pending, decisions)
 			state.pending = None  # every decision was checked: the step goes on
 			return await self._run_record(ctx, record, ignored, deadline, start)

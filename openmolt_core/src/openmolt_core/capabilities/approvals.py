@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core import _approve
 from openmolt_core.hooks import AgentInfo, Capability
 
 if TYPE_CHECKING:
@@ -80,7 +79,7 @@ class ApprovalGate(Capability):
 			tool: Its tool's record.
 			rule: The rule a capability makes the call wait under, or None.
 		"""
+		from openmolt_core import _approve  # here: a run that gates nothing never loads it
+
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
-		if ctx.approvals is None:  # a run context built without its approval side
-			ctx.approvals = _approve.RunApprovals()
 		return await _approve.gate(ctx, step, index, call, tool, rule)  # type: ignore[arg-type]
