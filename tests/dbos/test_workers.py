@@ -92,6 +92,9 @@ def test_two_workers_on_one_schedule_fire_each_due_time_once(
 	env = {"OPENMOLT_TEST_SERVER": server.url, "OPENMOLT_TEST_SCHEDULE": "1"}
 	first = _worker(spawn, store, "s1", env)
 	first.wait_line("ready")
+	# The grid has begun before the second worker comes up (a worker may start within the
+	# first interval: then nothing would show that the due times before it were kept).
+	server.wait_for(lambda: server.entries("model", name="tick"), 30, "a first tick")
 	second = _worker(spawn, store, "s2", env)
 	second.wait_line("ready")
 	both = time.time()
