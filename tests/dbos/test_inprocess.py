@@ -352,3 +352,35 @@ async def test_start_without_durability_says_what_to_do() -> None:
 	agent = om.create_agent(name="Bg", model=ScriptedModel([finish(result="x")]))
 	with pytest.raises(ConfigurationError, match="durability"):
 		await agent.start("go")
+
+
+async def test_a_shutdown_right_after_a_run_ended_lets_its_outcome_be_recorded(
+	url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""DBOS records a run's outcome in a thread after the workflow returns; closing the instance
+	in that moment waits for the record instead of cancelling it (a run left pending would be
+	run again by the next worker, and answer a resume with its old result)."""
+	import time
+
+	from dbos import DBOSClient
+	from dbos._sys_db import SystemDatabase
+
+	record = SystemDatabase.update_workflow_outcome
+
+	def slow(self: Any, *args: Any, **kwargs: Any) -> Any:
+		time.sleep(0.5)  # the caller has its result; the instance closes meanwhile
+		return record(self, *args, **kwargs)
+
+	monkeypatch.setattr(SystemDatabase, "update_workflow_outcome", slow)
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(name="Quick", model=ScriptedModel([finish(result="done")]))
+	async with om:
+		result = await agent.run("go")
+	assert result.status == "success"
+	monkeypatch.undo()
+	client = DBOSClient(system_database_url=url)
+	try:
+		status = client.retrieve_workflow(result.state.run_id).get_status()
+	finally:
+		client.destroy()
+	assert status.status == "SUCCESS"

@@ -48,6 +48,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 APP_NAME = "openmolt"
 """The DBOS application name of every OpenMolt process."""
 
+_RECORDING = 10.0  # seconds a shutdown waits for the outcomes of runs that ended to be recorded
+
 
 def use_wal(url: str) -> None:
 	"""Put a SQLite store in write-ahead-log mode before DBOS opens it (the file keeps the mode).
@@ -413,6 +415,11 @@ class Engine:
 		from dbos import DBOS
 
 		running = [t for t in self._running if not t.done()]
+		ending = {t for t in running if self._running.get(t) in self.ended}
+		if ending:  # ended here: DBOS is recording their outcome (see `track`); let it land
+			with anyio.CancelScope(shield=True), anyio.move_on_after(_RECORDING):
+				await asyncio.wait(ending)
+			running = [t for t in running if not t.done()]
 		quiet = logging.getLogger("dbos")
 		level = quiet.level
 		quiet.setLevel(logging.ERROR)  # DBOS warns about each cancelled workflow: expected here
@@ -445,11 +452,19 @@ class Engine:
 	# runs this process waits on -----------------------------------------------------------
 
 	def track(self, wid: str, task: asyncio.Task[Any]) -> Callable[[], None]:
-		"""Keep a running workflow's task (shutdown cancels it); returns the untrack function."""
+		"""Keep a running workflow's task (shutdown cancels it); returns the untrack function.
+
+		A run that ended here stays tracked until its task is done: DBOS records the outcome in
+		a worker thread after the workflow function returns, and a shutdown in that moment must
+		let the record land (cancelled, the run would stay pending and be run again elsewhere,
+		answering a resume with its old parked result).
+		"""
 		self._running[task] = wid
+		task.add_done_callback(lambda done: self._running.pop(done, None))
 
 		def untrack() -> None:
-			self._running.pop(task, None)
+			if wid not in self.ended:
+				self._running.pop(task, None)
 
 		return untrack
 
