@@ -44,7 +44,6 @@ from openmolt_core._jsonsafe import encodable, encodable_text
 from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._park import CAPABILITY, parked_step, restore_step
 from openmolt_core._parse import ParsedReply, parse_reply
-from openmolt_core._preflight import check_credentials
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, RunHandle, RunPort, step_key
@@ -920,7 +919,11 @@ class Agent:
 	async def _prepare(self) -> None:
 		# A missing integration key fails here, before a model call is paid for (each run: a
 		# few dictionary lookups per integration).
-		check_credentials(self._tools.values(), agent=self.name)
+		tools = self._tools.values()
+		if any(t.integration is not None for t in tools):  # only integrations hold credentials
+			from openmolt_core._preflight import check_credentials
+
+			check_credentials(tools, agent=self.name)
 		if not self._models.primary.ready:
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.
