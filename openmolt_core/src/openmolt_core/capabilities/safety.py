@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core.durability import step_key
 from openmolt_core.events import GuardrailEvent, TaintEvent
-from openmolt_core.guardrails.base import Guardrail, GuardrailCheck, Stage, Verdict
 from openmolt_core.hooks import (
 	BUILTIN,
 	PROCEED,
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._execute import RunContext
 	from openmolt_core.commands import CallTool, Finish
+	from openmolt_core.guardrails.base import Guardrail, GuardrailCheck, Stage, Verdict
 	from openmolt_core.hooks import (
 		AgentInfo,
 		FinishDecision,
@@ -166,6 +166,8 @@ class Safety(Capability):
 	async def _judge(
 		self, ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str
 	) -> Verdict:
+		from openmolt_core.guardrails.base import Verdict  # loaded by agents with guardrails only
+
 		async def ask() -> dict[str, Any]:
 			verdict, usage = await g.judge(check)
 			out = verdict.to_dict()
@@ -200,6 +202,8 @@ class Safety(Capability):
 			The value let through; the verdict that stopped it, or None; the name of the
 			guardrail that stopped it, or else of the last one that rewrote it ("" for none).
 		"""
+		from openmolt_core.guardrails.base import GuardrailCheck, Verdict
+
 		last = ""
 		for n, g in enumerate(guards):
 			check = GuardrailCheck(
@@ -459,6 +463,7 @@ class Safety(Capability):
 		if not guards:
 			return PROCEED
 		from openmolt_core._jsonschema import ValidationError, format_errors
+		from openmolt_core.guardrails.base import Verdict
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		dump = getattr(finish.output, "model_dump", None)
