@@ -27,6 +27,12 @@ from openmolt_core.sessions import SQLAlchemySession, history_of
 from openmolt_core.taint import untrusted_input
 from openmolt_core.testing import ScriptedModel, finish, update_memory
 
+
+def _later(question: str) -> str:
+	"""A person is not there now: the run parks on its question."""
+	raise HumanInputUnavailable(question)
+
+
 pytestmark = pytest.mark.anyio
 
 
@@ -321,10 +327,7 @@ async def test_a_parked_question_resumes_in_its_session() -> None:
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(name="Chat", model=model)
 
-	def later(question: str) -> str:
-		raise HumanInputUnavailable(question)
-
-	agent.on_human_input_request = later
+	agent.on_human_input_request = _later
 	session = InMemorySession("shop")
 	parked = await agent.run("buy a shirt", session=session)
 	assert parked.status == "human_input_required"
@@ -593,10 +596,7 @@ async def test_an_instance_chooses_how_its_runs_meet_their_sessions() -> None:
 	om = Instance(entry_points=False)
 	agent = om.create_agent(name="Chat", model=model)
 
-	def later(question: str) -> str:
-		raise HumanInputUnavailable(question)
-
-	agent.on_human_input_request = later
+	agent.on_human_input_request = _later
 	session = InMemorySession("shop")
 	parked = await agent.run("buy a shirt", session=session)
 	turn = json.loads(model.requests[0].messages[0].content)
