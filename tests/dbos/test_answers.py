@@ -35,17 +35,22 @@ async def test_of_two_answers_at_once_one_wins_and_the_other_is_told(url: str) -
 	try:
 		parked = await agent.run("ask")
 		run_id = parked.state.run_id
-		used = []
+		used: list[str] = []
+		steps: list[int] = []
 		for n in range(ROUNDS):
 			for _ in range(1000):  # the run parks on question n a moment after the last answer
-				if [p for p in await om.pending() if p.question == f"Question {n}?"]:
+				if asked := [p for p in await om.pending() if p.question == f"Question {n}?"]:
 					break
 				await anyio.sleep(0.02)
+			step = asked[0].step  # both answer this question (a late one must not answer the next)
+			steps.append(step)
 			outcomes: dict[str, str] = {}
 
-			async def answer(text: str, outcomes: dict[str, str] = outcomes) -> None:
+			async def answer(
+				text: str, outcomes: dict[str, str] = outcomes, step: int = step
+			) -> None:
 				try:
-					await om.answer(run_id, text)
+					await om.answer(run_id, text, step=step)
 					outcomes[text] = "won"
 				except AlreadyAnsweredError as exc:
 					assert "already answered" in str(exc)
@@ -58,6 +63,8 @@ async def test_of_two_answers_at_once_one_wins_and_the_other_is_told(url: str) -
 			used.append(next(t for t, o in outcomes.items() if o == "won"))
 		result = await om.result(run_id)
 		assert result.ok
+		with pytest.raises(AlreadyAnsweredError):  # the first question, answered long ago
+			await om.answer(run_id, "late", step=steps[0])
 		# The model saw exactly the winners' answers, in order.
 		seen = [r.messages[-1].content for r in model.requests[1:]]
 		assert all(w in s for w, s in zip(used, seen, strict=True))

@@ -368,8 +368,11 @@ class DurabilityBackend(Protocol):
 		"""Start a prepared new state as a durable run in the background; return once it is recorded."""
 		...
 
-	async def answer(self, run_id: str, text: str) -> None:
-		"""Answer the question a parked run waits on, from any process."""
+	async def answer(self, run_id: str, text: str, *, step: int | None = None) -> None:
+		"""Answer the question a parked run waits on, from any process.
+
+		``step``: the step of the question answered (`PendingRun.step`); None: the one pending now.
+		"""
 		...
 
 	async def pending(self, *, agent: str | None = None) -> list[PendingRun]:

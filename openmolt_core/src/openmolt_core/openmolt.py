@@ -361,7 +361,7 @@ class OpenMolt:
 			)
 		return backend
 
-	async def answer(self, run_id: str, text: str) -> None:
+	async def answer(self, run_id: str, text: str, *, step: int | None = None) -> None:
 		"""Answer the question a durable run is parked on; the run goes on wherever it lives.
 
 		Works from any process that shares the durable store, with or without a worker
@@ -370,11 +370,20 @@ class OpenMolt:
 		Args:
 			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
 			text: The answer.
+			step: The step of the question this answers (`PendingRun.step`, as `pending` shows
+				it): an answer for a question that is no longer the pending one is refused
+				instead of answering the run's next question. None: the question pending now.
 
 		Raises:
 			ConfigurationError: Durability is off, or the run waits for no answer.
+			AlreadyAnsweredError: Another answer to the question won (also when ``step`` names
+				a question the run has moved past).
 		"""
-		await self._durable("om.answer").answer(run_id, text)
+		backend = self._durable("om.answer")
+		if step is None:
+			await backend.answer(run_id, text)
+		else:
+			await backend.answer(run_id, text, step=step)
 
 	async def pending(self, *, agent: str | None = None) -> list[PendingRun]:
 		"""The durable runs parked on a question, oldest first.

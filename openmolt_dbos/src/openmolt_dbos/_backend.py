@@ -35,7 +35,7 @@ from openmolt_dbos._runs import (
 	set_engine,
 )
 from openmolt_dbos._settings import Settings
-from openmolt_dbos._workers import answered, claim_answer
+from openmolt_dbos._workers import answered, claim_answer, claimed
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -251,10 +251,24 @@ class DBOSBackend:
 		found = await find(self.engine, {"openmolt_run": run_id}, workflow_id_prefix=run_id)
 		return max(found, key=lambda s: _segment(s.workflow_id, run_id), default=None)
 
-	async def _send(self, status: WorkflowStatus, text: str) -> str:
+	async def _send(self, status: WorkflowStatus, text: str, step: int | None = None) -> str:
 		run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
 		question = attrs(status).get("openmolt_question")
-		if not attrs(status).get("openmolt_parked") or not isinstance(question, dict):
+		parked = bool(attrs(status).get("openmolt_parked")) and isinstance(question, dict)
+		pending_id = str(question.get("id")) if parked and isinstance(question, dict) else None
+		if step is not None and pending_id != str(step):
+			# The question it answers is not the pending one: answered (the run went past it),
+			# or never asked.
+			past = pending_id is not None and pending_id.isdigit() and int(pending_id) > step
+			if past or await anyio.to_thread.run_sync(
+				claimed, self.engine.tables, status.workflow_id, str(step)
+			):
+				raise AlreadyAnsweredError(run_id=run_id, question=str(step))
+			raise ConfigurationError(
+				f"run {run_id} waits for no answer to the question of step {step}; see "
+				"`openmolt runs`"
+			)
+		if not parked:
 			if await anyio.to_thread.run_sync(answered, self.engine.tables, status.workflow_id):
 				raise AlreadyAnsweredError(
 					run_id=run_id
@@ -263,7 +277,7 @@ class DBOSBackend:
 				f"run {run_id} waits for no answer (status {status.status.lower()}); see "
 				"`openmolt runs`"
 			)
-		qid = str(question.get("id"))
+		qid = str(pending_id)
 		won = await anyio.to_thread.run_sync(
 			claim_answer, self.engine.tables, status.workflow_id, qid, str(text)
 		)
@@ -279,8 +293,13 @@ class DBOSBackend:
 			raise AlreadyAnsweredError(run_id=run_id, question=qid)
 		return qid
 
-	async def answer(self, run_id: str, text: str) -> None:
+	async def answer(self, run_id: str, text: str, *, step: int | None = None) -> None:
 		"""Answer a parked run's question (from any process; the first answer wins).
+
+		Args:
+			run_id: The run's id.
+			text: The answer.
+			step: The step of the question answered (`PendingRun.step`); None: the pending one.
 
 		Raises:
 			AlreadyAnsweredError: Another answer to the question won (this one was not used).
@@ -290,7 +309,7 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is None:
 			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
-		await self._send(status, text)
+		await self._send(status, text, step)
 
 	async def pending(self, *, agent: str | None = None) -> list[PendingRun]:
 		"""The runs parked on a question, oldest question first."""

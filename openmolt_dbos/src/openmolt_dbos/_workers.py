@@ -48,6 +48,7 @@ __all__ = [
 	"Heartbeat",
 	"answered",
 	"claim_answer",
+	"claimed",
 	"create_tables",
 	"ensure_database",
 	"list_workers",
@@ -250,6 +251,17 @@ def claim_answer(engine: sa.Engine, workflow_id: str, question: str, text: str) 
 			.where(ANSWERS.c.question == question)
 		).scalar()
 	return str(won or "")
+
+
+def claimed(engine: sa.Engine, workflow_id: str, question: str) -> bool:
+	"""Whether an answer to this question of the workflow is recorded."""
+	with engine.connect() as conn:
+		found = conn.execute(
+			sa.select(ANSWERS.c.question)
+			.where(ANSWERS.c.workflow_id == workflow_id)
+			.where(ANSWERS.c.question == question)
+		).first()
+	return found is not None
 
 
 def answered(engine: sa.Engine, workflow_id: str) -> bool:
