@@ -115,8 +115,15 @@ async def test_openmolt_runs_lists_and_openmolt_answer_answers_a_parked_run(tmp_
 		assert [(r["run_id"], r["status"]) for r in json.loads(every.stdout)] == [
 			(run_id, "parked")
 		]
+		step = rows[0]["step"]
+		# An answer for another question than the pending one (here: one not asked) is refused.
+		stale = await anyio.to_thread.run_sync(
+			lambda: _cli("answer", run_id, "no", "--step", str(step + 1), "--durability", store)
+		)
+		assert stale.returncode == 2, stale.stderr
+		assert f"waits for no answer to the question of step {step + 1}" in stale.stderr
 		answered = await anyio.to_thread.run_sync(
-			lambda: _cli("answer", run_id, "yes", "--durability", store)
+			lambda: _cli("answer", run_id, "yes", "--step", str(step), "--durability", store)
 		)
 		assert answered.returncode == 0, answered.stderr
 		assert f"answered run {run_id}" in answered.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
 
 from openmolt import OpenMolt
+from openmolt_core.durability import PendingRun
 from openmolt_core.testing import ScriptedModel, ask_human, finish
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
@@ -123,9 +125,20 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 		async with local_server(fake.app()) as base:
 			om = OpenMolt(durability=store, entry_points=False)
 			agent = helper(om, model)  # the same agent; the model is asked only after the answer
+			pending = om.pending
+
+			async def moved_on(*, agent: str | None = None) -> list[PendingRun]:
+				# The run as a chat would see it had another answer taken the question first.
+				return [replace(p, step=p.step - 1) for p in await pending(agent=agent)]
+
+			om.pending = moved_on  # type: ignore[method-assign]
 			async with TriggerServer([(agent, triggers(base))], port=0):
-				fake.message("INV-2")
+				fake.message("INV-1")  # answers a question the run has moved past: refused
 				await eventually(lambda: len(fake.sent) == 2, seconds=30)
+				assert [p.run_id for p in await pending(agent="Helper")] == [parked_id]
+				om.pending = pending  # type: ignore[method-assign]
+				fake.message("INV-2")
+				await eventually(lambda: len(fake.sent) == 3, seconds=30)
 			assert await om.pending(agent="Helper") == []
 			result = await om.result(parked_id)
 			assert result is not None and result.status == "success"
@@ -135,5 +148,7 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 	anyio.run(before)
 	assert fake is not None and fake.sent[0]["text"] == "Which invoice?"
 	anyio.run(after)
-	assert fake.sent[1]["chat_id"] == "42" and fake.sent[1]["text"] == "Paid INV-2."
+	assert fake.sent[1]["text"] == "Sorry, I cannot start on that now."
+	assert fake.sent[2]["chat_id"] == "42" and fake.sent[2]["text"] == "Paid INV-2."
 	assert "INV-2" in model.requests[0].messages[-1].content
+	assert len(model.requests) == 1  # the refused answer never reached the run

@@ -9,8 +9,10 @@ openmolt runs [--durability STORE] [--agent NAME] [--all] [--json]
     no live worker serves their agent version)
 openmolt runs --cancel RUN_ID | --migrate RUN_ID [--version V]
     cancel an unfinished run, or resume a stranded one on the definition live workers serve
-openmolt answer RUN_ID TEXT [--durability STORE]
-    answer a parked run's question; it goes on in whichever worker runs it
+openmolt answer RUN_ID TEXT [--step N] [--durability STORE]
+    answer a parked run's question; it goes on in whichever worker runs it. With --step (the
+    step `openmolt runs` shows), the answer is for that question only: refused (exit 1) when the
+    run has moved past it
 ```
 
 The store comes from ``--durability``, else ``OPENMOLT_DURABILITY``, else the agent files'
@@ -344,7 +346,7 @@ async def _runs(ns: argparse.Namespace) -> int:
 		else:
 			for p in pending:
 				asked = p.asked_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-				print(f"{p.run_id}  {p.agent}  asked {asked}: {p.question}")
+				print(f"{p.run_id}  {p.agent}  step {p.step}  asked {asked}: {p.question}")
 		return 0
 	finally:
 		await om.aclose()
@@ -356,7 +358,7 @@ async def _answer(ns: argparse.Namespace) -> int:
 
 	om = OpenMolt(durability=_store(ns.durability), entry_points=False)
 	try:
-		await om.answer(ns.run_id, ns.text)
+		await om.answer(ns.run_id, ns.text, step=ns.step)
 	except AlreadyAnsweredError as exc:
 		print(f"openmolt: {exc}", file=sys.stderr)
 		return 1  # not used: another answer won
@@ -391,4 +393,10 @@ def main(args: Sequence[str]) -> int:
 		return anyio.run(_runs, parser.parse_args(rest))
 	parser.add_argument("run_id", help="the parked run's id (see openmolt runs)")
 	parser.add_argument("text", help="the answer")
+	parser.add_argument(
+		"--step",
+		type=int,
+		help="the step of the question you answer (as `openmolt runs` shows it): an answer to a "
+		"question the run has moved past is refused",
+	)
 	return anyio.run(_answer, parser.parse_args(rest))

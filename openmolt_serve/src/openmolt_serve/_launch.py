@@ -242,17 +242,31 @@ class Launcher:
 		return await self._launch(agent, run_id, go, done, wait=True)
 
 	async def answer(
-		self, agent: Agent, run_id: str, text: str, *, done: Done | None = None
+		self,
+		agent: Agent,
+		run_id: str,
+		text: str,
+		*,
+		step: int | None = None,
+		done: Done | None = None,
 	) -> str:
 		"""Answer a durable run parked on a question (found in the store) and follow it.
 
 		Returns once the answer is recorded; ``done`` gets the run's next result.
 
+		Args:
+			agent: The agent the run belongs to.
+			run_id: The parked run's id.
+			text: The answer.
+			step: The step of the question answered (`PendingRun.step`): refused when the run
+				has moved past it. None: the question pending now.
+			done: Called with the run's next result (or error).
+
 		Raises:
 			OpenMoltError: The run waits for no answer.
 		"""
 		om = agent.om
-		await om.answer(run_id, text)
+		await om.answer(run_id, text, step=step)
 
 		async def go() -> RunResult:
 			result = await om.result(run_id)

@@ -51,6 +51,7 @@ from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
+	from openmolt_core.durability import PendingRun
 	from openmolt_core.sessions import Session
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
 	from openmolt_serve._live import LiveReplies
@@ -270,7 +271,9 @@ class Conversations:
 						await self._record(session, result, message.text, asked_tainted=False)
 						await ended(result, error)
 
-					await self.launcher.answer(self.agent, waiting, message.text, done=answered)
+					await self.launcher.answer(
+						self.agent, waiting.run_id, message.text, step=waiting.step, done=answered
+					)
 				else:
 					run_id = run_id_for(
 						message.channel, self.agent.name, message.id, scope=message.key
@@ -422,8 +425,12 @@ class Conversations:
 			await self._record(self.session(message.key), result, data, asked_tainted=outside)
 			await self._after(message, chat, result, error)
 
-	async def _parked_in_store(self, message: Incoming) -> str | None:
-		"""A durable run of this chat parked on a question (after a restart), if any."""
+	async def _parked_in_store(self, message: Incoming) -> PendingRun | None:
+		"""A durable run of this chat parked on a question (after a restart), if any.
+
+		The message answers that question only (its step): if the run moved on meanwhile, the
+		answer is refused rather than taken for the run's next question.
+		"""
 		if self.agent.om.durability is None:
 			return None
 		prefix = scope_prefix(message.channel, self.agent.name, message.key)
@@ -432,7 +439,7 @@ class Conversations:
 		except Exception as exc:
 			log.warning("%s: cannot read the parked runs: %s", message.channel, exc)
 			return None
-		found = [p.run_id for p in waiting if p.run_id.startswith(prefix)]
+		found = [p for p in waiting if p.run_id.startswith(prefix)]
 		return found[-1] if found else None
 
 	def _input(self, message: Incoming) -> dict[str, Any]:
