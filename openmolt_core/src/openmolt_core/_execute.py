@@ -20,11 +20,9 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import has_approvals
-from openmolt_core._indoubt import IN_DOUBT, call_started, in_doubt_entry, policy_of, question
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._park import BEHIND_APPROVAL
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
-from openmolt_core._suggest import suggestion
 from openmolt_core._sync import call as call_app
 from openmolt_core.commands import (
 	CallTool,
@@ -410,6 +408,8 @@ def _check_call(ctx: RunContext, index: int, call: CallTool) -> CallTool | str:
 	bound = ctx.tools.get(call.tool)
 	visible = [h for h, t in ctx.tools.items() if t.allowed]
 	if bound is None:
+		from openmolt_core._suggest import suggestion  # only a call that went wrong
+
 		hint = suggestion(call.tool, visible, noun="tools")
 		return f"command {index} (callTool): unknown tool {call.tool!r}; {hint}"
 	if not bound.allowed:
@@ -631,11 +631,18 @@ async def _call_tool(
 	# journaled, so an observer never sees "done" for a call a crash would run again.
 	done: dict[str, Any] = {}
 	# A durable port records the start of a call that must not silently run twice.
-	policy = policy_of(bound) if getattr(ctx.port, "call_started", None) is not None else "retry"
+	policy = "retry"
+	if getattr(ctx.port, "call_started", None) is not None:  # openmolt_core._indoubt
+		from openmolt_core._indoubt import policy_of
+
+		policy = policy_of(bound)
 
 	async def work() -> dict[str, Any]:
-		if policy != "retry" and await call_started(ctx.port, key):
-			return {IN_DOUBT: policy, "tool": call.tool}  # started before a crash: in doubt
+		if policy != "retry":
+			from openmolt_core._indoubt import IN_DOUBT, call_started
+
+			if await call_started(ctx.port, key):
+				return {IN_DOUBT: policy, "tool": call.tool}  # started before a crash: in doubt
 		if ctx.wants("tool:call"):
 			await ctx.emit(
 				ToolCallEvent(agent=ctx.agent, step=ctx.step, tool=call.tool, input=tool_input),
@@ -697,8 +704,12 @@ async def _call_tool(
 	result: dict[str, Any] = await ctx.port.step(key, work)
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
 		await _responded(ctx, call.tool, tool_input, done, seq)
-	elif IN_DOUBT in result:
-		result = await _in_doubt(ctx, record, index, call.tool, tool_input, result[IN_DOUBT], seq)
+	else:  # answered from the journal: a call found in doubt there is handled now
+		from openmolt_core._indoubt import IN_DOUBT
+
+		if IN_DOUBT in result:
+			policy = result[IN_DOUBT]
+			result = await _in_doubt(ctx, record, index, call.tool, tool_input, policy, seq)
 	if "_usage" in result:
 		result = dict(result)
 		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
@@ -845,6 +856,8 @@ async def _in_doubt(
 	seq: int,
 ) -> dict[str, Any]:
 	# A call found started but not finished after a crash (openmolt_core._indoubt).
+	from openmolt_core._indoubt import in_doubt_entry, question
+
 	if policy == "fail":
 		entry = in_doubt_entry(tool, "check whether it did (with a read tool) before calling again")
 		await ctx.error("tool", entry["error"], seq=seq + 2)

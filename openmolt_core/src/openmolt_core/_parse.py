@@ -36,7 +36,6 @@ from pydantic import BaseModel, ValidationError
 
 from openmolt_core._jsonsafe import UnsafeJson, encodable_text, loads
 from openmolt_core._jsonschema import format_errors
-from openmolt_core._suggest import suggestion
 from openmolt_core.commands import COMMAND_TYPES, ENDS_REPLY, Command, command_class
 from openmolt_core.envelope import command_schema
 
@@ -219,6 +218,8 @@ def _validate(index: int, item: Any) -> Command | str:
 	kind = item.get("type")
 	cls = command_class(kind) if isinstance(kind, str) else None
 	if cls is None:
+		from openmolt_core._suggest import suggestion  # only a reply that went wrong
+
 		hint = suggestion(str(kind), COMMAND_TYPES, noun="commands")
 		return f"command {index}: unknown command type {kind!r}; {hint}"
 	try:
@@ -229,6 +230,8 @@ def _validate(index: int, item: Any) -> Command | str:
 
 def _field_errors(exc: ValidationError, cls: type[BaseModel]) -> str:
 	"""Validation errors of a command, with the nearest field name for unknown ones."""
+	from openmolt_core._suggest import suggestion
+
 	fields = [f for f in command_schema(cls).get("properties", {}) if f != "type"]
 	hints = [
 		f"{item['loc'][0]!r}: {suggestion(str(item['loc'][0]), fields, noun='fields')}"

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._binding import BoundTool, describe_tools, has_approvals
-from openmolt_core._suggest import suggestion
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.hooks import BUILTIN, NO_HOOKS, AgentInfo, Hooks, builds
 from openmolt_core.result import RunState
@@ -165,5 +164,7 @@ class ToolSet:
 			return hidden
 		if handle in self.tools:
 			return None  # not granted: the usual message
+		from openmolt_core._suggest import suggestion  # only a call that went wrong
+
 		hint = suggestion(handle, visible, noun="tools")
 		return f"unknown tool {handle!r}; {hint}"

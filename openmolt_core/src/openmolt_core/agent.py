@@ -16,15 +16,17 @@ leaves the state on ``agent.last_state`` (and on a `RunError`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core import _cost, _verbose
+from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -594,7 +596,7 @@ class Agent:
 		# The run's logs reach stderr only if its own instance (or agent) is verbose.
 		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
 			history = _for_user(history, user, parent)
-		with _verbose.scope(self._verbose_run):
+		with self._verbosity():
 			if session is not None:
 				return await self._run_in_session(input, history, attachments, parent, session)
 			return await self._run(input, history, attachments, parent)
@@ -637,6 +639,16 @@ class Agent:
 	@property
 	def _verbose_run(self) -> bool:
 		return bool(self.config.get("verbose", self.om.verbose))
+
+	def _verbosity(self) -> contextlib.AbstractContextManager[None]:
+		# Marks the run verbose or quiet (`openmolt_core._verbose`); while no agent of the
+		# process was ever verbose the module is not loaded and every run is quiet already.
+		verbose = self._verbose_run
+		if not verbose and "openmolt_core._verbose" not in sys.modules:
+			return contextlib.nullcontext()
+		from openmolt_core import _verbose
+
+		return _verbose.scope(verbose)
 
 	async def _run(
 		self,
@@ -859,7 +871,7 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
-		with _verbose.scope(self._verbose_run):
+		with self._verbosity():
 			if session is not None:
 				return await self._in_session(
 					self.om.conversation(self, session),

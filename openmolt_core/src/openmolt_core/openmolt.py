@@ -166,10 +166,11 @@ class OpenMolt:
 			_check_budget("max_cost", max_cost, "max_cost", "OpenMolt")
 		self.max_cost: float | None = max_cost
 		self.verbose = verbose
-		from openmolt_core.retry import retry_policy
+		self._retry: RetryPolicy | None = None  # None: the default, read at first use
+		if retry is not None:  # checked now: a wrong option fails here
+			from openmolt_core.retry import retry_policy
 
-		self.retry: RetryPolicy = retry_policy(retry)
-		"""The retry policy of every HTTP call of this instance (tools and providers)."""
+			self._retry = retry_policy(retry)
 		self._plugin_options = (tuple(plugins), entry_points)
 		self._plugins: Plugins | None = None
 		self._http = http_client
@@ -273,6 +274,19 @@ class OpenMolt:
 	def credential_store(self, store: CredentialStore | None) -> None:
 		self._default_credential_store = False
 		self._credential_store = store
+
+	@property
+	def retry(self) -> RetryPolicy:
+		"""The retry policy of every HTTP call of this instance (tools and providers)."""
+		if self._retry is None:
+			from openmolt_core.retry import DEFAULT_RETRY
+
+			self._retry = DEFAULT_RETRY
+		return self._retry
+
+	@retry.setter
+	def retry(self, policy: RetryPolicy) -> None:
+		self._retry = policy
 
 	@property
 	def approvals(self) -> Approvals:
@@ -891,26 +905,30 @@ class OpenMolt:
 		):
 			if value is not None:
 				_check_budget(option, value, option)
-		settings = _agent_config(config)  # explicit keywords win over these
-		if max_steps is None:
-			max_steps = settings.max_steps
-		if max_tokens is None:
-			max_tokens = settings.max_tokens
-		if timeout is None:
-			timeout = settings.timeout
-		if max_cost is None:
-			max_cost = settings.max_cost if settings.max_cost is not None else self.max_cost
-		if settings.verbose:
-			from openmolt_core import _verbose
+		limits: Limits | None = None
+		if config:  # explicit keywords win over its settings
+			settings = _agent_config(config)
+			if max_steps is None:
+				max_steps = settings.max_steps
+			if max_tokens is None:
+				max_tokens = settings.max_tokens
+			if timeout is None:
+				timeout = settings.timeout
+			if max_cost is None:
+				max_cost = settings.max_cost
+			if settings.verbose:
+				from openmolt_core import _verbose
 
-			_verbose.enable()
+				_verbose.enable()
+			caps_given = settings.limits()
+			limits = Limits(**caps_given) if caps_given else None
+		if max_cost is None:
+			max_cost = self.max_cost
 		handler = on_human_input_request if callable(on_human_input_request) else None
 		if on_human_input_request is True:
 			raise ConfigurationError(
 				"create_agent: on_human_input_request must be a function that answers, or False"
 			)
-		caps_given = settings.limits() if config else None
-		limits = Limits(**caps_given) if caps_given else None
 		caps.append(self._offload_capability(files, limits))
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = lambda: _known_tools(bound, sources)  # noqa: E731  # for rules, when given
@@ -1355,9 +1373,6 @@ def _build_provider(
 	return factory(settings, http, **{k: given[k] for k in takes})
 
 
-_NO_CONFIG: AgentConfig | None = None
-
-
 def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
 	"""Read ``create_agent(model_config=...)``: a `ModelConfig` or a dict of its fields.
 
@@ -1379,19 +1394,14 @@ def _config_dict(config: AgentConfig | Mapping[str, Any]) -> Mapping[str, Any]:
 	return config.model_dump(exclude_unset=True) if isinstance(config, AgentConfig) else config
 
 
-def _agent_config(config: AgentConfig | Mapping[str, Any] | None) -> AgentConfig:
-	"""Read ``create_agent(config=...)`` (`openmolt_core.options.AgentConfig`); empty when None.
+def _agent_config(config: AgentConfig | Mapping[str, Any]) -> AgentConfig:
+	"""Read ``create_agent(config=...)`` (`openmolt_core.options.AgentConfig`).
 
 	Raises:
 		ConfigurationError: An unknown key or a wrong value; the message names it and the fix.
 	"""
-	global _NO_CONFIG
 	from openmolt_core.options import AgentConfig, parse_options
 
-	if not config:
-		if _NO_CONFIG is None:
-			_NO_CONFIG = AgentConfig()  # read only: shared by every agent without a config
-		return _NO_CONFIG
 	return parse_options(AgentConfig, config, "create_agent: config")
 
 

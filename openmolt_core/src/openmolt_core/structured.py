@@ -40,11 +40,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._fit import Fitter, Metrics, NoStrictForm, measure
-from openmolt_core._repair import Decode, ObjectRepair, Repair
 from openmolt_core.llm import StructuredMode
 
+# The fitting machinery (`openmolt_core._fit`, `openmolt_core._repair`) loads when a provider
+# declares a dialect: a model without structured output gets mode ``off`` without it.
 if TYPE_CHECKING:
+	from openmolt_core._fit import Metrics
+	from openmolt_core._repair import Repair
 	from openmolt_core.envelope import Envelope, ToolSchema
 
 __all__ = ["FittedSchema", "SchemaDialect", "StructuredMode", "fit", "fit_schema"]
@@ -128,6 +130,8 @@ class SchemaDialect:
 		Args:
 			schema: A fitted schema.
 		"""
+		from openmolt_core._fit import measure
+
 		return self._over(measure(schema, long_enum_values=self._long_values()))
 
 	def _long_values(self) -> int:
@@ -174,6 +178,8 @@ class _EnvelopeRepair:
 			if kind == "callTool" and isinstance(item.get("input"), str):
 				# Sent as JSON text: on purpose (a tool that fell back), or by a model that was not
 				# constrained. Either way the object inside is what the tool gets.
+				from openmolt_core._repair import Decode
+
 				item["input"] = Decode()(item["input"])
 				continue
 			repair = self.commands.get((kind, tool if isinstance(tool, str) else None))
@@ -222,6 +228,8 @@ class FittedSchema:
 
 def _with(repair: Repair | None, name: str, inner: Repair | None) -> Repair | None:
 	"""``repair`` (of an object) extended with a repair of its property ``name``."""
+	from openmolt_core._repair import ObjectRepair
+
 	if inner is None:
 		return repair
 	props = repair.props if isinstance(repair, ObjectRepair) else ()
@@ -257,6 +265,8 @@ class _EnvelopeFit:
 		inner: _Inner | None = None,
 	) -> _Part:
 		"""Fit a command variant; ``prop`` (fitted as ``inner``) was a stand-in in ``variant``."""
+		from openmolt_core._fit import Fitter, measure
+
 		fitter = Fitter(self.dialect, describe_defaults=False)
 		schema, repair = fitter.fit(variant, key[0])
 		relaxed = frozenset(fitter.relaxed)
@@ -272,18 +282,24 @@ class _EnvelopeFit:
 		return _Part(key, schema, repair, metrics, relaxed, defs)
 
 	def measure(self, variant: dict[str, Any]) -> Metrics:
+		from openmolt_core._fit import measure
+
 		m = measure(variant, long_enum_values=self.dialect._long_values())
 		m.depth += 2  # a variant sits in the root object's commands array
 		m.size += 1  # and a comma separates it from the next
 		return m
 
 	def inner(self, schema: Any, where: str, prefix: str, nullable: bool = False) -> _Inner:
+		from openmolt_core._fit import Fitter
+
 		dialect = replace(self.dialect, require_all=True) if nullable else self.dialect
 		fitter = Fitter(dialect, prefix=f"{prefix}_")
 		fitted, repair = fitter.fit(schema, where)
 		return fitted, repair, frozenset(fitter.relaxed), dict(fitter.defs)
 
 	def tool(self, tool: ToolSchema, strict: bool, nullable: bool = False) -> _Part:
+		from openmolt_core._repair import Decode
+
 		shell = self.envelope.tool_variant(tool, _STAND_IN)
 		key = ("callTool", tool.handle)
 		if strict:
@@ -292,6 +308,8 @@ class _EnvelopeFit:
 		return self.part(key, shell, "input", (dict(_ENCODED_INPUT), Decode(), frozenset(), {}))
 
 	def finish(self, strict: bool) -> _Part:
+		from openmolt_core._repair import Decode
+
 		shell = self.envelope.finish_variant(_STAND_IN)
 		schema = self.envelope.output_schema
 		if strict and schema is not None:
@@ -302,6 +320,8 @@ class _EnvelopeFit:
 		)
 
 	def run(self) -> FittedSchema:
+		from openmolt_core._fit import Fitter, Metrics, NoStrictForm, measure
+
 		d = self.dialect
 		try:
 			others = [
@@ -370,6 +390,8 @@ class _EnvelopeFit:
 		Returns the variant (None when even the text form does not fit) and whether the output
 		fell back.
 		"""
+		from openmolt_core._fit import NoStrictForm
+
 		d = self.dialect
 		text = self.finish(False)
 		fits = not d._over(total + text.metrics + reserve)
@@ -388,6 +410,8 @@ class _EnvelopeFit:
 
 	def choose_tool(self, tool: ToolSchema, total: Metrics, reserve: Metrics) -> _Part | None:
 		"""The tool's strict variant when it has a form and fits with room for the rest, else None."""
+		from openmolt_core._fit import NoStrictForm
+
 		try:
 			strict = self.tool(tool, True)
 		except NoStrictForm as exc:
@@ -451,6 +475,8 @@ def fit_schema(schema: dict[str, Any], dialect: SchemaDialect | None) -> FittedS
 	"""
 	if dialect is None:
 		return FittedSchema(schema, "off", notes=("no dialect",))
+	from openmolt_core._fit import Fitter, NoStrictForm
+
 	fitter = Fitter(dialect)
 	try:
 		fitted, repair = fitter.fit(schema)

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.policy import ApprovalPolicy
 from openmolt_core.tools import (
 	LABELS,
 	UNKNOWN_LABELS,
@@ -53,6 +52,7 @@ from openmolt_core.tools import (
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
+	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.result import RunState
 
 __all__ = [
@@ -99,12 +99,14 @@ def unlabelled(tools: Iterable[BoundTool]) -> list[str]:
 
 
 def _rules(value: Any, where: str) -> tuple[str, ...]:
-	if value is None:
-		return ()
+	if value is None or (isinstance(value, tuple | list) and not value):
+		return ()  # the common case: the rules module (`openmolt_core.policy`) is not loaded
 	if isinstance(value, str):
 		value = [value]
 	if not isinstance(value, Sequence):
 		raise ConfigurationError(f"{where} must be a rule or a list of rules")
+	from openmolt_core.policy import ApprovalPolicy
+
 	return ApprovalPolicy.of(list(value), where=where).rules
 
 
@@ -141,9 +143,6 @@ class TaintPolicy:
 	outbound: tuple[str, ...] = ()
 	warn: bool = True
 	unknown_labels: tuple[str, ...] = UNKNOWN_LABELS
-	_rules: dict[str, tuple[ApprovalPolicy, ApprovalPolicy]] = field(
-		init=False, repr=False, compare=False
-	)
 	_active: tuple[tuple[str, ApprovalPolicy, ApprovalPolicy], ...] = field(
 		init=False, repr=False, compare=False
 	)  # the labels whose rules add or take away something
@@ -160,18 +159,17 @@ class TaintPolicy:
 			"unknown_labels",
 			check_labels(self.unknown_labels, "taint_policy: unknown_labels"),
 		)
-		parsed = {}
+		active = []
 		for label in ("untrusted", "private", "outbound"):
 			rules = _rules(getattr(self, label), f"taint_policy: {label}")
 			object.__setattr__(self, label, rules)
-			add = tuple(r for r in rules if not r.startswith("!"))
-			remove = tuple(r[1:] for r in rules if r.startswith("!"))
-			parsed[label] = (ApprovalPolicy(add), ApprovalPolicy(remove))
-		object.__setattr__(self, "_rules", parsed)
-		active = tuple(
-			(label, add, remove) for label, (add, remove) in parsed.items() if add or remove
-		)
-		object.__setattr__(self, "_active", active)
+			if rules:
+				from openmolt_core.policy import ApprovalPolicy
+
+				add = ApprovalPolicy(tuple(r for r in rules if not r.startswith("!")))
+				remove = ApprovalPolicy(tuple(r[1:] for r in rules if r.startswith("!")))
+				active.append((label, add, remove))
+		object.__setattr__(self, "_active", tuple(active))
 		object.__setattr__(self, "_unknown", frozenset(self.unknown_labels))
 
 	@classmethod
