@@ -164,3 +164,47 @@ def test_completion_scripts_complete_commands_and_integrations(tmp_path: Path) -
 		["bash", "-c", probe], capture_output=True, text=True, env=env, timeout=120
 	)
 	assert done.stdout.splitlines() == ["schedules schema", "telegram"], done.stderr
+
+
+# Features a one-shot run of an agent file without integrations, rules or options does not use.
+ONE_SHOT_UNUSED = [
+	"openmolt_core._approve",
+	"openmolt_core._indoubt",
+	"openmolt_core._suggest",
+	"openmolt_core.accounts",
+	"openmolt_core.capabilities.accounts",
+	"openmolt_core.capabilities.skills",
+	"openmolt_core.capabilities.sources",
+	"openmolt_core.capabilities.toolsearch",
+	"openmolt_core.guardrails",
+	"openmolt_core.policy",
+	"openmolt_core.scheduler",
+	"openmolt_core.sessions",
+	"openmolt_core.skills",
+	"openmolt_core.subagents",
+	"openmolt_core.toolsearch",
+]
+
+
+def test_a_one_shot_run_does_not_import_the_capabilities_it_does_not_use(
+	tmp_path: Path, server, cli
+) -> None:
+	"""`openmolt agent.json` (no integrations) runs without the features the agent does not turn on."""
+	path = cli.agent_file(tmp_path, server)
+	code = (
+		"import json, sys\n"
+		"from openmolt_core.cli import main\n"
+		f"code = main([{str(path)!r}, '--json'])\n"
+		"print(code, json.dumps(sorted(m for m in sys.modules if m.startswith('openmolt_core'))),"
+		" file=sys.stderr)\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key"})
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	code, _, modules = done.stderr.splitlines()[-1].partition(" ")
+	assert code == "0", done.stderr
+	loaded = set(json.loads(modules))
+	assert "openmolt_core.capabilities.safety" in loaded  # the run did go through the loop
+	assert loaded.isdisjoint(ONE_SHOT_UNUSED), sorted(loaded & set(ONE_SHOT_UNUSED))
+	assert json.loads(done.stdout)["status"] == "success"

@@ -552,6 +552,8 @@ class OpenMolt:
 	@property
 	def schedules(self) -> list[Schedule]:
 		"""Every schedule of every agent of this instance."""
+		if self._scheduler is None:  # none was added: the scheduler is made by the first
+			return []
 		return self.scheduler.schedules
 
 	async def start(self, task_group: TaskGroup) -> None:
