@@ -219,6 +219,9 @@ class OpenMolt:
 		# The offload capabilities of this instance's agents, one per store and thresholds.
 		self._offloads: dict[tuple[Any, ...], Capability] = {}
 		self._observed: Observers | None = None
+		# The capabilities of an agent with no option that adds any (observers, compaction).
+		self._plain_caps: tuple[Capability, ...] | None = None
+		self._plain_taint: TaintPolicy | None = None  # the instance's policy, when it has no rules
 		self._hooks: dict[tuple[int | None, ...], tuple[tuple[Any, ...], Hooks]] = {}
 		self._taint_policy = taint_policy
 		if verbose:
@@ -859,7 +862,8 @@ class OpenMolt:
 
 			memory = parse_options(AgentMemory, memory, "create_agent: memory")
 		files = self.files.for_agent(
-			allow_file_system=any(
+			allow_file_system=bool(bindings)
+			and any(
 				b.integration == "fileSystem" and (b.scopes is None or "read" in b.scopes)
 				for b in bindings
 			)
@@ -935,7 +939,11 @@ class OpenMolt:
 		_register_secrets(self.secrets, [t.context for t in bound], sources)
 		known = lambda: _known_tools(bound, sources)  # noqa: E731  # for rules, when given
 		policy = _approval_policy(self._approval_rules, requires_approval, known)
-		taint = _taint_policy(self._taint_policy, taint_policy, known)
+		taint = self._plain_taint if taint_policy is None else None
+		if taint is None:
+			taint = _taint_policy(self._taint_policy, taint_policy, known)
+			if taint_policy is None and not (taint.untrusted or taint.private or taint.outbound):
+				self._plain_taint = taint  # checked against no tool: the same for every agent
 		guards = self._guardrails + _guardrails(guardrails, "create_agent")
 		own: list[Capability] = []  # this agent's, after the shared (then its safety)
 		if policy:  # first: it marks the tools the rules select before the others see them
@@ -1061,6 +1069,11 @@ class OpenMolt:
 		Returns:
 			The capabilities (the instance's observers and compaction are shared objects).
 		"""
+		plain = compaction is True and not (
+			bindings or sources or capabilities or skills or self._capabilities
+		)
+		if plain and self._plain_caps is not None:  # the common agent: found at once
+			return list(self._plain_caps)
 		observed = self._observed
 		if observed is None:  # the run store, viewer, telemetry: one for the instance's agents
 			from openmolt_core.capabilities.observers import Observers
@@ -1092,6 +1105,8 @@ class OpenMolt:
 		from openmolt_core.hooks import AgentInfo, builds
 
 		_check_capability_names(caps, bindings)
+		if plain and not any(builds(cap, "tools") for cap in caps):
+			self._plain_caps = tuple(caps)
 		for cap in caps:
 			if not builds(cap, "tools"):
 				continue
