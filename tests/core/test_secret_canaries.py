@@ -273,7 +273,7 @@ async def test_the_filter_masks_tracebacks_and_arguments_of_any_record(
 
 def test_secret_holders_mask_their_reprs() -> None:
 	"""ToolContext, IntegrationBinding and credential models never print secret values."""
-	from openmolt_core._binding import IntegrationBinding
+	from openmolt_core.integrations.binding import IntegrationBinding
 
 	ctx = ToolContext(agent="a", integration="i", config={"apiKey": CANARIES["bearer"]})
 	binding = IntegrationBinding(integration="i", config={"apiKey": CANARIES["bearer"]})

@@ -1,14 +1,21 @@
-"""Bind an agent's integrations: pick the credential, grant scopes, and wrap tools for the loop."""
+"""The one record of a tool as an agent sees it (`BoundTool`), and the tools given to an agent.
+
+Every tool an agent holds is bound into a `BoundTool`: its context, whether the granted scopes
+allow it, its labels, its approval rule and its in-doubt policy. `bind_tools` binds the ones given
+straight to ``create_agent(tools=[...])``; an integration's are bound where integrations live
+(`openmolt_core.integrations.binding`), and a tool without ``execute`` of its own (a declarative
+HTTP tool) runs through the executor registered for its class (`register_executor`), so the
+kernel never imports the HTTP engine.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, cast
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from openmolt_core._jsonschema import JsonSchemaValidator
-from openmolt_core._lazy import loaded
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.tools import (
 	UNKNOWN,
@@ -23,19 +30,17 @@ from openmolt_core.tools import (
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.agent import Agent
-	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.files import FileStore
-	from openmolt_core.integrations.model import HttpTool, Integration
-	from openmolt_core.options import IntegrationEntry
-	from openmolt_core.retry import RetryPolicy
 
 __all__ = [
+	"AsTool",
 	"BoundTool",
-	"IntegrationBinding",
+	"IntegrationInfo",
+	"ToolDefinition",
+	"ToolExecutor",
 	"UserAccount",
-	"bind_integration",
-	"parse_binding",
+	"bind_tools",
+	"register_executor",
 	"secret_names",
 	"secret_values",
 ]
@@ -43,26 +48,94 @@ __all__ = [
 _SECRET_HINTS = ("key", "token", "secret", "password", "auth", "credential", "sid", "signature")
 
 
-@dataclass(slots=True)
-class IntegrationBinding:
-	"""An agent's use of one integration, as given to ``create_agent(integrations=[...])``.
+class ToolDefinition(Protocol):
+	"""What the kernel reads of any tool: a `Tool`, or a declarative one an executor runs.
 
-	Args:
-		integration: The integration id.
-		credential_type: The credential type to use (None: the integration's first).
-		config: The credential config (API keys, OAuth tokens...), merged over the instance's.
-		scopes: The granted scopes; None means all.
-		on_token_refresh: Called with the new config after an OAuth2 refresh.
-		account: ``operator`` (one account for every run) or ``user`` (each run's end user's
-			credential, from the store: `openmolt_core.accounts`).
+	A declarative HTTP tool (`openmolt_core.integrations.model.HttpTool`) has no ``execute``: it
+	runs through the executor registered for its class (`register_executor`).
 	"""
 
-	integration: str
-	credential_type: str | None = None
-	config: dict[str, Any] = field(default_factory=dict, repr=False)  # secrets
-	scopes: list[str] | None = None
-	on_token_refresh: Callable[[dict[str, Any]], Any] | None = None
-	account: str = "operator"
+	@property
+	def handle(self) -> str:
+		"""The tool's name inside its integration (``getForecast``)."""
+		...
+
+	@property
+	def description(self) -> str:
+		"""What the tool does, written for a model."""
+		...
+
+	@property
+	def input_schema(self) -> dict[str, Any]:
+		"""JSON Schema of the input object."""
+		...
+
+	@property
+	def output_schema(self) -> dict[str, Any] | None:
+		"""JSON Schema of the output, or None."""
+		...
+
+	@property
+	def scopes(self) -> Sequence[str]:
+		"""The integration scopes an agent needs to see and call it."""
+		...
+
+
+class IntegrationInfo(Protocol):
+	"""What the kernel reads of the integration a tool belongs to (an `Integration`)."""
+
+	@property
+	def name(self) -> str:
+		"""Its display name (``Gmail``)."""
+		...
+
+	@property
+	def description(self) -> str:
+		"""One line on what it does (may be empty)."""
+		...
+
+	@property
+	def scopes(self) -> Mapping[str, str]:
+		"""The scopes it defines, each with what it grants."""
+		...
+
+
+class AsTool(Protocol):
+	"""Something that makes itself a tool (an agent: ``agent.as_tool()``)."""
+
+	def as_tool(self) -> Tool:
+		"""The tool that runs it."""
+		...
+
+
+ToolExecutor = Callable[["BoundTool", dict[str, Any], ToolContext], Awaitable[Any]]
+"""Runs one call of a bound tool that has no ``execute`` of its own: (tool, input, context)."""
+
+_EXECUTORS: dict[type, ToolExecutor] = {}
+
+
+def register_executor(kind: type, executor: ToolExecutor) -> None:
+	"""Run the tools of class ``kind`` (and its subclasses) with ``executor``.
+
+	The HTTP engine registers the executor of declarative HTTP tools when integrations are
+	bound (`openmolt_core.integrations.binding`): the kernel runs them without importing it.
+
+	Args:
+		kind: The tool class; its instances have no ``execute`` of their own.
+		executor: Called with the bound tool, the validated input and the call's context.
+	"""
+	_EXECUTORS[kind] = executor
+
+
+def _executor_for(tool: object) -> ToolExecutor | None:
+	"""The executor registered for the tool's class, or None (the tool runs its ``execute``)."""
+	if not _EXECUTORS:
+		return None
+	for kind in type(tool).__mro__:
+		found = _EXECUTORS.get(kind)
+		if found is not None:
+			return found
+	return None
 
 
 class UserAccount(Protocol):
@@ -102,37 +175,6 @@ class UserAccount(Protocol):
 			ToolError: The user's credential is gone.
 		"""
 		...
-
-
-def parse_binding(value: str | IntegrationEntry | Mapping[str, Any]) -> IntegrationBinding:
-	"""Read one entry of ``create_agent(integrations=[...])``: an id, or an `IntegrationEntry`.
-
-	Args:
-		value: The id, an `openmolt_core.options.IntegrationEntry`, or a dict of its fields.
-
-	Raises:
-		ConfigurationError: The entry is malformed; the message names the field.
-	"""
-	if isinstance(value, str):
-		return IntegrationBinding(integration=value)
-	from openmolt_core.options import IntegrationEntry, parse_options
-
-	if not isinstance(value, (Mapping, IntegrationEntry)):
-		raise ConfigurationError(
-			f"integrations: each entry must be an id or a dict with 'integration', got {value!r}"
-		)
-	name = value.get("integration") if isinstance(value, Mapping) else value.integration
-	where = f"integrations[{name}]" if isinstance(name, str) else "integrations"
-	entry = parse_options(IntegrationEntry, value, f"create_agent: {where}")
-	cred = entry.credential
-	return IntegrationBinding(
-		integration=entry.integration,
-		credential_type=cred.type if cred else None,
-		config=dict(cred.config) if cred else {},
-		scopes=None if entry.scopes in (None, "all") else list(entry.scopes),
-		on_token_refresh=cred.on_token_refresh if cred else None,
-		account=entry.account,
-	)
 
 
 _PUBLIC_SUFFIXES = (
@@ -202,7 +244,8 @@ class BoundTool:
 
 	Args:
 		handle: The full handle (``integration.tool``).
-		tool: The tool: a declarative `HttpTool` or a `Tool` with its own ``execute``.
+		tool: The tool: a `Tool` with its own ``execute``, or a declarative one (an
+			`openmolt_core.integrations.model.HttpTool`) run by its registered executor.
 		context: What the tool sees when it runs.
 		allowed: Whether the agent's scopes allow it.
 		missing_scopes: The scopes the agent lacks for it.
@@ -216,11 +259,11 @@ class BoundTool:
 	"""
 
 	handle: str
-	tool: HttpTool | Tool
+	tool: ToolDefinition
 	context: ToolContext
 	allowed: bool
 	missing_scopes: list[str]
-	integration: Integration | None = None
+	integration: IntegrationInfo | None = None
 	approval: str | None = None
 	_labels: frozenset[str] | None = None
 	account: UserAccount | None = None
@@ -360,130 +403,17 @@ class BoundTool:
 		if memory is not None or run is not None:
 			context = replace(context, memory=context.memory if memory is None else memory, run=run)
 		tool = self.tool
-		if _is_http(tool):  # a class check: a runtime Protocol check costs more, on every call
-			from openmolt_core.integrations.http import execute_http_tool
-
-			if self.integration is None:
-				raise ConfigurationError(f"{self.handle}: an HTTP tool needs its integration")
-			return await execute_http_tool(tool, self.integration, input, context)
+		executor = _executor_for(tool)  # a class lookup: a runtime Protocol check costs more
+		if executor is not None:  # a declarative tool (HTTP): its engine runs it
+			return await executor(self, input, context)
 		from openmolt_core._sync import call
 
 		# A Tool whose execute is a plain def runs in a worker thread, under the run's budgets.
 		return await call(cast("Tool", tool).execute, input, context)
 
 
-def _stored_config(
-	store: CredentialStore | None, iid: str, config: Mapping[str, Any]
-) -> dict[str, Any]:
-	"""The operator's stored keys for ``iid`` that ``config`` (code, file, environment) lacks."""
-	if store is None:
-		return {}
-	stored = store.load(iid) or {}
-	have = {k.replace("_", "").lower() for k, v in config.items() if v not in (None, "")}
-	return {k: v for k, v in stored.items() if k.replace("_", "").lower() not in have}
-
-
-def bind_integration(
-	spec: Integration,
-	binding: IntegrationBinding,
-	*,
-	agent: str,
-	instance_config: Mapping[str, Any],
-	http: Callable[[], httpx.AsyncClient],
-	files: FileStore | None = None,
-	auth_cache: dict[tuple[str, str, str], httpx.Auth] | None = None,
-	retry: RetryPolicy | None = None,
-	store: CredentialStore | None = None,
-) -> list[BoundTool]:
-	"""Bind one integration for an agent: credential, auth, and which tools the scopes allow.
-
-	Args:
-		spec: The integration.
-		binding: The agent's entry for it.
-		agent: The agent's name.
-		instance_config: Config from ``OpenMolt(integrations={id: {...}})``; the agent's wins,
-			and a key neither gives is read from ``OPENMOLT_<ID>_<KEY>`` in the environment
-			(`openmolt_core.integrations.connect.env_var`).
-		http: Getter for the shared HTTP client.
-		files: The agent's view of the instance's file store (binary responses, file references).
-		auth_cache: The instance's auths by (integration id, credential type, config): agents with
-			the same credential share one auth, so one OAuth2 refresh serves them all (each
-			agent's ``on_token_refresh`` is still called).
-		retry: The instance's retry policy for the HTTP tools.
-		store: The instance's credential store (`openmolt_core.credstore`): the operator's
-			stored config fills what the config and the environment leave out, and an OAuth2
-			refresh of stored tokens is saved back to it.
-
-	Raises:
-		ConfigurationError: Unknown scope or credential type.
-	"""
-	iid = binding.integration
-	if binding.scopes is not None:
-		unknown = [s for s in binding.scopes if s not in spec.scopes]
-		if unknown:
-			raise ConfigurationError(
-				f"integrations[{iid}].scopes: unknown scope(s) {unknown}; "
-				f"{iid} defines: {', '.join(sorted(spec.scopes)) or '(none)'}"
-			)
-	from openmolt_core.integrations.connect import environment_config
-
-	given = {**instance_config, **binding.config}
-	# OPENMOLT_<ID>_<KEY> fills what neither gives (env_var names them): code wins in Python.
-	config = {**environment_config(spec, iid, given), **given}
-	stored = _stored_config(store if spec.credential_setup else None, iid, config)
-	config = {**stored, **config}
-	credential = spec.credential(binding.credential_type)
-	if binding.credential_type and credential is None:
-		types = [c.type for c in spec.credential_setup]
-		raise ConfigurationError(
-			f"integrations[{iid}].credential.type {binding.credential_type!r} is not accepted by "
-			f"{iid}; use one of: {', '.join(types) or '(none: it needs no credential)'}"
-		)
-	auth = None
-	if credential is not None and any(_is_http(t) for t in spec.tools):
-		from openmolt_core.integrations.credentials import OAuth2Auth, make_auth
-
-		key = (iid, credential.type, json.dumps(config, sort_keys=True, default=repr))
-		auth = None if auth_cache is None else auth_cache.get(key)
-		if auth is None:
-			auth = make_auth(
-				spec, credential, config, on_token_refresh=binding.on_token_refresh, http=http
-			)
-			if store is not None and stored and isinstance(auth, OAuth2Auth):
-				auth.use_store(store, iid, keys=frozenset(stored))
-			if auth_cache is not None and auth is not None:
-				auth_cache[key] = auth
-		elif isinstance(auth, OAuth2Auth):
-			auth.add_refresh_listener(binding.on_token_refresh)
-	context = ToolContext(
-		agent=agent,
-		integration=iid,
-		config=config,
-		http=http,
-		auth=auth,
-		redact=frozenset(secret_values(config)),
-		files=files,
-		retry=retry,
-	)
-	granted = None if binding.scopes is None else set(binding.scopes)
-	out = []
-	for tool in spec.tools:
-		missing = [] if granted is None else [s for s in tool.scopes if s not in granted]
-		out.append(
-			BoundTool(
-				handle=f"{iid}.{tool.handle}",
-				tool=tool,
-				context=context,
-				allowed=not missing,
-				missing_scopes=missing,
-				integration=spec,
-			)
-		)
-	return out
-
-
 def bind_tools(
-	tools: Sequence[Tool | Agent | Callable[..., Any]],
+	tools: Sequence[Tool | AsTool | Callable[..., Any]],
 	*,
 	agent: str,
 	http: Callable[[], httpx.AsyncClient] | None = None,
@@ -503,17 +433,16 @@ def bind_tools(
 	Raises:
 		ConfigurationError: An entry is neither a tool nor a function that can be one.
 	"""
-	from openmolt_core.agent import Agent
 	from openmolt_core.tools import FunctionTool
 
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
 	out = []
 	for index, entry in enumerate(tools):
 		# The protocol check reads every member; the built-in tool classes need not pass it.
-		if isinstance(entry, FunctionTool) or _is_http(entry) or isinstance(entry, Tool):
-			tool: Tool = cast("Tool", entry)  # an HttpTool runs through the engine, not execute
-		elif isinstance(entry, Agent):
-			tool = entry.as_tool()
+		if isinstance(entry, FunctionTool) or _executor_for(entry) or isinstance(entry, Tool):
+			tool: ToolDefinition = cast("Tool", entry)  # an HttpTool runs through its executor
+		elif callable(getattr(entry, "as_tool", None)):  # an agent
+			tool = cast("AsTool", entry).as_tool()
 		elif callable(entry):
 			try:
 				tool = FunctionTool.from_function(entry)
@@ -534,11 +463,6 @@ def bind_tools(
 			)
 		)
 	return out
-
-
-def _is_http(tool: Any) -> TypeGuard[HttpTool]:
-	http_tool = loaded("openmolt_core.integrations.model", "HttpTool")  # none if never imported
-	return http_tool is not None and isinstance(tool, http_tool)
 
 
 def describe_tools(

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.hooks import Capability, CapabilityEntry, Hooks
 	from openmolt_core.integrations._client import PooledTransport
+	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
@@ -830,7 +831,7 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider, an integration or a capability is not installed.
 		"""
-		from openmolt_core._binding import bind_tools, parse_binding
+		from openmolt_core._binding import bind_tools
 		from openmolt_core.agent import Agent, Limits
 		from openmolt_core.llm import DEFAULT_MODEL_CONFIG
 
@@ -856,7 +857,7 @@ class OpenMolt:
 		provider_name, model_name, provider_factory = self._resolve_model(models[0])
 		search = None if tool_loading == "all" else _tool_search(tool_loading)
 		bound: list[BoundTool] = []
-		bindings = [parse_binding(entry) for entry in integrations] if integrations else []
+		bindings = _parse_bindings(integrations) if integrations else []
 		if memory is not None:
 			from openmolt_core.options import AgentMemory, parse_options
 
@@ -1015,7 +1016,7 @@ class OpenMolt:
 
 		Integrations bound with ``account: "user"`` get the end user's account per call.
 		"""
-		from openmolt_core import _binding
+		from openmolt_core.integrations.binding import bind_integration
 
 		sources: list[SourceBinding] = []
 		for binding in bindings:
@@ -1027,7 +1028,7 @@ class OpenMolt:
 			_refuse_misspelled(spec, binding, self.integration_configs)
 			added = len(bound)
 			bound.extend(
-				_binding.bind_integration(
+				bind_integration(
 					spec,
 					binding,
 					agent=name,
@@ -1352,6 +1353,13 @@ class OpenMolt:
 
 
 _LIMIT_KEYS = ("max_reply_chars", "max_result_chars", "max_memory_chars", "max_answer_chars")
+
+
+def _parse_bindings(entries: Sequence[Any]) -> list[IntegrationBinding]:
+	"""Read ``create_agent(integrations=[...])`` (`openmolt_core.integrations.binding`)."""
+	from openmolt_core.integrations.binding import parse_binding
+
+	return [parse_binding(entry) for entry in entries]
 
 
 def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, Any]) -> None:

@@ -25,8 +25,7 @@ from openmolt_core._suggest import suggestion
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
-	from openmolt_core.integrations.model import HttpTool
-	from openmolt_core.tools import Tool
+	from openmolt_core._binding import ToolDefinition
 
 __all__ = ["ApprovalPolicy", "is_read_scope", "writes"]
 
@@ -47,7 +46,7 @@ def is_read_scope(name: str) -> bool:
 	return _READ_SCOPE.fullmatch(name) is not None and "write" not in name.lower()
 
 
-def writes(tool: HttpTool | Tool) -> bool:
+def writes(tool: ToolDefinition) -> bool:
 	"""Whether a tool can change something, for the ``writes`` rules.
 
 	A tool only reads when it is an HTTP tool with method ``GET`` or ``HEAD``, or when every scope
@@ -143,7 +142,7 @@ class ApprovalPolicy:
 	def __bool__(self) -> bool:
 		return bool(self._parsed)
 
-	def rule_for(self, handle: str, tool: HttpTool | Tool) -> str | None:
+	def rule_for(self, handle: str, tool: ToolDefinition) -> str | None:
 		"""The rule that makes a call of this tool wait for a decision, or None.
 
 		Args:
@@ -208,7 +207,7 @@ class ApprovalPolicy:
 					)
 
 
-def _matches(rule: _Rule, integration: str, name: str, tool: HttpTool | Tool) -> bool:
+def _matches(rule: _Rule, integration: str, name: str, tool: ToolDefinition) -> bool:
 	if rule.integration != "*" and rule.integration != integration:
 		return False
 	match rule.kind:

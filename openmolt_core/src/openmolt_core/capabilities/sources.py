@@ -26,8 +26,8 @@ from openmolt_core.tools import Tool, ToolContext
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core._binding import IntegrationBinding
 	from openmolt_core.files import FileStore
+	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.sources import ToolSource
 
