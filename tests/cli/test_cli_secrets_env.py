@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core._preflight import config_keys, missing_credentials
 from openmolt_core.cli import _keystore
 from openmolt_core.cli import main as openmolt_main
 from openmolt_core.cli._run import check_ready, load
@@ -22,6 +21,7 @@ from openmolt_core.integrations.connect import (
 	environment_config,
 	key_of_variable,
 )
+from openmolt_core.integrations.preflight import config_keys, missing_credentials
 from openmolt_core.testing import ScriptedModel, call_tool, finish, mock_http
 
 

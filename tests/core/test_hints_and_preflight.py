@@ -4,7 +4,7 @@ import pytest
 
 from openmolt import ConfigurationError, OpenMolt
 from openmolt_core import _hints
-from openmolt_core._preflight import missing_credentials, misspelled_keys
+from openmolt_core.hooks import Hooks
 from openmolt_core.integrations import (
 	ApiSetup,
 	BasicCredential,
@@ -15,6 +15,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.preflight import missing_credentials, misspelled_keys
 from openmolt_core.testing import ScriptedModel, finish
 from openmolt_integrations._aws import AUTHS, sigv4_credential
 
@@ -190,6 +191,37 @@ async def test_a_run_without_its_key_stops_before_the_model() -> None:
 	om.integration_configs["svc"] = {"apiKey": "k", "region": "eu"}
 	agent = om.create_agent(name="B", model=model, integrations=["svc"])
 	assert (await agent.run("x")).status == "success"
+
+
+async def test_the_credential_check_wraps_only_agents_with_integrations() -> None:
+	"""A run missing a key is refused outside the observers; it does not change the fingerprint."""
+	from openmolt_core.observe import RunObserver
+
+	heard: list[str] = []
+
+	class Recorder(RunObserver):
+		async def started(self, run: object) -> None:
+			heard.append("started")
+
+	spec = _spec(
+		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
+	)
+	om = OpenMolt(entry_points=False, observers=[Recorder()])
+	om.register_integration("svc", spec)
+	plain = om.create_agent(name="A", model=ScriptedModel([finish(ok=True)]))
+	bound = om.create_agent(name="A", model=ScriptedModel([finish(ok=True)]), integrations=["svc"])
+	assert "credential-check" not in plain._hooks.by_name
+	assert next(iter(bound._hooks.by_name)) == "credential-check"  # outermost
+	with pytest.raises(ConfigurationError, match="svc needs config 'apiKey'"):
+		await bound.run("x")
+	assert heard == []  # a refused run never started
+	await plain.run("x")
+	assert heard == ["started"]
+	om.integration_configs["svc"] = {"apiKey": "k", "region": "eu"}
+	keyed = om.create_agent(name="A", model=ScriptedModel([]), integrations=["svc"])
+	without = om.create_agent(name="A", model=ScriptedModel([]), integrations=["svc"])
+	without._hooks = Hooks([c for c in keyed._hooks.capabilities if c.name != "credential-check"])
+	assert keyed.fingerprint() == without.fingerprint()
 
 
 def test_misspelled_config_keys_are_caught_and_others_left_alone() -> None:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from openmolt_core import OpenMolt
-from openmolt_core._preflight import _missing_for
 from openmolt_core.cli._info import list_tools
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.connect import credential_needs, env_var
+from openmolt_core.integrations.preflight import _missing_for
 from openmolt_integrations import notion, s3, shopify
 
 from .test_integration_templates import ENTRIES, _registered

@@ -929,13 +929,8 @@ class Agent:
 		self._models.forget()
 
 	async def _prepare(self) -> None:
-		# A missing integration key fails here, before a model call is paid for (each run: a
-		# few dictionary lookups per integration).
-		tools = self._tools.values()
-		if any(t.integration is not None for t in tools):  # only integrations hold credentials
-			from openmolt_core._preflight import check_credentials
-
-			check_credentials(tools, agent=self.name)
+		# (A missing integration key is refused by the credential check, a capability that
+		# wraps the run: `openmolt_core.capabilities.credentials`.)
 		if not self._models.primary.ready:
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.

@@ -1100,6 +1100,10 @@ class OpenMolt:
 		given = self._capabilities_of(entries) if entries else []
 		instance = given[: len(self._capabilities)]
 		caps: list[Capability] = [observed, *instance, *own, *given[len(instance) :]]
+		if bindings:  # outermost: a run missing a credential never starts (nor is observed)
+			from openmolt_core.capabilities.credentials import CREDENTIAL_CHECK
+
+			caps.insert(0, CREDENTIAL_CHECK)
 		compacting = self._compactor_capability(compaction)
 		if compacting is not None:
 			caps.append(compacting)
@@ -1363,7 +1367,7 @@ def _parse_bindings(entries: Sequence[Any]) -> list[IntegrationBinding]:
 
 
 def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, Any]) -> None:
-	from openmolt_core._preflight import misspelled_keys
+	from openmolt_core.integrations.preflight import misspelled_keys
 
 	iid = binding.integration
 	config = {**instance.get(iid, {}), **binding.config}

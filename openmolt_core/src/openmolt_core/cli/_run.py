@@ -106,7 +106,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	Raises:
 		OpenMoltError: In strict mode, what is missing and where it can come from.
 	"""
-	from openmolt_core._preflight import missing_credentials
+	from openmolt_core.integrations.preflight import missing_credentials
 
 	agent = loaded.agent
 	problems: list[str] = []
@@ -183,7 +183,7 @@ def load(
 
 def _config_keys(om: OpenMolt) -> Callable[[str], list[str]]:
 	"""The camelCase config keys each integration reads (``apiKey`` when it cannot be loaded)."""
-	from openmolt_core._preflight import config_keys
+	from openmolt_core.integrations.preflight import config_keys
 
 	def keys_of(iid: str) -> list[str]:
 		try:

@@ -14,7 +14,8 @@ and where a value can come from:
   command reads the environment, then a ``.env`` file, then its key store, before the agent file.
 
 The keys follow what the credential code needs when it signs (the same rules as
-`openmolt_core._preflight`), so what the page lists is what a run checks before it starts.
+`openmolt_core.integrations.preflight`), so what the page lists is what a run checks before it
+starts.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _env_keys(spec: Integration, integration: str) -> tuple[tuple[str, str], ...
 	cached = _ENV_KEYS.get((id(spec), integration))
 	if cached is not None and cached[0] is spec:
 		return cached[1]
-	from openmolt_core._preflight import config_keys
+	from openmolt_core.integrations.preflight import config_keys
 
 	pairs: dict[str, str] = {}
 	# camelCase first, so an OAuth2 key read in both spellings takes the camelCase one.
@@ -74,7 +75,7 @@ def environment_config(
 ) -> dict[str, str]:
 	"""The config keys of an integration that the environment holds and ``given`` lacks.
 
-	Every key the integration reads (`openmolt_core._preflight.config_keys`) is looked up as
+	Every key the integration reads (`openmolt_core.integrations.preflight.config_keys`) is looked up as
 	``OPENMOLT_<ID>_<KEY>`` (`env_var`); a key given in either spelling (``refreshToken`` or
 	``refresh_token``) is not looked up, so code and agent files win over the environment in Python.
 
@@ -156,7 +157,7 @@ class CredentialNeeds:
 
 
 def _refs(template: str | None) -> list[str]:
-	from openmolt_core._preflight import _refs as refs
+	from openmolt_core.integrations.preflight import _refs as refs
 
 	return list(dict.fromkeys(refs(template)))
 

@@ -1,0 +1,247 @@
+"""Check an agent's integration credentials before it runs: missing and misspelled config keys.
+
+An integration's credential templates name the config they read (``{{ config.apiKey }}``). Without
+this check a missing key shows up only when the model first calls a tool (``needs config
+['apiKey']``), after a paid model call, and a mistyped ``apikey`` is ignored silently. Here:
+
+- `misspelled_keys`: a config key that no template of the integration reads, but that is close to
+  one that is read (``apikey`` → ``apiKey``); `create_agent` refuses it.
+- `missing_credentials`: what each bound integration's credential needs and its config lacks;
+  a run refuses to start without it (`check_credentials`, asked by the credential check
+  capability, `openmolt_core.capabilities.credentials`), and the ``openmolt`` command says where
+  each key can come from.
+
+The required keys follow what the credential code itself demands when it signs a request
+(`openmolt_core.integrations.credentials`), so a check that passes here does not fail there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.integrations.model import Credential, Integration
+
+__all__ = [
+	"MissingCredential",
+	"check_credentials",
+	"config_keys",
+	"missing_credentials",
+	"misspelled_keys",
+]
+
+_REF = re.compile(r"""config(?:\.([A-Za-z_$][\w$]*)|\[\s*["']([^"']+)["']\s*\])""")
+
+
+# Keys the credential code reads by name when a credential field has no template.
+# (the oauth2 ones in both spellings: `openmolt_core.integrations.credentials.OAuth2Config`).
+def _oauth2_keys() -> tuple[str, ...]:
+	from openmolt_core.integrations.credentials import OAUTH2_CONFIG_KEYS
+
+	return tuple(k for pair in OAUTH2_CONFIG_KEYS.items() for k in pair)
+
+
+_DEFAULT_KEYS: dict[str, tuple[str, ...]] = {"basic": ("username", "password")}
+
+
+def _refs(text: str | None) -> list[str]:
+	return [a or b for a, b in _REF.findall(text or "")]
+
+
+def _unset(config: Mapping[str, Any], key: str) -> bool:
+	return config.get(key) in (None, "")
+
+
+@dataclass(frozen=True, slots=True)
+class MissingCredential:
+	"""Config one integration's credential needs and does not have.
+
+	Args:
+		integration: The integration id.
+		credential: The credential type (``bearer``, ``oauth2``...).
+		keys: The config keys that are missing, all needed.
+		alternatives: Keys any one of which would do instead (an OAuth2 ``refreshToken`` in
+			place of an ``accessToken``, Twilio's ``accountSid`` in place of ``apiKeySid``).
+	"""
+
+	integration: str
+	credential: str
+	keys: tuple[str, ...]
+	alternatives: tuple[str, ...] = ()
+
+	def describe(self) -> str:
+		"""``weather needs config 'apiKey' (bearer credential)``."""
+		names = " and ".join(repr(k) for k in self.keys)
+		other = " or ".join(repr(k) for k in self.alternatives)
+		extra = f" (or {other})" if other else ""
+		return (
+			f"{self.integration} needs config {names}{extra} for its {self.credential} credential"
+		)
+
+
+def _renders_empty(template: str | None, config: Mapping[str, Any], default_key: str) -> bool:
+	if template is None:
+		return _unset(config, default_key)
+	from openmolt_core.integrations.templating import MISSING, render_string
+
+	try:
+		value = render_string(template, {"config": config, "input": {}})
+	except Exception:
+		return True
+	return value is MISSING or value in (None, "")
+
+
+def _field_keys(template: str | None, default_key: str) -> list[str]:
+	return _refs(template) if template is not None else [default_key]
+
+
+def _missing_for(
+	iid: str, credential: Credential, config: Mapping[str, Any]
+) -> MissingCredential | None:
+	from openmolt_core.integrations.model import (
+		AuthCredential,
+		BasicCredential,
+		BearerCredential,
+		CustomCredential,
+		OAuth2Credential,
+	)
+
+	kind = credential.type
+	if isinstance(credential, (BearerCredential, CustomCredential)):
+		# As the credential code demands when it signs: every key its templates name.
+		queries = credential.query_params if isinstance(credential, CustomCredential) else {}
+		templates = (*credential.headers.values(), *queries.values())
+		keys = dict.fromkeys(k for t in templates for k in _refs(t))
+		missing = tuple(k for k in keys if _unset(config, k))
+		return MissingCredential(iid, kind, missing) if missing else None
+	if isinstance(credential, OAuth2Credential):
+		from openmolt_core.integrations.credentials import oauth2_config
+
+		config = oauth2_config(config)
+		if not _unset(config, "accessToken"):
+			return None
+		if not _renders_empty(credential.refresh_token, config, "refreshToken"):
+			return None
+		refresh = _field_keys(credential.refresh_token, "refreshToken")
+		return MissingCredential(iid, kind, ("accessToken",), tuple(refresh))
+	fields: list[tuple[str | None, str]] = []
+	if isinstance(credential, BasicCredential):
+		fields = [(credential.username, "username")]
+	elif isinstance(credential, AuthCredential):
+		# A type an integration registers: every parameter it does not call optional.
+		fields = [
+			(template, name)
+			for name, template in credential.params.items()
+			if name not in credential.optional_params
+		]
+	missing_fields = [(t, k) for t, k in fields if _renders_empty(t, config, k)]
+	if not missing_fields:
+		return None
+	needed = list(dict.fromkeys(k for t, d in missing_fields for k in _field_keys(t, d)))
+	# A field that may come from either of two keys (``a | default: b``) needs only one.
+	if len(missing_fields) == 1 and len(needed) > 1:
+		return MissingCredential(iid, kind, (needed[0],), tuple(needed[1:]))
+	return MissingCredential(iid, kind, tuple(needed))
+
+
+def missing_credentials(tools: Iterable[BoundTool]) -> list[MissingCredential]:
+	"""What the credentials of an agent's bound integrations lack, one entry per integration.
+
+	Args:
+		tools: The agent's bound tools (integrations without HTTP tools or credential need none).
+	"""
+	out: list[MissingCredential] = []
+	seen: set[int] = set()
+	for tool in tools:
+		context = tool.context
+		credential = getattr(context.auth, "credential", None)
+		if tool.account is not None:  # per end user: checked per call (openmolt_core.accounts)
+			continue
+		if credential is None or id(context) in seen:
+			continue
+		seen.add(id(context))
+		problem = _missing_for(context.integration, credential, context.config or {})
+		if problem is not None:
+			out.append(problem)
+	return out
+
+
+def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
+	"""Refuse to start a run whose integrations lack their credentials.
+
+	Args:
+		tools: The agent's bound tools.
+		agent: The agent's name, for the message.
+
+	Raises:
+		ConfigurationError: Names each integration, the missing keys and where to put them.
+	"""
+	problems = missing_credentials(tools)
+	if not problems:
+		return
+	from openmolt_core._envvars import env_var
+
+	lines = [f"agent {agent!r}: " + "; ".join(p.describe() for p in problems)]
+	variables = []
+	for problem in problems:
+		names = " and ".join(env_var(problem.integration, k) for k in problem.keys)
+		others = " or ".join(env_var(problem.integration, k) for k in problem.alternatives)
+		variables.append(f"{names} (or {others})" if others else names)
+	lines.append(
+		f"set {'; '.join(variables)} in the environment, or give them in "
+		"OpenMolt(integrations={id: {...}}) or in the agent's "
+		"integrations=[{'integration': id, 'credential': {'config': {...}}}]"
+	)
+	raise ConfigurationError("\n".join(lines))
+
+
+def config_keys(spec: Integration) -> set[str]:
+	"""Every config key an integration reads: its templates' ``config.*`` and its credentials'."""
+	text = json.dumps(spec.model_dump(mode="json", exclude={"tools"}), default=str)
+	for tool in spec.tools:
+		dump = getattr(tool, "model_dump", None)
+		if callable(dump):
+			text += json.dumps(dump(mode="json"), default=str)
+	keys = set(_refs(text))
+	for credential in spec.credential_setup:
+		keys.update(_DEFAULT_KEYS.get(credential.type, ()))
+		if credential.type == "oauth2":
+			keys.update(_oauth2_keys())
+	return keys
+
+
+def misspelled_keys(spec: Integration, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+	"""Config keys the integration never reads that look like one it does read.
+
+	A key the integration does not know but that resembles none of its keys is left alone: an
+	``on_token_refresh`` callback or a tool of the user's own may read it.
+
+	Args:
+		spec: The integration.
+		config: The config given for it.
+
+	Returns:
+		``(given, probably meant)`` pairs.
+	"""
+	known = config_keys(spec)
+	lowered = {k.lower().replace("_", ""): k for k in known}
+	out = []
+	for key in config:
+		if not isinstance(key, str) or key in known:
+			continue
+		norm = key.lower().replace("_", "").replace("-", "")
+		if norm in lowered:
+			out.append((key, lowered[norm]))
+			continue
+		close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.85)
+		if close:
+			out.append((key, close[0]))
+	return out
