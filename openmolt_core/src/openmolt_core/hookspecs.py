@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pluggy
+from openmolt_core._markers import hookimpl, hookspec
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import (
@@ -34,9 +34,6 @@ __all__ = [
 	"register_providers",
 	"register_skills",
 ]
-
-hookspec: pluggy.HookspecMarker = pluggy.HookspecMarker("openmolt")
-hookimpl: pluggy.HookimplMarker = pluggy.HookimplMarker("openmolt")
 
 
 @hookspec

@@ -13,7 +13,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import unquote_plus, urlencode
 
 import httpx
@@ -22,10 +22,10 @@ from openmolt_core.errors import ToolError
 
 if TYPE_CHECKING:
 	from openmolt_core.files import FileStore, StoredFile
-	from openmolt_core.integrations.extensions import BodyEncoder
 
 __all__ = [
 	"ArrayStyle",
+	"BodyEncoder",
 	"EncodeRequest",
 	"EncodedBody",
 	"append_query",
@@ -249,6 +249,22 @@ async def _files(request: EncodeRequest) -> list[tuple[str, StoredFile]]:
 		(name, await request.open(ref, f"file field {name!r}"))
 		for name, ref in request.files.items()
 	]
+
+
+class BodyEncoder(Protocol):
+	"""Encodes a rendered body in one request format."""
+
+	async def __call__(self, body: Any, request: EncodeRequest) -> EncodedBody:
+		"""Encode ``body``.
+
+		Args:
+			body: The rendered body (None when the tool has none, or it rendered to nothing).
+			request: The tool's file fields and the file store.
+
+		Raises:
+			ToolError: The body does not fit the format, or a file cannot be read.
+		"""
+		...
 
 
 def form_encoder(arrays: ArrayStyle = "indices") -> BodyEncoder:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openmolt_core.integrations._decode import error_messages, graphql_errors
 from openmolt_core.integrations._encode import (
 	ArrayStyle,
+	BodyEncoder,
 	EncodedBody,
 	EncodeRequest,
 	checked_media_type,
@@ -75,22 +76,6 @@ LiquidFilter = Callable[..., Any]
 It raises `openmolt_core.errors.ToolError` for a value it cannot take; the message reaches the
 model, so it says what to send instead.
 """
-
-
-class BodyEncoder(Protocol):
-	"""Encodes a rendered body in one request format."""
-
-	async def __call__(self, body: Any, request: EncodeRequest) -> EncodedBody:
-		"""Encode ``body``.
-
-		Args:
-			body: The rendered body (None when the tool has none, or it rendered to nothing).
-			request: The tool's file fields and the file store.
-
-		Raises:
-			ToolError: The body does not fit the format, or a file cannot be read.
-		"""
-		...
 
 
 class ResponseCheck(Protocol):

@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
+from openmolt_core._markers import hookimpl
 from openmolt_core._redact import redactor_for
 from openmolt_core.errors import ConfigurationError, ToolError
-from openmolt_core.hookspecs import hookimpl
 from openmolt_core.integrations._body import ACCEPT_ENCODING
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs

@@ -71,7 +71,7 @@ from openmolt_core.integrations.model import (
 	OAuth2Credential,
 )
 from openmolt_core.integrations.schema import input_name
-from openmolt_core.taint import Label, check_labels
+from openmolt_core.tools import Label, check_labels
 
 __all__ = [
 	"MAX_DEPTH",
