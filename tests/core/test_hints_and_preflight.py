@@ -237,3 +237,16 @@ def test_misspelled_config_keys_are_caught_and_others_left_alone() -> None:
 	om.register_integration("svc", spec)
 	with pytest.raises(ConfigurationError, match="did you mean 'apiKey'"):
 		om.create_agent(name="A", model=ScriptedModel([]), integrations=["svc"])
+
+
+def test_an_http_tool_given_without_its_integration_is_refused_when_the_agent_is_made() -> None:
+	"""A declarative HTTP tool needs its integration's base URL and credential: it is refused
+	at create_agent, whether or not another agent of the process bound an integration."""
+	from openmolt_core.integrations.model import HttpTool
+
+	om = OpenMolt(entry_points=False)
+	stray = HttpTool(handle="get", description="Get.", method="GET", endpoint="/x")
+	with pytest.raises(
+		ConfigurationError, match=r"tools\[0\] is a HttpTool.*give it in an integration"
+	):
+		om.create_agent(name="A", model=ScriptedModel([finish("x")]), tools=[stray])

@@ -439,8 +439,14 @@ def bind_tools(
 	out = []
 	for index, entry in enumerate(tools):
 		# The protocol check reads every member; the built-in tool classes need not pass it.
-		if isinstance(entry, FunctionTool) or _executor_for(entry) or isinstance(entry, Tool):
-			tool: ToolDefinition = cast("Tool", entry)  # an HttpTool runs through its executor
+		if _executor_for(entry) is not None:  # declarative (HTTP): it runs with its integration
+			raise ConfigurationError(
+				f"create_agent: tools[{index}] is a {type(entry).__name__}, which runs with its "
+				"integration's base URL and credential; give it in an integration "
+				"(integrations=[...] or om.register_integration) or give a Tool or a function"
+			)
+		if isinstance(entry, FunctionTool) or isinstance(entry, Tool):
+			tool: ToolDefinition = cast("Tool", entry)
 		elif callable(getattr(entry, "as_tool", None)):  # an agent
 			tool = cast("AsTool", entry).as_tool()
 		elif callable(entry):
