@@ -445,8 +445,9 @@ def bind_tools(
 				"integration's base URL and credential; give it in an integration "
 				"(integrations=[...] or om.register_integration) or give a Tool or a function"
 			)
-		if isinstance(entry, FunctionTool) or isinstance(entry, Tool):
-			tool: ToolDefinition = cast("Tool", entry)
+		tool: ToolDefinition
+		if isinstance(entry, (FunctionTool, Tool)):
+			tool = entry
 		elif callable(getattr(entry, "as_tool", None)):  # an agent
 			tool = cast("AsTool", entry).as_tool()
 		elif callable(entry):
