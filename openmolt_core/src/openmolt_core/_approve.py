@@ -7,9 +7,11 @@ valid decision), and before a call a capability hands it under a rule of its own
 handler's answer and the ledger claim go through the port under
 ``approval:<step>:<index>:<handle>``, so a replayed run neither asks twice nor claims twice.
 
-A step parked on approvals keeps every command of the reply (`pending_state`); `restore` rebuilds
-it on resume, checks each decision before anything runs (a refused decision raises and leaves the
-state as it was), and the loop runs the step on from the first parked call.
+A step parked on approvals keeps every command of the reply (the loop saves it as
+``state.pending``, kind ``approval``, `openmolt_core._park`). On ``agent.resume``, `receive` reads
+the decisions given; `resume` checks each of them against the rebuilt step before anything runs (a
+refused decision raises and leaves the state as it was), and the loop runs the step on from the
+first parked call. `pending_requests` lists what waits (``agent.approval_requests``).
 """
 
 from __future__ import annotations
@@ -41,17 +43,21 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import CallTool
 
 __all__ = [
+	"KIND",
 	"REASON_CHARS",
 	"RunApprovals",
 	"decisions_of",
 	"gate",
 	"pending_requests",
-	"pending_state",
-	"restore",
+	"receive",
+	"resume",
 	"run_approvals",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+KIND = "approval"
+"""``state.pending["kind"]`` of a step parked on approvals."""
 
 REASON_CHARS = 1_000
 """An agent's reason longer than this is cut for the approver."""
@@ -284,8 +290,8 @@ def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) ->
 				"error": BEHIND_APPROVAL,
 			}
 		record.parked = None
-	if pending is None or pending.get("kind") != "approval":
-		pending = record.pending = {"kind": "approval", "calls": []}
+	if pending is None or pending.get("kind") != KIND:
+		pending = record.pending = {"kind": KIND, "calls": []}
 	pending["calls"].append(
 		{
 			"index": index,
@@ -306,20 +312,6 @@ def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) ->
 		"decide with agent.approval_requests(state) and agent.resume(state, decision=...)",
 	)
 	return Gated()
-
-
-def pending_state(ctx: RunContext, record: StepRecord, ignored: Sequence[str]) -> dict[str, Any]:
-	"""``state.pending`` for a step parked on approvals: plain JSON, to resume anywhere.
-
-	Args:
-		ctx: The run.
-		record: The parked step (its ``pending`` holds the calls).
-		ignored: The texts of commands the parser ignored in the reply.
-	"""
-	from openmolt_core._park import parked_step
-
-	calls = list((record.pending or {}).get("calls", []))
-	return parked_step(ctx.step, record.commands, record.results, ignored, "approval", calls)
 
 
 def decisions_of(value: Any, signer: Approvals | None = None) -> list[ApprovalDecision]:
@@ -359,17 +351,40 @@ def decisions_of(value: Any, signer: Approvals | None = None) -> list[ApprovalDe
 	return out
 
 
-def pending_requests(ctx: RunContext) -> list[ApprovalRequest]:
-	"""The requests of a step parked on approvals, signed by this run's signer.
+def receive(ctx: RunContext, given: Any, answer: str | None) -> list[ApprovalDecision]:
+	"""Read what ``agent.resume`` gives a run parked on approvals: its decisions, signatures checked.
+
+	Args:
+		ctx: The parked run.
+		given: ``decision=...``: one decision or several, objects or their dicts, or None.
+		answer: ``answer=...``: refused (the run waits for decisions).
 
 	Raises:
-		ConfigurationError: The state does not wait for approvals.
+		ApprovalError: A forged decision, or a dict that is not a decision.
+		ConfigurationError: Something else than decisions, an answer, or no decision for a run
+			nobody can decide (no ``on_approval_request``).
 	"""
-	pending = ctx.state.pending or {}
-	if pending.get("kind") != "approval":
+	decisions = decisions_of(given, run_approvals(ctx).authority())
+	if answer is not None:
 		raise ConfigurationError(
-			"approval_requests: this state waits for no approval (its run is not approval_required)"
+			"resume: this run waits for approval decisions, not an answer; give "
+			"decision=request.approve() or request.deny(reason)"
 		)
+	if not decisions and ctx.approver is None:
+		raise ConfigurationError(
+			"resume: this run waits for approval decisions: give decision=... (see "
+			"agent.approval_requests(state)), or set on_approval_request"
+		)
+	return decisions
+
+
+def pending_requests(ctx: RunContext, pending: Mapping[str, Any]) -> list[ApprovalRequest]:
+	"""The requests of a step parked on approvals, signed by this run's signer.
+
+	Args:
+		ctx: The parked run.
+		pending: ``state.pending``: the parked step.
+	"""
 	from openmolt_core._park import saved_commands
 	from openmolt_core.commands import CallTool
 
@@ -384,29 +399,33 @@ def pending_requests(ctx: RunContext) -> list[ApprovalRequest]:
 	return out
 
 
-async def restore(
-	ctx: RunContext, pending: Mapping[str, Any], decisions: Sequence[ApprovalDecision]
-) -> tuple[StepRecord, int, list[str]]:
-	"""Rebuild a step parked on approvals and check its decisions; nothing runs yet.
+async def resume(ctx: RunContext, pending: Mapping[str, Any], given: Any) -> None:
+	"""Check the decisions for a step parked on approvals, and hand them to the gate; nothing runs.
 
-	Every command still to run is checked again in this agent's context (its tools may differ).
+	The step is rebuilt as the loop rebuilds it (every command still to run is checked again
+	in this agent's context: its tools may differ), so each decision is checked against the
+	call that will run.
 
 	Args:
 		ctx: The resumed run (``ctx.step`` is the parked step).
 		pending: ``state.pending``.
-		decisions: The decisions given to ``resume``.
-
-	Returns:
-		The step's record, the index to run it on from, and the texts of ignored commands.
+		given: The decisions `receive` read, or the answer ``run(input, history=state)`` gives.
 
 	Raises:
+		ConfigurationError: An answer was given, or the saved step is damaged.
 		ApprovalError: A decision is forged, replayed, stale or invalid; the state is untouched.
 	"""
-	from openmolt_core._execute import StepRecord, check
+	if isinstance(given, str):
+		raise ConfigurationError(
+			"this run waits for approval decisions, not an answer: use "
+			"agent.resume(state, decision=...)"
+		)
+	decisions: Sequence[ApprovalDecision] = given or ()
+	from openmolt_core._execute import check
 	from openmolt_core._park import restore_step
 	from openmolt_core.commands import CallTool
 
-	commands, results, start, ignored = restore_step(pending, check(ctx))
+	commands, results, _, _ = restore_step(pending, check(ctx))
 	waiting = {c["call"]: c for c in pending.get("calls", [])}
 	for info in waiting.values():
 		at = info["index"]
@@ -445,4 +464,3 @@ async def restore(
 		chosen[decision.call] = decision
 	approvals.decisions = chosen
 	approvals.parked = waiting
-	return StepRecord(commands, results=results), start, ignored

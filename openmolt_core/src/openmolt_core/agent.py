@@ -853,21 +853,12 @@ class Agent:
 		if kind == CAPABILITY or given is not _NOTHING:
 			loaded = _given(loaded, kind, answer, decision, given)
 			answer = None
-		from openmolt_core import _approve  # here: a plain run never loads the approvals gate
-
-		decisions = _approve.decisions_of(decision, self.om.approvals)
-		if kind == "approval":
-			if answer is not None:
-				raise ConfigurationError(
-					"resume: this run waits for approval decisions, not an answer; give "
-					"decision=request.approve() or request.deny(reason)"
-				)
-			if not decisions and self.on_approval_request is None:
-				raise ConfigurationError(
-					"resume: this run waits for approval decisions: give decision=... (see "
-					"agent.approval_requests(state)), or set on_approval_request"
-				)
-		elif kind != CAPABILITY and (decisions or answer is None):
+		owner = self._hooks.by_kind.get(kind)  # a capability's gate parked it (approvals)
+		decisions: Sequence[ApprovalDecision] = ()
+		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
+			ctx = self._context(loaded, LOCAL_PORT)
+			decisions = owner.receive(ctx, loaded.pending or {}, decision, answer)
+		elif kind != CAPABILITY and (answer is None or decision not in (None, [], ())):
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
@@ -895,9 +886,16 @@ class Agent:
 		Raises:
 			ConfigurationError: The state waits for no approval.
 		"""
-		from openmolt_core import _approve
-
-		return _approve.pending_requests(self._context(_load(state), LOCAL_PORT))
+		loaded = _load(state)
+		pending = loaded.pending or {}
+		owner = self._hooks.by_kind.get(str(pending.get("kind")))  # the gate that parked the run
+		if owner is None:
+			raise ConfigurationError(
+				"approval_requests: this state waits for no approval (its run is not "
+				"approval_required)"
+			)
+		requests: list[ApprovalRequest] = owner.requests(self._context(loaded, LOCAL_PORT), pending)
+		return requests
 
 	async def _refresh_tools(self) -> None:
 		"""List the tools known only at run time (`Capability.list_tools`); rebind when changed.
@@ -1166,14 +1164,16 @@ class Agent:
 			record.end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 			self._append_results(state, record.entries("interrupted: the time budget ran out"))
 			return record.end
-		if record.pending is not None and record.pending["kind"] == "approval":
-			from openmolt_core import _approve
-
-			state.pending = encodable(_approve.pending_state(ctx, record, ignored_texts))
-			return record.end
-		if record.parked and record.pending is None:  # a capability parked calls (hooks.Park)
+		pending = record.pending
+		if pending is not None and "calls" in pending:  # a gate parked calls (Capability.parks)
+			kind, calls = pending["kind"], pending["calls"]
+		elif record.parked and pending is None:  # a capability parked calls (hooks.Park)
+			kind, calls = CAPABILITY, record.parked
+		else:
+			kind = None
+		if kind is not None:  # the step waits, with every command of the reply
 			parked = parked_step(
-				ctx.step, record.commands, record.results, ignored_texts, CAPABILITY, record.parked
+				ctx.step, record.commands, record.results, ignored_texts, kind, calls
 			)
 			state.pending = encodable(parked)
 			return record.end
@@ -1196,26 +1196,18 @@ class Agent:
 		decisions: Sequence[ApprovalDecision],
 		deadline: float | None,
 	) -> RunEnd | None:
-		"""Give a parked question its answer, or go on with a step parked on approvals.
+		"""Give a parked question its answer, or go on with a step whose calls parked.
 
 		Without an answer, the model hears that nobody answered.
 		"""
 		state = ctx.state
 		pending = state.pending or {}
 		ctx.step = state.steps
-		if pending.get("kind") == "approval":
-			if answer is not None:
-				raise ConfigurationError(
-					"this run waits for approval decisions, not an answer: use "
-					"agent.resume(state, decision=...)"
-				)
-			from openmolt_core import _approve
-
-			record, start, ignored = await _approve.restore(ctx, pending, decisions)
-			state.pending = None  # every decision was checked: the step goes on
-			return await self._run_record(ctx, record, ignored, deadline, start)
-		if pending.get("kind") == CAPABILITY:
-			return await self._deliver_given(ctx, pending, deadline)
+		kind = pending.get("kind")
+		if kind == CAPABILITY or kind in self._hooks.by_kind:  # calls parked: the step goes on
+			# A gate's own kind gets the decisions, or the answer run(input, history=...) gives.
+			given = decisions if answer is None else answer
+			return await self._deliver_given(ctx, pending, given, deadline)
 		state.pending = None
 		results = list(pending.get("results") or [])
 		if answer is None:
@@ -1232,21 +1224,30 @@ class Agent:
 		return None
 
 	async def _deliver_given(
-		self, ctx: RunContext, pending: Mapping[str, Any], deadline: float | None
+		self, ctx: RunContext, pending: Mapping[str, Any], given: Any, deadline: float | None
 	) -> RunEnd | None:
-		"""Hand what the application gave to the capabilities that parked; the step goes on."""
+		"""Hand what the application gave to the capabilities that parked; the step goes on.
+
+		A step a gate parked under its own kind (`Capability.parks`) goes to that capability,
+		with ``given``; calls parked by `Park` decisions, each to its capability, with what
+		``resume(given=...)`` saved in the state.
+		"""
 		commands, results, start, ignored = restore_step(pending, check(ctx))
 		record = StepRecord(commands, results=results)
-		for info in pending.get("calls") or ():
-			by = str(info.get("by") or "")
-			cap = self._hooks.by_name.get(by)
-			if cap is None:
-				raise ConfigurationError(
-					f"resume: capability {by!r} parked this run, and agent {self.name!r} has no "
-					"capability of that name; create the agent with it to go on"
-				)
-			await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
-		ctx.state.pending = None
+		owner = self._hooks.by_kind.get(str(pending.get("kind")))
+		if owner is not None:
+			await owner.resume(ctx, pending, given)
+		else:
+			for info in pending.get("calls") or ():
+				by = str(info.get("by") or "")
+				cap = self._hooks.by_name.get(by)
+				if cap is None:
+					raise ConfigurationError(
+						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
+						"no capability of that name; create the agent with it to go on"
+					)
+				await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
+		ctx.state.pending = None  # every delivery was checked: the step goes on
 		return await self._run_record(ctx, record, ignored, deadline, start)
 
 	def _plain_prompt(self, state: RunState, slot: ModelSlot) -> str:

@@ -445,6 +445,14 @@ class Capability:
 	"""Whether its `first_turn` fields come right after the tools in the first turn, ahead of the
 	other capabilities' fields (fields about the tools, such as tool search's catalog)."""
 
+	parks: ClassVar[str] = ""
+	"""The kind of ``state.pending`` under which its `gate_tool` parks a step itself (the approvals
+	gate's ``approval``: it records ``{"kind": parks, "calls": [...]}`` on the step, one JSON entry
+	per call with its ``index``), or "" (its `Park` decisions are saved under the kernel's
+	``capability`` kind, each call naming it under ``by``). A run parked under this kind goes on
+	through this capability: ``agent.resume`` asks its `receive`, then its `resume`, and
+	``agent.approval_requests`` its `requests`. One capability per kind and agent."""
+
 	# building the agent (no I/O) ----------------------------------------------------------
 
 	def active_hooks(self) -> Collection[str] | None:
@@ -734,11 +742,46 @@ class Capability:
 	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
 		"""A run this capability parked goes on: ``given`` is what the application delivered.
 
+		Called before the parked step goes on (the loop rebuilds it from ``state.pending`` and runs
+		it from its first parked call): raise to refuse what was delivered, and the state stays
+		as it was. For a step parked by a `Park` decision, once per parked call. For a step its
+		gate parked under its own kind (`parks`), once, with the whole parked step.
+
 		Args:
-			run: The run.
-			parked: The `Park` request, as saved.
-			given: ``agent.resume(state, given=...)``'s value (JSON).
+			run: The run (``run.step`` is the parked step).
+			parked: The `Park` request, as saved; or, for its own kind, ``state.pending``.
+			given: ``agent.resume(state, given=...)``'s value (JSON); for its own kind, what its
+				`receive` returned (the durable backend carries it to the run's next segment),
+				or the text ``run(input, history=state)`` gives as an answer.
 		"""
+
+	def receive(self, run: Run, parked: Mapping[str, Any], given: Any, answer: str | None) -> Any:
+		"""Read and check what ``agent.resume`` delivers to a run parked under its kind (`parks`).
+
+		Called where ``agent.resume`` is called, before the run goes on (and before a durable
+		backend starts its next segment): raise to refuse, and nothing runs.
+
+		Args:
+			run: The parked run (nothing of it runs here).
+			parked: ``state.pending``, as saved.
+			given: ``agent.resume(state, decision=...)``'s value, or None.
+			answer: ``agent.resume(state, answer=...)``'s value, or None.
+
+		Returns:
+			What the run hands to `resume`.
+		"""
+		return given
+
+	def requests(self, run: Run, parked: Mapping[str, Any]) -> list[Any]:
+		"""The open requests of a run parked under its kind (`parks`), for the application.
+
+		``agent.approval_requests(state)`` returns them.
+
+		Args:
+			run: The parked run (nothing of it runs here).
+			parked: ``state.pending``, as saved.
+		"""
+		return []
 
 
 CapabilityEntry = Capability | str | Mapping[str, Any]
@@ -764,6 +807,7 @@ _HOOKS = (
 	"resume",
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+_KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
 
 
 _BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint", "describe_tools")
@@ -806,6 +850,7 @@ class Hooks:
 		"before_model",
 		"before_tool",
 		"before_tool_unjournaled",
+		"by_kind",
 		"by_name",
 		"capabilities",
 		"describe_tools",
@@ -825,6 +870,8 @@ class Hooks:
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
 		self.capabilities: tuple[Capability, ...] = ()
 		self.by_name: dict[str, Capability] = {}
+		self.by_kind: dict[str, Capability] = {}
+		"""The capabilities that park steps under a kind of their own (`Capability.parks`)."""
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
@@ -846,6 +893,7 @@ class Hooks:
 		for slot in Hooks.__slots__:
 			setattr(new, slot, getattr(self, slot))
 		new.by_name = dict(self.by_name)
+		new.by_kind = dict(self.by_kind)
 		new._add(capability)
 		return new
 
@@ -866,6 +914,16 @@ class Hooks:
 				f"capabilities: two capabilities are named {name!r}; a name is unique per "
 				"agent (it keys the run's state and journal)"
 			)
+		kind = type(cap).parks
+		if kind:
+			if kind in _KERNEL_KINDS or kind in self.by_kind:
+				taken = self.by_kind.get(kind)
+				by = f"capability {type(taken).name!r}" if taken is not None else "the loop"
+				raise ConfigurationError(
+					f"capabilities: {type(cap).__name__} parks steps under kind {kind!r}, which "
+					f"{by} already uses; a kind names one capability per agent"
+				)
+			self.by_kind[kind] = cap
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
 		self._events = None

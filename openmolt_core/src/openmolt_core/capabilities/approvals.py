@@ -9,13 +9,16 @@ built and again when a run-time source changes its tools.
 `ApprovalGate` is the last gate on a call (`Capability.gate_tool`): it asks the approver, uses
 a decision delivered on resume, or parks the run (`openmolt_core._approve`), for a call whose tool
 is marked and for one a capability hands it under a rule of its own (`openmolt_core.hooks.Approve`:
-the taint policy's, so every agent ``create_agent`` builds has it, shared per instance). The
-decisions are signed by `openmolt_core.approvals.Approvals`.
+the taint policy's, so every agent ``create_agent`` builds has it, shared per instance). It parks
+under a kind of its own (``approval``, `Capability.parks`), so the loop hands it such a run on
+resume: it reads and checks the decisions (`Capability.receive`, `Capability.resume`) and lists
+what waits (`Capability.requests`, ``agent.approval_requests``). The decisions are signed by
+`openmolt_core.approvals.Approvals`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core.hooks import AgentInfo, Capability
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._execute import RunContext
 	from openmolt_core.commands import CallTool
+	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
 	from openmolt_core.hooks import Gated, Run, ToolRecord, ToolSpec
 	from openmolt_core.policy import ApprovalPolicy
 
@@ -65,6 +69,7 @@ class ApprovalGate(Capability):
 
 	name = "approval-gate"
 	in_fingerprint: ClassVar[bool] = False  # its steps are the journal's ``approval:`` keys
+	parks: ClassVar[str] = "approval"  # `openmolt_core._approve.KIND`
 
 	async def gate_tool(
 		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
@@ -83,3 +88,44 @@ class ApprovalGate(Capability):
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
 		return await _approve.gate(ctx, step, index, call, tool, rule)  # type: ignore[arg-type]
+
+	def receive(
+		self, run: Run, parked: Mapping[str, Any], given: Any, answer: str | None
+	) -> list[ApprovalDecision]:
+		"""Read ``agent.resume(state, decision=...)``: the decisions, their signatures checked.
+
+		Args:
+			run: The parked run.
+			parked: ``state.pending``.
+			given: One decision or several, objects or their dicts, or None.
+			answer: Refused: the run waits for decisions.
+		"""
+		from openmolt_core import _approve
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		return _approve.receive(ctx, given, answer)
+
+	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
+		"""Check each decision against the call it decides; the gate uses them as the step goes on.
+
+		Args:
+			run: The resumed run.
+			parked: ``state.pending``: the parked step.
+			given: The decisions `receive` read.
+		"""
+		from openmolt_core import _approve
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		await _approve.resume(ctx, parked, given)
+
+	def requests(self, run: Run, parked: Mapping[str, Any]) -> list[ApprovalRequest]:
+		"""The calls that wait for a decision, as requests signed by the instance's signer.
+
+		Args:
+			run: The parked run.
+			parked: ``state.pending``: the parked step.
+		"""
+		from openmolt_core import _approve
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		return _approve.pending_requests(ctx, parked)
