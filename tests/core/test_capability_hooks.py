@@ -2,7 +2,7 @@
 rewritten finishes, checks before and alongside the first model call, the tool set at build, and
 a hand-off to the approvals gate."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import anyio
@@ -10,13 +10,16 @@ import anyio.lowlevel
 import pytest
 
 from openmolt import Capability, OpenMolt, Proceed, Refuse, Stop
+from openmolt_core._execute import RunEnd
 from openmolt_core.commands import CallTool, Finish
+from openmolt_core.errors import ConfigurationError
 from openmolt_core.events import Event
 from openmolt_core.hooks import (
 	AgentInfo,
 	Alongside,
 	Approve,
 	Gated,
+	Hooks,
 	Run,
 	ToolRecord,
 	ToolSpec,
@@ -335,3 +338,89 @@ async def test_a_rewritten_input_is_what_runs_and_what_the_result_shows() -> Non
 	await agent.run("pay")
 	assert till.ran == [{"amount": 3}]
 	assert results_of(model, 1)[0]["input"] == {"amount": 3}
+
+
+class Tickets(Capability):
+	"""A gate that parks a step under a kind of its own (`Capability.parks`) until given a ticket."""
+
+	name: ClassVar[str] = "tickets"
+	parks: ClassVar[str] = "ticket"
+
+	def __init__(self) -> None:
+		self.resumed: list[tuple[int, Any]] = []
+
+	async def gate_tool(
+		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
+	) -> Gated:
+		ticket = run.state.ext.get("tickets", {}).get("ticket")
+		if ticket is not None:
+			return Gated(input=call.input, note={"ticket": ticket})
+		step.pending = {"kind": "ticket", "calls": [{"index": index, "tool": call.tool}]}
+		step.end = RunEnd("approval_required", None, f"{call.tool} waits for a ticket")
+		return Gated()
+
+	def receive(self, run: Run, parked: Mapping[str, Any], given: Any, answer: str | None) -> Any:
+		if not isinstance(given, str) or answer is not None:
+			raise ConfigurationError("give a ticket: resume(state, decision='...')")
+		return given.upper()
+
+	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
+		self.resumed.append((run.step, given))
+		if given == "NONE":
+			raise ConfigurationError("no such ticket")
+		run.state.ext["tickets"] = {"ticket": given}
+
+	def requests(self, run: Run, parked: Mapping[str, Any]) -> list[Any]:
+		return [c["tool"] for c in parked["calls"]]
+
+
+async def test_a_gate_parks_under_its_own_kind_and_the_resume_is_handed_to_it() -> None:
+	till = Till()
+	tickets = Tickets()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A",
+		model=model,
+		tools=till.tools,
+		capabilities=[tickets, Pure(Approve("r"))],
+		on_approval_request=lambda request: request.approve(),  # the approvals gate, after it
+	)
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required" and till.ran == []
+	pending = parked.state.pending
+	assert pending is not None
+	assert (pending["kind"], pending["step"], pending["calls"], pending["results"]) == (
+		"ticket",
+		1,
+		[{"index": 0, "tool": "local.pay"}],
+		[None],
+	)
+	assert agent.approval_requests(parked.state) == ["local.pay"]
+	saved = parked.state.to_dict()
+	for wrong in ({}, {"answer": "yes"}, {"decision": "none"}):  # refused: nothing runs
+		with pytest.raises(ConfigurationError):
+			await agent.resume(RunState.from_dict(saved), **wrong)
+	assert till.ran == [] and tickets.resumed == [(1, "NONE")]
+	done = await agent.resume(RunState.from_dict(saved), decision="t-1")
+	assert done.status == "success" and till.ran == [{"amount": 5}]
+	assert tickets.resumed[-1] == (1, "T-1")
+	(entry,) = results_of(model, 1)
+	assert entry["ticket"] == "T-1" and entry["approval"]["decision"] == "approved"
+
+
+def test_a_kind_of_parked_step_names_one_capability() -> None:
+	class Twin(Tickets):
+		name: ClassVar[str] = "twin"
+
+	class Asks(Tickets):
+		name: ClassVar[str] = "asks"
+		parks: ClassVar[str] = "human_input"  # the loop's own kind
+
+	hooks = Hooks([Tickets()])
+	assert hooks.by_kind == {"ticket": hooks.by_name["tickets"]}
+	assert Hooks().by_kind == {} and hooks.adding(Pure(Proceed())).by_kind == hooks.by_kind
+	with pytest.raises(ConfigurationError, match="capability 'tickets' already uses"):
+		hooks.adding(Twin())
+	with pytest.raises(ConfigurationError, match="the loop already uses"):
+		Hooks([Asks()])
+	assert hooks.by_kind == {"ticket": hooks.by_name["tickets"]}  # adding left it as it was
