@@ -31,7 +31,9 @@ Rules the loop keeps (docs/guides/capabilities.md):
 - **Parking**: `before_tool` may return `Park`: the step stops before that call (calls of the
   same step that already ran keep their results), the run ends with the park's status, and
   ``agent.resume(state, given=...)`` hands ``given`` to the capability's `resume` hook, then the
-  step goes on from the parked call, asking `before_tool` again.
+  step goes on from the parked call, asking `before_tool` again. A gate (`gate_tool`) may park a
+  step under a kind of its own (`Capability.parks`, the approvals gate's ``approval``): a run
+  parked so goes on through that capability alone (`receive`, `resume`, `requests`).
 """
 
 from __future__ import annotations
