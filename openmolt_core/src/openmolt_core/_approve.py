@@ -24,13 +24,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._park import BEHIND_APPROVAL
 from openmolt_core._sync import call as call_app
-from openmolt_core.decisions import (
-	ApprovalDecision,
-	ApprovalHandler,
-	ApprovalRequest,
-	ApprovalUnavailable,
-	digest,
-)
+from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 from openmolt_core.durability import step_key
 from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.events import ApprovalDecisionEvent, ApprovalRequestEvent
@@ -101,6 +95,9 @@ def run_approvals(ctx: RunContext) -> RunApprovals:
 
 
 def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) -> ApprovalRequest:
+	signer = run_approvals(ctx).authority()
+	from openmolt_core.approvals import digest  # loaded with the signer
+
 	return ApprovalRequest(
 		run_id=ctx.state.run_id,
 		call=key,
@@ -110,7 +107,7 @@ def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) 
 		reason=ctx.redact(reason[:REASON_CHARS]),
 		rule=rule,
 		digest=digest(call.tool, call.input),
-		_approvals=run_approvals(ctx).authority(),
+		_approvals=signer,
 	)
 
 
@@ -196,6 +193,8 @@ async def gate(
 	signer = approvals.authority()
 
 	async def decide() -> dict[str, Any]:
+		from openmolt_core.approvals import ApprovalUnavailable  # loaded with the signer
+
 		decision = delivered
 		if decision is None and handler is not None:
 			try:

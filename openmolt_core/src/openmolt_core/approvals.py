@@ -18,7 +18,8 @@ call in the ledger, so that each call is decided once. The decision is recorded 
 model reads (its ``approval`` entry) and emitted as an ``approval:decision`` event.
 
 The request, the decision and the handler's type are the contract's (`openmolt_core.decisions`),
-re-exported here; this module adds the signer and the ledgers.
+re-exported here; this module adds the signer, the ledgers, the digest of a call's arguments and
+`ApprovalUnavailable`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,10 +41,7 @@ from openmolt_core.decisions import (
 	ApprovalDecision,
 	ApprovalHandler,
 	ApprovalRequest,
-	ApprovalUnavailable,
 	_text,
-	_utf8,
-	digest,
 )
 from openmolt_core.errors import ApprovalError, ConfigurationError
 
@@ -61,6 +60,34 @@ __all__ = [
 
 APPROVAL_KEY_ENV = "OPENMOLT_APPROVAL_KEY"
 """The environment variable `Approvals` reads its key from when none is given."""
+
+
+class ApprovalUnavailable(Exception):  # a signal, raised by handlers, not an error
+	"""Raise from an approval handler when nobody can decide now: the run parks.
+
+	The run ends with status ``approval_required``, its state holding the call;
+	``agent.resume(state, decision=...)`` applies the decision later, in any process.
+	"""
+
+
+def digest(tool: str, input: Mapping[str, Any]) -> str:
+	"""The digest of a call's exact arguments: what a decision approves.
+
+	Args:
+		tool: The tool's full handle.
+		input: The input the tool would run with.
+
+	Returns:
+		``sha256:`` and the hex digest of the canonical JSON (sorted keys, no spaces).
+	"""
+	text = json.dumps(
+		{"tool": tool, "input": input}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+	)
+	return "sha256:" + hashlib.sha256(_utf8(text)).hexdigest()
+
+
+def _utf8(text: str) -> bytes:
+	return text.encode("utf-8", "surrogatepass")
 
 
 _SIGNATURE = re.compile(r"[0-9a-f]{64}")

@@ -1,14 +1,13 @@
 """The approval contract: the request an approver sees, the signed decision, the handler.
 
 These are the types the loop, the events, the tools and the durability port share
-(`openmolt_core.approvals` re-exports them, with the signer `Approvals` and the ledgers). An
+(`openmolt_core.approvals` re-exports them, with the signer `Approvals`, the ledgers, the digest
+of a call's arguments and `ApprovalUnavailable`, which only the approvals layer uses). An
 `ApprovalRequest` makes its decisions with a `Signer`, which only the approvals layer implements.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -19,26 +18,8 @@ __all__ = [
 	"ApprovalDecision",
 	"ApprovalHandler",
 	"ApprovalRequest",
-	"ApprovalUnavailable",
 	"Signer",
-	"digest",
 ]
-
-
-def digest(tool: str, input: Mapping[str, Any]) -> str:
-	"""The digest of a call's exact arguments: what a decision approves.
-
-	Args:
-		tool: The tool's full handle.
-		input: The input the tool would run with.
-
-	Returns:
-		``sha256:`` and the hex digest of the canonical JSON (sorted keys, no spaces).
-	"""
-	text = json.dumps(
-		{"tool": tool, "input": input}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-	)
-	return "sha256:" + hashlib.sha256(_utf8(text)).hexdigest()
 
 
 def _text(value: Any, most: int = 120) -> str:
@@ -47,19 +28,7 @@ def _text(value: Any, most: int = 120) -> str:
 	return text if len(text) <= most else f"{text[:most]}..."
 
 
-def _utf8(text: str) -> bytes:
-	return text.encode("utf-8", "surrogatepass")
-
-
 # requests and decisions -------------------------------------------------------------------
-
-
-class ApprovalUnavailable(Exception):  # a signal, raised by handlers, not an error
-	"""Raise from an approval handler when nobody can decide now: the run parks.
-
-	The run ends with status ``approval_required``, its state holding the call;
-	``agent.resume(state, decision=...)`` applies the decision later, in any process.
-	"""
 
 
 Action = Literal["approved", "edited", "denied"]
@@ -75,7 +44,7 @@ class ApprovalDecision:
 	Args:
 		run_id: The run the call belongs to.
 		call: The call's step key (``tool:<step>:<index>:<handle>``).
-		digest: The digest of the arguments the decision was made for (`digest`).
+		digest: The digest of the arguments the decision was made for (`openmolt_core.approvals.digest`).
 		approved: Whether the call may run.
 		reason: Why (a denial's reason reaches the model).
 		input: The edited input to run instead (approvals only); it must match the tool's schema.
@@ -165,7 +134,7 @@ class ApprovalRequest:
 		input: The call's input, with secrets redacted.
 		reason: Why the agent makes the call, in its own words ("" when it gave none).
 		rule: The policy rule that asks for approval.
-		digest: The digest of the exact arguments (`digest`); a decision is bound to it.
+		digest: The digest of the exact arguments (`openmolt_core.approvals.digest`); a decision is bound to it.
 	"""
 
 	run_id: str
