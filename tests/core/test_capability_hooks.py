@@ -401,6 +401,17 @@ async def test_a_gate_parks_under_its_own_kind_and_the_resume_is_handed_to_it() 
 		with pytest.raises(ConfigurationError):
 			await agent.resume(RunState.from_dict(saved), **wrong)
 	assert till.ran == [] and tickets.resumed == [(1, "NONE")]
+	without = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([]), tools=till.tools
+	)
+	for go_on in (
+		without.resume(RunState.from_dict(saved), decision="t-1"),
+		without.run(history=RunState.from_dict(saved)),
+	):
+		with pytest.raises(ConfigurationError, match="no capability that parks so"):
+			await go_on
+	with pytest.raises(ConfigurationError, match="no capability that parks so"):
+		without.approval_requests(saved)
 	done = await agent.resume(RunState.from_dict(saved), decision="t-1")
 	assert done.status == "success" and till.ran == [{"amount": 5}]
 	assert tickets.resumed[-1] == (1, "T-1")

@@ -853,7 +853,7 @@ class Agent:
 		if kind == CAPABILITY or given is not _NOTHING:
 			loaded = _given(loaded, kind, answer, decision, given)
 			answer = None
-		owner = self._hooks.by_kind.get(kind)  # a capability's gate parked it (approvals)
+		owner = _parker(self._hooks, loaded.pending or {}, self.name)
 		decisions: Sequence[ApprovalDecision] = ()
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
 			ctx = self._context(loaded, LOCAL_PORT)
@@ -888,7 +888,7 @@ class Agent:
 		"""
 		loaded = _load(state)
 		pending = loaded.pending or {}
-		owner = self._hooks.by_kind.get(str(pending.get("kind")))  # the gate that parked the run
+		owner = _parker(self._hooks, pending, self.name)
 		if owner is None:
 			raise ConfigurationError(
 				"approval_requests: this state waits for no approval (its run is not "
@@ -1203,11 +1203,11 @@ class Agent:
 		state = ctx.state
 		pending = state.pending or {}
 		ctx.step = state.steps
-		kind = pending.get("kind")
-		if kind == CAPABILITY or kind in self._hooks.by_kind:  # calls parked: the step goes on
+		owner = _parker(self._hooks, pending, self.name)
+		if owner is not None or pending.get("kind") == CAPABILITY:  # calls parked: they go on
 			# A gate's own kind gets the decisions, or the answer run(input, history=...) gives.
 			given = decisions if answer is None else answer
-			return await self._deliver_given(ctx, pending, given, deadline)
+			return await self._deliver_given(ctx, pending, owner, given, deadline)
 		state.pending = None
 		results = list(pending.get("results") or [])
 		if answer is None:
@@ -1224,17 +1224,21 @@ class Agent:
 		return None
 
 	async def _deliver_given(
-		self, ctx: RunContext, pending: Mapping[str, Any], given: Any, deadline: float | None
+		self,
+		ctx: RunContext,
+		pending: Mapping[str, Any],
+		owner: Capability | None,
+		given: Any,
+		deadline: float | None,
 	) -> RunEnd | None:
 		"""Hand what the application gave to the capabilities that parked; the step goes on.
 
-		A step a gate parked under its own kind (`Capability.parks`) goes to that capability,
-		with ``given``; calls parked by `Park` decisions, each to its capability, with what
-		``resume(given=...)`` saved in the state.
+		A step a gate parked under its own kind (`Capability.parks`) goes to that capability
+		(``owner``), with ``given``; calls parked by `Park` decisions, each to its capability,
+		with what ``resume(given=...)`` saved in the state.
 		"""
 		commands, results, start, ignored = restore_step(pending, check(ctx))
 		record = StepRecord(commands, results=results)
-		owner = self._hooks.by_kind.get(str(pending.get("kind")))
 		if owner is not None:
 			await owner.resume(ctx, pending, given)
 		else:
@@ -1724,6 +1728,26 @@ def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -
 		raise ConfigurationError(f"resume: given must be JSON ({exc})") from None
 	state.pending = {**(state.pending or {}), "given": given}
 	return state
+
+
+def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability | None:
+	"""The capability whose gate parked a step under its own kind (`Capability.parks`).
+
+	None for what the loop parks itself: a question, calls `Park` decisions parked.
+
+	Raises:
+		ConfigurationError: A gate parked the step, and the agent has no capability of its kind.
+	"""
+	kind = pending.get("kind")
+	if kind == CAPABILITY or "calls" not in pending:
+		return None
+	owner = hooks.by_kind.get(str(kind))
+	if owner is None:
+		raise ConfigurationError(
+			f"this run's calls wait under kind {kind!r}, and agent {agent!r} has no capability "
+			"that parks so; create the agent with it to go on"
+		)
+	return owner
 
 
 def _left(port: RunPort, deadline: float | None) -> float:
