@@ -826,7 +826,7 @@ async def _capabilities_rule(
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		case Park():
 			if record.end is not None and record.parked is None:
-				if record.pending is not None and record.pending.get("kind") == "approval":
+				if record.pending is not None and "calls" in record.pending:  # a gate's park
 					return {"tool": call.tool, "ok": False, "error": BEHIND_APPROVAL}
 				return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 			parked = record.parked = record.parked or []
