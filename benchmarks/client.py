@@ -307,6 +307,111 @@ def fig_cpu(args: argparse.Namespace) -> dict[str, Any]:
 	return out
 
 
+CONVERSATION = {
+	"openai": "input",
+	"openai-chat": "messages",
+	"anthropic": "messages",
+	"google": "contents",
+}
+"""The request field that holds the conversation, per provider (the rest of a body is fixed)."""
+
+
+def bare_endpoint(provider: str, port: int, model: str) -> tuple[str, dict[str, str]]:
+	"""The URL and headers a hand-written client would use against the fake server."""
+	base = f"http://127.0.0.1:{port}"
+	json_type = {"Content-Type": "application/json"}
+	if provider == "openai":
+		return f"{base}/v1/responses", {"Authorization": "Bearer sk-bench", **json_type}
+	if provider == "openai-chat":
+		return f"{base}/v1/chat/completions", {"Authorization": "Bearer sk-bench", **json_type}
+	if provider == "anthropic":
+		headers = {"x-api-key": "sk-ant-bench", "anthropic-version": "2023-06-01", **json_type}
+		return f"{base}/v1/messages", headers
+	return f"{base}/v1beta/models/{model}:generateContent", {"x-goog-api-key": "bench", **json_type}
+
+
+def reply_text(provider: str, reply: dict[str, Any]) -> str:
+	"""The model's text in one API's reply."""
+	if provider == "openai":
+		return reply["output"][0]["content"][0]["text"]
+	if provider == "openai-chat":
+		return reply["choices"][0]["message"]["content"]
+	if provider == "anthropic":
+		return reply["content"][0]["text"]
+	return reply["candidates"][0]["content"]["parts"][0]["text"]
+
+
+def fig_bare(args: argparse.Namespace) -> dict[str, Any]:
+	"""Figure 3's floor: a hand-written agent loop on a bare ``httpx.AsyncClient``.
+
+	It sends the bodies OpenMolt sent in one recorded run (``--bodies``, same provider and N),
+	byte for byte: it starts from the first body as a dict, and each step encodes the whole body
+	(compact JSON, as the providers do), posts it, parses the reply JSON and the model's command,
+	runs ``add``, and appends that turn to the conversation (the assistant message and the tool
+	result message OpenMolt recorded, plus the markers OpenMolt moved, e.g. Anthropic's
+	``cache_control``), so the next body is the next recorded one. The first run checks each
+	body against the recording.
+	"""
+	import asyncio
+	import copy
+	import itertools
+	from pathlib import Path
+
+	import httpx
+
+	bodies: list[str] = json.loads(Path(args.bodies).read_text())
+	payloads = [json.loads(b) for b in bodies]
+	key = CONVERSATION[args.provider]
+	turns: list[tuple[list[tuple[int, Any]], list[Any]]] = []
+	for before, after in itertools.pairwise(payloads):
+		old, new = before[key], after[key]
+		moved = [(i, new[i]) for i in range(len(old)) if old[i] != new[i]]
+		turns.append((moved, new[len(old) :]))
+	model = f"{MODELS[args.provider].split(':', 1)[1]}-steps{args.steps}"
+	url, headers = bare_endpoint(args.provider, args.port, model)
+
+	async def run(client: httpx.AsyncClient, check: bool) -> int:
+		payload = copy.deepcopy(payloads[0])
+		conversation = payload[key]
+		for step, turn in enumerate([*turns, None]):
+			body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+			if check and body != bodies[step].encode():
+				raise SystemExit(f"bare loop: body {step} differs from OpenMolt's")
+			response = await client.post(url, content=body, headers=headers)
+			response.raise_for_status()
+			command = json.loads(reply_text(args.provider, response.json()))["commands"][0]
+			if command["type"] == "finish":
+				return step + 1
+			add(command["input"], None)
+			if turn is None:
+				raise SystemExit("bare loop: the server asked for more steps than recorded")
+			moved, appended = turn
+			for i, item in moved:
+				conversation[i] = item
+			conversation.extend(appended)
+		raise SystemExit("bare loop: the server never finished")
+
+	async def main() -> dict[str, Any]:
+		async with httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0)) as client:
+			c0 = cpu_s()
+			calls = await run(client, check=True)
+			c1 = cpu_s()
+			if calls != len(bodies):
+				raise SystemExit(f"bare loop: {calls} calls, {len(bodies)} recorded")
+			await run(client, check=False)
+			c2 = cpu_s()
+			for _ in range(args.repeat):
+				await run(client, check=False)
+			c3 = cpu_s()
+		return {
+			"cold_cpu_ms_per_step": (c1 - c0) * 1000 / calls,
+			"cpu_ms_per_step": (c3 - c2) * 1000 / calls / args.repeat,
+			"body_bytes": sum(len(b.encode()) for b in bodies),
+		}
+
+	return asyncio.run(main())
+
+
 # figure 4 -----------------------------------------------------------------------------------
 
 
@@ -436,6 +541,7 @@ FIGURES = {
 	"create": fig_create,
 	"instance": fig_instance,
 	"cpu": fig_cpu,
+	"bare": fig_bare,
 	"concurrent": fig_concurrent,
 	"bytes": fig_bytes,
 	"lag": fig_lag,
@@ -453,6 +559,7 @@ def main() -> None:
 	parser.add_argument("--repeat", type=int, default=3)
 	parser.add_argument("--first-run", action="store_true")
 	parser.add_argument("--profile", default="")
+	parser.add_argument("--bodies", default="", help="figure 3's bare loop: recorded bodies (JSON)")
 	args = parser.parse_args()
 	out = FIGURES[args.figure](args)
 	print(json.dumps(out), flush=True)
