@@ -20,7 +20,9 @@ A model name containing ``native`` (``gpt-5-mini-native-steps1``, used for the p
 figure) gets native Chat Completions tool calls instead: a ``tool_calls`` message calling the
 function ``add`` while fewer than N assistant turns, then a plain text answer.
 
-Control endpoints (JSON): ``GET /_stats`` (requests, request-body bytes), ``POST /_reset`` with
+Control endpoints (JSON): ``GET /_stats`` (requests, request-body bytes, and
+``first_request_at``: the ``time.monotonic()`` of the first model request since the last reset,
+a clock every process of the machine shares), ``POST /_reset`` with
 ``{"latency_ms": float, "record": bool}`` (zero the counters, set latency and recording),
 ``GET /_bodies`` (the recorded request bodies, in arrival order, as text).
 """
@@ -47,6 +49,7 @@ class State:
 		self.bytes = 0
 		self.record = False
 		self.bodies: list[bytes] = []
+		self.first_at: float | None = None  # time.monotonic() of the first model request
 
 
 def _steps(model: str, default: int) -> int:
@@ -238,6 +241,8 @@ class HTTPProtocol(asyncio.Protocol):
 		else:
 			self.send(_response(404, b'{"error":{"message":"no such endpoint"}}'))
 			return
+		if state.first_at is None:
+			state.first_at = time.monotonic()
 		state.requests += 1
 		state.bytes += len(body)
 		if state.record:
@@ -263,12 +268,20 @@ class HTTPProtocol(asyncio.Protocol):
 		state = self.state
 		if path == "/_stats":
 			return _response(
-				200, json.dumps({"requests": state.requests, "bytes": state.bytes}).encode()
+				200,
+				json.dumps(
+					{
+						"requests": state.requests,
+						"bytes": state.bytes,
+						"first_request_at": state.first_at,
+					}
+				).encode(),
 			)
 		if path == "/_reset" and method == "POST":
 			options = json.loads(body or b"{}")
 			state.requests = state.bytes = 0
 			state.bodies = []
+			state.first_at = None
 			state.latency = float(options.get("latency_ms", state.latency * 1000)) / 1000.0
 			state.record = bool(options.get("record", False))
 			return _response(200, b"{}")
