@@ -176,6 +176,8 @@ ONE_SHOT_UNUSED = [
 	"openmolt_core.capabilities.skills",
 	"openmolt_core.capabilities.sources",
 	"openmolt_core.capabilities.toolsearch",
+	"openmolt_core.cli._commands",  # the lookup of plugin commands: a file is none
+	"openmolt_core.cli._info",  # --dry-run's listing
 	"openmolt_core.guardrails",
 	"openmolt_core.policy",
 	"openmolt_core.scheduler",
@@ -208,3 +210,83 @@ def test_a_one_shot_run_does_not_import_the_capabilities_it_does_not_use(
 	assert "openmolt_core.capabilities.safety" in loaded  # the run did go through the loop
 	assert loaded.isdisjoint(ONE_SHOT_UNUSED), sorted(loaded & set(ONE_SHOT_UNUSED))
 	assert json.loads(done.stdout)["status"] == "success"
+
+
+def test_the_collector_is_paused_during_start_up_and_given_back(
+	tmp_path: Path, server, cli
+) -> None:
+	"""A run's start-up makes no collection; its objects are frozen; after it, all is as before.
+
+	Counted with `gc.callbacks` in a fresh process: no collection from the command's start to the
+	end of start-up (the agent built), the start-up objects frozen at the first model request,
+	and after `main` returns the collector on again with nothing frozen.
+	"""
+	path = cli.agent_file(tmp_path, server)
+	code = (
+		"import gc, sys\n"
+		"import httpx\n"
+		"from openmolt_core.cli import _startup, main\n"
+		"seen = {'collections': 0}\n"
+		"gc.callbacks.append(lambda phase, info: phase == 'start' and seen.update(\n"
+		"	collections=seen['collections'] + 1))\n"
+		"resume = _startup.StartupGC.resume\n"
+		"def resumed(self):\n"
+		"	seen.setdefault('start-up', seen['collections'])\n"
+		"	resume(self)\n"
+		"_startup.StartupGC.resume = resumed\n"
+		"send = httpx.AsyncClient.send\n"
+		"async def first(self, *args, **kwargs):\n"
+		"	seen.setdefault('frozen', gc.isenabled() and gc.get_freeze_count() > 10_000)\n"
+		"	return await send(self, *args, **kwargs)\n"
+		"httpx.AsyncClient.send = first\n"
+		"seen['collections'] = 0\n"
+		f"code = main([{str(path)!r}, '--json'])\n"
+		"print(code, seen['start-up'], seen['frozen'], gc.isenabled(), gc.get_freeze_count(),\n"
+		"	file=sys.stderr)\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key"})
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	assert done.stderr.splitlines()[-1] == "0 0 True True 0", done.stderr
+	assert json.loads(done.stdout)["status"] == "success"
+
+
+def test_the_start_up_pause_leaves_a_collector_that_was_off_alone() -> None:
+	"""A process that turned the collector off keeps it off, and nothing is frozen."""
+	import gc
+
+	from openmolt_core.cli._startup import StartupGC
+
+	gc.disable()
+	try:
+		startup = StartupGC()
+		startup.resume()
+		assert not gc.isenabled()
+		assert gc.get_freeze_count() == 0
+		startup.close()
+		assert not gc.isenabled()
+	finally:
+		gc.enable()
+
+
+def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
+	"""Paused until resume; resume freezes and turns it on; close gives the objects back."""
+	import gc
+
+	from openmolt_core.cli._startup import StartupGC
+
+	assert gc.isenabled()
+	startup = StartupGC()
+	try:
+		assert not gc.isenabled()
+		startup.resume()
+		assert gc.isenabled()
+		assert gc.get_freeze_count() > 0
+		frozen = gc.get_freeze_count()
+		startup.resume()  # once: nothing more is frozen
+		assert gc.get_freeze_count() == frozen
+	finally:
+		startup.close()
+	assert gc.isenabled()
+	assert gc.get_freeze_count() == 0

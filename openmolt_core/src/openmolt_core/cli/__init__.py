@@ -44,9 +44,13 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
 from openmolt_core.errors import OpenMoltError, PluginError
+
+if TYPE_CHECKING:
+	from openmolt_core.cli._startup import StartupGC
 
 __all__ = ["ExitCode", "approve_on_terminal", "ask_on_terminal", "main"]
 
@@ -213,6 +217,16 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _run_command(args: list[str], prog: str) -> int:
+	from openmolt_core.cli._startup import StartupGC
+
+	startup = StartupGC()  # paused until the agent is built: see that module
+	try:
+		return _run_paused(args, prog, startup)
+	finally:
+		startup.close()
+
+
+def _run_paused(args: list[str], prog: str, startup: StartupGC) -> int:
 	parser = _run_parser(prog)
 	ns = parser.parse_args(args)
 	if ns.session is not None and ns.continue_last:
@@ -235,7 +249,7 @@ def _run_command(args: list[str], prog: str) -> int:
 				raise ConfigurationError(problem)
 	import anyio
 
-	return anyio.run(_run_agent, ns)
+	return anyio.run(_run_agent, ns, startup)
 
 
 def _stdin_text() -> str | None:
@@ -259,9 +273,8 @@ def _prompt_input(ns: argparse.Namespace) -> str:
 	return "\n\n".join(parts)
 
 
-async def _run_agent(ns: argparse.Namespace) -> int:
+async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	# Not named _run: importing the submodule cli._run rebinds that name in this package.
-	from openmolt_core.cli._info import dry_run
 	from openmolt_core.cli._progress import Progress
 	from openmolt_core.cli._run import check_ready, load, parse_input, run_once, serve
 	from openmolt_core.cli._ui import record_runs, run_with_ui
@@ -297,7 +310,10 @@ async def _run_agent(ns: argparse.Namespace) -> int:
 		for report in loaded.keys:
 			progress.line(report.line())
 	input = parse_input(ns.input, loaded.input)
+	startup.resume()  # the agent is built: the collector runs again
 	if ns.dry_run:
+		from openmolt_core.cli._info import dry_run
+
 		for problem in check_ready(loaded, strict=False):
 			progress.line(f"warning: {problem}")
 		try:
@@ -457,7 +473,9 @@ def _dispatch(args: list[str]) -> int:
 	}
 	if name in commands:
 		return commands[name]()
-	if not name.startswith("-") and not _file_like(name):
+	if not name.startswith("-") and _file_like(name):
+		return _run_command(args, "openmolt")  # a file: no plugin command to look for
+	if not name.startswith("-"):
 		from openmolt_core.cli import _commands
 
 		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
