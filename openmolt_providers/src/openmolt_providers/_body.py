@@ -6,10 +6,62 @@ import json
 import re
 from typing import Any
 
-__all__ = ["data_url", "encode", "last_key", "merge_options"]
+__all__ = ["data_url", "encode", "keep", "last_key", "merge_options"]
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+_KEPT: dict[int, tuple[Any, str | None]] = {}
+"""``id(value)`` -> (the value, its JSON once written): the values `keep` was given."""
+
+_KEPT_SIZE = 32  # values kept at most (a reply schema per tool set and dialect); then cleared
+
+_KEPT_DEPTH = 3  # how deep in a body a kept value may sit: body.text.format.schema
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_dumps = _ENCODER.encode
+_string = json.encoder.encode_basestring  # what the encoder writes for a str (ensure_ascii off)
+
+
+def keep(value: Any) -> Any:
+	"""Mark a JSON value that every request of a run sends unchanged: `encode` writes it once.
+
+	The reply schema is the same dict at every step (the loop fits it once per tool set, as
+	`openmolt_providers._schema.SchemaCache` relies on too) and the largest part of a body that
+	does not grow: written once, it is not encoded again at each step (a 2 KB schema of one tool
+	cost about as much as the rest of a 20-step body). The value must not change afterwards; it
+	is recognised by identity, and at most `_KEPT_SIZE` values are kept.
+
+	Args:
+		value: A JSON value that a body holds at most `_KEPT_DEPTH` dicts deep.
+
+	Returns:
+		The value itself.
+	"""
+	if id(value) not in _KEPT:
+		if len(_KEPT) >= _KEPT_SIZE:
+			_KEPT.clear()
+		_KEPT[id(value)] = (value, None)
+	return value
+
+
+def _text(value: Any, depth: int) -> str:
+	"""The JSON of ``value``, byte for byte `_dumps`', with kept values written once."""
+	kept = _KEPT.get(id(value))
+	if kept is not None and kept[0] is value:
+		text = kept[1]
+		if text is None:
+			text = _dumps(value)
+			_KEPT[id(value)] = (value, text)
+		return text
+	kind = type(value)
+	if kind is str:
+		return _string(value)
+	if depth < _KEPT_DEPTH and kind is dict and all(type(k) is str for k in value):
+		items = [f"{_string(k)}:{_text(v, depth + 1)}" for k, v in value.items()]
+		return "{" + ",".join(items) + "}"
+	return _dumps(value)
 
 
 def encode(body: dict[str, Any]) -> bytes:
@@ -18,9 +70,10 @@ def encode(body: dict[str, Any]) -> bytes:
 	`json.dumps`' default separators add two bytes per key and one per list item: about
 	170 bytes on an agent's first request, sent again with every step. A lone surrogate (from a
 	message a caller built by hand: the loop's own state never holds one) is sent as U+FFFD, so a
-	body always encodes.
+	body always encodes. The values given to `keep` (the reply schema) are written once and
+	reused, in the same bytes.
 	"""
-	text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+	text = _text(body, 0) if _KEPT else _dumps(body)
 	try:
 		return text.encode()
 	except UnicodeEncodeError:

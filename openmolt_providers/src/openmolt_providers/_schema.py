@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openmolt_core.structured import fit_schema
+from openmolt_providers._body import keep
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import ModelConfig, ModelRequest
@@ -63,7 +64,7 @@ def reply_format(provider: _Provider, request: ModelRequest) -> tuple[dict[str, 
 				"checked after it arrives",
 			)
 		return None, True
-	return schema, True
+	return keep(schema), True  # the same dict at every step: its JSON is written once
 
 
 class SchemaCache:
