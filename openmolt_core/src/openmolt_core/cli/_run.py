@@ -106,8 +106,6 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	Raises:
 		OpenMoltError: In strict mode, what is missing and where it can come from.
 	"""
-	from openmolt_core.integrations.preflight import missing_credentials
-
 	agent = loaded.agent
 	problems: list[str] = []
 	try:
@@ -132,7 +130,10 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 					f"no API key for {name}: set {env_var(name)} (in the environment or a .env "
 					"file)"
 				)
-	for missing in missing_credentials(agent._tools.values()):
+	bound = [t for t in agent._tools.values() if t.integration is not None]
+	if bound:  # the credential checks load only for an agent that has integrations
+		from openmolt_core.integrations.preflight import missing_credentials
+	for missing in missing_credentials(bound) if bound else ():
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
 		keys = [*missing.keys, *missing.alternatives]
@@ -183,9 +184,10 @@ def load(
 
 def _config_keys(om: OpenMolt) -> Callable[[str], list[str]]:
 	"""The camelCase config keys each integration reads (``apiKey`` when it cannot be loaded)."""
-	from openmolt_core.integrations.preflight import config_keys
 
-	def keys_of(iid: str) -> list[str]:
+	def keys_of(iid: str) -> list[str]:  # asked only for the integrations the agent names
+		from openmolt_core.integrations.preflight import config_keys
+
 		try:
 			spec = om.plugins.integration(iid)
 		except OpenMoltError:
