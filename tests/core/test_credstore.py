@@ -589,3 +589,17 @@ def test_every_stored_secret_is_masked_even_unbound(store: EncryptedFileStore) -
 	masked = om.secrets.mask(f"{SECRETS['refreshToken']} xoxe-stored-slack-77 cid-123")
 	assert SECRETS["refreshToken"] not in masked and "xoxe-stored-slack-77" not in masked
 	assert "cid-123" in masked  # a client id is not a secret
+
+
+def test_the_default_file_secrets_are_masked_before_the_store_is_used(
+	store: EncryptedFileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The default file's tokens join om.secrets at its first use; without the file, none."""
+	from openmolt_core import OpenMolt
+
+	store.save("gmail", SECRETS)
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(store.path))
+	assert SECRETS["refreshToken"] in OpenMolt(entry_points=False).secrets
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(store.path.with_name("none.enc")))
+	om = OpenMolt(entry_points=False)
+	assert SECRETS["refreshToken"] not in om.secrets and om.credential_store is None

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.secrets import default_credentials_path as default_path  # the file: light
 
 __all__ = [
 	"KEY_VARIABLE",
@@ -102,15 +103,6 @@ class CredentialStore(Protocol):
 			user: The end user; None: the operator.
 		"""
 		...
-
-
-def default_path() -> Path:
-	"""``$OPENMOLT_CREDENTIALS_FILE``, else ``$XDG_CONFIG_HOME/openmolt/credentials.enc``."""
-	explicit = os.environ.get("OPENMOLT_CREDENTIALS_FILE")
-	if explicit:
-		return Path(explicit)
-	base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-	return Path(base) / "openmolt" / "credentials.enc"
 
 
 def _keyring_key() -> bytes | None:

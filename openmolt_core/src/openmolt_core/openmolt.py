@@ -683,6 +683,11 @@ class OpenMolt:
 
 	def _stored_secrets(self) -> set[str]:
 		"""Every secret value in the credential store, bound or not; nothing if it cannot be read."""
+		if self._default_credential_store:  # the default file: looked for before loading a store
+			from openmolt_core.secrets import default_credentials_path
+
+			if not default_credentials_path().exists():
+				return set()
 		store = self.credential_store
 		found: set[str] = set()
 		if store is None:

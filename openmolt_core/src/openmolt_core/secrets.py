@@ -28,12 +28,14 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
+from pathlib import Path
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 __all__ = [
 	"MASK",
 	"SecretSet",
 	"StreamMask",
+	"default_credentials_path",
 	"environment_secrets",
 	"held_back",
 	"mask",
@@ -56,6 +58,19 @@ _SECRET_ENV = re.compile(
 )
 _HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "sig")
 _PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "accept-language"})
+
+
+def default_credentials_path() -> Path:
+	"""``$OPENMOLT_CREDENTIALS_FILE``, else ``$XDG_CONFIG_HOME/openmolt/credentials.enc``.
+
+	The default credential store's file (`openmolt_core.credstore.default_path`): its stored
+	secrets join the set when it exists, so an instance looks for it without loading the store.
+	"""
+	explicit = os.environ.get("OPENMOLT_CREDENTIALS_FILE")
+	if explicit:
+		return Path(explicit)
+	base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+	return Path(base) / "openmolt" / "credentials.enc"
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
