@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import Agent, HumanInputHandler, Limits, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
-	from openmolt_core.capabilities.observers import Observers
+	from openmolt_core.capabilities import Observers
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.conversation import RunConversation, Session
@@ -1082,7 +1082,7 @@ class OpenMolt:
 			return list(self._plain_caps)
 		observed = self._observed
 		if observed is None:  # the run store, viewer, telemetry: one for the instance's agents
-			from openmolt_core.capabilities.observers import Observers
+			from openmolt_core.capabilities import Observers
 
 			observed = self._observed = Observers(lambda: self.observers)
 		own: list[Capability] = []
@@ -1152,7 +1152,7 @@ class OpenMolt:
 		found = self._hooks.get(key) if not own else None
 		if found is not None:  # it holds the objects of its key: their ids are still theirs
 			return found[1]
-		from openmolt_core.capabilities.approvals import ApprovalGate
+		from openmolt_core.capabilities import ApprovalGate
 		from openmolt_core.capabilities.safety import Safety
 		from openmolt_core.hooks import Hooks
 

@@ -13,22 +13,22 @@ the taint policy's, so every agent ``create_agent`` builds has it, shared per in
 under a kind of its own (``approval``, `Capability.parks`), so the loop hands it such a run on
 resume: it reads and checks the decisions (`Capability.receive`, `Capability.resume`) and lists
 what waits (`Capability.requests`, ``agent.approval_requests``). The decisions are signed by
-`openmolt_core.approvals.Approvals`.
+`openmolt_core.approvals.Approvals`. The gate is defined in `openmolt_core.capabilities`, with
+the other capabilities every agent has (a plain run loads no feature module), and re-exported
+here (same object).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
+from openmolt_core.capabilities import ApprovalGate  # every agent has it: defined there
 from openmolt_core.hooks import AgentInfo, Capability
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core._execute import RunContext
-	from openmolt_core.commands import CallTool
-	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
-	from openmolt_core.hooks import Gated, Run, ToolRecord, ToolSpec
+	from openmolt_core.hooks import ToolRecord
 	from openmolt_core.policy import ApprovalPolicy
 
 __all__ = ["ApprovalGate", "ApprovalRules"]
@@ -60,72 +60,3 @@ class ApprovalRules(Capability):
 		rule_for = self.policy.rule_for
 		for t in bound:
 			t.approval = rule_for(t.handle, t.tool)
-
-
-class ApprovalGate(Capability):
-	"""The approvals gate: asks, uses delivered decisions, or parks (`openmolt_core._approve`)."""
-
-	__slots__ = ()
-
-	name = "approval-gate"
-	in_fingerprint: ClassVar[bool] = False  # its steps are the journal's ``approval:`` keys
-	parks: ClassVar[str] = "approval"  # `openmolt_core._approve.KIND`
-
-	async def gate_tool(
-		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
-	) -> Gated:
-		"""Decide whether a call that waits for approval runs (see `Capability.gate_tool`).
-
-		Args:
-			run: The run.
-			step: The step's record (a parked call is added to its ``pending``).
-			index: The call's index in the reply.
-			call: The call, as the capabilities let it through.
-			tool: Its tool's record.
-			rule: The rule a capability makes the call wait under, or None.
-		"""
-		from openmolt_core import _approve  # here: a run that gates nothing never loads it
-
-		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
-		return await _approve.gate(ctx, step, index, call, tool, rule)  # type: ignore[arg-type]
-
-	def receive(
-		self, run: Run, parked: Mapping[str, Any], given: Any, answer: str | None
-	) -> list[ApprovalDecision]:
-		"""Read ``agent.resume(state, decision=...)``: the decisions, their signatures checked.
-
-		Args:
-			run: The parked run.
-			parked: ``state.pending``.
-			given: One decision or several, objects or their dicts, or None.
-			answer: Refused: the run waits for decisions.
-		"""
-		from openmolt_core import _approve
-
-		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
-		return _approve.receive(ctx, given, answer)
-
-	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
-		"""Check each decision against the call it decides; the gate uses them as the step goes on.
-
-		Args:
-			run: The resumed run.
-			parked: ``state.pending``: the parked step.
-			given: The decisions `receive` read.
-		"""
-		from openmolt_core import _approve
-
-		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
-		await _approve.resume(ctx, parked, given)
-
-	def requests(self, run: Run, parked: Mapping[str, Any]) -> list[ApprovalRequest]:
-		"""The calls that wait for a decision, as requests signed by the instance's signer.
-
-		Args:
-			run: The parked run.
-			parked: ``state.pending``: the parked step.
-		"""
-		from openmolt_core import _approve
-
-		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
-		return _approve.pending_requests(ctx, parked)
