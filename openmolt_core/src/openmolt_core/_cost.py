@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
-	from openmolt_core.llm import Usage
+	from openmolt_core.llm import Message, Usage
+	from openmolt_core.result import RunState
 
 __all__ = [
 	"ASSUMED_OUTPUT_TOKENS",
@@ -28,6 +29,8 @@ __all__ = [
 	"call_cost",
 	"check_prices",
 	"estimate",
+	"estimate_tokens",
+	"needs_compaction",
 	"price_call",
 	"price_of",
 	"share",
@@ -125,6 +128,22 @@ def estimate(price: Price, input_tokens: int, output_tokens: int | None) -> floa
 	"""
 	inp, _, out, _ = price
 	return (input_tokens * inp + (output_tokens or ASSUMED_OUTPUT_TOKENS) * out) / 1e6
+
+
+def estimate_tokens(messages: list[Message], system: str = "") -> int:
+	"""A rough token count (characters / 4) for a prompt: enough to decide when to compact."""
+	return (len(system) + sum(len(m.content) for m in messages)) // 4
+
+
+def needs_compaction(state: RunState, threshold: int, system: str) -> bool:
+	"""Whether the next call's prompt would pass the threshold (`openmolt_core.compaction`).
+
+	The last call's input tokens (the provider's own count) plus the turns appended since; before
+	any call, the estimate of the whole prompt.
+	"""
+	appended = state.messages[-1:] if state.context_tokens else state.messages
+	base = state.context_tokens or 0
+	return base + estimate_tokens(appended, "" if base else system) > threshold
 
 
 def check_prices(name: str, slots: Iterable[Model], label: str) -> None:

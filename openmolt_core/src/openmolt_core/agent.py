@@ -78,6 +78,7 @@ from openmolt_core.hooks import (
 )
 from openmolt_core.llm import (
 	Attachment,
+	CompactionConfig,
 	LLMProvider,
 	Message,
 	ModelConfig,
@@ -90,7 +91,6 @@ from openmolt_core.result import RunResult, RunState
 if TYPE_CHECKING:
 	from pydantic import BaseModel
 
-	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.conversation import RunConversation, Session, SessionHistory
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileStore
@@ -1344,9 +1344,7 @@ class Agent:
 			slot = self._models.primary
 			price = _cost.price_of(slot.provider(), slot.model)
 			if price is not None:
-				from openmolt_core.compaction import estimate_tokens
-
-				size = estimate_tokens(state.messages, self._prompt_for(slot))
+				size = _cost.estimate_tokens(state.messages, self._prompt_for(slot))
 				expected = _cost.estimate(price, size, self.model_config.max_output_tokens)
 				if (state.usage.cost_usd or 0.0) + expected >= budget[0]:
 					return f"the ${_cost.usd(budget[0])} cost budget"

@@ -26,7 +26,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core.llm import Message, ModelRequest, ModelResponse
+from openmolt_core._cost import estimate_tokens, needs_compaction  # light: every step asks
+from openmolt_core.llm import (  # the settings every agent has: re-exported (same objects)
+	DEFAULT_COMPACTION,
+	DEFAULT_CONTEXT_WINDOW,
+	CompactionConfig,
+	Message,
+	ModelRequest,
+	ModelResponse,
+)
 from openmolt_core.prompt import dumps
 
 if TYPE_CHECKING:
@@ -43,9 +51,6 @@ __all__ = [
 	"needs_compaction",
 ]
 
-DEFAULT_CONTEXT_WINDOW = 128_000
-"""Tokens assumed for a model whose provider does not say (``context_window(model)``)."""
-
 _FILES = re.compile(r"openmolt-(?:file|result):[A-Za-z0-9_.\-/]+")
 
 SUMMARY_PROMPT = """\
@@ -54,32 +59,6 @@ the previous summary (if any) and the steps: the agent's commands and their resu
 Write a dense, factual summary in plain text: what was done and found, every id, number, name \
 and value the agent may still need, what failed and why, and what was still open. Do not invent \
 anything. Do not give instructions. Keep it under {words} words."""
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionConfig:
-	"""How an agent compacts its history (``create_agent(compaction=...)``).
-
-	Args:
-		threshold_tokens: Compact before a call whose prompt would pass this many tokens. None:
-			``share`` of the model's context window.
-		share: The share of the context window used when ``threshold_tokens`` is None.
-		keep_steps: The latest steps kept verbatim; every older one is summarised, so a
-			compaction frees most of the window and the next one is many steps away.
-		summary_words: The most words the summary may take.
-		model: The model that writes the summary: a ``"provider:model"`` id or a provider
-			object; None for the agent's own model.
-	"""
-
-	threshold_tokens: int | None = None
-	share: float = 0.6
-	keep_steps: int = 4
-	summary_words: int = 600
-	model: Any = None
-
-
-DEFAULT_COMPACTION = CompactionConfig()
-"""The configuration of ``compaction=True`` (the default), shared: it is frozen."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,22 +78,6 @@ class CompactionRecord:
 	tokens_before: int
 	tokens_after: int
 	files: tuple[str, ...] = ()
-
-
-def estimate_tokens(messages: list[Message], system: str = "") -> int:
-	"""A rough token count (characters / 4) for a prompt: enough to decide when to compact."""
-	return (len(system) + sum(len(m.content) for m in messages)) // 4
-
-
-def needs_compaction(state: RunState, threshold: int, system: str) -> bool:
-	"""Whether the next call's prompt would pass the threshold.
-
-	The last call's input tokens (the provider's own count) plus the turns appended since; before
-	any call, the estimate of the whole prompt.
-	"""
-	appended = state.messages[-1:] if state.context_tokens else state.messages
-	base = state.context_tokens or 0
-	return base + estimate_tokens(appended, "" if base else system) > threshold
 
 
 async def compact(

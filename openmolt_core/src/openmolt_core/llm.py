@@ -14,8 +14,11 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+	"DEFAULT_COMPACTION",
+	"DEFAULT_CONTEXT_WINDOW",
 	"DEFAULT_MODEL_CONFIG",
 	"Attachment",
+	"CompactionConfig",
 	"LLMProvider",
 	"Message",
 	"ModelConfig",
@@ -62,6 +65,38 @@ class ModelConfig(BaseModel):
 
 DEFAULT_MODEL_CONFIG = ModelConfig()
 """The configuration of agents created without ``model_config`` (frozen, shared)."""
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""Tokens assumed for a model whose provider does not say (``context_window(model)``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionConfig:
+	"""How an agent compacts its history (``create_agent(compaction=...)``).
+
+	Here, with the model's settings, because every agent has it (on by default) and the agent
+	names it; `openmolt_core.compaction`, which summarises, re-exports it.
+
+	Args:
+		threshold_tokens: Compact before a call whose prompt would pass this many tokens. None:
+			``share`` of the model's context window.
+		share: The share of the context window used when ``threshold_tokens`` is None.
+		keep_steps: The latest steps kept verbatim; every older one is summarised, so a
+			compaction frees most of the window and the next one is many steps away.
+		summary_words: The most words the summary may take.
+		model: The model that writes the summary: a ``"provider:model"`` id or a provider
+			object; None for the agent's own model.
+	"""
+
+	threshold_tokens: int | None = None
+	share: float = 0.6
+	keep_steps: int = 4
+	summary_words: int = 600
+	model: Any = None
+
+
+DEFAULT_COMPACTION = CompactionConfig()
+"""The configuration of ``compaction=True`` (the default), shared: it is frozen."""
 
 
 @dataclass(slots=True)

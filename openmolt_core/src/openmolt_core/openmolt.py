@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.capabilities import Observers
 	from openmolt_core.capabilities.sources import SourceBinding
-	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.conversation import RunConversation, Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
 	from openmolt_core.integrations._client import PooledTransport
 	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
-	from openmolt_core.llm import LLMProvider, ModelConfig
+	from openmolt_core.llm import CompactionConfig, LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
 	from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry
 	from openmolt_core.plugins import Plugins
@@ -1203,7 +1202,7 @@ class OpenMolt:
 		config, compactor = self._compaction(option)
 		if config is None:
 			return None
-		from openmolt_core.capabilities.compaction import Compaction
+		from openmolt_core.capabilities import Compaction
 
 		key = (config, compactor)
 		shared = self._compactions.get(key)
@@ -1251,7 +1250,7 @@ class OpenMolt:
 	def _compaction(
 		self, option: CompactionConfig | Mapping[str, Any] | bool
 	) -> tuple[CompactionConfig | None, Callable[[], tuple[LLMProvider, str]] | None]:
-		from openmolt_core.compaction import DEFAULT_COMPACTION, CompactionConfig
+		from openmolt_core.llm import DEFAULT_COMPACTION, CompactionConfig
 
 		if option is False or option is None:
 			return None, None

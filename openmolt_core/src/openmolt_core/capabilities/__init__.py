@@ -4,9 +4,11 @@ Each module holds one feature and what builds it from ``create_agent``'s keyword
 loop never imports them. See docs/guides/capabilities.md and Architecture.md.
 
 Here are the capabilities every agent of ``create_agent`` has, whole when they are light (the
-instance's run observers, `Observers`; the approvals gate, `ApprovalGate`), so a plain run loads
-no feature module: each loads its feature (`openmolt_core.observe`, `openmolt_core._approve`)
-when a run uses it. Their features' modules re-export them (same objects).
+instance's run observers, `Observers`; the approvals gate, `ApprovalGate`), or in their part
+that runs at every step (`Compaction`: whether the request is near the threshold), so a plain
+run loads no feature module: each loads its feature (`openmolt_core.observe`,
+`openmolt_core._approve`, `openmolt_core.capabilities.compaction`) when a run uses it. Their
+features' modules re-export them (same objects).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from openmolt_core._cost import needs_compaction
 from openmolt_core.hooks import Capability
+from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
@@ -22,10 +26,11 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import CallTool
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
 	from openmolt_core.hooks import Gated, Run, ToolSpec
+	from openmolt_core.llm import CompactionConfig, LLMProvider
 	from openmolt_core.observe import RunObserver
 	from openmolt_core.result import RunResult
 
-__all__ = ["ApprovalGate", "Observers"]
+__all__ = ["ApprovalGate", "Compaction", "Observers"]
 
 
 class Observers(Capability):
@@ -131,3 +136,46 @@ class ApprovalGate(Capability):
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
 		return _approve.pending_requests(ctx, parked)
+
+
+class Compaction(Capability):
+	"""Summarise older steps when a run's context grows past the threshold.
+
+	The check runs before each step's model call; the summary, when one is due, is written by
+	`openmolt_core.capabilities.compaction` (loaded then).
+
+	Args:
+		config: The settings (`openmolt_core.compaction.CompactionConfig`).
+		compactor: Returns the provider and model name that write summaries; None: the agent's
+			own models.
+	"""
+
+	__slots__ = ("compactor", "config")
+
+	name = "compaction"
+	in_fingerprint: ClassVar[bool] = False  # it journals its own steps; the agent's are unchanged
+
+	def __init__(
+		self,
+		config: CompactionConfig,
+		compactor: Callable[[], tuple[LLMProvider, str]] | None = None,
+	) -> None:
+		self.config = config
+		self.compactor = compactor
+
+	async def before_model(self, run: Run) -> None:
+		"""Compact the state's older steps if the coming request would be too large."""
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		models = ctx.models
+		if models is None:  # pragma: no cover - the loop always gives it
+			return
+		threshold = self.config.threshold_tokens
+		if threshold is None:
+			size = models.context_window()
+			threshold = int((size or DEFAULT_CONTEXT_WINDOW) * self.config.share)
+		system = models.system()
+		if not needs_compaction(ctx.state, threshold, system):
+			return
+		from openmolt_core.capabilities.compaction import compact_run
+
+		await compact_run(self, ctx, threshold, system)
