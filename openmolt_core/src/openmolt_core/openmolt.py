@@ -1183,7 +1183,7 @@ class OpenMolt:
 		shared = self._offloads.get(key)
 		if shared is None:
 			from openmolt_core.agent import Limits
-			from openmolt_core.capabilities.offload import Offload, OffloadResults
+			from openmolt_core.capabilities import Offload, OffloadResults
 
 			limit = limit if limit is not None else Limits().max_result_chars
 			offload = Offload(files, limit=limit, per_tool=per_tool)

@@ -5,32 +5,55 @@ loop never imports them. See docs/guides/capabilities.md and Architecture.md.
 
 Here are the capabilities every agent of ``create_agent`` has, whole when they are light (the
 instance's run observers, `Observers`; the approvals gate, `ApprovalGate`), or in their part
-that runs at every step (`Compaction`: whether the request is near the threshold), so a plain
-run loads no feature module: each loads its feature (`openmolt_core.observe`,
-`openmolt_core._approve`, `openmolt_core.capabilities.compaction`) when a run uses it. Their
-features' modules re-export them (same objects).
+that runs at every step (`Compaction`: whether the request is near the threshold;
+`OffloadResults`: whether a result is too large, and the ``openmolt.readResult`` listing), so a
+plain run loads no feature module: each loads its feature (`openmolt_core.observe`,
+`openmolt_core._approve`, `openmolt_core.capabilities.compaction`,
+`openmolt_core.capabilities.offload`) when a run uses it. Their features' modules re-export them
+(same objects).
 """
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._cost import needs_compaction
-from openmolt_core.hooks import Capability
+from openmolt_core._jsonsafe import encodable
+from openmolt_core.files import FILE_PREFIX
+from openmolt_core.hooks import Capability, load_tools
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
+from openmolt_core.prompt import dumps
 
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
 	from openmolt_core.agent import Agent
 	from openmolt_core.commands import CallTool
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
-	from openmolt_core.hooks import Gated, Run, ToolSpec
+	from openmolt_core.files import FileStore
+	from openmolt_core.hooks import AgentInfo, Gated, Run, ToolSpec
 	from openmolt_core.llm import CompactionConfig, LLMProvider
 	from openmolt_core.observe import RunObserver
-	from openmolt_core.result import RunResult
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.tools import Tool, ToolContext
 
-__all__ = ["ApprovalGate", "Compaction", "Observers"]
+__all__ = [
+	"READ_TOOL",
+	"ApprovalGate",
+	"Compaction",
+	"Observers",
+	"Offload",
+	"OffloadResults",
+	"ReadResultTool",
+	"is_stored",
+]
+
+READ_TOOL = "openmolt.readResult"
+"""The built-in tool that reads a slice of a stored result."""
 
 
 class Observers(Capability):
@@ -179,3 +202,211 @@ class Compaction(Capability):
 		from openmolt_core.capabilities.compaction import compact_run
 
 		await compact_run(self, ctx, threshold, system)
+
+
+# offload ------------------------------------------------------------------------------------
+
+
+def is_stored(value: Any) -> bool:
+	"""Whether a result as the model saw it is the preview of a stored result."""
+	return (
+		isinstance(value, dict)
+		and isinstance(value.get("stored"), str)
+		and value["stored"].startswith(FILE_PREFIX)
+		and "read" in value
+	)
+
+
+class Offload:
+	"""Stores the large results of one agent and reads slices of them back.
+
+	The check every result goes through is here; storing a large one and reading slices are in
+	`openmolt_core.capabilities.offload` (loaded when a run stores a result).
+
+	Args:
+		files: The file store to keep results in; None shortens them instead (`trim`).
+		limit: The agent's threshold: results whose JSON is longer are stored.
+		per_tool: Thresholds by tool handle or pattern (``"notion.*"``); the most specific wins
+			(an exact handle, then the longest matching pattern).
+	"""
+
+	__slots__ = ("_exact", "_lock", "_parsed", "_patterns", "files", "limit")
+
+	def __init__(
+		self, files: FileStore | None, *, limit: int, per_tool: Mapping[str, int] | None = None
+	) -> None:
+		self.files: FileStore | None = files
+		"""Where large results are stored (None: they are shortened)."""
+		self.limit: int = limit
+		"""The agent's threshold (characters of JSON)."""
+		per_tool = per_tool or {}
+		self._exact = {k: v for k, v in per_tool.items() if not any(c in k for c in "*?[")}
+		self._patterns = sorted(
+			((k, v) for k, v in per_tool.items() if k not in self._exact),
+			key=lambda kv: -len(kv[0]),
+		)
+		self._parsed: OrderedDict[str, Any] = OrderedDict()
+		self._lock = threading.Lock()
+
+	def threshold(self, handle: str) -> int:
+		"""The threshold for one tool: its own, a matching pattern's, or the agent's."""
+		exact = self._exact.get(handle)
+		if exact is not None:
+			return exact
+		for pattern, value in self._patterns:
+			if fnmatchcase(handle, pattern):
+				return value
+		return self.limit
+
+	async def shrink(self, handle: str, value: Any) -> Any:
+		"""The result as the model sees it: itself when small enough, else a stored preview.
+
+		Args:
+			handle: The tool's handle (for its threshold and the stored file's name).
+			value: The tool's result.
+		"""
+		limit = self.threshold(handle)
+		binary = isinstance(value, bytes | bytearray)
+		if not binary:
+			value = encodable(value)  # a lone surrogate or NaN must not reach the file or the state
+		text = "" if binary else dumps(value)
+		if not binary and len(text) <= limit:
+			return value
+		from openmolt_core.capabilities.offload import store
+
+		return await store(self, handle, value, text, limit)
+
+	async def read(self, input: Mapping[str, Any], files: FileStore | None) -> Any:
+		"""Read a slice of a stored result (the ``openmolt.readResult`` tool's work).
+
+		Args:
+			input: ``result`` (the handle) and at most one of ``pointer``, ``path``,
+				``lines``, ``bytes``.
+			files: The agent's view of the file store.
+
+		Raises:
+			ToolError: The handle is unknown, the selector malformed or it selects nothing.
+		"""
+		from openmolt_core.capabilities.offload import read
+
+		return await read(self, input, files)
+
+	def document(self, ref: str, data: bytes, parsed: int) -> Any:
+		"""A stored JSON result, parsed; the last ``parsed`` ones are kept (reads run in threads).
+
+		Args:
+			ref: Its handle.
+			data: Its bytes.
+			parsed: How many parsed documents to keep.
+		"""
+		with self._lock:
+			if ref in self._parsed:
+				self._parsed.move_to_end(ref)
+				return self._parsed[ref]
+		document = json.loads(data)
+		with self._lock:
+			self._parsed[ref] = document
+			while len(self._parsed) > parsed:
+				self._parsed.popitem(last=False)
+		return document
+
+
+_READ_SCHEMA: dict[str, Any] = {
+	"type": "object",
+	"properties": {
+		"result": {"type": "string", "description": "The stored result's handle, openmolt-file:…"},
+		"pointer": {
+			"type": "string",
+			"description": "JSON Pointer into a JSON result: /items/0/id",
+		},
+		"path": {
+			"type": "string",
+			"description": "JSONPath into a JSON result: $.items[0:20].id, $.rows[*][0], $..title",
+		},
+		"lines": {"type": "string", "description": "Lines, 1-based and inclusive: 1-200"},
+		"bytes": {"type": "string", "description": "Bytes, 0-based and inclusive: 0-4095"},
+	},
+	"required": ["result"],
+	"additionalProperties": False,
+}
+
+
+class ReadResultTool:
+	"""The built-in ``openmolt.readResult`` tool: reads a slice of a stored result.
+
+	Args:
+		offload: The agent's `Offload` (thresholds, parsed documents).
+	"""
+
+	handle = "readResult"
+	# It reads back a result the run already has: whatever that result's tool is labelled was
+	# counted when the call ran (`openmolt_core.taint`).
+	labels: tuple[str, ...] = ()
+	description = (
+		"Read part of a result that was too large to show: give its handle and one of pointer "
+		"(JSON Pointer), path (JSONPath), lines or bytes; without one, the start."
+	)
+	input_schema = _READ_SCHEMA
+	output_schema: dict[str, Any] | None = None
+	scopes: Sequence[str] = ()
+
+	def __init__(self, offload: Offload) -> None:
+		self._offload = offload
+
+	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
+		"""Read the slice the input selects."""
+		return await self._offload.read(input, context.files)
+
+
+class OffloadResults(Capability):
+	"""Store results too large for the model and offer ``openmolt.readResult`` to read them.
+
+	Args:
+		offload: The store, thresholds and reader (`openmolt_core.offload.Offload`).
+	"""
+
+	__slots__ = ("offload",)
+
+	name = "offload"
+	in_fingerprint: ClassVar[bool] = False  # its tool is built in; its previews are journaled
+
+	def __init__(self, offload: Offload) -> None:
+		self.offload: Offload = offload
+		"""Where large results go, and how slices of them are read."""
+
+	def builtin_tools(self, agent: AgentInfo) -> Sequence[Tool]:
+		"""The ``openmolt.readResult`` reader (callable once a result was stored)."""
+		return [ReadResultTool(self.offload)]
+
+	def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
+		"""The reader from the step after the run's first stored result."""
+		if READ_TOOL in state.loaded:
+			return handles
+		return tuple(h for h in handles if h != READ_TOOL)
+
+	def why_hidden(self, state: RunState, handle: str) -> str | None:
+		"""The reader called before anything was stored."""
+		if handle != READ_TOOL:
+			return None
+		return (
+			f"{READ_TOOL} reads results that were stored because they were too large; no "
+			"result of this run was stored yet"
+		)
+
+	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
+		"""The result itself when small enough, else stored with a preview in its place."""
+		return await self.offload.shrink(call.tool, value)
+
+	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
+		"""A stored result: the reader loads, and ``state.stored`` lists the handle in order."""
+		if not entry.get("ok"):
+			return
+		result = entry.get("result")
+		if not (isinstance(result, dict) and is_stored(result)):
+			return
+		state = run.state
+		load_tools(state, [READ_TOOL], run.tools)
+		state.stored.append(
+			{"file": result["stored"], "tool": call.tool, "step": run.step, "index": index}
+		)
+		state.stored.sort(key=lambda s: (s.get("step", 0), s.get("index", 0)))

@@ -38,7 +38,10 @@ thresholds): a result longer than its threshold is replaced inside the journaled
 (`openmolt_core.hooks.Capability.replace_result`: the journal keeps the preview, so a replay gets
 the same handle); once one is stored, ``openmolt.readResult`` is callable from the next step
 (``visible_tools``), and ``RunState.stored`` lists the handle (``tool_done``, outside the journaled
-call, so a replay rebuilds the same state).
+call, so a replay rebuilds the same state). What every result goes through (`Offload`, its
+threshold and the small result's way) and the reader's listing are defined in
+`openmolt_core.capabilities`, which every agent loads; this module, loaded when a run stores a
+result or reads one, stores (`store`) and reads (`read`), and re-exports them (same objects).
 """
 
 from __future__ import annotations
@@ -46,28 +49,25 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 
 from openmolt_core._execute import MAX_RESULT_CHARS
-from openmolt_core._jsonsafe import encodable
+from openmolt_core.capabilities import (  # every agent has them: defined there (light)
+	READ_TOOL,
+	Offload,
+	OffloadResults,
+	ReadResultTool,
+	is_stored,
+)
 from openmolt_core.errors import ToolError
-from openmolt_core.files import FILE_PREFIX
-from openmolt_core.hooks import Capability, load_tools
 from openmolt_core.prompt import dumps
 
 if TYPE_CHECKING:
-	from openmolt_core.commands import CallTool
 	from openmolt_core.files import FileStore
-	from openmolt_core.hooks import AgentInfo, Run, ToolSpec
-	from openmolt_core.result import RunState
-	from openmolt_core.tools import Tool, ToolContext
 
 __all__ = [
 	"MAX_RESULT_CHARS",
@@ -76,14 +76,13 @@ __all__ = [
 	"OffloadResults",
 	"ReadResultTool",
 	"is_stored",
+	"read",
 	"resolve_pointer",
 	"select_path",
 	"shape",
+	"store",
 	"trim",
 ]
-
-READ_TOOL = "openmolt.readResult"
-"""The built-in tool that reads a slice of a stored result."""
 
 _PREVIEW = 2_500  # characters of a whole preview, at most
 _SHAPE = 1_500  # characters of the shape, at most
@@ -109,16 +108,6 @@ def trim(value: Any, limit: int) -> Any:
 		"smaller pages) if you need the rest",
 		"partial": text[:cut],
 	}
-
-
-def is_stored(value: Any) -> bool:
-	"""Whether a result as the model saw it is the preview of a stored result."""
-	return (
-		isinstance(value, dict)
-		and isinstance(value.get("stored"), str)
-		and value["stored"].startswith(FILE_PREFIX)
-		and "read" in value
-	)
 
 
 # shape --------------------------------------------------------------------------------------
@@ -433,136 +422,92 @@ _NOTE = (
 )
 
 
-class Offload:
-	"""Stores the large results of one agent and reads slices of them back.
+async def store(offload: Offload, handle: str, value: Any, text: str, limit: int) -> Any:
+	"""A result too large for the model, stored whole: the preview the model reads instead.
+
+	Without a file store (or when saving fails), the result shortened (`trim`).
 
 	Args:
-		files: The file store to keep results in; None shortens them instead (`trim`).
-		limit: The agent's threshold: results whose JSON is longer are stored.
-		per_tool: Thresholds by tool handle or pattern (``"notion.*"``); the most specific wins
-			(an exact handle, then the longest matching pattern).
+		offload: The agent's offload (its file store).
+		handle: The tool's handle (for the stored file's name).
+		value: The tool's result (made encodable).
+		text: Its JSON (empty for bytes).
+		limit: The tool's threshold.
 	"""
+	files = offload.files
+	if files is None:
+		return trim(value, limit)
+	kind, data, document = _encode(value, text)
+	name = f"{handle.replace('.', '-')}-result{_EXTENSIONS[kind]}"
+	try:
+		saved = await files.save(data, media_type=kind, name=name)
+	except OSError:
+		return trim(value, limit)
+	return _preview(saved["file"], kind, data, document, min(limit, _PREVIEW))
 
-	__slots__ = ("_exact", "_files", "_lock", "_parsed", "_patterns", "limit")
 
-	def __init__(
-		self, files: FileStore | None, *, limit: int, per_tool: Mapping[str, int] | None = None
-	) -> None:
-		self._files = files
-		self.limit = limit
-		per_tool = per_tool or {}
-		self._exact = {k: v for k, v in per_tool.items() if not any(c in k for c in "*?[")}
-		self._patterns = sorted(
-			((k, v) for k, v in per_tool.items() if k not in self._exact),
-			key=lambda kv: -len(kv[0]),
+async def read(offload: Offload, input: Mapping[str, Any], files: FileStore | None) -> Any:
+	"""Read a slice of a stored result (`Offload.read`, the ``openmolt.readResult`` tool's work).
+
+	Args:
+		offload: The agent's offload (its file store, thresholds and parsed documents).
+		input: ``result`` (the handle) and at most one of ``pointer``, ``path``, ``lines``,
+			``bytes``.
+		files: The agent's view of the file store.
+
+	Raises:
+		ToolError: The handle is unknown, the selector malformed or it selects nothing.
+	"""
+	store = files or offload.files
+	ref = str(input.get("result", ""))
+	chosen = [k for k in ("pointer", "path", "lines", "bytes") if input.get(k) is not None]
+	if len(chosen) > 1:
+		raise ToolError(f"give one of pointer, path, lines or bytes, not {' and '.join(chosen)}")
+	if store is None:
+		raise ToolError("this agent has no file store, so no result was stored")
+	cap = offload.threshold(READ_TOOL)
+	return await anyio.to_thread.run_sync(
+		lambda: _read(offload, store, ref, chosen[0] if chosen else None, input, cap)
+	)
+
+
+def _read(
+	offload: Offload,
+	store: FileStore,
+	ref: str,
+	how: str | None,
+	input: Mapping[str, Any],
+	cap: int,
+) -> Any:
+	try:
+		stored = store.read(ref)
+	except ToolError as exc:
+		raise ToolError(
+			f"{exc.message}: not a stored result of this OpenMolt instance. Results last as "
+			"long as its file store (OpenMolt(files_dir=...) keeps them across processes); "
+			"call the tool again to get a new one"
+		) from None
+	media = stored.media_type
+	if how == "bytes" or (how in (None, "lines") and not _textual(media)):
+		return _bytes(ref, stored.data, media, str(input.get("bytes") or "0-"), cap)
+	if media == "application/json":
+		document = offload.document(ref, stored.data, _PARSED)
+		if how == "pointer":
+			where = str(input["pointer"])
+			return _value(ref, {"pointer": where}, resolve_pointer(document, where), cap)
+		if how == "path":
+			where = str(input["path"])
+			return _value(ref, {"path": where}, select_path(document, where), cap)
+		if how is None:
+			return _value(ref, {}, document, cap)
+		text = json.dumps(document, ensure_ascii=False, indent=1)
+	elif how in ("pointer", "path"):
+		raise ToolError(
+			f"{ref} is {media}, not JSON: read it with lines ('1-200') or bytes ('0-4095')"
 		)
-		self._parsed: OrderedDict[str, Any] = OrderedDict()
-		self._lock = threading.Lock()
-
-	def threshold(self, handle: str) -> int:
-		"""The threshold for one tool: its own, a matching pattern's, or the agent's."""
-		exact = self._exact.get(handle)
-		if exact is not None:
-			return exact
-		for pattern, value in self._patterns:
-			if fnmatchcase(handle, pattern):
-				return value
-		return self.limit
-
-	async def shrink(self, handle: str, value: Any) -> Any:
-		"""The result as the model sees it: itself when small enough, else a stored preview.
-
-		Args:
-			handle: The tool's handle (for its threshold and the stored file's name).
-			value: The tool's result.
-		"""
-		limit = self.threshold(handle)
-		binary = isinstance(value, bytes | bytearray)
-		if not binary:
-			value = encodable(value)  # a lone surrogate or NaN must not reach the file or the state
-		text = "" if binary else dumps(value)
-		if not binary and len(text) <= limit:
-			return value
-		if self._files is None:
-			return trim(value, limit)
-		kind, data, document = _encode(value, text)
-		name = f"{handle.replace('.', '-')}-result{_EXTENSIONS[kind]}"
-		try:
-			saved = await self._files.save(data, media_type=kind, name=name)
-		except OSError:
-			return trim(value, limit)
-		return _preview(saved["file"], kind, data, document, min(limit, _PREVIEW))
-
-	async def read(self, input: Mapping[str, Any], files: FileStore | None) -> Any:
-		"""Read a slice of a stored result (the ``openmolt.readResult`` tool's work).
-
-		Args:
-			input: ``result`` (the handle) and at most one of ``pointer``, ``path``,
-				``lines``, ``bytes``.
-			files: The agent's view of the file store.
-
-		Raises:
-			ToolError: The handle is unknown, the selector malformed or it selects nothing.
-		"""
-		store = files or self._files
-		ref = str(input.get("result", ""))
-		chosen = [k for k in ("pointer", "path", "lines", "bytes") if input.get(k) is not None]
-		if len(chosen) > 1:
-			raise ToolError(
-				f"give one of pointer, path, lines or bytes, not {' and '.join(chosen)}"
-			)
-		if store is None:
-			raise ToolError("this agent has no file store, so no result was stored")
-		cap = self.threshold(READ_TOOL)
-		return await anyio.to_thread.run_sync(
-			lambda: self._read(store, ref, chosen[0] if chosen else None, input, cap)
-		)
-
-	def _read(
-		self, store: FileStore, ref: str, how: str | None, input: Mapping[str, Any], cap: int
-	) -> Any:
-		try:
-			stored = store.read(ref)
-		except ToolError as exc:
-			raise ToolError(
-				f"{exc.message}: not a stored result of this OpenMolt instance. Results last as "
-				"long as its file store (OpenMolt(files_dir=...) keeps them across processes); "
-				"call the tool again to get a new one"
-			) from None
-		media = stored.media_type
-		if how == "bytes" or (how in (None, "lines") and not _textual(media)):
-			return _bytes(ref, stored.data, media, str(input.get("bytes") or "0-"), cap)
-		if media == "application/json":
-			document = self._document(ref, stored.data)
-			if how == "pointer":
-				where = str(input["pointer"])
-				return _value(ref, {"pointer": where}, resolve_pointer(document, where), cap)
-			if how == "path":
-				where = str(input["path"])
-				return _value(ref, {"path": where}, select_path(document, where), cap)
-			if how is None:
-				return _value(ref, {}, document, cap)
-			text = json.dumps(document, ensure_ascii=False, indent=1)
-		elif how in ("pointer", "path"):
-			raise ToolError(
-				f"{ref} is {media}, not JSON: read it with lines ('1-200') or bytes ('0-4095')"
-			)
-		else:
-			text = stored.data.decode("utf-8", errors="replace")
-		return _lines(ref, text, str(input.get("lines") or "1-"), cap)
-
-	def _document(self, ref: str, data: bytes) -> Any:
-		# Reads run in worker threads, possibly several at once: the cache is locked.
-		with self._lock:
-			if ref in self._parsed:
-				self._parsed.move_to_end(ref)
-				return self._parsed[ref]
-		document = json.loads(data)
-		with self._lock:
-			self._parsed[ref] = document
-			while len(self._parsed) > _PARSED:
-				self._parsed.popitem(last=False)
-		return document
+	else:
+		text = stored.data.decode("utf-8", errors="replace")
+	return _lines(ref, text, str(input.get("lines") or "1-"), cap)
 
 
 _EXTENSIONS = {
@@ -673,109 +618,3 @@ def _bytes(ref: str, data: bytes, media: str, span: str, cap: int) -> dict[str, 
 	if stop < wanted:
 		out["next"] = f"{stop}-{'' if end is None else end}"
 	return out
-
-
-# the built-in tool --------------------------------------------------------------------------
-
-_READ_SCHEMA: dict[str, Any] = {
-	"type": "object",
-	"properties": {
-		"result": {"type": "string", "description": "The stored result's handle, openmolt-file:…"},
-		"pointer": {
-			"type": "string",
-			"description": "JSON Pointer into a JSON result: /items/0/id",
-		},
-		"path": {
-			"type": "string",
-			"description": "JSONPath into a JSON result: $.items[0:20].id, $.rows[*][0], $..title",
-		},
-		"lines": {"type": "string", "description": "Lines, 1-based and inclusive: 1-200"},
-		"bytes": {"type": "string", "description": "Bytes, 0-based and inclusive: 0-4095"},
-	},
-	"required": ["result"],
-	"additionalProperties": False,
-}
-
-
-class ReadResultTool:
-	"""The built-in ``openmolt.readResult`` tool: reads a slice of a stored result.
-
-	Args:
-		offload: The agent's `Offload` (thresholds, parsed documents).
-	"""
-
-	handle = "readResult"
-	# It reads back a result the run already has: whatever that result's tool is labelled was
-	# counted when the call ran (`openmolt_core.taint`).
-	labels: tuple[str, ...] = ()
-	description = (
-		"Read part of a result that was too large to show: give its handle and one of pointer "
-		"(JSON Pointer), path (JSONPath), lines or bytes; without one, the start."
-	)
-	input_schema = _READ_SCHEMA
-	output_schema: dict[str, Any] | None = None
-	scopes: Sequence[str] = ()
-
-	def __init__(self, offload: Offload) -> None:
-		self._offload = offload
-
-	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
-		"""Read the slice the input selects."""
-		return await self._offload.read(input, context.files)
-
-
-# the capability ------------------------------------------------------------------------------
-
-
-class OffloadResults(Capability):
-	"""Store results too large for the model and offer ``openmolt.readResult`` to read them.
-
-	Args:
-		offload: The store, thresholds and reader (`openmolt_core.offload.Offload`).
-	"""
-
-	__slots__ = ("offload",)
-
-	name = "offload"
-	in_fingerprint: ClassVar[bool] = False  # its tool is built in; its previews are journaled
-
-	def __init__(self, offload: Offload) -> None:
-		self.offload: Offload = offload
-		"""Where large results go, and how slices of them are read."""
-
-	def builtin_tools(self, agent: AgentInfo) -> Sequence[Tool]:
-		"""The ``openmolt.readResult`` reader (callable once a result was stored)."""
-		return [ReadResultTool(self.offload)]
-
-	def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
-		"""The reader from the step after the run's first stored result."""
-		if READ_TOOL in state.loaded:
-			return handles
-		return tuple(h for h in handles if h != READ_TOOL)
-
-	def why_hidden(self, state: RunState, handle: str) -> str | None:
-		"""The reader called before anything was stored."""
-		if handle != READ_TOOL:
-			return None
-		return (
-			f"{READ_TOOL} reads results that were stored because they were too large; no "
-			"result of this run was stored yet"
-		)
-
-	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
-		"""The result itself when small enough, else stored with a preview in its place."""
-		return await self.offload.shrink(call.tool, value)
-
-	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
-		"""A stored result: the reader loads, and ``state.stored`` lists the handle in order."""
-		if not entry.get("ok"):
-			return
-		result = entry.get("result")
-		if not (isinstance(result, dict) and is_stored(result)):
-			return
-		state = run.state
-		load_tools(state, [READ_TOOL], run.tools)
-		state.stored.append(
-			{"file": result["stored"], "tool": call.tool, "step": run.step, "index": index}
-		)
-		state.stored.sort(key=lambda s: (s.get("step", 0), s.get("index", 0)))
