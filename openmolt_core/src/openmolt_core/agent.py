@@ -22,7 +22,7 @@ import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -48,7 +48,7 @@ from openmolt_core._park import CAPABILITY, parked_step, restore_step
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._toolset import ToolSet
-from openmolt_core.durability import LOCAL_PORT, RunHandle, RunPort, step_key
+from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
 from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
 from openmolt_core.events import (
@@ -94,10 +94,9 @@ if TYPE_CHECKING:
 	from openmolt_core.conversation import RunConversation, Session, SessionHistory
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileStore
-	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.runstream import RunStream
-	from openmolt_core.schedule import ScheduleSpec
+	from openmolt_core.secrets import SecretSet
 	from openmolt_core.skills import Skill
 	from openmolt_core.structured import FittedSchema
 	from openmolt_core.tools import CallingRun, NestedRunTool
@@ -107,8 +106,12 @@ __all__ = [
 	"Agent",
 	"HumanInputHandler",
 	"HumanInputUnavailable",
+	"Instance",
 	"Limits",
 	"MemoryConfig",
+	"ScheduleLike",
+	"Scheduled",
+	"Schedules",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -123,6 +126,127 @@ _LAST_STEP = (
 	"This is your last step ({why}): finish now with the best output you have, using status "
 	"'failure' if the task is not done."
 )
+
+
+class Instance(Protocol):
+	"""What an agent needs of the instance that owns it (`openmolt_core.openmolt.OpenMolt`).
+
+	The kernel names this, not the assembly layer's class: an agent's instance is whatever offers
+	these (the ``OpenMolt`` it was created by, in practice).
+	"""
+
+	@property
+	def secrets(self) -> SecretSet:
+		"""The instance's secrets, which every redactor of the agent reads."""
+		...
+
+	@property
+	def verbose(self) -> bool:
+		"""Whether runs print their steps (``OpenMolt(verbose=...)``), unless the agent says."""
+		...
+
+	@property
+	def files(self) -> FileStore:
+		"""The file store of agents created without one of their own."""
+		...
+
+	@property
+	def durability(self) -> DurabilityBackend | None:
+		"""The durability backend, or None when runs are not durable."""
+		...
+
+	@property
+	def scheduler(self) -> Schedules:
+		"""What keeps the instance's schedules (``agent.schedule``)."""
+		...
+
+	def conversation(self, agent: Agent, session: Session) -> RunConversation:
+		"""A run's part in ``session`` (``run(session=...)``).
+
+		Args:
+			agent: The agent whose run it is.
+			session: The conversation's store.
+		"""
+		...
+
+	def agent_tool(
+		self,
+		agent: Agent,
+		*,
+		name: str | None = None,
+		description: str | None = None,
+		input_schema: dict[str, Any] | None = None,
+	) -> NestedRunTool:
+		"""An agent as a tool for another agent (``agent.as_tool``).
+
+		Args:
+			agent: The agent each call runs.
+			name: The tool's handle.
+			description: What it does, for the calling model.
+			input_schema: The tool's input.
+		"""
+		...
+
+	async def prepare(self, *, provider: str | None = None, http_tools: bool = False) -> None:
+		"""Load what a first run needs, off the event loop.
+
+		Args:
+			provider: The provider prefix the agent's model names, if any.
+			http_tools: Whether the agent has HTTP tools.
+		"""
+		...
+
+
+class ScheduleLike(Protocol):
+	"""A schedule object (`openmolt_core.schedule.IntervalSchedule`, ``DailySchedule``...)."""
+
+	@property
+	def type(self) -> str:
+		"""The kind of schedule: ``interval``, ``daily`` or ``cron``."""
+		...
+
+
+class Scheduled(Protocol):
+	"""One schedule of an agent, as its instance's scheduler keeps it."""
+
+	@property
+	def id(self) -> str:
+		"""Its id."""
+		...
+
+	@property
+	def agent(self) -> Agent:
+		"""The agent it runs."""
+		...
+
+	def cancel(self, *, cancel_running: bool = False) -> None:
+		"""Remove the schedule.
+
+		Args:
+			cancel_running: Also cancel its run in flight.
+		"""
+		...
+
+
+class Schedules(Protocol):
+	"""What keeps an instance's schedules (`openmolt_core.scheduler.Scheduler`)."""
+
+	def add(self, agent: Agent, spec: Any) -> Scheduled:
+		"""Add a schedule for an agent.
+
+		Args:
+			agent: The agent it runs.
+			spec: A schedule dict or a `ScheduleLike` object, which the scheduler validates.
+		"""
+		...
+
+	def get(self, schedule_id: str) -> Scheduled:
+		"""The schedule with this id.
+
+		Args:
+			schedule_id: Its id.
+		"""
+		...
 
 
 class Agent:
@@ -195,7 +319,7 @@ class Agent:
 
 	def __init__(
 		self,
-		om: OpenMolt,
+		om: Instance,
 		*,
 		name: str,
 		provider: Callable[[], LLMProvider],
@@ -218,7 +342,7 @@ class Agent:
 		files: FileStore | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
-		self.om: OpenMolt = om
+		self.om: Instance = om
 		self.name: str = name
 		self.model: str = model
 		self.provider_name: str = provider_name
@@ -1611,7 +1735,7 @@ class Agent:
 
 	# schedules ----------------------------------------------------------------------------
 
-	def schedule(self, spec: Mapping[str, Any] | ScheduleSpec) -> str:
+	def schedule(self, spec: Mapping[str, Any] | ScheduleLike) -> str:
 		"""Run this agent on a timetable kept by its OpenMolt instance (see `openmolt_core.schedule`).
 
 		Runs start once the instance serves its schedules (``async with om:``, ``om.start(tg)``

@@ -6,7 +6,7 @@ import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from openmolt_core.errors import ConfigurationError, PluginError
 
@@ -228,6 +228,20 @@ class OpenMolt:
 			from openmolt_core import _verbose
 
 			_verbose.enable()
+
+	@staticmethod
+	def of(agent: Agent) -> OpenMolt:
+		"""The instance that owns an agent: ``agent.om``, typed as this class.
+
+		The kernel types ``agent.om`` by what it needs of it (`openmolt_core.agent.Instance`);
+		code that uses more of the instance (its run store, observers, ``result``...) reads it
+		here. Nothing is checked at run time: an agent made by ``create_agent`` belongs to an
+		``OpenMolt``, and a stand-in (a test's) is returned as it is.
+
+		Args:
+			agent: An agent created by ``create_agent``.
+		"""
+		return cast("OpenMolt", agent.om)
 
 	@property
 	def plugins(self) -> Plugins:

@@ -84,9 +84,11 @@ class Loaded:
 	@property
 	def instances(self) -> list[OpenMolt]:
 		"""The distinct OpenMolt instances of the agents."""
+		from openmolt_core.openmolt import OpenMolt
+
 		seen: dict[int, OpenMolt] = {}
 		for agent in self.agents.values():
-			seen.setdefault(id(agent.om), agent.om)
+			seen.setdefault(id(agent.om), OpenMolt.of(agent))
 		return list(seen.values())
 
 	def add(self, agent: Agent, where: Path) -> None:

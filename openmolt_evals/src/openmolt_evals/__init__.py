@@ -492,7 +492,9 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 	def resolve(model: Any) -> tuple[LLMProvider, str]:
 		if model is None:
 			return agent.provider(), agent.model
-		_, name, factory = agent.om._resolve_model(model)
+		from openmolt_core.openmolt import OpenMolt
+
+		_, name, factory = OpenMolt.of(agent)._resolve_model(model)
 		return factory(), name
 
 	observed = Observed(

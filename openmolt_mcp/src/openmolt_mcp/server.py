@@ -148,4 +148,6 @@ async def serve_stdio(agent: Agent) -> None:
 		async with stdio_server() as (read, write):
 			await server.run(read, write, server.create_initialization_options())
 	finally:
-		await agent.om.aclose()
+		from openmolt_core.openmolt import OpenMolt
+
+		await OpenMolt.of(agent).aclose()

@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup
 
 from openmolt_core.errors import OpenMoltError, RunError
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, started_by
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.taint import untrusted_input
 from openmolt_core.triggers import starting_taint
@@ -26,7 +27,6 @@ from openmolt_core.triggers import starting_taint
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision
-	from openmolt_core.openmolt import OpenMolt
 	from openmolt_core.sessions import Session
 
 __all__ = [
@@ -265,7 +265,7 @@ class Launcher:
 		Raises:
 			OpenMoltError: The run waits for no answer.
 		"""
-		om = agent.om
+		om = OpenMolt.of(agent)
 		await om.answer(run_id, text, step=step)
 
 		async def go() -> RunResult:
@@ -285,7 +285,7 @@ class Launcher:
 		*,
 		wait: bool,
 	) -> str:
-		starts = self._watch(agent.om)
+		starts = self._watch(OpenMolt.of(agent))
 		started = starts.waiting.setdefault(run_id, anyio.Event())
 		if not wait:
 			started.set()

@@ -20,6 +20,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from openmolt_core.openmolt import OpenMolt
+
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
@@ -126,7 +128,7 @@ def seen_store(agent: Agent, kind: str) -> SqliteSeen | None:
 		kind: Which of its routes (``hook``, ``slack``): each keeps its own entries.
 	"""
 	scope = f"{kind}:{agent.name}"
-	om = agent.om
+	om = OpenMolt.of(agent)
 	if om.run_store is not None:
 		return SqliteSeen(om.run_store.path, scope)
 	if om.durability is not None:

@@ -44,6 +44,7 @@ import anyio
 
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
@@ -377,7 +378,7 @@ class Conversations:
 		The backend resumes them (`openmolt_core.durability`); this waits for each one's result
 		and sends it to its chat, which the run's input names. Returns how many it follows.
 		"""
-		om = self.agent.om
+		om = OpenMolt.of(self.agent)
 		lister = getattr(om.durability, "runs", None)
 		if lister is None:
 			return 0
@@ -399,7 +400,7 @@ class Conversations:
 
 		error: BaseException | None = None
 		try:
-			result = await self.agent.om.result(run_id)
+			result = await OpenMolt.of(self.agent).result(run_id)
 		except RunError as exc:
 			result, error = exc.result, exc
 		except Exception as exc:
@@ -435,7 +436,7 @@ class Conversations:
 			return None
 		prefix = scope_prefix(message.channel, self.agent.name, message.key)
 		try:
-			waiting = await self.agent.om.pending(agent=self.agent.name)
+			waiting = await OpenMolt.of(self.agent).pending(agent=self.agent.name)
 		except Exception as exc:
 			log.warning("%s: cannot read the parked runs: %s", message.channel, exc)
 			return None

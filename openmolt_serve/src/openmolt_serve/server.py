@@ -49,6 +49,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
 from openmolt_serve._auth import CALLBACK_ROUTE, handle_callback
 from openmolt_serve._body import BODY_TIMEOUT
@@ -208,7 +209,7 @@ class TriggerServer:
 			return JSONResponse({"ok": True, "agents": sorted(self.agents)})
 
 		async def callback(request: Request) -> Response:
-			instances = {id(a.om): a.om for a, _ in self.agents.values()}.values()
+			instances = {id(a.om): OpenMolt.of(a) for a, _ in self.agents.values()}.values()
 			chats = [b.conversations for b in self.telegram.values()]
 			chats += [a.conversations for a in self.slack.values()]
 			return await handle_callback(request, instances, chats)

@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.triggers import SlackChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -141,7 +142,7 @@ class SlackApp:
 	@property
 	def http(self) -> httpx.AsyncClient:
 		"""The HTTP client."""
-		return self._http or self.agent.om.http()
+		return self._http or OpenMolt.of(self.agent).http()
 
 	async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
 		"""Call a Web API method with the bot token (JSON body).

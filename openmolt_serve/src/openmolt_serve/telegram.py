@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.triggers import TelegramChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -141,7 +142,7 @@ class TelegramBot:
 	@property
 	def http(self) -> httpx.AsyncClient:
 		"""The HTTP client."""
-		return self._http or self.agent.om.http()
+		return self._http or OpenMolt.of(self.agent).http()
 
 	async def call(self, method: str, params: dict[str, Any], *, read: float = 30.0) -> Any:
 		"""Call a Bot API method; return its ``result``.

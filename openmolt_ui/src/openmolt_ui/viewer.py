@@ -31,6 +31,7 @@ import uvicorn
 from anyio.abc import TaskGroup
 
 from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.runstore import RunStore
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
@@ -38,7 +39,6 @@ from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
-	from openmolt_core.openmolt import OpenMolt
 
 __all__ = ["Viewer"]
 
@@ -430,7 +430,7 @@ class Viewer:
 		from openmolt_core.accounts import authorization_requests
 		from openmolt_core.errors import OpenMoltError
 
-		instances = {id(a.om): a.om for a in self.agents.values()}
+		instances = {id(a.om): OpenMolt.of(a) for a in self.agents.values()}
 		problem = "this sign-in link is not for this viewer"
 		for om in instances.values():
 			try:
@@ -460,8 +460,9 @@ class Viewer:
 
 	async def _resume(self, agent: Agent, state: Any, given: dict[str, Any]) -> None:
 		try:
-			if self.live not in agent.om.observers:
-				self.watch(agent.om)
+			om = OpenMolt.of(agent)
+			if self.live not in om.observers:
+				self.watch(om)
 			await agent.resume(state, **given)
 		except RunError as exc:
 			log.warning("the resumed run %s failed: %s", state.run_id, exc)

@@ -73,7 +73,7 @@ class Loaded:
 	@property
 	def om(self) -> OpenMolt:
 		"""The agent's OpenMolt instance."""
-		return self.agent.om
+		return OpenMolt.of(self.agent)
 
 
 def _integration_ids(om: OpenMolt, keys: dict[str, Any]) -> list[str]:
@@ -441,7 +441,7 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 	reports: list[KeyReport] = []
 	names = dict.fromkeys(s.provider_name for s in agent._models.slots if s.provider_name)
 	if names:  # the model's provider, and each fallback model's
-		owners = [(n, n, agent.om.llm_providers.setdefault(n, {})) for n in names]
+		owners = [(n, n, OpenMolt.of(agent).llm_providers.setdefault(n, {})) for n in names]
 		reports = resolve_keys(owners, **keys)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
 	return Loaded(

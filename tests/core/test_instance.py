@@ -1,0 +1,45 @@
+"""What an agent asks of its instance (`openmolt_core.agent.Instance`), and `OpenMolt.of`."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from openmolt_core.agent import Instance
+from openmolt_core.openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel
+
+
+def test_of_is_the_agents_instance_typed() -> None:
+	"""`OpenMolt.of(agent)` is ``agent.om``: the instance that created the agent."""
+	om = OpenMolt()
+	agent = om.create_agent(name="a", model=ScriptedModel([]), instructions="x")
+	assert OpenMolt.of(agent) is agent.om is om
+
+
+def test_of_returns_a_stand_in_as_it_is() -> None:
+	"""`OpenMolt.of` checks nothing at run time: a test's stand-in instance comes back unchanged."""
+	agent = OpenMolt().create_agent(name="other", model=ScriptedModel([]), instructions="x")
+	stand_in = SimpleNamespace(run_store=None)
+	agent.om = stand_in  # type: ignore[assignment]  # a duck-typed instance, as tests make
+	assert OpenMolt.of(agent) is stand_in
+
+
+def test_an_openmolt_offers_what_the_agent_asks() -> None:
+	"""Every member of `Instance` is on `OpenMolt` (mypy checks the types where agents are made)."""
+	wanted = {
+		name
+		for name in vars(Instance)
+		if not name.startswith("_") and name not in {"register", "mro"}
+	}
+	assert wanted == {
+		"secrets",
+		"verbose",
+		"files",
+		"durability",
+		"scheduler",
+		"conversation",
+		"agent_tool",
+		"prepare",
+	}
+	om = OpenMolt()
+	assert all(hasattr(om, name) for name in wanted)
