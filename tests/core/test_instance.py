@@ -43,3 +43,18 @@ def test_an_openmolt_offers_what_the_agent_asks() -> None:
 	}
 	om = OpenMolt()
 	assert all(hasattr(om, name) for name in wanted)
+
+
+def test_an_agents_skills_are_the_skills_given() -> None:
+	"""``agent.skills`` (typed by `SkillInfo`) lists the `Skill` objects themselves."""
+	from openmolt_core.agent import SkillInfo
+	from openmolt_core.skills import Skill
+
+	tone = Skill(name="tone", description="Write in our tone.", instructions="Be brief.")
+	agent = OpenMolt().create_agent(
+		name="a", model=ScriptedModel([]), instructions="x", skills=[tone]
+	)
+	assert agent.skills == (tone,) and agent.skills[0] is tone
+	wanted = {n for n in vars(SkillInfo) if not n.startswith("_")}
+	assert wanted == {"name", "description", "instructions", "root", "allowed_tools", "files"}
+	assert all(hasattr(tone, n) for n in wanted) and tone.files() == []

@@ -89,6 +89,8 @@ from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import RunResult, RunState
 
 if TYPE_CHECKING:
+	from pathlib import Path
+
 	from pydantic import BaseModel
 
 	from openmolt_core.conversation import RunConversation, Session, SessionHistory
@@ -97,7 +99,6 @@ if TYPE_CHECKING:
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.secrets import SecretSet
-	from openmolt_core.skills import Skill
 	from openmolt_core.structured import FittedSchema
 	from openmolt_core.tools import CallingRun, NestedRunTool
 
@@ -112,6 +113,7 @@ __all__ = [
 	"ScheduleLike",
 	"Scheduled",
 	"Schedules",
+	"SkillInfo",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -225,6 +227,39 @@ class Scheduled(Protocol):
 		Args:
 			cancel_running: Also cancel its run in flight.
 		"""
+		...
+
+
+class SkillInfo(Protocol):
+	"""One of an agent's skills, as the agent lists them (`openmolt_core.skills.Skill`)."""
+
+	@property
+	def name(self) -> str:
+		"""The skill's name."""
+		...
+
+	@property
+	def description(self) -> str:
+		"""What it is for and when to use it."""
+		...
+
+	@property
+	def instructions(self) -> str:
+		"""The body of its ``SKILL.md``."""
+		...
+
+	@property
+	def root(self) -> Path | None:
+		"""Its folder (None for a skill made in code)."""
+		...
+
+	@property
+	def allowed_tools(self) -> tuple[str, ...]:
+		"""The tools it expects."""
+		...
+
+	def files(self) -> list[str]:
+		"""Its other files, as paths relative to its folder."""
 		...
 
 
@@ -467,7 +502,7 @@ class Agent:
 		return self._hooks.capabilities
 
 	@property
-	def skills(self) -> tuple[Skill, ...]:
+	def skills(self) -> tuple[SkillInfo, ...]:
 		"""The agent's skills (``create_agent(skills=...)``), in the order the first turn lists them."""
 		found = self._hooks.by_name.get("skills")
 		return tuple(getattr(found, "skills", ()))
