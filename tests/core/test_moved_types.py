@@ -25,3 +25,13 @@ def test_the_run_record_is_a_result() -> None:
 	assert _history.RunRecord is result.RunRecord is scheduler.RunRecord
 	assert _history.RecordStatus is result.RecordStatus is scheduler.RecordStatus
 	assert set(get_args(result.RunStatus)) < set(get_args(result.RecordStatus))
+
+
+def test_the_model_chain_is_the_kernels() -> None:
+	"""The model chain lives in the kernel (`_chain`: every model call uses it); fallback re-exports it."""
+	from openmolt_core import _chain, fallback
+
+	for name in fallback.__all__:
+		assert getattr(fallback, name) is getattr(_chain, name), name
+	assert set(fallback.__all__) == set(_chain.__all__)
+	assert fallback.fallback_reason(TimeoutError()) == "timeout"

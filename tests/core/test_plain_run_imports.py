@@ -36,6 +36,7 @@ PLAIN = textwrap.dedent(
 PLAIN_MODULES = [
 	"openmolt_core",
 	"openmolt_core._binding",
+	"openmolt_core._chain",
 	"openmolt_core._cost",
 	"openmolt_core._execute",
 	"openmolt_core._jsonsafe",
@@ -54,7 +55,6 @@ PLAIN_MODULES = [
 	"openmolt_core.envelope",
 	"openmolt_core.errors",
 	"openmolt_core.events",
-	"openmolt_core.fallback",
 	"openmolt_core.files",
 	"openmolt_core.hooks",
 	"openmolt_core.llm",
@@ -82,6 +82,7 @@ UNUSED = [
 	"openmolt_core._repair",
 	"openmolt_core._suggest",
 	"openmolt_core._verbose",
+	"openmolt_core.fallback",  # the feature's page: the chain itself is _chain
 	"openmolt_core.options",
 	"openmolt_core.policy",
 	"openmolt_core.retry",

@@ -46,7 +46,7 @@ ASSUMED_OUTPUT_TOKENS = 4_096
 
 
 class Model(Protocol):
-	"""A model the price check reads: a `openmolt_core.fallback.ModelSlot` or an `OtherModel`."""
+	"""A model the price check reads: a `openmolt_core._chain.ModelSlot` or an `OtherModel`."""
 
 	@property
 	def id(self) -> str:

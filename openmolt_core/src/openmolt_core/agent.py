@@ -28,6 +28,8 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
+from openmolt_core._chain import ChainProvider, FallbackReason, ModelChain, ModelSlot, slot_id
+from openmolt_core._chain import record as record_model
 from openmolt_core._execute import (
 	HumanInputHandler,
 	HumanInputUnavailable,
@@ -59,13 +61,6 @@ from openmolt_core.events import (
 	LLMOutputEvent,
 	ModelFallbackEvent,
 )
-from openmolt_core.fallback import (
-	FallbackReason,
-	ModelChain,
-	ModelSlot,
-	slot_id,
-)
-from openmolt_core.fallback import record as record_model
 from openmolt_core.hooks import (
 	NO_HOOKS,
 	AgentInfo,
@@ -1846,8 +1841,6 @@ class _RunModels:
 
 		Its ``model:fallback`` events are numbered from a block taken now.
 		"""
-		from openmolt_core.fallback import ChainProvider
-
 		agent = self._agent
 		first = ctx.reserve_events(len(agent._models.slots) - 1)
 		fell_back = functools.partial(agent._fell_back, ctx, first)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 	from pydantic import BaseModel
 
 	from openmolt_core._binding import BoundTool
+	from openmolt_core._chain import ModelSlot
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import Agent, HumanInputHandler, Limits, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 	from openmolt_core.conversation import RunConversation, Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
-	from openmolt_core.fallback import ModelSlot
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.hooks import Capability, CapabilityEntry, Hooks
@@ -1304,7 +1304,7 @@ class OpenMolt:
 		Raises:
 			ConfigurationError: No model, one listed twice, or one that cannot be resolved.
 		"""
-		from openmolt_core.fallback import ModelSlot, model_list, slot_id
+		from openmolt_core._chain import ModelSlot, model_list, slot_id
 
 		models = model_list(model, fallback)
 		chain = [
