@@ -33,7 +33,7 @@ from openmolt_core.commands import (
 	UpdatePlan,
 	Wait,
 )
-from openmolt_core.durability import RunPort, step_key
+from openmolt_core.durability import RunPort, call_started, step_key
 from openmolt_core.errors import ToolError
 from openmolt_core.events import (
 	ErrorEvent,
@@ -639,7 +639,7 @@ async def _call_tool(
 
 	async def work() -> dict[str, Any]:
 		if policy != "retry":
-			from openmolt_core._indoubt import IN_DOUBT, call_started
+			from openmolt_core._indoubt import IN_DOUBT
 
 			if await call_started(ctx.port, key):
 				return {IN_DOUBT: policy, "tool": call.tool}  # started before a crash: in doubt

@@ -2,7 +2,7 @@
 
 A durable run replays its journal after a crash; a tool call whose step had begun but whose
 result was not recorded may or may not have taken effect. Before a call whose policy is not
-``retry`` runs, the port records its start (`call_started`); a replay that finds the start
+``retry`` runs, the port records its start (`openmolt_core.durability.call_started`); a replay that finds the start
 recorded handles the call by the tool's policy instead of running it blindly again:
 
 | policy | what happens to an in-doubt call |
@@ -27,7 +27,6 @@ from openmolt_core.tools import check_in_doubt as check_policy
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core.durability import RunPort
 
 __all__ = ["IN_DOUBT", "InDoubt", "check_policy", "in_doubt_entry", "policy_of", "question"]
 
@@ -38,17 +37,6 @@ IN_DOUBT = "_in_doubt"
 def policy_of(bound: BoundTool) -> InDoubt:
 	"""A bound tool's in-doubt policy: its own, else the default for its kind (module docstring)."""
 	return bound.in_doubt
-
-
-async def call_started(port: RunPort, key: str) -> bool:
-	"""Record that a call starts; True if a previous execution had started it (in doubt).
-
-	Ports without a journal of starts (the in-process one) never find one.
-	"""
-	started = getattr(port, "call_started", None)
-	if started is None:
-		return False
-	return bool(await started(key))
 
 
 def question(tool: str, tool_input: dict[str, Any]) -> str:

@@ -77,6 +77,7 @@ __all__ = [
 	"PendingRun",
 	"RunHandle",
 	"RunPort",
+	"call_started",
 	"load_backend",
 	"step_key",
 ]
@@ -209,6 +210,22 @@ LOCAL_PORT = LocalPort()
 """The shared pass-through port (it holds no state)."""
 
 
+async def call_started(port: RunPort, key: str) -> bool:
+	"""Record that a tool call starts; True if a previous execution had started it.
+
+	Such a call is in doubt (`openmolt_core._indoubt` says what then happens). Ports without a
+	journal of starts (the in-process one) never find one.
+
+	Args:
+		port: The run's port.
+		key: The tool call's step key.
+	"""
+	started = getattr(port, "call_started", None)
+	if started is None:
+		return False
+	return bool(await started(key))
+
+
 class ForwardingPort:
 	"""A port that hands everything to another port: the base for ports that wrap one.
 
@@ -265,8 +282,6 @@ class ForwardingPort:
 
 	async def call_started(self, key: str) -> bool:
 		"""Record a tool call's start on the wrapped port (see `openmolt_core._indoubt`)."""
-		from openmolt_core._indoubt import call_started
-
 		return await call_started(self.port, key)
 
 
