@@ -35,3 +35,14 @@ def test_the_model_chain_is_the_kernels() -> None:
 		assert getattr(fallback, name) is getattr(_chain, name), name
 	assert set(fallback.__all__) == set(_chain.__all__)
 	assert fallback.fallback_reason(TimeoutError()) == "timeout"
+
+
+def test_the_schema_dialect_lives_with_the_fitter() -> None:
+	"""`SchemaDialect` is described beside the fitter that reads it; structured re-exports it."""
+	from openmolt_core import _fit, structured
+
+	assert structured.SchemaDialect is _fit.SchemaDialect
+	assert "SchemaDialect" in structured.__all__
+	assert structured.SchemaDialect(name="x", max_size=10).violations({"type": "string"}) == (
+		"17 bytes (the x limit is 10)",  # {"type":"string"}
+	)

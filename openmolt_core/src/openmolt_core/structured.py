@@ -40,119 +40,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._lazy import lazy_exports
 from openmolt_core.llm import StructuredMode
 
 # The fitting machinery (`openmolt_core._fit`, `openmolt_core._repair`) loads when a provider
 # declares a dialect: a model without structured output gets mode ``off`` without it.
 if TYPE_CHECKING:
-	from openmolt_core._fit import Metrics
+	from openmolt_core._fit import Metrics, SchemaDialect
 	from openmolt_core._repair import Repair
 	from openmolt_core.envelope import Envelope, ToolSchema
 
 __all__ = ["FittedSchema", "SchemaDialect", "StructuredMode", "fit", "fit_schema"]
 
-_PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean", "null"})
+# `SchemaDialect` is described in `_fit`, beside the fitter that reads it; re-exported on first use
+# (a provider that declares a dialect loads the fitting machinery anyway).
+__getattr__, __dir__ = lazy_exports(globals(), {"SchemaDialect": "openmolt_core._fit"})
+
 _ENCODED_INPUT = {"type": "string", "description": "The tool's input object as JSON text."}
 _ENCODED_OUTPUT = {"type": "string", "description": "The output as JSON text."}
 _STAND_IN = {"type": "string"}
-
-
-@dataclass(frozen=True, slots=True)
-class SchemaDialect:
-	"""The JSON Schema subset and limits of one provider's structured output.
-
-	A limit left at None is not documented by the provider and not checked.
-
-	Args:
-		name: The dialect's name (``openai``, ``anthropic``, ``gemini``).
-		keywords: Assertion and annotation keywords the API accepts and enforces, beyond the
-			structure (``type``, ``properties``, ``required``, ``items``, ``anyOf``, ``enum``,
-			``const``); others are dropped (see `FittedSchema.relaxed`).
-		formats: String ``format`` values the API accepts; others are dropped.
-		closed_objects: Every object must list its properties with ``additionalProperties:
-			false``; a free-form object then has no strict form.
-		require_all: Every property must be listed in ``required``.
-		require_defaults: A property with a ``default`` becomes required even when
-			``require_all`` is off (saves the API's budget of optional properties).
-		const_as_enum: ``const`` is sent as a one-value ``enum``.
-		literal_types: A ``type`` is written next to ``enum`` and ``const``; without it, the
-			values alone say the type (as Anthropic's SDK writes them: fewer bytes per request).
-		type_lists: A list of types (``["string", "null"]``) may be sent; if not, it is written
-			as ``anyOf`` with one branch per type.
-		enum_types: JSON types an ``enum`` (or ``const``) value may have.
-		simple_patterns: ``pattern`` is sent when it is a simple regular expression (no
-			lookaround, backreference, word boundary or other ``(?...)`` group than ``(?:``), even
-			though ``keywords`` lacks it. In every dialect, a pattern that is not simple is
-			dropped and checked by the loop.
-		recursive_refs: A recursive ``$ref`` is sent as a reference into the root's ``$defs``.
-		tuples: ``prefixItems`` is accepted: a tuple whose further items have a schema (or none
-			allowed, sent as ``maxItems``) has a form.
-		max_min_items: The largest ``minItems`` accepted; larger ones are lowered to it.
-		max_properties: Object properties in the whole schema.
-		max_depth: Object and array levels on the longest path (the root is level 1).
-		max_enum_values: ``enum`` values in the whole schema.
-		max_string_length: Characters of all property names and ``enum``/``const`` values.
-		long_enum: ``(values, characters)``: one enum with more values than the first may hold
-			at most this many characters.
-		max_optional: Properties not listed in ``required``, in the whole schema.
-		max_unions: Sub-schemas with ``anyOf`` or a list of types, in the whole schema.
-		max_size: Bytes of the schema as compact JSON.
-		source: Where the rules and limits come from (page and date checked).
-	"""
-
-	name: str
-	keywords: frozenset[str] = frozenset({"description"})
-	formats: frozenset[str] = frozenset()
-	closed_objects: bool = True
-	require_all: bool = False
-	require_defaults: bool = False
-	const_as_enum: bool = False
-	literal_types: bool = True
-	type_lists: bool = True
-	enum_types: frozenset[str] = _PRIMITIVE_TYPES
-	simple_patterns: bool = False
-	recursive_refs: bool = False
-	tuples: bool = False
-	max_min_items: int | None = None
-	max_properties: int | None = None
-	max_depth: int | None = None
-	max_enum_values: int | None = None
-	max_string_length: int | None = None
-	long_enum: tuple[int, int] | None = None
-	max_optional: int | None = None
-	max_unions: int | None = None
-	max_size: int | None = None
-	source: str = ""
-
-	def violations(self, schema: Any) -> tuple[str, ...]:
-		"""The limits a schema passes, one line each (empty when it fits).
-
-		Args:
-			schema: A fitted schema.
-		"""
-		from openmolt_core._fit import measure
-
-		return self._over(measure(schema, long_enum_values=self._long_values()))
-
-	def _long_values(self) -> int:
-		return self.long_enum[0] if self.long_enum else 1 << 30
-
-	def _over(self, m: Metrics) -> tuple[str, ...]:
-		checks = [
-			(m.properties, self.max_properties, "object properties"),
-			(m.depth, self.max_depth, "levels of nesting"),
-			(m.enum_values, self.max_enum_values, "enum values"),
-			(m.string_length, self.max_string_length, "characters of names and enum values"),
-			(m.optional, self.max_optional, "optional properties"),
-			(m.unions, self.max_unions, "union-typed properties"),
-			(m.size, self.max_size, "bytes"),
-			(m.long_enum, self.long_enum[1] if self.long_enum else None, "characters in one enum"),
-		]
-		return tuple(
-			f"{value} {what} (the {self.name} limit is {limit})"
-			for value, limit, what in checks
-			if limit is not None and value > limit
-		)
 
 
 @dataclass(frozen=True, slots=True)
