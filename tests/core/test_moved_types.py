@@ -46,3 +46,23 @@ def test_the_schema_dialect_lives_with_the_fitter() -> None:
 	assert structured.SchemaDialect(name="x", max_size=10).violations({"type": "string"}) == (
 		"17 bytes (the x limit is 10)",  # {"type":"string"}
 	)
+
+
+def test_the_registrars_are_part_of_the_hook_contract() -> None:
+	"""What each hook is handed is specified with the hooks; plugins re-exports it."""
+	import openmolt_core
+	from openmolt_core import _markers, hookspecs, plugins
+
+	for name in (
+		"CapabilityFactory",
+		"CapabilityRegistrar",
+		"CommandRegistrar",
+		"IntegrationRegistrar",
+		"ProviderFactory",
+		"ProviderRegistrar",
+		"SkillRegistrar",
+	):
+		assert getattr(plugins, name) is getattr(hookspecs, name), name
+		assert name in plugins.__all__ and name in hookspecs.__all__
+	assert openmolt_core.hookimpl is hookspecs.hookimpl is _markers.hookimpl
+	assert hookspecs.hookspec is _markers.hookspec

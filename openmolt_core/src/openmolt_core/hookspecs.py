@@ -12,20 +12,28 @@ Registration hooks are synchronous and do no I/O: they hand factories or declara
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from openmolt_core._markers import hookimpl, hookspec
 
 if TYPE_CHECKING:
-	from openmolt_core.plugins import (
-		CapabilityRegistrar,
-		CommandRegistrar,
-		IntegrationRegistrar,
-		ProviderRegistrar,
-		SkillRegistrar,
-	)
+	import httpx
+
+	from openmolt_core.hooks import Capability
+	from openmolt_core.integrations.model import Integration
+	from openmolt_core.llm import LLMProvider
+	from openmolt_core.skills import Skill
 
 __all__ = [
+	"CapabilityFactory",
+	"CapabilityRegistrar",
+	"CommandRegistrar",
+	"IntegrationRegistrar",
+	"ProviderFactory",
+	"ProviderRegistrar",
+	"SkillRegistrar",
 	"hookimpl",
 	"hookspec",
 	"register_capabilities",
@@ -34,6 +42,58 @@ __all__ = [
 	"register_providers",
 	"register_skills",
 ]
+
+
+# What each hook is handed: the registrars (`openmolt_core.plugins` implements them).
+
+ProviderFactory = Callable[[Mapping[str, Any], "Callable[[], httpx.AsyncClient]"], "LLMProvider"]
+"""Builds a provider from the user's settings for it and a getter for the shared HTTP client."""
+
+
+class ProviderRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_providers``."""
+
+	def __call__(self, factory: ProviderFactory, *, name: str) -> None:
+		"""Register a provider factory under the prefix users write in model ids."""
+		...
+
+
+class IntegrationRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_integrations``."""
+
+	def __call__(
+		self, integration: Integration | Mapping[str, Any], *, id: str | None = None
+	) -> None:
+		"""Register an integration; ``id`` defaults to its own id, then the entry-point name."""
+		...
+
+
+CapabilityFactory = Callable[..., "Capability"]
+"""Builds one agent's `openmolt_core.hooks.Capability` from the options the agent gives."""
+
+
+class CapabilityRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_capabilities``."""
+
+	def __call__(self, factory: CapabilityFactory, *, name: str) -> None:
+		"""Register a capability factory under the name agents give."""
+		...
+
+
+class CommandRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_commands``."""
+
+	def __call__(self, name: str, main: Callable[[list[str]], int], *, summary: str) -> None:
+		"""Register ``openmolt NAME``: ``main(args)`` gets the arguments after the name."""
+		...
+
+
+class SkillRegistrar(Protocol):
+	"""The ``register`` callable handed to ``register_skills``."""
+
+	def __call__(self, skill: Skill | str | os.PathLike[str] | Mapping[str, Any]) -> None:
+		"""Register a `Skill`, a skill folder (or a folder of them), or a skill's fields."""
+		...
 
 
 @hookspec

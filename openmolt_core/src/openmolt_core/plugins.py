@@ -19,24 +19,29 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 
 from openmolt_core import hookspecs
 from openmolt_core._hints import extra_for, missing_integration, missing_provider
 from openmolt_core.errors import PluginError
+from openmolt_core.hookspecs import (  # the contract plugins implement; re-exported
+	CapabilityFactory,
+	CapabilityRegistrar,
+	CommandRegistrar,
+	IntegrationRegistrar,
+	ProviderFactory,
+	ProviderRegistrar,
+	SkillRegistrar,
+)
 
 if TYPE_CHECKING:
-	import httpx
-
-	from openmolt_core.hooks import Capability
 	from openmolt_core.integrations.model import Integration
-	from openmolt_core.llm import LLMProvider
 	from openmolt_core.skills import Skill
 
 __all__ = [
@@ -54,55 +59,6 @@ __all__ = [
 ]
 
 Group = Literal["providers", "integrations", "skills", "capabilities"]
-
-ProviderFactory = Callable[[Mapping[str, Any], "Callable[[], httpx.AsyncClient]"], "LLMProvider"]
-"""Builds a provider from the user's settings for it and a getter for the shared HTTP client."""
-
-
-class ProviderRegistrar(Protocol):
-	"""The ``register`` callable handed to ``register_providers``."""
-
-	def __call__(self, factory: ProviderFactory, *, name: str) -> None:
-		"""Register a provider factory under the prefix users write in model ids."""
-		...
-
-
-class IntegrationRegistrar(Protocol):
-	"""The ``register`` callable handed to ``register_integrations``."""
-
-	def __call__(
-		self, integration: Integration | Mapping[str, Any], *, id: str | None = None
-	) -> None:
-		"""Register an integration; ``id`` defaults to its own id, then the entry-point name."""
-		...
-
-
-CapabilityFactory = Callable[..., "Capability"]
-"""Builds one agent's `openmolt_core.hooks.Capability` from the options the agent gives."""
-
-
-class CapabilityRegistrar(Protocol):
-	"""The ``register`` callable handed to ``register_capabilities``."""
-
-	def __call__(self, factory: CapabilityFactory, *, name: str) -> None:
-		"""Register a capability factory under the name agents give."""
-		...
-
-
-class CommandRegistrar(Protocol):
-	"""The ``register`` callable handed to ``register_commands``."""
-
-	def __call__(self, name: str, main: Callable[[list[str]], int], *, summary: str) -> None:
-		"""Register ``openmolt NAME``: ``main(args)`` gets the arguments after the name."""
-		...
-
-
-class SkillRegistrar(Protocol):
-	"""The ``register`` callable handed to ``register_skills``."""
-
-	def __call__(self, skill: Skill | str | os.PathLike[str] | Mapping[str, Any]) -> None:
-		"""Register a `Skill`, a skill folder (or a folder of them), or a skill's fields."""
-		...
 
 
 @dataclass(frozen=True, slots=True)
