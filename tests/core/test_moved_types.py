@@ -66,3 +66,32 @@ def test_the_registrars_are_part_of_the_hook_contract() -> None:
 		assert name in plugins.__all__ and name in hookspecs.__all__
 	assert openmolt_core.hookimpl is hookspecs.hookimpl is _markers.hookimpl
 	assert hookspecs.hookspec is _markers.hookspec
+
+
+def test_the_logging_filter_lives_with_the_secrets() -> None:
+	"""The logging filter is the secrets module's (a set turns it on); _redact re-exports it."""
+	from openmolt_core import _redact, secrets
+
+	for name in ("LOGGERS", "RedactingFilter", "install_log_redaction", "redact_handler"):
+		assert getattr(_redact, name) is getattr(secrets, name), name
+		assert name in _redact.__all__
+
+
+def test_a_secret_set_alone_masks_the_logs() -> None:
+	"""A secret added to a set is masked in the logs with no redactor ever loaded."""
+	import subprocess
+	import sys
+
+	code = """
+import io, logging, sys
+from openmolt_core.secrets import SecretSet
+kept = SecretSet()
+kept.add("sk-canary-0123456789")
+out = io.StringIO()
+logging.getLogger("httpx").addHandler(logging.StreamHandler(out))
+logging.getLogger("httpx").warning("GET https://x/?key=sk-canary-0123456789")
+assert "openmolt_core._redact" not in sys.modules
+print(out.getvalue().strip())
+"""
+	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+	assert done.stdout.strip() == "GET https://x/?key=[redacted]"

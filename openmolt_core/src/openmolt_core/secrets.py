@@ -16,12 +16,16 @@ longer base64 text such as HTTP Basic's ``user:secret``), JSON-escaped and ``rep
 (also as UTF-8 bytes, as an HTTP trace shows a header).
 A percent-encoded run the fixed spellings miss (another encoder's safe set) is decoded and masked
 whole when it holds a secret (`mask`).
+
+The logging filter that masks log records lives here too, beside the sets it reads: a set turns
+it on when it gets its first secrets (`openmolt_core._redact` describes it and re-exports it).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import re
 import threading
@@ -29,18 +33,24 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 __all__ = [
+	"LOGGERS",
 	"MASK",
+	"RedactingFilter",
 	"SecretSet",
 	"StreamMask",
 	"default_credentials_path",
 	"environment_secrets",
 	"held_back",
+	"install_log_redaction",
 	"mask",
+	"redact_handler",
 	"settings_secrets",
 	"spellings",
+	"watch",
 ]
 
 MASK = "[redacted]"
@@ -312,7 +322,7 @@ class SecretSet:
 
 	Values are added as they become known (``add``); values learned later, such as the tokens
 	an OAuth2 refresh brings, come from sources asked at every use (``add_source``). The set is
-	also read by the logging filter (`openmolt_core._redact.RedactingFilter`) while it lives.
+	also read by the logging filter (`RedactingFilter`) while it lives.
 	"""
 
 	__slots__ = ("__weakref__", "_later", "_live", "_sources", "_values")
@@ -352,8 +362,6 @@ class SecretSet:
 			with _LOCK:
 				self._values = self._values | new
 			self._go_live()
-			from openmolt_core._redact import install_log_redaction
-
 			install_log_redaction()
 
 	def add_source(self, source: Callable[[], Iterable[str]]) -> None:
@@ -408,7 +416,169 @@ class SecretSet:
 		return f"SecretSet({len(self._values)} values, {len(self._sources)} sources)"
 
 
-def _live_sets() -> list[SecretSet]:
-	"""The secret sets alive in this process (for the logging filter)."""
+# The logging filter ---------------------------------------------------------------------
+
+_WATCHED: weakref.WeakSet[Any] = weakref.WeakSet()  # the live redactors (`watch`)
+
+LOGGERS = (
+	"openmolt",
+	"httpx",
+	"httpcore",
+	"httpcore.connection",
+	"httpcore.http11",
+	"httpcore.http2",
+	"httpcore.proxy",
+	"httpcore.socks",
+	"aiohttp",
+	"aiohttp.access",
+	"aiohttp.client",
+	"aiohttp.internal",
+	"aiohttp.server",
+	"aiohttp.web",
+	"aiohttp.websocket",
+	"hpack",
+	"hpack.hpack",
+	"hpack.table",
+	"h2",
+	"botocore",  # aws_sigv4 signing: botocore.auth logs the canonical request at DEBUG
+	"botocore.auth",
+	"mcp",  # the MCP SDK: a server's command line, URL and messages
+	"mcp.client",
+	"mcp.client.stdio",
+	"mcp.client.streamable_http",
+	"mcp.client.session",
+	"mcp.shared",
+	"mcp.shared.session",
+	"mcp.os",
+)
+"""The loggers the redacting filter is installed on (and any existing logger below them)."""
+
+
+def watch(holder: Any) -> None:
+	"""Have the logging filter mask what ``holder.secrets`` holds too, while the holder lives.
+
+	Args:
+		holder: An object whose ``secrets`` property gives the secrets it knows now (a
+			`openmolt_core._redact.Redactor`); held weakly.
+	"""
 	with _LOCK:
-		return list(_LIVE)
+		_WATCHED.add(holder)
+	install_log_redaction()
+
+
+def _live_secrets() -> frozenset[str]:
+	with _LOCK:
+		holders, sets = list(_WATCHED), list(_LIVE)
+	found: set[str] = set()
+	for holder in holders:
+		try:
+			found.update(holder.secrets)
+		except Exception:  # a broken source must not break logging
+			continue
+	for known in sets:
+		found |= known.values()
+	return frozenset(found)
+
+
+_BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
+
+_PLAIN = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
+	"message",
+	"asctime",
+}
+
+
+class RedactingFilter(logging.Filter):
+	"""Masks every secret a live secret set or redactor knows in a log record (message, args, traceback)."""
+
+	def filter(self, record: logging.LogRecord) -> bool:
+		"""Rewrite the record with secrets masked; never drops a record."""
+		if getattr(record, "_openmolt_masked", False) or getattr(_BUSY, "on", False):
+			return True  # masked when it was made, or logged by a secret source while masking
+		_BUSY.on = True
+		try:
+			secrets = _live_secrets()
+		finally:
+			_BUSY.on = False
+		if not secrets:
+			return True
+		record._openmolt_masked = True
+		try:
+			message = record.getMessage()
+		except Exception:  # a record whose args do not fit its format: show the format
+			message = str(record.msg)
+		record.msg, record.args = mask(message, secrets), None
+		if record.exc_info:
+			text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+			record.exc_text, record.exc_info = mask(text, secrets), None
+		elif record.exc_text:
+			record.exc_text = mask(record.exc_text, secrets)
+		if record.stack_info:
+			record.stack_info = mask(record.stack_info, secrets)
+		for key, value in list(record.__dict__.items()):
+			if key not in _PLAIN and isinstance(value, str):
+				setattr(record, key, mask(value, secrets))
+		return True
+
+
+_FILTER = RedactingFilter()
+_SEEN = -1  # how many loggers existed at the last install
+_FACTORY: list[Callable[..., logging.LogRecord]] = []  # the record factory we wrapped
+
+
+def _masking_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+	"""Make a record, masked at once when its logger is one of `LOGGERS` or below them.
+
+	A logger made after the last install (a module imported late, inside a tool) has no filter
+	of its own, and a parent's filters do not see a child's records; the record factory does.
+	"""
+	record = _FACTORY[0](*args, **kwargs)
+	name = record.name
+	if name.startswith(_ROOTS) and (name in LOGGERS or name.startswith(_PREFIXES)):
+		_FILTER.filter(record)
+	return record
+
+
+_ROOTS = tuple({name.split(".")[0] for name in LOGGERS})
+_PREFIXES = tuple(f"{name}." for name in LOGGERS)
+
+
+def install_log_redaction() -> None:
+	"""Install the redacting filter on `LOGGERS` and the existing loggers below them (idempotent).
+
+	Called whenever a redactor or a secret set gets secrets, so loggers created since are
+	covered too; the record factory is wrapped once, so a logger made later is covered as well.
+	"""
+	global _SEEN
+	if not _FACTORY:
+		with _LOCK:
+			if not _FACTORY:
+				_FACTORY.append(logging.getLogRecordFactory())
+				logging.setLogRecordFactory(_masking_factory)
+	known = logging.root.manager.loggerDict
+	if len(known) == _SEEN:  # no logger was made since the last call
+		return
+	names = [*LOGGERS, *(n for n in list(known) if n.startswith(_PREFIXES))]
+	for name in names:
+		logger = logging.getLogger(name)
+		if _FILTER not in logger.filters:
+			logger.addFilter(_FILTER)
+	_SEEN = len(known)
+
+
+def redact_handler(handler: logging.Handler) -> logging.Handler:
+	"""Put the redacting filter on a handler, so records of any logger it shows are masked.
+
+	The ``openmolt`` commands call this for the handlers they install (a record from a logger
+	made after the last `install_log_redaction`, such as a library imported late, is masked at
+	the handler).
+
+	Args:
+		handler: The handler.
+
+	Returns:
+		The same handler.
+	"""
+	if _FILTER not in handler.filters:
+		handler.addFilter(_FILTER)
+	return handler
