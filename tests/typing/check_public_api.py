@@ -190,3 +190,19 @@ async def end_users_accounts(callback_url: str) -> str:
 		print(connected.integration, connected.user, connected.run_id)
 		result = await agent.resume(result.state)
 	return result.status
+
+
+async def an_agent_and_its_instance() -> None:
+	"""The kernel's views of an agent and its instance, and OpenMolt.of for the rest."""
+	from openmolt_core.agent import Agent, Instance, SkillInfo
+	from openmolt_core.durability import DurableAgent
+	from openmolt_core.schedule import IntervalSchedule
+
+	om = OpenMolt()
+	agent: Agent = om.create_agent(name="Views", model="openai:gpt-5-mini")
+	owner: Instance = om  # an OpenMolt offers what an agent needs of its instance
+	durable: DurableAgent = agent  # and an agent what a durability backend needs of it
+	skills: tuple[SkillInfo, ...] = agent.skills
+	agent.schedule(IntervalSchedule(type="interval", value=60))
+	same: OpenMolt = OpenMolt.of(agent)
+	print(owner.secrets, durable.name, skills, await same.pending())

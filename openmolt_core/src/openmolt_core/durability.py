@@ -64,7 +64,6 @@ from openmolt_core.errors import ConfigurationError
 if TYPE_CHECKING:
 	from pathlib import Path
 
-	from openmolt_core.agent import Agent
 	from openmolt_core.decisions import ApprovalDecision
 	from openmolt_core.result import RunResult, RunState
 
@@ -72,6 +71,7 @@ __all__ = [
 	"LOCAL_PORT",
 	"DurabilityBackend",
 	"DurabilityConfig",
+	"DurableAgent",
 	"ForwardingPort",
 	"LocalPort",
 	"PendingRun",
@@ -344,6 +344,45 @@ class RunHandle:
 		return await self.backend.result(self.run_id, wait=wait)
 
 
+class DurableAgent(Protocol):
+	"""What a durability backend needs of an agent (an `openmolt_core.agent.Agent`).
+
+	A backend knows agents by name, checks that a recovered run's agent is the one that started
+	it (``fingerprint``), and drives a run through the loop with its own port (``execute``).
+	"""
+
+	@property
+	def name(self) -> str:
+		"""The agent's name: its runs are recovered by it."""
+		...
+
+	def fingerprint(self) -> str:
+		"""A hash of what a journaled run of the agent depends on."""
+		...
+
+	async def execute(
+		self,
+		state: RunState | Mapping[str, Any] | None,
+		*,
+		port: RunPort,
+		answer: str | None = None,
+		decisions: Sequence[ApprovalDecision] = (),
+		input: Any = None,
+		run_id: str | None = None,
+	) -> RunResult:
+		"""Run a state through the loop with the given port (`openmolt_core.agent.Agent.execute`).
+
+		Args:
+			state: The run's state; None to start afresh from ``input``.
+			port: The port every step goes through.
+			answer: The answer to the state's parked question, if any.
+			decisions: Approval decisions for its parked tool calls, if any.
+			input: The task input, when ``state`` is None.
+			run_id: The new state's run id, when ``state`` is None.
+		"""
+		...
+
+
 @runtime_checkable
 class DurabilityBackend(Protocol):
 	"""What an `OpenMolt` instance with ``durability=...`` delegates to (``openmolt-dbos``).
@@ -361,13 +400,13 @@ class DurabilityBackend(Protocol):
 		"""Launch the engine in this process: recover its unfinished runs, take over dead ones."""
 		...
 
-	def register(self, agent: Agent) -> None:
+	def register(self, agent: DurableAgent) -> None:
 		"""Know an agent by name, so its runs can be recovered in this process."""
 		...
 
 	async def drive(
 		self,
-		agent: Agent,
+		agent: DurableAgent,
 		state: RunState,
 		answer: str | None,
 		decisions: Sequence[ApprovalDecision] = (),
@@ -379,7 +418,7 @@ class DurabilityBackend(Protocol):
 		"""
 		...
 
-	async def begin(self, agent: Agent, state: RunState) -> None:
+	async def begin(self, agent: DurableAgent, state: RunState) -> None:
 		"""Start a prepared new state as a durable run in the background; return once it is recorded."""
 		...
 
