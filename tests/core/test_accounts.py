@@ -16,8 +16,8 @@ import httpx
 import pytest
 from cryptography.fernet import Fernet
 
-from openmolt_core._park import BEHIND_APPROVAL
 from openmolt_core.accounts import CALLBACK_PATH, authorization_requests
+from openmolt_core.capabilities.approvals import ApprovalGate
 from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.result import RunState
@@ -398,7 +398,7 @@ async def test_a_step_with_an_approval_and_an_authorization_parks_on_the_approva
 	"""One kind of park per step, whichever parks first: the call needing an account fails.
 
 	The approval's park wins, and the model reads that the call waits behind it (the kernel's
-	rule for any capability's park, `openmolt_core._park.BEHIND_APPROVAL`).
+	rule for a gate's park, with the gate's text: `ApprovalGate.behind`).
 	"""
 	from openmolt_core.tools import tool
 
@@ -430,7 +430,7 @@ async def test_a_step_with_an_approval_and_an_authorization_parks_on_the_approva
 	assert parked.status == "approval_required"
 	pending = parked.state.pending
 	assert pending is not None and [c["tool"] for c in pending["calls"]] == ["local.refund"]
-	assert pending["results"][0] == {"tool": "mail.me", "ok": False, "error": BEHIND_APPROVAL}
+	assert pending["results"][0] == {"tool": "mail.me", "ok": False, "error": ApprovalGate.behind}
 	assert not api.calls
 	await om.aclose()
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._jsonschema import ValidationError, format_errors
-from openmolt_core._park import BEHIND_APPROVAL
 from openmolt_core._sync import call as call_app
 from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 from openmolt_core.durability import step_key
@@ -40,6 +39,7 @@ __all__ = [
 	"KIND",
 	"REASON_CHARS",
 	"RunApprovals",
+	"approver",
 	"decisions_of",
 	"gate",
 	"pending_requests",
@@ -85,12 +85,25 @@ class RunApprovals:
 		return self._own
 
 
+def approver(ctx: RunContext) -> ApprovalHandler | None:
+	"""Who decides a run's calls: its agent's ``on_approval_request``, else its caller's."""
+	handler: ApprovalHandler | None = getattr(ctx.owner, "on_approval_request", None)
+	link = ctx.link
+	if handler is None and link is not None:  # a sub-agent asks its caller's approver
+		handler = link.on_approval_request
+		if handler is None and link.caller is not None:
+			handler = approver(link.caller)
+	return handler
+
+
 def run_approvals(ctx: RunContext) -> RunApprovals:
 	"""The approval side of a run, made on first use from its approver and its agent's signer."""
-	if ctx.approvals is None:
+	approvals: RunApprovals | None = ctx.scratch.get(KIND)
+	if approvals is None:
 		om = getattr(ctx.owner, "om", None)
-		ctx.approvals = RunApprovals(ctx.approver, None if om is None else lambda: om.approvals)
-	approvals: RunApprovals = ctx.approvals
+		approvals = ctx.scratch[KIND] = RunApprovals(
+			approver(ctx), None if om is None else lambda: om.approvals
+		)
 	return approvals
 
 
@@ -188,7 +201,7 @@ async def gate(
 		else:
 			ctx.skip_event()
 		if approvals.handler is None:
-			return _park(record, index, request, "nobody can decide now")
+			return _park(ctx, record, index, request, "nobody can decide now")
 	handler = approvals.handler
 	signer = approvals.authority()
 
@@ -224,10 +237,10 @@ async def gate(
 		}
 
 	outcome: dict[str, Any] = await ctx.port.step(
-		step_key("approval", ctx.step, index, call.tool), decide
+		step_key(KIND, ctx.step, index, call.tool), decide
 	)
 	if "parked" in outcome:
-		return _park(record, index, request, outcome["parked"])
+		return _park(ctx, record, index, request, outcome["parked"])
 	action = outcome.get("action", "refused")
 	reason = ctx.redact(str(outcome.get("refused") or outcome.get("reason") or ""))
 	if ctx.wants("approval:decision"):
@@ -275,18 +288,21 @@ async def gate(
 	)
 
 
-def _park(record: StepRecord, index: int, request: ApprovalRequest, why: str) -> Gated:
+def _park(
+	ctx: RunContext, record: StepRecord, index: int, request: ApprovalRequest, why: str
+) -> Gated:
 	if record.stopped:  # a capability stopped the step meanwhile: nothing parks
 		return Gated(entry={"tool": request.tool, "ok": False, "error": "not run: the run stopped"})
 	pending = record.pending
 	if record.parked:
 		# One kind of park per step: calls a capability parked fail instead (as when they come
 		# second, openmolt_core._execute), whichever of the concurrent calls parked first.
+		behind = type(ctx.hooks.by_kind[KIND]).behind  # the gate's (`ApprovalGate.behind`)
 		for waiting in record.parked:
 			record.results[waiting["index"]] = {
 				"tool": waiting["tool"],
 				"ok": False,
-				"error": BEHIND_APPROVAL,
+				"error": behind,
 			}
 		record.parked = None
 	if pending is None or pending.get("kind") != KIND:
@@ -369,7 +385,7 @@ def receive(ctx: RunContext, given: Any, answer: str | None) -> list[ApprovalDec
 			"resume: this run waits for approval decisions, not an answer; give "
 			"decision=request.approve() or request.deny(reason)"
 		)
-	if not decisions and ctx.approver is None:
+	if not decisions and run_approvals(ctx).handler is None:
 		raise ConfigurationError(
 			"resume: this run waits for approval decisions: give decision=... (see "
 			"agent.approval_requests(state)), or set on_approval_request"

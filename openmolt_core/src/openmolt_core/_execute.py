@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 import anyio
 
 from openmolt_core import _cost
-from openmolt_core._binding import has_approvals
 from openmolt_core._jsonschema import ValidationError, format_errors
-from openmolt_core._park import BEHIND_APPROVAL
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._sync import call as call_app
 from openmolt_core.commands import (
@@ -48,7 +46,6 @@ from openmolt_core.events import (
 from openmolt_core.hooks import (
 	BUILTIN,
 	NO_HOOKS,
-	Approve,
 	Gated,
 	Hooks,
 	Park,
@@ -67,7 +64,6 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._redact import Redactor
 	from openmolt_core._toolset import ToolSet
-	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
@@ -228,11 +224,8 @@ class RunContext:
 		limits: Caps on results, memory and answers.
 		port: Journals steps, tells the time, sleeps (`openmolt_core.durability`).
 		step: The current step number.
-		approver: Decides tool calls that wait for approval (the agent's, or its caller's);
-			None parks them. A sub-agent's run asks its caller's.
-		approvals: The approval side of this run, made by the approvals gate on first use
-			(`Capability.gate_tool`): on a resume, the decisions given and the calls it parked
-			(the loop gates every call while ``approvals.parked`` holds any).
+		scratch: What capabilities keep in memory for this run, by name (never saved: what
+			a run saves is ``state.ext``), such as the approvals gate's delivered decisions.
 		link: The run that called this one as a tool (a sub-agent's run), or None.
 		toolset: Which tools are callable in this run's state (`openmolt_core._toolset`);
 			None: every allowed tool.
@@ -256,8 +249,7 @@ class RunContext:
 	limits: Limits
 	port: RunPort
 	step: int = 0
-	approver: ApprovalHandler | None = None
-	approvals: Any = None
+	scratch: dict[str, Any] = field(default_factory=dict)
 	link: CallingRun | None = None
 	toolset: ToolSet | None = None
 	cost_left: Callable[[], float | None] = lambda: None
@@ -357,7 +349,7 @@ def check(ctx: RunContext) -> Callable[[int, Command], Command | str]:
 	A tool must exist and be granted, its input must match its schema; a question needs someone
 	to answer it; a finish output must match the output schema; a memory update must fit.
 	"""
-	reasons = has_approvals(ctx.tools.values())  # whether callTool has a reason field here
+	reasons = ctx.toolset is not None and ctx.toolset.reasons  # callTool has a reason field
 
 	def check_one(index: int, command: Command) -> Command | str:
 		match command:
@@ -431,8 +423,8 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 	"""Run a step's validated commands in order, filling ``record``.
 
 	Consecutive ``callTool`` commands run concurrently; results keep command order. ``finish``
-	ends the run; ``requestHumanInput`` either gets its answer or parks the run; a call that
-	waits for approval parks the run after its group of calls.
+	ends the run; ``requestHumanInput`` either gets its answer or parks the run; a call a
+	capability or a gate parks parks the run after its group of calls.
 
 	Args:
 		ctx: The run.
@@ -450,7 +442,7 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 					end += 1
 				await _call_tools(ctx, record, range(index, end))
 				if record.pending is not None or record.end is not None:
-					return  # parked on an approval (the rest runs on resume), or stopped
+					return  # parked (the rest runs on resume), or stopped
 				index = end
 				continue
 			case Finish():
@@ -552,8 +544,9 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		call = cast(CallTool, record.commands[i])
 		if ctx.hooks.before_tool:
 			keys.append(step_key("hook", ctx.step, i, call.tool))  # the capabilities' decision
-		if ctx.tools[call.tool].approval is not None or _regates(ctx):
-			keys.append(step_key("approval", ctx.step, i, call.tool))  # its gate comes first
+		gate = ctx.hooks.held(ctx, call, ctx.tools[call.tool]) if ctx.hooks.gate_step else None
+		if gate is not None:
+			keys.append(step_key(gate, ctx.step, i, call.tool))  # its gate comes first
 		keys.append(step_key("tool", ctx.step, i, call.tool))
 	ctx.port.reserve(keys)
 
@@ -594,7 +587,7 @@ async def _call_tool(
 	bound = ctx.tools[call.tool]
 	hooks = ctx.hooks
 	_COMMAND.set((index, False))
-	rule = None  # a capability's approval rule (`openmolt_core.hooks.Approve`)
+	rule = None  # a capability's rule for the gates (`openmolt_core.hooks.Approve`)
 	given = call
 	numbered = ctx.state.seq
 	for journaled in (True, False):
@@ -616,8 +609,9 @@ async def _call_tool(
 		record.commands[index] = call
 	tool_input: dict[str, Any] = call.input
 	note = None  # what the gate's decision adds to the result
-	if bound.approval is not None or rule is not None or _regates(ctx):
-		gated = await _gate(ctx, record, index, call, bound, rule)
+	held = hooks.held(ctx, call, bound) if hooks.gate_step else None
+	if held is not None or rule is not None:
+		gated = await _gate(ctx, record, index, call, bound, rule, held)
 		if gated.input is None:
 			return None if gated.entry is None else dict(gated.entry)  # not run; None: parked
 		if record.stopped:  # a capability stopped the step while this call waited
@@ -658,12 +652,12 @@ async def _call_tool(
 			Usage(),
 			ctx.wants,
 			ctx.forward,
-			ctx.approver,
-			ctx.shared_budget
+			cost_left=ctx.shared_budget
 			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
 			else ctx.cost_left(),
-			ctx.state.taint,
-			ctx.state.user,
+			taint=ctx.state.taint,
+			user=ctx.state.user,
+			caller=ctx,
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
@@ -730,11 +724,6 @@ async def _call_tool(
 	return result
 
 
-def _regates(ctx: RunContext) -> bool:
-	"""Whether a resumed run's gate waits to see calls it parked (whatever their tools say)."""
-	return ctx.approvals is not None and bool(ctx.approvals.parked)
-
-
 async def _gate(
 	ctx: RunContext,
 	record: StepRecord,
@@ -742,6 +731,7 @@ async def _gate(
 	call: CallTool,
 	bound: BoundTool,
 	rule: str | None,
+	held: str | None,
 ) -> Gated:
 	"""Hand a call that may not run as it is to the gates (`Capability.gate_tool`), in order.
 
@@ -749,7 +739,7 @@ async def _gate(
 	"""
 	gates = ctx.hooks.gate_tool
 	if not gates:
-		why = "it waits for approval, and this agent has no approvals gate"
+		why = f"it waits for {held or 'a gate'}, and this agent has no {held or 'such'} gate"
 		return Gated(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})
 	gated = Gated(input=call.input)
 	note: dict[str, Any] = {}
@@ -782,7 +772,7 @@ async def _capabilities_rule(
 ) -> tuple[CallTool, str | None] | dict[str, Any] | None:
 	"""The capabilities' decision on a call; the journaled ones' go through the port.
 
-	Returns the call to run (its input maybe replaced) and the approval rule it waits under, a
+	Returns the call to run (its input maybe replaced) and the rule it waits under for the gates, a
 	result entry (refused, stopped), or None (parked: the step stops before it,
 	``record.parked`` says why).
 	"""
@@ -801,18 +791,6 @@ async def _capabilities_rule(
 		by, decision = await ctx.hooks.decide_tool(ctx, call, bound, journaled=False)
 		decision = _masked(decision, ctx.redact)
 	match decision:
-		case Proceed(input=None) | Approve(input=None):
-			return call, getattr(decision, "rule", None)
-		case Proceed(input=new) | Approve(input=new):
-			try:
-				value = bound.validator().validate(dict(new or {}))
-			except ValidationError as exc:
-				message = (
-					f"capability {by!r} gave {call.tool} an invalid input: {format_errors(exc)}"
-				)
-				await ctx.error("capability", message, seq=seq + 2)
-				return {"tool": call.tool, "ok": False, "error": f"not run: {message}"}
-			return call.model_copy(update={"input": value}), getattr(decision, "rule", None)
 		case Refuse(reason=reason, entry=entry):
 			if entry is not None:  # the capability reported it its own way
 				return dict(entry)
@@ -826,9 +804,9 @@ async def _capabilities_rule(
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		case Park():
 			if record.end is not None and record.parked is None:
-				if record.pending is not None and "calls" in record.pending:  # a gate's park
-					return {"tool": call.tool, "ok": False, "error": BEHIND_APPROVAL}
-				return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+				gate = ctx.hooks.by_kind.get((record.pending or {}).get("kind", ""))
+				why = "not run: the run stopped" if gate is None else type(gate).behind
+				return {"tool": call.tool, "ok": False, "error": why}
 			parked = record.parked = record.parked or []
 			parked.append(
 				{
@@ -843,7 +821,17 @@ async def _capabilities_rule(
 			if record.end is None:
 				record.end = RunEnd(decision.status, None, decision.message)
 			return None
-	raise AssertionError(decision)  # pragma: no cover - every decision is matched above
+	# Proceed, or a rule for the gates (`openmolt_core.hooks.Approve`): the input maybe replaced.
+	rule = getattr(decision, "rule", None)
+	if decision.input is None:
+		return call, rule
+	try:
+		value = bound.validator().validate(dict(decision.input))
+	except ValidationError as exc:
+		message = f"capability {by!r} gave {call.tool} an invalid input: {format_errors(exc)}"
+		await ctx.error("capability", message, seq=seq + 2)
+		return {"tool": call.tool, "ok": False, "error": f"not run: {message}"}
+	return call.model_copy(update={"input": value}), rule
 
 
 async def _in_doubt(

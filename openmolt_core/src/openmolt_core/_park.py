@@ -1,7 +1,7 @@
 """A step that parks, and a resume that goes on with it: the kernel's one parking primitive.
 
 A step parks when one of its tool calls cannot run yet (a capability's `openmolt_core.hooks.Park`,
-an approval): the calls before it keep their results, and ``state.pending`` keeps the step as plain
+a gate's park): the calls before it keep their results, and ``state.pending`` keeps the step as plain
 JSON (its commands, one result per command, null for those still to run, the texts of ignored
 commands) with what the parked calls wait for. On resume, `restore_step` rebuilds the step, checks
 every command still to run again in the resuming agent's context (its tools may have changed), and
@@ -21,16 +21,10 @@ if TYPE_CHECKING:
 
 	from openmolt_core.commands import Command
 
-__all__ = ["BEHIND_APPROVAL", "parked_step", "restore_step", "saved_commands"]
+__all__ = ["parked_step", "restore_step", "saved_commands"]
 
 CAPABILITY = "capability"
 """``state.pending["kind"]`` of a step parked by a capability."""
-
-BEHIND_APPROVAL = (
-	"not run: another call of this step waits for approval; call it again once that is decided"
-)
-"""The result of a call a capability parked in a step that parks on an approval (one kind of
-park per step, whichever of its calls parked first)."""
 
 
 def parked_step(

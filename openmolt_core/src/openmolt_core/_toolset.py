@@ -43,12 +43,12 @@ class ToolSet:
 
 	__slots__ = (
 		"_allowed",
-		"_approvals",
 		"_envelopes",
 		"_fresh",
 		"_hooks",
 		"_human_input",
 		"_output_schema",
+		"reasons",
 		"tools",
 	)
 
@@ -88,9 +88,9 @@ class ToolSet:
 		self._allowed = tuple(h for h, t in self.tools.items() if t.allowed)
 		self._envelopes: dict[tuple[str, ...], Envelope] = {}
 		self._fresh = RunState()  # what the first turn lists: a run that loaded nothing
-		# Whether callTool carries a reason: some tool of the agent waits for approval (loaded or
-		# not, so the reply schema's shape and the prompt stay the same for the whole run).
-		self._approvals = has_approvals(tools.values())
+		self.reasons: bool = has_approvals(tools.values())
+		"""Whether callTool carries a ``reason``: some tool of the agent waits for approval
+		(loaded or not, so the reply schema's shape and the prompt stay the same all run)."""
 
 	# what the model sees ----------------------------------------------------------------------
 
@@ -131,7 +131,7 @@ class ToolSet:
 				[ToolSchema(h, self.tools[h].tool.input_schema) for h in key],
 				output_schema=self._output_schema,
 				human_input=self._human_input,
-				approvals=self._approvals,
+				approvals=self.reasons,
 			)
 			self._envelopes[key] = envelope
 		return key, envelope

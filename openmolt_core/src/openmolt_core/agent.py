@@ -1098,10 +1098,6 @@ class Agent:
 		def keep(data: str) -> None:
 			self._long_term = data
 
-		handler = self.on_approval_request
-		if handler is None and link is not None:
-			handler = link.on_approval_request  # a sub-agent asks its caller's approver
-
 		toolset = self._tool_set()
 		memory = self._memory
 		if memory and state.run_id in self._session_runs:  # short-term memory is the session's
@@ -1121,7 +1117,6 @@ class Agent:
 			output=self._validate_output,
 			limits=self.limits,
 			port=port,
-			approver=handler,
 			link=link,
 			toolset=toolset,
 			cost_left=functools.partial(self._cost_left, state, link),

@@ -455,6 +455,12 @@ class Capability:
 	through this capability: ``agent.resume`` asks its `receive`, then its `resume`, and
 	``agent.approval_requests`` its `requests`. One capability per kind and agent."""
 
+	behind: ClassVar[str] = (
+		"not run: another call of this step waits; call it again once that is decided"
+	)
+	"""The error of a call a capability parks (`Park`) in a step this one parked under its kind
+	(`parks`): one kind of park per step, whichever of its calls parked first."""
+
 	# building the agent (no I/O) ----------------------------------------------------------
 
 	def active_hooks(self) -> Collection[str] | None:
@@ -651,14 +657,34 @@ class Capability:
 		"""
 		return PROCEED
 
+	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
+		"""Whether the gates must see this call, whatever the capabilities decide, and its step.
+
+		Asked for each call (ahead, for each call of a concurrent batch, before any runs); the
+		first capability that answers names the journal step a gate takes for the call
+		(``<name>:<step>:<index>:<tool>``), which the loop reserves in a batch so a replay
+		numbers it the same. The approvals rules answer for a tool they mark, the approvals
+		gate for every call while a resumed run holds calls it parked. An agent without a gate
+		does not run such a call (nobody can decide it).
+
+		Args:
+			run: The run.
+			call: The call, as the model made it.
+			tool: The tool's record.
+
+		Returns:
+			The step's name (``approval``), or None: the gates see the call only when a
+			capability hands it to them under a rule (`Approve`).
+		"""
+		return None
+
 	async def gate_tool(
 		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
 	) -> Gated:
 		"""The last gate on a call, after every capability's decision (the approvals gate).
 
-		Asked only for a call that may not run as it is: its tool is marked (``tool.approval``),
-		a capability answered `Approve` (``rule``), or a resumed run delivered something for
-		the calls its gate parked (``run.approvals``). The gate journals what it asks through
+		Asked only for a call that may not run as it is: a capability holds it (`gate_step`)
+		or answered `Approve` (``rule``). The gate journals what it asks through
 		``run.port.step``; to park, it records the call on ``step`` (``pending``, ``end``) and
 		answers ``Gated()``.
 
@@ -801,6 +827,7 @@ _HOOKS = (
 	"before_model",
 	"wrap_model",
 	"before_tool",
+	"gate_step",
 	"gate_tool",
 	"replace_result",
 	"after_tool",
@@ -856,6 +883,7 @@ class Hooks:
 		"by_name",
 		"capabilities",
 		"describe_tools",
+		"gate_step",
 		"gate_tool",
 		"list_tools",
 		"on_run_end",
@@ -959,6 +987,8 @@ class Hooks:
 	]
 	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
 	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
+	gate_step: tuple[Callable[[Run, CallTool, ToolSpec], str | None], ...]
+	"""The `Capability.gate_step` hooks, in order."""
 	gate_tool: tuple[
 		Callable[[Run, Any, int, CallTool, ToolSpec, str | None], Awaitable[Gated]], ...
 	]
@@ -1036,6 +1066,14 @@ class Hooks:
 				call = call.model_copy(update={"input": dict(answer.input)})
 				by, decision = name, answer
 		return by, decision
+
+	def held(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
+		"""The first `Capability.gate_step` answer for a call: the gates' step, or None."""
+		for hook in self.gate_step:
+			step = hook(run, call, tool)
+			if step is not None:
+				return step
+		return None
 
 	async def decide_finish(self, run: Run, finish: Finish) -> tuple[Finish, FinishDecision]:
 		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins.

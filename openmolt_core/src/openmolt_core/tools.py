@@ -92,6 +92,9 @@ class CallingRun:
 			tainted run starts tainted.
 		user: The end user the calling run acts for (None: the operator); a sub-agent's run
 			acts for the same user (`openmolt_core.accounts`).
+		caller: The calling run's context (`openmolt_core._execute.RunContext`), for what a
+			capability of the called run takes from it (the approvals gate: the caller's
+			approver, when ``on_approval_request`` is None).
 	"""
 
 	run_id: str
@@ -105,6 +108,7 @@ class CallingRun:
 	cost_left: float | None = None
 	taint: Sequence[Mapping[str, Any]] = ()
 	user: str | None = None
+	caller: Any = None
 
 
 InDoubt = Literal["retry", "ask", "fail"]

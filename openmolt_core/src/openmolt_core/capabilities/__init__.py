@@ -99,7 +99,25 @@ class ApprovalGate(Capability):
 
 	name = "approval-gate"
 	in_fingerprint: ClassVar[bool] = False  # its steps are the journal's ``approval:`` keys
-	parks: ClassVar[str] = "approval"  # `openmolt_core._approve.KIND`
+	parks: ClassVar[str] = "approval"  # `openmolt_core._approve.KIND`; also its journal steps
+	behind: ClassVar[str] = (
+		"not run: another call of this step waits for approval; call it again once that is decided"
+	)
+
+	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
+		"""While a resumed run holds calls the gate parked, it sees every call (whatever its tool).
+
+		Args:
+			run: The run (its ``scratch`` holds the approval side `openmolt_core._approve` made).
+			call: The call.
+			tool: Its tool's record.
+
+		Returns:
+			The gate's journal step (``approval``) while calls are held, else None.
+		"""
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		approvals = ctx.scratch.get(self.parks)
+		return self.parks if approvals is not None and approvals.parked else None
 
 	async def gate_tool(
 		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
