@@ -329,6 +329,43 @@ async def test_what_a_gate_lets_through_runs_noted_and_the_next_gate_sees_it() -
 	assert entry["approval"]["decision"] == "approved" and entry["approval"]["rule"] == "r"
 
 
+class Holds(Capability):
+	"""Holds every call of ``local.pay`` for the gates (`Capability.gate_step`), as ``ticket``."""
+
+	name: ClassVar[str] = "holds"
+
+	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
+		return "ticket" if call.tool == "local.pay" else None
+
+
+async def test_a_held_call_goes_to_the_gates_under_the_step_its_capability_names() -> None:
+	till = Till()
+	keeper = Keeper(Gated(entry={"tool": "local.pay", "ok": False, "error": "kept back"}))
+	pays = [call_tool("local.pay", amount=5), call_tool("local.pay", amount=6)]
+	model = ScriptedModel([pays, finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Holds(), keeper]
+	)
+	port = JournalPort()
+	assert (await agent.execute(None, port=port, input="pay")).status == "success"
+	assert till.ran == [] and keeper.seen == [(0, "local.pay", None), (1, "local.pay", None)]
+	assert [e["error"] for e in results_of(model, 1)] == ["kept back", "kept back"]
+	# The batch reserves each call's gate step, named by the capability, before its tool's.
+	assert ["ticket:1:0:local.pay", "tool:1:0:local.pay"] == port.reserved[0][:2]
+	assert ["ticket:1:1:local.pay", "tool:1:1:local.pay"] == port.reserved[0][2:]
+
+
+async def test_a_held_call_does_not_run_without_a_gate() -> None:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=model, tools=till.tools)
+	agent._hooks = Hooks([Holds()])  # no gate: nobody can decide a held call
+	assert (await agent.run("pay")).status == "success" and till.ran == []
+	assert results_of(model, 1)[0]["error"] == (
+		"not run: it waits for a decision, and this agent has no gate to ask"
+	)
+
+
 async def test_a_rewritten_input_is_what_runs_and_what_the_result_shows() -> None:
 	till = Till()
 	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])

@@ -11,7 +11,7 @@ kernel never imports the HTTP engine.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -492,8 +492,3 @@ def describe_tools(
 			item = {k: v for k, v in item.items() if k != "inputSchema"}
 		out.append(item)
 	return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
-
-
-def has_approvals(tools: Iterable[BoundTool]) -> bool:
-	"""Whether some visible tool waits for approval (the reply schema then has ``reason``)."""
-	return any(t.approval is not None for t in tools if t.allowed)

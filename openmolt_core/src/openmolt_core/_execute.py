@@ -609,9 +609,8 @@ async def _call_tool(
 		record.commands[index] = call
 	tool_input: dict[str, Any] = call.input
 	note = None  # what the gate's decision adds to the result
-	held = hooks.held(ctx, call, bound) if hooks.gate_step else None
-	if held is not None or rule is not None:
-		gated = await _gate(ctx, record, index, call, bound, rule, held)
+	if rule is not None or (hooks.gate_step and hooks.held(ctx, call, bound) is not None):
+		gated = await _gate(ctx, record, index, call, bound, rule)
 		if gated.input is None:
 			return None if gated.entry is None else dict(gated.entry)  # not run; None: parked
 		if record.stopped:  # a capability stopped the step while this call waited
@@ -731,7 +730,6 @@ async def _gate(
 	call: CallTool,
 	bound: BoundTool,
 	rule: str | None,
-	held: str | None,
 ) -> Gated:
 	"""Hand a call that may not run as it is to the gates (`Capability.gate_tool`), in order.
 
@@ -739,7 +737,7 @@ async def _gate(
 	"""
 	gates = ctx.hooks.gate_tool
 	if not gates:
-		why = f"it waits for {held or 'a gate'}, and this agent has no {held or 'such'} gate"
+		why = "it waits for a decision, and this agent has no gate to ask"
 		return Gated(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})
 	gated = Gated(input=call.input)
 	note: dict[str, Any] = {}

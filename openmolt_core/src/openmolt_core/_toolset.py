@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._binding import BoundTool, describe_tools, has_approvals
+from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.hooks import BUILTIN, NO_HOOKS, AgentInfo, Hooks, builds
 from openmolt_core.result import RunState
@@ -88,7 +88,7 @@ class ToolSet:
 		self._allowed = tuple(h for h, t in self.tools.items() if t.allowed)
 		self._envelopes: dict[tuple[str, ...], Envelope] = {}
 		self._fresh = RunState()  # what the first turn lists: a run that loaded nothing
-		self.reasons: bool = has_approvals(tools.values())
+		self.reasons: bool = any(t.approval is not None for t in allowed)
 		"""Whether callTool carries a ``reason``: some tool of the agent waits for approval
 		(loaded or not, so the reply schema's shape and the prompt stay the same all run)."""
 

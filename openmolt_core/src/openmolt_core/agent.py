@@ -1852,11 +1852,7 @@ def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -
 	if kind != CAPABILITY:
 		raise ConfigurationError(
 			"resume: given=... is for a run a capability parked; this run waits for "
-			+ (
-				"approval decisions (decision=...)"
-				if kind == "approval"
-				else "an answer (answer=...)"
-			)
+			+ ("an answer (answer=...)" if kind == "human_input" else "decisions (decision=...)")
 		)
 	if answer is not None or decision is not None:
 		calls = (state.pending or {}).get("calls") or ()

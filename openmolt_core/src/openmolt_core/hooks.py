@@ -455,11 +455,8 @@ class Capability:
 	through this capability: ``agent.resume`` asks its `receive`, then its `resume`, and
 	``agent.approval_requests`` its `requests`. One capability per kind and agent."""
 
-	behind: ClassVar[str] = (
-		"not run: another call of this step waits; call it again once that is decided"
-	)
-	"""The error of a call a capability parks (`Park`) in a step this one parked under its kind
-	(`parks`): one kind of park per step, whichever of its calls parked first."""
+	behind: ClassVar[str] = "not run: another call of this step waits; call it again once decided"
+	"""The error of a call a capability parks (`Park`) in a step this one parked (`parks`)."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
@@ -658,14 +655,12 @@ class Capability:
 		return PROCEED
 
 	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""Whether the gates must see this call, whatever the capabilities decide, and its step.
+		"""Whether the gates must see this call, whatever the capabilities decide.
 
-		Asked for each call (ahead, for each call of a concurrent batch, before any runs); the
-		first capability that answers names the journal step a gate takes for the call
-		(``<name>:<step>:<index>:<tool>``), which the loop reserves in a batch so a replay
-		numbers it the same. The approvals rules answer for a tool they mark, the approvals
-		gate for every call while a resumed run holds calls it parked. An agent without a gate
-		does not run such a call (nobody can decide it).
+		The approvals rules hold a marked tool's calls; the gate, every call while a resumed
+		run holds calls it parked. Asked for each call (ahead for a concurrent batch); the first
+		answer names the journal step a gate takes for it (``<name>:<step>:<index>:<tool>``),
+		reserved in a batch so a replay numbers it the same. Without a gate, it does not run.
 
 		Args:
 			run: The run.
@@ -673,8 +668,8 @@ class Capability:
 			tool: The tool's record.
 
 		Returns:
-			The step's name (``approval``), or None: the gates see the call only when a
-			capability hands it to them under a rule (`Approve`).
+			The step's name (``approval``), or None (the gates see the call only under a
+			capability's rule, `Approve`).
 		"""
 		return None
 

@@ -85,7 +85,8 @@ class CallingRun:
 		usage: Add a sub-run's usage here; the calling run adds it to its own when the call ends.
 		wants: Whether a handler of the calling agent (or of its own callers) wants an event.
 		emit: Passes a sub-run's event to those handlers.
-		on_approval_request: The calling run's approval handler, for sub-agents without one.
+		on_approval_request: An approval handler for sub-agents without one (the loop leaves
+			it None: the approvals gate finds the caller's through ``caller``).
 		cost_left: What the calling run may still spend in USD (None: no cost budget); a
 			sub-agent's run stops there too.
 		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
