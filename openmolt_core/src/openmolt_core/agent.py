@@ -1008,10 +1008,10 @@ class Agent:
 			loaded = _given(loaded, kind, answer, decision, given)
 			answer = None
 		owner = _parker(self._hooks, loaded.pending or {}, self.name)
-		decisions: Sequence[ApprovalDecision] = ()
+		delivered: Any = ()  # what the gate that parked the run read of the delivery
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
 			ctx = self._context(loaded, LOCAL_PORT)
-			decisions = owner.receive(ctx, loaded.pending or {}, decision, answer)
+			delivered = owner.receive(ctx, loaded.pending or {}, decision, answer)
 		elif kind != CAPABILITY and (answer is None or decision not in (None, [], ())):
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
@@ -1024,9 +1024,9 @@ class Agent:
 					answer if kind == "human_input" else None,
 					loaded.tainted,
 					loaded.memory.get("shortTerm") or "",  # the notes as the run parked with them
-					self._drive(loaded, answer=answer, decisions=decisions),
+					self._drive(loaded, answer=answer, decisions=delivered),
 				)
-			return await self._drive(loaded, answer=answer, decisions=decisions)
+			return await self._drive(loaded, answer=answer, decisions=delivered)
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
 		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.
@@ -1180,7 +1180,7 @@ class Agent:
 		state: RunState,
 		*,
 		answer: str | None,
-		decisions: Sequence[ApprovalDecision] = (),
+		decisions: Any = (),
 		link: CallingRun | None = None,
 		port: RunPort | None = None,
 	) -> RunResult:
@@ -1207,9 +1207,7 @@ class Agent:
 			result.error = message
 			raise RunError(message, result=result) from exc
 
-	async def _loop(
-		self, ctx: RunContext, answer: str | None, decisions: Sequence[ApprovalDecision] = ()
-	) -> RunResult:
+	async def _loop(self, ctx: RunContext, answer: str | None, decisions: Any = ()) -> RunResult:
 		state = ctx.state
 		port = ctx.port
 		toolset = ctx.toolset or self._tool_set()
@@ -1342,7 +1340,7 @@ class Agent:
 		self,
 		ctx: RunContext,
 		answer: str | None,
-		decisions: Sequence[ApprovalDecision],
+		decisions: Any,
 		deadline: float | None,
 	) -> RunEnd | None:
 		"""Give a parked question its answer, or go on with a step whose calls parked.
