@@ -224,8 +224,7 @@ class RunContext:
 		limits: Caps on results, memory and answers.
 		port: Journals steps, tells the time, sleeps (`openmolt_core.durability`).
 		step: The current step number.
-		scratch: What capabilities keep in memory for this run, by name (never saved: what
-			a run saves is ``state.ext``), such as the approvals gate's delivered decisions.
+		scratch: What capabilities keep in memory for this run, by name (never saved).
 		link: The run that called this one as a tool (a sub-agent's run), or None.
 		toolset: Which tools are callable in this run's state (`openmolt_core._toolset`);
 			None: every allowed tool.

@@ -64,7 +64,6 @@ from openmolt_core.errors import ConfigurationError
 if TYPE_CHECKING:
 	from pathlib import Path
 
-	from openmolt_core.decisions import ApprovalDecision
 	from openmolt_core.result import RunResult, RunState
 
 __all__ = [
@@ -366,7 +365,7 @@ class DurableAgent(Protocol):
 		*,
 		port: RunPort,
 		answer: str | None = None,
-		decisions: Sequence[ApprovalDecision] = (),
+		decisions: Sequence[Any] = (),
 		input: Any = None,
 		run_id: str | None = None,
 	) -> RunResult:
@@ -376,7 +375,8 @@ class DurableAgent(Protocol):
 			state: The run's state; None to start afresh from ``input``.
 			port: The port every step goes through.
 			answer: The answer to the state's parked question, if any.
-			decisions: Approval decisions for its parked tool calls, if any.
+			decisions: What the gate that parked its calls read of a delivery (approval
+				decisions), if any.
 			input: The task input, when ``state`` is None.
 			run_id: The new state's run id, when ``state`` is None.
 		"""
@@ -409,12 +409,13 @@ class DurabilityBackend(Protocol):
 		agent: DurableAgent,
 		state: RunState,
 		answer: str | None,
-		decisions: Sequence[ApprovalDecision] = (),
+		decisions: Sequence[Any] = (),
 	) -> RunResult:
 		"""Run (or resume) a prepared state as a durable run whose id is ``state.run_id``.
 
 		Returns when the run ends or parks on a question (``human_input_required``) or on
-		tool calls that wait for approval (``approval_required``, resumed with ``decisions``).
+		tool calls a gate holds (``approval_required``, resumed with ``decisions``: what the
+		gate read of ``agent.resume``'s delivery, for `Agent.execute`).
 		"""
 		...
 

@@ -655,12 +655,10 @@ class Capability:
 		return PROCEED
 
 	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""Whether the gates must see this call, whatever the capabilities decide.
+		"""Hold this call for the gates whatever the capabilities decide (the first answer wins).
 
-		The approvals rules hold a marked tool's calls; the gate, every call while a resumed
-		run holds calls it parked. Asked for each call (ahead for a concurrent batch); the first
-		answer names the journal step a gate takes for it (``<name>:<step>:<index>:<tool>``),
-		reserved in a batch so a replay numbers it the same. Without a gate, it does not run.
+		Asked for each call (ahead for a concurrent batch, whose steps are reserved in order).
+		Without a gate, a held call does not run.
 
 		Args:
 			run: The run.
@@ -668,8 +666,8 @@ class Capability:
 			tool: The tool's record.
 
 		Returns:
-			The step's name (``approval``), or None (the gates see the call only under a
-			capability's rule, `Approve`).
+			The name of the step a gate journals for it (``<name>:<step>:<index>:<tool>``;
+			``approval`` for the approvals rules and gate), or None.
 		"""
 		return None
 

@@ -85,17 +85,15 @@ class CallingRun:
 		usage: Add a sub-run's usage here; the calling run adds it to its own when the call ends.
 		wants: Whether a handler of the calling agent (or of its own callers) wants an event.
 		emit: Passes a sub-run's event to those handlers.
-		on_approval_request: An approval handler for sub-agents without one (the loop leaves
-			it None: the approvals gate finds the caller's through ``caller``).
+		on_approval_request: An approval handler for sub-agents without one (None: the caller's).
 		cost_left: What the calling run may still spend in USD (None: no cost budget); a
 			sub-agent's run stops there too.
 		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
 			tainted run starts tainted.
 		user: The end user the calling run acts for (None: the operator); a sub-agent's run
 			acts for the same user (`openmolt_core.accounts`).
-		caller: The calling run's context (`openmolt_core._execute.RunContext`), for what a
-			capability of the called run takes from it (the approvals gate: the caller's
-			approver, when ``on_approval_request`` is None).
+		caller: The calling run's context, for what the called run's capabilities take from it
+			(the approvals gate: the caller's approver).
 	"""
 
 	run_id: str
