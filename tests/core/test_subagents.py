@@ -219,6 +219,45 @@ async def test_a_sub_agent_asks_its_callers_approver() -> None:
 	assert request.agent == "payer" and request.run_id == f"{result.state.run_id}.1.0"
 
 
+async def test_a_sub_agents_sub_agent_asks_the_nearest_caller_with_an_approver() -> None:
+	"""Two levels down, a gated call goes to the first handler up the chain of callers."""
+	asked: list[tuple[str, str]] = []
+
+	def approver(name: str) -> Any:
+		def decide(request: ApprovalRequest) -> Any:
+			asked.append((name, request.agent))
+			return request.approve()
+
+		return decide
+
+	async def run(middle_approves: bool) -> None:
+		om = OpenMolt(entry_points=False)
+		payer = om.create_agent(
+			name="payer",
+			model=ScriptedModel([call_tool("local.echo", text="pay"), finish("paid")]),
+			tools=[echo],
+			requires_approval=["local.echo"],
+		)
+		middle = om.create_agent(
+			name="middle",
+			model=ScriptedModel([call_tool("local.payer", task="pay"), finish("done")]),
+			tools=[payer],
+			on_approval_request=approver("middle") if middle_approves else None,
+		)
+		boss = om.create_agent(
+			name="boss",
+			model=ScriptedModel([call_tool("local.middle", task="pay"), finish("ok")]),
+			tools=[middle],
+			on_approval_request=approver("boss"),
+		)
+		assert (await boss.run("go")).status == "success"
+
+	await run(middle_approves=False)
+	assert asked == [("boss", "payer")]  # middle has none: its caller's decides
+	await run(middle_approves=True)
+	assert asked[1:] == [("middle", "payer")]  # the nearest caller's handler
+
+
 async def test_sub_agents_run_concurrently_and_both_roll_up() -> None:
 	"""Two calls of one step run at once; each sub-run's usage is added once."""
 	om = OpenMolt(entry_points=False)
