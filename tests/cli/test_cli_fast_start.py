@@ -171,6 +171,7 @@ ONE_SHOT_UNUSED = [
 	"openmolt_core._approve",
 	"openmolt_core._indoubt",
 	"openmolt_core._suggest",
+	"openmolt_core._support.suggest",
 	"openmolt_core.accounts",
 	"openmolt_core.capabilities.accounts",
 	"openmolt_core.capabilities.skills",

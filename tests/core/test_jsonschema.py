@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+from openmolt_core._support.jsonschema import JsonSchemaValidator, ValidationError, format_errors
 
 
 def errors(schema: dict[str, Any], value: Any) -> str:
@@ -139,7 +139,11 @@ def test_checked_formats_refuse_what_does_not_fit(
 	fmt: str, good: list[str], bad: list[str]
 ) -> None:
 	"""uri, date-time, date, email and uuid are enforced, with a message that shows the shape."""
-	from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+	from openmolt_core._support.jsonschema import (
+		JsonSchemaValidator,
+		ValidationError,
+		format_errors,
+	)
 
 	validator = JsonSchemaValidator({"type": "string", "format": fmt})
 	for value in good:
@@ -152,7 +156,7 @@ def test_checked_formats_refuse_what_does_not_fit(
 
 def test_other_formats_stay_annotations() -> None:
 	"""A format the validator does not check never rejects data (JSON Schema's default)."""
-	from openmolt_core._jsonschema import CHECKED_FORMATS, JsonSchemaValidator
+	from openmolt_core._support.jsonschema import CHECKED_FORMATS, JsonSchemaValidator
 
 	assert "snowflake" not in CHECKED_FORMATS
 	for fmt in ("snowflake", "hostname", "binary"):
@@ -317,7 +321,7 @@ def test_a_pattern_no_engine_checks_is_said_when_tools_are_bound(caplog) -> None
 	"""A variable-width lookbehind (neither engine) is warned about at binding; others are not."""
 	import logging
 
-	from openmolt_core._jsonschema import unchecked_patterns
+	from openmolt_core._support.jsonschema import unchecked_patterns
 
 	schema = {
 		"type": "object",

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError
+from openmolt_core._support.jsonschema import JsonSchemaValidator, ValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
 REFS = Path(os.environ.get("OPENMOLT_REFS_DIR", ROOT / ".cache" / "refs"))

@@ -95,3 +95,48 @@ print(out.getvalue().strip())
 """
 	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 	assert done.stdout.strip() == "GET https://x/?key=[redacted]"
+
+
+def test_the_support_libraries_keep_their_old_paths() -> None:
+	"""The libraries with no agent concept moved to `openmolt_core._support`; old paths re-export them."""
+	from openmolt_core import (
+		_fit,
+		_jsonsafe,
+		_jsonschema,
+		_lazy,
+		_repair,
+		_schemacheck,
+		_suggest,
+		_support,
+		_sync,
+		structured,
+	)
+	from openmolt_core._support import (
+		jsonsafe,
+		jsonschema,
+		metaschema,
+		schemafit,
+		suggest,
+		sync,
+	)
+
+	assert _jsonschema.JsonSchemaValidator is jsonschema.JsonSchemaValidator
+	assert _jsonschema.format_errors is jsonschema.format_errors
+	assert _schemacheck.check_schema is metaschema.check_schema
+	assert _fit.Fitter is schemafit.Fitter and _fit.measure is schemafit.measure
+	assert _repair.Decode is schemafit.Decode and _repair.ObjectRepair is schemafit.ObjectRepair
+	assert structured.SchemaDialect is schemafit.SchemaDialect
+	assert "SchemaDialect" in structured.__all__
+	assert _jsonsafe.loads is jsonsafe.loads and _jsonsafe.UnsafeJson is jsonsafe.UnsafeJson
+	assert _sync.call is sync.call and _sync.cancelled is sync.cancelled
+	assert _lazy.lazy_exports is _support.lazy_exports and _lazy.loaded is _support.loaded
+	assert _suggest.suggestion is suggest.suggestion
+	for old, new in [
+		(_jsonschema, jsonschema),
+		(_schemacheck, metaschema),
+		(_jsonsafe, jsonsafe),
+		(_sync, sync),
+		(_lazy, _support),
+		(_suggest, suggest),
+	]:
+		assert old.__all__ == new.__all__

@@ -369,7 +369,7 @@ async def test_a_pair_of_surrogate_escapes_is_one_character_and_fine() -> None:
 async def test_a_tool_input_sent_as_json_text_is_held_to_the_same_rules(bad: str) -> None:
 	"""Where a dialect sends a tool's input as JSON text, the decoded text is checked too."""
 	from openmolt_core._parse import parse_reply
-	from openmolt_core._repair import Decode, ObjectRepair
+	from openmolt_core._support.schemafit import Decode, ObjectRepair
 	from openmolt_core.prompt import dumps
 
 	def restore(data: Any) -> Any:

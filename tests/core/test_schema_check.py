@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from openmolt import ConfigurationError, OpenMolt
-from openmolt_core._schemacheck import check_schema
+from openmolt_core._support.metaschema import check_schema
 
 META = Draft202012Validator(Draft202012Validator.META_SCHEMA)  # structure only, no formats
 

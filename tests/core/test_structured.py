@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openmolt_core._fit import measure
+from openmolt_core._support.schemafit import measure
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.structured import FittedSchema, SchemaDialect, fit, fit_schema
 

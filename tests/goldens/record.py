@@ -9,7 +9,7 @@ fresh recordings with the files, prints where they differ and exits 1 on any dif
 It always runs in `environment` (it restarts itself to get it): without the ``OPENMOLT_*``
 variables a developer may have set (``OPENMOLT_OPENAI_BASE_URL`` would change every URL), and with
 ``PYTHONHASHSEED=0``: the fitted reply schema orders some keywords by set iteration (``for key in
-ASSERTIONS & schema.keys()`` in ``openmolt_core/_fit.py``), so the bytes sent to Gemini and Chat
+ASSERTIONS & schema.keys()`` in ``openmolt_core/_support/schemafit.py``), so the bytes sent to Gemini and Chat
 Completions depend on the hash seed. Remove the pin once that order is fixed, and record again.
 """
 

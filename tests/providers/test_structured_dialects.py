@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from openmolt_core._fit import measure
+from openmolt_core._support.schemafit import measure
 from openmolt_core.envelope import Envelope, ToolSchema
 from openmolt_core.structured import FittedSchema, SchemaDialect, fit
 from openmolt_providers.anthropic._dialect import ANTHROPIC

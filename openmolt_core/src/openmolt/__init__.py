@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import __version__
-from openmolt_core._lazy import lazy_exports
+from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent, HumanInputUnavailable

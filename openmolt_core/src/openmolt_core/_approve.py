@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._jsonschema import ValidationError, format_errors
-from openmolt_core._sync import call as call_app
+from openmolt_core._support.jsonschema import ValidationError, format_errors
+from openmolt_core._support.sync import call as call_app
 from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 from openmolt_core.durability import step_key
 from openmolt_core.errors import ApprovalError, ConfigurationError

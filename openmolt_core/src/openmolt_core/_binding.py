@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from openmolt_core._jsonschema import JsonSchemaValidator
+from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.tools import (
 	UNKNOWN,
@@ -406,7 +406,7 @@ class BoundTool:
 		executor = _executor_for(tool)  # a class lookup: a runtime Protocol check costs more
 		if executor is not None:  # a declarative tool (HTTP): its engine runs it
 			return await executor(self, input, context)
-		from openmolt_core._sync import call
+		from openmolt_core._support.sync import call
 
 		# A Tool whose execute is a plain def runs in a worker thread, under the run's budgets.
 		return await call(cast("Tool", tool).execute, input, context)

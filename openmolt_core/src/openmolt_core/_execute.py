@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 import anyio
 
 from openmolt_core import _cost
-from openmolt_core._jsonschema import ValidationError, format_errors
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
-from openmolt_core._sync import call as call_app
+from openmolt_core._support.jsonschema import ValidationError, format_errors
+from openmolt_core._support.sync import call as call_app
 from openmolt_core.commands import (
 	CallTool,
 	Command,
@@ -399,7 +399,7 @@ def _check_call(ctx: RunContext, index: int, call: CallTool) -> CallTool | str:
 	bound = ctx.tools.get(call.tool)
 	visible = [h for h, t in ctx.tools.items() if t.allowed]
 	if bound is None:
-		from openmolt_core._suggest import suggestion  # only a call that went wrong
+		from openmolt_core._support.suggest import suggestion  # only a call that went wrong
 
 		hint = suggestion(call.tool, visible, noun="tools")
 		return f"command {index} (callTool): unknown tool {call.tool!r}; {hint}"

@@ -1,53 +1,6 @@
-"""Module attributes that import their module on first access (PEP 562).
-
-The facades (`openmolt`, `openmolt_core`) re-export names from heavier modules; resolving each
-name on first use keeps ``import openmolt`` from loading pydantic, pluggy or httpx before a
-program needs them.
-"""
+"""Moved: `openmolt_core._support` (the lazy re-exports); re-exported here."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from collections.abc import Callable, Mapping
-from typing import Any
-
-__all__ = ["lazy_exports", "loaded"]
-
-
-def lazy_exports(
-	namespace: dict[str, Any], exports: Mapping[str, str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-	"""Build a module's ``__getattr__`` and ``__dir__`` for names living in other modules.
-
-	Args:
-		namespace: The module's ``globals()``; a resolved name is cached there.
-		exports: Name to the module that defines it.
-	"""
-
-	def __getattr__(name: str) -> Any:
-		module = exports.get(name)
-		if module is None:
-			raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
-		value = getattr(importlib.import_module(module), name)
-		namespace[name] = value
-		return value
-
-	def __dir__() -> list[str]:
-		return sorted({*namespace, *exports})
-
-	return __getattr__, __dir__
-
-
-def loaded(module: str, name: str) -> Any:
-	"""A module's attribute if the module is imported already, else None; never imports it.
-
-	For ``isinstance`` checks against a feature's class: when its module was never imported, no
-	instance of the class can exist, so a plain run need not import the feature to ask.
-
-	Args:
-		module: The module's full name.
-		name: The attribute.
-	"""
-	found = sys.modules.get(module)
-	return None if found is None else getattr(found, name, None)
+from openmolt_core._support import *  # noqa: F403
+from openmolt_core._support import __all__ as __all__

@@ -18,7 +18,7 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
 7. A reply a state could not hold runs nothing: a key twice in one object (which one was meant is
    a guess), ``NaN`` or ``Infinity`` (not JSON), a lone surrogate escape such as ``"\ud800"`` (not
    text: the next request, and every resume of the saved state, would fail to encode it). This
-   holds for tool inputs sent as JSON text too (`openmolt_core._jsonsafe`).
+   holds for tool inputs sent as JSON text too (`openmolt_core._support.jsonsafe`).
 
 Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level object,
 and finding those objects in prose is one pass of a regular expression without backtracking.
@@ -34,8 +34,8 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
-from openmolt_core._jsonsafe import UnsafeJson, encodable_text, loads
-from openmolt_core._jsonschema import format_errors
+from openmolt_core._support.jsonsafe import UnsafeJson, encodable_text, loads
+from openmolt_core._support.jsonschema import format_errors
 from openmolt_core.commands import COMMAND_TYPES, ENDS_REPLY, Command, command_class
 from openmolt_core.envelope import command_schema
 
@@ -218,7 +218,7 @@ def _validate(index: int, item: Any) -> Command | str:
 	kind = item.get("type")
 	cls = command_class(kind) if isinstance(kind, str) else None
 	if cls is None:
-		from openmolt_core._suggest import suggestion  # only a reply that went wrong
+		from openmolt_core._support.suggest import suggestion  # only a reply that went wrong
 
 		hint = suggestion(str(kind), COMMAND_TYPES, noun="commands")
 		return f"command {index}: unknown command type {kind!r}; {hint}"
@@ -230,7 +230,7 @@ def _validate(index: int, item: Any) -> Command | str:
 
 def _field_errors(exc: ValidationError, cls: type[BaseModel]) -> str:
 	"""Validation errors of a command, with the nearest field name for unknown ones."""
-	from openmolt_core._suggest import suggestion
+	from openmolt_core._support.suggest import suggestion
 
 	fields = [f for f in command_schema(cls).get("properties", {}) if f != "type"]
 	hints = [
@@ -281,7 +281,9 @@ def parse_reply(
 		return ParsedReply([], [why], dumps(data))
 	try:
 		items = _items(restore(data) if restore is not None else data)
-	except UnsafeJson as unsafe:  # a tool input sent as JSON text (`openmolt_core._repair.Decode`)
+	except (
+		UnsafeJson
+	) as unsafe:  # a tool input sent as JSON text (`openmolt_core._support.schemafit.Decode`)
 		return ParsedReply([], [_unsafe(unsafe)], dumps(data))
 	except _Invalid as invalid:
 		return ParsedReply([], [invalid.message], dumps(data))

@@ -164,7 +164,7 @@ class ToolSet:
 			return hidden
 		if handle in self.tools:
 			return None  # not granted: the usual message
-		from openmolt_core._suggest import suggestion  # only a call that went wrong
+		from openmolt_core._support.suggest import suggestion  # only a call that went wrong
 
 		hint = suggestion(handle, visible, noun="tools")
 		return f"unknown tool {handle!r}; {hint}"

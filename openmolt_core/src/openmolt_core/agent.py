@@ -44,11 +44,11 @@ from openmolt_core._execute import (
 	run_step,
 	summary,
 )
-from openmolt_core._jsonsafe import encodable, encodable_text
-from openmolt_core._jsonschema import JsonSchemaValidator
 from openmolt_core._park import CAPABILITY, parked_step, restore_step
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._redact import Redactor, redactor_for
+from openmolt_core._support.jsonsafe import encodable, encodable_text
+from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope

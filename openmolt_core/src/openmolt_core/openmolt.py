@@ -908,7 +908,7 @@ class OpenMolt:
 				f"create_agent: tool handle(s) {sorted(duplicates)} given twice"
 			)
 		if isinstance(output_schema, dict):
-			from openmolt_core._schemacheck import check_schema
+			from openmolt_core._support.metaschema import check_schema
 
 			if problems := check_schema(output_schema):
 				raise ConfigurationError(

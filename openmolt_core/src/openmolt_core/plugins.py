@@ -487,7 +487,7 @@ class Plugins:
 			self._load_entry_point("capabilities", name)
 		factory = self._capabilities.get(name)
 		if factory is None:
-			from openmolt_core._suggest import suggestion
+			from openmolt_core._support.suggest import suggestion
 
 			known = sorted({*self._capabilities, *self._entry_index()["capabilities"]})
 			raise PluginError(

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from openmolt_core._suggest import suggestion
+from openmolt_core._support.suggest import suggestion
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from openmolt_core._jsonsafe import encodable, encodable_text
+from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core.commands import COMMANDS, Finish, RequestHumanInput
 
 __all__ = ["dumps", "example_value", "maestro_prompt"]
@@ -24,7 +24,7 @@ def dumps(value: Any) -> str:
 
 	The text is always valid JSON that encodes as UTF-8, whatever a tool returned: a lone
 	surrogate becomes U+FFFD and ``NaN``/``Infinity`` become strings
-	(`openmolt_core._jsonsafe.encodable`), so no result can make a state unsendable or unsaveable.
+	(`openmolt_core._support.jsonsafe.encodable`), so no result can make a state unsendable or unsaveable.
 	"""
 	try:
 		text = json.dumps(

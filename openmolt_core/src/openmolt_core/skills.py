@@ -444,7 +444,7 @@ def _named(
 		return found
 	if _exists(folder):
 		return _from_folder(folder)
-	from openmolt_core._suggest import suggestion
+	from openmolt_core._support.suggest import suggestion
 
 	names = list(known()) if known is not None else []
 	raise ConfigurationError(
@@ -489,7 +489,7 @@ def _read(skill: Skill, file: str, limit: int) -> str:
 			f"{most})"
 		) from None
 	except (_Missing, ToolError) as exc:
-		from openmolt_core._suggest import suggestion
+		from openmolt_core._support.suggest import suggestion
 
 		why = (
 			""
@@ -529,7 +529,7 @@ def skill_tool(
 		name = input["name"]
 		skill = by_name.get(name)
 		if skill is None:
-			from openmolt_core._suggest import suggestion
+			from openmolt_core._support.suggest import suggestion
 
 			raise ToolError(
 				f"unknown skill {name!r}; {suggestion(name, list(by_name), noun='skills')}"

@@ -6,6 +6,8 @@ object must be closed and every property required, and the documented size limit
 turns the envelope into the schema to send, per tool: a tool whose input schema has a form in the
 dialect is constrained exactly; one that has none, or that would push the whole schema past the
 dialect's limits, falls back deliberately (its input travels as a JSON string, checked after).
+Fitting one JSON Schema, and the dialect, are `openmolt_core._support.schemafit`'s (they know
+nothing of agents); this module fits the envelope, tool by tool, within the dialect's limits.
 The result says which mode took effect:
 
 | mode | meaning |
@@ -36,25 +38,21 @@ How the schema is fitted:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._lazy import lazy_exports
+from openmolt_core._support import lazy_exports
 from openmolt_core.llm import StructuredMode
 
-# The fitting machinery (`openmolt_core._fit`, `openmolt_core._repair`) loads when a provider
-# declares a dialect: a model without structured output gets mode ``off`` without it.
+# The fitting machinery (`openmolt_core._support.schemafit`, with `SchemaDialect`, re-exported
+# here on first use) loads when a provider declares a dialect: a model without structured output
+# gets mode ``off`` without it.
 if TYPE_CHECKING:
-	from openmolt_core._fit import Metrics, SchemaDialect
-	from openmolt_core._repair import Repair
+	from openmolt_core._support.schemafit import Metrics, Repair, SchemaDialect
 	from openmolt_core.envelope import Envelope, ToolSchema
 
 __all__ = ["FittedSchema", "SchemaDialect", "StructuredMode", "fit", "fit_schema"]
-
-# `SchemaDialect` is described in `_fit`, beside the fitter that reads it; re-exported on first use
-# (a provider that declares a dialect loads the fitting machinery anyway).
-__getattr__, __dir__ = lazy_exports(globals(), {"SchemaDialect": "openmolt_core._fit"})
 
 _ENCODED_INPUT = {"type": "string", "description": "The tool's input object as JSON text."}
 _ENCODED_OUTPUT = {"type": "string", "description": "The output as JSON text."}
@@ -84,7 +82,7 @@ class _EnvelopeRepair:
 			if kind == "callTool" and isinstance(item.get("input"), str):
 				# Sent as JSON text: on purpose (a tool that fell back), or by a model that was not
 				# constrained. Either way the object inside is what the tool gets.
-				from openmolt_core._repair import Decode
+				from openmolt_core._support.schemafit import Decode
 
 				item["input"] = Decode()(item["input"])
 				continue
@@ -134,7 +132,7 @@ class FittedSchema:
 
 def _with(repair: Repair | None, name: str, inner: Repair | None) -> Repair | None:
 	"""``repair`` (of an object) extended with a repair of its property ``name``."""
-	from openmolt_core._repair import ObjectRepair
+	from openmolt_core._support.schemafit import ObjectRepair
 
 	if inner is None:
 		return repair
@@ -171,7 +169,7 @@ class _EnvelopeFit:
 		inner: _Inner | None = None,
 	) -> _Part:
 		"""Fit a command variant; ``prop`` (fitted as ``inner``) was a stand-in in ``variant``."""
-		from openmolt_core._fit import Fitter, measure
+		from openmolt_core._support.schemafit import Fitter, measure
 
 		fitter = Fitter(self.dialect, describe_defaults=False)
 		schema, repair = fitter.fit(variant, key[0])
@@ -188,7 +186,7 @@ class _EnvelopeFit:
 		return _Part(key, schema, repair, metrics, relaxed, defs)
 
 	def measure(self, variant: dict[str, Any]) -> Metrics:
-		from openmolt_core._fit import measure
+		from openmolt_core._support.schemafit import measure
 
 		m = measure(variant, long_enum_values=self.dialect._long_values())
 		m.depth += 2  # a variant sits in the root object's commands array
@@ -196,7 +194,7 @@ class _EnvelopeFit:
 		return m
 
 	def inner(self, schema: Any, where: str, prefix: str, nullable: bool = False) -> _Inner:
-		from openmolt_core._fit import Fitter
+		from openmolt_core._support.schemafit import Fitter
 
 		dialect = replace(self.dialect, require_all=True) if nullable else self.dialect
 		fitter = Fitter(dialect, prefix=f"{prefix}_")
@@ -204,7 +202,7 @@ class _EnvelopeFit:
 		return fitted, repair, frozenset(fitter.relaxed), dict(fitter.defs)
 
 	def tool(self, tool: ToolSchema, strict: bool, nullable: bool = False) -> _Part:
-		from openmolt_core._repair import Decode
+		from openmolt_core._support.schemafit import Decode
 
 		shell = self.envelope.tool_variant(tool, _STAND_IN)
 		key = ("callTool", tool.handle)
@@ -214,7 +212,7 @@ class _EnvelopeFit:
 		return self.part(key, shell, "input", (dict(_ENCODED_INPUT), Decode(), frozenset(), {}))
 
 	def finish(self, strict: bool) -> _Part:
-		from openmolt_core._repair import Decode
+		from openmolt_core._support.schemafit import Decode
 
 		shell = self.envelope.finish_variant(_STAND_IN)
 		schema = self.envelope.output_schema
@@ -226,7 +224,7 @@ class _EnvelopeFit:
 		)
 
 	def run(self) -> FittedSchema:
-		from openmolt_core._fit import Fitter, Metrics, NoStrictForm, measure
+		from openmolt_core._support.schemafit import Fitter, Metrics, NoStrictForm, measure
 
 		d = self.dialect
 		try:
@@ -296,7 +294,7 @@ class _EnvelopeFit:
 		Returns the variant (None when even the text form does not fit) and whether the output
 		fell back.
 		"""
-		from openmolt_core._fit import NoStrictForm
+		from openmolt_core._support.schemafit import NoStrictForm
 
 		d = self.dialect
 		text = self.finish(False)
@@ -316,7 +314,7 @@ class _EnvelopeFit:
 
 	def choose_tool(self, tool: ToolSchema, total: Metrics, reserve: Metrics) -> _Part | None:
 		"""The tool's strict variant when it has a form and fits with room for the rest, else None."""
-		from openmolt_core._fit import NoStrictForm
+		from openmolt_core._support.schemafit import NoStrictForm
 
 		try:
 			strict = self.tool(tool, True)
@@ -381,7 +379,7 @@ def fit_schema(schema: dict[str, Any], dialect: SchemaDialect | None) -> FittedS
 	"""
 	if dialect is None:
 		return FittedSchema(schema, "off", notes=("no dialect",))
-	from openmolt_core._fit import Fitter, NoStrictForm
+	from openmolt_core._support.schemafit import Fitter, NoStrictForm
 
 	fitter = Fitter(dialect)
 	try:
@@ -410,3 +408,10 @@ def fit_schema(schema: dict[str, Any], dialect: SchemaDialect | None) -> FittedS
 
 def _identity(value: Any) -> Any:
 	return value
+
+
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(
+	globals(), {"SchemaDialect": "openmolt_core._support.schemafit"}
+)

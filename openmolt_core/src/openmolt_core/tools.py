@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, overload, ru
 
 from pydantic import BaseModel
 
-from openmolt_core._sync import call as _call
-from openmolt_core._sync import cancelled
+from openmolt_core._support.sync import call as _call
+from openmolt_core._support.sync import cancelled
 
 if TYPE_CHECKING:
 	import httpx

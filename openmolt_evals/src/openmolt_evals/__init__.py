@@ -87,7 +87,7 @@ def _evaluator(data: Any, where: str) -> Evaluator:
 		)
 	cls = EVALUATORS.get(str(data["type"]))
 	if cls is None:
-		from openmolt_core._suggest import suggestion
+		from openmolt_core._support.suggest import suggestion
 
 		raise ConfigurationError(
 			f"{where}: unknown evaluator {data['type']!r}; {suggestion(str(data['type']), EVALUATORS, noun='evaluators')}"

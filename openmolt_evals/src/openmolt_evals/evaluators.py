@@ -145,7 +145,11 @@ class OutputSchema:
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""1 when the output validates, else 0 with the first problems."""
-		from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+		from openmolt_core._support.jsonschema import (
+			JsonSchemaValidator,
+			ValidationError,
+			format_errors,
+		)
 
 		try:
 			JsonSchemaValidator(dict(self.schema)).validate(_plain(observed.output))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core._jsonschema import unchecked_patterns
+from openmolt_core._support.jsonschema import unchecked_patterns
 from openmolt_core.errors import IntegrationError, ToolError
 from openmolt_mcp._config import HttpServer, Masker, ServerOptions, StdioServer, secrets_of
 from openmolt_mcp._owner import spawn

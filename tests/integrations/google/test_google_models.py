@@ -13,7 +13,7 @@ import pytest
 from _discovery import input_vars
 
 from openmolt import OpenMolt
-from openmolt_core._jsonschema import JsonSchemaValidator
+from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import google_ads
 

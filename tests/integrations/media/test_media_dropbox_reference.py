@@ -286,7 +286,11 @@ def test_inputs_are_named_and_constrained_as_the_route_fields(
 
 def test_a_path_outside_the_route_pattern_is_refused() -> None:
 	"""The carried patterns work: a revision is no folder to list, a relative path no file."""
-	from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+	from openmolt_core._support.jsonschema import (
+		JsonSchemaValidator,
+		ValidationError,
+		format_errors,
+	)
 
 	cases = [
 		("listFolder", {"path": "rev:a1c10ce0dd78"}, "path"),

@@ -956,7 +956,7 @@ def test_twilio_sid_inputs_accept_their_resource_only(
 	handle: str, prop: str, value: str, valid: bool
 ) -> None:
 	"""A SID of the resource (either hex case) passes validation; another resource's SID fails."""
-	from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError
+	from openmolt_core._support.jsonschema import JsonSchemaValidator, ValidationError
 
 	tool = next(t for t in twilio.INTEGRATION.tools if t.handle == handle)
 	validator = JsonSchemaValidator(tool.input_schema["properties"][prop])

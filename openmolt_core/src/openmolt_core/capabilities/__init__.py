@@ -23,7 +23,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._cost import needs_compaction
-from openmolt_core._jsonsafe import encodable
+from openmolt_core._support.jsonsafe import encodable
 from openmolt_core.files import FILE_PREFIX
 from openmolt_core.hooks import Capability, load_tools
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW

@@ -330,7 +330,7 @@ class Safety(Capability):
 			outbound = self.gates(run.tools.values())
 		if not checked and not outbound:
 			return PROCEED
-		from openmolt_core._jsonschema import ValidationError, format_errors
+		from openmolt_core._support.jsonschema import ValidationError, format_errors
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		index = ctx.command_index
@@ -462,7 +462,7 @@ class Safety(Capability):
 		guards = self.at("output")
 		if not guards:
 			return PROCEED
-		from openmolt_core._jsonschema import ValidationError, format_errors
+		from openmolt_core._support.jsonschema import ValidationError, format_errors
 		from openmolt_core.guardrails.base import Verdict
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core._suggest import suggestion
+from openmolt_core._support.suggest import suggestion
 from openmolt_core.errors import ToolError
 from openmolt_core.hooks import BUILTIN, Capability, load_tools
 from openmolt_core.toolsearch import (

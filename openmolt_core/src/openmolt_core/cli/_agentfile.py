@@ -226,7 +226,7 @@ class AgentFile(_Model):
 	@field_validator("output_schema")
 	@classmethod
 	def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-		from openmolt_core._schemacheck import check_schema
+		from openmolt_core._support.metaschema import check_schema
 
 		if value is not None and (problems := check_schema(value)):
 			raise ValueError("not a valid JSON Schema: " + "; ".join(problems))

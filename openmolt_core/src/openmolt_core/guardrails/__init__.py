@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._lazy import lazy_exports
+from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
 	from openmolt_core.guardrails.base import (

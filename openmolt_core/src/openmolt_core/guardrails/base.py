@@ -45,8 +45,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from openmolt_core._lazy import loaded
-from openmolt_core._sync import call as call_app
+from openmolt_core._support import loaded
+from openmolt_core._support.sync import call as call_app
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:

@@ -89,7 +89,7 @@ def json_schema(
 
 	Beyond a tool's own input schema, it narrows what a call may do (recipients of one domain,
 	amounts under a cap); on the output, it holds the finish to a stricter schema. The schema is
-	checked like tool inputs are (`openmolt_core._jsonschema`).
+	checked like tool inputs are (`openmolt_core._support.jsonschema`).
 
 	Args:
 		schema: The JSON Schema.
@@ -105,7 +105,11 @@ def json_schema(
 	if not isinstance(schema, dict):
 		raise ConfigurationError("json_schema: schema must be a JSON Schema dict")
 	_check_action(action, "json_schema")
-	from openmolt_core._jsonschema import JsonSchemaValidator, ValidationError, format_errors
+	from openmolt_core._support.jsonschema import (
+		JsonSchemaValidator,
+		ValidationError,
+		format_errors,
+	)
 
 	validator = JsonSchemaValidator(schema)
 

@@ -29,7 +29,7 @@ import anyio
 import httpx
 from pydantic import ConfigDict, Field, ValidationError
 
-from openmolt_core._sync import call as call_app
+from openmolt_core._support.sync import call as call_app
 from openmolt_core.errors import ConfigurationError, IntegrationError, ToolError
 from openmolt_core.integrations._encode import set_query
 from openmolt_core.integrations._headers import check_header

@@ -468,7 +468,7 @@ def _tool(
 	if required:
 		input_schema["required"] = required
 	base = _tool_base(path, method, op, document, internal)
-	from openmolt_core._jsonschema import unchecked_patterns
+	from openmolt_core._support.jsonschema import unchecked_patterns
 
 	# A pattern no regex engine supports is said at import, not at the tool's first call.
 	unchecked_patterns(input_schema, f"OpenAPI operation {handle!r}: input")

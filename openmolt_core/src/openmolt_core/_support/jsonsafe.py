@@ -1,0 +1,158 @@
+r"""JSON that a state can always hold: strict decoding of replies, encodable copies of results.
+
+A run's state is JSON, saved as UTF-8 and sent to the provider at every step. Three things Python's
+``json`` module accepts would break that, or make a value ambiguous:
+
+- a lone surrogate (``"\ud800"``): the string cannot be encoded as UTF-8, so the next request and
+  every resume of the saved state fail;
+- ``NaN`` and ``Infinity``: not JSON, so ``RunResult.to_dict()`` and the store's rows are not JSON;
+- a key twice in one object: Python keeps the last one without a word.
+
+A model's reply is decoded with `loads`, which refuses all three with a message the model can act
+on (`UnsafeJson`); `problem` finds the first two in an already decoded value (a tool input sent as
+JSON text and decoded by a repair). A tool's result is not the model's to fix: `encodable` returns
+a copy with lone surrogates replaced by U+FFFD and non-finite numbers written as strings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+__all__ = ["UnsafeJson", "encodable", "encodable_text", "loads", "problem"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class UnsafeJson(ValueError):
+	"""Decoded JSON a state cannot hold (the message says what and where)."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+	out: dict[str, Any] = {}
+	for key, value in pairs:
+		if key in out:
+			raise UnsafeJson(
+				f"the key {_show(key)} appears twice in one object; give each key once"
+			)
+		out[key] = value
+	return out
+
+
+def _constant(name: str) -> Any:
+	raise UnsafeJson(f"{name} is not a JSON number; use a number, or null, or a string")
+
+
+def _float(text: str) -> float:
+	value = float(text)
+	if not math.isfinite(value):  # 1e999 decodes as infinity
+		raise UnsafeJson(f"{text[:40]} is too large for a JSON number; use a smaller number")
+	return value
+
+
+def _show(key: str) -> str:
+	return json.dumps(_SURROGATE.sub("\ufffd", key[:40]), ensure_ascii=False)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
+_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A surrogate escape in JSON text: only text holding one (or a raw surrogate) needs a walk."""
+
+
+def loads(text: str) -> Any:
+	"""Decode JSON text, refusing duplicate keys, ``NaN``/``Infinity`` and lone surrogates.
+
+	Args:
+		text: The JSON text.
+
+	Raises:
+		UnsafeJson: The text is JSON a state cannot hold (the message says why).
+		ValueError: The text is not JSON (`json.JSONDecodeError`).
+	"""
+	value = _DECODER.decode(text)
+	if _ESCAPE.search(text) or _SURROGATE.search(text):
+		_check(value)  # a valid pair is fine: only the decoded strings can tell
+	return value
+
+
+def problem(value: Any) -> str | None:
+	"""Why a decoded value cannot be held by a state (a lone surrogate, a non-finite number).
+
+	Iterative, so a deeply nested value cannot make it recurse.
+
+	Args:
+		value: Decoded JSON.
+
+	Returns:
+		The first problem with its path, or None when the value is fine.
+	"""
+	stack: list[tuple[Any, str]] = [(value, "")]
+	while stack:
+		item, path = stack.pop()
+		if isinstance(item, str):
+			if _SURROGATE.search(item):
+				return f"{path or '(root)'}: {_SURROGATE_TEXT}"
+		elif isinstance(item, float):
+			if not math.isfinite(item):
+				return f"{path or '(root)'}: {item!r} is not a JSON number; use a number or null"
+		elif isinstance(item, dict):
+			for key, sub in item.items():
+				where = f"{path}.{key}" if path else str(key)
+				if isinstance(key, str) and _SURROGATE.search(key):
+					return f"{_SURROGATE.sub('?', where)}: the key {_SURROGATE_TEXT}"
+				stack.append((sub, where))
+		elif isinstance(item, list | tuple):
+			stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(item))
+	return None
+
+
+_SURROGATE_TEXT = (
+	"holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is not text; "
+	"write the character itself, or a valid pair"
+)
+
+
+def _check(value: Any) -> None:
+	found = problem(value)
+	if found is not None:
+		raise UnsafeJson(found)
+
+
+def encodable_text(text: str) -> str:
+	"""``text`` with every surrogate code point replaced by U+FFFD, so it encodes as UTF-8."""
+	return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def encodable(value: Any) -> Any:
+	"""A copy of ``value`` a state can hold (surrogates and non-finite numbers replaced).
+
+	Lone surrogates become U+FFFD; ``NaN`` and the infinities become the strings ``"NaN"``,
+	``"Infinity"`` and ``"-Infinity"``.
+
+	Values that are fine are returned as they are (no copy).
+
+	Args:
+		value: Any JSON-like value (a tool's result).
+	"""
+	if problem(value) is None:
+		return value
+	return _clean(value, 0)
+
+
+def _clean(value: Any, level: int) -> Any:
+	if isinstance(value, str):
+		return encodable_text(value)
+	if isinstance(value, float) and not math.isfinite(value):
+		return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+	if level > 200:
+		return value if problem(value) is None else "(too deeply nested)"
+	if isinstance(value, dict):
+		return {
+			encodable_text(k) if isinstance(k, str) else k: _clean(v, level + 1)
+			for k, v in value.items()
+		}
+	if isinstance(value, list | tuple):
+		return [_clean(v, level + 1) for v in value]
+	return value
