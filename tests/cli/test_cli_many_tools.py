@@ -66,7 +66,7 @@ def test_the_cli_reports_every_fallback() -> None:
 	import io
 
 	from openmolt_core.cli._progress import Progress
-	from openmolt_core.events import ModelFallbackEvent
+	from openmolt_core.fallback import ModelFallbackEvent
 
 	out = io.StringIO()
 	progress = Progress("plain", out, verbose=False)

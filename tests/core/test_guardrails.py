@@ -7,8 +7,8 @@ import anyio
 import pytest
 
 from openmolt import ConfigurationError, OpenMolt, RunState
+from openmolt_core.capabilities.safety import GuardrailEvent
 from openmolt_core.cli._exit import ExitCode, for_status
-from openmolt_core.events import GuardrailEvent
 from openmolt_core.guardrails import (
 	VERDICT_SCHEMA,
 	Guardrail,

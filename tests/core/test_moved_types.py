@@ -140,3 +140,46 @@ def test_the_support_libraries_keep_their_old_paths() -> None:
 		(_suggest, suggest),
 	]:
 		assert old.__all__ == new.__all__
+
+
+def test_feature_events_live_beside_their_features() -> None:
+	"""A feature's event class moved to its feature; ``openmolt_core.events`` re-exports it."""
+	from openmolt_core import accounts, approvals, compaction, events, fallback, scheduler
+	from openmolt_core.capabilities import safety
+
+	homes = {
+		"ApprovalRequestEvent": approvals,
+		"ApprovalDecisionEvent": approvals,
+		"AuthorizationRequestEvent": accounts,
+		"CompactionEvent": compaction,
+		"GuardrailEvent": safety,
+		"TaintEvent": safety,
+		"ModelFallbackEvent": fallback,
+		"ScheduleEvent": scheduler,
+	}
+	for name, home in homes.items():
+		cls = getattr(events, name)
+		assert cls is getattr(home, name) and issubclass(cls, events.Event), name
+		assert cls.__module__ == home.__name__ and name in home.__all__, name
+		assert name in dir(events)
+		assert cls(agent="A", step=1, **_required(cls)).name in events.EVENT_NAMES
+
+
+def _required(cls: type) -> dict[str, object]:
+	import dataclasses
+
+	return {
+		f.name: None
+		for f in dataclasses.fields(cls)
+		if f.default is dataclasses.MISSING and f.name not in ("agent", "step")
+	}
+
+
+def test_an_agent_without_the_feature_accepts_its_event_names() -> None:
+	"""``agent.on`` takes every event name, whether or not the agent has the feature."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, finish
+
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=ScriptedModel([finish("x")]))
+	for name in ("approval:request", "guardrail", "taint", "compaction", "schedule:run"):
+		agent.on(name, lambda event: None)

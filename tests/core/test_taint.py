@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from openmolt import ConfigurationError, OpenMolt, RunState
-from openmolt_core.events import GuardrailEvent, TaintEvent
+from openmolt_core.capabilities.safety import GuardrailEvent, TaintEvent
 from openmolt_core.guardrails import prompt_injection
 from openmolt_core.integrations.model import HttpTool, Integration
 from openmolt_core.llm import ModelRequest

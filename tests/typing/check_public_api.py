@@ -41,7 +41,7 @@ async def example() -> str:
 async def approvals_and_sub_agents() -> str:
 	from openmolt import ApprovalDecision, ApprovalRequest, Approvals
 	from openmolt_core.approvals import SQLiteLedger
-	from openmolt_core.events import ApprovalDecisionEvent
+	from openmolt_core.approvals import ApprovalDecisionEvent
 
 	async def decide(request: ApprovalRequest) -> ApprovalDecision:
 		if request.tool.endswith("Refund"):
@@ -76,7 +76,7 @@ async def approvals_and_sub_agents() -> str:
 async def many_tools_fallback_and_results() -> float | None:
 	from collections.abc import Sequence
 
-	from openmolt_core.events import ModelFallbackEvent
+	from openmolt_core.fallback import ModelFallbackEvent
 	from openmolt_core.toolsearch import EmbeddingSearch, ToolSearch
 
 	async def embed(texts: Sequence[str]) -> list[list[float]]:
@@ -166,7 +166,7 @@ async def streamed_run() -> str:
 async def end_users_accounts(callback_url: str) -> str:
 	"""Credentials per end user and the consent a parked run waits for (openmolt_core.accounts)."""
 	from openmolt_core.accounts import Connected, authorization_requests
-	from openmolt_core.events import AuthorizationRequestEvent
+	from openmolt_core.accounts import AuthorizationRequestEvent
 
 	om = OpenMolt(
 		credential_store="credentials.enc",

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.sync import call as call_app
+from openmolt_core.approvals import ApprovalDecisionEvent, ApprovalRequestEvent
 from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 from openmolt_core.durability import step_key
 from openmolt_core.errors import ApprovalError, ConfigurationError
-from openmolt_core.events import ApprovalDecisionEvent, ApprovalRequestEvent
 from openmolt_core.hooks import Gated
 
 if TYPE_CHECKING:

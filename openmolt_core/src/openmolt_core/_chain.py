@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from openmolt_core.errors import ConfigurationError, ProviderError
+from openmolt_core.events import Event
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_core.structured import fit
 
@@ -28,6 +29,7 @@ __all__ = [
 	"ChainProvider",
 	"FallbackReason",
 	"ModelChain",
+	"ModelFallbackEvent",
 	"ModelSlot",
 	"fallback_reason",
 	"model_list",
@@ -39,6 +41,23 @@ FallbackReason = Literal["server_error", "rate_limited", "overloaded", "timeout"
 """Why a step moved to the next model (`openmolt_core.fallback` has the table)."""
 
 _FITTED = 32  # fitted schemas kept per model (one per loaded tool set seen)
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelFallbackEvent(Event):
+	"""A model failed in a way its retries gave up on; the step goes to the next model.
+
+	``reason`` is one of `FallbackReason` (``server_error``, ``rate_limited``, ``overloaded``,
+	``timeout``, ``unreachable``); ``error`` the failure's message (secrets scrubbed) and
+	``status_code`` its HTTP status, when there was one. The kernel's model chain emits it.
+	"""
+
+	from_model: str
+	to_model: str
+	reason: str
+	error: str
+	status_code: int | None = None
+	name: str = "model:fallback"
 
 
 def fallback_reason(exc: BaseException) -> FallbackReason | None:

@@ -44,6 +44,7 @@ import anyio
 from openmolt_core._binding import secret_values
 from openmolt_core._park import CAPABILITY
 from openmolt_core.errors import ConfigurationError, ToolError
+from openmolt_core.events import Event
 
 if TYPE_CHECKING:
 	import httpx
@@ -62,6 +63,7 @@ __all__ = [
 	"OPTIONS",
 	"REDIRECT_VARIABLE",
 	"Accounts",
+	"AuthorizationRequestEvent",
 	"Connected",
 	"UserAccounts",
 	"authorization_requests",
@@ -602,3 +604,20 @@ class UserAccounts:
 		auth = self._auth(base, user, stored) if base.auth is not None else None
 		redact = base.redact | frozenset(secret_values(config))
 		return dataclasses.replace(base, config=config, auth=auth, redact=redact)
+
+
+# events ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class AuthorizationRequestEvent(Event):
+	"""A tool call waits for its end user to connect an account (`openmolt_core.accounts`).
+
+	``request`` holds ``integration``, ``user``, ``scopes``, ``url`` (the consent URL to show
+	them), ``tool``, ``reason`` (``not_connected``, ``scopes`` or ``revoked``) and ``index``
+	(the call's place in its step); no secret. The accounts capability
+	(`openmolt_core.capabilities.accounts`) emits one per parked call as the run ends parked.
+	"""
+
+	request: dict[str, Any]
+	name: str = "authorization:request"

@@ -28,7 +28,14 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
-from openmolt_core._chain import ChainProvider, FallbackReason, ModelChain, ModelSlot, slot_id
+from openmolt_core._chain import (
+	ChainProvider,
+	FallbackReason,
+	ModelChain,
+	ModelFallbackEvent,
+	ModelSlot,
+	slot_id,
+)
 from openmolt_core._chain import record as record_model
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -59,7 +66,6 @@ from openmolt_core.events import (
 	FinishEvent,
 	Handler,
 	LLMOutputEvent,
-	ModelFallbackEvent,
 )
 from openmolt_core.hooks import (
 	NO_HOOKS,

@@ -32,6 +32,7 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -44,13 +45,16 @@ from openmolt_core.decisions import (
 	_text,
 )
 from openmolt_core.errors import ApprovalError, ConfigurationError
+from openmolt_core.events import Event
 
 __all__ = [
 	"APPROVAL_KEY_ENV",
 	"ApprovalDecision",
+	"ApprovalDecisionEvent",
 	"ApprovalHandler",
 	"ApprovalLedger",
 	"ApprovalRequest",
+	"ApprovalRequestEvent",
 	"ApprovalUnavailable",
 	"Approvals",
 	"MemoryLedger",
@@ -339,3 +343,32 @@ class Approvals:
 
 	def __repr__(self) -> str:
 		return f"Approvals(ledger={type(self.ledger).__name__})"
+
+
+# events ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class ApprovalRequestEvent(Event):
+	"""A tool call waits for a decision; ``request`` is what the approver sees (input redacted)."""
+
+	request: ApprovalRequest
+	name: str = "approval:request"
+
+
+@dataclass(slots=True, kw_only=True)
+class ApprovalDecisionEvent(Event):
+	"""A decision on a call: ``action`` is ``approved``, ``edited``, ``denied`` or ``refused``.
+
+	``refused`` means no valid decision came (a forged, replayed or stale one, or a handler that
+	failed): the call did not run and ``reason`` says why. ``decision_id`` is the decision's id;
+	``input`` the edited input the call runs with (``edited`` only, redacted).
+	"""
+
+	tool: str
+	call: str
+	action: str
+	reason: str = ""
+	decision_id: str = ""
+	input: dict[str, Any] | None = None
+	name: str = "approval:decision"

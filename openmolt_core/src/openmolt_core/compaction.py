@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._cost import estimate_tokens, needs_compaction  # light: every step asks
+from openmolt_core.events import Event
 from openmolt_core.llm import (  # the settings every agent has: re-exported (same objects)
 	DEFAULT_COMPACTION,
 	DEFAULT_CONTEXT_WINDOW,
@@ -45,6 +46,7 @@ __all__ = [
 	"DEFAULT_COMPACTION",
 	"DEFAULT_CONTEXT_WINDOW",
 	"CompactionConfig",
+	"CompactionEvent",
 	"CompactionRecord",
 	"compact",
 	"estimate_tokens",
@@ -173,3 +175,17 @@ async def compact(
 		tokens_after=estimate_tokens(state.messages, system),
 		files=tuple(files),
 	)
+
+
+# events ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionEvent(Event):
+	"""Older steps were summarised: ``through_step`` is the last one, tokens are estimates."""
+
+	through_step: int
+	tokens_before: int
+	tokens_after: int
+	files: list[str]
+	name: str = "compaction"

@@ -3,7 +3,7 @@
 | name | class | when |
 | --- | --- | --- |
 | ``llmOutput`` | `LLMOutputEvent` | a model replied (text, raw response, usage) |
-| ``model:fallback`` | `ModelFallbackEvent` | a model failed for good; the step goes to the next |
+| ``model:fallback`` | `fallback.ModelFallbackEvent` (the kernel's model chain, `_chain`) | a model failed for good; the step goes to the next |
 | ``text:delta`` | `TextDeltaEvent` | new text of the reply's message or output, while it streams |
 | ``command:ready`` | `CommandReadyEvent` | a command of the reply was fully received, while it streams |
 | ``commandsQueued`` | `CommandsQueuedEvent` | the reply parsed into commands, before they run |
@@ -12,18 +12,23 @@
 | ``planUpdate`` | `PlanUpdateEvent` | the plan changed |
 | ``memoryUpdate`` | `MemoryUpdateEvent` | long- or short-term memory changed |
 | ``humanInput`` | `HumanInputEvent` | the agent asked a person and got an answer |
-| ``approval:request`` | `ApprovalRequestEvent` | a tool call waits for a decision |
-| ``approval:decision`` | `ApprovalDecisionEvent` | a decision was applied, or refused |
-| ``authorization:request`` | `AuthorizationRequestEvent` | a call waits for its end user to connect an account |
-| ``guardrail`` | `GuardrailEvent` | a guardrail or the taint policy acted |
-| ``taint`` | `TaintEvent` | the run read untrusted content for the first time |
+| ``approval:request`` | `approvals.ApprovalRequestEvent` | a tool call waits for a decision |
+| ``approval:decision`` | `approvals.ApprovalDecisionEvent` | a decision was applied, or refused |
+| ``authorization:request`` | `accounts.AuthorizationRequestEvent` | a call waits for its end user to connect an account |
+| ``guardrail`` | `capabilities.safety.GuardrailEvent` | a guardrail or the taint policy acted |
+| ``taint`` | `capabilities.safety.TaintEvent` | the run read untrusted content for the first time |
 | ``error`` | `ErrorEvent` | a mistake was fed back to the model, or the run failed |
-| ``compaction`` | `CompactionEvent` | older steps were summarised to fit the context window |
+| ``compaction`` | `compaction.CompactionEvent` | older steps were summarised to fit the context window |
 | ``finish`` | `FinishEvent` | the run ended (same data as ``run()``'s result) |
-| ``schedule:run`` | `ScheduleEvent` | a scheduled run started |
-| ``schedule:end`` | `ScheduleEvent` | a scheduled run ended (its record says how) |
-| ``schedule:skip`` | `ScheduleEvent` | a scheduled run did not start (overlap, or missed) |
+| ``schedule:run`` | `scheduler.ScheduleEvent` | a scheduled run started |
+| ``schedule:end`` | `scheduler.ScheduleEvent` | a scheduled run ended (its record says how) |
+| ``schedule:skip`` | `scheduler.ScheduleEvent` | a scheduled run did not start (overlap, or missed) |
 | ``run:stranded`` | `RunStrandedEvent` | a durable run waits for a version of its agent no live worker serves |
+
+The kernel's events are defined here; a feature's events beside the feature (the class column
+names their module in `openmolt_core`), and re-exported here on first use, so
+``openmolt_core.events.GuardrailEvent`` still imports. Every name in the table is accepted by
+``agent.on`` whatever the agent's features.
 
 Handlers may be sync or async. A handler that raises is logged and never breaks the run. The
 events of a sub-agent (an agent used as a tool) reach the calling agent's handlers too, with
@@ -40,39 +45,32 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from openmolt_core._support import lazy_exports
+
 if TYPE_CHECKING:
-	from openmolt_core.decisions import ApprovalRequest
 	from openmolt_core.llm import Usage
-	from openmolt_core.result import RunRecord, RunResult
+	from openmolt_core.result import RunResult
 
 __all__ = [
 	"EVENT_NAMES",
 	"STREAM_EVENTS",
-	"ApprovalDecisionEvent",
-	"ApprovalRequestEvent",
-	"AuthorizationRequestEvent",
 	"CommandReadyEvent",
 	"CommandsQueuedEvent",
-	"CompactionEvent",
 	"ErrorEvent",
 	"Event",
 	"EventEmitter",
 	"EventName",
 	"FinishEvent",
-	"GuardrailEvent",
 	"Handler",
 	"HumanInputEvent",
 	"LLMOutputEvent",
 	"MemoryUpdateEvent",
-	"ModelFallbackEvent",
 	"PlanUpdateEvent",
 	"RunStrandedEvent",
-	"ScheduleEvent",
-	"TaintEvent",
 	"TextDeltaEvent",
 	"ToolCallEvent",
 	"ToolResponseEvent",
@@ -107,6 +105,19 @@ EventName = Literal[
 EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
 STREAM_EVENTS: frozenset[str] = frozenset({"text:delta", "command:ready"})
 """The streaming events: unnumbered previews that observers and stores do not receive."""
+
+# The event classes that live beside their feature, and their module: re-exported here on first
+# use (not in __all__: a star import does not load every feature).
+_HOMES: Mapping[str, str] = {
+	"ApprovalDecisionEvent": "openmolt_core.approvals",
+	"ApprovalRequestEvent": "openmolt_core.approvals",
+	"AuthorizationRequestEvent": "openmolt_core.accounts",
+	"CompactionEvent": "openmolt_core.compaction",
+	"GuardrailEvent": "openmolt_core.capabilities.safety",
+	"ModelFallbackEvent": "openmolt_core._chain",
+	"ScheduleEvent": "openmolt_core.scheduler",
+	"TaintEvent": "openmolt_core.capabilities.safety",
+}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -156,23 +167,6 @@ class LLMOutputEvent(Event):
 	notes: tuple[str, ...] = ()
 	relaxed: tuple[str, ...] = ()
 	name: str = "llmOutput"
-
-
-@dataclass(slots=True, kw_only=True)
-class ModelFallbackEvent(Event):
-	"""A model failed in a way its retries gave up on; the step goes to the next model.
-
-	``reason`` is one of `openmolt_core.fallback.FallbackReason` (``server_error``,
-	``rate_limited``, ``overloaded``, ``timeout``, ``unreachable``); ``error`` the failure's
-	message (secrets scrubbed) and ``status_code`` its HTTP status, when there was one.
-	"""
-
-	from_model: str
-	to_model: str
-	reason: str
-	error: str
-	status_code: int | None = None
-	name: str = "model:fallback"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -270,78 +264,6 @@ class HumanInputEvent(Event):
 
 
 @dataclass(slots=True, kw_only=True)
-class ApprovalRequestEvent(Event):
-	"""A tool call waits for a decision; ``request`` is what the approver sees (input redacted)."""
-
-	request: ApprovalRequest
-	name: str = "approval:request"
-
-
-@dataclass(slots=True, kw_only=True)
-class ApprovalDecisionEvent(Event):
-	"""A decision on a call: ``action`` is ``approved``, ``edited``, ``denied`` or ``refused``.
-
-	``refused`` means no valid decision came (a forged, replayed or stale one, or a handler that
-	failed): the call did not run and ``reason`` says why. ``decision_id`` is the decision's id;
-	``input`` the edited input the call runs with (``edited`` only, redacted).
-	"""
-
-	tool: str
-	call: str
-	action: str
-	reason: str = ""
-	decision_id: str = ""
-	input: dict[str, Any] | None = None
-	name: str = "approval:decision"
-
-
-@dataclass(slots=True, kw_only=True)
-class AuthorizationRequestEvent(Event):
-	"""A tool call waits for its end user to connect an account (`openmolt_core.accounts`).
-
-	``request`` holds ``integration``, ``user``, ``scopes``, ``url`` (the consent URL to show
-	them), ``tool``, ``reason`` (``not_connected``, ``scopes`` or ``revoked``) and ``index``
-	(the call's place in its step); no secret. The accounts capability
-	(`openmolt_core.capabilities.accounts`) emits one per parked call as the run ends parked.
-	"""
-
-	request: dict[str, Any]
-	name: str = "authorization:request"
-
-
-@dataclass(slots=True, kw_only=True)
-class GuardrailEvent(Event):
-	"""A guardrail acted (``action``: ``rewrite``, ``refuse`` or ``trip``), or the taint policy did.
-
-	``guardrail`` is the guardrail's name (``taint_policy`` for the policy, whose actions are
-	``refuse`` and ``approve``: the call waits for a decision). ``stage`` is ``input``,
-	``tool_call``, ``tool_result`` or ``output``; ``tool`` and ``call`` name the tool call at the
-	tool stages.
-	"""
-
-	guardrail: str
-	stage: str
-	action: str
-	reason: str = ""
-	tool: str = ""
-	call: str = ""
-	name: str = "guardrail"
-
-
-@dataclass(slots=True, kw_only=True)
-class TaintEvent(Event):
-	"""The run read untrusted content for the first time (`openmolt_core.taint`).
-
-	``tool`` and ``call`` name the call whose result it was; from now on the taint policy applies
-	to outbound calls.
-	"""
-
-	tool: str
-	call: str
-	name: str = "taint"
-
-
-@dataclass(slots=True, kw_only=True)
 class ErrorEvent(Event):
 	"""Something went wrong: ``kind`` says what (``invalid_json``, ``tool``, ``provider``...)."""
 
@@ -349,17 +271,6 @@ class ErrorEvent(Event):
 	message: str
 	fatal: bool = False
 	name: str = "error"
-
-
-@dataclass(slots=True, kw_only=True)
-class CompactionEvent(Event):
-	"""Older steps were summarised: ``through_step`` is the last one, tokens are estimates."""
-
-	through_step: int
-	tokens_before: int
-	tokens_after: int
-	files: list[str]
-	name: str = "compaction"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -383,15 +294,6 @@ class FinishEvent(Event):
 	def status(self) -> str:
 		"""The run's status."""
 		return self.result.status
-
-
-@dataclass(slots=True, kw_only=True)
-class ScheduleEvent(Event):
-	"""A scheduled run started, ended or was skipped; ``record`` holds its due time and status."""
-
-	schedule_id: str
-	record: RunRecord
-	name: str = "schedule:run"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -470,3 +372,8 @@ class EventEmitter:
 					await result
 			except Exception:
 				log.exception("event handler for %r failed; the run goes on", event.name)
+
+
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)

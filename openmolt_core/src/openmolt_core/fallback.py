@@ -19,7 +19,7 @@ same way on the next step, and hiding them would hide a bug.
 
 Each model gets its own request: its system prompt (a provider with enforced structured output
 needs no examples) and the reply schema fitted to its dialect (`openmolt_core.structured.fit`).
-A ``model:fallback`` event (`openmolt_core.events.ModelFallbackEvent`) says which model failed,
+A ``model:fallback`` event (`ModelFallbackEvent`) says which model failed,
 why, and which one is tried next. The run's state records which model answered each step
 (``RunState.models``) and the usage and cost of each (``RunState.usage_by_model``); each
 response names the model that answered (``ModelResponse.model``, journaled with it), so a
@@ -32,6 +32,7 @@ from openmolt_core._chain import (  # the kernel's: every model call goes throug
 	ChainProvider,
 	FallbackReason,
 	ModelChain,
+	ModelFallbackEvent,
 	ModelSlot,
 	fallback_reason,
 	model_list,
@@ -43,6 +44,7 @@ __all__ = [
 	"ChainProvider",
 	"FallbackReason",
 	"ModelChain",
+	"ModelFallbackEvent",
 	"ModelSlot",
 	"fallback_reason",
 	"model_list",

@@ -30,6 +30,7 @@ import re
 import warnings
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -39,7 +40,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from openmolt_core._history import SqliteHistory
 from openmolt_core.errors import ConfigurationError, RunError
-from openmolt_core.events import ScheduleEvent
+from openmolt_core.events import Event
 from openmolt_core.observe import started_by
 from openmolt_core.result import RecordStatus, RunRecord, RunState
 from openmolt_core.schedule import (
@@ -62,6 +63,7 @@ __all__ = [
 	"RunRecord",
 	"Schedule",
 	"ScheduleBackend",
+	"ScheduleEvent",
 	"ScheduleWarning",
 	"Scheduler",
 	"SqliteHistory",
@@ -617,3 +619,15 @@ def _derived_id(agent_name: str, spec: AnySpec) -> str:
 	slug = re.sub(r"[^a-z0-9]+", "-", agent_name.lower()).strip("-") or "agent"
 	body = json.dumps(spec.model_dump(mode="json", exclude={"id"}), sort_keys=True, default=str)
 	return f"{slug}-{hashlib.sha256(body.encode()).hexdigest()[:8]}"
+
+
+# events ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class ScheduleEvent(Event):
+	"""A scheduled run started, ended or was skipped; ``record`` holds its due time and status."""
+
+	schedule_id: str
+	record: RunRecord
+	name: str = "schedule:run"

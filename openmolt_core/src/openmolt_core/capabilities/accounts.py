@@ -65,7 +65,7 @@ class EndUserAccounts(Capability):
 		requests = authorization_requests(result.state)
 		if not requests:
 			return
-		from openmolt_core.events import AuthorizationRequestEvent
+		from openmolt_core.accounts import AuthorizationRequestEvent
 
 		step = int((result.state.pending or {}).get("step") or result.state.steps)
 		for request in requests:

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import _cost
 from openmolt_core.capabilities import Compaction  # every agent has it: defined there
-from openmolt_core.compaction import compact
-from openmolt_core.events import CompactionEvent
+from openmolt_core.compaction import CompactionEvent, compact
 from openmolt_core.llm import ModelResponse
 
 if TYPE_CHECKING:

@@ -23,10 +23,11 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core.durability import step_key
-from openmolt_core.events import GuardrailEvent, TaintEvent
+from openmolt_core.events import Event
 from openmolt_core.hooks import (
 	BUILTIN,
 	PROCEED,
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.result import RunState
 
-__all__ = ["MAX_AUDIT", "POLICY", "Safety"]
+__all__ = ["MAX_AUDIT", "POLICY", "GuardrailEvent", "Safety", "TaintEvent"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -539,3 +540,38 @@ def _first_input(state: RunState) -> tuple[bool, Any]:
 	if not isinstance(first, dict) or "input" not in first:
 		return False, None
 	return True, first["input"]
+
+
+# events ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class GuardrailEvent(Event):
+	"""A guardrail acted (``action``: ``rewrite``, ``refuse`` or ``trip``), or the taint policy did.
+
+	``guardrail`` is the guardrail's name (``taint_policy`` for the policy, whose actions are
+	``refuse`` and ``approve``: the call waits for a decision). ``stage`` is ``input``,
+	``tool_call``, ``tool_result`` or ``output``; ``tool`` and ``call`` name the tool call at the
+	tool stages.
+	"""
+
+	guardrail: str
+	stage: str
+	action: str
+	reason: str = ""
+	tool: str = ""
+	call: str = ""
+	name: str = "guardrail"
+
+
+@dataclass(slots=True, kw_only=True)
+class TaintEvent(Event):
+	"""The run read untrusted content for the first time (`openmolt_core.taint`).
+
+	``tool`` and ``call`` name the call whose result it was; from now on the taint policy applies
+	to outbound calls.
+	"""
+
+	tool: str
+	call: str
+	name: str = "taint"
