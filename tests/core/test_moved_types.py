@@ -183,3 +183,11 @@ def test_an_agent_without_the_feature_accepts_its_event_names() -> None:
 	agent = OpenMolt(entry_points=False).create_agent(name="A", model=ScriptedModel([finish("x")]))
 	for name in ("approval:request", "guardrail", "taint", "compaction", "schedule:run"):
 		agent.on(name, lambda event: None)
+
+
+def test_finding_the_durability_backend_is_the_assembly_s() -> None:
+	"""`load_backend` moved to `openmolt_core._durable` (L2); the kernel's module re-exports it."""
+	from openmolt_core import _durable, durability
+
+	assert durability.load_backend is _durable.load_backend
+	assert "load_backend" in dir(durability)

@@ -41,6 +41,7 @@ __all__ = [
 	"EncryptedFileStore",
 	"default_path",
 	"default_store",
+	"store_of",
 ]
 
 KEY_VARIABLE = "OPENMOLT_CREDENTIALS_KEY"
@@ -374,3 +375,29 @@ def default_store() -> EncryptedFileStore | None:
 	"""The default file store when its file exists (``openmolt auth`` made it), else None."""
 	path = default_path()
 	return EncryptedFileStore(path) if path.exists() else None
+
+
+def store_of(value: Any) -> CredentialStore | None:
+	"""``OpenMolt(credential_store=...)`` as a store, or None.
+
+	Args:
+		value: None (the default file, when it exists), True (the default file, made on first
+			save), False (none), a path to an encrypted file, or a `CredentialStore`.
+
+	Raises:
+		ConfigurationError: The value is none of those.
+	"""
+	if value is None:
+		return default_store()
+	if value is True:
+		return EncryptedFileStore()
+	if value is False:
+		return None
+	if isinstance(value, (str, Path)):
+		return EncryptedFileStore(value)
+	if isinstance(value, CredentialStore):
+		return value
+	raise ConfigurationError(
+		f"credential_store: a {type(value).__name__} is not a credential store; give a path, "
+		"an object with load, save, delete, entries and locked (openmolt_core.credstore), or False"
+	)

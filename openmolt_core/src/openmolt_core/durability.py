@@ -44,8 +44,9 @@ workflow and goes on with ``Agent.execute(state, answer=..., port=...)``, so the
 never blocks on a person it cannot reach.
 
 `DurabilityBackend` is what an `OpenMolt` instance configured with ``durability=...`` delegates
-runs, answers and schedules to; `load_backend` finds it through the ``openmolt.extensions``
-entry point ``dbos`` (installed by ``openmolt-dbos``), so the core never imports the engine.
+runs, answers and schedules to; `openmolt_core._durable.load_backend` (re-exported here) finds
+it through the ``openmolt.extensions`` entry point ``dbos`` (installed by ``openmolt-dbos``), so
+the core never imports the engine.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
 	from pathlib import Path
@@ -77,7 +78,6 @@ __all__ = [
 	"RunHandle",
 	"RunPort",
 	"call_started",
-	"load_backend",
 	"step_key",
 ]
 
@@ -447,27 +447,6 @@ class DurabilityBackend(Protocol):
 		...
 
 
-def load_backend(om: object, config: DurabilityConfig) -> DurabilityBackend:
-	"""Build the durability backend for an instance (``openmolt-dbos``, found by entry point).
-
-	Args:
-		om: The `OpenMolt` instance it serves, handed to the backend's factory as it is (the
-			kernel reads nothing of it, so it does not name the assembly layer's type).
-		config: What ``OpenMolt(durability=...)`` was given.
-
-	Raises:
-		ConfigurationError: ``openmolt-dbos`` is not installed, or the configuration is wrong.
-	"""
-	from importlib import metadata
-
-	for entry in metadata.entry_points(group="openmolt.extensions", name="dbos"):
-		factory = getattr(entry.load(), "durability_backend", None)
-		if callable(factory):
-			backend: DurabilityBackend = factory(om, config)
-			return backend
-	from openmolt_core._hints import install_command
-
-	raise ConfigurationError(
-		"durability=... needs openmolt-dbos, which is not installed; run: "
-		f"{install_command('openmolt[dbos]')}"
-	)
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), {"load_backend": "openmolt_core._durable"})

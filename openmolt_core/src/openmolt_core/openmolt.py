@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from openmolt_core.errors import ConfigurationError, PluginError
+from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
 	from types import TracebackType
@@ -181,9 +181,11 @@ class OpenMolt:
 		self._auths: dict[tuple[str, str, str], Any] = {}
 		# The default store is a file lookup: made at first use (`credential_store`), not here.
 		self._default_credential_store = credential_store is None
-		self._credential_store = (
-			None if credential_store is None else _credential_store(credential_store)
-		)
+		self._credential_store: CredentialStore | None = None
+		if credential_store is not None:
+			from openmolt_core.credstore import store_of
+
+			self._credential_store = store_of(credential_store)
 		self.secrets.add_once(self._stored_secrets)
 		self._accounts_options = dict(accounts or {})
 		self._accounts: Accounts | None = None
@@ -257,15 +259,10 @@ class OpenMolt:
 	def scheduler(self) -> Scheduler:
 		"""The scheduler that keeps this instance's schedules."""
 		if self._scheduler is None:
-			import weakref
-
-			from openmolt_core.scheduler import Scheduler, schedule_backend_of
+			from openmolt_core.scheduler import instance_scheduler
 
 			clock, store = self._scheduler_options
-			backend = schedule_backend_of(self.durability)
-			self._scheduler = Scheduler(clock=clock, store=store, backend=backend)
-			# Schedules that never ran are worth a word when the program ends without serving.
-			weakref.finalize(self, _warn_unserved_quietly, self._scheduler)
+			self._scheduler = instance_scheduler(self, self.durability, clock=clock, store=store)
 			if self._task_group is not None:  # inside `async with om:`: serve from now on
 				self._scheduler.expect_serving()
 				self._task_group.start_soon(self._serve_late, self._scheduler)
@@ -284,7 +281,9 @@ class OpenMolt:
 		"""
 		if self._default_credential_store:
 			self._default_credential_store = False
-			self._credential_store = _credential_store(None)
+			from openmolt_core.credstore import store_of
+
+			self._credential_store = store_of(None)
 		return self._credential_store
 
 	@credential_store.setter
@@ -360,7 +359,7 @@ class OpenMolt:
 	def durability(self) -> DurabilityBackend | None:
 		"""The durability backend (``openmolt-dbos``), or None when runs are not durable."""
 		if self._durability is None and self._durability_config is not None:
-			from openmolt_core.durability import load_backend
+			from openmolt_core._durable import load_backend
 
 			self._durability = load_backend(self, self._durability_config)
 		return self._durability
@@ -384,13 +383,9 @@ class OpenMolt:
 		self._durability_config = durability
 
 	def _durable(self, what: str) -> DurabilityBackend:
-		backend = self.durability
-		if backend is None:
-			raise ConfigurationError(
-				f"{what} needs durable runs: create OpenMolt(durability='runs.sqlite') (or a "
-				"postgresql:// URL); in one process, use agent.resume(state, answer=...)"
-			)
-		return backend
+		from openmolt_core._durable import required
+
+		return required(self.durability, what)
 
 	async def answer(self, run_id: str, text: str, *, step: int | None = None) -> None:
 		"""Answer the question a durable run is parked on; the run goes on wherever it lives.
@@ -675,17 +670,9 @@ class OpenMolt:
 		provider = self._providers.get(name)
 		if provider is None:
 			plugin, settings = self._instance(name)
-			factory = self.plugins.provider(plugin)
-			provider = _build_provider(
-				factory, settings, self._model_http, name=name, retry=self.retry
+			provider = self.plugins.build_provider(
+				plugin, settings, self._model_http, name=name, retry=self.retry
 			)
-			source = self.plugins.source(f"providers:{plugin}")
-			if not callable(getattr(provider, "generate", None)):
-				raise PluginError(
-					f"the factory returned {type(provider).__name__}, not a provider (an object "
-					"with async generate(request)); report it to the plugin's authors",
-					plugin=f"providers:{plugin}" + (f" ({source})" if source else ""),
-				)
 			self._providers[name] = provider
 			import os
 
@@ -1398,28 +1385,6 @@ def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, A
 		raise ConfigurationError(f"create_agent: integrations[{iid}]: {hints}")
 
 
-_NAMED: dict[Any, tuple[str, ...]] = {}
-
-
-def _build_provider(
-	factory: Any, settings: dict[str, Any], http: Any, *, name: str, retry: Any
-) -> Any:
-	"""Call a provider factory; one that accepts ``name`` (``retry``) learns the instance's."""
-	takes = _NAMED.get(factory)
-	if takes is None:
-		import inspect
-
-		try:
-			params = inspect.signature(factory).parameters
-		except (TypeError, ValueError):
-			params = {}  # type: ignore[assignment]  # builtins without a signature take no name
-		anything = any(p.kind is p.VAR_KEYWORD for p in params.values())
-		takes = tuple(k for k in ("name", "retry") if anything or k in params)
-		_NAMED[factory] = takes
-	given = {"name": name, "retry": retry}
-	return factory(settings, http, **{k: given[k] for k in takes})
-
-
 def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
 	"""Read ``create_agent(model_config=...)``: a `ModelConfig` or a dict of its fields.
 
@@ -1559,26 +1524,6 @@ def _guardrails(value: Any, where: str) -> tuple[Guardrail, ...]:
 	return tuple(items)
 
 
-def _credential_store(value: Any) -> CredentialStore | None:
-	"""``OpenMolt(credential_store=...)`` as a store, or None."""
-	from openmolt_core.credstore import CredentialStore, EncryptedFileStore, default_store
-
-	if value is None:
-		return default_store()
-	if value is True:
-		return EncryptedFileStore()
-	if value is False:
-		return None
-	if isinstance(value, (str, Path)):
-		return EncryptedFileStore(value)
-	if isinstance(value, CredentialStore):
-		return value
-	raise ConfigurationError(
-		f"credential_store: a {type(value).__name__} is not a credential store; give a path, "
-		"an object with load, save, delete, entries and locked (openmolt_core.credstore), or False"
-	)
-
-
 def _register_secrets(known: Any, contexts: Sequence[Any], sources: Sequence[Any]) -> None:
 	"""Put an agent's credential values (and its auths' refreshed tokens) into ``om.secrets``."""
 	seen: set[int] = set()
@@ -1715,17 +1660,6 @@ def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
 			return None
 		inner = inner.exceptions[0]
 	return inner
-
-
-def _warn_unserved_quietly(scheduler: Any) -> None:
-	# Runs from a finalizer (collection or interpreter exit): a warning turned into an error
-	# there has nobody to reach, so it is dropped.
-	try:
-		from openmolt_core.scheduler import warn_unserved
-
-		warn_unserved(scheduler)
-	except Exception:
-		pass
 
 
 def _current_loop() -> Any:

@@ -42,6 +42,8 @@ from openmolt_core.hookspecs import (  # the contract plugins implement; re-expo
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration
+	from openmolt_core.llm import LLMProvider
+	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.skills import Skill
 
 __all__ = [
@@ -59,6 +61,8 @@ __all__ = [
 ]
 
 Group = Literal["providers", "integrations", "skills", "capabilities"]
+
+_FACTORY_KEYWORDS: dict[Any, tuple[str, ...]] = {}  # per factory: which of name, retry it takes
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,6 +414,52 @@ class Plugins:
 			known = {*self._providers, *self._entry_index()["providers"]}
 			raise PluginError(missing_provider(name, available=known), plugin=f"providers:{name}")
 		return factory
+
+	def build_provider(
+		self,
+		plugin: str,
+		settings: dict[str, Any],
+		http: Callable[[], httpx.AsyncClient],
+		*,
+		name: str,
+		retry: RetryPolicy,
+	) -> LLMProvider:
+		"""Make a provider with its plugin's factory (``OpenMolt.provider``).
+
+		A factory that accepts ``name`` (``retry``) learns the instance's name (retry policy).
+
+		Args:
+			plugin: The provider plugin's name (``openai``).
+			settings: The user's settings for this instance of it.
+			http: The getter of the client model requests go through.
+			name: The instance's name (``llm_providers`` key; the plugin's own by default).
+			retry: The instance's retry policy.
+
+		Raises:
+			PluginError: No plugin provides it, or its factory made no provider.
+		"""
+		factory = self.provider(plugin)
+		takes = _FACTORY_KEYWORDS.get(factory)
+		if takes is None:
+			import inspect
+
+			try:
+				params = inspect.signature(factory).parameters
+			except (TypeError, ValueError):
+				params = {}  # type: ignore[assignment]  # builtins without a signature take no name
+			anything = any(p.kind is p.VAR_KEYWORD for p in params.values())
+			takes = tuple(k for k in ("name", "retry") if anything or k in params)
+			_FACTORY_KEYWORDS[factory] = takes
+		given: dict[str, Any] = {"name": name, "retry": retry}
+		provider = factory(settings, http, **{k: given[k] for k in takes})
+		if not callable(getattr(provider, "generate", None)):
+			source = self.source(f"providers:{plugin}")
+			raise PluginError(
+				f"the factory returned {type(provider).__name__}, not a provider (an object "
+				"with async generate(request)); report it to the plugin's authors",
+				plugin=f"providers:{plugin}" + (f" ({source})" if source else ""),
+			)
+		return provider
 
 	def provider_names(self) -> list[str]:
 		"""The provider names that are registered or installed (without loading any)."""

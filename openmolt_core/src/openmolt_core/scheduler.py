@@ -67,6 +67,7 @@ __all__ = [
 	"ScheduleWarning",
 	"Scheduler",
 	"SqliteHistory",
+	"instance_scheduler",
 	"schedule_backend_of",
 	"warn_unserved",
 ]
@@ -96,6 +97,41 @@ def warn_unserved(scheduler: Scheduler, *, stacklevel: int = 2) -> None:
 		ScheduleWarning,
 		stacklevel=stacklevel + 1,
 	)
+
+
+def instance_scheduler(
+	owner: object,
+	durability: object | None,
+	*,
+	clock: Clock | None = None,
+	store: str | Path | None = None,
+) -> Scheduler:
+	"""The scheduler of an OpenMolt instance (``om.scheduler``, made on first use).
+
+	Its schedules fire through the instance's durability backend when it has one. When the
+	instance is collected, or the program exits, with schedules it never served, it warns
+	(`warn_unserved`): ``agent.schedule(...)`` alone runs nothing.
+
+	Args:
+		owner: The instance.
+		durability: The instance's durability backend, or None.
+		clock: The scheduler's clock (default: the system clock).
+		store: A SQLite file for the run history.
+	"""
+	import weakref
+
+	scheduler = Scheduler(clock=clock, store=store, backend=schedule_backend_of(durability))
+	weakref.finalize(owner, _warn_unserved_quietly, scheduler)
+	return scheduler
+
+
+def _warn_unserved_quietly(scheduler: Scheduler) -> None:
+	# Runs from a finalizer (collection or interpreter exit): a warning turned into an error
+	# there has nobody to reach, so it is dropped.
+	try:
+		warn_unserved(scheduler)
+	except Exception:
+		pass
 
 
 class ScheduleBackend(Protocol):
