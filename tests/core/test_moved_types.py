@@ -104,6 +104,7 @@ def test_the_support_libraries_keep_their_old_paths() -> None:
 		_jsonsafe,
 		_jsonschema,
 		_lazy,
+		_private,
 		_repair,
 		_schemacheck,
 		_suggest,
@@ -115,6 +116,7 @@ def test_the_support_libraries_keep_their_old_paths() -> None:
 		jsonsafe,
 		jsonschema,
 		metaschema,
+		private,
 		schemafit,
 		suggest,
 		sync,
@@ -131,6 +133,7 @@ def test_the_support_libraries_keep_their_old_paths() -> None:
 	assert _sync.call is sync.call and _sync.cancelled is sync.cancelled
 	assert _lazy.lazy_exports is _support.lazy_exports and _lazy.loaded is _support.loaded
 	assert _suggest.suggestion is suggest.suggestion
+	assert _private.private_file is private.private_file and _private.FILE_MODE == 0o600
 	for old, new in [
 		(_jsonschema, jsonschema),
 		(_schemacheck, metaschema),
@@ -138,6 +141,7 @@ def test_the_support_libraries_keep_their_old_paths() -> None:
 		(_sync, sync),
 		(_lazy, _support),
 		(_suggest, suggest),
+		(_private, private),
 	]:
 		assert old.__all__ == new.__all__
 

@@ -13,7 +13,7 @@ import pytest
 
 from openmolt import OpenMolt
 from openmolt_core._history import RunRecord, SqliteHistory
-from openmolt_core._private import private_dir, private_file
+from openmolt_core._support.private import private_dir, private_file
 from openmolt_core.approvals import SQLiteLedger
 from openmolt_core.files import FileStore
 from openmolt_core.runstore import RunStore
@@ -124,7 +124,7 @@ def test_making_an_open_store_private_keeps_sqlites_locks(tmp_path) -> None:
 	import subprocess
 	import sys
 
-	from openmolt_core._private import private_file
+	from openmolt_core._support.private import private_file
 
 	path = tmp_path / "store.sqlite"
 	conn = sqlite3.connect(path, isolation_level=None, timeout=0.1)

@@ -49,7 +49,7 @@ class SqliteHistory:
 
 	def _connect(self) -> sqlite3.Connection:
 		if not self._ready:
-			from openmolt_core._private import private_file
+			from openmolt_core._support.private import private_file
 
 			private_file(self.path)  # 0600 in a 0700 folder, also a file made before
 		conn = sqlite3.connect(self.path, timeout=10)

@@ -170,7 +170,7 @@ class SQLiteLedger:
 	def _claim(self, call: str, decision: str) -> bool:
 		import sqlite3  # here: a run without approvals never loads it
 
-		from openmolt_core._private import private_file
+		from openmolt_core._support.private import private_file
 
 		private_file(self.path)  # 0600 in a 0700 folder
 		with sqlite3.connect(self.path, timeout=30) as db:

@@ -218,7 +218,7 @@ class EncryptedFileStore:
 		return [e for e in entries if isinstance(e, dict) and isinstance(e.get("config"), dict)]
 
 	def _write(self, entries: list[dict[str, Any]]) -> None:
-		from openmolt_core._private import FILE_MODE, private_dir
+		from openmolt_core._support.private import FILE_MODE, private_dir
 
 		try:
 			text = json.dumps({"version": 1, "entries": entries}, allow_nan=False)
@@ -244,7 +244,7 @@ class EncryptedFileStore:
 
 	@contextlib.contextmanager
 	def _flock(self, name: str) -> Iterator[None]:
-		from openmolt_core._private import FILE_MODE, private_dir
+		from openmolt_core._support.private import FILE_MODE, private_dir
 
 		private_dir(self.path.parent, own=not os.environ.get("OPENMOLT_CREDENTIALS_FILE"))
 		lock = self.path.with_name(f".{self.path.name}.{name}.lock")

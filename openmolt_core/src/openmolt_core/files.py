@@ -129,7 +129,7 @@ class FileStore:
 	def _dir(self) -> Path:
 		if self._root is None:
 			self._root = Path(tempfile.mkdtemp(prefix="openmolt-files-"))
-		from openmolt_core._private import private_dir
+		from openmolt_core._support.private import private_dir
 
 		return private_dir(self._root)  # a folder made here is 0700
 

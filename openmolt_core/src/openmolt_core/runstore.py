@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core._private import private_file
+from openmolt_core._support.private import private_file
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 
 if TYPE_CHECKING:

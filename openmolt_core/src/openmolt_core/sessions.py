@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
-from openmolt_core._private import private_file
+from openmolt_core._support.private import private_file
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.conversation import Session, SessionHistory
 from openmolt_core.errors import ConfigurationError

@@ -66,7 +66,7 @@ def use_wal(url: str) -> None:
 	import sqlite3
 
 	path = url.split("///", 1)[1].split("?", 1)[0]
-	from openmolt_core._private import private_file
+	from openmolt_core._support.private import private_file
 
 	try:
 		private_file(path)  # 0600 in a 0700 folder: the store holds every step's input and output

@@ -12,6 +12,7 @@ it is public is re-exported elsewhere (`openmolt_core.structured.SchemaDialect`,
 - `jsonsafe`: JSON a state can always hold (strict decoding, encodable copies).
 - `sync`: call sync or async code without stalling the event loop.
 - `suggest`: nearest-name hints for error messages.
+- `private`: folders 0700 and files 0600, whatever the umask.
 
 This module itself holds the lazy re-exports (`lazy_exports`, PEP 562 module attributes that
 import their module on first access), the one helper ``import openmolt`` needs: the facades

@@ -115,7 +115,7 @@ def remember_plugins(sources: Mapping[str, str]) -> None:
 		record = _read_record(path)
 		if all(record.get(key) == value for key, value in found.items()):
 			return
-		from openmolt_core._private import private_file
+		from openmolt_core._support.private import private_file
 
 		record.update(found)
 		private_file(path, own_dir=True)

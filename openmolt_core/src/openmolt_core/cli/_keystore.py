@@ -54,7 +54,7 @@ def load() -> dict[str, str]:
 
 
 def _write(values: dict[str, str]) -> Path:
-	from openmolt_core._private import FILE_MODE, private_dir
+	from openmolt_core._support.private import FILE_MODE, private_dir
 
 	file = path()
 	private_dir(file.parent, own=not os.environ.get("OPENMOLT_KEYS_FILE"))

@@ -29,7 +29,7 @@ def record_runs(om: OpenMolt) -> None:
 	path = default_path()
 	if path is None:
 		return
-	from openmolt_core._private import private_dir
+	from openmolt_core._support.private import private_dir
 
 	try:
 		private_dir(path.parent, own=True)  # ~/.local/state/openmolt: 0700, also if made before

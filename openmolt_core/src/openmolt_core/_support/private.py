@@ -1,0 +1,85 @@
+"""State kept on disk is its user's alone: directories 0700, files 0600, whatever the umask.
+
+Every store of OpenMolt (the run store, the run history, the file store, the approval ledger,
+the durable store's SQLite file) makes its folder and file through these helpers, so a run's
+inputs, outputs and events are never readable by another local user. A file made earlier with
+a wider mode is narrowed when a store opens it again. SQLite makes its ``-wal``, ``-shm`` and
+``-journal`` files with the mode of the database file, so they are 0600 too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+__all__ = ["DIR_MODE", "FILE_MODE", "private_dir", "private_file"]
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def private_dir(path: str | os.PathLike[str], *, own: bool = False) -> Path:
+	"""Make a directory and its missing parents with mode 0700 (umask-independent).
+
+	Args:
+		path: The directory.
+		own: The directory is OpenMolt's own (``~/.local/state/openmolt``, a folder of the file
+			store): narrow it to 0700 even when it exists. A folder the user named, such as the
+			one holding ``run_store="runs.db"``, keeps its mode when it exists.
+
+	Returns:
+		The directory.
+	"""
+	folder = Path(path)
+	missing = []
+	probe = folder
+	while not probe.exists() and probe != probe.parent:
+		missing.append(probe)
+		probe = probe.parent
+	folder.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+	for made in missing:  # mkdir's mode goes through the umask, and parents get the default
+		with contextlib.suppress(OSError):
+			os.chmod(made, DIR_MODE)
+	if own and not missing:
+		with contextlib.suppress(OSError):
+			os.chmod(folder, DIR_MODE)
+	return folder
+
+
+def private_file(path: str | os.PathLike[str], *, own_dir: bool = False) -> Path:
+	"""Create a file with mode 0600 if it is missing, and narrow it (and SQLite's files) to 0600.
+
+	The folder is made with `private_dir`. The file's content is left as it is.
+
+	Args:
+		path: The file.
+		own_dir: Its folder is OpenMolt's own (see `private_dir`).
+
+	Returns:
+		The file.
+	"""
+	file = Path(path)
+	if str(file) == ":memory:" or str(file).startswith("file:"):
+		return file  # SQLite's in-memory database, or a URI: nothing to make here
+	private_dir(file.parent, own=own_dir)
+	# Never open (and close) a file that exists: closing any descriptor of a file drops every
+	# POSIX lock this process holds on it, and SQLite's locks are POSIX locks; a store opened
+	# twice in one process would lose them ("disk I/O error", a corrupt journal). chmod by path.
+	try:
+		fd = os.open(
+			file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), FILE_MODE
+		)
+	except FileExistsError:
+		with contextlib.suppress(OSError):
+			os.chmod(file, FILE_MODE)
+	else:
+		try:
+			os.fchmod(fd, FILE_MODE)  # whatever the umask
+		finally:
+			os.close(fd)
+	for suffix in _SIDECARS:
+		with contextlib.suppress(OSError):
+			os.chmod(f"{file}{suffix}", FILE_MODE)
+	return file
