@@ -638,25 +638,7 @@ class OpenMolt:
 		Raises:
 			ConfigurationError: The definition is invalid; the message names the field.
 		"""
-		from pydantic import ValidationError
-
-		from openmolt_core.integrations.model import Integration
-
-		if not id or "." in id:
-			raise ConfigurationError(f"integration id {id!r} must be non-empty and contain no '.'")
-		if id == "openmolt":
-			raise ConfigurationError(
-				"integration id 'openmolt' is reserved for the built-in tools; choose another"
-			)
-		try:
-			spec = (
-				integration
-				if isinstance(integration, Integration)
-				else Integration.model_validate(integration)
-			)
-		except ValidationError as exc:
-			raise ConfigurationError(f"register_integration({id!r}): {exc}") from exc
-		self.plugins.add_integration(spec, id=id)
+		spec = self.plugins.add_integration(integration, id=id)
 		held = getattr(spec.source, "secrets", None)  # an MCP server's env, headers, ${VAR}s
 		if held:
 			self.secrets.add(*held)

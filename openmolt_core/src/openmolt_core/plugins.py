@@ -29,7 +29,7 @@ import pluggy
 
 from openmolt_core import hookspecs
 from openmolt_core._hints import extra_for, missing_integration, missing_provider
-from openmolt_core.errors import PluginError
+from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.hookspecs import (  # the contract plugins implement; re-exported
 	CapabilityFactory,
 	CapabilityRegistrar,
@@ -264,13 +264,46 @@ class Plugins:
 
 	# registration -------------------------------------------------------------------------
 
-	def add_integration(self, integration: Integration, *, id: str) -> None:
-		"""Register an integration under an id (``register_integration`` calls this).
+	def add_integration(
+		self, integration: Integration | Mapping[str, Any], *, id: str
+	) -> Integration:
+		"""Register an integration under an id (``OpenMolt.register_integration`` calls this).
 
 		It replaces whatever a plugin registered under that id: the user's choice wins.
+
+		Args:
+			integration: An `Integration` or the spec's dict (camelCase keys accepted).
+			id: The id agents use in ``integrations=[...]`` and tool handles (``id.tool``).
+
+		Returns:
+			The integration as registered (under ``id``).
+
+		Raises:
+			ConfigurationError: The id is empty, holds a '.' or is ``openmolt`` (the built-in
+				tools'), or the definition is invalid; the message names the field.
 		"""
-		self._integrations[id] = integration.model_copy(update={"id": id})
+		from pydantic import ValidationError
+
+		from openmolt_core.integrations.model import Integration
+
+		if not id or "." in id:
+			raise ConfigurationError(f"integration id {id!r} must be non-empty and contain no '.'")
+		if id == "openmolt":
+			raise ConfigurationError(
+				"integration id 'openmolt' is reserved for the built-in tools; choose another"
+			)
+		try:
+			spec = (
+				integration
+				if isinstance(integration, Integration)
+				else Integration.model_validate(integration)
+			)
+		except ValidationError as exc:
+			raise ConfigurationError(f"register_integration({id!r}): {exc}") from exc
+		registered = spec.model_copy(update={"id": id})
+		self._integrations[id] = registered
 		self._owners[("integrations", id)] = "register_integration"
+		return registered
 
 	def _claim(self, group: Group, name: str, source: str) -> bool:
 		"""Whether ``source`` may register ``name``; warns when another plugin has it."""
