@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from types import ModuleType
@@ -41,6 +41,8 @@ from openmolt_core.hookspecs import (  # the contract plugins implement; re-expo
 )
 
 if TYPE_CHECKING:
+	import httpx
+
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider
 	from openmolt_core.retry import RetryPolicy
