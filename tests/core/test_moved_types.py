@@ -148,7 +148,7 @@ def test_the_support_libraries_keep_their_old_paths() -> None:
 
 def test_feature_events_live_beside_their_features() -> None:
 	"""A feature's event class moved to its feature; ``openmolt_core.events`` re-exports it."""
-	from openmolt_core import accounts, approvals, compaction, events, fallback, scheduler
+	from openmolt_core import _chain, accounts, approvals, compaction, events, fallback, scheduler
 	from openmolt_core.capabilities import safety
 
 	homes = {
@@ -158,7 +158,7 @@ def test_feature_events_live_beside_their_features() -> None:
 		"CompactionEvent": compaction,
 		"GuardrailEvent": safety,
 		"TaintEvent": safety,
-		"ModelFallbackEvent": fallback,
+		"ModelFallbackEvent": _chain,  # the kernel's model chain emits it
 		"ScheduleEvent": scheduler,
 	}
 	for name, home in homes.items():
@@ -167,6 +167,7 @@ def test_feature_events_live_beside_their_features() -> None:
 		assert cls.__module__ == home.__name__ and name in home.__all__, name
 		assert name in dir(events)
 		assert cls(agent="A", step=1, **_required(cls)).name in events.EVENT_NAMES
+	assert fallback.ModelFallbackEvent is events.ModelFallbackEvent  # the feature's name for it
 
 
 def _required(cls: type) -> dict[str, object]:
