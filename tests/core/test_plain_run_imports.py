@@ -39,7 +39,6 @@ PLAIN_MODULES = [
 	"openmolt_core._chain",
 	"openmolt_core._cost",
 	"openmolt_core._execute",
-	"openmolt_core._park",
 	"openmolt_core._parse",
 	"openmolt_core._redact",
 	"openmolt_core._support",
@@ -82,6 +81,7 @@ UNUSED = [
 	"openmolt_core._jsonsafe",
 	"openmolt_core._jsonschema",
 	"openmolt_core._lazy",
+	"openmolt_core._park",  # a step that parks, a run that resumes
 	"openmolt_core._repair",
 	"openmolt_core._suggest",
 	"openmolt_core._support.schemafit",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.commands import CallTool
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.hooks import PARKED_BY_CAPABILITY
 
 if TYPE_CHECKING:
 	from collections.abc import Callable
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["parked_step", "restore_step", "saved_commands"]
 
-CAPABILITY = "capability"
+CAPABILITY = PARKED_BY_CAPABILITY
 """``state.pending["kind"]`` of a step parked by a capability."""
 
 

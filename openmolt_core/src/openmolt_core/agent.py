@@ -51,7 +51,6 @@ from openmolt_core._execute import (
 	run_step,
 	summary,
 )
-from openmolt_core._park import CAPABILITY, parked_step, restore_step
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._support.jsonsafe import encodable, encodable_text
@@ -69,6 +68,7 @@ from openmolt_core.events import (
 )
 from openmolt_core.hooks import (
 	NO_HOOKS,
+	PARKED_BY_CAPABILITY,
 	AgentInfo,
 	Alongside,
 	Capability,
@@ -1010,7 +1010,7 @@ class Agent:
 				"resume: this state waits for no answer or decision (its run is not "
 				"human_input_required or approval_required); use run(history=state) to go on"
 			)
-		if kind == CAPABILITY or given is not _NOTHING:
+		if kind == PARKED_BY_CAPABILITY or given is not _NOTHING:
 			loaded = _given(loaded, kind, answer, decision, given)
 			answer = None
 		owner = _parker(self._hooks, loaded.pending or {}, self.name)
@@ -1018,7 +1018,7 @@ class Agent:
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
 			ctx = self._context(loaded, LOCAL_PORT)
 			delivered = owner.receive(ctx, loaded.pending or {}, decision, answer)
-		elif kind != CAPABILITY and (answer is None or decision not in (None, [], ())):
+		elif kind != PARKED_BY_CAPABILITY and (answer is None or decision not in (None, [], ())):
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
@@ -1321,10 +1321,12 @@ class Agent:
 		if pending is not None and "calls" in pending:  # a gate parked calls (Capability.parks)
 			kind, calls = pending["kind"], pending["calls"]
 		elif record.parked and pending is None:  # a capability parked calls (hooks.Park)
-			kind, calls = CAPABILITY, record.parked
+			kind, calls = PARKED_BY_CAPABILITY, record.parked
 		else:
 			kind = None
 		if kind is not None:  # the step waits, with every command of the reply
+			from openmolt_core._park import parked_step  # loaded by the first step that parks
+
 			parked = parked_step(
 				ctx.step, record.commands, record.results, ignored_texts, kind, calls
 			)
@@ -1357,7 +1359,9 @@ class Agent:
 		pending = state.pending or {}
 		ctx.step = state.steps
 		owner = _parker(self._hooks, pending, self.name)
-		if owner is not None or pending.get("kind") == CAPABILITY:  # calls parked: they go on
+		if (
+			owner is not None or pending.get("kind") == PARKED_BY_CAPABILITY
+		):  # calls parked: they go on
 			# A gate's own kind gets the decisions, or the answer run(input, history=...) gives.
 			given = decisions if answer is None else answer
 			return await self._deliver_given(ctx, pending, owner, given, deadline)
@@ -1390,6 +1394,8 @@ class Agent:
 		(``owner``), with ``given``; calls parked by `Park` decisions, each to its capability,
 		with what ``resume(given=...)`` saved in the state.
 		"""
+		from openmolt_core._park import restore_step
+
 		commands, results, start, ignored = restore_step(pending, check(ctx))
 		record = StepRecord(commands, results=results)
 		if owner is not None:
@@ -1853,7 +1859,7 @@ class _RunModels:
 
 def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -> RunState:
 	"""The parked state with what ``resume(given=...)`` delivers to the capability that parked."""
-	if kind != CAPABILITY:
+	if kind != PARKED_BY_CAPABILITY:
 		raise ConfigurationError(
 			"resume: given=... is for a run a capability parked; this run waits for "
 			+ ("an answer (answer=...)" if kind == "human_input" else "decisions (decision=...)")
@@ -1884,7 +1890,7 @@ def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability 
 		ConfigurationError: A gate parked the step, and the agent has no capability of its kind.
 	"""
 	kind = pending.get("kind")
-	if kind == CAPABILITY or "calls" not in pending:
+	if kind == PARKED_BY_CAPABILITY or "calls" not in pending:
 		return None
 	owner = hooks.by_kind.get(str(kind))
 	if owner is None:

@@ -111,6 +111,10 @@ class Refuse:
 	entry: Mapping[str, Any] | None = None
 
 
+PARKED_BY_CAPABILITY = "capability"
+"""``state.pending["kind"]`` of a step whose calls `Park` decisions parked (`openmolt_core._park`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Park:
 	"""Stop the run before this call until someone answers (`Capability.resume` gets it).
