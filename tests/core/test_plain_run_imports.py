@@ -47,6 +47,7 @@ PLAIN_MODULES = [
 	"openmolt_core._support.sync",
 	"openmolt_core._toolset",
 	"openmolt_core.agent",
+	"openmolt_core.assembly",
 	"openmolt_core.capabilities",
 	"openmolt_core.capabilities.safety",
 	"openmolt_core.commands",

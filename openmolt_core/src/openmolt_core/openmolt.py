@@ -17,21 +17,17 @@ if TYPE_CHECKING:
 	from anyio.abc import TaskGroup
 	from pydantic import BaseModel
 
-	from openmolt_core._binding import BoundTool
-	from openmolt_core._chain import ModelSlot
 	from openmolt_core.accounts import Accounts
-	from openmolt_core.agent import Agent, HumanInputHandler, Limits, MemoryConfig
+	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.approvals import ApprovalHandler, Approvals
-	from openmolt_core.capabilities import Observers
-	from openmolt_core.capabilities.sources import SourceBinding
+	from openmolt_core.assembly import Shared
 	from openmolt_core.conversation import RunConversation, Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.files import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
-	from openmolt_core.hooks import Capability, CapabilityEntry, Hooks
+	from openmolt_core.hooks import CapabilityEntry
 	from openmolt_core.integrations._client import PooledTransport
-	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import CompactionConfig, LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
@@ -163,7 +159,9 @@ class OpenMolt:
 		self.secrets.add_source(self._provider_secrets)
 		self.max_steps = max_steps
 		if max_cost is not None:
-			_check_budget("max_cost", max_cost, "max_cost", "OpenMolt")
+			from openmolt_core.assembly import check_cost
+
+			check_cost(max_cost, "OpenMolt")
 		self.max_cost: float | None = max_cost
 		self.verbose = verbose
 		self._retry: RetryPolicy | None = None  # None: the default, read at first use
@@ -178,7 +176,6 @@ class OpenMolt:
 		self._transport: PooledTransport | None = None  # the pool of the client made here
 		self._files_dir = files_dir
 		self._files: FileStore | None = None
-		self._auths: dict[tuple[str, str, str], Any] = {}
 		# The default store is a file lookup: made at first use (`credential_store`), not here.
 		self._default_credential_store = credential_store is None
 		self._credential_store: CredentialStore | None = None
@@ -193,7 +190,6 @@ class OpenMolt:
 		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
 		self._providers: dict[str, LLMProvider] = {}
 		self._prepared: set[tuple[Any, ...]] = set()
-		self._models: dict[str, tuple[str, str, Any]] = {}
 		self._prepare_lock: Any = None
 		self._scheduler_options = (clock, schedule_store)
 		self._scheduler: Scheduler | None = None
@@ -211,21 +207,16 @@ class OpenMolt:
 			self.observers.append(self.run_store)
 		self._durability_config = durability
 		self._durability: DurabilityBackend | None = None
-		self._guardrails = _guardrails(guardrails, "OpenMolt")
-		self._capabilities: tuple[CapabilityEntry, ...] = _capability_entries(
-			capabilities, "OpenMolt"
-		)
-		# The compaction capabilities of this instance's agents, one per setting (shared).
-		self._compactions: dict[tuple[Any, Any], Capability] = {}
-		self._default_compaction: Capability | None = None  # compaction=True's, once known
-		# The offload capabilities of this instance's agents, one per store and thresholds.
-		self._offloads: dict[tuple[Any, ...], Capability] = {}
-		self._observed: Observers | None = None
-		# The capabilities of an agent with no option that adds any (observers, compaction).
-		self._plain_caps: tuple[Capability, ...] | None = None
-		self._plain_taint: TaintPolicy | None = None  # the instance's policy, when it has no rules
-		self._hooks: dict[tuple[int | None, ...], tuple[tuple[Any, ...], Hooks]] = {}
+		# The instance's options for its agents, read here (`openmolt_core.assembly`).
+		self._guardrails: tuple[Guardrail, ...] = ()
+		self._capabilities: tuple[CapabilityEntry, ...] = ()
+		if guardrails or capabilities:
+			from openmolt_core.assembly import parse_capabilities, parse_guardrails
+
+			self._guardrails = parse_guardrails(guardrails, "OpenMolt")
+			self._capabilities = parse_capabilities(capabilities, "OpenMolt")
 		self._taint_policy = taint_policy
+		self._shared: Shared | None = None  # what its agents share, made with the first one
 		if verbose:
 			from openmolt_core import _verbose
 
@@ -818,163 +809,35 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider, an integration or a capability is not installed.
 		"""
-		from openmolt_core._binding import bind_tools
-		from openmolt_core.agent import Agent, Limits
-		from openmolt_core.llm import DEFAULT_MODEL_CONFIG
+		from openmolt_core.assembly import build_agent, parse_options
 
-		if not name:
-			raise ConfigurationError("create_agent: 'name' must not be empty")
-		if instructions is not None and instructions_path is not None:
-			raise ConfigurationError(
-				"create_agent: give 'instructions' or 'instructions_path', not both"
-			)
-		if instructions_path is not None:
-			try:
-				instructions = Path(instructions_path).read_text(encoding="utf-8")
-			except OSError as exc:
-				raise ConfigurationError(
-					f"create_agent: instructions_path {str(instructions_path)!r} cannot be read: {exc.strerror}"
-				) from exc
-		mc = DEFAULT_MODEL_CONFIG if model_config is None else _model_config(model_config)
-		if isinstance(model, str) and not fallback_models:  # the common case: one model
-			models: list[str | LLMProvider] = [model]
-			chain: list[ModelSlot] = []
-		else:
-			models, chain = self._model_chain(model, fallback_models)
-		provider_name, model_name, provider_factory = self._resolve_model(models[0])
-		search = None if tool_loading == "all" else _tool_search(tool_loading)
-		bound: list[BoundTool] = []
-		bindings = _parse_bindings(integrations) if integrations else []
-		if memory is not None:
-			from openmolt_core.options import AgentMemory, parse_options
-
-			memory = parse_options(AgentMemory, memory, "create_agent: memory")
-		files = self.files.for_agent(
-			allow_file_system=bool(bindings)
-			and any(
-				b.integration == "fileSystem" and (b.scopes is None or "read" in b.scopes)
-				for b in bindings
-			)
-		)
-		sources = self._bind_integrations(name, bindings, bound, files) if bindings else []
-		if tools:
-			bound.extend(bind_tools(tools, agent=name, http=self.http, files=files))
-		caps = self._agent_capabilities(
-			name,
-			models[0],
-			bindings,
-			bound,
-			capabilities=capabilities,
-			skills=skills,
-			compaction=compaction,
-			files=files,
-			sources=sources,
-		)
-		handles = [t.handle for t in bound]
-		if len(set(handles)) != len(handles):
-			duplicates = {h for h in handles if handles.count(h) > 1}
-			raise ConfigurationError(
-				f"create_agent: tool handle(s) {sorted(duplicates)} given twice"
-			)
-		if isinstance(output_schema, dict):
-			from openmolt_core._support.metaschema import check_schema
-
-			if problems := check_schema(output_schema):
-				raise ConfigurationError(
-					"create_agent: output_schema is not a valid JSON Schema: "
-					+ "; ".join(f"output_schema: {p}" for p in problems)
-				)
-		elif output_schema is not None:
-			from pydantic import BaseModel
-
-			if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
-				raise ConfigurationError(
-					"create_agent: output_schema must be a pydantic model class or a JSON Schema dict"
-				)
-		for option, value in (
-			("max_steps", max_steps),
-			("max_tokens", max_tokens),
-			("timeout", timeout),
-			("max_cost", max_cost),
-		):
-			if value is not None:
-				_check_budget(option, value, option)
-		limits: Limits | None = None
-		if config:  # explicit keywords win over its settings
-			settings = _agent_config(config)
-			if max_steps is None:
-				max_steps = settings.max_steps
-			if max_tokens is None:
-				max_tokens = settings.max_tokens
-			if timeout is None:
-				timeout = settings.timeout
-			if max_cost is None:
-				max_cost = settings.max_cost
-			if settings.verbose:
-				from openmolt_core import _verbose
-
-				_verbose.enable()
-			caps_given = settings.limits()
-			limits = Limits(**caps_given) if caps_given else None
-		if max_cost is None:
-			max_cost = self.max_cost
-		handler = on_human_input_request if callable(on_human_input_request) else None
-		if on_human_input_request is True:
-			raise ConfigurationError(
-				"create_agent: on_human_input_request must be a function that answers, or False"
-			)
-		caps.append(self._offload_capability(files, limits))
-		_register_secrets(self.secrets, [t.context for t in bound], sources)
-		known = lambda: _known_tools(bound, sources)  # noqa: E731  # for rules, when given
-		policy = _approval_policy(self._approval_rules, requires_approval, known)
-		taint = self._plain_taint if taint_policy is None else None
-		if taint is None:
-			taint = _taint_policy(self._taint_policy, taint_policy, known)
-			if taint_policy is None and not (taint.untrusted or taint.private or taint.outbound):
-				self._plain_taint = taint  # checked against no tool: the same for every agent
-		guards = self._guardrails + _guardrails(guardrails, "create_agent")
-		own: list[Capability] = []  # this agent's, after the shared (then its safety)
-		if policy:  # first: it marks the tools the rules select before the others see them
-			from openmolt_core.capabilities.approvals import ApprovalRules
-
-			own.append(ApprovalRules(policy))
-		if search is not None:  # after offload: it says why readResult is hidden first
-			from openmolt_core.capabilities.safety import Safety
-			from openmolt_core.capabilities.toolsearch import ToolCatalog
-
-			own.append(ToolCatalog(search, own=[*(type(c).name for c in caps), Safety.name]))
-		agent = Agent(
-			self,
+		options = parse_options(
 			name=name,
-			provider_name=provider_name,
-			provider=provider_factory,
-			model=model_name,
-			model_config=mc,
-			instructions=instructions or "",
-			tools=bound,
-			output_schema=output_schema,
+			model=model,
+			instructions=instructions,
+			instructions_path=instructions_path,
+			model_config=model_config,
+			config=config,
+			integrations=integrations,
+			tools=tools,
 			memory=memory,
-			on_human_input_request=handler,
-			config=_config_dict(config) if config else None,
-			max_steps=max_steps if max_steps is not None else self.max_steps,
+			on_human_input_request=on_human_input_request,
+			requires_approval=requires_approval,
+			on_approval_request=on_approval_request,
+			guardrails=guardrails,
+			taint_policy=taint_policy,
+			output_schema=output_schema,
+			max_steps=max_steps,
 			max_tokens=max_tokens,
 			timeout=timeout,
 			max_cost=max_cost,
-			limits=limits,
-			on_approval_request=on_approval_request,
-			fallback=chain,
-			files=files,
-			capabilities=self._resolved(caps, own, guards, taint),
+			compaction=compaction,
+			skills=skills,
+			fallback_models=fallback_models,
+			tool_loading=tool_loading,
+			capabilities=capabilities,
 		)
-		if tools and agent.sub_agents:  # agents given as tools must not reach this one again
-			from openmolt_core.subagents import check_cycles
-
-			check_cycles(agent)
-		if max_cost is not None:  # an unknown price would count as zero: refused now
-			_check_prices(agent)
-		if self._durability_config is not None:
-			self._durable("create_agent").register(agent)  # runs recover by agent name
-		return agent
+		return build_agent(self, options)
 
 	def agent_tool(
 		self,
@@ -995,315 +858,6 @@ class OpenMolt:
 		from openmolt_core.subagents import TASK_SCHEMA, AgentTool
 
 		return AgentTool(agent, name or "", description or "", dict(input_schema or TASK_SCHEMA))
-
-	def _bind_integrations(
-		self, name: str, bindings: Sequence[Any], bound: list[BoundTool], files: FileStore
-	) -> list[SourceBinding]:
-		"""Bind an agent's integrations into ``bound``; return the run-time sources (MCP servers).
-
-		Integrations bound with ``account: "user"`` get the end user's account per call.
-		"""
-		from openmolt_core.integrations.binding import bind_integration
-
-		sources: list[SourceBinding] = []
-		for binding in bindings:
-			spec = self.plugins.integration(binding.integration)
-			binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
-			if spec.source is not None:  # its tools are listed at run time (an MCP server)
-				sources.append(_bind_source(self, spec, binding, name, files))
-				continue
-			_refuse_misspelled(spec, binding, self.integration_configs)
-			added = len(bound)
-			bound.extend(
-				bind_integration(
-					spec,
-					binding,
-					agent=name,
-					instance_config=self.integration_configs.get(binding.integration, {}),
-					http=self.http,
-					files=files,
-					auth_cache=self._auths,
-					retry=self.retry,
-					store=self.credential_store,
-				)
-			)
-			if binding.account == "user":  # each run's end user's credential, per call
-				account = self.accounts.for_binding(
-					spec, binding.integration, binding.credential_type, binding.scopes
-				)
-				for tool in bound[added:]:
-					tool.account = account
-		return sources
-
-	def _agent_capabilities(
-		self,
-		name: str,
-		model: str | LLMProvider,
-		bindings: Sequence[Any],
-		bound: list[BoundTool],
-		*,
-		capabilities: Sequence[CapabilityEntry],
-		skills: Sequence[str | Path | Skill | Mapping[str, Any]],
-		compaction: CompactionConfig | Mapping[str, Any] | bool,
-		files: FileStore,
-		sources: Sequence[SourceBinding] = (),
-	) -> list[Capability]:
-		"""An agent's capabilities, in hook order, and their tools bound into ``bound``.
-
-		The run observers first (outermost), then the instance's, then the agent's: the sugar of
-		the keyword options (skills, end users' accounts, the integrations whose tools are listed
-		at run time) before the ones given, compaction last.
-
-		Returns:
-			The capabilities (the instance's observers and compaction are shared objects).
-		"""
-		plain = compaction is True and not (
-			bindings or sources or capabilities or skills or self._capabilities
-		)
-		if plain and self._plain_caps is not None:  # the common agent: found at once
-			return list(self._plain_caps)
-		observed = self._observed
-		if observed is None:  # the run store, viewer, telemetry: one for the instance's agents
-			from openmolt_core.capabilities import Observers
-
-			observed = self._observed = Observers(lambda: self.observers)
-		own: list[Capability] = []
-		if any(b.account == "user" for b in bindings):  # calls wait for their user's account
-			from openmolt_core.capabilities.accounts import EndUserAccounts
-
-			own.append(EndUserAccounts())
-		if sources:  # tools listed at the start of each run (MCP servers)
-			from openmolt_core.capabilities.sources import Sources
-
-			own.append(Sources(sources))
-		agent_skills = self._skills(skills)
-		if agent_skills:
-			from openmolt_core.capabilities.skills import Skills
-
-			own.insert(0, Skills(agent_skills))
-		entries = self._capabilities
-		if capabilities:
-			entries = (*entries, *_capability_entries(capabilities, "create_agent"))
-		given = self._capabilities_of(entries) if entries else []
-		instance = given[: len(self._capabilities)]
-		caps: list[Capability] = [observed, *instance, *own, *given[len(instance) :]]
-		if bindings:  # outermost: a run missing a credential never starts (nor is observed)
-			from openmolt_core.capabilities.credentials import CREDENTIAL_CHECK
-
-			caps.insert(0, CREDENTIAL_CHECK)
-		compacting = self._compactor_capability(compaction)
-		if compacting is not None:
-			caps.append(compacting)
-		from openmolt_core.hooks import AgentInfo, builds
-
-		_check_capability_names(caps, bindings)
-		if plain and not any(builds(cap, "tools") for cap in caps):
-			self._plain_caps = tuple(caps)
-		for cap in caps:
-			if not builds(cap, "tools"):
-				continue
-			callable_now = tuple(t.handle for t in bound if t.allowed)
-			extra = cap.tools(AgentInfo(name, callable_now, _model_id(model)))
-			if extra:
-				from openmolt_core._binding import bind_tools
-
-				bound.extend(
-					bind_tools(
-						list(extra), agent=name, http=self.http, files=files, prefix=cap.name
-					)
-				)
-		return caps
-
-	def _resolved(
-		self,
-		caps: Sequence[Capability],
-		own: Sequence[Capability],
-		guardrails: tuple[Guardrail, ...],
-		policy: TaintPolicy,
-	) -> Hooks:
-		"""The hooks of these capabilities, then the agent's own (approvals, tool search), then safety.
-
-		Agents with the same capabilities share their resolved hooks (they are fixed); with the
-		same safety settings too, and no capability of their own, the safety is shared as well
-		and so are the whole hooks. An agent with capabilities of its own (they know its tools),
-		or whose capabilities list tools at run time, has them and a safety of its own (it
-		remembers whether it warned of the trifecta) added to the shared ones. The shared hooks
-		end with the approvals gate (`ApprovalGate`).
-		"""
-		key = (*map(id, caps), None, id(policy), *map(id, guardrails))  # None: not an id
-		found = self._hooks.get(key) if not own else None
-		if found is not None:  # it holds the objects of its key: their ids are still theirs
-			return found[1]
-		from openmolt_core.capabilities import ApprovalGate
-		from openmolt_core.capabilities.safety import Safety
-		from openmolt_core.hooks import Hooks
-
-		base_key = tuple(map(id, caps))
-		found = self._hooks.get(base_key)
-		if found is None:
-			base = Hooks((*caps, ApprovalGate()))  # every agent: its safety may hand it a call
-			if len(self._hooks) < 64:  # the common sets (observers, compaction, skills...)
-				self._hooks[base_key] = (tuple(caps), base)
-		else:
-			base = found[1]
-		if own or base.list_tools:
-			for cap in own:
-				base = base.adding(cap)
-			return base.adding(Safety(guardrails, policy))
-		hooks = base.adding(Safety(guardrails, policy, shared=True))
-		if len(self._hooks) < 64:
-			self._hooks[key] = ((*caps, policy, *guardrails), hooks)
-		return hooks
-
-	def _offload_capability(self, files: FileStore, limits: Limits | None) -> Capability:
-		"""The offload of large results; agents with the same store and thresholds share one."""
-		per_tool: Mapping[str, int] = {}
-		limit: int | None = None
-		key: tuple[Any, ...] = (id(files), None)  # the common case: the default thresholds
-		if limits is not None:
-			per_tool, limit = limits.max_result_chars_per_tool, limits.max_result_chars
-			key = (id(files), limit, *sorted(per_tool.items()))
-		shared = self._offloads.get(key)
-		if shared is None:
-			from openmolt_core.agent import Limits
-			from openmolt_core.capabilities import Offload, OffloadResults
-
-			limit = limit if limit is not None else Limits().max_result_chars
-			offload = Offload(files, limit=limit, per_tool=per_tool)
-			shared = self._offloads[key] = OffloadResults(offload)
-		return shared
-
-	def _compactor_capability(
-		self, option: CompactionConfig | Mapping[str, Any] | bool
-	) -> Capability | None:
-		"""The compaction capability (None: none); agents with the same settings share one.
-
-		It keeps nothing of an agent; the default's (``compaction=True``) is found at once.
-		"""
-		if option is True and self._default_compaction is not None:
-			return self._default_compaction
-		config, compactor = self._compaction(option)
-		if config is None:
-			return None
-		from openmolt_core.capabilities import Compaction
-
-		key = (config, compactor)
-		shared = self._compactions.get(key)
-		if shared is None:
-			shared = self._compactions[key] = Compaction(config, compactor)
-		if option is True:
-			self._default_compaction = shared
-		return shared
-
-	def _capabilities_of(self, entries: Sequence[CapabilityEntry]) -> list[Capability]:
-		"""One agent's capabilities: objects as given, names built by their plugin's factory."""
-		from openmolt_core.hooks import Capability
-
-		out: list[Capability] = []
-		for entry in entries:
-			if isinstance(entry, Capability):
-				out.append(entry)
-				continue
-			name, options = (entry, {}) if isinstance(entry, str) else _capability_spec(entry)
-			factory = self.plugins.capability(name)
-			try:
-				built = factory(**options)
-			except Exception as exc:
-				raise ConfigurationError(
-					f"capabilities: {name!r} could not be built with options {sorted(options)}: "
-					f"{type(exc).__name__}: {exc}"
-				) from exc
-			if not isinstance(built, Capability):
-				raise ConfigurationError(
-					f"capabilities: the factory of {name!r} returned {type(built).__name__}, "
-					"not a Capability; report it to the plugin's authors"
-				)
-			out.append(built)
-		return out
-
-	def _skills(self, entries: Sequence[str | Path | Skill | Mapping[str, Any]]) -> list[Skill]:
-		if not entries:
-			return []
-		if isinstance(entries, str | Path):
-			entries = [entries]
-		from openmolt_core.skills import load_skills
-
-		return load_skills(entries, plugins=self.plugins.skills, known=self.plugins.skill_names)
-
-	def _compaction(
-		self, option: CompactionConfig | Mapping[str, Any] | bool
-	) -> tuple[CompactionConfig | None, Callable[[], tuple[LLMProvider, str]] | None]:
-		from openmolt_core.llm import DEFAULT_COMPACTION, CompactionConfig
-
-		if option is False or option is None:
-			return None, None
-		if option is True:
-			config = DEFAULT_COMPACTION
-		elif isinstance(option, CompactionConfig):
-			config = option
-		elif isinstance(option, Mapping):
-			from openmolt_core.options import snake_keys
-
-			fields = CompactionConfig.__dataclass_fields__
-			given = snake_keys(option)
-			unknown = sorted(k for k, name in zip(option, given, strict=True) if name not in fields)
-			if unknown:
-				raise ConfigurationError(
-					f"create_agent: compaction: unknown key(s) {unknown}; allowed: "
-					f"{', '.join(fields)}"
-				)
-			try:
-				config = CompactionConfig(**given)
-			except TypeError as exc:
-				raise ConfigurationError(f"create_agent: compaction: {exc}") from exc
-		else:
-			raise ConfigurationError(
-				"create_agent: compaction must be True, False, a CompactionConfig or a dict"
-			)
-		if config.model is None:
-			return config, None
-		_, name, factory = self._resolve_model(config.model)
-		return config, lambda: (factory(), name)
-
-	def _model_chain(
-		self, model: Sequence[str | LLMProvider] | str | LLMProvider, fallback: Sequence[Any]
-	) -> tuple[list[str | LLMProvider], list[ModelSlot]]:
-		"""An agent's models in order, and the slots of those after the first (its fallbacks).
-
-		Raises:
-			ConfigurationError: No model, one listed twice, or one that cannot be resolved.
-		"""
-		from openmolt_core._chain import ModelSlot, model_list, slot_id
-
-		models = model_list(model, fallback)
-		chain = [
-			ModelSlot(slot_id(p, m, f() if not p else None), p, m, f)
-			for p, m, f in (self._resolve_model(other) for other in models[1:])
-		]
-		return models, chain
-
-	def _resolve_model(self, model: str | LLMProvider) -> tuple[str, str, Any]:
-		if not isinstance(model, str):
-			if not hasattr(model, "generate"):
-				raise ConfigurationError(
-					"create_agent: model must be 'provider:model' (e.g. 'openai:gpt-5-mini') or a provider object"
-				)
-			# A provider object (a test double, a custom class) is no plugin: no name to load.
-			name = getattr(model, "name", "custom")
-			return "", getattr(model, "model", name), lambda: model
-		known = self._models.get(model)
-		if known is not None:
-			return known
-		provider_name, sep, model_name = model.partition(":")
-		if not sep or not provider_name or not model_name:
-			raise ConfigurationError(
-				f"create_agent: model {model!r} must read 'provider:model', e.g. 'openai:gpt-5-mini', "
-				"'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
-			)
-		self.plugins.provider(self._instance(provider_name)[0])  # fail early when it is missing
-		resolved = (provider_name, model_name, lambda: self.provider(provider_name))
-		self._models[model] = resolved
-		return resolved
 
 	# built-in integrations ----------------------------------------------------------------
 
@@ -1343,297 +897,6 @@ class OpenMolt:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"
 
 
-_LIMIT_KEYS = ("max_reply_chars", "max_result_chars", "max_memory_chars", "max_answer_chars")
-
-
-def _parse_bindings(entries: Sequence[Any]) -> list[IntegrationBinding]:
-	"""Read ``create_agent(integrations=[...])`` (`openmolt_core.integrations.binding`)."""
-	from openmolt_core.integrations.binding import parse_binding
-
-	return [parse_binding(entry) for entry in entries]
-
-
-def _refuse_misspelled(spec: Integration, binding: Any, instance: Mapping[str, Any]) -> None:
-	from openmolt_core.integrations.preflight import misspelled_keys
-
-	iid = binding.integration
-	config = {**instance.get(iid, {}), **binding.config}
-	wrong = misspelled_keys(spec, config)
-	if wrong:
-		hints = "; ".join(
-			f"config key {given!r} is not read by {iid}: did you mean {meant!r}?"
-			for given, meant in wrong
-		)
-		raise ConfigurationError(f"create_agent: integrations[{iid}]: {hints}")
-
-
-def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
-	"""Read ``create_agent(model_config=...)``: a `ModelConfig` or a dict of its fields.
-
-	Raises:
-		ConfigurationError: The value is not valid; the message names the problem.
-	"""
-	from openmolt_core.llm import ModelConfig
-
-	try:
-		return value if isinstance(value, ModelConfig) else ModelConfig.model_validate(value)
-	except Exception as exc:
-		raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
-
-
-def _config_dict(config: AgentConfig | Mapping[str, Any]) -> Mapping[str, Any]:
-	"""``create_agent(config=...)`` as given, as a dict (the keys set, for the agent's record)."""
-	from openmolt_core.options import AgentConfig
-
-	return config.model_dump(exclude_unset=True) if isinstance(config, AgentConfig) else config
-
-
-def _agent_config(config: AgentConfig | Mapping[str, Any]) -> AgentConfig:
-	"""Read ``create_agent(config=...)`` (`openmolt_core.options.AgentConfig`).
-
-	Raises:
-		ConfigurationError: An unknown key or a wrong value; the message names it and the fix.
-	"""
-	from openmolt_core.options import AgentConfig, parse_options
-
-	return parse_options(AgentConfig, config, "create_agent: config")
-
-
-_Known = dict[str, tuple[list[str], list[str] | None]]
-"""For each integration an agent uses, its scopes and tool names (None: known at run time)."""
-
-
-def _known_tools(bound: Sequence[BoundTool], sources: Sequence[Any]) -> _Known:
-	"""For each integration an agent uses, its scopes and tool names (None: known at run time)."""
-	known: _Known = {}
-	for t in bound:
-		iid, _, name = t.handle.partition(".")
-		scopes = list(t.integration.scopes) if t.integration is not None else []
-		entry = known.setdefault(iid, (scopes, []))
-		if t.integration is None:  # local tools: the scopes they name
-			entry[0].extend(s for s in t.tool.scopes if s not in entry[0])
-		if entry[1] is not None:
-			entry[1].append(name)
-	for source in sources:
-		known[source.id] = (list(source.integration.scopes), None)
-	return known
-
-
-def _approval_policy(instance: Any, own: Any, known: Callable[[], _Known]) -> ApprovalPolicy | None:
-	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
-
-	``known`` gives the agent's tools (`_known_tools`), worked out only when there are rules.
-
-	Raises:
-		ConfigurationError: A rule is malformed or names a scope or tool that does not exist.
-	"""
-	if not instance and not own:
-		return None
-	from openmolt_core.policy import ApprovalPolicy
-
-	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
-	mine = ApprovalPolicy.of(own, where="create_agent: requires_approval")
-	tools = known()
-	defaults.check(tools, where="OpenMolt: requires_approval", strict=False)
-	mine.check(tools, where="create_agent: requires_approval", strict=True)
-	return (defaults + mine) or None
-
-
-def _tool_search(option: Any) -> ToolSearch | None:
-	"""Read ``create_agent(tool_loading=...)``.
-
-	Raises:
-		ConfigurationError: The value is not ``all``, ``search``, ``auto`` or a ToolSearch.
-	"""
-	if isinstance(option, str) and option == "all":  # the default: the module is not loaded
-		return None
-	from openmolt_core.toolsearch import AUTO_SEARCH_ABOVE, ToolSearch
-
-	if isinstance(option, ToolSearch):
-		return option
-	if option == "search":
-		return ToolSearch()
-	if option == "auto":
-		return ToolSearch(above=AUTO_SEARCH_ABOVE)
-	raise ConfigurationError(
-		f"create_agent: tool_loading must be 'all', 'search', 'auto' or a ToolSearch, got {option!r}"
-	)
-
-
-def _taint_policy(instance: Any, own: Any, known: Callable[[], _Known]) -> TaintPolicy:
-	"""The agent's taint policy (its own, else the instance's), its rules checked against its tools.
-
-	``known`` gives the agent's tools (`_known_tools`), worked out only when there are rules.
-
-	Raises:
-		ConfigurationError: The policy is malformed, or a rule names a scope or tool that does not
-			exist.
-	"""
-	from openmolt_core.taint import TaintPolicy
-
-	mine = own is not None
-	where = "create_agent: taint_policy" if mine else "OpenMolt: taint_policy"
-	policy = TaintPolicy.of(own if mine else instance, where=where)
-	tools: _Known | None = None
-	for label in ("untrusted", "private", "outbound"):
-		if rules := getattr(policy, label):
-			from openmolt_core.policy import ApprovalPolicy
-
-			stripped = tuple(r.lstrip("!") for r in rules)
-			tools = known() if tools is None else tools
-			ApprovalPolicy(stripped).check(tools, where=f"{where}: {label}", strict=mine)
-	return policy
-
-
-def _guardrails(value: Any, where: str) -> tuple[Guardrail, ...]:
-	"""Read a ``guardrails`` option: a list of `openmolt_core.guardrails.Guardrail`.
-
-	Raises:
-		ConfigurationError: An entry is not a guardrail (a bare function has no stage).
-	"""
-	if not value:
-		return ()
-	from openmolt_core.guardrails import Guardrail
-
-	items = [value] if isinstance(value, Guardrail) else list(value)
-	for index, item in enumerate(items):
-		if not isinstance(item, Guardrail):
-			raise ConfigurationError(
-				f"{where}: guardrails[{index}] is a {type(item).__name__}, not a Guardrail; make "
-				"one with @guardrail('input' | 'tool_call' | 'tool_result' | 'output') or "
-				"Guardrail(check, on=...), or use a built-in (openmolt_core.guardrails)"
-			)
-	return tuple(items)
-
-
-def _register_secrets(known: Any, contexts: Sequence[Any], sources: Sequence[Any]) -> None:
-	"""Put an agent's credential values (and its auths' refreshed tokens) into ``om.secrets``."""
-	seen: set[int] = set()
-	for context in [*contexts, *(s.context for s in sources)]:
-		if id(context) in seen:
-			continue
-		seen.add(id(context))
-		if context.redact:
-			known.add(*context.redact)
-		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
-		if callable(learned):
-			known.add_source(learned)
-
-
-def _bind_source(
-	om: OpenMolt, spec: Integration, binding: Any, agent: str, files: Any
-) -> SourceBinding:
-	from openmolt_core.capabilities.sources import bind_source
-
-	om._tool_sources[id(spec.source)] = spec.source
-	config = om.integration_configs.get(binding.integration, {})
-	return bind_source(
-		spec, binding, agent=agent, instance_config=config, http=om.http, files=files
-	)
-
-
-def _check_prices(agent: Agent) -> None:
-	"""Refuse ``max_cost`` when a model of the agent or of its sub-agents has no known price."""
-	from openmolt_core._cost import OtherModel, check_prices
-
-	seen: set[int] = set()
-	todo = [agent]
-	while todo:
-		one = todo.pop()
-		if id(one) in seen:
-			continue
-		seen.add(id(one))
-		where = "create_agent: max_cost" + ("" if one is agent else f" (sub-agent {one.name!r})")
-		check_prices(one.name, one._models.slots, where)
-		if one.compaction is not None and one.compactor is not None:  # summaries cost too
-			provider, model = one.compactor()
-			check_prices(one.name, [OtherModel(provider, model)], f"{where} (compaction model)")
-		todo.extend(one.sub_agents)
-
-
-def _capability_entries(entries: Any, where: str) -> tuple[CapabilityEntry, ...]:
-	"""Check the shape of a ``capabilities`` option (names are resolved per agent)."""
-	from openmolt_core.hooks import Capability
-
-	if isinstance(entries, str | Capability | Mapping):
-		entries = [entries]
-	if not isinstance(entries, Sequence):
-		raise ConfigurationError(
-			f"{where}: capabilities must be a list of Capability objects, names or "
-			f"{{'name': ..., 'options': {{...}}}}, got {type(entries).__name__}"
-		)
-	for index, entry in enumerate(entries):
-		if isinstance(entry, Mapping):
-			_capability_spec(entry, f"{where}: capabilities[{index}]")
-		elif not isinstance(entry, str | Capability):
-			raise ConfigurationError(
-				f"{where}: capabilities[{index}] is a {type(entry).__name__}; give a Capability "
-				"(a subclass of openmolt.Capability), the name of one a plugin registers, or "
-				"{'name': ..., 'options': {...}}"
-			)
-	return tuple(entries)
-
-
-def _capability_spec(
-	entry: Mapping[str, Any], where: str = "capabilities"
-) -> tuple[str, dict[str, Any]]:
-	name = entry.get("name")
-	options = entry.get("options") or {}
-	unknown = set(entry) - {"name", "options"}
-	if not isinstance(name, str) or not name or unknown or not isinstance(options, Mapping):
-		raise ConfigurationError(
-			f"{where}: expected {{'name': <a registered capability>, 'options': {{...}}}}"
-			+ (f"; unknown key(s) {sorted(unknown)}" if unknown else "")
-		)
-	return name, dict(options)
-
-
-def _check_capability_names(caps: Sequence[Capability], bindings: Sequence[Any]) -> None:
-	"""A capability's name prefixes its tools' handles: it may not be an integration's id."""
-	taken = {"local", "openmolt", *(b.integration for b in bindings)}
-	for cap in caps:
-		if cap.name in taken:
-			raise ConfigurationError(
-				f"capabilities: {type(cap).__name__} is named {cap.name!r}, which is also an "
-				"integration of this agent (its tools' handles start with it); rename the "
-				"capability"
-			)
-
-
-def _model_id(model: Any) -> str:
-	return model if isinstance(model, str) else type(model).__name__
-
-
-def _check_budget(name: str, value: Any, label: str, where: str = "create_agent") -> None:
-	"""Refuse a budget that is not a number of the right kind (``max_steps="ten"``).
-
-	Raises:
-		ConfigurationError: Names the option and what it must be.
-	"""
-	if name == "verbose":
-		if not isinstance(value, bool):
-			raise ConfigurationError(f"create_agent: {label} must be True or False, got {value!r}")
-		return
-	if name in ("max_steps", "max_tokens", *_LIMIT_KEYS):
-		if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-			raise ConfigurationError(
-				f"create_agent: {label} must be a whole number >= 1, got {value!r}"
-			)
-	elif name == "timeout":
-		if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-			raise ConfigurationError(f"create_agent: {label} must be seconds > 0, got {value!r}")
-	elif name == "max_cost":
-		if (
-			not isinstance(value, int | float)
-			or isinstance(value, bool)
-			or not value > 0
-			or value == float("inf")
-		):
-			raise ConfigurationError(
-				f"{where}: {label} must be US dollars > 0 (max_cost=0.50), got {value!r}"
-			)
-
-
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
 	"""The one exception inside (nested) groups, or None when there are several."""
 	inner: BaseException = group
@@ -1652,16 +915,3 @@ def _current_loop() -> Any:
 		return asyncio.get_running_loop()
 	except RuntimeError:
 		return None
-
-
-_RUNTIME: tuple[Any, Any, Any] | None = None
-
-
-def _runtime() -> tuple[Any, Any, Any]:
-	"""The modules ``create_agent`` needs, imported on the first call only (cheap afterwards)."""
-	global _RUNTIME
-	if _RUNTIME is None:
-		from openmolt_core import _binding, agent, llm
-
-		_RUNTIME = (_binding, agent, llm)
-	return _RUNTIME

@@ -492,9 +492,10 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 	def resolve(model: Any) -> tuple[LLMProvider, str]:
 		if model is None:
 			return agent.provider(), agent.model
+		from openmolt_core.assembly import resolve_model
 		from openmolt_core.openmolt import OpenMolt
 
-		_, name, factory = OpenMolt.of(agent)._resolve_model(model)
+		_, name, factory = resolve_model(OpenMolt.of(agent), model)
 		return factory(), name
 
 	observed = Observed(

@@ -1,0 +1,1061 @@
+"""An agent assembled from `OpenMolt.create_agent`'s keyword options.
+
+`parse_options` reads the keywords into an `AgentOptions`: each option in its parsed, typed form
+(a wrong one fails here, the message naming it). `build_agent` makes the agent from them and its
+instance (`Host`): the integrations and tools bound, the capabilities in hook order, the limits,
+the approval and taint policies checked against the agent's tools, the hooks resolved. What the
+agents of one instance have in common (observers, compaction, offload, resolved hooks, the taint
+policy) is built once and kept on the instance (`Shared`).
+
+The facade (`openmolt_core.openmolt`) imports this module when its first agent is created, or
+when the instance is given an option read here (guardrails, capabilities, ``max_cost``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from openmolt_core._binding import bind_tools
+from openmolt_core.agent import Agent, Instance, Limits
+from openmolt_core.capabilities import ApprovalGate, Compaction, Observers, Offload, OffloadResults
+from openmolt_core.capabilities.safety import Safety
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds
+from openmolt_core.llm import (
+	DEFAULT_COMPACTION,
+	DEFAULT_MODEL_CONFIG,
+	CompactionConfig,
+	ModelConfig,
+)
+from openmolt_core.taint import TaintPolicy
+
+if TYPE_CHECKING:
+	import httpx
+	from pydantic import BaseModel
+
+	from openmolt_core._binding import BoundTool
+	from openmolt_core._chain import ModelSlot
+	from openmolt_core.accounts import Accounts
+	from openmolt_core.agent import HumanInputHandler, MemoryConfig
+	from openmolt_core.approvals import ApprovalHandler
+	from openmolt_core.capabilities.sources import SourceBinding
+	from openmolt_core.credstore import CredentialStore
+	from openmolt_core.files import FileStore
+	from openmolt_core.guardrails import Guardrail
+	from openmolt_core.integrations.binding import IntegrationBinding
+	from openmolt_core.integrations.model import Integration
+	from openmolt_core.llm import LLMProvider
+	from openmolt_core.observe import RunObserver
+	from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry
+	from openmolt_core.plugins import Plugins
+	from openmolt_core.policy import ApprovalPolicy
+	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.skills import Skill
+	from openmolt_core.tools import Tool
+	from openmolt_core.toolsearch import ToolLoading, ToolSearch
+
+__all__ = [
+	"AgentOptions",
+	"Host",
+	"Shared",
+	"build_agent",
+	"check_cost",
+	"parse_capabilities",
+	"parse_guardrails",
+	"parse_options",
+	"resolve_model",
+]
+
+Resolved = tuple[str, str, Callable[[], "LLMProvider"]]
+"""A model resolved: its provider's name (empty for a provider object), its name, its provider."""
+
+_Known = dict[str, tuple[list[str], list[str] | None]]
+"""For each integration an agent uses, its scopes and tool names (None: known at run time)."""
+
+
+class AgentOptions(NamedTuple):
+	"""``create_agent``'s keyword options, each read into the form the agent is built from.
+
+	A record, not a class to subclass: `parse_options` makes it (a tuple: cheap to make for
+	every agent, and immutable).
+	"""
+
+	name: str
+	"""The agent's name (not empty)."""
+	instructions: str
+	"""The instructions, read from ``instructions_path`` when given."""
+	models: Sequence[str | LLMProvider]
+	"""The agent's models in order: ``model``, then the fallbacks (none listed twice)."""
+	model_config: ModelConfig
+	"""The model settings."""
+	config: Mapping[str, Any] | None
+	"""``config`` as given, as a dict of the keys set (the agent's record); None: none."""
+	bindings: Sequence[IntegrationBinding]
+	"""The integrations the agent uses."""
+	tools: Sequence[Tool | Agent | Callable[..., Any]]
+	"""The tools given, as given (bound with the agent)."""
+	memory: AgentMemory | None
+	"""The agent's memory, if any."""
+	on_human_input_request: HumanInputHandler | None
+	"""What answers the agent's questions; None: ``requestHumanInput`` is off."""
+	requires_approval: ApprovalPolicy | None
+	"""The agent's own approval rules (checked against its tools by `build_agent`)."""
+	on_approval_request: ApprovalHandler | None
+	"""What decides the calls that need approval; None: they park the run."""
+	guardrails: tuple[Guardrail, ...]
+	"""The agent's own guardrails (after the instance's)."""
+	taint_policy: TaintPolicy | None
+	"""The agent's own taint policy; None: the instance's."""
+	output_schema: type[BaseModel] | dict[str, Any] | None
+	"""The schema the final output must match (checked)."""
+	max_steps: int | None
+	"""The step budget; None: the instance's."""
+	max_tokens: int | None
+	"""The token budget of a run; None: none."""
+	timeout: float | None
+	"""Seconds a run may take; None: no limit."""
+	max_cost: float | None
+	"""USD a run may spend; None: the instance's."""
+	limits: Limits | None
+	"""The caps ``config`` sets; None: the defaults."""
+	verbose: bool
+	"""Whether ``config`` turns the step log on."""
+	compaction: CompactionConfig | None
+	"""How long runs summarise their older steps; None: never."""
+	skills: Sequence[str | Path | Skill | Mapping[str, Any]]
+	"""The skills, as given (loaded with the instance's plugins)."""
+	tool_search: ToolSearch | None
+	"""How tools are searched; None: every tool is listed (``tool_loading="all"``)."""
+	capabilities: tuple[CapabilityEntry, ...]
+	"""The agent's own capabilities (names are built with the instance's plugins)."""
+
+
+class Shared:
+	"""What one instance's agents share, built once for the first agent that needs it.
+
+	It lives on the instance (`Host._shared`); nothing in it belongs to one agent.
+
+	Args:
+		observers: The instance's run observers, read at each run.
+	"""
+
+	__slots__ = (
+		"auths",
+		"compactions",
+		"default_compaction",
+		"hooks",
+		"models",
+		"observed",
+		"offloads",
+		"plain_caps",
+		"plain_taint",
+	)
+
+	def __init__(self, observers: Callable[[], Sequence[RunObserver]]) -> None:
+		self.observed: Capability = Observers(observers)
+		"""The run observers' capability (run store, viewer, telemetry)."""
+		self.plain_caps: tuple[Capability, ...] | None = None
+		"""The capabilities of an agent with no option that adds any, once known."""
+		self.plain_taint: TaintPolicy | None = None
+		"""The instance's taint policy, once known to have no rules (the same for every agent)."""
+		self.default_compaction: Capability | None = None
+		"""``compaction=True``'s capability, once known."""
+		self.compactions: dict[tuple[Any, Any], Capability] = {}
+		"""The compaction capabilities, one per setting."""
+		self.offloads: dict[tuple[Any, ...], Capability] = {}
+		"""The offload capabilities, one per store and thresholds."""
+		self.hooks: dict[tuple[int | None, ...], tuple[tuple[Any, ...], Hooks]] = {}
+		"""Resolved hooks by the ids of what they were made of (and those objects, kept alive)."""
+		self.models: dict[str, Resolved] = {}
+		"""The models resolved so far, by id."""
+		self.auths: dict[tuple[str, str, str], Any] = {}
+		"""The integrations' auth objects, shared by the agents that bind the same credential."""
+
+
+class Host(Instance, Protocol):
+	"""What building an agent needs of its instance (`openmolt_core.openmolt.OpenMolt`).
+
+	Besides what every agent needs of it (`openmolt_core.agent.Instance`): the plugins, the
+	integrations' settings, the shared services, and the instance's own agent options.
+	"""
+
+	integration_configs: dict[str, dict[str, Any]]
+	"""Config per integration id, shared by all agents."""
+	observers: list[RunObserver]
+	"""What hears every run."""
+	max_steps: int
+	"""The default step budget."""
+	max_cost: float | None
+	"""The default cost budget."""
+	_tool_sources: dict[int, Any]
+	_approval_rules: Any
+	_taint_policy: Any
+	_guardrails: tuple[Guardrail, ...]
+	_capabilities: tuple[CapabilityEntry, ...]
+	_shared: Shared | None
+
+	@property
+	def plugins(self) -> Plugins:
+		"""The instance's plugins."""
+		...
+
+	@property
+	def retry(self) -> RetryPolicy:
+		"""The retry policy of HTTP calls."""
+		...
+
+	@property
+	def credential_store(self) -> CredentialStore | None:
+		"""Where integration credentials are kept, if anywhere."""
+		...
+
+	@property
+	def accounts(self) -> Accounts:
+		"""End users' accounts."""
+		...
+
+	def http(self) -> httpx.AsyncClient:
+		"""The shared HTTP client."""
+		...
+
+	def provider(self, name: str) -> LLMProvider:
+		"""The provider instance for a name.
+
+		Args:
+			name: The provider's name.
+		"""
+		...
+
+	def _instance(self, name: str) -> tuple[str, dict[str, Any]]: ...
+
+
+# parsing ------------------------------------------------------------------------------------
+
+
+def parse_options(
+	*,
+	name: str,
+	model: str | LLMProvider | Sequence[str | LLMProvider],
+	instructions: str | None,
+	instructions_path: str | Path | None,
+	model_config: ModelConfig | Mapping[str, Any] | None,
+	config: AgentConfig | Mapping[str, Any] | None,
+	integrations: Sequence[str | IntegrationEntry | Mapping[str, Any]],
+	tools: Sequence[Tool | Agent | Callable[..., Any]],
+	memory: AgentMemory | MemoryConfig | None,
+	on_human_input_request: HumanInputHandler | bool | None,
+	requires_approval: bool | str | Sequence[str] | ApprovalPolicy | None,
+	on_approval_request: ApprovalHandler | None,
+	guardrails: Sequence[Guardrail],
+	taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None,
+	output_schema: type[BaseModel] | dict[str, Any] | None,
+	max_steps: int | None,
+	max_tokens: int | None,
+	timeout: float | None,
+	max_cost: float | None,
+	compaction: CompactionConfig | Mapping[str, Any] | bool,
+	skills: Sequence[str | Path | Skill | Mapping[str, Any]],
+	fallback_models: Sequence[str | LLMProvider],
+	tool_loading: ToolLoading | ToolSearch,
+	capabilities: Sequence[CapabilityEntry],
+) -> AgentOptions:
+	"""Read ``create_agent``'s keywords (documented there) into an `AgentOptions`.
+
+	Raises:
+		ConfigurationError: An option is wrong; the message names it and the fix.
+	"""
+	if not name:
+		raise ConfigurationError("create_agent: 'name' must not be empty")
+	if isinstance(model, str) and not fallback_models:  # the common case: one model
+		models: Sequence[str | LLMProvider] = (model,)
+	else:
+		from openmolt_core._chain import model_list
+
+		models = model_list(model, fallback_models)
+	if max_steps is not None:
+		_count("max_steps", max_steps)
+	if max_tokens is not None:
+		_count("max_tokens", max_tokens)
+	if timeout is not None:
+		_seconds(timeout)
+	if max_cost is not None:
+		check_cost(max_cost, "create_agent")
+	limits: Limits | None = None
+	verbose = False
+	if config:  # explicit keywords win over its settings
+		settings = _agent_config(config)
+		max_steps = settings.max_steps if max_steps is None else max_steps
+		max_tokens = settings.max_tokens if max_tokens is None else max_tokens
+		timeout = settings.timeout if timeout is None else timeout
+		max_cost = settings.max_cost if max_cost is None else max_cost
+		verbose = bool(settings.verbose)
+		caps_given = settings.limits()
+		limits = Limits(**caps_given) if caps_given else None
+	if on_human_input_request is True:
+		raise ConfigurationError(
+			"create_agent: on_human_input_request must be a function that answers, or False"
+		)
+	return AgentOptions(
+		name,
+		_instructions(instructions, instructions_path),
+		models,
+		DEFAULT_MODEL_CONFIG if model_config is None else _model_config(model_config),
+		_config_dict(config) if config else None,
+		_bindings(integrations) if integrations else (),
+		tools,
+		None if memory is None else _memory(memory),
+		on_human_input_request if callable(on_human_input_request) else None,
+		_approval_rules(requires_approval),
+		on_approval_request,
+		parse_guardrails(guardrails, "create_agent"),
+		None if taint_policy is None else TaintPolicy.of(taint_policy, where=_OWN_TAINT),
+		None if output_schema is None else _output_schema(output_schema),
+		max_steps,
+		max_tokens,
+		timeout,
+		max_cost,
+		limits,
+		verbose,
+		DEFAULT_COMPACTION if compaction is True else _compaction(compaction),
+		skills,
+		None if tool_loading == "all" else _tool_search(tool_loading),
+		parse_capabilities(capabilities, "create_agent") if capabilities else (),
+	)
+
+
+_OWN_TAINT = "create_agent: taint_policy"
+_INSTANCE_TAINT = "OpenMolt: taint_policy"
+
+
+def _instructions(text: str | None, path: str | Path | None) -> str:
+	"""Read ``instructions`` or ``instructions_path`` (one of them)."""
+	if path is None:
+		return text or ""
+	if text is not None:
+		raise ConfigurationError(
+			"create_agent: give 'instructions' or 'instructions_path', not both"
+		)
+	try:
+		return Path(path).read_text(encoding="utf-8")
+	except OSError as exc:
+		raise ConfigurationError(
+			f"create_agent: instructions_path {str(path)!r} cannot be read: {exc.strerror}"
+		) from exc
+
+
+def _count(option: str, value: object) -> None:
+	"""Refuse a ``max_steps`` or ``max_tokens`` that is not a whole number >= 1."""
+	if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+		raise ConfigurationError(
+			f"create_agent: {option} must be a whole number >= 1, got {value!r}"
+		)
+
+
+def _seconds(value: object) -> None:
+	"""Refuse a ``timeout`` that is not a number of seconds > 0."""
+	if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+		raise ConfigurationError(f"create_agent: timeout must be seconds > 0, got {value!r}")
+
+
+def check_cost(value: object, where: str) -> None:
+	"""Refuse a ``max_cost`` that is not a number of US dollars > 0.
+
+	Args:
+		value: The option's value.
+		where: Who was given it (``OpenMolt``, ``create_agent``), for the message.
+
+	Raises:
+		ConfigurationError: Names the option and what it must be.
+	"""
+	if (
+		not isinstance(value, int | float)
+		or isinstance(value, bool)
+		or not value > 0
+		or value == float("inf")
+	):
+		raise ConfigurationError(
+			f"{where}: max_cost must be US dollars > 0 (max_cost=0.50), got {value!r}"
+		)
+
+
+def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
+	"""Read ``model_config``: a `ModelConfig` or a dict of its fields."""
+	try:
+		return value if isinstance(value, ModelConfig) else ModelConfig.model_validate(value)
+	except Exception as exc:
+		raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
+
+
+def _agent_config(config: AgentConfig | Mapping[str, Any]) -> AgentConfig:
+	"""Read ``config`` (`openmolt_core.options.AgentConfig`)."""
+	from openmolt_core.options import AgentConfig, parse_options
+
+	return parse_options(AgentConfig, config, "create_agent: config")
+
+
+def _config_dict(config: AgentConfig | Mapping[str, Any]) -> Mapping[str, Any]:
+	"""``config`` as given, as a dict (the keys set, for the agent's record)."""
+	from openmolt_core.options import AgentConfig
+
+	return config.model_dump(exclude_unset=True) if isinstance(config, AgentConfig) else config
+
+
+def _memory(value: AgentMemory | MemoryConfig) -> AgentMemory:
+	"""Read ``memory`` (`openmolt_core.options.AgentMemory`)."""
+	from openmolt_core.options import AgentMemory, parse_options
+
+	return parse_options(AgentMemory, value, "create_agent: memory")
+
+
+def _bindings(
+	entries: Sequence[str | IntegrationEntry | Mapping[str, Any]],
+) -> list[IntegrationBinding]:
+	"""Read ``integrations`` (`openmolt_core.integrations.binding`)."""
+	from openmolt_core.integrations.binding import parse_binding
+
+	return [parse_binding(entry) for entry in entries]
+
+
+def _approval_rules(
+	value: bool | str | Sequence[str] | ApprovalPolicy | None,
+) -> ApprovalPolicy | None:
+	"""Read ``requires_approval`` (its rules are checked against the tools when bound)."""
+	if value is None or value is False:
+		return None
+	from openmolt_core.policy import ApprovalPolicy
+
+	return ApprovalPolicy.of(value, where="create_agent: requires_approval")
+
+
+def _output_schema(value: object) -> type[BaseModel] | dict[str, Any]:
+	"""Check ``output_schema``: a valid JSON Schema, or a pydantic model class."""
+	if isinstance(value, dict):
+		from openmolt_core._support.metaschema import check_schema
+
+		if problems := check_schema(value):
+			raise ConfigurationError(
+				"create_agent: output_schema is not a valid JSON Schema: "
+				+ "; ".join(f"output_schema: {p}" for p in problems)
+			)
+		return value
+	from pydantic import BaseModel
+
+	if not (isinstance(value, type) and issubclass(value, BaseModel)):
+		raise ConfigurationError(
+			"create_agent: output_schema must be a pydantic model class or a JSON Schema dict"
+		)
+	return value
+
+
+def _compaction(option: object) -> CompactionConfig | None:
+	"""Read ``compaction`` other than True: False, a `CompactionConfig`, or a dict of its fields."""
+	if option is False or option is None:
+		return None
+	if isinstance(option, CompactionConfig):
+		return option
+	if not isinstance(option, Mapping):
+		raise ConfigurationError(
+			"create_agent: compaction must be True, False, a CompactionConfig or a dict"
+		)
+	from openmolt_core.options import snake_keys
+
+	fields = CompactionConfig.__dataclass_fields__
+	given = snake_keys(option)
+	unknown = sorted(k for k, name in zip(option, given, strict=True) if name not in fields)
+	if unknown:
+		raise ConfigurationError(
+			f"create_agent: compaction: unknown key(s) {unknown}; allowed: {', '.join(fields)}"
+		)
+	try:
+		return CompactionConfig(**given)
+	except TypeError as exc:
+		raise ConfigurationError(f"create_agent: compaction: {exc}") from exc
+
+
+def _tool_search(option: object) -> ToolSearch:
+	"""Read ``tool_loading`` other than ``"all"``: ``search``, ``auto`` or a ToolSearch."""
+	from openmolt_core.toolsearch import AUTO_SEARCH_ABOVE, ToolSearch
+
+	if isinstance(option, ToolSearch):
+		return option
+	if option == "search":
+		return ToolSearch()
+	if option == "auto":
+		return ToolSearch(above=AUTO_SEARCH_ABOVE)
+	raise ConfigurationError(
+		f"create_agent: tool_loading must be 'all', 'search', 'auto' or a ToolSearch, got {option!r}"
+	)
+
+
+def parse_guardrails(value: object, where: str) -> tuple[Guardrail, ...]:
+	"""Read a ``guardrails`` option: a list of `openmolt_core.guardrails.Guardrail`.
+
+	Args:
+		value: The option's value.
+		where: Who was given it (``OpenMolt``, ``create_agent``), for the message.
+
+	Raises:
+		ConfigurationError: An entry is not a guardrail (a bare function has no stage).
+	"""
+	if not value:
+		return ()
+	from openmolt_core.guardrails import Guardrail
+
+	items = [value] if isinstance(value, Guardrail) else list(value)  # type: ignore[call-overload]
+	for index, item in enumerate(items):
+		if not isinstance(item, Guardrail):
+			raise ConfigurationError(
+				f"{where}: guardrails[{index}] is a {type(item).__name__}, not a Guardrail; make "
+				"one with @guardrail('input' | 'tool_call' | 'tool_result' | 'output') or "
+				"Guardrail(check, on=...), or use a built-in (openmolt_core.guardrails)"
+			)
+	return tuple(items)
+
+
+def parse_capabilities(entries: object, where: str) -> tuple[CapabilityEntry, ...]:
+	"""Check the shape of a ``capabilities`` option (names are built per agent).
+
+	Args:
+		entries: The option's value.
+		where: Who was given it (``OpenMolt``, ``create_agent``), for the message.
+
+	Raises:
+		ConfigurationError: It is not a list of capabilities, names or ``{"name", "options"}``.
+	"""
+	if isinstance(entries, str | Capability | Mapping):
+		entries = [entries]
+	if not isinstance(entries, Sequence):
+		raise ConfigurationError(
+			f"{where}: capabilities must be a list of Capability objects, names or "
+			f"{{'name': ..., 'options': {{...}}}}, got {type(entries).__name__}"
+		)
+	for index, entry in enumerate(entries):
+		if isinstance(entry, Mapping):
+			_capability_spec(entry, f"{where}: capabilities[{index}]")
+		elif not isinstance(entry, str | Capability):
+			raise ConfigurationError(
+				f"{where}: capabilities[{index}] is a {type(entry).__name__}; give a Capability "
+				"(a subclass of openmolt.Capability), the name of one a plugin registers, or "
+				"{'name': ..., 'options': {...}}"
+			)
+	return tuple(entries)
+
+
+def _capability_spec(
+	entry: Mapping[str, Any], where: str = "capabilities"
+) -> tuple[str, dict[str, Any]]:
+	"""Read ``{"name": ..., "options": {...}}``: the capability's name and its options."""
+	name = entry.get("name")
+	options = entry.get("options") or {}
+	unknown = set(entry) - {"name", "options"}
+	if not isinstance(name, str) or not name or unknown or not isinstance(options, Mapping):
+		raise ConfigurationError(
+			f"{where}: expected {{'name': <a registered capability>, 'options': {{...}}}}"
+			+ (f"; unknown key(s) {sorted(unknown)}" if unknown else "")
+		)
+	return name, dict(options)
+
+
+# building -----------------------------------------------------------------------------------
+
+
+def build_agent(om: Host, options: AgentOptions) -> Agent:
+	"""Make the agent ``options`` describe, in ``om``.
+
+	Args:
+		om: The instance the agent belongs to.
+		options: The agent's options, parsed.
+
+	Raises:
+		ConfigurationError: An option does not fit the instance or the agent's tools (a rule
+			naming no tool, a duplicate handle, a model without a price under ``max_cost``...).
+		PluginError: The provider, an integration or a capability is not installed.
+	"""
+	shared = _shared(om)
+	name, models, bindings, tools = options.name, options.models, options.bindings, options.tools
+	chain = [_slot(om, shared, other) for other in models[1:]] if len(models) > 1 else []
+	provider_name, model_name, provider_factory = _resolve_model(om, shared, models[0])
+	bound: list[BoundTool] = []
+	files = om.files.for_agent(
+		allow_file_system=bool(bindings)
+		and any(
+			b.integration == "fileSystem" and (b.scopes is None or "read" in b.scopes)
+			for b in bindings
+		)
+	)
+	sources = _bind_integrations(om, shared, name, bindings, bound, files) if bindings else []
+	if tools:
+		bound.extend(bind_tools(tools, agent=name, http=om.http, files=files))
+	caps = _capabilities(om, shared, options, bound, files, sources)
+	handles = [t.handle for t in bound]
+	if len(set(handles)) != len(handles):
+		duplicates = {h for h in handles if handles.count(h) > 1}
+		raise ConfigurationError(f"create_agent: tool handle(s) {sorted(duplicates)} given twice")
+	if options.verbose:
+		from openmolt_core import _verbose
+
+		_verbose.enable()
+	max_cost = om.max_cost if options.max_cost is None else options.max_cost
+	caps.append(_offload(shared, files, options.limits))
+	_register_secrets(om, [t.context for t in bound], sources)
+	known = lambda: _known_tools(bound, sources)  # noqa: E731  # for rules, when given
+	policy = _approval_policy(om._approval_rules, options.requires_approval, known)
+	taint = options.taint_policy
+	if taint is not None:
+		_check_taint(taint, known, _OWN_TAINT, strict=True)
+	elif (taint := shared.plain_taint) is None:
+		taint = TaintPolicy.of(om._taint_policy, where=_INSTANCE_TAINT)
+		if _check_taint(taint, known, _INSTANCE_TAINT, strict=False):
+			shared.plain_taint = taint  # checked against no tool: the same for every agent
+	own: list[Capability] = []  # this agent's, after the shared (then its safety)
+	if policy:  # first: it marks the tools the rules select before the others see them
+		from openmolt_core.capabilities.approvals import ApprovalRules
+
+		own.append(ApprovalRules(policy))
+	if options.tool_search is not None:  # after offload: it says why readResult is hidden first
+		from openmolt_core.capabilities.toolsearch import ToolCatalog
+
+		names = [*(type(c).name for c in caps), Safety.name]
+		own.append(ToolCatalog(options.tool_search, own=names))
+	guards = om._guardrails + options.guardrails
+	max_steps = options.max_steps
+	agent = Agent(
+		om,
+		name=name,
+		provider_name=provider_name,
+		provider=provider_factory,
+		model=model_name,
+		model_config=options.model_config,
+		instructions=options.instructions,
+		tools=bound,
+		output_schema=options.output_schema,
+		memory=options.memory,
+		on_human_input_request=options.on_human_input_request,
+		config=options.config,
+		max_steps=max_steps if max_steps is not None else om.max_steps,
+		max_tokens=options.max_tokens,
+		timeout=options.timeout,
+		max_cost=max_cost,
+		limits=options.limits,
+		on_approval_request=options.on_approval_request,
+		fallback=chain,
+		files=files,
+		capabilities=_resolved(shared, caps, own, guards, taint),
+	)
+	if tools and agent.sub_agents:  # agents given as tools must not reach this one again
+		from openmolt_core.subagents import check_cycles
+
+		check_cycles(agent)
+	if max_cost is not None:  # an unknown price would count as zero: refused now
+		_check_prices(agent)
+	durability = om.durability
+	if durability is not None:
+		durability.register(agent)  # runs recover by agent name
+	return agent
+
+
+def _shared(om: Host) -> Shared:
+	"""What the instance's agents share, made with the first one."""
+	shared = om._shared
+	if shared is None:
+		shared = om._shared = Shared(lambda: om.observers)
+	return shared
+
+
+def resolve_model(om: Host, model: str | LLMProvider) -> Resolved:
+	"""A model of ``om``'s: its provider's name, its name, and its provider (made on first use).
+
+	Args:
+		om: The instance whose providers serve it.
+		model: ``"provider:model"``, or a provider object.
+
+	Raises:
+		ConfigurationError: The model does not read ``provider:model``.
+		PluginError: No plugin provides its provider.
+	"""
+	return _resolve_model(om, _shared(om), model)
+
+
+def _resolve_model(om: Host, shared: Shared, model: str | LLMProvider) -> Resolved:
+	if not isinstance(model, str):
+		if not hasattr(model, "generate"):
+			raise ConfigurationError(
+				"create_agent: model must be 'provider:model' (e.g. 'openai:gpt-5-mini') or a provider object"
+			)
+		# A provider object (a test double, a custom class) is no plugin: no name to load.
+		name = getattr(model, "name", "custom")
+		return "", getattr(model, "model", name), lambda: model
+	known = shared.models.get(model)
+	if known is not None:
+		return known
+	provider_name, sep, model_name = model.partition(":")
+	if not sep or not provider_name or not model_name:
+		raise ConfigurationError(
+			f"create_agent: model {model!r} must read 'provider:model', e.g. 'openai:gpt-5-mini', "
+			"'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
+		)
+	om.plugins.provider(om._instance(provider_name)[0])  # fail early when it is missing
+	resolved = (provider_name, model_name, lambda: om.provider(provider_name))
+	shared.models[model] = resolved
+	return resolved
+
+
+def _slot(om: Host, shared: Shared, model: str | LLMProvider) -> ModelSlot:
+	"""The slot of a fallback model."""
+	from openmolt_core._chain import ModelSlot, slot_id
+
+	p, m, f = _resolve_model(om, shared, model)
+	return ModelSlot(slot_id(p, m, f() if not p else None), p, m, f)
+
+
+def _bind_integrations(
+	om: Host,
+	shared: Shared,
+	name: str,
+	bindings: Sequence[IntegrationBinding],
+	bound: list[BoundTool],
+	files: FileStore,
+) -> list[SourceBinding]:
+	"""Bind an agent's integrations into ``bound``; return the run-time sources (MCP servers).
+
+	Integrations bound with ``account: "user"`` get the end user's account per call.
+	"""
+	from openmolt_core.integrations.binding import bind_integration
+
+	sources: list[SourceBinding] = []
+	for binding in bindings:
+		spec = om.plugins.integration(binding.integration)
+		binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
+		if spec.source is not None:  # its tools are listed at run time (an MCP server)
+			sources.append(_bind_source(om, spec, binding, name, files))
+			continue
+		_refuse_misspelled(spec, binding, om.integration_configs)
+		added = len(bound)
+		bound.extend(
+			bind_integration(
+				spec,
+				binding,
+				agent=name,
+				instance_config=om.integration_configs.get(binding.integration, {}),
+				http=om.http,
+				files=files,
+				auth_cache=shared.auths,
+				retry=om.retry,
+				store=om.credential_store,
+			)
+		)
+		if binding.account == "user":  # each run's end user's credential, per call
+			account = om.accounts.for_binding(
+				spec, binding.integration, binding.credential_type, binding.scopes
+			)
+			for tool in bound[added:]:
+				tool.account = account
+	return sources
+
+
+def _bind_source(
+	om: Host, spec: Integration, binding: IntegrationBinding, agent: str, files: FileStore
+) -> SourceBinding:
+	"""Bind an integration whose tools are listed at run time; the instance closes its source."""
+	from openmolt_core.capabilities.sources import bind_source
+
+	om._tool_sources[id(spec.source)] = spec.source
+	config = om.integration_configs.get(binding.integration, {})
+	return bind_source(
+		spec, binding, agent=agent, instance_config=config, http=om.http, files=files
+	)
+
+
+def _refuse_misspelled(
+	spec: Integration, binding: IntegrationBinding, instance: Mapping[str, Any]
+) -> None:
+	"""Refuse config keys the integration does not read but nearly does (a typo)."""
+	from openmolt_core.integrations.preflight import misspelled_keys
+
+	iid = binding.integration
+	config = {**instance.get(iid, {}), **binding.config}
+	wrong = misspelled_keys(spec, config)
+	if wrong:
+		hints = "; ".join(
+			f"config key {given!r} is not read by {iid}: did you mean {meant!r}?"
+			for given, meant in wrong
+		)
+		raise ConfigurationError(f"create_agent: integrations[{iid}]: {hints}")
+
+
+def _capabilities(
+	om: Host,
+	shared: Shared,
+	options: AgentOptions,
+	bound: list[BoundTool],
+	files: FileStore,
+	sources: Sequence[SourceBinding],
+) -> list[Capability]:
+	"""An agent's capabilities, in hook order, and their tools bound into ``bound``.
+
+	The run observers first (outermost), then the instance's, then the agent's: the sugar of
+	the keyword options (skills, end users' accounts, the integrations whose tools are listed
+	at run time) before the ones given, compaction last. The instance's observers and
+	compaction are shared objects.
+	"""
+	bindings, skills, compaction = options.bindings, options.skills, options.compaction
+	plain = compaction is DEFAULT_COMPACTION and not (
+		bindings or sources or options.capabilities or skills or om._capabilities
+	)
+	if plain and shared.plain_caps is not None:  # the common agent: found at once
+		return list(shared.plain_caps)
+	own: list[Capability] = []
+	if any(b.account == "user" for b in bindings):  # calls wait for their user's account
+		from openmolt_core.capabilities.accounts import EndUserAccounts
+
+		own.append(EndUserAccounts())
+	if sources:  # tools listed at the start of each run (MCP servers)
+		from openmolt_core.capabilities.sources import Sources
+
+		own.append(Sources(sources))
+	if skills:
+		from openmolt_core.skills import load_skills
+
+		listed = [skills] if isinstance(skills, str | Path) else skills
+		agent_skills = load_skills(listed, plugins=om.plugins.skills, known=om.plugins.skill_names)
+		if agent_skills:
+			from openmolt_core.capabilities.skills import Skills
+
+			own.insert(0, Skills(agent_skills))
+	entries = (*om._capabilities, *options.capabilities)
+	given = _capabilities_of(om, entries) if entries else []
+	instance = given[: len(om._capabilities)]
+	caps: list[Capability] = [shared.observed, *instance, *own, *given[len(instance) :]]
+	if bindings:  # outermost: a run missing a credential never starts (nor is observed)
+		from openmolt_core.capabilities.credentials import CREDENTIAL_CHECK
+
+		caps.insert(0, CREDENTIAL_CHECK)
+	if compaction is not None:
+		caps.append(_compactor(om, shared, compaction))
+	_check_capability_names(caps, bindings)
+	if plain and not any(builds(cap, "tools") for cap in caps):
+		shared.plain_caps = tuple(caps)
+	model = options.models[0]
+	for cap in caps:
+		if not builds(cap, "tools"):
+			continue
+		callable_now = tuple(t.handle for t in bound if t.allowed)
+		model_id = model if isinstance(model, str) else type(model).__name__
+		extra = cap.tools(AgentInfo(options.name, callable_now, model_id))
+		if extra:
+			bound.extend(
+				bind_tools(
+					list(extra), agent=options.name, http=om.http, files=files, prefix=cap.name
+				)
+			)
+	return caps
+
+
+def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capability]:
+	"""One agent's capabilities: objects as given, names built by their plugin's factory."""
+	out: list[Capability] = []
+	for entry in entries:
+		if isinstance(entry, Capability):
+			out.append(entry)
+			continue
+		name, options = (entry, {}) if isinstance(entry, str) else _capability_spec(entry)
+		factory = om.plugins.capability(name)
+		try:
+			built = factory(**options)
+		except Exception as exc:
+			raise ConfigurationError(
+				f"capabilities: {name!r} could not be built with options {sorted(options)}: "
+				f"{type(exc).__name__}: {exc}"
+			) from exc
+		if not isinstance(built, Capability):
+			raise ConfigurationError(
+				f"capabilities: the factory of {name!r} returned {type(built).__name__}, "
+				"not a Capability; report it to the plugin's authors"
+			)
+		out.append(built)
+	return out
+
+
+def _check_capability_names(
+	caps: Sequence[Capability], bindings: Sequence[IntegrationBinding]
+) -> None:
+	"""A capability's name prefixes its tools' handles: it may not be an integration's id."""
+	taken = {"local", "openmolt", *(b.integration for b in bindings)}
+	for cap in caps:
+		if cap.name in taken:
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__} is named {cap.name!r}, which is also an "
+				"integration of this agent (its tools' handles start with it); rename the "
+				"capability"
+			)
+
+
+def _compactor(om: Host, shared: Shared, config: CompactionConfig) -> Capability:
+	"""The compaction capability; agents with the same settings share one.
+
+	It keeps nothing of an agent; the default's (``compaction=True``) is found at once.
+	"""
+	default = config is DEFAULT_COMPACTION
+	if default and shared.default_compaction is not None:
+		return shared.default_compaction
+	compactor: Callable[[], tuple[LLMProvider, str]] | None = None
+	if config.model is not None:
+		_, name, factory = _resolve_model(om, shared, config.model)
+		compactor = lambda: (factory(), name)  # noqa: E731
+	key = (config, compactor)
+	found = shared.compactions.get(key)
+	if found is None:
+		found = shared.compactions[key] = Compaction(config, compactor)
+	if default:
+		shared.default_compaction = found
+	return found
+
+
+def _offload(shared: Shared, files: FileStore, limits: Limits | None) -> Capability:
+	"""The offload of large results; agents with the same store and thresholds share one."""
+	per_tool: Mapping[str, int] = {}
+	limit: int | None = None
+	key: tuple[Any, ...] = (id(files), None)  # the common case: the default thresholds
+	if limits is not None:
+		per_tool, limit = limits.max_result_chars_per_tool, limits.max_result_chars
+		key = (id(files), limit, *sorted(per_tool.items()))
+	found = shared.offloads.get(key)
+	if found is None:
+		limit = limit if limit is not None else Limits().max_result_chars
+		offload = Offload(files, limit=limit, per_tool=per_tool)
+		found = shared.offloads[key] = OffloadResults(offload)
+	return found
+
+
+def _resolved(
+	shared: Shared,
+	caps: Sequence[Capability],
+	own: Sequence[Capability],
+	guardrails: tuple[Guardrail, ...],
+	policy: TaintPolicy,
+) -> Hooks:
+	"""The hooks of these capabilities, then the agent's own (approvals, tool search), then safety.
+
+	Agents with the same capabilities share their resolved hooks (they are fixed); with the
+	same safety settings too, and no capability of their own, the safety is shared as well
+	and so are the whole hooks. An agent with capabilities of its own (they know its tools),
+	or whose capabilities list tools at run time, has them and a safety of its own (it
+	remembers whether it warned of the trifecta) added to the shared ones. The shared hooks
+	end with the approvals gate (`ApprovalGate`).
+	"""
+	cache = shared.hooks
+	key = (*map(id, caps), None, id(policy), *map(id, guardrails))  # None: not an id
+	found = cache.get(key) if not own else None
+	if found is not None:  # it holds the objects of its key: their ids are still theirs
+		return found[1]
+	base_key = tuple(map(id, caps))
+	found = cache.get(base_key)
+	if found is None:
+		base = Hooks((*caps, ApprovalGate()))  # every agent: its safety may hand it a call
+		if len(cache) < 64:  # the common sets (observers, compaction, skills...)
+			cache[base_key] = (tuple(caps), base)
+	else:
+		base = found[1]
+	if own or base.list_tools:
+		for cap in own:
+			base = base.adding(cap)
+		return base.adding(Safety(guardrails, policy))
+	hooks = base.adding(Safety(guardrails, policy, shared=True))
+	if len(cache) < 64:
+		cache[key] = ((*caps, policy, *guardrails), hooks)
+	return hooks
+
+
+def _register_secrets(om: Host, contexts: Sequence[Any], sources: Sequence[SourceBinding]) -> None:
+	"""Put an agent's credential values (and its auths' refreshed tokens) into ``om.secrets``."""
+	seen: set[int] = set()
+	known = om.secrets
+	for context in [*contexts, *(s.context for s in sources)]:
+		if id(context) in seen:
+			continue
+		seen.add(id(context))
+		if context.redact:
+			known.add(*context.redact)
+		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
+		if callable(learned):
+			known.add_source(learned)
+
+
+def _known_tools(bound: Sequence[BoundTool], sources: Sequence[SourceBinding]) -> _Known:
+	"""For each integration an agent uses, its scopes and tool names (None: known at run time)."""
+	known: _Known = {}
+	for t in bound:
+		iid, _, name = t.handle.partition(".")
+		scopes = list(t.integration.scopes) if t.integration is not None else []
+		entry = known.setdefault(iid, (scopes, []))
+		if t.integration is None:  # local tools: the scopes they name
+			entry[0].extend(s for s in t.tool.scopes if s not in entry[0])
+		if entry[1] is not None:
+			entry[1].append(name)
+	for source in sources:
+		known[source.id] = (list(source.integration.scopes), None)
+	return known
+
+
+def _approval_policy(
+	instance: object, own: ApprovalPolicy | None, known: Callable[[], _Known]
+) -> ApprovalPolicy | None:
+	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
+
+	``known`` gives the agent's tools (`_known_tools`), worked out only when there are rules.
+
+	Raises:
+		ConfigurationError: A rule is malformed or names a scope or tool that does not exist.
+	"""
+	if not instance and not own:
+		return None
+	from openmolt_core.policy import ApprovalPolicy
+
+	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
+	mine = own if own is not None else ApprovalPolicy()
+	tools = known()
+	defaults.check(tools, where="OpenMolt: requires_approval", strict=False)
+	mine.check(tools, where="create_agent: requires_approval", strict=True)
+	return (defaults + mine) or None
+
+
+def _check_taint(
+	policy: TaintPolicy, known: Callable[[], _Known], where: str, *, strict: bool
+) -> bool:
+	"""Check a taint policy's rules against the agent's tools; True when it has none.
+
+	``known`` gives the agent's tools (`_known_tools`), worked out only when there are rules.
+
+	Raises:
+		ConfigurationError: A rule names a scope or tool that does not exist.
+	"""
+	tools: _Known | None = None
+	for label in ("untrusted", "private", "outbound"):
+		if rules := getattr(policy, label):
+			from openmolt_core.policy import ApprovalPolicy
+
+			stripped = tuple(r.lstrip("!") for r in rules)
+			tools = known() if tools is None else tools
+			ApprovalPolicy(stripped).check(tools, where=f"{where}: {label}", strict=strict)
+	return tools is None
+
+
+def _check_prices(agent: Agent) -> None:
+	"""Refuse ``max_cost`` when a model of the agent or of its sub-agents has no known price."""
+	from openmolt_core._cost import OtherModel, check_prices
+
+	seen: set[int] = set()
+	todo = [agent]
+	while todo:
+		one = todo.pop()
+		if id(one) in seen:
+			continue
+		seen.add(id(one))
+		where = "create_agent: max_cost" + ("" if one is agent else f" (sub-agent {one.name!r})")
+		check_prices(one.name, one._models.slots, where)
+		if one.compaction is not None and one.compactor is not None:  # summaries cost too
+			provider, model = one.compactor()
+			check_prices(one.name, [OtherModel(provider, model)], f"{where} (compaction model)")
+		todo.extend(one.sub_agents)
