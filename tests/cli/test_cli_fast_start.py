@@ -271,6 +271,24 @@ def test_the_start_up_pause_leaves_a_collector_that_was_off_alone() -> None:
 		gc.enable()
 
 
+def test_the_start_up_pause_leaves_a_process_that_froze_objects_alone() -> None:
+	"""An application that froze objects itself keeps them frozen and its collector running."""
+	import gc
+
+	from openmolt_core.cli._startup import StartupGC
+
+	gc.freeze()
+	frozen = gc.get_freeze_count()
+	try:
+		startup = StartupGC()
+		assert gc.isenabled()
+		startup.resume()
+		startup.close()
+		assert gc.isenabled() and gc.get_freeze_count() >= frozen > 0
+	finally:
+		gc.unfreeze()
+
+
 def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
 	"""Paused until resume; resume freezes and turns it on; close gives the objects back."""
 	import gc
@@ -278,6 +296,7 @@ def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
 	from openmolt_core.cli._startup import StartupGC
 
 	assert gc.isenabled()
+	gc.unfreeze()  # as a fresh command's process: nothing frozen yet
 	startup = StartupGC()
 	try:
 		assert not gc.isenabled()

@@ -603,3 +603,16 @@ def test_the_default_file_secrets_are_masked_before_the_store_is_used(
 	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(store.path.with_name("none.enc")))
 	om = OpenMolt(entry_points=False)
 	assert SECRETS["refreshToken"] not in om.secrets and om.credential_store is None
+
+
+def test_a_default_file_made_after_the_secrets_were_read_is_not_used_unmasked(
+	store: EncryptedFileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""No file when the instance read its secrets: no store for it, even once a file appears."""
+	from openmolt_core import OpenMolt
+
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(store.path))
+	om = OpenMolt(entry_points=False)
+	assert SECRETS["refreshToken"] not in om.secrets  # reads the (absent) file's secrets
+	store.save("gmail", SECRETS)  # made later, by another process
+	assert om.credential_store is None

@@ -242,6 +242,9 @@ def test_misspelled_config_keys_are_caught_and_others_left_alone() -> None:
 def test_an_http_tool_given_without_its_integration_is_refused_when_the_agent_is_made() -> None:
 	"""A declarative HTTP tool needs its integration's base URL and credential: it is refused
 	at create_agent, whether or not another agent of the process bound an integration."""
+	import subprocess
+	import sys
+
 	from openmolt_core.integrations.model import HttpTool
 
 	om = OpenMolt(entry_points=False)
@@ -250,3 +253,20 @@ def test_an_http_tool_given_without_its_integration_is_refused_when_the_agent_is
 		ConfigurationError, match=r"tools\[0\] is a HttpTool.*give it in an integration"
 	):
 		om.create_agent(name="A", model=ScriptedModel([finish("x")]), tools=[stray])
+	fresh = (  # no integration bound anywhere in the process: the same refusal
+		"import sys\n"
+		"from openmolt import ConfigurationError, OpenMolt\n"
+		"from openmolt_core.integrations.model import HttpTool\n"
+		"from openmolt_core.testing import ScriptedModel, finish\n"
+		"assert 'openmolt_core.integrations.binding' not in sys.modules\n"
+		"tool = HttpTool(handle='get', description='Get.', method='GET', endpoint='/x')\n"
+		"try:\n"
+		"    OpenMolt(entry_points=False).create_agent(\n"
+		"        name='A', model=ScriptedModel([finish('x')]), tools=[tool])\n"
+		"except ConfigurationError as exc:\n"
+		"    print(exc)\n"
+	)
+	done = subprocess.run([sys.executable, "-c", fresh], capture_output=True, text=True, check=True)
+	assert "is a HttpTool, which runs with its integration" in done.stdout, (
+		done.stdout + done.stderr
+	)

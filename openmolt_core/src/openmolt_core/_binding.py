@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from openmolt_core._support import loaded
 from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.tools import (
@@ -436,10 +437,12 @@ def bind_tools(
 	from openmolt_core.tools import FunctionTool
 
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
+	http_tool = loaded("openmolt_core.integrations.model", "HttpTool")  # never imports it
 	out = []
 	for index, entry in enumerate(tools):
 		# The protocol check reads every member; the built-in tool classes need not pass it.
-		if _executor_for(entry) is not None:  # declarative (HTTP): it runs with its integration
+		# A declarative (HTTP) tool runs with its integration's base URL and credential.
+		if _executor_for(entry) is not None or (http_tool and isinstance(entry, http_tool)):
 			raise ConfigurationError(
 				f"create_agent: tools[{index}] is a {type(entry).__name__}, which runs with its "
 				"integration's base URL and credential; give it in an integration "

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ApprovalError, ConfigurationError
 
 __all__ = [
@@ -248,3 +249,10 @@ class Signer(Protocol):
 			input: The edited input (approvals only).
 		"""
 		...
+
+
+# Moved beside the approvals that alone use them (`openmolt_core.approvals`); the old path works.
+__getattr__, __dir__ = lazy_exports(
+	globals(),
+	{"digest": "openmolt_core.approvals", "ApprovalUnavailable": "openmolt_core.approvals"},
+)

@@ -660,6 +660,10 @@ class OpenMolt:
 			from openmolt_core.secrets import default_credentials_path
 
 			if not default_credentials_path().exists():
+				# As loading it would: no file now, no store for this instance (a file made
+				# later is not read unmasked: its secrets would never join the set).
+				self._default_credential_store = False
+				self._credential_store = None
 				return set()
 		store = self.credential_store
 		found: set[str] = set()

@@ -107,7 +107,7 @@ class CallingRun:
 	cost_left: float | None = None
 	taint: Sequence[Mapping[str, Any]] = ()
 	user: str | None = None
-	caller: Any = None
+	caller: Any = field(default=None, repr=False)  # the calling run: never in a log line
 
 
 InDoubt = Literal["retry", "ask", "fail"]

@@ -20,13 +20,15 @@ __all__ = ["StartupGC"]
 class StartupGC:
 	"""The collector paused from construction until `resume` (then frozen start-up), then `close`.
 
-	A collector the process had turned off stays off, and is neither frozen nor turned on.
+	A collector the process had turned off stays off, and is neither frozen nor turned on. A
+	process that froze objects itself (an application that embeds the command, a pre-fork
+	server) keeps its collector as it is: `close` would give its frozen objects back too.
 	"""
 
 	__slots__ = ("_frozen", "_paused")
 
 	def __init__(self) -> None:
-		self._paused = gc.isenabled()
+		self._paused = gc.isenabled() and gc.get_freeze_count() == 0
 		self._frozen = False
 		if self._paused:
 			gc.disable()
