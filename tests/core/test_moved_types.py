@@ -196,3 +196,20 @@ def test_finding_the_durability_backend_is_the_assembly_s() -> None:
 
 	assert durability.load_backend is _durable.load_backend
 	assert "load_backend" in dir(durability)
+
+
+def test_the_option_models_live_with_their_readers() -> None:
+	"""`options` keeps the memory options the loop reads; the others moved to their readers.
+
+	``create_agent``'s config and integration entries are the assembly's (`agentconfig`, L2), the
+	engine's keys of an integration config the HTTP engine's; their old names are the same objects.
+	"""
+	from openmolt_core import agentconfig, options
+	from openmolt_core.integrations import config
+
+	for name in ("AgentConfig", "IntegrationCredential", "IntegrationEntry"):
+		assert getattr(options, name) is getattr(agentconfig, name), name
+		assert name in dir(options) and name not in options.__all__
+	assert options.EngineConfig is config.EngineConfig
+	assert options.EngineConfig.of({"allowInternalHosts": ["db"]}).allow_internal_hosts == ["db"]
+	assert {"AgentMemory", "MemoryPart", "parse_options"} <= set(options.__all__)

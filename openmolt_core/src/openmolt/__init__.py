@@ -13,6 +13,7 @@ from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent, HumanInputUnavailable
+	from openmolt_core.agentconfig import AgentConfig, IntegrationCredential, IntegrationEntry
 	from openmolt_core.approvals import (
 		ApprovalDecision,
 		ApprovalRequest,
@@ -32,13 +33,7 @@ if TYPE_CHECKING:
 	from openmolt_core.hooks import Capability, Park, Proceed, Refuse, Stop
 	from openmolt_core.llm import Attachment, ModelConfig, Usage
 	from openmolt_core.openmolt import OpenMolt
-	from openmolt_core.options import (
-		AgentConfig,
-		AgentMemory,
-		IntegrationCredential,
-		IntegrationEntry,
-		MemoryPart,
-	)
+	from openmolt_core.options import AgentMemory, MemoryPart
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.runstream import RunStream
@@ -113,10 +108,10 @@ _EXPORTS = {
 	"RunState": "openmolt_core.result",
 	"RunStream": "openmolt_core.runstream",
 	"RetryPolicy": "openmolt_core.retry",
-	"AgentConfig": "openmolt_core.options",
+	"AgentConfig": "openmolt_core.agentconfig",
 	"AgentMemory": "openmolt_core.options",
-	"IntegrationCredential": "openmolt_core.options",
-	"IntegrationEntry": "openmolt_core.options",
+	"IntegrationCredential": "openmolt_core.agentconfig",
+	"IntegrationEntry": "openmolt_core.agentconfig",
 	"MemoryPart": "openmolt_core.options",
 	"InMemorySession": "openmolt_core.sessions",
 	"SQLiteSession": "openmolt_core.sessions",

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 	from openmolt_core._chain import ModelSlot
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import HumanInputHandler, MemoryConfig
+	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 	from openmolt_core.approvals import ApprovalHandler
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.credstore import CredentialStore
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider
 	from openmolt_core.observe import RunObserver
-	from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry
+	from openmolt_core.options import AgentMemory
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.retry import RetryPolicy
@@ -389,15 +390,16 @@ def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
 
 
 def _agent_config(config: AgentConfig | Mapping[str, Any]) -> AgentConfig:
-	"""Read ``config`` (`openmolt_core.options.AgentConfig`)."""
-	from openmolt_core.options import AgentConfig, parse_options
+	"""Read ``config`` (`openmolt_core.agentconfig.AgentConfig`)."""
+	from openmolt_core.agentconfig import AgentConfig
+	from openmolt_core.options import parse_options
 
 	return parse_options(AgentConfig, config, "create_agent: config")
 
 
 def _config_dict(config: AgentConfig | Mapping[str, Any]) -> Mapping[str, Any]:
 	"""``config`` as given, as a dict (the keys set, for the agent's record)."""
-	from openmolt_core.options import AgentConfig
+	from openmolt_core.agentconfig import AgentConfig
 
 	return config.model_dump(exclude_unset=True) if isinstance(config, AgentConfig) else config
 

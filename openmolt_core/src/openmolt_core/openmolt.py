@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
+	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.assembly import Shared
 	from openmolt_core.conversation import RunConversation, Session
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import CompactionConfig, LLMProvider, ModelConfig
 	from openmolt_core.observe import RunObserver
-	from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry
+	from openmolt_core.options import AgentMemory
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.result import RunResult
@@ -755,12 +756,12 @@ class OpenMolt:
 				top_p, stop, provider_options.
 			config: Overrides of this instance's settings for this agent, as the spec's
 				``config`` ("adjust the constructor's config"): an
-				`openmolt_core.options.AgentConfig` or a dict of its fields, in camelCase or
+				`openmolt_core.agentconfig.AgentConfig` or a dict of its fields, in camelCase or
 				snake_case (``max_steps``, ``max_tokens``, ``timeout``, ``verbose``, the caps of
 				`openmolt_core.agent.Limits`, and ``max_result_chars_per_tool``: thresholds by
 				tool handle or pattern, see `openmolt_core.offload`). Explicit keyword arguments
 				win.
-			integrations: Integration ids, or `openmolt_core.options.IntegrationEntry` objects
+			integrations: Integration ids, or `openmolt_core.agentconfig.IntegrationEntry` objects
 				or dicts ``{"integration", "credential": {"type", "config",
 				"on_token_refresh"}, "scopes"}``.
 			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, other agents

@@ -12,10 +12,14 @@ A model for a free-form dict (an integration's credential config, a provider's s
 given. `camel_keys` writes the known fields back under their camelCase names, for templates that
 read ``config.accessToken``.
 
-The typed options of `openmolt_core.OpenMolt.create_agent` live here too (`AgentConfig`,
-`AgentMemory`, `IntegrationEntry`), and the ``openmolt`` command's agent files use the same
-models, so both accept and refuse the same things. `parse_options` turns a validation error into
-a `openmolt_core.errors.ConfigurationError` naming the key (and the closest known one).
+The memory options the loop reads live here too (`AgentMemory`, `MemoryPart`). The option
+models of the layers that read them live with those layers: `openmolt_core.agentconfig`
+(``create_agent``'s ``config`` and ``integrations``, read by the assembly) and
+`openmolt_core.integrations.config.EngineConfig` (the keys of an integration's config the HTTP
+engine reads); their old names here still import (on first use). `create_agent` and the
+``openmolt`` command's agent files use the same models, so both accept and refuse the same
+things. `parse_options` turns a validation error into a `openmolt_core.errors.ConfigurationError`
+naming the key (and the closest known one).
 
 ```python
 class ProviderSettings(Options):
@@ -32,27 +36,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import (
-	BaseModel,
-	ConfigDict,
-	Field,
-	StrictBool,
-	StrictFloat,
-	StrictInt,
-	ValidationError,
-	model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel, to_snake
 from pydantic.json_schema import SkipJsonSchema
 
+from openmolt_core._support import lazy_exports
+
 __all__ = [
-	"AgentConfig",
 	"AgentMemory",
-	"EngineConfig",
-	"IntegrationCredential",
-	"IntegrationEntry",
 	"MemoryPart",
 	"Options",
 	"camel",
@@ -229,91 +222,6 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 	return out
 
 
-class EngineConfig(Options):
-	"""The keys of an integration's config that the HTTP engine itself reads (either spelling).
-
-	Every other key of the config is the integration's (its templates read them).
-
-	Attributes:
-		allow_internal_hosts: Internal hosts or networks the integration's tools may reach
-			(``allowInternalHosts``; see `openmolt_core.integrations._ssrf`).
-		allow_private: The retired switch that opened every internal address (refused).
-	"""
-
-	model_config: ClassVar[ConfigDict] = options_config(extra="ignore")
-
-	allow_internal_hosts: Any = None
-	allow_private: Any = None
-
-	@classmethod
-	def of(cls, config: Mapping[str, Any]) -> EngineConfig:
-		"""The engine's keys of a config (other keys ignored).
-
-		Args:
-			config: The integration's credential config.
-
-		Raises:
-			ConfigurationError: A key is given in both spellings with different values.
-		"""
-		return parse_options(cls, config, "integration config")
-
-
-# The typed options of create_agent, shared with the agent files of the ``openmolt`` command ----
-
-_Count = Annotated[StrictInt, Field(ge=1)]
-
-
-class AgentConfig(Options):
-	"""``create_agent(config=...)``: the instance settings one agent overrides.
-
-	Explicit keyword arguments of `openmolt_core.OpenMolt.create_agent` win over these.
-
-	Attributes:
-		max_steps: The most model calls a run makes (``maxSteps``).
-		max_tokens: Tokens over the run after which no model call starts (``maxTokens``).
-		timeout: Seconds the whole run may take.
-		max_cost: US dollars a run may spend on model calls (``maxCost``).
-		verbose: Log this agent's steps and tool calls to stderr.
-		max_reply_chars: Cap of a model reply (`openmolt_core.agent.Limits`).
-		max_result_chars: Cap of a tool result shown to the model.
-		max_memory_chars: Cap of each memory.
-		max_answer_chars: Cap of a person's answer.
-		max_result_chars_per_tool: Result thresholds by tool handle or pattern
-			(`openmolt_core.offload`), in characters.
-	"""
-
-	max_steps: _Count | None = Field(default=None, description="The most model calls a run makes.")
-	max_tokens: _Count | None = Field(default=None, description="Tokens over the run.")
-	timeout: Annotated[StrictFloat | StrictInt, Field(gt=0)] | None = Field(
-		default=None, description="Seconds the whole run may take."
-	)
-	max_cost: (
-		Annotated[StrictFloat, Field(gt=0, allow_inf_nan=False)]
-		| Annotated[StrictInt, Field(gt=0)]
-		| None
-	) = Field(default=None, description="US dollars a run may spend on model calls.")
-	verbose: StrictBool | None = Field(default=None, description="Log steps to stderr.")
-	max_reply_chars: _Count | None = None
-	max_result_chars: _Count | None = None
-	max_memory_chars: _Count | None = None
-	max_answer_chars: _Count | None = None
-	max_result_chars_per_tool: dict[str, _Count] | None = Field(
-		default=None,
-		description="Result thresholds by tool handle or pattern, e.g. {'notion.*': 8000}.",
-	)
-
-	def limits(self) -> dict[str, Any]:
-		"""The caps that are set, for `openmolt_core.agent.Limits`."""
-		names = (
-			"max_reply_chars",
-			"max_result_chars",
-			"max_memory_chars",
-			"max_answer_chars",
-			"max_result_chars_per_tool",
-		)
-		return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
-
-
 class MemoryPart(Options):
 	"""One memory's initial content, and who hears its updates.
 
@@ -338,45 +246,15 @@ class AgentMemory(Options):
 	short_term: MemoryPart | str | None = None
 
 
-class IntegrationCredential(Options):
-	"""The credential an agent uses for one integration.
+# The option models of the layers that read them, under their old names here (loaded on first
+# use; not in __all__: a star import does not load the assembly or the HTTP engine).
+_HOMES: Mapping[str, str] = {
+	"AgentConfig": "openmolt_core.agentconfig",
+	"EngineConfig": "openmolt_core.integrations.config",
+	"IntegrationCredential": "openmolt_core.agentconfig",
+	"IntegrationEntry": "openmolt_core.agentconfig",
+}
 
-	Attributes:
-		type: The credential type (``bearer``, ``oauth2``...; default: the integration's first).
-		config: The values its templates read (API keys, tokens, account ids).
-		on_token_refresh: Called with the new config after an OAuth2 refresh (Python only).
-	"""
-
-	type: str | None = Field(
-		default=None, description="bearer, custom, oauth2... (default: first)."
-	)
-	config: dict[str, Any] = Field(
-		default_factory=dict, repr=False, description="Values for the templates."
-	)
-	on_token_refresh: SkipJsonSchema[Callable[[dict[str, Any]], Any] | None] = Field(
-		default=None, exclude=True
-	)
-
-
-class IntegrationEntry(Options):
-	"""One integration an agent may use, with its credential and scopes.
-
-	Attributes:
-		integration: The integration id (``notion``).
-		credential: The credential to use (default: the integration's first type, with the
-			instance's config).
-		scopes: The scopes granted, or ``"all"`` (the default).
-		account: Whose account the tools act as: ``operator`` (the default: the credential
-			given, the environment or the operator's stored one) or ``user`` (each run's end
-			user, ``agent.run(input, user=...)``, from the credential store; a user who has
-			not connected parks the run with an authorization request, see
-			`openmolt_core.accounts`).
-	"""
-
-	integration: str = Field(min_length=1, description="The integration id, e.g. 'notion'.")
-	credential: IntegrationCredential | None = None
-	scopes: list[str] | Literal["all"] | None = Field(default=None, description="Default: all.")
-	account: Literal["operator", "user"] = Field(
-		default="operator",
-		description="'user': each run's end user's stored credential; 'operator': one account.",
-	)
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)

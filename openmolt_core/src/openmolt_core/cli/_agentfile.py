@@ -34,9 +34,10 @@ from pydantic import (
 	field_validator,
 )
 
+from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
-from openmolt_core.options import AgentConfig, AgentMemory, IntegrationEntry, options_config
+from openmolt_core.options import AgentMemory, options_config
 from openmolt_core.schedule import ScheduleSpec
 from openmolt_core.triggers import Triggers
 

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from openmolt_core._binding import BoundTool, register_executor, secret_values
+from openmolt_core.agentconfig import IntegrationEntry
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.model import HttpTool
+from openmolt_core.options import parse_options
 from openmolt_core.tools import ToolContext
 
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.files import FileStore
 	from openmolt_core.integrations.model import Integration
-	from openmolt_core.options import IntegrationEntry
 	from openmolt_core.retry import RetryPolicy
 
 __all__ = ["IntegrationBinding", "bind_integration", "parse_binding"]
@@ -58,15 +59,13 @@ def parse_binding(value: str | IntegrationEntry | Mapping[str, Any]) -> Integrat
 	"""Read one entry of ``create_agent(integrations=[...])``: an id, or an `IntegrationEntry`.
 
 	Args:
-		value: The id, an `openmolt_core.options.IntegrationEntry`, or a dict of its fields.
+		value: The id, an `openmolt_core.agentconfig.IntegrationEntry`, or a dict of its fields.
 
 	Raises:
 		ConfigurationError: The entry is malformed; the message names the field.
 	"""
 	if isinstance(value, str):
 		return IntegrationBinding(integration=value)
-	from openmolt_core.options import IntegrationEntry, parse_options
-
 	if not isinstance(value, (Mapping, IntegrationEntry)):
 		raise ConfigurationError(
 			f"integrations: each entry must be an id or a dict with 'integration', got {value!r}"

@@ -34,8 +34,9 @@ from openmolt_core.errors import ConfigurationError, IntegrationError, ToolError
 from openmolt_core.integrations._encode import set_query
 from openmolt_core.integrations._headers import check_header
 from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts
+from openmolt_core.integrations.config import EngineConfig
 from openmolt_core.integrations.templating import MISSING, render_string
-from openmolt_core.options import EngineConfig, Options, options_config
+from openmolt_core.options import Options, options_config
 
 if TYPE_CHECKING:
 	from collections.abc import AsyncGenerator

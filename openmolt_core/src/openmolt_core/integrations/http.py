@@ -75,6 +75,7 @@ from openmolt_core.integrations._origin import (
 	origin_problem,
 )
 from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts, parse_ip
+from openmolt_core.integrations.config import EngineConfig
 from openmolt_core.integrations.templating import (
 	FILE_FILTERS,
 	MISSING,
@@ -84,7 +85,6 @@ from openmolt_core.integrations.templating import (
 	render_string,
 	uses_filter,
 )
-from openmolt_core.options import EngineConfig
 from openmolt_core.retry import DEFAULT_RETRY, RetryPolicy, retry_after
 
 if TYPE_CHECKING:

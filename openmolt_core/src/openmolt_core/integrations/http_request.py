@@ -29,6 +29,7 @@ from openmolt_core.integrations._decode import decode, error_message, trimmed_de
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
 from openmolt_core.integrations._headers import check_header
 from openmolt_core.integrations._ssrf import InternalHosts, Resolver, SsrfGuard, internal_hosts
+from openmolt_core.integrations.config import EngineConfig
 from openmolt_core.integrations.http import (
 	DEFAULT_RETRY,
 	MAX_RESPONSE_BYTES,
@@ -36,7 +37,6 @@ from openmolt_core.integrations.http import (
 	send,
 )
 from openmolt_core.integrations.model import Integration
-from openmolt_core.options import EngineConfig
 from openmolt_core.tools import FunctionTool, ToolContext
 
 __all__ = ["http_request_integration", "register_integrations"]
