@@ -213,3 +213,18 @@ def test_the_option_models_live_with_their_readers() -> None:
 	assert options.EngineConfig is config.EngineConfig
 	assert options.EngineConfig.of({"allowInternalHosts": ["db"]}).allow_internal_hosts == ["db"]
 	assert {"AgentMemory", "MemoryPart", "parse_options"} <= set(options.__all__)
+
+
+def test_the_retry_policy_is_the_http_layer_s() -> None:
+	"""The kernel names a tool's retry policy by its contract (`tools.Retries`); `retry` is L2's."""
+	import tomllib
+	from pathlib import Path
+
+	from openmolt_core import RetryPolicy, retry, tools
+
+	policy: tools.Retries = RetryPolicy(attempts=2)
+	assert RetryPolicy is retry.RetryPolicy
+	assert "Retries" in tools.__all__ and hasattr(policy, "retrying")
+	config = tomllib.loads(Path(__file__).parents[2].joinpath("importlinter.toml").read_text())
+	contract, kernel = config["tool"]["importlinter"]["contracts"][0]["layers"][-2:-4:-1]
+	assert "retry" not in contract.replace(" ", "").split(":") + kernel.replace(" ", "").split(":")

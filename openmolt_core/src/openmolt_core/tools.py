@@ -42,12 +42,12 @@ from openmolt_core._support.sync import cancelled
 
 if TYPE_CHECKING:
 	import httpx
+	from tenacity import AsyncRetrying
 
 	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.events import Event
 	from openmolt_core.files import FileStore
 	from openmolt_core.llm import Usage
-	from openmolt_core.retry import RetryPolicy
 
 __all__ = [
 	"IDEMPOTENCY_NAMESPACE",
@@ -59,6 +59,7 @@ __all__ = [
 	"InDoubt",
 	"Label",
 	"NestedRunTool",
+	"Retries",
 	"Tool",
 	"ToolContext",
 	"cancelled",
@@ -139,6 +140,30 @@ IDEMPOTENCY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
 """The UUID5 namespace of idempotency keys (`ToolContext.idempotency_key`): never change it."""
 
 
+class Retries(Protocol):
+	"""How a tool's HTTP calls that may succeed later are retried (``ToolContext.retry``).
+
+	`openmolt_core.RetryPolicy` (`openmolt_core.retry`) is the one OpenMolt gives tools: the
+	instance's policy, which the HTTP engine and the built-in providers share.
+	"""
+
+	def retrying(
+		self,
+		retry: Callable[[BaseException], bool],
+		hint: Callable[[BaseException], float | None],
+		*,
+		attempts: int | None = None,
+	) -> AsyncRetrying:
+		"""A tenacity ``AsyncRetrying`` loop that follows the policy.
+
+		Args:
+			retry: Whether an exception is worth another attempt.
+			hint: The wait an exception's reply asks for (None: back off).
+			attempts: Tries in all, when not the policy's own.
+		"""
+		...
+
+
 @dataclass(slots=True)
 class ToolContext:
 	"""What a tool can see while it runs.
@@ -154,8 +179,8 @@ class ToolContext:
 		files: The instance's file store: save binary results, resolve file references.
 		extras: Anything the integration or the application passes along.
 		run: The run making this call (set per call by the loop); `call_id` derives from it.
-		retry: The instance's retry policy for HTTP calls (`openmolt_core.retry.RetryPolicy`;
-			None: the default one).
+		retry: The instance's retry policy for HTTP calls (a `Retries`: the instance's
+			`openmolt_core.retry.RetryPolicy`; None: the default one).
 	"""
 
 	agent: str
@@ -168,7 +193,7 @@ class ToolContext:
 	files: FileStore | None = None
 	extras: dict[str, Any] = field(default_factory=dict)
 	run: CallingRun | None = None
-	retry: RetryPolicy | None = None
+	retry: Retries | None = None
 
 	def __repr__(self) -> str:
 		# The config holds secrets: only its keys are shown, never its values.

@@ -89,7 +89,7 @@ from openmolt_core.retry import DEFAULT_RETRY, RetryPolicy, retry_after
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import ApiSetup, HttpTool, Integration
-	from openmolt_core.tools import ToolContext
+	from openmolt_core.tools import Retries, ToolContext
 
 __all__ = [
 	"DEFAULT_RETRY",
@@ -158,7 +158,7 @@ async def _send_retrying(
 	client: httpx.AsyncClient,
 	request: httpx.Request,
 	auth: httpx.Auth | None,
-	policy: RetryPolicy,
+	policy: Retries,
 	safe: bool,
 	max_bytes: int,
 ) -> tuple[httpx.Response, bytes]:
@@ -268,7 +268,7 @@ async def send(
 	credentialed: bool = False,
 	guard: SsrfGuard | None = None,
 	guard_first: bool = False,
-	retry: RetryPolicy = DEFAULT_RETRY,
+	retry: Retries = DEFAULT_RETRY,
 	idempotency_header: str | None = None,
 	accept_statuses: Collection[int] = (),
 	strip_credentials: Collection[str] | None = None,
@@ -342,7 +342,7 @@ async def _hops(
 	credentialed: bool,
 	guard: SsrfGuard,
 	guard_first: bool,
-	retry: RetryPolicy,
+	retry: Retries,
 	idempotency_header: str | None,
 	accept_statuses: Collection[int],
 	strip_credentials: Collection[str] | None,
