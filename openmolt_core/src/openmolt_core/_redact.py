@@ -73,8 +73,11 @@ class Redactor:
 		return f"Redactor({len(self._static)} secrets, {len(self._sources)} sources)"
 
 	def _current(self) -> frozenset[str]:
-		if not self._sources and self._known is None:
-			return self._static
+		if not self._sources:
+			if self._known is None:
+				return self._static
+			known = self._known.values()
+			return self._static | known if self._static else known
 		current = set(self._static)
 		for source in self._sources:
 			current.update(v for v in source() if v)

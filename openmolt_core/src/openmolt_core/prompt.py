@@ -19,6 +19,10 @@ from openmolt_core.commands import COMMANDS, Finish, RequestHumanInput
 __all__ = ["dumps", "example_value", "maestro_prompt"]
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+"""What `dumps` writes with: built once (``json.dumps`` with options builds one per call)."""
+
+
 def dumps(value: Any) -> str:
 	"""Compact, deterministic JSON (the same value always gives the same bytes).
 
@@ -27,9 +31,7 @@ def dumps(value: Any) -> str:
 	(`openmolt_core._support.jsonsafe.encodable`), so no result can make a state unsendable or unsaveable.
 	"""
 	try:
-		text = json.dumps(
-			value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False
-		)
+		text = _ENCODER.encode(value)
 	except ValueError:  # NaN or an infinity somewhere
 		text = json.dumps(encodable(value), ensure_ascii=False, separators=(",", ":"), default=str)
 	# Surrogates appear as themselves inside string literals: replacing them keeps the JSON valid.

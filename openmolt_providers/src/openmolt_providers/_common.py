@@ -224,11 +224,12 @@ class HTTPProvider:
 		Read by ``OpenMolt.secrets`` (`openmolt_core.secrets`), so a key read from the
 		environment on first use is masked everywhere from then on.
 		"""
-		from openmolt_core.secrets import settings_secrets
+		found = {v for v in (self._key, os.environ.get(self.env_var)) if v}
+		if self.extra_headers:  # asked at every step: most providers have none
+			from openmolt_core.secrets import settings_secrets
 
-		found = {self._key or "", os.environ.get(self.env_var, "")}
-		found |= settings_secrets({"headers": self.extra_headers})
-		return {v for v in found if v}
+			found |= settings_secrets({"headers": self.extra_headers})
+		return found
 
 	def auth_headers(self, key: str | None) -> dict[str, str]:
 		"""The headers that carry the key; each provider names its own."""

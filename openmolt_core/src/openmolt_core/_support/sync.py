@@ -24,6 +24,8 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -43,11 +45,30 @@ def cancelled() -> bool:
 	return event is not None and event.is_set()
 
 
+_ASYNC: weakref.WeakKeyDictionary[Any, tuple[Any, bool]] = weakref.WeakKeyDictionary()
+"""A plain function -> (its code, whether it is async): `is_async` answers each function once."""
+
+
 def is_async(function: Any) -> bool:
 	"""Whether calling ``function`` returns a coroutine.
 
-	True for an ``async def``, a partial of one, and an object whose ``__call__`` is async.
+	True for an ``async def``, a partial of one, and an object whose ``__call__`` is async. The
+	answer for a plain function, or a method of one, is kept per function (a sync tool's
+	``execute`` is asked at every call) as long as its code is the same.
 	"""
+	kind = type(function)
+	plain = function.__func__ if kind is types.MethodType else function
+	if type(plain) is not types.FunctionType:
+		return _is_async(function)
+	known = _ASYNC.get(plain)
+	if known is not None and known[0] is plain.__code__:
+		return known[1]
+	found = _is_async(function)
+	_ASYNC[plain] = (plain.__code__, found)
+	return found
+
+
+def _is_async(function: Any) -> bool:
 	if inspect.iscoroutinefunction(function):
 		return True
 	while isinstance(function, functools.partial):
