@@ -214,9 +214,11 @@ class Compaction(Capability):
 		if threshold is None:
 			size = models.context_window()
 			threshold = int((size or DEFAULT_CONTEXT_WINDOW) * self.config.share)
-		system = models.system()
+		# After a call, the check counts the provider's tokens and what came since: no prompt.
+		system = "" if ctx.state.context_tokens else models.system()
 		if not needs_compaction(ctx.state, threshold, system):
 			return
+		system = system or models.system()
 		from openmolt_core.capabilities.compaction import compact_run
 
 		await compact_run(self, ctx, threshold, system)
@@ -233,6 +235,18 @@ def is_stored(value: Any) -> bool:
 		and value["stored"].startswith(FILE_PREFIX)
 		and "read" in value
 	)
+
+
+_SCALAR = 32
+"""Characters the JSON of a `_scalar` takes at most (a float's: 24, ``-1.2345678901234567e-308``)."""
+
+
+def _scalar(value: Any) -> bool:
+	"""Whether ``value`` is a float, a bool, None or an int of at most 16 digits."""
+	kind = type(value)
+	if kind is float or kind is bool or value is None:
+		return True
+	return kind is int and -(10**16) < value < 10**16
 
 
 class Offload:
@@ -284,6 +298,8 @@ class Offload:
 			value: The tool's result.
 		"""
 		limit = self.threshold(handle)
+		if limit >= _SCALAR and _scalar(value):  # short enough without writing its JSON
+			return encodable(value)
 		binary = isinstance(value, bytes | bytearray)
 		if not binary:
 			value = encodable(value)  # a lone surrogate or NaN must not reach the file or the state
