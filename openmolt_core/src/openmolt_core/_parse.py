@@ -152,7 +152,9 @@ def _decode(text: str, max_depth: int) -> Any:
 	"""The reply's one JSON value, found the way models send it, or `_Invalid`."""
 	s = _strip(text)
 	try:
-		return _bounded(loads(s), max_depth)
+		value = loads(s)
+		# Each level opens with a bracket of the text: with few brackets, no walk is needed.
+		return value if s.count("{") + s.count("[") <= max_depth else _bounded(value, max_depth)
 	except UnsafeJson as unsafe:
 		raise _Invalid(_unsafe(unsafe)) from None
 	except RecursionError:

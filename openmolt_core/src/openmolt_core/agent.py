@@ -1227,7 +1227,7 @@ class Agent:
 		first = self._hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
 			end = None
-			with anyio.move_on_after(_left(port, deadline)) as scope:  # sync checks too
+			with _budget(port, deadline) as scope:  # sync checks too
 				stop, watch = await self._hooks.first_model(ctx)
 				if stop is not None:
 					end = RunEnd(stop.status, None, stop.reason)
@@ -1252,7 +1252,7 @@ class Agent:
 			key, envelope = toolset.envelope(state)  # grows as the run loads tools
 			if watch:  # checks alongside the first model call: a Stop cancels the call
 				called = stop = None
-				with anyio.move_on_after(_left(port, deadline)):  # the checks' time too
+				with _budget(port, deadline):  # the checks' time too
 					called, stop = await alongside(
 						watch, functools.partial(self._call_model, ctx, key, envelope, deadline)
 					)
@@ -1307,7 +1307,7 @@ class Agent:
 		state = ctx.state
 		ignored: list[dict[str, Any]] = [{"ok": False, "error": t} for t in ignored_texts]
 		try:
-			with anyio.move_on_after(_left(ctx.port, deadline)) as scope:
+			with _budget(ctx.port, deadline) as scope:
 				await run_step(ctx, record, start)
 		except anyio.get_cancelled_exc_class():
 			# Cancelled from outside: the state keeps every result, the unfinished marked so.
@@ -1568,7 +1568,7 @@ class Agent:
 			return response
 
 		try:
-			with anyio.move_on_after(_left(ctx.port, deadline)):
+			with _budget(ctx.port, deadline):
 				# The journal keeps which model answered: a replayed step parses as that model's.
 				response: ModelResponse = await ctx.port.step(
 					step_key("model", step),
@@ -1901,8 +1901,31 @@ def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability 
 	return owner
 
 
-def _left(port: RunPort, deadline: float | None) -> float:
-	return float("inf") if deadline is None else max(deadline - port.now(), 0.0)
+class _NoBudget:
+	"""The scope of a run without a time budget: nothing to cancel, so no cancel scope."""
+
+	__slots__ = ()
+
+	cancelled_caught = False
+
+	def __enter__(self) -> _NoBudget:
+		return self
+
+	def __exit__(self, *exc: object) -> None:
+		return None
+
+
+_NO_BUDGET = _NoBudget()
+
+
+def _budget(port: RunPort, deadline: float | None) -> anyio.CancelScope | _NoBudget:
+	"""The scope that ends what it holds at the run's deadline.
+
+	An anyio cancel scope, entered at every step; a run without a ``timeout`` does without one.
+	"""
+	if deadline is None:
+		return _NO_BUDGET
+	return anyio.move_on_after(max(deadline - port.now(), 0.0))
 
 
 def _compaction_like(found: Any, **changes: Any) -> Capability:
