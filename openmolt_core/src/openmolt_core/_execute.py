@@ -397,10 +397,10 @@ def _check_call(ctx: RunContext, index: int, call: CallTool) -> CallTool | str:
 	if refused is not None:
 		return f"command {index} (callTool): {refused}"
 	bound = ctx.tools.get(call.tool)
-	visible = [h for h, t in ctx.tools.items() if t.allowed]
 	if bound is None:
 		from openmolt_core._support.suggest import suggestion  # only a call that went wrong
 
+		visible = [h for h, t in ctx.tools.items() if t.allowed]
 		hint = suggestion(call.tool, visible, noun="tools")
 		return f"command {index} (callTool): unknown tool {call.tool!r}; {hint}"
 	if not bound.allowed:
