@@ -325,10 +325,11 @@ class SecretSet:
 	also read by the logging filter (`RedactingFilter`) while it lives.
 	"""
 
-	__slots__ = ("__weakref__", "_later", "_live", "_sources", "_values")
+	__slots__ = ("__weakref__", "_last", "_later", "_live", "_sources", "_values")
 
 	def __init__(self) -> None:
 		self._values: frozenset[str] = frozenset()
+		self._last: frozenset[str] = frozenset()  # what the sources gave last: reused when equal
 		self._sources: tuple[Callable[[], Iterable[str]], ...] = ()
 		self._later: list[Callable[[], Iterable[str]]] = []
 		self._live = False  # in _LIVE, read by the logging filter (once: every instance has one)
@@ -393,7 +394,10 @@ class SecretSet:
 				found.update(v for v in source() if isinstance(v, str) and v.strip())
 			except Exception:  # a broken source must not break redaction or logging
 				continue
-		return frozenset(found)
+		last = self._last
+		if found != last:  # the same set object each time: its hash and the masks' caches hold
+			last = self._last = frozenset(found)
+		return last
 
 	def mask(self, text: str) -> str:
 		"""Return the text with every spelling of every secret masked.
