@@ -112,13 +112,9 @@ def bind_source(
 	source = spec.source
 	if source is None:  # pragma: no cover - create_agent only calls this for sources
 		raise ConfigurationError(f"integrations[{iid}] lists its tools; it has no source")
-	if binding.scopes is not None:
-		unknown = [s for s in binding.scopes if s not in spec.scopes]
-		if unknown:
-			raise ConfigurationError(
-				f"integrations[{iid}].scopes: unknown scope(s) {unknown}; "
-				f"{iid} defines: {', '.join(sorted(spec.scopes)) or '(none)'}"
-			)
+	from openmolt_core.integrations.binding import check_scopes
+
+	check_scopes(binding, spec)
 	config = {**instance_config, **binding.config}
 	context = ToolContext(
 		agent=agent,

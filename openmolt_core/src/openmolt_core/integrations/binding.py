@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.retry import RetryPolicy
 
-__all__ = ["IntegrationBinding", "bind_integration", "parse_binding"]
+__all__ = ["IntegrationBinding", "bind_integration", "check_scopes", "parse_binding"]
 
 
 @dataclass(slots=True)
@@ -95,6 +95,27 @@ def _stored_config(
 	return {k: v for k, v in stored.items() if k.replace("_", "").lower() not in have}
 
 
+def check_scopes(binding: IntegrationBinding, spec: Integration) -> None:
+	"""Refuse a binding that grants scopes its integration does not define.
+
+	Args:
+		binding: The agent's entry for the integration.
+		spec: The integration.
+
+	Raises:
+		ConfigurationError: An unknown scope, named with the ones the integration defines.
+	"""
+	if binding.scopes is None:
+		return
+	unknown = [s for s in binding.scopes if s not in spec.scopes]
+	if unknown:
+		iid = binding.integration
+		raise ConfigurationError(
+			f"integrations[{iid}].scopes: unknown scope(s) {unknown}; "
+			f"{iid} defines: {', '.join(sorted(spec.scopes)) or '(none)'}"
+		)
+
+
 def bind_integration(
 	spec: Integration,
 	binding: IntegrationBinding,
@@ -130,13 +151,7 @@ def bind_integration(
 		ConfigurationError: Unknown scope or credential type.
 	"""
 	iid = binding.integration
-	if binding.scopes is not None:
-		unknown = [s for s in binding.scopes if s not in spec.scopes]
-		if unknown:
-			raise ConfigurationError(
-				f"integrations[{iid}].scopes: unknown scope(s) {unknown}; "
-				f"{iid} defines: {', '.join(sorted(spec.scopes)) or '(none)'}"
-			)
+	check_scopes(binding, spec)
 	from openmolt_core.integrations.connect import environment_config
 
 	given = {**instance_config, **binding.config}
