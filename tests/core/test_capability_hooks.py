@@ -472,3 +472,48 @@ def test_a_kind_of_parked_step_names_one_capability() -> None:
 	with pytest.raises(ConfigurationError, match="the loop already uses"):
 		Hooks([Asks()])
 	assert hooks.by_kind == {"ticket": hooks.by_name["tickets"]}  # adding left it as it was
+
+
+async def test_a_batch_reserves_the_gate_step_of_calls_the_taint_policy_may_send_there() -> None:
+	"""A tainted run's outbound calls in one batch: each may go to the approvals gate (an
+	`Approve` from safety), so each call's ``approval`` step is reserved in command order."""
+	from openmolt_core.tools import tool
+
+	@tool(labels=["untrusted"])
+	def fetch() -> str:
+		"""Fetch a page."""
+		return "page"
+
+	@tool(labels=["private"])
+	def vault() -> str:
+		"""Read the vault."""
+		return "secret"
+
+	sent: list[str] = []
+
+	@tool(labels=["outbound"])
+	def send(to: str) -> str:
+		"""Send.
+
+		Args:
+			to: Whom.
+		"""
+		sent.append(to)
+		return "sent"
+
+	sends = [call_tool("local.send", to="a"), call_tool("local.send", to="b")]
+	model = ScriptedModel([call_tool("local.fetch"), sends, finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A",
+		model=model,
+		tools=[fetch, vault, send],
+		on_approval_request=lambda request: (asked.append(request.tool), request.approve())[1],
+	)
+	asked: list[str] = []
+	port = JournalPort()
+	assert (await agent.execute(None, port=port, input="go")).status == "success"
+	assert sorted(sent) == ["a", "b"] and asked == ["local.send", "local.send"]  # both gated
+	assert port.reserved == [
+		["approval:2:0:local.send", "tool:2:0:local.send"]
+		+ ["approval:2:1:local.send", "tool:2:1:local.send"]
+	]

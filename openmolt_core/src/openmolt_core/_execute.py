@@ -544,6 +544,8 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		if ctx.hooks.before_tool:
 			keys.append(step_key("hook", ctx.step, i, call.tool))  # the capabilities' decision
 		gate = ctx.hooks.held(ctx, call, ctx.tools[call.tool]) if ctx.hooks.gate_step else None
+		if gate is None and ctx.hooks.gate_reserve:  # a capability may send it to a gate
+			gate = ctx.hooks.reserved(ctx, call, ctx.tools[call.tool])
 		if gate is not None:
 			keys.append(step_key(gate, ctx.step, i, call.tool))  # its gate comes first
 		keys.append(step_key("tool", ctx.step, i, call.tool))

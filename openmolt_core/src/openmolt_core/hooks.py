@@ -675,6 +675,25 @@ class Capability:
 		"""
 		return None
 
+	def gate_reserve(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
+		"""The step a gate may journal for this call, if this capability may send it there.
+
+		For a capability whose `before_tool` may answer `Approve`: in a concurrent batch the
+		loop reserves that step ahead, in command order, with the call's other steps, so a
+		durable replay numbers the gates' steps as the first run did (whichever call got there
+		first). Unlike `gate_step`, it holds nothing: a step reserved and not used is skipped.
+		Answer from what the run knew when the batch began (its journaled state).
+
+		Args:
+			run: The run.
+			call: The call, as the model made it.
+			tool: The tool's record.
+
+		Returns:
+			The gate's step name (``approval`` for the approvals gate), or None.
+		"""
+		return None
+
 	async def gate_tool(
 		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
 	) -> Gated:
@@ -825,6 +844,7 @@ _HOOKS = (
 	"wrap_model",
 	"before_tool",
 	"gate_step",
+	"gate_reserve",
 	"gate_tool",
 	"replace_result",
 	"after_tool",
@@ -880,6 +900,7 @@ class Hooks:
 		"by_name",
 		"capabilities",
 		"describe_tools",
+		"gate_reserve",
 		"gate_step",
 		"gate_tool",
 		"list_tools",
@@ -986,6 +1007,8 @@ class Hooks:
 	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
 	gate_step: tuple[Callable[[Run, CallTool, ToolSpec], str | None], ...]
 	"""The `Capability.gate_step` hooks, in order."""
+	gate_reserve: tuple[Callable[[Run, CallTool, ToolSpec], str | None], ...]
+	"""The `Capability.gate_reserve` hooks, in order."""
 	gate_tool: tuple[
 		Callable[[Run, Any, int, CallTool, ToolSpec, str | None], Awaitable[Gated]], ...
 	]
@@ -1067,6 +1090,14 @@ class Hooks:
 	def held(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The first `Capability.gate_step` answer for a call: the gates' step, or None."""
 		for hook in self.gate_step:
+			step = hook(run, call, tool)
+			if step is not None:
+				return step
+		return None
+
+	def reserved(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
+		"""The first `Capability.gate_reserve` answer for a call: a gate's step, or None."""
+		for hook in self.gate_reserve:
 			step = hook(run, call, tool)
 			if step is not None:
 				return step

@@ -114,7 +114,9 @@ class Safety(Capability):
 		for g in self.guardrails:
 			self._by_stage.setdefault(g.on, []).append(g)
 		gates = self.policy.on_outbound != "allow"
-		self._active = _hooks_needed(frozenset(self._by_stage), gates)
+		self._active = _hooks_needed(
+			frozenset(self._by_stage), gates, approves=self.policy.on_outbound == "approve"
+		)
 
 	def gates(self, tools: Iterable[ToolSpec]) -> bool:
 		"""Whether the policy's ``on_outbound`` applies to an agent with these tools.
@@ -317,6 +319,16 @@ class Safety(Capability):
 
 	# tool calls ---------------------------------------------------------------------------
 
+	def gate_reserve(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
+		"""``approval`` for an outbound call of a tainted run: `before_tool` may send it there.
+
+		What `before_tool` asks, from the run's state when the batch began (taint a sibling
+		call brings is settled after the batch).
+		"""
+		if not (run.state.tainted and "outbound" in tool.labels):
+			return None
+		return "approval" if self.gates(run.tools.values()) else None
+
 	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
 		"""Check a tool call before approvals: its guardrails, then the taint policy.
 
@@ -496,16 +508,19 @@ class Safety(Capability):
 
 
 @functools.cache
-def _hooks_needed(stages: frozenset[str], gates: bool) -> frozenset[str]:
+def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> frozenset[str]:
 	"""The hooks a safety capability needs (labels and taint always, a stage's with guardrails).
 
-	``before_tool`` also while the policy may gate outbound calls.
+	``before_tool`` also while the policy may gate outbound calls, and ``gate_reserve`` while
+	it may send them to the approvals gate.
 	"""
 	hooks = {"describe_tools", "after_tool"}  # every tool's labels; untrusted results taint
 	if "input" in stages:
 		hooks.add("before_first_model")
 	if "tool_call" in stages or gates:
 		hooks.add("before_tool")
+	if approves:
+		hooks.add("gate_reserve")
 	if "output" in stages:
 		hooks.add("before_finish")
 	return frozenset(hooks)
