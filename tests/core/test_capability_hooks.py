@@ -514,6 +514,10 @@ async def test_a_batch_reserves_the_gate_step_of_calls_the_taint_policy_may_send
 	assert (await agent.execute(None, port=port, input="go")).status == "success"
 	assert sorted(sent) == ["a", "b"] and asked == ["local.send", "local.send"]  # both gated
 	assert port.reserved == [
-		["approval:2:0:local.send", "tool:2:0:local.send"]
-		+ ["approval:2:1:local.send", "tool:2:1:local.send"]
+		[
+			"approval:2:0:local.send",
+			"tool:2:0:local.send",
+			"approval:2:1:local.send",
+			"tool:2:1:local.send",
+		]
 	]
