@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from openmolt_core._support import loaded
 from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.tools import (
@@ -120,6 +119,9 @@ def register_executor(kind: type, executor: ToolExecutor) -> None:
 
 	The HTTP engine registers the executor of declarative HTTP tools when integrations are
 	bound (`openmolt_core.integrations.binding`): the kernel runs them without importing it.
+
+	A class whose tools run only with their integration says so (``needs_integration = True``):
+	`bind_tools` refuses one given alone, whatever is registered yet.
 
 	Args:
 		kind: The tool class; its instances have no ``execute`` of their own.
@@ -437,12 +439,11 @@ def bind_tools(
 	from openmolt_core.tools import FunctionTool
 
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
-	http_tool = loaded("openmolt_core.integrations.model", "HttpTool")  # never imports it
 	out = []
 	for index, entry in enumerate(tools):
 		# The protocol check reads every member; the built-in tool classes need not pass it.
 		# A declarative (HTTP) tool runs with its integration's base URL and credential.
-		if _executor_for(entry) is not None or (http_tool and isinstance(entry, http_tool)):
+		if getattr(type(entry), "needs_integration", False):
 			raise ConfigurationError(
 				f"create_agent: tools[{index}] is a {type(entry).__name__}, which runs with its "
 				"integration's base URL and credential; give it in an integration "

@@ -878,6 +878,20 @@ def builds(capability: Capability, hook: str) -> bool:
 	return hook in _overridden(type(capability))
 
 
+def _first_step(
+	hooks: Sequence[Callable[[Run, CallTool, ToolSpec], str | None]],
+	run: Run,
+	call: CallTool,
+	tool: ToolSpec,
+) -> str | None:
+	"""The first step name the hooks answer for a call, or None."""
+	for hook in hooks:
+		step = hook(run, call, tool)
+		if step is not None:
+			return step
+	return None
+
+
 class Hooks:
 	"""An agent's capabilities, with each hook's list resolved once (only overriding ones).
 
@@ -1089,19 +1103,11 @@ class Hooks:
 
 	def held(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The first `Capability.gate_step` answer for a call: the gates' step, or None."""
-		for hook in self.gate_step:
-			step = hook(run, call, tool)
-			if step is not None:
-				return step
-		return None
+		return _first_step(self.gate_step, run, call, tool)
 
 	def reserved(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The first `Capability.gate_reserve` answer for a call: a gate's step, or None."""
-		for hook in self.gate_reserve:
-			step = hook(run, call, tool)
-			if step is not None:
-				return step
-		return None
+		return _first_step(self.gate_reserve, run, call, tool)
 
 	async def decide_finish(self, run: Run, finish: Finish) -> tuple[Finish, FinishDecision]:
 		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins.

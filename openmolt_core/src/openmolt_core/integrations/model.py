@@ -178,6 +178,9 @@ class HttpTool(_Spec):
 			POSTs, ``ask`` for other writes; see `openmolt_core._indoubt`).
 	"""
 
+	needs_integration: ClassVar[bool] = True
+	"""It runs with its integration's base URL and credential: never given alone."""
+
 	handle: str
 	description: str
 	scopes: list[str] = Field(default_factory=list)
