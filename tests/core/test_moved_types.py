@@ -6,7 +6,9 @@ name is the same object, so code that imported it from its old home keeps workin
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import Any, get_args
+
+import pytest
 
 
 def test_structured_mode_is_the_contracts() -> None:
@@ -228,3 +230,45 @@ def test_the_retry_policy_is_the_http_layer_s() -> None:
 	config = tomllib.loads(Path(__file__).parents[2].joinpath("importlinter.toml").read_text())
 	contract, kernel = config["tool"]["importlinter"]["contracts"][0]["layers"][-2:-4:-1]
 	assert "retry" not in contract.replace(" ", "").split(":") + kernel.replace(" ", "").split(":")
+
+
+@pytest.mark.anyio
+async def test_the_moved_feature_events_reach_the_run_store(tmp_path: Any) -> None:
+	"""Events whose classes moved beside their features are still recorded, with their data."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	@tool(labels=["untrusted"])
+	def fetch() -> str:
+		"""Fetch a page."""
+		return "page"
+
+	@tool(labels=["private"])
+	def vault() -> str:
+		"""Read the vault."""
+		return "secret"
+
+	@tool(labels=["outbound"])
+	def send(to: str) -> str:
+		"""Send.
+
+		Args:
+			to: Whom.
+		"""
+		return "sent"
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	model = ScriptedModel([call_tool("local.fetch"), call_tool("local.send", to="a"), finish("x")])
+	agent = om.create_agent(
+		name="A",
+		model=model,
+		tools=[fetch, vault, send],
+		on_approval_request=lambda request: request.approve(),
+	)
+	result = await agent.run("go")
+	stored = {e.name: e.data for e in await om.run_store.events(result.state.run_id)}  # type: ignore[union-attr]
+	assert stored["taint"]["tool"] == "local.fetch"  # capabilities.safety's TaintEvent
+	assert stored["approval:request"]["request"]["tool"] == "local.send"  # approvals' events
+	assert stored["approval:decision"]["action"] == "approved"
+	await om.aclose()
