@@ -372,6 +372,18 @@ def test_integration_from_openapi_is_the_same_importer() -> None:
 	)
 
 
+def test_from_openapi_on_a_subclass_makes_the_subclass() -> None:
+	"""The importer builds the class it is called on; the public function an `Integration`."""
+
+	class Mine(Integration):
+		pass
+
+	made = Mine.from_openapi(petstore(), id="p", tags=["user"])
+	assert type(made) is Mine
+	assert type(from_openapi(petstore(), id="p", tags=["user"])) is Integration
+	assert made.tools == from_openapi(petstore(), id="p", tags=["user"]).tools
+
+
 def test_the_import_openapi_command_writes_a_module(
 	tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
-	ConfigDict,
 	Field,
 	SkipValidation,
 	ValidationError,
@@ -28,7 +27,7 @@ from pydantic import (
 	model_validator,
 )
 
-from openmolt_core.errors import ConfigurationError, ToolError
+from openmolt_core.errors import ToolError
 from openmolt_core.integrations._credential import (
 	BUILTIN_CREDENTIAL_TYPES,
 	AuthCredential,
@@ -39,11 +38,16 @@ from openmolt_core.integrations._credential import (
 	CustomCredential,
 	OAuth2Credential,
 )
+from openmolt_core.integrations._httptool import (
+	ApiSetup,
+	HttpTool,
+	RequestFormat,
+	ResponseFormat,
+	_Spec,
+)
 from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
-from openmolt_core.integrations._ssrf import internal_hosts
 from openmolt_core.integrations.extensions import BUILTIN_FORMATS
 from openmolt_core.integrations.templating import parse_template
-from openmolt_core.options import Options, options_config
 from openmolt_core.tools import FunctionTool, Tool, schema_of
 
 __all__ = [
@@ -60,171 +64,6 @@ __all__ = [
 	"RequestFormat",
 	"ResponseFormat",
 ]
-
-RequestFormat = str
-"""How a request body is encoded: a built-in format, or one the integration registers.
-
-Built in (`openmolt_core.integrations.extensions.BUILTIN_FORMATS`): ``json``, a JSON body;
-``form-data``, application/x-www-form-urlencoded with nested keys the way Stripe expects
-(``metadata[key]=v``, ``items[0][price]=p``), multipart when a file is sent; ``multipart``,
-multipart/form-data (``files`` name the file fields); ``text``, the rendered body as text;
-``binary``, raw bytes (the body renders to a file reference). An integration adds formats (or
-replaces a built-in one for its own tools) in ``Integration.encoders``: Google's
-``multipart-related`` upload lives in the Google integrations, Twilio's repeated form keys in
-Twilio's.
-"""
-
-ResponseFormat = Literal["json", "text", "xml", "binary"]
-"""How a response body is read. ``binary`` saves the body as a file reference, never as text."""
-
-
-class _Spec(Options):
-	"""Base of the integration models: frozen, closed, each field in snake_case or camelCase."""
-
-	model_config: ClassVar[ConfigDict] = options_config(arbitrary_types_allowed=True)
-
-
-class ApiSetup(_Spec):
-	"""What every HTTP tool of an integration shares.
-
-	Attributes:
-		base_url: Prefix of every tool endpoint (Liquid with ``config.*``, e.g. a shop domain).
-		headers: Headers sent with every request (Liquid with ``config.*``).
-		query_params: Query parameters sent with every request.
-		request_format: Default body encoding (see `RequestFormat`).
-		response_format: Default response decoding.
-		timeout: Seconds before a request is abandoned.
-		idempotency_header: A header that makes a POST safe to repeat (``Idempotency-Key``):
-			each POST call that does not set it gets a UUID derived from its call id, kept
-			across retries and across a durable run's replay of the call after a crash.
-		input_origins: The origins a tool whose host comes from ``input`` may reach (see
-			`HttpTool`); tools that list their own use theirs.
-		guard_every_request: Send every request, the first one too, through the SSRF guard
-			(`openmolt_core.integrations._ssrf`), as ``httpRequest`` does. Set for integrations
-			imported from a document someone else wrote (`openmolt_core.integrations.openapi`),
-			whose URLs the application did not choose.
-		allow_internal_hosts: Internal hosts or networks this integration's tools may reach
-			through the guard (``allowInternalHosts``; the integration's config may add more);
-			what the user allowed when importing.
-	"""
-
-	base_url: str = ""
-	headers: dict[str, str] = Field(default_factory=dict)
-	query_params: dict[str, Any] = Field(default_factory=dict)
-	request_format: RequestFormat = "json"
-	response_format: ResponseFormat = "json"
-	timeout: float = Field(default=60.0, gt=0)
-	idempotency_header: str | None = None
-	input_origins: list[str] = Field(default_factory=list)
-	guard_every_request: bool = False
-	allow_internal_hosts: list[str] = Field(default_factory=list)
-
-	@field_validator("allow_internal_hosts")
-	@classmethod
-	def _internal(cls, value: list[str]) -> list[str]:
-		try:
-			internal_hosts(value)
-		except ConfigurationError as exc:
-			raise ValueError(str(exc)) from None
-		return value
-
-
-class HttpTool(_Spec):
-	"""A tool that is one HTTP request, described as data.
-
-	Every string is a Liquid template over ``input.*`` (the validated tool input) and ``config.*``
-	(the credential config). A value that is exactly ``"{{ input.field }}"`` is replaced by the
-	input value itself, keeping its type; a missing optional field drops its key.
-
-	Attributes:
-		handle: The tool's name inside its integration.
-		description: What the tool does, written for a model.
-		scopes: Scopes an agent needs to see and call this tool.
-		method: The HTTP method.
-		endpoint: The path after ``base_url`` (or a full URL).
-		query_params: Query parameters.
-		body: The request body (dict, list or string).
-		headers: Extra headers for this tool.
-		input_schema: JSON Schema of the input (a pydantic model class is converted).
-		output_schema: JSON Schema of the output, a guide for the model.
-		request_format: Overrides the integration's request format.
-		response_format: Overrides the integration's response format.
-		base_url: Overrides the integration's base URL (e.g. a separate upload host).
-		files: Multipart file fields: field name to a template giving a file reference.
-		follow_redirects: Whether to follow redirects. A credentialed request never takes its
-			credentials to another origin: by default such a redirect is refused; with
-			``"without-credentials"`` it is followed with every credential removed (for download
-			URLs that redirect to a storage host).
-		response_headers: Response headers to include in the tool's output (e.g. ``Location``);
-			a name ending in ``*`` (``x-amz-meta-*``) includes every header with that prefix.
-		response_files: Paths into a JSON response to inline base64 payloads (Gemini
-			``candidates[].content.parts[].inlineData``, Gmail attachment ``data``); each is saved to
-			the file store and replaced by a file reference, so large media never reach the model.
-		accept_statuses: Non-2xx statuses (300-499) that are a normal answer of this tool, not a
-			failure: Google answers each non-final chunk of a resumable upload with
-			``308 Resume Incomplete`` and a ``Range`` header. Such a reply is never followed as
-			a redirect; it is decoded like a 2xx (an empty body gives ``{"ok": true, "status"}``
-			plus the listed ``response_headers``).
-		input_origins: The origins this tool may reach when its URL's host comes from the input
-			(an upload URL the API returned, an S3 bucket host): ``https://files.slack.com``, or
-			``https://*.s3.{{ config.region }}.amazonaws.com`` where ``*.`` is one or more DNS
-			labels (templates over ``config``). A tool whose scheme, host, port or user info
-			depends on ``input`` is refused at registration unless it lists them; such a request
-			also goes through the SSRF guard. See `openmolt_core.integrations._origin`.
-		max_response_bytes: The largest decoded response body read (default: 8 MiB, or 100 MiB
-			when the response format is ``binary``); reading stops at the cap.
-		in_doubt: What a durable run does with a call found started but not finished after a
-			crash: ``retry``, ``ask`` or ``fail`` (default: ``retry`` for reads and keyed
-			POSTs, ``ask`` for other writes; see `openmolt_core._indoubt`).
-	"""
-
-	needs_integration: ClassVar[bool] = True
-	"""It runs with its integration's base URL and credential: never given alone."""
-
-	handle: str
-	description: str
-	scopes: list[str] = Field(default_factory=list)
-	method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] = "GET"
-	endpoint: str
-	query_params: dict[str, Any] = Field(default_factory=dict)
-	body: Any = None
-	headers: dict[str, str] = Field(default_factory=dict)
-	input_schema: dict[str, Any] = Field(
-		default_factory=lambda: {"type": "object", "properties": {}}
-	)
-	output_schema: dict[str, Any] | None = None
-	request_format: RequestFormat | None = None
-	response_format: ResponseFormat | None = None
-	base_url: str | None = None
-	files: dict[str, str] = Field(default_factory=dict)
-	follow_redirects: bool | Literal["without-credentials"] = True
-	response_headers: list[str] = Field(default_factory=list)
-	response_files: list[str] = Field(default_factory=list)
-	accept_statuses: list[int] = Field(default_factory=list)
-	input_origins: list[str] = Field(default_factory=list)
-	max_response_bytes: int | None = Field(default=None, gt=0)
-	in_doubt: Literal["retry", "ask", "fail"] | None = None
-
-	@field_validator("accept_statuses")
-	@classmethod
-	def _statuses(cls, value: list[int]) -> list[int]:
-		wrong = [code for code in value if not 300 <= code <= 499 or code == 429]
-		if wrong:
-			raise ValueError(
-				f"accept_statuses takes 3xx and 4xx codes other than 429 (2xx always succeed); "
-				f"got {wrong}"
-			)
-		return value
-
-	@field_validator("method", mode="before")
-	@classmethod
-	def _upper(cls, value: Any) -> Any:
-		return value.upper() if isinstance(value, str) else value
-
-	@field_validator("input_schema", "output_schema", mode="before")
-	@classmethod
-	def _schema(cls, value: Any) -> Any:
-		return schema_of(value) if value is not None else None
 
 
 ToolSpec = HttpTool | FunctionTool
@@ -487,7 +326,7 @@ class Integration(_Spec):
 	auths: dict[str, Callable[..., Any]] = Field(default_factory=dict, exclude=True, repr=False)
 
 	@classmethod
-	def from_openapi(cls, document: Any, **options: Any) -> Integration:
+	def from_openapi(cls, document: Any, **options: Any) -> Self:
 		"""An integration with one `HttpTool` per operation of an OpenAPI 3.x document.
 
 		See `openmolt_core.integrations.openapi.from_openapi` for the options (``id``,
@@ -500,9 +339,9 @@ class Integration(_Spec):
 		Raises:
 			ConfigurationError: The document cannot be read or an option is wrong.
 		"""
-		from openmolt_core.integrations.openapi import from_openapi
+		from openmolt_core.integrations._openapi_build import build
 
-		return from_openapi(document, **options)
+		return build(cls, document, **options)
 
 	@field_validator("tools", mode="before")
 	@classmethod

@@ -1,0 +1,623 @@
+"""The OpenAPI importer's work: an OpenAPI 3 document mapped onto `HttpTool`s and an integration.
+
+`openmolt_core.integrations.openapi` is the public side (its page says what the importer does);
+`Integration.from_openapi` calls `build` here with its own class, so this module never imports the
+integration model that calls it (no import cycle).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations._credential import (
+	BasicCredential,
+	BearerCredential,
+	Credential,
+	CustomCredential,
+	OAuth2Credential,
+)
+from openmolt_core.integrations._httptool import ApiSetup, HttpTool
+from openmolt_core.integrations._openapi_load import load_document, pointer
+from openmolt_core.integrations._openapi_schemas import (
+	MAX_DESCRIPTION_CHARS,
+	Schemas,
+	as_list,
+	segment,
+	short,
+)
+from openmolt_core.integrations._openapi_urls import check_url, no_liquid, server_url
+from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
+from openmolt_core.integrations.schema import input_name
+from openmolt_core.tools import Label, check_labels
+
+__all__ = ["build", "default_labels"]
+
+_I = TypeVar("_I")
+
+_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+# TRACE is not imported: its reply echoes the request, credentials included.
+_JSON = re.compile(r"^application/(.+\+)?json\b|^\*/\*$", re.IGNORECASE)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LIQUID_WORDS = {
+	"and", "or", "not", "contains", "in", "empty", "blank", "nil", "null", "true", "false",
+	"limit", "offset", "reversed", "with", "as", "for", "if", "else", "endif", "cols",
+}  # fmt: skip
+_SKIP_HEADERS = {"authorization", "content-type", "accept", "content-length"}
+
+
+# reading ------------------------------------------------------------------------------------
+
+
+# text ---------------------------------------------------------------------------------------
+
+
+def _camel(text: str) -> str:
+	words = [w for w in re.split(r"[^A-Za-z0-9]+", text) if w]
+	if not words:
+		return "operation"
+	head, *rest = words
+	out = head[0].lower() + head[1:] + "".join(w[0].upper() + w[1:] for w in rest)
+	return out if out[0].isalpha() else f"op{out}"
+
+
+def _field_name(name: str, taken: set[str]) -> str:
+	"""The input name of a document's parameter (`input_name`'s rule), unique in the tool."""
+	key = name if _IDENT.fullmatch(name) else input_name(name)
+	if not _IDENT.fullmatch(key):
+		key = re.sub(r"[^A-Za-z0-9_]", "_", key).strip("_") or "value"
+	if key[0].isdigit():
+		key = f"p{key}"
+	while key in taken:
+		key += "_"
+	taken.add(key)
+	return key
+
+
+def _words(text: str) -> str:
+	"""Text compared by its words only (a description that restates its summary)."""
+	return " ".join(re.findall(r"\w+", short(text, MAX_DESCRIPTION_CHARS).lower()))
+
+
+def _ref(key: str) -> str:
+	"""The template reading input field ``key``."""
+	if key in _LIQUID_WORDS:
+		return f'{{{{ input["{key}"] }}}}'
+	return f"{{{{ input.{key} }}}}"
+
+
+# security -----------------------------------------------------------------------------------
+
+
+def _credentials(
+	document: Mapping[str, Any], internal: InternalHosts
+) -> tuple[list[Credential], dict[str, str], list[str]]:
+	"""The credentials, the OAuth2 scopes (integration scopes) and the config keys, documented."""
+	schemes: dict[str, Any] = dict((document.get("components") or {}).get("securitySchemes") or {})
+	order: list[str] = []
+	for requirement in document.get("security") or []:
+		order += [name for name in requirement if name in schemes and name not in order]
+	order += [name for name in schemes if name not in order]
+	keys = [schemes[n] for n in order if schemes[n].get("type") == "apiKey"]
+	headers: dict[str, str] = {}
+	query: dict[str, str] = {}
+	cookies: list[str] = []
+	creds: list[Credential] = []
+	scopes: dict[str, str] = {}
+	notes: list[str] = []
+	custom_at: int | None = None
+	for name in order:
+		scheme = schemes[name]
+		kind = scheme.get("type")
+		if kind == "apiKey":
+			key = "apiKey" if len(keys) == 1 else _camel(name)
+			where, param = scheme.get("in"), str(scheme.get("name", ""))
+			no_liquid(param, pointer(("components", "securitySchemes", name, "name")))
+			value = f"{{{{ config.{key} }}}}"
+			if where == "header":
+				headers[param] = value
+			elif where == "query":
+				query[param] = value
+			elif where == "cookie":
+				cookies.append(f"{param}={value}")
+			notes.append(f"`config.{key}`: the API key {param!r} ({where}; scheme {name!r})")
+			if custom_at is None:
+				custom_at = len(creds)
+				creds.append(
+					CustomCredential(type="custom")
+				)  # filled below, once every key is known
+		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
+			creds.append(
+				BearerCredential(
+					type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}
+				)
+			)
+			notes.append(f"`config.token`: the bearer token (scheme {name!r})")
+		elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
+			creds.append(
+				BasicCredential(
+					type="basic", username="{{ config.username }}", password="{{ config.password }}"
+				)
+			)
+			notes.append(f"`config.username`, `config.password`: HTTP basic auth (scheme {name!r})")
+		elif kind == "oauth2":
+			flows = scheme.get("flows") or {}
+			kind_of_flow = next(
+				(
+					f
+					for f in ("authorizationCode", "clientCredentials", "implicit", "password")
+					if f in flows
+				),
+				None,
+			)
+			flow: Mapping[str, Any] = flows[kind_of_flow] if kind_of_flow else {}
+			at = pointer(("components", "securitySchemes", name, "flows", kind_of_flow or ""))
+			if flow.get("tokenUrl"):
+				check_url(str(flow["tokenUrl"]), f"{at}/tokenUrl", internal)
+			if flow.get("authorizationUrl"):
+				no_liquid(str(flow["authorizationUrl"]), f"{at}/authorizationUrl")
+			for flow_value in flows.values():
+				for scope, text in (flow_value.get("scopes") or {}).items():
+					scopes.setdefault(scope, short(text, 120) or scope)
+			creds.append(
+				OAuth2Credential(
+					type="oauth2",
+					auth_url=flow.get("authorizationUrl"),
+					# An implicit flow has no token URL: it can then come from the config.
+					token_url=flow.get("tokenUrl") or "{{ config.tokenUrl }}",
+					client_id="{{ config.clientId }}",
+					client_secret="{{ config.clientSecret }}",
+					refresh_token="{{ config.refreshToken }}",
+					scopes=sorted({s for f in flows.values() for s in (f.get("scopes") or {})}),
+				)
+			)
+			notes.append(
+				f"`config.accessToken` (and `clientId`, `clientSecret`, `refreshToken` to refresh "
+				f"it): OAuth2 (scheme {name!r})"
+			)
+		else:
+			notes.append(f"scheme {name!r} ({kind}) is not mapped; add a credential by hand")
+	if custom_at is not None:
+		if cookies:
+			headers["Cookie"] = "; ".join(cookies)
+		creds[custom_at] = CustomCredential(type="custom", headers=headers, query_params=query)
+	return creds, scopes, notes
+
+
+# operations ---------------------------------------------------------------------------------
+
+
+def _base_url(document: Mapping[str, Any], override: str | None, internal: InternalHosts) -> str:
+	if override:
+		return check_url(override, "base_url", internal)
+	servers = document.get("servers") or []
+	if not servers:
+		raise ConfigurationError("the document names no server; pass base_url= (--base-url)")
+	url = server_url(as_list(servers, "#/servers")[0], "#/servers/0")
+	if not url.startswith(("http://", "https://")):
+		raise ConfigurationError(
+			f"the document's server URL {url[:200]!r} is not absolute; pass base_url= (--base-url)"
+		)
+	return check_url(url, "#/servers/0/url", internal)
+
+
+def _tool_base(
+	path: str,
+	method: str,
+	op: Mapping[str, Any],
+	document: Mapping[str, Any],
+	internal: InternalHosts,
+) -> str | None:
+	"""The base URL of an operation's own servers (per operation, else per path), checked."""
+	item = (document.get("paths") or {}).get(path) or {}
+	for servers, where in (
+		(op.get("servers"), pointer(("paths", path, method, "servers"))),
+		(item.get("servers"), pointer(("paths", path, "servers"))),
+	):
+		if not servers:
+			continue
+		url = server_url(as_list(servers, where)[0], f"{where}/0")
+		if url.startswith(("http://", "https://")):
+			return check_url(url, f"{where}/0/url", internal)
+		return None
+	return None
+
+
+def _member(key: str, name: str, where: str) -> str:
+	"""The template reading property ``name`` of input field ``key``."""
+	if _IDENT.fullmatch(name) and name not in _LIQUID_WORDS:
+		return f"{{{{ input.{key}.{name} }}}}"
+	if '"' in name or "\\" in name or not name.isprintable():
+		raise ConfigurationError(
+			f"{where}: the property name {name[:80]!r} cannot be read in a template; rename it"
+		)
+	no_liquid(name, where)
+	return f'{{{{ input.{key}["{name}"] }}}}'
+
+
+def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
+	"""The request format, media type and schema of a request body (preferring JSON)."""
+	ranked: list[tuple[str, Callable[[str], bool]]] = [
+		("json", lambda m: bool(_JSON.match(m))),
+		("form-data", lambda m: m.startswith("application/x-www-form-urlencoded")),
+		("multipart", lambda m: m.startswith("multipart/form-data")),
+		("text", lambda m: m.startswith("text/")),
+		("binary", lambda m: True),
+	]
+	for fmt, test in ranked:
+		for media, spec in content.items():
+			if test(media.lower()):
+				return fmt, media, (spec or {}).get("schema", {})
+	return None
+
+
+def _response_format(responses: Mapping[str, Any], schemas: Schemas) -> str:
+	for status in sorted(responses, key=lambda s: (not str(s).startswith("2"), str(s))):
+		if not (str(status).startswith("2") or status == "default"):
+			continue
+		response = schemas.deref(responses[status]) or {}
+		content = response.get("content") or {}
+		if not content:
+			continue
+		media = next(iter(content)).lower()
+		if any(_JSON.match(m.lower()) for m in content):
+			return "json"
+		if media.startswith("text/"):
+			return "text"
+		if "xml" in media:
+			return "xml"
+		return "binary"
+	return "json"
+
+
+def _operations(
+	document: Mapping[str, Any],
+) -> Iterable[tuple[str, str, dict[str, Any], list[Any]]]:
+	for path, item in (document.get("paths") or {}).items():
+		if not isinstance(item, Mapping):
+			continue
+		for method in _METHODS:
+			op = item.get(method)
+			if isinstance(op, Mapping):
+				yield path, method, dict(op), list(item.get("parameters") or [])
+
+
+def _tool(
+	path: str,
+	method: str,
+	op: Mapping[str, Any],
+	common: Sequence[Any],
+	schemas: Schemas,
+	document: Mapping[str, Any],
+	handle: str,
+	internal: InternalHosts,
+) -> HttpTool:
+	schemas.parts = 0
+	at = pointer(("paths", path, method))
+	no_liquid(path, pointer(("paths", path)))
+	if not path.startswith("/") or path.startswith("//"):
+		raise ConfigurationError(
+			f"{pointer(('paths', path))}: {path[:100]!r} is not a path; an OpenAPI path starts "
+			"with a single '/' and is appended to the server URL (servers choose the host)"
+		)
+	params: dict[tuple[str, str], Any] = {}
+	places: dict[tuple[str, str], str] = {}
+	listed = [(f"{pointer(('paths', path))}/parameters/{i}", p) for i, p in enumerate(common)]
+	listed += [(f"{at}/parameters/{i}", p) for i, p in enumerate(op.get("parameters") or [])]
+	for place, raw in listed:
+		param = schemas.deref(raw)
+		if not isinstance(param, Mapping):
+			raise ConfigurationError(f"{place}: a parameter must be an object")
+		params[(str(param.get("name", "")), str(param.get("in", "")))] = param
+		places[(str(param.get("name", "")), str(param.get("in", "")))] = place
+	properties: dict[str, Any] = {}
+	required: list[str] = []
+	taken: set[str] = set()
+	endpoint = path
+	query: dict[str, Any] = {}
+	headers: dict[str, str] = {}
+	for (name, where), param in params.items():
+		if where == "cookie" or (where == "header" and name.lower() in _SKIP_HEADERS):
+			continue
+		key = _field_name(name, taken)
+		schema = param.get("schema")
+		if schema is None and param.get("content"):
+			schema = next(iter(param["content"].values())).get("schema")
+		converted = schemas.convert(
+			schema or {"type": "string"}, request=True, where=f"{places[(name, where)]}/schema"
+		)
+		described = short(param.get("description"), MAX_DESCRIPTION_CHARS // 2)
+		if described:
+			converted = {**converted, "description": described}
+		properties[key] = converted
+		if where == "path" or param.get("required"):
+			required.append(key)
+		if where == "path":
+			endpoint = endpoint.replace(f"{{{name}}}", _ref(key))
+		elif where == "query":
+			style, explode = param.get("style", "form"), param.get("explode")
+			if converted.get("type") == "array" and style == "form" and explode is False:
+				query[name] = f'{{{{ input.{key} | join: "," }}}}'
+			elif converted.get("type") == "array" and style in ("pipeDelimited", "spaceDelimited"):
+				sep = "|" if style == "pipeDelimited" else " "
+				query[name] = f'{{{{ input.{key} | join: "{sep}" }}}}'
+			else:
+				query[name] = f"{{{{ input.{key} }}}}"
+		elif where == "header":
+			headers[name] = f"{{{{ input.{key} }}}}"
+	declared = {name for (name, where) in params if where == "path"}
+	for missing in re.findall(r"\{([^}{]+)\}", path):
+		if missing in declared:
+			continue
+		key = _field_name(missing, taken)
+		properties[key] = {"type": "string"}
+		required.append(key)
+		endpoint = endpoint.replace(f"{{{missing}}}", _ref(key))
+	body: Any = None
+	files: dict[str, str] = {}
+	request_format = None
+	request = schemas.deref(op.get("requestBody")) if op.get("requestBody") else None
+	if request:
+		chosen = _body_format(request.get("content") or {})
+		if chosen:
+			fmt, media, raw_schema = chosen
+			key = _field_name("body", taken)
+			converted = schemas.convert(
+				raw_schema, request=True, where=f"{at}/requestBody/content/{segment(media)}/schema"
+			)
+			if fmt == "binary":
+				converted = {
+					"type": "string",
+					"description": "A file reference (openmolt-file:..., a data: URL, fileSystem:path).",
+				}
+			described = short(request.get("description"), MAX_DESCRIPTION_CHARS // 2)
+			if described and "description" not in converted:
+				converted["description"] = described
+			properties[key] = converted
+			if request.get("required"):
+				required.append(key)
+			request_format = fmt
+			if fmt == "multipart" and isinstance(converted.get("properties"), dict):
+				raw = schemas.deref(raw_schema) or {}
+				binary = {
+					n for n, s in (raw.get("properties") or {}).items()
+					if isinstance(schemas.deref(s), Mapping) and schemas.deref(s).get("format") == "binary"
+				}  # fmt: skip
+				place = f"{at}/requestBody"
+				body = {
+					n: _member(key, n, place) for n in converted["properties"] if n not in binary
+				}
+				files = {n: _member(key, n, place) for n in binary}
+			else:
+				body = _ref(key)
+			if fmt == "text" and media != "text/plain":
+				headers.setdefault("Content-Type", media)
+	raw_summary, raw_detail = op.get("summary"), op.get("description")
+	summary = raw_summary if isinstance(raw_summary, str) else ""
+	detail = raw_detail if isinstance(raw_detail, str) else ""
+	if summary and detail and not f"{_words(detail)} ".startswith(f"{_words(summary)} "):
+		text = f"{summary.rstrip('.')}. {detail}"
+	else:
+		text = detail or summary
+	description = short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
+	if op.get("deprecated"):
+		description = f"(deprecated) {description}"
+	requirements = op.get("security", document.get("security")) or []
+	oauth = {
+		name
+		for name, scheme in (
+			(document.get("components") or {}).get("securitySchemes") or {}
+		).items()
+		if scheme.get("type") == "oauth2"
+	}
+	scopes = sorted(
+		{s for req in requirements for name, ss in req.items() if name in oauth for s in ss}
+	)
+	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
+	if required:
+		input_schema["required"] = required
+	base = _tool_base(path, method, op, document, internal)
+	from openmolt_core._support.jsonschema import unchecked_patterns
+
+	# A pattern no regex engine supports is said at import, not at the tool's first call.
+	unchecked_patterns(input_schema, f"OpenAPI operation {handle!r}: input")
+	return HttpTool(
+		handle=handle,
+		description=description,
+		scopes=scopes,
+		method=method.upper(),
+		endpoint=endpoint,
+		query_params=query,
+		headers=headers,
+		body=body,
+		files=files,
+		input_schema=input_schema,
+		request_format=request_format,
+		response_format=_response_format(op.get("responses") or {}, schemas),
+		base_url=base,
+	)
+
+
+def default_labels(method: str) -> list[Label]:
+	"""The labels an imported operation gets from its method (`openmolt_core.taint`).
+
+	GET and HEAD read what the service returns: ``untrusted``. POST, PUT, PATCH and DELETE send
+	the model's data out: ``outbound``. Any other method: both.
+
+	Args:
+		method: The HTTP method.
+	"""
+	upper = method.upper()
+	if upper in ("GET", "HEAD"):
+		return ["untrusted"]
+	if upper in ("POST", "PUT", "PATCH", "DELETE"):
+		return ["outbound"]
+	return ["untrusted", "outbound"]
+
+
+def _labels(
+	tools: Sequence[HttpTool], given: Mapping[str, Sequence[str]] | None
+) -> dict[str, list[Label]]:
+	"""Each tool's labels from its method, except the tools a given key names (those win)."""
+	import fnmatch
+
+	chosen = {
+		key: list(check_labels(labels, f"labels[{key!r}]")) for key, labels in (given or {}).items()
+	}
+	table: dict[str, list[Label]] = {}
+	for tool in tools:
+		if not any(fnmatch.fnmatchcase(tool.handle, key) for key in chosen):
+			table[tool.handle] = default_labels(tool.method)
+	return {**table, **chosen}
+
+
+def build(
+	make: Callable[..., _I],
+	document: str | Path | Mapping[str, Any],
+	*,
+	id: str | None = None,
+	operations: Sequence[str] | None = None,
+	tags: Sequence[str] | None = None,
+	base_url: str | None = None,
+	name: str | None = None,
+	labels: Mapping[str, Sequence[str]] | None = None,
+	allow_internal_hosts: Sequence[str] = (),
+) -> _I:
+	"""The integration of an OpenAPI 3 document, made by ``make`` from its fields.
+
+	`openmolt_core.integrations.openapi.from_openapi` documents the options.
+
+	Args:
+		make: The integration class (``Integration``, or a subclass), called with the fields.
+		document: The document: a dict, or the path of a JSON or YAML file.
+		id: The integration id.
+		operations: Only these operations (operationIds or tool handles).
+		tags: Only operations with one of these tags.
+		base_url: The API's base URL (default: the document's first server).
+		name: The display name (default: the document's title).
+		labels: Taint labels by tool handle or pattern.
+		allow_internal_hosts: Internal hosts or networks the tools may reach.
+
+	Raises:
+		ConfigurationError: The document cannot be read, an option is wrong, or an operation
+			cannot be expressed; the message names the place.
+	"""
+	doc = load_document(document)
+	internal = internal_hosts(list(allow_internal_hosts))
+	try:
+		return _integration(
+			make,
+			doc,
+			id=id,
+			operations=operations,
+			tags=tags,
+			base_url=base_url,
+			name=name,
+			labels=labels,
+			internal=internal,
+		)
+	except (AttributeError, TypeError, KeyError, IndexError) as exc:
+		raise ConfigurationError(
+			f"the document is malformed (a value has the wrong type: {type(exc).__name__}: "
+			f"{str(exc)[:200]}); validate it with an OpenAPI linter"
+		) from None
+	except RecursionError:
+		raise ConfigurationError(
+			"the document's schemas nest too deeply to import; flatten them"
+		) from None
+
+
+def _integration(
+	make: Callable[..., _I],
+	doc: Mapping[str, Any],
+	*,
+	id: str | None,
+	operations: Sequence[str] | None,
+	tags: Sequence[str] | None,
+	base_url: str | None,
+	name: str | None,
+	labels: Mapping[str, Sequence[str]] | None,
+	internal: InternalHosts,
+) -> _I:
+	schemas = Schemas(doc)
+	info = doc.get("info") or {}
+	wanted = set(operations or ())
+	seen_ids: set[str] = set()
+	seen_tags: set[str] = set()
+	handles: set[str] = set()
+	tools: list[HttpTool] = []
+	for path, method, op, common in _operations(doc):
+		op_id = str(op.get("operationId") or f"{method} {path}")
+		try:
+			handle = _camel(op_id)
+			while handle in handles:
+				handle += "_"
+			op_tags = {str(t) for t in as_list(op.get("tags") or [], "tags")}
+			seen_ids.update((op_id, handle))
+			seen_tags |= op_tags
+			if wanted and op_id not in wanted and handle not in wanted:
+				continue
+			if tags and not op_tags & set(tags):
+				continue
+			handles.add(handle)
+			tools.append(_tool(path, method, op, common, schemas, doc, handle, internal))
+		except (ValueError, ConfigurationError) as exc:
+			raise ConfigurationError(
+				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"
+			) from None
+		except (AttributeError, TypeError, KeyError) as exc:
+			raise ConfigurationError(
+				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): the document is "
+				f"malformed here, a value has the wrong type ({type(exc).__name__}: "
+				f"{str(exc)[:200]}); validate it with an OpenAPI linter"
+			) from None
+	unknown = sorted(wanted - seen_ids)
+	if unknown:
+		import difflib
+
+		hints = {u: difflib.get_close_matches(u, sorted(seen_ids), n=1) for u in unknown}
+		listed = ", ".join(
+			f"{u!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for u, h in hints.items()
+		)
+		raise ConfigurationError(f"no operation {listed} in the document")
+	missing_tags = sorted(set(tags or ()) - seen_tags)
+	if missing_tags:
+		raise ConfigurationError(
+			f"no operation has tag(s) {missing_tags}; the document's tags: {', '.join(sorted(seen_tags))}"
+		)
+	if not tools:
+		raise ConfigurationError("the selection matches no operation")
+	credentials, scopes, notes = _credentials(doc, internal)
+	title = str(info.get("title") or id or "API")
+	docs = "\n".join(
+		[
+			f"Imported from the OpenAPI document of {title} {info.get('version', '')}.".replace(
+				" .", "."
+			),
+			"",
+		]
+		+ [f"- {n}" for n in notes]
+	)
+	try:
+		return make(
+			id=id,
+			name=name or title,
+			description=short(info.get("description"), MAX_DESCRIPTION_CHARS)
+			or f"The {title} API.",
+			api_version=str(info["version"]) if info.get("version") else None,
+			api_setup=ApiSetup(
+				base_url=_base_url(doc, base_url, internal),
+				guard_every_request=True,
+				allow_internal_hosts=list(internal.entries),
+			),
+			credential_setup=credentials,
+			scopes=scopes,
+			tools=tools,
+			docs=docs,
+			labels=_labels(tools, labels),
+		)
+	except ValueError as exc:
+		raise ConfigurationError(f"the imported integration is invalid: {exc}") from None
