@@ -111,9 +111,16 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]), compaction=False)
 	hooks = agent._hooks
 	# Every agent: observers may come later, a large result is stored (offload), and safety
-	# labels its tools and taints its runs (and may hand a call to the approvals gate).
-	assert list(hooks.by_name) == ["run-observers", "offload", "approval-gate", "safety"]
-	assert len(hooks.wrap_run) == 1
+	# labels its tools and taints its runs (and may hand a call to the approvals gate); anyone
+	# may listen to the reply's text (streaming).
+	assert list(hooks.by_name) == [
+		"run-observers",
+		"offload",
+		"approval-gate",
+		"reply-stream",
+		"safety",
+	]
+	assert len(hooks.wrap_run) == 1 and len(hooks.send_model) == 1
 	for name in ("on_run_start", "before_model", "wrap_model", "before_tool"):
 		assert getattr(hooks, name) == (), name  # before_tool: none journaled (hook:...)
 	for name in ("visible_tools", "why_hidden", "replace_result", "tool_done"):
@@ -124,6 +131,7 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"compaction",
 		"offload",
 		"approval-gate",
+		"reply-stream",
 		"safety",
 	]
 	assert default._hooks.before_tool == () and len(default._hooks.before_model) == 1
@@ -754,6 +762,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		"run-observers",
 		"offload",
 		"approval-gate",
+		"reply-stream",
 		"safety",
 	]
 	with pytest.raises(ConfigurationError, match="compaction=False"):

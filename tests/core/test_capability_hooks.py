@@ -236,6 +236,73 @@ async def test_before_first_model_stops_the_run_or_checks_alongside_the_call() -
 	assert (tripped.status, tripped.error) == ("guardrail_tripped", "tripped alongside")
 
 
+class Sends(Capability):
+	"""Sends the step's model calls itself (through ``generate``), noting each; ``idle``: never."""
+
+	name: ClassVar[str] = "sends"
+
+	def __init__(self, log: list[Any], *, idle: bool = False) -> None:
+		self.log = log
+		self.idle = idle
+
+	def send_model(self, run: Run) -> Any:
+		self.log.append(("asked", self.name, run.step))
+		if self.idle:
+			return None
+
+		async def send(provider: Any, request: Any, model: str) -> Any:
+			self.log.append(("sent", self.name, model))
+			return await provider.generate(request)
+
+		return send
+
+
+class Idle(Sends):
+	name: ClassVar[str] = "idle"
+
+
+class Later(Sends):
+	name: ClassVar[str] = "later"
+
+
+class Around(Capability):
+	name: ClassVar[str] = "around"
+
+	def __init__(self, log: list[Any]) -> None:
+		self.log = log
+
+	async def wrap_model(self, run: Run, request: Any, call: Any) -> Any:
+		self.log.append("wrap")
+		response = await call(request)
+		self.log.append("unwrap")
+		return response
+
+
+async def test_send_model_sends_the_step_inside_every_wrap_and_the_first_answer_wins() -> None:
+	log: list[Any] = []
+	caps = [Idle(log, idle=True), Around(log), Sends(log), Later(log)]  # Later: never asked
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([finish("ok")]), capabilities=caps
+	)
+	models: list[str] = []
+	agent.on("llmOutput", lambda e: models.append(e.model))  # type: ignore[attr-defined]
+	assert (await agent.run("x")).output == "ok"
+	assert log == [
+		("asked", "idle", 1),
+		("asked", "sends", 1),
+		"wrap",
+		("sent", "sends", models[0]),
+		"unwrap",
+	]
+	# nobody answers: the provider's generate, and an agent without senders asks none
+	quiet: list[Any] = []
+	idle = OpenMolt(entry_points=False).create_agent(
+		name="B", model=ScriptedModel([finish("ok")]), capabilities=[Idle(quiet, idle=True)]
+	)
+	assert (await idle.run("x")).status == "success" and quiet == [("asked", "idle", 1)]
+	assert Hooks().send_model == () and Hooks([Around(log)]).sender(None) is None  # type: ignore[arg-type]
+
+
 class Labels(Capability):
 	name: ClassVar[str] = "labels"
 

@@ -70,6 +70,21 @@ def test_the_registrars_are_part_of_the_hook_contract() -> None:
 	assert hookspecs.hookspec is _markers.hookspec
 
 
+def test_streaming_is_a_capability_and_keeps_its_old_paths() -> None:
+	"""The live reply and its decoder live with the streaming capability; the old paths re-export them."""
+	from openmolt_core import _livereply, _replystream, capabilities, hooks
+	from openmolt_core.capabilities import _replydecoder, streaming
+
+	assert set(_replystream.__all__) == set(_replydecoder.__all__)
+	for name in _replydecoder.__all__:
+		assert getattr(_replystream, name) is getattr(_replydecoder, name), name
+	assert set(_livereply.__all__) == set(streaming.__all__) == {"Send", "Streaming", "sender"}
+	for name in streaming.__all__:
+		assert getattr(_livereply, name) is getattr(streaming, name), name
+	assert streaming.Streaming is capabilities.Streaming
+	assert streaming.Send is hooks.ModelSend
+
+
 def test_the_logging_filter_lives_with_the_secrets() -> None:
 	"""The logging filter is the secrets module's (a set turns it on); _redact re-exports it."""
 	from openmolt_core import _redact, secrets

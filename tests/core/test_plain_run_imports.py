@@ -110,6 +110,12 @@ UNUSED = [
 	"openmolt_core.skills",
 	"openmolt_core.capabilities.toolsearch",
 	"openmolt_core.toolsearch",
+	"openmolt_core.capabilities.streaming",  # loaded when something listens to a reply
+	"openmolt_core.capabilities._replydecoder",
+	"openmolt_core._livereply",
+	"openmolt_core._replystream",
+	"openmolt_core.streaming",
+	"openmolt_core.runstream",
 ]
 
 

@@ -262,8 +262,8 @@ class ModelChain:
 			on_fallback: Awaited with (failed model, next model, reason, error) before the next
 				model is tried.
 			send: Sends one model's request instead of its provider's ``generate``: the
-				capabilities' ``wrap_model`` around the provider, a streaming run's reader
-				(`openmolt_core._livereply`). None: ``generate``.
+				capabilities' ``wrap_model`` around the provider or a capability's sender
+				(`openmolt_core.hooks.Capability.send_model`: streaming's). None: ``generate``.
 
 		Returns:
 			The model that answered, its request and its response.

@@ -1616,13 +1616,9 @@ class Agent:
 	) -> Callable[[ModelSlot, ModelRequest], Awaitable[ModelResponse]] | None:
 		"""How a step asks one model (None: the provider's ``generate``).
 
-		Streamed when someone listens to the text, inside the capabilities' ``wrap_model``.
+		A capability's sender (`Capability.send_model`) inside the capabilities' ``wrap_model``.
 		"""
-		live = None
-		if ctx.wants("text:delta") or ctx.wants("command:ready"):  # a streamed run
-			from openmolt_core import _livereply
-
-			live = _livereply.sender(ctx)
+		live = self._hooks.sender(ctx) if self._hooks.send_model else None
 		wrap = self._hooks.wrap_model
 		if live is None and not wrap:
 			return None

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from openmolt_core._binding import bind_tools
 from openmolt_core.agent import Agent, Instance, Limits
-from openmolt_core.capabilities import ApprovalGate, Compaction, Observers, Offload, OffloadResults
+from openmolt_core.capabilities import (
+	ApprovalGate,
+	Compaction,
+	Observers,
+	Offload,
+	OffloadResults,
+	Streaming,
+)
 from openmolt_core.capabilities.safety import Safety
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds
@@ -955,7 +962,8 @@ def _resolved(
 	base_key = tuple(map(id, caps))
 	found = cache.get(base_key)
 	if found is None:
-		base = Hooks((*caps, ApprovalGate()))  # every agent: its safety may hand it a call
+		# every agent: its safety may hand the gate a call; anyone may listen to its reply's text
+		base = Hooks((*caps, ApprovalGate(), Streaming()))
 		if len(cache) < 64:  # the common sets (observers, compaction, skills...)
 			cache[base_key] = (tuple(caps), base)
 	else:

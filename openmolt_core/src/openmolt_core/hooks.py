@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import CallTool, Finish
 	from openmolt_core.durability import RunPort
 	from openmolt_core.events import Event
-	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
 	from openmolt_core.result import RunResult, RunState, RunStatus
 	from openmolt_core.tools import Tool
 
@@ -65,6 +65,7 @@ __all__ = [
 	"FinishDecision",
 	"Gated",
 	"Hooks",
+	"ModelSend",
 	"Park",
 	"Proceed",
 	"Refuse",
@@ -198,6 +199,10 @@ ToolDecision = Proceed | Refuse | Park | Stop | Approve
 
 FinishDecision = Proceed | Refuse | Stop
 """What `Capability.before_finish` answers (or the `Finish` to go on with instead)."""
+
+ModelSend = Callable[["LLMProvider", "ModelRequest", str], Awaitable["ModelResponse"]]
+"""Sends one model's request in place of its provider's ``generate`` (`Capability.send_model`):
+``send(provider, request, model)``, ``model`` the ``provider:model`` id; returns the response."""
 
 PROCEED = Proceed()
 
@@ -645,6 +650,19 @@ class Capability:
 		"""
 		return await call(request)
 
+	def send_model(self, run: Run) -> ModelSend | None:
+		"""How this step sends its model calls, in place of each provider's ``generate`` (or None).
+
+		Asked once per step, before its journaled model call; the first capability that answers
+		sends the step's request to each model the chain tries, inside every `wrap_model` (the
+		streaming capability streams the reply to the run's ``text:delta`` listeners). Answer
+		None when the step needs nothing of the kind: the call is then the plain ``generate``.
+
+		Args:
+			run: The run (``run.wants(name)``: whether anything listens to an event).
+		"""
+		return None
+
 	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
 		"""A validated tool call is about to run (its decision is journaled by the loop).
 
@@ -842,6 +860,7 @@ _HOOKS = (
 	"why_hidden",
 	"before_model",
 	"wrap_model",
+	"send_model",
 	"before_tool",
 	"gate_step",
 	"gate_reserve",
@@ -922,6 +941,7 @@ class Hooks:
 		"on_run_start",
 		"replace_result",
 		"resume",
+		"send_model",
 		"tool_done",
 		"visible_tools",
 		"why_hidden",
@@ -1017,6 +1037,8 @@ class Hooks:
 		],
 		...,
 	]
+	send_model: tuple[Callable[[Run], ModelSend | None], ...]
+	"""The `Capability.send_model` hooks, in order."""
 	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
 	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
 	gate_step: tuple[Callable[[Run, CallTool, ToolSpec], str | None], ...]
@@ -1165,6 +1187,14 @@ class Hooks:
 		for hook in self.replace_result:
 			value = await hook(run, call, tool, value)
 		return value
+
+	def sender(self, run: Run) -> ModelSend | None:
+		"""How this step sends its model calls: the first `Capability.send_model` answer, or None."""
+		for hook in self.send_model:
+			send = hook(run)
+			if send is not None:
+				return send
+		return None
 
 	def wrap(
 		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]

@@ -6,11 +6,12 @@ loop never imports them. See docs/guides/capabilities.md and Architecture.md.
 Here are the capabilities every agent of ``create_agent`` has, whole when they are light (the
 instance's run observers, `Observers`; the approvals gate, `ApprovalGate`), or in their part
 that runs at every step (`Compaction`: whether the request is near the threshold;
-`OffloadResults`: whether a result is too large, and the ``openmolt.readResult`` listing), so a
-plain run loads no feature module: each loads its feature (`openmolt_core.observe`,
-`openmolt_core._approve`, `openmolt_core.capabilities.compaction`,
-`openmolt_core.capabilities.offload`) when a run uses it. Their features' modules re-export them
-(same objects).
+`OffloadResults`: whether a result is too large, and the ``openmolt.readResult`` listing;
+`Streaming`: whether anything listens to the reply's text), so a plain run loads no feature
+module: each loads its feature (`openmolt_core.observe`, `openmolt_core._approve`,
+`openmolt_core.capabilities.compaction`, `openmolt_core.capabilities.offload`,
+`openmolt_core.capabilities.streaming`) when a run uses it. Their features' modules re-export
+them (same objects).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import CallTool
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
 	from openmolt_core.files import FileStore
-	from openmolt_core.hooks import AgentInfo, Gated, Run, ToolSpec
+	from openmolt_core.hooks import AgentInfo, Gated, ModelSend, Run, ToolSpec
 	from openmolt_core.llm import CompactionConfig, LLMProvider
 	from openmolt_core.observe import RunObserver
 	from openmolt_core.result import RunResult, RunState
@@ -49,6 +50,7 @@ __all__ = [
 	"Offload",
 	"OffloadResults",
 	"ReadResultTool",
+	"Streaming",
 	"is_stored",
 ]
 
@@ -222,6 +224,28 @@ class Compaction(Capability):
 		from openmolt_core.capabilities.compaction import compact_run
 
 		await compact_run(self, ctx, threshold, system)
+
+
+class Streaming(Capability):
+	"""Stream each model call to the run's ``text:delta`` and ``command:ready`` listeners.
+
+	While nothing listens, the call is the provider's ``generate``; otherwise it streams, read
+	by `openmolt_core.capabilities.streaming` (loaded then).
+	"""
+
+	__slots__ = ()
+
+	name = "reply-stream"
+	in_fingerprint: ClassVar[bool] = False  # its events are previews: nothing journaled changes
+
+	def send_model(self, run: Run) -> ModelSend | None:
+		"""The step's streaming sender while anything listens to the reply's text, else None."""
+		if not (run.wants("text:delta") or run.wants("command:ready")):
+			return None
+		from openmolt_core.capabilities.streaming import sender
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		return sender(ctx)
 
 
 # offload ------------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""Streaming: a step's model call streamed to the run's listeners while the reply arrives.
+
+Every agent of ``create_agent`` has the capability (`Streaming`, defined with the light
+capabilities in `openmolt_core.capabilities`): its `Streaming.send_model` answers None while
+nothing listens to ``text:delta`` or ``command:ready``, and the call is the plain ``generate`` it
+always was (the cost of streaming for a run that does not stream is two dictionary lookups per
+step, and this module is not loaded). Otherwise the call streams
+(`openmolt_core.streaming.stream_reply`), a `ReplyDecoder` reads the reply as it comes, and what
+it reports becomes events. They are previews: unnumbered (``seq`` 0), not journaled, so a step
+answered from the journal does not stream again; the reply is parsed and run, or refused, only
+once it is complete, as without streaming. ``agent.stream()`` (`openmolt_core.runstream`) is the
+way to read them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openmolt_core.capabilities import Streaming
+from openmolt_core.capabilities._replydecoder import ReplyDecoder, TextPiece
+from openmolt_core.events import CommandReadyEvent, Event, TextDeltaEvent
+from openmolt_core.hooks import ModelSend as Send
+from openmolt_core.secrets import StreamMask
+from openmolt_core.streaming import stream_reply
+
+if TYPE_CHECKING:
+	from openmolt_core._execute import RunContext
+	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
+
+__all__ = ["Send", "Streaming", "sender"]
+
+
+def sender(ctx: RunContext) -> Send | None:
+	"""How the current step asks a model: streaming to the listeners, or None (``generate``).
+
+	Args:
+		ctx: The run (its listeners, its step, its redactor).
+	"""
+	text = ctx.wants("text:delta")
+	ready = ctx.wants("command:ready")
+	if not (text or ready):
+		return None
+
+	async def send(provider: LLMProvider, request: ModelRequest, model: str) -> ModelResponse:
+		decoder = ReplyDecoder()  # one per call: a fallback starts the reply over
+		# One mask per field: a secret split across two deltas is held back until it is whole,
+		# then masked (each delta masked alone would let its halves through).
+		masks: dict[tuple[int, str, bool], StreamMask] = {}
+
+		async def delta(index: int, field: str, raw: bool, piece: str) -> None:
+			if piece:
+				event = TextDeltaEvent(
+					agent=ctx.agent,
+					step=ctx.step,
+					index=index,
+					field=field,
+					text=piece,
+					raw=raw,
+					model=model,
+				)
+				await _emit(ctx, event)
+
+		async def flush(index: int | None = None) -> None:
+			for key in [k for k in masks if index is None or k[0] == index]:
+				await delta(*key, masks.pop(key).flush())
+
+		async def on_text(chunk: str) -> None:
+			for piece in decoder.feed(chunk):
+				if isinstance(piece, TextPiece):
+					if text:
+						key = (piece.index, piece.field, piece.raw)
+						masked = masks.get(key)
+						if masked is None:
+							masked = masks[key] = StreamMask(lambda: ctx.redact.secrets)
+						await delta(*key, masked.feed(piece.text))
+				else:
+					await flush(piece.index)  # the command's text is whole: send what was held
+					if ready:
+						await _emit(
+							ctx,
+							CommandReadyEvent(
+								agent=ctx.agent,
+								step=ctx.step,
+								index=piece.index,
+								command=ctx.redact.deep(piece.command),
+								model=model,
+							),
+						)
+
+		response = await stream_reply(provider, request, on_text)
+		await flush()
+		return response
+
+	return send
+
+
+async def _emit(ctx: RunContext, event: Event) -> None:
+	"""Deliver a preview: it takes no sequence number, so a run's numbering never depends on it."""
+	event.run_id = ctx.state.run_id
+	if ctx.link is not None:
+		event.parent_run_id = ctx.link.run_id
+	await ctx.forward(event)
