@@ -1,4 +1,4 @@
-r"""Decode a reply's JSON commands while they arrive, for streaming (`openmolt_core.streaming`).
+r"""Decode a reply's JSON commands as they arrive (for `openmolt_core.capabilities.streaming`).
 
 `ReplyDecoder` reads the reply text in chunks of any size and reports:
 
