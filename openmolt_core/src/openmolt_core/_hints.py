@@ -8,7 +8,6 @@ install command at all (pip would install nothing), but the way to add it yourse
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import os
 import re
@@ -122,6 +121,8 @@ def install_command(requirement: str) -> str:
 
 def close_match(name: str, candidates: Iterable[str]) -> str | None:
 	"""The candidate ``name`` was most likely meant to be, if any is close enough."""
+	import difflib  # only when something is missing: a run that finds its plugins never needs it
+
 	pool = sorted(set(candidates))
 	by_norm = {re.sub(r"[-_]", "", c).lower(): c for c in pool}
 	norm = re.sub(r"[-_]", "", name).lower()

@@ -56,9 +56,10 @@ class _Strict(BaseModel):
 	"""Base of the command models: strict, closed, fields by name or by alias."""
 
 	# Strict: a reply's types are JSON's, so "10" is no number and true is no number either,
-	# exactly as the reply schema says (a property test holds the two together).
+	# exactly as the reply schema says (a property test holds the two together). Each is built
+	# on first use: a run builds the commands its replies and its reply schema use.
 	model_config: ClassVar[ConfigDict] = ConfigDict(
-		extra="forbid", populate_by_name=True, strict=True
+		extra="forbid", populate_by_name=True, strict=True, defer_build=True
 	)
 
 

@@ -40,8 +40,9 @@ class ModelConfig(BaseModel):
 	warning or refused with a clear error before the request is sent.
 	"""
 
+	# Built on first use (validation, a schema): an agent on the defaults never validates one.
 	model_config: ClassVar[ConfigDict] = ConfigDict(
-		extra="forbid", populate_by_name=True, frozen=True
+		extra="forbid", populate_by_name=True, frozen=True, defer_build=True
 	)
 
 	thinking: bool | Literal["low", "medium", "high"] | None = Field(
@@ -63,7 +64,7 @@ class ModelConfig(BaseModel):
 	)
 
 
-DEFAULT_MODEL_CONFIG = ModelConfig()
+DEFAULT_MODEL_CONFIG = ModelConfig.model_construct()  # every field's default: nothing to validate
 """The configuration of agents created without ``model_config`` (frozen, shared)."""
 
 DEFAULT_CONTEXT_WINDOW = 128_000

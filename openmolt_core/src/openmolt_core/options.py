@@ -34,7 +34,6 @@ ProviderSettings.model_validate({"apiKey": "sk-..."}).api_key  # "sk-..."
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -74,6 +73,9 @@ def options_config(
 ) -> ConfigDict:
 	"""The pydantic config of an `Options` model, with camelCase aliases.
 
+	Each model is built on first use (``defer_build``): a process validates only the option
+	models its configuration has (a one-shot run builds few of them).
+
 	Args:
 		extra: What to do with keys that are not fields: ``forbid`` (an error naming them),
 			``allow`` (kept as given) or ``ignore``.
@@ -87,6 +89,7 @@ def options_config(
 		extra=extra,
 		frozen=frozen,
 		arbitrary_types_allowed=arbitrary_types_allowed,
+		defer_build=True,
 	)
 
 
@@ -211,6 +214,8 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 			continue
 		path = "".join(f"[{p!r}]" for p in error["loc"])
 		if error["type"] == "extra_forbidden":
+			import difflib  # only for an error message
+
 			close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
 			hint = f"; did you mean {close[0]!r}?" if close else ""
 			names = ", ".join(f for f in model.model_fields)

@@ -19,7 +19,6 @@ name in upper case (``OPENMOLT_OPENAI_BASE_URL``, ``OPENMOLT_OLLAMA_API_KEY``).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
@@ -128,6 +127,8 @@ def parse_settings(model: type[S], settings: Mapping[str, Any], *, name: str) ->
 		for error in exc.errors():
 			key = ".".join(str(p) for p in error["loc"])
 			if error["type"] == "extra_forbidden":
+				import difflib  # only for an error message
+
 				close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
 				hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
 				problems.append(f"unknown setting {key!r}{hint}")

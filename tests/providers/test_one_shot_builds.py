@@ -1,0 +1,106 @@
+"""A one-shot run builds only the pydantic models it uses, and no error-message helpers.
+
+The run of ``benchmarks/oneshot.py`` (figure 7) in a fresh interpreter: one agent on the
+``openai`` provider (Chat Completions, a mock server), one function tool, one call, finish. Every
+option and command model is built on first use (``defer_build``), so the models a run never
+validates or describes (the model configuration of an agent on the defaults, the other
+providers' settings, the memory options, ``requestHumanInput``) cost it nothing.
+"""
+
+import functools
+import json
+import subprocess
+import sys
+import textwrap
+
+ONE_SHOT = textwrap.dedent(
+	"""
+	import json, sys, anyio, httpx
+	from pydantic import BaseModel
+	from openmolt import FunctionTool, OpenMolt
+	from openmolt_core.testing import call_tool, finish
+
+	replies = [call_tool("local.add", a=0, b=1), finish("1")]
+
+	def handle(request):
+		content = json.dumps({"commands": [replies.pop(0)]})
+		message = {"role": "assistant", "content": content}
+		return httpx.Response(200, json={"choices": [{"message": message, "finish_reason": "stop"}]})
+
+	async def main():
+		client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+		settings = {"openai": {"api_key": "sk-test", "base_url": "http://127.0.0.1:9/v1", "api_mode": "chat"}}
+		schema = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
+		async with OpenMolt(llm_providers=settings, http_client=client) as om:
+			tool = FunctionTool("add", "Add.", lambda i, c: i["a"] + i["b"], input_schema=schema)
+			agent = om.create_agent(name="A", model="openai:gpt-5-mini", tools=[tool])
+			result = await agent.run("add 0 and 1")
+			assert (result.status, result.steps) == ("success", 2), (result.status, result.error)
+
+	anyio.run(main)
+
+	def models(cls):
+		for sub in cls.__subclasses__():
+			yield sub
+			yield from models(sub)
+
+	built = {
+		f"{m.__module__}.{m.__qualname__}"
+		for m in models(BaseModel)
+		if m.__module__.startswith("openmolt") and m.__pydantic_complete__
+	}
+	print(json.dumps({"built": sorted(built), "difflib": "difflib" in sys.modules}))
+	"""
+)
+
+# What a one-shot run builds, by name (a new one shows here): the provider's settings, the
+# commands its replies hold, and the other commands the reply schema describes.
+BUILT = [
+	"openmolt_core.commands.CallTool",
+	"openmolt_core.commands.Finish",
+	"openmolt_core.commands.UpdateMemory",
+	"openmolt_core.commands.UpdatePlan",
+	"openmolt_core.commands.Wait",
+	"openmolt_providers.settings.OpenAISettings",
+]
+
+
+@functools.cache
+def _one_shot() -> dict[str, object]:
+	"""What the run built and loaded (one fresh interpreter for the tests here)."""
+	out = subprocess.run(
+		[sys.executable, "-c", ONE_SHOT], capture_output=True, text=True, timeout=120
+	)
+	assert out.returncode == 0, out.stderr
+	result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+	return result
+
+
+def test_a_one_shot_run_builds_only_the_models_it_uses() -> None:
+	"""Not the agent's model configuration, nor the options and settings it was not given."""
+	assert _one_shot()["built"] == BUILT
+
+
+def test_a_one_shot_run_loads_no_error_message_helper() -> None:
+	"""difflib ("did you mean ...?") loads only when there is a near miss to name."""
+	assert _one_shot()["difflib"] is False
+
+
+def test_a_model_built_on_first_use_still_refuses_with_its_message() -> None:
+	"""Deferring the build changes when a model is built, not what it accepts or says."""
+	code = textwrap.dedent(
+		"""
+		from openmolt_core.llm import DEFAULT_MODEL_CONFIG, ModelConfig
+		from pydantic import ValidationError
+		assert not ModelConfig.__pydantic_complete__
+		assert DEFAULT_MODEL_CONFIG == ModelConfig() and DEFAULT_MODEL_CONFIG.model_fields_set == set()
+		try:
+			ModelConfig(temperature=3)
+		except ValidationError as exc:
+			print(exc.errors()[0]["loc"], exc.errors()[0]["type"])
+		"""
+	)
+	out = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+	)
+	assert out.stdout.strip() == "('temperature',) less_than_equal"
