@@ -104,3 +104,23 @@ def test_a_model_built_on_first_use_still_refuses_with_its_message() -> None:
 		[sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
 	)
 	assert out.stdout.strip() == "('temperature',) less_than_equal"
+
+
+def test_an_agent_file_without_a_schedule_builds_no_schedule_model(tmp_path) -> None:
+	"""The command validates its file (``AgentFile``); the schedule models wait for a schedule."""
+	path = tmp_path / "agent.json"
+	path.write_text(json.dumps({"name": "A", "model": "openai:gpt-5-mini"}))
+	code = textwrap.dedent(
+		f"""
+		from pathlib import Path
+		from openmolt_core import schedule
+		from openmolt_core.cli._agentfile import AgentFile, load_json_file
+		load_json_file(Path({str(path)!r}))
+		print(AgentFile.__pydantic_complete__, schedule.CronSchedule.__pydantic_complete__)
+		print(schedule.parse_schedule({{"type": "interval", "value": 60}}).value)
+		"""
+	)
+	out = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+	)
+	assert out.stdout.split() == ["True", "False", "60.0"]

@@ -28,6 +28,7 @@ import math
 import os
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta, tzinfo
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
@@ -57,8 +58,9 @@ _MAX_DST_SHIFT = timedelta(hours=3)  # larger than any real DST jump
 class _Spec(BaseModel):
 	"""Base of the schedule models: frozen, closed, fields by name or by alias."""
 
+	# Built on first use: a process whose agents have no schedule never builds one.
 	model_config: ClassVar[ConfigDict] = ConfigDict(
-		extra="forbid", populate_by_name=True, frozen=True
+		extra="forbid", populate_by_name=True, frozen=True, defer_build=True
 	)
 
 	id: str | None = Field(
@@ -131,7 +133,11 @@ ScheduleSpec = Annotated[
 ]
 """One schedule: `IntervalSchedule`, `DailySchedule` or `CronSchedule`, told apart by ``type``."""
 
-_ADAPTER: TypeAdapter[IntervalSchedule | DailySchedule | CronSchedule] = TypeAdapter(ScheduleSpec)
+
+@cache
+def _adapter() -> TypeAdapter[IntervalSchedule | DailySchedule | CronSchedule]:
+	"""The validator of a schedule given as a dict (built on the first one)."""
+	return TypeAdapter(ScheduleSpec)
 
 
 def parse_schedule(
@@ -145,7 +151,7 @@ def parse_schedule(
 	if isinstance(spec, IntervalSchedule | DailySchedule | CronSchedule):
 		return spec
 	try:
-		return _ADAPTER.validate_python(dict(spec))
+		return _adapter().validate_python(dict(spec))
 	except ValidationError as exc:
 		problems = "; ".join(
 			f"{'.'.join(str(p) for p in e['loc']) or 'schedule'}: {e['msg']}" for e in exc.errors()
