@@ -85,13 +85,25 @@ def test_streaming_is_a_capability_and_keeps_its_old_paths() -> None:
 	assert streaming.Send is hooks.ModelSend
 
 
-def test_the_logging_filter_lives_with_the_secrets() -> None:
-	"""The logging filter is the secrets module's (a set turns it on); _redact re-exports it."""
+def test_the_logging_filter_and_the_redactors_live_with_the_secrets() -> None:
+	"""The logging filter and the redactors are the secrets module's; _redact re-exports them."""
 	from openmolt_core import _redact, secrets
+	from openmolt_core._support import masking
 
-	for name in ("LOGGERS", "RedactingFilter", "install_log_redaction", "redact_handler"):
+	for name in (
+		"LOGGERS",
+		"MASK",
+		"RedactingFilter",
+		"Redactor",
+		"install_log_redaction",
+		"redact_handler",
+		"redactor_for",
+	):
 		assert getattr(_redact, name) is getattr(secrets, name), name
 		assert name in _redact.__all__
+	for name in ("MASK", "StreamMask", "held_back", "mask", "spellings"):
+		assert getattr(secrets, name) is getattr(masking, name), name
+		assert name in secrets.__all__
 
 
 def test_a_secret_set_alone_masks_the_logs() -> None:

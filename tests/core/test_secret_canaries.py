@@ -254,7 +254,7 @@ async def test_the_filter_masks_tracebacks_and_arguments_of_any_record(
 	caplog: pytest.LogCaptureFixture,
 ) -> None:
 	"""A record's args, traceback and stack are masked for any live redactor's secrets."""
-	from openmolt_core._redact import Redactor
+	from openmolt_core.secrets import Redactor
 
 	keep = Redactor(frozenset({"CANARYfilter0011"}))
 	log = logging.getLogger("httpx")

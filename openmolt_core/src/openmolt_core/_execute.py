@@ -62,11 +62,11 @@ from openmolt_core.tools import CallingRun
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core._redact import Redactor
 	from openmolt_core._toolset import ToolSet
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
+	from openmolt_core.secrets import Redactor
 
 __all__ = [
 	"MAX_RESULT_CHARS",

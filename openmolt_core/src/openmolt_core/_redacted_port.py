@@ -3,7 +3,7 @@
 A durable run journals each step's value (a tool's result, a model's reply, a person's answer) so
 that a replay returns it instead of acting again. Those values come from outside: a tool result
 can echo a token, an error can quote a header. `RedactedPort` wraps the backend's port and masks
-every secret the agent knows (`openmolt_core._redact.Redactor`: its tools' credentials, the
+every secret the agent knows (`openmolt_core.secrets.Redactor`: its tools' credentials, the
 instance's keys) in each value before the journal stores it.
 
 The run reads what the journal holds, on its first execution as on a replay: the masked value.

@@ -72,7 +72,7 @@ def enable() -> None:
 	if "level" in _state:
 		return
 	_state["level"] = log.getEffectiveLevel()
-	from openmolt_core._redact import redact_handler
+	from openmolt_core.secrets import redact_handler
 
 	handler = redact_handler(_Stderr())  # a record of any logger it shows is masked here too
 	handler.setFormatter(logging.Formatter("openmolt: %(message)s"))

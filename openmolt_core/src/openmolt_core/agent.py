@@ -52,7 +52,6 @@ from openmolt_core._execute import (
 	summary,
 )
 from openmolt_core._parse import ParsedReply, parse_reply
-from openmolt_core._redact import Redactor, redactor_for
 from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._toolset import ToolSet
@@ -88,6 +87,7 @@ from openmolt_core.llm import (
 )
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import RunResult, RunState
+from openmolt_core.secrets import Redactor, redactor_for
 
 if TYPE_CHECKING:
 	from pathlib import Path

@@ -47,12 +47,12 @@ from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core._redact import Redactor
 	from openmolt_core.commands import CallTool, Finish
 	from openmolt_core.durability import RunPort
 	from openmolt_core.events import Event
 	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
 	from openmolt_core.result import RunResult, RunState, RunStatus
+	from openmolt_core.secrets import Redactor
 	from openmolt_core.tools import Tool
 
 __all__ = [

@@ -39,10 +39,10 @@ from openmolt_core.result import RunStatus
 
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
-	from openmolt_core._redact import Redactor
 	from openmolt_core.agent import Agent
 	from openmolt_core.durability import RunPort
 	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.secrets import Redactor
 
 __all__ = [
 	"ObservedRun",

@@ -9,37 +9,46 @@ the OpenTelemetry spans and the logging filter, reads this set; a new source of 
 into it (``om.secrets.add(value)`` or ``om.secrets.add_source(callable)``) instead of each feature
 remembering its own.
 
-A secret is masked in every spelling it can take on the way out (`spellings`): as is, stripped,
-percent-encoded (``quote`` and ``quote_plus``, the safe sets of a query, a path and a URL,
-upper- and lower-case hex), base64 (standard and URL-safe, with and without padding, and inside a
-longer base64 text such as HTTP Basic's ``user:secret``), JSON-escaped and ``repr``-escaped
-(also as UTF-8 bytes, as an HTTP trace shows a header).
-A percent-encoded run the fixed spellings miss (another encoder's safe set) is decoded and masked
-whole when it holds a secret (`mask`).
+A secret is masked in every spelling it can take on the way out (`spellings`: as is, stripped,
+percent-encoded, base64, JSON- and ``repr``-escaped); the masking itself, a library with no agent
+concept, is `openmolt_core._support.masking`, re-exported here.
 
-The logging filter that masks log records lives here too, beside the sets it reads: a set turns
-it on when it gets its first secrets (`openmolt_core._redact` describes it and re-exports it).
+A `Redactor` knows the secrets of some tool contexts (config values, and tokens their auths learn
+later) and, for an agent, its instance's `SecretSet`; it masks every spelling of each in text and
+in JSON-like values.
+
+The logging filter lives here too, beside the sets and redactors it reads: every live redactor
+and secret set feeds `RedactingFilter`, a ``logging.Filter`` installed on the loggers of OpenMolt,
+of the HTTP stack it drives and of the MCP SDK (`LOGGERS`: ``openmolt``, ``httpx``,
+``httpcore.*``, ``aiohttp.*``, ``hpack``, ``botocore``, ``mcp.*``), and on the handlers the
+``openmolt`` commands install, at every level: a record's message, arguments, traceback and stack
+text are rendered and masked before any handler sees them, so an API key in a query string
+(httpx's ``HTTP Request:`` line), a bot token in a URL path, a raw header value in httpcore's
+trace, or a secret in a failing tool's traceback never reaches a log. A set turns it on when it
+gets its first secrets. (`openmolt_core._redact`, the redactor's old home, re-exports it all.)
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import os
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote, quote_plus, unquote, unquote_plus
+from typing import TYPE_CHECKING, Any
+
+from openmolt_core._support.masking import MASK, StreamMask, held_back, mask, spellings
+
+if TYPE_CHECKING:
+	from openmolt_core.tools import ToolContext
 
 __all__ = [
 	"LOGGERS",
 	"MASK",
 	"RedactingFilter",
+	"Redactor",
 	"SecretSet",
 	"StreamMask",
 	"default_credentials_path",
@@ -48,19 +57,11 @@ __all__ = [
 	"install_log_redaction",
 	"mask",
 	"redact_handler",
+	"redactor_for",
 	"settings_secrets",
 	"spellings",
 	"watch",
 ]
-
-MASK = "[redacted]"
-"""What a secret is replaced with."""
-
-MIN_ENCODED = 6
-"""A secret shorter than this is masked as is only (its encodings would match ordinary text)."""
-
-_SAFE = ("", "/", "!$&'()*+,;=:@/~", ":@")  # nothing, a path segment, a path (httpx), userinfo
-_PERCENT_RUN = re.compile(r"[^\s\"'<>\\&?#=,;]*%[0-9A-Fa-f]{2}[^\s\"'<>\\&?#=,;]*")
 
 
 _SECRET_ENV = re.compile(
@@ -127,190 +128,6 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 				if isinstance(found, str):
 					out.add(found)
 	return {v for v in out if v.strip()}
-
-
-def _lower_hex(text: str) -> str:
-	return re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), text)
-
-
-def _b64_cores(data: bytes) -> set[str]:
-	"""The base64 text the secret's bytes always produce, at each of the 3 byte alignments.
-
-	A secret inside a longer value (``user:secret`` for HTTP Basic) is encoded from an offset of
-	0, 1 or 2 bytes modulo 3; the characters fully made of the secret's bits are the same
-	whatever surrounds it, so masking them hides the secret (a character or two of its edges,
-	shared with its neighbours, remain).
-	"""
-	out: set[str] = set()
-	for offset in range(3):
-		encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")
-		start = -(-8 * offset // 6)  # ceil: the first character made of the secret's bits only
-		end = 8 * (offset + len(data)) // 6
-		core = encoded[start:end]
-		if len(core) >= 8:
-			out.add(core)
-			out.add(core.replace("+", "-").replace("/", "_"))
-	return out
-
-
-@lru_cache(maxsize=4096)
-def spellings(secret: str) -> frozenset[str]:
-	"""Every spelling of a secret to mask: raw, stripped, percent-encoded, base64, JSON, repr.
-
-	Args:
-		secret: The secret value.
-
-	Returns:
-		The non-empty spellings (the raw value always among them).
-	"""
-	out = {secret}
-	stripped = secret.strip()
-	if len(stripped) >= MIN_ENCODED:
-		out.add(stripped)
-	for value in {secret, stripped}:
-		if len(value) < MIN_ENCODED:
-			continue
-		for safe in _SAFE:
-			for encoded in (quote(value, safe=safe), quote_plus(value, safe=safe)):
-				out.update((encoded, _lower_hex(encoded)))
-		for escaped in (
-			json.dumps(value)[1:-1],
-			json.dumps(value, ensure_ascii=False)[1:-1],
-			json.dumps(json.dumps(value))[3:-3],  # a JSON text inside a JSON string
-			repr(value)[1:-1],
-			repr(value.encode("utf-8"))[2:-1],  # bytes in a trace (httpcore, hpack): b'...\xc3'
-		):
-			out.update((escaped, escaped.replace("/", "\\/")))  # some encoders write \/
-		data = value.encode("utf-8")
-		std = base64.b64encode(data).decode("ascii")
-		url = base64.urlsafe_b64encode(data).decode("ascii")
-		out.update((std, std.rstrip("="), url, url.rstrip("=")))
-		out.update(_b64_cores(data))
-	return frozenset(s for s in out if s)
-
-
-Probes = tuple[tuple[str, tuple[str, ...]], ...]
-
-
-@lru_cache(maxsize=256)
-def _patterns(secrets: frozenset[str]) -> tuple[Probes, frozenset[str]]:
-	"""What to look for: each spelling no other one contains, with the spellings containing it.
-
-	Only the probes are searched (a padded base64 text contains its core, so searching the core
-	is enough); when one is found, the longer spellings around it are replaced first.
-	"""
-	every = sorted(set().union(*(spellings(s) for s in secrets)), key=len, reverse=True)
-	probes = []
-	for spelling in every:
-		if not any(other != spelling and other in spelling for other in every):
-			around = tuple(other for other in every if spelling in other)  # longest first
-			probes.append((spelling, around))
-	decoded = frozenset(s for s in secrets if len(s.strip()) >= MIN_ENCODED)
-	return tuple(sorted(probes, key=lambda p: len(p[0]), reverse=True)), decoded
-
-
-def mask(text: str, secrets: frozenset[str]) -> str:
-	"""Return the text with every spelling of every secret replaced by ``[redacted]``.
-
-	Args:
-		text: The text.
-		secrets: The raw secret values (`spellings` are derived, and cached).
-	"""
-	if not secrets:
-		return text
-	long, short = _by_length(secrets)
-	if long:
-		probes, decoded = _patterns(long)
-		for probe, around in probes:
-			if probe in text:
-				for spelling in around:
-					if spelling in text:
-						text = text.replace(spelling, MASK)
-		if decoded and "%" in text:
-			text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
-	if short is not None:
-		text = short.sub(MASK, text)
-	return text
-
-
-@lru_cache(maxsize=256)
-def _by_length(secrets: frozenset[str]) -> tuple[frozenset[str], re.Pattern[str] | None]:
-	"""The secrets masked wherever they stand, and a pattern for the very short ones.
-
-	A secret shorter than `MIN_ENCODED` characters (a 2-letter value some test or setting calls
-	a password) is masked where it stands alone, never inside a longer word or number: masked
-	everywhere, ``es`` would turn every log line, event and error into noise.
-	"""
-	short = sorted((v for v in secrets if len(v.strip()) < MIN_ENCODED), key=len, reverse=True)
-	if not short:
-		return secrets, None
-	alone = "|".join(re.escape(v) for v in short)
-	pattern = re.compile(rf"(?<![0-9A-Za-z_])(?:{alone})(?![0-9A-Za-z_])")
-	return secrets - frozenset(short), pattern
-
-
-def _masked_run(run: str, secrets: frozenset[str]) -> str:
-	"""A percent-encoded run, masked whole when it decodes to something holding a secret."""
-	for decoded in {unquote(run), unquote_plus(run)}:
-		if any(s.strip() in decoded for s in secrets):
-			return MASK
-	return run
-
-
-@lru_cache(maxsize=64)
-def _prefixes(secrets: frozenset[str]) -> tuple[frozenset[str], int]:
-	"""Every proper prefix of every spelling of the secrets, and the longest spelling's length."""
-	every = set().union(*(spellings(s) for s in secrets)) if secrets else set()
-	prefixes = frozenset(sp[:i] for sp in every for i in range(1, len(sp)))
-	return prefixes, max((len(sp) for sp in every), default=0)
-
-
-def held_back(text: str, secrets: frozenset[str]) -> int:
-	"""How many trailing characters of ``text`` could be the start of a secret's spelling.
-
-	Text that is sent piece by piece (a streamed reply) must hold them back until the next piece
-	says whether a secret follows: masking each piece alone would let a secret split across two
-	pieces through.
-
-	Args:
-		text: The text not yet sent.
-		secrets: The raw secret values.
-	"""
-	if not secrets or not text:
-		return 0
-	prefixes, longest = _prefixes(secrets)
-	for k in range(min(longest - 1, len(text)), 0, -1):
-		if text[-k:] in prefixes:
-			return k
-	return 0
-
-
-class StreamMask:
-	"""Masks secrets in text that arrives in pieces, holding back what may start a secret.
-
-	Args:
-		secrets: Returns the raw secret values (asked at each piece: tokens may be new).
-	"""
-
-	__slots__ = ("_held", "_secrets")
-
-	def __init__(self, secrets: Callable[[], Iterable[str]]) -> None:
-		self._secrets = secrets
-		self._held = ""
-
-	def feed(self, piece: str) -> str:
-		"""The masked text that can be sent now (possibly empty)."""
-		text = self._held + piece
-		secrets = frozenset(self._secrets())
-		keep = held_back(text, secrets)
-		cut = len(text) - keep
-		self._held = text[cut:]
-		return mask(text[:cut], secrets) if cut else ""
-
-	def flush(self) -> str:
-		"""The masked rest, once no more pieces come."""
-		text, self._held = self._held, ""
-		return mask(text, frozenset(self._secrets())) if text else ""
 
 
 _LIVE: weakref.WeakSet[SecretSet] = weakref.WeakSet()
@@ -420,6 +237,102 @@ class SecretSet:
 		return f"SecretSet({len(self._values)} values, {len(self._sources)} sources)"
 
 
+# Redactors ------------------------------------------------------------------------------
+
+
+class Redactor:
+	"""Replaces every known secret, in every spelling, with ``[redacted]``.
+
+	Args:
+		secrets: The secret strings known up front (API keys, client secrets).
+		sources: Callables returning secrets learned later (OAuth2 tokens obtained by a refresh);
+			asked at every use, so a new token is masked as soon as it exists.
+		known: The instance's secret set (``OpenMolt.secrets``), read at every use.
+	"""
+
+	__slots__ = ("__weakref__", "_known", "_sources", "_static")
+
+	def __init__(
+		self,
+		secrets: frozenset[str] = frozenset(),
+		sources: Sequence[Callable[[], Iterable[str]]] = (),
+		known: SecretSet | None = None,
+	) -> None:
+		# A key pasted with a newline is sent stripped: mask both spellings.
+		stripped = {s.strip() for s in secrets}
+		self._static = frozenset({*secrets, *(s for s in stripped if len(s) >= 6)} - {""})
+		self._sources = tuple(sources)
+		self._known = known
+		if self._static or self._sources:
+			watch(self)
+
+	def __repr__(self) -> str:
+		return f"Redactor({len(self._static)} secrets, {len(self._sources)} sources)"
+
+	def _current(self) -> frozenset[str]:
+		if not self._sources:
+			if self._known is None:
+				return self._static
+			known = self._known.values()
+			return self._static | known if self._static else known
+		current = set(self._static)
+		for source in self._sources:
+			current.update(v for v in source() if v)
+		if self._known is not None:
+			current |= self._known.values()
+		return frozenset(current)
+
+	@property
+	def secrets(self) -> tuple[str, ...]:
+		"""Every secret known now, longest first (so a secret containing another is masked whole)."""
+		return tuple(sorted(self._current(), key=len, reverse=True))
+
+	def __bool__(self) -> bool:
+		return bool(self._static or self._sources or self._known)
+
+	def __call__(self, text: str) -> str:
+		"""Return the text with every secret masked."""
+		if not self:
+			return text
+		return mask(text, self._current())
+
+	def deep(self, value: Any) -> Any:
+		"""Return a copy of a JSON-like value with secrets masked in every string (and key)."""
+		if not self:
+			return value
+		secrets = self._current()
+		return _deep(value, secrets) if secrets else value
+
+
+def _deep(value: Any, secrets: frozenset[str]) -> Any:
+	if isinstance(value, str):
+		return mask(value, secrets)
+	if isinstance(value, dict):
+		return {
+			(mask(k, secrets) if isinstance(k, str) else k): _deep(v, secrets)
+			for k, v in value.items()
+		}
+	if isinstance(value, (list, tuple)):
+		return [_deep(v, secrets) for v in value]
+	return value
+
+
+def redactor_for(contexts: Iterable[ToolContext], known: SecretSet | None = None) -> Redactor:
+	"""The redactor for tool contexts: their config secrets, and what their auths learn later.
+
+	Args:
+		contexts: The contexts whose secrets must never show (one tool's, or all of an agent's).
+		known: The instance's secret set (``OpenMolt.secrets``), read at every use.
+	"""
+	unique = {id(c): c for c in contexts}.values()
+	sources = []
+	for context in unique:
+		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
+		if callable(learned):
+			sources.append(learned)
+	return Redactor(frozenset().union(*(c.redact for c in unique)), sources, known)
+
+
 # The logging filter ---------------------------------------------------------------------
 
 _WATCHED: weakref.WeakSet[Any] = weakref.WeakSet()  # the live redactors (`watch`)
@@ -463,7 +376,7 @@ def watch(holder: Any) -> None:
 
 	Args:
 		holder: An object whose ``secrets`` property gives the secrets it knows now (a
-			`openmolt_core._redact.Redactor`); held weakly.
+			`Redactor`); held weakly.
 	"""
 	with _LOCK:
 		_WATCHED.add(holder)

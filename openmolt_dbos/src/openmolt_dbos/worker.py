@@ -250,8 +250,8 @@ def _options(ns: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _serve(ns: argparse.Namespace) -> int:
-	from openmolt_core._redact import redact_handler
 	from openmolt_core.agentfile import to_json
+	from openmolt_core.secrets import redact_handler
 
 	handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too
 	handler.setFormatter(logging.Formatter("openmolt: %(message)s"))

@@ -18,9 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from openmolt_core._redact import Redactor
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.secrets import MASK, mask
+from openmolt_core.secrets import MASK, Redactor, mask
 
 __all__ = [
 	"HttpServer",

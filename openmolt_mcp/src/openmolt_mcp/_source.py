@@ -104,7 +104,7 @@ class MCPToolSource:
 		from mcp import Client, StdioServerParameters
 		from mcp.types import Implementation
 
-		from openmolt_core._redact import install_log_redaction
+		from openmolt_core.secrets import install_log_redaction
 
 		install_log_redaction()  # the SDK's loggers exist now: mask its records too
 

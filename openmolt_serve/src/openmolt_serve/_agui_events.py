@@ -47,9 +47,9 @@ from pydantic import BaseModel
 from openmolt_core.events import Event, PlanUpdateEvent, ToolCallEvent, ToolResponseEvent
 
 if TYPE_CHECKING:
-	from openmolt_core._redact import Redactor
 	from openmolt_core.approvals import ApprovalRequest
 	from openmolt_core.result import RunResult
+	from openmolt_core.secrets import Redactor
 
 __all__ = ["APPROVAL_SCHEMA", "MAPPED", "PROTOCOL_VERSION", "AguiEvents", "question_id"]
 

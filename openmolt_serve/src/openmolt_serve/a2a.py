@@ -59,9 +59,9 @@ from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSION_CUR
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from openmolt_core._redact import Redactor
 from openmolt_core.errors import RunError
 from openmolt_core.events import ToolCallEvent
+from openmolt_core.secrets import Redactor
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._launch import Sessions, run_id_for, run_trigger
 from openmolt_serve._token import TokenGuard

@@ -39,8 +39,8 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from openmolt_core._redact import Redactor
 from openmolt_core.errors import OpenMoltError
+from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import MAPPED, AguiEvents, question_id
 from openmolt_serve._launch import Launcher, run_id_for
 from openmolt_serve._token import TokenGuard

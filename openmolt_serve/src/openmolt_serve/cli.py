@@ -326,7 +326,7 @@ def main(args: Sequence[str]) -> int:
 	"""
 	ns = _parser().parse_args(list(args))
 	if ns.verbose:
-		from openmolt_core._redact import redact_handler
+		from openmolt_core.secrets import redact_handler
 
 		handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too
 		handler.setFormatter(logging.Formatter("openmolt: %(message)s"))

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 
 from openmolt_core._binding import BoundTool, secret_values
-from openmolt_core._redact import Redactor
 from openmolt_core.errors import ConfigurationError, IntegrationError, OpenMoltError
 from openmolt_core.hooks import Capability
+from openmolt_core.secrets import Redactor
 from openmolt_core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:

@@ -55,7 +55,6 @@ import anyio
 import anyio.to_thread
 import httpx
 
-from openmolt_core._redact import redactor_for
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
@@ -86,6 +85,7 @@ from openmolt_core.integrations.templating import (
 	uses_filter,
 )
 from openmolt_core.retry import DEFAULT_RETRY, RetryPolicy, retry_after
+from openmolt_core.secrets import redactor_for
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import ApiSetup, HttpTool, Integration

@@ -22,7 +22,6 @@ from typing import Any
 import httpx
 
 from openmolt_core._markers import hookimpl
-from openmolt_core._redact import redactor_for
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations._body import ACCEPT_ENCODING
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
@@ -37,6 +36,7 @@ from openmolt_core.integrations.http import (
 	send,
 )
 from openmolt_core.integrations.model import Integration
+from openmolt_core.secrets import redactor_for
 from openmolt_core.tools import FunctionTool, ToolContext
 
 __all__ = ["http_request_integration", "register_integrations"]
