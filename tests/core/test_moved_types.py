@@ -299,3 +299,11 @@ async def test_the_moved_feature_events_reach_the_run_store(tmp_path: Any) -> No
 	assert stored["approval:request"]["request"]["tool"] == "local.send"  # approvals' events
 	assert stored["approval:decision"]["action"] == "approved"
 	await om.aclose()
+
+
+def test_the_price_check_keeps_its_cost_path() -> None:
+	"""The price check of ``max_cost`` is the assembly's; _cost re-exports its names."""
+	from openmolt_core import _cost, assembly
+
+	for name in ("Model", "OtherModel", "check_prices"):
+		assert getattr(_cost, name) is getattr(assembly, name), name

@@ -11,11 +11,10 @@ computed here from that price. The next call is expected to cost its request's s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import Message, Usage
@@ -23,11 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"ASSUMED_OUTPUT_TOKENS",
-	"Model",
-	"OtherModel",
 	"Price",
 	"call_cost",
-	"check_prices",
 	"estimate",
 	"estimate_tokens",
 	"needs_compaction",
@@ -43,46 +39,6 @@ Price = tuple[float, float, float, float | None]
 
 ASSUMED_OUTPUT_TOKENS = 4_096
 """Output tokens a call is expected to use when ``model_config.max_output_tokens`` is unset."""
-
-
-class Model(Protocol):
-	"""A model the price check reads: a `openmolt_core._chain.ModelSlot` or an `OtherModel`."""
-
-	@property
-	def id(self) -> str:
-		"""``provider:model``, for messages."""
-		...
-
-	@property
-	def model(self) -> str:
-		"""The model name the provider is asked for."""
-		...
-
-	def provider(self) -> Any:
-		"""The provider."""
-		...
-
-
-@dataclass(frozen=True, slots=True)
-class OtherModel:
-	"""A model outside the agent's chain (its compaction model), for the price check.
-
-	Args:
-		client: The provider.
-		model: The model name.
-	"""
-
-	client: Any
-	model: str
-
-	@property
-	def id(self) -> str:
-		"""``provider:model``."""
-		return f"{getattr(self.client, 'name', 'custom')}:{self.model}"
-
-	def provider(self) -> Any:
-		"""The provider."""
-		return self.client
 
 
 def usd(amount: float) -> str:
@@ -146,26 +102,6 @@ def needs_compaction(state: RunState, threshold: int, system: str) -> bool:
 	return base + estimate_tokens(appended, "" if base else system) > threshold
 
 
-def check_prices(name: str, slots: Iterable[Model], label: str) -> None:
-	"""Refuse a cost budget for an agent whose models have no known price.
-
-	Args:
-		name: The agent's name.
-		slots: Its models (primary and fallbacks).
-		label: Where the budget was set, for the message.
-
-	Raises:
-		ConfigurationError: A model's price is unknown: its cost would count as zero.
-	"""
-	for slot in slots:
-		if price_of(slot.provider(), slot.model) is None:
-			raise ConfigurationError(
-				f"{label}: the price of {slot.id!r} (agent {name!r}) is unknown, so max_cost "
-				"cannot be enforced: use a model the provider has a price for, give a provider "
-				"object with a price(model) method, or leave max_cost out"
-			)
-
-
 def spends_budget(tool: Any) -> bool:
 	"""Whether calls of a tool spend the calling run's cost budget (it runs an agent).
 
@@ -190,3 +126,16 @@ def share(left: float | None, spenders: int) -> float | None:
 	if left is None or spenders <= 1:
 		return left
 	return left / spenders
+
+
+# The price check of an agent given ``max_cost`` is the assembly's (it reads prices when it
+# builds the agent): its names here are its old ones, loaded on first use.
+_HOMES = {
+	"Model": "openmolt_core.assembly",
+	"OtherModel": "openmolt_core.assembly",
+	"check_prices": "openmolt_core.assembly",
+}
+
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)

@@ -13,11 +13,13 @@ when the instance is given an option read here (guardrails, capabilities, ``max_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from openmolt_core._binding import bind_tools
+from openmolt_core._cost import price_of
 from openmolt_core.agent import Agent, Instance, Limits
 from openmolt_core.capabilities import (
 	ApprovalGate,
@@ -67,9 +69,12 @@ if TYPE_CHECKING:
 __all__ = [
 	"AgentOptions",
 	"Host",
+	"Model",
+	"OtherModel",
 	"Shared",
 	"build_agent",
 	"check_cost",
+	"check_prices",
 	"parse_capabilities",
 	"parse_guardrails",
 	"parse_options",
@@ -1052,10 +1057,71 @@ def _check_taint(
 	return tools is None
 
 
+# the price check of ``max_cost`` ------------------------------------------------------------
+
+
+class Model(Protocol):
+	"""A model the price check reads: a `openmolt_core._chain.ModelSlot` or an `OtherModel`."""
+
+	@property
+	def id(self) -> str:
+		"""``provider:model``, for messages."""
+		...
+
+	@property
+	def model(self) -> str:
+		"""The model name the provider is asked for."""
+		...
+
+	def provider(self) -> Any:
+		"""The provider."""
+		...
+
+
+@dataclass(frozen=True, slots=True)
+class OtherModel:
+	"""A model outside the agent's chain (its compaction model), for the price check.
+
+	Args:
+		client: The provider.
+		model: The model name.
+	"""
+
+	client: Any
+	model: str
+
+	@property
+	def id(self) -> str:
+		"""``provider:model``."""
+		return f"{getattr(self.client, 'name', 'custom')}:{self.model}"
+
+	def provider(self) -> Any:
+		"""The provider."""
+		return self.client
+
+
+def check_prices(name: str, slots: Iterable[Model], label: str) -> None:
+	"""Refuse a cost budget for an agent whose models have no known price.
+
+	Args:
+		name: The agent's name.
+		slots: Its models (primary and fallbacks).
+		label: Where the budget was set, for the message.
+
+	Raises:
+		ConfigurationError: A model's price is unknown: its cost would count as zero.
+	"""
+	for slot in slots:
+		if price_of(slot.provider(), slot.model) is None:
+			raise ConfigurationError(
+				f"{label}: the price of {slot.id!r} (agent {name!r}) is unknown, so max_cost "
+				"cannot be enforced: use a model the provider has a price for, give a provider "
+				"object with a price(model) method, or leave max_cost out"
+			)
+
+
 def _check_prices(agent: Agent) -> None:
 	"""Refuse ``max_cost`` when a model of the agent or of its sub-agents has no known price."""
-	from openmolt_core._cost import OtherModel, check_prices
-
 	seen: set[int] = set()
 	todo = [agent]
 	while todo:
