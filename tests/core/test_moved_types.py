@@ -20,8 +20,8 @@ def test_structured_mode_is_the_contracts() -> None:
 	assert "StructuredMode" in structured.__all__ and "StructuredMode" in llm.__all__
 
 
-def test_the_run_record_is_a_result() -> None:
-	"""`RunRecord` (what ``schedule:*`` events carry) lives with the results; old homes re-export it."""
+def test_the_run_record_is_the_schedules() -> None:
+	"""`RunRecord` (what ``schedule:*`` events carry) lives with the schedules' history; old homes re-export it."""
 	from openmolt_core import _history, result, scheduler
 
 	assert _history.RunRecord is result.RunRecord is scheduler.RunRecord

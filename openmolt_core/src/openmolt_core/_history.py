@@ -1,21 +1,73 @@
 """Run records of scheduled runs, and their optional SQLite file (stdlib sqlite3, in a thread).
 
-`RunRecord` and `RecordStatus` live with the results (`openmolt_core.result`), where the
-``schedule:*`` events can name them; this module re-exports them.
+`RunRecord` is what the ``schedule:*`` events (`openmolt_core.scheduler.ScheduleEvent`) carry;
+`openmolt_core.result` and `openmolt_core.scheduler` re-export it under their names.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any, Literal
 
 import anyio
 
-from openmolt_core.result import RecordStatus, RunRecord
+from openmolt_core.result import RunResult, RunStatus
 
 __all__ = ["RecordStatus", "RunRecord", "SqliteHistory"]
+
+RecordStatus = Literal[RunStatus, "running", "cancelled", "skipped"]
+"""A run's status: the run's own (`openmolt_core.result.RunStatus`), or ``running``, ``cancelled``
+(stopped before it ended) or ``skipped`` (not started: another run of the agent was going, or the
+run was missed while the process was down; ``note`` says which)."""
+
+
+@dataclass(slots=True)
+class RunRecord:
+	"""One scheduled run, or one skipped.
+
+	Args:
+		schedule_id: The schedule's id.
+		agent: The agent's name.
+		due: When the run was due (UTC).
+		started: When it started (UTC).
+		ended: When it ended (UTC), None while running.
+		status: See `RecordStatus`.
+		usage: Tokens and cost (``Usage.to_dict()``), when the run got that far.
+		note: Why it was skipped, or that it caught up on missed runs.
+		error: What went wrong.
+		result: The run's result (kept in memory only, not in the SQLite file).
+	"""
+
+	schedule_id: str
+	agent: str
+	due: datetime
+	started: datetime
+	ended: datetime | None = None
+	status: RecordStatus = "running"
+	usage: dict[str, Any] | None = None
+	note: str | None = None
+	error: str | None = None
+	result: RunResult | None = field(default=None, repr=False)
+
+	def to_dict(self) -> dict[str, Any]:
+		"""The record as JSON-serializable data (times in ISO 8601, the result dumped)."""
+		return {
+			"schedule_id": self.schedule_id,
+			"agent": self.agent,
+			"due": self.due.isoformat(),
+			"started": self.started.isoformat(),
+			"ended": self.ended.isoformat() if self.ended else None,
+			"status": self.status,
+			"usage": self.usage,
+			"note": self.note,
+			"error": self.error,
+			"result": self.result.to_dict() if self.result is not None else None,
+		}
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Literal
 
+from openmolt_core._support import lazy_exports
 from openmolt_core.llm import Message, Usage
 
-__all__ = ["RecordStatus", "RunRecord", "RunResult", "RunState", "RunStatus"]
+__all__ = ["RunResult", "RunState", "RunStatus"]
 
 RunStatus = Literal[
 	"success",
@@ -279,51 +280,10 @@ class RunResult:
 		}
 
 
-RecordStatus = Literal[RunStatus, "running", "cancelled", "skipped"]
-"""A run's status: the run's own (`openmolt_core.result.RunStatus`), or ``running``, ``cancelled``
-(stopped before it ended) or ``skipped`` (not started: another run of the agent was going, or the
-run was missed while the process was down; ``note`` says which)."""
-
-
-@dataclass(slots=True)
-class RunRecord:
-	"""One scheduled run, or one skipped.
-
-	Args:
-		schedule_id: The schedule's id.
-		agent: The agent's name.
-		due: When the run was due (UTC).
-		started: When it started (UTC).
-		ended: When it ended (UTC), None while running.
-		status: See `RecordStatus`.
-		usage: Tokens and cost (``Usage.to_dict()``), when the run got that far.
-		note: Why it was skipped, or that it caught up on missed runs.
-		error: What went wrong.
-		result: The run's result (kept in memory only, not in the SQLite file).
-	"""
-
-	schedule_id: str
-	agent: str
-	due: datetime
-	started: datetime
-	ended: datetime | None = None
-	status: RecordStatus = "running"
-	usage: dict[str, Any] | None = None
-	note: str | None = None
-	error: str | None = None
-	result: RunResult | None = field(default=None, repr=False)
-
-	def to_dict(self) -> dict[str, Any]:
-		"""The record as JSON-serializable data (times in ISO 8601, the result dumped)."""
-		return {
-			"schedule_id": self.schedule_id,
-			"agent": self.agent,
-			"due": self.due.isoformat(),
-			"started": self.started.isoformat(),
-			"ended": self.ended.isoformat() if self.ended else None,
-			"status": self.status,
-			"usage": self.usage,
-			"note": self.note,
-			"error": self.error,
-			"result": self.result.to_dict() if self.result is not None else None,
-		}
+# A scheduled run's record is the schedules' (`openmolt_core._history`), under its old names
+# here (loaded on first use; not in __all__: a star import does not load the history store).
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(
+	globals(), {"RecordStatus": "openmolt_core._history", "RunRecord": "openmolt_core._history"}
+)

@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from openmolt_core._history import SqliteHistory
+from openmolt_core._history import RecordStatus, RunRecord, SqliteHistory
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import Event
 from openmolt_core.observe import started_by
-from openmolt_core.result import RecordStatus, RunRecord, RunState
+from openmolt_core.result import RunState
 from openmolt_core.schedule import (
 	Clock,
 	CronSchedule,
