@@ -307,3 +307,13 @@ def test_the_price_check_keeps_its_cost_path() -> None:
 
 	for name in ("Model", "OtherModel", "check_prices"):
 		assert getattr(_cost, name) is getattr(assembly, name), name
+
+
+def test_the_stranded_run_event_is_the_durable_backends() -> None:
+	"""``run:stranded`` (a worker's event) lives with the durable backend; events re-exports it."""
+	from openmolt_core import _durable, events
+
+	assert events.RunStrandedEvent is _durable.RunStrandedEvent
+	assert "run:stranded" in events.EVENT_NAMES
+	event = _durable.RunStrandedEvent(agent="a", step=0, version="1", current="2", worker="w")
+	assert event.name == "run:stranded"

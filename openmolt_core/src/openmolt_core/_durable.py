@@ -2,15 +2,39 @@
 
 `openmolt_core.durability` is the kernel's side (the port the loop journals through, and the
 `DurabilityBackend` protocol); here the backend is found (``openmolt-dbos``, by entry point) and
-what needs one says so when the instance has none.
+what needs one says so when the instance has none. The event a backend's worker emits on the
+agents whose durable runs wait for a version it does not serve (``run:stranded``) lives here too.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from openmolt_core.durability import DurabilityBackend, DurabilityConfig
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.events import Event
 
-__all__ = ["load_backend", "required"]
+__all__ = ["RunStrandedEvent", "load_backend", "required"]
+
+
+@dataclass(slots=True, kw_only=True)
+class RunStrandedEvent(Event):
+	"""A durable run of this agent waits for an agent version no live worker serves.
+
+	Emitted by a worker at start (``run_id`` is the stranded run's). Keep a worker of the old
+	definition until such runs finish, cancel them, or resume them on the current definition
+	when the change is compatible (docs/guides/durable.md).
+
+	Args:
+		version: The application version the run was started under.
+		current: The version this worker serves.
+		worker: The worker that ran it last.
+	"""
+
+	version: str
+	current: str
+	worker: str
+	name: str = "run:stranded"
 
 
 def load_backend(om: object, config: DurabilityConfig) -> DurabilityBackend:

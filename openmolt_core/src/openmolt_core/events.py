@@ -23,7 +23,7 @@
 | ``schedule:run`` | `scheduler.ScheduleEvent` | a scheduled run started |
 | ``schedule:end`` | `scheduler.ScheduleEvent` | a scheduled run ended (its record says how) |
 | ``schedule:skip`` | `scheduler.ScheduleEvent` | a scheduled run did not start (overlap, or missed) |
-| ``run:stranded`` | `RunStrandedEvent` | a durable run waits for a version of its agent no live worker serves |
+| ``run:stranded`` | `_durable.RunStrandedEvent` | a durable run waits for a version of its agent no live worker serves |
 
 The kernel's events are defined here; a feature's events beside the feature (the class column
 names their module in `openmolt_core`), and re-exported here on first use, so
@@ -70,7 +70,6 @@ __all__ = [
 	"LLMOutputEvent",
 	"MemoryUpdateEvent",
 	"PlanUpdateEvent",
-	"RunStrandedEvent",
 	"TextDeltaEvent",
 	"ToolCallEvent",
 	"ToolResponseEvent",
@@ -115,6 +114,7 @@ _HOMES: Mapping[str, str] = {
 	"CompactionEvent": "openmolt_core.compaction",
 	"GuardrailEvent": "openmolt_core.capabilities.safety",
 	"ModelFallbackEvent": "openmolt_core._chain",
+	"RunStrandedEvent": "openmolt_core._durable",
 	"ScheduleEvent": "openmolt_core.scheduler",
 	"TaintEvent": "openmolt_core.capabilities.safety",
 }
@@ -294,26 +294,6 @@ class FinishEvent(Event):
 	def status(self) -> str:
 		"""The run's status."""
 		return self.result.status
-
-
-@dataclass(slots=True, kw_only=True)
-class RunStrandedEvent(Event):
-	"""A durable run of this agent waits for an agent version no live worker serves.
-
-	Emitted by a worker at start (``run_id`` is the stranded run's). Keep a worker of the old
-	definition until such runs finish, cancel them, or resume them on the current definition
-	when the change is compatible (docs/guides/durable.md).
-
-	Args:
-		version: The application version the run was started under.
-		current: The version this worker serves.
-		worker: The worker that ran it last.
-	"""
-
-	version: str
-	current: str
-	worker: str
-	name: str = "run:stranded"
 
 
 Handler = Callable[[Any], Awaitable[None] | None]
