@@ -4,7 +4,9 @@ The loop logs through the ``openmolt`` logger. A verbose instance must see its s
 without making every other instance of the process log too, and without changing what the
 application's own logging configuration receives. So:
 
-- a run marks its task (and the tasks it starts) verbose or not with a context variable;
+- a run marks its task (and the tasks it starts) verbose or not with a context variable (the
+  run observers' capability every agent has, `openmolt_core.capabilities.Observers`, around
+  each drive);
 - one stderr handler, added once, prints only records made while a verbose run is in progress;
 - the logger's level is lowered to INFO for that handler, and a filter on the logger drops the
   INFO records of runs that are not verbose, unless the application had enabled INFO itself.

@@ -16,11 +16,9 @@ leaves the state on ``agent.last_state`` (and on a `RunError`).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -753,13 +751,11 @@ class Agent:
 				setting is missing (nothing was sent to the model).
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 		"""
-		# The run's logs reach stderr only if its own instance (or agent) is verbose.
 		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
 			history = _for_user(history, user, parent)
-		with self._verbosity():
-			if session is not None:
-				return await self._run_in_session(input, history, attachments, parent, session)
-			return await self._run(input, history, attachments, parent)
+		if session is not None:
+			return await self._run_in_session(input, history, attachments, parent, session)
+		return await self._run(input, history, attachments, parent)
 
 	def stream(
 		self,
@@ -795,20 +791,6 @@ class Agent:
 		return RunStream(
 			self, input, history=history, attachments=attachments, session=session, user=user
 		)
-
-	@property
-	def _verbose_run(self) -> bool:
-		return bool(self.config.get("verbose", self.om.verbose))
-
-	def _verbosity(self) -> contextlib.AbstractContextManager[None]:
-		# Marks the run verbose or quiet (`openmolt_core._verbose`); while no agent of the
-		# process was ever verbose the module is not loaded and every run is quiet already.
-		verbose = self._verbose_run
-		if not verbose and "openmolt_core._verbose" not in sys.modules:
-			return contextlib.nullcontext()
-		from openmolt_core import _verbose
-
-		return _verbose.scope(verbose)
 
 	async def _run(
 		self,
@@ -1022,17 +1004,16 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
-		with self._verbosity():
-			if session is not None:
-				return await self._in_session(
-					self.om.conversation(self, session),
-					loaded,
-					answer if kind == "human_input" else None,
-					loaded.tainted,
-					loaded.memory.get("shortTerm") or "",  # the notes as the run parked with them
-					self._drive(loaded, answer=answer, decisions=delivered),
-				)
-			return await self._drive(loaded, answer=answer, decisions=delivered)
+		if session is not None:
+			return await self._in_session(
+				self.om.conversation(self, session),
+				loaded,
+				answer if kind == "human_input" else None,
+				loaded.tainted,
+				loaded.memory.get("shortTerm") or "",  # the notes as the run parked with them
+				self._drive(loaded, answer=answer, decisions=delivered),
+			)
+		return await self._drive(loaded, answer=answer, decisions=delivered)
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
 		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.

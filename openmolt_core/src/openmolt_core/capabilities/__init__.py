@@ -4,19 +4,20 @@ Each module holds one feature and what builds it from ``create_agent``'s keyword
 loop never imports them. See docs/guides/capabilities.md and Architecture.md.
 
 Here are the capabilities every agent of ``create_agent`` has, whole when they are light (the
-instance's run observers, `Observers`; the approvals gate, `ApprovalGate`), or in their part
-that runs at every step (`Compaction`: whether the request is near the threshold;
-`OffloadResults`: whether a result is too large, and the ``openmolt.readResult`` listing;
-`Streaming`: whether anything listens to the reply's text), so a plain run loads no feature
-module: each loads its feature (`openmolt_core.observe`, `openmolt_core._approve`,
-`openmolt_core.capabilities.compaction`, `openmolt_core.capabilities.offload`,
-`openmolt_core.capabilities.streaming`) when a run uses it. Their features' modules re-export
-them (same objects).
+instance's run observers and its verbose log, `Observers`; the approvals gate, `ApprovalGate`),
+or in their part that runs at every step (`Compaction`: whether the request is near the
+threshold; `OffloadResults`: whether a result is too large, and the ``openmolt.readResult``
+listing; `Streaming`: whether anything listens to the reply's text), so a plain run loads no
+feature module: each loads its feature (`openmolt_core._verbose`, `openmolt_core.observe`,
+`openmolt_core._approve`, `openmolt_core.capabilities.compaction`,
+`openmolt_core.capabilities.offload`, `openmolt_core.capabilities.streaming`) when a run uses
+it. Their features' modules re-export them (same objects).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -59,7 +60,13 @@ READ_TOOL = "openmolt.readResult"
 
 
 class Observers(Capability):
-	"""Tell the instance's observers about each drive of the agent's runs.
+	"""Tell the instance's observers about each drive of an agent's runs; mark it verbose or quiet.
+
+	The verbose log (`openmolt_core._verbose`) is the instance's own observer: a drive's log
+	records reach stderr only if its agent (``config={"verbose": ...}``) or, by default, its
+	instance (``OpenMolt(verbose=...)``, read at each drive) is verbose; a quiet run nested in a
+	verbose one stays quiet. While no agent of the process was ever verbose the module is not
+	loaded and every run is quiet already.
 
 	Args:
 		observers: Returns the instance's observers (read at each drive: they may be added
@@ -75,11 +82,25 @@ class Observers(Capability):
 		self.observers = observers
 
 	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
-		"""Run the drive watched by the observers (`openmolt_core.observe`), if there are any."""
-		observers = self.observers()
+		"""Run the drive marked verbose or quiet, watched by the observers if there are any."""
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		agent: Agent | None = ctx.owner
-		if not observers or agent is None:
+		if agent is None:
+			return await drive()
+		verbose = bool(agent.config.get("verbose", agent.om.verbose))
+		if not verbose and "openmolt_core._verbose" not in sys.modules:
+			return await self._watched(ctx, agent, drive)
+		from openmolt_core import _verbose
+
+		with _verbose.scope(verbose):
+			return await self._watched(ctx, agent, drive)
+
+	async def _watched(
+		self, ctx: RunContext, agent: Agent, drive: Callable[[], Awaitable[RunResult]]
+	) -> RunResult:
+		# The drive watched by the observers (`openmolt_core.observe`), if there are any.
+		observers = self.observers()
+		if not observers:
 			return await drive()
 		from openmolt_core.observe import watch_run
 
