@@ -144,28 +144,10 @@ def _executor_for(tool: object) -> ToolExecutor | None:
 class UserAccount(Protocol):
 	"""How a tool bound per end user finds that user's credential (`openmolt_core.accounts`).
 
-	The accounts capability (`openmolt_core.capabilities.accounts`) asks `authorize` before each
-	call (journaled by the loop), and the tool runs in the context `context` returns: the user's
-	credential, read from the store for this call only, never kept on the agent.
+	The tool runs in the context `context` returns: the user's credential, read from the store
+	for this call only, never kept on the agent. Whether the user can make the call at all is the
+	accounts capability's question (`openmolt_core.capabilities.accounts`, before each call).
 	"""
-
-	async def authorize(
-		self, user: str | None, tool: BoundTool, run_id: str
-	) -> dict[str, Any] | None:
-		"""Whether ``user`` can make this call now.
-
-		Args:
-			user: The run's end user (None: the run has none).
-			tool: The tool about to be called.
-			run_id: The run's id (the consent's callback names it).
-
-		Returns:
-			None when the user's account is connected with the scopes the tool needs; else
-			plain JSON (no secret): ``{"error": reason}`` (the call does not run; the model
-			reads the reason) or ``{"authorize": request}`` (the run parks until the user
-			connects: integration, user, scopes, consent URL).
-		"""
-		...
 
 	async def context(self, base: ToolContext, user: str | None) -> ToolContext:
 		"""The context one call runs in: ``base`` with the user's config and auth.

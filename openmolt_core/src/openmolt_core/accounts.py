@@ -521,12 +521,18 @@ class UserAccounts:
 	async def authorize(
 		self, user: str | None, tool: BoundTool, run_id: str
 	) -> dict[str, Any] | None:
-		"""Whether ``user`` can make this call now; see `openmolt_core._binding.UserAccount`.
+		"""Whether ``user`` can make this call now (the accounts capability asks before each call).
 
 		Args:
-			user: The run's end user.
+			user: The run's end user (None: the run has none).
 			tool: The tool about to be called.
-			run_id: The run's id.
+			run_id: The run's id (the consent's callback names it).
+
+		Returns:
+			None when the user's account is connected with the scopes the tool needs; else
+			plain JSON (no secret): ``{"error": reason}`` (the call does not run; the model
+			reads the reason) or ``{"authorize": request}`` (the run parks until the user
+			connects: integration, user, scopes, consent URL).
 		"""
 		iid = self.integration
 		if user is None:

@@ -24,7 +24,8 @@ from openmolt_core.accounts import CAPABILITY_NAME, authorization_requests
 from openmolt_core.hooks import Capability, Park, Proceed, Refuse
 
 if TYPE_CHECKING:
-	from openmolt_core._binding import BoundTool, UserAccount
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.accounts import UserAccounts
 	from openmolt_core.commands import CallTool
 	from openmolt_core.hooks import Run, ToolDecision, ToolSpec
 	from openmolt_core.result import RunResult
@@ -48,7 +49,7 @@ class EndUserAccounts(Capability):
 			call: The call.
 			tool: The tool's record: a tool bound per end user has an ``account``.
 		"""
-		account: UserAccount | None = getattr(tool, "account", None)
+		account: UserAccounts | None = getattr(tool, "account", None)  # made by the accounts
 		if account is None:
 			return Proceed()
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
