@@ -101,7 +101,17 @@ def test_the_logging_filter_and_the_redactors_live_with_the_secrets() -> None:
 	):
 		assert getattr(_redact, name) is getattr(secrets, name), name
 		assert name in _redact.__all__
-	for name in ("MASK", "StreamMask", "held_back", "mask", "spellings"):
+	for name in (
+		"LOGGERS",
+		"MASK",
+		"RedactingFilter",
+		"StreamMask",
+		"held_back",
+		"install_log_redaction",
+		"mask",
+		"redact_handler",
+		"spellings",
+	):
 		assert getattr(secrets, name) is getattr(masking, name), name
 		assert name in secrets.__all__
 

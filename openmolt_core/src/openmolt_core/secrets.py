@@ -17,20 +17,20 @@ A `Redactor` knows the secrets of some tool contexts (config values, and tokens 
 later) and, for an agent, its instance's `SecretSet`; it masks every spelling of each in text and
 in JSON-like values.
 
-The logging filter lives here too, beside the sets and redactors it reads: every live redactor
-and secret set feeds `RedactingFilter`, a ``logging.Filter`` installed on the loggers of OpenMolt,
-of the HTTP stack it drives and of the MCP SDK (`LOGGERS`: ``openmolt``, ``httpx``,
-``httpcore.*``, ``aiohttp.*``, ``hpack``, ``botocore``, ``mcp.*``), and on the handlers the
-``openmolt`` commands install, at every level: a record's message, arguments, traceback and stack
-text are rendered and masked before any handler sees them, so an API key in a query string
-(httpx's ``HTTP Request:`` line), a bot token in a URL path, a raw header value in httpcore's
-trace, or a secret in a failing tool's traceback never reaches a log. A set turns it on when it
-gets its first secrets. (`openmolt_core._redact`, the redactor's old home, re-exports it all.)
+Every live redactor and secret set feeds the logging filter (`RedactingFilter`, beside the
+masking in `openmolt_core._support.masking`, re-exported here), a ``logging.Filter`` installed
+on the loggers of OpenMolt, of the HTTP stack it drives and of the MCP SDK (`LOGGERS`:
+``openmolt``, ``httpx``, ``httpcore.*``, ``aiohttp.*``, ``hpack``, ``botocore``, ``mcp.*``), and
+on the handlers the ``openmolt`` commands install, at every level: a record's message,
+arguments, traceback and stack text are rendered and masked before any handler sees them, so an
+API key in a query string (httpx's ``HTTP Request:`` line), a bot token in a URL path, a raw
+header value in httpcore's trace, or a secret in a failing tool's traceback never reaches a log.
+A set turns it on when it gets its first secrets. (`openmolt_core._redact`, the redactor's old
+home, re-exports it all.)
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
@@ -39,7 +39,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._support.masking import MASK, StreamMask, held_back, mask, spellings
+from openmolt_core._support.masking import (
+	LOGGERS,
+	MASK,
+	RedactingFilter,
+	StreamMask,
+	held_back,
+	install_log_redaction,
+	mask,
+	read_log_secrets,
+	redact_handler,
+	spellings,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.tools import ToolContext
@@ -333,42 +344,9 @@ def redactor_for(contexts: Iterable[ToolContext], known: SecretSet | None = None
 	return Redactor(frozenset().union(*(c.redact for c in unique)), sources, known)
 
 
-# The logging filter ---------------------------------------------------------------------
+# The logging filter's secrets ------------------------------------------------------------
 
 _WATCHED: weakref.WeakSet[Any] = weakref.WeakSet()  # the live redactors (`watch`)
-
-LOGGERS = (
-	"openmolt",
-	"httpx",
-	"httpcore",
-	"httpcore.connection",
-	"httpcore.http11",
-	"httpcore.http2",
-	"httpcore.proxy",
-	"httpcore.socks",
-	"aiohttp",
-	"aiohttp.access",
-	"aiohttp.client",
-	"aiohttp.internal",
-	"aiohttp.server",
-	"aiohttp.web",
-	"aiohttp.websocket",
-	"hpack",
-	"hpack.hpack",
-	"hpack.table",
-	"h2",
-	"botocore",  # aws_sigv4 signing: botocore.auth logs the canonical request at DEBUG
-	"botocore.auth",
-	"mcp",  # the MCP SDK: a server's command line, URL and messages
-	"mcp.client",
-	"mcp.client.stdio",
-	"mcp.client.streamable_http",
-	"mcp.client.session",
-	"mcp.shared",
-	"mcp.shared.session",
-	"mcp.os",
-)
-"""The loggers the redacting filter is installed on (and any existing logger below them)."""
 
 
 def watch(holder: Any) -> None:
@@ -397,105 +375,4 @@ def _live_secrets() -> frozenset[str]:
 	return frozenset(found)
 
 
-_BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
-
-_PLAIN = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
-	"message",
-	"asctime",
-}
-
-
-class RedactingFilter(logging.Filter):
-	"""Masks every secret a live secret set or redactor knows in a log record (message, args, traceback)."""
-
-	def filter(self, record: logging.LogRecord) -> bool:
-		"""Rewrite the record with secrets masked; never drops a record."""
-		if getattr(record, "_openmolt_masked", False) or getattr(_BUSY, "on", False):
-			return True  # masked when it was made, or logged by a secret source while masking
-		_BUSY.on = True
-		try:
-			secrets = _live_secrets()
-		finally:
-			_BUSY.on = False
-		if not secrets:
-			return True
-		record._openmolt_masked = True
-		try:
-			message = record.getMessage()
-		except Exception:  # a record whose args do not fit its format: show the format
-			message = str(record.msg)
-		record.msg, record.args = mask(message, secrets), None
-		if record.exc_info:
-			text = record.exc_text or logging.Formatter().formatException(record.exc_info)
-			record.exc_text, record.exc_info = mask(text, secrets), None
-		elif record.exc_text:
-			record.exc_text = mask(record.exc_text, secrets)
-		if record.stack_info:
-			record.stack_info = mask(record.stack_info, secrets)
-		for key, value in list(record.__dict__.items()):
-			if key not in _PLAIN and isinstance(value, str):
-				setattr(record, key, mask(value, secrets))
-		return True
-
-
-_FILTER = RedactingFilter()
-_SEEN = -1  # how many loggers existed at the last install
-_FACTORY: list[Callable[..., logging.LogRecord]] = []  # the record factory we wrapped
-
-
-def _masking_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-	"""Make a record, masked at once when its logger is one of `LOGGERS` or below them.
-
-	A logger made after the last install (a module imported late, inside a tool) has no filter
-	of its own, and a parent's filters do not see a child's records; the record factory does.
-	"""
-	record = _FACTORY[0](*args, **kwargs)
-	name = record.name
-	if name.startswith(_ROOTS) and (name in LOGGERS or name.startswith(_PREFIXES)):
-		_FILTER.filter(record)
-	return record
-
-
-_ROOTS = tuple({name.split(".")[0] for name in LOGGERS})
-_PREFIXES = tuple(f"{name}." for name in LOGGERS)
-
-
-def install_log_redaction() -> None:
-	"""Install the redacting filter on `LOGGERS` and the existing loggers below them (idempotent).
-
-	Called whenever a redactor or a secret set gets secrets, so loggers created since are
-	covered too; the record factory is wrapped once, so a logger made later is covered as well.
-	"""
-	global _SEEN
-	if not _FACTORY:
-		with _LOCK:
-			if not _FACTORY:
-				_FACTORY.append(logging.getLogRecordFactory())
-				logging.setLogRecordFactory(_masking_factory)
-	known = logging.root.manager.loggerDict
-	if len(known) == _SEEN:  # no logger was made since the last call
-		return
-	names = [*LOGGERS, *(n for n in list(known) if n.startswith(_PREFIXES))]
-	for name in names:
-		logger = logging.getLogger(name)
-		if _FILTER not in logger.filters:
-			logger.addFilter(_FILTER)
-	_SEEN = len(known)
-
-
-def redact_handler(handler: logging.Handler) -> logging.Handler:
-	"""Put the redacting filter on a handler, so records of any logger it shows are masked.
-
-	The ``openmolt`` commands call this for the handlers they install (a record from a logger
-	made after the last `install_log_redaction`, such as a library imported late, is masked at
-	the handler).
-
-	Args:
-		handler: The handler.
-
-	Returns:
-		The same handler.
-	"""
-	if _FILTER not in handler.filters:
-		handler.addFilter(_FILTER)
-	return handler
+read_log_secrets(_live_secrets)  # the filter masks what the live sets and redactors know
