@@ -529,3 +529,20 @@ async def test_a_streamed_run_acts_for_its_user(
 	assert result.ok and result.state.user == "nora" and "tool:response" in names
 	assert api.calls == [("/me", "Bearer at-nora-00000")]
 	await om.aclose()
+
+
+def test_end_users_get_the_default_store_unless_it_is_turned_off(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""No store given and no file yet: the first end user to connect makes the default file."""
+	from openmolt_core import OpenMolt
+
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(tmp_path / "credentials.enc"))
+	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	om = OpenMolt(entry_points=False)
+	assert om.credential_store is None  # no file yet: the operator has none
+	made = om.accounts.store()
+	assert isinstance(made, EncryptedFileStore)
+	assert om.credential_store is made and om.accounts.store() is made
+	assert OpenMolt(entry_points=False, credential_store=False).accounts.store() is None

@@ -68,6 +68,7 @@ __all__ = [
 	"UserAccounts",
 	"authorization_requests",
 	"check_options",
+	"instance_accounts",
 ]
 
 log = logging.getLogger("openmolt")
@@ -441,6 +442,39 @@ class Accounts:
 				"OPENMOLT_CREDENTIALS_KEY)"
 			)
 		return UserAccounts(self, spec, integration, credential_type, scopes)
+
+
+def instance_accounts(om: Any, options: Mapping[str, Any], store_option: object) -> Accounts:
+	"""An instance's end-user accounts (``om.accounts``, made on first use).
+
+	Args:
+		om: The `OpenMolt` instance: its plugins, integration configs, credential store, HTTP
+			client and secrets.
+		options: What ``OpenMolt(accounts=...)`` was given.
+		store_option: What ``OpenMolt(credential_store=...)`` was given: None lets the first
+			end user who connects make the default encrypted file.
+
+	Raises:
+		ConfigurationError: An unknown option.
+	"""
+
+	def users_store() -> CredentialStore | None:
+		# End users connect at run time: the default file is made then, unless turned off.
+		if om.credential_store is None and store_option is None:
+			from openmolt_core.credstore import EncryptedFileStore
+
+			om.credential_store = EncryptedFileStore()
+		store: CredentialStore | None = om.credential_store
+		return store
+
+	return Accounts(
+		spec_of=om.plugins.integration,
+		configs=om.integration_configs,
+		store=users_store,
+		http=om.http,
+		secrets=om.secrets,
+		**check_options(options),
+	)
 
 
 class UserAccounts:

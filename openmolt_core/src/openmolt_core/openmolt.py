@@ -309,25 +309,11 @@ class OpenMolt:
 	def accounts(self) -> Accounts:
 		"""End users' accounts: consent URLs and the callback that completes them (`openmolt_core.accounts`)."""
 		if self._accounts is None:
-			from openmolt_core.accounts import Accounts, check_options
+			from openmolt_core.accounts import instance_accounts
 
-			self._accounts = Accounts(
-				spec_of=self.plugins.integration,
-				configs=self.integration_configs,
-				store=self._users_store,
-				http=self.http,
-				secrets=self.secrets,
-				**check_options(self._accounts_options),
-			)
+			options, store = self._accounts_options, self._store_option
+			self._accounts = instance_accounts(self, options, store)
 		return self._accounts
-
-	def _users_store(self) -> CredentialStore | None:
-		# End users connect at run time: the default file is made then, unless turned off.
-		if self.credential_store is None and self._store_option is None:
-			from openmolt_core.credstore import EncryptedFileStore
-
-			self.credential_store = EncryptedFileStore()
-		return self.credential_store
 
 	# sessions -----------------------------------------------------------------------------
 
