@@ -1,0 +1,125 @@
+"""The worker threads of sync callbacks: what anyio's give, under asyncio and trio alike."""
+
+import contextvars
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+import sniffio
+
+from openmolt_core._support.sync import call, cancelled
+
+pytestmark = pytest.mark.anyio
+
+WHO: contextvars.ContextVar[str] = contextvars.ContextVar("WHO", default="nobody")
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
+
+
+async def test_a_sync_function_runs_off_the_loop_in_a_copy_of_the_callers_context() -> None:
+	WHO.set("caller")
+
+	def look(a: int, *, b: int) -> tuple[Any, ...]:
+		try:
+			library: str | None = sniffio.current_async_library()
+		except sniffio.AsyncLibraryNotFoundError:
+			library = None
+		WHO.set("thread")  # in the copy: the caller's stays
+		return threading.current_thread() is threading.main_thread(), library, a + b
+
+	assert await call(look, 1, b=2) == (False, None, 3)
+	assert WHO.get() == "caller"
+
+
+async def test_errors_reach_the_caller() -> None:
+	def fails() -> None:
+		raise ValueError("no")
+
+	def stops() -> None:
+		raise StopIteration
+
+	with pytest.raises(ValueError, match="no"):
+		await call(fails)
+	with pytest.raises(RuntimeError, match="StopIteration"):
+		await call(stops)
+
+
+async def test_the_default_thread_limiter_caps_the_threads_at_once() -> None:
+	limiter = anyio.to_thread.current_default_thread_limiter()
+	limiter.total_tokens = 2
+	lock = threading.Lock()
+	running = [0, 0]  # now, most
+
+	def busy() -> None:
+		with lock:
+			running[0] += 1
+			running[1] = max(running)
+		time.sleep(0.05)
+		with lock:
+			running[0] -= 1
+
+	try:
+		async with anyio.create_task_group() as tg:
+			for _ in range(6):
+				tg.start_soon(call, busy)
+	finally:
+		limiter.total_tokens = 40
+	assert running == [0, 2]
+	assert limiter.borrowed_tokens == 0
+
+
+async def test_a_cancelled_caller_returns_at_once_and_the_thread_is_told(
+	anyio_backend: str,
+) -> None:
+	seen = threading.Event()
+	done = threading.Event()
+
+	def slow() -> None:
+		for _ in range(300):
+			if cancelled():
+				seen.set()
+				break
+			time.sleep(0.01)
+		done.set()
+
+	began = time.perf_counter()
+	with anyio.move_on_after(0.1):
+		await call(slow)
+	assert time.perf_counter() - began < 1.5
+	if anyio_backend == "asyncio":  # its token is free at once (trio's waits for the thread)
+		assert anyio.to_thread.current_default_thread_limiter().borrowed_tokens == 0
+	assert await anyio.to_thread.run_sync(done.wait, 5.0)
+	assert seen.is_set()
+	assert not cancelled()  # on the loop: no worker's flag
+
+
+def test_the_interpreter_waits_at_exit_for_an_abandoned_function() -> None:
+	"""As for anyio's threads: the function goes on until it returns, even at exit."""
+	code = textwrap.dedent(
+		"""
+		import time, anyio
+		from openmolt_core._support.sync import call
+
+		def slow():
+			time.sleep(0.5)
+			print("finished", flush=True)
+
+		async def main():
+			with anyio.move_on_after(0.05):
+				await call(slow)
+			print("gave up", flush=True)
+
+		anyio.run(main)
+		"""
+	)
+	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+	assert out.stdout.split() == ["gave", "up", "finished"], out.stderr
