@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 	import asyncio
 	from queue import SimpleQueue
 
+	from anyio import CapacityLimiter
+
 __all__ = ["IDLE", "call", "cancelled", "is_async"]
 
 IDLE = 10.0
@@ -165,16 +167,23 @@ class _Job:
 _lock = threading.Lock()
 _jobs: SimpleQueue[tuple[Any, _Job, asyncio.AbstractEventLoop]] | None = None
 _idle = 0  # worker threads waiting for a job and not yet promised one
+_limiter: tuple[weakref.ref[asyncio.AbstractEventLoop], CapacityLimiter] | None = None
+"""The last event loop's default thread limiter (anyio's, one per loop)."""
 
 
 async def _in_thread(loop: asyncio.AbstractEventLoop, job: _Job) -> Any:
 	# ``job.run()`` in one of our worker threads (see the module's docstring).
-	global _idle, _jobs
+	global _idle, _jobs, _limiter
 	from contextvars import copy_context
 
 	import anyio.to_thread
 
-	limiter = anyio.to_thread.current_default_thread_limiter()
+	known = _limiter
+	if known is not None and known[0]() is loop:
+		limiter = known[1]
+	else:  # a lookup of anyio's that costs more than the rest of the handover
+		limiter = anyio.to_thread.current_default_thread_limiter()
+		_limiter = (weakref.ref(loop), limiter)
 	try:
 		limiter.acquire_on_behalf_of_nowait(job)
 	except anyio.WouldBlock:
