@@ -518,3 +518,24 @@ def test_tool_of_a_function_takes_the_same_options_as_the_decorator() -> None:
 	made = tool(ping, name="pinger", labels=[], scopes=["read"], timeout=2, in_doubt="fail")
 	assert made.handle == "pinger" and made.labels == () and tuple(made.scopes) == ("read",)
 	assert made.timeout == 2 and made.in_doubt == "fail"
+
+
+def test_a_calls_context_copies_every_field_of_the_bindings() -> None:
+	"""`for_call` is ``dataclasses.replace`` (memory and run), field for field, subclasses too."""
+	from openmolt_core._binding import for_call
+
+	base = ToolContext(
+		**{f.name: object() for f in dataclasses.fields(ToolContext)}  # each field its own value
+	)
+	memory, run = {"longTerm": "x"}, object()
+	made = for_call(base, memory, run)  # type: ignore[arg-type]
+	want = dataclasses.replace(base, memory=memory, run=run)
+	for f in dataclasses.fields(ToolContext):
+		assert getattr(made, f.name) is getattr(want, f.name), f.name
+
+	@dataclasses.dataclass(slots=True)
+	class Wider(ToolContext):
+		more: int = 0
+
+	wider = for_call(Wider(agent="a", integration="local", more=3), memory, None)
+	assert type(wider) is Wider and wider.more == 3 and wider.memory is memory

@@ -40,6 +40,7 @@ __all__ = [
 	"ToolExecutor",
 	"UserAccount",
 	"bind_tools",
+	"for_call",
 	"register_executor",
 	"secret_names",
 	"secret_values",
@@ -386,7 +387,7 @@ class BoundTool:
 		if self.account is not None:  # the run's end user's credential, for this call only
 			context = await self.account.context(context, run.user if run is not None else None)
 		if memory is not None or run is not None:
-			context = replace(context, memory=context.memory if memory is None else memory, run=run)
+			context = for_call(context, context.memory if memory is None else memory, run)
 		tool = self.tool
 		executor = _executor_for(tool)  # a class lookup: a runtime Protocol check costs more
 		if executor is not None:  # a declarative tool (HTTP): its engine runs it
@@ -395,6 +396,36 @@ class BoundTool:
 
 		# A Tool whose execute is a plain def runs in a worker thread, under the run's budgets.
 		return await call(cast("Tool", tool).execute, input, context)
+
+
+def for_call(
+	context: ToolContext, memory: Mapping[str, str], run: CallingRun | None
+) -> ToolContext:
+	"""A copy of ``context`` with one call's memory and run: ``dataclasses.replace``, faster.
+
+	Made at every tool call; ``replace`` reads the fields' list and costs about 3 µs more.
+
+	Args:
+		context: The binding's context.
+		memory: The calling run's memory.
+		run: The calling run.
+	"""
+	if type(context) is not ToolContext:  # a subclass may have fields of its own
+		return replace(context, memory=memory, run=run)
+	c = context
+	return ToolContext(
+		c.agent,
+		c.integration,
+		c.config,
+		memory,
+		c.http,
+		c.auth,
+		c.redact,
+		c.files,
+		c.extras,
+		run,
+		c.retry,
+	)
 
 
 def bind_tools(
