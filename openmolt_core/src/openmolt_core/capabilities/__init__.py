@@ -444,7 +444,7 @@ class OffloadResults(Capability):
 		offload: The store, thresholds and reader (`openmolt_core.offload.Offload`).
 	"""
 
-	__slots__ = ("offload",)
+	__slots__ = ("_hidden", "offload")
 
 	name = "offload"
 	in_fingerprint: ClassVar[bool] = False  # its tool is built in; its previews are journaled
@@ -452,6 +452,17 @@ class OffloadResults(Capability):
 	def __init__(self, offload: Offload) -> None:
 		self.offload: Offload = offload
 		"""Where large results go, and how slices of them are read."""
+		self._hidden: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # the last answer
+
+	def _without_reader(self, handles: tuple[str, ...]) -> tuple[str, ...]:
+		# Asked several times a step with the same handles (the agent's tool set): the last
+		# answer is kept, as one tuple (agents share this capability, maybe across threads).
+		last = self._hidden
+		if last[0] is handles:
+			return last[1]
+		found = tuple(h for h in handles if h != READ_TOOL)
+		self._hidden = (handles, found)
+		return found
 
 	def builtin_tools(self, agent: AgentInfo) -> Sequence[Tool]:
 		"""The ``openmolt.readResult`` reader (callable once a result was stored)."""
@@ -461,7 +472,7 @@ class OffloadResults(Capability):
 		"""The reader from the step after the run's first stored result."""
 		if READ_TOOL in state.loaded:
 			return handles
-		return tuple(h for h in handles if h != READ_TOOL)
+		return self._without_reader(handles)
 
 	def why_hidden(self, state: RunState, handle: str) -> str | None:
 		"""The reader called before anything was stored."""
