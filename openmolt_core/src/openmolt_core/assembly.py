@@ -603,8 +603,8 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	if tools:
 		bound.extend(bind_tools(tools, agent=name, http=om.http, files=files))
 	caps = _capabilities(om, shared, options, bound, files, sources)
-	handles = [t.handle for t in bound]
-	if len(set(handles)) != len(handles):
+	if len({t.handle for t in bound}) != len(bound):
+		handles = [t.handle for t in bound]
 		duplicates = {h for h in handles if handles.count(h) > 1}
 		raise ConfigurationError(f"create_agent: tool handle(s) {sorted(duplicates)} given twice")
 	if options.verbose:
@@ -985,12 +985,11 @@ def _resolved(
 
 def _register_secrets(om: Host, contexts: Sequence[Any], sources: Sequence[SourceBinding]) -> None:
 	"""Put an agent's credential values (and its auths' refreshed tokens) into ``om.secrets``."""
-	seen: set[int] = set()
 	known = om.secrets
-	for context in [*contexts, *(s.context for s in sources)]:
-		if id(context) in seen:
-			continue
-		seen.add(id(context))
+	unique = {id(c): c for c in contexts}  # the tools of one binding share their context
+	for source in sources:
+		unique[id(source.context)] = source.context
+	for context in unique.values():
 		if context.redact:
 			known.add(*context.redact)
 		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh

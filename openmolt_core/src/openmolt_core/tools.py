@@ -813,6 +813,8 @@ def declared_labels(bound: Any) -> frozenset[str] | None:
 	"""
 	own = getattr(bound.tool, "labels", None)
 	table: Mapping[str, Sequence[str]] = getattr(bound.integration, "labels", None) or {}
+	if own is None and not table:  # most function tools: nothing declared
+		return None
 	declared = own is not None
 	out: set[str] = set()
 	if own:

@@ -155,9 +155,9 @@ class Safety(Capability):
 		policy = self.policy
 		labels: set[str] = set()  # those of the tools it may call
 		for t in bound:
-			t.labels = policy.labels_for(t)
+			t.labels = found = policy.labels_for(t)
 			if t.allowed:
-				labels.update(t.labels)
+				labels.update(found)
 		held = trifecta(bound) if len(labels) == len(LABELS) else None  # most agents: not all
 		if held and policy.warn and not self._warned:
 			warn_trifecta(agent.name, held, policy, unlabelled(bound))
