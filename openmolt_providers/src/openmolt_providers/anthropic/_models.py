@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = [
 	"adaptive",
@@ -27,11 +28,12 @@ __all__ = [
 _NUMBERS = re.compile(r"(?<![0-9])([0-9]{1,2})(?![0-9])")
 
 
+@lru_cache(maxsize=64)
 def version(model: str) -> tuple[int, int]:
 	"""The (major, minor) version in a Claude model id, ignoring a date; (0, 0) when unknown.
 
 	``claude-sonnet-4-5-20250929`` is (4, 5), ``claude-3-7-sonnet-latest`` is (3, 7),
-	``claude-sonnet-4-20250514`` is (4, 0).
+	``claude-sonnet-4-20250514`` is (4, 0). Read once per model id (asked three times a request).
 	"""
 	parts = [p for p in model.rsplit("/", 1)[-1].split("-") if p.isdigit() and len(p) <= 2]
 	if not parts:
