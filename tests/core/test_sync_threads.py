@@ -123,3 +123,25 @@ def test_the_interpreter_waits_at_exit_for_an_abandoned_function() -> None:
 	)
 	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 	assert out.stdout.split() == ["gave", "up", "finished"], out.stderr
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork: POSIX only")
+def test_a_forked_child_starts_its_own_worker_threads() -> None:
+	code = textwrap.dedent(
+		"""
+		import os, anyio
+		from openmolt_core._support.sync import call
+
+		async def main():
+			return await call(lambda: os.getpid())
+
+		parent = anyio.run(main)  # leaves an idle worker thread behind
+		pid = os.fork()
+		if pid == 0:
+			os._exit(0 if anyio.run(main) == os.getpid() else 1)
+		_, status = os.waitpid(pid, 0)
+		print("child ok" if os.waitstatus_to_exitcode(status) == 0 else "child failed")
+		"""
+	)
+	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+	assert out.stdout.strip() == "child ok", out.stderr

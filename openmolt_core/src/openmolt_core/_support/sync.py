@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
 import types
 import weakref
@@ -169,6 +170,16 @@ _jobs: SimpleQueue[tuple[Any, _Job, asyncio.AbstractEventLoop]] | None = None
 _idle = 0  # worker threads waiting for a job and not yet promised one
 _limiter: tuple[weakref.ref[asyncio.AbstractEventLoop], CapacityLimiter] | None = None
 """The last event loop's default thread limiter (anyio's, one per loop)."""
+
+
+def _forked() -> None:
+	# A forked child has none of its parent's threads: it starts its own.
+	global _lock, _jobs, _idle, _limiter
+	_lock, _jobs, _idle, _limiter = threading.Lock(), None, 0, None
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+	os.register_at_fork(after_in_child=_forked)
 
 
 async def _in_thread(loop: asyncio.AbstractEventLoop, job: _Job) -> Any:
