@@ -613,7 +613,8 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		_verbose.enable()
 	max_cost = om.max_cost if options.max_cost is None else options.max_cost
 	caps.append(_offload(shared, files, options.limits))
-	_register_secrets(om, [t.context for t in bound], sources)
+	if bindings:  # only an integration's context holds secrets (bind_tools' hold none)
+		_register_secrets(om, [t.context for t in bound], sources)
 	known = lambda: _known_tools(bound, sources)  # noqa: E731  # for rules, when given
 	policy = _approval_policy(om._approval_rules, options.requires_approval, known)
 	taint = options.taint_policy
