@@ -42,6 +42,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+_library: ContextVar[str | None] | None
 try:
 	from sniffio import current_async_library_cvar as _library
 except ImportError:  # anyio runs without sniffio
@@ -49,6 +50,7 @@ except ImportError:  # anyio runs without sniffio
 
 if TYPE_CHECKING:
 	import asyncio
+	from contextvars import ContextVar
 	from queue import SimpleQueue
 
 	from anyio import CapacityLimiter
@@ -165,8 +167,11 @@ class _Job:
 			_local.job = None
 
 
+_Item = tuple[Any, "_Job", "asyncio.Future[Any]", "asyncio.AbstractEventLoop"]
+"""A job on the queue: the caller's context copy, the job, where its result goes, its loop."""
+
 _lock = threading.Lock()
-_jobs: SimpleQueue[tuple[Any, _Job, asyncio.AbstractEventLoop]] | None = None
+_jobs: SimpleQueue[_Item] | None = None
 _idle = 0  # worker threads waiting for a job and not yet promised one
 _limiter: tuple[weakref.ref[asyncio.AbstractEventLoop], CapacityLimiter] | None = None
 """The last event loop's default thread limiter (anyio's, one per loop)."""
@@ -213,7 +218,7 @@ async def _in_thread(loop: asyncio.AbstractEventLoop, job: _Job) -> Any:
 
 				_jobs = SimpleQueue()
 			jobs = _jobs
-		jobs.put((context, job, loop))
+		jobs.put((context, job, future, loop))
 		if start:
 			threading.Thread(
 				target=_work, args=(jobs,), name="OpenMolt worker", daemon=True
@@ -236,14 +241,14 @@ def _abandon(job: _Job) -> None:
 	threading.Thread(target=ended.wait, name="OpenMolt worker (abandoned)").start()
 
 
-def _work(jobs: SimpleQueue[tuple[Any, _Job, asyncio.AbstractEventLoop]]) -> None:
+def _work(jobs: SimpleQueue[_Item]) -> None:
 	# One worker thread: jobs until it has been idle for IDLE seconds.
 	global _idle
 	from queue import Empty
 
 	while True:
 		try:
-			context, job, loop = jobs.get(timeout=IDLE)
+			context, job, future, loop = jobs.get(timeout=IDLE)
 		except Empty:
 			with _lock:
 				if _idle:  # no job was promised to an idle worker meanwhile: this one ends
@@ -262,10 +267,10 @@ def _work(jobs: SimpleQueue[tuple[Any, _Job, asyncio.AbstractEventLoop]]) -> Non
 		if job.ended is not None:
 			job.ended.set()
 		try:
-			loop.call_soon_threadsafe(_report, job.future, result, error)
+			loop.call_soon_threadsafe(_report, future, result, error)
 		except RuntimeError:  # the loop is closed: nobody waits for this result
 			pass
-		del context, job, loop, result, error
+		del context, job, future, loop, result, error
 
 
 def _report(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
