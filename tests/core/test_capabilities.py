@@ -379,7 +379,9 @@ class Catalog(Capability):
 
 	def change(self, word: str) -> None:
 		from openmolt_core._binding import bind_tools
+		from openmolt_core.functiontools import tool
 
+		@tool
 		def say() -> str:
 			"""Say the word."""
 			return word

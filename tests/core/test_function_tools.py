@@ -276,7 +276,7 @@ IDS = [f.__name__ for f, _ in SIGNATURES]
 
 def normalised(schema: dict[str, Any]) -> dict[str, Any]:
 	"""A schema without titles, with $refs inlined and no top-level additionalProperties."""
-	from openmolt_core.tools import _clean
+	from openmolt_core.functiontools import _clean
 
 	out = dict(_clean(schema))
 	out.pop("additionalProperties", None)

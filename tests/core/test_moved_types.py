@@ -327,3 +327,17 @@ def test_the_stranded_run_event_is_the_durable_backends() -> None:
 	assert "run:stranded" in events.EVENT_NAMES
 	event = _durable.RunStrandedEvent(agent="a", step=0, version="1", current="2", worker="w")
 	assert event.name == "run:stranded"
+
+
+def test_function_tools_are_a_feature_the_tool_contract_re_exports() -> None:
+	"""`FunctionTool` and `tool` live in `functiontools` (L2); `tools` names them, same objects."""
+	import openmolt
+	import openmolt_core
+	from openmolt_core import functiontools, tools
+
+	for name in ("ExecuteFn", "FunctionTool", "tool"):
+		assert getattr(tools, name) is getattr(functiontools, name), name
+		assert name in dir(tools) and name not in tools.__all__
+	assert openmolt.FunctionTool is openmolt_core.FunctionTool is functiontools.FunctionTool
+	made = tools.tool(lambda a: a, name="echo")
+	assert isinstance(made, functiontools.FunctionTool) and isinstance(made, tools.Tool)

@@ -56,6 +56,7 @@ PLAIN_MODULES = [
 	"openmolt_core.errors",
 	"openmolt_core.events",
 	"openmolt_core.files",
+	"openmolt_core.functiontools",
 	"openmolt_core.hooks",
 	"openmolt_core.llm",
 	"openmolt_core.openmolt",

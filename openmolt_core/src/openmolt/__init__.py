@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 		RunError,
 		ToolError,
 	)
+	from openmolt_core.functiontools import FunctionTool
 	from openmolt_core.hooks import Capability, Park, Proceed, Refuse, Stop
 	from openmolt_core.llm import Attachment, ModelConfig, Usage
 	from openmolt_core.openmolt import OpenMolt
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.sessions import InMemorySession, Session, SQLiteSession
-	from openmolt_core.tools import FunctionTool, ToolContext
+	from openmolt_core.tools import ToolContext
 
 __all__ = [
 	"Agent",
@@ -95,7 +96,7 @@ _EXPORTS = {
 	"Stop": "openmolt_core.hooks",
 	"Attachment": "openmolt_core.llm",
 	"ConfigurationError": "openmolt_core.errors",
-	"FunctionTool": "openmolt_core.tools",
+	"FunctionTool": "openmolt_core.functiontools",
 	"HumanInputUnavailable": "openmolt_core.agent",
 	"IntegrationError": "openmolt_core.errors",
 	"ModelConfig": "openmolt_core.llm",

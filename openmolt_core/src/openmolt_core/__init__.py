@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 		RunError,
 		ToolError,
 	)
+	from openmolt_core.functiontools import FunctionTool
 	from openmolt_core.hooks import Capability, Park, Proceed, Refuse, Stop
 	from openmolt_core.hookspecs import hookimpl
 	from openmolt_core.llm import (
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.streaming import StreamingProvider, TextDelta
-	from openmolt_core.tools import FunctionTool, Tool, ToolContext
+	from openmolt_core.tools import Tool, ToolContext
 
 __all__ = [
 	"Agent",
@@ -137,7 +138,7 @@ _EXPORTS = {
 	"IntegrationCredential": "openmolt_core.agentconfig",
 	"IntegrationEntry": "openmolt_core.agentconfig",
 	"MemoryPart": "openmolt_core.options",
-	"FunctionTool": "openmolt_core.tools",
+	"FunctionTool": "openmolt_core.functiontools",
 	"Tool": "openmolt_core.tools",
 	"ToolContext": "openmolt_core.tools",
 }

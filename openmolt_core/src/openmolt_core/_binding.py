@@ -2,7 +2,8 @@
 
 Every tool an agent holds is bound into a `BoundTool`: its context, whether the granted scopes
 allow it, its labels, its approval rule and its in-doubt policy. `bind_tools` binds the ones given
-straight to ``create_agent(tools=[...])``; an integration's are bound where integrations live
+straight to ``create_agent(tools=[...])`` (made tools of functions and agents by the assembly,
+`openmolt_core.functiontools`) and a capability's; an integration's are bound where integrations live
 (`openmolt_core.integrations.binding`), and a tool without ``execute`` of its own (a declarative
 HTTP tool) runs through the executor registered for its class (`register_executor`), so the
 kernel never imports the HTTP engine.
@@ -16,7 +17,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from openmolt_core._support.jsonschema import JsonSchemaValidator
-from openmolt_core.errors import ConfigurationError
 from openmolt_core.tools import (
 	UNKNOWN,
 	CallingRun,
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileStore
 
 __all__ = [
-	"AsTool",
 	"BoundTool",
 	"IntegrationInfo",
 	"ToolDefinition",
@@ -101,14 +100,6 @@ class IntegrationInfo(Protocol):
 		...
 
 
-class AsTool(Protocol):
-	"""Something that makes itself a tool (an agent: ``agent.as_tool()``)."""
-
-	def as_tool(self) -> Tool:
-		"""The tool that runs it."""
-		...
-
-
 ToolExecutor = Callable[["BoundTool", dict[str, Any], ToolContext], Awaitable[Any]]
 """Runs one call of a bound tool that has no ``execute`` of its own: (tool, input, context)."""
 
@@ -122,7 +113,8 @@ def register_executor(kind: type, executor: ToolExecutor) -> None:
 	bound (`openmolt_core.integrations.binding`): the kernel runs them without importing it.
 
 	A class whose tools run only with their integration says so (``needs_integration = True``):
-	`bind_tools` refuses one given alone, whatever is registered yet.
+	``create_agent`` refuses one given alone, whatever is registered yet
+	(`openmolt_core.functiontools.as_tools`).
 
 	Args:
 		kind: The tool class; its instances have no ``execute`` of their own.
@@ -429,64 +421,25 @@ def for_call(
 
 
 def bind_tools(
-	tools: Sequence[Tool | AsTool | Callable[..., Any]],
+	tools: Sequence[ToolDefinition],
 	*,
 	agent: str,
 	http: Callable[[], httpx.AsyncClient] | None = None,
 	files: FileStore | None = None,
 	prefix: str = "local",
 ) -> list[BoundTool]:
-	"""Bind the tools given straight to ``create_agent(tools=[...])``.
+	"""Bind tools given outside an integration: ``create_agent(tools=[...])``'s, a capability's.
 
 	Args:
-		tools: `Tool` objects, agents (made into tools with ``agent.as_tool()``), or plain
-			functions (made into tools, see `openmolt_core.tools.tool`).
+		tools: The tools (the assembly makes tools of functions and agents first:
+			`openmolt_core.functiontools.as_tools`).
 		agent: The agent's name.
 		http: Getter for the shared HTTP client.
 		files: The instance's file store.
 		prefix: The handle prefix the model sees (``local.<handle>``).
-
-	Raises:
-		ConfigurationError: An entry is neither a tool nor a function that can be one.
 	"""
-	from openmolt_core.tools import FunctionTool
-
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
-	out = []
-	for index, entry in enumerate(tools):
-		# The protocol check reads every member; the built-in tool classes need not pass it.
-		# A declarative (HTTP) tool runs with its integration's base URL and credential.
-		if getattr(type(entry), "needs_integration", False):
-			raise ConfigurationError(
-				f"create_agent: tools[{index}] is a {type(entry).__name__}, which runs with its "
-				"integration's base URL and credential; give it in an integration "
-				"(integrations=[...] or om.register_integration) or give a Tool or a function"
-			)
-		tool: ToolDefinition
-		if isinstance(entry, (FunctionTool, Tool)):
-			tool = entry
-		elif callable(getattr(entry, "as_tool", None)):  # an agent
-			tool = cast("AsTool", entry).as_tool()
-		elif callable(entry):
-			try:
-				tool = FunctionTool.from_function(entry)
-			except TypeError as exc:
-				raise ConfigurationError(f"create_agent: tools[{index}]: {exc}") from exc
-		else:
-			raise ConfigurationError(
-				f"create_agent: tools[{index}] is a {type(entry).__name__}; give a Tool "
-				"(handle, description, input_schema, execute), an agent or a plain function"
-			)
-		out.append(
-			BoundTool(
-				handle=f"{prefix}.{tool.handle}",
-				tool=tool,
-				context=context,
-				allowed=True,
-				missing_scopes=[],
-			)
-		)
-	return out
+	return [BoundTool(f"{prefix}.{tool.handle}", tool, context, True, []) for tool in tools]
 
 
 def describe_tools(

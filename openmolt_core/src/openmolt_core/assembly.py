@@ -601,7 +601,9 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	)
 	sources = _bind_integrations(om, shared, name, bindings, bound, files) if bindings else []
 	if tools:
-		bound.extend(bind_tools(tools, agent=name, http=om.http, files=files))
+		from openmolt_core.functiontools import as_tools
+
+		bound.extend(bind_tools(as_tools(tools), agent=name, http=om.http, files=files))
 	caps = _capabilities(om, shared, options, bound, files, sources)
 	if len({t.handle for t in bound}) != len(bound):
 		handles = [t.handle for t in bound]
@@ -860,9 +862,11 @@ def _capabilities(
 		model_id = model if isinstance(model, str) else type(model).__name__
 		extra = cap.tools(AgentInfo(options.name, callable_now, model_id))
 		if extra:
+			from openmolt_core.functiontools import as_tools
+
 			bound.extend(
 				bind_tools(
-					list(extra), agent=options.name, http=om.http, files=files, prefix=cap.name
+					as_tools(extra), agent=options.name, http=om.http, files=files, prefix=cap.name
 				)
 			)
 	return caps

@@ -752,7 +752,7 @@ class OpenMolt:
 				"on_token_refresh"}, "scopes"}``.
 			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, other agents
 				(`openmolt_core.subagents`), or plain (sync or async) functions, whose input
-				schema comes from their signature (see `openmolt_core.tools.tool`).
+				schema comes from their signature (see `openmolt_core.functiontools.tool`).
 			memory: An `openmolt_core.options.AgentMemory` or a dict ``{"long_term": {"data",
 				"on_update"}, "short_term": {...}}`` (camelCase accepted).
 			on_human_input_request: Answers the agent's questions (sync or async, takes the

@@ -49,7 +49,8 @@ from openmolt_core.integrations._paths import (
 from openmolt_core.integrations._sandbox import Sandbox, open_regular, os_error, read_capped
 
 if TYPE_CHECKING:
-	from openmolt_core.tools import FunctionTool, ToolContext
+	from openmolt_core.functiontools import FunctionTool
+	from openmolt_core.tools import ToolContext
 
 __all__ = [
 	"MAX_DEPTH",
@@ -519,7 +520,7 @@ def skill_tool(
 		available: The handles of the tools the agent can call (to say what a skill lacks).
 		limit: The most characters a load returns.
 	"""
-	from openmolt_core.tools import FunctionTool
+	from openmolt_core.functiontools import FunctionTool
 
 	by_name = {s.name: s for s in skills}
 	handles = set(available)

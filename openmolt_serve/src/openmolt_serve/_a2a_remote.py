@@ -29,7 +29,8 @@ from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 
 from openmolt_core.errors import ConfigurationError, ToolError
-from openmolt_core.tools import FunctionTool, ToolContext
+from openmolt_core.functiontools import FunctionTool
+from openmolt_core.tools import ToolContext
 
 __all__ = ["REMOTE_INPUT", "remote_agent"]
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
+	from openmolt_core.functiontools import FunctionTool
 	from openmolt_core.integrations.file_info import file_info_tool
 	from openmolt_core.integrations.model import (
 		ApiSetup,
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 		RequestFormat,
 		ResponseFormat,
 	)
-	from openmolt_core.tools import FunctionTool
 
 __all__ = [
 	"ApiSetup",
@@ -59,7 +59,7 @@ __all__ = [
 
 _FROM: dict[str, str] = {
 	**dict.fromkeys(__all__, "openmolt_core.integrations.model"),
-	"FunctionTool": "openmolt_core.tools",
+	"FunctionTool": "openmolt_core.functiontools",
 	"file_info_tool": "openmolt_core.integrations.file_info",
 }
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from openmolt_core.errors import ToolError
 from openmolt_core.files import split_range
-from openmolt_core.tools import FunctionTool, ToolContext
+from openmolt_core.functiontools import FunctionTool
+from openmolt_core.tools import ToolContext
 
 __all__ = ["MAX_CHUNKS", "file_info_tool", "plan_chunks"]
 

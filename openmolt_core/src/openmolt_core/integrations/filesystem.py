@@ -24,6 +24,7 @@ from typing import Any
 import anyio.to_thread
 
 from openmolt_core.errors import ToolError
+from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._paths import MAX_DEPTH, MAX_PATH_BYTES
 from openmolt_core.integrations._sandbox import (
 	APPEND_LOCK,
@@ -38,7 +39,7 @@ from openmolt_core.integrations._sandbox import (
 	write_file,
 )
 from openmolt_core.integrations.model import Integration
-from openmolt_core.tools import FunctionTool, ToolContext
+from openmolt_core.tools import ToolContext
 
 __all__ = ["file_system_integration", "sandbox_of"]
 

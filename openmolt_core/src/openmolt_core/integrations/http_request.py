@@ -23,6 +23,7 @@ import httpx
 
 from openmolt_core._markers import hookimpl
 from openmolt_core.errors import ConfigurationError, ToolError
+from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._body import ACCEPT_ENCODING
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
@@ -37,7 +38,7 @@ from openmolt_core.integrations.http import (
 )
 from openmolt_core.integrations.model import Integration
 from openmolt_core.secrets import redactor_for
-from openmolt_core.tools import FunctionTool, ToolContext
+from openmolt_core.tools import ToolContext
 
 __all__ = ["http_request_integration", "register_integrations"]
 

@@ -3,7 +3,7 @@
 Every built-in integration and every user integration is an `Integration`: an API setup shared by
 its tools, the credential types it accepts, the scopes it defines, and its tools. A tool is either
 an `HttpTool` (an HTTP request described as data and rendered with Liquid) or a Python function
-(the spec's ``execute`` form, see `openmolt_core.tools.FunctionTool`).
+(the spec's ``execute`` form, see `openmolt_core.functiontools.FunctionTool`).
 
 Dicts in the spec's camelCase (``apiSetup``, ``baseUrl``, ``inputSchema``) are accepted everywhere,
 as are snake_case names: every model derives from `openmolt_core.options.Options`.
@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from openmolt_core.errors import ToolError
+from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._credential import (
 	BUILTIN_CREDENTIAL_TYPES,
 	AuthCredential,
@@ -48,7 +49,7 @@ from openmolt_core.integrations._httptool import (
 from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
 from openmolt_core.integrations.extensions import BUILTIN_FORMATS
 from openmolt_core.integrations.templating import parse_template
-from openmolt_core.tools import FunctionTool, Tool, schema_of
+from openmolt_core.tools import Tool, schema_of
 
 __all__ = [
 	"ApiSetup",
