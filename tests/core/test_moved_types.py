@@ -10,6 +10,8 @@ from typing import Any, get_args
 
 import pytest
 
+from openmolt_core.tools import ToolContext
+
 
 def test_structured_mode_is_the_contracts() -> None:
 	"""`StructuredMode` is part of the model contract (`ModelRequest.response_mode`)."""
@@ -341,3 +343,51 @@ def test_function_tools_are_a_feature_the_tool_contract_re_exports() -> None:
 	assert openmolt.FunctionTool is openmolt_core.FunctionTool is functiontools.FunctionTool
 	made = tools.tool(lambda a: a, name="echo")
 	assert isinstance(made, functiontools.FunctionTool) and isinstance(made, tools.Tool)
+
+
+def test_the_file_store_is_behind_the_contract_s_file_access() -> None:
+	"""The kernel types with `files.FileAccess`; the store moved to `filestore`, same objects."""
+	from openmolt_core import files, filestore
+
+	for name in (
+		"FileStore",
+		"MAX_DATA_URL_BYTES",
+		"PathResolver",
+		"parse_data_url",
+		"split_range",
+	):
+		assert getattr(files, name) is getattr(filestore, name), name
+		assert name in dir(files) and name not in files.__all__
+	assert {"FILE_PREFIX", "FileAccess", "LocalFile", "StoredFile"} <= set(files.__all__)
+	store: files.FileAccess = filestore.FileStore().for_agent(allow_file_system=False)
+	assert files.split_range("openmolt-file:abc#bytes=2-") == ("openmolt-file:abc", (2, None))
+	assert store.read("data:text/plain,hi").data == b"hi"
+
+
+@pytest.mark.anyio
+async def test_the_file_store_is_made_when_a_tool_first_uses_it() -> None:
+	"""Creating an agent makes no store; a tool's first save makes the instance's one."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	kept: list[str] = []
+
+	@tool(labels=[])
+	async def keep(text: str, context: ToolContext) -> str:
+		"""Keep a text as a file.
+
+		Args:
+			text: The text.
+		"""
+		assert context.files is not None
+		kept.append((await context.files.save(text.encode(), name="t.txt"))["file"])
+		return kept[-1]
+
+	om = OpenMolt(entry_points=False)
+	model = ScriptedModel([call_tool("local.keep", text="hi"), finish("done")])
+	agent = om.create_agent(name="A", model=model, tools=[keep])
+	assert om._files is None  # no store yet
+	assert (await agent.run("x")).output == "done"
+	assert om._files is not None and om.files.read(kept[0]).data == b"hi"
+	await om.aclose()

@@ -55,7 +55,6 @@ PLAIN_MODULES = [
 	"openmolt_core.envelope",
 	"openmolt_core.errors",
 	"openmolt_core.events",
-	"openmolt_core.files",
 	"openmolt_core.functiontools",
 	"openmolt_core.hooks",
 	"openmolt_core.llm",
@@ -91,6 +90,7 @@ UNUSED = [
 	"openmolt_core._support.suggest",
 	"openmolt_core._sync",
 	"openmolt_core._verbose",
+	"openmolt_core.filestore",  # made on the first save or read of a file
 	"openmolt_core.fallback",  # the feature's page: the chain itself is _chain
 	"openmolt_core.options",
 	"openmolt_core.policy",

@@ -259,7 +259,7 @@ class Scenario:
 
 
 FILE_ID = re.compile(r"openmolt-file:[A-Za-z0-9_-]{16}")
-"""A stored file's reference: `openmolt_core.files.FileStore` draws the id at random."""
+"""A stored file's reference: `openmolt_core.filestore.FileStore` draws the id at random."""
 
 
 @dataclass

@@ -30,7 +30,7 @@ from openmolt_core.tools import (
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 
 __all__ = [
 	"BoundTool",
@@ -425,7 +425,7 @@ def bind_tools(
 	*,
 	agent: str,
 	http: Callable[[], httpx.AsyncClient] | None = None,
-	files: FileStore | None = None,
+	files: FileAccess | None = None,
 	prefix: str = "local",
 ) -> list[BoundTool]:
 	"""Bind tools given outside an integration: ``create_agent(tools=[...])``'s, a capability's.

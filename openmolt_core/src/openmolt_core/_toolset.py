@@ -20,7 +20,7 @@ from openmolt_core.result import RunState
 from openmolt_core.tools import ToolContext
 
 if TYPE_CHECKING:
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 
 __all__ = ["ToolSet"]
 
@@ -58,7 +58,7 @@ class ToolSet:
 		*,
 		agent: str,
 		hooks: Hooks = NO_HOOKS,
-		files: FileStore | None,
+		files: FileAccess | None,
 		output_schema: dict[str, Any] | None,
 		human_input: bool,
 		model: str = "",

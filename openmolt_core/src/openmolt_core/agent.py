@@ -94,7 +94,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.conversation import RunConversation, Session, SessionHistory
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.secrets import SecretSet
@@ -147,7 +147,7 @@ class Instance(Protocol):
 		...
 
 	@property
-	def files(self) -> FileStore:
+	def files(self) -> FileAccess:
 		"""The file store of agents created without one of their own."""
 		...
 
@@ -373,7 +373,7 @@ class Agent:
 		max_cost: float | None = None,
 		on_approval_request: ApprovalHandler | None = None,
 		fallback: Sequence[ModelSlot] = (),
-		files: FileStore | None = None,
+		files: FileAccess | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
 		self.om: Instance = om

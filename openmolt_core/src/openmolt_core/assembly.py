@@ -52,7 +52,8 @@ if TYPE_CHECKING:
 	from openmolt_core.approvals import ApprovalHandler
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.credstore import CredentialStore
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess, StoredFile
+	from openmolt_core.filestore import FileStore
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 	from openmolt_core.toolsearch import ToolLoading, ToolSearch
 
 __all__ = [
+	"AgentFiles",
 	"AgentOptions",
 	"Host",
 	"Model",
@@ -158,6 +160,7 @@ class Shared:
 		"auths",
 		"compactions",
 		"default_compaction",
+		"files",
 		"hooks",
 		"models",
 		"observed",
@@ -177,6 +180,8 @@ class Shared:
 		"""``compaction=True``'s capability, once known."""
 		self.compactions: dict[tuple[Any, Any], Capability] = {}
 		"""The compaction capabilities, one per setting."""
+		self.files: dict[bool, AgentFiles] = {}
+		"""The agents' views of the file store, by whether they may read ``fileSystem:``."""
 		self.offloads: dict[tuple[Any, ...], Capability] = {}
 		"""The offload capabilities, one per store and thresholds."""
 		self.hooks: dict[tuple[int | None, ...], tuple[tuple[Any, ...], Hooks]] = {}
@@ -208,6 +213,11 @@ class Host(Instance, Protocol):
 	_guardrails: tuple[Guardrail, ...]
 	_capabilities: tuple[CapabilityEntry, ...]
 	_shared: Shared | None
+
+	@property
+	def files(self) -> FileStore:
+		"""The instance's file store (made on first use: `AgentFiles` asks for it)."""
+		...
 
 	@property
 	def plugins(self) -> Plugins:
@@ -592,12 +602,14 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	chain = [_slot(om, shared, other) for other in models[1:]] if len(models) > 1 else []
 	provider_name, model_name, provider_factory = _resolve_model(om, shared, models[0])
 	bound: list[BoundTool] = []
-	files = om.files.for_agent(
+	files = _files(
+		om,
+		shared,
 		allow_file_system=bool(bindings)
 		and any(
 			b.integration == "fileSystem" and (b.scopes is None or "read" in b.scopes)
 			for b in bindings
-		)
+		),
 	)
 	sources = _bind_integrations(om, shared, name, bindings, bound, files) if bindings else []
 	if tools:
@@ -673,6 +685,63 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	return agent
 
 
+class AgentFiles:
+	"""An agent's view of its instance's file store, which is made on first use (a `FileAccess`).
+
+	Creating an agent makes no store, so a run that saves and reads no file never loads
+	`openmolt_core.filestore`. Each call goes to ``om.files.for_agent(...)``: the instance's
+	store of the moment.
+
+	Args:
+		om: The instance.
+		allow_file_system: Whether the agent may read ``fileSystem:`` references.
+	"""
+
+	__slots__ = ("_allow", "_om")
+
+	def __init__(self, om: Host, *, allow_file_system: bool) -> None:
+		self._om = om
+		self._allow = allow_file_system
+
+	def _view(self) -> FileAccess:
+		return self._om.files.for_agent(allow_file_system=self._allow)
+
+	async def save(
+		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
+	) -> dict[str, Any]:
+		"""Save bytes: see `openmolt_core.files.FileAccess.save`."""
+		return await self._view().save(data, media_type=media_type, name=name)
+
+	async def open(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""Resolve a file reference to bytes: see `openmolt_core.files.FileAccess.open`."""
+		return await self._view().open(reference, max_bytes=max_bytes)
+
+	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""Resolve a file reference, blocking: see `openmolt_core.files.FileAccess.read`."""
+		return self._view().read(reference, max_bytes=max_bytes)
+
+	def describe(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference, blocking: see `openmolt_core.files.FileAccess.describe`."""
+		return self._view().describe(reference)
+
+	async def info(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference: see `openmolt_core.files.FileAccess.info`."""
+		return await self._view().info(reference)
+
+	def __repr__(self) -> str:
+		return f"AgentFiles(allow_file_system={self._allow})"
+
+
+def _files(om: Host, shared: Shared, *, allow_file_system: bool) -> AgentFiles:
+	"""The agents' view of the file store, one per instance and ``fileSystem:`` grant."""
+	found = shared.files.get(allow_file_system)
+	if found is None:
+		found = shared.files[allow_file_system] = AgentFiles(
+			om, allow_file_system=allow_file_system
+		)
+	return found
+
+
 def _shared(om: Host) -> Shared:
 	"""What the instance's agents share, made with the first one."""
 	shared = om._shared
@@ -733,7 +802,7 @@ def _bind_integrations(
 	name: str,
 	bindings: Sequence[IntegrationBinding],
 	bound: list[BoundTool],
-	files: FileStore,
+	files: FileAccess,
 ) -> list[SourceBinding]:
 	"""Bind an agent's integrations into ``bound``; return the run-time sources (MCP servers).
 
@@ -773,7 +842,7 @@ def _bind_integrations(
 
 
 def _bind_source(
-	om: Host, spec: Integration, binding: IntegrationBinding, agent: str, files: FileStore
+	om: Host, spec: Integration, binding: IntegrationBinding, agent: str, files: FileAccess
 ) -> SourceBinding:
 	"""Bind an integration whose tools are listed at run time; the instance closes its source."""
 	from openmolt_core.capabilities.sources import bind_source
@@ -807,7 +876,7 @@ def _capabilities(
 	shared: Shared,
 	options: AgentOptions,
 	bound: list[BoundTool],
-	files: FileStore,
+	files: FileAccess,
 	sources: Sequence[SourceBinding],
 ) -> list[Capability]:
 	"""An agent's capabilities, in hook order, and their tools bound into ``bound``.
@@ -932,7 +1001,7 @@ def _compactor(om: Host, shared: Shared, config: CompactionConfig) -> Capability
 	return found
 
 
-def _offload(shared: Shared, files: FileStore, limits: Limits | None) -> Capability:
+def _offload(shared: Shared, files: FileAccess, limits: Limits | None) -> Capability:
 	"""The offload of large results; agents with the same store and thresholds share one."""
 	per_tool: Mapping[str, int] = {}
 	limit: int | None = None

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 	from openmolt_core.conversation import RunConversation, Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
-	from openmolt_core.files import FileStore, LocalFile
+	from openmolt_core.files import LocalFile
+	from openmolt_core.filestore import FileStore
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.hooks import CapabilityEntry
 	from openmolt_core.integrations._client import PooledTransport
@@ -444,7 +445,7 @@ class OpenMolt:
 	def files(self) -> FileStore:
 		"""The file store (binary results, file references); no directory is made until a save."""
 		if self._files is None:
-			from openmolt_core.files import FileStore
+			from openmolt_core.filestore import FileStore
 
 			where = self._files_dir
 			if where is None and self._durability_config is not None:

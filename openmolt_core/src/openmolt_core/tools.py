@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.events import Event
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 	from openmolt_core.llm import Usage
 
 __all__ = [
@@ -168,7 +168,7 @@ class ToolContext:
 	http: Callable[[], httpx.AsyncClient] | None = None
 	auth: httpx.Auth | None = None
 	redact: frozenset[str] = frozenset()
-	files: FileStore | None = None
+	files: FileAccess | None = None
 	extras: dict[str, Any] = field(default_factory=dict)
 	run: CallingRun | None = None
 	retry: Retries | None = None

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._cost import needs_compaction
 from openmolt_core._support.jsonsafe import encodable
-from openmolt_core.files import FILE_PREFIX
 from openmolt_core.hooks import Capability, load_tools
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.commands import CallTool
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 	from openmolt_core.hooks import AgentInfo, Gated, ModelSend, Run, ToolSpec
 	from openmolt_core.llm import CompactionConfig, LLMProvider
 	from openmolt_core.observe import RunObserver
@@ -274,12 +273,12 @@ class Streaming(Capability):
 
 def is_stored(value: Any) -> bool:
 	"""Whether a result as the model saw it is the preview of a stored result."""
-	return (
-		isinstance(value, dict)
-		and isinstance(value.get("stored"), str)
-		and value["stored"].startswith(FILE_PREFIX)
-		and "read" in value
-	)
+	if not (isinstance(value, dict) and isinstance(value.get("stored"), str) and "read" in value):
+		return False
+	from openmolt_core.files import FILE_PREFIX  # a preview: the store is loaded already
+
+	stored: str = value["stored"]
+	return stored.startswith(FILE_PREFIX)
 
 
 _SCALAR = 32
@@ -310,9 +309,9 @@ class Offload:
 	__slots__ = ("_exact", "_lock", "_parsed", "_patterns", "files", "limit")
 
 	def __init__(
-		self, files: FileStore | None, *, limit: int, per_tool: Mapping[str, int] | None = None
+		self, files: FileAccess | None, *, limit: int, per_tool: Mapping[str, int] | None = None
 	) -> None:
-		self.files: FileStore | None = files
+		self.files: FileAccess | None = files
 		"""Where large results are stored (None: they are shortened)."""
 		self.limit: int = limit
 		"""The agent's threshold (characters of JSON)."""
@@ -355,7 +354,7 @@ class Offload:
 
 		return await store(self, handle, value, text, limit)
 
-	async def read(self, input: Mapping[str, Any], files: FileStore | None) -> Any:
+	async def read(self, input: Mapping[str, Any], files: FileAccess | None) -> Any:
 		"""Read a slice of a stored result (the ``openmolt.readResult`` tool's work).
 
 		Args:

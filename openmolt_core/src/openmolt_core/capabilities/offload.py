@@ -67,7 +67,7 @@ from openmolt_core.errors import ToolError
 from openmolt_core.prompt import dumps
 
 if TYPE_CHECKING:
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 
 __all__ = [
 	"MAX_RESULT_CHARS",
@@ -446,7 +446,7 @@ async def store(offload: Offload, handle: str, value: Any, text: str, limit: int
 	return _preview(saved["file"], kind, data, document, min(limit, _PREVIEW))
 
 
-async def read(offload: Offload, input: Mapping[str, Any], files: FileStore | None) -> Any:
+async def read(offload: Offload, input: Mapping[str, Any], files: FileAccess | None) -> Any:
 	"""Read a slice of a stored result (`Offload.read`, the ``openmolt.readResult`` tool's work).
 
 	Args:
@@ -473,7 +473,7 @@ async def read(offload: Offload, input: Mapping[str, Any], files: FileStore | No
 
 def _read(
 	offload: Offload,
-	store: FileStore,
+	store: FileAccess,
 	ref: str,
 	how: str | None,
 	input: Mapping[str, Any],

@@ -26,7 +26,7 @@ from openmolt_core.tools import Tool, ToolContext
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.sources import ToolSource
@@ -93,7 +93,7 @@ def bind_source(
 	agent: str,
 	instance_config: Mapping[str, Any],
 	http: Callable[[], httpx.AsyncClient],
-	files: FileStore | None = None,
+	files: FileAccess | None = None,
 ) -> SourceBinding:
 	"""Check an agent's entry for a source integration and make its tool context.
 

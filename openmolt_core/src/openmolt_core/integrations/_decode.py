@@ -22,7 +22,7 @@ from openmolt_core.errors import ToolError
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 
 __all__ = [
 	"MAX_DEPTH",
@@ -205,7 +205,7 @@ def _b64decode(text: str) -> bytes | None:
 		return None
 
 
-async def _save_payload(payload: Any, store: FileStore) -> Any:
+async def _save_payload(payload: Any, store: FileAccess) -> Any:
 	"""A base64 string, or an object with ``data`` and ``mimeType``, saved as a file reference."""
 	media_type = "application/octet-stream"
 	text = payload
@@ -221,7 +221,7 @@ async def _save_payload(payload: Any, store: FileStore) -> Any:
 	return await store.save(data, media_type=media_type, name=f"file{ext}")
 
 
-async def _walk(node: Any, steps: list[tuple[str, bool]], store: FileStore) -> Any:
+async def _walk(node: Any, steps: list[tuple[str, bool]], store: FileAccess) -> Any:
 	"""Replace the payloads at ``steps`` below ``node``; returns the (possibly new) node."""
 	if not steps:
 		return await _save_payload(node, store)
@@ -237,7 +237,7 @@ async def _walk(node: Any, steps: list[tuple[str, bool]], store: FileStore) -> A
 	return node
 
 
-async def inline_files(value: Any, paths: Sequence[str], store: FileStore | None) -> Any:
+async def inline_files(value: Any, paths: Sequence[str], store: FileAccess | None) -> Any:
 	"""Save the base64 payloads at ``paths`` of a JSON value to the store, in place.
 
 	A path is dotted keys where ``key[]`` walks every item of a list
@@ -296,7 +296,7 @@ async def decode(
 	data: bytes,
 	fmt: str,
 	*,
-	store: FileStore | None,
+	store: FileAccess | None,
 	response_headers: Sequence[str] = (),
 	response_files: Sequence[str] = (),
 	checks: Sequence[Callable[[Any], str | None]] = (),

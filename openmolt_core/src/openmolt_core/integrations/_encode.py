@@ -21,7 +21,7 @@ import httpx
 from openmolt_core.errors import ToolError
 
 if TYPE_CHECKING:
-	from openmolt_core.files import FileStore, StoredFile
+	from openmolt_core.files import FileAccess, StoredFile
 
 __all__ = [
 	"ArrayStyle",
@@ -74,7 +74,7 @@ class EncodeRequest:
 	"""
 
 	files: Mapping[str, Any]
-	store: FileStore | None
+	store: FileAccess | None
 
 	async def open(self, reference: Any, what: str) -> StoredFile:
 		"""The bytes, media type and name behind a file reference.
@@ -231,7 +231,7 @@ def multipart_body(
 	return EncodedBody(b"".join(chunks), f"multipart/form-data; boundary={boundary}")
 
 
-async def open_file(store: FileStore | None, reference: Any, what: str) -> StoredFile:
+async def open_file(store: FileAccess | None, reference: Any, what: str) -> StoredFile:
 	"""Resolve a file reference through the store.
 
 	Raises:
@@ -325,7 +325,7 @@ async def encode_body(
 	fmt: str,
 	body: Any,
 	files: Mapping[str, Any],
-	store: FileStore | None,
+	store: FileAccess | None,
 	*,
 	encoders: Mapping[str, BodyEncoder] | None = None,
 ) -> EncodedBody:

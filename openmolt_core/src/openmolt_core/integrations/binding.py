@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core.credstore import CredentialStore
-	from openmolt_core.files import FileStore
+	from openmolt_core.files import FileAccess
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.retry import RetryPolicy
 
@@ -123,7 +123,7 @@ def bind_integration(
 	agent: str,
 	instance_config: Mapping[str, Any],
 	http: Callable[[], httpx.AsyncClient],
-	files: FileStore | None = None,
+	files: FileAccess | None = None,
 	auth_cache: dict[tuple[str, str, str], httpx.Auth] | None = None,
 	retry: RetryPolicy | None = None,
 	store: CredentialStore | None = None,

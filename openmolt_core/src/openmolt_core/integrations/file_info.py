@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from openmolt_core.errors import ToolError
-from openmolt_core.files import split_range
+from openmolt_core.filestore import split_range
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.tools import ToolContext
 

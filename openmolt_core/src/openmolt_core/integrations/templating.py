@@ -59,7 +59,7 @@ FILE_FILTERS = ("file_base64", "file_media_type")
 
 
 class FileSource(Protocol):
-	"""What the file filters read through (a `openmolt_core.files.FileStore`); blocking calls."""
+	"""What the file filters read through (a `openmolt_core.files.FileAccess`); blocking calls."""
 
 	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
 		"""The bytes of a reference, refusing more than ``max_bytes``."""

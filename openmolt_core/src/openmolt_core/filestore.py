@@ -1,0 +1,345 @@
+"""The file store: where binary tool results live, and how file references become bytes.
+
+The references and what tools use of the store are the contract's (`openmolt_core.files`:
+`FILE_PREFIX`, `StoredFile`, `FileAccess`); this module is the store itself.
+
+Each `OpenMolt` instance owns one store, created on first use; its directory is ``files_dir`` or a
+temporary directory made on the first save (and removed by ``OpenMolt.aclose``). Each agent sees the
+store through `FileStore.for_agent`: ``fileSystem:`` references resolve only for an agent granted
+the FileSystem integration with its read scope. Files are written readable by their user only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import mimetypes
+import os
+import re
+import secrets
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+import anyio
+import anyio.to_thread
+
+from openmolt_core.errors import ToolError
+from openmolt_core.files import FILE_PREFIX, LocalFile, StoredFile
+
+__all__ = [
+	"MAX_DATA_URL_BYTES",
+	"FileStore",
+	"PathResolver",
+	"parse_data_url",
+	"split_range",
+]
+
+MAX_DATA_URL_BYTES = 20 * 1024 * 1024
+"""The largest ``data:`` URL payload accepted, decoded."""
+
+_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_RANGE = re.compile(r"#bytes=(\d+)-(\d*)$", re.ASCII)
+
+
+PathResolver = Callable[[str], "LocalFile | Path"]
+"""Turns a ``fileSystem:`` path into a confined file (raises ToolError when refused).
+
+The FileSystem integration gives a `LocalFile`, read through directory descriptors; a resolver
+an application writes may give a plain path, which is read by name.
+"""
+
+
+class FileStore:
+	"""Saves binary results and resolves file references to bytes.
+
+	Args:
+		root: The directory to keep files in; None for a temporary one made on the first save.
+		file_system: Resolves ``fileSystem:`` paths (OpenMolt wires the registered FileSystem
+			integration here); None refuses such references.
+	"""
+
+	def __init__(
+		self, root: str | Path | None = None, *, file_system: PathResolver | None = None
+	) -> None:
+		self._root = Path(root) if root is not None else None
+		self._own_root = root is None
+		self._views: dict[bool, FileStore] = {}
+		self._file_system = file_system
+
+	_file_system_allowed = True
+
+	def for_agent(self, *, allow_file_system: bool) -> FileStore:
+		"""This store as one agent sees it: same files, ``fileSystem:`` allowed or refused.
+
+		Args:
+			allow_file_system: Whether the agent may read ``fileSystem:`` references (it was
+				granted the FileSystem integration with its read scope).
+
+		Returns:
+			A view sharing this store's directory; closing it does nothing.
+		"""
+		view = self._views.get(allow_file_system)
+		if view is None:  # two views at most, shared by every agent of the instance
+			view = self._views[allow_file_system] = _AgentView(self, allow_file_system)
+		return view
+
+	def _dir(self) -> Path:
+		if self._root is None:
+			self._root = Path(tempfile.mkdtemp(prefix="openmolt-files-"))
+		from openmolt_core._support.private import private_dir
+
+		return private_dir(self._root)  # a folder made here is 0700
+
+	async def save(
+		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
+	) -> dict[str, Any]:
+		"""Save bytes and return the reference the model sees.
+
+		Args:
+			data: The content.
+			media_type: Its media type.
+			name: A file name (kept for uploads; not used on disk).
+
+		Returns:
+			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``.
+		"""
+		file_id = secrets.token_urlsafe(12)
+		meta = {"mediaType": media_type, "name": name, "size": len(data)}
+
+		def write() -> None:
+			folder = self._dir()
+			_write_private(folder / file_id, data)
+			_write_private(folder / f"{file_id}.json", json.dumps(meta).encode("utf-8"))
+
+		await anyio.to_thread.run_sync(write)
+		return {"file": f"{FILE_PREFIX}{file_id}", **meta}
+
+	def path_of(self, reference: str) -> Path:
+		"""The local path of an ``openmolt-file:`` reference.
+
+		Raises:
+			ToolError: The reference is malformed or unknown.
+		"""
+		file_id = reference.removeprefix(FILE_PREFIX)
+		if not reference.startswith(FILE_PREFIX) or not _ID.match(file_id) or self._root is None:
+			raise ToolError(f"unknown file reference {reference[:80]!r}")
+		path = self._root / file_id
+		if not path.is_file():
+			raise ToolError(f"unknown file reference {reference[:80]!r}")
+		return path
+
+	def _locate(self, reference: str) -> tuple[int, str, str, Callable[[int, int], bytes]]:
+		"""A reference without range: its size, media type, name, and a reader of a slice."""
+		if reference.startswith("data:"):
+			decoded = parse_data_url(reference)
+			data = decoded.data
+			return len(data), decoded.media_type, decoded.name, lambda a, b: data[a:b]
+		if reference.startswith(FILE_PREFIX):
+			path = self.path_of(reference)
+			meta_path = path.with_name(f"{path.name}.json")
+			meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {}
+			media_type = meta.get("mediaType") or "application/octet-stream"
+			name = meta.get("name") or path.name
+		elif reference.startswith("fileSystem:"):
+			if not self._file_system_allowed:
+				raise ToolError(
+					"fileSystem: references are only for agents given the 'fileSystem' "
+					"integration with its read scope; this agent was not"
+				)
+			if self._file_system is None:
+				raise ToolError(
+					"fileSystem: references need the FileSystem integration registered as "
+					"'fileSystem'"
+				)
+			found = self._file_system(reference.removeprefix("fileSystem:"))
+			media_type = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
+			if not isinstance(found, Path):
+				return found.size, media_type, found.name, found.read
+			path, name = found, found.name
+		else:
+			raise ToolError(
+				f"not a file reference: {reference[:80]!r}; use 'openmolt-file:<id>', a data: "
+				"URL, or 'fileSystem:<path>'"
+			)
+		if not path.is_file():
+			raise ToolError(f"no file at {reference[:80]!r}")
+		size = path.stat().st_size
+
+		def read_slice(start: int, stop: int) -> bytes:
+			try:
+				with path.open("rb") as handle:
+					handle.seek(start)
+					return handle.read(stop - start)
+			except OSError as exc:
+				raise ToolError(f"cannot read {reference[:80]!r}: {exc.strerror}") from None
+
+		return size, media_type, name, read_slice
+
+	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""Resolve a file reference to bytes, blocking (call it from a worker thread).
+
+		Args:
+			reference: ``openmolt-file:<id>``, a ``data:`` URL or ``fileSystem:<path>``, each
+				optionally followed by ``#bytes=<start>-<end>``.
+			max_bytes: Refuse (before reading) a file or slice larger than this.
+
+		Raises:
+			ToolError: The reference is malformed, unknown, refused, out of range or too large.
+		"""
+		if not isinstance(reference, str):
+			raise ToolError("a file reference must be a string")
+		base, span = split_range(reference)
+		size, media_type, name, read_slice = self._locate(base)
+		start, stop = _slice(span, size, base)
+		if max_bytes is not None and stop - start > max_bytes:
+			raise ToolError(
+				f"{base[:80]!r} is {stop - start} bytes, more than the {max_bytes} allowed here; "
+				"send it with an upload tool instead"
+			)
+		return StoredFile(read_slice(start, stop), media_type, name)
+
+	async def open(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""Resolve a file reference (store id, ``data:`` URL or ``fileSystem:`` path) to bytes.
+
+		A trailing ``#bytes=<start>-<end>`` (inclusive) selects a slice.
+
+		Args:
+			reference: The file reference.
+			max_bytes: Refuse (before reading) a file or slice larger than this.
+
+		Raises:
+			ToolError: The reference is malformed, unknown, out of range, too large or refused.
+		"""
+		return await anyio.to_thread.run_sync(lambda: self.read(reference, max_bytes=max_bytes))
+
+	def describe(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference without reading it, blocking (call it from a worker thread).
+
+		Returns:
+			``{"file": <reference>, "size", "mediaType", "name"}``; for a reference with a range,
+			``size`` is the slice's.
+
+		Raises:
+			ToolError: The reference is malformed, unknown, out of range or refused.
+		"""
+		if not isinstance(reference, str):
+			raise ToolError("a file reference must be a string")
+		base, span = split_range(reference)
+		size, media_type, name, _ = self._locate(base)
+		start, stop = _slice(span, size, base)
+		return {"file": reference, "size": stop - start, "mediaType": media_type, "name": name}
+
+	async def info(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference without reading it (see `describe`).
+
+		Raises:
+			ToolError: The reference is malformed, unknown, out of range or refused.
+		"""
+		return await anyio.to_thread.run_sync(self.describe, reference)
+
+	resolve = open
+
+	def close(self) -> None:
+		"""Remove the temporary directory, if the store made one."""
+		if self._own_root and self._root is not None:
+			shutil.rmtree(self._root, ignore_errors=True)
+			self._root = None
+
+	def __repr__(self) -> str:
+		return f"FileStore(root={str(self._root) if self._root else None!r})"
+
+
+class _AgentView(FileStore):
+	"""A `FileStore` seen by one agent: shares the store, may refuse ``fileSystem:``."""
+
+	def __init__(self, store: FileStore, allow_file_system: bool) -> None:
+		self._store = store
+		self._file_system_allowed = allow_file_system
+		self._own_root = False
+		self._views = store._views
+
+	@property
+	def _root(self) -> Path | None:  # type: ignore[override]
+		return self._store._root
+
+	@property
+	def _file_system(self) -> PathResolver | None:  # type: ignore[override]
+		return self._store._file_system
+
+	def _dir(self) -> Path:
+		return self._store._dir()
+
+	def close(self) -> None:
+		"""Do nothing: the store belongs to the OpenMolt instance."""
+
+	def __repr__(self) -> str:
+		return f"{self._store!r}.for_agent(allow_file_system={self._file_system_allowed})"
+
+
+def split_range(reference: str) -> tuple[str, tuple[int, int | None] | None]:
+	"""Split a trailing ``#bytes=<start>-<end>`` off a file reference.
+
+	Returns:
+		The reference without the range, and ``(start, end)`` (``end`` inclusive, None for "to
+		the end of the file"), or None when there is no range.
+
+	Raises:
+		ToolError: The range ends before it starts.
+	"""
+	match = _RANGE.search(reference) if isinstance(reference, str) else None
+	if match is None:
+		return reference, None
+	start, end = int(match.group(1)), int(match.group(2)) if match.group(2) else None
+	if end is not None and end < start:
+		raise ToolError(f"byte range {match.group(0)[1:]!r} ends before it starts")
+	return reference[: match.start()], (start, end)
+
+
+def _slice(span: tuple[int, int | None] | None, size: int, what: str) -> tuple[int, int]:
+	"""A range as ``(start, stop)`` offsets into a file of ``size`` bytes, checked."""
+	if span is None:
+		return 0, size
+	start, end = span
+	if start >= size or (end is not None and end >= size):
+		raise ToolError(
+			f"byte range {start}-{'' if end is None else end} is outside {what[:80]!r}, which "
+			f"has {size} bytes (offsets 0 to {size - 1})"
+		)
+	return start, size if end is None else end + 1
+
+
+def parse_data_url(url: str) -> StoredFile:
+	"""Decode a ``data:`` URL (RFC 2397).
+
+	Raises:
+		ToolError: It is malformed or larger than `MAX_DATA_URL_BYTES`.
+	"""
+	head, sep, payload = url[5:].partition(",")
+	if not sep:
+		raise ToolError("malformed data: URL: no ',' before the data")
+	params = head.split(";")
+	is_base64 = params[-1].lower() == "base64"
+	if is_base64:
+		params = params[:-1]
+	media_type = params[0] or "text/plain"
+	if len(payload) > MAX_DATA_URL_BYTES * 4 // 3 + 4:
+		raise ToolError(f"data: URL larger than {MAX_DATA_URL_BYTES} bytes; save it as a file")
+	try:
+		data = base64.b64decode(payload, validate=True) if is_base64 else unquote_to_bytes(payload)
+	except (binascii.Error, ValueError) as exc:
+		raise ToolError(f"malformed base64 in data: URL: {exc}") from exc
+	ext = mimetypes.guess_extension(media_type) or ""
+	return StoredFile(data, media_type, f"file{ext}")
+
+
+def _write_private(path: Path, data: bytes) -> None:
+	"""Write a new file readable by its user only (0600, whatever the umask)."""
+	fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+	with os.fdopen(fd, "wb") as out:
+		os.fchmod(out.fileno(), 0o600)
+		out.write(data)
