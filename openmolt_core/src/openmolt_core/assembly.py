@@ -728,6 +728,8 @@ class AgentFiles:
 		"""Describe a file reference: see `openmolt_core.files.FileAccess.info`."""
 		return await self._view().info(reference)
 
+	resolve = open  # the store's other name for `open`
+
 	def __repr__(self) -> str:
 		return f"AgentFiles(allow_file_system={self._allow})"
 
