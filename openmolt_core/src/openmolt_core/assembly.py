@@ -31,6 +31,7 @@ from openmolt_core.capabilities import (
 )
 from openmolt_core.capabilities.safety import Safety
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.functiontools import as_tools
 from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds
 from openmolt_core.llm import (
 	DEFAULT_COMPACTION,
@@ -613,8 +614,6 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	)
 	sources = _bind_integrations(om, shared, name, bindings, bound, files) if bindings else []
 	if tools:
-		from openmolt_core.functiontools import as_tools
-
 		bound.extend(bind_tools(as_tools(tools), agent=name, http=om.http, files=files))
 	caps = _capabilities(om, shared, options, bound, files, sources)
 	if len({t.handle for t in bound}) != len(bound):
@@ -933,8 +932,6 @@ def _capabilities(
 		model_id = model if isinstance(model, str) else type(model).__name__
 		extra = cap.tools(AgentInfo(options.name, callable_now, model_id))
 		if extra:
-			from openmolt_core.functiontools import as_tools
-
 			bound.extend(
 				bind_tools(
 					as_tools(extra), agent=options.name, http=om.http, files=files, prefix=cap.name
