@@ -391,3 +391,36 @@ async def test_the_file_store_is_made_when_a_tool_first_uses_it() -> None:
 	assert (await agent.run("x")).output == "done"
 	assert om._files is not None and om.files.read(kept[0]).data == b"hi"
 	await om.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_tool_s_files_keep_the_store_s_methods_for_tools(tmp_path: Any) -> None:
+	"""``context.files`` (once a `FileStore` view) still saves, reads, describes and finds paths."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	seen: dict[str, Any] = {}
+
+	@tool(labels=[])
+	async def keep(text: str, context: ToolContext) -> str:
+		"""Keep a text as a file.
+
+		Args:
+			text: The text.
+		"""
+		files: Any = context.files
+		ref = (await files.save(text.encode(), name="t.txt", media_type="text/plain"))["file"]
+		seen["open"] = (await files.open(ref)).data
+		seen["resolve"] = (await files.resolve(ref)).data
+		seen["info"] = (await files.info(ref))["size"]
+		seen["describe"] = files.describe(ref)["size"]
+		seen["path"] = files.path_of(ref).read_bytes()
+		return ref
+
+	om = OpenMolt(entry_points=False, files_dir=str(tmp_path))
+	model = ScriptedModel([call_tool("local.keep", text="hi"), finish("done")])
+	agent = om.create_agent(name="A", model=model, tools=[keep])
+	assert (await agent.run("x")).output == "done"
+	assert seen == {"open": b"hi", "resolve": b"hi", "info": 2, "describe": 2, "path": b"hi"}
+	await om.aclose()

@@ -727,6 +727,10 @@ class AgentFiles:
 		"""Describe a file reference: see `openmolt_core.files.FileAccess.info`."""
 		return await self._view().info(reference)
 
+	def path_of(self, reference: str) -> Path:
+		"""The local path of a stored file: see `openmolt_core.filestore.FileStore.path_of`."""
+		return self._om.files.for_agent(allow_file_system=self._allow).path_of(reference)
+
 	resolve = open  # the store's other name for `open`
 
 	def __repr__(self) -> str:
