@@ -1177,22 +1177,41 @@ class Agent:
 				return await backend.drive(self, state, answer, decisions)
 			port = LOCAL_PORT  # a sub-agent's run lives inside its caller's (journaled) step
 		self.last_state = state
+		logged: list[BaseException] = []  # the failure logged inside the capabilities' wrap_run
 		try:
 			await self._prepare()
 			ctx = self._context(state, port, link)
 			if self._hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
-				drive = drive_wrapped(self._hooks, ctx, lambda: self._loop(ctx, answer, decisions))
-				return await drive()
+				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
+				return await drive_wrapped(self._hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
 		except (RunError, ConfigurationError, ApprovalError):
 			raise
 		except Exception as exc:
 			# A bug or an unexpected failure: end the run with its state, never a bare exception.
-			message = self._redactor(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
-			log.exception("%s: %s", self.name, message)
+			message = self._unexpected(exc)
+			if not any(e is exc for e in logged):
+				log.exception("%s: %s", self.name, message)
 			result = self._result(state, RunEnd("error", None, ""))
 			result.error = message
 			raise RunError(message, result=result) from exc
+
+	def _unexpected(self, exc: Exception) -> str:
+		return self._redactor(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
+
+	async def _logged_loop(
+		self, ctx: RunContext, answer: str | None, decisions: Any, logged: list[BaseException]
+	) -> RunResult:
+		# An unexpected failure is logged inside every wrap_run, so its record carries what they
+		# mark (a verbose run's drive: `openmolt_core.capabilities.Observers`); `_drive` ends it.
+		try:
+			return await self._loop(ctx, answer, decisions)
+		except (RunError, ConfigurationError, ApprovalError):
+			raise
+		except Exception as exc:
+			log.exception("%s: %s", self.name, self._unexpected(exc))
+			logged.append(exc)
+			raise
 
 	async def _loop(self, ctx: RunContext, answer: str | None, decisions: Any = ()) -> RunResult:
 		state = ctx.state
