@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,32 @@ def test_a_worker_factory_that_fails_names_its_file_and_line(tmp_path: Path) -> 
 	finally:
 		reset_engine()
 	assert str(caught.value) == f"{broken}:3: KeyError: 'model'"
+
+
+def test_a_verbose_worker_prints_each_line_of_a_run_once() -> None:
+	"""The worker's handler leaves a verbose run's lines to the core's verbose handler."""
+	code = textwrap.dedent(
+		"""
+		import anyio
+		from openmolt import OpenMolt
+		from openmolt_core.durability import LOCAL_PORT
+		from openmolt_core.testing import ScriptedModel, finish
+		from openmolt_dbos.worker import _log_to_stderr
+
+		_log_to_stderr(True)  # as `openmolt worker --verbose` does
+
+		async def main():
+			om = OpenMolt(entry_points=False, verbose=True)
+			agent = om.create_agent(name="Durable", model=ScriptedModel([finish("ok")]))
+			# a workflow of the worker runs it so: the observers mark it verbose there
+			print((await agent.execute(None, port=LOCAL_PORT, input="x")).status)
+
+		anyio.run(main)
+		"""
+	)
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+	)
+	assert done.stdout.strip() == "success"
+	lines = done.stderr.splitlines()
+	assert lines.count("openmolt: Durable step 1: finish (success)") == 1, done.stderr

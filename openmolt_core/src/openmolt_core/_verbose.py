@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["enable", "is_verbose", "scope"]
+__all__ = ["NotVerbose", "enable", "is_verbose", "scope"]
 
 log = logging.getLogger("openmolt")
 
@@ -58,6 +58,19 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]  # generic only 
 class _VerboseOnly(logging.Filter):
 	def filter(self, record: logging.LogRecord) -> bool:
 		return _VERBOSE.get()
+
+
+class NotVerbose(logging.Filter):
+	"""For a command's own stderr handler: leaves out the records of verbose runs.
+
+	The handler `enable` installs prints those; without this filter, a command that shows the
+	``openmolt`` logger itself (``openmolt serve --verbose``, ``openmolt worker --verbose``)
+	would print each of a verbose run's lines twice.
+	"""
+
+	def filter(self, record: logging.LogRecord) -> bool:
+		"""Whether the record was made outside a verbose run."""
+		return not _VERBOSE.get()
 
 
 class _QuietRuns(logging.Filter):

@@ -249,15 +249,27 @@ def _options(ns: argparse.Namespace) -> dict[str, Any]:
 	return options
 
 
-async def _serve(ns: argparse.Namespace) -> int:
-	from openmolt_core.agentfile import to_json
+def _log_to_stderr(verbose: bool) -> None:
+	"""Show the ``openmolt`` logger on stderr (warnings only, unless ``verbose``), secrets masked.
+
+	A verbose run's records are left to the handler of `openmolt_core._verbose` (a worker's runs
+	are marked verbose or quiet as they execute), so each of its lines shows once.
+	"""
+	from openmolt_core._verbose import NotVerbose
 	from openmolt_core.secrets import redact_handler
 
 	handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too
 	handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
+	handler.addFilter(NotVerbose())
 	log.addHandler(handler)
-	if not ns.verbose and log.level == logging.NOTSET:
+	if not verbose and log.level == logging.NOTSET:
 		log.setLevel(logging.WARNING)
+
+
+async def _serve(ns: argparse.Namespace) -> int:
+	from openmolt_core.agentfile import to_json
+
+	_log_to_stderr(ns.verbose)
 	loaded, _ = load_agents(
 		ns.paths,
 		durability=ns.durability,

@@ -70,15 +70,6 @@ def _line(text: str) -> None:
 	sys.stderr.flush()
 
 
-class _NotShownYet(logging.Filter):
-	"""Leaves out the records of verbose runs: the core's verbose handler prints those."""
-
-	def filter(self, record: logging.LogRecord) -> bool:
-		from openmolt_core import _verbose
-
-		return not _verbose.is_verbose()
-
-
 def _parser() -> argparse.ArgumentParser:
 	parser = argparse.ArgumentParser(
 		prog="openmolt serve",
@@ -326,11 +317,12 @@ def main(args: Sequence[str]) -> int:
 	"""
 	ns = _parser().parse_args(list(args))
 	if ns.verbose:
+		from openmolt_core._verbose import NotVerbose
 		from openmolt_core.secrets import redact_handler
 
 		handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too
 		handler.setFormatter(logging.Formatter("openmolt: %(message)s"))
-		handler.addFilter(_NotShownYet())  # a verbose run's records have their own handler
+		handler.addFilter(NotVerbose())  # a verbose run's records have their own handler
 		log.addHandler(handler)
 		log.setLevel(logging.INFO)
 	durability = ns.durability or os.environ.get("OPENMOLT_DURABILITY")
