@@ -123,3 +123,28 @@ def test_an_unexpected_failure_is_logged_once(caplog: pytest.LogCaptureFixture) 
 	failures = [r for r in caplog.records if "failed unexpectedly" in r.getMessage()]
 	assert len(failures) == 1
 	assert failures[0].exc_info or failures[0].exc_text  # with its traceback
+
+
+LATE = textwrap.dedent(
+	"""
+	import anyio
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, finish
+
+	async def main():
+		om = OpenMolt(entry_points=False)  # the only instance: no verbose one made the handler
+		agent = om.create_agent(name="Late", model=ScriptedModel([finish("ok")]))
+		om.verbose = True
+		await agent.run("x")
+
+	anyio.run(main)
+	"""
+)
+
+
+def test_an_instance_made_verbose_later_prints_its_runs() -> None:
+	"""``om.verbose`` is read at each run, also when no instance of the process was verbose yet."""
+	done = subprocess.run(
+		[sys.executable, "-c", LATE], capture_output=True, text=True, check=True, timeout=120
+	)
+	assert "openmolt: Late step 1" in done.stderr

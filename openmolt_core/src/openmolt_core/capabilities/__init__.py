@@ -91,6 +91,8 @@ class Observers(Capability):
 			return await self._watched(ctx, agent, drive)
 		from openmolt_core import _verbose
 
+		if verbose:
+			_verbose.enable()  # once per process: the instance may have become verbose since
 		with _verbose.scope(verbose):
 			return await self._watched(ctx, agent, drive)
 
