@@ -124,3 +124,46 @@ def test_an_agent_file_without_a_schedule_builds_no_schedule_model(tmp_path) -> 
 		[sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
 	)
 	assert out.stdout.split() == ["True", "False", "60.0"]
+
+
+THREADS = textwrap.dedent(
+	"""
+	import threading
+	from openmolt_core.llm import ModelConfig
+	from openmolt_core.options import AgentMemory
+
+	assert not ModelConfig.__pydantic_complete__ and not AgentMemory.__pydantic_complete__
+	start = threading.Barrier(16)
+	made, failed = [], []
+
+	def first_use():
+		start.wait()
+		try:
+			made.append(ModelConfig.model_validate({"temperature": 0.5, "maxOutputTokens": 10}))
+			made.append(AgentMemory.model_validate({"longTerm": {"data": "x"}}))
+		except Exception as exc:
+			failed.append(repr(exc))
+
+	threads = [threading.Thread(target=first_use) for _ in range(16)]
+	for t in threads:
+		t.start()
+	for t in threads:
+		t.join()
+	assert not failed, failed
+	assert len(made) == 32 and len({repr(m) for m in made}) == 2, {repr(m) for m in made}
+	print("ok")
+	"""
+)
+
+
+def test_deferred_models_built_first_in_many_threads_at_once_validate_alike() -> None:
+	"""Sixteen threads use two unbuilt models at the same moment: every one validates the same.
+
+	A deferred model is built by whichever thread uses it first; pydantic makes that build
+	thread-safe from 2.14 (``_rebuild_lock``; before it, another thread could validate with the
+	parent class's validator), which is why openmolt-core requires ``pydantic>=2.14``.
+	"""
+	out = subprocess.run(
+		[sys.executable, "-c", THREADS], capture_output=True, text=True, timeout=120
+	)
+	assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

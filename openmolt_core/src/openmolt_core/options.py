@@ -74,7 +74,9 @@ def options_config(
 	"""The pydantic config of an `Options` model, with camelCase aliases.
 
 	Each model is built on first use (``defer_build``): a process validates only the option
-	models its configuration has (a one-shot run builds few of them).
+	models its configuration has (a one-shot run builds few of them). pydantic builds such a
+	model thread-safely from 2.14 (the first use may come from several threads at once), hence
+	openmolt-core's ``pydantic>=2.14``.
 
 	Args:
 		extra: What to do with keys that are not fields: ``forbid`` (an error naming them),
