@@ -424,3 +424,15 @@ async def test_a_tool_s_files_keep_the_store_s_methods_for_tools(tmp_path: Any) 
 	assert (await agent.run("x")).output == "done"
 	assert seen == {"open": b"hi", "resolve": b"hi", "info": 2, "describe": 2, "path": b"hi"}
 	await om.aclose()
+
+
+def test_the_secrets_found_by_name_are_the_masking_library_s() -> None:
+	"""`environment_secrets` and `settings_secrets` moved to the support library; `secrets` re-exports them."""
+	from openmolt_core import secrets
+	from openmolt_core._support import masking
+
+	assert secrets.environment_secrets is masking.environment_secrets
+	assert secrets.settings_secrets is masking.settings_secrets
+	assert {"environment_secrets", "settings_secrets"} <= set(secrets.__all__)
+	assert secrets.environment_secrets({"X_API_KEY": "k" * 10, "HOME": "/h" * 8}) == {"k" * 10}
+	assert secrets.settings_secrets({"api_key": "sk-123", "model": "m"}) == {"sk-123"}

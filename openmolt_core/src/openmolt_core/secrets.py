@@ -11,7 +11,8 @@ remembering its own.
 
 A secret is masked in every spelling it can take on the way out (`spellings`: as is, stripped,
 percent-encoded, base64, JSON- and ``repr``-escaped); the masking itself, a library with no agent
-concept, is `openmolt_core._support.masking`, re-exported here.
+concept, is `openmolt_core._support.masking`, re-exported here, as are the secrets it finds by
+their names in the environment and in settings (`environment_secrets`, `settings_secrets`).
 
 A `Redactor` knows the secrets of some tool contexts (config values, and tokens their auths learn
 later) and, for an agent, its instance's `SecretSet`; it masks every spelling of each in text and
@@ -32,10 +33,9 @@ home, re-exports it all.)
 from __future__ import annotations
 
 import os
-import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,11 +44,13 @@ from openmolt_core._support.masking import (
 	MASK,
 	RedactingFilter,
 	StreamMask,
+	environment_secrets,
 	held_back,
 	install_log_redaction,
 	mask,
 	read_log_secrets,
 	redact_handler,
+	settings_secrets,
 	spellings,
 )
 
@@ -75,13 +77,6 @@ __all__ = [
 ]
 
 
-_SECRET_ENV = re.compile(
-	r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)$", re.IGNORECASE
-)
-_HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "sig")
-_PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "accept-language"})
-
-
 def default_credentials_path() -> Path:
 	"""``$OPENMOLT_CREDENTIALS_FILE``, else ``$XDG_CONFIG_HOME/openmolt/credentials.enc``.
 
@@ -93,52 +88,6 @@ def default_credentials_path() -> Path:
 		return Path(explicit)
 	base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
 	return Path(base) / "openmolt" / "credentials.enc"
-
-
-def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
-	"""The values of environment variables named like secrets (``*_API_KEY``, ``*_TOKEN``...).
-
-	Provider keys (``OPENMOLT_OPENAI_API_KEY``), integration keys and bot tokens are read from
-	such variables; a value of fewer than 8 characters is left out (it would mask ordinary text).
-
-	Args:
-		environ: The environment (default: ``os.environ``).
-	"""
-	source = os.environ if environ is None else environ
-	found = (source.get(k, "") for k in list(source) if _SECRET_ENV.search(k))
-	return {v for v in found if len(v.strip()) >= 8}
-
-
-def settings_secrets(settings: Mapping[str, object]) -> set[str]:
-	"""The secret values in a settings mapping (a provider's ``llm_providers`` entry).
-
-	A string is secret when its key hints at one (key, token, secret, password, auth...); every
-	value of a ``headers`` mapping is, except a few standard headers, and so is the credential
-	part of ``Bearer <token>``. Nested mappings are read too.
-
-	Args:
-		settings: The settings.
-	"""
-	out: set[str] = set()
-	for key, value in settings.items():
-		lowered = str(key).lower()
-		if isinstance(value, Mapping):
-			if lowered == "headers":
-				for name, header in value.items():
-					if isinstance(header, str) and str(name).lower() not in _PUBLIC_HEADERS:
-						out.add(header)
-						out.update(part for part in header.split() if len(part) >= 6)
-			else:
-				out |= settings_secrets(value)
-		elif isinstance(value, str) and any(h in lowered for h in _HINTS):
-			out.add(value)
-		else:
-			secret = getattr(value, "get_secret_value", None)  # a pydantic SecretStr
-			if callable(secret):
-				found = secret()
-				if isinstance(found, str):
-					out.add(found)
-	return {v for v in out if v.strip()}
 
 
 _LIVE: weakref.WeakSet[SecretSet] = weakref.WeakSet()

@@ -13,6 +13,9 @@ it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` c
 at every level: a record's message, arguments, traceback and stack text are rendered and masked
 before any handler sees them. It masks what its sources know (`read_log_secrets`).
 
+Which values are secrets, by their names: the values of environment variables named like
+secrets (`environment_secrets`) and the secret values of a settings mapping (`settings_secrets`).
+
 A library with no agent concept: the secrets come from the caller (`openmolt_core.secrets`
 keeps an instance's, and re-exports these names).
 """
@@ -22,9 +25,10 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
@@ -35,11 +39,13 @@ __all__ = [
 	"MIN_ENCODED",
 	"RedactingFilter",
 	"StreamMask",
+	"environment_secrets",
 	"held_back",
 	"install_log_redaction",
 	"mask",
 	"read_log_secrets",
 	"redact_handler",
+	"settings_secrets",
 	"spellings",
 ]
 
@@ -397,3 +403,58 @@ def redact_handler(handler: logging.Handler) -> logging.Handler:
 	if _FILTER not in handler.filters:
 		handler.addFilter(_FILTER)
 	return handler
+
+
+# which values are secrets ---------------------------------------------------------------
+
+_SECRET_ENV = re.compile(
+	r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)$", re.IGNORECASE
+)
+_HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "sig")
+_PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "accept-language"})
+
+
+def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
+	"""The values of environment variables named like secrets (``*_API_KEY``, ``*_TOKEN``...).
+
+	Provider keys (``OPENMOLT_OPENAI_API_KEY``), integration keys and bot tokens are read from
+	such variables; a value of fewer than 8 characters is left out (it would mask ordinary text).
+
+	Args:
+		environ: The environment (default: ``os.environ``).
+	"""
+	source = os.environ if environ is None else environ
+	found = (source.get(k, "") for k in list(source) if _SECRET_ENV.search(k))
+	return {v for v in found if len(v.strip()) >= 8}
+
+
+def settings_secrets(settings: Mapping[str, object]) -> set[str]:
+	"""The secret values in a settings mapping (a provider's ``llm_providers`` entry).
+
+	A string is secret when its key hints at one (key, token, secret, password, auth...); every
+	value of a ``headers`` mapping is, except a few standard headers, and so is the credential
+	part of ``Bearer <token>``. Nested mappings are read too.
+
+	Args:
+		settings: The settings.
+	"""
+	out: set[str] = set()
+	for key, value in settings.items():
+		lowered = str(key).lower()
+		if isinstance(value, Mapping):
+			if lowered == "headers":
+				for name, header in value.items():
+					if isinstance(header, str) and str(name).lower() not in _PUBLIC_HEADERS:
+						out.add(header)
+						out.update(part for part in header.split() if len(part) >= 6)
+			else:
+				out |= settings_secrets(value)
+		elif isinstance(value, str) and any(h in lowered for h in _HINTS):
+			out.add(value)
+		else:
+			secret = getattr(value, "get_secret_value", None)  # a pydantic SecretStr
+			if callable(secret):
+				found = secret()
+				if isinstance(found, str):
+					out.add(found)
+	return {v for v in out if v.strip()}
