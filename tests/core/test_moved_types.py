@@ -436,3 +436,12 @@ def test_the_secrets_found_by_name_are_the_masking_library_s() -> None:
 	assert {"environment_secrets", "settings_secrets"} <= set(secrets.__all__)
 	assert secrets.environment_secrets({"X_API_KEY": "k" * 10, "HOME": "/h" * 8}) == {"k" * 10}
 	assert secrets.settings_secrets({"api_key": "sk-123", "model": "m"}) == {"sk-123"}
+
+
+def test_load_tools_is_the_capabilities_helper() -> None:
+	"""`load_tools`, used only by capabilities (tool search, offload), lives with them; hooks re-exports it."""
+	from openmolt_core import capabilities, hooks
+	from openmolt_core.hooks import load_tools
+
+	assert load_tools is capabilities.load_tools is hooks.load_tools
+	assert "load_tools" in capabilities.__all__ and "load_tools" in dir(hooks)

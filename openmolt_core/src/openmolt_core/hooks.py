@@ -43,6 +43,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
+from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -79,7 +80,6 @@ __all__ = [
 	"decision_from_dict",
 	"decision_to_dict",
 	"drive_wrapped",
-	"load_tools",
 ]
 
 
@@ -1205,24 +1205,6 @@ class Hooks:
 		return send
 
 
-def load_tools(state: RunState, handles: Sequence[str], order: Mapping[str, Any]) -> None:
-	"""Make tools callable from the next step: add them to ``state.loaded``, in the tools' order.
-
-	A capability's `Capability.visible_tools` reads the loaded set (tool search, offload).
-
-	Args:
-		state: The run's state.
-		handles: The tools to add.
-		order: The run's tools by handle, in the agent's order (``run.tools``).
-	"""
-	merged = set(state.loaded) | set(handles)
-	if len(merged) == len(state.loaded):
-		return
-	position = {h: i for i, h in enumerate(order)}
-	end = len(position)
-	state.loaded = sorted(merged, key=lambda h: (position.get(h, end), h))
-
-
 WITHHELD = "result withheld: the run stopped"
 """The error of a result a capability's `Capability.after_tool` stopped the run on."""
 
@@ -1301,3 +1283,9 @@ def _wrapped(
 
 NO_HOOKS = Hooks()
 """The hooks of an agent without capabilities (shared: it holds nothing)."""
+
+# A helper of the capabilities that make tools callable (tool search, offload), under its old
+# name here (loaded on first use).
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), {"load_tools": "openmolt_core.capabilities"})

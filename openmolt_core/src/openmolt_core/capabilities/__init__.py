@@ -11,7 +11,8 @@ listing; `Streaming`: whether anything listens to the reply's text), so a plain 
 feature module: each loads its feature (`openmolt_core._verbose`, `openmolt_core.observe`,
 `openmolt_core._approve`, `openmolt_core.capabilities.compaction`,
 `openmolt_core.capabilities.offload`, `openmolt_core.capabilities.streaming`) when a run uses
-it. Their features' modules re-export them (same objects).
+it. Their features' modules re-export them (same objects). `load_tools` makes tools callable
+from the next step, for the capabilities that do (tool search, offload).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._cost import needs_compaction
 from openmolt_core._support.jsonsafe import encodable
-from openmolt_core.hooks import Capability, load_tools
+from openmolt_core.hooks import Capability
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
 
@@ -52,7 +53,27 @@ __all__ = [
 	"ReadResultTool",
 	"Streaming",
 	"is_stored",
+	"load_tools",
 ]
+
+
+def load_tools(state: RunState, handles: Sequence[str], order: Mapping[str, Any]) -> None:
+	"""Make tools callable from the next step: add them to ``state.loaded``, in the tools' order.
+
+	A capability's `Capability.visible_tools` reads the loaded set (tool search, offload).
+
+	Args:
+		state: The run's state.
+		handles: The tools to add.
+		order: The run's tools by handle, in the agent's order (``run.tools``).
+	"""
+	merged = set(state.loaded) | set(handles)
+	if len(merged) == len(state.loaded):
+		return
+	position = {h: i for i, h in enumerate(order)}
+	end = len(position)
+	state.loaded = sorted(merged, key=lambda h: (position.get(h, end), h))
+
 
 READ_TOOL = "openmolt.readResult"
 """The built-in tool that reads a slice of a stored result."""

@@ -24,8 +24,9 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._support.suggest import suggestion
+from openmolt_core.capabilities import load_tools
 from openmolt_core.errors import ToolError
-from openmolt_core.hooks import BUILTIN, Capability, load_tools
+from openmolt_core.hooks import BUILTIN, Capability
 from openmolt_core.toolsearch import (
 	LOAD_TOOL,
 	MAX_LOAD,
