@@ -80,7 +80,8 @@ def test_streaming_is_a_capability_and_keeps_its_old_paths() -> None:
 	assert set(_replystream.__all__) == set(_replydecoder.__all__)
 	for name in _replydecoder.__all__:
 		assert getattr(_replystream, name) is getattr(_replydecoder, name), name
-	assert set(_livereply.__all__) == set(streaming.__all__) == {"Send", "Streaming", "sender"}
+	assert set(_livereply.__all__) == set(streaming.__all__)
+	assert {"Send", "Streaming", "sender"} <= set(streaming.__all__)
 	for name in streaming.__all__:
 		assert getattr(_livereply, name) is getattr(streaming, name), name
 	assert streaming.Streaming is capabilities.Streaming
@@ -445,3 +446,16 @@ def test_load_tools_is_the_capabilities_helper() -> None:
 
 	assert load_tools is capabilities.load_tools is hooks.load_tools
 	assert "load_tools" in capabilities.__all__ and "load_tools" in dir(hooks)
+
+
+def test_the_streaming_events_live_with_streaming() -> None:
+	"""`TextDeltaEvent` and `CommandReadyEvent`, emitted only by streaming, live with it."""
+	from openmolt_core import events
+	from openmolt_core.capabilities import streaming
+	from openmolt_core.events import CommandReadyEvent, TextDeltaEvent
+
+	assert TextDeltaEvent is streaming.TextDeltaEvent is events.TextDeltaEvent
+	assert CommandReadyEvent is streaming.CommandReadyEvent
+	assert issubclass(TextDeltaEvent, events.Event)
+	assert TextDeltaEvent(agent="A", step=1, index=0, field="output", text="x").name == "text:delta"
+	assert {"text:delta", "command:ready"} <= events.EVENT_NAMES

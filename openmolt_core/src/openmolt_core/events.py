@@ -4,8 +4,8 @@
 | --- | --- | --- |
 | ``llmOutput`` | `LLMOutputEvent` | a model replied (text, raw response, usage) |
 | ``model:fallback`` | `fallback.ModelFallbackEvent` (the kernel's model chain, `_chain`) | a model failed for good; the step goes to the next |
-| ``text:delta`` | `TextDeltaEvent` | new text of the reply's message or output, while it streams |
-| ``command:ready`` | `CommandReadyEvent` | a command of the reply was fully received, while it streams |
+| ``text:delta`` | `capabilities.streaming.TextDeltaEvent` | new text of the reply's message or output, while it streams |
+| ``command:ready`` | `capabilities.streaming.CommandReadyEvent` | a command of the reply was fully received, while it streams |
 | ``commandsQueued`` | `CommandsQueuedEvent` | the reply parsed into commands, before they run |
 | ``tool:call`` | `ToolCallEvent` | a tool is about to run |
 | ``tool:response`` | `ToolResponseEvent` | a tool returned (or failed) |
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 __all__ = [
 	"EVENT_NAMES",
 	"STREAM_EVENTS",
-	"CommandReadyEvent",
 	"CommandsQueuedEvent",
 	"ErrorEvent",
 	"Event",
@@ -70,7 +69,6 @@ __all__ = [
 	"LLMOutputEvent",
 	"MemoryUpdateEvent",
 	"PlanUpdateEvent",
-	"TextDeltaEvent",
 	"ToolCallEvent",
 	"ToolResponseEvent",
 ]
@@ -111,12 +109,14 @@ _HOMES: Mapping[str, str] = {
 	"ApprovalDecisionEvent": "openmolt_core.approvals",
 	"ApprovalRequestEvent": "openmolt_core.approvals",
 	"AuthorizationRequestEvent": "openmolt_core.accounts",
+	"CommandReadyEvent": "openmolt_core.capabilities.streaming",
 	"CompactionEvent": "openmolt_core.compaction",
 	"GuardrailEvent": "openmolt_core.capabilities.safety",
 	"ModelFallbackEvent": "openmolt_core._chain",
 	"RunStrandedEvent": "openmolt_core._durable",
 	"ScheduleEvent": "openmolt_core.scheduler",
 	"TaintEvent": "openmolt_core.capabilities.safety",
+	"TextDeltaEvent": "openmolt_core.capabilities.streaming",
 }
 
 
@@ -167,44 +167,6 @@ class LLMOutputEvent(Event):
 	notes: tuple[str, ...] = ()
 	relaxed: tuple[str, ...] = ()
 	name: str = "llmOutput"
-
-
-@dataclass(slots=True, kw_only=True)
-class TextDeltaEvent(Event):
-	"""New text of the reply while it streams (a preview: see the module docstring).
-
-	Args:
-		index: The command's position in the reply (0-based).
-		field: ``humanMessage`` or ``output`` of ``finish``, or ``message`` of
-			``requestHumanInput``.
-		text: The new text. The deltas of one field concatenate to its final value; an
-			``output`` that is not a string comes as its JSON source text (``raw``).
-		raw: Whether ``text`` is JSON source rather than a string's content.
-		model: The model writing the reply (``provider:model``).
-	"""
-
-	index: int
-	field: str
-	text: str
-	raw: bool = False
-	model: str = ""
-	name: str = "text:delta"
-
-
-@dataclass(slots=True, kw_only=True)
-class CommandReadyEvent(Event):
-	"""A command of the reply was fully received while it streams (not yet validated or run).
-
-	Args:
-		index: The command's position in the reply (0-based).
-		command: The command as the model wrote it (JSON).
-		model: The model writing the reply (``provider:model``).
-	"""
-
-	index: int
-	command: dict[str, Any]
-	model: str = ""
-	name: str = "command:ready"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -14,11 +14,12 @@ way to read them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core.capabilities import Streaming
 from openmolt_core.capabilities._replydecoder import ReplyDecoder, TextPiece
-from openmolt_core.events import CommandReadyEvent, Event, TextDeltaEvent
+from openmolt_core.events import Event
 from openmolt_core.hooks import ModelSend as Send
 from openmolt_core.secrets import StreamMask
 from openmolt_core.streaming import stream_reply
@@ -27,7 +28,45 @@ if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
 	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
 
-__all__ = ["Send", "Streaming", "sender"]
+__all__ = ["CommandReadyEvent", "Send", "Streaming", "TextDeltaEvent", "sender"]
+
+
+@dataclass(slots=True, kw_only=True)
+class TextDeltaEvent(Event):
+	"""New text of the reply while it streams (a preview: see the module docstring).
+
+	Args:
+		index: The command's position in the reply (0-based).
+		field: ``humanMessage`` or ``output`` of ``finish``, or ``message`` of
+			``requestHumanInput``.
+		text: The new text. The deltas of one field concatenate to its final value; an
+			``output`` that is not a string comes as its JSON source text (``raw``).
+		raw: Whether ``text`` is JSON source rather than a string's content.
+		model: The model writing the reply (``provider:model``).
+	"""
+
+	index: int
+	field: str
+	text: str
+	raw: bool = False
+	model: str = ""
+	name: str = "text:delta"
+
+
+@dataclass(slots=True, kw_only=True)
+class CommandReadyEvent(Event):
+	"""A command of the reply was fully received while it streams (not yet validated or run).
+
+	Args:
+		index: The command's position in the reply (0-based).
+		command: The command as the model wrote it (JSON).
+		model: The model writing the reply (``provider:model``).
+	"""
+
+	index: int
+	command: dict[str, Any]
+	model: str = ""
+	name: str = "command:ready"
 
 
 def sender(ctx: RunContext) -> Send | None:
