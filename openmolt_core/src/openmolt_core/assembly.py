@@ -7,8 +7,13 @@ the approval and taint policies checked against the agent's tools, the hooks res
 agents of one instance have in common (observers, compaction, offload, resolved hooks, the taint
 policy) is built once and kept on the instance (`Shared`).
 
-The facade (`openmolt_core.openmolt`) imports this module when its first agent is created, or
-when the instance is given an option read here (guardrails, capabilities, ``max_cost``).
+The facade's methods call here for the instance's work (`Facade`): building a provider
+(`make_provider`, `provider_settings`), the file store (`file_store`), the warm-up of a first run
+(`prepare`) and the task group of ``async with om:`` (`enter`, `leave`).
+
+The facade (`openmolt_core.openmolt`) imports this module when its first agent is created, when
+the instance is given an option read here (guardrails, capabilities, ``max_cost``), or at the
+first use of that work.
 """
 
 from __future__ import annotations
@@ -42,7 +47,10 @@ from openmolt_core.llm import (
 from openmolt_core.taint import TaintPolicy
 
 if TYPE_CHECKING:
+	from types import TracebackType
+
 	import httpx
+	from anyio.abc import TaskGroup
 	from pydantic import BaseModel
 
 	from openmolt_core._binding import BoundTool
@@ -53,9 +61,10 @@ if TYPE_CHECKING:
 	from openmolt_core.approvals import ApprovalHandler
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.credstore import CredentialStore
-	from openmolt_core.files import FileAccess, StoredFile
+	from openmolt_core.files import FileAccess, LocalFile, StoredFile
 	from openmolt_core.filestore import FileStore
 	from openmolt_core.guardrails import Guardrail
+	from openmolt_core.integrations._client import PooledTransport
 	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider
@@ -64,6 +73,7 @@ if TYPE_CHECKING:
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.scheduler import Scheduler
 	from openmolt_core.skills import Skill
 	from openmolt_core.tools import Tool
 	from openmolt_core.toolsearch import ToolLoading, ToolSearch
@@ -71,6 +81,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"AgentFiles",
 	"AgentOptions",
+	"Facade",
 	"Host",
 	"Model",
 	"OtherModel",
@@ -78,9 +89,15 @@ __all__ = [
 	"build_agent",
 	"check_cost",
 	"check_prices",
+	"enter",
+	"file_store",
+	"leave",
+	"make_provider",
 	"parse_capabilities",
 	"parse_guardrails",
 	"parse_options",
+	"prepare",
+	"provider_settings",
 	"resolve_model",
 ]
 
@@ -200,6 +217,8 @@ class Host(Instance, Protocol):
 	integrations' settings, the shared services, and the instance's own agent options.
 	"""
 
+	llm_providers: dict[str, dict[str, Any]]
+	"""Settings per provider name."""
 	integration_configs: dict[str, dict[str, Any]]
 	"""Config per integration id, shared by all agents."""
 	observers: list[RunObserver]
@@ -251,8 +270,6 @@ class Host(Instance, Protocol):
 			name: The provider's name.
 		"""
 		...
-
-	def _instance(self, name: str) -> tuple[str, dict[str, Any]]: ...
 
 
 # parsing ------------------------------------------------------------------------------------
@@ -787,7 +804,7 @@ def _resolve_model(om: Host, shared: Shared, model: str | LLMProvider) -> Resolv
 			f"create_agent: model {model!r} must read 'provider:model', e.g. 'openai:gpt-5-mini', "
 			"'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
 		)
-	om.plugins.provider(om._instance(provider_name)[0])  # fail early when it is missing
+	om.plugins.provider(provider_settings(om, provider_name)[0])  # fail early when it is missing
 	resolved = (provider_name, model_name, lambda: om.provider(provider_name))
 	shared.models[model] = resolved
 	return resolved
@@ -1211,3 +1228,203 @@ def _check_prices(agent: Agent) -> None:
 			provider, model = one.compactor()
 			check_prices(one.name, [OtherModel(provider, model)], f"{where} (compaction model)")
 		todo.extend(one.sub_agents)
+
+
+# the instance's work ------------------------------------------------------------------------
+# What `OpenMolt`'s methods do beyond holding the configuration: its providers, its file store,
+# the warm-up of a first run and the task group of ``async with om:``. The facade keeps the
+# methods (their signatures and docstrings) and calls these with itself.
+
+
+class Facade(Host, Protocol):
+	"""The instance's state the work done here reads and writes (`openmolt_core.openmolt.OpenMolt`).
+
+	The facade imports this module, so it is named here by what is used of it, its private
+	state included.
+	"""
+
+	_providers: dict[str, LLMProvider]
+	_prepared: set[tuple[Any, ...]]
+	_prepare_lock: Any
+	_transport: PooledTransport | None
+	_files_dir: str | Path | None
+	_durability_config: Any
+	_task_group: TaskGroup | None
+	_scheduler: Scheduler | None
+
+	def _model_http(self) -> httpx.AsyncClient: ...
+
+	async def aclose(self) -> None:
+		"""Stop the tool sources, close the HTTP client, remove temp files."""
+		...
+
+
+def provider_settings(om: Host, name: str) -> tuple[str, dict[str, Any]]:
+	"""The plugin behind a provider name and its settings (``provider`` names the plugin).
+
+	``llm_providers={"ollama": {"provider": "openai", "base_url": ...}}`` makes ``ollama`` an
+	instance of the ``openai`` plugin; without ``provider`` the name is the plugin's own.
+
+	Args:
+		om: The instance.
+		name: The provider name.
+	"""
+	settings = dict(om.llm_providers.get(name, {}))
+	plugin = settings.pop("provider", None) or name
+	if not isinstance(plugin, str):
+		raise ConfigurationError(
+			f"llm_providers[{name!r}]['provider'] must be a provider name such as 'openai'"
+		)
+	return plugin, settings
+
+
+def make_provider(om: Facade, name: str) -> LLMProvider:
+	"""`OpenMolt.provider`'s work: build the provider of a name, keep it, learn its key.
+
+	Args:
+		om: The instance.
+		name: The provider name (``openai``).
+
+	Raises:
+		PluginError: No plugin provides it.
+	"""
+	plugin, settings = provider_settings(om, name)
+	provider = om.plugins.build_provider(
+		plugin, settings, om._model_http, name=name, retry=om.retry
+	)
+	om._providers[name] = provider
+	import os
+
+	from openmolt_core._envvars import env_var  # not .integrations: no template engine
+
+	om.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
+	return provider
+
+
+async def prepare(om: Facade, provider: str | None, http_tools: bool) -> None:
+	"""`OpenMolt.prepare`'s work: load what a first run needs in a worker thread, once per key.
+
+	Args:
+		om: The instance.
+		provider: The provider name the run will use, if any.
+		http_tools: Whether the run has HTTP tools.
+	"""
+	loop = _current_loop()
+	key = (provider, http_tools, id(loop))
+	if key in om._prepared:
+		return
+	import anyio
+
+	if om._prepare_lock is None:
+		om._prepare_lock = anyio.Lock()
+	async with om._prepare_lock:
+		if key in om._prepared:
+			return
+		await anyio.to_thread.run_sync(_prepare_sync, om, provider, http_tools, loop)
+		om._prepared.add(key)
+
+
+def _prepare_sync(om: Facade, provider: str | None, http_tools: bool, loop: Any) -> None:
+	if provider is not None:
+		om.provider(provider)
+	om.http()
+	if om._transport is not None:  # a client passed in is the caller's to warm up
+		om._transport.prepare(loop)
+	if http_tools:
+		import openmolt_core.integrations.http  # noqa: F401  # the engine and its template library
+
+
+def _current_loop() -> Any:
+	"""The running asyncio loop, or None under another event loop (trio)."""
+	import asyncio
+
+	try:
+		return asyncio.get_running_loop()
+	except RuntimeError:
+		return None
+
+
+def file_store(om: Facade) -> FileStore:
+	"""`OpenMolt.files`'s work: the store, in ``files_dir``, else a durable backend's directory.
+
+	Args:
+		om: The instance.
+	"""
+	from openmolt_core.filestore import FileStore
+
+	where = om._files_dir
+	if where is None and om._durability_config is not None:
+		backend = om.durability  # a durable run's files outlive the process
+		where = backend.files_dir if backend is not None else None
+
+	def file_system_path(path: str) -> LocalFile:
+		from openmolt_core.integrations.filesystem import sandbox_of
+
+		return sandbox_of(om.plugins.integration("fileSystem")).file(path)
+
+	return FileStore(where, file_system=file_system_path)
+
+
+async def enter(om: Facade) -> None:
+	"""`OpenMolt.__aenter__`'s work: open a task group, start durability and the schedules in it.
+
+	Args:
+		om: The instance.
+	"""
+	import anyio
+
+	if om._task_group is not None:
+		raise RuntimeError("this OpenMolt instance is already entered")
+	tg = anyio.create_task_group()
+	await tg.__aenter__()
+	om._task_group = tg
+	try:
+		if om.durability is not None:
+			await om.durability.start()  # recover this process's unfinished runs
+		if om._scheduler is not None:
+			await tg.start(om._scheduler.serve)
+	except BaseException as exc:
+		om._task_group = None
+		await tg.__aexit__(type(exc), exc, exc.__traceback__)
+		raise
+
+
+async def leave(
+	om: Facade,
+	exc_type: type[BaseException] | None,
+	exc: BaseException | None,
+	tb: TracebackType | None,
+) -> bool | None:
+	"""`OpenMolt.__aexit__`'s work: stop the schedules, leave the task group, close the instance.
+
+	Args:
+		om: The instance.
+		exc_type: The block's exception's type, if any.
+		exc: The block's exception, if any.
+		tb: Its traceback.
+	"""
+	tg, om._task_group = om._task_group, None
+	try:
+		if tg is not None:
+			if om._scheduler is not None:
+				om._scheduler.stop(cancel_running=True)
+			try:
+				return await tg.__aexit__(exc_type, exc, tb)
+			except BaseExceptionGroup as group:
+				single = _single(group)
+				if single is None:
+					raise
+				raise single from single.__cause__
+		return None
+	finally:
+		await om.aclose()
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+	"""The one exception inside (nested) groups, or None when there are several."""
+	inner: BaseException = group
+	while isinstance(inner, BaseExceptionGroup):
+		if len(inner.exceptions) != 1:
+			return None
+		inner = inner.exceptions[0]
+	return inner

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 	from openmolt_core.conversation import RunConversation, Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
-	from openmolt_core.files import LocalFile
 	from openmolt_core.filestore import FileStore
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.hooks import CapabilityEntry
@@ -445,19 +444,10 @@ class OpenMolt:
 	def files(self) -> FileStore:
 		"""The file store (binary results, file references); no directory is made until a save."""
 		if self._files is None:
-			from openmolt_core.filestore import FileStore
+			from openmolt_core.assembly import file_store
 
-			where = self._files_dir
-			if where is None and self._durability_config is not None:
-				backend = self.durability  # a durable run's files outlive the process
-				where = backend.files_dir if backend is not None else None
-			self._files = FileStore(where, file_system=self._file_system_path)
+			self._files = file_store(self)
 		return self._files
-
-	def _file_system_path(self, path: str) -> LocalFile:
-		from openmolt_core.integrations.filesystem import sandbox_of
-
-		return sandbox_of(self.plugins.integration("fileSystem")).file(path)
 
 	async def aclose(self) -> None:
 		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files.
@@ -493,22 +483,9 @@ class OpenMolt:
 		The scheduler (and its imports) is made only when an agent has a schedule, here or later
 		inside the block: a program that only runs agents does not pay for it.
 		"""
-		import anyio
+		from openmolt_core.assembly import enter
 
-		if self._task_group is not None:
-			raise RuntimeError("this OpenMolt instance is already entered")
-		tg = anyio.create_task_group()
-		await tg.__aenter__()
-		self._task_group = tg
-		try:
-			if self.durability is not None:
-				await self.durability.start()  # recover this process's unfinished runs
-			if self._scheduler is not None:
-				await tg.start(self._scheduler.serve)
-		except BaseException as exc:
-			self._task_group = None
-			await tg.__aexit__(type(exc), exc, exc.__traceback__)
-			raise
+		await enter(self)
 		return self
 
 	async def __aexit__(
@@ -522,21 +499,9 @@ class OpenMolt:
 		An exception from the block comes out as itself, not wrapped in an ``ExceptionGroup``:
 		``except ValueError`` around ``async with om:`` catches a ``ValueError`` from inside.
 		"""
-		tg, self._task_group = self._task_group, None
-		try:
-			if tg is not None:
-				if self._scheduler is not None:
-					self._scheduler.stop(cancel_running=True)
-				try:
-					return await tg.__aexit__(exc_type, exc, tb)
-				except BaseExceptionGroup as group:
-					single = _single(group)
-					if single is None:
-						raise
-					raise single from single.__cause__
-			return None
-		finally:
-			await self.aclose()
+		from openmolt_core.assembly import leave
+
+		return await leave(self, exc_type, exc, tb)
 
 	# schedules ----------------------------------------------------------------------------
 
@@ -582,28 +547,9 @@ class OpenMolt:
 			provider: The provider name the run will use, if any.
 			http_tools: Whether the run has HTTP tools.
 		"""
-		loop = _current_loop()
-		key = (provider, http_tools, id(loop))
-		if key in self._prepared:
-			return
-		import anyio
+		from openmolt_core.assembly import prepare
 
-		if self._prepare_lock is None:
-			self._prepare_lock = anyio.Lock()
-		async with self._prepare_lock:
-			if key in self._prepared:
-				return
-			await anyio.to_thread.run_sync(self._prepare_sync, provider, http_tools, loop)
-			self._prepared.add(key)
-
-	def _prepare_sync(self, provider: str | None, http_tools: bool, loop: Any) -> None:
-		if provider is not None:
-			self.provider(provider)
-		self.http()
-		if self._transport is not None:  # a client passed in is the caller's to warm up
-			self._transport.prepare(loop)
-		if http_tools:
-			import openmolt_core.integrations.http  # noqa: F401  # the engine and its template library
+		await prepare(self, provider, http_tools)
 
 	# integrations and providers -----------------------------------------------------------
 
@@ -630,16 +576,9 @@ class OpenMolt:
 		"""
 		provider = self._providers.get(name)
 		if provider is None:
-			plugin, settings = self._instance(name)
-			provider = self.plugins.build_provider(
-				plugin, settings, self._model_http, name=name, retry=self.retry
-			)
-			self._providers[name] = provider
-			import os
+			from openmolt_core.assembly import make_provider
 
-			from openmolt_core._envvars import env_var  # not .integrations: no template engine
-
-			self.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
+			provider = make_provider(self, name)
 		return provider
 
 	def _stored_secrets(self) -> set[str]:
@@ -686,20 +625,6 @@ class OpenMolt:
 			if callable(held):
 				out.update(held())
 		return out
-
-	def _instance(self, name: str) -> tuple[str, dict[str, Any]]:
-		"""The plugin behind a provider name and its settings (``provider`` names the plugin).
-
-		``llm_providers={"ollama": {"provider": "openai", "base_url": ...}}`` makes ``ollama`` an
-		instance of the ``openai`` plugin; without ``provider`` the name is the plugin's own.
-		"""
-		settings = dict(self.llm_providers.get(name, {}))
-		plugin = settings.pop("provider", None) or name
-		if not isinstance(plugin, str):
-			raise ConfigurationError(
-				f"llm_providers[{name!r}]['provider'] must be a provider name such as 'openai'"
-			)
-		return plugin, settings
 
 	# agents -------------------------------------------------------------------------------
 
@@ -887,23 +812,3 @@ class OpenMolt:
 
 	def __repr__(self) -> str:
 		return f"OpenMolt(providers={sorted(self.llm_providers)}, max_steps={self.max_steps})"
-
-
-def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-	"""The one exception inside (nested) groups, or None when there are several."""
-	inner: BaseException = group
-	while isinstance(inner, BaseExceptionGroup):
-		if len(inner.exceptions) != 1:
-			return None
-		inner = inner.exceptions[0]
-	return inner
-
-
-def _current_loop() -> Any:
-	"""The running asyncio loop, or None under another event loop (trio)."""
-	import asyncio
-
-	try:
-		return asyncio.get_running_loop()
-	except RuntimeError:
-		return None
