@@ -616,3 +616,24 @@ def test_a_default_file_made_after_the_secrets_were_read_is_not_used_unmasked(
 	assert SECRETS["refreshToken"] not in om.secrets  # reads the (absent) file's secrets
 	store.save("gmail", SECRETS)  # made later, by another process
 	assert om.credential_store is None
+
+
+def test_stored_secrets_reads_every_entry_and_nothing_from_an_unreadable_store() -> None:
+	"""`stored_secrets` gathers the secret values of every entry; a store it cannot read gives none."""
+	from openmolt_core.credstore import stored_secrets
+
+	class Store:
+		def __init__(self, broken: bool) -> None:
+			self.broken = broken
+
+		def entries(self) -> list[tuple[str, str | None]]:
+			if self.broken:
+				raise RuntimeError("no key")
+			return [("slack", None), ("github", "ada")]
+
+		def load(self, integration: str, user: str | None) -> dict[str, str]:
+			return {"accessToken": f"{integration}-token-123456", "team": "T1"}
+
+	found = stored_secrets(Store(broken=False))  # type: ignore[arg-type]
+	assert {"slack-token-123456", "github-token-123456"} <= found and "T1" not in found
+	assert stored_secrets(Store(broken=True)) == set()  # type: ignore[arg-type]

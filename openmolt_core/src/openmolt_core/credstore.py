@@ -27,6 +27,7 @@ import datetime as dt
 import fcntl
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -42,7 +43,10 @@ __all__ = [
 	"default_path",
 	"default_store",
 	"store_of",
+	"stored_secrets",
 ]
+
+log: logging.Logger = logging.getLogger("openmolt")
 
 KEY_VARIABLE = "OPENMOLT_CREDENTIALS_KEY"
 """The environment variable holding the file store's Fernet key when no keyring is available."""
@@ -401,3 +405,20 @@ def store_of(value: Any) -> CredentialStore | None:
 		f"credential_store: a {type(value).__name__} is not a credential store; give a path, "
 		"an object with load, save, delete, entries and locked (openmolt_core.credstore), or False"
 	)
+
+
+def stored_secrets(store: CredentialStore) -> set[str]:
+	"""Every secret value in a store, bound or not (for ``om.secrets``); nothing if it cannot be read.
+
+	Args:
+		store: The store.
+	"""
+	from openmolt_core._binding import secret_values
+
+	found: set[str] = set()
+	try:
+		for integration, user in store.entries():
+			found |= secret_values(store.load(integration, user) or {})
+	except Exception:  # no key, another key: agents that need the store say so by name
+		log.debug("the credential store could not be read for the secret set")
+	return found

@@ -593,17 +593,11 @@ class OpenMolt:
 				self._credential_store = None
 				return set()
 		store = self.credential_store
-		found: set[str] = set()
 		if store is None:
-			return found
-		from openmolt_core._binding import secret_values
+			return set()
+		from openmolt_core.credstore import stored_secrets
 
-		try:
-			for integration, user in store.entries():
-				found |= secret_values(store.load(integration, user) or {})
-		except Exception:  # no key, another key: agents that need the store say so by name
-			log.debug("the credential store could not be read for the secret set")
-		return found
+		return stored_secrets(store)
 
 	def _configured_secrets(self) -> set[str]:
 		"""The keys of ``llm_providers`` and ``integrations``, and secret-named environment variables."""
