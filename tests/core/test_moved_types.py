@@ -459,3 +459,15 @@ def test_the_streaming_events_live_with_streaming() -> None:
 	assert issubclass(TextDeltaEvent, events.Event)
 	assert TextDeltaEvent(agent="A", step=1, index=0, field="output", text="x").name == "text:delta"
 	assert {"text:delta", "command:ready"} <= events.EVENT_NAMES
+
+
+def test_a_credential_config_s_secrets_are_the_masking_library_s() -> None:
+	"""`secret_values` and `secret_names` moved to the support library; `_binding` re-exports them."""
+	from openmolt_core import _binding
+	from openmolt_core._support import masking
+
+	assert _binding.secret_values is masking.secret_values
+	assert _binding.secret_names is masking.secret_names
+	config = {"api_key": "sk-123456", "region": "eu-west-1", "oauth": {"client_secret": "abcdef"}}
+	assert masking.secret_values(config) == {"sk-123456", "abcdef"}
+	assert masking.secret_names(config) == {"api_key", "oauth.client_secret"}

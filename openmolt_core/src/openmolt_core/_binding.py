@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from openmolt_core._support.jsonschema import JsonSchemaValidator
+from openmolt_core._support.masking import secret_names, secret_values
 from openmolt_core.tools import (
 	UNKNOWN,
 	CallingRun,
@@ -44,8 +45,6 @@ __all__ = [
 	"secret_names",
 	"secret_values",
 ]
-
-_SECRET_HINTS = ("key", "token", "secret", "password", "auth", "credential", "sid", "signature")
 
 
 class ToolDefinition(Protocol):
@@ -153,59 +152,6 @@ class UserAccount(Protocol):
 			ToolError: The user's credential is gone.
 		"""
 		...
-
-
-_PUBLIC_SUFFIXES = (
-	"id",
-	"region",
-	"endpoint",
-	"url",
-	"uri",
-	"domain",
-	"tenant",
-	"shop",
-	"bucket",
-	"version",
-	"date",
-	"style",
-	"model",
-)
-
-
-def secret_values(config: Mapping[str, Any]) -> set[str]:
-	"""The values of a credential config that must never be shown.
-
-	Every string of 6+ characters is a secret unless its key names something public (an id, a
-	region, an endpoint, a URL, a tenant, a shop, a bucket, a version or a date) and says nothing
-	of keys, tokens, secrets or passwords; so a secret cannot leak because its key had an unusual
-	name, while a region in an error message stays readable.
-	"""
-	return {value for _, value in _secrets(config)}
-
-
-def secret_names(config: Mapping[str, Any]) -> frozenset[str]:
-	"""The keys of a credential config whose values are secrets (`secret_values`), never the values.
-
-	A key of a nested config is named by its path (``oauth.client_secret``).
-	"""
-	return frozenset(name for name, _ in _secrets(config))
-
-
-def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-	"""The secret entries of a credential config, as (key path, value)."""
-	out: list[tuple[str, str]] = []
-	for key, value in config.items():
-		lowered = key.lower()
-		if isinstance(value, str) and len(value) >= 6:
-			hinted = any(h in lowered for h in _SECRET_HINTS)
-			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES):
-				continue
-			if value.isdigit() and not hinted:
-				continue
-			out.append((prefix + key, value))
-		elif isinstance(value, Mapping):
-			out += _secrets(value, f"{prefix}{key}.")
-	return out
 
 
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})

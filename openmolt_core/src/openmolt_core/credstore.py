@@ -413,7 +413,7 @@ def stored_secrets(store: CredentialStore) -> set[str]:
 	Args:
 		store: The store.
 	"""
-	from openmolt_core._binding import secret_values
+	from openmolt_core._support.masking import secret_values
 
 	found: set[str] = set()
 	try:

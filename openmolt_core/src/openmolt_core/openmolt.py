@@ -601,8 +601,11 @@ class OpenMolt:
 
 	def _configured_secrets(self) -> set[str]:
 		"""The keys of ``llm_providers`` and ``integrations``, and secret-named environment variables."""
-		from openmolt_core._binding import secret_values
-		from openmolt_core.secrets import environment_secrets, settings_secrets
+		from openmolt_core._support.masking import (
+			environment_secrets,
+			secret_values,
+			settings_secrets,
+		)
 
 		found = environment_secrets()
 		for settings in self.llm_providers.values():

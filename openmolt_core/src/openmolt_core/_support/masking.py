@@ -14,7 +14,8 @@ at every level: a record's message, arguments, traceback and stack text are rend
 before any handler sees them. It masks what its sources know (`read_log_secrets`).
 
 Which values are secrets, by their names: the values of environment variables named like
-secrets (`environment_secrets`) and the secret values of a settings mapping (`settings_secrets`).
+secrets (`environment_secrets`), the secret values of a provider's settings (`settings_secrets`)
+and of a credential config (`secret_values`, and their keys: `secret_names`).
 
 A library with no agent concept: the secrets come from the caller (`openmolt_core.secrets`
 keeps an instance's, and re-exports these names).
@@ -45,6 +46,8 @@ __all__ = [
 	"mask",
 	"read_log_secrets",
 	"redact_handler",
+	"secret_names",
+	"secret_values",
 	"settings_secrets",
 	"spellings",
 ]
@@ -458,3 +461,59 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 				if isinstance(found, str):
 					out.add(found)
 	return {v for v in out if v.strip()}
+
+
+# A credential config's secrets (an integration's, a stored one): by their keys.
+_SECRET_HINTS = ("key", "token", "secret", "password", "auth", "credential", "sid", "signature")
+
+_PUBLIC_SUFFIXES = (
+	"id",
+	"region",
+	"endpoint",
+	"url",
+	"uri",
+	"domain",
+	"tenant",
+	"shop",
+	"bucket",
+	"version",
+	"date",
+	"style",
+	"model",
+)
+
+
+def secret_values(config: Mapping[str, Any]) -> set[str]:
+	"""The values of a credential config that must never be shown.
+
+	Every string of 6+ characters is a secret unless its key names something public (an id, a
+	region, an endpoint, a URL, a tenant, a shop, a bucket, a version or a date) and says nothing
+	of keys, tokens, secrets or passwords; so a secret cannot leak because its key had an unusual
+	name, while a region in an error message stays readable.
+	"""
+	return {value for _, value in _secrets(config)}
+
+
+def secret_names(config: Mapping[str, Any]) -> frozenset[str]:
+	"""The keys of a credential config whose values are secrets (`secret_values`), never the values.
+
+	A key of a nested config is named by its path (``oauth.client_secret``).
+	"""
+	return frozenset(name for name, _ in _secrets(config))
+
+
+def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+	"""The secret entries of a credential config, as (key path, value)."""
+	out: list[tuple[str, str]] = []
+	for key, value in config.items():
+		lowered = key.lower()
+		if isinstance(value, str) and len(value) >= 6:
+			hinted = any(h in lowered for h in _SECRET_HINTS)
+			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES):
+				continue
+			if value.isdigit() and not hinted:
+				continue
+			out.append((prefix + key, value))
+		elif isinstance(value, Mapping):
+			out += _secrets(value, f"{prefix}{key}.")
+	return out
