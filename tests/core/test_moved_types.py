@@ -471,3 +471,13 @@ def test_a_credential_config_s_secrets_are_the_masking_library_s() -> None:
 	config = {"api_key": "sk-123456", "region": "eu-west-1", "oauth": {"client_secret": "abcdef"}}
 	assert masking.secret_values(config) == {"sk-123456", "abcdef"}
 	assert masking.secret_names(config) == {"api_key", "oauth.client_secret"}
+
+
+def test_stream_reply_is_the_streaming_capability_s() -> None:
+	"""`stream_reply`, used only by the streaming capability, lives with it; `streaming` re-exports it."""
+	from openmolt_core import streaming
+	from openmolt_core.capabilities import streaming as capability
+	from openmolt_core.streaming import stream_reply
+
+	assert stream_reply is capability.stream_reply is streaming.stream_reply
+	assert "stream_reply" in dir(streaming) and "stream_reply" in capability.__all__

@@ -7,22 +7,23 @@ same reply (text, usage, raw response, finish reason). A stream that ends before
 the reply was complete raises `openmolt_core.errors.ProviderError`: the loop runs nothing of a
 reply it has not fully received.
 
-Providers without ``stream`` still work: `stream_reply` then calls ``generate`` and reports the
-whole reply as one delta. The loop streams only when something listens to the ``text:delta`` or
-``command:ready`` events (``agent.stream()``, or ``agent.on``); other runs call ``generate`` as
-before.
+Providers without ``stream`` still work: the streaming capability's
+`openmolt_core.capabilities.streaming.stream_reply` (re-exported here on first use) then calls
+``generate`` and reports the whole reply as one delta. The loop streams only when something
+listens to the ``text:delta`` or ``command:ready`` events (``agent.stream()``, or ``agent.on``);
+other runs call ``generate`` as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from openmolt_core.errors import ProviderError
+from openmolt_core._support import lazy_exports
 from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
 
-__all__ = ["StreamChunk", "StreamingProvider", "TextDelta", "stream_reply"]
+__all__ = ["StreamChunk", "StreamingProvider", "TextDelta"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,47 +62,10 @@ class StreamingProvider(LLMProvider, Protocol):
 		...
 
 
-async def stream_reply(
-	provider: LLMProvider,
-	request: ModelRequest,
-	on_text: Callable[[str], Awaitable[None]],
-) -> ModelResponse:
-	"""Ask a provider for one reply, streaming it when the provider can.
-
-	Args:
-		provider: Any provider; one with ``stream`` streams, others answer at once.
-		request: The request.
-		on_text: Awaited with each new piece of the reply text, in order.
-
-	Returns:
-		The complete response.
-
-	Raises:
-		ProviderError: As the provider raises; also when a stream ends without its response.
-	"""
-	stream = getattr(provider, "stream", None)
-	if not callable(stream):  # no capability (or an unrelated attribute of that name)
-		response = await provider.generate(request)
-		if isinstance(response, ModelResponse) and response.text:
-			await on_text(response.text)
-		return response
-	final: ModelResponse | None = None
-	chunks: AsyncIterator[StreamChunk] = stream(request)
-	try:
-		async for chunk in chunks:
-			if isinstance(chunk, ModelResponse):
-				final = chunk
-			elif chunk.text:
-				await on_text(chunk.text)
-	finally:
-		close = getattr(chunks, "aclose", None)
-		if close is not None:
-			await close()
-	if final is None:
-		raise ProviderError(
-			"the stream ended without a complete reply, so none of it was run; try again",
-			provider=getattr(provider, "name", "") or "custom",
-			model=request.model,
-			retryable=True,
-		)
-	return final
+# The streaming capability's consumer of this contract, under its old name here (loaded on first
+# use; not in __all__).
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(
+	globals(), {"stream_reply": "openmolt_core.capabilities.streaming"}
+)

@@ -4,9 +4,9 @@ Every agent of ``create_agent`` has the capability (`Streaming`, defined with th
 capabilities in `openmolt_core.capabilities`): its `Streaming.send_model` answers None while
 nothing listens to ``text:delta`` or ``command:ready``, and the call is the plain ``generate`` it
 always was (the cost of streaming for a run that does not stream is two dictionary lookups per
-step, and this module is not loaded). Otherwise the call streams
-(`openmolt_core.streaming.stream_reply`), a `ReplyDecoder` reads the reply as it comes, and what
-it reports becomes events. They are previews: unnumbered (``seq`` 0), not journaled, so a step
+step, and this module is not loaded). Otherwise the call streams (`stream_reply`: the provider's
+``stream``, else its ``generate``), a `ReplyDecoder` reads the reply as it comes, and what it
+reports becomes events. They are previews: unnumbered (``seq`` 0), not journaled, so a step
 answered from the journal does not stream again; the reply is parsed and run, or refused, only
 once it is complete, as without streaming. ``agent.stream()`` (`openmolt_core.runstream`) is the
 way to read them.
@@ -19,16 +19,20 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.capabilities import Streaming
 from openmolt_core.capabilities._replydecoder import ReplyDecoder, TextPiece
+from openmolt_core.errors import ProviderError
 from openmolt_core.events import Event
 from openmolt_core.hooks import ModelSend as Send
+from openmolt_core.llm import ModelResponse
 from openmolt_core.secrets import StreamMask
-from openmolt_core.streaming import stream_reply
 
 if TYPE_CHECKING:
-	from openmolt_core._execute import RunContext
-	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
+	from collections.abc import AsyncIterator, Awaitable, Callable
 
-__all__ = ["CommandReadyEvent", "Send", "Streaming", "TextDeltaEvent", "sender"]
+	from openmolt_core._execute import RunContext
+	from openmolt_core.llm import LLMProvider, ModelRequest
+	from openmolt_core.streaming import StreamChunk
+
+__all__ = ["CommandReadyEvent", "Send", "Streaming", "TextDeltaEvent", "sender", "stream_reply"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -139,3 +143,49 @@ async def _emit(ctx: RunContext, event: Event) -> None:
 	if ctx.link is not None:
 		event.parent_run_id = ctx.link.run_id
 	await ctx.forward(event)
+
+
+async def stream_reply(
+	provider: LLMProvider,
+	request: ModelRequest,
+	on_text: Callable[[str], Awaitable[None]],
+) -> ModelResponse:
+	"""Ask a provider for one reply, streaming it when the provider can.
+
+	Args:
+		provider: Any provider; one with ``stream`` streams, others answer at once.
+		request: The request.
+		on_text: Awaited with each new piece of the reply text, in order.
+
+	Returns:
+		The complete response.
+
+	Raises:
+		ProviderError: As the provider raises; also when a stream ends without its response.
+	"""
+	stream = getattr(provider, "stream", None)
+	if not callable(stream):  # no capability (or an unrelated attribute of that name)
+		response = await provider.generate(request)
+		if isinstance(response, ModelResponse) and response.text:
+			await on_text(response.text)
+		return response
+	final: ModelResponse | None = None
+	chunks: AsyncIterator[StreamChunk] = stream(request)
+	try:
+		async for chunk in chunks:
+			if isinstance(chunk, ModelResponse):
+				final = chunk
+			elif chunk.text:
+				await on_text(chunk.text)
+	finally:
+		close = getattr(chunks, "aclose", None)
+		if close is not None:
+			await close()
+	if final is None:
+		raise ProviderError(
+			"the stream ended without a complete reply, so none of it was run; try again",
+			provider=getattr(provider, "name", "") or "custom",
+			model=request.model,
+			retryable=True,
+		)
+	return final
