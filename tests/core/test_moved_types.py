@@ -37,7 +37,7 @@ def test_the_model_chain_is_the_kernels() -> None:
 
 	for name in fallback.__all__:
 		assert getattr(fallback, name) is getattr(_chain, name), name
-	assert set(fallback.__all__) == set(_chain.__all__)
+	assert set(fallback.__all__) == set(_chain.__all__) | {"model_list"}  # the option: fallback's
 	assert fallback.fallback_reason(TimeoutError()) == "timeout"
 
 
@@ -481,3 +481,14 @@ def test_stream_reply_is_the_streaming_capability_s() -> None:
 
 	assert stream_reply is capability.stream_reply is streaming.stream_reply
 	assert "stream_reply" in dir(streaming) and "stream_reply" in capability.__all__
+
+
+def test_model_list_is_the_fallback_feature_s() -> None:
+	"""`model_list` reads the fallback option: it lives in `fallback`; `_chain` re-exports it."""
+	from openmolt_core import _chain, fallback
+	from openmolt_core.errors import ConfigurationError
+
+	assert _chain.model_list is fallback.model_list
+	assert fallback.model_list(["a:x"], ["b:y"]) == ["a:x", "b:y"]
+	with pytest.raises(ConfigurationError, match="listed twice"):
+		fallback.model_list("a:x", ["a:x"])

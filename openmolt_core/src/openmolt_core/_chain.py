@@ -5,7 +5,8 @@ first model; a failure its provider's retry policy gave up on goes, with the sam
 next (`fallback_reason`). Each model gets its own request (its prompt, and the reply schema fitted
 to its dialect), and the run's state records which model answered each step and its usage
 (`record`). The feature, its options and its event are documented in `openmolt_core.fallback`,
-which re-exports these names; the chain itself is the kernel's, as every model call uses it.
+which re-exports these names and reads the option (`openmolt_core.fallback.model_list`, re-exported
+here on first use); the chain itself is the kernel's, as every model call uses it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from openmolt_core.errors import ConfigurationError, ProviderError
+from openmolt_core._support import lazy_exports
+from openmolt_core.errors import ProviderError
 from openmolt_core.events import Event
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_core.structured import fit
@@ -32,7 +34,6 @@ __all__ = [
 	"ModelFallbackEvent",
 	"ModelSlot",
 	"fallback_reason",
-	"model_list",
 	"record",
 	"slot_id",
 ]
@@ -87,27 +88,6 @@ def fallback_reason(exc: BaseException) -> FallbackReason | None:
 		timed_out = cause is not None and "timeout" in type(cause).__name__.lower()
 		return "timeout" if timed_out else "unreachable"
 	return "server_error"
-
-
-def model_list(model: Any, fallback_models: Sequence[Any] = ()) -> list[Any]:
-	"""The agent's models in order: ``model`` (one, or a list) then ``fallback_models``.
-
-	Args:
-		model: A model id, a provider object, or a non-empty list of them.
-		fallback_models: More models to fall back to, in order.
-
-	Raises:
-		ConfigurationError: The list is empty, or a model appears twice.
-	"""
-	models = list(model) if isinstance(model, (list, tuple)) else [model]
-	models += list(fallback_models)
-	if not models:
-		raise ConfigurationError("create_agent: model must name at least one model")
-	seen = [m for m in models if isinstance(m, str)]
-	twice = sorted({m for m in seen if seen.count(m) > 1})
-	if twice:
-		raise ConfigurationError(f"create_agent: model(s) {twice} listed twice; list each once")
-	return models
 
 
 @dataclass(slots=True)
@@ -348,3 +328,9 @@ def record(state: RunState, model_id: str, usage: Usage) -> None:
 	if per_model is None:
 		per_model = state.usage_by_model[model_id] = Usage()
 	per_model.add(usage)
+
+
+# The option reader of the fallback feature, under its old name here (loaded on first use).
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), {"model_list": "openmolt_core.fallback"})

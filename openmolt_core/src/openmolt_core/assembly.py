@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from openmolt_core._binding import bind_tools
 from openmolt_core._cost import price_of
@@ -309,10 +309,10 @@ def parse_options(
 	"""
 	if not name:
 		raise ConfigurationError("create_agent: 'name' must not be empty")
-	if isinstance(model, str) and not fallback_models:  # the common case: one model
-		models: Sequence[str | LLMProvider] = (model,)
+	if not isinstance(model, (list, tuple)) and not fallback_models:  # the common case: one model
+		models: Sequence[str | LLMProvider] = (cast("str | LLMProvider", model),)
 	else:
-		from openmolt_core._chain import model_list
+		from openmolt_core.fallback import model_list
 
 		models = model_list(model, fallback_models)
 	if max_steps is not None:

@@ -28,6 +28,9 @@ replayed step is parsed as that model's reply.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from openmolt_core._chain import (  # the kernel's: every model call goes through the chain
 	ChainProvider,
 	FallbackReason,
@@ -35,10 +38,10 @@ from openmolt_core._chain import (  # the kernel's: every model call goes throug
 	ModelFallbackEvent,
 	ModelSlot,
 	fallback_reason,
-	model_list,
 	record,
 	slot_id,
 )
+from openmolt_core.errors import ConfigurationError
 
 __all__ = [
 	"ChainProvider",
@@ -51,3 +54,24 @@ __all__ = [
 	"record",
 	"slot_id",
 ]
+
+
+def model_list(model: Any, fallback_models: Sequence[Any] = ()) -> list[Any]:
+	"""The agent's models in order: ``model`` (one, or a list) then ``fallback_models``.
+
+	Args:
+		model: A model id, a provider object, or a non-empty list of them.
+		fallback_models: More models to fall back to, in order.
+
+	Raises:
+		ConfigurationError: The list is empty, or a model appears twice.
+	"""
+	models = list(model) if isinstance(model, (list, tuple)) else [model]
+	models += list(fallback_models)
+	if not models:
+		raise ConfigurationError("create_agent: model must name at least one model")
+	seen = [m for m in models if isinstance(m, str)]
+	twice = sorted({m for m in seen if seen.count(m) > 1})
+	if twice:
+		raise ConfigurationError(f"create_agent: model(s) {twice} listed twice; list each once")
+	return models
