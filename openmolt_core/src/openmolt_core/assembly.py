@@ -309,8 +309,10 @@ def parse_options(
 	"""
 	if not name:
 		raise ConfigurationError("create_agent: 'name' must not be empty")
-	if not isinstance(model, (list, tuple)) and not fallback_models:  # the common case: one model
-		models: Sequence[str | LLMProvider] = (cast("str | LLMProvider", model),)
+	if isinstance(model, str) and not fallback_models:  # the common case: one model
+		models: Sequence[str | LLMProvider] = (model,)
+	elif not isinstance(model, (list, tuple)) and not fallback_models:  # one provider object
+		models = (cast("LLMProvider", model),)
 	else:
 		from openmolt_core.fallback import model_list
 
