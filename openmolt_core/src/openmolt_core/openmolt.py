@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -51,8 +50,6 @@ if TYPE_CHECKING:
 # `from openmolt import OpenMolt` stays cheap, and a program pays only for what it uses.
 
 __all__ = ["OpenMolt"]
-
-log: logging.Logger = logging.getLogger("openmolt")
 
 
 class OpenMolt:
