@@ -198,6 +198,54 @@ class Instance(Protocol):
 		...
 
 
+class SessionRunner(Protocol):
+	"""An agent's runs in sessions (`openmolt_core.capabilities.sessions.SessionRuns`).
+
+	The kernel passes ``run(session=...)`` and ``resume(session=...)`` through to it: it reads
+	the conversation before a new run's first turn is built, and appends the run's turn when
+	the drive returns (also with a `RunError`'s result).
+	"""
+
+	async def run(
+		self,
+		session: Any,
+		state: RunState,
+		asked: Any,
+		start: Callable[[SessionHistory], Awaitable[RunResult]],
+	) -> RunResult:
+		"""A new run of ``session``: ``start(past)`` builds its first turn and drives it.
+
+		Args:
+			session: What ``run(session=...)`` was given.
+			state: What ``run(history=...)`` was given, loaded (a new `RunState` when nothing).
+			asked: The run's input.
+			start: Builds the first turn with the earlier turns, and returns the drive.
+		"""
+		...
+
+	async def resume(
+		self, session: Any, state: RunState, asked: Any, drive: Awaitable[RunResult]
+	) -> RunResult:
+		"""A parked run of ``session`` goes on: ``drive`` (not yet awaited), then its turn.
+
+		Args:
+			session: The conversation's store.
+			state: The run's state.
+			asked: The answer that resumed it; None for no user turn.
+			drive: The run's drive.
+		"""
+		...
+
+	def memory(self, run_id: str, memory: Any) -> Any:
+		"""The agent's memory option as the run ``run_id`` uses it (a session keeps its notes).
+
+		Args:
+			run_id: The run.
+			memory: The agent's memory option.
+		"""
+		...
+
+
 class ScheduleLike(Protocol):
 	"""A schedule object (`openmolt_core.schedule.IntervalSchedule`, ``DailySchedule``...)."""
 
@@ -311,6 +359,8 @@ class Agent:
 		fallback: Models to try, in order, when the model fails for good
 			(`openmolt_core.fallback`).
 		files: The agent's view of the file store (large results are kept there).
+		sessions: Makes the agent's `SessionRunner` at its first run with a session (None: it
+			takes no session).
 		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
 			(`openmolt_core.hooks`): the instance's first, then the agent's own; or their
 			`Hooks`, already resolved.
@@ -321,6 +371,7 @@ class Agent:
 		"_files",
 		"_hooks",
 		"_long_term",
+		"_make_sessions",
 		"_memory",
 		"_models",
 		"_output_json",
@@ -330,7 +381,7 @@ class Agent:
 		"_prefix_fit",
 		"_prompts",
 		"_redactor_cache",
-		"_session_runs",
+		"_sessions",
 		"_static",
 		"_tools",
 		"_toolset",
@@ -374,6 +425,7 @@ class Agent:
 		on_approval_request: ApprovalHandler | None = None,
 		fallback: Sequence[ModelSlot] = (),
 		files: FileAccess | None = None,
+		sessions: Callable[[Agent], SessionRunner] | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
 		self.om: Instance = om
@@ -412,7 +464,8 @@ class Agent:
 		self._output_validator: JsonSchemaValidator | None = None
 		self._redactor_cache: Redactor | None = None
 		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
-		self._session_runs: set[str] = set()  # runs whose short-term memory is their session's
+		self._make_sessions = sessions
+		self._sessions: SessionRunner | None = None  # made at the first run with a session
 		self._files = files
 		self._toolset: ToolSet | None = None
 		# With tools listed at run time (Capability.list_tools): the others, and the lists.
@@ -835,9 +888,7 @@ class Agent:
 		first = self.first_message(input, state, earlier)
 		state.messages.append(Message("user", first, list(attachments)))
 
-	# sessions: the one seam, a run's `RunConversation` (`om.conversation`): opened for the
-	# history the first turn reads, closed to append the turn; its short-term memory is the
-	# session's -----------------------------------------------------------------------------
+	# sessions: a feature (`SessionRunner`) the kernel passes the session to -------------------
 
 	async def _run_in_session(
 		self,
@@ -847,47 +898,21 @@ class Agent:
 		parent: CallingRun | None,
 		session: Session,
 	) -> RunResult:
-		state = _session_state(session, history)
 		await self._refresh_tools()
-		conversation = self.om.conversation(self, session)
-		asked_tainted = state.tainted  # the caller's word: someone untrusted wrote the input
-		past = await conversation.open(state)
-		self._start(state, input, attachments, parent, past)
-		return await self._in_session(
-			conversation,
-			state,
-			input,
-			asked_tainted,
-			state.memory.get("shortTerm") or "",
-			self._drive(state, answer=None, link=parent),
-		)
+		state = RunState() if history is None else _load(history)
 
-	async def _in_session(
-		self,
-		conversation: RunConversation,
-		state: RunState,
-		asked: Any,
-		asked_tainted: bool,
-		memory_before: str,
-		run: Awaitable[RunResult],
-	) -> RunResult:
-		close = functools.partial(
-			conversation.close,
-			asked=asked,
-			asked_tainted=asked_tainted,
-			memory_before=memory_before,
-		)
-		self._session_runs.add(state.run_id)
-		try:
-			result = await run
-		except RunError as exc:
-			if exc.result is not None:
-				await close(exc.result)
-			raise
-		finally:
-			self._session_runs.discard(state.run_id)
-		await close(result)
-		return result
+		def start(past: SessionHistory) -> Awaitable[RunResult]:
+			self._start(state, input, attachments, parent, past)
+			return self._drive(state, answer=None, link=parent)
+
+		return await self._session_runner().run(session, state, input, start)
+
+	def _session_runner(self) -> SessionRunner:
+		if self._sessions is None:
+			if self._make_sessions is None:
+				raise ConfigurationError(f"run(session=...): agent {self.name!r} takes no session")
+			self._sessions = self._make_sessions(self)
+		return self._sessions
 
 	def new_state(self, input: Any = None, attachments: Sequence[Attachment] = ()) -> RunState:
 		"""A fresh run's state: memory as the agent keeps it, and the first message.
@@ -1004,15 +1029,10 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
-		if session is not None:
-			return await self._in_session(
-				self.om.conversation(self, session),
-				loaded,
-				answer if kind == "human_input" else None,
-				loaded.tainted,
-				loaded.memory.get("shortTerm") or "",  # the notes as the run parked with them
-				self._drive(loaded, answer=answer, decisions=delivered),
-			)
+		if session is not None:  # the answer and the run's next reply go to the session
+			sessions, asked = self._session_runner(), answer if kind == "human_input" else None
+			drive = self._drive(loaded, answer=answer, decisions=delivered)
+			return await sessions.resume(session, loaded, asked, drive)
 		return await self._drive(loaded, answer=answer, decisions=delivered)
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
@@ -1087,11 +1107,8 @@ class Agent:
 
 		toolset = self._tool_set()
 		memory = self._memory
-		if memory and state.run_id in self._session_runs:  # short-term memory is the session's
-			from openmolt_core.options import AgentMemory, parse_options
-
-			parsed = parse_options(AgentMemory, memory, "memory")
-			memory = parsed.model_copy(update={"short_term": None})
+		if memory and self._sessions is not None:  # a session's run keeps its short-term memory
+			memory = self._sessions.memory(state.run_id, memory)
 		return RunContext(
 			agent=self.name,
 			state=state,
@@ -1929,25 +1946,6 @@ def _compaction_like(found: Any, **changes: Any) -> Capability:
 	settings = {"config": found.config, "compactor": found.compactor, **changes}
 	made: Capability = type(found)(**settings)
 	return made
-
-
-def _session_state(session: Any, history: RunState | Mapping[str, Any] | None) -> RunState:
-	"""The fresh state a session run starts from (a given one fixes its run id and taint)."""
-	from openmolt_core.conversation import Session
-
-	if not isinstance(session, Session):
-		raise ConfigurationError(
-			f"run(session=...): expected a Session (InMemorySession, SQLiteSession, or an object "
-			f"with session_id, get_items, add_items, pop_item and clear), got "
-			f"{type(session).__name__}"
-		)
-	state = RunState() if history is None else _load(history)
-	if state.messages:
-		raise ConfigurationError(
-			"run(session=...): history must be a fresh state (no messages); to go on with a "
-			"parked run of the session, call resume(state, answer=..., session=session)"
-		)
-	return state
 
 
 def _for_user(

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._chain import ModelSlot
 	from openmolt_core.accounts import Accounts
-	from openmolt_core.agent import HumanInputHandler, MemoryConfig
+	from openmolt_core.agent import HumanInputHandler, MemoryConfig, SessionRunner
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 	from openmolt_core.approvals import ApprovalHandler
 	from openmolt_core.capabilities.sources import SourceBinding
@@ -689,6 +689,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		on_approval_request=options.on_approval_request,
 		fallback=chain,
 		files=files,
+		sessions=_session_runs,
 		capabilities=_resolved(shared, caps, own, guards, taint),
 	)
 	if tools and agent.sub_agents:  # agents given as tools must not reach this one again
@@ -701,6 +702,13 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	if durability is not None:
 		durability.register(agent)  # runs recover by agent name
 	return agent
+
+
+def _session_runs(agent: Agent) -> SessionRunner:
+	"""An agent's runs in sessions (`openmolt_core.capabilities.sessions`), at its first such run."""
+	from openmolt_core.capabilities.sessions import SessionRuns
+
+	return SessionRuns(agent)
 
 
 class AgentFiles:
