@@ -121,6 +121,51 @@ async def test_two_users_interleaved_never_mix(kind: str, tmp_path: Path) -> Non
 	assert len(await alice.get_items()) == 3 * 2 + 1  # three turns and one note
 
 
+async def test_only_a_sessions_runs_keep_their_notes_from_the_agents_callback() -> None:
+	"""After a run in a session, the agent's run without one calls its short-term callback again."""
+	model = Echo(note={"in session": "session note", "alone": "own note"})
+	updates: list[str] = []
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Chat", model=model, memory={"short_term": {"data": "", "on_update": updates.append}}
+	)
+	session = InMemorySession("one")
+	await agent.run("in session", session=session)
+	assert updates == []
+	await agent.run("alone")
+	assert updates == ["own note"]
+	notes = [i["content"] for i in await session.get_items() if i.get("role") == "memory"]
+	assert notes == ["session note"]
+
+
+async def test_an_agent_without_sessions_refuses_one() -> None:
+	"""An agent built with no session runner says so, and nothing runs."""
+	from openmolt_core.agent import Agent
+
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	built = om.create_agent(name="Chat", model=model)
+	agent = Agent(
+		om,
+		name="Bare",
+		provider=lambda: model,
+		model="echo",
+		model_config=built.model_config,
+		instructions="",
+		tools=[],
+		output_schema=None,
+		memory=None,
+		on_human_input_request=None,
+		config=None,
+		max_steps=5,
+		max_tokens=None,
+		timeout=None,
+	)
+	with pytest.raises(ConfigurationError, match="takes no session"):
+		await agent.run("hi", session=InMemorySession("one"))
+	assert model.requests == []
+
+
 async def test_a_session_continues_after_a_restart(tmp_path: Path) -> None:
 	"""A new process (instance, agent, session object) on the same file goes on where it was."""
 	path = tmp_path / "state" / "sessions.db"

@@ -112,6 +112,7 @@ __all__ = [
 	"ScheduleLike",
 	"Scheduled",
 	"Schedules",
+	"SessionRunner",
 	"SkillInfo",
 ]
 
