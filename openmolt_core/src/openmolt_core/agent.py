@@ -92,7 +92,7 @@ if TYPE_CHECKING:
 
 	from pydantic import BaseModel
 
-	from openmolt_core.conversation import RunConversation, Session, SessionHistory
+	from openmolt_core.conversation import Session, SessionHistory
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileAccess
 	from openmolt_core.options import AgentMemory
@@ -160,15 +160,6 @@ class Instance(Protocol):
 	@property
 	def scheduler(self) -> Schedules:
 		"""What keeps the instance's schedules (``agent.schedule``)."""
-		...
-
-	def conversation(self, agent: Agent, session: Session) -> RunConversation:
-		"""A run's part in ``session`` (``run(session=...)``).
-
-		Args:
-			agent: The agent whose run it is.
-			session: The conversation's store.
-		"""
 		...
 
 	def agent_tool(

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 	from openmolt_core.approvals import ApprovalHandler
 	from openmolt_core.capabilities.sources import SourceBinding
+	from openmolt_core.conversation import RunConversation, Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.files import FileAccess, LocalFile, StoredFile
 	from openmolt_core.filestore import FileStore
@@ -242,6 +243,15 @@ class Host(Instance, Protocol):
 	@property
 	def plugins(self) -> Plugins:
 		"""The instance's plugins."""
+		...
+
+	def conversation(self, agent: Agent, session: Session) -> RunConversation:
+		"""A run's part in ``session`` (``run(session=...)``: `SessionRuns` asks for it).
+
+		Args:
+			agent: The agent whose run it is.
+			session: The conversation's store.
+		"""
 		...
 
 	@property
@@ -708,7 +718,7 @@ def _session_runs(agent: Agent) -> SessionRunner:
 	"""An agent's runs in sessions (`openmolt_core.capabilities.sessions`), at its first such run."""
 	from openmolt_core.capabilities.sessions import SessionRuns
 
-	return SessionRuns(agent)
+	return SessionRuns(agent, cast("Host", agent.om).conversation)
 
 
 class AgentFiles:

@@ -22,7 +22,7 @@ from openmolt_core.errors import ConfigurationError, RunError
 if TYPE_CHECKING:
 	from openmolt_core._execute import MemoryConfig
 	from openmolt_core.agent import Agent
-	from openmolt_core.conversation import RunConversation, SessionHistory
+	from openmolt_core.conversation import RunConversation, Session, SessionHistory
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunResult, RunState
 
@@ -34,12 +34,16 @@ class SessionRuns:
 
 	Args:
 		agent: The agent whose runs they are.
+		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
 	"""
 
-	__slots__ = ("_agent", "_runs")
+	__slots__ = ("_agent", "_conversation", "_runs")
 
-	def __init__(self, agent: Agent) -> None:
+	def __init__(
+		self, agent: Agent, conversation: Callable[[Agent, Session], RunConversation]
+	) -> None:
 		self._agent = agent
+		self._conversation = conversation
 		self._runs: set[str] = set()  # runs whose short-term memory is their session's
 
 	def __repr__(self) -> str:
@@ -87,7 +91,7 @@ class SessionRuns:
 	def _turn(self, session: Any, state: RunState) -> SessionTurn:
 		# Made before the conversation is opened: whether the state is tainted now says whether
 		# someone untrusted wrote what the run is asked.
-		conversation = self._agent.om.conversation(self._agent, session)
+		conversation = self._conversation(self._agent, session)
 		return SessionTurn(self, conversation, state, state.tainted)
 
 	def memory(self, run_id: str, memory: AgentMemory | MemoryConfig) -> AgentMemory | MemoryConfig:
