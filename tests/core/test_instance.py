@@ -37,12 +37,15 @@ def test_an_openmolt_offers_what_the_agent_asks() -> None:
 		"files",
 		"durability",
 		"scheduler",
-		"conversation",
 		"agent_tool",
 		"prepare",
 	}
 	om = OpenMolt()
 	assert all(hasattr(om, name) for name in wanted)
+	# A session's conversation is the sessions feature's, which the assembly hands it.
+	from openmolt_core.assembly import Host
+
+	assert "conversation" in vars(Host) and hasattr(om, "conversation")
 
 
 def test_an_agents_skills_are_the_skills_given() -> None:
