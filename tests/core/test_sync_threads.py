@@ -145,3 +145,34 @@ def test_a_forked_child_starts_its_own_worker_threads() -> None:
 	)
 	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 	assert out.stdout.strip() == "child ok", out.stderr
+
+
+def test_a_function_whose_caller_gave_up_before_it_began_does_not_run() -> None:
+	"""As anyio's threads: a job cancelled while it waits for its worker is never called."""
+	code = textwrap.dedent(
+		"""
+		import threading, anyio
+		from openmolt_core._support import sync
+
+		gate = threading.Event()
+		real = sync._work
+
+		def late(jobs):  # a worker thread that takes its time to start
+			gate.wait()
+			real(jobs)
+
+		sync._work = late
+		ran = []
+
+		async def main():
+			with anyio.move_on_after(0.05):
+				await sync.call(ran.append, "ran")
+			gate.set()
+			await anyio.sleep(0.3)
+
+		anyio.run(main)
+		print(ran or "not run", flush=True)
+		"""
+	)
+	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+	assert out.stdout.split() == ["not", "run"], out.stdout + out.stderr

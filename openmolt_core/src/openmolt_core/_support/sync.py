@@ -26,7 +26,8 @@ threads give, they give too: the function runs off the event loop's thread (thre
 one idle for `IDLE` seconds ends), in a copy of the caller's context variables (sniffio's current
 async library None in it), under anyio's default thread limiter (the same cap of 40 threads unless
 the application changed it, shared with ``to_thread.run_sync``); cancelling the caller returns at
-once and frees its token, and the interpreter waits at exit for a function still running. One
+once and frees its token (a function not begun yet is not called), and the interpreter waits at
+exit for a function still running. One
 difference: ``anyio.from_thread`` in such a thread needs a token (``anyio.lowlevel.current_token()``
 taken on the loop). Under trio, anyio's threads run them.
 """
@@ -258,7 +259,8 @@ def _work(jobs: SimpleQueue[_Item]) -> None:
 		result: Any = None
 		error: BaseException | None = None
 		try:
-			result = context.run(job.run)
+			if not job.abandoned:  # a caller that stopped waiting before it began: not run
+				result = context.run(job.run)
 		except BaseException as exc:
 			error = exc
 		with _lock:
