@@ -176,3 +176,34 @@ def test_a_function_whose_caller_gave_up_before_it_began_does_not_run() -> None:
 	)
 	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 	assert out.stdout.split() == ["not", "run"], out.stdout + out.stderr
+
+
+def test_a_worker_thread_that_cannot_start_leaves_no_job_behind() -> None:
+	"""The caller gets the error, and its function is not called later by another worker."""
+	code = textwrap.dedent(
+		"""
+		import threading, anyio
+		from openmolt_core._support import sync
+
+		class Refused(threading.Thread):
+			def start(self):
+				raise RuntimeError("can't start new thread")
+
+		ran = []
+
+		async def main():
+			sync.threading.Thread = Refused
+			try:
+				await sync.call(ran.append, "first")
+			except RuntimeError as exc:
+				print("refused", flush=True)
+			sync.threading.Thread = Refused.__mro__[1]
+			await sync.call(ran.append, "second")
+			await anyio.sleep(0.2)
+
+		anyio.run(main)
+		print(*ran, flush=True)
+		"""
+	)
+	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+	assert out.stdout.split() == ["refused", "second"], out.stdout + out.stderr

@@ -219,11 +219,11 @@ async def _in_thread(loop: asyncio.AbstractEventLoop, job: _Job) -> Any:
 
 				_jobs = SimpleQueue()
 			jobs = _jobs
-		jobs.put((context, job, future, loop))
-		if start:
+		if start:  # before the job is queued: a thread that cannot start leaves none behind
 			threading.Thread(
 				target=_work, args=(jobs,), name="OpenMolt worker", daemon=True
 			).start()
+		jobs.put((context, job, future, loop))
 		return await future
 	finally:
 		limiter.release_on_behalf_of(job)
