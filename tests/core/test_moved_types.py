@@ -492,3 +492,30 @@ def test_model_list_is_the_fallback_feature_s() -> None:
 	assert fallback.model_list(["a:x"], ["b:y"]) == ["a:x", "b:y"]
 	with pytest.raises(ConfigurationError, match="listed twice"):
 		fallback.model_list("a:x", ["a:x"])
+
+
+def test_the_file_store_made_on_first_use_is_one_whichever_threads_ask(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Two threads asking for the store first get the same one (a sync tool's worker, the loop)."""
+	import threading
+	import time
+
+	from openmolt import OpenMolt
+	from openmolt_core import assembly
+
+	made = assembly.file_store
+
+	def slow(om: Any) -> Any:
+		time.sleep(0.05)  # the other thread asks meanwhile
+		return made(om)
+
+	monkeypatch.setattr(assembly, "file_store", slow)
+	om = OpenMolt(entry_points=False)
+	got: list[Any] = []
+	threads = [threading.Thread(target=lambda: got.append(om.files)) for _ in range(2)]
+	for t in threads:
+		t.start()
+	for t in threads:
+		t.join()
+	assert got[0] is got[1] is om.files

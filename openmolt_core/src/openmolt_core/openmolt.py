@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
 # `from openmolt import OpenMolt` stays cheap, and a program pays only for what it uses.
 
 __all__ = ["OpenMolt"]
+
+_MAKING = threading.RLock()
+"""Held while an instance's file store is made on first use."""
 
 
 class OpenMolt:
@@ -443,7 +447,9 @@ class OpenMolt:
 		if self._files is None:
 			from openmolt_core.assembly import file_store
 
-			self._files = file_store(self)
+			with _MAKING:  # one store, also when a sync tool's worker thread asks first
+				if self._files is None:
+					self._files = file_store(self)
 		return self._files
 
 	async def aclose(self) -> None:
