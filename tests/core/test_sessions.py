@@ -654,3 +654,36 @@ async def test_an_instance_chooses_how_its_runs_meet_their_sessions() -> None:
 		("close", ("success", "M", False, "kept notes")),
 	]
 	assert await session.get_items() == []  # the instance's conversation kept them elsewhere
+
+
+async def test_a_resume_whose_conversation_cannot_be_made_leaves_no_drive_behind() -> None:
+	"""The error comes out alone: the run's drive, never started, is not left un-awaited."""
+	import gc
+	import warnings
+
+	from openmolt_core.testing import ask_human
+
+	class Refused(Exception):
+		pass
+
+	class Instance(OpenMolt):
+		refuse = False
+
+		def conversation(self, agent: Any, session: Session) -> Any:
+			if self.refuse:
+				raise Refused("no conversation for this session")
+			return super().conversation(agent, session)
+
+	model = ScriptedModel([[ask_human("which size?")]])
+	om = Instance(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	agent.on_human_input_request = _later
+	session = InMemorySession("shop")
+	parked = await agent.run("buy a shirt", session=session)
+	om.refuse = True
+	with warnings.catch_warnings(record=True) as caught:
+		warnings.simplefilter("always")
+		with pytest.raises(Refused):
+			await agent.resume(parked.state, answer="M", session=session)
+		gc.collect()
+	assert [str(w.message) for w in caught] == []

@@ -86,7 +86,14 @@ class SessionRuns:
 		Raises:
 			RunError: As the run raised it, once its turn is appended.
 		"""
-		return await self._turn(session, state).drive(asked, drive)
+		try:
+			turn = self._turn(session, state)
+		except BaseException:
+			close = getattr(drive, "close", None)  # a coroutine never started: not left pending
+			if close is not None:
+				close()
+			raise
+		return await turn.drive(asked, drive)
 
 	def _turn(self, session: Any, state: RunState) -> SessionTurn:
 		# Made before the conversation is opened: whether the state is tainted now says whether
