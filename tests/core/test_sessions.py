@@ -687,3 +687,14 @@ async def test_a_resume_whose_conversation_cannot_be_made_leaves_no_drive_behind
 			await agent.resume(parked.state, answer="M", session=session)
 		gc.collect()
 	assert [str(w.message) for w in caught] == []
+
+
+def test_sessions_of_one_url_share_one_engine(tmp_path: Path) -> None:
+	"""A session per conversation opens no pool of its own: the sessions of a URL share one."""
+	pytest.importorskip("sqlalchemy")
+	url = f"sqlite:///{tmp_path / 'shared.db'}"
+	other = f"sqlite:///{tmp_path / 'other.db'}"
+	a, b = SQLAlchemySession("a", url), SQLAlchemySession("b", url)
+	c = SQLAlchemySession("c", other)
+	assert a.engine is b.engine
+	assert c.engine is not a.engine and str(c.engine.url).endswith("other.db")

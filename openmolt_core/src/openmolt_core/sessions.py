@@ -326,6 +326,25 @@ class SQLiteSession:
 		return str(rows[0][0]) if rows else None
 
 
+_ENGINES: dict[str, Any] = {}  # url -> the engine its sessions share
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine_for(sa: Any, url: str) -> Any:
+	"""The one engine of a database URL (made on first use), which its sessions share.
+
+	An engine per session would open a connection pool per conversation, left open until the
+	session is garbage collected.
+	"""
+	if url.startswith("postgresql://"):
+		url = url.replace("postgresql://", "postgresql+psycopg://", 1)
+	with _ENGINES_LOCK:
+		engine = _ENGINES.get(url)
+		if engine is None:
+			engine = _ENGINES[url] = sa.create_engine(url)
+		return engine
+
+
 class SQLAlchemySession:
 	"""A session in a database SQLAlchemy reaches: PostgreSQL (``postgresql://...``), SQLite.
 
@@ -335,7 +354,9 @@ class SQLAlchemySession:
 
 	Args:
 		session_id: The conversation's id.
-		url: The database URL (``postgresql://`` uses the psycopg driver).
+		url: The database URL (``postgresql://`` uses the psycopg driver). Sessions of one URL
+			share one engine, made by the first of them: one connection pool per database,
+			however many conversations a process opens.
 		engine: An engine to share between sessions instead of ``url``.
 	"""
 
@@ -355,9 +376,7 @@ class SQLAlchemySession:
 				raise ConfigurationError(
 					"SQLAlchemySession: give url='postgresql://user@host/db' or engine=..."
 				)
-			if url.startswith("postgresql://"):
-				url = url.replace("postgresql://", "postgresql+psycopg://", 1)
-			engine = sa.create_engine(url)
+			engine = _engine_for(sa, url)
 		self._sa = sa
 		self.engine: Any = engine
 		meta = sa.MetaData()

@@ -181,16 +181,10 @@ def stored_sessions(durability: str | None) -> Sessions:
 	from openmolt_core.sessions import SQLAlchemySession, SQLiteSession
 
 	if durability and durability.startswith(("postgresql://", "postgres://")):
-		shared: list[Any] = []
+		url = durability.replace("postgres://", "postgresql://", 1)
 
 		def in_postgres(session_id: str) -> Session:
-			if not shared:
-				first = SQLAlchemySession(
-					session_id, durability.replace("postgres://", "postgresql://", 1)
-				)
-				shared.append(first.engine)
-				return first
-			return SQLAlchemySession(session_id, engine=shared[0])
+			return SQLAlchemySession(session_id, url)  # the sessions of a URL share its engine
 
 		return in_postgres
 
