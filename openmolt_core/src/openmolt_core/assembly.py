@@ -813,6 +813,7 @@ def _resolve_model(om: Host, shared: Shared, model: str | LLMProvider) -> Resolv
 				"create_agent: model must be 'provider:model' (e.g. 'openai:gpt-5-mini') or a provider object"
 			)
 		# A provider object (a test double, a custom class) is no plugin: no name to load.
+		_learn_provider_secrets(om, model)
 		name = getattr(model, "name", "custom")
 		return "", getattr(model, "model", name), lambda: model
 	known = shared.models.get(model)
@@ -828,6 +829,25 @@ def _resolve_model(om: Host, shared: Shared, model: str | LLMProvider) -> Resolv
 	resolved = (provider_name, model_name, lambda: om.provider(provider_name))
 	shared.models[model] = resolved
 	return resolved
+
+
+def _learn_provider_secrets(om: Host, provider: object) -> None:
+	"""Register the keys a provider object holds, as a provider made by name has its key registered.
+
+	Its ``secrets()`` (the built-in providers') is asked at every use; the attributes named like
+	secrets (``api_key``, ``token``, a ``SecretStr``, a ``headers`` mapping) are read now, those of
+	8 characters or more (a shorter value would mask ordinary text, as for the environment's).
+	"""
+	from openmolt_core._support.masking import settings_secrets
+
+	held = getattr(provider, "secrets", None)
+	if callable(held):
+		om.secrets.add_source(held)
+	attributes = getattr(provider, "__dict__", None)
+	if attributes:
+		found = [v for v in settings_secrets(attributes) if len(v.strip()) >= 8]
+		if found:
+			om.secrets.add(*found)
 
 
 def _slot(om: Host, shared: Shared, model: str | LLMProvider) -> ModelSlot:
