@@ -1228,8 +1228,8 @@ class Agent:
 		toolset = ctx.toolset or self._tool_set()
 		self._models.begin(self.model_config)  # each model's dialect is asked again, per run
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
-		for started in self._hooks.on_run_start:
-			stop = await started(ctx)
+		if self._hooks.on_run_start:
+			stop = await self._hooks.started(ctx)
 			if stop is not None:
 				return await self._end(ctx, RunEnd(stop.status, None, stop.reason))
 		watch: list[Alongside] = []  # checks that run alongside the first model call

@@ -1086,9 +1086,21 @@ class Hooks:
 			answer = await hook(run)
 			if isinstance(answer, Stop):
 				return answer, []
-			if answer is not None:
+			if isinstance(answer, Alongside):
 				checks.append(answer)
+			elif answer is not None:
+				raise _wrong(hook, answer, "Stop(reason), Alongside(check) or None")
 		return None, checks
+
+	async def started(self, run: Run) -> Stop | None:
+		"""Ask each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
+		for hook in self.on_run_start:
+			answer = await hook(run)
+			if answer is not None:
+				if not isinstance(answer, Stop):
+					raise _wrong(hook, answer, "Stop(reason) or None")
+				return answer
+		return None
 
 	async def decide_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, *, journaled: bool = True
@@ -1109,13 +1121,14 @@ class Hooks:
 		"""
 		by, decision = "", PROCEED
 		for hook in self.before_tool if journaled else self.before_tool_unjournaled:
-			name = type(hook.__self__).name  # type: ignore[attr-defined]
 			answer = await hook(run, call, tool)
 			if not isinstance(answer, (Proceed, Refuse, Park, Stop, Approve)):
-				raise TypeError(
-					f"capability {name!r}: before_tool returned {type(answer).__name__}; return "
-					"Proceed(), Refuse(reason), Park(message), Stop(reason) or Approve(rule)"
+				raise _wrong(
+					hook,
+					answer,
+					"Proceed(), Refuse(reason), Park(message), Stop(reason) or Approve(rule)",
 				)
+			name = _named(hook)
 			if not isinstance(answer, Proceed):
 				return name, answer
 			if answer.input is not None:
@@ -1146,8 +1159,10 @@ class Hooks:
 			answer = await hook(run, finish)
 			if isinstance(answer, Finish):
 				finish = answer
-			elif not isinstance(answer, Proceed):
+			elif isinstance(answer, Refuse | Stop):
 				return finish, answer
+			elif not isinstance(answer, Proceed):  # never taken for a yes: it may be a guard's no
+				raise _wrong(hook, answer, "Proceed(), a Finish, Refuse(reason) or Stop(reason)")
 		return finish, PROCEED
 
 	async def after(
@@ -1165,6 +1180,10 @@ class Hooks:
 			if isinstance(answer, Stop):
 				stopped = stopped or answer
 				answer = dict(answer.entry or {**_key(entry), "ok": False, "error": WITHHELD})
+			elif not isinstance(answer, dict):
+				raise _wrong(
+					hook, answer, "the entry (a dict: the one given, or a new one) or Stop"
+				)
 			entry = answer
 		return entry, stopped
 
@@ -1172,6 +1191,10 @@ class Hooks:
 		"""The tools callable at this step: ``handles`` through each `Capability.visible_tools`."""
 		for hook in self.visible_tools:
 			handles = hook(state, handles)
+			if type(handles) is not tuple:
+				if not isinstance(handles, Sequence) or isinstance(handles, str):
+					raise _wrong(hook, handles, "the handles it was given, or fewer, as a tuple")
+				handles = tuple(handles)
 		return handles
 
 	def hidden(self, state: RunState, handle: str) -> str | None:
@@ -1203,6 +1226,20 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = _wrapped(hook, run, send)
 		return send
+
+
+def _named(hook: Callable[..., Any]) -> str:
+	"""The name of the capability a resolved hook (a bound method) belongs to."""
+	name: str = getattr(type(getattr(hook, "__self__", None)), "name", "") or "?"
+	return name
+
+
+def _wrong(hook: Callable[..., Any], answer: object, expected: str) -> TypeError:
+	"""The error for a hook that answered what its contract does not allow, naming the fix."""
+	return TypeError(
+		f"capability {_named(hook)!r}: {getattr(hook, '__name__', 'a hook')} returned "
+		f"{type(answer).__name__}; return {expected}"
+	)
 
 
 WITHHELD = "result withheld: the run stopped"

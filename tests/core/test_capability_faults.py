@@ -1,0 +1,115 @@
+"""A capability that misbehaves: a hook that answers the wrong type or raises names itself and the
+fix, and the run ends with its state (it never crashes the loop, nor passes as a yes)."""
+
+import json
+import re
+from typing import Any, ClassVar
+
+import pytest
+
+from openmolt import Capability, OpenMolt, RunError
+from openmolt_core.commands import CallTool, Finish
+from openmolt_core.hooks import Run, ToolSpec
+from openmolt_core.result import RunState
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from tests.core.test_capabilities import Till
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+	return "asyncio"
+
+
+class Answers(Capability):
+	"""Each hook named in ``answers`` answers its value (or raises it, when an exception)."""
+
+	name: ClassVar[str] = "acme-guard"
+
+	def __init__(self, **answers: Any) -> None:
+		self.answers = answers
+
+	def _answer(self, hook: str, default: Any) -> Any:
+		value = self.answers.get(hook, default)
+		if isinstance(value, Exception):
+			raise value
+		return value
+
+	async def on_run_start(self, run: Run) -> Any:
+		return self._answer("on_run_start", None)
+
+	async def before_first_model(self, run: Run) -> Any:
+		return self._answer("before_first_model", None)
+
+	async def after_tool(self, run: Run, call: CallTool, tool: ToolSpec, entry: Any) -> Any:
+		return self._answer("after_tool", entry)
+
+	async def before_finish(self, run: Run, finish: Finish) -> Any:
+		from openmolt import Proceed
+
+		return self._answer("before_finish", Proceed())
+
+	def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> Any:
+		return self._answer("visible_tools", handles)
+
+
+async def run_with(cap: Capability) -> tuple[RunError, Till]:
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("paid")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[cap]
+	)
+	with pytest.raises(RunError) as caught:
+		await agent.run("pay")
+	return caught.value, till
+
+
+@pytest.mark.parametrize(
+	("hook", "answer", "fix"),
+	[
+		("before_finish", None, r"return Proceed\(\), a Finish, Refuse\(reason\) or Stop"),
+		("before_finish", {"status": "failure"}, r"return Proceed\(\), a Finish"),
+		("after_tool", None, r"return the entry \(a dict"),
+		("on_run_start", "stop", r"return Stop\(reason\) or None"),
+		("before_first_model", True, r"return Stop\(reason\), Alongside\(check\) or None"),
+	],
+)
+async def test_a_wrong_answer_names_the_capability_and_the_fix(
+	hook: str, answer: Any, fix: str
+) -> None:
+	"""A hook's answer outside its contract ends the run with the capability, hook and fix named."""
+	error, _ = await run_with(Answers(**{hook: answer}))
+	assert f"capability 'acme-guard': {hook} returned {type(answer).__name__}" in str(error)
+	assert re.search(fix, str(error))
+	saved = json.loads(json.dumps(error.result.state.to_dict()))  # the state survives
+	assert RunState.from_dict(saved).run_id == error.result.state.run_id
+
+
+async def test_a_finish_guard_that_answers_nothing_does_not_let_the_finish_through() -> None:
+	"""``before_finish`` returning None is a bug, not a yes: the run does not end in success."""
+	error, till = await run_with(Answers(before_finish=None))
+	assert error.result.status == "error" and error.result.output is None
+	assert till.ran == [{"amount": 5}]  # the call before it ran; its result is in the state
+
+
+async def test_visible_tools_must_answer_handles() -> None:
+	"""A ``visible_tools`` answering None is refused with its fix; a list is taken as a tuple."""
+	om = OpenMolt(entry_points=False)
+	till = Till()
+	bad = om.create_agent(
+		name="A",
+		model=ScriptedModel([]),
+		tools=till.tools,
+		capabilities=[Answers(visible_tools=None)],
+	)
+	with pytest.raises(TypeError, match="capability 'acme-guard': visible_tools returned NoneType"):
+		await bad.run("pay")
+	model = ScriptedModel([call_tool("local.pay", amount=1), finish("paid")])
+	listed = om.create_agent(
+		name="B",
+		model=model,
+		tools=till.tools,
+		capabilities=[Answers(visible_tools=["local.pay"])],
+	)
+	assert (await listed.run("pay")).status == "success"
