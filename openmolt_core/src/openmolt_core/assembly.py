@@ -1002,13 +1002,22 @@ def _capabilities(
 
 
 def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capability]:
-	"""One agent's capabilities: objects as given, names built by their plugin's factory."""
+	"""One agent's capabilities: objects as given, names built by their plugin's factory.
+
+	The secrets among a factory's options (an ``api_key``, a ``token``, a header's value: by
+	their names, as a provider's settings) join the instance's secrets first, so they are masked
+	wherever the capability's tools, events or errors would show them.
+	"""
 	out: list[Capability] = []
 	for entry in entries:
 		if isinstance(entry, Capability):
 			out.append(entry)
 			continue
 		name, options = (entry, {}) if isinstance(entry, str) else _capability_spec(entry)
+		if options:
+			from openmolt_core._support.masking import settings_secrets
+
+			om.secrets.add(*settings_secrets(options))
 		factory = om.plugins.capability(name)
 		try:
 			built = factory(**options)

@@ -1,0 +1,93 @@
+"""A third-party capability at the seams: what it is built with, the names it may take."""
+
+import json
+import logging
+import types
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import pytest
+
+from openmolt import Capability, OpenMolt
+from openmolt_core import hookimpl
+from openmolt_core.hooks import AgentInfo
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+KEY = "sk-live-7Hq2PzX9wLmN4vB"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+	return "asyncio"
+
+
+class Search(Capability):
+	"""A web search that a plugin ships: its API key comes in its options."""
+
+	name: ClassVar[str] = "acme-search"
+
+	def __init__(self, api_key: str, region: str = "eu-west") -> None:
+		self.api_key = api_key
+		self.region = region
+
+	def tools(self, agent: AgentInfo) -> Sequence[Callable[..., Any]]:
+		key = self.api_key
+
+		def query(q: str) -> str:
+			"""Search the web.
+
+			Args:
+				q: The query.
+			"""
+			raise RuntimeError(f"GET /search?q={q}&key={key}: 401")
+
+		def echo(q: str) -> str:
+			"""What the search service was sent.
+
+			Args:
+				q: The query.
+			"""
+			return f"sent {q!r} with key={key}"
+
+		return [query, echo]
+
+
+def plugin() -> types.ModuleType:
+	module = types.ModuleType("acme_search")
+
+	@hookimpl
+	def register_capabilities(register: Any) -> None:
+		register(Search, name="acme-search")
+
+	module.register_capabilities = register_capabilities  # type: ignore[attr-defined]
+	return module
+
+
+async def test_the_secrets_in_a_capabilitys_options_are_masked_everywhere(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""A key given in a registered capability's options never reaches the model, state or events."""
+	model = ScriptedModel(
+		[
+			[call_tool("acme-search.query", q="x"), call_tool("acme-search.echo", q="y")],
+			finish("ok"),
+		]
+	)
+	om = OpenMolt(plugins=[plugin()], entry_points=False)
+	agent = om.create_agent(
+		name="A",
+		model=model,
+		capabilities=[{"name": "acme-search", "options": {"api_key": KEY, "region": "eu-west"}}],
+	)
+	events: list[Any] = []
+	agent.on("tool:response", events.append)
+	with caplog.at_level(logging.DEBUG):
+		result = await agent.run("search")
+	seen = model.requests[1].messages[-1].content
+	assert "[redacted]" in seen and KEY not in seen
+	assert "eu-west" not in om.secrets  # what is not named like a secret stays readable
+	assert KEY not in json.dumps(result.state.to_dict())
+	assert events and all(KEY not in repr(e) for e in events)
+	assert all(KEY not in r.getMessage() for r in caplog.records)
