@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from openmolt import Capability, OpenMolt, RunError
+from openmolt import Capability, OpenMolt, PluginError, RunError, ToolError
 from openmolt_core.commands import CallTool, Finish
 from openmolt_core.hooks import Run, ToolSpec
 from openmolt_core.result import RunState
@@ -113,3 +113,75 @@ async def test_visible_tools_must_answer_handles() -> None:
 		capabilities=[Answers(visible_tools=["local.pay"])],
 	)
 	assert (await listed.run("pay")).status == "success"
+
+
+class Raises(Capability):
+	"""Raises ``error`` from the hook named ``hook``; the others do nothing."""
+
+	name: ClassVar[str] = "acme-audit"
+
+	def __init__(self, hook: str, error: Exception) -> None:
+		self.hook = hook
+		self.error = error
+
+	def _maybe(self, hook: str) -> None:
+		if hook == self.hook:
+			raise self.error
+
+	async def on_run_start(self, run: Run) -> None:
+		self._maybe("on_run_start")
+
+	async def before_model(self, run: Run) -> None:
+		self._maybe("before_model")
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		from openmolt import Proceed
+
+		self._maybe("before_tool")
+		return Proceed()
+
+	async def after_tool(self, run: Run, call: CallTool, tool: ToolSpec, entry: Any) -> Any:
+		self._maybe("after_tool")
+		return entry
+
+	def tool_done(self, run: Run, call: CallTool, index: int, entry: Any) -> None:
+		self._maybe("tool_done")
+
+	async def before_finish(self, run: Run, finish: Finish) -> Any:
+		from openmolt import Proceed
+
+		self._maybe("before_finish")
+		return Proceed()
+
+	async def on_run_end(self, run: Run, result: Any) -> None:
+		self._maybe("on_run_end")
+
+
+@pytest.mark.parametrize(
+	"hook",
+	[
+		"on_run_start",
+		"before_model",
+		"before_tool",
+		"after_tool",
+		"tool_done",
+		"before_finish",
+		"on_run_end",
+	],
+)
+async def test_a_hook_that_raises_names_its_capability_and_keeps_the_state(hook: str) -> None:
+	"""A bug in a hook ends the run with a RunError naming the capability; the cause is kept."""
+	bug = KeyError("amount")
+	error, _ = await run_with(Raises(hook, bug))
+	message = str(error)
+	assert f"capabilities:acme-audit: its {hook} hook raised KeyError: 'amount'" in message
+	assert "fix the capability 'acme-audit'" in message
+	assert isinstance(error.__cause__, PluginError) and error.__cause__.__cause__ is bug
+	assert error.result.state.to_dict()["run_id"] == error.result.state.run_id
+
+
+async def test_an_openmolt_error_a_hook_raises_passes_as_it_is() -> None:
+	"""A capability's own OpenMoltError is its word: it is not wrapped."""
+	own = ToolError("the audit service refused the call", tool="local.pay")
+	error, _ = await run_with(Raises("before_tool", own))
+	assert error.__cause__ is own and "PluginError" not in str(error)

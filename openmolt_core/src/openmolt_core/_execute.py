@@ -756,8 +756,8 @@ async def _gate(
 
 def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:
 	# Outside the journaled step: a replay loads the same tools, notes the same results.
-	for done_hook in ctx.hooks.tool_done:
-		done_hook(ctx, call, index, result)
+	if ctx.hooks.tool_done:
+		ctx.hooks.done(ctx, call, index, result)
 
 
 async def _capabilities_rule(

@@ -1252,8 +1252,8 @@ class Agent:
 			end = self._budget_end(state, port, deadline, ctx.link)
 			if end is not None:
 				return await self._end(ctx, end)
-			for before in self._hooks.before_model:
-				await before(ctx)
+			if self._hooks.before_model:
+				await self._hooks.before(ctx)
 			last = self._last_call(state, ctx.link)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
@@ -1725,8 +1725,8 @@ class Agent:
 
 	async def _end(self, ctx: RunContext, end: RunEnd) -> RunResult:
 		result = self._result(ctx.state, end)
-		for ended in self._hooks.on_run_end:
-			await ended(ctx, result)
+		if self._hooks.on_run_end:
+			await self._hooks.ended(ctx, result)
 		if ctx.wants("finish"):
 			await ctx.emit(FinishEvent(agent=self.name, step=ctx.state.steps, result=result))
 		return result

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from openmolt_core._support import lazy_exports
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -905,7 +905,10 @@ def _first_step(
 ) -> str | None:
 	"""The first step name the hooks answer for a call, or None."""
 	for hook in hooks:
-		step = hook(run, call, tool)
+		try:
+			step = hook(run, call, tool)
+		except Exception as exc:
+			raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 		if step is not None:
 			return step
 	return None
@@ -1083,7 +1086,10 @@ class Hooks:
 		"""
 		checks: list[Alongside] = []
 		for hook in self.before_first_model:
-			answer = await hook(run)
+			try:
+				answer = await hook(run)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if isinstance(answer, Stop):
 				return answer, []
 			if isinstance(answer, Alongside):
@@ -1095,12 +1101,39 @@ class Hooks:
 	async def started(self, run: Run) -> Stop | None:
 		"""Ask each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
 		for hook in self.on_run_start:
-			answer = await hook(run)
+			try:
+				answer = await hook(run)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if answer is not None:
 				if not isinstance(answer, Stop):
 					raise _wrong(hook, answer, "Stop(reason) or None")
 				return answer
 		return None
+
+	async def before(self, run: Run) -> None:
+		"""Ask each `Capability.before_model` in order."""
+		for hook in self.before_model:
+			try:
+				await hook(run)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+
+	async def ended(self, run: Run, result: RunResult) -> None:
+		"""Tell each `Capability.on_run_end` in order."""
+		for hook in self.on_run_end:
+			try:
+				await hook(run, result)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+
+	def done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
+		"""Tell each `Capability.tool_done` in order."""
+		for hook in self.tool_done:
+			try:
+				hook(run, call, index, entry)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 	async def decide_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, *, journaled: bool = True
@@ -1121,7 +1154,10 @@ class Hooks:
 		"""
 		by, decision = "", PROCEED
 		for hook in self.before_tool if journaled else self.before_tool_unjournaled:
-			answer = await hook(run, call, tool)
+			try:
+				answer = await hook(run, call, tool)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if not isinstance(answer, (Proceed, Refuse, Park, Stop, Approve)):
 				raise _wrong(
 					hook,
@@ -1156,7 +1192,10 @@ class Hooks:
 		from openmolt_core.commands import Finish
 
 		for hook in self.before_finish:
-			answer = await hook(run, finish)
+			try:
+				answer = await hook(run, finish)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if isinstance(answer, Finish):
 				finish = answer
 			elif isinstance(answer, Refuse | Stop):
@@ -1176,7 +1215,10 @@ class Hooks:
 		"""
 		stopped = None
 		for hook in self.after_tool:
-			answer = await hook(run, call, tool, entry)
+			try:
+				answer = await hook(run, call, tool, entry)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if isinstance(answer, Stop):
 				stopped = stopped or answer
 				answer = dict(answer.entry or {**_key(entry), "ok": False, "error": WITHHELD})
@@ -1190,7 +1232,10 @@ class Hooks:
 	def visible(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
 		"""The tools callable at this step: ``handles`` through each `Capability.visible_tools`."""
 		for hook in self.visible_tools:
-			handles = hook(state, handles)
+			try:
+				handles = hook(state, handles)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if type(handles) is not tuple:
 				if not isinstance(handles, Sequence) or isinstance(handles, str):
 					raise _wrong(hook, handles, "the handles it was given, or fewer, as a tuple")
@@ -1200,7 +1245,10 @@ class Hooks:
 	def hidden(self, state: RunState, handle: str) -> str | None:
 		"""Why a call to a hidden tool is refused: the first `Capability.why_hidden` answer."""
 		for hook in self.why_hidden:
-			reason = hook(state, handle)
+			try:
+				reason = hook(state, handle)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if reason is not None:
 				return reason
 		return None
@@ -1208,13 +1256,19 @@ class Hooks:
 	async def replaced(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""A result through each capability's `Capability.replace_result`, in order."""
 		for hook in self.replace_result:
-			value = await hook(run, call, tool, value)
+			try:
+				value = await hook(run, call, tool, value)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 		return value
 
 	def sender(self, run: Run) -> ModelSend | None:
 		"""How this step sends its model calls: the first `Capability.send_model` answer, or None."""
 		for hook in self.send_model:
-			send = hook(run)
+			try:
+				send = hook(run)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if send is not None:
 				return send
 		return None
@@ -1232,6 +1286,30 @@ def _named(hook: Callable[..., Any]) -> str:
 	"""The name of the capability a resolved hook (a bound method) belongs to."""
 	name: str = getattr(type(getattr(hook, "__self__", None)), "name", "") or "?"
 	return name
+
+
+def _failed(hook: Callable[..., Any], exc: Exception) -> Exception:
+	"""What a capability's hook raised, as the error that ends the run (`Hooks` raises it).
+
+	An `openmolt_core.errors.OpenMoltError` is the capability's own word and passes as it is;
+	anything else (a bug) becomes a `PluginError` naming the capability and the hook, with the
+	original as its cause.
+
+	Args:
+		hook: The hook (a bound method of the capability).
+		exc: What it raised.
+	"""
+	if isinstance(exc, OpenMoltError):
+		return exc
+	name = _named(hook)
+	error = PluginError(
+		f"its {getattr(hook, '__name__', 'hook')} hook raised {type(exc).__name__}: {exc}; "
+		f"fix the capability {name!r} (or what it calls), or leave it out of the agent's "
+		"capabilities",
+		plugin=f"capabilities:{name}",
+	)
+	error.__cause__ = exc
+	return error
 
 
 def _wrong(hook: Callable[..., Any], answer: object, expected: str) -> TypeError:
