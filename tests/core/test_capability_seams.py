@@ -8,8 +8,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from openmolt import Capability, OpenMolt
+from openmolt import Capability, ConfigurationError, OpenMolt
 from openmolt_core import hookimpl
+from openmolt_core.assembly import BUILT_IN_CAPABILITIES
 from openmolt_core.hooks import AgentInfo
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
@@ -91,3 +92,42 @@ async def test_the_secrets_in_a_capabilitys_options_are_masked_everywhere(
 	assert KEY not in json.dumps(result.state.to_dict())
 	assert events and all(KEY not in repr(e) for e in events)
 	assert all(KEY not in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("name", ["skills", "compaction", "safety", "accounts", "tool-search"])
+def test_a_capability_may_not_take_the_name_of_a_built_in_one(name: str) -> None:
+	"""Given or registered, a capability named like one of OpenMolt's own is refused, with the fix."""
+	mine = type("Mine", (Capability,), {"name": name})
+	om = OpenMolt(entry_points=False)
+	message = (
+		rf"Mine is named '{name}', the name of one of OpenMolt's own capabilities.*another name"
+	)
+	with pytest.raises(ConfigurationError, match=message):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[mine()])
+	module = types.ModuleType("acme_mine")
+	module.register_capabilities = hookimpl(lambda register: register(mine, name="acme-mine"))  # type: ignore[attr-defined]
+	om = OpenMolt(plugins=[module], entry_points=False)
+	with pytest.raises(ConfigurationError, match=message):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=["acme-mine"])
+
+
+def test_the_built_in_names_are_those_of_the_built_in_capabilities() -> None:
+	"""Every capability class of openmolt_core is named in BUILT_IN_CAPABILITIES, and no other."""
+	import importlib
+	import pkgutil
+
+	import openmolt_core.capabilities as package
+
+	for info in pkgutil.iter_modules(package.__path__):
+		importlib.import_module(f"{package.__name__}.{info.name}")
+
+	def subclasses(cls: type) -> set[type]:
+		found = set(cls.__subclasses__())
+		return found.union(*(subclasses(c) for c in found))
+
+	names = {
+		c.name
+		for c in subclasses(Capability)
+		if c.__module__.startswith("openmolt_core.") and c.name
+	}
+	assert names == BUILT_IN_CAPABILITIES

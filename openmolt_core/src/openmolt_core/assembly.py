@@ -80,6 +80,7 @@ if TYPE_CHECKING:
 	from openmolt_core.toolsearch import ToolLoading, ToolSearch
 
 __all__ = [
+	"BUILT_IN_CAPABILITIES",
 	"AgentFiles",
 	"AgentOptions",
 	"Facade",
@@ -1032,7 +1033,34 @@ def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capab
 				"not a Capability; report it to the plugin's authors"
 			)
 		out.append(built)
+	for cap in out:
+		name = type(cap).name
+		if name in BUILT_IN_CAPABILITIES and not type(cap).__module__.startswith("openmolt_core."):
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__} is named {name!r}, the name of one of "
+				"OpenMolt's own capabilities (it keys that feature's state, journal steps and "
+				"events, and the agent finds the feature by it); give yours another name"
+			)
 	return out
+
+
+BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
+	{
+		"accounts",
+		"approval-gate",
+		"approvals",
+		"compaction",
+		"credential-check",
+		"offload",
+		"reply-stream",
+		"run-observers",
+		"safety",
+		"skills",
+		"tool-search",
+		"tool-sources",
+	}
+)
+"""The names of OpenMolt's own capabilities, which no other capability may take."""
 
 
 def _check_capability_names(
