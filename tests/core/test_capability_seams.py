@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from openmolt import Capability, ConfigurationError, OpenMolt
+from openmolt import Capability, ConfigurationError, OpenMolt, Stop
 from openmolt_core import hookimpl
 from openmolt_core.assembly import BUILT_IN_CAPABILITIES
-from openmolt_core.hooks import AgentInfo
+from openmolt_core.hooks import AgentInfo, Alongside, Run
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
 pytestmark = pytest.mark.anyio
@@ -131,3 +131,42 @@ def test_the_built_in_names_are_those_of_the_built_in_capabilities() -> None:
 		if c.__module__.startswith("openmolt_core.") and c.name
 	}
 	assert names == BUILT_IN_CAPABILITIES
+
+
+class Stops(Capability):
+	"""Stops the run from ``hook``, saying the key it was given (as a careless message would)."""
+
+	name: ClassVar[str] = "acme-stops"
+
+	def __init__(self, hook: str) -> None:
+		self.hook = hook
+
+	async def on_run_start(self, run: Run) -> Stop | None:
+		return Stop(f"the key {KEY} is revoked") if self.hook == "on_run_start" else None
+
+	async def before_first_model(self, run: Run) -> Stop | Alongside | None:
+		if self.hook == "before_first_model":
+			return Stop(f"the key {KEY} is revoked")
+		if self.hook == "alongside":
+
+			async def check() -> Stop:
+				return Stop(f"the key {KEY} is revoked")
+
+			return Alongside(check)
+		return None
+
+
+@pytest.mark.parametrize("hook", ["on_run_start", "before_first_model", "alongside"])
+async def test_a_stop_before_the_first_model_call_is_masked(hook: str) -> None:
+	"""A Stop's reason from the run's first hooks is masked in the result and the finish event."""
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(KEY)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([finish("ok")]), capabilities=[Stops(hook)]
+	)
+	events: list[Any] = []
+	agent.on("finish", events.append)
+	result = await agent.run("go")
+	assert result.status == "guardrail_tripped"
+	assert result.error == "the key [redacted] is revoked"
+	assert KEY not in repr(events[0].result.to_dict())

@@ -1231,7 +1231,7 @@ class Agent:
 		if self._hooks.on_run_start:
 			stop = await self._hooks.started(ctx)
 			if stop is not None:
-				return await self._end(ctx, RunEnd(stop.status, None, stop.reason))
+				return await self._end(ctx, RunEnd(stop.status, None, self._redactor(stop.reason)))
 		watch: list[Alongside] = []  # checks that run alongside the first model call
 		first = self._hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
@@ -1239,7 +1239,7 @@ class Agent:
 			with _budget(port, deadline) as scope:  # sync checks too
 				stop, watch = await self._hooks.first_model(ctx)
 				if stop is not None:
-					end = RunEnd(stop.status, None, stop.reason)
+					end = RunEnd(stop.status, None, self._redactor(stop.reason))
 			if scope.cancelled_caught:
 				end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 			if end is not None:
@@ -1267,7 +1267,9 @@ class Agent:
 					)
 				watch = []
 				if stop is not None:
-					return await self._end(ctx, RunEnd(stop.status, None, stop.reason))
+					return await self._end(
+						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
+					)
 			else:
 				called = await self._call_model(ctx, key, envelope, deadline)
 			if called is None:
