@@ -4,6 +4,7 @@ import json
 import logging
 import types
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import pytest
@@ -11,7 +12,9 @@ import pytest
 from openmolt import Capability, ConfigurationError, OpenMolt, Stop
 from openmolt_core import hookimpl
 from openmolt_core.assembly import BUILT_IN_CAPABILITIES
+from openmolt_core.events import Event
 from openmolt_core.hooks import AgentInfo, Alongside, Run
+from openmolt_core.observe import ObservedRun, RunObserver
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
 pytestmark = pytest.mark.anyio
@@ -170,3 +173,59 @@ async def test_a_stop_before_the_first_model_call_is_masked(hook: str) -> None:
 	assert result.status == "guardrail_tripped"
 	assert result.error == "the key [redacted] is revoked"
 	assert KEY not in repr(events[0].result.to_dict())
+
+
+@dataclass(slots=True, kw_only=True)
+class Called(Event):
+	"""What a capability reports of a call it saw."""
+
+	name: str = "acme:called"
+	url: str = ""
+	headers: dict[str, str] = field(default_factory=dict)
+	tags: tuple[str, ...] = ()
+
+
+class Reports(Capability):
+	"""Reports each step with what it holds (its key among it), as a careless plugin might."""
+
+	name: ClassVar[str] = "acme-reports"
+	events: ClassVar[dict[str, type[Event]]] = {"acme:called": Called}
+
+	async def before_model(self, run: Run) -> None:
+		if not run.wants("acme:called"):
+			run.skip_event()
+			return
+		await run.emit(
+			Called(
+				agent=run.agent,
+				step=run.step,
+				url=f"https://api.acme.example/?key={KEY}",
+				headers={"authorization": f"Bearer {KEY}"},
+				tags=("ok", KEY),
+			)
+		)
+
+
+class Hears(RunObserver):
+	def __init__(self) -> None:
+		self.events: list[Event] = []
+
+	async def event(self, run: ObservedRun, event: Event) -> None:
+		self.events.append(event)
+
+
+async def test_a_capabilitys_events_are_masked_for_handlers_and_observers() -> None:
+	"""What a third party's event carries is masked before any handler or observer sees it."""
+	hears = Hears()
+	om = OpenMolt(entry_points=False, observers=[hears])
+	om.secrets.add(KEY)
+	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]), capabilities=[Reports()])
+	handled: list[Called] = []
+	agent.on("acme:called", handled.append)
+	await agent.run("go")
+	heard = [e for e in hears.events if e.name == "acme:called"]
+	assert handled and heard == handled
+	event = handled[0]
+	assert event.url == "https://api.acme.example/?key=[redacted]"
+	assert event.headers == {"authorization": "Bearer [redacted]"}
+	assert event.tags == ("ok", "[redacted]") and event.seq == 1

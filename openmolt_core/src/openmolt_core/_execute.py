@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 
 import anyio
@@ -283,6 +283,8 @@ class RunContext:
 			seq = self.state.seq
 		event.run_id = self.state.run_id
 		event.seq = seq
+		if not type(event).__module__.startswith(_OWN) and self.redact:
+			_mask_event(event, self.redact)  # a third party's: built from anything it holds
 		if self.port.replaying:  # delivered before the crash (openmolt_core.durability)
 			event.replayed = True
 			if not self.port.deliver_replayed:
@@ -521,6 +523,24 @@ async def _finish_ruled(
 		record.end = RunEnd(decision.status, None, reason)
 		return None
 	return done
+
+
+_OWN = "openmolt_core."  # the loop's and the built-in capabilities' events: built masked
+_EVENT_FIELDS = frozenset({"agent", "step", "name", "run_id", "seq", "parent_run_id", "replayed"})
+
+
+def _mask_event(event: Event, redact: Redactor) -> None:
+	"""Mask the secrets in what an event of a capability from elsewhere carries (in place).
+
+	Its handlers, observers, the run store and the viewer then see what the model would.
+	"""
+	for f in fields(event):  # events are dataclasses
+		if f.name in _EVENT_FIELDS:
+			continue
+		value = getattr(event, f.name)
+		if isinstance(value, str | dict | list | tuple):
+			masked = redact.deep(value)
+			object.__setattr__(event, f.name, tuple(masked) if isinstance(value, tuple) else masked)
 
 
 _TOOL_EVENTS = 3  # tool:call, tool:response, error
