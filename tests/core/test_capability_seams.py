@@ -229,3 +229,50 @@ async def test_a_capabilitys_events_are_masked_for_handlers_and_observers() -> N
 	assert event.url == "https://api.acme.example/?key=[redacted]"
 	assert event.headers == {"authorization": "Bearer [redacted]"}
 	assert event.tags == ("ok", "[redacted]") and event.seq == 1
+
+
+class Counts(Capability):
+	"""Keeps a counter as its whole state (not a dict), and parks the first call of a run."""
+
+	name: ClassVar[str] = "acme-counts"
+
+	async def before_tool(self, run: Run, call: Any, tool: Any) -> Any:
+		from openmolt import Park, Proceed
+
+		ext = run.state.ext
+		if self.name not in ext:
+			ext[self.name] = 0
+			return Park("count me in")
+		return Proceed()
+
+	async def resume(self, run: Run, parked: Any, given: Any) -> None:
+		assert run.state.ext[self.name] == 0  # what was saved came back
+		run.state.ext[self.name] = given
+
+
+@pytest.mark.parametrize("value", [0, False, "", []])
+def test_a_capabilitys_falsy_state_round_trips(value: Any) -> None:
+	"""A value a capability set under ext is saved as it is, falsy or not; an empty dict is not."""
+	from openmolt import RunState
+
+	state = RunState(messages=[], ext={"acme": value, "quiet": {}})
+	saved = json.loads(json.dumps(state.to_dict()))
+	assert saved["ext"] == {"acme": value}
+	assert RunState.from_dict(saved).ext == {"acme": value}
+
+
+async def test_a_capabilitys_scalar_state_survives_a_park_and_resume() -> None:
+	"""A counter kept under ext (0 when parked) comes back with the saved state."""
+
+	def ping() -> str:
+		"""Ping."""
+		return "pong"
+
+	model = ScriptedModel([call_tool("local.ping"), finish("done")])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=model, tools=[ping], capabilities=[Counts()])
+	parked = await agent.run("go")
+	assert parked.status == "approval_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	done = await agent.resume(saved, given=1)
+	assert done.status == "success" and done.state.ext["acme-counts"] == 1

@@ -149,7 +149,9 @@ class RunState:
 			"audit": list(self.audit),
 			**({"user": self.user} if self.user is not None else {}),
 		}
-		ext = {k: v for k, v in self.ext.items() if v}
+		# a capability that kept nothing (`Capability.state` made its dict) saves nothing; a
+		# value it set, 0, False, "" and [] included, is saved as it is
+		ext = {k: v for k, v in self.ext.items() if v is not None and v != {}}
 		if ext:
 			data["ext"] = ext
 		return data
