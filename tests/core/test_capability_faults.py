@@ -185,3 +185,21 @@ async def test_an_openmolt_error_a_hook_raises_passes_as_it_is() -> None:
 	own = ToolError("the audit service refused the call", tool="local.pay")
 	error, _ = await run_with(Raises("before_tool", own))
 	assert error.__cause__ is own and "PluginError" not in str(error)
+
+
+class NamedHere(Capability):
+	"""Sets its name in ``__init__``, as a plugin author might."""
+
+	def __init__(self, name: str) -> None:
+		self.name = name  # type: ignore[misc]  # the mistake under test
+
+
+def test_a_name_set_on_the_instance_is_refused_with_the_fix() -> None:
+	"""The loop reads the class's name: a name set on the instance is refused, saying where."""
+	from openmolt import ConfigurationError
+
+	om = OpenMolt(entry_points=False)
+	with pytest.raises(ConfigurationError, match=r"NamedHere sets its name on the instance"):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[NamedHere("acme")])
+	with pytest.raises(ConfigurationError, match=r"set it on the class instead \(name = 'acme'\)"):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[NamedHere("acme")])

@@ -989,6 +989,12 @@ class Hooks:
 				"openmolt.Capability (or name a registered capability)"
 			)
 		name = type(cap).name
+		if cap.name != name:  # the state, the hooks and the tools' prefix would disagree
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__} sets its name on the instance "
+				f"({cap.name!r}); set it on the class instead (name = {cap.name!r}), where the "
+				"loop reads it"
+			)
 		if not isinstance(name, str) or not _NAME.fullmatch(name):
 			raise ConfigurationError(
 				f"capabilities: {type(cap).__name__}.name must be a name of letters, digits, "
