@@ -3,12 +3,14 @@ fix, and the run ends with its state (it never crashes the loop, nor passes as a
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
 
 from openmolt import Capability, OpenMolt, PluginError, RunError, ToolError
 from openmolt_core.commands import CallTool, Finish
+from openmolt_core.events import Event
 from openmolt_core.hooks import Run, ToolSpec
 from openmolt_core.result import RunState
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -203,3 +205,27 @@ def test_a_name_set_on_the_instance_is_refused_with_the_fix() -> None:
 		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[NamedHere("acme")])
 	with pytest.raises(ConfigurationError, match=r"set it on the class instead \(name = 'acme'\)"):
 		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[NamedHere("acme")])
+
+
+@dataclass(slots=True, kw_only=True)
+class Finished(Event):
+	name: str = "finish"
+
+
+def test_an_event_name_is_the_loops_or_one_capabilitys() -> None:
+	"""A capability may not register the loop's event names, nor another capability's."""
+	from openmolt import ConfigurationError
+	from openmolt_core.hooks import Hooks
+
+	finishes = type("Finishes", (Capability,), {"name": "acme-fin", "events": {"finish": Finished}})
+	with pytest.raises(
+		ConfigurationError, match=r"'finish', which the loop already emits.*'acme-fin:finish'"
+	):
+		Hooks([finishes()])
+	first = type("First", (Capability,), {"name": "acme-a", "events": {"acme:done": Finished}})
+	second = type("Second", (Capability,), {"name": "acme-b", "events": {"acme:done": Finished}})
+	with pytest.raises(ConfigurationError, match=r"'acme:done', which capability 'acme-a' already"):
+		OpenMolt(entry_points=False).create_agent(
+			name="A", model=ScriptedModel([]), capabilities=[first(), second()]
+		)
+	assert Hooks([first()]).event_names() == {"acme:done"}

@@ -1005,6 +1005,8 @@ class Hooks:
 				f"capabilities: two capabilities are named {name!r}; a name is unique per "
 				"agent (it keys the run's state and journal)"
 			)
+		if type(cap).events:
+			self._check_events(cap)
 		kind = type(cap).parks
 		if kind:
 			if kind in _KERNEL_KINDS or kind in self.by_kind:
@@ -1030,6 +1032,28 @@ class Hooks:
 				self.after_tool = (method, *self.after_tool)
 			else:
 				setattr(self, hook, (*getattr(self, hook), method))
+
+	def _check_events(self, cap: Capability) -> None:
+		# A registered name is what handlers, observers, the run store and the viewer go by.
+		from openmolt_core.events import EVENT_NAMES
+
+		taken = self.event_names()
+		for event in type(cap).events:
+			if not isinstance(event, str) or not event:
+				raise ConfigurationError(
+					f"capabilities: {type(cap).__name__}.events must map event names to event "
+					f"classes (got the key {event!r})"
+				)
+			by = "the loop" if event in EVENT_NAMES else None
+			if event in taken:
+				other = next(c for c in self.capabilities if event in type(c).events)
+				by = f"capability {type(other).name!r}"
+			if by is not None:
+				raise ConfigurationError(
+					f"capabilities: {type(cap).__name__} registers the event {event!r}, which "
+					f"{by} already emits; name yours after the capability "
+					f"('{type(cap).name}:{event.rpartition(':')[2]}')"
+				)
 
 	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
