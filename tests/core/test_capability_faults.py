@@ -229,3 +229,45 @@ def test_an_event_name_is_the_loops_or_one_capabilitys() -> None:
 			name="A", model=ScriptedModel([]), capabilities=[first(), second()]
 		)
 	assert Hooks([first()]).event_names() == {"acme:done"}
+
+
+def _builder(hook: str, answer: Any) -> Capability:
+	"""A capability whose building hook ``hook`` answers ``answer`` (or raises it)."""
+
+	def method(self: Any, *args: Any) -> Any:
+		if isinstance(answer, Exception):
+			raise answer
+		return answer
+
+	method.__name__ = hook
+	return type("Builds", (Capability,), {"name": "acme-build", hook: method})()
+
+
+@pytest.mark.parametrize(
+	("hook", "answer", "error", "message"),
+	[
+		("tools", None, TypeError, r"'acme-build': tools returned NoneType; return a list"),
+		("tools", [42], "ConfigurationError", r"'acme-build': its tools hook returned what is not"),
+		("tools", ValueError("x"), PluginError, r"acme-build: its tools hook raised ValueError"),
+		("first_turn", ["x"], TypeError, r"first_turn returned list; return a dict of JSON"),
+		("first_turn", KeyError("k"), PluginError, r"its first_turn hook raised KeyError"),
+		("builtin_tools", None, TypeError, r"builtin_tools returned NoneType; return a list"),
+		("describe_tools", RuntimeError("r"), PluginError, r"its describe_tools hook raised"),
+		("fingerprint", {"tools": []}, "ConfigurationError", r"entries \['tools'\] are the agent"),
+		("fingerprint", "v1", TypeError, r"fingerprint returned str; return a dict"),
+	],
+)
+async def test_a_building_hook_that_fails_names_the_capability(
+	hook: str, answer: Any, error: Any, message: str
+) -> None:
+	"""A building hook's bug or wrong answer is refused, when the agent is built or first runs."""
+	from openmolt import ConfigurationError
+
+	if error == "ConfigurationError":
+		error = ConfigurationError
+	with pytest.raises(error, match=message):
+		agent = OpenMolt(entry_points=False).create_agent(
+			name="A", model=ScriptedModel([finish("ok")]), capabilities=[_builder(hook, answer)]
+		)
+		agent.fingerprint()
+		await agent.run("go")

@@ -72,6 +72,7 @@ from openmolt_core.hooks import (
 	Hooks,
 	alongside,
 	builds,
+	built,
 	drive_wrapped,
 )
 from openmolt_core.llm import (
@@ -691,7 +692,8 @@ class Agent:
 		info = AgentInfo(self.name, tuple(t.handle for t in records), self.models[0], records)
 		fields: dict[str, Any] = {}
 		for cap in sorted(self._hooks.capabilities, key=lambda c: not type(c).first_turn_lead):
-			fields.update(cap.first_turn(info))
+			if builds(cap, "first_turn"):
+				fields.update(built(cap, "first_turn", info))
 		return f",{dumps(fields)[1:-1]}" if fields else ""
 
 	def first_message(
@@ -747,7 +749,13 @@ class Agent:
 			body["capabilities"] = named
 		for cap in self._hooks.capabilities:
 			if builds(cap, "fingerprint"):
-				body.update(cap.fingerprint())
+				entries = built(cap, "fingerprint")
+				if own := sorted(body.keys() & entries.keys()):
+					raise ConfigurationError(
+						f"capability {cap.name!r}: its fingerprint entries {own} are the agent's "
+						"own; name them after the capability"
+					)
+				body.update(entries)
 		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
 		return hashlib.sha256(text.encode()).hexdigest()
 

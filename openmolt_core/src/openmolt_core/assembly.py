@@ -37,7 +37,7 @@ from openmolt_core.capabilities import (
 from openmolt_core.capabilities.safety import Safety
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.functiontools import as_tools
-from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds
+from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds, built
 from openmolt_core.llm import (
 	DEFAULT_COMPACTION,
 	DEFAULT_MODEL_CONFIG,
@@ -992,12 +992,17 @@ def _capabilities(
 			continue
 		callable_now = tuple(t.handle for t in bound if t.allowed)
 		model_id = model if isinstance(model, str) else type(model).__name__
-		extra = cap.tools(AgentInfo(options.name, callable_now, model_id))
+		extra = built(cap, "tools", AgentInfo(options.name, callable_now, model_id))
 		if extra:
+			try:
+				made = as_tools(extra)
+			except ConfigurationError as exc:
+				raise ConfigurationError(
+					f"capability {cap.name!r}: its tools hook returned what is not a tool: "
+					+ str(exc).removeprefix("create_agent: ")
+				) from exc
 			bound.extend(
-				bind_tools(
-					as_tools(extra), agent=options.name, http=om.http, files=files, prefix=cap.name
-				)
+				bind_tools(made, agent=options.name, http=om.http, files=files, prefix=cap.name)
 			)
 	return caps
 

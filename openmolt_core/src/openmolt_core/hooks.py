@@ -77,6 +77,7 @@ __all__ = [
 	"ToolSpec",
 	"alongside",
 	"builds",
+	"built",
 	"decision_from_dict",
 	"decision_to_dict",
 	"drive_wrapped",
@@ -897,6 +898,38 @@ def builds(capability: Capability, hook: str) -> bool:
 	return hook in _overridden(type(capability))
 
 
+_BUILT: dict[str, tuple[type, str]] = {
+	"tools": (Sequence, "a list of tools (functions or Tool objects)"),
+	"builtin_tools": (Sequence, "a list of Tool objects"),
+	"first_turn": (Mapping, "a dict of JSON fields"),
+	"fingerprint": (Mapping, "a dict of JSON entries"),
+}
+
+
+def built(capability: Capability, hook: str, *args: Any) -> Any:
+	"""Ask a capability's building hook (``tools``, ``first_turn``...), checking its answer.
+
+	Args:
+		capability: The capability.
+		hook: The hook's name.
+		*args: What the hook is given.
+
+	Raises:
+		PluginError: The hook raised (not an `openmolt_core.errors.OpenMoltError`); it names the
+			capability and the hook.
+		TypeError: The hook answered something its contract does not allow.
+	"""
+	method = getattr(capability, hook)
+	try:
+		answer = method(*args)
+	except Exception as exc:
+		raise _failed(method, exc, hook)  # noqa: B904  # it chains the cause
+	kind, expected = _BUILT[hook]
+	if not isinstance(answer, kind) or isinstance(answer, str):
+		raise _wrong(method, answer, expected, hook)
+	return answer
+
+
 def _first_step(
 	hooks: Sequence[Callable[[Run, CallTool, ToolSpec], str | None]],
 	run: Run,
@@ -1106,7 +1139,10 @@ class Hooks:
 	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
 		"""Show the agent's tool set to each capability's `Capability.describe_tools`, in order."""
 		for hook in self.describe_tools:
-			hook(agent, tools)
+			try:
+				hook(agent, tools)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 	async def first_model(self, run: Run) -> tuple[Stop | None, list[Alongside]]:
 		"""Ask each `Capability.before_first_model` in order; the first `Stop` ends the asking.
@@ -1318,7 +1354,7 @@ def _named(hook: Callable[..., Any]) -> str:
 	return name
 
 
-def _failed(hook: Callable[..., Any], exc: Exception) -> Exception:
+def _failed(hook: Callable[..., Any], exc: Exception, called: str = "") -> Exception:
 	"""What a capability's hook raised, as the error that ends the run (`Hooks` raises it).
 
 	An `openmolt_core.errors.OpenMoltError` is the capability's own word and passes as it is;
@@ -1328,12 +1364,13 @@ def _failed(hook: Callable[..., Any], exc: Exception) -> Exception:
 	Args:
 		hook: The hook (a bound method of the capability).
 		exc: What it raised.
+		called: The hook's name (default: the method's).
 	"""
 	if isinstance(exc, OpenMoltError):
 		return exc
 	name = _named(hook)
 	error = PluginError(
-		f"its {getattr(hook, '__name__', 'hook')} hook raised {type(exc).__name__}: {exc}; "
+		f"its {called or getattr(hook, '__name__', 'a')} hook raised {type(exc).__name__}: {exc}; "
 		f"fix the capability {name!r} (or what it calls), or leave it out of the agent's "
 		"capabilities",
 		plugin=f"capabilities:{name}",
@@ -1342,10 +1379,10 @@ def _failed(hook: Callable[..., Any], exc: Exception) -> Exception:
 	return error
 
 
-def _wrong(hook: Callable[..., Any], answer: object, expected: str) -> TypeError:
+def _wrong(hook: Callable[..., Any], answer: object, expected: str, called: str = "") -> TypeError:
 	"""The error for a hook that answered what its contract does not allow, naming the fix."""
 	return TypeError(
-		f"capability {_named(hook)!r}: {getattr(hook, '__name__', 'a hook')} returned "
+		f"capability {_named(hook)!r}: {called or getattr(hook, '__name__', 'a hook')} returned "
 		f"{type(answer).__name__}; return {expected}"
 	)
 
