@@ -271,3 +271,41 @@ async def test_a_building_hook_that_fails_names_the_capability(
 		)
 		agent.fingerprint()
 		await agent.run("go")
+
+
+class Lists(Capability):
+	"""Lists tools at run time: ``answer`` (or raises it)."""
+
+	name: ClassVar[str] = "acme-lists"
+
+	def __init__(self, answer: Any) -> None:
+		self.answer = answer
+
+	async def list_tools(self) -> Any:
+		if isinstance(self.answer, Exception):
+			raise self.answer
+		return self.answer
+
+
+def _ping() -> str:
+	"""Ping."""
+	return "pong"
+
+
+@pytest.mark.parametrize(
+	("answer", "error", "message"),
+	[
+		(OSError("server gone"), PluginError, r"acme-lists: its list_tools hook raised OSError"),
+		(None, TypeError, r"'acme-lists': list_tools returned NoneType; return a list of bound"),
+		([_ping], TypeError, r"'acme-lists': list_tools returned function; return a list of bound"),
+	],
+)
+async def test_tools_listed_at_run_time_name_the_capability_when_wrong(
+	answer: Any, error: type[Exception], message: str
+) -> None:
+	"""A list_tools that fails or lists what is not a bound tool is refused, naming itself."""
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([finish("ok")]), capabilities=[Lists(answer)]
+	)
+	with pytest.raises(error, match=message):
+		await agent.run("go")

@@ -1067,7 +1067,7 @@ class Agent:
 		if self._static is None:
 			return
 		static, before = self._static
-		lists = [await list_tools() for list_tools in self._hooks.list_tools]
+		lists = await self._hooks.listed()
 		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
 			return
 		tools = dict(static)

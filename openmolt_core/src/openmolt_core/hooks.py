@@ -1177,6 +1177,25 @@ class Hooks:
 				return answer
 		return None
 
+	async def listed(self) -> list[Sequence[BoundTool]]:
+		"""Ask each `Capability.list_tools` in order: the tools each lists, bound."""
+		from openmolt_core._binding import BoundTool
+
+		lists: list[Sequence[BoundTool]] = []
+		for hook in self.list_tools:
+			try:
+				listed = await hook()
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			how = "a list of bound tools (openmolt_core._binding.bind_tools binds them)"
+			if not isinstance(listed, Sequence):
+				raise _wrong(hook, listed, how)
+			bad = next((t for t in listed if not isinstance(t, BoundTool)), None)
+			if bad is not None:
+				raise _wrong(hook, bad, how)
+			lists.append(listed)
+		return lists
+
 	async def before(self, run: Run) -> None:
 		"""Ask each `Capability.before_model` in order."""
 		for hook in self.before_model:
