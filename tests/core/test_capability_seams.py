@@ -276,3 +276,15 @@ async def test_a_capabilitys_scalar_state_survives_a_park_and_resume() -> None:
 	saved = json.loads(json.dumps(parked.state.to_dict()))
 	done = await agent.resume(saved, given=1)
 	assert done.status == "success" and done.state.ext["acme-counts"] == 1
+
+
+@pytest.mark.parametrize(
+	("value", "why"), [({1, 2}, "set"), ({"at": float("nan")}, "Out of range float")]
+)
+def test_a_capabilitys_state_that_json_cannot_hold_is_refused_by_name(value: Any, why: str) -> None:
+	"""Saving a state whose ext holds a set or NaN names the capability, not json's internals."""
+	from openmolt import RunState
+
+	state = RunState(messages=[], ext={"acme": value})
+	with pytest.raises(ValueError, match=rf"state.ext\['acme'\]: capability 'acme' keeps .*{why}"):
+		state.to_dict()
