@@ -8,7 +8,17 @@ from typing import Any, ClassVar
 
 import pytest
 
-from openmolt import Capability, OpenMolt, PluginError, RunError, ToolError
+from openmolt import (
+	Capability,
+	OpenMolt,
+	Park,
+	PluginError,
+	Proceed,
+	Refuse,
+	RunError,
+	Stop,
+	ToolError,
+)
 from openmolt_core.commands import CallTool, Finish
 from openmolt_core.events import Event
 from openmolt_core.hooks import Run, ToolSpec
@@ -309,3 +319,37 @@ async def test_tools_listed_at_run_time_name_the_capability_when_wrong(
 	)
 	with pytest.raises(error, match=message):
 		await agent.run("go")
+
+
+@pytest.mark.parametrize(
+	("decision", "message"),
+	[
+		(Stop("no", status="waiting"), r"Stop with status 'waiting'; give one of success"),
+		(Stop("no", status="approval_required"), r"Stop with status 'approval_required'"),
+		(
+			Park("wait", status="paused"),
+			r"Park with status 'paused'; give one of approval_",
+		),  # type: ignore[arg-type]
+		(Park("wait", request=["x"]), r"Park with a request that is a list; give a dict"),  # type: ignore[arg-type]
+		(Refuse("no", entry="nope"), r"Refuse with an entry that is a str; give a dict or None"),  # type: ignore[arg-type]
+		(Refuse(42), r"Refuse with a reason that is a int; give text"),  # type: ignore[arg-type]
+		(Proceed(input="x"), r"Proceed with an input that is a str; give a dict or None"),  # type: ignore[arg-type]
+	],
+)
+async def test_a_decision_the_loop_cannot_keep_is_refused(decision: Any, message: str) -> None:
+	"""A decision with a status the run cannot end in, or fields of the wrong shape, names the fix."""
+	error, till = await run_with(Decides(decision))
+	assert re.search(rf"capability 'acme-decides': before_tool answered {message}", str(error))
+	assert till.ran == [] and error.result.status == "error"
+
+
+class Decides(Capability):
+	"""Answers every call with ``decision``."""
+
+	name: ClassVar[str] = "acme-decides"
+
+	def __init__(self, decision: Any) -> None:
+		self.decision = decision
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		return self.decision

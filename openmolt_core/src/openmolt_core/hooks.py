@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
@@ -1157,7 +1157,7 @@ class Hooks:
 			except Exception as exc:
 				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if isinstance(answer, Stop):
-				return answer, []
+				return _checked(hook, answer), []
 			if isinstance(answer, Alongside):
 				checks.append(answer)
 			elif answer is not None:
@@ -1174,7 +1174,7 @@ class Hooks:
 			if answer is not None:
 				if not isinstance(answer, Stop):
 					raise _wrong(hook, answer, "Stop(reason) or None")
-				return answer
+				return _checked(hook, answer)
 		return None
 
 	async def listed(self) -> list[Sequence[BoundTool]]:
@@ -1249,6 +1249,7 @@ class Hooks:
 					answer,
 					"Proceed(), Refuse(reason), Park(message), Stop(reason) or Approve(rule)",
 				)
+			_checked(hook, answer)
 			name = _named(hook)
 			if not isinstance(answer, Proceed):
 				return name, answer
@@ -1284,7 +1285,7 @@ class Hooks:
 			if isinstance(answer, Finish):
 				finish = answer
 			elif isinstance(answer, Refuse | Stop):
-				return finish, answer
+				return finish, _checked(hook, answer)
 			elif not isinstance(answer, Proceed):  # never taken for a yes: it may be a guard's no
 				raise _wrong(hook, answer, "Proceed(), a Finish, Refuse(reason) or Stop(reason)")
 		return finish, PROCEED
@@ -1305,7 +1306,7 @@ class Hooks:
 			except Exception as exc:
 				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if isinstance(answer, Stop):
-				stopped = stopped or answer
+				stopped = stopped or _checked(hook, answer)
 				answer = dict(answer.entry or {**_key(entry), "ok": False, "error": WITHHELD})
 			elif not isinstance(answer, dict):
 				raise _wrong(
@@ -1404,6 +1405,46 @@ def _wrong(hook: Callable[..., Any], answer: object, expected: str, called: str 
 		f"capability {_named(hook)!r}: {called or getattr(hook, '__name__', 'a hook')} returned "
 		f"{type(answer).__name__}; return {expected}"
 	)
+
+
+_STOPS = ("success", "failure", "limit_reached", "guardrail_tripped", "error")
+_PARKS = ("approval_required", "human_input_required", "authorization_required")
+
+
+_Decision = TypeVar("_Decision")
+
+
+def _checked(hook: Callable[..., Any], decision: _Decision) -> _Decision:
+	"""``decision``, once its fields are what the loop can save and report (else a TypeError).
+
+	A `Stop` ends the run with one of `_STOPS` (a parked status would leave nothing to resume),
+	a `Park` with one of `_PARKS`; reasons are text; entries, requests and inputs are dicts.
+	"""
+	problem = ""
+	match decision:
+		case Refuse(reason=reason, entry=entry) | Stop(reason=reason, entry=entry):
+			if not isinstance(reason, str):
+				problem = f"a reason that is a {type(reason).__name__}; give text"
+			elif entry is not None and not isinstance(entry, Mapping):
+				problem = f"an entry that is a {type(entry).__name__}; give a dict or None"
+			elif isinstance(decision, Stop) and decision.status not in _STOPS:
+				problem = f"status {decision.status!r}; give one of {', '.join(_STOPS)}"
+		case Park(message=message, request=request, status=status):
+			if not isinstance(message, str):
+				problem = f"a message that is a {type(message).__name__}; give text"
+			elif not isinstance(request, Mapping):
+				problem = f"a request that is a {type(request).__name__}; give a dict of JSON"
+			elif status not in _PARKS:
+				problem = f"status {status!r}; give one of {', '.join(_PARKS)}"
+		case Proceed(input=given) | Approve(input=given):
+			if given is not None and not isinstance(given, Mapping):
+				problem = f"an input that is a {type(given).__name__}; give a dict or None"
+	if problem:
+		raise TypeError(
+			f"capability {_named(hook)!r}: {getattr(hook, '__name__', 'a hook')} answered "
+			f"{type(decision).__name__} with {problem}"
+		)
+	return decision
 
 
 WITHHELD = "result withheld: the run stopped"
