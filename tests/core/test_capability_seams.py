@@ -288,3 +288,20 @@ def test_a_capabilitys_state_that_json_cannot_hold_is_refused_by_name(value: Any
 	state = RunState(messages=[], ext={"acme": value})
 	with pytest.raises(ValueError, match=rf"state.ext\['acme'\]: capability 'acme' keeps .*{why}"):
 		state.to_dict()
+
+
+async def test_the_secrets_a_capability_object_holds_are_masked() -> None:
+	"""A capability given as an object has its attributes named like secrets masked (8+ chars)."""
+	model = ScriptedModel([call_tool("acme-search.echo", q="y"), finish("ok")])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=model, capabilities=[Search(api_key=KEY)])
+	result = await agent.run("search")
+	seen = model.requests[1].messages[-1].content
+	assert "key=[redacted]" in seen and KEY not in json.dumps(result.state.to_dict())
+	short = OpenMolt(plugins=[plugin()], entry_points=False)
+	short.create_agent(
+		name="B",
+		model=ScriptedModel([]),
+		capabilities=[{"name": "acme-search", "options": {"api_key": "abc123"}}],
+	)
+	assert "abc123" not in short.secrets  # it would mask ordinary text

@@ -839,16 +839,24 @@ def _learn_provider_secrets(om: Host, provider: object) -> None:
 	secrets (``api_key``, ``token``, a ``SecretStr``, a ``headers`` mapping) are read now, those of
 	8 characters or more (a shorter value would mask ordinary text, as for the environment's).
 	"""
-	from openmolt_core._support.masking import settings_secrets
-
 	held = getattr(provider, "secrets", None)
 	if callable(held):
 		om.secrets.add_source(held)
 	attributes = getattr(provider, "__dict__", None)
 	if attributes:
-		found = [v for v in settings_secrets(attributes) if len(v.strip()) >= 8]
-		if found:
-			om.secrets.add(*found)
+		_learn_named_secrets(om, attributes)
+
+
+def _learn_named_secrets(om: Host, settings: Mapping[str, object]) -> None:
+	"""Register the values of ``settings`` named like secrets (`settings_secrets`), 8+ characters.
+
+	A shorter value would mask ordinary text, as for the environment's.
+	"""
+	from openmolt_core._support.masking import settings_secrets
+
+	found = [v for v in settings_secrets(settings) if len(v.strip()) >= 8]
+	if found:
+		om.secrets.add(*found)
 
 
 def _slot(om: Host, shared: Shared, model: str | LLMProvider) -> ModelSlot:
@@ -1010,9 +1018,9 @@ def _capabilities(
 def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capability]:
 	"""One agent's capabilities: objects as given, names built by their plugin's factory.
 
-	The secrets among a factory's options (an ``api_key``, a ``token``, a header's value: by
-	their names, as a provider's settings) join the instance's secrets first, so they are masked
-	wherever the capability's tools, events or errors would show them.
+	The secrets among a factory's options and a capability's attributes (an ``api_key``, a
+	``token``, a header's value: by their names, as a provider object's) join the instance's
+	secrets, so they are masked wherever the capability's tools, events or errors would show them.
 	"""
 	out: list[Capability] = []
 	for entry in entries:
@@ -1021,9 +1029,7 @@ def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capab
 			continue
 		name, options = (entry, {}) if isinstance(entry, str) else _capability_spec(entry)
 		if options:
-			from openmolt_core._support.masking import settings_secrets
-
-			om.secrets.add(*settings_secrets(options))
+			_learn_named_secrets(om, options)
 		factory = om.plugins.capability(name)
 		try:
 			built = factory(**options)
@@ -1039,6 +1045,9 @@ def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capab
 			)
 		out.append(built)
 	for cap in out:
+		attributes = getattr(cap, "__dict__", None)
+		if attributes:
+			_learn_named_secrets(om, attributes)
 		name = type(cap).name
 		if name in BUILT_IN_CAPABILITIES and not type(cap).__module__.startswith("openmolt_core."):
 			raise ConfigurationError(
