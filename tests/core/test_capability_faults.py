@@ -353,3 +353,46 @@ class Decides(Capability):
 
 	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
 		return self.decision
+
+
+class Guards(Capability):
+	"""A guard that means to keep only its before_tool on the path, and may misspell it."""
+
+	name: ClassVar[str] = "acme-guards"
+
+	def __init__(self, active: Any) -> None:
+		self.active = active
+
+	def active_hooks(self) -> Any:
+		return self.active
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		return Refuse("guarded")
+
+	async def before_finish(self, run: Run, finish: Finish) -> Any:
+		return Refuse("guarded")
+
+
+@pytest.mark.parametrize(
+	("active", "message"),
+	[
+		({"before_tools"}, r"names \['before_tools'\], which are not run hooks"),
+		("before_tool", r"returned str; return a set of hook names"),
+	],
+)
+def test_active_hooks_that_name_no_hook_are_refused(active: Any, message: str) -> None:
+	"""A misspelt active hook would leave the guard off silently: it is refused instead."""
+	from openmolt import ConfigurationError
+
+	with pytest.raises(ConfigurationError, match=rf"Guards.active_hooks\(\) {message}"):
+		OpenMolt(entry_points=False).create_agent(
+			name="A", model=ScriptedModel([]), capabilities=[Guards(active)]
+		)
+	hooks = (
+		OpenMolt(entry_points=False)
+		.create_agent(name="B", model=ScriptedModel([]), capabilities=[Guards({"before_tool"})])
+		._hooks
+	)
+	assert len(hooks.before_tool) == 1 and not any(
+		type(h.__self__) is Guards for h in hooks.before_finish
+	)

@@ -893,6 +893,25 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	return found
 
 
+def _active(cap: Capability) -> Collection[str] | None:
+	"""``cap.active_hooks()``, checked: a misspelt hook would leave the hook off without a word."""
+	active = cap.active_hooks()
+	if active is None:
+		return None
+	if isinstance(active, str) or not isinstance(active, Collection):
+		raise ConfigurationError(
+			f"capabilities: {type(cap).__name__}.active_hooks() returned "
+			f"{type(active).__name__}; return a set of hook names, or None for all of them"
+		)
+	unknown = sorted(str(h) for h in active if h not in _RESOLVED)
+	if unknown:
+		raise ConfigurationError(
+			f"capabilities: {type(cap).__name__}.active_hooks() names {unknown}, which are not "
+			f"run hooks; name among: {', '.join(_RESOLVED)}"
+		)
+	return active
+
+
 def builds(capability: Capability, hook: str) -> bool:
 	"""Whether a capability overrides a building hook (``tools``, ``first_turn``...)."""
 	return hook in _overridden(type(capability))
@@ -1054,7 +1073,7 @@ class Hooks:
 		self.capabilities += (cap,)
 		self._events = None
 		overridden = _overridden(type(cap))
-		active = cap.active_hooks() if "active_hooks" in overridden else None
+		active = _active(cap) if "active_hooks" in overridden else None
 		for hook in overridden:
 			if hook not in _RESOLVED or (active is not None and hook not in active):
 				continue
