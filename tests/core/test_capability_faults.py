@@ -396,3 +396,29 @@ def test_active_hooks_that_name_no_hook_are_refused(active: Any, message: str) -
 	assert len(hooks.before_tool) == 1 and not any(
 		type(h.__self__) is Guards for h in hooks.before_finish
 	)
+
+
+@pytest.mark.parametrize(
+	("method", "meant"),
+	[
+		("before_tools", "before_tool"),
+		("describe_tool", "describe_tools"),
+		("on_run_started", "on_run_start"),
+	],
+)
+def test_a_method_named_almost_like_a_hook_is_refused(method: str, meant: str) -> None:
+	"""A misspelt hook would never be called (a guard left off): it is refused, with the hook meant."""
+	from openmolt import ConfigurationError
+
+	async def hook(self: Any, *args: Any) -> Any:
+		return Refuse("guarded")
+
+	misspelt = type("Misspelt", (Capability,), {"name": "acme-misspelt", method: hook})
+	with pytest.raises(ConfigurationError, match=rf"Misspelt.{method} is not a hook.*'{meant}'"):
+		OpenMolt(entry_points=False).create_agent(
+			name="A", model=ScriptedModel([]), capabilities=[misspelt()]
+		)
+	helper = type("Helper", (Capability,), {"name": "acme-helper", "_before_tools": hook})
+	OpenMolt(entry_points=False).create_agent(
+		name="B", model=ScriptedModel([]), capabilities=[helper()]
+	)

@@ -885,12 +885,32 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	"""The hooks a capability class overrides (worked out once per class)."""
 	found = _OVERRIDDEN.get(cls)
 	if found is None:
+		_check_spelling(cls)
 		found = _OVERRIDDEN[cls] = tuple(
 			h
 			for h in (*_HOOKS, *_BUILDS, "active_hooks")
 			if getattr(cls, h) is not getattr(Capability, h)
 		)
 	return found
+
+
+def _check_spelling(cls: type[Capability]) -> None:
+	"""Refuse a method named almost like a hook: the loop would never call it (a guard left off)."""
+	import difflib
+
+	known = {n for n in dir(Capability) if not n.startswith("_")}
+	for klass in cls.__mro__:
+		if klass is Capability or not issubclass(klass, Capability):
+			continue
+		for attr, value in vars(klass).items():
+			if attr.startswith("_") or attr in known or not callable(value):
+				continue
+			close = difflib.get_close_matches(attr, known, n=1, cutoff=0.85)
+			if close:
+				raise ConfigurationError(
+					f"capabilities: {cls.__name__}.{attr} is not a hook, so the loop never calls "
+					f"it; did you mean {close[0]!r}? (a helper of its own: start its name with _)"
+				)
 
 
 def _active(cap: Capability) -> Collection[str] | None:
