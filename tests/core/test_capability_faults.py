@@ -422,3 +422,26 @@ def test_a_method_named_almost_like_a_hook_is_refused(method: str, meant: str) -
 	OpenMolt(entry_points=False).create_agent(
 		name="B", model=ScriptedModel([]), capabilities=[helper()]
 	)
+
+
+def test_a_hook_written_sync_or_async_against_its_contract_is_refused() -> None:
+	"""before_tool written sync (awaited by the loop), tool_done written async (never awaited)."""
+	from openmolt import ConfigurationError
+
+	def sync_before(self: Any, run: Any, call: Any, tool: Any) -> Any:
+		return Proceed()
+
+	async def async_done(self: Any, run: Any, call: Any, index: Any, entry: Any) -> None:
+		return None
+
+	om = OpenMolt(entry_points=False)
+	sync = type("SyncGuard", (Capability,), {"name": "acme-sync", "before_tool": sync_before})
+	with pytest.raises(
+		ConfigurationError, match=r"SyncGuard.before_tool must be written async def"
+	):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[sync()])
+	late = type("LateDone", (Capability,), {"name": "acme-late", "tool_done": async_done})
+	with pytest.raises(
+		ConfigurationError, match=r"LateDone.tool_done must be written def \(not async"
+	):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[late()])

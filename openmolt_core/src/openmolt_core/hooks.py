@@ -895,14 +895,27 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 
 
 def _check_spelling(cls: type[Capability]) -> None:
-	"""Refuse a method named almost like a hook: the loop would never call it (a guard left off)."""
+	"""Refuse a capability class whose hooks the loop would miss or misuse.
+
+	A method named almost like a hook is never called (a guard left off without a word); a hook
+	written sync where the loop awaits it, or async where it does not, fails at each call.
+	"""
 	import difflib
+	import inspect
 
 	known = {n for n in dir(Capability) if not n.startswith("_")}
 	for klass in cls.__mro__:
 		if klass is Capability or not issubclass(klass, Capability):
 			continue
 		for attr, value in vars(klass).items():
+			if attr in known and inspect.isfunction(value):
+				wants = inspect.iscoroutinefunction(getattr(Capability, attr))
+				if wants != inspect.iscoroutinefunction(value):
+					how = "async def" if wants else "def (not async: the loop does not await it)"
+					raise ConfigurationError(
+						f"capabilities: {cls.__name__}.{attr} must be written {how}, as "
+						f"Capability.{attr} is"
+					)
 			if attr.startswith("_") or attr in known or not callable(value):
 				continue
 			close = difflib.get_close_matches(attr, known, n=1, cutoff=0.85)
