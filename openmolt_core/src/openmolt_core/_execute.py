@@ -569,6 +569,9 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		if gate is not None:
 			keys.append(step_key(gate, ctx.step, i, call.tool))  # its gate comes first
 		keys.append(step_key("tool", ctx.step, i, call.tool))
+		if ctx.hooks.reserve_steps:  # steps the capabilities take while the calls run
+			_COMMAND.set((i, False))
+			keys.extend(ctx.hooks.ahead(ctx, call, ctx.tools[call.tool]))
 	ctx.port.reserve(keys)
 
 	# What the calls' entries do to the run's state (loaded tools, stored results) is applied

@@ -713,6 +713,27 @@ class Capability:
 		"""
 		return None
 
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
+		"""The steps this capability may journal itself (``run.port.step``) for a call of a batch.
+
+		The calls of a concurrent batch run at once, so steps a hook opens while they run
+		(`before_tool` outside the loop's journal, `after_tool`) would take their numbers in
+		whatever order the calls got there, and a durable replay, where they end in another
+		order, would find other steps under those numbers. The loop reserves the steps named
+		here ahead, in command order, with the call's own; a step reserved and not used is
+		skipped. ``run.command_index`` is the call's index.
+
+		Args:
+			run: The run.
+			call: The call, as the model made it.
+			tool: The tool's record.
+
+		Returns:
+			The keys it may pass to ``run.port.step`` for this call (the safety capability's
+			``guard:<step>:<stage>:<index>:<n>``).
+		"""
+		return ()
+
 	async def gate_tool(
 		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
 	) -> Gated:
@@ -865,6 +886,7 @@ _HOOKS = (
 	"before_tool",
 	"gate_step",
 	"gate_reserve",
+	"reserve_steps",
 	"gate_tool",
 	"replace_result",
 	"after_tool",
@@ -1028,6 +1050,7 @@ class Hooks:
 		"on_run_end",
 		"on_run_start",
 		"replace_result",
+		"reserve_steps",
 		"resume",
 		"send_model",
 		"tool_done",
@@ -1163,6 +1186,8 @@ class Hooks:
 	"""The `Capability.gate_step` hooks, in order."""
 	gate_reserve: tuple[Callable[[Run, CallTool, ToolSpec], str | None], ...]
 	"""The `Capability.gate_reserve` hooks, in order."""
+	reserve_steps: tuple[Callable[[Run, CallTool, ToolSpec], Sequence[str]], ...]
+	"""The `Capability.reserve_steps` hooks, in order."""
 	gate_tool: tuple[
 		Callable[[Run, Any, int, CallTool, ToolSpec, str | None], Awaitable[Gated]], ...
 	]
@@ -1317,6 +1342,19 @@ class Hooks:
 	def reserved(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The first `Capability.gate_reserve` answer for a call: a gate's step, or None."""
 		return _first_step(self.gate_reserve, run, call, tool)
+
+	def ahead(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
+		"""The steps the capabilities may journal themselves for a call (`reserve_steps`)."""
+		keys: list[str] = []
+		for hook in self.reserve_steps:
+			try:
+				named = hook(run, call, tool)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			if isinstance(named, str) or not all(isinstance(k, str) for k in named):
+				raise _wrong(hook, named, "a list of step keys (text)")
+			keys.extend(named)
+		return keys
 
 	async def decide_finish(self, run: Run, finish: Finish) -> tuple[Finish, FinishDecision]:
 		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins.
