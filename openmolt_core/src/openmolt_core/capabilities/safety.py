@@ -155,7 +155,7 @@ class Safety(Capability):
 		policy = self.policy
 		labels: set[str] = set()  # those of the tools it may call
 		for t in bound:
-			t.labels = found = policy.labels_for(t)
+			t.labels = found = policy.labels_for(t, described=t.described_labels)
 			if t.allowed:
 				labels.update(found)
 		held = trifecta(bound) if len(labels) == len(LABELS) else None  # most agents: not all
