@@ -9,10 +9,11 @@ nothing for the interface.
 
 Rules the loop keeps (docs/guides/capabilities.md):
 
-- **Order**: the instance's capabilities (``OpenMolt(capabilities=[...])`` and plugins'
-  ``register_capabilities``), then the agent's (``create_agent(capabilities=[...])``), in list
-  order. ``before_*`` hooks stop at the first answer that is not `Proceed`; ``wrap_model`` hooks
-  nest, the first outermost.
+- **Order**: the instance's capabilities (``OpenMolt(capabilities=[...])``), then the agent's
+  (``create_agent(capabilities=[...])``), in list order; either list may name a capability a
+  plugin registers (``register_capabilities``: registering attaches it to no agent).
+  ``before_*`` hooks stop at the first answer that is not `Proceed`; ``wrap_model`` hooks nest,
+  the first outermost.
 - **Durable**: a tool call's `before_tool` decisions are journaled by the loop (one step per call,
   ``hook:<step>:<index>:<tool>``), so a replay decides the same without asking again.
   `wrap_model` runs inside the journaled model step (a replay does not run it again);
