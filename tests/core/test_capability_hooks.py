@@ -588,3 +588,62 @@ async def test_a_batch_reserves_the_gate_step_of_calls_the_taint_policy_may_send
 			"tool:2:1:local.send",
 		]
 	]
+
+
+class Audits(Capability):
+	"""Journals an audit verdict of its own for each result (a remote service, in real life)."""
+
+	name: ClassVar[str] = "acme-audit"
+
+	def __init__(self, *, reserves: bool) -> None:
+		self.reserves = reserves
+
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
+		if not self.reserves:
+			return ()
+		return [f"acme-audit:{run.step}:{run.command_index}"]
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any]:
+		async def verdict() -> str:
+			return f"fine: {call.input['n']}"
+
+		seen = await run.port.step(f"acme-audit:{run.step}:{run.command_index}", verdict)
+		return {**entry, "audit": seen}
+
+
+@pytest.mark.parametrize("reserves", [True, False])
+async def test_steps_a_capability_journals_in_a_batch_replay_where_they_were(
+	reserves: bool,
+) -> None:
+	"""Steps named by reserve_steps keep command order: a replay whose calls end in another
+	order finds each where it was; unreserved, they take the order the calls ended in."""
+
+	async def slow(n: int) -> int:
+		"""Return n after a delay that shrinks with n.
+
+		Args:
+			n: A number.
+		"""
+		await anyio.sleep(0.06 - n * 0.03)
+		return n
+
+	def agent(model: ScriptedModel) -> Any:
+		return OpenMolt(entry_points=False).create_agent(
+			name="A", model=model, tools=[slow], capabilities=[Audits(reserves=reserves)]
+		)
+
+	script = [[call_tool("local.slow", n=0), call_tool("local.slow", n=1)], finish("ok")]
+	first = JournalPort()
+	assert (await agent(ScriptedModel(script)).execute(None, port=first, input="go")).ok
+	audits = [k for k in first.keys() if k.startswith("acme-audit")]
+	assert audits == (
+		["acme-audit:1:0", "acme-audit:1:1"] if reserves else ["acme-audit:1:1", "acme-audit:1:0"]
+	)
+	if not reserves:
+		return
+	# the replay answers both calls from the journal at once: they end in command order
+	replay = JournalPort(first.recorded)
+	done = await agent(ScriptedModel(script)).execute(None, port=replay, input="go")
+	assert done.ok and replay.keys() == first.keys()

@@ -91,7 +91,10 @@ def test_a_verbose_runs_unexpected_failure_reaches_stderr() -> None:
 		[sys.executable, "-c", FAILING], capture_output=True, text=True, check=True, timeout=120
 	)
 	assert done.stdout.strip() == "RunError"
-	assert "openmolt: Loud: the run failed unexpectedly: RuntimeError" in done.stderr
+	assert (
+		"openmolt: Loud: the run failed unexpectedly: PluginError: capabilities:broken: "
+		"its before_model hook raised RuntimeError"
+	) in done.stderr
 	assert "a bug in a capability" in done.stderr and "Traceback" in done.stderr
 	assert done.stderr.count("the run failed unexpectedly") == 1
 

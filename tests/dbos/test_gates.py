@@ -101,3 +101,46 @@ async def test_a_guardrail_agent_of_a_durable_instance_judges_inside_the_callers
 	assert model.calls == 0 and judge_model.calls == 1
 	names = [name for _, name in _steps(url, result.state.run_id)]
 	assert "guard:0:input:0:0" in names and "model:1" not in names
+
+
+async def test_the_guardrails_steps_of_a_concurrent_batch_keep_command_order(url: str) -> None:
+	"""Verdicts journaled while a batch runs hold ids in command order, whichever call ends first.
+
+	A recovered run replays the calls from the journal, in another order than they first ended:
+	the verdicts' steps must sit where the replay looks for them.
+	"""
+	import anyio
+
+	async def slow(n: int) -> int:
+		"""Return n after a delay that shrinks with n.
+
+		Args:
+			n: A number.
+		"""
+		await anyio.sleep(0.3 - n * 0.1)
+		return n
+
+	def fine(check: GuardrailCheck) -> Verdict:
+		return Verdict("allow")
+
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(
+		name="Batch",
+		model=ScriptedModel([[call_tool("local.slow", n=i) for i in range(3)], finish("ok")]),
+		tools=[slow],
+		guardrails=[Guardrail(fine, on="tool_call"), Guardrail(fine, on="tool_result")],
+	)
+	result = await agent.run("go")
+	await om.aclose()
+	assert result.ok
+	ids = {name: fid for fid, name in _steps(url, result.state.run_id)}
+	order = [
+		ids[f"{kind}:1:{stage}{i}{tail}"]
+		for i in range(3)
+		for kind, stage, tail in (
+			("tool", "", ":local.slow"),
+			("guard", "tool_call:", ":0"),
+			("guard", "tool_result:", ":0"),
+		)
+	]
+	assert order == sorted(order)  # the third call's result came first, its steps did not

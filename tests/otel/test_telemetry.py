@@ -273,3 +273,55 @@ async def test_nothing_is_traced_without_the_observer(exporter: InMemorySpanExpo
 	with tracer.start_as_current_span("request"):
 		await om.create_agent(name="N", model=ScriptedModel([finish(ok=1)])).run("x")
 	assert [s.name for s in exporter.get_finished_spans()] == ["request"]
+
+
+async def test_events_no_span_stands_for_are_span_events_of_their_step(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""Taint and a capability's own event reach the trace: span events of their step's span."""
+	from dataclasses import dataclass
+	from typing import ClassVar
+
+	from openmolt_core.events import Event
+	from openmolt_core.hooks import Capability, Run
+	from openmolt_core.tools import tool
+
+	@dataclass(slots=True, kw_only=True)
+	class Checked(Event):
+		name: str = "acme:checked"
+		verdict: str = ""
+
+	class Checks(Capability):
+		name: ClassVar[str] = "acme-checks"
+		events: ClassVar[dict[str, type[Event]]] = {"acme:checked": Checked}
+
+		async def after_tool(self, run: Run, call: Any, tool: Any, entry: Any) -> Any:
+			if run.wants("acme:checked"):
+				await run.emit(Checked(agent=run.agent, step=run.step, verdict=f"fine {SECRET}"))
+			else:
+				run.skip_event()
+			return entry
+
+	@tool(labels=["untrusted"])
+	def read_page() -> str:
+		"""Read a web page."""
+		return "someone else wrote this"
+
+	om = _om(Telemetry(tracer_provider=_provider(exporter), capture_content=True))
+	om.secrets.add(SECRET)
+	agent = om.create_agent(
+		name="E",
+		model=ScriptedModel([call_tool("local.read_page"), finish("read")]),
+		tools=[read_page],
+		capabilities=[Checks()],
+	)
+	await agent.run("read")
+	step = _by_name(exporter.get_finished_spans())["step 1"]
+	named = {e.name: dict(e.attributes or {}) for e in step.events}
+	assert set(named) == {"acme:checked", "taint"}
+	assert json.loads(str(named["acme:checked"]["openmolt.event.data"])) == {
+		"verdict": "fine [redacted]",
+		"parent_run_id": "",
+		"replayed": False,
+	}
+	assert json.loads(str(named["taint"]["openmolt.event.data"]))["tool"] == "local.read_page"

@@ -554,3 +554,48 @@ def test_parked_runs_look_parked_and_disabled_buttons_look_disabled(
 	background = status.evaluate("b => getComputedStyle(b).backgroundColor")
 	assert background != "rgb(226, 226, 224)" and grey == "#e2e2e0"  # amber, not the grey
 	shoot(page, "parked")
+
+
+def test_taint_and_a_capabilitys_own_events_show_in_their_step(served: Served, page: Any) -> None:
+	"""Events the page has no view of (taint, a third party's) still show, as notes of their step."""
+	from dataclasses import dataclass
+	from typing import ClassVar
+
+	from openmolt_core.events import Event
+	from openmolt_core.hooks import Capability, Run
+	from openmolt_core.tools import tool
+
+	@dataclass(slots=True, kw_only=True)
+	class Budgeted(Event):
+		name: str = "acme:budget"
+		left: int = 0
+
+	class Budget(Capability):
+		name: ClassVar[str] = "acme-budget"
+		events: ClassVar[dict[str, type[Event]]] = {"acme:budget": Budgeted}
+
+		async def before_model(self, run: Run) -> None:
+			if run.wants("acme:budget"):
+				await run.emit(Budgeted(agent=run.agent, step=run.step + 1, left=42))
+			else:
+				run.skip_event()
+
+	@tool(labels=["untrusted"])
+	def read_page() -> str:
+		"""Read a web page."""
+		return "someone else wrote this"
+
+	model = ScriptedModel([call_tool("local.read_page"), finish("read")])
+	agent = served.om.create_agent(
+		name="Noted", model=model, tools=[read_page], capabilities=[Budget()]
+	)
+	result = served.call(agent.run, "read it")
+	view = _open_run(page, served, result.state.run_id)
+	expect(view.get_by_test_id("run-status")).to_have_text("success")
+	first = view.locator("[data-testid=step][data-step='1']")
+	budget = first.locator("[data-testid=note-event][data-event='acme:budget']")
+	expect(budget).to_contain_text('"left": 42')
+	expect(first.locator("[data-testid=note-event][data-event=taint]")).to_contain_text(
+		"local.read_page"
+	)
+	expect(view.locator("[data-testid=note-event][data-event='acme:budget']")).to_have_count(2)

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._support.masking import secret_names, secret_values
 from openmolt_core.tools import (
+	LABELS,
 	UNKNOWN,
 	CallingRun,
 	InDoubt,
 	Tool,
 	ToolContext,
 	check_in_doubt,
+	check_labels,
 	declared_labels,
 )
 
@@ -193,6 +195,7 @@ class BoundTool:
 	account: UserAccount | None = None
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
+	_described: frozenset[str] | None = None
 
 	def __repr__(self) -> str:
 		# The context holds the credential config: it is not shown.
@@ -215,7 +218,19 @@ class BoundTool:
 
 	@labels.setter
 	def labels(self, value: frozenset[str]) -> None:
-		self._labels = frozenset(value)
+		found = frozenset(value)
+		if not found <= LABELS:  # a misspelt label must not pass for "none"
+			check_labels(found, f"tool {self.handle!r}: labels")
+		self._labels = self._described = found
+
+	@property
+	def described_labels(self) -> frozenset[str] | None:
+		"""The labels a capability's ``describe_tools`` set on this record (None: none did).
+
+		The safety capability, which labels every tool last, starts from them rather than from
+		what the tool declares, so a capability that labels tools is heard.
+		"""
+		return self._described
 
 	@property
 	def input_schema(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 
 import anyio
@@ -283,6 +283,8 @@ class RunContext:
 			seq = self.state.seq
 		event.run_id = self.state.run_id
 		event.seq = seq
+		if not type(event).__module__.startswith(_OWN) and self.redact:
+			_mask_event(event, self.redact)  # a third party's: built from anything it holds
 		if self.port.replaying:  # delivered before the crash (openmolt_core.durability)
 			event.replayed = True
 			if not self.port.deliver_replayed:
@@ -523,6 +525,24 @@ async def _finish_ruled(
 	return done
 
 
+_OWN = "openmolt_core."  # the loop's and the built-in capabilities' events: built masked
+_EVENT_FIELDS = frozenset({"agent", "step", "name", "run_id", "seq", "parent_run_id", "replayed"})
+
+
+def _mask_event(event: Event, redact: Redactor) -> None:
+	"""Mask the secrets in what an event of a capability from elsewhere carries (in place).
+
+	Its handlers, observers, the run store and the viewer then see what the model would.
+	"""
+	for f in fields(event):  # events are dataclasses
+		if f.name in _EVENT_FIELDS:
+			continue
+		value = getattr(event, f.name)
+		if isinstance(value, str | dict | list | tuple):
+			masked = redact.deep(value)
+			object.__setattr__(event, f.name, tuple(masked) if isinstance(value, tuple) else masked)
+
+
 _TOOL_EVENTS = 3  # tool:call, tool:response, error
 _BUILTIN = f"{BUILTIN}."  # built-in tools' results are never replaced (they bound their size)
 
@@ -549,6 +569,9 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		if gate is not None:
 			keys.append(step_key(gate, ctx.step, i, call.tool))  # its gate comes first
 		keys.append(step_key("tool", ctx.step, i, call.tool))
+		if ctx.hooks.reserve_steps:  # steps the capabilities take while the calls run
+			_COMMAND.set((i, False))
+			keys.extend(ctx.hooks.ahead(ctx, call, ctx.tools[call.tool]))
 	ctx.port.reserve(keys)
 
 	# What the calls' entries do to the run's state (loaded tools, stored results) is applied
@@ -756,8 +779,8 @@ async def _gate(
 
 def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:
 	# Outside the journaled step: a replay loads the same tools, notes the same results.
-	for done_hook in ctx.hooks.tool_done:
-		done_hook(ctx, call, index, result)
+	if ctx.hooks.tool_done:
+		ctx.hooks.done(ctx, call, index, result)
 
 
 async def _capabilities_rule(

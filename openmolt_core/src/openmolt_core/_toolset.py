@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core.envelope import Envelope, ToolSchema
-from openmolt_core.hooks import BUILTIN, NO_HOOKS, AgentInfo, Hooks, builds
+from openmolt_core.hooks import BUILTIN, NO_HOOKS, AgentInfo, Hooks, builds, built
 from openmolt_core.result import RunState
 from openmolt_core.tools import ToolContext
 
@@ -75,7 +75,7 @@ class ToolSet:
 			if builds(cap, "builtin_tools"):
 				given = [
 					BoundTool(f"{BUILTIN}.{t.handle}", t, context, True, [])
-					for t in cap.builtin_tools(info)
+					for t in built(cap, "builtin_tools", info)
 				]
 				(lead if type(cap).builtins_lead else trail).extend(given)
 		self.tools: dict[str, BoundTool] = {

@@ -72,6 +72,7 @@ from openmolt_core.hooks import (
 	Hooks,
 	alongside,
 	builds,
+	built,
 	drive_wrapped,
 )
 from openmolt_core.llm import (
@@ -691,7 +692,8 @@ class Agent:
 		info = AgentInfo(self.name, tuple(t.handle for t in records), self.models[0], records)
 		fields: dict[str, Any] = {}
 		for cap in sorted(self._hooks.capabilities, key=lambda c: not type(c).first_turn_lead):
-			fields.update(cap.first_turn(info))
+			if builds(cap, "first_turn"):
+				fields.update(built(cap, "first_turn", info))
 		return f",{dumps(fields)[1:-1]}" if fields else ""
 
 	def first_message(
@@ -747,7 +749,13 @@ class Agent:
 			body["capabilities"] = named
 		for cap in self._hooks.capabilities:
 			if builds(cap, "fingerprint"):
-				body.update(cap.fingerprint())
+				entries = built(cap, "fingerprint")
+				if own := sorted(body.keys() & entries.keys()):
+					raise ConfigurationError(
+						f"capability {cap.name!r}: its fingerprint entries {own} are the agent's "
+						"own; name them after the capability"
+					)
+				body.update(entries)
 		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
 		return hashlib.sha256(text.encode()).hexdigest()
 
@@ -1059,7 +1067,7 @@ class Agent:
 		if self._static is None:
 			return
 		static, before = self._static
-		lists = [await list_tools() for list_tools in self._hooks.list_tools]
+		lists = await self._hooks.listed()
 		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
 			return
 		tools = dict(static)
@@ -1228,10 +1236,10 @@ class Agent:
 		toolset = ctx.toolset or self._tool_set()
 		self._models.begin(self.model_config)  # each model's dialect is asked again, per run
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
-		for started in self._hooks.on_run_start:
-			stop = await started(ctx)
+		if self._hooks.on_run_start:
+			stop = await self._hooks.started(ctx)
 			if stop is not None:
-				return await self._end(ctx, RunEnd(stop.status, None, stop.reason))
+				return await self._end(ctx, RunEnd(stop.status, None, self._redactor(stop.reason)))
 		watch: list[Alongside] = []  # checks that run alongside the first model call
 		first = self._hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
@@ -1239,7 +1247,7 @@ class Agent:
 			with _budget(port, deadline) as scope:  # sync checks too
 				stop, watch = await self._hooks.first_model(ctx)
 				if stop is not None:
-					end = RunEnd(stop.status, None, stop.reason)
+					end = RunEnd(stop.status, None, self._redactor(stop.reason))
 			if scope.cancelled_caught:
 				end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 			if end is not None:
@@ -1252,8 +1260,8 @@ class Agent:
 			end = self._budget_end(state, port, deadline, ctx.link)
 			if end is not None:
 				return await self._end(ctx, end)
-			for before in self._hooks.before_model:
-				await before(ctx)
+			if self._hooks.before_model:
+				await self._hooks.before(ctx)
 			last = self._last_call(state, ctx.link)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
@@ -1267,7 +1275,9 @@ class Agent:
 					)
 				watch = []
 				if stop is not None:
-					return await self._end(ctx, RunEnd(stop.status, None, stop.reason))
+					return await self._end(
+						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
+					)
 			else:
 				called = await self._call_model(ctx, key, envelope, deadline)
 			if called is None:
@@ -1725,8 +1735,8 @@ class Agent:
 
 	async def _end(self, ctx: RunContext, end: RunEnd) -> RunResult:
 		result = self._result(ctx.state, end)
-		for ended in self._hooks.on_run_end:
-			await ended(ctx, result)
+		if self._hooks.on_run_end:
+			await self._hooks.ended(ctx, result)
 		if ctx.wants("finish"):
 			await ctx.emit(FinishEvent(agent=self.name, step=ctx.state.steps, result=result))
 		return result

@@ -37,7 +37,7 @@ from openmolt_core.capabilities import (
 from openmolt_core.capabilities.safety import Safety
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.functiontools import as_tools
-from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds
+from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds, built
 from openmolt_core.llm import (
 	DEFAULT_COMPACTION,
 	DEFAULT_MODEL_CONFIG,
@@ -80,6 +80,7 @@ if TYPE_CHECKING:
 	from openmolt_core.toolsearch import ToolLoading, ToolSearch
 
 __all__ = [
+	"BUILT_IN_CAPABILITIES",
 	"AgentFiles",
 	"AgentOptions",
 	"Facade",
@@ -838,16 +839,24 @@ def _learn_provider_secrets(om: Host, provider: object) -> None:
 	secrets (``api_key``, ``token``, a ``SecretStr``, a ``headers`` mapping) are read now, those of
 	8 characters or more (a shorter value would mask ordinary text, as for the environment's).
 	"""
-	from openmolt_core._support.masking import settings_secrets
-
 	held = getattr(provider, "secrets", None)
 	if callable(held):
 		om.secrets.add_source(held)
 	attributes = getattr(provider, "__dict__", None)
 	if attributes:
-		found = [v for v in settings_secrets(attributes) if len(v.strip()) >= 8]
-		if found:
-			om.secrets.add(*found)
+		_learn_named_secrets(om, attributes)
+
+
+def _learn_named_secrets(om: Host, settings: Mapping[str, object]) -> None:
+	"""Register the values of ``settings`` named like secrets (`settings_secrets`), 8+ characters.
+
+	A shorter value would mask ordinary text, as for the environment's.
+	"""
+	from openmolt_core._support.masking import settings_secrets
+
+	found = [v for v in settings_secrets(settings) if len(v.strip()) >= 8]
+	if found:
+		om.secrets.add(*found)
 
 
 def _slot(om: Host, shared: Shared, model: str | LLMProvider) -> ModelSlot:
@@ -991,24 +1000,36 @@ def _capabilities(
 			continue
 		callable_now = tuple(t.handle for t in bound if t.allowed)
 		model_id = model if isinstance(model, str) else type(model).__name__
-		extra = cap.tools(AgentInfo(options.name, callable_now, model_id))
+		extra = built(cap, "tools", AgentInfo(options.name, callable_now, model_id))
 		if extra:
+			try:
+				made = as_tools(extra)
+			except ConfigurationError as exc:
+				raise ConfigurationError(
+					f"capability {cap.name!r}: its tools hook returned what is not a tool: "
+					+ str(exc).removeprefix("create_agent: ")
+				) from exc
 			bound.extend(
-				bind_tools(
-					as_tools(extra), agent=options.name, http=om.http, files=files, prefix=cap.name
-				)
+				bind_tools(made, agent=options.name, http=om.http, files=files, prefix=cap.name)
 			)
 	return caps
 
 
 def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capability]:
-	"""One agent's capabilities: objects as given, names built by their plugin's factory."""
+	"""One agent's capabilities: objects as given, names built by their plugin's factory.
+
+	The secrets among a factory's options and a capability's attributes (an ``api_key``, a
+	``token``, a header's value: by their names, as a provider object's) join the instance's
+	secrets, so they are masked wherever the capability's tools, events or errors would show them.
+	"""
 	out: list[Capability] = []
 	for entry in entries:
 		if isinstance(entry, Capability):
 			out.append(entry)
 			continue
 		name, options = (entry, {}) if isinstance(entry, str) else _capability_spec(entry)
+		if options:
+			_learn_named_secrets(om, options)
 		factory = om.plugins.capability(name)
 		try:
 			built = factory(**options)
@@ -1023,7 +1044,37 @@ def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capab
 				"not a Capability; report it to the plugin's authors"
 			)
 		out.append(built)
+	for cap in out:
+		attributes = getattr(cap, "__dict__", None)
+		if attributes:
+			_learn_named_secrets(om, attributes)
+		name = type(cap).name
+		if name in BUILT_IN_CAPABILITIES and not type(cap).__module__.startswith("openmolt_core."):
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__} is named {name!r}, the name of one of "
+				"OpenMolt's own capabilities (it keys that feature's state, journal steps and "
+				"events, and the agent finds the feature by it); give yours another name"
+			)
 	return out
+
+
+BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
+	{
+		"accounts",
+		"approval-gate",
+		"approvals",
+		"compaction",
+		"credential-check",
+		"offload",
+		"reply-stream",
+		"run-observers",
+		"safety",
+		"skills",
+		"tool-search",
+		"tool-sources",
+	}
+)
+"""The names of OpenMolt's own capabilities, which no other capability may take."""
 
 
 def _check_capability_names(

@@ -9,10 +9,11 @@ nothing for the interface.
 
 Rules the loop keeps (docs/guides/capabilities.md):
 
-- **Order**: the instance's capabilities (``OpenMolt(capabilities=[...])`` and plugins'
-  ``register_capabilities``), then the agent's (``create_agent(capabilities=[...])``), in list
-  order. ``before_*`` hooks stop at the first answer that is not `Proceed`; ``wrap_model`` hooks
-  nest, the first outermost.
+- **Order**: the instance's capabilities (``OpenMolt(capabilities=[...])``), then the agent's
+  (``create_agent(capabilities=[...])``), in list order; either list may name a capability a
+  plugin registers (``register_capabilities``: registering attaches it to no agent).
+  ``before_*`` hooks stop at the first answer that is not `Proceed`; ``wrap_model`` hooks nest,
+  the first outermost.
 - **Durable**: a tool call's `before_tool` decisions are journaled by the loop (one step per call,
   ``hook:<step>:<index>:<tool>``), so a replay decides the same without asking again.
   `wrap_model` runs inside the journaled model step (a replay does not run it again);
@@ -41,10 +42,10 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 from openmolt_core._support import lazy_exports
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -77,6 +78,7 @@ __all__ = [
 	"ToolSpec",
 	"alongside",
 	"builds",
+	"built",
 	"decision_from_dict",
 	"decision_to_dict",
 	"drive_wrapped",
@@ -712,6 +714,27 @@ class Capability:
 		"""
 		return None
 
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
+		"""The steps this capability may journal itself (``run.port.step``) for a call of a batch.
+
+		The calls of a concurrent batch run at once, so steps a hook opens while they run
+		(`before_tool` outside the loop's journal, `after_tool`) would take their numbers in
+		whatever order the calls got there, and a durable replay, where they end in another
+		order, would find other steps under those numbers. The loop reserves the steps named
+		here ahead, in command order, with the call's own; a step reserved and not used is
+		skipped. ``run.command_index`` is the call's index.
+
+		Args:
+			run: The run.
+			call: The call, as the model made it.
+			tool: The tool's record.
+
+		Returns:
+			The keys it may pass to ``run.port.step`` for this call (the safety capability's
+			``guard:<step>:<stage>:<index>:<n>``).
+		"""
+		return ()
+
 	async def gate_tool(
 		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
 	) -> Gated:
@@ -864,6 +887,7 @@ _HOOKS = (
 	"before_tool",
 	"gate_step",
 	"gate_reserve",
+	"reserve_steps",
 	"gate_tool",
 	"replace_result",
 	"after_tool",
@@ -884,6 +908,7 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	"""The hooks a capability class overrides (worked out once per class)."""
 	found = _OVERRIDDEN.get(cls)
 	if found is None:
+		_check_spelling(cls)
 		found = _OVERRIDDEN[cls] = tuple(
 			h
 			for h in (*_HOOKS, *_BUILDS, "active_hooks")
@@ -892,9 +917,92 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	return found
 
 
+def _check_spelling(cls: type[Capability]) -> None:
+	"""Refuse a capability class whose hooks the loop would miss or misuse.
+
+	A method named almost like a hook is never called (a guard left off without a word); a hook
+	written sync where the loop awaits it, or async where it does not, fails at each call.
+	"""
+	import difflib
+	import inspect
+
+	known = {n for n in dir(Capability) if not n.startswith("_")}
+	for klass in cls.__mro__:
+		if klass is Capability or not issubclass(klass, Capability):
+			continue
+		for attr, value in vars(klass).items():
+			if attr in known and inspect.isfunction(value):
+				wants = inspect.iscoroutinefunction(getattr(Capability, attr))
+				if wants != inspect.iscoroutinefunction(value):
+					how = "async def" if wants else "def (not async: the loop does not await it)"
+					raise ConfigurationError(
+						f"capabilities: {cls.__name__}.{attr} must be written {how}, as "
+						f"Capability.{attr} is"
+					)
+			if attr.startswith("_") or attr in known or not callable(value):
+				continue
+			close = difflib.get_close_matches(attr, known, n=1, cutoff=0.85)
+			if close:
+				raise ConfigurationError(
+					f"capabilities: {cls.__name__}.{attr} is not a hook, so the loop never calls "
+					f"it; did you mean {close[0]!r}? (a helper of its own: start its name with _)"
+				)
+
+
+def _active(cap: Capability) -> Collection[str] | None:
+	"""``cap.active_hooks()``, checked: a misspelt hook would leave the hook off without a word."""
+	active = cap.active_hooks()
+	if active is None:
+		return None
+	if isinstance(active, str) or not isinstance(active, Collection):
+		raise ConfigurationError(
+			f"capabilities: {type(cap).__name__}.active_hooks() returned "
+			f"{type(active).__name__}; return a set of hook names, or None for all of them"
+		)
+	unknown = sorted(str(h) for h in active if h not in _RESOLVED)
+	if unknown:
+		raise ConfigurationError(
+			f"capabilities: {type(cap).__name__}.active_hooks() names {unknown}, which are not "
+			f"run hooks; name among: {', '.join(_RESOLVED)}"
+		)
+	return active
+
+
 def builds(capability: Capability, hook: str) -> bool:
 	"""Whether a capability overrides a building hook (``tools``, ``first_turn``...)."""
 	return hook in _overridden(type(capability))
+
+
+_BUILT: dict[str, tuple[type, str]] = {
+	"tools": (Sequence, "a list of tools (functions or Tool objects)"),
+	"builtin_tools": (Sequence, "a list of Tool objects"),
+	"first_turn": (Mapping, "a dict of JSON fields"),
+	"fingerprint": (Mapping, "a dict of JSON entries"),
+}
+
+
+def built(capability: Capability, hook: str, *args: Any) -> Any:
+	"""Ask a capability's building hook (``tools``, ``first_turn``...), checking its answer.
+
+	Args:
+		capability: The capability.
+		hook: The hook's name.
+		*args: What the hook is given.
+
+	Raises:
+		PluginError: The hook raised (not an `openmolt_core.errors.OpenMoltError`); it names the
+			capability and the hook.
+		TypeError: The hook answered something its contract does not allow.
+	"""
+	method = getattr(capability, hook)
+	try:
+		answer = method(*args)
+	except Exception as exc:
+		raise _failed(method, exc, hook)  # noqa: B904  # it chains the cause
+	kind, expected = _BUILT[hook]
+	if not isinstance(answer, kind) or isinstance(answer, str):
+		raise _wrong(method, answer, expected, hook)
+	return answer
 
 
 def _first_step(
@@ -905,7 +1013,10 @@ def _first_step(
 ) -> str | None:
 	"""The first step name the hooks answer for a call, or None."""
 	for hook in hooks:
-		step = hook(run, call, tool)
+		try:
+			step = hook(run, call, tool)
+		except Exception as exc:
+			raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 		if step is not None:
 			return step
 	return None
@@ -940,6 +1051,7 @@ class Hooks:
 		"on_run_end",
 		"on_run_start",
 		"replace_result",
+		"reserve_steps",
 		"resume",
 		"send_model",
 		"tool_done",
@@ -986,6 +1098,12 @@ class Hooks:
 				"openmolt.Capability (or name a registered capability)"
 			)
 		name = type(cap).name
+		if cap.name != name:  # the state, the hooks and the tools' prefix would disagree
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__} sets its name on the instance "
+				f"({cap.name!r}); set it on the class instead (name = {cap.name!r}), where the "
+				"loop reads it"
+			)
 		if not isinstance(name, str) or not _NAME.fullmatch(name):
 			raise ConfigurationError(
 				f"capabilities: {type(cap).__name__}.name must be a name of letters, digits, "
@@ -996,6 +1114,8 @@ class Hooks:
 				f"capabilities: two capabilities are named {name!r}; a name is unique per "
 				"agent (it keys the run's state and journal)"
 			)
+		if type(cap).events:
+			self._check_events(cap)
 		kind = type(cap).parks
 		if kind:
 			if kind in _KERNEL_KINDS or kind in self.by_kind:
@@ -1010,7 +1130,7 @@ class Hooks:
 		self.capabilities += (cap,)
 		self._events = None
 		overridden = _overridden(type(cap))
-		active = cap.active_hooks() if "active_hooks" in overridden else None
+		active = _active(cap) if "active_hooks" in overridden else None
 		for hook in overridden:
 			if hook not in _RESOLVED or (active is not None and hook not in active):
 				continue
@@ -1021,6 +1141,28 @@ class Hooks:
 				self.after_tool = (method, *self.after_tool)
 			else:
 				setattr(self, hook, (*getattr(self, hook), method))
+
+	def _check_events(self, cap: Capability) -> None:
+		# A registered name is what handlers, observers, the run store and the viewer go by.
+		from openmolt_core.events import EVENT_NAMES
+
+		taken = self.event_names()
+		for event in type(cap).events:
+			if not isinstance(event, str) or not event:
+				raise ConfigurationError(
+					f"capabilities: {type(cap).__name__}.events must map event names to event "
+					f"classes (got the key {event!r})"
+				)
+			by = "the loop" if event in EVENT_NAMES else None
+			if event in taken:
+				other = next(c for c in self.capabilities if event in type(c).events)
+				by = f"capability {type(other).name!r}"
+			if by is not None:
+				raise ConfigurationError(
+					f"capabilities: {type(cap).__name__} registers the event {event!r}, which "
+					f"{by} already emits; name yours after the capability "
+					f"('{type(cap).name}:{event.rpartition(':')[2]}')"
+				)
 
 	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
@@ -1045,6 +1187,8 @@ class Hooks:
 	"""The `Capability.gate_step` hooks, in order."""
 	gate_reserve: tuple[Callable[[Run, CallTool, ToolSpec], str | None], ...]
 	"""The `Capability.gate_reserve` hooks, in order."""
+	reserve_steps: tuple[Callable[[Run, CallTool, ToolSpec], Sequence[str]], ...]
+	"""The `Capability.reserve_steps` hooks, in order."""
 	gate_tool: tuple[
 		Callable[[Run, Any, int, CallTool, ToolSpec, str | None], Awaitable[Gated]], ...
 	]
@@ -1073,7 +1217,10 @@ class Hooks:
 	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
 		"""Show the agent's tool set to each capability's `Capability.describe_tools`, in order."""
 		for hook in self.describe_tools:
-			hook(agent, tools)
+			try:
+				hook(agent, tools)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 	async def first_model(self, run: Run) -> tuple[Stop | None, list[Alongside]]:
 		"""Ask each `Capability.before_first_model` in order; the first `Stop` ends the asking.
@@ -1083,12 +1230,73 @@ class Hooks:
 		"""
 		checks: list[Alongside] = []
 		for hook in self.before_first_model:
-			answer = await hook(run)
+			try:
+				answer = await hook(run)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if isinstance(answer, Stop):
-				return answer, []
-			if answer is not None:
+				return _checked(hook, answer), []
+			if isinstance(answer, Alongside):
 				checks.append(answer)
+			elif answer is not None:
+				raise _wrong(hook, answer, "Stop(reason), Alongside(check) or None")
 		return None, checks
+
+	async def started(self, run: Run) -> Stop | None:
+		"""Ask each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
+		for hook in self.on_run_start:
+			try:
+				answer = await hook(run)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			if answer is not None:
+				if not isinstance(answer, Stop):
+					raise _wrong(hook, answer, "Stop(reason) or None")
+				return _checked(hook, answer)
+		return None
+
+	async def listed(self) -> list[Sequence[BoundTool]]:
+		"""Ask each `Capability.list_tools` in order: the tools each lists, bound."""
+		from openmolt_core._binding import BoundTool
+
+		lists: list[Sequence[BoundTool]] = []
+		for hook in self.list_tools:
+			try:
+				listed = await hook()
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			how = "a list of bound tools (openmolt_core._binding.bind_tools binds them)"
+			if not isinstance(listed, Sequence):
+				raise _wrong(hook, listed, how)
+			bad = next((t for t in listed if not isinstance(t, BoundTool)), None)
+			if bad is not None:
+				raise _wrong(hook, bad, how)
+			lists.append(listed)
+		return lists
+
+	async def before(self, run: Run) -> None:
+		"""Ask each `Capability.before_model` in order."""
+		for hook in self.before_model:
+			try:
+				await hook(run)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+
+	async def ended(self, run: Run, result: RunResult) -> None:
+		"""Tell each `Capability.on_run_end` in order."""
+		for hook in self.on_run_end:
+			try:
+				await hook(run, result)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+
+	def done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
+		"""Tell each `Capability.tool_done` in order."""
+		for hook in self.tool_done:
+			try:
+				hook(run, call, index, entry)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 	async def decide_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, *, journaled: bool = True
@@ -1109,13 +1317,18 @@ class Hooks:
 		"""
 		by, decision = "", PROCEED
 		for hook in self.before_tool if journaled else self.before_tool_unjournaled:
-			name = type(hook.__self__).name  # type: ignore[attr-defined]
-			answer = await hook(run, call, tool)
+			try:
+				answer = await hook(run, call, tool)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if not isinstance(answer, (Proceed, Refuse, Park, Stop, Approve)):
-				raise TypeError(
-					f"capability {name!r}: before_tool returned {type(answer).__name__}; return "
-					"Proceed(), Refuse(reason), Park(message), Stop(reason) or Approve(rule)"
+				raise _wrong(
+					hook,
+					answer,
+					"Proceed(), Refuse(reason), Park(message), Stop(reason) or Approve(rule)",
 				)
+			_checked(hook, answer)
+			name = _named(hook)
 			if not isinstance(answer, Proceed):
 				return name, answer
 			if answer.input is not None:
@@ -1131,6 +1344,19 @@ class Hooks:
 		"""The first `Capability.gate_reserve` answer for a call: a gate's step, or None."""
 		return _first_step(self.gate_reserve, run, call, tool)
 
+	def ahead(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
+		"""The steps the capabilities may journal themselves for a call (`reserve_steps`)."""
+		keys: list[str] = []
+		for hook in self.reserve_steps:
+			try:
+				named = hook(run, call, tool)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			if isinstance(named, str) or not all(isinstance(k, str) for k in named):
+				raise _wrong(hook, named, "a list of step keys (text)")
+			keys.extend(named)
+		return keys
+
 	async def decide_finish(self, run: Run, finish: Finish) -> tuple[Finish, FinishDecision]:
 		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins.
 
@@ -1143,11 +1369,16 @@ class Hooks:
 		from openmolt_core.commands import Finish
 
 		for hook in self.before_finish:
-			answer = await hook(run, finish)
+			try:
+				answer = await hook(run, finish)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if isinstance(answer, Finish):
 				finish = answer
-			elif not isinstance(answer, Proceed):
-				return finish, answer
+			elif isinstance(answer, Refuse | Stop):
+				return finish, _checked(hook, answer)
+			elif not isinstance(answer, Proceed):  # never taken for a yes: it may be a guard's no
+				raise _wrong(hook, answer, "Proceed(), a Finish, Refuse(reason) or Stop(reason)")
 		return finish, PROCEED
 
 	async def after(
@@ -1161,23 +1392,40 @@ class Hooks:
 		"""
 		stopped = None
 		for hook in self.after_tool:
-			answer = await hook(run, call, tool, entry)
+			try:
+				answer = await hook(run, call, tool, entry)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if isinstance(answer, Stop):
-				stopped = stopped or answer
+				stopped = stopped or _checked(hook, answer)
 				answer = dict(answer.entry or {**_key(entry), "ok": False, "error": WITHHELD})
+			elif not isinstance(answer, dict):
+				raise _wrong(
+					hook, answer, "the entry (a dict: the one given, or a new one) or Stop"
+				)
 			entry = answer
 		return entry, stopped
 
 	def visible(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
 		"""The tools callable at this step: ``handles`` through each `Capability.visible_tools`."""
 		for hook in self.visible_tools:
-			handles = hook(state, handles)
+			try:
+				handles = hook(state, handles)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			if type(handles) is not tuple:
+				if not isinstance(handles, Sequence) or isinstance(handles, str):
+					raise _wrong(hook, handles, "the handles it was given, or fewer, as a tuple")
+				handles = tuple(handles)
 		return handles
 
 	def hidden(self, state: RunState, handle: str) -> str | None:
 		"""Why a call to a hidden tool is refused: the first `Capability.why_hidden` answer."""
 		for hook in self.why_hidden:
-			reason = hook(state, handle)
+			try:
+				reason = hook(state, handle)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if reason is not None:
 				return reason
 		return None
@@ -1185,13 +1433,19 @@ class Hooks:
 	async def replaced(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""A result through each capability's `Capability.replace_result`, in order."""
 		for hook in self.replace_result:
-			value = await hook(run, call, tool, value)
+			try:
+				value = await hook(run, call, tool, value)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 		return value
 
 	def sender(self, run: Run) -> ModelSend | None:
 		"""How this step sends its model calls: the first `Capability.send_model` answer, or None."""
 		for hook in self.send_model:
-			send = hook(run)
+			try:
+				send = hook(run)
+			except Exception as exc:
+				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 			if send is not None:
 				return send
 		return None
@@ -1203,6 +1457,85 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = _wrapped(hook, run, send)
 		return send
+
+
+def _named(hook: Callable[..., Any]) -> str:
+	"""The name of the capability a resolved hook (a bound method) belongs to."""
+	name: str = getattr(type(getattr(hook, "__self__", None)), "name", "") or "?"
+	return name
+
+
+def _failed(hook: Callable[..., Any], exc: Exception, called: str = "") -> Exception:
+	"""What a capability's hook raised, as the error that ends the run (`Hooks` raises it).
+
+	An `openmolt_core.errors.OpenMoltError` is the capability's own word and passes as it is;
+	anything else (a bug) becomes a `PluginError` naming the capability and the hook, with the
+	original as its cause.
+
+	Args:
+		hook: The hook (a bound method of the capability).
+		exc: What it raised.
+		called: The hook's name (default: the method's).
+	"""
+	if isinstance(exc, OpenMoltError):
+		return exc
+	name = _named(hook)
+	error = PluginError(
+		f"its {called or getattr(hook, '__name__', 'a')} hook raised {type(exc).__name__}: {exc}; "
+		f"fix the capability {name!r} (or what it calls), or leave it out of the agent's "
+		"capabilities",
+		plugin=f"capabilities:{name}",
+	)
+	error.__cause__ = exc
+	return error
+
+
+def _wrong(hook: Callable[..., Any], answer: object, expected: str, called: str = "") -> TypeError:
+	"""The error for a hook that answered what its contract does not allow, naming the fix."""
+	return TypeError(
+		f"capability {_named(hook)!r}: {called or getattr(hook, '__name__', 'a hook')} returned "
+		f"{type(answer).__name__}; return {expected}"
+	)
+
+
+_STOPS = ("success", "failure", "limit_reached", "guardrail_tripped", "error")
+_PARKS = ("approval_required", "human_input_required", "authorization_required")
+
+
+_Decision = TypeVar("_Decision")
+
+
+def _checked(hook: Callable[..., Any], decision: _Decision) -> _Decision:
+	"""``decision``, once its fields are what the loop can save and report (else a TypeError).
+
+	A `Stop` ends the run with one of `_STOPS` (a parked status would leave nothing to resume),
+	a `Park` with one of `_PARKS`; reasons are text; entries, requests and inputs are dicts.
+	"""
+	problem = ""
+	match decision:
+		case Refuse(reason=reason, entry=entry) | Stop(reason=reason, entry=entry):
+			if not isinstance(reason, str):
+				problem = f"a reason that is a {type(reason).__name__}; give text"
+			elif entry is not None and not isinstance(entry, Mapping):
+				problem = f"an entry that is a {type(entry).__name__}; give a dict or None"
+			elif isinstance(decision, Stop) and decision.status not in _STOPS:
+				problem = f"status {decision.status!r}; give one of {', '.join(_STOPS)}"
+		case Park(message=message, request=request, status=status):
+			if not isinstance(message, str):
+				problem = f"a message that is a {type(message).__name__}; give text"
+			elif not isinstance(request, Mapping):
+				problem = f"a request that is a {type(request).__name__}; give a dict of JSON"
+			elif status not in _PARKS:
+				problem = f"status {status!r}; give one of {', '.join(_PARKS)}"
+		case Proceed(input=given) | Approve(input=given):
+			if given is not None and not isinstance(given, Mapping):
+				problem = f"an input that is a {type(given).__name__}; give a dict or None"
+	if problem:
+		raise TypeError(
+			f"capability {_named(hook)!r}: {getattr(hook, '__name__', 'a hook')} answered "
+			f"{type(decision).__name__} with {problem}"
+		)
+	return decision
 
 
 WITHHELD = "result withheld: the run stopped"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,7 +114,11 @@ class RunState:
 		return bool(self.taint)
 
 	def to_dict(self) -> dict[str, Any]:
-		"""The state as a JSON-serializable dict."""
+		"""The state as a JSON-serializable dict.
+
+		Raises:
+			ValueError: A capability keeps what JSON cannot hold in its state (``ext``).
+		"""
 		data: dict[str, Any] = {
 			"messages": [
 				{
@@ -149,8 +154,11 @@ class RunState:
 			"audit": list(self.audit),
 			**({"user": self.user} if self.user is not None else {}),
 		}
-		ext = {k: v for k, v in self.ext.items() if v}
+		# a capability that kept nothing (`Capability.state` made its dict) saves nothing; a
+		# value it set, 0, False, "" and [] included, is saved as it is
+		ext = {k: v for k, v in self.ext.items() if v is not None and v != {}}
 		if ext:
+			_check_ext(ext)
 			data["ext"] = ext
 		return data
 
@@ -287,3 +295,15 @@ __dir__: Callable[[], list[str]]
 __getattr__, __dir__ = lazy_exports(
 	globals(), {"RecordStatus": "openmolt_core._history", "RunRecord": "openmolt_core._history"}
 )
+
+
+def _check_ext(ext: dict[str, Any]) -> None:
+	"""Refuse a capability's state that JSON cannot hold, naming the capability."""
+	for name, value in ext.items():
+		try:
+			json.dumps(value, allow_nan=False)
+		except (TypeError, ValueError) as exc:
+			raise ValueError(
+				f"state.ext[{name!r}]: capability {name!r} keeps what JSON cannot hold ({exc}); "
+				"keep dicts, lists, strings, finite numbers, booleans and None in its state"
+			) from None

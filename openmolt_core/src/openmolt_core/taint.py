@@ -213,13 +213,17 @@ class TaintPolicy:
 			)
 		return cls(**options)
 
-	def labels_for(self, bound: BoundTool) -> frozenset[str]:
+	def labels_for(
+		self, bound: BoundTool, *, described: frozenset[str] | None = None
+	) -> frozenset[str]:
 		"""A tool's labels under this policy: the declared ones, with the rules applied.
 
 		Args:
 			bound: The tool as an agent sees it.
+			described: The labels a capability set on its record (`Capability.describe_tools`),
+				which stand for the declared ones; None: what the tool declares.
 		"""
-		found = declared_labels(bound)
+		found = declared_labels(bound) if described is None else described
 		declared = self._unknown if found is None else found
 		if not self._active:
 			return declared

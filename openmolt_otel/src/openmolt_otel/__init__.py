@@ -44,7 +44,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from openmolt_core.durability import ForwardingPort
-from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 from openmolt_otel import conventions as gen_ai
 
 if TYPE_CHECKING:
@@ -68,6 +68,11 @@ PROVIDER_NAMES: dict[str, str] = {
 through: a custom provider object reports its own ``name``)."""
 
 _SCOPE = "openmolt"
+_SPANNED = frozenset(
+	{"llmOutput", "commandsQueued", "tool:call", "tool:response", "humanInput", "finish"}
+)
+"""The events a span stands for (a model call, a step, a tool call, a person's answer, the run's
+end)."""
 _tool_span: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
 	"openmolt_otel_tool", default=None
 )
@@ -170,13 +175,28 @@ class Telemetry(RunObserver):
 		span.end()
 
 	async def event(self, run: ObservedRun, event: Event) -> None:
-		"""Give the running tool's span its arguments (content capture only)."""
-		if not self.capture_content or event.name != "tool:call":
+		"""Give the running tool's span its arguments (content capture only); record the rest.
+
+		An event no span stands for (a guardrail's, taint, an approval, a capability's own) is a
+		span event of its step's span (of the run's, before the first step), with its number
+		and, when contents are captured, its data (redacted).
+		"""
+		if event.name in _SPANNED:
+			if not self.capture_content or event.name != "tool:call":
+				return
+			span = _tool_span.get()
+			if span is not None:
+				arguments = run.redact.deep(getattr(event, "input", {}))
+				span.set_attribute(gen_ai.TOOL_CALL_ARGUMENTS, _json(arguments))
 			return
-		span = _tool_span.get()
-		if span is not None:
-			arguments = run.redact.deep(getattr(event, "input", {}))
-			span.set_attribute(gen_ai.TOOL_CALL_ARGUMENTS, _json(arguments))
+		spans = self._runs.get(run.run_id)
+		if spans is None:
+			return
+		step = spans.step if spans.step is not None and spans.step_number == event.step else None
+		attributes: dict[str, Any] = {"openmolt.event.seq": event.seq}
+		if self.capture_content:
+			attributes["openmolt.event.data"] = _json(event_data(event, run.redact))
+		(step or spans.run).add_event(event.name, attributes)
 
 	def _step(self, run: ObservedRun, step: int) -> Span | None:
 		spans = self._runs.get(run.run_id)

@@ -155,7 +155,7 @@ class Safety(Capability):
 		policy = self.policy
 		labels: set[str] = set()  # those of the tools it may call
 		for t in bound:
-			t.labels = found = policy.labels_for(t)
+			t.labels = found = policy.labels_for(t, described=t.described_labels)
 			if t.allowed:
 				labels.update(found)
 		held = trifecta(bound) if len(labels) == len(LABELS) else None  # most agents: not all
@@ -219,7 +219,7 @@ class Safety(Capability):
 				labels=bound.labels if bound is not None else frozenset(),
 				tainted=ctx.state.tainted,
 			)
-			verdict = await self._judge(ctx, g, check, f"guard:{step}:{stage}:{index}:{n}")
+			verdict = await self._judge(ctx, g, check, _guard_key(step, stage, index, n))
 			if verdict.action == "allow":
 				continue
 			if parallel and verdict.action == "rewrite":
@@ -318,6 +318,21 @@ class Safety(Capability):
 		return Alongside(watch)
 
 	# tool calls ---------------------------------------------------------------------------
+
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
+		"""The guardrails' steps of a call of a concurrent batch, its call's and its result's.
+
+		Their verdicts are journaled while the calls run; reserved in command order, they keep
+		their numbers on a durable replay whichever call ends first.
+		"""
+		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		index = ctx.command_index
+		keys = []
+		for stage in ("tool_call", "tool_result"):
+			guards = [g for g in self._by_stage.get(stage, ()) if g.applies(bound)]
+			keys += [_guard_key(ctx.step, stage, index, n) for n in range(len(guards))]
+		return keys
 
 	def gate_reserve(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""``approval`` for an outbound call of a tainted run: `before_tool` may send it there.
@@ -508,6 +523,11 @@ class Safety(Capability):
 
 
 @functools.cache
+def _guard_key(step: int, stage: str, index: int, n: int) -> str:
+	"""The journal step of guardrail ``n`` of a stage, on command ``index`` of ``step``."""
+	return f"guard:{step}:{stage}:{index}:{n}"
+
+
 def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> frozenset[str]:
 	"""The hooks a safety capability needs (labels and taint always, a stage's with guardrails).
 
@@ -523,6 +543,8 @@ def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> fro
 		hooks.add("gate_reserve")
 	if "output" in stages:
 		hooks.add("before_finish")
+	if "tool_call" in stages or "tool_result" in stages:
+		hooks.add("reserve_steps")  # their verdicts' steps, in a concurrent batch
 	return frozenset(hooks)
 
 

@@ -425,10 +425,17 @@ function steps(events) {
     else if (event.name === "finish") {
       result = d.result;
       if (result && PARKED.includes(result.status)) result = { ...result, parkedAt: event.time };
-    }
+    } else s.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
+    // any other event (taint, compaction, authorization:request, a capability's own) is a note
     if (event.name !== "model:fallback") previous = event; // a fallback is part of its model call
   }
   return { list: [...byStep.values()].sort((a, b) => a.n - b.n), result, plan };
+}
+
+function eventFields(d) {
+  // what an event says beyond where it belongs (its run, its sub-run, a replay)
+  const { parent_run_id, sub_run_id, sub_agent, replayed, ...rest } = d;
+  return rest;
 }
 
 function planList(items) {
@@ -573,7 +580,7 @@ function stepsView(runId, tree, list) {
       (s.commands || []).map(commandView),
       s.calls.map((c) => toolView(c, forCall(c))),
       loose.map((r) => subRunView(r, tree)),
-      s.notes.map((n) => el("div", { class: `command note ${n.kind}`, "data-testid": `note-${n.kind}` }, el("pre", {}, n.text)))
+      s.notes.map((n) => el("div", { class: `command note ${n.kind}`, "data-testid": `note-${n.kind}`, "data-event": n.name || null }, el("pre", {}, n.text)))
     );
   });
 }
