@@ -214,6 +214,9 @@ def test_keys_set_list_remove_and_the_file_modes(
 	assert openmolt_main(["keys", "set", "slack", "apiKey", "--value", "x"]) == 2
 	err = capsys.readouterr().err
 	assert "slack reads no key 'apiKey'" in err and "token" in err
+	# Twilio signs with an API key's secret or the account's auth token: which one is asked.
+	assert openmolt_main(["keys", "set", "twilio", "--value", "x"]) == 2
+	assert "twilio has several keys" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -184,7 +184,8 @@ async def test_a_run_without_its_key_stops_before_the_model() -> None:
 	model = ScriptedModel([finish(ok=True)])
 	agent = om.create_agent(name="A", model=model, integrations=["svc"])
 	with pytest.raises(
-		ConfigurationError, match=r"svc needs config 'apiKey' for its bearer credential"
+		ConfigurationError,
+		match=r"svc needs config 'apiKey' and 'region' for its bearer credential",  # the URL's too
 	):
 		await agent.run("x")
 	assert model.calls == 0

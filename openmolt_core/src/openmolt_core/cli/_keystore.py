@@ -116,9 +116,10 @@ def _variable(name: str, key: str | None) -> str:
 			"installed integration; `openmolt tools` lists them, or give the variable's name"
 		)
 	needs = credential_needs(om.plugins.integration(name), name)
-	keys = [k for need in needs[:1] for k in need.keys if k.secret and k.required] or [
-		k for need in needs for k in need.keys if k.secret
-	]
+	# The default credential's secret, unless it may be one of two (Twilio's secret or token).
+	keys = [
+		k for need in needs[:1] for k in need.keys if k.secret and (k.required or k.instead_of)
+	] or [k for need in needs for k in need.keys if k.secret]
 	if key is None and len(keys) == 1:
 		return env_var(name, keys[0].name)
 	known = {k.name for need in needs for k in need.keys}
