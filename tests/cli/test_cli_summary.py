@@ -84,3 +84,37 @@ def test_the_trifecta_advice_the_cli_rewrites_is_still_what_the_core_says() -> N
 		warn_trifecta("a", {"private": ["p"], "untrusted": ["u"], "outbound": ["o"]}, TaintPolicy())
 	text = str(caught[0].message)
 	assert any(python in text for python in _FILE_ADVICE)
+
+
+@pytest.mark.anyio
+@pytest.mark.allow_model_requests  # to 127.0.0.1, where nothing listens
+async def test_an_error_said_on_the_terminal_is_not_repeated_by_the_summary(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Nothing listens at a local server's URL: one line says so; the summary does not again."""
+	import io
+	import json
+	import socket
+
+	from openmolt_core.cli._progress import Progress
+	from openmolt_core.cli._run import load, run_once
+
+	with socket.socket() as sock:  # a port nothing listens on
+		sock.bind(("127.0.0.1", 0))
+		port = sock.getsockname()[1]
+	path = tmp_path / "agent.json"
+	url = f"http://127.0.0.1:{port}/v1"
+	local = {"provider": "openai", "baseUrl": url, "apiMode": "chat", "maxRetries": 0}
+	path.write_text(
+		json.dumps(
+			{"name": "G", "model": "local:m", "instructions": "x", "llmProviders": {"local": local}}
+		)
+	)
+	monkeypatch.chdir(tmp_path)
+	loaded = load(str(path), env_file=None, verbose=False)
+	err = io.StringIO()
+	await run_once(loaded, "hi", Progress("plain", err), readable=True)
+	out = capsys.readouterr().out
+	terminal = err.getvalue() + out  # both reach the same terminal
+	assert terminal.count("nothing listens") == 1, terminal
+	assert out.startswith("failed · 0 steps")

@@ -504,7 +504,15 @@ def _print(data: Any, *, indent: int | None) -> None:
 	sys.stdout.flush()
 
 
-def _print_result(result: Any, loaded: Loaded, *, readable: bool, live: Any = None) -> None:
+def _said(error: object, progress: Progress) -> bool:
+	"""Whether a progress line already printed this error (a terminal shows it once)."""
+	text = str(error or "")
+	return bool(text) and any(message in text for message in progress.errors_shown)
+
+
+def _print_result(
+	result: Any, loaded: Loaded, progress: Progress, *, readable: bool, live: Any = None
+) -> None:
 	if not readable:
 		_print(result.to_dict(), indent=2)
 		return
@@ -512,7 +520,8 @@ def _print_result(result: Any, loaded: Loaded, *, readable: bool, live: Any = No
 
 	store = getattr(loaded.om.run_store, "path", None)
 	shown = live is not None and live.shown(result.human_message)
-	sys.stdout.write(summary(result, store=store, message=not shown))
+	said = _said(result.error, progress)
+	sys.stdout.write(summary(result, store=store, message=not shown, error=not said))
 	sys.stdout.flush()
 
 
@@ -599,17 +608,16 @@ async def run_once(
 		raise outcome["exception"]
 	if "error" in outcome:
 		error: RunError = outcome["error"]
-		_print_result(error.result, loaded, readable=readable, live=live)
-		said = any(message in str(error) for message in progress.errors_shown)
+		_print_result(error.result, loaded, progress, readable=readable, live=live)
+		said = _said(error, progress)
 		progress.line("the run failed (see above)" if said else f"the run failed: {error}")
 		return ExitCode.ERROR
 	result = outcome["result"]
-	_print_result(result, loaded, readable=readable, live=live)
+	_print_result(result, loaded, progress, readable=readable, live=live)
 	if result.status != "success":
-		progress.line(
-			f"the run ended with status {result.status}"
-			+ (f": {result.error}" if result.error else "")
-		)
+		# On a terminal the summary just printed the error.
+		why = f": {result.error}" if result.error and not readable else ""
+		progress.line(f"the run ended with status {result.status}{why}")
 	return for_status(result.status)
 
 
