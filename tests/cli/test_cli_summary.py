@@ -74,6 +74,22 @@ def test_warnings_are_one_line_with_advice_for_agent_files(
 	assert capsys.readouterr().err == ""
 
 
+def test_a_plugin_conflict_is_said_without_python_advice(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""Two plugins with one id: the command says to uninstall one, not to call OpenMolt(...)."""
+	from openmolt_core.plugins import PluginConflictWarning, _conflict
+
+	with warnings.catch_warnings(record=True) as caught:
+		warnings.simplefilter("always")
+		_conflict("integration", "weather", "openmolt-weather", "weather-fork")
+	warning = caught[0]
+	_show_warning(warning.message, PluginConflictWarning, warning.filename, warning.lineno)
+	err = capsys.readouterr().err
+	assert "uninstall one of them)" in err
+	assert "OpenMolt(" not in err and "entry_points" not in err
+
+
 def test_the_trifecta_advice_the_cli_rewrites_is_still_what_the_core_says() -> None:
 	"""If the core's wording changes, the CLI's rewrite must follow it (one test, not a silent miss)."""
 	from openmolt_core.cli import _FILE_ADVICE

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -529,7 +530,25 @@ _FILE_ADVICE = {
 		'"taintPolicy": {"warn": false} in the agent file silences this'
 	),
 	"(taint_policy on_outbound='allow')": '("taintPolicy": {"onOutbound": "allow"})',
+	", or pick one with OpenMolt(plugins=[...], entry_points=False))": ")",
+	"or add it with om.register_integration(": (
+		"or add it in a Python agent file (agent.py) with om.register_integration("
+	),
 }
+_INSTANCE = re.compile(r"llm_providers=\{'([^']*)': \{'provider': 'openai', 'base_url': \.\.\.\}\}")
+
+
+def _for_the_command(text: str) -> str:
+	"""A message written for Python code, with the advice an agent file or the command takes."""
+	for python, agent_file in _FILE_ADVICE.items():
+		text = text.replace(python, agent_file)
+	return _INSTANCE.sub(
+		lambda m: (
+			f'"llmProviders": {{"{m[1]}": {{"provider": "openai", "baseUrl": ...}}}} in '
+			"the agent file (with -m: OPENMOLT_OPENAI_BASE_URL=... and -m openai:MODEL)"
+		),
+		text,
+	)
 
 
 def _show_warning(
@@ -543,9 +562,7 @@ def _show_warning(
 	"""A Python warning as one line in the command's voice, with advice for agent files."""
 	if category.__name__ == "ScheduleWarning":
 		return  # about Python code that never served its schedules; the command serves them
-	text = " ".join(str(message).split())
-	for python, agent_file in _FILE_ADVICE.items():
-		text = text.replace(python, agent_file)
+	text = _for_the_command(" ".join(str(message).split()))
 	print(f"openmolt: warning: {text}", file=sys.stderr)
 
 
@@ -579,7 +596,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 		_close_stdout()
 		return ExitCode.PIPE_CLOSED
 	except OpenMoltError as exc:
-		for line in str(exc).splitlines() or [type(exc).__name__]:
+		for line in _for_the_command(str(exc)).splitlines() or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
 		if isinstance(exc, PluginError):
 			from openmolt_core.cli._ecosystem import former_plugin_hint

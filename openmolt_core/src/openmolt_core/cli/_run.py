@@ -69,6 +69,7 @@ class Loaded:
 	keys: list[KeyReport] = field(default_factory=list)
 	file: Path = Path()
 	triggers: Any = None  # the file's webhooks and channels (openmolt_core.triggers.Triggers)
+	prompt: bool = False  # made from the command line (-m): no agent file to point at
 
 	@property
 	def om(self) -> OpenMolt:
@@ -139,12 +140,14 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		keys = [*missing.keys, *missing.alternatives]
 		where.append(
 			" or ".join(env_var(iid, k) for k in keys)
-			+ " (in the environment, a .env file or `openmolt keys set`), or"
+			+ " (in the environment, a .env file or `openmolt keys set`)"
 		)
-		where.append(
-			" or ".join(f"integrations.{iid}.{k}" for k in keys)
-			+ f" in {loaded.file} (the {{id: config}} form)"
-		)
+		if not loaded.prompt:
+			where[-1] += ", or"
+			where.append(
+				" or ".join(f"integrations.{iid}.{k}" for k in keys)
+				+ f" in {loaded.file} (the {{id: config}} form)"
+			)
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
 		problems.append(" ".join(where))
@@ -274,7 +277,7 @@ def load_prompt(
 	except ValidationError as exc:
 		raise AgentFileError(f"{where}: {exc.errors()[0]['msg']}") from None
 	functions = [_import_tool(t) for t in tools]
-	return _build_json(
+	loaded = _build_json(
 		spec,
 		Path.cwd() / "agent.json",
 		verbose=verbose,
@@ -282,6 +285,8 @@ def load_prompt(
 		durability=durability,
 		tools=functions,
 	)
+	loaded.prompt = True
+	return loaded
 
 
 def _import_tool(reference: str) -> Callable[..., Any]:
