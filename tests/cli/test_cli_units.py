@@ -1,4 +1,5 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,39 @@ def test_nan_and_infinity_are_refused_with_their_line(tmp_path: Path) -> None:
 	path.write_text('{\n  "name": "A",\n  "model": "openai:x",\n  "maxSteps": NaN\n}\n')
 	with pytest.raises(AgentFileError, match=r"agent.json:4: invalid JSON: NaN is not valid JSON"):
 		load_json_file(path)
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		(
+			["agent.json", "--dryrun"],
+			"openmolt: no such option '--dryrun'; did you mean '--dry-run'?",
+		),
+		(
+			["run", "agent.json", "--jsn"],
+			"openmolt run: no such option '--jsn'; did you mean '--json'?",
+		),
+		(
+			["tools", "slack", "--jsno"],
+			"openmolt tools: no such option '--jsno'; did you mean '--json'?",
+		),
+		(
+			["logs", "--prnue", "3"],
+			"openmolt logs: no such option '--prnue'; did you mean '--prune'?",
+		),
+		(
+			["keys", "list", "--al"],
+			"openmolt keys: no such option '--al' (`openmolt keys --help` lists them)",
+		),
+	],
+)
+def test_a_mistyped_option_says_what_was_meant_in_one_line(
+	args: list[str], said: str, tmp_path, cli_in_process
+) -> None:
+	"""One line with the nearest option, not the parser's ten lines of usage."""
+	(tmp_path / "agent.json").write_text("{}")
+	done = cli_in_process(args, cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")})
+	assert done.returncode == 2
+	assert done.stderr.splitlines()[0].startswith(said), done.stderr
+	assert "usage:" not in done.stderr

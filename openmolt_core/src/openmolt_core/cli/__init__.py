@@ -47,6 +47,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
 from openmolt_core.errors import OpenMoltError, PluginError
 
@@ -123,8 +124,9 @@ def _overview() -> str:
 
 
 def _run_parser(prog: str) -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog=prog,
+		help_command="openmolt run --help",
 		description="Run an OpenMolt agent file once, or on its schedules.",
 		epilog="Exit codes: see `openmolt --help`.",
 	)
@@ -367,7 +369,7 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 def _schedules_command(args: list[str]) -> int:
 	from openmolt_core.cli._schedules import list_schedules
 
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt schedules",
 		description="List the next fire times of each schedule of an agent file, in the "
 		"schedule's own time zone. Calls no model and needs no key.",
@@ -388,7 +390,7 @@ def _info_command(name: str, args: list[str]) -> int:
 	from openmolt_core.cli._info import list_integrations, list_plugins, list_tools, print_schema
 	from openmolt_core.openmolt import OpenMolt
 
-	parser = argparse.ArgumentParser(prog=f"openmolt {name}", description=_SUMMARY[name] + ".")
+	parser = CommandParser(prog=f"openmolt {name}", description=_SUMMARY[name] + ".")
 	if name == "tools":
 		parser.add_argument(
 			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"

@@ -138,11 +138,12 @@ def main(args: list[str]) -> int:
 	Args:
 		args: The arguments after ``keys``.
 	"""
-	import argparse
 	import getpass
 	import sys
 
-	parser = argparse.ArgumentParser(
+	from openmolt_core.cli._argparse import CommandParser
+
+	parser = CommandParser(
 		prog="openmolt keys",
 		description="Keep API keys and integration secrets in a per-user store (a 0600 file), "
 		"read by the openmolt command after the environment and a .env file.",

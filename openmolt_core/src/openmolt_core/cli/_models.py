@@ -7,11 +7,11 @@ is listed by name only. Prices are list prices in USD per million tokens (see do
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Any
 
+from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import OpenMoltError
 
 __all__ = ["main", "rows"]
@@ -57,7 +57,7 @@ def main(args: list[str]) -> int:
 	Args:
 		args: The arguments after ``models``.
 	"""
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt models",
 		description="The models of the installed providers with their list prices (USD per "
 		"million tokens: input, cached input, output).",
