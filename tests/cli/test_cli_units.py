@@ -155,3 +155,14 @@ def test_a_mistyped_option_says_what_was_meant_in_one_line(
 	assert done.returncode == 2
 	assert done.stderr.splitlines()[0].startswith(said), done.stderr
 	assert "usage:" not in done.stderr
+
+
+def test_a_tool_line_is_its_first_sentence_even_with_an_example_in_it() -> None:
+	"""`openmolt tools ID` does not cut "e.g." into "e.g" (14 built-in tools were cut so)."""
+	from openmolt_core.cli._info import _one_line
+
+	assert _one_line("Get a message's permanent link, e.g. to share it. More.") == (
+		"Get a message's permanent link, e.g. to share it"
+	)
+	assert _one_line("Edit images (i.e. masks) here. Then.") == "Edit images (i.e. masks) here"
+	assert _one_line("One. Two.") == "One"
