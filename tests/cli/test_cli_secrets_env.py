@@ -219,6 +219,17 @@ def test_keys_set_list_remove_and_the_file_modes(
 	assert "twilio has several keys" in capsys.readouterr().err
 
 
+def test_help_before_a_command_is_the_commands_help(
+	capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""`openmolt help tools` is `openmolt tools --help`, not the overview."""
+	monkeypatch.chdir(tmp_path)
+	with pytest.raises(SystemExit) as exit:
+		openmolt_main(["help", "tools"])
+	assert exit.value.code == 0
+	assert capsys.readouterr().out.startswith("usage: openmolt tools")
+
+
 @pytest.mark.parametrize(
 	("argv", "expected"),
 	[
@@ -226,6 +237,8 @@ def test_keys_set_list_remove_and_the_file_modes(
 		(["--versoin"], "no such option '--versoin'; did you mean '--version'?"),
 		(["-v"], "-v is a run's --verbose and needs an agent file"),
 		(["shedules"], "did you mean 'schedules'?"),
+		(["digest"], "no such command or file 'digest'; did you mean 'digest.json'?"),
+		(["version"], "no such command or file 'version'; did you mean '--version'?"),
 	],
 )
 def test_a_mistyped_command_gets_a_suggestion(
@@ -237,5 +250,6 @@ def test_a_mistyped_command_gets_a_suggestion(
 ) -> None:
 	"""A word that is neither a command nor a file is not run as a file."""
 	monkeypatch.chdir(tmp_path)
+	(tmp_path / "digest.json").write_text("{}")
 	assert openmolt_main(argv) == 2
 	assert expected in capsys.readouterr().err

@@ -454,6 +454,8 @@ def _ecosystem_command(args: list[str]) -> int:
 
 
 def _dispatch(args: list[str]) -> int:
+	if args[:1] == ["help"] and len(args) > 1:
+		args = [*args[1:2], "--help"]  # `openmolt help tools` is `openmolt tools --help`
 	if not args or args[0] in ("-h", "--help", "help"):
 		sys.stdout.write(_overview())
 		return ExitCode.SUCCESS
@@ -518,7 +520,10 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 	if _file_like(name):
 		return None  # a file, or meant as one: the run says what is wrong with it
 	commands = [w for w in words if not w.startswith("-")]
-	close = difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
+	files = [f"{name}{suffix}" for suffix in (".json", ".py") if os.path.isfile(f"{name}{suffix}")]
+	close = files or difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
+	if not close and name == "version":
+		close = ["--version"]
 	hint = f"; did you mean {close[0]!r}?" if close else ""
 	return (
 		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
