@@ -72,6 +72,13 @@ def main(args: list[str]) -> int:
 	if ns.json:
 		sys.stdout.write(json.dumps(found, indent=2) + "\n")
 		return 0
+	if not found:
+		asked = " and ".join(repr(w) for w in [ns.filter, *(ns.provider or [])] if w)
+		print(
+			f"openmolt: no model matches {asked} (`openmolt models` lists them all)",
+			file=sys.stderr,
+		)
+		return 1
 	width = max((len(r["model"]) for r in found), default=5)
 	sys.stdout.write(f"{'model'.ljust(width)}  {'input':>8}  {'cached':>8}  {'output':>8}\n")
 	for r in found:
