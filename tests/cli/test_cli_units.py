@@ -166,3 +166,20 @@ def test_a_tool_line_is_its_first_sentence_even_with_an_example_in_it() -> None:
 	)
 	assert _one_line("Edit images (i.e. masks) here. Then.") == "Edit images (i.e. masks) here"
 	assert _one_line("One. Two.") == "One"
+
+
+def test_files_saved_with_a_bom_are_read(tmp_path: Path, cli_in_process) -> None:
+	"""Notepad's UTF-8 BOM starts neither the first .env name nor the agent file's JSON."""
+	bom = "\ufeff"
+	(tmp_path / ".env").write_text(f"{bom}OPENMOLT_OPENAI_API_KEY=sk-bom\r\n", encoding="utf-8")
+	assert read_dotenv(tmp_path / ".env") == {"OPENMOLT_OPENAI_API_KEY": "sk-bom"}
+	agent = {"name": "G", "model": "openai:gpt-5-mini", "instructions": "Greet.", "input": "Ada"}
+	(tmp_path / "agent.json").write_text(bom + json.dumps(agent), encoding="utf-8")
+	done = cli_in_process(
+		["agent.json", "--dry-run", "--json"],
+		cwd=tmp_path,
+		env={"PATH": os.environ.get("PATH", "")},
+	)
+	assert done.returncode == 0, done.stderr
+	assert "no API key" not in done.stderr  # the key came from the .env file
+	assert json.loads(done.stdout)["model"] == "openai:gpt-5-mini"
