@@ -253,3 +253,26 @@ def test_a_mistyped_command_gets_a_suggestion(
 	(tmp_path / "digest.json").write_text("{}")
 	assert openmolt_main(argv) == 2
 	assert expected in capsys.readouterr().err
+
+
+def test_keys_that_are_all_needed_are_named_with_and(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""S3 needs its key id and its secret: "set A and B", not "set A or B"; an alternative is (or)."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	path = tmp_path / "agent.json"
+	for iid, said in (
+		(
+			"s3",
+			"set OPENMOLT_S3_ACCESS_KEY_ID and OPENMOLT_S3_SECRET_ACCESS_KEY (in the environment",
+		),
+		("gmail", "set OPENMOLT_GMAIL_ACCESS_TOKEN (or OPENMOLT_GMAIL_REFRESH_TOKEN) (in the"),
+	):
+		agent = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+		path.write_text(json.dumps({**agent, "integrations": [iid], "taintPolicy": "allow"}))
+		assert openmolt_main([str(path), "--input", "x"]) == 2
+		err = capsys.readouterr().err
+		assert said in err, err
+		if iid == "s3":
+			assert "integrations.s3.accessKeyId and integrations.s3.secretAccessKey in" in err

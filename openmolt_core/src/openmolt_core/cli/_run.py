@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
 if TYPE_CHECKING:
+	from openmolt_core.integrations.preflight import MissingCredential
 	from openmolt_core.sessions import Session, SQLiteSession
 
 __all__ = [
@@ -94,6 +96,13 @@ def _integration_ids(om: OpenMolt, keys: dict[str, Any]) -> list[str]:
 	]
 
 
+def _spelled(missing: MissingCredential, spell: Callable[[str], str]) -> str:
+	"""The missing keys, each spelled (a variable): all needed, an alternative replacing the first."""
+	names = " and ".join(spell(k) for k in missing.keys)
+	others = " or ".join(spell(k) for k in missing.alternatives)
+	return f"{names} (or {others})" if others else names
+
+
 def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	"""Check what a run needs before it starts: the provider, its key, the integrations' keys.
 
@@ -137,17 +146,12 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	for missing in missing_credentials(bound) if bound else ():
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
-		keys = [*missing.keys, *missing.alternatives]
-		where.append(
-			" or ".join(env_var(iid, k) for k in keys)
-			+ " (in the environment, a .env file or `openmolt keys set`)"
-		)
+		variables = _spelled(missing, partial(env_var, iid))
+		where.append(f"{variables} (in the environment, a .env file or `openmolt keys set`)")
 		if not loaded.prompt:
 			where[-1] += ", or"
-			where.append(
-				" or ".join(f"integrations.{iid}.{k}" for k in keys)
-				+ f" in {loaded.file} (the {{id: config}} form)"
-			)
+			keys = _spelled(missing, f"integrations.{iid}.{{}}".format)
+			where.append(f"{keys} in {loaded.file} (the {{id: config}} form)")
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
 		problems.append(" ".join(where))
