@@ -56,6 +56,7 @@ __all__ = [
 	"load_prompt",
 	"make_durable",
 	"run_once",
+	"schedule_specs",
 	"serve",
 ]
 
@@ -636,13 +637,29 @@ def _when(moment: datetime | None, spec: Any) -> str:
 	return moment.astimezone(schedule_zone(spec)).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
-async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
-	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout."""
-	agent, om = loaded.agent, loaded.om
+def schedule_specs(loaded: Loaded, input: Any) -> list[Any]:
+	"""The file's schedules, each with the run's input unless it names its own.
+
+	The input is part of a schedule's derived id, so ``openmolt schedules`` and the runs (the
+	command, ``openmolt serve``, the durable worker) name each schedule alike.
+
+	Args:
+		loaded: The agent file.
+		input: The input of the runs (the file's, or ``--input``).
+	"""
+	specs = []
 	for raw in loaded.schedules:
 		spec = parse_schedule(raw)
 		if spec.input is None and input is not None:
 			spec = spec.model_copy(update={"input": input})
+		specs.append(spec)
+	return specs
+
+
+async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
+	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout."""
+	agent, om = loaded.agent, loaded.om
+	for spec in schedule_specs(loaded, input):
 		agent.schedule(spec)
 	progress.attach(agent)
 	set_active(progress)
