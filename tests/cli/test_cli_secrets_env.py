@@ -276,3 +276,38 @@ def test_keys_that_are_all_needed_are_named_with_and(
 		assert said in err, err
 		if iid == "s3":
 			assert "integrations.s3.accessKeyId and integrations.s3.secretAccessKey in" in err
+
+
+@pytest.mark.anyio
+async def test_config_under_the_extras_spelling_reaches_the_integration() -> None:
+	"""google-drive names googleDrive: its config given under that spelling is not dropped."""
+	seen: list[str | None] = []
+
+	def drive(request: httpx.Request) -> httpx.Response:
+		seen.append(request.headers.get("Authorization"))
+		return httpx.Response(200, json={"files": []})
+
+	om = OpenMolt(
+		integrations={"google-drive": {"accessToken": "ya29.code"}}, http_client=mock_http(drive)
+	)
+	model = ScriptedModel([call_tool("googleDrive.listFiles"), finish(result="x")])
+	agent = om.create_agent(name="a", model=model, integrations=["google-drive"])
+	assert missing_credentials(agent._tools.values()) == []
+	assert (await agent.run("list")).status == "success"
+	assert seen == ["Bearer ya29.code"]
+
+
+def test_the_command_reads_keys_for_the_extras_spelling(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An agent file naming google-drive gets googleDrive's keys from the key store."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	_keystore.save("OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN", "1//stored")
+	path = tmp_path / "agent.json"
+	agent_file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+	path.write_text(json.dumps({**agent_file, "integrations": ["google-drive"]}))
+	code = openmolt_main([str(path), "--dry-run"])
+	err = capsys.readouterr().err
+	assert code == 0, err
+	assert "needs config" not in err

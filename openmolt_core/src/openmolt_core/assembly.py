@@ -891,8 +891,14 @@ def _bind_integrations(
 
 	sources: list[SourceBinding] = []
 	for binding in bindings:
-		spec = om.plugins.integration(binding.integration)
-		binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
+		written = binding.integration
+		spec = om.plugins.integration(written)
+		binding.integration = spec.id or written  # "google-drive" → "googleDrive"
+		configs = om.integration_configs
+		if binding.integration != written and written in configs:
+			# Config given under the extra's spelling: the integration's own id holds it now.
+			given = configs.pop(written)
+			configs[binding.integration] = {**given, **configs.get(binding.integration, {})}
 		if spec.source is not None:  # its tools are listed at run time (an MCP server)
 			sources.append(_bind_source(om, spec, binding, name, files))
 			continue
