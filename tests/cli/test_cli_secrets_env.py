@@ -311,3 +311,24 @@ def test_the_command_reads_keys_for_the_extras_spelling(
 	err = capsys.readouterr().err
 	assert code == 0, err
 	assert "needs config" not in err
+
+
+def test_a_variable_of_another_credential_type_is_pointed_to(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""OPENMOLT_X_BEARER_TOKEN set, X's default is OAuth2: the message says to choose bearer."""
+	monkeypatch.setenv("OPENMOLT_X_BEARER_TOKEN", "AAAA-app-only")
+	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=["x"])
+	(problem,) = missing_credentials(agent._tools.values())
+	assert problem.ready == ("bearer",)
+	assert "choose it with 'credential': {'type': 'bearer'}" in problem.describe()
+	chosen = [{"integration": "x", "credential": {"type": "bearer"}}]
+	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=chosen)
+	assert missing_credentials(agent._tools.values()) == []
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	path = tmp_path / "agent.json"
+	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x", "integrations": ["x"]}
+	path.write_text(json.dumps(file))
+	assert openmolt_main([str(path), "--input", "x"]) == 2
+	assert 'choose it with "credential": {"type": "bearer"}' in capsys.readouterr().err

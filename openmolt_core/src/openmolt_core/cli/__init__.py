@@ -542,6 +542,7 @@ _FILE_ADVICE = {
 		"or add it in a Python agent file (agent.py) with om.register_integration("
 	),
 }
+_CHOOSE = re.compile(r"'credential': \{'type': '([^']*)'\}")
 _INSTANCE = re.compile(r"llm_providers=\{'([^']*)': \{'provider': 'openai', 'base_url': \.\.\.\}\}")
 
 
@@ -549,6 +550,7 @@ def _for_the_command(text: str) -> str:
 	"""A message written for Python code, with the advice an agent file or the command takes."""
 	for python, agent_file in _FILE_ADVICE.items():
 		text = text.replace(python, agent_file)
+	text = _CHOOSE.sub(lambda m: f'"credential": {{"type": "{m[1]}"}}', text)
 	return _INSTANCE.sub(
 		lambda m: (
 			f'"llmProviders": {{"{m[1]}": {{"provider": "openai", "baseUrl": ...}}}} in '

@@ -21,7 +21,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from openmolt_core.errors import ConfigurationError
@@ -71,21 +71,30 @@ class MissingCredential:
 		keys: The config keys that are missing, all needed.
 		alternatives: Keys any one of which would do instead (an OAuth2 ``refreshToken`` in
 			place of an ``accessToken``, Twilio's ``accountSid`` in place of ``apiKeySid``).
+		ready: The integration's other credential types whose keys the config holds (X's
+			``bearer`` when ``OPENMOLT_X_BEARER_TOKEN`` is set): choosing one would do.
 	"""
 
 	integration: str
 	credential: str
 	keys: tuple[str, ...]
 	alternatives: tuple[str, ...] = ()
+	ready: tuple[str, ...] = ()
 
 	def describe(self) -> str:
 		"""``weather needs config 'apiKey' (bearer credential)``."""
 		names = " and ".join(repr(k) for k in self.keys)
 		other = " or ".join(repr(k) for k in self.alternatives)
 		extra = f" (or {other})" if other else ""
-		return (
+		text = (
 			f"{self.integration} needs config {names}{extra} for its {self.credential} credential"
 		)
+		for kind in self.ready[:1]:
+			text += (
+				f" (the config holds what its {kind} credential needs: choose it with "
+				f"'credential': {{'type': {kind!r}}} in the integration's entry)"
+			)
+		return text
 
 
 def _renders_empty(template: str | None, config: Mapping[str, Any], default_key: str) -> bool:
@@ -204,10 +213,27 @@ def missing_credentials(tools: Iterable[BoundTool]) -> list[MissingCredential]:
 			continue
 		seen.add(id(context))
 		spec = cast("Integration | None", tool.integration)
-		problem = _missing_for(context.integration, credential, context.config or {}, spec)
+		config = context.config or {}
+		problem = _missing_for(context.integration, credential, config, spec)
 		if problem is not None:
-			out.append(problem)
+			ready = _ready_instead(context.integration, credential, config, spec)
+			out.append(replace(problem, ready=ready) if ready else problem)
 	return out
+
+
+def _ready_instead(
+	iid: str, credential: Credential, config: Mapping[str, Any], spec: Integration | None
+) -> tuple[str, ...]:
+	"""The integration's other credential types that the config satisfies, with a key of theirs."""
+	out = []
+	for other in spec.credential_setup if spec is not None else ():
+		if other.type == credential.type:
+			continue
+		read = _refs(json.dumps(other.model_dump(mode="json"), default=str))
+		given = any(not _unset(config, k) for k in read)
+		if given and _missing_for(iid, other, config, spec) is None:
+			out.append(other.type)
+	return tuple(out)
 
 
 def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
