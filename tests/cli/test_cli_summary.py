@@ -40,7 +40,7 @@ def test_the_summary_puts_the_status_message_and_output_first() -> None:
 	assert "  greeting: Hello, Zoë" in lines
 	assert "  items:" in lines and "    - a" in lines
 	assert "  note: |" in lines and "    lines" in lines
-	assert lines[-1].startswith("run run-1 (recorded in /tmp/runs.db")
+	assert lines[-1].startswith("run run-1 (recorded in /tmp/runs.db; `openmolt logs run-1` shows")
 	assert "{" not in text  # no JSON dump
 
 

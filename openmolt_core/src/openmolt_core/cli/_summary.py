@@ -88,7 +88,9 @@ def summary(
 		lines.append("output:")
 		lines += _render(output)
 	if result.state.run_id:
-		where = f" (recorded in {store}; `openmolt ui` shows it)" if store else ""
+		# `openmolt logs` needs no extra (`openmolt ui` needs openmolt[ui]).
+		shows = f"`openmolt logs {result.state.run_id}` shows it"
+		where = f" (recorded in {store}; {shows})" if store else ""
 		lines.append("")
 		lines.append(f"run {result.state.run_id}{where}; --json prints the whole result")
 	return "\n".join(lines) + "\n"
