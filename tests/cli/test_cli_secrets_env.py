@@ -217,6 +217,13 @@ def test_keys_set_list_remove_and_the_file_modes(
 	# Twilio signs with an API key's secret or the account's auth token: which one is asked.
 	assert openmolt_main(["keys", "set", "twilio", "--value", "x"]) == 2
 	assert "twilio has several keys" in capsys.readouterr().err
+	# An integration named by its extra's spelling is that integration.
+	assert openmolt_main(["keys", "set", "google-drive", "refreshToken", "--value", "1//r"]) == 0
+	assert openmolt_main(["keys", "set", "open-ai-image", "--value", "sk-x"]) == 2
+	assert openmolt_main(["keys", "set", "openai-image", "--value", "sk-img"]) == 0
+	stored = json.loads(file.read_text())
+	assert stored["OPENMOLT_OPENAI_IMAGE_API_KEY"] == "sk-img"
+	assert stored["OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN"] == "1//r"
 
 
 def test_help_before_a_command_is_the_commands_help(

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, OpenMoltError
 
 __all__ = ["load", "path", "remove", "save"]
 
@@ -108,14 +108,17 @@ def _variable(name: str, key: str | None) -> str:
 	om = OpenMolt()
 	if key is None and name in om.plugins.provider_names():
 		return env_var(name)
-	if name not in om.plugins.integration_ids():
+	try:
+		spec = om.plugins.integration(name)  # its extra's spelling too (google-drive)
+	except OpenMoltError:
 		if key is not None:
 			return env_var(name, key)
 		raise ConfigurationError(
 			f"{name!r} is neither a provider ({', '.join(om.plugins.provider_names())}) nor an "
 			"installed integration; `openmolt tools` lists them, or give the variable's name"
-		)
-	needs = credential_needs(om.plugins.integration(name), name)
+		) from None
+	name = spec.id or name
+	needs = credential_needs(spec, name)
 	# The default credential's secret, unless it may be one of two (Twilio's secret or token).
 	keys = [
 		k for need in needs[:1] for k in need.keys if k.secret and (k.required or k.instead_of)
