@@ -113,6 +113,11 @@ def test_openmolt_tools_shows_the_credentials_and_where_they_come_from() -> None
 	assert names[:3] == ["accessKeyId", "secretAccessKey", "sessionToken"]
 	assert "agent file: integrations.s3.accessKeyId" in sigv4["keys"][0]["sources"]
 	assert not any("OPENMOLT_S3_API_KEY" in s for k in sigv4["keys"] for s in k["sources"])
+	# Each key's variable is a field of its own, for scripts.
+	assert [k["envVar"] for k in sigv4["keys"][:2]] == [
+		"OPENMOLT_S3_ACCESS_KEY_ID",
+		"OPENMOLT_S3_SECRET_ACCESS_KEY",
+	]
 
 
 def test_openmolt_tools_is_a_compact_table_and_one_tool_is_shown_whole() -> None:

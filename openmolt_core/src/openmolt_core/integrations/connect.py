@@ -329,6 +329,7 @@ def needs_as_json(needs: list[CredentialNeeds], integration: str) -> list[dict[s
 					"required": key.required,
 					"secret": key.secret,
 					"usedFor": key.used_for,
+					"envVar": key.env_var,
 					"insteadOf": key.instead_of,
 					"sources": key.sources(integration),
 				}
