@@ -244,6 +244,19 @@ def test_schedules_lists_the_next_fire_times_in_each_schedules_zone(tmp_path, se
 	assert server.requests == []
 
 
+def test_schedules_names_each_schedule_as_the_runs_do(tmp_path, server, cli) -> None:
+	"""The ids `openmolt schedules` prints are those serving the file registers (its input too)."""
+	from openmolt_core.cli._run import load
+	from openmolt_serve.cli import _schedule
+
+	path = cli.agent_file(tmp_path, server, **SCHEDULED)  # the file has an input: "Ada"
+	done = cli.openmolt("schedules", str(path), "--json", cwd=tmp_path, env=cli.clean_env())
+	assert done.returncode == 0, done.stderr
+	listed = [row["id"] for row in json.loads(done.stdout)]
+	served = _schedule(load(str(path), env_file=None, verbose=False))
+	assert listed == served
+
+
 def test_no_next_run_is_announced_after_a_stop(tmp_path, server, cli) -> None:
 	"""The run in flight at Ctrl-C finishes and is reported without a "next run"."""
 	path = cli.agent_file(tmp_path, server, "slow", schedules=[{"type": "interval", "value": 0.2}])

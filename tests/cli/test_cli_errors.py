@@ -79,7 +79,13 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		(
 			"a.json",
 			'{"name": "x", "model": "no-colon"}',
-			"create_agent: model 'no-colon' must read 'provider:model'",
+			"create_agent: model 'no-colon' must read 'provider:model'; e.g. 'openai:gpt-5-mini'",
+		),
+		(  # as `llm -m gpt-5-mini` takes it: the provider that lists the model is named
+			"a.json",
+			'{"name": "x", "model": "gpt-5-mini"}',
+			"create_agent: model 'gpt-5-mini' must read 'provider:model'; did you mean "
+			"'openai:gpt-5-mini'?",
 		),
 		("a.txt", "{}", "a.txt: an agent file ends in .json or .py"),
 		(

@@ -91,3 +91,13 @@ def test_models_lists_prices_from_the_providers(capsys: pytest.CaptureFixture[st
 	assert openmolt_main(["models", "haiku"]) == 0
 	text = capsys.readouterr().out
 	assert "anthropic:claude-haiku-4-5" in text and "$1" in text
+
+
+def test_a_filter_that_matches_no_model_says_so(capsys) -> None:
+	"""Not an empty table: one line naming what matched nothing."""
+	from openmolt_core.cli import main as openmolt_main
+
+	assert openmolt_main(["models", "zzz-no-such"]) == 1
+	captured = capsys.readouterr()
+	assert captured.out == ""
+	assert "no model matches 'zzz-no-such'" in captured.err

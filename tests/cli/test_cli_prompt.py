@@ -67,3 +67,23 @@ def test_a_function_becomes_a_tool_and_bad_references_are_named(tmp_path, server
 	assert none.returncode == 2 and "-m needs a prompt" in none.stderr
 	orphan = cli.openmolt("--tool", "mytools:lookup_order", cwd=tmp_path, env=_env(cli, server))
 	assert orphan.returncode == 2
+
+
+def test_what_a_prompt_lacks_is_said_for_the_command_line(tmp_path, cli) -> None:
+	"""With -m there is no agent file to point at, and no Python code: the advice is variables."""
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-test")
+	slack = cli.openmolt(
+		"-m", "openai:gpt-5-mini", "--integration", "slack", "hi", cwd=tmp_path, env=env
+	)
+	assert slack.returncode == 2
+	assert "set OPENMOLT_SLACK_TOKEN" in slack.stderr
+	assert "agent.json" not in slack.stderr and "{id: config}" not in slack.stderr
+	local = cli.openmolt("-m", "ollama:llama3.2", "hi", cwd=tmp_path, env=env)
+	assert local.returncode == 2
+	assert "llm_providers=" not in local.stderr  # Python's spelling
+	assert "OPENMOLT_OPENAI_BASE_URL" in local.stderr and '"llmProviders"' in local.stderr
+	unknown = cli.openmolt(
+		"-m", "openai:gpt-5-mini", "--integration", "nosuch", "hi", cwd=tmp_path, env=env
+	)
+	assert unknown.returncode == 2
+	assert "in a Python agent file (agent.py) with om.register_integration" in unknown.stderr

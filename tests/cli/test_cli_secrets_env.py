@@ -214,6 +214,27 @@ def test_keys_set_list_remove_and_the_file_modes(
 	assert openmolt_main(["keys", "set", "slack", "apiKey", "--value", "x"]) == 2
 	err = capsys.readouterr().err
 	assert "slack reads no key 'apiKey'" in err and "token" in err
+	# Twilio signs with an API key's secret or the account's auth token: which one is asked.
+	assert openmolt_main(["keys", "set", "twilio", "--value", "x"]) == 2
+	assert "twilio has several keys" in capsys.readouterr().err
+	# An integration named by its extra's spelling is that integration.
+	assert openmolt_main(["keys", "set", "google-drive", "refreshToken", "--value", "1//r"]) == 0
+	assert openmolt_main(["keys", "set", "open-ai-image", "--value", "sk-x"]) == 2
+	assert openmolt_main(["keys", "set", "openai-image", "--value", "sk-img"]) == 0
+	stored = json.loads(file.read_text())
+	assert stored["OPENMOLT_OPENAI_IMAGE_API_KEY"] == "sk-img"
+	assert stored["OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN"] == "1//r"
+
+
+def test_help_before_a_command_is_the_commands_help(
+	capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""`openmolt help tools` is `openmolt tools --help`, not the overview."""
+	monkeypatch.chdir(tmp_path)
+	with pytest.raises(SystemExit) as exit:
+		openmolt_main(["help", "tools"])
+	assert exit.value.code == 0
+	assert capsys.readouterr().out.startswith("usage: openmolt tools")
 
 
 @pytest.mark.parametrize(
@@ -223,6 +244,8 @@ def test_keys_set_list_remove_and_the_file_modes(
 		(["--versoin"], "no such option '--versoin'; did you mean '--version'?"),
 		(["-v"], "-v is a run's --verbose and needs an agent file"),
 		(["shedules"], "did you mean 'schedules'?"),
+		(["digest"], "no such command or file 'digest'; did you mean 'digest.json'?"),
+		(["version"], "no such command or file 'version'; did you mean '--version'?"),
 	],
 )
 def test_a_mistyped_command_gets_a_suggestion(
@@ -234,5 +257,85 @@ def test_a_mistyped_command_gets_a_suggestion(
 ) -> None:
 	"""A word that is neither a command nor a file is not run as a file."""
 	monkeypatch.chdir(tmp_path)
+	(tmp_path / "digest.json").write_text("{}")
 	assert openmolt_main(argv) == 2
 	assert expected in capsys.readouterr().err
+
+
+def test_keys_that_are_all_needed_are_named_with_and(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""S3 needs its key id and its secret: "set A and B", not "set A or B"; an alternative is (or)."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	path = tmp_path / "agent.json"
+	for iid, said in (
+		(
+			"s3",
+			"set OPENMOLT_S3_ACCESS_KEY_ID and OPENMOLT_S3_SECRET_ACCESS_KEY (in the environment",
+		),
+		("gmail", "set OPENMOLT_GMAIL_ACCESS_TOKEN (or OPENMOLT_GMAIL_REFRESH_TOKEN) (in the"),
+	):
+		agent = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+		path.write_text(json.dumps({**agent, "integrations": [iid], "taintPolicy": "allow"}))
+		assert openmolt_main([str(path), "--input", "x"]) == 2
+		err = capsys.readouterr().err
+		assert said in err, err
+		if iid == "s3":
+			assert "integrations.s3.accessKeyId and integrations.s3.secretAccessKey in" in err
+
+
+@pytest.mark.anyio
+async def test_config_under_the_extras_spelling_reaches_the_integration() -> None:
+	"""google-drive names googleDrive: its config given under that spelling is not dropped."""
+	seen: list[str | None] = []
+
+	def drive(request: httpx.Request) -> httpx.Response:
+		seen.append(request.headers.get("Authorization"))
+		return httpx.Response(200, json={"files": []})
+
+	om = OpenMolt(
+		integrations={"google-drive": {"accessToken": "ya29.code"}}, http_client=mock_http(drive)
+	)
+	model = ScriptedModel([call_tool("googleDrive.listFiles"), finish(result="x")])
+	agent = om.create_agent(name="a", model=model, integrations=["google-drive"])
+	assert missing_credentials(agent._tools.values()) == []
+	assert (await agent.run("list")).status == "success"
+	assert seen == ["Bearer ya29.code"]
+
+
+def test_the_command_reads_keys_for_the_extras_spelling(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An agent file naming google-drive gets googleDrive's keys from the key store."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	_keystore.save("OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN", "1//stored")
+	path = tmp_path / "agent.json"
+	agent_file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+	path.write_text(json.dumps({**agent_file, "integrations": ["google-drive"]}))
+	code = openmolt_main([str(path), "--dry-run"])
+	err = capsys.readouterr().err
+	assert code == 0, err
+	assert "needs config" not in err
+
+
+def test_a_variable_of_another_credential_type_is_pointed_to(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""OPENMOLT_X_BEARER_TOKEN set, X's default is OAuth2: the message says to choose bearer."""
+	monkeypatch.setenv("OPENMOLT_X_BEARER_TOKEN", "AAAA-app-only")
+	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=["x"])
+	(problem,) = missing_credentials(agent._tools.values())
+	assert problem.ready == ("bearer",)
+	assert "choose it with 'credential': {'type': 'bearer'}" in problem.describe()
+	chosen = [{"integration": "x", "credential": {"type": "bearer"}}]
+	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=chosen)
+	assert missing_credentials(agent._tools.values()) == []
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	path = tmp_path / "agent.json"
+	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x", "integrations": ["x"]}
+	path.write_text(json.dumps(file))
+	assert openmolt_main([str(path), "--input", "x"]) == 2
+	assert 'choose it with "credential": {"type": "bearer"}' in capsys.readouterr().err

@@ -40,7 +40,7 @@ def test_the_summary_puts_the_status_message_and_output_first() -> None:
 	assert "  greeting: Hello, Zoë" in lines
 	assert "  items:" in lines and "    - a" in lines
 	assert "  note: |" in lines and "    lines" in lines
-	assert lines[-1].startswith("run run-1 (recorded in /tmp/runs.db")
+	assert lines[-1].startswith("run run-1 (recorded in /tmp/runs.db; `openmolt logs run-1` shows")
 	assert "{" not in text  # no JSON dump
 
 
@@ -74,6 +74,22 @@ def test_warnings_are_one_line_with_advice_for_agent_files(
 	assert capsys.readouterr().err == ""
 
 
+def test_a_plugin_conflict_is_said_without_python_advice(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""Two plugins with one id: the command says to uninstall one, not to call OpenMolt(...)."""
+	from openmolt_core.plugins import PluginConflictWarning, _conflict
+
+	with warnings.catch_warnings(record=True) as caught:
+		warnings.simplefilter("always")
+		_conflict("integration", "weather", "openmolt-weather", "weather-fork")
+	warning = caught[0]
+	_show_warning(warning.message, PluginConflictWarning, warning.filename, warning.lineno)
+	err = capsys.readouterr().err
+	assert "uninstall one of them)" in err
+	assert "OpenMolt(" not in err and "entry_points" not in err
+
+
 def test_the_trifecta_advice_the_cli_rewrites_is_still_what_the_core_says() -> None:
 	"""If the core's wording changes, the CLI's rewrite must follow it (one test, not a silent miss)."""
 	from openmolt_core.cli import _FILE_ADVICE
@@ -84,3 +100,37 @@ def test_the_trifecta_advice_the_cli_rewrites_is_still_what_the_core_says() -> N
 		warn_trifecta("a", {"private": ["p"], "untrusted": ["u"], "outbound": ["o"]}, TaintPolicy())
 	text = str(caught[0].message)
 	assert any(python in text for python in _FILE_ADVICE)
+
+
+@pytest.mark.anyio
+@pytest.mark.allow_model_requests  # to 127.0.0.1, where nothing listens
+async def test_an_error_said_on_the_terminal_is_not_repeated_by_the_summary(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Nothing listens at a local server's URL: one line says so; the summary does not again."""
+	import io
+	import json
+	import socket
+
+	from openmolt_core.cli._progress import Progress
+	from openmolt_core.cli._run import load, run_once
+
+	with socket.socket() as sock:  # a port nothing listens on
+		sock.bind(("127.0.0.1", 0))
+		port = sock.getsockname()[1]
+	path = tmp_path / "agent.json"
+	url = f"http://127.0.0.1:{port}/v1"
+	local = {"provider": "openai", "baseUrl": url, "apiMode": "chat", "maxRetries": 0}
+	path.write_text(
+		json.dumps(
+			{"name": "G", "model": "local:m", "instructions": "x", "llmProviders": {"local": local}}
+		)
+	)
+	monkeypatch.chdir(tmp_path)
+	loaded = load(str(path), env_file=None, verbose=False)
+	err = io.StringIO()
+	await run_once(loaded, "hi", Progress("plain", err), readable=True)
+	out = capsys.readouterr().out
+	terminal = err.getvalue() + out  # both reach the same terminal
+	assert terminal.count("nothing listens") == 1, terminal
+	assert out.startswith("failed · 0 steps")

@@ -1,4 +1,5 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,67 @@ def test_nan_and_infinity_are_refused_with_their_line(tmp_path: Path) -> None:
 	path.write_text('{\n  "name": "A",\n  "model": "openai:x",\n  "maxSteps": NaN\n}\n')
 	with pytest.raises(AgentFileError, match=r"agent.json:4: invalid JSON: NaN is not valid JSON"):
 		load_json_file(path)
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		(
+			["agent.json", "--dryrun"],
+			"openmolt: no such option '--dryrun'; did you mean '--dry-run'?",
+		),
+		(
+			["run", "agent.json", "--jsn"],
+			"openmolt run: no such option '--jsn'; did you mean '--json'?",
+		),
+		(
+			["tools", "slack", "--jsno"],
+			"openmolt tools: no such option '--jsno'; did you mean '--json'?",
+		),
+		(
+			["logs", "--prnue", "3"],
+			"openmolt logs: no such option '--prnue'; did you mean '--prune'?",
+		),
+		(
+			["keys", "list", "--al"],
+			"openmolt keys: no such option '--al' (`openmolt keys --help` lists them)",
+		),
+	],
+)
+def test_a_mistyped_option_says_what_was_meant_in_one_line(
+	args: list[str], said: str, tmp_path, cli_in_process
+) -> None:
+	"""One line with the nearest option, not the parser's ten lines of usage."""
+	(tmp_path / "agent.json").write_text("{}")
+	done = cli_in_process(args, cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")})
+	assert done.returncode == 2
+	assert done.stderr.splitlines()[0].startswith(said), done.stderr
+	assert "usage:" not in done.stderr
+
+
+def test_a_tool_line_is_its_first_sentence_even_with_an_example_in_it() -> None:
+	"""`openmolt tools ID` does not cut "e.g." into "e.g" (14 built-in tools were cut so)."""
+	from openmolt_core.cli._info import _one_line
+
+	assert _one_line("Get a message's permanent link, e.g. to share it. More.") == (
+		"Get a message's permanent link, e.g. to share it"
+	)
+	assert _one_line("Edit images (i.e. masks) here. Then.") == "Edit images (i.e. masks) here"
+	assert _one_line("One. Two.") == "One"
+
+
+def test_files_saved_with_a_bom_are_read(tmp_path: Path, cli_in_process) -> None:
+	"""Notepad's UTF-8 BOM starts neither the first .env name nor the agent file's JSON."""
+	bom = "\ufeff"
+	(tmp_path / ".env").write_text(f"{bom}OPENMOLT_OPENAI_API_KEY=sk-bom\r\n", encoding="utf-8")
+	assert read_dotenv(tmp_path / ".env") == {"OPENMOLT_OPENAI_API_KEY": "sk-bom"}
+	agent = {"name": "G", "model": "openai:gpt-5-mini", "instructions": "Greet.", "input": "Ada"}
+	(tmp_path / "agent.json").write_text(bom + json.dumps(agent), encoding="utf-8")
+	done = cli_in_process(
+		["agent.json", "--dry-run", "--json"],
+		cwd=tmp_path,
+		env={"PATH": os.environ.get("PATH", "")},
+	)
+	assert done.returncode == 0, done.stderr
+	assert "no API key" not in done.stderr  # the key came from the .env file
+	assert json.loads(done.stdout)["model"] == "openai:gpt-5-mini"

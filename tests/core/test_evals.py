@@ -143,6 +143,35 @@ async def test_trajectory_modes(mode: str, expected: list[str], score: float) ->
 	assert s.score == pytest.approx(score), s.reason
 
 
+@pytest.mark.parametrize("mode", ["exact", "in_order"])
+async def test_calls_in_another_order_are_told_apart_by_their_arguments(mode: str) -> None:
+	"""Two sends in the wrong order: the reason shows whom each went to, not the same list twice."""
+	from openmolt_evals import Observed
+
+	calls = (ToolCall("a.send", {"to": "bob", "text": "x"}), ToolCall("a.send", {"to": "amy"}))
+	observed = Observed(
+		output=None,
+		status="success",
+		human_message="",
+		steps=1,
+		usage=Usage(),
+		seconds=0.1,
+		tool_calls=calls,
+		error=None,
+		resolve_model=None,
+		judge_usage=Usage(),
+	)
+	expected = (ToolCall("a.send", {"to": "amy"}), ToolCall("a.send", {"to": "bob"}))
+	score = await Trajectory(mode=mode, expected=expected).evaluate(  # type: ignore[arg-type]
+		observed, Case(name="c", input="x")
+	)
+	assert score.score == 0.5
+	assert score.reason == (
+		f"{mode}: expected [\"a.send(to='amy')\", \"a.send(to='bob')\"], "
+		f"got [\"a.send(to='bob')\", \"a.send(to='amy')\"]"
+	)
+
+
 async def test_argument_schema_efficiency_and_judge_evaluators() -> None:
 	"""Per-argument checks, a JSON Schema on the output, efficiency limits and an LLM judge."""
 

@@ -58,7 +58,14 @@ def _nowhere(monkeypatch, tmp_path):
 	monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
 	monkeypatch.setattr(sys, "base_prefix", "/usr")
 	monkeypatch.setenv("HOME", str(tmp_path / "home"))
-	for name in ("UV", "UV_TOOL_DIR", "PIPX_HOME", "XDG_DATA_HOME"):
+	for name in (
+		"UV",
+		"UV_TOOL_DIR",
+		"PIPX_HOME",
+		"XDG_DATA_HOME",
+		"UV_CACHE_DIR",
+		"XDG_CACHE_HOME",
+	):
 		monkeypatch.delenv(name, raising=False)
 	monkeypatch.chdir(tmp_path)
 	real = importlib.util.find_spec
@@ -93,6 +100,22 @@ def test_the_install_command_follows_the_environment(monkeypatch, _nowhere) -> N
 	monkeypatch.delenv("UV")
 	monkeypatch.setattr(sys, "prefix", "/usr")
 	assert _hints.install_command("openmolt[ui]") == "python -m pip install 'openmolt[ui]'"
+
+
+def test_uvx_gets_uvx_with_not_an_install_into_its_cached_environment(
+	monkeypatch, _nowhere
+) -> None:
+	"""`uvx openmolt` runs in uv's cache: adding to a project or its cached venv changes nothing."""
+	import sys
+
+	monkeypatch.setenv("UV", "/usr/bin/uv")
+	(_nowhere / "pyproject.toml").write_text('[project]\nname = "my-app"\n')  # uvx inside a project
+	cached = _nowhere / "home/.cache/uv/archive-v0/iPtz-Lu-kOeCte-3"
+	monkeypatch.setattr(sys, "prefix", str(cached))
+	assert _hints.install_command("openmolt[ui]") == "uvx --with 'openmolt[ui]' openmolt ..."
+	monkeypatch.setenv("UV_CACHE_DIR", str(_nowhere / "cache"))
+	monkeypatch.setattr(sys, "prefix", str(_nowhere / "cache/archive-v0/abc"))
+	assert _hints.install_command("openmolt[ui]") == "uvx --with 'openmolt[ui]' openmolt ..."
 
 
 def test_the_known_extras_are_the_umbrellas() -> None:
@@ -184,7 +207,8 @@ async def test_a_run_without_its_key_stops_before_the_model() -> None:
 	model = ScriptedModel([finish(ok=True)])
 	agent = om.create_agent(name="A", model=model, integrations=["svc"])
 	with pytest.raises(
-		ConfigurationError, match=r"svc needs config 'apiKey' for its bearer credential"
+		ConfigurationError,
+		match=r"svc needs config 'apiKey' and 'region' for its bearer credential",  # the URL's too
 	):
 		await agent.run("x")
 	assert model.calls == 0

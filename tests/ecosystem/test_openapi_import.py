@@ -461,3 +461,34 @@ def test_names_follow_input_name_and_descriptions_do_not_repeat_the_summary() ->
 		"StartTime>": "{{ input.StartTimeAfter }}",
 		"page-size": "{{ input.page_size }}",
 	}
+
+
+def test_every_comparison_suffix_has_its_own_name_and_the_plain_one_keeps_its_own() -> None:
+	"""EndTime>= and EndTime<= do not become EndTime and EndTime_, pushing EndTime to EndTime__."""
+	names = ["EndTime>=", "EndTime<=", "EndTime", "EndTime>", "EndTime<", "Status!=", "Status"]
+	document = {
+		"openapi": "3.0.0",
+		"info": {"title": "T", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"paths": {
+			"/calls": {
+				"get": {
+					"operationId": "ListCall",
+					"parameters": [
+						{"name": n, "in": "query", "schema": {"type": "string"}} for n in names
+					],
+					"responses": {"200": {"description": "ok"}},
+				}
+			}
+		},
+	}
+	(listing,) = from_openapi(document, id="t").tools
+	assert listing.query_params == {
+		"EndTime>=": "{{ input.EndTimeOnOrAfter }}",
+		"EndTime<=": "{{ input.EndTimeOnOrBefore }}",
+		"EndTime": "{{ input.EndTime }}",
+		"EndTime>": "{{ input.EndTimeAfter }}",
+		"EndTime<": "{{ input.EndTimeBefore }}",
+		"Status!=": "{{ input.StatusNot }}",
+		"Status": "{{ input.Status }}",
+	}

@@ -37,6 +37,45 @@ def test_the_needs_name_every_key_a_run_checks(iid: str, spec: Any) -> None:
 		assert _missing_for(iid, cred, config) is None, (need.type, listed_required)
 
 
+@pytest.mark.parametrize(("iid", "spec"), _all(), ids=[i for i, _ in _all()])
+def test_every_key_the_needs_call_required_is_checked_before_a_run(iid: str, spec: Any) -> None:
+	"""Leaving out any one key `openmolt tools ID` calls required fails the pre-run check.
+
+	A Shopify agent without its shop sent its token to ``https://.myshopify.com``, a Twilio one
+	without its secret signed with an empty password, an Etsy one without its key was refused
+	only at its first tool call: the check and the listing follow the same rules.
+	"""
+	for need, cred in zip(credential_needs(spec, iid), spec.credential_setup, strict=True):
+		required = {k.name for k in need.keys if k.required}
+		full = {name: "x" * 12 for name in required | {"accessToken"}}
+		assert _missing_for(iid, cred, full, spec) is None, (need.type, required)
+		for name in required - {"accessToken"}:
+			config = {k: v for k, v in full.items() if k != name}
+			missing = _missing_for(iid, cred, config, spec)
+			assert missing is not None and name in missing.keys, (need.type, name)
+
+
+def test_stripe_and_google_ads_headers_that_may_be_left_out_are_optional() -> None:
+	"""Stripe's Connect account and Google Ads' manager id are optional; the developer token is not."""
+	from openmolt_integrations import google_ads, stripe, twilio
+
+	bearer = credential_needs(stripe.INTEGRATION, "stripe")[0]
+	assert {k.name: k.required for k in bearer.keys} == {"apiKey": True, "accountId": False}
+	(oauth,) = credential_needs(google_ads.INTEGRATION, "googleAds")
+	flags = {k.name: k.required for k in oauth.keys}
+	assert flags["developerToken"] is True and flags["loginCustomerId"] is False
+	(basic,) = credential_needs(twilio.INTEGRATION, "twilio")
+	flags = {k.name: k.required for k in basic.keys}
+	assert flags == {
+		"apiKeySid": True,
+		"accountSid": False,
+		"apiKeySecret": True,
+		"authToken": False,
+	}
+	config = {"accountSid": "AC" + "1" * 32, "authToken": "t" * 32}
+	assert _missing_for("twilio", twilio.INTEGRATION.credential_setup[0], config) is None
+
+
 def test_known_integrations_read_what_their_docs_say() -> None:
 	"""Spot checks against the integrations' definitions."""
 	(bearer, oauth) = credential_needs(notion.INTEGRATION, "notion")
@@ -74,6 +113,11 @@ def test_openmolt_tools_shows_the_credentials_and_where_they_come_from() -> None
 	assert names[:3] == ["accessKeyId", "secretAccessKey", "sessionToken"]
 	assert "agent file: integrations.s3.accessKeyId" in sigv4["keys"][0]["sources"]
 	assert not any("OPENMOLT_S3_API_KEY" in s for k in sigv4["keys"] for s in k["sources"])
+	# Each key's variable is a field of its own, for scripts.
+	assert [k["envVar"] for k in sigv4["keys"][:2]] == [
+		"OPENMOLT_S3_ACCESS_KEY_ID",
+		"OPENMOLT_S3_SECRET_ACCESS_KEY",
+	]
 
 
 def test_openmolt_tools_is_a_compact_table_and_one_tool_is_shown_whole() -> None:

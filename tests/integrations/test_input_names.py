@@ -98,6 +98,9 @@ def test_every_input_name_is_a_plain_identifier() -> None:
 		("expand[]", "expand"),
 		("DateSent>", "DateSentAfter"),
 		("StartTime<", "StartTimeBefore"),
+		("EndTime>=", "EndTimeOnOrAfter"),  # not EndTime, which would push EndTime aside
+		("EndTime<=", "EndTimeOnOrBefore"),
+		("Status!=", "StatusNot"),
 		("max-keys", "max_keys"),
 		("tweet.fields", "tweet_fields"),
 		("pageToken", "pageToken"),

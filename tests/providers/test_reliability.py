@@ -73,7 +73,14 @@ async def test_connection_errors_are_retried(server, req) -> None:
 
 
 @pytest.mark.parametrize(
-	"base_url", ["http://localhost:11434/v1", "http://127.0.0.1:8000/v1", "http://[::1]:8080/v1"]
+	"base_url",
+	[
+		"http://localhost:11434/v1",
+		"http://127.0.0.1:8000/v1",
+		"http://[::1]:8080/v1",
+		"http://0.0.0.0:8080/v1",  # as llama.cpp's and vLLM's logs print the address
+		"http://[::]:8000/v1",
+	],
 )
 async def test_a_local_server_that_is_down_is_said_once_without_retries(
 	server, req, base_url

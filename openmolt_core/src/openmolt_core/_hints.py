@@ -64,11 +64,14 @@ def _uv_project() -> Path | None:
 
 
 def install_environment() -> str:
-	"""How this Python was installed: ``uv-tool``, ``pipx``, ``uv-project``, ``pip`` or ``uv-pip``.
+	"""How this Python was installed: ``uv-tool``, ``uvx``, ``pipx``, ``uv-project``, ``pip``...
+
+	One of ``uv-tool``, ``uvx``, ``pipx``, ``uv-project``, ``pip`` or ``uv-pip``.
 
 	``uv tool install openmolt`` and pipx keep one virtual environment per tool under their own
-	folder; ``uv run`` sets ``UV`` and works in a project with a ``pyproject.toml``; any other
-	environment with pip gets pip, and one without pip (made by ``uv venv``) ``uv pip``.
+	folder, and ``uvx openmolt`` one in uv's cache; ``uv run`` sets ``UV`` and works in a project
+	with a ``pyproject.toml``; any other environment with pip gets pip, and one without pip (made
+	by ``uv venv``) ``uv pip``.
 	"""
 	prefix = Path(sys.prefix).resolve()
 	home = Path.home()
@@ -76,6 +79,9 @@ def install_environment() -> str:
 	uv_tools = (os.environ.get("UV_TOOL_DIR"), str(Path(data) / "uv" / "tools"))
 	if _under(prefix, *uv_tools):
 		return "uv-tool"
+	cache = os.environ.get("XDG_CACHE_HOME") or str(home / ".cache")
+	if _under(prefix, os.environ.get("UV_CACHE_DIR"), str(Path(cache) / "uv")):
+		return "uvx"
 	pipx = (
 		os.environ.get("PIPX_HOME"),
 		str(Path(data) / "pipx"),
@@ -94,8 +100,8 @@ def install_environment() -> str:
 def install_command(requirement: str) -> str:
 	"""The command that installs ``requirement`` where this Python runs (`install_environment`).
 
-	``uv tool install 'openmolt[ui]'`` for a uv tool, ``pipx install --force ...`` for pipx,
-	``uv add ...`` in a uv project (``uv sync --all-extras`` in a clone of OpenMolt itself),
+	``uv tool install 'openmolt[ui]'`` for a uv tool, ``uvx --with ...`` for uvx,
+	``pipx install --force ...`` for pipx, ``uv add ...`` in a uv project (``uv sync --all-extras`` in a clone of OpenMolt itself),
 	``python -m pip install ...`` with this interpreter's pip, else ``uv pip install``.
 
 	Args:
@@ -104,6 +110,8 @@ def install_command(requirement: str) -> str:
 	kind = install_environment()
 	if kind == "uv-tool":
 		return f"uv tool install '{requirement}'"
+	if kind == "uvx":  # uv's cache: the next uvx adds it (the command's own arguments follow)
+		return f"uvx --with '{requirement}' openmolt ..."
 	if kind == "pipx":
 		return f"pipx install --force '{requirement}'"
 	if kind == "uv-project":

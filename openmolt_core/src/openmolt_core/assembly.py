@@ -822,14 +822,31 @@ def _resolve_model(om: Host, shared: Shared, model: str | LLMProvider) -> Resolv
 		return known
 	provider_name, sep, model_name = model.partition(":")
 	if not sep or not provider_name or not model_name:
+		owner = _provider_listing(om, model) if not sep else None
+		hint = (
+			f"did you mean '{owner}:{model}'?"
+			if owner
+			else "e.g. 'openai:gpt-5-mini', 'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
+		)
 		raise ConfigurationError(
-			f"create_agent: model {model!r} must read 'provider:model', e.g. 'openai:gpt-5-mini', "
-			"'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
+			f"create_agent: model {model!r} must read 'provider:model'; {hint}"
 		)
 	om.plugins.provider(provider_settings(om, provider_name)[0])  # fail early when it is missing
 	resolved = (provider_name, model_name, lambda: om.provider(provider_name))
 	shared.models[model] = resolved
 	return resolved
+
+
+def _provider_listing(om: Host, model: str) -> str | None:
+	"""The installed provider whose model list names ``model`` (``gpt-5-mini``: ``openai``)."""
+	for name in om.plugins.provider_names():
+		try:
+			listed = getattr(om.provider(name), "models", None)
+			if callable(listed) and model in listed():
+				return name
+		except Exception:  # only a hint: a provider that cannot say is passed over
+			continue
+	return None
 
 
 def _learn_provider_secrets(om: Host, provider: object) -> None:
@@ -883,8 +900,14 @@ def _bind_integrations(
 
 	sources: list[SourceBinding] = []
 	for binding in bindings:
-		spec = om.plugins.integration(binding.integration)
-		binding.integration = spec.id or binding.integration  # "google-drive" → "googleDrive"
+		written = binding.integration
+		spec = om.plugins.integration(written)
+		binding.integration = spec.id or written  # "google-drive" → "googleDrive"
+		configs = om.integration_configs
+		if binding.integration != written and written in configs:
+			# Config given under the extra's spelling: the integration's own id holds it now.
+			given = configs.pop(written)
+			configs[binding.integration] = {**given, **configs.get(binding.integration, {})}
 		if spec.source is not None:  # its tools are listed at run time (an MCP server)
 			sources.append(_bind_source(om, spec, binding, name, files))
 			continue

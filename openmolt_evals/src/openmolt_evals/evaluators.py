@@ -114,6 +114,19 @@ def _mismatches(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list
 	return out
 
 
+def _with_arguments(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list[str]:
+	"""Each call with the arguments the expected calls of its tool name (``a.send(to='amy')``)."""
+	keys: dict[str, list[str]] = {}
+	for want in expected:
+		keys.setdefault(want.tool, [])
+		keys[want.tool] += [k for k in want.input if k not in keys[want.tool]]
+	out = []
+	for call in calls:
+		shown = ", ".join(f"{k}={call.input.get(k)!r}" for k in keys.get(call.tool, []))
+		out.append(f"{call.tool}({shown})")
+	return out
+
+
 def _plain(value: Any) -> Any:
 	dump = getattr(value, "model_dump", None)
 	return dump(mode="json") if callable(dump) else value
@@ -212,11 +225,14 @@ class Trajectory:
 		# longer of the two lists when extra calls count against the mode.
 		strict = self.mode in ("exact", "any_order")
 		score = 1.0 if ok else matched / max(len(expected), len(calls) if strict else 0, 1)
-		seen = [c.tool for c in calls]
 		if ok:
 			return Score(self.name, score, "")
-		reason = f"{self.mode}: expected {[e.tool for e in expected]}, got {seen}"
 		details = _mismatches(expected, calls)
+		want, seen = [e.tool for e in expected], [c.tool for c in calls]
+		if not details and want == seen:
+			# Each expected call happened, in another order or number: the arguments tell them apart.
+			want, seen = _with_arguments(expected, expected), _with_arguments(expected, calls)
+		reason = f"{self.mode}: expected {want}, got {seen}"
 		return Score(self.name, score, reason + (f"; {'; '.join(details)}" if details else ""))
 
 

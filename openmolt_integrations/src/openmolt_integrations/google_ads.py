@@ -697,12 +697,15 @@ INTEGRATION = Integration(
 	api_version=API_VERSION,
 	api_setup=ApiSetup(
 		base_url="https://googleads.googleapis.com",
-		headers={
-			"developer-token": "{{ config.developerToken }}",
-			"login-customer-id": "{{ config.loginCustomerId | remove: '-' }}",
-		},
+		# Sent when set: only a manager account's clients need it.
+		headers={"login-customer-id": "{{ config.loginCustomerId | remove: '-' }}"},
 	),
-	credential_setup=[google_oauth2(*_SCOPES)],
+	# Every request needs the developer token: the credential's header, checked before a run.
+	credential_setup=[
+		google_oauth2(*_SCOPES).model_copy(
+			update={"headers": {"developer-token": "{{ config.developerToken }}"}}
+		)
+	],
 	scopes={
 		"read": "List accounts, run GAQL reports and get keyword ideas.",
 		"write": "Create, change, pause and remove campaigns, budgets, ad groups, ads and keywords.",

@@ -530,9 +530,11 @@ def _nothing_listens(exc: BaseException, url: str) -> bool:
 	if host == "localhost":
 		return True
 	try:
-		return ipaddress.ip_address(host).is_loopback
+		address = ipaddress.ip_address(host)
 	except ValueError:
 		return False
+	# 0.0.0.0 and :: (what servers print as their listening address) reach this machine too.
+	return address.is_loopback or address.is_unspecified
 
 
 def _should_retry(exc: BaseException) -> bool:

@@ -68,8 +68,8 @@ async def test_an_unconfigured_basic_credential_is_refused_before_the_first_mode
 	om.register_integration("svc", spec(cred))
 	model = ScriptedModel([finish(result="ok")])
 	agent = om.create_agent(name="B", model=model, integrations=["svc"])
-	with pytest.raises(
-		ConfigurationError, match="svc needs config 'user' for its basic credential"
+	with pytest.raises(  # the password its template names too
+		ConfigurationError, match="svc needs config 'user' and 'password' for its basic credential"
 	):
 		await agent.run("x")
 	assert model.calls == 0

@@ -649,9 +649,9 @@ def test_each_keyword_idea_seed_is_a_branch_of_the_seed_oneof() -> None:
 
 def test_ads_headers_carry_developer_token_and_login_customer() -> None:
 	"""developer-token and login-customer-id are sent with every request."""
-	headers = google_ads.INTEGRATION.api_setup.headers
-	assert headers["developer-token"] == "{{ config.developerToken }}"
-	assert "config.loginCustomerId" in headers["login-customer-id"]
+	(credential,) = google_ads.INTEGRATION.credential_setup
+	assert credential.headers["developer-token"] == "{{ config.developerToken }}"  # type: ignore[union-attr]
+	assert "config.loginCustomerId" in google_ads.INTEGRATION.api_setup.headers["login-customer-id"]
 
 
 # Offline conversions and Customer Match --------------------------------------------------------

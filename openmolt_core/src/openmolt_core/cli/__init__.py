@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -46,6 +47,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
 from openmolt_core.errors import OpenMoltError, PluginError
 
@@ -122,8 +124,9 @@ def _overview() -> str:
 
 
 def _run_parser(prog: str) -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog=prog,
+		help_command="openmolt run --help",
 		description="Run an OpenMolt agent file once, or on its schedules.",
 		epilog="Exit codes: see `openmolt --help`.",
 	)
@@ -366,7 +369,7 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 def _schedules_command(args: list[str]) -> int:
 	from openmolt_core.cli._schedules import list_schedules
 
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt schedules",
 		description="List the next fire times of each schedule of an agent file, in the "
 		"schedule's own time zone. Calls no model and needs no key.",
@@ -387,7 +390,7 @@ def _info_command(name: str, args: list[str]) -> int:
 	from openmolt_core.cli._info import list_integrations, list_plugins, list_tools, print_schema
 	from openmolt_core.openmolt import OpenMolt
 
-	parser = argparse.ArgumentParser(prog=f"openmolt {name}", description=_SUMMARY[name] + ".")
+	parser = CommandParser(prog=f"openmolt {name}", description=_SUMMARY[name] + ".")
 	if name == "tools":
 		parser.add_argument(
 			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"
@@ -451,6 +454,8 @@ def _ecosystem_command(args: list[str]) -> int:
 
 
 def _dispatch(args: list[str]) -> int:
+	if args[:1] == ["help"] and len(args) > 1:
+		args = [*args[1:2], "--help"]  # `openmolt help tools` is `openmolt tools --help`
 	if not args or args[0] in ("-h", "--help", "help"):
 		sys.stdout.write(_overview())
 		return ExitCode.SUCCESS
@@ -515,7 +520,10 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 	if _file_like(name):
 		return None  # a file, or meant as one: the run says what is wrong with it
 	commands = [w for w in words if not w.startswith("-")]
-	close = difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
+	files = [f"{name}{suffix}" for suffix in (".json", ".py") if os.path.isfile(f"{name}{suffix}")]
+	close = files or difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
+	if not close and name == "version":
+		close = ["--version"]
 	hint = f"; did you mean {close[0]!r}?" if close else ""
 	return (
 		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
@@ -529,7 +537,27 @@ _FILE_ADVICE = {
 		'"taintPolicy": {"warn": false} in the agent file silences this'
 	),
 	"(taint_policy on_outbound='allow')": '("taintPolicy": {"onOutbound": "allow"})',
+	", or pick one with OpenMolt(plugins=[...], entry_points=False))": ")",
+	"or add it with om.register_integration(": (
+		"or add it in a Python agent file (agent.py) with om.register_integration("
+	),
 }
+_CHOOSE = re.compile(r"'credential': \{'type': '([^']*)'\}")
+_INSTANCE = re.compile(r"llm_providers=\{'([^']*)': \{'provider': 'openai', 'base_url': \.\.\.\}\}")
+
+
+def _for_the_command(text: str) -> str:
+	"""A message written for Python code, with the advice an agent file or the command takes."""
+	for python, agent_file in _FILE_ADVICE.items():
+		text = text.replace(python, agent_file)
+	text = _CHOOSE.sub(lambda m: f'"credential": {{"type": "{m[1]}"}}', text)
+	return _INSTANCE.sub(
+		lambda m: (
+			f'"llmProviders": {{"{m[1]}": {{"provider": "openai", "baseUrl": ...}}}} in '
+			"the agent file (with -m: OPENMOLT_OPENAI_BASE_URL=... and -m openai:MODEL)"
+		),
+		text,
+	)
 
 
 def _show_warning(
@@ -543,9 +571,7 @@ def _show_warning(
 	"""A Python warning as one line in the command's voice, with advice for agent files."""
 	if category.__name__ == "ScheduleWarning":
 		return  # about Python code that never served its schedules; the command serves them
-	text = " ".join(str(message).split())
-	for python, agent_file in _FILE_ADVICE.items():
-		text = text.replace(python, agent_file)
+	text = _for_the_command(" ".join(str(message).split()))
 	print(f"openmolt: warning: {text}", file=sys.stderr)
 
 
@@ -579,7 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 		_close_stdout()
 		return ExitCode.PIPE_CLOSED
 	except OpenMoltError as exc:
-		for line in str(exc).splitlines() or [type(exc).__name__]:
+		for line in _for_the_command(str(exc)).splitlines() or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
 		if isinstance(exc, PluginError):
 			from openmolt_core.cli._ecosystem import former_plugin_hint

@@ -438,7 +438,7 @@ def load_json_file(path: Path) -> AgentFile:
 		AgentFileError: The file cannot be read, is not JSON, or has unknown or wrong keys.
 	"""
 	try:
-		text = path.read_text(encoding="utf-8")
+		text = path.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
 	except OSError as exc:
 		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}") from exc
 	try:

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import ExitCode
 from openmolt_core.errors import ConfigurationError
 
@@ -39,7 +40,7 @@ _USAGE = "openmolt auth ID [options] | openmolt auth list [--json] | openmolt au
 
 
 def _parser() -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt auth",
 		usage=_USAGE,
 		description="Sign in to an integration with OAuth2 (authorization code with PKCE) and "
@@ -226,7 +227,7 @@ def _ask(prompt: str, *, secret: bool) -> str:
 def _list(args: list[str]) -> int:
 	from openmolt_core.credstore import EncryptedFileStore
 
-	parser = argparse.ArgumentParser(prog="openmolt auth list", description="The stored sign-ins.")
+	parser = CommandParser(prog="openmolt auth list", description="The stored sign-ins.")
 	parser.add_argument("--json", action="store_true", help="print JSON")
 	ns = parser.parse_args(args)
 	store = EncryptedFileStore()
@@ -258,7 +259,7 @@ def _list(args: list[str]) -> int:
 def _revoke(args: list[str]) -> int:
 	from openmolt_core.credstore import EncryptedFileStore
 
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt auth revoke", description="Forget an integration's stored sign-in."
 	)
 	parser.add_argument("integration", help="the integration id")

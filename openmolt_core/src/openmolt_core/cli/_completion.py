@@ -12,6 +12,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from openmolt_core.cli._argparse import CommandParser
+
 __all__ = ["main", "script"]
 
 _BASH = """# openmolt completion for bash (openmolt completion bash)
@@ -97,7 +99,7 @@ def main(args: list[str], commands: Sequence[str]) -> int:
 		args: The arguments after ``completion``.
 		commands: The subcommand names.
 	"""
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt completion",
 		description="Print a shell completion script: eval it, or save it where your shell "
 		"loads completions (docs/cli.md).",

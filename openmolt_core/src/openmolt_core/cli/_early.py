@@ -38,7 +38,7 @@ def missing_provider_key(file: str, env_file: str | None) -> str | None:
 	if path.suffix != ".json":
 		return None
 	try:
-		data = json.loads(path.read_text(encoding="utf-8"))
+		data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM, as Notepad saves
 	except (OSError, ValueError):
 		return None  # the full load explains what is wrong with the file
 	if not isinstance(data, dict):

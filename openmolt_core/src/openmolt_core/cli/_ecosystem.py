@@ -19,7 +19,6 @@ was uninstalled since is told what to install again (`former_plugin_hint`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -28,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
 
 __all__ = [
@@ -163,7 +163,7 @@ def former_plugin_hint(exc: OpenMoltError) -> str | None:
 def _import_openapi(args: Sequence[str]) -> int:
 	from openmolt_core.integrations.openapi import from_openapi, to_json, to_module
 
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt import-openapi",
 		description="Turn an OpenAPI 3 document into an integration module you can read and edit.",
 	)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import IO, TYPE_CHECKING, Any
 
 from openmolt_core.cli._agentfile import AgentFile
@@ -165,7 +166,8 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 
 def _one_line(text: str, width: int = 72) -> str:
 	first = " ".join(text.strip().split("\n\n")[0].split())
-	sentence = first.split(". ")[0].rstrip(".")
+	# The first sentence: a period after "e.g" or "i.e" does not end it.
+	sentence = re.split(r"(?<!\be\.g)(?<!\bi\.e)\. ", first)[0].rstrip(".")
 	line = sentence if len(sentence) <= width else sentence[: width - 1].rstrip() + "…"
 	return line
 

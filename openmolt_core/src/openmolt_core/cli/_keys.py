@@ -43,7 +43,8 @@ def read_dotenv(path: Path) -> dict[str, str]:
 		ConfigurationError: A line is not ``KEY=value``; the message gives its number, not its text.
 	"""
 	values: dict[str, str] = {}
-	for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+	# utf-8-sig: a BOM, as Notepad saves, is not part of the first name.
+	for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
 		if not line.strip() or line.lstrip().startswith("#"):
 			continue
 		match = _LINE.match(line)

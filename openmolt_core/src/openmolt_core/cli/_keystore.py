@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, OpenMoltError
 
 __all__ = ["load", "path", "remove", "save"]
 
@@ -108,17 +108,21 @@ def _variable(name: str, key: str | None) -> str:
 	om = OpenMolt()
 	if key is None and name in om.plugins.provider_names():
 		return env_var(name)
-	if name not in om.plugins.integration_ids():
+	try:
+		spec = om.plugins.integration(name)  # its extra's spelling too (google-drive)
+	except OpenMoltError:
 		if key is not None:
 			return env_var(name, key)
 		raise ConfigurationError(
 			f"{name!r} is neither a provider ({', '.join(om.plugins.provider_names())}) nor an "
 			"installed integration; `openmolt tools` lists them, or give the variable's name"
-		)
-	needs = credential_needs(om.plugins.integration(name), name)
-	keys = [k for need in needs[:1] for k in need.keys if k.secret and k.required] or [
-		k for need in needs for k in need.keys if k.secret
-	]
+		) from None
+	name = spec.id or name
+	needs = credential_needs(spec, name)
+	# The default credential's secret, unless it may be one of two (Twilio's secret or token).
+	keys = [
+		k for need in needs[:1] for k in need.keys if k.secret and (k.required or k.instead_of)
+	] or [k for need in needs for k in need.keys if k.secret]
 	if key is None and len(keys) == 1:
 		return env_var(name, keys[0].name)
 	known = {k.name for need in needs for k in need.keys}
@@ -137,11 +141,12 @@ def main(args: list[str]) -> int:
 	Args:
 		args: The arguments after ``keys``.
 	"""
-	import argparse
 	import getpass
 	import sys
 
-	parser = argparse.ArgumentParser(
+	from openmolt_core.cli._argparse import CommandParser
+
+	parser = CommandParser(
 		prog="openmolt keys",
 		description="Keep API keys and integration secrets in a per-user store (a 0600 file), "
 		"read by the openmolt command after the environment and a .env file.",

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import ConfigurationError
 
 __all__ = ["main"]
@@ -129,7 +130,7 @@ def main(args: list[str]) -> int:
 	Args:
 		args: The arguments after ``logs``.
 	"""
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt logs",
 		description="The runs the openmolt command recorded (newest first), or one run's events.",
 	)

@@ -7,11 +7,11 @@ is listed by name only. Prices are list prices in USD per million tokens (see do
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Any
 
+from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import OpenMoltError
 
 __all__ = ["main", "rows"]
@@ -57,7 +57,7 @@ def main(args: list[str]) -> int:
 	Args:
 		args: The arguments after ``models``.
 	"""
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt models",
 		description="The models of the installed providers with their list prices (USD per "
 		"million tokens: input, cached input, output).",
@@ -72,6 +72,13 @@ def main(args: list[str]) -> int:
 	if ns.json:
 		sys.stdout.write(json.dumps(found, indent=2) + "\n")
 		return 0
+	if not found:
+		asked = " and ".join(repr(w) for w in [ns.filter, *(ns.provider or [])] if w)
+		print(
+			f"openmolt: no model matches {asked} (`openmolt models` lists them all)",
+			file=sys.stderr,
+		)
+		return 1
 	width = max((len(r["model"]) for r in found), default=5)
 	sys.stdout.write(f"{'model'.ljust(width)}  {'input':>8}  {'cached':>8}  {'output':>8}\n")
 	for r in found:

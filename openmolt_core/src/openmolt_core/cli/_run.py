@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
 if TYPE_CHECKING:
+	from openmolt_core.integrations.preflight import MissingCredential
 	from openmolt_core.sessions import Session, SQLiteSession
 
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
 	"load_prompt",
 	"make_durable",
 	"run_once",
+	"schedule_specs",
 	"serve",
 ]
 
@@ -69,6 +72,7 @@ class Loaded:
 	keys: list[KeyReport] = field(default_factory=list)
 	file: Path = Path()
 	triggers: Any = None  # the file's webhooks and channels (openmolt_core.triggers.Triggers)
+	prompt: bool = False  # made from the command line (-m): no agent file to point at
 
 	@property
 	def om(self) -> OpenMolt:
@@ -91,6 +95,13 @@ def _integration_ids(om: OpenMolt, keys: dict[str, Any]) -> list[str]:
 		for iid in om.plugins.integration_ids()
 		if any(n.startswith(env_var(iid, "x")[:-1]) for n in names)
 	]
+
+
+def _spelled(missing: MissingCredential, spell: Callable[[str], str]) -> str:
+	"""The missing keys, each spelled (a variable): all needed, an alternative replacing the first."""
+	names = " and ".join(spell(k) for k in missing.keys)
+	others = " or ".join(spell(k) for k in missing.alternatives)
+	return f"{names} (or {others})" if others else names
 
 
 def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
@@ -136,15 +147,12 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	for missing in missing_credentials(bound) if bound else ():
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
-		keys = [*missing.keys, *missing.alternatives]
-		where.append(
-			" or ".join(env_var(iid, k) for k in keys)
-			+ " (in the environment, a .env file or `openmolt keys set`), or"
-		)
-		where.append(
-			" or ".join(f"integrations.{iid}.{k}" for k in keys)
-			+ f" in {loaded.file} (the {{id: config}} form)"
-		)
+		variables = _spelled(missing, partial(env_var, iid))
+		where.append(f"{variables} (in the environment, a .env file or `openmolt keys set`)")
+		if not loaded.prompt:
+			where[-1] += ", or"
+			keys = _spelled(missing, f"integrations.{iid}.{{}}".format)
+			where.append(f"{keys} in {loaded.file} (the {{id: config}} form)")
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
 		problems.append(" ".join(where))
@@ -274,7 +282,7 @@ def load_prompt(
 	except ValidationError as exc:
 		raise AgentFileError(f"{where}: {exc.errors()[0]['msg']}") from None
 	functions = [_import_tool(t) for t in tools]
-	return _build_json(
+	loaded = _build_json(
 		spec,
 		Path.cwd() / "agent.json",
 		verbose=verbose,
@@ -282,6 +290,8 @@ def load_prompt(
 		durability=durability,
 		tools=functions,
 	)
+	loaded.prompt = True
+	return loaded
 
 
 def _import_tool(reference: str) -> Callable[..., Any]:
@@ -504,7 +514,15 @@ def _print(data: Any, *, indent: int | None) -> None:
 	sys.stdout.flush()
 
 
-def _print_result(result: Any, loaded: Loaded, *, readable: bool, live: Any = None) -> None:
+def _said(error: object, progress: Progress) -> bool:
+	"""Whether a progress line already printed this error (a terminal shows it once)."""
+	text = str(error or "")
+	return bool(text) and any(message in text for message in progress.errors_shown)
+
+
+def _print_result(
+	result: Any, loaded: Loaded, progress: Progress, *, readable: bool, live: Any = None
+) -> None:
 	if not readable:
 		_print(result.to_dict(), indent=2)
 		return
@@ -512,7 +530,8 @@ def _print_result(result: Any, loaded: Loaded, *, readable: bool, live: Any = No
 
 	store = getattr(loaded.om.run_store, "path", None)
 	shown = live is not None and live.shown(result.human_message)
-	sys.stdout.write(summary(result, store=store, message=not shown))
+	said = _said(result.error, progress)
+	sys.stdout.write(summary(result, store=store, message=not shown, error=not said))
 	sys.stdout.flush()
 
 
@@ -599,17 +618,16 @@ async def run_once(
 		raise outcome["exception"]
 	if "error" in outcome:
 		error: RunError = outcome["error"]
-		_print_result(error.result, loaded, readable=readable, live=live)
-		said = any(message in str(error) for message in progress.errors_shown)
+		_print_result(error.result, loaded, progress, readable=readable, live=live)
+		said = _said(error, progress)
 		progress.line("the run failed (see above)" if said else f"the run failed: {error}")
 		return ExitCode.ERROR
 	result = outcome["result"]
-	_print_result(result, loaded, readable=readable, live=live)
+	_print_result(result, loaded, progress, readable=readable, live=live)
 	if result.status != "success":
-		progress.line(
-			f"the run ended with status {result.status}"
-			+ (f": {result.error}" if result.error else "")
-		)
+		# On a terminal the summary just printed the error.
+		why = f": {result.error}" if result.error and not readable else ""
+		progress.line(f"the run ended with status {result.status}{why}")
 	return for_status(result.status)
 
 
@@ -619,13 +637,29 @@ def _when(moment: datetime | None, spec: Any) -> str:
 	return moment.astimezone(schedule_zone(spec)).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
-async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
-	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout."""
-	agent, om = loaded.agent, loaded.om
+def schedule_specs(loaded: Loaded, input: Any) -> list[Any]:
+	"""The file's schedules, each with the run's input unless it names its own.
+
+	The input is part of a schedule's derived id, so ``openmolt schedules`` and the runs (the
+	command, ``openmolt serve``, the durable worker) name each schedule alike.
+
+	Args:
+		loaded: The agent file.
+		input: The input of the runs (the file's, or ``--input``).
+	"""
+	specs = []
 	for raw in loaded.schedules:
 		spec = parse_schedule(raw)
 		if spec.input is None and input is not None:
 			spec = spec.model_copy(update={"input": input})
+		specs.append(spec)
+	return specs
+
+
+async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
+	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout."""
+	agent, om = loaded.agent, loaded.om
+	for spec in schedule_specs(loaded, input):
 		agent.schedule(spec)
 	progress.attach(agent)
 	set_active(progress)

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from openmolt_core.cli._exit import ExitCode
-from openmolt_core.schedule import describe_schedule, next_run, parse_schedule, schedule_zone
+from openmolt_core.schedule import describe_schedule, next_run, schedule_zone
 
 __all__ = ["fire_times", "list_schedules"]
 
@@ -52,11 +52,11 @@ def list_schedules(
 	Raises:
 		OpenMoltError: The file cannot be loaded.
 	"""
-	from openmolt_core.cli._run import load
+	from openmolt_core.cli._run import load, schedule_specs
 
 	loaded = load(file, env_file=env_file, verbose=False)
-	for raw in loaded.schedules:
-		loaded.agent.schedule(parse_schedule(raw))
+	for spec in schedule_specs(loaded, loaded.input):  # the ids the runs use
+		loaded.agent.schedule(spec)
 	start = now or loaded.om.scheduler.clock.now()
 	rows = []
 	shown: list[list[datetime]] = []

@@ -54,13 +54,16 @@ def _render(value: Any, indent: str = "  ") -> list[str]:
 	return [f"{indent}{line}" for line in _scalar(value).splitlines() or [""]]
 
 
-def summary(result: RunResult, *, store: Path | None = None, message: bool = True) -> str:
+def summary(
+	result: RunResult, *, store: Path | None = None, message: bool = True, error: bool = True
+) -> str:
 	"""The result in a few readable lines.
 
 	Args:
 		result: The run's result.
 		store: Where the run is recorded (``openmolt logs`` and ``openmolt ui`` read it).
 		message: Show the human message (not when it was streamed to the terminal already).
+		error: Show the error (not when a progress line said it on the terminal already).
 	"""
 	data = result.to_dict()
 	usage = result.usage
@@ -73,7 +76,7 @@ def summary(result: RunResult, *, store: Path | None = None, message: bool = Tru
 	if usage.cost_usd is not None:
 		parts.append(f"${usage.cost_usd:.4f}")
 	lines = [" · ".join(parts)]
-	if result.error:
+	if result.error and error:
 		lines.append(f"error: {result.error}")
 	if result.human_message and message:
 		lines.append("")
@@ -85,7 +88,9 @@ def summary(result: RunResult, *, store: Path | None = None, message: bool = Tru
 		lines.append("output:")
 		lines += _render(output)
 	if result.state.run_id:
-		where = f" (recorded in {store}; `openmolt ui` shows it)" if store else ""
+		# `openmolt logs` needs no extra (`openmolt ui` needs openmolt[ui]).
+		shows = f"`openmolt logs {result.state.run_id}` shows it"
+		where = f" (recorded in {store}; {shows})" if store else ""
 		lines.append("")
 		lines.append(f"run {result.state.run_id}{where}; --json prints the whole result")
 	return "\n".join(lines) + "\n"

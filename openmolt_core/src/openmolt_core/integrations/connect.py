@@ -21,9 +21,8 @@ starts.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._envvars import env_var, key_of_variable
@@ -105,6 +104,8 @@ class ConfigKey:
 		secret: Whether it is a secret (never shown, redacted everywhere).
 		used_for: What reads it (``header Authorization``, ``base URL``, ``refresh``).
 		env_var: The environment variable it is read from when no config gives it (`env_var`).
+		instead_of: The key it may replace (Twilio's ``authToken`` for ``apiKeySecret``): one
+			of the two is needed.
 	"""
 
 	name: str
@@ -112,6 +113,7 @@ class ConfigKey:
 	secret: bool
 	used_for: str
 	env_var: str | None = None
+	instead_of: str | None = None
 
 	def sources(self, integration: str) -> list[str]:
 		"""Where a value for this key can be given, most specific last.
@@ -179,6 +181,7 @@ class _Keys:
 		*,
 		required: bool = True,
 		secret: bool | None = None,
+		instead_of: str | None = None,
 	) -> None:
 		for name in names:
 			if name in self.found:
@@ -187,8 +190,9 @@ class _Keys:
 				name=name,
 				required=required,
 				secret=_secret(name) if secret is None else secret,
-				used_for=used_for,
+				used_for=used_for if instead_of is None else f"{used_for}, instead of {instead_of}",
 				env_var=env_var(self.integration, name),
+				instead_of=instead_of,
 			)
 
 
@@ -227,12 +231,15 @@ def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[
 		)
 		notes.append("every key also works in snake_case (access_token, refresh_token...)")
 	elif isinstance(cred, BasicCredential):
-		keys.add(_refs(cred.username) if cred.username else ["username"], "basic-auth user")
-		keys.add(
-			_refs(cred.password) if cred.password else ["password"],
-			"basic-auth password",
-			secret=True,
-		)
+		for template, default, used_for, secret in (
+			(cred.username, "username", "basic-auth user", None),
+			(cred.password, "password", "basic-auth password", True),
+		):
+			# ``a | default: b``: a, or else b (as the pre-run check asks for them).
+			first, *others = _refs(template) if template else [default]
+			keys.add([first], used_for, secret=secret)
+			for other in others:
+				keys.add([other], used_for, required=False, secret=secret, instead_of=first)
 	elif isinstance(cred, AuthCredential):
 		for param, template in cred.params.items():
 			keys.add(
@@ -245,9 +252,12 @@ def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[
 
 
 def _setup_keys(spec: Integration, iid: str, taken: set[str]) -> list[ConfigKey]:
+	from openmolt_core.integrations.preflight import setup_required_keys
+
 	setup = spec.api_setup
 	keys = _Keys(iid)
 	keys.found.update({name: ConfigKey(name, False, False, "") for name in taken})
+	required = set(setup_required_keys(spec))  # as the pre-run check asks for them
 	sources = [
 		("base URL", setup.base_url),
 		*((f"header {k}", v) for k, v in setup.headers.items()),
@@ -255,9 +265,7 @@ def _setup_keys(spec: Integration, iid: str, taken: set[str]) -> list[ConfigKey]
 	sources += [(f"query parameter {k}", str(v)) for k, v in setup.query_params.items()]
 	for used_for, template in sources:
 		for name in _refs(template):
-			# Needed, unless read under {% if %} or through a default filter.
-			defaulted = re.search(r"config\." + re.escape(name) + r"\s*\|\s*default", template)
-			keys.add([name], used_for, required="{%" not in template and not defaulted)
+			keys.add([name], used_for, required=name in required)
 	return [k for name, k in keys.found.items() if name not in taken]
 
 
@@ -273,12 +281,16 @@ def credential_needs(spec: Integration, integration: str | None = None) -> list[
 		API setup reads (a shop domain, a region).
 	"""
 	from openmolt_core.integrations.model import OAuth2Credential
+	from openmolt_core.integrations.preflight import setup_required_keys
 
 	iid = integration or spec.id or spec.name
+	url_keys = set(setup_required_keys(spec))
 	out = []
 	for index, cred in enumerate(spec.credential_setup):
 		keys, notes = _credential_keys(iid, cred)
 		keys += _setup_keys(spec, iid, {k.name for k in keys})
+		# A base-URL key the credential also reads (Shopify's shop) is required all the same.
+		keys = [replace(k, required=True) if k.name in url_keys else k for k in keys]
 		oauth = cred if isinstance(cred, OAuth2Credential) else None
 		if oauth is not None and oauth.auth_url:
 			notes.append(
@@ -317,6 +329,8 @@ def needs_as_json(needs: list[CredentialNeeds], integration: str) -> list[dict[s
 					"required": key.required,
 					"secret": key.secret,
 					"usedFor": key.used_for,
+					"envVar": key.env_var,
+					"insteadOf": key.instead_of,
 					"sources": key.sources(integration),
 				}
 				for key in need.keys

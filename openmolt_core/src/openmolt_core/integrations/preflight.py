@@ -21,8 +21,8 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
 
 from openmolt_core.errors import ConfigurationError
 
@@ -36,6 +36,7 @@ __all__ = [
 	"config_keys",
 	"missing_credentials",
 	"misspelled_keys",
+	"setup_required_keys",
 ]
 
 _REF = re.compile(r"""config(?:\.([A-Za-z_$][\w$]*)|\[\s*["']([^"']+)["']\s*\])""")
@@ -70,21 +71,30 @@ class MissingCredential:
 		keys: The config keys that are missing, all needed.
 		alternatives: Keys any one of which would do instead (an OAuth2 ``refreshToken`` in
 			place of an ``accessToken``, Twilio's ``accountSid`` in place of ``apiKeySid``).
+		ready: The integration's other credential types whose keys the config holds (X's
+			``bearer`` when ``OPENMOLT_X_BEARER_TOKEN`` is set): choosing one would do.
 	"""
 
 	integration: str
 	credential: str
 	keys: tuple[str, ...]
 	alternatives: tuple[str, ...] = ()
+	ready: tuple[str, ...] = ()
 
 	def describe(self) -> str:
 		"""``weather needs config 'apiKey' (bearer credential)``."""
 		names = " and ".join(repr(k) for k in self.keys)
 		other = " or ".join(repr(k) for k in self.alternatives)
 		extra = f" (or {other})" if other else ""
-		return (
+		text = (
 			f"{self.integration} needs config {names}{extra} for its {self.credential} credential"
 		)
+		for kind in self.ready[:1]:
+			text += (
+				f" (the config holds what its {kind} credential needs: choose it with "
+				f"'credential': {{'type': {kind!r}}} in the integration's entry)"
+			)
+		return text
 
 
 def _renders_empty(template: str | None, config: Mapping[str, Any], default_key: str) -> bool:
@@ -103,8 +113,29 @@ def _field_keys(template: str | None, default_key: str) -> list[str]:
 	return _refs(template) if template is not None else [default_key]
 
 
+def setup_required_keys(spec: Integration) -> list[str]:
+	"""Config keys without which the API setup's base URL is malformed (a Shopify ``shop``).
+
+	Keys read under ``{% if %}`` or through a ``default`` filter are optional; so are those of
+	the setup's headers and query parameters, which are left out of a request when they render
+	empty (Stripe's ``Stripe-Account``). A header a service always needs belongs to the
+	credential, whose header keys are all required.
+
+	Args:
+		spec: The integration.
+	"""
+	template = spec.api_setup.base_url
+	if "{%" in template:
+		return []
+	return [
+		name
+		for name in dict.fromkeys(_refs(template))
+		if not re.search(r"config\." + re.escape(name) + r"\s*\|\s*default", template)
+	]
+
+
 def _missing_for(
-	iid: str, credential: Credential, config: Mapping[str, Any]
+	iid: str, credential: Credential, config: Mapping[str, Any], spec: Integration | None = None
 ) -> MissingCredential | None:
 	from openmolt_core.integrations.model import (
 		AuthCredential,
@@ -115,26 +146,36 @@ def _missing_for(
 	)
 
 	kind = credential.type
+	# The base URL's keys (a shop domain), whatever the credential.
+	setup = tuple(k for k in setup_required_keys(spec) if _unset(config, k)) if spec else ()
 	if isinstance(credential, (BearerCredential, CustomCredential)):
 		# As the credential code demands when it signs: every key its templates name.
 		queries = credential.query_params if isinstance(credential, CustomCredential) else {}
 		templates = (*credential.headers.values(), *queries.values())
 		keys = dict.fromkeys(k for t in templates for k in _refs(t))
-		missing = tuple(k for k in keys if _unset(config, k))
+		missing = tuple(dict.fromkeys((*(k for k in keys if _unset(config, k)), *setup)))
 		return MissingCredential(iid, kind, missing) if missing else None
 	if isinstance(credential, OAuth2Credential):
 		from openmolt_core.integrations.credentials import oauth2_config
 
 		config = oauth2_config(config)
-		if not _unset(config, "accessToken"):
-			return None
-		if not _renders_empty(credential.refresh_token, config, "refreshToken"):
-			return None
+		# Its own headers' keys other than the token (Etsy's x-api-key), as the credential
+		# code demands when it signs.
+		headers = dict.fromkeys(k for t in credential.headers.values() for k in _refs(t))
+		own = [k for k in headers if k not in ("accessToken", "access_token")]
+		missing = tuple(dict.fromkeys((*(k for k in own if _unset(config, k)), *setup)))
+		if not _unset(config, "accessToken") or not _renders_empty(
+			credential.refresh_token, config, "refreshToken"
+		):
+			return MissingCredential(iid, kind, missing) if missing else None
 		refresh = _field_keys(credential.refresh_token, "refreshToken")
-		return MissingCredential(iid, kind, ("accessToken",), tuple(refresh))
+		return MissingCredential(iid, kind, (*missing, "accessToken"), tuple(refresh))
 	fields: list[tuple[str | None, str]] = []
 	if isinstance(credential, BasicCredential):
 		fields = [(credential.username, "username")]
+		if credential.password is not None and _refs(credential.password):
+			# A password template that names keys (Twilio's secret or auth token) needs them.
+			fields.append((credential.password, "password"))
 	elif isinstance(credential, AuthCredential):
 		# A type an integration registers: every parameter it does not call optional.
 		fields = [
@@ -144,12 +185,15 @@ def _missing_for(
 		]
 	missing_fields = [(t, k) for t, k in fields if _renders_empty(t, config, k)]
 	if not missing_fields:
-		return None
-	needed = list(dict.fromkeys(k for t, d in missing_fields for k in _field_keys(t, d)))
-	# A field that may come from either of two keys (``a | default: b``) needs only one.
-	if len(missing_fields) == 1 and len(needed) > 1:
-		return MissingCredential(iid, kind, (needed[0],), tuple(needed[1:]))
-	return MissingCredential(iid, kind, tuple(needed))
+		return MissingCredential(iid, kind, setup) if setup else None
+	# A field that may come from either of two keys (``a | default: b``) needs only one: the
+	# first such field is named with its alternatives, the next one after it is given.
+	choice = next((f for f in missing_fields if len(_field_keys(*f)) > 1), None)
+	if choice is not None:
+		first, *others = _field_keys(*choice)
+		return MissingCredential(iid, kind, (first, *setup), tuple(others))
+	needed = dict.fromkeys(k for t, d in missing_fields for k in _field_keys(t, d))
+	return MissingCredential(iid, kind, tuple(dict.fromkeys((*needed, *setup))))
 
 
 def missing_credentials(tools: Iterable[BoundTool]) -> list[MissingCredential]:
@@ -168,10 +212,28 @@ def missing_credentials(tools: Iterable[BoundTool]) -> list[MissingCredential]:
 		if credential is None or id(context) in seen:
 			continue
 		seen.add(id(context))
-		problem = _missing_for(context.integration, credential, context.config or {})
+		spec = cast("Integration | None", tool.integration)
+		config = context.config or {}
+		problem = _missing_for(context.integration, credential, config, spec)
 		if problem is not None:
-			out.append(problem)
+			ready = _ready_instead(context.integration, credential, config, spec)
+			out.append(replace(problem, ready=ready) if ready else problem)
 	return out
+
+
+def _ready_instead(
+	iid: str, credential: Credential, config: Mapping[str, Any], spec: Integration | None
+) -> tuple[str, ...]:
+	"""The integration's other credential types that the config satisfies, with a key of theirs."""
+	out = []
+	for other in spec.credential_setup if spec is not None else ():
+		if other.type == credential.type:
+			continue
+		read = _refs(json.dumps(other.model_dump(mode="json"), default=str))
+		given = any(not _unset(config, k) for k in read)
+		if given and _missing_for(iid, other, config, spec) is None:
+			out.append(other.type)
+	return tuple(out)
 
 
 def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:

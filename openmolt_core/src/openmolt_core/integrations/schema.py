@@ -30,7 +30,8 @@ know), so pass-through entries map a name to itself. Where a vendor's name holds
 model provider refuses in a property name or that Liquid cannot read after a dot, `input_name`
 gives its spelling: a leading ``$`` and a trailing ``[]`` are dropped (OData's ``$top`` is ``top``,
 Stripe's ``expand[]`` is ``expand``), Twilio's ``DateSent>`` and ``DateSent<`` are
-``DateSentAfter`` and ``DateSentBefore``, and ``.`` or ``-`` become ``_`` (S3's ``max-keys`` is
+``DateSentAfter`` and ``DateSentBefore`` (``>=``, ``<=`` and ``!=`` are ``OnOrAfter``,
+``OnOrBefore`` and ``Not``), and ``.`` or ``-`` become ``_`` (S3's ``max-keys`` is
 ``max_keys``). Inputs with no vendor counterpart (a stored file, an upload session's URL) follow
 the vendor's case style. docs/integration-authoring.md states the rule for authors.
 """
@@ -162,11 +163,21 @@ def input_name(vendor_name: str) -> str:
 		``expand``, ``DateSentAfter``, ``max_keys``, ``tweet_fields``.
 	"""
 	name = vendor_name.removeprefix("$").removesuffix("[]")
-	if name.endswith(">"):
-		name = name[:-1] + "After"
-	elif name.endswith("<"):
-		name = name[:-1] + "Before"
+	for suffix, word in _COMPARISONS:
+		if name.endswith(suffix) and len(name) > len(suffix):
+			name = name[: -len(suffix)] + word
+			break
 	return re.sub(r"[.-]", "_", name)
+
+
+_COMPARISONS = (
+	(">=", "OnOrAfter"),
+	("<=", "OnOrBefore"),
+	("!=", "Not"),
+	(">", "After"),
+	("<", "Before"),
+)
+"""A filter's comparison suffix and its word (Twilio's ``StartTime>``), longest first."""
 
 
 def passthrough(*names: str, **templates: str) -> dict[str, str]:

@@ -1,0 +1,43 @@
+"""The command's argument parser: a mistyped option says what was probably meant, in one line.
+
+argparse (before Python 3.14) answers ``openmolt FILE --dryrun`` with the whole usage, ten lines
+of it, and no hint; here it is ``no such option '--dryrun'; did you mean '--dry-run'?``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, NoReturn
+
+__all__ = ["CommandParser"]
+
+_UNKNOWN = "unrecognized arguments: "
+
+
+class CommandParser(argparse.ArgumentParser):
+	"""An `argparse.ArgumentParser` whose unknown options get a "did you mean".
+
+	Args:
+		help_command: The command that lists the options (default: ``PROG --help``).
+		**kwargs: What `argparse.ArgumentParser` takes.
+	"""
+
+	def __init__(self, *args: Any, help_command: str | None = None, **kwargs: Any) -> None:
+		super().__init__(*args, **kwargs)
+		self.help_command = help_command or f"{self.prog} --help"
+		"""The command that lists the options, for the hint."""
+
+	def error(self, message: str) -> NoReturn:
+		"""Name the first unknown option and its nearest option; other errors as argparse says."""
+		options = [w for w in message.removeprefix(_UNKNOWN).split() if w.startswith("-")]
+		if not message.startswith(_UNKNOWN) or not options:
+			super().error(message)
+		import difflib
+
+		word = options[0].split("=", 1)[0]
+		known = [o for o in self._option_string_actions if o not in ("-h", "--help")]
+		close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+		hint = f"; did you mean {close[0]!r}?" if close else ""
+		self.exit(
+			2, f"{self.prog}: no such option {word!r}{hint} (`{self.help_command}` lists them)\n"
+		)
