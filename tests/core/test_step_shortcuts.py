@@ -91,3 +91,19 @@ def test_the_secret_set_gives_the_same_set_until_a_source_changes() -> None:
 	found.append("sk-second-secret")
 	assert secrets.values() == {"sk-static-value", "sk-first-secret", "sk-second-secret"}
 	assert "sk-second-secret" not in secrets.mask("a sk-second-secret b")
+
+
+def test_a_source_of_known_secrets_leaves_the_set_as_it_was() -> None:
+	"""A source that gives only known secrets hands out the known set itself, not a copy."""
+	found = ["sk-static-value"]
+	secrets = SecretSet()
+	secrets.add("sk-static-value")
+	secrets.add_source(lambda: list(found))
+	first = secrets.values()
+	assert first == {"sk-static-value"}
+	assert secrets.values() is first
+	found.append("sk-later-secret")  # a value beyond the known ones: a new set
+	assert secrets.values() == {"sk-static-value", "sk-later-secret"}
+	assert "sk-later-secret" not in secrets.mask("a sk-later-secret b")
+	found.pop()
+	assert secrets.values() is first

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._support.masking import secret_names, secret_values
+from openmolt_core._support.sync import call
 from openmolt_core.tools import (
 	LABELS,
 	UNKNOWN,
@@ -345,8 +346,6 @@ class BoundTool:
 		executor = _executor_for(tool)  # a class lookup: a runtime Protocol check costs more
 		if executor is not None:  # a declarative tool (HTTP): its engine runs it
 			return await executor(self, input, context)
-		from openmolt_core._support.sync import call
-
 		# A Tool whose execute is a plain def runs in a worker thread, under the run's budgets.
 		return await call(cast("Tool", tool).execute, input, context)
 

@@ -726,9 +726,9 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider, an integration or a capability is not installed.
 		"""
-		from openmolt_core.assembly import build_agent, parse_options
+		from openmolt_core import assembly  # a module attribute: `from assembly import` costs more
 
-		options = parse_options(
+		options = assembly.parse_options(
 			name=name,
 			model=model,
 			instructions=instructions,
@@ -754,7 +754,7 @@ class OpenMolt:
 			tool_loading=tool_loading,
 			capabilities=capabilities,
 		)
-		return build_agent(self, options)
+		return assembly.build_agent(self, options)
 
 	def agent_tool(
 		self,

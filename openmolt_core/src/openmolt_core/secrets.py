@@ -163,14 +163,18 @@ class SecretSet:
 				self.add(*once())
 			except Exception:  # a broken source must not break redaction or logging
 				continue
+		known = self._values
 		if not self._sources:
-			return self._values
-		found = set(self._values)
+			return known
+		found: set[str] = set()
 		for source in self._sources:
 			try:
 				found.update(v for v in source() if isinstance(v, str) and v.strip())
 			except Exception:  # a broken source must not break redaction or logging
 				continue
+		if found <= known:  # the common case: the sources hold no secret beyond the values
+			return known
+		found |= known
 		last = self._last
 		if found != last:  # the same set object each time: its hash and the masks' caches hold
 			last = self._last = frozenset(found)

@@ -41,6 +41,7 @@ import threading
 import types
 import weakref
 from collections.abc import Callable
+from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
 _library: ContextVar[str | None] | None
@@ -191,8 +192,6 @@ if hasattr(os, "register_at_fork"):  # not on Windows
 async def _in_thread(loop: asyncio.AbstractEventLoop, job: _Job) -> Any:
 	# ``job.run()`` in one of our worker threads (see the module's docstring).
 	global _idle, _jobs, _limiter
-	from contextvars import copy_context
-
 	import anyio.to_thread
 
 	known = _limiter

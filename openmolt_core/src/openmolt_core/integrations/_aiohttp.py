@@ -46,13 +46,23 @@ def remap(exc: httpx.TransportError) -> httpx.TransportError:
 
 
 class _Stream(httpx.AsyncByteStream):
+	# Its own iterator, not an async generator: a reply then makes one async generator fewer
+	# (each is registered with the loop, weakly referenced and finalized).
+
 	def __init__(self, inner: httpx.AsyncByteStream) -> None:
 		self.inner = inner
+		self._chunks: AsyncIterator[bytes] | None = None
 
-	async def __aiter__(self) -> AsyncIterator[bytes]:
+	def __aiter__(self) -> _Stream:
+		self._chunks = self.inner.__aiter__()
+		return self
+
+	async def __anext__(self) -> bytes:
+		chunks = self._chunks
+		if chunks is None:
+			chunks = self._chunks = self.inner.__aiter__()
 		try:
-			async for chunk in self.inner:
-				yield chunk
+			return await chunks.__anext__()
 		except httpx.TransportError as exc:
 			raise remap(exc) from exc.__cause__
 
