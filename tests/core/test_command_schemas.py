@@ -49,3 +49,18 @@ def test_describing_the_reply_schema_builds_no_command_model() -> None:
 		[sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
 	)
 	assert out.stdout.strip() == "[]"
+
+
+def test_without_the_file_the_models_describe_the_commands(monkeypatch, tmp_path) -> None:
+	"""A bundle that left the package's data files out still runs: pydantic describes them."""
+	from openmolt_core import envelope
+
+	monkeypatch.setattr(envelope, "GENERATED", tmp_path / "missing.json")
+	envelope._generated.cache_clear()
+	envelope.command_schema.cache_clear()
+	try:
+		for command in COMMANDS:
+			assert command_schema(command) == derive_command_schema(command), command.__name__
+	finally:
+		envelope._generated.cache_clear()
+		envelope.command_schema.cache_clear()

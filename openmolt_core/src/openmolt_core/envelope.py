@@ -81,7 +81,11 @@ GENERATED = Path(__file__).with_name("command_schemas.json")
 
 @cache
 def _generated() -> dict[str, dict[str, Any]]:
-	loaded: dict[str, dict[str, Any]] = json.loads(GENERATED.read_text(encoding="utf-8"))
+	try:
+		text = GENERATED.read_text(encoding="utf-8")
+	except OSError:  # a bundle that left the package's data files out: the models describe them
+		return {}
+	loaded: dict[str, dict[str, Any]] = json.loads(text)
 	return loaded
 
 
@@ -110,9 +114,8 @@ def command_schema(command: type[BaseModel]) -> dict[str, Any]:
 	Returns:
 		A schema that is shared: copy it before changing it.
 	"""
-	if command in COMMANDS:
-		return _generated()[command.__name__]
-	return derive_command_schema(command)
+	schema = _generated().get(command.__name__) if command in COMMANDS else None
+	return derive_command_schema(command) if schema is None else schema
 
 
 @dataclass(frozen=True, slots=True)
