@@ -37,7 +37,8 @@ def test_the_model_chain_is_the_kernels() -> None:
 
 	for name in fallback.__all__:
 		assert getattr(fallback, name) is getattr(_chain, name), name
-	assert set(fallback.__all__) == set(_chain.__all__) | {"model_list"}  # the option: fallback's
+	# the option and the event (built when a handler listens) are fallback's, re-exported on use
+	assert set(fallback.__all__) == set(_chain.__all__) | {"model_list", "ModelFallbackEvent"}
 	assert fallback.fallback_reason(TimeoutError()) == "timeout"
 
 
@@ -191,16 +192,16 @@ def test_the_support_libraries_keep_their_old_paths() -> None:
 def test_feature_events_live_beside_their_features() -> None:
 	"""A feature's event class moved to its feature; ``openmolt_core.events`` re-exports it."""
 	from openmolt_core import _chain, accounts, approvals, compaction, events, fallback, scheduler
-	from openmolt_core.capabilities import safety
+	from openmolt_core.capabilities import _safety_events, safety
 
 	homes = {
 		"ApprovalRequestEvent": approvals,
 		"ApprovalDecisionEvent": approvals,
 		"AuthorizationRequestEvent": accounts,
 		"CompactionEvent": compaction,
-		"GuardrailEvent": safety,
-		"TaintEvent": safety,
-		"ModelFallbackEvent": _chain,  # the kernel's model chain emits it
+		"GuardrailEvent": _safety_events,  # beside the capability, which every agent loads
+		"TaintEvent": _safety_events,
+		"ModelFallbackEvent": fallback,  # the kernel's model chain emits it
 		"ScheduleEvent": scheduler,
 	}
 	for name, home in homes.items():
@@ -209,7 +210,8 @@ def test_feature_events_live_beside_their_features() -> None:
 		assert cls.__module__ == home.__name__ and name in home.__all__, name
 		assert name in dir(events)
 		assert cls(agent="A", step=1, **_required(cls)).name in events.EVENT_NAMES
-	assert fallback.ModelFallbackEvent is events.ModelFallbackEvent  # the feature's name for it
+	assert _chain.ModelFallbackEvent is events.ModelFallbackEvent  # its old home
+	assert safety.GuardrailEvent is events.GuardrailEvent and safety.TaintEvent is events.TaintEvent
 
 
 def _required(cls: type) -> dict[str, object]:

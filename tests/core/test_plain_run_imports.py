@@ -38,6 +38,7 @@ PLAIN_MODULES = [
 	"openmolt_core._binding",
 	"openmolt_core._chain",
 	"openmolt_core._cost",
+	"openmolt_core._emitter",
 	"openmolt_core._execute",
 	"openmolt_core._parse",
 	"openmolt_core._support",
@@ -54,7 +55,6 @@ PLAIN_MODULES = [
 	"openmolt_core.durability",
 	"openmolt_core.envelope",
 	"openmolt_core.errors",
-	"openmolt_core.events",
 	"openmolt_core.functiontools",
 	"openmolt_core.hooks",
 	"openmolt_core.llm",
@@ -92,6 +92,7 @@ UNUSED = [
 	"openmolt_core._verbose",
 	"openmolt_core.filestore",  # made on the first save or read of a file
 	"openmolt_core.fallback",  # the feature's page: the chain itself is _chain
+	"openmolt_core.events",  # the event classes: an event is built when a handler listens
 	"openmolt_core.options",
 	"openmolt_core.policy",
 	"openmolt_core.retry",
@@ -159,3 +160,48 @@ def test_the_light_capabilities_keep_their_feature_paths() -> None:
 	assert compaction.needs_compaction is _cost.needs_compaction
 	for name in ("READ_TOOL", "Offload", "OffloadResults", "ReadResultTool", "is_stored"):
 		assert getattr(offload, name) is getattr(capabilities, name), name
+
+
+LISTENED = textwrap.dedent(
+	'''
+	import json, anyio
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	def add(a: int, b: int) -> int:
+		"""Add.
+
+		Args:
+			a: A.
+			b: B.
+		"""
+		return a + b
+
+	async def main():
+		om = OpenMolt(entry_points=False)
+		model = ScriptedModel([call_tool("local.add", a=1, b=2), finish("3")])
+		agent = om.create_agent(name="A", model=model, tools=[add])
+		seen = []
+		agent.on("tool:call", lambda event: seen.append(type(event).__name__))
+		assert (await agent.run("x")).output == "3"
+		return seen
+
+	print(json.dumps(anyio.run(main)))
+	'''
+)
+
+
+def test_the_event_classes_load_with_the_first_event_a_handler_listens_to() -> None:
+	"""A run nobody listens to never defines the event classes; a handler gets its event."""
+	out = subprocess.run(
+		[sys.executable, "-c", LISTENED], capture_output=True, text=True, check=True, timeout=120
+	)
+	assert json.loads(out.stdout.strip().splitlines()[-1]) == ["ToolCallEvent"]
+
+
+def test_the_event_names_and_emitter_keep_their_home() -> None:
+	"""Every agent has an emitter: it lives in `_emitter`, and `events` re-exports it."""
+	from openmolt_core import _emitter, events
+
+	for name in _emitter.__all__:
+		assert getattr(events, name) is getattr(_emitter, name), name

@@ -3,8 +3,8 @@
 The run of ``benchmarks/oneshot.py`` (figure 7) in a fresh interpreter: one agent on the
 ``openai`` provider (Chat Completions, a mock server), one function tool, one call, finish. Every
 option and command model is built on first use (``defer_build``), so the models a run never
-validates or describes (the model configuration of an agent on the defaults, the other
-providers' settings, the memory options, ``requestHumanInput``) cost it nothing.
+validates (the model configuration of an agent on the defaults, the other providers' settings,
+the memory options, the commands its replies do not hold) cost it nothing.
 """
 
 import functools
@@ -53,14 +53,12 @@ ONE_SHOT = textwrap.dedent(
 	"""
 )
 
-# What a one-shot run builds, by name (a new one shows here): the provider's settings, the
-# commands its replies hold, and the other commands the reply schema describes.
+# What a one-shot run builds, by name (a new one shows here): the provider's settings and the
+# commands its replies hold. The reply schema describes the others from a generated file
+# (`openmolt_core.envelope.command_schema`), without building them.
 BUILT = [
 	"openmolt_core.commands.CallTool",
 	"openmolt_core.commands.Finish",
-	"openmolt_core.commands.UpdateMemory",
-	"openmolt_core.commands.UpdatePlan",
-	"openmolt_core.commands.Wait",
 	"openmolt_providers.settings.OpenAISettings",
 ]
 

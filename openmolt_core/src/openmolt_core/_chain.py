@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ProviderError
-from openmolt_core.events import Event
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_core.structured import fit
 
@@ -31,7 +30,6 @@ __all__ = [
 	"ChainProvider",
 	"FallbackReason",
 	"ModelChain",
-	"ModelFallbackEvent",
 	"ModelSlot",
 	"fallback_reason",
 	"record",
@@ -42,23 +40,6 @@ FallbackReason = Literal["server_error", "rate_limited", "overloaded", "timeout"
 """Why a step moved to the next model (`openmolt_core.fallback` has the table)."""
 
 _FITTED = 32  # fitted schemas kept per model (one per loaded tool set seen)
-
-
-@dataclass(slots=True, kw_only=True)
-class ModelFallbackEvent(Event):
-	"""A model failed in a way its retries gave up on; the step goes to the next model.
-
-	``reason`` is one of `FallbackReason` (``server_error``, ``rate_limited``, ``overloaded``,
-	``timeout``, ``unreachable``); ``error`` the failure's message (secrets scrubbed) and
-	``status_code`` its HTTP status, when there was one. The kernel's model chain emits it.
-	"""
-
-	from_model: str
-	to_model: str
-	reason: str
-	error: str
-	status_code: int | None = None
-	name: str = "model:fallback"
 
 
 def fallback_reason(exc: BaseException) -> FallbackReason | None:
@@ -333,4 +314,10 @@ def record(state: RunState, model_id: str, usage: Usage) -> None:
 # The option reader of the fallback feature, under its old name here (loaded on first use).
 __getattr__: Callable[[str], Any]
 __dir__: Callable[[], list[str]]
-__getattr__, __dir__ = lazy_exports(globals(), {"model_list": "openmolt_core.fallback"})
+__getattr__, __dir__ = lazy_exports(
+	globals(),
+	{
+		"model_list": "openmolt_core.fallback",
+		"ModelFallbackEvent": "openmolt_core.fallback",  # built only when a handler listens
+	},
+)

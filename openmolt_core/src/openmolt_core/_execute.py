@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
 import anyio
 
 from openmolt_core import _cost
+from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.sync import call as call_app
@@ -33,16 +34,6 @@ from openmolt_core.commands import (
 )
 from openmolt_core.durability import RunPort, call_started, step_key
 from openmolt_core.errors import ToolError
-from openmolt_core.events import (
-	ErrorEvent,
-	Event,
-	EventEmitter,
-	HumanInputEvent,
-	MemoryUpdateEvent,
-	PlanUpdateEvent,
-	ToolCallEvent,
-	ToolResponseEvent,
-)
 from openmolt_core.hooks import (
 	BUILTIN,
 	NO_HOOKS,
@@ -63,6 +54,7 @@ from openmolt_core.tools import CallingRun
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._toolset import ToolSet
+	from openmolt_core.events import Event
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
@@ -321,6 +313,8 @@ class RunContext:
 		"""Log a mistake or failure and emit the ``error`` event (numbered ``seq`` if given)."""
 		log.warning("%s step %d: %s: %s", self.agent, self.step, kind, message)
 		if self.wants("error"):
+			from openmolt_core.events import ErrorEvent
+
 			await self.emit(
 				ErrorEvent(
 					agent=self.agent, step=self.step, kind=kind, message=message, fatal=fatal
@@ -463,6 +457,8 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 				ctx.state.plan = [s.model_dump(mode="json", by_alias=True) for s in command.plan]
 				record.results[index] = _entry(command, ok=True)
 				if ctx.wants("planUpdate"):
+					from openmolt_core.events import PlanUpdateEvent
+
 					await ctx.emit(
 						PlanUpdateEvent(agent=ctx.agent, step=ctx.step, plan=ctx.state.plan)
 					)
@@ -661,6 +657,8 @@ async def _call_tool(
 			if await call_started(ctx.port, key):
 				return {IN_DOUBT: policy, "tool": call.tool}  # started before a crash: in doubt
 		if ctx.wants("tool:call"):
+			from openmolt_core.events import ToolCallEvent
+
 			await ctx.emit(
 				ToolCallEvent(agent=ctx.agent, step=ctx.step, tool=call.tool, input=tool_input),
 				seq,
@@ -907,6 +905,8 @@ async def _responded(
 	# The events of a call that ran, after its step: tool:response, and error when it failed.
 	value, ok = done["value"], done["ok"]
 	if ctx.wants("tool:response"):
+		from openmolt_core.events import ToolResponseEvent
+
 		await ctx.emit(
 			ToolResponseEvent(
 				agent=ctx.agent,
@@ -947,6 +947,8 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 
 		await ctx.port.step(step_key("memory", ctx.step, index), call)
 	if ctx.wants("memoryUpdate"):
+		from openmolt_core.events import MemoryUpdateEvent
+
 		await ctx.emit(
 			MemoryUpdateEvent(
 				agent=ctx.agent,
@@ -995,6 +997,8 @@ async def _ask_human(
 async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str, Any]:
 	"""The result entry for a person's answer (shortened past the cap), with its event."""
 	if ctx.wants("humanInput"):
+		from openmolt_core.events import HumanInputEvent
+
 		await ctx.emit(
 			HumanInputEvent(agent=ctx.agent, step=ctx.step, message=question, response=answer)
 		)

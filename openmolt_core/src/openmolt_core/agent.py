@@ -30,11 +30,11 @@ from openmolt_core._chain import (
 	ChainProvider,
 	FallbackReason,
 	ModelChain,
-	ModelFallbackEvent,
 	ModelSlot,
 	slot_id,
 )
 from openmolt_core._chain import record as record_model
+from openmolt_core._emitter import EventEmitter, Handler
 from openmolt_core._execute import (
 	HumanInputHandler,
 	HumanInputUnavailable,
@@ -56,13 +56,6 @@ from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
 from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
-from openmolt_core.events import (
-	CommandsQueuedEvent,
-	EventEmitter,
-	FinishEvent,
-	Handler,
-	LLMOutputEvent,
-)
 from openmolt_core.hooks import (
 	NO_HOOKS,
 	PARKED_BY_CAPABILITY,
@@ -1308,6 +1301,8 @@ class Agent:
 				", ".join(summary(c) for c in parsed.commands),
 			)
 		if ctx.wants("commandsQueued"):
+			from openmolt_core.events import CommandsQueuedEvent
+
 			commands = [c.model_dump(mode="json", by_alias=True) for c in parsed.commands]
 			await ctx.emit(CommandsQueuedEvent(agent=self.name, step=ctx.step, commands=commands))
 		else:
@@ -1596,6 +1591,8 @@ class Agent:
 					decode=ModelResponse.from_dict,
 				)
 				for slot, sent, live in said:  # the call ran here (not answered from the journal)
+					from openmolt_core.events import LLMOutputEvent
+
 					fitted = slot.fitted(key, envelope)
 					await ctx.emit(
 						LLMOutputEvent(
@@ -1674,6 +1671,8 @@ class Agent:
 			message,
 		)
 		if ctx.wants("model:fallback"):
+			from openmolt_core.events import ModelFallbackEvent
+
 			await ctx.emit(
 				ModelFallbackEvent(
 					agent=self.name,
@@ -1738,6 +1737,8 @@ class Agent:
 		if self._hooks.on_run_end:
 			await self._hooks.ended(ctx, result)
 		if ctx.wants("finish"):
+			from openmolt_core.events import FinishEvent
+
 			await ctx.emit(FinishEvent(agent=self.name, step=ctx.state.steps, result=result))
 		return result
 

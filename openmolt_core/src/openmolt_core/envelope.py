@@ -13,13 +13,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from openmolt_core.commands import COMMANDS, CallTool, Finish, RequestHumanInput
 
-__all__ = ["Envelope", "ToolSchema", "command_schema"]
+__all__ = ["GENERATED", "Envelope", "ToolSchema", "command_schema", "derive_command_schema"]
 
 _DROP = frozenset({"title", "description"})
 
@@ -73,9 +74,39 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
 	}
 
 
+GENERATED = Path(__file__).with_name("command_schemas.json")
+"""The built-in commands' schemas, as `derive_command_schema` makes them, written by
+``tests/core/update_command_schemas.py``; a test fails when they differ from the models."""
+
+
+@cache
+def _generated() -> dict[str, dict[str, Any]]:
+	try:
+		text = GENERATED.read_text(encoding="utf-8")
+	except OSError:  # a bundle that left the package's data files out: the models describe them
+		return {}
+	loaded: dict[str, dict[str, Any]] = json.loads(text)
+	return loaded
+
+
+def derive_command_schema(command: type[BaseModel]) -> dict[str, Any]:
+	"""The JSON Schema of one command class, from its pydantic model (builds the model).
+
+	Args:
+		command: A command class.
+	"""
+	raw = command.model_json_schema(by_alias=True)
+	out: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
+	return out
+
+
 @cache
 def command_schema(command: type[BaseModel]) -> dict[str, Any]:
 	"""The JSON Schema of one command class, self-contained, without titles or descriptions.
+
+	A built-in command's is read from `GENERATED`: describing a command in the reply schema
+	then builds no pydantic model (a run builds those its replies hold, to validate them), and
+	asks pydantic for no JSON Schema (milliseconds per command, in every fresh process).
 
 	Args:
 		command: A class of `openmolt_core.commands.COMMANDS`.
@@ -83,9 +114,8 @@ def command_schema(command: type[BaseModel]) -> dict[str, Any]:
 	Returns:
 		A schema that is shared: copy it before changing it.
 	"""
-	raw = command.model_json_schema(by_alias=True)
-	out: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
-	return out
+	schema = _generated().get(command.__name__) if command in COMMANDS else None
+	return derive_command_schema(command) if schema is None else schema
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 | name | class | when |
 | --- | --- | --- |
 | ``llmOutput`` | `LLMOutputEvent` | a model replied (text, raw response, usage) |
-| ``model:fallback`` | `fallback.ModelFallbackEvent` (the kernel's model chain, `_chain`) | a model failed for good; the step goes to the next |
+| ``model:fallback`` | `fallback.ModelFallbackEvent` (the kernel's model chain emits it) | a model failed for good; the step goes to the next |
 | ``text:delta`` | `capabilities.streaming.TextDeltaEvent` | new text of the reply's message or output, while it streams |
 | ``command:ready`` | `capabilities.streaming.CommandReadyEvent` | a command of the reply was fully received, while it streams |
 | ``commandsQueued`` | `CommandsQueuedEvent` | the reply parsed into commands, before they run |
@@ -30,6 +30,10 @@ names their module in `openmolt_core`), and re-exported here on first use, so
 ``openmolt_core.events.GuardrailEvent`` still imports. Every name in the table is accepted by
 ``agent.on`` whatever the agent's features.
 
+An event is built only when a handler listens to its name, so the loop imports its class (and
+this module) at its first event: a run nobody listens to never defines them. The names and the
+emitter, which every agent has, are in `openmolt_core._emitter`, re-exported here.
+
 Handlers may be sync or async. A handler that raises is logged and never breaks the run. The
 events of a sub-agent (an agent used as a tool) reach the calling agent's handlers too, with
 ``parent_run_id`` set to the calling run's id.
@@ -43,12 +47,11 @@ numbered (``seq`` is 0), not journaled and not stored: a replayed step does not 
 
 from __future__ import annotations
 
-import inspect
-import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from openmolt_core._emitter import EVENT_NAMES, STREAM_EVENTS, EventEmitter, EventName, Handler
 from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
@@ -73,36 +76,6 @@ __all__ = [
 	"ToolResponseEvent",
 ]
 
-log: logging.Logger = logging.getLogger("openmolt")
-
-EventName = Literal[
-	"llmOutput",
-	"model:fallback",
-	"text:delta",
-	"command:ready",
-	"commandsQueued",
-	"tool:call",
-	"tool:response",
-	"planUpdate",
-	"memoryUpdate",
-	"humanInput",
-	"approval:request",
-	"approval:decision",
-	"authorization:request",
-	"guardrail",
-	"taint",
-	"error",
-	"compaction",
-	"finish",
-	"schedule:run",
-	"schedule:end",
-	"schedule:skip",
-	"run:stranded",
-]
-EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
-STREAM_EVENTS: frozenset[str] = frozenset({"text:delta", "command:ready"})
-"""The streaming events: unnumbered previews that observers and stores do not receive."""
-
 # The event classes that live beside their feature, and their module: re-exported here on first
 # use (not in __all__: a star import does not load every feature).
 _HOMES: Mapping[str, str] = {
@@ -112,7 +85,7 @@ _HOMES: Mapping[str, str] = {
 	"CommandReadyEvent": "openmolt_core.capabilities.streaming",
 	"CompactionEvent": "openmolt_core.compaction",
 	"GuardrailEvent": "openmolt_core.capabilities.safety",
-	"ModelFallbackEvent": "openmolt_core._chain",
+	"ModelFallbackEvent": "openmolt_core.fallback",
 	"RunStrandedEvent": "openmolt_core._durable",
 	"ScheduleEvent": "openmolt_core.scheduler",
 	"TaintEvent": "openmolt_core.capabilities.safety",
@@ -256,64 +229,6 @@ class FinishEvent(Event):
 	def status(self) -> str:
 		"""The run's status."""
 		return self.result.status
-
-
-Handler = Callable[[Any], Awaitable[None] | None]
-"""An event handler: takes the event, may be async."""
-
-
-@dataclass(slots=True)
-class EventEmitter:
-	"""Keeps handlers per event name and calls them, sync or async, without letting them fail a run."""
-
-	handlers: dict[str, list[Handler]] | None = None  # made on the first `on`: agents are many
-	extra: frozenset[str] = frozenset()
-	"""Event names accepted beyond the built-in ones (those the agent's capabilities register)."""
-
-	def on(self, name: str, handler: Handler) -> None:
-		"""Add a handler for an event name.
-
-		Raises:
-			ValueError: The event name is unknown.
-		"""
-		if name not in EVENT_NAMES and name not in self.extra:
-			raise ValueError(
-				f"unknown event {name!r}; use one of: {', '.join(sorted(EVENT_NAMES | self.extra))}"
-			)
-		if self.handlers is None:
-			self.handlers = {}
-		self.handlers.setdefault(name, []).append(handler)
-
-	def off(self, name: str, handler: Handler | None = None) -> None:
-		"""Remove one handler, or every handler of the event when ``handler`` is None."""
-		if self.handlers is None:
-			return
-		if handler is None:
-			self.handlers.pop(name, None)
-			return
-		handlers = self.handlers.get(name, [])
-		if handler in handlers:
-			handlers.remove(handler)
-
-	def wants(self, name: str) -> bool:
-		"""Whether anything listens to an event (so callers can skip building it)."""
-		return bool(self.handlers and self.handlers.get(name))
-
-	async def emit(self, event: Event) -> None:
-		"""Call every handler of the event in order; a failing handler is logged and skipped.
-
-		Unlike the loop's other callbacks, a sync handler runs on the event loop itself: it is a
-		notification, and it may touch the loop's objects (``anyio.Event().set()``, a memory
-		stream), which a worker thread could not. It must be quick; a slow one should be async
-		(awaited, and interrupted by the time budget) or hand its work to a thread itself.
-		"""
-		for handler in tuple(self.handlers.get(event.name, ()) if self.handlers else ()):
-			try:
-				result = handler(event)
-				if inspect.isawaitable(result):
-					await result
-			except Exception:
-				log.exception("event handler for %r failed; the run goes on", event.name)
 
 
 __getattr__: Callable[[str], Any]

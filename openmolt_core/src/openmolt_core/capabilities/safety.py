@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from openmolt_core._support import lazy_exports
 from openmolt_core.durability import step_key
-from openmolt_core.events import Event
 from openmolt_core.hooks import (
 	BUILTIN,
 	PROCEED,
@@ -64,7 +63,20 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.result import RunState
 
-__all__ = ["MAX_AUDIT", "POLICY", "GuardrailEvent", "Safety", "TaintEvent"]
+__all__ = ["MAX_AUDIT", "POLICY", "Safety"]
+
+# Its events are built only when a handler listens: defined apart (`_safety_events`), so that a
+# run nobody listens to does not define them, and re-exported here on first use (not in __all__:
+# a star import does not load them).
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(
+	globals(),
+	{
+		"GuardrailEvent": "openmolt_core.capabilities._safety_events",
+		"TaintEvent": "openmolt_core.capabilities._safety_events",
+	},
+)
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -261,6 +273,8 @@ class Safety(Capability):
 				entry.update(tool=tool, call=call)
 			audit.append(entry)
 		if ctx.wants("guardrail"):
+			from openmolt_core.capabilities._safety_events import GuardrailEvent
+
 			await ctx.emit(
 				GuardrailEvent(
 					agent=ctx.agent,
@@ -474,6 +488,8 @@ class Safety(Capability):
 			return
 		log.info("%s step %d: untrusted content from %s taints the run", ctx.agent, ctx.step, tool)
 		if ctx.wants("taint"):
+			from openmolt_core.capabilities._safety_events import TaintEvent
+
 			await ctx.emit(TaintEvent(agent=ctx.agent, step=ctx.step, tool=tool, call=key))
 		else:
 			ctx.skip_event()
@@ -577,38 +593,3 @@ def _first_input(state: RunState) -> tuple[bool, Any]:
 	if not isinstance(first, dict) or "input" not in first:
 		return False, None
 	return True, first["input"]
-
-
-# events ---------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True, kw_only=True)
-class GuardrailEvent(Event):
-	"""A guardrail acted (``action``: ``rewrite``, ``refuse`` or ``trip``), or the taint policy did.
-
-	``guardrail`` is the guardrail's name (``taint_policy`` for the policy, whose actions are
-	``refuse`` and ``approve``: the call waits for a decision). ``stage`` is ``input``,
-	``tool_call``, ``tool_result`` or ``output``; ``tool`` and ``call`` name the tool call at the
-	tool stages.
-	"""
-
-	guardrail: str
-	stage: str
-	action: str
-	reason: str = ""
-	tool: str = ""
-	call: str = ""
-	name: str = "guardrail"
-
-
-@dataclass(slots=True, kw_only=True)
-class TaintEvent(Event):
-	"""The run read untrusted content for the first time (`openmolt_core.taint`).
-
-	``tool`` and ``call`` name the call whose result it was; from now on the taint policy applies
-	to outbound calls.
-	"""
-
-	tool: str
-	call: str
-	name: str = "taint"

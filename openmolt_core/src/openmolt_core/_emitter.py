@@ -1,0 +1,108 @@
+"""The event names and the emitter behind ``agent.on`` / ``agent.off``; the events are elsewhere.
+
+Every agent has an `EventEmitter`, but an event is built only when a handler listens to its name
+(``ctx.wants``). The event classes (`openmolt_core.events`) are therefore loaded by the first
+event a run builds, not by every run: a run nobody listens to never defines them (dataclass
+definitions are most of what the kernel's import costs). `openmolt_core.events` re-exports
+everything here; that is the public home.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["EVENT_NAMES", "STREAM_EVENTS", "EventEmitter", "EventName", "Handler"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+EventName = Literal[
+	"llmOutput",
+	"model:fallback",
+	"text:delta",
+	"command:ready",
+	"commandsQueued",
+	"tool:call",
+	"tool:response",
+	"planUpdate",
+	"memoryUpdate",
+	"humanInput",
+	"approval:request",
+	"approval:decision",
+	"authorization:request",
+	"guardrail",
+	"taint",
+	"error",
+	"compaction",
+	"finish",
+	"schedule:run",
+	"schedule:end",
+	"schedule:skip",
+	"run:stranded",
+]
+EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
+STREAM_EVENTS: frozenset[str] = frozenset({"text:delta", "command:ready"})
+"""The streaming events: unnumbered previews that observers and stores do not receive."""
+
+Handler = Callable[[Any], Awaitable[None] | None]
+"""An event handler: takes the event, may be async."""
+
+
+@dataclass(slots=True)
+class EventEmitter:
+	"""Keeps handlers per event name and calls them, sync or async, without letting them fail a run."""
+
+	handlers: dict[str, list[Handler]] | None = None  # made on the first `on`: agents are many
+	extra: frozenset[str] = frozenset()
+	"""Event names accepted beyond the built-in ones (those the agent's capabilities register)."""
+
+	def on(self, name: str, handler: Handler) -> None:
+		"""Add a handler for an event name.
+
+		Raises:
+			ValueError: The event name is unknown.
+		"""
+		if name not in EVENT_NAMES and name not in self.extra:
+			raise ValueError(
+				f"unknown event {name!r}; use one of: {', '.join(sorted(EVENT_NAMES | self.extra))}"
+			)
+		if self.handlers is None:
+			self.handlers = {}
+		self.handlers.setdefault(name, []).append(handler)
+
+	def off(self, name: str, handler: Handler | None = None) -> None:
+		"""Remove one handler, or every handler of the event when ``handler`` is None."""
+		if self.handlers is None:
+			return
+		if handler is None:
+			self.handlers.pop(name, None)
+			return
+		handlers = self.handlers.get(name, [])
+		if handler in handlers:
+			handlers.remove(handler)
+
+	def wants(self, name: str) -> bool:
+		"""Whether anything listens to an event (so callers can skip building it)."""
+		return bool(self.handlers and self.handlers.get(name))
+
+	async def emit(self, event: Any) -> None:
+		"""Call every handler of the event in order; a failing handler is logged and skipped.
+
+		``event`` is an `openmolt_core.events.Event` (typed loosely here: this module is below
+		the one that defines the events, which loads only with the first event).
+
+		Unlike the loop's other callbacks, a sync handler runs on the event loop itself: it is a
+		notification, and it may touch the loop's objects (``anyio.Event().set()``, a memory
+		stream), which a worker thread could not. It must be quick; a slow one should be async
+		(awaited, and interrupted by the time budget) or hand its work to a thread itself.
+		"""
+		for handler in tuple(self.handlers.get(event.name, ()) if self.handlers else ()):
+			try:
+				result = handler(event)
+				if inspect.isawaitable(result):
+					await result
+			except Exception:
+				log.exception("event handler for %r failed; the run goes on", event.name)
