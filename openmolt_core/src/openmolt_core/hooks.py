@@ -917,16 +917,27 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	return found
 
 
-def _check_spelling(cls: type[Capability]) -> None:
+_OURS = tuple(
+	f"openmolt_{dist}."
+	for dist in ("core", "mcp", "otel", "dbos", "serve", "ui", "evals", "integrations", "providers")
+)
+"""The modules of OpenMolt's own distributions (their capabilities' spelling is tested, not checked)."""
+
+
+def _check_spelling(cls: type[Capability], *, near: bool | None = None) -> None:
 	"""Refuse a capability class whose hooks the loop would miss or misuse.
 
 	A method named almost like a hook is never called (a guard left off without a word); a hook
 	written sync where the loop awaits it, or async where it does not, fails at each call.
+	``near`` compares the other public methods' names with the hooks' (default: for a class of
+	another distribution than OpenMolt's own).
 	"""
-	import difflib
 	import inspect
 
 	known = {n for n in dir(Capability) if not n.startswith("_")}
+	# The built-in capabilities' helper methods are tested by name once
+	# (tests/core/test_hooks_spelling.py), not compared at each process's first agent (difflib).
+	ours = cls.__module__.startswith(_OURS) if near is None else not near
 	for klass in cls.__mro__:
 		if klass is Capability or not issubclass(klass, Capability):
 			continue
@@ -939,8 +950,10 @@ def _check_spelling(cls: type[Capability]) -> None:
 						f"capabilities: {cls.__name__}.{attr} must be written {how}, as "
 						f"Capability.{attr} is"
 					)
-			if attr.startswith("_") or attr in known or not callable(value):
+			if ours or attr.startswith("_") or attr in known or not callable(value):
 				continue
+			import difflib
+
 			close = difflib.get_close_matches(attr, known, n=1, cutoff=0.85)
 			if close:
 				raise ConfigurationError(

@@ -17,7 +17,6 @@ The required keys follow what the credential code itself demands when it signs a
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -303,6 +302,8 @@ def misspelled_keys(spec: Integration, config: Mapping[str, Any]) -> list[tuple[
 		if norm in lowered:
 			out.append((key, lowered[norm]))
 			continue
+		import difflib  # only for a key that is misspelt: a run that spells its keys never needs it
+
 		close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.85)
 		if close:
 			out.append((key, close[0]))
