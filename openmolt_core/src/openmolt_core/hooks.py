@@ -503,7 +503,9 @@ class Capability:
 		schema are built, so a run's prompt and schema never change while it runs (also before a
 		resume and a durable execution). Return the *same* sequence object for as long as the
 		tools have not changed: the agent rebinds its tools (labels, approval rules, prompt)
-		only when an object differs from the one it got last time.
+		only when an object differs from the one it got last time. A run records the listed
+		tools it began with in its state, and a resumed or recovered run binds only those (or
+		stops, if one is gone or changed: `openmolt_core._listed`).
 
 		Returns:
 			The capability's tools, bound (handles, contexts and scopes; see
