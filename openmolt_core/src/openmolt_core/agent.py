@@ -55,7 +55,13 @@ from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
-from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
+from openmolt_core.errors import (
+	ApprovalError,
+	ConfigurationError,
+	OpenMoltError,
+	ProviderError,
+	RunError,
+)
 from openmolt_core.hooks import (
 	NO_HOOKS,
 	PARKED_BY_CAPABILITY,
@@ -1025,7 +1031,12 @@ class Agent:
 		delivered: Any = ()  # what the gate that parked the run read of the delivery
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
 			ctx = self._context(loaded, LOCAL_PORT)
-			delivered = owner.receive(ctx, loaded.pending or {}, decision, answer)
+			try:
+				delivered = owner.receive(ctx, loaded.pending or {}, decision, answer)
+			except OpenMoltError:
+				raise  # its own word (an ApprovalError: a decision refused)
+			except Exception as exc:
+				raise self._refused(loaded, owner, "receive", exc) from exc
 		elif kind != PARKED_BY_CAPABILITY and (answer is None or decision not in (None, [], ())):
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
@@ -1056,8 +1067,24 @@ class Agent:
 				"approval_requests: this state waits for no approval (its run is not "
 				"approval_required)"
 			)
-		requests: list[ApprovalRequest] = owner.requests(self._context(loaded, LOCAL_PORT), pending)
+		try:
+			requests: list[ApprovalRequest] = owner.requests(
+				self._context(loaded, LOCAL_PORT), pending
+			)
+		except OpenMoltError:
+			raise
+		except Exception as exc:
+			raise self._refused(loaded, owner, "requests", exc) from exc
 		return requests
+
+	def _refused(self, state: RunState, cap: Capability, hook: str, exc: Exception) -> RunError:
+		"""The error of a resume a capability's hook refused by raising: the state kept, parked."""
+		from openmolt_core._park import refusal
+
+		message = self._redactor(refusal(cap.name, hook, exc))
+		result = self._result(state, RunEnd("error", None, message))
+		result.error = message
+		return RunError(message, result=result)
 
 	async def _refresh_tools(self) -> None:
 		"""List the tools known only at run time (`Capability.list_tools`); rebind when changed.
@@ -1452,7 +1479,12 @@ class Agent:
 		commands, results, start, ignored = restore_step(pending, check(ctx))
 		record = StepRecord(commands, results=results)
 		if owner is not None:
-			await owner.resume(ctx, pending, given)
+			try:
+				await owner.resume(ctx, pending, given)
+			except OpenMoltError:
+				raise
+			except Exception as exc:
+				raise self._refused(ctx.state, owner, "resume", exc) from exc
 		else:
 			for info in pending.get("calls") or ():
 				by = str(info.get("by") or "")
@@ -1462,7 +1494,12 @@ class Agent:
 						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
 						"no capability of that name; create the agent with it to go on"
 					)
-				await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
+				try:
+					await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
+				except OpenMoltError:
+					raise
+				except Exception as exc:
+					raise self._refused(ctx.state, cap, "resume", exc) from exc
 		ctx.state.pending = None  # every delivery was checked: the step goes on
 		return await self._run_record(ctx, record, ignored, deadline, start)
 

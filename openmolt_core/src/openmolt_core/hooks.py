@@ -831,7 +831,8 @@ class Capability:
 
 		Called before the parked step goes on (the loop rebuilds it from ``state.pending`` and runs
 		it from its first parked call): raise to refuse what was delivered, and the state stays
-		as it was. For a step parked by a `Park` decision, once per parked call. For a step its
+		as it was, still parked (an `OpenMoltError` passes as it is; anything else becomes a
+		`RunError` naming this capability, the hook and why, with the state to resume again). For a step parked by a `Park` decision, once per parked call. For a step its
 		gate parked under its own kind (`parks`), once, with the whole parked step.
 
 		Args:
