@@ -591,7 +591,7 @@ def test_a_run_a_capability_parked_shows_what_it_waits_for_and_its_request(
 	)
 	page.goto(f"{served.viewer.url}#run=held1")
 	view = page.get_by_test_id("run-view")
-	expect(view.get_by_test_id("run-parked")).to_contain_text("local.refund (hold-desk)")
+	expect(view.get_by_test_id("run-parked")).to_contain_text("local.refund (held by hold-desk)")
 	expect(view.get_by_test_id("run-error")).to_have_count(0)
 	card = page.locator("[data-testid=question][data-question-id='parked:held1:0']")
 	expect(card.get_by_test_id("question-message")).to_contain_text("waits for hold-desk")

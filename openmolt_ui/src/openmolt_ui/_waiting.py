@@ -5,7 +5,8 @@ holds (kind ``approval``), on calls a capability parked (kind ``capability``: `o
 with any of the statuses a `Park` may give), or on calls a gate of another capability holds under
 its own kind (`openmolt_core.hooks.Capability.parks`). `waiting_for` says which, in one line, for
 the run list and the run page; `capability_waits` makes the list's items for the calls the page
-cannot answer itself (the application resumes them). Rows come from the run store, which keeps
+cannot answer itself (the application resumes them). The line is the core's reading of a
+parked state (`openmolt_core.result.waiting_for`), which a sub-agent's caller reads too. Rows come from the run store, which keeps
 ``pending`` redacted, or from a live run's summary, redacted the same way.
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, get_args, get_type_hints
 
 from openmolt_core.hooks import Park
+from openmolt_core.result import waiting_for as state_waiting_for
 
 __all__ = ["PARKED", "capability_waits", "waiting_for"]
 
@@ -26,22 +28,14 @@ ANSWERED_HERE = {"human_input": "human_input_required", "approval": "approval_re
 
 
 def waiting_for(row: Mapping[str, Any]) -> str | None:
-	"""What a run waits for, in one line (None: it is not parked).
+	"""What a run waits for, in one line (None: it is not parked; see `state_waiting_for`).
 
 	Args:
 		row: The run's row (``status`` and ``pending``, as the run store keeps them).
 	"""
-	pending = row.get("pending")
-	if row.get("status") not in PARKED or not isinstance(pending, Mapping):
+	if row.get("status") not in PARKED:
 		return None
-	kind = str(pending.get("kind") or "")
-	if kind == "human_input":
-		return f"an answer to: {pending.get('message', '')}"
-	calls = _calls(pending)
-	if kind == "approval":
-		return f"a decision on {', '.join(str(c.get('tool', '')) for c in calls) or 'a tool call'}"
-	parts = [f"{c.get('tool', '')} ({_who(kind, c)}): {_said(c)}".rstrip(": ") for c in calls]
-	return "; ".join(parts) or f"the {kind or 'capability'} that parked it"
+	return state_waiting_for(row.get("pending"))
 
 
 def capability_waits(row: Mapping[str, Any]) -> list[dict[str, Any]]:
