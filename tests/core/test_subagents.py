@@ -508,3 +508,60 @@ def test_a_sub_agent_tool_carries_the_union_and_fails_closed() -> None:
 	om.register_integration("srv", Integration(name="Srv", source=Source()))
 	sourced = om.create_agent(name="c", model=ScriptedModel([]), integrations=["srv"])
 	assert sourced.as_tool().labels == {"untrusted", "outbound"}
+
+
+async def test_a_sub_agent_that_parks_tells_its_caller_what_it_waited_for_and_how_to_allow_it() -> (
+	None
+):
+	"""Approval, a question, a capability's Park: each error names what waited and the fix."""
+	from openmolt import HumanInputUnavailable
+	from openmolt_core.hooks import Capability, Park
+
+	secret = "sk-sub-agent-98765"
+
+	def lookup(city: str) -> str:
+		"""Look a city up."""
+		return "rainy"
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	class Desk(Capability):
+		name: ClassVar[str] = "desk"
+
+		async def before_tool(self, run: Any, call: Any, tool: Any) -> Any:
+			return Park(f"the desk checks key {secret}", {"ticket": 7})
+
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	lookup_call = call_tool("local.lookup", city="Oslo")
+	subs = [
+		om.create_agent(
+			name="gated",
+			model=ScriptedModel([lookup_call]),
+			tools=[lookup],
+			requires_approval=["local.lookup"],
+		),
+		om.create_agent(
+			name="asker",
+			model=ScriptedModel([{"type": "requestHumanInput", "message": f"key {secret}?"}]),
+			on_human_input_request=nobody,
+		),
+		om.create_agent(
+			name="desked", model=ScriptedModel([lookup_call]), tools=[lookup], capabilities=[Desk()]
+		),
+	]
+	calls = [call_tool(f"local.{s.name}", task="go") for s in subs]
+	parent = om.create_agent(name="boss", model=ScriptedModel([calls, finish("x")]), tools=subs)
+	result = await parent.run("go")
+	assert result.status == "success"
+	gated, asker, desked = parent.provider().last_turn()["results"]  # type: ignore[attr-defined]
+	for entry in (gated, asker, desked):
+		assert entry["ok"] is False and secret not in entry["error"]
+		assert "a sub-agent's run cannot park its caller's" in entry["error"]
+	assert "waiting for a decision on local.lookup" in gated["error"]
+	assert "on_approval_request" in gated["error"]
+	assert "waiting for an answer to: key [redacted]?" in asker["error"]
+	assert "on_human_input_request" in asker["error"]
+	assert "local.lookup (held by desk): the desk checks key [redacted]" in desked["error"]
+	assert "capability 'desk'" in desked["error"] and "given=" in desked["error"]

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from openmolt import OpenMolt
-from openmolt_core.errors import ConfigurationError, IntegrationError
+from openmolt import HumanInputUnavailable, OpenMolt
+from openmolt_core.errors import ConfigurationError, IntegrationError, RunError
 from openmolt_core.integrations import FunctionTool, Integration
 from openmolt_core.sources import ToolSource
-from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 
 pytestmark = pytest.mark.anyio
 
@@ -140,6 +140,56 @@ async def test_the_tools_are_rebound_only_when_the_list_changes_and_never_mid_ru
 	third = json.loads(model.requests[3].messages[0].content)["tools"]
 	assert [t["tool"] for t in third] == ["srv.one", "srv.two"]
 	assert agent.tools == ["srv.one", "srv.two"]
+
+
+def _nobody(question: str) -> str:
+	raise HumanInputUnavailable(f"no one to ask: {question}")
+
+
+_PARKS: dict[str, Any] = {"on_human_input_request": _nobody}
+
+
+async def test_a_resumed_run_binds_the_listed_tools_it_began_with_and_none_listed_since() -> None:
+	"""A parked run resumed after its source listed one more tool never sees that tool."""
+	source = FakeSource([_echo("one")])
+	om = _om(source)
+	model = ScriptedModel(
+		[
+			ask_human("Which text?"),
+			call_tool("srv.two", text="x"),
+			finish(result="done"),
+			finish(result="next"),
+		]
+	)
+	agent = om.create_agent(name="A", model=model, integrations=["srv"], **_PARKS)
+	parked = await agent.run("go")
+	assert parked.status == "human_input_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	source.tools = (_echo("one"), _echo("two"))  # the server lists one more tool meanwhile
+	later = om.create_agent(name="A", model=model, integrations=["srv"], **_PARKS)  # elsewhere
+	done = await later.resume(saved, answer="hi")
+	assert done.status == "success"
+	assert "unknown tool 'srv.two'" in model.requests[2].messages[-1].content
+	assert "srv.two" not in json.dumps(model.requests[1].response_schema)
+	await later.run("next")  # a new run binds what is listed now
+	assert later.tools == ["srv.one", "srv.two"]
+
+
+async def test_a_resumed_run_whose_listed_tool_is_gone_or_changed_stops_with_its_state() -> None:
+	"""A tool the run began with that its source no longer lists (or changed) is named; no call."""
+	for after in [(_echo("two"),), (_echo("one", ["read"]), _echo("two"))]:
+		source = FakeSource([_echo("one"), _echo("two")])
+		om = _om(source, scopes={"read": "Read."})
+		model = ScriptedModel([ask_human("Which text?")])
+		agent = om.create_agent(name="A", model=model, integrations=["srv"], **_PARKS)
+		parked = await agent.run("go")
+		saved = parked.state.to_dict()
+		source.tools = after
+		with pytest.raises(RunError) as caught:
+			await agent.resume(saved, answer="hi")
+		assert "'srv.one'" in str(caught.value) and "resume the saved state" in str(caught.value)
+		assert caught.value.result.state.pending == parked.state.pending
+		assert model.calls == 1
 
 
 async def test_scopes_decide_which_listed_tools_an_agent_sees() -> None:

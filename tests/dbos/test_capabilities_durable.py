@@ -9,6 +9,7 @@ import pytest
 from test_inprocess import _steps
 
 from openmolt import OpenMolt
+from openmolt_core.errors import RunError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
 
@@ -58,3 +59,36 @@ async def test_a_capability_parks_a_durable_run_and_its_saved_state_resumes_it(u
 	assert model.calls == 2
 	resumed = [name for _, name in _steps(url, f"{run_id}+1")]  # the segment after the park
 	assert resumed.index("hook:1:1:local.send") < resumed.index("tool:1:1:local.send")
+
+
+async def test_a_refused_durable_resume_keeps_the_run_parked_and_resumable(url: str) -> None:
+	"""The capability refuses what was given: a clear error; the kept state resumes durably."""
+	from tests.core.test_resume_refusals import Desk
+
+	paid: list[int] = []
+
+	@tool(labels=["outbound"])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		return "paid"
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(name="Desked", model=model, tools=[pay], capabilities=[Desk()])
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required"
+	for given in ("maybe", "later"):  # each refused segment leaves the run resumable
+		with pytest.raises(RunError) as caught:
+			await agent.resume(parked.state.to_dict(), given=given)
+		assert f"not {given!r}" in str(caught.value) and paid == []
+	kept = json.loads(json.dumps(caught.value.result.state.to_dict()))
+	done = await agent.resume(kept, given="yes")
+	assert done.status == "success" and paid == [5]
+	again = await agent.resume(kept, given="yes")  # the same state again: the same segment
+	await om.aclose()
+	assert again.status == "success" and paid == [5]

@@ -556,6 +556,53 @@ def test_parked_runs_look_parked_and_disabled_buttons_look_disabled(
 	shoot(page, "parked")
 
 
+def test_a_run_a_capability_parked_shows_what_it_waits_for_and_its_request(
+	served: Served, page: Any
+) -> None:
+	"""Parked by a capability (any status): listed as waiting with its request; an amber badge."""
+	seed_runs(
+		served.store_path,
+		[
+			{
+				"run_id": "held1",
+				"agent": "Elsewhere",
+				"status": "authorization_required",
+				"started": _iso(1),
+				"error": "the hold desk checks it",
+				"pending": {
+					"kind": "capability",
+					"step": 1,
+					"calls": [
+						{
+							"index": 0,
+							"tool": "local.refund",
+							"by": "hold-desk",
+							"message": "the hold desk checks it",
+							"request": {"ticket": 7},
+							"status": "authorization_required",
+						}
+					],
+					"commands": [
+						{"type": "callTool", "tool": "local.refund", "input": {"amount": 5}}
+					],
+				},
+			}
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=held1")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-parked")).to_contain_text("local.refund (held by hold-desk)")
+	expect(view.get_by_test_id("run-error")).to_have_count(0)
+	card = page.locator("[data-testid=question][data-question-id='parked:held1:0']")
+	expect(card.get_by_test_id("question-message")).to_contain_text("waits for hold-desk")
+	expect(card.get_by_test_id("question-request")).to_contain_text('"ticket": 7')
+	expect(card.get_by_test_id("question-how")).to_contain_text("agent.resume(state, given=")
+	expect(card.get_by_test_id("answer-send")).to_have_count(0)  # the application resumes it
+	status = view.get_by_test_id("run-status")
+	background = status.evaluate("b => getComputedStyle(b).backgroundColor")
+	assert background == "rgb(251, 239, 213)"  # amber, as every parked run
+
+
 def test_taint_and_a_capabilitys_own_events_show_in_their_step(served: Served, page: Any) -> None:
 	"""Events the page has no view of (taint, a third party's) still show, as notes of their step."""
 	from dataclasses import dataclass

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.commands import Command
 
-__all__ = ["parked_step", "restore_step", "saved_commands"]
+__all__ = ["parked_step", "refusal", "restore_step", "saved_commands"]
 
 CAPABILITY = PARKED_BY_CAPABILITY
 """``state.pending["kind"]`` of a step parked by a capability."""
@@ -130,3 +130,18 @@ def restore_step(
 			)
 	start = min((c["index"] for c in calls), default=len(commands))
 	return commands, results, start, list(pending.get("ignored") or [])
+
+
+def refusal(capability: str, hook: str, exc: BaseException) -> str:
+	"""What a resume says when a capability's hook refused it (raised): which, why, what next.
+
+	Args:
+		capability: The capability's name.
+		hook: The hook that raised (``receive``, ``resume``, ``requests``).
+		exc: What it raised.
+	"""
+	return (
+		f"resume: capability {capability!r} refused what was delivered (its {hook} hook raised "
+		f"{type(exc).__name__}: {exc}); the run did not go on and its state is kept, still "
+		"parked (error.result.state): resume it again with what the capability asks for"
+	)

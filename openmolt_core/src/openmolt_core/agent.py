@@ -55,7 +55,13 @@ from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
-from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
+from openmolt_core.errors import (
+	ApprovalError,
+	ConfigurationError,
+	OpenMoltError,
+	ProviderError,
+	RunError,
+)
 from openmolt_core.hooks import (
 	NO_HOOKS,
 	PARKED_BY_CAPABILITY,
@@ -454,10 +460,13 @@ class Agent:
 		self._sessions: SessionRunner | None = None  # made at the first run with a session
 		self._files = files
 		self._toolset: ToolSet | None = None
-		# With tools listed at run time (Capability.list_tools): the others, and the lists.
-		self._static: tuple[dict[str, BoundTool], list[Sequence[BoundTool]]] | None = None
+		# With tools listed at run time (Capability.list_tools): the others, the lists bound,
+		# and their record (`_listed`: what a run keeps of them; None until the first listing).
+		self._static: (
+			tuple[dict[str, BoundTool], Sequence[Sequence[BoundTool]], dict[str, str] | None] | None
+		) = None
 		if self._hooks.list_tools:
-			self._static = (self._tools, [])
+			self._static = (self._tools, [], None)
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
 		# What the capabilities say of the whole tool set (labels: the safety capability; which
@@ -877,6 +886,10 @@ class Agent:
 			state.memory["shortTerm"] = past.memory
 		if parent is not None:  # deterministic, and it names the call that made it
 			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
+		if self._static is not None and self._static[2] is not None:  # what its turn lists
+			from openmolt_core._listed import KEY
+
+			state.ext[KEY] = {"listed": dict(self._static[2])}
 		earlier = past.earlier if past is not None else None
 		first = self.first_message(input, state, earlier)
 		state.messages.append(Message("user", first, list(attachments)))
@@ -1004,6 +1017,7 @@ class Agent:
 		"""
 		await self._refresh_tools()
 		loaded = _load(state)
+		self._keep_listed(loaded)  # what follows reads its tools
 		kind = (loaded.pending or {}).get("kind")
 		if kind is None:
 			raise ConfigurationError(
@@ -1017,7 +1031,12 @@ class Agent:
 		delivered: Any = ()  # what the gate that parked the run read of the delivery
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
 			ctx = self._context(loaded, LOCAL_PORT)
-			delivered = owner.receive(ctx, loaded.pending or {}, decision, answer)
+			try:
+				delivered = owner.receive(ctx, loaded.pending or {}, decision, answer)
+			except OpenMoltError:
+				raise  # its own word (an ApprovalError: a decision refused)
+			except Exception as exc:
+				raise self._refused(loaded, owner, "receive", exc) from exc
 		elif kind != PARKED_BY_CAPABILITY and (answer is None or decision not in (None, [], ())):
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
@@ -1048,8 +1067,24 @@ class Agent:
 				"approval_requests: this state waits for no approval (its run is not "
 				"approval_required)"
 			)
-		requests: list[ApprovalRequest] = owner.requests(self._context(loaded, LOCAL_PORT), pending)
+		try:
+			requests: list[ApprovalRequest] = owner.requests(
+				self._context(loaded, LOCAL_PORT), pending
+			)
+		except OpenMoltError:
+			raise
+		except Exception as exc:
+			raise self._refused(loaded, owner, "requests", exc) from exc
 		return requests
+
+	def _refused(self, state: RunState, cap: Capability, hook: str, exc: Exception) -> RunError:
+		"""The error of a resume a capability's hook refused by raising: the state kept, parked."""
+		from openmolt_core._park import refusal
+
+		message = self._redactor(refusal(cap.name, hook, exc))
+		result = self._result(state, RunEnd("error", None, message))
+		result.error = message
+		return RunError(message, result=result)
 
 	async def _refresh_tools(self) -> None:
 		"""List the tools known only at run time (`Capability.list_tools`); rebind when changed.
@@ -1059,10 +1094,40 @@ class Agent:
 		"""
 		if self._static is None:
 			return
-		static, before = self._static
+		before = self._static[1]
 		lists = await self._hooks.listed()
 		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
 			return
+		self._bind_listed(self._static[0], lists)
+
+	def _keep_listed(self, state: RunState) -> None:
+		"""Bind the listed tools a run began with (`openmolt_core._listed`), or stop it.
+
+		Raises:
+			RunError: A tool it began with is gone or has changed (the state is kept).
+		"""
+		if self._static is None:
+			return
+		from openmolt_core import _listed  # only agents with tools listed at run time
+
+		began = _listed.recorded(state)
+		now = self._static[2]
+		if began is None or now is None or began == now:
+			return
+		lists, gone, changed = _listed.kept(began, self._static[1], now)
+		if gone or changed:
+			message = self._redactor(_listed.refusal(gone, changed))
+			result = self._result(state, RunEnd("error", None, message))
+			result.error = message
+			raise RunError(message, result=result)
+		# New lists (not the sources' objects): the next run's listing binds what they list.
+		self._bind_listed(self._static[0], lists)
+
+	def _bind_listed(
+		self, static: dict[str, BoundTool], lists: Sequence[Sequence[BoundTool]]
+	) -> None:
+		from openmolt_core import _listed
+
 		tools = dict(static)
 		for listing, listed in zip(self._hooks.list_tools, lists, strict=True):
 			for bound in listed:
@@ -1073,8 +1138,8 @@ class Agent:
 						f"{by!r} lists a tool the agent already has)"
 					)
 				tools[bound.handle] = bound
-		self._static = (static, lists)
 		self._mark(tools.values())
+		self._static = (static, lists, _listed.record(lists))  # as marked (labels)
 		self._tools = tools
 		self._prefix = self._redactor_cache = self._toolset = None
 		self._prompts.clear()
@@ -1189,6 +1254,7 @@ class Agent:
 		self.last_state = state
 		logged: list[BaseException] = []  # the failure logged inside the capabilities' wrap_run
 		try:
+			self._keep_listed(state)
 			await self._prepare()
 			ctx = self._context(state, port, link)
 			if self._hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
@@ -1413,7 +1479,12 @@ class Agent:
 		commands, results, start, ignored = restore_step(pending, check(ctx))
 		record = StepRecord(commands, results=results)
 		if owner is not None:
-			await owner.resume(ctx, pending, given)
+			try:
+				await owner.resume(ctx, pending, given)
+			except OpenMoltError:
+				raise
+			except Exception as exc:
+				raise self._refused(ctx.state, owner, "resume", exc) from exc
 		else:
 			for info in pending.get("calls") or ():
 				by = str(info.get("by") or "")
@@ -1423,7 +1494,12 @@ class Agent:
 						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
 						"no capability of that name; create the agent with it to go on"
 					)
-				await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
+				try:
+					await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
+				except OpenMoltError:
+					raise
+				except Exception as exc:
+					raise self._refused(ctx.state, cap, "resume", exc) from exc
 		ctx.state.pending = None  # every delivery was checked: the step goes on
 		return await self._run_record(ctx, record, ignored, deadline, start)
 

@@ -503,7 +503,9 @@ class Capability:
 		schema are built, so a run's prompt and schema never change while it runs (also before a
 		resume and a durable execution). Return the *same* sequence object for as long as the
 		tools have not changed: the agent rebinds its tools (labels, approval rules, prompt)
-		only when an object differs from the one it got last time.
+		only when an object differs from the one it got last time. A run records the listed
+		tools it began with in its state, and a resumed or recovered run binds only those (or
+		stops, if one is gone or changed: `openmolt_core._listed`).
 
 		Returns:
 			The capability's tools, bound (handles, contexts and scopes; see
@@ -829,7 +831,8 @@ class Capability:
 
 		Called before the parked step goes on (the loop rebuilds it from ``state.pending`` and runs
 		it from its first parked call): raise to refuse what was delivered, and the state stays
-		as it was. For a step parked by a `Park` decision, once per parked call. For a step its
+		as it was, still parked (an `OpenMoltError` passes as it is; anything else becomes a
+		`RunError` naming this capability, the hook and why, with the state to resume again). For a step parked by a `Park` decision, once per parked call. For a step its
 		gate parked under its own kind (`parks`), once, with the whole parked step.
 
 		Args:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from openmolt_core._support import lazy_exports
 from openmolt_core.llm import Message, Usage
 
-__all__ = ["RunResult", "RunState", "RunStatus"]
+__all__ = ["RunResult", "RunState", "RunStatus", "waiting_for"]
 
 RunStatus = Literal[
 	"success",
@@ -286,6 +286,36 @@ class RunResult:
 			"error": self.error,
 			"run_id": self.state.run_id,
 		}
+
+
+def waiting_for(pending: Mapping[str, Any] | None) -> str | None:
+	"""What a parked run waits for, in one line (None: it waits for nothing).
+
+	It reads every way a run parks (``state.pending``): a question (kind ``human_input``), calls
+	the approvals gate holds (``approval``), calls a capability parked (``capability``: each
+	with the capability's name and message) or a gate holds under its own kind. The run viewer
+	lists parked runs with it, and a sub-agent's parked run says it to its caller. It shows what
+	the state holds: a saved state's pending is redacted as the run left it.
+
+	Args:
+		pending: ``state.pending`` (or the run store's copy of it).
+	"""
+	if not isinstance(pending, Mapping):
+		return None
+	kind = str(pending.get("kind") or "")
+	if kind == "human_input":
+		return f"an answer to: {pending.get('message', '')}"
+	calls = [c for c in pending.get("calls") or () if isinstance(c, Mapping)]
+	if kind == "approval":
+		rules = sorted({str(c["rule"]) for c in calls if c.get("rule")})
+		tools = ", ".join(str(c.get("tool", "")) for c in calls) or "a tool call"
+		return f"a decision on {tools}" + (f" (rule: {', '.join(rules)})" if rules else "")
+	parts = []
+	for call in calls:
+		said = str(call.get("message") or call.get("reason") or "")
+		who = str(call.get("by") or kind or "a capability")
+		parts.append(f"{call.get('tool', '')} (held by {who})" + (f": {said}" if said else ""))
+	return "; ".join(parts) or f"what the {kind or 'capability'} that parked it asks"
 
 
 # A scheduled run's record is the schedules' (`openmolt_core._history`), under its old names

@@ -8,7 +8,8 @@ The source is asked for its tools at the start of each run of an agent that uses
 before the first message is built; the first call starts the service. The agent binds the tools it
 gets (``<integration>.<tool>`` handles, scopes granted as for any other tool) and keeps them until a
 later run receives a different list: the tools never change in the middle of a run, so the prompt
-prefix stays the same for a run's whole life. `OpenMolt.aclose` closes every source its agents used.
+prefix stays the same for a run's whole life (a resumed or recovered run binds the tools its state
+records it began with: `openmolt_core._listed`). `OpenMolt.aclose` closes every source its agents used.
 """
 
 from __future__ import annotations

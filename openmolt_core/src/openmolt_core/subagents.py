@@ -16,7 +16,8 @@ schema as the tool's output schema. A call runs the researcher to its end:
   the caller's run id followed by ``.<step>.<index>`` of the call, so a viewer can nest it;
 - it asks approvals with its own ``on_approval_request``, else with the caller's;
 - its output is the tool's result; a sub-run that does not succeed is an error result that says
-  how it ended;
+  how it ended (one that parked says what it waits for and how to let it go on: an approver or
+  a person's handler for the sub-agent, or a capability that decides without parking);
 - taint crosses the boundary both ways (`openmolt_core.taint`): the tool's labels are the union
   of the sub-agent's tools' labels, so its reads of private or untrusted data and its outbound
   channels count in the caller (a tainted caller's call of a sub-agent that can send data out
@@ -170,6 +171,8 @@ class AgentTool:
 			) from exc
 		if context.run is not None:
 			context.run.usage.add(result.usage)
+		if result.state.pending is not None:
+			raise ToolError(_parked(name, result), tool=self.handle)
 		if result.status != "success":
 			why = result.error or result.human_message or "no message"
 			raise ToolError(
@@ -180,6 +183,37 @@ class AgentTool:
 		output = result.output
 		dump = getattr(output, "model_dump", None)
 		return dump(mode="json") if callable(dump) else output
+
+
+def _parked(name: str, result: RunResult) -> str:
+	"""What a sub-run that parked says to its caller: what it waits for, and how to allow it."""
+	from openmolt_core.result import waiting_for
+
+	pending = result.state.pending or {}
+	kind = pending.get("kind")
+	if kind == "human_input":
+		fix = (
+			f"give agent {name!r} an on_human_input_request that answers, or put what it asks "
+			"in the task"
+		)
+	elif kind == "approval":
+		fix = (
+			f"give agent {name!r} an on_approval_request (or give one to this agent: a "
+			"sub-agent asks its caller's), or drop the approval rule of that tool"
+		)
+	elif result.status == "authorization_required":
+		fix = "the end user connects the account (the link it gives), then run this agent again"
+	else:
+		by = sorted({str(c.get("by") or kind) for c in pending.get("calls") or ()})
+		fix = (
+			f"make capability {', '.join(map(repr, by))} decide without parking in this "
+			f"agent's runs, or run agent {name!r} on its own and resume it "
+			"(agent.resume(state, given=...))"
+		)
+	return (
+		f"the agent {name!r} parked after {result.steps} step(s) ({result.status}), waiting "
+		f"for {waiting_for(pending)}; a sub-agent's run cannot park its caller's: {fix}"
+	)
 
 
 def check_cycles(agent: SubAgent) -> None:

@@ -148,6 +148,16 @@ class DBOSBackend:
 				skip = await self._send(status, answer)
 			return await self._await(status.workflow_id, agent, skip=skip)
 		wid = run_id if status is None else f"{run_id}+{state.steps}"  # a new segment
+		if status is not None and status.workflow_id != run_id:
+			steps, retry = _segment(status.workflow_id, run_id)
+			if steps == state.steps:  # the latest segment went on from this very state
+				failed = (
+					status.status == "ERROR" or self.engine.ended.get(status.workflow_id) == "error"
+				)
+				# Failed (a refused resume, a provider down): the kept state goes on in a
+				# segment of its own (attached to, the failed one would only raise its error
+				# again); else the same state resumed again attaches to that segment.
+				wid = f"{run_id}+{steps}~{retry + 1}" if failed else status.workflow_id
 		waiter = self.engine.waiter(wid)
 		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
 		args = (agent.name, state.to_dict(), answer, None, list(decisions))
@@ -459,9 +469,15 @@ class DBOSBackend:
 			self.engine.forget(wid)
 
 
-def _segment(workflow_id: str, run_id: str) -> int:
+def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:
+	# `<id>` (0), `<id>+<steps>`, and `<id>+<steps>~<n>`: the n-th retry of a failed segment.
 	rest = workflow_id[len(run_id) :]
-	return int(rest[1:]) if rest.startswith("+") and rest[1:].isdigit() else -1 if rest else 0
+	if not rest:
+		return 0, -1  # before `<id>+0`
+	head, _, retry = rest.partition("~")
+	if head.startswith("+") and head[1:].isdigit() and (retry.isdigit() or not retry):
+		return int(head[1:]), int(retry or 0)
+	return -1, 0
 
 
 def _answered(outcome: Outcome, skip: str | None) -> bool:

@@ -134,7 +134,8 @@ class Engine:
 		self._table_engine: sa.Engine | None = None
 		self._waiters: dict[str, _Waiter] = {}
 		self.created: set[str] = set()  # workflows just created here: no journal to read yet
-		self.ended: dict[str, None] = {}  # workflows that ended in this process, oldest first
+		# workflows that ended in this process, oldest first, with how (`Outcome.kind`)
+		self.ended: dict[str, str] = {}
 		self._running: dict[asyncio.Task[Any], str] = {}
 		self._lock: anyio.Lock | None = None
 		self._loop: asyncio.AbstractEventLoop | None = None
@@ -488,7 +489,7 @@ class Engine:
 		if outcome.kind != "parked":
 			# Ended here, a moment before DBOS records it: a run started from its state at once
 			# must not take it for still going.
-			self.ended[run_id] = None
+			self.ended[run_id] = outcome.kind
 			while len(self.ended) > 1024:
 				self.ended.pop(next(iter(self.ended)))
 		waiter = self._waiters.get(run_id)

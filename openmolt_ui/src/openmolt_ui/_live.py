@@ -80,9 +80,9 @@ class LiveRun:
 			"usage": state.usage.to_dict(),
 			"output": self.output,
 			"error": self.error,
-			"pending": None
+			"pending": None  # redacted, as the run store keeps it
 			if pending is None
-			else {k: v for k, v in pending.items() if k != "results"},
+			else self.run.redact.deep({k: v for k, v in pending.items() if k != "results"}),
 			"plan": self.run.redact.deep(state.plan),
 			"pid": self.run.pid,
 			"trigger": self.run.trigger,

@@ -38,7 +38,7 @@ import secrets
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 from urllib.parse import quote
 
 import anyio
@@ -52,6 +52,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openmolt_core.accounts import CALLBACK_PATH
+from openmolt_core.result import RunStatus
 from openmolt_ui._live import ApprovalDecision
 
 if TYPE_CHECKING:
@@ -339,21 +340,8 @@ async def _json(request: Request, deadline: float) -> dict[str, Any] | None:
 	return body if isinstance(body, dict) else None
 
 
-STATUSES = (
-	"running",
-	"waiting",
-	"success",
-	"failure",
-	"error",
-	"limit_reached",
-	"human_input_required",
-	"approval_required",
-	"authorization_required",
-	"guardrail_tripped",
-	"cancelled",
-	"killed",
-)
-"""The statuses the list can be filtered by (a run's own, ``cancelled``, and ``killed``)."""
+STATUSES: tuple[str, ...] = ("running", "waiting", *get_args(RunStatus), "cancelled", "killed")
+"""The statuses the list can be filtered by (every `RunStatus`, ``cancelled``, and ``killed``)."""
 
 
 def _filters(query: Mapping[str, str]) -> tuple[int, dict[str, str | None]] | str:

@@ -36,6 +36,7 @@ from openmolt_core.runstore import RunStore
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
 from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval
+from openmolt_ui._waiting import capability_waits, waiting_for
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -198,7 +199,7 @@ class Viewer:
 			key=lambda r: r["started"],
 			reverse=True,
 		)
-		return ordered[:limit]
+		return [_shown(r) for r in ordered[:limit]]
 
 	async def snapshot(self) -> dict[str, Any]:
 		"""Runs, questions (live and parked) and approvals waiting: what the page's list shows."""
@@ -227,6 +228,8 @@ class Viewer:
 			pending = row.get("pending")
 			if row["status"] == "authorization_required" and isinstance(pending, dict):
 				questions.extend(_authorizations(row, pending))
+		for row in runs:  # calls a capability (or another gate) parked: shown, the app resumes
+			questions.extend(capability_waits(row))
 		approvals = self.live.approvals.pending
 		for row in runs:
 			pending = row.get("pending")
@@ -279,13 +282,17 @@ class Viewer:
 			if live is None:
 				return None
 			events = [e for e in live.events if e["id"] > after]
-			return {"source": "live", "run": live.summary(), "events": events}
+			return {"source": "live", "run": _shown(live.summary()), "events": events}
 		assert self.store is not None
 		stored_events = await self.store.events(run_id, after=after, limit=5000)
 		summary = _checked(stored.to_dict())
 		if live is not None:
 			summary = _merged(live.summary(), summary)
-		return {"source": "store", "run": summary, "events": [e.to_dict() for e in stored_events]}
+		return {
+			"source": "store",
+			"run": _shown(summary),
+			"events": [e.to_dict() for e in stored_events],
+		}
 
 	async def export(self, run_id: str) -> dict[str, Any] | None:
 		"""One run as a JSON document: its row, every event, and its sub-agents' runs' rows."""
@@ -553,9 +560,6 @@ class Viewer:
 			await anyio.sleep_forever()
 
 
-_PARKED = ("human_input_required", "approval_required")
-
-
 def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[str, Any]]:
 	"""A parked run's authorization requests as the list's items (`openmolt_core.accounts`)."""
 	from openmolt_core.accounts import authorization_requests
@@ -579,6 +583,11 @@ def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[s
 
 def _zero(**key: str) -> dict[str, Any]:
 	return {**key, "runs": 0, "input_tokens": 0, "output_tokens": 0, "tokens": 0, "cost_usd": None}
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+	"""A run's row as the list and the run page read it: with what it waits for, if parked."""
+	return {**row, "waiting_for": waiting_for(row)}
 
 
 def _merged(live: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:

@@ -198,6 +198,19 @@ function renderQuestions(questions) {
       answer.value = draft(key, "");
       const problem = el("div", { class: "error-text", "data-testid": "answer-error" });
       const disabled = q.kind === "parked" && !q.can_answer;
+      if (q.how) {
+        // a capability (or another gate) parked it: shown with its request; the application resumes it
+        return el(
+          "div",
+          { class: "card ask", "data-testid": "question", "data-question-id": q.id, "data-run-id": q.run_id },
+          el("div", { class: "who" }, `${q.agent} waits (parked run)`),
+          el("div", { class: "message", "data-testid": "question-message" }, q.message),
+          q.request && Object.keys(q.request).length
+            ? el("pre", { class: "json", "data-testid": "question-request" }, json(q.request))
+            : null,
+          el("div", { class: "muted", "data-testid": "question-how" }, q.how)
+        );
+      }
       const send = async () => {
         if (!answer.value.trim()) {
           problem.textContent = "type an answer first: an empty answer tells the agent nothing";
@@ -659,16 +672,15 @@ function origin(run) {
 }
 
 function parkedView(run) {
-  const pending = run.pending || {};
-  const what = run.status === "human_input_required"
-    ? `It waits for an answer: ${pending.message || "(no question)"}`
-    : `It waits for a decision on ${(pending.calls || []).map((c) => c.tool).join(", ") || "a tool call"}`;
+  // what it waits for comes from the server (openmolt_ui._waiting), for every way a run parks
   return el(
     "div",
     { class: "card parked", "data-testid": "run-parked" },
     el("b", {}, "Parked. "),
-    what,
-    el("div", { class: "muted" }, "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE.")
+    `It waits for ${run.waiting_for || "someone"}`,
+    el("div", { class: "muted" }, ["human_input", "approval"].includes((run.pending || {}).kind)
+      ? "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE."
+      : "The application that parked it resumes it (agent.resume(state, ...)); it is listed under “Waiting for you”.")
   );
 }
 
@@ -685,7 +697,7 @@ function renderRun() {
   const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
   const usage = run.usage || {};
   const link = `${location.pathname}?${AUTH}#run=${encodeURIComponent(run.run_id)}`;
-  const parked = PARKED.includes(run.status);
+  const parked = PARKED.includes(run.status) && Boolean(run.waiting_for);
   main.replaceChildren(...nodes([
     el(
       "div",
