@@ -46,6 +46,7 @@ from openmolt_core.accounts import authorization_requests
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import RunResult, RunState
+from openmolt_core.secrets import Redactor
 from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
@@ -182,6 +183,8 @@ class Conversations:
 		self.launcher = launcher
 		self.live = live
 		self.chats: OrderedDict[str, _Chat] = OrderedDict()
+		self.redact = Redactor(known=agent.om.secrets)
+		"""Masks the instance's secrets in every text sent to a chat."""
 		self._seen: OrderedDict[str, None] = OrderedDict()
 		park_questions(agent)
 		if live is not None:
@@ -366,6 +369,7 @@ class Conversations:
 				text = _connect_text(result.state)
 		else:
 			text = _reply(result, error)
+		text = self.redact(text)  # what the run says goes to people outside the instance
 		if self.live is not None and result is not None:
 			if await self.live.finish(result.state.run_id, text):
 				return  # the live message now says it
@@ -475,6 +479,6 @@ class Conversations:
 
 	async def _say(self, message: Incoming, text: str) -> None:
 		try:
-			await self.send(message, text)
+			await self.send(message, self.redact(text))
 		except Exception as exc:
 			log.warning("%s: could not reply in %s: %s", message.channel, message.chat, exc)
