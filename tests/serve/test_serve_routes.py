@@ -167,3 +167,24 @@ def test_a_telegram_update_with_odd_types_keeps_to_text() -> None:
 	update = {"message": {"text": "hi", "from": {"id": 1, "username": 5}, "chat": {"id": 1}}}
 	found = incoming(update)
 	assert found is not None and found.username is None
+
+
+async def test_an_agui_thread_id_past_the_cap_is_422_naming_it() -> None:
+	"""Thread ids become keys the endpoint keeps: one longer than MAX_THREAD_ID is refused."""
+	from openmolt_serve.agui import MAX_THREAD_ID
+
+	body = {
+		"threadId": "t" * (MAX_THREAD_ID + 1),
+		"runId": "r",
+		"state": {},
+		"messages": [{"id": "m", "role": "user", "content": "hi"}],
+		"tools": [],
+		"context": [],
+		"forwardedProps": {},
+	}
+	model = ScriptedModel([])
+	async with everything(model) as client:
+		headers = {"Authorization": f"Bearer {AGUI}"}
+		answer = await client.post("/agui/Triage", json=body, headers=headers)
+	assert answer.status_code == 422 and "threadId" in answer.json()["error"]
+	assert model.requests == []
