@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
 import pytest
@@ -120,9 +119,14 @@ async def test_bad_input_on_every_route_is_a_clear_4xx_never_a_500() -> None:
 				"slack": await client.post(
 					"/channels/slack/Triage",
 					content=body,
-					headers={**sign("slack", SLACK_SECRET, body), "content-type": "application/json"},
+					headers={
+						**sign("slack", SLACK_SECRET, body),
+						"content-type": "application/json",
+					},
 				),
-				"telegram": await client.post("/channels/telegram/Triage", content=body, headers=tg),
+				"telegram": await client.post(
+					"/channels/telegram/Triage", content=body, headers=tg
+				),
 			}
 			for route, answer in answers.items():
 				assert answer.status_code < 500, (route, body, answer.status_code, answer.text)

@@ -97,7 +97,8 @@ class A2ATaskStore(TaskStore):
 			).fetchone()
 		if row is None:
 			return None
-		task = Task.FromString(row[0])
+		task = Task()
+		task.ParseFromString(row[0])
 		await self._keep(task, context)
 		return task
 

@@ -69,6 +69,7 @@ from starlette.types import ASGIApp
 
 from openmolt_core.errors import RunError
 from openmolt_core.events import ToolCallEvent
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
@@ -181,7 +182,7 @@ def a2a_server(
 	"""
 	base = (config.public_url or url).rstrip("/") + "/"
 	card = agent_card(agent, config, base)
-	run_store = agent.om.run_store
+	run_store = OpenMolt.of(agent).run_store
 	tasks = _a2a_store.A2ATaskStore(
 		max_tasks=MAX_TASKS,
 		path=run_store.path if run_store is not None else None,
@@ -215,7 +216,7 @@ class OpenMoltExecutor(AgentExecutor):
 		self.redact = Redactor(known=agent.om.secrets)
 
 	def _park(self, task_id: str, state: RunState) -> None:
-		if self.agent.om.run_store is not None:
+		if OpenMolt.of(self.agent).run_store is not None:
 			return  # the store has the state the run ended with: the source of truth
 		self.parked[task_id] = state
 		self.parked.move_to_end(task_id)
@@ -225,7 +226,7 @@ class OpenMoltExecutor(AgentExecutor):
 	async def _unpark(self, task_id: str) -> RunState | None:
 		"""The parked run of a task (taken out of memory), or None."""
 		parked = self.parked.pop(task_id, None)
-		store = self.agent.om.run_store
+		store = OpenMolt.of(self.agent).run_store
 		if parked is not None or store is None:
 			return parked
 		run_id = run_id_for("a2a", self.agent.name, task_id)
