@@ -1,10 +1,11 @@
-"""The tasks of one agent's A2A server: at most `MAX_TASKS` in memory, and in the run store's file.
+"""The tasks of one agent's A2A server: at most `MAX_TASKS`, in memory and in a local file.
 
 The a2a-sdk's `InMemoryTaskStore` keeps every task for the process's life: a caller could grow
 it without limit. `A2ATaskStore` keeps the newest ``max_tasks`` (the oldest is forgotten: a
-``GetTask`` for it is "task not found"). With a run store (``OpenMolt(run_store=...)``) it also
-writes each task to a table of its own in the store's SQLite file (the newest ``max_tasks`` of
-the agent are kept there too), so a task, and the question it waits for, survives a restart:
+``GetTask`` for it is "task not found"). With a run store (``OpenMolt(run_store=...)``) or a
+durable store it also writes each task to a table of its own in a SQLite file (`task_file`; the
+newest ``max_tasks`` of the agent are kept there too), so a task, and the question it waits for,
+survives a restart:
 ``GetTask`` finds it and the caller's answer resumes the run (`openmolt_serve.a2a`). ``ListTasks``
 lists the tasks this process has seen.
 """
@@ -14,15 +15,20 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from a2a.server.context import ServerCallContext
 from a2a.server.owner_resolver import resolve_user_scope
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Task
 
+from openmolt_core.openmolt import OpenMolt
 from openmolt_serve._sqlite import SqliteFile
 
-__all__ = ["MAX_TASKS", "A2ATaskStore"]
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+
+__all__ = ["MAX_TASKS", "A2ATaskStore", "task_file"]
 
 MAX_TASKS = 10_000
 """The most tasks one agent's A2A server keeps (in memory, and in the run store): the oldest
@@ -39,6 +45,23 @@ CREATE TABLE IF NOT EXISTS openmolt_a2a_tasks (
 );
 CREATE INDEX IF NOT EXISTS openmolt_a2a_tasks_by_time ON openmolt_a2a_tasks (scope, updated);
 """
+
+
+def task_file(agent: Agent) -> Path | None:
+	"""Where an agent's A2A tasks are kept beyond the process's life (as `openmolt_serve._seen`).
+
+	The run store's file (``OpenMolt(run_store=...)``), else a SQLite file in the durable
+	store's file folder (``OpenMolt(durability=...)``), else None (memory only).
+
+	Args:
+		agent: The agent.
+	"""
+	om = OpenMolt.of(agent)
+	if om.run_store is not None:
+		return om.run_store.path
+	if om.durability is not None:
+		return Path(om.durability.files_dir) / "a2a-tasks.sqlite"
+	return None
 
 
 class A2ATaskStore(TaskStore):

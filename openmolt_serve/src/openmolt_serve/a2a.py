@@ -24,7 +24,9 @@ the runs parked on a question or an approval: the newest `MAX_PARKED`, whose sta
 keeps in memory. An answer to an older one is ``failed`` with "task expired" (nothing runs: the
 caller starts a new task). With a run store (``OpenMolt(run_store=...)``) the store is the source
 of truth instead: the executor keeps no state, reads the parked run from the store, and the
-tasks are written to its file, so a parked task survives a restart.
+tasks are written to its file, so a parked task survives a restart. On a durable store
+(``OpenMolt(durability=...)``) the tasks are kept in a file of its files folder, and a question
+a run parked on before a restart is answered through it (``om.answer``).
 
 Every request but the card's passes `openmolt_serve._token.TokenGuard` first.
 """
@@ -78,6 +80,7 @@ from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
+	from openmolt_core.durability import PendingRun
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import A2ATrigger
 
@@ -182,11 +185,8 @@ def a2a_server(
 	"""
 	base = (config.public_url or url).rstrip("/") + "/"
 	card = agent_card(agent, config, base)
-	run_store = OpenMolt.of(agent).run_store
 	tasks = _a2a_store.A2ATaskStore(
-		max_tasks=MAX_TASKS,
-		path=run_store.path if run_store is not None else None,
-		scope=f"a2a:{agent.name}",
+		max_tasks=MAX_TASKS, path=_a2a_store.task_file(agent), scope=f"a2a:{agent.name}"
 	)
 	handler = DefaultRequestHandler(
 		agent_executor=OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED),
@@ -251,9 +251,12 @@ class OpenMoltExecutor(AgentExecutor):
 			await event_queue.enqueue_event(task)
 		text, data = _content(message)
 		parked = await self._unpark(task_id)
+		stored: PendingRun | None = None
 		if parked is None and _waits(context.current_task):
-			await updater.failed(self._say(updater, _EXPIRED_NOTE))
-			return
+			stored = await self._durable_question(task_id)
+			if stored is None:
+				await updater.failed(self._say(updater, _EXPIRED_NOTE))
+				return
 		run_id = (
 			parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
 		)
@@ -270,16 +273,19 @@ class OpenMoltExecutor(AgentExecutor):
 
 		self.agent.on("tool:call", working)
 		try:
-			result = await run_trigger(
-				self.agent,
-				text if not data else {"message": text, "data": data},
-				run_id=run_id,
-				trigger="a2a",
-				where=self.agent.name,
-				resume=parked,
-				answer=text if parked is not None else None,
-				session=self.sessions(f"a2a:{self.agent.name}:{context_id}"),
-			)
+			if stored is not None:
+				result = await self._answer(stored, text)
+			else:
+				result = await run_trigger(
+					self.agent,
+					text if not data else {"message": text, "data": data},
+					run_id=run_id,
+					trigger="a2a",
+					where=self.agent.name,
+					resume=parked,
+					answer=text if parked is not None else None,
+					session=self.sessions(f"a2a:{self.agent.name}:{context_id}"),
+				)
 		except RunError as exc:
 			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)
 			result = exc.result
@@ -292,6 +298,25 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.failed(self._say(updater, "the run failed"))
 			return
 		await self._report(updater, task_id, result)
+
+	async def _durable_question(self, task_id: str) -> PendingRun | None:
+		"""The task's durable run parked on a question (after a restart), if any."""
+		om = OpenMolt.of(self.agent)
+		if om.durability is None:
+			return None
+		run_id = run_id_for("a2a", self.agent.name, task_id)
+		try:
+			waiting = await om.pending(agent=self.agent.name)
+		except Exception as exc:
+			log.warning("A2A: cannot read the parked runs of %s: %s", self.agent.name, exc)
+			return None
+		return next((p for p in waiting if p.run_id == run_id), None)
+
+	async def _answer(self, waiting: PendingRun, text: str) -> RunResult | None:
+		"""Answer a durable run's question (it started tainted: an A2A run always does)."""
+		om = OpenMolt.of(self.agent)
+		await om.answer(waiting.run_id, text, step=waiting.step)
+		return await om.result(waiting.run_id)
 
 	async def _report(self, updater: TaskUpdater, task_id: str, result: RunResult) -> None:
 		words = _words(result)
