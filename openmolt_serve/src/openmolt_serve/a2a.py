@@ -250,7 +250,7 @@ class OpenMoltExecutor(AgentExecutor):
 			)
 			await event_queue.enqueue_event(task)
 		text, data = _content(message)
-		parked = await self._unpark(task_id)
+		parked = await self._unpark(task_id) if context.current_task is not None else None
 		stored: PendingRun | None = None
 		if parked is None and _waits(context.current_task):
 			stored = await self._durable_question(task_id)
