@@ -110,3 +110,38 @@ async def test_with_a_run_store_a_parked_task_survives_a_restart(tmp_path: Path)
 		assert done.status.state == TaskState.TASK_STATE_COMPLETED
 	await om.aclose()
 	assert "Oslo" in second.requests[0].messages[-1].content
+
+
+async def test_the_task_file_keeps_about_max_tasks_and_a_new_store_reads_it(
+	tmp_path: Path,
+) -> None:
+	"""Past the limit the file drops its oldest tasks (every 100 saves); the newest are read back."""
+	from a2a.server.context import ServerCallContext
+	from a2a.types import Task, TaskStatus
+
+	from openmolt_serve._a2a_store import A2ATaskStore
+
+	path = tmp_path / "runs.db"
+	store = A2ATaskStore(max_tasks=3, path=path, scope="a2a:Helper")
+	context = ServerCallContext()
+	done = TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+	for n in range(250):
+		await store.save(Task(id=f"t{n}", context_id="c", status=done), context)
+	store.close()
+	again = A2ATaskStore(max_tasks=3, path=path, scope="a2a:Helper")
+	assert await again.get("t0", context) is None  # pruned at the 100th save
+	assert await again.get("t199", context) is not None
+	newest = await again.get("t249", context)
+	assert newest is not None and newest.status.state == TaskState.TASK_STATE_COMPLETED
+	other = A2ATaskStore(path=path, scope="a2a:Other")
+	assert await other.get("t249", context) is None  # each agent its own
+	other.close()
+	assert file_rows(path) <= 3 + 100
+	again.close()
+
+
+def file_rows(path: Path) -> int:
+	import sqlite3
+
+	with sqlite3.connect(path) as db:
+		return int(db.execute("SELECT count(*) FROM openmolt_a2a_tasks").fetchone()[0])

@@ -32,7 +32,10 @@ __all__ = ["MAX_TASKS", "A2ATaskStore", "task_file"]
 
 MAX_TASKS = 10_000
 """The most tasks one agent's A2A server keeps (in memory, and in the run store): the oldest
-goes first."""
+goes first (the file may hold up to 100 more for a while)."""
+
+_PRUNE_EVERY = 100
+"""The file drops its older tasks once every this many saves (so it holds a few more for a while)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS openmolt_a2a_tasks (
@@ -81,6 +84,7 @@ class A2ATaskStore(TaskStore):
 		self.memory = InMemoryTaskStore()
 		self.file: SqliteFile | None = SqliteFile(path, _SCHEMA) if path is not None else None
 		self._order: OrderedDict[tuple[str, str], ServerCallContext] = OrderedDict()
+		self._saves = 0
 
 	async def _keep(self, task: Task, context: ServerCallContext) -> None:
 		await self.memory.save(task, context)
@@ -102,11 +106,14 @@ class A2ATaskStore(TaskStore):
 				" VALUES (?, ?, ?, ?, ?)",
 				(*row, time.time()),
 			)
-			db.execute(
-				"DELETE FROM openmolt_a2a_tasks WHERE scope = ? AND rowid NOT IN (SELECT rowid"
-				" FROM openmolt_a2a_tasks WHERE scope = ? ORDER BY updated DESC LIMIT ?)",
-				(self.scope, self.scope, self.max_tasks),
-			)
+			self._saves += 1
+			if self._saves % _PRUNE_EVERY == 0:  # a scan of the index: not at every save
+				db.execute(
+					"DELETE FROM openmolt_a2a_tasks WHERE scope = ? AND updated < (SELECT updated"
+					" FROM openmolt_a2a_tasks WHERE scope = ? ORDER BY updated DESC LIMIT 1"
+					" OFFSET ?)",
+					(self.scope, self.scope, self.max_tasks - 1),
+				)
 
 	async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
 		"""A task kept in memory, else in the file (a task from before a restart)."""
