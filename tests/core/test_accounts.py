@@ -546,3 +546,25 @@ def test_end_users_get_the_default_store_unless_it_is_turned_off(
 	assert isinstance(made, EncryptedFileStore)
 	assert om.credential_store is made and om.accounts.store() is made
 	assert OpenMolt(entry_points=False, credential_store=False).accounts.store() is None
+
+
+async def test_a_consent_state_is_single_use_even_after_a_restart(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A state that connected once is refused again, with a fresh code too: nothing is stored."""
+	om = make_om(store, api, server)
+	url = om.accounts.consent(om.plugins.integration("mail"), "mail", "carol", ["mail.read"])
+	first, second, third = [await consent(url) for _ in range(3)]  # one state, three codes
+	assert (await om.accounts.complete(first)).user == "carol"
+	kept = store.load("mail", user="carol")
+	with pytest.raises(ConfigurationError, match="used already"):
+		await om.accounts.complete(second)
+	restarted = make_om(store, api, server)  # another process with the same key and store
+	with pytest.raises(ConfigurationError, match="used already"):
+		await restarted.accounts.complete(third)
+	assert store.load("mail", user="carol") == kept
+	assert (
+		len([r for r in server.token_requests if r.get("grant_type") == "authorization_code"]) == 1
+	)
+	await om.aclose()
+	await restarted.aclose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -79,7 +80,9 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 					bad = await browser.get(f"{server.url}/auth/callback?code=x&state=forged.sig")
 					assert bad.status_code == 400 and "not connected" in bad.text
 					page = await browser.get(f"{server.url}/auth/callback?{query}")
+					replay = await browser.get(f"{server.url}/auth/callback?{query}")
 				assert page.status_code == 200 and "the agent goes on" in page.text
+				assert replay.status_code == 400 and "used already" in replay.text
 				await eventually(lambda: len(fake.sent) == 3)
 				assert fake.sent[2]["text"] == "You are ada."
 			await om.aclose()
@@ -91,3 +94,49 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 	assert seen == [f"Bearer {stored['accessToken']}"]
 	assert len([r for r in model.requests if len(r.messages) == 1]) == 2  # group's, private's
 	assert "code=" not in json.dumps(fake.sent)  # nothing of the answer reaches the chat
+
+
+class _Refusing:
+	"""An instance whose consent completion fails as given."""
+
+	def __init__(self, error: Exception) -> None:
+		self.accounts = self
+		self.error = error
+
+	async def complete(self, query: str) -> Any:
+		raise self.error
+
+
+async def _callback(error: Exception, query: str) -> Any:
+	from starlette.applications import Starlette
+	from starlette.routing import Route
+
+	from openmolt_serve._auth import CALLBACK_ROUTE, handle_callback
+
+	async def route(request: Any) -> Any:
+		return await handle_callback(request, [_Refusing(error)], [])  # type: ignore[list-item]
+
+	app = Starlette(routes=[Route(CALLBACK_ROUTE, route)])
+	transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+	async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+		return await http.get(f"{CALLBACK_ROUTE}?{query}")
+
+
+async def test_the_callback_never_shows_or_logs_the_code_and_never_fails_with_a_500(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""A refusal that echoes the code is shown without it; an unexpected error is a clean 502."""
+	from openmolt_core.errors import ToolError
+
+	code = "sekrit-code-0123456789"
+	query = f"code={code}&state=abc.def"
+	echoed = ToolError(f"mail: the token exchange was refused (400: bad code {code})")
+	page = await _callback(echoed, query)
+	assert page.status_code == 400 and "not connected" in page.text
+	assert code not in page.text
+	broken = await _callback(RuntimeError(f"boom {code}"), query)
+	assert broken.status_code == 502
+	assert "Traceback" not in broken.text and code not in broken.text
+	assert code not in caplog.text
+	markup = await _callback(ToolError("<script>alert(1)</script>"), "code=x&state=y")
+	assert "<script>" not in markup.text

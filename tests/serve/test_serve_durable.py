@@ -152,3 +152,61 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 	assert fake.sent[2]["chat_id"] == "42" and fake.sent[2]["text"] == "Paid INV-2."
 	assert "INV-2" in model.requests[0].messages[-1].content
 	assert len(model.requests) == 1  # the refused answer never reached the run
+
+
+def test_an_a2a_task_parked_before_a_restart_is_answered_after_it(tmp_path: Path) -> None:
+	"""The task and its run's question survive the restart: the caller's answer resumes the run."""
+	import uuid
+
+	import anyio
+	from a2a.client import ClientConfig, create_client
+	from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	token = "a2a-token-for-tests-0123456789"
+	triggers = Triggers.model_validate({"a2a": {"token": token}})
+	found: dict[str, Any] = {}
+
+	def message(text: str, **ids: str) -> SendMessageRequest:
+		return SendMessageRequest(
+			message=Message(
+				message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=text)], **ids
+			)
+		)
+
+	async def send(model: ScriptedModel, request: Any = None, *, get: str = "") -> Any:
+		om = OpenMolt(durability=store, entry_points=False)
+		agent = helper(om, model)
+		from openmolt_serve.chats import park_questions
+
+		park_questions(agent)
+		headers = {"Authorization": f"Bearer {token}"}
+		async with (
+			TriggerServer([(agent, triggers)], port=0) as server,
+			httpx.AsyncClient(headers=headers, timeout=30) as http,
+		):
+			config = ClientConfig(httpx_client=http, streaming=False)
+			client = await create_client(f"{server.url}/a2a/Helper", client_config=config)
+			if get:
+				found["again"] = await client.get_task(GetTaskRequest(id=get))
+			(response,) = [r async for r in client.send_message(request)]
+		await om.aclose()
+		await restart()
+		return response.task
+
+	async def before() -> None:
+		found["task"] = await send(ScriptedModel([ask_human("Which invoice?")]), message("pay it"))
+
+	model = ScriptedModel([finish("paid", human_message="Paid INV-2.")])
+
+	async def after() -> None:
+		task = found["task"]
+		answer = message("INV-2", task_id=task.id, context_id=task.context_id)
+		found["done"] = await send(model, answer, get=task.id)
+
+	anyio.run(before)
+	assert found["task"].status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+	anyio.run(after)
+	assert found["again"].status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+	assert found["done"].status.state == TaskState.TASK_STATE_COMPLETED
+	assert "INV-2" in model.requests[0].messages[-1].content

@@ -2,6 +2,7 @@
 
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 import stripe
@@ -312,3 +313,22 @@ def test_a_replay_guard_with_a_store_remembers_across_restarts() -> None:
 		ReplayGuard(store=store).check(timed, now=300)
 	ReplayGuard(store=store).forget(timed)
 	ReplayGuard(store=store).check(timed, now=300)  # forgotten: its run could not start
+
+
+def test_with_a_store_signatures_without_a_time_are_kept_in_memory_up_to_size(
+	tmp_path: Path,
+) -> None:
+	"""The store keeps them all (a replay of the first is still refused); memory holds `size`."""
+	from openmolt_serve._seen import SqliteSeen
+
+	store = SqliteSeen(tmp_path / "seen.sqlite", "hook:Triage")
+	guard = ReplayGuard(size=2, store=store)
+	made = [
+		verify("hmac", "k", str(i).encode(), sign("hmac", "k", str(i).encode())) for i in range(5)
+	]
+	for one in made:
+		guard.check(one)
+	assert len(guard._kept) <= 2
+	with pytest.raises(SignatureError, match="received before"):
+		guard.check(made[0])
+	store.close()

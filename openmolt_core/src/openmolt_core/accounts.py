@@ -15,9 +15,12 @@ service sends her browser back to the redirect URI, where ``await om.accounts.co
 (served as ``/auth/callback`` by ``openmolt serve``) checks the ``state``, exchanges the code and
 stores her tokens; ``agent.resume(state)`` goes on, in any process, durable runs too.
 
-The ``state`` is signed (HMAC-SHA256 with the instance's key) and names the integration, the
-user, the scopes and the run, and expires: an answer cannot be replayed for another user, and
-no server-side record is needed between the park and the callback. The PKCE verifier is
+The ``state`` is signed (HMAC-SHA256 with the instance's key, compared in constant time) and
+names the integration, the user, the scopes and the run, and expires: an answer cannot be
+replayed for another user, and no server-side record is needed between the park and the
+callback. It is single-use: a state that connected an account is refused again (remembered in
+this process until it expires, and in the user's stored record, `CONSENT`, so another process
+or a restart refuses it too), even with a fresh code the service would give for it. The PKCE verifier is
 derived from the state with the same key, so it never leaves the server. Processes that share
 runs share the key: ``OpenMolt(accounts={"key": ...})`` or ``OPENMOLT_AUTH_KEY``.
 """
@@ -91,6 +94,11 @@ OPTIONS = ("redirect_uri", "key", "ttl")
 
 GRANTED = "grantedScopes"
 """The stored key listing the OAuth scopes a user granted."""
+
+CONSENT = "consentNonce"
+"""The stored key naming the consent (its state's nonce) that stored a user's tokens."""
+
+_BOOKKEEPING = (GRANTED, CONSENT)
 
 _TOKEN_KEYS = frozenset({"accesstoken", "refreshtoken", "expirydate"})
 _DAY = 24 * 3600
@@ -219,6 +227,7 @@ class Accounts:
 		if ttl <= 0:
 			raise ConfigurationError(f"accounts.ttl: give a positive number of seconds, got {ttl}")
 		self.ttl: float = float(ttl)
+		self._used: dict[str, float] = {}  # the nonces of states completed here, until expiry
 
 	def __repr__(self) -> str:
 		return f"Accounts(redirect_uri={self.redirect_uri!r})"
@@ -300,6 +309,26 @@ class Accounts:
 				"state: this consent link expired; resume the run to get a fresh one"
 			)
 		return body
+
+	async def _use(
+		self, nonce: str, expires: float, store: CredentialStore, integration: str, user: str
+	) -> None:
+		"""Mark a state's nonce used, refusing one used before (here, or in the user's record).
+
+		Marked before the code exchange: two answers with one state cannot both go on.
+
+		Raises:
+			ConfigurationError: The state was used already.
+		"""
+		now = time.time()
+		self._used = {n: e for n, e in self._used.items() if e >= now}
+		stored = await anyio.to_thread.run_sync(store.load, integration, user)
+		if nonce in self._used or (stored or {}).get(CONSENT) == nonce:
+			raise ConfigurationError(
+				"state: this consent link was used already; resume the run (or ask again) to get "
+				"a fresh one"
+			)
+		self._used[nonce] = expires
 
 	def consent(
 		self,
@@ -395,6 +424,8 @@ class Accounts:
 				"credential_store: end users' tokens are kept in the credential store; give "
 				"OpenMolt(credential_store=...)"
 			)
+		nonce = str(body.get("n") or "")
+		await self._use(nonce, float(body.get("e", 0)), store, integration, user)
 		if not self.redirect_uri:
 			raise ConfigurationError(
 				f"accounts.redirect_uri: the code exchange repeats the redirect the consent URL "
@@ -411,9 +442,8 @@ class Accounts:
 		)
 		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
 		self.secrets.add(*secret_values(tokens))
-		await anyio.to_thread.run_sync(
-			lambda: store.save(integration, {**tokens, GRANTED: list(scopes)}, user=user)
-		)
+		record = {**tokens, GRANTED: list(scopes), CONSENT: nonce}
+		await anyio.to_thread.run_sync(lambda: store.save(integration, record, user=user))
 		log.info("%s: connected for user %s", integration, user)
 		return Connected(integration, user, scopes, str(body.get("r") or ""))
 
@@ -524,7 +554,7 @@ class UserAccounts:
 		return found
 
 	def _config(self, base: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
-		mine = {k: v for k, v in stored.items() if k != GRANTED}
+		mine = {k: v for k, v in stored.items() if k not in _BOOKKEEPING}
 		if self._oauth() is not None:  # the operator's OAuth client, the user's tokens
 			return {**_without_tokens(base), **mine}
 		# Another credential (an API key per user): nothing secret of the operator's is kept,

@@ -5,7 +5,8 @@ this route as its redirect (``OpenMolt(accounts={"redirect_uri": "https://<host>
 The route hands the answer to ``om.accounts.complete``, which checks the signed ``state`` (it
 names the integration, the user and the run), exchanges the code and stores the user's tokens;
 then the chat whose run waits for them goes on (`openmolt_serve.chats.Conversations.connected`).
-Nothing of the answer (the code, the state) is logged or shown.
+Nothing of the answer (the code, the state) is logged or shown: a refusal's text is shown and
+logged with them masked, and an unexpected failure is a ``502`` page naming only its kind.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import html
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl
 
 from starlette.responses import HTMLResponse, Response
 
@@ -38,6 +40,14 @@ def _page(status: int, text: str) -> Response:
 	return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
+def _masked(text: str, query: str) -> str:
+	"""``text`` without the values of the answer's code and state (a refusal may echo them)."""
+	for name, value in parse_qsl(query):
+		if name in ("code", "state") and len(value) >= 4:
+			text = text.replace(value, f"[{name}]")
+	return text
+
+
 async def handle_callback(
 	request: Request, instances: Iterable[OpenMolt], conversations: Iterable[Conversations]
 ) -> Response:
@@ -55,11 +65,14 @@ async def handle_callback(
 		try:
 			connected = await om.accounts.complete(query)
 		except OpenMoltError as exc:
-			problem = str(exc)
+			problem = _masked(str(exc), query)
 			if "signature" in problem:  # another instance's state: try the next one
 				continue
 			log.info("auth callback refused: %s", problem)
 			return _page(400, f"The account was not connected: {problem}")
+		except Exception as exc:
+			log.warning("auth callback failed: %s", type(exc).__name__)
+			return _page(502, "The account was not connected: the service could not be reached.")
 		going = any([chat.connected(connected.run_id) for chat in conversations])
 		said = f"Your {connected.integration} account is connected. You can close this window"
 		# No chat here waits for it (a restart forgot it): the user's next message goes on.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 	from openmolt_core.sessions import Session
 
 __all__ = [
+	"MAX_SESSIONS",
 	"Done",
 	"Launcher",
 	"Sessions",
@@ -48,16 +50,28 @@ Sessions = Callable[[str], "Session"]
 """Gives the session of a conversation id (`openmolt_core.sessions`): where chats keep theirs."""
 
 
+MAX_SESSIONS = 10_000
+"""The most conversations `in_memory_sessions` keeps: past it the least recently used one is
+forgotten (a store, ``openmolt serve``'s SQLite file, keeps every one)."""
+
+
 def in_memory_sessions() -> Sessions:
-	"""Sessions kept in this process (one per id): what a server uses unless given a store."""
+	"""Sessions kept in this process (one per id): what a server uses unless given a store.
+
+	At most `MAX_SESSIONS`: each A2A context, AG-UI thread or chat is one, and callers choose
+	their ids.
+	"""
 	from openmolt_core.sessions import InMemorySession
 
-	kept: dict[str, Session] = {}
+	kept: OrderedDict[str, Session] = OrderedDict()
 
 	def get(session_id: str) -> Session:
 		found = kept.get(session_id)
 		if found is None:
 			found = kept[session_id] = InMemorySession(session_id)
+		kept.move_to_end(session_id)
+		while len(kept) > MAX_SESSIONS:
+			kept.popitem(last=False)
 		return found
 
 	return get

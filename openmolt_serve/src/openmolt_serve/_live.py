@@ -73,6 +73,10 @@ class LiveReplies:
 		"""Show the text of a run about to start (or resume) in the chat of ``message``."""
 		self._runs[run_id] = _Live(message)
 
+	def forget(self, run_id: str) -> None:
+		"""Stop watching a run (it could not start: it will not finish)."""
+		self._runs.pop(run_id, None)
+
 	async def on_delta(self, event: Any) -> None:
 		"""The ``text:delta`` handler: grow the run's text; send or edit when it is time."""
 		live = self._runs.get(event.run_id)

@@ -11,16 +11,13 @@ and its remembering must not be interleaved by another request.
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-import threading
 import time
-import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openmolt_core.openmolt import OpenMolt
+from openmolt_serve._sqlite import SqliteFile
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -38,7 +35,7 @@ CREATE INDEX IF NOT EXISTS openmolt_webhook_seen_until ON openmolt_webhook_seen 
 """
 
 
-class SqliteSeen:
+class SqliteSeen(SqliteFile):
 	"""A `SeenStore <openmolt_serve.signatures.SeenStore>` in a SQLite file.
 
 	Args:
@@ -47,46 +44,16 @@ class SqliteSeen:
 	"""
 
 	def __init__(self, path: str | Path, scope: str) -> None:
-		self.path = Path(path)
+		super().__init__(path, _SCHEMA)
 		self.scope = scope
-		self._lock = threading.Lock()
-		self._conn: sqlite3.Connection | None = None
-		self._finalizer: weakref.finalize[[], SqliteSeen] | None = None
 
 	def __repr__(self) -> str:
 		return f"SqliteSeen({str(self.path)!r}, scope={self.scope!r})"
 
-	@contextlib.contextmanager
-	def _db(self) -> Iterator[sqlite3.Connection]:
-		"""The connection, in a transaction.
-
-		One connection is kept open (until `close`, or the store is collected): closing the
-		last connection of a WAL file checkpoints and syncs it, about 20 ms, too long for the
-		event loop at every request; a commit on an open one takes about 0.1 ms.
-		"""
-		with self._lock:
-			if self._conn is None:
-				self.path.parent.mkdir(parents=True, exist_ok=True)
-				conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
-				conn.execute("PRAGMA journal_mode = WAL")  # as the run store: fast commits
-				conn.execute("PRAGMA synchronous = NORMAL")
-				conn.executescript(_SCHEMA)
-				self._conn = conn
-				self._finalizer = weakref.finalize(self, conn.close)
-			with self._conn:
-				yield self._conn
-
-	def close(self) -> None:
-		"""Close the connection (the server does when it stops)."""
-		with self._lock:
-			if self._finalizer is not None:
-				self._finalizer()
-			self._conn = self._finalizer = None
-
 	def seen(self, keys: Sequence[str], now: float) -> bool:
 		"""Whether one of ``keys`` is kept and not expired at ``now``."""
 		marks = ",".join("?" * len(keys))
-		with self._db() as db:
+		with self.transaction() as db:
 			row = db.execute(
 				f"SELECT 1 FROM openmolt_webhook_seen WHERE scope = ? AND key IN ({marks}) "
 				"AND (until IS NULL OR until >= ?) LIMIT 1",
@@ -96,7 +63,7 @@ class SqliteSeen:
 
 	def add(self, keys: Sequence[str], until: float | None) -> None:
 		"""Keep ``keys`` until ``until`` (None: for good); expired entries are dropped."""
-		with self._db() as db:
+		with self.transaction() as db:
 			db.executemany(
 				"INSERT OR REPLACE INTO openmolt_webhook_seen (scope, key, until) VALUES (?, ?, ?)",
 				[(self.scope, k, until) for k in keys],
@@ -109,7 +76,7 @@ class SqliteSeen:
 	def discard(self, keys: Sequence[str]) -> None:
 		"""Drop ``keys``."""
 		marks = ",".join("?" * len(keys))
-		with self._db() as db:
+		with self.transaction() as db:
 			db.execute(
 				f"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND key IN ({marks})",
 				(self.scope, *keys),

@@ -19,6 +19,15 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   its own words asked for).
 - ``CancelTask`` stops the run (``canceled``).
 
+What a server keeps is bounded. Its tasks: the newest `MAX_TASKS` (`openmolt_serve._a2a_store`);
+the runs parked on a question or an approval: the newest `MAX_PARKED`, whose state the executor
+keeps in memory. An answer to an older one is ``failed`` with "task expired" (nothing runs: the
+caller starts a new task). With a run store (``OpenMolt(run_store=...)``) the store is the source
+of truth instead: the executor keeps no state, reads the parked run from the store, and the
+tasks are written to its file, so a parked task survives a restart. On a durable store
+(``OpenMolt(durability=...)``) the tasks are kept in a file of its files folder, and a question
+a run parked on before a restart is answered through it (``om.answer``).
+
 Every request but the card's passes `openmolt_serve._token.TokenGuard` first.
 """
 
@@ -26,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +50,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import TaskUpdater
 from a2a.types import (
 	AgentCapabilities,
 	AgentCard,
@@ -61,19 +71,39 @@ from starlette.types import ASGIApp
 
 from openmolt_core.errors import RunError
 from openmolt_core.events import ToolCallEvent
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
+from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._launch import Sessions, run_id_for, run_trigger
 from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
+	from openmolt_core.durability import PendingRun
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import A2ATrigger
 
-__all__ = ["A2AServer", "OpenMoltExecutor", "a2a_server", "agent_card", "remote_agent"]
+__all__ = [
+	"MAX_PARKED",
+	"MAX_TASKS",
+	"A2AServer",
+	"OpenMoltExecutor",
+	"a2a_server",
+	"agent_card",
+	"remote_agent",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+MAX_PARKED = 1_000
+"""The most parked runs (a question, an approval) an executor keeps in memory, without a run
+store; past it the oldest task expires."""
+
+MAX_TASKS = _a2a_store.MAX_TASKS
+"""The most tasks one agent's A2A server keeps (`openmolt_serve._a2a_store.MAX_TASKS`)."""
+
+_PARKED = ("human_input_required", "approval_required")
 
 
 def agent_card(agent: Agent, config: A2ATrigger, url: str) -> AgentCard:
@@ -126,14 +156,19 @@ class A2AServer:
 	Args:
 		app: The card and the JSON-RPC endpoint, behind the token.
 		handler: The a2a-sdk request handler (its tasks run the agent).
+		tasks: Its task store.
 	"""
 
 	app: ASGIApp
 	handler: DefaultRequestHandler
+	tasks: _a2a_store.A2ATaskStore
 
 	async def aclose(self) -> None:
 		"""Stop the tasks still running (their runs are cancelled): the server is stopping."""
-		await self.handler.aclose()
+		try:
+			await self.handler.aclose()
+		finally:
+			self.tasks.close()
 
 
 def a2a_server(
@@ -150,14 +185,17 @@ def a2a_server(
 	"""
 	base = (config.public_url or url).rstrip("/") + "/"
 	card = agent_card(agent, config, base)
+	tasks = _a2a_store.A2ATaskStore(
+		max_tasks=MAX_TASKS, path=_a2a_store.task_file(agent), scope=f"a2a:{agent.name}"
+	)
 	handler = DefaultRequestHandler(
-		agent_executor=OpenMoltExecutor(agent, sessions),
-		task_store=InMemoryTaskStore(),
+		agent_executor=OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED),
+		task_store=tasks,
 		agent_card=card,
 	)
 	routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
 	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
-	return A2AServer(app, handler)
+	return A2AServer(app, handler, tasks)
 
 
 class OpenMoltExecutor(AgentExecutor):
@@ -166,13 +204,36 @@ class OpenMoltExecutor(AgentExecutor):
 	Args:
 		agent: The agent.
 		sessions: Where each context's conversation is kept (``a2a:<agent>:<context>``).
+		max_parked: The most parked runs kept in memory (without a run store).
 	"""
 
-	def __init__(self, agent: Agent, sessions: Sessions) -> None:
+	def __init__(self, agent: Agent, sessions: Sessions, *, max_parked: int = MAX_PARKED) -> None:
 		self.agent = agent
 		self.sessions = sessions
-		self.parked: dict[str, RunState] = {}
+		self.max_parked = max_parked
+		self.parked: OrderedDict[str, RunState] = OrderedDict()
+		"""The parked runs by task id, oldest first (none with a run store: it keeps them)."""
 		self.redact = Redactor(known=agent.om.secrets)
+
+	def _park(self, task_id: str, state: RunState) -> None:
+		if OpenMolt.of(self.agent).run_store is not None:
+			return  # the store has the state the run ended with: the source of truth
+		self.parked[task_id] = state
+		self.parked.move_to_end(task_id)
+		while len(self.parked) > self.max_parked:
+			self.parked.popitem(last=False)
+
+	async def _unpark(self, task_id: str) -> RunState | None:
+		"""The parked run of a task (taken out of memory), or None."""
+		parked = self.parked.pop(task_id, None)
+		store = OpenMolt.of(self.agent).run_store
+		if parked is not None or store is None:
+			return parked
+		run_id = run_id_for("a2a", self.agent.name, task_id)
+		stored = await store.run(run_id)
+		if stored is None or stored.status not in _PARKED:
+			return None
+		return await store.state(run_id)
 
 	async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
 		"""Start the task's run, or resume it with the caller's answer; report how it ends."""
@@ -189,12 +250,18 @@ class OpenMoltExecutor(AgentExecutor):
 			)
 			await event_queue.enqueue_event(task)
 		text, data = _content(message)
-		parked = self.parked.pop(task_id, None)
+		parked = await self._unpark(task_id) if context.current_task is not None else None
+		stored: PendingRun | None = None
+		if parked is None and _waits(context.current_task):
+			stored = await self._durable_question(task_id)
+			if stored is None:
+				await updater.failed(self._say(updater, _EXPIRED_NOTE))
+				return
 		run_id = (
 			parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
 		)
 		if parked is not None and (parked.pending or {}).get("kind") != "human_input":
-			self.parked[task_id] = parked  # an approval: the caller cannot decide it
+			self._park(task_id, parked)  # an approval: the caller cannot decide it
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 			return
 		await updater.start_work()
@@ -206,16 +273,19 @@ class OpenMoltExecutor(AgentExecutor):
 
 		self.agent.on("tool:call", working)
 		try:
-			result = await run_trigger(
-				self.agent,
-				text if not data else {"message": text, "data": data},
-				run_id=run_id,
-				trigger="a2a",
-				where=self.agent.name,
-				resume=parked,
-				answer=text if parked is not None else None,
-				session=self.sessions(f"a2a:{self.agent.name}:{context_id}"),
-			)
+			if stored is not None:
+				result = await self._answer(stored, text)
+			else:
+				result = await run_trigger(
+					self.agent,
+					text if not data else {"message": text, "data": data},
+					run_id=run_id,
+					trigger="a2a",
+					where=self.agent.name,
+					resume=parked,
+					answer=text if parked is not None else None,
+					session=self.sessions(f"a2a:{self.agent.name}:{context_id}"),
+				)
 		except RunError as exc:
 			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)
 			result = exc.result
@@ -229,6 +299,25 @@ class OpenMoltExecutor(AgentExecutor):
 			return
 		await self._report(updater, task_id, result)
 
+	async def _durable_question(self, task_id: str) -> PendingRun | None:
+		"""The task's durable run parked on a question (after a restart), if any."""
+		om = OpenMolt.of(self.agent)
+		if om.durability is None:
+			return None
+		run_id = run_id_for("a2a", self.agent.name, task_id)
+		try:
+			waiting = await om.pending(agent=self.agent.name)
+		except Exception as exc:
+			log.warning("A2A: cannot read the parked runs of %s: %s", self.agent.name, exc)
+			return None
+		return next((p for p in waiting if p.run_id == run_id), None)
+
+	async def _answer(self, waiting: PendingRun, text: str) -> RunResult | None:
+		"""Answer a durable run's question (it started tainted: an A2A run always does)."""
+		om = OpenMolt.of(self.agent)
+		await om.answer(waiting.run_id, text, step=waiting.step)
+		return await om.result(waiting.run_id)
+
 	async def _report(self, updater: TaskUpdater, task_id: str, result: RunResult) -> None:
 		words = _words(result)
 		if result.status == "success":
@@ -239,11 +328,11 @@ class OpenMoltExecutor(AgentExecutor):
 				await updater.add_artifact(parts, name="output", last_chunk=True)
 			await updater.complete(self._say(updater, words) if words else None)
 		elif result.status == "human_input_required":
-			self.parked[task_id] = result.state
+			self._park(task_id, result.state)
 			question = str((result.state.pending or {}).get("message", "")) or words
 			await updater.requires_input(self._say(updater, question))
 		elif result.status == "approval_required":
-			self.parked[task_id] = result.state
+			self._park(task_id, result.state)
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 		else:
 			why = result.error or words or result.status
@@ -266,6 +355,21 @@ _APPROVAL_NOTE = (
 	"a tool call waits for the operator's approval: they decide it in their run viewer, where the "
 	"run goes on; this task does not"
 )
+
+
+_EXPIRED_NOTE = (
+	"task expired: the run this task waited with is no longer kept here (the server keeps the "
+	"newest parked runs only, it restarted without a run store, or the operator took the run on); "
+	"send your message as a new task"
+)
+
+
+def _waits(task: Task | None) -> bool:
+	"""Whether a task waits for its caller (or the operator): its run is parked."""
+	return task is not None and task.status.state in (
+		TaskState.TASK_STATE_INPUT_REQUIRED,
+		TaskState.TASK_STATE_AUTH_REQUIRED,
+	)
 
 
 def _content(message: Message | None) -> tuple[str, list[Any]]:

@@ -51,13 +51,17 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import AguiTrigger
 
-__all__ = ["MAX_THREADS", "AguiEndpoint"]
+__all__ = ["MAX_THREADS", "MAX_THREAD_ID", "AguiEndpoint"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
 MAX_THREADS = 10_000
 """Threads an endpoint remembers (a parked run each, at most); past it, the least recently used
 idle one is forgotten (its conversation stays in its session)."""
+
+
+MAX_THREAD_ID = 256
+"""The longest ``threadId`` taken (characters): an endpoint keeps its threads by id."""
 
 
 @dataclass
@@ -109,6 +113,8 @@ class AguiEndpoint:
 			given = RunAgentInput.model_validate_json(body)
 		except ValidationError as exc:
 			return _error(422, f"not an AG-UI RunAgentInput: {_first(exc)}", "invalid")
+		if len(given.thread_id) > MAX_THREAD_ID:
+			return _error(422, f"threadId: at most {MAX_THREAD_ID} characters", "invalid")
 		thread = self._thread(given.thread_id)
 		try:
 			start = self._start(given, thread)

@@ -46,6 +46,7 @@ from openmolt_core.accounts import authorization_requests
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import RunResult, RunState
+from openmolt_core.secrets import Redactor
 from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
@@ -57,9 +58,13 @@ if TYPE_CHECKING:
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
 	from openmolt_serve._live import LiveReplies
 
-__all__ = ["Conversations", "Incoming", "Send", "end_user", "park_questions"]
+__all__ = ["MAX_CHATS", "Conversations", "Incoming", "Send", "end_user", "park_questions"]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+MAX_CHATS = 10_000
+"""The most chats one channel remembers (the run each may wait with, at most); past it the least
+recently used idle one is forgotten (its conversation stays in its session)."""
 
 Send = Callable[["Incoming", str], Awaitable[None]]
 """Sends a text to the chat (and thread) a message came from."""
@@ -177,7 +182,9 @@ class Conversations:
 		self.send = send
 		self.launcher = launcher
 		self.live = live
-		self.chats: dict[str, _Chat] = {}
+		self.chats: OrderedDict[str, _Chat] = OrderedDict()
+		self.redact = Redactor(known=agent.om.secrets)
+		"""Masks the instance's secrets in every text sent to a chat."""
 		self._seen: OrderedDict[str, None] = OrderedDict()
 		park_questions(agent)
 		if live is not None:
@@ -232,8 +239,20 @@ class Conversations:
 		self.launcher.tg.start_soon(self._handle, message, name=f"openmolt chat {message.key}")
 		return True
 
+	def _chat(self, key: str) -> _Chat:
+		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes."""
+		chat = self.chats.get(key)
+		if chat is None:
+			chat = self.chats[key] = _Chat()
+		self.chats.move_to_end(key)
+		if len(self.chats) > MAX_CHATS:
+			idle = next((k for k, c in self.chats.items() if not c.lock.locked()), None)
+			if idle is not None and idle != key:
+				del self.chats[idle]
+		return chat
+
 	async def _handle(self, message: Incoming) -> None:
-		chat = self.chats.setdefault(message.key, _Chat())
+		chat = self._chat(message.key)
 		async with chat.lock:  # one message of a chat at a time, in order
 			done = anyio.Event()
 			outcome: dict[str, Any] = {}
@@ -247,9 +266,10 @@ class Conversations:
 			allowed = self.settings.allowed_users
 			trusted = self.trusts(message)
 			session = self.session(message.key)
+			watched: str | None = None
 			try:
 				if parked is not None:
-					self._watch(parked.run_id, message)
+					watched = self._watch(parked.run_id, message)
 					await self.launcher.start(
 						self.agent,
 						run_id=parked.run_id,
@@ -279,7 +299,7 @@ class Conversations:
 					run_id = run_id_for(
 						message.channel, self.agent.name, message.id, scope=message.key
 					)
-					self._watch(run_id, message)
+					watched = self._watch(run_id, message)
 					await self.launcher.start(
 						self.agent,
 						self._input(message),
@@ -296,6 +316,8 @@ class Conversations:
 				log.warning(
 					"%s: the run for %s could not start: %s", message.channel, message.key, exc
 				)
+				if self.live is not None and watched is not None:
+					self.live.forget(watched)  # it will not finish
 				await self._say(message, "Sorry, I cannot start on that now.")
 				return
 			await done.wait()
@@ -347,14 +369,16 @@ class Conversations:
 				text = _connect_text(result.state)
 		else:
 			text = _reply(result, error)
+		text = self.redact(text)  # what the run says goes to people outside the instance
 		if self.live is not None and result is not None:
 			if await self.live.finish(result.state.run_id, text):
 				return  # the live message now says it
 		await self._say(message, text)
 
-	def _watch(self, run_id: str, message: Incoming) -> None:
+	def _watch(self, run_id: str, message: Incoming) -> str:
 		if self.live is not None:
 			self.live.watch(run_id, message)
+		return run_id
 
 	def connected(self, run_id: str) -> bool:
 		"""An end user connected the account a chat's run waits for: the run goes on.
@@ -419,7 +443,7 @@ class Conversations:
 			id=run_id,
 			thread=data.get("thread"),
 		)
-		chat = self.chats.setdefault(message.key, _Chat())
+		chat = self._chat(message.key)
 		async with chat.lock:
 			# The process that started it (and would have appended its turn) is gone.
 			outside = any(t.get("call") == "input" for t in result.state.taint)
@@ -455,6 +479,6 @@ class Conversations:
 
 	async def _say(self, message: Incoming, text: str) -> None:
 		try:
-			await self.send(message, text)
+			await self.send(message, self.redact(text))
 		except Exception as exc:
 			log.warning("%s: could not reply in %s: %s", message.channel, message.chat, exc)

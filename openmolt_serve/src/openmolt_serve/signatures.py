@@ -330,13 +330,14 @@ class ReplayGuard:
 	time); the oldest of those go first past ``size`` entries. One without a time (``hmac``,
 	``github``) is valid forever, so it is remembered for the guard's life (``keep`` None, the
 	default) or ``keep`` seconds, and never pushed out by newer ones. With a ``store`` (a
-	`SeenStore`) every entry is also kept there, so a restart forgets nothing; without one it
-	lives in memory, and after a restart only the timestamp window still holds.
+	`SeenStore`) every entry is also kept there, so a restart forgets nothing, and memory keeps
+	only the newest ``size`` of them; without one it lives in memory, and after a restart only
+	the timestamp window still holds.
 
 	Args:
 		tolerance: The window of the timestamped schemes, in seconds.
 		keep: How long to remember signatures without a time (None: for the guard's life).
-		size: The most timestamped entries kept in memory.
+		size: The most timestamped entries kept in memory (and, with a store, of the others).
 		store: A durable store of what was seen (None: memory only).
 	"""
 
@@ -420,6 +421,8 @@ class ReplayGuard:
 				del self._kept[k]
 		if self.store is not None:
 			self.store.add(keys, until)
+			while len(self._kept) > self.size:  # the store keeps them all: memory is a cache
+				del self._kept[next(iter(self._kept))]
 
 	def forget(self, verified: Verified) -> None:
 		"""Forget a request (its run could not start: the sender may send it again)."""

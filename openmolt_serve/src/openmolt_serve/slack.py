@@ -218,8 +218,9 @@ class SlackApp:
 		if data.get("type") == "url_verification":
 			return JSONResponse({"challenge": data.get("challenge", "")})
 		if data.get("type") == "event_callback" and isinstance(data.get("event"), dict):
-			authorizations = data.get("authorizations") or [{}]
-			bot_user = self.bot_user or (authorizations[0] or {}).get("user_id")
+			authorizations = data.get("authorizations")
+			first = authorizations[0] if isinstance(authorizations, list) and authorizations else {}
+			bot_user = self.bot_user or (first.get("user_id") if isinstance(first, dict) else None)
 			message = incoming(data["event"], str(data.get("event_id", "")), bot_user)
 			if message is not None:
 				await self.conversations.receive(message)

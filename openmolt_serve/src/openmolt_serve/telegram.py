@@ -86,7 +86,7 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		channel="telegram",
 		chat=str(chat["id"]),
 		user=str(sender.get("id", "")),
-		username=sender.get("username"),
+		username=name if isinstance(name := sender.get("username"), str) else None,
 		text=message["text"],
 		id=str(update.get("update_id", message.get("message_id", ""))),
 		reply_to=str(message["message_id"]) if "message_id" in message else None,

@@ -51,6 +51,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
+from openmolt_core.secrets import Redactor
 from openmolt_core.triggers import WebhookTrigger, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -97,10 +98,12 @@ class Webhook:
 	store: SeenStore | None = None
 	limit: RateLimit = field(init=False)
 	guard: ReplayGuard = field(init=False)
+	redact: Redactor = field(init=False, repr=False)
 
 	def __post_init__(self) -> None:
 		self.limit = RateLimit(self.config.rate_limit)
 		self.guard = ReplayGuard(tolerance=self.config.tolerance, store=self.store)
+		self.redact = Redactor(known=self.agent.om.secrets)  # for what an answer says
 
 	@classmethod
 	def create(cls, agent: Agent, config: WebhookTrigger) -> Webhook:
@@ -237,7 +240,7 @@ async def handle_webhook(
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
 		hook.guard.forget(verified)  # nothing ran: the sender's retry is welcome
-		return _error(500, f"the run could not start: {exc}")
+		return _error(500, hook.redact(f"the run could not start: {exc}"))
 	return Response(
 		json.dumps({"run_id": run_id, "status": "accepted"}),
 		status_code=202,
