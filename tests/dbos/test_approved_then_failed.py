@@ -1,0 +1,60 @@
+"""A durable segment that ran an approved call and then failed: the call never runs twice."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.errors import ApprovalError, ProviderError, RunError
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_an_approved_call_whose_segment_then_fails_never_runs_again(url: str) -> None:
+	"""Approved, run, then the model fails for good: no resume or decision makes it pay twice."""
+	paid: list[int] = []
+
+	@tool(labels=["outbound"])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		return "paid"
+
+	calls = {"n": 0}
+
+	def down(request: Any) -> Any:
+		calls["n"] += 1
+		if calls["n"] == 1:
+			raise ProviderError(
+				"provider down for good", provider="x", status_code=401, retryable=False
+			)
+		return finish("done")
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), down, down, down])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(name="Payer", model=model, tools=[pay], requires_approval=["local.pay"])
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	[req] = agent.approval_requests(parked.state)
+	decision = req.approve()
+	with pytest.raises(RunError) as caught:
+		await agent.resume(saved, decision=decision)
+	kept = json.loads(json.dumps(caught.value.result.state.to_dict()))
+	assert paid == [5] and kept["pending"] is None  # the approved call ran once, and is recorded
+	with pytest.raises(ApprovalError, match="decided once"):  # the decision again: refused
+		await agent.resume(saved, decision=decision)
+	with pytest.raises(ApprovalError, match="decided once"):  # a new decision for that call too
+		[again] = agent.approval_requests(saved)
+		await agent.resume(saved, decision=again.approve())
+	done = await agent.run(history=kept)  # the kept state goes on
+	assert done.status == "success" and paid == [5]
