@@ -39,6 +39,7 @@ Rules the loop keeps (docs/guides/capabilities.md):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1045,31 +1046,11 @@ class Hooks:
 
 	__slots__ = (
 		"_events",
-		"after_tool",
-		"before_finish",
-		"before_first_model",
-		"before_model",
-		"before_tool",
 		"before_tool_unjournaled",
 		"by_kind",
 		"by_name",
 		"capabilities",
-		"describe_tools",
-		"gate_reserve",
-		"gate_step",
-		"gate_tool",
-		"list_tools",
-		"on_run_end",
-		"on_run_start",
-		"replace_result",
-		"reserve_steps",
-		"resume",
-		"send_model",
-		"tool_done",
-		"visible_tools",
-		"why_hidden",
-		"wrap_model",
-		"wrap_run",
+		*_RESOLVED,
 	)
 
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
@@ -1413,7 +1394,7 @@ class Hooks:
 	) -> Callable[[ModelRequest], Awaitable[ModelResponse]]:
 		"""``send`` wrapped in every `Capability.wrap_model`, the first capability outermost."""
 		for hook in reversed(self.wrap_model):
-			send = _wrapped(hook, run, send)
+			send = functools.partial(_wrapped, hook, run, send)
 		return send
 
 
@@ -1431,6 +1412,18 @@ async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 		return await hook(*args)
 	except Exception as exc:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+
+
+def _wrapped(
+	hook: Callable[
+		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
+		Awaitable[ModelResponse],
+	],
+	run: Run,
+	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	request: ModelRequest,
+) -> Awaitable[ModelResponse]:
+	return hook(run, request, inner)
 
 
 def _named(hook: Callable[..., Any]) -> str:
@@ -1556,33 +1549,8 @@ def drive_wrapped(
 ) -> Callable[[], Awaitable[RunResult]]:
 	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost."""
 	for hook in reversed(hooks.wrap_run):
-		drive = _around(hook, run, drive)
+		drive = functools.partial(hook, run, drive)
 	return drive
-
-
-def _around(
-	hook: Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]],
-	run: Run,
-	inner: Callable[[], Awaitable[RunResult]],
-) -> Callable[[], Awaitable[RunResult]]:
-	async def drive() -> RunResult:
-		return await hook(run, inner)
-
-	return drive
-
-
-def _wrapped(
-	hook: Callable[
-		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
-		Awaitable[ModelResponse],
-	],
-	run: Run,
-	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
-) -> Callable[[ModelRequest], Awaitable[ModelResponse]]:
-	async def call(request: ModelRequest) -> ModelResponse:
-		return await hook(run, request, inner)
-
-	return call
 
 
 NO_HOOKS = Hooks()
