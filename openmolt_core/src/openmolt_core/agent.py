@@ -507,9 +507,9 @@ class Agent:
 
 	@compaction.setter
 	def compaction(self, value: CompactionConfig | None) -> None:
-		found = self._compaction(needed=value is not None)
+		found: Any = self._compaction(needed=value is not None)  # capabilities.Compaction
 		# Replaced, not changed: agents with the same settings share one capability.
-		self._replace(found, None if value is None else _compaction_like(found, config=value))
+		self._replace(found, None if value is None else found.changed(config=value))
 
 	@property
 	def compactor(self) -> Callable[[], tuple[LLMProvider, str]] | None:
@@ -521,8 +521,8 @@ class Agent:
 
 	@compactor.setter
 	def compactor(self, value: Callable[[], tuple[LLMProvider, str]] | None) -> None:
-		found = self._compaction(needed=True)
-		self._replace(found, _compaction_like(found, compactor=value))
+		found: Any = self._compaction(needed=True)  # capabilities.Compaction
+		self._replace(found, found.changed(compactor=value))
 
 	def _compaction(self, *, needed: bool = False) -> Capability | None:
 		found = self._hooks.by_name.get("compaction")
@@ -2015,13 +2015,6 @@ def _budget(port: RunPort, deadline: float | None) -> anyio.CancelScope | _NoBud
 	if deadline is None:
 		return _NO_BUDGET
 	return anyio.move_on_after(max(deadline - port.now(), 0.0))
-
-
-def _compaction_like(found: Any, **changes: Any) -> Capability:
-	"""A copy of the compaction capability with some settings changed."""
-	settings = {"config": found.config, "compactor": found.compactor, **changes}
-	made: Capability = type(found)(**settings)
-	return made
 
 
 def _for_user(
