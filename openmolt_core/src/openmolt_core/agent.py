@@ -502,37 +502,36 @@ class Agent:
 	@property
 	def compaction(self) -> CompactionConfig | None:
 		"""How older steps are summarised in long runs (None: never; `openmolt_core.compaction`)."""
-		found = self._hooks.by_name.get("compaction")
-		config: CompactionConfig | None = getattr(found, "config", None)
+		config: CompactionConfig | None = getattr(self._compaction(), "config", None)
 		return config
 
 	@compaction.setter
 	def compaction(self, value: CompactionConfig | None) -> None:
-		found = self._hooks.by_name.get("compaction")
-		if value is not None and found is None:
-			raise ConfigurationError(
-				f"agent {self.name!r} was created with compaction=False; create it with "
-				"compaction=... to compact its runs"
-			)
+		found: Any = self._compaction(needed=value is not None)  # capabilities.Compaction
 		# Replaced, not changed: agents with the same settings share one capability.
-		self._replace(found, None if value is None else _compaction_like(found, config=value))
+		self._replace(found, None if value is None else found.changed(config=value))
 
 	@property
 	def compactor(self) -> Callable[[], tuple[LLMProvider, str]] | None:
 		"""Returns the provider and model that write summaries (None: this agent's own models)."""
-		found = self._hooks.by_name.get("compaction")
-		compactor: Callable[[], tuple[LLMProvider, str]] | None = getattr(found, "compactor", None)
+		compactor: Callable[[], tuple[LLMProvider, str]] | None = getattr(
+			self._compaction(), "compactor", None
+		)
 		return compactor
 
 	@compactor.setter
 	def compactor(self, value: Callable[[], tuple[LLMProvider, str]] | None) -> None:
+		found: Any = self._compaction(needed=True)  # capabilities.Compaction
+		self._replace(found, found.changed(compactor=value))
+
+	def _compaction(self, *, needed: bool = False) -> Capability | None:
 		found = self._hooks.by_name.get("compaction")
-		if found is None:
+		if needed and found is None:
 			raise ConfigurationError(
-				f"agent {self.name!r} does not compact (compaction=False): set agent.compaction "
-				"first"
+				f"agent {self.name!r} does not compact (it was created with compaction=False); "
+				"create it with compaction=... to compact its runs"
 			)
-		self._replace(found, _compaction_like(found, compactor=value))
+		return found
 
 	def _replace(self, old: Capability | None, new: Capability | None) -> None:
 		# One capability swapped for another (or removed), the hooks resolved again.
@@ -1030,13 +1029,7 @@ class Agent:
 		owner = _parker(self._hooks, loaded.pending or {}, self.name)
 		delivered: Any = ()  # what the gate that parked the run read of the delivery
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
-			ctx = self._context(loaded, LOCAL_PORT)
-			try:
-				delivered = owner.receive(ctx, loaded.pending or {}, decision, answer)
-			except OpenMoltError:
-				raise  # its own word (an ApprovalError: a decision refused)
-			except Exception as exc:
-				raise self._refused(loaded, owner, "receive", exc) from exc
+			delivered = self._ask(loaded, owner.receive, decision, answer)
 		elif kind != PARKED_BY_CAPABILITY and (answer is None or decision not in (None, [], ())):
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
@@ -1067,22 +1060,33 @@ class Agent:
 				"approval_requests: this state waits for no approval (its run is not "
 				"approval_required)"
 			)
+		requests: list[ApprovalRequest] = self._ask(loaded, owner.requests)
+		return requests
+
+	def _ask(self, state: RunState, hook: Callable[..., Any], *args: Any) -> Any:
+		"""A parked run's capability's ``hook(run, state.pending, *args)`` (nothing runs).
+
+		Raises:
+			OpenMoltError: The capability's own word (an ApprovalError: a decision refused).
+			RunError: The hook raised anything else: the state is kept, still parked.
+		"""
 		try:
-			requests: list[ApprovalRequest] = owner.requests(
-				self._context(loaded, LOCAL_PORT), pending
-			)
+			return hook(self._context(state, LOCAL_PORT), state.pending or {}, *args)
 		except OpenMoltError:
 			raise
 		except Exception as exc:
-			raise self._refused(loaded, owner, "requests", exc) from exc
-		return requests
+			raise self._refused(state, hook, exc) from exc
 
-	def _refused(self, state: RunState, cap: Capability, hook: str, exc: Exception) -> RunError:
+	def _refused(self, state: RunState, hook: Callable[..., Any], exc: Exception) -> RunError:
 		"""The error of a resume a capability's hook refused by raising: the state kept, parked."""
 		from openmolt_core._park import refusal
 
-		message = self._redactor(refusal(cap.name, hook, exc))
-		result = self._result(state, RunEnd("error", None, message))
+		name = hook.__self__.name  # type: ignore[attr-defined]  # a capability's bound method
+		return self._failed(state, self._redactor(refusal(name, hook.__name__, exc)))
+
+	def _failed(self, state: RunState, message: str) -> RunError:
+		"""The error of a run that ends with ``message``, its state kept (to resume or read)."""
+		result = self._result(state, RunEnd("error", None, ""))
 		result.error = message
 		return RunError(message, result=result)
 
@@ -1116,10 +1120,7 @@ class Agent:
 			return
 		lists, gone, changed = _listed.kept(began, self._static[1], now)
 		if gone or changed:
-			message = self._redactor(_listed.refusal(gone, changed))
-			result = self._result(state, RunEnd("error", None, message))
-			result.error = message
-			raise RunError(message, result=result)
+			raise self._failed(state, self._redactor(_listed.refusal(gone, changed)))
 		# New lists (not the sources' objects): the next run's listing binds what they list.
 		self._bind_listed(self._static[0], lists)
 
@@ -1268,9 +1269,7 @@ class Agent:
 			message = self._unexpected(exc)
 			if not any(e is exc for e in logged):
 				log.exception("%s: %s", self.name, message)
-			result = self._result(state, RunEnd("error", None, ""))
-			result.error = message
-			raise RunError(message, result=result) from exc
+			raise self._failed(state, message) from exc
 
 	def _unexpected(self, exc: Exception) -> str:
 		return self._redactor(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
@@ -1484,7 +1483,7 @@ class Agent:
 			except OpenMoltError:
 				raise
 			except Exception as exc:
-				raise self._refused(ctx.state, owner, "resume", exc) from exc
+				raise self._refused(ctx.state, owner.resume, exc) from exc
 		else:
 			for info in pending.get("calls") or ():
 				by = str(info.get("by") or "")
@@ -1499,7 +1498,7 @@ class Agent:
 				except OpenMoltError:
 					raise
 				except Exception as exc:
-					raise self._refused(ctx.state, cap, "resume", exc) from exc
+					raise self._refused(ctx.state, cap.resume, exc) from exc
 		ctx.state.pending = None  # every delivery was checked: the step goes on
 		return await self._run_record(ctx, record, ignored, deadline, start)
 
@@ -1699,9 +1698,7 @@ class Agent:
 				str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
 			)
 			await ctx.error("provider", message, fatal=True)
-			result = self._result(state, RunEnd("error", None, ""))
-			result.error = message
-			raise RunError(message, result=result) from exc
+			raise self._failed(state, message) from exc
 
 	def _sender(
 		self, ctx: RunContext
@@ -2018,13 +2015,6 @@ def _budget(port: RunPort, deadline: float | None) -> anyio.CancelScope | _NoBud
 	if deadline is None:
 		return _NO_BUDGET
 	return anyio.move_on_after(max(deadline - port.now(), 0.0))
-
-
-def _compaction_like(found: Any, **changes: Any) -> Capability:
-	"""A copy of the compaction capability with some settings changed."""
-	settings = {"config": found.config, "compactor": found.compactor, **changes}
-	made: Capability = type(found)(**settings)
-	return made
 
 
 def _for_user(

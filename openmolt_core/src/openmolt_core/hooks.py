@@ -39,6 +39,7 @@ Rules the loop keeps (docs/guides/capabilities.md):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -258,6 +259,9 @@ def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
 
 
 # what a hook sees ---------------------------------------------------------------------------
+
+_T = TypeVar("_T")
+_Decision = TypeVar("_Decision")
 
 
 class Run(Protocol):
@@ -1021,20 +1025,12 @@ def built(capability: Capability, hook: str, *args: Any) -> Any:
 	return answer
 
 
-def _first_step(
-	hooks: Sequence[Callable[[Run, CallTool, ToolSpec], str | None]],
-	run: Run,
-	call: CallTool,
-	tool: ToolSpec,
-) -> str | None:
-	"""The first step name the hooks answer for a call, or None."""
+def _first(hooks: Sequence[Callable[..., _T | None]], *args: Any) -> _T | None:
+	"""The first answer of the hooks that is not None, or None."""
 	for hook in hooks:
-		try:
-			step = hook(run, call, tool)
-		except Exception as exc:
-			raise _failed(hook, exc)  # noqa: B904  # it chains the cause
-		if step is not None:
-			return step
+		answer = _ask(hook, *args)
+		if answer is not None:
+			return answer
 	return None
 
 
@@ -1050,31 +1046,11 @@ class Hooks:
 
 	__slots__ = (
 		"_events",
-		"after_tool",
-		"before_finish",
-		"before_first_model",
-		"before_model",
-		"before_tool",
 		"before_tool_unjournaled",
 		"by_kind",
 		"by_name",
 		"capabilities",
-		"describe_tools",
-		"gate_reserve",
-		"gate_step",
-		"gate_tool",
-		"list_tools",
-		"on_run_end",
-		"on_run_start",
-		"replace_result",
-		"reserve_steps",
-		"resume",
-		"send_model",
-		"tool_done",
-		"visible_tools",
-		"why_hidden",
-		"wrap_model",
-		"wrap_run",
+		*_RESOLVED,
 	)
 
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
@@ -1233,10 +1209,7 @@ class Hooks:
 	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
 		"""Show the agent's tool set to each capability's `Capability.describe_tools`, in order."""
 		for hook in self.describe_tools:
-			try:
-				hook(agent, tools)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			_ask(hook, agent, tools)
 
 	async def first_model(self, run: Run) -> tuple[Stop | None, list[Alongside]]:
 		"""Ask each `Capability.before_first_model` in order; the first `Stop` ends the asking.
@@ -1246,10 +1219,7 @@ class Hooks:
 		"""
 		checks: list[Alongside] = []
 		for hook in self.before_first_model:
-			try:
-				answer = await hook(run)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			answer = await _await(hook, run)
 			if isinstance(answer, Stop):
 				return _checked(hook, answer), []
 			if isinstance(answer, Alongside):
@@ -1261,10 +1231,7 @@ class Hooks:
 	async def started(self, run: Run) -> Stop | None:
 		"""Ask each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
 		for hook in self.on_run_start:
-			try:
-				answer = await hook(run)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			answer = await _await(hook, run)
 			if answer is not None:
 				if not isinstance(answer, Stop):
 					raise _wrong(hook, answer, "Stop(reason) or None")
@@ -1277,10 +1244,7 @@ class Hooks:
 
 		lists: list[Sequence[BoundTool]] = []
 		for hook in self.list_tools:
-			try:
-				listed = await hook()
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			listed = await _await(hook)
 			how = "a list of bound tools (openmolt_core._binding.bind_tools binds them)"
 			if not isinstance(listed, Sequence):
 				raise _wrong(hook, listed, how)
@@ -1293,26 +1257,17 @@ class Hooks:
 	async def before(self, run: Run) -> None:
 		"""Ask each `Capability.before_model` in order."""
 		for hook in self.before_model:
-			try:
-				await hook(run)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			await _await(hook, run)
 
 	async def ended(self, run: Run, result: RunResult) -> None:
 		"""Tell each `Capability.on_run_end` in order."""
 		for hook in self.on_run_end:
-			try:
-				await hook(run, result)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			await _await(hook, run, result)
 
 	def done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
 		"""Tell each `Capability.tool_done` in order."""
 		for hook in self.tool_done:
-			try:
-				hook(run, call, index, entry)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			_ask(hook, run, call, index, entry)
 
 	async def decide_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, *, journaled: bool = True
@@ -1333,10 +1288,7 @@ class Hooks:
 		"""
 		by, decision = "", PROCEED
 		for hook in self.before_tool if journaled else self.before_tool_unjournaled:
-			try:
-				answer = await hook(run, call, tool)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			answer = await _await(hook, run, call, tool)
 			if not isinstance(answer, (Proceed, Refuse, Park, Stop, Approve)):
 				raise _wrong(
 					hook,
@@ -1354,20 +1306,17 @@ class Hooks:
 
 	def held(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The first `Capability.gate_step` answer for a call: the gates' step, or None."""
-		return _first_step(self.gate_step, run, call, tool)
+		return _first(self.gate_step, run, call, tool)
 
 	def reserved(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The first `Capability.gate_reserve` answer for a call: a gate's step, or None."""
-		return _first_step(self.gate_reserve, run, call, tool)
+		return _first(self.gate_reserve, run, call, tool)
 
 	def ahead(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
 		"""The steps the capabilities may journal themselves for a call (`reserve_steps`)."""
 		keys: list[str] = []
 		for hook in self.reserve_steps:
-			try:
-				named = hook(run, call, tool)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			named = _ask(hook, run, call, tool)
 			if isinstance(named, str) or not all(isinstance(k, str) for k in named):
 				raise _wrong(hook, named, "a list of step keys (text)")
 			keys.extend(named)
@@ -1385,10 +1334,7 @@ class Hooks:
 		from openmolt_core.commands import Finish
 
 		for hook in self.before_finish:
-			try:
-				answer = await hook(run, finish)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			answer = await _await(hook, run, finish)
 			if isinstance(answer, Finish):
 				finish = answer
 			elif isinstance(answer, Refuse | Stop):
@@ -1408,10 +1354,7 @@ class Hooks:
 		"""
 		stopped = None
 		for hook in self.after_tool:
-			try:
-				answer = await hook(run, call, tool, entry)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			answer = await _await(hook, run, call, tool, entry)
 			if isinstance(answer, Stop):
 				stopped = stopped or _checked(hook, answer)
 				answer = dict(answer.entry or {**_key(entry), "ok": False, "error": WITHHELD})
@@ -1425,10 +1368,7 @@ class Hooks:
 	def visible(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
 		"""The tools callable at this step: ``handles`` through each `Capability.visible_tools`."""
 		for hook in self.visible_tools:
-			try:
-				handles = hook(state, handles)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			handles = _ask(hook, state, handles)
 			if type(handles) is not tuple:
 				if not isinstance(handles, Sequence) or isinstance(handles, str):
 					raise _wrong(hook, handles, "the handles it was given, or fewer, as a tuple")
@@ -1437,42 +1377,53 @@ class Hooks:
 
 	def hidden(self, state: RunState, handle: str) -> str | None:
 		"""Why a call to a hidden tool is refused: the first `Capability.why_hidden` answer."""
-		for hook in self.why_hidden:
-			try:
-				reason = hook(state, handle)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
-			if reason is not None:
-				return reason
-		return None
+		return _first(self.why_hidden, state, handle)
 
 	async def replaced(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""A result through each capability's `Capability.replace_result`, in order."""
 		for hook in self.replace_result:
-			try:
-				value = await hook(run, call, tool, value)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+			value = await _await(hook, run, call, tool, value)
 		return value
 
 	def sender(self, run: Run) -> ModelSend | None:
 		"""How this step sends its model calls: the first `Capability.send_model` answer, or None."""
-		for hook in self.send_model:
-			try:
-				send = hook(run)
-			except Exception as exc:
-				raise _failed(hook, exc)  # noqa: B904  # it chains the cause
-			if send is not None:
-				return send
-		return None
+		return _first(self.send_model, run)
 
 	def wrap(
 		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]
 	) -> Callable[[ModelRequest], Awaitable[ModelResponse]]:
 		"""``send`` wrapped in every `Capability.wrap_model`, the first capability outermost."""
 		for hook in reversed(self.wrap_model):
-			send = _wrapped(hook, run, send)
+			send = functools.partial(_wrapped, hook, run, send)
 		return send
+
+
+def _ask(hook: Callable[..., _T], *args: Any) -> _T:
+	"""``hook(*args)``: what it raises becomes the error that ends the run (`_failed`)."""
+	try:
+		return hook(*args)
+	except Exception as exc:
+		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+
+
+async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+	"""``await hook(*args)``, what it raises as for `_ask`."""
+	try:
+		return await hook(*args)
+	except Exception as exc:
+		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+
+
+def _wrapped(
+	hook: Callable[
+		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
+		Awaitable[ModelResponse],
+	],
+	run: Run,
+	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	request: ModelRequest,
+) -> Awaitable[ModelResponse]:
+	return hook(run, request, inner)
 
 
 def _named(hook: Callable[..., Any]) -> str:
@@ -1516,9 +1467,6 @@ def _wrong(hook: Callable[..., Any], answer: object, expected: str, called: str 
 
 _STOPS = ("success", "failure", "limit_reached", "guardrail_tripped", "error")
 _PARKS = ("approval_required", "human_input_required", "authorization_required")
-
-
-_Decision = TypeVar("_Decision")
 
 
 def _checked(hook: Callable[..., Any], decision: _Decision) -> _Decision:
@@ -1601,33 +1549,8 @@ def drive_wrapped(
 ) -> Callable[[], Awaitable[RunResult]]:
 	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost."""
 	for hook in reversed(hooks.wrap_run):
-		drive = _around(hook, run, drive)
+		drive = functools.partial(hook, run, drive)
 	return drive
-
-
-def _around(
-	hook: Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]],
-	run: Run,
-	inner: Callable[[], Awaitable[RunResult]],
-) -> Callable[[], Awaitable[RunResult]]:
-	async def drive() -> RunResult:
-		return await hook(run, inner)
-
-	return drive
-
-
-def _wrapped(
-	hook: Callable[
-		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
-		Awaitable[ModelResponse],
-	],
-	run: Run,
-	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
-) -> Callable[[ModelRequest], Awaitable[ModelResponse]]:
-	async def call(request: ModelRequest) -> ModelResponse:
-		return await hook(run, request, inner)
-
-	return call
 
 
 NO_HOOKS = Hooks()

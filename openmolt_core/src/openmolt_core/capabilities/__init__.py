@@ -249,6 +249,14 @@ class Compaction(Capability):
 		self.config = config
 		self.compactor = compactor
 
+	def changed(self, **settings: Any) -> Compaction:
+		"""A copy with some settings changed (``config``, ``compactor``): agents share one.
+
+		Args:
+			**settings: The settings to change.
+		"""
+		return type(self)(**{"config": self.config, "compactor": self.compactor, **settings})
+
 	async def before_model(self, run: Run) -> None:
 		"""Compact the state's older steps if the coming request would be too large."""
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
