@@ -567,10 +567,14 @@ def _show_warning(
 	lineno: int,
 	file: object = None,
 	line: str | None = None,
+	*,
+	verbose: bool = False,
 ) -> None:
 	"""A Python warning as one line in the command's voice, with advice for agent files."""
 	if category.__name__ == "ScheduleWarning":
 		return  # about Python code that never served its schedules; the command serves them
+	if category.__name__ == "NotStreamingWarning" and not verbose:
+		return  # the run goes on as it would have without a terminal: said with --verbose
 	text = _for_the_command(" ".join(str(message).split()))
 	print(f"openmolt: warning: {text}", file=sys.stderr)
 
@@ -596,7 +600,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 	"""
 	args = list(sys.argv[1:] if argv is None else argv)
 	shown = warnings.showwarning
-	warnings.showwarning = _show_warning
+	verbose = "--verbose" in args or "-v" in args
+	warnings.showwarning = partial(_show_warning, verbose=verbose)
 	try:
 		code = _dispatch(args)
 		sys.stdout.flush()
@@ -618,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 		print("openmolt: interrupted", file=sys.stderr)
 		return ExitCode.INTERRUPTED
 	except Exception as exc:
-		if "--verbose" in args or "-v" in args:
+		if verbose:
 			traceback.print_exc()
 		print(
 			f"openmolt: unexpected error: {type(exc).__name__}: {exc} (--verbose shows the traceback)",
