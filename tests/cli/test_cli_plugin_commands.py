@@ -75,3 +75,41 @@ def test_no_sibling_distribution_imports_the_command_s_private_modules() -> None
 			):
 				offenders.append(f"{path.relative_to(ROOT)}: from {node.module} import ...")
 	assert offenders == []
+
+
+def test_completion_offers_each_subcommand_its_own_options(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""After `logs`, `--p` completes to --prune, not a run option; plugin commands are listed."""
+	import shutil
+	import subprocess
+
+	from openmolt_core.cli._completion import options_of
+
+	assert main(["completion", "bash"]) == 0
+	text = capsys.readouterr().out
+	assert "weather-report" in text.split("compgen -W", 2)[1].split('"')[1].split()
+	cases = {
+		line.strip().split(")")[0]: line for line in text.splitlines() if ") COMPREPLY=(" in line
+	}
+	assert "--prune" in cases["logs"] and "--dry-run" not in cases["logs"]
+	assert "--durability" in cases["worker"] and "--model" not in cases["worker"]
+	assert "--integrations" not in cases["completion"]  # hidden options stay hidden
+	assert "--dry-run" in cases["*"]  # an agent file, or `run`
+	assert options_of(lambda args: main(["models", *args])) == ["--json", "--provider"]
+	assert options_of(lambda args: main(["weather-report", *args])) == []  # not argparse
+	assert capsys.readouterr() == ("", "")  # probing printed nothing
+	for shell in ("zsh", "fish"):
+		assert main(["completion", shell]) == 0
+		other = capsys.readouterr().out
+		assert ("'--prune[]'" if shell == "zsh" else "from logs' -l prune") in other
+	if shutil.which("bash") is None:
+		pytest.skip("no bash here")
+	(tmp_path / "c.bash").write_text(text)
+	probe = (
+		f"source {tmp_path / 'c.bash'}\n"
+		'COMP_WORDS=(openmolt logs --p); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt a.json --dry); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+	)
+	done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+	assert done.stdout.splitlines() == ["--prune", "--dry-run"], done.stderr

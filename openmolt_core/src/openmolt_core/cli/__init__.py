@@ -443,8 +443,10 @@ def _logs_command(args: list[str]) -> int:
 
 def _completion_command(args: list[str]) -> int:
 	from openmolt_core.cli import _completion
+	from openmolt_core.cli._commands import registered
 
-	return _completion.main(args, list(_SUMMARY))
+	commands = [*_SUMMARY, *(name for name in registered() if name not in _SUMMARY)]
+	return _completion.main(args, commands, lambda name, rest: _dispatch([name, *rest]))
 
 
 def _ecosystem_command(args: list[str]) -> int:
