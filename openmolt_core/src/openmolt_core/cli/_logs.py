@@ -69,7 +69,9 @@ def _list(runs: list[Any]) -> str:
 
 def _one(run: Any, events: list[Any]) -> str:
 	lines = [
-		f"run {run.run_id}: {run.agent} with {run.model}, {run.status}",
+		f"run {run.run_id}: {run.agent}"
+		+ (f" with {run.model}" if run.model != run.agent else "")  # -m's agent is its model
+		+ f", {run.status}",
 		f"started {_when(run.started)}"
 		+ (f", ended {_when(run.ended)}" if run.ended else "")
 		+ f", {run.steps} steps, {_cost(run.usage)}",

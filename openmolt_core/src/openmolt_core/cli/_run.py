@@ -271,7 +271,7 @@ def load_prompt(
 	"""
 	where = Path("<command line>")
 	data: dict[str, Any] = {
-		"name": "openmolt",
+		"name": model,  # what it is: the summary, `openmolt logs`, the run store and viewer show it
 		"model": model,
 		"instructions": instructions
 		or "Do what the input asks and answer it; put the answer in the output's result.",
