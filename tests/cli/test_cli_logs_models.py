@@ -130,7 +130,7 @@ def test_logs_takes_a_unique_prefix_of_a_run_id(
 
 def test_a_run_id_prefix_resolves_to_one_id() -> None:
 	"""resolve: the whole id, a unique prefix, none, several (named, at most five)."""
-	from openmolt_core.cli.runids import resolve
+	from openmolt_core.cli._runids import resolve_run_id as resolve
 	from openmolt_core.errors import ConfigurationError
 
 	ids = ["a1b2", "a1c3", "ff00"]

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core.agentfile import CommandParser
 from openmolt_core.errors import ConfigurationError
 from openmolt_dbos._settings import ENV_URL
 
@@ -224,7 +225,7 @@ def _load_python(
 
 
 def _worker_parser() -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt worker",
 		description="Run the durable runs and schedules of the agents in PATH.",
 	)
@@ -377,9 +378,9 @@ def _whole_id(given: str, ids: list[str]) -> str:
 	"""The run id ``given`` starts, if one of ``ids`` does (else as given: the call says why)."""
 	if given in ids or not any(run_id.startswith(given) for run_id in ids):
 		return given
-	from openmolt_core.cli.runids import resolve
+	from openmolt_core.agentfile import resolve_run_id
 
-	return resolve(given, ids)
+	return resolve_run_id(given, ids)
 
 
 async def _answer(ns: argparse.Namespace) -> int:
@@ -408,7 +409,7 @@ def main(args: Sequence[str]) -> int:
 	command, rest = args[0], list(args[1:])
 	if command == "worker":
 		return anyio.run(_serve, _worker_parser().parse_args(rest))
-	parser = argparse.ArgumentParser(prog=f"openmolt {command}")
+	parser = CommandParser(prog=f"openmolt {command}")
 	parser.add_argument("--durability", help=f"the store (default: ${ENV_URL})")
 	if command == "runs":
 		parser.add_argument("--agent", help="only this agent's runs")

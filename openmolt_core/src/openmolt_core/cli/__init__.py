@@ -487,7 +487,7 @@ def _dispatch(args: list[str]) -> int:
 
 		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
 		if plugin_command is not None:
-			return plugin_command.main(rest)
+			return _plugin_command(name, plugin_command.main, rest)
 	from openmolt_core.cli._commands import PLUGIN_COMMANDS
 
 	words = [*commands, *PLUGIN_COMMANDS, "--version", "--help"]
@@ -496,6 +496,16 @@ def _dispatch(args: list[str]) -> int:
 		print(f"openmolt: {problem}", file=sys.stderr)
 		return ExitCode.USAGE
 	return _run_command(args, "openmolt")
+
+
+def _plugin_command(name: str, command: Callable[[list[str]], int], rest: list[str]) -> int:
+	"""Run a plugin's command; a parser it made without ``prog`` reads ``openmolt NAME``."""
+	saved = sys.argv[:1]
+	sys.argv[:1] = [f"openmolt {name}"]  # argparse's default prog is sys.argv[0]'s base name
+	try:
+		return command(rest)
+	finally:
+		sys.argv[:1] = saved
 
 
 def _file_like(name: str) -> bool:

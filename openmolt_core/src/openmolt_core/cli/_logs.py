@@ -105,12 +105,12 @@ async def _main(ns: argparse.Namespace) -> int:
 		print(f"removed {removed} run(s) older than {ns.prune:g} day(s) from {store.path}")
 		return 0
 	if ns.run_id:
-		from openmolt_core.cli.runids import resolve
+		from openmolt_core.cli._runids import resolve_run_id
 
 		run = await store.run(ns.run_id)
 		if run is None:  # a prefix, as the summary's id shortened by hand
 			ids = await store.run_ids(ns.run_id, limit=6)
-			run = await store.run(resolve(ns.run_id, ids, where=f"in {store.path}"))
+			run = await store.run(resolve_run_id(ns.run_id, ids, where=f"in {store.path}"))
 		if run is None:  # pruned meanwhile
 			raise ConfigurationError(f"no run {ns.run_id!r} in {store.path}")
 		events = await store.events(run.run_id, limit=100_000)

@@ -3,7 +3,7 @@
 The summary, ``openmolt logs`` and ``openmolt runs`` print whole ids (32 hex digits); every command
 that takes one (``openmolt logs RUN_ID``, ``openmolt answer``, ``openmolt runs --cancel`` and
 ``--migrate``) accepts a unique prefix, as git does for commits, and names the runs that match
-when several do. Plugin commands use `resolve` with the ids they know.
+when several do. Plugin commands use it as `openmolt_core.agentfile.resolve_run_id`, with the ids they know.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from collections.abc import Iterable
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["resolve"]
+__all__ = ["resolve_run_id"]
 
 _SHOWN = 5
 
 
-def resolve(given: str, ids: Iterable[str], *, where: str = "") -> str:
+def resolve_run_id(given: str, ids: Iterable[str], *, where: str = "") -> str:
 	"""The one id of ``ids`` that ``given`` is, or is a prefix of.
 
 	Args:
