@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -202,9 +203,9 @@ def main(
 		return 0
 	if ns.shell is None:
 		parser.error("name the shell: bash, zsh or fish")
-	options = {}
+	options: dict[str, list[str]] = {}
 	if run is not None:
 		for name in commands:
-			options[name] = options_of(lambda rest, name=name: run(name, rest))
+			options[name] = options_of(functools.partial(run, name))
 	sys.stdout.write(script(ns.shell, commands, options))
 	return 0
