@@ -5,6 +5,7 @@ openmolt run FILE [--input TEXT|JSON] [--json] [--dry-run] [--verbose] [--once]
                   [--env-file PATH] [--on-stop finish|cancel] [--approvals ask|approve|deny]
                   [--user ID]
 openmolt FILE ...                     the same as `openmolt run FILE ...`
+openmolt -m MODEL "PROMPT" ...        a run without an agent file (``openmolt run -m ...``)
 openmolt schedules FILE [-n N]        the next fire times of the file's schedules
 openmolt plugins [--json]             installed providers and integrations, with versions
 openmolt tools [INTEGRATION] [--json] every integration, or one's tools, scopes and schemas
@@ -102,7 +103,10 @@ def _version() -> str:
 def _overview() -> str:
 	width = max(len(name) for name in _SUMMARY)
 	lines = [
-		"usage: openmolt <command> [options]     or: openmolt FILE [options]",
+		"usage: openmolt <command> [options]",
+		"   or: openmolt FILE [options]               run an agent file (agent.json, agent.py)",
+		'   or: openmolt -m MODEL "PROMPT" [options]  a prompt without a file '
+		"(-m openai:gpt-5-mini)",
 		"",
 		"Run OpenMolt agents and look at what is installed.",
 		"",
