@@ -79,12 +79,12 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		(
 			"a.json",
 			'{"name": "x", "model": "no-colon"}',
-			"create_agent: model 'no-colon' must read 'provider:model'; e.g. 'openai:gpt-5-mini'",
+			"a.json: model 'no-colon' must read 'provider:model'; e.g. 'openai:gpt-5-mini'",
 		),
 		(  # as `llm -m gpt-5-mini` takes it: the provider that lists the model is named
 			"a.json",
 			'{"name": "x", "model": "gpt-5-mini"}',
-			"create_agent: model 'gpt-5-mini' must read 'provider:model'; did you mean "
+			"a.json: model 'gpt-5-mini' must read 'provider:model'; did you mean "
 			"'openai:gpt-5-mini'?",
 		),
 		("a.txt", "{}", "a.txt: an agent file ends in .json or .py"),
@@ -293,3 +293,20 @@ def test_a_dry_run_warns_about_missing_keys_but_runs(tmp_path, server, cli) -> N
 	done = cli.openmolt(str(path), "--dry-run", cwd=tmp_path, env=cli.clean_env())
 	assert done.returncode == 0, done.stderr
 	assert "warning: weather needs config 'apiKey'" in done.stderr
+
+
+def test_what_create_agent_refuses_is_said_for_the_file_or_for_m(tmp_path, cli) -> None:
+	"""No "create_agent:" (Python's) in the command: the agent file, or -m, is named instead."""
+	(tmp_path / "a.json").write_text(
+		'{"name": "x", "model": "openai:gpt-5-mini", "integrations": {"slack": {"tokne": "t"}}}'
+	)
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-x")
+	done = cli.openmolt("a.json", cwd=tmp_path, env=env)
+	assert done.returncode == 2
+	assert done.stderr == (
+		"openmolt: a.json: integrations[slack]: config key 'tokne' is not read by slack: did you "
+		"mean 'token'?\n"
+	)
+	prompt = cli.openmolt("-m", "gpt-5-mini", "hi", cwd=tmp_path, env=env)
+	assert prompt.returncode == 2
+	assert prompt.stderr.startswith("openmolt: -m: model 'gpt-5-mini' must read 'provider:model'")

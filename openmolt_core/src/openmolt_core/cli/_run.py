@@ -289,6 +289,7 @@ def load_prompt(
 		keys=_keys_context(where, env_file),
 		durability=durability,
 		tools=functions,
+		where="-m",
 	)
 	loaded.prompt = True
 	return loaded
@@ -335,7 +336,9 @@ def _build_json(
 	keys: dict[str, Any],
 	durability: str | None,
 	tools: list[Callable[..., Any]] | None = None,
+	where: str | None = None,
 ) -> Loaded:
+	"""The agent of a JSON agent file (or of ``-m``: ``where`` names it in errors)."""
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
 	model_id, *fallbacks = spec.models
 	for model in spec.models:  # each model's provider gets its key
@@ -363,7 +366,31 @@ def _build_json(
 	om.integration_configs.update(configs)
 	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
-	agent = om.create_agent(
+	try:
+		agent = _create(om, spec, path, model_id, fallbacks, bindings, instructions_path, tools)
+	except ConfigurationError as exc:
+		if type(exc) is not ConfigurationError or not str(exc).startswith("create_agent: "):
+			raise
+		# Said for the file (or -m), not for Python's create_agent(...).
+		text = str(exc).removeprefix("create_agent: ")
+		raise ConfigurationError(f"{where or path}: {text}") from None
+	reports += [
+		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
+	]
+	return Loaded(agent, model_id, spec.input, list(spec.schedules), reports, path, spec.triggers)
+
+
+def _create(
+	om: OpenMolt,
+	spec: AgentFile,
+	path: Path,
+	model_id: str,
+	fallbacks: list[str],
+	bindings: list[Any],
+	instructions_path: str | None,
+	tools: list[Callable[..., Any]] | None,
+) -> Any:
+	return om.create_agent(
 		name=spec.name,
 		model=model_id,
 		fallback_models=fallbacks,
@@ -387,10 +414,6 @@ def _build_json(
 		tools=tools or (),
 		capabilities=[c if isinstance(c, str) else c.model_dump() for c in spec.capabilities],
 	)
-	reports += [
-		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
-	]
-	return Loaded(agent, model_id, spec.input, list(spec.schedules), reports, path, spec.triggers)
 
 
 def _skill_entries(path: Path, entries: list[str]) -> list[str]:
