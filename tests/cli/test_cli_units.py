@@ -183,3 +183,35 @@ def test_files_saved_with_a_bom_are_read(tmp_path: Path, cli_in_process) -> None
 	assert done.returncode == 0, done.stderr
 	assert "no API key" not in done.stderr  # the key came from the .env file
 	assert json.loads(done.stdout)["model"] == "openai:gpt-5-mini"
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		(
+			["keys", "st", "openai"],
+			"openmolt keys: no such action 'st'; did you mean 'set'? "
+			"(choose from set, remove, list, path)",
+		),
+		(
+			["completion", "bsh"],
+			"openmolt completion: no such shell 'bsh'; did you mean 'bash'? "
+			"(choose from bash, zsh, fish)",
+		),
+		(
+			["run", "a.json", "--approvals", "aks"],
+			"openmolt run: --approvals: no such choice 'aks'; did you mean 'ask'? "
+			"(choose from ask, approve, deny)",
+		),
+	],
+)
+def test_a_wrong_choice_is_one_line_with_the_nearest(
+	args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A mistyped action, shell or option value: one line, "did you mean", the choices."""
+	from openmolt_core.cli import main
+
+	with pytest.raises(SystemExit) as stopped:
+		main(args)
+	assert stopped.value.code == 2
+	assert capsys.readouterr().err == said + "\n"
