@@ -87,6 +87,16 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			"a.json: model 'gpt-5-mini' must read 'provider:model'; did you mean "
 			"'openai:gpt-5-mini'?",
 		),
+		(  # a schedule without its kind, or of a kind that does not exist
+			"a.json",
+			'{"name": "x", "model": "a:b",\n "schedules": [{"cron": "0 9 * * *"}]}',
+			"a.json:2: schedules[0]: missing key 'type', one of 'interval', 'daily', 'cron'",
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "a:b",\n "schedules": [{"type": "weekly"}]}',
+			"a.json:2: schedules[0]: 'type' is 'weekly', not one of 'interval', 'daily', 'cron'",
+		),
 		("a.txt", "{}", "a.txt: an agent file ends in .json or .py"),
 		(
 			"a.py",
