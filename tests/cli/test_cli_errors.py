@@ -150,6 +150,16 @@ def test_a_missing_file_is_named(tmp_path, cli) -> None:
 	done = cli.openmolt("nope.json", cwd=tmp_path)
 	assert done.returncode == 2
 	assert done.stderr.startswith("openmolt: nope.json: cannot read the agent file: No such file")
+	assert "did you mean" not in done.stderr
+
+
+@pytest.mark.parametrize("typed", ["digest.jsn", "digst.json", "Digest.json"])
+def test_a_mistyped_agent_file_name_gets_the_file_beside_it(tmp_path, cli, typed) -> None:
+	"""`openmolt digest.jsn` (or digst.json) beside digest.json: "did you mean 'digest.json'?"."""
+	(tmp_path / "digest.json").write_text("{}")
+	done = cli.openmolt(typed, cwd=tmp_path)
+	assert done.returncode == 2
+	assert "did you mean 'digest.json'?" in done.stderr, done.stderr
 
 
 def test_a_bad_env_file_line_is_named_by_number_not_content(tmp_path, server, cli) -> None:

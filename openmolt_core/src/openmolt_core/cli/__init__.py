@@ -537,7 +537,9 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 		return None  # a file, or meant as one: the run says what is wrong with it
 	commands = [w for w in words if not w.startswith("-")]
 	files = [f"{name}{suffix}" for suffix in (".json", ".py") if os.path.isfile(f"{name}{suffix}")]
+	near = _near_file(name)
 	close = files or difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
+	close = close or ([near] if near else [])
 	if not close and name == "version":
 		close = ["--version"]
 	hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -545,6 +547,19 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
 		"an agent file ends in .json or .py)"
 	)
+
+
+def _near_file(name: str) -> str | None:
+	"""An agent file whose name is close to ``name`` (a typo of it), in the same folder."""
+	import difflib
+
+	folder, base = os.path.split(name)
+	try:
+		entries = [e for e in os.listdir(folder or ".") if e.endswith((".json", ".py"))]
+	except OSError:
+		return None
+	close = difflib.get_close_matches(base, entries, n=1, cutoff=0.75)
+	return os.path.join(folder, close[0]) if close else None
 
 
 # Advice written for Python code, as an agent file says it.

@@ -467,7 +467,11 @@ def load_json_file(path: Path) -> AgentFile:
 	try:
 		text = path.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
 	except OSError as exc:
-		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}") from exc
+		from openmolt_core.cli import _near_file
+
+		near = _near_file(str(path)) if isinstance(exc, FileNotFoundError) else None
+		hint = f"; did you mean {near!r}?" if near else ""
+		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}{hint}") from exc
 	try:
 		data = json.loads(text, parse_constant=lambda name: _refuse_constant(name, text))
 	except json.JSONDecodeError as exc:
