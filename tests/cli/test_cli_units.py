@@ -215,3 +215,20 @@ def test_a_wrong_choice_is_one_line_with_the_nearest(
 		main(args)
 	assert stopped.value.code == 2
 	assert capsys.readouterr().err == said + "\n"
+
+
+def test_an_empty_key_store_says_so_and_one_tool_is_singular(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`keys list` with nothing stored says how to store one (stderr); `tools` says "1 tool"."""
+	from openmolt_core.cli import main
+
+	monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+	assert main(["keys", "list"]) == 0
+	out, err = capsys.readouterr()
+	assert out == ""
+	assert err.startswith(f"openmolt: no keys stored yet in {tmp_path}")
+	assert "`openmolt keys set openai`" in err
+	assert main(["tools"]) == 0
+	listed = capsys.readouterr().out
+	assert "HTTP Request, 1 tool " in listed and ", 1 tools" not in listed
