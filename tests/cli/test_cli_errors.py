@@ -330,3 +330,23 @@ def test_what_create_agent_refuses_is_said_for_the_file_or_for_m(tmp_path, cli) 
 	prompt = cli.openmolt("-m", "gpt-5-mini", "hi", cwd=tmp_path, env=env)
 	assert prompt.returncode == 2
 	assert prompt.stderr.startswith("openmolt: -m: model 'gpt-5-mini' must read 'provider:model'")
+
+
+def test_a_python_agent_file_is_told_where_python_gives_an_integration_key(
+	tmp_path, server, cli
+) -> None:
+	"""agent.py lacking a key: the variable, or create_agent's entry, never the JSON form."""
+	path = tmp_path / "agent.py"
+	path.write_text(
+		"def agent(om):\n"
+		f"    return om.create_agent(name='W', model='{cli.PROVIDER}:greet', "
+		"instructions='x', integrations=['weather'])\n"
+	)
+	done = cli.openmolt(str(path), cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.splitlines() == [
+		"openmolt: weather needs config 'apiKey' for its custom credential: set "
+		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set`), or "
+		f"'apiKey' in {path}'s create_agent(integrations=[{{'integration': 'weather', "
+		"'credential': {'config': {...}}}])"
+	]

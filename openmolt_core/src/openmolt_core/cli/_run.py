@@ -149,7 +149,14 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		where = [f"{missing.describe()}: set"]
 		variables = _spelled(missing, partial(env_var, iid))
 		where.append(f"{variables} (in the environment, a .env file or `openmolt keys set`)")
-		if not loaded.prompt:
+		if not loaded.prompt and loaded.file.suffix == ".py":
+			where[-1] += ", or"
+			keys = _spelled(missing, repr)
+			where.append(
+				f"{keys} in {loaded.file}'s create_agent(integrations=[{{'integration': {iid!r}, "
+				"'credential': {'config': {...}}}])"
+			)
+		elif not loaded.prompt:
 			where[-1] += ", or"
 			keys = _spelled(missing, f"integrations.{iid}.{{}}".format)
 			where.append(f"{keys} in {loaded.file} (the {{id: config}} form)")
