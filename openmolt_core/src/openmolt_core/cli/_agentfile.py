@@ -369,7 +369,7 @@ def _dotted(raw: list[Any]) -> str:
 	)
 
 
-def _expected_tags(data: Any, raw: tuple[Any, ...], loc: tuple[Any, ...], key: str) -> str:
+def _expected_tags(data: Any, raw: Sequence[Any], loc: Sequence[Any], key: str) -> str:
 	"""The values ``key`` may take at ``raw`` (asked of the model with a value it refuses)."""
 	probe = copy.deepcopy(data)
 	node = probe
