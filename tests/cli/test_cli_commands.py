@@ -76,7 +76,7 @@ def test_tools_without_an_id_lists_every_integration(tmp_path, cli) -> None:
 	done = cli.openmolt("tools", cwd=tmp_path)
 	assert done.returncode == 0, done.stderr
 	assert re.search(r"^  notion +Notion, \d+ tools +\(openmolt-integrations ", done.stdout, re.M)
-	assert re.search(r"^  httpRequest +HTTP Request, 1 tools +\(openmolt-core ", done.stdout, re.M)
+	assert re.search(r"^  httpRequest +HTTP Request, 1 tool +\(openmolt-core ", done.stdout, re.M)
 	data = json.loads(cli.openmolt("tools", "--json", cwd=tmp_path).stdout)
 	rows = {r["integration"]: r for r in data}
 	assert rows["weather"]["tools"] == 1 and rows["weather"]["distribution"] == "openmolt-weather"
