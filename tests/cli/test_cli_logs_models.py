@@ -103,6 +103,18 @@ def test_a_filter_that_matches_no_model_says_so(capsys) -> None:
 	assert "no model matches 'zzz-no-such'" in captured.err
 
 
+def test_a_mistyped_provider_is_one_error_not_a_row(capsys) -> None:
+	"""`models --provider opena`: a near miss named on stderr, no table, exit 2."""
+	from openmolt_core.cli import main as openmolt_main
+
+	assert openmolt_main(["models", "--provider", "opena"]) == 2
+	captured = capsys.readouterr()
+	assert captured.out == ""
+	assert captured.err.startswith("openmolt: providers:opena: no such model provider")
+	assert "did you mean 'openai'?" in captured.err
+	assert "llm_providers=" not in captured.err  # the command's advice, not Python's
+
+
 def test_logs_takes_a_unique_prefix_of_a_run_id(
 	store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
