@@ -94,6 +94,7 @@ def test_a_prompt_s_agent_is_named_for_its_model(tmp_path, server, cli) -> None:
 	env = _env(cli, server, OPENMOLT_RUN_STORE=str(tmp_path / "runs.db"))
 	done = cli.openmolt("-m", "openai:greet", "Ada", cwd=tmp_path, env=env)
 	assert done.returncode == 0, done.stderr
+	assert "openmolt: openai:greet: starting\n" in done.stderr  # not "... with openai:greet"
 	system = json.dumps(server.requests[0]["body"])
 	assert "You are openai:greet" in system and "You are openmolt" not in system
 	logs = cli.openmolt("logs", "--json", cwd=tmp_path, env=env)

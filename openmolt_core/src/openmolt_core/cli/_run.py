@@ -627,7 +627,8 @@ async def run_once(
 		async with anyio.create_task_group() as tg:
 			tg.start_soon(progress.spin)
 			await tg.start(_watch_signals, stop)
-			progress.status(f"{agent.name}: starting with {loaded.model_id}")
+			model = "" if agent.name == loaded.model_id else f" with {loaded.model_id}"  # -m's
+			progress.status(f"{agent.name}: starting{model}")
 			progress.start(agent.name, agent.max_steps)
 			try:
 				with started_by("cli", where=agent.name):
