@@ -159,3 +159,23 @@ def test_listing_schedules_does_not_warn_as_a_run_does(tmp_path, cli) -> None:
 	previewed = cli.openmolt(str(path), "--dry-run", "--once", cwd=tmp_path, env=env)
 	assert previewed.returncode == 0, previewed.stderr
 	assert previewed.stderr.count("combines private data") == 1
+
+
+def test_a_run_stopped_before_it_starts_does_not_warn_of_the_trifecta(tmp_path, cli) -> None:
+	"""A missing key stops the run with its one line; the run's warning waits for a real run."""
+	path = tmp_path / "agent.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "Mailer",
+				"model": "openai:gpt-5-mini",
+				"instructions": "Sort mail.",
+				"integrations": ["gmail"],
+			}
+		)
+	)
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-x")
+	stopped = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	assert stopped.returncode == 2
+	assert stopped.stderr.startswith("openmolt: gmail needs config")
+	assert "combines private data" not in stopped.stderr

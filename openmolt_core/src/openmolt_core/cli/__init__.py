@@ -46,7 +46,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
@@ -290,24 +290,27 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	# or every step would be printed twice.
 	progress = Progress.for_terminal(json_events=ns.json, verbose=ns.verbose)
 	durability = None if ns.dry_run else ns.durability or os.environ.get("OPENMOLT_DURABILITY")
-	if ns.model is not None:
-		from openmolt_core.cli._run import load_prompt
+	# The trifecta warning is the run's: said once the checks pass, not before a missing key.
+	held = _Held("LethalTrifectaWarning")
+	with held:
+		if ns.model is not None:
+			from openmolt_core.cli._run import load_prompt
 
-		loaded = load_prompt(
-			ns.model,
-			instructions=ns.instructions,
-			integrations=ns.integration,
-			tools=ns.tool,
-			env_file=ns.env_file,
-			verbose=False,
-			durability=durability,
-		)
-		loaded.input = _prompt_input(ns)
-		ns.input = None  # the prompt is the input, never parsed as JSON
-	else:
-		loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
-		if ns.input == "-":
-			ns.input = _stdin_text() or ""
+			loaded = load_prompt(
+				ns.model,
+				instructions=ns.instructions,
+				integrations=ns.integration,
+				tools=ns.tool,
+				env_file=ns.env_file,
+				verbose=False,
+				durability=durability,
+			)
+			loaded.input = _prompt_input(ns)
+			ns.input = None  # the prompt is the input, never parsed as JSON
+		else:
+			loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
+			if ns.input == "-":
+				ns.input = _stdin_text() or ""
 	from openmolt_core.cli._approve import install
 	from openmolt_core.cli._ecosystem import remember_plugins
 
@@ -323,6 +326,7 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 
 		for problem in check_ready(loaded, strict=False):
 			progress.line(f"warning: {problem}")
+		held.show()
 		try:
 			# Tools only a running service knows (MCP servers) are listed as a run would.
 			await loaded.agent._refresh_tools()
@@ -334,6 +338,7 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 			await loaded.om.aclose()
 		return ExitCode.SUCCESS
 	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
+	held.show()
 	record_runs(loaded.om)
 	session = None
 	if ns.session is not None or ns.continue_last:
@@ -368,6 +373,43 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	if ns.ui:
 		return await run_with_ui(loaded, once, progress.line, linger=True)
 	return await once()
+
+
+class _Held:
+	"""Holds the warnings of one category while a block runs, to show them later (`show`)."""
+
+	def __init__(self, category: str) -> None:
+		self.category = category
+		self.warnings: list[tuple[Warning | str, type[Warning], str, int]] = []
+		self._shown: Callable[..., None] | None = None
+
+	def __enter__(self) -> None:
+		self._shown = shown = warnings.showwarning
+
+		def hold(
+			message: Warning | str,
+			category: type[Warning],
+			filename: str,
+			lineno: int,
+			file: TextIO | None = None,
+			line: str | None = None,
+		) -> None:
+			if category.__name__ == self.category:
+				self.warnings.append((message, category, filename, lineno))
+			else:
+				shown(message, category, filename, lineno, file, line)
+
+		warnings.showwarning = hold
+
+	def __exit__(self, *exc: object) -> None:
+		if self._shown is not None:
+			warnings.showwarning = self._shown
+
+	def show(self) -> None:
+		"""Show what was held, as it would have been shown."""
+		for message, category, filename, lineno in self.warnings:
+			warnings.showwarning(message, category, filename, lineno)
+		self.warnings.clear()
 
 
 def _schedules_command(args: list[str]) -> int:
