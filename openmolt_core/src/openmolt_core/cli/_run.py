@@ -162,11 +162,26 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			where.append(f"{keys} in {loaded.file} (the {{id: config}} form)")
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
+		near = _near_variable([env_var(iid, k) for k in (*missing.keys, *missing.alternatives)])
+		if near:
+			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))
 	problems = list(dict.fromkeys(problems))  # two models of one provider: said once
 	if strict and problems:
 		raise ConfigurationError(problems[0])
 	return problems
+
+
+def _near_variable(needed: list[str]) -> tuple[str, str] | None:
+	"""A set OPENMOLT_ variable spelled close to a needed one (OPENMOLT_SLAK_TOKEN), if any."""
+	import difflib
+
+	given = [v for v in os.environ if v.startswith("OPENMOLT_") and v not in needed]
+	for variable in needed:
+		close = difflib.get_close_matches(variable, given, n=1, cutoff=0.85)
+		if close:
+			return close[0], variable
+	return None
 
 
 def load(
