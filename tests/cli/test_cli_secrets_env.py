@@ -362,3 +362,23 @@ def test_a_secret_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli, type
 	assert done.returncode == 2
 	assert f"({typed} is set: a typo of OPENMOLT_SLACK_TOKEN?)" in done.stderr
 	assert "xoxb-1" not in done.stderr
+
+
+def test_a_provider_key_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli) -> None:
+	"""OPENMOLT_OPENAI_APIKEY (a file, early) and OPENMOLT_OPEANI_API_KEY (-m) are named."""
+	path = tmp_path / "agent.json"
+	path.write_text(json.dumps({"name": "D", "model": "openai:gpt-5-mini", "instructions": "x"}))
+	early = cli.openmolt(str(path), cwd=tmp_path, env=cli.clean_env(OPENMOLT_OPENAI_APIKEY="sk-1"))
+	assert early.returncode == 2
+	assert early.stderr.endswith(
+		"(OPENMOLT_OPENAI_APIKEY is set: a typo of OPENMOLT_OPENAI_API_KEY?)\n"
+	)
+	prompt = cli.openmolt(
+		"-m",
+		"openai:gpt-5-mini",
+		"hi",
+		cwd=tmp_path,
+		env=cli.clean_env(OPENMOLT_OPEANI_API_KEY="k"),
+	)
+	assert prompt.returncode == 2
+	assert "(OPENMOLT_OPEANI_API_KEY is set: a typo of OPENMOLT_OPENAI_API_KEY?)" in prompt.stderr

@@ -26,6 +26,7 @@ from openmolt_core.cli._agentfile import (
 	load_json_file,
 	load_python_file,
 )
+from openmolt_core.cli._early import near_variable, no_key
 from openmolt_core.cli._exit import ExitCode, for_status
 from openmolt_core.cli._keys import (
 	KeyReport,
@@ -137,10 +138,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	for name, made in checked:
 		if made is not None and getattr(made, "key_required", False):
 			if any(r.owner == name and r.source is None for r in loaded.keys):
-				problems.append(
-					f"no API key for {name}: set {env_var(name)} (in the environment or a .env "
-					"file)"
-				)
+				problems.append(no_key(name, env_var(name)))
 	bound = [t for t in agent._tools.values() if t.integration is not None]
 	if bound:  # the credential checks load only for an agent that has integrations
 		from openmolt_core.integrations.preflight import missing_credentials
@@ -162,7 +160,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			where.append(f"{keys} in {loaded.file} (the {{id: config}} form)")
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
-		near = _near_variable([env_var(iid, k) for k in (*missing.keys, *missing.alternatives)])
+		near = near_variable([env_var(iid, k) for k in (*missing.keys, *missing.alternatives)])
 		if near:
 			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))
@@ -170,18 +168,6 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	if strict and problems:
 		raise ConfigurationError(problems[0])
 	return problems
-
-
-def _near_variable(needed: list[str]) -> tuple[str, str] | None:
-	"""A set OPENMOLT_ variable spelled close to a needed one (OPENMOLT_SLAK_TOKEN), if any."""
-	import difflib
-
-	given = [v for v in os.environ if v.startswith("OPENMOLT_") and v not in needed]
-	for variable in needed:
-		close = difflib.get_close_matches(variable, given, n=1, cutoff=0.85)
-		if close:
-			return close[0], variable
-	return None
 
 
 def load(
