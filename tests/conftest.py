@@ -77,8 +77,15 @@ def _run_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -
 			os.environ[name] = value
 
 
+class _Terminal(io.StringIO):
+	"""A captured stdout that says it is a terminal (what a person at one sees)."""
+
+	def isatty(self) -> bool:
+		return True
+
+
 def _in_process(
-	args: list[str], *, cwd: Path, env: dict[str, str], stdin: str = ""
+	args: list[str], *, cwd: Path, env: dict[str, str], stdin: str = "", tty: bool = False
 ) -> subprocess.CompletedProcess[str]:
 	from openmolt_core import testing
 	from openmolt_core.cli import main
@@ -89,7 +96,7 @@ def _in_process(
 	saved_modules = set(sys.modules)
 	saved_streams = (sys.stdin, sys.stdout, sys.stderr)
 	saved_cwd = os.getcwd()
-	out, err = io.StringIO(), io.StringIO()
+	out, err = (_Terminal() if tty else io.StringIO()), io.StringIO()
 	try:
 		os.environ.clear()
 		os.environ.update(env)
@@ -129,6 +136,8 @@ def _python_default_warnings() -> None:
 @pytest.fixture
 def cli_in_process() -> Callable[..., subprocess.CompletedProcess[str]]:
 	"""Run the ``openmolt`` command in this process: ``run(args, cwd=..., env=..., stdin="")``.
+
+	``tty=True`` makes its stdout say it is a terminal (the summary, streamed text).
 
 	It is `openmolt_core.cli.main(args)` with exactly that environment, folder and stdin and
 	Python's default warning filters, its stdout, stderr and exit code returned as a

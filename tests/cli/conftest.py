@@ -267,11 +267,12 @@ def cli(cli_in_process):
 		stdin: str = "",
 		timeout: float = 60,
 		process: bool = False,
+		tty: bool = False,
 	) -> subprocess.CompletedProcess[str]:
 		if process:
 			return openmolt(*args, cwd=cwd, env=env, stdin=stdin, timeout=timeout)
 		env = env if env is not None else clean_env(**{KEY_VAR: "env-key"})
-		return cli_in_process(list(args), cwd=cwd, env=env, stdin=stdin)
+		return cli_in_process(list(args), cwd=cwd, env=env, stdin=stdin, tty=tty)
 
 	return SimpleNamespace(
 		agent_file=agent_file,

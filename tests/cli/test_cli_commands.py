@@ -76,7 +76,7 @@ def test_tools_without_an_id_lists_every_integration(tmp_path, cli) -> None:
 	done = cli.openmolt("tools", cwd=tmp_path)
 	assert done.returncode == 0, done.stderr
 	assert re.search(r"^  notion +Notion, \d+ tools +\(openmolt-integrations ", done.stdout, re.M)
-	assert re.search(r"^  httpRequest +HTTP Request, 1 tools +\(openmolt-core ", done.stdout, re.M)
+	assert re.search(r"^  httpRequest +HTTP Request, 1 tool +\(openmolt-core ", done.stdout, re.M)
 	data = json.loads(cli.openmolt("tools", "--json", cwd=tmp_path).stdout)
 	rows = {r["integration"]: r for r in data}
 	assert rows["weather"]["tools"] == 1 and rows["weather"]["distribution"] == "openmolt-weather"
@@ -266,3 +266,14 @@ def test_no_next_run_is_announced_after_a_stop(tmp_path, server, cli) -> None:
 	assert running.finish() == 0
 	ended = [line for line in running.lines["stderr"] if ": success" in line]
 	assert ended and not any("next run" in line for line in ended)
+
+
+def test_the_overview_shows_the_three_ways_to_run(capsys) -> None:
+	"""`openmolt --help` names a command, an agent file and `-m MODEL "PROMPT"` (getting started)."""
+	from openmolt_core.cli import main
+
+	assert main(["--help"]) == 0
+	head = capsys.readouterr().out.split("\n\n")[0]
+	assert "openmolt <command> [options]" in head
+	assert "openmolt FILE [options]" in head
+	assert 'openmolt -m MODEL "PROMPT" [options]' in head

@@ -79,13 +79,23 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		(
 			"a.json",
 			'{"name": "x", "model": "no-colon"}',
-			"create_agent: model 'no-colon' must read 'provider:model'; e.g. 'openai:gpt-5-mini'",
+			"a.json: model 'no-colon' must read 'provider:model'; e.g. 'openai:gpt-5-mini'",
 		),
 		(  # as `llm -m gpt-5-mini` takes it: the provider that lists the model is named
 			"a.json",
 			'{"name": "x", "model": "gpt-5-mini"}',
-			"create_agent: model 'gpt-5-mini' must read 'provider:model'; did you mean "
+			"a.json: model 'gpt-5-mini' must read 'provider:model'; did you mean "
 			"'openai:gpt-5-mini'?",
+		),
+		(  # a schedule without its kind, or of a kind that does not exist
+			"a.json",
+			'{"name": "x", "model": "a:b",\n "schedules": [{"cron": "0 9 * * *"}]}',
+			"a.json:2: schedules[0]: missing key 'type', one of 'interval', 'daily', 'cron'",
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "a:b",\n "schedules": [{"type": "weekly"}]}',
+			"a.json:2: schedules[0]: 'type' is 'weekly', not one of 'interval', 'daily', 'cron'",
 		),
 		("a.txt", "{}", "a.txt: an agent file ends in .json or .py"),
 		(
@@ -140,6 +150,16 @@ def test_a_missing_file_is_named(tmp_path, cli) -> None:
 	done = cli.openmolt("nope.json", cwd=tmp_path)
 	assert done.returncode == 2
 	assert done.stderr.startswith("openmolt: nope.json: cannot read the agent file: No such file")
+	assert "did you mean" not in done.stderr
+
+
+@pytest.mark.parametrize("typed", ["digest.jsn", "digst.json", "Digest.json"])
+def test_a_mistyped_agent_file_name_gets_the_file_beside_it(tmp_path, cli, typed) -> None:
+	"""`openmolt digest.jsn` (or digst.json) beside digest.json: "did you mean 'digest.json'?"."""
+	(tmp_path / "digest.json").write_text("{}")
+	done = cli.openmolt(typed, cwd=tmp_path)
+	assert done.returncode == 2
+	assert "did you mean 'digest.json'?" in done.stderr, done.stderr
 
 
 def test_a_bad_env_file_line_is_named_by_number_not_content(tmp_path, server, cli) -> None:
@@ -293,3 +313,40 @@ def test_a_dry_run_warns_about_missing_keys_but_runs(tmp_path, server, cli) -> N
 	done = cli.openmolt(str(path), "--dry-run", cwd=tmp_path, env=cli.clean_env())
 	assert done.returncode == 0, done.stderr
 	assert "warning: weather needs config 'apiKey'" in done.stderr
+
+
+def test_what_create_agent_refuses_is_said_for_the_file_or_for_m(tmp_path, cli) -> None:
+	"""No "create_agent:" (Python's) in the command: the agent file, or -m, is named instead."""
+	(tmp_path / "a.json").write_text(
+		'{"name": "x", "model": "openai:gpt-5-mini", "integrations": {"slack": {"tokne": "t"}}}'
+	)
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-x")
+	done = cli.openmolt("a.json", cwd=tmp_path, env=env)
+	assert done.returncode == 2
+	assert done.stderr == (
+		"openmolt: a.json: integrations[slack]: config key 'tokne' is not read by slack: did you "
+		"mean 'token'?\n"
+	)
+	prompt = cli.openmolt("-m", "gpt-5-mini", "hi", cwd=tmp_path, env=env)
+	assert prompt.returncode == 2
+	assert prompt.stderr.startswith("openmolt: -m: model 'gpt-5-mini' must read 'provider:model'")
+
+
+def test_a_python_agent_file_is_told_where_python_gives_an_integration_key(
+	tmp_path, server, cli
+) -> None:
+	"""agent.py lacking a key: the variable, or create_agent's entry, never the JSON form."""
+	path = tmp_path / "agent.py"
+	path.write_text(
+		"def agent(om):\n"
+		f"    return om.create_agent(name='W', model='{cli.PROVIDER}:greet', "
+		"instructions='x', integrations=['weather'])\n"
+	)
+	done = cli.openmolt(str(path), cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.splitlines() == [
+		"openmolt: weather needs config 'apiKey' for its custom credential: set "
+		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set`), or "
+		f"'apiKey' in {path}'s create_agent(integrations=[{{'integration': 'weather', "
+		"'credential': {'config': {...}}}])"
+	]

@@ -107,3 +107,28 @@ def agent(om):
 	done = cli.openmolt("local.py", cwd=tmp_path, env=cli.clean_env())
 	assert done.returncode == 0, done.stderr
 	assert json.loads(done.stdout)["output"] == {"greeting": "Hello, Grace!"}
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_a_server_that_does_not_stream_still_runs_on_a_terminal(
+	tmp_path, chat_server, cli, verbose
+) -> None:
+	"""On a terminal the run streams; a server answering whole replies is asked without, once."""
+	path = local_agent(
+		tmp_path,
+		"ollama:greet",
+		{"ollama": {"provider": "openai", "baseUrl": chat_server.url, "apiMode": "chat"}},
+	)
+	args = [path, "--verbose"] if verbose else [path]
+	done = cli.openmolt(*args, cwd=tmp_path, env=cli.clean_env(), tty=True)
+	assert done.returncode == 0, done.stderr
+	assert "Hello, Ada!" in done.stdout
+	assert len(chat_server.requests) == 2  # the stream it answered whole, then a plain request
+	said = [line for line in done.stderr.splitlines() if "does not stream" in line]
+	if verbose:
+		assert said == [
+			f"openmolt: warning: ollama:greet: {chat_server.url} does not stream; its replies "
+			"are asked for whole"
+		]
+	else:
+		assert said == []

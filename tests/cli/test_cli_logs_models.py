@@ -101,3 +101,56 @@ def test_a_filter_that_matches_no_model_says_so(capsys) -> None:
 	captured = capsys.readouterr()
 	assert captured.out == ""
 	assert "no model matches 'zzz-no-such'" in captured.err
+
+
+def test_a_mistyped_provider_is_one_error_not_a_row(capsys) -> None:
+	"""`models --provider opena`: a near miss named on stderr, no table, exit 2."""
+	from openmolt_core.cli import main as openmolt_main
+
+	assert openmolt_main(["models", "--provider", "opena"]) == 2
+	captured = capsys.readouterr()
+	assert captured.out == ""
+	assert captured.err.startswith("openmolt: providers:opena: no such model provider")
+	assert "did you mean 'openai'?" in captured.err
+	assert "llm_providers=" not in captured.err  # the command's advice, not Python's
+
+
+def test_logs_takes_a_unique_prefix_of_a_run_id(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs 3f2a` shows the one run whose id starts so; several matches are named."""
+	import sqlite3
+
+	with sqlite3.connect(store) as conn:
+		ids = [r[0] for r in conn.execute("SELECT run_id FROM agent_runs ORDER BY started")]
+		# two runs that share a prefix, one that does not
+		conn.execute("UPDATE agent_runs SET run_id = 'abc1' || run_id WHERE run_id = ?", (ids[0],))
+		conn.execute("UPDATE agent_runs SET run_id = 'abc2' || run_id WHERE run_id = ?", (ids[1],))
+		conn.execute("UPDATE run_events SET run_id = 'abc1' || run_id WHERE run_id = ?", (ids[0],))
+	assert openmolt_main(["logs", ids[2][:6]]) == 0
+	assert capsys.readouterr().out.startswith(f"run {ids[2]}: Fruit with")
+	assert openmolt_main(["logs", "abc1"]) == 0
+	one = capsys.readouterr().out
+	assert one.startswith(f"run abc1{ids[0]}: Fruit with") and "finish" in one
+	assert openmolt_main(["logs", "abc"]) == 2
+	err = capsys.readouterr().err
+	assert "2 runs in " in err and "start with 'abc'" in err
+	assert f"abc1{ids[0]}" in err and f"abc2{ids[1]}" in err and "give more of the id" in err
+	assert openmolt_main(["logs", "zzz"]) == 2
+	assert "no run 'zzz' in" in capsys.readouterr().err
+
+
+def test_a_run_id_prefix_resolves_to_one_id() -> None:
+	"""resolve: the whole id, a unique prefix, none, several (named, at most five)."""
+	from openmolt_core.cli._runids import resolve_run_id as resolve
+	from openmolt_core.errors import ConfigurationError
+
+	ids = ["a1b2", "a1c3", "ff00"]
+	assert resolve("a1b2", ids) == "a1b2"
+	assert resolve("f", ids) == "ff00"
+	with pytest.raises(ConfigurationError, match=r"2 runs start with 'a1' \(a1b2, a1c3\)"):
+		resolve("a1", ids)
+	with pytest.raises(ConfigurationError, match="no run ''"):
+		resolve("", ids)
+	with pytest.raises(ConfigurationError, match=r"\(x0, x1, x2, x3, x4, \.\.\.\)"):
+		resolve("x", [f"x{i}" for i in range(7)])

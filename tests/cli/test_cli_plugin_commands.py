@@ -61,6 +61,10 @@ def test_the_agent_file_api_is_the_command_s_own_objects() -> None:
 	assert agentfile.Loaded is _run.Loaded and agentfile.AgentFileError is _agentfile.AgentFileError
 	assert agentfile.read_dotenv is _keys.read_dotenv and agentfile.to_json is _progress.to_json
 	assert agentfile.record_runs is _ui.record_runs
+	from openmolt_core.cli import _argparse, _runids
+
+	assert agentfile.CommandParser is _argparse.CommandParser
+	assert agentfile.resolve_run_id is _runids.resolve_run_id
 	assert sorted(agentfile.__all__) == sorted(agentfile._EXPORTS)
 
 
@@ -75,3 +79,88 @@ def test_no_sibling_distribution_imports_the_command_s_private_modules() -> None
 			):
 				offenders.append(f"{path.relative_to(ROOT)}: from {node.module} import ...")
 	assert offenders == []
+
+
+def test_completion_offers_each_subcommand_its_own_options(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""After `logs`, `--p` completes to --prune, not a run option; plugin commands are listed."""
+	import shutil
+	import subprocess
+
+	from openmolt_core.cli._completion import options_of
+
+	assert main(["completion", "bash"]) == 0
+	text = capsys.readouterr().out
+	assert "weather-report" in text.split("compgen -W", 2)[1].split('"')[1].split()
+	cases = {
+		line.strip().split(")")[0]: line for line in text.splitlines() if ") COMPREPLY=(" in line
+	}
+	assert "--prune" in cases["logs"] and "--dry-run" not in cases["logs"]
+	assert "--durability" in cases["worker"] and "--model" not in cases["worker"]
+	assert "--integrations" not in cases["completion"]  # hidden options stay hidden
+	assert "--dry-run" in cases["*"]  # an agent file, or `run`
+	assert options_of(lambda args: main(["models", *args])) == ["--json", "--provider"]
+	assert options_of(lambda args: main(["weather-report", *args])) == []  # not argparse
+	assert capsys.readouterr() == ("", "")  # probing printed nothing
+	for shell in ("zsh", "fish"):
+		assert main(["completion", shell]) == 0
+		other = capsys.readouterr().out
+		assert ("'--prune[]'" if shell == "zsh" else "from logs' -l prune") in other
+	if shutil.which("bash") is None:
+		pytest.skip("no bash here")
+	(tmp_path / "c.bash").write_text(text)
+	probe = (
+		f"source {tmp_path / 'c.bash'}\n"
+		'COMP_WORDS=(openmolt logs --p); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt a.json --dry); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+	)
+	done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+	assert done.stdout.splitlines() == ["--prune", "--dry-run"], done.stderr
+
+
+@pytest.mark.parametrize(
+	("command", "typo", "meant"),
+	[
+		("ui", "--hots", "--host"),
+		("serve", "--no-iu", "--no-ui"),
+		("eval", "--min-socre", "--min-score"),
+		("worker", "--heartbaet", "--heartbeat"),
+		("answer", "--stpe", "--step"),
+		("runs", "--jsn", "--json"),
+		("mcp", "--env-flie", "--env-file"),
+	],
+)
+def test_plugin_commands_speak_as_the_core_s_own(
+	command: str, typo: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A mistyped option of a plugin command: one line, `openmolt CMD`, and a "did you mean"."""
+	with pytest.raises(SystemExit) as stopped:
+		_commands.registered()[command].main([typo, "x", "y"])
+	assert stopped.value.code == 2
+	assert capsys.readouterr().err == (
+		f"openmolt {command}: no such option {typo!r}; did you mean {meant!r}? "
+		f"(`openmolt {command} --help` lists them)\n"
+	)
+
+
+def test_a_plugin_parser_without_prog_is_named_for_its_command(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A third-party command's plain ArgumentParser() reads `usage: openmolt NAME`."""
+	import argparse
+
+	def fetch(args: list[str]) -> int:
+		parser = argparse.ArgumentParser()
+		parser.add_argument("url")
+		parser.parse_args(args)
+		return 0
+
+	found = {**_commands.registered()}
+	found["fetch"] = _commands.RegisteredCommand("fetch", fetch, "fetch", "acme")
+	monkeypatch.setattr(_commands, "_found", found)
+	with pytest.raises(SystemExit):
+		main(["fetch"])
+	err = capsys.readouterr().err
+	assert err.startswith("usage: openmolt fetch [-h] url\n")
+	assert "openmolt fetch: error: the following arguments are required: url" in err

@@ -87,3 +87,18 @@ def test_what_a_prompt_lacks_is_said_for_the_command_line(tmp_path, cli) -> None
 	)
 	assert unknown.returncode == 2
 	assert "in a Python agent file (agent.py) with om.register_integration" in unknown.stderr
+
+
+def test_a_prompt_s_agent_is_named_for_its_model(tmp_path, server, cli) -> None:
+	"""The agent of `-m openai:greet` is "openai:greet" in its prompt, the run store and logs."""
+	env = _env(cli, server, OPENMOLT_RUN_STORE=str(tmp_path / "runs.db"))
+	done = cli.openmolt("-m", "openai:greet", "Ada", cwd=tmp_path, env=env)
+	assert done.returncode == 0, done.stderr
+	assert "openmolt: openai:greet: starting\n" in done.stderr  # not "... with openai:greet"
+	system = json.dumps(server.requests[0]["body"])
+	assert "You are openai:greet" in system and "You are openmolt" not in system
+	logs = cli.openmolt("logs", "--json", cwd=tmp_path, env=env)
+	[run] = json.loads(logs.stdout)
+	assert run["agent"] == "openai:greet"
+	one = cli.openmolt("logs", run["run_id"], cwd=tmp_path, env=env)
+	assert one.stdout.startswith(f"run {run['run_id']}: openai:greet, success")

@@ -339,3 +339,46 @@ def test_a_variable_of_another_credential_type_is_pointed_to(
 	path.write_text(json.dumps(file))
 	assert openmolt_main([str(path), "--input", "x"]) == 2
 	assert 'choose it with "credential": {"type": "bearer"}' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+	"typed", ["OPENMOLT_SLAK_TOKEN", "OPENMOLT_SLACK_TOKN", "OPENMOLT_SLACK_BOT_TOKEN"]
+)
+def test_a_secret_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli, typed: str) -> None:
+	"""The missing OPENMOLT_SLACK_TOKEN's message names the near variable that is set."""
+	path = tmp_path / "agent.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "D",
+				"model": "openai:gpt-5-mini",
+				"instructions": "x",
+				"integrations": ["slack"],
+			}
+		)
+	)
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-x", **{typed: "xoxb-1"})
+	done = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	assert done.returncode == 2
+	assert f"({typed} is set: a typo of OPENMOLT_SLACK_TOKEN?)" in done.stderr
+	assert "xoxb-1" not in done.stderr
+
+
+def test_a_provider_key_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli) -> None:
+	"""OPENMOLT_OPENAI_APIKEY (a file, early) and OPENMOLT_OPEANI_API_KEY (-m) are named."""
+	path = tmp_path / "agent.json"
+	path.write_text(json.dumps({"name": "D", "model": "openai:gpt-5-mini", "instructions": "x"}))
+	early = cli.openmolt(str(path), cwd=tmp_path, env=cli.clean_env(OPENMOLT_OPENAI_APIKEY="sk-1"))
+	assert early.returncode == 2
+	assert early.stderr.endswith(
+		"(OPENMOLT_OPENAI_APIKEY is set: a typo of OPENMOLT_OPENAI_API_KEY?)\n"
+	)
+	prompt = cli.openmolt(
+		"-m",
+		"openai:gpt-5-mini",
+		"hi",
+		cwd=tmp_path,
+		env=cli.clean_env(OPENMOLT_OPEANI_API_KEY="k"),
+	)
+	assert prompt.returncode == 2
+	assert "(OPENMOLT_OPEANI_API_KEY is set: a typo of OPENMOLT_OPENAI_API_KEY?)" in prompt.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -134,3 +135,47 @@ async def test_an_error_said_on_the_terminal_is_not_repeated_by_the_summary(
 	terminal = err.getvalue() + out  # both reach the same terminal
 	assert terminal.count("nothing listens") == 1, terminal
 	assert out.startswith("failed · 0 steps")
+
+
+def test_listing_schedules_does_not_warn_as_a_run_does(tmp_path, cli) -> None:
+	"""`openmolt schedules` of an agent holding the trifecta: no warning; a --dry-run says it once."""
+	path = tmp_path / "agent.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "Mailer",
+				"model": "openai:gpt-5-mini",
+				"instructions": "Sort mail.",
+				"integrations": ["gmail"],
+				"schedules": [{"type": "daily", "hour": 9, "minute": 0}],
+			}
+		)
+	)
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-x", OPENMOLT_GMAIL_ACCESS_TOKEN="t")
+	listed = cli.openmolt("schedules", str(path), cwd=tmp_path, env=env)
+	assert listed.returncode == 0, listed.stderr
+	assert "daily at 09:00" in listed.stdout
+	assert listed.stderr == ""
+	previewed = cli.openmolt(str(path), "--dry-run", "--once", cwd=tmp_path, env=env)
+	assert previewed.returncode == 0, previewed.stderr
+	assert previewed.stderr.count("combines private data") == 1
+
+
+def test_a_run_stopped_before_it_starts_does_not_warn_of_the_trifecta(tmp_path, cli) -> None:
+	"""A missing key stops the run with its one line; the run's warning waits for a real run."""
+	path = tmp_path / "agent.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "Mailer",
+				"model": "openai:gpt-5-mini",
+				"instructions": "Sort mail.",
+				"integrations": ["gmail"],
+			}
+		)
+	)
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-x")
+	stopped = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	assert stopped.returncode == 2
+	assert stopped.stderr.startswith("openmolt: gmail needs config")
+	assert "combines private data" not in stopped.stderr

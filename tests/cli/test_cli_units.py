@@ -183,3 +183,52 @@ def test_files_saved_with_a_bom_are_read(tmp_path: Path, cli_in_process) -> None
 	assert done.returncode == 0, done.stderr
 	assert "no API key" not in done.stderr  # the key came from the .env file
 	assert json.loads(done.stdout)["model"] == "openai:gpt-5-mini"
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		(
+			["keys", "st", "openai"],
+			"openmolt keys: no such action 'st'; did you mean 'set'? "
+			"(choose from set, remove, list, path)",
+		),
+		(
+			["completion", "bsh"],
+			"openmolt completion: no such shell 'bsh'; did you mean 'bash'? "
+			"(choose from bash, zsh, fish)",
+		),
+		(
+			["run", "a.json", "--approvals", "aks"],
+			"openmolt run: --approvals: no such choice 'aks'; did you mean 'ask'? "
+			"(choose from ask, approve, deny)",
+		),
+	],
+)
+def test_a_wrong_choice_is_one_line_with_the_nearest(
+	args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A mistyped action, shell or option value: one line, "did you mean", the choices."""
+	from openmolt_core.cli import main
+
+	with pytest.raises(SystemExit) as stopped:
+		main(args)
+	assert stopped.value.code == 2
+	assert capsys.readouterr().err == said + "\n"
+
+
+def test_an_empty_key_store_says_so_and_one_tool_is_singular(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`keys list` with nothing stored says how to store one (stderr); `tools` says "1 tool"."""
+	from openmolt_core.cli import main
+
+	monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+	assert main(["keys", "list"]) == 0
+	out, err = capsys.readouterr()
+	assert out == ""
+	assert err.startswith(f"openmolt: no keys stored yet in {tmp_path}")
+	assert "`openmolt keys set openai`" in err
+	assert main(["tools"]) == 0
+	listed = capsys.readouterr().out
+	assert "HTTP Request, 1 tool " in listed and ", 1 tools" not in listed

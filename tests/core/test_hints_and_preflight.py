@@ -257,6 +257,12 @@ def test_misspelled_config_keys_are_caught_and_others_left_alone() -> None:
 		("apikey", "apiKey"),
 		("api_key", "apiKey"),
 	]
+	# two letters swapped, which difflib rates below its cutoff (tokne for token)
+	assert misspelled_keys(spec, {"apiKye": 1, "paiKey": 2, "apiKeyy": 3, "ipaKey": 4}) == [
+		("apiKye", "apiKey"),
+		("paiKey", "apiKey"),
+		("apiKeyy", "apiKey"),  # difflib's, as before
+	]
 	om = OpenMolt(entry_points=False, integrations={"svc": {"apikey": "k"}})
 	om.register_integration("svc", spec)
 	with pytest.raises(ConfigurationError, match="did you mean 'apiKey'"):

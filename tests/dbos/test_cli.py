@@ -123,8 +123,8 @@ async def test_openmolt_runs_lists_and_openmolt_answer_answers_a_parked_run(tmp_
 		)
 		assert stale.returncode == 2, stale.stderr
 		assert f"waits for no answer to the question of step {step + 1}" in stale.stderr
-		answered = await anyio.to_thread.run_sync(
-			lambda: _cli("answer", run_id, "yes", "--step", str(step), "--durability", store)
+		answered = await anyio.to_thread.run_sync(  # a prefix is enough, as for `openmolt logs`
+			lambda: _cli("answer", run_id[:7], "yes", "--step", str(step), "--durability", store)
 		)
 		assert answered.returncode == 0, answered.stderr
 		assert f"answered run {run_id}" in answered.stderr

@@ -262,3 +262,58 @@ async def test_a_server_of_unknown_api_answers_at_once_first(req) -> None:
 		"application/json",
 		"text/event-stream",
 	]
+
+
+class NoStreams(Streams):
+	"""A server that does not stream: it refuses ``stream`` (``status``) or answers it whole."""
+
+	def __init__(self, whole: dict[str, Any], status: int | None) -> None:
+		super().__init__(b"", whole, 1)
+		self.status = status
+
+	def handle(self, request: httpx.Request) -> httpx.Response:
+		self.requests.append(request)
+		asked = request.headers.get("accept") == "text/event-stream"
+		if asked and self.status is not None:
+			return httpx.Response(
+				self.status, json={"error": {"message": "stream is not supported"}}
+			)
+		return httpx.Response(200, json=self.whole)
+
+
+@pytest.mark.parametrize("status", [None, 400, 405, 422])
+@pytest.mark.parametrize("name", list(CASES))
+async def test_a_server_that_does_not_stream_is_asked_once_without(name, status, req) -> None:
+	"""A refused (or ignored) stream is asked for again without streaming, once, and remembered."""
+	from openmolt_providers._common import NotStreamingWarning
+
+	make, model, stem = CASES[name]
+	server = NoStreams(json.loads((DATA / f"{stem}_streamed.json").read_text()), status)
+	provider = make(server)
+	with pytest.warns(NotStreamingWarning, match="does not stream") as warned:
+		first, [one] = await _collect(provider, req(model))
+	assert len(warned) == 1
+	assert first == [TEXT] and one.text == TEXT
+	assert [r.headers.get("accept") for r in server.requests] == [
+		"text/event-stream",
+		"application/json",
+	]
+	second, [two] = await _collect(provider, req(model))  # remembered: one plain request
+	assert second == [TEXT] and two.text == TEXT
+	assert server.requests[2].headers.get("accept") == "application/json"
+	assert len(server.requests) == 3
+
+
+async def test_a_refusal_that_is_not_about_streaming_is_raised(req) -> None:
+	"""A 400 about something else is the error it always was, with no second request."""
+	calls: list[httpx.Request] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		calls.append(request)
+		return httpx.Response(400, json={"error": {"message": "max_tokens is too large"}})
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+	provider = AnthropicProvider({"apiKey": "sk-ant-test-0000"}, lambda: client)
+	with pytest.raises(ProviderError, match="max_tokens"):
+		await _collect(provider, req("claude-sonnet-4-5"))
+	assert len(calls) == 1

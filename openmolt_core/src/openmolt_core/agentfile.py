@@ -1,7 +1,8 @@
 """Agent files, for the programs that run them: the public API the sibling distributions use.
 
 ``openmolt serve``, ``openmolt ui``, the durable worker (``openmolt worker``) and ``openmolt mcp``
-load agent files the way the ``openmolt`` command does. They import these names from here, never
+load agent files the way the ``openmolt`` command does, parse their arguments with its
+`CommandParser` and take run ids as it does (`resolve_run_id`). They import these names from here, never
 from the command's private modules (``openmolt_core.cli._*``), so the command can change inside
 without breaking them. Each name is the command's own object (a re-export, checked for identity
 by the tests).
@@ -28,16 +29,19 @@ if TYPE_CHECKING:
 		load_json_file,
 		load_python_file,
 	)
+	from openmolt_core.cli._argparse import CommandParser
 	from openmolt_core.cli._exit import EXIT_CODES, ExitCode, for_status
 	from openmolt_core.cli._keys import apply_dotenv, default_dotenv, read_dotenv
 	from openmolt_core.cli._progress import to_json
 	from openmolt_core.cli._run import Loaded, check_ready, load
+	from openmolt_core.cli._runids import resolve_run_id
 	from openmolt_core.cli._ui import record_runs
 
 __all__ = [
 	"EXIT_CODES",
 	"AgentFile",
 	"AgentFileError",
+	"CommandParser",
 	"ExitCode",
 	"Loaded",
 	"agent_files",
@@ -51,12 +55,14 @@ __all__ = [
 	"load_python_file",
 	"read_dotenv",
 	"record_runs",
+	"resolve_run_id",
 	"to_json",
 ]
 
 _EXPORTS = {
 	"AgentFile": "openmolt_core.cli._agentfile",
 	"AgentFileError": "openmolt_core.cli._agentfile",
+	"CommandParser": "openmolt_core.cli._argparse",
 	"agent_files": "openmolt_core.cli._agentfile",
 	"call_factory": "openmolt_core.cli._agentfile",
 	"load_json_file": "openmolt_core.cli._agentfile",
@@ -72,6 +78,7 @@ _EXPORTS = {
 	"check_ready": "openmolt_core.cli._run",
 	"load": "openmolt_core.cli._run",
 	"record_runs": "openmolt_core.cli._ui",
+	"resolve_run_id": "openmolt_core.cli._runids",
 }
 
 __getattr__: Callable[[str], Any]

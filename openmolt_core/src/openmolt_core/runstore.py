@@ -458,6 +458,16 @@ class RunStore(RunObserver):
 		keys = ("day", "agent", "runs", "input_tokens", "output_tokens", "cost_usd")
 		return [dict(zip(keys, r, strict=True)) for r in rows]
 
+	async def run_ids(self, prefix: str, limit: int = 10) -> list[str]:
+		"""The ids of the runs whose id starts with ``prefix`` (at most ``limit``), newest first."""
+		rows = await anyio.to_thread.run_sync(
+			self._read,
+			"SELECT run_id FROM agent_runs WHERE substr(run_id, 1, ?) = ? "
+			"ORDER BY started DESC LIMIT ?",
+			(len(prefix), prefix, limit),
+		)
+		return [r[0] for r in rows]
+
 	async def run(self, run_id: str) -> StoredRun | None:
 		"""One run, or None if the store has no run with that id."""
 		rows = await anyio.to_thread.run_sync(

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core.agentfile import CommandParser
 from openmolt_core.errors import ConfigurationError
 from openmolt_dbos._settings import ENV_URL
 
@@ -224,7 +225,7 @@ def _load_python(
 
 
 def _worker_parser() -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt worker",
 		description="Run the durable runs and schedules of the agents in PATH.",
 	)
@@ -330,6 +331,13 @@ async def _runs(ns: argparse.Namespace) -> int:
 	try:
 		backend = om.durability
 		assert backend is not None
+		if ns.cancel or ns.migrate:
+			rows = await backend.runs(agent=ns.agent)  # type: ignore[attr-defined]
+			ids = [str(row["run_id"]) for row in rows]
+			if ns.cancel:
+				ns.cancel = _whole_id(ns.cancel, ids)
+			if ns.migrate:
+				ns.migrate = _whole_id(ns.migrate, ids)
 		if ns.cancel:
 			wid = await backend.cancel(ns.cancel)  # type: ignore[attr-defined]
 			_line(f"cancelled run {ns.cancel} (workflow {wid})")
@@ -366,12 +374,22 @@ async def _runs(ns: argparse.Namespace) -> int:
 		await om.aclose()
 
 
+def _whole_id(given: str, ids: list[str]) -> str:
+	"""The run id ``given`` starts, if one of ``ids`` does (else as given: the call says why)."""
+	if given in ids or not any(run_id.startswith(given) for run_id in ids):
+		return given
+	from openmolt_core.agentfile import resolve_run_id
+
+	return resolve_run_id(given, ids)
+
+
 async def _answer(ns: argparse.Namespace) -> int:
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_dbos._backend import AlreadyAnsweredError
 
 	om = OpenMolt(durability=_store(ns.durability), entry_points=False)
 	try:
+		ns.run_id = _whole_id(ns.run_id, [p.run_id for p in await om.pending()])
 		await om.answer(ns.run_id, ns.text, step=ns.step)
 	except AlreadyAnsweredError as exc:
 		print(f"openmolt: {exc}", file=sys.stderr)
@@ -391,13 +409,15 @@ def main(args: Sequence[str]) -> int:
 	command, rest = args[0], list(args[1:])
 	if command == "worker":
 		return anyio.run(_serve, _worker_parser().parse_args(rest))
-	parser = argparse.ArgumentParser(prog=f"openmolt {command}")
+	parser = CommandParser(prog=f"openmolt {command}")
 	parser.add_argument("--durability", help=f"the store (default: ${ENV_URL})")
 	if command == "runs":
 		parser.add_argument("--agent", help="only this agent's runs")
 		parser.add_argument("--all", action="store_true", help="the latest runs, with status")
 		parser.add_argument("--json", action="store_true", help="print JSON")
-		parser.add_argument("--cancel", metavar="RUN_ID", help="cancel an unfinished run")
+		parser.add_argument(
+			"--cancel", metavar="RUN_ID", help="cancel an unfinished run (its id or a prefix)"
+		)
 		parser.add_argument(
 			"--migrate",
 			metavar="RUN_ID",
@@ -405,7 +425,9 @@ def main(args: Sequence[str]) -> int:
 		)
 		parser.add_argument("--version", help="with --migrate: the application version")
 		return anyio.run(_runs, parser.parse_args(rest))
-	parser.add_argument("run_id", help="the parked run's id (see openmolt runs)")
+	parser.add_argument(
+		"run_id", help="the parked run's id, or a unique prefix of it (see openmolt runs)"
+	)
 	parser.add_argument("text", help="the answer")
 	parser.add_argument(
 		"--step",

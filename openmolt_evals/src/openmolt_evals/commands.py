@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from openmolt_core import hookimpl
+from openmolt_core.agentfile import CommandParser
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import CommandRegistrar
@@ -29,9 +30,7 @@ __all__ = ["main", "register_commands"]
 
 
 def _parser() -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(
-		prog="openmolt eval", description="Score an agent on a dataset."
-	)
+	parser = CommandParser(prog="openmolt eval", description="Score an agent on a dataset.")
 	parser.add_argument("dataset", help="the dataset: a JSON file of cases")
 	parser.add_argument("file", help="the agent file: agent.json or agent.py")
 	parser.add_argument(

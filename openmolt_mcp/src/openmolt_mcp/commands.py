@@ -10,11 +10,11 @@ core's public `openmolt_core.agentfile` API, as ``openmolt`` itself loads it.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from openmolt_core import hookimpl
+from openmolt_core.agentfile import CommandParser
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import CommandRegistrar
@@ -29,7 +29,7 @@ def main(args: Sequence[str]) -> int:
 	from openmolt_core.agentfile import check_ready, load
 	from openmolt_mcp import serve_stdio
 
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt mcp",
 		description="Serve an agent as an MCP server over stdio (one tool: the agent).",
 	)

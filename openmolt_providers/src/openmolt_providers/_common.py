@@ -24,7 +24,9 @@ from openmolt_core.retry import retry_after
 if TYPE_CHECKING:
 	import httpx
 
+	from openmolt_core.llm import ModelResponse
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.streaming import StreamChunk
 	from openmolt_providers._sse import SSEvent
 	from openmolt_providers.settings import ProviderSettings
 
@@ -32,7 +34,9 @@ __all__ = [
 	"RETRY_STATUSES",
 	"HTTPProvider",
 	"ModelConfigWarning",
+	"NotStreamingWarning",
 	"provider_message",
+	"refuses_stream",
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -46,6 +50,29 @@ _KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
 class ModelConfigWarning(UserWarning):
 	"""A ``model_config`` key (or structured output) the model or server cannot honour was dropped."""
+
+
+class NotStreamingWarning(ModelConfigWarning):
+	"""A server did not stream, so its replies are asked for whole from then on.
+
+	It refused ``stream``, or answered it with a whole reply. The command shows it with
+	``--verbose`` only.
+	"""
+
+
+_REFUSED_STREAM = frozenset({400, 404, 405, 415, 422})
+"""Statuses a server answers a ``stream`` it does not take with (with "stream" in the message)."""
+
+
+class _NotStreamed(ProviderError):
+	"""A server answered a request for a stream with a whole reply (plain JSON)."""
+
+
+def refuses_stream(exc: ProviderError) -> bool:
+	"""Whether a failure before anything streamed says the server does not stream."""
+	if isinstance(exc, _NotStreamed):
+		return True
+	return exc.status_code in _REFUSED_STREAM and "stream" in str(exc).lower()
 
 
 class _RetryableError(ProviderError):
@@ -171,6 +198,8 @@ class HTTPProvider:
 
 		self.schemas = SchemaCache()  # reply schemas converted to this API's dialect, once each
 		self._warned: set[tuple[str, str]] = set()
+		self.streams = True
+		"""Whether ``stream`` streams: False once the server did not (`streamed`)."""
 
 	def price(self, model: str) -> tuple[float, float, float, float | None] | None:
 		"""The list price of a model at this vendor, in USD per million tokens.
@@ -246,12 +275,63 @@ class HTTPProvider:
 
 	# warnings -----------------------------------------------------------------------------
 
-	def warn(self, model: str, key: str, message: str) -> None:
+	def warn(
+		self,
+		model: str,
+		key: str,
+		message: str,
+		*,
+		category: type[ModelConfigWarning] = ModelConfigWarning,
+	) -> None:
 		"""Warn once per model and key that a setting was dropped or adjusted."""
 		if (model, key) in self._warned:
 			return
 		self._warned.add((model, key))
-		warnings.warn(f"{self.name}:{model}: {message}", ModelConfigWarning, stacklevel=4)
+		warnings.warn(f"{self.name}:{model}: {message}", category, stacklevel=4)
+
+	# streaming ----------------------------------------------------------------------------
+
+	async def streamed(
+		self,
+		source: Callable[[], AsyncIterator[StreamChunk]],
+		once: Callable[[], Awaitable[ModelResponse]],
+		model: str,
+	) -> AsyncIterator[StreamChunk]:
+		"""Yield ``source``'s stream, or the reply asked for whole if the server does not stream.
+
+		A server that refuses ``stream`` (or answers it with a whole reply) before anything
+		streamed is asked once more without streaming; the provider remembers it, so its later
+		calls are plain requests, and a `NotStreamingWarning` says so once.
+
+		Args:
+			source: Opens the stream.
+			once: Asks for the reply without streaming (the provider's ``generate``).
+			model: The model name, for the warning.
+		"""
+		from openmolt_core.streaming import TextDelta
+
+		if self.streams:
+			streamed = False
+			try:
+				async for chunk in source():
+					streamed = True
+					yield chunk
+				return
+			except ProviderError as exc:
+				if streamed or not refuses_stream(exc):
+					raise
+				self.streams = False
+				status = f" ({exc.status_code})" if not isinstance(exc, _NotStreamed) else ""
+				self.warn(
+					model,
+					"stream",
+					f"{self.base_url} does not stream{status}; its replies are asked for whole",
+					category=NotStreamingWarning,
+				)
+		response = await once()
+		if response.text:
+			yield TextDelta(response.text)
+		yield response
 
 	# HTTP ---------------------------------------------------------------------------------
 
@@ -446,7 +526,16 @@ class HTTPProvider:
 		)
 		response = await client.send(request, stream=True)
 		if response.status_code < 300:
-			return response
+			kind = response.headers.get("content-type", "")
+			if not kind.startswith("application/json"):
+				return response
+			await response.aclose()  # a whole reply: asked for again without streaming
+			raise _NotStreamed(
+				"the server answered without streaming",
+				provider=self.name,
+				model=model,
+				status_code=response.status_code,
+			)
 		try:
 			await response.aread()
 		finally:

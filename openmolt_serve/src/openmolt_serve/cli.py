@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core import hookimpl
-from openmolt_core.agentfile import agent_files
+from openmolt_core.agentfile import CommandParser, agent_files
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS
@@ -71,7 +71,7 @@ def _line(text: str) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt serve",
 		description="Serve the agents' webhooks, chat channels and schedules, and the run "
 		"viewer, until Ctrl-C.",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core import hookimpl
+from openmolt_core.agentfile import CommandParser
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.runstore import RunStore, default_path
 from openmolt_ui._listen import check_remote
@@ -34,7 +35,7 @@ __all__ = ["main", "with_viewer"]
 
 
 def _parser() -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(
+	parser = CommandParser(
 		prog="openmolt ui",
 		description="Serve the live run viewer on 127.0.0.1 until Ctrl-C; the URL (with its "
 		"token) is printed on stderr.",

@@ -240,6 +240,21 @@ async def test_post_connect_errors_are_retried() -> None:
 	assert len(attempts) == 2
 
 
+async def test_a_service_that_cannot_be_reached_is_named_by_its_host() -> None:
+	"""The error says where the request went (host and port), so a wrong base URL shows."""
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		raise httpx.ConnectError("refused", request=request)
+
+	tool = post_tool()
+	spec = integration(tool)
+	with pytest.raises(ToolError) as caught:
+		await execute_http_tool(tool, spec, {}, context(handler))
+	assert "could not connect to the service at api.example.com (connection refused" in str(
+		caught.value
+	)
+
+
 # error_check
 
 

@@ -5,6 +5,7 @@ openmolt run FILE [--input TEXT|JSON] [--json] [--dry-run] [--verbose] [--once]
                   [--env-file PATH] [--on-stop finish|cancel] [--approvals ask|approve|deny]
                   [--user ID]
 openmolt FILE ...                     the same as `openmolt run FILE ...`
+openmolt -m MODEL "PROMPT" ...        a run without an agent file (``openmolt run -m ...``)
 openmolt schedules FILE [-n N]        the next fire times of the file's schedules
 openmolt plugins [--json]             installed providers and integrations, with versions
 openmolt tools [INTEGRATION] [--json] every integration, or one's tools, scopes and schemas
@@ -45,7 +46,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
@@ -102,7 +103,10 @@ def _version() -> str:
 def _overview() -> str:
 	width = max(len(name) for name in _SUMMARY)
 	lines = [
-		"usage: openmolt <command> [options]     or: openmolt FILE [options]",
+		"usage: openmolt <command> [options]",
+		"   or: openmolt FILE [options]               run an agent file (agent.json, agent.py)",
+		'   or: openmolt -m MODEL "PROMPT" [options]  a prompt without a file '
+		"(-m openai:gpt-5-mini)",
 		"",
 		"Run OpenMolt agents and look at what is installed.",
 		"",
@@ -286,24 +290,27 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	# or every step would be printed twice.
 	progress = Progress.for_terminal(json_events=ns.json, verbose=ns.verbose)
 	durability = None if ns.dry_run else ns.durability or os.environ.get("OPENMOLT_DURABILITY")
-	if ns.model is not None:
-		from openmolt_core.cli._run import load_prompt
+	# The trifecta warning is the run's: said once the checks pass, not before a missing key.
+	held = _Held("LethalTrifectaWarning")
+	with held:
+		if ns.model is not None:
+			from openmolt_core.cli._run import load_prompt
 
-		loaded = load_prompt(
-			ns.model,
-			instructions=ns.instructions,
-			integrations=ns.integration,
-			tools=ns.tool,
-			env_file=ns.env_file,
-			verbose=False,
-			durability=durability,
-		)
-		loaded.input = _prompt_input(ns)
-		ns.input = None  # the prompt is the input, never parsed as JSON
-	else:
-		loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
-		if ns.input == "-":
-			ns.input = _stdin_text() or ""
+			loaded = load_prompt(
+				ns.model,
+				instructions=ns.instructions,
+				integrations=ns.integration,
+				tools=ns.tool,
+				env_file=ns.env_file,
+				verbose=False,
+				durability=durability,
+			)
+			loaded.input = _prompt_input(ns)
+			ns.input = None  # the prompt is the input, never parsed as JSON
+		else:
+			loaded = load(ns.file, env_file=ns.env_file, verbose=False, durability=durability)
+			if ns.input == "-":
+				ns.input = _stdin_text() or ""
 	from openmolt_core.cli._approve import install
 	from openmolt_core.cli._ecosystem import remember_plugins
 
@@ -319,6 +326,7 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 
 		for problem in check_ready(loaded, strict=False):
 			progress.line(f"warning: {problem}")
+		held.show()
 		try:
 			# Tools only a running service knows (MCP servers) are listed as a run would.
 			await loaded.agent._refresh_tools()
@@ -330,6 +338,7 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 			await loaded.om.aclose()
 		return ExitCode.SUCCESS
 	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
+	held.show()
 	record_runs(loaded.om)
 	session = None
 	if ns.session is not None or ns.continue_last:
@@ -364,6 +373,43 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	if ns.ui:
 		return await run_with_ui(loaded, once, progress.line, linger=True)
 	return await once()
+
+
+class _Held:
+	"""Holds the warnings of one category while a block runs, to show them later (`show`)."""
+
+	def __init__(self, category: str) -> None:
+		self.category = category
+		self.warnings: list[tuple[Warning | str, type[Warning], str, int]] = []
+		self._shown: Callable[..., None] | None = None
+
+	def __enter__(self) -> None:
+		self._shown = shown = warnings.showwarning
+
+		def hold(
+			message: Warning | str,
+			category: type[Warning],
+			filename: str,
+			lineno: int,
+			file: TextIO | None = None,
+			line: str | None = None,
+		) -> None:
+			if category.__name__ == self.category:
+				self.warnings.append((message, category, filename, lineno))
+			else:
+				shown(message, category, filename, lineno, file, line)
+
+		warnings.showwarning = hold
+
+	def __exit__(self, *exc: object) -> None:
+		if self._shown is not None:
+			warnings.showwarning = self._shown
+
+	def show(self) -> None:
+		"""Show what was held, as it would have been shown."""
+		for message, category, filename, lineno in self.warnings:
+			warnings.showwarning(message, category, filename, lineno)
+		self.warnings.clear()
 
 
 def _schedules_command(args: list[str]) -> int:
@@ -443,8 +489,10 @@ def _logs_command(args: list[str]) -> int:
 
 def _completion_command(args: list[str]) -> int:
 	from openmolt_core.cli import _completion
+	from openmolt_core.cli._commands import registered
 
-	return _completion.main(args, list(_SUMMARY))
+	commands = [*_SUMMARY, *(name for name in registered() if name not in _SUMMARY)]
+	return _completion.main(args, commands, lambda name, rest: _dispatch([name, *rest]))
 
 
 def _ecosystem_command(args: list[str]) -> int:
@@ -485,7 +533,7 @@ def _dispatch(args: list[str]) -> int:
 
 		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
 		if plugin_command is not None:
-			return plugin_command.main(rest)
+			return _plugin_command(name, plugin_command.main, rest)
 	from openmolt_core.cli._commands import PLUGIN_COMMANDS
 
 	words = [*commands, *PLUGIN_COMMANDS, "--version", "--help"]
@@ -494,6 +542,16 @@ def _dispatch(args: list[str]) -> int:
 		print(f"openmolt: {problem}", file=sys.stderr)
 		return ExitCode.USAGE
 	return _run_command(args, "openmolt")
+
+
+def _plugin_command(name: str, command: Callable[[list[str]], int], rest: list[str]) -> int:
+	"""Run a plugin's command; a parser it made without ``prog`` reads ``openmolt NAME``."""
+	saved = sys.argv[:1]
+	sys.argv[:1] = [f"openmolt {name}"]  # argparse's default prog is sys.argv[0]'s base name
+	try:
+		return command(rest)
+	finally:
+		sys.argv[:1] = saved
 
 
 def _file_like(name: str) -> bool:
@@ -521,7 +579,9 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 		return None  # a file, or meant as one: the run says what is wrong with it
 	commands = [w for w in words if not w.startswith("-")]
 	files = [f"{name}{suffix}" for suffix in (".json", ".py") if os.path.isfile(f"{name}{suffix}")]
+	near = _near_file(name)
 	close = files or difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
+	close = close or ([near] if near else [])
 	if not close and name == "version":
 		close = ["--version"]
 	hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -529,6 +589,19 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
 		"an agent file ends in .json or .py)"
 	)
+
+
+def _near_file(name: str) -> str | None:
+	"""An agent file whose name is close to ``name`` (a typo of it), in the same folder."""
+	import difflib
+
+	folder, base = os.path.split(name)
+	try:
+		entries = [e for e in os.listdir(folder or ".") if e.endswith((".json", ".py"))]
+	except OSError:
+		return None
+	close = difflib.get_close_matches(base, entries, n=1, cutoff=0.75)
+	return os.path.join(folder, close[0]) if close else None
 
 
 # Advice written for Python code, as an agent file says it.
@@ -567,10 +640,14 @@ def _show_warning(
 	lineno: int,
 	file: object = None,
 	line: str | None = None,
+	*,
+	verbose: bool = False,
 ) -> None:
 	"""A Python warning as one line in the command's voice, with advice for agent files."""
 	if category.__name__ == "ScheduleWarning":
 		return  # about Python code that never served its schedules; the command serves them
+	if category.__name__ == "NotStreamingWarning" and not verbose:
+		return  # the run goes on as it would have without a terminal: said with --verbose
 	text = _for_the_command(" ".join(str(message).split()))
 	print(f"openmolt: warning: {text}", file=sys.stderr)
 
@@ -596,7 +673,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 	"""
 	args = list(sys.argv[1:] if argv is None else argv)
 	shown = warnings.showwarning
-	warnings.showwarning = _show_warning
+	verbose = "--verbose" in args or "-v" in args
+	warnings.showwarning = partial(_show_warning, verbose=verbose)
 	try:
 		code = _dispatch(args)
 		sys.stdout.flush()
@@ -618,7 +696,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 		print("openmolt: interrupted", file=sys.stderr)
 		return ExitCode.INTERRUPTED
 	except Exception as exc:
-		if "--verbose" in args or "-v" in args:
+		if verbose:
 			traceback.print_exc()
 		print(
 			f"openmolt: unexpected error: {type(exc).__name__}: {exc} (--verbose shows the traceback)",

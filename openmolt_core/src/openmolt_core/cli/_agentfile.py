@@ -12,6 +12,7 @@ functions (its ``triggers`` then map each agent's name to its triggers).
 
 from __future__ import annotations
 
+import copy
 import difflib
 import importlib.util
 import json
@@ -368,6 +369,24 @@ def _dotted(raw: list[Any]) -> str:
 	)
 
 
+def _expected_tags(data: Any, raw: Sequence[Any], loc: Sequence[Any], key: str) -> str:
+	"""The values ``key`` may take at ``raw`` (asked of the model with a value it refuses)."""
+	probe = copy.deepcopy(data)
+	node = probe
+	for part in raw:
+		node = node[part]
+	if not isinstance(node, dict):
+		return ""
+	node[key] = "\x00"
+	try:
+		AgentFile.model_validate(probe, strict=True)
+	except ValidationError as exc:
+		for error in exc.errors():
+			if tuple(error["loc"]) == tuple(loc) and error["type"] == "union_tag_invalid":
+				return str(error["ctx"]["expected_tags"])
+	return ""
+
+
 def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str:
 	lines = _positions(text)
 
@@ -405,6 +424,14 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			inside = f" in {parent!r}" if parent else ""
 			problems.append((where(norm[:-1]), f"missing required key {raw[-1]!r}{inside}"))
 			continue
+		if kind in ("union_tag_not_found", "union_tag_invalid"):  # a schedule's "type"...
+			key = str(error["ctx"]["discriminator"]).strip("'")
+			tags = error["ctx"].get("expected_tags") or _expected_tags(data, raw, error["loc"], key)
+			given = error["ctx"].get("tag")
+			what = f"{key!r} is {given!r}, not" if given else f"missing key {key!r},"
+			choices = f"{what} one of {tags}" if tags else what.rstrip(",")
+			problems.append((where(norm), f"{_dotted(raw) or 'the file'}: {choices}"))
+			continue
 		if kind == "value_error":  # our own validators say what was wrong
 			message = error["msg"].removeprefix("Value error, ")
 			problems.append((where(norm), f"{_dotted(raw) or 'the file'}: {message}"))
@@ -440,7 +467,11 @@ def load_json_file(path: Path) -> AgentFile:
 	try:
 		text = path.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
 	except OSError as exc:
-		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}") from exc
+		from openmolt_core.cli import _near_file
+
+		near = _near_file(str(path)) if isinstance(exc, FileNotFoundError) else None
+		hint = f"; did you mean {near!r}?" if near else ""
+		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}{hint}") from exc
 	try:
 		data = json.loads(text, parse_constant=lambda name: _refuse_constant(name, text))
 	except json.JSONDecodeError as exc:

@@ -7,11 +7,13 @@ of it, and no hint; here it is ``no such option '--dryrun'; did you mean '--dry-
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any, NoReturn
 
 __all__ = ["CommandParser"]
 
 _UNKNOWN = "unrecognized arguments: "
+_CHOICE = re.compile(r"argument ([^:]+): invalid choice: '([^']*)' \(choose from (.*)\)$")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -28,7 +30,13 @@ class CommandParser(argparse.ArgumentParser):
 		"""The command that lists the options, for the hint."""
 
 	def error(self, message: str) -> NoReturn:
-		"""Name the first unknown option and its nearest option; other errors as argparse says."""
+		"""Name the first unknown option, or a wrong choice, and the nearest right one.
+
+		Other errors are said as argparse says them.
+		"""
+		choice = _CHOICE.search(message)
+		if choice is not None:
+			self._wrong_choice(choice[1], choice[2], choice[3])
 		options = [w for w in message.removeprefix(_UNKNOWN).split() if w.startswith("-")]
 		if not message.startswith(_UNKNOWN) or not options:
 			super().error(message)
@@ -41,3 +49,12 @@ class CommandParser(argparse.ArgumentParser):
 		self.exit(
 			2, f"{self.prog}: no such option {word!r}{hint} (`{self.help_command}` lists them)\n"
 		)
+
+	def _wrong_choice(self, argument: str, word: str, listed: str) -> NoReturn:
+		import difflib
+
+		choices = [c.strip().strip("'") for c in listed.split(",")]
+		close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
+		hint = f"; did you mean {close[0]!r}?" if close else ""
+		what = f"{argument}: no such choice" if argument.startswith("-") else f"no such {argument}"
+		self.exit(2, f"{self.prog}: {what} {word!r}{hint} (choose from {', '.join(choices)})\n")

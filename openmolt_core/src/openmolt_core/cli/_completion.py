@@ -1,16 +1,23 @@
 """``openmolt completion bash|zsh|fish``: a completion script for the user's shell.
 
-The script completes the subcommands, the run options, agent files (``*.json``, ``*.py``) and,
-after ``tools`` and ``--integration``, the installed integration ids (asked from ``openmolt`` at
-completion time, so new plugins appear without regenerating the script). Install it with
+The script completes the subcommands (plugins' included), each subcommand's own options (the run
+options after ``run`` or an agent file), agent files (``*.json``, ``*.py``) and, after ``tools``
+and ``--integration``, the installed integration ids (asked from ``openmolt`` at completion time,
+so new plugins appear without regenerating the script). A subcommand's options are read from its
+argument parser when the script is made: the command is started with ``--help`` and stopped as
+its parser is about to parse (`options_of`), so it does nothing and prints nothing. Install it with
 ``openmolt completion bash >> ~/.bashrc`` (or the zsh/fish equivalents in docs/cli.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from openmolt_core.cli._argparse import CommandParser
 
@@ -31,7 +38,10 @@ _openmolt() {
 			return;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=( $(compgen -W "%(options)s" -- "$cur") )
+		case "${COMP_WORDS[1]}" in
+%(bash_cases)s
+			*) COMPREPLY=( $(compgen -W "%(options)s" -- "$cur") );;
+		esac
 	else
 		COMPREPLY=( $(compgen -f -- "$cur") )
 	fi
@@ -52,7 +62,10 @@ _openmolt() {
 			_values 'integration' ${(f)"$(openmolt completion --integrations 2>/dev/null)"}
 			return;;
 	esac
-	_arguments '*:file:_files' %(zsh_options)s
+	case "${words[2]}" in
+%(zsh_cases)s
+		*) _arguments '*:file:_files' %(zsh_options)s;;
+	esac
 }
 compdef _openmolt openmolt
 """
@@ -62,42 +75,117 @@ complete -c openmolt -f -n '__fish_use_subcommand' -a '%(commands)s'
 complete -c openmolt -n '__fish_use_subcommand' -k -a '(__fish_complete_suffix .json; __fish_complete_suffix .py)'
 complete -c openmolt -f -n '__fish_seen_subcommand_from tools' -a '(openmolt completion --integrations 2>/dev/null)'
 %(fish_options)s
+%(fish_cases)s
 """
+
+
+class _Parsed(BaseException):  # not Exception: a command's own handlers let it through
+	"""Stops a command as its parser is about to parse: carries the parser's long options."""
+
+	def __init__(self, options: list[str]) -> None:
+		super().__init__()
+		self.options = options
+
+
+def _long_options(parser: argparse.ArgumentParser) -> list[str]:
+	found = {
+		o
+		for action in parser._actions
+		if action.help != argparse.SUPPRESS
+		for o in action.option_strings
+		if o.startswith("--")
+	}
+	return sorted(found - {"--help"})
+
+
+def options_of(command: Callable[[list[str]], object]) -> list[str]:
+	"""The long options of a command that parses its arguments with argparse (else none).
+
+	The command is called with ``["--help"]``; its first argparse parser stops it before it
+	parses, so it neither prints nor does anything.
+
+	Args:
+		command: Runs the command with the arguments after its name.
+	"""
+	original = argparse.ArgumentParser.parse_known_args
+
+	def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
+		raise _Parsed(_long_options(self))
+
+	argparse.ArgumentParser.parse_known_args = stop  # type: ignore[method-assign]  # a probe
+	try:
+		with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+			command(["--help"])
+	except _Parsed as parsed:
+		return parsed.options
+	except (Exception, SystemExit):
+		return []  # not installed, or not argparse: the run options are not its
+	finally:
+		argparse.ArgumentParser.parse_known_args = original  # type: ignore[method-assign]
+	return []
+
+
+def _zsh(options: Sequence[str]) -> str:
+	return " ".join(f"'{o}[]'" for o in options)
 
 
 def _run_options() -> list[str]:
 	from openmolt_core.cli import _run_parser
 
-	options: list[str] = []
-	for action in _run_parser("openmolt")._actions:
-		options += [o for o in action.option_strings if o.startswith("--")]
-	return sorted(set(options))
+	return _long_options(_run_parser("openmolt"))
 
 
-def script(shell: str, commands: Sequence[str]) -> str:
+def script(
+	shell: str,
+	commands: Sequence[str],
+	options: Mapping[str, Sequence[str]] | None = None,
+) -> str:
 	"""The completion script for one shell.
 
 	Args:
 		shell: ``bash``, ``zsh`` or ``fish``.
 		commands: The subcommand names.
+		options: Each subcommand's long options (``run`` and agent files get the run options).
 	"""
-	options = _run_options()
+	run = _run_options()
+	own = {name: list(found) for name, found in (options or {}).items() if name != "run"}
+	others = " ".join(name for name in commands if name != "run")
 	values = {
 		"commands": " ".join(commands),
-		"options": " ".join(options),
-		"zsh_options": " ".join(f"'{o}[]'" for o in options),
-		"fish_options": "\n".join(f"complete -c openmolt -l {o[2:]}" for o in options),
+		"options": " ".join(run),
+		"zsh_options": _zsh(run),
+		"fish_options": "\n".join(
+			f"complete -c openmolt -n 'not __fish_seen_subcommand_from {others}' -l {o[2:]}"
+			for o in run
+		),
+		"bash_cases": "\n".join(
+			f'\t\t\t{name}) COMPREPLY=( $(compgen -W "{" ".join(found)}" -- "$cur") );;'
+			for name, found in own.items()
+		),
+		"zsh_cases": "\n".join(
+			f"\t\t{name}) _arguments '*:file:_files' {_zsh(found)};;" for name, found in own.items()
+		),
+		"fish_cases": "\n".join(
+			f"complete -c openmolt -n '__fish_seen_subcommand_from {name}' -l {o[2:]}"
+			for name, found in own.items()
+			for o in found
+		),
 	}
 	template = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}[shell]
 	return template % values
 
 
-def main(args: list[str], commands: Sequence[str]) -> int:
+def main(
+	args: list[str],
+	commands: Sequence[str],
+	run: Callable[[str, list[str]], object] | None = None,
+) -> int:
 	"""Print a completion script, or (``--integrations``) the installed integration ids.
 
 	Args:
 		args: The arguments after ``completion``.
 		commands: The subcommand names.
+		run: Runs a subcommand with its arguments (to read its options; None: none read).
 	"""
 	parser = CommandParser(
 		prog="openmolt completion",
@@ -115,5 +203,9 @@ def main(args: list[str], commands: Sequence[str]) -> int:
 		return 0
 	if ns.shell is None:
 		parser.error("name the shell: bash, zsh or fish")
-	sys.stdout.write(script(ns.shell, commands))
+	options: dict[str, list[str]] = {}
+	if run is not None:
+		for name in commands:
+			options[name] = options_of(functools.partial(run, name))
+	sys.stdout.write(script(ns.shell, commands, options))
 	return 0

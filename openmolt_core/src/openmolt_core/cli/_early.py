@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEYED_PROVIDERS", "missing_provider_key"]
+__all__ = ["KEYED_PROVIDERS", "missing_provider_key", "near_variable", "no_key"]
 
 KEYED_PROVIDERS = ("anthropic", "google", "openai")
 """The built-in providers whose official API needs a key (a test checks this against them)."""
@@ -74,7 +75,31 @@ def missing_provider_key(file: str, env_file: str | None) -> str | None:
 			or settings.get("api_key")
 		):
 			continue
-		return f"no API key for {name}: set {variable} (in the environment or a .env file)"
+		return no_key(name, variable, dotenv)
+	return None
+
+
+def no_key(name: str, variable: str, dotenv: dict[str, str] | None = None) -> str:
+	"""The message for a provider without its key (a near variable that is set, named)."""
+	near = near_variable([variable], [*(dotenv or {})])
+	typo = f" ({near[0]} is set: a typo of {near[1]}?)" if near else ""
+	return f"no API key for {name}: set {variable} (in the environment or a .env file){typo}"
+
+
+def near_variable(needed: Sequence[str], more: Sequence[str] = ()) -> tuple[str, str] | None:
+	"""A set ``OPENMOLT_`` variable spelled close to a needed one, and that one; else None.
+
+	Args:
+		needed: The variables wanted (``OPENMOLT_SLACK_TOKEN``).
+		more: Other names that are set (a ``.env`` file's).
+	"""
+	import difflib
+
+	given = [v for v in [*os.environ, *more] if v.startswith("OPENMOLT_") and v not in needed]
+	for variable in needed:
+		close = difflib.get_close_matches(variable, given, n=1, cutoff=0.85)
+		if close:
+			return close[0], variable
 	return None
 
 

@@ -157,7 +157,9 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 		return
 	width = max((len(r["integration"]) for r in rows), default=0)
 	for r in rows:
-		what = f"{r['name']}, {r['tools']} tools" if r["tools"] is not None else r["error"]
+		count = r["tools"]
+		tools = f"{count} tool{'' if count == 1 else 's'}"
+		what = f"{r['name']}, {tools}" if count is not None else r["error"]
 		out.write(
 			f"  {r['integration'].ljust(width)}  {what}  ({r['distribution']} {r['version']})\n"
 		)

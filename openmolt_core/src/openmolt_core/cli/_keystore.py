@@ -166,8 +166,15 @@ def main(args: list[str]) -> int:
 		print(path())
 		return 0
 	if ns.action == "list":
-		for variable in load():
+		stored = load()
+		for variable in stored:
 			print(variable)
+		if not stored:  # said on stderr: stdout stays the list, empty, for scripts
+			print(
+				f"openmolt: no keys stored yet in {path()}; `openmolt keys set openai` (or an "
+				"integration id, e.g. slack) stores one",
+				file=sys.stderr,
+			)
 		return 0
 	variable = _variable(ns.name, ns.key)
 	if ns.action == "remove":

@@ -69,7 +69,9 @@ def _list(runs: list[Any]) -> str:
 
 def _one(run: Any, events: list[Any]) -> str:
 	lines = [
-		f"run {run.run_id}: {run.agent} with {run.model}, {run.status}",
+		f"run {run.run_id}: {run.agent}"
+		+ (f" with {run.model}" if run.model != run.agent else "")  # -m's agent is its model
+		+ f", {run.status}",
 		f"started {_when(run.started)}"
 		+ (f", ended {_when(run.ended)}" if run.ended else "")
 		+ f", {run.steps} steps, {_cost(run.usage)}",
@@ -103,8 +105,13 @@ async def _main(ns: argparse.Namespace) -> int:
 		print(f"removed {removed} run(s) older than {ns.prune:g} day(s) from {store.path}")
 		return 0
 	if ns.run_id:
+		from openmolt_core.cli._runids import resolve_run_id
+
 		run = await store.run(ns.run_id)
-		if run is None:
+		if run is None:  # a prefix, as the summary's id shortened by hand
+			ids = await store.run_ids(ns.run_id, limit=6)
+			run = await store.run(resolve_run_id(ns.run_id, ids, where=f"in {store.path}"))
+		if run is None:  # pruned meanwhile
 			raise ConfigurationError(f"no run {ns.run_id!r} in {store.path}")
 		events = await store.events(run.run_id, limit=100_000)
 		if ns.json:
@@ -134,7 +141,9 @@ def main(args: list[str]) -> int:
 		prog="openmolt logs",
 		description="The runs the openmolt command recorded (newest first), or one run's events.",
 	)
-	parser.add_argument("run_id", nargs="?", help="show this run with its events")
+	parser.add_argument(
+		"run_id", nargs="?", help="show this run with its events (its id, or a unique prefix)"
+	)
 	parser.add_argument("-n", "--count", type=int, default=10, help="how many runs (default 10)")
 	parser.add_argument("-q", "--search", help="only runs whose input, output or error has this")
 	parser.add_argument("--agent", help="only this agent's runs")

@@ -21,7 +21,11 @@ def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
 	"""One row per model: ``{"model": "openai:gpt-5-mini", "input": ..., "cached": ..., "output": ...}``.
 
 	Args:
-		provider_names: The providers to list (default: every installed one).
+		provider_names: The providers to list (default: every installed one, a broken one with
+			its error in its row).
+
+	Raises:
+		OpenMoltError: A provider named in ``provider_names`` is not installed or is broken.
 	"""
 	from openmolt_core.openmolt import OpenMolt
 
@@ -31,6 +35,8 @@ def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
 		try:
 			provider = om.provider(name)
 		except OpenMoltError as exc:
+			if provider_names:
+				raise  # asked for by name: a mistyped id is an error, not a row
 			out.append({"model": f"{name}:", "error": str(exc)})
 			continue
 		listed = getattr(provider, "models", None)

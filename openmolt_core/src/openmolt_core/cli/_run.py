@@ -26,6 +26,7 @@ from openmolt_core.cli._agentfile import (
 	load_json_file,
 	load_python_file,
 )
+from openmolt_core.cli._early import near_variable, no_key
 from openmolt_core.cli._exit import ExitCode, for_status
 from openmolt_core.cli._keys import (
 	KeyReport,
@@ -137,10 +138,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	for name, made in checked:
 		if made is not None and getattr(made, "key_required", False):
 			if any(r.owner == name and r.source is None for r in loaded.keys):
-				problems.append(
-					f"no API key for {name}: set {env_var(name)} (in the environment or a .env "
-					"file)"
-				)
+				problems.append(no_key(name, env_var(name)))
 	bound = [t for t in agent._tools.values() if t.integration is not None]
 	if bound:  # the credential checks load only for an agent that has integrations
 		from openmolt_core.integrations.preflight import missing_credentials
@@ -149,12 +147,22 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		where = [f"{missing.describe()}: set"]
 		variables = _spelled(missing, partial(env_var, iid))
 		where.append(f"{variables} (in the environment, a .env file or `openmolt keys set`)")
-		if not loaded.prompt:
+		if not loaded.prompt and loaded.file.suffix == ".py":
+			where[-1] += ", or"
+			keys = _spelled(missing, repr)
+			where.append(
+				f"{keys} in {loaded.file}'s create_agent(integrations=[{{'integration': {iid!r}, "
+				"'credential': {'config': {...}}}])"
+			)
+		elif not loaded.prompt:
 			where[-1] += ", or"
 			keys = _spelled(missing, f"integrations.{iid}.{{}}".format)
 			where.append(f"{keys} in {loaded.file} (the {{id: config}} form)")
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
+		near = near_variable([env_var(iid, k) for k in (*missing.keys, *missing.alternatives)])
+		if near:
+			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))
 	problems = list(dict.fromkeys(problems))  # two models of one provider: said once
 	if strict and problems:
@@ -271,7 +279,7 @@ def load_prompt(
 	"""
 	where = Path("<command line>")
 	data: dict[str, Any] = {
-		"name": "openmolt",
+		"name": model,  # what it is: the summary, `openmolt logs`, the run store and viewer show it
 		"model": model,
 		"instructions": instructions
 		or "Do what the input asks and answer it; put the answer in the output's result.",
@@ -289,6 +297,7 @@ def load_prompt(
 		keys=_keys_context(where, env_file),
 		durability=durability,
 		tools=functions,
+		where="-m",
 	)
 	loaded.prompt = True
 	return loaded
@@ -335,7 +344,9 @@ def _build_json(
 	keys: dict[str, Any],
 	durability: str | None,
 	tools: list[Callable[..., Any]] | None = None,
+	where: str | None = None,
 ) -> Loaded:
+	"""The agent of a JSON agent file (or of ``-m``: ``where`` names it in errors)."""
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
 	model_id, *fallbacks = spec.models
 	for model in spec.models:  # each model's provider gets its key
@@ -363,7 +374,31 @@ def _build_json(
 	om.integration_configs.update(configs)
 	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
-	agent = om.create_agent(
+	try:
+		agent = _create(om, spec, path, model_id, fallbacks, bindings, instructions_path, tools)
+	except ConfigurationError as exc:
+		if type(exc) is not ConfigurationError or not str(exc).startswith("create_agent: "):
+			raise
+		# Said for the file (or -m), not for Python's create_agent(...).
+		text = str(exc).removeprefix("create_agent: ")
+		raise ConfigurationError(f"{where or path}: {text}") from None
+	reports += [
+		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
+	]
+	return Loaded(agent, model_id, spec.input, list(spec.schedules), reports, path, spec.triggers)
+
+
+def _create(
+	om: OpenMolt,
+	spec: AgentFile,
+	path: Path,
+	model_id: str,
+	fallbacks: list[str],
+	bindings: list[Any],
+	instructions_path: str | None,
+	tools: list[Callable[..., Any]] | None,
+) -> Any:
+	return om.create_agent(
 		name=spec.name,
 		model=model_id,
 		fallback_models=fallbacks,
@@ -387,10 +422,6 @@ def _build_json(
 		tools=tools or (),
 		capabilities=[c if isinstance(c, str) else c.model_dump() for c in spec.capabilities],
 	)
-	reports += [
-		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
-	]
-	return Loaded(agent, model_id, spec.input, list(spec.schedules), reports, path, spec.triggers)
 
 
 def _skill_entries(path: Path, entries: list[str]) -> list[str]:
@@ -597,7 +628,8 @@ async def run_once(
 		async with anyio.create_task_group() as tg:
 			tg.start_soon(progress.spin)
 			await tg.start(_watch_signals, stop)
-			progress.status(f"{agent.name}: starting with {loaded.model_id}")
+			model = "" if agent.name == loaded.model_id else f" with {loaded.model_id}"  # -m's
+			progress.status(f"{agent.name}: starting{model}")
 			progress.start(agent.name, agent.max_steps)
 			try:
 				with started_by("cli", where=agent.name):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from datetime import datetime
 from typing import Any
 
@@ -53,10 +54,14 @@ def list_schedules(
 		OpenMoltError: The file cannot be loaded.
 	"""
 	from openmolt_core.cli._run import load, schedule_specs
+	from openmolt_core.taint import LethalTrifectaWarning
 
-	loaded = load(file, env_file=env_file, verbose=False)
-	for spec in schedule_specs(loaded, loaded.input):  # the ids the runs use
-		loaded.agent.schedule(spec)
+	with warnings.catch_warnings():
+		# Said where the agent runs (`openmolt FILE`, --dry-run): listing runs nothing.
+		warnings.simplefilter("ignore", LethalTrifectaWarning)
+		loaded = load(file, env_file=env_file, verbose=False)
+		for spec in schedule_specs(loaded, loaded.input):  # the ids the runs use
+			loaded.agent.schedule(spec)
 	start = now or loaded.om.scheduler.clock.now()
 	rows = []
 	shown: list[list[datetime]] = []

@@ -149,6 +149,13 @@ def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -
 	return any(request.headers.get(name) for name in names)
 
 
+def _place(url: httpx.URL) -> str:
+	"""Where a request went, for an error: the host and port, never the path or the query."""
+	default = {"http": 80, "https": 443}.get(url.scheme)
+	port = f":{url.port}" if url.port is not None and url.port != default else ""
+	return f"the service at {url.host}{port}"
+
+
 def _bad_location(exc: BaseException) -> bool:
 	"""Whether httpx failed on a redirect whose Location does not parse (it builds them all)."""
 	return isinstance(exc, httpx.RemoteProtocolError) and "location header" in str(exc).lower()
@@ -362,17 +369,17 @@ async def _hops(
 					"the service answered with a redirect to a malformed URL; not followed"
 				) from None
 			raise ToolError(
-				f"could not reach the service ({type(exc).__name__})", retryable=True
+				f"could not reach {_place(outgoing.url)} ({type(exc).__name__})", retryable=True
 			) from exc
 		except httpx.ConnectError as exc:
 			raise ToolError(
-				"could not connect to the service (connection refused, unreachable, or the "
-				"name does not resolve)",
+				f"could not connect to {_place(outgoing.url)} (connection refused, unreachable, "
+				"or the name does not resolve)",
 				retryable=True,
 			) from exc
 		except httpx.TransportError as exc:
 			raise ToolError(
-				f"could not reach the service ({type(exc).__name__})", retryable=True
+				f"could not reach {_place(outgoing.url)} ({type(exc).__name__})", retryable=True
 			) from exc
 		except (httpx.InvalidURL, ValueError):
 			# httpx builds the next request of any redirect, followed or not, and its URL

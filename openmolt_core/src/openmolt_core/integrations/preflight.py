@@ -279,6 +279,17 @@ def config_keys(spec: Integration) -> set[str]:
 	return keys
 
 
+def _one_swap(a: str, b: str) -> bool:
+	"""Whether ``a`` is ``b`` with two neighbouring letters swapped."""
+	if len(a) != len(b):
+		return False
+	diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+	if len(diff) != 2 or diff[1] != diff[0] + 1:
+		return False
+	i, j = diff
+	return a[i] == b[j] and a[j] == b[i]
+
+
 def misspelled_keys(spec: Integration, config: Mapping[str, Any]) -> list[tuple[str, str]]:
 	"""Config keys the integration never reads that look like one it does read.
 
@@ -301,6 +312,10 @@ def misspelled_keys(spec: Integration, config: Mapping[str, Any]) -> list[tuple[
 		norm = key.lower().replace("_", "").replace("-", "")
 		if norm in lowered:
 			out.append((key, lowered[norm]))
+			continue
+		swapped = [k for n, k in lowered.items() if len(n) >= 4 and _one_swap(norm, n)]
+		if swapped:  # two letters swapped (tokne for token): difflib rates it below the cutoff
+			out.append((key, swapped[0]))
 			continue
 		import difflib  # only for a key that is misspelt: a run that spells its keys never needs it
 

@@ -112,7 +112,9 @@ class GeminiProvider(HTTPProvider):
 				cut off before the reply was complete.
 		"""
 		self.headers()
-		return _stream.stream(self, request)
+		return self.streamed(
+			lambda: _stream.stream(self, request), lambda: self.generate(request), request.model
+		)
 
 
 @hookimpl

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import TextDelta
-from openmolt_providers._common import HTTPProvider
+from openmolt_providers._common import HTTPProvider, refuses_stream
 from openmolt_providers.openai import _chat, _dialect, _fallback, _responses, _stream
 from openmolt_providers.settings import OpenAISettings
 
@@ -169,7 +169,8 @@ class OpenAIProvider(HTTPProvider):
 		The final response equals what `generate` returns for the same reply. A server whose
 		API is not known yet (no ``api_mode``, not OpenAI's) answers without streaming first, as
 		does a server that refuses the structured output before anything streamed (the request
-		goes again without it, as `generate` sends it).
+		goes again without it, as `generate` sends it). A server that does not stream is asked
+		without streaming from then on (`HTTPProvider.streamed`).
 
 		Raises:
 			ConfigurationError: No API key is set.
@@ -182,6 +183,13 @@ class OpenAIProvider(HTTPProvider):
 				yield chunk
 			self._api_known = True  # its Responses API answered, or it speaks chat from now on
 			return
+		chunks = self.streamed(
+			lambda: self._streaming(request), lambda: self.generate(request), request.model
+		)
+		async for chunk in chunks:
+			yield chunk
+
+	async def _streaming(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 		source = _stream.chat if self.api_mode == "chat" else _stream.responses
 		streamed = False
 		try:
@@ -189,8 +197,8 @@ class OpenAIProvider(HTTPProvider):
 				streamed = True
 				yield chunk
 		except ProviderError as exc:
-			if streamed or self.official or not _fallback.blames_format(exc):
-				raise
+			if streamed or self.official or refuses_stream(exc) or not _fallback.blames_format(exc):
+				raise  # a refused stream is the caller's (`streamed`) to handle
 			async for chunk in self._at_once(request):
 				yield chunk
 
