@@ -294,14 +294,43 @@ async def test_a_server_that_does_not_stream_is_asked_once_without(name, status,
 		first, [one] = await _collect(provider, req(model))
 	assert len(warned) == 1
 	assert first == [TEXT] and one.text == TEXT
+	asked = ["text/event-stream"]
+	if status is not None:  # refused: asked again without streaming
+		asked.append("application/json")
+	# (a whole reply to the stream is the answer: not asked for again, a second paid call)
+	assert [r.headers.get("accept") for r in server.requests] == asked
+	second, [two] = await _collect(provider, req(model))  # remembered: one plain request
+	assert second == [TEXT] and two.text == TEXT
+	assert server.requests[-1].headers.get("accept") == "application/json"
+	assert len(server.requests) == len(asked) + 1
+
+
+class OddOnce(NoStreams):
+	"""Answers the first stream with a 200 JSON body of another shape (what a proxy might send)."""
+
+	def handle(self, request: httpx.Request) -> httpx.Response:
+		if not self.requests and request.headers.get("accept") == "text/event-stream":
+			self.requests.append(request)
+			return httpx.Response(200, json={"object": "list", "data": []})
+		return super().handle(request)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_a_whole_body_that_is_no_reply_is_asked_for_again(name, req) -> None:
+	"""A 200 JSON body of another shape than the API's replies is not taken for the answer."""
+	from openmolt_providers._common import NotStreamingWarning
+
+	make, model, stem = CASES[name]
+	whole = json.loads((DATA / f"{stem}_streamed.json").read_text())
+	server = OddOnce(whole, None)
+	provider = make(server)
+	with pytest.warns(NotStreamingWarning):
+		first, [one] = await _collect(provider, req(model))
+	assert first == [TEXT] and one.text == TEXT
 	assert [r.headers.get("accept") for r in server.requests] == [
 		"text/event-stream",
 		"application/json",
 	]
-	second, [two] = await _collect(provider, req(model))  # remembered: one plain request
-	assert second == [TEXT] and two.text == TEXT
-	assert server.requests[2].headers.get("accept") == "application/json"
-	assert len(server.requests) == 3
 
 
 async def test_a_refusal_that_is_not_about_streaming_is_raised(req) -> None:

@@ -65,7 +65,23 @@ _REFUSED_STREAM = frozenset({400, 404, 405, 415, 422})
 
 
 class _NotStreamed(ProviderError):
-	"""A server answered a request for a stream with a whole reply (plain JSON)."""
+	"""A server answered a request for a stream with a whole reply (plain JSON).
+
+	``reply`` is that reply's JSON object (None if it was not one): the reply to the request,
+	used as it is rather than asked for again (a second, paid, call).
+	"""
+
+	reply: dict[str, Any] | None = None
+
+
+def _parsed(
+	parse: Callable[[dict[str, Any]], ModelResponse | None], reply: dict[str, Any]
+) -> ModelResponse | None:
+	"""A whole reply read by the provider's parser; None if it is not one it reads."""
+	try:
+		return parse(reply)
+	except (ProviderError, LookupError, TypeError, ValueError, AttributeError):
+		return None  # not a reply of this API (an error body, another shape): asked again
 
 
 def refuses_stream(exc: ProviderError) -> bool:
@@ -296,20 +312,26 @@ class HTTPProvider:
 		source: Callable[[], AsyncIterator[StreamChunk]],
 		once: Callable[[], Awaitable[ModelResponse]],
 		model: str,
+		parse: Callable[[dict[str, Any]], ModelResponse | None] | None = None,
 	) -> AsyncIterator[StreamChunk]:
 		"""Yield ``source``'s stream, or the reply asked for whole if the server does not stream.
 
-		A server that refuses ``stream`` (or answers it with a whole reply) before anything
-		streamed is asked once more without streaming; the provider remembers it, so its later
+		A server that refuses ``stream`` before anything streamed is asked once more without
+		streaming (one that answers it with a whole reply has answered: that reply is used when
+		``parse`` reads it); the provider remembers it, so its later
 		calls are plain requests, and a `NotStreamingWarning` says so once.
 
 		Args:
 			source: Opens the stream.
 			once: Asks for the reply without streaming (the provider's ``generate``).
 			model: The model name, for the warning.
+			parse: Reads a whole reply the server sent instead of a stream (the provider's
+				reply parser; None for a body that is not a reply of its API): that reply is
+				used, not asked for again. Without it (or for no reply) it is asked again.
 		"""
 		from openmolt_core.streaming import TextDelta
 
+		whole: ModelResponse | None = None
 		if self.streams:
 			streamed = False
 			try:
@@ -328,7 +350,9 @@ class HTTPProvider:
 					f"{self.base_url} does not stream{status}; its replies are asked for whole",
 					category=NotStreamingWarning,
 				)
-		response = await once()
+				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
+					whole = _parsed(parse, exc.reply)
+		response = whole if whole is not None else await once()
 		if response.text:
 			yield TextDelta(response.text)
 		yield response
@@ -529,13 +553,22 @@ class HTTPProvider:
 			kind = response.headers.get("content-type", "")
 			if not kind.startswith("application/json"):
 				return response
-			await response.aclose()  # a whole reply: asked for again without streaming
-			raise _NotStreamed(
+			try:  # a whole reply: the answer to this request, read as `generate` reads one
+				await response.aread()
+			finally:
+				await response.aclose()
+			not_streamed = _NotStreamed(
 				"the server answered without streaming",
 				provider=self.name,
 				model=model,
 				status_code=response.status_code,
 			)
+			try:
+				data = json.loads(response.content)
+			except ValueError:
+				data = None
+			not_streamed.reply = data if isinstance(data, dict) else None
+			raise not_streamed
 		try:
 			await response.aread()
 		finally:

@@ -113,7 +113,10 @@ class AnthropicProvider(HTTPProvider):
 		"""
 		self.headers()
 		return self.streamed(
-			lambda: _stream.stream(self, request), lambda: self.generate(request), request.model
+			lambda: _stream.stream(self, request),
+			lambda: self.generate(request),
+			request.model,
+			lambda data: _convert.parse(self, request.model, data) if "content" in data else None,
 		)
 
 

@@ -113,7 +113,14 @@ class GeminiProvider(HTTPProvider):
 		"""
 		self.headers()
 		return self.streamed(
-			lambda: _stream.stream(self, request), lambda: self.generate(request), request.model
+			lambda: _stream.stream(self, request),
+			lambda: self.generate(request),
+			request.model,
+			lambda data: (
+				_convert.parse(self, request.model, data)
+				if "candidates" in data or "promptFeedback" in data
+				else None
+			),
 		)
 
 

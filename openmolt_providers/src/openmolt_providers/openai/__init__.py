@@ -184,10 +184,19 @@ class OpenAIProvider(HTTPProvider):
 			self._api_known = True  # its Responses API answered, or it speaks chat from now on
 			return
 		chunks = self.streamed(
-			lambda: self._streaming(request), lambda: self.generate(request), request.model
+			lambda: self._streaming(request),
+			lambda: self.generate(request),
+			request.model,
+			lambda data: self._whole(request, data),
 		)
 		async for chunk in chunks:
 			yield chunk
+
+	def _whole(self, request: ModelRequest, data: dict[str, Any]) -> ModelResponse | None:
+		# A whole reply a server sent for a stream (`HTTPProvider.streamed`); None: not one.
+		if self.api_mode == "chat":
+			return _chat.parse(self, request.model, data) if "choices" in data else None
+		return _responses.parse(self, request.model, data) if "output" in data else None
 
 	async def _streaming(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 		source = _stream.chat if self.api_mode == "chat" else _stream.responses
