@@ -6,6 +6,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -407,3 +408,23 @@ def test_another_integration_s_variable_is_not_called_a_typo(
 		"OPENMOLT_DISCORD_ACCES_TOKEN",
 		"OPENMOLT_DISCORD_ACCESS_TOKEN",
 	)
+
+
+def test_keys_set_for_an_installed_integration_that_cannot_load_says_why(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Not "neither a provider nor an installed integration": the plugin's own load error."""
+	from openmolt_core.errors import PluginError
+	from openmolt_core.plugins import Plugins
+
+	def broken(self: Plugins, id: str) -> Any:
+		raise PluginError(
+			f"the integrations of openmolt-{id} could not be loaded: ImportError: x", plugin=id
+		)
+
+	monkeypatch.setattr(Plugins, "integration", broken)
+	monkeypatch.setattr(Plugins, "integration_ids", lambda self: ["slack"])
+	assert openmolt_main(["keys", "set", "slack"]) != 0
+	err = capsys.readouterr().err
+	assert "could not be loaded: ImportError" in err
+	assert "nor an installed integration" not in err
