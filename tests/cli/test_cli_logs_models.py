@@ -154,3 +154,6 @@ def test_a_run_id_prefix_resolves_to_one_id() -> None:
 		resolve("", ids)
 	with pytest.raises(ConfigurationError, match=r"\(x0, x1, x2, x3, x4, \.\.\.\)"):
 		resolve("x", [f"x{i}" for i in range(7)])
+	# `openmolt logs` passes the first six: the count is not theirs
+	with pytest.raises(ConfigurationError, match=r"^more than 5 runs start with 'x' "):
+		resolve("x", [f"x{i}" for i in range(6)])

@@ -164,3 +164,26 @@ def test_a_plugin_parser_without_prog_is_named_for_its_command(
 	err = capsys.readouterr().err
 	assert err.startswith("usage: openmolt fetch [-h] url\n")
 	assert "openmolt fetch: error: the following arguments are required: url" in err
+
+
+def test_completion_starts_no_command_of_another_distribution(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Reading options starts a command with --help: one that does not parse would run."""
+	import dataclasses
+
+	ran: list[list[str]] = []
+
+	def report(args: list[str]) -> int:
+		ran.append(args)
+		return 0
+
+	found = dict(_commands.registered())
+	found["weather-report"] = dataclasses.replace(found["weather-report"], main=report)
+	monkeypatch.setattr(_commands, "_found", found)
+	assert main(["completion", "bash"]) == 0
+	text = capsys.readouterr().out
+	assert ran == []
+	assert "weather-report" in text.split("compgen -W", 2)[1].split('"')[1].split()  # its name
+	assert 'weather-report) COMPREPLY=( $(compgen -W "" ' in text  # no options of its own
+	assert "serve) COMPREPLY" in text and "--no-ui" in text  # OpenMolt's own are read

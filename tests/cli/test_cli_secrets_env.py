@@ -6,6 +6,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -382,3 +383,48 @@ def test_a_provider_key_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli
 	)
 	assert prompt.returncode == 2
 	assert "(OPENMOLT_OPEANI_API_KEY is set: a typo of OPENMOLT_OPENAI_API_KEY?)" in prompt.stderr
+
+
+def test_another_integration_s_variable_is_not_called_a_typo(
+	tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The openaiImage integration's key is not a typo of the openai provider's, early or not."""
+	from openmolt_core.cli._early import near_variable
+
+	path = tmp_path / "agent.json"
+	path.write_text(json.dumps({"name": "D", "model": "openai:gpt-5-mini", "instructions": "x"}))
+	env = cli.clean_env(OPENMOLT_OPENAI_IMAGE_API_KEY="sk-1")
+	early = cli.openmolt(str(path), cwd=tmp_path, env=env)
+	prompt = cli.openmolt("-m", "openai:gpt-5-mini", "hi", cwd=tmp_path, env=env)
+	for done in (early, prompt):
+		assert done.returncode == 2
+		assert "no API key for openai: set OPENMOLT_OPENAI_API_KEY" in done.stderr
+		assert "a typo" not in done.stderr
+	monkeypatch.setenv("OPENMOLT_SLACK_ACCESS_TOKEN", "x")
+	assert near_variable(["OPENMOLT_DISCORD_ACCESS_TOKEN"], owners=["discord", "slack"]) is None
+	assert near_variable(["OPENMOLT_DISCORD_ACCESS_TOKEN"]) is None  # the installed ones
+	monkeypatch.setenv("OPENMOLT_DISCORD_ACCES_TOKEN", "x")  # a typo of discord's own
+	assert near_variable(["OPENMOLT_DISCORD_ACCESS_TOKEN"], owners=["discord", "slack"]) == (
+		"OPENMOLT_DISCORD_ACCES_TOKEN",
+		"OPENMOLT_DISCORD_ACCESS_TOKEN",
+	)
+
+
+def test_keys_set_for_an_installed_integration_that_cannot_load_says_why(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Not "neither a provider nor an installed integration": the plugin's own load error."""
+	from openmolt_core.errors import PluginError
+	from openmolt_core.plugins import Plugins
+
+	def broken(self: Plugins, id: str) -> Any:
+		raise PluginError(
+			f"the integrations of openmolt-{id} could not be loaded: ImportError: x", plugin=id
+		)
+
+	monkeypatch.setattr(Plugins, "integration", broken)
+	monkeypatch.setattr(Plugins, "integration_ids", lambda self: ["slack"])
+	assert openmolt_main(["keys", "set", "slack"]) != 0
+	err = capsys.readouterr().err
+	assert "could not be loaded: ImportError" in err
+	assert "nor an installed integration" not in err

@@ -57,3 +57,19 @@ async def test_a_live_reply_whose_run_never_started_is_forgotten() -> None:
 	live.watch("run-1", object())  # type: ignore[arg-type]
 	live.forget("run-1")
 	assert live._runs == {}
+
+
+def test_one_bound_for_threads_chats_and_sessions() -> None:
+	"""`recent`: the least recently used idle entry goes past the most; a busy one stays."""
+	from collections import OrderedDict
+
+	from openmolt_serve._recent import recent
+
+	kept: OrderedDict[str, object] = OrderedDict()
+	a = recent(kept, "a", object, most=2)
+	recent(kept, "b", object, most=2)
+	recent(kept, "c", object, most=2, busy=lambda e: e is a)
+	assert list(kept) == ["a", "c"]  # "a" is busy: the next oldest, "b", went
+	assert recent(kept, "a", object, most=2) is a  # kept, the same entry, now the newest
+	recent(kept, "d", object, most=2)
+	assert list(kept) == ["a", "d"]  # "c" was the least recently used

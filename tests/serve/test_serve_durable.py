@@ -210,3 +210,63 @@ def test_an_a2a_task_parked_before_a_restart_is_answered_after_it(tmp_path: Path
 	assert found["again"].status.state == TaskState.TASK_STATE_INPUT_REQUIRED
 	assert found["done"].status.state == TaskState.TASK_STATE_COMPLETED
 	assert "INV-2" in model.requests[0].messages[-1].content
+
+
+def test_an_a2a_answer_after_a_restart_that_leads_to_a_second_question_reports_it(
+	tmp_path: Path,
+) -> None:
+	"""The answered run asks again: the task is input-required with the new question, at once
+	(om.result would wait for the run's end, which only the caller's next answer brings)."""
+	import uuid
+
+	import anyio
+	from a2a.client import ClientConfig, create_client
+	from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	token = "a2a-token-for-tests-0123456789"
+	triggers = Triggers.model_validate({"a2a": {"token": token}})
+	found: dict[str, Any] = {}
+
+	def message(text: str, **ids: str) -> SendMessageRequest:
+		return SendMessageRequest(
+			message=Message(
+				message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=text)], **ids
+			)
+		)
+
+	async def send(model: ScriptedModel, request: Any) -> Any:
+		om = OpenMolt(durability=store, entry_points=False)
+		agent = helper(om, model)
+		from openmolt_serve.chats import park_questions
+
+		park_questions(agent)
+		headers = {"Authorization": f"Bearer {token}"}
+		try:
+			async with (
+				TriggerServer([(agent, triggers)], port=0) as server,
+				httpx.AsyncClient(headers=headers, timeout=60) as http,
+			):
+				config = ClientConfig(httpx_client=http, streaming=False)
+				client = await create_client(f"{server.url}/a2a/Helper", client_config=config)
+				with anyio.fail_after(30):
+					(response,) = [r async for r in client.send_message(request)]
+		finally:
+			await om.aclose()
+			await restart()
+		return response.task
+
+	async def before() -> None:
+		found["task"] = await send(ScriptedModel([ask_human("Which invoice?")]), message("pay it"))
+
+	async def after() -> None:
+		task = found["task"]
+		model = ScriptedModel([ask_human("From which account?"), finish("paid")])
+		answer = message("INV-2", task_id=task.id, context_id=task.context_id)
+		found["again"] = await send(model, answer)
+
+	anyio.run(before)
+	anyio.run(after)
+	again = found["again"]
+	assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+	assert "From which account?" in str(again.status.message)

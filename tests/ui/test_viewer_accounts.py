@@ -104,3 +104,30 @@ async def test_a_run_waiting_for_an_account_is_listed_and_goes_on_after_the_call
 	assert stored is not None and seen == [f"Bearer {stored['accessToken']}"]
 	await real.aclose()
 	await om.aclose()
+
+
+async def test_the_viewer_s_callback_masks_the_code_and_never_fails_with_a_500(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""As the server's: a refusal that echoes the code is shown without it; a failure is a 502."""
+	from openmolt_core.errors import ToolError
+
+	code = "sekrit-code-0123456789"
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="A", model=ScriptedModel([finish(result="x")]))
+	failures: list[Exception] = [ToolError(f"mail: the exchange was refused (bad code {code})")]
+
+	async def complete(query: str) -> Any:
+		raise failures[0]
+
+	monkeypatch.setattr(om.accounts, "complete", complete)
+	async with Viewer(om, agents=[agent]) as viewer, httpx.AsyncClient(trust_env=False) as http:
+		url = f"http://127.0.0.1:{viewer.port}/auth/callback?code={code}&state=abc.def"
+		page = await http.get(url)
+		assert page.status_code == 400 and "not connected" in page.text
+		assert code not in page.text and "[code]" in page.text
+		failures[0] = RuntimeError(f"boom {code}")
+		broken = await http.get(url)
+		assert broken.status_code == 502
+		assert code not in broken.text and "could not be reached" in broken.text
+	await om.aclose()

@@ -11,15 +11,14 @@ logged with them masked, and an unexpected failure is a ``502`` page naming only
 
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl
 
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 
 from openmolt_core.errors import OpenMoltError
+from openmolt_ui._consent import UNREACHABLE, masked, page
 
 if TYPE_CHECKING:
 	from starlette.requests import Request
@@ -33,19 +32,6 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 CALLBACK_ROUTE = "/auth/callback"
 """The route (`openmolt_core.accounts.CALLBACK_PATH`)."""
-
-
-def _page(status: int, text: str) -> Response:
-	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{html.escape(text)}</p>"
-	return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
-
-
-def _masked(text: str, query: str) -> str:
-	"""``text`` without the values of the answer's code and state (a refusal may echo them)."""
-	for name, value in parse_qsl(query):
-		if name in ("code", "state") and len(value) >= 4:
-			text = text.replace(value, f"[{name}]")
-	return text
 
 
 async def handle_callback(
@@ -65,16 +51,16 @@ async def handle_callback(
 		try:
 			connected = await om.accounts.complete(query)
 		except OpenMoltError as exc:
-			problem = _masked(str(exc), query)
+			problem = masked(str(exc), query)
 			if "signature" in problem:  # another instance's state: try the next one
 				continue
 			log.info("auth callback refused: %s", problem)
-			return _page(400, f"The account was not connected: {problem}")
+			return page(400, f"The account was not connected: {problem}")
 		except Exception as exc:
 			log.warning("auth callback failed: %s", type(exc).__name__)
-			return _page(502, "The account was not connected: the service could not be reached.")
+			return page(502, UNREACHABLE)
 		going = any([chat.connected(connected.run_id) for chat in conversations])
 		said = f"Your {connected.integration} account is connected. You can close this window"
 		# No chat here waits for it (a restart forgot it): the user's next message goes on.
-		return _page(200, f"{said}; the agent goes on." if going else f"{said} and ask again.")
-	return _page(400, f"The account was not connected: {problem}")
+		return page(200, f"{said}; the agent goes on." if going else f"{said} and ask again.")
+	return page(400, f"The account was not connected: {problem}")

@@ -24,6 +24,7 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.taint import untrusted_input
 from openmolt_core.triggers import starting_taint
+from openmolt_serve._recent import recent
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -66,13 +67,7 @@ def in_memory_sessions() -> Sessions:
 	kept: OrderedDict[str, Session] = OrderedDict()
 
 	def get(session_id: str) -> Session:
-		found = kept.get(session_id)
-		if found is None:
-			found = kept[session_id] = InMemorySession(session_id)
-		kept.move_to_end(session_id)
-		while len(kept) > MAX_SESSIONS:
-			kept.popitem(last=False)
-		return found
+		return recent(kept, session_id, lambda: InMemorySession(session_id), most=MAX_SESSIONS)
 
 	return get
 

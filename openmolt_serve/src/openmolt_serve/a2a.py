@@ -39,6 +39,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from a2a.helpers.proto_helpers import (
 	get_data_parts,
 	get_text_parts,
@@ -104,6 +105,9 @@ MAX_TASKS = _a2a_store.MAX_TASKS
 """The most tasks one agent's A2A server keeps (`openmolt_serve._a2a_store.MAX_TASKS`)."""
 
 _PARKED = ("human_input_required", "approval_required")
+
+_POLL = 0.2
+"""Seconds between two reads of a durable run answered after a restart (`OpenMoltExecutor`)."""
 
 
 def agent_card(agent: Agent, config: A2ATrigger, url: str) -> AgentCard:
@@ -313,10 +317,23 @@ class OpenMoltExecutor(AgentExecutor):
 		return next((p for p in waiting if p.run_id == run_id), None)
 
 	async def _answer(self, waiting: PendingRun, text: str) -> RunResult | None:
-		"""Answer a durable run's question (it started tainted: an A2A run always does)."""
+		"""Answer a durable run's question (it started tainted: an A2A run always does).
+
+		The result is the run's end, or its next park: ``om.result`` would wait past a second
+		question for the run's end, which only the caller's answer to it, through this task,
+		brings.
+		"""
 		om = OpenMolt.of(self.agent)
 		await om.answer(waiting.run_id, text, step=waiting.step)
-		return await om.result(waiting.run_id)
+		while True:
+			result = await om.result(waiting.run_id, wait=False)
+			if result is not None and result.status != "human_input_required":
+				return result  # it ended, or parks on something else
+			if result is not None:
+				asked = await om.pending(agent=self.agent.name)
+				if any(p.run_id == waiting.run_id and p.step != waiting.step for p in asked):
+					return result  # a new question
+			await anyio.sleep(_POLL)
 
 	async def _report(self, updater: TaskUpdater, task_id: str, result: RunResult) -> None:
 		words = _words(result)

@@ -43,6 +43,7 @@ from openmolt_core.errors import OpenMoltError
 from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import MAPPED, AguiEvents, question_id
 from openmolt_serve._launch import Launcher, run_id_for
+from openmolt_serve._recent import recent
 from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
@@ -128,15 +129,9 @@ class AguiEndpoint:
 		)
 
 	def _thread(self, thread_id: str) -> _Thread:
-		thread = self.threads.get(thread_id)
-		if thread is None:
-			thread = self.threads[thread_id] = _Thread()
-		self.threads.move_to_end(thread_id)
-		if len(self.threads) > MAX_THREADS:
-			idle = next((k for k, t in self.threads.items() if not t.lock.locked()), None)
-			if idle is not None and idle != thread_id:
-				del self.threads[idle]
-		return thread
+		return recent(
+			self.threads, thread_id, _Thread, most=MAX_THREADS, busy=lambda t: t.lock.locked()
+		)
 
 	def _start(self, given: RunAgentInput, thread: _Thread) -> _Start:
 		if not given.resume:

@@ -50,6 +50,7 @@ from openmolt_core.secrets import Redactor
 from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
+from openmolt_serve._recent import recent
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -241,15 +242,7 @@ class Conversations:
 
 	def _chat(self, key: str) -> _Chat:
 		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes."""
-		chat = self.chats.get(key)
-		if chat is None:
-			chat = self.chats[key] = _Chat()
-		self.chats.move_to_end(key)
-		if len(self.chats) > MAX_CHATS:
-			idle = next((k for k, c in self.chats.items() if not c.lock.locked()), None)
-			if idle is not None and idle != key:
-				del self.chats[idle]
-		return chat
+		return recent(self.chats, key, _Chat, most=MAX_CHATS, busy=lambda c: c.lock.locked())
 
 	async def _handle(self, message: Incoming) -> None:
 		chat = self._chat(message.key)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
 	from openmolt_ui.viewer import Viewer
 
 __all__ = ["HEADER", "TokenGuard", "create_app", "sse"]
+
+log: logging.Logger = logging.getLogger("openmolt")
 
 HEADER = "x-openmolt-token"
 """The header that carries the token (required on ``POST``)."""
@@ -274,9 +277,14 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		return JSONResponse(outcome, status_code=codes[outcome["status"]])
 
 	async def callback(request: Request) -> Response:
-		connected, text = await viewer.connect(request.url.query)
-		body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{html.escape(text)}"
-		return HTMLResponse(body, status_code=200 if connected else 400)
+		from openmolt_ui._consent import UNREACHABLE, page
+
+		try:
+			connected, text = await viewer.connect(request.url.query)
+		except Exception as exc:  # the code exchange failed unexpectedly: nothing of it shown
+			log.warning("auth callback failed: %s", type(exc).__name__)
+			return page(502, UNREACHABLE)
+		return page(200 if connected else 400, text)
 
 	routes = [
 		Route(CALLBACK_PATH, callback),

@@ -436,6 +436,7 @@ class Viewer:
 		"""
 		from openmolt_core.accounts import authorization_requests
 		from openmolt_core.errors import OpenMoltError
+		from openmolt_ui._consent import masked
 
 		instances = {id(a.om): OpenMolt.of(a) for a in self.agents.values()}
 		problem = "this sign-in link is not for this viewer"
@@ -443,7 +444,7 @@ class Viewer:
 			try:
 				connected = await om.accounts.complete(answer)
 			except OpenMoltError as exc:
-				problem = str(exc)
+				problem = masked(str(exc), answer)  # a refusal may echo the code or state
 				if "signature" in problem:  # another instance's state: try the next one
 					continue
 				return False, f"The account was not connected: {problem}"

@@ -489,10 +489,23 @@ def _logs_command(args: list[str]) -> int:
 
 def _completion_command(args: list[str]) -> int:
 	from openmolt_core.cli import _completion
-	from openmolt_core.cli._commands import registered
+	from openmolt_core.cli._commands import PLUGIN_COMMANDS, registered
 
-	commands = [*_SUMMARY, *(name for name in registered() if name not in _SUMMARY)]
-	return _completion.main(args, commands, lambda name, rest: _dispatch([name, *rest]))
+	found = registered()
+	commands = [*_SUMMARY, *(name for name in found if name not in _SUMMARY)]
+	# A command's options are read by starting it with --help (it stops as its parser parses):
+	# only the core's and OpenMolt's own distributions' commands, which parse first. Another
+	# distribution's command might not use argparse, and would then run.
+	probed = {name for name in _SUMMARY if name not in PLUGIN_COMMANDS} | {
+		name
+		for name, command in found.items()
+		if command.distribution == f"openmolt-{PLUGIN_COMMANDS.get(name)}"
+	}
+
+	def run(name: str, rest: list[str]) -> object:
+		return _dispatch([name, *rest]) if name in probed else None
+
+	return _completion.main(args, commands, run)
 
 
 def _ecosystem_command(args: list[str]) -> int:

@@ -5,7 +5,9 @@ options after ``run`` or an agent file), agent files (``*.json``, ``*.py``) and,
 and ``--integration``, the installed integration ids (asked from ``openmolt`` at completion time,
 so new plugins appear without regenerating the script). A subcommand's options are read from its
 argument parser when the script is made: the command is started with ``--help`` and stopped as
-its parser is about to parse (`options_of`), so it does nothing and prints nothing. Install it with
+its parser is about to parse (`options_of`), so it does nothing and prints nothing; only the core's
+and OpenMolt's own distributions' commands are read so (another distribution's command might not
+parse with argparse, and would run: its name is completed, not its options). Install it with
 ``openmolt completion bash >> ~/.bashrc`` (or the zsh/fish equivalents in docs/cli.md).
 """
 

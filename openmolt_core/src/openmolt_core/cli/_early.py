@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,28 +79,61 @@ def missing_provider_key(file: str, env_file: str | None) -> str | None:
 	return None
 
 
-def no_key(name: str, variable: str, dotenv: dict[str, str] | None = None) -> str:
-	"""The message for a provider without its key (a near variable that is set, named)."""
-	near = near_variable([variable], [*(dotenv or {})])
+def no_key(
+	name: str,
+	variable: str,
+	dotenv: dict[str, str] | None = None,
+	owners: Iterable[str] | None = None,
+) -> str:
+	"""The message for a provider without its key (a near variable that is set, named).
+
+	Args:
+		name: The provider.
+		variable: Its key's variable.
+		dotenv: The ``.env`` file's values (their names may be the near one).
+		owners: The providers and integrations known (`near_variable`).
+	"""
+	near = near_variable([variable], [*(dotenv or {})], owners)
 	typo = f" ({near[0]} is set: a typo of {near[1]}?)" if near else ""
 	return f"no API key for {name}: set {variable} (in the environment or a .env file){typo}"
 
 
-def near_variable(needed: Sequence[str], more: Sequence[str] = ()) -> tuple[str, str] | None:
+def near_variable(
+	needed: Sequence[str], more: Sequence[str] = (), owners: Iterable[str] | None = None
+) -> tuple[str, str] | None:
 	"""A set ``OPENMOLT_`` variable spelled close to a needed one, and that one; else None.
+
+	A variable of another provider or integration is not a typo: ``OPENMOLT_OPENAI_IMAGE_API_KEY``
+	(the openaiImage integration's) is not offered for ``OPENMOLT_OPENAI_API_KEY``, nor
+	``OPENMOLT_SLACK_ACCESS_TOKEN`` for ``OPENMOLT_DISCORD_ACCESS_TOKEN``.
 
 	Args:
 		needed: The variables wanted (``OPENMOLT_SLACK_TOKEN``).
 		more: Other names that are set (a ``.env`` file's).
+		owners: The provider names and integration ids known (None: the installed ones, read
+			only when a name is close).
 	"""
 	import difflib
 
 	given = [v for v in [*os.environ, *more] if v.startswith("OPENMOLT_") and v not in needed]
+	prefixes: list[str] | None = None
 	for variable in needed:
-		close = difflib.get_close_matches(variable, given, n=1, cutoff=0.85)
-		if close:
-			return close[0], variable
+		for close in difflib.get_close_matches(variable, given, n=5, cutoff=0.85):
+			if prefixes is None:
+				known = _installed_owners() if owners is None else owners
+				prefixes = [_variable(owner, "") for owner in known]  # OPENMOLT_SLACK_
+			if not any(close.startswith(p) and not variable.startswith(p) for p in prefixes):
+				return close, variable
 	return None
+
+
+def _installed_owners() -> list[str]:
+	"""The installed providers' names and integrations' ids (their entry points, not loaded)."""
+	from importlib import metadata
+
+	found = metadata.entry_points()
+	groups = ("openmolt.providers", "openmolt.integrations")
+	return [*KEYED_PROVIDERS, *(ep.name for group in groups for ep in found.select(group=group))]
 
 
 def _dotenv(env_file: str | None) -> dict[str, str]:

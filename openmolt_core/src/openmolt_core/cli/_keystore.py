@@ -113,6 +113,8 @@ def _variable(name: str, key: str | None) -> str:
 	except OpenMoltError:
 		if key is not None:
 			return env_var(name, key)
+		if name in om.plugins.integration_ids():
+			raise  # installed, but its plugin cannot be loaded: the error says why
 		raise ConfigurationError(
 			f"{name!r} is neither a provider ({', '.join(om.plugins.provider_names())}) nor an "
 			"installed integration; `openmolt tools` lists them, or give the variable's name"

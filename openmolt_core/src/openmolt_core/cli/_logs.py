@@ -105,11 +105,11 @@ async def _main(ns: argparse.Namespace) -> int:
 		print(f"removed {removed} run(s) older than {ns.prune:g} day(s) from {store.path}")
 		return 0
 	if ns.run_id:
-		from openmolt_core.cli._runids import resolve_run_id
+		from openmolt_core.cli._runids import ENOUGH, resolve_run_id
 
 		run = await store.run(ns.run_id)
 		if run is None:  # a prefix, as the summary's id shortened by hand
-			ids = await store.run_ids(ns.run_id, limit=6)
+			ids = await store.run_ids(ns.run_id, limit=ENOUGH)
 			run = await store.run(resolve_run_id(ns.run_id, ids, where=f"in {store.path}"))
 		if run is None:  # pruned meanwhile
 			raise ConfigurationError(f"no run {ns.run_id!r} in {store.path}")

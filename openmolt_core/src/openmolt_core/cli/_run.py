@@ -105,6 +105,12 @@ def _spelled(missing: MissingCredential, spell: Callable[[str], str]) -> str:
 	return f"{names} (or {others})" if others else names
 
 
+def _owners(loaded: Loaded) -> list[str]:
+	"""The providers and integrations the instance knows (their variables are no typos)."""
+	plugins = loaded.om.plugins
+	return [*plugins.provider_names(), *plugins.integration_ids()]
+
+
 def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	"""Check what a run needs before it starts: the provider, its key, the integrations' keys.
 
@@ -138,7 +144,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	for name, made in checked:
 		if made is not None and getattr(made, "key_required", False):
 			if any(r.owner == name and r.source is None for r in loaded.keys):
-				problems.append(no_key(name, env_var(name)))
+				problems.append(no_key(name, env_var(name), owners=_owners(loaded)))
 	bound = [t for t in agent._tools.values() if t.integration is not None]
 	if bound:  # the credential checks load only for an agent that has integrations
 		from openmolt_core.integrations.preflight import missing_credentials
@@ -160,7 +166,8 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			where.append(f"{keys} in {loaded.file} (the {{id: config}} form)")
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
-		near = near_variable([env_var(iid, k) for k in (*missing.keys, *missing.alternatives)])
+		wanted = [env_var(iid, k) for k in (*missing.keys, *missing.alternatives)]
+		near = near_variable(wanted, owners=_owners(loaded))
 		if near:
 			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))

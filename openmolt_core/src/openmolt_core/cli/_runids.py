@@ -12,9 +12,13 @@ from collections.abc import Iterable
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["resolve_run_id"]
+__all__ = ["ENOUGH", "resolve_run_id"]
 
 _SHOWN = 5
+
+ENOUGH = _SHOWN + 1
+"""How many of the ids that start with a prefix `resolve_run_id` needs (a store may pass only
+these): the most it names, and one more to know there are more."""
 
 
 def resolve_run_id(given: str, ids: Iterable[str], *, where: str = "") -> str:
@@ -22,7 +26,8 @@ def resolve_run_id(given: str, ids: Iterable[str], *, where: str = "") -> str:
 
 	Args:
 		given: What the user typed.
-		ids: The ids the command knows (those that start with ``given`` are enough).
+		ids: The ids the command knows (those that start with ``given`` are enough, and the
+			first `ENOUGH` of those too).
 		where: Where they were looked for, for the message (``in ~/.local/state/...``).
 
 	Returns:
@@ -41,6 +46,8 @@ def resolve_run_id(given: str, ids: Iterable[str], *, where: str = "") -> str:
 	if not hits:
 		raise ConfigurationError(f"no run {given!r}{place}")
 	shown = ", ".join(hits[:_SHOWN]) + (", ..." if len(hits) > _SHOWN else "")
+	# Past the shown ones, no count: a caller may pass only the first few (`openmolt logs`).
+	count = len(hits) if len(hits) <= _SHOWN else f"more than {_SHOWN}"
 	raise ConfigurationError(
-		f"{len(hits)} runs{place} start with {given!r} ({shown}): give more of the id"
+		f"{count} runs{place} start with {given!r} ({shown}): give more of the id"
 	)

@@ -1,0 +1,43 @@
+"""The page an end user sees back from a service's consent screen, in the viewer and the server.
+
+Both the viewer's callback (`openmolt_ui.viewer.Viewer.connect`) and the trigger server's
+(`openmolt_serve._auth`) hand the redirect's query to ``om.accounts.complete``. What they show
+or log of a refusal has the answer's code and state masked (a service's refusal may echo them),
+the text is escaped, and an unexpected failure is a ``502`` page naming nothing of it.
+"""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import parse_qsl
+
+from starlette.responses import HTMLResponse
+
+__all__ = ["UNREACHABLE", "masked", "page"]
+
+UNREACHABLE = "The account was not connected: the service could not be reached."
+"""What the ``502`` page says when the consent could not be completed for an unexpected reason."""
+
+
+def page(status: int, text: str) -> HTMLResponse:
+	"""A one-paragraph page saying ``text`` (escaped), never cached.
+
+	Args:
+		status: The HTTP status.
+		text: What to tell the end user.
+	"""
+	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{html.escape(text)}</p>"
+	return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def masked(text: str, query: str) -> str:
+	"""``text`` without the values of the answer's code and state (a refusal may echo them).
+
+	Args:
+		text: What a refusal says.
+		query: The redirect's query string.
+	"""
+	for name, value in parse_qsl(query):
+		if name in ("code", "state") and len(value) >= 4:
+			text = text.replace(value, f"[{name}]")
+	return text
