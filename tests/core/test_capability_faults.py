@@ -321,6 +321,27 @@ async def test_tools_listed_at_run_time_name_the_capability_when_wrong(
 		await agent.run("go")
 
 
+@pytest.mark.parametrize("kind", [OSError, PluginError])
+async def test_a_list_tools_failure_shows_no_secret(kind: type[Exception]) -> None:
+	"""What a list_tools hook raised names the capability with the instance's secrets masked,
+	as a run's failure does (it reaches the caller, and a durable store, as it is)."""
+	key = "sk-live-7Hq2PzX9wLmN4vB"
+	failure = (
+		OSError(f"GET https://tools.acme.example/?key={key}: 401")
+		if kind is OSError
+		else PluginError(f"listing with {key} refused", plugin="acme")
+	)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(key)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([finish("ok")]), capabilities=[Lists(failure)]
+	)
+	with pytest.raises(PluginError) as caught:
+		await agent.run("go")
+	assert key not in str(caught.value) and "[redacted]" in str(caught.value)
+	assert key not in json.dumps(caught.value.to_dict())
+
+
 @pytest.mark.parametrize(
 	("decision", "message"),
 	[

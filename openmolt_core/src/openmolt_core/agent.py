@@ -1105,7 +1105,11 @@ class Agent:
 		if self._static is None:
 			return
 		before = self._listing[0] if self._listing is not None else ()
-		lists = await self._hooks.listed()
+		try:
+			lists = await self._hooks.listed()
+		except OpenMoltError as exc:  # reaches the caller (and a durable store) as it is: masked
+			exc.args = tuple(self._redactor(a) if isinstance(a, str) else a for a in exc.args)
+			raise
 		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
 			return
 		self._bind_listed(self._static[0], lists)
