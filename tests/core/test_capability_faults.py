@@ -466,3 +466,27 @@ def test_a_hook_written_sync_or_async_against_its_contract_is_refused() -> None:
 		ConfigurationError, match=r"LateDone.tool_done must be written def \(not async"
 	):
 		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[late()])
+
+
+class Reserves(Capability):
+	"""Names the steps it journals itself: ``answer``, whatever that is."""
+
+	name: ClassVar[str] = "acme-reserves"
+
+	def __init__(self, answer: Any) -> None:
+		self.answer = answer
+
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		return self.answer
+
+
+@pytest.mark.parametrize("answer", [None, 3, "guard:1", ["ok", 2]])
+async def test_reserve_steps_that_answers_no_list_of_keys_names_the_capability(answer: Any) -> None:
+	"""A reserve_steps that forgot its return (None) or answers no list of text is refused,
+	naming the capability and the fix (None failed as 'NoneType' object is not iterable)."""
+	model = ScriptedModel([[call_tool("local._ping"), call_tool("local._ping")], finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=[_ping], capabilities=[Reserves(answer)]
+	)
+	with pytest.raises(RunError, match=r"'acme-reserves': reserve_steps returned \w+; return a"):
+		await agent.run("go")
