@@ -321,6 +321,27 @@ async def test_tools_listed_at_run_time_name_the_capability_when_wrong(
 		await agent.run("go")
 
 
+@pytest.mark.parametrize("kind", [OSError, PluginError])
+async def test_a_list_tools_failure_shows_no_secret(kind: type[Exception]) -> None:
+	"""What a list_tools hook raised names the capability with the instance's secrets masked,
+	as a run's failure does (it reaches the caller, and a durable store, as it is)."""
+	key = "sk-live-7Hq2PzX9wLmN4vB"
+	failure = (
+		OSError(f"GET https://tools.acme.example/?key={key}: 401")
+		if kind is OSError
+		else PluginError(f"listing with {key} refused", plugin="acme")
+	)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(key)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([finish("ok")]), capabilities=[Lists(failure)]
+	)
+	with pytest.raises(PluginError) as caught:
+		await agent.run("go")
+	assert key not in str(caught.value) and "[redacted]" in str(caught.value)
+	assert key not in json.dumps(caught.value.to_dict())
+
+
 @pytest.mark.parametrize(
 	("decision", "message"),
 	[
@@ -445,3 +466,27 @@ def test_a_hook_written_sync_or_async_against_its_contract_is_refused() -> None:
 		ConfigurationError, match=r"LateDone.tool_done must be written def \(not async"
 	):
 		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[late()])
+
+
+class Reserves(Capability):
+	"""Names the steps it journals itself: ``answer``, whatever that is."""
+
+	name: ClassVar[str] = "acme-reserves"
+
+	def __init__(self, answer: Any) -> None:
+		self.answer = answer
+
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		return self.answer
+
+
+@pytest.mark.parametrize("answer", [None, 3, "guard:1", ["ok", 2]])
+async def test_reserve_steps_that_answers_no_list_of_keys_names_the_capability(answer: Any) -> None:
+	"""A reserve_steps that forgot its return (None) or answers no list of text is refused,
+	naming the capability and the fix (None failed as 'NoneType' object is not iterable)."""
+	model = ScriptedModel([[call_tool("local._ping"), call_tool("local._ping")], finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=[_ping], capabilities=[Reserves(answer)]
+	)
+	with pytest.raises(RunError, match=r"'acme-reserves': reserve_steps returned \w+; return a"):
+		await agent.run("go")

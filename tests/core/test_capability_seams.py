@@ -375,3 +375,66 @@ def test_a_label_a_capability_misspells_is_refused() -> None:
 			tools=[post],
 			capabilities=[Labels({"local.post": frozenset({"outbond"})})],
 		)
+
+
+@dataclass
+class Sent:
+	"""A request a plugin keeps as an object of its own."""
+
+	url: str
+
+
+@dataclass(kw_only=True)
+class Odd(Event):
+	"""A plugin's event whose fields are not text, dicts or lists: an object, a set, bytes."""
+
+	name: str = "acme:odd"
+	sent: Any = None
+	keys: Any = None
+	raw: Any = None
+
+
+class Loose(Odd):
+	"""Its subclass that sets an attribute of its own (not a dataclass field)."""
+
+	def __init__(self, *, note: str, **fields: Any) -> None:
+		super().__init__(**fields)
+		self.note = note
+
+
+class ReportsOdd(Capability):
+	"""Reports what it holds in odd shapes."""
+
+	name: ClassVar[str] = "acme-odd"
+	events: ClassVar[dict[str, type[Event]]] = {"acme:odd": Loose}
+
+	async def before_model(self, run: Run) -> None:
+		if not run.wants("acme:odd"):
+			run.skip_event()
+			return
+		await run.emit(
+			Loose(
+				agent=run.agent,
+				step=run.step,
+				sent=Sent(f"https://api.acme.example/?key={KEY}"),
+				keys={KEY},
+				raw=f"key={KEY}".encode(),
+				note=f"used {KEY}",
+			)
+		)
+
+
+async def test_a_capabilitys_event_of_other_shapes_shows_no_secret_to_handlers() -> None:
+	"""An object, a set, bytes, an attribute beside the fields: none shows the key to a handler."""
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(KEY)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([finish("ok")]), capabilities=[ReportsOdd()]
+	)
+	handled: list[Loose] = []
+	agent.on("acme:odd", handled.append)
+	await agent.run("go")
+	[event] = handled
+	for value in (event.sent, event.keys, event.raw, event.note):
+		assert KEY not in repr(value) and "[redacted]" in repr(value)
+	assert event.note == "used [redacted]" and isinstance(event, Loose)

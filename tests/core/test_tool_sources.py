@@ -305,3 +305,83 @@ async def test_approval_rules_mark_the_listed_tools_they_select_at_run_time() ->
 	assert (request.tool, request.rule) == ("srv.say", "srv.say")
 	plain = om.create_agent(name="B", model=ScriptedModel([]), integrations=["srv"])
 	assert "approvals" not in plain._hooks.by_name  # free when the agent has no rules
+
+
+async def test_runs_resumed_at_once_each_bind_the_listed_tools_they_began_with(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Two runs recovered at once (a fresh process: its first run loads the provider) each bind
+	their own listed tools: one never calls a tool listed after it began, the other is not
+	stopped for a tool its source still lists."""
+	import anyio
+
+	from openmolt_core.agent import Agent
+
+	calls: list[str] = []
+
+	def counted(name: str) -> FunctionTool:
+		def run(input: Any, context: Any) -> dict[str, Any]:
+			calls.append(f"{name}:{input['text']}")
+			return {"ok": name}
+
+		tool = _echo(name)
+		return FunctionTool(
+			handle=name,
+			description=tool.description,
+			function=run,
+			input_schema=tool.input_schema,
+		)
+
+	source = FakeSource([counted("one")])
+	om = _om(source)
+
+	def two(request: Any) -> dict[str, Any]:
+		last = request.messages[-1].content
+		if '"results"' in last and "srv.two" in last:
+			return finish(result="done")
+		answer = "A" if "hi-A" in last else "B"
+		return call_tool("srv.two", text=answer)
+
+	model = ScriptedModel([ask_human("Which?"), ask_human("Which?"), *[two] * 4])
+	agent = om.create_agent(name="A", model=model, integrations=["srv"], **_PARKS)
+	began_with_one = (await agent.run("a")).state.to_dict()
+	source.tools = (counted("one"), counted("two"))
+	began_with_two = (await agent.run("b")).state.to_dict()
+
+	prepare = Agent._prepare
+
+	async def first_run(self: Agent) -> None:  # a first run loads its provider in a thread
+		await anyio.sleep(0.01)
+		await prepare(self)
+
+	monkeypatch.setattr(Agent, "_prepare", first_run)
+	later = om.create_agent(name="A", model=model, integrations=["srv"], **_PARKS)  # elsewhere
+	results: dict[str, Any] = {}
+
+	async def resume(key: str, state: dict[str, Any], answer: str) -> None:
+		try:
+			results[key] = await later.resume(state, answer=answer)
+		except RunError as exc:
+			results[key] = exc
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(resume, "A", began_with_one, "hi-A")
+		await anyio.sleep(0.001)
+		tg.start_soon(resume, "B", began_with_two, "hi-B")
+	assert not isinstance(results["B"], RunError), results["B"]
+	assert not isinstance(results["A"], RunError), results["A"]
+	assert calls == ["two:B"]  # run A began without srv.two: it never ran there
+
+
+async def test_a_run_that_began_with_no_listed_tools_binds_none_listed_since() -> None:
+	"""An empty record is a record: the source listed nothing then, so nothing binds later."""
+	source = FakeSource([])
+	om = _om(source)
+	model = ScriptedModel([ask_human("Which?"), call_tool("srv.one", text="x"), finish("done")])
+	agent = om.create_agent(name="A", model=model, integrations=["srv"], **_PARKS)
+	parked = await agent.run("go")
+	assert parked.state.ext["tool-sources"] == {"listed": {}}
+	source.tools = (_echo("one"),)
+	done = await agent.resume(parked.state.to_dict(), answer="hi")
+	assert done.status == "success"
+	assert "unknown tool 'srv.one'" in model.requests[2].messages[-1].content

@@ -346,3 +346,22 @@ async def test_a_refusal_that_is_not_about_streaming_is_raised(req) -> None:
 	with pytest.raises(ProviderError, match="max_tokens"):
 		await _collect(provider, req("claude-sonnet-4-5"))
 	assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+	"message", ["upstream model 'claude-x' not found", "no upstream for this route", "livestream"]
+)
+async def test_a_refusal_naming_a_word_that_ends_in_stream_is_raised(message, req) -> None:
+	"""A gateway's 'upstream ...' error is not a refused stream: raised, one request, and the
+	provider keeps streaming (it was taken for one, asked again and never streamed after)."""
+	calls: list[httpx.Request] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		calls.append(request)
+		return httpx.Response(404, json={"error": {"message": message}})
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+	provider = AnthropicProvider({"apiKey": "sk-ant-test-0000"}, lambda: client)
+	with pytest.raises(ProviderError, match=message.split()[0]):
+		await _collect(provider, req("claude-sonnet-4-5"))
+	assert len(calls) == 1 and provider.streams

@@ -9,6 +9,7 @@ Model mistakes and tool failures become error entries, never exceptions.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -528,15 +529,25 @@ _EVENT_FIELDS = frozenset({"agent", "step", "name", "run_id", "seq", "parent_run
 def _mask_event(event: Event, redact: Redactor) -> None:
 	"""Mask the secrets in what an event of a capability from elsewhere carries (in place).
 
-	Its handlers, observers, the run store and the viewer then see what the model would.
+	Its handlers, observers, the run store and the viewer then see what the model would. Text,
+	dicts, lists and tuples are masked as they are; a value the redactor cannot walk (an
+	object, a set, bytes, inside them too) whose text still shows a secret becomes its JSON
+	data (such a value as its text), masked. Attributes set beside the fields are read too.
 	"""
-	for f in fields(event):  # events are dataclasses
-		if f.name in _EVENT_FIELDS:
+	names = [f.name for f in fields(event)]  # events are dataclasses
+	names += [n for n in getattr(event, "__dict__", ()) if n not in names]
+	for name in names:
+		value = getattr(event, name)
+		if name in _EVENT_FIELDS or value is None or isinstance(value, bool | int | float):
 			continue
-		value = getattr(event, f.name)
-		if isinstance(value, str | dict | list | tuple):
-			masked = redact.deep(value)
-			object.__setattr__(event, f.name, tuple(masked) if isinstance(value, tuple) else masked)
+		masked = redact.deep(value)
+		if isinstance(value, tuple):
+			masked = tuple(masked)
+		text = repr(masked)
+		if redact(text) != text:  # what deep could not reach shows a secret: fail closed
+			masked = redact.deep(json.loads(json.dumps(masked, default=repr)))
+		if masked is not value:
+			object.__setattr__(event, name, masked)
 
 
 _TOOL_EVENTS = 3  # tool:call, tool:response, error

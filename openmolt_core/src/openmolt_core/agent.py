@@ -362,6 +362,7 @@ class Agent:
 		"_events",
 		"_files",
 		"_hooks",
+		"_listing",
 		"_long_term",
 		"_make_sessions",
 		"_memory",
@@ -465,6 +466,9 @@ class Agent:
 		self._static: (
 			tuple[dict[str, BoundTool], Sequence[Sequence[BoundTool]], dict[str, str] | None] | None
 		) = None
+		# The sources' latest lists and their record: what a new run binds. The bound ones may
+		# be fewer, for a resumed run that began with fewer (`_keep_listed`).
+		self._listing: tuple[Sequence[Sequence[BoundTool]], dict[str, str]] | None = None
 		if self._hooks.list_tools:
 			self._static = (self._tools, [], None)
 
@@ -888,6 +892,8 @@ class Agent:
 		if self._static is not None and self._static[2] is not None:  # what its turn lists
 			from openmolt_core._listed import KEY
 
+			self._keep_listed(None)  # the whole listing (a resumed run may have bound fewer)
+
 			state.ext[KEY] = {"listed": dict(self._static[2])}
 		earlier = past.earlier if past is not None else None
 		first = self.first_message(input, state, earlier)
@@ -1098,31 +1104,40 @@ class Agent:
 		"""
 		if self._static is None:
 			return
-		before = self._static[1]
-		lists = await self._hooks.listed()
+		before = self._listing[0] if self._listing is not None else ()
+		try:
+			lists = await self._hooks.listed()
+		except OpenMoltError as exc:  # reaches the caller (and a durable store) as it is: masked
+			exc.args = tuple(self._redactor(a) if isinstance(a, str) else a for a in exc.args)
+			raise
 		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
 			return
 		self._bind_listed(self._static[0], lists)
+		self._listing = (lists, self._static[2] or {})
 
-	def _keep_listed(self, state: RunState) -> None:
+	def _keep_listed(self, state: RunState | None) -> None:
 		"""Bind the listed tools a run began with (`openmolt_core._listed`), or stop it.
+
+		Runs of one agent may go on at once, each from its own record: the tools are bound from
+		the sources' latest listing (never from what another run bound), and just before the
+		run's tool set is made (no await between). None: a new run's, the whole listing.
 
 		Raises:
 			RunError: A tool it began with is gone or has changed (the state is kept).
 		"""
-		if self._static is None:
+		if self._static is None or self._listing is None:
 			return
 		from openmolt_core import _listed  # only agents with tools listed at run time
 
-		began = _listed.recorded(state)
-		now = self._static[2]
-		if began is None or now is None or began == now:
-			return
-		lists, gone, changed = _listed.kept(began, self._static[1], now)
-		if gone or changed:
-			raise self._failed(state, self._redactor(_listed.refusal(gone, changed)))
-		# New lists (not the sources' objects): the next run's listing binds what they list.
-		self._bind_listed(self._static[0], lists)
+		lists, now = self._listing
+		recorded = None if state is None else _listed.recorded(state)
+		began = now if recorded is None else recorded  # none recorded: a new or older run
+		if began != now:
+			lists, gone, changed = _listed.kept(began, lists, now)
+			if (gone or changed) and state is not None:
+				raise self._failed(state, self._redactor(_listed.refusal(gone, changed)))
+		if self._static[2] != began:  # another run bound others (or fewer) meanwhile
+			self._bind_listed(self._static[0], lists)
 
 	def _bind_listed(
 		self, static: dict[str, BoundTool], lists: Sequence[Sequence[BoundTool]]
@@ -1255,8 +1270,8 @@ class Agent:
 		self.last_state = state
 		logged: list[BaseException] = []  # the failure logged inside the capabilities' wrap_run
 		try:
-			self._keep_listed(state)
 			await self._prepare()
+			self._keep_listed(state)  # then its tool set, with no await between
 			ctx = self._context(state, port, link)
 			if self._hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731

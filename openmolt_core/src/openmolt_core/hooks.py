@@ -1317,7 +1317,9 @@ class Hooks:
 		keys: list[str] = []
 		for hook in self.reserve_steps:
 			named = _ask(hook, run, call, tool)
-			if isinstance(named, str) or not all(isinstance(k, str) for k in named):
+			if not isinstance(named, Collection) or isinstance(named, str):
+				raise _wrong(hook, named, "a list of step keys (text)")
+			if not all(isinstance(k, str) for k in named):
 				raise _wrong(hook, named, "a list of step keys (text)")
 			keys.extend(named)
 		return keys

@@ -63,6 +63,9 @@ class NotStreamingWarning(ModelConfigWarning):
 _REFUSED_STREAM = frozenset({400, 404, 405, 415, 422})
 """Statuses a server answers a ``stream`` it does not take with (with "stream" in the message)."""
 
+_STREAM_WORD = re.compile(r"\bstream", re.IGNORECASE)
+""""stream" as a word or a word's start (``stream_options``, "streaming"), not "upstream"."""
+
 
 class _NotStreamed(ProviderError):
 	"""A server answered a request for a stream with a whole reply (plain JSON).
@@ -88,7 +91,7 @@ def refuses_stream(exc: ProviderError) -> bool:
 	"""Whether a failure before anything streamed says the server does not stream."""
 	if isinstance(exc, _NotStreamed):
 		return True
-	return exc.status_code in _REFUSED_STREAM and "stream" in str(exc).lower()
+	return exc.status_code in _REFUSED_STREAM and _STREAM_WORD.search(str(exc)) is not None
 
 
 class _RetryableError(ProviderError):
