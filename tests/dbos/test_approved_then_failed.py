@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core.errors import ApprovalError, ProviderError, RunError
+from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
 
@@ -51,10 +51,54 @@ async def test_an_approved_call_whose_segment_then_fails_never_runs_again(url: s
 		await agent.resume(saved, decision=decision)
 	kept = json.loads(json.dumps(caught.value.result.state.to_dict()))
 	assert paid == [5] and kept["pending"] is None  # the approved call ran once, and is recorded
-	with pytest.raises(ApprovalError, match="decided once"):  # the decision again: refused
+	# The parked state again, with the same decision or a new one: refused before anything runs
+	# (the failed segment ran the call; its kept state is the one to go on from).
+	with pytest.raises(ConfigurationError, match="ran 1 tool call"):
 		await agent.resume(saved, decision=decision)
-	with pytest.raises(ApprovalError, match="decided once"):  # a new decision for that call too
+	with pytest.raises((ConfigurationError, ApprovalError)):
 		[again] = agent.approval_requests(saved)
 		await agent.resume(saved, decision=again.approve())
 	done = await agent.run(history=kept)  # the kept state goes on
+	assert done.status == "success" and paid == [5]
+
+
+async def test_a_capability_parked_call_whose_segment_then_fails_never_runs_again(url: str) -> None:
+	"""A capability's Park (no single-use decision to guard it): the parked state is refused."""
+	from tests.core.test_resume_refusals import Desk
+
+	paid: list[int] = []
+
+	@tool(labels=["outbound"])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		return "paid"
+
+	calls = {"n": 0}
+
+	def down(request: Any) -> Any:
+		calls["n"] += 1
+		if calls["n"] == 1:
+			raise ProviderError(
+				"provider down for good", provider="x", status_code=401, retryable=False
+			)
+		return finish("done")
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), down, down])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(name="Desked2", model=model, tools=[pay], capabilities=[Desk()])
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	with pytest.raises(RunError) as caught:
+		await agent.resume(saved, given="yes")
+	assert paid == [5]
+	with pytest.raises(ConfigurationError, match="ran 1 tool call"):
+		await agent.resume(saved, given="yes")
+	assert paid == [5]
+	done = await agent.run(history=caught.value.result.state)
 	assert done.status == "success" and paid == [5]

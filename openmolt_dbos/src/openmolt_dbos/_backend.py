@@ -157,6 +157,8 @@ class DBOSBackend:
 				# Failed (a refused resume, a provider down): the kept state goes on in a
 				# segment of its own (attached to, the failed one would only raise its error
 				# again); else the same state resumed again attaches to that segment.
+				if failed and state.pending is not None:
+					await self._refuse_repeat(status.workflow_id, run_id, steps)
 				wid = f"{run_id}+{steps}~{retry + 1}" if failed else status.workflow_id
 		waiter = self.engine.waiter(wid)
 		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
@@ -167,6 +169,25 @@ class DBOSBackend:
 		finally:
 			self.engine.created.discard(wid)  # when the workflow never began
 			self.engine.forget(wid)
+
+	async def _refuse_repeat(self, failed: str, run_id: str, steps: int) -> None:
+		"""Refuse to deliver a parked state again when its failed segment ran tool calls.
+
+		The segment took the answer or decision, ran the parked calls (or more) and then failed
+		(the model down for good, a refused resume of another capability): started again from
+		the parked state, it would run them again. The state its error kept
+		(``RunError.result.state``) holds their results and goes on without them.
+		"""
+		journal = await self.engine.client().list_workflow_steps_async(failed, load_output=False)
+		ran = [s["function_name"] for s in journal if s["function_name"].startswith("tool:")]
+		if ran:
+			raise ConfigurationError(
+				f"resume: run {run_id} was resumed from step {steps} already, and that segment "
+				f"ran {len(ran)} tool call(s) ({', '.join(ran[:3])}) before it failed; resuming "
+				"the parked state again would run them again. Go on from the state its error "
+				"kept (RunError.result.state, e.g. agent.run(history=that_state)), or start a "
+				"new run"
+			)
 
 	async def begin(self, agent: Agent, state: RunState) -> None:
 		"""Start a new state as the workflow ``state.run_id`` and return once DBOS recorded it.
