@@ -123,6 +123,8 @@ STEPS_LEFT_WARNING = 3
 """Results carry ``stepsLeft`` once this few steps remain."""
 
 _NOTHING: Any = object()  # resume(given=...) left out
+_FIRST_TURN_KEYS = ("about", "tools", "maxSteps", "earlier", "memory", "plan", "input")
+"""The first turn's own keys (`Agent.first_message`): no capability's ``first_turn`` may add one."""
 _LARGE_REPLY = 50_000  # characters: parse in a worker thread, so the event loop never stalls
 _LAST_STEP = (
 	"This is your last step ({why}): finish now with the best output you have, using status "
@@ -696,9 +698,19 @@ class Agent:
 		records = tuple(t for t in self._tools.values() if t.allowed)
 		info = AgentInfo(self.name, tuple(t.handle for t in records), self.models[0], records)
 		fields: dict[str, Any] = {}
+		owner: dict[str, str] = dict.fromkeys(_FIRST_TURN_KEYS, "the agent")
 		for cap in sorted(self._hooks.capabilities, key=lambda c: not type(c).first_turn_lead):
 			if builds(cap, "first_turn"):
-				fields.update(built(cap, "first_turn", info))
+				added = built(cap, "first_turn", info)
+				for key in added:
+					if key in owner:  # a JSON object with a key twice: one of them is lost
+						raise ConfigurationError(
+							f"capabilities: {type(cap).name}.first_turn adds {key!r} to the first "
+							f"turn, which {owner[key]} writes already; put it under a key of "
+							"its own (e.g. the capability's name)"
+						)
+					owner[key] = f"capability {type(cap).name!r}"
+				fields.update(added)
 		return f",{dumps(fields)[1:-1]}" if fields else ""
 
 	def first_message(

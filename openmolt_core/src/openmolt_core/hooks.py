@@ -495,6 +495,10 @@ class Capability:
 	def first_turn(self, agent: AgentInfo) -> Mapping[str, Any]:
 		"""Fields added to the first user turn (JSON), after the agent's own (see `first_turn_lead`).
 
+		A key the agent's first turn has (``about``, ``tools``, ``maxSteps``, ``earlier``,
+		``memory``, ``plan``, ``input``) or another capability added is refused
+		(`ConfigurationError` at the first run): a JSON object with a key twice loses one.
+
 		Args:
 			agent: The agent being built.
 		"""
