@@ -568,3 +568,18 @@ async def test_a_consent_state_is_single_use_even_after_a_restart(
 	)
 	await om.aclose()
 	await restarted.aclose()
+
+
+async def test_a_callback_refused_for_its_set_up_leaves_the_consent_link_usable(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A callback the process cannot complete (no redirect URI yet) does not use up the state."""
+	om = make_om(store, api, server)
+	url = om.accounts.consent(om.plugins.integration("mail"), "mail", "dora", ["mail.read"])
+	answer = await consent(url)
+	om.accounts.redirect_uri = ""  # the setting went missing (a reload without it)
+	with pytest.raises(ConfigurationError, match="redirect_uri"):
+		await om.accounts.complete(answer)
+	om.accounts.redirect_uri = REDIRECT  # set again: the same link completes
+	assert (await om.accounts.complete(answer)).user == "dora"
+	await om.aclose()

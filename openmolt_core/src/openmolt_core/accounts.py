@@ -424,8 +424,6 @@ class Accounts:
 				"credential_store: end users' tokens are kept in the credential store; give "
 				"OpenMolt(credential_store=...)"
 			)
-		nonce = str(body.get("n") or "")
-		await self._use(nonce, float(body.get("e", 0)), store, integration, user)
 		if not self.redirect_uri:
 			raise ConfigurationError(
 				f"accounts.redirect_uri: the code exchange repeats the redirect the consent URL "
@@ -434,6 +432,10 @@ class Accounts:
 		spec = self._spec_of(integration)
 		credential: OAuth2Credential = oauth2_credential(spec, integration)
 		config = await anyio.to_thread.run_sync(self.client_config, spec, integration)
+		# Used only now: a process set up wrongly (above) refuses and leaves the link usable
+		# where it is set up right.
+		nonce = str(body.get("n") or "")
+		await self._use(nonce, float(body.get("e", 0)), store, integration, user)
 		consent = Consent("", state, self._verifier(state), self.redirect_uri, scopes)
 		if credential.pkce == "unsupported":
 			consent = dataclasses.replace(consent, verifier=None)
