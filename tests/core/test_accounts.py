@@ -583,3 +583,32 @@ async def test_a_callback_refused_for_its_set_up_leaves_the_consent_link_usable(
 	om.accounts.redirect_uri = REDIRECT  # set again: the same link completes
 	assert (await om.accounts.complete(answer)).user == "dora"
 	await om.aclose()
+
+
+async def test_every_unexpired_consent_stays_used_after_a_restart(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""Two links used one after the other: after a restart the first is refused too."""
+	om = make_om(store, api, server)
+	mail_spec = om.plugins.integration("mail")
+	first_url = om.accounts.consent(mail_spec, "mail", "erin", ["mail.read"])
+	second_url = om.accounts.consent(mail_spec, "mail", "erin", ["mail.read"])
+	first, first_again = await consent(first_url), await consent(first_url)
+	await om.accounts.complete(first)
+	await om.accounts.complete(await consent(second_url))
+	kept = store.load("mail", user="erin")
+	restarted = make_om(store, api, server)
+	with pytest.raises(ConfigurationError, match="used already"):
+		await restarted.accounts.complete(first_again)
+	assert store.load("mail", user="erin") == kept
+	await om.aclose()
+	await restarted.aclose()
+
+
+def test_a_record_of_before_keeps_its_one_nonce_refused() -> None:
+	"""A user's record stored with one nonce as text (before) still refuses that nonce."""
+	from openmolt_core.accounts import CONSENT, _consents
+
+	assert _consents({CONSENT: "abc"}) == {"abc": float("inf")}
+	assert _consents({CONSENT: {"old": 1.0, "new": 9e18}}) == {"new": 9e18}
+	assert _consents({}) == {} and _consents(None) == {}

@@ -19,8 +19,8 @@ The ``state`` is signed (HMAC-SHA256 with the instance's key, compared in consta
 names the integration, the user, the scopes and the run, and expires: an answer cannot be
 replayed for another user, and no server-side record is needed between the park and the
 callback. It is single-use: a state that connected an account is refused again (remembered in
-this process until it expires, and in the user's stored record, `CONSENT`, so another process
-or a restart refuses it too), even with a fresh code the service would give for it. The PKCE verifier is
+this process until it expires, and in the user's stored record, `CONSENT`, until it expires, so
+another process or a restart refuses it too, whichever consent came after), even with a fresh code the service would give for it. The PKCE verifier is
 derived from the state with the same key, so it never leaves the server. Processes that share
 runs share the key: ``OpenMolt(accounts={"key": ...})`` or ``OPENMOLT_AUTH_KEY``.
 """
@@ -96,7 +96,28 @@ GRANTED = "grantedScopes"
 """The stored key listing the OAuth scopes a user granted."""
 
 CONSENT = "consentNonce"
-"""The stored key naming the consent (its state's nonce) that stored a user's tokens."""
+"""The stored key holding the consents (their states' nonces, with when each state expires) that
+stored a user's tokens and have not expired yet (a record of before held one nonce, as text)."""
+
+
+def _consents(stored: Mapping[str, Any] | None) -> dict[str, float]:
+	"""The used, unexpired nonces a user's stored record holds (`CONSENT`)."""
+	value = (stored or {}).get(CONSENT)
+	if isinstance(value, str):  # one nonce, as records stored it before
+		return {value: float("inf")}
+	if not isinstance(value, Mapping):
+		return {}
+	now = time.time()
+	out: dict[str, float] = {}
+	for nonce, expires in value.items():
+		try:
+			when = float(expires)
+		except (TypeError, ValueError):
+			when = float("inf")  # unreadable: kept, so the nonce stays refused
+		if when >= now:
+			out[str(nonce)] = when
+	return out
+
 
 _BOOKKEEPING = (GRANTED, CONSENT)
 
@@ -323,7 +344,7 @@ class Accounts:
 		now = time.time()
 		self._used = {n: e for n, e in self._used.items() if e >= now}
 		stored = await anyio.to_thread.run_sync(store.load, integration, user)
-		if nonce in self._used or (stored or {}).get(CONSENT) == nonce:
+		if nonce in self._used or nonce in _consents(stored):
 			raise ConfigurationError(
 				"state: this consent link was used already; resume the run (or ask again) to get "
 				"a fresh one"
@@ -444,8 +465,15 @@ class Accounts:
 		)
 		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
 		self.secrets.add(*secret_values(tokens))
-		record = {**tokens, GRANTED: list(scopes), CONSENT: nonce}
-		await anyio.to_thread.run_sync(lambda: store.save(integration, record, user=user))
+		expires = float(body.get("e", 0))
+
+		def save() -> None:
+			# Every unexpired consent of this user stays refused, not only the last one.
+			used = {**_consents(store.load(integration, user)), nonce: expires}
+			record = {**tokens, GRANTED: list(scopes), CONSENT: used}
+			store.save(integration, record, user=user)
+
+		await anyio.to_thread.run_sync(save)
 		log.info("%s: connected for user %s", integration, user)
 		return Connected(integration, user, scopes, str(body.get("r") or ""))
 
