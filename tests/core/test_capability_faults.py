@@ -490,3 +490,56 @@ async def test_reserve_steps_that_answers_no_list_of_keys_names_the_capability(a
 	)
 	with pytest.raises(RunError, match=r"'acme-reserves': reserve_steps returned \w+; return a"):
 		await agent.run("go")
+
+
+class Answers2(Capability):
+	"""The hooks whose first non-None answer is taken, each answering ``answers[hook]``."""
+
+	name: ClassVar[str] = "acme-first"
+
+	def __init__(self, **answers: Any) -> None:
+		self.answers = answers
+
+	def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
+		if "why_hidden" in self.answers:
+			return tuple(h for h in handles if h != "local.pay")  # so its call asks why_hidden
+		return handles
+
+	def why_hidden(self, state: RunState, handle: str) -> Any:
+		return self.answers.get("why_hidden")
+
+	def send_model(self, run: Run) -> Any:
+		return self.answers.get("send_model")
+
+	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		return self.answers.get("gate_step")
+
+	def gate_reserve(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		return self.answers.get("gate_reserve")
+
+
+@pytest.mark.parametrize(
+	("hook", "answer", "fix"),
+	[
+		("why_hidden", 42, r"why_hidden returned int; return the reason as text, or None"),
+		("why_hidden", ["no"], r"why_hidden returned list; return the reason as text"),
+		("send_model", "openai", r"send_model returned str; return an async send\(provider"),
+		("gate_step", 1, r"gate_step returned int; return a step name, or None"),
+		("gate_reserve", {"k": 1}, r"gate_reserve returned dict; return a step name, or None"),
+	],
+)
+async def test_a_first_answer_hook_of_the_wrong_kind_names_the_capability(
+	hook: str, answer: Any, fix: str
+) -> None:
+	"""why_hidden, send_model, gate_step, gate_reserve: a wrong kind of answer is named, not used."""
+	till = Till()
+	pay = call_tool("local.pay", amount=5)
+	model = ScriptedModel([[pay, pay], finish("paid")])  # a batch: gate_reserve is asked
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[Answers2(**{hook: answer})]
+	)
+	with pytest.raises((RunError, TypeError)) as caught:
+		await agent.run("pay")
+	assert "capability 'acme-first'" in str(caught.value)
+	assert re.search(fix, str(caught.value))
+	assert till.ran == []

@@ -1029,13 +1029,34 @@ def built(capability: Capability, hook: str, *args: Any) -> Any:
 	return answer
 
 
-def _first(hooks: Sequence[Callable[..., _T | None]], *args: Any) -> _T | None:
-	"""The first answer of the hooks that is not None, or None."""
+def _first(
+	hooks: Sequence[Callable[..., _T | None]],
+	*args: Any,
+	ok: Callable[[object], bool],
+	expected: str,
+) -> _T | None:
+	"""The first answer of the hooks that is not None, or None.
+
+	Args:
+		hooks: The hooks, in order.
+		*args: What each is called with.
+		ok: Whether an answer is of the kind the hook's contract allows.
+		expected: That kind, for the error naming the fix.
+
+	Raises:
+		TypeError: An answer of another kind (`_wrong`).
+	"""
 	for hook in hooks:
 		answer = _ask(hook, *args)
 		if answer is not None:
+			if not ok(answer):
+				raise _wrong(hook, answer, expected)
 			return answer
 	return None
+
+
+def _text(answer: object) -> bool:
+	return isinstance(answer, str)
 
 
 class Hooks:
@@ -1310,11 +1331,11 @@ class Hooks:
 
 	def held(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The first `Capability.gate_step` answer for a call: the gates' step, or None."""
-		return _first(self.gate_step, run, call, tool)
+		return _first(self.gate_step, run, call, tool, ok=_text, expected="a step name, or None")
 
 	def reserved(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The first `Capability.gate_reserve` answer for a call: a gate's step, or None."""
-		return _first(self.gate_reserve, run, call, tool)
+		return _first(self.gate_reserve, run, call, tool, ok=_text, expected="a step name, or None")
 
 	def ahead(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
 		"""The steps the capabilities may journal themselves for a call (`reserve_steps`)."""
@@ -1383,7 +1404,9 @@ class Hooks:
 
 	def hidden(self, state: RunState, handle: str) -> str | None:
 		"""Why a call to a hidden tool is refused: the first `Capability.why_hidden` answer."""
-		return _first(self.why_hidden, state, handle)
+		return _first(
+			self.why_hidden, state, handle, ok=_text, expected="the reason as text, or None"
+		)
 
 	async def replaced(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""A result through each capability's `Capability.replace_result`, in order."""
@@ -1393,7 +1416,12 @@ class Hooks:
 
 	def sender(self, run: Run) -> ModelSend | None:
 		"""How this step sends its model calls: the first `Capability.send_model` answer, or None."""
-		return _first(self.send_model, run)
+		return _first(
+			self.send_model,
+			run,
+			ok=callable,
+			expected="an async send(provider, request, model), or None",
+		)
 
 	def wrap(
 		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]
