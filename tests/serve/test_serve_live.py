@@ -132,3 +132,25 @@ async def test_slack_streams_one_message_and_updates_it() -> None:
 	assert fake.updated[-1]["ts"] == "170000001.0001"
 	assert fake.updated[-1]["text"] == "Here is the report you asked for."
 	assert "Here is the report you asked for.".startswith(posted["text"])
+
+
+async def test_a_run_that_ends_without_a_result_leaves_no_live_reply(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A failure after the run (no result to finish the message with): the entry is dropped."""
+	import openmolt_serve._launch as launch_module
+
+	real = launch_module.run_trigger
+
+	async def fails_after(*args: Any, **kwargs: Any) -> Any:
+		await real(*args, **kwargs)
+		raise RuntimeError("the store went away")
+
+	monkeypatch.setattr(launch_module, "run_trigger", fails_after)
+	fake = FakeTelegram()
+	model = Typist([finish("ok", human_message="Hello Ada, the answer is long enough.")])
+	async for server in bot(model, fake, stream=True):
+		fake.message("hi there")
+		await eventually(lambda: any("Sorry" in m.get("text", "") for m in fake.sent + fake.edits))
+		live = server.telegram["Helper"].conversations.live
+		assert live is not None and live._runs == {}

@@ -314,6 +314,8 @@ class Conversations:
 				await self._say(message, "Sorry, I cannot start on that now.")
 				return
 			await done.wait()
+			if self.live is not None and watched is not None and outcome.get("result") is None:
+				self.live.forget(watched)  # it ended with no result to finish the message with
 			await self._after(message, chat, outcome.get("result"), outcome.get("error"))
 
 	def session(self, key: str) -> Session | None:
