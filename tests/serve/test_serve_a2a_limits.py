@@ -145,3 +145,18 @@ def file_rows(path: Path) -> int:
 
 	with sqlite3.connect(path) as db:
 		return int(db.execute("SELECT count(*) FROM openmolt_a2a_tasks").fetchone()[0])
+
+
+async def test_a_context_id_past_its_limit_fails_the_task_and_runs_nothing() -> None:
+	"""The contextId names a session: one longer than MAX_CONTEXT_ID is refused, naming it."""
+	model = ScriptedModel([finish({"result": "Rain."})])
+	om = OpenMolt(entry_points=False)
+	async with served(om, model) as (client, _):
+		long = "c" * (a2a_module.MAX_CONTEXT_ID + 1)
+		task = await send(client, message("Weather?", context_id=long))
+		assert task.status.state == TaskState.TASK_STATE_FAILED
+		assert "contextId: at most 256" in get_text_parts(task.status.message.parts)[0]
+		ok = await send(client, message("Weather?", context_id="c" * a2a_module.MAX_CONTEXT_ID))
+		assert ok.status.state == TaskState.TASK_STATE_COMPLETED
+	await om.aclose()
+	assert len(model.requests) == 1  # only the task within the limit ran

@@ -86,6 +86,7 @@ if TYPE_CHECKING:
 	from openmolt_core.triggers import A2ATrigger
 
 __all__ = [
+	"MAX_CONTEXT_ID",
 	"MAX_PARKED",
 	"MAX_TASKS",
 	"A2AServer",
@@ -103,6 +104,9 @@ store; past it the oldest task expires."""
 
 MAX_TASKS = _a2a_store.MAX_TASKS
 """The most tasks one agent's A2A server keeps (`openmolt_serve._a2a_store.MAX_TASKS`)."""
+
+MAX_CONTEXT_ID = 256
+"""The longest ``contextId`` taken (characters): it names the conversation's session."""
 
 _PARKED = ("human_input_required", "approval_required")
 
@@ -253,6 +257,10 @@ class OpenMoltExecutor(AgentExecutor):
 				history=[message] if message is not None else [],
 			)
 			await event_queue.enqueue_event(task)
+		if len(context_id) > MAX_CONTEXT_ID:  # a session key: its length is bounded as AG-UI's
+			note = f"contextId: at most {MAX_CONTEXT_ID} characters (a conversation's id)"
+			await updater.failed(self._say(updater, note))
+			return
 		text, data = _content(message)
 		parked = await self._unpark(task_id) if context.current_task is not None else None
 		stored: PendingRun | None = None
