@@ -284,7 +284,9 @@ def test_the_start_up_pause_leaves_a_process_that_froze_objects_alone() -> None:
 		assert gc.isenabled()
 		startup.resume()
 		startup.close()
-		assert gc.isenabled() and gc.get_freeze_count() >= frozen > 0
+		# Still frozen (an unfreeze empties the permanent generation); a few frozen objects may
+		# have been freed by reference counting meanwhile (another thread's), so not >= frozen.
+		assert gc.isenabled() and gc.get_freeze_count() > frozen * 0.9 > 0
 	finally:
 		gc.unfreeze()
 
