@@ -306,8 +306,8 @@ def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
 		assert gc.isenabled()
 		assert gc.get_freeze_count() > 0
 		frozen = gc.get_freeze_count()
-		startup.resume()  # once: nothing more is frozen
-		assert gc.get_freeze_count() == frozen
+		startup.resume()  # once: nothing more is frozen (fewer, if some were freed meanwhile)
+		assert gc.get_freeze_count() <= frozen
 	finally:
 		startup.close()
 	assert gc.isenabled()
