@@ -4,7 +4,8 @@ Agents run against a server on 127.0.0.1 that echoes what it receives (headers, 
 error bodies and headers, redirects to another origin, hangs, and issues OAuth2 tokens; a
 function tool raises with a secret in its message. With the ``openmolt``, ``httpx``,
 ``httpcore``, ``aiohttp``, ``hpack`` and ``botocore`` loggers at DEBUG, no canary may appear in any log
-record, event, error, state, ``repr``/``str``, or message sent to the model.
+record, event, error, state, ``repr``/``str``, or message sent to the model; nor in the records of
+a logger no list names (an SDK's, asyncio's, the application's).
 """
 
 import base64
@@ -301,6 +302,22 @@ def test_a_logger_no_list_names_is_masked_too(name: str, caplog: pytest.LogCaptu
 	assert len([r for r in caplog.records if r.name == (name or "root")]) == 3
 	text = "\n".join(texts_of_records(caplog.records)) + caplog.text
 	assert "CANARYanylogger12" not in text and text.count("[redacted]") >= 3
+	del keep
+
+
+async def test_the_mcp_sdks_http_client_logs_no_key(caplog: pytest.LogCaptureFixture) -> None:
+	"""httpx2 (the MCP SDK's client) logs each request line at INFO: the key in it is masked."""
+	httpx2 = pytest.importorskip("httpx2")
+	from openmolt_core.secrets import Redactor
+
+	keep = Redactor(frozenset({"CANARYmcpquery13"}))
+	caplog.set_level(logging.DEBUG)
+	transport = httpx2.MockTransport(lambda request: httpx2.Response(200, json={}))
+	async with httpx2.AsyncClient(transport=transport) as client:
+		await client.get("https://mcp.example/mcp", params={"api_key": "CANARYmcpquery13"})
+	lines = [r for r in caplog.records if r.name == "httpx2"]
+	assert lines and "HTTP Request: GET https://mcp.example/mcp?api_key=" in caplog.text
+	assert "CANARYmcpquery13" not in caplog.text + "\n".join(texts_of_records(lines))
 	del keep
 
 
