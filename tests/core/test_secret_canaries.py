@@ -4,7 +4,8 @@ Agents run against a server on 127.0.0.1 that echoes what it receives (headers, 
 error bodies and headers, redirects to another origin, hangs, and issues OAuth2 tokens; a
 function tool raises with a secret in its message. With the ``openmolt``, ``httpx``,
 ``httpcore``, ``aiohttp``, ``hpack`` and ``botocore`` loggers at DEBUG, no canary may appear in any log
-record, event, error, state, ``repr``/``str``, or message sent to the model.
+record, event, error, state, ``repr``/``str``, or message sent to the model; nor in the records of
+a logger no list names (an SDK's, asyncio's, the application's).
 """
 
 import base64
@@ -268,6 +269,74 @@ async def test_the_filter_masks_tracebacks_and_arguments_of_any_record(
 	later.warning("value=%r", {"k": "CANARYfilter0011"})
 	text = "\n".join(texts_of_records(caplog.records)) + caplog.text
 	assert "CANARYfilter0011" not in text and text.count("[redacted]") >= 3
+	del keep
+
+
+@pytest.mark.parametrize(
+	"name",
+	[
+		"httpx2",  # the MCP SDK's HTTP client: the request line, with its query, at INFO
+		"httpcore2.http11",  # and its DEBUG trace of headers
+		"a2a.server.events.event_queue_v2",  # logs each dequeued event whole at DEBUG
+		"dbos",
+		"sqlalchemy.engine.Engine",
+		"uvicorn.error",
+		"asyncio",  # "Task exception was never retrieved", with the exception
+		"an.application.module",
+		"",  # the root logger
+	],
+)
+def test_a_logger_no_list_names_is_masked_too(name: str, caplog: pytest.LogCaptureFixture) -> None:
+	"""Every logger of the process is masked, not only those of `LOGGERS`: unknown is unsafe."""
+	from openmolt_core.secrets import Redactor
+
+	keep = Redactor(frozenset({"CANARYanylogger12"}))
+	log = logging.getLogger(name or None)
+	caplog.set_level(logging.DEBUG, logger=name or None)
+	log.info("HTTP Request: GET %s", "https://mcp.example/mcp?api_key=CANARYanylogger12")
+	try:
+		raise ValueError("refused CANARYanylogger12")
+	except ValueError:
+		log.exception("the call failed")
+	log.warning("a format its arguments do not fit %d", "CANARYanylogger12")
+	assert len([r for r in caplog.records if r.name == (name or "root")]) == 3
+	text = "\n".join(texts_of_records(caplog.records)) + caplog.text
+	assert "CANARYanylogger12" not in text and text.count("[redacted]") >= 3
+	del keep
+
+
+async def test_the_mcp_sdks_http_client_logs_no_key(caplog: pytest.LogCaptureFixture) -> None:
+	"""httpx2 (the MCP SDK's client) logs each request line at INFO: the key in it is masked."""
+	httpx2 = pytest.importorskip("httpx2")
+	from openmolt_core.secrets import Redactor
+
+	keep = Redactor(frozenset({"CANARYmcpquery13"}))
+	caplog.set_level(logging.DEBUG)
+	transport = httpx2.MockTransport(lambda request: httpx2.Response(200, json={}))
+	async with httpx2.AsyncClient(transport=transport) as client:
+		await client.get("https://mcp.example/mcp", params={"api_key": "CANARYmcpquery13"})
+	lines = [r for r in caplog.records if r.name == "httpx2"]
+	assert lines and "HTTP Request: GET https://mcp.example/mcp?api_key=" in caplog.text
+	assert "CANARYmcpquery13" not in caplog.text + "\n".join(texts_of_records(lines))
+	del keep
+
+
+@pytest.mark.parametrize("name", ["openmolt", "httpx", "an.application.module"])
+def test_a_record_that_shows_no_secret_is_left_as_it_was(
+	name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""Masking every logger keeps the records it need not touch: format, arguments, traceback."""
+	from openmolt_core.secrets import Redactor
+
+	keep = Redactor(frozenset({"CANARYanylogger12"}))
+	caplog.set_level(logging.DEBUG, logger=name)
+	try:
+		raise ValueError("nothing secret")
+	except ValueError:
+		logging.getLogger(name).exception("user %s tried %d times", "ann", 3)
+	(record,) = [r for r in caplog.records if r.name == name]
+	assert (record.msg, record.args) == ("user %s tried %d times", ("ann", 3))
+	assert record.exc_info is not None and record.exc_info[0] is ValueError
 	del keep
 
 

@@ -19,13 +19,17 @@ later) and, for an agent, its instance's `SecretSet`; it masks every spelling of
 in JSON-like values.
 
 Every live redactor and secret set feeds the logging filter (`RedactingFilter`, beside the
-masking in `openmolt_core._support.masking`, re-exported here), a ``logging.Filter`` installed
-on the loggers of OpenMolt, of the HTTP stack it drives and of the MCP SDK (`LOGGERS`:
-``openmolt``, ``httpx``, ``httpcore.*``, ``aiohttp.*``, ``hpack``, ``botocore``, ``mcp.*``), and
-on the handlers the ``openmolt`` commands install, at every level: a record's message,
-arguments, traceback and stack text are rendered and masked before any handler sees them, so an
-API key in a query string (httpx's ``HTTP Request:`` line), a bot token in a URL path, a raw
-header value in httpcore's trace, or a secret in a failing tool's traceback never reaches a log.
+masking in `openmolt_core._support.masking`, re-exported here). It sees every record of the
+process, whatever its logger: the log record factory is wrapped, and the filter is also
+installed on the loggers of OpenMolt, of the HTTP stacks it drives and of the MCP SDK
+(`LOGGERS`: ``openmolt``, ``httpx``, ``httpcore.*``, ``httpx2``, ``httpcore2.*``, ``aiohttp.*``,
+``hpack``, ``botocore``, ``mcp.*``) and on the handlers the ``openmolt`` commands install. A
+logger nobody listed (an SDK's, a server's, asyncio's "exception was never retrieved", the
+application's own) is masked too: what is unknown is treated as able to show a secret. A
+record's message, arguments, traceback and stack text are rendered and masked before any handler
+sees them, so an API key in a query string (httpx's ``HTTP Request:`` line), a bot token in a
+URL path, a raw header value in httpcore's trace, or a secret in a failing tool's traceback never
+reaches a log; a record that shows no secret is left as it was made.
 A set turns it on when it gets its first secrets. (`openmolt_core._redact`, the redactor's old
 home, re-exports it all.)
 """

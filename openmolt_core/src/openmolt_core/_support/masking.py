@@ -278,6 +278,8 @@ LOGGERS = (
 	"mcp.shared",
 	"mcp.shared.session",
 	"mcp.os",
+	"httpx2",  # the MCP SDK's HTTP client (a fork of httpx): URLs at INFO, headers at DEBUG
+	"httpcore2",
 )
 """The loggers the redacting filter is installed on (and any existing logger below them)."""
 
@@ -313,10 +315,15 @@ _PLAIN = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
 
 
 class RedactingFilter(logging.Filter):
-	"""Masks every secret its sources know in a log record (message, args, traceback, extras)."""
+	"""Masks every secret its sources know in a log record (message, args, traceback, extras).
+
+	A record that shows no secret is left as it was made (its format and arguments kept for the
+	handlers that read them); one that does is rewritten: its message formatted and masked, its
+	arguments dropped, its traceback turned into masked text.
+	"""
 
 	def filter(self, record: logging.LogRecord) -> bool:
-		"""Rewrite the record with secrets masked; never drops a record."""
+		"""Mask the secrets a record shows; never drops a record."""
 		if getattr(record, "_openmolt_masked", False) or getattr(_BUSY, "on", False):
 			return True  # masked when it was made, or logged by a secret source while masking
 		_BUSY.on = True
@@ -329,12 +336,15 @@ class RedactingFilter(logging.Filter):
 		record._openmolt_masked = True
 		try:
 			message = record.getMessage()
-		except Exception:  # a record whose args do not fit its format: show the format
-			message = str(record.msg)
-		record.msg, record.args = mask(message, secrets), None
+		except Exception:  # arguments that do not fit the format: logging would print both
+			message = f"{record.msg} {record.args!r}"
+		masked = mask(message, secrets)
+		if masked != message:
+			record.msg, record.args = masked, None
 		if record.exc_info:
 			text = record.exc_text or logging.Formatter().formatException(record.exc_info)
-			record.exc_text, record.exc_info = mask(text, secrets), None
+			if mask(text, secrets) != text:
+				record.exc_text, record.exc_info = mask(text, secrets), None
 		elif record.exc_text:
 			record.exc_text = mask(record.exc_text, secrets)
 		if record.stack_info:
@@ -351,19 +361,20 @@ _FACTORY: list[Callable[..., logging.LogRecord]] = []  # the record factory we w
 
 
 def _masking_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-	"""Make a record, masked at once when its logger is one of `LOGGERS` or below them.
+	"""Make a record, masked at once, whatever its logger.
 
 	A logger made after the last install (a module imported late, inside a tool) has no filter
 	of its own, and a parent's filters do not see a child's records; the record factory does.
+	It masks the records of every logger, not only `LOGGERS`: a library the list does not name
+	(an SDK's HTTP client, a server, the event loop's "exception was never retrieved") is
+	treated as one that may show a secret. A record is made only for a level its logger
+	handles, and one that shows no secret is left as it was (`RedactingFilter`).
 	"""
 	record = _FACTORY[0](*args, **kwargs)
-	name = record.name
-	if name.startswith(_ROOTS) and (name in LOGGERS or name.startswith(_PREFIXES)):
-		_FILTER.filter(record)
+	_FILTER.filter(record)
 	return record
 
 
-_ROOTS = tuple({name.split(".")[0] for name in LOGGERS})
 _PREFIXES = tuple(f"{name}." for name in LOGGERS)
 
 
