@@ -129,6 +129,8 @@ _STOP = {
 	"model_context_window_exceeded": "max_tokens",
 	"refusal": "refusal",
 }
+"""The loop's finish reasons for the API's ``stop_reason``s; any other one (``pause_turn``: a
+server tool's long turn paused halfway, or one added later) stopped the reply before its end."""
 
 
 def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> ModelResponse:
@@ -139,7 +141,7 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 		if block.get("type") == "text"
 	)
 	reason = data.get("stop_reason")
-	finish = _STOP.get(reason, reason) if reason else None
+	finish = _STOP.get(reason, "incomplete") if reason else None
 	raw = data.get("usage") or {}
 	fresh = int(raw.get("input_tokens") or 0)
 	written = int(raw.get("cache_creation_input_tokens") or 0)

@@ -108,10 +108,27 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 	return last_key(body, "contents")
 
 
-_SAFETY = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"})
+_SAFETY = frozenset(
+	{
+		"SAFETY",
+		"RECITATION",
+		"PROHIBITED_CONTENT",
+		"BLOCKLIST",
+		"SPII",
+		"IMAGE_SAFETY",
+		"IMAGE_PROHIBITED_CONTENT",
+		"IMAGE_RECITATION",
+	}
+)
+"""Finish reasons of a content filter (``RECITATION``: the reply was stopped for quoting)."""
 
 
 def _finish(reason: str | None) -> str | None:
+	"""The loop's finish reason for a Gemini ``finishReason`` (API reference: ``FinishReason``).
+
+	Only ``STOP`` ends a complete reply; every other reason (``OTHER``, ``LANGUAGE``,
+	``MALFORMED_RESPONSE``, one added later...) stopped it before its end, so none of it runs.
+	"""
 	if not reason:
 		return None
 	if reason == "STOP":
@@ -120,7 +137,7 @@ def _finish(reason: str | None) -> str | None:
 		return "max_tokens"
 	if reason in _SAFETY:
 		return "safety"
-	return reason.lower()
+	return "incomplete"
 
 
 def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelResponse:

@@ -113,9 +113,12 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 			elif kind == "refusal":
 				refusal = part.get("refusal") or ""
 	text = "".join(texts)
-	if data.get("status") == "incomplete":
+	status = data.get("status")
+	if status == "incomplete":
 		reason = (data.get("incomplete_details") or {}).get("reason") or ""
-		finish = _INCOMPLETE.get(reason, reason or "incomplete")
+		finish = _INCOMPLETE.get(reason, "incomplete")
+	elif status not in (None, "completed"):
+		finish = "incomplete"  # queued, in_progress or cancelled: no whole reply yet
 	elif refusal is not None and not text:
 		finish, text = "refusal", refusal
 	else:
