@@ -128,6 +128,7 @@ _STOP = {
 	"max_tokens": "max_tokens",
 	"model_context_window_exceeded": "max_tokens",
 	"refusal": "refusal",
+	"tool_use": "tool_calls",
 }
 """The loop's finish reasons for the API's ``stop_reason``s; any other one (``pause_turn``: a
 server tool's long turn paused halfway, or one added later) stopped the reply before its end."""
@@ -135,13 +136,12 @@ server tool's long turn paused halfway, or one added later) stopped the reply be
 
 def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Messages API reply into a `ModelResponse` (text blocks joined, thinking skipped)."""
-	text = "".join(
-		block.get("text") or ""
-		for block in data.get("content") or ()
-		if block.get("type") == "text"
-	)
+	blocks = data.get("content") or ()
+	text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
 	reason = data.get("stop_reason")
 	finish = _STOP.get(reason, "incomplete") if reason else None
+	if finish in (None, "stop") and any(block.get("type") == "tool_use" for block in blocks):
+		finish = "tool_calls"  # a call of the caller's tools (the loop declares none)
 	raw = data.get("usage") or {}
 	fresh = int(raw.get("input_tokens") or 0)
 	written = int(raw.get("cache_creation_input_tokens") or 0)

@@ -122,6 +122,9 @@ _SAFETY = frozenset(
 )
 """Finish reasons of a content filter (``RECITATION``: the reply was stopped for quoting)."""
 
+_CALLS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
+"""Finish reasons of a native function call (the loop declares no functions)."""
+
 
 def _finish(reason: str | None) -> str | None:
 	"""The loop's finish reason for a Gemini ``finishReason`` (API reference: ``FinishReason``).
@@ -137,6 +140,8 @@ def _finish(reason: str | None) -> str | None:
 		return "max_tokens"
 	if reason in _SAFETY:
 		return "safety"
+	if reason in _CALLS:
+		return "tool_calls"
 	return "incomplete"
 
 
@@ -150,6 +155,8 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		parts = (first.get("content") or {}).get("parts") or ()
 		text = "".join(p.get("text") or "" for p in parts if not p.get("thought"))
 		finish = _finish(first.get("finishReason"))
+		if finish in (None, "stop") and any("functionCall" in p for p in parts):
+			finish = "tool_calls"
 	else:
 		blocked = (data.get("promptFeedback") or {}).get("blockReason")
 		finish = "safety" if blocked else None

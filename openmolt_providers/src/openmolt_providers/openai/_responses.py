@@ -87,6 +87,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "safety"}
 
+_NATIVE_CALLS = frozenset({"function_call", "custom_tool_call"})
+"""Output items that call a tool of the caller's (the loop declares none: its tools are called by
+commands); the calls the API runs itself (``web_search_call``...) are not among them."""
+
 
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Responses API reply into a `ModelResponse`.
@@ -103,7 +107,10 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		)
 	texts: list[str] = []
 	refusal: str | None = None
+	native = False
 	for item in data.get("output") or ():
+		if item.get("type") in _NATIVE_CALLS:
+			native = True
 		if item.get("type") != "message":
 			continue
 		for part in item.get("content") or ():
@@ -121,6 +128,8 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		finish = "incomplete"  # queued, in_progress or cancelled: no whole reply yet
 	elif refusal is not None and not text:
 		finish, text = "refusal", refusal
+	elif native:
+		finish = "tool_calls"
 	else:
 		finish = "stop"
 	return ModelResponse(

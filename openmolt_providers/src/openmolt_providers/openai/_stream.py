@@ -87,6 +87,7 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 	url = provider.base_url + "/chat/completions"
 	texts: list[str] = []
 	refusals: list[str] = []
+	calls: list[Any] = []
 	first: dict[str, Any] = {}
 	finish: str | None = None
 	usage: Any = None
@@ -118,6 +119,8 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 				yield TextDelta(content)
 			if isinstance(delta.get("refusal"), str):
 				refusals.append(delta["refusal"])
+			if delta.get("tool_calls") or delta.get("function_call"):
+				calls.extend(delta.get("tool_calls") or [delta["function_call"]])
 			if choice.get("finish_reason"):
 				finish = choice["finish_reason"]
 	if finish is None or not (done or usage):  # the usage chunk follows the finish reason
@@ -125,6 +128,8 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 	message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
 	if refusals:
 		message["refusal"] = "".join(refusals)
+	if calls:
+		message["tool_calls"] = calls  # their pieces, as streamed: only their presence is read
 	whole = {
 		"id": first.get("id"),
 		"object": "chat.completion",
