@@ -32,7 +32,7 @@ def dumps(value: Any) -> str:
 	"""
 	try:
 		text = _ENCODER.encode(value)
-	except ValueError:  # NaN or an infinity somewhere
+	except ValueError:  # NaN, an infinity or an integer too long to write somewhere
 		text = json.dumps(encodable(value), ensure_ascii=False, separators=(",", ":"), default=str)
 	# Surrogates appear as themselves inside string literals: replacing them keeps the JSON valid.
 	return encodable_text(text)
