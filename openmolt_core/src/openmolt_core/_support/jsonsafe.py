@@ -25,7 +25,15 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["UnsafeJson", "encodable", "encodable_text", "loads", "problem"]
+__all__ = [
+	"SHALLOW_DEPTH",
+	"UnsafeJson",
+	"encodable",
+	"encodable_text",
+	"loads",
+	"problem",
+	"shallow",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -155,6 +163,29 @@ def _too_long(value: int) -> bool:
 def _digits(value: int) -> int:
 	"""About how many decimal digits an integer has (without writing it)."""
 	return int(value.bit_length() * math.log10(2)) + 1
+
+
+SHALLOW_DEPTH = 64
+"""The levels of objects and arrays `shallow` keeps (as many as a reply may nest)."""
+
+
+def shallow(value: Any, depth: int = SHALLOW_DEPTH) -> Any:
+	"""A copy of ``value`` with what is nested deeper than ``depth`` levels replaced by a note.
+
+	For a value too deep to encode (a tool's result nested thousands of levels deep: the JSON
+	encoder recurses once per level); the copy recurses at most ``depth`` levels.
+
+	Args:
+		value: Any JSON-like value.
+		depth: The levels of objects and arrays kept.
+	"""
+	if not isinstance(value, dict | list | tuple):
+		return value
+	if depth <= 0:
+		return f"(nested more than {SHALLOW_DEPTH} levels deep: cut)"
+	if isinstance(value, dict):
+		return {k: shallow(v, depth - 1) for k, v in value.items()}
+	return [shallow(v, depth - 1) for v in value]
 
 
 def encodable_text(text: str) -> str:
