@@ -190,6 +190,8 @@ def _decode(text: str, max_depth: int) -> Any:
 		raise _Invalid(f"your answer held {len(found)} JSON objects, so none was run; {_SHAPE}")
 	if found:
 		return _bounded(found[0], max_depth)
+	if not s:
+		raise _Invalid(f"your answer was empty, so nothing was run; {_SHAPE}")
 	error = whole if isinstance(whole, json.JSONDecodeError) else None
 	where = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
 	raise _Invalid(f"your answer was not valid JSON{where}; {_SHAPE}")
