@@ -30,7 +30,9 @@ MODELS = {
 }
 
 
-class _Chunks(httpx.AsyncByteStream):
+class Chunks(httpx.AsyncByteStream):
+	"""A response body sent in chunks of ``size`` bytes."""
+
 	def __init__(self, body: bytes, size: int) -> None:
 		self.body, self.size = body, size
 
@@ -72,7 +74,7 @@ async def stream(vendor: str, reply: dict[str, Any], size: int = 5) -> ModelResp
 
 	def handle(request: httpx.Request) -> httpx.Response:
 		kind = {"content-type": "text/event-stream"}
-		return httpx.Response(200, headers=kind, stream=_Chunks(body.encode(), size))
+		return httpx.Response(200, headers=kind, stream=Chunks(body.encode(), size))
 
 	p = provider(vendor, handle)
 	deltas: list[str] = []

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 	model = request.model
 	payload = {**_responses.build(provider, request), "stream": True}
 	url = provider.base_url + "/responses"
+	deltas = Deltas()
 	async for event in provider.post_stream(url, encode(payload), model=model):
 		data = _data(provider, model, event)
 		if not isinstance(data, dict):
@@ -64,9 +66,11 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 		kind = data.get("type") or event.event
 		if kind == "response.output_text.delta":
 			delta = data.get("delta")
-			if isinstance(delta, str) and delta:
-				yield TextDelta(delta)
+			if isinstance(delta, str) and delta and (piece := deltas(delta)):
+				yield TextDelta(piece)
 		elif kind in _ENDS and isinstance(data.get("response"), dict):
+			if rest := deltas.rest():
+				yield TextDelta(rest)
 			yield _responses.parse(provider, model, data["response"])
 			return
 		elif kind == "error":
@@ -86,6 +90,7 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 	payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
 	url = provider.base_url + "/chat/completions"
 	texts: list[str] = []
+	deltas = Deltas()
 	refusals: list[str] = []
 	calls: list[Any] = []
 	first: dict[str, Any] = {}
@@ -115,8 +120,10 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 			delta = choice.get("delta") or {}
 			content = delta.get("content")
 			if isinstance(content, str) and content:
-				texts.append(content)
-				yield TextDelta(content)
+				piece = deltas(content)
+				if piece:
+					texts.append(piece)
+					yield TextDelta(piece)
 			if isinstance(delta.get("refusal"), str):
 				refusals.append(delta["refusal"])
 			if delta.get("tool_calls") or delta.get("function_call"):
@@ -125,6 +132,9 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 				finish = choice["finish_reason"]
 	if finish is None or not (done or usage):  # the usage chunk follows the finish reason
 		raise cut_off(provider, model)
+	if rest := deltas.rest():
+		texts.append(rest)
+		yield TextDelta(rest)
 	message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
 	if refusals:
 		message["refusal"] = "".join(refusals)
