@@ -100,8 +100,9 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	"""
 	if data.get("status") == "failed":
 		error = data.get("error") or {}
+		why = provider.scrub(str(error.get("message") or error.get("code") or "no reason given"))
 		raise ProviderError(
-			f"the response failed: {error.get('message') or error.get('code') or 'no reason given'}",
+			f"the response failed: {why}",
 			provider=provider.name,
 			model=model,
 		)

@@ -74,8 +74,9 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 			yield _responses.parse(provider, model, data["response"])
 			return
 		elif kind == "error":
+			why = str(data.get("message") or data.get("code") or "no reason given")
 			raise ProviderError(
-				f"the stream failed: {data.get('message') or data.get('code') or 'no reason given'}",
+				f"the stream failed: {provider.scrub(why)}",
 				provider=provider.name,
 				model=model,
 				retryable=data.get("code") in ("server_error", "rate_limit_exceeded"),
@@ -106,7 +107,7 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 			continue
 		if "error" in data:
 			raise ProviderError(
-				f"the stream failed: {_error_message(data['error'])}",
+				f"the stream failed: {provider.scrub(_error_message(data['error']))}",
 				provider=provider.name,
 				model=model,
 			)
