@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._body import last_key, merge_options
+from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.anthropic._models import (
@@ -29,13 +29,13 @@ _CACHE = {"type": "ephemeral"}
 
 def _blocks(message: Message, cache: bool) -> str | list[dict[str, Any]]:
 	if not message.attachments and not cache:
-		return message.content
+		return turn_text(message.content)
 	blocks: list[dict[str, Any]] = []
 	for a in message.attachments:
 		source = {"type": "base64", "media_type": a.media_type, "data": a.data}
 		kind = "image" if a.media_type.startswith("image/") else "document"
 		blocks.append({"type": kind, "source": source})
-	text: dict[str, Any] = {"type": "text", "text": message.content}
+	text: dict[str, Any] = {"type": "text", "text": turn_text(message.content)}
 	if cache:
 		text["cache_control"] = _CACHE
 	blocks.append(text)

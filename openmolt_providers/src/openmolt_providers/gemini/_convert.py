@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._body import last_key, merge_options
+from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.gemini._dialect import version
@@ -32,7 +32,7 @@ def _family(model: str) -> str:
 
 
 def _content(message: Message) -> dict[str, Any]:
-	parts: list[dict[str, Any]] = [{"text": message.content}]
+	parts: list[dict[str, Any]] = [{"text": turn_text(message.content)}]
 	for a in message.attachments:
 		parts.append({"inlineData": {"mimeType": a.media_type, "data": a.data}})
 	return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
