@@ -11,8 +11,9 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
 3. ``finish`` and ``requestHumanInput`` end a reply: commands after them do not run, and each one
    is named as ignored (they are still checked: an invalid one makes the whole reply invalid, by
    rule 2, so that the reply schema and the parser agree).
-4. A reply cut off at the output token limit (or stopped by a refusal or a safety filter) runs
-   nothing, even when what arrived happens to parse.
+4. A reply cut off at the output token limit (or stopped by a refusal, a safety filter, a native
+   tool call, or for any other reason than its end: finish reason ``incomplete``) runs nothing,
+   even when what arrived happens to parse.
 5. A reply holding several JSON objects runs nothing: which one was meant is a guess.
 6. A reply longer than the size cap, or nested deeper than the depth cap, runs nothing.
 7. A reply a state could not hold runs nothing: a key twice in one object (which one was meant is
@@ -68,6 +69,14 @@ _STOP_REASONS = {
 	"safety": (
 		"the provider's safety filter blocked your answer, so nothing was run; rephrase, or "
 		"finish with status 'failure' and explain why"
+	),
+	"tool_calls": (
+		"you called a tool natively (a function call), which this agent does not take, so "
+		"nothing was run; call tools with callTool commands in your one JSON object"
+	),
+	"incomplete": (
+		"your answer stopped before it was complete, so none of it was run; send the whole "
+		"answer again"
 	),
 }
 _SHAPE = 'answer with exactly one JSON object {"commands": [...]} and nothing else'
@@ -181,6 +190,8 @@ def _decode(text: str, max_depth: int) -> Any:
 		raise _Invalid(f"your answer held {len(found)} JSON objects, so none was run; {_SHAPE}")
 	if found:
 		return _bounded(found[0], max_depth)
+	if not s:
+		raise _Invalid(f"your answer was empty, so nothing was run; {_SHAPE}")
 	error = whole if isinstance(whole, json.JSONDecodeError) else None
 	where = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
 	raise _Invalid(f"your answer was not valid JSON{where}; {_SHAPE}")

@@ -376,6 +376,7 @@ class Agent:
 		"_prefix_fit",
 		"_prompts",
 		"_redactor_cache",
+		"_sent_schemas",
 		"_sessions",
 		"_static",
 		"_tools",
@@ -458,6 +459,7 @@ class Agent:
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
 		self._redactor_cache: Redactor | None = None
+		self._sent_schemas: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
 		self._make_sessions = sessions
 		self._sessions: SessionRunner | None = None  # made at the first run with a session
@@ -653,12 +655,14 @@ class Agent:
 		enforced = not plain and slot.fitted(*self._tool_set().envelope()).mode != "off"
 		prompt = self._prompts.get(enforced)
 		if prompt is None:
-			prompt = self._prompts[enforced] = maestro_prompt(
-				name=self.name,
-				output_schema=self.output_schema,
-				human_input=self.human_input_enabled,
-				enforced=enforced,
-				approvals=self.envelope.approvals,
+			prompt = self._prompts[enforced] = self._redactor(
+				maestro_prompt(
+					name=self.name,
+					output_schema=self.output_schema,
+					human_input=self.human_input_enabled,
+					enforced=enforced,
+					approvals=self.envelope.approvals,
+				)
 			)
 		return prompt
 
@@ -686,10 +690,13 @@ class Agent:
 			listing = self._tool_set().listing(
 				schemas_for=(lambda h: h in fitted.encoded) if lean else None
 			)
-			self._prefix = f'{{"about":{head},{listing}'
-			self._prefix_fit = fitted
+			prefix = f'{{"about":{head},{listing}'
 			if self._hooks:
-				self._prefix += self._capability_fields()
+				prefix += self._capability_fields()
+			# Instructions, tool descriptions and schemas are the application's: a secret pasted
+			# into one (or a listed tool's that echoes its token) must not reach the model.
+			self._prefix = self._redactor(prefix)
+			self._prefix_fit = fitted
 		return self._prefix
 
 	def _capability_fields(self) -> str:
@@ -718,6 +725,8 @@ class Agent:
 	) -> str:
 		"""The first user turn: instructions and tools (static), then earlier turns, memory, plan, input.
 
+		Every secret the agent knows is masked in it, in every spelling.
+
 		Memory and plan appear only when they hold something (a resumed plan, long-term memory
 		from earlier runs): empty ones would cost bytes at every step for nothing. The earlier
 		turns of a session (`openmolt_core.sessions`) come right after the static part: a new turn
@@ -732,7 +741,7 @@ class Agent:
 			rest["plan"] = state.plan
 		rest["input"] = input
 		budget = f',"maxSteps":{self.max_steps}' if self.max_steps else ""
-		return f"{self._static_prefix()}{budget},{dumps(rest)[1:]}"
+		return f"{self._static_prefix()}{budget},{self._redactor(dumps(rest)[1:])}"
 
 	def fingerprint(self) -> str:
 		"""A hash of what a journaled run of this agent depends on.
@@ -1170,6 +1179,7 @@ class Agent:
 		self._static = (static, lists, _listed.record(lists))  # as marked (labels)
 		self._tools = tools
 		self._prefix = self._redactor_cache = self._toolset = None
+		self._sent_schemas.clear()
 		self._prompts.clear()
 		self._models.forget()
 
@@ -1529,6 +1539,25 @@ class Agent:
 		ctx.state.pending = None  # every delivery was checked: the step goes on
 		return await self._run_record(ctx, record, ignored, deadline, start)
 
+	def _sent_schema(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+		"""The reply schema as sent, every known secret masked (a tool's schema may hold one).
+
+		Checked once per fitted schema: the same dict goes out at every step, and when it holds
+		no secret it is that very dict (providers write its JSON once).
+		"""
+		if schema is None or not self._redactor:
+			return schema
+		hit = self._sent_schemas.get(id(schema))
+		if hit is not None and hit[0] is schema:
+			return hit[1]
+		text = dumps(schema)
+		masked = self._redactor(text)
+		sent = schema if masked == text else json.loads(masked)
+		if len(self._sent_schemas) >= 8:
+			self._sent_schemas.clear()
+		self._sent_schemas[id(schema)] = (schema, sent)
+		return sent
+
 	def _plain_prompt(self, state: RunState, slot: ModelSlot) -> str:
 		"""The system prompt for one step of ``slot`` sent without structured output."""
 		return self._prompt_for(slot, plain=True) + self._missing(state, slot, plain=True)
@@ -1566,7 +1595,7 @@ class Agent:
 			for h in toolset.callable()
 			if h not in listed and (off or h in fitted.encoded)
 		}
-		return f"\nInput schemas of your tools: {dumps(need)}" if need else ""
+		return f"\nInput schemas of your tools: {self._redactor(dumps(need))}" if need else ""
 
 	def _budget_end(
 		self, state: RunState, port: RunPort, deadline: float | None, link: CallingRun | None
@@ -1657,7 +1686,7 @@ class Agent:
 				model=slot.model,
 				system=self._prompt_for(slot) + self._missing(state, slot),
 				messages=state.messages,
-				response_schema=fitted.schema,
+				response_schema=self._sent_schema(fitted.schema),
 				config=self.model_config,
 				cache_key=f"openmolt:{self.name}",
 				response_mode=fitted.mode if slot.declared else None,

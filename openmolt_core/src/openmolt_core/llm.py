@@ -226,7 +226,12 @@ class ModelResponse:
 		text: The model's reply text (the JSON commands).
 		usage: Tokens used by this call.
 		raw: The provider's raw response, JSON-serializable, for the ``llmOutput`` event.
-		finish_reason: Why the model stopped (``stop``, ``max_tokens``, ``refusal``...), if known.
+		finish_reason: Why the model stopped, if known: ``stop`` (the reply is complete), or one
+			under which none of it runs: ``max_tokens`` (cut at the output limit), ``refusal``,
+			``safety`` (a content filter), ``tool_calls`` (the reply holds a native tool call: the
+			loop's tools are called by commands), ``incomplete`` (stopped before its end for
+			another reason: a provider maps its own reasons onto these). Any other value is read as
+			``stop``.
 		model: Which of the agent's models answered (``provider:model``): the loop sets it, since
 			a fallback may answer instead of the first model (`openmolt_core.fallback`).
 	"""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from openmolt_core._support.jsonsafe import encodable, encodable_text
+from openmolt_core._support.jsonsafe import encodable, encodable_text, shallow
 from openmolt_core.commands import COMMANDS, Finish, RequestHumanInput
 
 __all__ = ["dumps", "example_value", "maestro_prompt"]
@@ -29,11 +29,16 @@ def dumps(value: Any) -> str:
 	The text is always valid JSON that encodes as UTF-8, whatever a tool returned: a lone
 	surrogate becomes U+FFFD and ``NaN``/``Infinity`` become strings
 	(`openmolt_core._support.jsonsafe.encodable`), so no result can make a state unsendable or unsaveable.
+	A value nested deeper than the encoder can recurse is cut (`openmolt_core._support.jsonsafe.shallow`).
 	"""
 	try:
 		text = _ENCODER.encode(value)
-	except ValueError:  # NaN or an infinity somewhere
+	except ValueError:  # NaN, an infinity or an integer too long to write somewhere
 		text = json.dumps(encodable(value), ensure_ascii=False, separators=(",", ":"), default=str)
+	except RecursionError:  # nested thousands of levels deep (a tool's result)
+		text = json.dumps(
+			encodable(shallow(value)), ensure_ascii=False, separators=(",", ":"), default=str
+		)
 	# Surrogates appear as themselves inside string literals: replacing them keeps the JSON valid.
 	return encodable_text(text)
 

@@ -265,11 +265,22 @@ class Redactor:
 		return mask(text, self._current())
 
 	def deep(self, value: Any) -> Any:
-		"""Return a copy of a JSON-like value with secrets masked in every string (and key)."""
+		"""Return a copy of a JSON-like value with secrets masked in every string (and key).
+
+		A value nested deeper than the copy can recurse (a tool's result thousands of levels
+		deep) is cut first (`openmolt_core._support.jsonsafe.shallow`).
+		"""
 		if not self:
 			return value
 		secrets = self._current()
-		return _deep(value, secrets) if secrets else value
+		if not secrets:
+			return value
+		try:
+			return _deep(value, secrets)
+		except RecursionError:
+			from openmolt_core._support.jsonsafe import shallow
+
+			return _deep(shallow(value), secrets)
 
 
 def _deep(value: Any, secrets: frozenset[str]) -> Any:

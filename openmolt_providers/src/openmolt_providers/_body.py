@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["data_url", "encode", "keep", "last_key", "merge_options"]
+__all__ = ["EMPTY_TURN", "data_url", "encode", "keep", "last_key", "merge_options", "turn_text"]
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -93,6 +93,23 @@ def merge_options(body: dict[str, Any], options: dict[str, Any]) -> dict[str, An
 		else:
 			body[key] = value
 	return body
+
+
+EMPTY_TURN = "(empty answer)"
+"""What a turn without text is sent as where the API refuses an empty one (Anthropic, Gemini)."""
+
+
+def turn_text(text: str) -> str:
+	"""A turn's text as sent where an empty one is refused: `EMPTY_TURN` for no text.
+
+	A reply with no text (refused, blocked, only a native call) is kept in the history as it
+	came, empty; Anthropic answers the next request 400 ("all messages must have non-empty
+	content") and Gemini too (an empty text part has no data), so every later step failed.
+
+	Args:
+		text: The turn's text.
+	"""
+	return text if text.strip() else EMPTY_TURN
 
 
 def data_url(media_type: str, data: str) -> str:

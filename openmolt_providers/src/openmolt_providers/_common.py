@@ -16,7 +16,7 @@ import os
 import re
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.retry import retry_after
@@ -24,7 +24,7 @@ from openmolt_core.retry import retry_after
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.llm import ModelResponse
+	from openmolt_core.llm import ModelRequest, ModelResponse
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.streaming import StreamChunk
 	from openmolt_providers._sse import SSEvent
@@ -219,6 +219,8 @@ class HTTPProvider:
 		self._warned: set[tuple[str, str]] = set()
 		self.streams = True
 		"""Whether ``stream`` streams: False once the server did not (`streamed`)."""
+		self.plain_models: set[str] = set()
+		"""Models whose reply schema the API refused (`schema_refused`): asked for plain JSON."""
 
 	def price(self, model: str) -> tuple[float, float, float, float | None] | None:
 		"""The list price of a model at this vendor, in USD per million tokens.
@@ -307,6 +309,71 @@ class HTTPProvider:
 			return
 		self._warned.add((model, key))
 		warnings.warn(f"{self.name}:{model}: {message}", category, stacklevel=4)
+
+	# a reply schema the API refuses ---------------------------------------------------------
+
+	def schema_refused(self, exc: ProviderError, request: ModelRequest) -> bool:
+		"""Whether the API refused a request for its reply schema; the model is then remembered.
+
+		The dialects check the limits their vendors document, but an API may refuse a schema
+		past limits it does not publish: Anthropic's "Schema is too complex for compilation",
+		Gemini's "constraint that has too many states". A 400 that names the schema of a request
+		that sent one marks the model (`plain_models`: its dialect is None from then on, so the
+		loop fits mode ``off``), and a `ModelConfigWarning` says so once; the caller asks again
+		without structured output (`asked`, `asked_stream`).
+
+		Args:
+			exc: The failure.
+			request: The request that failed.
+		"""
+		if exc.status_code != 400 or "schema" not in str(exc).lower():
+			return False
+		from openmolt_providers._schema import reply_format
+
+		# Only providers with a ``schema_dialect`` (each built-in one) send a reply schema.
+		sent = reply_format(cast("Any", self), request)[0]
+		if request.model in self.plain_models or sent is None:
+			return False
+		self.plain_models.add(request.model)
+		detail = str(exc).split(": ", 1)[-1]
+		self.warn(
+			request.model,
+			"schema",
+			f"the API refused the reply schema ({detail}); this model is asked for plain JSON "
+			"from now on (the prompt describes the reply and every reply is checked)",
+		)
+		return True
+
+	async def asked(
+		self, call: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
+	) -> ModelResponse:
+		"""``call(request)``, once more without structured output if the API refused the schema."""
+		from openmolt_providers._schema import plain_request
+
+		try:
+			return await call(request)
+		except ProviderError as exc:
+			if not self.schema_refused(exc, request):
+				raise
+		return await call(plain_request(request))
+
+	async def asked_stream(
+		self, source: Callable[[ModelRequest], AsyncIterator[StreamChunk]], request: ModelRequest
+	) -> AsyncIterator[StreamChunk]:
+		"""``source(request)``'s stream; without structured output if the API refused the schema."""
+		from openmolt_providers._schema import plain_request
+
+		streamed = False
+		try:
+			async for chunk in source(request):
+				streamed = True
+				yield chunk
+			return
+		except ProviderError as exc:
+			if streamed or not self.schema_refused(exc, request):
+				raise
+		async for chunk in source(plain_request(request)):
+			yield chunk
 
 	# streaming ----------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ but no mode (a caller that did not fit it) is fitted here as a whole
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openmolt_core.structured import fit_schema
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import ModelConfig, ModelRequest
 	from openmolt_core.structured import FittedSchema, SchemaDialect
 
-__all__ = ["SchemaCache", "reply_format"]
+__all__ = ["SchemaCache", "plain_request", "reply_format"]
 
 
 class _Provider(Protocol):
@@ -65,6 +66,12 @@ def reply_format(provider: _Provider, request: ModelRequest) -> tuple[dict[str, 
 			)
 		return None, True
 	return keep(schema), True  # the same dict at every step: its JSON is written once
+
+
+def plain_request(request: ModelRequest) -> ModelRequest:
+	"""The request without structured output, with the loop's prompt for that (when it gave one)."""
+	system = request.plain_system() if request.plain_system is not None else request.system
+	return replace(request, system=system, response_schema=None)
 
 
 class SchemaCache:

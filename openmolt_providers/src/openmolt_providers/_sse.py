@@ -7,6 +7,12 @@ does the same job, but reached this workspace only through the MCP distribution)
 it, a line starting with ``:`` is a comment, and a blank line dispatches the event. Bytes are
 decoded incrementally, so a chunk cut inside a multi-byte character waits for its end; an event
 the stream ends in the middle of is dropped, as the standard says.
+
+A text streamed in JSON events may also be cut between the two halves of a surrogate pair
+(``"\ud83d"`` ending one delta, ``"\ude00"`` starting the next): each half decodes alone as a
+lone surrogate, which Python does not join. `Deltas` holds a trailing high half back until its
+pair arrives, and `paired` joins the pairs of a text put back together from pieces, so the
+streamed text equals the text of the same reply asked for whole.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import re
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 
-__all__ = ["SSEvent", "sse_events"]
+__all__ = ["Deltas", "SSEvent", "paired", "sse_events"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +78,43 @@ async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEvent]:
 
 
 _LINE = re.compile(r"\r\n|\r|\n")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def paired(text: str) -> str:
+	"""``text`` with every valid surrogate pair joined into its character (lone halves stay).
+
+	Args:
+		text: Text put back together from streamed pieces.
+	"""
+	if _SURROGATE.search(text) is None:
+		return text
+	return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+class Deltas:
+	"""The pieces of one streamed text, each reported with no surrogate pair split across two.
+
+	Call it with each piece as it arrives; it returns the text to report now. A piece ending
+	in the high half of a pair keeps that half back, for the next piece; `rest` returns what is
+	still held when the stream ends (a half whose pair never came).
+	"""
+
+	__slots__ = ("_held",)
+
+	def __init__(self) -> None:
+		self._held = ""
+
+	def __call__(self, piece: str) -> str:
+		"""The text of ``piece`` to report now."""
+		if self._held:
+			piece, self._held = paired(self._held + piece), ""
+		if piece and "\ud800" <= piece[-1] <= "\udbff":
+			piece, self._held = piece[:-1], piece[-1]
+		return piece
+
+	def rest(self) -> str:
+		"""What is still held back (empty unless the stream ended inside a pair)."""
+		held, self._held = self._held, ""
+		return held

@@ -1,17 +1,20 @@
 r"""JSON that a state can always hold: strict decoding of replies, encodable copies of results.
 
-A run's state is JSON, saved as UTF-8 and sent to the provider at every step. Three things Python's
-``json`` module accepts would break that, or make a value ambiguous:
+A run's state is JSON, saved as UTF-8 and sent to the provider at every step. Four things Python's
+``json`` module accepts (or Python holds) would break that, or make a value ambiguous:
 
 - a lone surrogate (``"\ud800"``): the string cannot be encoded as UTF-8, so the next request and
   every resume of the saved state fail;
 - ``NaN`` and ``Infinity``: not JSON, so ``RunResult.to_dict()`` and the store's rows are not JSON;
+- an integer of more digits than Python writes (``sys.get_int_max_str_digits()``, 4,300 by
+  default): ``json`` can neither read nor write it;
 - a key twice in one object: Python keeps the last one without a word.
 
-A model's reply is decoded with `loads`, which refuses all three with a message the model can act
-on (`UnsafeJson`); `problem` finds the first two in an already decoded value (a tool input sent as
-JSON text and decoded by a repair). A tool's result is not the model's to fix: `encodable` returns
-a copy with lone surrogates replaced by U+FFFD and non-finite numbers written as strings.
+A model's reply is decoded with `loads`, which refuses all four with a message the model can act
+on (`UnsafeJson`); `problem` finds the first three in an already decoded value (a tool input sent
+as JSON text and decoded by a repair). A tool's result is not the model's to fix: `encodable`
+returns a copy with lone surrogates replaced by U+FFFD, non-finite numbers written as strings and
+too long integers as a string that says their length.
 """
 
 from __future__ import annotations
@@ -19,9 +22,18 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
-__all__ = ["UnsafeJson", "encodable", "encodable_text", "loads", "problem"]
+__all__ = [
+	"SHALLOW_DEPTH",
+	"UnsafeJson",
+	"encodable",
+	"encodable_text",
+	"loads",
+	"problem",
+	"shallow",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -71,7 +83,15 @@ def loads(text: str) -> Any:
 		UnsafeJson: The text is JSON a state cannot hold (the message says why).
 		ValueError: The text is not JSON (`json.JSONDecodeError`).
 	"""
-	value = _DECODER.decode(text)
+	try:
+		value = _DECODER.decode(text)
+	except (json.JSONDecodeError, UnsafeJson):
+		raise
+	except ValueError as exc:  # int(): more digits than Python converts
+		raise UnsafeJson(
+			f"a number has more than {sys.get_int_max_str_digits()} digits, which cannot be "
+			"read; write it as a string"
+		) from exc
 	if _ESCAPE.search(text) or _SURROGATE.search(text):
 		_check(value)  # a valid pair is fine: only the decoded strings can tell
 	return value
@@ -97,6 +117,10 @@ def problem(value: Any) -> str | None:
 		elif isinstance(item, float):
 			if not math.isfinite(item):
 				return f"{path or '(root)'}: {item!r} is not a JSON number; use a number or null"
+		elif type(item) is int and item.bit_length() > _SHORT_BITS and _too_long(item):
+			return (
+				f"{path or '(root)'}: an integer of about {_digits(item)} digits, too long to write"
+			)
 		elif isinstance(item, dict):
 			for key, sub in item.items():
 				where = f"{path}.{key}" if path else str(key)
@@ -120,6 +144,50 @@ def _check(value: Any) -> None:
 		raise UnsafeJson(found)
 
 
+_SHORT_BITS = 3 * 640
+"""Integers of at most this many bits are always written: the digits limit is 640 or more."""
+
+
+def _too_long(value: int) -> bool:
+	"""Whether Python refuses to write an integer in decimal (its digits limit)."""
+	limit = sys.get_int_max_str_digits()
+	if not limit or value.bit_length() <= 3 * limit:  # 3 bits make less than one digit
+		return False
+	try:
+		str(value)
+	except ValueError:
+		return True
+	return False
+
+
+def _digits(value: int) -> int:
+	"""About how many decimal digits an integer has (without writing it)."""
+	return int(value.bit_length() * math.log10(2)) + 1
+
+
+SHALLOW_DEPTH = 64
+"""The levels of objects and arrays `shallow` keeps (as many as a reply may nest)."""
+
+
+def shallow(value: Any, depth: int = SHALLOW_DEPTH) -> Any:
+	"""A copy of ``value`` with what is nested deeper than ``depth`` levels replaced by a note.
+
+	For a value too deep to encode (a tool's result nested thousands of levels deep: the JSON
+	encoder recurses once per level); the copy recurses at most ``depth`` levels.
+
+	Args:
+		value: Any JSON-like value.
+		depth: The levels of objects and arrays kept.
+	"""
+	if not isinstance(value, dict | list | tuple):
+		return value
+	if depth <= 0:
+		return f"(nested more than {SHALLOW_DEPTH} levels deep: cut)"
+	if isinstance(value, dict):
+		return {k: shallow(v, depth - 1) for k, v in value.items()}
+	return [shallow(v, depth - 1) for v in value]
+
+
 def encodable_text(text: str) -> str:
 	"""``text`` with every surrogate code point replaced by U+FFFD, so it encodes as UTF-8."""
 	return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
@@ -129,7 +197,8 @@ def encodable(value: Any) -> Any:
 	"""A copy of ``value`` a state can hold (surrogates and non-finite numbers replaced).
 
 	Lone surrogates become U+FFFD; ``NaN`` and the infinities become the strings ``"NaN"``,
-	``"Infinity"`` and ``"-Infinity"``.
+	``"Infinity"`` and ``"-Infinity"``; an integer too long to write becomes a string that says
+	so (``"(an integer of about 5001 digits)"``).
 
 	Values that are fine are returned as they are (no copy).
 
@@ -146,6 +215,8 @@ def _clean(value: Any, level: int) -> Any:
 		return encodable_text(value)
 	if isinstance(value, float) and not math.isfinite(value):
 		return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+	if type(value) is int and value.bit_length() > _SHORT_BITS and _too_long(value):
+		return f"({'-' if value < 0 else ''}an integer of about {_digits(value)} digits)"
 	if level > 200:
 		return value if problem(value) is None else "(too deeply nested)"
 	if isinstance(value, dict):

@@ -11,6 +11,7 @@ Settings: `openmolt_providers.settings.AnthropicSettings` (e.g. ``anthropic-beta
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
@@ -83,6 +84,8 @@ class AnthropicProvider(HTTPProvider):
 		"""
 		if not _models.structured(model) or (config is not None and config.search):
 			return None
+		if model in self.plain_models:
+			return None  # the API refused its schema once (`schema_refused`)
 		return ANTHROPIC
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
@@ -97,6 +100,9 @@ class AnthropicProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()
+		return await self.asked(self._generate, request)
+
+	async def _generate(self, request: ModelRequest) -> ModelResponse:
 		body = encode(self.build(request))
 		data = await self.post(self._url, body, model=request.model)
 		return _convert.parse(self, request.model, data)
@@ -113,7 +119,7 @@ class AnthropicProvider(HTTPProvider):
 		"""
 		self.headers()
 		return self.streamed(
-			lambda: _stream.stream(self, request),
+			lambda: self.asked_stream(functools.partial(_stream.stream, self), request),
 			lambda: self.generate(request),
 			request.model,
 			lambda data: _convert.parse(self, request.model, data) if "content" in data else None,

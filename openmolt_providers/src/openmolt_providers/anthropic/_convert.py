@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._body import last_key, merge_options
+from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.anthropic._models import (
@@ -29,13 +29,13 @@ _CACHE = {"type": "ephemeral"}
 
 def _blocks(message: Message, cache: bool) -> str | list[dict[str, Any]]:
 	if not message.attachments and not cache:
-		return message.content
+		return turn_text(message.content)
 	blocks: list[dict[str, Any]] = []
 	for a in message.attachments:
 		source = {"type": "base64", "media_type": a.media_type, "data": a.data}
 		kind = "image" if a.media_type.startswith("image/") else "document"
 		blocks.append({"type": kind, "source": source})
-	text: dict[str, Any] = {"type": "text", "text": message.content}
+	text: dict[str, Any] = {"type": "text", "text": turn_text(message.content)}
 	if cache:
 		text["cache_control"] = _CACHE
 	blocks.append(text)
@@ -128,18 +128,20 @@ _STOP = {
 	"max_tokens": "max_tokens",
 	"model_context_window_exceeded": "max_tokens",
 	"refusal": "refusal",
+	"tool_use": "tool_calls",
 }
+"""The loop's finish reasons for the API's ``stop_reason``s; any other one (``pause_turn``: a
+server tool's long turn paused halfway, or one added later) stopped the reply before its end."""
 
 
 def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Messages API reply into a `ModelResponse` (text blocks joined, thinking skipped)."""
-	text = "".join(
-		block.get("text") or ""
-		for block in data.get("content") or ()
-		if block.get("type") == "text"
-	)
+	blocks = data.get("content") or ()
+	text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
 	reason = data.get("stop_reason")
-	finish = _STOP.get(reason, reason) if reason else None
+	finish = _STOP.get(reason, "incomplete") if reason else None
+	if finish in (None, "stop") and any(block.get("type") == "tool_use" for block in blocks):
+		finish = "tool_calls"  # a call of the caller's tools (the loop declares none)
 	raw = data.get("usage") or {}
 	fresh = int(raw.get("input_tokens") or 0)
 	written = int(raw.get("cache_creation_input_tokens") or 0)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 	message: dict[str, Any] = {}
 	blocks: dict[int, dict[str, Any]] = {}
 	partial: dict[int, list[str]] = {}
+	texts: dict[int, Deltas] = {}  # per text block: a pair split between two deltas is joined
 	async for event in provider.post_stream(
 		provider.base_url + "/messages", encode(payload), model=model
 	):
@@ -74,6 +76,8 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 			if dtype in _APPEND:
 				key = _APPEND[dtype]
 				piece = str(delta.get(key) or "")
+				if dtype == "text_delta":
+					piece = texts.setdefault(index, Deltas())(piece)
 				block[key] = str(block.get(key) or "") + piece
 				if dtype == "text_delta" and piece and block.get("type") == "text":
 					yield TextDelta(piece)
@@ -83,6 +87,8 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 				block.setdefault("citations", []).append(delta.get("citation"))
 		elif kind == "content_block_stop":
 			index = int(data.get("index", 0))
+			for chunk in _rest(blocks, texts, index):
+				yield chunk
 			if index in partial and index in blocks:
 				text = "".join(partial.pop(index))
 				try:
@@ -93,6 +99,9 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 			message.update(data.get("delta") or {})
 			message.setdefault("usage", {}).update(data.get("usage") or {})
 		elif kind == "message_stop":
+			for index in list(texts):
+				for chunk in _rest(blocks, texts, index):
+					yield chunk
 			message["content"] = [blocks[i] for i in sorted(blocks)]
 			yield _convert.parse(provider, model, message)
 			return
@@ -112,3 +121,16 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 		model=model,
 		retryable=True,
 	)
+
+
+def _rest(
+	blocks: dict[int, dict[str, Any]], texts: dict[int, Deltas], index: int
+) -> list[StreamChunk]:
+	"""What a text block's `Deltas` still held, added to the block (and reported) as it ends."""
+	deltas = texts.pop(index, None)
+	rest = deltas.rest() if deltas is not None else ""
+	if not rest or index not in blocks:
+		return []
+	block = blocks[index]
+	block["text"] = str(block.get("text") or "") + rest
+	return [TextDelta(rest)] if block.get("type") == "text" else []

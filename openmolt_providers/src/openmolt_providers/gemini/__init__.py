@@ -11,6 +11,7 @@ Settings: `openmolt_providers.settings.GeminiSettings`.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -83,6 +84,8 @@ class GeminiProvider(HTTPProvider):
 			model: The model name.
 			config: The agent's model configuration: with ``search`` on, Gemini 2.5 has none.
 		"""
+		if model in self.plain_models:
+			return None  # the API refused its schema once (`schema_refused`)
 		return _dialect.dialect_for(model, search=config is not None and config.search)
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
@@ -97,6 +100,9 @@ class GeminiProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()
+		return await self.asked(self._generate, request)
+
+	async def _generate(self, request: ModelRequest) -> ModelResponse:
 		body = encode(self.build(request))
 		data = await self.post(self.url(request.model), body, model=request.model)
 		return _convert.parse(self, request.model, data)
@@ -113,7 +119,7 @@ class GeminiProvider(HTTPProvider):
 		"""
 		self.headers()
 		return self.streamed(
-			lambda: _stream.stream(self, request),
+			lambda: self.asked_stream(functools.partial(_stream.stream, self), request),
 			lambda: self.generate(request),
 			request.model,
 			lambda data: (

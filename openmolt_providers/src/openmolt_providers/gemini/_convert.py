@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._body import last_key, merge_options
+from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.gemini._dialect import version
@@ -32,7 +32,7 @@ def _family(model: str) -> str:
 
 
 def _content(message: Message) -> dict[str, Any]:
-	parts: list[dict[str, Any]] = [{"text": message.content}]
+	parts: list[dict[str, Any]] = [{"text": turn_text(message.content)}]
 	for a in message.attachments:
 		parts.append({"inlineData": {"mimeType": a.media_type, "data": a.data}})
 	return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
@@ -108,10 +108,30 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 	return last_key(body, "contents")
 
 
-_SAFETY = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"})
+_SAFETY = frozenset(
+	{
+		"SAFETY",
+		"RECITATION",
+		"PROHIBITED_CONTENT",
+		"BLOCKLIST",
+		"SPII",
+		"IMAGE_SAFETY",
+		"IMAGE_PROHIBITED_CONTENT",
+		"IMAGE_RECITATION",
+	}
+)
+"""Finish reasons of a content filter (``RECITATION``: the reply was stopped for quoting)."""
+
+_CALLS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
+"""Finish reasons of a native function call (the loop declares no functions)."""
 
 
 def _finish(reason: str | None) -> str | None:
+	"""The loop's finish reason for a Gemini ``finishReason`` (API reference: ``FinishReason``).
+
+	Only ``STOP`` ends a complete reply; every other reason (``OTHER``, ``LANGUAGE``,
+	``MALFORMED_RESPONSE``, one added later...) stopped it before its end, so none of it runs.
+	"""
 	if not reason:
 		return None
 	if reason == "STOP":
@@ -120,7 +140,9 @@ def _finish(reason: str | None) -> str | None:
 		return "max_tokens"
 	if reason in _SAFETY:
 		return "safety"
-	return reason.lower()
+	if reason in _CALLS:
+		return "tool_calls"
+	return "incomplete"
 
 
 def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelResponse:
@@ -133,6 +155,8 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		parts = (first.get("content") or {}).get("parts") or ()
 		text = "".join(p.get("text") or "" for p in parts if not p.get("thought"))
 		finish = _finish(first.get("finishReason"))
+		if finish in (None, "stop") and any("functionCall" in p for p in parts):
+			finish = "tool_calls"
 	else:
 		blocked = (data.get("promptFeedback") or {}).get("blockReason")
 		finish = "safety" if blocked else None

@@ -18,6 +18,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
 from openmolt_providers._common import provider_message
+from openmolt_providers._sse import Deltas
 from openmolt_providers.gemini import _convert
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 	parts: list[dict[str, Any]] = []
 	whole: dict[str, Any] = {}
 	candidate: dict[str, Any] = {}
+	deltas = Deltas()  # the reply's text: a pair split between two parts is joined
 	ended = False
 	async for event in provider.post_stream(stream_url(provider, model), body, model=model):
 		try:
@@ -66,7 +68,9 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 			for part in (item.get("content") or {}).get("parts") or ():
 				text = part.get("text")
 				if isinstance(text, str) and not part.get("thought") and text:
-					yield TextDelta(text)
+					part = {**part, "text": deltas(text)}
+					if part["text"]:
+						yield TextDelta(part["text"])
 				_add(parts, part)
 			candidate.update({k: v for k, v in item.items() if k != "content"})
 			if item.get("finishReason"):
@@ -78,6 +82,9 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 			model=model,
 			retryable=True,
 		)
+	if rest := deltas.rest():
+		yield TextDelta(rest)
+		_add(parts, {"text": rest})
 	if candidate or parts:
 		whole["candidates"] = [{"content": {"parts": parts, "role": "model"}, **candidate}]
 	yield _convert.parse(provider, model, whole)

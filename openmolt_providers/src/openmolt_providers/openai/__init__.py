@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import TextDelta
 from openmolt_providers._common import HTTPProvider, refuses_stream
+from openmolt_providers._schema import plain_request
 from openmolt_providers.openai import _chat, _dialect, _fallback, _responses, _stream
 from openmolt_providers.settings import OpenAISettings
 
@@ -144,7 +144,7 @@ class OpenAIProvider(HTTPProvider):
 				self._urls["responses"],
 				payload,
 				request.model,
-				lambda: _responses.build(self, _plain(request)),
+				lambda: _responses.build(self, plain_request(request)),
 			)
 		except ProviderError as exc:
 			if exc.status_code not in _NO_ENDPOINT or self.official:
@@ -223,7 +223,7 @@ class OpenAIProvider(HTTPProvider):
 			self._urls["chat"],
 			_chat.build(self, request),
 			request.model,
-			lambda: _chat.build(self, _plain(request)),
+			lambda: _chat.build(self, plain_request(request)),
 		)
 		return _chat.parse(self, request.model, data)
 
@@ -270,9 +270,3 @@ def _unknown_endpoint(data: dict[str, Any]) -> str:
 def register_providers(register: ProviderRegistrar) -> None:
 	"""Register ``openai``."""
 	register(OpenAIProvider, name="openai")
-
-
-def _plain(request: ModelRequest) -> ModelRequest:
-	"""The request without structured output, with the loop's prompt for that (when it gave one)."""
-	system = request.plain_system() if request.plain_system is not None else request.system
-	return replace(request, system=system, response_schema=None)

@@ -92,7 +92,13 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	return last_key(body, "messages")
 
 
-_FINISH = {"stop": "stop", "length": "max_tokens", "content_filter": "safety"}
+_FINISH = {
+	"stop": "stop",
+	"length": "max_tokens",
+	"content_filter": "safety",
+	"tool_calls": "tool_calls",
+	"function_call": "tool_calls",
+}
 
 
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
@@ -111,6 +117,8 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	finish = _FINISH.get(reason, reason) if reason else None
 	if not text and message.get("refusal"):
 		text, finish = message["refusal"], "refusal"
+	elif message.get("tool_calls") or message.get("function_call"):
+		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
 	raw = data.get("usage") or {}
 	inp = int(raw.get("prompt_tokens") or 0)
 	out = int(raw.get("completion_tokens") or 0)

@@ -87,6 +87,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "safety"}
 
+_NATIVE_CALLS = frozenset({"function_call", "custom_tool_call"})
+"""Output items that call a tool of the caller's (the loop declares none: its tools are called by
+commands); the calls the API runs itself (``web_search_call``...) are not among them."""
+
 
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Responses API reply into a `ModelResponse`.
@@ -96,14 +100,18 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	"""
 	if data.get("status") == "failed":
 		error = data.get("error") or {}
+		why = provider.scrub(str(error.get("message") or error.get("code") or "no reason given"))
 		raise ProviderError(
-			f"the response failed: {error.get('message') or error.get('code') or 'no reason given'}",
+			f"the response failed: {why}",
 			provider=provider.name,
 			model=model,
 		)
 	texts: list[str] = []
 	refusal: str | None = None
+	native = False
 	for item in data.get("output") or ():
+		if item.get("type") in _NATIVE_CALLS:
+			native = True
 		if item.get("type") != "message":
 			continue
 		for part in item.get("content") or ():
@@ -113,11 +121,16 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 			elif kind == "refusal":
 				refusal = part.get("refusal") or ""
 	text = "".join(texts)
-	if data.get("status") == "incomplete":
+	status = data.get("status")
+	if status == "incomplete":
 		reason = (data.get("incomplete_details") or {}).get("reason") or ""
-		finish = _INCOMPLETE.get(reason, reason or "incomplete")
+		finish = _INCOMPLETE.get(reason, "incomplete")
+	elif status not in (None, "completed"):
+		finish = "incomplete"  # queued, in_progress or cancelled: no whole reply yet
 	elif refusal is not None and not text:
 		finish, text = "refusal", refusal
+	elif native:
+		finish = "tool_calls"
 	else:
 		finish = "stop"
 	return ModelResponse(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 	model = request.model
 	payload = {**_responses.build(provider, request), "stream": True}
 	url = provider.base_url + "/responses"
+	deltas = Deltas()
 	async for event in provider.post_stream(url, encode(payload), model=model):
 		data = _data(provider, model, event)
 		if not isinstance(data, dict):
@@ -64,14 +66,17 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 		kind = data.get("type") or event.event
 		if kind == "response.output_text.delta":
 			delta = data.get("delta")
-			if isinstance(delta, str) and delta:
-				yield TextDelta(delta)
+			if isinstance(delta, str) and delta and (piece := deltas(delta)):
+				yield TextDelta(piece)
 		elif kind in _ENDS and isinstance(data.get("response"), dict):
+			if rest := deltas.rest():
+				yield TextDelta(rest)
 			yield _responses.parse(provider, model, data["response"])
 			return
 		elif kind == "error":
+			why = str(data.get("message") or data.get("code") or "no reason given")
 			raise ProviderError(
-				f"the stream failed: {data.get('message') or data.get('code') or 'no reason given'}",
+				f"the stream failed: {provider.scrub(why)}",
 				provider=provider.name,
 				model=model,
 				retryable=data.get("code") in ("server_error", "rate_limit_exceeded"),
@@ -86,7 +91,9 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 	payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
 	url = provider.base_url + "/chat/completions"
 	texts: list[str] = []
+	deltas = Deltas()
 	refusals: list[str] = []
+	calls: list[Any] = []
 	first: dict[str, Any] = {}
 	finish: str | None = None
 	usage: Any = None
@@ -100,7 +107,7 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 			continue
 		if "error" in data:
 			raise ProviderError(
-				f"the stream failed: {_error_message(data['error'])}",
+				f"the stream failed: {provider.scrub(_error_message(data['error']))}",
 				provider=provider.name,
 				model=model,
 			)
@@ -114,17 +121,26 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 			delta = choice.get("delta") or {}
 			content = delta.get("content")
 			if isinstance(content, str) and content:
-				texts.append(content)
-				yield TextDelta(content)
+				piece = deltas(content)
+				if piece:
+					texts.append(piece)
+					yield TextDelta(piece)
 			if isinstance(delta.get("refusal"), str):
 				refusals.append(delta["refusal"])
+			if delta.get("tool_calls") or delta.get("function_call"):
+				calls.extend(delta.get("tool_calls") or [delta["function_call"]])
 			if choice.get("finish_reason"):
 				finish = choice["finish_reason"]
 	if finish is None or not (done or usage):  # the usage chunk follows the finish reason
 		raise cut_off(provider, model)
+	if rest := deltas.rest():
+		texts.append(rest)
+		yield TextDelta(rest)
 	message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
 	if refusals:
 		message["refusal"] = "".join(refusals)
+	if calls:
+		message["tool_calls"] = calls  # their pieces, as streamed: only their presence is read
 	whole = {
 		"id": first.get("id"),
 		"object": "chat.completion",

@@ -1,0 +1,118 @@
+"""A reply that calls a tool natively (function calling) runs nothing, on each API, streamed or not.
+
+The loop declares no native tools: its tools are called by ``callTool`` commands in the reply's
+JSON. A model (or a server, or ``provider_options`` that add tools) may still answer with a native
+call, alone or next to valid command text. Running the text would drop the call the model meant,
+and dropping the reply silently would leave it believing its call ran: the provider reports finish
+reason ``tool_calls``, nothing runs, and the model is told how to call tools here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from openmolt_core._parse import parse_reply
+from openmolt_core.prompt import dumps
+from tests.providers._replies import CMD, generate, stream
+
+pytestmark = pytest.mark.anyio
+
+CALL = {"name": "local_add", "arguments": '{"a":1,"b":2}'}
+
+
+def _chat(text: str | None, reason: str) -> dict[str, Any]:
+	call = {"id": "call_1", "type": "function", "function": CALL}
+	message = {"role": "assistant", "content": text, "tool_calls": [call]}
+	return {"choices": [{"index": 0, "message": message, "finish_reason": reason}]}
+
+
+def _responses(text: str) -> dict[str, Any]:
+	output: list[dict[str, Any]] = []
+	if text:
+		content = [{"type": "output_text", "text": text, "annotations": []}]
+		output.append({"type": "message", "role": "assistant", "content": content})
+	output.append({"type": "function_call", "call_id": "call_1", **CALL})
+	return {"status": "completed", "output": output}
+
+
+def _anthropic(text: str, reason: str) -> dict[str, Any]:
+	content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+	call = {"type": "tool_use", "id": "toolu_1", "name": "local_add", "input": {"a": 1}}
+	return {"type": "message", "stop_reason": reason, "content": [*content, call]}
+
+
+def _gemini(text: str, reason: str = "STOP") -> dict[str, Any]:
+	parts: list[dict[str, Any]] = [{"text": text}] if text else []
+	parts.append({"functionCall": {"name": "local_add", "args": {"a": 1}}})
+	return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": reason}]}
+
+
+CASES = [
+	("chat", _chat(CMD, "tool_calls")),
+	("chat", _chat(None, "tool_calls")),
+	("chat", _chat(CMD, "stop")),  # servers that say "stop" next to a call
+	("openai", _responses(CMD)),
+	("openai", _responses("")),
+	("anthropic", _anthropic(CMD, "tool_use")),
+	("anthropic", _anthropic("", "tool_use")),
+	("anthropic", _anthropic(CMD, "end_turn")),
+	("google", _gemini(CMD)),
+	("google", _gemini("")),
+	(
+		"google",
+		{"candidates": [{"content": {"parts": []}, "finishReason": "MALFORMED_FUNCTION_CALL"}]},
+	),
+	(
+		"google",
+		{"candidates": [{"content": {"parts": []}, "finishReason": "UNEXPECTED_TOOL_CALL"}]},
+	),
+]
+
+
+@pytest.mark.parametrize(("vendor", "reply"), CASES)
+async def test_a_native_call_runs_nothing_and_says_how_to_call(vendor, reply) -> None:
+	"""Finish reason ``tool_calls``; the parser runs nothing and names ``callTool``."""
+	response = await generate(vendor, reply)
+	assert response.finish_reason == "tool_calls"
+	parsed = parse_reply(response.text, dumps=dumps, finish_reason=response.finish_reason)
+	assert parsed.commands == []
+	assert len(parsed.errors) == 1
+	assert "natively" in parsed.errors[0]
+	assert "callTool" in parsed.errors[0]
+
+
+@pytest.mark.parametrize(("vendor", "reply"), CASES)
+@pytest.mark.parametrize("size", [1, 4096])
+async def test_streamed_the_same(vendor, reply, size) -> None:
+	"""Streamed, the final response has the same text and finish reason."""
+	whole = await generate(vendor, reply)
+	streamed = await stream(vendor, reply, size)
+	assert (streamed.text, streamed.finish_reason) == (whole.text, "tool_calls")
+
+
+async def test_calls_the_api_runs_itself_are_no_native_calls() -> None:
+	"""A web search the API ran (Responses, Anthropic) is no call of ours: the reply runs."""
+	content = [{"type": "output_text", "text": CMD, "annotations": []}]
+	responses = {
+		"status": "completed",
+		"output": [
+			{"type": "web_search_call", "id": "ws_1", "status": "completed"},
+			{"type": "message", "role": "assistant", "content": content},
+		],
+	}
+	anthropic = {
+		"type": "message",
+		"stop_reason": "end_turn",
+		"content": [
+			{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+			{"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+			{"type": "text", "text": CMD},
+		],
+	}
+	for vendor, reply in [("openai", responses), ("anthropic", anthropic)]:
+		response = await generate(vendor, reply)
+		assert response.finish_reason == "stop"
+		parsed = parse_reply(response.text, dumps=dumps, finish_reason=response.finish_reason)
+		assert [c.type for c in parsed.commands] == ["finish"]
