@@ -115,8 +115,8 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	text = content if isinstance(content, str) else str(content)
 	reason = choice.get("finish_reason")
 	finish = _FINISH.get(reason, reason) if reason else None
-	if not text and message.get("refusal"):
-		text, finish = message["refusal"], "refusal"
+	if message.get("refusal"):  # beside text too: the text of a refused answer must not run
+		text, finish = text or message["refusal"], "refusal"
 	elif message.get("tool_calls") or message.get("function_call"):
 		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
 	raw = data.get("usage") or {}

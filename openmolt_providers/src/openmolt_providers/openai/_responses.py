@@ -127,8 +127,8 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		finish = _INCOMPLETE.get(reason, "incomplete")
 	elif status not in (None, "completed"):
 		finish = "incomplete"  # queued, in_progress or cancelled: no whole reply yet
-	elif refusal is not None and not text:
-		finish, text = "refusal", refusal
+	elif refusal is not None:  # beside text too: the text of a refused answer must not run
+		finish, text = "refusal", text or refusal
 	elif native:
 		finish = "tool_calls"
 	else:
