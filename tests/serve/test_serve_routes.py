@@ -4,6 +4,7 @@ input, never a 500."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -191,4 +192,56 @@ async def test_an_agui_thread_id_past_the_cap_is_422_naming_it() -> None:
 		headers = {"Authorization": f"Bearer {AGUI}"}
 		answer = await client.post("/agui/Triage", json=body, headers=headers)
 	assert answer.status_code == 422 and "threadId" in answer.json()["error"]
+	assert model.requests == []
+
+
+async def test_a_credential_with_a_non_ascii_character_is_401_on_every_guarded_route() -> None:
+	"""Headers decode as Latin-1: a signature or token holding a byte past ASCII is refused (401),
+	never a TypeError from the constant-time compare (a 500)."""
+	now = str(int(time.time())).encode()
+	odd = b"\xe9\xff"
+	cases = [
+		(
+			"/hooks/Triage",
+			{b"webhook-id": b"x", b"webhook-timestamp": now, b"webhook-signature": b"v1," + odd},
+		),
+		(
+			"/channels/slack/Triage",
+			{b"X-Slack-Signature": b"v0=" + odd, b"X-Slack-Request-Timestamp": now},
+		),
+		("/channels/telegram/Triage", {b"X-Telegram-Bot-Api-Secret-Token": odd}),
+		("/agui/Triage", {b"Authorization": b"Bearer " + odd}),
+		("/a2a/Triage/", {b"Authorization": b"Bearer " + odd}),
+	]
+	model = ScriptedModel([])
+	async with everything(model) as client:
+		for path, headers in cases:
+			answer = await client.post(path, content=b"{}", headers=headers)
+			assert answer.status_code == 401, (path, answer.status_code, answer.text)
+	assert model.requests == []
+
+
+@pytest.mark.parametrize("scheme", ["hmac", "github", "stripe", "slack"])
+async def test_a_webhook_signed_with_a_non_ascii_signature_is_401(scheme: str) -> None:
+	"""Every hex scheme refuses a signature holding a byte past ASCII with a 401, not a 500."""
+	now = str(int(time.time()))
+	headers = {
+		"hmac": {"X-Signature-256": "sha256=\xe9"},
+		"github": {"X-Hub-Signature-256": "sha256=\xe9"},
+		"stripe": {"Stripe-Signature": f"t={now},v1=\xe9"},
+		"slack": {"X-Slack-Signature": "v0=\xe9", "X-Slack-Request-Timestamp": now},
+	}[scheme]
+	model = ScriptedModel([])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Triage", model=model)
+	triggers = Triggers.model_validate({"webhook": {"secret": SECRET, "scheme": scheme}})
+	async with (
+		TriggerServer([(agent, triggers)], port=0) as server,
+		httpx.AsyncClient(base_url=server.url, timeout=20) as client,
+	):
+		raw = {k.encode(): v.encode("latin-1") for k, v in headers.items()}
+		answer = await client.post("/hooks/Triage", content=b"{}", headers=raw)
+	await om.aclose()
+	assert answer.status_code == 401, answer.text
+	assert answer.json()["reason"] == "invalid"
 	assert model.requests == []

@@ -332,3 +332,28 @@ def test_with_a_store_signatures_without_a_time_are_kept_in_memory_up_to_size(
 	with pytest.raises(SignatureError, match="received before"):
 		guard.check(made[0])
 	store.close()
+
+
+@pytest.mark.parametrize(
+	("scheme", "headers"),
+	[
+		("hmac", {"X-Signature-256": "sha256=\xe9"}),
+		("github", {"X-Hub-Signature-256": "sha256=caf\xe9"}),
+		("stripe", {"Stripe-Signature": "t={now},v1=\xe9\xe9"}),
+		("slack", {"X-Slack-Signature": "v0=\xe9", "X-Slack-Request-Timestamp": "{now}"}),
+		(
+			"standard",
+			{"webhook-id": "x", "webhook-timestamp": "{now}", "webhook-signature": "v1,\xe9"},
+		),
+	],
+)
+def test_a_signature_with_a_non_ascii_character_is_invalid_not_a_crash(
+	scheme: str, headers: dict[str, str]
+) -> None:
+	"""A header decodes as Latin-1: a non-ASCII signature is refused, never a TypeError (a 500)."""
+	now = str(int(time.time()))
+	filled = {k: v.replace("{now}", now) for k, v in headers.items()}
+	secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=" if scheme == "standard" else "s3cret"
+	with pytest.raises(SignatureError) as err:
+		verify(scheme, secret, b"{}", filled)
+	assert err.value.reason == "invalid"

@@ -135,7 +135,9 @@ def _timestamp(text: str, name: str, now: float, tolerance: float) -> int:
 
 
 def _hex_match(expected: bytes, given: str) -> bool:
-	return hmac.compare_digest(expected.hex(), given.strip().lower())
+	# Bytes, not str: compare_digest raises TypeError on a str with a non-ASCII character, and a
+	# header may hold any Latin-1 character.
+	return hmac.compare_digest(expected.hex().encode(), given.strip().lower().encode())
 
 
 def _b64(text: str) -> bytes:
