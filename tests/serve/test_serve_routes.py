@@ -195,12 +195,22 @@ async def test_an_agui_thread_id_past_the_cap_is_422_naming_it() -> None:
 	assert model.requests == []
 
 
-async def test_a_credential_with_a_non_ascii_character_is_401_on_every_guarded_route() -> None:
+async def test_an_odd_credential_is_401_on_every_guarded_route() -> None:
 	"""Headers decode as Latin-1: a signature or token holding a byte past ASCII is refused (401),
-	never a TypeError from the constant-time compare (a 500)."""
+	never a TypeError from the constant-time compare (a 500); so is a signed time of 400 digits
+	(never an OverflowError)."""
 	now = str(int(time.time())).encode()
 	odd = b"\xe9\xff"
+	huge = b"9" * 400  # a signed time no float holds
 	cases = [
+		(
+			"/hooks/Triage",
+			{b"webhook-id": b"x", b"webhook-timestamp": huge, b"webhook-signature": b"v1,ab"},
+		),
+		(
+			"/channels/slack/Triage",
+			{b"X-Slack-Signature": b"v0=ab", b"X-Slack-Request-Timestamp": huge},
+		),
 		(
 			"/hooks/Triage",
 			{b"webhook-id": b"x", b"webhook-timestamp": now, b"webhook-signature": b"v1," + odd},

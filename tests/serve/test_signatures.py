@@ -357,3 +357,25 @@ def test_a_signature_with_a_non_ascii_character_is_invalid_not_a_crash(
 	with pytest.raises(SignatureError) as err:
 		verify(scheme, secret, b"{}", filled)
 	assert err.value.reason == "invalid"
+
+
+@pytest.mark.parametrize(
+	("scheme", "headers"),
+	[
+		("stripe", {"Stripe-Signature": "t={huge},v1=ab"}),
+		("slack", {"X-Slack-Signature": "v0=ab", "X-Slack-Request-Timestamp": "{huge}"}),
+		(
+			"standard",
+			{"webhook-id": "x", "webhook-timestamp": "{huge}", "webhook-signature": "v1,ab"},
+		),
+	],
+)
+@pytest.mark.parametrize("huge", ["9" * 400, "-" + "9" * 400])
+def test_a_timestamp_too_large_for_a_float_is_expired_not_a_crash(
+	scheme: str, headers: dict[str, str], huge: str
+) -> None:
+	"""A signed time of hundreds of digits is far from now (never an OverflowError: a 500)."""
+	filled = {k: v.replace("{huge}", huge) for k, v in headers.items()}
+	with pytest.raises(SignatureError) as err:
+		verify(scheme, "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=", b"{}", filled)
+	assert err.value.reason == "expired"

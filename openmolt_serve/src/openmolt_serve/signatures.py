@@ -125,7 +125,11 @@ def _timestamp(text: str, name: str, now: float, tolerance: float) -> int:
 		stamp = int(text)
 	except ValueError:
 		raise SignatureError(f"{name} must be a Unix time in seconds", reason="malformed") from None
-	if abs(now - stamp) > tolerance:
+	try:
+		away = abs(now - stamp)
+	except OverflowError:  # more digits than a float holds: no time near now
+		away = math.inf
+	if away > tolerance:
 		raise SignatureError(
 			f"the signed time ({name}) is more than {tolerance:g} seconds away from now: an old "
 			"request replayed, or a clock that is off; send a fresh request",
