@@ -205,3 +205,50 @@ async def test_a_run_parked_on_approval_resumes_with_the_pages_denial(tmp_path: 
 		)
 	assert ran == []
 	assert seen and seen[0]["ok"] is False and "too much" in json.dumps(seen[0])
+
+
+@needs_loop_approvals
+async def test_a_pending_call_naming_its_run_is_masked_all_the_same(tmp_path: Path) -> None:
+	"""A handler of its own that names the run and passes the raw input: the page still shows
+	the instance's secrets masked (the seam fails closed, it does not trust the caller)."""
+	from openmolt_ui import PendingApproval
+
+	secret = "sk-live-pending-call-4d3c2b"
+	ran, refund = _shop()
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "r.db")
+	om.secrets.add(secret)
+	model = ScriptedModel(
+		[call_tool("local.refund", customer="cus_1", amount=500), finish(done=True)]
+	)
+	async with Viewer(om) as viewer, httpx.AsyncClient() as http:
+
+		async def raw_handler(request: Any) -> Any:
+			decision = await viewer.request_approval(
+				PendingApproval(
+					tool=request.tool,
+					input={**request.input, "key": secret},
+					reason=f"uses {secret}",
+					run_id=request.run_id,
+					agent=request.agent,
+				)
+			)
+			return request.approve() if decision.approved else request.deny(decision.reason)
+
+		agent = om.create_agent(
+			name="Pay",
+			model=model,
+			tools=[refund],
+			requires_approval=["local.refund"],
+			on_approval_request=raw_handler,
+		)
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(agent.run, "refund")
+			state = await _wait_state(http, viewer, lambda s: s["approvals"])
+			(shown,) = state["approvals"]
+			assert secret not in json.dumps(state)
+			assert shown["input"]["key"] == "[redacted]" and shown["reason"] == "uses [redacted]"
+			assert shown["run_id"] and shown["agent"] == "Pay"
+			assert (
+				await _decide(http, viewer, shown["id"], {"action": "approve"})
+			).status_code == 200
+	assert ran == [500]
