@@ -255,3 +255,44 @@ async def test_a_webhook_signed_with_a_non_ascii_signature_is_401(scheme: str) -
 	assert answer.status_code == 401, answer.text
 	assert answer.json()["reason"] == "invalid"
 	assert model.requests == []
+
+
+async def test_no_spelling_of_a_guarded_route_answers_without_a_credential() -> None:
+	"""Other methods, a trailing or doubled slash, another case, a percent-encoded or dotted path:
+	none reaches a run or the A2A methods without the credential (a 3xx only points back to the
+	guarded route)."""
+	paths = [
+		"/hooks/Triage",
+		"/agui/Triage",
+		"/channels/slack/Triage",
+		"/channels/telegram/Triage",
+		"/a2a/Triage/",
+	]
+	variants = [
+		*paths,
+		*(p.rstrip("/") + "/" for p in paths),
+		*("/" + p for p in paths),
+		*(p.upper() for p in paths),
+		"/a2a/Triage",
+		"/a2a//Triage/",
+		"/a2a/Triage/./",
+		"/a2a/Triage/x/../",
+		"/a2a/Triage/.well-known/agent-card.json/",
+		"/a2a/Triage//.well-known/agent-card.json",
+	]
+	raw = [b"/a2a%2FTriage/", b"/a2a/Triage%2F", b"/a2a/Triage/%2E%2E/", b"/hooks%2FTriage"]
+	rpc = b'{"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}'
+	model = ScriptedModel([])
+	async with everything(model) as client:
+		for path in variants:
+			for method in ("GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"):
+				answer = await client.request(method, path, content=rpc)
+				assert answer.status_code in (307, 401, 404, 405), (method, path, answer.text)
+				assert "tasks" not in answer.text, (method, path)
+		for target in raw:
+			url = httpx.URL(client.base_url).copy_with(raw_path=target)
+			answer = await client.post(url, content=rpc)
+			assert answer.status_code in (307, 401, 404, 405), (target, answer.text)
+		card = await client.get("/a2a/Triage/%2ewell-known/agent-card.json")
+		assert card.status_code == 200 and "Triage" in card.text  # the open card, decoded
+	assert model.requests == []

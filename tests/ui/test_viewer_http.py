@@ -306,3 +306,32 @@ async def test_list_filters_are_checked_and_an_empty_answer_is_refused(tmp_path:
 		assert empty.status_code == 400 and "answer is empty" in empty.json()["error"]
 		missing = await http.get(f"{base}/api/runs/nope/export", headers=headers)
 		assert missing.status_code == 404
+
+
+async def test_no_spelling_of_a_route_answers_without_the_token(tmp_path: Path) -> None:
+	"""HEAD, OPTIONS, a trailing or doubled slash, another case, percent-encoded or dotted paths:
+	403 without the token; only ``GET /auth/callback`` (however spelled) is open, and it shows
+	only the consent page."""
+	paths = ["/", "/api/state", "/api/stream", "/api/runs", "/api/runs/x", "/api/overview"]
+	paths += ["/api/runs/x/export", "/static/app.js", "/api/questions/q1", "/api/approvals/a1"]
+	variants = [*paths, *(p + "/" for p in paths), *("/" + p for p in paths)]
+	variants += [p.upper() for p in paths]
+	variants += ["/static/../api/state", "/static/%2e%2e/api/state", "/auth/callback/../api/state"]
+	variants += ["/auth/callback/", "//auth/callback", "/AUTH/callback"]
+	raw = [b"/api%2Fstate", b"/static/..%2Fapi%2Fstate", b"/auth/callback%2F..%2Fapi%2Fstate"]
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		base = _base(viewer)
+		for path in variants:
+			for method in ("GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE"):
+				answer = await http.request(method, base + path, content=b'{"answer": "x"}')
+				assert answer.status_code == 403, (method, path, answer.status_code)
+		for target in raw:
+			answer = await http.get(httpx.URL(base).copy_with(raw_path=target))
+			assert answer.status_code == 403, (target, answer.status_code)
+		for method in ("HEAD", "OPTIONS", "POST", "PUT", "DELETE"):
+			answer = await http.request(method, base + "/auth/callback")
+			assert answer.status_code == 403, method
+		for target in (b"/auth/callback", b"/auth%2Fcallback"):
+			page = await http.get(httpx.URL(base).copy_with(raw_path=target + b"?state=x"))
+			assert page.status_code == 400 and "not connected" in page.text
+			assert "runs" not in page.text.lower()
