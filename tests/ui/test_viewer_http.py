@@ -335,3 +335,19 @@ async def test_no_spelling_of_a_route_answers_without_the_token(tmp_path: Path) 
 			page = await http.get(httpx.URL(base).copy_with(raw_path=target + b"?state=x"))
 			assert page.status_code == 400 and "not connected" in page.text
 			assert "runs" not in page.text.lower()
+
+
+async def test_the_live_runs_keep_nothing_per_ended_run_past_keep() -> None:
+	"""A server's viewer hears every run: past ``keep`` ended runs, nothing of one stays in memory
+	(no per-run entry that never shrinks)."""
+	from openmolt_ui._live import LiveRuns
+
+	om = OpenMolt(entry_points=False)
+	live = LiveRuns(keep=3)
+	om.observers.append(live)
+	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")] * 20))
+	for _ in range(20):
+		await agent.run("x")
+	await om.aclose()
+	assert len(live.runs) <= 4
+	assert live._tokens == {} and live.questions == {} and live.approvals.pending == []

@@ -262,6 +262,8 @@ class LiveRuns(RunObserver):
 				_current_run.reset(tokens.pop())
 			except ValueError:  # ended in another context than it started: nothing to restore
 				pass
+		if not tokens:  # the run's last drive ended: nothing of it stays (one entry per run)
+			self._tokens.pop(run.run_id, None)
 		live = self.runs.get(run.run_id)
 		if live is None:
 			return
