@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -351,3 +352,64 @@ async def test_the_live_runs_keep_nothing_per_ended_run_past_keep() -> None:
 	await om.aclose()
 	assert len(live.runs) <= 4
 	assert live._tokens == {} and live.questions == {} and live.approvals.pending == []
+
+
+def slow_store(viewer: Viewer) -> None:
+	"""Make the viewer's read of a parked run's state wait a moment (a slow store)."""
+	read = viewer._parked_state
+
+	async def slowly(run_id: str) -> Any:
+		await anyio.sleep(0.2)
+		return await read(run_id)
+
+	viewer._parked_state = slowly  # type: ignore[method-assign]
+
+
+async def test_answers_sent_at_once_to_a_parked_question_resume_its_run_once(
+	tmp_path: Path,
+) -> None:
+	"""Three answers posted together (a double click, two tabs): one resumes the run, the others
+	are refused; the run's tool runs once, not once per answer."""
+	ran: list[int] = []
+
+	def refund(amount: int) -> dict[str, Any]:
+		"""Refund.
+
+		Args:
+			amount: Cents.
+		"""
+		ran.append(amount)
+		return {"refunded": amount}
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable("not now")
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	step = [call_tool("local.refund", amount=5), finish("ok")]
+	model = ScriptedModel([ask_human("How much?"), *step, *step, *step])
+	agent = om.create_agent(name="Pay", model=model, tools=[refund], on_human_input_request=nobody)
+	parked = await agent.run("refund")
+	assert parked.status == "human_input_required"
+	codes: list[int] = []
+	async with Viewer(om, agents=[agent]) as viewer, httpx.AsyncClient() as http:
+		url = f"{_base(viewer)}/api/questions/parked:{parked.state.run_id}"
+		headers = {"x-openmolt-token": viewer.token}
+		slow_store(viewer)  # each request reads the store slowly: they overlap
+
+		async def answer(text: str) -> None:
+			codes.append((await http.post(url, json={"answer": text}, headers=headers)).status_code)
+
+		async with anyio.create_task_group() as tg:
+			for text in ("5", "6", "7"):
+				tg.start_soon(answer, text)
+		store = om.run_store
+		assert store is not None
+		with anyio.fail_after(15):
+			while True:
+				row = await store.run(parked.state.run_id)
+				if row is not None and row.status == "success":
+					break
+				await anyio.sleep(0.05)
+	await om.aclose()
+	assert sorted(codes)[0] == 202 and codes.count(202) == 1, codes
+	assert ran == [5]
