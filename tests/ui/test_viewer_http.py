@@ -413,3 +413,15 @@ async def test_answers_sent_at_once_to_a_parked_question_resume_its_run_once(
 	await om.aclose()
 	assert sorted(codes)[0] == 202 and codes.count(202) == 1, codes
 	assert ran == [5]
+
+
+async def test_a_body_nested_past_the_parser_is_a_400_not_a_500(tmp_path: Path) -> None:
+	"""An answer or decision nested 200,000 levels deep (within the size cap) is refused as not
+	JSON, never a RecursionError and a 500."""
+	body = b"[" * 200_000 + b"]" * 200_000
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		for path in ("/api/questions/q1", "/api/approvals/a1"):
+			response = await http.post(_base(viewer) + path, content=body, headers=headers)
+			assert response.status_code == 400, (path, response.status_code)
+			assert "send" in response.json()["error"]
