@@ -192,6 +192,33 @@ async def test_a_question_is_input_required_and_the_next_message_answers_it() ->
 	assert "Oslo" in model.requests[1].messages[-1].content
 
 
+async def test_answers_sent_at_once_to_an_input_required_task_resume_its_run_once() -> None:
+	"""Three answers to one task sent together: the SDK runs them one after another, and those
+	behind the first find the task moved on. Nothing runs for them (never a second run under the
+	task's run id): the tool runs once, and each caller reads the task as it ended."""
+	model = ScriptedModel(
+		[ask_human("Which city?")] + [call_tool("local.slow", city="Oslo"), finish("ok")] * 3
+	)
+	async with serving(model) as (url, release, ends), authed() as http:
+		release.set()
+		client = await client_for(url, streaming=False, http=http)
+		(first,) = [r async for r in client.send_message(message("Weather?"))]
+		task = first.task
+		assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+		answers: list[Any] = []
+
+		async def answer(text: str) -> None:
+			request = message(text, task_id=task.id, context_id=task.context_id)
+			answers.extend([r async for r in client.send_message(request)])
+
+		async with anyio.create_task_group() as tg:
+			for text in ("Oslo", "Bergen", "Paris"):
+				tg.start_soon(answer, text)
+	assert [a.task.status.state for a in answers] == [TaskState.TASK_STATE_COMPLETED] * 3
+	assert len(model.requests) == 3  # the question, then one resumed run: a tool call, a finish
+	assert len(ends.states) == 2  # the parked drive and its resume, nothing more
+
+
 # the other direction: a remote A2A agent as a tool ---------------------------------------
 
 

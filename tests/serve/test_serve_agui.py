@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from _serve_fakes import eventually
 from ag_ui.core import Event, EventType, RunAgentInput, UserMessage
 from pydantic import TypeAdapter
 
@@ -331,3 +332,42 @@ async def test_two_answers_to_one_interrupt_resume_the_run_once() -> None:
 		other = next(a for a in answers if a[1] not in finished)
 		assert other[0] == 409 or '"code":"answered"' in other[1]
 	assert len(model.requests) == 2  # the question, then one resumed step
+
+
+async def test_a_client_that_leaves_mid_run_leaves_no_error_and_the_thread_goes_on(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""The run goes on without its reader: its end is no 'after the run' traceback in the log,
+	and the thread takes the next request."""
+	release = anyio.Event()
+
+	@tool(labels=[])
+	async def slow() -> str:
+		"""Wait, then answer."""
+		await release.wait()
+		return "done"
+
+	ends = Ends()
+	om = OpenMolt(entry_points=False)
+	om.observers.append(ends)
+	model = ScriptedModel([call_tool("local.slow"), finish("first"), finish("second")])
+	agent = om.create_agent(name="Helper", model=model, tools=[slow])
+	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
+	headers = {"Authorization": f"Bearer {TOKEN}"}
+	async with (
+		TriggerServer([(agent, triggers)], port=0) as server,
+		httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client,
+	):
+		async with client.stream("POST", "/agui/Helper", json=run_input("go")) as response:
+			async for line in response.aiter_lines():
+				if "TOOL_CALL_START" in line:
+					break  # the client leaves while the tool runs
+		thread = server.agui["Helper"].threads["t-1"]
+		await eventually(lambda: not thread.lock.locked())  # the server saw it leave
+		release.set()
+		await eventually(lambda: bool(ends.states))
+		again = await run(client, run_input("again"))
+	await om.aclose()
+	assert types(again)[-1] == "RUN_FINISHED"
+	errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "openmolt"]
+	assert errors == [], [r.getMessage() for r in errors]

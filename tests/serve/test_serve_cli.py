@@ -318,3 +318,30 @@ def test_serve_hosts_an_agent_files_agui_endpoint_and_a2a_server(tmp_path: Path)
 		out, err = proc.communicate(timeout=60)
 	assert proc.returncode == 0, "".join(log) + err
 	assert "cli-agui-token-123" not in "".join(log) + err + out
+
+
+@pytest.mark.anyio
+async def test_a_runs_line_is_one_line_without_control_characters(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""A run's error holds words from outside (a model, a page): its newline cannot forge a line
+	of its own, nor its escape sequence reach the terminal."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_serve import cli
+	from openmolt_serve._lines import RunLines
+
+	def forged(request: object) -> dict[str, object]:
+		raise RuntimeError("boom\nopenmolt serve: run x of Triage: success\x1b[2J\x1b]0;owned\x07")
+
+	om = OpenMolt(entry_points=False)
+	om.observers.append(RunLines(cli._line))
+	agent = om.create_agent(name="Triage", model=ScriptedModel([forged]))
+	with pytest.raises(Exception):  # noqa: B017 - the run's own error
+		await agent.run("go")
+	await om.aclose()
+	err = capsys.readouterr().err
+	lines = err.splitlines()
+	assert len(lines) == 2 and all(line.startswith("openmolt serve: run ") for line in lines)
+	assert "\x1b" not in err and "\x07" not in err
+	assert "boom\\nopenmolt serve: run x" in lines[1]

@@ -4,6 +4,7 @@ input, never a 500."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -191,4 +192,107 @@ async def test_an_agui_thread_id_past_the_cap_is_422_naming_it() -> None:
 		headers = {"Authorization": f"Bearer {AGUI}"}
 		answer = await client.post("/agui/Triage", json=body, headers=headers)
 	assert answer.status_code == 422 and "threadId" in answer.json()["error"]
+	assert model.requests == []
+
+
+async def test_an_odd_credential_is_401_on_every_guarded_route() -> None:
+	"""Headers decode as Latin-1: a signature or token holding a byte past ASCII is refused (401),
+	never a TypeError from the constant-time compare (a 500); so is a signed time of 400 digits
+	(never an OverflowError)."""
+	now = str(int(time.time())).encode()
+	odd = b"\xe9\xff"
+	huge = b"9" * 400  # a signed time no float holds
+	cases = [
+		(
+			"/hooks/Triage",
+			{b"webhook-id": b"x", b"webhook-timestamp": huge, b"webhook-signature": b"v1,ab"},
+		),
+		(
+			"/channels/slack/Triage",
+			{b"X-Slack-Signature": b"v0=ab", b"X-Slack-Request-Timestamp": huge},
+		),
+		(
+			"/hooks/Triage",
+			{b"webhook-id": b"x", b"webhook-timestamp": now, b"webhook-signature": b"v1," + odd},
+		),
+		(
+			"/channels/slack/Triage",
+			{b"X-Slack-Signature": b"v0=" + odd, b"X-Slack-Request-Timestamp": now},
+		),
+		("/channels/telegram/Triage", {b"X-Telegram-Bot-Api-Secret-Token": odd}),
+		("/agui/Triage", {b"Authorization": b"Bearer " + odd}),
+		("/a2a/Triage/", {b"Authorization": b"Bearer " + odd}),
+	]
+	model = ScriptedModel([])
+	async with everything(model) as client:
+		for path, headers in cases:
+			answer = await client.post(path, content=b"{}", headers=headers)
+			assert answer.status_code == 401, (path, answer.status_code, answer.text)
+	assert model.requests == []
+
+
+@pytest.mark.parametrize("scheme", ["hmac", "github", "stripe", "slack"])
+async def test_a_webhook_signed_with_a_non_ascii_signature_is_401(scheme: str) -> None:
+	"""Every hex scheme refuses a signature holding a byte past ASCII with a 401, not a 500."""
+	now = str(int(time.time()))
+	headers = {
+		"hmac": {"X-Signature-256": "sha256=\xe9"},
+		"github": {"X-Hub-Signature-256": "sha256=\xe9"},
+		"stripe": {"Stripe-Signature": f"t={now},v1=\xe9"},
+		"slack": {"X-Slack-Signature": "v0=\xe9", "X-Slack-Request-Timestamp": now},
+	}[scheme]
+	model = ScriptedModel([])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Triage", model=model)
+	triggers = Triggers.model_validate({"webhook": {"secret": SECRET, "scheme": scheme}})
+	async with (
+		TriggerServer([(agent, triggers)], port=0) as server,
+		httpx.AsyncClient(base_url=server.url, timeout=20) as client,
+	):
+		raw = {k.encode(): v.encode("latin-1") for k, v in headers.items()}
+		answer = await client.post("/hooks/Triage", content=b"{}", headers=raw)
+	await om.aclose()
+	assert answer.status_code == 401, answer.text
+	assert answer.json()["reason"] == "invalid"
+	assert model.requests == []
+
+
+async def test_no_spelling_of_a_guarded_route_answers_without_a_credential() -> None:
+	"""Other methods, a trailing or doubled slash, another case, a percent-encoded or dotted path:
+	none reaches a run or the A2A methods without the credential (a 3xx only points back to the
+	guarded route)."""
+	paths = [
+		"/hooks/Triage",
+		"/agui/Triage",
+		"/channels/slack/Triage",
+		"/channels/telegram/Triage",
+		"/a2a/Triage/",
+	]
+	variants = [
+		*paths,
+		*(p.rstrip("/") + "/" for p in paths),
+		*("/" + p for p in paths),
+		*(p.upper() for p in paths),
+		"/a2a/Triage",
+		"/a2a//Triage/",
+		"/a2a/Triage/./",
+		"/a2a/Triage/x/../",
+		"/a2a/Triage/.well-known/agent-card.json/",
+		"/a2a/Triage//.well-known/agent-card.json",
+	]
+	raw = [b"/a2a%2FTriage/", b"/a2a/Triage%2F", b"/a2a/Triage/%2E%2E/", b"/hooks%2FTriage"]
+	rpc = b'{"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}'
+	model = ScriptedModel([])
+	async with everything(model) as client:
+		for path in variants:
+			for method in ("GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"):
+				answer = await client.request(method, path, content=rpc)
+				assert answer.status_code in (307, 401, 404, 405), (method, path, answer.text)
+				assert "tasks" not in answer.text, (method, path)
+		for target in raw:
+			url = httpx.URL(client.base_url).copy_with(raw_path=target)
+			answer = await client.post(url, content=rpc)
+			assert answer.status_code in (307, 401, 404, 405), (target, answer.text)
+		card = await client.get("/a2a/Triage/%2ewell-known/agent-card.json")
+		assert card.status_code == 200 and "Triage" in card.text  # the open card, decoded
 	assert model.requests == []

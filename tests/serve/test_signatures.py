@@ -332,3 +332,50 @@ def test_with_a_store_signatures_without_a_time_are_kept_in_memory_up_to_size(
 	with pytest.raises(SignatureError, match="received before"):
 		guard.check(made[0])
 	store.close()
+
+
+@pytest.mark.parametrize(
+	("scheme", "headers"),
+	[
+		("hmac", {"X-Signature-256": "sha256=\xe9"}),
+		("github", {"X-Hub-Signature-256": "sha256=caf\xe9"}),
+		("stripe", {"Stripe-Signature": "t={now},v1=\xe9\xe9"}),
+		("slack", {"X-Slack-Signature": "v0=\xe9", "X-Slack-Request-Timestamp": "{now}"}),
+		(
+			"standard",
+			{"webhook-id": "x", "webhook-timestamp": "{now}", "webhook-signature": "v1,\xe9"},
+		),
+	],
+)
+def test_a_signature_with_a_non_ascii_character_is_invalid_not_a_crash(
+	scheme: str, headers: dict[str, str]
+) -> None:
+	"""A header decodes as Latin-1: a non-ASCII signature is refused, never a TypeError (a 500)."""
+	now = str(int(time.time()))
+	filled = {k: v.replace("{now}", now) for k, v in headers.items()}
+	secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=" if scheme == "standard" else "s3cret"
+	with pytest.raises(SignatureError) as err:
+		verify(scheme, secret, b"{}", filled)
+	assert err.value.reason == "invalid"
+
+
+@pytest.mark.parametrize(
+	("scheme", "headers"),
+	[
+		("stripe", {"Stripe-Signature": "t={huge},v1=ab"}),
+		("slack", {"X-Slack-Signature": "v0=ab", "X-Slack-Request-Timestamp": "{huge}"}),
+		(
+			"standard",
+			{"webhook-id": "x", "webhook-timestamp": "{huge}", "webhook-signature": "v1,ab"},
+		),
+	],
+)
+@pytest.mark.parametrize("huge", ["9" * 400, "-" + "9" * 400])
+def test_a_timestamp_too_large_for_a_float_is_expired_not_a_crash(
+	scheme: str, headers: dict[str, str], huge: str
+) -> None:
+	"""A signed time of hundreds of digits is far from now (never an OverflowError: a 500)."""
+	filled = {k: v.replace("{huge}", huge) for k, v in headers.items()}
+	with pytest.raises(SignatureError) as err:
+		verify(scheme, "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=", b"{}", filled)
+	assert err.value.reason == "expired"

@@ -205,3 +205,101 @@ async def test_a_run_parked_on_approval_resumes_with_the_pages_denial(tmp_path: 
 		)
 	assert ran == []
 	assert seen and seen[0]["ok"] is False and "too much" in json.dumps(seen[0])
+
+
+@needs_loop_approvals
+async def test_a_pending_call_naming_its_run_is_masked_all_the_same(tmp_path: Path) -> None:
+	"""A handler of its own that names the run and passes the raw input: the page still shows
+	the instance's secrets masked (the seam fails closed, it does not trust the caller)."""
+	from openmolt_ui import PendingApproval
+
+	secret = "sk-live-pending-call-4d3c2b"
+	ran, refund = _shop()
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "r.db")
+	om.secrets.add(secret)
+	model = ScriptedModel(
+		[call_tool("local.refund", customer="cus_1", amount=500), finish(done=True)]
+	)
+	async with Viewer(om) as viewer, httpx.AsyncClient() as http:
+
+		async def raw_handler(request: Any) -> Any:
+			decision = await viewer.request_approval(
+				PendingApproval(
+					tool=request.tool,
+					input={**request.input, "key": secret},
+					reason=f"uses {secret}",
+					run_id=request.run_id,
+					agent=request.agent,
+				)
+			)
+			return request.approve() if decision.approved else request.deny(decision.reason)
+
+		agent = om.create_agent(
+			name="Pay",
+			model=model,
+			tools=[refund],
+			requires_approval=["local.refund"],
+			on_approval_request=raw_handler,
+		)
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(agent.run, "refund")
+			state = await _wait_state(http, viewer, lambda s: s["approvals"])
+			(shown,) = state["approvals"]
+			assert secret not in json.dumps(state)
+			assert shown["input"]["key"] == "[redacted]" and shown["reason"] == "uses [redacted]"
+			assert shown["run_id"] and shown["agent"] == "Pay"
+			assert (
+				await _decide(http, viewer, shown["id"], {"action": "approve"})
+			).status_code == 200
+	assert ran == [500]
+
+
+def slow_store(viewer: Viewer) -> None:
+	"""Make the viewer's read of a parked run's state wait a moment (a slow store)."""
+	read = viewer._parked_state
+
+	async def slowly(run_id: str) -> Any:
+		await anyio.sleep(0.2)
+		return await read(run_id)
+
+	viewer._parked_state = slowly  # type: ignore[method-assign]
+
+
+@needs_loop_approvals
+async def test_decisions_sent_at_once_to_a_parked_call_resume_its_run_once(
+	tmp_path: Path,
+) -> None:
+	"""An approval and a denial posted together: one resumes the run, the other is refused, and
+	the call runs at most once."""
+	ran, refund = _shop()
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "r.db")
+	model = ScriptedModel(
+		[call_tool("local.refund", customer="cus_1", amount=700)] + [finish(done=True)] * 3
+	)
+	agent = om.create_agent(
+		name="Pay", model=model, tools=[refund], requires_approval=["local.refund"]
+	)
+	parked = await agent.run("refund")
+	assert parked.status == "approval_required"
+	codes: list[int] = []
+	async with Viewer(om, agents=[agent]) as viewer, httpx.AsyncClient() as http:
+		(shown,) = (await _wait_state(http, viewer, lambda s: s["approvals"]))["approvals"]
+		slow_store(viewer)  # each request reads the store slowly: they overlap
+
+		async def decide(body: dict[str, Any]) -> None:
+			codes.append((await _decide(http, viewer, shown["id"], body)).status_code)
+
+		async with anyio.create_task_group() as tg:
+			for body in ({"action": "approve"}, {"action": "deny", "reason": "no"}):
+				tg.start_soon(decide, body)
+		await _wait_state(
+			http,
+			viewer,
+			lambda s: any(
+				r["run_id"] == parked.state.run_id and r["status"] == "success" for r in s["runs"]
+			),
+		)
+	await om.aclose()
+	assert codes.count(202) == 1, codes
+	assert ran in ([], [700])
+	assert len(model.requests) == 2  # the parked step, and one resume

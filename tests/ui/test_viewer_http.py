@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -306,3 +307,121 @@ async def test_list_filters_are_checked_and_an_empty_answer_is_refused(tmp_path:
 		assert empty.status_code == 400 and "answer is empty" in empty.json()["error"]
 		missing = await http.get(f"{base}/api/runs/nope/export", headers=headers)
 		assert missing.status_code == 404
+
+
+async def test_no_spelling_of_a_route_answers_without_the_token(tmp_path: Path) -> None:
+	"""HEAD, OPTIONS, a trailing or doubled slash, another case, percent-encoded or dotted paths:
+	403 without the token; only ``GET /auth/callback`` (however spelled) is open, and it shows
+	only the consent page."""
+	paths = ["/", "/api/state", "/api/stream", "/api/runs", "/api/runs/x", "/api/overview"]
+	paths += ["/api/runs/x/export", "/static/app.js", "/api/questions/q1", "/api/approvals/a1"]
+	variants = [*paths, *(p + "/" for p in paths), *("/" + p for p in paths)]
+	variants += [p.upper() for p in paths]
+	variants += ["/static/../api/state", "/static/%2e%2e/api/state", "/auth/callback/../api/state"]
+	variants += ["/auth/callback/", "//auth/callback", "/AUTH/callback"]
+	raw = [b"/api%2Fstate", b"/static/..%2Fapi%2Fstate", b"/auth/callback%2F..%2Fapi%2Fstate"]
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		base = _base(viewer)
+		for path in variants:
+			for method in ("GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE"):
+				answer = await http.request(method, base + path, content=b'{"answer": "x"}')
+				assert answer.status_code == 403, (method, path, answer.status_code)
+		for target in raw:
+			answer = await http.get(httpx.URL(base).copy_with(raw_path=target))
+			assert answer.status_code == 403, (target, answer.status_code)
+		for method in ("HEAD", "OPTIONS", "POST", "PUT", "DELETE"):
+			answer = await http.request(method, base + "/auth/callback")
+			assert answer.status_code == 403, method
+		for target in (b"/auth/callback", b"/auth%2Fcallback"):
+			page = await http.get(httpx.URL(base).copy_with(raw_path=target + b"?state=x"))
+			assert page.status_code == 400 and "not connected" in page.text
+			assert "runs" not in page.text.lower()
+
+
+async def test_the_live_runs_keep_nothing_per_ended_run_past_keep() -> None:
+	"""A server's viewer hears every run: past ``keep`` ended runs, nothing of one stays in memory
+	(no per-run entry that never shrinks)."""
+	from openmolt_ui._live import LiveRuns
+
+	om = OpenMolt(entry_points=False)
+	live = LiveRuns(keep=3)
+	om.observers.append(live)
+	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")] * 20))
+	for _ in range(20):
+		await agent.run("x")
+	await om.aclose()
+	assert len(live.runs) <= 4
+	assert live._tokens == {} and live.questions == {} and live.approvals.pending == []
+
+
+def slow_store(viewer: Viewer) -> None:
+	"""Make the viewer's read of a parked run's state wait a moment (a slow store)."""
+	read = viewer._parked_state
+
+	async def slowly(run_id: str) -> Any:
+		await anyio.sleep(0.2)
+		return await read(run_id)
+
+	viewer._parked_state = slowly  # type: ignore[method-assign]
+
+
+async def test_answers_sent_at_once_to_a_parked_question_resume_its_run_once(
+	tmp_path: Path,
+) -> None:
+	"""Three answers posted together (a double click, two tabs): one resumes the run, the others
+	are refused; the run's tool runs once, not once per answer."""
+	ran: list[int] = []
+
+	def refund(amount: int) -> dict[str, Any]:
+		"""Refund.
+
+		Args:
+			amount: Cents.
+		"""
+		ran.append(amount)
+		return {"refunded": amount}
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable("not now")
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	step = [call_tool("local.refund", amount=5), finish("ok")]
+	model = ScriptedModel([ask_human("How much?"), *step, *step, *step])
+	agent = om.create_agent(name="Pay", model=model, tools=[refund], on_human_input_request=nobody)
+	parked = await agent.run("refund")
+	assert parked.status == "human_input_required"
+	codes: list[int] = []
+	async with Viewer(om, agents=[agent]) as viewer, httpx.AsyncClient() as http:
+		url = f"{_base(viewer)}/api/questions/parked:{parked.state.run_id}"
+		headers = {"x-openmolt-token": viewer.token}
+		slow_store(viewer)  # each request reads the store slowly: they overlap
+
+		async def answer(text: str) -> None:
+			codes.append((await http.post(url, json={"answer": text}, headers=headers)).status_code)
+
+		async with anyio.create_task_group() as tg:
+			for text in ("5", "6", "7"):
+				tg.start_soon(answer, text)
+		store = om.run_store
+		assert store is not None
+		with anyio.fail_after(15):
+			while True:
+				row = await store.run(parked.state.run_id)
+				if row is not None and row.status == "success":
+					break
+				await anyio.sleep(0.05)
+	await om.aclose()
+	assert sorted(codes)[0] == 202 and codes.count(202) == 1, codes
+	assert ran == [5]
+
+
+async def test_a_body_nested_past_the_parser_is_a_400_not_a_500(tmp_path: Path) -> None:
+	"""An answer or decision nested 200,000 levels deep (within the size cap) is refused as not
+	JSON, never a RecursionError and a 500."""
+	body = b"[" * 200_000 + b"]" * 200_000
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		for path in ("/api/questions/q1", "/api/approvals/a1"):
+			response = await http.post(_base(viewer) + path, content=body, headers=headers)
+			assert response.status_code == 400, (path, response.status_code)
+			assert "send" in response.json()["error"]

@@ -10,7 +10,9 @@ Nobody can answer the agent's questions over stdio (stdin carries the protocol),
 ``requestHumanInput`` is turned off for the served agent. The input was written by another
 program's model, not by the operator: each run starts tainted
 (`openmolt_core.triggers.starting_taint`, kind ``mcp``), so the agent's taint policy gates its
-outbound tools from the first step.
+outbound tools from the first step. What the client reads goes outside the instance: the answer
+(its text, its structured content, a failure's message) and the tool's description are masked
+with the instance's secrets (`openmolt_core.secrets.Redactor`), as A2A's and AG-UI's answers are.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import RunError
+from openmolt_core.secrets import Redactor
 from openmolt_core.taint import untrusted_input
 from openmolt_core.triggers import starting_taint
 
@@ -72,10 +75,11 @@ def agent_server(agent: Agent) -> Server[Any]:
 
 	from openmolt_core import __version__
 
+	redact = Redactor(known=agent.om.secrets)  # the client is outside the instance
 	schema = agent.output_schema
 	structured = isinstance(schema, dict) and schema.get("type") == "object"
 	name = tool_name(agent)
-	description = agent.instructions.strip() or f"Run the OpenMolt agent {agent.name}."
+	description = redact(agent.instructions.strip()) or f"Run the OpenMolt agent {agent.name}."
 	if len(description) > _DESCRIPTION_CHARS:
 		description = description[: _DESCRIPTION_CHARS - 1].rstrip() + "…"
 	tool = types.Tool(
@@ -103,11 +107,13 @@ def agent_server(agent: Agent) -> Server[Any]:
 			result = await agent.run(_parse(arguments["input"]), history=history)
 		except RunError as exc:
 			return types.CallToolResult(
-				content=[types.TextContent(text=f"the run failed: {exc}")], is_error=True
+				content=[types.TextContent(text=redact(f"the run failed: {exc}"))], is_error=True
 			)
 		except Exception as exc:  # reported to the client; the server keeps serving
 			return types.CallToolResult(
-				content=[types.TextContent(text=f"the run failed: {type(exc).__name__}: {exc}")],
+				content=[
+					types.TextContent(text=redact(f"the run failed: {type(exc).__name__}: {exc}"))
+				],
 				is_error=True,
 			)
 		if result.status != "success":
@@ -115,10 +121,13 @@ def agent_server(agent: Agent) -> Server[Any]:
 			text = f"the run ended with status {result.status!r}" + (
 				f": {message}" if message else ""
 			)
-			return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+			return types.CallToolResult(
+				content=[types.TextContent(text=redact(text))], is_error=True
+			)
 		output = result.output
 		if hasattr(output, "model_dump"):
 			output = output.model_dump(mode="json")
+		output = redact.deep(output)
 		text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
 		return types.CallToolResult(
 			content=[types.TextContent(text=text)],

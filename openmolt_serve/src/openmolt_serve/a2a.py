@@ -14,7 +14,9 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   ``SendStreamingMessage`` and ``SubscribeToTask``).
 - It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),
   ``failed``, or ``input-required`` when the agent asks a question: the caller's next message
-  to that task is the answer, and the same run goes on. A run waiting for an approval is
+  to that task is the answer, and the same run goes on (once: answers sent together reach the
+  executor one after another, and those behind the first find the task moved on and run
+  nothing). A run waiting for an approval is
   ``auth-required``: the operator decides it in the run viewer (a caller never approves calls
   its own words asked for).
 - ``CancelTask`` stops the run (``canceled``).
@@ -260,6 +262,14 @@ class OpenMoltExecutor(AgentExecutor):
 		if len(context_id) > MAX_CONTEXT_ID:  # a session key: its length is bounded as AG-UI's
 			note = f"contextId: at most {MAX_CONTEXT_ID} characters (a conversation's id)"
 			await updater.failed(self._say(updater, note))
+			return
+		if context.current_task is not None and not _waits(context.current_task):
+			# A message queued behind the one that answered (the SDK runs a task's messages one
+			# after another): the task has moved on, so nothing runs (never a second run under
+			# the task's run id); the caller reads the task as it is.
+			log.info(
+				"A2A task %s of %s waits for nothing: a message ignored", task_id, self.agent.name
+			)
 			return
 		text, data = _content(message)
 		parked = await self._unpark(task_id) if context.current_task is not None else None

@@ -24,6 +24,7 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -47,6 +48,8 @@ from openmolt_serve._recent import recent
 from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
+	from anyio.streams.memory import MemoryObjectSendStream
+
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision, ApprovalRequest
 	from openmolt_core.result import RunResult, RunState
@@ -190,7 +193,7 @@ class AguiEndpoint:
 			def relay(event: Any) -> None:
 				if event.run_id == run_id and not event.replayed:
 					for out in events.translate(event):
-						send.send_nowait(out)
+						_offer(send, out)
 
 			async def done(result: RunResult | None, error: BaseException | None) -> None:
 				with send:
@@ -205,7 +208,7 @@ class AguiEndpoint:
 					for out in events.finished(
 						result, error, approvals, decide_approvals=self.config.decide_approvals
 					):
-						send.send_nowait(out)
+						_offer(send, out)
 
 			for name in MAPPED:
 				self.agent.on(name, relay)
@@ -240,6 +243,15 @@ class _Refused(Exception):
 		super().__init__(message)
 		self.status = status
 		self.reason = reason
+
+
+def _offer(send: MemoryObjectSendStream[BaseEvent], event: BaseEvent) -> None:
+	"""Pass an event to the stream, if its client still reads it.
+
+	A client may leave mid-run: the run goes on, and what it ends with is kept for the thread.
+	"""
+	with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+		send.send_nowait(event)
 
 
 def _error(status: int, message: str, reason: str) -> JSONResponse:

@@ -66,7 +66,10 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 
 def _line(text: str) -> None:
-	sys.stderr.write(f"openmolt serve: {text}\n")
+	# One line, as written: a run's error (words of a model, a page, a tool) may hold a newline
+	# that forges the next line, or an escape sequence the terminal would obey.
+	shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+	sys.stderr.write(f"openmolt serve: {shown}\n")
 	sys.stderr.flush()
 
 

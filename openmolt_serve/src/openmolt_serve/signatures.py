@@ -125,7 +125,11 @@ def _timestamp(text: str, name: str, now: float, tolerance: float) -> int:
 		stamp = int(text)
 	except ValueError:
 		raise SignatureError(f"{name} must be a Unix time in seconds", reason="malformed") from None
-	if abs(now - stamp) > tolerance:
+	try:
+		away = abs(now - stamp)
+	except OverflowError:  # more digits than a float holds: no time near now
+		away = math.inf
+	if away > tolerance:
 		raise SignatureError(
 			f"the signed time ({name}) is more than {tolerance:g} seconds away from now: an old "
 			"request replayed, or a clock that is off; send a fresh request",
@@ -135,7 +139,9 @@ def _timestamp(text: str, name: str, now: float, tolerance: float) -> int:
 
 
 def _hex_match(expected: bytes, given: str) -> bool:
-	return hmac.compare_digest(expected.hex(), given.strip().lower())
+	# Bytes, not str: compare_digest raises TypeError on a str with a non-ASCII character, and a
+	# header may hold any Latin-1 character.
+	return hmac.compare_digest(expected.hex().encode(), given.strip().lower().encode())
 
 
 def _b64(text: str) -> bytes:

@@ -262,6 +262,8 @@ class LiveRuns(RunObserver):
 				_current_run.reset(tokens.pop())
 			except ValueError:  # ended in another context than it started: nothing to restore
 				pass
+		if not tokens:  # the run's last drive ended: nothing of it stays (one entry per run)
+			self._tokens.pop(run.run_id, None)
 		live = self.runs.get(run.run_id)
 		if live is None:
 			return
@@ -345,17 +347,18 @@ class Approvals:
 		"""Show a pending call in the page and wait for the decision.
 
 		Args:
-			pending: The call. Its input must already be redacted; run id and agent default to
-				the current observed run's.
+			pending: The call. Its input should already be redacted; inside an observed run it
+				is masked again with that run's redactor (the page never trusts the caller to
+				have done it), and the run id and agent default to that run's.
 		"""
 		run = self._runs.current()
-		if run is not None and not pending.run_id:
+		if run is not None:
 			pending = PendingApproval(
 				tool=pending.tool,
 				input=run.redact.deep(dict(pending.input)),
 				reason=run.redact(pending.reason),
-				run_id=run.run_id,
-				agent=run.agent_name,
+				run_id=pending.run_id or run.run_id,
+				agent=pending.agent or run.agent_name,
 				step=pending.step or run.state.steps,
 				rule=pending.rule,
 			)

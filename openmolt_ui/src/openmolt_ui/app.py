@@ -343,7 +343,7 @@ async def _json(request: Request, deadline: float) -> dict[str, Any] | None:
 		raise _BodyError(408, f"the body did not arrive within {deadline:g} s")
 	try:
 		body = json.loads(b"".join(chunks) or b"null")
-	except ValueError:
+	except (ValueError, RecursionError):  # not JSON, or nested past what the parser can follow
 		return None
 	return body if isinstance(body, dict) else None
 

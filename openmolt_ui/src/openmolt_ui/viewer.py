@@ -45,6 +45,8 @@ __all__ = ["Viewer"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
+_RESUMING = {"status": "cannot", "error": "this run is being resumed already"}
+
 
 class Viewer:
 	"""Serves the live run viewer on a local port, with a random token every request must carry.
@@ -353,7 +355,7 @@ class Viewer:
 			return {"status": "unknown", "error": "no question waits with that id"}
 		run_id = question_id.removeprefix("parked:")
 		if run_id in self._resuming:
-			return {"status": "cannot", "error": "this run is being resumed already"}
+			return dict(_RESUMING)
 		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
 		if row is None or row["status"] != "human_input_required":
 			return {"status": "unknown", "error": "no parked run waits with that id"}
@@ -369,6 +371,8 @@ class Viewer:
 			return {"status": "cannot", "error": "the run's saved state is not available"}
 		if self._tg is None:
 			return {"status": "cannot", "error": "the viewer is not serving"}
+		if run_id in self._resuming:  # another answer took it while this one read the store
+			return dict(_RESUMING)
 		self._resuming.add(run_id)
 		self.live.touch()
 		self._tg.start_soon(self._resume, agent, state, {"answer": answer}, name=f"resume {run_id}")
@@ -385,7 +389,7 @@ class Viewer:
 			}
 		run_id, _, call = approval_id.removeprefix("parked:").partition(":")
 		if run_id in self._resuming:
-			return {"status": "cannot", "error": "this run is being resumed already"}
+			return dict(_RESUMING)
 		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
 		if row is None or row["status"] != "approval_required":
 			return {"status": "unknown", "error": "no parked run waits with that id"}
@@ -402,6 +406,8 @@ class Viewer:
 		request = next((r for r in agent.approval_requests(state) if r.call == call), None)
 		if request is None:
 			return {"status": "unknown", "error": "that call waits for no decision"}
+		if run_id in self._resuming:  # another decision took it while this one read the store
+			return dict(_RESUMING)
 		self._resuming.add(run_id)
 		self.live.touch()
 		made = _apply(request, decision)
