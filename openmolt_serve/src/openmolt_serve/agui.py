@@ -43,7 +43,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import MAPPED, AguiEvents, question_id
-from openmolt_serve._launch import Launcher, run_id_for
+from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._recent import recent
 from openmolt_serve._token import TokenGuard
 
@@ -249,7 +249,9 @@ class AguiEndpoint:
 					answer=start.answer,
 					decision=start.decisions or None,
 					done=done,
-					session=self.launcher.sessions(f"agui:{self.agent.name}:{given.thread_id}"),
+					session=self.launcher.sessions(
+						session_id("agui", self.agent.name, given.thread_id)
+					),
 				)
 				async with receive:
 					async for out in receive:
