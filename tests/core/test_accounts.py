@@ -233,8 +233,20 @@ async def test_the_state_is_signed_and_bound_to_the_user(
 	other = make_om(store, api, server, key="another-key-entirely-000")
 	with pytest.raises(ConfigurationError, match="state"):
 		await other.accounts.complete(location)
-	with pytest.raises(ConfigurationError, match="refused"):
-		await om.accounts.complete("?error=access_denied&state=x")
+	crafted = "?error=access_denied&error_description=Call+0800+FAKE+support&state=x"
+	with pytest.raises(ConfigurationError, match="state") as shown:
+		await om.accounts.complete(crafted)
+	assert "FAKE" not in str(shown.value)  # a crafted link puts no words on the page
+	with pytest.raises(ConfigurationError, match="no state") as shown:
+		await om.accounts.complete("?error=access_denied&error_description=Call+FAKE")
+	assert "FAKE" not in str(shown.value)
+	refusal = {
+		"error": "access_denied",
+		"error_description": "The user said no",
+		"state": query["state"],
+	}
+	with pytest.raises(ConfigurationError, match="refused the authorization: The user said no"):
+		await om.accounts.complete("?" + urlencode(refusal))  # the service's, with our state
 	assert store.entries() == []
 	assert (await om.accounts.complete(location)).user == "carol"
 	assert store.entries() == [("mail", "carol")]

@@ -79,6 +79,8 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 					query = urlsplit(location).query
 					bad = await browser.get(f"{server.url}/auth/callback?code=x&state=forged.sig")
 					assert bad.status_code == 400 and "not connected" in bad.text
+					looked = await browser.head(f"{server.url}/auth/callback?{query}")
+					assert looked.status_code == 200  # a link checker's HEAD uses nothing up
 					page = await browser.get(f"{server.url}/auth/callback?{query}")
 					replay = await browser.get(f"{server.url}/auth/callback?{query}")
 				assert page.status_code == 200 and "the agent goes on" in page.text

@@ -10,7 +10,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from _serve_fakes import eventually
 from ag_ui.core import Event, EventType, RunAgentInput, UserMessage
 from pydantic import TypeAdapter
 
@@ -334,11 +333,12 @@ async def test_two_answers_to_one_interrupt_resume_the_run_once() -> None:
 	assert len(model.requests) == 2  # the question, then one resumed step
 
 
-async def test_a_client_that_leaves_mid_run_leaves_no_error_and_the_thread_goes_on(
+async def test_a_client_that_leaves_mid_run_keeps_its_thread_until_the_run_ends(
 	caplog: pytest.LogCaptureFixture,
 ) -> None:
-	"""The run goes on without its reader: its end is no 'after the run' traceback in the log,
-	and the thread takes the next request."""
+	"""The run goes on without its reader, and holds its thread to its end: a request on that
+	thread waits for it instead of running alongside (both would use the thread's session), and
+	the run's end is no 'after the run' traceback in the log."""
 	release = anyio.Event()
 
 	@tool(labels=[])
@@ -354,6 +354,7 @@ async def test_a_client_that_leaves_mid_run_leaves_no_error_and_the_thread_goes_
 	agent = om.create_agent(name="Helper", model=model, tools=[slow])
 	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
 	headers = {"Authorization": f"Bearer {TOKEN}"}
+	again: list[Any] = []
 	async with (
 		TriggerServer([(agent, triggers)], port=0) as server,
 		httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client,
@@ -363,11 +364,21 @@ async def test_a_client_that_leaves_mid_run_leaves_no_error_and_the_thread_goes_
 				if "TOOL_CALL_START" in line:
 					break  # the client leaves while the tool runs
 		thread = server.agui["Helper"].threads["t-1"]
-		await eventually(lambda: not thread.lock.locked())  # the server saw it leave
-		release.set()
-		await eventually(lambda: bool(ends.states))
-		again = await run(client, run_input("again"))
+		await anyio.sleep(0.3)  # the server sees it leave
+		assert thread.busy  # the run still holds its thread
+
+		async def second() -> None:
+			again.extend(await run(client, run_input("again")))
+
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(second)
+			await anyio.sleep(0.3)
+			assert len(model.requests) == 1  # the second request waits for the thread
+			release.set()
+		assert not thread.busy
 	await om.aclose()
+	assert len(ends.states) == 2
 	assert types(again)[-1] == "RUN_FINISHED"
+	assert "second" in again[-1].model_dump_json()  # the first run's reply was not taken
 	errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "openmolt"]
 	assert errors == [], [r.getMessage() for r in errors]

@@ -93,6 +93,8 @@ async def test_a_run_waiting_for_an_account_is_listed_and_goes_on_after_the_call
 		base = f"http://127.0.0.1:{viewer.port}/auth/callback"
 		forged = await http.get(f"{base}?code=x&state=forged.sig")  # no token: the state decides
 		assert forged.status_code == 400 and "not connected" in forged.text
+		looked = await http.head(f"{base}?{query}", headers={"x-openmolt-token": viewer.token})
+		assert looked.status_code == 200  # a HEAD, even the operator's, uses nothing up
 		page = await http.get(f"{base}?{query}")
 		assert page.status_code == 200 and "the agent goes on" in page.text
 		await state_until(

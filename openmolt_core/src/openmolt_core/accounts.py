@@ -433,8 +433,13 @@ class Accounts:
 		query = urlsplit(text).query if "?" in text or "://" in text else text.lstrip("?")
 		params = dict(parse_qsl(query))
 		state = params.get("state", "")
-		if not state or params.get("error"):
-			code_from_redirect(text, state or "-")  # the service's refusal, or "no state"
+		if not state:
+			raise ConfigurationError(
+				"state: the redirect carries no state, so it answers no consent link of this "
+				"application (the service's words, if any, are not shown without one)"
+			)
+		# The state first: until it is known to be ours, nothing of the query is shown (a
+		# crafted link would otherwise put its error_description on this application's page).
 		body = self.read_state(state)
 		code = code_from_redirect(text, state)
 		integration, user = str(body["i"]), str(body["u"])

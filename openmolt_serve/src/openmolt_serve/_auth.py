@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from starlette.responses import Response
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_ui._consent import UNREACHABLE, masked, page
+from openmolt_ui._consent import UNREACHABLE, looked_at, masked, page
 
 if TYPE_CHECKING:
 	from starlette.requests import Request
@@ -45,6 +45,9 @@ async def handle_callback(
 			completes it).
 		conversations: The chat channels' conversations, told which run may go on.
 	"""
+	early = looked_at(request.method)
+	if early is not None:
+		return early
 	query = request.url.query
 	problem = "this sign-in link is not for this server"
 	for om in instances:

@@ -40,6 +40,7 @@ __all__ = [
 	"run_id_for",
 	"run_trigger",
 	"scope_prefix",
+	"session_id",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -91,6 +92,26 @@ def run_id_for(kind: str, agent: str, delivery: str | None, *, scope: str | None
 		else uuid.uuid4().hex
 	)
 	return f"{scope_prefix(kind, agent, scope)}{tail}"
+
+
+def session_id(kind: str, agent: str, key: str) -> str:
+	"""The session of one conversation a surface serves: ``<kind>:<agent>:<key>``.
+
+	The agent's name and the key (a thread, a chat, a context id) may hold a ``:`` (an agent
+	named for its model, ``openai:gpt-5-mini``): each writes ``%`` as ``%25`` and ``:`` as
+	``%3A``, so two conversations never share one session (agent ``x`` thread ``y:z`` and agent
+	``x:y`` thread ``z``). A name and key without either are written as they are, as before.
+
+	Args:
+		kind: The surface (``agui``, ``a2a``, ``hook``, a chat channel's type).
+		agent: The agent's name.
+		key: The conversation's id on that surface.
+	"""
+	return f"{kind}:{_escaped(agent)}:{_escaped(key)}"
+
+
+def _escaped(part: str) -> str:
+	return part.replace("%", "%25").replace(":", "%3A")
 
 
 def _slug(text: str, size: int) -> str:

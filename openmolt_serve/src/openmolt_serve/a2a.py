@@ -78,7 +78,7 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
-from openmolt_serve._launch import Sessions, run_id_for, run_trigger
+from openmolt_serve._launch import Sessions, run_id_for, run_trigger, session_id
 from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
@@ -306,7 +306,7 @@ class OpenMoltExecutor(AgentExecutor):
 					where=self.agent.name,
 					resume=parked,
 					answer=text if parked is not None else None,
-					session=self.sessions(f"a2a:{self.agent.name}:{context_id}"),
+					session=self.sessions(session_id("a2a", self.agent.name, context_id)),
 				)
 		except RunError as exc:
 			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)

@@ -29,7 +29,7 @@ import json
 import logging
 import math
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +43,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import MAPPED, AguiEvents, question_id
-from openmolt_serve._launch import Launcher, run_id_for
+from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._recent import recent
 from openmolt_serve._token import TokenGuard
 
@@ -70,8 +70,29 @@ MAX_THREAD_ID = 256
 
 @dataclass
 class _Thread:
-	lock: anyio.Lock = field(default_factory=anyio.Lock)
+	turn: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(1))
+	"""Held from a request's start to its run's end (not its stream's: a client may leave)."""
 	parked: RunState | None = None
+
+	@property
+	def busy(self) -> bool:
+		"""Whether a run of the thread is going on (or a request waits to start one)."""
+		return self.turn.value == 0
+
+
+class _Turn:
+	"""A thread's turn, given back once: by the run's end, or by a request that ran nothing."""
+
+	__slots__ = ("_held", "_thread")
+
+	def __init__(self, thread: _Thread) -> None:
+		self._thread = thread
+		self._held = True
+
+	def give_back(self) -> None:
+		if self._held:
+			self._held = False
+			self._thread.turn.release()
 
 
 @dataclass
@@ -132,9 +153,7 @@ class AguiEndpoint:
 		)
 
 	def _thread(self, thread_id: str) -> _Thread:
-		return recent(
-			self.threads, thread_id, _Thread, most=MAX_THREADS, busy=lambda t: t.lock.locked()
-		)
+		return recent(self.threads, thread_id, _Thread, most=MAX_THREADS, busy=lambda t: t.busy)
 
 	def _start(self, given: RunAgentInput, thread: _Thread) -> _Start:
 		if not given.resume:
@@ -175,7 +194,13 @@ class AguiEndpoint:
 	) -> AsyncIterator[str]:
 		events = AguiEvents(given.thread_id, given.run_id, self.redact)
 		send, receive = anyio.create_memory_object_stream[BaseEvent](math.inf)
-		async with thread.lock:  # one run of a thread at a time
+		# One run of a thread at a time, to its end: a client that leaves mid-run does not free
+		# the thread for another request while its run goes on (both would append to the
+		# thread's session and parked state).
+		await thread.turn.acquire()
+		turn = _Turn(thread)
+		launched = False  # once the run is launched, its end gives the turn back
+		try:
 			if start.resume is not None and thread.parked is not start.resume:
 				# Another request answered it while this one waited for the thread.
 				for event in [*events.started(start.resume.plan), _gone()]:
@@ -196,7 +221,7 @@ class AguiEndpoint:
 						_offer(send, out)
 
 			async def done(result: RunResult | None, error: BaseException | None) -> None:
-				with send:
+				with send, _giving_back(turn):
 					approvals: list[ApprovalRequest] = []
 					if result is not None and result.status in (
 						"human_input_required",
@@ -213,6 +238,7 @@ class AguiEndpoint:
 			for name in MAPPED:
 				self.agent.on(name, relay)
 			try:
+				launched = True  # from here the launcher calls done, even if this stream ends
 				await self.launcher.start(
 					self.agent,
 					start.input,
@@ -223,7 +249,9 @@ class AguiEndpoint:
 					answer=start.answer,
 					decision=start.decisions or None,
 					done=done,
-					session=self.launcher.sessions(f"agui:{self.agent.name}:{given.thread_id}"),
+					session=self.launcher.sessions(
+						session_id("agui", self.agent.name, given.thread_id)
+					),
 				)
 				async with receive:
 					async for out in receive:
@@ -233,9 +261,23 @@ class AguiEndpoint:
 				if start.resume is not None:
 					thread.parked = start.resume  # nothing ran: it still waits
 				yield encoder.encode(events.finished(None, exc)[-1])
+			except Exception:
+				turn.give_back()  # the launcher failed on its own: its done may never come
+				raise
 			finally:
 				for name in MAPPED:
 					self.agent.off(name, relay)
+		finally:
+			if not launched:
+				turn.give_back()
+
+
+@contextlib.contextmanager
+def _giving_back(turn: _Turn) -> Iterator[None]:
+	try:
+		yield
+	finally:
+		turn.give_back()
 
 
 class _Refused(Exception):

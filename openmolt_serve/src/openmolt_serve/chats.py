@@ -49,7 +49,7 @@ from openmolt_core.result import RunResult, RunState
 from openmolt_core.secrets import Redactor
 from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
-from openmolt_serve._launch import Launcher, run_id_for, scope_prefix
+from openmolt_serve._launch import Launcher, run_id_for, scope_prefix, session_id
 from openmolt_serve._recent import recent
 
 if TYPE_CHECKING:
@@ -322,7 +322,7 @@ class Conversations:
 		"""The session of a conversation (`Incoming.key`); None when ``history`` is 0."""
 		if not self.settings.history:
 			return None
-		return self.launcher.sessions(f"{self.channel}:{self.agent.name}:{key}")
+		return self.launcher.sessions(session_id(self.channel, self.agent.name, key))
 
 	async def _record(
 		self, session: Session | None, result: RunResult | None, asked: Any, *, asked_tainted: bool

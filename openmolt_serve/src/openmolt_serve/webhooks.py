@@ -62,7 +62,7 @@ from openmolt_serve._body import (
 	read_body,
 	too_slow,
 )
-from openmolt_serve._launch import Launcher, run_id_for
+from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._limits import RateLimit
 from openmolt_serve._seen import seen_store
 from openmolt_serve.signatures import ReplayGuard, SeenStore, SignatureError, verify
@@ -227,7 +227,7 @@ async def handle_webhook(
 	try:
 		# The payload is outside content, like a fetched page: the run starts tainted.
 		key = session_key(data, config.session)
-		session = launcher.sessions(f"hook:{hook.agent.name}:{key}") if key else None
+		session = launcher.sessions(session_id("hook", hook.agent.name, key)) if key else None
 		await launcher.start(
 			hook.agent,
 			data,

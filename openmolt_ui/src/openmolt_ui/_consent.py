@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl
 
 from starlette.responses import HTMLResponse
 
-__all__ = ["UNREACHABLE", "masked", "page"]
+__all__ = ["UNREACHABLE", "looked_at", "masked", "page"]
 
 UNREACHABLE = "The account was not connected: the service could not be reached."
 """What the ``502`` page says when the consent could not be completed for an unexpected reason."""
@@ -28,6 +28,20 @@ def page(status: int, text: str) -> HTMLResponse:
 	"""
 	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{html.escape(text)}</p>"
 	return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def looked_at(method: str) -> HTMLResponse | None:
+	"""The page for a request that must not complete the consent, or None for a ``GET``.
+
+	Only the browser's ``GET`` uses the single-use state: a ``HEAD`` (a link checker, a mail
+	scanner, a prefetch) gets the page's headers and leaves the link as it was.
+
+	Args:
+		method: The request's HTTP method.
+	"""
+	if method == "GET":
+		return None
+	return page(200, "Open this link in a browser to connect the account.")
 
 
 def masked(text: str, query: str) -> str:

@@ -277,8 +277,11 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		return JSONResponse(outcome, status_code=codes[outcome["status"]])
 
 	async def callback(request: Request) -> Response:
-		from openmolt_ui._consent import UNREACHABLE, page
+		from openmolt_ui._consent import UNREACHABLE, looked_at, page
 
+		early = looked_at(request.method)
+		if early is not None:
+			return early
 		try:
 			connected, text = await viewer.connect(request.url.query)
 		except Exception as exc:  # the code exchange failed unexpectedly: nothing of it shown
