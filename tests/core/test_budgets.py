@@ -722,3 +722,31 @@ def test_an_unpriced_compaction_model_is_an_error_with_a_cost_budget() -> None:
 		max_cost=1.0,
 	)
 	assert made.max_cost == 1.0
+
+
+async def test_a_reply_that_reports_no_usage_is_counted_from_its_size() -> None:
+	"""A server or proxy that reports no token does not make its calls free: each is counted
+	from its size (characters / 4), so ``max_tokens`` and ``max_cost`` hold."""
+	replies = [update_plan("a" * 400)] * 5 + [finish("x")]
+	model = ScriptedModel(replies, usage=Usage(calls=1), price=PRICE)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Quiet", model=model, max_tokens=1000, model_config=SMALL
+	)
+	result = await agent.run("go")
+	assert result.status == "limit_reached" and "tokens used" in (result.error or "")
+	assert 1 < model.calls < 6
+	assert result.usage.input_tokens > 0 and result.usage.output_tokens >= 100 * model.calls
+	spender = ScriptedModel(replies, usage=Usage(calls=1), price=PRICE)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Quiet", model=spender, max_cost=1.0, model_config=SMALL
+	)
+	result = await agent.run("go")
+	assert result.status == "limit_reached" and "cost budget" in (result.error or "")
+	assert spender.calls < 6 and (result.usage.cost_usd or 0) >= 0.4
+
+
+async def test_a_reply_that_reports_its_usage_is_not_estimated() -> None:
+	"""The estimate is only for replies without usage: reported tokens are kept as they came."""
+	model = ScriptedModel([finish("x")], usage=Usage(input_tokens=7, output_tokens=3))
+	result = await OpenMolt(entry_points=False).create_agent(name="Told", model=model).run("go")
+	assert (result.usage.input_tokens, result.usage.output_tokens) == (7, 3)

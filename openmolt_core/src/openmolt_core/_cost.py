@@ -6,7 +6,9 @@ Prices come from the provider: a provider that knows them has ``price(model)`` r
 ``price=``). A call's cost is the provider's own ``usage.cost_usd`` when it reports one, else
 computed here from that price. The next call is expected to cost its request's size (characters
 / 4, the compaction estimate) at the input price plus the model's ``max_output_tokens`` (or
-`ASSUMED_OUTPUT_TOKENS` when unset) at the output price.
+`ASSUMED_OUTPUT_TOKENS` when unset) at the output price. A reply whose usage names no token at
+all (a server or proxy that reports none) is counted from its size the same way (`counted`), so
+``max_tokens`` and ``max_cost`` hold for it too: it is never free.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ __all__ = [
 	"ASSUMED_OUTPUT_TOKENS",
 	"Price",
 	"call_cost",
+	"counted",
 	"estimate",
 	"estimate_tokens",
 	"needs_compaction",
@@ -72,6 +75,25 @@ def price_call(provider: Any, model: str, usage: Usage) -> None:
 		price = price_of(provider, model)
 		if price is not None:
 			usage.cost_usd = call_cost(price, usage)
+
+
+def counted(usage: Usage, messages: list[Message], system: str, text: str) -> None:
+	"""Fill a reply's usage from its size when the provider reported no token (characters / 4).
+
+	Its reported cost, computed from no tokens, is dropped so `price_call` prices the estimate.
+
+	Args:
+		usage: The reply's usage (changed in place when it names no token).
+		messages: The request's messages.
+		system: The request's system prompt.
+		text: The reply's text.
+	"""
+	if usage.input_tokens or usage.output_tokens:
+		return
+	usage.input_tokens = estimate_tokens(messages, system)
+	usage.output_tokens = (len(text) + 3) // 4
+	if not usage.cost_usd:
+		usage.cost_usd = None
 
 
 def estimate(price: Price, input_tokens: int, output_tokens: int | None) -> float:

@@ -1703,6 +1703,8 @@ class Agent:
 			slot, sent, response = await self._models.generate(
 				request, functools.partial(self._fell_back, ctx, seq + 1), send
 			)
+			# A server that reports no usage is counted from sizes: budgets hold for it too.
+			_cost.counted(response.usage, sent.messages, sent.system, response.text)
 			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
 			# model's text) is not text: U+FFFD, so the journal and the history always encode.
