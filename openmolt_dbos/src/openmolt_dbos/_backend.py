@@ -35,7 +35,7 @@ from openmolt_dbos._runs import (
 	set_engine,
 )
 from openmolt_dbos._settings import Settings
-from openmolt_dbos._workers import answered, claim_answer, claimed
+from openmolt_dbos._workers import answered, answered_in_run, claim_answer, claimed
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -140,13 +140,17 @@ class DBOSBackend:
 		status = None
 		if state.steps or state.pending is not None:  # a saved run: its workflow may exist
 			status = await self._latest(run_id)
+		# A state parked on a question: the question's id is its step (`_finish` names it so).
+		asked = (state.pending or {}).get("kind") == "human_input"
 		going = status is not None and status.status in ("PENDING", "ENQUEUED")
 		if status is not None and going and status.workflow_id not in self.engine.ended:
 			# The run's workflow is still going (parked on this question, or running).
 			skip = None
-			if answer is not None:
-				skip = await self._send(status, answer)
+			if answer is not None:  # to this state's question only, never to a later one
+				skip = await self._send(status, answer, state.steps if asked else None)
 			return await self._await(status.workflow_id, agent, skip=skip)
+		if asked and status is not None:
+			await self._refuse_answered(run_id, state.steps)
 		wid = run_id if status is None else f"{run_id}+{state.steps}"  # a new segment
 		if status is not None and status.workflow_id != run_id:
 			steps, retry = _segment(status.workflow_id, run_id)
@@ -169,6 +173,25 @@ class DBOSBackend:
 		finally:
 			self.engine.created.discard(wid)  # when the workflow never began
 			self.engine.forget(wid)
+
+	async def _refuse_answered(self, run_id: str, step: int) -> None:
+		"""Refuse to answer a question again once the run went on from another answer to it.
+
+		Started from the parked state again (with an answer, or without one: run(history=...)),
+		the run would repeat everything it did after the question (its tool calls too).
+
+		Raises:
+			AlreadyAnsweredError: An answer to the question of ``step`` is recorded for the run.
+		"""
+		if await anyio.to_thread.run_sync(answered_in_run, self.engine.tables, run_id, str(step)):
+			raise AlreadyAnsweredError(
+				f"resume: the question of run {run_id} at step {step} was already answered (the "
+				"first answer wins; an answer given now is not used) and the run went on from "
+				"it; going on from its parked state again would repeat what it did since. See "
+				f"where it is now with om.result({run_id!r}) or `openmolt runs --all`",
+				run_id=run_id,
+				question=str(step),
+			)
 
 	async def _refuse_repeat(self, failed: str, run_id: str, steps: int) -> None:
 		"""Refuse to deliver a parked state again when its failed segment ran tool calls.
