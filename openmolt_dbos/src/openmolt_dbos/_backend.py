@@ -198,18 +198,18 @@ class DBOSBackend:
 
 		The segment took the answer or decision, ran the parked calls (or more) and then failed
 		(the model down for good, a refused resume of another capability): started again from
-		the parked state, it would run them again. The state its error kept
-		(``RunError.result.state``) holds their results and goes on without them.
+		the parked state, it would run them again, and the memory callbacks it ran too. The state
+		its error kept (``RunError.result.state``) holds their results and goes on without them.
 		"""
 		journal = await self.engine.client().list_workflow_steps_async(failed, load_output=False)
-		ran = [s["function_name"] for s in journal if s["function_name"].startswith("tool:")]
+		ran = [s["function_name"] for s in journal if s["function_name"].startswith(_EFFECTS)]
 		if ran:
 			raise ConfigurationError(
 				f"resume: run {run_id} was resumed from step {steps} already, and that segment "
-				f"ran {len(ran)} tool call(s) ({', '.join(ran[:3])}) before it failed; resuming "
-				"the parked state again would run them again. Go on from the state its error "
-				"kept (RunError.result.state, e.g. agent.run(history=that_state)), or start a "
-				"new run"
+				f"ran {len(ran)} tool call(s) or memory update(s) ({', '.join(ran[:3])}) before "
+				"it failed; resuming the parked state again would run them again. Go on from "
+				"the state its error kept (RunError.result.state, e.g. "
+				"agent.run(history=that_state)), or start a new run"
 			)
 
 	async def begin(self, agent: Agent, state: RunState) -> None:
@@ -511,6 +511,9 @@ class DBOSBackend:
 			with anyio.move_on_after(self.settings.poll):
 				await waiter.event.wait()
 			self.engine.forget(wid)
+
+
+_EFFECTS = ("tool:", "memory:")  # the steps whose work has effects: tool calls, memory callbacks
 
 
 def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:
