@@ -83,3 +83,61 @@ async def test_a_question_s_state_never_answers_the_run_s_next_question(url: str
 		assert done.ok and paid == ["B"]
 	finally:
 		await om.aclose()
+
+
+async def test_decisions_delivered_twice_are_refused_as_in_process(url: str) -> None:
+	"""Of two approvals at once one resumes the run; the other, and a later denial, are refused.
+
+	In process the second delivery raises ApprovalError (a call is decided once); a durable run
+	used to hand it the first delivery's result, a denial reading "success".
+	"""
+	import json
+
+	import anyio
+
+	from openmolt_core.errors import ApprovalError
+	from openmolt_core.tools import tool
+
+	paid: list[int] = []
+
+	@tool(labels=["outbound"])
+	async def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		await anyio.sleep(0.2)
+		return "paid"
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("paid")] * 2)
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(
+		name="Approved", model=model, tools=[pay], requires_approval=["local.pay"]
+	)
+	try:
+		parked = await agent.run("pay")
+		assert parked.status == "approval_required"
+		saved = json.loads(json.dumps(parked.state.to_dict()))
+		[request] = agent.approval_requests(saved)
+		outcomes: list[str] = []
+
+		async def approve() -> None:
+			try:
+				done = await agent.resume(saved, decision=request.approve())
+				outcomes.append(done.status)
+			except ApprovalError as exc:
+				assert parked.state.run_id in str(exc) and "decided once" in str(exc)
+				outcomes.append("refused")
+
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(approve)
+			tg.start_soon(approve)
+		assert sorted(outcomes) == ["refused", "success"] and paid == [5]
+		with pytest.raises(ApprovalError, match=parked.state.run_id):
+			await agent.resume(saved, decision=request.deny("no"))
+		assert paid == [5]
+		assert (await om.result(parked.state.run_id)).output == "paid"
+	finally:
+		await om.aclose()

@@ -21,7 +21,7 @@ from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised by "reject"
 
 from openmolt_core.durability import PendingRun
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
@@ -142,6 +142,12 @@ class DBOSBackend:
 			status = await self._latest(run_id)
 		# A state parked on a question: the question's id is its step (`_finish` names it so).
 		asked = (state.pending or {}).get("kind") == "human_input"
+		if decisions and status is not None:
+			steps, _ = _segment(status.workflow_id, run_id)
+			# A segment went on from this state (or later): its calls were decided then, unless
+			# that very segment failed (the kept state may go on, see below).
+			if steps > state.steps or (steps == state.steps and not self._failed(status)):
+				raise _decided(run_id, state.steps, decisions)
 		going = status is not None and status.status in ("PENDING", "ENQUEUED")
 		if status is not None and going and status.workflow_id not in self.engine.ended:
 			# The run's workflow is still going (parked on this question, or running).
@@ -155,9 +161,7 @@ class DBOSBackend:
 		if status is not None and status.workflow_id != run_id:
 			steps, retry = _segment(status.workflow_id, run_id)
 			if steps == state.steps:  # the latest segment went on from this very state
-				failed = (
-					status.status == "ERROR" or self.engine.ended.get(status.workflow_id) == "error"
-				)
+				failed = self._failed(status)
 				# Failed (a refused resume, a provider down): the kept state goes on in a
 				# segment of its own (attached to, the failed one would only raise its error
 				# again); else the same state resumed again attaches to that segment.
@@ -168,11 +172,17 @@ class DBOSBackend:
 		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
 		args = (agent.name, state.to_dict(), answer, None, list(decisions))
 		try:
-			await self._start(wid, labels, args)
+			created = await self._start(wid, labels, args)
+			if decisions and not created:  # another delivery started the segment a moment ago
+				raise _decided(run_id, state.steps, decisions)
 			return await self._await(wid, agent, waiter=waiter)
 		finally:
 			self.engine.created.discard(wid)  # when the workflow never began
 			self.engine.forget(wid)
+
+	def _failed(self, status: WorkflowStatus) -> bool:
+		"""Whether a run's workflow ended on an error (in this process a moment ago, or stored)."""
+		return status.status == "ERROR" or self.engine.ended.get(status.workflow_id) == "error"
 
 	async def _refuse_answered(self, run_id: str, step: int) -> None:
 		"""Refuse to answer a question again once the run went on from another answer to it.
@@ -222,10 +232,11 @@ class DBOSBackend:
 		labels = {"openmolt_run": wid, "openmolt_agent": agent.name}
 		await self._start(wid, labels, (agent.name, state.to_dict(), None, None, []))
 
-	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> None:
+	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> bool:
 		# A start that creates the workflow tells its first execution so: the journal is empty,
 		# and the execution need not read it. DBOS refuses ("reject") to create a workflow whose
 		# id is taken; such a workflow is attached to instead (and its journal is read).
+		# True: this start created the workflow.
 		self.engine.created.add(wid)
 		try:
 			with (
@@ -233,11 +244,12 @@ class DBOSBackend:
 				SetWorkflowAttributes(labels),
 			):
 				await DBOS.start_workflow_async(run_workflow, *args)
-			return
+			return True
 		except DBOSWorkflowIDInUseError:
 			self.engine.created.discard(wid)
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
 			await DBOS.start_workflow_async(run_workflow, *args)
+		return False
 
 	async def _await(
 		self,
@@ -511,6 +523,18 @@ class DBOSBackend:
 			with anyio.move_on_after(self.settings.poll):
 				await waiter.event.wait()
 			self.engine.forget(wid)
+
+
+def _decided(run_id: str, step: int, decisions: Sequence[ApprovalDecision]) -> ApprovalError:
+	"""The error of decisions delivered to a parked state that another delivery resumed."""
+	return ApprovalError(
+		f"resume: the calls run {run_id} parked at step {step} were already decided: another "
+		"delivery resumed it from there (a call is decided once, and a decision is used once; "
+		f"this one was not used). See what came of it with om.result({run_id!r}) or "
+		"`openmolt runs --all`",
+		problem="replayed",
+		call=str(getattr(decisions[0], "call", "") or ""),
+	)
 
 
 _EFFECTS = ("tool:", "memory:")  # the steps whose work has effects: tool calls, memory callbacks
