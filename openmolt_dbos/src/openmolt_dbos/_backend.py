@@ -455,11 +455,19 @@ class DBOSBackend:
 			version: The application version to move it to (see `openmolt runs --all`).
 
 		Raises:
-			ConfigurationError: No run has that id, it has ended, or the version is ambiguous.
+			ConfigurationError: No run has that id, it has ended, it is not stranded (a live
+				worker serves its version: moved, it would run in two places at once), or the
+				version is ambiguous.
 		"""
 		status = await self._going(run_id)
+		live = sorted(await anyio.to_thread.run_sync(self.engine.live_versions))
+		if status.app_version in live:
+			raise ConfigurationError(
+				f"migrate {run_id}: the run is not stranded: a live worker serves its version "
+				f"({status.app_version}) and runs it, or takes it over; moved, it would run in "
+				"two places at once. Only stranded runs move (see `openmolt runs --all`)"
+			)
 		if version is None:
-			live = sorted(await anyio.to_thread.run_sync(self.engine.live_versions))
 			if len(live) != 1:
 				raise ConfigurationError(
 					f"migrate {run_id}: live workers serve {len(live)} versions "
