@@ -141,3 +141,49 @@ async def test_decisions_delivered_twice_are_refused_as_in_process(url: str) -> 
 		assert (await om.result(parked.state.run_id)).output == "paid"
 	finally:
 		await om.aclose()
+
+
+async def test_a_capability_park_resumed_twice_at_once_runs_its_call_once(url: str) -> None:
+	"""Two deliveries to one capability-parked state at once: one segment runs, both attach to it.
+
+	(A capability's Park has no single-use decision: the second delivery gets the same result.)
+	"""
+	import json
+
+	import anyio
+
+	from tests.core.test_resume_refusals import Desk
+
+	paid: list[int] = []
+
+	async def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		await anyio.sleep(0.2)
+		return "paid"
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("paid")] * 2)
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(name="Desked", model=model, tools=[pay], capabilities=[Desk()])
+	try:
+		parked = await agent.run("pay")
+		assert parked.status == "approval_required"
+		saved = json.loads(json.dumps(parked.state.to_dict()))
+		outputs: list[object] = []
+
+		async def deliver() -> None:
+			done = await agent.resume(saved, given="yes")
+			outputs.append((done.status, done.output))
+
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(deliver)
+			tg.start_soon(deliver)
+		assert outputs == [("success", "paid")] * 2 and paid == [5]
+		again = await agent.resume(saved, given="yes")  # later: the same segment's result
+		assert again.output == "paid" and paid == [5]
+	finally:
+		await om.aclose()
