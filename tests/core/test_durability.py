@@ -557,6 +557,65 @@ async def test_in_doubt_calls_follow_their_tool_s_policy() -> None:
 		tool(in_doubt="maybe")(read)
 
 
+async def test_a_sub_agent_call_in_doubt_is_as_strict_as_its_strictest_tool() -> None:
+	"""A child whose tool must never run twice makes the parent's call of it fail, not retry.
+
+	A sub-agent in doubt would run again from its start (its model asked again): the call takes
+	the strictest policy of the child's tools, not only what their labels imply.
+	"""
+	ran: list[str] = []
+
+	@tool(labels=[], in_doubt="fail")
+	def append(text: str) -> str:
+		"""Append a line to the ledger (no outbound data, but never twice).
+
+		Args:
+			text: The line.
+		"""
+		ran.append(text)
+		return "appended"
+
+	@tool(labels=[])
+	def look(text: str) -> str:
+		"""Look a line up.
+
+		Args:
+			text: The line.
+		"""
+		ran.append(f"look {text}")
+		return "found"
+
+	om = OpenMolt(entry_points=False)
+	child = om.create_agent(
+		name="Clerk",
+		model=ScriptedModel([call_tool("local.append", text="x"), finish(result="ok")]),
+		tools=[append],
+	)
+	reader = om.create_agent(
+		name="Reader",
+		model=ScriptedModel([call_tool("local.look", text="x"), finish(result="ok")]),
+		tools=[look],
+	)
+	parent = om.create_agent(
+		name="Boss",
+		model=ScriptedModel(
+			[
+				[call_tool("local.Reader", task="look"), call_tool("local.Clerk", task="go")],
+				finish(),
+			]
+		),
+		tools=[child.as_tool(), reader.as_tool()],
+	)
+	port = _DoubtPort()
+	result = await parent.execute(parent.new_state("go"), port=port)
+	assert ran == ["look x"]  # the reader's child ran again; the clerk's did not
+	assert port.starts == ["tool:1:1:local.Clerk"]
+	entries = json.loads(result.state.messages[2].content)["results"]
+	assert entries[0]["ok"] is True  # the reader's tools may all run again: retried
+	assert entries[1]["ok"] is False  # the clerk's strictest tool fails when in doubt
+	assert "may or may not have taken effect" in entries[1]["error"]
+
+
 async def test_llm_output_is_emitted_only_once_the_model_step_is_journaled() -> None:
 	"""A model call killed before its reply was journaled says nothing; a journaled one says it."""
 

@@ -102,6 +102,22 @@ async def refund_strict(scenario: str, value: str, hold: str = "") -> dict[str, 
 	return await _refund(scenario, value, hold)
 
 
+@tool(labels=[], in_doubt="fail")
+async def ledger(scenario: str, value: str, hold: str = "") -> dict[str, Any]:
+	"""Append a line to the ledger: no data goes out, but it must never be written twice.
+
+	Args:
+		scenario: The scenario.
+		value: The line.
+		hold: A hold name: the server answers only when the test releases it.
+	"""
+	async with httpx.AsyncClient(timeout=120) as client:
+		reply = await client.post(
+			f"{_server()}/tool/ledger", json={"scenario": scenario, "value": value, "hold": hold}
+		)
+	return dict(reply.json())
+
+
 def shout(text: str) -> str:
 	"""Shout a text (the tool a changed definition adds).
 
@@ -177,10 +193,14 @@ async def _jitter(event: Any) -> None:
 
 
 def build(om: OpenMolt) -> list[Any]:
-	"""The agents: Crash (tools, memory, questions) and Budget (a 10 s time budget)."""
+	"""The agents: Crash (tools, memory, questions, the sub-agent Clerk), Budget (a time budget)."""
 	om.register_integration("svc", _svc())
 	# The fake server listens on 127.0.0.1, which the SSRF guard refuses unless allowed.
 	om.integration_configs.setdefault("svc", {})["allowInternalHosts"] = ["127.0.0.1"]
+	# A sub-agent of Crash (its task is its scenario): its run lives inside Crash's call of it.
+	clerk = om.create_agent(
+		name="Clerk", model=ServerModel(), instructions="Keep the ledger.", tools=[ledger]
+	)
 	crash = om.create_agent(
 		name="Crash",
 		model=ServerModel(),
@@ -193,6 +213,7 @@ def build(om: OpenMolt) -> list[Any]:
 			tool(echo, labels=["untrusted"]),
 			refund,
 			refund_strict,
+			clerk,
 			*([shout] if os.environ.get("OPENMOLT_TEST_EXTRA_TOOL") else []),
 		],
 		memory={"short_term": {"data": "", "on_update": remember}},

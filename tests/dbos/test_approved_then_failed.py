@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import pytest
 
-from openmolt import OpenMolt
+from openmolt import Capability, OpenMolt
 from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
-from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.hooks import Park, Proceed, Refuse, Run
+from openmolt_core.testing import ScriptedModel, call_tool, finish, update_memory
 from openmolt_core.tools import tool
 
 pytestmark = pytest.mark.anyio
@@ -102,3 +104,62 @@ async def test_a_capability_parked_call_whose_segment_then_fails_never_runs_agai
 	assert paid == [5]
 	done = await agent.run(history=caught.value.result.state)
 	assert done.status == "success" and paid == [5]
+
+
+class Clerk(Capability):
+	"""Parks each call until given a word: "yes" lets it run, anything else refuses it."""
+
+	name: ClassVar[str] = "clerk"
+
+	async def before_tool(self, run: Run, call: Any, tool: Any) -> Any:
+		said = run.state.ext.get("clerk")
+		if said is None:
+			return Park("the clerk decides", {"ticket": 1})
+		return Proceed() if said == "yes" else Refuse("the clerk said no")
+
+	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
+		run.state.ext["clerk"] = given
+
+
+async def test_a_memory_update_whose_segment_then_fails_never_runs_again(url: str) -> None:
+	"""The resumed segment ran no tool but a memory update's callback, then failed: refused too."""
+	noted: list[str] = []
+
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		return "paid"
+
+	calls = {"n": 0}
+
+	def down(request: Any) -> Any:
+		calls["n"] += 1
+		if calls["n"] == 1:
+			raise ProviderError(
+				"provider down for good", provider="x", status_code=401, retryable=False
+			)
+		return finish("done")
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), update_memory("noted"), down, down])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(
+		name="Clerked",
+		model=model,
+		tools=[pay],
+		capabilities=[Clerk()],
+		memory={"short_term": {"data": "", "on_update": noted.append}},
+	)
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	with pytest.raises(RunError) as caught:
+		await agent.resume(saved, given="no")  # refused, the memory updated, then the model fails
+	assert noted == ["noted"]
+	with pytest.raises(ConfigurationError, match="memory:2:0"):
+		await agent.resume(saved, given="no")
+	assert noted == ["noted"]  # the callback ran once
+	done = await agent.run(history=caught.value.result.state)
+	assert done.status == "success" and noted == ["noted"]

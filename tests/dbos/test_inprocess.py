@@ -384,3 +384,38 @@ async def test_a_shutdown_right_after_a_run_ended_lets_its_outcome_be_recorded(
 	finally:
 		client.destroy()
 	assert status.status == "SUCCESS"
+
+
+async def test_a_run_a_live_worker_serves_is_not_migrated(url: str) -> None:
+	"""--migrate moves only stranded runs: moved while it runs, a run would run in two places."""
+	entered = anyio.Event()
+	release = anyio.Event()
+	calls: list[int] = []
+
+	async def charge(amount: int) -> str:
+		"""Charge an amount.
+
+		Args:
+			amount: How much.
+		"""
+		calls.append(amount)
+		entered.set()
+		await release.wait()
+		return "charged"
+
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel([call_tool("local.charge", amount=5), finish(result="ok")])
+	agent = om.create_agent(name="Live", model=model, tools=[charge])
+	try:
+		handle = await agent.start("go")
+		with anyio.fail_after(30):
+			await entered.wait()
+		with pytest.raises(ConfigurationError, match="not stranded"):
+			await om.durability.migrate(handle.run_id)  # type: ignore[union-attr]
+		await anyio.sleep(1.5)  # a second execution would have called it again by now
+		release.set()
+		done = await handle.result()
+		assert done is not None and done.ok and calls == [5]
+	finally:
+		release.set()
+		await om.aclose()

@@ -162,3 +162,46 @@ def test_a_wrong_label_in_the_config_names_the_field() -> None:
 	parsed = MCP.from_config("web", {"command": "srv", "labels": {"fetch": []}})
 	assert parsed.source.options.labels_of("fetch") == frozenset()
 	assert parsed.source.options.labels_of("other") is None
+
+
+async def test_an_in_doubt_call_of_a_tool_that_declares_nothing_is_not_run_again() -> None:
+	"""Unannotated and unlabelled, a tool's call found in doubt after a crash asks a person.
+
+	The MCP call carries no idempotency key and what it does is unknown: a blind retry could
+	repeat its effect. A closed-world (stdio) tool declares no effect and is retried.
+	"""
+	from openmolt_core.agent import HumanInputUnavailable
+	from tests.core.test_durability import _DoubtPort
+
+	calls: list[str] = []
+	server = MCPServer("web")
+
+	@server.tool()
+	def plain(text: str) -> str:
+		"""No annotations at all."""
+		calls.append(f"plain {text}")
+		return text
+
+	@server.tool(annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False))
+	def add(a: int, b: int) -> int:
+		"""Add."""
+		calls.append("add")
+		return a + b
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	om = OpenMolt(entry_points=False)
+	om.register_integration("web", MCP.server(server))
+	model = ScriptedModel(
+		[[call_tool("web.add", a=1, b=2), call_tool("web.plain", text="hi")], finish()]
+	)
+	agent = om.create_agent(
+		name="A", model=model, integrations=["web"], on_human_input_request=nobody
+	)
+	port = _DoubtPort()
+	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
+	assert calls == ["add"]  # the closed-world read ran again; the unknown call did not
+	assert port.starts == ["tool:1:1:web.plain"]
+	assert result.status == "human_input_required"
+	assert "web.plain" in result.state.pending["message"]

@@ -99,7 +99,7 @@ if TYPE_CHECKING:
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.secrets import SecretSet
 	from openmolt_core.structured import FittedSchema
-	from openmolt_core.tools import CallingRun, NestedRunTool
+	from openmolt_core.tools import CallingRun, InDoubt, NestedRunTool
 
 __all__ = [
 	"STEPS_LEFT_WARNING",
@@ -583,6 +583,15 @@ class Agent:
 	def labels(self) -> dict[str, frozenset[str]]:
 		"""The labels of the tools this agent can see, by handle (see `openmolt_core.taint`)."""
 		return {h: t.labels for h, t in self._tools.items() if t.allowed}
+
+	@property
+	def in_doubt(self) -> dict[str, InDoubt]:
+		"""The in-doubt policy of the tools this agent can see, by handle.
+
+		What a durable run does with a call found started but unfinished after a crash
+		(`openmolt_core._indoubt`): ``retry``, ``ask`` or ``fail``.
+		"""
+		return {h: t.in_doubt for h, t in self._tools.items() if t.allowed}
 
 	@property
 	def lists_tools_at_run_time(self) -> bool:

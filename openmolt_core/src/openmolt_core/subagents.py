@@ -22,7 +22,10 @@ schema as the tool's output schema. A call runs the researcher to its end:
   of the sub-agent's tools' labels, so its reads of private or untrusted data and its outbound
   channels count in the caller (a tainted caller's call of a sub-agent that can send data out
   waits for approval, and the sub-agent's untrusted results taint the caller), and a sub-agent
-  called by a tainted run starts tainted.
+  called by a tainted run starts tainted;
+- in a durable run, a call of it found in doubt after a crash follows the strictest in-doubt
+  policy of its tools (``ask`` at least when it may send data out): it is retried, which runs the
+  sub-agent again from its start, only when every tool it has may run again.
 
 Agents cannot call each other in a cycle: ``create_agent`` refuses a tool graph with one.
 """
@@ -39,7 +42,7 @@ from openmolt_core.taint import MAX_TAINT_RECORDS, UNKNOWN_LABELS
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
-	from openmolt_core.tools import CallingRun, ToolContext
+	from openmolt_core.tools import CallingRun, InDoubt, ToolContext
 
 __all__ = ["TASK_SCHEMA", "AgentTool", "SubAgent", "check_cycles"]
 
@@ -76,6 +79,11 @@ class SubAgent(Protocol):
 		...
 
 	@property
+	def in_doubt(self) -> dict[str, InDoubt]:
+		"""The in-doubt policy of its visible tools, by handle (`openmolt_core._indoubt`)."""
+		...
+
+	@property
 	def lists_tools_at_run_time(self) -> bool:
 		"""Whether some of its tools are listed at each run (what they do is unknown now)."""
 		...
@@ -97,6 +105,8 @@ class SubAgent(Protocol):
 
 
 _HANDLE = re.compile(r"[^A-Za-z0-9_-]+")
+
+_STRICTNESS: tuple[InDoubt, ...] = ("retry", "ask", "fail")  # in-doubt policies, laxest first
 
 
 @dataclass(slots=True)
@@ -135,6 +145,20 @@ class AgentTool:
 		if self.agent.lists_tools_at_run_time:
 			out.update(UNKNOWN_LABELS)
 		return frozenset(out)
+
+	@property
+	def in_doubt(self) -> InDoubt:
+		"""What a durable caller does with a call of it found started but unfinished after a crash.
+
+		The sub-agent's run is not journaled step by step inside its caller's call: in doubt, it
+		would start again from its first step, its model asked again. So the call is as strict as
+		its strictest tool (``fail`` over ``ask`` over ``retry``), and ``ask`` at least when it
+		may send data out (``outbound`` in its `labels`).
+		"""
+		policies = list(self.agent.in_doubt.values())
+		if "outbound" in self.labels:
+			policies.append("ask")
+		return max(policies, key=_STRICTNESS.index, default="retry")
 
 	def __post_init__(self) -> None:
 		self.output_schema = self.agent.output_schema

@@ -21,7 +21,7 @@ from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised by "reject"
 
 from openmolt_core.durability import PendingRun
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
@@ -35,7 +35,7 @@ from openmolt_dbos._runs import (
 	set_engine,
 )
 from openmolt_dbos._settings import Settings
-from openmolt_dbos._workers import answered, claim_answer, claimed
+from openmolt_dbos._workers import answered, answered_in_run, claim_answer, claimed
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -140,20 +140,28 @@ class DBOSBackend:
 		status = None
 		if state.steps or state.pending is not None:  # a saved run: its workflow may exist
 			status = await self._latest(run_id)
+		# A state parked on a question: the question's id is its step (`_finish` names it so).
+		asked = (state.pending or {}).get("kind") == "human_input"
+		if decisions and status is not None:
+			steps, _ = _segment(status.workflow_id, run_id)
+			# A segment went on from this state (or later): its calls were decided then, unless
+			# that very segment failed (the kept state may go on, see below).
+			if steps > state.steps or (steps == state.steps and not self._failed(status)):
+				raise _decided(run_id, state.steps, decisions)
 		going = status is not None and status.status in ("PENDING", "ENQUEUED")
 		if status is not None and going and status.workflow_id not in self.engine.ended:
 			# The run's workflow is still going (parked on this question, or running).
 			skip = None
-			if answer is not None:
-				skip = await self._send(status, answer)
+			if answer is not None:  # to this state's question only, never to a later one
+				skip = await self._send(status, answer, state.steps if asked else None)
 			return await self._await(status.workflow_id, agent, skip=skip)
+		if asked and status is not None:
+			await self._refuse_answered(run_id, state.steps)
 		wid = run_id if status is None else f"{run_id}+{state.steps}"  # a new segment
 		if status is not None and status.workflow_id != run_id:
 			steps, retry = _segment(status.workflow_id, run_id)
 			if steps == state.steps:  # the latest segment went on from this very state
-				failed = (
-					status.status == "ERROR" or self.engine.ended.get(status.workflow_id) == "error"
-				)
+				failed = self._failed(status)
 				# Failed (a refused resume, a provider down): the kept state goes on in a
 				# segment of its own (attached to, the failed one would only raise its error
 				# again); else the same state resumed again attaches to that segment.
@@ -164,29 +172,54 @@ class DBOSBackend:
 		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
 		args = (agent.name, state.to_dict(), answer, None, list(decisions))
 		try:
-			await self._start(wid, labels, args)
+			created = await self._start(wid, labels, args)
+			if decisions and not created:  # another delivery started the segment a moment ago
+				raise _decided(run_id, state.steps, decisions)
 			return await self._await(wid, agent, waiter=waiter)
 		finally:
 			self.engine.created.discard(wid)  # when the workflow never began
 			self.engine.forget(wid)
+
+	def _failed(self, status: WorkflowStatus) -> bool:
+		"""Whether a run's workflow ended on an error (in this process a moment ago, or stored)."""
+		return status.status == "ERROR" or self.engine.ended.get(status.workflow_id) == "error"
+
+	async def _refuse_answered(self, run_id: str, step: int) -> None:
+		"""Refuse to answer a question again once the run went on from another answer to it.
+
+		Started from the parked state again (with an answer, or without one: run(history=...)),
+		the run would repeat everything it did after the question (its tool calls too).
+
+		Raises:
+			AlreadyAnsweredError: An answer to the question of ``step`` is recorded for the run.
+		"""
+		if await anyio.to_thread.run_sync(answered_in_run, self.engine.tables, run_id, str(step)):
+			raise AlreadyAnsweredError(
+				f"resume: the question of run {run_id} at step {step} was already answered (the "
+				"first answer wins; an answer given now is not used) and the run went on from "
+				"it; going on from its parked state again would repeat what it did since. See "
+				f"where it is now with om.result({run_id!r}) or `openmolt runs --all`",
+				run_id=run_id,
+				question=str(step),
+			)
 
 	async def _refuse_repeat(self, failed: str, run_id: str, steps: int) -> None:
 		"""Refuse to deliver a parked state again when its failed segment ran tool calls.
 
 		The segment took the answer or decision, ran the parked calls (or more) and then failed
 		(the model down for good, a refused resume of another capability): started again from
-		the parked state, it would run them again. The state its error kept
-		(``RunError.result.state``) holds their results and goes on without them.
+		the parked state, it would run them again, and the memory callbacks it ran too. The state
+		its error kept (``RunError.result.state``) holds their results and goes on without them.
 		"""
 		journal = await self.engine.client().list_workflow_steps_async(failed, load_output=False)
-		ran = [s["function_name"] for s in journal if s["function_name"].startswith("tool:")]
+		ran = [s["function_name"] for s in journal if s["function_name"].startswith(_EFFECTS)]
 		if ran:
 			raise ConfigurationError(
 				f"resume: run {run_id} was resumed from step {steps} already, and that segment "
-				f"ran {len(ran)} tool call(s) ({', '.join(ran[:3])}) before it failed; resuming "
-				"the parked state again would run them again. Go on from the state its error "
-				"kept (RunError.result.state, e.g. agent.run(history=that_state)), or start a "
-				"new run"
+				f"ran {len(ran)} tool call(s) or memory update(s) ({', '.join(ran[:3])}) before "
+				"it failed; resuming the parked state again would run them again. Go on from "
+				"the state its error kept (RunError.result.state, e.g. "
+				"agent.run(history=that_state)), or start a new run"
 			)
 
 	async def begin(self, agent: Agent, state: RunState) -> None:
@@ -199,10 +232,11 @@ class DBOSBackend:
 		labels = {"openmolt_run": wid, "openmolt_agent": agent.name}
 		await self._start(wid, labels, (agent.name, state.to_dict(), None, None, []))
 
-	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> None:
+	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> bool:
 		# A start that creates the workflow tells its first execution so: the journal is empty,
 		# and the execution need not read it. DBOS refuses ("reject") to create a workflow whose
 		# id is taken; such a workflow is attached to instead (and its journal is read).
+		# True: this start created the workflow.
 		self.engine.created.add(wid)
 		try:
 			with (
@@ -210,11 +244,12 @@ class DBOSBackend:
 				SetWorkflowAttributes(labels),
 			):
 				await DBOS.start_workflow_async(run_workflow, *args)
-			return
+			return True
 		except DBOSWorkflowIDInUseError:
 			self.engine.created.discard(wid)
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
 			await DBOS.start_workflow_async(run_workflow, *args)
+		return False
 
 	async def _await(
 		self,
@@ -420,11 +455,19 @@ class DBOSBackend:
 			version: The application version to move it to (see `openmolt runs --all`).
 
 		Raises:
-			ConfigurationError: No run has that id, it has ended, or the version is ambiguous.
+			ConfigurationError: No run has that id, it has ended, it is not stranded (a live
+				worker serves its version: moved, it would run in two places at once), or the
+				version is ambiguous.
 		"""
 		status = await self._going(run_id)
+		live = sorted(await anyio.to_thread.run_sync(self.engine.live_versions))
+		if status.app_version in live:
+			raise ConfigurationError(
+				f"migrate {run_id}: the run is not stranded: a live worker serves its version "
+				f"({status.app_version}) and runs it, or takes it over; moved, it would run in "
+				"two places at once. Only stranded runs move (see `openmolt runs --all`)"
+			)
 		if version is None:
-			live = sorted(await anyio.to_thread.run_sync(self.engine.live_versions))
 			if len(live) != 1:
 				raise ConfigurationError(
 					f"migrate {run_id}: live workers serve {len(live)} versions "
@@ -488,6 +531,21 @@ class DBOSBackend:
 			with anyio.move_on_after(self.settings.poll):
 				await waiter.event.wait()
 			self.engine.forget(wid)
+
+
+def _decided(run_id: str, step: int, decisions: Sequence[ApprovalDecision]) -> ApprovalError:
+	"""The error of decisions delivered to a parked state that another delivery resumed."""
+	return ApprovalError(
+		f"resume: the calls run {run_id} parked at step {step} were already decided: another "
+		"delivery resumed it from there (a call is decided once, and a decision is used once; "
+		f"this one was not used). See what came of it with om.result({run_id!r}) or "
+		"`openmolt runs --all`",
+		problem="replayed",
+		call=str(getattr(decisions[0], "call", "") or ""),
+	)
+
+
+_EFFECTS = ("tool:", "memory:")  # the steps whose work has effects: tool calls, memory callbacks
 
 
 def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:

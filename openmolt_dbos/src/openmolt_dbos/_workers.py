@@ -47,6 +47,7 @@ __all__ = [
 	"WORKERS",
 	"Heartbeat",
 	"answered",
+	"answered_in_run",
 	"claim_answer",
 	"claimed",
 	"create_tables",
@@ -269,6 +270,19 @@ def answered(engine: sa.Engine, workflow_id: str) -> bool:
 	with engine.connect() as conn:
 		found = conn.execute(
 			sa.select(ANSWERS.c.question).where(ANSWERS.c.workflow_id == workflow_id).limit(1)
+		).first()
+	return found is not None
+
+
+def answered_in_run(engine: sa.Engine, run_id: str, question: str) -> bool:
+	"""Whether an answer to this question is recorded for the run (its workflow or a segment)."""
+	ids = ANSWERS.c.workflow_id
+	with engine.connect() as conn:
+		found = conn.execute(
+			sa.select(ANSWERS.c.question)
+			.where(sa.or_(ids == run_id, ids.startswith(f"{run_id}+", autoescape=True)))
+			.where(ANSWERS.c.question == question)
+			.limit(1)
 		).first()
 	return found is not None
 

@@ -18,7 +18,7 @@ import base64
 import binascii
 import mimetypes
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from openmolt_core.errors import ToolError
 
@@ -58,6 +58,17 @@ class MCPTool:
 	name: str
 	source: MCPToolSource = field(repr=False)
 	labels: frozenset[str] | None = None
+
+	@property
+	def in_doubt(self) -> Literal["ask"] | None:
+		"""What a durable run does with a call of it found started but unfinished after a crash.
+
+		``ask`` (a person says whether it took effect) for a tool that declares nothing (no
+		``labels`` entry, no annotations): what it does is unknown, and an MCP call carries no
+		idempotency key, so running it again blindly could repeat its effect. None otherwise:
+		its labels decide, as for any tool (``outbound``: ``ask``; else ``retry``).
+		"""
+		return "ask" if self.labels is None else None
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the tool on its server and map the result (see the module docstring).
