@@ -1046,7 +1046,9 @@ class Agent:
 			The run's result, as `run` returns it.
 
 		Raises:
-			ConfigurationError: The state waits for nothing, or for something else.
+			ConfigurationError: The state waits for nothing, or for something else; or another
+				resume of the same parked step is going on in this process (two would run its
+				calls twice; a durable backend keeps one resume per step across processes).
 			ApprovalError: A decision is forged, replayed, stale or invalid; the state is kept.
 			RunError: As for `run`.
 		"""
@@ -1062,6 +1064,29 @@ class Agent:
 		if kind == PARKED_BY_CAPABILITY or given is not _NOTHING:
 			loaded = _given(loaded, kind, answer, decision, given)
 			answer = None
+		if self.om.durability is not None:  # the backend keeps one resume per parked step
+			return await self._resume(loaded, kind, answer, decision, session)
+		parked = (loaded.run_id, loaded.steps)
+		if parked in _RESUMING:
+			raise ConfigurationError(
+				f"resume: the run {loaded.run_id} is being resumed already from the step it "
+				"waits at (two resumes at once would run its calls twice); wait for that "
+				"resume's result"
+			)
+		_RESUMING.add(parked)
+		try:
+			return await self._resume(loaded, kind, answer, decision, session)
+		finally:
+			_RESUMING.discard(parked)
+
+	async def _resume(
+		self,
+		loaded: RunState,
+		kind: str,
+		answer: str | None,
+		decision: Any,
+		session: Session | None,
+	) -> RunResult:
 		owner = _parker(self._hooks, loaded.pending or {}, self.name)
 		delivered: Any = ()  # what the gate that parked the run read of the delivery
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
@@ -1968,6 +1993,10 @@ class Agent:
 
 
 _LIMITS = Limits()
+
+
+_RESUMING: set[tuple[str, int]] = set()
+"""The parked steps (run id, steps) a resume of this process is going on from, durable runs aside."""
 
 
 class _RunModels:
