@@ -1,4 +1,5 @@
 import json
+import time
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -202,6 +203,34 @@ async def test_a_due_time_within_grace_runs_and_covers_the_missed_ones(policy) -
 	assert history[0].note.startswith("179 run(s) missed")
 	assert history[1].due == T0 + timedelta(hours=3)
 	assert model.calls == 1
+
+
+@pytest.mark.parametrize(
+	("spec", "missed"),
+	[
+		({"type": "cron", "expression": "* * * * *", "timeZone": "Europe/Berlin"}, "more than"),
+		({"type": "interval", "value": 0.5}, "5183999 run(s) missed"),
+	],
+)
+async def test_a_clock_jump_of_a_month_skips_once_and_quickly(spec, missed) -> None:
+	"""30 days behind on a fine schedule: one skip record, found without walking every due time.
+
+	Walked one by one, 43,200 minutes of cron took minutes of the event loop and were skipped
+	in batches of 10,000 (five records).
+	"""
+	clock, om, agent = setup(finishes(2))
+	sid = agent.schedule({**spec, "missedRuns": "run_once"})
+	async with om:
+		await clock.advance(seconds=0.5)
+		clock.jump(days=30)
+		began = time.perf_counter()
+		await clock.advance(seconds=0.1)
+		took = time.perf_counter() - began
+	history = om.scheduler.get(sid).history
+	[skipped] = [r for r in history if r.status == "skipped"]
+	assert missed in (skipped.note or "") and history[-1].status == "success"
+	assert history[-1].due > clock.now() - timedelta(seconds=60)
+	assert took < 5
 
 
 async def test_pause_and_resume() -> None:

@@ -286,6 +286,16 @@ def _next_cron(spec: CronSchedule, after: datetime) -> datetime:
 	local_after = after.astimezone(zone).replace(tzinfo=None)
 	hours = croniter(spec.expression).expanded[1]
 	repeat = hours == ["*"] or len(hours) == 24
+	# Away from a DST change (the same offset from before `after` to past the next candidate,
+	# within a day: changes are weeks apart), the next candidate is the next run.
+	candidate: datetime = croniter(spec.expression, local_after).get_next(datetime)
+	instant = candidate.replace(tzinfo=zone).astimezone(UTC)
+	if (
+		instant - after <= timedelta(days=1)
+		and (after - _MAX_DST_SHIFT).astimezone(zone).utcoffset()
+		== (instant + _MAX_DST_SHIFT).astimezone(zone).utcoffset()
+	):
+		return instant
 	# Wall-clock candidates are walked in local time, starting early enough to see the second
 	# pass of a repeated hour; the earliest instant after `after` wins.
 	it = croniter(spec.expression, local_after - _MAX_DST_SHIFT)

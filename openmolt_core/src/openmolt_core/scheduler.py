@@ -31,7 +31,7 @@ import warnings
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -508,7 +508,8 @@ class Scheduler:
 				schedule._cursor = last
 				if (now - last).total_seconds() <= self.grace:
 					# The latest due time is on time: it runs, the earlier ones were missed.
-					what = f"{count - 1} run(s) missed while the process was down or asleep"
+					missed = str(int(count) - 1) if count.isdigit() else count
+					what = f"{missed} run(s) missed while the process was down or asleep"
 					await backend.skip(self, schedule, due, f"{what}; the run due now covers them")
 					await backend.fire(self, schedule, last)
 					continue
@@ -518,15 +519,21 @@ class Scheduler:
 				else:
 					await backend.skip(self, schedule, last, f"{what}; policy 'skip'")
 
-	def _dues_until(self, schedule: Schedule, due: datetime, now: datetime) -> tuple[int, datetime]:
-		# Due times from `due` up to `now`: how many, and the last one.
+	def _dues_until(self, schedule: Schedule, due: datetime, now: datetime) -> tuple[str, datetime]:
+		# Due times from `due` up to `now`: how many (as the notes say it), and the last one.
+		spec, anchor = schedule.spec, schedule._anchor
 		count, last = 1, due
-		while count < 10_000:
-			following = next_run(schedule.spec, last, anchor=schedule._anchor)
+		for _ in range(_WALK):
+			following = next_run(spec, last, anchor=anchor)
 			if following > now:
-				break
+				return str(count), last
 			count, last = count + 1, following
-		return count, last
+		# Far behind (a clock jump, a long sleep): the last due time is found from `now`, not
+		# walked to, which would hold the event loop for minutes and skip in batches.
+		latest = _latest_due(spec, last, now, anchor)
+		if isinstance(spec, IntervalSchedule):
+			return str(count + round((latest - last).total_seconds() / spec.value)), latest
+		return f"more than {count}", latest
 
 	# runs ---------------------------------------------------------------------------------
 
@@ -648,6 +655,31 @@ class Scheduler:
 					name=name,
 				)
 			)
+
+
+_WALK = 100
+"""Due times walked one by one to count the missed ones; past that, the last is looked up."""
+
+
+def _latest_due(spec: AnySpec, last: datetime, now: datetime, anchor: datetime | None) -> datetime:
+	"""The latest due time up to ``now`` (``last`` is one), looked for back from ``now``.
+
+	The window before ``now`` doubles until it holds a due time; the one before it held none,
+	so only a few due times remain to walk.
+	"""
+	window = timedelta(seconds=1)
+	while True:
+		start = now - window
+		if start <= last:
+			found = last
+			break
+		found = next_run(spec, start, anchor=anchor)
+		if found <= now:
+			break
+		window *= 2
+	while (following := next_run(spec, found, anchor=anchor)) <= now:
+		found = following
+	return found
 
 
 def _derived_id(agent_name: str, spec: AnySpec) -> str:
