@@ -444,22 +444,35 @@ class OAuth2Auth(httpx.Auth):
 					# Another process refreshed while this one waited: its token, and the news.
 					await self._notify(dict(self.config))
 					return token
-			await self._refresh()
-			saved = {k: self.config[k] for k in _TOKEN_KEYS if self.config.get(k) not in (None, "")}
-			try:
-				await anyio.to_thread.run_sync(store.save, integration, {**stored, **saved}, user)
-			except Exception as exc:  # the token works; only the next process will refresh again
-				log.warning(
-					"%s: the new token could not be saved to the credential store (%s)",
-					self.iid,
-					type(exc).__name__,
-				)
+			# The service may rotate the refresh token as soon as it has the request: a run
+			# cancelled meanwhile still saves what came back, or the next refresh is refused.
+			with anyio.CancelScope(shield=True):
+				await self._exchange()
+				saved = {
+					k: self.config[k] for k in _TOKEN_KEYS if self.config.get(k) not in (None, "")
+				}
+				try:
+					await anyio.to_thread.run_sync(
+						store.save, integration, {**stored, **saved}, user
+					)
+				except Exception as exc:  # the token works; only the next process refreshes again
+					log.warning(
+						"%s: the new token could not be saved to the credential store (%s)",
+						self.iid,
+						type(exc).__name__,
+					)
+			await self._notify(dict(self.config))
 			return self._token_now()
 		finally:
 			with anyio.CancelScope(shield=True):
 				await anyio.to_thread.run_sync(lock.__exit__, None, None, None)
 
 	async def _refresh(self) -> None:
+		await self._exchange()
+		await self._notify(dict(self.config))
+
+	async def _exchange(self) -> None:
+		"""Spend the refresh token for a new access token (``self.config``), telling nobody yet."""
 		cfg = self.config
 		refresh = _value(self.credential.refresh_token, cfg, "refreshToken")
 		token_url = _value(self.credential.token_url, cfg, "tokenUrl")
@@ -526,7 +539,6 @@ class OAuth2Auth(httpx.Auth):
 			if OAUTH2_CONFIG_KEYS[camel] in new:  # keep the user's spelling current as well
 				new[OAUTH2_CONFIG_KEYS[camel]] = value
 		self.config = new
-		await self._notify(new)
 
 	async def _notify(self, new: dict[str, Any]) -> None:
 		"""Give the new config to ``on_token_refresh`` and every listener."""
