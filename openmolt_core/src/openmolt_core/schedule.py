@@ -120,10 +120,19 @@ class CronSchedule(_Spec):
 
 	@model_validator(mode="after")
 	def _check(self) -> CronSchedule:
-		from croniter import croniter  # type: ignore[import-untyped]  # the package ships no stubs
+		from croniter import (  # type: ignore[import-untyped]  # the package ships no stubs
+			CroniterBadDateError,
+			croniter,
+		)
 
 		if not croniter.is_valid(self.expression):
 			raise ValueError(f"invalid cron expression {self.expression!r}")
+		try:  # 30 February: valid, and never due (serving it would stop every schedule)
+			croniter(self.expression, datetime(2000, 1, 1)).get_next(datetime)
+		except CroniterBadDateError:
+			raise ValueError(
+				f"cron expression {self.expression!r} never fires (no month has that day)"
+			) from None
 		_zone(self.time_zone)
 		return self
 
