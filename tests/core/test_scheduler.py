@@ -167,6 +167,24 @@ async def test_cancel_with_cancel_running_cancels_the_run_in_flight() -> None:
 	assert model.calls == 1
 
 
+async def test_leaving_the_block_cancels_the_run_of_a_schedule_cancelled_before() -> None:
+	"""A cancelled schedule's run goes on, until the block ends: then it is cancelled too.
+
+	The scheduler looked for runs to cancel among its schedules only, so leaving the block
+	waited for that run to end by itself (here, never).
+	"""
+	model = GatedModel()
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	with anyio.fail_after(5):
+		async with om:
+			await clock.advance(minutes=1)
+			agent.cancel_schedule(sid)  # the run in flight goes on
+			assert schedule.running is not None
+	assert [r.status for r in schedule.history] == ["cancelled"]
+
+
 @pytest.mark.parametrize(
 	("policy", "status", "calls"), [("skip", "skipped", 0), ("run_once", "success", 1)]
 )

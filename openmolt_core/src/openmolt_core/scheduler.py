@@ -356,6 +356,7 @@ class Scheduler:
 		self.history_size = history_size
 		self._schedules: dict[str, Schedule] = {}
 		self._busy: set[Agent] = set()
+		self._runs: set[anyio.CancelScope] = set()  # runs in flight, cancelled schedules' too
 		self._tg: TaskGroup | None = None
 		self._stop: anyio.Event | None = None
 		self._closed: anyio.Event | None = None
@@ -467,9 +468,8 @@ class Scheduler:
 		if self._stop is not None:
 			self._stop.set()
 		if cancel_running:
-			for schedule in self.schedules:
-				if schedule._run_scope is not None:
-					schedule._run_scope.cancel()
+			for scope in list(self._runs):
+				scope.cancel()
 
 	async def wait_closed(self) -> None:
 		"""Wait until `serve` has returned (at once when it is not serving)."""
@@ -592,16 +592,21 @@ class Scheduler:
 			started=self.clock.now(),
 			note=note,
 		)
+		# Its scope too: a cancel (or a stop) before the task starts cancels it all the same.
+		scope = anyio.CancelScope()
+		schedule._run_scope, schedule._running = scope, record
+		self._runs.add(scope)
 		if wait or self._tg is None:
-			await self._execute(schedule, record)
+			await self._execute(schedule, record, scope)
 		else:
-			self._tg.start_soon(self._execute, schedule, record, name=f"openmolt run {schedule.id}")
+			name = f"openmolt run {schedule.id}"
+			self._tg.start_soon(self._execute, schedule, record, scope, name=name)
 		return record
 
-	async def _execute(self, schedule: Schedule, record: RunRecord) -> None:
-		scope = anyio.CancelScope()
+	async def _execute(
+		self, schedule: Schedule, record: RunRecord, scope: anyio.CancelScope
+	) -> None:
 		state = RunState()  # its id is known before the run starts: the events carry it
-		schedule._run_scope, schedule._running = scope, record
 		try:
 			record.started = self.clock.now()
 			log.info("schedule %s: running %s", schedule.id, schedule.agent.name)
@@ -623,6 +628,7 @@ class Scheduler:
 				record.status = "cancelled"
 			record.ended = self.clock.now()
 			self._busy.discard(schedule.agent)
+			self._runs.discard(scope)
 			schedule._run_scope = schedule._running = None
 			with anyio.CancelScope(shield=True):
 				await self._record(schedule, record)
