@@ -373,6 +373,22 @@ async def test_sqlite_history_survives_a_restart_and_catches_up(tmp_path) -> Non
 	assert len(await schedule.stored_history()) == 3
 
 
+async def test_the_sqlite_history_keeps_the_latest_records_of_each_schedule(tmp_path) -> None:
+	"""The file is bounded per schedule, the oldest go first; the last due time stays known."""
+	from openmolt_core._history import KEEP, RunRecord, SqliteHistory
+
+	assert KEEP == 1000
+	history = SqliteHistory(tmp_path / "runs.sqlite", keep=3)
+	for sid in ("a", "b"):
+		for k in range(5):
+			due = T0 + timedelta(minutes=k)
+			await history.add(RunRecord(sid, "Ticker", due, due, due, "success"))
+	for sid in ("a", "b"):
+		kept = await history.records(sid, limit=10)
+		assert [r.due for r in kept] == [T0 + timedelta(minutes=k) for k in (2, 3, 4)]
+		assert await history.last_due(sid) == T0 + timedelta(minutes=4)
+
+
 async def test_explicit_ids_must_be_unique_and_derived_ones_are_made_unique() -> None:
 	"""An explicit id is refused twice; identical specs get -2 suffixed ids."""
 	_, _, agent = setup(finishes(0))
