@@ -75,6 +75,7 @@ class Api:
 		self.calls: list[tuple[str, str]] = []  # (path, Authorization)
 		self.real = httpx.AsyncClient(trust_env=False)
 		self.hold: dict[str, anyio.Event] = {}
+		self.refused: set[str] = set()
 		self.arrived = anyio.Event()
 
 	async def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -84,6 +85,8 @@ class Api:
 		self.calls.append((request.url.path, request.headers.get("authorization", "")))
 		self.arrived.set()
 		token = request.headers.get("authorization", "").removeprefix("Bearer ")
+		if token in self.refused:  # revoked at the service before it expired
+			return httpx.Response(401, json={"error": "invalid_token"})
 		gate = self.hold.get(token)
 		if gate is not None:
 			await gate.wait()
@@ -278,6 +281,29 @@ async def test_a_revoked_refresh_token_parks_for_consent_again(
 	stored = store.load("mail", user="dave")
 	assert stored is not None
 	assert api.calls == [("/me", f"Bearer {stored['accessToken']}")]
+	await om.aclose()
+
+
+async def test_a_grant_revoked_before_its_token_expired_parks_the_next_call(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A live token the service refuses (401), and a refused refresh: the next call parks.
+
+	The store kept the dead token as fresh, so every call sent it, was refused, spent a refresh
+	request and failed; the run never asked the user to connect again.
+	"""
+	store.save("mail", tokens("at-ivan-dead", "rt-ivan-revoked"), user="ivan")
+	api.refused.add("at-ivan-dead")
+	om = make_om(store, api, server)
+	model = ScriptedModel([call_tool("mail.me"), call_tool("mail.me"), finish(result="done")])
+	agent = per_user(om, model)
+	parked = await agent.run("who am I?", user="ivan")
+	assert parked.status == "authorization_required"
+	[request] = authorization_requests(parked.state)
+	assert request["reason"] == "revoked" and request["user"] == "ivan"
+	assert api.calls == [("/me", "Bearer at-ivan-dead")]  # once, by the first call
+	stored = store.load("mail", user="ivan") or {}
+	assert stored["refreshToken"] == "rt-ivan-revoked" and "accessToken" not in stored
 	await om.aclose()
 
 
