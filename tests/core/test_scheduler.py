@@ -185,6 +185,24 @@ async def test_leaving_the_block_cancels_the_run_of_a_schedule_cancelled_before(
 	assert [r.status for r in schedule.history] == ["cancelled"]
 
 
+async def test_a_cancelled_schedule_cannot_be_resumed() -> None:
+	"""resume() after cancel() is refused, and nothing more runs.
+
+	It started a loop nobody stopped: the runs went on, and leaving the block waited forever.
+	"""
+	clock, om, agent = setup(finishes(1))
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	with anyio.fail_after(5):
+		async with om:
+			await clock.advance(minutes=1)
+			schedule.cancel()
+			with pytest.raises(ConfigurationError, match="was cancelled"):
+				schedule.resume()
+			await clock.advance(minutes=3)
+	assert [r.status for r in schedule.history] == ["success"]
+
+
 @pytest.mark.parametrize(
 	("policy", "status", "calls"), [("skip", "skipped", 0), ("run_once", "success", 1)]
 )

@@ -309,7 +309,15 @@ class Schedule:
 			self._loop_scope.cancel()
 
 	def resume(self) -> None:
-		"""Fire again from now on; times that passed while paused are not caught up."""
+		"""Fire again from now on; times that passed while paused are not caught up.
+
+		Raises:
+			ConfigurationError: The schedule was cancelled (add it again with ``agent.schedule``).
+		"""
+		if self._scheduler._schedules.get(self.id) is not self:
+			raise ConfigurationError(
+				f"schedule {self.id!r} was cancelled; add it again with agent.schedule(...)"
+			)
 		if not self._paused:
 			return
 		self._paused = False
@@ -478,6 +486,8 @@ class Scheduler:
 
 	def _start_loop(self, schedule: Schedule) -> None:
 		if self._tg is None or schedule._paused or self._stop is None or self._stop.is_set():
+			return
+		if self._schedules.get(schedule.id) is not schedule:  # cancelled: no loop, ever
 			return
 		if schedule._loop_scope is not None and not schedule._loop_scope.cancel_called:
 			return
