@@ -122,6 +122,34 @@ async def test_a_failing_run_is_reported_and_the_schedule_goes_on() -> None:
 	assert [r.status for r in om.scheduler.get(sid).history] == ["error", "success"]
 
 
+async def test_a_backend_that_fails_to_start_a_run_does_not_stop_the_schedules() -> None:
+	"""The backend raises for one due time (its database is down): the next due time runs.
+
+	The error left the schedule's loop and ended the scheduler, every schedule with it.
+	"""
+	from openmolt_core.scheduler import LocalScheduleBackend
+
+	class Flaky(LocalScheduleBackend):
+		failed = False
+
+		async def fire(self, scheduler, schedule, due, *, note=None, wait=False):
+			if not self.failed:
+				self.failed = True
+				raise ConnectionError("the database is down")
+			return await super().fire(scheduler, schedule, due, note=note, wait=wait)
+
+	clock, om, agent = setup(finishes(2))
+	om.scheduler.backend = Flaky()
+	sid = agent.schedule({"type": "interval", "value": 60})
+	async with om:
+		await clock.advance(minutes=3)
+	history = om.scheduler.get(sid).history
+	assert [(r.due, r.status) for r in history] == [
+		(T0 + timedelta(minutes=2), "success"),
+		(T0 + timedelta(minutes=3), "success"),
+	]
+
+
 async def test_schedule_events_carry_the_run_id_of_the_run_they_report() -> None:
 	"""schedule:run and schedule:end name the scheduled run's id (its result's state.run_id)."""
 	clock, om, agent = setup(finishes(2))

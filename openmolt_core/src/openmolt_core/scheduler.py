@@ -510,24 +510,37 @@ class Scheduler:
 				schedule._next = due
 				await self.clock.sleep_until(due)
 				now = self.clock.now()
-				if (now - due).total_seconds() <= self.grace:
-					schedule._cursor = due
-					await backend.fire(self, schedule, due)
-					continue
-				count, last = self._dues_until(schedule, due, now)
-				schedule._cursor = last
-				if (now - last).total_seconds() <= self.grace:
-					# The latest due time is on time: it runs, the earlier ones were missed.
-					missed = str(int(count) - 1) if count.isdigit() else count
-					what = f"{missed} run(s) missed while the process was down or asleep"
-					await backend.skip(self, schedule, due, f"{what}; the run due now covers them")
-					await backend.fire(self, schedule, last)
-					continue
-				what = f"{count} run(s) missed while the process was down or asleep"
-				if schedule.spec.missed_runs == "run_once":
-					await backend.fire(self, schedule, last, note=f"catching up once: {what}")
-				else:
-					await backend.skip(self, schedule, last, f"{what}; policy 'skip'")
+				try:
+					await self._due(schedule, due, now)
+				except Exception:  # a backend that failed (its database): the next due time runs
+					schedule._cursor = max(schedule._cursor or due, due)
+					log.exception(
+						"schedule %s: the run due %s could not be started; the schedule goes on",
+						schedule.id,
+						due.isoformat(),
+					)
+
+	async def _due(self, schedule: Schedule, due: datetime, now: datetime) -> None:
+		# One wake-up: the due time runs, or the ones missed are skipped or caught up once.
+		backend = self.backend
+		if (now - due).total_seconds() <= self.grace:
+			schedule._cursor = due
+			await backend.fire(self, schedule, due)
+			return
+		count, last = self._dues_until(schedule, due, now)
+		schedule._cursor = last
+		if (now - last).total_seconds() <= self.grace:
+			# The latest due time is on time: it runs, the earlier ones were missed.
+			missed = str(int(count) - 1) if count.isdigit() else count
+			what = f"{missed} run(s) missed while the process was down or asleep"
+			await backend.skip(self, schedule, due, f"{what}; the run due now covers them")
+			await backend.fire(self, schedule, last)
+			return
+		what = f"{count} run(s) missed while the process was down or asleep"
+		if schedule.spec.missed_runs == "run_once":
+			await backend.fire(self, schedule, last, note=f"catching up once: {what}")
+		else:
+			await backend.skip(self, schedule, last, f"{what}; policy 'skip'")
 
 	def _dues_until(self, schedule: Schedule, due: datetime, now: datetime) -> tuple[str, datetime]:
 		# Due times from `due` up to `now`: how many (as the notes say it), and the last one.
