@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import json
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -74,6 +75,7 @@ class Api:
 		self.calls: list[tuple[str, str]] = []  # (path, Authorization)
 		self.real = httpx.AsyncClient(trust_env=False)
 		self.hold: dict[str, anyio.Event] = {}
+		self.refused: set[str] = set()
 		self.arrived = anyio.Event()
 
 	async def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -83,6 +85,8 @@ class Api:
 		self.calls.append((request.url.path, request.headers.get("authorization", "")))
 		self.arrived.set()
 		token = request.headers.get("authorization", "").removeprefix("Bearer ")
+		if token in self.refused:  # revoked at the service before it expired
+			return httpx.Response(401, json={"error": "invalid_token"})
 		gate = self.hold.get(token)
 		if gate is not None:
 			await gate.wait()
@@ -277,6 +281,29 @@ async def test_a_revoked_refresh_token_parks_for_consent_again(
 	stored = store.load("mail", user="dave")
 	assert stored is not None
 	assert api.calls == [("/me", f"Bearer {stored['accessToken']}")]
+	await om.aclose()
+
+
+async def test_a_grant_revoked_before_its_token_expired_parks_the_next_call(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A live token the service refuses (401), and a refused refresh: the next call parks.
+
+	The store kept the dead token as fresh, so every call sent it, was refused, spent a refresh
+	request and failed; the run never asked the user to connect again.
+	"""
+	store.save("mail", tokens("at-ivan-dead", "rt-ivan-revoked"), user="ivan")
+	api.refused.add("at-ivan-dead")
+	om = make_om(store, api, server)
+	model = ScriptedModel([call_tool("mail.me"), call_tool("mail.me"), finish(result="done")])
+	agent = per_user(om, model)
+	parked = await agent.run("who am I?", user="ivan")
+	assert parked.status == "authorization_required"
+	[request] = authorization_requests(parked.state)
+	assert request["reason"] == "revoked" and request["user"] == "ivan"
+	assert api.calls == [("/me", "Bearer at-ivan-dead")]  # once, by the first call
+	stored = store.load("mail", user="ivan") or {}
+	assert stored["refreshToken"] == "rt-ivan-revoked" and "accessToken" not in stored
 	await om.aclose()
 
 
@@ -613,6 +640,50 @@ async def test_every_unexpired_consent_stays_used_after_a_restart(
 	with pytest.raises(ConfigurationError, match="used already"):
 		await restarted.accounts.complete(first_again)
 	assert store.load("mail", user="erin") == kept
+	await om.aclose()
+	await restarted.aclose()
+
+
+async def test_a_consent_completed_while_a_refresh_goes_keeps_its_scopes_and_nonce(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A run refreshes gina's token while she consents to one more scope: her consent stays.
+
+	The refresh saved what it had read before the consent over it: the new scope and the used
+	consent were gone, so the run parked again and the link worked once more after a restart.
+	"""
+	from openmolt_core.accounts import CONSENT, GRANTED
+
+	server.refresh_delay = 0.5
+	store.save(
+		"mail",
+		{
+			"accessToken": "at-gina-old",
+			"refreshToken": "rt-initial-000",
+			"expiryDate": _future(-1),
+			GRANTED: ["offline", "mail.read"],
+		},
+		user="gina",
+	)
+	om = make_om(store, api, server)
+	agent = per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="done")]))
+	spec = om.plugins.integration("mail")
+	url = om.accounts.consent(spec, "mail", "gina", ["offline", "mail.read", "mail.send"])
+	answer = await consent(url)
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(functools.partial(agent.run, "who am I?", user="gina"))
+		for _ in range(500):  # the server is a thread: poll until the refresh is on its way
+			if any(r.get("grant_type") == "refresh_token" for r in server.token_requests):
+				break
+			await anyio.sleep(0.01)
+		with anyio.fail_after(10):
+			await om.accounts.complete(answer)
+	stored = store.load("mail", user="gina") or {}
+	assert stored[GRANTED] == ["offline", "mail.read", "mail.send"]
+	assert len(stored[CONSENT]) == 1
+	restarted = make_om(store, api, server)
+	with pytest.raises(ConfigurationError, match="used already"):
+		await restarted.accounts.complete(answer)
 	await om.aclose()
 	await restarted.aclose()
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from cryptography.fernet import Fernet
@@ -551,6 +552,47 @@ async def test_a_token_another_holder_saved_is_adopted_and_announced(
 	assert first in auths[1].secrets()
 	saved = store.load("mail")
 	assert saved is not None and saved["accessToken"] == first
+
+
+@pytest.mark.anyio
+async def test_a_run_cancelled_while_the_token_comes_back_still_saves_the_rotated_one(
+	store: EncryptedFileStore,
+) -> None:
+	"""The service spent the refresh token: the new one is saved even though the run was cancelled.
+
+	Cancelled between the answer and the save, the store kept the spent token, and every later
+	refresh was refused (invalid_grant): the user had to sign in again.
+	"""
+	from openmolt_core.integrations import OAuth2Credential
+	from openmolt_core.integrations.credentials import OAuth2Auth
+
+	store.save(
+		"svc",
+		{"accessToken": "at-old-0000", "refreshToken": "rt-1111111", "expiryDate": "2000-01-01"},
+	)
+	scope = anyio.CancelScope()
+	live = {"rt-1111111"}
+
+	async def service(request: httpx.Request) -> httpx.Response:
+		spent = dict(httpx.QueryParams(request.content.decode()))["refresh_token"]
+		if spent not in live:
+			return httpx.Response(400, json={"error": "invalid_grant"})
+		live.clear()
+		live.add("rt-2222222")
+		scope.cancel()  # the run is cancelled while the answer comes back
+		body = {"access_token": "at-new-2222", "refresh_token": "rt-2222222", "expires_in": 3600}
+		return httpx.Response(200, json=body)
+
+	credential = OAuth2Credential(type="oauth2", token_url="https://auth.example.com/token")
+	config = store.load("svc") or {}
+	async with httpx.AsyncClient(transport=httpx.MockTransport(service)) as client:
+		auth = OAuth2Auth(credential, config, "svc", on_token_refresh=None, http=lambda: client)
+		auth.use_store(store, "svc", keys=frozenset(config))
+		with scope:
+			await auth.token()
+	saved = store.load("svc") or {}
+	assert saved["refreshToken"] == "rt-2222222" and saved["accessToken"] == "at-new-2222"
+	assert auth.config["refreshToken"] == "rt-2222222"
 
 
 def test_a_config_that_is_not_json_is_refused_and_nothing_changes(

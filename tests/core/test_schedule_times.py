@@ -195,6 +195,8 @@ def test_an_interval_continues_its_rhythm_from_the_anchor() -> None:
 			"unknown time zone 'Mars/Olympus'",
 		),
 		({"type": "cron", "expression": "every day"}, "invalid cron expression"),
+		({"type": "cron", "expression": "0 0 30 2 *"}, "never fires"),  # served, it stopped all
+		({"type": "cron", "expression": "0 0 31 4,6 *"}, "never fires"),
 		({"type": "interval", "value": 0}, "value"),
 		({"type": "weekly"}, "type"),
 		({"type": "interval", "value": 5, "missedRuns": "later"}, "missedRuns"),
@@ -205,6 +207,12 @@ def test_invalid_schedules_say_what_is_wrong(spec, fragment) -> None:
 	with pytest.raises(ConfigurationError, match="invalid schedule") as info:
 		parse_schedule(spec)
 	assert fragment in str(info.value)
+
+
+def test_a_rare_cron_day_is_accepted() -> None:
+	"""29 February is due every four years: a schedule, not an error."""
+	spec = parse_schedule({"type": "cron", "expression": "0 0 29 2 *", "timeZone": "UTC"})
+	assert next_run(spec, datetime(2025, 3, 1, tzinfo=UTC)) == datetime(2028, 2, 29, tzinfo=UTC)
 
 
 def test_camel_and_snake_keys_give_the_same_schedule() -> None:

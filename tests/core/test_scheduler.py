@@ -1,4 +1,5 @@
 import json
+import time
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -121,6 +122,34 @@ async def test_a_failing_run_is_reported_and_the_schedule_goes_on() -> None:
 	assert [r.status for r in om.scheduler.get(sid).history] == ["error", "success"]
 
 
+async def test_a_backend_that_fails_to_start_a_run_does_not_stop_the_schedules() -> None:
+	"""The backend raises for one due time (its database is down): the next due time runs.
+
+	The error left the schedule's loop and ended the scheduler, every schedule with it.
+	"""
+	from openmolt_core.scheduler import LocalScheduleBackend
+
+	class Flaky(LocalScheduleBackend):
+		failed = False
+
+		async def fire(self, scheduler, schedule, due, *, note=None, wait=False):
+			if not self.failed:
+				self.failed = True
+				raise ConnectionError("the database is down")
+			return await super().fire(scheduler, schedule, due, note=note, wait=wait)
+
+	clock, om, agent = setup(finishes(2))
+	om.scheduler.backend = Flaky()
+	sid = agent.schedule({"type": "interval", "value": 60})
+	async with om:
+		await clock.advance(minutes=3)
+	history = om.scheduler.get(sid).history
+	assert [(r.due, r.status) for r in history] == [
+		(T0 + timedelta(minutes=2), "success"),
+		(T0 + timedelta(minutes=3), "success"),
+	]
+
+
 async def test_schedule_events_carry_the_run_id_of_the_run_they_report() -> None:
 	"""schedule:run and schedule:end name the scheduled run's id (its result's state.run_id)."""
 	clock, om, agent = setup(finishes(2))
@@ -166,6 +195,42 @@ async def test_cancel_with_cancel_running_cancels_the_run_in_flight() -> None:
 	assert model.calls == 1
 
 
+async def test_leaving_the_block_cancels_the_run_of_a_schedule_cancelled_before() -> None:
+	"""A cancelled schedule's run goes on, until the block ends: then it is cancelled too.
+
+	The scheduler looked for runs to cancel among its schedules only, so leaving the block
+	waited for that run to end by itself (here, never).
+	"""
+	model = GatedModel()
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	with anyio.fail_after(5):
+		async with om:
+			await clock.advance(minutes=1)
+			agent.cancel_schedule(sid)  # the run in flight goes on
+			assert schedule.running is not None
+	assert [r.status for r in schedule.history] == ["cancelled"]
+
+
+async def test_a_cancelled_schedule_cannot_be_resumed() -> None:
+	"""resume() after cancel() is refused, and nothing more runs.
+
+	It started a loop nobody stopped: the runs went on, and leaving the block waited forever.
+	"""
+	clock, om, agent = setup(finishes(1))
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	with anyio.fail_after(5):
+		async with om:
+			await clock.advance(minutes=1)
+			schedule.cancel()
+			with pytest.raises(ConfigurationError, match="was cancelled"):
+				schedule.resume()
+			await clock.advance(minutes=3)
+	assert [r.status for r in schedule.history] == ["success"]
+
+
 @pytest.mark.parametrize(
 	("policy", "status", "calls"), [("skip", "skipped", 0), ("run_once", "success", 1)]
 )
@@ -202,6 +267,34 @@ async def test_a_due_time_within_grace_runs_and_covers_the_missed_ones(policy) -
 	assert history[0].note.startswith("179 run(s) missed")
 	assert history[1].due == T0 + timedelta(hours=3)
 	assert model.calls == 1
+
+
+@pytest.mark.parametrize(
+	("spec", "missed"),
+	[
+		({"type": "cron", "expression": "* * * * *", "timeZone": "Europe/Berlin"}, "more than"),
+		({"type": "interval", "value": 0.5}, "5183999 run(s) missed"),
+	],
+)
+async def test_a_clock_jump_of_a_month_skips_once_and_quickly(spec, missed) -> None:
+	"""30 days behind on a fine schedule: one skip record, found without walking every due time.
+
+	Walked one by one, 43,200 minutes of cron took minutes of the event loop and were skipped
+	in batches of 10,000 (five records).
+	"""
+	clock, om, agent = setup(finishes(2))
+	sid = agent.schedule({**spec, "missedRuns": "run_once"})
+	async with om:
+		await clock.advance(seconds=0.5)
+		clock.jump(days=30)
+		began = time.perf_counter()
+		await clock.advance(seconds=0.1)
+		took = time.perf_counter() - began
+	history = om.scheduler.get(sid).history
+	[skipped] = [r for r in history if r.status == "skipped"]
+	assert missed in (skipped.note or "") and history[-1].status == "success"
+	assert history[-1].due > clock.now() - timedelta(seconds=60)
+	assert took < 5
 
 
 async def test_pause_and_resume() -> None:
@@ -324,6 +417,22 @@ async def test_sqlite_history_survives_a_restart_and_catches_up(tmp_path) -> Non
 	assert "4 run(s) missed" in record.note
 	assert record.due == T0 + timedelta(hours=1)
 	assert len(await schedule.stored_history()) == 3
+
+
+async def test_the_sqlite_history_keeps_the_latest_records_of_each_schedule(tmp_path) -> None:
+	"""The file is bounded per schedule, the oldest go first; the last due time stays known."""
+	from openmolt_core._history import KEEP, RunRecord, SqliteHistory
+
+	assert KEEP == 1000
+	history = SqliteHistory(tmp_path / "runs.sqlite", keep=3)
+	for sid in ("a", "b"):
+		for k in range(5):
+			due = T0 + timedelta(minutes=k)
+			await history.add(RunRecord(sid, "Ticker", due, due, due, "success"))
+	for sid in ("a", "b"):
+		kept = await history.records(sid, limit=10)
+		assert [r.due for r in kept] == [T0 + timedelta(minutes=k) for k in (2, 3, 4)]
+		assert await history.last_due(sid) == T0 + timedelta(minutes=4)
 
 
 async def test_explicit_ids_must_be_unique_and_derived_ones_are_made_unique() -> None:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from openmolt import (
@@ -403,6 +404,55 @@ async def test_postgres_sessions_keep_users_apart() -> None:
 		await a.clear()
 		await b.clear()
 		assert await a.get_items() == [] and await b.get_items() == []
+	finally:
+		engine.dispose()
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
+async def test_postgres_turns_appended_at_once_stay_whole_and_pops_take_each_item_once() -> None:
+	"""Eight writers of one session: every turn's items are next to each other; pops never share.
+
+	Without the session's lock, PostgreSQL gave the rows of concurrent inserts interleaved ids:
+	about one turn in ten read user, user, agent, agent.
+	"""
+	import uuid
+
+	import sqlalchemy as sa
+
+	tag = uuid.uuid4().hex
+	engine = sa.create_engine(POSTGRES_URL, pool_size=10)
+	try:
+		writers = [SQLAlchemySession(f"busy-{tag}", engine=engine) for _ in range(8)]
+		await writers[0].get_items()  # the table
+
+		async def turns(k: int, session: SQLAlchemySession) -> None:
+			for j in range(20):
+				await session.add_items(
+					[
+						{"role": "user", "content": f"{k}.{j}"},
+						{"role": "agent", "content": f"{k}.{j}"},
+					]
+				)
+
+		async with anyio.create_task_group() as tg:
+			for k, session in enumerate(writers):
+				tg.start_soon(turns, k, session)
+		items = await writers[0].get_items()
+		assert len(items) == 320
+		pairs = [(items[i], items[i + 1]) for i in range(0, len(items), 2)]
+		assert all(u["role"] == "user" and u["content"] == a["content"] for u, a in pairs)
+		popped: list[Any] = []
+
+		async def pop(session: SQLAlchemySession) -> None:
+			for _ in range(10):
+				popped.append(await session.pop_item())
+
+		async with anyio.create_task_group() as tg:
+			for session in writers:
+				tg.start_soon(pop, session)
+		assert len({json.dumps(p, sort_keys=True) for p in popped}) == 80
+		assert len(await writers[0].get_items()) == 240
+		await writers[0].clear()
 	finally:
 		engine.dispose()
 

@@ -86,17 +86,25 @@ CREATE INDEX IF NOT EXISTS runs_by_schedule ON runs (schedule_id, due);
 """
 
 
+KEEP = 1000
+"""How many records of each schedule a `SqliteHistory` keeps by default (the oldest go first)."""
+
+
 class SqliteHistory:
 	"""Run records in a SQLite file, so history and missed runs survive a restart.
 
-	Every call opens its own connection in a worker thread, so the event loop never blocks.
+	Every call opens its own connection in a worker thread, so the event loop never blocks. The
+	file keeps the latest ``keep`` records of each schedule: a schedule that fires every minute
+	for years does not grow it without end.
 
 	Args:
 		path: The database file; created with its table on first use.
+		keep: The records kept per schedule (at least 1).
 	"""
 
-	def __init__(self, path: str | Path) -> None:
+	def __init__(self, path: str | Path, *, keep: int = KEEP) -> None:
 		self.path: Path = Path(path)
+		self.keep: int = max(int(keep), 1)
 		self._ready = False
 
 	def _connect(self) -> sqlite3.Connection:
@@ -128,6 +136,11 @@ class SqliteHistory:
 						record.note,
 						record.error,
 					),
+				)
+				conn.execute(
+					"DELETE FROM runs WHERE schedule_id = ? AND id <= (SELECT id FROM runs"
+					" WHERE schedule_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+					(record.schedule_id, record.schedule_id, self.keep),
 				)
 		finally:
 			conn.close()

@@ -473,10 +473,13 @@ class Accounts:
 		expires = float(body.get("e", 0))
 
 		def save() -> None:
-			# Every unexpired consent of this user stays refused, not only the last one.
-			used = {**_consents(store.load(integration, user)), nonce: expires}
-			record = {**tokens, GRANTED: list(scopes), CONSENT: used}
-			store.save(integration, record, user=user)
+			# Under the credential's lock: a refresh going on saves first, then this; one that
+			# starts later reads this (else it saved what it read before over the new grant).
+			with store.locked(integration, user):
+				# Every unexpired consent of this user stays refused, not only the last one.
+				used = {**_consents(store.load(integration, user)), nonce: expires}
+				record = {**tokens, GRANTED: list(scopes), CONSENT: used}
+				store.save(integration, record, user=user)
 
 		await anyio.to_thread.run_sync(save)
 		log.info("%s: connected for user %s", integration, user)

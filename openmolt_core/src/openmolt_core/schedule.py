@@ -120,10 +120,19 @@ class CronSchedule(_Spec):
 
 	@model_validator(mode="after")
 	def _check(self) -> CronSchedule:
-		from croniter import croniter  # type: ignore[import-untyped]  # the package ships no stubs
+		from croniter import (  # type: ignore[import-untyped]  # the package ships no stubs
+			CroniterBadDateError,
+			croniter,
+		)
 
 		if not croniter.is_valid(self.expression):
 			raise ValueError(f"invalid cron expression {self.expression!r}")
+		try:  # 30 February: valid, and never due (serving it would stop every schedule)
+			croniter(self.expression, datetime(2000, 1, 1)).get_next(datetime)
+		except CroniterBadDateError:
+			raise ValueError(
+				f"cron expression {self.expression!r} never fires (no month has that day)"
+			) from None
 		_zone(self.time_zone)
 		return self
 
@@ -286,6 +295,16 @@ def _next_cron(spec: CronSchedule, after: datetime) -> datetime:
 	local_after = after.astimezone(zone).replace(tzinfo=None)
 	hours = croniter(spec.expression).expanded[1]
 	repeat = hours == ["*"] or len(hours) == 24
+	# Away from a DST change (the same offset from before `after` to past the next candidate,
+	# within a day: changes are weeks apart), the next candidate is the next run.
+	candidate: datetime = croniter(spec.expression, local_after).get_next(datetime)
+	instant = candidate.replace(tzinfo=zone).astimezone(UTC)
+	if (
+		instant - after <= timedelta(days=1)
+		and (after - _MAX_DST_SHIFT).astimezone(zone).utcoffset()
+		== (instant + _MAX_DST_SHIFT).astimezone(zone).utcoffset()
+	):
+		return instant
 	# Wall-clock candidates are walked in local time, starting early enough to see the second
 	# pass of a repeated hour; the earliest instant after `after` wins.
 	it = croniter(spec.expression, local_after - _MAX_DST_SHIFT)

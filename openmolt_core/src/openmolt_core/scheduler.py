@@ -31,7 +31,7 @@ import warnings
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -309,7 +309,15 @@ class Schedule:
 			self._loop_scope.cancel()
 
 	def resume(self) -> None:
-		"""Fire again from now on; times that passed while paused are not caught up."""
+		"""Fire again from now on; times that passed while paused are not caught up.
+
+		Raises:
+			ConfigurationError: The schedule was cancelled (add it again with ``agent.schedule``).
+		"""
+		if self._scheduler._schedules.get(self.id) is not self:
+			raise ConfigurationError(
+				f"schedule {self.id!r} was cancelled; add it again with agent.schedule(...)"
+			)
 		if not self._paused:
 			return
 		self._paused = False
@@ -356,6 +364,7 @@ class Scheduler:
 		self.history_size = history_size
 		self._schedules: dict[str, Schedule] = {}
 		self._busy: set[Agent] = set()
+		self._runs: set[anyio.CancelScope] = set()  # runs in flight, cancelled schedules' too
 		self._tg: TaskGroup | None = None
 		self._stop: anyio.Event | None = None
 		self._closed: anyio.Event | None = None
@@ -467,9 +476,8 @@ class Scheduler:
 		if self._stop is not None:
 			self._stop.set()
 		if cancel_running:
-			for schedule in self.schedules:
-				if schedule._run_scope is not None:
-					schedule._run_scope.cancel()
+			for scope in list(self._runs):
+				scope.cancel()
 
 	async def wait_closed(self) -> None:
 		"""Wait until `serve` has returned (at once when it is not serving)."""
@@ -478,6 +486,8 @@ class Scheduler:
 
 	def _start_loop(self, schedule: Schedule) -> None:
 		if self._tg is None or schedule._paused or self._stop is None or self._stop.is_set():
+			return
+		if self._schedules.get(schedule.id) is not schedule:  # cancelled: no loop, ever
 			return
 		if schedule._loop_scope is not None and not schedule._loop_scope.cancel_called:
 			return
@@ -500,33 +510,53 @@ class Scheduler:
 				schedule._next = due
 				await self.clock.sleep_until(due)
 				now = self.clock.now()
-				if (now - due).total_seconds() <= self.grace:
-					schedule._cursor = due
-					await backend.fire(self, schedule, due)
-					continue
-				count, last = self._dues_until(schedule, due, now)
-				schedule._cursor = last
-				if (now - last).total_seconds() <= self.grace:
-					# The latest due time is on time: it runs, the earlier ones were missed.
-					what = f"{count - 1} run(s) missed while the process was down or asleep"
-					await backend.skip(self, schedule, due, f"{what}; the run due now covers them")
-					await backend.fire(self, schedule, last)
-					continue
-				what = f"{count} run(s) missed while the process was down or asleep"
-				if schedule.spec.missed_runs == "run_once":
-					await backend.fire(self, schedule, last, note=f"catching up once: {what}")
-				else:
-					await backend.skip(self, schedule, last, f"{what}; policy 'skip'")
+				try:
+					await self._due(schedule, due, now)
+				except Exception:  # a backend that failed (its database): the next due time runs
+					schedule._cursor = max(schedule._cursor or due, due)
+					log.exception(
+						"schedule %s: the run due %s could not be started; the schedule goes on",
+						schedule.id,
+						due.isoformat(),
+					)
 
-	def _dues_until(self, schedule: Schedule, due: datetime, now: datetime) -> tuple[int, datetime]:
-		# Due times from `due` up to `now`: how many, and the last one.
+	async def _due(self, schedule: Schedule, due: datetime, now: datetime) -> None:
+		# One wake-up: the due time runs, or the ones missed are skipped or caught up once.
+		backend = self.backend
+		if (now - due).total_seconds() <= self.grace:
+			schedule._cursor = due
+			await backend.fire(self, schedule, due)
+			return
+		count, last = self._dues_until(schedule, due, now)
+		schedule._cursor = last
+		if (now - last).total_seconds() <= self.grace:
+			# The latest due time is on time: it runs, the earlier ones were missed.
+			missed = str(int(count) - 1) if count.isdigit() else count
+			what = f"{missed} run(s) missed while the process was down or asleep"
+			await backend.skip(self, schedule, due, f"{what}; the run due now covers them")
+			await backend.fire(self, schedule, last)
+			return
+		what = f"{count} run(s) missed while the process was down or asleep"
+		if schedule.spec.missed_runs == "run_once":
+			await backend.fire(self, schedule, last, note=f"catching up once: {what}")
+		else:
+			await backend.skip(self, schedule, last, f"{what}; policy 'skip'")
+
+	def _dues_until(self, schedule: Schedule, due: datetime, now: datetime) -> tuple[str, datetime]:
+		# Due times from `due` up to `now`: how many (as the notes say it), and the last one.
+		spec, anchor = schedule.spec, schedule._anchor
 		count, last = 1, due
-		while count < 10_000:
-			following = next_run(schedule.spec, last, anchor=schedule._anchor)
+		for _ in range(_WALK):
+			following = next_run(spec, last, anchor=anchor)
 			if following > now:
-				break
+				return str(count), last
 			count, last = count + 1, following
-		return count, last
+		# Far behind (a clock jump, a long sleep): the last due time is found from `now`, not
+		# walked to, which would hold the event loop for minutes and skip in batches.
+		latest = _latest_due(spec, last, now, anchor)
+		if isinstance(spec, IntervalSchedule):
+			return str(count + round((latest - last).total_seconds() / spec.value)), latest
+		return f"more than {count}", latest
 
 	# runs ---------------------------------------------------------------------------------
 
@@ -585,16 +615,21 @@ class Scheduler:
 			started=self.clock.now(),
 			note=note,
 		)
+		# Its scope too: a cancel (or a stop) before the task starts cancels it all the same.
+		scope = anyio.CancelScope()
+		schedule._run_scope, schedule._running = scope, record
+		self._runs.add(scope)
 		if wait or self._tg is None:
-			await self._execute(schedule, record)
+			await self._execute(schedule, record, scope)
 		else:
-			self._tg.start_soon(self._execute, schedule, record, name=f"openmolt run {schedule.id}")
+			name = f"openmolt run {schedule.id}"
+			self._tg.start_soon(self._execute, schedule, record, scope, name=name)
 		return record
 
-	async def _execute(self, schedule: Schedule, record: RunRecord) -> None:
-		scope = anyio.CancelScope()
+	async def _execute(
+		self, schedule: Schedule, record: RunRecord, scope: anyio.CancelScope
+	) -> None:
 		state = RunState()  # its id is known before the run starts: the events carry it
-		schedule._run_scope, schedule._running = scope, record
 		try:
 			record.started = self.clock.now()
 			log.info("schedule %s: running %s", schedule.id, schedule.agent.name)
@@ -616,6 +651,7 @@ class Scheduler:
 				record.status = "cancelled"
 			record.ended = self.clock.now()
 			self._busy.discard(schedule.agent)
+			self._runs.discard(scope)
 			schedule._run_scope = schedule._running = None
 			with anyio.CancelScope(shield=True):
 				await self._record(schedule, record)
@@ -648,6 +684,31 @@ class Scheduler:
 					name=name,
 				)
 			)
+
+
+_WALK = 100
+"""Due times walked one by one to count the missed ones; past that, the last is looked up."""
+
+
+def _latest_due(spec: AnySpec, last: datetime, now: datetime, anchor: datetime | None) -> datetime:
+	"""The latest due time up to ``now`` (``last`` is one), looked for back from ``now``.
+
+	The window before ``now`` doubles until it holds a due time; the one before it held none,
+	so only a few due times remain to walk.
+	"""
+	window = timedelta(seconds=1)
+	while True:
+		start = now - window
+		if start <= last:
+			found = last
+			break
+		found = next_run(spec, start, anchor=anchor)
+		if found <= now:
+			break
+		window *= 2
+	while (following := next_run(spec, found, anchor=anchor)) <= now:
+		found = following
+	return found
 
 
 def _derived_id(agent_name: str, spec: AnySpec) -> str:

@@ -43,6 +43,7 @@ Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `In
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -404,6 +405,17 @@ class SQLAlchemySession:
 				self._meta.create_all(self.engine, checkfirst=True)
 			self._tables.add(self.engine)
 
+	def _one_writer(self, conn: Any) -> None:
+		"""Hold this session's lock until the transaction ends (PostgreSQL; SQLite has one writer).
+
+		Without it, two turns appended at once interleave their ids (user, user, agent, agent),
+		and two pops take the same item.
+		"""
+		if conn.dialect.name == "postgresql":
+			digest = hashlib.sha256(self.session_id.encode()).digest()[:8]
+			key = int.from_bytes(digest, "big", signed=True)
+			conn.execute(self._sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
 	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
 		"""The items, oldest first (the latest ``limit`` of them)."""
 		if limit is not None and limit <= 0:
@@ -432,6 +444,7 @@ class SQLAlchemySession:
 			self._ensure()
 			if rows:
 				with self.engine.begin() as conn:
+					self._one_writer(conn)
 					conn.execute(self._table.insert(), rows)
 
 		await anyio.to_thread.run_sync(write)
@@ -443,6 +456,7 @@ class SQLAlchemySession:
 		def pop() -> dict[str, Any] | None:
 			self._ensure()
 			with self.engine.begin() as conn:
+				self._one_writer(conn)
 				row = conn.execute(
 					sa.select(t.c.id, t.c.item)
 					.where(t.c.session_id == self.session_id)

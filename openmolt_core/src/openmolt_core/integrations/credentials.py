@@ -444,22 +444,60 @@ class OAuth2Auth(httpx.Auth):
 					# Another process refreshed while this one waited: its token, and the news.
 					await self._notify(dict(self.config))
 					return token
-			await self._refresh()
-			saved = {k: self.config[k] for k in _TOKEN_KEYS if self.config.get(k) not in (None, "")}
-			try:
-				await anyio.to_thread.run_sync(store.save, integration, {**stored, **saved}, user)
-			except Exception as exc:  # the token works; only the next process will refresh again
-				log.warning(
-					"%s: the new token could not be saved to the credential store (%s)",
-					self.iid,
-					type(exc).__name__,
-				)
+			# The service may rotate the refresh token as soon as it has the request: a run
+			# cancelled meanwhile still saves what came back, or the next refresh is refused.
+			with anyio.CancelScope(shield=True):
+				try:
+					await self._exchange()
+				except ToolError as exc:
+					if "refreshToken" in keys and _revoked(exc):
+						await self._forget_access_token(stored)
+					raise
+				saved = {
+					k: self.config[k] for k in _TOKEN_KEYS if self.config.get(k) not in (None, "")
+				}
+				try:
+					await anyio.to_thread.run_sync(
+						store.save, integration, {**stored, **saved}, user
+					)
+				except Exception as exc:  # the token works; only the next process refreshes again
+					log.warning(
+						"%s: the new token could not be saved to the credential store (%s)",
+						self.iid,
+						type(exc).__name__,
+					)
+			await self._notify(dict(self.config))
 			return self._token_now()
 		finally:
 			with anyio.CancelScope(shield=True):
 				await anyio.to_thread.run_sync(lock.__exit__, None, None, None)
 
+	async def _forget_access_token(self, stored: Mapping[str, Any]) -> None:
+		"""Drop the stored access token of a revoked grant: the next call refreshes, and is told.
+
+		Kept, it would read as fresh until it expires: every call would send it and be refused.
+		"""
+		assert self._store is not None
+		store, integration, user, _ = self._store
+		dead = ("accessToken", OAUTH2_CONFIG_KEYS["accessToken"])
+		if not any(key in stored for key in dead):
+			return
+		kept = {k: v for k, v in stored.items() if k not in dead}
+		try:
+			await anyio.to_thread.run_sync(store.save, integration, kept, user)
+		except Exception as exc:
+			log.warning(
+				"%s: the revoked token could not be dropped from the credential store (%s)",
+				self.iid,
+				type(exc).__name__,
+			)
+
 	async def _refresh(self) -> None:
+		await self._exchange()
+		await self._notify(dict(self.config))
+
+	async def _exchange(self) -> None:
+		"""Spend the refresh token for a new access token (``self.config``), telling nobody yet."""
 		cfg = self.config
 		refresh = _value(self.credential.refresh_token, cfg, "refreshToken")
 		token_url = _value(self.credential.token_url, cfg, "tokenUrl")
@@ -526,7 +564,6 @@ class OAuth2Auth(httpx.Auth):
 			if OAUTH2_CONFIG_KEYS[camel] in new:  # keep the user's spelling current as well
 				new[OAUTH2_CONFIG_KEYS[camel]] = value
 		self.config = new
-		await self._notify(new)
 
 	async def _notify(self, new: dict[str, Any]) -> None:
 		"""Give the new config to ``on_token_refresh`` and every listener."""
@@ -564,6 +601,11 @@ class OAuth2Auth(httpx.Auth):
 	def secrets(self) -> set[str]:
 		"""Every token and secret this credential has held, for redaction."""
 		return {s for s in {*self._seen, self._token_now()} if len(s) >= 6}
+
+
+def _revoked(error: ToolError) -> bool:
+	"""Whether a refused refresh says the grant is gone (``invalid_grant``, RFC 6749 5.2)."""
+	return isinstance(error.details, dict) and error.details.get("error") == "invalid_grant"
 
 
 def make_auth(
