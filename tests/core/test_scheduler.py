@@ -474,3 +474,28 @@ def test_a_durability_backend_fires_schedules_only_when_it_says_so() -> None:
 	with pytest.raises(ConfigurationError, match="RunsOnly cannot fire schedules"):
 		schedule_backend_of(RunsOnly())
 	assert issubclass(DBOSBackend, DurableSchedules)
+
+
+async def test_a_run_that_raises_records_its_error_masked(tmp_path) -> None:
+	"""An error that is not a RunError (the loop masks those) is masked before it is recorded:
+	the history, its SQLite store and the schedule:end event show no secret."""
+	secret = "sk-SCHEDULEDsecret0042"
+
+	class Broken:
+		name = "broken"
+		model = "broken"
+
+		async def generate(self, request):
+			raise ConfigurationError(f"the key {secret} was refused")
+
+	store = tmp_path / "history.db"
+	_, om, agent = setup(Broken(), schedule_store=store)
+	om.secrets.add(secret)
+	ended = []
+	agent.on("schedule:end", lambda e: ended.append(repr(e)))
+	sid = agent.schedule({"type": "interval", "value": 60, "input": "tick"})
+	async with om:
+		record = await om.scheduler.get(sid).run_now()
+	assert record.status == "error" and "refused" in (record.error or "")
+	assert secret not in (record.error or "") and ended and secret not in ended[0]
+	assert secret.encode() not in store.read_bytes()

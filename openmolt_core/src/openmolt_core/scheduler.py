@@ -644,7 +644,10 @@ class Scheduler:
 					record.status, record.result, record.error = "error", exc.result, str(exc)
 					record.usage = exc.result.usage.to_dict()
 				except Exception as exc:
-					record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
+					# Not a RunError (whose message the loop masked): masked here, since it goes
+					# to the history, its store and the schedule:end event.
+					said = f"{type(exc).__name__}: {exc}"
+					record.status, record.error = "error", schedule.agent._redactor(said)
 					log.exception("schedule %s: the run raised", schedule.id)
 		finally:
 			if record.status == "running":
