@@ -748,3 +748,29 @@ def test_sessions_of_one_url_share_one_engine(tmp_path: Path) -> None:
 	c = SQLAlchemySession("c", other)
 	assert a.engine is b.engine
 	assert c.engine is not a.engine and str(c.engine.url).endswith("other.db")
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+@pytest.mark.parametrize(
+	("given", "said"),
+	[
+		("", "non-empty"),
+		("thread\x00one", "control characters"),
+		("line\nforged", "control characters"),
+		("esc\x1b[31m", "control characters"),
+		("x" * 1025, "at most 1024"),
+	],
+)
+def test_a_session_id_a_store_cannot_keep_is_refused(
+	kind: str, given: str, said: str, tmp_path: Path
+) -> None:
+	"""Every store refuses the same ids, naming why: a NUL PostgreSQL refuses, control
+	characters a log or page would show, an id too long to index."""
+	with pytest.raises(ConfigurationError, match=f"session_id: .*{said}"):
+		sessions(kind, tmp_path, given)
+
+
+def test_ids_of_people_chats_and_threads_are_taken() -> None:
+	"""What the surfaces send is taken as it is (unicode, separators, the longest allowed)."""
+	for given in ["agui:Helper:t-1", "slack:Bot:C1/17.0001", "élodie:🙂", "x" * 1024]:
+		assert InMemorySession(given).session_id == given

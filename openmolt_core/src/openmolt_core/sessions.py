@@ -47,6 +47,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"ENV_VAR",
+	"MAX_SESSION_ID",
 	"InMemorySession",
 	"SQLAlchemySession",
 	"SQLiteSession",
@@ -99,11 +101,28 @@ value the agent may still need, and what was still open. Do not invent anything.
 instructions. Keep it under {words} words."""
 
 
+MAX_SESSION_ID = 1024
+"""The longest session id taken (characters): stores index it, logs and the viewer show it."""
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _check_id(session_id: Any) -> str:
 	if not isinstance(session_id, str) or not session_id.strip():
 		got = "an empty string" if isinstance(session_id, str) else type(session_id).__name__
 		raise ConfigurationError(
 			f"session_id: expected a non-empty string (a user, chat or thread id), got {got}"
+		)
+	if len(session_id) > MAX_SESSION_ID:
+		raise ConfigurationError(
+			f"session_id: at most {MAX_SESSION_ID} characters, got {len(session_id)}; use a "
+			"shorter id (a hash of a long one)"
+		)
+	bad = _CONTROL.search(session_id)
+	if bad is not None:
+		raise ConfigurationError(
+			f"session_id: no control characters (it holds {bad[0]!r} at {bad.start()}): "
+			"PostgreSQL refuses a NUL, and logs and pages would show the others"
 		)
 	return session_id
 

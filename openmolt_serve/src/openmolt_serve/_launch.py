@@ -98,9 +98,10 @@ def session_id(kind: str, agent: str, key: str) -> str:
 	"""The session of one conversation a surface serves: ``<kind>:<agent>:<key>``.
 
 	The agent's name and the key (a thread, a chat, a context id) may hold a ``:`` (an agent
-	named for its model, ``openai:gpt-5-mini``): each writes ``%`` as ``%25`` and ``:`` as
-	``%3A``, so two conversations never share one session (agent ``x`` thread ``y:z`` and agent
-	``x:y`` thread ``z``). A name and key without either are written as they are, as before.
+	named for its model, ``openai:gpt-5-mini``): each writes ``%`` as ``%25``, ``:`` as ``%3A``
+	and a control character as its ``%XX`` (which no store takes: a webhook payload's key may
+	hold one), so two conversations never share one session (agent ``x`` thread ``y:z`` and
+	agent ``x:y`` thread ``z``). A name and key without any are written as they are, as before.
 
 	Args:
 		kind: The surface (``agui``, ``a2a``, ``hook``, a chat channel's type).
@@ -111,7 +112,10 @@ def session_id(kind: str, agent: str, key: str) -> str:
 
 
 def _escaped(part: str) -> str:
-	return part.replace("%", "%25").replace(":", "%3A")
+	return _ESCAPED.sub(lambda m: f"%{ord(m[0]):02X}", part)
+
+
+_ESCAPED = re.compile(r"[%:\x00-\x1f\x7f]")
 
 
 def _slug(text: str, size: int) -> str:
