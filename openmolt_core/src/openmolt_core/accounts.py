@@ -661,15 +661,14 @@ class UserAccounts:
 		elif isinstance(granted, list) and any(s not in granted for s in needed):
 			reason = "scopes"
 		else:
-			from openmolt_core.integrations.credentials import OAuth2Auth
+			from openmolt_core.integrations.credentials import OAuth2Auth, revoked
 
 			auth = self._auth(tool.context, user, stored)
 			try:  # a token that must be refreshed is refreshed now: a revoked grant shows here
 				if isinstance(auth, OAuth2Auth):
 					await auth.token()
 			except ToolError as exc:
-				details = exc.details if isinstance(exc.details, dict) else {}
-				if details.get("error") != "invalid_grant":
+				if not revoked(exc):
 					return None  # another failure: the call reports it
 				reason = "revoked"
 		if reason is None:

@@ -61,6 +61,7 @@ __all__ = [
 	"make_auth",
 	"oauth2_config",
 	"render_value",
+	"revoked",
 ]
 
 log = logging.getLogger("openmolt")
@@ -450,7 +451,7 @@ class OAuth2Auth(httpx.Auth):
 				try:
 					await self._exchange()
 				except ToolError as exc:
-					if "refreshToken" in keys and _revoked(exc):
+					if "refreshToken" in keys and revoked(exc):
 						await self._forget_access_token(stored)
 					raise
 				saved = {
@@ -603,8 +604,12 @@ class OAuth2Auth(httpx.Auth):
 		return {s for s in {*self._seen, self._token_now()} if len(s) >= 6}
 
 
-def _revoked(error: ToolError) -> bool:
-	"""Whether a refused refresh says the grant is gone (``invalid_grant``, RFC 6749 5.2)."""
+def revoked(error: ToolError) -> bool:
+	"""Whether a refused refresh says the grant is gone (``invalid_grant``, RFC 6749 5.2).
+
+	Args:
+		error: The refresh's error (its ``details`` hold the token endpoint's answer).
+	"""
 	return isinstance(error.details, dict) and error.details.get("error") == "invalid_grant"
 
 
