@@ -463,7 +463,24 @@ class ReadResultTool:
 		self._offload = offload
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
-		"""Read the slice the input selects."""
+		"""Read the slice the input selects, of a result this run stored.
+
+		Raises:
+			ToolError: The handle is not one of the run's stored results (another run's, an
+				uploaded file, a ``fileSystem:`` path, a slice written into the handle): what it
+				holds was never counted by this run's taint policy nor gated as its tool's call.
+		"""
+		caller = context.run.caller if context.run is not None else None
+		stored = getattr(getattr(caller, "state", None), "stored", None) or ()
+		ref = input.get("result")
+		if not any(ref == record.get("file") for record in stored):
+			from openmolt_core.errors import ToolError
+
+			handles = ", ".join(str(record.get("file")) for record in stored[-5:]) or "none"
+			raise ToolError(
+				f"{str(ref)[:80]!r} is not a result this run stored; {READ_TOOL} reads only those "
+				f"(the last: {handles}), and selects a part with pointer, path, lines or bytes"
+			)
 		return await self._offload.read(input, context.files)
 
 
