@@ -14,6 +14,7 @@ its check; this module, loaded when a run compacts, writes the summary (`compact
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import _cost
@@ -50,6 +51,8 @@ async def compact_run(cap: Compaction, ctx: RunContext, threshold: int, system: 
 		response: ModelResponse = await ctx.port.step(
 			key, fn, encode=ModelResponse.to_dict, decode=ModelResponse.from_dict
 		)
+		# The summary is a model's text going into the history: masked like a reply.
+		response = replace(response, text=ctx.redact(response.text))
 		# A summary the provider did not price costs its model's price (the run's cost).
 		if cap.compactor is not None:
 			_cost.price_call(provider, model, response.usage)
