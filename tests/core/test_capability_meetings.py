@@ -248,3 +248,67 @@ async def test_a_tool_loaded_mid_run_keeps_its_labels_guardrails_and_visibility(
 	assert "refused by policy" in results(model, 5)[0]["error"]
 	assert ran == ["fetch"]
 	assert [t["tool"] for t in result.state.taint] == ["local.fetch"]
+
+
+# durability: every capability's decision journaled ------------------------------------------
+
+
+async def test_a_replay_decides_every_capability_as_the_first_run_did() -> None:
+	"""Tool search loads, an offload store and read, a model-judged result guardrail and a
+	compaction in one run: replayed from its journal with models that may not be asked, it
+	ends in the same state through the same steps."""
+	from openmolt_core.compaction import CompactionConfig
+	from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
+	from openmolt_core.llm import Usage
+	from openmolt_core.toolsearch import LOAD_TOOL
+
+	from ._journal import Journal, drive
+
+	class Keys(Journal):
+		def __init__(self, replay: dict[str, Any] | None = None) -> None:
+			super().__init__(replay)
+			self.keys: list[str] = []
+
+		async def step(self, key: str, fn: Any, **codec: Any) -> Any:
+			self.keys.append(key)
+			return await super().step(key, fn, **codec)
+
+	def make(live: bool) -> Any:
+		om = OpenMolt(entry_points=False)
+		script = [
+			call_tool(LOAD_TOOL, tools=["local.fetch", "local.big"]),
+			call_tool("local.big"),
+			lambda request: call_tool(
+				READ_TOOL, result=_stored(request, "local.big"), pointer="/1"
+			),
+			call_tool("local.fetch"),
+			*[call_tool("local.fetch") for _ in range(4)],
+			finish(result="ok"),
+		]
+		model = ScriptedModel(script if live else [], usage=Usage(5_000, 5))
+		judge_model = ScriptedModel([finish(action="allow", reason="")] * 5 if live else [])
+		judge = om.create_agent(name="Judge", model=judge_model, output_schema=VERDICT_SCHEMA)
+		tools = [*_desk([]), returning("big", ["q" * 100] * 300, [])]
+		agent = om.create_agent(
+			name="D",
+			model=model,
+			tools=tools,
+			tool_loading="search",
+			guardrails=[Guardrail(judge, on="tool_result", tools=("local.fetch",))],
+			compaction=CompactionConfig(threshold_tokens=4_000, keep_steps=2),
+		)
+		summariser = _Summariser()
+		if not live:
+			summariser.generate = None  # type: ignore[assignment,method-assign]
+		agent.compactor = lambda: (summariser, "cheap")
+		return agent
+
+	journal = Keys()
+	live = await drive(make(True), journal, "run-1")
+	assert live.loaded and live.stored and live.compaction and live.taint
+	replay = Keys(replay=journal.values)
+	replayed = await drive(make(False), replay, "run-1")
+	assert replayed.to_dict() == live.to_dict()
+	assert replay.keys == journal.keys
+	kinds = {key.split(":")[0] for key in journal.keys}
+	assert {"model", "tool", "guard", "compact"} <= kinds, journal.keys
