@@ -312,3 +312,46 @@ async def test_a_replay_decides_every_capability_as_the_first_run_did() -> None:
 	assert replay.keys == journal.keys
 	kinds = {key.split(":")[0] for key in journal.keys}
 	assert {"model", "tool", "guard", "compact"} <= kinds, journal.keys
+
+
+# a capability's time is the run's ------------------------------------------------------------
+
+
+async def test_a_hanging_summariser_or_run_start_hook_ends_at_the_runs_timeout() -> None:
+	"""Compaction's summary call (before_model) and a slow on_run_start count in the run's
+	``timeout``: the run ends limit_reached at its deadline, not when the hook returns."""
+	import time
+
+	import anyio
+
+	from openmolt import Capability
+
+	class Hanging(_Summariser):
+		async def generate(self, request: Any) -> Any:
+			await anyio.sleep(30)
+			raise AssertionError("not reached")
+
+	agent, _, _ = _compacting(untrusted=False)
+	agent.timeout = 0.3
+	agent.compactor = lambda: (Hanging(), "cheap")
+	began = time.monotonic()
+	result = await agent.run("go")
+	assert result.status == "limit_reached" and "0.3 seconds elapsed" in (result.error or "")
+	assert time.monotonic() - began < 5
+
+	class SlowStart(Capability):
+		name = "slow-start"
+
+		async def on_run_start(self, run: Any) -> None:
+			await anyio.sleep(30)
+
+	slow = OpenMolt(entry_points=False).create_agent(
+		name="S",
+		model=ScriptedModel([finish(result="ok")]),
+		capabilities=[SlowStart()],
+		timeout=0.3,
+	)
+	began = time.monotonic()
+	result = await slow.run("go")
+	assert result.status == "limit_reached"
+	assert time.monotonic() - began < 5
