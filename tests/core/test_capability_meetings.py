@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -355,3 +356,80 @@ async def test_a_hanging_summariser_or_run_start_hook_ends_at_the_runs_timeout()
 	result = await slow.run("go")
 	assert result.status == "limit_reached"
 	assert time.monotonic() - began < 5
+
+
+# a capability's state through a park and a resume elsewhere ----------------------------------
+
+
+async def test_every_capabilitys_state_survives_a_park_and_a_resume_in_another_agent(
+	tmp_path: Path,
+) -> None:
+	"""Tool search's loads, offload's stored results, a compaction, the taint and a third-party
+	capability's ``ext`` state all come back from a saved state resumed by a new agent: the
+	loaded tool and the stored result stay callable and readable, the taint still gates."""
+	from openmolt import Capability, Park, Proceed
+	from openmolt_core.compaction import CompactionConfig
+	from openmolt_core.llm import Usage
+	from openmolt_core.taint import TaintPolicy
+	from openmolt_core.toolsearch import LOAD_TOOL
+
+	class Counter(Capability):
+		name = "acme-counter"
+
+		async def before_tool(self, run: Any, call: Any, tool: Any) -> Any:
+			mine = self.state(run)
+			mine["calls"] = mine.get("calls", 0) + 1
+			if call.tool == "local.note" and not mine.get("ok"):
+				return Park("may I note?", {"tool": call.tool})
+			return Proceed()
+
+		async def resume(self, run: Any, parked: Any, given: Any) -> None:
+			self.state(run)["ok"] = given == "yes"
+
+	def make(script: list[Any]) -> tuple[Any, ScriptedModel]:
+		model = ScriptedModel(script, usage=Usage(5_000, 5))
+		tools = [*_desk([]), returning("big", ["q" * 100] * 300, [])]
+		agent = OpenMolt(entry_points=False, files_dir=tmp_path).create_agent(
+			name="P",
+			model=model,
+			tools=tools,
+			tool_loading="search",
+			capabilities=[Counter()],
+			compaction=CompactionConfig(threshold_tokens=4_000, keep_steps=2),
+			taint_policy=TaintPolicy(on_outbound="refuse", only_trifecta=False),
+		)
+		agent.compactor = lambda: (_Summariser(), "cheap")
+		return agent, model
+
+	first, _ = make(
+		[
+			call_tool(LOAD_TOOL, tools=["local.fetch", "local.big", "local.note", "local.send"]),
+			call_tool("local.big"),
+			call_tool("local.fetch"),
+			call_tool("local.note"),
+		]
+	)
+	parked = await first.run("go")
+	assert parked.status == "approval_required", parked.error
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	assert saved["compaction"] and saved["stored"] and saved["taint"] and saved["loaded"]
+	assert saved["ext"]["acme-counter"]["calls"] == 4
+	handle = saved["stored"][0]["file"]
+
+	second, model = make(
+		[
+			call_tool(READ_TOOL, result=handle, pointer="/2"),
+			call_tool("local.send"),
+			finish(result="ok"),
+		]
+	)
+	result = await second.resume(saved, given="yes")
+	assert result.status == "success", result.error
+	assert result.state.ext["acme-counter"] == {"calls": 7, "ok": True}
+	[noted] = results(model, 0)
+	assert noted["ok"], noted
+	[read] = results(model, 1)
+	assert read["ok"] and read["result"]["value"] == "q" * 100, read
+	[sent] = results(model, 2)
+	assert "refused by policy" in sent["error"]
+	assert result.state.compaction and result.state.compaction["count"] >= 1
