@@ -74,6 +74,29 @@ def _own(request: Any) -> str:
 	raise AssertionError("no stored result")
 
 
+async def test_a_stored_result_is_masked_in_the_file_store() -> None:
+	"""A large result that echoes a secret is stored masked: the handle is a file reference a
+	tool may upload, and the store outlives the run (files_dir), so it holds no secret either."""
+	secret = "sk-live-OFFLOADSECRET98765"
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	echo = returning("get", {"auth": f"Bearer {secret}", "rows": ["z" * 100] * 300}, [])
+	model = ScriptedModel(
+		[
+			call_tool("local.get"),
+			lambda request: call_tool(READ_TOOL, result=_own(request), pointer="/auth"),
+			finish(result="ok"),
+		]
+	)
+	result = await om.create_agent(name="M", model=model, tools=[echo]).run("go")
+	assert result.status == "success", result.error
+	[record] = result.state.stored
+	stored = om.files.read(record["file"]).data
+	assert secret.encode() not in stored and b"[redacted]" in stored
+	assert json.loads(stored)["rows"] == ["z" * 100] * 300
+	assert results(model, 2)[0]["result"]["value"] == "Bearer [redacted]"
+
+
 async def test_a_slice_of_an_untrusted_result_is_marked_untrusted() -> None:
 	"""readResult reads what an untrusted tool returned: its slices carry the same marker.
 

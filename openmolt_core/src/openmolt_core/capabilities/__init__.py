@@ -365,12 +365,16 @@ class Offload:
 				return value
 		return self.limit
 
-	async def shrink(self, handle: str, value: Any) -> Any:
+	async def shrink(
+		self, handle: str, value: Any, *, redact: Callable[[Any], Any] | None = None
+	) -> Any:
 		"""The result as the model sees it: itself when small enough, else a stored preview.
 
 		Args:
 			handle: The tool's handle (for its threshold and the stored file's name).
 			value: The tool's result.
+			redact: Masks the run's secrets in a JSON value: a result stored is masked first,
+				as everything the run hands on is (a tool that uploads the handle sends it).
 		"""
 		limit = self.threshold(handle)
 		if limit >= _SCALAR and _scalar(value):  # short enough without writing its JSON
@@ -381,6 +385,10 @@ class Offload:
 		text = "" if binary else dumps(value)
 		if not binary and len(text) <= limit:
 			return value
+		if redact is not None and not binary:
+			masked = redact(value)
+			if masked != value:
+				value, text = masked, dumps(masked)
 		from openmolt_core.capabilities.offload import store
 
 		return await store(self, handle, value, text, limit)
@@ -531,8 +539,9 @@ class OffloadResults(Capability):
 		)
 
 	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
-		"""The result itself when small enough, else stored with a preview in its place."""
-		return await self.offload.shrink(call.tool, value)
+		"""The result itself when small enough, else stored (masked) with a preview in its place."""
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		return await self.offload.shrink(call.tool, value, redact=ctx.redact.deep)
 
 	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
 		"""A stored result: the reader loads, and ``state.stored`` lists the handle in order."""
