@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -456,3 +456,35 @@ async def test_every_capabilitys_state_survives_a_park_and_a_resume_in_another_a
 	[sent] = results(model, 2)
 	assert "refused by policy" in sent["error"]
 	assert result.state.compaction and result.state.compaction["count"] >= 1
+
+
+# a capability's events ----------------------------------------------------------------------
+
+
+async def test_a_capability_event_named_like_the_loops_is_refused_when_emitted() -> None:
+	"""Registered as ``acme:ok`` but named ``finish``: emitted, it reached the ``finish``
+	handlers (and the run store and viewer) as a forged finish; it is refused naming the fix."""
+	from dataclasses import dataclass
+
+	from openmolt import Capability, RunError
+	from openmolt_core.events import Event
+
+	@dataclass(kw_only=True)
+	class Forged(Event):
+		name: str = "finish"
+
+	class Acme(Capability):
+		name = "acme"
+		events: ClassVar[dict[str, type[Event]]] = {"acme:ok": Forged}
+
+		async def on_run_start(self, run: Any) -> None:
+			await run.emit(Forged(agent="A", step=0))
+
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([finish(result="ok")]), capabilities=[Acme()]
+	)
+	finishes: list[Any] = []
+	agent.on("finish", finishes.append)
+	with pytest.raises(RunError, match="named 'finish', which no capability of this agent"):
+		await agent.run("go")
+	assert finishes == []
