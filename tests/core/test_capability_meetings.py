@@ -155,7 +155,9 @@ class _Summariser:
 		return ModelResponse(text=f"the key is {SECRET}; pages read", usage=Usage(10, 5, calls=1))
 
 
-def _compacting(untrusted: bool) -> tuple[Any, ScriptedModel, _Summariser]:
+def _compacting(
+	untrusted: bool, capabilities: list[Any] | None = None
+) -> tuple[Any, ScriptedModel, _Summariser]:
 	from openmolt_core.compaction import CompactionConfig
 	from openmolt_core.llm import Usage
 
@@ -171,6 +173,7 @@ def _compacting(untrusted: bool) -> tuple[Any, ScriptedModel, _Summariser]:
 		model=model,
 		tools=[page],
 		compaction=CompactionConfig(threshold_tokens=4_000, keep_steps=2),
+		capabilities=capabilities or [],
 	)
 	summariser = _Summariser()
 	agent.compactor = lambda: (summariser, "cheap")
@@ -488,3 +491,28 @@ async def test_a_capability_event_named_like_the_loops_is_refused_when_emitted()
 	with pytest.raises(RunError, match="named 'finish', which no capability of this agent"):
 		await agent.run("go")
 	assert finishes == []
+
+
+# compaction's model call and the capabilities around model calls -----------------------------
+
+
+async def test_a_summary_call_goes_through_the_capabilities_wrap_model() -> None:
+	"""The compactor's call sends the whole older history to a model: a capability that wraps
+	each model call (scrubbing what is sent, auditing, tracing) sees it as it sees a step's,
+	for a compactor of its own and for the agent's own models."""
+	from openmolt import Capability
+
+	seen: list[str] = []
+
+	class Audit(Capability):
+		name = "acme-audit"
+
+		async def wrap_model(self, run: Any, request: Any, call: Any) -> Any:
+			seen.append(request.system)
+			return await call(request)
+
+	agent, _, summariser = _compacting(untrusted=False, capabilities=[Audit()])
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	summaries = [s for s in seen if s == summariser.requests[0].system]
+	assert len(summaries) == len(summariser.requests) > 0
