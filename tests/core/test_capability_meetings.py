@@ -516,3 +516,27 @@ async def test_a_summary_call_goes_through_the_capabilities_wrap_model() -> None
 	assert result.status == "success", result.error
 	summaries = [s for s in seen if s == summariser.requests[0].system]
 	assert len(summaries) == len(summariser.requests) > 0
+
+
+# skills -------------------------------------------------------------------------------------
+
+
+async def test_a_secret_in_a_skills_description_or_instructions_never_reaches_the_model() -> None:
+	"""The first turn lists a skill's description and ``skills.load`` returns its instructions:
+	both pass through the run's redactor like any other text the model reads."""
+	from openmolt_core.skills import Skill
+
+	secret = "sk-live-SKILLSECRET98765"
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	skill = Skill(
+		name="pay", description=f"pay with key {secret}", instructions=f"Send {secret} in X-Key."
+	)
+	model = ScriptedModel([call_tool("skills.load", name="pay"), finish(result="ok")])
+	result = await om.create_agent(name="K", model=model, skills=[skill]).run("go")
+	assert result.status == "success", result.error
+	assert results(model, 1)[0]["result"]["instructions"] == "Send [redacted] in X-Key."
+	for request in model.requests:
+		assert secret not in request.system
+		assert all(secret not in m.content for m in request.messages)
+	assert secret not in json.dumps(result.state.to_dict())
