@@ -192,28 +192,6 @@ async def test_a_summary_is_masked_like_a_reply() -> None:
 	assert "[redacted]" in block["summary"]
 
 
-async def test_a_summary_of_untrusted_steps_is_marked_untrusted() -> None:
-	"""The steps a summary replaces read untrusted content: their entries' markers go with them,
-	so the block says it (as a session's summary of tainted turns is tainted), and keeps saying it
-	through the next compactions."""
-	agent, _, _ = _compacting(untrusted=True)
-	result = await agent.run("go")
-	assert result.status == "success", result.error
-	block = json.loads(result.state.messages[0].content)["compacted"]
-	assert block["untrusted"] is True
-	assert result.state.compaction is not None and result.state.compaction["untrusted"] is True
-	assert result.state.compaction["count"] > 1
-
-
-async def test_a_summary_of_trusted_steps_is_not_marked() -> None:
-	"""A run that read nothing untrusted keeps its compacted block as before (no marker)."""
-	agent, _, _ = _compacting(untrusted=False)
-	result = await agent.run("go")
-	assert result.state.compaction is not None
-	block = json.loads(result.state.messages[0].content)["compacted"]
-	assert "untrusted" not in block and "untrusted" not in result.state.compaction
-
-
 # tool search --------------------------------------------------------------------------------
 
 

@@ -16,8 +16,6 @@ provider's cache keeps those; the plan, the memory and every file reference of t
 are kept verbatim, so no handle is lost. Compaction happens in large chunks (everything but the
 last ``keep_steps`` steps), so the prefix is byte-stable for many steps between two compactions. The compacted history is the state's history: `RunState.compaction` records the
 original first turn and what was summarised, so a resumed or replayed run sees the same history.
-A summary of steps that read untrusted content (`RunState.taint`) is marked ``"untrusted": true``
-in the block, as those steps' results were.
 The summary is one model call through the durability port (key ``compact:<step>``).
 """
 
@@ -151,14 +149,9 @@ async def compact(
 
 	response = await journal(f"compact:{step}", summarise)
 	state.usage.add(response.usage)
-	# A summary of steps that read untrusted content carries it: it says so, as their entries did.
-	untrusted = bool(record.get("untrusted")) or any(
-		int(t.get("step") or 0) <= through for t in state.taint
-	)
 	block = {
 		"note": f"steps 1-{through} of this run, summarised; the steps after it follow verbatim",
 		"summary": response.text.strip(),
-		**({"untrusted": True} if untrusted else {}),
 		"plan": state.plan,
 		"memory": state.memory,
 		"files": files,
@@ -174,7 +167,6 @@ async def compact(
 		"through_step": through,
 		"files": files,
 		"count": int(record.get("count") or 0) + 1,
-		**({"untrusted": True} if untrusted else {}),
 	}
 	return CompactionRecord(
 		step=step,
