@@ -127,6 +127,31 @@ async def test_visible_tools_must_answer_handles() -> None:
 	assert (await listed.run("pay")).status == "success"
 
 
+async def test_visible_tools_may_not_add_a_tool_it_was_not_given() -> None:
+	"""An unknown handle, or one an earlier capability hid, is refused naming it (it crashed the
+	listing with a KeyError, or made a hidden tool callable again)."""
+
+	class Hides(Capability):
+		name = "acme-hides"
+
+		def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
+			return tuple(h for h in handles if h != "local.pay")
+
+	om = OpenMolt(entry_points=False)
+	for extra, capabilities in (
+		("local.ghost", [Answers(visible_tools=("local.pay", "local.ghost"))]),
+		("local.pay", [Hides(), Answers(visible_tools=("local.pay",))]),
+	):
+		agent = om.create_agent(
+			name="A", model=ScriptedModel([]), tools=Till().tools, capabilities=capabilities
+		)
+		with pytest.raises(
+			TypeError,
+			match=rf"visible_tools returned tuple; return only handles it was given \(not {extra}\)",
+		):
+			await agent.run("pay")
+
+
 class Raises(Capability):
 	"""Raises ``error`` from the hook named ``hook``; the others do nothing."""
 

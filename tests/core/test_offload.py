@@ -371,17 +371,16 @@ async def test_read_result_before_anything_was_stored_is_refused() -> None:
 
 
 async def test_an_unknown_handle_says_how_long_results_last() -> None:
-	"""A handle the store does not have gets an error naming files_dir and the way out."""
-	model = ScriptedModel(
-		[
-			call_tool("local.get"),
-			call_tool(READ_TOOL, result="openmolt-file:abcdefgh12345678", pointer="/0"),
-			finish(result="x"),
-		]
-	)
-	agent = OpenMolt(entry_points=False).create_agent(
-		name="R", model=model, tools=[returning(["y" * 100] * 300)]
-	)
+	"""A stored handle the store no longer has gets an error naming files_dir and the way out."""
+	om = OpenMolt(entry_points=False)
+
+	def gone(request: ModelRequest) -> dict[str, Any]:
+		handle = stored_handle(request)
+		om.files.path_of(handle).unlink()  # as in another process without files_dir
+		return call_tool(READ_TOOL, result=handle, pointer="/0")
+
+	model = ScriptedModel([call_tool("local.get"), gone, finish(result="x")])
+	agent = om.create_agent(name="R", model=model, tools=[returning(["y" * 100] * 300)])
 	await agent.run("go")
 	[error] = results(model, 2)
 	assert "files_dir" in error["error"] and "call the tool again" in error["error"]

@@ -33,3 +33,33 @@ def test_only_what_may_start_a_secret_is_held_back() -> None:
 	assert stream.feed("hello tok_") == "hello "
 	assert stream.feed("zzz") == "tok_zzz"  # not a secret after all: sent whole
 	assert stream.flush() == ""
+
+
+def _encoded(secret: str) -> list[str]:
+	"""Every spelling the redactor knows, and percent-encodings with other encoders' safe sets
+	(every byte encoded; a path that keeps ``+`` and ``:``), which `mask` decodes whole."""
+	from urllib.parse import quote
+
+	from openmolt_core.secrets import spellings
+
+	every = "".join(f"%{byte:02X}" for byte in secret.encode())
+	return [*sorted(spellings(secret)), every, every.lower(), quote(secret, safe="/+:")]
+
+
+@given(
+	which=st.integers(min_value=0, max_value=100),
+	cuts=st.lists(st.integers(min_value=0, max_value=120), max_size=6),
+)
+def test_every_spelling_split_anywhere_is_masked_like_the_whole_text(
+	which: int, cuts: list[int]
+) -> None:
+	"""A percent-encoded run is decoded whole by `mask`: the stream holds it back until it ends,
+	else its parts, none of which decodes to the secret, went out unmasked."""
+	secret = "sk-Abc/def+ghi:jkl@mno!pq"
+	spellings = _encoded(secret)
+	text = f"see <{spellings[which % len(spellings)]}> ok"
+	points = sorted({min(c, len(text)) for c in cuts})
+	pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+	stream = StreamMask(lambda: [secret])
+	out = "".join(stream.feed(p) for p in pieces) + stream.flush()
+	assert out == mask(text, frozenset({secret})) == f"see <{MASK}> ok"

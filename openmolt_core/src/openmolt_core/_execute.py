@@ -276,8 +276,15 @@ class RunContext:
 			seq = self.state.seq
 		event.run_id = self.state.run_id
 		event.seq = seq
-		if not type(event).__module__.startswith(_OWN) and self.redact:
-			_mask_event(event, self.redact)  # a third party's: built from anything it holds
+		if not type(event).__module__.startswith(_OWN):  # a third party's
+			if event.name not in self.hooks.event_names():
+				raise TypeError(
+					f"the event {type(event).__name__} is named {event.name!r}, which no "
+					"capability of this agent registers: list it in the capability's events "
+					"under that name (the loop's own names are refused there)"
+				)
+			if self.redact:
+				_mask_event(event, self.redact)  # built from anything it holds
 		if self.port.replaying:  # delivered before the crash (openmolt_core.durability)
 			event.replayed = True
 			if not self.port.deliver_replayed:

@@ -1366,7 +1366,11 @@ class Agent:
 		self._models.begin(self.model_config)  # each model's dialect is asked again, per run
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		if self._hooks.on_run_start:
-			stop = await self._hooks.started(ctx)
+			stop = None
+			with _budget(port, deadline) as scope:  # a capability's hooks take the run's time
+				stop = await self._hooks.started(ctx)
+			if scope.cancelled_caught:
+				return await self._end(ctx, self._elapsed())
 			if stop is not None:
 				return await self._end(ctx, RunEnd(stop.status, None, self._redactor(stop.reason)))
 		watch: list[Alongside] = []  # checks that run alongside the first model call
@@ -1378,7 +1382,7 @@ class Agent:
 				if stop is not None:
 					end = RunEnd(stop.status, None, self._redactor(stop.reason))
 			if scope.cancelled_caught:
-				end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
+				end = self._elapsed()
 			if end is not None:
 				return await self._end(ctx, end)
 		if state.pending is not None:
@@ -1389,8 +1393,11 @@ class Agent:
 			end = self._budget_end(state, port, deadline, ctx.link)
 			if end is not None:
 				return await self._end(ctx, end)
-			if self._hooks.before_model:
-				await self._hooks.before(ctx)
+			if self._hooks.before_model:  # compaction's summary call among them
+				with _budget(port, deadline) as scope:
+					await self._hooks.before(ctx)
+				if scope.cancelled_caught:
+					return await self._end(ctx, self._elapsed())
 			last = self._last_call(state, ctx.link)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
@@ -1630,6 +1637,10 @@ class Agent:
 			if h not in listed and (off or h in fitted.encoded)
 		}
 		return f"\nInput schemas of your tools: {self._redactor(dumps(need))}" if need else ""
+
+	def _elapsed(self) -> RunEnd:
+		"""How a run ends when its ``timeout`` passed."""
+		return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 
 	def _budget_end(
 		self, state: RunState, port: RunPort, deadline: float | None, link: CallingRun | None

@@ -1071,6 +1071,7 @@ class Hooks:
 
 	__slots__ = (
 		"_events",
+		"_narrowed",
 		"before_tool_unjournaled",
 		"by_kind",
 		"by_name",
@@ -1084,6 +1085,7 @@ class Hooks:
 		self.by_kind: dict[str, Capability] = {}
 		"""The capabilities that park steps under a kind of their own (`Capability.parks`)."""
 		self._events: frozenset[str] | None = None  # event_names, once asked
+		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
@@ -1395,11 +1397,24 @@ class Hooks:
 	def visible(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
 		"""The tools callable at this step: ``handles`` through each `Capability.visible_tools`."""
 		for hook in self.visible_tools:
-			handles = _ask(hook, state, handles)
+			given = handles
+			handles = _ask(hook, state, given)
+			if handles is given:
+				continue
 			if type(handles) is not tuple:
 				if not isinstance(handles, Sequence) or isinstance(handles, str):
 					raise _wrong(hook, handles, "the handles it was given, or fewer, as a tuple")
 				handles = tuple(handles)
+			if hook.__module__.startswith("openmolt_core."):
+				continue  # the built-in ones (offload, tool search) only filter what they get
+			last = self._narrowed  # most steps ask with the same tuples: checked once
+			if not (last[0] is given and last[1] is handles):
+				extra = set(handles) - set(given)  # a tool it was not given: unknown, or hidden
+				if extra:
+					raise _wrong(
+						hook, handles, f"only handles it was given (not {', '.join(sorted(extra))})"
+					)
+				self._narrowed = (given, handles)
 		return handles
 
 	def hidden(self, state: RunState, handle: str) -> str | None:

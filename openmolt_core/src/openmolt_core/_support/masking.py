@@ -6,7 +6,7 @@ without padding, and inside a longer base64 text such as HTTP Basic's ``user:sec
 JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header)
 (`spellings`). A percent-encoded run the fixed spellings miss (another encoder's safe set) is
 decoded and masked whole when it holds a secret (`mask`). Text sent piece by piece holds back
-what may start a secret (`held_back`, `StreamMask`).
+what may start a secret (`held_back`, `StreamMask`), and a percent-encoded run until it ends.
 
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
@@ -59,7 +59,10 @@ MIN_ENCODED = 6
 """A secret shorter than this is masked as is only (its encodings would match ordinary text)."""
 
 _SAFE = ("", "/", "!$&'()*+,;=:@/~", ":@")  # nothing, a path segment, a path (httpx), userinfo
+_RUN_ENDS = frozenset("\"'<>\\&?#=,;")  # with whitespace, what ends a percent-encoded run
 _PERCENT_RUN = re.compile(r"[^\s\"'<>\\&?#=,;]*%[0-9A-Fa-f]{2}[^\s\"'<>\\&?#=,;]*")
+_MAX_HELD_RUN = 4096
+"""The longest percent-encoded run a `StreamMask` holds back whole (a longer one is sent masked)."""
 
 
 def _lower_hex(text: str) -> str:
@@ -235,7 +238,7 @@ class StreamMask:
 		"""The masked text that can be sent now (possibly empty)."""
 		text = self._held + piece
 		secrets = frozenset(self._secrets())
-		keep = held_back(text, secrets)
+		keep = max(held_back(text, secrets), _open_run(text, secrets))
 		cut = len(text) - keep
 		self._held = text[cut:]
 		return mask(text[:cut], secrets) if cut else ""
@@ -244,6 +247,22 @@ class StreamMask:
 		"""The masked rest, once no more pieces come."""
 		text, self._held = self._held, ""
 		return mask(text, frozenset(self._secrets())) if text else ""
+
+
+def _open_run(text: str, secrets: frozenset[str]) -> int:
+	"""How many trailing characters of ``text`` are a percent-encoded run that may go on.
+
+	`mask` decodes such a run whole (an encoder's safe set the fixed spellings miss, every
+	character encoded); sent in parts, no part would decode to the secret.
+	"""
+	if "%" not in text or not any(len(s.strip()) >= MIN_ENCODED for s in secrets):
+		return 0
+	start = len(text)
+	while start and not (text[start - 1] in _RUN_ENDS or text[start - 1].isspace()):
+		start -= 1
+		if len(text) - start > _MAX_HELD_RUN:
+			return 0
+	return len(text) - start if "%" in text[start:] else 0
 
 
 # log records ------------------------------------------------------------------------------

@@ -365,12 +365,16 @@ class Offload:
 				return value
 		return self.limit
 
-	async def shrink(self, handle: str, value: Any) -> Any:
+	async def shrink(
+		self, handle: str, value: Any, *, redact: Callable[[Any], Any] | None = None
+	) -> Any:
 		"""The result as the model sees it: itself when small enough, else a stored preview.
 
 		Args:
 			handle: The tool's handle (for its threshold and the stored file's name).
 			value: The tool's result.
+			redact: Masks the run's secrets in a JSON value: a result stored is masked first,
+				as everything the run hands on is (a tool that uploads the handle sends it).
 		"""
 		limit = self.threshold(handle)
 		if limit >= _SCALAR and _scalar(value):  # short enough without writing its JSON
@@ -381,6 +385,10 @@ class Offload:
 		text = "" if binary else dumps(value)
 		if not binary and len(text) <= limit:
 			return value
+		if redact is not None and not binary:
+			masked = redact(value)
+			if masked != value:
+				value, text = masked, dumps(masked)
 		from openmolt_core.capabilities.offload import store
 
 		return await store(self, handle, value, text, limit)
@@ -463,7 +471,24 @@ class ReadResultTool:
 		self._offload = offload
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
-		"""Read the slice the input selects."""
+		"""Read the slice the input selects, of a result this run stored.
+
+		Raises:
+			ToolError: The handle is not one of the run's stored results (another run's, an
+				uploaded file, a ``fileSystem:`` path, a slice written into the handle): what it
+				holds was never counted by this run's taint policy nor gated as its tool's call.
+		"""
+		caller = context.run.caller if context.run is not None else None
+		stored = getattr(getattr(caller, "state", None), "stored", None) or ()
+		ref = input.get("result")
+		if not any(ref == record.get("file") for record in stored):
+			from openmolt_core.errors import ToolError
+
+			handles = ", ".join(str(record.get("file")) for record in stored[-5:]) or "none"
+			raise ToolError(
+				f"{str(ref)[:80]!r} is not a result this run stored; {READ_TOOL} reads only those "
+				f"(the last: {handles}), and selects a part with pointer, path, lines or bytes"
+			)
 		return await self._offload.read(input, context.files)
 
 
@@ -514,8 +539,9 @@ class OffloadResults(Capability):
 		)
 
 	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
-		"""The result itself when small enough, else stored with a preview in its place."""
-		return await self.offload.shrink(call.tool, value)
+		"""The result itself when small enough, else stored (masked) with a preview in its place."""
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		return await self.offload.shrink(call.tool, value, redact=ctx.redact.deep)
 
 	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
 		"""A stored result: the reader loads, and ``state.stored`` lists the handle in order."""

@@ -5,7 +5,8 @@ settings and the summariser). Before each step it estimates the request's size; 
 (a share of the primary model's context window, or a fixed number of tokens) it replaces the older
 steps with a summary written by the compactor model, or by the agent's own models falling back as
 a step does. The summary call is a journaled step of its own (``compact:<step>``), so a replay
-reads it instead of asking again, and the ``compaction`` event follows it.
+reads it instead of asking again, and the ``compaction`` event follows it; it goes through the
+run's ``wrap_model`` hooks like a step's call.
 
 `Compaction`, which every agent has by default, is defined in `openmolt_core.capabilities` with
 its check; this module, loaded when a run compacts, writes the summary (`compact_run`).
@@ -14,6 +15,7 @@ its check; this module, loaded when a run compacts, writes the summary (`compact
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import _cost
@@ -23,6 +25,7 @@ from openmolt_core.llm import ModelResponse
 
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
+	from openmolt_core.llm import LLMProvider, ModelRequest
 
 __all__ = ["Compaction", "compact_run"]
 
@@ -50,6 +53,8 @@ async def compact_run(cap: Compaction, ctx: RunContext, threshold: int, system: 
 		response: ModelResponse = await ctx.port.step(
 			key, fn, encode=ModelResponse.to_dict, decode=ModelResponse.from_dict
 		)
+		# The summary is a model's text going into the history: masked like a reply.
+		response = replace(response, text=ctx.redact(response.text))
 		# A summary the provider did not price costs its model's price (the run's cost).
 		if cap.compactor is not None:
 			_cost.price_call(provider, model, response.usage)
@@ -62,7 +67,7 @@ async def compact_run(cap: Compaction, ctx: RunContext, threshold: int, system: 
 		config=cap.config,
 		threshold=threshold,
 		step=state.steps + 1,
-		provider=provider,
+		provider=_Wrapped(provider, ctx) if ctx.hooks.wrap_model else provider,
 		model=model,
 		model_config=models.config,
 		journal=journal,
@@ -85,3 +90,25 @@ async def compact_run(cap: Compaction, ctx: RunContext, threshold: int, system: 
 		)
 	else:
 		ctx.skip_event()
+
+
+class _Wrapped:
+	"""A provider whose calls go through the run's ``wrap_model`` hooks, as a step's call does.
+
+	The summary sends the older history to a model: a capability that wraps each model call
+	(scrubbing what is sent, auditing, tracing) must see it too.
+
+	Args:
+		provider: The provider that writes the summary.
+		ctx: The run.
+	"""
+
+	__slots__ = ("_send", "name")
+
+	def __init__(self, provider: LLMProvider, ctx: RunContext) -> None:
+		self.name: str = provider.name
+		self._send = ctx.hooks.wrap(ctx, provider.generate)
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		"""Send the request through the hooks to the provider."""
+		return await self._send(request)

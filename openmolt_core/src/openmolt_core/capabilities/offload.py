@@ -20,6 +20,9 @@ or a byte range (``0-4095``). It is offered from the first result stored in a ru
 schema grows to admit it, as for loaded tools; see `openmolt_core.toolsearch`). The handle is
 also a file reference, so a tool that takes files can upload the whole result.
 
+A result is stored with the run's secrets masked (a text or JSON result; bytes are stored as they
+are), as everything the run hands on: a tool that takes the handle as a file uploads that.
+
 Handles and resumes: each handle is in the conversation and in ``RunState.stored``. The file lives
 as long as the file store: the instance's temporary directory (removed by ``OpenMolt.aclose``), or
 ``OpenMolt(files_dir=...)``, which keeps results across processes: set it when runs resume in

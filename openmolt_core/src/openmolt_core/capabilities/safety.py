@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._support import lazy_exports
+from openmolt_core.capabilities import READ_TOOL
 from openmolt_core.durability import step_key
 from openmolt_core.hooks import (
 	BUILTIN,
@@ -440,7 +441,9 @@ class Safety(Capability):
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
 		guards = self._by_stage.get("tool_result")
 		checked = [g for g in guards if g.applies(bound)] if guards else None
-		untrusted = "untrusted" in bound.labels
+		untrusted = "untrusted" in bound.labels or (
+			call.tool == READ_TOOL and _reads_untrusted(run, call)
+		)
 		if not checked and not untrusted:
 			return entry
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
@@ -536,6 +539,19 @@ class Safety(Capability):
 		error = f"stopped: guardrail {name!r} tripped ({verdict.reason})"
 		entry = {"command": "finish", "ok": False, "error": error, "guardrail": name}
 		return Stop(f"guardrail {name!r} tripped on the output: {verdict.reason}", entry=entry)
+
+
+def _reads_untrusted(run: Run, call: CallTool) -> bool:
+	"""Whether a ``readResult`` call reads a result an untrusted tool returned (or one unknown).
+
+	Its slice is that result's content, so the model reads it with the same marker.
+	"""
+	ref = call.input.get("result")
+	for record in run.state.stored:
+		if record.get("file") == ref:
+			source = run.tools.get(str(record.get("tool")))
+			return source is None or "untrusted" in source.labels
+	return False
 
 
 @functools.cache
