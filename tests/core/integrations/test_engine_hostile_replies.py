@@ -1,13 +1,20 @@
 """The HTTP engine against hostile replies and hostile file references (review r9e)."""
 
 import time
+import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from openmolt_core.errors import ToolError
-from tests.core.integrations.test_engine_security import context, http_request_tool
+from openmolt_core.filestore import MAX_READ_BYTES, FileStore
+from openmolt_core.integrations import HttpTool
+from openmolt_core.integrations.filesystem import file_system_integration, sandbox_of
+from openmolt_core.integrations.http import execute_http_tool
+from openmolt_core.tools import ToolContext
+from tests.core.integrations.test_engine_security import context, http_request_tool, spec
 
 pytestmark = pytest.mark.anyio
 
@@ -58,3 +65,59 @@ async def test_a_known_charset_is_still_honoured() -> None:
 		)
 
 	assert (await fetch(handler))["body"] == "café"
+
+
+@pytest.fixture
+def huge(tmp_path: Path) -> tuple[Path, FileStore]:
+	"""A sparse file of MAX_READ_BYTES + 1 bytes inside a FileSystem root (no disk used)."""
+	root = tmp_path / "root"
+	root.mkdir()
+	with (root / "huge.iso").open("wb") as out:
+		out.truncate(MAX_READ_BYTES + 1)
+	box = sandbox_of(file_system_integration(root))
+	return root, FileStore(tmp_path / "store", file_system=box.file)
+
+
+async def test_an_upload_of_a_huge_file_is_refused_before_it_is_read(
+	huge: tuple[Path, FileStore],
+) -> None:
+	"""A binary body naming a file over MAX_READ_BYTES is refused, not read into memory.
+
+	Before, the whole file was read (a sparse or huge file in the FileSystem root exhausted the
+	process's memory); a byte range of it is still sent.
+	"""
+	_, store = huge
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={})
+
+	ctx = context(handler)
+	ctx.files = store
+	tool = HttpTool(
+		handle="t", description="d", method="PUT", endpoint="/up", request_format="binary",
+		body="{{ input.file }}",
+	)  # fmt: skip
+	tracemalloc.start()
+	try:
+		with pytest.raises(ToolError, match=r"more than the \d+ allowed here; send it in parts"):
+			await execute_http_tool(tool, spec(tool), {"file": "fileSystem:huge.iso"}, ctx)
+		peak = tracemalloc.get_traced_memory()[1]
+	finally:
+		tracemalloc.stop()
+	assert not seen and peak < 16 * 1024 * 1024
+	await execute_http_tool(tool, spec(tool), {"file": "fileSystem:huge.iso#bytes=0-9"}, ctx)
+	assert seen[0].content == bytes(10)
+
+
+async def test_writing_a_huge_file_reference_is_refused_before_it_is_read(
+	huge: tuple[Path, FileStore],
+) -> None:
+	"""FileSystem.write from a reference over MAX_READ_BYTES is refused, not read into memory."""
+	root, store = huge
+	write = {t.handle: t for t in file_system_integration(root).tools}["write"]
+	ctx = ToolContext(agent="a", integration="fileSystem", files=store)
+	with pytest.raises(ToolError, match="allowed here"):
+		await write.execute({"path": "copy.iso", "file": "fileSystem:huge.iso"}, ctx)
+	assert not (root / "copy.iso").exists()
