@@ -14,7 +14,12 @@ from openmolt_core.integrations import HttpTool
 from openmolt_core.integrations.filesystem import file_system_integration, sandbox_of
 from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.tools import ToolContext
-from tests.core.integrations.test_engine_security import context, http_request_tool, spec
+from tests.core.integrations.test_engine_security import (
+	Chunks,
+	context,
+	http_request_tool,
+	spec,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -121,3 +126,27 @@ async def test_writing_a_huge_file_reference_is_refused_before_it_is_read(
 	with pytest.raises(ToolError, match="allowed here"):
 		await write.execute({"path": "copy.iso", "file": "fileSystem:huge.iso"}, ctx)
 	assert not (root / "copy.iso").exists()
+
+
+@pytest.mark.parametrize("encoding", ["br", "zstd", "gzip, br", "BR"])
+async def test_a_reply_in_an_encoding_not_asked_for_is_refused(encoding: str) -> None:
+	"""br and zstd are refused (httpx would decode them with no bound per chunk when brotli or
+	zstandard is installed: a brotli bomb of a few kilobytes expands to gigabytes at once)."""
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		assert request.headers["accept-encoding"] == "gzip, deflate"
+		headers = {"content-encoding": encoding}
+		return httpx.Response(200, headers=headers, stream=Chunks(b"\x1b" * 64))
+
+	with pytest.raises(ToolError, match="which was not asked for"):
+		await fetch(handler)
+
+
+async def test_an_unknown_encoding_is_passed_through() -> None:
+	"""An encoding httpx does not decode (nor this engine) leaves the bytes as they came."""
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		headers = {"content-encoding": "x-custom", "content-type": "text/plain"}
+		return httpx.Response(200, headers=headers, stream=Chunks(b"plain"))
+
+	assert (await fetch(handler))["body"] == "plain"

@@ -4,8 +4,10 @@ httpx decodes ``gzip`` and ``deflate`` one network chunk at a time without a bou
 chunk may expand to, so a small compressed reply can cost hundreds of megabytes before any size
 check runs. Here the raw bytes are read and decompressed with ``zlib``'s ``max_length``, so no
 more than the cap (plus one byte, to notice the excess) is ever produced; reading stops there.
-Encodings other than ``gzip``, ``deflate`` and ``identity`` (``br``, ``zstd``: the engine asks
-for ``gzip, deflate`` only) fall back to httpx's decoders, checked after each chunk.
+The engine asks for ``gzip, deflate`` only. A reply compressed with ``br`` or ``zstd`` anyway is
+refused: httpx decodes them (when ``brotli`` or ``zstandard`` is installed) without a bound on
+what one network chunk expands to, and without them the body would be unreadable bytes. Encodings
+httpx does not know are passed through as they are, checked after each chunk.
 
 The response is always closed, also when the read is cancelled by an outer deadline: the close
 runs shielded, bounded by `CLOSE_TIMEOUT`.
@@ -21,6 +23,9 @@ import httpx
 from openmolt_core.errors import ToolError
 
 __all__ = ["ACCEPT_ENCODING", "CLOSE_TIMEOUT", "read_body"]
+
+_UNBOUNDED = frozenset({"br", "zstd"})
+"""Encodings httpx can decode, but only without a bound on the output of one chunk."""
 
 ACCEPT_ENCODING = "gzip, deflate"
 """What the engine asks services for: the encodings read here with a bounded decoder."""
@@ -91,6 +96,13 @@ async def read_body(response: httpx.Response, limit: int) -> bytes:
 	header = response.headers.get("content-encoding", "")
 	encodings = [e.strip().lower() for e in header.split(",") if e.strip()]
 	encodings = [e for e in encodings if e != "identity"]
+	refused = next((e for e in encodings if e in _UNBOUNDED), None)
+	if refused is not None:
+		await _close(response)
+		raise ToolError(
+			f"the service compressed its reply with {refused!r}, which was not asked for (only "
+			f"{ACCEPT_ENCODING}); not read"
+		)
 	chunks: list[bytes] = []
 	size = 0
 	try:
