@@ -11,6 +11,7 @@ import pytest
 from openmolt_core.errors import ToolError
 from openmolt_core.filestore import MAX_READ_BYTES, FileStore
 from openmolt_core.integrations import HttpTool
+from openmolt_core.integrations._client import new_client
 from openmolt_core.integrations.filesystem import file_system_integration, sandbox_of
 from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.tools import ToolContext
@@ -150,3 +151,23 @@ async def test_an_unknown_encoding_is_passed_through() -> None:
 		return httpx.Response(200, headers=headers, stream=Chunks(b"plain"))
 
 	assert (await fetch(handler))["body"] == "plain"
+
+
+async def test_a_cookie_one_call_got_is_not_sent_on_another_agents_calls() -> None:
+	"""The shared client keeps no cookie: a session one agent's credentialed call got is not sent
+	by another agent's tool, nor by the model's httpRequest, to the same host."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		cookie = "session=user1-session-abcdef; Path=/; Secure"
+		return httpx.Response(200, headers={"set-cookie": cookie}, json={})
+
+	client = new_client(httpx.MockTransport(handler))  # type: ignore[arg-type]
+	first, second = context(handler), context(handler, integration_id="other")
+	first.http = second.http = lambda: client
+	tool = HttpTool(handle="t", description="d", endpoint="/x")
+	await execute_http_tool(tool, spec(tool), {}, first)
+	await execute_http_tool(tool, spec(tool), {}, second)
+	await http_request_tool().function({"url": "https://api.example.com/y"}, second)
+	assert [r.headers.get("cookie") for r in seen] == [None, None, None]
