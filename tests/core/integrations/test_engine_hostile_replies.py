@@ -2,6 +2,7 @@
 
 import time
 import tracemalloc
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,9 @@ import pytest
 
 from openmolt_core.errors import ToolError
 from openmolt_core.filestore import MAX_READ_BYTES, FileStore
-from openmolt_core.integrations import HttpTool
+from openmolt_core.integrations import HttpTool, OAuth2Credential
 from openmolt_core.integrations._client import new_client
+from openmolt_core.integrations.credentials import MAX_TOKEN_REPLY_BYTES, make_auth
 from openmolt_core.integrations.filesystem import file_system_integration, sandbox_of
 from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.tools import ToolContext
@@ -171,3 +173,49 @@ async def test_a_cookie_one_call_got_is_not_sent_on_another_agents_calls() -> No
 	await execute_http_tool(tool, spec(tool), {}, second)
 	await http_request_tool().function({"url": "https://api.example.com/y"}, second)
 	assert [r.headers.get("cookie") for r in seen] == [None, None, None]
+
+
+class Endless(httpx.AsyncByteStream):
+	"""A reply body of 64 MiB of blanks, as if endless (counts what was taken)."""
+
+	def __init__(self) -> None:
+		self.sent = 0
+
+	async def __aiter__(self) -> AsyncIterator[bytes]:
+		while self.sent < 64 * 1024 * 1024:
+			self.sent += 65536
+			yield b" " * 65536
+
+
+async def test_an_endless_token_reply_fails_the_refresh_within_a_bound() -> None:
+	"""An OAuth2 token endpoint that streams forever fails the refresh after MAX_TOKEN_REPLY_BYTES.
+
+	Before, the refresh read the whole reply into memory (client.send without a cap): a token
+	URL (an imported document's, or a hostile one) could exhaust the process's memory.
+	"""
+	endless = Endless()
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		if request.url.path == "/token":
+			return httpx.Response(200, headers={"content-type": "application/json"}, stream=endless)
+		return httpx.Response(200, json={})
+
+	cred = OAuth2Credential(
+		type="oauth2",
+		token_url="https://auth.example.com/token",
+		refresh_token="{{ config.refreshToken }}",
+	)
+	tool = HttpTool(handle="t", description="d", endpoint="/x")
+	integration = spec(tool, credentials=[cred])
+	config = {"refreshToken": "rtoken-123456"}
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	auth = make_auth(integration, cred, config, on_token_refresh=None, http=lambda: client)
+	ctx = context(handler, config=config, auth=auth)
+	ctx.http = lambda: client
+	with pytest.raises(ToolError, match="token refresh failed: the response is larger than"):
+		await execute_http_tool(tool, integration, {}, ctx)
+	assert endless.sent <= MAX_TOKEN_REPLY_BYTES + 2 * 65536
+	assert seen[0].headers["accept-encoding"] == "gzip, deflate"
+	assert len(seen) == 1
