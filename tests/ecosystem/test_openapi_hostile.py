@@ -787,3 +787,45 @@ def test_multipart_names_that_are_not_identifiers_are_read_with_brackets() -> No
 		"limit": '{{ input.body["limit"] }}',
 		"photo": "{{ input.body.photo }}",
 	}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("style", ["form", "pipeDelimited", "spaceDelimited"])
+async def test_array_query_parameters_named_like_liquid_words_are_sent(
+	style: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""An array query parameter named ``limit``, ``in`` or ``with`` (joined by a filter) is sent.
+
+	Before, ``{{ input.in | join: "," }}`` did not parse, and every call of the tool failed.
+	"""
+	params = [
+		{"name": name, "in": "query", "style": style, "explode": False}
+		| {"schema": {"type": "array", "items": {"type": "string"}}}
+		for name in ("limit", "in", "with")
+	]
+	document = _simple()
+	document["paths"]["/pets"]["get"]["parameters"] = params
+	integration = from_openapi(document, id="t", operations=["listPets"])
+	sep = {"form": ",", "pipeDelimited": "|", "spaceDelimited": " "}[style]
+	sent: list[httpx.Request] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		sent.append(request)
+		return httpx.Response(200, json={"ok": True})
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return ["93.184.216.34"]
+
+	from openmolt_core.integrations import _ssrf
+
+	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
+	om = OpenMolt(
+		entry_points=False, http_client=httpx.AsyncClient(transport=httpx.MockTransport(api))
+	)
+	om.register_integration("t", integration)
+	values = {"limit": ["1", "2"], "in": ["a", "b"], "with": ["x", "y"]}
+	model = ScriptedModel([call_tool("t.listPets", **values), finish(result="done")])
+	await om.create_agent(name="A", model=model, integrations=["t"]).run("go")
+	await om.aclose()
+	(request,) = sent
+	assert dict(request.url.params) == {k: sep.join(v) for k, v in values.items()}
