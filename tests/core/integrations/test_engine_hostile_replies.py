@@ -2,7 +2,8 @@
 
 import time
 import tracemalloc
-from collections.abc import AsyncIterator
+import zlib
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,35 @@ async def test_an_endless_token_reply_fails_the_refresh_within_a_bound() -> None
 	assert endless.sent <= MAX_TOKEN_REPLY_BYTES + 2 * 65536
 	assert seen[0].headers["accept-encoding"] == "gzip, deflate"
 	assert len(seen) == 1
+
+
+def gzipped(blocks: Iterable[bytes]) -> bytes:
+	packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+	return b"".join([*(packer.compress(block) for block in blocks), packer.flush()])
+
+
+@pytest.mark.parametrize(
+	"encoding", ["gzip, gzip, x-custom", "x-custom, gzip, gzip", "gzip, compress, gzip"]
+)
+async def test_an_unknown_encoding_does_not_hand_a_bomb_to_httpx(encoding: str) -> None:
+	"""A nested gzip bomb whose Content-Encoding also names an unknown encoding stays bounded.
+
+	Before, any unknown name in the list sent the body through httpx's decoders, which inflate a
+	whole chunk at once: 600 bytes of twice-gzipped zeros took over 500 MB before the cap.
+	"""
+	inner = gzipped(bytes(1 << 20) for _ in range(256))  # 256 MiB of zeros
+	payload = gzipped([inner])
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		headers = {"content-encoding": encoding, "content-type": "application/json"}
+		return httpx.Response(200, headers=headers, stream=Chunks(payload))
+
+	tool = HttpTool(handle="t", description="d", endpoint="/x", max_response_bytes=2 * 1024 * 1024)
+	tracemalloc.start()
+	try:
+		with pytest.raises(ToolError, match="larger than 2097152 bytes"):
+			await execute_http_tool(tool, spec(tool), {}, context(handler))
+		peak = tracemalloc.get_traced_memory()[1]
+	finally:
+		tracemalloc.stop()
+	assert peak < 32 * 1024 * 1024

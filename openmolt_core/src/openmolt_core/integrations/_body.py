@@ -6,8 +6,9 @@ check runs. Here the raw bytes are read and decompressed with ``zlib``'s ``max_l
 more than the cap (plus one byte, to notice the excess) is ever produced; reading stops there.
 The engine asks for ``gzip, deflate`` only. A reply compressed with ``br`` or ``zstd`` anyway is
 refused: httpx decodes them (when ``brotli`` or ``zstandard`` is installed) without a bound on
-what one network chunk expands to, and without them the body would be unreadable bytes. Encodings
-httpx does not know are passed through as they are, checked after each chunk.
+what one network chunk expands to, and without them the body would be unreadable bytes. An
+encoding nobody knows (``x-custom``) is skipped, as httpx skips it, while the ``gzip`` and
+``deflate`` layers around it are still decoded here, with the bound: never by httpx's decoders.
 
 The response is always closed, also when the read is cancelled by an outer deadline: the close
 runs shielded, bounded by `CLOSE_TIMEOUT`.
@@ -23,6 +24,9 @@ import httpx
 from openmolt_core.errors import ToolError
 
 __all__ = ["ACCEPT_ENCODING", "CLOSE_TIMEOUT", "read_body"]
+
+_INFLATED = frozenset({"gzip", "x-gzip", "deflate"})
+"""Encodings decoded here, with a bound on what they produce."""
 
 _UNBOUNDED = frozenset({"br", "zstd"})
 """Encodings httpx can decode, but only without a bound on the output of one chunk."""
@@ -103,20 +107,13 @@ async def read_body(response: httpx.Response, limit: int) -> bytes:
 			f"the service compressed its reply with {refused!r}, which was not asked for (only "
 			f"{ACCEPT_ENCODING}); not read"
 		)
+	# Applied in order, so decoded in reverse; unknown encodings are skipped, as httpx does.
+	decoders = [_Inflate(e) for e in reversed(encodings) if e in _INFLATED]
 	chunks: list[bytes] = []
 	size = 0
 	try:
-		if all(e in ("gzip", "x-gzip", "deflate") for e in encodings):
-			# Applied in order, so decoded in reverse.
-			decoders = [_Inflate(e) for e in reversed(encodings)]
-			async for raw in response.aiter_raw():
-				for piece in _decode(decoders, raw, limit - size + 1):
-					size += len(piece)
-					if size > limit:
-						raise _too_large(limit)
-					chunks.append(piece)
-		else:
-			async for piece in response.aiter_bytes():
+		async for raw in response.aiter_raw():
+			for piece in _decode(decoders, raw, limit - size + 1):
 				size += len(piece)
 				if size > limit:
 					raise _too_large(limit)
