@@ -17,6 +17,7 @@ from openmolt_core.integrations._client import new_client
 from openmolt_core.integrations.credentials import MAX_TOKEN_REPLY_BYTES, make_auth
 from openmolt_core.integrations.filesystem import file_system_integration, sandbox_of
 from openmolt_core.integrations.http import execute_http_tool
+from openmolt_core.integrations.oauth import Consent, exchange_code
 from openmolt_core.tools import ToolContext
 from tests.core.integrations.test_engine_security import (
 	Chunks,
@@ -252,3 +253,26 @@ async def test_an_unknown_encoding_does_not_hand_a_bomb_to_httpx(encoding: str) 
 	finally:
 		tracemalloc.stop()
 	assert peak < 32 * 1024 * 1024
+
+
+async def test_an_endless_reply_to_the_code_exchange_fails_within_a_bound() -> None:
+	"""The authorization-code exchange (``openmolt auth``, an end user's consent) reads its reply
+	with the same cap as a refresh; before, it read all of it into memory."""
+	endless = Endless()
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(200, headers={"content-type": "application/json"}, stream=endless)
+
+	cred = OAuth2Credential(type="oauth2", token_url="https://auth.example.com/token")
+	consent = Consent("https://auth.example.com/authorize", "st", None, "http://127.0.0.1/cb", [])
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	with pytest.raises(ToolError, match="larger than"):
+		await exchange_code(
+			cred,
+			{"clientId": "cid", "clientSecret": "csecret-1"},
+			"code",
+			consent,
+			client=client,
+			integration="svc",
+		)
+	assert endless.sent <= MAX_TOKEN_REPLY_BYTES + 2 * 65536

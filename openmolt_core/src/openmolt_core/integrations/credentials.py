@@ -65,6 +65,7 @@ __all__ = [
 	"oauth2_config",
 	"render_value",
 	"revoked",
+	"token_reply",
 ]
 
 log = logging.getLogger("openmolt")
@@ -517,7 +518,7 @@ class OAuth2Auth(httpx.Auth):
 		secret = _value(self.credential.client_secret, cfg, "clientSecret")
 		self._seen |= {v for v in (refresh, secret) if v}
 		form = {"grant_type": "refresh_token", "refresh_token": refresh}
-		headers = {"Accept": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
+		headers = {"Accept": "application/json"}
 		if self.credential.token_auth == "basic" and secret:
 			pair = base64.b64encode(f"{client_id}:{secret}".encode()).decode("ascii")
 			headers["Authorization"] = f"Basic {pair}"
@@ -535,8 +536,7 @@ class OAuth2Auth(httpx.Auth):
 				request = client.build_request("POST", token_url, data=form, headers=headers)
 			if self.guard is not None:
 				request = await self.guard(request)
-			response = await client.send(request, stream=True)
-			body = json.loads(await read_body(response, MAX_TOKEN_REPLY_BYTES))
+			response, body = await token_reply(client, request)
 		except (httpx.HTTPError, ValueError) as exc:
 			raise ToolError(
 				f"{self.iid}: the OAuth2 token refresh failed ({type(exc).__name__})",
@@ -619,6 +619,28 @@ def revoked(error: ToolError) -> bool:
 		error: The refresh's error (its ``details`` hold the token endpoint's answer).
 	"""
 	return isinstance(error.details, dict) and error.details.get("error") == "invalid_grant"
+
+
+async def token_reply(
+	client: httpx.AsyncClient, request: httpx.Request
+) -> tuple[httpx.Response, Any]:
+	"""Send a request to an OAuth2 endpoint and read its JSON reply, at most `MAX_TOKEN_REPLY_BYTES`.
+
+	Args:
+		client: The shared client.
+		request: The token (or device authorization) request.
+
+	Returns:
+		The response (closed) and its decoded JSON body.
+
+	Raises:
+		ToolError: The reply is larger than `MAX_TOKEN_REPLY_BYTES` or does not decompress.
+		httpx.HTTPError: The request failed.
+		ValueError: The reply is not JSON.
+	"""
+	request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+	response = await client.send(request, stream=True)
+	return response, json.loads(await read_body(response, MAX_TOKEN_REPLY_BYTES))
 
 
 def make_auth(
