@@ -367,6 +367,8 @@ def _tool(
 		chosen = _body_format(request.get("content") or {})
 		if chosen:
 			fmt, media, raw_schema = chosen
+			# A text body's media type becomes its Content-Type header, a template.
+			no_liquid(media, f"{at}/requestBody/content/{segment(media)}")
 			key = _field_name("body", taken)
 			converted = schemas.convert(
 				raw_schema, request=True, where=f"{at}/requestBody/content/{segment(media)}/schema"
