@@ -13,6 +13,7 @@ import pytest
 from openmolt_core.errors import ToolError
 from openmolt_core.filestore import MAX_READ_BYTES, FileStore
 from openmolt_core.integrations import HttpTool, OAuth2Credential
+from openmolt_core.integrations._body import MAX_ENCODINGS
 from openmolt_core.integrations._client import new_client
 from openmolt_core.integrations.credentials import MAX_TOKEN_REPLY_BYTES, make_auth
 from openmolt_core.integrations.filesystem import file_system_integration, sandbox_of
@@ -276,3 +277,37 @@ async def test_an_endless_reply_to_the_code_exchange_fails_within_a_bound() -> N
 			integration="svc",
 		)
 	assert endless.sent <= MAX_TOKEN_REPLY_BYTES + 2 * 65536
+
+
+async def test_a_reply_with_thousands_of_gzip_layers_is_refused_at_once() -> None:
+	"""More than MAX_ENCODINGS content encodings are refused before any is decoded (curl's
+	CVE-2022-32206). Before, 5,000 gzip layers made 5,000 decoders and took 150 MB and a third
+	of a second of the event loop; 12,000 took seconds."""
+	layers = 2000
+	payload = b"{}"
+	for _ in range(layers):
+		payload = gzipped([payload])
+	began = time.perf_counter()
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		headers = {"content-encoding": ", ".join(["gzip"] * layers)}
+		return httpx.Response(200, headers=headers, stream=Chunks(payload))
+
+	with pytest.raises(ToolError, match="names 2000 content encodings"):
+		await fetch(handler)
+	assert time.perf_counter() - began < 0.5
+
+
+async def test_a_few_layers_are_still_read() -> None:
+	"""MAX_ENCODINGS gzip layers decode as before."""
+	payload = b'{"ok": 1}'
+	for _ in range(MAX_ENCODINGS):
+		payload = gzipped([payload])
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		headers = {"content-encoding": ", ".join(["gzip"] * MAX_ENCODINGS)}
+		return httpx.Response(
+			200, headers={**headers, "content-type": "application/json"}, stream=Chunks(payload)
+		)
+
+	assert (await fetch(handler))["body"] == {"ok": 1}

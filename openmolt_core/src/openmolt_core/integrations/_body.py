@@ -9,6 +9,9 @@ refused: httpx decodes them (when ``brotli`` or ``zstandard`` is installed) with
 what one network chunk expands to, and without them the body would be unreadable bytes. An
 encoding nobody knows (``x-custom``) is skipped, as httpx skips it, while the ``gzip`` and
 ``deflate`` layers around it are still decoded here, with the bound: never by httpx's decoders.
+A reply naming more than `MAX_ENCODINGS` encodings is refused (as curl does since
+CVE-2022-32206): thousands of ``gzip`` layers cost seconds of CPU and hundreds of megabytes of
+decoder state, whatever the cap.
 
 The response is always closed, also when the read is cancelled by an outer deadline: the close
 runs shielded, bounded by `CLOSE_TIMEOUT`.
@@ -23,7 +26,10 @@ import httpx
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["ACCEPT_ENCODING", "CLOSE_TIMEOUT", "read_body"]
+__all__ = ["ACCEPT_ENCODING", "CLOSE_TIMEOUT", "MAX_ENCODINGS", "read_body"]
+
+MAX_ENCODINGS = 5
+"""The most content encodings (compression layers) a reply may name."""
 
 _INFLATED = frozenset({"gzip", "x-gzip", "deflate"})
 """Encodings decoded here, with a bound on what they produce."""
@@ -106,6 +112,12 @@ async def read_body(response: httpx.Response, limit: int) -> bytes:
 		raise ToolError(
 			f"the service compressed its reply with {refused!r}, which was not asked for (only "
 			f"{ACCEPT_ENCODING}); not read"
+		)
+	if len(encodings) > MAX_ENCODINGS:
+		await _close(response)
+		raise ToolError(
+			f"the service's reply names {len(encodings)} content encodings (at most "
+			f"{MAX_ENCODINGS} are read); not read"
 		)
 	# Applied in order, so decoded in reverse; unknown encodings are skipped, as httpx does.
 	decoders = [_Inflate(e) for e in reversed(encodings) if e in _INFLATED]
