@@ -231,3 +231,87 @@ def test_a_wrong_allow_internal_hosts_names_the_field() -> None:
 		)
 	entry = {"url": "https://x.example/mcp", "allowInternalHosts": ["mcp.corp.example"]}
 	assert MCP.from_config("web", entry).source.options.allow_internal_hosts == ["mcp.corp.example"]
+
+
+def _replying(reply: Any) -> tuple[Any, list[Any]]:
+	import httpx2
+
+	from openmolt_mcp._guard import GuardedTransport
+
+	sent: list[Any] = []
+
+	def handle(request: Any) -> Any:
+		sent.append(request)
+		return reply()
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return ["93.184.216.34"]
+
+	transport = GuardedTransport([], inner=httpx2.MockTransport(handle), resolver=resolve)
+	return httpx2.AsyncClient(transport=transport), sent
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "gzip, gzip"])
+async def test_a_compressed_reply_is_refused_since_none_was_asked_for(encoding: str) -> None:
+	"""Requests ask for no compression; a compressed reply (a bomb httpx would inflate whole
+	chunks of) is refused. Before, httpx2 asked for gzip and inflated the reply unbounded."""
+	import httpx2
+
+	def reply() -> Any:
+		return httpx2.Response(
+			200, headers={"content-encoding": encoding}, stream=httpx2.ByteStream(b"\x1f\x8b")
+		)
+
+	client, sent = _replying(reply)
+	async with client:
+		with pytest.raises(httpx2.DecodingError, match="compressed its reply"):
+			await client.post("https://mcp.example/mcp", json={})
+	assert sent[0].headers["accept-encoding"] == "identity"
+
+
+def _blanks(size: int) -> Any:
+	"""A reply body of ``size`` bytes of blanks, made as it is read (counts what was taken)."""
+	import httpx2
+
+	class Blanks(httpx2.AsyncByteStream):
+		def __init__(self) -> None:
+			self.sent = 0
+
+		async def __aiter__(self) -> AsyncIterator[bytes]:
+			while self.sent < size:
+				self.sent += 65536
+				yield b" " * 65536
+
+	return Blanks()
+
+
+async def test_a_huge_reply_is_cut_at_the_cap_but_an_event_stream_is_not(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A JSON reply over MAX_REPLY_BYTES fails once the cap is passed; an event stream (whose
+	events the SDK bounds) may run longer. Before, a JSON reply was read whole, however large."""
+	import httpx2
+
+	from openmolt_mcp import _guard
+
+	monkeypatch.setattr(_guard, "MAX_REPLY_BYTES", 1024 * 1024)
+	body = _blanks(8 * 1024 * 1024)
+
+	def reply() -> Any:
+		return httpx2.Response(200, headers={"content-type": "application/json"}, stream=body)
+
+	client, _ = _replying(reply)
+	async with client:
+		with pytest.raises(httpx2.ReadError, match="larger than 1048576 bytes"):
+			await client.post("https://mcp.example/mcp", json={})
+	assert body.sent <= 1024 * 1024 + 65536
+
+	events = _blanks(2 * 1024 * 1024)
+
+	def stream() -> Any:
+		return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=events)
+
+	client, _ = _replying(stream)
+	async with client:
+		response = await client.get("https://mcp.example/mcp")
+	assert len(response.content) == 2 * 1024 * 1024

@@ -33,6 +33,7 @@ from openmolt_core.files import FILE_PREFIX, LocalFile, StoredFile
 
 __all__ = [
 	"MAX_DATA_URL_BYTES",
+	"MAX_READ_BYTES",
 	"FileStore",
 	"PathResolver",
 	"parse_data_url",
@@ -41,6 +42,10 @@ __all__ = [
 
 MAX_DATA_URL_BYTES = 20 * 1024 * 1024
 """The largest ``data:`` URL payload accepted, decoded."""
+
+MAX_READ_BYTES = 512 * 1024 * 1024
+"""The most bytes one read of a reference brings into memory when the caller sets no cap (a
+request body, a file written from a reference); a larger file is sent in byte ranges."""
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _RANGE = re.compile(r"#bytes=(\d+)-(\d*)$", re.ASCII)
@@ -186,7 +191,8 @@ class FileStore:
 		Args:
 			reference: ``openmolt-file:<id>``, a ``data:`` URL or ``fileSystem:<path>``, each
 				optionally followed by ``#bytes=<start>-<end>``.
-			max_bytes: Refuse (before reading) a file or slice larger than this.
+			max_bytes: Refuse (before reading) a file or slice larger than this; default
+				`MAX_READ_BYTES`.
 
 		Raises:
 			ToolError: The reference is malformed, unknown, refused, out of range or too large.
@@ -196,10 +202,12 @@ class FileStore:
 		base, span = split_range(reference)
 		size, media_type, name, read_slice = self._locate(base)
 		start, stop = _slice(span, size, base)
-		if max_bytes is not None and stop - start > max_bytes:
+		limit = MAX_READ_BYTES if max_bytes is None else max_bytes
+		if stop - start > limit:
 			raise ToolError(
-				f"{base[:80]!r} is {stop - start} bytes, more than the {max_bytes} allowed here; "
-				"send it with an upload tool instead"
+				f"{base[:80]!r} is {stop - start} bytes, more than the {limit} allowed here; "
+				f"send it in parts ('{base[:80]}#bytes=<start>-<end>') with a tool that uploads "
+				"in chunks"
 			)
 		return StoredFile(read_slice(start, stop), media_type, name)
 

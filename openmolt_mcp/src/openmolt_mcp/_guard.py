@@ -8,6 +8,12 @@ certificate keep the name), so a name cannot resolve to a public address for the
 internal one for the connection. An internal server is reachable only when the server's config
 lists it in ``allowInternalHosts`` (host names, ``*.corp.example``, or networks such as
 ``10.20.0.0/16``; never "everything").
+
+What the server sends back is bounded too, since a server someone else named may be hostile: the
+requests ask for no compression (``Accept-Encoding: identity``) and a compressed reply is refused
+(httpx would inflate each chunk without a bound: a small gzip bomb is gigabytes), and a reply
+other than an event stream is read up to `MAX_REPLY_BYTES` (the SDK bounds each event of a
+stream).
 """
 
 from __future__ import annotations
@@ -20,15 +26,39 @@ from openmolt_core.errors import ToolError
 from openmolt_core.integrations._ssrf import SsrfGuard
 
 if TYPE_CHECKING:
-	from collections.abc import Sequence
+	from collections.abc import AsyncIterator, Sequence
 
 	from openmolt_core.integrations._ssrf import Resolver
 
-__all__ = ["GuardedTransport", "SsrfRefused"]
+__all__ = ["MAX_REPLY_BYTES", "GuardedTransport", "SsrfRefused"]
+
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""The largest reply body read from an MCP server, event streams aside."""
 
 
 class SsrfRefused(httpx2.TransportError):
 	"""The guard refused a request to an MCP server (the message says why and how to allow it)."""
+
+
+class _Capped(httpx2.AsyncByteStream):
+	"""A reply body that fails once more than ``limit`` bytes came."""
+
+	def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+		self.inner = inner
+		self.limit = limit
+
+	async def __aiter__(self) -> AsyncIterator[bytes]:
+		taken = 0
+		async for chunk in self.inner:
+			taken += len(chunk)
+			if taken > self.limit:
+				raise httpx2.ReadError(
+					f"the MCP server's reply is larger than {self.limit} bytes; not read"
+				)
+			yield chunk
+
+	async def aclose(self) -> None:
+		await self.inner.aclose()
 
 
 class GuardedTransport(httpx2.AsyncBaseTransport):
@@ -74,6 +104,7 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
 			) from None
 		headers = httpx2.Headers(request.headers)
 		headers["Host"] = url.netloc.decode("ascii")
+		headers["Accept-Encoding"] = "identity"
 		extensions = dict(request.extensions)
 		if url.scheme == "https":
 			extensions["sni_hostname"] = host
@@ -87,6 +118,19 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
 		)
 		response = await self._inner.handle_async_request(pinned)
 		response.request = request
+		encoding = response.headers.get("content-encoding", "identity").strip().lower()
+		if encoding not in ("", "identity"):
+			await response.aclose()
+			raise httpx2.DecodingError(
+				f"the MCP server compressed its reply ({encoding[:40]}) though it was asked not to; "
+				"not read",
+				request=request,
+			)
+		ctype = response.headers.get("content-type", "")
+		if isinstance(response.stream, httpx2.AsyncByteStream) and not ctype.startswith(
+			"text/event-stream"
+		):
+			response.stream = _Capped(response.stream, MAX_REPLY_BYTES)
 		return response
 
 	async def aclose(self) -> None:

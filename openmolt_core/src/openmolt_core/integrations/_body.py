@@ -4,8 +4,14 @@ httpx decodes ``gzip`` and ``deflate`` one network chunk at a time without a bou
 chunk may expand to, so a small compressed reply can cost hundreds of megabytes before any size
 check runs. Here the raw bytes are read and decompressed with ``zlib``'s ``max_length``, so no
 more than the cap (plus one byte, to notice the excess) is ever produced; reading stops there.
-Encodings other than ``gzip``, ``deflate`` and ``identity`` (``br``, ``zstd``: the engine asks
-for ``gzip, deflate`` only) fall back to httpx's decoders, checked after each chunk.
+The engine asks for ``gzip, deflate`` only. A reply compressed with ``br`` or ``zstd`` anyway is
+refused: httpx decodes them (when ``brotli`` or ``zstandard`` is installed) without a bound on
+what one network chunk expands to, and without them the body would be unreadable bytes. An
+encoding nobody knows (``x-custom``) is skipped, as httpx skips it, while the ``gzip`` and
+``deflate`` layers around it are still decoded here, with the bound: never by httpx's decoders.
+A reply naming more than `MAX_ENCODINGS` encodings is refused (as curl does since
+CVE-2022-32206): thousands of ``gzip`` layers cost seconds of CPU and hundreds of megabytes of
+decoder state, whatever the cap.
 
 The response is always closed, also when the read is cancelled by an outer deadline: the close
 runs shielded, bounded by `CLOSE_TIMEOUT`.
@@ -20,7 +26,16 @@ import httpx
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["ACCEPT_ENCODING", "CLOSE_TIMEOUT", "read_body"]
+__all__ = ["ACCEPT_ENCODING", "CLOSE_TIMEOUT", "MAX_ENCODINGS", "read_body"]
+
+MAX_ENCODINGS = 5
+"""The most content encodings (compression layers) a reply may name."""
+
+_INFLATED = frozenset({"gzip", "x-gzip", "deflate"})
+"""Encodings decoded here, with a bound on what they produce."""
+
+_UNBOUNDED = frozenset({"br", "zstd"})
+"""Encodings httpx can decode, but only without a bound on the output of one chunk."""
 
 ACCEPT_ENCODING = "gzip, deflate"
 """What the engine asks services for: the encodings read here with a bounded decoder."""
@@ -91,20 +106,26 @@ async def read_body(response: httpx.Response, limit: int) -> bytes:
 	header = response.headers.get("content-encoding", "")
 	encodings = [e.strip().lower() for e in header.split(",") if e.strip()]
 	encodings = [e for e in encodings if e != "identity"]
+	refused = next((e for e in encodings if e in _UNBOUNDED), None)
+	if refused is not None:
+		await _close(response)
+		raise ToolError(
+			f"the service compressed its reply with {refused!r}, which was not asked for (only "
+			f"{ACCEPT_ENCODING}); not read"
+		)
+	if len(encodings) > MAX_ENCODINGS:
+		await _close(response)
+		raise ToolError(
+			f"the service's reply names {len(encodings)} content encodings (at most "
+			f"{MAX_ENCODINGS} are read); not read"
+		)
+	# Applied in order, so decoded in reverse; unknown encodings are skipped, as httpx does.
+	decoders = [_Inflate(e) for e in reversed(encodings) if e in _INFLATED]
 	chunks: list[bytes] = []
 	size = 0
 	try:
-		if all(e in ("gzip", "x-gzip", "deflate") for e in encodings):
-			# Applied in order, so decoded in reverse.
-			decoders = [_Inflate(e) for e in reversed(encodings)]
-			async for raw in response.aiter_raw():
-				for piece in _decode(decoders, raw, limit - size + 1):
-					size += len(piece)
-					if size > limit:
-						raise _too_large(limit)
-					chunks.append(piece)
-		else:
-			async for piece in response.aiter_bytes():
+		async for raw in response.aiter_raw():
+			for piece in _decode(decoders, raw, limit - size + 1):
 				size += len(piece)
 				if size > limit:
 					raise _too_large(limit)

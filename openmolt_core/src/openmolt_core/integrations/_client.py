@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.cookiejar
 import importlib.util
 import ssl
 import threading
@@ -313,7 +314,7 @@ def _aiohttp_pool(ssl_context: ssl.SSLContext, sessions: list[Any]) -> httpx.Asy
 		connector = aiohttp.TCPConnector(
 			limit=MAX_CONNECTIONS, keepalive_timeout=limits.keepalive_expiry, ssl=ssl_context
 		)
-		# httpx keeps the cookies (the client's jar); aiohttp must not keep a second jar.
+		# The shared client keeps no cookies (`_NoCookies`); aiohttp must not keep a jar either.
 		opened = aiohttp.ClientSession(
 			connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
 		)
@@ -324,8 +325,25 @@ def _aiohttp_pool(ssl_context: ssl.SSLContext, sessions: list[Any]) -> httpx.Asy
 	return AiohttpTransport(verify=ssl_context, limits=limits, client=session)
 
 
+class _NoCookies(http.cookiejar.DefaultCookiePolicy):
+	"""Keeps no cookie: the client is shared by every agent, user and integration of an instance.
+
+	A cookie one service set for one agent's request (a session after a credentialed call) would
+	otherwise ride along on every later request to that host, another user's or the model's own
+	``httpRequest`` included. A tool that needs a cookie sends it as a header.
+	"""
+
+	def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+		"""Refuse to store any cookie."""
+		return False
+
+	def return_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+		"""Refuse to send any stored cookie."""
+		return False
+
+
 def new_client(transport: PooledTransport | None = None) -> httpx.AsyncClient:
-	"""Create the shared client: timeouts set, redirects off (tools decide), a fast pool.
+	"""Create the shared client: timeouts set, redirects off (tools decide), a fast pool, no cookies.
 
 	Created lazily, once per OpenMolt instance: its pools are built on the first request in each
 	event loop (or by `PooledTransport.prepare`), not here, and the CA bundle is read at the first
@@ -340,4 +358,5 @@ def new_client(transport: PooledTransport | None = None) -> httpx.AsyncClient:
 		timeout=httpx.Timeout(DEFAULT_TIMEOUT, connect=10.0),
 		follow_redirects=False,
 		headers={"User-Agent": "openmolt"},
+		cookies=http.cookiejar.CookieJar(policy=_NoCookies()),
 	)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import json
 import mimetypes
 import re
@@ -192,8 +193,25 @@ def _file_name(response: httpx.Response) -> str:
 	return tail.replace("\\", "_") or "download"
 
 
+# Codecs a service must not choose: punycode decodes in quadratic time (an 8 MB reply would hold
+# the event loop for hours), and idna refuses errors="replace".
+_NOT_CHARSETS = frozenset({"punycode", "idna"})
+
+
+def _charset(response: httpx.Response) -> str:
+	"""The reply's declared charset when it names a text encoding fit for a body, else UTF-8."""
+	name = response.charset_encoding
+	try:
+		info = codecs.lookup(name or "utf-8")
+	except LookupError:
+		return "utf-8"
+	if not info._is_text_encoding or info.name in _NOT_CHARSETS:  # base64, zlib, rot13, ...
+		return "utf-8"
+	return info.name
+
+
 def _text(data: bytes, response: httpx.Response) -> str:
-	return data.decode(response.charset_encoding or "utf-8", errors="replace")
+	return data.decode(_charset(response), errors="replace")
 
 
 def _b64decode(text: str) -> bytes | None:

@@ -82,11 +82,14 @@ def _words(text: str) -> str:
 	return " ".join(re.findall(r"\w+", short(text, MAX_DESCRIPTION_CHARS).lower()))
 
 
-def _ref(key: str) -> str:
-	"""The template reading input field ``key``."""
-	if key in _LIQUID_WORDS:
-		return f'{{{{ input["{key}"] }}}}'
-	return f"{{{{ input.{key} }}}}"
+def _ref(key: str, then: str = "") -> str:
+	"""The template reading input field ``key`` (and passing it through the filter ``then``).
+
+	A key that is a Liquid word (``limit``, ``in``...) is read by subscript: ``input.limit``
+	followed by a filter does not parse.
+	"""
+	field = f'input["{key}"]' if key in _LIQUID_WORDS else f"input.{key}"
+	return f"{{{{ {field}{f' | {then}' if then else ''} }}}}"
 
 
 # security -----------------------------------------------------------------------------------
@@ -340,14 +343,14 @@ def _tool(
 		elif where == "query":
 			style, explode = param.get("style", "form"), param.get("explode")
 			if converted.get("type") == "array" and style == "form" and explode is False:
-				query[name] = f'{{{{ input.{key} | join: "," }}}}'
+				query[name] = _ref(key, 'join: ","')
 			elif converted.get("type") == "array" and style in ("pipeDelimited", "spaceDelimited"):
 				sep = "|" if style == "pipeDelimited" else " "
-				query[name] = f'{{{{ input.{key} | join: "{sep}" }}}}'
+				query[name] = _ref(key, f'join: "{sep}"')
 			else:
-				query[name] = f"{{{{ input.{key} }}}}"
+				query[name] = _ref(key)
 		elif where == "header":
-			headers[name] = f"{{{{ input.{key} }}}}"
+			headers[name] = _ref(key)
 	declared = {name for (name, where) in params if where == "path"}
 	for missing in re.findall(r"\{([^}{]+)\}", path):
 		if missing in declared:
@@ -364,6 +367,8 @@ def _tool(
 		chosen = _body_format(request.get("content") or {})
 		if chosen:
 			fmt, media, raw_schema = chosen
+			# A text body's media type becomes its Content-Type header, a template.
+			no_liquid(media, f"{at}/requestBody/content/{segment(media)}")
 			key = _field_name("body", taken)
 			converted = schemas.convert(
 				raw_schema, request=True, where=f"{at}/requestBody/content/{segment(media)}/schema"

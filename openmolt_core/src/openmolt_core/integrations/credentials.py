@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 import logging
 import re
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -31,6 +32,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from openmolt_core._support.sync import call as call_app
 from openmolt_core.errors import ConfigurationError, IntegrationError, ToolError
+from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
 from openmolt_core.integrations._encode import set_query
 from openmolt_core.integrations._headers import check_header
 from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"EXPIRY_SKEW",
+	"MAX_TOKEN_REPLY_BYTES",
 	"OAUTH2_CONFIG_KEYS",
 	"OAuth2Auth",
 	"OAuth2Config",
@@ -62,6 +65,7 @@ __all__ = [
 	"oauth2_config",
 	"render_value",
 	"revoked",
+	"token_reply",
 ]
 
 log = logging.getLogger("openmolt")
@@ -70,6 +74,9 @@ _TOKEN_KEYS = frozenset({"accessToken", "refreshToken", "expiryDate"})
 
 EXPIRY_SKEW = 60.0
 """Seconds before its expiry at which an OAuth2 token is refreshed."""
+
+MAX_TOKEN_REPLY_BYTES = 1024 * 1024
+"""The largest token-endpoint reply read (decoded); a larger or endless one fails the refresh."""
 
 
 class OAuth2Config(Options):
@@ -529,13 +536,14 @@ class OAuth2Auth(httpx.Auth):
 				request = client.build_request("POST", token_url, data=form, headers=headers)
 			if self.guard is not None:
 				request = await self.guard(request)
-			response = await client.send(request)
-			body = response.json()
+			response, body = await token_reply(client, request)
 		except (httpx.HTTPError, ValueError) as exc:
 			raise ToolError(
 				f"{self.iid}: the OAuth2 token refresh failed ({type(exc).__name__})",
 				retryable=True,
 			) from None
+		except ToolError as exc:  # the reply is over the cap, or does not decompress
+			raise ToolError(f"{self.iid}: the OAuth2 token refresh failed: {exc.message}") from None
 		access = body.get("access_token") if isinstance(body, dict) else None
 		if not response.is_success or not access:
 			reason = (
@@ -611,6 +619,28 @@ def revoked(error: ToolError) -> bool:
 		error: The refresh's error (its ``details`` hold the token endpoint's answer).
 	"""
 	return isinstance(error.details, dict) and error.details.get("error") == "invalid_grant"
+
+
+async def token_reply(
+	client: httpx.AsyncClient, request: httpx.Request
+) -> tuple[httpx.Response, Any]:
+	"""Send a request to an OAuth2 endpoint and read its JSON reply, at most `MAX_TOKEN_REPLY_BYTES`.
+
+	Args:
+		client: The shared client.
+		request: The token (or device authorization) request.
+
+	Returns:
+		The response (closed) and its decoded JSON body.
+
+	Raises:
+		ToolError: The reply is larger than `MAX_TOKEN_REPLY_BYTES` or does not decompress.
+		httpx.HTTPError: The request failed.
+		ValueError: The reply is not JSON.
+	"""
+	request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+	response = await client.send(request, stream=True)
+	return response, json.loads(await read_body(response, MAX_TOKEN_REPLY_BYTES))
 
 
 def make_auth(

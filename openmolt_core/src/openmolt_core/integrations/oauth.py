@@ -30,7 +30,12 @@ import httpx
 
 from openmolt_core._envvars import env_var
 from openmolt_core.errors import ConfigurationError, ToolError
-from openmolt_core.integrations.credentials import _value, authorization_url, oauth2_config
+from openmolt_core.integrations.credentials import (
+	_value,
+	authorization_url,
+	oauth2_config,
+	token_reply,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration, OAuth2Credential
@@ -293,8 +298,9 @@ async def device_authorize(
 	device_url = _value(credential.device_url, cfg, "deviceUrl")
 	token_url = _value(credential.token_url, cfg, "tokenUrl")
 	try:
-		answer = await client.post(device_url, data=form, headers=headers)
-		start = answer.json()
+		answer, start = await token_reply(
+			client, client.build_request("POST", device_url, data=form, headers=headers)
+		)
 	except (httpx.HTTPError, ValueError) as exc:
 		raise ToolError(
 			f"{integration}: the device authorization request failed ({type(exc).__name__})"
@@ -327,8 +333,9 @@ async def device_authorize(
 	while anyio.current_time() < deadline:
 		await wait(interval)
 		try:
-			response = await client.post(token_url, data=poll, headers=headers)
-			body = response.json()
+			response, body = await token_reply(
+				client, client.build_request("POST", token_url, data=poll, headers=headers)
+			)
 		except (httpx.HTTPError, ValueError) as exc:
 			raise ToolError(
 				f"{integration}: polling for the token failed ({type(exc).__name__})"
@@ -399,10 +406,10 @@ async def exchange_code(
 	token_url = _value(credential.token_url, cfg, "tokenUrl")
 	try:
 		if credential.token_format == "json":
-			response = await client.post(token_url, json=form, headers=headers)
+			request = client.build_request("POST", token_url, json=form, headers=headers)
 		else:
-			response = await client.post(token_url, data=form, headers=headers)
-		body = response.json()
+			request = client.build_request("POST", token_url, data=form, headers=headers)
+		response, body = await token_reply(client, request)
 	except (httpx.HTTPError, ValueError) as exc:
 		raise ToolError(
 			f"{integration}: the token exchange failed ({type(exc).__name__})", retryable=True
