@@ -695,3 +695,41 @@ def test_a_record_of_before_keeps_its_one_nonce_refused() -> None:
 	assert _consents({CONSENT: "abc"}) == {"abc": float("inf")}
 	assert _consents({CONSENT: {"old": 1.0, "new": 9e18}}) == {"new": 9e18}
 	assert _consents({}) == {} and _consents(None) == {}
+
+
+async def test_a_users_record_never_sets_the_engines_own_keys(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A user's stored record gives their key, never ``allowInternalHosts`` (an end user could
+	open internal addresses to their calls); the operator's own setting stays."""
+	from openmolt_core import OpenMolt
+	from openmolt_core.integrations import ApiSetup, BearerCredential, HttpTool, Integration
+
+	keyed = Integration(
+		id="crm",
+		name="CRM",
+		api_setup=ApiSetup(base_url="https://api.crm.example"),
+		credential_setup=[
+			BearerCredential(headers={"Authorization": "Bearer {{ config.apiKey }}"})
+		],
+		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
+	)
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		credential_store=store,
+		integrations={"crm": {"apiKey": "sk-operator-000000", "allowInternalHosts": ["10.1.1.1"]}},
+	)
+	om.register_integration("crm", keyed)
+	record = {"apiKey": "sk-ivy-1111111", "allowInternalHosts": ["169.254.169.254"]}
+	store.save("crm", {**record, "allow_private": True}, user="ivy")
+	agent = om.create_agent(
+		name="a", model=ScriptedModel([]), integrations=[{"integration": "crm", "account": "user"}]
+	)
+	bound = agent._tools["crm.me"]
+	assert bound.account is not None
+	context = await bound.account.context(bound.context, "ivy")
+	assert context.config["apiKey"] == "sk-ivy-1111111"
+	assert context.config.get("allowInternalHosts") == ["10.1.1.1"]  # the operator's
+	assert "allow_private" not in context.config
+	await om.aclose()

@@ -592,7 +592,11 @@ class UserAccounts:
 		return found
 
 	def _config(self, base: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
-		mine = {k: v for k, v in stored.items() if k not in _BOOKKEEPING}
+		from openmolt_core.integrations.config import ENGINE_KEYS
+
+		# A user's record gives their credential and setup keys, never the engine's own
+		# (allowInternalHosts would open internal addresses to their calls).
+		mine = {k: v for k, v in stored.items() if k not in _BOOKKEEPING and k not in ENGINE_KEYS}
 		if self._oauth() is not None:  # the operator's OAuth client, the user's tokens
 			return {**_without_tokens(base), **mine}
 		# Another credential (an API key per user): nothing secret of the operator's is kept,

@@ -13,7 +13,7 @@ from pydantic import ConfigDict
 
 from openmolt_core.options import Options, options_config, parse_options
 
-__all__ = ["EngineConfig"]
+__all__ = ["ENGINE_KEYS", "EngineConfig"]
 
 
 class EngineConfig(Options):
@@ -43,3 +43,11 @@ class EngineConfig(Options):
 			ConfigurationError: A key is given in both spellings with different values.
 		"""
 		return parse_options(cls, config, "integration config")
+
+
+ENGINE_KEYS: frozenset[str] = frozenset(
+	{name for name in EngineConfig.model_fields}
+	| {str(f.alias) for f in EngineConfig.model_fields.values() if f.alias}
+)
+"""The engine's own config keys, in both spellings: an operator's settings, never an end user's
+(`openmolt_core.accounts` drops them from a user's stored record)."""
