@@ -670,9 +670,11 @@ getShop, getListing) also works with the `custom` credential: just `apiKey` and 
 
 ## Checked against
 
-Every tool's method, path, query and body names, the body fields Etsy requires and the
-string-literal enums are checked by the test suite against Etsy's Open API v3 document as the
-`etsy-ts` npm package (8.0.1, generated from it) types it, and pinned to its reference page.
+Every tool's method, path, query and body names, the body fields Etsy requires, the
+string-literal enums and the numeric types and bounds (`@min`/`@max`) are checked by the test
+suite against Etsy's Open API v3 document as the `etsy-ts` npm package (8.0.1, generated from
+it) types it, and pinned to its reference page. `tags` and `materials` are sent as one
+comma-separated string, as the document describes the form field (it types them as arrays).
 """,
 )
 
