@@ -411,11 +411,27 @@ def test_github_inputs_carry_the_openapi_constraints(tool, github_openapi, shape
 		for name in props:
 			if name in refs:
 				constraints = _reference_constraints(github_openapi, refs[name])
+				if len(paths) > 1 and name == "sort":
+					# search's sort: each type's values (SEARCH_SORTS), the input lists them all.
+					kind = path.rsplit("/", 1)[1]
+					assert github.SEARCH_SORTS[kind] == constraints.get("enum"), kind
+					constraints = {**constraints, "enum": props[name]["enum"]}
 				check_carried(
 					f"{tool.handle}.{name}", props[name], constraints, enum_required=len(paths) == 1
 				)
 				checked += 1
 	assert checked or not props
+
+
+def test_github_search_sort_lists_every_types_values() -> None:
+	"""search's sort enum is every search type's sort values (none is dropped), and its
+	description says which type takes which."""
+	(tool,) = [t for t in github.TOOLS if t.handle == "search"]
+	sort = tool.input_schema["properties"]["sort"]
+	assert set(github.SEARCH_SORTS) == set(github.SEARCH_TYPES)
+	assert set(sort["enum"]) == {v for values in github.SEARCH_SORTS.values() for v in values}
+	for kind, values in github.SEARCH_SORTS.items():
+		assert f"{kind}: {', '.join(values)}" in sort["description"]
 
 
 def test_github_sends_the_version_headers() -> None:
