@@ -30,6 +30,16 @@ _LISTING = integer("The numeric listing id.", minimum=1)
 _RECEIPT = integer("The numeric receipt (order) id.", minimum=1)
 _LIMIT = integer("Results per page (1-100).", minimum=1, maximum=100, default=25)
 _OFFSET = integer("How many results to skip (page × limit).", minimum=0, default=0)
+_EARLIEST = 946684800
+"""The earliest creation time Etsy accepts as a filter: 2000-01-01 (Unix time)."""
+_MIN_CREATED = integer(
+	"Created at or after this Unix time (seconds, 946684800 = 2000-01-01 or later).",
+	minimum=_EARLIEST,
+)
+_MAX_CREATED = integer(
+	"Created at or before this Unix time (seconds, 946684800 = 2000-01-01 or later).",
+	minimum=_EARLIEST,
+)
 _SORT_ORDER = string("Sort direction.", enum=["asc", "desc"], default="desc")
 _PAGED_OUTPUT = {
 	"type": "object",
@@ -404,8 +414,8 @@ TOOLS = [
 				"was_paid": boolean("Only paid (true) or unpaid (false) receipts."),
 				"was_shipped": boolean("Only shipped (true) or unshipped (false) receipts."),
 				"was_delivered": boolean("Only delivered (true) or undelivered receipts."),
-				"min_created": integer("Created at or after this Unix time.", minimum=0),
-				"max_created": integer("Created at or before this Unix time.", minimum=0),
+				"min_created": _MIN_CREATED,
+				"max_created": _MAX_CREATED,
 				"limit": _LIMIT,
 				"offset": _OFFSET,
 				"sort_on": string(
@@ -463,8 +473,8 @@ TOOLS = [
 				"shop_id": _SHOP,
 				"limit": _LIMIT,
 				"offset": _OFFSET,
-				"min_created": integer("Created at or after this Unix time.", minimum=0),
-				"max_created": integer("Created at or before this Unix time.", minimum=0),
+				"min_created": _MIN_CREATED,
+				"max_created": _MAX_CREATED,
 			},
 			"required": ["shop_id"],
 		},
@@ -660,9 +670,11 @@ getShop, getListing) also works with the `custom` credential: just `apiKey` and 
 
 ## Checked against
 
-Every tool's method, path, query and body names, the body fields Etsy requires and the
-string-literal enums are checked by the test suite against Etsy's Open API v3 document as the
-`etsy-ts` npm package (8.0.1, generated from it) types it, and pinned to its reference page.
+Every tool's method, path, query and body names, the body fields Etsy requires, the
+string-literal enums and the numeric types and bounds (`@min`/`@max`) are checked by the test
+suite against Etsy's Open API v3 document as the `etsy-ts` npm package (8.0.1, generated from
+it) types it, and pinned to its reference page. `tags` and `materials` are sent as one
+comma-separated string, as the document describes the form field (it types them as arrays).
 """,
 )
 

@@ -20,13 +20,41 @@ from openmolt_core.integrations import (
 )
 from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 
-__all__ = ["GITHUB_API_VERSION", "INTEGRATION", "SEARCH_TYPES", "TOOLS", "register_integrations"]
+__all__ = [
+	"GITHUB_API_VERSION",
+	"INTEGRATION",
+	"SEARCH_SORTS",
+	"SEARCH_TYPES",
+	"TOOLS",
+	"register_integrations",
+]
 
 GITHUB_API_VERSION = "2026-03-10"
 """The ``X-GitHub-Api-Version`` header every request sends."""
 
 SEARCH_TYPES = ["code", "commits", "issues", "repositories", "users"]
 """What the ``search`` tool can search (``/search/<type>``)."""
+
+SEARCH_SORTS = {
+	"code": ["indexed"],
+	"commits": ["author-date", "committer-date"],
+	"issues": [
+		"comments",
+		"reactions",
+		"reactions-+1",
+		"reactions--1",
+		"reactions-smile",
+		"reactions-thinking_face",
+		"reactions-heart",
+		"reactions-tada",
+		"interactions",
+		"created",
+		"updated",
+	],
+	"repositories": ["stars", "forks", "help-wanted-issues", "updated"],
+	"users": ["followers", "repositories", "joined"],
+}
+"""The ``sort`` values GitHub's OpenAPI lists for each search type (``/search/<type>``)."""
 
 
 _OWNER = string("The account owning the repository (user or organization), e.g. octocat.")
@@ -351,8 +379,10 @@ TOOLS = [
 				"type": string("What to search.", enum=SEARCH_TYPES),
 				"q": string("The search query with qualifiers."),
 				"sort": string(
-					"Sort field (depends on type: stars, forks, updated, comments, created, "
-					"author-date, followers...); default: best match."
+					"Sort field, one of the type's: "
+					+ "; ".join(f"{t}: {', '.join(v)}" for t, v in SEARCH_SORTS.items())
+					+ ". Default: best match.",
+					enum=list(dict.fromkeys(v for values in SEARCH_SORTS.values() for v in values)),
 				),
 				"order": string("Sort direction.", enum=["asc", "desc"]),
 				"per_page": _PER_PAGE,

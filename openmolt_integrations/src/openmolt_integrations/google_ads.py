@@ -410,21 +410,36 @@ async def _add_customer_match_contacts(input: dict[str, Any], context: ToolConte
 	return await customer_match_upload(input, operations, send, context.idempotency_key)
 
 
+_ROWS = {
+	"type": "array",
+	"items": {"type": "object"},
+	"description": "Rows keyed by resource: {campaign: {...}, metrics: {...}}.",
+}
+_SUMMARY_ROW = {
+	"type": "object",
+	"description": "The metrics summed over all rows, when asked for (returnSummaryRow).",
+}
 _SEARCH_OUT = obj(
 	{
-		"results": {
-			"type": "array",
-			"items": {"type": "object"},
-			"description": "Rows keyed by resource: {campaign: {...}, metrics: {...}}.",
-		},
+		"results": _ROWS,
 		"nextPageToken": {
 			"type": "string",
 			"description": "Pass as pageToken for the next 10,000 rows.",
 		},
 		"totalResultsCount": {"type": "string"},
+		"summaryRow": _SUMMARY_ROW,
 		"fieldMask": {"type": "string"},
 	}
 )
+"""A ``SearchGoogleAdsResponse``: one page of rows."""
+_STREAM_OUT = obj(
+	{
+		"results": _ROWS,
+		"fieldMask": {"type": "string"},
+		"requestId": {"type": "string"},
+	}
+)
+"""One ``SearchGoogleAdsStreamResponse`` batch: a stream has no pages (no page token, no count)."""
 
 TOOLS = [
 	HttpTool(
@@ -473,7 +488,7 @@ TOOLS = [
 		endpoint=f"{_CUSTOMER}/googleAds:searchStream",
 		body=passthrough("query"),
 		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, ["customerId", "query"]),
-		output_schema={"type": "array", "items": _SEARCH_OUT},
+		output_schema={"type": "array", "items": _STREAM_OUT},
 	),
 	HttpTool(
 		handle="mutate",

@@ -241,8 +241,8 @@ _UPDATE_OBJECT = obj(
 		"object_id": _OBJECT_ID,
 		"status": string("The new status.", enum=["ACTIVE", "PAUSED", "ARCHIVED"]),
 		"name": string("The new name."),
-		"daily_budget": integer("New daily budget. " + _BUDGET),
-		"lifetime_budget": integer("New lifetime budget. " + _BUDGET),
+		"daily_budget": integer("New daily budget. " + _BUDGET, minimum=1),
+		"lifetime_budget": integer("New lifetime budget. " + _BUDGET, minimum=1),
 		"end_time": _time("New end time (ad sets)"),
 		"bid_amount": integer("New bid cap. " + _BUDGET),
 	},
@@ -255,8 +255,8 @@ _CREATE_AD_SET = obj(
 		"campaign_id": string("The campaign's id."),
 		"name": string("The ad set name."),
 		"status": _STATUS,
-		"daily_budget": integer("Daily budget. " + _BUDGET),
-		"lifetime_budget": integer("Total budget (needs end_time). " + _BUDGET),
+		"daily_budget": integer("Daily budget. " + _BUDGET, minimum=1),
+		"lifetime_budget": integer("Total budget (needs end_time). " + _BUDGET, minimum=1),
 		"billing_event": string(
 			"What you pay for.", enum=["IMPRESSIONS", "LINK_CLICKS", "THRUPLAY", "APP_INSTALLS"]
 		),

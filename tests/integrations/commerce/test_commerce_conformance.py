@@ -7,8 +7,12 @@ introspection. The npm ones are read from ``.cache/refs`` (see conftest.py).
 
 from __future__ import annotations
 
+import collections.abc
+import copy
 import json
 import re
+import sys
+import typing
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -242,6 +246,128 @@ def test_the_stripe_required_check_rejects_an_optional_required_param(stripe_req
 	]
 
 
+@pytest.fixture(scope="module")
+def stripe_params() -> dict[tuple[str, str], type]:
+	"""(method, normalized path) → the stripe package's params TypedDict of the operation."""
+	import stripe
+
+	root = Path(stripe.__file__).parent
+	call = re.compile(r'self\._request\(\s*"(get|post|delete)",\s*"(/v1/[^"]+)"')
+	params_cls = re.compile(r'params: "?(?:Optional\[)?"(\w+Params)"')
+	out: dict[tuple[str, str], type] = {}
+	for path in root.rglob("_*_service.py"):
+		module = import_module(".".join(["stripe", "params", *path.relative_to(root).parent.parts]))
+		for chunk in path.read_text().split("\n    def ")[1:]:
+			m, p = call.search(chunk), params_cls.search(chunk)
+			if m and p:
+				out[(m.group(1).upper(), _norm(m.group(2)))] = getattr(module, p.group(1))
+	return out
+
+
+def _stripe_hints(cls: type) -> dict[str, Any]:
+	"""A params TypedDict's annotations, evaluated in its module (NotRequired kept)."""
+	out: dict[str, Any] = {}
+	for base in reversed(cls.__mro__):
+		names = {**vars(typing), **vars(collections.abc), **vars(sys.modules[base.__module__])}
+		for key, value in getattr(base, "__annotations__", {}).items():
+			ref = typing.ForwardRef(value) if isinstance(value, str) else value
+			try:
+				out[key] = typing._eval_type(ref, names, names)  # type: ignore[attr-defined]
+			except NameError:  # a name only imported for type checking (StripeContext)
+				out[key] = value
+	return out
+
+
+_JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list, "object": dict}
+
+
+def stripe_nested_problems(where: str, ours: dict[str, Any], annotation: Any) -> list[str]:
+	"""An input against the stripe package's annotation of the parameter it fills: its JSON type
+	is one the annotation allows, an enum stays within the Literal values, and an object's
+	properties are the TypedDict's keys with every required key required, all the way down."""
+	from typing import Literal, NotRequired, Union, get_args, get_origin
+
+	from typing_extensions import is_typeddict
+
+	def alternatives(t: Any) -> list[Any]:
+		if get_origin(t) in (Union, NotRequired):
+			return [a for arg in get_args(t) for a in alternatives(arg)]
+		return [] if t is type(None) else [t]
+
+	options = alternatives(annotation)
+	kinds = {
+		str if get_origin(a) is Literal else dict if is_typeddict(a) else get_origin(a) or a
+		for a in options
+	}
+	kinds = {dict if k is collections.abc.Mapping else k for k in kinds}
+	problems = []
+	json_type = _JSON_TYPES.get(ours.get("type", ""))
+	if json_type and json_type not in kinds:
+		problems.append(f"{where}: {ours['type']}, the SDK: {annotation}")
+	literals = {v for a in options if get_origin(a) is Literal for v in get_args(a)} - {""}
+	if "enum" in ours and literals and not set(ours["enum"]) <= literals:
+		problems.append(f"{where}: enum {set(ours['enum']) - literals} not in the SDK's")
+	for option in options:
+		if ours.get("type") == "array" and get_origin(option) is list and "items" in ours:
+			problems += stripe_nested_problems(f"{where}[]", ours["items"], get_args(option)[0])
+		if ours.get("type") == "object" and ours.get("properties") and is_typeddict(option):
+			hints = _stripe_hints(option)
+			unknown = set(ours["properties"]) - set(hints)
+			if unknown:
+				problems.append(f"{where}: {sorted(unknown)} not in {option.__name__}")
+			missing = set(option.__required_keys__) - set(ours.get("required", []))
+			if missing:
+				problems.append(f"{where}: {option.__name__} requires {sorted(missing)}")
+			for name, prop in ours["properties"].items():
+				if name in hints:
+					problems += stripe_nested_problems(f"{where}.{name}", prop, hints[name])
+	return problems
+
+
+def stripe_tool_nested_problems(tool, params: dict[tuple[str, str], type]) -> list[str]:
+	"""`stripe_nested_problems` for every input a tool sends under a parameter's name."""
+	props = tool.input_schema["properties"]
+	sent = dict(tool.query_params) | (tool.body if isinstance(tool.body, dict) else {})
+	problems = []
+	for path in _stripe_paths(tool):
+		hints = _stripe_hints(params[(tool.method, _norm(path))])
+		for name, value in sent.items():
+			inputs = template_inputs(value)
+			key = name.removesuffix("[]")
+			if key in hints and len(inputs) == 1 and (source := next(iter(inputs))) in props:
+				problems += stripe_nested_problems(
+					f"{tool.handle}.{key}", props[source], hints[key]
+				)
+	return sorted(set(problems))
+
+
+@pytest.mark.parametrize("tool", stripe_integration.TOOLS, ids=lambda t: t.handle)
+def test_stripe_inputs_have_the_sdk_types_all_the_way_down(tool, stripe_params) -> None:
+	"""Every input has the type the stripe package gives its parameter, and nested objects
+	(a payment link's line_items[].adjustable_quantity, after_completion.redirect...) have the
+	TypedDict's keys, its required keys required and its Literal values as enums."""
+	assert stripe_tool_nested_problems(tool, stripe_params) == []
+
+
+def test_a_wrong_nested_stripe_input_fails_the_check(stripe_params) -> None:
+	"""A redirect without its required url, a quantity typed as a string and an unknown
+	after_completion type are reported."""
+	(tool,) = [t for t in stripe_integration.TOOLS if t.handle == "createPaymentLink"]
+	schema = copy.deepcopy(tool.input_schema)
+	after = schema["properties"]["after_completion"]["properties"]
+	after["redirect"]["required"] = []
+	after["type"]["enum"].append("popup")
+	schema["properties"]["line_items"]["items"]["properties"]["quantity"]["type"] = "string"
+	broken = tool.model_copy(update={"input_schema": schema})
+	problems = stripe_tool_nested_problems(broken, stripe_params)
+	assert problems == [
+		"createPaymentLink.after_completion.redirect: "
+		"PaymentLinkCreateParamsAfterCompletionRedirect requires ['url']",
+		"createPaymentLink.after_completion.type: enum {'popup'} not in the SDK's",
+		f"createPaymentLink.line_items[].quantity: string, the SDK: {int}",
+	]
+
+
 def test_stripe_version_is_the_sdk_version() -> None:
 	"""The Stripe-Version header is the API version the stripe package pins."""
 	from stripe._api_version import _ApiVersion
@@ -411,11 +537,27 @@ def test_github_inputs_carry_the_openapi_constraints(tool, github_openapi, shape
 		for name in props:
 			if name in refs:
 				constraints = _reference_constraints(github_openapi, refs[name])
+				if len(paths) > 1 and name == "sort":
+					# search's sort: each type's values (SEARCH_SORTS), the input lists them all.
+					kind = path.rsplit("/", 1)[1]
+					assert github.SEARCH_SORTS[kind] == constraints.get("enum"), kind
+					constraints = {**constraints, "enum": props[name]["enum"]}
 				check_carried(
 					f"{tool.handle}.{name}", props[name], constraints, enum_required=len(paths) == 1
 				)
 				checked += 1
 	assert checked or not props
+
+
+def test_github_search_sort_lists_every_types_values() -> None:
+	"""search's sort enum is every search type's sort values (none is dropped), and its
+	description says which type takes which."""
+	(tool,) = [t for t in github.TOOLS if t.handle == "search"]
+	sort = tool.input_schema["properties"]["sort"]
+	assert set(github.SEARCH_SORTS) == set(github.SEARCH_TYPES)
+	assert set(sort["enum"]) == {v for values in github.SEARCH_SORTS.values() for v in values}
+	for kind, values in github.SEARCH_SORTS.items():
+		assert f"{kind}: {', '.join(values)}" in sort["description"]
 
 
 def test_github_sends_the_version_headers() -> None:

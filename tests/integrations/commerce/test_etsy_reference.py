@@ -7,8 +7,9 @@ METHOD:/v3/...``, whose first argument is ``I<Operation>Params`` (the path param
 camelCase, the query parameters under their own names) and whose ``data`` argument, when the
 operation has a body, is ``I<Operation>Payload``. The test reads those (nothing runs) and checks
 every Etsy tool: method and path, query and body names, the body fields the document requires,
-and that an input sent as a parameter the document types as a string-literal union lists only
-those values. The operation of each tool is the one its documentation pin names
+that an input sent as a parameter the document types as a string-literal union lists only
+those values, and that an input sent as a numeric parameter has its type (``@format int64`` an
+integer) and stays within its ``@min``/``@max``. The operation of each tool is the one its documentation pin names
 (test_commerce_documented.py).
 """
 
@@ -32,6 +33,17 @@ def _uncomment(text: str) -> str:
 	return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
 
 
+_DOC_MEMBER = re.compile(r"/\*\*((?:(?!\*/).)*?)\*/\s*^ {4}(\w+)\??:", re.S | re.M)
+
+
+def _doc_tags(body: str) -> dict[str, dict[str, str]]:
+	"""The JSDoc tags of each member of an interface body: name → {"format": "int64", "min": ...}."""
+	return {
+		name: dict(re.findall(r"@(format|min|max) (\S+)", doc))
+		for doc, name in _DOC_MEMBER.findall(body)
+	}
+
+
 def _members(body: str) -> dict[str, tuple[str, bool]]:
 	"""Top-level members of an interface body: name → (type text, optional)."""
 	out, depth, current = {}, 0, []
@@ -52,9 +64,8 @@ def _members(body: str) -> dict[str, tuple[str, bool]]:
 def etsy_reference(etsy_api_files: dict[str, str]) -> dict[str, dict[str, Any]]:
 	"""operationId → method, path, params and payload members (name → (type, optional))."""
 	files = etsy_api_files
-	interfaces = {
-		name: _members(body) for name, body in _INTERFACE.findall(files["data-contracts.d.ts"])
-	}
+	bodies = dict(_INTERFACE.findall(files["data-contracts.d.ts"]))
+	interfaces = {name: _members(body) for name, body in bodies.items()}
 	ops: dict[str, dict[str, Any]] = {}
 	for name, text in files.items():
 		if not name.endswith(".js"):
@@ -67,6 +78,10 @@ def etsy_reference(etsy_api_files: dict[str, str]) -> dict[str, dict[str, Any]]:
 				payload = re.search(r"data: (I\w+Payload)\b", args)
 				ops[method_name]["params"] = interfaces[params.group(1)] if params else {}
 				ops[method_name]["payload"] = interfaces[payload.group(1)] if payload else {}
+				named = [m.group(1) for m in (params, payload) if m]
+				ops[method_name]["tags"] = {
+					k: v for n in named for k, v in _doc_tags(bodies[n]).items()
+				}
 	assert len(ops) > 60, "etsy-ts no longer lists Etsy's operations where the test looks"
 	assert all("params" in op for op in ops.values()), "an etsy-ts signature was not read"
 	return ops
@@ -121,6 +136,71 @@ def test_etsy_enums_are_the_documents_literals(tool, etsy_reference, shape) -> N
 		enum = _enum_of(props[name])
 		assert enum is not None, f"{tool.handle}.{name}: the document allows only {literals}"
 		assert set(enum) <= literals, (tool.handle, name, set(enum) - literals)
+
+
+# Inputs sent in another (documented) form than the document's type, and why.
+ETSY_TYPE_EXCEPTIONS = {
+	"tags": "one comma-separated string (the document's description of the form field)",
+	"materials": "one comma-separated string, as tags",
+}
+
+
+def _camel(name: str) -> str:
+	return re.sub(r"_(\w)", lambda m: m.group(1).upper(), name)
+
+
+def etsy_number_problems(tool: HttpTool, op: dict[str, Any]) -> list[str]:
+	"""Path, query and body inputs whose type or bounds differ from the document's: an int64 or
+	int32 parameter is an integer input, a float one a number, an array an array; a documented
+	``@min``/``@max`` is carried as a bound at least as strict (946684800 for min_created...)."""
+	props = tool.input_schema.get("properties", {})
+	members = {**op["params"], **op["payload"]}
+	sent = {**tool.query_params, **(tool.body if isinstance(tool.body, dict) else {})}
+	for name in re.findall(r"input\.(\w+)", tool.endpoint):
+		sent[name] = "{{ input." + name + " }}"
+	problems = []
+	for name, value in sent.items():
+		source = re.fullmatch(r"\{\{ input\.(\w+) \}\}", str(value))
+		ref = members.get(name) or members.get(_camel(name))
+		if not (source and ref and source.group(1) in props) or name in ETSY_TYPE_EXCEPTIONS:
+			continue
+		ours = props[source.group(1)]
+		tags = op["tags"].get(name) or op["tags"].get(_camel(name)) or {}
+		base = ref[0].replace("| null", "").strip()
+		expected = {"boolean": "boolean", "string": "string"}.get(base)
+		if base == "number":
+			expected = "integer" if tags.get("format") in ("int64", "int32") else "number"
+		elif base.endswith("[]"):
+			expected = "array"
+		if expected and ours.get("type") != expected:
+			problems.append(f"{tool.handle}.{name}: {ours.get('type')}, the document: {ref[0]}")
+		if "min" in tags and not ours.get("minimum", float("-inf")) >= float(tags["min"]):
+			problems.append(f"{tool.handle}.{name}: minimum {ours.get('minimum')} < {tags['min']}")
+		limit = float(tags.get("max", "inf"))
+		if limit < 1e300 and not ours.get("maximum", float("inf")) <= limit:
+			problems.append(f"{tool.handle}.{name}: maximum {ours.get('maximum')} > {tags['max']}")
+	return problems
+
+
+@pytest.mark.parametrize("tool", etsy.TOOLS, ids=lambda t: t.handle)
+def test_etsy_numbers_have_the_documents_types_and_bounds(tool, etsy_reference) -> None:
+	"""Every input sent as an Etsy parameter has the document's type (int64 ids and Unix times
+	are integers, prices numbers) and keeps its @min/@max (limit 1-100, min_created from 2000)."""
+	assert etsy_number_problems(tool, etsy_reference[_operation(tool)]) == []
+
+
+def test_a_loosened_etsy_bound_or_type_fails_the_check(etsy_reference) -> None:
+	"""min_created below Etsy's 2000-01-01 floor, or a limit typed as a string, is reported."""
+	tool = next(t for t in etsy.TOOLS if t.handle == "listReceipts")
+	op = etsy_reference[_operation(tool)]
+	props = tool.input_schema["properties"]
+	loose = {**props, "min_created": {**props["min_created"], "minimum": 0}}
+	loose["limit"] = {**props["limit"], "type": "string"}
+	broken = tool.model_copy(update={"input_schema": {**tool.input_schema, "properties": loose}})
+	assert etsy_number_problems(broken, op) == [
+		"listReceipts.min_created: minimum 0 < 946684800",
+		"listReceipts.limit: string, the document: number",
+	]
 
 
 def test_a_wrong_etsy_request_fails_the_check(etsy_reference, shape) -> None:

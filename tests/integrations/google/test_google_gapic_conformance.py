@@ -509,6 +509,47 @@ def test_ads_tool_conforms(handle: str, googleapis_protos) -> None:
 		assert _ads_problems(tool, handle, googleapis_protos) == []
 
 
+def _camel(name: str) -> str:
+	return re.sub(r"_(\w)", lambda m: m.group(1).upper(), name)
+
+
+def ads_output_problems(handle: str, output: dict, protos) -> list[str]:
+	"""Output properties that are no field (in JSON, camelCase) of the RPC's response message;
+	for a server stream (searchStream) the output is the list of its messages."""
+	service, rpc, module = ADS_RPCS[handle]
+	text = protos(f"google/ads/googleads/{PROTO_VERSION}/services/{_snake(service)}.proto")
+	found = re.search(rf"rpc {rpc}\(\w+\)\s*returns\s*\((stream )?(\w+)\)", text)
+	assert found, f"{service}.{rpc} has no response in the protos"
+	if found.group(1):
+		assert output.get("type") == "array", f"{handle}: a stream is a list of messages"
+		output = output["items"]
+	message = getattr(import_module(f"{ADS_TYPES}.{module}"), found.group(2))
+	fields = {_camel(f) for f in message.meta.fields}
+	return [
+		f"{handle}: {name} is not a field of {found.group(2)}"
+		for name in sorted(set(output.get("properties", {})) - fields)
+	]
+
+
+@pytest.mark.parametrize("handle", list(ADS_RPCS))
+def test_ads_outputs_are_response_fields(handle: str, googleapis_protos) -> None:
+	"""What a tool says it returns is its RPC's response: searchStream a list of
+	SearchGoogleAdsStreamResponse batches (no page token), search a page with its token."""
+	(tool,) = [t for t in google_ads.TOOLS if t.handle == handle]
+	assert tool.output_schema, f"{handle} describes no output"
+	assert ads_output_problems(handle, tool.output_schema, googleapis_protos) == []
+
+
+def test_a_paged_stream_output_fails_the_output_check(googleapis_protos) -> None:
+	"""A searchStream output with a page token (search's page shape) is reported."""
+	(search,) = [t for t in google_ads.TOOLS if t.handle == "search"]
+	paged = {"type": "array", "items": search.output_schema}
+	assert ads_output_problems("searchStream", paged, googleapis_protos) == [
+		"searchStream: nextPageToken is not a field of SearchGoogleAdsStreamResponse",
+		"searchStream: totalResultsCount is not a field of SearchGoogleAdsStreamResponse",
+	]
+
+
 def test_ads_checker_catches_a_wrong_field(googleapis_protos) -> None:
 	"""A body field the request message lacks is reported."""
 	(tool,) = _ads_tools("search")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from _edit import with_tool
+from _edit import with_input_schema, with_tool
 from _social_refs import npm_member
 from facebook_business import apiconfig
 from facebook_business.adobjects.abstractcrudobject import AbstractCrudObject
@@ -476,7 +476,8 @@ def test_inputs_carry_the_sdk_enums(integration: Integration, calls: Calls) -> N
 	ids=["meta_ads", "instagram"],
 )
 def test_inputs_carry_the_sdk_formats(integration: Integration, calls: Calls) -> None:
-	"""SDK ``datetime`` parameters are date-time inputs; string ``unsigned int`` ids are digits."""
+	"""SDK ``datetime`` parameters are date-time inputs; string ``unsigned int`` ids are digits;
+	integer ``unsigned int`` inputs (budgets, spend caps) have a minimum of 0 or more."""
 	checked = 0
 	for handle, name, prop, kind, _values in _declared(integration, calls):
 		if kind == "datetime" and (handle, name) not in UNIX_TIMES:
@@ -485,7 +486,21 @@ def test_inputs_carry_the_sdk_formats(integration: Integration, calls: Calls) ->
 		if kind == "unsigned int" and prop.get("type") == "string":
 			assert prop.get("pattern") == "^[0-9]+$", f"{handle}.{name}: a digits pattern"
 			checked += 1
+		if kind == "unsigned int" and prop.get("type") == "integer":
+			assert prop.get("minimum", -1) >= 0, f"{handle}.{name}: unsigned, a minimum"
+			checked += 1
 	assert checked >= (5 if integration is meta_ads.INTEGRATION else 1)
+
+
+def test_a_signed_budget_fails_the_format_check() -> None:
+	"""An ad set budget input without its minimum (a negative budget allowed) is reported."""
+	broken = with_input_schema(
+		meta_ads.INTEGRATION,
+		"createAdSet",
+		lambda schema: schema["properties"]["daily_budget"].pop("minimum"),
+	)
+	with pytest.raises(AssertionError, match=r"createAdSet\.daily_budget: unsigned"):
+		test_inputs_carry_the_sdk_formats(broken, META_CALLS)
 
 
 def test_insights_time_range_days_are_dates() -> None:
