@@ -48,7 +48,9 @@ _SCOPES = {
 _CUSTOMER = "/" + API_VERSION + "/customers/{{ input.customerId | remove: '-' }}"
 _CUSTOMER_ID = {
 	"type": "string",
-	"description": "The Google Ads account id (10 digits, dashes allowed: '123-456-7890'), from listAccessibleCustomers or the Ads UI.",
+	# The path is customers/{customerId}: a resource name given whole would double it.
+	"pattern": "^[0-9]{3}-?[0-9]{3}-?[0-9]{4}$",
+	"description": "The Google Ads account id (10 digits, dashes allowed: '123-456-7890'; not the resource name 'customers/...'), from listAccessibleCustomers or the Ads UI.",
 }
 _QUERY = {
 	"type": "string",

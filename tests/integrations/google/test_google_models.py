@@ -210,3 +210,30 @@ def test_read_scope_hides_sending_writing_and_deleting(iid: str) -> None:
 		"setCampaignStatus",
 	}
 	assert dangerous.isdisjoint(visible)
+
+
+@pytest.mark.parametrize(
+	("given", "taken"),
+	[
+		("1234567890", True),
+		("123-456-7890", True),
+		("customers/1234567890", False),  # listAccessibleCustomers' resource name, given whole
+		("12345", False),
+		("123-456-78901", False),
+	],
+)
+def test_a_google_ads_customer_id_is_ten_digits(given: str, taken: bool) -> None:
+	"""Every Ads tool's path is customers/{customerId}: anything but the id would misplace it."""
+	checked = 0
+	for tool in google_ads.INTEGRATION.tools:
+		schema = (tool.input_schema or {}).get("properties", {}).get("customerId")
+		if schema is None:
+			continue
+		try:
+			JsonSchemaValidator(schema).validate(given)
+			ok = True
+		except ValueError:
+			ok = False
+		assert ok is taken, tool.handle
+		checked += 1
+	assert checked >= 8
