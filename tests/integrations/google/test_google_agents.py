@@ -1232,7 +1232,7 @@ async def test_google_ads_refuses_bad_identifiers_before_sending(tool, args, pro
 	else:
 		args = {**args, "userList": "customers/1/userLists/5"}
 	model = ScriptedModel(
-		[call_tool(f"googleAds.{tool}", customerId="1", **args), finish(result="done")]
+		[call_tool(f"googleAds.{tool}", customerId="1234567890", **args), finish(result="done")]
 	)
 	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
 	om = OpenMolt(plugins=[google_ads], entry_points=False, http_client=http)
