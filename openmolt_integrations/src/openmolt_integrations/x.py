@@ -138,14 +138,23 @@ _DM_QUERY_SCHEMA = {
 	"expansions": _DM_EXPANSIONS,
 	"user_fields": _USER_FIELDS,
 }
+# X's CreateDirectMessages…Request: at least one of text and attachments, neither required alone.
 _DM_MESSAGE = {
-	"text": string("Message text, up to 10000 characters.", minLength=1, maxLength=10000),
+	"text": string(
+		"Message text, up to 10000 characters. Required unless `attachments` is given.",
+		minLength=1,
+		maxLength=10000,
+	),
 	"attachments": array(
 		obj(
-			{"media_id": string("Media id from uploadMedia (dm_image, dm_gif, dm_video).")},
+			{
+				"media_id": string(
+					"Media id from uploadMedia (dm_image, dm_gif, dm_video).", **_ID_PATTERN
+				)
+			},
 			["media_id"],
 		),
-		"One media attachment.",
+		"One media attachment. Required unless `text` is given.",
 		maxItems=1,
 	),
 }
@@ -471,21 +480,21 @@ _TOOLS = [
 	),
 	HttpTool(
 		handle="sendDirectMessage",
-		description="Send a direct message to a user (opens the one-to-one conversation if "
-		"needed). Returns dm_conversation_id and dm_event_id.",
+		description="Send a direct message (text, one attachment, or both) to a user (opens the "
+		"one-to-one conversation if needed). Returns dm_conversation_id and dm_event_id.",
 		scopes=["dm"],
 		method="POST",
 		endpoint="/2/dm_conversations/with/{{ input.participant_id }}/messages",
 		body=passthrough("text", "attachments"),
 		input_schema=obj(
 			{"participant_id": string("Recipient's user id.", **_ID_PATTERN), **_DM_MESSAGE},
-			["participant_id", "text"],
+			["participant_id"],
 		),
 	),
 	HttpTool(
 		handle="sendConversationMessage",
-		description="Send a message to an existing DM conversation (one-to-one or group) by its "
-		"dm_conversation_id.",
+		description="Send a message (text, one attachment, or both) to an existing DM "
+		"conversation (one-to-one or group) by its dm_conversation_id.",
 		scopes=["dm"],
 		method="POST",
 		endpoint="/2/dm_conversations/{{ input.dm_conversation_id }}/messages",
@@ -498,7 +507,7 @@ _TOOLS = [
 				),
 				**_DM_MESSAGE,
 			},
-			["dm_conversation_id", "text"],
+			["dm_conversation_id"],
 		),
 	),
 	HttpTool(
