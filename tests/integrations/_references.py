@@ -85,8 +85,9 @@ REFERENCES: dict[str, tuple[str, tuple[str, ...]]] = {
 		),
 	),
 	"x": (
-		"xdk (PyPI, generated from the X API OpenAPI)",
-		("messaging/test_messaging_conformance.py",),
+		"xdk (PyPI, generated from the X API OpenAPI); the OpenAPI's constraints (xdevplatform/xdk "
+		"specs/openapi.json 2.167, pinned extract)",
+		("messaging/test_messaging_conformance.py", "messaging/test_x_openapi_reference.py"),
 	),
 	"youtube": ("Google discovery documents", ("google/test_google_discovery_conformance.py",)),
 }

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from _edit import pop_at, with_input_schema, with_tool
+from _openapi import merge_alternatives, schema_errors
 
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import whatsapp
@@ -63,67 +64,11 @@ def operation(tool: HttpTool) -> str:
 	return f"{tool.method} /{{Version}}{path}"
 
 
-def _merge(spec: dict[str, Any]) -> dict[str, Any]:
-	"""A schema with its oneOf/anyOf alternatives' properties merged in (none of theirs required)."""
-	alternatives = spec.get("oneOf", []) + spec.get("anyOf", [])
-	if not alternatives:
-		return spec
-	merged = {k: v for k, v in spec.items() if k not in ("oneOf", "anyOf")}
-	props: dict[str, Any] = dict(spec.get("properties", {}))
-	for alt in alternatives:
-		for name, sub in _merge(alt).get("properties", {}).items():
-			props[name] = _union(props[name], sub) if name in props else sub
-	merged["properties"] = props
-	return merged
-
-
-def _union(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-	"""Two alternatives' schemas of one name: properties of both, the looser bounds."""
-	out = {**b, **a}
-	for key in ("maxLength", "maxItems"):
-		if key in a and key in b:
-			out[key] = max(a[key], b[key])
-	if "properties" in a or "properties" in b:
-		out["properties"] = {**b.get("properties", {}), **a.get("properties", {})}
-	if "items" in a and "items" in b:
-		out["items"] = _union(_merge(a["items"]), _merge(b["items"]))
-	out.pop("required", None)
-	return out
-
-
-def schema_errors(handle: str, where: str, ours: dict[str, Any], spec: dict[str, Any]) -> list[str]:
-	"""Where an input schema leaves the spec's schema: names, enums, required names, bounds."""
-	spec = _merge(spec)
-	errors = []
-	if "enum" in ours and "enum" in spec and not set(ours["enum"]) <= set(spec["enum"]):
-		errors.append(f"{handle}.{where}: enum {ours['enum']} not within {spec['enum']}")
-	for key in ("maxLength", "maxItems"):
-		if key in spec and ours.get(key, float("inf")) > spec[key]:
-			errors.append(f"{handle}.{where}: {key} {spec[key]} (ours {ours.get(key)})")
-	if "minItems" in spec and ours.get("minItems", 0) < spec["minItems"]:
-		errors.append(
-			f"{handle}.{where}: minItems {spec['minItems']} (ours {ours.get('minItems')})"
-		)
-	if "items" in ours and "items" in spec:
-		errors += schema_errors(handle, f"{where}[]", ours["items"], spec["items"])
-	props = ours.get("properties", {})
-	if props and "properties" in spec:
-		for name in sorted(set(spec.get("required", [])) - set(ours.get("required", []))):
-			errors.append(f"{handle}.{where}: the spec requires {name}")
-		for name, sub in props.items():
-			path = f"{where}.{name}".lstrip(".")
-			if name in spec["properties"]:
-				errors += schema_errors(handle, path, sub, spec["properties"][name])
-			elif (handle, path) not in DOCUMENTED_EXTRAS:
-				errors.append(f"{handle}.{path}: not in the spec")
-	return errors
-
-
 def body_errors(
 	tool: HttpTool, body: dict[str, Any], spec: dict[str, Any], where: str = ""
 ) -> list[str]:
 	"""Where a body template leaves the spec: unknown or missing names, constants, inputs."""
-	spec = _merge(spec)
+	spec = merge_alternatives(spec)
 	inputs = tool.input_schema["properties"]
 	required = set(tool.input_schema.get("required", []))
 	errors = []
@@ -145,7 +90,9 @@ def body_errors(
 		if isinstance(value, dict):
 			errors += body_errors(tool, value, sub, f"{path}.")
 		elif source:
-			errors += schema_errors(tool.handle, path, inputs[source.group(1)], sub)
+			errors += schema_errors(
+				tool.handle, path, inputs[source.group(1)], sub, DOCUMENTED_EXTRAS
+			)
 		elif "enum" in sub and value not in sub["enum"]:
 			errors.append(f"{tool.handle}.{path}: {value!r} not in {sub['enum']}")
 	return errors
