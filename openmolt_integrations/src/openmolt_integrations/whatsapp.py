@@ -47,6 +47,67 @@ _CAPTIONED = obj(
 	description="The media: id or link, with an optional caption.",
 )
 _MESSAGES = "/{{ config.phoneNumberId }}/messages"
+# An interactive message's action, with the bounds of Meta's OpenAPI (InteractiveObject.action):
+# reply buttons (type button) or a list menu (type list).
+_ROW = obj(
+	{
+		"id": string(
+			"Row id, sent back when the row is chosen, up to 200 characters.", maxLength=200
+		),
+		"title": string("Row title, up to 24 characters.", maxLength=24),
+		"description": string("Row description, up to 72 characters.", maxLength=72),
+	},
+	["id", "title"],
+	description="A row of the list.",
+)
+_ACTION = obj(
+	{
+		"buttons": array(
+			obj(
+				{
+					"type": string("Button kind.", enum=["reply"]),
+					"reply": obj(
+						{
+							"id": string(
+								"Button id, sent back when pressed, up to 256 characters.",
+								maxLength=256,
+							),
+							"title": string("Button label, up to 20 characters.", maxLength=20),
+						},
+						["id", "title"],
+						description="The button's id and label.",
+					),
+				},
+				["type", "reply"],
+				description="A reply button.",
+			),
+			"type button: 1 to 3 reply buttons.",
+			minItems=1,
+			maxItems=3,
+		),
+		"button": string(
+			"type list: the label of the menu button, up to 20 characters.", maxLength=20
+		),
+		"sections": array(
+			obj(
+				{
+					"title": string("Section title, up to 24 characters.", maxLength=24),
+					"rows": array(
+						_ROW, "The section's rows (10 at most in all sections).", maxItems=10
+					),
+				},
+				["rows"],
+				description="A section of the list: its title and rows.",
+			),
+			"type list: 1 to 10 sections.",
+			minItems=1,
+			maxItems=10,
+		),
+	},
+	description='button: {"buttons": [{"type": "reply", "reply": {"id": "yes", "title": "Yes"}}]}; '
+	'list: {"button": "Choose", "sections": [{"title": "...", "rows": [{"id": "a", "title": "...", '
+	'"description": "..."}]}]}.',
+)
 
 
 def _send(handle: str, description: str, schema: dict[str, Any], body: dict[str, Any]) -> HttpTool:
@@ -95,7 +156,10 @@ with an approved template (`sendTemplate`). Throughput is about 80 messages per 
 `listTemplates`, `createTemplate` and `listPhoneNumbers` are checked by the test suite against the
 WhatsApp Business Account requests of Meta's `facebook-business` SDK (edge, method, parameter
 names, the category enum). The phone-number and media requests (messages, media, business
-profile) are in no Meta SDK or registry spec: they are pinned to the Cloud API documentation.
+profile) are checked against Meta's OpenAPI for the WhatsApp Business Platform
+(`facebook/openapi`, `business-messaging-api_v23.0.yaml`): path, query names, body names, required
+fields, enums and bounds of each message type. The documentation adds media captions, document
+file names, the upload's `type` and the typing indicator, which that document leaves out.
 """
 
 _TOOLS = [
@@ -138,10 +202,11 @@ _TOOLS = [
 		),
 		{
 			"type": "template",
-			# The template's language object is sent from its code (Graph's language.code).
+			# The template's language object: its code, and the one language policy Meta's
+			# OpenAPI (TemplateMessage: language requires policy and code) allows.
 			"template": {
 				**passthrough("name"),
-				"language": {"code": "{{ input.language }}"},
+				"language": {"policy": "deterministic", "code": "{{ input.language }}"},
 				**passthrough("components"),
 			},
 		},
@@ -187,9 +252,10 @@ _TOOLS = [
 						),
 						"header": obj(
 							{
-								"type": string("text"),
+								"type": string("Header kind: a text header.", enum=["text"]),
 								"text": string("Header text, up to 60 characters.", maxLength=60),
 							},
+							["type", "text"],
 							description="Optional header.",
 						),
 						"body": obj(
@@ -199,14 +265,10 @@ _TOOLS = [
 						),
 						"footer": obj(
 							{"text": string("Footer text, up to 60 characters.", maxLength=60)},
+							["text"],
 							description="Optional footer.",
 						),
-						"action": {
-							"type": "object",
-							"description": 'button: {"buttons": [{"type": "reply", "reply": {"id": "yes", '
-							'"title": "Yes"}}]}; list: {"button": "Choose", "sections": [{"title": "...", '
-							'"rows": [{"id": "a", "title": "...", "description": "..."}]}]}.',
-						},
+						"action": _ACTION,
 					},
 					["type", "body", "action"],
 					description="The interactive content.",

@@ -39,23 +39,30 @@ from openmolt_integrations._x import (
 __all__ = ["INTEGRATION", "register_integrations"]
 
 _ID_PATTERN = {"pattern": "^[0-9]{1,19}$"}
+# X's OpenAPI lists (fields, expansions, event types, exclude): at least one value, no repeats.
+_LIST: dict[str, Any] = {"minItems": 1, "uniqueItems": True}
 _POST_ID = string("Post id (digits).", **_ID_PATTERN)
 _USER_ID = string("The authenticated user's id (from getMe).", **_ID_PATTERN)
 _POST_FIELDS = array(
 	string(enum=POST_FIELD_VALUES),
 	"Extra post fields, e.g. created_at, public_metrics, conversation_id, entities, note_post. "
 	"author_id, in_reply_to_user_id and referenced_posts come with the expansions of those names.",
+	**_LIST,
 )
 _USER_FIELDS = array(
 	string(enum=USER_FIELD_VALUES),
 	"Extra user fields, e.g. description, public_metrics, created_at, verified, profile_image_url.",
+	**_LIST,
 )
 _EXPANSIONS = array(
 	string(enum=POST_EXPANSION_VALUES),
 	"Objects to include in `includes`, e.g. author_id, attachments.media_keys, referenced_posts.",
+	**_LIST,
 )
 _MAX = integer("Posts per page.", minimum=5, maximum=100, default=10)
-_PAGINATION = string("meta.next_token of the previous page.")
+_PAGINATION = string("meta.next_token of the previous page.", minLength=1)
+# DM event pages: X's OpenAPI gives their pagination_token at least 16 characters.
+_DM_PAGINATION = string("meta.next_token of the previous page.", minLength=16)
 _TIME = string("ISO 8601 time, e.g. 2026-11-30T00:00:00Z.", format="date-time")
 
 
@@ -120,32 +127,45 @@ _DM_FIELDS = array(
 	string(enum=DM_EVENT_FIELD_VALUES),
 	"Extra DM event fields, e.g. created_at, dm_conversation_id; the sender comes with the "
 	"sender_id expansion.",
+	**_LIST,
 )
 _DM_EXPANSIONS = array(
 	string(enum=DM_EXPANSION_VALUES),
 	"Objects to include in `includes`, e.g. sender_id (the sender's user object).",
+	**_LIST,
 )
-_DM_EVENT_TYPES = array(string(enum=DM_EVENT_TYPE_VALUES), "Event types to return; default all.")
+_DM_EVENT_TYPES = array(
+	string(enum=DM_EVENT_TYPE_VALUES), "Event types to return; default all.", **_LIST
+)
 _DM_QUERY = {
 	**passthrough("max_results", "pagination_token"),
 	**_joined("event_types", "dm_event.fields", "expansions", "user.fields"),
 }
 _DM_QUERY_SCHEMA = {
 	"max_results": integer("Events per page.", minimum=1, maximum=100, default=100),
-	"pagination_token": _PAGINATION,
+	"pagination_token": _DM_PAGINATION,
 	"event_types": _DM_EVENT_TYPES,
 	"dm_event_fields": _DM_FIELDS,
 	"expansions": _DM_EXPANSIONS,
 	"user_fields": _USER_FIELDS,
 }
+# X's CreateDirectMessages…Request: at least one of text and attachments, neither required alone.
 _DM_MESSAGE = {
-	"text": string("Message text, up to 10000 characters.", minLength=1, maxLength=10000),
+	"text": string(
+		"Message text, up to 10000 characters. Required unless `attachments` is given.",
+		minLength=1,
+		maxLength=10000,
+	),
 	"attachments": array(
 		obj(
-			{"media_id": string("Media id from uploadMedia (dm_image, dm_gif, dm_video).")},
+			{
+				"media_id": string(
+					"Media id from uploadMedia (dm_image, dm_gif, dm_video).", **_ID_PATTERN
+				)
+			},
 			["media_id"],
 		),
-		"One media attachment.",
+		"One media attachment. Required unless `text` is given.",
 		maxItems=1,
 	),
 }
@@ -207,7 +227,7 @@ _TOOLS = [
 				"media": obj(
 					{
 						"media_ids": array(
-							{"type": "string"},
+							string(**_ID_PATTERN),
 							"1 to 4 media ids from the upload tools.",
 							minItems=1,
 							maxItems=4,
@@ -219,7 +239,7 @@ _TOOLS = [
 				"poll": obj(
 					{
 						"options": array(
-							{"type": "string"},
+							string(minLength=1, maxLength=25),
 							"2 to 4 choices, 1-25 characters each.",
 							minItems=2,
 							maxItems=4,
@@ -273,6 +293,7 @@ _TOOLS = [
 			{
 				"query": string(
 					"Search query (512 characters on basic access, 4096 with higher tiers).",
+					minLength=1,
 					maxLength=4096,
 				),
 				"max_results": integer("Posts per page.", minimum=10, maximum=100, default=10),
@@ -324,6 +345,7 @@ _TOOLS = [
 				"exclude": array(
 					{"type": "string", "enum": ["replies", "retweets"]},
 					"Leave out replies and/or reposts.",
+					**_LIST,
 				),
 			},
 			["id"],
@@ -352,6 +374,7 @@ _TOOLS = [
 				"exclude": array(
 					{"type": "string", "enum": ["replies", "retweets"]},
 					"Leave out replies and/or reposts.",
+					**_LIST,
 				),
 			},
 			["id"],
@@ -426,7 +449,9 @@ _TOOLS = [
 						"text/vtt",
 					],
 				),
-				"total_bytes": integer("Total file size in bytes.", minimum=1),
+				"total_bytes": integer(
+					"Total file size in bytes (up to 16 GiB).", minimum=1, maximum=17179869184
+				),
 				"media_category": _MEDIA_CATEGORY,
 			},
 			["media_type", "total_bytes", "media_category"],
@@ -443,7 +468,7 @@ _TOOLS = [
 		files=passthrough("media"),
 		input_schema=obj(
 			{
-				"id": string("Media id from initializeMediaUpload."),
+				"id": string("Media id from initializeMediaUpload.", **_ID_PATTERN),
 				"segment_index": integer("Chunk number, from 0.", minimum=0, maximum=999),
 				"media": _FILE,
 			},
@@ -457,7 +482,9 @@ _TOOLS = [
 		scopes=["media"],
 		method="POST",
 		endpoint="/2/media/upload/{{ input.id }}/finalize",
-		input_schema=obj({"id": string("Media id from initializeMediaUpload.")}, ["id"]),
+		input_schema=obj(
+			{"id": string("Media id from initializeMediaUpload.", **_ID_PATTERN)}, ["id"]
+		),
 	),
 	HttpTool(
 		handle="getMediaUploadStatus",
@@ -467,25 +494,25 @@ _TOOLS = [
 		method="GET",
 		endpoint="/2/media/upload",
 		query_params=passthrough("media_id", command="STATUS"),
-		input_schema=obj({"media_id": string("Media id.")}, ["media_id"]),
+		input_schema=obj({"media_id": string("Media id.", **_ID_PATTERN)}, ["media_id"]),
 	),
 	HttpTool(
 		handle="sendDirectMessage",
-		description="Send a direct message to a user (opens the one-to-one conversation if "
-		"needed). Returns dm_conversation_id and dm_event_id.",
+		description="Send a direct message (text, one attachment, or both) to a user (opens the "
+		"one-to-one conversation if needed). Returns dm_conversation_id and dm_event_id.",
 		scopes=["dm"],
 		method="POST",
 		endpoint="/2/dm_conversations/with/{{ input.participant_id }}/messages",
 		body=passthrough("text", "attachments"),
 		input_schema=obj(
 			{"participant_id": string("Recipient's user id.", **_ID_PATTERN), **_DM_MESSAGE},
-			["participant_id", "text"],
+			["participant_id"],
 		),
 	),
 	HttpTool(
 		handle="sendConversationMessage",
-		description="Send a message to an existing DM conversation (one-to-one or group) by its "
-		"dm_conversation_id.",
+		description="Send a message (text, one attachment, or both) to an existing DM "
+		"conversation (one-to-one or group) by its dm_conversation_id.",
 		scopes=["dm"],
 		method="POST",
 		endpoint="/2/dm_conversations/{{ input.dm_conversation_id }}/messages",
@@ -498,7 +525,7 @@ _TOOLS = [
 				),
 				**_DM_MESSAGE,
 			},
-			["dm_conversation_id", "text"],
+			["dm_conversation_id"],
 		),
 	),
 	HttpTool(

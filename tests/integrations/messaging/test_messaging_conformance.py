@@ -1232,6 +1232,61 @@ def test_an_x_tool_with_an_optional_required_field_fails_the_check(handle: str, 
 	assert x_required_errors(broken)
 
 
+# Body fields xdk's request models leave optional that X's media upload documentation requires
+# (https://docs.x.com/x-api/media/media-upload-initialize, .../media-upload): the tools keep them
+# required.
+X_DOCUMENTED_REQUIRED = {
+	("uploadMedia", "media_category"),
+	("initializeMediaUpload", "media_type"),
+	("initializeMediaUpload", "total_bytes"),
+	("initializeMediaUpload", "media_category"),
+	("appendMediaUpload", "segment_index"),
+}
+
+
+def x_over_required_errors(integration: Integration) -> list[str]:
+	"""The required inputs that fill a query or body name xdk leaves optional (unless listed).
+
+	A DM needs text or attachments, neither alone: requiring one refuses messages X takes.
+	"""
+	required_by = x_required()
+	errors = []
+	for tool in http_tools(integration):
+		known = required_by.get((tool.method, shape(urls(integration, tool)[0])), set())
+		required = set(tool.input_schema.get("required", []))
+		for name, value in {**tool.query_params, **(tool.body or {})}.items():
+			source = re.match(r"\{\{ input\.(\w+)", str(value))
+			if (
+				source
+				and source.group(1) in required
+				and name not in known
+				and (tool.handle, name) not in X_DOCUMENTED_REQUIRED
+			):
+				errors.append(f"{tool.handle}: xdk leaves {name} optional")
+	return errors
+
+
+def test_x_tools_require_only_what_xdk_or_the_docs_require() -> None:
+	"""No X tool requires an input that fills a field xdk leaves optional, save the listed ones."""
+	assert x_over_required_errors(x.INTEGRATION) == []
+	dm = next(t for t in x.INTEGRATION.tools if t.handle == "sendDirectMessage")
+	assert dm.input_schema["required"] == ["participant_id"]
+	media_id = dm.input_schema["properties"]["attachments"]["items"]["properties"]["media_id"]
+	assert media_id["pattern"] == "^[0-9]{1,19}$"
+
+
+@pytest.mark.parametrize(
+	("handle", "field"),
+	[("sendDirectMessage", "text"), ("sendConversationMessage", "text"), ("getPost", "id")],
+)
+def test_an_x_tool_requiring_an_optional_field_fails_the_check(handle: str, field: str) -> None:
+	"""Requiring the input of a field xdk leaves optional fails the check (a path name does not)."""
+	broken = with_input_schema(
+		x.INTEGRATION, handle, lambda s: s.update(required=sorted({*s["required"], field}))
+	)
+	assert bool(x_over_required_errors(broken)) is (field == "text")
+
+
 def check_x_enums(integration: Integration) -> int:
 	"""Assert every X input sent where xdk allows fixed values has an enum of those; return checks."""
 	enums = x_enums()

@@ -1,0 +1,117 @@
+"""X tools' inputs against the constraints of the X API OpenAPI that xdk is generated from.
+
+xdk (the reference test_messaging_conformance.py reads) keeps the names, enums and required
+fields of X's OpenAPI but none of its patterns, lengths, counts or ranges. x_openapi_2_167.json is
+the extract of that document (``xdevplatform/xdk`` ``specs/openapi.json``, 2.167, the commit of
+xdk 0.10.6; source inside) for the operations the tools call. Each input that fills a path or
+query parameter or a body field must be as strict as the spec there: ids carry the id pattern,
+poll options their 25 characters, the field lists at least one value, pagination tokens their
+least length.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _edit import pop_at, with_input_schema
+from _openapi import schema_errors
+
+from openmolt_core.integrations import HttpTool, Integration
+from openmolt_integrations import x
+
+_REF = Path(__file__).with_name("x_openapi_2_167.json")
+_SOURCE = re.compile(r"input(?:\.|\[\")(\w+)")
+
+
+@cache
+def reference() -> dict[str, Any]:
+	"""The pinned extract of X's OpenAPI."""
+	loaded: dict[str, Any] = json.loads(_REF.read_text())
+	return loaded
+
+
+def _shape(path: str) -> str:
+	return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+def x_constraint_errors(integration: Integration) -> list[str]:
+	"""Where an X input is looser than the parameter or body field it fills."""
+	ops = {
+		(key.split(" ")[0], _shape(key.split(" ", 1)[1])): (key, op)
+		for key, op in reference()["operations"].items()
+	}
+	errors = []
+	for tool in integration.tools:
+		if not isinstance(tool, HttpTool):
+			continue
+		found = ops.get((tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint))))
+		if found is None:
+			errors.append(f"{tool.handle}: {tool.method} {tool.endpoint} is not in the spec")
+			continue
+		key, op = found
+		props = tool.input_schema["properties"]
+		params = op["parameters"]
+		# path parameters in order: ours are inputs, the spec's are named
+		ours = [m.group(1) for m in re.finditer(r"\{\{ input\.(\w+)", tool.endpoint)]
+		for name, theirs in zip(ours, re.findall(r"\{(\w+)\}", key.split(" ", 1)[1]), strict=True):
+			errors += schema_errors(
+				tool.handle, f"/{theirs}", props[name], params[theirs]["schema"]
+			)
+		for name, value in tool.query_params.items():
+			source = _SOURCE.search(str(value))
+			if name in params and source and source.group(1) in props:
+				errors += schema_errors(
+					tool.handle, f"?{name}", props[source.group(1)], params[name]["schema"]
+				)
+		body = op.get("requestBody", {}).get("application/json", {}).get("properties", {})
+		for name, value in (tool.body or {}).items():
+			source = _SOURCE.search(str(value))
+			if name in body and source and source.group(1) in props:
+				errors += schema_errors(tool.handle, name, props[source.group(1)], body[name])
+	return errors
+
+
+def test_x_inputs_are_as_strict_as_the_openapi() -> None:
+	"""Every X input is within the pattern, lengths, counts and ranges of what it fills."""
+	assert reference()["version"] == "2.167"
+	assert len(reference()["operations"]) == len(x.INTEGRATION.tools)
+	assert x_constraint_errors(x.INTEGRATION) == []
+
+
+@pytest.mark.parametrize(
+	("handle", "path", "key"),
+	[
+		("createPost", "poll.options.items", "maxLength"),
+		("createPost", "media.media_ids.items", "pattern"),
+		("searchRecent", "post_fields", "minItems"),
+		("listDirectMessages", "pagination_token", "minLength"),
+		("finalizeMediaUpload", "id", "pattern"),
+		("initializeMediaUpload", "total_bytes", "maximum"),
+		("followUser", "target_user_id", "pattern"),
+	],
+)
+def test_an_x_input_looser_than_the_openapi_fails_the_check(
+	handle: str, path: str, key: str
+) -> None:
+	"""Dropping a pattern, length, count or range the spec sets makes the check fail."""
+
+	def drop(schema: dict[str, Any]) -> None:
+		*steps, last = path.split(".")
+		node = schema
+		for step in steps:
+			node = node["items"] if step == "items" else node["properties"][step]
+		(node["items"] if last == "items" else node["properties"][last]).pop(key)
+
+	broken = with_input_schema(x.INTEGRATION, handle, drop)
+	assert x_constraint_errors(broken)
+
+
+def test_a_dropped_limit_of_the_dm_text_is_not_the_spec_s() -> None:
+	"""The spec sets no upper length on a DM's text: dropping ours (X's docs) passes this check."""
+	broken = with_input_schema(x.INTEGRATION, "sendDirectMessage", pop_at("text", "maxLength"))
+	assert x_constraint_errors(broken) == []
