@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, FakeSlack, eventually, local_server
@@ -175,3 +176,20 @@ def test_chat_post_message_parameters_are_the_web_apis() -> None:
 
 	params = inspect.signature(WebClient.chat_postMessage).parameters
 	assert {"channel", "text", "thread_ts"} <= set(params)
+
+
+async def test_a_mention_in_a_direct_message_is_answered_once() -> None:
+	"""Slack sends a DM that mentions the app as a message event and an app_mention: one run."""
+	fake = FakeSlack()
+	model = ScriptedModel(
+		[finish("ok", human_message="Hi!"), finish("again", human_message="twice")]
+	)
+	async for client in app(model, fake):
+		message = dm("<@UBOT> hello")
+		mention = {k: v for k, v in message.items() if k != "channel_type"}
+		await send(client, callback(message))
+		await send(client, callback({**mention, "type": "app_mention"}))
+		await eventually(lambda: len(fake.posted) >= 1)
+		await anyio.sleep(0.3)  # time for a second run's reply, were there one
+	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
+	assert len(inputs(model)) == 1

@@ -10,7 +10,8 @@ event handled in the background:
 
 - ``message`` events in a direct message (``channel_type`` ``im``), and ``app_mention`` events in
   channels (the mention itself is taken out of the text), from people: messages of bots, the
-  app's own, and edits or deletions (a ``subtype``) are skipped;
+  app's own, and edits or deletions (a ``subtype``) are skipped; a mention in a direct message,
+  which Slack sends as both events, is answered once (as the message);
 - a thread is a conversation of its own (``thread_ts``); a mention outside a thread is answered
   in a new thread under it.
 
@@ -81,6 +82,8 @@ def incoming(event: dict[str, Any], event_id: str, bot_user: str | None = None) 
 		return None
 	if kind == "message" and event.get("channel_type") != "im":
 		return None  # in channels the app answers mentions (app_mention), not every message
+	if kind == "app_mention" and (event.get("channel_type") == "im" or channel.startswith("D")):
+		return None  # a mention in a direct message comes as its message event too: answered once
 	text = event["text"]
 	thread = event.get("thread_ts")
 	if kind == "app_mention":
