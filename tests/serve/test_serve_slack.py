@@ -193,3 +193,17 @@ async def test_a_mention_in_a_direct_message_is_answered_once() -> None:
 		await anyio.sleep(0.3)  # time for a second run's reply, were there one
 	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
 	assert len(inputs(model)) == 1
+
+
+async def test_a_reply_longer_than_slack_takes_is_split_not_truncated() -> None:
+	"""Slack truncates a text past 40,000 characters: the reply goes in pieces, all of it."""
+	from openmolt_serve.slack import MAX_TEXT
+
+	fake = FakeSlack()
+	long = "".join(f"{n:07d} " for n in range(6_000))  # 48,000 characters
+	model = ScriptedModel([finish("ok", human_message=long)])
+	async for client in app(model, fake):
+		await send(client, callback(dm("tell me everything")))
+		await eventually(lambda: len(fake.posted) == 2)
+	assert all(len(p["text"]) <= MAX_TEXT for p in fake.posted)
+	assert "".join(p["text"] for p in fake.posted) == long

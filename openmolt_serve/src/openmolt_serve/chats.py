@@ -59,7 +59,15 @@ if TYPE_CHECKING:
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
 	from openmolt_serve._live import LiveReplies
 
-__all__ = ["MAX_CHATS", "Conversations", "Incoming", "Send", "end_user", "park_questions"]
+__all__ = [
+	"MAX_CHATS",
+	"Conversations",
+	"Incoming",
+	"Send",
+	"end_user",
+	"park_questions",
+	"pieces",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -99,6 +107,11 @@ class Incoming:
 	def key(self) -> str:
 		"""The conversation it belongs to: the chat, and the thread."""
 		return f"{self.chat}/{self.thread}" if self.thread else self.chat
+
+
+def pieces(text: str, most: int) -> list[str]:
+	"""A reply cut into the messages a service takes (at most ``most`` characters each)."""
+	return [text[i : i + most] for i in range(0, len(text), most)] or [""]
 
 
 def _nobody_now(question: str) -> str:

@@ -16,7 +16,8 @@ event handled in the background:
   in a new thread under it.
 
 Replies use ``chat.postMessage`` (https://api.slack.com/methods/chat.postMessage) with the bot
-token, ``channel``, ``text`` and ``thread_ts``; Slack answers ``200`` with ``ok: false`` on
+token, ``channel``, ``text`` (Slack truncates it past 40,000 characters: a longer reply is split)
+and ``thread_ts``; Slack answers ``200`` with ``ok: false`` on
 failure, which is checked. With ``stream: true`` the reply is posted as soon as the model starts
 writing it and grows by ``chat.update`` (`openmolt_serve._live`).
 """
@@ -46,7 +47,7 @@ from openmolt_serve._body import (
 from openmolt_serve._launch import Launcher
 from openmolt_serve._live import LiveReplies
 from openmolt_serve._seen import seen_store
-from openmolt_serve.chats import Conversations, Incoming
+from openmolt_serve.chats import Conversations, Incoming, pieces
 from openmolt_serve.signatures import ReplayGuard, SignatureError, verify
 
 if TYPE_CHECKING:
@@ -174,11 +175,12 @@ class SlackApp:
 		return dict(data)
 
 	async def reply(self, message: Incoming, text: str) -> None:
-		"""Post a text to the message's channel (and thread)."""
-		params: dict[str, Any] = {"channel": message.chat, "text": text}
-		if message.thread:
-			params["thread_ts"] = message.thread
-		await self.call("chat.postMessage", params)
+		"""Post a text to the message's channel (and thread), split at 40,000 characters."""
+		for piece in pieces(text, MAX_TEXT):
+			params: dict[str, Any] = {"channel": message.chat, "text": piece}
+			if message.thread:
+				params["thread_ts"] = message.thread
+			await self.call("chat.postMessage", params)
 
 	async def post(self, message: Incoming, text: str) -> str:
 		"""Post a text to the message's channel (and thread); returns the message's ``ts``."""

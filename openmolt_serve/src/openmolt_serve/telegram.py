@@ -42,7 +42,7 @@ from openmolt_serve._body import (
 )
 from openmolt_serve._launch import Launcher
 from openmolt_serve._live import LiveReplies
-from openmolt_serve.chats import Conversations, Incoming
+from openmolt_serve.chats import Conversations, Incoming, pieces
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -91,10 +91,6 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		id=str(update.get("update_id", message.get("message_id", ""))),
 		reply_to=str(message["message_id"]) if "message_id" in message else None,
 	)
-
-
-def _chunks(text: str) -> list[str]:
-	return [text[i : i + MAX_TEXT] for i in range(0, len(text), MAX_TEXT)] or [""]
 
 
 class TelegramBot:
@@ -171,7 +167,7 @@ class TelegramBot:
 
 	async def reply(self, message: Incoming, text: str) -> None:
 		"""Send a text to the message's chat (split at 4096 characters)."""
-		for n, chunk in enumerate(_chunks(text)):
+		for n, chunk in enumerate(pieces(text, MAX_TEXT)):
 			params: dict[str, Any] = {"chat_id": message.chat, "text": chunk}
 			if n == 0 and message.reply_to:
 				params["reply_parameters"] = {
