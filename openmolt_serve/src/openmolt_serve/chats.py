@@ -25,7 +25,8 @@ Letting someone talk is not trusting them. A run starts tainted (`openmolt_core.
 taint policy gates outbound tools from the first step) unless its message comes from a user id
 listed in ``allowedUsers`` (`openmolt_core.triggers.starting_taint`): a stranger let in by
 ``allowedChats`` or ``allowEveryone`` cannot make the agent send private data out without an
-approval. The same holds when a stranger's words reach a run another way: an answer to a
+approval. The same holds when a stranger's words reach a run another way: a message a trusted
+user forwards (Telegram's ``forward_origin``), an answer to a
 parked question taints the run it resumes, and a session whose earlier turns hold a
 stranger's (or a tainted run's reply or notes) taints the runs that read them. A durable run parked on a
 question (after a restart) is answered only by a trusted user; anyone else's message starts a
@@ -92,6 +93,8 @@ class Incoming:
 		username: The sender's name, if known (Telegram ``@username``).
 		thread: The thread it belongs to (Slack ``thread_ts``), if any.
 		reply_to: The message to reply to (Telegram ``message_id``), if any.
+		forwarded: Whether it is someone else's message forwarded by the sender (its words are
+			not the sender's: the run starts tainted, whoever forwarded it).
 	"""
 
 	channel: str
@@ -102,6 +105,7 @@ class Incoming:
 	username: str | None = None
 	thread: str | None = None
 	reply_to: str | None = None
+	forwarded: bool = False
 
 	@property
 	def key(self) -> str:
@@ -219,9 +223,10 @@ class Conversations:
 	def trusts(self, message: Incoming) -> bool:
 		"""Whether the message's sender is trusted: their user id is in ``allowedUsers``.
 
-		The decision is `openmolt_core.triggers.starting_taint`'s (this asks it).
+		The decision is `openmolt_core.triggers.starting_taint`'s (this asks it). A forwarded
+		message is not trusted: its words are someone else's.
 		"""
-		return (
+		return not message.forwarded and (
 			starting_taint("chat", sender=message.user, trusted=self.settings.allowed_users) is None
 		)
 
@@ -269,8 +274,8 @@ class Conversations:
 
 			parked, chat.parked, chat.asked = chat.parked, None, None
 			where = f"{self.channel}:{self.agent.name}"
-			allowed = self.settings.allowed_users
 			trusted = self.trusts(message)
+			allowed = self.settings.allowed_users if trusted else ()
 			session = self.session(message.key)
 			watched: str | None = None
 			try:

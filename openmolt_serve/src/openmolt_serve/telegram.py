@@ -90,6 +90,7 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		text=message["text"],
 		id=str(update.get("update_id", message.get("message_id", ""))),
 		reply_to=str(message["message_id"]) if "message_id" in message else None,
+		forwarded="forward_origin" in message or "forward_date" in message,
 	)
 
 
