@@ -207,3 +207,20 @@ async def test_a_reply_longer_than_slack_takes_is_split_not_truncated() -> None:
 		await eventually(lambda: len(fake.posted) == 2)
 	assert all(len(p["text"]) <= MAX_TEXT for p in fake.posted)
 	assert "".join(p["text"] for p in fake.posted) == long
+
+
+def test_a_mention_loses_the_apps_mention_only() -> None:
+	"""The app's own mention is cut from the text; the people it names stay in it."""
+	from openmolt_serve.slack import incoming
+
+	event = {
+		"type": "app_mention",
+		"channel": "C9",
+		"user": "U7",
+		"text": "<@UBOT> ask <@U99> about <@U98|bob>'s order",
+		"ts": "1.2",
+	}
+	message = incoming(event, "Ev1", "UBOT")
+	assert message is not None and message.text == "ask <@U99> about <@U98|bob>'s order"
+	unknown = incoming(event, "Ev2", None)  # the app's id unknown: the leading mention goes
+	assert unknown is not None and unknown.text == message.text

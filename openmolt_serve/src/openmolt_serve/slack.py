@@ -9,9 +9,9 @@ seconds, and retries otherwise: a retry's ``event_id`` is seen before, and ignor
 event handled in the background:
 
 - ``message`` events in a direct message (``channel_type`` ``im``), and ``app_mention`` events in
-  channels (the mention itself is taken out of the text), from people: messages of bots, the
-  app's own, and edits or deletions (a ``subtype``) are skipped; a mention in a direct message,
-  which Slack sends as both events, is answered once (as the message);
+  channels (the app's mention is taken out of the text, other people's stay), from people:
+  messages of bots, the app's own, and edits or deletions (a ``subtype``) are skipped; a mention
+  in a direct message, which Slack sends as both events, is answered once (as the message);
 - a thread is a conversation of its own (``thread_ts``); a mention outside a thread is answered
   in a new thread under it.
 
@@ -63,7 +63,14 @@ SLACK_API = "https://slack.com/api"
 MAX_TEXT = 40_000
 """The most characters of a message's ``text`` (chat.postMessage and chat.update truncate it)."""
 
-_MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
+_LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+(?:\|[^>]*)?>\s*")
+
+
+def _without_mention(text: str, bot_user: str | None) -> str:
+	"""The text of a mention without the app's mention; other people's mentions stay."""
+	if bot_user:
+		return re.sub(rf"<@{re.escape(bot_user)}(?:\|[^>]*)?>\s*", "", text).strip()
+	return _LEADING_MENTION.sub("", text).strip()  # the app unknown: the mention that addresses it
 
 
 class SlackError(OpenMoltError):
@@ -88,7 +95,7 @@ def incoming(event: dict[str, Any], event_id: str, bot_user: str | None = None) 
 	text = event["text"]
 	thread = event.get("thread_ts")
 	if kind == "app_mention":
-		text = _MENTION.sub("", text).strip()
+		text = _without_mention(text, bot_user)
 		thread = thread or event.get("ts")
 	return Incoming(
 		channel="slack",
