@@ -275,3 +275,18 @@ async def test_a_restart_while_a_question_waits_keeps_the_question(tmp_path: Any
 		{"message": "pay the invoice", "from": "ada", "chat": "42"},
 		"Which invoice, INV-1 or INV-2?",
 	]
+
+
+async def test_a_long_reply_told_to_wait_waits_and_is_sent_whole() -> None:
+	"""A reply over 4096 characters goes in pieces; a piece refused with 429 and retry_after is
+	sent again after the wait, so no part of the answer is lost."""
+	from openmolt_serve.telegram import MAX_TEXT
+
+	fake = FakeTelegram(flood=[2])
+	long = "".join(f"{n:07d} " for n in range(1_000))  # 8,000 characters: two messages
+	model = ScriptedModel([finish("ok", human_message=long)])
+	async for _ in bot(model, fake):
+		fake.message("tell me everything")
+		await eventually(lambda: len(fake.sent) == 2)
+	assert all(len(s["text"]) <= MAX_TEXT for s in fake.sent)
+	assert "".join(s["text"] for s in fake.sent) == long

@@ -47,7 +47,7 @@ from openmolt_serve.chats import Conversations, Incoming, pieces
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["MAX_TEXT", "TELEGRAM_API", "TelegramBot", "TelegramError", "incoming"]
+__all__ = ["MAX_TEXT", "MAX_WAIT", "TELEGRAM_API", "TelegramBot", "TelegramError", "incoming"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -57,6 +57,9 @@ TELEGRAM_API = "https://api.telegram.org"
 MAX_TEXT = 4096
 """The most characters ``sendMessage`` takes in one message."""
 
+MAX_WAIT = 30.0
+"""The most seconds a call waits when Telegram says to (``429``, ``retry_after``) before its retry."""
+
 
 class TelegramError(OpenMoltError):
 	"""A Bot API call failed (the message never holds the token).
@@ -64,11 +67,16 @@ class TelegramError(OpenMoltError):
 	Args:
 		message: What failed.
 		status_code: The HTTP status, if there was a response.
+		retry_after: The seconds Telegram asked to wait before trying again (a ``429``), if any.
 	"""
 
-	def __init__(self, message: str, *, status_code: int | None = None) -> None:
+	def __init__(
+		self, message: str, *, status_code: int | None = None, retry_after: float | None = None
+	) -> None:
 		super().__init__(message)
 		self.status_code = status_code
+		self.retry_after: float | None = retry_after
+		"""The seconds Telegram asked to wait before trying again (a ``429``), if any."""
 
 
 def incoming(update: dict[str, Any]) -> Incoming | None:
@@ -144,9 +152,21 @@ class TelegramBot:
 	async def call(self, method: str, params: dict[str, Any], *, read: float = 30.0) -> Any:
 		"""Call a Bot API method; return its ``result``.
 
+		Told to wait (``429``, ``retry_after`` of at most 30 seconds), it waits and tries once
+		more, so a reply in several messages is not cut short by the flood limit.
+
 		Raises:
 			TelegramError: The call failed or Telegram said ``ok: false``.
 		"""
+		try:
+			return await self._call(method, params, read=read)
+		except TelegramError as exc:
+			if exc.retry_after is None or exc.retry_after > MAX_WAIT:
+				raise
+			await anyio.sleep(exc.retry_after)
+		return await self._call(method, params, read=read)
+
+	async def _call(self, method: str, params: dict[str, Any], *, read: float) -> Any:
 		url = f"{self.base_url}/bot{self.token}/{method}"
 		try:
 			response = await self.http.post(url, json=params, timeout=read)
@@ -160,9 +180,12 @@ class TelegramBot:
 			data = {}
 		if response.status_code != 200 or not data.get("ok"):
 			description = data.get("description") or response.reason_phrase
+			extra = data.get("parameters")
+			wait = extra.get("retry_after") if isinstance(extra, dict) else None
 			raise TelegramError(
 				f"Telegram {method}: {response.status_code} {description}",
 				status_code=response.status_code,
+				retry_after=float(wait) if isinstance(wait, int | float) and wait >= 0 else None,
 			)
 		return data.get("result")
 
