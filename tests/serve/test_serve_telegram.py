@@ -290,3 +290,23 @@ async def test_a_long_reply_told_to_wait_waits_and_is_sent_whole() -> None:
 		await eventually(lambda: len(fake.sent) == 2)
 	assert all(len(s["text"]) <= MAX_TEXT for s in fake.sent)
 	assert "".join(s["text"] for s in fake.sent) == long
+
+
+async def test_each_forum_topic_is_a_conversation_answered_in_its_topic() -> None:
+	"""A forum's topics (message_thread_id) keep their own sessions, and replies go to the topic."""
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("a", human_message="one"), finish("b", human_message="two")])
+
+	def in_topic(text: str, topic: int) -> None:
+		fake.message(text, chat=-100)
+		fake.updates[-1]["message"].update(message_thread_id=topic, is_topic_message=True)
+		fake.updates[-1]["message"]["chat"].update(type="supergroup", is_forum=True)
+
+	async for _ in bot(model, fake, allowedChats=[-100]):
+		in_topic("billing question", 7)
+		await eventually(lambda: len(fake.sent) == 1)
+		in_topic("deploy question", 9)
+		await eventually(lambda: len(fake.sent) == 2)
+	assert [(s["text"], s["message_thread_id"]) for s in fake.sent] == [("one", 7), ("two", 9)]
+	assert earlier(model) == [None, None]  # topic 9 does not read topic 7's turns
+	assert inputs(model)[1]["thread"] == "9"

@@ -91,7 +91,8 @@ class Incoming:
 		text: What they wrote.
 		id: The service's id of the message (or update, or event), for retries.
 		username: The sender's name, if known (Telegram ``@username``).
-		thread: The thread it belongs to (Slack ``thread_ts``), if any.
+		thread: The thread it belongs to (Slack ``thread_ts``, a Telegram forum topic's
+			``message_thread_id``), if any.
 		reply_to: The message to reply to (Telegram ``message_id``), if any.
 		forwarded: Whether it is someone else's message forwarded by the sender (its words are
 			not the sender's: the run starts tainted, whoever forwarded it).

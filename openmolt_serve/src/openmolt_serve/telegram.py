@@ -13,7 +13,8 @@ Two ways in, as the Bot API offers (https://core.telegram.org/bots/api#getting-u
 Replies use ``sendMessage`` (``chat_id``, ``text`` of at most 4096 characters, longer ones are
 split; ``reply_parameters`` points at the message answered). With ``stream: true`` the reply is
 sent as soon as the model starts writing it and grows by ``editMessageText`` (`openmolt_serve._live`). Only ``message`` updates with text
-are read. The bot token is part of every Bot API address, so no address is ever logged or put in
+are read; in a forum, each topic (``message_thread_id``) is a conversation of its own, answered
+in that topic. The bot token is part of every Bot API address, so no address is ever logged or put in
 an error.
 """
 
@@ -90,6 +91,7 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		return None
 	if sender.get("is_bot") or "id" not in chat or "id" not in sender:
 		return None
+	topic = message.get("message_thread_id") if message.get("is_topic_message") else None
 	return Incoming(
 		channel="telegram",
 		chat=str(chat["id"]),
@@ -99,7 +101,15 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		id=str(update.get("update_id", message.get("message_id", ""))),
 		reply_to=str(message["message_id"]) if "message_id" in message else None,
 		forwarded="forward_origin" in message or "forward_date" in message,
+		thread=str(topic)
+		if isinstance(topic, int)
+		else None,  # a forum topic: its own conversation
 	)
+
+
+def _topic(message: Incoming) -> dict[str, Any]:
+	"""``sendMessage``'s ``message_thread_id``: a reply stays in the forum topic it answers."""
+	return {"message_thread_id": int(message.thread)} if message.thread else {}
 
 
 class TelegramBot:
@@ -192,7 +202,7 @@ class TelegramBot:
 	async def reply(self, message: Incoming, text: str) -> None:
 		"""Send a text to the message's chat (split at 4096 characters)."""
 		for n, chunk in enumerate(pieces(text, MAX_TEXT)):
-			params: dict[str, Any] = {"chat_id": message.chat, "text": chunk}
+			params: dict[str, Any] = {"chat_id": message.chat, "text": chunk, **_topic(message)}
 			if n == 0 and message.reply_to:
 				params["reply_parameters"] = {
 					"message_id": int(message.reply_to),
@@ -202,7 +212,11 @@ class TelegramBot:
 
 	async def post(self, message: Incoming, text: str) -> str:
 		"""Send one text (at most 4096 characters) to the message's chat; returns its id."""
-		params: dict[str, Any] = {"chat_id": message.chat, "text": text[:MAX_TEXT]}
+		params: dict[str, Any] = {
+			"chat_id": message.chat,
+			"text": text[:MAX_TEXT],
+			**_topic(message),
+		}
 		if message.reply_to:
 			params["reply_parameters"] = {
 				"message_id": int(message.reply_to),
