@@ -310,3 +310,21 @@ async def test_each_forum_topic_is_a_conversation_answered_in_its_topic() -> Non
 	assert [(s["text"], s["message_thread_id"]) for s in fake.sent] == [("one", 7), ("two", 9)]
 	assert earlier(model) == [None, None]  # topic 9 does not read topic 7's turns
 	assert inputs(model)[1]["thread"] == "9"
+
+
+@pytest.mark.parametrize("question", ["", "  \n"])
+async def test_an_empty_question_is_still_asked_so_the_next_message_is_an_answer(
+	question: str,
+) -> None:
+	"""Telegram refuses an empty text: the chat gets a question of its own rather than nothing."""
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[ask_human(question), finish("ok", human_message=" "), finish("x", human_message="no")]
+	)
+	async for _ in bot(model, fake):
+		fake.message("do the thing")
+		await eventually(lambda: len(fake.sent) == 1)
+		fake.message("the blue one")
+		await eventually(lambda: len(fake.sent) == 2)
+	assert fake.sent[0]["text"] == "I need your answer to go on: what should I do?"
+	assert fake.sent[1]["text"] == "ok"  # a blank humanMessage gives way to the output

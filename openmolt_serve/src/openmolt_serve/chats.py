@@ -159,14 +159,17 @@ def _connect_text(state: RunState) -> str:
 	)
 
 
+_NO_QUESTION = "I need your answer to go on: what should I do?"
+
+
 def _reply(result: RunResult | None, error: BaseException | None) -> str:
 	if result is not None and result.status == "success":
-		if result.human_message:
+		if result.human_message and result.human_message.strip():
 			return result.human_message
 		output = result.output
 		if isinstance(output, dict) and isinstance(output.get("result"), str):
 			return str(output["result"])
-		return output if isinstance(output, str) and output else "Done."
+		return output if isinstance(output, str) and output.strip() else "Done."
 	if result is not None and result.status == "approval_required":
 		return "This waits for an approval: decide it in the run viewer, and I will go on there."
 	if result is not None and result.human_message:
@@ -369,7 +372,9 @@ class Conversations:
 	) -> None:
 		"""Send what the run ended with: its question (it parks) or its reply."""
 		if result is not None and result.status == "human_input_required" and result.state.pending:
-			text = str(result.state.pending.get("message", ""))
+			# An empty question would not be sent (the services refuse an empty text), and the
+			# next message would answer a question nobody saw.
+			text = str(result.state.pending.get("message", "")).strip() or _NO_QUESTION
 			chat.parked = result.state
 		elif result is not None and result.status == "authorization_required":
 			if not _private(message):
