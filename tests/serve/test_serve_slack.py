@@ -224,3 +224,42 @@ def test_a_mention_loses_the_apps_mention_only() -> None:
 	assert message is not None and message.text == "ask <@U99> about <@U98|bob>'s order"
 	unknown = incoming(event, "Ev2", None)  # the app's id unknown: the leading mention goes
 	assert unknown is not None and unknown.text == message.text
+
+
+async def test_slacks_retry_after_a_restart_starts_nothing(tmp_path: Any) -> None:
+	"""A retry is signed anew (X-Slack-Retry-Num) but names the same event_id: with a run store,
+	the app that restarted in between knows the event, and no second run starts."""
+	fake = FakeSlack()
+	data = callback(dm("hello"), event_id="Ev-across")
+	model = ScriptedModel([finish("ok", human_message="Hi!"), finish("again", human_message="2")])
+	for attempt in range(2):
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+			agent = om.create_agent(name="Helper", model=model)
+			settings = {
+				"type": "slack",
+				"botToken": SLACK_TOKEN,
+				"signingSecret": SLACK_SECRET,
+				"baseUrl": base,
+				"allowedUsers": ["U42"],
+			}
+			triggers = Triggers.model_validate({"channels": [settings]})
+			async with TriggerServer([(agent, triggers)], port=0) as server:
+				async with httpx.AsyncClient(base_url=server.url) as client:
+					body = json.dumps(data).encode()
+					headers = {
+						**sign("slack", SLACK_SECRET, body, timestamp=int(time.time()) + attempt),
+						"content-type": "application/json",
+						"x-slack-retry-num": str(attempt),
+					}
+					response = await client.post(
+						"/channels/slack/Helper", content=body, headers=headers
+					)
+					assert response.status_code == 200
+					if attempt == 0:
+						await eventually(lambda: len(fake.posted) == 1)
+					else:
+						await anyio.sleep(0.3)  # time for a second run's reply, were there one
+			await om.aclose()
+	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
+	assert len(inputs(model)) == 1

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -214,11 +215,6 @@ class SlackApp:
 		except SignatureError as exc:
 			log.info("Slack events of %s refused (%s): %s", self.agent.name, exc.reason, exc)
 			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=401)
-		if self.guard.seen(verified):
-			# A replay, however its signature is spelled, or Slack's own retry sent within the
-			# same second: nothing runs, and the 200 tells Slack to stop.
-			return Response(status_code=200)
-		self.guard.remember(verified)
 		try:
 			data = parse_json(body, what="the event")
 		except TooDeep as exc:
@@ -227,6 +223,16 @@ class SlackApp:
 			return JSONResponse({"error": "the request is not JSON"}, status_code=400)
 		if not isinstance(data, dict):
 			return JSONResponse({"error": "the request is not a JSON object"}, status_code=400)
+		event_id = data.get("event_id")
+		if isinstance(event_id, str) and event_id:
+			# Slack's retry (X-Slack-Retry-Num) is signed anew but names the same event: the
+			# guard (kept in the run store's file) knows it after a restart too.
+			verified = replace(verified, delivery=event_id)
+		if self.guard.seen(verified):
+			# A replay, however its signature is spelled, or Slack's retry of an event taken:
+			# nothing runs, and the 200 tells Slack to stop.
+			return Response(status_code=200)
+		self.guard.remember(verified)
 		if data.get("type") == "url_verification":
 			return JSONResponse({"challenge": data.get("challenge", "")})
 		if data.get("type") == "event_callback" and isinstance(data.get("event"), dict):
