@@ -73,7 +73,10 @@ class FakeTelegram:
 	edits: list[dict[str, Any]] = field(default_factory=list)
 	polls: list[dict[str, Any]] = field(default_factory=list)
 	paths: list[str] = field(default_factory=list)
+	flood: list[int] = field(default_factory=list)
+	"""Which sendMessage calls (1 the first) are refused with 429 and ``retry_after`` 1."""
 	_new: anyio.Event = field(default_factory=anyio.Event)
+	_sends: int = 0
 	_next_id: int = 1000
 
 	def message(self, text: str, *, user: int = 42, chat: int = 42, username: str = "ada") -> int:
@@ -123,6 +126,17 @@ class FakeTelegram:
 						await self._new.wait()
 				return JSONResponse({"ok": True, "result": list(self.updates)})
 			if name == "sendMessage":
+				self._sends += 1
+				if self._sends in self.flood:
+					return JSONResponse(
+						{
+							"ok": False,
+							"error_code": 429,
+							"description": "Too Many Requests: retry after 1",
+							"parameters": {"retry_after": 1},
+						},
+						status_code=429,
+					)
 				if "chat_id" not in params or not params.get("text"):
 					return JSONResponse(
 						{

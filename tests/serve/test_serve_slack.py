@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, FakeSlack, eventually, local_server
@@ -175,3 +176,90 @@ def test_chat_post_message_parameters_are_the_web_apis() -> None:
 
 	params = inspect.signature(WebClient.chat_postMessage).parameters
 	assert {"channel", "text", "thread_ts"} <= set(params)
+
+
+async def test_a_mention_in_a_direct_message_is_answered_once() -> None:
+	"""Slack sends a DM that mentions the app as a message event and an app_mention: one run."""
+	fake = FakeSlack()
+	model = ScriptedModel(
+		[finish("ok", human_message="Hi!"), finish("again", human_message="twice")]
+	)
+	async for client in app(model, fake):
+		message = dm("<@UBOT> hello")
+		mention = {k: v for k, v in message.items() if k != "channel_type"}
+		await send(client, callback(message))
+		await send(client, callback({**mention, "type": "app_mention"}))
+		await eventually(lambda: len(fake.posted) >= 1)
+		await anyio.sleep(0.3)  # time for a second run's reply, were there one
+	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
+	assert len(inputs(model)) == 1
+
+
+async def test_a_reply_longer_than_slack_takes_is_split_not_truncated() -> None:
+	"""Slack truncates a text past 40,000 characters: the reply goes in pieces, all of it."""
+	from openmolt_serve.slack import MAX_TEXT
+
+	fake = FakeSlack()
+	long = "".join(f"{n:07d} " for n in range(6_000))  # 48,000 characters
+	model = ScriptedModel([finish("ok", human_message=long)])
+	async for client in app(model, fake):
+		await send(client, callback(dm("tell me everything")))
+		await eventually(lambda: len(fake.posted) == 2)
+	assert all(len(p["text"]) <= MAX_TEXT for p in fake.posted)
+	assert "".join(p["text"] for p in fake.posted) == long
+
+
+def test_a_mention_loses_the_apps_mention_only() -> None:
+	"""The app's own mention is cut from the text; the people it names stay in it."""
+	from openmolt_serve.slack import incoming
+
+	event = {
+		"type": "app_mention",
+		"channel": "C9",
+		"user": "U7",
+		"text": "<@UBOT> ask <@U99> about <@U98|bob>'s order",
+		"ts": "1.2",
+	}
+	message = incoming(event, "Ev1", "UBOT")
+	assert message is not None and message.text == "ask <@U99> about <@U98|bob>'s order"
+	unknown = incoming(event, "Ev2", None)  # the app's id unknown: the leading mention goes
+	assert unknown is not None and unknown.text == message.text
+
+
+async def test_slacks_retry_after_a_restart_starts_nothing(tmp_path: Any) -> None:
+	"""A retry is signed anew (X-Slack-Retry-Num) but names the same event_id: with a run store,
+	the app that restarted in between knows the event, and no second run starts."""
+	fake = FakeSlack()
+	data = callback(dm("hello"), event_id="Ev-across")
+	model = ScriptedModel([finish("ok", human_message="Hi!"), finish("again", human_message="2")])
+	for attempt in range(2):
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+			agent = om.create_agent(name="Helper", model=model)
+			settings = {
+				"type": "slack",
+				"botToken": SLACK_TOKEN,
+				"signingSecret": SLACK_SECRET,
+				"baseUrl": base,
+				"allowedUsers": ["U42"],
+			}
+			triggers = Triggers.model_validate({"channels": [settings]})
+			async with TriggerServer([(agent, triggers)], port=0) as server:
+				async with httpx.AsyncClient(base_url=server.url) as client:
+					body = json.dumps(data).encode()
+					headers = {
+						**sign("slack", SLACK_SECRET, body, timestamp=int(time.time()) + attempt),
+						"content-type": "application/json",
+						"x-slack-retry-num": str(attempt),
+					}
+					response = await client.post(
+						"/channels/slack/Helper", content=body, headers=headers
+					)
+					assert response.status_code == 200
+					if attempt == 0:
+						await eventually(lambda: len(fake.posted) == 1)
+					else:
+						await anyio.sleep(0.3)  # time for a second run's reply, were there one
+			await om.aclose()
+	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
+	assert len(inputs(model)) == 1

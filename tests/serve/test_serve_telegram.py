@@ -275,3 +275,56 @@ async def test_a_restart_while_a_question_waits_keeps_the_question(tmp_path: Any
 		{"message": "pay the invoice", "from": "ada", "chat": "42"},
 		"Which invoice, INV-1 or INV-2?",
 	]
+
+
+async def test_a_long_reply_told_to_wait_waits_and_is_sent_whole() -> None:
+	"""A reply over 4096 characters goes in pieces; a piece refused with 429 and retry_after is
+	sent again after the wait, so no part of the answer is lost."""
+	from openmolt_serve.telegram import MAX_TEXT
+
+	fake = FakeTelegram(flood=[2])
+	long = "".join(f"{n:07d} " for n in range(1_000))  # 8,000 characters: two messages
+	model = ScriptedModel([finish("ok", human_message=long)])
+	async for _ in bot(model, fake):
+		fake.message("tell me everything")
+		await eventually(lambda: len(fake.sent) == 2)
+	assert all(len(s["text"]) <= MAX_TEXT for s in fake.sent)
+	assert "".join(s["text"] for s in fake.sent) == long
+
+
+async def test_each_forum_topic_is_a_conversation_answered_in_its_topic() -> None:
+	"""A forum's topics (message_thread_id) keep their own sessions, and replies go to the topic."""
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("a", human_message="one"), finish("b", human_message="two")])
+
+	def in_topic(text: str, topic: int) -> None:
+		fake.message(text, chat=-100)
+		fake.updates[-1]["message"].update(message_thread_id=topic, is_topic_message=True)
+		fake.updates[-1]["message"]["chat"].update(type="supergroup", is_forum=True)
+
+	async for _ in bot(model, fake, allowedChats=[-100]):
+		in_topic("billing question", 7)
+		await eventually(lambda: len(fake.sent) == 1)
+		in_topic("deploy question", 9)
+		await eventually(lambda: len(fake.sent) == 2)
+	assert [(s["text"], s["message_thread_id"]) for s in fake.sent] == [("one", 7), ("two", 9)]
+	assert earlier(model) == [None, None]  # topic 9 does not read topic 7's turns
+	assert inputs(model)[1]["thread"] == "9"
+
+
+@pytest.mark.parametrize("question", ["", "  \n"])
+async def test_an_empty_question_is_still_asked_so_the_next_message_is_an_answer(
+	question: str,
+) -> None:
+	"""Telegram refuses an empty text: the chat gets a question of its own rather than nothing."""
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[ask_human(question), finish("ok", human_message=" "), finish("x", human_message="no")]
+	)
+	async for _ in bot(model, fake):
+		fake.message("do the thing")
+		await eventually(lambda: len(fake.sent) == 1)
+		fake.message("the blue one")
+		await eventually(lambda: len(fake.sent) == 2)
+	assert fake.sent[0]["text"] == "I need your answer to go on: what should I do?"
+	assert fake.sent[1]["text"] == "ok"  # a blank humanMessage gives way to the output

@@ -25,7 +25,8 @@ Letting someone talk is not trusting them. A run starts tainted (`openmolt_core.
 taint policy gates outbound tools from the first step) unless its message comes from a user id
 listed in ``allowedUsers`` (`openmolt_core.triggers.starting_taint`): a stranger let in by
 ``allowedChats`` or ``allowEveryone`` cannot make the agent send private data out without an
-approval. The same holds when a stranger's words reach a run another way: an answer to a
+approval. The same holds when a stranger's words reach a run another way: a message a trusted
+user forwards (Telegram's ``forward_origin``), an answer to a
 parked question taints the run it resumes, and a session whose earlier turns hold a
 stranger's (or a tainted run's reply or notes) taints the runs that read them. A durable run parked on a
 question (after a restart) is answered only by a trusted user; anyone else's message starts a
@@ -59,7 +60,15 @@ if TYPE_CHECKING:
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
 	from openmolt_serve._live import LiveReplies
 
-__all__ = ["MAX_CHATS", "Conversations", "Incoming", "Send", "end_user", "park_questions"]
+__all__ = [
+	"MAX_CHATS",
+	"Conversations",
+	"Incoming",
+	"Send",
+	"end_user",
+	"park_questions",
+	"pieces",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -82,8 +91,11 @@ class Incoming:
 		text: What they wrote.
 		id: The service's id of the message (or update, or event), for retries.
 		username: The sender's name, if known (Telegram ``@username``).
-		thread: The thread it belongs to (Slack ``thread_ts``), if any.
+		thread: The thread it belongs to (Slack ``thread_ts``, a Telegram forum topic's
+			``message_thread_id``), if any.
 		reply_to: The message to reply to (Telegram ``message_id``), if any.
+		forwarded: Whether it is someone else's message forwarded by the sender (its words are
+			not the sender's: the run starts tainted, whoever forwarded it).
 	"""
 
 	channel: str
@@ -94,11 +106,17 @@ class Incoming:
 	username: str | None = None
 	thread: str | None = None
 	reply_to: str | None = None
+	forwarded: bool = False
 
 	@property
 	def key(self) -> str:
 		"""The conversation it belongs to: the chat, and the thread."""
 		return f"{self.chat}/{self.thread}" if self.thread else self.chat
+
+
+def pieces(text: str, most: int) -> list[str]:
+	"""A reply cut into the messages a service takes (at most ``most`` characters each)."""
+	return [text[i : i + most] for i in range(0, len(text), most)] or [""]
 
 
 def _nobody_now(question: str) -> str:
@@ -141,14 +159,17 @@ def _connect_text(state: RunState) -> str:
 	)
 
 
+_NO_QUESTION = "I need your answer to go on: what should I do?"
+
+
 def _reply(result: RunResult | None, error: BaseException | None) -> str:
 	if result is not None and result.status == "success":
-		if result.human_message:
+		if result.human_message and result.human_message.strip():
 			return result.human_message
 		output = result.output
 		if isinstance(output, dict) and isinstance(output.get("result"), str):
 			return str(output["result"])
-		return output if isinstance(output, str) and output else "Done."
+		return output if isinstance(output, str) and output.strip() else "Done."
 	if result is not None and result.status == "approval_required":
 		return "This waits for an approval: decide it in the run viewer, and I will go on there."
 	if result is not None and result.human_message:
@@ -206,9 +227,10 @@ class Conversations:
 	def trusts(self, message: Incoming) -> bool:
 		"""Whether the message's sender is trusted: their user id is in ``allowedUsers``.
 
-		The decision is `openmolt_core.triggers.starting_taint`'s (this asks it).
+		The decision is `openmolt_core.triggers.starting_taint`'s (this asks it). A forwarded
+		message is not trusted: its words are someone else's.
 		"""
-		return (
+		return not message.forwarded and (
 			starting_taint("chat", sender=message.user, trusted=self.settings.allowed_users) is None
 		)
 
@@ -256,8 +278,8 @@ class Conversations:
 
 			parked, chat.parked, chat.asked = chat.parked, None, None
 			where = f"{self.channel}:{self.agent.name}"
-			allowed = self.settings.allowed_users
 			trusted = self.trusts(message)
+			allowed = self.settings.allowed_users if trusted else ()
 			session = self.session(message.key)
 			watched: str | None = None
 			try:
@@ -350,7 +372,9 @@ class Conversations:
 	) -> None:
 		"""Send what the run ended with: its question (it parks) or its reply."""
 		if result is not None and result.status == "human_input_required" and result.state.pending:
-			text = str(result.state.pending.get("message", ""))
+			# An empty question would not be sent (the services refuse an empty text), and the
+			# next message would answer a question nobody saw.
+			text = str(result.state.pending.get("message", "")).strip() or _NO_QUESTION
 			chat.parked = result.state
 		elif result is not None and result.status == "authorization_required":
 			if not _private(message):

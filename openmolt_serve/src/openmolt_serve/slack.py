@@ -9,13 +9,15 @@ seconds, and retries otherwise: a retry's ``event_id`` is seen before, and ignor
 event handled in the background:
 
 - ``message`` events in a direct message (``channel_type`` ``im``), and ``app_mention`` events in
-  channels (the mention itself is taken out of the text), from people: messages of bots, the
-  app's own, and edits or deletions (a ``subtype``) are skipped;
+  channels (the app's mention is taken out of the text, other people's stay), from people:
+  messages of bots, the app's own, and edits or deletions (a ``subtype``) are skipped; a mention
+  in a direct message, which Slack sends as both events, is answered once (as the message);
 - a thread is a conversation of its own (``thread_ts``); a mention outside a thread is answered
   in a new thread under it.
 
 Replies use ``chat.postMessage`` (https://api.slack.com/methods/chat.postMessage) with the bot
-token, ``channel``, ``text`` and ``thread_ts``; Slack answers ``200`` with ``ok: false`` on
+token, ``channel``, ``text`` (Slack truncates it past 40,000 characters: a longer reply is split)
+and ``thread_ts``; Slack answers ``200`` with ``ok: false`` on
 failure, which is checked. With ``stream: true`` the reply is posted as soon as the model starts
 writing it and grows by ``chat.update`` (`openmolt_serve._live`).
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -45,7 +48,7 @@ from openmolt_serve._body import (
 from openmolt_serve._launch import Launcher
 from openmolt_serve._live import LiveReplies
 from openmolt_serve._seen import seen_store
-from openmolt_serve.chats import Conversations, Incoming
+from openmolt_serve.chats import Conversations, Incoming, pieces
 from openmolt_serve.signatures import ReplayGuard, SignatureError, verify
 
 if TYPE_CHECKING:
@@ -61,7 +64,14 @@ SLACK_API = "https://slack.com/api"
 MAX_TEXT = 40_000
 """The most characters of a message's ``text`` (chat.postMessage and chat.update truncate it)."""
 
-_MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
+_LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+(?:\|[^>]*)?>\s*")
+
+
+def _without_mention(text: str, bot_user: str | None) -> str:
+	"""The text of a mention without the app's mention; other people's mentions stay."""
+	if bot_user:
+		return re.sub(rf"<@{re.escape(bot_user)}(?:\|[^>]*)?>\s*", "", text).strip()
+	return _LEADING_MENTION.sub("", text).strip()  # the app unknown: the mention that addresses it
 
 
 class SlackError(OpenMoltError):
@@ -81,10 +91,12 @@ def incoming(event: dict[str, Any], event_id: str, bot_user: str | None = None) 
 		return None
 	if kind == "message" and event.get("channel_type") != "im":
 		return None  # in channels the app answers mentions (app_mention), not every message
+	if kind == "app_mention" and (event.get("channel_type") == "im" or channel.startswith("D")):
+		return None  # a mention in a direct message comes as its message event too: answered once
 	text = event["text"]
 	thread = event.get("thread_ts")
 	if kind == "app_mention":
-		text = _MENTION.sub("", text).strip()
+		text = _without_mention(text, bot_user)
 		thread = thread or event.get("ts")
 	return Incoming(
 		channel="slack",
@@ -171,11 +183,12 @@ class SlackApp:
 		return dict(data)
 
 	async def reply(self, message: Incoming, text: str) -> None:
-		"""Post a text to the message's channel (and thread)."""
-		params: dict[str, Any] = {"channel": message.chat, "text": text}
-		if message.thread:
-			params["thread_ts"] = message.thread
-		await self.call("chat.postMessage", params)
+		"""Post a text to the message's channel (and thread), split at 40,000 characters."""
+		for piece in pieces(text, MAX_TEXT):
+			params: dict[str, Any] = {"channel": message.chat, "text": piece}
+			if message.thread:
+				params["thread_ts"] = message.thread
+			await self.call("chat.postMessage", params)
 
 	async def post(self, message: Incoming, text: str) -> str:
 		"""Post a text to the message's channel (and thread); returns the message's ``ts``."""
@@ -202,11 +215,6 @@ class SlackApp:
 		except SignatureError as exc:
 			log.info("Slack events of %s refused (%s): %s", self.agent.name, exc.reason, exc)
 			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=401)
-		if self.guard.seen(verified):
-			# A replay, however its signature is spelled, or Slack's own retry sent within the
-			# same second: nothing runs, and the 200 tells Slack to stop.
-			return Response(status_code=200)
-		self.guard.remember(verified)
 		try:
 			data = parse_json(body, what="the event")
 		except TooDeep as exc:
@@ -215,6 +223,16 @@ class SlackApp:
 			return JSONResponse({"error": "the request is not JSON"}, status_code=400)
 		if not isinstance(data, dict):
 			return JSONResponse({"error": "the request is not a JSON object"}, status_code=400)
+		event_id = data.get("event_id")
+		if isinstance(event_id, str) and event_id:
+			# Slack's retry (X-Slack-Retry-Num) is signed anew but names the same event: the
+			# guard (kept in the run store's file) knows it after a restart too.
+			verified = replace(verified, delivery=event_id)
+		if self.guard.seen(verified):
+			# A replay, however its signature is spelled, or Slack's retry of an event taken:
+			# nothing runs, and the 200 tells Slack to stop.
+			return Response(status_code=200)
+		self.guard.remember(verified)
 		if data.get("type") == "url_verification":
 			return JSONResponse({"challenge": data.get("challenge", "")})
 		if data.get("type") == "event_callback" and isinstance(data.get("event"), dict):

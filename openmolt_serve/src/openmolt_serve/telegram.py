@@ -13,7 +13,8 @@ Two ways in, as the Bot API offers (https://core.telegram.org/bots/api#getting-u
 Replies use ``sendMessage`` (``chat_id``, ``text`` of at most 4096 characters, longer ones are
 split; ``reply_parameters`` points at the message answered). With ``stream: true`` the reply is
 sent as soon as the model starts writing it and grows by ``editMessageText`` (`openmolt_serve._live`). Only ``message`` updates with text
-are read. The bot token is part of every Bot API address, so no address is ever logged or put in
+are read; in a forum, each topic (``message_thread_id``) is a conversation of its own, answered
+in that topic. The bot token is part of every Bot API address, so no address is ever logged or put in
 an error.
 """
 
@@ -42,12 +43,12 @@ from openmolt_serve._body import (
 )
 from openmolt_serve._launch import Launcher
 from openmolt_serve._live import LiveReplies
-from openmolt_serve.chats import Conversations, Incoming
+from openmolt_serve.chats import Conversations, Incoming, pieces
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["MAX_TEXT", "TELEGRAM_API", "TelegramBot", "TelegramError", "incoming"]
+__all__ = ["MAX_TEXT", "MAX_WAIT", "TELEGRAM_API", "TelegramBot", "TelegramError", "incoming"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -57,6 +58,9 @@ TELEGRAM_API = "https://api.telegram.org"
 MAX_TEXT = 4096
 """The most characters ``sendMessage`` takes in one message."""
 
+MAX_WAIT = 30.0
+"""The most seconds a call waits when Telegram says to (``429``, ``retry_after``) before its retry."""
+
 
 class TelegramError(OpenMoltError):
 	"""A Bot API call failed (the message never holds the token).
@@ -64,11 +68,16 @@ class TelegramError(OpenMoltError):
 	Args:
 		message: What failed.
 		status_code: The HTTP status, if there was a response.
+		retry_after: The seconds Telegram asked to wait before trying again (a ``429``), if any.
 	"""
 
-	def __init__(self, message: str, *, status_code: int | None = None) -> None:
+	def __init__(
+		self, message: str, *, status_code: int | None = None, retry_after: float | None = None
+	) -> None:
 		super().__init__(message)
 		self.status_code = status_code
+		self.retry_after: float | None = retry_after
+		"""The seconds Telegram asked to wait before trying again (a ``429``), if any."""
 
 
 def incoming(update: dict[str, Any]) -> Incoming | None:
@@ -82,6 +91,7 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		return None
 	if sender.get("is_bot") or "id" not in chat or "id" not in sender:
 		return None
+	topic = message.get("message_thread_id") if message.get("is_topic_message") else None
 	return Incoming(
 		channel="telegram",
 		chat=str(chat["id"]),
@@ -90,11 +100,16 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		text=message["text"],
 		id=str(update.get("update_id", message.get("message_id", ""))),
 		reply_to=str(message["message_id"]) if "message_id" in message else None,
+		forwarded="forward_origin" in message or "forward_date" in message,
+		thread=str(topic)
+		if isinstance(topic, int)
+		else None,  # a forum topic: its own conversation
 	)
 
 
-def _chunks(text: str) -> list[str]:
-	return [text[i : i + MAX_TEXT] for i in range(0, len(text), MAX_TEXT)] or [""]
+def _topic(message: Incoming) -> dict[str, Any]:
+	"""``sendMessage``'s ``message_thread_id``: a reply stays in the forum topic it answers."""
+	return {"message_thread_id": int(message.thread)} if message.thread else {}
 
 
 class TelegramBot:
@@ -147,9 +162,21 @@ class TelegramBot:
 	async def call(self, method: str, params: dict[str, Any], *, read: float = 30.0) -> Any:
 		"""Call a Bot API method; return its ``result``.
 
+		Told to wait (``429``, ``retry_after`` of at most 30 seconds), it waits and tries once
+		more, so a reply in several messages is not cut short by the flood limit.
+
 		Raises:
 			TelegramError: The call failed or Telegram said ``ok: false``.
 		"""
+		try:
+			return await self._call(method, params, read=read)
+		except TelegramError as exc:
+			if exc.retry_after is None or exc.retry_after > MAX_WAIT:
+				raise
+			await anyio.sleep(exc.retry_after)
+		return await self._call(method, params, read=read)
+
+	async def _call(self, method: str, params: dict[str, Any], *, read: float) -> Any:
 		url = f"{self.base_url}/bot{self.token}/{method}"
 		try:
 			response = await self.http.post(url, json=params, timeout=read)
@@ -163,16 +190,19 @@ class TelegramBot:
 			data = {}
 		if response.status_code != 200 or not data.get("ok"):
 			description = data.get("description") or response.reason_phrase
+			extra = data.get("parameters")
+			wait = extra.get("retry_after") if isinstance(extra, dict) else None
 			raise TelegramError(
 				f"Telegram {method}: {response.status_code} {description}",
 				status_code=response.status_code,
+				retry_after=float(wait) if isinstance(wait, int | float) and wait >= 0 else None,
 			)
 		return data.get("result")
 
 	async def reply(self, message: Incoming, text: str) -> None:
 		"""Send a text to the message's chat (split at 4096 characters)."""
-		for n, chunk in enumerate(_chunks(text)):
-			params: dict[str, Any] = {"chat_id": message.chat, "text": chunk}
+		for n, chunk in enumerate(pieces(text, MAX_TEXT)):
+			params: dict[str, Any] = {"chat_id": message.chat, "text": chunk, **_topic(message)}
 			if n == 0 and message.reply_to:
 				params["reply_parameters"] = {
 					"message_id": int(message.reply_to),
@@ -182,7 +212,11 @@ class TelegramBot:
 
 	async def post(self, message: Incoming, text: str) -> str:
 		"""Send one text (at most 4096 characters) to the message's chat; returns its id."""
-		params: dict[str, Any] = {"chat_id": message.chat, "text": text[:MAX_TEXT]}
+		params: dict[str, Any] = {
+			"chat_id": message.chat,
+			"text": text[:MAX_TEXT],
+			**_topic(message),
+		}
 		if message.reply_to:
 			params["reply_parameters"] = {
 				"message_id": int(message.reply_to),
