@@ -76,12 +76,13 @@ class SqliteSeen(SqliteFile):
 	def claim(self, key: str, until: float) -> bool:
 		"""Keep ``key`` until ``until`` unless it is kept already: whether this call kept it.
 
-		One transaction, so of several processes on the file claiming one key, one wins.
+		One transaction, so of several processes on the file claiming one key, one wins. The
+		scope's expired entries (this key's too) are dropped first.
 		"""
 		with self.transaction() as db:
 			db.execute(
-				"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND key = ? AND until < ?",
-				(self.scope, key, time.time()),
+				"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND until < ?",
+				(self.scope, time.time()),
 			)
 			taken = db.execute(
 				"INSERT OR IGNORE INTO openmolt_webhook_seen (scope, key, until) VALUES (?, ?, ?)",
