@@ -156,3 +156,38 @@ async def test_runs_missed_while_every_worker_was_down_run_once_on_the_next_star
 	record = om2.scheduler.get("digest").history[-1]
 	assert record.due == T0 + timedelta(minutes=20) and record.status == "success"
 	assert record.note == "catching up once: 3 run(s) missed while the process was down or asleep"
+
+
+async def test_a_worker_back_after_another_served_its_absence_catches_up_nothing(
+	store: str,
+) -> None:
+	"""The cursor is shared: due times another worker ran while this one was down are not missed."""
+	spec = {"type": "interval", "value": 300, "id": "digest", "missedRuns": "run_once"}
+
+	async def serve(at: datetime, advance: float) -> OpenMolt:
+		clock = FakeClock(at)
+		om = OpenMolt(durability=store, entry_points=False, clock=clock)
+		agent = om.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 5))
+		agent.schedule(spec)
+		async with om:
+			await _until(lambda: _async(clock.sleeping))
+			if advance:
+				await clock.advance(seconds=advance)
+				fired = int(advance // 300)
+				await _until(lambda: _async(len(om.scheduler.get("digest").history) >= fired))
+			else:  # back: its loop sleeps until the next due time, having fired nothing
+				await anyio.sleep(0.5)
+			om.scheduler.stop()
+		_forget()
+		return om
+
+	await serve(T0, 300)  # worker A: the first due time, then A goes down
+	await serve(T0 + timedelta(minutes=6), 900)  # worker B serves while A is down
+	back = await serve(T0 + timedelta(minutes=22), 0)  # A is back (run_once)
+	runs = await _outputs(store, "digest@")
+	assert sorted(runs) == sorted(
+		due_id("digest", T0 + timedelta(minutes=m)) for m in (5, 10, 15, 20)
+	)
+	assert back.scheduler.get("digest").history == []
+	# It went on from B's cursor: its next due time is the one after B's last.
+	assert back.scheduler.get("digest").next_run == T0 + timedelta(minutes=25)

@@ -263,3 +263,45 @@ async def test_slacks_retry_after_a_restart_starts_nothing(tmp_path: Any) -> Non
 			await om.aclose()
 	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
 	assert len(inputs(model)) == 1
+
+
+async def test_a_retried_event_to_a_second_server_on_one_run_store_runs_once(tmp_path: Any) -> None:
+	"""Slack's retry (the same event_id, signed anew) reaching another server, or this one after a
+	restart, starts nothing: one model call, one reply. Each server is an instance of its own on
+	one run store, as two `openmolt serve` processes on one machine are."""
+	fake = FakeSlack()
+	store = tmp_path / "runs.sqlite"
+	models = [ScriptedModel([finish("ok", human_message="Hi!")]) for _ in range(2)]
+	async with local_server(fake.app()) as base:
+		settings = {
+			"type": "slack",
+			"botToken": SLACK_TOKEN,
+			"signingSecret": SLACK_SECRET,
+			"baseUrl": base,
+			"allowedUsers": ["U42"],
+		}
+		triggers = Triggers.model_validate({"channels": [settings]})
+		data = callback(dm("hello"), event_id="Ev-to-two")
+		body = json.dumps(data).encode()
+		for n, model in enumerate(models):
+			om = OpenMolt(entry_points=False, run_store=store)
+			agent = om.create_agent(name="Helper", model=model)
+			async with TriggerServer([(agent, triggers)], port=0) as server:
+				async with httpx.AsyncClient(base_url=server.url) as client:
+					# Slack's retry carries a new timestamp, so a new signature.
+					headers = {
+						**sign("slack", SLACK_SECRET, body, timestamp=int(time.time()) - 60 + n),
+						"content-type": "application/json",
+						"X-Slack-Retry-Num": str(n),
+					}
+					answer = await client.post(
+						"/channels/slack/Helper", content=body, headers=headers
+					)
+					assert answer.status_code == 200
+					if n == 0:
+						await eventually(lambda: len(fake.posted) == 1)
+					else:
+						await anyio.sleep(0.5)  # time for a second run to start and reply
+			await om.aclose()
+	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
+	assert [len(m.requests) for m in models] == [1, 0]

@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from _serve_fakes import eventually
@@ -255,6 +256,26 @@ async def test_slack_webhooks_answer_the_url_verification_and_read_forms() -> No
 		assert response.status_code == 202
 		await eventually(lambda: len(model.requests) == 1)
 		assert first_input(model) == {"command": "/triage", "text": "issue 7", "user_id": "U1"}
+
+
+async def test_a_delivery_retried_after_its_signature_window_is_still_a_duplicate() -> None:
+	"""A sender retries a delivery for hours (Stripe for days), each time signed anew: its id is
+	kept past the first signature's window, so the retry starts no second run."""
+	model = ScriptedModel([finish("ok"), finish("again")])
+	async for _server, client in serving(model, {"scheme": "stripe", "tolerance": 60}):
+		body = json.dumps({"id": "evt_late", "type": "invoice.paid"}).encode()
+		# Signed 59 s ago: its window closes 2 s from now.
+		first = sign("stripe", SECRET, body, timestamp=int(time.time()) - 59)
+		accepted = await client.post("/hooks/Triage", content=body, headers=first)
+		assert accepted.status_code == 202
+		await eventually(lambda: len(model.requests) == 1)
+		await anyio.sleep(2.5)
+		retry = await client.post(
+			"/hooks/Triage", content=body, headers=sign("stripe", SECRET, body)
+		)
+		assert retry.json() == {"run_id": accepted.json()["run_id"], "status": "duplicate"}
+		await anyio.sleep(0.3)  # time for a second run to start
+	assert len(model.requests) == 1
 
 
 async def test_standard_webhooks_are_the_default_scheme() -> None:

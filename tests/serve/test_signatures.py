@@ -379,3 +379,22 @@ def test_a_timestamp_too_large_for_a_float_is_expired_not_a_crash(
 	with pytest.raises(SignatureError) as err:
 		verify(scheme, "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=", b"{}", filled)
 	assert err.value.reason == "expired"
+
+
+def test_a_claim_on_a_shared_file_is_won_once_and_drops_the_expired_entries(tmp_path: Path) -> None:
+	"""Two processes' stores on one file: one claim of a key wins, an expired key may be claimed
+	again, and a claim drops the scope's expired entries (a chat's ids do not pile up)."""
+	from openmolt_serve._seen import SqliteSeen
+
+	path = tmp_path / "seen.sqlite"
+	one, two = SqliteSeen(path, "chat:slack:Helper"), SqliteSeen(path, "chat:slack:Helper")
+	now = time.time()
+	assert one.claim("msg:1", now + 60)
+	assert not two.claim("msg:1", now + 60)
+	assert one.claim("msg:stale", now - 1)
+	assert one.seen(["msg:stale"], 0)  # kept, though expired
+	assert two.claim("msg:2", now + 60)
+	assert not one.seen(["msg:stale"], 0)  # dropped by the next claim
+	assert two.claim("msg:stale", now + 60)  # expired: a new message may take the id
+	one.close()
+	two.close()

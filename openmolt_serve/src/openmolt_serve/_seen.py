@@ -73,6 +73,23 @@ class SqliteSeen(SqliteFile):
 				(self.scope, time.time()),
 			)
 
+	def claim(self, key: str, until: float) -> bool:
+		"""Keep ``key`` until ``until`` unless it is kept already: whether this call kept it.
+
+		One transaction, so of several processes on the file claiming one key, one wins. The
+		scope's expired entries (this key's too) are dropped first.
+		"""
+		with self.transaction() as db:
+			db.execute(
+				"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND until < ?",
+				(self.scope, time.time()),
+			)
+			taken = db.execute(
+				"INSERT OR IGNORE INTO openmolt_webhook_seen (scope, key, until) VALUES (?, ?, ?)",
+				(self.scope, key, until),
+			)
+			return taken.rowcount == 1
+
 	def discard(self, keys: Sequence[str]) -> None:
 		"""Drop ``keys``."""
 		marks = ",".join("?" * len(keys))
@@ -92,7 +109,8 @@ def seen_store(agent: Agent, kind: str) -> SqliteSeen | None:
 
 	Args:
 		agent: The agent.
-		kind: Which of its routes (``hook``, ``slack``): each keeps its own entries.
+		kind: Which of its routes (``hook``, ``slack``) or chat channels (``chat:slack``,
+			``chat:telegram``): each keeps its own entries.
 	"""
 	scope = f"{kind}:{agent.name}"
 	om = OpenMolt.of(agent)

@@ -18,7 +18,9 @@ connected it, the chat gets the consent link (a private chat only: a link connec
 in on it, so a group is told to write privately); the run goes on once they have (the callback
 route tells the chat: `Conversations.connected`), or at their next message. Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
-service's retry) is ignored. Messages from anyone else are ignored and logged, never answered:
+service's retry) is ignored: with a run store or a durable store its id is kept in the replay
+guard's file for a day (`openmolt_serve._seen`), so a retry that reaches another server on the
+store, or this one after a restart, is ignored too. Messages from anyone else are ignored and logged, never answered:
 a stranger learns nothing about the bot.
 
 Letting someone talk is not trusting them. A run starts tainted (`openmolt_core.taint`: the
@@ -36,6 +38,7 @@ new, tainted run.
 from __future__ import annotations
 
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -52,6 +55,7 @@ from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, run_id_for, scope_prefix, session_id
 from openmolt_serve._recent import recent
+from openmolt_serve._seen import SqliteSeen, seen_store
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -71,6 +75,10 @@ __all__ = [
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+KEEP_SEEN = 86_400.0
+"""Seconds a message's id is kept in the store: past the services' retries (Slack's take about
+half an hour; Telegram keeps an update unconfirmed for a day)."""
 
 MAX_CHATS = 10_000
 """The most chats one channel remembers (the run each may wait with, at most); past it the least
@@ -208,6 +216,8 @@ class Conversations:
 		self.redact = Redactor(known=agent.om.secrets)
 		"""Masks the instance's secrets in every text sent to a chat."""
 		self._seen: OrderedDict[str, None] = OrderedDict()
+		self.seen_store: SqliteSeen | None = seen_store(agent, f"chat:{self.channel}")
+		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		park_questions(agent)
 		if live is not None:
 			agent.on("text:delta", live.on_delta)  # the agent's runs stream (docs: streaming)
@@ -237,6 +247,11 @@ class Conversations:
 	def _first_time(self, message: Incoming) -> bool:
 		if message.id in self._seen:
 			return False
+		store = self.seen_store
+		if store is not None and message.id:
+			# Another server on the store (or this one before a restart) may have taken it.
+			if not store.claim(f"msg:{message.id}", time.time() + KEEP_SEEN):
+				return False
 		self._seen[message.id] = None
 		while len(self._seen) > 10_000:
 			self._seen.popitem(last=False)

@@ -357,9 +357,12 @@ class TriggerServer:
 		finally:
 			guards = [h.guard for h in self.webhooks.values()]
 			guards += [a.guard for a in self.slack.values()]
-			for guard in guards:
-				if isinstance(guard.store, SqliteSeen):
-					guard.store.close()
+			stores = [guard.store for guard in guards]
+			stores += [b.conversations.seen_store for b in self.telegram.values()]
+			stores += [a.conversations.seen_store for a in self.slack.values()]
+			for store in stores:
+				if isinstance(store, SqliteSeen):
+					store.close()
 
 
 _EXTRAS = {"a2a": ("a2a", "openmolt[a2a]"), "agui": ("ag_ui", "openmolt[agui]")}

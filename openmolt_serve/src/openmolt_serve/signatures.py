@@ -50,6 +50,7 @@ from openmolt_core.triggers import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Schem
 __all__ = [
 	"DEFAULT_HMAC_HEADER",
 	"DEFAULT_TOLERANCE",
+	"DELIVERY_KEEP",
 	"SCHEMES",
 	"ReplayGuard",
 	"Scheme",
@@ -62,6 +63,9 @@ __all__ = [
 
 SCHEMES: tuple[str, ...] = get_args(Scheme)
 """The names of the schemes `verify` knows (`Scheme`, the agent file's setting), for messages."""
+
+DELIVERY_KEEP: float = 3 * 86_400.0
+"""Seconds a `ReplayGuard` keeps a delivery id at least: Stripe retries an event for three days."""
 
 
 class SignatureError(OpenMoltError):
@@ -338,13 +342,17 @@ class ReplayGuard:
 	default) or ``keep`` seconds, and never pushed out by newer ones. With a ``store`` (a
 	`SeenStore`) every entry is also kept there, so a restart forgets nothing, and memory keeps
 	only the newest ``size`` of them; without one it lives in memory, and after a restart only
-	the timestamp window still holds.
+	the timestamp window still holds. A delivery id is kept at least ``deliveries`` seconds,
+	past its signature's window: senders retry a delivery for hours or days, each time signed
+	anew, and a retry must not start a second run.
 
 	Args:
 		tolerance: The window of the timestamped schemes, in seconds.
 		keep: How long to remember signatures without a time (None: for the guard's life).
 		size: The most timestamped entries kept in memory (and, with a store, of the others).
 		store: A durable store of what was seen (None: memory only).
+		deliveries: How long to remember a delivery id at least, in seconds (default three
+			days, as long as Stripe retries).
 	"""
 
 	def __init__(
@@ -354,8 +362,10 @@ class ReplayGuard:
 		keep: float | None = None,
 		size: int = 100_000,
 		store: SeenStore | None = None,
+		deliveries: float = DELIVERY_KEEP,
 	) -> None:
 		self.tolerance = tolerance
+		self.deliveries = deliveries
 		self.keep = keep
 		self.size = size
 		self.store = store
@@ -411,11 +421,14 @@ class ReplayGuard:
 		clock = time.time() if now is None else now
 		until = self._until(verified, clock)
 		keys = self._keys(verified)
-		for k in keys:
+		kept = dict.fromkeys(keys, until)
+		if verified.delivery and until is not None:  # retried past the signature's window
+			kept[keys[-1]] = max(until, clock + self.deliveries)
+		for k, u in kept.items():
 			if verified.timestamp is None:
-				self._kept[k] = math.inf if until is None else until
+				self._kept[k] = math.inf if u is None else u
 			else:
-				self._timed[k] = until if until is not None else math.inf
+				self._timed[k] = u if u is not None else math.inf
 				self._timed.move_to_end(k)
 		if len(self._timed) > self.size:
 			for k in [k for k, u in self._timed.items() if u < clock]:
@@ -426,7 +439,9 @@ class ReplayGuard:
 			for k in [k for k, u in self._kept.items() if u < clock]:
 				del self._kept[k]
 		if self.store is not None:
-			self.store.add(keys, until)
+			self.store.add(keys[:1], until)
+			if len(keys) > 1:
+				self.store.add(keys[1:], kept[keys[1]])
 			while len(self._kept) > self.size:  # the store keeps them all: memory is a cache
 				del self._kept[next(iter(self._kept))]
 
