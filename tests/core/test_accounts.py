@@ -392,14 +392,11 @@ def test_per_user_needs_a_store_and_a_redirect(tmp_path: Path) -> None:
 	assert CALLBACK_PATH == "/auth/callback"
 
 
-async def test_an_api_key_per_user_never_falls_back_to_the_operators(
-	store: EncryptedFileStore, api: Api, server: FakeAuthServer
-) -> None:
-	"""A bearer integration per user: each user's key; a user without one never gets the operator's."""
-	from openmolt_core import OpenMolt
+def crm_integration() -> Any:
+	"""A bearer integration whose key each user may keep in the store (``config.apiKey``)."""
 	from openmolt_core.integrations import ApiSetup, BearerCredential, HttpTool, Integration
 
-	keyed = Integration(
+	return Integration(
 		id="crm",
 		name="CRM",
 		api_setup=ApiSetup(base_url="https://api.crm.example"),
@@ -408,6 +405,15 @@ async def test_an_api_key_per_user_never_falls_back_to_the_operators(
 		],
 		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
 	)
+
+
+async def test_an_api_key_per_user_never_falls_back_to_the_operators(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A bearer integration per user: each user's key; a user without one never gets the operator's."""
+	from openmolt_core import OpenMolt
+
+	keyed = crm_integration()
 	om = OpenMolt(
 		entry_points=False,
 		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
@@ -703,17 +709,8 @@ async def test_a_users_record_never_sets_the_engines_own_keys(
 	"""A user's stored record gives their key, never ``allowInternalHosts`` (an end user could
 	open internal addresses to their calls); the operator's own setting stays."""
 	from openmolt_core import OpenMolt
-	from openmolt_core.integrations import ApiSetup, BearerCredential, HttpTool, Integration
 
-	keyed = Integration(
-		id="crm",
-		name="CRM",
-		api_setup=ApiSetup(base_url="https://api.crm.example"),
-		credential_setup=[
-			BearerCredential(headers={"Authorization": "Bearer {{ config.apiKey }}"})
-		],
-		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
-	)
+	keyed = crm_integration()
 	om = OpenMolt(
 		entry_points=False,
 		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
