@@ -20,6 +20,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,7 @@ class FileStore:
 	) -> None:
 		self._root = Path(root) if root is not None else None
 		self._own_root = root is None
+		self._making = threading.Lock()  # saves run in worker threads: one makes the folder
 		self._views: dict[bool, FileStore] = {}
 		self._file_system = file_system
 
@@ -95,7 +97,9 @@ class FileStore:
 
 	def _dir(self) -> Path:
 		if self._root is None:
-			self._root = Path(tempfile.mkdtemp(prefix="openmolt-files-"))
+			with self._making:
+				if self._root is None:
+					self._root = Path(tempfile.mkdtemp(prefix="openmolt-files-"))
 		from openmolt_core._support.private import private_dir
 
 		return private_dir(self._root)  # a folder made here is 0700
