@@ -204,3 +204,34 @@ def test_a_recovery_that_fails_when_the_lease_comes_back_is_tried_again(store: s
 		assert calls == ["owner", "owner"]  # resumed once: nothing owed any more
 	finally:
 		engine.dispose()
+
+
+def test_threads_asking_for_the_tables_first_make_one_engine(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Answers and claims read the tables from worker threads: they share one engine.
+
+	Without the lock each thread that saw no engine made its own (one leaked, pooled).
+	"""
+	import threading
+
+	from openmolt_dbos import _workers
+	from openmolt_dbos._engine import Engine
+
+	made: list[object] = []
+
+	def slow_engine(url: str) -> object:
+		time.sleep(0.05)
+		made.append(make_engine(url))
+		return made[-1]
+
+	monkeypatch.setattr(_workers, "make_engine", slow_engine)
+	engine = Engine(parse_settings(str(tmp_path / "r.sqlite")))
+	seen: list[object] = []
+	threads = [threading.Thread(target=lambda: seen.append(engine.tables)) for _ in range(3)]
+	for thread in threads:
+		thread.start()
+	for thread in threads:
+		thread.join()
+	assert len(made) == 1 and seen == [made[0]] * 3
+	engine.tables.dispose()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import threading
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -132,6 +133,7 @@ class Engine:
 		self.heartbeat: Heartbeat | None = None
 		self._client: DBOSClient | None = None
 		self._table_engine: sa.Engine | None = None
+		self._making = threading.Lock()  # worker threads may ask for the tables first
 		self._waiters: dict[str, _Waiter] = {}
 		self.created: set[str] = set()  # workflows just created here: no journal to read yet
 		# workflows that ended in this process, oldest first, with how (`Outcome.kind`)
@@ -196,6 +198,10 @@ class Engine:
 	@property
 	def tables(self) -> sa.Engine:
 		"""The engine on OpenMolt's own tables (workers, schedules), created on first use."""
+		with self._making:
+			return self._tables()
+
+	def _tables(self) -> sa.Engine:
 		if self._table_engine is None:
 			from openmolt_dbos._workers import create_tables, ensure_database, make_engine
 
