@@ -385,3 +385,25 @@ async def test_a_run_that_began_with_no_listed_tools_binds_none_listed_since() -
 	done = await agent.resume(parked.state.to_dict(), answer="hi")
 	assert done.status == "success"
 	assert "unknown tool 'srv.one'" in model.requests[2].messages[-1].content
+
+
+async def test_a_source_that_never_answers_is_bounded_by_the_run_timeout() -> None:
+	"""Listing happens before the run's first step: the run's timeout bounds it too.
+
+	A hung server used to hold ``run()`` for as long as the source allowed (or for ever, for a
+	source with no timeout of its own), whatever ``timeout`` the agent was given.
+	"""
+	import anyio
+
+	class Hung(FakeSource):
+		async def list_tools(self) -> Sequence[Any]:
+			await anyio.sleep_forever()
+			raise AssertionError("unreachable")
+
+	om = _om(Hung([]))
+	model = ScriptedModel([])
+	agent = om.create_agent(name="A", model=model, integrations=["srv"], timeout=0.2)
+	with anyio.fail_after(5):  # without the bound the run would hang here
+		with pytest.raises(IntegrationError, match=r"not listed within its run timeout \(0.2 s\)"):
+			await agent.run("go")
+	assert model.requests == []

@@ -7,7 +7,8 @@ and each step appends the model's cleaned reply and one user turn with the resul
 Budgets (docs/guides/budgets.md): ``max_steps`` is the most model calls a run makes, the last one
 told it is the last; ``max_tokens`` starts no call once the total is reached (a call expected to
 cross it is told it is the last); ``timeout`` bounds the whole run, model calls, tools, waits and
-a person's answer alike, and ends it with ``limit_reached`` the moment it runs out.
+a person's answer alike, and ends it with ``limit_reached`` the moment it runs out (tools listed at
+run time, before the first step, are bounded by it too: an `IntegrationError` when they are not).
 
 Whatever happens, the state stays a valid conversation: a cancelled or timed-out step records its
 unfinished calls as interrupted, a parked question waits in ``state.pending``, and every ending
@@ -58,6 +59,7 @@ from openmolt_core.envelope import Envelope
 from openmolt_core.errors import (
 	ApprovalError,
 	ConfigurationError,
+	IntegrationError,
 	OpenMoltError,
 	ProviderError,
 	RunError,
@@ -1161,7 +1163,18 @@ class Agent:
 			return
 		before = self._listing[0] if self._listing is not None else ()
 		try:
-			lists = await self._hooks.listed()
+			# A source that never answers (a hung server, a third-party capability) is bounded
+			# by the run's timeout too: a run never waits longer than it allows for its tools.
+			with anyio.fail_after(self.timeout):
+				lists = await self._hooks.listed()
+		except TimeoutError:
+			by = ", ".join(type(h.__self__).name for h in self._hooks.list_tools)  # type: ignore[attr-defined]
+			raise IntegrationError(
+				f"agent {self.name!r}'s tools were not listed within its run timeout "
+				f"({self.timeout:g} s); check that its tool sources (MCP servers) answer, or "
+				"give the agent a longer timeout",
+				integration=by,
+			) from None
 		except OpenMoltError as exc:  # reaches the caller (and a durable store) as it is: masked
 			exc.args = tuple(self._redactor(a) if isinstance(a, str) else a for a in exc.args)
 			raise
