@@ -299,6 +299,35 @@ async def test_a_summary_of_tainted_turns_stays_tainted() -> None:
 	assert last.state.tainted
 
 
+async def test_turns_stored_before_a_secret_was_known_are_masked_when_summarised() -> None:
+	"""The summariser gets the old turns masked with the secrets known now, not when stored.
+
+	A turn may hold a value that became a secret later (a key the user pasted, then added to
+	the instance's secrets): the earlier turns sent to the model are masked again, and so must
+	the turns sent to the summariser be.
+	"""
+	secret = "sk-live-LATERSECRET-1234567890"
+	model = Echo()
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Chat", model=model, compaction=CompactionConfig(threshold_tokens=400)
+	)
+	summariser = Summariser()
+	agent.compactor = lambda: (summariser, "cheap")
+	session = InMemorySession("s")
+	await agent.run(f"my key is {secret} " * 3, session=session)
+	assert secret in json.dumps(await session.get_items())  # not a secret yet when stored
+	om.secrets.add(secret)
+	before = len(model.requests)
+	for i in range(12):
+		await agent.run(f"turn {i} " * 10, session=session)
+	assert summariser.requests, "the session was never summarised"
+	sent = json.dumps([m.content for r in summariser.requests for m in r.messages])
+	assert secret not in sent and "[redacted]" in sent
+	later = model.requests[before:]
+	assert all(secret not in json.dumps([m.content for m in r.messages]) for r in later)
+
+
 async def test_sessions_store_only_redacted_content(tmp_path: Path) -> None:
 	"""A secret in the input, the reply and a note is masked before it reaches the store."""
 	secret = "sk-live-SESSIONSECRET-1234567890"

@@ -637,7 +637,10 @@ async def _summarise(agent: Agent, previous: str, old: list[dict[str, Any]]) -> 
 		messages=[
 			Message(
 				"user",
-				dumps({"previousSummary": previous, "turns": [_entry(i) for i in old]}),
+				# Masked again: a turn may hold what became a secret after it was stored.
+				agent._redactor(
+					dumps({"previousSummary": previous, "turns": [_entry(i) for i in old]})
+				),
 			)
 		],
 		config=agent.model_config,
