@@ -669,21 +669,40 @@ class HTTPProvider:
 			if self.key_required or self._key
 			else "this server wants an API key: set llm_providers[...]['api_key']"
 		)
+		if status == 429 and _out_of_quota(body):
+			return ProviderError(
+				f"out of quota (429): the account has no credit left, so trying again will not "
+				f"help; check the plan and billing{suffix}",
+				provider=self.name,
+				model=model,
+				status_code=status,
+			)
 		if status in RETRY_STATUSES or status >= 500:
 			what = {
 				408: "the request timed out",
 				409: "the request conflicted with another",
 				429: "rate limited or out of quota; wait, lower concurrency or check billing",
 			}.get(status, "the provider had a server error; try again later")
+			wait = retry_after(response.headers)
 			return _RetryableError(
 				f"{what} ({status}){suffix}",
-				retry_after=retry_after(response.headers),
+				retry_after=wait if wait is not None else _retry_delay(body),
 				provider=self.name,
 				model=model,
 				status_code=status,
 			)
-		if status == 401 or (status in (400, 403) and "api key" in detail.lower()):
+		if status in (400, 413) and _CONTEXT_EXCEEDED.search(f"{_error_code(body)} {detail}"):
+			message = (
+				f"the prompt is longer than the model's context window ({status}{suffix}): "
+				"let compaction summarise older steps sooner (create_agent(compaction={"
+				"'share': 0.5}) or 'threshold_tokens'; on a local server set "
+				f"llm_providers['{self.name}']['context_window'] to its real size), send smaller "
+				"inputs, results or attachments, or use a model with a larger context window"
+			)
+		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
+		elif status == 402:
+			message = f"a billing problem (402): check the plan and payment details{suffix}"
 		elif status == 403:
 			message = (
 				f"access denied (403): the key may lack access to this model or feature{suffix}"
@@ -700,6 +719,53 @@ class HTTPProvider:
 				"provider_options for settings this model does not support"
 			)
 		return ProviderError(message, provider=self.name, model=model, status_code=status)
+
+
+_CONTEXT_EXCEEDED = re.compile(
+	r"context_length_exceeded|exceed_context_size|context (length|window|size)|prompt is too long"
+	r"|input token count.*exceeds|maximum number of tokens allowed|too many input tokens",
+	re.IGNORECASE,
+)
+"""How the APIs name a prompt past the context window: OpenAI's code ``context_length_exceeded``
+(Chat: "This model's maximum context length is..."; Responses: "Your input exceeds the context
+window of this model"), Anthropic's "prompt is too long: N tokens > M maximum", Gemini's "The
+input token count (N) exceeds the maximum number of tokens allowed (M)", vLLM's "maximum context
+length" and llama.cpp's ``exceed_context_size_error``."""
+
+
+def _error_code(body: Any) -> str:
+	"""The machine-readable code or type of an error body (OpenAI's ``error.code``)."""
+	error = body.get("error") if isinstance(body, dict) else None
+	if not isinstance(error, dict):
+		return ""
+	return " ".join(str(error.get(k) or "") for k in ("code", "type"))
+
+
+def _out_of_quota(body: Any) -> bool:
+	"""Whether a 429 says the account is out of credit (OpenAI's ``insufficient_quota``)."""
+	return "insufficient_quota" in _error_code(body)
+
+
+def _retry_delay(body: Any) -> float | None:
+	"""The wait an error body asks for: Google's ``RetryInfo`` detail (``"retryDelay": "37s"``).
+
+	Gemini answers a 429 (``RESOURCE_EXHAUSTED``) without a ``Retry-After`` header; the wait is
+	in ``error.details``, a ``google.rpc.RetryInfo`` whose ``retryDelay`` is a protobuf
+	Duration in JSON (seconds with an ``s``, up to nine decimals).
+
+	Args:
+		body: The decoded error body.
+	"""
+	error = body.get("error") if isinstance(body, dict) else None
+	details = error.get("details") if isinstance(error, dict) else None
+	for detail in details if isinstance(details, list) else ():
+		delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+		if isinstance(delay, str) and delay.endswith("s"):
+			try:
+				return max(float(delay[:-1]), 0.0)
+			except ValueError:
+				continue
+	return None
 
 
 def _hint(exc: BaseException) -> float | None:

@@ -1,0 +1,200 @@
+"""Documented errors of each API, mapped to retryable or not, and named with their fix.
+
+A prompt past the context window is named as such on every API (not "check model_config"), an
+account out of credit is not retried, and Gemini's wait for a 429, sent in the body's
+``RetryInfo`` rather than a ``Retry-After`` header, is waited for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import httpx
+import pytest
+
+from openmolt_core.errors import ProviderError
+from tests.providers._replies import MODELS, provider
+from tests.providers.conftest import make_request
+
+pytestmark = pytest.mark.anyio
+
+OK = {
+	"candidates": [{"content": {"parts": [{"text": "{}"}]}, "finishReason": "STOP"}],
+}
+
+TOO_LONG = [
+	(
+		"openai",
+		{
+			"error": {
+				"message": "Your input exceeds the context window of this model. Please adjust "
+				"your input and try again.",
+				"type": "invalid_request_error",
+				"param": "input",
+				"code": "context_length_exceeded",
+			}
+		},
+	),
+	(
+		"chat",
+		{
+			"error": {
+				"message": "This model's maximum context length is 128000 tokens. However, your "
+				"messages resulted in 130512 tokens.",
+				"type": "invalid_request_error",
+				"param": "messages",
+				"code": "context_length_exceeded",
+			}
+		},
+	),
+	(
+		"anthropic",
+		{
+			"type": "error",
+			"error": {
+				"type": "invalid_request_error",
+				"message": "prompt is too long: 215312 tokens > 200000 maximum",
+			},
+		},
+	),
+	(
+		"google",
+		{
+			"error": {
+				"code": 400,
+				"message": "The input token count (1572865) exceeds the maximum number of tokens "
+				"allowed (1048576).",
+				"status": "INVALID_ARGUMENT",
+			}
+		},
+	),
+]
+
+
+async def _fail(vendor: str, *replies: httpx.Response) -> tuple[ProviderError, list[float], int]:
+	sleeps: list[float] = []
+	calls: list[httpx.Request] = []
+	queue = list(replies)
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		calls.append(request)
+		return queue.pop(0) if len(queue) > 1 else queue[0]
+
+	p = provider(vendor, handle)
+
+	async def sleep(seconds: float) -> None:
+		sleeps.append(seconds)
+
+	p.retry = dataclasses.replace(p.retry, sleep=sleep)
+	with pytest.raises(ProviderError) as info:
+		await p.generate(make_request(MODELS[vendor]))
+	return info.value, sleeps, len(calls)
+
+
+@pytest.mark.parametrize(("vendor", "body"), TOO_LONG, ids=[v for v, _ in TOO_LONG])
+async def test_a_prompt_past_the_context_window_is_named_with_its_fix(vendor, body) -> None:
+	"""Each API's context-length error says what happened and how to fix it; not retried."""
+	error, sleeps, calls = await _fail(vendor, httpx.Response(400, json=body))
+	text = str(error)
+	assert "longer than the model's context window" in text
+	assert "compaction" in text and "larger context window" in text
+	assert "check model_config" not in text
+	assert not error.retryable and error.status_code == 400 and calls == 1 and sleeps == []
+
+
+async def test_an_account_out_of_credit_is_not_retried() -> None:
+	"""OpenAI's 429 ``insufficient_quota`` is not a rate limit: retrying cannot succeed."""
+	body = {
+		"error": {
+			"message": "You exceeded your current quota, please check your plan and billing "
+			"details.",
+			"type": "insufficient_quota",
+			"param": None,
+			"code": "insufficient_quota",
+		}
+	}
+	error, sleeps, calls = await _fail("openai", httpx.Response(429, json=body))
+	assert calls == 1 and sleeps == [] and not error.retryable
+	assert "out of quota" in str(error) and "billing" in str(error)
+
+
+async def test_a_rate_limit_is_still_retried() -> None:
+	"""A 429 that is a rate limit (``rate_limit_exceeded``) is retried as before."""
+	body = {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}
+	error, sleeps, calls = await _fail("openai", httpx.Response(429, json=body))
+	assert error.retryable and calls > 1 and len(sleeps) == calls - 1
+
+
+async def test_gemini_retry_delay_in_the_body_is_waited_for() -> None:
+	"""Gemini's 429 carries its wait as a ``google.rpc.RetryInfo`` detail: that wait is used."""
+	body = {
+		"error": {
+			"code": 429,
+			"message": "You exceeded your current quota, please check your plan and billing "
+			"details.",
+			"status": "RESOURCE_EXHAUSTED",
+			"details": [
+				{
+					"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+					"violations": [{"quotaMetric": "generate_content_free_tier_requests"}],
+				},
+				{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7.5s"},
+			],
+		}
+	}
+	sleeps: list[float] = []
+	replies = [httpx.Response(429, json=body), httpx.Response(200, json=OK)]
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		return replies.pop(0)
+
+	p = provider("google", handle)
+
+	async def sleep(seconds: float) -> None:
+		sleeps.append(seconds)
+
+	p.retry = dataclasses.replace(p.retry, sleep=sleep)
+	response = await p.generate(make_request(MODELS["google"]))
+	assert response.text == "{}" and sleeps == [7.5]
+
+
+async def test_a_header_wait_wins_over_the_body() -> None:
+	"""``Retry-After`` is the server's word when both are given."""
+	body = {"error": {"code": 503, "details": [{"retryDelay": "30s"}]}}
+	error, sleeps, _ = await _fail(
+		"google", httpx.Response(503, headers={"retry-after": "2"}, json=body)
+	)
+	assert error.retryable and sleeps[0] == 2.0
+
+
+async def test_a_billing_problem_says_so() -> None:
+	"""Anthropic's 402 ``billing_error`` names billing, not model_config; not retried."""
+	body = {"type": "error", "error": {"type": "billing_error", "message": "credit too low"}}
+	error, sleeps, calls = await _fail("anthropic", httpx.Response(402, json=body))
+	assert "billing" in str(error) and "model_config" not in str(error)
+	assert calls == 1 and sleeps == [] and not error.retryable
+
+
+@pytest.mark.parametrize(
+	("kind", "status", "retryable"),
+	[
+		("billing_error", 402, False),
+		("conflict_error", 409, True),
+		("overloaded_error", 529, True),
+		("timeout_error", 504, True),
+	],
+)
+async def test_anthropic_stream_error_types(kind, status, retryable) -> None:
+	"""An ``error`` event inside a stream is the error its type stands for over plain HTTP."""
+	event = {"type": "error", "error": {"type": kind, "message": "went wrong"}}
+	body = f"event: error\ndata: {json.dumps(event)}\n\n".encode()
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+	p = provider("anthropic", handle)
+	with pytest.raises(ProviderError) as info:
+		async for _ in p.stream(make_request(MODELS["anthropic"])):
+			pass
+	assert info.value.status_code == status and info.value.retryable is retryable
