@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 
 import httpx
 import pytest
@@ -198,3 +199,28 @@ async def test_anthropic_stream_error_types(kind, status, retryable) -> None:
 		async for _ in p.stream(make_request(MODELS["anthropic"])):
 			pass
 	assert info.value.status_code == status and info.value.retryable is retryable
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "google"])
+async def test_an_error_event_in_a_stream_is_not_a_server_that_does_not_stream(vendor) -> None:
+	"""A 400 sent as an event of the stream is that error: streaming stays on, nothing is asked
+	again (it was read as a server refusing ``stream``: asked whole, and never streamed again)."""
+	if vendor == "anthropic":
+		event = {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}
+	else:
+		event = {"error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}}
+	body = f"data: {json.dumps(event)}\n\n".encode()
+	calls: list[httpx.Request] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		calls.append(request)
+		return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+	p = provider(vendor, handle)
+	with warnings.catch_warnings(record=True) as warned, pytest.raises(ProviderError) as info:
+		warnings.simplefilter("always")
+		async for _ in p.stream(make_request(MODELS[vendor])):
+			pass
+	assert info.value.status_code == 400 and not info.value.retryable
+	assert "bad" in str(info.value) and len(calls) == 1 and p.streams
+	assert not [w for w in warned if "does not stream" in str(w.message)]

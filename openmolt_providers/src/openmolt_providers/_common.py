@@ -87,11 +87,23 @@ def _parsed(
 		return None  # not a reply of this API (an error body, another shape): asked again
 
 
+class _Refused(ProviderError):
+	"""The server refused the request with an HTTP status (not an error event inside a stream)."""
+
+
 def refuses_stream(exc: ProviderError) -> bool:
-	"""Whether a failure before anything streamed says the server does not stream."""
+	"""Whether a failure before anything streamed says the server does not stream.
+
+	Only the HTTP answer to the request says so: an ``error`` event a stream sent (Anthropic's
+	``invalid_request_error``, reported as "the stream failed: ...") does not.
+	"""
 	if isinstance(exc, _NotStreamed):
 		return True
-	return exc.status_code in _REFUSED_STREAM and _STREAM_WORD.search(str(exc)) is not None
+	return (
+		isinstance(exc, _Refused)
+		and exc.status_code in _REFUSED_STREAM
+		and _STREAM_WORD.search(str(exc)) is not None
+	)
 
 
 class _RetryableError(ProviderError):
@@ -718,7 +730,7 @@ class HTTPProvider:
 				f"the request was rejected ({status}){suffix}; check model_config and "
 				"provider_options for settings this model does not support"
 			)
-		return ProviderError(message, provider=self.name, model=model, status_code=status)
+		return _Refused(message, provider=self.name, model=model, status_code=status)
 
 
 _CONTEXT_EXCEEDED = re.compile(
