@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from openmolt_providers._price_table import MATCH
 from openmolt_providers._prices import PRICES, cost, price_for
+from openmolt_providers.anthropic import AnthropicProvider
+from openmolt_providers.gemini import GeminiProvider
+from openmolt_providers.openai import OpenAIProvider
+from tests.providers.conftest import make_request
 
 
 def test_unknown_model_has_no_cost() -> None:
@@ -120,4 +125,52 @@ def test_openai_cache_writes_are_priced() -> None:
 		"output_tokens": 0,
 		"input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 1000},
 	}
-	assert usage(raw, model).cost_usd == pytest.approx(1000 * write / 1e6)
+	openai = OpenAIProvider({"api_key": "sk-test"}, httpx.AsyncClient)
+	assert usage(openai, raw, model).cost_usd == pytest.approx(1000 * write / 1e6)
+
+
+@pytest.mark.parametrize(
+	("vendor", "reply"),
+	[
+		(
+			"openai",
+			{
+				"status": "completed",
+				"output": [],
+				"usage": {"input_tokens": 1000, "output_tokens": 100},
+			},
+		),
+		(
+			"anthropic",
+			{
+				"content": [],
+				"stop_reason": "end_turn",
+				"usage": {"input_tokens": 1000, "output_tokens": 100},
+			},
+		),
+		(
+			"google",
+			{
+				"candidates": [{"content": {"parts": []}, "finishReason": "STOP"}],
+				"usageMetadata": {"promptTokenCount": 1000, "candidatesTokenCount": 100},
+			},
+		),
+	],
+)
+@pytest.mark.anyio
+async def test_a_server_other_than_the_vendors_has_no_cost(vendor, reply) -> None:
+	"""Behind another base URL (a local server, a proxy) a known model name costs None, as
+	docs/guides/providers.md says and as Chat Completions did (Responses, Anthropic and Gemini
+	priced it at the vendor's list price)."""
+	from tests.providers._replies import MODELS
+
+	client = httpx.AsyncClient(
+		transport=httpx.MockTransport(lambda r: httpx.Response(200, json=reply))
+	)
+	cls = {"openai": OpenAIProvider, "anthropic": AnthropicProvider, "google": GeminiProvider}
+	request = make_request(MODELS[vendor])
+	vendors = cls[vendor]({"api_key": "k"}, lambda: client)
+	assert (await vendors.generate(request)).usage.cost_usd is not None
+	other = cls[vendor]({"api_key": "k", "base_url": "http://localhost:8000/v1"}, lambda: client)
+	response = await other.generate(request)
+	assert response.usage.input_tokens == 1000 and response.usage.cost_usd is None

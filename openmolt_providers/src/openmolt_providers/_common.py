@@ -247,6 +247,40 @@ class HTTPProvider:
 
 		return price_for(self.vendor, model)
 
+	def cost(
+		self,
+		model: str,
+		*,
+		input_tokens: int,
+		output_tokens: int,
+		cached_tokens: int = 0,
+		cache_write_tokens: int = 0,
+	) -> float | None:
+		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
+
+		None when the price is unknown or the calls go to another server than the vendor's (a
+		local model, a proxy: what it costs is not known here).
+
+		Args:
+			model: The model name.
+			input_tokens: All prompt tokens, cached and cache-written ones included.
+			output_tokens: All output tokens, reasoning included.
+			cached_tokens: Prompt tokens read from the cache.
+			cache_write_tokens: Prompt tokens written to the cache.
+		"""
+		if not self.official:
+			return None
+		from openmolt_providers._prices import cost
+
+		return cost(
+			self.vendor,
+			model,
+			input_tokens=input_tokens,
+			output_tokens=output_tokens,
+			cached_tokens=cached_tokens,
+			cache_write_tokens=cache_write_tokens,
+		)
+
 	def models(self) -> list[str]:
 		"""The models of this vendor whose list price is known (what ``openmolt models`` lists).
 

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options, turn_text
-from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.anthropic._models import (
 	adaptive,
@@ -152,8 +151,7 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=read,
-		cost_usd=cost(
-			"anthropic",
+		cost_usd=provider.cost(
 			model,
 			input_tokens=inp,
 			output_tokens=out,

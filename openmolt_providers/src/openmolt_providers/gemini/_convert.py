@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options, turn_text
-from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.gemini._dialect import version
 
@@ -170,7 +169,7 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		output_tokens=out,
 		cached_tokens=cached,
 		reasoning_tokens=thoughts,
-		cost_usd=cost("google", model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
+		cost_usd=provider.cost(model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
 		calls=1,
 	)
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import is_reasoning, sampling
 
@@ -126,17 +125,12 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	cached = int(details.get("cached_tokens") or 0)
 	written = int(details.get("cache_write_tokens") or 0)
 	reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
-	price = (
-		cost(
-			"openai",
-			model,
-			input_tokens=inp,
-			output_tokens=out,
-			cached_tokens=cached,
-			cache_write_tokens=written,
-		)
-		if provider.official
-		else None
+	price = provider.cost(
+		model,
+		input_tokens=inp,
+		output_tokens=out,
+		cached_tokens=cached,
+		cache_write_tokens=written,
 	)
 	usage = Usage(
 		input_tokens=inp,

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import sampling
 
@@ -134,12 +133,12 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	else:
 		finish = "stop"
 	return ModelResponse(
-		text=text, usage=usage(data.get("usage"), model), raw=data, finish_reason=finish
+		text=text, usage=usage(provider, data.get("usage"), model), raw=data, finish_reason=finish
 	)
 
 
-def usage(raw: dict[str, Any] | None, model: str) -> Usage:
-	"""Usage from a Responses API ``usage`` object, with the estimated cost."""
+def usage(provider: OpenAIProvider, raw: dict[str, Any] | None, model: str) -> Usage:
+	"""Usage from a Responses API ``usage`` object, with the estimated cost (`HTTPProvider.cost`)."""
 	if not raw:
 		return Usage(calls=1)
 	inp = int(raw.get("input_tokens") or 0)
@@ -153,8 +152,7 @@ def usage(raw: dict[str, Any] | None, model: str) -> Usage:
 		output_tokens=out,
 		cached_tokens=cached,
 		reasoning_tokens=reasoning,
-		cost_usd=cost(
-			"openai",
+		cost_usd=provider.cost(
 			model,
 			input_tokens=inp,
 			output_tokens=out,
