@@ -92,12 +92,21 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 
 
 _FINISH = {
+	# OpenAI's documented finish_reason values (ChatCompletion.Choice.finish_reason).
 	"stop": "stop",
 	"length": "max_tokens",
 	"content_filter": "safety",
 	"tool_calls": "tool_calls",
 	"function_call": "tool_calls",
+	# What OpenAI-compatible servers document besides: Hugging Face TGI ends with "eos_token"
+	# or "stop_sequence", Mistral's API stops at the context window with "model_length".
+	"eos_token": "stop",
+	"stop_sequence": "stop",
+	"model_length": "max_tokens",
 }
+"""The loop's finish reasons for Chat's ``finish_reason``; any other one (DeepSeek's
+``insufficient_system_resource``, Mistral's and OpenRouter's ``error``, vLLM's ``abort``, one added
+later) stopped the reply before its end: ``incomplete``, so none of it runs."""
 
 
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
@@ -113,7 +122,7 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		)
 	text = content if isinstance(content, str) else str(content)
 	reason = choice.get("finish_reason")
-	finish = _FINISH.get(reason, reason) if reason else None
+	finish = _FINISH.get(reason, "incomplete") if reason else None
 	if message.get("refusal"):  # beside text too: the text of a refused answer must not run
 		text, finish = text or message["refusal"], "refusal"
 	elif message.get("tool_calls") or message.get("function_call"):
