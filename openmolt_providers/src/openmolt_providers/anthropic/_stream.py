@@ -99,7 +99,12 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 					blocks[index]["input"] = text
 		elif kind == "message_delta":
 			message.update(data.get("delta") or {})
-			message.setdefault("usage", {}).update(data.get("usage") or {})
+			# Cumulative counts; a field the event leaves null (the SDK's MessageDeltaUsage has
+			# them all optional) keeps message_start's count.
+			usage = data.get("usage") or {}
+			message.setdefault("usage", {}).update(
+				(k, v) for k, v in usage.items() if v is not None
+			)
 		elif kind == "message_stop":
 			for index in list(texts):
 				for chunk in _rest(blocks, texts, index):
