@@ -224,3 +224,35 @@ async def test_an_error_event_in_a_stream_is_not_a_server_that_does_not_stream(v
 	assert info.value.status_code == 400 and not info.value.retryable
 	assert "bad" in str(info.value) and len(calls) == 1 and p.streams
 	assert not [w for w in warned if "does not stream" in str(w.message)]
+
+
+@pytest.mark.parametrize(
+	("code", "retryable"),
+	[("server_error", True), ("rate_limit_exceeded", True), ("invalid_prompt", False)],
+)
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_failed_response_is_retryable_when_its_code_says_the_server_failed(
+	code, retryable, streamed
+) -> None:
+	"""A Responses reply with ``status: failed`` (or a stream's ``response.failed``) whose code
+	is the server's trouble may succeed on another try, as the stream's ``error`` event may."""
+	failed = {
+		"id": "resp_1",
+		"status": "failed",
+		"output": [],
+		"error": {"code": code, "message": "it failed"},
+	}
+	if streamed:
+		event = {"type": "response.failed", "sequence_number": 1, "response": failed}
+		body = f"data: {json.dumps(event)}\n\n".encode()
+		reply = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+	else:
+		reply = httpx.Response(200, json=failed)
+	p = provider("openai", lambda request: reply)
+	with pytest.raises(ProviderError, match="it failed") as info:
+		if streamed:
+			async for _ in p.stream(make_request(MODELS["openai"])):
+				pass
+		else:
+			await p.generate(make_request(MODELS["openai"]))
+	assert info.value.retryable is retryable

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["build", "parse", "text_format"]
+__all__ = ["RETRYABLE_CODES", "build", "parse", "text_format"]
 
 
 def _content(message: Message) -> str | list[dict[str, Any]]:
@@ -84,6 +84,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	return last_key(body, "input")
 
 
+RETRYABLE_CODES = frozenset({"server_error", "rate_limit_exceeded"})
+"""Error codes of a failed response (``ResponseError.code``) or a stream's ``error`` event that
+another try may not meet: the server's trouble or a rate limit, not the request's."""
+
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "safety"}
 
 _NATIVE_CALLS = frozenset({"function_call", "custom_tool_call"})
@@ -104,6 +108,7 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 			f"the response failed: {why}",
 			provider=provider.name,
 			model=model,
+			retryable=error.get("code") in RETRYABLE_CODES,
 		)
 	texts: list[str] = []
 	refusal: str | None = None

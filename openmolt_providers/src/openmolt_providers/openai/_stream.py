@@ -79,7 +79,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 				f"the stream failed: {provider.scrub(why)}",
 				provider=provider.name,
 				model=model,
-				retryable=data.get("code") in ("server_error", "rate_limit_exceeded"),
+				retryable=data.get("code") in _responses.RETRYABLE_CODES,
 			)
 	raise cut_off(provider, model)
 
