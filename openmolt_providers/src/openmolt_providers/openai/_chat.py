@@ -10,30 +10,52 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._attach import IMAGES, media, refused, wav_or_mp3
 from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import is_reasoning, sampling
 
 if TYPE_CHECKING:
-	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
 __all__ = ["build", "parse", "response_format"]
 
 
-def _content(message: Message) -> str | list[dict[str, Any]]:
+def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
 	if not message.attachments:
 		return message.content
 	parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
 	for a in message.attachments:
+		kind = media(a)
+		audio = wav_or_mp3(a)
+		if provider.official:
+			_check(provider, model, a, kind, audio)
 		url = data_url(a.media_type, a.data)
-		if a.media_type.startswith("image/"):
+		if kind.startswith("image/"):
 			parts.append({"type": "image_url", "image_url": {"url": url}})
+		elif audio is not None:
+			parts.append({"type": "input_audio", "input_audio": {"data": a.data, "format": audio}})
 		else:
 			parts.append(
 				{"type": "file", "file": {"filename": a.name or "attachment.pdf", "file_data": url}}
 			)
 	return parts
+
+
+def _check(
+	provider: OpenAIProvider, model: str, attachment: Attachment, kind: str, audio: str | None
+) -> None:
+	"""Refuse, before sending, an attachment OpenAI's Chat Completions cannot read.
+
+	Another server (vLLM, Ollama...) decides for itself: it gets what it is given.
+	"""
+	if kind.startswith("image/") and kind not in IMAGES:
+		raise refused(provider, model, attachment, "OpenAI reads PNG, JPEG, WEBP and GIF images")
+	if kind.startswith("audio/") and audio is None:
+		raise refused(provider, model, attachment, "Chat Completions takes WAV and MP3 audio")
+	if kind.startswith("video/"):
+		raise refused(provider, model, attachment, "OpenAI's models take no video")
 
 
 def response_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:
@@ -52,7 +74,9 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	config = request.config
 	model = request.model
 	messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
-	messages.extend({"role": m.role, "content": _content(m)} for m in request.messages)
+	messages.extend(
+		{"role": m.role, "content": _content(provider, model, m)} for m in request.messages
+	)
 	body: dict[str, Any] = {"model": model, "messages": messages}
 	if provider.official:
 		body["store"] = False

@@ -6,22 +6,25 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._attach import IMAGES, media, refused
 from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import sampling
 
 if TYPE_CHECKING:
-	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
 __all__ = ["RETRYABLE_CODES", "build", "parse", "text_format"]
 
 
-def _content(message: Message) -> str | list[dict[str, Any]]:
+def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
 	if not message.attachments:
 		return message.content
 	parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.content}]
 	for a in message.attachments:
+		if provider.official:
+			_check(provider, model, a)
 		url = data_url(a.media_type, a.data)
 		if a.media_type.startswith("image/"):
 			parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
@@ -30,6 +33,23 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
 				{"type": "input_file", "filename": a.name or "attachment.pdf", "file_data": url}
 			)
 	return parts
+
+
+def _check(provider: OpenAIProvider, model: str, attachment: Attachment) -> None:
+	"""Refuse, before sending, an attachment OpenAI's Responses API cannot read."""
+	kind = media(attachment)
+	if kind.startswith("image/") and kind not in IMAGES:
+		raise refused(provider, model, attachment, "OpenAI reads PNG, JPEG, WEBP and GIF images")
+	if kind.startswith("audio/"):
+		raise refused(
+			provider,
+			model,
+			attachment,
+			"the Responses API takes no audio (Chat Completions, api_mode 'chat', takes WAV and "
+			"MP3 on an audio model)",
+		)
+	if kind.startswith("video/"):
+		raise refused(provider, model, attachment, "OpenAI's models take no video")
 
 
 def text_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:
@@ -56,7 +76,9 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	body: dict[str, Any] = {
 		"model": model,
 		"instructions": request.system,
-		"input": [{"role": m.role, "content": _content(m)} for m in request.messages],
+		"input": [
+			{"role": m.role, "content": _content(provider, model, m)} for m in request.messages
+		],
 		"store": False,
 	}
 	if request.cache_key:
