@@ -68,3 +68,26 @@ async def test_anthropic_null_counts_in_message_delta_keep_the_start_counts() ->
 	usage = final.usage
 	assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens) == (1050, 900, 40)
 	assert usage.cost_usd is not None and usage.cost_usd > 0
+
+
+@pytest.mark.parametrize(
+	("vendor", "reply"),
+	[
+		("anthropic", {"content": [{"type": "text", "text": CMD}], "stop_reason": "end_turn"}),
+		(
+			"google",
+			{"candidates": [{"content": {"parts": [{"text": CMD}]}, "finishReason": "STOP"}]},
+		),
+		(
+			"chat",
+			{"choices": [{"index": 0, "message": {"content": CMD}, "finish_reason": "stop"}]},
+		),
+		("openai", {"status": "completed", "output": []}),
+	],
+)
+async def test_a_reply_without_usage_has_an_unknown_cost_not_zero(vendor, reply) -> None:
+	"""No usage reported: the cost is unknown (None), not 0.0 (free), on every API."""
+	from tests.providers._replies import generate
+
+	response = await generate(vendor, reply)
+	assert response.usage.cost_usd is None and response.usage.calls == 1

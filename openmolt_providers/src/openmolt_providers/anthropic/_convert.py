@@ -173,7 +173,9 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 	finish = _STOP.get(reason, "incomplete") if reason else None
 	if finish in (None, "stop") and any(block.get("type") == "tool_use" for block in blocks):
 		finish = "tool_calls"  # a call of the caller's tools (the loop declares none)
-	raw = data.get("usage") or {}
+	raw = data.get("usage")
+	if not raw:  # no usage reported: tokens and cost unknown (not free)
+		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
 	fresh = int(raw.get("input_tokens") or 0)
 	written = int(raw.get("cache_creation_input_tokens") or 0)
 	read = int(raw.get("cache_read_input_tokens") or 0)

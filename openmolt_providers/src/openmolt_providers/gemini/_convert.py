@@ -159,7 +159,9 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 	else:
 		blocked = (data.get("promptFeedback") or {}).get("blockReason")
 		finish = "safety" if blocked else None
-	raw = data.get("usageMetadata") or {}
+	raw = data.get("usageMetadata")
+	if not raw:  # no usage reported: tokens and cost unknown (not free)
+		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
 	inp = int(raw.get("promptTokenCount") or 0) + int(raw.get("toolUsePromptTokenCount") or 0)
 	thoughts = int(raw.get("thoughtsTokenCount") or 0)
 	out = int(raw.get("candidatesTokenCount") or 0) + thoughts

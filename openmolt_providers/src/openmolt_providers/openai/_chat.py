@@ -151,7 +151,9 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		text, finish = text or message["refusal"], "refusal"
 	elif message.get("tool_calls") or message.get("function_call"):
 		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
-	raw = data.get("usage") or {}
+	raw = data.get("usage")
+	if not raw:  # no usage reported (a stream without it): tokens and cost unknown (not free)
+		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
 	inp = int(raw.get("prompt_tokens") or 0)
 	out = int(raw.get("completion_tokens") or 0)
 	details = raw.get("prompt_tokens_details") or {}
