@@ -23,6 +23,8 @@ _LEVELS = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH"}
 
 def _family(model: str) -> str:
 	m = model.rsplit("/", 1)[-1].lower()
+	if m.startswith("gemma-"):
+		return "gemma"
 	if m.startswith("gemini-3"):
 		return "3"
 	if m.startswith("gemini-2.5"):
@@ -88,16 +90,22 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 	if thinking is not None:
 		generation["thinkingConfig"] = thinking
 	schema, json_mode = reply_format(provider, request)
+	gemma = _family(model) == "gemma"
 	# Gemini 2.5 and older cannot combine controlled JSON output with Google Search grounding:
-	# then the prompt asks for JSON and the loop validates it.
-	if json_mode and not (config.search and version(model) < (3, 0)):
+	# then the prompt asks for JSON and the loop validates it. Gemma has no JSON mode at all.
+	if json_mode and not gemma and not (config.search and version(model) < (3, 0)):
 		generation["responseMimeType"] = "application/json"
 		if schema is not None:
 			generation["responseJsonSchema"] = schema
-	body: dict[str, Any] = {
-		"systemInstruction": {"parts": [{"text": request.system}]},
-		"contents": [_content(m) for m in request.messages],
-	}
+	contents = [_content(m) for m in request.messages]
+	body: dict[str, Any] = {}
+	if gemma and contents:
+		# Gemma refuses a system instruction ("Developer instruction is not enabled"): it
+		# opens the first turn instead, which stays the same at every step.
+		contents[0]["parts"].insert(0, {"text": request.system})
+	else:
+		body["systemInstruction"] = {"parts": [{"text": request.system}]}
+	body["contents"] = contents
 	if config.search:
 		body["tools"] = [{"googleSearch": {}}]
 	if generation:
