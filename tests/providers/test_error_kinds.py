@@ -60,6 +60,17 @@ TOO_LONG = [
 		},
 	),
 	(
+		"anthropic",
+		{
+			"type": "error",
+			"error": {
+				"type": "invalid_request_error",
+				"message": "input length and `max_tokens` exceed context limit: 195000 + 16384 "
+				"> 200000, decrease input length or `max_tokens` and try again",
+			},
+		},
+	),
+	(
 		"google",
 		{
 			"error": {
@@ -93,13 +104,13 @@ async def _fail(vendor: str, *replies: httpx.Response) -> tuple[ProviderError, l
 	return info.value, sleeps, len(calls)
 
 
-@pytest.mark.parametrize(("vendor", "body"), TOO_LONG, ids=[v for v, _ in TOO_LONG])
+@pytest.mark.parametrize(("vendor", "body"), TOO_LONG)
 async def test_a_prompt_past_the_context_window_is_named_with_its_fix(vendor, body) -> None:
 	"""Each API's context-length error says what happened and how to fix it; not retried."""
 	error, sleeps, calls = await _fail(vendor, httpx.Response(400, json=body))
 	text = str(error)
 	assert "longer than the model's context window" in text
-	assert "compaction" in text and "larger context window" in text
+	assert "compaction" in text and "larger context window" in text and "max_output" in text
 	assert "check model_config" not in text
 	assert not error.retryable and error.status_code == 400 and calls == 1 and sleeps == []
 

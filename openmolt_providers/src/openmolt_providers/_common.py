@@ -743,7 +743,8 @@ class HTTPProvider:
 				"let compaction summarise older steps sooner (create_agent(compaction={"
 				"'share': 0.5}) or 'threshold_tokens'; on a local server set "
 				f"llm_providers['{self.name}']['context_window'] to its real size), send smaller "
-				"inputs, results or attachments, or use a model with a larger context window"
+				"inputs, results or attachments, lower max_output_tokens, or use a model with a "
+				"larger context window"
 			)
 		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
@@ -768,15 +769,16 @@ class HTTPProvider:
 
 
 _CONTEXT_EXCEEDED = re.compile(
-	r"context_length_exceeded|exceed_context_size|context (length|window|size)|prompt is too long"
+	r"context_length_exceeded|exceed_context_size|context (length|window|size|limit)"
+	r"|prompt is too long"
 	r"|input token count.*exceeds|maximum number of tokens allowed|too many input tokens",
 	re.IGNORECASE,
 )
 """How the APIs name a prompt past the context window: OpenAI's code ``context_length_exceeded``
 (Chat: "This model's maximum context length is..."; Responses: "Your input exceeds the context
-window of this model"), Anthropic's "prompt is too long: N tokens > M maximum", Gemini's "The
-input token count (N) exceeds the maximum number of tokens allowed (M)", vLLM's "maximum context
-length" and llama.cpp's ``exceed_context_size_error``."""
+window of this model"), Anthropic's "prompt is too long: N tokens > M maximum", and "input length and `max_tokens` exceed context limit", Gemini's "The input token count (N)
+exceeds the maximum number of tokens allowed (M)", vLLM's "maximum context length" and
+llama.cpp's ``exceed_context_size_error``."""
 
 
 def _error_code(body: Any) -> str:
