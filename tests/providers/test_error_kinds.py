@@ -267,3 +267,28 @@ async def test_a_failed_response_is_retryable_when_its_code_says_the_server_fail
 		else:
 			await p.generate(make_request(MODELS["openai"]))
 	assert info.value.retryable is retryable
+
+
+async def test_not_implemented_is_not_retried_and_a_local_server_falls_back_at_once() -> None:
+	"""501 says the server lacks the endpoint: the OpenAI provider tries Chat Completions at once
+	(it waited through every retry of /responses first)."""
+	chat = {"choices": [{"index": 0, "message": {"content": "{}"}, "finish_reason": "stop"}]}
+	calls: list[str] = []
+	sleeps: list[float] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		calls.append(request.url.path)
+		if request.url.path.endswith("/responses"):
+			return httpx.Response(501, text="Unsupported method ('POST')")
+		return httpx.Response(200, json=chat)
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+	from openmolt_providers.openai import OpenAIProvider
+
+	async def sleep(seconds: float) -> None:
+		sleeps.append(seconds)
+
+	p = OpenAIProvider({"base_url": "http://localhost:8000/v1"}, lambda: client, sleep=sleep)
+	response = await p.generate(make_request("llama3.2"))
+	assert response.text == "{}" and sleeps == []
+	assert calls == ["/v1/responses", "/v1/chat/completions"]

@@ -723,7 +723,7 @@ class HTTPProvider:
 				model=model,
 				status_code=status,
 			)
-		if status in RETRY_STATUSES or status >= 500:
+		if status in RETRY_STATUSES or (status >= 500 and status not in _NEVER_LATER):
 			what = {
 				408: "the request timed out",
 				409: "the request conflicted with another",
@@ -767,6 +767,10 @@ class HTTPProvider:
 			)
 		return _Refused(message, provider=self.name, model=model, status_code=status)
 
+
+_NEVER_LATER = frozenset({501, 505})
+"""Server statuses that do not pass: 501 Not Implemented (a server without this endpoint: the
+OpenAI provider then tries Chat Completions) and 505 HTTP Version Not Supported."""
 
 _CONTEXT_EXCEEDED = re.compile(
 	r"context_length_exceeded|exceed_context_size|context (length|window|size|limit)"
