@@ -292,3 +292,28 @@ async def test_not_implemented_is_not_retried_and_a_local_server_falls_back_at_o
 	response = await p.generate(make_request("llama3.2"))
 	assert response.text == "{}" and sleeps == []
 	assert calls == ["/v1/responses", "/v1/chat/completions"]
+
+
+@pytest.mark.parametrize(
+	("error", "status", "retryable"),
+	[
+		({"code": 502, "message": "upstream failed"}, 502, True),
+		({"code": 429, "message": "rate limited"}, 429, True),
+		({"code": "400", "message": "bad request"}, 400, False),
+		({"message": "no code", "type": "BadRequestError"}, None, False),
+	],
+)
+async def test_a_chat_stream_error_event_keeps_its_status(error, status, retryable) -> None:
+	"""An OpenAI-compatible server's error event inside a stream (OpenRouter's upstream 502, a
+	429) names its status and is retryable when the status is; it was never retryable."""
+	start = {"id": "c1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+	body = f"data: {json.dumps(start)}\n\ndata: {json.dumps({'error': error})}\n\n".encode()
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+	p = provider("chat", handle)
+	with pytest.raises(ProviderError) as info:
+		async for _ in p.stream(make_request(MODELS["chat"])):
+			pass
+	assert info.value.status_code == status and info.value.retryable is retryable

@@ -37,6 +37,7 @@ __all__ = [
 	"NotStreamingWarning",
 	"provider_message",
 	"refuses_stream",
+	"retryable_status",
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -723,7 +724,7 @@ class HTTPProvider:
 				model=model,
 				status_code=status,
 			)
-		if status in RETRY_STATUSES or (status >= 500 and status not in _NEVER_LATER):
+		if retryable_status(status):
 			what = {
 				408: "the request timed out",
 				409: "the request conflicted with another",
@@ -818,6 +819,20 @@ def _retry_delay(body: Any) -> float | None:
 			except ValueError:
 				continue
 	return None
+
+
+def retryable_status(status: int | None) -> bool:
+	"""Whether a failure with this HTTP status may pass on another try.
+
+	`RETRY_STATUSES`, and every other 5xx but 501 and 505; for the HTTP answer and the error
+	events of streams alike.
+
+	Args:
+		status: The status, or None when the failure named none.
+	"""
+	if status is None:
+		return False
+	return status in RETRY_STATUSES or (status >= 500 and status not in _NEVER_LATER)
 
 
 def _hint(exc: BaseException) -> float | None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._common import RETRY_STATUSES
+from openmolt_providers._common import retryable_status
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
@@ -120,7 +120,7 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 				provider=provider.name,
 				model=model,
 				status_code=status,
-				retryable=status in RETRY_STATUSES,
+				retryable=retryable_status(status),
 			)
 	raise ProviderError(
 		"the stream ended before the reply was complete, so none of it was run; try again",
