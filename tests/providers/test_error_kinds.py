@@ -317,3 +317,18 @@ async def test_a_chat_stream_error_event_keeps_its_status(error, status, retryab
 		async for _ in p.stream(make_request(MODELS["chat"])):
 			pass
 	assert info.value.status_code == status and info.value.retryable is retryable
+
+
+async def test_a_refusal_is_a_plain_provider_error_that_pickles() -> None:
+	"""The refusal's type is ProviderError in ``to_dict`` (events, stored runs), and a pickled
+	one still says whether the server answered it."""
+	import pickle
+
+	from openmolt_providers._common import refuses_stream
+
+	body = {"error": {"message": "'stream' is not supported", "code": "unsupported"}}
+	error, _, _ = await _fail("chat", httpx.Response(400, json=body))
+	assert type(error) is ProviderError and error.to_dict()["type"] == "ProviderError"
+	assert "_answered" not in error.to_dict()
+	again = pickle.loads(pickle.dumps(error))
+	assert refuses_stream(again) and refuses_stream(error)

@@ -88,8 +88,10 @@ def _parsed(
 		return None  # not a reply of this API (an error body, another shape): asked again
 
 
-class _Refused(ProviderError):
-	"""The server refused the request with an HTTP status (not an error event inside a stream)."""
+_ANSWERED = "_answered"
+"""Marks a `ProviderError` made from the server's HTTP answer to the request (`HTTPProvider._error`),
+not from an error event inside a stream; private, so not in ``to_dict`` (the type stays
+``ProviderError``)."""
 
 
 def refuses_stream(exc: ProviderError) -> bool:
@@ -101,7 +103,7 @@ def refuses_stream(exc: ProviderError) -> bool:
 	if isinstance(exc, _NotStreamed):
 		return True
 	return (
-		isinstance(exc, _Refused)
+		bool(vars(exc).get(_ANSWERED))
 		and exc.status_code in _REFUSED_STREAM
 		and _STREAM_WORD.search(str(exc)) is not None
 	)
@@ -766,7 +768,9 @@ class HTTPProvider:
 				f"the request was rejected ({status}){suffix}; check model_config and "
 				"provider_options for settings this model does not support"
 			)
-		return _Refused(message, provider=self.name, model=model, status_code=status)
+		refusal = ProviderError(message, provider=self.name, model=model, status_code=status)
+		vars(refusal)[_ANSWERED] = True
+		return refusal
 
 
 _NEVER_LATER = frozenset({501, 505})
