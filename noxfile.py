@@ -198,6 +198,7 @@ def prices(session: nox.Session) -> None:
 	"""Regenerate openmolt_providers/_price_table.py from the locked genai-prices."""
 	_sync(session, "test")
 	session.run("python", "tests/providers/update_prices.py")
+	session.run("ruff", "format", "openmolt_providers/src/openmolt_providers/_price_table.py")
 
 
 WHEEL_PACKAGES = {

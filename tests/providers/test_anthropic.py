@@ -190,3 +190,23 @@ async def test_parse_refusal_and_max_tokens(server, load, req) -> None:
 def test_version_parsing(model, expected) -> None:
 	"""Model ids give their version with or without a date."""
 	assert version(model) == expected
+
+
+@pytest.mark.parametrize(
+	("model", "max_tokens"),
+	[
+		("claude-3-haiku-20240307", 4096),
+		("claude-3-opus-latest", 4096),
+		("claude-3-5-haiku-latest", 8192),
+		("claude-3-7-sonnet-latest", 8192),
+		("claude-sonnet-4-5", 16384),
+	],
+)
+async def test_default_max_tokens_is_within_the_models_output_limit(
+	server, load, req, model, max_tokens
+) -> None:
+	"""``max_tokens`` is required; without max_output_tokens each model gets one it allows (the
+	Claude 3 models allow 4,096: they were sent 8,192, which the API refuses)."""
+	server.reply(load("anthropic_text"))
+	await provider(server).generate(req(model))
+	assert server.body["max_tokens"] == max_tokens

@@ -149,3 +149,22 @@ async def test_parse_safety_blocks_and_truncation(server, load, req, name, finis
 	server.reply(load(name))
 	response = await provider(server).generate(req("gemini-2.5-flash"))
 	assert response.finish_reason == finish
+
+
+async def test_gemma_gets_its_instructions_in_the_first_turn_and_no_json_mode(
+	server, load, req, schema
+) -> None:
+	"""Gemma on the Gemini API refuses a system instruction ("Developer instruction is not
+	enabled") and JSON mode ("JSON mode is not enabled"): the instructions open the first turn
+	(the same at every step), and the prompt alone asks for JSON."""
+	server.reply(load("gemini_text"))
+	p = provider(server)
+	await p.generate(req("gemma-3-27b-it", schema=schema, history=True))
+	body = server.body
+	assert "systemInstruction" not in body and "generationConfig" not in body
+	first = body["contents"][0]
+	assert first["role"] == "user"
+	assert first["parts"][0] == {"text": "You are Finder."}
+	assert first["parts"][1] == {"text": '{"input": "Capital of Norway?"}'}
+	assert body["contents"][1]["role"] == "model"
+	assert p.schema_dialect("gemma-3-27b-it") is None

@@ -287,3 +287,24 @@ async def test_chat_mode_joins_content_parts_from_compatible_servers(server, loa
 	p = OpenAIProvider({"base_url": "http://localhost:11434/v1", "api_mode": "chat"}, server.http)
 	response = await p.generate(req("llama3.2"))
 	assert response.text == text
+
+
+@pytest.mark.parametrize("api_mode", ["responses", "chat"])
+async def test_a_fine_tuned_reasoning_model_gets_the_reasoning_parameters(
+	server, load, req, api_mode
+) -> None:
+	"""``ft:o4-mini-...`` is an o4-mini: no temperature (refused by reasoning models), an effort,
+	and on Chat ``max_completion_tokens`` (it was sent temperature and max_tokens: a 400)."""
+	server.reply(load("openai_chat" if api_mode == "chat" else "openai_text"))
+	model = "ft:o4-mini-2025-04-16:acme:support:AbC123"
+	with pytest.warns(ModelConfigWarning, match="reasoning models reject"):
+		await provider(server, api_mode=api_mode).generate(
+			req(model, temperature=0.2, thinking="low", max_output_tokens=99)
+		)
+	body = server.body
+	assert "temperature" not in body
+	if api_mode == "chat":
+		assert body["reasoning_effort"] == "low" and body["max_completion_tokens"] == 99
+		assert "max_tokens" not in body
+	else:
+		assert body["reasoning"] == {"effort": "low"}

@@ -28,6 +28,11 @@ def _anthropic(reason: str) -> dict[str, Any]:
 	return {"type": "message", "stop_reason": reason, "content": [{"type": "text", "text": CMD}]}
 
 
+def _chat(reason: str) -> dict[str, Any]:
+	message = {"role": "assistant", "content": CMD}
+	return {"choices": [{"index": 0, "message": message, "finish_reason": reason}]}
+
+
 def _responses(status: str) -> dict[str, Any]:
 	content = [{"type": "output_text", "text": CMD, "annotations": []}]
 	return {"status": status, "output": [{"type": "message", "content": content}]}
@@ -44,6 +49,13 @@ CASES = [
 	("anthropic", _anthropic("some_later_reason"), "incomplete"),
 	("openai", _responses("in_progress"), "incomplete"),
 	("openai", _responses("cancelled"), "incomplete"),
+	# DeepSeek stops a reply it has no resources to end; Mistral, OpenRouter and vLLM name errors.
+	("chat", _chat("insufficient_system_resource"), "incomplete"),
+	("chat", _chat("error"), "incomplete"),
+	("chat", _chat("abort"), "incomplete"),
+	("chat", _chat("some_later_reason"), "incomplete"),
+	("chat", _chat("model_length"), "max_tokens"),
+	("chat", _chat("content_filter"), "safety"),
 ]
 
 
@@ -81,6 +93,9 @@ async def test_a_normal_stop_still_runs() -> None:
 		("anthropic", _anthropic("end_turn")),
 		("anthropic", _anthropic("stop_sequence")),
 		("openai", _responses("completed")),
+		("chat", _chat("stop")),
+		("chat", _chat("eos_token")),
+		("chat", _chat("stop_sequence")),
 	]:
 		response = await generate(vendor, reply)
 		parsed = parse_reply(response.text, dumps=dumps, finish_reason=response.finish_reason)

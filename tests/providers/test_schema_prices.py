@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+import httpx
 import pytest
 
+from openmolt_providers._price_table import MATCH
 from openmolt_providers._prices import PRICES, cost, price_for
+from openmolt_providers.anthropic import AnthropicProvider
+from openmolt_providers.gemini import GeminiProvider
+from openmolt_providers.openai import OpenAIProvider
+from tests.providers.conftest import make_request
 
 
 def test_unknown_model_has_no_cost() -> None:
@@ -45,6 +51,52 @@ def test_the_price_table_is_current() -> None:
 	module = importlib.util.module_from_spec(spec)
 	spec.loader.exec_module(module)
 	assert module.table() == PRICES, "the price table is stale: run `uv run nox -s prices`"
+	assert module.rules() == MATCH, "the match rules are stale: run `uv run nox -s prices`"
+
+
+SPELLINGS = [
+	("openai", "ft:gpt-4o-mini-2024-07-18:acme:support:AbC123"),
+	("openai", "ft:gpt-4o-2024-08-06:acme::BX1"),
+	("openai", "ft:gpt-3.5-turbo-0125:acme::x"),
+	("openai", "gpt-5-chat-latest"),
+	("openai", "GPT-4o"),
+	("openai", "gpt-4o-mini-search-preview-2025-03-11"),
+	("openai", "gpt-5.2-20251211"),
+	("google", "gemini-2.5-flash-preview-05-20"),
+	("google", "gemini-2.0-flash-001"),
+	("google", "gemini-2.5-flash-lite-preview-09-2025"),
+	("google", "gemini-flash-latest"),
+	("anthropic", "claude-sonnet-4.5"),
+]
+
+
+@pytest.mark.parametrize(("provider", "model"), SPELLINGS)
+def test_every_spelling_genai_prices_knows_is_priced_as_it_says(provider, model) -> None:
+	"""A fine-tune, a dated preview, a compact date or another case costs what genai-prices
+	says (they had no price: cost None, shown as unknown)."""
+	from genai_prices import Usage, calc_price
+
+	ours = cost(provider, model, input_tokens=10_000, output_tokens=2_000, cached_tokens=4_000)
+	usage = Usage(input_tokens=10_000, output_tokens=2_000, cache_read_tokens=4_000)
+	theirs = calc_price(usage, model, provider_id=provider).total_price
+	assert ours == pytest.approx(float(theirs), rel=1e-6)
+
+
+@pytest.mark.parametrize(
+	("provider", "model"),
+	[("google", "models/gemini-2.5-flash"), ("openai", "openai/gpt-5-mini")],
+)
+def test_a_prefixed_id_is_priced_as_the_model(provider, model) -> None:
+	"""``models/`` (Gemini's resource name) and ``provider/`` (gateways) prefixes are ignored."""
+	assert price_for(provider, model) == price_for(provider, model.rsplit("/", 1)[-1])
+	assert price_for(provider, model) is not None
+
+
+@pytest.mark.parametrize("model", ["my-finetune", "llama3.2", "ft:gpt-4.1-2025-04-14:acme::x"])
+def test_a_model_without_a_known_price_is_not_free(model) -> None:
+	"""No price is None (unknown), never 0."""
+	assert price_for("openai", model) is None
+	assert cost("openai", model, input_tokens=10, output_tokens=10) is None
 
 
 @pytest.mark.parametrize(
@@ -73,4 +125,52 @@ def test_openai_cache_writes_are_priced() -> None:
 		"output_tokens": 0,
 		"input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 1000},
 	}
-	assert usage(raw, model).cost_usd == pytest.approx(1000 * write / 1e6)
+	openai = OpenAIProvider({"api_key": "sk-test"}, httpx.AsyncClient)
+	assert usage(openai, raw, model).cost_usd == pytest.approx(1000 * write / 1e6)
+
+
+@pytest.mark.parametrize(
+	("vendor", "reply"),
+	[
+		(
+			"openai",
+			{
+				"status": "completed",
+				"output": [],
+				"usage": {"input_tokens": 1000, "output_tokens": 100},
+			},
+		),
+		(
+			"anthropic",
+			{
+				"content": [],
+				"stop_reason": "end_turn",
+				"usage": {"input_tokens": 1000, "output_tokens": 100},
+			},
+		),
+		(
+			"google",
+			{
+				"candidates": [{"content": {"parts": []}, "finishReason": "STOP"}],
+				"usageMetadata": {"promptTokenCount": 1000, "candidatesTokenCount": 100},
+			},
+		),
+	],
+)
+@pytest.mark.anyio
+async def test_a_server_other_than_the_vendors_has_no_cost(vendor, reply) -> None:
+	"""Behind another base URL (a local server, a proxy) a known model name costs None, as
+	docs/guides/providers.md says and as Chat Completions did (Responses, Anthropic and Gemini
+	priced it at the vendor's list price)."""
+	from tests.providers._replies import MODELS
+
+	client = httpx.AsyncClient(
+		transport=httpx.MockTransport(lambda r: httpx.Response(200, json=reply))
+	)
+	cls = {"openai": OpenAIProvider, "anthropic": AnthropicProvider, "google": GeminiProvider}
+	request = make_request(MODELS[vendor])
+	vendors = cls[vendor]({"api_key": "k"}, lambda: client)
+	assert (await vendors.generate(request)).usage.cost_usd is not None
+	other = cls[vendor]({"api_key": "k", "base_url": "http://localhost:8000/v1"}, lambda: client)
+	response = await other.generate(request)
+	assert response.usage.input_tokens == 1000 and response.usage.cost_usd is None

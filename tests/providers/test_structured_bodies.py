@@ -130,6 +130,11 @@ def test_each_provider_declares_its_dialect_per_model() -> None:
 	assert openai.schema_dialect("gpt-4-turbo") is None
 	assert openai.schema_dialect("gpt-4o-2024-05-13") is None
 	assert openai.schema_dialect("gpt-4o") is OPENAI
+	# A fine-tune has its base model's structured output: none for GPT-3.5 and GPT-4 (they were
+	# sent a strict schema, which the API refuses for them).
+	assert openai.schema_dialect("ft:gpt-3.5-turbo-0125:acme::x") is None
+	assert openai.schema_dialect("ft:gpt-4-0613:acme::x") is None
+	assert openai.schema_dialect("ft:gpt-4.1-2025-04-14:acme::x") is OPENAI_FINE_TUNED
 	claude = AnthropicProvider({"api_key": "k"}, noop)
 	assert claude.schema_dialect("claude-sonnet-4-5") is ANTHROPIC
 	assert claude.schema_dialect("claude-opus-5") is ANTHROPIC

@@ -264,6 +264,22 @@ def test_gemini_gets_tuples_and_the_others_fall_back() -> None:
 		assert any("prefixItems has no strict form" in n for n in fitted.notes)
 
 
+def test_a_pydantic_tuple_is_a_closed_tuple_on_gemini() -> None:
+	"""``tuple[str, float]`` (prefixItems with maxItems 2 and no ``items``) admits no further
+	item: Gemini gets it strict, not as JSON text ("items after the tuple allow any value")."""
+	from pydantic import BaseModel
+
+	class Pair(BaseModel):
+		v: tuple[str, float]
+
+	schema, fitted = _input(ToolSchema("t.x", Pair.model_json_schema()), GEMINI)
+	assert fitted.mode == "strict", fitted.notes
+	assert schema["properties"]["v"]["prefixItems"] == [{"type": "string"}, {"type": "number"}]
+	assert schema["properties"]["v"]["maxItems"] == 2
+	open_ended = _with({"type": "array", "prefixItems": [{"type": "string"}], "maxItems": 3})
+	assert _input(open_ended, GEMINI)[1].mode == "partial"  # a second item of any kind
+
+
 @pytest.mark.parametrize("dialect", [OPENAI, ANTHROPIC, GEMINI], ids=lambda d: d.name)
 def test_a_lookaround_pattern_is_never_sent_and_the_loop_checks_it(dialect: SchemaDialect) -> None:
 	"""No dialect gets a pattern its decoder cannot compile; the tool stays strict."""

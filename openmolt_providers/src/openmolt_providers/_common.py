@@ -37,6 +37,7 @@ __all__ = [
 	"NotStreamingWarning",
 	"provider_message",
 	"refuses_stream",
+	"retryable_status",
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -87,11 +88,25 @@ def _parsed(
 		return None  # not a reply of this API (an error body, another shape): asked again
 
 
+_ANSWERED = "_answered"
+"""Marks a `ProviderError` made from the server's HTTP answer to the request (`HTTPProvider._error`),
+not from an error event inside a stream; private, so not in ``to_dict`` (the type stays
+``ProviderError``)."""
+
+
 def refuses_stream(exc: ProviderError) -> bool:
-	"""Whether a failure before anything streamed says the server does not stream."""
+	"""Whether a failure before anything streamed says the server does not stream.
+
+	Only the HTTP answer to the request says so: an ``error`` event a stream sent (Anthropic's
+	``invalid_request_error``, reported as "the stream failed: ...") does not.
+	"""
 	if isinstance(exc, _NotStreamed):
 		return True
-	return exc.status_code in _REFUSED_STREAM and _STREAM_WORD.search(str(exc)) is not None
+	return (
+		bool(vars(exc).get(_ANSWERED))
+		and exc.status_code in _REFUSED_STREAM
+		and _STREAM_WORD.search(str(exc)) is not None
+	)
 
 
 class _RetryableError(ProviderError):
@@ -234,6 +249,40 @@ class HTTPProvider:
 		from openmolt_providers._prices import price_for
 
 		return price_for(self.vendor, model)
+
+	def cost(
+		self,
+		model: str,
+		*,
+		input_tokens: int,
+		output_tokens: int,
+		cached_tokens: int = 0,
+		cache_write_tokens: int = 0,
+	) -> float | None:
+		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
+
+		None when the price is unknown or the calls go to another server than the vendor's (a
+		local model, a proxy: what it costs is not known here).
+
+		Args:
+			model: The model name.
+			input_tokens: All prompt tokens, cached and cache-written ones included.
+			output_tokens: All output tokens, reasoning included.
+			cached_tokens: Prompt tokens read from the cache.
+			cache_write_tokens: Prompt tokens written to the cache.
+		"""
+		if not self.official:
+			return None
+		from openmolt_providers._prices import cost
+
+		return cost(
+			self.vendor,
+			model,
+			input_tokens=input_tokens,
+			output_tokens=output_tokens,
+			cached_tokens=cached_tokens,
+			cache_write_tokens=cache_write_tokens,
+		)
 
 	def models(self) -> list[str]:
 		"""The models of this vendor whose list price is known (what ``openmolt models`` lists).
@@ -669,21 +718,41 @@ class HTTPProvider:
 			if self.key_required or self._key
 			else "this server wants an API key: set llm_providers[...]['api_key']"
 		)
-		if status in RETRY_STATUSES or status >= 500:
+		if status == 429 and _out_of_quota(body):
+			return ProviderError(
+				f"out of quota (429): the account has no credit left, so trying again will not "
+				f"help; check the plan and billing{suffix}",
+				provider=self.name,
+				model=model,
+				status_code=status,
+			)
+		if retryable_status(status):
 			what = {
 				408: "the request timed out",
 				409: "the request conflicted with another",
 				429: "rate limited or out of quota; wait, lower concurrency or check billing",
 			}.get(status, "the provider had a server error; try again later")
+			wait = retry_after(response.headers)
 			return _RetryableError(
 				f"{what} ({status}){suffix}",
-				retry_after=retry_after(response.headers),
+				retry_after=wait if wait is not None else _retry_delay(body),
 				provider=self.name,
 				model=model,
 				status_code=status,
 			)
-		if status == 401 or (status in (400, 403) and "api key" in detail.lower()):
+		if status in (400, 413) and _CONTEXT_EXCEEDED.search(f"{_error_code(body)} {detail}"):
+			message = (
+				f"the prompt is longer than the model's context window ({status}{suffix}): "
+				"let compaction summarise older steps sooner (create_agent(compaction={"
+				"'share': 0.5}) or 'threshold_tokens'; on a local server set "
+				f"llm_providers['{self.name}']['context_window'] to its real size), send smaller "
+				"inputs, results or attachments, lower max_output_tokens, or use a model with a "
+				"larger context window"
+			)
+		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
+		elif status == 402:
+			message = f"a billing problem (402): check the plan and payment details{suffix}"
 		elif status == 403:
 			message = (
 				f"access denied (403): the key may lack access to this model or feature{suffix}"
@@ -699,7 +768,75 @@ class HTTPProvider:
 				f"the request was rejected ({status}){suffix}; check model_config and "
 				"provider_options for settings this model does not support"
 			)
-		return ProviderError(message, provider=self.name, model=model, status_code=status)
+		refusal = ProviderError(message, provider=self.name, model=model, status_code=status)
+		vars(refusal)[_ANSWERED] = True
+		return refusal
+
+
+_NEVER_LATER = frozenset({501, 505})
+"""Server statuses that do not pass: 501 Not Implemented (a server without this endpoint: the
+OpenAI provider then tries Chat Completions) and 505 HTTP Version Not Supported."""
+
+_CONTEXT_EXCEEDED = re.compile(
+	r"context_length_exceeded|exceed_context_size|context (length|window|size|limit)"
+	r"|prompt is too long"
+	r"|input token count.*exceeds|maximum number of tokens allowed|too many input tokens",
+	re.IGNORECASE,
+)
+"""How the APIs name a prompt past the context window: OpenAI's code ``context_length_exceeded``
+(Chat: "This model's maximum context length is..."; Responses: "Your input exceeds the context
+window of this model"), Anthropic's "prompt is too long: N tokens > M maximum", and "input length and `max_tokens` exceed context limit", Gemini's "The input token count (N)
+exceeds the maximum number of tokens allowed (M)", vLLM's "maximum context length" and
+llama.cpp's ``exceed_context_size_error``."""
+
+
+def _error_code(body: Any) -> str:
+	"""The machine-readable code or type of an error body (OpenAI's ``error.code``)."""
+	error = body.get("error") if isinstance(body, dict) else None
+	if not isinstance(error, dict):
+		return ""
+	return " ".join(str(error.get(k) or "") for k in ("code", "type"))
+
+
+def _out_of_quota(body: Any) -> bool:
+	"""Whether a 429 says the account is out of credit (OpenAI's ``insufficient_quota``)."""
+	return "insufficient_quota" in _error_code(body)
+
+
+def _retry_delay(body: Any) -> float | None:
+	"""The wait an error body asks for: Google's ``RetryInfo`` detail (``"retryDelay": "37s"``).
+
+	Gemini answers a 429 (``RESOURCE_EXHAUSTED``) without a ``Retry-After`` header; the wait is
+	in ``error.details``, a ``google.rpc.RetryInfo`` whose ``retryDelay`` is a protobuf
+	Duration in JSON (seconds with an ``s``, up to nine decimals).
+
+	Args:
+		body: The decoded error body.
+	"""
+	error = body.get("error") if isinstance(body, dict) else None
+	details = error.get("details") if isinstance(error, dict) else None
+	for detail in details if isinstance(details, list) else ():
+		delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+		if isinstance(delay, str) and delay.endswith("s"):
+			try:
+				return max(float(delay[:-1]), 0.0)
+			except ValueError:
+				continue
+	return None
+
+
+def retryable_status(status: int | None) -> bool:
+	"""Whether a failure with this HTTP status may pass on another try.
+
+	`RETRY_STATUSES`, and every other 5xx but 501 and 505; for the HTTP answer and the error
+	events of streams alike.
+
+	Args:
+		status: The status, or None when the failure named none.
+	"""
+	if status is None:
+		return False
+	return status in RETRY_STATUSES or (status >= 500 and status not in _NEVER_LATER)
 
 
 def _hint(exc: BaseException) -> float | None:

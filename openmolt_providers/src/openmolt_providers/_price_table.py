@@ -6,7 +6,9 @@ Generated from genai-prices 0.2.3 by tests/providers/update_prices.py
 
 from __future__ import annotations
 
-__all__ = ["PRICES"]
+from typing import Any
+
+__all__ = ["MATCH", "PRICES"]
 
 PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {
 	"anthropic": {
@@ -180,3 +182,1126 @@ PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {
 		"text-davinci-003": (20.0, 20.0, 20.0, None),
 	},
 }
+"""The models listed (``openmolt models``) and looked up by their exact id."""
+
+MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...]] = {
+	"anthropic": (
+		(("or", (("starts_with", "claude-2"), ("contains", "claude-v2"))), (8.0, 8.0, 24.0, None)),
+		(
+			("or", (("starts_with", "claude-3-5-haiku"), ("starts_with", "claude-3.5-haiku"))),
+			(0.8, 0.08, 4.0, 1.0),
+		),
+		(
+			("or", (("starts_with", "claude-3-5-sonnet"), ("starts_with", "claude-3.5-sonnet"))),
+			(3.0, 0.3, 15.0, 3.75),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "claude-3-7-sonnet"),
+					("starts_with", "claude-3.7-sonnet"),
+					("starts_with", "claude-sonnet-3.7"),
+					("starts_with", "claude-sonnet-3-7"),
+				),
+			),
+			(3.0, 0.3, 15.0, 3.75),
+		),
+		(("starts_with", "claude-3-haiku"), (0.25, 0.03, 1.25, 0.3)),
+		(("starts_with", "claude-3-opus"), (15.0, 1.5, 75.0, 18.75)),
+		(("starts_with", "claude-3-sonnet"), (3.0, 0.3, 15.0, 3.75)),
+		(
+			("or", (("equals", "claude-fable-5"), ("regex", "^claude-fable-5-\\d{8}$"))),
+			(10.0, 1.0, 50.0, 12.5),
+		),
+		(
+			("or", (("equals", "claude-fable-5-1"), ("regex", "^claude-fable-5-1-\\d{8}$"))),
+			(10.0, 0.25, 50.0, 12.5),
+		),
+		(
+			("or", (("equals", "claude-fable-5-2"), ("regex", "^claude-fable-5-2-\\d{8}$"))),
+			(8.0, 0.2, 40.0, 10.0),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "claude-haiku-4-5"),
+					("starts_with", "claude-haiku-4.5"),
+					("starts_with", "claude-4-5-haiku"),
+					("starts_with", "claude-4.5-haiku"),
+				),
+			),
+			(1.0, 0.1, 5.0, 1.25),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "claude-haiku-5-5"),
+					("regex", "^claude-haiku-5-5-\\d{8}$"),
+					("starts_with", "claude-haiku-5-5@"),
+					("starts_with", "claude-haiku-5.5"),
+					("starts_with", "claude-5-5-haiku"),
+					("starts_with", "claude-5.5-haiku"),
+				),
+			),
+			(0.1, 0.01, 0.5, 0.125),
+		),
+		(
+			("or", (("equals", "claude-mythos-5-2"), ("regex", "^claude-mythos-5-2-\\d{8}$"))),
+			(8.0, 0.2, 40.0, 10.0),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "claude-opus-4-0"),
+					("starts_with", "claude-4-opus"),
+					("equals", "claude-opus-4"),
+					("equals", "claude-opus-4-20250514"),
+				),
+			),
+			(15.0, 1.5, 75.0, 18.75),
+		),
+		(
+			("or", (("starts_with", "claude-opus-4-1"), ("starts_with", "claude-opus-4.1"))),
+			(15.0, 1.5, 75.0, 18.75),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "claude-opus-4-5"),
+					("starts_with", "claude-opus-4.5"),
+					("starts_with", "claude-4-5-opus"),
+					("starts_with", "claude-4.5-opus"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "claude-opus-4-6"),
+					("starts_with", "claude-opus-4.6"),
+					("starts_with", "claude-4-6-opus"),
+					("starts_with", "claude-4.6-opus"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "claude-opus-4-7"),
+					("starts_with", "claude-opus-4.7"),
+					("starts_with", "claude-4-7-opus"),
+					("starts_with", "claude-4.7-opus"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "claude-opus-4-8"),
+					("starts_with", "claude-opus-4.8"),
+					("starts_with", "claude-4-8-opus"),
+					("starts_with", "claude-4.8-opus"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "claude-opus-5"),
+					("equals", "claude-opus-5-latest"),
+					("regex", "^claude-opus-5[-@]\\d{8}$"),
+					("regex", "^claude-opus-5-\\d{4}-\\d{2}-\\d{2}$"),
+					("starts_with", "claude-opus-5.0"),
+					("starts_with", "claude-5-opus"),
+					("starts_with", "claude-5.0-opus"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "claude-opus-5-5"),
+					("regex", "^claude-opus-5-5-\\d{8}$"),
+					("starts_with", "claude-opus-5.5"),
+					("starts_with", "claude-5-5-opus"),
+					("starts_with", "claude-5.5-opus"),
+				),
+			),
+			(4.0, 0.2, 20.0, 5.0),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "claude-sonnet-4-2025"),
+					("starts_with", "claude-sonnet-4-0"),
+					("starts_with", "claude-sonnet-4@"),
+					("equals", "claude-sonnet-4"),
+					("starts_with", "claude-4-sonnet"),
+				),
+			),
+			(3.0, 0.3, 15.0, 3.75),
+		),
+		(
+			("or", (("starts_with", "claude-sonnet-4-5"), ("starts_with", "claude-sonnet-4.5"))),
+			(3.0, 0.3, 15.0, 3.75),
+		),
+		(
+			("or", (("starts_with", "claude-sonnet-4-6"), ("starts_with", "claude-sonnet-4.6"))),
+			(3.0, 0.3, 15.0, 3.75),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "claude-sonnet-5"),
+					("regex", "^claude-sonnet-5-\\d{8}$"),
+					("starts_with", "claude-sonnet-5@"),
+					("starts_with", "claude-sonnet-5.0"),
+					("starts_with", "claude-5-sonnet"),
+					("starts_with", "claude-5.0-sonnet"),
+				),
+			),
+			(2.0, 0.2, 10.0, 2.5),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "claude-sonnet-5-5"),
+					("regex", "^claude-sonnet-5-5-\\d{8}$"),
+					("starts_with", "claude-sonnet-5-5@"),
+					("starts_with", "claude-sonnet-5.5"),
+					("starts_with", "claude-5-5-sonnet"),
+					("starts_with", "claude-5.5-sonnet"),
+				),
+			),
+			(2.0, 0.1, 10.0, 2.5),
+		),
+		(("equals", "claude-v1"), (8.0, 8.0, 24.0, None)),
+	),
+	"google": (
+		(("contains", "claude-3-5-haiku"), (0.8, 0.08, 4.0, 1.0)),
+		(("contains", "claude-3-5-sonnet"), (3.0, 0.3, 15.0, 3.75)),
+		(("contains", "claude-3-7-sonnet"), (3.0, 0.3, 15.0, 3.75)),
+		(("contains", "claude-3-haiku"), (0.25, 0.03, 1.25, 0.3)),
+		(("contains", "claude-3-opus"), (15.0, 1.5, 75.0, 18.75)),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-4-opus"),
+					("contains", "claude-opus-4@"),
+					("contains", "claude-opus-4-0"),
+					("contains", "claude-opus-4-1"),
+					("equals", "claude-opus-4"),
+				),
+			),
+			(15.0, 1.5, 75.0, 18.75),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-4-sonnet"),
+					("contains", "claude-sonnet-4-0"),
+					("contains", "claude-sonnet-4@"),
+					("contains", "claude-sonnet-4-2025"),
+					("equals", "claude-sonnet-4"),
+					("equals", "anthropic/claude-sonnet-4"),
+				),
+			),
+			(3.0, 0.3, 15.0, 3.75),
+		),
+		(
+			("or", (("ends_with", "claude-fable-5"), ("contains", "claude-fable-5@"))),
+			(10.0, 1.0, 50.0, 12.5),
+		),
+		(
+			("or", (("ends_with", "claude-fable-5-1"), ("contains", "claude-fable-5-1@"))),
+			(10.0, 0.25, 50.0, 12.5),
+		),
+		(
+			("or", (("ends_with", "claude-fable-5-2"), ("contains", "claude-fable-5-2@"))),
+			(8.0, 0.2, 40.0, 10.0),
+		),
+		(
+			("or", (("contains", "claude-haiku-4-5"), ("contains", "claude-haiku-4.5"))),
+			(1.0, 0.1, 5.0, 1.25),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-haiku-5-5"),
+					("contains", "claude-haiku-5.5"),
+					("contains", "claude-5-5-haiku"),
+					("contains", "claude-5.5-haiku"),
+				),
+			),
+			(0.1, 0.01, 0.5, 0.125),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-4-5-opus"),
+					("contains", "claude-opus-4-5"),
+					("contains", "claude-4.5-opus"),
+					("contains", "claude-opus-4.5"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-4-6-opus"),
+					("contains", "claude-opus-4-6"),
+					("contains", "claude-4.6-opus"),
+					("contains", "claude-opus-4.6"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-4-7-opus"),
+					("contains", "claude-opus-4-7"),
+					("contains", "claude-4.7-opus"),
+					("contains", "claude-opus-4.7"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-4-8-opus"),
+					("contains", "claude-opus-4-8"),
+					("contains", "claude-4.8-opus"),
+					("contains", "claude-opus-4.8"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-5-opus"),
+					("ends_with", "claude-opus-5"),
+					("contains", "claude-opus-5@"),
+					("contains", "claude-5.0-opus"),
+					("contains", "claude-opus-5.0"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-5-5-opus"),
+					("ends_with", "claude-opus-5-5"),
+					("contains", "claude-opus-5-5@"),
+					("contains", "claude-5.5-opus"),
+					("contains", "claude-opus-5.5"),
+				),
+			),
+			(4.0, 0.2, 20.0, 5.0),
+		),
+		(
+			("or", (("contains", "claude-sonnet-4-5"), ("contains", "claude-sonnet-4.5"))),
+			(3.0, 0.3, 15.0, 3.75),
+		),
+		(
+			("or", (("contains", "claude-sonnet-4-6"), ("contains", "claude-sonnet-4.6"))),
+			(3.0, 0.3, 15.0, 3.75),
+		),
+		(
+			(
+				"or",
+				(
+					("contains", "claude-sonnet-5-5"),
+					("contains", "claude-sonnet-5.5"),
+					("contains", "claude-5-5-sonnet"),
+					("contains", "claude-5.5-sonnet"),
+				),
+			),
+			(2.0, 0.1, 10.0, 2.5),
+		),
+		(("equals", "gemini-1.0-pro-vision-001"), (0.125, 0.125, 0.375, None)),
+		(("contains", "gemini-1.5-flash"), (0.075, 0.01875, 0.3, None)),
+		(("contains", "gemini-1.5-pro"), (1.25, 1.25, 5.0, None)),
+		(
+			(
+				"or",
+				(
+					("ends_with", "gemini-2.0-flash"),
+					("contains", "gemini-2.0-flash-0"),
+					("contains", "gemini-2.0-flash-exp"),
+					("contains", "gemini-2.0-flash-thinking"),
+					("contains", "gemini-2.0-flash-latest"),
+				),
+			),
+			(0.1, 0.025, 0.4, None),
+		),
+		(("contains", "gemini-2.0-flash-lite"), (0.075, 0.075, 0.3, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gemini-2.5-flash"),
+					("equals", "gemini-2.5-flash-latest"),
+					("equals", "gemini-2.5-flash-preview-09-2025"),
+				),
+			),
+			(0.3, 0.03, 2.5, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gemini-2.5-flash-image"),
+					("equals", "gemini-2.5-flash-image-preview"),
+				),
+			),
+			(0.3, 0.3, 2.5, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gemini-2.5-flash-lite"),
+					(
+						"and",
+						(
+							("starts_with", "gemini-2.5-flash-lite-preview"),
+							("regex", "^(?!.*-[tT][tT][sS](?:$|-))"),
+						),
+					),
+				),
+			),
+			(0.1, 0.01, 0.4, None),
+		),
+		(("equals", "gemini-2.5-flash-lite-preview-tts"), (0.5, 0.5, 10.0, None)),
+		(
+			(
+				"or",
+				(
+					("contains", "gemini-2.5-flash-preview-05-20"),
+					("contains", "gemini-2.5-flash-preview-04-17"),
+					("equals", "gemini-2.5-flash-preview-05-20:thinking"),
+					("equals", "gemini-2.5-flash-preview"),
+					("equals", "gemini-2.5-flash-preview:thinking"),
+				),
+			),
+			(0.15, 0.15, 0.6, None),
+		),
+		(
+			(
+				"or",
+				(("equals", "gemini-2.5-flash-tts"), ("equals", "gemini-2.5-flash-preview-tts")),
+			),
+			(0.5, 0.5, 10.0, None),
+		),
+		(
+			("and", (("starts_with", "gemini-2.5-pro"), ("regex", "^(?!.*-[tT][tT][sS](?:$|-))"))),
+			(1.25, 0.125, 10.0, None),
+		),
+		(
+			("or", (("equals", "gemini-2.5-pro-tts"), ("equals", "gemini-2.5-pro-preview-tts"))),
+			(1.0, 1.0, 20.0, None),
+		),
+		(
+			(
+				"or",
+				(("equals", "gemini-3-flash-preview"), ("starts_with", "gemini-3-flash-preview-")),
+			),
+			(0.5, 0.05, 3.0, None),
+		),
+		(
+			(
+				"or",
+				(("equals", "gemini-3-pro-image"), ("starts_with", "gemini-3-pro-image-preview")),
+			),
+			(2.0, 2.0, 12.0, None),
+		),
+		(
+			(
+				"or",
+				(("starts_with", "gemini-3-pro-preview"), ("equals", "gemini-3-pro-text-preview")),
+			),
+			(2.0, 0.2, 12.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gemini-3.1-flash-image"),
+					("starts_with", "gemini-3.1-flash-image-preview"),
+				),
+			),
+			(0.5, 0.5, 3.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gemini-3.1-flash-lite"),
+					("starts_with", "gemini-3.1-flash-lite-preview"),
+				),
+			),
+			(0.25, 0.025, 1.5, None),
+		),
+		(("starts_with", "gemini-3.1-flash-lite-image"), (0.25, 0.25, 1.5, None)),
+		(("starts_with", "gemini-3.1-flash-live-preview"), (0.75, 0.75, 4.5, None)),
+		(("equals", "gemini-3.1-flash-tts-preview"), (1.0, 1.0, 20.0, None)),
+		(
+			("or", (("starts_with", "gemini-3.1-pro-preview"), ("equals", "gemini-pro-latest"))),
+			(2.0, 0.2, 12.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gemini-3.5-flash"),
+					("starts_with", "gemini-3.5-flash-preview"),
+					("regex", "^gemini-3\\.5-flash-\\d"),
+				),
+			),
+			(1.5, 0.15, 9.0, None),
+		),
+		(
+			(
+				"or",
+				(("starts_with", "gemini-3.5-flash-lite"), ("equals", "gemini-flash-lite-latest")),
+			),
+			(0.3, 0.03, 2.5, None),
+		),
+		(("starts_with", "gemini-3.6-flash"), (0.75, 0.075, 3.75, None)),
+		(("starts_with", "gemini-3.7-flash"), (0.75, 0.075, 3.75, None)),
+		(
+			(
+				"or",
+				(
+					(
+						"and",
+						(
+							("starts_with", "gemini-3.8-flash"),
+							("regex", "^(?!.*-[tT][tT][sS](?:$|-))"),
+						),
+					),
+					("equals", "gemini-flash-latest"),
+				),
+			),
+			(0.75, 0.075, 3.75, None),
+		),
+		(("equals", "gemini-3.8-flash-lite-tts"), (0.5, 0.5, 6.0, None)),
+		(("equals", "gemini-3.8-flash-tts"), (0.5, 0.5, 9.0, None)),
+		(("starts_with", "gemini-3.8-live"), (0.75, 0.75, 4.5, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gemini-4-argon"),
+					("starts_with", "gemini-4-argon-preview"),
+					("regex", "^gemini-4-argon-\\d"),
+				),
+			),
+			(4.0, 0.2, 20.0, None),
+		),
+		(("equals", "gemini-flash-1.5"), (0.075, 0.01875, 0.3, None)),
+		(("equals", "gemini-flash-1.5-8b"), (0.0375, 0.01, 0.15, None)),
+		(
+			(
+				"or",
+				(
+					("starts_with", "gemini-live-2.5-flash"),
+					("starts_with", "gemini-2.5-flash-native-audio-preview"),
+					("equals", "gemini-2.5-flash-native-audio-latest"),
+				),
+			),
+			(0.5, 0.5, 2.0, None),
+		),
+		(("equals", "gemini-nano-banana-2.1"), (1.5, 1.5, 7.5, None)),
+		(("equals", "gemini-omni-1.1-flash"), (1.5, 1.5, 9.0, None)),
+		(("starts_with", "gemini-omni-flash-preview"), (1.5, 1.5, 9.0, None)),
+		(
+			("or", (("equals", "gemini-pro"), ("equals", "gemini-1.0-pro"))),
+			(0.125, 0.125, 0.375, None),
+		),
+		(("equals", "gemini-pro-1.5"), (1.25, 0.3125, 5.0, None)),
+		(("equals", "gemini-robotics-er-2-preview"), (1.0, 0.1, 5.0, None)),
+		(("equals", "gemini-robotics-er-2-streaming-preview"), (1.0, 1.0, 5.0, None)),
+		(("equals", "gemma-2-27b-it"), (0.65, 0.65, 0.65, None)),
+		(("equals", "gemma-4-26b-a4b-it-maas"), (0.15, 0.015, 0.6, None)),
+	),
+	"openai": (
+		(("or", (("equals", "ada"), ("equals", "text-ada-001"))), (0.4, 0.4, 0.4, None)),
+		(("equals", "babbage"), (0.5, 0.5, 0.5, None)),
+		(("equals", "babbage-002"), (0.4, 0.4, 0.4, None)),
+		(("equals", "chatgpt-4o-latest"), (5.0, 5.0, 15.0, None)),
+		(("equals", "chatgpt-image-latest"), (5.0, 1.25, 10.0, None)),
+		(
+			("or", (("equals", "codex-mini"), ("equals", "codex-mini-latest"))),
+			(1.5, 0.375, 6.0, None),
+		),
+		(("starts_with", "computer-use"), (3.0, 3.0, 12.0, None)),
+		(("or", (("equals", "curie"), ("equals", "text-curie-001"))), (2.0, 2.0, 2.0, None)),
+		(("or", (("equals", "davinci"), ("equals", "text-davinci-001"))), (20.0, 20.0, 20.0, None)),
+		(("equals", "davinci-002"), (2.0, 2.0, 2.0, None)),
+		(("starts_with", "ft:gpt-3.5-turbo"), (3.0, 3.0, 6.0, None)),
+		(("starts_with", "ft:gpt-4o-2024-"), (3.75, 3.75, 15.0, None)),
+		(("starts_with", "ft:gpt-4o-mini-2024-"), (0.3, 0.3, 1.2, None)),
+		(
+			("or", (("equals", "gpt-3.5-turbo-0301"), ("equals", "gpt-3.5-0301"))),
+			(1.5, 1.5, 2.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-3.5-turbo"),
+					("equals", "gpt-35-turbo"),
+					("equals", "gpt-3.5-turbo-0125"),
+				),
+			),
+			(0.5, 0.5, 1.5, None),
+		),
+		(("equals", "gpt-3.5-turbo-0613"), (1.5, 1.5, 2.0, None)),
+		(("equals", "gpt-3.5-turbo-1106"), (1.0, 1.0, 2.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-3.5-turbo-16k"),
+					("equals", "gpt-3.5-turbo-16k-0613"),
+					("equals", "gpt-35-turbo-16k-0613"),
+					("equals", "gpt-35-turbo-16k"),
+				),
+			),
+			(3.0, 3.0, 4.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "gpt-3.5-turbo-instruct"),
+					("equals", "gpt-3.5-turbo-instruct-0914"),
+				),
+			),
+			(1.5, 1.5, 2.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-4"),
+					("equals", "gpt-4-0314"),
+					("equals", "gpt-4-0613"),
+					("starts_with", "ft:gpt-4-0"),
+				),
+			),
+			(30.0, 30.0, 60.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-4-32k"),
+					("equals", "gpt-4-32k-0314"),
+					("equals", "gpt-4-32k-0613"),
+				),
+			),
+			(60.0, 60.0, 120.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-4-turbo"),
+					("equals", "gpt-4-turbo-2024-04-09"),
+					("equals", "gpt-4-turbo-0125-preview"),
+					("equals", "gpt-4-0125-preview"),
+					("equals", "gpt-4-1106-preview"),
+					("equals", "gpt-4-turbo-preview"),
+				),
+			),
+			(10.0, 10.0, 30.0, None),
+		),
+		(
+			("or", (("equals", "gpt-4-vision-preview"), ("equals", "gpt-4-1106-vision-preview"))),
+			(10.0, 10.0, 30.0, None),
+		),
+		(("or", (("equals", "gpt-4.1"), ("equals", "gpt-4.1-2025-04-14"))), (2.0, 0.5, 8.0, None)),
+		(
+			("or", (("equals", "gpt-4.1-mini"), ("equals", "gpt-4.1-mini-2025-04-14"))),
+			(0.4, 0.1, 1.6, None),
+		),
+		(
+			("or", (("equals", "gpt-4.1-nano"), ("equals", "gpt-4.1-nano-2025-04-14"))),
+			(0.1, 0.025, 0.4, None),
+		),
+		(("starts_with", "gpt-4.5-preview"), (75.0, 37.5, 150.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-4o"),
+					("equals", "gpt-4o-2024-08-06"),
+					("equals", "gpt-4o-2024-11-20"),
+				),
+			),
+			(2.5, 1.25, 10.0, None),
+		),
+		(("equals", "gpt-4o-2024-05-13"), (5.0, 5.0, 15.0, None)),
+		(("starts_with", "gpt-4o-audio-preview"), (2.5, 2.5, 10.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-4o-mini"),
+					("equals", "gpt-4o-mini-2024-07-18"),
+					("equals", "gpt-4o-mini-search-preview"),
+					("equals", "gpt-4o-mini-search-preview-2025-03-11"),
+				),
+			),
+			(0.15, 0.075, 0.6, None),
+		),
+		(("starts_with", "gpt-4o-mini-2024-07-18.ft-"), (0.3, 0.3, 1.2, None)),
+		(("starts_with", "gpt-4o-mini-audio"), (0.15, 0.15, 0.6, None)),
+		(("starts_with", "gpt-4o-mini-realtime"), (0.6, 0.3, 2.4, None)),
+		(("equals", "gpt-4o-mini-transcribe"), (1.25, 1.25, 5.0, None)),
+		(("equals", "gpt-4o-mini-tts"), (0.6, 0.6, 12.0, None)),
+		(("starts_with", "gpt-4o-realtime"), (5.0, 2.5, 20.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-4o-search-preview"),
+					("equals", "gpt-4o-search-preview-2025-03-11"),
+				),
+			),
+			(2.5, 2.5, 10.0, None),
+		),
+		(
+			("or", (("equals", "gpt-4o-transcribe"), ("equals", "gpt-4o-transcribe-diarize"))),
+			(2.5, 2.5, 10.0, None),
+		),
+		(("equals", "gpt-4o:extended"), (6.0, 6.0, 18.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5"),
+					("equals", "gpt-5-2025-08-07"),
+					("equals", "gpt-5-chat"),
+					("equals", "gpt-5-chat-latest"),
+					("equals", "gpt-5-codex"),
+				),
+			),
+			(1.25, 0.125, 10.0, None),
+		),
+		(("equals", "gpt-5-image"), (10.0, 1.25, 10.0, None)),
+		(("equals", "gpt-5-image-mini"), (2.5, 0.25, 2.0, None)),
+		(
+			("or", (("equals", "gpt-5-mini"), ("equals", "gpt-5-mini-2025-08-07"))),
+			(0.25, 0.025, 2.0, None),
+		),
+		(
+			("or", (("equals", "gpt-5-nano"), ("starts_with", "gpt-5-nano-"))),
+			(0.05, 0.005, 0.4, None),
+		),
+		(
+			("or", (("equals", "gpt-5-pro"), ("equals", "gpt-5-pro-2025-10-06"))),
+			(15.0, 15.0, 120.0, None),
+		),
+		(("equals", "gpt-5-search-api"), (1.25, 0.125, 10.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.1"),
+					("equals", "gpt-5.1-2025-11-13"),
+					("equals", "gpt-5.1-codex"),
+					("equals", "gpt-5.1-codex-max"),
+					("equals", "gpt-5.1-chat"),
+					("equals", "gpt-5.1-chat-latest"),
+					("equals", "gpt-5-1"),
+					("equals", "gpt-5-1-2025-11-13"),
+					("equals", "gpt-5-1-codex"),
+					("equals", "gpt-5-1-codex-max"),
+					("equals", "gpt-5-1-chat"),
+					("equals", "gpt-5-1-chat-latest"),
+				),
+			),
+			(1.25, 0.125, 10.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.1-codex-mini"),
+					("equals", "gpt-5.1-mini"),
+					("equals", "gpt-5-1-codex-mini"),
+					("equals", "gpt-5-1-mini"),
+				),
+			),
+			(0.25, 0.025, 2.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.2"),
+					("equals", "gpt-5.2-2025-12-11"),
+					("equals", "gpt-5-2"),
+					("equals", "gpt-5-2-2025-12-11"),
+					("equals", "gpt-5.2-chat"),
+					("equals", "gpt-5.2-chat-latest"),
+					("equals", "gpt-5-2-chat"),
+					("equals", "gpt-5-2-chat-latest"),
+					("equals", "gpt-5.2-codex"),
+					("equals", "gpt-5-2-codex"),
+				),
+			),
+			(1.75, 0.175, 14.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.2-pro"),
+					("equals", "gpt-5.2-pro-2025-12-11"),
+					("equals", "gpt-5-2-pro-2025-12-11"),
+				),
+			),
+			(21.0, 21.0, 168.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.3"),
+					("equals", "gpt-5-3"),
+					("equals", "gpt-5.3-chat"),
+					("equals", "gpt-5.3-chat-latest"),
+					("equals", "gpt-5-3-chat"),
+					("equals", "gpt-5-3-chat-latest"),
+				),
+			),
+			(1.75, 0.175, 14.0, None),
+		),
+		(
+			("or", (("equals", "gpt-5.3-codex"), ("equals", "gpt-5-3-codex"))),
+			(1.75, 0.175, 14.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.4"),
+					("equals", "gpt-5.4-2026-03-05"),
+					("equals", "gpt-5-4"),
+					("equals", "gpt-5-4-2026-03-05"),
+				),
+			),
+			(2.5, 0.25, 15.0, None),
+		),
+		(("equals", "gpt-5.4-image-2"), (8.0, 2.0, 15.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.4-mini"),
+					("equals", "gpt-5.4-mini-2026-03-17"),
+					("equals", "gpt-5-4-mini"),
+					("equals", "gpt-5-4-mini-2026-03-17"),
+				),
+			),
+			(0.75, 0.075, 4.5, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.4-nano"),
+					("equals", "gpt-5.4-nano-2026-03-17"),
+					("equals", "gpt-5-4-nano"),
+					("equals", "gpt-5-4-nano-2026-03-17"),
+				),
+			),
+			(0.2, 0.02, 1.25, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.4-pro"),
+					("equals", "gpt-5.4-pro-2026-03-05"),
+					("equals", "gpt-5-4-pro"),
+					("equals", "gpt-5-4-pro-2026-03-05"),
+				),
+			),
+			(30.0, 30.0, 180.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.5"),
+					("equals", "gpt-5.5-2026-04-23"),
+					("equals", "gpt-5.5-2026-04-24"),
+					("equals", "gpt-5-5"),
+					("equals", "gpt-5-5-2026-04-23"),
+					("equals", "gpt-5-5-2026-04-24"),
+					("equals", "gpt-5.5-chat"),
+					("equals", "gpt-5.5-chat-latest"),
+					("equals", "gpt-5-5-chat"),
+					("equals", "gpt-5-5-chat-latest"),
+					("equals", "gpt-5.5-codex"),
+					("equals", "gpt-5-5-codex"),
+				),
+			),
+			(5.0, 0.5, 30.0, None),
+		),
+		(("equals", "gpt-5.5-cyber"), (12.5, 1.25, 75.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.5-pro"),
+					("equals", "gpt-5.5-pro-2026-04-23"),
+					("equals", "gpt-5-5-pro"),
+					("equals", "gpt-5-5-pro-2026-04-23"),
+				),
+			),
+			(30.0, 30.0, 180.0, None),
+		),
+		(("equals", "gpt-5.6-cyber"), (12.5, 1.25, 75.0, 15.625)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.6-luna"),
+					("equals", "gpt-5-6-luna"),
+					("regex", "^gpt-5\\.6-luna-\\d{4}-\\d{2}-\\d{2}$"),
+					("regex", "^gpt-5-6-luna-\\d{4}-\\d{2}-\\d{2}$"),
+				),
+			),
+			(0.2, 0.02, 1.2, 0.25),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.6-sol"),
+					("equals", "gpt-5-6-sol"),
+					("equals", "gpt-5.6"),
+					("equals", "gpt-5-6"),
+					("regex", "^gpt-5\\.6-sol-\\d{4}-\\d{2}-\\d{2}$"),
+					("regex", "^gpt-5-6-sol-\\d{4}-\\d{2}-\\d{2}$"),
+				),
+			),
+			(4.0, 0.4, 20.0, 5.0),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-5.6-terra"),
+					("equals", "gpt-5-6-terra"),
+					("regex", "^gpt-5\\.6-terra-\\d{4}-\\d{2}-\\d{2}$"),
+					("regex", "^gpt-5-6-terra-\\d{4}-\\d{2}-\\d{2}$"),
+				),
+			),
+			(2.0, 0.2, 12.0, 2.5),
+		),
+		(
+			("or", (("equals", "gpt-6-astra"), ("regex", "^gpt-6-astra-\\d{4}-\\d{2}-\\d{2}$"))),
+			(10.0, 1.0, 50.0, 12.5),
+		),
+		(("equals", "gpt-6-cyber"), (20.0, 2.0, 100.0, 25.0)),
+		(
+			("or", (("equals", "gpt-6-luna"), ("regex", "^gpt-6-luna-\\d{4}-\\d{2}-\\d{2}$"))),
+			(0.1, 0.01, 0.5, 0.125),
+		),
+		(("equals", "gpt-6-rosalind"), (15.0, 1.5, 75.0, 18.75)),
+		(
+			("or", (("equals", "gpt-6-sol"), ("regex", "^gpt-6-sol-\\d{4}-\\d{2}-\\d{2}$"))),
+			(2.0, 0.2, 10.0, 2.5),
+		),
+		(
+			("or", (("equals", "gpt-6.1-sol"), ("regex", "^gpt-6\\.1-sol-\\d{4}-\\d{2}-\\d{2}$"))),
+			(2.0, 0.1, 10.0, 2.5),
+		),
+		(
+			(
+				"or",
+				(("equals", "gpt-6.1-terra"), ("regex", "^gpt-6\\.1-terra-\\d{4}-\\d{2}-\\d{2}$")),
+			),
+			(1.0, 0.05, 5.0, 1.25),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-audio"),
+					("equals", "gpt-audio-2025-08-28"),
+					("equals", "gpt-audio-1.5"),
+				),
+			),
+			(2.5, 2.5, 10.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-audio-mini"),
+					("equals", "gpt-audio-mini-2025-10-06"),
+					("equals", "gpt-audio-mini-2025-12-15"),
+				),
+			),
+			(0.6, 0.6, 2.4, None),
+		),
+		(
+			("or", (("equals", "gpt-chat-latest"), ("equals", "chat-latest"))),
+			(5.0, 0.5, 30.0, None),
+		),
+		(("equals", "gpt-image-1"), (5.0, 1.25, 40.0, None)),
+		(("or", (("equals", "gpt-image-1-mini"),)), (2.0, 0.2, 8.0, None)),
+		(
+			("or", (("equals", "gpt-image-1.5"), ("equals", "gpt-image-1.5-2025-12-16"))),
+			(5.0, 1.25, 10.0, None),
+		),
+		(
+			("or", (("equals", "gpt-image-2"), ("equals", "gpt-image-2-2026-04-21"))),
+			(5.0, 1.25, 30.0, None),
+		),
+		(
+			(
+				"or",
+				(("equals", "gpt-image-2.5-flare"), ("equals", "gpt-image-2.5-flare-2026-09-08")),
+			),
+			(5.0, 1.25, 30.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-image-2.5-sunburst"),
+					("equals", "gpt-image-2.5-sunburst-2026-09-08"),
+				),
+			),
+			(5.0, 1.25, 30.0, None),
+		),
+		(("equals", "gpt-oss-120b"), (0.039, 0.039, 0.18, None)),
+		(("equals", "gpt-oss-20b"), (0.029, 0.029, 0.14, None)),
+		(("equals", "gpt-oss-safeguard-20b"), (0.075, 0.037, 0.3, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-realtime"),
+					("equals", "gpt-realtime-2025-08-28"),
+					("equals", "gpt-realtime-1.5"),
+				),
+			),
+			(4.0, 0.4, 16.0, None),
+		),
+		(
+			("or", (("equals", "gpt-realtime-2"), ("equals", "gpt-realtime-2.1"))),
+			(4.0, 0.4, 24.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "gpt-realtime-mini"),
+					("equals", "gpt-realtime-2.1-mini"),
+					("equals", "gpt-realtime-mini-2025-12-15"),
+					("equals", "gpt-realtime-mini-2025-10-06"),
+				),
+			),
+			(0.6, 0.06, 2.4, None),
+		),
+		(("equals", "gpt-rosalind-discovery"), (5.0, 0.5, 25.0, None)),
+		(("equals", "gpt-rosalind-research"), (5.0, 0.5, 25.0, None)),
+		(("or", (("equals", "o1"), ("equals", "o1-2024-12-17"))), (15.0, 7.5, 60.0, None)),
+		(("or", (("equals", "o1-mini"), ("equals", "o1-mini-2024-09-12"))), (1.1, 0.55, 4.4, None)),
+		(
+			("or", (("equals", "o1-preview"), ("equals", "o1-preview-2024-09-12"))),
+			(15.0, 7.5, 60.0, None),
+		),
+		(
+			("or", (("equals", "o1-pro"), ("equals", "o1-pro-2025-03-19"))),
+			(150.0, 150.0, 600.0, None),
+		),
+		(("or", (("equals", "o3"), ("equals", "o3-2025-04-16"))), (2.0, 0.5, 8.0, None)),
+		(
+			("or", (("equals", "o3-deep-research"), ("equals", "o3-deep-research-2025-06-26"))),
+			(10.0, 2.5, 40.0, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "o3-mini"),
+					("equals", "o3-mini-2025-01-31"),
+					("equals", "o3-mini-high"),
+				),
+			),
+			(1.1, 0.55, 4.4, None),
+		),
+		(("or", (("equals", "o3-pro"), ("equals", "o3-pro-2025-06-10"))), (20.0, 20.0, 80.0, None)),
+		(
+			(
+				"or",
+				(
+					("equals", "o4-mini-2025-04-16"),
+					("equals", "o4-mini-high"),
+					("equals", "o4-mini"),
+				),
+			),
+			(1.1, 0.275, 4.4, None),
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "o4-mini-deep-research"),
+					("equals", "o4-mini-deep-research-2025-06-26"),
+				),
+			),
+			(2.0, 0.5, 8.0, None),
+		),
+		(("equals", "text-davinci-002"), (20.0, 20.0, 20.0, None)),
+		(("equals", "text-davinci-003"), (20.0, 20.0, 20.0, None)),
+	),
+}
+"""genai-prices' match rules in its order, each with its model's price: an id that is not
+in `PRICES` (a fine-tune ``ft:gpt-4o-mini-2024-07-18:org::id``, a dated preview, another
+spelling) is priced as genai-prices prices it. A rule: ``(kind, text)`` with kind
+``starts_with``, ``ends_with``, ``contains``, ``regex`` or ``equals``, or ``("or" | "and",
+rules)``."""

@@ -11,8 +11,12 @@ HTTP client (httpx2); importing the generated table takes about 10 ms, and only 
 priced.
 
 Prices are the base tier: prompts past a long-context threshold (200k or 272k tokens), web
-searches and batch discounts are not included, so the cost is an estimate. An unknown model has no
-cost (``None``) rather than a wrong one.
+searches and batch discounts are not included, so the cost is an estimate. A model id is looked up as
+it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix;
+then by genai-prices' own match rules (`openmolt_providers._price_table.MATCH`), so a fine-tune
+(``ft:gpt-4o-mini-2024-07-18:org::id``), a dated preview or another spelling costs what
+genai-prices says. An unknown model has no cost (``None``) rather than a wrong one: it is not
+free.
 
 The CLI's ``--dry-run`` asks the provider (``provider.price(model)``), so it uses this table too.
 """
@@ -20,8 +24,10 @@ The CLI's ``--dry-run`` asks the provider (``provider.price(model)``), so it use
 from __future__ import annotations
 
 import re
+from datetime import date
+from typing import Any
 
-from openmolt_providers._price_table import PRICES
+from openmolt_providers._price_table import MATCH, PRICES
 
 __all__ = ["PRICES", "Price", "cost", "price_for"]
 
@@ -38,7 +44,7 @@ def price_for(provider: str, model: str) -> Price | None:
 	key = (provider, model)
 	if key not in _cache:
 		table = PRICES.get(provider, {})
-		name = model.rsplit("/", 1)[-1]
+		name = model.rsplit("/", 1)[-1].lower()
 		base = _SUFFIX.sub("", name)
 		_cache[key] = (
 			table.get(name)
@@ -47,8 +53,53 @@ def price_for(provider: str, model: str) -> Price | None:
 			# A model named without "-preview" while only its preview is priced: the preview's
 			# price (the spec's gemini-3.1-pro).
 			or table.get(f"{base}-preview")
+			or _matched(provider, name)
 		)
 	return _cache[key]
+
+
+def _matched(provider: str, name: str) -> Price | None:
+	"""The price genai-prices' match rules give a model id (its ``find_model``), or None.
+
+	The first rule that matches wins; an id with a compact date (``gpt-5.2-20251211``, as
+	LiteLLM and OpenRouter write it) is tried again with the date dashed.
+	"""
+	rules = MATCH.get(provider, ())
+	for ref in dict.fromkeys((name, _COMPACT_DATE.sub(_dashed, name))):
+		for rule, price in rules:
+			if _matches(rule, ref):
+				return price
+	return None
+
+
+def _matches(rule: tuple[Any, ...], ref: str) -> bool:
+	kind, value = rule
+	if kind == "or":
+		return any(_matches(r, ref) for r in value)
+	if kind == "and":
+		return all(_matches(r, ref) for r in value)
+	if kind == "regex":
+		return re.search(value, ref) is not None
+	text = str(value).lower()
+	if kind == "equals":
+		return ref == text
+	if kind == "starts_with":
+		return ref.startswith(text)
+	if kind == "ends_with":
+		return ref.endswith(text)
+	return text in ref  # contains
+
+
+_COMPACT_DATE = re.compile(r"(-)(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?=-|:|$)")
+
+
+def _dashed(match: re.Match[str]) -> str:
+	year, month, day = (int(match.group(i)) for i in (2, 3, 4))
+	try:
+		date(year, month, day)
+	except ValueError:
+		return match.group(0)
+	return f"-{year:04d}-{month:02d}-{day:02d}"
 
 
 def cost(

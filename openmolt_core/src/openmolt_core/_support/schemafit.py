@@ -812,6 +812,9 @@ class Fitter:
 			fitted.append(item)
 		out["prefixItems"] = fitted
 		rest = schema.get("items")
+		most = schema.get("maxItems")
+		if rest is None and type(most) is int and most <= len(prefix):
+			rest = False  # pydantic's tuple[int, str]: no items key, maxItems the tuple's length
 		if rest is False:
 			if "maxItems" not in self.dialect.keywords:
 				raise NoStrictForm(f"{where}: a closed tuple needs maxItems")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused
 from openmolt_providers._body import last_key, merge_options, turn_text
-from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.anthropic._models import (
 	adaptive,
@@ -16,7 +16,7 @@ from openmolt_providers.anthropic._models import (
 )
 
 if TYPE_CHECKING:
-	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.anthropic import AnthropicProvider
 
 __all__ = ["BUDGETS", "build", "parse"]
@@ -27,14 +27,45 @@ BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
 _CACHE = {"type": "ephemeral"}
 
 
-def _blocks(message: Message, cache: bool) -> str | list[dict[str, Any]]:
+_MAX_IMAGE = 5 * 1024 * 1024
+"""The largest image the Messages API takes, in bytes (vision guide: 5 MB per image)."""
+
+
+def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[str, Any]:
+	"""The content block of an attachment; an error for one the API cannot read.
+
+	Raises:
+		ProviderError: Not an image, PDF or plain text the API takes, or an image over 5 MB.
+	"""
+	kind = media(a)
+	if kind in IMAGES:
+		size = decoded_size(a)
+		if size > _MAX_IMAGE:
+			why = f"Anthropic takes images of at most 5 MB, and this one is {size / 2**20:.1f} MB"
+			raise refused(provider, model, a, why)
+		return {
+			"type": "image",
+			"source": {"type": "base64", "media_type": kind, "data": a.data},
+		}
+	if kind == "application/pdf":
+		return {
+			"type": "document",
+			"source": {"type": "base64", "media_type": kind, "data": a.data},
+		}
+	if kind == "text/plain":
+		text = plain_text(provider, model, a)
+		return {"type": "document", "source": {"type": "text", "media_type": kind, "data": text}}
+	raise refused(
+		provider, model, a, "Anthropic reads JPEG, PNG, GIF and WEBP images, PDF and plain text"
+	)
+
+
+def _blocks(
+	provider: AnthropicProvider, model: str, message: Message, cache: bool
+) -> str | list[dict[str, Any]]:
 	if not message.attachments and not cache:
 		return turn_text(message.content)
-	blocks: list[dict[str, Any]] = []
-	for a in message.attachments:
-		source = {"type": "base64", "media_type": a.media_type, "data": a.data}
-		kind = "image" if a.media_type.startswith("image/") else "document"
-		blocks.append({"type": kind, "source": source})
+	blocks: list[dict[str, Any]] = [_attachment(provider, model, a) for a in message.attachments]
 	text: dict[str, Any] = {"type": "text", "text": turn_text(message.content)}
 	if cache:
 		text["cache_control"] = _CACHE
@@ -84,7 +115,7 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 		"max_tokens": config.max_output_tokens or default_max_tokens(model),
 		"system": [{"type": "text", "text": request.system, "cache_control": _CACHE}],
 		"messages": [
-			{"role": m.role, "content": _blocks(m, i == 0 or i == last)}
+			{"role": m.role, "content": _blocks(provider, model, m, i == 0 or i == last)}
 			for i, m in enumerate(messages)
 		],
 	}
@@ -142,7 +173,9 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 	finish = _STOP.get(reason, "incomplete") if reason else None
 	if finish in (None, "stop") and any(block.get("type") == "tool_use" for block in blocks):
 		finish = "tool_calls"  # a call of the caller's tools (the loop declares none)
-	raw = data.get("usage") or {}
+	raw = data.get("usage")
+	if not raw:  # no usage reported: tokens and cost unknown (not free)
+		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
 	fresh = int(raw.get("input_tokens") or 0)
 	written = int(raw.get("cache_creation_input_tokens") or 0)
 	read = int(raw.get("cache_read_input_tokens") or 0)
@@ -152,8 +185,7 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=read,
-		cost_usd=cost(
-			"anthropic",
+		cost_usd=provider.cost(
 			model,
 			input_tokens=inp,
 			output_tokens=out,

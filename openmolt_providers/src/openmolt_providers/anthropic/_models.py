@@ -62,5 +62,13 @@ def structured(model: str) -> bool:
 
 
 def default_max_tokens(model: str) -> int:
-	"""A sensible ``max_tokens`` when the agent sets none (it is required by the API)."""
-	return 8192 if version(model) < (4, 0) else 16384
+	"""A sensible ``max_tokens`` when the agent sets none (it is required by the API).
+
+	Within each model's output limit (models overview): 4,096 tokens for the Claude 3 models
+	(Haiku, Sonnet, Opus allow no more: 8,192 was refused with a 400), 8,192 for Claude 3.5 and
+	3.7, and 16,384 from Claude 4 on (which all allow 32,000 or more).
+	"""
+	v = version(model)
+	if v < (3, 5):
+		return 4096
+	return 8192 if v < (4, 0) else 16384

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._common import retryable_status
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
@@ -32,6 +33,8 @@ _STATUS = {
 	"overloaded_error": 529,
 	"api_error": 500,
 	"rate_limit_error": 429,
+	"billing_error": 402,
+	"conflict_error": 409,
 	"timeout_error": 504,
 	"request_too_large": 413,
 	"invalid_request_error": 400,
@@ -39,7 +42,6 @@ _STATUS = {
 	"permission_error": 403,
 	"not_found_error": 404,
 }
-_RETRY = frozenset({429, 500, 504, 529})
 _APPEND = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
 
 
@@ -97,7 +99,12 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 					blocks[index]["input"] = text
 		elif kind == "message_delta":
 			message.update(data.get("delta") or {})
-			message.setdefault("usage", {}).update(data.get("usage") or {})
+			# Cumulative counts; a field the event leaves null (the SDK's MessageDeltaUsage has
+			# them all optional) keeps message_start's count.
+			usage = data.get("usage") or {}
+			message.setdefault("usage", {}).update(
+				(k, v) for k, v in usage.items() if v is not None
+			)
 		elif kind == "message_stop":
 			for index in list(texts):
 				for chunk in _rest(blocks, texts, index):
@@ -113,7 +120,7 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 				provider=provider.name,
 				model=model,
 				status_code=status,
-				retryable=status in _RETRY,
+				retryable=retryable_status(status),
 			)
 	raise ProviderError(
 		"the stream ended before the reply was complete, so none of it was run; try again",

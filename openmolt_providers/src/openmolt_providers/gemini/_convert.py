@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options, turn_text
-from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.gemini._dialect import version
 
@@ -24,6 +23,8 @@ _LEVELS = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH"}
 
 def _family(model: str) -> str:
 	m = model.rsplit("/", 1)[-1].lower()
+	if m.startswith("gemma-"):
+		return "gemma"
 	if m.startswith("gemini-3"):
 		return "3"
 	if m.startswith("gemini-2.5"):
@@ -89,16 +90,22 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 	if thinking is not None:
 		generation["thinkingConfig"] = thinking
 	schema, json_mode = reply_format(provider, request)
+	gemma = _family(model) == "gemma"
 	# Gemini 2.5 and older cannot combine controlled JSON output with Google Search grounding:
-	# then the prompt asks for JSON and the loop validates it.
-	if json_mode and not (config.search and version(model) < (3, 0)):
+	# then the prompt asks for JSON and the loop validates it. Gemma has no JSON mode at all.
+	if json_mode and not gemma and not (config.search and version(model) < (3, 0)):
 		generation["responseMimeType"] = "application/json"
 		if schema is not None:
 			generation["responseJsonSchema"] = schema
-	body: dict[str, Any] = {
-		"systemInstruction": {"parts": [{"text": request.system}]},
-		"contents": [_content(m) for m in request.messages],
-	}
+	contents = [_content(m) for m in request.messages]
+	body: dict[str, Any] = {}
+	if gemma and contents:
+		# Gemma refuses a system instruction ("Developer instruction is not enabled"): it
+		# opens the first turn instead, which stays the same at every step.
+		contents[0]["parts"].insert(0, {"text": request.system})
+	else:
+		body["systemInstruction"] = {"parts": [{"text": request.system}]}
+	body["contents"] = contents
 	if config.search:
 		body["tools"] = [{"googleSearch": {}}]
 	if generation:
@@ -160,7 +167,9 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 	else:
 		blocked = (data.get("promptFeedback") or {}).get("blockReason")
 		finish = "safety" if blocked else None
-	raw = data.get("usageMetadata") or {}
+	raw = data.get("usageMetadata")
+	if not raw:  # no usage reported: tokens and cost unknown (not free)
+		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
 	inp = int(raw.get("promptTokenCount") or 0) + int(raw.get("toolUsePromptTokenCount") or 0)
 	thoughts = int(raw.get("thoughtsTokenCount") or 0)
 	out = int(raw.get("candidatesTokenCount") or 0) + thoughts
@@ -170,7 +179,7 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		output_tokens=out,
 		cached_tokens=cached,
 		reasoning_tokens=thoughts,
-		cost_usd=cost("google", model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
+		cost_usd=provider.cost(model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
 		calls=1,
 	)
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)

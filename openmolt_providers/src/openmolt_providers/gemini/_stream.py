@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._common import provider_message
+from openmolt_providers._common import provider_message, retryable_status
 from openmolt_providers._sse import Deltas
 from openmolt_providers.gemini import _convert
 
@@ -52,12 +52,14 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 		if not isinstance(data, dict):
 			continue
 		if "error" in data:
+			code = (data["error"] or {}).get("code") if isinstance(data["error"], dict) else None
+			status = code if isinstance(code, int) else None
 			raise ProviderError(
 				f"the stream failed: {provider.scrub(provider_message(data))}",
 				provider=provider.name,
 				model=model,
-				status_code=(data["error"] or {}).get("code"),
-				retryable=(data["error"] or {}).get("code") in (429, 500, 503, 504),
+				status_code=status,
+				retryable=retryable_status(status),
 			)
 		whole.update({k: v for k, v in data.items() if k != "candidates"})
 		if (data.get("promptFeedback") or {}).get("blockReason"):

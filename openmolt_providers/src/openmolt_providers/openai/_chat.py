@@ -10,31 +10,52 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._attach import IMAGES, media, refused, wav_or_mp3
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import is_reasoning, sampling
 
 if TYPE_CHECKING:
-	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
 __all__ = ["build", "parse", "response_format"]
 
 
-def _content(message: Message) -> str | list[dict[str, Any]]:
+def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
 	if not message.attachments:
 		return message.content
 	parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
 	for a in message.attachments:
+		kind = media(a)
+		audio = wav_or_mp3(a)
+		if provider.official:
+			_check(provider, model, a, kind, audio)
 		url = data_url(a.media_type, a.data)
-		if a.media_type.startswith("image/"):
+		if kind.startswith("image/"):
 			parts.append({"type": "image_url", "image_url": {"url": url}})
+		elif audio is not None:
+			parts.append({"type": "input_audio", "input_audio": {"data": a.data, "format": audio}})
 		else:
 			parts.append(
 				{"type": "file", "file": {"filename": a.name or "attachment.pdf", "file_data": url}}
 			)
 	return parts
+
+
+def _check(
+	provider: OpenAIProvider, model: str, attachment: Attachment, kind: str, audio: str | None
+) -> None:
+	"""Refuse, before sending, an attachment OpenAI's Chat Completions cannot read.
+
+	Another server (vLLM, Ollama...) decides for itself: it gets what it is given.
+	"""
+	if kind.startswith("image/") and kind not in IMAGES:
+		raise refused(provider, model, attachment, "OpenAI reads PNG, JPEG, WEBP and GIF images")
+	if kind.startswith("audio/") and audio is None:
+		raise refused(provider, model, attachment, "Chat Completions takes WAV and MP3 audio")
+	if kind.startswith("video/"):
+		raise refused(provider, model, attachment, "OpenAI's models take no video")
 
 
 def response_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:
@@ -53,7 +74,9 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	config = request.config
 	model = request.model
 	messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
-	messages.extend({"role": m.role, "content": _content(m)} for m in request.messages)
+	messages.extend(
+		{"role": m.role, "content": _content(provider, model, m)} for m in request.messages
+	)
 	body: dict[str, Any] = {"model": model, "messages": messages}
 	if provider.official:
 		body["store"] = False
@@ -93,12 +116,21 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 
 
 _FINISH = {
+	# OpenAI's documented finish_reason values (ChatCompletion.Choice.finish_reason).
 	"stop": "stop",
 	"length": "max_tokens",
 	"content_filter": "safety",
 	"tool_calls": "tool_calls",
 	"function_call": "tool_calls",
+	# What OpenAI-compatible servers document besides: Hugging Face TGI ends with "eos_token"
+	# or "stop_sequence", Mistral's API stops at the context window with "model_length".
+	"eos_token": "stop",
+	"stop_sequence": "stop",
+	"model_length": "max_tokens",
 }
+"""The loop's finish reasons for Chat's ``finish_reason``; any other one (DeepSeek's
+``insufficient_system_resource``, Mistral's and OpenRouter's ``error``, vLLM's ``abort``, one added
+later) stopped the reply before its end: ``incomplete``, so none of it runs."""
 
 
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
@@ -114,29 +146,26 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		)
 	text = content if isinstance(content, str) else str(content)
 	reason = choice.get("finish_reason")
-	finish = _FINISH.get(reason, reason) if reason else None
+	finish = _FINISH.get(reason, "incomplete") if reason else None
 	if message.get("refusal"):  # beside text too: the text of a refused answer must not run
 		text, finish = text or message["refusal"], "refusal"
 	elif message.get("tool_calls") or message.get("function_call"):
 		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
-	raw = data.get("usage") or {}
+	raw = data.get("usage")
+	if not raw:  # no usage reported (a stream without it): tokens and cost unknown (not free)
+		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
 	inp = int(raw.get("prompt_tokens") or 0)
 	out = int(raw.get("completion_tokens") or 0)
 	details = raw.get("prompt_tokens_details") or {}
 	cached = int(details.get("cached_tokens") or 0)
 	written = int(details.get("cache_write_tokens") or 0)
 	reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
-	price = (
-		cost(
-			"openai",
-			model,
-			input_tokens=inp,
-			output_tokens=out,
-			cached_tokens=cached,
-			cache_write_tokens=written,
-		)
-		if provider.official
-		else None
+	price = provider.cost(
+		model,
+		input_tokens=inp,
+		output_tokens=out,
+		cached_tokens=cached,
+		cache_write_tokens=written,
 	)
 	usage = Usage(
 		input_tokens=inp,

@@ -79,8 +79,7 @@ def dialect_for(model: str) -> SchemaDialect | None:
 		model: The model name (a ``provider/`` prefix, as gateways use, is ignored).
 	"""
 	name = model.rsplit("/", 1)[-1].lower()
-	if name.startswith("ft:"):
-		return OPENAI_FINE_TUNED
-	if _NO_STRUCTURED.match(name):
-		return None
-	return OPENAI
+	base = name.removeprefix("ft:")
+	if _NO_STRUCTURED.match(base):
+		return None  # a fine-tune of GPT-3.5 or GPT-4 has JSON mode only, as its base model
+	return OPENAI_FINE_TUNED if base != name else OPENAI

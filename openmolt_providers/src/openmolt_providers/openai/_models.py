@@ -22,7 +22,11 @@ _GPT5X = re.compile(r"^gpt-5\.\d")
 
 
 def _base(model: str) -> str:
-	return model.rsplit("/", 1)[-1].lower()
+	"""The model's name: no gateway prefix, lowercase, a fine-tune as its base model.
+
+	``ft:o4-mini-2025-04-16:org::id`` is an o4-mini: a reasoning model.
+	"""
+	return model.rsplit("/", 1)[-1].lower().removeprefix("ft:")
 
 
 def is_reasoning(model: str) -> bool:

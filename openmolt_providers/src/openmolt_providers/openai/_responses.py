@@ -6,23 +6,25 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers._attach import IMAGES, media, refused
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._prices import cost
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import sampling
 
 if TYPE_CHECKING:
-	from openmolt_core.llm import Message, ModelRequest
+	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["build", "parse", "text_format"]
+__all__ = ["RETRYABLE_CODES", "build", "parse", "text_format"]
 
 
-def _content(message: Message) -> str | list[dict[str, Any]]:
+def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
 	if not message.attachments:
 		return message.content
 	parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.content}]
 	for a in message.attachments:
+		if provider.official:
+			_check(provider, model, a)
 		url = data_url(a.media_type, a.data)
 		if a.media_type.startswith("image/"):
 			parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
@@ -31,6 +33,23 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
 				{"type": "input_file", "filename": a.name or "attachment.pdf", "file_data": url}
 			)
 	return parts
+
+
+def _check(provider: OpenAIProvider, model: str, attachment: Attachment) -> None:
+	"""Refuse, before sending, an attachment OpenAI's Responses API cannot read."""
+	kind = media(attachment)
+	if kind.startswith("image/") and kind not in IMAGES:
+		raise refused(provider, model, attachment, "OpenAI reads PNG, JPEG, WEBP and GIF images")
+	if kind.startswith("audio/"):
+		raise refused(
+			provider,
+			model,
+			attachment,
+			"the Responses API takes no audio (Chat Completions, api_mode 'chat', takes WAV and "
+			"MP3 on an audio model)",
+		)
+	if kind.startswith("video/"):
+		raise refused(provider, model, attachment, "OpenAI's models take no video")
 
 
 def text_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:
@@ -57,7 +76,9 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	body: dict[str, Any] = {
 		"model": model,
 		"instructions": request.system,
-		"input": [{"role": m.role, "content": _content(m)} for m in request.messages],
+		"input": [
+			{"role": m.role, "content": _content(provider, model, m)} for m in request.messages
+		],
 		"store": False,
 	}
 	if request.cache_key:
@@ -85,6 +106,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	return last_key(body, "input")
 
 
+RETRYABLE_CODES = frozenset({"server_error", "rate_limit_exceeded"})
+"""Error codes of a failed response (``ResponseError.code``) or a stream's ``error`` event that
+another try may not meet: the server's trouble or a rate limit, not the request's."""
+
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "safety"}
 
 _NATIVE_CALLS = frozenset({"function_call", "custom_tool_call"})
@@ -105,6 +130,7 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 			f"the response failed: {why}",
 			provider=provider.name,
 			model=model,
+			retryable=error.get("code") in RETRYABLE_CODES,
 		)
 	texts: list[str] = []
 	refusal: str | None = None
@@ -134,12 +160,12 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	else:
 		finish = "stop"
 	return ModelResponse(
-		text=text, usage=usage(data.get("usage"), model), raw=data, finish_reason=finish
+		text=text, usage=usage(provider, data.get("usage"), model), raw=data, finish_reason=finish
 	)
 
 
-def usage(raw: dict[str, Any] | None, model: str) -> Usage:
-	"""Usage from a Responses API ``usage`` object, with the estimated cost."""
+def usage(provider: OpenAIProvider, raw: dict[str, Any] | None, model: str) -> Usage:
+	"""Usage from a Responses API ``usage`` object, with the estimated cost (`HTTPProvider.cost`)."""
 	if not raw:
 		return Usage(calls=1)
 	inp = int(raw.get("input_tokens") or 0)
@@ -153,8 +179,7 @@ def usage(raw: dict[str, Any] | None, model: str) -> Usage:
 		output_tokens=out,
 		cached_tokens=cached,
 		reasoning_tokens=reasoning,
-		cost_usd=cost(
-			"openai",
+		cost_usd=provider.cost(
 			model,
 			input_tokens=inp,
 			output_tokens=out,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._common import retryable_status
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 
@@ -79,7 +80,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 				f"the stream failed: {provider.scrub(why)}",
 				provider=provider.name,
 				model=model,
-				retryable=data.get("code") in ("server_error", "rate_limit_exceeded"),
+				retryable=data.get("code") in _responses.RETRYABLE_CODES,
 			)
 	raise cut_off(provider, model)
 
@@ -106,10 +107,13 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 		if not isinstance(data, dict):
 			continue
 		if "error" in data:
+			status = _error_status(data["error"])
 			raise ProviderError(
 				f"the stream failed: {provider.scrub(_error_message(data['error']))}",
 				provider=provider.name,
 				model=model,
+				status_code=status,
+				retryable=retryable_status(status),
 			)
 		if not first:
 			first = data
@@ -150,6 +154,16 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 		"usage": usage,
 	}
 	yield _chat.parse(provider, model, whole)
+
+
+def _error_status(error: Any) -> int | None:
+	"""The HTTP status an error event names (OpenRouter, vLLM: ``error.code``), or None."""
+	code = error.get("code") if isinstance(error, dict) else None
+	if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600:
+		return code
+	if isinstance(code, str) and code.isdigit() and 400 <= int(code) < 600:
+		return int(code)
+	return None
 
 
 def _error_message(error: Any) -> str:

@@ -1,0 +1,82 @@
+"""Which attachments each API takes, so one it cannot read fails before the request is sent.
+
+An attachment an API does not take was sent anyway and refused with a 400 that read "check
+model_config and provider_options"; now the error names the file's media type and what the API
+takes, and is not retried (a fallback model that reads it may answer instead). From the vendors'
+pages: OpenAI's images guide (PNG, JPEG, WEBP, non-animated GIF; up to 50 MB of images per
+request) and file inputs (PDF), and Chat Completions' ``input_audio`` (WAV and MP3; the
+Responses API takes no audio); Anthropic's vision and PDF support pages (JPEG, PNG, GIF, WEBP
+images of at most 5 MB each; PDF, and plain text as a ``text`` document source). Gemini reads
+images, audio, video, PDF and text inline: its attachments go as they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import TYPE_CHECKING
+
+from openmolt_core.errors import ProviderError
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import Attachment
+	from openmolt_providers._common import HTTPProvider
+
+__all__ = ["IMAGES", "decoded_size", "media", "plain_text", "refused", "wav_or_mp3"]
+
+IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image types OpenAI and Anthropic both read."""
+
+_AUDIO = {
+	"audio/wav": "wav",
+	"audio/x-wav": "wav",
+	"audio/wave": "wav",
+	"audio/mpeg": "mp3",
+	"audio/mp3": "mp3",
+}
+
+
+def media(attachment: Attachment) -> str:
+	"""The attachment's media type, lowercase and without parameters (``; charset=...``)."""
+	return attachment.media_type.split(";", 1)[0].strip().lower()
+
+
+def wav_or_mp3(attachment: Attachment) -> str | None:
+	"""Chat Completions' ``input_audio`` format of an attachment (``wav`` or ``mp3``), or None."""
+	return _AUDIO.get(media(attachment))
+
+
+def decoded_size(attachment: Attachment) -> int:
+	"""The attachment's size in bytes once decoded (from the base64 length, without decoding)."""
+	data = attachment.data.rstrip("=")
+	return len(data) * 3 // 4
+
+
+def plain_text(provider: HTTPProvider, model: str, attachment: Attachment) -> str:
+	"""The text of a ``text/plain`` attachment (Anthropic takes it as text, not base64).
+
+	Raises:
+		ProviderError: It is not base64 of UTF-8 text.
+	"""
+	try:
+		return base64.b64decode(attachment.data, validate=True).decode("utf-8")
+	except (binascii.Error, ValueError):
+		raise refused(provider, model, attachment, "it is not base64 of UTF-8 text") from None
+
+
+def refused(provider: HTTPProvider, model: str, attachment: Attachment, why: str) -> ProviderError:
+	"""The error for an attachment the API cannot read, raised before anything is sent.
+
+	Args:
+		provider: The provider.
+		model: The model name.
+		attachment: The attachment.
+		why: What the API takes instead, or what is wrong with it.
+	"""
+	name = f" {attachment.name!r}" if attachment.name else ""
+	return ProviderError(
+		f"the attachment{name} ({attachment.media_type}) cannot be sent: {why}; convert it, or "
+		"use a model that reads it (a Gemini model reads audio, video and text too)",
+		provider=provider.name,
+		model=model,
+	)

@@ -1,0 +1,124 @@
+"""Attachments each API reads, in the form its SDK types take; the others refused before sending.
+
+An attachment the API cannot read (audio on Anthropic or the Responses API, a HEIC image on
+OpenAI, an image over Anthropic's 5 MB) was sent and refused with a 400 that said to check
+model_config; it now fails before any request, naming its media type and what the API reads.
+Plain text goes to Anthropic as a ``text`` document source (base64 is for PDF only), and WAV or
+MP3 to Chat Completions as ``input_audio``.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter
+
+from openmolt_core.errors import ProviderError
+from openmolt_core.llm import Attachment
+from openmolt_providers.anthropic import AnthropicProvider
+from openmolt_providers.gemini import GeminiProvider
+from openmolt_providers.openai import OpenAIProvider
+from tests.providers.test_sdk_conformance import materialize, strict_adapter
+
+TEXT = Attachment("text/plain", base64.b64encode("Zoë's notes".encode()).decode(), "notes.txt")
+WAV = Attachment("audio/wav", "UklGRg==", "hello.wav")
+MP3 = Attachment("audio/mpeg", "SUQz", "hello.mp3")
+OGG = Attachment("audio/ogg", "T2dnUw==", "hello.ogg")
+HEIC = Attachment("image/heic", "AAAAGGZ0eXA=", "photo.heic")
+VIDEO = Attachment("video/mp4", "AAAAIGZ0eXA=", "clip.mp4")
+
+
+@pytest.fixture(scope="module")
+def chat_params() -> TypeAdapter[Any]:
+	from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+	return strict_adapter(CompletionCreateParamsNonStreaming)
+
+
+@pytest.fixture(scope="module")
+def anthropic_params() -> TypeAdapter[Any]:
+	from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+	return strict_adapter(MessageCreateParamsNonStreaming)
+
+
+def _never() -> None:
+	raise AssertionError("nothing is sent")
+
+
+def anthropic() -> AnthropicProvider:
+	return AnthropicProvider({"api_key": "k"}, _never)
+
+
+def openai(**settings) -> OpenAIProvider:
+	return OpenAIProvider({"api_key": "k", **settings}, _never)
+
+
+def test_anthropic_reads_plain_text_as_a_text_document(req, anthropic_params) -> None:
+	"""``text/plain`` is a document with a ``text`` source holding the text itself."""
+	body = anthropic().build(req("claude-sonnet-4-5", attachments=[TEXT]))
+	block = body["messages"][0]["content"][0]
+	assert block == {
+		"type": "document",
+		"source": {"type": "text", "media_type": "text/plain", "data": "Zoë's notes"},
+	}
+	materialize(anthropic_params.validate_python(body))
+
+
+@pytest.mark.parametrize("attachment", [WAV, OGG, VIDEO, HEIC, Attachment("text/csv", "YSxi")])
+def test_anthropic_refuses_what_it_cannot_read_before_sending(req, attachment) -> None:
+	with pytest.raises(ProviderError) as info:
+		anthropic().build(req("claude-sonnet-4-5", attachments=[attachment]))
+	message = str(info.value)
+	assert attachment.media_type in message and "PDF and plain text" in message
+	assert not info.value.retryable and "model_config" not in message
+
+
+def test_anthropic_refuses_an_image_over_5_mb(req) -> None:
+	big = Attachment("image/png", "A" * (8 * 1024 * 1024), "big.png")  # 6 MB decoded
+	with pytest.raises(ProviderError, match=r"at most 5 MB, and this one is 6\.0 MB"):
+		anthropic().build(req("claude-sonnet-4-5", attachments=[big]))
+	small = Attachment("image/png", "A" * (6 * 1024 * 1024), "ok.png")  # 4.5 MB decoded
+	anthropic().build(req("claude-sonnet-4-5", attachments=[small]))
+
+
+@pytest.mark.parametrize(("attachment", "fmt"), [(WAV, "wav"), (MP3, "mp3")])
+def test_chat_sends_wav_and_mp3_as_input_audio(req, chat_params, attachment, fmt) -> None:
+	body = openai(api_mode="chat").build(req("gpt-4o-audio-preview", attachments=[attachment]))
+	part = body["messages"][1]["content"][1]
+	assert part == {"type": "input_audio", "input_audio": {"data": attachment.data, "format": fmt}}
+	materialize(chat_params.validate_python(body))
+
+
+@pytest.mark.parametrize(
+	("settings", "attachment", "why"),
+	[
+		({"api_mode": "chat"}, OGG, "WAV and MP3"),
+		({"api_mode": "chat"}, HEIC, "PNG, JPEG, WEBP and GIF"),
+		({"api_mode": "chat"}, VIDEO, "no video"),
+		({}, WAV, "Responses API takes no audio"),
+		({}, HEIC, "PNG, JPEG, WEBP and GIF"),
+		({}, VIDEO, "no video"),
+	],
+)
+def test_openai_refuses_what_it_cannot_read_before_sending(req, settings, attachment, why) -> None:
+	with pytest.raises(ProviderError, match=why) as info:
+		openai(**settings).build(req("gpt-4o", attachments=[attachment]))
+	assert attachment.media_type in str(info.value)
+
+
+def test_another_server_decides_for_itself(req) -> None:
+	"""A local server (vLLM, Ollama) gets any image as image_url and other audio as a file."""
+	local = openai(api_mode="chat", base_url="http://localhost:8000/v1")
+	body = local.build(req("qwen2.5-vl", attachments=[HEIC, WAV]))
+	parts = body["messages"][1]["content"]
+	assert parts[1]["type"] == "image_url" and parts[2]["type"] == "input_audio"
+
+
+def test_gemini_reads_audio_video_and_text_inline(req) -> None:
+	p = GeminiProvider({"api_key": "k"}, _never)
+	body = p.build(req("gemini-2.5-flash", attachments=[WAV, VIDEO, TEXT]))
+	kinds = [part["inlineData"]["mimeType"] for part in body["contents"][0]["parts"][1:]]
+	assert kinds == ["audio/wav", "video/mp4", "text/plain"]

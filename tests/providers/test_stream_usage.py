@@ -1,0 +1,93 @@
+"""Usage as the streams report it: counted once, from the event that carries it last."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from openmolt_core.llm import ModelResponse
+from tests.providers._replies import CMD, MODELS, provider
+from tests.providers.conftest import make_request
+
+pytestmark = pytest.mark.anyio
+
+
+async def _final(vendor: str, events: list[dict]) -> ModelResponse:
+	body = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode()
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+	final = None
+	async for chunk in provider(vendor, handle).stream(make_request(MODELS[vendor])):
+		if isinstance(chunk, ModelResponse):
+			final = chunk
+	assert final is not None
+	return final
+
+
+async def test_anthropic_null_counts_in_message_delta_keep_the_start_counts() -> None:
+	"""``message_delta``'s usage may leave the input counts null (every field of the SDK's
+	MessageDeltaUsage is optional): the counts of ``message_start`` stay (they became 0)."""
+	start = {
+		"id": "msg_1",
+		"type": "message",
+		"role": "assistant",
+		"model": "claude-sonnet-4-5",
+		"content": [],
+		"stop_reason": None,
+		"usage": {
+			"input_tokens": 100,
+			"cache_read_input_tokens": 900,
+			"cache_creation_input_tokens": 50,
+			"output_tokens": 1,
+		},
+	}
+	events = [
+		{"type": "message_start", "message": start},
+		{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+		{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": CMD}},
+		{"type": "content_block_stop", "index": 0},
+		{
+			"type": "message_delta",
+			"delta": {"stop_reason": "end_turn", "stop_sequence": None},
+			"usage": {
+				"output_tokens": 40,
+				"input_tokens": None,
+				"cache_read_input_tokens": None,
+				"cache_creation_input_tokens": None,
+				"server_tool_use": None,
+			},
+		},
+		{"type": "message_stop"},
+	]
+	final = await _final("anthropic", events)
+	assert final.text == CMD and final.finish_reason == "stop"
+	usage = final.usage
+	assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens) == (1050, 900, 40)
+	assert usage.cost_usd is not None and usage.cost_usd > 0
+
+
+@pytest.mark.parametrize(
+	("vendor", "reply"),
+	[
+		("anthropic", {"content": [{"type": "text", "text": CMD}], "stop_reason": "end_turn"}),
+		(
+			"google",
+			{"candidates": [{"content": {"parts": [{"text": CMD}]}, "finishReason": "STOP"}]},
+		),
+		(
+			"chat",
+			{"choices": [{"index": 0, "message": {"content": CMD}, "finish_reason": "stop"}]},
+		),
+		("openai", {"status": "completed", "output": []}),
+	],
+)
+async def test_a_reply_without_usage_has_an_unknown_cost_not_zero(vendor, reply) -> None:
+	"""No usage reported: the cost is unknown (None), not 0.0 (free), on every API."""
+	from tests.providers._replies import generate
+
+	response = await generate(vendor, reply)
+	assert response.usage.cost_usd is None and response.usage.calls == 1
