@@ -382,3 +382,42 @@ async def test_a_client_that_leaves_mid_run_keeps_its_thread_until_the_run_ends(
 	assert "second" in again[-1].model_dump_json()  # the first run's reply was not taken
 	errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "openmolt"]
 	assert errors == [], [r.getMessage() for r in errors]
+
+
+async def test_a_request_that_does_not_end_with_a_user_message_runs_no_earlier_turn() -> None:
+	"""The thread's session holds the earlier turns: a request whose last message is the agent's
+	reply or a tool's result (this agent calls no front end tool) is 422, never a second run of
+	the earlier user message."""
+	model = ScriptedModel([finish({"result": "Rain."})])
+	runs: list[Any] = []
+	async for client, _, ends in serving(model):
+		runs = ends.states
+		first = run_input("Weather in Oslo?")
+		assert (await run(client, first))[-1].type == EventType.RUN_FINISHED
+		said = [
+			*first["messages"],
+			{"id": "a1", "role": "assistant", "content": "Rain."},
+		]
+		for tail in (
+			[],
+			[
+				{
+					"id": "a2",
+					"role": "assistant",
+					"toolCalls": [
+						{
+							"id": "c1",
+							"type": "function",
+							"function": {"name": "confirm", "arguments": "{}"},
+						}
+					],
+				},
+				{"id": "r1", "role": "tool", "toolCallId": "c1", "content": "yes"},
+			],
+		):
+			body = {**run_input(), "messages": [*said, *tail]}
+			refused = await client.post("/agui/Helper", json=body)
+			assert refused.status_code == 422
+			assert "end with a user message" in refused.json()["error"]
+	assert len(model.requests) == 1
+	assert len(runs) == 1

@@ -14,7 +14,7 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
   starts tainted (`openmolt_core.triggers.starting_taint`, kind ``agui``).
 - **Threads**: each ``threadId`` is a session (`openmolt_core.sessions`, id
   ``agui:<agent>:<thread>``): the agent sees the thread's earlier turns, so a client sends only
-  what is new (the last user message is the input; ``context`` items ride along with it).
+  what is new (the last message, a user's, is the input; ``context`` items ride along with it).
 - **Interrupts**: a run that asks a question, or waits for an approval, ends with
   ``RUN_FINISHED`` whose outcome is ``interrupt``. The next request on the thread answers it with
   ``resume`` entries (``interruptId``, ``status``, ``payload``): a question's payload is the
@@ -159,7 +159,12 @@ class AguiEndpoint:
 		if not given.resume:
 			text = _last_user_text(given)
 			if text is None:
-				raise _Refused(422, "messages: end with a user message (what the agent should do)")
+				raise _Refused(
+					422,
+					"messages: end with a user message (what the agent should do); this agent calls "
+					"no front end tools, so a tool result answers nothing",
+					"invalid",
+				)
 			context = [
 				{"description": c.description, "value": c.value} for c in given.context or []
 			]
@@ -311,14 +316,20 @@ def _gone() -> BaseEvent:
 
 
 def _last_user_text(given: RunAgentInput) -> str | None:
-	for message in reversed(given.messages):
-		if isinstance(message, UserMessage):
-			content = message.content
-			if isinstance(content, str):
-				return content
-			texts = [getattr(part, "text", None) for part in content]
-			return "\n".join(t for t in texts if isinstance(t, str))
-	return None
+	"""The text of the request's last message, if a user wrote it (else None: nothing to do).
+
+	Only the last message is new: the thread's session holds the earlier turns. A request that
+	ends with another kind of message (the agent's reply, a front end tool's result: this agent
+	calls none) asks nothing, and taking an earlier user message would run that turn again.
+	"""
+	message = given.messages[-1] if given.messages else None
+	if not isinstance(message, UserMessage):
+		return None
+	content = message.content
+	if isinstance(content, str):
+		return content
+	texts = [getattr(part, "text", None) for part in content]
+	return "\n".join(t for t in texts if isinstance(t, str))
 
 
 def _answer(entry: ResumeEntry) -> str:
