@@ -3,6 +3,7 @@ A2A agent (an a2a-sdk server) is a tool of an OpenMolt agent."""
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -34,6 +35,7 @@ from a2a.types import (
 	TaskState,
 	TaskStatus,
 )
+from a2a.utils.errors import ContentTypeNotSupportedError
 from starlette.applications import Starlette
 
 from openmolt import OpenMolt
@@ -392,3 +394,49 @@ async def test_stopping_the_server_cancels_the_runs_of_tasks_in_flight() -> None
 		assert stopped == []
 	assert stopped == ["Oslo"]
 	await om.aclose()
+
+
+PNG = base64.b64decode(
+	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+
+
+async def test_file_parts_reach_the_model_and_a_type_the_card_does_not_take_is_refused() -> None:
+	"""An image's bytes are an attachment, a text file's its text, an address a reference; a part
+	of a media type the card does not declare is ContentTypeNotSupported (-32005), nothing runs."""
+	model = ScriptedModel([finish({"result": "A receipt."})])
+	async with serving(model) as (url, _, _), authed() as http:
+		client = await client_for(url, streaming=False, http=http)
+		card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+		assert "image/png" in card["defaultInputModes"]
+		parts = [
+			Part(text="What is this?"),
+			Part(raw=PNG, media_type="image/png", filename="receipt.png"),
+			Part(raw=b"total: 12 EUR", media_type="text/plain", filename="note.txt"),
+			Part(url="https://files.example/scan.pdf", media_type="application/pdf"),
+		]
+		request = SendMessageRequest(
+			message=Message(message_id="m1", role=Role.ROLE_USER, parts=parts)
+		)
+		(response,) = [r async for r in client.send_message(request)]
+		assert response.task.status.state == TaskState.TASK_STATE_COMPLETED
+		audio = Part(raw=b"RIFF", media_type="audio/wav", filename="hello.wav")
+		refused = SendMessageRequest(
+			message=Message(message_id="m2", role=Role.ROLE_USER, parts=[audio])
+		)
+		with pytest.raises(ContentTypeNotSupportedError):
+			async for _ in client.send_message(refused):
+				pass
+	(first,) = model.requests[0].messages
+	(sent,) = first.attachments
+	assert (sent.media_type, sent.name, base64.b64decode(sent.data)) == (
+		"image/png",
+		"receipt.png",
+		PNG,
+	)
+	given = json.loads(first.content)["input"]
+	assert given == {
+		"message": "What is this?\ntotal: 12 EUR",
+		"files": [{"url": "https://files.example/scan.pdf", "mediaType": "application/pdf"}],
+	}
+	assert len(model.requests) == 1

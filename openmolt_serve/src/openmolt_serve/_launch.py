@@ -29,6 +29,7 @@ from openmolt_serve._recent import recent
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision
+	from openmolt_core.llm import Attachment
 	from openmolt_core.sessions import Session
 
 __all__ = [
@@ -145,6 +146,7 @@ async def run_trigger(
 	tainted: bool = False,
 	session: Session | None = None,
 	user: str | None = None,
+	attachments: Sequence[Attachment] = (),
 ) -> RunResult:
 	"""Run (or resume) a trigger's run here, tainted as `starting_taint` decides.
 
@@ -161,7 +163,9 @@ async def run_trigger(
 			return await agent.resume(resume, answer=answer, decision=decision, session=session)
 		history = RunState(run_id=run_id) if source is None else untrusted_input(source)
 		history.run_id = run_id
-		return await agent.run(input, history=history, session=session, user=user)
+		return await agent.run(
+			input, history=history, session=session, user=user, attachments=attachments
+		)
 
 
 class _Starts(RunObserver):
@@ -222,6 +226,7 @@ class Launcher:
 		tainted: bool = False,
 		session: Session | None = None,
 		user: str | None = None,
+		attachments: Sequence[Attachment] = (),
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -248,6 +253,7 @@ class Launcher:
 				earlier turns reach the model, and a stranger's among them taint the run.
 			user: The end user the run acts for (a chat's sender): integrations bound per
 				user use their account (`openmolt_core.accounts`).
+			attachments: Files for the model with a new run's input (a resume takes none).
 
 		Returns:
 			The run id.
@@ -271,6 +277,7 @@ class Launcher:
 				tainted=tainted,
 				session=session,
 				user=user,
+				attachments=attachments,
 			)
 
 		return await self._launch(agent, run_id, go, done, wait=True)

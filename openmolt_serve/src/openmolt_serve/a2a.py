@@ -9,7 +9,8 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
 
 - A message starts a task, whose run starts tainted (kind ``a2a``: another agent wrote it). Its
   ``contextId`` is a session (``a2a:<agent>:<context>``), so later tasks of one context see the
-  earlier turns.
+  earlier turns. Its files are the model's attachments (`openmolt_serve._attach`); a part of a
+  media type the card does not list is refused (``-32005``).
 - While it runs, each tool call is a ``working`` status update (streamed to
   ``SendStreamingMessage`` and ``SubscribeToTask``).
 - It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),
@@ -78,12 +79,14 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
+from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Sessions, run_id_for, run_trigger, session_id
 from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.durability import PendingRun
+	from openmolt_core.llm import Attachment
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import A2ATrigger
 
@@ -138,7 +141,7 @@ def agent_card(agent: Agent, config: A2ATrigger, url: str) -> AgentCard:
 			)
 		],
 		capabilities=AgentCapabilities(streaming=True),
-		default_input_modes=["text/plain", "application/json"],
+		default_input_modes=[*TEXTUAL, *ATTACHABLE],
 		default_output_modes=["text/plain", "application/json"],
 		skills=[
 			AgentSkill(
@@ -202,6 +205,7 @@ def a2a_server(
 		agent_executor=OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED),
 		task_store=tasks,
 		agent_card=card,
+		validate_input_modes=True,  # a part of a type the card does not take: -32005
 	)
 	routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
 	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
@@ -271,7 +275,11 @@ class OpenMoltExecutor(AgentExecutor):
 				"A2A task %s of %s waits for nothing: a message ignored", task_id, self.agent.name
 			)
 			return
-		text, data = _content(message)
+		content = _content(message)
+		if isinstance(content, str):
+			await updater.failed(self._say(updater, content))
+			return
+		text, data, files, attachments = content
 		parked = await self._unpark(task_id) if context.current_task is not None else None
 		stored: PendingRun | None = None
 		if parked is None and _waits(context.current_task):
@@ -300,13 +308,14 @@ class OpenMoltExecutor(AgentExecutor):
 			else:
 				result = await run_trigger(
 					self.agent,
-					text if not data else {"message": text, "data": data},
+					_input(text, data, files),
 					run_id=run_id,
 					trigger="a2a",
 					where=self.agent.name,
 					resume=parked,
 					answer=text if parked is not None else None,
 					session=self.sessions(session_id("a2a", self.agent.name, context_id)),
+					attachments=attachments if parked is None else (),
 				)
 		except RunError as exc:
 			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)
@@ -407,10 +416,48 @@ def _waits(task: Task | None) -> bool:
 	)
 
 
-def _content(message: Message | None) -> tuple[str, list[Any]]:
+_Content = tuple[str, list[Any], list[dict[str, str]], list["Attachment"]]
+
+
+def _content(message: Message | None) -> _Content | str:
+	"""A message's text, data, file addresses and attachments, or why it cannot be read.
+
+	A file's bytes of an `ATTACHABLE` type are an attachment, of a `TEXTUAL` one (or none
+	given) its text; a file's address is passed on as a reference (the server fetches nothing).
+	"""
 	if message is None:
-		return "", []
-	return "\n".join(get_text_parts(message.parts)), list(get_data_parts(message.parts))
+		return "", [], [], []
+	texts = list(get_text_parts(message.parts))
+	files: list[dict[str, str]] = []
+	attachments: list[Attachment] = []
+	for part in message.parts:
+		kind = part.WhichOneof("content")
+		name = part.filename or None
+		if kind == "url":
+			file = {"url": part.url, "mediaType": part.media_type, "name": part.filename}
+			files.append({k: v for k, v in file.items() if v})
+		elif kind == "raw" and part.media_type in ATTACHABLE:
+			attachments.append(attachment(part.media_type, part.raw, name))
+		elif kind == "raw":
+			try:
+				texts.append(part.raw.decode("utf-8"))
+			except UnicodeDecodeError:
+				what = f"the file {part.filename!r}" if part.filename else "a file"
+				kinds = ", ".join(ATTACHABLE)
+				return f"{what} is not UTF-8 text: send text, or a file of type {kinds}"
+	return "\n".join(texts), list(get_data_parts(message.parts)), files, attachments
+
+
+def _input(text: str, data: list[Any], files: list[dict[str, str]]) -> Any:
+	"""The run's input: the text alone, or with the data parts and the files' addresses."""
+	if not data and not files:
+		return text
+	given: dict[str, Any] = {"message": text}
+	if data:
+		given["data"] = data
+	if files:
+		given["files"] = files
+	return given
 
 
 def _words(result: RunResult) -> str:
