@@ -421,3 +421,39 @@ async def test_a_request_that_does_not_end_with_a_user_message_runs_no_earlier_t
 			assert "end with a user message" in refused.json()["error"]
 	assert len(model.requests) == 1
 	assert len(runs) == 1
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+
+
+async def test_media_parts_of_the_user_message_reach_the_model() -> None:
+	"""An image's inline bytes are an attachment, a URL a reference the server does not fetch, a
+	provider's file handle is dropped; bytes that are not base64 are 422 and run nothing."""
+	model = ScriptedModel([finish({"result": "A receipt."})])
+	content = [
+		{"type": "text", "text": "What is this?"},
+		{"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "image/png"}},
+		{"type": "document", "source": {"type": "url", "value": "https://files.example/a.pdf"}},
+		{"type": "document", "source": {"type": "file", "value": "file-abc123"}},
+	]
+	async for client, _, _ in serving(model):
+		body = {**run_input(), "messages": [{"id": "m1", "role": "user", "content": content}]}
+		assert (await run(client, body))[-1].type == EventType.RUN_FINISHED
+		bad = [
+			{"type": "image", "source": {"type": "data", "value": "%%%", "mimeType": "image/png"}}
+		]
+		body = {
+			**run_input(thread="t-2"),
+			"messages": [{"id": "m2", "role": "user", "content": bad}],
+		}
+		refused = await client.post("/agui/Helper", json=body)
+		assert refused.status_code == 422
+		assert "base64" in refused.json()["error"]
+	(first,) = model.requests[0].messages
+	(sent,) = first.attachments
+	assert (sent.media_type, sent.data) == ("image/png", PNG)
+	assert json.loads(first.content)["input"] == {
+		"message": "What is this?",
+		"files": [{"url": "https://files.example/a.pdf"}],
+	}
+	assert len(model.requests) == 1

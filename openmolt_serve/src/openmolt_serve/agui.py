@@ -24,6 +24,7 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import logging
@@ -34,7 +35,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from ag_ui.core import BaseEvent, ResumeEntry, RunAgentInput, RunErrorEvent, UserMessage
+from ag_ui.core import (
+	BaseEvent,
+	DataSource,
+	ResumeEntry,
+	RunAgentInput,
+	RunErrorEvent,
+	TextPart,
+	UrlSource,
+	UserMessage,
+)
 from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -43,6 +53,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import MAPPED, AguiEvents, question_id
+from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._recent import recent
 from openmolt_serve._token import TokenGuard
@@ -52,6 +63,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision, ApprovalRequest
+	from openmolt_core.llm import Attachment
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import AguiTrigger
 
@@ -103,6 +115,7 @@ class _Start:
 	resume: RunState | None = None
 	answer: str | None = None
 	decisions: list[ApprovalDecision] = field(default_factory=list)
+	attachments: list[Attachment] = field(default_factory=list)
 
 
 class AguiEndpoint:
@@ -157,8 +170,8 @@ class AguiEndpoint:
 
 	def _start(self, given: RunAgentInput, thread: _Thread) -> _Start:
 		if not given.resume:
-			text = _last_user_text(given)
-			if text is None:
+			said = _last_user_turn(given)
+			if said is None:
 				raise _Refused(
 					422,
 					"messages: end with a user message (what the agent should do); this agent calls "
@@ -168,7 +181,12 @@ class AguiEndpoint:
 			context = [
 				{"description": c.description, "value": c.value} for c in given.context or []
 			]
-			return _Start(input={"message": text, "context": context} if context else text)
+			more = {"context": context, "files": said.files}
+			extra = {key: value for key, value in more.items() if value}
+			return _Start(
+				input={"message": said.text, **extra} if extra else said.text,
+				attachments=said.attachments,
+			)
 		parked = thread.parked
 		if parked is None or parked.pending is None:
 			raise _Refused(409, "resume: this thread has no run waiting for an answer", "nothing")
@@ -253,6 +271,7 @@ class AguiEndpoint:
 					resume=start.resume,
 					answer=start.answer,
 					decision=start.decisions or None,
+					attachments=start.attachments,
 					done=done,
 					session=self.launcher.sessions(
 						session_id("agui", self.agent.name, given.thread_id)
@@ -315,21 +334,59 @@ def _gone() -> BaseEvent:
 	return RunErrorEvent(message="this interrupt was answered already", code="answered")
 
 
-def _last_user_text(given: RunAgentInput) -> str | None:
-	"""The text of the request's last message, if a user wrote it (else None: nothing to do).
+@dataclass
+class _Said:
+	"""What the user's last message holds: its text, files for the model, files' addresses."""
+
+	text: str
+	attachments: list[Attachment] = field(default_factory=list)
+	files: list[dict[str, str]] = field(default_factory=list)
+
+
+def _last_user_turn(given: RunAgentInput) -> _Said | None:
+	"""What the request's last message holds, if a user wrote it (else None: nothing to do).
 
 	Only the last message is new: the thread's session holds the earlier turns. A request that
 	ends with another kind of message (the agent's reply, a front end tool's result: this agent
 	calls none) asks nothing, and taking an earlier user message would run that turn again.
+	A media part's inline bytes of an `ATTACHABLE` type go to the model, of a `TEXTUAL` type are
+	text; a URL is passed on as a reference (the server fetches nothing); other parts (a
+	provider's file handle, audio, video) are dropped, as the protocol lets a peer do.
+
+	Raises:
+		_Refused: A part's inline bytes are not base64 (or not text where text is said).
 	"""
 	message = given.messages[-1] if given.messages else None
 	if not isinstance(message, UserMessage):
 		return None
 	content = message.content
 	if isinstance(content, str):
-		return content
-	texts = [getattr(part, "text", None) for part in content]
-	return "\n".join(t for t in texts if isinstance(t, str))
+		return _Said(content)
+	said = _Said("")
+	texts: list[str] = []
+	for part in content:
+		if isinstance(part, TextPart):
+			texts.append(part.text)
+			continue
+		source = part.source
+		if isinstance(source, UrlSource):
+			file = {"url": source.value, "mediaType": source.mime_type or ""}
+			said.files.append({k: v for k, v in file.items() if v})
+		elif isinstance(source, DataSource) and source.mime_type in (*ATTACHABLE, *TEXTUAL):
+			try:
+				data = base64.b64decode(source.value, validate=True)
+				if source.mime_type in TEXTUAL:
+					texts.append(data.decode("utf-8"))
+				else:
+					said.attachments.append(attachment(source.mime_type, data))
+			except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+				raise _Refused(
+					422,
+					f"messages: a {part.type} part's data is not base64 {source.mime_type}",
+					"invalid",
+				) from None
+	said.text = "\n".join(texts)
+	return said
 
 
 def _answer(entry: ResumeEntry) -> str:
