@@ -4,7 +4,9 @@ The server has one tool, named after the agent. Its input is ``{"input": "<text 
 (JSON that parses is passed as JSON, like ``openmolt --input``); it runs the agent once and
 answers with the output: as ``structuredContent`` under the agent's output schema when that schema
 is an object, and as JSON text. A run that does not succeed answers ``isError`` with the status
-and the agent's message. Claude Desktop, IDEs and other agents can then call the agent.
+and the agent's message. Claude Desktop, IDEs and other agents can then call the agent. A client
+that sends a progress token hears a progress notification at each tool call of the run
+("calling <tool>").
 
 Nobody can answer the agent's questions over stdio (stdin carries the protocol), so
 ``requestHumanInput`` is turned off for the served agent. The input was written by another
@@ -22,6 +24,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import RunError
+from openmolt_core.events import ToolCallEvent
+from openmolt_core.result import RunState
 from openmolt_core.secrets import Redactor
 from openmolt_core.taint import untrusted_input
 from openmolt_core.triggers import starting_taint
@@ -102,7 +106,16 @@ def agent_server(agent: Agent) -> Server[Any]:
 		if "input" not in arguments:
 			raise MCPError(types.INVALID_PARAMS, "the 'input' argument is required")
 		source = starting_taint("mcp", where=agent.name)
-		history = untrusted_input(source) if source is not None else None
+		history = untrusted_input(source) if source is not None else RunState()
+		calls = 0
+
+		async def progress(event: ToolCallEvent) -> None:
+			nonlocal calls
+			if event.run_id == history.run_id and not event.replayed:
+				calls += 1
+				await ctx.session.report_progress(calls, message=redact(f"calling {event.tool}"))
+
+		agent.on("tool:call", progress)  # a no-op unless the client sent a progress token
 		try:
 			result = await agent.run(_parse(arguments["input"]), history=history)
 		except RunError as exc:
@@ -116,6 +129,8 @@ def agent_server(agent: Agent) -> Server[Any]:
 				],
 				is_error=True,
 			)
+		finally:
+			agent.off("tool:call", progress)
 		if result.status != "success":
 			message = result.human_message or result.error or ""
 			text = f"the run ended with status {result.status!r}" + (
