@@ -6,7 +6,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -88,3 +88,21 @@ async def test_a_request_the_client_gives_up_on_cancels_its_run() -> None:
 	await om.aclose()
 	assert stopped == ["Oslo"]
 	assert len(model.requests) == 1
+
+
+async def test_a_call_without_input_is_a_tool_error_and_an_unknown_tool_a_protocol_error() -> None:
+	"""MCP reports input validation as a tool error (isError) the caller's model can correct, and
+	an unknown tool as JSON-RPC -32602; neither runs the agent."""
+	model = ScriptedModel([])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=model)
+	with anyio.fail_after(30):
+		async with Client(agent_server(agent), cache=None) as client:
+			missing = await client.call_tool("Helper", {"task": "Weather?"})
+			with pytest.raises(MCPError) as unknown:
+				await client.call_tool("Nobody", {"input": "Weather?"})
+	await om.aclose()
+	assert missing.is_error is True
+	assert "'input' argument is required" in missing.content[0].text
+	assert unknown.value.error.code == -32602
+	assert model.requests == []

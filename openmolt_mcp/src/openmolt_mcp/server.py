@@ -4,9 +4,10 @@ The server has one tool, named after the agent. Its input is ``{"input": "<text 
 (JSON that parses is passed as JSON, like ``openmolt --input``); it runs the agent once and
 answers with the output: as ``structuredContent`` under the agent's output schema when that schema
 is an object, and as JSON text. A run that does not succeed answers ``isError`` with the status
-and the agent's message. Claude Desktop, IDEs and other agents can then call the agent. A client
-that sends a progress token hears a progress notification at each tool call of the run
-("calling <tool>").
+and the agent's message (so does a call without ``input``: MCP reports input validation as a
+tool error; an unknown tool is ``-32602``). Claude Desktop, IDEs and other agents can then call
+the agent. A client that sends a progress token hears a progress notification at each tool call
+of the run ("calling <tool>").
 
 Nobody can answer the agent's questions over stdio (stdin carries the protocol), so
 ``requestHumanInput`` is turned off for the served agent. The input was written by another
@@ -103,8 +104,11 @@ def agent_server(agent: Agent) -> Server[Any]:
 				types.INVALID_PARAMS, f"unknown tool {params.name!r}; this server has {name!r}"
 			)
 		arguments = params.arguments or {}
-		if "input" not in arguments:
-			raise MCPError(types.INVALID_PARAMS, "the 'input' argument is required")
+		if "input" not in arguments:  # input validation: a tool error the model can correct
+			return types.CallToolResult(
+				content=[types.TextContent(text="the 'input' argument is required: the task")],
+				is_error=True,
+			)
 		source = starting_taint("mcp", where=agent.name)
 		history = untrusted_input(source) if source is not None else RunState()
 		calls = 0
