@@ -440,3 +440,28 @@ async def test_file_parts_reach_the_model_and_a_type_the_card_does_not_take_is_r
 		"files": [{"url": "https://files.example/scan.pdf", "mediaType": "application/pdf"}],
 	}
 	assert len(model.requests) == 1
+
+
+async def test_an_answer_without_its_context_id_goes_on_in_the_tasks_conversation() -> None:
+	"""An answer that names the task but not its contextId (the spec lets it) resumes the run in
+	the task's context: the next task of that context sees the answer and the reply, and every
+	status the task reports names its own context."""
+	model = ScriptedModel(
+		[ask_human("Which city?"), finish({"result": "Rain in Oslo."}), finish("ok")]
+	)
+	async with serving(model) as (url, _, _), authed() as http:
+		client = await client_for(url, streaming=True, http=http)
+		first = [r async for r in client.send_message(message("Weather?"))]
+		task = first[0].task
+		answered = [r async for r in client.send_message(message("Oslo", task_id=task.id))]
+		contexts = {r.status_update.context_id for r in answered if r.HasField("status_update")}
+		assert contexts == {task.context_id}
+		later = message("And tomorrow?", context_id=task.context_id)
+		assert [r async for r in client.send_message(later)]
+	earlier = json.loads(model.requests[-1].messages[0].content)["earlier"]
+	assert [item["content"] for item in earlier] == [
+		"Weather?",
+		"Which city?",
+		"Oslo",
+		{"result": "Rain in Oslo."},
+	]

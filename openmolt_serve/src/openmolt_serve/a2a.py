@@ -252,7 +252,10 @@ class OpenMoltExecutor(AgentExecutor):
 	async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
 		"""Start the task's run, or resume it with the caller's answer; report how it ends."""
 		task_id = context.task_id or ""
-		context_id = context.context_id or ""
+		# A message to a task may leave out its contextId; the SDK then makes up a new one, but
+		# the task (and its conversation, the session) stays in the context it started in.
+		current = context.current_task
+		context_id = (current.context_id if current is not None else "") or context.context_id or ""
 		updater = TaskUpdater(event_queue, task_id, context_id)
 		message = context.message
 		if context.current_task is None:
