@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client, MCPError
+from mcp.types import ElicitResult
 
 from openmolt import OpenMolt
-from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_core.tools import tool
 from openmolt_mcp.server import agent_server
 
@@ -99,10 +101,66 @@ async def test_a_call_without_input_is_a_tool_error_and_an_unknown_tool_a_protoc
 	with anyio.fail_after(30):
 		async with Client(agent_server(agent), cache=None) as client:
 			missing = await client.call_tool("Helper", {"task": "Weather?"})
+			stale = await client.call_tool("Helper", {"input": "Hi"}, request_state="made-up")
 			with pytest.raises(MCPError) as unknown:
 				await client.call_tool("Nobody", {"input": "Weather?"})
 	await om.aclose()
 	assert missing.is_error is True
 	assert "'input' argument is required" in missing.content[0].text
 	assert unknown.value.error.code == -32602
+	assert stale.is_error is True  # no question waits under that state: nothing resumes
+	assert "answered already, or expired" in stale.content[0].text
 	assert model.requests == []
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_question_asks_a_client_that_declared_elicitation(mode: str) -> None:
+	"""With ask_client (as ``openmolt mcp`` serves), the agent's question is an elicitation form
+	(in the call's result on MCP 2026-07-28, ``elicitation/create`` on a legacy connection); the
+	user's answer goes to the run, a declined one says so, and a client without elicitation is
+	told nobody can answer: every call ends with the agent's output."""
+	model = ScriptedModel(
+		[
+			ask_human("Which city?"),
+			finish({"result": "Rain in Oslo."}),
+			ask_human("Which city?"),
+			finish({"result": "No city."}),
+			ask_human("Which city?"),
+			finish({"result": "Nobody."}),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=model)
+	asked: list[str] = []
+	replies = [
+		ElicitResult(action="accept", content={"answer": "Oslo"}),
+		ElicitResult(action="decline"),
+	]
+
+	async def elicit(context: Any, params: Any) -> ElicitResult:
+		asked.append(params.message)
+		assert params.requested_schema["required"] == ["answer"]
+		return replies.pop(0)
+
+	with anyio.fail_after(30):
+		server = agent_server(agent, ask_client=True)
+		async with Client(server, cache=None, mode=mode, elicitation_callback=elicit) as client:
+			answered = await client.call_tool("Helper", {"input": "Weather?"})
+			declined = await client.call_tool("Helper", {"input": "Weather?"})
+		async with Client(server, cache=None, mode=mode) as client:
+			unasked = await client.call_tool("Helper", {"input": "Weather?"})
+	await om.aclose()
+	assert asked == ["Which city?", "Which city?"]
+	assert [r.structured_content or r.content[0].text for r in (answered, declined, unasked)] == [
+		'{"result": "Rain in Oslo."}',
+		'{"result": "No city."}',
+		'{"result": "Nobody."}',
+	]
+	said = [
+		json.loads(r.messages[-1].content)["results"][0]["result"] for r in model.requests[1::2]
+	]
+	assert said == [
+		"Oslo",
+		"(the person chose not to answer)",
+		"nobody can answer: the client that called this agent cannot ask its user; go on without",
+	]
