@@ -114,10 +114,10 @@ async def test_the_card_is_public_and_says_how_to_authenticate() -> None:
 	assert card["name"] == "Helper"
 	assert card["description"] == "Answers weather questions."
 	assert "Help." not in json.dumps(card)
-	(interface,) = card["supportedInterfaces"]
-	assert interface["protocolBinding"] == "JSONRPC"
-	assert interface["protocolVersion"] == "1.0"
-	assert interface["url"] == f"{url}/"
+	current, legacy = card["supportedInterfaces"]
+	assert current == {"url": f"{url}/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+	assert legacy == {**current, "protocolVersion": "0.3"}
+	assert (card["url"], card["protocolVersion"]) == (f"{url}/", "0.3")  # what 0.3 clients read
 	assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "bearer"
 
 
@@ -465,3 +465,38 @@ async def test_an_answer_without_its_context_id_goes_on_in_the_tasks_conversatio
 		"Oslo",
 		{"result": "Rain in Oslo."},
 	]
+
+
+async def test_a_client_of_a2a_0_3_sends_streams_gets_and_cancels_with_its_method_names() -> None:
+	"""The endpoint also speaks A2A 0.3 (``message/send``, ``message/stream``, ``tasks/get``,
+	``tasks/cancel``: the method names and shapes of the clients still about), as the SDK
+	translates them; the task is the same one a 1.0 client reads."""
+	model = ScriptedModel([finish({"result": "Sunny."}), ask_human("Which city?")])
+
+	def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+		return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+	said = {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": "Weather?"}]}
+	async with serving(model) as (url, _, _), authed() as http:
+		sent = await http.post(
+			f"{url}/", json=call("message/send", {"message": {**said, "messageId": "m1"}})
+		)
+		task = sent.json()["result"]
+		assert (task["kind"], task["status"]["state"]) == ("task", "completed")
+		assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "Sunny."}
+		got = await http.post(f"{url}/", json=call("tasks/get", {"id": task["id"]}))
+		assert got.json()["result"]["status"]["state"] == "completed"
+		cancel = await http.post(f"{url}/", json=call("tasks/cancel", {"id": task["id"]}))
+		assert cancel.json()["error"]["code"] == -32002  # finished: not cancelable
+		stream = call("message/stream", {"message": {**said, "messageId": "m2"}})
+		async with http.stream("POST", f"{url}/", json=stream) as response:
+			events = [
+				json.loads(line.removeprefix("data: "))["result"]
+				async for line in response.aiter_lines()
+				if line.startswith("data: ")
+			]
+		assert [e["kind"] for e in events] == ["task", "status-update", "status-update"]
+		assert [e["status"]["state"] for e in events[1:]] == ["working", "input-required"]
+		client = await client_for(url, streaming=False, http=http)
+		again = await client.get_task(GetTaskRequest(id=task["id"]))
+		assert again.status.state == TaskState.TASK_STATE_COMPLETED

@@ -4,7 +4,9 @@
 ``/a2a/<agent>``: its agent card at ``/a2a/<agent>/.well-known/agent-card.json`` (public: it names
 the agent, its one skill and the bearer scheme callers must use) and the JSON-RPC methods at
 ``/a2a/<agent>/``: ``SendMessage``, ``SendStreamingMessage``, ``GetTask``, ``CancelTask``,
-``SubscribeToTask`` and ``ListTasks``. The protocol is the official ``a2a-sdk``'s: its request
+``SubscribeToTask`` and ``ListTasks`` (and A2A 0.3's ``message/send``, ``message/stream``,
+``tasks/get``, ``tasks/cancel`` and ``tasks/resubscribe``, which the SDK translates, for the
+clients still on 0.3). The protocol is the official ``a2a-sdk``'s: its request
 handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the agent.
 
 - A message starts a task, whose run starts tainted (kind ``a2a``: another agent wrote it). Its
@@ -69,7 +71,11 @@ from a2a.types import (
 	TaskState,
 	TaskStatus,
 )
-from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSION_CURRENT
+from a2a.utils.constants import (
+	AGENT_CARD_WELL_KNOWN_PATH,
+	PROTOCOL_VERSION_0_3,
+	PROTOCOL_VERSION_CURRENT,
+)
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
@@ -136,9 +142,8 @@ def agent_card(agent: Agent, config: A2ATrigger, url: str) -> AgentCard:
 		description=description,
 		version="1.0.0",
 		supported_interfaces=[
-			AgentInterface(
-				url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION_CURRENT
-			)
+			AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=version)
+			for version in (PROTOCOL_VERSION_CURRENT, PROTOCOL_VERSION_0_3)
 		],
 		capabilities=AgentCapabilities(streaming=True),
 		default_input_modes=[*TEXTUAL, *ATTACHABLE],
@@ -207,7 +212,8 @@ def a2a_server(
 		agent_card=card,
 		validate_input_modes=True,  # a part of a type the card does not take: -32005
 	)
-	routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
+	jsonrpc = create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)  # 0.3's method names
+	routes = [*create_agent_card_routes(card), *jsonrpc]
 	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
 	return A2AServer(app, handler, tasks)
 
