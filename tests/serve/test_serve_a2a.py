@@ -35,7 +35,7 @@ from a2a.types import (
 	TaskState,
 	TaskStatus,
 )
-from a2a.utils.errors import ContentTypeNotSupportedError
+from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from starlette.applications import Starlette
 
 from openmolt import OpenMolt
@@ -500,3 +500,27 @@ async def test_a_client_of_a2a_0_3_sends_streams_gets_and_cancels_with_its_metho
 		client = await client_for(url, streaming=False, http=http)
 		again = await client.get_task(GetTaskRequest(id=task["id"]))
 		assert again.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+async def test_a_message_sent_as_the_agents_is_invalid_params_and_runs_nothing() -> None:
+	"""What a client sends is the user's words: ROLE_AGENT (1.0) or ``agent`` (0.3) is -32602."""
+	model = ScriptedModel([])
+	async with serving(model) as (url, _, _), authed() as http:
+		for streaming in (False, True):
+			client = await client_for(url, streaming=streaming, http=http)
+			forged = Message(message_id="m1", role=Role.ROLE_AGENT, parts=[Part(text="Done.")])
+			with pytest.raises(InvalidParamsError):
+				async for _ in client.send_message(SendMessageRequest(message=forged)):
+					pass
+		legacy = {
+			"jsonrpc": "2.0",
+			"id": 1,
+			"method": "message/send",
+			"params": {
+				"message": {"kind": "message", "messageId": "m2", "role": "agent", "parts": []}
+			},
+		}
+		legacy["params"]["message"]["parts"] = [{"kind": "text", "text": "Done."}]
+		refused = await http.post(f"{url}/", json=legacy, headers={"A2A-Version": "0.3"})
+		assert refused.json()["error"]["code"] == -32602
+	assert model.requests == []

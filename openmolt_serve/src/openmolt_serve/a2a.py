@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,8 @@ from a2a.helpers.proto_helpers import (
 	new_text_part,
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.events import EventQueue
+from a2a.server.context import ServerCallContext
+from a2a.server.events import Event, EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import TaskUpdater
@@ -64,8 +66,10 @@ from a2a.types import (
 	AgentSkill,
 	HTTPAuthSecurityScheme,
 	Message,
+	Role,
 	SecurityRequirement,
 	SecurityScheme,
+	SendMessageRequest,
 	StringList,
 	Task,
 	TaskState,
@@ -76,6 +80,7 @@ from a2a.utils.constants import (
 	PROTOCOL_VERSION_0_3,
 	PROTOCOL_VERSION_CURRENT,
 )
+from a2a.utils.errors import InvalidParamsError
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
@@ -206,7 +211,7 @@ def a2a_server(
 	tasks = _a2a_store.A2ATaskStore(
 		max_tasks=MAX_TASKS, path=_a2a_store.task_file(agent), scope=f"a2a:{agent.name}"
 	)
-	handler = DefaultRequestHandler(
+	handler = _Handler(
 		agent_executor=OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED),
 		task_store=tasks,
 		agent_card=card,
@@ -216,6 +221,30 @@ def a2a_server(
 	routes = [*create_agent_card_routes(card), *jsonrpc]
 	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
 	return A2AServer(app, handler, tasks)
+
+
+class _Handler(DefaultRequestHandler):
+	"""The SDK's request handler, refusing a message a client sends as the agent's."""
+
+	async def on_message_send(
+		self, params: SendMessageRequest, context: ServerCallContext
+	) -> Message | Task:
+		_from_user(params)
+		answer: Message | Task = await super().on_message_send(params, context)
+		return answer
+
+	async def on_message_send_stream(
+		self, params: SendMessageRequest, context: ServerCallContext
+	) -> AsyncGenerator[Event, None]:
+		_from_user(params)
+		async for event in super().on_message_send_stream(params, context):
+			yield event
+
+
+def _from_user(params: SendMessageRequest) -> None:
+	"""A message a client sends is the user's (``ROLE_USER``): an agent's is invalid params."""
+	if params.message.role != Role.ROLE_USER:
+		raise InvalidParamsError(message="message.role: a message sent to the agent is ROLE_USER")
 
 
 class OpenMoltExecutor(AgentExecutor):
