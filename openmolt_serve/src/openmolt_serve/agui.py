@@ -238,8 +238,9 @@ class AguiEndpoint:
 			for event in events.started(start.resume.plan if start.resume is not None else []):
 				yield encoder.encode(event)
 
-			def relay(event: Any) -> None:
-				if event.run_id == run_id and not event.replayed:
+			def relay(event: Any) -> None:  # the run's events, and its sub-agents' (nested ids)
+				mine = event.run_id == run_id or event.run_id.startswith(f"{run_id}.")
+				if mine and not event.replayed:
 					for out in events.translate(event):
 						_offer(send, out)
 
