@@ -524,3 +524,27 @@ async def test_a_message_sent_as_the_agents_is_invalid_params_and_runs_nothing()
 		refused = await http.post(f"{url}/", json=legacy, headers={"A2A-Version": "0.3"})
 		assert refused.json()["error"]["code"] == -32602
 	assert model.requests == []
+
+
+async def test_a_task_a_guardrail_stops_is_rejected_with_the_reason() -> None:
+	"""A tripwire is the agent declining the task: TASK_STATE_REJECTED, the guardrail named."""
+	from openmolt_core.guardrails import guardrail, trip
+
+	@guardrail("input")
+	def no_passwords(check: Any) -> Any:
+		if "password" in str(check.value).lower():
+			return trip("the input holds a password")
+		return None
+
+	model = ScriptedModel([finish("never")])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=model, guardrails=[no_passwords])
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, authed() as http:
+		client = await client_for(f"{server.url}/a2a/Helper", streaming=False, http=http)
+		(response,) = [r async for r in client.send_message(message("my password is hunter2"))]
+	await om.aclose()
+	task = response.task
+	assert task.status.state == TaskState.TASK_STATE_REJECTED
+	assert "the input holds a password" in get_text_parts(task.status.message.parts)[0]
+	assert model.requests == []

@@ -16,7 +16,8 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
 - While it runs, each tool call is a ``working`` status update (streamed to
   ``SendStreamingMessage`` and ``SubscribeToTask``).
 - It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),
-  ``failed``, or ``input-required`` when the agent asks a question: the caller's next message
+  ``rejected`` when a guardrail's tripwire stopped it, ``failed``, or ``input-required`` when
+  the agent asks a question: the caller's next message
   to that task is the answer, and the same run goes on (once: answers sent together reach the
   executor one after another, and those behind the first find the task moved on and run
   nothing). A run waiting for an approval is
@@ -416,6 +417,9 @@ class OpenMoltExecutor(AgentExecutor):
 		elif result.status == "approval_required":
 			self._park(task_id, result.state)
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
+		elif result.status == "guardrail_tripped":  # a policy stopped it: the agent won't go on
+			why = result.error or words or result.status
+			await updater.reject(self._say(updater, f"{result.status}: {why}"))
 		else:
 			why = result.error or words or result.status
 			await updater.failed(self._say(updater, f"{result.status}: {why}"))
