@@ -333,28 +333,30 @@ async def test_two_answers_to_one_interrupt_resume_the_run_once() -> None:
 	assert len(model.requests) == 2  # the question, then one resumed step
 
 
-async def test_a_client_that_leaves_mid_run_keeps_its_thread_until_the_run_ends(
+async def test_a_client_that_leaves_mid_run_stops_it_and_frees_its_thread(
 	caplog: pytest.LogCaptureFixture,
 ) -> None:
-	"""The run goes on without its reader, and holds its thread to its end: a request on that
-	thread waits for it instead of running alongside (both would use the thread's session), and
-	the run's end is no 'after the run' traceback in the log."""
-	release = anyio.Event()
+	"""A client that closes the stream (AG-UI's abortRun) stops its run: the tool call in flight
+	is cancelled, nothing more runs, the thread is free once it has stopped, and the next request
+	on it runs as a new one; the run's end is no 'after the run' traceback in the log."""
+	entered = anyio.Event()
+	stopped = anyio.Event()
 
 	@tool(labels=[])
 	async def slow() -> str:
 		"""Wait, then answer."""
-		await release.wait()
+		entered.set()
+		try:
+			await anyio.sleep_forever()
+		finally:
+			stopped.set()
 		return "done"
 
-	ends = Ends()
 	om = OpenMolt(entry_points=False)
-	om.observers.append(ends)
-	model = ScriptedModel([call_tool("local.slow"), finish("first"), finish("second")])
+	model = ScriptedModel([call_tool("local.slow"), finish("second")])
 	agent = om.create_agent(name="Helper", model=model, tools=[slow])
 	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
 	headers = {"Authorization": f"Bearer {TOKEN}"}
-	again: list[Any] = []
 	async with (
 		TriggerServer([(agent, triggers)], port=0) as server,
 		httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client,
@@ -363,23 +365,16 @@ async def test_a_client_that_leaves_mid_run_keeps_its_thread_until_the_run_ends(
 			async for line in response.aiter_lines():
 				if "TOOL_CALL_START" in line:
 					break  # the client leaves while the tool runs
-		thread = server.agui["Helper"].threads["t-1"]
-		await anyio.sleep(0.3)  # the server sees it leave
-		assert thread.busy  # the run still holds its thread
-
-		async def second() -> None:
-			again.extend(await run(client, run_input("again")))
-
-		async with anyio.create_task_group() as tg:
-			tg.start_soon(second)
-			await anyio.sleep(0.3)
-			assert len(model.requests) == 1  # the second request waits for the thread
-			release.set()
-		assert not thread.busy
+		with anyio.fail_after(10):
+			await stopped.wait()  # the server saw it leave: the run stops in its tool call
+		with anyio.fail_after(10):
+			again = await run(client, run_input("again"))  # the thread is free again
+		assert not server.agui["Helper"].threads["t-1"].busy
 	await om.aclose()
-	assert len(ends.states) == 2
+	assert entered.is_set()
 	assert types(again)[-1] == "RUN_FINISHED"
-	assert "second" in again[-1].model_dump_json()  # the first run's reply was not taken
+	assert "second" in again[-1].model_dump_json()
+	assert len(model.requests) == 2  # the stopped run's one call, then the new run's
 	errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "openmolt"]
 	assert errors == [], [r.getMessage() for r in errors]
 

@@ -36,6 +36,7 @@ __all__ = [
 	"MAX_SESSIONS",
 	"Done",
 	"Launcher",
+	"RunCancelled",
 	"Sessions",
 	"in_memory_sessions",
 	"run_id_for",
@@ -45,6 +46,11 @@ __all__ = [
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+
+class RunCancelled(OpenMoltError):
+	"""The run was stopped by `Launcher.cancel` (its client left): what its ``done`` gets."""
+
 
 Done = Callable[[RunResult | None, BaseException | None], Awaitable[None]]
 """Called when a run ends: its result, or the error it ended with."""
@@ -201,6 +207,21 @@ class Launcher:
 		self.sessions: Sessions = sessions or in_memory_sessions()
 		self._observers: dict[int, _Starts] = {}
 		self.running: set[str] = set()
+		self._scopes: dict[str, anyio.CancelScope] = {}
+
+	def cancel(self, run_id: str) -> bool:
+		"""Stop a run this launcher started, if it is still going; returns whether one was.
+
+		Its ``done`` then gets `RunCancelled`.
+
+		Args:
+			run_id: The run's id.
+		"""
+		scope = self._scopes.get(run_id)
+		if scope is None:
+			return False
+		scope.cancel()
+		return True
 
 	def _watch(self, om: OpenMolt) -> _Starts:
 		starts = self._observers.get(id(om))
@@ -337,8 +358,12 @@ class Launcher:
 			result: RunResult | None = None
 			error: BaseException | None = None
 			self.running.add(run_id)
+			scope = self._scopes[run_id] = anyio.CancelScope()
 			try:
-				result = await run()
+				with scope:
+					result = await run()
+				if scope.cancelled_caught:
+					error = RunCancelled(f"the run {run_id} was cancelled")
 			except RunError as exc:
 				error, result = exc, exc.result
 			except Exception as exc:
@@ -348,6 +373,8 @@ class Launcher:
 				log.warning("the run %s of %s failed: %s", run_id, agent.name, exc)
 			finally:
 				self.running.discard(run_id)
+				if self._scopes.get(run_id) is scope:
+					del self._scopes[run_id]
 				ended.set()
 				started.set()
 			if done is not None:

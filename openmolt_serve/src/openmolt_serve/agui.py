@@ -83,7 +83,8 @@ MAX_THREAD_ID = 256
 @dataclass
 class _Thread:
 	turn: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(1))
-	"""Held from a request's start to its run's end (not its stream's: a client may leave)."""
+	"""Held from a request's start to its run's end (a client that leaves stops the run; the
+	turn comes back once it has stopped)."""
 	parked: RunState | None = None
 
 	@property
@@ -217,12 +218,14 @@ class AguiEndpoint:
 	) -> AsyncIterator[str]:
 		events = AguiEvents(given.thread_id, given.run_id, self.redact)
 		send, receive = anyio.create_memory_object_stream[BaseEvent](math.inf)
-		# One run of a thread at a time, to its end: a client that leaves mid-run does not free
-		# the thread for another request while its run goes on (both would append to the
-		# thread's session and parked state).
+		# One run of a thread at a time, to its end: a client that leaves mid-run stops its run
+		# (AG-UI's abortRun closes the connection), and the thread is free once it has stopped,
+		# never while it goes on (both would append to the thread's session and parked state).
 		await thread.turn.acquire()
 		turn = _Turn(thread)
 		launched = False  # once the run is launched, its end gives the turn back
+		read = False  # the client read the stream to its end (the run's end)
+		run_id = ""
 		try:
 			if start.resume is not None and thread.parked is not start.resume:
 				# Another request answered it while this one waited for the thread.
@@ -281,6 +284,7 @@ class AguiEndpoint:
 				async with receive:
 					async for out in receive:
 						yield encoder.encode(out)
+				read = True
 			except OpenMoltError as exc:
 				log.warning("AG-UI run of %s could not start: %s", self.agent.name, exc)
 				if start.resume is not None:
@@ -295,6 +299,8 @@ class AguiEndpoint:
 		finally:
 			if not launched:
 				turn.give_back()
+			elif not read and self.launcher.cancel(run_id):  # the client left: it stops the run
+				log.info("AG-UI run %s of %s stopped: its client left", run_id, self.agent.name)
 
 
 @contextlib.contextmanager
@@ -315,7 +321,7 @@ class _Refused(Exception):
 def _offer(send: MemoryObjectSendStream[BaseEvent], event: BaseEvent) -> None:
 	"""Pass an event to the stream, if its client still reads it.
 
-	A client may leave mid-run: the run goes on, and what it ends with is kept for the thread.
+	A client may leave mid-run: its run is stopped, and what comes until it has is dropped.
 	"""
 	with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
 		send.send_nowait(event)
