@@ -452,3 +452,16 @@ async def test_media_parts_of_the_user_message_reach_the_model() -> None:
 		"files": [{"url": "https://files.example/a.pdf"}],
 	}
 	assert len(model.requests) == 1
+
+
+async def test_the_state_snapshot_keeps_the_clients_state_beside_the_plan() -> None:
+	"""The application's own keys in the client's state survive the run's snapshot and deltas
+	(they patch /plan only); the plan is the run's."""
+	model = ScriptedModel([[update_plan("look", "answer"), finish({"result": "ok"})]])
+	async for client, _, _ in serving(model):
+		body = run_input(state={"cart": ["A17"], "plan": ["stale"]})
+		events = await run(client, body)
+	snapshot = next(e for e in events if e.type == EventType.STATE_SNAPSHOT)
+	assert snapshot.snapshot == {"cart": ["A17"], "plan": []}
+	deltas = [op for e in events if e.type == EventType.STATE_DELTA for op in e.delta]
+	assert {op.path.split("/")[1] for op in deltas} == {"plan"}

@@ -2,7 +2,7 @@
 
 | OpenMolt | AG-UI |
 | --- | --- |
-| the run starts | ``RUN_STARTED``, then ``STATE_SNAPSHOT`` of ``{"plan": [...]}`` |
+| the run starts | ``RUN_STARTED``, then ``STATE_SNAPSHOT``: the client's state with ``"plan": [...]`` |
 | ``tool:call`` | ``TOOL_CALL_START``, ``TOOL_CALL_ARGS`` (the input as JSON), ``TOOL_CALL_END`` |
 | ``tool:response`` | ``TOOL_CALL_RESULT`` (the result as JSON) |
 | ``planUpdate`` | ``STATE_DELTA``: a JSON Patch (RFC 6902) of ``/plan``, item by item |
@@ -115,14 +115,22 @@ class AguiEvents:
 		self._message: str | None = None
 		self._subagents: dict[str, bool] = {}  # started sub-runs: True while open
 
-	def started(self, plan: list[dict[str, Any]]) -> list[BaseEvent]:
-		"""``RUN_STARTED`` and the state the run starts from (its plan)."""
+	def started(self, plan: list[dict[str, Any]], state: Any = None) -> list[BaseEvent]:
+		"""``RUN_STARTED`` and the state the run starts from: the client's, with the run's plan.
+
+		Args:
+			plan: The run's plan (``/plan`` of the state).
+			state: The state the client sent (an object's other keys are the application's:
+				kept as they are).
+		"""
 		self.plan = [dict(item) for item in plan]
+		kept = dict(state) if isinstance(state, dict) else {}
+		snapshot = {**kept, "plan": self.plan}
 		return [
 			RunStartedEvent(
 				thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
 			),
-			StateSnapshotEvent(snapshot={"plan": self.redact.deep(_json(self.plan))}),
+			StateSnapshotEvent(snapshot=self.redact.deep(_json(snapshot))),
 		]
 
 	def translate(self, event: Event) -> list[BaseEvent]:

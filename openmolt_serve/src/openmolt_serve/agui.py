@@ -229,7 +229,7 @@ class AguiEndpoint:
 		try:
 			if start.resume is not None and thread.parked is not start.resume:
 				# Another request answered it while this one waited for the thread.
-				for event in [*events.started(start.resume.plan), _gone()]:
+				for event in [*events.started(start.resume.plan, given.state), _gone()]:
 					yield encoder.encode(event)
 				return
 			thread.parked = None
@@ -238,7 +238,8 @@ class AguiEndpoint:
 				if start.resume is not None
 				else run_id_for("agui", self.agent.name, None, scope=given.thread_id)
 			)
-			for event in events.started(start.resume.plan if start.resume is not None else []):
+			plan = start.resume.plan if start.resume is not None else []
+			for event in events.started(plan, given.state):
 				yield encoder.encode(event)
 
 			def relay(event: Any) -> None:  # the run's events, and its sub-agents' (nested ids)
