@@ -803,3 +803,39 @@ def test_ids_of_people_chats_and_threads_are_taken() -> None:
 	"""What the surfaces send is taken as it is (unicode, separators, the longest allowed)."""
 	for given in ["agui:Helper:t-1", "slack:Bot:C1/17.0001", "élodie:🙂", "x" * 1024]:
 		assert InMemorySession(given).session_id == given
+
+
+async def test_a_later_turn_reads_which_files_an_earlier_one_was_sent() -> None:
+	"""A turn's files are named in its item (media type and name, not their bytes) and the next
+	turn's model reads them among the earlier turns; a resumed turn names none again."""
+	from openmolt_core import Attachment
+	from openmolt_core.testing import ask_human
+
+	model = ScriptedModel(
+		[
+			[ask_human("which total?")],
+			[finish("ok", human_message="12 EUR")],
+			[finish("ok", human_message="yes")],
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	agent.on_human_input_request = _later
+	session = InMemorySession("receipts")
+	scan = Attachment(media_type="image/png", data="iVBORw0KGgo=", name="receipt.png")
+	parked = await agent.run("read this", session=session, attachments=[scan])
+	await agent.resume(parked.state, answer="the total", session=session)
+	await agent.run("and the date?", session=session)
+	items = await session.get_items()
+	assert [i.get("attachments") for i in items if i["role"] == "user"] == [
+		[{"mediaType": "image/png", "name": "receipt.png"}],
+		None,
+		None,
+	]
+	earlier = first_turn(model.requests[-1])["earlier"]
+	assert earlier[0] == {
+		"role": "user",
+		"content": "read this",
+		"attachments": [{"mediaType": "image/png", "name": "receipt.png"}],
+	}
+	assert "iVBORw0KGgo=" not in json.dumps(items)

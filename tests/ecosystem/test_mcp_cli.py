@@ -181,3 +181,51 @@ def test_a_dry_run_lists_the_tools_of_mcp_servers(
 	listed = [t["tool"] for t in data["tools"]]
 	assert {"ours.whoami", "ours.sleep"} <= set(listed) and "ours.fail" not in listed
 	assert not children("stdio_server.py")
+
+
+ASKING_PY = """
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, ask_human, finish
+
+om = OpenMolt(entry_points=False)
+model = ScriptedModel([
+    ask_human("Which name?"),
+    lambda request: finish({"greeting": "Hello, " + __import__("json").loads(
+        request.messages[-1].content)["results"][0]["result"]}),
+])
+agent = om.create_agent(
+    name="Greeter",
+    model=model,
+    output_schema={"type": "object", "properties": {"greeting": {"type": "string"}},
+                   "required": ["greeting"]},
+)
+"""
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_question_over_stdio_is_asked_of_the_clients_user(
+	tmp_path: Path, mode: str
+) -> None:
+	"""Over stdio, the agent's question reaches the client's elicitation handler (in the call's
+	result on 2026-07-28, as elicitation/create on a legacy connection) and its answer the run."""
+	from mcp.types import ElicitResult
+
+	agent_file = tmp_path / "asking.py"
+	agent_file.write_text(ASKING_PY, encoding="utf-8")
+	server = StdioServerParameters(
+		command=sys.executable,
+		args=["-m", "openmolt", "mcp", str(agent_file)],
+		env={"PYTHONPATH": os.pathsep.join(sys.path)},
+		cwd=str(tmp_path),
+	)
+	asked: list[str] = []
+
+	async def elicit(context: Any, params: Any) -> ElicitResult:
+		asked.append(params.message)
+		return ElicitResult(action="accept", content={"answer": "Ada"})
+
+	with anyio.fail_after(60):
+		async with Client(server, cache=None, mode=mode, elicitation_callback=elicit) as client:
+			result = await client.call_tool("Greeter", {"input": "greet someone"})
+	assert asked == ["Which name?"]
+	assert result.structured_content == {"greeting": "Hello, Ada"}

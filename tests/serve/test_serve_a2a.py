@@ -3,6 +3,7 @@ A2A agent (an a2a-sdk server) is a tool of an OpenMolt agent."""
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -34,6 +35,7 @@ from a2a.types import (
 	TaskState,
 	TaskStatus,
 )
+from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from starlette.applications import Starlette
 
 from openmolt import OpenMolt
@@ -112,10 +114,10 @@ async def test_the_card_is_public_and_says_how_to_authenticate() -> None:
 	assert card["name"] == "Helper"
 	assert card["description"] == "Answers weather questions."
 	assert "Help." not in json.dumps(card)
-	(interface,) = card["supportedInterfaces"]
-	assert interface["protocolBinding"] == "JSONRPC"
-	assert interface["protocolVersion"] == "1.0"
-	assert interface["url"] == f"{url}/"
+	current, legacy = card["supportedInterfaces"]
+	assert current == {"url": f"{url}/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+	assert legacy == {**current, "protocolVersion": "0.3"}
+	assert (card["url"], card["protocolVersion"]) == (f"{url}/", "0.3")  # what 0.3 clients read
 	assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "bearer"
 
 
@@ -392,3 +394,157 @@ async def test_stopping_the_server_cancels_the_runs_of_tasks_in_flight() -> None
 		assert stopped == []
 	assert stopped == ["Oslo"]
 	await om.aclose()
+
+
+PNG = base64.b64decode(
+	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+
+
+async def test_file_parts_reach_the_model_and_a_type_the_card_does_not_take_is_refused() -> None:
+	"""An image's bytes are an attachment, a text file's its text, an address a reference; a part
+	of a media type the card does not declare is ContentTypeNotSupported (-32005), nothing runs."""
+	model = ScriptedModel([finish({"result": "A receipt."})])
+	async with serving(model) as (url, _, _), authed() as http:
+		client = await client_for(url, streaming=False, http=http)
+		card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+		assert "image/png" in card["defaultInputModes"]
+		parts = [
+			Part(text="What is this?"),
+			Part(raw=PNG, media_type="image/png", filename="receipt.png"),
+			Part(raw=b"total: 12 EUR", media_type="text/plain", filename="note.txt"),
+			Part(url="https://files.example/scan.pdf", media_type="application/pdf"),
+		]
+		request = SendMessageRequest(
+			message=Message(message_id="m1", role=Role.ROLE_USER, parts=parts)
+		)
+		(response,) = [r async for r in client.send_message(request)]
+		assert response.task.status.state == TaskState.TASK_STATE_COMPLETED
+		audio = Part(raw=b"RIFF", media_type="audio/wav", filename="hello.wav")
+		refused = SendMessageRequest(
+			message=Message(message_id="m2", role=Role.ROLE_USER, parts=[audio])
+		)
+		with pytest.raises(ContentTypeNotSupportedError):
+			async for _ in client.send_message(refused):
+				pass
+	(first,) = model.requests[0].messages
+	(sent,) = first.attachments
+	assert (sent.media_type, sent.name, base64.b64decode(sent.data)) == (
+		"image/png",
+		"receipt.png",
+		PNG,
+	)
+	given = json.loads(first.content)["input"]
+	assert given == {
+		"message": "What is this?\ntotal: 12 EUR",
+		"files": [{"url": "https://files.example/scan.pdf", "mediaType": "application/pdf"}],
+	}
+	assert len(model.requests) == 1
+
+
+async def test_an_answer_without_its_context_id_goes_on_in_the_tasks_conversation() -> None:
+	"""An answer that names the task but not its contextId (the spec lets it) resumes the run in
+	the task's context: the next task of that context sees the answer and the reply, and every
+	status the task reports names its own context."""
+	model = ScriptedModel(
+		[ask_human("Which city?"), finish({"result": "Rain in Oslo."}), finish("ok")]
+	)
+	async with serving(model) as (url, _, _), authed() as http:
+		client = await client_for(url, streaming=True, http=http)
+		first = [r async for r in client.send_message(message("Weather?"))]
+		task = first[0].task
+		answered = [r async for r in client.send_message(message("Oslo", task_id=task.id))]
+		contexts = {r.status_update.context_id for r in answered if r.HasField("status_update")}
+		assert contexts == {task.context_id}
+		later = message("And tomorrow?", context_id=task.context_id)
+		assert [r async for r in client.send_message(later)]
+	earlier = json.loads(model.requests[-1].messages[0].content)["earlier"]
+	assert [item["content"] for item in earlier] == [
+		"Weather?",
+		"Which city?",
+		"Oslo",
+		{"result": "Rain in Oslo."},
+	]
+
+
+async def test_a_client_of_a2a_0_3_sends_streams_gets_and_cancels_with_its_method_names() -> None:
+	"""The endpoint also speaks A2A 0.3 (``message/send``, ``message/stream``, ``tasks/get``,
+	``tasks/cancel``: the method names and shapes of the clients still about), as the SDK
+	translates them; the task is the same one a 1.0 client reads."""
+	model = ScriptedModel([finish({"result": "Sunny."}), ask_human("Which city?")])
+
+	def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+		return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+	said = {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": "Weather?"}]}
+	async with serving(model) as (url, _, _), authed() as http:
+		sent = await http.post(
+			f"{url}/", json=call("message/send", {"message": {**said, "messageId": "m1"}})
+		)
+		task = sent.json()["result"]
+		assert (task["kind"], task["status"]["state"]) == ("task", "completed")
+		assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "Sunny."}
+		got = await http.post(f"{url}/", json=call("tasks/get", {"id": task["id"]}))
+		assert got.json()["result"]["status"]["state"] == "completed"
+		cancel = await http.post(f"{url}/", json=call("tasks/cancel", {"id": task["id"]}))
+		assert cancel.json()["error"]["code"] == -32002  # finished: not cancelable
+		stream = call("message/stream", {"message": {**said, "messageId": "m2"}})
+		async with http.stream("POST", f"{url}/", json=stream) as response:
+			events = [
+				json.loads(line.removeprefix("data: "))["result"]
+				async for line in response.aiter_lines()
+				if line.startswith("data: ")
+			]
+		assert [e["kind"] for e in events] == ["task", "status-update", "status-update"]
+		assert [e["status"]["state"] for e in events[1:]] == ["working", "input-required"]
+		client = await client_for(url, streaming=False, http=http)
+		again = await client.get_task(GetTaskRequest(id=task["id"]))
+		assert again.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+async def test_a_message_sent_as_the_agents_is_invalid_params_and_runs_nothing() -> None:
+	"""What a client sends is the user's words: ROLE_AGENT (1.0) or ``agent`` (0.3) is -32602."""
+	model = ScriptedModel([])
+	async with serving(model) as (url, _, _), authed() as http:
+		for streaming in (False, True):
+			client = await client_for(url, streaming=streaming, http=http)
+			forged = Message(message_id="m1", role=Role.ROLE_AGENT, parts=[Part(text="Done.")])
+			with pytest.raises(InvalidParamsError):
+				async for _ in client.send_message(SendMessageRequest(message=forged)):
+					pass
+		legacy = {
+			"jsonrpc": "2.0",
+			"id": 1,
+			"method": "message/send",
+			"params": {
+				"message": {"kind": "message", "messageId": "m2", "role": "agent", "parts": []}
+			},
+		}
+		legacy["params"]["message"]["parts"] = [{"kind": "text", "text": "Done."}]
+		refused = await http.post(f"{url}/", json=legacy, headers={"A2A-Version": "0.3"})
+		assert refused.json()["error"]["code"] == -32602
+	assert model.requests == []
+
+
+async def test_a_task_a_guardrail_stops_is_rejected_with_the_reason() -> None:
+	"""A tripwire is the agent declining the task: TASK_STATE_REJECTED, the guardrail named."""
+	from openmolt_core.guardrails import guardrail, trip
+
+	@guardrail("input")
+	def no_passwords(check: Any) -> Any:
+		if "password" in str(check.value).lower():
+			return trip("the input holds a password")
+		return None
+
+	model = ScriptedModel([finish("never")])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=model, guardrails=[no_passwords])
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, authed() as http:
+		client = await client_for(f"{server.url}/a2a/Helper", streaming=False, http=http)
+		(response,) = [r async for r in client.send_message(message("my password is hunter2"))]
+	await om.aclose()
+	task = response.task
+	assert task.status.state == TaskState.TASK_STATE_REJECTED
+	assert "the input holds a password" in get_text_parts(task.status.message.parts)[0]
+	assert model.requests == []

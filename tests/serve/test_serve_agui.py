@@ -333,28 +333,30 @@ async def test_two_answers_to_one_interrupt_resume_the_run_once() -> None:
 	assert len(model.requests) == 2  # the question, then one resumed step
 
 
-async def test_a_client_that_leaves_mid_run_keeps_its_thread_until_the_run_ends(
+async def test_a_client_that_leaves_mid_run_stops_it_and_frees_its_thread(
 	caplog: pytest.LogCaptureFixture,
 ) -> None:
-	"""The run goes on without its reader, and holds its thread to its end: a request on that
-	thread waits for it instead of running alongside (both would use the thread's session), and
-	the run's end is no 'after the run' traceback in the log."""
-	release = anyio.Event()
+	"""A client that closes the stream (AG-UI's abortRun) stops its run: the tool call in flight
+	is cancelled, nothing more runs, the thread is free once it has stopped, and the next request
+	on it runs as a new one; the run's end is no 'after the run' traceback in the log."""
+	entered = anyio.Event()
+	stopped = anyio.Event()
 
 	@tool(labels=[])
 	async def slow() -> str:
 		"""Wait, then answer."""
-		await release.wait()
+		entered.set()
+		try:
+			await anyio.sleep_forever()
+		finally:
+			stopped.set()
 		return "done"
 
-	ends = Ends()
 	om = OpenMolt(entry_points=False)
-	om.observers.append(ends)
-	model = ScriptedModel([call_tool("local.slow"), finish("first"), finish("second")])
+	model = ScriptedModel([call_tool("local.slow"), finish("second")])
 	agent = om.create_agent(name="Helper", model=model, tools=[slow])
 	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
 	headers = {"Authorization": f"Bearer {TOKEN}"}
-	again: list[Any] = []
 	async with (
 		TriggerServer([(agent, triggers)], port=0) as server,
 		httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client,
@@ -363,22 +365,103 @@ async def test_a_client_that_leaves_mid_run_keeps_its_thread_until_the_run_ends(
 			async for line in response.aiter_lines():
 				if "TOOL_CALL_START" in line:
 					break  # the client leaves while the tool runs
-		thread = server.agui["Helper"].threads["t-1"]
-		await anyio.sleep(0.3)  # the server sees it leave
-		assert thread.busy  # the run still holds its thread
-
-		async def second() -> None:
-			again.extend(await run(client, run_input("again")))
-
-		async with anyio.create_task_group() as tg:
-			tg.start_soon(second)
-			await anyio.sleep(0.3)
-			assert len(model.requests) == 1  # the second request waits for the thread
-			release.set()
-		assert not thread.busy
+		with anyio.fail_after(10):
+			await stopped.wait()  # the server saw it leave: the run stops in its tool call
+		with anyio.fail_after(10):
+			again = await run(client, run_input("again"))  # the thread is free again
+		assert not server.agui["Helper"].threads["t-1"].busy
 	await om.aclose()
-	assert len(ends.states) == 2
+	assert entered.is_set()
 	assert types(again)[-1] == "RUN_FINISHED"
-	assert "second" in again[-1].model_dump_json()  # the first run's reply was not taken
+	assert "second" in again[-1].model_dump_json()
+	assert len(model.requests) == 2  # the stopped run's one call, then the new run's
 	errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "openmolt"]
 	assert errors == [], [r.getMessage() for r in errors]
+
+
+async def test_a_request_that_does_not_end_with_a_user_message_runs_no_earlier_turn() -> None:
+	"""The thread's session holds the earlier turns: a request whose last message is the agent's
+	reply or a tool's result (this agent calls no front end tool) is 422, never a second run of
+	the earlier user message."""
+	model = ScriptedModel([finish({"result": "Rain."})])
+	runs: list[Any] = []
+	async for client, _, ends in serving(model):
+		runs = ends.states
+		first = run_input("Weather in Oslo?")
+		assert (await run(client, first))[-1].type == EventType.RUN_FINISHED
+		said = [
+			*first["messages"],
+			{"id": "a1", "role": "assistant", "content": "Rain."},
+		]
+		for tail in (
+			[],
+			[
+				{
+					"id": "a2",
+					"role": "assistant",
+					"toolCalls": [
+						{
+							"id": "c1",
+							"type": "function",
+							"function": {"name": "confirm", "arguments": "{}"},
+						}
+					],
+				},
+				{"id": "r1", "role": "tool", "toolCallId": "c1", "content": "yes"},
+			],
+		):
+			body = {**run_input(), "messages": [*said, *tail]}
+			refused = await client.post("/agui/Helper", json=body)
+			assert refused.status_code == 422
+			assert "end with a user message" in refused.json()["error"]
+	assert len(model.requests) == 1
+	assert len(runs) == 1
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+
+
+async def test_media_parts_of_the_user_message_reach_the_model() -> None:
+	"""An image's inline bytes are an attachment, a URL a reference the server does not fetch, a
+	provider's file handle is dropped; bytes that are not base64 are 422 and run nothing."""
+	model = ScriptedModel([finish({"result": "A receipt."})])
+	content = [
+		{"type": "text", "text": "What is this?"},
+		{"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "image/png"}},
+		{"type": "document", "source": {"type": "url", "value": "https://files.example/a.pdf"}},
+		{"type": "document", "source": {"type": "file", "value": "file-abc123"}},
+	]
+	async for client, _, _ in serving(model):
+		body = {**run_input(), "messages": [{"id": "m1", "role": "user", "content": content}]}
+		assert (await run(client, body))[-1].type == EventType.RUN_FINISHED
+		bad = [
+			{"type": "image", "source": {"type": "data", "value": "%%%", "mimeType": "image/png"}}
+		]
+		body = {
+			**run_input(thread="t-2"),
+			"messages": [{"id": "m2", "role": "user", "content": bad}],
+		}
+		refused = await client.post("/agui/Helper", json=body)
+		assert refused.status_code == 422
+		assert "base64" in refused.json()["error"]
+	(first,) = model.requests[0].messages
+	(sent,) = first.attachments
+	assert (sent.media_type, sent.data) == ("image/png", PNG)
+	assert json.loads(first.content)["input"] == {
+		"message": "What is this?",
+		"files": [{"url": "https://files.example/a.pdf"}],
+	}
+	assert len(model.requests) == 1
+
+
+async def test_the_state_snapshot_keeps_the_clients_state_beside_the_plan() -> None:
+	"""The application's own keys in the client's state survive the run's snapshot and deltas
+	(they patch /plan only); the plan is the run's."""
+	model = ScriptedModel([[update_plan("look", "answer"), finish({"result": "ok"})]])
+	async for client, _, _ in serving(model):
+		body = run_input(state={"cart": ["A17"], "plan": ["stale"]})
+		events = await run(client, body)
+	snapshot = next(e for e in events if e.type == EventType.STATE_SNAPSHOT)
+	assert snapshot.snapshot == {"cart": ["A17"], "plan": []}
+	deltas = [op for e in events if e.type == EventType.STATE_DELTA for op in e.delta]
+	assert {op.path.split("/")[1] for op in deltas} == {"plan"}

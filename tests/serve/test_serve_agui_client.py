@@ -101,3 +101,100 @@ async def test_the_typescript_client_runs_an_agent_and_resumes_its_interrupt() -
 		"toolCalls": [],
 	}
 	assert "Monday" in model.requests[2].messages[-1].content  # the resume's answer
+
+
+VERIFY = Path(__file__).with_name("js") / "agui_verify.cjs"
+
+
+async def verified(events: list[dict[str, Any]]) -> None:
+	"""The TypeScript client's own checks (verifyEvents) pass on a recorded stream."""
+	modules = client_modules()
+	done = await anyio.run_process(
+		[shutil.which("node") or "node", str(VERIFY)],
+		input=json.dumps(events).encode(),
+		env={**os.environ, "NODE_PATH": str(modules)},
+		check=False,
+	)
+	assert done.returncode == 0, done.stderr.decode()
+
+
+async def test_a_sub_agents_tool_calls_are_a_subagent_of_the_stream() -> None:
+	"""An agent called as a tool opens a subagent (SUBAGENT_STARTED, named), its tool calls carry
+	its subagentRunId, its end closes it before the caller's call gets its result; one that
+	fails is SUBAGENT_ERROR. The TypeScript client's checks pass on the whole stream."""
+
+	@tool(labels=[])
+	def forecast(city: str) -> dict[str, Any]:
+		"""The week's forecast.
+
+		Args:
+			city: The city.
+		"""
+		return {"city": city, "monday": "rain"}
+
+	om = OpenMolt(entry_points=False)
+	helper = om.create_agent(
+		name="Forecaster",
+		model=ScriptedModel(
+			[
+				[update_plan("ask the service"), call_tool("local.forecast", city="Oslo")],
+				finish({"result": "rain"}),
+				call_tool("local.forecast", city="Bergen"),
+				finish({"result": "no forecast"}, status="failure"),  # the second call fails
+				call_tool("local.forecast", city="Tromsø"),  # the third breaks: no more replies
+			]
+		),
+		tools=[forecast],
+		output_schema={"type": "object", "properties": {"result": {"type": "string"}}},
+	)
+	model = ScriptedModel(
+		[
+			call_tool("local.Forecaster", task="Oslo this week?"),
+			call_tool("local.Forecaster", task="Bergen?"),
+			call_tool("local.Forecaster", task="Tromsø?"),
+			finish({"result": "Rain in Oslo."}),
+		]
+	)
+	agent = om.create_agent(name="Weather", model=model, tools=[helper])
+	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
+	body = {
+		"threadId": "t-sub",
+		"runId": "run-1",
+		"messages": [{"id": "u1", "role": "user", "content": "Weather?"}],
+	}
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		headers = {"Authorization": f"Bearer {TOKEN}"}
+		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=30) as http:
+			async with http.stream("POST", "/agui/Weather", json=body) as response:
+				text = (await response.aread()).decode()
+	await om.aclose()
+	events = [
+		json.loads(frame.removeprefix("data: "))
+		for frame in text.split("\n\n")
+		if frame.startswith("data: ")
+	]
+	await verified(events)
+	started = [e for e in events if e["type"] == "SUBAGENT_STARTED"]
+	assert [e["name"] for e in started] == ["Forecaster"] * 3
+	first, second, third = (e["subagentRunId"] for e in started)
+	inner = [e for e in events if e.get("subagentRunId") == first]
+	assert [e["type"] for e in inner] == [
+		"SUBAGENT_STARTED",
+		"TOOL_CALL_START",
+		"TOOL_CALL_ARGS",
+		"TOOL_CALL_END",
+		"TOOL_CALL_RESULT",
+		"SUBAGENT_FINISHED",
+	]
+	assert inner[-1]["result"] == {"result": "rain"}
+	ends = {e["subagentRunId"]: i for i, e in enumerate(events) if e["type"] == "SUBAGENT_ERROR"}
+	assert set(ends) == {second, third}
+	outer = [e for e in events if "subagentRunId" not in e]
+	last_result = max(
+		i for i, e in enumerate(events) if e in outer and e["type"] == "TOOL_CALL_RESULT"
+	)
+	assert ends[third] < last_result  # closed before its caller reads how it went
+	calls = [e["toolCallName"] for e in outer if e["type"] == "TOOL_CALL_START"]
+	assert calls == ["local.Forecaster"] * 3
+	assert [e for e in events if e["type"] == "STATE_DELTA"] == []  # its plan is not the state
+	assert events[-1]["type"] == "RUN_FINISHED"

@@ -5,7 +5,9 @@ chooses (per user, per chat, per thread). Each run in it reads the earlier turns
 own: the user's input, the agent's reply (its human message, else its output) and the run behind
 them. Items are JSON dicts; ``role`` says which kind:
 
-- ``{"role": "user", "content": input, "run_id", "tainted"?}``: what the run was asked;
+- ``{"role": "user", "content": input, "run_id", "tainted"?, "attachments"?}``: what the run was
+  asked (``attachments``: the media type and name of each file sent with it, whose bytes are not
+  kept: a later turn reads that they were sent);
 - ``{"role": "agent", "content": reply, "status", "run_id", "tainted"?}``: what it answered;
 - ``{"role": "memory", "content": text, "run_id", "tainted"?}``: the session's short-term memory
   after a run (the latest one counts);
@@ -62,7 +64,7 @@ from openmolt_core._support.private import private_file
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.conversation import Session, SessionHistory
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.llm import Message, ModelRequest
+from openmolt_core.llm import Attachment, Message, ModelRequest
 from openmolt_core.prompt import dumps
 
 if TYPE_CHECKING:
@@ -509,6 +511,8 @@ def _entry(item: dict[str, Any]) -> dict[str, Any]:
 	# The stored item as the model sees it: who, what, and whether someone untrusted wrote or
 	# shaped it (all fixed when it was written: an entry never changes between turns).
 	entry = {"role": item["role"], "content": item.get("content")}
+	if item.get("attachments"):
+		entry["attachments"] = item["attachments"]
 	if item.get("tainted"):
 		entry["untrusted"] = True
 	return entry
@@ -669,6 +673,7 @@ def items_after(
 	asked: Any,
 	asked_tainted: bool,
 	memory_before: str,
+	attachments: Sequence[Attachment] = (),
 ) -> list[dict[str, Any]]:
 	"""The items a run appends to its session: the input, the reply and the memory if changed.
 
@@ -679,6 +684,7 @@ def items_after(
 			resumed by approval decisions, which are no part of the conversation).
 		asked_tainted: Whether someone untrusted wrote ``asked``.
 		memory_before: The session's short-term memory when the run started.
+		attachments: The files sent with ``asked`` (a new run's): named in its item.
 	"""
 	redact = agent._redactor
 	state = result.state
@@ -687,6 +693,11 @@ def items_after(
 		"content": redact.deep(_plain(asked)),
 		"run_id": state.run_id,
 	}
+	if attachments:
+		user["attachments"] = [
+			{"mediaType": a.media_type, **({"name": redact(a.name)} if a.name else {})}
+			for a in attachments
+		]
 	if asked_tainted:
 		user["tainted"] = True
 	reply: dict[str, Any] = {
@@ -728,11 +739,13 @@ class SessionRun:
 		session: The conversation's store.
 	"""
 
-	__slots__ = ("agent", "session")
+	__slots__ = ("agent", "new", "session")
 
 	def __init__(self, agent: Agent, session: Session) -> None:
 		self.agent: Agent = agent
 		self.session: Session = session
+		self.new: bool = False
+		"""Whether `open` read the session: a new run (its first turn's files are its own)."""
 
 	def __repr__(self) -> str:
 		return f"SessionRun({self.agent.name!r}, {self.session!r})"
@@ -743,6 +756,7 @@ class SessionRun:
 		Args:
 			state: The new run's state (no messages yet).
 		"""
+		self.new = True
 		past = await read_history(self.agent, self.session)
 		if past.tainted and not state.tainted:
 			session = f"session:{self.session.session_id}"
@@ -761,8 +775,15 @@ class SessionRun:
 			memory_before: The session's short-term memory when the run started.
 		"""
 		agent = self.agent
+		messages = result.state.messages
+		files = messages[0].attachments if self.new and messages else ()
 		items = items_after(
-			agent, result, asked=asked, asked_tainted=asked_tainted, memory_before=memory_before
+			agent,
+			result,
+			asked=asked,
+			asked_tainted=asked_tainted,
+			memory_before=memory_before,
+			attachments=files,
 		)
 		try:
 			await self.session.add_items(items)

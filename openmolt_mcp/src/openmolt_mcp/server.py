@@ -4,11 +4,15 @@ The server has one tool, named after the agent. Its input is ``{"input": "<text 
 (JSON that parses is passed as JSON, like ``openmolt --input``); it runs the agent once and
 answers with the output: as ``structuredContent`` under the agent's output schema when that schema
 is an object, and as JSON text. A run that does not succeed answers ``isError`` with the status
-and the agent's message. Claude Desktop, IDEs and other agents can then call the agent.
+and the agent's message (so does a call without ``input``: MCP reports input validation as a
+tool error; an unknown tool is ``-32602``). Claude Desktop, IDEs and other agents can then call
+the agent. A client that sends a progress token hears a progress notification at each tool call
+of the run ("calling <tool>").
 
-Nobody can answer the agent's questions over stdio (stdin carries the protocol), so
-``requestHumanInput`` is turned off for the served agent. The input was written by another
-program's model, not by the operator: each run starts tainted
+Over stdio (``serve_stdio``) the agent's questions (``requestHumanInput``) are asked of the
+client's user by MCP elicitation, when the client declared it (`openmolt_mcp._ask`); a client
+that did not is answered "nobody can answer", and the run goes on. The input was written by
+another program's model, not by the operator: each run starts tainted
 (`openmolt_core.triggers.starting_taint`, kind ``mcp``), so the agent's taint policy gates its
 outbound tools from the first step. What the client reads goes outside the instance: the answer
 (its text, its structured content, a failure's message) and the tool's description are masked
@@ -22,9 +26,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import RunError
+from openmolt_core.events import ToolCallEvent
+from openmolt_core.result import RunState
 from openmolt_core.secrets import Redactor
 from openmolt_core.taint import untrusted_input
 from openmolt_core.triggers import starting_taint
+from openmolt_mcp import _ask
 
 if TYPE_CHECKING:
 	from mcp.server.lowlevel import Server
@@ -63,11 +70,14 @@ def _parse(text: Any) -> Any:
 	return value if isinstance(value, (dict, list)) else text
 
 
-def agent_server(agent: Agent) -> Server[Any]:
+def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 	"""A low-level MCP server (official SDK) whose one tool runs ``agent``.
 
 	Args:
 		agent: The agent to serve.
+		ask_client: Answer the agent's questions by asking the calling client's user (MCP
+			elicitation, when the client declares it): this replaces the agent's own
+			``on_human_input_request``.
 	"""
 	import mcp.types as types
 	from mcp import MCPError
@@ -82,6 +92,9 @@ def agent_server(agent: Agent) -> Server[Any]:
 	description = redact(agent.instructions.strip()) or f"Run the OpenMolt agent {agent.name}."
 	if len(description) > _DESCRIPTION_CHARS:
 		description = description[: _DESCRIPTION_CHARS - 1].rstrip() + "…"
+	questions = _ask.Questions()
+	if ask_client:
+		agent.on_human_input_request = _ask.asks_client(redact)
 	tool = types.Tool(
 		name=name,
 		title=agent.name,
@@ -93,29 +106,51 @@ def agent_server(agent: Agent) -> Server[Any]:
 	async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
 		return types.ListToolsResult(tools=[tool])
 
-	async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+	def failed(text: str) -> types.CallToolResult:
+		return types.CallToolResult(content=[types.TextContent(text=redact(text))], is_error=True)
+
+	async def call_tool(
+		ctx: Any, params: types.CallToolRequestParams
+	) -> types.CallToolResult | types.InputRequiredResult:
 		if params.name != name:
 			raise MCPError(
 				types.INVALID_PARAMS, f"unknown tool {params.name!r}; this server has {name!r}"
 			)
 		arguments = params.arguments or {}
-		if "input" not in arguments:
-			raise MCPError(types.INVALID_PARAMS, "the 'input' argument is required")
-		source = starting_taint("mcp", where=agent.name)
-		history = untrusted_input(source) if source is not None else None
+		resumed = questions.take(params) if params.request_state is not None else None
+		if params.request_state is not None and resumed is None:
+			return failed("this question was answered already, or expired: call the tool again")
+		if resumed is None and "input" not in arguments:  # a tool error the model can correct
+			return failed("the 'input' argument is required: the task")
+		if resumed is not None:
+			history, answer = resumed  # a run parked on a question, and the user's answer
+		else:
+			source = starting_taint("mcp", where=agent.name)
+			history = untrusted_input(source) if source is not None else RunState()
+		calls = 0
+
+		async def progress(event: ToolCallEvent) -> None:
+			nonlocal calls
+			if event.run_id == history.run_id and not event.replayed:
+				calls += 1
+				await ctx.session.report_progress(calls, message=redact(f"calling {event.tool}"))
+
+		agent.on("tool:call", progress)  # a no-op unless the client sent a progress token
 		try:
-			result = await agent.run(_parse(arguments["input"]), history=history)
+			with _ask.asking(ctx):  # the run's questions go to this call's client
+				if resumed is not None:
+					result = await agent.resume(history, answer=answer)
+				else:
+					result = await agent.run(_parse(arguments["input"]), history=history)
 		except RunError as exc:
-			return types.CallToolResult(
-				content=[types.TextContent(text=redact(f"the run failed: {exc}"))], is_error=True
-			)
+			return failed(f"the run failed: {exc}")
 		except Exception as exc:  # reported to the client; the server keeps serving
-			return types.CallToolResult(
-				content=[
-					types.TextContent(text=redact(f"the run failed: {type(exc).__name__}: {exc}"))
-				],
-				is_error=True,
-			)
+			return failed(f"the run failed: {type(exc).__name__}: {exc}")
+		finally:
+			agent.off("tool:call", progress)
+		if result.status == "human_input_required" and ask_client and _ask.in_result(ctx):
+			question = str((result.state.pending or {}).get("message", ""))
+			return questions.park(result.state, redact(question))
 		if result.status != "success":
 			message = result.human_message or result.error or ""
 			text = f"the run ended with status {result.status!r}" + (
@@ -147,12 +182,12 @@ async def serve_stdio(agent: Agent) -> None:
 	"""Serve ``agent`` over stdin and stdout until the client closes the connection.
 
 	Args:
-		agent: The agent; its human-input handler is removed (stdin carries the protocol).
+		agent: The agent; its questions go to the client (stdin carries the protocol, not a
+			person's answers).
 	"""
 	from mcp.server.stdio import stdio_server
 
-	agent.on_human_input_request = None
-	server = agent_server(agent)
+	server = agent_server(agent, ask_client=True)
 	try:
 		async with stdio_server() as (read, write):
 			await server.run(read, write, server.create_initialization_options())

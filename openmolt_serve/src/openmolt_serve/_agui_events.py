@@ -2,12 +2,19 @@
 
 | OpenMolt | AG-UI |
 | --- | --- |
-| the run starts | ``RUN_STARTED``, then ``STATE_SNAPSHOT`` of ``{"plan": [...]}`` |
+| the run starts | ``RUN_STARTED``, then ``STATE_SNAPSHOT``: the client's state with ``"plan": [...]`` |
 | ``tool:call`` | ``TOOL_CALL_START``, ``TOOL_CALL_ARGS`` (the input as JSON), ``TOOL_CALL_END`` |
 | ``tool:response`` | ``TOOL_CALL_RESULT`` (the result as JSON) |
 | ``planUpdate`` | ``STATE_DELTA``: a JSON Patch (RFC 6902) of ``/plan``, item by item |
+| a sub-agent's first event | ``SUBAGENT_STARTED`` (its tool calls then carry its ``subagentRunId``) |
+| a sub-agent's ``finish`` | ``SUBAGENT_FINISHED`` (success) or ``SUBAGENT_ERROR`` |
+| a sub-agent's fatal ``error`` | ``SUBAGENT_ERROR`` (its run broke: no ``finish`` comes) |
 | text for a person | ``TEXT_MESSAGE_START``, ``TEXT_MESSAGE_CONTENT``, ``TEXT_MESSAGE_END`` |
 | the run ends | ``RUN_FINISHED`` (success: ``result`` is the output; parked: an ``interrupt`` outcome) or ``RUN_ERROR`` |
+
+A sub-agent (an agent the run calls as a tool) is a subagent of the stream: its run id is its
+``subagentRunId``, nested under the sub-agent that called it, if any; its plan is its own, not
+the state. One still open when the run ends is closed first, with ``SUBAGENT_ERROR``.
 
 Text comes today as one piece when the run ends (its ``humanMessage``, else a text output);
 `AguiEvents.text` takes any piece, so a streamed ``text:delta`` event feeds
@@ -34,6 +41,10 @@ from ag_ui.core import (
 	RunStartedEvent,
 	StateDeltaEvent,
 	StateSnapshotEvent,
+	SubagentErrorEvent,
+	SubagentFinishedEvent,
+	SubagentFinishedSuccessOutcome,
+	SubagentStartedEvent,
 	TextMessageContentEvent,
 	TextMessageEndEvent,
 	TextMessageStartEvent,
@@ -44,7 +55,14 @@ from ag_ui.core import (
 )
 from pydantic import BaseModel
 
-from openmolt_core.events import Event, PlanUpdateEvent, ToolCallEvent, ToolResponseEvent
+from openmolt_core.events import (
+	ErrorEvent,
+	Event,
+	FinishEvent,
+	PlanUpdateEvent,
+	ToolCallEvent,
+	ToolResponseEvent,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.approvals import ApprovalRequest
@@ -93,30 +111,58 @@ class AguiEvents:
 		self.run_id = run_id
 		self.redact = redact
 		self.plan: list[dict[str, Any]] = []
-		self._calls: dict[tuple[int, str, str], deque[str]] = {}
+		self._calls: dict[tuple[str, int, str, str], deque[str]] = {}
 		self._message: str | None = None
+		self._subagents: dict[str, bool] = {}  # started sub-runs: True while open
 
-	def started(self, plan: list[dict[str, Any]]) -> list[BaseEvent]:
-		"""``RUN_STARTED`` and the state the run starts from (its plan)."""
+	def started(self, plan: list[dict[str, Any]], state: Any = None) -> list[BaseEvent]:
+		"""``RUN_STARTED`` and the state the run starts from: the client's, with the run's plan.
+
+		Args:
+			plan: The run's plan (``/plan`` of the state).
+			state: The state the client sent (an object's other keys are the application's:
+				kept as they are).
+		"""
 		self.plan = [dict(item) for item in plan]
+		kept = dict(state) if isinstance(state, dict) else {}
+		snapshot = {**kept, "plan": self.plan}
 		return [
 			RunStartedEvent(
 				thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
 			),
-			StateSnapshotEvent(snapshot={"plan": self.redact.deep(_json(self.plan))}),
+			StateSnapshotEvent(snapshot=self.redact.deep(_json(snapshot))),
 		]
 
 	def translate(self, event: Event) -> list[BaseEvent]:
-		"""The AG-UI events for one OpenMolt event (none for those `MAPPED` leaves out)."""
+		"""The AG-UI events for one OpenMolt event (none for those `MAPPED` leaves out).
+
+		A sub-agent's event opens its subagent first (``SUBAGENT_STARTED``), once, and what it
+		becomes carries the sub-run's id; nothing is sent for a sub-run already closed.
+		"""
 		mapper = MAPPED.get(event.name)
-		return mapper(self, event) if mapper is not None else []
+		if mapper is None:
+			return []
+		if not event.parent_run_id:
+			return mapper(self, event)
+		sub = event.run_id
+		if self._subagents.get(sub) is False:
+			return []  # closed: its ``finish`` came (or the run ended)
+		out: list[BaseEvent] = []
+		if sub not in self._subagents:
+			self._subagents[sub] = True
+			parent = event.parent_run_id if event.parent_run_id in self._subagents else None
+			out.append(
+				SubagentStartedEvent(
+					subagent_run_id=sub, name=event.agent, parent_subagent_run_id=parent
+				)
+			)
+		out += [e.model_copy(update={"subagent_run_id": sub}) for e in mapper(self, event)]
+		return out
 
 	def tool_call(self, event: ToolCallEvent) -> list[BaseEvent]:
 		"""A tool is about to run: its call opens and closes with its arguments."""
 		call_id = f"call_{uuid.uuid4().hex[:16]}"
-		self._calls.setdefault(self._key(event.step, event.tool, event.input), deque()).append(
-			call_id
-		)
+		self._calls.setdefault(self._key(event), deque()).append(call_id)
 		args = json.dumps(self.redact.deep(_json(event.input)))
 		return [
 			ToolCallStartEvent(tool_call_id=call_id, tool_call_name=event.tool),
@@ -126,7 +172,7 @@ class AguiEvents:
 
 	def tool_result(self, event: ToolResponseEvent) -> list[BaseEvent]:
 		"""A tool returned (or failed): its result, for the call it answers."""
-		waiting = self._calls.get(self._key(event.step, event.tool, event.input))
+		waiting = self._calls.get(self._key(event))
 		if not waiting:
 			return []  # a call this stream never announced (it started before a resume)
 		content = self.redact.deep(_json(event.response))
@@ -140,8 +186,54 @@ class AguiEvents:
 			)
 		]
 
+	def run_finished(self, event: FinishEvent) -> list[BaseEvent]:
+		"""A run ended: a sub-agent's closes its subagent (the run's own end is `finished`)."""
+		if not event.parent_run_id:
+			return []
+		self._subagents[event.run_id] = False
+		result = event.result
+		if result.status == "success":
+			output = self.redact.deep(_json(result.output))
+			return [
+				SubagentFinishedEvent(
+					subagent_run_id=event.run_id,
+					result=output,
+					outcome=SubagentFinishedSuccessOutcome(),
+				)
+			]
+		why = result.error or result.human_message or result.status
+		return [
+			SubagentErrorEvent(
+				subagent_run_id=event.run_id,
+				message=self.redact(f"{result.status}: {why}"),
+				code=result.status,
+			)
+		]
+
+	def run_failed(self, event: ErrorEvent) -> list[BaseEvent]:
+		"""A sub-agent's run broke (a fatal ``error``, no ``finish`` follows): it closes."""
+		if not event.parent_run_id or not event.fatal:
+			return []  # a mistake fed back to the model; the run's own end is `finished`
+		self._subagents[event.run_id] = False
+		message = self.redact(f"{event.kind}: {event.message}")
+		return [SubagentErrorEvent(subagent_run_id=event.run_id, message=message, code="error")]
+
+	def close_subagents(self) -> list[BaseEvent]:
+		"""``SUBAGENT_ERROR`` for each sub-agent still open (the run ended before its finish)."""
+		open_ = [sub for sub, active in self._subagents.items() if active]
+		for sub in open_:
+			self._subagents[sub] = False
+		return [
+			SubagentErrorEvent(
+				subagent_run_id=sub, message="the run ended before this sub-agent finished"
+			)
+			for sub in reversed(open_)  # the innermost first
+		]
+
 	def plan_update(self, event: PlanUpdateEvent) -> list[BaseEvent]:
-		"""The plan changed: a patch of the items that did."""
+		"""The plan changed: a patch of the items that did (a sub-agent's plan is its own)."""
+		if event.parent_run_id:
+			return []
 		new = self.redact.deep(_json(event.plan))
 		old = self.plan
 		ops: list[dict[str, Any]] = []
@@ -190,7 +282,7 @@ class AguiEvents:
 			decide_approvals: Whether the client may decide them (else the interrupt says
 				where they are decided).
 		"""
-		out: list[BaseEvent] = []
+		out: list[BaseEvent] = self.close_subagents()
 		if result is not None:
 			out += self.text(_words(result))
 		out += self.end_text()
@@ -257,8 +349,9 @@ class AguiEvents:
 		]
 
 	@staticmethod
-	def _key(step: int, tool: str, input: dict[str, Any]) -> tuple[int, str, str]:
-		return (step, tool, json.dumps(input, sort_keys=True, default=str))
+	def _key(event: ToolCallEvent | ToolResponseEvent) -> tuple[str, int, str, str]:
+		text = json.dumps(event.input, sort_keys=True, default=str)
+		return (event.run_id, event.step, event.tool, text)
 
 
 def _words(result: RunResult) -> str:
@@ -277,6 +370,8 @@ MAPPED: dict[str, Callable[[AguiEvents, Any], list[BaseEvent]]] = {
 	"tool:call": AguiEvents.tool_call,
 	"tool:response": AguiEvents.tool_result,
 	"planUpdate": AguiEvents.plan_update,
+	"finish": AguiEvents.run_finished,
+	"error": AguiEvents.run_failed,
 	# "text:delta": lambda events, event: events.text(event.delta),  once the loop streams text
 }
 """The OpenMolt events an AG-UI stream listens to, and what each becomes."""

@@ -29,12 +29,14 @@ from openmolt_serve._recent import recent
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision
+	from openmolt_core.llm import Attachment
 	from openmolt_core.sessions import Session
 
 __all__ = [
 	"MAX_SESSIONS",
 	"Done",
 	"Launcher",
+	"RunCancelled",
 	"Sessions",
 	"in_memory_sessions",
 	"run_id_for",
@@ -44,6 +46,11 @@ __all__ = [
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+
+class RunCancelled(OpenMoltError):
+	"""The run was stopped by `Launcher.cancel` (its client left): what its ``done`` gets."""
+
 
 Done = Callable[[RunResult | None, BaseException | None], Awaitable[None]]
 """Called when a run ends: its result, or the error it ended with."""
@@ -145,6 +152,7 @@ async def run_trigger(
 	tainted: bool = False,
 	session: Session | None = None,
 	user: str | None = None,
+	attachments: Sequence[Attachment] = (),
 ) -> RunResult:
 	"""Run (or resume) a trigger's run here, tainted as `starting_taint` decides.
 
@@ -161,7 +169,9 @@ async def run_trigger(
 			return await agent.resume(resume, answer=answer, decision=decision, session=session)
 		history = RunState(run_id=run_id) if source is None else untrusted_input(source)
 		history.run_id = run_id
-		return await agent.run(input, history=history, session=session, user=user)
+		return await agent.run(
+			input, history=history, session=session, user=user, attachments=attachments
+		)
 
 
 class _Starts(RunObserver):
@@ -197,6 +207,21 @@ class Launcher:
 		self.sessions: Sessions = sessions or in_memory_sessions()
 		self._observers: dict[int, _Starts] = {}
 		self.running: set[str] = set()
+		self._scopes: dict[str, anyio.CancelScope] = {}
+
+	def cancel(self, run_id: str) -> bool:
+		"""Stop a run this launcher started, if it is still going; returns whether one was.
+
+		Its ``done`` then gets `RunCancelled`.
+
+		Args:
+			run_id: The run's id.
+		"""
+		scope = self._scopes.get(run_id)
+		if scope is None:
+			return False
+		scope.cancel()
+		return True
 
 	def _watch(self, om: OpenMolt) -> _Starts:
 		starts = self._observers.get(id(om))
@@ -222,6 +247,7 @@ class Launcher:
 		tainted: bool = False,
 		session: Session | None = None,
 		user: str | None = None,
+		attachments: Sequence[Attachment] = (),
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -248,6 +274,7 @@ class Launcher:
 				earlier turns reach the model, and a stranger's among them taint the run.
 			user: The end user the run acts for (a chat's sender): integrations bound per
 				user use their account (`openmolt_core.accounts`).
+			attachments: Files for the model with a new run's input (a resume takes none).
 
 		Returns:
 			The run id.
@@ -271,6 +298,7 @@ class Launcher:
 				tainted=tainted,
 				session=session,
 				user=user,
+				attachments=attachments,
 			)
 
 		return await self._launch(agent, run_id, go, done, wait=True)
@@ -330,8 +358,12 @@ class Launcher:
 			result: RunResult | None = None
 			error: BaseException | None = None
 			self.running.add(run_id)
+			scope = self._scopes[run_id] = anyio.CancelScope()
 			try:
-				result = await run()
+				with scope:
+					result = await run()
+				if scope.cancelled_caught:
+					error = RunCancelled(f"the run {run_id} was cancelled")
 			except RunError as exc:
 				error, result = exc, exc.result
 			except Exception as exc:
@@ -341,6 +373,8 @@ class Launcher:
 				log.warning("the run %s of %s failed: %s", run_id, agent.name, exc)
 			finally:
 				self.running.discard(run_id)
+				if self._scopes.get(run_id) is scope:
+					del self._scopes[run_id]
 				ended.set()
 				started.set()
 			if done is not None:

@@ -4,16 +4,20 @@
 ``/a2a/<agent>``: its agent card at ``/a2a/<agent>/.well-known/agent-card.json`` (public: it names
 the agent, its one skill and the bearer scheme callers must use) and the JSON-RPC methods at
 ``/a2a/<agent>/``: ``SendMessage``, ``SendStreamingMessage``, ``GetTask``, ``CancelTask``,
-``SubscribeToTask`` and ``ListTasks``. The protocol is the official ``a2a-sdk``'s: its request
+``SubscribeToTask`` and ``ListTasks`` (and A2A 0.3's ``message/send``, ``message/stream``,
+``tasks/get``, ``tasks/cancel`` and ``tasks/resubscribe``, which the SDK translates, for the
+clients still on 0.3). The protocol is the official ``a2a-sdk``'s: its request
 handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the agent.
 
 - A message starts a task, whose run starts tainted (kind ``a2a``: another agent wrote it). Its
   ``contextId`` is a session (``a2a:<agent>:<context>``), so later tasks of one context see the
-  earlier turns.
+  earlier turns. Its files are the model's attachments (`openmolt_serve._attach`); a part of a
+  media type the card does not list is refused (``-32005``).
 - While it runs, each tool call is a ``working`` status update (streamed to
   ``SendStreamingMessage`` and ``SubscribeToTask``).
 - It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),
-  ``failed``, or ``input-required`` when the agent asks a question: the caller's next message
+  ``rejected`` when a guardrail's tripwire stopped it, ``failed``, or ``input-required`` when
+  the agent asks a question: the caller's next message
   to that task is the answer, and the same run goes on (once: answers sent together reach the
   executor one after another, and those behind the first find the task moved on and run
   nothing). A run waiting for an approval is
@@ -38,6 +42,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +55,8 @@ from a2a.helpers.proto_helpers import (
 	new_text_part,
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.events import EventQueue
+from a2a.server.context import ServerCallContext
+from a2a.server.events import Event, EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import TaskUpdater
@@ -61,14 +67,21 @@ from a2a.types import (
 	AgentSkill,
 	HTTPAuthSecurityScheme,
 	Message,
+	Role,
 	SecurityRequirement,
 	SecurityScheme,
+	SendMessageRequest,
 	StringList,
 	Task,
 	TaskState,
 	TaskStatus,
 )
-from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSION_CURRENT
+from a2a.utils.constants import (
+	AGENT_CARD_WELL_KNOWN_PATH,
+	PROTOCOL_VERSION_0_3,
+	PROTOCOL_VERSION_CURRENT,
+)
+from a2a.utils.errors import InvalidParamsError
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
@@ -78,12 +91,14 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
+from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Sessions, run_id_for, run_trigger, session_id
 from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.durability import PendingRun
+	from openmolt_core.llm import Attachment
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import A2ATrigger
 
@@ -133,12 +148,11 @@ def agent_card(agent: Agent, config: A2ATrigger, url: str) -> AgentCard:
 		description=description,
 		version="1.0.0",
 		supported_interfaces=[
-			AgentInterface(
-				url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION_CURRENT
-			)
+			AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=version)
+			for version in (PROTOCOL_VERSION_CURRENT, PROTOCOL_VERSION_0_3)
 		],
 		capabilities=AgentCapabilities(streaming=True),
-		default_input_modes=["text/plain", "application/json"],
+		default_input_modes=[*TEXTUAL, *ATTACHABLE],
 		default_output_modes=["text/plain", "application/json"],
 		skills=[
 			AgentSkill(
@@ -198,14 +212,40 @@ def a2a_server(
 	tasks = _a2a_store.A2ATaskStore(
 		max_tasks=MAX_TASKS, path=_a2a_store.task_file(agent), scope=f"a2a:{agent.name}"
 	)
-	handler = DefaultRequestHandler(
+	handler = _Handler(
 		agent_executor=OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED),
 		task_store=tasks,
 		agent_card=card,
+		validate_input_modes=True,  # a part of a type the card does not take: -32005
 	)
-	routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
+	jsonrpc = create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)  # 0.3's method names
+	routes = [*create_agent_card_routes(card), *jsonrpc]
 	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
 	return A2AServer(app, handler, tasks)
+
+
+class _Handler(DefaultRequestHandler):
+	"""The SDK's request handler, refusing a message a client sends as the agent's."""
+
+	async def on_message_send(
+		self, params: SendMessageRequest, context: ServerCallContext
+	) -> Message | Task:
+		_from_user(params)
+		answer: Message | Task = await super().on_message_send(params, context)
+		return answer
+
+	async def on_message_send_stream(
+		self, params: SendMessageRequest, context: ServerCallContext
+	) -> AsyncGenerator[Event, None]:
+		_from_user(params)
+		async for event in super().on_message_send_stream(params, context):
+			yield event
+
+
+def _from_user(params: SendMessageRequest) -> None:
+	"""A message a client sends is the user's (``ROLE_USER``): an agent's is invalid params."""
+	if params.message.role != Role.ROLE_USER:
+		raise InvalidParamsError(message="message.role: a message sent to the agent is ROLE_USER")
 
 
 class OpenMoltExecutor(AgentExecutor):
@@ -248,7 +288,10 @@ class OpenMoltExecutor(AgentExecutor):
 	async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
 		"""Start the task's run, or resume it with the caller's answer; report how it ends."""
 		task_id = context.task_id or ""
-		context_id = context.context_id or ""
+		# A message to a task may leave out its contextId; the SDK then makes up a new one, but
+		# the task (and its conversation, the session) stays in the context it started in.
+		current = context.current_task
+		context_id = (current.context_id if current is not None else "") or context.context_id or ""
 		updater = TaskUpdater(event_queue, task_id, context_id)
 		message = context.message
 		if context.current_task is None:
@@ -271,7 +314,11 @@ class OpenMoltExecutor(AgentExecutor):
 				"A2A task %s of %s waits for nothing: a message ignored", task_id, self.agent.name
 			)
 			return
-		text, data = _content(message)
+		content = _content(message)
+		if isinstance(content, str):
+			await updater.failed(self._say(updater, content))
+			return
+		text, data, files, attachments = content
 		parked = await self._unpark(task_id) if context.current_task is not None else None
 		stored: PendingRun | None = None
 		if parked is None and _waits(context.current_task):
@@ -300,13 +347,14 @@ class OpenMoltExecutor(AgentExecutor):
 			else:
 				result = await run_trigger(
 					self.agent,
-					text if not data else {"message": text, "data": data},
+					_input(text, data, files),
 					run_id=run_id,
 					trigger="a2a",
 					where=self.agent.name,
 					resume=parked,
 					answer=text if parked is not None else None,
 					session=self.sessions(session_id("a2a", self.agent.name, context_id)),
+					attachments=attachments if parked is None else (),
 				)
 		except RunError as exc:
 			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)
@@ -369,6 +417,9 @@ class OpenMoltExecutor(AgentExecutor):
 		elif result.status == "approval_required":
 			self._park(task_id, result.state)
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
+		elif result.status == "guardrail_tripped":  # a policy stopped it: the agent won't go on
+			why = result.error or words or result.status
+			await updater.reject(self._say(updater, f"{result.status}: {why}"))
 		else:
 			why = result.error or words or result.status
 			await updater.failed(self._say(updater, f"{result.status}: {why}"))
@@ -407,10 +458,48 @@ def _waits(task: Task | None) -> bool:
 	)
 
 
-def _content(message: Message | None) -> tuple[str, list[Any]]:
+_Content = tuple[str, list[Any], list[dict[str, str]], list["Attachment"]]
+
+
+def _content(message: Message | None) -> _Content | str:
+	"""A message's text, data, file addresses and attachments, or why it cannot be read.
+
+	A file's bytes of an `ATTACHABLE` type are an attachment, of a `TEXTUAL` one (or none
+	given) its text; a file's address is passed on as a reference (the server fetches nothing).
+	"""
 	if message is None:
-		return "", []
-	return "\n".join(get_text_parts(message.parts)), list(get_data_parts(message.parts))
+		return "", [], [], []
+	texts = list(get_text_parts(message.parts))
+	files: list[dict[str, str]] = []
+	attachments: list[Attachment] = []
+	for part in message.parts:
+		kind = part.WhichOneof("content")
+		name = part.filename or None
+		if kind == "url":
+			file = {"url": part.url, "mediaType": part.media_type, "name": part.filename}
+			files.append({k: v for k, v in file.items() if v})
+		elif kind == "raw" and part.media_type in ATTACHABLE:
+			attachments.append(attachment(part.media_type, part.raw, name))
+		elif kind == "raw":
+			try:
+				texts.append(part.raw.decode("utf-8"))
+			except UnicodeDecodeError:
+				what = f"the file {part.filename!r}" if part.filename else "a file"
+				kinds = ", ".join(ATTACHABLE)
+				return f"{what} is not UTF-8 text: send text, or a file of type {kinds}"
+	return "\n".join(texts), list(get_data_parts(message.parts)), files, attachments
+
+
+def _input(text: str, data: list[Any], files: list[dict[str, str]]) -> Any:
+	"""The run's input: the text alone, or with the data parts and the files' addresses."""
+	if not data and not files:
+		return text
+	given: dict[str, Any] = {"message": text}
+	if data:
+		given["data"] = data
+	if files:
+		given["files"] = files
+	return given
 
 
 def _words(result: RunResult) -> str:

@@ -14,7 +14,7 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
   starts tainted (`openmolt_core.triggers.starting_taint`, kind ``agui``).
 - **Threads**: each ``threadId`` is a session (`openmolt_core.sessions`, id
   ``agui:<agent>:<thread>``): the agent sees the thread's earlier turns, so a client sends only
-  what is new (the last user message is the input; ``context`` items ride along with it).
+  what is new (the last message, a user's, is the input; ``context`` items ride along with it).
 - **Interrupts**: a run that asks a question, or waits for an approval, ends with
   ``RUN_FINISHED`` whose outcome is ``interrupt``. The next request on the thread answers it with
   ``resume`` entries (``interruptId``, ``status``, ``payload``): a question's payload is the
@@ -24,6 +24,7 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import logging
@@ -34,7 +35,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from ag_ui.core import BaseEvent, ResumeEntry, RunAgentInput, RunErrorEvent, UserMessage
+from ag_ui.core import (
+	BaseEvent,
+	DataSource,
+	ResumeEntry,
+	RunAgentInput,
+	RunErrorEvent,
+	TextPart,
+	UrlSource,
+	UserMessage,
+)
 from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -43,6 +53,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import MAPPED, AguiEvents, question_id
+from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._recent import recent
 from openmolt_serve._token import TokenGuard
@@ -52,6 +63,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision, ApprovalRequest
+	from openmolt_core.llm import Attachment
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import AguiTrigger
 
@@ -71,7 +83,8 @@ MAX_THREAD_ID = 256
 @dataclass
 class _Thread:
 	turn: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(1))
-	"""Held from a request's start to its run's end (not its stream's: a client may leave)."""
+	"""Held from a request's start to its run's end (a client that leaves stops the run; the
+	turn comes back once it has stopped)."""
 	parked: RunState | None = None
 
 	@property
@@ -103,6 +116,7 @@ class _Start:
 	resume: RunState | None = None
 	answer: str | None = None
 	decisions: list[ApprovalDecision] = field(default_factory=list)
+	attachments: list[Attachment] = field(default_factory=list)
 
 
 class AguiEndpoint:
@@ -157,13 +171,23 @@ class AguiEndpoint:
 
 	def _start(self, given: RunAgentInput, thread: _Thread) -> _Start:
 		if not given.resume:
-			text = _last_user_text(given)
-			if text is None:
-				raise _Refused(422, "messages: end with a user message (what the agent should do)")
+			said = _last_user_turn(given)
+			if said is None:
+				raise _Refused(
+					422,
+					"messages: end with a user message (what the agent should do); this agent calls "
+					"no front end tools, so a tool result answers nothing",
+					"invalid",
+				)
 			context = [
 				{"description": c.description, "value": c.value} for c in given.context or []
 			]
-			return _Start(input={"message": text, "context": context} if context else text)
+			more = {"context": context, "files": said.files}
+			extra = {key: value for key, value in more.items() if value}
+			return _Start(
+				input={"message": said.text, **extra} if extra else said.text,
+				attachments=said.attachments,
+			)
 		parked = thread.parked
 		if parked is None or parked.pending is None:
 			raise _Refused(409, "resume: this thread has no run waiting for an answer", "nothing")
@@ -194,16 +218,18 @@ class AguiEndpoint:
 	) -> AsyncIterator[str]:
 		events = AguiEvents(given.thread_id, given.run_id, self.redact)
 		send, receive = anyio.create_memory_object_stream[BaseEvent](math.inf)
-		# One run of a thread at a time, to its end: a client that leaves mid-run does not free
-		# the thread for another request while its run goes on (both would append to the
-		# thread's session and parked state).
+		# One run of a thread at a time, to its end: a client that leaves mid-run stops its run
+		# (AG-UI's abortRun closes the connection), and the thread is free once it has stopped,
+		# never while it goes on (both would append to the thread's session and parked state).
 		await thread.turn.acquire()
 		turn = _Turn(thread)
 		launched = False  # once the run is launched, its end gives the turn back
+		read = False  # the client read the stream to its end (the run's end)
+		run_id = ""
 		try:
 			if start.resume is not None and thread.parked is not start.resume:
 				# Another request answered it while this one waited for the thread.
-				for event in [*events.started(start.resume.plan), _gone()]:
+				for event in [*events.started(start.resume.plan, given.state), _gone()]:
 					yield encoder.encode(event)
 				return
 			thread.parked = None
@@ -212,11 +238,13 @@ class AguiEndpoint:
 				if start.resume is not None
 				else run_id_for("agui", self.agent.name, None, scope=given.thread_id)
 			)
-			for event in events.started(start.resume.plan if start.resume is not None else []):
+			plan = start.resume.plan if start.resume is not None else []
+			for event in events.started(plan, given.state):
 				yield encoder.encode(event)
 
-			def relay(event: Any) -> None:
-				if event.run_id == run_id and not event.replayed:
+			def relay(event: Any) -> None:  # the run's events, and its sub-agents' (nested ids)
+				mine = event.run_id == run_id or event.run_id.startswith(f"{run_id}.")
+				if mine and not event.replayed:
 					for out in events.translate(event):
 						_offer(send, out)
 
@@ -248,6 +276,7 @@ class AguiEndpoint:
 					resume=start.resume,
 					answer=start.answer,
 					decision=start.decisions or None,
+					attachments=start.attachments,
 					done=done,
 					session=self.launcher.sessions(
 						session_id("agui", self.agent.name, given.thread_id)
@@ -256,6 +285,7 @@ class AguiEndpoint:
 				async with receive:
 					async for out in receive:
 						yield encoder.encode(out)
+				read = True
 			except OpenMoltError as exc:
 				log.warning("AG-UI run of %s could not start: %s", self.agent.name, exc)
 				if start.resume is not None:
@@ -270,6 +300,8 @@ class AguiEndpoint:
 		finally:
 			if not launched:
 				turn.give_back()
+			elif not read and self.launcher.cancel(run_id):  # the client left: it stops the run
+				log.info("AG-UI run %s of %s stopped: its client left", run_id, self.agent.name)
 
 
 @contextlib.contextmanager
@@ -290,7 +322,7 @@ class _Refused(Exception):
 def _offer(send: MemoryObjectSendStream[BaseEvent], event: BaseEvent) -> None:
 	"""Pass an event to the stream, if its client still reads it.
 
-	A client may leave mid-run: the run goes on, and what it ends with is kept for the thread.
+	A client may leave mid-run: its run is stopped, and what comes until it has is dropped.
 	"""
 	with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
 		send.send_nowait(event)
@@ -310,15 +342,59 @@ def _gone() -> BaseEvent:
 	return RunErrorEvent(message="this interrupt was answered already", code="answered")
 
 
-def _last_user_text(given: RunAgentInput) -> str | None:
-	for message in reversed(given.messages):
-		if isinstance(message, UserMessage):
-			content = message.content
-			if isinstance(content, str):
-				return content
-			texts = [getattr(part, "text", None) for part in content]
-			return "\n".join(t for t in texts if isinstance(t, str))
-	return None
+@dataclass
+class _Said:
+	"""What the user's last message holds: its text, files for the model, files' addresses."""
+
+	text: str
+	attachments: list[Attachment] = field(default_factory=list)
+	files: list[dict[str, str]] = field(default_factory=list)
+
+
+def _last_user_turn(given: RunAgentInput) -> _Said | None:
+	"""What the request's last message holds, if a user wrote it (else None: nothing to do).
+
+	Only the last message is new: the thread's session holds the earlier turns. A request that
+	ends with another kind of message (the agent's reply, a front end tool's result: this agent
+	calls none) asks nothing, and taking an earlier user message would run that turn again.
+	A media part's inline bytes of an `ATTACHABLE` type go to the model, of a `TEXTUAL` type are
+	text; a URL is passed on as a reference (the server fetches nothing); other parts (a
+	provider's file handle, audio, video) are dropped, as the protocol lets a peer do.
+
+	Raises:
+		_Refused: A part's inline bytes are not base64 (or not text where text is said).
+	"""
+	message = given.messages[-1] if given.messages else None
+	if not isinstance(message, UserMessage):
+		return None
+	content = message.content
+	if isinstance(content, str):
+		return _Said(content)
+	said = _Said("")
+	texts: list[str] = []
+	for part in content:
+		if isinstance(part, TextPart):
+			texts.append(part.text)
+			continue
+		source = part.source
+		if isinstance(source, UrlSource):
+			file = {"url": source.value, "mediaType": source.mime_type or ""}
+			said.files.append({k: v for k, v in file.items() if v})
+		elif isinstance(source, DataSource) and source.mime_type in (*ATTACHABLE, *TEXTUAL):
+			try:
+				data = base64.b64decode(source.value, validate=True)
+				if source.mime_type in TEXTUAL:
+					texts.append(data.decode("utf-8"))
+				else:
+					said.attachments.append(attachment(source.mime_type, data))
+			except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+				raise _Refused(
+					422,
+					f"messages: a {part.type} part's data is not base64 {source.mime_type}",
+					"invalid",
+				) from None
+	said.text = "\n".join(texts)
+	return said
 
 
 def _answer(entry: ResumeEntry) -> str:
