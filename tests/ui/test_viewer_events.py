@@ -61,3 +61,84 @@ def test_the_list_offers_every_status_and_origin_a_run_can_have(served: Served, 
 	expect(items).to_have_count(1)
 	expect(items.first).to_have_attribute("data-run-id", "account1")
 	shoot(page, "filters-every-status")
+
+
+def test_every_call_the_model_asked_for_shows_with_what_happened_to_it(
+	served: Served, page: Any
+) -> None:
+	"""A refused call, one a capability held back, and the events that name a call sit in it."""
+	from typing import ClassVar
+
+	from openmolt_core.guardrails import GuardrailCheck, Verdict, guardrail, refuse
+	from openmolt_core.hooks import PROCEED, Capability, Refuse, Run, ToolDecision
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	@tool(labels=[])
+	def send(to: str, text: str) -> str:
+		"""Send a message.
+
+		Args:
+			to: The address.
+			text: The text.
+		"""
+		return "sent"
+
+	@tool(labels=[])
+	def wipe() -> str:
+		"""Wipe the disk."""
+		return "wiped"
+
+	@tool(labels=["untrusted"])
+	def read_page() -> str:
+		"""Read a web page."""
+		return "someone else wrote this"
+
+	@guardrail("tool_call", name="no_secrets")
+	def no_secrets(check: GuardrailCheck) -> Verdict | None:
+		return refuse("no secrets leave") if "secret" in str(check.value) else None
+
+	class Lock(Capability):
+		name: ClassVar[str] = "lock"
+
+		async def before_tool(self, run: Run, call: Any, spec: Any) -> ToolDecision:
+			return Refuse("the disk is locked") if call.tool == "local.wipe" else PROCEED
+
+	model = ScriptedModel(
+		[
+			[
+				call_tool("local.send", to="eve", text="the secret"),
+				call_tool("local.send", to="bob", text="hello"),
+				call_tool("local.wipe"),
+			],
+			call_tool("local.read_page"),
+			finish("done"),
+		]
+	)
+	agent = served.om.create_agent(
+		name="Careful",
+		model=model,
+		tools=[send, wipe, read_page],
+		guardrails=[no_secrets],
+		capabilities=[Lock()],
+	)
+	result = served.call(agent.run, "send both")
+	assert result.status == "success"
+	page.goto(f"{served.viewer.url}#run={result.state.run_id}")
+	view = page.get_by_test_id("run-view")
+	first = view.locator("[data-testid=step][data-step='1']")
+	sends = first.locator("[data-testid=tool-call][data-tool='local.send']")
+	expect(sends).to_have_count(2)
+	expect(sends.nth(0)).to_have_attribute("data-status", "refused")
+	expect(sends.nth(0).get_by_test_id("tool-input")).to_contain_text("the secret")
+	expect(sends.nth(0).get_by_test_id("note-guardrail")).to_contain_text(
+		"guardrail no_secrets refused it (tool call): no secrets leave"
+	)
+	expect(sends.nth(1)).to_have_attribute("data-status", "ok")
+	expect(sends.nth(1).get_by_test_id("tool-input")).to_contain_text("hello")
+	wiped = first.locator("[data-testid=tool-call][data-tool='local.wipe']")
+	expect(wiped).to_have_attribute("data-status", "not_run")
+	expect(first.get_by_test_id("note-error")).to_contain_text("the disk is locked")
+	read = view.locator("[data-testid=tool-call][data-tool='local.read_page']")
+	expect(read.locator("[data-testid=note-event][data-event=taint]")).to_have_count(1)
+	shoot(page, "every-call")

@@ -363,6 +363,35 @@ function runTree(runId, events) {
   return { root, runs };
 }
 
+function callOf(d) {
+  // the command index of the call an event names: its step key (``call``, or its request's), or
+  // its request's ``index`` (authorization:request); -1 for an event about no call
+  const request = d.request && typeof d.request === "object" ? d.request : {};
+  if (typeof d.call === "string") return callIndex(d.call);
+  if (typeof request.call === "string") return callIndex(request.call);
+  return Number.isInteger(request.index) ? request.index : -1;
+}
+
+function blocks(event) {
+  // whether an event says its call will not run (a guardrail's refusal, a denied approval)
+  const d = event.data || {};
+  if (event.name === "guardrail") return d.action === "refuse" || d.action === "trip";
+  return event.name === "approval:decision" && (d.action === "denied" || d.action === "refused");
+}
+
+const GUARDRAIL_ACTIONS = {
+  refuse: "refused it",
+  trip: "stopped the run",
+  rewrite: "rewrote it",
+  approve: "sent it for approval",
+};
+
+function guardrailText(d) {
+  const did = GUARDRAIL_ACTIONS[d.action] || d.action;
+  const at = d.stage ? ` (${String(d.stage).replace(/_/g, " ")})` : "";
+  return `guardrail ${d.guardrail} ${did}${at}${d.reason ? `: ${d.reason}` : ""}`;
+}
+
 function steps(events) {
   const byStep = new Map();
   const step = (n) => {
@@ -370,23 +399,27 @@ function steps(events) {
       byStep.set(n, { n, model: null, fallbacks: [], commands: null, calls: [], notes: [] });
     return byStep.get(n);
   };
+  // calls an event says will not run, whenever that event arrived (a batch's events interleave)
+  const blocked = new Set(
+    events.filter(blocks).map((e) => `${e.step}:${callOf(e.data || {})}`)
+  );
   const slot = (s, index, tool) => {
-    // the tool call of command `index` (a decision, then its tool:call, then its response)
+    // the call of command `index`: every callTool command has one, run or not
     let call = s.calls.find((c) => c.index === index && index >= 0);
     if (!call) {
-      call = { index, tool, input: null, state: "waiting", decision: null, request: null };
+      call = { index, tool, input: null, state: "queued", decision: null, request: null, notes: [] };
       s.calls.push(call);
     }
     return call;
   };
   const nextFree = (s, tool) => {
-    // the first callTool command for this tool that no call event took yet
+    // the first callTool command for this tool that no call event took and none blocked
     const commands = s.commands || [];
     for (let i = 0; i < commands.length; i += 1) {
       if (commands[i].type !== "callTool" || commands[i].tool !== tool) continue;
+      if (blocked.has(`${s.n}:${i}`)) continue;
       const taken = s.calls.find((c) => c.index === i);
-      if (!taken || (taken.state === "waiting" && taken.decision && taken.decision.action !== "denied" && taken.decision.action !== "refused"))
-        return i;
+      if (!taken || taken.state === "queued" || taken.state === "waiting") return i;
     }
     return -1;
   };
@@ -396,25 +429,33 @@ function steps(events) {
   for (const event of events) {
     const d = event.data || {};
     const s = event.name === "finish" || event.name === "planUpdate" ? null : step(event.step);
+    const index = s ? callOf(d) : -1;
     if (event.name === "planUpdate") plan = d.plan;
     else if (event.name === "llmOutput")
       s.model = { ...d, start: previous ? previous.time : null, end: event.time }; // fallbacks included
     else if (event.name === "model:fallback") s.fallbacks.push(d);
     else if (event.name === "commandsQueued") {
-      s.commands = d.commands;
+      s.commands = Array.isArray(d.commands) ? d.commands : [];
       s.queued = event.time;
+      s.commands.forEach((command, i) => {
+        if (command && command.type === "callTool") {
+          const call = slot(s, i, command.tool);
+          if (!call.input) call.input = command.input;
+        }
+      });
     } else if (event.name === "approval:request") {
       const r = d.request || {};
-      const call = slot(s, callIndex(r.call), r.tool);
+      const call = slot(s, index, r.tool);
       call.request = { ...r, time: event.time };
+      if (call.state === "queued") call.state = "waiting";
     } else if (event.name === "approval:decision") {
-      const call = slot(s, callIndex(d.call), d.tool);
+      const call = slot(s, index, d.tool);
       call.decision = { ...d, time: event.time };
       if (d.action === "denied" || d.action === "refused") call.state = d.action;
       if (!call.input && call.request) call.input = call.request.input;
     } else if (event.name === "tool:call") {
-      const index = nextFree(s, d.tool);
-      const call = index >= 0 ? slot(s, index, d.tool) : slot(s, -1 - s.calls.length, d.tool);
+      const free = nextFree(s, d.tool);
+      const call = free >= 0 ? slot(s, free, d.tool) : slot(s, -1 - s.calls.length, d.tool);
       Object.assign(call, { input: d.input, state: "running", start: event.time });
     } else if (event.name === "tool:response") {
       let call = s.calls.find((c) => c.state === "running" && c.tool === d.tool);
@@ -433,16 +474,35 @@ function steps(events) {
       s.notes.push({ kind: "error", text: `${d.kind}: ${d.message}` });
     else if (event.name === "memoryUpdate")
       s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
-    else if (event.name === "guardrail")
-      s.notes.push({ kind: "guardrail", text: `${d.guardrail} ${d.action} (${d.stage}): ${d.reason || ""}` });
+    else if (event.name === "guardrail" && index >= 0) {
+      const call = slot(s, index, d.tool);
+      call.notes.push({ kind: "guardrail", name: event.name, text: guardrailText(d) });
+      if (blocks(event)) Object.assign(call, { state: "blocked", blockedBy: d.guardrail });
+    } else if (event.name === "guardrail")
+      s.notes.push({ kind: "guardrail", text: guardrailText(d) });
     else if (event.name === "finish") {
       result = d.result;
       if (result && PARKED.includes(result.status)) result = { ...result, parkedAt: event.time };
+    } else if (index >= 0) {
+      // any other event about a call (taint, authorization:request, a capability's own): its call's
+      const call = slot(s, index, d.tool || (d.request || {}).tool);
+      call.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
     } else s.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
-    // any other event (taint, compaction, authorization:request, a capability's own) is a note
+    // any other event (compaction, a capability's own) is a note of its step
     if (event.name !== "model:fallback") previous = event; // a fallback is part of its model call
   }
-  return { list: [...byStep.values()].sort((a, b) => a.n - b.n), result, plan };
+  const list = [...byStep.values()].sort((a, b) => a.n - b.n);
+  const last = list.length ? list[list.length - 1].n : 0;
+  const parked = Boolean(result && PARKED.includes(result.status));
+  for (const s of list) {
+    s.calls.sort((a, b) => (a.index < 0 || b.index < 0 ? (a.index < 0) - (b.index < 0) : a.index - b.index));
+    for (const call of s.calls) {
+      // a call still queued when its step is over never ran (a capability held or skipped it)
+      if (call.state === "queued" && (s.n !== last || (result && !parked))) call.state = "not_run";
+      else if (call.state === "queued" && parked) call.state = "waiting";
+    }
+  }
+  return { list, result, plan };
 }
 
 function eventFields(d) {
@@ -499,7 +559,17 @@ function decisionView(decision) {
 }
 
 function toolView(call, subRuns) {
-  const status = { waiting: "waiting", running: "running", ok: "ok", failed: "failed", denied: "denied", refused: "denied" }[call.state];
+  const status = {
+    queued: "queued",
+    waiting: "waiting",
+    running: "running",
+    ok: "ok",
+    failed: "failed",
+    denied: "denied",
+    refused: "denied",
+    blocked: "refused",
+    not_run: "not_run",
+  }[call.state];
   const asked = call.request && call.decision && call.decision.action === "edited" ? call.request.input : null;
   return el(
     "div",
@@ -514,6 +584,7 @@ function toolView(call, subRuns) {
     call.state === "ok" || call.state === "failed"
       ? [el("div", { class: "label" }, call.error ? "error" : "output"), el("pre", { "data-testid": "tool-output" }, json(call.response))]
       : null,
+    call.notes.map(noteView),
     subRuns
   );
 }
@@ -593,9 +664,18 @@ function stepsView(runId, tree, list) {
       (s.commands || []).map(commandView),
       s.calls.map((c) => toolView(c, forCall(c))),
       loose.map((r) => subRunView(r, tree)),
-      s.notes.map((n) => el("div", { class: `command note ${n.kind}`, "data-testid": `note-${n.kind}`, "data-event": n.name || null }, el("pre", {}, n.text)))
+      s.notes.map(noteView)
     );
   });
+}
+
+function noteView(note) {
+  // what an event says: a step's, or a call's when it names one
+  return el(
+    "div",
+    { class: `command note ${note.kind}`, "data-testid": `note-${note.kind}`, "data-event": note.name || null },
+    el("pre", {}, note.text)
+  );
 }
 
 function subRunView(sub, tree) {
