@@ -142,3 +142,65 @@ def test_every_call_the_model_asked_for_shows_with_what_happened_to_it(
 	read = view.locator("[data-testid=tool-call][data-tool='local.read_page']")
 	expect(read.locator("[data-testid=note-event][data-event=taint]")).to_have_count(1)
 	shoot(page, "every-call")
+
+
+def test_untrusted_results_are_marked_and_shown_as_text(served: Served, page: Any) -> None:
+	"""Every call whose result was untrusted is marked (not only the first), live and stored alike."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	hostile = (
+		'<img src=x onerror="document.title=\'owned\'"><script>document.title="owned"</script>'
+	)
+
+	@tool(labels=["untrusted"])
+	def read_page(url: str) -> str:
+		"""Read a web page.
+
+		Args:
+			url: The page.
+		"""
+		return f"{url}: {hostile}"
+
+	@tool(labels=[])
+	def note(text: str) -> str:
+		"""Keep a note.
+
+		Args:
+			text: The note.
+		"""
+		return "kept"
+
+	def script() -> ScriptedModel:
+		return ScriptedModel(
+			[
+				call_tool("local.read_page", url="a"),
+				[call_tool("local.note", text="read a"), call_tool("local.read_page", url="b")],
+				finish("read"),
+			]
+		)
+
+	elsewhere = OpenMolt(entry_points=False, run_store=served.store_path)  # another process
+	stored = served.call(
+		elsewhere.create_agent(name="Reader", model=script(), tools=[read_page, note]).run, "go"
+	)
+	live = served.call(
+		served.om.create_agent(name="Reader", model=script(), tools=[read_page, note]).run, "go"
+	)
+	for result in (stored, live):
+		page.goto(f"{served.viewer.url}#run={result.state.run_id}")
+		view = page.get_by_test_id("run-view")
+		expect(view.get_by_test_id("run-status")).to_have_text("success")
+		reads = view.locator("[data-testid=tool-call][data-tool='local.read_page']")
+		expect(reads).to_have_count(2)
+		for n in range(2):
+			expect(reads.nth(n)).to_have_attribute("data-untrusted", "true")
+			expect(reads.nth(n).get_by_test_id("untrusted")).to_contain_text("untrusted")
+			expect(reads.nth(n).get_by_test_id("tool-output")).to_contain_text("<script>")
+		notes = view.locator("[data-testid=tool-call][data-tool='local.note']")
+		expect(notes).not_to_have_attribute("data-untrusted", "true")
+		assert view.locator("img, script").count() == 0
+		assert page.title() != "owned"
+	shoot(page, "untrusted")
+	served.call(elsewhere.aclose)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,6 +29,7 @@ __all__ = [
 	"LiveRuns",
 	"PendingApproval",
 	"Question",
+	"tainted_calls",
 ]
 
 _current_run: contextvars.ContextVar[ObservedRun | None] = contextvars.ContextVar(
@@ -86,8 +87,20 @@ class LiveRun:
 			"plan": self.run.redact.deep(state.plan),
 			"pid": self.run.pid,
 			"trigger": self.run.trigger,
+			"taint": tainted_calls(state.taint),
 			"live": True,
 		}
+
+
+def tainted_calls(taint: Sequence[Any]) -> list[str]:
+	"""The step keys of the calls whose untrusted results the model read (`RunState.taint`).
+
+	The page marks those calls' outputs as untrusted: someone other than the user wrote them.
+
+	Args:
+		taint: The run's taint records (``{"call", "tool", "step"}`` each).
+	"""
+	return [str(t["call"]) for t in taint if isinstance(t, Mapping) and t.get("call")]
 
 
 @dataclass(slots=True)

@@ -392,7 +392,13 @@ function guardrailText(d) {
   return `guardrail ${d.guardrail} ${did}${at}${d.reason ? `: ${d.reason}` : ""}`;
 }
 
-function steps(events) {
+function stepKey(key) {
+  // `step:index` of a call's key (tool:<step>:<index>:<handle>)
+  const parts = String(key || "").split(":");
+  return `${parts[1]}:${callIndex(key)}`;
+}
+
+function steps(events, tainted) {
   const byStep = new Map();
   const step = (n) => {
     if (!byStep.has(n))
@@ -486,6 +492,7 @@ function steps(events) {
     } else if (index >= 0) {
       // any other event about a call (taint, authorization:request, a capability's own): its call's
       const call = slot(s, index, d.tool || (d.request || {}).tool);
+      if (event.name === "taint") call.untrusted = true;
       call.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
     } else s.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
     // any other event (compaction, a capability's own) is a note of its step
@@ -494,9 +501,11 @@ function steps(events) {
   const list = [...byStep.values()].sort((a, b) => a.n - b.n);
   const last = list.length ? list[list.length - 1].n : 0;
   const parked = Boolean(result && PARKED.includes(result.status));
+  const untrusted = new Set((tainted || []).map(stepKey)); // the run's taint records
   for (const s of list) {
     s.calls.sort((a, b) => (a.index < 0 || b.index < 0 ? (a.index < 0) - (b.index < 0) : a.index - b.index));
     for (const call of s.calls) {
+      if (untrusted.has(`${s.n}:${call.index}`)) call.untrusted = true;
       // a call still queued when its step is over never ran (a capability held or skipped it)
       if (call.state === "queued" && (s.n !== last || (result && !parked))) call.state = "not_run";
       else if (call.state === "queued" && parked) call.state = "waiting";
@@ -573,7 +582,7 @@ function toolView(call, subRuns) {
   const asked = call.request && call.decision && call.decision.action === "edited" ? call.request.input : null;
   return el(
     "div",
-    { class: "command tool", "data-testid": "tool-call", "data-tool": call.tool, "data-status": status },
+    { class: `command tool${call.untrusted ? " untrusted" : ""}`, "data-testid": "tool-call", "data-tool": call.tool, "data-status": status, "data-untrusted": call.untrusted ? "true" : null },
     el("span", { class: "kind" }, call.tool),
     " ",
     badge(status, "tool-status"),
@@ -582,7 +591,12 @@ function toolView(call, subRuns) {
     asked ? [el("div", { class: "label" }, "input asked for"), el("pre", { "data-testid": "asked-input" }, json(asked))] : null,
     call.input ? [el("div", { class: "label" }, asked ? "input run" : "input"), el("pre", { "data-testid": "tool-input" }, json(call.input))] : null,
     call.state === "ok" || call.state === "failed"
-      ? [el("div", { class: "label" }, call.error ? "error" : "output"), el("pre", { "data-testid": "tool-output" }, json(call.response))]
+      ? [
+          el("div", { class: "label" }, call.error ? "error" : "output"),
+          // someone other than the user wrote it: marked, and set as text like everything else
+          call.untrusted ? el("div", { class: "untrusted-mark", "data-testid": "untrusted" }, "untrusted: someone else wrote this; the model read it") : null,
+          el("pre", { "data-testid": "tool-output" }, json(call.response)),
+        ]
       : null,
     call.notes.map(noteView),
     subRuns
@@ -772,7 +786,7 @@ function renderRun() {
     return;
   }
   const tree = runTree(run.run_id, selected.events);
-  const { list, result, plan: planned } = steps(tree.root.events);
+  const { list, result, plan: planned } = steps(tree.root.events, run.taint);
   // a live run carries its plan; a stored one's comes from its own events
   const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
   const usage = run.usage || {};
