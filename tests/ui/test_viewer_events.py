@@ -204,3 +204,46 @@ def test_untrusted_results_are_marked_and_shown_as_text(served: Served, page: An
 		assert page.title() != "owned"
 	shoot(page, "untrusted")
 	served.call(elsewhere.aclose)
+
+
+def test_a_long_value_is_cut_with_a_button_that_shows_it_whole(served: Served, page: Any) -> None:
+	"""A 200,000-character tool output shows its start; 'Show all' shows it whole, and it stays."""
+	big = "word " * 40_000
+	seed_runs(
+		served.store_path,
+		[{"run_id": "long1", "agent": "Reader", "status": "success", "started": _iso(1)}],
+		[
+			{
+				"run_id": "long1",
+				"name": "commandsQueued",
+				"time": _iso(1),
+				"data": {"commands": [{"type": "callTool", "tool": "web.fetch", "input": {}}]},
+			},
+			{
+				"run_id": "long1",
+				"name": "tool:call",
+				"time": _iso(1),
+				"data": {"tool": "web.fetch", "input": {}},
+			},
+			{
+				"run_id": "long1",
+				"name": "tool:response",
+				"time": _iso(1),
+				"data": {"tool": "web.fetch", "input": {}, "response": big, "duration": 0.1},
+			},
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=long1")
+	call = page.locator("[data-testid=tool-call][data-tool='web.fetch']")
+	output = call.get_by_test_id("tool-output")
+	expect(output).to_have_attribute("data-cut", "true")
+	assert len(output.inner_text()) < 5_000
+	more = call.get_by_test_id("show-all")
+	expect(more).to_contain_text("Show all 200,002 characters")
+	more.click()
+	expect(output).not_to_have_attribute("data-cut", "true")
+	assert len(output.text_content() or "") == len(big) + 2  # the JSON string's quotes
+	page.evaluate("renderRun()")  # a new event redraws the run: what was opened stays open
+	expect(call.get_by_test_id("show-all")).to_have_count(0)
+	assert len(call.get_by_test_id("tool-output").text_content() or "") == len(big) + 2
+	shoot(page, "long-value")

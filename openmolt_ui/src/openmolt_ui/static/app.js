@@ -548,6 +548,32 @@ function ms(seconds) {
   return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(2)} s`;
 }
 
+const LONG = 4000; // the characters of a value shown before its "Show all" button
+const opened = new Set(); // the long values a person opened stay open when the run re-renders
+
+function long(attrs, text) {
+  // a value as text; past LONG characters it is cut, with a button that shows it whole
+  const whole = String(text === undefined || text === null ? "" : text);
+  const key = `${attrs["data-testid"] || ""}:${whole.length}:${whole.slice(0, 200)}`;
+  if (whole.length <= LONG || opened.has(key)) return el("pre", attrs, whole);
+  const pre = el("pre", { ...attrs, "data-cut": "true" }, `${whole.slice(0, LONG)}…`);
+  const more = el(
+    "button",
+    {
+      class: "show-all",
+      "data-testid": "show-all",
+      onclick: () => {
+        opened.add(key);
+        pre.textContent = whole;
+        pre.removeAttribute("data-cut");
+        more.remove();
+      },
+    },
+    `Show all ${whole.length.toLocaleString("en-US")} characters`
+  );
+  return [pre, more];
+}
+
 function decisionView(decision) {
   const text = {
     approved: "approved",
@@ -562,7 +588,7 @@ function decisionView(decision) {
     decision.reason ? [" · ", el("span", { "data-testid": "decision-reason" }, decision.reason)] : null,
     decision.time ? el("span", { class: "muted" }, ` · ${when(decision.time)}`) : null,
     decision.action === "edited" && decision.input
-      ? [el("div", { class: "label" }, "edited input"), el("pre", { "data-testid": "decision-input" }, json(decision.input))]
+      ? [el("div", { class: "label" }, "edited input"), long({ "data-testid": "decision-input" }, json(decision.input))]
       : null
   );
 }
@@ -588,14 +614,14 @@ function toolView(call, subRuns) {
     badge(status, "tool-status"),
     call.state === "ok" || call.state === "failed" ? el("span", { class: "duration" }, ` ${ms(call.duration || 0)}`) : null,
     call.decision ? decisionView(call.decision) : null,
-    asked ? [el("div", { class: "label" }, "input asked for"), el("pre", { "data-testid": "asked-input" }, json(asked))] : null,
-    call.input ? [el("div", { class: "label" }, asked ? "input run" : "input"), el("pre", { "data-testid": "tool-input" }, json(call.input))] : null,
+    asked ? [el("div", { class: "label" }, "input asked for"), long({ "data-testid": "asked-input" }, json(asked))] : null,
+    call.input ? [el("div", { class: "label" }, asked ? "input run" : "input"), long({ "data-testid": "tool-input" }, json(call.input))] : null,
     call.state === "ok" || call.state === "failed"
       ? [
           el("div", { class: "label" }, call.error ? "error" : "output"),
           // someone other than the user wrote it: marked, and set as text like everything else
           call.untrusted ? el("div", { class: "untrusted-mark", "data-testid": "untrusted" }, "untrusted: someone else wrote this; the model read it") : null,
-          el("pre", { "data-testid": "tool-output" }, json(call.response)),
+          long({ "data-testid": "tool-output" }, json(call.response)),
         ]
       : null,
     call.notes.map(noteView),
@@ -651,7 +677,7 @@ function modelView(s) {
     s.fallbacks.map((f) =>
       el("div", { class: "fallback", "data-testid": "fallback" }, `${f.from_model} failed (${f.reason}): ${f.to_model} answered`)
     ),
-    el("details", { "data-testid": "model-reply" }, el("summary", {}, "reply as the model wrote it"), el("pre", {}, m.output || ""))
+    el("details", { "data-testid": "model-reply" }, el("summary", {}, "reply as the model wrote it"), long({}, m.output || ""))
   );
 }
 
@@ -688,7 +714,7 @@ function noteView(note) {
   return el(
     "div",
     { class: `command note ${note.kind}`, "data-testid": `note-${note.kind}`, "data-event": note.name || null },
-    el("pre", {}, note.text)
+    long({}, note.text)
   );
 }
 
@@ -819,11 +845,11 @@ function renderRun() {
     parked ? parkedView(run) : null,
     !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, run.error) : null,
     el("h3", {}, "Input"),
-    el("pre", { "data-testid": "run-input" }, typeof run.input === "string" ? run.input : json(run.input)),
+    long({ "data-testid": "run-input" }, typeof run.input === "string" ? run.input : json(run.input)),
     el("h3", {}, "Plan"),
     plan.length ? el("div", { class: "plan", "data-testid": "plan" }, planList(plan)) : el("p", { class: "muted" }, "No plan yet."),
     run.output !== null && run.output !== undefined
-      ? [el("h3", {}, "Output"), el("pre", { "data-testid": "run-output" }, json(run.output))]
+      ? [el("h3", {}, "Output"), long({ "data-testid": "run-output" }, json(run.output))]
       : null,
     el("h3", {}, "Timeline"),
     timeline(run, list, result),
