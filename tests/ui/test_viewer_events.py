@@ -247,3 +247,55 @@ def test_a_long_value_is_cut_with_a_button_that_shows_it_whole(served: Served, p
 	expect(call.get_by_test_id("show-all")).to_have_count(0)
 	assert len(call.get_by_test_id("tool-output").text_content() or "") == len(big) + 2
 	shoot(page, "long-value")
+
+
+def test_a_sub_agent_waiting_for_a_person_shows_its_callers_run_waiting(
+	served: Served, page: Any
+) -> None:
+	"""A sub-agent's call and question wait in the page: the run in the list says it waits."""
+	from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+	from openmolt_core.tools import tool
+
+	@tool(labels=[])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: Cents.
+		"""
+		return "paid"
+
+	child = served.om.create_agent(
+		name="Payer",
+		model=ScriptedModel([call_tool("local.pay", amount=5), ask_human("Sure?"), finish("paid")]),
+		tools=[pay],
+		requires_approval=["local.pay"],
+		on_approval_request=served.viewer.approve,
+		on_human_input_request=served.viewer.ask,
+	)
+	parent = served.om.create_agent(
+		name="Boss",
+		model=ScriptedModel([call_tool("local.Payer", task="pay 5"), finish("done")]),
+		tools=[child],
+	)
+	run = served.start(parent.run, "pay")
+	page.goto(served.viewer.url)
+	item = page.locator("[data-testid=run-item]")
+	card = page.get_by_test_id("approval")
+	expect(card).to_have_count(1)
+	expect(item).to_have_attribute("data-status", "waiting")
+	top = item.get_attribute("data-run-id")
+	expect(card.get_by_test_id("asked-in")).to_have_attribute("data-run-id", top or "")
+	expect(card.get_by_test_id("asked-in")).to_contain_text("Boss's run, by a sub-agent")
+	card.get_by_test_id("approve").click()
+	question = page.get_by_test_id("question")
+	expect(question).to_have_count(1)
+	expect(item).to_have_attribute("data-status", "waiting")
+	question.get_by_test_id("asked-in").click()
+	expect(page.get_by_test_id("run-agent")).to_have_text("Boss")
+	expect(page.get_by_test_id("run-status")).to_have_text("waiting")
+	question.get_by_test_id("answer-input").fill("yes")
+	question.get_by_test_id("answer-send").click()
+	assert run.result(timeout=15).status == "success"
+	expect(item).to_have_attribute("data-status", "success")
+	shoot(page, "sub-agent-waits")

@@ -228,6 +228,7 @@ function renderQuestions(questions) {
         "div",
         { class: "card ask", "data-testid": "question", "data-question-id": q.id, "data-run-id": q.run_id },
         el("div", { class: "who" }, `${q.agent} asks${q.kind === "parked" ? " (parked run)" : ""}`),
+        askedIn(q.run_id),
         el("div", { class: "message", "data-testid": "question-message" }, q.message),
         answer,
         el("button", { class: "primary", "data-testid": "answer-send", onclick: send, disabled }, "Answer"),
@@ -235,6 +236,18 @@ function renderQuestions(questions) {
         problem
       );
     }))
+  );
+}
+
+function askedIn(runId) {
+  // a link to the run a question or call waits in: the run the list shows (a sub-agent's caller)
+  if (!runId) return null;
+  const top = String(runId).split(".")[0];
+  const row = lastState.runs.find((r) => r.run_id === top);
+  return el(
+    "a",
+    { class: "who asked-in", href: `#run=${encodeURIComponent(top)}`, "data-testid": "asked-in", "data-run-id": top },
+    `in ${row ? `${row.agent}'s` : "its"} run${top !== runId ? ", by a sub-agent" : ""}`
   );
 }
 
@@ -285,6 +298,7 @@ function renderApprovals(approvals) {
         "div",
         { class: "card ask", "data-testid": "approval", "data-approval-id": a.id, "data-tool": a.tool },
         el("div", { class: "who" }, `${a.agent || "a run"} wants to call${a.kind === "parked" ? " (parked run)" : ""}`),
+        askedIn(a.run_id),
         el("div", { class: "message" }, el("b", { "data-testid": "approval-tool" }, a.tool)),
         a.reason ? el("div", { class: "message", "data-testid": "approval-why" }, a.reason) : null,
         a.rule ? el("div", { class: "who" }, `rule: ${a.rule}`) : null,
