@@ -299,3 +299,44 @@ def test_a_sub_agent_waiting_for_a_person_shows_its_callers_run_waiting(
 	assert run.result(timeout=15).status == "success"
 	expect(item).to_have_attribute("data-status", "success")
 	shoot(page, "sub-agent-waits")
+
+
+def test_every_event_the_project_names_is_shown_and_none_breaks_the_page(
+	served: Served, page: Any
+) -> None:
+	"""Each event name (and a capability's unknown one) shows in its step, odd data or not."""
+	from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS
+
+	names = [*sorted(EVENT_NAMES - STREAM_EVENTS), "acme:audited"]  # previews are never stored
+	odd = {"plan": 5, "commands": 5, "request": 5, "usage": 5, "result": 5, "call": 5}
+	for run_id, data in (("plain", None), ("odd", odd)):
+		seed_runs(
+			served.store_path,
+			[{"run_id": run_id, "agent": "Everything", "status": "success", "started": _iso(1)}],
+			[
+				{
+					"run_id": run_id,
+					"name": name,
+					"step": n + 1,
+					"time": _iso(1),
+					"data": data or {"about": f"{name} happened"},
+				}
+				for n, name in enumerate(names)
+			],
+		)
+	problems: list[str] = []
+	page.on("pageerror", lambda error: problems.append(str(error)))
+	for run_id in ("plain", "odd"):
+		page.goto(f"{served.viewer.url}#run={run_id}")
+		view = page.get_by_test_id("run-view")
+		expect(view.get_by_test_id("run-agent")).to_have_text("Everything")
+		expect(view.get_by_test_id("run-unreadable")).to_have_count(0)
+		for n, name in enumerate(names):
+			if name in ("planUpdate", "finish"):  # the run's plan and end, not a step's
+				continue
+			shown = view.locator(f"[data-testid=step][data-step='{n + 1}'] > :not(.head)")
+			expect(shown, f"{name} is not shown in its step ({run_id})").not_to_have_count(0)
+		unknown = view.locator("[data-testid=note-event][data-event='acme:audited']")
+		expect(unknown).to_contain_text("acme:audited")
+	shoot(page, "every-event")
+	assert problems == []

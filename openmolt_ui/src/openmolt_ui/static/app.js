@@ -412,6 +412,10 @@ function stepKey(key) {
   return `${parts[1]}:${callIndex(key)}`;
 }
 
+function stepOf(event) {
+  return Number.isInteger(event.step) ? event.step : 0;
+}
+
 function steps(events, tainted) {
   const byStep = new Map();
   const step = (n) => {
@@ -421,7 +425,7 @@ function steps(events, tainted) {
   };
   // calls an event says will not run, whenever that event arrived (a batch's events interleave)
   const blocked = new Set(
-    events.filter(blocks).map((e) => `${e.step}:${callOf(e.data || {})}`)
+    events.filter(blocks).map((e) => `${stepOf(e)}:${callOf(e.data || {})}`)
   );
   const slot = (s, index, tool) => {
     // the call of command `index`: every callTool command has one, run or not
@@ -436,7 +440,7 @@ function steps(events, tainted) {
     // the first callTool command for this tool that no call event took and none blocked
     const commands = s.commands || [];
     for (let i = 0; i < commands.length; i += 1) {
-      if (commands[i].type !== "callTool" || commands[i].tool !== tool) continue;
+      if (!commands[i] || commands[i].type !== "callTool" || commands[i].tool !== tool) continue;
       if (blocked.has(`${s.n}:${i}`)) continue;
       const taken = s.calls.find((c) => c.index === i);
       if (!taken || taken.state === "queued" || taken.state === "waiting") return i;
@@ -446,16 +450,20 @@ function steps(events, tainted) {
   let result = null;
   let plan = null;
   let previous = null;
-  for (const event of events) {
-    const d = event.data || {};
-    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(event.step);
+  const read = (event) => {
+    const d = event.data && typeof event.data === "object" ? event.data : {};
+    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(stepOf(event));
     const index = s ? callOf(d) : -1;
-    if (event.name === "planUpdate") plan = d.plan;
+    if (event.name === "planUpdate") {
+      if (!Array.isArray(d.plan)) throw new Error("its plan is not a list");
+      plan = d.plan;
+    }
     else if (event.name === "llmOutput")
       s.model = { ...d, start: previous ? previous.time : null, end: event.time }; // fallbacks included
     else if (event.name === "model:fallback") s.fallbacks.push(d);
     else if (event.name === "commandsQueued") {
-      s.commands = Array.isArray(d.commands) ? d.commands : [];
+      if (!Array.isArray(d.commands)) throw new Error("its commands are not a list");
+      s.commands = d.commands;
       s.queued = event.time;
       s.commands.forEach((command, i) => {
         if (command && command.type === "callTool") {
@@ -510,6 +518,15 @@ function steps(events, tainted) {
       call.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
     } else s.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
     // any other event (compaction, a capability's own) is a note of its step
+  };
+  for (const event of events) {
+    try {
+      read(event);
+    } catch (error) {
+      // an event the page cannot read as its name says is still shown, with what it holds
+      const d = event.data && typeof event.data === "object" ? event.data : { data: event.data };
+      step(stepOf(event)).notes.push({ kind: "event", name: event.name, text: `${event.name} (${error.message}): ${json(eventFields(d))}` });
+    }
     if (event.name !== "model:fallback") previous = event; // a fallback is part of its model call
   }
   const list = [...byStep.values()].sort((a, b) => a.n - b.n);
@@ -644,11 +661,11 @@ function toolView(call, subRuns) {
 }
 
 function commandView(command) {
-  if (command.type === "callTool") return null; // shown with its result, below
+  if (!command || typeof command !== "object" || command.type === "callTool") return null; // a call: shown with its result, below
   let text = "";
   if (command.type === "finish") text = `${command.status}: ${command.humanMessage || ""}`;
   else if (command.type === "wait") text = `${command.seconds} s`;
-  else if (command.type === "updatePlan") text = `${command.plan.length} plan steps`;
+  else if (command.type === "updatePlan") text = `${(command.plan || []).length} plan steps`;
   else if (command.type === "updateMemory") text = `${command.mode} ${command.memory}`;
   else if (command.type === "requestHumanInput") text = command.message;
   return el(
@@ -673,10 +690,18 @@ function usageSum(list) {
   return sum;
 }
 
+function fallbackView(f, answered) {
+  const then = answered ? `${f.to_model} answered` : `the step went to ${f.to_model}`;
+  return el("div", { class: "fallback", "data-testid": "fallback" }, `${f.from_model} failed (${f.reason}): ${then}`);
+}
+
 function modelView(s) {
   const m = s.model;
-  if (!m) return null;
-  const u = m.usage || {};
+  if (!m) {
+    // no model answered (yet): the models that failed still show
+    return s.fallbacks.length ? el("div", { class: "model", "data-testid": "model-call" }, s.fallbacks.map((f) => fallbackView(f, false))) : null;
+  }
+  const u = typeof m.usage === "object" && m.usage ? m.usage : {};
   return el(
     "div",
     { class: "model", "data-testid": "model-call" },
@@ -688,9 +713,7 @@ function modelView(s) {
       el("span", { "data-testid": "model-cost" }, ` · ${cost(u)}`),
       m.start && m.end ? el("span", { class: "duration" }, ` · ${ms((Date.parse(m.end) - Date.parse(m.start)) / 1000)}`) : null
     ),
-    s.fallbacks.map((f) =>
-      el("div", { class: "fallback", "data-testid": "fallback" }, `${f.from_model} failed (${f.reason}): ${f.to_model} answered`)
-    ),
+    s.fallbacks.map((f) => fallbackView(f, true)),
     el("details", { "data-testid": "model-reply" }, el("summary", {}, "reply as the model wrote it"), long({}, m.output || ""))
   );
 }
@@ -713,7 +736,7 @@ function stepsView(runId, tree, list) {
     return el(
       "div",
       { class: "step", "data-testid": "step", "data-step": s.n },
-      el("div", { class: "head" }, `Step ${s.n}`),
+      el("div", { class: "head" }, s.n > 0 ? `Step ${s.n}` : "Before the first step"),
       modelView(s),
       (s.commands || []).map(commandView),
       s.calls.map((c) => toolView(c, forCall(c))),
@@ -819,6 +842,18 @@ function parkedView(run) {
 }
 
 function renderRun() {
+  try {
+    drawRun();
+  } catch (error) {
+    // never a blank page: what the run recorded is still shown, as it was recorded
+    document.getElementById("run").replaceChildren(...nodes([
+      el("div", { class: "card error", "data-testid": "run-unreadable" }, `This run could not be drawn (${error.message}); its events as recorded:`),
+      long({ "data-testid": "run-events" }, json(selected.events)),
+    ]));
+  }
+}
+
+function drawRun() {
   const main = document.getElementById("run");
   const run = selected.run;
   if (!run) {
