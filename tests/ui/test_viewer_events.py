@@ -340,3 +340,39 @@ def test_every_event_the_project_names_is_shown_and_none_breaks_the_page(
 		expect(unknown).to_contain_text("acme:audited")
 	shoot(page, "every-event")
 	assert problems == []
+
+
+def test_a_durable_runs_replayed_events_are_shown_once(served: Served, page: Any) -> None:
+	"""Recovered from a crash, a durable run delivers its events again: each call shows once."""
+
+	def event(
+		seq: int, name: str, data: dict[str, Any], *, replayed: bool = False
+	) -> dict[str, Any]:
+		return {
+			"run_id": "durable1",
+			"seq": seq,
+			"name": name,
+			"time": _iso(1),
+			"data": {**data, "replayed": replayed},
+		}
+
+	call = {"type": "callTool", "tool": "crm.update", "input": {"id": 7}}
+	before = [
+		event(1, "llmOutput", {"output": "{}", "usage": {"input_tokens": 10, "output_tokens": 5}}),
+		event(2, "commandsQueued", {"commands": [call]}),
+		event(3, "tool:call", {"tool": "crm.update", "input": {"id": 7}}),
+		event(4, "tool:response", {"tool": "crm.update", "input": {}, "response": "updated"}),
+	]
+	again = [event(e["seq"], e["name"], e["data"], replayed=True) for e in before]
+	seed_runs(
+		served.store_path,
+		[{"run_id": "durable1", "agent": "Durable", "status": "success", "started": _iso(1)}],
+		[*before, *again, event(5, "finish", {"result": {"status": "success"}})],
+	)
+	page.goto(f"{served.viewer.url}#run=durable1")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-agent")).to_have_text("Durable")
+	calls = view.locator("[data-testid=tool-call]")
+	expect(calls).to_have_count(1)
+	expect(calls.first).to_have_attribute("data-status", "ok")
+	expect(view.get_by_test_id("model-call")).to_have_count(1)

@@ -362,17 +362,21 @@ function callIndex(key) {
 function runTree(runId, events) {
   // Group the events by the run they belong to: a sub-agent's carry sub_run_id (and the id of
   // the run that called it in parent_run_id); the others are the run's own.
+  // A durable run recovered from a crash may deliver its events again (replayed: true, with
+  // their first numbers): one already here is not shown twice.
   const runs = new Map();
   const get = (id, parent, agent) => {
-    if (!runs.has(id)) runs.set(id, { id, parent, agent, events: [] });
+    if (!runs.has(id)) runs.set(id, { id, parent, agent, events: [], seqs: new Set() });
     return runs.get(id);
   };
   const root = get(runId, null, null);
   for (const event of events) {
     const d = event.data || {};
     const own = !d.sub_run_id || d.sub_run_id === runId;
-    if (own) root.events.push(event);
-    else get(d.sub_run_id, d.parent_run_id, d.sub_agent).events.push(event);
+    const run = own ? root : get(d.sub_run_id, d.parent_run_id, d.sub_agent);
+    if (d.replayed && run.seqs.has(event.seq)) continue;
+    if (event.seq) run.seqs.add(event.seq);
+    run.events.push(event);
   }
   return { root, runs };
 }
