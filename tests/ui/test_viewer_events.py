@@ -376,3 +376,48 @@ def test_a_durable_runs_replayed_events_are_shown_once(served: Served, page: Any
 	expect(calls).to_have_count(1)
 	expect(calls.first).to_have_attribute("data-status", "ok")
 	expect(view.get_by_test_id("model-call")).to_have_count(1)
+
+
+def test_a_cancelled_run_says_so_and_its_call_in_flight_stops_with_it(
+	served: Served, page: Any
+) -> None:
+	"""The call running when the run was cancelled is interrupted; its bar does not grow on."""
+	import anyio
+
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	started: list[anyio.Event] = []
+
+	@tool(labels=[])
+	async def slow() -> str:
+		"""Take a minute."""
+		started[0].set()
+		await anyio.sleep(60)
+		return "done"
+
+	agent = served.om.create_agent(
+		name="Stopped", model=ScriptedModel([call_tool("local.slow"), finish("done")]), tools=[slow]
+	)
+
+	async def cancelled() -> None:
+		started.append(anyio.Event())
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(agent.run, "go")
+			await started[0].wait()  # the call is running: stop the run there
+			tg.cancel_scope.cancel()
+
+	served.call(cancelled)
+	page.goto(served.viewer.url)
+	page.locator("[data-testid=run-item]").first.click()
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-status")).to_have_text("cancelled")
+	expect(view.get_by_test_id("run-error")).to_contain_text("Cancelled")
+	call = view.locator("[data-testid=tool-call][data-tool='local.slow']")
+	expect(call).to_have_attribute("data-status", "interrupted")
+	bar = view.locator("[data-testid=bar][data-kind=tool]")
+	took = bar.get_by_test_id("bar-duration").inner_text()
+	page.wait_for_timeout(1_100)
+	page.evaluate("renderRun()")
+	expect(bar.get_by_test_id("bar-duration")).to_have_text(took)
+	shoot(page, "cancelled")

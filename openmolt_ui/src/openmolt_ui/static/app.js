@@ -420,7 +420,8 @@ function stepOf(event) {
   return Number.isInteger(event.step) ? event.step : 0;
 }
 
-function steps(events, tainted) {
+function steps(events, tainted, over) {
+  // over: when the run stopped (cancelled, killed, ended), or null while it goes on
   const byStep = new Map();
   const step = (n) => {
     if (!byStep.has(n))
@@ -541,6 +542,8 @@ function steps(events, tainted) {
     s.calls.sort((a, b) => (a.index < 0 || b.index < 0 ? (a.index < 0) - (b.index < 0) : a.index - b.index));
     for (const call of s.calls) {
       if (untrusted.has(`${s.n}:${call.index}`)) call.untrusted = true;
+      // a call still running when its run stopped never finished: it ends with the run
+      if (call.state === "running" && over) Object.assign(call, { state: "interrupted", end: over });
       // a call still queued when its step is over never ran (a capability held or skipped it)
       if (call.state === "queued" && (s.n !== last || (result && !parked))) call.state = "not_run";
       else if (call.state === "queued" && parked) call.state = "waiting";
@@ -639,6 +642,7 @@ function toolView(call, subRuns) {
     refused: "denied",
     blocked: "refused",
     not_run: "not_run",
+    interrupted: "interrupted",
   }[call.state];
   const asked = call.request && call.decision && call.decision.action === "edited" ? call.request.input : null;
   return el(
@@ -760,7 +764,7 @@ function noteView(note) {
 }
 
 function subRunView(sub, tree) {
-  const { list, result, plan } = steps(sub.events);
+  const { list, result, plan } = steps(sub.events, [], tree.over);
   const usage = usageSum(list);
   const status = result ? result.status : "running";
   return el(
@@ -865,7 +869,8 @@ function drawRun() {
     return;
   }
   const tree = runTree(run.run_id, selected.events);
-  const { list, result, plan: planned } = steps(tree.root.events, run.taint);
+  tree.over = ["running", "waiting"].includes(run.status) || PARKED.includes(run.status) ? null : run.ended || run.updated;
+  const { list, result, plan: planned } = steps(tree.root.events, run.taint, tree.over);
   // a live run carries its plan; a stored one's comes from its own events
   const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
   const usage = run.usage || {};
@@ -897,6 +902,9 @@ function drawRun() {
     ),
     parked ? parkedView(run) : null,
     !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, run.error) : null,
+    run.status === "cancelled" && !run.error
+      ? el("div", { class: "card error", "data-testid": "run-error" }, "Cancelled: the run was stopped before it ended; a call still running then did not finish.")
+      : null,
     el("h3", {}, "Input"),
     long({ "data-testid": "run-input" }, typeof run.input === "string" ? run.input : json(run.input)),
     el("h3", {}, "Plan"),
