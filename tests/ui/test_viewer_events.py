@@ -421,3 +421,55 @@ def test_a_cancelled_run_says_so_and_its_call_in_flight_stops_with_it(
 	page.evaluate("renderRun()")
 	expect(bar.get_by_test_id("bar-duration")).to_have_text(took)
 	shoot(page, "cancelled")
+
+
+def test_a_capabilitys_event_says_what_happened_and_who_emits_it(served: Served, page: Any) -> None:
+	"""The page names no capability: what an event means and who emits it come from the registry."""
+	from dataclasses import dataclass
+	from typing import ClassVar
+
+	from openmolt_core.events import Event
+	from openmolt_core.hooks import Capability, Run
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	@dataclass(slots=True, kw_only=True)
+	class Spent(Event):
+		"""The spending desk counted what the step may still spend."""
+
+		name: str = "desk:spent"
+		left: int = 0
+
+	class Desk(Capability):
+		name: ClassVar[str] = "spending-desk"
+		events: ClassVar[dict[str, type[Event]]] = {"desk:spent": Spent}
+
+		async def before_model(self, run: Run) -> None:
+			if run.wants("desk:spent"):
+				await run.emit(Spent(agent=run.agent, step=run.step + 1, left=7))
+			else:
+				run.skip_event()
+
+	@tool(labels=["untrusted"])
+	def read_page() -> str:
+		"""Read a web page."""
+		return "someone else wrote this"
+
+	agent = served.om.create_agent(
+		name="Desk",
+		model=ScriptedModel([call_tool("local.read_page"), finish("read")]),
+		tools=[read_page],
+		capabilities=[Desk()],
+	)
+	result = served.call(agent.run, "read")
+	page.goto(f"{served.viewer.url}#run={result.state.run_id}")
+	view = page.get_by_test_id("run-view")
+	spent = view.locator("[data-testid=note-event][data-event='desk:spent']").first
+	expect(spent.get_by_test_id("event-about")).to_have_text(
+		"desk:spent · The spending desk counted what the step may still spend."
+		" · by capability spending-desk"
+	)
+	expect(spent).to_contain_text('"left": 7')
+	taint = view.locator("[data-testid=note-event][data-event=taint]")
+	expect(taint.get_by_test_id("event-about")).to_contain_text("read untrusted content")
+	shoot(page, "capability-event")

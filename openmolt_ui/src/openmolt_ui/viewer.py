@@ -31,6 +31,7 @@ import uvicorn
 from anyio.abc import TaskGroup
 
 from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.events import describe_event
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.runstore import RunStore
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
@@ -285,7 +286,7 @@ class Viewer:
 		if stored is None:
 			if live is None:
 				return None
-			events = [e for e in live.events if e["id"] > after]
+			events = [described(e) for e in live.events if e["id"] > after]
 			return {"source": "live", "run": _shown(live.summary()), "events": events}
 		assert self.store is not None
 		stored_events = await self.store.events(run_id, after=after, limit=5000)
@@ -297,7 +298,7 @@ class Viewer:
 		return {
 			"source": "store",
 			"run": _shown(summary),
-			"events": [e.to_dict() for e in stored_events],
+			"events": [described(e.to_dict()) for e in stored_events],
 		}
 
 	async def _taint(self, run_id: str, ended: str) -> list[str]:
@@ -603,6 +604,20 @@ def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[s
 			}
 		)
 	return out
+
+
+def described(event: dict[str, Any]) -> dict[str, Any]:
+	"""An event as the page reads it: with what its name stands for and who emits it, if known.
+
+	``about`` is ``{"what", "by"}`` from the core's registry of event names
+	(`openmolt_core.events.describe_event`): the loop's, and those the capabilities of this
+	process's agents register. A name it does not know is shown by its name and data alone.
+
+	Args:
+		event: The event (``name``, ``data``...).
+	"""
+	info = describe_event(event["name"])
+	return event if info is None else {**event, "about": {"what": info.about, "by": info.by}}
 
 
 def _zero(**key: str) -> dict[str, Any]:

@@ -520,8 +520,8 @@ function steps(events, tainted, over) {
       // any other event about a call (taint, authorization:request, a capability's own): its call's
       const call = slot(s, index, d.tool || (d.request || {}).tool);
       if (event.name === "taint") call.untrusted = true;
-      call.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
-    } else s.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
+      call.notes.push(eventNote(event, d));
+    } else s.notes.push(eventNote(event, d));
     // any other event (compaction, a capability's own) is a note of its step
   };
   for (const event of events) {
@@ -754,11 +754,26 @@ function stepsView(runId, tree, list) {
   });
 }
 
+function eventNote(event, d) {
+  // an event the page has no view of: its name, what the core's registry says of it, its data
+  return { kind: "event", name: event.name, about: event.about, text: `${event.name}: ${json(eventFields(d))}` };
+}
+
 function noteView(note) {
   // what an event says: a step's, or a call's when it names one
+  const about = note.about && typeof note.about === "object" ? note.about : null;
   return el(
     "div",
     { class: `command note ${note.kind}`, "data-testid": `note-${note.kind}`, "data-event": note.name || null },
+    about && (about.what || about.by)
+      ? el(
+          "div",
+          { class: "about", "data-testid": "event-about" },
+          el("b", {}, note.name),
+          about.what ? ` · ${about.what}` : "",
+          about.by ? el("span", { class: "muted" }, ` · by capability ${about.by}`) : ""
+        )
+      : null,
     long({}, note.text)
   );
 }
