@@ -473,3 +473,47 @@ def test_a_capabilitys_event_says_what_happened_and_who_emits_it(served: Served,
 	taint = view.locator("[data-testid=note-event][data-event=taint]")
 	expect(taint.get_by_test_id("event-about")).to_contain_text("read untrusted content")
 	shoot(page, "capability-event")
+
+
+def test_a_call_waiting_for_a_decision_when_its_run_stopped_did_not_run(
+	served: Served, page: Any
+) -> None:
+	"""Cancelled while a person was asked: the call says it did not run, not that it waits."""
+	import anyio
+
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	@tool(labels=[])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: Cents.
+		"""
+		return "paid"
+
+	agent = served.om.create_agent(
+		name="Unanswered",
+		model=ScriptedModel([call_tool("local.pay", amount=5), finish("paid")]),
+		tools=[pay],
+		requires_approval=["local.pay"],
+		on_approval_request=served.viewer.approve,
+	)
+
+	async def cancelled() -> None:
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(agent.run, "pay")
+			live = served.viewer.live
+			while not live.approvals.pending:  # the page changes as the call is listed
+				await live.changed.wait()
+			tg.cancel_scope.cancel()  # nobody decided: the run is stopped
+
+	served.call(cancelled)
+	page.goto(served.viewer.url)
+	page.locator("[data-testid=run-item]").first.click()
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-status")).to_have_text("cancelled")
+	call = view.locator("[data-testid=tool-call][data-tool='local.pay']")
+	expect(call).to_have_attribute("data-status", "not_run")
+	expect(page.get_by_test_id("approval")).to_have_count(0)
