@@ -304,7 +304,11 @@ def test_a_sub_agent_waiting_for_a_person_shows_its_callers_run_waiting(
 def test_every_event_the_project_names_is_shown_and_none_breaks_the_page(
 	served: Served, page: Any
 ) -> None:
-	"""Each event name (and a capability's unknown one) shows in its step, odd data or not."""
+	"""Each event name (and a capability's unknown one) shows in its step, odd data or not.
+
+	Nothing goes wrong in the page either: no script error, no failed request (not even the
+	browser's own request for an icon, which has no token to carry).
+	"""
 	from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS
 
 	names = [*sorted(EVENT_NAMES - STREAM_EVENTS), "acme:audited"]  # previews are never stored
@@ -326,6 +330,7 @@ def test_every_event_the_project_names_is_shown_and_none_breaks_the_page(
 		)
 	problems: list[str] = []
 	page.on("pageerror", lambda error: problems.append(str(error)))
+	page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
 	for run_id in ("plain", "odd"):
 		page.goto(f"{served.viewer.url}#run={run_id}")
 		view = page.get_by_test_id("run-view")
