@@ -266,6 +266,33 @@ def test_an_event_name_is_the_loops_or_one_capabilitys() -> None:
 	assert Hooks([first()]).event_names() == {"acme:done"}
 
 
+@dataclass(slots=True, kw_only=True)
+class Counted(Event):
+	"""The till counted the step's coins."""
+
+	name: str = "till-desc:counted"
+
+
+def test_every_event_name_is_described_for_readers_of_stored_events() -> None:
+	"""The loop's names and a capability's registered one say what happened and who emits it."""
+	from openmolt_core.events import EVENT_NAMES, describe_event
+	from openmolt_core.hooks import Hooks
+
+	for name in EVENT_NAMES:
+		info = describe_event(name)
+		assert info is not None and info.by == "" and info.about, name
+		assert "`" not in info.about and "(*," not in info.about
+	assert describe_event("till-desc:counted") is None  # no agent of this process has it yet
+	counts = type(
+		"Counts", (Capability,), {"name": "till-desc", "events": {"till-desc:counted": Counted}}
+	)
+	Hooks([counts()])
+	info = describe_event("till-desc:counted")
+	assert info is not None
+	assert (info.by, info.about) == ("till-desc", "The till counted the step's coins.")
+	assert describe_event("nobody:said") is None
+
+
 def _builder(hook: str, answer: Any) -> Capability:
 	"""A capability whose building hook ``hook`` answers ``answer`` (or raises it)."""
 

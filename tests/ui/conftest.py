@@ -165,7 +165,8 @@ def seed_runs(
 ) -> None:
 	"""Write runs (and events) straight into a run store's file, as another process would have.
 
-	Each row needs ``run_id``, ``agent``, ``status`` and ``started``; the rest has defaults.
+	Each row needs ``run_id``, ``agent``, ``status`` and ``started``; the rest has defaults. Each
+	event needs ``run_id``, ``name``, ``time`` and ``data``; ``seq`` is its place by default.
 	"""
 	import json
 	import sqlite3
@@ -209,7 +210,14 @@ def seed_runs(
 		conn.executemany(
 			"INSERT INTO run_events (run_id, seq, name, step, time, data) VALUES (?, ?, ?, ?, ?, ?)",
 			[
-				(e["run_id"], i + 1, e["name"], e.get("step", 1), e["time"], json.dumps(e["data"]))
+				(
+					e["run_id"],
+					e.get("seq", i + 1),
+					e["name"],
+					e.get("step", 1),
+					e["time"],
+					json.dumps(e["data"]),
+				)
 				for i, e in enumerate(events)
 			],
 		)

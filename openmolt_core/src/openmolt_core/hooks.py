@@ -1163,7 +1163,7 @@ class Hooks:
 
 	def _check_events(self, cap: Capability) -> None:
 		# A registered name is what handlers, observers, the run store and the viewer go by.
-		from openmolt_core.events import EVENT_NAMES
+		from openmolt_core.events import EVENT_NAMES, register_events
 
 		taken = self.event_names()
 		for event in type(cap).events:
@@ -1182,6 +1182,7 @@ class Hooks:
 					f"{by} already emits; name yours after the capability "
 					f"('{type(cap).name}:{event.rpartition(':')[2]}')"
 				)
+		register_events(type(cap).name, type(cap).events)  # readers of stored events ask it
 
 	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,6 +30,8 @@ __all__ = [
 	"LiveRuns",
 	"PendingApproval",
 	"Question",
+	"callers",
+	"tainted_calls",
 ]
 
 _current_run: contextvars.ContextVar[ObservedRun | None] = contextvars.ContextVar(
@@ -86,8 +89,32 @@ class LiveRun:
 			"plan": self.run.redact.deep(state.plan),
 			"pid": self.run.pid,
 			"trigger": self.run.trigger,
+			"taint": tainted_calls(state.taint),
 			"live": True,
 		}
+
+
+def callers(run_id: str) -> list[str]:
+	"""The runs that called a sub-agent's run, nearest first (none for a top-level run).
+
+	A sub-agent's run id is its caller's followed by ``.<step>.<index>`` (`openmolt_core.subagents`).
+
+	Args:
+		run_id: The run's id.
+	"""
+	parts = run_id.split(".")
+	return [".".join(parts[:n]) for n in range(len(parts) - 2, 0, -2)]
+
+
+def tainted_calls(taint: Sequence[Any]) -> list[str]:
+	"""The step keys of the calls whose untrusted results the model read (`RunState.taint`).
+
+	The page marks those calls' outputs as untrusted: someone other than the user wrote them.
+
+	Args:
+		taint: The run's taint records (``{"call", "tool", "step"}`` each).
+	"""
+	return [str(t["call"]) for t in taint if isinstance(t, Mapping) and t.get("call")]
 
 
 @dataclass(slots=True)
@@ -205,6 +232,7 @@ class LiveRuns(RunObserver):
 		self.version = 0
 		self._ids = itertools.count(1)
 		self._tokens: dict[str, list[contextvars.Token[ObservedRun | None]]] = {}
+		self._asking: dict[str, int] = {}  # run id: how many questions and calls wait in it
 
 	@property
 	def changed(self) -> anyio.Event:
@@ -296,17 +324,11 @@ class LiveRuns(RunObserver):
 			message=redact(message),
 		)
 		self.questions[question.id] = question
-		live = self.runs.get(question.run_id)
-		if live is not None:
-			live.status = "waiting"
-		self.touch()
-		try:
-			await question._done.wait()
-		finally:
-			self.questions.pop(question.id, None)
-			if live is not None and live.status == "waiting":
-				live.status = "running"
-			self.touch()
+		with self.waiting(question.run_id):  # its end tells the pages: the question is gone
+			try:
+				await question._done.wait()
+			finally:
+				self.questions.pop(question.id, None)
 		return question.answer or ""
 
 	def answer(self, question_id: str, answer: str) -> bool:
@@ -317,6 +339,35 @@ class LiveRuns(RunObserver):
 		question.answer = answer
 		question._done.set()
 		return True
+
+	@contextmanager
+	def waiting(self, run_id: str) -> Iterator[None]:
+		"""Show the run, and the runs that called it, as waiting for a person while inside.
+
+		A sub-agent's question or call waits in the page; its run is not in the list, so the run
+		that called it (and that run's callers) says it waits too.
+
+		Args:
+			run_id: The run that asks (a sub-agent's: its caller's id, ``.<step>.<index>``).
+		"""
+		chain = [run_id, *callers(run_id)] if run_id else []
+		for one in chain:
+			self._asking[one] = self._asking.get(one, 0) + 1
+			live = self.runs.get(one)
+			if live is not None and live.status == "running":
+				live.status = "waiting"
+		self.touch()
+		try:
+			yield
+		finally:
+			for one in chain:
+				left = self._asking.pop(one, 1) - 1
+				if left:
+					self._asking[one] = left
+				live = self.runs.get(one)
+				if not left and live is not None and live.status == "waiting":
+					live.status = "running"
+			self.touch()
 
 	def current(self) -> ObservedRun | None:
 		"""The observed run whose task calls this, if any."""
@@ -364,17 +415,11 @@ class Approvals:
 			)
 		waiting = _Waiting(f"a{next(self._ids)}", pending)
 		self._waiting[waiting.id] = waiting
-		live = self._runs.runs.get(pending.run_id)
-		if live is not None:
-			live.status = "waiting"
-		self._runs.touch()
-		try:
-			await waiting.done.wait()
-		finally:
-			self._waiting.pop(waiting.id, None)
-			if live is not None and live.status == "waiting":
-				live.status = "running"
-			self._runs.touch()
+		with self._runs.waiting(pending.run_id):  # its end tells the pages: the call is gone
+			try:
+				await waiting.done.wait()
+			finally:
+				self._waiting.pop(waiting.id, None)
 		assert waiting.decision is not None
 		return waiting.decision
 

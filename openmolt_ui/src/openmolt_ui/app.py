@@ -39,7 +39,7 @@ import secrets
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from importlib import resources
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import anyio
@@ -53,7 +53,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openmolt_core.accounts import CALLBACK_PATH
-from openmolt_core.result import RunStatus
+from openmolt_ui._choices import ORIGINS, STATUSES, options
 from openmolt_ui._live import ApprovalDecision
 
 if TYPE_CHECKING:
@@ -138,7 +138,12 @@ def sse(event: str, data: Any, *, id: int | None = None) -> str:
 def _page(token: str) -> str:
 	template = resources.files("openmolt_ui").joinpath("static/index.html").read_text("utf-8")
 	in_url = html.escape(quote(token, safe=""), quote=True)
-	return template.replace("{{TOKEN_URL}}", in_url).replace("{{TOKEN}}", html.escape(token))
+	return (
+		template.replace("{{TOKEN_URL}}", in_url)
+		.replace("{{TOKEN}}", html.escape(token))
+		.replace("{{STATUS_OPTIONS}}", options(STATUSES, "any status"))
+		.replace("{{ORIGIN_OPTIONS}}", options(ORIGINS, "any origin"))
+	)
 
 
 def create_app(viewer: Viewer) -> ASGIApp:
@@ -349,10 +354,6 @@ async def _json(request: Request, deadline: float) -> dict[str, Any] | None:
 	except (ValueError, RecursionError):  # not JSON, or nested past what the parser can follow
 		return None
 	return body if isinstance(body, dict) else None
-
-
-STATUSES: tuple[str, ...] = ("running", "waiting", *get_args(RunStatus), "cancelled", "killed")
-"""The statuses the list can be filtered by (every `RunStatus`, ``cancelled``, and ``killed``)."""
 
 
 def _filters(query: Mapping[str, str]) -> tuple[int, dict[str, str | None]] | str:

@@ -31,11 +31,12 @@ import uvicorn
 from anyio.abc import TaskGroup
 
 from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.events import describe_event
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.runstore import RunStore
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
-from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval
+from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval, tainted_calls
 from openmolt_ui._waiting import capability_waits, waiting_for
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = ["Viewer"]
 log: logging.Logger = logging.getLogger("openmolt")
 
 _RESUMING = {"status": "cannot", "error": "this run is being resumed already"}
+_TAINT_KEEP = 64  # ended runs whose untrusted calls the viewer keeps (it reads their state)
 
 
 class Viewer:
@@ -108,6 +110,7 @@ class Viewer:
 		self._tg: TaskGroup | None = None
 		self._server: EmbeddedServer | None = None
 		self._resuming: set[str] = set()
+		self._tainted: dict[str, tuple[str, list[str]]] = {}
 		self._stopped: anyio.Event | None = None
 		if om is not None:
 			self.watch(om)
@@ -283,18 +286,33 @@ class Viewer:
 		if stored is None:
 			if live is None:
 				return None
-			events = [e for e in live.events if e["id"] > after]
+			events = [described(e) for e in live.events if e["id"] > after]
 			return {"source": "live", "run": _shown(live.summary()), "events": events}
 		assert self.store is not None
 		stored_events = await self.store.events(run_id, after=after, limit=5000)
 		summary = _checked(stored.to_dict())
 		if live is not None:
 			summary = _merged(live.summary(), summary)
+		elif stored.ended:
+			summary["taint"] = await self._taint(run_id, stored.ended)
 		return {
 			"source": "store",
 			"run": _shown(summary),
-			"events": [e.to_dict() for e in stored_events],
+			"events": [described(e.to_dict()) for e in stored_events],
 		}
+
+	async def _taint(self, run_id: str, ended: str) -> list[str]:
+		"""The calls of an ended run whose results were untrusted (its saved state's taint)."""
+		known = self._tainted.get(run_id)
+		if known is not None and known[0] == ended:
+			return known[1]
+		assert self.store is not None
+		state = await self.store.state(run_id)
+		calls = tainted_calls(state.taint) if state is not None else []
+		self._tainted[run_id] = (ended, calls)
+		while len(self._tainted) > _TAINT_KEEP:  # the page asks again at each poll: keep a few
+			del self._tainted[next(iter(self._tainted))]
+		return calls
 
 	async def export(self, run_id: str) -> dict[str, Any] | None:
 		"""One run as a JSON document: its row, every event, and its sub-agents' runs' rows."""
@@ -586,6 +604,20 @@ def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[s
 			}
 		)
 	return out
+
+
+def described(event: dict[str, Any]) -> dict[str, Any]:
+	"""An event as the page reads it: with what its name stands for and who emits it, if known.
+
+	``about`` is ``{"what", "by"}`` from the core's registry of event names
+	(`openmolt_core.events.describe_event`): the loop's, and those the capabilities of this
+	process's agents register. A name it does not know is shown by its name and data alone.
+
+	Args:
+		event: The event (``name``, ``data``...).
+	"""
+	info = describe_event(event["name"])
+	return event if info is None else {**event, "about": {"what": info.about, "by": info.by}}
 
 
 def _zero(**key: str) -> dict[str, Any]:

@@ -228,6 +228,7 @@ function renderQuestions(questions) {
         "div",
         { class: "card ask", "data-testid": "question", "data-question-id": q.id, "data-run-id": q.run_id },
         el("div", { class: "who" }, `${q.agent} asks${q.kind === "parked" ? " (parked run)" : ""}`),
+        askedIn(q.run_id),
         el("div", { class: "message", "data-testid": "question-message" }, q.message),
         answer,
         el("button", { class: "primary", "data-testid": "answer-send", onclick: send, disabled }, "Answer"),
@@ -235,6 +236,18 @@ function renderQuestions(questions) {
         problem
       );
     }))
+  );
+}
+
+function askedIn(runId) {
+  // a link to the run a question or call waits in: the run the list shows (a sub-agent's caller)
+  if (!runId) return null;
+  const top = String(runId).split(".")[0];
+  const row = lastState.runs.find((r) => r.run_id === top);
+  return el(
+    "a",
+    { class: "who asked-in", href: `#run=${encodeURIComponent(top)}`, "data-testid": "asked-in", "data-run-id": top },
+    `in ${row ? `${row.agent}'s` : "its"} run${top !== runId ? ", by a sub-agent" : ""}`
   );
 }
 
@@ -285,6 +298,7 @@ function renderApprovals(approvals) {
         "div",
         { class: "card ask", "data-testid": "approval", "data-approval-id": a.id, "data-tool": a.tool },
         el("div", { class: "who" }, `${a.agent || "a run"} wants to call${a.kind === "parked" ? " (parked run)" : ""}`),
+        askedIn(a.run_id),
         el("div", { class: "message" }, el("b", { "data-testid": "approval-tool" }, a.tool)),
         a.reason ? el("div", { class: "message", "data-testid": "approval-why" }, a.reason) : null,
         a.rule ? el("div", { class: "who" }, `rule: ${a.rule}`) : null,
@@ -348,73 +362,133 @@ function callIndex(key) {
 function runTree(runId, events) {
   // Group the events by the run they belong to: a sub-agent's carry sub_run_id (and the id of
   // the run that called it in parent_run_id); the others are the run's own.
+  // A durable run recovered from a crash may deliver its events again (replayed: true, with
+  // their first numbers): one already here is not shown twice.
   const runs = new Map();
   const get = (id, parent, agent) => {
-    if (!runs.has(id)) runs.set(id, { id, parent, agent, events: [] });
+    if (!runs.has(id)) runs.set(id, { id, parent, agent, events: [], seqs: new Set() });
     return runs.get(id);
   };
   const root = get(runId, null, null);
   for (const event of events) {
     const d = event.data || {};
     const own = !d.sub_run_id || d.sub_run_id === runId;
-    if (own) root.events.push(event);
-    else get(d.sub_run_id, d.parent_run_id, d.sub_agent).events.push(event);
+    const run = own ? root : get(d.sub_run_id, d.parent_run_id, d.sub_agent);
+    if (d.replayed && run.seqs.has(event.seq)) continue;
+    if (event.seq) run.seqs.add(event.seq);
+    run.events.push(event);
   }
   return { root, runs };
 }
 
-function steps(events) {
+function callOf(d) {
+  // the command index of the call an event names: its step key (``call``, or its request's), or
+  // its request's ``index`` (authorization:request); -1 for an event about no call
+  const request = d.request && typeof d.request === "object" ? d.request : {};
+  if (typeof d.call === "string") return callIndex(d.call);
+  if (typeof request.call === "string") return callIndex(request.call);
+  return Number.isInteger(request.index) ? request.index : -1;
+}
+
+function blocks(event) {
+  // whether an event says its call will not run (a guardrail's refusal, a denied approval)
+  const d = event.data || {};
+  if (event.name === "guardrail") return d.action === "refuse" || d.action === "trip";
+  return event.name === "approval:decision" && (d.action === "denied" || d.action === "refused");
+}
+
+const GUARDRAIL_ACTIONS = {
+  refuse: "refused it",
+  trip: "stopped the run",
+  rewrite: "rewrote it",
+  approve: "sent it for approval",
+};
+
+function guardrailText(d) {
+  const did = GUARDRAIL_ACTIONS[d.action] || d.action;
+  const at = d.stage ? ` (${String(d.stage).replace(/_/g, " ")})` : "";
+  return `guardrail ${d.guardrail} ${did}${at}${d.reason ? `: ${d.reason}` : ""}`;
+}
+
+function stepKey(key) {
+  // `step:index` of a call's key (tool:<step>:<index>:<handle>)
+  const parts = String(key || "").split(":");
+  return `${parts[1]}:${callIndex(key)}`;
+}
+
+function stepOf(event) {
+  return Number.isInteger(event.step) ? event.step : 0;
+}
+
+function steps(events, tainted, over) {
+  // over: when the run stopped (cancelled, killed, ended), or null while it goes on
   const byStep = new Map();
   const step = (n) => {
     if (!byStep.has(n))
       byStep.set(n, { n, model: null, fallbacks: [], commands: null, calls: [], notes: [] });
     return byStep.get(n);
   };
+  // calls an event says will not run, whenever that event arrived (a batch's events interleave)
+  const blocked = new Set(
+    events.filter(blocks).map((e) => `${stepOf(e)}:${callOf(e.data || {})}`)
+  );
   const slot = (s, index, tool) => {
-    // the tool call of command `index` (a decision, then its tool:call, then its response)
+    // the call of command `index`: every callTool command has one, run or not
     let call = s.calls.find((c) => c.index === index && index >= 0);
     if (!call) {
-      call = { index, tool, input: null, state: "waiting", decision: null, request: null };
+      call = { index, tool, input: null, state: "queued", decision: null, request: null, notes: [] };
       s.calls.push(call);
     }
     return call;
   };
   const nextFree = (s, tool) => {
-    // the first callTool command for this tool that no call event took yet
+    // the first callTool command for this tool that no call event took and none blocked
     const commands = s.commands || [];
     for (let i = 0; i < commands.length; i += 1) {
-      if (commands[i].type !== "callTool" || commands[i].tool !== tool) continue;
+      if (!commands[i] || commands[i].type !== "callTool" || commands[i].tool !== tool) continue;
+      if (blocked.has(`${s.n}:${i}`)) continue;
       const taken = s.calls.find((c) => c.index === i);
-      if (!taken || (taken.state === "waiting" && taken.decision && taken.decision.action !== "denied" && taken.decision.action !== "refused"))
-        return i;
+      if (!taken || taken.state === "queued" || taken.state === "waiting") return i;
     }
     return -1;
   };
   let result = null;
   let plan = null;
   let previous = null;
-  for (const event of events) {
-    const d = event.data || {};
-    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(event.step);
-    if (event.name === "planUpdate") plan = d.plan;
+  const read = (event) => {
+    const d = event.data && typeof event.data === "object" ? event.data : {};
+    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(stepOf(event));
+    const index = s ? callOf(d) : -1;
+    if (event.name === "planUpdate") {
+      if (!Array.isArray(d.plan)) throw new Error("its plan is not a list");
+      plan = d.plan;
+    }
     else if (event.name === "llmOutput")
       s.model = { ...d, start: previous ? previous.time : null, end: event.time }; // fallbacks included
     else if (event.name === "model:fallback") s.fallbacks.push(d);
     else if (event.name === "commandsQueued") {
+      if (!Array.isArray(d.commands)) throw new Error("its commands are not a list");
       s.commands = d.commands;
       s.queued = event.time;
+      s.commands.forEach((command, i) => {
+        if (command && command.type === "callTool") {
+          const call = slot(s, i, command.tool);
+          if (!call.input) call.input = command.input;
+        }
+      });
     } else if (event.name === "approval:request") {
       const r = d.request || {};
-      const call = slot(s, callIndex(r.call), r.tool);
+      const call = slot(s, index, r.tool);
       call.request = { ...r, time: event.time };
+      if (call.state === "queued") call.state = "waiting";
     } else if (event.name === "approval:decision") {
-      const call = slot(s, callIndex(d.call), d.tool);
+      const call = slot(s, index, d.tool);
       call.decision = { ...d, time: event.time };
       if (d.action === "denied" || d.action === "refused") call.state = d.action;
       if (!call.input && call.request) call.input = call.request.input;
     } else if (event.name === "tool:call") {
-      const index = nextFree(s, d.tool);
-      const call = index >= 0 ? slot(s, index, d.tool) : slot(s, -1 - s.calls.length, d.tool);
+      const free = nextFree(s, d.tool);
+      const call = free >= 0 ? slot(s, free, d.tool) : slot(s, -1 - s.calls.length, d.tool);
       Object.assign(call, { input: d.input, state: "running", start: event.time });
     } else if (event.name === "tool:response") {
       let call = s.calls.find((c) => c.state === "running" && c.tool === d.tool);
@@ -433,16 +507,52 @@ function steps(events) {
       s.notes.push({ kind: "error", text: `${d.kind}: ${d.message}` });
     else if (event.name === "memoryUpdate")
       s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
-    else if (event.name === "guardrail")
-      s.notes.push({ kind: "guardrail", text: `${d.guardrail} ${d.action} (${d.stage}): ${d.reason || ""}` });
+    else if (event.name === "guardrail" && index >= 0) {
+      const call = slot(s, index, d.tool);
+      call.notes.push({ kind: "guardrail", name: event.name, text: guardrailText(d) });
+      if (blocks(event)) Object.assign(call, { state: "blocked", blockedBy: d.guardrail });
+    } else if (event.name === "guardrail")
+      s.notes.push({ kind: "guardrail", text: guardrailText(d) });
     else if (event.name === "finish") {
       result = d.result;
       if (result && PARKED.includes(result.status)) result = { ...result, parkedAt: event.time };
-    } else s.notes.push({ kind: "event", name: event.name, text: `${event.name}: ${json(eventFields(d))}` });
-    // any other event (taint, compaction, authorization:request, a capability's own) is a note
+    } else if (index >= 0) {
+      // any other event about a call (taint, authorization:request, a capability's own): its call's
+      const call = slot(s, index, d.tool || (d.request || {}).tool);
+      if (event.name === "taint") call.untrusted = true;
+      call.notes.push(eventNote(event, d));
+    } else s.notes.push(eventNote(event, d));
+    // any other event (compaction, a capability's own) is a note of its step
+  };
+  for (const event of events) {
+    try {
+      read(event);
+    } catch (error) {
+      // an event the page cannot read as its name says is still shown, with what it holds
+      const d = event.data && typeof event.data === "object" ? event.data : { data: event.data };
+      step(stepOf(event)).notes.push({ kind: "event", name: event.name, text: `${event.name} (${error.message}): ${json(eventFields(d))}` });
+    }
     if (event.name !== "model:fallback") previous = event; // a fallback is part of its model call
   }
-  return { list: [...byStep.values()].sort((a, b) => a.n - b.n), result, plan };
+  const list = [...byStep.values()].sort((a, b) => a.n - b.n);
+  const last = list.length ? list[list.length - 1].n : 0;
+  const parked = Boolean(result && PARKED.includes(result.status));
+  const untrusted = new Set((tainted || []).map(stepKey)); // the run's taint records
+  for (const s of list) {
+    s.calls.sort((a, b) => (a.index < 0 || b.index < 0 ? (a.index < 0) - (b.index < 0) : a.index - b.index));
+    for (const call of s.calls) {
+      if (untrusted.has(`${s.n}:${call.index}`)) call.untrusted = true;
+      // a call still running when its run stopped never finished: it ends with the run
+      if (call.state === "running" && over) Object.assign(call, { state: "interrupted", end: over });
+      // one still waiting for a decision then never gets one (a sub-agent's park its caller
+      // went past, a run cancelled while a person was asked)
+      if (call.state === "waiting" && over) call.state = "not_run";
+      // a call still queued when its step is over never ran (a capability held or skipped it)
+      if (call.state === "queued" && (s.n !== last || (result && !parked))) call.state = "not_run";
+      else if (call.state === "queued" && parked) call.state = "waiting";
+    }
+  }
+  return { list, result, plan };
 }
 
 function eventFields(d) {
@@ -479,6 +589,32 @@ function ms(seconds) {
   return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(2)} s`;
 }
 
+const LONG = 4000; // the characters of a value shown before its "Show all" button
+const opened = new Set(); // the long values a person opened stay open when the run re-renders
+
+function long(attrs, text) {
+  // a value as text; past LONG characters it is cut, with a button that shows it whole
+  const whole = String(text === undefined || text === null ? "" : text);
+  const key = `${attrs["data-testid"] || ""}:${whole.length}:${whole.slice(0, 200)}`;
+  if (whole.length <= LONG || opened.has(key)) return el("pre", attrs, whole);
+  const pre = el("pre", { ...attrs, "data-cut": "true" }, `${whole.slice(0, LONG)}…`);
+  const more = el(
+    "button",
+    {
+      class: "show-all",
+      "data-testid": "show-all",
+      onclick: () => {
+        opened.add(key);
+        pre.textContent = whole;
+        pre.removeAttribute("data-cut");
+        more.remove();
+      },
+    },
+    `Show all ${whole.length.toLocaleString("en-US")} characters`
+  );
+  return [pre, more];
+}
+
 function decisionView(decision) {
   const text = {
     approved: "approved",
@@ -493,37 +629,54 @@ function decisionView(decision) {
     decision.reason ? [" · ", el("span", { "data-testid": "decision-reason" }, decision.reason)] : null,
     decision.time ? el("span", { class: "muted" }, ` · ${when(decision.time)}`) : null,
     decision.action === "edited" && decision.input
-      ? [el("div", { class: "label" }, "edited input"), el("pre", { "data-testid": "decision-input" }, json(decision.input))]
+      ? [el("div", { class: "label" }, "edited input"), long({ "data-testid": "decision-input" }, json(decision.input))]
       : null
   );
 }
 
 function toolView(call, subRuns) {
-  const status = { waiting: "waiting", running: "running", ok: "ok", failed: "failed", denied: "denied", refused: "denied" }[call.state];
+  const status = {
+    queued: "queued",
+    waiting: "waiting",
+    running: "running",
+    ok: "ok",
+    failed: "failed",
+    denied: "denied",
+    refused: "denied",
+    blocked: "refused",
+    not_run: "not_run",
+    interrupted: "interrupted",
+  }[call.state];
   const asked = call.request && call.decision && call.decision.action === "edited" ? call.request.input : null;
   return el(
     "div",
-    { class: "command tool", "data-testid": "tool-call", "data-tool": call.tool, "data-status": status },
+    { class: `command tool${call.untrusted ? " untrusted" : ""}`, "data-testid": "tool-call", "data-tool": call.tool, "data-status": status, "data-untrusted": call.untrusted ? "true" : null },
     el("span", { class: "kind" }, call.tool),
     " ",
     badge(status, "tool-status"),
     call.state === "ok" || call.state === "failed" ? el("span", { class: "duration" }, ` ${ms(call.duration || 0)}`) : null,
     call.decision ? decisionView(call.decision) : null,
-    asked ? [el("div", { class: "label" }, "input asked for"), el("pre", { "data-testid": "asked-input" }, json(asked))] : null,
-    call.input ? [el("div", { class: "label" }, asked ? "input run" : "input"), el("pre", { "data-testid": "tool-input" }, json(call.input))] : null,
+    asked ? [el("div", { class: "label" }, "input asked for"), long({ "data-testid": "asked-input" }, json(asked))] : null,
+    call.input ? [el("div", { class: "label" }, asked ? "input run" : "input"), long({ "data-testid": "tool-input" }, json(call.input))] : null,
     call.state === "ok" || call.state === "failed"
-      ? [el("div", { class: "label" }, call.error ? "error" : "output"), el("pre", { "data-testid": "tool-output" }, json(call.response))]
+      ? [
+          el("div", { class: "label" }, call.error ? "error" : "output"),
+          // someone other than the user wrote it: marked, and set as text like everything else
+          call.untrusted ? el("div", { class: "untrusted-mark", "data-testid": "untrusted" }, "untrusted: someone else wrote this; the model read it") : null,
+          long({ "data-testid": "tool-output" }, json(call.response)),
+        ]
       : null,
+    call.notes.map(noteView),
     subRuns
   );
 }
 
 function commandView(command) {
-  if (command.type === "callTool") return null; // shown with its result, below
+  if (!command || typeof command !== "object" || command.type === "callTool") return null; // a call: shown with its result, below
   let text = "";
   if (command.type === "finish") text = `${command.status}: ${command.humanMessage || ""}`;
   else if (command.type === "wait") text = `${command.seconds} s`;
-  else if (command.type === "updatePlan") text = `${command.plan.length} plan steps`;
+  else if (command.type === "updatePlan") text = `${(command.plan || []).length} plan steps`;
   else if (command.type === "updateMemory") text = `${command.mode} ${command.memory}`;
   else if (command.type === "requestHumanInput") text = command.message;
   return el(
@@ -548,10 +701,18 @@ function usageSum(list) {
   return sum;
 }
 
+function fallbackView(f, answered) {
+  const then = answered ? `${f.to_model} answered` : `the step went to ${f.to_model}`;
+  return el("div", { class: "fallback", "data-testid": "fallback" }, `${f.from_model} failed (${f.reason}): ${then}`);
+}
+
 function modelView(s) {
   const m = s.model;
-  if (!m) return null;
-  const u = m.usage || {};
+  if (!m) {
+    // no model answered (yet): the models that failed still show
+    return s.fallbacks.length ? el("div", { class: "model", "data-testid": "model-call" }, s.fallbacks.map((f) => fallbackView(f, false))) : null;
+  }
+  const u = typeof m.usage === "object" && m.usage ? m.usage : {};
   return el(
     "div",
     { class: "model", "data-testid": "model-call" },
@@ -563,10 +724,8 @@ function modelView(s) {
       el("span", { "data-testid": "model-cost" }, ` · ${cost(u)}`),
       m.start && m.end ? el("span", { class: "duration" }, ` · ${ms((Date.parse(m.end) - Date.parse(m.start)) / 1000)}`) : null
     ),
-    s.fallbacks.map((f) =>
-      el("div", { class: "fallback", "data-testid": "fallback" }, `${f.from_model} failed (${f.reason}): ${f.to_model} answered`)
-    ),
-    el("details", { "data-testid": "model-reply" }, el("summary", {}, "reply as the model wrote it"), el("pre", {}, m.output || ""))
+    s.fallbacks.map((f) => fallbackView(f, true)),
+    el("details", { "data-testid": "model-reply" }, el("summary", {}, "reply as the model wrote it"), long({}, m.output || ""))
   );
 }
 
@@ -588,18 +747,42 @@ function stepsView(runId, tree, list) {
     return el(
       "div",
       { class: "step", "data-testid": "step", "data-step": s.n },
-      el("div", { class: "head" }, `Step ${s.n}`),
+      el("div", { class: "head" }, s.n > 0 ? `Step ${s.n}` : "Before the first step"),
       modelView(s),
       (s.commands || []).map(commandView),
       s.calls.map((c) => toolView(c, forCall(c))),
       loose.map((r) => subRunView(r, tree)),
-      s.notes.map((n) => el("div", { class: `command note ${n.kind}`, "data-testid": `note-${n.kind}`, "data-event": n.name || null }, el("pre", {}, n.text)))
+      s.notes.map(noteView)
     );
   });
 }
 
+function eventNote(event, d) {
+  // an event the page has no view of: its name, what the core's registry says of it, its data
+  return { kind: "event", name: event.name, about: event.about, text: `${event.name}: ${json(eventFields(d))}` };
+}
+
+function noteView(note) {
+  // what an event says: a step's, or a call's when it names one
+  const about = note.about && typeof note.about === "object" ? note.about : null;
+  return el(
+    "div",
+    { class: `command note ${note.kind}`, "data-testid": `note-${note.kind}`, "data-event": note.name || null },
+    about && (about.what || about.by)
+      ? el(
+          "div",
+          { class: "about", "data-testid": "event-about" },
+          el("b", {}, note.name),
+          about.what ? ` · ${about.what}` : "",
+          about.by ? el("span", { class: "muted" }, ` · by capability ${about.by}`) : ""
+        )
+      : null,
+    long({}, note.text)
+  );
+}
+
 function subRunView(sub, tree) {
-  const { list, result, plan } = steps(sub.events);
+  const { list, result, plan } = steps(sub.events, [], tree.over);
   const usage = usageSum(list);
   const status = result ? result.status : "running";
   return el(
@@ -685,6 +868,18 @@ function parkedView(run) {
 }
 
 function renderRun() {
+  try {
+    drawRun();
+  } catch (error) {
+    // never a blank page: what the run recorded is still shown, as it was recorded
+    document.getElementById("run").replaceChildren(...nodes([
+      el("div", { class: "card error", "data-testid": "run-unreadable" }, `This run could not be drawn (${error.message}); its events as recorded:`),
+      long({ "data-testid": "run-events" }, json(selected.events)),
+    ]));
+  }
+}
+
+function drawRun() {
   const main = document.getElementById("run");
   const run = selected.run;
   if (!run) {
@@ -692,7 +887,8 @@ function renderRun() {
     return;
   }
   const tree = runTree(run.run_id, selected.events);
-  const { list, result, plan: planned } = steps(tree.root.events);
+  tree.over = ["running", "waiting"].includes(run.status) || PARKED.includes(run.status) ? null : run.ended || run.updated;
+  const { list, result, plan: planned } = steps(tree.root.events, run.taint, tree.over);
   // a live run carries its plan; a stored one's comes from its own events
   const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
   const usage = run.usage || {};
@@ -724,12 +920,15 @@ function renderRun() {
     ),
     parked ? parkedView(run) : null,
     !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, run.error) : null,
+    run.status === "cancelled" && !run.error
+      ? el("div", { class: "card error", "data-testid": "run-error" }, "Cancelled: the run was stopped before it ended; a call still running then did not finish.")
+      : null,
     el("h3", {}, "Input"),
-    el("pre", { "data-testid": "run-input" }, typeof run.input === "string" ? run.input : json(run.input)),
+    long({ "data-testid": "run-input" }, typeof run.input === "string" ? run.input : json(run.input)),
     el("h3", {}, "Plan"),
     plan.length ? el("div", { class: "plan", "data-testid": "plan" }, planList(plan)) : el("p", { class: "muted" }, "No plan yet."),
     run.output !== null && run.output !== undefined
-      ? [el("h3", {}, "Output"), el("pre", { "data-testid": "run-output" }, json(run.output))]
+      ? [el("h3", {}, "Output"), long({ "data-testid": "run-output" }, json(run.output))]
       : null,
     el("h3", {}, "Timeline"),
     timeline(run, list, result),
