@@ -239,7 +239,7 @@ class StreamMask:
 		text = self._held + piece
 		secrets = frozenset(self._secrets())
 		keep = max(held_back(text, secrets), _open_run(text, secrets))
-		cut = len(text) - keep
+		cut = _uncrossed(text, len(text) - keep, secrets) if keep else len(text)
 		self._held = text[cut:]
 		return mask(text[:cut], secrets) if cut else ""
 
@@ -247,6 +247,29 @@ class StreamMask:
 		"""The masked rest, once no more pieces come."""
 		text, self._held = self._held, ""
 		return mask(text, frozenset(self._secrets())) if text else ""
+
+
+def _uncrossed(text: str, cut: int, secrets: frozenset[str]) -> int:
+	"""The cut moved back to the start of any spelling of a secret it would split.
+
+	A run held back from the middle of a secret (``SECRET%41``: the percent-encoded run starts
+	after the secret's ``=``) would send the secret's first part now and its rest later, neither
+	masked.
+	"""
+	every = _every_spelling(secrets)
+	moved = True
+	while moved and cut:
+		moved = False
+		for spelling in every:
+			start = text.find(spelling, max(0, cut - len(spelling) + 1), cut + len(spelling) - 1)
+			if start != -1 and start < cut:
+				cut, moved = start, True
+	return cut
+
+
+@lru_cache(maxsize=64)
+def _every_spelling(secrets: frozenset[str]) -> tuple[str, ...]:
+	return tuple(set().union(*(spellings(s) for s in secrets))) if secrets else ()
 
 
 def _open_run(text: str, secrets: frozenset[str]) -> int:
