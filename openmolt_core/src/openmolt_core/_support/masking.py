@@ -3,10 +3,11 @@
 A secret is masked as is, stripped, percent-encoded (``quote`` and ``quote_plus``, the safe sets
 of a query, a path and a URL, upper- and lower-case hex), base64 (standard and URL-safe, with and
 without padding, and inside a longer base64 text such as HTTP Basic's ``user:secret``),
-JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header)
-(`spellings`). A percent-encoded run the fixed spellings miss (another encoder's safe set) is
-decoded and masked whole when it holds a secret (`mask`). Text sent piece by piece holds back
-what may start a secret (`held_back`, `StreamMask`), and a percent-encoded run until it ends.
+JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header), and as
+hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
+encoder's safe set) is decoded and masked whole when it holds a secret (`mask`). Text sent piece
+by piece holds back what may start a secret (`held_back`, `StreamMask`), and a percent-encoded
+run until it ends.
 
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
@@ -91,7 +92,7 @@ def _b64_cores(data: bytes) -> set[str]:
 
 @lru_cache(maxsize=4096)
 def spellings(secret: str) -> frozenset[str]:
-	"""Every spelling of a secret to mask: raw, stripped, percent-encoded, base64, JSON, repr.
+	"""Every spelling of a secret to mask: raw, stripped, percent-encoded, base64, JSON, repr, hex.
 
 	Args:
 		secret: The secret value.
@@ -122,6 +123,7 @@ def spellings(secret: str) -> frozenset[str]:
 		url = base64.urlsafe_b64encode(data).decode("ascii")
 		out.update((std, std.rstrip("="), url, url.rstrip("=")))
 		out.update(_b64_cores(data))
+		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
 	return frozenset(s for s in out if s)
 
 
