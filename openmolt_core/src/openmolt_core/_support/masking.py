@@ -5,9 +5,10 @@ of a query, a path and a URL, upper- and lower-case hex), base64 (standard and U
 without padding, and inside a longer base64 text such as HTTP Basic's ``user:secret``),
 JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header), and as
 hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
-encoder's safe set) is decoded and masked whole when it holds a secret (`mask`). Text sent piece
-by piece holds back what may start a secret (`held_back`, `StreamMask`), and a percent-encoded
-run until it ends.
+encoder's safe set) is decoded and masked whole when it holds a secret (`mask`), and so is a run
+of ``\\u``/``\\x`` escapes another encoder wrote (every character escaped, upper-case hex, a byte
+string). Text sent piece by piece holds back what may start a secret (`held_back`,
+`StreamMask`), and a percent-encoded or escaped run until it ends.
 
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
@@ -166,6 +167,8 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 						text = text.replace(spelling, MASK)
 		if decoded and "%" in text:
 			text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
+		if decoded and ("\\u" in text or "\\x" in text or "\\U" in text):
+			text = _masked_escapes(text, decoded)
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
@@ -193,6 +196,86 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 		if any(s.strip() in decoded for s in secrets):
 			return MASK
 	return run
+
+
+_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
+_UNESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|.)", re.DOTALL)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
+_ESCAPED_RUN_ENDS = frozenset('"<>\n\r\t\v\f')
+"""What ends an escaped run: a JSON string's quote, a tag, a line. Not a space (JSON writes it as
+is, inside a secret too), nor ``'`` (a JSON string holds it as is)."""
+_OPEN_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{0,3}|U[0-9A-Fa-f]{0,7}|x[0-9A-Fa-f]?)?$")
+
+
+def _escaped_run_ends(char: str) -> bool:
+	return char in _ESCAPED_RUN_ENDS
+
+
+def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
+	"""The text with each run of ``\\u``/``\\x``-escaped characters masked whole when it holds a secret.
+
+	The fixed spellings are what ``json.dumps`` and ``repr`` write; another encoder escapes
+	other characters (an HTML-safe JSON's ``\\u003c``, every character, upper-case hex
+	``\\u00E9``, a byte string's ``\\xc3\\xa9``). A run (up to whitespace or a quote) holding
+	such an escape is decoded, twice when it is escaped twice, and masked whole when it holds a
+	secret.
+	"""
+	pieces: list[str] = []
+	done = 0  # what is copied to pieces
+	scanned = 0  # where the last run ended: an escape before it belongs to a run already read
+	for found in _ESCAPE.finditer(text):
+		if found.start() < scanned:
+			continue
+		start = found.start()
+		while start > scanned and not _escaped_run_ends(text[start - 1]):
+			start -= 1
+		end = found.end()
+		while end < len(text) and not _escaped_run_ends(text[end]):
+			end += 2 if text[end] == "\\" else 1
+		end = min(end, len(text))
+		scanned = end
+		if _escapes_hold(text[start:end], secrets):
+			pieces += (text[done:start], MASK)
+			done = end
+	if not pieces:
+		return text
+	pieces.append(text[done:])
+	return "".join(pieces)
+
+
+def _escapes_hold(run: str, secrets: frozenset[str]) -> bool:
+	"""Whether an escaped run decodes (once or twice) to something holding a secret."""
+	for _ in range(2):
+		run = _UNESCAPE.sub(_unescape, run)
+		if any(s.strip() in reading for s in secrets for reading in _readings(run)):
+			return True
+		if "\\" not in run:
+			break
+	return False
+
+
+def _readings(decoded: str) -> set[str]:
+	"""A decoded run as is, with its surrogate pairs joined, and its ``\\x`` bytes read as UTF-8."""
+	out = {decoded}
+	try:
+		out.add(decoded.encode("utf-16", "surrogatepass").decode("utf-16"))  # \\ud83d\\ude00
+	except UnicodeError:
+		pass
+	try:
+		out.add(decoded.encode("latin-1").decode("utf-8"))  # a byte string's \\xc3\\xa9
+	except UnicodeError:
+		pass
+	return out
+
+
+def _unescape(escape: re.Match[str]) -> str:
+	code = escape[1]
+	if len(code) == 1:
+		return _SIMPLE_ESCAPES.get(code, code)
+	try:
+		return chr(int(code[1:], 16))
+	except (ValueError, OverflowError):  # beyond U+10FFFF
+		return escape[0]
 
 
 @lru_cache(maxsize=64)
@@ -240,7 +323,9 @@ class StreamMask:
 		"""The masked text that can be sent now (possibly empty)."""
 		text = self._held + piece
 		secrets = frozenset(self._secrets())
-		keep = max(held_back(text, secrets), _open_run(text, secrets))
+		keep = max(
+			held_back(text, secrets), _open_run(text, secrets), _open_escaped_run(text, secrets)
+		)
 		cut = _uncrossed(text, len(text) - keep, secrets) if keep else len(text)
 		self._held = text[cut:]
 		return mask(text[:cut], secrets) if cut else ""
@@ -288,6 +373,25 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 		if len(text) - start > _MAX_HELD_RUN:
 			return 0
 	return len(text) - start if "%" in text[start:] else 0
+
+
+def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
+	"""How many trailing characters of ``text`` are a ``\\u``/``\\x``-escaped run that may go on.
+
+	`mask` decodes such a run whole; sent in parts, no part would decode to the secret. A run
+	with no escape (nor the start of one at its end) is not held.
+	"""
+	if "\\" not in text or not any(len(s.strip()) >= MIN_ENCODED for s in secrets):
+		return 0
+	start = len(text)
+	while start and not _escaped_run_ends(text[start - 1]):
+		start -= 1
+		if len(text) - start > _MAX_HELD_RUN:
+			return 0
+	run = text[start:]
+	if _ESCAPE.search(run) or _OPEN_ESCAPE.search(run):
+		return len(run)
+	return 0
 
 
 # log records ------------------------------------------------------------------------------
