@@ -85,7 +85,7 @@ def _b64_cores(data: bytes) -> set[str]:
 		start = -(-8 * offset // 6)  # ceil: the first character made of the secret's bits only
 		end = 8 * (offset + len(data)) // 6
 		core = encoded[start:end]
-		if len(core) >= 8:
+		if len(core) >= MIN_ENCODED:  # a 6-byte secret's core is 7 characters at offsets 1 and 2
 			out.add(core)
 			out.add(core.replace("+", "-").replace("/", "_"))
 	return out
