@@ -85,3 +85,11 @@ def test_a_short_password_in_basic_auth_is_masked_at_every_alignment(
 		header = encode(f"{user}:{secret}".encode()).decode()
 		masked = mask(f"Authorization: Basic {header}", frozenset({secret}))
 		assert header not in masked and MASK in masked, (user, secret, masked)
+
+
+def test_a_secret_percent_encoded_twice_is_masked() -> None:
+	"""A URL in another URL's query (an OAuth2 redirect) encodes the secret twice: ``%252F``."""
+	inner = f"https://app.example/cb?token={quote(SECRET, safe='')}"
+	outer = f"https://auth.example/login?next={quote(inner, safe='')}&x=1"
+	masked = mask(f"GET {outer}", frozenset({SECRET}))
+	assert "%25" not in masked and MASK in masked and masked.endswith("&x=1")

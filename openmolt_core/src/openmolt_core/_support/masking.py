@@ -5,10 +5,11 @@ of a query, a path and a URL, upper- and lower-case hex), base64 (standard and U
 without padding, and inside a longer base64 text such as HTTP Basic's ``user:secret``),
 JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header), and as
 hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
-encoder's safe set) is decoded and masked whole when it holds a secret (`mask`), and so is a run
-of ``\\u``/``\\x`` escapes another encoder wrote (every character escaped, upper-case hex, a byte
-string). Text sent piece by piece holds back what may start a secret (`held_back`,
-`StreamMask`), and a percent-encoded or escaped run until it ends.
+encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and masked whole when
+it holds a secret (`mask`), and so is a run of ``\\u``/``\\x`` escapes another encoder wrote
+(every character escaped, upper-case hex, a byte string). Text sent piece by piece holds back
+what may start a secret (`held_back`, `StreamMask`), and a percent-encoded or escaped run until
+it ends.
 
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
@@ -191,10 +192,19 @@ def _by_length(secrets: frozenset[str]) -> tuple[frozenset[str], re.Pattern[str]
 
 
 def _masked_run(run: str, secrets: frozenset[str]) -> str:
-	"""A percent-encoded run, masked whole when it decodes to something holding a secret."""
-	for decoded in {unquote(run), unquote_plus(run)}:
-		if any(s.strip() in decoded for s in secrets):
-			return MASK
+	"""A percent-encoded run, masked whole when it decodes to something holding a secret.
+
+	It is decoded up to three times: a URL inside another URL's query (an OAuth2 redirect) has
+	its secret percent-encoded twice (``%252F``).
+	"""
+	for decode in (unquote, unquote_plus):
+		decoded = run
+		for _ in range(3):
+			decoded = decode(decoded)
+			if any(s.strip() in decoded for s in secrets):
+				return MASK
+			if "%" not in decoded:
+				break
 	return run
 
 
