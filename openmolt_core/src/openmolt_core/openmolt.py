@@ -360,6 +360,7 @@ class OpenMolt:
 				"use_durability: this instance already runs; give durability=... to OpenMolt()"
 			)
 		self._durability_config = durability
+		self.secrets.add_once(self._durability_secrets)
 
 	def _durable(self, what: str) -> DurabilityBackend:
 		from openmolt_core._durable import required
@@ -603,7 +604,7 @@ class OpenMolt:
 		return stored_secrets(store)
 
 	def _configured_secrets(self) -> set[str]:
-		"""The keys of ``llm_providers`` and ``integrations``, and secret-named environment variables."""
+		"""The keys of ``llm_providers``, ``integrations`` and ``durability``, and the environment's."""
 		from openmolt_core._support.masking import (
 			environment_secrets,
 			secret_values,
@@ -615,7 +616,16 @@ class OpenMolt:
 			found |= settings_secrets(settings)
 		for config in self.integration_configs.values():
 			found |= secret_values(config)
-		return found
+		return found | self._durability_secrets()
+
+	def _durability_secrets(self) -> set[str]:
+		"""The password of the durability URL (``postgresql://user:PASSWORD@host/db``)."""
+		from openmolt_core._support.masking import settings_secrets
+
+		config = self._durability_config
+		if isinstance(config, str | Mapping):
+			return settings_secrets({"durability": config})
+		return set()
 
 	def _provider_secrets(self) -> set[str]:
 		"""The keys the providers made so far hold (a key read from the environment later)."""

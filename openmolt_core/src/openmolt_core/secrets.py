@@ -12,7 +12,8 @@ remembering its own.
 A secret is masked in every spelling it can take on the way out (`spellings`: as is, stripped,
 percent-encoded, base64, JSON- and ``repr``-escaped); the masking itself, a library with no agent
 concept, is `openmolt_core._support.masking`, re-exported here, as are the secrets it finds by
-their names in the environment and in settings (`environment_secrets`, `settings_secrets`).
+their names in the environment and in settings (`environment_secrets`, `settings_secrets`), and
+in a URL (`url_secrets`: its password, its query values named like secrets).
 
 A `Redactor` knows the secrets of some tool contexts (config values, and tokens their auths learn
 later) and, for an agent, its instance's `SecretSet`; it masks every spelling of each in text and
@@ -56,6 +57,7 @@ from openmolt_core._support.masking import (
 	redact_handler,
 	settings_secrets,
 	spellings,
+	url_secrets,
 )
 
 if TYPE_CHECKING:
@@ -77,6 +79,7 @@ __all__ = [
 	"redactor_for",
 	"settings_secrets",
 	"spellings",
+	"url_secrets",
 	"watch",
 ]
 

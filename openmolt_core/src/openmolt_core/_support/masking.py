@@ -53,6 +53,7 @@ __all__ = [
 	"secret_values",
 	"settings_secrets",
 	"spellings",
+	"url_secrets",
 ]
 
 MASK = "[redacted]"
@@ -597,7 +598,11 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 	"""
 	source = os.environ if environ is None else environ
 	found = (source.get(k, "") for k in list(source) if _SECRET_ENV.search(k))
-	return {v for v in found if len(v.strip()) >= 8}
+	out = {v for v in found if len(v.strip()) >= 8}
+	for value in list(source.values()):
+		if "://" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
+			out |= url_secrets(value)
+	return out
 
 
 def settings_secrets(settings: Mapping[str, object]) -> set[str]:
@@ -605,7 +610,8 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 
 	A string is secret when its key hints at one (key, token, secret, password, auth...); every
 	value of a ``headers`` mapping is, except a few standard headers, and so is the credential
-	part of ``Bearer <token>``. Nested mappings are read too.
+	part of ``Bearer <token>``; a URL's secrets are (`url_secrets`). Nested mappings are read
+	too.
 
 	Args:
 		settings: The settings.
@@ -623,6 +629,8 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 				out |= settings_secrets(value)
 		elif isinstance(value, str) and any(h in lowered for h in _HINTS):
 			out.add(value)
+		elif isinstance(value, str) and "://" in value:  # a base URL's userinfo or ?api-key=
+			out |= url_secrets(value)
 		else:
 			secret = getattr(value, "get_secret_value", None)  # a pydantic SecretStr
 			if callable(secret):
@@ -658,7 +666,8 @@ def secret_values(config: Mapping[str, Any]) -> set[str]:
 	Every string of 6+ characters is a secret unless its key names something public (an id, a
 	region, an endpoint, a URL, a tenant, a shop, a bucket, a version or a date) and says nothing
 	of keys, tokens, secrets or passwords; so a secret cannot leak because its key had an unusual
-	name, while a region in an error message stays readable.
+	name, while a region in an error message stays readable. A public URL's own secrets are
+	secret all the same (`url_secrets`).
 	"""
 	return {value for _, value in _secrets(config)}
 
@@ -679,6 +688,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 		if isinstance(value, str) and len(value) >= 6:
 			hinted = any(h in lowered for h in _SECRET_HINTS)
 			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES):
+				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
 			if value.isdigit() and not hinted:
 				continue
@@ -686,3 +696,36 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 		elif isinstance(value, Mapping):
 			out += _secrets(value, f"{prefix}{key}.")
 	return out
+
+
+_URL_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]*)@")
+
+
+def url_secrets(url: str) -> set[str]:
+	"""The secrets a URL carries: its userinfo's password, and query values named like secrets.
+
+	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password: the user
+	is the token), ``postgresql://user:PASSWORD@db/runs``, ``https://x.example/v1?api-key=KEY``
+	(an Azure deployment) or ``?sig=...`` (a signed URL). Each as written and percent-decoded.
+
+	Args:
+		url: The URL (text that is not one gives nothing).
+	"""
+	from urllib.parse import unquote, unquote_plus, urlsplit
+
+	out: set[str] = set()
+	text = url.strip()
+	found = _URL_USERINFO.match(text)
+	if found:
+		user, _, password = found[1].partition(":")
+		secret = password or user
+		out.update((secret, unquote(secret)))
+	try:
+		query = urlsplit(text).query
+	except ValueError:
+		query = ""
+	for pair in query.split("&"):
+		key, _, raw = pair.partition("=")
+		if raw and any(h in unquote_plus(key).lower() for h in _HINTS):
+			out.update((raw, unquote(raw), unquote_plus(raw)))
+	return {v for v in out if v.strip()}
