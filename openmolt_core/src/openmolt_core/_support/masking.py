@@ -47,6 +47,7 @@ __all__ = [
 	"held_back",
 	"install_log_redaction",
 	"mask",
+	"mask_known",
 	"read_log_secrets",
 	"redact_handler",
 	"secret_names",
@@ -463,6 +464,18 @@ def _secrets_now() -> frozenset[str]:
 	for source in list(_SOURCES):
 		found |= source()
 	return frozenset(found)
+
+
+def mask_known(text: str) -> str:
+	"""The text masked with what the logging filter knows now, and the environment's secrets.
+
+	For what is shown outside a log record or a run: the ``openmolt`` command's error lines,
+	tracebacks and warnings, which may come before any instance (and its secret set) exists.
+
+	Args:
+		text: The text.
+	"""
+	return mask(text, _secrets_now() | frozenset(environment_secrets()))
 
 
 _BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
