@@ -53,6 +53,7 @@ from openmolt_core._support.masking import (
 	held_back,
 	install_log_redaction,
 	mask,
+	mask_deep,
 	read_log_secrets,
 	redact_handler,
 	settings_secrets,
@@ -279,24 +280,11 @@ class Redactor:
 		if not secrets:
 			return value
 		try:
-			return _deep(value, secrets)
+			return mask_deep(value, secrets)
 		except RecursionError:
 			from openmolt_core._support.jsonsafe import shallow
 
-			return _deep(shallow(value), secrets)
-
-
-def _deep(value: Any, secrets: frozenset[str]) -> Any:
-	if isinstance(value, str):
-		return mask(value, secrets)
-	if isinstance(value, dict):
-		return {
-			(mask(k, secrets) if isinstance(k, str) else k): _deep(v, secrets)
-			for k, v in value.items()
-		}
-	if isinstance(value, (list, tuple)):
-		return [_deep(v, secrets) for v in value]
-	return value
+			return mask_deep(shallow(value), secrets)
 
 
 def redactor_for(contexts: Iterable[ToolContext], known: SecretSet | None = None) -> Redactor:

@@ -47,6 +47,7 @@ __all__ = [
 	"held_back",
 	"install_log_redaction",
 	"mask",
+	"mask_deep",
 	"mask_known",
 	"read_log_secrets",
 	"redact_handler",
@@ -175,6 +176,25 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
+
+
+def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
+	"""A copy of a JSON-like value with every secret masked in every string (and key).
+
+	Args:
+		value: Strings, dicts, lists and tuples (as lists); anything else is returned as is.
+		secrets: The raw secret values.
+	"""
+	if isinstance(value, str):
+		return mask(value, secrets)
+	if isinstance(value, dict):
+		return {
+			(mask(k, secrets) if isinstance(k, str) else k): mask_deep(v, secrets)
+			for k, v in value.items()
+		}
+	if isinstance(value, (list, tuple)):
+		return [mask_deep(v, secrets) for v in value]
+	return value
 
 
 @lru_cache(maxsize=256)
@@ -498,11 +518,7 @@ class RedactingFilter(logging.Filter):
 		"""Mask the secrets a record shows; never drops a record."""
 		if getattr(record, "_openmolt_masked", False) or getattr(_BUSY, "on", False):
 			return True  # masked when it was made, or logged by a secret source while masking
-		_BUSY.on = True
-		try:
-			secrets = _secrets_now()
-		finally:
-			_BUSY.on = False
+		secrets = _quiet_secrets()
 		if not secrets:
 			return True
 		record._openmolt_masked = True
@@ -521,10 +537,50 @@ class RedactingFilter(logging.Filter):
 			record.exc_text = mask(record.exc_text, secrets)
 		if record.stack_info:
 			record.stack_info = mask(record.stack_info, secrets)
-		for key, value in list(record.__dict__.items()):
-			if key not in _PLAIN and isinstance(value, str):
-				setattr(record, key, mask(value, secrets))
+		_mask_extras(record, [k for k in record.__dict__ if k not in _PLAIN], secrets)
 		return True
+
+
+def _quiet_secrets() -> frozenset[str]:
+	"""What the sources know now; nothing while a source itself logs (no recursion)."""
+	if getattr(_BUSY, "on", False):
+		return frozenset()
+	_BUSY.on = True
+	try:
+		return _secrets_now()
+	finally:
+		_BUSY.on = False
+
+
+def _mask_extras(record: logging.LogRecord, keys: Iterable[str], secrets: frozenset[str]) -> None:
+	"""Mask a record's extras (a JSON formatter or OpenTelemetry's logging handler shows them)."""
+	for key in keys:
+		value = record.__dict__.get(key)
+		masked = _masked_extra(value, secrets)
+		if masked is not value:
+			record.__dict__[key] = masked
+
+
+def _masked_extra(value: Any, secrets: frozenset[str]) -> Any:
+	"""A record's extra as it was when it shows no secret; else masked (a string if not JSON-like)."""
+	if isinstance(value, str):
+		masked = mask(value, secrets)
+		return value if masked == value else masked
+	if value is None or isinstance(value, int | float):
+		return value
+	try:
+		shown = repr(value)
+	except Exception:  # a broken repr: the handlers would fail on it too
+		return value
+	if mask(shown, secrets) == shown:
+		return value
+	if isinstance(value, dict | list | tuple):
+		masked = mask_deep(value, secrets)
+		if mask(repr(masked), secrets) == repr(masked):
+			return masked
+	if isinstance(value, bytes | bytearray):
+		return mask(bytes(value).decode("utf-8", "replace"), secrets)
+	return mask(shown, secrets)
 
 
 _FILTER = RedactingFilter()
@@ -547,6 +603,20 @@ def _masking_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
 	return record
 
 
+_MAKE_RECORD: list[Callable[..., logging.LogRecord]] = []  # Logger.makeRecord, wrapped
+
+
+def _make_record(self: logging.Logger, *args: Any, **kwargs: Any) -> logging.LogRecord:
+	"""``Logger.makeRecord``, with the ``extra`` it adds after the record factory ran masked."""
+	record = _MAKE_RECORD[0](self, *args, **kwargs)
+	extra = kwargs.get("extra", args[8] if len(args) > 8 else None)  # (name, level, ..., extra)
+	if extra:
+		secrets = _quiet_secrets()
+		if secrets:
+			_mask_extras(record, list(extra), secrets)
+	return record
+
+
 _PREFIXES = tuple(f"{name}." for name in LOGGERS)
 
 
@@ -554,7 +624,9 @@ def install_log_redaction() -> None:
 	"""Install the redacting filter on `LOGGERS` and the existing loggers below them (idempotent).
 
 	Called whenever a source gets secrets (a redactor or a secret set of
-	`openmolt_core.secrets`), so loggers created since are covered too; the record factory is wrapped once, so a logger made later is covered as well.
+	`openmolt_core.secrets`), so loggers created since are covered too; the record factory is
+	wrapped once, so a logger made later is covered as well, and so is ``Logger.makeRecord``,
+	which adds a record's ``extra`` after the factory made it.
 	"""
 	global _SEEN
 	if not _FACTORY:
@@ -562,6 +634,9 @@ def install_log_redaction() -> None:
 			if not _FACTORY:
 				_FACTORY.append(logging.getLogRecordFactory())
 				logging.setLogRecordFactory(_masking_factory)
+				# The factory runs before ``extra`` is added to the record: mask it after.
+				_MAKE_RECORD.append(logging.Logger.makeRecord)
+				logging.Logger.makeRecord = _make_record  # type: ignore[method-assign]
 	known = logging.root.manager.loggerDict
 	if len(known) == _SEEN:  # no logger was made since the last call
 		return
