@@ -75,6 +75,8 @@ def test_a_backslash_that_starts_no_escape_is_not_held_back() -> None:
 	assert stream.feed(" then \\u00") == ""  # an escape starts: held to the end of the line
 	assert stream.feed("e9 done") == ""
 	assert stream.feed("\nnext") == " then \\u00e9 done\nnext"
+
+
 @pytest.mark.parametrize("user", ["", "a", "ab", "abc", "user"])
 @pytest.mark.parametrize("secret", ["s3cr3t", "hunter2", SECRET])
 def test_a_short_password_in_basic_auth_is_masked_at_every_alignment(

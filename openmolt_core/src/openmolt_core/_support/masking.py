@@ -1,4 +1,4 @@
-"""Mask a secret in every spelling it can take on the way out, in whole texts and in streamed pieces.
+r"""Mask a secret in every spelling it can take on the way out, in whole texts and in streamed pieces.
 
 A secret is masked as is, stripped, percent-encoded (``quote`` and ``quote_plus``, the safe sets
 of a query, a path and a URL, upper- and lower-case hex), base64 (standard and URL-safe, with and
@@ -6,7 +6,7 @@ without padding, and inside a longer base64 text such as HTTP Basic's ``user:sec
 JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header), and as
 hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
 encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and masked whole when
-it holds a secret (`mask`), and so is a run of ``\\u``/``\\x`` escapes another encoder wrote
+it holds a secret (`mask`), and so is a run of ``\u``/``\x`` escapes another encoder wrote
 (every character escaped, upper-case hex, a byte string). Text sent piece by piece holds back
 what may start a secret (`held_back`, `StreamMask`), and a percent-encoded or escaped run until
 it ends.
@@ -244,13 +244,13 @@ def _escaped_run_ends(char: str) -> bool:
 
 
 def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
-	"""The text with each run of ``\\u``/``\\x``-escaped characters masked whole when it holds a secret.
+	r"""The text with each run of ``\u``/``\x``-escaped characters masked whole when it holds a secret.
 
 	The fixed spellings are what ``json.dumps`` and ``repr`` write; another encoder escapes
-	other characters (an HTML-safe JSON's ``\\u003c``, every character, upper-case hex
-	``\\u00E9``, a byte string's ``\\xc3\\xa9``). A run (up to whitespace or a quote) holding
-	such an escape is decoded, twice when it is escaped twice, and masked whole when it holds a
-	secret.
+	other characters (an HTML-safe JSON's ``\u003c``, every character, upper-case hex
+	``\u00E9``, a byte string's ``\xc3\xa9``). A run (up to a double quote, a tag's bracket or
+	a line end) holding such an escape is decoded, twice when it is escaped twice, and masked
+	whole when it holds a secret.
 	"""
 	pieces: list[str] = []
 	done = 0  # what is copied to pieces
@@ -287,7 +287,7 @@ def _escapes_hold(run: str, secrets: frozenset[str]) -> bool:
 
 
 def _readings(decoded: str) -> set[str]:
-	"""A decoded run as is, with its surrogate pairs joined, and its ``\\x`` bytes read as UTF-8."""
+	r"""A decoded run as is, with its surrogate pairs joined, and its ``\x`` bytes read as UTF-8."""
 	out = {decoded}
 	try:
 		out.add(decoded.encode("utf-16", "surrogatepass").decode("utf-16"))  # \\ud83d\\ude00
@@ -408,7 +408,7 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 
 
 def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
-	"""How many trailing characters of ``text`` are a ``\\u``/``\\x``-escaped run that may go on.
+	r"""How many trailing characters of ``text`` are a ``\u``/``\x``-escaped run that may go on.
 
 	`mask` decodes such a run whole; sent in parts, no part would decode to the secret. A run
 	with no escape (nor the start of one at its end) is not held.
