@@ -271,6 +271,9 @@ class Redactor:
 	def deep(self, value: Any) -> Any:
 		"""Return a copy of a JSON-like value with secrets masked in every string (and key).
 
+		An object that is not JSON-like and holds a secret (a dataclass, a pydantic model, bytes)
+		becomes its data masked (`openmolt_core._support.masking.mask_deep`).
+
 		A value nested deeper than the copy can recurse (a tool's result thousands of levels
 		deep) is cut first (`openmolt_core._support.jsonsafe.shallow`).
 		"""

@@ -181,8 +181,12 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
 	"""A copy of a JSON-like value with every secret masked in every string (and key).
 
+	Any other object (a dataclass, a pydantic model, bytes, a set, an exception) is kept as is
+	when neither its data nor its ``repr`` shows a secret; else it becomes its data masked (a
+	dataclass's or model's fields), or its ``repr`` masked.
+
 	Args:
-		value: Strings, dicts, lists and tuples (as lists); anything else is returned as is.
+		value: Strings, dicts, lists and tuples (as lists), numbers, other objects.
 		secrets: The raw secret values.
 	"""
 	if isinstance(value, str):
@@ -194,7 +198,43 @@ def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
 		}
 	if isinstance(value, (list, tuple)):
 		return [mask_deep(v, secrets) for v in value]
-	return value
+	if value is None or isinstance(value, int | float):
+		return value
+	return _masked_object(value, secrets)
+
+
+def _masked_object(value: Any, secrets: frozenset[str]) -> Any:
+	"""An object that is not JSON-like, as is or masked (`mask_deep`)."""
+	data = _data_of(value)
+	if data is not None:
+		masked = mask_deep(data, secrets)
+		if masked != data:
+			return masked
+	try:
+		shown = repr(value)
+	except Exception:  # a broken repr shows nothing
+		return value
+	masked_text = mask(shown, secrets)
+	return value if masked_text == shown else masked_text
+
+
+def _data_of(value: Any) -> Any:
+	"""The data an object holds as JSON-like values, or None (its repr is all there is)."""
+	import dataclasses
+
+	try:
+		if isinstance(value, bytes | bytearray):
+			return bytes(value).decode("utf-8", "replace")
+		if isinstance(value, set | frozenset):
+			return list(value)
+		if dataclasses.is_dataclass(value) and not isinstance(value, type):
+			return dataclasses.asdict(value)
+		dump = getattr(value, "model_dump", None)
+		if callable(dump) and not isinstance(value, type):
+			return dump(mode="json")
+	except Exception:  # an object that cannot give its data: its repr is checked
+		return None
+	return None
 
 
 @lru_cache(maxsize=256)
