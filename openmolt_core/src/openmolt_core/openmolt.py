@@ -604,7 +604,7 @@ class OpenMolt:
 		return stored_secrets(store)
 
 	def _configured_secrets(self) -> set[str]:
-		"""The keys of ``llm_providers``, ``integrations`` and ``durability``, and the environment's."""
+		"""The keys of the settings (providers, integrations, accounts, durability) and the environment."""
 		from openmolt_core._support.masking import (
 			environment_secrets,
 			secret_values,
@@ -616,6 +616,7 @@ class OpenMolt:
 			found |= settings_secrets(settings)
 		for config in self.integration_configs.values():
 			found |= secret_values(config)
+		found |= settings_secrets(self._accounts_options)  # the key signing consent states
 		return found | self._durability_secrets()
 
 	def _durability_secrets(self) -> set[str]:

@@ -708,18 +708,20 @@ def redact_handler(handler: logging.Handler) -> logging.Handler:
 
 # which values are secrets ---------------------------------------------------------------
 
-_SECRET_ENV = re.compile(
-	r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)$", re.IGNORECASE
-)
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
+"""Any ``*_KEY``: an API key, and a signing or encryption key too (``OPENMOLT_APPROVAL_KEY``,
+``OPENMOLT_AUTH_KEY``, ``OPENMOLT_CREDENTIALS_KEY``)."""
 _HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "sig")
 _PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "accept-language"})
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
-	"""The values of environment variables named like secrets (``*_API_KEY``, ``*_TOKEN``...).
+	"""The values of environment variables named like secrets (``*_KEY``, ``*_TOKEN``...).
 
-	Provider keys (``OPENMOLT_OPENAI_API_KEY``), integration keys and bot tokens are read from
-	such variables; a value of fewer than 8 characters is left out (it would mask ordinary text).
+	Provider keys (``OPENMOLT_OPENAI_API_KEY``), integration keys, bot tokens and the keys that
+	sign approvals and consent states or encrypt the credential store are read from such
+	variables; a value of fewer than 8 characters is left out (it would mask ordinary text). A
+	URL's password in any variable is a secret too (`url_secrets`).
 
 	Args:
 		environ: The environment (default: ``os.environ``).
