@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -115,6 +115,8 @@ class OpenMolt:
 			answers at ``/auth/callback``) and the key that signs consent states (shared by
 			processes that share runs). Default: ``OPENMOLT_AUTH_REDIRECT_URI`` and
 			``OPENMOLT_AUTH_KEY``.
+		secrets: More values that must never show (a database password, a key the application
+			gives its tools itself); they join `secrets` with what the instance finds on its own.
 	"""
 
 	def __init__(
@@ -142,6 +144,7 @@ class OpenMolt:
 		credential_store: CredentialStore | str | Path | bool | None = None,
 		capabilities: Sequence[CapabilityEntry] = (),
 		accounts: Mapping[str, Any] | None = None,
+		secrets: Iterable[str] = (),
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -158,6 +161,8 @@ class OpenMolt:
 		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
 		viewer, telemetry and the logging filter read it; add what else must never show."""
 		self.secrets.add_once(self._configured_secrets)  # read at first use: creating stays cheap
+		if secrets:
+			self.secrets.add(*([secrets] if isinstance(secrets, str) else secrets))
 		self.secrets.add_source(self._provider_secrets)
 		self.max_steps = max_steps
 		if max_cost is not None:
