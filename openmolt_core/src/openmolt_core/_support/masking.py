@@ -171,7 +171,7 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 						text = text.replace(spelling, MASK)
 		if decoded and "%" in text:
 			text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
-		if decoded and ("\\u" in text or "\\x" in text or "\\U" in text):
+		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
 			text = _masked_escapes(text, decoded)
 	if short is not None:
 		text = short.sub(MASK, text)
@@ -273,7 +273,8 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 _ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
 _UNESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|.)", re.DOTALL)
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
-_ESCAPED_RUN_ENDS = frozenset('"<>\n\r\t\v\f')
+_ESCAPED_RUN_ENDS = '"<>\n\r\t\v\f'
+_ESCAPED_RUN = re.compile(r'(?:[^"<>\n\r\t\v\f\\]++|\\.)*+', re.DOTALL)
 """What ends an escaped run: a JSON string's quote, a tag, a line. Not a space (JSON writes it as
 is, inside a secret too), nor ``'`` (a JSON string holds it as is)."""
 _OPEN_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{0,3}|U[0-9A-Fa-f]{0,7}|x[0-9A-Fa-f]?)?$")
@@ -295,17 +296,12 @@ def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
 	pieces: list[str] = []
 	done = 0  # what is copied to pieces
 	scanned = 0  # where the last run ended: an escape before it belongs to a run already read
-	for found in _ESCAPE.finditer(text):
-		if found.start() < scanned:
-			continue
-		start = found.start()
-		while start > scanned and not _escaped_run_ends(text[start - 1]):
-			start -= 1
-		end = found.end()
-		while end < len(text) and not _escaped_run_ends(text[end]):
-			end += 2 if text[end] == "\\" else 1
-		end = min(end, len(text))
-		scanned = end
+	while found := _ESCAPE.search(text, scanned):
+		start = max(
+			scanned, *(text.rfind(c, scanned, found.start()) + 1 for c in _ESCAPED_RUN_ENDS)
+		)
+		end = _ESCAPED_RUN.match(text, found.start()).end()  # type: ignore[union-attr]
+		scanned = max(end, found.end())
 		if _escapes_hold(text[start:end], secrets):
 			pieces += (text[done:start], MASK)
 			done = end
@@ -318,7 +314,7 @@ def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
 def _escapes_hold(run: str, secrets: frozenset[str]) -> bool:
 	"""Whether an escaped run decodes (once or twice) to something holding a secret."""
 	for _ in range(2):
-		run = _UNESCAPE.sub(_unescape, run)
+		run = _unescaped(run)
 		if any(s.strip() in reading for s in secrets for reading in _readings(run)):
 			return True
 		if "\\" not in run:
@@ -338,6 +334,16 @@ def _readings(decoded: str) -> set[str]:
 	except UnicodeError:
 		pass
 	return out
+
+
+def _unescaped(run: str) -> str:
+	"""The run with its backslash escapes decoded (by the codec; a malformed one by hand)."""
+	try:
+		return (
+			run.replace("\\/", "/").encode("latin-1", "backslashreplace").decode("unicode_escape")
+		)
+	except UnicodeDecodeError:  # ``C:\\xyz``: a backslash that starts no escape
+		return _UNESCAPE.sub(_unescape, run)
 
 
 def _unescape(escape: re.Match[str]) -> str:
