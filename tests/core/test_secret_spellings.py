@@ -95,3 +95,13 @@ def test_a_secret_percent_encoded_twice_is_masked() -> None:
 	outer = f"https://auth.example/login?next={quote(inner, safe='')}&x=1"
 	masked = mask(f"GET {outer}", frozenset({SECRET}))
 	assert "%25" not in masked and MASK in masked and masked.endswith("&x=1")
+
+
+def test_an_escape_the_codec_does_not_know_is_decoded_without_a_warning() -> None:
+	"""``\\[``, octal ``\\0``, a lone trailing backslash: decoded by hand (the tests make warnings
+	errors; the command would print one)."""
+	every = "".join(f"\\u{ord(c):04x}" for c in SECRET)
+	for odd, left in (("\\[", ""), ("\\0", ""), ("\\9", ""), ("\\", "\\")):
+		text = f'x "{every} {odd}'
+		assert mask(text, frozenset({SECRET})) == f'x "{MASK}{left}'  # the run goes on to its end
+	assert mask("a \\[ \\u00e9 b", frozenset({SECRET})) == "a \\[ \\u00e9 b"

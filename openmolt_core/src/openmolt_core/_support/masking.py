@@ -272,6 +272,8 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 
 _ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
 _UNESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|.)", re.DOTALL)
+_ODD_ESCAPE = re.compile(r"\\[^\\'\"abfnrtvxuU]")
+"""An escape the codec does not know (it warns of it), or an octal one: decoded by hand."""
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
 _ESCAPED_RUN_ENDS = '"<>\n\r\t\v\f'
 _ESCAPED_RUN = re.compile(r'(?:[^"<>\n\r\t\v\f\\]++|\\.)*+', re.DOTALL)
@@ -338,12 +340,13 @@ def _readings(decoded: str) -> set[str]:
 
 def _unescaped(run: str) -> str:
 	"""The run with its backslash escapes decoded (by the codec; a malformed one by hand)."""
-	try:
-		return (
-			run.replace("\\/", "/").encode("latin-1", "backslashreplace").decode("unicode_escape")
-		)
-	except UnicodeDecodeError:  # ``C:\\xyz``: a backslash that starts no escape
-		return _UNESCAPE.sub(_unescape, run)
+	run = run.replace("\\/", "/")
+	if not _ODD_ESCAPE.search(run):  # the codec warns of an escape it does not know
+		try:
+			return run.encode("latin-1", "backslashreplace").decode("unicode_escape")
+		except UnicodeDecodeError:  # ``C:\\xyz``: a backslash that starts no escape
+			pass
+	return _UNESCAPE.sub(_unescape, run)
 
 
 def _unescape(escape: re.Match[str]) -> str:
