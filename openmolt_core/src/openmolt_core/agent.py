@@ -1138,6 +1138,7 @@ class Agent:
 		except OpenMoltError:
 			raise
 		except Exception as exc:
+			self._redactor.exception(exc)
 			raise self._refused(state, hook, exc) from exc
 
 	def _refused(self, state: RunState, hook: Callable[..., Any], exc: Exception) -> RunError:
@@ -1346,13 +1347,15 @@ class Agent:
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
 				return await drive_wrapped(self._hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
-		except (RunError, ConfigurationError, ApprovalError):
+		except (RunError, ConfigurationError, ApprovalError) as error:
+			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
 			raise
 		except Exception as exc:
 			# A bug or an unexpected failure: end the run with its state, never a bare exception.
 			message = self._unexpected(exc)
 			if not any(e is exc for e in logged):
 				log.exception("%s: %s", self.name, message)
+			self._redactor.exception(exc)
 			raise self._failed(state, message) from exc
 
 	def _unexpected(self, exc: Exception) -> str:

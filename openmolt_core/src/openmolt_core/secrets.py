@@ -54,6 +54,7 @@ from openmolt_core._support.masking import (
 	install_log_redaction,
 	mask,
 	mask_deep,
+	mask_exception,
 	read_log_secrets,
 	redact_handler,
 	settings_secrets,
@@ -267,6 +268,17 @@ class Redactor:
 		if not self:
 			return text
 		return mask(text, self._current())
+
+	def exception(self, error: BaseException) -> None:
+		"""Mask every secret an exception and its chain show, in place (`mask_exception`).
+
+		Args:
+			error: The exception (a failed run's error: its cause is the provider's or tool's).
+		"""
+		if self:
+			secrets = self._current()
+			if secrets:
+				mask_exception(error, secrets)
 
 	def deep(self, value: Any) -> Any:
 		"""Return a copy of a JSON-like value with secrets masked in every string (and key).

@@ -48,6 +48,7 @@ __all__ = [
 	"install_log_redaction",
 	"mask",
 	"mask_deep",
+	"mask_exception",
 	"mask_known",
 	"read_log_secrets",
 	"redact_handler",
@@ -201,6 +202,38 @@ def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
 	if value is None or isinstance(value, int | float):
 		return value
 	return _masked_object(value, secrets)
+
+
+def mask_exception(error: BaseException, secrets: frozenset[str]) -> None:
+	"""Mask, in place, the secrets an exception and its chain show: arguments and notes.
+
+	The chain is what ``traceback`` prints (``__cause__``, ``__context__``, a group's
+	exceptions); each exception keeps its type, so code that inspects the cause still can.
+
+	Args:
+		error: The exception.
+		secrets: The raw secret values.
+	"""
+	seen: set[int] = set()
+	todo: list[BaseException | None] = [error]
+	while todo:
+		exc = todo.pop()
+		if exc is None or id(exc) in seen:
+			continue
+		seen.add(id(exc))
+		try:
+			args = list(exc.args)
+			masked = mask_deep(args, secrets)
+			if masked != args:
+				exc.args = tuple(masked)
+			notes = getattr(exc, "__notes__", None)
+			if isinstance(notes, list) and notes:
+				exc.__notes__ = [mask(n, secrets) if isinstance(n, str) else n for n in notes]
+		except Exception:  # an exception that refuses new arguments keeps its own
+			pass
+		todo += (exc.__cause__, exc.__context__)
+		if isinstance(exc, BaseExceptionGroup):
+			todo += exc.exceptions
 
 
 def _masked_object(value: Any, secrets: frozenset[str]) -> Any:
