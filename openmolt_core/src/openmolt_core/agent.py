@@ -1770,6 +1770,9 @@ class Agent:
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
 			# model's text) is not text: U+FFFD, so the journal and the history always encode.
 			response.text = encodable_text(response.text)
+			# A secret the model writes (decoded from a spelling, or seen before it was known)
+			# reaches no tool, event or result: the reply is read masked, as a journal keeps it.
+			response.text = self._redactor(response.text)
 			if ctx.wants("llmOutput"):
 				said.append((slot, sent, response))
 			response.model = slot.id
@@ -1793,7 +1796,7 @@ class Agent:
 							agent=self.name,
 							step=step,
 							output=live.text,
-							raw=live.raw,
+							raw=self._redactor.deep(live.raw),
 							usage=live.usage,
 							structured=sent.response_mode,
 							model=slot.id,
