@@ -3,6 +3,7 @@ logging handler shows them as they are)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
@@ -19,6 +20,12 @@ class Kept(logging.Handler):
 
 	def emit(self, record: logging.LogRecord) -> None:
 		self.records.append(record)
+
+
+@dataclasses.dataclass
+class Hidden:
+	user: str
+	token: str = dataclasses.field(repr=False)
 
 
 class Opaque:
@@ -48,6 +55,7 @@ def test_extras_of_every_type_are_masked(kept: Kept) -> None:
 			"thing": Opaque(),
 			"span": span,
 			"count": 3,
+			"hidden": Hidden("u", SECRET),
 			"note": f"sent with {SECRET}",
 		},
 	)
@@ -56,6 +64,7 @@ def test_extras_of_every_type_are_masked(kept: Kept) -> None:
 	assert record.tokens == ["[redacted]", "public"]
 	assert record.note == "sent with [redacted]"
 	assert record.raw == "[redacted]" and record.thing == "Opaque(token=[redacted])"
+	assert record.hidden == {"user": "u", "token": "[redacted]"}  # repr=False: its data checked
 	assert record.span is span and record.count == 3  # what shows no secret is left as it was
 	assert SECRET not in repr(record.__dict__)
 	del keep

@@ -644,25 +644,15 @@ def _mask_extras(record: logging.LogRecord, keys: Iterable[str], secrets: frozen
 
 
 def _masked_extra(value: Any, secrets: frozenset[str]) -> Any:
-	"""A record's extra as it was when it shows no secret; else masked (a string if not JSON-like)."""
-	if isinstance(value, str):
-		masked = mask(value, secrets)
-		return value if masked == value else masked
-	if value is None or isinstance(value, int | float):
-		return value
-	try:
-		shown = repr(value)
-	except Exception:  # a broken repr: the handlers would fail on it too
-		return value
-	if mask(shown, secrets) == shown:
-		return value
+	"""A record's extra as it was when it shows no secret; else masked (`mask_deep`)."""
 	if isinstance(value, dict | list | tuple):
-		masked = mask_deep(value, secrets)
-		if mask(repr(masked), secrets) == repr(masked):
-			return masked
-	if isinstance(value, bytes | bytearray):
-		return mask(bytes(value).decode("utf-8", "replace"), secrets)
-	return mask(shown, secrets)
+		try:
+			shown = repr(value)
+		except Exception:  # a broken repr: the handlers would fail on it too
+			return value
+		if mask(shown, secrets) == shown:
+			return value  # the same object: a handler that reads it gets what was logged
+	return mask_deep(value, secrets)  # a string, or an object's data (or repr) when it holds one
 
 
 _FILTER = RedactingFilter()
