@@ -1338,6 +1338,7 @@ class Agent:
 				return await backend.drive(self, state, answer, decisions)
 			port = LOCAL_PORT  # a sub-agent's run lives inside its caller's (journaled) step
 		self.last_state = state
+		_masked_history(state, self._redactor)  # saved where fewer secrets were known
 		logged: list[BaseException] = []  # the failure logged inside the capabilities' wrap_run
 		try:
 			await self._prepare()
@@ -2165,6 +2166,23 @@ def _user_id(user: str | None) -> str | None:
 	if user is not None and (not isinstance(user, str) or not user.strip()):
 		raise ConfigurationError("run: user must be a non-empty user id, or None for the operator")
 	return user
+
+
+def _masked_history(state: RunState, redact: Redactor) -> None:
+	"""Mask, in place, what a state brings from before: its turns and memory.
+
+	A state saved by a process that did not know a secret yet (or before it became one) is
+	resumed where it is known: its turns go to the model again, and into the result.
+	"""
+	if not redact or not state.messages:
+		return
+	for index, message in enumerate(state.messages):
+		masked = redact(message.content)
+		if masked != message.content:
+			state.messages[index] = Message(message.role, masked, message.attachments)
+	for key, value in state.memory.items():
+		if isinstance(value, str) and value:
+			state.memory[key] = redact(value)
 
 
 def _load(state: RunState | Mapping[str, Any]) -> RunState:
