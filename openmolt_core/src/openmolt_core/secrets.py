@@ -138,13 +138,14 @@ class SecretSet:
 		self._later.append(source)
 		self._go_live()
 
-	def add(self, *values: str | None) -> None:
+	def add(self, *values: object) -> None:
 		"""Register secret values (``None`` and empty strings are ignored).
 
 		Args:
-			*values: The secrets: API keys, tokens, passwords, signing secrets.
+			*values: The secrets: API keys, tokens, passwords, signing secrets; as strings,
+				UTF-8 bytes, or objects that hold one (a pydantic ``SecretStr``).
 		"""
-		new = frozenset(v for v in values if isinstance(v, str) and v.strip())
+		new = frozenset(v for v in map(_text_of, values) if v is not None and v.strip())
 		if new - self._values:
 			with _LOCK:
 				self._values = self._values | new
@@ -208,6 +209,18 @@ class SecretSet:
 
 	def __repr__(self) -> str:
 		return f"SecretSet({len(self._values)} values, {len(self._sources)} sources)"
+
+
+def _text_of(value: object) -> str | None:
+	"""A secret as text: a string, UTF-8 bytes, or what a ``SecretStr`` holds (else None)."""
+	if isinstance(value, str):
+		return value
+	if isinstance(value, bytes | bytearray):
+		return bytes(value).decode("utf-8", "replace")
+	held = getattr(value, "get_secret_value", None)
+	if callable(held):
+		return _text_of(held())
+	return None
 
 
 # Redactors ------------------------------------------------------------------------------
