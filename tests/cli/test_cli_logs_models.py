@@ -157,3 +157,30 @@ def test_a_run_id_prefix_resolves_to_one_id() -> None:
 	# `openmolt logs` passes the first six: the count is not theirs
 	with pytest.raises(ConfigurationError, match=r"^more than 5 runs start with 'x' "):
 		resolve("x", [f"x{i}" for i in range(6)])
+
+
+def test_logs_mask_what_a_run_recorded_before_its_secret_was_known(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A run recorded by a process that did not know the key: `logs` masks it now."""
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+	key = "sk-live-Logged-Before-0042"
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path), entry_points=False)
+		agent = om.create_agent(name="K", model=ScriptedModel([finish(result="done")]))
+		await agent.run(f"use {key}")
+
+	anyio.run(record)
+	monkeypatch.setenv("SOME_SERVICE_API_KEY", key)  # known now
+	for args in (["logs"], ["logs", "--json"]):
+		assert openmolt_main(args) == 0
+		out = capsys.readouterr().out
+		assert key not in out and "[redacted]" in out, out
+	assert openmolt_main(["logs", "--json"]) == 0
+	run_id = json.loads(capsys.readouterr().out)[0]["run_id"]
+	for args in (["logs", run_id], ["logs", run_id, "--json"]):
+		assert openmolt_main(args) == 0
+		out = capsys.readouterr().out
+		assert key not in out and "[redacted]" in out, out

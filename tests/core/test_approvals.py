@@ -478,8 +478,9 @@ async def test_the_approver_never_sees_a_secret() -> None:
 	assert seen[0].reason == "it is [redacted]"
 	assert events[1].reason == "no [redacted]"
 	assert secret not in json.dumps(model.last_turn())
-	# The digest is of the exact arguments, so the decision still binds to what would run.
-	assert seen[0].digest == digest("mail.send", {"text": f"key {secret}"})
+	# The digest is of the exact arguments, so the decision still binds to what would run: the
+	# reply is read masked, so the call the person approves is the call that runs (no secret).
+	assert seen[0].digest == digest("mail.send", {"text": "key [redacted]"})
 
 
 def test_local_tools_name_their_own_scopes() -> None:

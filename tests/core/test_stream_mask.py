@@ -63,3 +63,17 @@ def test_every_spelling_split_anywhere_is_masked_like_the_whole_text(
 	stream = StreamMask(lambda: [secret])
 	out = "".join(stream.feed(p) for p in pieces) + stream.flush()
 	assert out == mask(text, frozenset({secret})) == f"see <{MASK}> ok"
+
+
+def test_a_held_back_tail_never_splits_a_secret() -> None:
+	"""A cut that goes through a secret sent its first part now and the rest later, neither
+	masked: a secret whose last character starts one of its spellings (``sk-...-s`` ends with the
+	``s`` it starts with) was held back by that character and sent whole; a secret followed by a
+	percent-encoded run (held from the secret's ``=``) too."""
+	ending = "sk-live-abcdef-s"
+	stream = StreamMask(lambda: [ending])
+	assert stream.feed(f"the key is {ending}") + stream.flush() == f"the key is {MASK}"
+	for after in ("%", "%41", "%2F and more"):
+		stream = StreamMask(lambda: [SECRET])
+		out = stream.feed(SECRET + after) + stream.flush()
+		assert SECRET not in out and out == mask(SECRET + after, frozenset({SECRET}))

@@ -1138,6 +1138,7 @@ class Agent:
 		except OpenMoltError:
 			raise
 		except Exception as exc:
+			self._redactor.exception(exc)
 			raise self._refused(state, hook, exc) from exc
 
 	def _refused(self, state: RunState, hook: Callable[..., Any], exc: Exception) -> RunError:
@@ -1337,6 +1338,7 @@ class Agent:
 				return await backend.drive(self, state, answer, decisions)
 			port = LOCAL_PORT  # a sub-agent's run lives inside its caller's (journaled) step
 		self.last_state = state
+		_masked_history(state, self._redactor)  # saved where fewer secrets were known
 		logged: list[BaseException] = []  # the failure logged inside the capabilities' wrap_run
 		try:
 			await self._prepare()
@@ -1346,13 +1348,15 @@ class Agent:
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
 				return await drive_wrapped(self._hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
-		except (RunError, ConfigurationError, ApprovalError):
+		except (RunError, ConfigurationError, ApprovalError) as error:
+			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
 			raise
 		except Exception as exc:
 			# A bug or an unexpected failure: end the run with its state, never a bare exception.
 			message = self._unexpected(exc)
 			if not any(e is exc for e in logged):
 				log.exception("%s: %s", self.name, message)
+			self._redactor.exception(exc)
 			raise self._failed(state, message) from exc
 
 	def _unexpected(self, exc: Exception) -> str:
@@ -1767,6 +1771,9 @@ class Agent:
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
 			# model's text) is not text: U+FFFD, so the journal and the history always encode.
 			response.text = encodable_text(response.text)
+			# A secret the model writes (decoded from a spelling, or seen before it was known)
+			# reaches no tool, event or result: the reply is read masked, as a journal keeps it.
+			response.text = self._redactor(response.text)
 			if ctx.wants("llmOutput"):
 				said.append((slot, sent, response))
 			response.model = slot.id
@@ -1790,7 +1797,7 @@ class Agent:
 							agent=self.name,
 							step=step,
 							output=live.text,
-							raw=live.raw,
+							raw=self._redactor.deep(live.raw),
 							usage=live.usage,
 							structured=sent.response_mode,
 							model=slot.id,
@@ -2159,6 +2166,23 @@ def _user_id(user: str | None) -> str | None:
 	if user is not None and (not isinstance(user, str) or not user.strip()):
 		raise ConfigurationError("run: user must be a non-empty user id, or None for the operator")
 	return user
+
+
+def _masked_history(state: RunState, redact: Redactor) -> None:
+	"""Mask, in place, what a state brings from before: its turns and memory.
+
+	A state saved by a process that did not know a secret yet (or before it became one) is
+	resumed where it is known: its turns go to the model again, and into the result.
+	"""
+	if not redact or not state.messages:
+		return
+	for index, message in enumerate(state.messages):
+		masked = redact(message.content)
+		if masked != message.content:
+			state.messages[index] = Message(message.role, masked, message.attachments)
+	for key, value in state.memory.items():
+		if isinstance(value, str) and value:
+			state.memory[key] = redact(value)
 
 
 def _load(state: RunState | Mapping[str, Any]) -> RunState:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -115,6 +115,8 @@ class OpenMolt:
 			answers at ``/auth/callback``) and the key that signs consent states (shared by
 			processes that share runs). Default: ``OPENMOLT_AUTH_REDIRECT_URI`` and
 			``OPENMOLT_AUTH_KEY``.
+		secrets: More values that must never show (a database password, a key the application
+			gives its tools itself); they join `secrets` with what the instance finds on its own.
 	"""
 
 	def __init__(
@@ -142,6 +144,7 @@ class OpenMolt:
 		credential_store: CredentialStore | str | Path | bool | None = None,
 		capabilities: Sequence[CapabilityEntry] = (),
 		accounts: Mapping[str, Any] | None = None,
+		secrets: Iterable[str] = (),
 	) -> None:
 		if max_steps < 1:
 			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
@@ -158,6 +161,8 @@ class OpenMolt:
 		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
 		viewer, telemetry and the logging filter read it; add what else must never show."""
 		self.secrets.add_once(self._configured_secrets)  # read at first use: creating stays cheap
+		if secrets:
+			self.secrets.add(*([secrets] if isinstance(secrets, str) else secrets))
 		self.secrets.add_source(self._provider_secrets)
 		self.max_steps = max_steps
 		if max_cost is not None:
@@ -360,6 +365,7 @@ class OpenMolt:
 				"use_durability: this instance already runs; give durability=... to OpenMolt()"
 			)
 		self._durability_config = durability
+		self.secrets.add_once(self._durability_secrets)
 
 	def _durable(self, what: str) -> DurabilityBackend:
 		from openmolt_core._durable import required
@@ -603,7 +609,7 @@ class OpenMolt:
 		return stored_secrets(store)
 
 	def _configured_secrets(self) -> set[str]:
-		"""The keys of ``llm_providers`` and ``integrations``, and secret-named environment variables."""
+		"""The keys of the settings (providers, integrations, accounts, durability) and the environment."""
 		from openmolt_core._support.masking import (
 			environment_secrets,
 			secret_values,
@@ -615,7 +621,17 @@ class OpenMolt:
 			found |= settings_secrets(settings)
 		for config in self.integration_configs.values():
 			found |= secret_values(config)
-		return found
+		found |= settings_secrets(self._accounts_options)  # the key signing consent states
+		return found | self._durability_secrets()
+
+	def _durability_secrets(self) -> set[str]:
+		"""The password of the durability URL (``postgresql://user:PASSWORD@host/db``)."""
+		from openmolt_core._support.masking import settings_secrets
+
+		config = self._durability_config
+		if isinstance(config, str | Mapping):
+			return settings_secrets({"durability": config})
+		return set()
 
 	def _provider_secrets(self) -> set[str]:
 		"""The keys the providers made so far hold (a key read from the environment later)."""

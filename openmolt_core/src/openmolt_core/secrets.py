@@ -12,7 +12,8 @@ remembering its own.
 A secret is masked in every spelling it can take on the way out (`spellings`: as is, stripped,
 percent-encoded, base64, JSON- and ``repr``-escaped); the masking itself, a library with no agent
 concept, is `openmolt_core._support.masking`, re-exported here, as are the secrets it finds by
-their names in the environment and in settings (`environment_secrets`, `settings_secrets`).
+their names in the environment and in settings (`environment_secrets`, `settings_secrets`), and
+in a URL (`url_secrets`: its password, its query values named like secrets).
 
 A `Redactor` knows the secrets of some tool contexts (config values, and tokens their auths learn
 later) and, for an agent, its instance's `SecretSet`; it masks every spelling of each in text and
@@ -52,10 +53,13 @@ from openmolt_core._support.masking import (
 	held_back,
 	install_log_redaction,
 	mask,
+	mask_deep,
+	mask_exception,
 	read_log_secrets,
 	redact_handler,
 	settings_secrets,
 	spellings,
+	url_secrets,
 )
 
 if TYPE_CHECKING:
@@ -77,6 +81,7 @@ __all__ = [
 	"redactor_for",
 	"settings_secrets",
 	"spellings",
+	"url_secrets",
 	"watch",
 ]
 
@@ -133,13 +138,14 @@ class SecretSet:
 		self._later.append(source)
 		self._go_live()
 
-	def add(self, *values: str | None) -> None:
+	def add(self, *values: object) -> None:
 		"""Register secret values (``None`` and empty strings are ignored).
 
 		Args:
-			*values: The secrets: API keys, tokens, passwords, signing secrets.
+			*values: The secrets: API keys, tokens, passwords, signing secrets; as strings,
+				UTF-8 bytes, or objects that hold one (a pydantic ``SecretStr``).
 		"""
-		new = frozenset(v for v in values if isinstance(v, str) and v.strip())
+		new = frozenset(v for v in map(_text_of, values) if v is not None and v.strip())
 		if new - self._values:
 			with _LOCK:
 				self._values = self._values | new
@@ -205,6 +211,18 @@ class SecretSet:
 		return f"SecretSet({len(self._values)} values, {len(self._sources)} sources)"
 
 
+def _text_of(value: object) -> str | None:
+	"""A secret as text: a string, UTF-8 bytes, or what a ``SecretStr`` holds (else None)."""
+	if isinstance(value, str):
+		return value
+	if isinstance(value, bytes | bytearray):
+		return bytes(value).decode("utf-8", "replace")
+	held = getattr(value, "get_secret_value", None)
+	if callable(held):
+		return _text_of(held())
+	return None
+
+
 # Redactors ------------------------------------------------------------------------------
 
 
@@ -264,8 +282,22 @@ class Redactor:
 			return text
 		return mask(text, self._current())
 
+	def exception(self, error: BaseException) -> None:
+		"""Mask every secret an exception and its chain show, in place (`mask_exception`).
+
+		Args:
+			error: The exception (a failed run's error: its cause is the provider's or tool's).
+		"""
+		if self:
+			secrets = self._current()
+			if secrets:
+				mask_exception(error, secrets)
+
 	def deep(self, value: Any) -> Any:
 		"""Return a copy of a JSON-like value with secrets masked in every string (and key).
+
+		An object that is not JSON-like and holds a secret (a dataclass, a pydantic model, bytes)
+		becomes its data masked (`openmolt_core._support.masking.mask_deep`).
 
 		A value nested deeper than the copy can recurse (a tool's result thousands of levels
 		deep) is cut first (`openmolt_core._support.jsonsafe.shallow`).
@@ -276,24 +308,11 @@ class Redactor:
 		if not secrets:
 			return value
 		try:
-			return _deep(value, secrets)
+			return mask_deep(value, secrets)
 		except RecursionError:
 			from openmolt_core._support.jsonsafe import shallow
 
-			return _deep(shallow(value), secrets)
-
-
-def _deep(value: Any, secrets: frozenset[str]) -> Any:
-	if isinstance(value, str):
-		return mask(value, secrets)
-	if isinstance(value, dict):
-		return {
-			(mask(k, secrets) if isinstance(k, str) else k): _deep(v, secrets)
-			for k, v in value.items()
-		}
-	if isinstance(value, (list, tuple)):
-		return [_deep(v, secrets) for v in value]
-	return value
+			return mask_deep(shallow(value), secrets)
 
 
 def redactor_for(contexts: Iterable[ToolContext], known: SecretSet | None = None) -> Redactor:

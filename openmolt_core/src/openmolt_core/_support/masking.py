@@ -1,12 +1,15 @@
-"""Mask a secret in every spelling it can take on the way out, in whole texts and in streamed pieces.
+r"""Mask a secret in every spelling it can take on the way out, in whole texts and in streamed pieces.
 
 A secret is masked as is, stripped, percent-encoded (``quote`` and ``quote_plus``, the safe sets
 of a query, a path and a URL, upper- and lower-case hex), base64 (standard and URL-safe, with and
 without padding, and inside a longer base64 text such as HTTP Basic's ``user:secret``),
-JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header)
-(`spellings`). A percent-encoded run the fixed spellings miss (another encoder's safe set) is
-decoded and masked whole when it holds a secret (`mask`). Text sent piece by piece holds back
-what may start a secret (`held_back`, `StreamMask`), and a percent-encoded run until it ends.
+JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header), and as
+hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
+encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and masked whole when
+it holds a secret (`mask`), and so is a run of ``\u``/``\x`` escapes another encoder wrote
+(every character escaped, upper-case hex, a byte string). Text sent piece by piece holds back
+what may start a secret (`held_back`, `StreamMask`), and a percent-encoded or escaped run until
+it ends.
 
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
@@ -44,12 +47,16 @@ __all__ = [
 	"held_back",
 	"install_log_redaction",
 	"mask",
+	"mask_deep",
+	"mask_exception",
+	"mask_known",
 	"read_log_secrets",
 	"redact_handler",
 	"secret_names",
 	"secret_values",
 	"settings_secrets",
 	"spellings",
+	"url_secrets",
 ]
 
 MASK = "[redacted]"
@@ -83,7 +90,7 @@ def _b64_cores(data: bytes) -> set[str]:
 		start = -(-8 * offset // 6)  # ceil: the first character made of the secret's bits only
 		end = 8 * (offset + len(data)) // 6
 		core = encoded[start:end]
-		if len(core) >= 8:
+		if len(core) >= MIN_ENCODED:  # a 6-byte secret's core is 7 characters at offsets 1 and 2
 			out.add(core)
 			out.add(core.replace("+", "-").replace("/", "_"))
 	return out
@@ -91,7 +98,7 @@ def _b64_cores(data: bytes) -> set[str]:
 
 @lru_cache(maxsize=4096)
 def spellings(secret: str) -> frozenset[str]:
-	"""Every spelling of a secret to mask: raw, stripped, percent-encoded, base64, JSON, repr.
+	"""Every spelling of a secret to mask: raw, stripped, percent-encoded, base64, JSON, repr, hex.
 
 	Args:
 		secret: The secret value.
@@ -122,6 +129,7 @@ def spellings(secret: str) -> frozenset[str]:
 		url = base64.urlsafe_b64encode(data).decode("ascii")
 		out.update((std, std.rstrip("="), url, url.rstrip("=")))
 		out.update(_b64_cores(data))
+		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
 	return frozenset(s for s in out if s)
 
 
@@ -164,9 +172,102 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 						text = text.replace(spelling, MASK)
 		if decoded and "%" in text:
 			text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
+		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
+			text = _masked_escapes(text, decoded)
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
+
+
+def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
+	"""A copy of a JSON-like value with every secret masked in every string (and key).
+
+	Any other object (a dataclass, a pydantic model, bytes, a set, an exception) is kept as is
+	when neither its data nor its ``repr`` shows a secret; else it becomes its data masked (a
+	dataclass's or model's fields), or its ``repr`` masked.
+
+	Args:
+		value: Strings, dicts, lists and tuples (as lists), numbers, other objects.
+		secrets: The raw secret values.
+	"""
+	if isinstance(value, str):
+		return mask(value, secrets)
+	if isinstance(value, dict):
+		return {
+			(mask(k, secrets) if isinstance(k, str) else k): mask_deep(v, secrets)
+			for k, v in value.items()
+		}
+	if isinstance(value, (list, tuple)):
+		return [mask_deep(v, secrets) for v in value]
+	if value is None or isinstance(value, int | float):
+		return value
+	return _masked_object(value, secrets)
+
+
+def mask_exception(error: BaseException, secrets: frozenset[str]) -> None:
+	"""Mask, in place, the secrets an exception and its chain show: arguments and notes.
+
+	The chain is what ``traceback`` prints (``__cause__``, ``__context__``, a group's
+	exceptions); each exception keeps its type, so code that inspects the cause still can.
+
+	Args:
+		error: The exception.
+		secrets: The raw secret values.
+	"""
+	seen: set[int] = set()
+	todo: list[BaseException | None] = [error]
+	while todo:
+		exc = todo.pop()
+		if exc is None or id(exc) in seen:
+			continue
+		seen.add(id(exc))
+		try:
+			args = list(exc.args)
+			masked = mask_deep(args, secrets)
+			if masked != args:
+				exc.args = tuple(masked)
+			notes = getattr(exc, "__notes__", None)
+			if isinstance(notes, list) and notes:
+				exc.__notes__ = [mask(n, secrets) if isinstance(n, str) else n for n in notes]
+		except Exception:  # an exception that refuses new arguments keeps its own
+			pass
+		todo += (exc.__cause__, exc.__context__)
+		if isinstance(exc, BaseExceptionGroup):
+			todo += exc.exceptions
+
+
+def _masked_object(value: Any, secrets: frozenset[str]) -> Any:
+	"""An object that is not JSON-like, as is or masked (`mask_deep`)."""
+	data = _data_of(value)
+	if data is not None:
+		masked = mask_deep(data, secrets)
+		if masked != data:
+			return masked
+	try:
+		shown = repr(value)
+	except Exception:  # a broken repr shows nothing
+		return value
+	masked_text = mask(shown, secrets)
+	return value if masked_text == shown else masked_text
+
+
+def _data_of(value: Any) -> Any:
+	"""The data an object holds as JSON-like values, or None (its repr is all there is)."""
+	import dataclasses
+
+	try:
+		if isinstance(value, bytes | bytearray):
+			return bytes(value).decode("utf-8", "replace")
+		if isinstance(value, set | frozenset):
+			return list(value)
+		if dataclasses.is_dataclass(value) and not isinstance(value, type):
+			return dataclasses.asdict(value)
+		dump = getattr(value, "model_dump", None)
+		if callable(dump) and not isinstance(value, type):
+			return dump(mode="json")
+	except Exception:  # an object that cannot give its data: its repr is checked
+		return None
+	return None
 
 
 @lru_cache(maxsize=256)
@@ -186,11 +287,109 @@ def _by_length(secrets: frozenset[str]) -> tuple[frozenset[str], re.Pattern[str]
 
 
 def _masked_run(run: str, secrets: frozenset[str]) -> str:
-	"""A percent-encoded run, masked whole when it decodes to something holding a secret."""
-	for decoded in {unquote(run), unquote_plus(run)}:
-		if any(s.strip() in decoded for s in secrets):
-			return MASK
+	"""A percent-encoded run, masked whole when it decodes to something holding a secret.
+
+	It is decoded up to three times: a URL inside another URL's query (an OAuth2 redirect) has
+	its secret percent-encoded twice (``%252F``).
+	"""
+	for decode in (unquote, unquote_plus):
+		decoded = run
+		for _ in range(3):
+			decoded = decode(decoded)
+			if any(s.strip() in decoded for s in secrets):
+				return MASK
+			if "%" not in decoded:
+				break
 	return run
+
+
+_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
+_UNESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|.)", re.DOTALL)
+_ODD_ESCAPE = re.compile(r"\\[^\\'\"abfnrtvxuU]")
+"""An escape the codec does not know (it warns of it), or an octal one: decoded by hand."""
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
+_ESCAPED_RUN_ENDS = '"<>\n\r\t\v\f'
+_ESCAPED_RUN = re.compile(r'(?:[^"<>\n\r\t\v\f\\]++|\\.)*+', re.DOTALL)
+"""What ends an escaped run: a JSON string's quote, a tag, a line. Not a space (JSON writes it as
+is, inside a secret too), nor ``'`` (a JSON string holds it as is)."""
+_OPEN_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{0,3}|U[0-9A-Fa-f]{0,7}|x[0-9A-Fa-f]?)?$")
+
+
+def _escaped_run_ends(char: str) -> bool:
+	return char in _ESCAPED_RUN_ENDS
+
+
+def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
+	r"""The text with each run of ``\u``/``\x``-escaped characters masked whole when it holds a secret.
+
+	The fixed spellings are what ``json.dumps`` and ``repr`` write; another encoder escapes
+	other characters (an HTML-safe JSON's ``\u003c``, every character, upper-case hex
+	``\u00E9``, a byte string's ``\xc3\xa9``). A run (up to a double quote, a tag's bracket or
+	a line end) holding such an escape is decoded, twice when it is escaped twice, and masked
+	whole when it holds a secret.
+	"""
+	pieces: list[str] = []
+	done = 0  # what is copied to pieces
+	scanned = 0  # where the last run ended: an escape before it belongs to a run already read
+	while found := _ESCAPE.search(text, scanned):
+		start = max(
+			scanned, *(text.rfind(c, scanned, found.start()) + 1 for c in _ESCAPED_RUN_ENDS)
+		)
+		end = _ESCAPED_RUN.match(text, found.start()).end()  # type: ignore[union-attr]
+		scanned = max(end, found.end())
+		if _escapes_hold(text[start:end], secrets):
+			pieces += (text[done:start], MASK)
+			done = end
+	if not pieces:
+		return text
+	pieces.append(text[done:])
+	return "".join(pieces)
+
+
+def _escapes_hold(run: str, secrets: frozenset[str]) -> bool:
+	"""Whether an escaped run decodes (once or twice) to something holding a secret."""
+	for _ in range(2):
+		run = _unescaped(run)
+		if any(s.strip() in reading for s in secrets for reading in _readings(run)):
+			return True
+		if "\\" not in run:
+			break
+	return False
+
+
+def _readings(decoded: str) -> set[str]:
+	r"""A decoded run as is, with its surrogate pairs joined, and its ``\x`` bytes read as UTF-8."""
+	out = {decoded}
+	try:
+		out.add(decoded.encode("utf-16", "surrogatepass").decode("utf-16"))  # \\ud83d\\ude00
+	except UnicodeError:
+		pass
+	try:
+		out.add(decoded.encode("latin-1").decode("utf-8"))  # a byte string's \\xc3\\xa9
+	except UnicodeError:
+		pass
+	return out
+
+
+def _unescaped(run: str) -> str:
+	"""The run with its backslash escapes decoded (by the codec; a malformed one by hand)."""
+	run = run.replace("\\/", "/")
+	if not _ODD_ESCAPE.search(run):  # the codec warns of an escape it does not know
+		try:
+			return run.encode("latin-1", "backslashreplace").decode("unicode_escape")
+		except UnicodeDecodeError:  # ``C:\\xyz``: a backslash that starts no escape
+			pass
+	return _UNESCAPE.sub(_unescape, run)
+
+
+def _unescape(escape: re.Match[str]) -> str:
+	code = escape[1]
+	if len(code) == 1:
+		return _SIMPLE_ESCAPES.get(code, code)
+	try:
+		return chr(int(code[1:], 16))
+	except (ValueError, OverflowError):  # beyond U+10FFFF
+		return escape[0]
 
 
 @lru_cache(maxsize=64)
@@ -238,8 +437,10 @@ class StreamMask:
 		"""The masked text that can be sent now (possibly empty)."""
 		text = self._held + piece
 		secrets = frozenset(self._secrets())
-		keep = max(held_back(text, secrets), _open_run(text, secrets))
-		cut = len(text) - keep
+		keep = max(
+			held_back(text, secrets), _open_run(text, secrets), _open_escaped_run(text, secrets)
+		)
+		cut = _uncrossed(text, len(text) - keep, secrets) if keep else len(text)
 		self._held = text[cut:]
 		return mask(text[:cut], secrets) if cut else ""
 
@@ -247,6 +448,29 @@ class StreamMask:
 		"""The masked rest, once no more pieces come."""
 		text, self._held = self._held, ""
 		return mask(text, frozenset(self._secrets())) if text else ""
+
+
+def _uncrossed(text: str, cut: int, secrets: frozenset[str]) -> int:
+	"""The cut moved back to the start of any spelling of a secret it would split.
+
+	A run held back from the middle of a secret (``SECRET%41``: the percent-encoded run starts
+	after the secret's ``=``) would send the secret's first part now and its rest later, neither
+	masked.
+	"""
+	every = _every_spelling(secrets)
+	moved = True
+	while moved and cut:
+		moved = False
+		for spelling in every:
+			start = text.find(spelling, max(0, cut - len(spelling) + 1), cut + len(spelling) - 1)
+			if start != -1 and start < cut:
+				cut, moved = start, True
+	return cut
+
+
+@lru_cache(maxsize=64)
+def _every_spelling(secrets: frozenset[str]) -> tuple[str, ...]:
+	return tuple(set().union(*(spellings(s) for s in secrets))) if secrets else ()
 
 
 def _open_run(text: str, secrets: frozenset[str]) -> int:
@@ -263,6 +487,25 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 		if len(text) - start > _MAX_HELD_RUN:
 			return 0
 	return len(text) - start if "%" in text[start:] else 0
+
+
+def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
+	r"""How many trailing characters of ``text`` are a ``\u``/``\x``-escaped run that may go on.
+
+	`mask` decodes such a run whole; sent in parts, no part would decode to the secret. A run
+	with no escape (nor the start of one at its end) is not held.
+	"""
+	if "\\" not in text or not any(len(s.strip()) >= MIN_ENCODED for s in secrets):
+		return 0
+	start = len(text)
+	while start and not _escaped_run_ends(text[start - 1]):
+		start -= 1
+		if len(text) - start > _MAX_HELD_RUN:
+			return 0
+	run = text[start:]
+	if _ESCAPE.search(run) or _OPEN_ESCAPE.search(run):
+		return len(run)
+	return 0
 
 
 # log records ------------------------------------------------------------------------------
@@ -325,6 +568,18 @@ def _secrets_now() -> frozenset[str]:
 	return frozenset(found)
 
 
+def mask_known(text: str) -> str:
+	"""The text masked with what the logging filter knows now, and the environment's secrets.
+
+	For what is shown outside a log record or a run: the ``openmolt`` command's error lines,
+	tracebacks and warnings, which may come before any instance (and its secret set) exists.
+
+	Args:
+		text: The text.
+	"""
+	return mask(text, _secrets_now() | frozenset(environment_secrets()))
+
+
 _BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
 
 _PLAIN = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
@@ -345,11 +600,7 @@ class RedactingFilter(logging.Filter):
 		"""Mask the secrets a record shows; never drops a record."""
 		if getattr(record, "_openmolt_masked", False) or getattr(_BUSY, "on", False):
 			return True  # masked when it was made, or logged by a secret source while masking
-		_BUSY.on = True
-		try:
-			secrets = _secrets_now()
-		finally:
-			_BUSY.on = False
+		secrets = _quiet_secrets()
 		if not secrets:
 			return True
 		record._openmolt_masked = True
@@ -368,10 +619,40 @@ class RedactingFilter(logging.Filter):
 			record.exc_text = mask(record.exc_text, secrets)
 		if record.stack_info:
 			record.stack_info = mask(record.stack_info, secrets)
-		for key, value in list(record.__dict__.items()):
-			if key not in _PLAIN and isinstance(value, str):
-				setattr(record, key, mask(value, secrets))
+		_mask_extras(record, [k for k in record.__dict__ if k not in _PLAIN], secrets)
 		return True
+
+
+def _quiet_secrets() -> frozenset[str]:
+	"""What the sources know now; nothing while a source itself logs (no recursion)."""
+	if getattr(_BUSY, "on", False):
+		return frozenset()
+	_BUSY.on = True
+	try:
+		return _secrets_now()
+	finally:
+		_BUSY.on = False
+
+
+def _mask_extras(record: logging.LogRecord, keys: Iterable[str], secrets: frozenset[str]) -> None:
+	"""Mask a record's extras (a JSON formatter or OpenTelemetry's logging handler shows them)."""
+	for key in keys:
+		value = record.__dict__.get(key)
+		masked = _masked_extra(value, secrets)
+		if masked is not value:
+			record.__dict__[key] = masked
+
+
+def _masked_extra(value: Any, secrets: frozenset[str]) -> Any:
+	"""A record's extra as it was when it shows no secret; else masked (`mask_deep`)."""
+	if isinstance(value, dict | list | tuple):
+		try:
+			shown = repr(value)
+		except Exception:  # a broken repr: the handlers would fail on it too
+			return value
+		if mask(shown, secrets) == shown:
+			return value  # the same object: a handler that reads it gets what was logged
+	return mask_deep(value, secrets)  # a string, or an object's data (or repr) when it holds one
 
 
 _FILTER = RedactingFilter()
@@ -394,6 +675,20 @@ def _masking_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
 	return record
 
 
+_MAKE_RECORD: list[Callable[..., logging.LogRecord]] = []  # Logger.makeRecord, wrapped
+
+
+def _make_record(self: logging.Logger, *args: Any, **kwargs: Any) -> logging.LogRecord:
+	"""``Logger.makeRecord``, with the ``extra`` it adds after the record factory ran masked."""
+	record = _MAKE_RECORD[0](self, *args, **kwargs)
+	extra = kwargs.get("extra", args[8] if len(args) > 8 else None)  # (name, level, ..., extra)
+	if extra:
+		secrets = _quiet_secrets()
+		if secrets:
+			_mask_extras(record, list(extra), secrets)
+	return record
+
+
 _PREFIXES = tuple(f"{name}." for name in LOGGERS)
 
 
@@ -401,7 +696,9 @@ def install_log_redaction() -> None:
 	"""Install the redacting filter on `LOGGERS` and the existing loggers below them (idempotent).
 
 	Called whenever a source gets secrets (a redactor or a secret set of
-	`openmolt_core.secrets`), so loggers created since are covered too; the record factory is wrapped once, so a logger made later is covered as well.
+	`openmolt_core.secrets`), so loggers created since are covered too; the record factory is
+	wrapped once, so a logger made later is covered as well, and so is ``Logger.makeRecord``,
+	which adds a record's ``extra`` after the factory made it.
 	"""
 	global _SEEN
 	if not _FACTORY:
@@ -409,6 +706,9 @@ def install_log_redaction() -> None:
 			if not _FACTORY:
 				_FACTORY.append(logging.getLogRecordFactory())
 				logging.setLogRecordFactory(_masking_factory)
+				# The factory runs before ``extra`` is added to the record: mask it after.
+				_MAKE_RECORD.append(logging.Logger.makeRecord)
+				logging.Logger.makeRecord = _make_record  # type: ignore[method-assign]
 	known = logging.root.manager.loggerDict
 	if len(known) == _SEEN:  # no logger was made since the last call
 		return
@@ -440,25 +740,31 @@ def redact_handler(handler: logging.Handler) -> logging.Handler:
 
 # which values are secrets ---------------------------------------------------------------
 
-_SECRET_ENV = re.compile(
-	r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)$", re.IGNORECASE
-)
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
+"""Any ``*_KEY``: an API key, and a signing or encryption key too (``OPENMOLT_APPROVAL_KEY``,
+``OPENMOLT_AUTH_KEY``, ``OPENMOLT_CREDENTIALS_KEY``)."""
 _HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "sig")
 _PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "accept-language"})
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
-	"""The values of environment variables named like secrets (``*_API_KEY``, ``*_TOKEN``...).
+	"""The values of environment variables named like secrets (``*_KEY``, ``*_TOKEN``...).
 
-	Provider keys (``OPENMOLT_OPENAI_API_KEY``), integration keys and bot tokens are read from
-	such variables; a value of fewer than 8 characters is left out (it would mask ordinary text).
+	Provider keys (``OPENMOLT_OPENAI_API_KEY``), integration keys, bot tokens and the keys that
+	sign approvals and consent states or encrypt the credential store are read from such
+	variables; a value of fewer than 8 characters is left out (it would mask ordinary text). A
+	URL's password in any variable is a secret too (`url_secrets`).
 
 	Args:
 		environ: The environment (default: ``os.environ``).
 	"""
 	source = os.environ if environ is None else environ
 	found = (source.get(k, "") for k in list(source) if _SECRET_ENV.search(k))
-	return {v for v in found if len(v.strip()) >= 8}
+	out = {v for v in found if len(v.strip()) >= 8}
+	for value in list(source.values()):
+		if "://" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
+			out |= url_secrets(value)
+	return out
 
 
 def settings_secrets(settings: Mapping[str, object]) -> set[str]:
@@ -466,7 +772,8 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 
 	A string is secret when its key hints at one (key, token, secret, password, auth...); every
 	value of a ``headers`` mapping is, except a few standard headers, and so is the credential
-	part of ``Bearer <token>``. Nested mappings are read too.
+	part of ``Bearer <token>``; a URL's secrets are (`url_secrets`). Nested mappings are read
+	too.
 
 	Args:
 		settings: The settings.
@@ -484,6 +791,8 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 				out |= settings_secrets(value)
 		elif isinstance(value, str) and any(h in lowered for h in _HINTS):
 			out.add(value)
+		elif isinstance(value, str) and "://" in value:  # a base URL's userinfo or ?api-key=
+			out |= url_secrets(value)
 		else:
 			secret = getattr(value, "get_secret_value", None)  # a pydantic SecretStr
 			if callable(secret):
@@ -519,7 +828,8 @@ def secret_values(config: Mapping[str, Any]) -> set[str]:
 	Every string of 6+ characters is a secret unless its key names something public (an id, a
 	region, an endpoint, a URL, a tenant, a shop, a bucket, a version or a date) and says nothing
 	of keys, tokens, secrets or passwords; so a secret cannot leak because its key had an unusual
-	name, while a region in an error message stays readable.
+	name, while a region in an error message stays readable. A public URL's own secrets are
+	secret all the same (`url_secrets`).
 	"""
 	return {value for _, value in _secrets(config)}
 
@@ -540,6 +850,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 		if isinstance(value, str) and len(value) >= 6:
 			hinted = any(h in lowered for h in _SECRET_HINTS)
 			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES):
+				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
 			if value.isdigit() and not hinted:
 				continue
@@ -547,3 +858,36 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 		elif isinstance(value, Mapping):
 			out += _secrets(value, f"{prefix}{key}.")
 	return out
+
+
+_URL_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]*)@")
+
+
+def url_secrets(url: str) -> set[str]:
+	"""The secrets a URL carries: its userinfo's password, and query values named like secrets.
+
+	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password: the user
+	is the token), ``postgresql://user:PASSWORD@db/runs``, ``https://x.example/v1?api-key=KEY``
+	(an Azure deployment) or ``?sig=...`` (a signed URL). Each as written and percent-decoded.
+
+	Args:
+		url: The URL (text that is not one gives nothing).
+	"""
+	from urllib.parse import unquote, unquote_plus, urlsplit
+
+	out: set[str] = set()
+	text = url.strip()
+	found = _URL_USERINFO.match(text)
+	if found:
+		user, _, password = found[1].partition(":")
+		secret = password or user
+		out.update((secret, unquote(secret)))
+	try:
+		query = urlsplit(text).query
+	except ValueError:
+		query = ""
+	for pair in query.split("&"):
+		key, _, raw = pair.partition("=")
+		if raw and any(h in unquote_plus(key).lower() for h in _HINTS):
+			out.update((raw, unquote(raw), unquote_plus(raw)))
+	return {v for v in out if v.strip()}

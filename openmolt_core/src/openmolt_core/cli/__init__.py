@@ -661,7 +661,9 @@ def _show_warning(
 		return  # about Python code that never served its schedules; the command serves them
 	if category.__name__ == "NotStreamingWarning" and not verbose:
 		return  # the run goes on as it would have without a terminal: said with --verbose
-	text = _for_the_command(" ".join(str(message).split()))
+	from openmolt_core._support.masking import mask_known
+
+	text = _for_the_command(" ".join(mask_known(str(message)).split()))
 	print(f"openmolt: warning: {text}", file=sys.stderr)
 
 
@@ -696,7 +698,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 		_close_stdout()
 		return ExitCode.PIPE_CLOSED
 	except OpenMoltError as exc:
-		for line in _for_the_command(str(exc)).splitlines() or [type(exc).__name__]:
+		from openmolt_core._support.masking import mask_known
+
+		for line in _for_the_command(mask_known(str(exc))).splitlines() or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
 		if isinstance(exc, PluginError):
 			from openmolt_core.cli._ecosystem import former_plugin_hint
@@ -709,10 +713,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 		print("openmolt: interrupted", file=sys.stderr)
 		return ExitCode.INTERRUPTED
 	except Exception as exc:
-		if verbose:
-			traceback.print_exc()
+		from openmolt_core._support.masking import mask_known
+
+		if verbose:  # the chain and notes too: masked like a log record's traceback
+			sys.stderr.write(mask_known(traceback.format_exc()))
 		print(
-			f"openmolt: unexpected error: {type(exc).__name__}: {exc} (--verbose shows the traceback)",
+			mask_known(
+				f"openmolt: unexpected error: {type(exc).__name__}: {exc} "
+				"(--verbose shows the traceback)"
+			),
 			file=sys.stderr,
 		)
 		return ExitCode.INTERNAL

@@ -116,19 +116,29 @@ async def _main(ns: argparse.Namespace) -> int:
 		events = await store.events(run.run_id, limit=100_000)
 		if ns.json:
 			data = {**run.to_dict(), "events": [e.to_dict() for e in events]}
-			sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+			_show(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 		else:
-			sys.stdout.write(_one(run, events))
+			_show(_one(run, events))
 		return 0
 	runs = await store.runs(ns.count, agent=ns.agent, status=ns.status, search=ns.search)
 	if ns.json:
-		sys.stdout.write(
+		_show(
 			json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False, default=str)
 			+ "\n"
 		)
 	else:
-		sys.stdout.write(_list(runs))
+		_show(_list(runs))
 	return 0
+
+
+def _show(text: str) -> None:
+	"""Write what the store holds, masked again with the secrets known now (the environment's).
+
+	A run recorded by a process that did not know a secret yet holds it as it was.
+	"""
+	from openmolt_core._support.masking import mask_known
+
+	sys.stdout.write(mask_known(text))
 
 
 def main(args: list[str]) -> int:

@@ -241,7 +241,10 @@ class _BasicAuth(httpx.Auth):
 		user = _quiet(self.credential.username, self.config, "username")
 		password = _quiet(self.credential.password, self.config, "password")
 		token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-		return {v for v in (password, token) if len(v) >= 6}
+		out = {token} if len(token) >= 6 else set()
+		if password.strip():  # a short one too: masked where it stands alone
+			out.add(password)
+		return out
 
 
 def oauth2_config(config: Mapping[str, Any]) -> dict[str, Any]:

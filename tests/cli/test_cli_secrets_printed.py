@@ -1,0 +1,57 @@
+"""What the command prints itself (an error's lines, a traceback, a warning) shows no secret."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from openmolt_core import cli
+from openmolt_core.errors import ConfigurationError
+
+KEY = "sk-cli-Printed/Key+0042"
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", KEY)
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_an_unexpected_error_and_its_traceback_show_no_secret(
+	verbose: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""The message, its cause and its notes, as the --verbose traceback prints them."""
+
+	def dispatch(args: list[str]) -> int:
+		try:
+			raise ValueError(f"inner {KEY}")
+		except ValueError as inner:
+			error = RuntimeError("outer", {"token": KEY})
+			error.add_note(f"note {KEY.encode().hex()}")
+			raise error from inner
+
+	monkeypatch.setattr(cli, "_dispatch", dispatch)
+	code = cli.main(["run", "x.json", *(["--verbose"] if verbose else [])])
+	err = capsys.readouterr().err
+	assert code == 70 and "openmolt: unexpected error: RuntimeError" in err
+	if verbose:
+		assert "Traceback" in err and "inner [redacted]" in err and "note [redacted]" in err
+	assert KEY not in err and KEY.encode().hex() not in err and "[redacted]" in err
+
+
+def test_an_error_and_a_warning_the_command_prints_show_no_secret(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	def dispatch(args: list[str]) -> int:
+		with warnings.catch_warnings():
+			warnings.simplefilter("always")  # (the tests make warnings errors)
+			warnings.warn(f"odd setting {KEY}", UserWarning, stacklevel=1)
+		raise ConfigurationError(f"llmProviders.openai: bad value {KEY!r}")
+
+	monkeypatch.setattr(cli, "_dispatch", dispatch)
+	assert cli.main(["run", "x.json"]) == 2
+	err = capsys.readouterr().err
+	assert "openmolt: warning: odd setting [redacted]" in err
+	assert "openmolt: llmProviders.openai: bad value '[redacted]'" in err
+	assert KEY not in err

@@ -1,0 +1,71 @@
+"""A URL's secrets are secrets: a provider's base URL with a proxy's password or an ``api-key``
+query, an integration's endpoint with userinfo, a ``DATABASE_URL`` or the durability URL."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.errors import RunError
+from openmolt_core.secrets import url_secrets
+from openmolt_core.testing import ScriptedModel
+
+pytestmark = pytest.mark.anyio
+
+BASE_URL = "http://proxyuser:Pr0xy-Passw0rd@127.0.0.1:9/v1?api-key=AzureKey-0000111&x=1"
+
+
+def test_a_url_gives_its_password_token_and_secret_query_values() -> None:
+	assert url_secrets(BASE_URL) == {"Pr0xy-Passw0rd", "AzureKey-0000111"}
+	assert url_secrets("https://ghp_Token0123@github.com/o/r.git") == {"ghp_Token0123"}
+	assert url_secrets("postgresql://u:p%40ss-word@db/runs") == {"p%40ss-word", "p@ss-word"}
+	assert url_secrets("https://s.example/f?sig=AbC%2Bdef&se=2030") >= {"AbC%2Bdef", "AbC+def"}
+	assert url_secrets("https://api.example/v1?page=2") == set()
+	assert url_secrets("no url at all") == set()
+
+
+async def test_a_provider_base_url_s_secrets_never_show(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""The connection error names the base URL: its password and key are masked."""
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test-key-0000000")
+
+	def refuse(request: httpx.Request) -> httpx.Response:
+		raise httpx.ConnectError("connection refused", request=request)
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(refuse))
+	om = OpenMolt(
+		{"openai": {"base_url": BASE_URL, "max_retries": 0}}, entry_points=True, http_client=http
+	)
+	agent = om.create_agent(name="A", model="openai:some-model")
+	seen: list[str] = []
+	agent.on("error", lambda e: seen.append(repr(e)))
+	with pytest.raises(RunError) as raised:
+		await agent.run("go")
+	error = raised.value
+	texts = [str(error), repr(error), json.dumps(error.to_dict()), *seen]
+	assert "127.0.0.1:9" in str(error)  # the URL is named, its secrets are not
+	for text in texts:
+		assert "Pr0xy-Passw0rd" not in text and "AzureKey-0000111" not in text, text
+	await http.aclose()
+
+
+def test_urls_in_integration_configs_the_environment_and_durability_are_secret(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	monkeypatch.setenv("DATABASE_URL", "postgresql://app:Db-Passw0rd-1@db.local/app")
+	om = OpenMolt(
+		integrations={"s3": {"endpoint": "https://minio:Minio-Secret-2@minio.local:9000"}},
+		durability="postgresql://runs:Runs-Passw0rd-3@db.local/runs",
+		entry_points=False,
+	)
+	known = om.secrets.values()
+	assert {"Db-Passw0rd-1", "Minio-Secret-2", "Runs-Passw0rd-3"} <= known
+	later = OpenMolt(entry_points=False)
+	later.use_durability({"url": "postgresql://w:Worker-Passw0rd-4@db/runs"})
+	assert "Worker-Passw0rd-4" in later.secrets.values()
+	redact = om.create_agent(name="A", model=ScriptedModel([]))._redactor
+	text: Any = redact("see https://minio:Minio-Secret-2@minio.local:9000/b")
+	assert text == "see https://minio:[redacted]@minio.local:9000/b"
