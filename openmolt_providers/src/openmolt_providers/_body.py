@@ -58,8 +58,11 @@ def _text(value: Any, depth: int) -> str:
 	kind = type(value)
 	if kind is str:
 		return _string(value)
-	if depth < _KEPT_DEPTH and kind is dict and all(type(k) is str for k in value):
-		items = [f"{_string(k)}:{_text(v, depth + 1)}" for k, v in value.items()]
+	if depth < _KEPT_DEPTH and kind is dict:
+		try:
+			items = [f"{_string(k)}:{_text(v, depth + 1)}" for k, v in value.items()]
+		except TypeError:  # a key that is no str (JSON writes it as one) or a value that is no JSON
+			return _dumps(value)
 		return "{" + ",".join(items) + "}"
 	return _dumps(value)
 

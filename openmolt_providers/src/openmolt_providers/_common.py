@@ -225,9 +225,8 @@ class HTTPProvider:
 		self._key: str | None = key.get_secret_value() if key is not None else None
 		self._key = self._key or None
 		self._headers: dict[str, str] | None = None
-		self._prepared_headers: httpx.Headers | None = None
 		self._timeout_ext: dict[str, float | None] | None = None
-		self._targets: dict[str, httpx.URL] = {}
+		self._heads: dict[tuple[str, bool], _Head] = {}
 		from openmolt_providers._schema import SchemaCache
 
 		self.schemas = SchemaCache()  # reply schemas converted to this API's dialect, once each
@@ -492,15 +491,12 @@ class HTTPProvider:
 		Raises:
 			ProviderError: The provider refused the request, or it still failed after the retries.
 		"""
-		headers = self.headers()
 		try:
 			# The first attempt goes straight out: tenacity is set up only when a retry is due.
-			return await self._send(url, body, headers, model)
+			return await self._send(url, body, model)
 		except Exception as exc:
 			first = self._retryable(exc, url, model)
-		return await self._retry(
-			functools.partial(self._send, url, body, headers, model), model, first
-		)
+		return await self._retry(functools.partial(self._send, url, body, model), model, first)
 
 	async def post_stream(self, url: str, body: bytes, *, model: str) -> AsyncIterator[SSEvent]:
 		"""POST a JSON body and yield the server-sent events of the reply as they arrive.
@@ -521,13 +517,12 @@ class HTTPProvider:
 
 		from openmolt_providers._sse import sse_events  # loaded with the first stream
 
-		headers = {**self.headers(), "accept": "text/event-stream"}
 		try:
-			response = await self._open(url, body, headers, model)
+			response = await self._open(url, body, model)
 		except Exception as exc:
 			first = self._retryable(exc, url, model)
 			response = await self._retry(
-				functools.partial(self._open, url, body, headers, model), model, first
+				functools.partial(self._open, url, body, model), model, first
 			)
 		try:
 			async for event in sse_events(response.aiter_bytes()):
@@ -605,29 +600,46 @@ class HTTPProvider:
 			retryable=True,
 		)
 
-	async def _send(
-		self, url: str, body: bytes, headers: dict[str, str], model: str
-	) -> dict[str, Any]:
+	def _request(
+		self, client: httpx.AsyncClient, url: str, body: bytes, stream: bool
+	) -> httpx.Request:
+		"""The ``POST`` of one call: what ``httpx.Request(content=body)`` builds, header for header.
+
+		The URL is parsed and the client's headers merged with ours once per URL (`_Head`); the
+		``Host`` and ``Content-Length`` headers httpx would add are written here, in its order.
+		Built httpx's way, a request cost about 12 µs of CPU a call (its headers scanned once per
+		header it checks); this way about 4.
+		"""
 		import httpx
 
-		client = self._http()
-		# The request is built here, not by client.post: the URL is parsed and the headers are
-		# merged once per provider rather than on every call (the per-step CPU budget is tight).
-		target = self._targets.get(url)
-		if target is None:
-			target = self._targets[url] = httpx.URL(url)
-		if self._prepared_headers is None:
-			self._prepared_headers = httpx.Headers({**client.headers, **headers})
+		head = self._heads.get((url, stream))
+		if head is None:
+			headers = self.headers()
+			if stream:
+				headers = {**headers, "accept": "text/event-stream"}
+			head = self._heads[(url, stream)] = _Head(url, {**client.headers, **headers})
 		if self._timeout_ext is None:
 			timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
 			self._timeout_ext = timeout.as_dict()
+		extensions = {"timeout": self._timeout_ext}
+		if head.raw is None or not body:  # what httpx orders its own way (an empty body too)
+			return httpx.Request(
+				"POST", head.url, headers=head.headers, content=body, extensions=extensions
+			)
+		length = (b"Content-Length", str(len(body)).encode())
 		request = httpx.Request(
 			"POST",
-			target,
-			headers=self._prepared_headers,
-			content=body,
-			extensions={"timeout": self._timeout_ext},
+			head.url,
+			headers=httpx.Headers([*head.raw, length]),
+			stream=httpx.ByteStream(body),
+			extensions=extensions,
 		)
+		request.read()  # what httpx does for a body given whole: `request.content` is set
+		return request
+
+	async def _send(self, url: str, body: bytes, model: str) -> dict[str, Any]:
+		client = self._http()
+		request = self._request(client, url, body, stream=False)
 		response = await client.send(request)
 		status = response.status_code
 		if status < 300:
@@ -650,23 +662,10 @@ class HTTPProvider:
 			return data
 		raise self._error(response, model)
 
-	async def _open(
-		self, url: str, body: bytes, headers: dict[str, str], model: str
-	) -> httpx.Response:
+	async def _open(self, url: str, body: bytes, model: str) -> httpx.Response:
 		"""Send a streaming request; the response, its body not read yet, once its status is OK."""
-		import httpx
-
 		client = self._http()
-		if self._timeout_ext is None:
-			timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
-			self._timeout_ext = timeout.as_dict()
-		request = httpx.Request(
-			"POST",
-			url,
-			headers={**client.headers, **headers},
-			content=body,
-			extensions={"timeout": self._timeout_ext},
-		)
+		request = self._request(client, url, body, stream=True)
 		response = await client.send(request, stream=True)
 		if response.status_code < 300:
 			kind = response.headers.get("content-type", "")
@@ -837,6 +836,28 @@ def retryable_status(status: int | None) -> bool:
 	if status is None:
 		return False
 	return status in RETRY_STATUSES or (status >= 500 and status not in _NEVER_LATER)
+
+
+class _Head:
+	"""What every request of a provider to one URL shares: the parsed URL and the headers.
+
+	``raw`` is the header list httpx would send before ``Content-Length`` (``Host`` first, then
+	the client's and the provider's headers), or None when the headers name ``Host``,
+	``Content-Length`` or ``Transfer-Encoding`` themselves: httpx then decides (`HTTPProvider._request`).
+	"""
+
+	__slots__ = ("headers", "raw", "url")
+
+	def __init__(self, url: str, headers: Mapping[str, str]) -> None:
+		import httpx
+
+		self.url = httpx.URL(url)
+		self.headers = httpx.Headers(headers)
+		own = ("host", "content-length", "transfer-encoding")
+		if any(name in self.headers for name in own):
+			self.raw: list[tuple[bytes, bytes]] | None = None
+		else:
+			self.raw = [(b"Host", self.url.netloc), *self.headers.raw]
 
 
 def _hint(exc: BaseException) -> float | None:
