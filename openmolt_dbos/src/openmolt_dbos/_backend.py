@@ -25,6 +25,7 @@ from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
+	FINGERPRINT,
 	PARK_EVENT,
 	asked_at,
 	attrs,
@@ -169,7 +170,7 @@ class DBOSBackend:
 					await self._refuse_repeat(status.workflow_id, run_id, steps)
 				wid = f"{run_id}+{steps}~{retry + 1}" if failed else status.workflow_id
 		waiter = self.engine.waiter(wid)
-		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
+		labels = self._labels(run_id, agent)
 		args = (agent.name, state.to_dict(), answer, None, list(decisions))
 		try:
 			created = await self._start(wid, labels, args)
@@ -229,8 +230,13 @@ class DBOSBackend:
 		"""
 		await self.start()
 		wid = state.run_id
-		labels = {"openmolt_run": wid, "openmolt_agent": agent.name}
+		labels = self._labels(wid, agent)
 		await self._start(wid, labels, (agent.name, state.to_dict(), None, None, []))
+
+	def _labels(self, run_id: str, agent: Agent) -> dict[str, Any]:
+		# The definition that makes the journal: a recovery by another is refused (`_runs`).
+		fingerprint = self.engine.fingerprints.get(agent.name)
+		return {"openmolt_run": run_id, "openmolt_agent": agent.name, FINGERPRINT: fingerprint}
 
 	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> bool:
 		# A start that creates the workflow tells its first execution so: the journal is empty,
@@ -488,6 +494,8 @@ class DBOSBackend:
 					.where(table.c.status.in_(("PENDING", "ENQUEUED")))
 					.values(application_version=version)
 				)
+			# Moved on purpose: whichever definition that version serves replays it.
+			client.update_workflow_attributes(status.workflow_id, {FINGERPRINT: None}, merge=True)
 			client.resume_workflow(status.workflow_id)
 
 		await anyio.to_thread.run_sync(move)
