@@ -148,7 +148,8 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 	anyio.run(before)
 	assert fake is not None and fake.sent[0]["text"] == "Which invoice?"
 	anyio.run(after)
-	assert fake.sent[1]["text"] == "Sorry, I cannot start on that now."
+	assert fake.sent[1]["text"].startswith("Your answer was not used: ")
+	assert "already answered" in fake.sent[1]["text"]
 	assert fake.sent[2]["chat_id"] == "42" and fake.sent[2]["text"] == "Paid INV-2."
 	assert "INV-2" in model.requests[0].messages[-1].content
 	assert len(model.requests) == 1  # the refused answer never reached the run
@@ -327,3 +328,43 @@ def test_an_a2a_answer_another_surface_gave_first_is_told_not_used(tmp_path: Pat
 	assert "not used" in said and "already answered" in said, said
 	assert "INV-1" in model.requests[1].messages[-1].content
 	assert len(model.requests) == 2
+
+
+def test_a_chat_answer_another_surface_gave_first_is_told_not_used(tmp_path: Path) -> None:
+	"""The chat's question was answered with `openmolt answer` first: the chat's own answer is
+	refused, and the person reads why (they read "Sorry, I could not finish that (error).")."""
+	import anyio
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	fake = FakeTelegram()
+	model = ScriptedModel([ask_human("Which invoice?"), finish("paid", human_message="Paid.")])
+
+	async def main() -> None:
+		async with local_server(fake.app()) as base:
+			channel = {
+				"type": "telegram",
+				"token": TOKEN,
+				"baseUrl": base,
+				"pollTimeout": 1,
+				"allowedUsers": [42],
+			}
+			om = OpenMolt(durability=store, entry_points=False)
+			agent = helper(om, model)
+			try:
+				triggers = Triggers.model_validate({"channels": [channel]})
+				async with TriggerServer([(agent, triggers)], port=0):
+					fake.message("pay it")
+					await eventually(lambda: len(fake.sent) == 1, seconds=30)
+					(waiting,) = await om.pending(agent="Helper")
+					await om.answer(waiting.run_id, "INV-1", step=waiting.step)  # the CLI
+					assert (await om.result(waiting.run_id)).status == "success"
+					fake.message("INV-2")
+					await eventually(lambda: len(fake.sent) == 2, seconds=30)
+			finally:
+				await om.aclose()
+				await restart()
+
+	anyio.run(main)
+	said = fake.sent[1]["text"]
+	assert said.startswith("Your answer was not used: ") and "already answered" in said, said
+	assert "INV-1" in model.requests[1].messages[-1].content and len(model.requests) == 2
