@@ -557,6 +557,48 @@ async def test_in_doubt_calls_follow_their_tool_s_policy() -> None:
 		tool(in_doubt="maybe")(read)
 
 
+async def test_two_calls_of_a_batch_in_doubt_park_on_one_question_about_both() -> None:
+	"""Killed during a batch of two outbound calls: the person is asked about each of them.
+
+	The second call's question replaced the first's, so the person was asked about one call
+	while the model read "a person is asked whether it did; their answer follows" for both, and
+	could make the other call again on the answer about its neighbour.
+	"""
+	from openmolt_core.tools import tool
+
+	@tool(labels=["outbound"])
+	def send(n: int) -> int:
+		"""Send.
+
+		Args:
+			n: A number.
+		"""
+		return n
+
+	@tool(labels=["outbound"])
+	def pay(n: int) -> int:
+		"""Pay.
+
+		Args:
+			n: A number.
+		"""
+		return n
+
+	om = OpenMolt(entry_points=False)
+	batch = [call_tool("local.send", n=1), call_tool("local.pay", n=2)]
+	agent = om.create_agent(
+		name="Doubts",
+		model=ScriptedModel([batch, finish(result="x")]),
+		tools=[send, pay],
+		on_human_input_request=lambda q: (_ for _ in ()).throw(HumanInputUnavailable(q)),
+	)
+	result = await agent.execute(agent.new_state("go"), port=_DoubtPort())
+	assert result.status == "human_input_required"
+	question = result.state.pending["message"]
+	assert question.count("In doubt") == 2
+	assert 'local.send {"n": 1}' in question and 'local.pay {"n": 2}' in question
+
+
 async def test_a_sub_agent_call_in_doubt_is_as_strict_as_its_strictest_tool() -> None:
 	"""A child whose tool must never run twice makes the parent's call of it fail, not retry.
 

@@ -148,7 +148,8 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 	anyio.run(before)
 	assert fake is not None and fake.sent[0]["text"] == "Which invoice?"
 	anyio.run(after)
-	assert fake.sent[1]["text"] == "Sorry, I cannot start on that now."
+	assert fake.sent[1]["text"].startswith("Your answer was not used: ")
+	assert "already answered" in fake.sent[1]["text"]
 	assert fake.sent[2]["chat_id"] == "42" and fake.sent[2]["text"] == "Paid INV-2."
 	assert "INV-2" in model.requests[0].messages[-1].content
 	assert len(model.requests) == 1  # the refused answer never reached the run
@@ -270,3 +271,100 @@ def test_an_a2a_answer_after_a_restart_that_leads_to_a_second_question_reports_i
 	again = found["again"]
 	assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
 	assert "From which account?" in str(again.status.message)
+
+
+def test_an_a2a_answer_another_surface_gave_first_is_told_not_used(tmp_path: Path) -> None:
+	"""`openmolt answer` answered the task's question first: the caller's answer is refused and
+	the task says why (it said "the run failed" while the run went on with the other answer)."""
+	import uuid
+
+	import anyio
+	from a2a.client import ClientConfig, create_client
+	from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	token = "a2a-token-for-tests-0123456789"
+	triggers = Triggers.model_validate({"a2a": {"token": token}})
+	model = ScriptedModel([ask_human("Which invoice?"), finish("paid", human_message="Paid.")])
+
+	def message(text: str, **ids: str) -> SendMessageRequest:
+		return SendMessageRequest(
+			message=Message(
+				message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=text)], **ids
+			)
+		)
+
+	async def main() -> Any:
+		om = OpenMolt(durability=store, entry_points=False)
+		agent = helper(om, model)
+		from openmolt_serve.chats import park_questions
+
+		park_questions(agent)
+		headers = {"Authorization": f"Bearer {token}"}
+		try:
+			async with (
+				TriggerServer([(agent, triggers)], port=0) as server,
+				httpx.AsyncClient(headers=headers, timeout=60) as http,
+			):
+				config = ClientConfig(httpx_client=http, streaming=False)
+				client = await create_client(f"{server.url}/a2a/Helper", client_config=config)
+				with anyio.fail_after(30):
+					(first,) = [r async for r in client.send_message(message("pay it"))]
+					task = first.task
+					assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+					(waiting,) = await om.pending()
+					await om.answer(waiting.run_id, "INV-1", step=waiting.step)  # the CLI
+					assert (await om.result(waiting.run_id)).status == "success"
+					late = message("INV-2", task_id=task.id, context_id=task.context_id)
+					(second,) = [r async for r in client.send_message(late)]
+		finally:
+			await om.aclose()
+			await restart()
+		return second.task
+
+	task = anyio.run(main)
+	assert task.status.state == TaskState.TASK_STATE_FAILED
+	said = task.status.message.parts[0].text
+	assert "not used" in said and "already answered" in said, said
+	assert "INV-1" in model.requests[1].messages[-1].content
+	assert len(model.requests) == 2
+
+
+def test_a_chat_answer_another_surface_gave_first_is_told_not_used(tmp_path: Path) -> None:
+	"""The chat's question was answered with `openmolt answer` first: the chat's own answer is
+	refused, and the person reads why (they read "Sorry, I could not finish that (error).")."""
+	import anyio
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	fake = FakeTelegram()
+	model = ScriptedModel([ask_human("Which invoice?"), finish("paid", human_message="Paid.")])
+
+	async def main() -> None:
+		async with local_server(fake.app()) as base:
+			channel = {
+				"type": "telegram",
+				"token": TOKEN,
+				"baseUrl": base,
+				"pollTimeout": 1,
+				"allowedUsers": [42],
+			}
+			om = OpenMolt(durability=store, entry_points=False)
+			agent = helper(om, model)
+			try:
+				triggers = Triggers.model_validate({"channels": [channel]})
+				async with TriggerServer([(agent, triggers)], port=0):
+					fake.message("pay it")
+					await eventually(lambda: len(fake.sent) == 1, seconds=30)
+					(waiting,) = await om.pending(agent="Helper")
+					await om.answer(waiting.run_id, "INV-1", step=waiting.step)  # the CLI
+					assert (await om.result(waiting.run_id)).status == "success"
+					fake.message("INV-2")
+					await eventually(lambda: len(fake.sent) == 2, seconds=30)
+			finally:
+				await om.aclose()
+				await restart()
+
+	anyio.run(main)
+	said = fake.sent[1]["text"]
+	assert said.startswith("Your answer was not used: ") and "already answered" in said, said
+	assert "INV-1" in model.requests[1].messages[-1].content and len(model.requests) == 2

@@ -912,9 +912,19 @@ async def _in_doubt(
 			"ok": True,
 			"result": f"in doubt after a crash; a person who checked says: {entry['result']}",
 		}
-	record.pending = {"kind": "human_input", "message": text}
-	record.end = RunEnd("human_input_required", None, outcome["parked"])
+	_park_question(record, text, outcome["parked"])
 	return in_doubt_entry(tool, "a person is asked whether it did; their answer follows")
+
+
+def _park_question(record: StepRecord, question: str, why: str) -> None:
+	# The step parks on a person's answer. A question another command of the step parked on
+	# (two calls of a batch in doubt) is kept: the person answers both, or one call's fate is
+	# never asked and the model, told an answer follows, may make that call again.
+	earlier = record.pending
+	if earlier is not None and earlier.get("kind") == "human_input":
+		question = why = f"{earlier['message']}\n\n{question}"
+	record.pending = {"kind": "human_input", "message": question}
+	record.end = RunEnd("human_input_required", None, why)
 
 
 async def _responded(
@@ -1002,8 +1012,7 @@ async def _ask_human(
 
 	outcome: dict[str, Any] = await ctx.port.step(step_key("human", ctx.step, index), ask)
 	if "parked" in outcome:
-		record.pending = {"kind": "human_input", "message": command.message}
-		record.end = RunEnd("human_input_required", None, outcome["parked"])
+		_park_question(record, command.message, outcome["parked"])
 		return None
 	if "failed" in outcome:
 		message = f"{outcome['failed']}; decide yourself or finish"

@@ -25,6 +25,7 @@ from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
+	FINGERPRINT,
 	PARK_EVENT,
 	asked_at,
 	attrs,
@@ -142,6 +143,8 @@ class DBOSBackend:
 			status = await self._latest(run_id)
 		# A state parked on a question: the question's id is its step (`_finish` names it so).
 		asked = (state.pending or {}).get("kind") == "human_input"
+		if status is not None and status.status == "CANCELLED":
+			raise _cancelled(run_id)  # final: neither an answer nor a decision goes on with it
 		if decisions and status is not None:
 			steps, _ = _segment(status.workflow_id, run_id)
 			# A segment went on from this state (or later): its calls were decided then, unless
@@ -169,7 +172,7 @@ class DBOSBackend:
 					await self._refuse_repeat(status.workflow_id, run_id, steps)
 				wid = f"{run_id}+{steps}~{retry + 1}" if failed else status.workflow_id
 		waiter = self.engine.waiter(wid)
-		labels = {"openmolt_run": run_id, "openmolt_agent": agent.name}
+		labels = self._labels(run_id, agent)
 		args = (agent.name, state.to_dict(), answer, None, list(decisions))
 		try:
 			created = await self._start(wid, labels, args)
@@ -229,8 +232,13 @@ class DBOSBackend:
 		"""
 		await self.start()
 		wid = state.run_id
-		labels = {"openmolt_run": wid, "openmolt_agent": agent.name}
+		labels = self._labels(wid, agent)
 		await self._start(wid, labels, (agent.name, state.to_dict(), None, None, []))
+
+	def _labels(self, run_id: str, agent: Agent) -> dict[str, Any]:
+		# The definition that makes the journal: a recovery by another is refused (`_runs`).
+		fingerprint = self.engine.fingerprints.get(agent.name)
+		return {"openmolt_run": run_id, "openmolt_agent": agent.name, FINGERPRINT: fingerprint}
 
 	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> bool:
 		# A start that creates the workflow tells its first execution so: the journal is empty,
@@ -319,6 +327,8 @@ class DBOSBackend:
 
 	async def _send(self, status: WorkflowStatus, text: str, step: int | None = None) -> str:
 		run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
+		if status.status == "CANCELLED":
+			raise _cancelled(run_id)  # its question stays marked, but nobody waits for it
 		question = attrs(status).get("openmolt_question")
 		parked = bool(attrs(status).get("openmolt_parked")) and isinstance(question, dict)
 		pending_id = str(question.get("id")) if parked and isinstance(question, dict) else None
@@ -409,8 +419,8 @@ class DBOSBackend:
 		versions = await anyio.to_thread.run_sync(self.engine.live_versions)
 		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
 			labels_of = attrs(status)
-			parked = bool(labels_of.get("openmolt_parked"))
 			going = status.status in ("PENDING", "ENQUEUED")
+			parked = going and bool(labels_of.get("openmolt_parked"))  # cancelled: not parked
 			# A run no live worker can resume: its agent version is served nowhere.
 			stranded = going and bool(status.app_version) and status.app_version not in versions
 			out.append(
@@ -488,6 +498,8 @@ class DBOSBackend:
 					.where(table.c.status.in_(("PENDING", "ENQUEUED")))
 					.values(application_version=version)
 				)
+			# Moved on purpose: whichever definition that version serves replays it.
+			client.update_workflow_attributes(status.workflow_id, {FINGERPRINT: None}, merge=True)
 			client.resume_workflow(status.workflow_id)
 
 		await anyio.to_thread.run_sync(move)
@@ -531,6 +543,15 @@ class DBOSBackend:
 			with anyio.move_on_after(self.settings.poll):
 				await waiter.event.wait()
 			self.engine.forget(wid)
+
+
+def _cancelled(run_id: str) -> ConfigurationError:
+	"""The error of an answer or a resume given to a cancelled run (a cancel is final)."""
+	return ConfigurationError(
+		f"run {run_id} was cancelled (openmolt runs --cancel): it takes no answer and does not "
+		"go on from its state (this answer or decision was not used, nothing ran); start a new "
+		"run instead"
+	)
 
 
 def _decided(run_id: str, step: int, decisions: Sequence[ApprovalDecision]) -> ApprovalError:

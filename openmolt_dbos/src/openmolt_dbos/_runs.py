@@ -39,10 +39,12 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"ANSWER_TOPIC",
+	"FINGERPRINT",
 	"PARK_EVENT",
 	"WORKFLOW",
 	"asked_at",
 	"attrs",
+	"check_definition",
 	"find",
 	"outcome_of",
 	"payload",
@@ -59,6 +61,12 @@ ANSWER_TOPIC = "openmolt_answer"
 
 PARK_EVENT = "openmolt_park"
 """The DBOS event holding a parked run's result and state."""
+
+FINGERPRINT = "openmolt_fingerprint"
+"""The attribute naming the agent definition a run's journal was made by (`Agent.fingerprint`).
+
+None once ``openmolt runs --migrate`` moved the run to another definition on purpose.
+"""
 
 _WAIT = 24 * 3600.0  # seconds of one recv; a parked run waits again after each
 
@@ -181,6 +189,7 @@ async def _run(
 		engine.created.discard(wid)
 		steps = []
 	else:
+		await check_definition(engine, wid, agent_name)
 		steps = await engine.client().list_workflow_steps_async(wid, load_output=False)
 	completed = {
 		s["function_id"]: (s["completed_at_epoch_ms"] or s["started_at_epoch_ms"] or 0) / 1000
@@ -209,6 +218,35 @@ async def _run(
 		raise
 	await scheduled_end(engine, wid, schedule, result_of(done, agent))
 	return done
+
+
+async def check_definition(engine: Engine, wid: str, agent_name: str) -> None:
+	"""Refuse to replay a run's journal with another definition of its agent than made it.
+
+	The application version covers the agents a process knew when it launched; an agent created
+	later, or a version set by hand (``app_version``), lets a process whose agent of that name
+	differs (other instructions, another model) recover the run: it would read the journal's
+	answers as if its own agent had made them, and go on as another agent.
+
+	Raises:
+		ConfigurationError: The run's journal was made by another definition of its agent.
+	"""
+	found = await engine.client().list_workflows_async(
+		workflow_ids=[wid], load_input=False, load_output=False
+	)
+	made = attrs(found[0]).get(FINGERPRINT) if found else None
+	here = engine.fingerprints.get(agent_name)
+	if made is None or here is None or made == here:
+		return
+	raise ConfigurationError(
+		f"durable run {wid}: agent {agent_name!r} in worker {engine.executor_id} is not the "
+		f"definition that made the run's journal (fingerprint {str(made)[:12]}, here "
+		f"{here[:12]}), and the application version did not tell them apart (an agent created "
+		"after the first durable run of the process, or app_version set by hand); the run ends "
+		"here and nothing of it was replayed. Create every agent before the first durable run "
+		"of a process (the version then keeps the run for a worker of its definition), and "
+		"start the run again"
+	)
 
 
 async def _finish(

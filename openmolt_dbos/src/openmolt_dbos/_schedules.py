@@ -31,7 +31,7 @@ from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 
 from openmolt_core.errors import RunError
 from openmolt_core.scheduler import RunRecord
-from openmolt_dbos._runs import attrs, find, result_of, run_workflow
+from openmolt_dbos._runs import FINGERPRINT, attrs, find, result_of, run_workflow
 from openmolt_dbos._workers import SCHEDULES
 
 if TYPE_CHECKING:
@@ -111,6 +111,7 @@ class DBOSScheduleBackend:
 			"openmolt_agent": schedule.agent.name,
 			"openmolt_scheduled": True,
 			"openmolt_schedule": schedule.id,
+			FINGERPRINT: engine.fingerprints.get(schedule.agent.name),
 		}
 		waiter = engine.waiter(wid) if wait else None
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):

@@ -85,7 +85,7 @@ from a2a.utils.errors import InvalidParamsError
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from openmolt_core.errors import RunError
+from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
 from openmolt_core.events import ToolCallEvent
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
@@ -341,6 +341,7 @@ class OpenMoltExecutor(AgentExecutor):
 				await updater.update_status(TaskState.TASK_STATE_WORKING, note)
 
 		self.agent.on("tool:call", working)
+		failed = "the run failed"
 		try:
 			if stored is not None:
 				result = await self._answer(stored, text)
@@ -362,10 +363,15 @@ class OpenMoltExecutor(AgentExecutor):
 		except Exception as exc:
 			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)
 			result = None
+			answered = stored is not None or parked is not None
+			if answered and isinstance(exc, (ConfigurationError, ApprovalError)):
+				# Refused before anything ran: another surface answered the question first (a
+				# durable run's `openmolt answer`, the run viewer); the run goes on without it.
+				failed = f"your answer was not used: {exc}"
 		finally:
 			self.agent.off("tool:call", working)
 		if result is None:
-			await updater.failed(self._say(updater, "the run failed"))
+			await updater.failed(self._say(updater, failed))
 			return
 		await self._report(updater, task_id, result)
 

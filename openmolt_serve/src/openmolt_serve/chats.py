@@ -48,6 +48,7 @@ import anyio
 
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.secrets import Redactor
@@ -168,6 +169,18 @@ def _connect_text(state: RunState) -> str:
 
 
 _NO_QUESTION = "I need your answer to go on: what should I do?"
+
+
+def _refused(error: BaseException | None) -> str | None:
+	"""What a chat says when its answer was refused before anything ran, or None.
+
+	Another surface answered the question first (a durable run's `openmolt answer`, the run
+	viewer), or the run no longer waits for it (moved past it, cancelled): the run goes on (or
+	stays) without this answer, and the person is told so rather than "could not finish".
+	"""
+	if isinstance(error, ConfigurationError | ApprovalError):
+		return f"Your answer was not used: {error}"
+	return None
 
 
 def _reply(result: RunResult | None, error: BaseException | None) -> str:
@@ -297,6 +310,7 @@ class Conversations:
 			allowed = self.settings.allowed_users if trusted else ()
 			session = self.session(message.key)
 			watched: str | None = None
+			answering = parked is not None  # the message answers a run's question
 			try:
 				if parked is not None:
 					watched = self._watch(parked.run_id, message)
@@ -316,6 +330,8 @@ class Conversations:
 				elif trusted and (waiting := await self._parked_in_store(message)) is not None:
 					# Only a trusted user answers a stored run: its state cannot be tainted
 					# from here, so anyone else's message starts a new (tainted) run instead.
+					answering = True
+
 					async def answered(
 						result: RunResult | None, error: BaseException | None
 					) -> None:
@@ -348,12 +364,18 @@ class Conversations:
 				)
 				if self.live is not None and watched is not None:
 					self.live.forget(watched)  # it will not finish
-				await self._say(message, "Sorry, I cannot start on that now.")
+				refused = _refused(exc) if answering else None
+				await self._say(message, refused or "Sorry, I cannot start on that now.")
 				return
 			await done.wait()
 			if self.live is not None and watched is not None and outcome.get("result") is None:
 				self.live.forget(watched)  # it ended with no result to finish the message with
-			await self._after(message, chat, outcome.get("result"), outcome.get("error"))
+			error = outcome.get("error")
+			refused = _refused(error) if answering else None
+			if refused is not None:
+				await self._say(message, refused)
+				return
+			await self._after(message, chat, outcome.get("result"), error)
 
 	def session(self, key: str) -> Session | None:
 		"""The session of a conversation (`Incoming.key`); None when ``history`` is 0."""

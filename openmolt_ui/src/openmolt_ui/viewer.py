@@ -49,6 +49,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 _RESUMING = {"status": "cannot", "error": "this run is being resumed already"}
 _TAINT_KEEP = 64  # ended runs whose untrusted calls the viewer keeps (it reads their state)
 
+_REFUSED_WITHIN = 3.0  # seconds a resume is awaited for a refusal (another surface answered)
+
 
 class Viewer:
 	"""Serves the live run viewer on a local port, with a random token every request must carry.
@@ -393,8 +395,7 @@ class Viewer:
 			return dict(_RESUMING)
 		self._resuming.add(run_id)
 		self.live.touch()
-		self._tg.start_soon(self._resume, agent, state, {"answer": answer}, name=f"resume {run_id}")
-		return {"status": "resuming"}
+		return await self._resumed(agent, state, {"answer": answer}) or {"status": "resuming"}
 
 	async def decide(self, approval_id: str, decision: ApprovalDecision) -> dict[str, Any]:
 		"""Decide a live call, or resume a run parked on approvals with the decision."""
@@ -429,8 +430,8 @@ class Viewer:
 		self._resuming.add(run_id)
 		self.live.touch()
 		made = _apply(request, decision)
-		self._tg.start_soon(self._resume, agent, state, {"decision": made}, name=f"resume {run_id}")
-		return {"status": "resuming", "action": decision.action}
+		refused = await self._resumed(agent, state, {"decision": made})
+		return refused or {"status": "resuming", "action": decision.action}
 
 	async def _parked_state(self, run_id: str) -> Any:
 		live = self.live.runs.get(run_id)
@@ -490,7 +491,40 @@ class Viewer:
 			return True, f"{said}."
 		return False, f"The account was not connected: {problem}"
 
-	async def _resume(self, agent: Agent, state: Any, given: dict[str, Any]) -> None:
+	async def _resumed(
+		self, agent: Agent, state: Any, given: dict[str, Any]
+	) -> dict[str, Any] | None:
+		"""Resume a parked run in the background; a refusal of the delivery, if it comes at once.
+
+		Another surface may have answered or decided the run meanwhile (a durable run's
+		``openmolt answer``, a chat, A2A, a second viewer): the resume is then refused before
+		anything runs (`AlreadyAnsweredError`, `ApprovalError`), and the page is told so instead
+		of "resuming".
+		"""
+		assert self._tg is not None
+		refused: list[Exception] = []
+		settled = anyio.Event()
+
+		async def resume() -> None:
+			try:
+				await self._resume(agent, state, given, refused)
+			finally:
+				settled.set()
+
+		self._tg.start_soon(resume, name=f"resume {state.run_id}")
+		with anyio.move_on_after(_REFUSED_WITHIN):
+			await settled.wait()
+		if refused:
+			return {"status": "cannot", "error": str(refused[0])}
+		return None
+
+	async def _resume(
+		self,
+		agent: Agent,
+		state: Any,
+		given: dict[str, Any],
+		refused: list[Exception] | None = None,
+	) -> None:
 		try:
 			om = OpenMolt.of(agent)
 			if self.live not in om.observers:
@@ -498,8 +532,12 @@ class Viewer:
 			await agent.resume(state, **given)
 		except RunError as exc:
 			log.warning("the resumed run %s failed: %s", state.run_id, exc)
-		except Exception:
-			log.exception("the resumed run %s failed", state.run_id)
+		except Exception as exc:
+			if refused is None:
+				log.exception("the resumed run %s failed", state.run_id)
+			else:  # refused (answered elsewhere): the page says why
+				log.warning("the resume of run %s was refused: %s", state.run_id, exc)
+				refused.append(exc)
 		finally:
 			self._resuming.discard(state.run_id)
 			self.live.touch()
