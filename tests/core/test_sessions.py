@@ -139,6 +139,43 @@ async def test_only_a_sessions_runs_keep_their_notes_from_the_agents_callback() 
 	assert notes == ["session note"]
 
 
+async def test_a_session_runs_notes_stay_out_of_the_agents_callback_when_resumed_elsewhere() -> (
+	None
+):
+	"""A session run resumed by another process (a durable worker recovering it) keeps its notes.
+
+	The run's state says it belongs to a session: the process that goes on with it never gives
+	that user's notes to the agent-wide short-term callback, which every run of the agent shares
+	(it did: the marker lived only in the process that started the run).
+	"""
+	from openmolt_core.testing import ask_human
+
+	def agent_of(om: OpenMolt, updates: list[str], model: Any) -> Any:
+		made = om.create_agent(
+			name="Chat",
+			model=model,
+			memory={"short_term": {"data": "", "on_update": updates.append}},
+		)
+		made.on_human_input_request = _later
+		return made
+
+	first: list[str] = []
+	started = agent_of(
+		OpenMolt(entry_points=False), first, ScriptedModel([[ask_human("tea or coffee?")]])
+	)
+	parked = await started.run("hello", session=InMemorySession("alice"))
+	assert parked.status == "human_input_required"
+	saved = parked.state.to_dict()
+
+	other: list[str] = []  # another process: same agent, it never saw the session
+	model = ScriptedModel([[update_memory("alice likes tea"), finish("noted")]])
+	elsewhere = agent_of(OpenMolt(entry_points=False), other, model)
+	done = await elsewhere.resume(RunState.from_dict(saved), answer="tea")
+	assert done.status == "success", done.error
+	assert first == [] and other == []  # the notes are the session's, not the agent's
+	assert "alice likes tea" in (done.state.memory.get("shortTerm") or "")
+
+
 async def test_an_agent_without_sessions_refuses_one() -> None:
 	"""An agent built with no session runner says so, and nothing runs."""
 	from openmolt_core.agent import Agent

@@ -232,11 +232,11 @@ class SessionRunner(Protocol):
 		"""
 		...
 
-	def memory(self, run_id: str, memory: Any) -> Any:
-		"""The agent's memory option as the run ``run_id`` uses it (a session keeps its notes).
+	def memory(self, state: RunState, memory: Any) -> Any:
+		"""The agent's memory option as a run uses it (a session's run keeps its notes).
 
 		Args:
-			run_id: The run.
+			state: The run's state (a session's run is marked in it, wherever it goes on).
 			memory: The agent's memory option.
 		"""
 		...
@@ -1251,8 +1251,8 @@ class Agent:
 
 		toolset = self._tool_set()
 		memory = self._memory
-		if memory and self._sessions is not None:  # a session's run keeps its short-term memory
-			memory = self._sessions.memory(state.run_id, memory)
+		if memory and self._make_sessions is not None:  # a session's run keeps its notes
+			memory = self._session_runner().memory(state, memory)
 		return RunContext(
 			agent=self.name,
 			state=state,

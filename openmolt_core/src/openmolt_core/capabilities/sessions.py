@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunResult, RunState
 
-__all__ = ["SessionRuns", "SessionTurn", "fresh_state"]
+__all__ = ["SESSION_KEY", "SessionRuns", "SessionTurn", "fresh_state", "in_session"]
 
 
 class SessionRuns:
@@ -44,7 +44,7 @@ class SessionRuns:
 	) -> None:
 		self._agent = agent
 		self._conversation = conversation
-		self._runs: set[str] = set()  # runs whose short-term memory is their session's
+		self._runs: set[str] = set()  # the session runs this process drives now
 
 	def __repr__(self) -> str:
 		return f"SessionRuns({self._agent.name!r}, driving={len(self._runs)})"
@@ -101,14 +101,20 @@ class SessionRuns:
 		conversation = self._conversation(self._agent, session)
 		return SessionTurn(self, conversation, state, state.tainted)
 
-	def memory(self, run_id: str, memory: AgentMemory | MemoryConfig) -> AgentMemory | MemoryConfig:
+	def memory(
+		self, state: RunState, memory: AgentMemory | MemoryConfig
+	) -> AgentMemory | MemoryConfig:
 		"""The agent's memory option as a run uses it: without ``short_term`` in a session's run.
 
+		A session's run says so in its state (`SESSION_KEY`), so a process that goes on with it
+		without the session (a durable worker recovering it) keeps its notes from the agent's
+		callback too.
+
 		Args:
-			run_id: The run.
+			state: The run's state.
 			memory: The agent's memory option (its data and update callbacks).
 		"""
-		if run_id not in self._runs:
+		if not in_session(state):
 			return memory
 		from openmolt_core.options import AgentMemory, parse_options
 
@@ -163,6 +169,7 @@ class SessionTurn:
 		)
 		driving = self._runs._runs
 		driving.add(state.run_id)
+		state.ext[SESSION_KEY] = True  # saved with the run: its notes are its session's
 		try:
 			result = await run
 		except RunError as exc:
@@ -173,6 +180,19 @@ class SessionTurn:
 			driving.discard(state.run_id)
 		await close(result)
 		return result
+
+
+SESSION_KEY = "session"
+"""``RunState.ext`` key marking a run of a session (its short-term memory is the session's)."""
+
+
+def in_session(state: RunState) -> bool:
+	"""Whether a run belongs to a session (marked as it is driven in one).
+
+	Args:
+		state: The run's state.
+	"""
+	return bool(state.ext.get(SESSION_KEY))
 
 
 def fresh_state(session: Any, state: RunState) -> RunState:
