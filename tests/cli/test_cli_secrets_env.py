@@ -88,6 +88,22 @@ def test_the_default_credential_of_every_builtin_can_come_from_the_environment(
 	assert missing_credentials(after._tools.values()) == []
 
 
+@pytest.mark.parametrize("iid", _builtins())
+def test_every_builtin_that_needs_a_key_is_checked_before_the_run(iid: str) -> None:
+	"""Without its keys, each built-in's credential is reported before a run, Python tools too.
+
+	Fal and OpenAI Image have no HTTP tools: their key was first missed by the model's first
+	tool call, after a paid model call.
+	"""
+	needs = credential_needs(OpenMolt().plugins.integration(iid), iid)
+	if not needs:
+		pytest.skip(f"{iid} needs no credential")
+	model = ScriptedModel([finish(result="x")])
+	agent = OpenMolt().create_agent(name="a", model=model, integrations=[iid])
+	missing = missing_credentials(agent._tools.values())
+	assert [m.integration for m in missing] == [iid]
+
+
 def test_code_wins_over_the_environment_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
 	"""A key given in code (either spelling) is not replaced by its variable."""
 	spec = OpenMolt().plugins.integration("gmail")
