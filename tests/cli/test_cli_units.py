@@ -232,3 +232,17 @@ def test_an_empty_key_store_says_so_and_one_tool_is_singular(
 	assert main(["tools"]) == 0
 	listed = capsys.readouterr().out
 	assert "HTTP Request, 1 tool " in listed and ", 1 tools" not in listed
+
+
+def test_a_folder_of_agent_files_leaves_out_the_schema_file(tmp_path: Path) -> None:
+	"""`openmolt serve agents/` skips agent-file.schema.json, which docs/cli.md puts beside them."""
+	from openmolt_core.cli._agentfile import agent_files
+
+	(tmp_path / "digest.json").write_text("{}")
+	(tmp_path / "agent-file.schema.json").write_text("{}")
+	(tmp_path / "bot.py").write_text("")
+	assert [p.name for p in agent_files([str(tmp_path)])] == ["bot.py", "digest.json"]
+	# A schema file named on its own is still read as asked.
+	assert agent_files([str(tmp_path / "agent-file.schema.json")]) == [
+		tmp_path / "agent-file.schema.json"
+	]
