@@ -655,8 +655,12 @@ def _show_warning(
 	line: str | None = None,
 	*,
 	verbose: bool = False,
+	prompt: bool = False,
 ) -> None:
-	"""A Python warning as one line in the command's voice, with advice for agent files."""
+	"""A Python warning as one line in the command's voice, with advice for agent files.
+
+	With ``prompt`` (a ``-m`` run), advice about "the agent file" says that such a run has none.
+	"""
 	if category.__name__ == "ScheduleWarning":
 		return  # about Python code that never served its schedules; the command serves them
 	if category.__name__ == "NotStreamingWarning" and not verbose:
@@ -664,6 +668,11 @@ def _show_warning(
 	from openmolt_core._support.masking import mask_known
 
 	text = _for_the_command(" ".join(mask_known(str(message)).split()))
+	if prompt:
+		text = text.replace(
+			"in the agent file silences this",
+			"in an agent file silences this (a -m run has none: write one, docs/cli.md)",
+		)
 	print(f"openmolt: warning: {text}", file=sys.stderr)
 
 
@@ -689,7 +698,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 	args = list(sys.argv[1:] if argv is None else argv)
 	shown = warnings.showwarning
 	verbose = "--verbose" in args or "-v" in args
-	warnings.showwarning = partial(_show_warning, verbose=verbose)
+	prompt = any(a == "--model" or a.startswith(("--model=", "-m")) for a in args)
+	warnings.showwarning = partial(_show_warning, verbose=verbose, prompt=prompt)
 	try:
 		code = _dispatch(args)
 		sys.stdout.flush()
