@@ -292,3 +292,9 @@ def test_a_run_for_an_end_user_who_has_not_connected_exits_8_with_the_link(
 	assert result["status"] == "authorization_required"
 	assert "alice to connect gmail: https://accounts.google.com/" in result["error"]
 	assert "redirect_uri=https%3A%2F%2Fapp.example%2Fauth%2Fcallback" in result["error"]
+	# Said for a person: what the command's user does next, not agent.resume(state).
+	plain = cli.openmolt(str(path), "--user", "alice", cwd=tmp_path, env=env)
+	said = plain.stderr.splitlines()[-1]
+	assert said.startswith("openmolt: the run ended with status authorization_required:")
+	assert "(`openmolt auth gmail --user alice` connects on this machine), run the command" in said
+	assert "agent.resume" not in said and "authorization_requests" not in said

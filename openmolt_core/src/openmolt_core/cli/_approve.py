@@ -18,12 +18,10 @@ import anyio
 from openmolt_core.cli._progress import active
 
 if TYPE_CHECKING:
-	from pathlib import Path
-
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision, ApprovalHandler, ApprovalRequest
 
-__all__ = ["MODES", "approve_on_terminal", "for_the_command", "install"]
+__all__ = ["MODES", "approve_on_terminal", "install"]
 
 Mode = Literal["ask", "approve", "deny"]
 MODES: tuple[Mode, ...] = ("ask", "approve", "deny")
@@ -34,21 +32,6 @@ _WHERE = (
 	"terminal, or with --approvals approve"
 )
 _NO_TERMINAL = f"no terminal to decide this call; {_WHERE}"
-
-
-def for_the_command(error: str, file: Path | None) -> str:
-	"""A parked run's error as the command says it: the agent file named, no Python advice.
-
-	Args:
-		error: The result's error (``... waits for approval (...); decide with agent....``).
-		file: The agent file (None, or not a file, for ``-m``).
-	"""
-	from openmolt_core._approve import DECIDE_IN_PYTHON
-
-	text = error.replace(f"; {DECIDE_IN_PYTHON}", "")
-	if file is not None and file.is_file():
-		text = text.replace("`openmolt ui AGENT_FILE`", f"`openmolt ui {file}`")
-	return text
 
 
 _lock: anyio.Lock | None = None

@@ -578,9 +578,9 @@ def _print_result(
 
 
 def _error_for_the_command(error: str, loaded: Loaded) -> str:
-	from openmolt_core.cli._approve import for_the_command
+	from openmolt_core.cli._summary import error_for_the_command
 
-	return for_the_command(error, loaded.file)
+	return error_for_the_command(error, loaded.file)
 
 
 async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:
