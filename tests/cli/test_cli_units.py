@@ -246,3 +246,16 @@ def test_a_folder_of_agent_files_leaves_out_the_schema_file(tmp_path: Path) -> N
 	assert agent_files([str(tmp_path / "agent-file.schema.json")]) == [
 		tmp_path / "agent-file.schema.json"
 	]
+
+
+def test_one_tool_is_shown_by_its_full_handle_too(capsys: pytest.CaptureFixture[str]) -> None:
+	"""`openmolt tools slack.postMessage` is `openmolt tools slack postMessage` (JSON included)."""
+	from openmolt_core.cli import main
+
+	assert main(["tools", "slack", "postMessage", "--json"]) == 0
+	split = capsys.readouterr().out
+	assert main(["tools", "slack.postMessage", "--json"]) == 0
+	assert capsys.readouterr().out == split
+	assert json.loads(split)["tool"] == "slack.postMessage"
+	assert main(["tools", "slack.postMesage"]) == 2
+	assert "did you mean" in capsys.readouterr().err

@@ -442,7 +442,10 @@ def _info_command(name: str, args: list[str]) -> int:
 			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"
 		)
 		parser.add_argument(
-			"tool", nargs="?", help="one tool's handle, e.g. postMessage: its whole input schema"
+			"tool",
+			nargs="?",
+			help="one tool's handle, e.g. postMessage: its whole input schema (or give "
+			"slack.postMessage alone)",
 		)
 	if name != "schema":
 		parser.add_argument("--json", action="store_true", help="print JSON")
@@ -459,7 +462,10 @@ def _info_command(name: str, args: list[str]) -> int:
 	elif ns.integration is None:
 		list_integrations(OpenMolt(), sys.stdout, as_json=ns.json)
 	else:
-		list_tools(OpenMolt(), ns.integration, sys.stdout, as_json=ns.json, handle=ns.tool)
+		integration, tool = ns.integration, ns.tool
+		if tool is None and "." in integration:  # slack.postMessage, as agent files spell it
+			integration, tool = integration.split(".", 1)
+		list_tools(OpenMolt(), integration, sys.stdout, as_json=ns.json, handle=tool)
 	return ExitCode.SUCCESS
 
 
