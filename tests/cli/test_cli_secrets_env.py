@@ -243,6 +243,21 @@ def test_keys_set_list_remove_and_the_file_modes(
 	assert stored["OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN"] == "1//r"
 
 
+def test_keys_set_says_what_else_the_credential_needs(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""S3's secret alone does not sign: the key id is asked for; httpRequest needs no key at all."""
+	assert openmolt_main(["keys", "set", "s3", "--value", "s3-secret"]) == 0
+	err = capsys.readouterr().err
+	assert "s3 also needs accessKeyId: `openmolt keys set s3 accessKeyId`" in err
+	assert openmolt_main(["keys", "set", "s3", "accessKeyId", "--value", "AKIA1"]) == 0
+	assert "also needs" not in capsys.readouterr().err
+	assert openmolt_main(["keys", "set", "shopify", "--value", "shpat_1"]) == 0
+	assert "shopify also needs shop" in capsys.readouterr().err
+	assert openmolt_main(["keys", "set", "httpRequest", "--value", "x"]) == 2
+	assert "httpRequest needs no key: it has no credential" in capsys.readouterr().err
+
+
 def test_help_before_a_command_is_the_commands_help(
 	capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -121,6 +121,8 @@ def _variable(name: str, key: str | None) -> str:
 		) from None
 	name = spec.id or name
 	needs = credential_needs(spec, name)
+	if not needs:
+		raise ConfigurationError(f"{name} needs no key: it has no credential")
 	# The default credential's secret, unless it may be one of two (Twilio's secret or token).
 	keys = [
 		k for need in needs[:1] for k in need.keys if k.secret and (k.required or k.instead_of)
@@ -195,4 +197,38 @@ def main(args: list[str]) -> int:
 		raise ConfigurationError(f"{variable}: an empty value was given; nothing stored")
 	file = save(variable, value)
 	print(f"stored {variable} in {file}")
+	for key in _also_needed(ns.name, variable):
+		print(
+			f"openmolt: {ns.name} also needs {key}: `openmolt keys set {ns.name} {key}`",
+			file=sys.stderr,
+		)
 	return 0
+
+
+def _also_needed(name: str, variable: str) -> list[str]:
+	"""The other required keys of an integration's default credential that nothing gives yet.
+
+	``openmolt keys set s3`` stores the secret; S3 signs with the key id too.
+	"""
+	import os
+
+	from openmolt_core.integrations.connect import credential_needs, env_var
+	from openmolt_core.openmolt import OpenMolt
+
+	if name.startswith("OPENMOLT_"):
+		return []
+	try:
+		spec = OpenMolt().plugins.integration(name)
+	except OpenMoltError:
+		return []  # a provider
+	iid = spec.id or name
+	needs = credential_needs(spec, iid)
+	stored = load()
+	return [
+		k.name
+		for k in (needs[0].keys if needs else ())
+		if k.required
+		and env_var(iid, k.name) != variable
+		and not os.environ.get(env_var(iid, k.name))
+		and not stored.get(env_var(iid, k.name))
+	]
