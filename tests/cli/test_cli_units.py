@@ -144,6 +144,15 @@ def test_nan_and_infinity_are_refused_with_their_line(tmp_path: Path) -> None:
 			["keys", "list", "--al"],
 			"openmolt keys: no such option '--al' (`openmolt keys --help` lists them)",
 		),
+		# Named before the missing arguments argparse would say first.
+		(
+			["eval", "--min-scroe", "0.5"],
+			"openmolt eval: no such option '--min-scroe'; did you mean '--min-score'?",
+		),
+		(
+			["import-openapi", "--ouput", "x.py"],
+			"openmolt import-openapi: no such option '--ouput'; did you mean '--output'?",
+		),
 	],
 )
 def test_a_mistyped_option_says_what_was_meant_in_one_line(
