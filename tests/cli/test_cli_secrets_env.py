@@ -258,6 +258,30 @@ def test_keys_set_says_what_else_the_credential_needs(
 	assert "httpRequest needs no key: it has no credential" in capsys.readouterr().err
 
 
+def test_tools_id_says_where_each_variable_is_set(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt tools s3` marks each key the command finds (environment, .env, store), no value."""
+	monkeypatch.chdir(tmp_path)
+	(tmp_path / ".env").write_text("OPENMOLT_S3_ACCESS_KEY_ID=AKIA-dotenv\n")
+	monkeypatch.setenv("OPENMOLT_S3_SECRET_ACCESS_KEY", "secret-from-env")
+	_keystore.save("OPENMOLT_S3_REGION", "eu-west-1")
+	assert openmolt_main(["tools", "s3"]) == 0
+	lines = {
+		line.split()[0]: line
+		for line in capsys.readouterr().out.splitlines()
+		if "OPENMOLT_S3_" in line
+	}
+	assert "required, set in .env " in lines["accessKeyId"]
+	assert "required, secret, set in the environment " in lines["secretAccessKey"]
+	assert "optional, set in the key store " in lines["region"]
+	assert "set in" not in lines["sessionToken"]
+	assert not any("AKIA-dotenv" in x or "secret-from-env" in x for x in lines.values())
+	# What `keys set` says is still needed counts them too.
+	assert openmolt_main(["keys", "set", "s3", "sessionToken", "--value", "t"]) == 0
+	assert "also needs" not in capsys.readouterr().err
+
+
 def test_help_before_a_command_is_the_commands_help(
 	capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

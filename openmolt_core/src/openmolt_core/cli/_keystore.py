@@ -15,7 +15,7 @@ from pathlib import Path
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 
-__all__ = ["load", "path", "remove", "save"]
+__all__ = ["load", "path", "remove", "save", "where_set"]
 
 
 def path() -> Path:
@@ -96,6 +96,30 @@ def remove(variable: str) -> bool:
 		return False
 	_write(values)
 	return True
+
+
+def where_set() -> dict[str, str]:
+	"""Where the command finds each ``OPENMOLT_*`` variable now: the environment, ./.env, the store.
+
+	The first that has it, as the command reads them; never the values.
+	"""
+	from openmolt_core.cli._keys import default_dotenv, read_dotenv
+
+	found: dict[str, str] = {}
+	try:
+		found.update({k: "the key store" for k, v in load().items() if v})
+	except OpenMoltError:
+		pass  # a broken store is said by the commands that read it
+	try:
+		dotenv = default_dotenv(None)
+		values = read_dotenv(dotenv) if dotenv else {}
+	except (OpenMoltError, OSError):
+		values = {}
+	found.update({k: str(dotenv) for k, v in values.items() if v and k.startswith("OPENMOLT_")})
+	found.update(
+		{k: "the environment" for k, v in os.environ.items() if v and k.startswith("OPENMOLT_")}
+	)
+	return found
 
 
 def _variable(name: str, key: str | None) -> str:
@@ -210,8 +234,6 @@ def _also_needed(name: str, variable: str) -> list[str]:
 
 	``openmolt keys set s3`` stores the secret; S3 signs with the key id too.
 	"""
-	import os
-
 	from openmolt_core.integrations.connect import credential_needs, env_var
 	from openmolt_core.openmolt import OpenMolt
 
@@ -223,12 +245,9 @@ def _also_needed(name: str, variable: str) -> list[str]:
 		return []  # a provider
 	iid = spec.id or name
 	needs = credential_needs(spec, iid)
-	stored = load()
+	found = where_set()
 	return [
 		k.name
 		for k in (needs[0].keys if needs else ())
-		if k.required
-		and env_var(iid, k.name) != variable
-		and not os.environ.get(env_var(iid, k.name))
-		and not stored.get(env_var(iid, k.name))
+		if k.required and env_var(iid, k.name) != variable and env_var(iid, k.name) not in found
 	]
