@@ -1,5 +1,7 @@
 """The command asks for approvals on a terminal, refuses without one, or lets --approvals decide."""
 
+import contextlib
+import io
 import json
 import os
 import pty
@@ -8,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openmolt_core.cli._progress import Progress
 from openmolt_core.cli._run import load
 
 AGENT = """
@@ -75,6 +78,35 @@ def test_without_a_terminal_the_run_parks_for_the_viewer(tmp_path: Path, cli: An
 	assert row.status == "approval_required" and row.pending is not None
 	assert row.pending["kind"] == "approval"
 	assert row.trigger == {"kind": "cli", "where": "Pay"}  # where the run came from
+	# The line for a person names the file and gives no Python advice (the JSON keeps it all).
+	plain = cli.openmolt(str(write_agent(tmp_path)), cwd=tmp_path, env=env)
+	said = plain.stderr.splitlines()[-1]
+	assert said.startswith("openmolt: the run ended with status approval_required: local.refund")
+	assert f"`openmolt ui {tmp_path / 'pay.py'}`" in said
+	assert "agent.resume" not in said and "AGENT_FILE" not in said
+
+
+def test_a_parked_run_s_summary_names_the_file_and_no_python_call(tmp_path: Path) -> None:
+	"""On a terminal, the summary's error line says how to decide with the command, not Python."""
+	from openmolt_core.cli._run import _print_result
+	from openmolt_core.llm import Usage
+	from openmolt_core.result import RunResult, RunState
+
+	path = write_agent(tmp_path)
+	error = (
+		"local.refund waits for approval (no terminal to decide this call; the run parks: decide "
+		"it in the viewer (`openmolt ui AGENT_FILE`), or run the command on a terminal, or with "
+		"--approvals approve); decide with agent.approval_requests(state) and "
+		"agent.resume(state, decision=...)"
+	)
+	result = RunResult(None, "approval_required", "", [], 1, Usage(), RunState(), error)
+	loaded = load(str(path), env_file=None, verbose=False)
+	out = io.StringIO()
+	with contextlib.redirect_stdout(out):
+		_print_result(result, loaded, Progress("plain", io.StringIO()), readable=True)
+	text = out.getvalue()
+	assert f"decide it in the viewer (`openmolt ui {path}`)" in text
+	assert "agent.resume" not in text and "approval_requests" not in text
 
 
 def test_the_flag_approves_or_denies_every_call(tmp_path: Path, cli: Any) -> None:

@@ -292,3 +292,20 @@ def test_a_run_for_an_end_user_who_has_not_connected_exits_8_with_the_link(
 	assert result["status"] == "authorization_required"
 	assert "alice to connect gmail: https://accounts.google.com/" in result["error"]
 	assert "redirect_uri=https%3A%2F%2Fapp.example%2Fauth%2Fcallback" in result["error"]
+	# Said for a person: what the command's user does next, not agent.resume(state).
+	plain = cli.openmolt(str(path), "--user", "alice", cwd=tmp_path, env=env)
+	said = plain.stderr.splitlines()[-1]
+	assert said.startswith("openmolt: the run ended with status authorization_required:")
+	assert "(`openmolt auth gmail --user alice` connects on this machine), run the command" in said
+	assert "agent.resume" not in said and "authorization_requests" not in said
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("lst", "list"), ("revok", "revoke")])
+def test_a_mistyped_auth_action_is_not_called_a_missing_integration(
+	typed: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt auth lst` suggests list, not the 30 integration ids."""
+	assert main(["auth", typed]) == ExitCode.USAGE
+	err = capsys.readouterr().err
+	assert f"no such action or integration {typed!r}; did you mean {meant!r}?" in err
+	assert "available:" not in err

@@ -53,6 +53,26 @@ def test_logs_lists_the_newest_runs_and_searches_them(
 	assert openmolt_main(["logs", "no-such-run"]) == 2
 
 
+def test_logs_filters_that_match_nothing_are_not_an_empty_store(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A mistyped status is refused with the right one; a search without hits says so, not "no runs"."""
+	with pytest.raises(SystemExit) as exit:
+		openmolt_main(["logs", "--status", "sucess"])
+	assert exit.value.code == 2
+	assert "no such choice 'sucess'; did you mean 'success'?" in capsys.readouterr().err
+	assert openmolt_main(["logs", "--status", "error"]) == 0
+	said = capsys.readouterr()
+	assert said.out == ""
+	assert "no recorded run matches --status 'error'" in said.err
+	assert "no runs recorded yet" not in said.err
+	# A word where a run id goes: pointed to -q, which finds it.
+	assert openmolt_main(["logs", "pears"]) == 2
+	assert "`openmolt logs -q pears` finds the runs" in capsys.readouterr().err
+	assert openmolt_main(["logs", "-q", "pears"]) == 0
+	assert "tell me about pears" in capsys.readouterr().out
+
+
 def test_logs_prune_deletes_old_runs_only(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
 	"""--prune DAYS removes runs started before the cut, with their events."""
 	import sqlite3

@@ -187,3 +187,34 @@ def test_completion_starts_no_command_of_another_distribution(
 	assert "weather-report" in text.split("compgen -W", 2)[1].split('"')[1].split()  # its name
 	assert 'weather-report) COMPREPLY=( $(compgen -W "" ' in text  # no options of its own
 	assert "serve) COMPREPLY" in text and "--no-ui" in text  # OpenMolt's own are read
+
+
+def test_completion_offers_a_subcommand_s_actions_and_choices(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt keys s<TAB>` completes set, `completion z<TAB>` zsh, in all three shells."""
+	import shutil
+	import subprocess
+
+	from openmolt_core.cli._completion import words_of
+
+	assert words_of(lambda args: main(["keys", *args])) == ["set", "remove", "list", "path"]
+	scripts = {}
+	for shell in ("bash", "zsh", "fish"):
+		assert main(["completion", shell]) == 0
+		scripts[shell] = capsys.readouterr().out
+	assert "keys) _values 'keys' set remove list path; return;;" in scripts["zsh"]
+	assert (
+		"__fish_seen_subcommand_from completion; and not __fish_seen_subcommand_from bash zsh "
+		"fish' -a 'bash zsh fish'"
+	) in scripts["fish"]
+	if shutil.which("bash") is None:
+		pytest.skip("no bash here")
+	(tmp_path / "c.bash").write_text(scripts["bash"])
+	probe = (
+		f"source {tmp_path / 'c.bash'}\n"
+		'COMP_WORDS=(openmolt keys s); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt completion z); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+	)
+	done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+	assert done.stdout.splitlines() == ["set", "zsh"], done.stderr

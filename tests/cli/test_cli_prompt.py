@@ -102,3 +102,19 @@ def test_a_prompt_s_agent_is_named_for_its_model(tmp_path, server, cli) -> None:
 	assert run["agent"] == "openai:greet"
 	one = cli.openmolt("logs", run["run_id"], cwd=tmp_path, env=env)
 	assert one.stdout.startswith(f"run {run['run_id']}: openai:greet, success")
+
+
+def test_a_prompt_run_s_warning_does_not_point_to_an_agent_file_it_lacks(
+	tmp_path, server, cli
+) -> None:
+	"""-m --integration slack warns of the trifecta; the advice says a -m run has no agent file."""
+	env = _env(cli, server, OPENMOLT_SLACK_TOKEN="xoxb-env")
+	done = cli.openmolt(
+		"-m", "openai:greet", "--integration", "slack", "Ada", cwd=tmp_path, env=env
+	)
+	assert done.returncode == 0, done.stderr
+	warning = next(line for line in done.stderr.splitlines() if "warning:" in line)
+	assert "combines private data" in warning
+	assert '"taintPolicy": {"warn": false} in an agent file silences this (a -m run has none' in (
+		warning
+	)

@@ -88,6 +88,22 @@ def test_the_default_credential_of_every_builtin_can_come_from_the_environment(
 	assert missing_credentials(after._tools.values()) == []
 
 
+@pytest.mark.parametrize("iid", _builtins())
+def test_every_builtin_that_needs_a_key_is_checked_before_the_run(iid: str) -> None:
+	"""Without its keys, each built-in's credential is reported before a run, Python tools too.
+
+	Fal and OpenAI Image have no HTTP tools: their key was first missed by the model's first
+	tool call, after a paid model call.
+	"""
+	needs = credential_needs(OpenMolt().plugins.integration(iid), iid)
+	if not needs:
+		pytest.skip(f"{iid} needs no credential")
+	model = ScriptedModel([finish(result="x")])
+	agent = OpenMolt().create_agent(name="a", model=model, integrations=[iid])
+	missing = missing_credentials(agent._tools.values())
+	assert [m.integration for m in missing] == [iid]
+
+
 def test_code_wins_over_the_environment_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
 	"""A key given in code (either spelling) is not replaced by its variable."""
 	spec = OpenMolt().plugins.integration("gmail")
@@ -225,6 +241,45 @@ def test_keys_set_list_remove_and_the_file_modes(
 	stored = json.loads(file.read_text())
 	assert stored["OPENMOLT_OPENAI_IMAGE_API_KEY"] == "sk-img"
 	assert stored["OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN"] == "1//r"
+
+
+def test_keys_set_says_what_else_the_credential_needs(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""S3's secret alone does not sign: the key id is asked for; httpRequest needs no key at all."""
+	assert openmolt_main(["keys", "set", "s3", "--value", "s3-secret"]) == 0
+	err = capsys.readouterr().err
+	assert "s3 also needs accessKeyId: `openmolt keys set s3 accessKeyId`" in err
+	assert openmolt_main(["keys", "set", "s3", "accessKeyId", "--value", "AKIA1"]) == 0
+	assert "also needs" not in capsys.readouterr().err
+	assert openmolt_main(["keys", "set", "shopify", "--value", "shpat_1"]) == 0
+	assert "shopify also needs shop" in capsys.readouterr().err
+	assert openmolt_main(["keys", "set", "httpRequest", "--value", "x"]) == 2
+	assert "httpRequest needs no key: it has no credential" in capsys.readouterr().err
+
+
+def test_tools_id_says_where_each_variable_is_set(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt tools s3` marks each key the command finds (environment, .env, store), no value."""
+	monkeypatch.chdir(tmp_path)
+	(tmp_path / ".env").write_text("OPENMOLT_S3_ACCESS_KEY_ID=AKIA-dotenv\n")
+	monkeypatch.setenv("OPENMOLT_S3_SECRET_ACCESS_KEY", "secret-from-env")
+	_keystore.save("OPENMOLT_S3_REGION", "eu-west-1")
+	assert openmolt_main(["tools", "s3"]) == 0
+	lines = {
+		line.split()[0]: line
+		for line in capsys.readouterr().out.splitlines()
+		if "OPENMOLT_S3_" in line
+	}
+	assert "required, set in .env " in lines["accessKeyId"]
+	assert "required, secret, set in the environment " in lines["secretAccessKey"]
+	assert "optional, set in the key store " in lines["region"]
+	assert "set in" not in lines["sessionToken"]
+	assert not any("AKIA-dotenv" in x or "secret-from-env" in x for x in lines.values())
+	# What `keys set` says is still needed counts them too.
+	assert openmolt_main(["keys", "set", "s3", "sessionToken", "--value", "t"]) == 0
+	assert "also needs" not in capsys.readouterr().err
 
 
 def test_help_before_a_command_is_the_commands_help(

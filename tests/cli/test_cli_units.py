@@ -144,6 +144,15 @@ def test_nan_and_infinity_are_refused_with_their_line(tmp_path: Path) -> None:
 			["keys", "list", "--al"],
 			"openmolt keys: no such option '--al' (`openmolt keys --help` lists them)",
 		),
+		# Named before the missing arguments argparse would say first.
+		(
+			["eval", "--min-scroe", "0.5"],
+			"openmolt eval: no such option '--min-scroe'; did you mean '--min-score'?",
+		),
+		(
+			["import-openapi", "--ouput", "x.py"],
+			"openmolt import-openapi: no such option '--ouput'; did you mean '--output'?",
+		),
 	],
 )
 def test_a_mistyped_option_says_what_was_meant_in_one_line(
@@ -232,3 +241,30 @@ def test_an_empty_key_store_says_so_and_one_tool_is_singular(
 	assert main(["tools"]) == 0
 	listed = capsys.readouterr().out
 	assert "HTTP Request, 1 tool " in listed and ", 1 tools" not in listed
+
+
+def test_a_folder_of_agent_files_leaves_out_the_schema_file(tmp_path: Path) -> None:
+	"""`openmolt serve agents/` skips agent-file.schema.json, which docs/cli.md puts beside them."""
+	from openmolt_core.cli._agentfile import agent_files
+
+	(tmp_path / "digest.json").write_text("{}")
+	(tmp_path / "agent-file.schema.json").write_text("{}")
+	(tmp_path / "bot.py").write_text("")
+	assert [p.name for p in agent_files([str(tmp_path)])] == ["bot.py", "digest.json"]
+	# A schema file named on its own is still read as asked.
+	assert agent_files([str(tmp_path / "agent-file.schema.json")]) == [
+		tmp_path / "agent-file.schema.json"
+	]
+
+
+def test_one_tool_is_shown_by_its_full_handle_too(capsys: pytest.CaptureFixture[str]) -> None:
+	"""`openmolt tools slack.postMessage` is `openmolt tools slack postMessage` (JSON included)."""
+	from openmolt_core.cli import main
+
+	assert main(["tools", "slack", "postMessage", "--json"]) == 0
+	split = capsys.readouterr().out
+	assert main(["tools", "slack.postMessage", "--json"]) == 0
+	assert capsys.readouterr().out == split
+	assert json.loads(split)["tool"] == "slack.postMessage"
+	assert main(["tools", "slack.postMesage"]) == 2
+	assert "did you mean" in capsys.readouterr().err

@@ -65,6 +65,7 @@ def _nowhere(monkeypatch, tmp_path):
 		"XDG_DATA_HOME",
 		"UV_CACHE_DIR",
 		"XDG_CACHE_HOME",
+		"VIRTUAL_ENV",
 	):
 		monkeypatch.delenv(name, raising=False)
 	monkeypatch.chdir(tmp_path)
@@ -80,7 +81,12 @@ def test_the_install_command_follows_the_environment(monkeypatch, _nowhere) -> N
 	import sys
 
 	home = _nowhere / "home"
+	monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)  # activated: its `pip` is on the PATH
 	assert _hints.install_command("openmolt[ui]") == "pip install 'openmolt[ui]'"
+	monkeypatch.delenv("VIRTUAL_ENV")  # .venv/bin/openmolt run as is: another pip may come first
+	assert _hints.install_command("openmolt[ui]") == (
+		f"{sys.executable} -m pip install 'openmolt[ui]'"
+	)
 	monkeypatch.setattr(sys, "prefix", str(home / ".local/share/uv/tools/openmolt"))
 	assert _hints.install_command("openmolt[ui]") == "uv tool install 'openmolt[ui]'"
 	monkeypatch.setattr(sys, "prefix", str(home / ".local/share/pipx/venvs/openmolt"))

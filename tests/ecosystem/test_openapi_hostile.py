@@ -609,6 +609,11 @@ def test_labels_given_at_import_replace_the_methods_labels(
 		== 0
 	)
 	assert json.loads(capsys.readouterr().out)["labels"]["addPet"] == []
+	# A mistyped tool is named with the nearest one, in the command's voice (no pydantic dump).
+	assert main(["import-openapi", str(spec), "--id", "t", "--label", "listpets=private"]) == 2
+	err = capsys.readouterr().err
+	assert "labels: 'listpets' names no tool of the imported API; did you mean 'listPets'?" in err
+	assert "pydantic" not in err and "validation error" not in err
 
 
 @pytest.mark.anyio

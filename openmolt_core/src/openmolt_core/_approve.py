@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import CallTool
 
 __all__ = [
+	"DECIDE_IN_PYTHON",
 	"KIND",
 	"REASON_CHARS",
 	"RunApprovals",
@@ -55,6 +56,11 @@ KIND = "approval"
 
 REASON_CHARS = 1_000
 """An agent's reason longer than this is cut for the approver."""
+
+DECIDE_IN_PYTHON = (
+	"decide with agent.approval_requests(state) and agent.resume(state, decision=...)"
+)
+"""The end of a parked run's error: how Python code decides (the command says its own way)."""
 
 
 @dataclass(slots=True)
@@ -324,7 +330,7 @@ def _park(
 		"approval_required",
 		None,
 		f"{tools} {'waits' if len(pending['calls']) == 1 else 'wait'} for approval ({why}); "
-		"decide with agent.approval_requests(state) and agent.resume(state, decision=...)",
+		+ DECIDE_IN_PYTHON,
 	)
 	return Gated()
 

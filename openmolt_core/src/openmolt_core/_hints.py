@@ -102,7 +102,9 @@ def install_command(requirement: str) -> str:
 
 	``uv tool install 'openmolt[ui]'`` for a uv tool, ``uvx --with ...`` for uvx,
 	``pipx install --force ...`` for pipx, ``uv add ...`` in a uv project (``uv sync --all-extras`` in a clone of OpenMolt itself),
-	``python -m pip install ...`` with this interpreter's pip, else ``uv pip install``.
+	``pip install ...`` in an activated virtual environment (``/path/to/venv/bin/python -m pip
+	install ...`` in one that is not), ``python -m pip install ...`` with this interpreter's
+	pip, else ``uv pip install``.
 
 	Args:
 		requirement: ``openmolt[ui]`` or a distribution name.
@@ -123,7 +125,11 @@ def install_command(requirement: str) -> str:
 	if kind == "uv-pip":
 		return f"uv pip install --python {sys.executable} '{requirement}'"
 	if Path(sys.prefix) != Path(sys.base_prefix):  # a virtual environment: its own pip
-		return f"pip install '{requirement}'"
+		active = os.environ.get("VIRTUAL_ENV")
+		if active and Path(active).resolve() == Path(sys.prefix).resolve():
+			return f"pip install '{requirement}'"  # activated: `pip` is its pip
+		# Run as .venv/bin/openmolt without activating it: `pip` may be another Python's.
+		return f"{sys.executable} -m pip install '{requirement}'"
 	return f"python -m pip install '{requirement}'"
 
 

@@ -30,7 +30,13 @@ if TYPE_CHECKING:
 	from openmolt_core.hooks import Run, ToolDecision, ToolSpec
 	from openmolt_core.result import RunResult
 
-__all__ = ["EndUserAccounts", "park_message"]
+__all__ = ["RESUME_IN_PYTHON", "EndUserAccounts", "park_message"]
+
+RESUME_IN_PYTHON = (
+	"once connected, go on with agent.resume(state) "
+	"(openmolt_core.accounts.authorization_requests(state) lists them)"
+)
+"""The end of `park_message`: how Python code goes on (the command says its own way)."""
 
 
 class EndUserAccounts(Capability):
@@ -85,6 +91,5 @@ def park_message(request: Mapping[str, Any]) -> str:
 	"""
 	return (
 		f"{request.get('tool')} waits for {request.get('user')} to connect "
-		f"{request.get('integration')}: {request.get('url')}; once connected, go on with "
-		"agent.resume(state) (openmolt_core.accounts.authorization_requests(state) lists them)"
+		f"{request.get('integration')}: {request.get('url')}; {RESUME_IN_PYTHON}"
 	)

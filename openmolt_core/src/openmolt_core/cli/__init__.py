@@ -442,7 +442,10 @@ def _info_command(name: str, args: list[str]) -> int:
 			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"
 		)
 		parser.add_argument(
-			"tool", nargs="?", help="one tool's handle, e.g. postMessage: its whole input schema"
+			"tool",
+			nargs="?",
+			help="one tool's handle, e.g. postMessage: its whole input schema (or give "
+			"slack.postMessage alone)",
 		)
 	if name != "schema":
 		parser.add_argument("--json", action="store_true", help="print JSON")
@@ -459,7 +462,10 @@ def _info_command(name: str, args: list[str]) -> int:
 	elif ns.integration is None:
 		list_integrations(OpenMolt(), sys.stdout, as_json=ns.json)
 	else:
-		list_tools(OpenMolt(), ns.integration, sys.stdout, as_json=ns.json, handle=ns.tool)
+		integration, tool = ns.integration, ns.tool
+		if tool is None and "." in integration:  # slack.postMessage, as agent files spell it
+			integration, tool = integration.split(".", 1)
+		list_tools(OpenMolt(), integration, sys.stdout, as_json=ns.json, handle=tool)
 	return ExitCode.SUCCESS
 
 
@@ -655,8 +661,12 @@ def _show_warning(
 	line: str | None = None,
 	*,
 	verbose: bool = False,
+	prompt: bool = False,
 ) -> None:
-	"""A Python warning as one line in the command's voice, with advice for agent files."""
+	"""A Python warning as one line in the command's voice, with advice for agent files.
+
+	With ``prompt`` (a ``-m`` run), advice about "the agent file" says that such a run has none.
+	"""
 	if category.__name__ == "ScheduleWarning":
 		return  # about Python code that never served its schedules; the command serves them
 	if category.__name__ == "NotStreamingWarning" and not verbose:
@@ -664,6 +674,11 @@ def _show_warning(
 	from openmolt_core._support.masking import mask_known
 
 	text = _for_the_command(" ".join(mask_known(str(message)).split()))
+	if prompt:
+		text = text.replace(
+			"in the agent file silences this",
+			"in an agent file silences this (a -m run has none: write one, docs/cli.md)",
+		)
 	print(f"openmolt: warning: {text}", file=sys.stderr)
 
 
@@ -689,7 +704,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 	args = list(sys.argv[1:] if argv is None else argv)
 	shown = warnings.showwarning
 	verbose = "--verbose" in args or "-v" in args
-	warnings.showwarning = partial(_show_warning, verbose=verbose)
+	prompt = any(a == "--model" or a.startswith(("--model=", "-m")) for a in args)
+	warnings.showwarning = partial(_show_warning, verbose=verbose, prompt=prompt)
 	try:
 		code = _dispatch(args)
 		sys.stdout.flush()

@@ -62,7 +62,9 @@ def agent_files(paths: Sequence[str]) -> list[Path]:
 	"""The agent files of the arguments: files as given, folders' ``*.json`` and ``*.py``.
 
 	In a folder, names that start with ``_`` or ``.`` (helpers, hidden and editor files) are
-	left out. ``openmolt worker`` and ``openmolt serve`` read their arguments with it.
+	left out, and so are ``*.schema.json`` files (``openmolt schema > agent-file.schema.json``,
+	which editors read beside the agent files). ``openmolt worker`` and ``openmolt serve`` read
+	their arguments with it.
 
 	Args:
 		paths: Agent files and folders of them.
@@ -77,7 +79,9 @@ def agent_files(paths: Sequence[str]) -> list[Path]:
 			found = sorted(
 				p
 				for p in path.iterdir()
-				if p.suffix in AGENT_FILE_SUFFIXES and not p.name.startswith(("_", "."))
+				if p.suffix in AGENT_FILE_SUFFIXES
+				and not p.name.startswith(("_", "."))
+				and not p.name.endswith(".schema.json")
 			)
 			if not found:
 				raise AgentFileError(f"{path}: no agent files (*.json, *.py) in this folder")

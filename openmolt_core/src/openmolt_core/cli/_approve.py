@@ -32,6 +32,8 @@ _WHERE = (
 	"terminal, or with --approvals approve"
 )
 _NO_TERMINAL = f"no terminal to decide this call; {_WHERE}"
+
+
 _lock: anyio.Lock | None = None
 
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from typing import Any, NoReturn
 
 __all__ = ["CommandParser"]
 
 _UNKNOWN = "unrecognized arguments: "
+_REQUIRED = "the following arguments are required: "
+_NUMBER = re.compile(r"^-\d+(\.\d*)?$")
 _CHOICE = re.compile(r"argument ([^:]+): invalid choice: '([^']*)' \(choose from (.*)\)$")
 
 
@@ -29,14 +32,24 @@ class CommandParser(argparse.ArgumentParser):
 		self.help_command = help_command or f"{self.prog} --help"
 		"""The command that lists the options, for the hint."""
 
+	def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+		"""As argparse's, remembering the arguments: an unknown option is named before a missing one."""
+		self._given = list(sys.argv[1:] if args is None else args)
+		return super().parse_known_args(args, namespace)
+
 	def error(self, message: str) -> NoReturn:
 		"""Name the first unknown option, or a wrong choice, and the nearest right one.
 
-		Other errors are said as argparse says them.
+		``openmolt eval --min-scroe 0.5`` names ``--min-scroe`` (argparse would say the dataset
+		is missing first). Other errors are said as argparse says them.
 		"""
 		choice = _CHOICE.search(message)
 		if choice is not None:
 			self._wrong_choice(choice[1], choice[2], choice[3])
+		if message.startswith(_REQUIRED):
+			unknown = [w for w in getattr(self, "_given", ()) if self._unknown_option(w)]
+			if unknown:
+				message = _UNKNOWN + " ".join(unknown)
 		options = [w for w in message.removeprefix(_UNKNOWN).split() if w.startswith("-")]
 		if not message.startswith(_UNKNOWN) or not options:
 			super().error(message)
@@ -49,6 +62,15 @@ class CommandParser(argparse.ArgumentParser):
 		self.exit(
 			2, f"{self.prog}: no such option {word!r}{hint} (`{self.help_command}` lists them)\n"
 		)
+
+	def _unknown_option(self, word: str) -> bool:
+		"""Whether ``word`` is an option this parser does not know (nor abbreviates)."""
+		name = word.split("=", 1)[0]
+		if not name.startswith("-") or name == "-" or name == "--" or _NUMBER.match(name):
+			return False
+		if not name.startswith("--"):
+			return name[:2] not in self._option_string_actions
+		return not any(o.startswith(name) for o in self._option_string_actions)
 
 	def _wrong_choice(self, argument: str, word: str, listed: str) -> NoReturn:
 		import difflib

@@ -291,4 +291,20 @@ def main(args: list[str]) -> int:
 		return _list(args[1:])
 	if args and args[0] == "revoke":
 		return _revoke(args[1:])
+	if args and not args[0].startswith("-"):
+		_check_action(args[0])
 	return _sign_in(_parser().parse_args(args))
+
+
+def _check_action(word: str) -> None:
+	"""``openmolt auth lst``: a mistyped action, not an integration that does not exist."""
+	import difflib
+
+	from openmolt_core.openmolt import OpenMolt
+
+	close = difflib.get_close_matches(word, ("list", "revoke"), n=1, cutoff=0.6)
+	if close and word not in OpenMolt().plugins.integration_ids():
+		raise ConfigurationError(
+			f"auth: no such action or integration {word!r}; did you mean {close[0]!r}? "
+			f"(usage: {_USAGE})"
+		)

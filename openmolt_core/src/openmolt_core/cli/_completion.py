@@ -1,7 +1,8 @@
 """``openmolt completion bash|zsh|fish``: a completion script for the user's shell.
 
 The script completes the subcommands (plugins' included), each subcommand's own options (the run
-options after ``run`` or an agent file), agent files (``*.json``, ``*.py``) and, after ``tools``
+options after ``run`` or an agent file) and the words its first argument takes (``keys set``,
+``completion zsh``: `words_of`), agent files (``*.json``, ``*.py``) and, after ``tools``
 and ``--integration``, the installed integration ids (asked from ``openmolt`` at completion time,
 so new plugins appear without regenerating the script). A subcommand's options are read from its
 argument parser when the script is made: the command is started with ``--help`` and stopped as
@@ -23,7 +24,7 @@ from typing import Any
 
 from openmolt_core.cli._argparse import CommandParser
 
-__all__ = ["main", "script"]
+__all__ = ["main", "options_of", "script", "words_of"]
 
 _BASH = """# openmolt completion for bash (openmolt completion bash)
 _openmolt() {
@@ -45,7 +46,10 @@ _openmolt() {
 			*) COMPREPLY=( $(compgen -W "%(options)s" -- "$cur") );;
 		esac
 	else
-		COMPREPLY=( $(compgen -f -- "$cur") )
+		case "$COMP_CWORD:${COMP_WORDS[1]}" in
+%(bash_words)s
+		esac
+		[ -n "${COMPREPLY[*]}" ] || COMPREPLY=( $(compgen -f -- "$cur") )
 	fi
 }
 shopt -s extglob 2>/dev/null
@@ -64,6 +68,11 @@ _openmolt() {
 			_values 'integration' ${(f)"$(openmolt completion --integrations 2>/dev/null)"}
 			return;;
 	esac
+	if (( CURRENT == 3 )); then
+		case "${words[2]}" in
+%(zsh_words)s
+		esac
+	fi
 	case "${words[2]}" in
 %(zsh_cases)s
 		*) _arguments '*:file:_files' %(zsh_options)s;;
@@ -78,15 +87,17 @@ complete -c openmolt -n '__fish_use_subcommand' -k -a '(__fish_complete_suffix .
 complete -c openmolt -f -n '__fish_seen_subcommand_from tools' -a '(openmolt completion --integrations 2>/dev/null)'
 %(fish_options)s
 %(fish_cases)s
+%(fish_words)s
 """
 
 
 class _Parsed(BaseException):  # not Exception: a command's own handlers let it through
-	"""Stops a command as its parser is about to parse: carries the parser's long options."""
+	"""Stops a command as its parser is about to parse: its long options and first words."""
 
-	def __init__(self, options: list[str]) -> None:
+	def __init__(self, options: list[str], words: list[str]) -> None:
 		super().__init__()
 		self.options = options
+		self.words = words
 
 
 def _long_options(parser: argparse.ArgumentParser) -> list[str]:
@@ -100,6 +111,15 @@ def _long_options(parser: argparse.ArgumentParser) -> list[str]:
 	return sorted(found - {"--help"})
 
 
+def _first_words(parser: argparse.ArgumentParser) -> list[str]:
+	"""The words its first argument takes: actions (``keys set``) or choices (``bash``)."""
+	for action in parser._actions:
+		if action.option_strings:
+			continue
+		return [str(c) for c in action.choices or ()]
+	return []
+
+
 def options_of(command: Callable[[list[str]], object]) -> list[str]:
 	"""The long options of a command that parses its arguments with argparse (else none).
 
@@ -109,22 +129,35 @@ def options_of(command: Callable[[list[str]], object]) -> list[str]:
 	Args:
 		command: Runs the command with the arguments after its name.
 	"""
+	return _probe(command)[0]
+
+
+def words_of(command: Callable[[list[str]], object]) -> list[str]:
+	"""The words a command's first argument takes (``set list path remove``), read as `options_of`.
+
+	Args:
+		command: Runs the command with the arguments after its name.
+	"""
+	return _probe(command)[1]
+
+
+def _probe(command: Callable[[list[str]], object]) -> tuple[list[str], list[str]]:
 	original = argparse.ArgumentParser.parse_known_args
 
 	def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
-		raise _Parsed(_long_options(self))
+		raise _Parsed(_long_options(self), _first_words(self))
 
 	argparse.ArgumentParser.parse_known_args = stop  # type: ignore[method-assign]  # a probe
 	try:
 		with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
 			command(["--help"])
 	except _Parsed as parsed:
-		return parsed.options
+		return parsed.options, parsed.words
 	except (Exception, SystemExit):
-		return []  # not installed, or not argparse: the run options are not its
+		return [], []  # not installed, or not argparse: the run options are not its
 	finally:
 		argparse.ArgumentParser.parse_known_args = original  # type: ignore[method-assign]
-	return []
+	return [], []
 
 
 def _zsh(options: Sequence[str]) -> str:
@@ -141,6 +174,7 @@ def script(
 	shell: str,
 	commands: Sequence[str],
 	options: Mapping[str, Sequence[str]] | None = None,
+	words: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
 	"""The completion script for one shell.
 
@@ -148,7 +182,9 @@ def script(
 		shell: ``bash``, ``zsh`` or ``fish``.
 		commands: The subcommand names.
 		options: Each subcommand's long options (``run`` and agent files get the run options).
+		words: The words each subcommand's first argument takes (``keys``: set, list...).
 	"""
+	first = {name: " ".join(found) for name, found in (words or {}).items() if found}
 	run = _run_options()
 	own = {name: list(found) for name, found in (options or {}).items() if name != "run"}
 	others = " ".join(name for name in commands if name != "run")
@@ -166,6 +202,18 @@ def script(
 		),
 		"zsh_cases": "\n".join(
 			f"\t\t{name}) _arguments '*:file:_files' {_zsh(found)};;" for name, found in own.items()
+		),
+		"bash_words": "\n".join(
+			f'\t\t\t2:{name}) COMPREPLY=( $(compgen -W "{found}" -- "$cur") );;'
+			for name, found in first.items()
+		),
+		"zsh_words": "\n".join(
+			f"\t\t\t{name}) _values '{name}' {found}; return;;" for name, found in first.items()
+		),
+		"fish_words": "\n".join(
+			f"complete -c openmolt -f -n '__fish_seen_subcommand_from {name}; and not "
+			f"__fish_seen_subcommand_from {found}' -a '{found}'"
+			for name, found in first.items()
 		),
 		"fish_cases": "\n".join(
 			f"complete -c openmolt -n '__fish_seen_subcommand_from {name}' -l {o[2:]}"
@@ -206,8 +254,9 @@ def main(
 	if ns.shell is None:
 		parser.error("name the shell: bash, zsh or fish")
 	options: dict[str, list[str]] = {}
+	words: dict[str, list[str]] = {}
 	if run is not None:
 		for name in commands:
-			options[name] = options_of(functools.partial(run, name))
-	sys.stdout.write(script(ns.shell, commands, options))
+			options[name], words[name] = _probe(functools.partial(run, name))
+	sys.stdout.write(script(ns.shell, commands, options, words))
 	return 0

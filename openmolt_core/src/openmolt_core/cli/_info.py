@@ -293,16 +293,26 @@ def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
 		out.write("\ncredentials: none needed\n")
 		return
 	out.write("\ncredentials (the first is the default; choose another with credential.type):\n")
+	from openmolt_core.cli._keystore import where_set
+
+	found = where_set()
 	for need in needs:
 		out.write(f"\n  {need.type}{' (default)' if need.default else ''}:\n")
 		width = max((len(k.name) for k in need.keys), default=0)
 		var_width = max((len(k.env_var or "") for k in need.keys), default=0)
+		flags = []
 		for key in need.keys:
-			flags = "required" if key.required else "optional"
-			flags += ", secret" if key.secret else ""
+			said = "required" if key.required else "optional"
+			said += ", secret" if key.secret else ""
+			if key.env_var in found:  # where the command finds it now; never the value
+				said += f", set in {found[key.env_var or '']}"
+			flags.append(said)
+		flag_width = max(18, *(len(f) for f in flags))
+		for key, said in zip(need.keys, flags, strict=True):
 			variable = key.env_var or ""
 			out.write(
-				f"    {key.name:<{width}}  {variable:<{var_width}}  {flags:<18}  {key.used_for}\n"
+				f"    {key.name:<{width}}  {variable:<{var_width}}  {said:<{flag_width}}  "
+				f"{key.used_for}\n"
 			)
 		if need.oauth_scopes:
 			out.write(f"    OAuth scopes to request: {' '.join(need.oauth_scopes)}\n")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 
-__all__ = ["load", "path", "remove", "save"]
+__all__ = ["load", "path", "remove", "save", "where_set"]
 
 
 def path() -> Path:
@@ -98,6 +98,30 @@ def remove(variable: str) -> bool:
 	return True
 
 
+def where_set() -> dict[str, str]:
+	"""Where the command finds each ``OPENMOLT_*`` variable now: the environment, ./.env, the store.
+
+	The first that has it, as the command reads them; never the values.
+	"""
+	from openmolt_core.cli._keys import default_dotenv, read_dotenv
+
+	found: dict[str, str] = {}
+	try:
+		found.update({k: "the key store" for k, v in load().items() if v})
+	except OpenMoltError:
+		pass  # a broken store is said by the commands that read it
+	try:
+		dotenv = default_dotenv(None)
+		values = read_dotenv(dotenv) if dotenv else {}
+	except (OpenMoltError, OSError):
+		values = {}
+	found.update({k: str(dotenv) for k, v in values.items() if v and k.startswith("OPENMOLT_")})
+	found.update(
+		{k: "the environment" for k, v in os.environ.items() if v and k.startswith("OPENMOLT_")}
+	)
+	return found
+
+
 def _variable(name: str, key: str | None) -> str:
 	"""The variable for ``NAME [KEY]``: a variable itself, a provider, or an integration's key."""
 	from openmolt_core.integrations.connect import credential_needs, env_var
@@ -121,6 +145,8 @@ def _variable(name: str, key: str | None) -> str:
 		) from None
 	name = spec.id or name
 	needs = credential_needs(spec, name)
+	if not needs:
+		raise ConfigurationError(f"{name} needs no key: it has no credential")
 	# The default credential's secret, unless it may be one of two (Twilio's secret or token).
 	keys = [
 		k for need in needs[:1] for k in need.keys if k.secret and (k.required or k.instead_of)
@@ -195,4 +221,33 @@ def main(args: list[str]) -> int:
 		raise ConfigurationError(f"{variable}: an empty value was given; nothing stored")
 	file = save(variable, value)
 	print(f"stored {variable} in {file}")
+	for key in _also_needed(ns.name, variable):
+		print(
+			f"openmolt: {ns.name} also needs {key}: `openmolt keys set {ns.name} {key}`",
+			file=sys.stderr,
+		)
 	return 0
+
+
+def _also_needed(name: str, variable: str) -> list[str]:
+	"""The other required keys of an integration's default credential that nothing gives yet.
+
+	``openmolt keys set s3`` stores the secret; S3 signs with the key id too.
+	"""
+	from openmolt_core.integrations.connect import credential_needs, env_var
+	from openmolt_core.openmolt import OpenMolt
+
+	if name.startswith("OPENMOLT_"):
+		return []
+	try:
+		spec = OpenMolt().plugins.integration(name)
+	except OpenMoltError:
+		return []  # a provider
+	iid = spec.id or name
+	needs = credential_needs(spec, iid)
+	found = where_set()
+	return [
+		k.name
+		for k in (needs[0].keys if needs else ())
+		if k.required and env_var(iid, k.name) != variable and env_var(iid, k.name) not in found
+	]

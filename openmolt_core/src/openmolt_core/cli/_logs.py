@@ -12,14 +12,18 @@ import argparse
 import json
 import sys
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.result import RunStatus
 
-__all__ = ["main"]
+__all__ = ["STATUSES", "main"]
+
+STATUSES: tuple[str, ...] = (*get_args(RunStatus), "running", "cancelled")
+"""What ``--status`` accepts: how a run ended, or ``running``, or ``cancelled`` (Ctrl-C)."""
 
 
 def _store() -> Any:
@@ -64,7 +68,7 @@ def _list(runs: list[Any]) -> str:
 			lines.append(f"    error: {_short(run.error, 100)}")
 		elif run.output is not None:
 			lines.append(f"    output: {_short(run.output, 100)}")
-	return "\n".join(lines) + ("\n" if lines else "no runs recorded yet\n")
+	return "\n".join(lines) + "\n"
 
 
 def _one(run: Any, events: list[Any]) -> str:
@@ -110,6 +114,11 @@ async def _main(ns: argparse.Namespace) -> int:
 		run = await store.run(ns.run_id)
 		if run is None:  # a prefix, as the summary's id shortened by hand
 			ids = await store.run_ids(ns.run_id, limit=ENOUGH)
+			if not ids:  # `openmolt logs Ada`: a word to look for, not an id
+				raise ConfigurationError(
+					f"no run {ns.run_id!r} in {store.path}; `openmolt logs -q {ns.run_id}` "
+					"finds the runs whose input, output or error has it"
+				)
 			run = await store.run(resolve_run_id(ns.run_id, ids, where=f"in {store.path}"))
 		if run is None:  # pruned meanwhile
 			raise ConfigurationError(f"no run {ns.run_id!r} in {store.path}")
@@ -126,8 +135,18 @@ async def _main(ns: argparse.Namespace) -> int:
 			json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False, default=str)
 			+ "\n"
 		)
-	else:
+	elif runs:
 		_show(_list(runs))
+	else:  # said on stderr: stdout stays the list, empty, for scripts
+		filters = [
+			f"{name} {value!r}"
+			for name, value in (("-q", ns.search), ("--agent", ns.agent), ("--status", ns.status))
+			if value is not None
+		]
+		said = (
+			f"no recorded run matches {', '.join(filters)}" if filters else "no runs recorded yet"
+		)
+		print(f"openmolt: {said} ({store.path})", file=sys.stderr)
 	return 0
 
 
@@ -157,7 +176,12 @@ def main(args: list[str]) -> int:
 	parser.add_argument("-n", "--count", type=int, default=10, help="how many runs (default 10)")
 	parser.add_argument("-q", "--search", help="only runs whose input, output or error has this")
 	parser.add_argument("--agent", help="only this agent's runs")
-	parser.add_argument("--status", help="only runs with this status (success, error, ...)")
+	parser.add_argument(
+		"--status",
+		choices=STATUSES,
+		metavar="STATUS",
+		help=f"only runs with this status: {', '.join(STATUSES)}",
+	)
 	parser.add_argument("--json", action="store_true", help="print JSON")
 	parser.add_argument(
 		"--prune", type=float, metavar="DAYS", help="delete the runs older than DAYS days"

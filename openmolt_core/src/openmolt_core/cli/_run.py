@@ -566,11 +566,21 @@ def _print_result(
 		return
 	from openmolt_core.cli._summary import summary
 
+	if result.error:  # said for the command: the agent file named, no Python advice
+		from dataclasses import replace
+
+		result = replace(result, error=_error_for_the_command(result.error, loaded))
 	store = getattr(loaded.om.run_store, "path", None)
 	shown = live is not None and live.shown(result.human_message)
 	said = _said(result.error, progress)
 	sys.stdout.write(summary(result, store=store, message=not shown, error=not said))
 	sys.stdout.flush()
+
+
+def _error_for_the_command(error: str, loaded: Loaded) -> str:
+	from openmolt_core.cli._summary import error_for_the_command
+
+	return error_for_the_command(error, loaded.file)
 
 
 async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:
@@ -665,7 +675,8 @@ async def run_once(
 	_print_result(result, loaded, progress, readable=readable, live=live)
 	if result.status != "success":
 		# On a terminal the summary just printed the error.
-		why = f": {result.error}" if result.error and not readable else ""
+		told = _error_for_the_command(result.error, loaded) if result.error else None
+		why = f": {told}" if told and not readable else ""
 		progress.line(f"the run ended with status {result.status}{why}")
 	return for_status(result.status)
 

@@ -7,6 +7,7 @@ answer and the human message are the first things a person sees.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.result import RunResult
 
-__all__ = ["summary"]
+__all__ = ["error_for_the_command", "summary"]
 
 _MARK = {"success": "done", "error": "failed", "limit_reached": "stopped at a limit"}
 
@@ -52,6 +53,35 @@ def _render(value: Any, indent: str = "  ") -> list[str]:
 				lines.append(f"{indent}- {_scalar(item)}")
 		return lines
 	return [f"{indent}{line}" for line in _scalar(value).splitlines() or [""]]
+
+
+_CONNECT = re.compile(r" waits for (?P<user>.+?) to connect (?P<integration>\S+): ")
+
+
+def error_for_the_command(error: str, file: Path | None) -> str:
+	"""A parked run's error as the command says it: the agent file named, no Python advice.
+
+	A run parked on an approval or on an end user's account ends with what Python code does
+	next (``agent.resume(state, ...)``); the command says what its user does instead.
+
+	Args:
+		error: The result's error.
+		file: The agent file (None, or not a file, for ``-m``).
+	"""
+	from openmolt_core._approve import DECIDE_IN_PYTHON
+	from openmolt_core.capabilities.accounts import RESUME_IN_PYTHON
+
+	text = error.replace(f"; {DECIDE_IN_PYTHON}", "")
+	if file is not None and file.is_file():
+		text = text.replace("`openmolt ui AGENT_FILE`", f"`openmolt ui {file}`")
+	found = _CONNECT.search(text) if RESUME_IN_PYTHON in text else None
+	if found is not None:
+		connect = f"openmolt auth {found['integration']} --user {found['user']}"
+		text = text.replace(
+			RESUME_IN_PYTHON,
+			f"once connected (`{connect}` connects on this machine), run the command again",
+		)
+	return text
 
 
 def summary(

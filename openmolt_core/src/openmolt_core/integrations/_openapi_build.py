@@ -472,6 +472,20 @@ def _labels(
 	chosen = {
 		key: list(check_labels(labels, f"labels[{key!r}]")) for key, labels in (given or {}).items()
 	}
+	handles = [t.handle for t in tools]
+	for key in chosen:  # said with the tools there are, not as the model's validation error
+		if not any(fnmatch.fnmatchcase(h, key) for h in handles):
+			from openmolt_core._hints import close_match
+
+			near = close_match(key, handles)
+			hint = f"did you mean {near!r}? " if near else ""
+			shown = ", ".join(handles[:20]) + (
+				f" and {len(handles) - 20} more" if len(handles) > 20 else ""
+			)
+			raise ConfigurationError(
+				f"labels: {key!r} names no tool of the imported API; {hint}its tools: {shown} (a pattern such "
+				"as 'send*' names several)"
+			)
 	table: dict[str, list[Label]] = {}
 	for tool in tools:
 		if not any(fnmatch.fnmatchcase(tool.handle, key) for key in chosen):

@@ -167,7 +167,7 @@ def bind_integration(
 			f"{iid}; use one of: {', '.join(types) or '(none: it needs no credential)'}"
 		)
 	auth = None
-	if credential is not None and any(isinstance(t, HttpTool) for t in spec.tools):
+	if credential is not None:  # Python tools too: the check before a run reads its credential
 		from openmolt_core.integrations.credentials import OAuth2Auth, make_auth
 
 		key = (iid, credential.type, json.dumps(config, sort_keys=True, default=repr))
