@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.retry import retry_after
+from openmolt_providers._model_id import model_name
 
 if TYPE_CHECKING:
 	import httpx
@@ -173,12 +174,14 @@ class HTTPProvider:
 		"""The model's context window in tokens, or None when unknown.
 
 		``llm_providers[name]['context_window']`` wins when set (a local model); else the
-		vendor's figure for the model family.
+		vendor's figure for the model family, read from the model's name (`model_name`: a
+		``models/`` or gateway prefix and a fine-tune's ``ft:`` do not hide the family).
 		"""
 		if self.options.context_window:
 			return self.options.context_window
+		name = model_name(model)
 		for prefix, size in self.context_windows:
-			if model.startswith(prefix):
+			if name.startswith(prefix):
 				return size
 		return None
 
