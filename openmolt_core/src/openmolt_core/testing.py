@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import anyio
 import anyio.lowlevel
 
+from openmolt_core._support.words import quantity
 from openmolt_core.commands import (
 	CallTool,
 	Finish,
@@ -152,7 +153,8 @@ class ScriptedModel:
 		self.requests.append(replace(request, messages=list(request.messages)))
 		if index >= len(self.replies):
 			raise ScriptedModelError(
-				f"the model was called {index + 1} times but only {len(self.replies)} replies were scripted"
+				f"the model was called {quantity(index + 1, 'time')} but only "
+				f"{quantity(len(self.replies), 'reply', 'replies')} were scripted"
 			)
 		reply = self.replies[index]
 		if callable(reply):
@@ -183,7 +185,8 @@ class ScriptedModel:
 		"""Fail unless every scripted reply was used."""
 		if len(self.requests) != len(self.replies):
 			raise ScriptedModelError(
-				f"{len(self.replies)} replies were scripted but the model was called {len(self.requests)} times"
+				f"{quantity(len(self.replies), 'reply', 'replies')} were scripted but the model was "
+				f"called {quantity(len(self.requests), 'time')}"
 			)
 
 	def last_turn(self) -> Any:

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.retry import retry_after
 from openmolt_providers._model_id import model_name
@@ -589,7 +590,7 @@ class HTTPProvider:
 		attempts = attempts or self.max_retries + 1
 		if isinstance(exc, _RetryableError):
 			return ProviderError(
-				f"{exc.detail} (gave up after {attempts} attempts){note}",
+				f"{exc.detail} (gave up after {quantity(attempts, 'attempt')}){note}",
 				provider=self.name,
 				model=model,
 				status_code=exc.status_code,
@@ -597,7 +598,7 @@ class HTTPProvider:
 			)
 		return ProviderError(
 			f"could not reach {self.base_url} ({type(exc).__name__}) after "
-			f"{attempts} attempts; check the network and the base_url setting",
+			f"{quantity(attempts, 'attempt')}; check the network and the base_url setting",
 			provider=self.name,
 			model=model,
 			retryable=True,

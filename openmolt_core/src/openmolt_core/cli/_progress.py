@@ -15,6 +15,7 @@ from typing import IO, Any, Literal
 
 import anyio
 
+from openmolt_core._support.words import quantity
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.commands import PLAN_STATUSES
 
@@ -68,7 +69,7 @@ class _Run:
 		of = f"/{self.max_steps}" if self.max_steps else ""
 		parts = [f"{agent} step {self.step}{of}", f"{time.monotonic() - self.started:.1f} s"]
 		if self.tokens:
-			parts.append(f"{self.tokens:,} tokens")
+			parts.append(quantity(self.tokens, "token"))
 		if self.cost is not None:
 			parts.append(f"${self.cost:.4f}")
 		return " · ".join(parts)
