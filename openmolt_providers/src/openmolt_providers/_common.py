@@ -170,6 +170,9 @@ class HTTPProvider:
 	"""The settings this provider accepts (`openmolt_providers.settings`; default: the common ones)."""
 	context_windows: tuple[tuple[str, int], ...] = ()
 	"""Context window (tokens) by model-name prefix, the most specific first (vendor docs)."""
+	local_servers = "a server that speaks this API"
+	"""The servers that speak this provider's API on one's own machine, with the command that
+	starts each: the hint when nothing listens at a local ``base_url``."""
 
 	def context_window(self, model: str) -> int | None:
 		"""The model's context window in tokens, or None when unknown.
@@ -555,8 +558,7 @@ class HTTPProvider:
 	def _not_listening(self, model: str) -> ProviderError:
 		return ProviderError(
 			f"nothing listens at {self.base_url} (the connection failed): start the server, e.g. "
-			"`ollama serve` (Ollama), `vllm serve MODEL` (vLLM) or `llama-server -m MODEL.gguf` "
-			"(llama.cpp), or fix the base_url setting (docs/guides/local-models.md)",
+			f"{self.local_servers}, or fix the base_url setting (docs/guides/local-models.md)",
 			provider=self.name,
 			model=model,
 			retryable=True,

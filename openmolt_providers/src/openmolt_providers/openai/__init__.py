@@ -78,6 +78,10 @@ class OpenAIProvider(HTTPProvider):
 	)
 	default_base_url = DEFAULT_BASE_URL
 	settings_model = OpenAISettings
+	local_servers = (
+		"`ollama serve` (Ollama), `vllm serve MODEL` (vLLM) or `llama-server -m MODEL.gguf` "
+		"(llama.cpp)"
+	)
 
 	def __init__(
 		self,
