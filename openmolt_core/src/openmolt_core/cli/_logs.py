@@ -107,7 +107,10 @@ async def _main(ns: argparse.Namespace) -> int:
 	if ns.prune is not None:
 		cut = (datetime.now(UTC) - timedelta(days=ns.prune)).isoformat()
 		removed = await store.prune(cut)
-		print(f"removed {removed} run(s) older than {ns.prune:g} day(s) from {store.path}")
+		days = "day" if ns.prune == 1 else "days"
+		print(
+			f"removed {quantity(removed, 'run')} older than {ns.prune:g} {days} from {store.path}"
+		)
 		return 0
 	if ns.run_id:
 		from openmolt_core.cli._runids import ENOUGH, resolve_run_id
