@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.retry import retry_after
-from openmolt_providers._model_id import model_name
 
 if TYPE_CHECKING:
 	import httpx
@@ -183,6 +182,8 @@ class HTTPProvider:
 		"""
 		if self.options.context_window:
 			return self.options.context_window
+		from openmolt_providers._model_id import model_name  # importing the package loads none
+
 		name = model_name(model)
 		for prefix, size in self.context_windows:
 			if name.startswith(prefix):
