@@ -68,6 +68,11 @@ Reply = str | dict[str, Any] | list[dict[str, Any]] | Callable[[ModelRequest], A
 the request returning one of those."""
 
 
+def _scripted(n: int) -> str:
+	"""``1 reply was scripted``, ``2 replies were scripted``."""
+	return f"{quantity(n, 'reply', 'replies')} {'was' if n == 1 else 'were'} scripted"
+
+
 class ScriptedModelError(AssertionError):
 	"""The scripted model was called more often than scripted, or not as often."""
 
@@ -154,7 +159,7 @@ class ScriptedModel:
 		if index >= len(self.replies):
 			raise ScriptedModelError(
 				f"the model was called {quantity(index + 1, 'time')} but only "
-				f"{quantity(len(self.replies), 'reply', 'replies')} were scripted"
+				f"{_scripted(len(self.replies))}"
 			)
 		reply = self.replies[index]
 		if callable(reply):
@@ -185,8 +190,8 @@ class ScriptedModel:
 		"""Fail unless every scripted reply was used."""
 		if len(self.requests) != len(self.replies):
 			raise ScriptedModelError(
-				f"{quantity(len(self.replies), 'reply', 'replies')} were scripted but the model was "
-				f"called {quantity(len(self.requests), 'time')}"
+				f"{_scripted(len(self.replies))} but the model was called "
+				f"{quantity(len(self.requests), 'time')}"
 			)
 
 	def last_turn(self) -> Any:
